@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs tpuwizard with its test extras into .venv and runs every check: ruff, the
+# import-linter contracts and the whole pytest suite. Needs only Python 3.11+ to start with.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --upgrade pip
+.venv/bin/python -m pip install --quiet -e '.[test]'
+
+.venv/bin/ruff check .
+.venv/bin/ruff format --check .
+.venv/bin/lint-imports
+.venv/bin/python -m pytest "$@"

@@ -1,0 +1,111 @@
+import pytest
+
+from tpuwizard.core import catalog
+from tpuwizard.core.catalog import UnknownAcceleratorError, parse_accelerator
+
+
+@pytest.mark.parametrize(
+    ("name", "chips", "vms", "per_vm", "devices", "single"),
+    [
+        ("v5litepod-1", 1, 1, 1, 1, True),
+        ("v5litepod-4", 4, 1, 4, 4, True),
+        ("v5litepod-8", 8, 1, 8, 8, True),
+        ("v5litepod-16", 16, 4, 4, 16, False),
+        ("v6e-4", 4, 1, 4, 4, True),
+        ("v6e-16", 16, 4, 4, 16, False),
+        ("v4-8", 4, 1, 4, 4, True),  # the number counts TensorCores: 4 chips
+        ("v4-16", 8, 2, 4, 8, False),
+        ("v5p-8", 4, 1, 4, 4, True),
+        ("v2-8", 4, 1, 4, 8, True),  # each v2 TensorCore is its own JAX device
+        ("v3-32", 16, 4, 4, 32, False),
+        ("tpu7x-8", 4, 1, 4, 8, True),
+    ],
+)
+def test_slice_names_parse_into_chips_vms_and_devices(name, chips, vms, per_vm, devices, single):
+    s = parse_accelerator(name)
+    assert (s.chips, s.vms, s.chips_per_vm, s.devices, s.single_host) == (
+        chips,
+        vms,
+        per_vm,
+        devices,
+        single,
+    )
+
+
+def test_v5e_multi_host_vms_are_not_physical_hosts():
+    s = parse_accelerator("v5litepod-16")
+    assert s.vms == 4 and s.physical_hosts == 2
+
+
+@pytest.mark.parametrize(
+    ("bad", "suggestion"),
+    [
+        ("v5e-4", "v5litepod-4"),
+        ("v4-4", "v4-8"),
+        ("V5LITEPOD-4", "v5litepod-4"),
+        ("tpu-v6e-8", "v6e-8"),
+        ("v6e-2", "v6e-1"),
+        ("v5litepod4", "v5litepod-4"),
+    ],
+)
+def test_bad_names_suggest_the_nearest_valid_name(bad, suggestion):
+    with pytest.raises(UnknownAcceleratorError) as err:
+        parse_accelerator(bad)
+    assert suggestion in err.value.suggestions
+    assert bad in str(err.value)
+
+
+def test_v4_4_explains_that_names_count_tensorcores():
+    with pytest.raises(UnknownAcceleratorError, match="count TensorCores"):
+        parse_accelerator("v4-4")
+
+
+@pytest.mark.parametrize("bad", ["", "abc", "v9-8", "v5litepod--4", "v5litepod-"])
+def test_garbage_is_rejected(bad):
+    with pytest.raises(UnknownAcceleratorError):
+        parse_accelerator(bad)
+
+
+def test_every_slice_is_consistent():
+    for s in catalog.all_slices():
+        gen = s.generation
+        assert s.vms * s.chips_per_vm == s.chips, s.name
+        assert s.hbm_gib_total == s.chips * gen.hbm_gib_per_chip
+        assert s.devices == s.chips * gen.devices_per_chip
+        assert parse_accelerator(s.name) == s
+        assert gen.name_for_chips(s.chips) == s.name
+        if not s.single_host:
+            assert s.chips_per_vm == gen.chips_per_vm
+
+
+def test_every_generation_is_complete_and_its_unconfirmed_fields_exist():
+    keys = set(catalog.generations())
+    assert keys == {"v2", "v3", "v4", "v5e", "v5p", "v6e", "tpu7x"}
+    for gen in catalog.generations().values():
+        assert gen.zones and gen.runtime_version and gen.device_kind
+        assert set(gen.zones_unconfirmed) <= set(gen.zones)
+        for field in gen.unconfirmed:
+            assert hasattr(gen, field), (gen.key, field)
+    src = catalog.sources()
+    assert {"docs", "prices", "hbm", "naming", "price_date"} <= set(src)
+
+
+def test_prices_scale_with_chips_and_route():
+    s = parse_accelerator("v5litepod-4")
+    assert s.price_per_hour() == pytest.approx(4 * s.generation.price_on_demand)
+    assert s.price_per_hour("spot") < s.price_per_hour()
+    assert parse_accelerator("tpu7x-8").price_per_hour() is None  # no published figure
+
+
+def test_device_kind_lookup_prefers_v5_lite_over_v5():
+    assert catalog.generation_for_device_kind("TPU v5 lite").key == "v5e"
+    assert catalog.generation_for_device_kind("TPU v5").key == "v5p"
+    assert catalog.generation_for_device_kind("TPU v6 lite").key == "v6e"
+    assert catalog.generation_for_device_kind("cpu") is None
+
+
+def test_documented_zone_table_lists_course_zones():
+    table = catalog.documented_zone_table()
+    assert "v5litepod-4" in table["us-west1-c"]
+    assert "v5litepod-1" in table["us-central1-a"]
+    assert "v6e-4" in table["us-east5-b"]

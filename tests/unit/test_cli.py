@@ -1,0 +1,86 @@
+"""Bad input exits 2 with a message that says what to type instead; --json is pure JSON."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from tpuwizard.cli import main
+
+FIT_KEYS = {
+    "name",
+    "chips",
+    "vms",
+    "hosts",
+    "hbm_gib_per_chip",
+    "total_hbm_gib",
+    "usable_gib_per_chip",
+    "fits_sharded",
+    "fits_replicated",
+    "fits_total",
+    "headroom_gib",
+    "price_per_hour_usd",
+    "single_host",
+}
+
+
+def run(*args):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_fit_json_has_exactly_the_documented_keys():
+    result = run("fit", "48", "--json", "--slices", "v5litepod-1,v5litepod-4,v5litepod-8,v6e-4")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert set(data) == {"state_gib", "bytes_per_param", "slices"}
+    assert data["state_gib"] == 48 and data["bytes_per_param"] is None
+    assert all(set(s) == FIT_KEYS for s in data["slices"])
+    fitting = [s["name"] for s in data["slices"] if s["fits_total"]]
+    assert sorted(fitting) == ["v5litepod-4", "v5litepod-8", "v6e-4"]
+
+
+def test_fit_from_params_reports_bytes_per_param():
+    result = run("fit", "--params", "7B", "--recipe", "adam-fp32", "--json")
+    data = json.loads(result.stdout)
+    assert data["bytes_per_param"] == 16
+    assert data["state_gib"] == pytest.approx(7e9 * 16 / 2**30, rel=1e-6)
+
+
+def test_fit_human_output_has_a_verdict_and_the_activation_note():
+    result = run("fit", "48GiB", "--single-host")
+    assert result.exit_code == 0
+    assert "fits sharded on" in result.stderr
+    assert "Activations are not included" in result.stderr
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "hint"),
+    [
+        (["fit", "abc"], "48GiB"),
+        (["fit", "--", "-5"], "above zero"),
+        (["fit", "0"], "above zero"),
+        (["fit", "nan"], "48"),
+        (["fit", "48", "--slices", "v5e-4"], "v5litepod-4"),
+        (["fit", "--params", "7B", "--recipe", "sgd"], "bf16-adam"),
+        (["fit", "--params", "seven"], "7B"),
+        (["fit"], "--params"),
+        (["fit", "48", "--params", "7B"], "not both"),
+        (["fit", "48", "--usable", "1.5"], "--usable"),
+        (["fit", "48", "--max-chips", "0"], "--max-chips"),
+        (["fit", "48", "--generation", "v9"], "Choose from"),
+        (["verify", "--devices", "0"], "--devices"),
+        (["receipt", "check", "/nonexistent/receipt.json"], "No receipt"),
+    ],
+)
+def test_bad_input_exits_2_with_a_hint(args, hint):
+    result = run(*args)
+    assert result.exit_code == 2, result.output
+    assert hint in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_bare_command_shows_what_tpuwizard_can_do():
+    result = run()
+    assert result.exit_code == 0
+    assert "fit" in result.stdout and "verify" in result.stdout

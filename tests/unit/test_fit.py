@@ -1,0 +1,120 @@
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tpuwizard.core import catalog, fit
+from tpuwizard.core.errors import BadInput
+
+
+@pytest.mark.parametrize(
+    ("text", "gib"),
+    [
+        ("48", 48),
+        ("48GiB", 48),
+        ("12 GiB", 12),
+        ("51.5GB", 51.5e9 / 2**30),
+        ("512MiB", 0.5),
+        ("1.5TiB", 1536),
+        ("0.25", 0.25),
+        ("1e1", 10),
+    ],
+)
+def test_sizes_parse_to_gib(text, gib):
+    assert fit.parse_size_gib(text) == pytest.approx(gib)
+
+
+@pytest.mark.parametrize("text", ["abc", "", "-3", "0", "nan", "inf", "48 parsecs", "1e999"])
+def test_bad_sizes_say_what_to_type(text):
+    with pytest.raises(BadInput, match="48"):
+        fit.parse_size_gib(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "count"),
+    [("7B", 7e9), ("350M", 350e6), ("1.5e9", 1.5e9), ("125000000", 1.25e8), ("70b", 70e9)],
+)
+def test_param_counts_parse(text, count):
+    assert fit.parse_params(text) == pytest.approx(count)
+
+
+def test_recipes_give_bytes_per_param():
+    assert fit.bytes_per_param("adam-fp32") == 16
+    assert fit.bytes_per_param("bf16-adam") == 12
+    assert fit.bytes_per_param("mixed-adam") == 18
+    assert fit.bytes_per_param("inference-bf16") == 2
+    assert fit.bytes_per_param("inference-int8") == 1
+    assert fit.state_from_params(1e9, "adam-fp32") == pytest.approx(16e9 / 2**30)
+    with pytest.raises(BadInput, match="adam-fp32"):
+        fit.bytes_per_param("sgd")
+
+
+def test_the_course_table_holds():
+    names = ["v5litepod-1", "v5litepod-4", "v5litepod-8", "v6e-4"]
+    fits = {f.name: f for f in fit.plan(48, fit.select_slices(names))}
+    assert [n for n in names if fits[n].fits_total] == ["v5litepod-4", "v5litepod-8", "v6e-4"]
+    assert [n for n in names if fits[n].fits_sharded] == ["v5litepod-4", "v5litepod-8", "v6e-4"]
+    assert fits["v5litepod-4"].total_hbm_gib == 64
+    assert fits["v6e-4"].total_hbm_gib == 128
+    assert fits["v5litepod-4"].headroom_gib == pytest.approx(16 * 0.94 - 12)
+    assert not any(f.fits_replicated for f in fits.values())
+
+
+def test_plan_is_ordered_by_price_with_unknown_prices_last():
+    fits = fit.plan(10, fit.default_slices())
+    prices = [f.price_per_hour_usd for f in fits]
+    known = [p for p in prices if p is not None]
+    assert known == sorted(known)
+    assert prices[len(known) :] == [None] * (len(prices) - len(known))
+
+
+def test_default_slices_are_single_host_plus_common_multi_host():
+    names = {s.name for s in fit.default_slices()}
+    assert {"v5litepod-1", "v5litepod-8", "v6e-8", "v2-8", "v5litepod-16"} <= names
+    assert "v5litepod-256" not in names
+
+
+def test_filters():
+    assert {s.generation.key for s in fit.select_slices(generations=["v5e", "v6e"])} == {
+        "v5e",
+        "v6e",
+    }
+    assert all(s.single_host for s in fit.select_slices(single_host=True))
+    assert all(s.chips <= 4 for s in fit.select_slices(max_chips=4))
+    assert {s.generation.key for s in fit.select_slices(generations=["v5litepod"])} == {"v5e"}
+    with pytest.raises(BadInput, match="v5litepod-4"):
+        fit.select_slices(["v5e-4"])
+    with pytest.raises(BadInput, match="Choose from"):
+        fit.select_slices(generations=["v9"])
+
+
+def test_verdict_names_the_cheapest_fitting_slice_or_says_none_fits():
+    fits = fit.plan(48, fit.select_slices(["v5litepod-1", "v5litepod-4", "v6e-4"]))
+    assert "v5litepod-4" in fit.verdict(48, fits)
+    tiny = fit.plan(1000, fit.select_slices(["v5litepod-1"]))
+    assert fit.verdict(1000, tiny).startswith("No listed slice")
+
+
+SLICES = catalog.all_slices()
+sizes = st.floats(min_value=0.01, max_value=1e5, allow_nan=False, allow_infinity=False)
+
+
+@given(sizes, sizes, st.sampled_from(SLICES))
+def test_fitting_is_monotonic_in_state_size(a, b, slice_):
+    small, large = sorted((a, b))
+    fs, fl = fit.fit_slice(small, slice_), fit.fit_slice(large, slice_)
+    assert fl.fits_sharded <= fs.fits_sharded
+    assert fl.fits_replicated <= fs.fits_replicated
+    assert fl.fits_total <= fs.fits_total
+    assert fl.headroom_gib <= fs.headroom_gib
+
+
+@given(sizes, st.sampled_from(SLICES), st.floats(min_value=0, max_value=0.5))
+def test_sharded_implies_total_and_replicated_implies_sharded(state, slice_, reserve):
+    f = fit.fit_slice(state, slice_, reserve)
+    if f.fits_sharded:
+        assert f.fits_total
+    if f.fits_replicated:
+        assert f.fits_sharded
+    assert math.isclose(f.headroom_gib, f.usable_gib_per_chip - state / f.chips, abs_tol=2e-3)

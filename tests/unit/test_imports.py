@@ -1,0 +1,59 @@
+"""Start-up stays light: fit never loads jax, grpc, google.cloud or textual; the core no UI."""
+
+import json
+import subprocess
+import sys
+import tomllib
+
+from tests.conftest import REPO
+
+HEAVY = ("jax", "grpc", "google.cloud", "textual", "questionary")
+
+PROBE = """
+import json, sys
+from tpuwizard.cli import main
+try:
+    main({args!r})
+except SystemExit:
+    pass
+print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {{'jax', 'grpc', 'textual',
+    'questionary'}} or m.startswith('google.cloud'))), file=sys.stderr)
+"""
+
+
+def loaded_after(args):
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE.format(args=args)], capture_output=True, text=True, check=True
+    )
+    return json.loads(proc.stderr.strip().splitlines()[-1])
+
+
+def test_fit_json_loads_no_heavy_package():
+    assert loaded_after(["fit", "48", "--json"]) == []
+
+
+def test_fit_table_loads_no_heavy_package():
+    assert loaded_after(["fit", "48"]) == []
+
+
+def test_core_imports_no_ui():
+    code = (
+        "import sys, pkgutil, importlib, tpuwizard.core as c\n"
+        "[importlib.import_module('tpuwizard.core.' + m.name) "
+        "for m in pkgutil.iter_modules(c.__path__)]\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('textual', 'questionary', 'rich')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_every_subpackage_is_listed_for_installation():
+    listed = set(
+        tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    found = {
+        ".".join(p.relative_to(REPO).parent.parts)
+        for p in (REPO / "tpuwizard").rglob("__init__.py")
+    }
+    assert found <= listed, f"add {sorted(found - listed)} to [tool.setuptools] packages"

@@ -1,0 +1,99 @@
+import json
+
+import pytest
+
+from tpuwizard.core.errors import BadInput
+from tpuwizard.core.receipt import check_receipt, load_receipt, parse_marker_line, receipt_hash
+
+# The course's recorded runtime receipt (phase 19) and the hash it printed.
+COURSE_RECEIPT = {
+    "contract_ok": True,
+    "device_count": 1,
+    "device_kinds": ["cpu"],
+    "expected_backend": "cpu",
+    "expected_sum_of_squares": 140.0,
+    "jax": "0.9.2",
+    "local_device_count": 1,
+    "observed_backend": "cpu",
+    "pmap_sum_of_squares": 140.0,
+    "python": "3.14.3",
+}
+
+
+def sealed(**fields):
+    receipt = dict(COURSE_RECEIPT, **fields)
+    receipt["receipt_sha256"] = receipt_hash(receipt)
+    return receipt
+
+
+def test_hash_reproduces_the_course_recorded_receipt():
+    assert receipt_hash(COURSE_RECEIPT) == "4ddc0cbb323fe3bd"
+    # The hash field itself is never part of what is hashed.
+    assert receipt_hash(dict(COURSE_RECEIPT, receipt_sha256="x")) == "4ddc0cbb323fe3bd"
+
+
+def test_a_course_receipt_passes_the_check():
+    result = check_receipt(sealed(), expect="cpu")
+    assert result.ok, result.problems
+
+
+def test_a_tampered_receipt_is_rejected():
+    receipt = sealed()
+    receipt["device_count"] = 8
+    result = check_receipt(receipt)
+    assert not result.ok
+    assert any("edited" in p for p in result.problems)
+
+
+def test_a_cpu_receipt_does_not_prove_a_tpu_run():
+    result = check_receipt(sealed(), expect="tpu")
+    assert not result.ok
+    assert any("not the expected tpu" in p for p in result.problems)
+
+
+def test_device_count_and_kind_must_match_the_accelerator():
+    tpu = sealed(
+        expected_backend="tpu",
+        observed_backend="tpu",
+        device_count=4,
+        local_device_count=4,
+        device_kinds=["TPU v5 lite"] * 4,
+    )
+    assert check_receipt(tpu, "tpu", "v5litepod-4").ok
+    wrong_count = check_receipt(tpu, "tpu", "v5litepod-8")
+    assert not wrong_count.ok and any("v5litepod-8 has 8" in p for p in wrong_count.problems)
+    wrong_kind = check_receipt(tpu, "tpu", "v6e-4")
+    assert not wrong_kind.ok and any("TPU v6 lite" in p for p in wrong_kind.problems)
+
+
+def test_failed_contract_or_boundary_is_rejected():
+    assert not check_receipt(sealed(contract_ok=False)).ok
+    assert not check_receipt(sealed(ok=False, failed_boundary="backend")).ok
+
+
+def test_bad_arguments_are_bad_input():
+    with pytest.raises(BadInput):
+        check_receipt(sealed(), expect="quantum")
+    with pytest.raises(BadInput, match="v5litepod-4"):
+        check_receipt(sealed(), accelerator="v5e-4")
+
+
+def test_load_receipt_explains_unreadable_files(tmp_path):
+    with pytest.raises(BadInput, match="No receipt"):
+        load_receipt(tmp_path / "missing.json")
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(BadInput, match="not a readable JSON"):
+        load_receipt(tmp_path / "bad.json")
+    (tmp_path / "other.json").write_text(json.dumps({"a": 1}))
+    with pytest.raises(BadInput, match="receipt_sha256"):
+        load_receipt(tmp_path / "other.json")
+
+
+def test_marker_lines_are_parsed_even_with_a_worker_prefix():
+    assert parse_marker_line('TPUWIZARD {"kind": "check", "ok": true}') == {
+        "kind": "check",
+        "ok": True,
+    }
+    assert parse_marker_line('[w1] TPUWIZARD {"kind": "receipt"}') == {"kind": "receipt"}
+    assert parse_marker_line("  PASS numeric ...") is None
+    assert parse_marker_line("TPUWIZARD {broken") is None

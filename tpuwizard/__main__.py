@@ -1,0 +1,3 @@
+from tpuwizard.cli import main
+
+main()

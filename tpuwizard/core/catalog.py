@@ -1,0 +1,265 @@
+"""The TPU catalog: generations, slice names, zones and prices, read from catalog.toml.
+
+A slice name such as ``v5litepod-16`` or ``v4-8`` is parsed into a :class:`Slice` that says how many
+chips, VMs and JAX devices it has. The number in the name counts chips for v5e and v6e but
+TensorCores for v2, v3, v4, v5p and tpu7x (two per chip), which is a common source of confusion:
+``v4-8`` is four chips.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+NAME_RE = re.compile(r"^(?P<prefix>[a-z0-9]+?)-(?P<number>\d+)$")
+
+
+class UnknownAcceleratorError(ValueError):
+    """An accelerator type name that is not a TPU slice; ``suggestions`` holds valid names."""
+
+    def __init__(self, name: str, reason: str, suggestions: list[str]) -> None:
+        self.name = name
+        self.reason = reason
+        self.suggestions = suggestions
+        hint = f" Did you mean {', '.join(suggestions)}?" if suggestions else ""
+        super().__init__(f"'{name}' is not a TPU accelerator type: {reason}.{hint}")
+
+
+@dataclass(frozen=True)
+class Generation:
+    key: str  # "v5e"
+    prefix: str  # "v5litepod"
+    name_counts: str  # "chips" or "tensorcores"
+    tensorcores_per_chip: int
+    devices_per_chip: int
+    hbm_gib_per_chip: float
+    hbm_bandwidth_gbps: float
+    peak_bf16_tflops: float
+    chips_per_vm: int
+    single_host_max_chips: int
+    chips_per_physical_host: int
+    sizes: tuple[int, ...]
+    runtime_version: str
+    device_kind: str
+    zones: tuple[str, ...]
+    zones_unconfirmed: tuple[str, ...]
+    flex_start_zones: tuple[str, ...]
+    price_on_demand: float | None
+    price_spot: float | None
+    unconfirmed: tuple[str, ...]
+
+    def chips_for(self, number: int) -> int:
+        return number // self.tensorcores_per_chip if self.name_counts == "tensorcores" else number
+
+    def name_for_chips(self, chips: int) -> str:
+        number = chips * self.tensorcores_per_chip if self.name_counts == "tensorcores" else chips
+        return f"{self.prefix}-{number}"
+
+    def price_per_chip_hour(self, route: str = "on-demand") -> float | None:
+        """Approximate USD per chip-hour by route.
+
+        Flex-start is billed at its own discounted rate, which the catalog has no figure for; the
+        spot price stands in for it as the closer approximation.
+        """
+        return self.price_spot if route in ("spot", "flex") else self.price_on_demand
+
+
+@dataclass(frozen=True)
+class Slice:
+    name: str
+    generation: Generation
+    chips: int
+    vms: int
+    chips_per_vm: int
+
+    @property
+    def devices(self) -> int:
+        """Global JAX device count: chips, or TensorCores where each is its own device."""
+        return self.chips * self.generation.devices_per_chip
+
+    @property
+    def devices_per_vm(self) -> int:
+        return self.chips_per_vm * self.generation.devices_per_chip
+
+    @property
+    def single_host(self) -> bool:
+        return self.vms == 1
+
+    @property
+    def physical_hosts(self) -> int:
+        """Physical machines; v5e and v6e pack two 4-chip VMs of a multi-host slice on one host."""
+        per_host = self.generation.chips_per_physical_host
+        if self.single_host:
+            return 1
+        return max(1, self.chips // per_host) if per_host else self.vms
+
+    @property
+    def hbm_gib_total(self) -> float:
+        return self.chips * self.generation.hbm_gib_per_chip
+
+    def price_per_hour(self, route: str = "on-demand") -> float | None:
+        per_chip = self.generation.price_per_chip_hour(route)
+        return None if per_chip is None else round(per_chip * self.chips, 4)
+
+
+@cache
+def _raw() -> dict[str, Any]:
+    text = resources.files("tpuwizard.core").joinpath("catalog.toml").read_text("utf-8")
+    return tomllib.loads(text)
+
+
+@cache
+def generations() -> dict[str, Generation]:
+    """Every generation in the catalog, keyed by its short name (``v5e``)."""
+    out: dict[str, Generation] = {}
+    for key, g in _raw()["generations"].items():
+        out[key] = Generation(
+            key=key,
+            prefix=g["prefix"],
+            name_counts=g["name_counts"],
+            tensorcores_per_chip=g["tensorcores_per_chip"],
+            devices_per_chip=g["devices_per_chip"],
+            hbm_gib_per_chip=float(g["hbm_gib_per_chip"]),
+            hbm_bandwidth_gbps=float(g["hbm_bandwidth_gbps"]),
+            peak_bf16_tflops=float(g["peak_bf16_tflops"]),
+            chips_per_vm=g["chips_per_vm"],
+            single_host_max_chips=g["single_host_max_chips"],
+            chips_per_physical_host=g.get("chips_per_physical_host", 0),
+            sizes=tuple(g["sizes"]),
+            runtime_version=g["runtime_version"],
+            device_kind=g["device_kind"],
+            zones=tuple(g["zones"]),
+            zones_unconfirmed=tuple(g.get("zones_unconfirmed", [])),
+            flex_start_zones=tuple(g.get("flex_start_zones", [])),
+            price_on_demand=g.get("price_on_demand"),
+            price_spot=g.get("price_spot"),
+            unconfirmed=tuple(g.get("unconfirmed", [])),
+        )
+    return out
+
+
+def sources() -> dict[str, str]:
+    """Where the catalog's figures come from, and when they were read."""
+    return dict(_raw()["sources"])
+
+
+def _by_prefix() -> dict[str, Generation]:
+    return {g.prefix: g for g in generations().values()}
+
+
+def _make_slice(gen: Generation, number: int) -> Slice:
+    chips = gen.chips_for(number)
+    if chips <= gen.single_host_max_chips:
+        chips_per_vm, vms = chips, 1
+    else:
+        chips_per_vm, vms = gen.chips_per_vm, chips // gen.chips_per_vm
+    return Slice(
+        name=f"{gen.prefix}-{number}",
+        generation=gen,
+        chips=chips,
+        vms=vms,
+        chips_per_vm=chips_per_vm,
+    )
+
+
+def all_slices() -> list[Slice]:
+    return [_make_slice(g, n) for g in generations().values() for n in g.sizes]
+
+
+def all_names() -> list[str]:
+    return [s.name for s in all_slices()]
+
+
+def _nearest_sizes(gen: Generation, number: int) -> list[str]:
+    ranked = sorted(gen.sizes, key=lambda n: (abs(n - number), n))
+    return [f"{gen.prefix}-{n}" for n in sorted(ranked[:2])]
+
+
+def parse_accelerator(name: str) -> Slice:
+    """Parse an accelerator type name into a :class:`Slice`.
+
+    Raises :class:`UnknownAcceleratorError` with the nearest valid names when ``name`` is not one.
+    """
+    raw = name.strip()
+    if raw.lower() != raw or raw.startswith("tpu-"):
+        # Google's names are lower case and carry no "tpu-" prefix (SkyPilot writes tpu-v6e-8).
+        fixed = raw.lower().removeprefix("tpu-")
+        try:
+            suggestion = [parse_accelerator(fixed).name]
+        except UnknownAcceleratorError as err:
+            suggestion = err.suggestions
+        raise UnknownAcceleratorError(
+            raw, "accelerator types are lower case, without 'tpu-'", suggestion
+        )
+    match = NAME_RE.match(raw)
+    if not match:
+        close = difflib.get_close_matches(raw, all_names(), n=3, cutoff=0.6)
+        raise UnknownAcceleratorError(
+            raw, "a TPU type looks like v5litepod-4, v6e-8 or v4-8 (generation-number)", close
+        )
+    prefix, number = match.group("prefix"), int(match.group("number"))
+    by_prefix = _by_prefix()
+    aliases = {
+        "v5e": "v5litepod",
+        "v5lite": "v5litepod",
+        "v5litepod": "v5litepod",
+        "v6": "v6e",
+        "v5": "v5p",
+        "v7x": "tpu7x",
+        "tpu7": "tpu7x",
+        "v7": "tpu7x",
+    }
+    gen = by_prefix.get(prefix)
+    if gen is None:
+        target = aliases.get(prefix) or next(
+            iter(difflib.get_close_matches(prefix, list(by_prefix), n=1, cutoff=0.5)), None
+        )
+        suggestions = []
+        if target is not None:
+            g = by_prefix[target]
+            suggestions = (
+                [f"{g.prefix}-{number}"] if number in g.sizes else _nearest_sizes(g, number)
+            )
+        known = ", ".join(by_prefix)
+        raise UnknownAcceleratorError(
+            raw, f"there is no TPU generation called '{prefix}' (known: {known})", suggestions
+        )
+    if number not in gen.sizes:
+        if gen.name_counts == "tensorcores":
+            reason = (
+                f"{gen.prefix} names count TensorCores ({gen.tensorcores_per_chip} per chip), "
+                f"so the smallest slice is {gen.prefix}-{gen.sizes[0]} "
+                f"({gen.chips_for(gen.sizes[0])} chips)"
+            )
+        else:
+            reason = f"{gen.prefix} slices come in {', '.join(map(str, gen.sizes))} chips"
+        raise UnknownAcceleratorError(raw, reason, _nearest_sizes(gen, number))
+    return _make_slice(gen, number)
+
+
+def generation_for_device_kind(device_kind: str) -> Generation | None:
+    """The generation whose JAX ``device_kind`` matches (``TPU v5 lite`` before ``TPU v5``)."""
+    kind = device_kind.strip().lower()
+    for gen in sorted(generations().values(), key=lambda g: -len(g.device_kind)):
+        if kind == gen.device_kind.lower():
+            return gen
+    return None
+
+
+def zones_offering(accelerator: str) -> list[str]:
+    """Documented zones offering an accelerator type (not a promise of free capacity)."""
+    return list(parse_accelerator(accelerator).generation.zones)
+
+
+def documented_zone_table() -> dict[str, list[str]]:
+    """Zone -> accelerator types the documentation lists there."""
+    table: dict[str, list[str]] = {}
+    for s in all_slices():
+        for zone in s.generation.zones:
+            table.setdefault(zone, []).append(s.name)
+    return dict(sorted(table.items()))

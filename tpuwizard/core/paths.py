@@ -1,0 +1,40 @@
+"""Where tpuwizard keeps its state (ledger, keys, caches, sandbox) and writes run folders."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from datetime import UTC, datetime
+from pathlib import Path
+
+
+def state_dir() -> Path:
+    """The state root: ``$TPUWIZARD_HOME``, else the platform's user state directory."""
+    override = os.environ.get("TPUWIZARD_HOME")
+    if override:
+        path = Path(override).expanduser()
+    else:
+        import platformdirs  # only when needed: keeps `tpuwizard fit` start-up small
+
+        path = platformdirs.user_state_path("tpuwizard")
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return path
+
+
+def cache_dir() -> Path:
+    path = state_dir() / "cache"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def new_run_id(now: datetime | None = None) -> str:
+    """A run id usable as a GCP label value and a node name part: ``20261129-152500-a1b2``."""
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%d-%H%M%S")
+    return f"{stamp}-{secrets.token_hex(2)}"
+
+
+def run_dir(run_id: str, base: Path | None = None) -> Path:
+    """``runs/<run id>/`` under the working directory (or ``base``), created on first use."""
+    path = (base if base is not None else Path.cwd() / "runs") / run_id
+    path.mkdir(parents=True, exist_ok=True)
+    return path

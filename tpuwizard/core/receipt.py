@@ -1,0 +1,119 @@
+"""Receipts: the verifier's proof of where a computation ran, and how tpuwizard checks one.
+
+The hash is the course's: the first 16 hex digits of SHA-256 over the canonical JSON
+(``sort_keys=True``, separators ``(",", ":")``) of every field but ``receipt_sha256``. The one
+implementation lives in the verifier, which tpuwizard ships unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tpuwizard_verify.tpu_verify import MARKER, PLATFORMS, receipt_hash
+
+from tpuwizard.core import catalog
+from tpuwizard.core.errors import BadInput
+
+__all__ = [
+    "MARKER",
+    "ReceiptCheck",
+    "check_receipt",
+    "load_receipt",
+    "parse_marker_line",
+    "receipt_hash",
+]
+
+
+@dataclass
+class ReceiptCheck:
+    ok: bool
+    problems: list[str] = field(default_factory=list)
+    facts: list[str] = field(default_factory=list)
+
+
+def load_receipt(path: Path) -> dict[str, Any]:
+    """Read a receipt file; a missing or malformed one raises :class:`BadInput`."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise BadInput(f"No receipt at {path}: give the path of a receipt.json.") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise BadInput(f"{path} is not a readable JSON receipt ({err}).") from None
+    if not isinstance(data, dict) or "receipt_sha256" not in data:
+        raise BadInput(
+            f"{path} is JSON but not a tpuwizard or course receipt (it has no receipt_sha256)."
+        )
+    return data
+
+
+def check_receipt(
+    receipt: dict[str, Any], expect: str | None = None, accelerator: str | None = None
+) -> ReceiptCheck:
+    """Does this receipt prove a successful run on ``expect`` with ``accelerator``'s devices?"""
+    if expect is not None and expect not in PLATFORMS:
+        raise BadInput(f"--expect must be one of {', '.join(PLATFORMS)}, not '{expect}'.")
+    slice_ = None
+    if accelerator:
+        try:
+            slice_ = catalog.parse_accelerator(accelerator)
+        except catalog.UnknownAcceleratorError as err:
+            raise BadInput(str(err)) from None
+    result = ReceiptCheck(ok=True)
+
+    def problem(text: str) -> None:
+        result.ok = False
+        result.problems.append(text)
+
+    recorded, actual = receipt.get("receipt_sha256"), receipt_hash(receipt)
+    if recorded != actual:
+        problem(
+            f"the hash does not match its contents (recorded {recorded}, computed {actual}):"
+            " the receipt was edited after it was written"
+        )
+    else:
+        result.facts.append(f"hash {actual} matches")
+    if receipt.get("contract_ok") is not True:
+        problem("the runtime contract did not hold (contract_ok is not true)")
+    if receipt.get("ok") is False or receipt.get("failed_boundary"):
+        problem(f"the verifier reported a failure at the {receipt.get('failed_boundary')} boundary")
+    observed = receipt.get("observed_backend")
+    wanted = expect or receipt.get("expected_backend")
+    if receipt.get("expected_backend") != observed:
+        problem(f"it asked for {receipt.get('expected_backend')} but ran on {observed}")
+    if expect is not None and observed != expect:
+        problem(f"the backend is {observed}, not the expected {expect}")
+    placed = receipt.get("platform")
+    if placed is not None and placed != wanted:
+        problem(f"the prediction's output was on {placed}, not {wanted}")
+    count = receipt.get("device_count")
+    if slice_ is not None:
+        if count != slice_.devices:
+            problem(
+                f"{count} devices, but {slice_.name} has {slice_.devices} "
+                f"({slice_.chips} chips x {slice_.generation.devices_per_chip} per chip)"
+            )
+        if wanted == "tpu":
+            kinds = set(receipt.get("device_kinds") or [])
+            want_kind = slice_.generation.device_kind
+            if kinds != {want_kind}:
+                problem(f"device kind {sorted(kinds)}, but {slice_.name} is '{want_kind}'")
+    if result.ok:
+        result.facts.append(f"{count} {observed} device(s), contract held, all checks passed")
+    return result
+
+
+def parse_marker_line(line: str) -> dict[str, Any] | None:
+    """The JSON payload of a ``TPUWIZARD {json}`` line, or None for a human-readable line."""
+    text = line.strip()
+    # Multi-host output may carry a "[w0] " prefix before the marker.
+    start = text.find(MARKER)
+    if start < 0:
+        return None
+    try:
+        payload = json.loads(text[start + len(MARKER) :])
+    except json.JSONDecodeError:
+        return None
+    return payload if isinstance(payload, dict) else None

@@ -1,0 +1,86 @@
+"""Locating the shipped verifier and running it locally on N CPU (or real) devices."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from tpuwizard.core.errors import BadInput
+from tpuwizard.core.receipt import parse_marker_line
+
+VERIFIER_FILENAME = "tpu_verify.py"
+
+
+def verifier_path() -> Path:
+    """The verifier file shipped with tpuwizard (uploaded to hosts, embedded in notebooks)."""
+    return Path(str(resources.files("tpuwizard_verify").joinpath(VERIFIER_FILENAME)))
+
+
+def verifier_source() -> str:
+    return verifier_path().read_text("utf-8")
+
+
+def cpu_device_env(devices: int, base: dict[str, str] | None = None) -> dict[str, str]:
+    """Environment that gives JAX ``devices`` CPU devices (XLA's host-platform device count)."""
+    env = dict(os.environ if base is None else base)
+    flags = [
+        f
+        for f in env.get("XLA_FLAGS", "").split()
+        if not f.startswith("--xla_force_host_platform_device_count")
+    ]
+    flags.append(f"--xla_force_host_platform_device_count={devices}")
+    env["XLA_FLAGS"] = " ".join(flags)
+    return env
+
+
+@dataclass
+class VerifierOutput:
+    """One line the verifier printed; ``payload`` is set for machine-readable lines."""
+
+    text: str
+    payload: dict | None
+
+
+def run_local(
+    expect: str, devices: int, receipt: Path, perf: bool = False, python: str | None = None
+) -> Iterator[VerifierOutput]:
+    """Run the verifier in a subprocess, yielding its lines as they come; then its exit code.
+
+    The generator's return value (``StopIteration.value``) is the exit status.
+    """
+    if devices < 1:
+        raise BadInput("--devices must be 1 or more.")
+    cmd = [
+        python or sys.executable,
+        "-u",
+        str(verifier_path()),
+        "--expect",
+        expect,
+        "--min-devices",
+        str(devices if expect == "cpu" else 1),
+        "--receipt",
+        str(receipt),
+    ]
+    if perf:
+        cmd.append("--perf")
+    env = cpu_device_env(devices) if expect == "cpu" else dict(os.environ)
+    env["JAX_PLATFORMS"] = expect
+    with subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env=env,
+        bufsize=1,
+    ) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            text = line.rstrip("\n")
+            yield VerifierOutput(text=text, payload=parse_marker_line(text))
+        return proc.wait()

@@ -1,0 +1,1 @@
+"""The standalone verifier, installed as ``tpuwizard_verify``; see tpu_verify.py."""
