@@ -37,8 +37,10 @@ def main() -> None:
         time_command(cmd, 2)  # warm the file cache
         samples = time_command(cmd, args.runs)
         medians[label] = statistics.median(samples)
-        print(f"{label:28s} median {medians[label] * 1000:7.1f} ms   "
-              f"best {min(samples) * 1000:7.1f} ms   ({args.runs} runs)")
+        print(
+            f"{label:28s} median {medians[label] * 1000:7.1f} ms   "
+            f"best {min(samples) * 1000:7.1f} ms   ({args.runs} runs)"
+        )
     extra = medians["tpuwizard fit 48 --json"] - medians["python -c pass"]
     print(f"tpuwizard fit --json costs {extra * 1000:.1f} ms above bare Python start-up")
 

@@ -214,6 +214,39 @@ def receipt_check(file: Path, expect: str | None, accelerator: str | None, as_js
     sys.exit(EXIT_OK if result.ok else EXIT_FAILED)
 
 
+@main.command()
+@click.option(
+    "--platform",
+    "platform_key",
+    type=click.Choice(["colab", "kaggle"]),
+    default="colab",
+    show_default=True,
+    help="Where you will run the notebook.",
+)
+@click.option("--accelerator", help="The TPU the runtime offers (default: the free one).")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    help="Where to write it (default tpuwizard-<platform>.ipynb).",
+)
+def notebook(platform_key: str, accelerator: str | None, out: Path | None) -> None:
+    """Write a Colab or Kaggle notebook that runs the verifier on a free TPU."""
+    from tpuwizard.core import notebook as nb
+
+    out = out or Path(f"tpuwizard-{platform_key}.ipynb")
+    if out.exists() and out.is_dir():
+        raise BadInput(f"{out} is a folder: give a file name such as {out}/tpuwizard.ipynb.")
+    path = nb.write_notebook(platform_key, out, accelerator)
+    plat = nb.get_platform(platform_key)
+    click.echo(str(path))
+    say(f"Wrote {path} for {plat.title}.")
+    say(f"1. Upload it to {plat.title} and switch the runtime to TPU:")
+    for step in plat.switch_steps:
+        say(f"   - {step.replace('**', '')}")
+    say(f"2. Run all cells. {plat.download.replace('**', '')}")
+    say(f"3. Check the receipt here:  {nb.check_command(platform_key, accelerator=accelerator)}")
+
+
 def _split(text: str | None) -> list[str] | None:
     if not text:
         return None
