@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -245,6 +247,169 @@ def notebook(platform_key: str, accelerator: str | None, out: Path | None) -> No
         say(f"   - {step.replace('**', '')}")
     say(f"2. Run all cells. {plat.download.replace('**', '')}")
     say(f"3. Check the receipt here:  {nb.check_command(platform_key, accelerator=accelerator)}")
+
+
+@contextmanager
+def cloud_errors(context: object = None) -> Iterator[None]:
+    """Any failure inside becomes a diagnosis on stderr and exit code 3, never a traceback."""
+    try:
+        yield
+    except (BadInput, click.exceptions.Exit, SystemExit):
+        raise
+    except Exception as err:
+        from tpuwizard.core.diagnose import diagnose
+
+        say(diagnose(err, context).render())  # type: ignore[arg-type]
+        raise click.exceptions.Exit(EXIT_CLOUD) from None
+
+
+def connect(project: str | None, sandbox: bool) -> tuple[object, bool]:
+    """A TpuCloud for ``project``: the sandbox when asked, or when no credentials exist."""
+    from tpuwizard.core import gcloud_config, practice
+    from tpuwizard.core.cloud import TpuCloud
+
+    use_sandbox = sandbox or (not practice.is_practice() and not gcloud_config.has_credentials())
+    if use_sandbox and not practice.is_practice():
+        practice.start_sandbox()
+    if practice.is_practice():
+        say("[practice] Using the local sandbox: nothing here is a real Cloud TPU.")
+        return TpuCloud(project or practice.PRACTICE_PROJECT), True
+    ctx = gcloud_config.discover(project=project)
+    if ctx.project is None:
+        raise BadInput(
+            "No project is set: give --project PROJECT_ID or run "
+            "`gcloud config set project PROJECT_ID`."
+        )
+    gcloud_config.validate_project(ctx.project)
+    return TpuCloud(ctx.project), False
+
+
+@main.command()
+@click.option("--accelerator", help="Only zones offering this type, e.g. v5litepod-4.")
+@click.option(
+    "--live/--offline",
+    default=None,
+    help="Ask the TPU API (default with credentials) or use the documented catalog.",
+)
+@click.option("--project", help="Project to survey (default from gcloud).")
+@click.option("--sandbox", is_flag=True, help="Survey the local practice sandbox.")
+@click.option("--refresh", is_flag=True, help="Ignore the cached live answer.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+def zones(
+    accelerator: str | None,
+    live: bool | None,
+    project: str | None,
+    sandbox: bool,
+    refresh: bool,
+    as_json: bool,
+) -> None:
+    """Which zones offer which TPU types."""
+    from tpuwizard.core import catalog, gcloud_config
+    from tpuwizard.core import zones as zone_survey
+    from tpuwizard.core.diagnose import Context
+
+    runtime = None
+    if accelerator:
+        try:
+            runtime = catalog.parse_accelerator(accelerator).generation.runtime_version
+        except catalog.UnknownAcceleratorError as err:
+            raise BadInput(str(err)) from None
+    if project:
+        gcloud_config.validate_project(project)
+    if live is None:
+        live = sandbox or gcloud_config.has_credentials()
+    practice_mode = False
+    if live:
+        cloud, practice_mode = connect(project, sandbox)
+        with cloud_errors(Context(project=cloud.project, accelerator=accelerator)):
+            survey = zone_survey.live(cloud, refresh=refresh)
+    else:
+        survey = zone_survey.documented()
+    table = survey.narrowed(accelerator)
+    if as_json:
+        doc: dict[str, object] = {"source": survey.source, "zones": table}
+        if accelerator:
+            doc.update(accelerator=accelerator, runtime_version=runtime)
+        print_json(doc)
+    else:
+        from tpuwizard.render import render_zones
+
+        label = (
+            "live from the TPU API"
+            + (" (practice sandbox)" if practice_mode else "")
+            + (", cached" if survey.cached else "")
+            if survey.source == "live"
+            else "documented, not live"
+        )
+        unconfirmed: frozenset[str] = frozenset()
+        if survey.source == "documented":
+            gens = (
+                [catalog.parse_accelerator(accelerator).generation]
+                if accelerator
+                else list(catalog.generations().values())
+            )
+            # A zone is unconfirmed when no generation shown there is confirmed in it.
+            confirmed = {z for g in gens for z in g.zones if z not in g.zones_unconfirmed}
+            unconfirmed = frozenset(z for z in table if z not in confirmed)
+        render_zones(
+            table,
+            label,
+            accelerator,
+            runtime,
+            zone_survey.OFFERED_NOTE,
+            survey.failures,
+            unconfirmed,
+        )
+    if accelerator and not table:
+        raise click.exceptions.Exit(EXIT_FAILED)
+
+
+@main.group(cls=Group)
+def sandbox() -> None:
+    """The local practice stand-in for the Cloud TPU API."""
+
+
+@sandbox.command("serve")
+@click.option("--port", type=int, default=0, help="Port on 127.0.0.1 (default: a free one).")
+@click.option("--faults", help="Fault spec, e.g. 'stockout=us-central1-a;unavailable=2'.")
+@click.option(
+    "--delay",
+    type=float,
+    default=2.0,
+    show_default=True,
+    help="Seconds a node takes to become READY.",
+)
+def sandbox_serve(port: int, faults: str | None, delay: float) -> None:
+    """Run the sandbox in the foreground until Ctrl+C."""
+    import os
+
+    from tpuwizard.core import paths
+    from tpuwizard.core.practice import FAULTS_ENV
+    from tpuwizard.sandbox.server import make_server
+
+    if not 0 <= port <= 65535:
+        raise BadInput(f"--port must be 0-65535, not {port}.")
+    try:
+        server = make_server(
+            paths.state_dir() / "sandbox",
+            port,
+            faults if faults is not None else os.environ.get(FAULTS_ENV),
+            delay,
+        )
+    except OSError as err:
+        raise BadInput(
+            f"Cannot listen on 127.0.0.1:{port} ({err.strerror}): choose another "
+            "--port, or 0 for a free one."
+        ) from None
+    say("[practice] tpuwizard sandbox: a local stand-in for the Cloud TPU API.")
+    click.echo(server.endpoint, nl=True)
+    say(f"Point tpuwizard at it with: export TPUWIZARD_TPU_ENDPOINT={server.endpoint}")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        say("Sandbox stopped.")
+    finally:
+        server.server_close()
 
 
 def _split(text: str | None) -> list[str] | None:

@@ -81,3 +81,30 @@ def render_fit(
     )
     out.print(verdict)
     out.print(f"[dim]{note} Prices are approximate list prices; check the pricing page.[/]")
+
+
+def render_zones(
+    table: dict[str, list[str]],
+    label: str,
+    accelerator: str | None,
+    runtime: str | None,
+    note: str,
+    failures: dict[str, str],
+    unconfirmed: frozenset[str] = frozenset(),
+) -> None:
+    out = console()
+    title = f"Zones offering {accelerator}" if accelerator else "TPU types by zone"
+    out.print(f"[bold]{title}[/] ({label})")
+    if not table:
+        out.print(f"No zone offers {accelerator}." if accelerator else "No zones found.")
+    grid = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    grid.add_column("zone", no_wrap=True)
+    grid.add_column("runtime version" if accelerator else "accelerator types")
+    for zone, types in table.items():
+        mark = " (unconfirmed)" if zone in unconfirmed else ""
+        grid.add_row(zone + mark, runtime if accelerator else ", ".join(types))
+    if table:
+        out.print(grid)
+    for zone, error in failures.items():
+        out.print(f"[yellow]{zone}: not surveyed ({error})[/]")
+    out.print(f"[dim]{note}[/]")

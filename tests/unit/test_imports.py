@@ -36,6 +36,10 @@ def test_fit_table_loads_no_heavy_package():
     assert loaded_after(["fit", "48"]) == []
 
 
+def test_offline_zones_load_no_heavy_package():
+    assert loaded_after(["zones", "--offline", "--json"]) == []
+
+
 def test_core_imports_no_ui():
     code = (
         "import sys, pkgutil, importlib, tpuwizard.core as c\n"

@@ -1,0 +1,22 @@
+import pytest
+
+from tpuwizard.core.cloud import TpuCloud
+from tpuwizard.sandbox.server import make_server, start_in_thread
+
+
+@pytest.fixture
+def sandbox(tmp_path):
+    """Start a sandbox with a fault spec; yields a factory returning (server, TpuCloud)."""
+    servers = []
+
+    def start(faults: str | None = None, delay: float = 0.3, **kwargs):
+        server = make_server(tmp_path / "sandbox", faults=faults, delay=delay, **kwargs)
+        start_in_thread(server)
+        servers.append(server)
+        cloud = TpuCloud("practice-project", endpoint=server.endpoint, retry_deadline=10)
+        return server, cloud
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()

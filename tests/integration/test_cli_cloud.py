@@ -1,0 +1,75 @@
+"""`tpuwizard zones` and `tpuwizard sandbox serve` as a user runs them."""
+
+import json
+import signal
+import subprocess
+
+from tests.conftest import clean_env, tpuwizard_cmd
+from tpuwizard.core.cloud import TpuCloud
+
+
+def run(*args, **env):
+    return subprocess.run(
+        tpuwizard_cmd(*args), capture_output=True, text=True, timeout=120, env=clean_env(**env)
+    )
+
+
+def test_offline_zones_are_labelled_documented():
+    proc = run("zones", "--offline", "--json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["source"] == "documented"
+    assert "v5litepod-4" in doc["zones"]["us-west1-c"]
+    human = run("zones", "--accelerator", "v5litepod-4")
+    assert "documented, not live" in human.stderr
+    assert "not the same as free capacity" in human.stderr
+
+
+def test_without_credentials_zones_default_to_the_documented_catalog(tmp_path):
+    proc = run("zones", "--json", CLOUDSDK_CONFIG=str(tmp_path / "none"))
+    assert json.loads(proc.stdout)["source"] == "documented"
+
+
+def test_live_zones_from_the_sandbox_are_labelled_practice():
+    proc = run("zones", "--sandbox", "--accelerator", "v5litepod-4", "--json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["source"] == "live" and doc["runtime_version"] == "v2-alpha-tpuv5-lite"
+    assert "us-central1-a" in doc["zones"] and "us-east1-d" not in doc["zones"]
+    assert "[practice]" in proc.stderr
+
+
+def test_bad_input_exits_2_before_any_call():
+    assert run("zones", "--accelerator", "v5e-4").returncode == 2
+    proc = run("zones", "--sandbox", "--project", "Bad_Project")
+    assert proc.returncode == 2 and "6-30 characters" in proc.stderr
+
+
+def test_cloud_errors_exit_3_with_a_diagnosis_and_no_traceback():
+    proc = run("zones", "--sandbox", TPUWIZARD_SANDBOX_FAULTS="forbidden=50")
+    assert proc.returncode == 3
+    assert "Permission denied" in proc.stderr and "roles/tpu.admin" in proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+
+
+def test_sandbox_serve_answers_the_real_client_until_interrupted():
+    proc = subprocess.Popen(
+        tpuwizard_cmd("sandbox", "serve", "--delay", "0.1"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=clean_env(),
+    )
+    try:
+        endpoint = proc.stdout.readline().strip()
+        assert endpoint.startswith("http://127.0.0.1:")
+        assert "us-central1-a" in TpuCloud("practice-project", endpoint=endpoint).list_zones()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=10)
+    assert proc.returncode == 0 and "Sandbox stopped" in err
+
+
+def test_sandbox_serve_rejects_a_bad_port():
+    proc = run("sandbox", "serve", "--port", "70000")
+    assert proc.returncode == 2 and "--port" in proc.stderr

@@ -1,0 +1,179 @@
+"""Every fault the sandbox can inject, through the real client, down to the diagnosis."""
+
+import time
+
+import pytest
+from google.api_core import exceptions as gx
+from google.auth.exceptions import GoogleAuthError
+
+from tpuwizard.core.cloud import CreateFailed, NodeRequest, TpuCloud, WaitTimedOut
+from tpuwizard.core.diagnose import Context, diagnose
+from tpuwizard.core.zones import live
+
+ZONE = "us-central1-a"
+
+
+def request(node_id="tpu-a", zone=ZONE, accelerator="v5litepod-4"):
+    return NodeRequest(
+        zone=zone, node_id=node_id, accelerator_type=accelerator, run_id="20261129-152500-ab12"
+    )
+
+
+def ctx(zone=ZONE, accelerator="v5litepod-4"):
+    return Context(
+        project="practice-project",
+        zone=zone,
+        accelerator=accelerator,
+        account="me@example.com",
+        name="tpu-a",
+    )
+
+
+def test_stockout_fails_the_create_and_offers_other_zones_and_flex_start(sandbox):
+    _, cloud = sandbox(faults="stockout=us-central1-a")
+    op = cloud.create_node(request())
+    with pytest.raises(CreateFailed) as err:
+        cloud.wait_for_node(ZONE, "tpu-a", op, poll=0.05)
+    assert isinstance(err.value.error, gx.ResourceExhausted)  # operation error code 8
+    d = diagnose(err.value, ctx())
+    assert d.kind == "stockout"
+    assert ZONE not in d.alternatives and "us-west1-c" in d.alternatives
+    assert any("--route flex" in s for s in d.next_steps)
+    assert "nothing is billing" in d.explanation
+    assert cloud.get_node(ZONE, "tpu-a") is None
+    # Another zone still works.
+    other = cloud.create_node(request(zone="us-west1-c"))
+    assert cloud.wait_for_node("us-west1-c", "tpu-a", other, poll=0.05).state == "READY"
+
+
+def test_stockout_leaves_a_queued_resource_waiting(sandbox):
+    _, cloud = sandbox(faults="stockout=us-central1-a", delay=0.3)
+    cloud.create_queued(request("q-node"), "q1", "spot")
+    with pytest.raises(WaitTimedOut):
+        cloud.wait_for_queued(ZONE, "q1", timeout=0.8, poll=0.05)
+    assert cloud.get_queued(ZONE, "q1").state == "WAITING_FOR_RESOURCES"
+    cloud.delete_queued(ZONE, "q1")
+    assert cloud.queued_gone(ZONE, "q1")
+
+
+def test_unavailable_reads_are_retried(sandbox):
+    _, cloud = sandbox(faults="unavailable=2")
+    assert ZONE in cloud.list_zones()
+
+
+def test_unavailable_create_is_not_retried_blindly(sandbox):
+    _, cloud = sandbox(faults="unavailable=1")
+    with pytest.raises(gx.ServiceUnavailable):
+        cloud.create_node(request())
+    assert cloud.get_node(ZONE, "tpu-a") is None  # the caller checks, then decides
+
+
+def test_unavailable_until_retries_run_out_is_diagnosed(sandbox):
+    server, _ = sandbox(faults="unavailable=1000")
+    cloud = TpuCloud("practice-project", endpoint=server.endpoint, retry_deadline=1)
+    with pytest.raises(Exception) as err:
+        cloud.list_zones()
+    d = diagnose(err.value, ctx())
+    assert d.kind == "unavailable" and "try again" in " ".join(d.next_steps)
+
+
+def test_delete_failure_is_reported_and_a_retry_deletes(sandbox):
+    _, cloud = sandbox(faults="delete_fail=1")
+    cloud.wait_for_node(ZONE, "tpu-a", cloud.create_node(request()), poll=0.05)
+    with pytest.raises(gx.GoogleAPICallError) as err:
+        cloud.delete_node(ZONE, "tpu-a")
+    assert diagnose(err.value, ctx()).kind == "api_error"
+    assert not cloud.node_gone(ZONE, "tpu-a")  # still there, still billing: say so
+    cloud.delete_node(ZONE, "tpu-a")
+    assert cloud.node_gone(ZONE, "tpu-a")
+
+
+def test_slow_create_takes_its_time(sandbox):
+    _, cloud = sandbox(faults="slow_create=1.2", delay=0.1)
+    start = time.monotonic()
+    cloud.wait_for_node(ZONE, "tpu-a", cloud.create_node(request()), poll=0.05)
+    assert time.monotonic() - start >= 1.2
+
+
+def test_never_ready_times_out_with_a_diagnosis(sandbox):
+    _, cloud = sandbox(faults="never_ready=1", delay=0.1)
+    states = []
+    with pytest.raises(WaitTimedOut) as err:
+        cloud.wait_for_node(
+            ZONE,
+            "tpu-a",
+            cloud.create_node(request()),
+            on_state=states.append,
+            timeout=0.6,
+            poll=0.05,
+        )
+    assert states == ["CREATING"]
+    d = diagnose(err.value, ctx())
+    assert d.kind == "timeout" and "tpuwizard status" in " ".join(d.next_steps)
+
+
+@pytest.mark.parametrize(
+    ("fault", "kind", "hint"),
+    [
+        ("forbidden=1", "permission", "roles/tpu.admin"),
+        ("api_disabled=1", "api_disabled", "gcloud services enable tpu.googleapis.com"),
+        ("quota=1", "quota", "TPUV5sLitepodPerProjectPerZoneForTPUAPI"),
+        ("unauthenticated=1", "unauthenticated", "gcloud auth application-default login"),
+    ],
+)
+def test_access_problems_name_the_fix(sandbox, fault, kind, hint):
+    _, cloud = sandbox(faults=fault)
+    # A 401 makes google-auth try to refresh; anonymous credentials refuse with InvalidOperation,
+    # real ones end in Unauthorized. Both must read as "not signed in".
+    with pytest.raises((gx.GoogleAPICallError, GoogleAuthError)) as err:
+        cloud.create_node(request())
+    d = diagnose(err.value, ctx())
+    assert d.kind == kind
+    assert hint in d.render()
+    assert cloud.get_node(ZONE, "tpu-a") is None
+
+
+def test_already_exists(sandbox):
+    _, cloud = sandbox()
+    cloud.create_node(request())
+    with pytest.raises(gx.Conflict) as err:
+        cloud.create_node(request())
+    d = diagnose(err.value, ctx())
+    assert d.kind == "already_exists" and "tpuwizard teardown tpu-a" in d.render()
+
+
+def test_accelerator_not_offered_in_zone(sandbox):
+    _, cloud = sandbox()
+    with pytest.raises(gx.BadRequest) as err:
+        cloud.create_node(request(accelerator="v6e-4"))
+    d = diagnose(err.value, ctx(accelerator="v6e-4"))
+    assert d.kind == "invalid_zone" and "us-east5-b" in d.alternatives
+
+
+def test_unknown_zone(sandbox):
+    _, cloud = sandbox()
+    with pytest.raises(gx.NotFound) as err:
+        cloud.accelerator_types("mars-north1-a")
+    assert diagnose(err.value, ctx(zone="mars-north1-a")).kind == "invalid_zone"
+
+
+def test_network_unreachable():
+    cloud = TpuCloud("practice-project", endpoint="http://127.0.0.1:9", retry_deadline=1)
+    with pytest.raises(Exception) as err:
+        cloud.list_zones()
+    d = diagnose(err.value, ctx())
+    assert d.kind == "unreachable" and "Traceback" not in d.render()
+
+
+def test_zone_survey_is_concurrent(sandbox):
+    # Every request waits 200 ms: surveyed one by one, 15 zones take at least 3 s.
+    _, cloud = sandbox(faults="latency_ms=200")
+    zones = 15
+    start = time.monotonic()
+    survey = live(cloud, refresh=True)
+    elapsed = time.monotonic() - start
+    assert len(survey.zones) == zones and not survey.failures
+    assert elapsed < zones * 0.2, f"the survey took {elapsed:.2f} s: it ran sequentially"
+    assert "v5litepod-4" in survey.zones[ZONE]
+    cached = live(cloud)
+    assert cached.cached and cached.zones == survey.zones

@@ -1,0 +1,29 @@
+import pytest
+
+from tpuwizard.core.errors import BadInput
+from tpuwizard.sandbox.faults import parse_faults
+
+
+def test_the_full_spec_parses():
+    f = parse_faults("stockout=us-central1-a, us-west1-c;unavailable=2;delete_fail=1;"
+                     "slow_create=5;never_ready=1;latency_ms=200;quota=1")
+    assert f.stockout == {"us-central1-a", "us-west1-c"}
+    assert (f.slow_create, f.never_ready, f.latency_ms) == (5.0, True, 200)
+    assert f.counters == {"unavailable": 2, "delete_fail": 1, "quota": 1}
+
+
+def test_counted_faults_fire_exactly_n_times():
+    f = parse_faults("unavailable=2")
+    assert [f.take("unavailable") for _ in range(4)] == [True, True, False, False]
+    assert not f.take("delete_fail")
+
+
+def test_empty_spec_means_no_faults():
+    f = parse_faults("")
+    assert not f.stockout and not f.counters and f.slow_create is None
+
+
+@pytest.mark.parametrize("bad", ["explode=1", "unavailable", "unavailable=lots", "latency_ms="])
+def test_bad_specs_are_rejected_clearly(bad):
+    with pytest.raises(BadInput):
+        parse_faults(bad)

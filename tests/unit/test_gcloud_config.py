@@ -1,0 +1,124 @@
+import time
+
+import pytest
+
+from tpuwizard.core import gcloud_config as gc
+from tpuwizard.core.errors import BadInput
+
+
+@pytest.fixture
+def gcloud_dir(tmp_path):
+    cfg = tmp_path / "gcloud"
+    (cfg / "configurations").mkdir(parents=True)
+    (cfg / "active_config").write_text("work\n")
+    (cfg / "configurations" / "config_work").write_text(
+        "[core]\nproject = from-config\naccount = me@example.com\n\n[compute]\nzone = us-west1-c\n"
+    )
+    (cfg / "configurations" / "config_default").write_text("[core]\nproject = default-proj\n")
+    return cfg
+
+
+def test_active_configuration_file_gives_project_zone_and_account(gcloud_dir):
+    ctx = gc.discover(env={"CLOUDSDK_CONFIG": str(gcloud_dir), "NO_GCE_CHECK": "true"})
+    assert (ctx.project, ctx.zone, ctx.account) == ("from-config", "us-west1-c", "me@example.com")
+    assert ctx.configuration == "work" and "work" in ctx.project_source
+
+
+def test_precedence_flag_then_env_then_config_then_google_cloud_project(gcloud_dir):
+    env = {
+        "CLOUDSDK_CONFIG": str(gcloud_dir),
+        "NO_GCE_CHECK": "true",
+        "CLOUDSDK_CORE_PROJECT": "from-env",
+        "CLOUDSDK_COMPUTE_ZONE": "us-east5-b",
+        "GOOGLE_CLOUD_PROJECT": "from-google",
+    }
+    assert gc.discover(project="from-flag", env=env).project == "from-flag"
+    assert gc.discover(env=env).project == "from-env"
+    assert gc.discover(env=env).zone == "us-east5-b"
+    assert gc.discover(zone="europe-west4-a", env=env).zone == "europe-west4-a"
+    del env["CLOUDSDK_CORE_PROJECT"]
+    assert gc.discover(env=env).project == "from-config"
+    empty = {
+        "CLOUDSDK_CONFIG": str(gcloud_dir / "nowhere"),
+        "NO_GCE_CHECK": "true",
+        "GOOGLE_CLOUD_PROJECT": "from-google",
+    }
+    assert gc.discover(env=empty).project == "from-google"
+
+
+def test_active_config_name_from_the_environment(gcloud_dir):
+    ctx = gc.discover(
+        env={
+            "CLOUDSDK_CONFIG": str(gcloud_dir),
+            "NO_GCE_CHECK": "true",
+            "CLOUDSDK_ACTIVE_CONFIG_NAME": "default",
+        }
+    )
+    assert ctx.project == "default-proj" and ctx.zone is None
+
+
+def test_missing_things_come_with_the_command_that_fixes_them(tmp_path):
+    start = time.monotonic()
+    ctx = gc.discover(
+        env={
+            "CLOUDSDK_CONFIG": str(tmp_path / "none"),
+            "NO_GCE_CHECK": "true",
+            "HOME": str(tmp_path),
+        }
+    )
+    assert time.monotonic() - start < 1.0  # no metadata-server probe
+    assert ctx.credentials is None and not ctx.ready
+    commands = [cmd for _, cmd in ctx.problems]
+    assert "gcloud auth application-default login" in commands
+    assert "gcloud config set project PROJECT_ID" in commands
+
+
+def test_credentials_are_found_from_files(gcloud_dir, tmp_path):
+    env = {"CLOUDSDK_CONFIG": str(gcloud_dir), "NO_GCE_CHECK": "true"}
+    assert gc.find_credentials(env) is None
+    (gcloud_dir / "application_default_credentials.json").write_text("{}")
+    assert "application-default login" in gc.find_credentials(env)
+    key = tmp_path / "sa.json"
+    key.write_text("{}")
+    env["GOOGLE_APPLICATION_CREDENTIALS"] = str(key)
+    assert "GOOGLE_APPLICATION_CREDENTIALS" in gc.find_credentials(env)
+    assert (
+        gc.find_credentials(
+            {"CLOUDSDK_CONFIG": str(tmp_path / "x"), "GCE_METADATA_HOST": "169.254.169.254"}
+        )
+        is not None
+    )
+
+
+@pytest.mark.parametrize("good", ["my-project-123", "abcdef", "a" * 30])
+def test_valid_project_ids(good):
+    assert gc.validate_project(good) == good
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "",
+        "short",
+        "1starts-with-digit",
+        "ends-with-",
+        "UPPER-case",
+        "a" * 31,
+        "has_underscore",
+        "p; rm -rf ~",
+    ],
+)
+def test_invalid_project_ids_state_the_rule(bad):
+    with pytest.raises(BadInput, match="6-30 characters"):
+        gc.validate_project(bad)
+
+
+def test_zone_and_node_name_rules():
+    assert gc.validate_zone("us-central1-a") == "us-central1-a"
+    for bad in ("us-central1", "uscentral1a", "us-central1-a; ls", "US-CENTRAL1-A"):
+        with pytest.raises(BadInput, match="us-central1-a"):
+            gc.validate_zone(bad)
+    assert gc.validate_node_name("jax-course-tpu-01") == "jax-course-tpu-01"
+    for bad in ("", "-x", "x-", "Upper", "a" * 64, "has space", "$(reboot)"):
+        with pytest.raises(BadInput, match="1-63"):
+            gc.validate_node_name(bad)

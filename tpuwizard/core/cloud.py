@@ -1,0 +1,448 @@
+"""TpuCloud: the only place that talks to the Cloud TPU API.
+
+It wraps ``google.cloud.tpu_v2.TpuClient`` over REST (the async client has no REST transport) and,
+for Flex-start, which the Python package does not know, the v2alpha1 REST API through google-auth's
+``AuthorizedSession``. Calls are blocking: front ends run them in threads. Every call has a
+timeout; reads and deletes retry 429/503 with jittered backoff; creates are never retried blindly.
+Results are plain dataclasses, so nothing outside this module handles protobufs.
+
+The endpoint comes from ``TPUWIZARD_TPU_ENDPOINT`` when set (with anonymous credentials; this is
+how the sandbox is reached), else Google's.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tpuwizard.core import catalog
+
+ENDPOINT_ENV = "TPUWIZARD_TPU_ENDPOINT"
+GOOGLE_ENDPOINT = "https://tpu.googleapis.com"
+CALL_TIMEOUT = 30.0
+MANAGED_BY = {"managed-by": "tpuwizard"}
+RUN_LABEL = "tpuwizard-run"
+
+
+@dataclass(frozen=True)
+class NodeInfo:
+    name: str  # the node id, e.g. "tpuwizard-20261129-1525-ab12"
+    zone: str
+    accelerator_type: str
+    state: str  # "CREATING", "READY", ...
+    labels: dict[str, str] = field(default_factory=dict)
+    create_time: float | None = None  # seconds since the epoch
+    endpoints: tuple[str, ...] = ()
+    queued_resource: str | None = None
+    spot: bool = False
+
+
+@dataclass(frozen=True)
+class QueuedInfo:
+    name: str
+    zone: str
+    state: str  # "ACCEPTED", "ACTIVE", "SUSPENDED", ...
+    node_id: str
+    accelerator_type: str
+    labels: dict[str, str] = field(default_factory=dict)
+    flex: bool = False
+    create_time: float | None = None
+
+
+@dataclass(frozen=True)
+class NodeRequest:
+    """What to create. Labels always include managed-by=tpuwizard and the run id."""
+
+    zone: str
+    node_id: str
+    accelerator_type: str
+    run_id: str
+    runtime_version: str | None = None
+    metadata: dict[str, str] = field(default_factory=dict)
+    spot: bool = False
+
+    @property
+    def runtime(self) -> str:
+        return (
+            self.runtime_version
+            or catalog.parse_accelerator(self.accelerator_type).generation.runtime_version
+        )
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return {**MANAGED_BY, RUN_LABEL: self.run_id}
+
+
+class CreateFailed(Exception):
+    """A create operation ended with an error; ``error`` is the google.api_core exception."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class WaitTimedOut(TimeoutError):
+    def __init__(self, what: str, state: str, seconds: float) -> None:
+        super().__init__(f"{what} was still {state} after {seconds:.0f} s")
+        self.what, self.state, self.seconds = what, state, seconds
+
+
+def _retry_reads(deadline: float = 60.0):  # -> google.api_core.retry.Retry
+    from google.api_core import exceptions, retry
+
+    # Only transient answers are retried; api_core's backoff adds jitter by itself.
+    return retry.Retry(
+        predicate=retry.if_exception_type(
+            exceptions.TooManyRequests, exceptions.ServiceUnavailable
+        ),
+        initial=0.2,
+        maximum=5.0,
+        multiplier=2.0,
+        timeout=deadline,
+    )
+
+
+class TpuCloud:
+    def __init__(
+        self,
+        project: str,
+        endpoint: str | None = None,
+        credentials: Any = None,
+        timeout: float = CALL_TIMEOUT,
+        retry_deadline: float = 60.0,
+    ) -> None:
+        from google.cloud import tpu_v2
+
+        self.project = project
+        self.endpoint = endpoint or os.environ.get(ENDPOINT_ENV) or GOOGLE_ENDPOINT
+        if credentials is None:
+            credentials = _credentials(self.endpoint)
+        self.credentials = credentials
+        self.timeout = timeout
+        self.retry = _retry_reads(retry_deadline)
+        self.tpu_v2 = tpu_v2
+        self.client = tpu_v2.TpuClient(
+            credentials=credentials,
+            transport="rest",
+            client_options={"api_endpoint": self.endpoint},
+        )
+
+    # -- names ------------------------------------------------------------------------------
+    def parent(self, zone: str) -> str:
+        return f"projects/{self.project}/locations/{zone}"
+
+    def node_path(self, zone: str, node_id: str) -> str:
+        return f"{self.parent(zone)}/nodes/{node_id}"
+
+    def queued_path(self, zone: str, qr_id: str) -> str:
+        return f"{self.parent(zone)}/queuedResources/{qr_id}"
+
+    # -- catalog ------------------------------------------------------------------------------
+    def list_zones(self) -> list[str]:
+        from google.cloud.location import locations_pb2
+
+        zones, token = [], ""
+        while True:
+            page = self.client.list_locations(
+                locations_pb2.ListLocationsRequest(
+                    name=f"projects/{self.project}", page_token=token
+                ),
+                retry=self.retry,
+                timeout=self.timeout,
+            )
+            zones += [loc.location_id for loc in page.locations]
+            token = page.next_page_token
+            if not token:
+                return sorted(zones)
+
+    def accelerator_types(self, zone: str) -> list[str]:
+        pager = self.client.list_accelerator_types(
+            parent=self.parent(zone), retry=self.retry, timeout=self.timeout
+        )
+        return [a.type_ for a in pager]
+
+    def runtime_versions(self, zone: str) -> list[str]:
+        pager = self.client.list_runtime_versions(
+            parent=self.parent(zone), retry=self.retry, timeout=self.timeout
+        )
+        return [r.version for r in pager]
+
+    # -- nodes ------------------------------------------------------------------------------
+    def _node_proto(self, req: NodeRequest) -> Any:
+        node = self.tpu_v2.Node(
+            accelerator_type=req.accelerator_type,
+            runtime_version=req.runtime,
+            labels=req.labels,
+            metadata=req.metadata,
+        )
+        if req.spot:
+            node.scheduling_config = self.tpu_v2.SchedulingConfig(spot=True)
+        return node
+
+    def create_node(self, req: NodeRequest) -> Any:
+        """Start creating a node; returns the operation to hand to :meth:`wait_for_node`.
+
+        Not retried: if the call fails in a way that leaves its fate unknown, the caller checks
+        with :meth:`get_node` (the ledger already holds the intent).
+        """
+        return self.client.create_node(
+            parent=self.parent(req.zone),
+            node_id=req.node_id,
+            node=self._node_proto(req),
+            timeout=self.timeout,
+        )
+
+    def get_node(self, zone: str, node_id: str) -> NodeInfo | None:
+        from google.api_core import exceptions
+
+        try:
+            node = self.client.get_node(
+                name=self.node_path(zone, node_id), retry=self.retry, timeout=self.timeout
+            )
+        except exceptions.NotFound:
+            return None
+        return self._node_info(node, zone)
+
+    def list_nodes(self, zone: str, labels: dict[str, str] | None = None) -> list[NodeInfo]:
+        """Every node in ``zone`` (the API has no label filter: it is applied here)."""
+        pager = self.client.list_nodes(
+            parent=self.parent(zone), retry=self.retry, timeout=self.timeout
+        )
+        nodes = [self._node_info(n, zone) for n in pager]
+        want = labels or {}
+        return [n for n in nodes if all(n.labels.get(k) == v for k, v in want.items())]
+
+    def wait_for_node(
+        self,
+        zone: str,
+        node_id: str,
+        operation: Any = None,
+        on_state: Callable[[str], None] | None = None,
+        timeout: float = 1800,
+        poll: float = 2.0,
+    ) -> NodeInfo:
+        """Poll until the node is READY, reporting each state change.
+
+        Raises :class:`CreateFailed` when the create operation ends in an error (a stockout is
+        code 8), and :class:`WaitTimedOut` when ``timeout`` passes first.
+        """
+        deadline = time.monotonic() + timeout
+        last = None
+        while True:
+            if operation is not None and operation.done(retry=self.retry):
+                error = operation.exception()
+                if error is not None:
+                    raise CreateFailed(error)
+            node = self.get_node(zone, node_id)
+            state = node.state if node else "NOT_FOUND"
+            if state != last:
+                last = state
+                if on_state:
+                    on_state(state)
+            if node and state == "READY":
+                return node
+            if state in ("PREEMPTED", "TERMINATED"):
+                raise CreateFailed(RuntimeError(f"the node became {state} before it was ready"))
+            if node is None and (operation is None or operation.done(retry=self.retry)):
+                raise CreateFailed(RuntimeError("the node disappeared while it was created"))
+            if time.monotonic() >= deadline:
+                raise WaitTimedOut(f"node {node_id}", state, timeout)
+            time.sleep(poll)
+
+    def delete_node(self, zone: str, node_id: str, timeout: float = 600) -> None:
+        """Delete and wait for the operation; a node that is already gone is fine."""
+        from google.api_core import exceptions
+
+        try:
+            op = self.client.delete_node(
+                name=self.node_path(zone, node_id), retry=self.retry, timeout=self.timeout
+            )
+        except exceptions.NotFound:
+            return
+        op.result(timeout=timeout, retry=self.retry)
+
+    def node_gone(self, zone: str, node_id: str) -> bool:
+        """Verified: ``get`` says NotFound and the zone's list no longer holds it."""
+        if self.get_node(zone, node_id) is not None:
+            return False
+        return all(n.name != node_id for n in self.list_nodes(zone))
+
+    def _node_info(self, node: Any, zone: str) -> NodeInfo:
+        created = node.create_time.timestamp() if node.create_time else None
+        return NodeInfo(
+            name=node.name.rsplit("/", 1)[-1],
+            zone=zone,
+            accelerator_type=node.accelerator_type,
+            state=self.tpu_v2.Node.State(node.state).name,
+            labels=dict(node.labels),
+            create_time=created,
+            endpoints=tuple(e.ip_address for e in node.network_endpoints),
+            queued_resource=node.queued_resource or None,
+            spot=bool(node.scheduling_config.spot or node.scheduling_config.preemptible),
+        )
+
+    # -- queued resources ---------------------------------------------------------------------
+    def create_queued(
+        self, req: NodeRequest, qr_id: str, route: str, max_run_seconds: int | None = None
+    ) -> None:
+        """Request a node through a queued resource: ``spot``, ``guaranteed`` or ``flex``.
+
+        Follow it with :meth:`wait_for_queued`; the request's own operation finishes at once.
+        """
+        if route == "flex":
+            if not max_run_seconds:
+                raise ValueError("Flex-start needs a maximum run duration")
+            self._create_flex(req, qr_id, max_run_seconds)
+            return
+        tpu = self.tpu_v2
+        spec = tpu.QueuedResource.Tpu.NodeSpec(
+            parent=self.parent(req.zone), node_id=req.node_id, node=self._node_proto(req)
+        )
+        qr = tpu.QueuedResource(tpu=tpu.QueuedResource.Tpu(node_spec=[spec]))
+        if route == "spot":
+            qr.spot = tpu.QueuedResource.Spot()
+        else:
+            qr.guaranteed = tpu.QueuedResource.Guaranteed()
+        self.client.create_queued_resource(
+            parent=self.parent(req.zone),
+            queued_resource_id=qr_id,
+            queued_resource=qr,
+            timeout=self.timeout,
+        )
+
+    def _create_flex(self, req: NodeRequest, qr_id: str, max_run_seconds: int) -> dict:
+        body = {
+            "tpu": {
+                "nodeSpec": [
+                    {
+                        "parent": self.parent(req.zone),
+                        "nodeId": req.node_id,
+                        "node": {
+                            "acceleratorType": req.accelerator_type,
+                            "runtimeVersion": req.runtime,
+                            "labels": req.labels,
+                            "metadata": req.metadata,
+                        },
+                    }
+                ]
+            },
+            "provisioningModel": "FLEX_START",
+            "runDuration": {"maxRunDuration": f"{int(max_run_seconds)}s"},
+        }
+        url = (
+            f"{self.endpoint}/v2alpha1/{self.parent(req.zone)}/queuedResources"
+            f"?queuedResourceId={qr_id}"
+        )
+        return self._alpha("POST", url, body)
+
+    def _alpha(self, method: str, url: str, body: dict | None = None) -> dict:
+        """One v2alpha1 REST call; errors become the same api_core exceptions as the client's."""
+        from google.api_core import exceptions
+        from google.auth.transport.requests import AuthorizedSession
+
+        session = AuthorizedSession(self.credentials)
+        response = session.request(method, url, json=body, timeout=self.timeout)
+        if response.status_code >= 400:
+            raise exceptions.from_http_response(response)
+        return response.json()
+
+    def get_queued(self, zone: str, qr_id: str) -> QueuedInfo | None:
+        from google.api_core import exceptions
+
+        try:
+            data = self._alpha("GET", f"{self.endpoint}/v2alpha1/{self.queued_path(zone, qr_id)}")
+        except exceptions.NotFound:
+            return None
+        return _queued_info(data, zone)
+
+    def list_queued(self, zone: str) -> list[QueuedInfo]:
+        out, token = [], ""
+        while True:
+            url = f"{self.endpoint}/v2alpha1/{self.parent(zone)}/queuedResources"
+            data = self._alpha("GET", url + (f"?pageToken={token}" if token else ""))
+            out += [_queued_info(q, zone) for q in data.get("queuedResources", [])]
+            token = data.get("nextPageToken", "")
+            if not token:
+                return out
+
+    def wait_for_queued(
+        self,
+        zone: str,
+        qr_id: str,
+        on_state: Callable[[str], None] | None = None,
+        timeout: float = 3600,
+        poll: float = 2.0,
+    ) -> QueuedInfo:
+        """Poll until ACTIVE; FAILED or SUSPENDED raise :class:`CreateFailed`."""
+        deadline = time.monotonic() + timeout
+        last = None
+        while True:
+            qr = self.get_queued(zone, qr_id)
+            state = qr.state if qr else "NOT_FOUND"
+            if state != last:
+                last = state
+                if on_state:
+                    on_state(state)
+            if qr and state == "ACTIVE":
+                return qr
+            if state in ("FAILED", "SUSPENDED", "NOT_FOUND"):
+                raise CreateFailed(RuntimeError(f"the queued resource is {state}"))
+            if time.monotonic() >= deadline:
+                raise WaitTimedOut(f"queued resource {qr_id}", state, timeout)
+            time.sleep(poll)
+
+    def delete_queued(self, zone: str, qr_id: str, timeout: float = 600) -> None:
+        """Delete with force (its node goes too) and wait; already gone is fine."""
+        from google.api_core import exceptions
+
+        request = self.tpu_v2.DeleteQueuedResourceRequest(
+            name=self.queued_path(zone, qr_id), force=True
+        )
+        try:
+            op = self.client.delete_queued_resource(
+                request=request, retry=self.retry, timeout=self.timeout
+            )
+        except exceptions.NotFound:
+            return
+        op.result(timeout=timeout, retry=self.retry)
+
+    def queued_gone(self, zone: str, qr_id: str) -> bool:
+        if self.get_queued(zone, qr_id) is not None:
+            return False
+        return all(q.name != qr_id for q in self.list_queued(zone))
+
+
+def _queued_info(data: dict, zone: str) -> QueuedInfo:
+    spec = (data.get("tpu", {}).get("nodeSpec") or [{}])[0]
+    node = spec.get("node", {})
+    created = data.get("createTime")
+    return QueuedInfo(
+        name=data["name"].rsplit("/", 1)[-1],
+        zone=zone,
+        state=data.get("state", {}).get("state", "STATE_UNSPECIFIED"),
+        node_id=spec.get("nodeId", ""),
+        accelerator_type=node.get("acceleratorType", ""),
+        labels=node.get("labels", {}),
+        flex=data.get("provisioningModel") == "FLEX_START",
+        create_time=_parse_time(created) if created else None,
+    )
+
+
+def _parse_time(text: str) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def _credentials(endpoint: str) -> Any:
+    if endpoint != GOOGLE_ENDPOINT:
+        from google.auth.credentials import AnonymousCredentials
+
+        return AnonymousCredentials()
+    import google.auth
+
+    credentials, _ = google.auth.default(scopes=["https://www.googleapis.com/auth/cloud-platform"])
+    return credentials

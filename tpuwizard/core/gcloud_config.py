@@ -1,0 +1,158 @@
+"""Who and where: project, zone, account and credentials, found the way gcloud finds them.
+
+Order: flags, then ``CLOUDSDK_CORE_PROJECT`` / ``CLOUDSDK_COMPUTE_ZONE``, then gcloud's active
+configuration file, then ``GOOGLE_CLOUD_PROJECT`` (read by google-auth, not gcloud).
+Credential detection only looks at files and the environment: it never probes the GCE metadata
+server (a 3 s wait when nothing is there) unless the machine says it is a Google VM.
+"""
+
+from __future__ import annotations
+
+import configparser
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tpuwizard.core.errors import BadInput
+
+PROJECT_RE = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")
+ZONE_RE = re.compile(r"^[a-z]+-[a-z]+[0-9]+-[a-z]$")
+NAME_RE = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
+DMI_PRODUCT = Path("/sys/class/dmi/id/product_name")
+
+
+@dataclass
+class GcloudContext:
+    project: str | None = None
+    project_source: str | None = None
+    zone: str | None = None
+    zone_source: str | None = None
+    account: str | None = None
+    credentials: str | None = None  # where ADC come from, or None
+    config_dir: Path | None = None
+    configuration: str = "default"
+    problems: list[tuple[str, str]] = field(default_factory=list)  # (what is missing, command)
+
+    @property
+    def ready(self) -> bool:
+        return not self.problems
+
+
+def config_dir(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    if env.get("CLOUDSDK_CONFIG"):
+        return Path(env["CLOUDSDK_CONFIG"]).expanduser()
+    return Path(env.get("HOME", str(Path.home()))) / ".config" / "gcloud"
+
+
+def active_configuration(cfg_dir: Path, env: Mapping[str, str]) -> str:
+    if env.get("CLOUDSDK_ACTIVE_CONFIG_NAME"):
+        return env["CLOUDSDK_ACTIVE_CONFIG_NAME"]
+    try:
+        name = (cfg_dir / "active_config").read_text().strip()
+    except OSError:
+        name = ""
+    return name or "default"
+
+
+def read_properties(cfg_dir: Path, configuration: str) -> dict[str, dict[str, str]]:
+    parser = configparser.ConfigParser()
+    try:
+        parser.read(cfg_dir / "configurations" / f"config_{configuration}")
+    except configparser.Error:
+        return {}
+    return {section: dict(parser[section]) for section in parser.sections()}
+
+
+def on_google_vm() -> bool:
+    """The machine says it is a Google VM (DMI product name); no network probe."""
+    try:
+        return "Google" in DMI_PRODUCT.read_text()
+    except OSError:
+        return False
+
+
+def find_credentials(env: Mapping[str, str] | None = None) -> str | None:
+    """Where Application Default Credentials would come from, without loading or probing them."""
+    env = os.environ if env is None else env
+    explicit = env.get("GOOGLE_APPLICATION_CREDENTIALS")
+    if explicit and Path(explicit).expanduser().is_file():
+        return f"file {explicit} (GOOGLE_APPLICATION_CREDENTIALS)"
+    adc = config_dir(env) / "application_default_credentials.json"
+    if adc.is_file():
+        return f"file {adc} (gcloud auth application-default login)"
+    if env.get("GCE_METADATA_HOST") or (
+        env.get("NO_GCE_CHECK", "").lower() != "true" and on_google_vm()
+    ):
+        return "the VM's service account (metadata server)"
+    return None
+
+
+def discover(
+    project: str | None = None, zone: str | None = None, env: Mapping[str, str] | None = None
+) -> GcloudContext:
+    env = os.environ if env is None else env
+    cfg = config_dir(env)
+    configuration = active_configuration(cfg, env)
+    props = read_properties(cfg, configuration)
+    ctx = GcloudContext(config_dir=cfg, configuration=configuration)
+    for value, source in (
+        (project, "flag"),
+        (env.get("CLOUDSDK_CORE_PROJECT"), "CLOUDSDK_CORE_PROJECT"),
+        (props.get("core", {}).get("project"), f"gcloud config '{configuration}'"),
+        (env.get("GOOGLE_CLOUD_PROJECT"), "GOOGLE_CLOUD_PROJECT"),
+    ):
+        if value:
+            ctx.project, ctx.project_source = value, source
+            break
+    for value, source in (
+        (zone, "flag"),
+        (env.get("CLOUDSDK_COMPUTE_ZONE"), "CLOUDSDK_COMPUTE_ZONE"),
+        (props.get("compute", {}).get("zone"), f"gcloud config '{configuration}'"),
+    ):
+        if value:
+            ctx.zone, ctx.zone_source = value, source
+            break
+    ctx.account = env.get("CLOUDSDK_CORE_ACCOUNT") or props.get("core", {}).get("account")
+    ctx.credentials = find_credentials(env)
+    if ctx.credentials is None:
+        ctx.problems.append(
+            ("No Application Default Credentials", "gcloud auth application-default login")
+        )
+    if ctx.project is None:
+        ctx.problems.append(("No project is set", "gcloud config set project PROJECT_ID"))
+    return ctx
+
+
+def has_credentials(env: Mapping[str, str] | None = None) -> bool:
+    return find_credentials(env) is not None
+
+
+def validate_project(project: str) -> str:
+    if not PROJECT_RE.match(project or ""):
+        raise BadInput(
+            f"'{project}' is not a valid project id: it must be 6-30 characters of lower-case "
+            "letters, digits and hyphens, start with a letter and not end with a hyphen. "
+            "`gcloud projects list` shows yours."
+        )
+    return project
+
+
+def validate_zone(zone: str) -> str:
+    if not ZONE_RE.match(zone or ""):
+        raise BadInput(
+            f"'{zone}' is not a zone name: zones look like us-central1-a "
+            "(region, then a letter). `tpuwizard zones` lists them."
+        )
+    return zone
+
+
+def validate_node_name(name: str) -> str:
+    if not NAME_RE.match(name or ""):
+        raise BadInput(
+            f"'{name}' is not a valid TPU name: use 1-63 lower-case letters, digits and hyphens, "
+            "starting with a letter and not ending with a hyphen (e.g. jax-course-tpu-01)."
+        )
+    return name

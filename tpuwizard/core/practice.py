@@ -1,0 +1,37 @@
+"""Practice mode: start the sandbox in this process and point the TPU client at it."""
+
+from __future__ import annotations
+
+import os
+
+from tpuwizard.core import paths
+from tpuwizard.core.cloud import ENDPOINT_ENV, GOOGLE_ENDPOINT
+
+PRACTICE_PROJECT = "tpuwizard-practice"
+FAULTS_ENV = "TPUWIZARD_SANDBOX_FAULTS"
+DELAY_ENV = "TPUWIZARD_SANDBOX_DELAY"
+
+
+def start_sandbox(faults: str | None = None, delay: float | None = None):  # -> SandboxServer
+    """Serve the sandbox on a free loopback port from a daemon thread and export its endpoint.
+
+    State lives under ``$TPUWIZARD_HOME/sandbox`` so a restarted tpuwizard sees the same nodes.
+    """
+    from tpuwizard.sandbox.server import make_server, start_in_thread
+
+    if delay is None:
+        delay = float(os.environ.get(DELAY_ENV, "2.0"))
+    server = make_server(
+        paths.state_dir() / "sandbox",
+        faults=faults if faults is not None else os.environ.get(FAULTS_ENV),
+        delay=delay,
+    )
+    start_in_thread(server)
+    os.environ[ENDPOINT_ENV] = server.endpoint
+    return server
+
+
+def is_practice() -> bool:
+    """True when the TPU client is pointed anywhere but Google."""
+    endpoint = os.environ.get(ENDPOINT_ENV)
+    return bool(endpoint) and endpoint != GOOGLE_ENDPOINT

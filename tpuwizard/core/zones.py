@@ -1,0 +1,78 @@
+"""Which zones offer which TPU types: live from the API (concurrently, cached) or documented."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from tpuwizard.core import catalog, paths
+from tpuwizard.core.cloud import TpuCloud
+
+CACHE_TTL_S = 6 * 3600
+MAX_WORKERS = 16  # bounded: the API allows plenty, but a laptop's connection pool does not
+OFFERED_NOTE = (
+    "Offered is not the same as free capacity right now: a create can still fail with a stockout."
+)
+
+
+@dataclass
+class ZoneSurvey:
+    source: str  # "live" or "documented"
+    zones: dict[str, list[str]]
+    cached: bool = False
+    failures: dict[str, str] = field(default_factory=dict)  # zone -> error, for live surveys
+
+    def offering(self, accelerator: str) -> list[str]:
+        return [zone for zone, types in self.zones.items() if accelerator in types]
+
+    def narrowed(self, accelerator: str | None) -> dict[str, list[str]]:
+        if not accelerator:
+            return self.zones
+        return {z: [accelerator] for z in self.offering(accelerator)}
+
+
+def documented() -> ZoneSurvey:
+    return ZoneSurvey("documented", catalog.documented_zone_table())
+
+
+def _cache_file(cloud: TpuCloud):  # -> Path
+    key = hashlib.sha256(f"{cloud.endpoint}|{cloud.project}".encode()).hexdigest()[:12]
+    return paths.cache_dir() / f"zones-{key}.json"
+
+
+def live(
+    cloud: TpuCloud, refresh: bool = False, max_workers: int = MAX_WORKERS, ttl: float = CACHE_TTL_S
+) -> ZoneSurvey:
+    """List the project's TPU zones, then every zone's accelerator types at once."""
+    cache = _cache_file(cloud)
+    if not refresh and cache.exists():
+        try:
+            saved = json.loads(cache.read_text())
+            if time.time() - saved["at"] < ttl:
+                return ZoneSurvey("live", saved["zones"], cached=True)
+        except (OSError, ValueError, KeyError):
+            pass  # a damaged cache is simply refreshed
+    zones = cloud.list_zones()
+    table: dict[str, list[str]] = {}
+    failures: dict[str, str] = {}
+    with ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(zones) or 1))) as pool:
+        futures = {zone: pool.submit(cloud.accelerator_types, zone) for zone in zones}
+        for zone, future in futures.items():
+            try:
+                table[zone] = sorted(future.result(), key=_type_order)
+            except Exception as err:  # one zone failing must not hide the others
+                failures[zone] = f"{type(err).__name__}: {err}"
+    if not table and failures:
+        # Nothing answered: let the caller diagnose the first error.
+        raise next(iter(futures.values())).exception()  # type: ignore[misc]
+    if not failures:
+        cache.write_text(json.dumps({"at": time.time(), "zones": table}))
+    return ZoneSurvey("live", dict(sorted(table.items())), failures=failures)
+
+
+def _type_order(name: str) -> tuple[str, int]:
+    prefix, _, number = name.rpartition("-")
+    return (prefix, int(number) if number.isdigit() else 0)

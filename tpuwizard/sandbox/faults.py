@@ -1,0 +1,74 @@
+"""Fault injection for the sandbox, from a spec such as
+``stockout=us-central1-a,us-west1-c;unavailable=2;delete_fail=1;slow_create=5``.
+
+Keys:
+  stockout=ZONE[,ZONE]  creates in these zones end with code 8 (no capacity); queued resources wait
+  unavailable=N         the next N requests answer 503
+  delete_fail=N         the next N delete operations end with an internal error
+  slow_create=SECONDS   provisioning takes this long
+  never_ready=1         nodes stay CREATING
+  latency_ms=N          every request waits this long first
+  forbidden=N           the next N requests answer 403: permission denied
+  api_disabled=N        the next N requests answer 403: the TPU API is not enabled
+  quota=N               the next N creates answer 429: quota exceeded
+  unauthenticated=N     the next N requests answer 401
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from tpuwizard.core.errors import BadInput
+
+COUNTED = ("unavailable", "delete_fail", "forbidden", "api_disabled", "quota", "unauthenticated")
+
+
+@dataclass
+class Faults:
+    stockout: set[str] = field(default_factory=set)
+    slow_create: float | None = None
+    never_ready: bool = False
+    latency_ms: int = 0
+    counters: dict[str, int] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def take(self, name: str) -> bool:
+        """Use up one of the counted faults ``name``; True when it fires now."""
+        with self._lock:
+            left = self.counters.get(name, 0)
+            if left <= 0:
+                return False
+            self.counters[name] = left - 1
+            return True
+
+
+def parse_faults(spec: str | None) -> Faults:
+    faults = Faults()
+    for part in (spec or "").split(";"):
+        part = part.strip()
+        if not part:
+            continue
+        key, sep, value = part.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or not value:
+            raise BadInput(f"Fault '{part}' needs a value, e.g. unavailable=2.")
+        try:
+            if key == "stockout":
+                faults.stockout = {z.strip() for z in value.split(",") if z.strip()}
+            elif key == "slow_create":
+                faults.slow_create = float(value)
+            elif key == "never_ready":
+                faults.never_ready = value not in ("0", "false", "no")
+            elif key == "latency_ms":
+                faults.latency_ms = int(value)
+            elif key in COUNTED:
+                faults.counters[key] = int(value)
+            else:
+                known = ", ".join(
+                    ["stockout", "slow_create", "never_ready", "latency_ms", *COUNTED]
+                )
+                raise BadInput(f"Unknown fault '{key}'. Known faults: {known}.")
+        except ValueError:
+            raise BadInput(f"Fault '{part}' has a value that is not a number.") from None
+    return faults

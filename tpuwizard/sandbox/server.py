@@ -1,0 +1,340 @@
+"""The sandbox: a local stand-in for the Cloud TPU API on 127.0.0.1.
+
+It speaks the REST paths that tpuwizard uses, in v2 and (for Flex-start queued resources)
+v2alpha1, with long-running operations, Google-style error bodies and state kept on disk. The
+real ``google-cloud-tpu`` client talks to it through ``TPUWIZARD_TPU_ENDPOINT`` with anonymous
+credentials.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from tpuwizard.sandbox.faults import Faults, parse_faults
+from tpuwizard.sandbox.state import ApiError, SandboxState
+
+LOOPBACK = "127.0.0.1"
+PREFIX = r"^/(?P<version>v2|v2alpha1)/projects/(?P<project>[^/]+)"
+ROUTES: list[tuple[str, re.Pattern[str], str]] = [
+    (m, re.compile(PREFIX + p + "$"), handler)
+    for m, p, handler in [
+        ("GET", r"/locations", "list_locations"),
+        ("GET", r"/locations/(?P<zone>[^/]+)", "get_location"),
+        ("GET", r"/locations/(?P<zone>[^/]+)/acceleratorTypes", "list_accelerator_types"),
+        ("GET", r"/locations/(?P<zone>[^/]+)/runtimeVersions", "list_runtime_versions"),
+        ("GET", r"/locations/(?P<zone>[^/]+)/nodes", "list_nodes"),
+        ("POST", r"/locations/(?P<zone>[^/]+)/nodes", "create_node"),
+        ("GET", r"/locations/(?P<zone>[^/]+)/nodes/(?P<id>[^/:]+)", "get_node"),
+        ("DELETE", r"/locations/(?P<zone>[^/]+)/nodes/(?P<id>[^/:]+)", "delete_node"),
+        ("GET", r"/locations/(?P<zone>[^/]+)/queuedResources", "list_queued"),
+        ("POST", r"/locations/(?P<zone>[^/]+)/queuedResources", "create_queued"),
+        ("GET", r"/locations/(?P<zone>[^/]+)/queuedResources/(?P<id>[^/:]+)", "get_queued"),
+        ("DELETE", r"/locations/(?P<zone>[^/]+)/queuedResources/(?P<id>[^/:]+)", "delete_queued"),
+        ("GET", r"/locations/(?P<zone>[^/]+)/operations/(?P<id>[^/:]+)", "get_operation"),
+    ]
+]
+STATUS_HTTP = {
+    "UNAVAILABLE": 503,
+    "PERMISSION_DENIED": 403,
+    "UNAUTHENTICATED": 401,
+    "RESOURCE_EXHAUSTED": 429,
+}
+
+
+def _injected_error(faults: Faults, method: str, path: str) -> ApiError | None:
+    """The error a counted fault makes this request answer with, if one fires."""
+    if faults.take("unavailable"):
+        return ApiError(503, "UNAVAILABLE", "The service is currently unavailable.")
+    if faults.take("unauthenticated"):
+        return ApiError(
+            401,
+            "UNAUTHENTICATED",
+            "Request had invalid authentication credentials. Expected OAuth 2 access "
+            "token, login cookie or other valid authentication credential.",
+        )
+    project = path.split("/")[3] if path.count("/") >= 3 else "?"
+    if faults.take("api_disabled"):
+        return ApiError(
+            403,
+            "PERMISSION_DENIED",
+            (
+                f"Cloud TPU API has not been used in project {project} before or it is disabled. "
+                "Enable it by visiting https://console.developers.google.com/apis/api/"
+                f"tpu.googleapis.com/overview?project={project} then retry."
+            ),
+            [
+                {
+                    "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                    "reason": "SERVICE_DISABLED",
+                    "domain": "googleapis.com",
+                    "metadata": {
+                        "service": "tpu.googleapis.com",
+                        "consumer": f"projects/{project}",
+                    },
+                }
+            ],
+        )
+    if faults.take("forbidden"):
+        return ApiError(
+            403,
+            "PERMISSION_DENIED",
+            (
+                f"Permission 'tpu.nodes.{'create' if method == 'POST' else 'list'}' denied on "
+                f"'projects/{project}'."
+            ),
+            [
+                {
+                    "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                    "reason": "IAM_PERMISSION_DENIED",
+                    "domain": "tpu.googleapis.com",
+                    "metadata": {"permission": "tpu.nodes.create"},
+                }
+            ],
+        )
+    if method == "POST" and faults.take("quota"):
+        zone = path.split("/")[5] if path.count("/") >= 5 else "?"
+        return ApiError(
+            429,
+            "RESOURCE_EXHAUSTED",
+            (f"Quota 'TPUV5sLitepodPerProjectPerZoneForTPUAPI' exhausted. Limit 0 in zone {zone}."),
+            [
+                {
+                    "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+                    "violations": [
+                        {
+                            "subject": f"projects/{project}",
+                            "description": "TPUV5sLitepodPerProjectPerZoneForTPUAPI",
+                        }
+                    ],
+                }
+            ],
+        )
+    return None
+
+
+class Handler(BaseHTTPRequestHandler):
+    server: SandboxServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # quiet: tests and the wizard own the terminal
+
+    def do_GET(self) -> None:
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:
+        self._dispatch("POST")
+
+    def do_DELETE(self) -> None:
+        self._dispatch("DELETE")
+
+    def _dispatch(self, method: str) -> None:
+        url = urlsplit(self.path)
+        query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        faults = self.server.state.faults
+        if faults.latency_ms:
+            time.sleep(faults.latency_ms / 1000)
+        try:
+            injected = _injected_error(faults, method, url.path)
+            if injected:
+                raise injected
+            body = json.loads(raw) if raw else {}
+            for route_method, pattern, handler in ROUTES:
+                match = pattern.match(url.path)
+                if match and route_method == method:
+                    with self.server.state.lock:
+                        self.server.state.tick()
+                        result = getattr(self.server.api, handler)(
+                            query=query, body=body, **match.groupdict()
+                        )
+                    self._reply(200, result)
+                    return
+            raise ApiError(404, "NOT_FOUND", f"No such method: {method} {url.path}")
+        except ApiError as err:
+            self._reply(
+                err.http,
+                {
+                    "error": {
+                        "code": err.http,
+                        "message": err.message,
+                        "status": err.status,
+                        "details": err.details,
+                    }
+                },
+            )
+        except json.JSONDecodeError:
+            self._reply(
+                400,
+                {
+                    "error": {
+                        "code": 400,
+                        "message": "The body is not JSON.",
+                        "status": "INVALID_ARGUMENT",
+                        "details": [],
+                    }
+                },
+            )
+
+    def _reply(self, status: int, payload: dict[str, Any]) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=UTF-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def _page(items: list[Any], key: str, query: dict[str, str]) -> dict[str, Any]:
+    size = int(query.get("pageSize") or 0) or 50
+    start = int(query.get("pageToken") or 0)
+    out: dict[str, Any] = {key: items[start : start + size]}
+    if start + size < len(items):
+        out["nextPageToken"] = str(start + size)
+    return out
+
+
+class Api:
+    """One method per route; each returns the JSON to answer with."""
+
+    def __init__(self, state: SandboxState) -> None:
+        self.s = state
+
+    def list_locations(self, version: str, project: str, query: dict, body: dict) -> dict:
+        zones = [
+            {"name": f"projects/{project}/locations/{z}", "locationId": z} for z in self.s.zones()
+        ]
+        return _page(zones, "locations", query)
+
+    def get_location(self, version: str, project: str, zone: str, query: dict, body: dict) -> dict:
+        self.s.require_zone(project, zone)
+        return {"name": f"projects/{project}/locations/{zone}", "locationId": zone}
+
+    def list_accelerator_types(
+        self, version: str, project: str, zone: str, query: dict, body: dict
+    ) -> dict:
+        self.s.require_zone(project, zone)
+        parent = f"projects/{project}/locations/{zone}"
+        types = [
+            dict(t, name=f"{parent}/acceleratorTypes/{t['type']}")
+            for t in self.s.accelerator_types(zone)
+        ]
+        return _page(types, "acceleratorTypes", query)
+
+    def list_runtime_versions(
+        self, version: str, project: str, zone: str, query: dict, body: dict
+    ) -> dict:
+        self.s.require_zone(project, zone)
+        parent = f"projects/{project}/locations/{zone}"
+        versions = [
+            {"name": f"{parent}/runtimeVersions/{v}", "version": v}
+            for v in self.s.runtime_versions(zone)
+        ]
+        return _page(versions, "runtimeVersions", query)
+
+    def list_nodes(self, version: str, project: str, zone: str, query: dict, body: dict) -> dict:
+        return _page(self.s.list_nodes(project, zone), "nodes", query)
+
+    def create_node(self, version: str, project: str, zone: str, query: dict, body: dict) -> dict:
+        return self.s.create_node(project, zone, query.get("nodeId", ""), body, version)
+
+    def get_node(
+        self,
+        version: str,
+        project: str,
+        zone: str,
+        id: str,
+        query: dict,
+        body: dict,
+    ) -> dict:
+        return self.s.get_node(project, zone, id)
+
+    def delete_node(
+        self,
+        version: str,
+        project: str,
+        zone: str,
+        id: str,
+        query: dict,
+        body: dict,
+    ) -> dict:
+        return self.s.delete_node(project, zone, id, version)
+
+    def list_queued(self, version: str, project: str, zone: str, query: dict, body: dict) -> dict:
+        return _page(self.s.list_queued(project, zone, version), "queuedResources", query)
+
+    def create_queued(self, version: str, project: str, zone: str, query: dict, body: dict) -> dict:
+        return self.s.create_queued(project, zone, query.get("queuedResourceId", ""), body, version)
+
+    def get_queued(
+        self,
+        version: str,
+        project: str,
+        zone: str,
+        id: str,
+        query: dict,
+        body: dict,
+    ) -> dict:
+        return self.s.get_queued(project, zone, id, version)
+
+    def delete_queued(
+        self,
+        version: str,
+        project: str,
+        zone: str,
+        id: str,
+        query: dict,
+        body: dict,
+    ) -> dict:
+        force = query.get("force", "").lower() in ("true", "1")
+        return self.s.delete_queued(project, zone, id, force, version)
+
+    def get_operation(
+        self,
+        version: str,
+        project: str,
+        zone: str,
+        id: str,
+        query: dict,
+        body: dict,
+    ) -> dict:
+        return self.s.get_operation(f"projects/{project}/locations/{zone}/operations/{id}")
+
+
+class SandboxServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, state: SandboxState, port: int = 0) -> None:
+        self.state = state
+        self.api = Api(state)
+        super().__init__((LOOPBACK, port), Handler)
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://{LOOPBACK}:{self.server_address[1]}"
+
+
+def make_server(
+    home: Path,
+    port: int = 0,
+    faults: str | None = None,
+    delay: float = 1.0,
+    authorized_keys: Path | None = None,
+    ssh_port: int = 22,
+) -> SandboxServer:
+    state = SandboxState(home, parse_faults(faults), delay, authorized_keys, ssh_port)
+    return SandboxServer(state, port)
+
+
+def start_in_thread(server: SandboxServer) -> threading.Thread:
+    thread = threading.Thread(target=server.serve_forever, name="tpuwizard-sandbox", daemon=True)
+    thread.start()
+    return thread

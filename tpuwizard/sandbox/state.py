@@ -1,0 +1,496 @@
+"""The sandbox's model of a TPU project: nodes, queued resources and long-running operations.
+
+Everything is kept in one JSON file under the sandbox's home, so a crashed and restarted tpuwizard
+(or sandbox) sees the same nodes. Time moves lazily: each request first "ticks" the model, which
+finishes operations and advances states whose deadline has passed, so no background thread is
+needed and a restart resumes where the clock says.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import threading
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from tpuwizard.core import catalog
+from tpuwizard.sandbox.faults import Faults
+
+NODE_ID_RE = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
+OP_TYPE = "type.googleapis.com/google.cloud.tpu.{version}.OperationMetadata"
+RESPONSE_TYPE = "type.googleapis.com/google.cloud.tpu.{version}.{kind}"
+EMPTY_TYPE = "type.googleapis.com/google.protobuf.Empty"
+DELETE_SECONDS = 0.2
+GENERATION_ENUM = {
+    "v2": "V2",
+    "v3": "V3",
+    "v4": "V4",
+    "v5e": "V5LITE_POD",
+    "v5p": "V5P",
+    "v6e": "V6E",
+}
+
+
+class ApiError(Exception):
+    """An error the server answers with a Google-style body."""
+
+    def __init__(
+        self, http: int, status: str, message: str, details: list[dict[str, Any]] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.http, self.status, self.message, self.details = http, status, message, details or []
+
+
+def now_iso(t: float | None = None) -> str:
+    return (
+        datetime.fromtimestamp(t if t is not None else time.time(), UTC)
+        .isoformat()
+        .replace("+00:00", "Z")
+    )
+
+
+def parse_duration(text: str) -> float:
+    """A protobuf Duration in JSON ("3600s") -> seconds."""
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)s", str(text))
+    if not match:
+        raise ApiError(400, "INVALID_ARGUMENT", f"Invalid duration '{text}': use e.g. '3600s'.")
+    return float(match.group(1))
+
+
+class SandboxState:
+    def __init__(
+        self,
+        home: Path,
+        faults: Faults,
+        delay: float = 1.0,
+        authorized_keys: Path | None = None,
+        ssh_port: int = 22,
+    ) -> None:
+        self.home = home
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.file = home / "state.json"
+        self.faults = faults
+        self.delay = faults.slow_create if faults.slow_create is not None else delay
+        self.authorized_keys = authorized_keys
+        self.ssh_port = ssh_port
+        self.lock = threading.RLock()
+        self.data: dict[str, Any] = {"nodes": {}, "queued": {}, "operations": {}, "counter": 0}
+        if self.file.exists():
+            self.data = json.loads(self.file.read_text())
+
+    # -- persistence ------------------------------------------------------------------------
+    def save(self) -> None:
+        tmp = self.file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.data, indent=1, sort_keys=True))
+        os.replace(tmp, self.file)
+
+    def worker_home(self, node_name: str, worker: int) -> Path:
+        """Each VM of a sandbox node has a home folder; remote commands run there."""
+        _, project, _, zone, _, node_id = node_name.split("/")
+        return self.home / "workers" / project / zone / node_id / f"w{worker}"
+
+    # -- zones and types ----------------------------------------------------------------------
+    @staticmethod
+    def zones() -> list[str]:
+        return list(catalog.documented_zone_table())
+
+    def require_zone(self, project: str, zone: str) -> None:
+        if zone not in catalog.documented_zone_table():
+            raise ApiError(
+                404, "NOT_FOUND", f"Location projects/{project}/locations/{zone} was not found."
+            )
+
+    def accelerator_types(self, zone: str) -> list[dict[str, Any]]:
+        out = []
+        for name in catalog.documented_zone_table()[zone]:
+            entry: dict[str, Any] = {"type": name}
+            enum = GENERATION_ENUM.get(catalog.parse_accelerator(name).generation.key)
+            if enum:
+                entry["acceleratorConfigs"] = [{"type": enum}]
+            out.append(entry)
+        return out
+
+    def runtime_versions(self, zone: str) -> list[str]:
+        offered = {
+            catalog.parse_accelerator(n).generation.runtime_version
+            for n in catalog.documented_zone_table()[zone]
+        }
+        return sorted(offered)
+
+    # -- operations ---------------------------------------------------------------------------
+    def _new_operation(
+        self,
+        project: str,
+        zone: str,
+        verb: str,
+        target: str,
+        version: str,
+        done_at: float,
+        on_done: dict[str, Any],
+    ) -> dict[str, Any]:
+        self.data["counter"] += 1
+        name = f"projects/{project}/locations/{zone}/operations/operation-{self.data['counter']}"
+        op = {
+            "name": name,
+            "metadata": {
+                "@type": OP_TYPE.format(version=version),
+                "createTime": now_iso(),
+                "target": target,
+                "verb": verb,
+                "apiVersion": version,
+            },
+            "done": False,
+            "_done_at": done_at,
+            "_on_done": on_done,
+        }
+        self.data["operations"][name] = op
+        return op
+
+    @staticmethod
+    def public(op: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in op.items() if not k.startswith("_")}
+
+    def get_operation(self, name: str) -> dict[str, Any]:
+        op = self.data["operations"].get(name)
+        if op is None:
+            raise ApiError(404, "NOT_FOUND", f"Operation {name} was not found.")
+        return self.public(op)
+
+    # -- time -------------------------------------------------------------------------------
+    def tick(self) -> None:
+        """Advance every state whose time has come."""
+        t = time.time()
+        changed = False
+        for op in self.data["operations"].values():
+            if not op["done"] and op["_done_at"] <= t:
+                self._finish(op)
+                changed = True
+        for qr in list(self.data["queued"].values()):
+            changed |= self._advance_queued(qr, t)
+        if changed:
+            self._sync_keys()
+            self.save()
+
+    def _finish(self, op: dict[str, Any]) -> None:
+        action = op["_on_done"]
+        op["done"] = True
+        op["metadata"]["endTime"] = now_iso()
+        kind, target = action["kind"], op["metadata"]["target"]
+        version = op["metadata"]["apiVersion"]
+        if kind == "create_node":
+            node = self.data["nodes"].get(target)
+            if node is None:
+                op["error"] = {"code": 1, "message": "The node was deleted while it was created."}
+            elif action.get("stockout"):
+                self._remove_node(target)
+                zone = target.split("/")[3]
+                op["error"] = {
+                    "code": 8,
+                    "message": (
+                        f'There is no more capacity in the zone "{zone}"; you can try in another '
+                        "zone where Cloud TPU Nodes are offered (see https://cloud.google.com/tpu/docs"
+                        "/regions) [EID: 0x1a2b]"
+                    ),
+                }
+            else:
+                if not self.faults.never_ready:
+                    self._make_ready(node)
+                op["response"] = dict(
+                    node, **{"@type": RESPONSE_TYPE.format(version=version, kind="Node")}
+                )
+        elif kind == "delete_node":
+            if action.get("fail"):
+                node = self.data["nodes"].get(target)
+                if node is not None:
+                    node["state"] = "READY"
+                op["error"] = {"code": 13, "message": "Internal error while deleting the node."}
+            else:
+                self._remove_node(target)
+                op["response"] = {"@type": EMPTY_TYPE}
+        elif kind == "create_queued":
+            qr = self.data["queued"][target]
+            op["response"] = dict(
+                self._public_qr(qr, version),
+                **{"@type": RESPONSE_TYPE.format(version=version, kind="QueuedResource")},
+            )
+        elif kind == "delete_queued":
+            qr = self.data["queued"].pop(target, None)
+            if qr is not None:
+                for spec in qr["tpu"]["nodeSpec"]:
+                    self._remove_node(f"{spec['parent']}/nodes/{spec['nodeId']}")
+            op["response"] = {"@type": EMPTY_TYPE}
+
+    def _make_ready(self, node: dict[str, Any]) -> None:
+        node["state"] = "READY"
+        slice_ = catalog.parse_accelerator(node["acceleratorType"])
+        for worker in range(slice_.vms):
+            self.worker_home(node["name"], worker).mkdir(parents=True, exist_ok=True)
+
+    def _remove_node(self, name: str) -> None:
+        if self.data["nodes"].pop(name, None) is not None:
+            shutil.rmtree(self.worker_home(name, 0).parent, ignore_errors=True)
+
+    def _sync_keys(self) -> None:
+        """Rewrite the paired sshd's authorized_keys from every node's ``ssh-keys`` metadata."""
+        if self.authorized_keys is None:
+            return
+        lines = []
+        for node in self.data["nodes"].values():
+            for entry in node.get("metadata", {}).get("ssh-keys", "").splitlines():
+                _user, _, key = entry.partition(":")
+                if key.strip():
+                    lines.append(key.strip())
+        self.authorized_keys.parent.mkdir(parents=True, exist_ok=True)
+        self.authorized_keys.write_text("".join(f"{line}\n" for line in lines))
+        self.authorized_keys.chmod(0o600)
+
+    # -- nodes ------------------------------------------------------------------------------
+    def _validate_node(
+        self, project: str, zone: str, node_id: str, body: dict[str, Any]
+    ) -> catalog.Slice:
+        self.require_zone(project, zone)
+        if not NODE_ID_RE.match(node_id or ""):
+            raise ApiError(
+                400,
+                "INVALID_ARGUMENT",
+                (
+                    f"Invalid node id '{node_id}': it must be 1-63 characters of lower-case "
+                    "letters, digits and hyphens, start with a letter and not end with a hyphen."
+                ),
+            )
+        acc = body.get("acceleratorType", "")
+        if acc not in catalog.documented_zone_table()[zone]:
+            raise ApiError(
+                400,
+                "INVALID_ARGUMENT",
+                f"Accelerator type '{acc}' is not available in zone {zone}.",
+            )
+        if not body.get("runtimeVersion"):
+            raise ApiError(400, "INVALID_ARGUMENT", "A runtime version is required.")
+        return catalog.parse_accelerator(acc)
+
+    def _node_record(
+        self, project: str, zone: str, node_id: str, body: dict[str, Any], slice_: catalog.Slice
+    ) -> dict[str, Any]:
+        name = f"projects/{project}/locations/{zone}/nodes/{node_id}"
+        if name in self.data["nodes"]:
+            raise ApiError(409, "ALREADY_EXISTS", f"Resource '{name}' already exists.")
+        node = {
+            k: v
+            for k, v in body.items()
+            if k
+            in (
+                "acceleratorType",
+                "runtimeVersion",
+                "labels",
+                "metadata",
+                "description",
+                "schedulingConfig",
+                "networkConfig",
+                "tags",
+            )
+        }
+        node.update(
+            name=name,
+            state="CREATING",
+            health="HEALTHY",
+            createTime=now_iso(),
+            networkEndpoints=[
+                {"ipAddress": "127.0.0.1", "port": self.ssh_port} for _ in range(slice_.vms)
+            ],
+        )
+        self.data["nodes"][name] = node
+        return node
+
+    def create_node(
+        self, project: str, zone: str, node_id: str, body: dict[str, Any], version: str
+    ) -> dict[str, Any]:
+        slice_ = self._validate_node(project, zone, node_id, body)
+        node = self._node_record(project, zone, node_id, body, slice_)
+        op = self._new_operation(
+            project,
+            zone,
+            "create",
+            node["name"],
+            version,
+            time.time() + self.delay,
+            {"kind": "create_node", "stockout": zone in self.faults.stockout},
+        )
+        self._sync_keys()
+        self.save()
+        return self.public(op)
+
+    def get_node(self, project: str, zone: str, node_id: str) -> dict[str, Any]:
+        self.require_zone(project, zone)
+        name = f"projects/{project}/locations/{zone}/nodes/{node_id}"
+        node = self.data["nodes"].get(name)
+        if node is None:
+            raise ApiError(404, "NOT_FOUND", f"Resource '{name}' was not found.")
+        return node
+
+    def list_nodes(self, project: str, zone: str) -> list[dict[str, Any]]:
+        self.require_zone(project, zone)
+        prefix = f"projects/{project}/locations/{zone}/nodes/"
+        return [n for name, n in sorted(self.data["nodes"].items()) if name.startswith(prefix)]
+
+    def delete_node(self, project: str, zone: str, node_id: str, version: str) -> dict[str, Any]:
+        node = self.get_node(project, zone, node_id)
+        if node.get("queuedResource"):
+            raise ApiError(
+                400,
+                "FAILED_PRECONDITION",
+                (
+                    f"Node {node_id} belongs to queued resource {node['queuedResource']}: "
+                    "delete the queued resource instead."
+                ),
+            )
+        node["state"] = "DELETING"
+        fail = self.faults.take("delete_fail")
+        op = self._new_operation(
+            project,
+            zone,
+            "delete",
+            node["name"],
+            version,
+            time.time() + DELETE_SECONDS,
+            {"kind": "delete_node", "fail": fail},
+        )
+        self.save()
+        return self.public(op)
+
+    # -- queued resources -------------------------------------------------------------------
+    def _public_qr(self, qr: dict[str, Any], version: str) -> dict[str, Any]:
+        out = {k: v for k, v in qr.items() if not k.startswith("_")}
+        if version == "v2":
+            out.pop("provisioningModel", None)
+            out.pop("runDuration", None)
+        return out
+
+    def create_queued(
+        self, project: str, zone: str, qr_id: str, body: dict[str, Any], version: str
+    ) -> dict[str, Any]:
+        self.require_zone(project, zone)
+        if not NODE_ID_RE.match(qr_id or ""):
+            raise ApiError(400, "INVALID_ARGUMENT", f"Invalid queued resource id '{qr_id}'.")
+        name = f"projects/{project}/locations/{zone}/queuedResources/{qr_id}"
+        if name in self.data["queued"]:
+            raise ApiError(409, "ALREADY_EXISTS", f"Resource '{name}' already exists.")
+        specs = body.get("tpu", {}).get("nodeSpec", [])
+        if len(specs) != 1:
+            raise ApiError(400, "INVALID_ARGUMENT", "Exactly one nodeSpec is supported.")
+        spec = specs[0]
+        self._validate_node(project, zone, spec.get("nodeId", ""), spec.get("node", {}))
+        flex = body.get("provisioningModel") == "FLEX_START"
+        if flex and version != "v2alpha1":
+            raise ApiError(400, "INVALID_ARGUMENT", "Flex-start needs the v2alpha1 API.")
+        qr: dict[str, Any] = {
+            k: v
+            for k, v in body.items()
+            if k
+            in ("tpu", "spot", "guaranteed", "queueingPolicy", "provisioningModel", "runDuration")
+        }
+        qr.update(
+            name=name, createTime=now_iso(), state={"state": "CREATING"}, _created_at=time.time()
+        )
+        if flex:
+            duration = parse_duration(body.get("runDuration", {}).get("maxRunDuration", ""))
+            if not 0 < duration <= 7 * 24 * 3600:
+                raise ApiError(400, "INVALID_ARGUMENT", "maxRunDuration must be up to 7 days.")
+            qr["_max_run"] = duration
+        self.data["queued"][name] = qr
+        op = self._new_operation(
+            project, zone, "create", name, version, time.time() + 0.05, {"kind": "create_queued"}
+        )
+        self.save()
+        return self.public(op)
+
+    def _advance_queued(self, qr: dict[str, Any], t: float) -> bool:
+        state = qr["state"]["state"]
+        age = t - qr["_created_at"]
+        zone = qr["name"].split("/")[3]
+        new = state
+        if state in ("CREATING", "ACCEPTED", "PROVISIONING", "WAITING_FOR_RESOURCES"):
+            if zone in self.faults.stockout:
+                new = "ACCEPTED" if age < self.delay / 3 else "WAITING_FOR_RESOURCES"
+            elif age >= self.delay:
+                new = "ACTIVE"
+            elif age >= 2 * self.delay / 3:
+                new = "PROVISIONING"
+            elif age >= self.delay / 3:
+                new = "ACCEPTED"
+        if new in ("PROVISIONING", "ACTIVE") and "_node" not in qr:
+            spec = qr["tpu"]["nodeSpec"][0]
+            project, zone_ = spec["parent"].split("/")[1], spec["parent"].split("/")[3]
+            slice_ = catalog.parse_accelerator(spec["node"]["acceleratorType"])
+            try:
+                node = self._node_record(project, zone_, spec["nodeId"], spec["node"], slice_)
+            except ApiError as err:  # e.g. a node of that name already exists
+                qr["state"] = {"state": "FAILED"}
+                qr["failedData"] = {"error": {"code": 6, "message": err.message}}
+                return True
+            node["queuedResource"] = qr["name"]
+            if qr.get("spot") is not None:
+                node.setdefault("schedulingConfig", {})["spot"] = True
+            qr["_node"] = node["name"]
+        if new == "ACTIVE" and state != "ACTIVE":
+            node = self.data["nodes"].get(qr["_node"])
+            if node is not None and not self.faults.never_ready:
+                self._make_ready(node)
+            if "_max_run" in qr:
+                qr["_ends_at"] = t + qr["_max_run"]
+                qr["runDuration"]["terminationTime"] = now_iso(qr["_ends_at"])
+        if state == "ACTIVE" and "_ends_at" in qr and t >= qr["_ends_at"]:
+            # Flex-start's run is over: the VMs are deleted and the request is SUSPENDED.
+            self._remove_node(qr["_node"])
+            new = "SUSPENDED"
+        if new != state:
+            qr["state"] = {"state": new}
+            return True
+        return False
+
+    def get_queued(self, project: str, zone: str, qr_id: str, version: str) -> dict[str, Any]:
+        self.require_zone(project, zone)
+        name = f"projects/{project}/locations/{zone}/queuedResources/{qr_id}"
+        qr = self.data["queued"].get(name)
+        if qr is None:
+            raise ApiError(404, "NOT_FOUND", f"Resource '{name}' was not found.")
+        return self._public_qr(qr, version)
+
+    def list_queued(self, project: str, zone: str, version: str) -> list[dict[str, Any]]:
+        self.require_zone(project, zone)
+        prefix = f"projects/{project}/locations/{zone}/queuedResources/"
+        return [
+            self._public_qr(q, version)
+            for n, q in sorted(self.data["queued"].items())
+            if n.startswith(prefix)
+        ]
+
+    def delete_queued(
+        self, project: str, zone: str, qr_id: str, force: bool, version: str
+    ) -> dict[str, Any]:
+        self.get_queued(project, zone, qr_id, version)
+        name = f"projects/{project}/locations/{zone}/queuedResources/{qr_id}"
+        qr = self.data["queued"][name]
+        if qr.get("_node") in self.data["nodes"] and not force:
+            raise ApiError(
+                400,
+                "FAILED_PRECONDITION",
+                (f"Queued resource {qr_id} still has a node: delete it with force=true."),
+            )
+        qr["state"] = {"state": "DELETING"}
+        op = self._new_operation(
+            project,
+            zone,
+            "delete",
+            name,
+            version,
+            time.time() + DELETE_SECONDS,
+            {"kind": "delete_queued"},
+        )
+        self.save()
+        return self.public(op)
