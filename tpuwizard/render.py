@@ -108,3 +108,34 @@ def render_zones(
     for zone, error in failures.items():
         out.print(f"[yellow]{zone}: not surveyed ({error})[/]")
     out.print(f"[dim]{note}[/]")
+
+
+def render_status(found: list, cost_label: str) -> None:
+    from tpuwizard.event_text import money
+
+    out = console()
+    grid = Table(
+        title="May still be billing",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+    )
+    for header in ("name", "kind", "zone", "type", "state", "age", "cost so far"):
+        grid.add_column(header, no_wrap=header in ("name", "zone"))
+    for b in found:
+        r = b.resource
+        grid.add_row(
+            r.name, r.kind, r.zone, r.accelerator, b.state, _age(b.age_s), money(b.cost_usd)
+        )
+    out.print(grid)
+    out.print(f"[dim]Costs are an {cost_label}. Delete with: tpuwizard teardown NAME (or --all)[/]")
+
+
+def _age(seconds: float) -> str:
+    minutes = int(seconds // 60)
+    return (
+        f"{minutes // 60}h{minutes % 60:02d}m"
+        if minutes >= 60
+        else f"{minutes}m{int(seconds) % 60:02d}s"
+    )

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tpuwizard.core import catalog
+from tpuwizard.core.cancel import Cancelled
 
 ENDPOINT_ENV = "TPUWIZARD_TPU_ENDPOINT"
 GOOGLE_ENDPOINT = "https://tpu.googleapis.com"
@@ -38,6 +39,7 @@ class NodeInfo:
     endpoints: tuple[str, ...] = ()
     queued_resource: str | None = None
     spot: bool = False
+    external_ips: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -223,6 +225,7 @@ class TpuCloud:
         on_state: Callable[[str], None] | None = None,
         timeout: float = 1800,
         poll: float = 2.0,
+        cancelled: Callable[[], bool] | None = None,
     ) -> NodeInfo:
         """Poll until the node is READY, reporting each state change.
 
@@ -250,7 +253,7 @@ class TpuCloud:
                 raise CreateFailed(RuntimeError("the node disappeared while it was created"))
             if time.monotonic() >= deadline:
                 raise WaitTimedOut(f"node {node_id}", state, timeout)
-            time.sleep(poll)
+            _pause(poll, cancelled)
 
     def delete_node(self, zone: str, node_id: str, timeout: float = 600) -> None:
         """Delete and wait for the operation; a node that is already gone is fine."""
@@ -282,6 +285,11 @@ class TpuCloud:
             endpoints=tuple(e.ip_address for e in node.network_endpoints),
             queued_resource=node.queued_resource or None,
             spot=bool(node.scheduling_config.spot or node.scheduling_config.preemptible),
+            external_ips=tuple(
+                e.access_config.external_ip
+                for e in node.network_endpoints
+                if e.access_config.external_ip
+            ),
         )
 
     # -- queued resources ---------------------------------------------------------------------
@@ -375,6 +383,7 @@ class TpuCloud:
         on_state: Callable[[str], None] | None = None,
         timeout: float = 3600,
         poll: float = 2.0,
+        cancelled: Callable[[], bool] | None = None,
     ) -> QueuedInfo:
         """Poll until ACTIVE; FAILED or SUSPENDED raise :class:`CreateFailed`."""
         deadline = time.monotonic() + timeout
@@ -392,7 +401,7 @@ class TpuCloud:
                 raise CreateFailed(RuntimeError(f"the queued resource is {state}"))
             if time.monotonic() >= deadline:
                 raise WaitTimedOut(f"queued resource {qr_id}", state, timeout)
-            time.sleep(poll)
+            _pause(poll, cancelled)
 
     def delete_queued(self, zone: str, qr_id: str, timeout: float = 600) -> None:
         """Delete with force (its node goes too) and wait; already gone is fine."""
@@ -413,6 +422,18 @@ class TpuCloud:
         if self.get_queued(zone, qr_id) is not None:
             return False
         return all(q.name != qr_id for q in self.list_queued(zone))
+
+
+def _pause(seconds: float, cancelled: Callable[[], bool] | None) -> None:
+    """Sleep between polls, in small steps so that a cancel is noticed quickly."""
+    end = time.monotonic() + seconds
+    while True:
+        if cancelled is not None and cancelled():
+            raise Cancelled("stopped while waiting")
+        left = end - time.monotonic()
+        if left <= 0:
+            return
+        time.sleep(min(left, 0.1))
 
 
 def _queued_info(data: dict, zone: str) -> QueuedInfo:

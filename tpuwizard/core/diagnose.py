@@ -72,6 +72,7 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
     from google.auth import exceptions as auth_exc
 
     from tpuwizard.core.cloud import CreateFailed, WaitTimedOut
+    from tpuwizard.core.remote import RemoteError
 
     ctx = ctx or Context()
     if isinstance(err, CreateFailed):
@@ -200,6 +201,16 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
             [
                 "Run tpuwizard status to see what exists now, then try again.",
                 "Anything tpuwizard created is in its ledger and will be cleaned up.",
+            ],
+        )
+    if isinstance(err, RemoteError):
+        return Diagnosis(
+            "remote",
+            "A command on the TPU VM failed",
+            message,
+            [
+                "If SSH is refused, the project may enforce OS Login: use --transport gcloud.",
+                "The lines above show the worker's own output.",
             ],
         )
     if isinstance(err, gx.ServiceUnavailable | gx.TooManyRequests):

@@ -10,6 +10,10 @@ from tpuwizard.core.cloud import ENDPOINT_ENV, GOOGLE_ENDPOINT
 PRACTICE_PROJECT = "tpuwizard-practice"
 FAULTS_ENV = "TPUWIZARD_SANDBOX_FAULTS"
 DELAY_ENV = "TPUWIZARD_SANDBOX_DELAY"
+# Pairing with an OpenSSH server: the sandbox writes node ssh-keys into this file, and workers
+# are reached over SSH on this loopback port instead of through a local shell.
+SSH_PORT_ENV = "TPUWIZARD_SANDBOX_SSH_PORT"
+AUTHORIZED_KEYS_ENV = "TPUWIZARD_SANDBOX_AUTHORIZED_KEYS"
 
 
 def start_sandbox(faults: str | None = None, delay: float | None = None):  # -> SandboxServer

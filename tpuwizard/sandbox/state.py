@@ -36,6 +36,12 @@ GENERATION_ENUM = {
 }
 
 
+def worker_home(home: Path, node_name: str, worker: int) -> Path:
+    """Each VM of a sandbox node has a home folder; its remote commands run there."""
+    _, project, _, zone, _, node_id = node_name.split("/")
+    return home / "workers" / project / zone / node_id / f"w{worker}"
+
+
 class ApiError(Exception):
     """An error the server answers with a Google-style body."""
 
@@ -90,9 +96,7 @@ class SandboxState:
         os.replace(tmp, self.file)
 
     def worker_home(self, node_name: str, worker: int) -> Path:
-        """Each VM of a sandbox node has a home folder; remote commands run there."""
-        _, project, _, zone, _, node_id = node_name.split("/")
-        return self.home / "workers" / project / zone / node_id / f"w{worker}"
+        return worker_home(self.home, node_name, worker)
 
     # -- zones and types ----------------------------------------------------------------------
     @staticmethod

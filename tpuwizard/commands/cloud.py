@@ -1,0 +1,272 @@
+"""The cloud lifecycle: the sandbox, launch, status and teardown."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from tpuwizard.commands.common import (
+    EXIT_CLOUD,
+    EXIT_FAILED,
+    EXIT_TEARDOWN,
+    Group,
+    cloud_errors,
+    connect,
+    print_json,
+    say,
+)
+from tpuwizard.core.errors import BadInput
+
+
+@click.group(cls=Group)
+def sandbox() -> None:
+    """The local practice stand-in for the Cloud TPU API."""
+
+
+@sandbox.command("serve")
+@click.option("--port", type=int, default=0, help="Port on 127.0.0.1 (default: a free one).")
+@click.option("--faults", help="Fault spec, e.g. 'stockout=us-central1-a;unavailable=2'.")
+@click.option(
+    "--delay",
+    type=float,
+    default=2.0,
+    show_default=True,
+    help="Seconds a node takes to become READY.",
+)
+def sandbox_serve(port: int, faults: str | None, delay: float) -> None:
+    """Run the sandbox in the foreground until Ctrl+C."""
+    import os
+
+    from tpuwizard.core import paths
+    from tpuwizard.core.practice import FAULTS_ENV
+    from tpuwizard.sandbox.server import make_server
+
+    if not 0 <= port <= 65535:
+        raise BadInput(f"--port must be 0-65535, not {port}.")
+    try:
+        server = make_server(
+            paths.state_dir() / "sandbox",
+            port,
+            faults if faults is not None else os.environ.get(FAULTS_ENV),
+            delay,
+        )
+    except OSError as err:
+        raise BadInput(
+            f"Cannot listen on 127.0.0.1:{port} ({err.strerror}): choose another "
+            "--port, or 0 for a free one."
+        ) from None
+    say("[practice] tpuwizard sandbox: a local stand-in for the Cloud TPU API.")
+    click.echo(server.endpoint, nl=True)
+    say(f"Point tpuwizard at it with: export TPUWIZARD_TPU_ENDPOINT={server.endpoint}")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        say("Sandbox stopped.")
+    finally:
+        server.server_close()
+
+
+@click.command()
+@click.option("--accelerator", required=True, help="TPU type, e.g. v5litepod-4.")
+@click.option("--zone", help="Zone (default from gcloud config), e.g. us-central1-a.")
+@click.option(
+    "--route",
+    type=click.Choice(["vm", "spot", "flex"]),
+    default="vm",
+    show_default=True,
+    help="On-demand VM, spot, or Flex-start (queued, bounded).",
+)
+@click.option("--project", help="Project id (default from gcloud config).")
+@click.option("--name", help="Node name (default tpuwizard-<run id>).")
+@click.option(
+    "--script", type=click.Path(path_type=Path), help="Your script to run after the verifier."
+)
+@click.option(
+    "--fetch",
+    "fetch",
+    multiple=True,
+    help="Glob of files your script writes, copied back to runs/<run id>/files/ (repeatable).",
+)
+@click.option("--keep", is_flag=True, help="Leave the node running at the end (it keeps billing).")
+@click.option("--max-run", type=int, help="Deadline in minutes (Flex-start's maxRunDuration).")
+@click.option("--failover", is_flag=True, help="On a stockout, try the next zones offering it.")
+@click.option(
+    "--transport",
+    type=click.Choice(["ssh", "gcloud"]),
+    default="ssh",
+    show_default=True,
+    help="gcloud for projects that enforce OS Login.",
+)
+@click.option("--run-dir", type=click.Path(path_type=Path), help="Base folder for run folders.")
+@click.option("--sandbox", is_flag=True, help="Practise against the local sandbox.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per event per line.")
+def launch(
+    accelerator: str,
+    zone: str | None,
+    route: str,
+    project: str | None,
+    name: str | None,
+    script: Path | None,
+    fetch: tuple[str, ...],
+    keep: bool,
+    max_run: int | None,
+    failover: bool,
+    transport: str,
+    run_dir: Path | None,
+    sandbox: bool,
+    as_json: bool,
+) -> None:
+    """Create a TPU, verify JAX on it, run your script, copy results back, and tear it down."""
+    import json
+    import signal
+
+    from tpuwizard.core import gcloud_config, paths
+    from tpuwizard.core.cancel import CancelToken
+    from tpuwizard.core.lifecycle import LaunchPlan, events
+    from tpuwizard.core.runtime import build_runtime
+    from tpuwizard.event_text import describe
+
+    zone = zone or gcloud_config.discover().zone
+    if not zone:
+        raise BadInput(
+            "No zone: give --zone (tpuwizard zones --accelerator "
+            f"{accelerator} lists them) or run `gcloud config set compute/zone ZONE`."
+        )
+    run_id = paths.new_run_id()
+    cloud, practice = connect(project, sandbox)
+    plan = LaunchPlan(
+        accelerator=accelerator,
+        zone=zone,
+        project=cloud.project,
+        run_id=run_id,
+        run_dir=(run_dir or Path.cwd() / "runs") / run_id,
+        route=route,
+        name=name,
+        script=script,
+        fetch=fetch,
+        keep=keep,
+        max_run_minutes=max_run,
+        failover=failover,
+    )
+    plan.validate()
+    runtime = build_runtime(cloud, practice, transport)
+    cancel = CancelToken()
+    received: list[int] = []
+
+    def stop(signum: int, _frame: object) -> None:
+        if not received:
+            say(f"\n{signal.Signals(signum).name}: stopping and tearing down. Please wait...")
+        received.append(signum)
+        cancel.set(signal.Signals(signum).name)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(sig, stop)
+    code = EXIT_CLOUD
+    for event in events(plan, runtime, cancel):
+        if as_json:
+            click.echo(json.dumps(event.to_dict()))
+        for line in describe(event):
+            (say if as_json else click.echo)(line)
+        if event.event_name() == "finished":
+            code = event.exit_code  # type: ignore[attr-defined]
+    sys.exit(128 + received[0] if received else code)
+
+
+@click.command()
+@click.option("--project", help="Project id (default from gcloud config).")
+@click.option("--sandbox", is_flag=True, help="The practice sandbox.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+def status(project: str | None, sandbox: bool, as_json: bool) -> None:
+    """Everything tpuwizard created that may still bill, from the ledger and labels."""
+    from tpuwizard.core import cost
+    from tpuwizard.core.diagnose import Context
+    from tpuwizard.core.runtime import ledger_for
+    from tpuwizard.core.teardown import reconcile
+
+    cloud, practice = connect(project, sandbox)
+    with cloud_errors(Context(project=cloud.project)):
+        found = reconcile(cloud, ledger_for(practice))
+    if as_json:
+        print_json({"resources": [b.to_dict() for b in found]})
+        return
+    if not found:
+        say("Nothing tpuwizard created exists any more: nothing is billing.")
+        return
+    from tpuwizard.render import render_status
+
+    render_status(found, cost.label())
+
+
+def _select(found: list, name: str | None, everything: bool) -> list:
+    if everything:
+        return found
+    chosen = [b for b in found if name in (b.resource.name, b.resource.node_id)]
+    if not chosen:
+        names = ", ".join(b.resource.name for b in found) or "none"
+        raise BadInput(f"No tpuwizard resource called '{name}' exists (existing: {names}).")
+    return chosen
+
+
+@click.command()
+@click.argument("name", required=False)
+@click.option("--all", "everything", is_flag=True, help="Everything tpuwizard created.")
+@click.option("--project", help="Project id (default from gcloud config).")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--sandbox", is_flag=True, help="The practice sandbox.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+def teardown(
+    name: str | None, everything: bool, project: str | None, yes: bool, sandbox: bool, as_json: bool
+) -> None:
+    """Delete what tpuwizard created and verify by listing that it is gone."""
+    from tpuwizard.core.diagnose import Context
+    from tpuwizard.core.runtime import ledger_for
+    from tpuwizard.core.teardown import delete_and_verify, reconcile
+
+    if bool(name) == everything:
+        raise BadInput("Name one resource (tpuwizard teardown NAME) or use --all.")
+    cloud, practice = connect(project, sandbox)
+    ledger = ledger_for(practice)
+    with cloud_errors(Context(project=cloud.project)):
+        chosen = _select(reconcile(cloud, ledger), name, everything)
+    if not chosen:
+        say("Nothing to delete: nothing tpuwizard created exists.")
+        if as_json:
+            print_json({"results": []})
+        return
+    listing = ", ".join(f"{b.resource.name} ({b.resource.zone})" for b in chosen)
+    if not yes:
+        if not sys.stdin.isatty():
+            raise BadInput(f"Would delete {listing}: add --yes to confirm without a terminal.")
+        if not click.confirm(f"Delete {listing}?", err=True):
+            say("Nothing deleted.")
+            raise click.exceptions.Exit(EXIT_FAILED)
+    results = []
+    for billable in chosen:
+        say(f"Deleting {billable.resource.name} and checking that it is gone...")
+        result = delete_and_verify(cloud, ledger, billable.resource)
+        results.append(result)
+        if result.verified:
+            say(f"  verified gone: {billable.resource.name}")
+        else:
+            say(f"  NOT verified gone: {billable.resource.name}; it may still bill.")
+            if result.diagnosis:
+                say(result.diagnosis.render())
+    if as_json:
+        print_json(
+            {
+                "results": [
+                    {
+                        "name": r.resource.name,
+                        "zone": r.resource.zone,
+                        "verified": r.verified,
+                        "diagnosis": r.diagnosis.to_dict() if r.diagnosis else None,
+                    }
+                    for r in results
+                ]
+            }
+        )
+    if not all(r.verified for r in results):
+        raise click.exceptions.Exit(EXIT_TEARDOWN)
+    say("Nothing tpuwizard deleted is billing any more.")

@@ -1,0 +1,75 @@
+"""What every command shares: exit codes, output helpers, error handling, connecting."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import click
+
+from tpuwizard.core.errors import BadInput
+
+# Exit codes, as DESIGN.md fixes them.
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CLOUD, EXIT_TEARDOWN = 0, 1, 2, 3, 4
+
+
+def say(text: str = "") -> None:
+    """Human text goes to stderr so that ``--json`` keeps stdout to one JSON document."""
+    click.echo(text, err=True)
+
+
+def print_json(data: object) -> None:
+    click.echo(json.dumps(data, indent=2, sort_keys=False))
+
+
+class Group(click.Group):
+    """Turns :class:`BadInput` from any command into its message and exit code 2."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except BadInput as err:
+            say(f"Error: {err}")
+            raise click.exceptions.Exit(EXIT_BAD_INPUT) from None
+
+
+@contextmanager
+def cloud_errors(context: object = None) -> Iterator[None]:
+    """Any failure inside becomes a diagnosis on stderr and exit code 3, never a traceback."""
+    try:
+        yield
+    except (BadInput, click.exceptions.Exit, SystemExit):
+        raise
+    except Exception as err:
+        from tpuwizard.core.diagnose import diagnose
+
+        say(diagnose(err, context).render())  # type: ignore[arg-type]
+        raise click.exceptions.Exit(EXIT_CLOUD) from None
+
+
+def connect(project: str | None, sandbox: bool) -> tuple[object, bool]:
+    """A TpuCloud for ``project``: the sandbox when asked, or when no credentials exist."""
+    from tpuwizard.core import gcloud_config, practice
+    from tpuwizard.core.cloud import TpuCloud
+
+    use_sandbox = sandbox or (not practice.is_practice() and not gcloud_config.has_credentials())
+    if use_sandbox and not practice.is_practice():
+        practice.start_sandbox()
+    if practice.is_practice():
+        say("[practice] Using the local sandbox: nothing here is a real Cloud TPU.")
+        return TpuCloud(project or practice.PRACTICE_PROJECT), True
+    ctx = gcloud_config.discover(project=project)
+    if ctx.project is None:
+        raise BadInput(
+            "No project is set: give --project PROJECT_ID or run "
+            "`gcloud config set project PROJECT_ID`."
+        )
+    gcloud_config.validate_project(ctx.project)
+    return TpuCloud(ctx.project), False
+
+
+def split_list(text: str | None) -> list[str] | None:
+    if not text:
+        return None
+    return [part.strip() for part in text.split(",") if part.strip()]

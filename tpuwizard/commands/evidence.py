@@ -1,0 +1,128 @@
+"""Evidence: running the verifier, checking receipts, notebooks."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from tpuwizard.commands.common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    Group,
+    print_json,
+    say,
+)
+from tpuwizard.core.errors import BadInput
+
+
+@click.command()
+@click.option(
+    "--expect",
+    type=click.Choice(["cpu", "tpu", "gpu"]),
+    default="cpu",
+    show_default=True,
+    help="The platform that must run the computation.",
+)
+@click.option(
+    "--devices",
+    type=int,
+    default=1,
+    show_default=True,
+    help="CPU devices to simulate (XLA host platform device count).",
+)
+@click.option("--perf", is_flag=True, help="Also time bf16/fp32 matmuls.")
+@click.option(
+    "--receipt",
+    "receipt_path",
+    type=click.Path(path_type=Path),
+    help="Where to write the receipt (default runs/<run id>/receipt.json).",
+)
+@click.option("--run-dir", type=click.Path(path_type=Path), help="Base folder for run folders.")
+def verify(
+    expect: str, devices: int, perf: bool, receipt_path: Path | None, run_dir: Path | None
+) -> None:
+    """Run the verifier here, stream it, and save its receipt."""
+    from tpuwizard.core import paths
+    from tpuwizard.core.verifier import run_local
+
+    if devices < 1:
+        raise BadInput(f"--devices must be 1 or more, not {devices}.")
+    if receipt_path is None:
+        receipt_path = paths.run_dir(paths.new_run_id(), run_dir) / "receipt.json"
+    lines = run_local(expect, devices, receipt_path, perf)
+    while True:
+        try:
+            line = next(lines)
+        except StopIteration as done:
+            code = done.value
+            break
+        if line.payload is None:
+            click.echo(line.text)
+    if receipt_path.exists():
+        say(f"Receipt: {receipt_path}")
+    sys.exit(EXIT_OK if code == 0 else EXIT_FAILED)
+
+
+@click.group(cls=Group)
+def receipt() -> None:
+    """Check receipts written by the verifier."""
+
+
+@receipt.command("check")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option(
+    "--expect",
+    type=click.Choice(["cpu", "tpu", "gpu"]),
+    help="The platform the receipt must prove.",
+)
+@click.option("--accelerator", help="The accelerator type it must match, e.g. v5litepod-4.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+def receipt_check(file: Path, expect: str | None, accelerator: str | None, as_json: bool) -> None:
+    """Recompute a receipt's hash and check it proves the run you asked for."""
+    from tpuwizard.core.receipt import check_receipt, load_receipt
+
+    result = check_receipt(load_receipt(file), expect, accelerator)
+    if as_json:
+        print_json({"ok": result.ok, "problems": result.problems, "facts": result.facts})
+    else:
+        for fact in result.facts:
+            say(f"  ok   {fact}")
+        for problem in result.problems:
+            say(f"  FAIL {problem}")
+        say(f"{file}: {'valid' if result.ok else 'REJECTED'}")
+    sys.exit(EXIT_OK if result.ok else EXIT_FAILED)
+
+
+@click.command()
+@click.option(
+    "--platform",
+    "platform_key",
+    type=click.Choice(["colab", "kaggle"]),
+    default="colab",
+    show_default=True,
+    help="Where you will run the notebook.",
+)
+@click.option("--accelerator", help="The TPU the runtime offers (default: the free one).")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    help="Where to write it (default tpuwizard-<platform>.ipynb).",
+)
+def notebook(platform_key: str, accelerator: str | None, out: Path | None) -> None:
+    """Write a Colab or Kaggle notebook that runs the verifier on a free TPU."""
+    from tpuwizard.core import notebook as nb
+
+    out = out or Path(f"tpuwizard-{platform_key}.ipynb")
+    if out.exists() and out.is_dir():
+        raise BadInput(f"{out} is a folder: give a file name such as {out}/tpuwizard.ipynb.")
+    path = nb.write_notebook(platform_key, out, accelerator)
+    plat = nb.get_platform(platform_key)
+    click.echo(str(path))
+    say(f"Wrote {path} for {plat.title}.")
+    say(f"1. Upload it to {plat.title} and switch the runtime to TPU:")
+    for step in plat.switch_steps:
+        say(f"   - {step.replace('**', '')}")
+    say(f"2. Run all cells. {plat.download.replace('**', '')}")
+    say(f"3. Check the receipt here:  {nb.check_command(platform_key, accelerator=accelerator)}")

@@ -1,0 +1,185 @@
+"""Planning: capacity (fit) and zones."""
+
+from __future__ import annotations
+
+import click
+
+from tpuwizard.commands.common import (
+    EXIT_FAILED,
+    cloud_errors,
+    connect,
+    print_json,
+    split_list,
+)
+from tpuwizard.core.errors import BadInput
+
+
+@click.command()
+@click.argument("size", required=False)
+@click.option("--params", help="Parameter count instead of a size: 7B, 350M, 1.5e9.")
+@click.option(
+    "--recipe",
+    default="bf16-adam",
+    show_default=True,
+    help="Bytes per parameter: adam-fp32 16, bf16-adam 12, mixed-adam 18, "
+    "inference-bf16 2, inference-int8 1.",
+)
+@click.option("--slices", help="Comma-separated slices to compare, e.g. v5litepod-4,v6e-4.")
+@click.option("--generation", help="Only these generations, e.g. v5e,v6e.")
+@click.option("--single-host", is_flag=True, help="Only slices that are one VM.")
+@click.option("--max-chips", type=int, help="Only slices with at most this many chips.")
+@click.option(
+    "--usable",
+    type=float,
+    default=None,
+    help="Fraction of nominal HBM usable by your program (default 0.94).",
+)
+@click.option(
+    "--route",
+    type=click.Choice(["on-demand", "spot", "flex"]),
+    default="on-demand",
+    show_default=True,
+    help="Which price to show.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+def fit(
+    size: str | None,
+    params: str | None,
+    recipe: str,
+    slices: str | None,
+    generation: str | None,
+    single_host: bool,
+    max_chips: int | None,
+    usable: float | None,
+    route: str,
+    as_json: bool,
+) -> None:
+    """Which TPU slices hold a training state of SIZE (48, 48GiB, 51.5GB)?"""
+    from tpuwizard.core import fit as fitting
+
+    if (size is None) == (params is None):
+        raise BadInput(
+            "Give either a state size (tpuwizard fit 48GiB) or --params 7B "
+            "[--recipe bf16-adam], not both and not neither."
+        )
+    per_param = None
+    if params is not None:
+        per_param = fitting.bytes_per_param(recipe)
+        state = fitting.state_from_params(fitting.parse_params(params), recipe)
+    else:
+        state = fitting.parse_size_gib(size or "")
+    reserve = fitting.DEFAULT_RESERVE
+    if usable is not None:
+        if not (0 < usable <= 1):
+            raise BadInput(
+                f"--usable must be a fraction above 0 and at most 1, such as 0.94; got {usable}."
+            )
+        reserve = 1 - usable
+    chosen = fitting.select_slices(
+        split_list(slices), split_list(generation), single_host, max_chips
+    )
+    if not chosen:
+        raise BadInput(
+            "No slice matches those filters: loosen --generation, --max-chips or --single-host."
+        )
+    fits = fitting.plan(state, chosen, reserve, route)
+    if as_json:
+        print_json(
+            {
+                "state_gib": round(state, 6),
+                "bytes_per_param": per_param,
+                "slices": [f.to_dict() for f in fits],
+            }
+        )
+        return
+    from tpuwizard.render import render_fit
+
+    render_fit(
+        state,
+        per_param,
+        recipe if params else None,
+        fits,
+        route,
+        fitting.verdict(state, fits),
+        fitting.ACTIVATION_NOTE,
+    )
+
+
+@click.command()
+@click.option("--accelerator", help="Only zones offering this type, e.g. v5litepod-4.")
+@click.option(
+    "--live/--offline",
+    default=None,
+    help="Ask the TPU API (default with credentials) or use the documented catalog.",
+)
+@click.option("--project", help="Project to survey (default from gcloud).")
+@click.option("--sandbox", is_flag=True, help="Survey the local practice sandbox.")
+@click.option("--refresh", is_flag=True, help="Ignore the cached live answer.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+def zones(
+    accelerator: str | None,
+    live: bool | None,
+    project: str | None,
+    sandbox: bool,
+    refresh: bool,
+    as_json: bool,
+) -> None:
+    """Which zones offer which TPU types."""
+    from tpuwizard.core import catalog, gcloud_config
+    from tpuwizard.core import zones as zone_survey
+    from tpuwizard.core.diagnose import Context
+
+    runtime = None
+    if accelerator:
+        try:
+            runtime = catalog.parse_accelerator(accelerator).generation.runtime_version
+        except catalog.UnknownAcceleratorError as err:
+            raise BadInput(str(err)) from None
+    if project:
+        gcloud_config.validate_project(project)
+    if live is None:
+        live = sandbox or gcloud_config.has_credentials()
+    practice_mode = False
+    if live:
+        cloud, practice_mode = connect(project, sandbox)
+        with cloud_errors(Context(project=cloud.project, accelerator=accelerator)):
+            survey = zone_survey.live(cloud, refresh=refresh)
+    else:
+        survey = zone_survey.documented()
+    table = survey.narrowed(accelerator)
+    if as_json:
+        doc: dict[str, object] = {"source": survey.source, "zones": table}
+        if accelerator:
+            doc.update(accelerator=accelerator, runtime_version=runtime)
+        print_json(doc)
+    else:
+        from tpuwizard.render import render_zones
+
+        label = (
+            "live from the TPU API"
+            + (" (practice sandbox)" if practice_mode else "")
+            + (", cached" if survey.cached else "")
+            if survey.source == "live"
+            else "documented, not live"
+        )
+        unconfirmed: frozenset[str] = frozenset()
+        if survey.source == "documented":
+            gens = (
+                [catalog.parse_accelerator(accelerator).generation]
+                if accelerator
+                else list(catalog.generations().values())
+            )
+            # A zone is unconfirmed when no generation shown there is confirmed in it.
+            confirmed = {z for g in gens for z in g.zones if z not in g.zones_unconfirmed}
+            unconfirmed = frozenset(z for z in table if z not in confirmed)
+        render_zones(
+            table,
+            label,
+            accelerator,
+            runtime,
+            zone_survey.OFFERED_NOTE,
+            survey.failures,
+            unconfirmed,
+        )
+    if accelerator and not table:
+        raise click.exceptions.Exit(EXIT_FAILED)

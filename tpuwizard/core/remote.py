@@ -1,0 +1,410 @@
+"""Running commands on TPU workers: OpenSSH, gcloud, or a local shell (the sandbox).
+
+Every transport takes a remote shell command *string* built only by :func:`shell` from validated
+parts, each passed through ``shlex.quote``, so nothing a user typed can change what runs.
+
+Long jobs run detached (``nohup``; output to a log file, exit code to a file) and are followed
+with ``tail -n +K -F --pid``; when the connection drops, the follower reconnects from the first
+line it has not seen, so no line is lost or shown twice and the job keeps running.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from tpuwizard.core.cancel import CancelToken
+from tpuwizard.core.errors import BadInput
+
+REMOTE_DIR = ".tpuwizard"  # under the worker's home
+SSH_OPTIONS = (
+    "-o",
+    "BatchMode=yes",
+    "-o",
+    "StrictHostKeyChecking=accept-new",
+    "-o",
+    "ConnectTimeout=10",
+    "-o",
+    "ServerAliveInterval=5",
+    "-o",
+    "ServerAliveCountMax=3",
+    "-o",
+    "LogLevel=ERROR",
+)
+
+
+class RemoteError(RuntimeError):
+    """A remote command could not be run (not: it ran and exited non-zero)."""
+
+
+def shell(*parts: str | Sequence[str]) -> str:
+    """Join command words into one shell string, quoting every word.
+
+    Nested sequences are words too. Operators (``&&``, ``>``) are passed as :class:`Raw`.
+    """
+    words: list[str] = []
+    for part in parts:
+        if isinstance(part, Raw):
+            words.append(part.text)
+        elif isinstance(part, str):
+            words.append(shlex.quote(part))
+        else:
+            words.extend(shlex.quote(p) for p in part)
+    return " ".join(words)
+
+
+class Raw(str):
+    """A shell fragment written by tpuwizard itself (an operator or a fixed snippet)."""
+
+    @property
+    def text(self) -> str:
+        return str(self)
+
+
+def safe_relative(path: str) -> str:
+    """A relative remote path with no '..', no leading '/', and nothing but plain characters."""
+    cleaned = path.strip()
+    parts = cleaned.split("/")
+    if (
+        not cleaned
+        or cleaned.startswith("/")
+        or any(p in ("", ".", "..") for p in parts)
+        or not all(c.isalnum() or c in "._-/" for c in cleaned)
+    ):
+        raise BadInput(
+            f"'{path}' is not a safe relative path: use letters, digits, '.', '_', "
+            "'-' and '/', with no '..'."
+        )
+    return cleaned
+
+
+@dataclass
+class Result:
+    code: int
+    stdout: str
+    stderr: str
+
+
+class Transport(ABC):
+    """Run a command on worker ``w``; subclasses say how to reach it."""
+
+    workers: int
+
+    @abstractmethod
+    def argv(self, worker: int, command: str) -> list[str]:
+        """The local argv that runs the shell string ``command`` on ``worker``."""
+
+    def env(self, worker: int) -> dict[str, str] | None:
+        return None
+
+    def cwd(self, worker: int) -> str | None:
+        return None
+
+    def run(
+        self, worker: int, command: str, timeout: float = 600, stdin: bytes | None = None
+    ) -> Result:
+        try:
+            proc = subprocess.run(
+                self.argv(worker, command),
+                input=stdin,
+                capture_output=True,
+                timeout=timeout,
+                env=self.env(worker),
+                cwd=self.cwd(worker),
+            )
+        except subprocess.TimeoutExpired as err:
+            raise RemoteError(f"worker {worker}: no answer after {timeout:.0f} s") from err
+        except OSError as err:
+            raise RemoteError(f"worker {worker}: cannot start {err.filename}: {err}") from err
+        return Result(
+            proc.returncode,
+            proc.stdout.decode(errors="replace"),
+            proc.stderr.decode(errors="replace"),
+        )
+
+    def popen(self, worker: int, command: str) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            self.argv(worker, command),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=self.env(worker),
+            cwd=self.cwd(worker),
+        )
+
+    def upload(self, worker: int, data: bytes, remote_path: str, mode: str = "600") -> None:
+        path = safe_relative(remote_path)
+        parent = path.rsplit("/", 1)[0] if "/" in path else "."
+        command = shell(
+            "mkdir",
+            "-p",
+            parent,
+            Raw("&&"),
+            "cat",
+            Raw(">"),
+            path + ".part",
+            Raw("&&"),
+            "chmod",
+            mode,
+            path + ".part",
+            Raw("&&"),
+            "mv",
+            path + ".part",
+            path,
+        )
+        result = self.run(worker, command, stdin=data)
+        if result.code != 0:
+            raise RemoteError(f"worker {worker}: upload of {path} failed: {result.stderr.strip()}")
+
+    def fetch(self, worker: int, remote_path: str) -> bytes:
+        path = safe_relative(remote_path)
+        proc = subprocess.run(
+            self.argv(worker, shell("cat", path)),
+            capture_output=True,
+            timeout=300,
+            env=self.env(worker),
+            cwd=self.cwd(worker),
+        )
+        if proc.returncode != 0:
+            raise RemoteError(
+                f"worker {worker}: cannot read {path}: "
+                f"{proc.stderr.decode(errors='replace').strip()}"
+            )
+        return proc.stdout
+
+    def wait_until_reachable(self, timeout: float = 300, interval: float = 2.0) -> None:
+        """Retry a trivial command on every worker until it works (keys take time to land)."""
+        deadline = time.monotonic() + timeout
+        for worker in range(self.workers):
+            while True:
+                try:
+                    result = self.run(worker, "true", timeout=30)
+                    if result.code == 0:
+                        break
+                    last = result.stderr.strip()
+                except RemoteError as err:
+                    last = str(err)
+                if time.monotonic() >= deadline:
+                    raise RemoteError(f"worker {worker} is not reachable: {last}")
+                time.sleep(interval)
+
+
+class LocalTransport(Transport):
+    """The sandbox: each worker is a folder on this machine, its home for the command."""
+
+    def __init__(self, homes: Sequence[Path]) -> None:
+        self.homes = [Path(h) for h in homes]
+        self.workers = len(self.homes)
+
+    def argv(self, worker: int, command: str) -> list[str]:
+        return ["bash", "-c", command]
+
+    def env(self, worker: int) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("XLA_", "JAX_"))}
+        env["HOME"] = str(self.homes[worker])
+        return env
+
+    def cwd(self, worker: int) -> str:
+        self.homes[worker].mkdir(parents=True, exist_ok=True)
+        return str(self.homes[worker])
+
+
+class SshTransport(Transport):
+    """The system OpenSSH client with tpuwizard's own key and known_hosts file."""
+
+    def __init__(
+        self,
+        hosts: Sequence[str],
+        user: str,
+        key: Path,
+        known_hosts: Path,
+        port: int = 22,
+        homes: Sequence[str | None] | None = None,
+    ) -> None:
+        self.hosts, self.user, self.key, self.known_hosts, self.port = (
+            list(hosts),
+            user,
+            key,
+            known_hosts,
+            port,
+        )
+        self.homes = list(homes) if homes else [None] * len(self.hosts)
+        self.workers = len(self.hosts)
+
+    def argv(self, worker: int, command: str) -> list[str]:
+        home = self.homes[worker]
+        if home:  # the sandbox's sshd serves every worker from one account: give each its home
+            command = (
+                shell("cd", home, Raw("&&"), "export", f"HOME={home}", Raw("&&")) + " " + (command)
+            )
+        return [
+            "ssh",
+            "-i",
+            str(self.key),
+            "-p",
+            str(self.port),
+            *SSH_OPTIONS,
+            "-o",
+            f"UserKnownHostsFile={self.known_hosts}",
+            "-o",
+            "IdentitiesOnly=yes",
+            f"{self.user}@{self.hosts[worker]}",
+            "--",
+            command,
+        ]
+
+
+class GcloudTransport(Transport):
+    """``gcloud compute tpus tpu-vm ssh``, for projects that enforce OS Login."""
+
+    def __init__(self, node: str, zone: str, project: str, workers: int) -> None:
+        self.node, self.zone, self.project, self.workers = node, zone, project, workers
+
+    def argv(self, worker: int, command: str) -> list[str]:
+        gcloud = shutil.which("gcloud") or "gcloud"
+        return [
+            gcloud,
+            "compute",
+            "tpus",
+            "tpu-vm",
+            "ssh",
+            self.node,
+            f"--zone={self.zone}",
+            f"--project={self.project}",
+            f"--worker={worker}",
+            "--quiet",
+            f"--command={command}",
+        ]
+
+
+def ensure_key(state_dir: Path) -> tuple[Path, str]:
+    """tpuwizard's own ed25519 key pair (0600), made once with ssh-keygen; returns (key, pub)."""
+    folder = state_dir / "ssh"
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    key = folder / "id_ed25519"
+    if not key.exists():
+        subprocess.run(
+            ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "tpuwizard", "-f", str(key)],
+            check=True,
+            capture_output=True,
+        )
+    key.chmod(0o600)
+    return key, key.with_suffix(".pub").read_text().strip()
+
+
+# -- detached jobs ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Job:
+    name: str  # validated: letters, digits, '-' and '_'
+
+    @property
+    def folder(self) -> str:
+        return f"{REMOTE_DIR}/jobs/{self.name}"
+
+    @property
+    def log(self) -> str:
+        return f"{self.folder}/log"
+
+
+def start_job(
+    transport: Transport, worker: int, job: Job, command: str, env: dict[str, str] | None = None
+) -> None:
+    """Start ``command`` detached on ``worker``; it survives the connection."""
+    safe_relative(job.folder)
+    exports = " ".join(shell("export", f"{k}={v}") + " &&" for k, v in (env or {}).items())
+    inner = (
+        f"{exports} {command} > {shlex.quote(job.log)} 2>&1; "
+        f"echo $? > {shlex.quote(job.folder + '/exit.part')} && "
+        f"mv {shlex.quote(job.folder + '/exit.part')} {shlex.quote(job.folder + '/exit')}"
+    )
+    # Prepare first (and stop if that fails), then background only the job itself.
+    launcher = (
+        shell("mkdir", "-p", job.folder)
+        + " && "
+        + shell("rm", "-f", job.folder + "/exit")
+        + " && : > "
+        + shlex.quote(job.log)
+        + " || exit 1; nohup bash -c "
+        + shlex.quote(inner)
+        + " > /dev/null 2>&1 < /dev/null & echo $! > "
+        + shlex.quote(job.folder + "/pid")
+    )
+    result = transport.run(worker, launcher, timeout=60)
+    if result.code != 0:
+        raise RemoteError(f"worker {worker}: could not start {job.name}: {result.stderr.strip()}")
+
+
+def follow_job(
+    transport: Transport,
+    worker: int,
+    job: Job,
+    on_line: Callable[[str], None],
+    reconnects: int = 20,
+    poll: float = 1.0,
+    cancel: CancelToken | None = None,
+) -> int:
+    """Stream the job's log line by line until it exits; returns its exit code.
+
+    A dropped connection is followed by a reconnect from the first unseen line. A set ``cancel``
+    token kills the follower (not the job) and raises :class:`Cancelled`.
+    """
+    seen = 0
+    pid = shell("cat", job.folder + "/pid")
+    for attempt in range(reconnects + 1):
+        command = f'tail -n +{seen + 1} -F --pid="$({pid})" {shlex.quote(job.log)} 2>/dev/null'
+        proc = transport.popen(worker, command)
+        if cancel is not None:
+            cancel.register(proc)
+        assert proc.stdout is not None
+        buffer = b""
+        try:
+            while chunk := proc.stdout.read1(65536):
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    seen += 1
+                    on_line(line.decode(errors="replace"))
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            if cancel is not None:
+                cancel.unregister(proc)
+        if cancel is not None:
+            cancel.check()
+        code = _exit_code(transport, worker, job)
+        if code is not None:
+            return code
+        if attempt < reconnects:
+            time.sleep(poll)
+    raise RemoteError(
+        f"worker {worker}: lost the connection to {job.name} "
+        f"{reconnects} times; it may still be running"
+    )
+
+
+def _exit_code(transport: Transport, worker: int, job: Job) -> int | None:
+    try:
+        result = transport.run(worker, shell("cat", job.folder + "/exit"), timeout=30)
+    except RemoteError:
+        return None
+    text = result.stdout.strip()
+    return int(text) if result.code == 0 and text.lstrip("-").isdigit() else None
+
+
+def fan_out(transport: Transport, action: Callable[[int], object]) -> list[object]:
+    """Run ``action(worker)`` on every worker at once; re-raise the first failure."""
+    with ThreadPoolExecutor(max_workers=max(1, transport.workers)) as pool:
+        return list(pool.map(action, range(transport.workers)))
+
+
+def prefix(worker: int, workers: int) -> str:
+    return f"[w{worker}] " if workers > 1 else ""

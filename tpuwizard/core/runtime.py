@@ -1,0 +1,85 @@
+"""Assembling a launch Runtime: the real cloud over SSH, or the practice sandbox."""
+
+from __future__ import annotations
+
+import getpass
+import os
+from pathlib import Path
+
+from tpuwizard.core import paths, practice
+from tpuwizard.core.bootstrap import BootstrapPlan, sandbox_plan
+from tpuwizard.core.cloud import NodeInfo, TpuCloud
+from tpuwizard.core.ledger import Ledger
+from tpuwizard.core.lifecycle import Runtime
+from tpuwizard.core.remote import (
+    GcloudTransport,
+    LocalTransport,
+    SshTransport,
+    Transport,
+    ensure_key,
+)
+
+REMOTE_USER = "tpuwizard"
+
+
+def ledger_for(is_practice: bool) -> Ledger:
+    """Practice and real resources are never mixed in one ledger."""
+    state = paths.state_dir()
+    return Ledger(state / "sandbox" / "ledger.jsonl" if is_practice else state / "ledger.jsonl")
+
+
+def build_runtime(cloud: TpuCloud, is_practice: bool, transport: str = "ssh") -> Runtime:
+    state = paths.state_dir()
+    known_hosts = state / "ssh" / "known_hosts"
+    if is_practice:
+        port = os.environ.get(practice.SSH_PORT_ENV)
+        user = getpass.getuser()
+        key, pub = ensure_key(state) if port else (None, "")
+        sandbox_home = state / "sandbox"
+
+        def make_sandbox(node: NodeInfo) -> Transport:
+            from tpuwizard.sandbox.state import worker_home
+
+            homes = [
+                worker_home(sandbox_home, cloud.node_path(node.zone, node.name), w)
+                for w in range(len(node.endpoints))
+            ]
+            if port and key is not None:
+                return SshTransport(
+                    list(node.endpoints),
+                    user,
+                    key,
+                    known_hosts,
+                    int(port),
+                    homes=[str(h) for h in homes],
+                )
+            return LocalTransport(homes)
+
+        return Runtime(
+            cloud,
+            ledger_for(True),
+            make_sandbox,
+            sandbox_plan(),
+            expect="cpu",
+            practice=True,
+            ssh_metadata={"ssh-keys": f"{user}:{pub}"} if pub else {},
+            poll=0.25,
+            reachable_timeout=30,
+        )
+
+    key, pub = ensure_key(state)
+
+    def make_real(node: NodeInfo) -> Transport:
+        if transport == "gcloud":
+            return GcloudTransport(node.name, node.zone, cloud.project, len(node.endpoints))
+        hosts = list(node.external_ips or node.endpoints)
+        return SshTransport(hosts, REMOTE_USER, Path(key), known_hosts)
+
+    return Runtime(
+        cloud,
+        ledger_for(False),
+        make_real,
+        BootstrapPlan(),
+        expect="tpu",
+        ssh_metadata={"ssh-keys": f"{REMOTE_USER}:{pub}"},
+    )

@@ -1,0 +1,84 @@
+"""Plain-text lines for lifecycle events, shared by the CLI and the plain prompt mode."""
+
+from __future__ import annotations
+
+from tpuwizard.core import events as ev
+
+
+def money(usd: float | None) -> str:
+    return "unknown" if usd is None else f"${usd:,.2f}"
+
+
+def describe(event: ev.Event) -> list[str]:
+    """What to print for ``event``; an empty list means nothing worth a line."""
+    match event:
+        case ev.Planned():
+            practice = "[practice] " if event.practice else ""
+            price = (
+                f"about {money(event.price_per_hour_usd)}/h (estimate)"
+                if event.price_per_hour_usd is not None
+                else "price unknown"
+            )
+            return [
+                f"{practice}Creating {event.name}: {event.accelerator} ({event.chips} chips) "
+                f"in {event.zone}, route {event.route}, {price}, "
+                f"deadline {event.max_run_minutes} min. Run {event.run_id}."
+            ]
+        case ev.Provisioning():
+            return [
+                f"  state {event.state} after {event.elapsed_s:.0f} s "
+                f"(cost so far {money(event.cost_usd)}, estimate)"
+            ]
+        case ev.ZoneFailover():
+            return [f"  {event.reason}: trying {event.to_zone} instead of {event.from_zone}"]
+        case ev.Ready():
+            return [f"Ready: {event.workers} worker(s) at {', '.join(event.endpoints)}"]
+        case ev.SshReady():
+            return ["Connected to every worker."]
+        case ev.BootstrapLine() | ev.VerifierLine() | ev.ScriptLine():
+            return [f"{_prefix(event.worker)}{event.text}"]
+        case ev.Versions():
+            v = event.versions
+            return [
+                f"{_prefix(event.worker)}JAX {v.get('jax')}, jaxlib {v.get('jaxlib')}, "
+                f"libtpu {v.get('libtpu')}, Python {v.get('python')}"
+            ]
+        case ev.Check():
+            return []  # the verifier's own lines already show each check
+        case ev.ReceiptSaved():
+            verdict = "proves the run" if event.ok else "does NOT prove the run"
+            return [f"Receipt {event.receipt_sha256} saved to {event.path}: {verdict}"]
+        case ev.FileFetched():
+            return [f"Copied back {event.path}"]
+        case ev.TeardownStarted():
+            return [f"Deleting {event.name} and checking that it is gone..."]
+        case ev.TeardownVerified():
+            return [
+                f"Verified gone: {event.name}. Nothing is billing. It existed "
+                f"{event.billed_s:.0f} s: about {money(event.cost_usd)} (estimate)."
+            ]
+        case ev.TeardownFailed():
+            return [
+                f"NOT verified gone: {event.name}. It may still be billing.",
+                *_diagnosis(event.diagnosis),
+            ]
+        case ev.Kept():
+            return [
+                f"Kept {event.name} in {event.zone} on purpose: it keeps billing until you "
+                f"delete it: {event.delete_command}"
+            ]
+        case ev.Failed():
+            return [f"Failed during {event.stage}:", *_diagnosis(event.diagnosis)]
+        case ev.Finished():
+            return [f"Done (exit {event.exit_code}). Run folder: {event.run_dir}"]
+    return []
+
+
+def _prefix(worker: int) -> str:
+    return f"[w{worker}] " if worker else ""
+
+
+def _diagnosis(d: dict) -> list[str]:
+    lines = [f"  {d.get('title', '')}", f"  {d.get('explanation', '')}"]
+    lines += [f"    - {step}" for step in d.get("next_steps", [])]
+    return lines
