@@ -5,8 +5,10 @@ from tpuwizard.sandbox.faults import parse_faults
 
 
 def test_the_full_spec_parses():
-    f = parse_faults("stockout=us-central1-a, us-west1-c;unavailable=2;delete_fail=1;"
-                     "slow_create=5;never_ready=1;latency_ms=200;quota=1")
+    f = parse_faults(
+        "stockout=us-central1-a, us-west1-c;unavailable=2;delete_fail=1;"
+        "slow_create=5;never_ready=1;latency_ms=200;quota=1"
+    )
     assert f.stockout == {"us-central1-a", "us-west1-c"}
     assert (f.slow_create, f.never_ready, f.latency_ms) == (5.0, True, 200)
     assert f.counters == {"unavailable": 2, "delete_fail": 1, "quota": 1}

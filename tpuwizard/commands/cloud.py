@@ -100,6 +100,13 @@ def sandbox_serve(port: int, faults: str | None, delay: float) -> None:
     help="gcloud for projects that enforce OS Login.",
 )
 @click.option("--run-dir", type=click.Path(path_type=Path), help="Base folder for run folders.")
+@click.option(
+    "--ready-timeout",
+    type=float,
+    default=1800,
+    show_default=True,
+    help="Seconds to wait for the node (or queued resource) to be ready.",
+)
 @click.option("--sandbox", is_flag=True, help="Practise against the local sandbox.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per event per line.")
 def launch(
@@ -115,6 +122,7 @@ def launch(
     failover: bool,
     transport: str,
     run_dir: Path | None,
+    ready_timeout: float,
     sandbox: bool,
     as_json: bool,
 ) -> None:
@@ -151,7 +159,10 @@ def launch(
         failover=failover,
     )
     plan.validate()
+    if ready_timeout <= 0:
+        raise BadInput("--ready-timeout must be a number of seconds above zero.")
     runtime = build_runtime(cloud, practice, transport)
+    runtime.ready_timeout = ready_timeout
     cancel = CancelToken()
     received: list[int] = []
 

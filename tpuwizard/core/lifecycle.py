@@ -234,17 +234,7 @@ class Launch:
         rt.ledger.record("intent", resource)  # before the call: a crash now still leaves a trace
         self.resource = resource
         started = time.time()
-        try:
-            if queued:
-                rt.cloud.create_queued(req, name, plan.route, self.max_run * 60)
-                operation = None
-            else:
-                operation = rt.cloud.create_node(req)
-        except Exception:
-            if self._exists(resource) is False:
-                rt.ledger.record("gone", resource, never_created=True)
-                self.resource = None
-            raise
+        operation = self._create_checked(req, resource, name)
         rt.ledger.record("created", resource)
         self.created_at = started
 
@@ -287,6 +277,33 @@ class Launch:
             raise
         self.emit(ev.Ready(len(node.endpoints), list(node.endpoints)))
         return node
+
+    def _create_checked(self, req: NodeRequest, resource: Resource, qr_name: str) -> object:
+        """Call create; after a transient failure, retry only once ``get`` shows nothing exists."""
+        from google.api_core import exceptions as gx
+
+        rt, plan = self.rt, self.plan
+        for attempt in range(3):
+            try:
+                if resource.kind == "queued":
+                    rt.cloud.create_queued(req, qr_name, plan.route, self.max_run * 60)
+                    return None
+                return rt.cloud.create_node(req)
+            except Exception as err:
+                exists = self._exists(resource)
+                if exists is True:  # the call went through although its answer was lost
+                    return None
+                transient = isinstance(err, gx.ServiceUnavailable | gx.TooManyRequests) and (
+                    not isinstance(err, gx.ResourceExhausted)
+                )
+                if exists is False and transient and attempt < 2:
+                    self.cancel.sleep(1.0 + attempt)
+                    continue
+                if exists is False:
+                    rt.ledger.record("gone", resource, never_created=True)
+                    self.resource = None
+                raise
+        raise AssertionError("unreachable")  # the loop always returns or raises
 
     def _exists(self, resource: Resource) -> bool | None:
         """After a failed create call: does it exist? None when we cannot tell."""

@@ -321,7 +321,7 @@ def start_job(
     safe_relative(job.folder)
     exports = " ".join(shell("export", f"{k}={v}") + " &&" for k, v in (env or {}).items())
     inner = (
-        f"{exports} {command} > {shlex.quote(job.log)} 2>&1; "
+        f"( {exports} {command} ) > {shlex.quote(job.log)} 2>&1; "
         f"echo $? > {shlex.quote(job.folder + '/exit.part')} && "
         f"mv {shlex.quote(job.folder + '/exit.part')} {shlex.quote(job.folder + '/exit')}"
     )

@@ -1,0 +1,95 @@
+"""Running `tpuwizard launch` and friends in subprocesses against the sandbox."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+from tests.conftest import clean_env, tpuwizard_cmd
+
+ZONE = "us-central1-a"
+
+
+def env(**extra: str) -> dict[str, str]:
+    # A short provisioning delay keeps the suite quick; everything else is the default.
+    return clean_env(TPUWIZARD_SANDBOX_DELAY="0.5", **extra)
+
+
+def launch(cwd: Path, *args: str, timeout: float = 240, **extra: str):
+    """Run a whole launch; returns (exit code, events, stderr)."""
+    proc = subprocess.run(
+        tpuwizard_cmd("launch", "--sandbox", "--json", "--zone", ZONE, *args),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env(**extra),
+    )
+    return proc.returncode, [json.loads(line) for line in proc.stdout.splitlines()], proc.stderr
+
+
+def launch_until(cwd: Path, stop_at, *args: str, sig: int = signal.SIGKILL, **extra: str):
+    """Start a launch, send ``sig`` when ``stop_at(event)`` first holds; return (code, events)."""
+    proc = subprocess.Popen(
+        tpuwizard_cmd("launch", "--sandbox", "--json", "--zone", ZONE, *args),
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env(**extra),
+    )
+    seen = []
+    assert proc.stdout is not None
+    sent = False
+    for line in proc.stdout:
+        event = json.loads(line)
+        seen.append(event)
+        if not sent and stop_at(event):
+            os.kill(proc.pid, sig)
+            sent = True
+    proc.wait(timeout=240)
+    proc.stderr.close()  # type: ignore[union-attr]
+    assert sent, f"never reached the stop point; saw {[e['event'] for e in seen]}"
+    return proc.returncode, seen
+
+
+def status(cwd: Path, **extra: str) -> list[dict]:
+    proc = subprocess.run(
+        tpuwizard_cmd("status", "--sandbox", "--json"),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env(**extra),
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)["resources"]
+
+
+def teardown_all(cwd: Path, **extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        tpuwizard_cmd("teardown", "--all", "--yes", "--sandbox", "--json"),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=env(**extra),
+    )
+
+
+def sandbox_is_empty(home: Path) -> bool:
+    state = json.loads((home / "sandbox" / "state.json").read_text())
+    return not state["nodes"] and not state["queued"]
+
+
+def ledger_all_gone(home: Path) -> bool:
+    from tpuwizard.core.ledger import Ledger
+
+    return Ledger(home / "sandbox" / "ledger.jsonl").open_entries() == []
+
+
+def names(events: list[dict]) -> list[str]:
+    return [e["event"] for e in events]

@@ -1,0 +1,207 @@
+"""`tpuwizard launch` end to end against the sandbox: real client, real shell, real JAX."""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import tpuwizard_cmd
+from tests.integration.launch_helpers import (
+    env,
+    launch,
+    ledger_all_gone,
+    names,
+    sandbox_is_empty,
+    status,
+    teardown_all,
+)
+
+
+@pytest.fixture
+def home():
+    return Path(os.environ["TPUWIZARD_HOME"])
+
+
+def test_launch_verifies_saves_the_receipt_and_leaves_nothing(tmp_path, home):
+    code, events, stderr = launch(tmp_path, "--accelerator", "v5litepod-4")
+    assert code == 0, stderr
+    kinds = names(events)
+    assert all("event" in e for e in events)
+    for expected in (
+        "planned",
+        "provisioning",
+        "ready",
+        "ssh_ready",
+        "versions",
+        "check",
+        "receipt_saved",
+        "teardown_started",
+        "teardown_verified",
+        "finished",
+    ):
+        assert expected in kinds, expected
+    assert kinds.index("receipt_saved") < kinds.index("teardown_started")
+    states = [e["state"] for e in events if e["event"] == "provisioning"]
+    assert states[0] == "CREATING" and states[-1] == "READY"
+    checks = {e["name"]: e["ok"] for e in events if e["event"] == "check"}
+    assert checks["contract"] and checks["numeric"] and all(checks.values())
+    saved = next(e for e in events if e["event"] == "receipt_saved")
+    receipt = Path(saved["path"])
+    assert receipt.parent.parent == tmp_path / "runs" and saved["ok"]
+    data = json.loads(receipt.read_text())
+    assert data["expected_backend"] == "cpu" and data["device_count"] == 4  # practice says cpu
+    checked = subprocess.run(
+        tpuwizard_cmd(
+            "receipt", "check", str(receipt), "--expect", "cpu", "--accelerator", "v5litepod-4"
+        ),
+        capture_output=True,
+        text=True,
+    )
+    assert checked.returncode == 0, checked.stderr
+    assert events[-1] == {**events[-1], "event": "finished", "ok": True, "exit_code": 0}
+    assert "[practice]" in stderr
+    assert sandbox_is_empty(home) and ledger_all_gone(home)
+    assert status(tmp_path) == []
+
+
+def test_a_script_runs_and_its_reports_come_back(tmp_path, home):
+    script = tmp_path / "experiment.py"
+    script.write_text(
+        "import jax, jax.numpy as jnp, pathlib\n"
+        "print('devices', jax.device_count())\n"
+        "pathlib.Path('reports').mkdir()\n"
+        "pathlib.Path('reports/result.txt').write_text(str(float(jnp.arange(4.0).sum())))\n"
+    )
+    code, events, stderr = launch(
+        tmp_path,
+        "--accelerator",
+        "v5litepod-8",
+        "--script",
+        str(script),
+        "--fetch",
+        "reports/*.txt",
+    )
+    assert code == 0, stderr
+    lines = [e["text"] for e in events if e["event"] == "script_line"]
+    assert lines == ["devices 8"]
+    fetched = [e["path"] for e in events if e["event"] == "file_fetched"]
+    assert len(fetched) == 1 and Path(fetched[0]).read_text() == "6.0"
+    assert sandbox_is_empty(home)
+
+
+def test_a_failing_script_still_tears_down(tmp_path, home):
+    script = tmp_path / "broken.py"
+    script.write_text("raise SystemExit(7)\n")
+    code, events, _ = launch(tmp_path, "--accelerator", "v5litepod-1", "--script", str(script))
+    assert code == 1
+    failed = next(e for e in events if e["event"] == "failed")
+    assert failed["stage"] == "script" and "code 7" in failed["diagnosis"]["explanation"]
+    assert "teardown_verified" in names(events) and sandbox_is_empty(home)
+
+
+def test_keep_leaves_it_running_until_teardown(tmp_path, home):
+    code, events, _ = launch(
+        tmp_path, "--accelerator", "v5litepod-1", "--keep", "--name", "kept-node"
+    )
+    assert code == 0 and "kept" in names(events) and "teardown_started" not in names(events)
+    listed = status(tmp_path)
+    assert [(r["name"], r["state"], r["accelerator"]) for r in listed] == [
+        ("kept-node", "READY", "v5litepod-1")
+    ]
+    assert listed[0]["cost_usd"] is not None
+    proc = subprocess.run(
+        tpuwizard_cmd("teardown", "kept-node", "--yes", "--sandbox"),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env(),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert status(tmp_path) == [] and sandbox_is_empty(home) and ledger_all_gone(home)
+
+
+@pytest.mark.parametrize("route", ["spot", "flex"])
+def test_queued_routes_end_with_the_request_deleted(tmp_path, home, route):
+    code, events, stderr = launch(
+        tmp_path, "--accelerator", "v5litepod-4", "--route", route, "--max-run", "30"
+    )
+    assert code == 0, stderr
+    verified = next(e for e in events if e["event"] == "teardown_verified")
+    assert verified["kind"] == "queued"
+    assert sandbox_is_empty(home) and ledger_all_gone(home)
+
+
+def test_stockout_with_failover_moves_zone(tmp_path, home):
+    code, events, stderr = launch(
+        tmp_path,
+        "--accelerator",
+        "v5litepod-4",
+        "--failover",
+        TPUWIZARD_SANDBOX_FAULTS="stockout=us-central1-a",
+    )
+    assert code == 0, stderr
+    move = next(e for e in events if e["event"] == "zone_failover")
+    assert move["from_zone"] == "us-central1-a" and move["to_zone"] != "us-central1-a"
+    assert sandbox_is_empty(home) and ledger_all_gone(home)
+
+
+def test_stockout_without_failover_is_diagnosed_and_leaves_nothing(tmp_path, home):
+    code, events, _ = launch(
+        tmp_path, "--accelerator", "v5litepod-4", TPUWIZARD_SANDBOX_FAULTS="stockout=us-central1-a"
+    )
+    assert code == 3
+    failed = next(e for e in events if e["event"] == "failed")
+    assert failed["diagnosis"]["kind"] == "stockout"
+    assert "us-west1-c" in failed["diagnosis"]["alternatives"]
+    assert sandbox_is_empty(home) and ledger_all_gone(home)
+
+
+def test_503s_on_create_are_checked_then_retried(tmp_path, home):
+    code, _, stderr = launch(
+        tmp_path, "--accelerator", "v5litepod-1", TPUWIZARD_SANDBOX_FAULTS="unavailable=2"
+    )
+    assert code == 0, stderr
+    assert sandbox_is_empty(home) and ledger_all_gone(home)
+
+
+def test_never_ready_times_out_and_cleans_up(tmp_path, home):
+    code, events, _ = launch(
+        tmp_path,
+        "--accelerator",
+        "v5litepod-1",
+        "--ready-timeout",
+        "2",
+        TPUWIZARD_SANDBOX_FAULTS="never_ready=1",
+    )
+    assert code == 3
+    assert next(e for e in events if e["event"] == "failed")["diagnosis"]["kind"] == "timeout"
+    assert "teardown_verified" in names(events)
+    assert sandbox_is_empty(home) and ledger_all_gone(home)
+
+
+def test_a_delete_that_keeps_failing_exits_4_and_is_recoverable(tmp_path, home):
+    code, events, _ = launch(
+        tmp_path, "--accelerator", "v5litepod-1", TPUWIZARD_SANDBOX_FAULTS="delete_fail=10"
+    )
+    assert code == 4
+    assert "teardown_failed" in names(events)
+    assert [r["state"] for r in status(tmp_path)] == ["READY"]
+    proc = teardown_all(tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert sandbox_is_empty(home) and ledger_all_gone(home)
+
+
+def test_bad_input_exits_2_before_anything_is_created(tmp_path, home):
+    for args in (
+        ["--accelerator", "v5e-4"],
+        ["--accelerator", "v5litepod-16"],
+        ["--accelerator", "v5litepod-4", "--name", "Bad_Name"],
+        ["--accelerator", "v5litepod-4", "--max-run", "0"],
+        ["--accelerator", "v5litepod-4", "--script", "missing.py"],
+    ):
+        code, events, stderr = launch(tmp_path, *args)
+        assert code == 2 and events == [], stderr
+        assert "Traceback" not in stderr
+    assert not (home / "sandbox" / "ledger.jsonl").exists()
