@@ -10,6 +10,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e '.[test]'
+bash scripts/install-sshd.sh
 
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .

@@ -20,3 +20,15 @@ def sandbox(tmp_path):
     for server in servers:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture
+def sshd(tmp_path):
+    from tests.integration.sshd import sshd_binary, start_sshd
+
+    if sshd_binary() is None:
+        pytest.skip("openssh-server is not installed (scripts/install-sshd.sh installs it)")
+    server = start_sshd(tmp_path / "sshd")
+    yield server
+    server.process.terminate()
+    server.process.wait(timeout=10)

@@ -15,7 +15,7 @@ ZONE = "us-central1-a"
 
 def env(**extra: str) -> dict[str, str]:
     # A short provisioning delay keeps the suite quick; everything else is the default.
-    return clean_env(TPUWIZARD_SANDBOX_DELAY="0.5", **extra)
+    return clean_env(**{"TPUWIZARD_SANDBOX_DELAY": "0.5", **extra})
 
 
 def launch(cwd: Path, *args: str, timeout: float = 240, **extra: str):
@@ -81,7 +81,10 @@ def teardown_all(cwd: Path, **extra: str) -> subprocess.CompletedProcess[str]:
 
 
 def sandbox_is_empty(home: Path) -> bool:
-    state = json.loads((home / "sandbox" / "state.json").read_text())
+    path = home / "sandbox" / "state.json"
+    if not path.exists():
+        return True  # the sandbox never had to save anything
+    state = json.loads(path.read_text())
     return not state["nodes"] and not state["queued"]
 
 

@@ -32,6 +32,22 @@ class Group(click.Group):
         except BadInput as err:
             say(f"Error: {err}")
             raise click.exceptions.Exit(EXIT_BAD_INPUT) from None
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as err:  # a bug: keep the traceback in a file, not on the screen
+            import traceback
+
+            from tpuwizard.core import paths
+
+            log = paths.state_dir() / "errors.log"
+            with open(log, "a") as f:
+                f.write(traceback.format_exc() + "\n")
+            say(f"tpuwizard hit an unexpected error ({type(err).__name__}: {err}).")
+            say(
+                f"The details are in {log}; please report them. Run `tpuwizard status` to see "
+                "whether anything was left running."
+            )
+            raise click.exceptions.Exit(EXIT_CLOUD) from None
 
 
 @contextmanager

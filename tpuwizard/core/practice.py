@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from tpuwizard.core import paths
 from tpuwizard.core.cloud import ENDPOINT_ENV, GOOGLE_ENDPOINT
@@ -25,10 +26,13 @@ def start_sandbox(faults: str | None = None, delay: float | None = None):  # -> 
 
     if delay is None:
         delay = float(os.environ.get(DELAY_ENV, "2.0"))
+    keys = os.environ.get(AUTHORIZED_KEYS_ENV)
     server = make_server(
         paths.state_dir() / "sandbox",
         faults=faults if faults is not None else os.environ.get(FAULTS_ENV),
         delay=delay,
+        authorized_keys=Path(keys) if keys else None,
+        ssh_port=int(os.environ.get(SSH_PORT_ENV) or 22),
     )
     start_in_thread(server)
     os.environ[ENDPOINT_ENV] = server.endpoint

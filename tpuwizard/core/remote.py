@@ -70,14 +70,15 @@ class Raw(str):
 
 
 def safe_relative(path: str) -> str:
-    """A relative remote path with no '..', no leading '/', and nothing but plain characters."""
+    """A relative remote path: ASCII letters, digits, '.', '_', '-', '/'; no '..', no part that
+    starts with '-', nothing that needs quoting."""
     cleaned = path.strip()
     parts = cleaned.split("/")
     if (
         not cleaned
         or cleaned.startswith("/")
-        or any(p in ("", ".", "..") for p in parts)
-        or not all(c.isalnum() or c in "._-/" for c in cleaned)
+        or any(p in ("", ".", "..") or p.startswith("-") for p in parts)  # '-x' reads as an option
+        or not all((c.isascii() and c.isalnum()) or c in "._-/" for c in cleaned)
     ):
         raise BadInput(
             f"'{path}' is not a safe relative path: use letters, digits, '.', '_', "
