@@ -56,8 +56,9 @@ def start_sshd(folder: Path) -> Sshd:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
             break
-        except OSError:
+        except OSError as err:
             if process.poll() is not None:
-                raise RuntimeError(f"sshd exited: {process.stderr.read().decode()}")  # type: ignore[union-attr]
+                reason = process.stderr.read().decode()  # type: ignore[union-attr]
+                raise RuntimeError(f"sshd exited: {reason}") from err
             time.sleep(0.05)
     return Sshd(port, keys, getpass.getuser(), process)

@@ -28,7 +28,7 @@ STAGES = {
 @pytest.mark.parametrize("stage", list(STAGES))
 def test_sigkill_then_recover(tmp_path, stage):
     home = Path(os.environ["TPUWIZARD_HOME"])
-    code, seen = launch_until(tmp_path, STAGES[stage], "--accelerator", "v5litepod-4")
+    code, _ = launch_until(tmp_path, STAGES[stage], "--accelerator", "v5litepod-4")
     assert code == -signal.SIGKILL
     left = status(tmp_path)
     if stage in ("after ready", "during bootstrap", "during the verifier"):
