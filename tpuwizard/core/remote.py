@@ -4,7 +4,7 @@ Every transport takes a remote shell command *string* built only by :func:`shell
 parts, each passed through ``shlex.quote``, so nothing a user typed can change what runs.
 
 Long jobs run detached (``nohup``; output to a log file, exit code to a file) and are followed
-with ``tail -n +K -F --pid``; when the connection drops, the follower reconnects from the first
+with ``tail -n +K -F``; when the connection drops, the follower reconnects from the first
 line it has not seen, so no line is lost or shown twice and the job keeps running.
 """
 
@@ -243,9 +243,9 @@ class SshTransport(Transport):
     def argv(self, worker: int, command: str) -> list[str]:
         home = self.homes[worker]
         if home:  # the sandbox's sshd serves every worker from one account: give each its home
-            command = (
-                shell("cd", home, Raw("&&"), "export", f"HOME={home}", Raw("&&")) + " " + (command)
-            )
+            # Parentheses keep the whole command, '&' included, inside the prefix.
+            prefix = shell("cd", home, Raw("&&"), "export", f"HOME={home}", Raw("&&"))
+            command = f"{prefix} ( {command}\n)"
         return [
             "ssh",
             "-i",
@@ -358,9 +358,13 @@ def follow_job(
     token kills the follower (not the job) and raises :class:`Cancelled`.
     """
     seen = 0
-    pid = shell("cat", job.folder + "/pid")
     for attempt in range(reconnects + 1):
-        command = f'tail -n +{seen + 1} -F --pid="$({pid})" {shlex.quote(job.log)} 2>/dev/null'
+        # tail stops once the watcher exits, which it does when the exit file appears; tail
+        # --pid on the job itself would wait until init reaps it, seconds later in containers.
+        command = (
+            f"( while [ ! -e {shlex.quote(job.folder + '/exit')} ]; do sleep 0.1; done ) & "
+            f"tail -n +{seen + 1} -F -s 0.1 --pid=$! {shlex.quote(job.log)} 2>/dev/null"
+        )
         proc = transport.popen(worker, command)
         if cancel is not None:
             cancel.register(proc)
