@@ -3,6 +3,8 @@ stays fast: ``tpuwizard fit`` never loads jax, grpc, google.cloud or textual."""
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from tpuwizard import __version__
@@ -14,11 +16,27 @@ from tpuwizard.commands.common import Group
     cls=Group, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]}
 )
 @click.version_option(__version__, prog_name="tpuwizard")
+@click.option("--sandbox", is_flag=True, help="Practise against the local sandbox.")
+@click.option("--plain", is_flag=True, help="Plain prompts instead of the full-screen wizard.")
 @click.pass_context
-def main(ctx: click.Context) -> None:
-    """Run a JAX experiment on a Cloud TPU, prove it ran there, and leave nothing billing."""
-    if ctx.invoked_subcommand is None:
+def main(ctx: click.Context, sandbox: bool, plain: bool) -> None:
+    """Run a JAX experiment on a Cloud TPU, prove it ran there, and leave nothing billing.
+
+    Without a command, the wizard starts (in a terminal).
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
         click.echo(ctx.get_help())
+        click.echo("\nThe wizard needs a terminal; the commands above work anywhere.", err=True)
+        return
+    if plain:
+        from tpuwizard.plain import run_plain
+
+        sys.exit(run_plain(sandbox))
+    from tpuwizard.tui.app import run_wizard
+
+    sys.exit(run_wizard(sandbox))
 
 
 for command in (

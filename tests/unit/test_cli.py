@@ -80,7 +80,8 @@ def test_bad_input_exits_2_with_a_hint(args, hint):
     assert "Traceback" not in result.output
 
 
-def test_bare_command_shows_what_tpuwizard_can_do():
+def test_bare_command_without_a_terminal_shows_what_tpuwizard_can_do():
     result = run()
     assert result.exit_code == 0
-    assert "fit" in result.stdout and "verify" in result.stdout
+    assert "fit" in result.stdout and "launch" in result.stdout
+    assert "needs a terminal" in result.stderr

@@ -36,6 +36,15 @@ def test_fit_table_loads_no_heavy_package():
     assert loaded_after(["fit", "48"]) == []
 
 
+def test_the_wizard_module_loads_no_cloud_or_jax_package():
+    code = (
+        "import sys; import tpuwizard.tui.app; print(sorted(m for m in sys.modules if "
+        "m.split('.')[0] in ('jax', 'grpc') or m.startswith('google.cloud')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
 def test_offline_zones_load_no_heavy_package():
     assert loaded_after(["zones", "--offline", "--json"]) == []
 

@@ -1,0 +1,47 @@
+"""Driving the wizard with Textual's Pilot."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from textual.widgets import Button
+
+
+async def until(pilot, condition, seconds: float = 60.0, what: str = "") -> None:
+    for _ in range(int(seconds * 20)):
+        if condition():
+            await pilot.pause(0.2)  # let the screen finish mounting before we touch it
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"timed out waiting for {what}; on {type(pilot.app.screen).__name__}")
+
+
+async def on_screen(pilot, name: str, seconds: float = 60.0) -> None:
+    await until(pilot, lambda: type(pilot.app.screen).__name__ == name, seconds, name)
+
+
+async def press(pilot, selector: str) -> None:
+    assert await pilot.click(selector), f"could not click {selector}"
+
+
+async def walk_to_review(pilot) -> None:
+    for screen in ("RouteScreen", "AccountScreen", "CapacityScreen"):
+        await on_screen(pilot, screen)
+        await press(pilot, "#next")
+    await on_screen(pilot, "ZonesScreen")
+    await until(pilot, lambda: pilot.app.screen.zones, what="the zone survey")
+    await press(pilot, "#next")
+    await on_screen(pilot, "ReviewScreen")
+
+
+def buttons(app) -> list[str]:
+    return [str(b.label) for b in app.screen.query(Button)]
+
+
+def sandbox_nodes(home: Path) -> dict:
+    path = home / "sandbox" / "state.json"
+    if not path.exists():
+        return {}
+    state = json.loads(path.read_text())
+    return {**state["nodes"], **state["queued"]}

@@ -1,0 +1,176 @@
+"""The wizard driven by Pilot through real sandbox launches."""
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from tests.tui.pilot_helpers import (
+    buttons,
+    on_screen,
+    press,
+    sandbox_nodes,
+    until,
+    walk_to_review,
+)
+from tpuwizard.core.ledger import Ledger
+from tpuwizard.tui.app import WizardApp
+
+SIZE = (100, 32)
+
+
+@pytest.fixture
+def home():
+    return Path(os.environ["TPUWIZARD_HOME"])
+
+
+def open_ledger(home):
+    return Ledger(home / "sandbox" / "ledger.jsonl").open_entries()
+
+
+async def test_whole_walk_from_route_to_verified_teardown(tmp_path, home):
+    app = WizardApp(run_dir=tmp_path / "runs")
+    async with app.run_test(size=SIZE) as pilot:
+        await on_screen(pilot, "RouteScreen")
+        assert app.state.practice  # no credentials: practice mode by itself
+        assert "PRACTICE" in str(app.screen.query_one("#status-bar").render())
+        await walk_to_review(pilot)
+        await press(pilot, "#create")
+        await on_screen(pilot, "ProvisionScreen", 10)
+        await on_screen(pilot, "VerifyScreen", 60)
+        await until(pilot, lambda: app.state.finished_code is not None, 120, "the end")
+        await on_screen(pilot, "TeardownScreen")
+        assert app.state.finished_code == 0 and app.state.receipt_ok
+        assert Path(app.state.receipt_path).is_file()
+        assert app.state.billing is None
+        verdict = str(app.screen.query_one("#verdict").render())
+        assert "Nothing is billing" in verdict
+        assert sandbox_nodes(home) == {} and open_ledger(home) == []
+        await pilot.press("ctrl+q")  # nothing bills: quit at once
+    assert app.return_code == 0
+
+
+async def test_quit_guard_names_it_refuses_a_wrong_name_and_deletes(tmp_path, home, monkeypatch):
+    monkeypatch.setenv("TPUWIZARD_SANDBOX_DELAY", "30")  # stay in provisioning
+    app = WizardApp(run_dir=tmp_path / "runs")
+    async with app.run_test(size=SIZE) as pilot:
+        await walk_to_review(pilot)
+        await press(pilot, "#create")
+        await until(
+            pilot, lambda: app.state.billing is not None and sandbox_nodes(home), 20, "the node"
+        )
+        await pilot.press("ctrl+q")
+        await on_screen(pilot, "QuitGuard")
+        text = str(app.screen.query_one("Static").render())
+        assert app.state.billing.name in text and app.state.billing.zone in text
+        await pilot.press("ctrl+q")  # a second quit does not stack a second guard
+        await pilot.pause(0.2)
+        assert sum(type(s).__name__ == "QuitGuard" for s in app.screen_stack) == 1
+        app.screen.query_one("#confirm-name").value = "not-the-name"
+        await press(pilot, "#keep")
+        await pilot.pause(0.2)
+        assert type(app.screen).__name__ == "QuitGuard" and app.is_running
+        assert "exactly" in str(app.screen.query_one("#guard-error").render())
+        await press(pilot, "#delete")
+        await until(pilot, lambda: not app.is_running, 60, "the exit after teardown")
+    assert app.return_code == 0
+    assert sandbox_nodes(home) == {} and open_ledger(home) == []
+
+
+async def test_leftovers_from_an_earlier_run_are_offered_first(tmp_path, home):
+    from tpuwizard.core.cloud import NodeRequest, TpuCloud
+    from tpuwizard.core.practice import PRACTICE_PROJECT
+    from tpuwizard.sandbox.server import make_server, start_in_thread
+
+    earlier = make_server(home / "sandbox", delay=0)
+    start_in_thread(earlier)
+    cloud = TpuCloud(PRACTICE_PROJECT, endpoint=earlier.endpoint)
+    cloud.wait_for_node(
+        "us-west1-c",
+        "forgotten",
+        cloud.create_node(
+            NodeRequest(
+                zone="us-west1-c",
+                node_id="forgotten",
+                accelerator_type="v5litepod-1",
+                run_id="20261128-101010-abcd",
+            )
+        ),
+        poll=0.05,
+    )
+    earlier.shutdown()
+    earlier.server_close()
+
+    app = WizardApp(run_dir=tmp_path / "runs")
+    async with app.run_test(size=SIZE) as pilot:
+        await on_screen(pilot, "LeftoversScreen", 30)
+        assert "forgotten" in str(app.screen.query_one("#leftovers").render())
+        await press(pilot, "#delete")
+        await on_screen(pilot, "RouteScreen", 30)
+        await until(pilot, lambda: sandbox_nodes(home) == {}, 10, "the deletion")
+
+
+async def test_sigterm_during_provisioning_tears_down_and_exits_143(tmp_path, home, monkeypatch):
+    monkeypatch.setenv("TPUWIZARD_SANDBOX_DELAY", "30")
+    app = WizardApp(run_dir=tmp_path / "runs")
+    async with app.run_test(size=SIZE) as pilot:
+        await walk_to_review(pilot)
+        await press(pilot, "#create")
+        await until(pilot, lambda: sandbox_nodes(home), 20, "the node")
+        # What the loop's SIGTERM handler calls (a real signal would stop pytest itself).
+        app.on_signal(signal.SIGTERM)
+        await until(pilot, lambda: not app.is_running, 60, "the exit")
+    assert app.return_code == 128 + signal.SIGTERM
+    assert sandbox_nodes(home) == {} and open_ledger(home) == []
+
+
+async def test_stockout_offers_other_zones_and_the_retry_succeeds(tmp_path, home, monkeypatch):
+    monkeypatch.setenv("TPUWIZARD_SANDBOX_FAULTS", "stockout=europe-west4-b")
+    app = WizardApp(run_dir=tmp_path / "runs")
+    async with app.run_test(size=SIZE) as pilot:
+        await walk_to_review(pilot)
+        assert app.state.zone == "europe-west4-b"
+        await press(pilot, "#create")
+        await until(pilot, lambda: app.state.finished_code is not None, 60, "the stockout")
+        await on_screen(pilot, "TeardownScreen")
+        await until(
+            pilot, lambda: any(b.startswith("Try ") for b in buttons(app)), 10, "zone buttons"
+        )
+        assert app.state.last_failure["kind"] == "stockout"
+        assert "Try us-central1-a" in buttons(app)
+        await press(pilot, "#zone-us-central1-a")
+        await on_screen(pilot, "ReviewScreen")
+        assert app.state.zone == "us-central1-a"
+        await press(pilot, "#create")
+        await until(
+            pilot,
+            lambda: app.state.finished_code == 0 and app.state.receipt_ok,
+            120,
+            "the second launch",
+        )
+    assert sandbox_nodes(home) == {} and open_ledger(home) == []
+
+
+async def test_esc_goes_back_and_help_opens(tmp_path):
+    app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await on_screen(pilot, "RouteScreen")
+        await press(pilot, "#next")
+        await on_screen(pilot, "AccountScreen")
+        await pilot.press("escape")
+        await on_screen(pilot, "RouteScreen")
+        await pilot.press("f1")
+        await on_screen(pilot, "HelpScreen")
+        assert "Ctrl+Q" in str(app.screen.query_one("#help-text").render())
+        await pilot.press("escape")
+        await on_screen(pilot, "RouteScreen")
+        await pilot.press("ctrl+t")
+        assert app.theme == "textual-light"
+
+
+async def test_small_terminal_is_told_so(tmp_path):
+    app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
+    async with app.run_test(size=(70, 20)) as pilot:
+        await pilot.pause(0.3)
+        assert app.query_one("#too-small").has_class("show")

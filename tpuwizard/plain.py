@@ -1,0 +1,207 @@
+"""The plain prompt mode (``tpuwizard --plain``): the same walk as the wizard, as questions in
+the scrolling terminal, over the same core and the same lifecycle events."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import questionary
+
+from tpuwizard.core import fit, gcloud_config, notebook, paths, practice, routes
+from tpuwizard.core.cancel import CancelToken
+from tpuwizard.core.errors import BadInput
+from tpuwizard.core.lifecycle import DEFAULT_MAX_RUN, LaunchPlan, events
+from tpuwizard.event_text import describe
+
+
+def _validator(check) -> Any:
+    """A questionary validator from a function that raises BadInput."""
+
+    def validate(text: str) -> bool | str:
+        try:
+            check(text)
+        except (BadInput, ValueError) as err:
+            return str(err) or "not valid"
+        return True
+
+    return validate
+
+
+class PlainWizard:
+    def __init__(
+        self, sandbox: bool = False, run_dir: Path | None = None, **prompt_io: Any
+    ) -> None:
+        # prompt_io (input=, output=) lets tests drive the prompts through a pipe.
+        self.sandbox, self.io = sandbox, prompt_io
+        self.run_dir = run_dir or Path.cwd() / "runs"
+        self.out = prompt_io.pop("echo", None) or print
+
+    def ask(self, question: Any) -> Any:
+        return question.unsafe_ask()  # Ctrl+C raises KeyboardInterrupt instead of returning None
+
+    def select(self, message: str, choices: list[Any], default: Any = None) -> Any:
+        return self.ask(questionary.select(message, choices=choices, default=default, **self.io))
+
+    def text(self, message: str, default: str = "", check=None) -> str:
+        kwargs = {"validate": _validator(check)} if check else {}
+        return self.ask(questionary.text(message, default=default, **kwargs, **self.io))
+
+    def run(self) -> int:
+        ctx = gcloud_config.discover()
+        is_practice = self.sandbox or ctx.credentials is None
+        if is_practice:
+            self.out(
+                "[practice] No Google credentials, or --sandbox: everything runs against a "
+                "local sandbox. Nothing is real and nothing is billed."
+            )
+        route = self.choose_route()
+        if route == "notebook":
+            return self.notebook_route()
+        project = self.choose_project(ctx, is_practice)
+        accelerator = self.choose_slice()
+        from tpuwizard.core.cloud import TpuCloud
+
+        if is_practice and not practice.is_practice():
+            practice.start_sandbox()
+        cloud = TpuCloud(project)
+        zone = self.choose_zone(cloud, accelerator, ctx.zone, is_practice or bool(ctx.credentials))
+        name = (
+            self.text(
+                "Name (empty for tpuwizard-<run id>)",
+                check=lambda t: t and gcloud_config.validate_node_name(t),
+            )
+            or None
+        )
+        minutes = int(self.text("Deadline in minutes", str(DEFAULT_MAX_RUN[route]), check=_minutes))
+        script = self.text(
+            "Your script to run after the verifier (empty for none)",
+            check=lambda t: t and _is_file(t),
+        )
+        if not self.ask(
+            questionary.confirm(f"Create {accelerator} in {zone} now?", default=True, **self.io)
+        ):
+            self.out("Nothing was created.")
+            return 0
+        run_id = paths.new_run_id()
+        plan = LaunchPlan(
+            accelerator=accelerator,
+            zone=zone,
+            project=project,
+            run_id=run_id,
+            run_dir=self.run_dir / run_id,
+            route=route,
+            name=name,
+            script=Path(script) if script else None,
+            max_run_minutes=minutes,
+        )
+        return self.launch(plan, cloud, is_practice)
+
+    def choose_route(self) -> str:
+        budget = self.select("Budget?", list(routes.BUDGETS), "normal")
+        chips = int(self.select("Chips needed?", ["1", "4", "8", "16", "64"], "4"))
+        length = self.select("How long will it run?", list(routes.RUN_LENGTHS), "1-4 hours")
+        billing = self.select("Do you have a billing account?", ["yes", "no"], "yes") == "yes"
+        advice = routes.recommend(budget, chips, length, billing)
+        self.out(f"Recommended: {advice.route}. {advice.reason}")
+        table = routes.route_table()
+        choices = [
+            questionary.Choice(f"{r.title}: {r.cost}, runs {r.max_run}", r.key) for r in table
+        ]
+        default = next(c for c in choices if c.value == advice.route)
+        return self.select("Route", choices, default)
+
+    def notebook_route(self) -> int:
+        key = self.select("Which notebook?", ["colab", "kaggle"], "colab")
+        path = notebook.write_notebook(key, self.run_dir.parent / f"tpuwizard-{key}.ipynb")
+        plat = notebook.get_platform(key)
+        self.out(f"Wrote {path}. Upload it to {plat.title}, then:")
+        for step in plat.switch_steps:
+            self.out(f"  - {step.replace('**', '')}")
+        self.out(f"Run all cells. {plat.download.replace('**', '')}")
+        self.out(f"Then check it: {notebook.check_command(key)}")
+        return 0
+
+    def choose_project(self, ctx: gcloud_config.GcloudContext, is_practice: bool) -> str:
+        if is_practice:
+            return practice.PRACTICE_PROJECT
+        for what, command in ctx.problems:
+            self.out(f"{what}: {command}")
+        return self.text("Project id", ctx.project or "", check=gcloud_config.validate_project)
+
+    def choose_slice(self) -> str:
+        size = self.text(
+            "Training state size (GiB, or e.g. 51.5GB)", "48", check=fit.parse_size_gib
+        )
+        state = fit.parse_size_gib(size)
+        fits = fit.plan(state, fit.select_slices(single_host=True))
+        self.out(fit.verdict(state, fits))
+        choices = [
+            questionary.Choice(
+                f"{f.name:<13} {'fits' if f.fits_sharded else 'too small':<9} "
+                f"spare {f.headroom_gib:6.1f} GiB/chip  "
+                + (f"${f.price_per_hour_usd:.2f}/h" if f.price_per_hour_usd else "price ?"),
+                f.name,
+            )
+            for f in fits
+        ]
+        best = next((c for c, f in zip(choices, fits, strict=True) if f.fits_sharded), choices[0])
+        return self.select("Slice", choices, best)
+
+    def choose_zone(self, cloud: Any, accelerator: str, current: str | None, live: bool) -> str:
+        from tpuwizard.core import zones
+
+        survey = zones.live(cloud) if live else zones.documented()
+        offering = survey.offering(accelerator)
+        if not offering:
+            raise BadInput(f"No zone offers {accelerator}.")
+        self.out(f"Zones offering {accelerator} ({survey.source}). {zones.OFFERED_NOTE}")
+        return self.select("Zone", offering, current if current in offering else offering[0])
+
+    def launch(self, plan: LaunchPlan, cloud: Any, is_practice: bool) -> int:
+        from tpuwizard.core.runtime import build_runtime
+
+        cancel = CancelToken()
+        received: list[int] = []
+
+        def stop(signum: int, _frame: object) -> None:
+            if not received:
+                self.out("Stopping: tearing down first, please wait...")
+            received.append(signum)
+            cancel.set(signal.Signals(signum).name)
+
+        previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+        code = 3
+        try:
+            for event in events(plan, build_runtime(cloud, is_practice), cancel):
+                for line in describe(event):
+                    self.out(line)
+                if event.event_name() == "finished":
+                    code = event.exit_code  # type: ignore[attr-defined]
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+        return 128 + received[0] if received else code
+
+
+def _minutes(text: str) -> None:
+    if not text.isdigit() or not 1 <= int(text) <= 7 * 24 * 60:
+        raise BadInput("A number of minutes from 1 to 10080.")
+
+
+def _is_file(text: str) -> None:
+    if not Path(text).expanduser().is_file():
+        raise BadInput(f"{text} is not a file.")
+
+
+def run_plain(sandbox: bool = False) -> int:
+    try:
+        return PlainWizard(sandbox).run()
+    except KeyboardInterrupt:
+        print("Stopped before anything was created.", file=sys.stderr)
+        return 130
+    except BadInput as err:
+        print(f"Error: {err}", file=sys.stderr)
+        return 2

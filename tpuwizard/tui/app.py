@@ -1,0 +1,360 @@
+"""The wizard App: walks the steps, runs a launch, and guards every way out while anything bills.
+
+A controller worker walks the step screens with ``push_screen_wait``; each screen returns what the
+user chose (or ``BACK``). The launch is ``core.lifecycle.async_events``: the App folds each event
+into its state and hands it to the screen of that phase. Quitting goes through ``action_quit``
+alone; SIGTERM and SIGHUP tear down without asking, then exit with 128+signal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.widgets import Static
+
+from tpuwizard.core import events as ev
+from tpuwizard.core import gcloud_config, practice
+from tpuwizard.core.cancel import CancelToken
+from tpuwizard.tui.screens.base import BACK
+from tpuwizard.tui.state import WizardState
+
+MIN_SIZE = (80, 24)
+
+
+class WizardApp(App[int]):
+    TITLE = "tpuwizard"
+    CSS_PATH: ClassVar = ["global.tcss", "screens/screens.tcss"]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+        Binding("ctrl+t", "toggle_theme", "Theme"),
+    ]
+
+    def __init__(
+        self, sandbox: bool = False, run_dir: Path | None = None, check_leftovers: bool = True
+    ) -> None:
+        super().__init__()
+        self.force_sandbox = sandbox
+        self.check_leftovers = check_leftovers
+        self.state = WizardState()
+        if run_dir is not None:
+            self.state.run_dir = run_dir
+        self.cloud: Any = None
+        self.cancel: CancelToken | None = None
+        self.guard_open = False
+        self.exit_after_teardown: int | None = None
+        self.signal_received: int | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static("Starting...", id="welcome")
+        yield Static(
+            f"The terminal is too small: tpuwizard needs at least {MIN_SIZE[0]}x"
+            f"{MIN_SIZE[1]}. Make the window larger.",
+            id="too-small",
+        )
+
+    def on_mount(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            # Not possible off the main thread (some test runners) or on Windows.
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, self.on_signal, sig)
+        self.walk()
+
+    def on_resize(self) -> None:
+        small = self.size.width < MIN_SIZE[0] or self.size.height < MIN_SIZE[1]
+        for widget in self.query("#too-small"):
+            widget.set_class(small, "show")
+        if small:
+            self.notify(
+                f"The terminal is smaller than {MIN_SIZE[0]}x{MIN_SIZE[1]}: some text "
+                "will not fit.",
+                severity="warning",
+                timeout=4,
+            )
+
+    def action_toggle_theme(self) -> None:
+        self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"
+
+    # -- the walk ---------------------------------------------------------------------------
+    @work(exclusive=True, group="walk", exit_on_error=False)
+    async def walk(self) -> None:
+        ctx = await asyncio.to_thread(gcloud_config.discover)
+        self.state.practice = self.force_sandbox or ctx.credentials is None
+        self.state.project, self.state.zone, self.state.account = ctx.project, ctx.zone, ctx.account
+        self.state.credentials = ctx.credentials
+        if self.check_leftovers:
+            await self.offer_leftovers()
+        step = 0
+        while True:
+            steps = [
+                self.step_route,
+                lambda: self.step_account(ctx),
+                self.step_capacity,
+                self.step_zones,
+                self.step_review,
+            ]
+            result = await steps[step]()
+            if result == BACK:
+                step = max(0, step - 1)
+                continue
+            if step == 0 and self.state.route == "notebook":
+                from tpuwizard.tui.screens.notebook import NotebookScreen
+
+                await self.push_screen_wait(NotebookScreen(self.state.run_dir.parent))
+                continue
+            step += 1
+            if step < len(steps):
+                continue
+            again = await self.run_launch()
+            step = 3 if again == "zones" else 4  # zones after a stockout, else review
+
+    async def step_route(self) -> Any:
+        from tpuwizard.tui.screens.route import RouteScreen
+
+        result = await self.push_screen_wait(RouteScreen(self.state.route))
+        if result != BACK:
+            self.state.route = result
+        return result
+
+    async def step_account(self, ctx: gcloud_config.GcloudContext) -> Any:
+        from tpuwizard.tui.screens.account import AccountScreen
+
+        result = await self.push_screen_wait(AccountScreen(ctx, self.state.practice))
+        if result == BACK:
+            return result
+        self.state.practice = result["practice"]
+        self.state.project = result["project"]
+        await asyncio.to_thread(self.connect)
+        return result
+
+    def connect(self) -> None:
+        """A TpuCloud for the chosen mode; practice starts the sandbox once."""
+        from tpuwizard.core.cloud import TpuCloud
+
+        if self.state.practice:
+            if not practice.is_practice():
+                practice.start_sandbox()
+            self.state.project = self.state.project or practice.PRACTICE_PROJECT
+        self.cloud = TpuCloud(self.state.project or practice.PRACTICE_PROJECT)
+
+    async def step_capacity(self) -> Any:
+        from tpuwizard.tui.screens.capacity import CapacityScreen
+
+        result = await self.push_screen_wait(
+            CapacityScreen(self.state.state_gib, self.state.accelerator)
+        )
+        if result != BACK:
+            self.state.state_gib = result["state_gib"]
+            self.state.accelerator = result["accelerator"]
+        return result
+
+    async def step_zones(self) -> Any:
+        from tpuwizard.core import zones
+        from tpuwizard.tui.screens.zones import ZonesScreen
+
+        def survey() -> zones.ZoneSurvey:
+            if self.state.practice or self.state.credentials:
+                return zones.live(self.cloud)
+            return zones.documented()
+
+        result = await self.push_screen_wait(
+            ZonesScreen(self.state.accelerator, self.state.zone, survey)
+        )
+        if result != BACK:
+            self.state.zone = result
+        return result
+
+    async def step_review(self) -> Any:
+        from tpuwizard.tui.screens.review import ReviewScreen
+
+        result = await self.push_screen_wait(ReviewScreen(self.state))
+        if result != BACK:
+            for key, value in result.items():
+                setattr(self.state, key, value)
+        return result
+
+    # -- the launch -------------------------------------------------------------------------
+    async def run_launch(self) -> str:
+        from tpuwizard.core import paths
+        from tpuwizard.core.lifecycle import LaunchPlan, async_events
+        from tpuwizard.core.runtime import build_runtime
+        from tpuwizard.tui.screens.run import ProvisionScreen, TeardownScreen
+
+        s = self.state
+        run_id = paths.new_run_id()
+        plan = LaunchPlan(
+            accelerator=s.accelerator,
+            zone=s.zone or "",
+            project=s.project or "",
+            run_id=run_id,
+            run_dir=s.run_dir / run_id,
+            route=s.route,
+            name=s.name,
+            script=s.script,
+            fetch=s.fetch,
+            max_run_minutes=s.max_run_minutes,
+        )
+        runtime = await asyncio.to_thread(build_runtime, self.cloud, s.practice)
+        s.last_failure, s.finished_code, s.total_cost_usd = None, None, None
+        self.cancel = CancelToken()
+        screen: Any = ProvisionScreen()
+        await self.push_screen(screen)
+        async for event in async_events(plan, runtime, self.cancel):
+            s.apply(event)
+            self.refresh_status()
+            phase = self.phase_screen(event, screen)
+            if phase is not screen:
+                await self.switch_screen(phase)
+                screen = phase
+            screen.show(event)
+        self.cancel = None
+        if self.exit_after_teardown is not None:
+            self.finish(self.exit_after_teardown)
+            return "quit"
+        if not isinstance(screen, TeardownScreen):
+            final = TeardownScreen()
+            await self.switch_screen(final)
+            final.query_one("#verdict", Static).update(
+                "[b]Nothing was created, nothing is billing.[/b]"
+            )
+            screen = final
+        failure = s.last_failure or {}
+        screen.offer(failure.get("alternatives", []) if failure.get("kind") == "stockout" else [])
+        choice = await screen.choice
+        self.pop_screen()
+        if choice == "quit":
+            self.action_quit()
+            return "quit"
+        if choice.startswith("zone:"):
+            s.zone = choice.split(":", 1)[1]
+            return "review"
+        return "review"
+
+    def refresh_status(self) -> None:
+        from tpuwizard.tui.widgets.status_bar import StatusBar
+
+        for bar in self.screen.query(StatusBar):
+            bar.refresh_text()
+
+    def phase_screen(self, event: ev.Event, current: Any) -> Any:
+        from tpuwizard.tui.screens import run
+
+        wanted: type | None = None
+        if isinstance(
+            event,
+            ev.SshReady
+            | ev.BootstrapLine
+            | ev.Versions
+            | ev.VerifierLine
+            | ev.Check
+            | ev.ReceiptSaved,
+        ):
+            wanted = run.VerifyScreen
+        elif isinstance(event, ev.ScriptLine | ev.FileFetched):
+            wanted = run.ScriptScreen
+        elif isinstance(
+            event,
+            ev.TeardownStarted | ev.TeardownVerified | ev.TeardownFailed | ev.Kept | ev.Finished,
+        ):
+            wanted = run.TeardownScreen
+        if wanted is None or isinstance(current, wanted):
+            return current
+        if isinstance(current, run.TeardownScreen):
+            return current  # never leave the last phase once it is shown
+        return wanted()
+
+    # -- leaving ----------------------------------------------------------------------------
+    async def offer_leftovers(self) -> None:
+        from tpuwizard.core.runtime import ledger_for
+        from tpuwizard.core.teardown import delete_and_verify, reconcile
+        from tpuwizard.tui.screens.leftovers import LeftoversScreen
+
+        try:
+            await asyncio.to_thread(self.connect)
+            ledger = ledger_for(self.state.practice)
+            found = await asyncio.to_thread(reconcile, self.cloud, ledger)
+        except Exception as err:  # no project yet, or no network: the walk goes on
+            self.notify(f"Could not check for leftovers: {err}", severity="warning")
+            return
+        if found and await self.push_screen_wait(LeftoversScreen(found)):
+            for billable in found:
+                result = await asyncio.to_thread(
+                    delete_and_verify, self.cloud, ledger, billable.resource
+                )
+                word = "verified gone" if result.verified else "NOT verified gone"
+                self.notify(
+                    f"{billable.resource.name}: {word}",
+                    severity="information" if result.verified else "error",
+                )
+
+    def action_quit(self) -> None:  # type: ignore[override]
+        """The only way out: Ctrl+Q, the command palette and the footer all come here."""
+        from tpuwizard.tui.screens.quit_guard import QuitGuard
+
+        if self.guard_open or self.exit_after_teardown is not None:
+            return  # one guard at a time; a teardown already on its way ends in exit
+        billing = self.state.billing
+        if billing is None:
+            self.finish(0)
+            return
+        self.guard_open = True
+        self.push_screen(QuitGuard(billing), self.after_guard)
+
+    def after_guard(self, choice: str | None) -> None:
+        self.guard_open = False
+        if choice == "keep":
+            b = self.state.billing
+            self.finish(
+                0,
+                f"{b.name} in {b.zone} is still running and billing. Delete it with: "
+                f"tpuwizard teardown {b.name}"
+                if b
+                else None,
+            )
+        elif choice == "delete":
+            self.teardown_then_exit(0)
+
+    def teardown_then_exit(self, code: int) -> None:
+        self.exit_after_teardown = code
+        if self.cancel is not None:
+            self.cancel.set("quit")  # the launch tears down in its finally, then we exit
+        else:
+            self.delete_kept(code)
+
+    @work(thread=True, exclusive=True, group="teardown", exit_on_error=False)
+    def delete_kept(self, code: int) -> None:
+        """No launch is running but something still bills (its teardown failed): delete it."""
+        from tpuwizard.core.runtime import ledger_for
+        from tpuwizard.core.teardown import delete_and_verify, reconcile
+
+        billing = self.state.billing
+        if billing is not None and self.cloud is not None:
+            ledger = ledger_for(self.state.practice)
+            for billable in reconcile(self.cloud, ledger):
+                mine = billable.resource.name in (billing.name, f"{billing.name}-qr")
+                if mine and delete_and_verify(self.cloud, ledger, billable.resource).verified:
+                    self.state.billing = None
+        self.call_from_thread(self.finish, code)
+
+    def finish(self, code: int, message: str | None = None) -> None:
+        self.exit(code, return_code=code, message=message)
+
+    def on_signal(self, signum: int) -> None:
+        self.signal_received = signum
+        if self.state.billing is None and self.cancel is None:
+            self.finish(128 + signum)
+        else:
+            self.teardown_then_exit(128 + signum)
+
+
+def run_wizard(sandbox: bool = False) -> int:
+    app = WizardApp(sandbox=sandbox)
+    app.run()
+    return app.return_code or 0

@@ -1,0 +1,67 @@
+"""Step 2: who and where. What was detected, what is missing (with the command that fixes it),
+and practice mode, chosen by itself when there are no credentials."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.widgets import Button, Input, Label, Static, Switch
+
+from tpuwizard.core import gcloud_config
+from tpuwizard.core.errors import BadInput
+from tpuwizard.tui.screens.base import WizardScreen
+
+
+class AccountScreen(WizardScreen):
+    STEP = "2 Account"
+    HELP = (
+        "tpuwizard reads your project, zone and account like gcloud does. Without Google "
+        "credentials it runs in practice mode against a local sandbox, so you can rehearse "
+        "the whole walk at no cost."
+    )
+
+    def __init__(self, ctx: gcloud_config.GcloudContext, practice: bool) -> None:
+        super().__init__()
+        self.ctx, self.practice = ctx, practice
+
+    def compose_body(self) -> ComposeResult:
+        ctx = self.ctx
+        found = [
+            f"project: {ctx.project or '-'} ({ctx.project_source or 'not set'})",
+            f"zone: {ctx.zone or '-'} ({ctx.zone_source or 'not set'})",
+            f"account: {ctx.account or '-'}",
+            f"credentials: {ctx.credentials or 'none found'}",
+        ]
+        yield Static("[b]Your Google Cloud setup[/b]\n" + "\n".join(found), id="found")
+        if ctx.problems:
+            fixes = "\n".join(f"  {what}: run  {cmd}" for what, cmd in ctx.problems)
+            yield Static(
+                f"[b]Missing[/b]\n{fixes}\n  and make sure the API is on:  gcloud "
+                "services enable tpu.googleapis.com",
+                id="missing",
+            )
+        yield Label("Practice mode (local sandbox, nothing real, nothing billed)")
+        yield Switch(value=self.practice, id="practice")
+        yield Label("Project id")
+        yield Input(value=ctx.project or "", placeholder="my-project-123", id="project")
+        yield Static(id="error")
+        yield Button("Next", id="next", variant="primary")
+
+    @on(Button.Pressed, "#next")
+    def submit(self) -> None:
+        practice = self.query_one("#practice", Switch).value
+        project = self.query_one("#project", Input).value.strip()
+        error = self.query_one("#error", Static)
+        if not practice:
+            if self.ctx.credentials is None:
+                error.update(
+                    "No credentials: run  gcloud auth application-default login  "
+                    "or keep practice mode on."
+                )
+                return
+            try:
+                gcloud_config.validate_project(project)
+            except BadInput as err:
+                error.update(str(err))
+                return
+        self.dismiss({"practice": practice, "project": project or None})

@@ -1,0 +1,38 @@
+"""Shown first when an earlier run left something that may still bill."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+from tpuwizard.event_text import money
+
+
+class LeftoversScreen(ModalScreen[bool]):
+    """Dismissed with True for "Delete now", False to leave them."""
+
+    def __init__(self, found: list) -> None:  # list[teardown.Billable]
+        super().__init__()
+        self.found = found
+
+    def compose(self) -> ComposeResult:
+        rows = "\n".join(
+            f"  {b.resource.name}  {b.resource.zone}  {b.resource.accelerator}  "
+            f"{b.state}  about {money(b.cost_usd)} so far"
+            for b in self.found
+        )
+        with Vertical(id="dialog"):
+            yield Static(
+                f"[b]An earlier run left these, and they may still be billing:[/b]\n{rows}",
+                id="leftovers",
+            )
+            with Horizontal():
+                yield Button("Delete now", id="delete", variant="error")
+                yield Button("Leave them", id="leave")
+
+    @on(Button.Pressed)
+    def chosen(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "delete")

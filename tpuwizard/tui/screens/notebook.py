@@ -1,0 +1,70 @@
+"""The free route: write a Colab or Kaggle notebook, then check the receipt it gives back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual import on
+from textual.app import ComposeResult
+from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
+
+from tpuwizard.core import notebook
+from tpuwizard.core.errors import BadInput
+from tpuwizard.core.receipt import check_receipt, load_receipt
+from tpuwizard.tui.screens.base import WizardScreen
+
+
+class NotebookScreen(WizardScreen):
+    STEP = "Notebook"
+    HELP = (
+        "Write a notebook, open it in Colab or Kaggle, switch the runtime to TPU and run all "
+        "cells. Then give the downloaded receipt.json here to check that it proves a TPU run."
+    )
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__()
+        self.folder = folder
+
+    def compose_body(self) -> ComposeResult:
+        yield Static("[b]A free TPU in a hosted notebook[/b]", classes="title")
+        with RadioSet(id="platform"):
+            yield RadioButton("Google Colab (TPU v5e-1)", value=True, name="colab")
+            yield RadioButton("Kaggle (TPU VM v5e-8)", name="kaggle")
+        yield Button("Write the notebook", id="write", variant="primary")
+        yield Static(id="steps")
+        yield Label("Downloaded receipt")
+        yield Input(placeholder="~/Downloads/receipt.json", id="receipt")
+        yield Button("Check the receipt", id="check")
+        yield Static(id="result")
+
+    def platform(self) -> str:
+        pressed = self.query_one(RadioSet).pressed_button
+        return pressed.name if pressed is not None and pressed.name else "colab"
+
+    @on(Button.Pressed, "#write")
+    def write(self) -> None:
+        key = self.platform()
+        path = notebook.write_notebook(key, self.folder / f"tpuwizard-{key}.ipynb")
+        plat = notebook.get_platform(key)
+        steps = "\n".join(
+            f"  {i}. {s.replace('**', '')}" for i, s in enumerate(plat.switch_steps, 1)
+        )
+        self.query_one("#steps", Static).update(
+            f"Wrote [b]{path}[/b]\nUpload it to {plat.title}, then:\n{steps}\n"
+            f"  Run all cells. {plat.download.replace('**', '')}\n{plat.limits}"
+        )
+
+    @on(Button.Pressed, "#check")
+    def check(self) -> None:
+        key = self.platform()
+        result = self.query_one("#result", Static)
+        try:
+            receipt = load_receipt(Path(self.query_one("#receipt", Input).value).expanduser())
+            outcome = check_receipt(receipt, "tpu", notebook.get_platform(key).accelerator)
+        except BadInput as err:
+            result.update(f"[b]Cannot check:[/b] {err}")
+            return
+        if outcome.ok:
+            result.update("[b]PASS:[/b] this receipt proves a TPU run. " + "; ".join(outcome.facts))
+        else:
+            result.update("[b]REJECTED:[/b] " + "; ".join(outcome.problems))

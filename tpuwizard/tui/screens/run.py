@@ -1,0 +1,132 @@
+"""Steps 6-9: provision, verify, your script, teardown. The App feeds them lifecycle events;
+each screen only renders what it is given and reports the user's final choice."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.widgets import Button, Log, Static
+
+from tpuwizard.core import events as ev
+from tpuwizard.event_text import describe, money
+from tpuwizard.tui.screens.base import WizardScreen
+from tpuwizard.tui.widgets.checks_panel import ChecksPanel
+
+LOG_LINES = 5000  # bounded memory however chatty the worker is
+
+
+class RunScreen(WizardScreen):
+    CAN_GO_BACK = False  # a launch in progress is stopped with Ctrl+Q, which tears down
+    inherit_bindings = False
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("f1", "help", "Help"),
+        Binding("question_mark", "help", "Help", show=False),
+    ]
+
+    def show(self, event: ev.Event) -> None:
+        for line in describe(event):
+            self.query_one(Log).write_line(line)
+
+
+class ProvisionScreen(RunScreen):
+    STEP = "6 Provision"
+    HELP = (
+        "The node is being created. The meter at the top runs from now until teardown is "
+        "verified. Ctrl+Q stops and deletes it."
+    )
+
+    def compose_body(self) -> ComposeResult:
+        yield Static("Creating...", id="node-state")
+        yield Log(max_lines=LOG_LINES, id="log")
+
+    def show(self, event: ev.Event) -> None:
+        super().show(event)
+        if isinstance(event, ev.Provisioning):
+            self.query_one("#node-state", Static).update(
+                f"State: [b]{event.state}[/b] after {event.elapsed_s:.0f} s"
+            )
+
+
+class VerifyScreen(RunScreen):
+    STEP = "7 Verify"
+    HELP = (
+        "JAX is installed on the worker, then the verifier runs there. Each check ticks as "
+        "it passes; a failure names the boundary that failed."
+    )
+
+    def compose_body(self) -> ComposeResult:
+        with Horizontal(id="verify"):
+            yield Log(max_lines=LOG_LINES, id="log")
+            yield ChecksPanel()
+        yield Static(id="receipt")
+
+    def show(self, event: ev.Event) -> None:
+        if isinstance(event, ev.Check):
+            self.query_one(ChecksPanel).record(event.name, event.ok, event.detail, event.boundary)
+        elif isinstance(event, ev.ReceiptSaved):
+            verdict = "proves the run" if event.ok else "does NOT prove the run"
+            self.query_one("#receipt", Static).update(f"Receipt: {event.path} ({verdict})")
+        super().show(event)
+
+
+class ScriptScreen(RunScreen):
+    STEP = "8 Your script"
+    HELP = "Your script runs on the TPU host; its output streams here and its files come back."
+
+    def compose_body(self) -> ComposeResult:
+        yield Log(max_lines=LOG_LINES, id="log")
+
+
+class TeardownScreen(RunScreen):
+    STEP = "9 Teardown"
+    HELP = (
+        "The TPU is deleted, then listed to prove it is gone. Only then does the meter stop. "
+        "From here you can start another launch, try another zone, or quit."
+    )
+    CHOICES: ClassVar[tuple[str, ...]] = ("again", "quit")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.choice: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self.started = time.monotonic()
+
+    def compose_body(self) -> ComposeResult:
+        yield Static("Deleting and verifying...", id="verdict")
+        yield Log(max_lines=LOG_LINES, id="log")
+        yield Horizontal(id="choices")
+
+    def show(self, event: ev.Event) -> None:
+        super().show(event)
+        verdict = self.query_one("#verdict", Static)
+        if isinstance(event, ev.TeardownVerified):
+            verdict.update(
+                f"[b]Nothing is billing.[/b] {event.name} is verified gone; it cost "
+                f"about {money(event.cost_usd)} (estimate)."
+            )
+        elif isinstance(event, ev.TeardownFailed):
+            verdict.update(
+                f"[b]NOT verified gone: {event.name} may still be billing.[/b] "
+                "Run tpuwizard teardown --all, or delete it in the Cloud Console."
+            )
+        elif isinstance(event, ev.Kept):
+            verdict.update(f"[b]{event.name} is still running and billing[/b], as you asked.")
+
+    def offer(self, zones: list[str]) -> None:
+        """After Finished: the ways on; a stockout adds the other zones."""
+        box = self.query_one("#choices", Horizontal)
+        for zone in zones[:3]:
+            box.mount(Button(f"Try {zone}", id=f"zone-{zone}", name=zone))
+        box.mount(Button("New launch", id="again", variant="primary"))
+        box.mount(Button("Quit", id="quit"))
+
+    @on(Button.Pressed)
+    def chosen(self, event: Button.Pressed) -> None:
+        if not self.choice.done():
+            value = f"zone:{event.button.name}" if event.button.name else str(event.button.id)
+            self.choice.set_result(value)

@@ -1,0 +1,67 @@
+"""Step 4: where. Zones that offer the chosen type, live from the API or documented (labelled)."""
+
+from __future__ import annotations
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.widgets import Button, DataTable, Static
+
+from tpuwizard.core import catalog
+from tpuwizard.core.zones import OFFERED_NOTE, ZoneSurvey
+from tpuwizard.tui.screens.base import WizardScreen
+
+
+class ZonesScreen(WizardScreen):
+    STEP = "4 Zones"
+    HELP = (
+        "Zones that offer your accelerator type. 'Offered' is not 'free right now': a create "
+        "can still meet a stockout, and tpuwizard then offers the other zones."
+    )
+
+    def __init__(self, accelerator: str, current: str | None, survey_fn) -> None:
+        super().__init__()
+        self.accelerator, self.current, self.survey_fn = accelerator, current, survey_fn
+        self.zones: list[str] = []
+
+    def compose_body(self) -> ComposeResult:
+        runtime = catalog.parse_accelerator(self.accelerator).generation.runtime_version
+        yield Static(
+            f"[b]Zones offering {self.accelerator}[/b] (runtime version {runtime})", classes="title"
+        )
+        yield Static("Looking up zones...", id="source")
+        yield DataTable(id="zones", cursor_type="row")
+        yield Static(OFFERED_NOTE, classes="note")
+        yield Button("Next", id="next", variant="primary")
+
+    def on_mount(self) -> None:
+        self.query_one(DataTable).add_columns("zone", "offers")
+        self.load()
+
+    @work(thread=True, exclusive=True, group="zones", exit_on_error=False)
+    def load(self) -> None:
+        try:
+            survey: ZoneSurvey = self.survey_fn()
+            label = "live from the TPU API" if survey.source == "live" else "documented, not live"
+        except Exception as err:  # a failed live survey falls back to the documentation
+            from tpuwizard.core.diagnose import diagnose
+            from tpuwizard.core.zones import documented
+
+            survey = documented()
+            label = f"documented, not live ({diagnose(err).title})"
+        self.app.call_from_thread(self.show, survey, label)
+
+    def show(self, survey: ZoneSurvey, label: str) -> None:
+        self.zones = survey.offering(self.accelerator)
+        self.query_one("#source", Static).update(f"Source: {label}")
+        table = self.query_one(DataTable)
+        table.clear()
+        for zone in self.zones:
+            table.add_row(zone, self.accelerator, key=zone)
+        if self.current in self.zones:
+            table.move_cursor(row=self.zones.index(self.current))
+
+    @on(Button.Pressed, "#next")
+    @on(DataTable.RowSelected)
+    def choose(self) -> None:
+        if self.zones:
+            self.dismiss(self.zones[self.query_one(DataTable).cursor_row])
