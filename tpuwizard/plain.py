@@ -119,8 +119,8 @@ class PlainWizard:
         plat = notebook.get_platform(key)
         self.out(f"Wrote {path}. Upload it to {plat.title}, then:")
         for step in plat.switch_steps:
-            self.out(f"  - {step.replace('**', '')}")
-        self.out(f"Run all cells. {plat.download.replace('**', '')}")
+            self.out(f"  - {notebook.plain(step)}")
+        self.out(f"Run all cells. {notebook.plain(plat.download)}")
         self.out(f"Then check it: {notebook.check_command(key)}")
         return 0
 

@@ -23,6 +23,7 @@ async def on_screen(pilot, name: str, seconds: float = 60.0) -> None:
 
 async def press(pilot, selector: str) -> None:
     assert await pilot.click(selector), f"could not click {selector}"
+    await pilot.pause(0.1)
 
 
 async def walk_to_review(pilot) -> None:

@@ -174,3 +174,41 @@ async def test_small_terminal_is_told_so(tmp_path):
     async with app.run_test(size=(70, 20)) as pilot:
         await pilot.pause(0.3)
         assert app.query_one("#too-small").has_class("show")
+
+
+async def test_notebook_route_writes_it_and_checks_receipts(tmp_path):
+    import json
+
+    from tpuwizard.core.receipt import receipt_hash
+
+    tpu = {
+        "expected_backend": "tpu",
+        "observed_backend": "tpu",
+        "platform": "tpu",
+        "device_count": 1,
+        "device_kinds": ["TPU v5 lite"],
+        "contract_ok": True,
+        "ok": True,
+        "failed_boundary": None,
+    }
+    tpu["receipt_sha256"] = receipt_hash(tpu)
+    good, cpu = tmp_path / "good.json", tmp_path / "cpu.json"
+    good.write_text(json.dumps(tpu))
+    cpu_receipt = dict(tpu, expected_backend="cpu", observed_backend="cpu", platform="cpu")
+    cpu_receipt["receipt_sha256"] = receipt_hash(cpu_receipt)
+    cpu.write_text(json.dumps(cpu_receipt))
+    app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await on_screen(pilot, "RouteScreen")
+        await press(pilot, "#route RadioButton")  # the first: the free notebook
+        await press(pilot, "#next")
+        await on_screen(pilot, "NotebookScreen")
+        await press(pilot, "#write")
+        assert (tmp_path / "tpuwizard-colab.ipynb").is_file()
+        result = app.screen.query_one("#result")
+        app.screen.query_one("#receipt").value = str(cpu)
+        await press(pilot, "#check")
+        assert "REJECTED" in str(result.render())
+        app.screen.query_one("#receipt").value = str(good)
+        await press(pilot, "#check")
+        assert "PASS" in str(result.render())

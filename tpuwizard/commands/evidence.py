@@ -123,6 +123,6 @@ def notebook(platform_key: str, accelerator: str | None, out: Path | None) -> No
     say(f"Wrote {path} for {plat.title}.")
     say(f"1. Upload it to {plat.title} and switch the runtime to TPU:")
     for step in plat.switch_steps:
-        say(f"   - {step.replace('**', '')}")
-    say(f"2. Run all cells. {plat.download.replace('**', '')}")
+        say(f"   - {nb.plain(step)}")
+    say(f"2. Run all cells. {nb.plain(plat.download)}")
     say(f"3. Check the receipt here:  {nb.check_command(platform_key, accelerator=accelerator)}")

@@ -70,6 +70,11 @@ PLATFORMS: dict[str, NotebookPlatform] = {
 }
 
 
+def plain(markdown: str) -> str:
+    """The steps' markdown emphasis removed, for terminals."""
+    return markdown.replace("**", "").replace("*", "")
+
+
 def get_platform(key: str) -> NotebookPlatform:
     if key not in PLATFORMS:
         raise BadInput(f"Unknown notebook platform '{key}'. Choose one of: {', '.join(PLATFORMS)}.")

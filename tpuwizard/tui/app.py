@@ -26,11 +26,13 @@ from tpuwizard.tui.screens.base import BACK
 from tpuwizard.tui.state import WizardState
 
 MIN_SIZE = (80, 24)
+HERE = Path(__file__).parent
 
 
 class WizardApp(App[int]):
     TITLE = "tpuwizard"
-    CSS_PATH: ClassVar = ["global.tcss", "screens/screens.tcss"]
+    # Absolute, so subclasses elsewhere (scripts/screenshots.py) find the same files.
+    CSS_PATH: ClassVar = [HERE / "global.tcss", HERE / "screens" / "screens.tcss"]
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+q", "quit", "Quit", priority=True),
         Binding("ctrl+t", "toggle_theme", "Theme"),
@@ -206,14 +208,25 @@ class WizardApp(App[int]):
         self.cancel = CancelToken()
         screen: Any = ProvisionScreen()
         await self.push_screen(screen)
+        pending: Any = None  # the next phase's screen, while a dialog covers the current one
+        backlog: list[ev.Event] = []
         async for event in async_events(plan, runtime, self.cancel):
             s.apply(event)
             self.refresh_status()
-            phase = self.phase_screen(event, screen)
+            phase = self.phase_screen(event, pending or screen)
             if phase is not screen:
-                await self.switch_screen(phase)
-                screen = phase
-            screen.show(event)
+                pending = phase
+                backlog.append(event)
+            if pending is not None and self.screen is screen:
+                # switch_screen replaces the top screen: only switch when ours is on top, so an
+                # open dialog (the quit guard, help) is never replaced by the next phase.
+                await self.switch_screen(pending)
+                screen, pending = pending, None
+                for missed in backlog:
+                    screen.show(missed)
+                backlog = []
+            elif pending is None:
+                screen.show(event)
         self.cancel = None
         if self.exit_after_teardown is not None:
             self.finish(self.exit_after_teardown)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from textual import on
 from textual.app import ComposeResult
+from textual.containers import Horizontal
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 
 from tpuwizard.core import notebook
@@ -33,8 +34,9 @@ class NotebookScreen(WizardScreen):
         yield Button("Write the notebook", id="write", variant="primary")
         yield Static(id="steps")
         yield Label("Downloaded receipt")
-        yield Input(placeholder="~/Downloads/receipt.json", id="receipt")
-        yield Button("Check the receipt", id="check")
+        with Horizontal(id="receipt-row"):
+            yield Input(placeholder="~/Downloads/receipt.json", id="receipt")
+            yield Button("Check the receipt", id="check")
         yield Static(id="result")
 
     def platform(self) -> str:
@@ -46,12 +48,10 @@ class NotebookScreen(WizardScreen):
         key = self.platform()
         path = notebook.write_notebook(key, self.folder / f"tpuwizard-{key}.ipynb")
         plat = notebook.get_platform(key)
-        steps = "\n".join(
-            f"  {i}. {s.replace('**', '')}" for i, s in enumerate(plat.switch_steps, 1)
-        )
+        steps = "\n".join(f"  {i}. {notebook.plain(s)}" for i, s in enumerate(plat.switch_steps, 1))
         self.query_one("#steps", Static).update(
             f"Wrote [b]{path}[/b]\nUpload it to {plat.title}, then:\n{steps}\n"
-            f"  Run all cells. {plat.download.replace('**', '')}\n{plat.limits}"
+            f"  Run all cells. {notebook.plain(plat.download)}\n{plat.limits}"
         )
 
     @on(Button.Pressed, "#check")

@@ -34,7 +34,7 @@ class QuitGuard(ModalScreen[str | None]):
                 "Delete it now (then tpuwizard quits), or keep it running: to keep it, type its "
                 "name; it bills until you delete it."
             )
-            yield Input(placeholder=b.name, id="confirm-name")
+            yield Input(placeholder="type the name here to keep it running", id="confirm-name")
             yield Static(id="guard-error")
             with Horizontal():
                 yield Button("Delete now", id="delete", variant="error")

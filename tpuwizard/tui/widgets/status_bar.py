@@ -20,13 +20,10 @@ class StatusBar(Static):
 
     def refresh_text(self) -> None:
         state = self.app.state  # type: ignore[attr-defined]
-        practice = "PRACTICE (sandbox) | " if state.practice else ""
+        practice = "PRACTICE | " if state.practice else ""
         if state.billing is not None:
             b = state.billing
-            meter = (
-                f"BILLING: {b.name} in {b.zone}, {int(b.age_s())} s, "
-                f"{money(b.cost_usd())} (estimate)"
-            )
+            meter = f"BILLING {b.name} {b.zone} {int(b.age_s())}s ~{money(b.cost_usd())} est."
         else:
             meter = "Nothing is billing"
         self.update(f"{practice}{self.step} | {meter}")

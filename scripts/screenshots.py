@@ -1,0 +1,117 @@
+"""Render every screen of a real sandbox walk into screenshots/*.svg.
+
+    .venv/bin/python scripts/screenshots.py
+
+The wizard runs headless at 100x32 in practice mode, in a throw-away state folder, through a full
+launch with a small script of its own; each run screen is captured just before the next replaces
+it. Nothing here is drawn by hand.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "screenshots"
+SIZE = (100, 32)
+NAMES = {
+    "RouteScreen": "01-route",
+    "AccountScreen": "02-account",
+    "CapacityScreen": "03-capacity",
+    "ZonesScreen": "04-zones",
+    "ReviewScreen": "05-review",
+    "ProvisionScreen": "06-provision",
+    "VerifyScreen": "07-verify",
+    "ScriptScreen": "08-script",
+    "TeardownScreen": "09-teardown",
+    "QuitGuard": "10-quit-guard",
+    "HelpScreen": "11-help",
+    "NotebookScreen": "12-notebook",
+}
+
+
+async def walk(tmp: Path) -> None:
+    from tests.tui.pilot_helpers import on_screen, press, until
+    from tpuwizard.tui.app import WizardApp
+
+    class Recording(WizardApp):
+        async def switch_screen(self, screen):  # type: ignore[override]
+            save(self)  # the run screen as it was last seen, before the next phase replaces it
+            return await super().switch_screen(screen)
+
+    def save(app) -> None:
+        name = NAMES.get(type(app.screen).__name__)
+        if name:
+            app.save_screenshot(filename=f"{name}.svg", path=str(OUT))
+
+    script = tmp / "experiment.py"
+    script.write_text(
+        "import jax\nfor step in range(5):\n"
+        "    print(f'step {step}: {jax.device_count()} devices')\n"
+    )
+    app = Recording(run_dir=tmp / "runs", check_leftovers=False)
+    async with app.run_test(size=SIZE) as pilot:
+        for screen in ("RouteScreen", "AccountScreen", "CapacityScreen"):
+            await on_screen(pilot, screen)
+            save(app)
+            if screen == "RouteScreen":
+                await pilot.press("f1")
+                await on_screen(pilot, "HelpScreen")
+                save(app)
+                await pilot.press("escape")
+                await on_screen(pilot, "RouteScreen")
+            await press(pilot, "#next")
+        await on_screen(pilot, "ZonesScreen")
+        await until(pilot, lambda: app.screen.zones, what="zones")
+        save(app)
+        await press(pilot, "#next")
+        await on_screen(pilot, "ReviewScreen")
+        app.screen.query_one("#script").value = str(script)
+        save(app)
+        await press(pilot, "#create")
+        await until(pilot, lambda: app.state.billing is not None, 30, "billing")
+        await pilot.pause(1.2)
+        save(app)
+        await pilot.press("ctrl+q")
+        await on_screen(pilot, "QuitGuard")
+        save(app)
+        await press(pilot, "#stay")
+        await until(pilot, lambda: app.state.finished_code is not None, 180, "the end")
+        await on_screen(pilot, "TeardownScreen")
+        await pilot.pause(1.2)
+        save(app)
+        await press(pilot, "#quit")
+    notebook_app = WizardApp(run_dir=tmp / "runs", check_leftovers=False)
+    async with notebook_app.run_test(size=SIZE) as pilot:
+        await on_screen(pilot, "RouteScreen")
+        await press(pilot, "#route RadioButton")
+        await press(pilot, "#next")
+        await on_screen(pilot, "NotebookScreen")
+        await press(pilot, "#write")
+        await pilot.pause(0.3)
+        save(notebook_app)
+
+
+def main() -> None:
+    sys.path.insert(0, str(ROOT))
+    OUT.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ.update(
+            TPUWIZARD_HOME=str(Path(tmp) / "state"),
+            NO_GCE_CHECK="true",
+            CLOUDSDK_CONFIG=str(Path(tmp) / "no-gcloud"),
+            TPUWIZARD_SANDBOX_DELAY="2",
+            TEXTUAL_ANIMATIONS="none",
+        )
+        os.chdir(tmp)
+        asyncio.run(walk(Path(tmp)))
+    for svg in sorted(OUT.glob("*.svg")):
+        print(svg.relative_to(ROOT))
+
+
+if __name__ == "__main__":
+    main()
