@@ -34,6 +34,10 @@ class WizardScreen(Screen[Any]):
     def compose_body(self) -> ComposeResult:
         yield from ()
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Steps that cannot go back do not offer Esc in the footer at all.
+        return self.CAN_GO_BACK if action == "back" else True
+
     def action_back(self) -> None:
         if self.CAN_GO_BACK:
             self.dismiss(BACK)

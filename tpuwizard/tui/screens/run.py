@@ -9,7 +9,6 @@ from typing import ClassVar
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.widgets import Button, Log, Static
 
@@ -23,11 +22,6 @@ LOG_LINES = 5000  # bounded memory however chatty the worker is
 
 class RunScreen(WizardScreen):
     CAN_GO_BACK = False  # a launch in progress is stopped with Ctrl+Q, which tears down
-    inherit_bindings = False
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("f1", "help", "Help"),
-        Binding("question_mark", "help", "Help", show=False),
-    ]
 
     def show(self, event: ev.Event) -> None:
         for line in describe(event):

@@ -24,8 +24,12 @@ class ChecksPanel(Static):
         for name in [*EXPECTED, *[n for n in self.results if n not in EXPECTED]]:
             if name in self.results:
                 ok, _detail, boundary = self.results[name]
-                mark = "[green]PASS[/]" if ok else f"[red]FAIL[/] ({boundary} boundary)"
+                mark = "[green]PASS[/]" if ok else f"[red]FAIL: {boundary}[/]"
             else:
                 mark = "[dim]waiting[/]"
-            lines.append(f"  {name:<13} {mark}")
+            lines.append(f"{name:<13} {mark}")
+        failed = [(n, d) for n, (ok, d, _b) in self.results.items() if not ok]
+        if failed:
+            lines.append("")
+            lines += [f"[b]{name}[/b]: {detail}" for name, detail in failed]
         self.update("\n".join(lines))

@@ -1,0 +1,178 @@
+"""Every screen rendered at 100x32 from fixed state and fixed events, compared with its SVG.
+
+Update after an intended change with: pytest tests/tui/test_snapshots.py --snapshot-update
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.app import App
+
+from tpuwizard.core import events as ev
+from tpuwizard.core import gcloud_config
+from tpuwizard.core.zones import documented
+from tpuwizard.tui.app import WizardApp
+from tpuwizard.tui.state import Billing, WizardState
+
+SIZE = (100, 32)
+NOW = 1_800_000_000.0  # a fixed clock: ages and costs do not move between runs
+
+
+@pytest.fixture(autouse=True)
+def _fixed_clock(monkeypatch):
+    import tpuwizard.tui.state as state_module
+
+    monkeypatch.setattr(state_module.time, "time", lambda: NOW)
+
+
+class Harness(App[None]):
+    """One wizard screen on its own, with the wizard's styles and a fixed state."""
+
+    CSS_PATH = WizardApp.CSS_PATH
+
+    def __init__(self, make_screen, state: WizardState | None = None, feed=()) -> None:
+        super().__init__()
+        self.state = state or WizardState(
+            practice=True, project="tpuwizard-practice", zone="us-central1-a"
+        )
+        self.make_screen, self.feed = make_screen, feed
+
+    async def on_mount(self) -> None:
+        screen = self.make_screen()
+        await self.push_screen(screen)
+        for event in self.feed:
+            screen.show(event)
+
+
+def billing_state() -> WizardState:
+    state = WizardState(practice=True, project="tpuwizard-practice", zone="us-central1-a")
+    state.billing = Billing("tpuwizard-demo", "us-central1-a", "v5litepod-4", "vm", NOW - 95)
+    return state
+
+
+def test_route(snap_compare):
+    from tpuwizard.tui.screens.route import RouteScreen
+
+    assert snap_compare(Harness(lambda: RouteScreen("vm")), terminal_size=SIZE)
+
+
+def test_account_without_credentials(snap_compare):
+    from tpuwizard.tui.screens.account import AccountScreen
+
+    ctx = gcloud_config.GcloudContext(
+        problems=[
+            ("No Application Default Credentials", "gcloud auth application-default login"),
+            ("No project is set", "gcloud config set project PROJECT_ID"),
+        ]
+    )
+    assert snap_compare(Harness(lambda: AccountScreen(ctx, True)), terminal_size=SIZE)
+
+
+def test_capacity(snap_compare):
+    from tpuwizard.tui.screens.capacity import CapacityScreen
+
+    assert snap_compare(Harness(lambda: CapacityScreen(48, "v5litepod-4")), terminal_size=SIZE)
+
+
+def test_zones(snap_compare):
+    from tpuwizard.tui.screens.zones import ZonesScreen
+
+    app = Harness(lambda: ZonesScreen("v5litepod-4", "us-central1-a", documented))
+    assert snap_compare(app, terminal_size=SIZE, run_before=_settle)
+
+
+def test_review(snap_compare):
+    from tpuwizard.tui.screens.review import ReviewScreen
+
+    state = WizardState(
+        practice=True, project="tpuwizard-practice", zone="us-central1-a", name="jax-course-tpu-01"
+    )
+    assert snap_compare(Harness(lambda: ReviewScreen(state), state), terminal_size=SIZE)
+
+
+def test_provision(snap_compare):
+    from tpuwizard.tui.screens.run import ProvisionScreen
+
+    feed = [ev.Provisioning("CREATING", 0.0, 0.0), ev.Provisioning("READY", 41.0, 0.0547)]
+    assert snap_compare(Harness(ProvisionScreen, billing_state(), feed), terminal_size=SIZE)
+
+
+def test_verify_with_a_failed_boundary(snap_compare):
+    from tpuwizard.tui.screens.run import VerifyScreen
+
+    feed = [
+        ev.SshReady(1),
+        ev.Versions(
+            0, {"jax": "0.10.2", "jaxlib": "0.10.2", "libtpu": "0.0.30", "python": "3.10.12"}
+        ),
+        ev.VerifierLine(0, "tpu_verify: expecting platform 'tpu' on t1v-n-1 (Python 3.10)"),
+        ev.Check(0, "import", True, "jax 0.10.2", "import"),
+        ev.Check(0, "backend", False, "JAX has no 'tpu' backend here", "backend"),
+        ev.ReceiptSaved("runs/demo/receipt.json", False, "0123456789abcdef"),
+    ]
+    assert snap_compare(Harness(VerifyScreen, billing_state(), feed), terminal_size=SIZE)
+
+
+def test_script(snap_compare):
+    from tpuwizard.tui.screens.run import ScriptScreen
+
+    feed = [ev.ScriptLine(0, f"step {i}: loss {1 / (i + 1):.3f}") for i in range(5)]
+    feed.append(ev.FileFetched("runs/demo/files/reports/result.txt"))
+    assert snap_compare(Harness(ScriptScreen, billing_state(), feed), terminal_size=SIZE)
+
+
+def test_teardown_verified(snap_compare):
+    from tpuwizard.tui.screens.run import TeardownScreen
+
+    feed = [
+        ev.TeardownStarted("tpuwizard-demo", "node"),
+        ev.TeardownVerified("tpuwizard-demo", "node", 312.0, 0.416),
+        ev.Finished(True, 0, "runs/demo", 0.416),
+    ]
+    assert snap_compare(Harness(TeardownScreen, None, feed), terminal_size=SIZE)
+
+
+def test_quit_guard(snap_compare):
+    from tpuwizard.tui.screens.quit_guard import QuitGuard
+
+    state = billing_state()
+    assert snap_compare(Harness(lambda: QuitGuard(state.billing), state), terminal_size=SIZE)
+
+
+def test_help(snap_compare):
+    from tpuwizard.tui.screens.help import HelpScreen
+    from tpuwizard.tui.screens.route import RouteScreen
+
+    assert snap_compare(
+        Harness(lambda: HelpScreen(RouteScreen.STEP, RouteScreen.HELP)), terminal_size=SIZE
+    )
+
+
+def test_notebook(snap_compare):
+    from tpuwizard.tui.screens.notebook import NotebookScreen
+
+    assert snap_compare(Harness(lambda: NotebookScreen(Path("."))), terminal_size=SIZE)
+
+
+def test_leftovers(snap_compare):
+    from tpuwizard.core.ledger import Resource
+    from tpuwizard.core.teardown import Billable
+    from tpuwizard.tui.screens.leftovers import LeftoversScreen
+
+    found = [
+        Billable(
+            Resource("node", "p", "us-west1-c", "forgotten", "v5litepod-1", "r"),
+            "READY",
+            7200.0,
+            2.4,
+            "ledger+labels",
+        )
+    ]
+    assert snap_compare(Harness(lambda: LeftoversScreen(found)), terminal_size=SIZE)
+
+
+async def _settle(pilot) -> None:
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause(0.2)
