@@ -23,9 +23,22 @@ LOG_LINES = 5000  # bounded memory however chatty the worker is
 class RunScreen(WizardScreen):
     CAN_GO_BACK = False  # a launch in progress is stopped with Ctrl+Q, which tears down
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.pending: list[str] = []
+
+    def on_mount(self) -> None:
+        # Lines are written in batches: one Log update per 50 ms keeps keys answered however
+        # chatty the worker is.
+        self.set_interval(0.05, self.flush)
+
+    def flush(self) -> None:
+        if self.pending:
+            lines, self.pending = self.pending[-LOG_LINES:], []
+            self.query_one(Log).write_lines(lines)
+
     def show(self, event: ev.Event) -> None:
-        for line in describe(event):
-            self.query_one(Log).write_line(line)
+        self.pending.extend(describe(event))
 
 
 class ProvisionScreen(RunScreen):
