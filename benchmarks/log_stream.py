@@ -31,7 +31,7 @@ class Bench(App[None]):
 
 async def run(total: int) -> None:
     app = Bench()
-    async with app.run_test(size=(100, 32)) as pilot:
+    async with app.run_test(size=(100, 32)):
         screen = VerifyScreen()
         await app.push_screen(screen)
         done = asyncio.Event()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -11,9 +12,11 @@ from textual.widgets import Button
 async def until(pilot, condition, seconds: float = 60.0, what: str = "") -> None:
     for _ in range(int(seconds * 20)):
         if condition():
-            await pilot.pause(0.2)  # let the screen finish mounting before we touch it
+            if pilot.app.is_running:
+                await pilot.pause(0.2)  # let the screen finish mounting before we touch it
             return
-        await pilot.pause(0.05)
+        # Plain sleep: the app runs beside us on this loop, and it may be shutting down.
+        await asyncio.sleep(0.05)
     raise AssertionError(f"timed out waiting for {what}; on {type(pilot.app.screen).__name__}")
 
 
