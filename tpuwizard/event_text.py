@@ -43,6 +43,8 @@ def describe(event: ev.Event) -> list[str]:
                 f"{_prefix(event.worker)}JAX {v.get('jax')}, jaxlib {v.get('jaxlib')}, "
                 f"libtpu {v.get('libtpu')}, Python {v.get('python')}"
             ]
+        case ev.Watchdog():
+            return [f"Watchdog {event.detail}"]
         case ev.Check():
             return []  # the verifier's own lines already show each check
         case ev.ReceiptSaved():

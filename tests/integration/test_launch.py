@@ -61,6 +61,9 @@ def test_launch_verifies_saves_the_receipt_and_leaves_nothing(tmp_path, home):
     )
     assert checked.returncode == 0, checked.stderr
     assert events[-1] == {**events[-1], "event": "finished", "ok": True, "exit_code": 0}
+    spent = json.loads((receipt.parent / "cost.json").read_text())
+    assert spent["accelerator"] == "v5litepod-4" and spent["chips"] == 4
+    assert spent["cost_usd"] is not None and "estimate" in spent["estimate"]
     assert "[practice]" in stderr
     assert sandbox_is_empty(home) and ledger_all_gone(home)
     assert status(tmp_path) == []

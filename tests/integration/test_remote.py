@@ -78,6 +78,7 @@ def follow_with_drops(transport, tmp_path):
 
 
 def test_local_follower_reconnects_without_losing_or_repeating_lines(tmp_path):
+    (tmp_path / "w0").mkdir()
     code, seen = follow_with_drops(LocalTransport([tmp_path / "w0"]), tmp_path)
     assert code == 0
     assert seen == [f"line {i}" for i in range(1, COUNT + 1)]

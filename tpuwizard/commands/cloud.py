@@ -90,7 +90,16 @@ def sandbox_serve(port: int, faults: str | None, delay: float) -> None:
     help="Glob of files your script writes, copied back to runs/<run id>/files/ (repeatable).",
 )
 @click.option("--keep", is_flag=True, help="Leave the node running at the end (it keeps billing).")
-@click.option("--max-run", type=int, help="Deadline in minutes (Flex-start's maxRunDuration).")
+@click.option(
+    "--max-run",
+    type=float,
+    help="Deadline in minutes (Flex-start's maxRunDuration; the watchdog's deadline).",
+)
+@click.option(
+    "--watchdog",
+    is_flag=True,
+    help="vm/spot: a process on the VM deletes it at the deadline, even if this computer is off.",
+)
 @click.option("--failover", is_flag=True, help="On a stockout, try the next zones offering it.")
 @click.option(
     "--transport",
@@ -118,7 +127,8 @@ def launch(
     script: Path | None,
     fetch: tuple[str, ...],
     keep: bool,
-    max_run: int | None,
+    max_run: float | None,
+    watchdog: bool,
     failover: bool,
     transport: str,
     run_dir: Path | None,
@@ -156,6 +166,7 @@ def launch(
         fetch=fetch,
         keep=keep,
         max_run_minutes=max_run,
+        watchdog=watchdog,
         failover=failover,
     )
     plan.validate()

@@ -65,6 +65,8 @@ class NodeRequest:
     runtime_version: str | None = None
     metadata: dict[str, str] = field(default_factory=dict)
     spot: bool = False
+    # The on-VM watchdog calls the TPU API with the VM's token, which needs this scope.
+    cloud_platform_scope: bool = False
 
     @property
     def runtime(self) -> str:
@@ -182,6 +184,10 @@ class TpuCloud:
         )
         if req.spot:
             node.scheduling_config = self.tpu_v2.SchedulingConfig(spot=True)
+        if req.cloud_platform_scope:
+            node.service_account = self.tpu_v2.ServiceAccount(
+                scope=["https://www.googleapis.com/auth/cloud-platform"]
+            )
         return node
 
     def create_node(self, req: NodeRequest) -> Any:

@@ -84,6 +84,8 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
     message = _message(err)
     account = ctx.account or "you@example.com"
 
+    if "PREEMPTED" in message:
+        return preempted_diagnosis()
     if (
         isinstance(err, gx.TooManyRequests)
         and (
@@ -247,6 +249,20 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
         "Something unexpected went wrong",
         f"{type(err).__name__}: {message}",
         ["Run tpuwizard status to see what exists, and report this problem."],
+    )
+
+
+def preempted_diagnosis(route: str = "spot") -> Diagnosis:
+    return Diagnosis(
+        "preempted",
+        "Google preempted the spot TPU",
+        "Spot capacity can be taken back at any moment: the VM stopped and its work with it. "
+        "tpuwizard deletes it now, since a preempted node still counts against your quota.",
+        [
+            f"Relaunch: run the same launch again (--route {route}); save checkpoints so a "
+            "restart resumes.",
+            "For a run that must not be interrupted use --route vm, or Flex-start (--route flex).",
+        ],
     )
 
 

@@ -32,7 +32,7 @@ class Planned(Event):
     chips: int
     workers: int
     price_per_hour_usd: float | None
-    max_run_minutes: int | None
+    max_run_minutes: float | None
     practice: bool
     run_dir: str
 
@@ -72,6 +72,13 @@ class BootstrapLine(Event):
 class Versions(Event):
     worker: int
     versions: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Watchdog(Event):
+    armed: bool
+    deadline: float  # seconds since the epoch
+    detail: str
 
 
 @dataclass(frozen=True)

@@ -22,13 +22,18 @@ from tpuwizard.core import events as ev
 from tpuwizard.core.bootstrap import BootstrapPlan, bootstrap_script
 from tpuwizard.core.cancel import Cancelled, CancelToken
 from tpuwizard.core.cloud import CreateFailed, NodeInfo, NodeRequest, TpuCloud
-from tpuwizard.core.diagnose import Context, diagnose
+from tpuwizard.core.diagnose import Context, diagnose, preempted_diagnosis
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.ledger import Ledger, Resource
 from tpuwizard.core.receipt import parse_marker_line
 from tpuwizard.core.remote import REMOTE_DIR, Job, Raw, RemoteError, Transport, shell
 from tpuwizard.core.teardown import delete_and_verify
-from tpuwizard.core.verifier import VERIFIER_FILENAME, verifier_source
+from tpuwizard.core.verifier import (
+    VERIFIER_FILENAME,
+    WATCHDOG_FILENAME,
+    verifier_source,
+    watchdog_source,
+)
 
 ROUTES = ("vm", "spot", "flex")
 EXIT_OK, EXIT_FAILED, EXIT_CLOUD, EXIT_TEARDOWN = 0, 1, 3, 4
@@ -47,7 +52,8 @@ class LaunchPlan:
     script: Path | None = None
     fetch: tuple[str, ...] = ()
     keep: bool = False
-    max_run_minutes: int | None = None
+    max_run_minutes: float | None = None
+    watchdog: bool = False
     failover: bool = False
 
     @property
@@ -76,8 +82,13 @@ class LaunchPlan:
                 "single-host slices for now. Choose one of up to "
                 f"{slice_.generation.single_host_max_chips} chips."
             )
-        if self.max_run_minutes is not None and not 1 <= self.max_run_minutes <= 7 * 24 * 60:
-            raise BadInput("--max-run must be between 1 minute and 7 days (10080 minutes).")
+        if self.max_run_minutes is not None and not 0.1 <= self.max_run_minutes <= 7 * 24 * 60:
+            raise BadInput("--max-run must be between 0.1 minutes and 7 days (10080 minutes).")
+        if self.watchdog and self.route == "flex":
+            raise BadInput(
+                "Flex-start already ends at its deadline (its maxRunDuration): "
+                "--watchdog is for the vm and spot routes."
+            )
         if self.script is not None and not self.script.is_file():
             raise BadInput(f"Script {self.script} does not exist or is not a file.")
         for pattern in self.fetch:
@@ -87,6 +98,17 @@ class LaunchPlan:
                     "and may not contain '..'."
                 )
         return slice_
+
+
+@dataclass(frozen=True)
+class WatchdogConfig:
+    """How the on-VM watchdog reaches the API: Google's, with the VM's token; or the sandbox."""
+
+    python: str = "python3"
+    endpoint: str = "https://tpu.googleapis.com"
+    iam_endpoint: str = "https://cloudresourcemanager.googleapis.com"
+    token: str = "metadata"
+    retry: float = 30.0
 
 
 @dataclass
@@ -101,6 +123,7 @@ class Runtime:
     practice: bool = False
     ssh_metadata: dict[str, str] = field(default_factory=dict)
     poll: float = 2.0
+    watchdog: WatchdogConfig = field(default_factory=WatchdogConfig)
     ready_timeout: float = 1800
     reachable_timeout: float = 300
 
@@ -149,6 +172,8 @@ class Launch:
             self.cancel.check()
             stage = "bootstrap"
             self.bootstrap(transport)
+            if plan.watchdog:
+                self.arm_watchdog(transport)
             stage = "verify"
             self.verify(transport)
             if plan.script is not None:
@@ -179,6 +204,8 @@ class Launch:
                     name=plan.node_name,
                 ),
             )
+            if stage != "provision" and self._preempted():
+                d = preempted_diagnosis(plan.route)
             self.emit(ev.Failed(stage, d.to_dict()))
             code = EXIT_CLOUD if stage in ("provision", "connect") else EXIT_FAILED
         finally:
@@ -217,6 +244,7 @@ class Launch:
             run_id=plan.run_id,
             metadata=dict(rt.ssh_metadata),
             spot=plan.route == "spot",
+            cloud_platform_scope=plan.watchdog,
         )
         queued = plan.route in ("spot", "flex")
         name = f"{plan.node_name}-qr" if queued else plan.node_name
@@ -304,6 +332,68 @@ class Launch:
                     self.resource = None
                 raise
         raise AssertionError("unreachable")  # the loop always returns or raises
+
+    def _preempted(self) -> bool:
+        """Did Google take a spot node away? Then that, not the broken command, is the news."""
+        try:
+            node = self.rt.cloud.get_node(self.zone, self.plan.node_name)
+        except Exception:
+            return False
+        return node is not None and node.state == "PREEMPTED"
+
+    def arm_watchdog(self, transport: Transport) -> None:
+        """Start the on-VM watchdog that deletes this run's resource at the deadline."""
+        from tpuwizard.core.remote import start_job
+
+        resource = self.resource
+        assert resource is not None and self.created_at is not None
+        kind = "queuedResources" if resource.kind == "queued" else "nodes"
+        path = f"projects/{resource.project}/locations/{resource.zone}/{kind}/{resource.name}"
+        deadline = round(self.created_at + self.max_run * 60, 1)
+        script = f"{REMOTE_DIR}/{WATCHDOG_FILENAME}"
+        transport.upload(0, watchdog_source().encode(), script)
+        w = self.rt.watchdog
+        command = [
+            w.python,
+            script,
+            "--resource",
+            path,
+            "--endpoint",
+            w.endpoint,
+            "--iam-endpoint",
+            w.iam_endpoint,
+            "--token",
+            w.token,
+            "--retry",
+            str(w.retry),
+        ]
+        check = transport.run(0, shell(*command, "--check-only"), timeout=120)
+        payload = next((p for p in map(parse_marker_line, check.stdout.splitlines()) if p), {})
+        if check.code != 0 or not payload.get("ok"):
+            missing = ", ".join(payload.get("missing", [])) or payload.get("error", "unknown")
+            detail = (
+                f"not armed: the VM's service account may not delete it ({missing}). Grant "
+                "it roles/tpu.admin: gcloud projects add-iam-policy-binding "
+                f"{resource.project} --member=serviceAccount:SERVICE_ACCOUNT "
+                "--role=roles/tpu.admin (the VM runs as the Compute Engine default service "
+                "account unless you chose another)"
+            )
+            self.emit(ev.Watchdog(False, deadline, detail))
+            return
+        start_job(
+            transport,
+            0,
+            Job(f"watchdog-{self.plan.run_id}"),
+            shell(*command, "--deadline", str(deadline)),
+        )
+        self.emit(
+            ev.Watchdog(
+                True,
+                deadline,
+                f"armed on worker 0: {resource.name} is deleted "
+                "at the deadline even if this computer is off",
+            )
+        )
 
     def _exists(self, resource: Resource) -> bool | None:
         """After a failed create call: does it exist? None when we cannot tell."""
@@ -506,8 +596,28 @@ class Launch:
             )
         elif not self.teardown():
             code = EXIT_TEARDOWN
+        self._write_cost(total)
         self.emit(ev.Finished(code == EXIT_OK, code, str(self.plan.run_dir), total))
         return code
+
+    def _write_cost(self, total: float | None) -> None:
+        """The run's cost estimate, next to its receipt."""
+        if self.created_at is None:
+            return
+        import json
+
+        seconds = time.time() - self.created_at
+        record = {
+            "accelerator": self.plan.accelerator,
+            "route": self.plan.route,
+            "chips": self.slice.chips,
+            "seconds": round(seconds, 1),
+            "price_per_hour_usd": cost.hourly(self.plan.accelerator, self.plan.route),
+            "cost_usd": total,
+            "estimate": cost.label(),
+            "practice": self.rt.practice,
+        }
+        (self.plan.run_dir / "cost.json").write_text(json.dumps(record, indent=2) + "\n")
 
 
 def _safe_name(name: str) -> str:

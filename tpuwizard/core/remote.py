@@ -214,7 +214,7 @@ class LocalTransport(Transport):
         return env
 
     def cwd(self, worker: int) -> str:
-        self.homes[worker].mkdir(parents=True, exist_ok=True)
+        # Not created here: a worker whose VM is gone (preempted, deleted) must fail like one.
         return str(self.homes[worker])
 
 
@@ -362,7 +362,9 @@ def follow_job(
         # tail stops once the watcher exits, which it does when the exit file appears; tail
         # --pid on the job itself would wait until init reaps it, seconds later in containers.
         command = (
-            f"( while [ ! -e {shlex.quote(job.folder + '/exit')} ]; do sleep 0.1; done ) & "
+            # ...or when the job's folder vanishes (the VM was preempted or deleted).
+            f"( while [ ! -e {shlex.quote(job.folder + '/exit')} ] && "
+            f"[ -d {shlex.quote(job.folder)} ]; do sleep 0.1; done ) & "
             f"tail -n +{seen + 1} -F -s 0.1 --pid=$! {shlex.quote(job.log)} 2>/dev/null"
         )
         proc = transport.popen(worker, command)

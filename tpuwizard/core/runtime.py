@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import getpass
 import os
+import sys
 from pathlib import Path
 
 from tpuwizard.core import paths, practice
 from tpuwizard.core.bootstrap import BootstrapPlan, sandbox_plan
 from tpuwizard.core.cloud import NodeInfo, TpuCloud
 from tpuwizard.core.ledger import Ledger
-from tpuwizard.core.lifecycle import Runtime
+from tpuwizard.core.lifecycle import Runtime, WatchdogConfig
 from tpuwizard.core.remote import (
     GcloudTransport,
     LocalTransport,
@@ -62,6 +63,14 @@ def build_runtime(cloud: TpuCloud, is_practice: bool, transport: str = "ssh") ->
             sandbox_plan(),
             expect="cpu",
             practice=True,
+            # The watchdog runs as a local process and talks to the sandbox without a token.
+            watchdog=WatchdogConfig(
+                python=sys.executable,
+                endpoint=cloud.endpoint,
+                iam_endpoint=cloud.endpoint,
+                token="none",
+                retry=0.5,
+            ),
             ssh_metadata={"ssh-keys": f"{user}:{pub}"} if pub else {},
             poll=0.25,
             reachable_timeout=30,

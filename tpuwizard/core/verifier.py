@@ -14,6 +14,7 @@ from tpuwizard.core.errors import BadInput
 from tpuwizard.core.receipt import parse_marker_line
 
 VERIFIER_FILENAME = "tpu_verify.py"
+WATCHDOG_FILENAME = "tpu_watchdog.py"
 
 
 def verifier_path() -> Path:
@@ -23,6 +24,11 @@ def verifier_path() -> Path:
 
 def verifier_source() -> str:
     return verifier_path().read_text("utf-8")
+
+
+def watchdog_source() -> str:
+    """The on-VM watchdog, shipped beside the verifier."""
+    return resources.files("tpuwizard_verify").joinpath(WATCHDOG_FILENAME).read_text("utf-8")
 
 
 def cpu_device_env(devices: int, base: dict[str, str] | None = None) -> dict[str, str]:

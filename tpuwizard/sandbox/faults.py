@@ -7,6 +7,8 @@ Keys:
   delete_fail=N         the next N delete operations end with an internal error
   slow_create=SECONDS   provisioning takes this long
   never_ready=1         nodes stay CREATING
+  preempt_after=SECONDS spot nodes become PREEMPTED this long after READY (their VMs vanish)
+  sa_no_delete=1        testIamPermissions says the VM's service account may not delete
   latency_ms=N          every request waits this long first
   forbidden=N           the next N requests answer 403: permission denied
   api_disabled=N        the next N requests answer 403: the TPU API is not enabled
@@ -29,6 +31,8 @@ class Faults:
     stockout: set[str] = field(default_factory=set)
     slow_create: float | None = None
     never_ready: bool = False
+    sa_no_delete: bool = False  # the VM's service account may not delete (watchdog check)
+    preempt_after: float | None = None  # spot nodes are preempted this long after READY
     latency_ms: int = 0
     counters: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -60,13 +64,25 @@ def parse_faults(spec: str | None) -> Faults:
                 faults.slow_create = float(value)
             elif key == "never_ready":
                 faults.never_ready = value not in ("0", "false", "no")
+            elif key == "sa_no_delete":
+                faults.sa_no_delete = value not in ("0", "false", "no")
+            elif key == "preempt_after":
+                faults.preempt_after = float(value)
             elif key == "latency_ms":
                 faults.latency_ms = int(value)
             elif key in COUNTED:
                 faults.counters[key] = int(value)
             else:
                 known = ", ".join(
-                    ["stockout", "slow_create", "never_ready", "latency_ms", *COUNTED]
+                    [
+                        "stockout",
+                        "slow_create",
+                        "never_ready",
+                        "latency_ms",
+                        "sa_no_delete",
+                        "preempt_after",
+                        *COUNTED,
+                    ]
                 )
                 raise BadInput(f"Unknown fault '{key}'. Known faults: {known}.")
         except ValueError:

@@ -40,6 +40,8 @@ ROUTES: list[tuple[str, re.Pattern[str], str]] = [
         ("GET", r"/locations/(?P<zone>[^/]+)/operations/(?P<id>[^/:]+)", "get_operation"),
     ]
 ]
+# The one Resource Manager call the watchdog makes, to learn whether the VM may delete itself.
+IAM_RE = re.compile(r"^/v1/projects/(?P<project>[^/:]+):testIamPermissions$")
 STATUS_HTTP = {
     "UNAVAILABLE": 503,
     "PERMISSION_DENIED": 403,
@@ -158,6 +160,10 @@ class Handler(BaseHTTPRequestHandler):
                         )
                     self._reply(200, result)
                     return
+            iam = IAM_RE.match(url.path)
+            if iam and method == "POST":
+                self._reply(200, self.server.api.test_iam_permissions(body))
+                return
             raise ApiError(404, "NOT_FOUND", f"No such method: {method} {url.path}")
         except ApiError as err:
             self._reply(
@@ -297,6 +303,12 @@ class Api:
         force = query.get("force", "").lower() in ("true", "1")
         return self.s.delete_queued(project, zone, id, force, version)
 
+    def test_iam_permissions(self, body: dict) -> dict:
+        wanted = list(body.get("permissions", []))
+        if self.s.faults.sa_no_delete:
+            wanted = [p for p in wanted if not p.endswith(".delete")]
+        return {"permissions": wanted}
+
     def get_operation(
         self,
         version: str,
@@ -320,6 +332,23 @@ class SandboxServer(ThreadingHTTPServer):
     @property
     def endpoint(self) -> str:
         return f"http://{LOOPBACK}:{self.server_address[1]}"
+
+    def serve_forever(self, poll_interval: float = 0.5) -> None:
+        # Time moves even when nobody asks: a spot node is preempted and a Flex-start run ends
+        # on time while the wizard is busy on the worker (or dead).
+        stop = threading.Event()
+
+        def tick() -> None:
+            while not stop.wait(0.2):
+                with self.state.lock:
+                    self.state.tick()
+
+        ticker = threading.Thread(target=tick, name="tpuwizard-sandbox-clock", daemon=True)
+        ticker.start()
+        try:
+            super().serve_forever(poll_interval)
+        finally:
+            stop.set()
 
 
 def make_server(

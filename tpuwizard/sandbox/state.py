@@ -176,6 +176,7 @@ class SandboxState:
                 changed = True
         for qr in list(self.data["queued"].values()):
             changed |= self._advance_queued(qr, t)
+        changed |= self._preempt_spot(t)
         if changed:
             self._sync_keys()
             self.save()
@@ -229,8 +230,24 @@ class SandboxState:
                     self._remove_node(f"{spec['parent']}/nodes/{spec['nodeId']}")
             op["response"] = {"@type": EMPTY_TYPE}
 
+    def _preempt_spot(self, t: float) -> bool:
+        """With preempt_after, READY spot nodes are preempted: PREEMPTED, and their VMs gone."""
+        after = self.faults.preempt_after
+        if after is None:
+            return False
+        changed = False
+        for name, since in list(self.data.get("ready_at", {}).items()):
+            node = self.data["nodes"].get(name)
+            spot = node is not None and node.get("schedulingConfig", {}).get("spot")
+            if spot and node["state"] == "READY" and t - since >= after:
+                node["state"] = "PREEMPTED"
+                shutil.rmtree(self.worker_home(name, 0).parent, ignore_errors=True)
+                changed = True
+        return changed
+
     def _make_ready(self, node: dict[str, Any]) -> None:
         node["state"] = "READY"
+        self.data.setdefault("ready_at", {})[node["name"]] = time.time()
         slice_ = catalog.parse_accelerator(node["acceleratorType"])
         for worker in range(slice_.vms):
             self.worker_home(node["name"], worker).mkdir(parents=True, exist_ok=True)

@@ -202,6 +202,7 @@ class WizardApp(App[int]):
             script=s.script,
             fetch=s.fetch,
             max_run_minutes=s.max_run_minutes,
+            watchdog=s.watchdog,
         )
         runtime = await asyncio.to_thread(build_runtime, self.cloud, s.practice)
         s.last_failure, s.finished_code, s.total_cost_usd = None, None, None

@@ -38,7 +38,8 @@ class WizardState:
     state_gib: float = 48.0
     accelerator: str = "v5litepod-4"
     name: str | None = None
-    max_run_minutes: int | None = None
+    max_run_minutes: float | None = None
+    watchdog: bool = False
     script: Path | None = None
     fetch: tuple[str, ...] = ()
     run_dir: Path = field(default_factory=lambda: Path.cwd() / "runs")

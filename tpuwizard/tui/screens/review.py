@@ -6,7 +6,8 @@ from pathlib import Path
 
 from textual import on
 from textual.app import ComposeResult
-from textual.widgets import Button, Input, Label, Static
+from textual.containers import Horizontal
+from textual.widgets import Button, Input, Label, Static, Switch
 
 from tpuwizard.core import catalog, cost, gcloud_config
 from tpuwizard.core.errors import BadInput
@@ -32,20 +33,37 @@ class ReviewScreen(WizardScreen):
         slice_ = catalog.parse_accelerator(s.accelerator)
         hourly = cost.hourly(s.accelerator, s.route)
         yield Static(
-            f"[b]About to create[/b]\n  type: {s.accelerator} ({slice_.chips} chips, "
-            f"{slice_.vms} VM)\n  zone: {s.zone}\n  project: {s.project}\n  route: {s.route}\n"
-            f"  runtime: {slice_.generation.runtime_version}\n"
-            f"  price: {money(hourly)}/h (estimate: {cost.label()})"
-            + ("\n  [b]practice: the sandbox; nothing is billed[/b]" if s.practice else ""),
+            f"[b]About to create[/b] {s.accelerator} ({slice_.chips} chips, {slice_.vms} VM) in "
+            f"{s.zone}, project {s.project}, route {s.route}, runtime "
+            f"{slice_.generation.runtime_version}.\nAbout {money(hourly)}/h: an "
+            f"{cost.label()}."
+            + ("\n[b]Practice: the sandbox; nothing is billed.[/b]" if s.practice else ""),
             id="summary",
         )
-        yield Label("Name")
-        yield Input(value=s.name or "", placeholder="tpuwizard-<run id>", id="name")
-        yield Label("Deadline (minutes)")
-        yield Input(value=str(s.max_run_minutes or DEFAULT_MAX_RUN[s.route]), id="max-run")
-        yield Label("Your script (optional) and files to copy back")
-        yield Input(value=str(s.script or ""), placeholder="path/to/main.py", id="script")
-        yield Input(value=",".join(s.fetch), placeholder="reports/*.json", id="fetch")
+        with Horizontal(classes="row"):
+            yield _titled(
+                Input(value=s.name or "", placeholder="tpuwizard-<run id>", id="name"), "Name"
+            )
+            yield _titled(
+                Input(value=str(s.max_run_minutes or DEFAULT_MAX_RUN[s.route]), id="max-run"),
+                "Deadline (minutes)",
+            )
+        if s.route in ("vm", "spot"):
+            with Horizontal(classes="row"):
+                yield Switch(value=s.watchdog, id="watchdog")
+                yield Label(
+                    "Watchdog: the VM deletes itself at the deadline, even if this computer is off",
+                    id="watchdog-label",
+                )
+        with Horizontal(classes="row"):
+            yield _titled(
+                Input(value=str(s.script or ""), placeholder="path/to/main.py", id="script"),
+                "Your script (optional)",
+            )
+            yield _titled(
+                Input(value=",".join(s.fetch), placeholder="reports/*.json", id="fetch"),
+                "Files it writes, to copy back",
+            )
         yield Static(id="error")
         yield Button("Create", id="create", variant="success")
 
@@ -82,11 +100,18 @@ class ReviewScreen(WizardScreen):
         fetch = tuple(
             p.strip() for p in self.query_one("#fetch", Input).value.split(",") if p.strip()
         )
+        watchdog = bool(self.query("#watchdog")) and self.query_one("#watchdog", Switch).value
         self.dismiss(
             {
                 "name": name,
                 "max_run_minutes": max_run,
+                "watchdog": watchdog,
                 "script": Path(script) if script else None,
                 "fetch": fetch,
             }
         )
+
+
+def _titled(widget: Input, title: str) -> Input:
+    widget.border_title = title  # the label sits on the field's border: compact, and readable
+    return widget

@@ -1,0 +1,167 @@
+"""Deadlines that hold when the laptop does not, queued resources never abandoned, preemption."""
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import tpuwizard_cmd
+from tests.integration.launch_helpers import (
+    env,
+    launch,
+    launch_until,
+    ledger_all_gone,
+    names,
+    sandbox_is_empty,
+    status,
+    teardown_all,
+)
+from tpuwizard.core.cloud import NodeRequest, TpuCloud
+from tpuwizard.core.practice import PRACTICE_PROJECT
+
+
+@pytest.fixture
+def home():
+    return Path(os.environ["TPUWIZARD_HOME"])
+
+
+@pytest.fixture
+def standalone_sandbox(tmp_path):
+    """A sandbox in its own process, so it outlives a killed wizard."""
+    proc = subprocess.Popen(
+        tpuwizard_cmd("sandbox", "serve", "--delay", "0.5"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env(),
+    )
+    endpoint = proc.stdout.readline().strip()
+    yield endpoint
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=10)
+
+
+def test_the_watchdog_deletes_the_node_at_its_deadline_with_the_wizard_killed(
+    tmp_path, home, standalone_sandbox
+):
+    code, seen = launch_until(
+        tmp_path,
+        lambda e: e["event"] == "watchdog",
+        "--accelerator",
+        "v5litepod-1",
+        "--watchdog",
+        "--max-run",
+        "0.3",
+        TPUWIZARD_TPU_ENDPOINT=standalone_sandbox,
+    )
+    assert code == -signal.SIGKILL
+    armed = next(e for e in seen if e["event"] == "watchdog")
+    assert armed["armed"], armed["detail"]
+    name = next(e for e in seen if e["event"] == "planned")["name"]
+    cloud = TpuCloud(PRACTICE_PROJECT, endpoint=standalone_sandbox)
+    assert cloud.get_node("us-central1-a", name) is not None  # the wizard is dead; it bills
+    deadline = armed["deadline"]
+    for _ in range(400):
+        if cloud.get_node("us-central1-a", name) is None:
+            break
+        time.sleep(0.1)
+    assert cloud.node_gone("us-central1-a", name)
+    assert time.time() >= deadline - 0.5  # deleted at the deadline, not before
+    assert status(tmp_path, TPUWIZARD_TPU_ENDPOINT=standalone_sandbox) == []
+    assert ledger_all_gone(home)
+
+
+def test_a_watchdog_that_may_not_delete_says_what_to_grant(tmp_path, home):
+    code, events, stderr = launch(
+        tmp_path,
+        "--accelerator",
+        "v5litepod-1",
+        "--watchdog",
+        TPUWIZARD_SANDBOX_FAULTS="sa_no_delete=1",
+    )
+    assert code == 0, stderr
+    watchdog = next(e for e in events if e["event"] == "watchdog")
+    assert not watchdog["armed"]
+    assert "tpu.nodes.delete" in watchdog["detail"] and "roles/tpu.admin" in watchdog["detail"]
+    assert sandbox_is_empty(home)
+
+
+def test_watchdog_is_refused_for_flex_which_has_its_own_deadline(tmp_path):
+    code, events, stderr = launch(
+        tmp_path, "--accelerator", "v5litepod-1", "--route", "flex", "--watchdog"
+    )
+    assert code == 2 and "maxRunDuration" in stderr and events == []
+
+
+def test_spot_preemption_is_explained_deleted_and_a_relaunch_suggested(tmp_path, home):
+    code, events, _ = launch(
+        tmp_path,
+        "--accelerator",
+        "v5litepod-4",
+        "--route",
+        "spot",
+        TPUWIZARD_SANDBOX_FAULTS="preempt_after=1",
+    )
+    failed = next(e for e in events if e["event"] == "failed")
+    assert failed["diagnosis"]["kind"] == "preempted", failed
+    assert any("Relaunch" in step for step in failed["diagnosis"]["next_steps"])
+    assert "teardown_verified" in names(events) and code != 0
+    assert sandbox_is_empty(home) and ledger_all_gone(home)
+
+
+def test_a_queued_request_that_times_out_is_deleted_not_abandoned(tmp_path, home):
+    code, events, _ = launch(
+        tmp_path,
+        "--accelerator",
+        "v5litepod-4",
+        "--route",
+        "spot",
+        "--ready-timeout",
+        "2",
+        TPUWIZARD_SANDBOX_FAULTS="stockout=us-central1-a",
+    )
+    assert code == 3
+    verified = next(e for e in events if e["event"] == "teardown_verified")
+    assert verified["kind"] == "queued"
+    assert sandbox_is_empty(home) and ledger_all_gone(home)
+
+
+def test_suspended_flex_requests_are_listed_and_removed(tmp_path, home):
+    from tpuwizard.sandbox.server import make_server, start_in_thread
+
+    server = make_server(home / "sandbox", delay=0.2)
+    start_in_thread(server)
+    cloud = TpuCloud(PRACTICE_PROJECT, endpoint=server.endpoint)
+    cloud.create_queued(
+        NodeRequest(
+            zone="us-central1-a", node_id="flex-node", accelerator_type="v5litepod-4", run_id="r1"
+        ),
+        "flex-qr",
+        "flex",
+        max_run_seconds=1,
+    )
+    cloud.wait_for_queued("us-central1-a", "flex-qr", poll=0.05)
+    time.sleep(1.3)
+    assert cloud.get_queued("us-central1-a", "flex-qr").state == "SUSPENDED"
+    server.shutdown()
+    server.server_close()
+    listed = status(tmp_path)
+    assert [(r["name"], r["state"], r["kind"]) for r in listed] == [
+        ("flex-qr", "SUSPENDED", "queued")
+    ]
+    proc = teardown_all(tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert status(tmp_path) == [] and sandbox_is_empty(home)
+
+
+def test_the_run_folder_holds_the_cost_estimate(tmp_path):
+    code, events, _ = launch(tmp_path, "--accelerator", "v5litepod-1")
+    assert code == 0
+    run_dir = Path(next(e for e in events if e["event"] == "finished")["run_dir"])
+    spent = json.loads((run_dir / "cost.json").read_text())
+    assert spent["route"] == "vm" and spent["practice"] is True
+    assert spent["price_per_hour_usd"] == 1.2 and spent["seconds"] > 0

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""tpu_watchdog: delete this TPU node when its deadline passes, even if the laptop is gone.
+
+Standalone (standard library only, Python 3.10+): tpuwizard uploads it to worker 0 and starts it
+detached when a launch asks for a watchdog. At the deadline it calls the Cloud TPU API's delete
+for its own node, authenticated as the VM's service account (a token from the metadata server),
+and keeps retrying until the API says the node is gone.
+
+    python3 tpu_watchdog.py --resource projects/P/locations/Z/nodes/N --deadline 1767225600
+    python3 tpu_watchdog.py --resource ... --check-only   # may this VM delete it?
+
+A spot node that came through a queued resource is deleted through that request
+(``.../queuedResources/Q``, with force), which takes the node with it.
+
+Every report is a line ``TPUWIZARD {json}`` with ``"kind": "watchdog"``.
+"""
+
+import argparse
+import json
+import sys
+import time
+import urllib.error
+import urllib.request
+
+MARKER = "TPUWIZARD "
+METADATA_TOKEN = (
+    "http://metadata.google.internal/computeMetadata/v1/instance/service-accounts/default/token"
+)
+
+
+def report(**payload):
+    print(MARKER + json.dumps(dict(kind="watchdog", **payload), sort_keys=True), flush=True)
+
+
+def token(source):
+    if source == "none":
+        return None
+    request = urllib.request.Request(METADATA_TOKEN, headers={"Metadata-Flavor": "Google"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.load(response)["access_token"]
+
+
+def call(method, url, source, body=None):
+    headers = {"Content-Type": "application/json"}
+    bearer = token(source)
+    if bearer:
+        headers["Authorization"] = "Bearer " + bearer
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data=data, headers=headers, method=method)
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read() or b"{}")
+
+
+def needed(resource):
+    kind = "queuedResources" if "/queuedResources/" in resource else "nodes"
+    return ["tpu.%s.delete" % kind, "tpu.%s.get" % kind]
+
+
+def missing_permissions(args):
+    """The permissions this VM's service account lacks to delete its own resource."""
+    project = args.resource.split("/")[1]
+    wanted = needed(args.resource)
+    answer = call(
+        "POST",
+        "%s/v1/projects/%s:testIamPermissions" % (args.iam_endpoint, project),
+        args.token,
+        {"permissions": wanted},
+    )
+    granted = set(answer.get("permissions", []))
+    return [p for p in wanted if p not in granted]
+
+
+def delete_resource(args):
+    """True once the resource is gone (deleted now, or already)."""
+    force = "?force=true" if "/queuedResources/" in args.resource else ""
+    try:
+        call("DELETE", "%s/v2/%s%s" % (args.endpoint, args.resource, force), args.token)
+        return True
+    except urllib.error.HTTPError as err:
+        if err.code == 404:
+            return True
+        report(ok=False, action="delete", error="HTTP %d" % err.code)
+    except (urllib.error.URLError, OSError) as err:
+        report(ok=False, action="delete", error=str(err))
+    return False
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="tpu_watchdog", description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--resource", required=True, help="projects/P/locations/Z/nodes/N or .../queuedResources/Q"
+    )
+    parser.add_argument("--deadline", type=float, help="seconds since the epoch")
+    parser.add_argument("--endpoint", default="https://tpu.googleapis.com")
+    parser.add_argument("--iam-endpoint", default="https://cloudresourcemanager.googleapis.com")
+    parser.add_argument(
+        "--token",
+        choices=["metadata", "none"],
+        default="metadata",
+        help="where the bearer token comes from (none: the practice sandbox)",
+    )
+    parser.add_argument("--retry", type=float, default=30.0, help="seconds between attempts")
+    parser.add_argument("--check-only", action="store_true")
+    args = parser.parse_args(argv)
+    parts = args.resource.split("/")
+    if len(parts) != 6 or parts[4] not in ("nodes", "queuedResources"):
+        parser.error("--resource must look like projects/P/locations/Z/nodes/N")
+    try:
+        missing = missing_permissions(args)
+    except (urllib.error.URLError, OSError, ValueError) as err:
+        report(ok=False, action="check", error=str(err))
+        return 3
+    if missing:
+        report(ok=False, action="check", missing=missing)
+        return 3
+    report(ok=True, action="check")
+    if args.check_only:
+        return 0
+    if args.deadline is None:
+        parser.error("--deadline is required unless --check-only")
+    report(ok=True, action="armed", deadline=args.deadline)
+    while time.time() < args.deadline:
+        time.sleep(min(args.retry, max(0.1, args.deadline - time.time())))
+    while not delete_resource(args):
+        time.sleep(args.retry)
+    report(ok=True, action="deleted", resource=args.resource)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
