@@ -36,11 +36,12 @@ def describe(event: ev.Event) -> list[str]:
         case ev.SshReady():
             return ["Connected to every worker."]
         case ev.BootstrapLine() | ev.VerifierLine() | ev.ScriptLine():
-            return [f"{_prefix(event.worker)}{event.text}"]
+            return [f"{_prefix(event.worker, event.workers)}{event.text}"]
         case ev.Versions():
             v = event.versions
             return [
-                f"{_prefix(event.worker)}JAX {v.get('jax')}, jaxlib {v.get('jaxlib')}, "
+                f"{_prefix(event.worker, event.workers)}JAX {v.get('jax')}, "
+                f"jaxlib {v.get('jaxlib')}, "
                 f"libtpu {v.get('libtpu')}, Python {v.get('python')}"
             ]
         case ev.Watchdog():
@@ -76,8 +77,8 @@ def describe(event: ev.Event) -> list[str]:
     return []
 
 
-def _prefix(worker: int) -> str:
-    return f"[w{worker}] " if worker else ""
+def _prefix(worker: int, workers: int = 1) -> str:
+    return f"[w{worker}] " if workers > 1 else ""
 
 
 def _diagnosis(d: dict) -> list[str]:

@@ -26,6 +26,7 @@ import os
 import platform
 import socket
 import sys
+import threading
 import time
 from datetime import datetime, timezone
 
@@ -90,11 +91,22 @@ def _package_version(*names):
     return None
 
 
+class SliceSpec:
+    """How this process joins a multi-host slice (one process per VM)."""
+
+    def __init__(
+        self, processes=1, process_id=None, coordinator=None, global_devices=None, timeout=300
+    ):
+        self.processes, self.process_id, self.coordinator = processes, process_id, coordinator
+        self.global_devices, self.timeout = global_devices, timeout
+
+
 class Verifier:
-    def __init__(self, expect, min_devices, perf, out=None):
+    def __init__(self, expect, min_devices, perf, out=None, slice_spec=None):
         self.expect = expect
         self.min_devices = min_devices
         self.perf = perf
+        self.slice = slice_spec or SliceSpec()
         self.out = out or sys.stdout
         self.checks = []
         self.receipt = {
@@ -149,11 +161,16 @@ class Verifier:
             % (self.expect, self.receipt["hostname"], self.receipt["python"])
         )
         modules = self.stage_import()
+        joined = modules is None or self.slice.processes == 1 or self.stage_join(modules)
+        if not joined:
+            return self.finish()
         if modules is not None:
             devices = self.stage_backend(modules)
             if devices is not None:
                 self.stage_prediction(modules, devices)
                 self.stage_contract(modules)
+                if self.slice.processes > 1:
+                    self.stage_slice(modules)
                 self.stage_memory(modules)
                 if self.perf:
                     self.stage_perf(modules, devices)
@@ -184,6 +201,107 @@ class Verifier:
             % (jax.__version__, self.receipt["jaxlib"], np.__version__),
         )
         return np, jax, jnp
+
+    def stage_join(self, modules):
+        """Every VM of a multi-host slice runs this; jax.distributed joins them into one."""
+        _np, jax, _jnp = modules
+        spec = self.slice
+        self.say(
+            "  joining the slice as process %s of %d (coordinator %s)..."
+            % (
+                spec.process_id if spec.process_id is not None else "auto",
+                spec.processes,
+                spec.coordinator or "auto-detected",
+            )
+        )
+        kwargs = {}
+        if spec.coordinator:
+            kwargs.update(
+                coordinator_address=spec.coordinator,
+                num_processes=spec.processes,
+                process_id=spec.process_id,
+            )
+            if self.expect == "cpu":  # CPU devices in several processes talk through gloo
+                jax.config.update("jax_cpu_collectives_implementation", "gloo")
+
+        # jax aborts the whole process when initialisation times out, so say so first: the
+        # wizard then knows this VM waited, and names the ones that never came.
+        def still_waiting():
+            self.check(
+                "join",
+                "contract",
+                False,
+                "still waiting after %ds: another VM of the slice has not started this "
+                "program" % max(1, spec.timeout - 1),
+            )
+
+        timer = threading.Timer(max(1, spec.timeout - 1), still_waiting)
+        timer.daemon = True
+        timer.start()
+        try:
+            try:
+                jax.distributed.initialize(initialization_timeout=spec.timeout, **kwargs)
+            except TypeError:  # older jax without initialization_timeout
+                jax.distributed.initialize(**kwargs)
+        except Exception as err:
+            timer.cancel()
+            return self.check(
+                "join",
+                "contract",
+                False,
+                "could not join the slice within %ds (%s): every VM must run this "
+                "program at the same time" % (spec.timeout, _first_line(err)),
+            )
+        timer.cancel()
+        return self.check(
+            "join",
+            "contract",
+            True,
+            "process %d of %d joined" % (jax.process_index(), jax.process_count()),
+        )
+
+    def stage_slice(self, modules):
+        """The whole slice: process count, global device count, and a psum over every device."""
+        np, jax, jnp = modules
+        spec = self.slice
+        local = jax.local_devices(backend=self.expect)
+        total = len(jax.devices(self.expect))
+        start = jax.process_index() * len(local)
+        rows = np.arange(total * ROWS_PER_DEVICE, dtype=np.float32).reshape(total, -1)
+        try:
+            # No devices=: pmap spans every device of every process, so the psum is global.
+            out = jax.pmap(lambda r: jax.lax.psum(jnp.sum(r * r), "i"), axis_name="i")(
+                rows[start : start + len(local)]
+            )
+            value = float(jax.block_until_ready(out)[0])
+        except Exception as err:
+            self.check("slice", "contract", False, "global psum failed: %s" % _first_line(err))
+            return
+        expected = expected_sum_of_squares(total)
+        self.receipt.update(
+            global_psum=value, expected_global_psum=expected, expected_processes=spec.processes
+        )
+        problems = []
+        if jax.process_count() != spec.processes:
+            problems.append("%d processes, not %d" % (jax.process_count(), spec.processes))
+        if spec.global_devices is not None and total != spec.global_devices:
+            problems.append("%d devices in the slice, not %d" % (total, spec.global_devices))
+        if value != expected:
+            problems.append("psum %s != %s" % (value, expected))
+        self.receipt["contract_ok"] = bool(self.receipt["contract_ok"] and not problems)
+        self.check(
+            "slice",
+            "contract",
+            not problems,
+            "%d processes, %d global devices, psum over all of them %.1f (expected %.1f)%s"
+            % (
+                jax.process_count(),
+                total,
+                value,
+                expected,
+                "; " + "; ".join(problems) if problems else "",
+            ),
+        )
 
     def stage_backend(self, modules):
         _np, jax, _jnp = modules
@@ -423,6 +541,20 @@ def main(argv=None):
     )
     parser.add_argument("--perf", action="store_true", help="also time bf16/fp32 matmuls")
     parser.add_argument("--receipt", help="write the receipt JSON to this path")
+    parser.add_argument(
+        "--num-processes",
+        type=int,
+        default=1,
+        help="VMs in a multi-host slice: every one runs this program",
+    )
+    parser.add_argument(
+        "--process-id", type=int, help="this VM's index (omit on Cloud TPU: it is detected)"
+    )
+    parser.add_argument("--coordinator", help="HOST:PORT of process 0 (omit on Cloud TPU)")
+    parser.add_argument("--global-devices", type=int, help="devices the whole slice must have")
+    parser.add_argument(
+        "--join-timeout", type=int, default=300, help="seconds to wait for every VM to join"
+    )
     args = parser.parse_args(argv)
     if args.expect not in PLATFORMS:
         parser.error("--expect must be one of %s, not %r" % (", ".join(PLATFORMS), args.expect))
@@ -431,7 +563,18 @@ def main(argv=None):
     # Only the requested platform is initialised, so a CPU run never grabs a TPU, and a TPU
     # request cannot quietly fall back to CPU. An explicit JAX_PLATFORMS wins.
     os.environ.setdefault("JAX_PLATFORMS", args.expect)
-    receipt = Verifier(args.expect, args.min_devices, args.perf).run()
+    if args.num_processes < 1:
+        parser.error("--num-processes must be 1 or more")
+    if args.coordinator and args.process_id is None:
+        parser.error("--coordinator needs --process-id")
+    spec = SliceSpec(
+        args.num_processes,
+        args.process_id,
+        args.coordinator,
+        args.global_devices,
+        args.join_timeout,
+    )
+    receipt = Verifier(args.expect, args.min_devices, args.perf, slice_spec=spec).run()
     if args.receipt:
         path = os.path.abspath(args.receipt)
         os.makedirs(os.path.dirname(path), exist_ok=True)

@@ -83,7 +83,13 @@ def receipt_check(file: Path, expect: str | None, accelerator: str | None, as_js
     """Recompute a receipt's hash and check it proves the run you asked for."""
     from tpuwizard.core.receipt import check_receipt, load_receipt
 
-    result = check_receipt(load_receipt(file), expect, accelerator)
+    data = load_receipt(file)
+    if data.get("kind") == "slice":
+        from tpuwizard.core.receipt import check_slice_receipt
+
+        result = check_slice_receipt(data, file.parent, accelerator)
+    else:
+        result = check_receipt(data, expect, accelerator)
     if as_json:
         print_json({"ok": result.ok, "problems": result.problems, "facts": result.facts})
     else:

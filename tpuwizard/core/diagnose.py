@@ -72,6 +72,7 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
     from google.auth import exceptions as auth_exc
 
     from tpuwizard.core.cloud import CreateFailed, WaitTimedOut
+    from tpuwizard.core.multihost import SliceIncomplete, VersionMismatch
     from tpuwizard.core.remote import RemoteError
 
     ctx = ctx or Context()
@@ -203,6 +204,33 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
             [
                 "Run tpuwizard status to see what exists now, then try again.",
                 "Anything tpuwizard created is in its ledger and will be cleaned up.",
+            ],
+        )
+    if isinstance(err, SliceIncomplete):
+        missing = ", ".join(f"w{w}" for w in err.missing)
+        waited = ", ".join(f"w{w}" for w in err.waited) or "no worker"
+        return Diagnosis(
+            "slice_incomplete",
+            "Not every host started the program",
+            f"{missing} never joined the slice; {waited} waited {err.timeout:.0f} s in "
+            "jax.distributed.initialize() and gave up. Every VM of a multi-host slice must run "
+            "the same program at the same time, or the others wait for ever.",
+            [
+                f"Read {missing}'s lines above for why its program stopped or never started.",
+                "By hand: gcloud compute tpus tpu-vm ssh NAME --worker=all --command ... (never a "
+                "single worker).",
+                "If a worker's TPU is held by another process, stop that "
+                "process or recreate the slice.",
+            ],
+        )
+    if isinstance(err, VersionMismatch):
+        return Diagnosis(
+            "version_mismatch",
+            "The workers run different JAX versions",
+            message,
+            [
+                "Reinstall the same jax[tpu] on every worker (tpuwizard bootstraps all of them "
+                "with one command), or recreate the slice."
             ],
         )
     if isinstance(err, RemoteError):

@@ -66,12 +66,14 @@ class SshReady(Event):
 class BootstrapLine(Event):
     worker: int
     text: str
+    workers: int = 1  # lines are prefixed [wN] when the slice has more than one VM
 
 
 @dataclass(frozen=True)
 class Versions(Event):
     worker: int
     versions: dict[str, Any]
+    workers: int = 1
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,7 @@ class Watchdog(Event):
 class VerifierLine(Event):
     worker: int
     text: str
+    workers: int = 1  # lines are prefixed [wN] when the slice has more than one VM
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,7 @@ class ReceiptSaved(Event):
 class ScriptLine(Event):
     worker: int
     text: str
+    workers: int = 1  # lines are prefixed [wN] when the slice has more than one VM
 
 
 @dataclass(frozen=True)

@@ -76,12 +76,6 @@ class LaunchPlan:
             )
         if self.route not in ROUTES:
             raise BadInput(f"Unknown route '{self.route}'. Choose one of: {', '.join(ROUTES)}.")
-        if not slice_.single_host:
-            raise BadInput(
-                f"{slice_.name} is a multi-host slice ({slice_.vms} VMs); launch runs "
-                "single-host slices for now. Choose one of up to "
-                f"{slice_.generation.single_host_max_chips} chips."
-            )
         if self.max_run_minutes is not None and not 0.1 <= self.max_run_minutes <= 7 * 24 * 60:
             raise BadInput("--max-run must be between 0.1 minutes and 7 days (10080 minutes).")
         if self.watchdog and self.route == "flex":
@@ -124,6 +118,9 @@ class Runtime:
     ssh_metadata: dict[str, str] = field(default_factory=dict)
     poll: float = 2.0
     watchdog: WatchdogConfig = field(default_factory=WatchdogConfig)
+    # Multi-host: the sandbox names the coordinator; on Cloud TPU jax.distributed finds it.
+    explicit_coordinator: bool = False
+    join_timeout: int = 300
     ready_timeout: float = 1800
     reachable_timeout: float = 300
 
@@ -138,6 +135,9 @@ class Launch:
         self.slice = plan.validate()
         self.zone = plan.zone
         self.resource: Resource | None = None
+        self.node: NodeInfo | None = None
+        self.versions: dict[int, dict] = {}
+        self.checks: dict[int, dict[str, bool]] = {}
         self.created_at: float | None = None
         self.receipt_ok = False
 
@@ -303,6 +303,12 @@ class Launch:
             # before trying elsewhere, so failover never leaves a trail.
             self.teardown()
             raise
+        if len(node.endpoints) != self.slice.vms:
+            raise RemoteError(
+                f"{plan.accelerator} has {self.slice.vms} VMs but the node reports "
+                f"{len(node.endpoints)} workers"
+            )
+        self.node = node
         self.emit(ev.Ready(len(node.endpoints), list(node.endpoints)))
         return node
 
@@ -426,9 +432,11 @@ class Launch:
     def _bootstrap_line(self, worker: int, text: str) -> None:
         payload = parse_marker_line(text)
         if payload and payload.get("kind") == "versions":
-            self.emit(ev.Versions(worker, {k: v for k, v in payload.items() if k != "kind"}))
+            versions = {k: v for k, v in payload.items() if k != "kind"}
+            self.versions[worker] = versions
+            self.emit(ev.Versions(worker, versions, self.slice.vms))
         else:
-            self.emit(ev.BootstrapLine(worker, text))
+            self.emit(ev.BootstrapLine(worker, text, self.slice.vms))
 
     def _env(self) -> dict[str, str]:
         expect = self.rt.expect
@@ -442,37 +450,66 @@ class Launch:
         return f"{REMOTE_DIR}/runs/{self.plan.run_id}"
 
     def verify(self, transport: Transport) -> None:
+        from tpuwizard.core import multihost
+        from tpuwizard.core.receipt import check_receipt, load_receipt
+
         receipt = f"{self.remote_run}/receipt.json"
-        command = shell(
-            f"{REMOTE_DIR}/venv/bin/python",
-            "-u",
-            f"{REMOTE_DIR}/{VERIFIER_FILENAME}",
-            "--expect",
-            self.rt.expect,
-            "--min-devices",
-            str(self.slice.devices_per_vm),
-            "--receipt",
-            receipt,
+        multihost.check_versions(self.versions)  # before they hang on a mismatch
+        host = self.node.endpoints[0] if self.node and self.node.endpoints else "127.0.0.1"
+        join = multihost.JoinPlan(
+            self.slice.vms,
+            self.slice.devices,
+            f"{host}:{multihost.free_port()}" if self.rt.explicit_coordinator else None,
+            self.rt.join_timeout,
         )
+
+        def command(worker: int) -> str:
+            return shell(
+                f"{REMOTE_DIR}/venv/bin/python",
+                "-u",
+                f"{REMOTE_DIR}/{VERIFIER_FILENAME}",
+                "--expect",
+                self.rt.expect,
+                "--min-devices",
+                str(self.slice.devices_per_vm),
+                "--receipt",
+                receipt,
+                *join.args(worker),
+            )
+
         self._job(
             transport, Job(f"verify-{self.plan.run_id}"), command, self._env(), self._verifier_line
         )
+        if self.slice.vms > 1:
+            multihost.incomplete(self.slice.vms, self.checks, join.timeout)
+        saved: dict[int, Path] = {}
         for worker in range(transport.workers):
             local = self.plan.run_dir / (
                 "receipt.json" if transport.workers == 1 else f"receipt-w{worker}.json"
             )
             local.write_bytes(transport.fetch(worker, receipt))
-            from tpuwizard.core.receipt import check_receipt, load_receipt
-
+            saved[worker] = local
             data = load_receipt(local)
             self.receipt_ok = check_receipt(data, self.rt.expect, None).ok
-            self.emit(ev.ReceiptSaved(str(local), self.receipt_ok, data["receipt_sha256"]))
+            if transport.workers == 1:
+                self.emit(ev.ReceiptSaved(str(local), self.receipt_ok, data["receipt_sha256"]))
+        if transport.workers > 1:
+            whole = multihost.write_slice_receipt(self.plan.run_dir, self.plan.accelerator, saved)
+            self.receipt_ok = bool(whole["ok"])
+            self.emit(
+                ev.ReceiptSaved(
+                    str(self.plan.run_dir / multihost.SLICE_RECEIPT),
+                    self.receipt_ok,
+                    whole["receipt_sha256"],
+                )
+            )
 
     def _verifier_line(self, worker: int, text: str) -> None:
         payload = parse_marker_line(text)
         if payload is None:
-            self.emit(ev.VerifierLine(worker, text))
+            self.emit(ev.VerifierLine(worker, text, self.slice.vms))
         elif payload.get("kind") == "check":
+            self.checks.setdefault(worker, {})[payload["name"]] = bool(payload["ok"])
             self.emit(
                 ev.Check(
                     worker,
@@ -496,7 +533,7 @@ class Launch:
             Job(f"script-{self.plan.run_id}"),
             command,
             self._env(),
-            lambda w, t: self.emit(ev.ScriptLine(w, t)),
+            lambda w, t: self.emit(ev.ScriptLine(w, t, self.slice.vms)),
         )
         self._fetch_outputs(transport)
         if code != 0:
@@ -534,7 +571,7 @@ class Launch:
         self,
         transport: Transport,
         job: Job,
-        command: str,
+        command: str | Callable[[int], str],
         env: dict[str, str],
         on_line: Callable[[int, str], None],
     ) -> int:
@@ -543,7 +580,9 @@ class Launch:
         self.cancel.check()
 
         def one(worker: int) -> int:
-            start_job(transport, worker, job, command, env)
+            start_job(
+                transport, worker, job, command(worker) if callable(command) else command, env
+            )
             return follow_job(
                 transport, worker, job, lambda t: on_line(worker, t), cancel=self.cancel
             )

@@ -49,6 +49,54 @@ def load_receipt(path: Path) -> dict[str, Any]:
     return data
 
 
+def check_slice_receipt(
+    receipt: dict[str, Any], folder: Path | None, accelerator: str | None = None
+) -> ReceiptCheck:
+    """A slice receipt: its own hash, every worker's receipt (read from ``folder``) by hash,
+    agreement between workers, and the slice's shape."""
+    result = ReceiptCheck(ok=True)
+
+    def problem(text: str) -> None:
+        result.ok = False
+        result.problems.append(text)
+
+    if receipt.get("receipt_sha256") != receipt_hash(receipt):
+        problem("the slice receipt was edited after it was written (hash mismatch)")
+    if not receipt.get("agree"):
+        problem("the workers disagree on process count, device count or versions")
+    name = accelerator or receipt.get("accelerator")
+    try:
+        slice_ = catalog.parse_accelerator(str(name))
+    except catalog.UnknownAcceleratorError as err:
+        raise BadInput(str(err)) from None
+    if receipt.get("process_count") != slice_.vms:
+        problem(f"{receipt.get('process_count')} processes, but {slice_.name} has {slice_.vms} VMs")
+    if receipt.get("device_count") != slice_.devices:
+        problem(f"{receipt.get('device_count')} devices, but {slice_.name} has {slice_.devices}")
+    workers = receipt.get("workers", [])
+    if len(workers) != slice_.vms:
+        problem(f"{len(workers)} worker receipts listed, not {slice_.vms}")
+    for entry in workers:
+        if not entry.get("ok"):
+            problem(f"worker {entry.get('worker')} did not pass every check")
+        if folder is not None:
+            path = folder / str(entry.get("file"))
+            if not path.exists():
+                problem(f"{path.name} is missing: keep the worker receipts beside the slice's")
+                continue
+            data = json.loads(path.read_text())
+            if data.get("receipt_sha256") != entry.get("receipt_sha256") or (
+                receipt_hash(data) != data.get("receipt_sha256")
+            ):
+                problem(f"{path.name} does not match the hash the slice receipt lists")
+    if result.ok:
+        result.facts.append(
+            f"{slice_.vms} workers agree: {slice_.devices} devices, "
+            "every worker receipt matches its hash"
+        )
+    return result
+
+
 def check_receipt(
     receipt: dict[str, Any], expect: str | None = None, accelerator: str | None = None
 ) -> ReceiptCheck:

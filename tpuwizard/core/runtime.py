@@ -63,6 +63,8 @@ def build_runtime(cloud: TpuCloud, is_practice: bool, transport: str = "ssh") ->
             sandbox_plan(),
             expect="cpu",
             practice=True,
+            explicit_coordinator=True,
+            join_timeout=30,
             # The watchdog runs as a local process and talks to the sandbox without a token.
             watchdog=WatchdogConfig(
                 python=sys.executable,

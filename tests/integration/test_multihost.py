@@ -1,0 +1,92 @@
+"""Multi-host slices in the sandbox: one process per VM, joined by jax.distributed on loopback."""
+
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import tpuwizard_cmd
+from tests.integration.launch_helpers import launch, ledger_all_gone, sandbox_is_empty
+from tpuwizard.core.multihost import VersionMismatch, check_versions
+from tpuwizard.core.receipt import check_slice_receipt
+
+
+@pytest.fixture
+def home():
+    return Path(os.environ["TPUWIZARD_HOME"])
+
+
+def test_v5litepod_16_runs_on_every_worker_and_proves_the_whole_slice(tmp_path, home):
+    code, events, stderr = launch(tmp_path, "--accelerator", "v5litepod-16")
+    assert code == 0, stderr
+    ready = next(e for e in events if e["event"] == "ready")
+    assert ready["workers"] == 4
+    lines = [e for e in events if e["event"] == "verifier_line"]
+    assert {e["worker"] for e in lines} == {0, 1, 2, 3} and all(e["workers"] == 4 for e in lines)
+    slice_checks = [e for e in events if e["event"] == "check" and e["name"] == "slice"]
+    assert len(slice_checks) == 4 and all(e["ok"] for e in slice_checks)
+    assert "690880.0" in slice_checks[0]["detail"]  # the closed form over 16 devices
+    saved = next(e for e in events if e["event"] == "receipt_saved")
+    slice_receipt = Path(saved["path"])
+    assert slice_receipt.name == "slice-receipt.json" and saved["ok"]
+    data = json.loads(slice_receipt.read_text())
+    assert data["process_count"] == 4 and data["device_count"] == 16 and data["agree"]
+    assert [w["file"] for w in data["workers"]] == [f"receipt-w{i}.json" for i in range(4)]
+    assert check_slice_receipt(data, slice_receipt.parent, "v5litepod-16").ok
+    checked = subprocess.run(
+        tpuwizard_cmd("receipt", "check", str(slice_receipt)), capture_output=True, text=True
+    )
+    assert checked.returncode == 0, checked.stderr
+    # A worker receipt changed afterwards no longer matches the slice receipt.
+    w1 = slice_receipt.parent / "receipt-w1.json"
+    tampered = json.loads(w1.read_text())
+    tampered["device_count"] = 4
+    w1.write_text(json.dumps(tampered))
+    assert not check_slice_receipt(data, slice_receipt.parent).ok
+    assert sandbox_is_empty(home) and ledger_all_gone(home)
+
+
+def kill_worker_verifier(home: Path, worker: int, stop: threading.Event) -> None:
+    """Kill the verifier of one worker as soon as it starts (its cwd is that worker's home)."""
+    while not stop.is_set():
+        for proc in Path("/proc").glob("[0-9]*"):
+            try:
+                cwd = os.readlink(proc / "cwd")
+                cmd = (proc / "cmdline").read_bytes()
+            except OSError:
+                continue
+            argv = cmd.split(b"\0")
+            is_verifier = b"python" in argv[0] and any(a.endswith(b"tpu_verify.py") for a in argv)
+            if cwd.endswith(f"/w{worker}") and str(home) in cwd and is_verifier:
+                os.kill(int(proc.name), signal.SIGKILL)
+                return
+        time.sleep(0.02)
+
+
+def test_a_worker_killed_in_initialisation_is_named_and_teardown_still_verified(tmp_path, home):
+    stop = threading.Event()
+    killer = threading.Thread(target=kill_worker_verifier, args=(home, 2, stop), daemon=True)
+    killer.start()
+    try:
+        code, events, _ = launch(tmp_path, "--accelerator", "v5litepod-16")
+    finally:
+        stop.set()
+    failed = next(e for e in events if e["event"] == "failed")
+    assert failed["diagnosis"]["kind"] == "slice_incomplete", failed
+    assert "w2 never joined" in failed["diagnosis"]["explanation"]
+    assert failed["diagnosis"]["title"] == "Not every host started the program"
+    assert "--worker=all" in " ".join(failed["diagnosis"]["next_steps"])
+    assert any(e["event"] == "teardown_verified" for e in events) and code != 0
+    assert sandbox_is_empty(home) and ledger_all_gone(home)
+
+
+def test_mismatched_versions_are_reported_before_anything_hangs():
+    same = {"jax": "0.10.2", "jaxlib": "0.10.2", "libtpu": "0.0.30"}
+    check_versions({0: same, 1: dict(same)})
+    with pytest.raises(VersionMismatch, match="w1 has"):
+        check_versions({0: same, 1: dict(same, libtpu="0.0.29"), 2: same})
