@@ -199,7 +199,7 @@ def test_a_delete_that_keeps_failing_exits_4_and_is_recoverable(tmp_path, home):
 def test_bad_input_exits_2_before_anything_is_created(tmp_path, home):
     for args in (
         ["--accelerator", "v5e-4"],
-        ["--accelerator", "v5litepod-16"],
+        ["--accelerator", "v4-4"],
         ["--accelerator", "v5litepod-4", "--name", "Bad_Name"],
         ["--accelerator", "v5litepod-4", "--max-run", "0"],
         ["--accelerator", "v5litepod-4", "--script", "missing.py"],
