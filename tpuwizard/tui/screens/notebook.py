@@ -55,6 +55,7 @@ class NotebookScreen(WizardScreen):
         )
 
     @on(Button.Pressed, "#check")
+    @on(Input.Submitted, "#receipt")
     def check(self) -> None:
         key = self.platform()
         result = self.query_one("#result", Static)
