@@ -17,5 +17,9 @@ def estimate(accelerator: str, route: str, seconds: float) -> float | None:
 
 
 def label() -> str:
+    """How every figure is labelled: an estimate, with where the prices came from and when."""
     src = catalog.sources()
-    return f"estimate from approximate list prices ({src['price_date']}); check the pricing page"
+    return (
+        f"estimate from approximate list prices (a public price-catalog snapshot, read "
+        f"{src['price_date']}); check the pricing page"
+    )
