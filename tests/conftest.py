@@ -15,6 +15,12 @@ def _isolated_state(tmp_path, monkeypatch):
     monkeypatch.delenv("COURSE_EXPECT_PLATFORM", raising=False)
 
 
+@pytest.fixture
+def home(_isolated_state) -> Path:
+    """This test's TPUWIZARD_HOME: the ledger, keys and the sandbox's state live here."""
+    return Path(os.environ["TPUWIZARD_HOME"])
+
+
 def tpuwizard_cmd(*args: str) -> list[str]:
     """The installed CLI, run the way a user runs it (a fresh interpreter)."""
     return [sys.executable, "-m", "tpuwizard", *args]

@@ -1,7 +1,6 @@
 """`tpuwizard launch` end to end against the sandbox: real client, real shell, real JAX."""
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
@@ -17,11 +16,6 @@ from tests.integration.launch_helpers import (
     status,
     teardown_all,
 )
-
-
-@pytest.fixture
-def home():
-    return Path(os.environ["TPUWIZARD_HOME"])
 
 
 def test_launch_verifies_saves_the_receipt_and_leaves_nothing(tmp_path, home):

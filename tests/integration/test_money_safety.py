@@ -1,7 +1,6 @@
 """Deadlines that hold when the laptop does not, queued resources never abandoned, preemption."""
 
 import json
-import os
 import signal
 import subprocess
 import time
@@ -22,11 +21,6 @@ from tests.integration.launch_helpers import (
 )
 from tpuwizard.core.cloud import NodeRequest, TpuCloud
 from tpuwizard.core.practice import PRACTICE_PROJECT
-
-
-@pytest.fixture
-def home():
-    return Path(os.environ["TPUWIZARD_HOME"])
 
 
 @pytest.fixture

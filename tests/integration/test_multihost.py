@@ -16,11 +16,6 @@ from tpuwizard.core.multihost import VersionMismatch, check_versions
 from tpuwizard.core.receipt import check_slice_receipt
 
 
-@pytest.fixture
-def home():
-    return Path(os.environ["TPUWIZARD_HOME"])
-
-
 def test_v5litepod_16_runs_on_every_worker_and_proves_the_whole_slice(tmp_path, home):
     code, events, stderr = launch(tmp_path, "--accelerator", "v5litepod-16")
     assert code == 0, stderr

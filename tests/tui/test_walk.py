@@ -1,10 +1,7 @@
 """The wizard driven by Pilot through real sandbox launches."""
 
-import os
 import signal
 from pathlib import Path
-
-import pytest
 
 from tests.tui.pilot_helpers import (
     buttons,
@@ -18,11 +15,6 @@ from tpuwizard.core.ledger import Ledger
 from tpuwizard.tui.app import WizardApp
 
 SIZE = (100, 32)
-
-
-@pytest.fixture
-def home():
-    return Path(os.environ["TPUWIZARD_HOME"])
 
 
 def open_ledger(home):
