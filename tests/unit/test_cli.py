@@ -85,3 +85,20 @@ def test_bare_command_without_a_terminal_shows_what_tpuwizard_can_do():
     assert result.exit_code == 0
     assert "fit" in result.stdout and "launch" in result.stdout
     assert "needs a terminal" in result.stderr
+
+
+def test_no_color_is_honoured():
+    import os
+    import subprocess
+    import sys
+
+    base = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+    cmd = [sys.executable, "-m", "tpuwizard", "fit", "48", "--single-host"]
+    colored = subprocess.run(cmd, capture_output=True, text=True, env={**base, "FORCE_COLOR": "1"})
+    plain = subprocess.run(
+        cmd, capture_output=True, text=True, env={**base, "FORCE_COLOR": "1", "NO_COLOR": "1"}
+    )
+    green, red = "\x1b[32m", "\x1b[31m"
+    assert green in colored.stderr and red in colored.stderr  # colour when forced...
+    assert green not in plain.stderr and red not in plain.stderr  # ...none with NO_COLOR,
+    assert "yes" in plain.stderr and "no" in plain.stderr  # and the words still say it all
