@@ -238,28 +238,33 @@ class TpuCloud:
         Raises :class:`CreateFailed` when the create operation ends in an error (a stockout is
         code 8), and :class:`WaitTimedOut` when ``timeout`` passes first.
         """
-        deadline = time.monotonic() + timeout
-        last = None
-        while True:
+
+        def read() -> NodeInfo | None:
+            # The operation's error comes first: a stockout (code 8) removes the node, and
+            # "it is gone" is not the news.
             if operation is not None and operation.done(retry=self.retry):
                 error = operation.exception()
                 if error is not None:
                     raise CreateFailed(error)
-            node = self.get_node(zone, node_id)
-            state = node.state if node else "NOT_FOUND"
-            if state != last:
-                last = state
-                if on_state:
-                    on_state(state)
-            if node and state == "READY":
-                return node
+            return self.get_node(zone, node_id)
+
+        def failure(node: NodeInfo | None, state: str) -> str | None:
             if state in ("PREEMPTED", "TERMINATED"):
-                raise CreateFailed(RuntimeError(f"the node became {state} before it was ready"))
+                return f"the node became {state} before it was ready"
             if node is None and (operation is None or operation.done(retry=self.retry)):
-                raise CreateFailed(RuntimeError("the node disappeared while it was created"))
-            if time.monotonic() >= deadline:
-                raise WaitTimedOut(f"node {node_id}", state, timeout)
-            _pause(poll, cancelled)
+                return "the node disappeared while it was created"
+            return None
+
+        return _poll_until(
+            f"node {node_id}",
+            lambda: self.get_node(zone, node_id),
+            "READY",
+            failure,
+            on_state,
+            timeout,
+            poll,
+            cancelled,
+        )
 
     def delete_node(self, zone: str, node_id: str, timeout: float = 600) -> None:
         """Delete and wait for the operation; a node that is already gone is fine."""
@@ -392,22 +397,21 @@ class TpuCloud:
         cancelled: Callable[[], bool] | None = None,
     ) -> QueuedInfo:
         """Poll until ACTIVE; FAILED or SUSPENDED raise :class:`CreateFailed`."""
-        deadline = time.monotonic() + timeout
-        last = None
-        while True:
-            qr = self.get_queued(zone, qr_id)
-            state = qr.state if qr else "NOT_FOUND"
-            if state != last:
-                last = state
-                if on_state:
-                    on_state(state)
-            if qr and state == "ACTIVE":
-                return qr
-            if state in ("FAILED", "SUSPENDED", "NOT_FOUND"):
-                raise CreateFailed(RuntimeError(f"the queued resource is {state}"))
-            if time.monotonic() >= deadline:
-                raise WaitTimedOut(f"queued resource {qr_id}", state, timeout)
-            _pause(poll, cancelled)
+
+        def failure(_qr: QueuedInfo | None, state: str) -> str | None:
+            bad = state in ("FAILED", "SUSPENDED", "NOT_FOUND")
+            return f"the queued resource is {state}" if bad else None
+
+        return _poll_until(
+            f"queued resource {qr_id}",
+            lambda: self.get_queued(zone, qr_id),
+            "ACTIVE",
+            failure,
+            on_state,
+            timeout,
+            poll,
+            cancelled,
+        )
 
     def delete_queued(self, zone: str, qr_id: str, timeout: float = 600) -> None:
         """Delete with force (its node goes too) and wait; already gone is fine."""
@@ -428,6 +432,39 @@ class TpuCloud:
         if self.get_queued(zone, qr_id) is not None:
             return False
         return all(q.name != qr_id for q in self.list_queued(zone))
+
+
+def _poll_until(
+    what: str,
+    read: Callable[[], Any],
+    ready: str,
+    failure: Callable[[Any, str], str | None],
+    on_state: Callable[[str], None] | None,
+    timeout: float,
+    poll: float,
+    cancelled: Callable[[], bool] | None,
+) -> Any:
+    """Read until the state is ``ready``, reporting each change; ``failure`` names a dead end.
+
+    Raises :class:`CreateFailed` at a dead end and :class:`WaitTimedOut` after ``timeout``.
+    """
+    deadline = time.monotonic() + timeout
+    last = None
+    while True:
+        item = read()
+        state = item.state if item is not None else "NOT_FOUND"
+        if state != last:
+            last = state
+            if on_state:
+                on_state(state)
+        if item is not None and state == ready:
+            return item
+        reason = failure(item, state)
+        if reason:
+            raise CreateFailed(RuntimeError(reason))
+        if time.monotonic() >= deadline:
+            raise WaitTimedOut(what, state, timeout)
+        _pause(poll, cancelled)
 
 
 def _pause(seconds: float, cancelled: Callable[[], bool] | None) -> None:
