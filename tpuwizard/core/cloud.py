@@ -257,7 +257,7 @@ class TpuCloud:
 
         return _poll_until(
             f"node {node_id}",
-            lambda: self.get_node(zone, node_id),
+            read,
             "READY",
             failure,
             on_state,
