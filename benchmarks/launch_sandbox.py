@@ -18,8 +18,8 @@ import sys
 import tempfile
 import time
 
-from tpuwizard.core import catalog
-from tpuwizard.core.verifier import cpu_device_env, verifier_path
+from tpuwizard.core.evidence.verifier import cpu_device_env, verifier_path
+from tpuwizard.core.plan import catalog
 
 
 def one_launch(accelerator: str) -> dict[str, float]:

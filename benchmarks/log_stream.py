@@ -15,7 +15,7 @@ import time
 from textual.app import App
 from textual.events import Key
 
-from tpuwizard.core import events as ev
+from tpuwizard.core.launch import events as ev
 from tpuwizard.tui.app import WizardApp
 from tpuwizard.tui.screens.run import LOG_LINES, VerifyScreen
 from tpuwizard.tui.state import WizardState

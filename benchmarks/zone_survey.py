@@ -13,8 +13,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from tpuwizard.core.cloud import TpuCloud
-from tpuwizard.core.zones import MAX_WORKERS, live
+from tpuwizard.core.cloud.client import TpuCloud
+from tpuwizard.core.cloud.zones import MAX_WORKERS, live
 from tpuwizard.sandbox.server import make_server, start_in_thread
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tpuwizard.core import events as ev
+from tpuwizard.core.launch import events as ev
 
 
 def money(usd: float | None) -> str:

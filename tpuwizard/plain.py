@@ -10,11 +10,16 @@ from typing import Any
 
 import questionary
 
-from tpuwizard.core import fit, gcloud_config, notebook, paths, practice, routes
+from tpuwizard.core import paths
 from tpuwizard.core.cancel import CancelToken
+from tpuwizard.core.cloud import gcloud_config
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.lifecycle import DEFAULT_MAX_RUN, LaunchPlan, events
+from tpuwizard.core.evidence import notebook
+from tpuwizard.core.launch.lifecycle import events
+from tpuwizard.core.launch.plan import DEFAULT_MAX_RUN, LaunchPlan
+from tpuwizard.core.plan import fit, routes
 from tpuwizard.event_text import describe
+from tpuwizard.session import practice
 
 
 def _validator(check) -> Any:
@@ -62,7 +67,7 @@ class PlainWizard:
             return self.notebook_route()
         project = self.choose_project(ctx, is_practice)
         accelerator = self.choose_slice()
-        from tpuwizard.core.cloud import TpuCloud
+        from tpuwizard.core.cloud.client import TpuCloud
 
         if is_practice and not practice.is_practice():
             practice.start_sandbox()
@@ -151,7 +156,7 @@ class PlainWizard:
         return self.select("Slice", choices, best)
 
     def choose_zone(self, cloud: Any, accelerator: str, current: str | None, live: bool) -> str:
-        from tpuwizard.core import zones
+        from tpuwizard.core.cloud import zones
 
         survey = zones.live(cloud) if live else zones.documented()
         offering = survey.offering(accelerator)
@@ -161,7 +166,7 @@ class PlainWizard:
         return self.select("Zone", offering, current if current in offering else offering[0])
 
     def launch(self, plan: LaunchPlan, cloud: Any, is_practice: bool) -> int:
-        from tpuwizard.core.runtime import build_runtime
+        from tpuwizard.session.runtime import build_runtime
 
         cancel = CancelToken()
         received: list[int] = []

@@ -8,7 +8,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from tpuwizard.core.fit import SliceFit
+from tpuwizard.core.plan.fit import SliceFit
 
 
 def console() -> Console:

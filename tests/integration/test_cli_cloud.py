@@ -5,7 +5,7 @@ import signal
 import subprocess
 
 from tests.conftest import clean_env, tpuwizard_cmd
-from tpuwizard.core.cloud import TpuCloud
+from tpuwizard.core.cloud.client import TpuCloud
 
 
 def run(*args, **env):

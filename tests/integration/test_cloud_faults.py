@@ -6,9 +6,11 @@ import pytest
 from google.api_core import exceptions as gx
 from google.auth.exceptions import GoogleAuthError
 
-from tpuwizard.core.cloud import CreateFailed, NodeRequest, TpuCloud, WaitTimedOut
-from tpuwizard.core.diagnose import Context, diagnose
-from tpuwizard.core.zones import live
+from tpuwizard.core.cloud.client import TpuCloud
+from tpuwizard.core.cloud.diagnose import Context, diagnose
+from tpuwizard.core.cloud.types import NodeRequest
+from tpuwizard.core.cloud.zones import live
+from tpuwizard.core.errors import CreateFailed, WaitTimedOut
 
 ZONE = "us-central1-a"
 

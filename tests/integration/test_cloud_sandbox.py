@@ -2,7 +2,7 @@
 
 import time
 
-from tpuwizard.core.cloud import NodeRequest
+from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.sandbox.server import make_server, start_in_thread
 
 ZONE = "us-central1-a"
@@ -84,7 +84,7 @@ def test_state_survives_a_restart(sandbox, tmp_path):
     again = make_server(tmp_path / "sandbox")
     start_in_thread(again)
     try:
-        from tpuwizard.core.cloud import TpuCloud
+        from tpuwizard.core.cloud.client import TpuCloud
 
         fresh = TpuCloud("practice-project", endpoint=again.endpoint)
         assert fresh.get_node(ZONE, "tpu-a").state == "READY"

@@ -19,8 +19,9 @@ from tests.integration.launch_helpers import (
     status,
     teardown_all,
 )
-from tpuwizard.core.cloud import NodeRequest, TpuCloud
-from tpuwizard.core.practice import PRACTICE_PROJECT
+from tpuwizard.core.cloud.client import TpuCloud
+from tpuwizard.core.cloud.types import NodeRequest
+from tpuwizard.session.practice import PRACTICE_PROJECT
 
 
 @pytest.fixture

@@ -12,8 +12,9 @@ import pytest
 
 from tests.conftest import tpuwizard_cmd
 from tests.integration.launch_helpers import launch, ledger_all_gone, sandbox_is_empty
-from tpuwizard.core.multihost import VersionMismatch, check_versions
-from tpuwizard.core.receipt import check_slice_receipt
+from tpuwizard.core.errors import VersionMismatch
+from tpuwizard.core.evidence.receipt import check_slice_receipt
+from tpuwizard.core.launch.multihost import check_versions
 
 
 def test_v5litepod_16_runs_on_every_worker_and_proves_the_whole_slice(tmp_path, home):

@@ -9,9 +9,9 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 from tests.conftest import tpuwizard_cmd
-from tpuwizard.core.notebook import WRITEFILE_LINE, build_notebook
-from tpuwizard.core.receipt import check_receipt
-from tpuwizard.core.verifier import verifier_path
+from tpuwizard.core.evidence.notebook import WRITEFILE_LINE, build_notebook
+from tpuwizard.core.evidence.receipt import check_receipt
+from tpuwizard.core.evidence.verifier import verifier_path
 
 
 def with_parameters(nb, expect):

@@ -12,18 +12,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.integration.launch_helpers import launch, ledger_all_gone, sandbox_is_empty
-from tpuwizard.core.errors import BadInput
-from tpuwizard.core.remote import (
-    Job,
+from tpuwizard.core.errors import BadInput, RemoteError
+from tpuwizard.core.remote.jobs import Job, follow_job, start_job
+from tpuwizard.core.remote.transports import (
     LocalTransport,
     Raw,
-    RemoteError,
     SshTransport,
     ensure_key,
-    follow_job,
     safe_relative,
     shell,
-    start_job,
 )
 
 COUNT = 40

@@ -10,8 +10,8 @@ import pytest
 from tpuwizard_verify.tpu_verify import device_holders
 
 from tests.conftest import clean_env, tpuwizard_cmd
-from tpuwizard.core.receipt import check_receipt, parse_marker_line, receipt_hash
-from tpuwizard.core.verifier import cpu_device_env, verifier_path
+from tpuwizard.core.evidence.receipt import check_receipt, parse_marker_line, receipt_hash
+from tpuwizard.core.evidence.verifier import cpu_device_env, verifier_path
 
 COURSE = [0.34375, 0.8125, 1.28125, 1.75, 2.21875, 2.6875, 3.15625, 3.625]
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from textual.app import App
 
-from tpuwizard.core import events as ev
-from tpuwizard.core import gcloud_config
-from tpuwizard.core.zones import documented
+from tpuwizard.core.cloud import gcloud_config
+from tpuwizard.core.cloud.zones import documented
+from tpuwizard.core.launch import events as ev
 from tpuwizard.tui.app import WizardApp
 from tpuwizard.tui.state import Billing, WizardState
 
@@ -157,8 +157,8 @@ def test_notebook(snap_compare):
 
 
 def test_leftovers(snap_compare):
-    from tpuwizard.core.ledger import Resource
-    from tpuwizard.core.teardown import Billable
+    from tpuwizard.core.launch.ledger import Resource
+    from tpuwizard.core.launch.teardown import Billable
     from tpuwizard.tui.screens.leftovers import LeftoversScreen
 
     found = [

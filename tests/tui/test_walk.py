@@ -11,7 +11,7 @@ from tests.tui.pilot_helpers import (
     until,
     walk_to_review,
 )
-from tpuwizard.core.ledger import Ledger
+from tpuwizard.core.launch.ledger import Ledger
 from tpuwizard.tui.app import WizardApp
 
 SIZE = (100, 32)
@@ -71,9 +71,10 @@ async def test_quit_guard_names_it_refuses_a_wrong_name_and_deletes(tmp_path, ho
 
 
 async def test_leftovers_from_an_earlier_run_are_offered_first(tmp_path, home):
-    from tpuwizard.core.cloud import NodeRequest, TpuCloud
-    from tpuwizard.core.practice import PRACTICE_PROJECT
+    from tpuwizard.core.cloud.client import TpuCloud
+    from tpuwizard.core.cloud.types import NodeRequest
     from tpuwizard.sandbox.server import make_server, start_in_thread
+    from tpuwizard.session.practice import PRACTICE_PROJECT
 
     earlier = make_server(home / "sandbox", delay=0)
     start_in_thread(earlier)
@@ -171,7 +172,7 @@ async def test_small_terminal_is_told_so(tmp_path):
 async def test_notebook_route_writes_it_and_checks_receipts(tmp_path):
     import json
 
-    from tpuwizard.core.receipt import receipt_hash
+    from tpuwizard.core.evidence.receipt import receipt_hash
 
     tpu = {
         "expected_backend": "tpu",

@@ -1,7 +1,7 @@
 import pytest
 
-from tpuwizard.core import catalog
-from tpuwizard.core.catalog import UnknownAcceleratorError, parse_accelerator
+from tpuwizard.core.plan import catalog
+from tpuwizard.core.plan.catalog import UnknownAcceleratorError, parse_accelerator
 
 
 @pytest.mark.parametrize(

@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tpuwizard.core import catalog, fit
 from tpuwizard.core.errors import BadInput
+from tpuwizard.core.plan import catalog, fit
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,7 @@ import time
 
 import pytest
 
-from tpuwizard.core import gcloud_config as gc
+from tpuwizard.core.cloud import gcloud_config as gc
 from tpuwizard.core.errors import BadInput
 
 

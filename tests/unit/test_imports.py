@@ -49,11 +49,11 @@ def test_offline_zones_load_no_heavy_package():
     assert loaded_after(["zones", "--offline", "--json"]) == []
 
 
-def test_core_imports_no_ui():
+def test_core_and_session_import_no_ui():
     code = (
-        "import sys, pkgutil, importlib, tpuwizard.core as c\n"
-        "[importlib.import_module('tpuwizard.core.' + m.name) "
-        "for m in pkgutil.iter_modules(c.__path__)]\n"
+        "import sys, pkgutil, importlib, tpuwizard.core as c, tpuwizard.session as s\n"
+        "[importlib.import_module(m.name) for pkg in (c, s) "
+        "for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + '.')]\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in "
         "('textual', 'questionary', 'rich')))"
     )
@@ -70,3 +70,12 @@ def test_every_subpackage_is_listed_for_installation():
         for p in (REPO / "tpuwizard").rglob("__init__.py")
     }
     assert found <= listed, f"add {sorted(found - listed)} to [tool.setuptools] packages"
+
+
+def test_no_module_is_over_400_lines():
+    long = {
+        str(p.relative_to(REPO)): n
+        for p in (REPO / "tpuwizard").rglob("*.py")
+        if (n := len(p.read_text().splitlines())) > 400
+    }
+    assert long == {}, "split these modules by concern"

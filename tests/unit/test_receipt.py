@@ -3,7 +3,12 @@ import json
 import pytest
 
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.receipt import check_receipt, load_receipt, parse_marker_line, receipt_hash
+from tpuwizard.core.evidence.receipt import (
+    check_receipt,
+    load_receipt,
+    parse_marker_line,
+    receipt_hash,
+)
 
 # The course's recorded runtime receipt (phase 19) and the hash it printed.
 COURSE_RECEIPT = {

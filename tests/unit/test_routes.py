@@ -1,6 +1,6 @@
 import pytest
 
-from tpuwizard.core.routes import BUDGETS, RUN_LENGTHS, recommend, route_table
+from tpuwizard.core.plan.routes import BUDGETS, RUN_LENGTHS, recommend, route_table
 
 
 def test_the_table_has_the_four_routes_with_every_column():

@@ -40,8 +40,8 @@ def sandbox_serve(port: int, faults: str | None, delay: float) -> None:
     import os
 
     from tpuwizard.core import paths
-    from tpuwizard.core.practice import FAULTS_ENV
     from tpuwizard.sandbox.server import make_server
+    from tpuwizard.session.practice import FAULTS_ENV
 
     if not 0 <= port <= 65535:
         raise BadInput(f"--port must be 0-65535, not {port}.")
@@ -140,11 +140,13 @@ def launch(
     import json
     import signal
 
-    from tpuwizard.core import gcloud_config, paths
+    from tpuwizard.core import paths
     from tpuwizard.core.cancel import CancelToken
-    from tpuwizard.core.lifecycle import LaunchPlan, events
-    from tpuwizard.core.runtime import build_runtime
+    from tpuwizard.core.cloud import gcloud_config
+    from tpuwizard.core.launch.lifecycle import events
+    from tpuwizard.core.launch.plan import LaunchPlan
     from tpuwizard.event_text import describe
+    from tpuwizard.session.runtime import build_runtime
 
     zone = zone or gcloud_config.discover().zone
     if not zone:
@@ -202,10 +204,10 @@ def launch(
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     """Everything tpuwizard created that may still bill, from the ledger and labels."""
-    from tpuwizard.core import cost
-    from tpuwizard.core.diagnose import Context
-    from tpuwizard.core.runtime import ledger_for
-    from tpuwizard.core.teardown import reconcile
+    from tpuwizard.core.cloud.diagnose import Context
+    from tpuwizard.core.launch.teardown import reconcile
+    from tpuwizard.core.plan import cost
+    from tpuwizard.session.runtime import ledger_for
 
     cloud, practice = connect(project, sandbox)
     with cloud_errors(Context(project=cloud.project)):
@@ -242,9 +244,9 @@ def teardown(
     name: str | None, everything: bool, project: str | None, yes: bool, sandbox: bool, as_json: bool
 ) -> None:
     """Delete what tpuwizard created and verify by listing that it is gone."""
-    from tpuwizard.core.diagnose import Context
-    from tpuwizard.core.runtime import ledger_for
-    from tpuwizard.core.teardown import delete_and_verify, reconcile
+    from tpuwizard.core.cloud.diagnose import Context
+    from tpuwizard.core.launch.teardown import delete_and_verify, reconcile
+    from tpuwizard.session.runtime import ledger_for
 
     if bool(name) == everything:
         raise BadInput("Name one resource (tpuwizard teardown NAME) or use --all.")

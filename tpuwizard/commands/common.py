@@ -58,7 +58,7 @@ def cloud_errors(context: object = None) -> Iterator[None]:
     except (BadInput, click.exceptions.Exit, SystemExit):
         raise
     except Exception as err:
-        from tpuwizard.core.diagnose import diagnose
+        from tpuwizard.core.cloud.diagnose import diagnose
 
         say(diagnose(err, context).render())  # type: ignore[arg-type]
         raise click.exceptions.Exit(EXIT_CLOUD) from None
@@ -66,8 +66,9 @@ def cloud_errors(context: object = None) -> Iterator[None]:
 
 def connect(project: str | None, sandbox: bool) -> tuple[object, bool]:
     """A TpuCloud for ``project``: the sandbox when asked, or when no credentials exist."""
-    from tpuwizard.core import gcloud_config, practice
-    from tpuwizard.core.cloud import TpuCloud
+    from tpuwizard.core.cloud import gcloud_config
+    from tpuwizard.core.cloud.client import TpuCloud
+    from tpuwizard.session import practice
 
     use_sandbox = sandbox or (not practice.is_practice() and not gcloud_config.has_credentials())
     if use_sandbox and not practice.is_practice():

@@ -45,7 +45,7 @@ def verify(
 ) -> None:
     """Run the verifier here, stream it, and save its receipt."""
     from tpuwizard.core import paths
-    from tpuwizard.core.verifier import run_local
+    from tpuwizard.core.evidence.verifier import run_local
 
     if devices < 1:
         raise BadInput(f"--devices must be 1 or more, not {devices}.")
@@ -81,11 +81,11 @@ def receipt() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def receipt_check(file: Path, expect: str | None, accelerator: str | None, as_json: bool) -> None:
     """Recompute a receipt's hash and check it proves the run you asked for."""
-    from tpuwizard.core.receipt import check_receipt, load_receipt
+    from tpuwizard.core.evidence.receipt import check_receipt, load_receipt
 
     data = load_receipt(file)
     if data.get("kind") == "slice":
-        from tpuwizard.core.receipt import check_slice_receipt
+        from tpuwizard.core.evidence.receipt import check_slice_receipt
 
         result = check_slice_receipt(data, file.parent, accelerator)
     else:
@@ -118,7 +118,7 @@ def receipt_check(file: Path, expect: str | None, accelerator: str | None, as_js
 )
 def notebook(platform_key: str, accelerator: str | None, out: Path | None) -> None:
     """Write a Colab or Kaggle notebook that runs the verifier on a free TPU."""
-    from tpuwizard.core import notebook as nb
+    from tpuwizard.core.evidence import notebook as nb
 
     out = out or Path(f"tpuwizard-{platform_key}.ipynb")
     if out.exists() and out.is_dir():

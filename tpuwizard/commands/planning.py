@@ -55,7 +55,7 @@ def fit(
     as_json: bool,
 ) -> None:
     """Which TPU slices hold a training state of SIZE (48, 48GiB, 51.5GB)?"""
-    from tpuwizard.core import fit as fitting
+    from tpuwizard.core.plan import fit as fitting
 
     if (size is None) == (params is None):
         raise BadInput(
@@ -125,9 +125,10 @@ def zones(
     as_json: bool,
 ) -> None:
     """Which zones offer which TPU types."""
-    from tpuwizard.core import catalog, gcloud_config
-    from tpuwizard.core import zones as zone_survey
-    from tpuwizard.core.diagnose import Context
+    from tpuwizard.core.cloud import gcloud_config
+    from tpuwizard.core.cloud import zones as zone_survey
+    from tpuwizard.core.cloud.diagnose import Context
+    from tpuwizard.core.plan import catalog
 
     runtime = None
     if accelerator:

@@ -8,3 +8,34 @@ class BadInput(ValueError):
 
     Front ends show the message and exit with code 2; nothing has been sent to the cloud.
     """
+
+
+class CreateFailed(Exception):
+    """A create operation ended with an error; ``error`` is the google.api_core exception."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class WaitTimedOut(TimeoutError):
+    def __init__(self, what: str, state: str, seconds: float) -> None:
+        super().__init__(f"{what} was still {state} after {seconds:.0f} s")
+        self.what, self.state, self.seconds = what, state, seconds
+
+
+class RemoteError(RuntimeError):
+    """A remote command could not be run (not: it ran and exited non-zero)."""
+
+
+class SliceIncomplete(RuntimeError):
+    """Some workers never joined the slice."""
+
+    def __init__(self, missing: list[int], waited: list[int], timeout: float) -> None:
+        self.missing, self.waited, self.timeout = missing, waited, timeout
+        names = ", ".join(f"w{w}" for w in missing)
+        super().__init__(f"{names} never joined the slice")
+
+
+class VersionMismatch(RuntimeError):
+    """Workers run different jax / jaxlib / libtpu: a pod would hang or fail obscurely."""

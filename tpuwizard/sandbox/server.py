@@ -18,7 +18,8 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from tpuwizard.sandbox.faults import Faults, parse_faults
-from tpuwizard.sandbox.state import ApiError, SandboxState
+from tpuwizard.sandbox.model import ApiError
+from tpuwizard.sandbox.state import SandboxState
 
 LOOPBACK = "127.0.0.1"
 PREFIX = r"^/(?P<version>v2|v2alpha1)/projects/(?P<project>[^/]+)"

@@ -10,65 +10,29 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import threading
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tpuwizard.core import catalog
+from tpuwizard.core.plan import catalog
 from tpuwizard.sandbox.faults import Faults
-
-NODE_ID_RE = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
-OP_TYPE = "type.googleapis.com/google.cloud.tpu.{version}.OperationMetadata"
-RESPONSE_TYPE = "type.googleapis.com/google.cloud.tpu.{version}.{kind}"
-EMPTY_TYPE = "type.googleapis.com/google.protobuf.Empty"
-DELETE_SECONDS = 0.2
-GENERATION_ENUM = {
-    "v2": "V2",
-    "v3": "V3",
-    "v4": "V4",
-    "v5e": "V5LITE_POD",
-    "v5p": "V5P",
-    "v6e": "V6E",
-}
+from tpuwizard.sandbox.model import (
+    DELETE_SECONDS,
+    EMPTY_TYPE,
+    GENERATION_ENUM,
+    NODE_ID_RE,
+    OP_TYPE,
+    RESPONSE_TYPE,
+    ApiError,
+    now_iso,
+    worker_home,
+)
+from tpuwizard.sandbox.queued import QueuedResources
 
 
-def worker_home(home: Path, node_name: str, worker: int) -> Path:
-    """Each VM of a sandbox node has a home folder; its remote commands run there."""
-    _, project, _, zone, _, node_id = node_name.split("/")
-    return home / "workers" / project / zone / node_id / f"w{worker}"
-
-
-class ApiError(Exception):
-    """An error the server answers with a Google-style body."""
-
-    def __init__(
-        self, http: int, status: str, message: str, details: list[dict[str, Any]] | None = None
-    ) -> None:
-        super().__init__(message)
-        self.http, self.status, self.message, self.details = http, status, message, details or []
-
-
-def now_iso(t: float | None = None) -> str:
-    return (
-        datetime.fromtimestamp(t if t is not None else time.time(), UTC)
-        .isoformat()
-        .replace("+00:00", "Z")
-    )
-
-
-def parse_duration(text: str) -> float:
-    """A protobuf Duration in JSON ("3600s") -> seconds."""
-    match = re.fullmatch(r"(\d+(?:\.\d+)?)s", str(text))
-    if not match:
-        raise ApiError(400, "INVALID_ARGUMENT", f"Invalid duration '{text}': use e.g. '3600s'.")
-    return float(match.group(1))
-
-
-class SandboxState:
+class SandboxState(QueuedResources):
     def __init__(
         self,
         home: Path,
@@ -380,138 +344,6 @@ class SandboxState:
             version,
             time.time() + DELETE_SECONDS,
             {"kind": "delete_node", "fail": fail},
-        )
-        self.save()
-        return self.public(op)
-
-    # -- queued resources -------------------------------------------------------------------
-    def _public_qr(self, qr: dict[str, Any], version: str) -> dict[str, Any]:
-        out = {k: v for k, v in qr.items() if not k.startswith("_")}
-        if version == "v2":
-            out.pop("provisioningModel", None)
-            out.pop("runDuration", None)
-        return out
-
-    def create_queued(
-        self, project: str, zone: str, qr_id: str, body: dict[str, Any], version: str
-    ) -> dict[str, Any]:
-        self.require_zone(project, zone)
-        if not NODE_ID_RE.match(qr_id or ""):
-            raise ApiError(400, "INVALID_ARGUMENT", f"Invalid queued resource id '{qr_id}'.")
-        name = f"projects/{project}/locations/{zone}/queuedResources/{qr_id}"
-        if name in self.data["queued"]:
-            raise ApiError(409, "ALREADY_EXISTS", f"Resource '{name}' already exists.")
-        specs = body.get("tpu", {}).get("nodeSpec", [])
-        if len(specs) != 1:
-            raise ApiError(400, "INVALID_ARGUMENT", "Exactly one nodeSpec is supported.")
-        spec = specs[0]
-        self._validate_node(project, zone, spec.get("nodeId", ""), spec.get("node", {}))
-        flex = body.get("provisioningModel") == "FLEX_START"
-        if flex and version != "v2alpha1":
-            raise ApiError(400, "INVALID_ARGUMENT", "Flex-start needs the v2alpha1 API.")
-        qr: dict[str, Any] = {
-            k: v
-            for k, v in body.items()
-            if k
-            in ("tpu", "spot", "guaranteed", "queueingPolicy", "provisioningModel", "runDuration")
-        }
-        qr.update(
-            name=name, createTime=now_iso(), state={"state": "CREATING"}, _created_at=time.time()
-        )
-        if flex:
-            duration = parse_duration(body.get("runDuration", {}).get("maxRunDuration", ""))
-            if not 0 < duration <= 7 * 24 * 3600:
-                raise ApiError(400, "INVALID_ARGUMENT", "maxRunDuration must be up to 7 days.")
-            qr["_max_run"] = duration
-        self.data["queued"][name] = qr
-        op = self._new_operation(
-            project, zone, "create", name, version, time.time() + 0.05, {"kind": "create_queued"}
-        )
-        self.save()
-        return self.public(op)
-
-    def _advance_queued(self, qr: dict[str, Any], t: float) -> bool:
-        state = qr["state"]["state"]
-        age = t - qr["_created_at"]
-        zone = qr["name"].split("/")[3]
-        new = state
-        if state in ("CREATING", "ACCEPTED", "PROVISIONING", "WAITING_FOR_RESOURCES"):
-            if zone in self.faults.stockout:
-                new = "ACCEPTED" if age < self.delay / 3 else "WAITING_FOR_RESOURCES"
-            elif age >= self.delay:
-                new = "ACTIVE"
-            elif age >= 2 * self.delay / 3:
-                new = "PROVISIONING"
-            elif age >= self.delay / 3:
-                new = "ACCEPTED"
-        if new in ("PROVISIONING", "ACTIVE") and "_node" not in qr:
-            spec = qr["tpu"]["nodeSpec"][0]
-            project, zone_ = spec["parent"].split("/")[1], spec["parent"].split("/")[3]
-            slice_ = catalog.parse_accelerator(spec["node"]["acceleratorType"])
-            try:
-                node = self._node_record(project, zone_, spec["nodeId"], spec["node"], slice_)
-            except ApiError as err:  # e.g. a node of that name already exists
-                qr["state"] = {"state": "FAILED"}
-                qr["failedData"] = {"error": {"code": 6, "message": err.message}}
-                return True
-            node["queuedResource"] = qr["name"]
-            if qr.get("spot") is not None:
-                node.setdefault("schedulingConfig", {})["spot"] = True
-            qr["_node"] = node["name"]
-        if new == "ACTIVE" and state != "ACTIVE":
-            node = self.data["nodes"].get(qr["_node"])
-            if node is not None and not self.faults.never_ready:
-                self._make_ready(node)
-            if "_max_run" in qr:
-                qr["_ends_at"] = t + qr["_max_run"]
-                qr["runDuration"]["terminationTime"] = now_iso(qr["_ends_at"])
-        if state == "ACTIVE" and "_ends_at" in qr and t >= qr["_ends_at"]:
-            # Flex-start's run is over: the VMs are deleted and the request is SUSPENDED.
-            self._remove_node(qr["_node"])
-            new = "SUSPENDED"
-        if new != state:
-            qr["state"] = {"state": new}
-            return True
-        return False
-
-    def get_queued(self, project: str, zone: str, qr_id: str, version: str) -> dict[str, Any]:
-        self.require_zone(project, zone)
-        name = f"projects/{project}/locations/{zone}/queuedResources/{qr_id}"
-        qr = self.data["queued"].get(name)
-        if qr is None:
-            raise ApiError(404, "NOT_FOUND", f"Resource '{name}' was not found.")
-        return self._public_qr(qr, version)
-
-    def list_queued(self, project: str, zone: str, version: str) -> list[dict[str, Any]]:
-        self.require_zone(project, zone)
-        prefix = f"projects/{project}/locations/{zone}/queuedResources/"
-        return [
-            self._public_qr(q, version)
-            for n, q in sorted(self.data["queued"].items())
-            if n.startswith(prefix)
-        ]
-
-    def delete_queued(
-        self, project: str, zone: str, qr_id: str, force: bool, version: str
-    ) -> dict[str, Any]:
-        self.get_queued(project, zone, qr_id, version)
-        name = f"projects/{project}/locations/{zone}/queuedResources/{qr_id}"
-        qr = self.data["queued"][name]
-        if qr.get("_node") in self.data["nodes"] and not force:
-            raise ApiError(
-                400,
-                "FAILED_PRECONDITION",
-                (f"Queued resource {qr_id} still has a node: delete it with force=true."),
-            )
-        qr["state"] = {"state": "DELETING"}
-        op = self._new_operation(
-            project,
-            zone,
-            "delete",
-            name,
-            version,
-            time.time() + DELETE_SECONDS,
-            {"kind": "delete_queued"},
         )
         self.save()
         return self.public(op)

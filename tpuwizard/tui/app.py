@@ -19,9 +19,10 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
-from tpuwizard.core import events as ev
-from tpuwizard.core import gcloud_config, practice
 from tpuwizard.core.cancel import CancelToken
+from tpuwizard.core.cloud import gcloud_config
+from tpuwizard.core.launch import events as ev
+from tpuwizard.session import practice
 from tpuwizard.tui.screens.base import BACK
 from tpuwizard.tui.state import WizardState
 
@@ -138,7 +139,7 @@ class WizardApp(App[int]):
 
     def connect(self) -> None:
         """A TpuCloud for the chosen mode; practice starts the sandbox once."""
-        from tpuwizard.core.cloud import TpuCloud
+        from tpuwizard.core.cloud.client import TpuCloud
 
         if self.state.practice:
             if not practice.is_practice():
@@ -158,7 +159,7 @@ class WizardApp(App[int]):
         return result
 
     async def step_zones(self) -> Any:
-        from tpuwizard.core import zones
+        from tpuwizard.core.cloud import zones
         from tpuwizard.tui.screens.zones import ZonesScreen
 
         def survey() -> zones.ZoneSurvey:
@@ -185,8 +186,9 @@ class WizardApp(App[int]):
     # -- the launch -------------------------------------------------------------------------
     async def run_launch(self) -> str:
         from tpuwizard.core import paths
-        from tpuwizard.core.lifecycle import LaunchPlan, async_events
-        from tpuwizard.core.runtime import build_runtime
+        from tpuwizard.core.launch.lifecycle import async_events
+        from tpuwizard.core.launch.plan import LaunchPlan
+        from tpuwizard.session.runtime import build_runtime
         from tpuwizard.tui.screens.run import ProvisionScreen, TeardownScreen
 
         s = self.state
@@ -286,8 +288,8 @@ class WizardApp(App[int]):
 
     # -- leaving ----------------------------------------------------------------------------
     async def offer_leftovers(self) -> None:
-        from tpuwizard.core.runtime import ledger_for
-        from tpuwizard.core.teardown import delete_and_verify, reconcile
+        from tpuwizard.core.launch.teardown import delete_and_verify, reconcile
+        from tpuwizard.session.runtime import ledger_for
         from tpuwizard.tui.screens.leftovers import LeftoversScreen
 
         try:
@@ -345,8 +347,8 @@ class WizardApp(App[int]):
     @work(thread=True, exclusive=True, group="teardown", exit_on_error=False)
     def delete_kept(self, code: int) -> None:
         """No launch is running but something still bills (its teardown failed): delete it."""
-        from tpuwizard.core.runtime import ledger_for
-        from tpuwizard.core.teardown import delete_and_verify, reconcile
+        from tpuwizard.core.launch.teardown import delete_and_verify, reconcile
+        from tpuwizard.session.runtime import ledger_for
 
         billing = self.state.billing
         if billing is not None and self.cloud is not None:

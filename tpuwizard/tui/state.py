@@ -6,8 +6,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tpuwizard.core import cost
-from tpuwizard.core import events as ev
+from tpuwizard.core.launch import events as ev
+from tpuwizard.core.plan import cost
 
 
 @dataclass

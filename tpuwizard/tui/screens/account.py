@@ -7,7 +7,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.widgets import Button, Input, Label, Static, Switch
 
-from tpuwizard.core import gcloud_config
+from tpuwizard.core.cloud import gcloud_config
 from tpuwizard.core.errors import BadInput
 from tpuwizard.tui.screens.base import WizardScreen
 

@@ -7,8 +7,8 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Button, DataTable, Input, Select, Static
 
-from tpuwizard.core import fit
 from tpuwizard.core.errors import BadInput
+from tpuwizard.core.plan import fit
 from tpuwizard.event_text import money
 from tpuwizard.tui.screens.base import WizardScreen
 

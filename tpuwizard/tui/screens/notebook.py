@@ -9,9 +9,9 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 
-from tpuwizard.core import notebook
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.receipt import check_receipt, load_receipt
+from tpuwizard.core.evidence import notebook
+from tpuwizard.core.evidence.receipt import check_receipt, load_receipt
 from tpuwizard.tui.screens.base import WizardScreen
 
 

@@ -9,9 +9,10 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Button, Input, Label, Static, Switch
 
-from tpuwizard.core import catalog, cost, gcloud_config
+from tpuwizard.core.cloud import gcloud_config
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.lifecycle import DEFAULT_MAX_RUN
+from tpuwizard.core.launch.plan import DEFAULT_MAX_RUN
+from tpuwizard.core.plan import catalog, cost
 from tpuwizard.event_text import money
 from tpuwizard.tui.screens.base import WizardScreen
 

@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Button, RadioButton, RadioSet, Select, Static
 
-from tpuwizard.core.routes import BUDGETS, RUN_LENGTHS, recommend, route_table
+from tpuwizard.core.plan.routes import BUDGETS, RUN_LENGTHS, recommend, route_table
 from tpuwizard.tui.screens.base import WizardScreen
 
 CHIPS = (1, 4, 8, 16, 64)

@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Button, Log, Static
 
-from tpuwizard.core import events as ev
+from tpuwizard.core.launch import events as ev
 from tpuwizard.event_text import describe, money
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.widgets.checks_panel import ChecksPanel

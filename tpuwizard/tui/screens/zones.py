@@ -6,8 +6,8 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.widgets import Button, DataTable, Static
 
-from tpuwizard.core import catalog
-from tpuwizard.core.zones import OFFERED_NOTE, ZoneSurvey
+from tpuwizard.core.cloud.zones import OFFERED_NOTE, ZoneSurvey
+from tpuwizard.core.plan import catalog
 from tpuwizard.tui.screens.base import WizardScreen
 
 
@@ -43,8 +43,8 @@ class ZonesScreen(WizardScreen):
             survey: ZoneSurvey = self.survey_fn()
             label = "live from the TPU API" if survey.source == "live" else "documented, not live"
         except Exception as err:  # a failed live survey falls back to the documentation
-            from tpuwizard.core.diagnose import diagnose
-            from tpuwizard.core.zones import documented
+            from tpuwizard.core.cloud.diagnose import diagnose
+            from tpuwizard.core.cloud.zones import documented
 
             survey = documented()
             label = f"documented, not live ({diagnose(err).title})"

@@ -14,118 +14,30 @@ import queue
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
 
-from tpuwizard.core import catalog, cost, gcloud_config
-from tpuwizard.core import events as ev
-from tpuwizard.core.bootstrap import BootstrapPlan, bootstrap_script
 from tpuwizard.core.cancel import Cancelled, CancelToken
-from tpuwizard.core.cloud import CreateFailed, NodeInfo, NodeRequest, TpuCloud
-from tpuwizard.core.diagnose import Context, diagnose, preempted_diagnosis
-from tpuwizard.core.errors import BadInput
-from tpuwizard.core.ledger import Ledger, Resource
-from tpuwizard.core.receipt import parse_marker_line
-from tpuwizard.core.remote import REMOTE_DIR, Job, Raw, RemoteError, Transport, shell
-from tpuwizard.core.teardown import delete_and_verify
-from tpuwizard.core.verifier import (
-    VERIFIER_FILENAME,
-    WATCHDOG_FILENAME,
-    verifier_source,
-    watchdog_source,
+from tpuwizard.core.cloud.diagnose import Context, diagnose, preempted_diagnosis
+from tpuwizard.core.cloud.types import NodeInfo, NodeRequest
+from tpuwizard.core.errors import CreateFailed, RemoteError
+from tpuwizard.core.launch import events as ev
+from tpuwizard.core.launch.ledger import Resource
+from tpuwizard.core.launch.on_workers import WorkerSteps
+from tpuwizard.core.launch.plan import (
+    DEFAULT_MAX_RUN,
+    EXIT_CLOUD,
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_TEARDOWN,
+    LaunchPlan,
 )
-
-ROUTES = ("vm", "spot", "flex")
-EXIT_OK, EXIT_FAILED, EXIT_CLOUD, EXIT_TEARDOWN = 0, 1, 3, 4
-DEFAULT_MAX_RUN = {"vm": 120, "spot": 120, "flex": 240}  # minutes
-
-
-@dataclass(frozen=True)
-class LaunchPlan:
-    accelerator: str
-    zone: str
-    project: str
-    run_id: str
-    run_dir: Path
-    route: str = "vm"
-    name: str | None = None
-    script: Path | None = None
-    fetch: tuple[str, ...] = ()
-    keep: bool = False
-    max_run_minutes: float | None = None
-    watchdog: bool = False
-    failover: bool = False
-
-    @property
-    def node_name(self) -> str:
-        return self.name or f"tpuwizard-{self.run_id}"
-
-    def validate(self) -> catalog.Slice:
-        """Everything that can be checked before any cloud call; raises :class:`BadInput`."""
-        try:
-            slice_ = catalog.parse_accelerator(self.accelerator)
-        except catalog.UnknownAcceleratorError as err:
-            raise BadInput(str(err)) from None
-        gcloud_config.validate_zone(self.zone)
-        gcloud_config.validate_project(self.project)
-        gcloud_config.validate_node_name(self.node_name)
-        if len(self.node_name) > 60 and self.route != "vm":
-            raise BadInput(
-                "Names for spot and flex routes must be at most 60 characters "
-                "(the queued resource adds '-qr')."
-            )
-        if self.route not in ROUTES:
-            raise BadInput(f"Unknown route '{self.route}'. Choose one of: {', '.join(ROUTES)}.")
-        if self.max_run_minutes is not None and not 0.1 <= self.max_run_minutes <= 7 * 24 * 60:
-            raise BadInput("--max-run must be between 0.1 minutes and 7 days (10080 minutes).")
-        if self.watchdog and self.route == "flex":
-            raise BadInput(
-                "Flex-start already ends at its deadline (its maxRunDuration): "
-                "--watchdog is for the vm and spot routes."
-            )
-        if self.script is not None and not self.script.is_file():
-            raise BadInput(f"Script {self.script} does not exist or is not a file.")
-        for pattern in self.fetch:
-            if pattern.startswith("/") or ".." in pattern.split("/"):
-                raise BadInput(
-                    f"--fetch '{pattern}' must be relative to the script's folder "
-                    "and may not contain '..'."
-                )
-        return slice_
+from tpuwizard.core.launch.runtime import Runtime
+from tpuwizard.core.launch.teardown import delete_and_verify
+from tpuwizard.core.launch.watchdog import arm_watchdog
+from tpuwizard.core.plan import cost
+from tpuwizard.core.remote.transports import Transport
 
 
-@dataclass(frozen=True)
-class WatchdogConfig:
-    """How the on-VM watchdog reaches the API: Google's, with the VM's token; or the sandbox."""
-
-    python: str = "python3"
-    endpoint: str = "https://tpu.googleapis.com"
-    iam_endpoint: str = "https://cloudresourcemanager.googleapis.com"
-    token: str = "metadata"
-    retry: float = 30.0
-
-
-@dataclass
-class Runtime:
-    """What a launch needs from the world: the cloud, the ledger, and how to reach workers."""
-
-    cloud: TpuCloud
-    ledger: Ledger
-    make_transport: Callable[[NodeInfo], Transport]
-    bootstrap: BootstrapPlan
-    expect: str = "tpu"  # the sandbox runs on CPU devices and says so
-    practice: bool = False
-    ssh_metadata: dict[str, str] = field(default_factory=dict)
-    poll: float = 2.0
-    watchdog: WatchdogConfig = field(default_factory=WatchdogConfig)
-    # Multi-host: the sandbox names the coordinator; on Cloud TPU jax.distributed finds it.
-    explicit_coordinator: bool = False
-    join_timeout: int = 300
-    ready_timeout: float = 1800
-    reachable_timeout: float = 300
-
-
-class Launch:
+class Launch(WorkerSteps):
     """The steps of one launch. Private to this module: use :func:`run_launch`."""
 
     def __init__(
@@ -348,58 +260,9 @@ class Launch:
         return node is not None and node.state == "PREEMPTED"
 
     def arm_watchdog(self, transport: Transport) -> None:
-        """Start the on-VM watchdog that deletes this run's resource at the deadline."""
-        from tpuwizard.core.remote import start_job
-
-        resource = self.resource
-        assert resource is not None and self.created_at is not None
-        kind = "queuedResources" if resource.kind == "queued" else "nodes"
-        path = f"projects/{resource.project}/locations/{resource.zone}/{kind}/{resource.name}"
-        deadline = round(self.created_at + self.max_run * 60, 1)
-        script = f"{REMOTE_DIR}/{WATCHDOG_FILENAME}"
-        transport.upload(0, watchdog_source().encode(), script)
-        w = self.rt.watchdog
-        command = [
-            w.python,
-            script,
-            "--resource",
-            path,
-            "--endpoint",
-            w.endpoint,
-            "--iam-endpoint",
-            w.iam_endpoint,
-            "--token",
-            w.token,
-            "--retry",
-            str(w.retry),
-        ]
-        check = transport.run(0, shell(*command, "--check-only"), timeout=120)
-        payload = next((p for p in map(parse_marker_line, check.stdout.splitlines()) if p), {})
-        if check.code != 0 or not payload.get("ok"):
-            missing = ", ".join(payload.get("missing", [])) or payload.get("error", "unknown")
-            detail = (
-                f"not armed: the VM's service account may not delete it ({missing}). Grant "
-                "it roles/tpu.admin: gcloud projects add-iam-policy-binding "
-                f"{resource.project} --member=serviceAccount:SERVICE_ACCOUNT "
-                "--role=roles/tpu.admin (the VM runs as the Compute Engine default service "
-                "account unless you chose another)"
-            )
-            self.emit(ev.Watchdog(False, deadline, detail))
-            return
-        start_job(
-            transport,
-            0,
-            Job(f"watchdog-{self.plan.run_id}"),
-            shell(*command, "--deadline", str(deadline)),
-        )
-        self.emit(
-            ev.Watchdog(
-                True,
-                deadline,
-                f"armed on worker 0: {resource.name} is deleted "
-                "at the deadline even if this computer is off",
-            )
-        )
+        assert self.resource is not None and self.created_at is not None
+        deadline = self.created_at + self.max_run * 60
+        arm_watchdog(transport, self.resource, deadline, self.rt.watchdog, self.emit)
 
     def _exists(self, resource: Resource) -> bool | None:
         """After a failed create call: does it exist? None when we cannot tell."""
@@ -411,185 +274,6 @@ class Launch:
             return node is not None and node.labels.get("tpuwizard-run") == resource.run_id
         except Exception:
             return None
-
-    def bootstrap(self, transport: Transport) -> None:
-        data = verifier_source().encode()
-        for worker in range(transport.workers):
-            transport.upload(worker, data, f"{REMOTE_DIR}/{VERIFIER_FILENAME}")
-        job = Job(f"bootstrap-{self.plan.run_id}")
-        code = self._job(
-            transport,
-            job,
-            shell("bash", "-c", bootstrap_script(self.rt.bootstrap)),
-            {},
-            self._bootstrap_line,
-        )
-        if code != 0:
-            raise RemoteError(
-                f"setting up JAX on the worker failed (exit {code}); the lines above say why"
-            )
-
-    def _bootstrap_line(self, worker: int, text: str) -> None:
-        payload = parse_marker_line(text)
-        if payload and payload.get("kind") == "versions":
-            versions = {k: v for k, v in payload.items() if k != "kind"}
-            self.versions[worker] = versions
-            self.emit(ev.Versions(worker, versions, self.slice.vms))
-        else:
-            self.emit(ev.BootstrapLine(worker, text, self.slice.vms))
-
-    def _env(self) -> dict[str, str]:
-        expect = self.rt.expect
-        env = {"COURSE_EXPECT_PLATFORM": expect, "JAX_PLATFORMS": expect}
-        if expect == "cpu":  # the sandbox: one CPU device per chip of the VM
-            env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={self.slice.devices_per_vm}"
-        return env
-
-    @property
-    def remote_run(self) -> str:
-        return f"{REMOTE_DIR}/runs/{self.plan.run_id}"
-
-    def verify(self, transport: Transport) -> None:
-        from tpuwizard.core import multihost
-        from tpuwizard.core.receipt import check_receipt, load_receipt
-
-        receipt = f"{self.remote_run}/receipt.json"
-        multihost.check_versions(self.versions)  # before they hang on a mismatch
-        host = self.node.endpoints[0] if self.node and self.node.endpoints else "127.0.0.1"
-        join = multihost.JoinPlan(
-            self.slice.vms,
-            self.slice.devices,
-            f"{host}:{multihost.free_port()}" if self.rt.explicit_coordinator else None,
-            self.rt.join_timeout,
-        )
-
-        def command(worker: int) -> str:
-            return shell(
-                f"{REMOTE_DIR}/venv/bin/python",
-                "-u",
-                f"{REMOTE_DIR}/{VERIFIER_FILENAME}",
-                "--expect",
-                self.rt.expect,
-                "--min-devices",
-                str(self.slice.devices_per_vm),
-                "--receipt",
-                receipt,
-                *join.args(worker),
-            )
-
-        self._job(
-            transport, Job(f"verify-{self.plan.run_id}"), command, self._env(), self._verifier_line
-        )
-        if self.slice.vms > 1:
-            multihost.incomplete(self.slice.vms, self.checks, join.timeout)
-        saved: dict[int, Path] = {}
-        for worker in range(transport.workers):
-            local = self.plan.run_dir / (
-                "receipt.json" if transport.workers == 1 else f"receipt-w{worker}.json"
-            )
-            local.write_bytes(transport.fetch(worker, receipt))
-            saved[worker] = local
-            data = load_receipt(local)
-            self.receipt_ok = check_receipt(data, self.rt.expect, None).ok
-            if transport.workers == 1:
-                self.emit(ev.ReceiptSaved(str(local), self.receipt_ok, data["receipt_sha256"]))
-        if transport.workers > 1:
-            whole = multihost.write_slice_receipt(self.plan.run_dir, self.plan.accelerator, saved)
-            self.receipt_ok = bool(whole["ok"])
-            self.emit(
-                ev.ReceiptSaved(
-                    str(self.plan.run_dir / multihost.SLICE_RECEIPT),
-                    self.receipt_ok,
-                    whole["receipt_sha256"],
-                )
-            )
-
-    def _verifier_line(self, worker: int, text: str) -> None:
-        payload = parse_marker_line(text)
-        if payload is None:
-            self.emit(ev.VerifierLine(worker, text, self.slice.vms))
-        elif payload.get("kind") == "check":
-            self.checks.setdefault(worker, {})[payload["name"]] = bool(payload["ok"])
-            self.emit(
-                ev.Check(
-                    worker,
-                    payload["name"],
-                    bool(payload["ok"]),
-                    payload["detail"],
-                    payload["boundary"],
-                )
-            )
-
-    def run_script(self, transport: Transport) -> None:
-        script = self.plan.script
-        assert script is not None
-        remote = f"{self.remote_run}/{_safe_name(script.name)}"
-        transport.upload(0, script.read_bytes(), remote, mode="700")
-        command = shell(
-            "cd", self.remote_run, Raw("&&"), "../../venv/bin/python", "-u", _safe_name(script.name)
-        )
-        code = self._job(
-            transport,
-            Job(f"script-{self.plan.run_id}"),
-            command,
-            self._env(),
-            lambda w, t: self.emit(ev.ScriptLine(w, t, self.slice.vms)),
-        )
-        self._fetch_outputs(transport)
-        if code != 0:
-            raise RemoteError(f"your script exited with code {code}")
-
-    def _fetch_outputs(self, transport: Transport) -> None:
-        if not self.plan.fetch:
-            return
-        lister = (
-            "import glob, sys\nfor p in sys.argv[1:]:\n"
-            "    for f in sorted(glob.glob(p, recursive=True)):\n        print(f)\n"
-        )
-        result = transport.run(
-            0,
-            shell(
-                "cd",
-                self.remote_run,
-                Raw("&&"),
-                "../../venv/bin/python",
-                "-c",
-                lister,
-                *self.plan.fetch,
-            ),
-        )
-        files = self.plan.run_dir / "files"
-        for rel in result.stdout.splitlines():
-            if not rel or rel.startswith("/") or ".." in rel.split("/"):
-                continue
-            target = files / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(transport.fetch(0, f"{self.remote_run}/{rel}"))
-            self.emit(ev.FileFetched(str(target)))
-
-    def _job(
-        self,
-        transport: Transport,
-        job: Job,
-        command: str | Callable[[int], str],
-        env: dict[str, str],
-        on_line: Callable[[int, str], None],
-    ) -> int:
-        from tpuwizard.core.remote import fan_out, follow_job, start_job
-
-        self.cancel.check()
-
-        def one(worker: int) -> int:
-            start_job(
-                transport, worker, job, command(worker) if callable(command) else command, env
-            )
-            return follow_job(
-                transport, worker, job, lambda t: on_line(worker, t), cancel=self.cancel
-            )
-
-        codes = fan_out(transport, one)
-        self.cancel.check()
-        return next((c for c in codes if c != 0), 0)  # type: ignore[return-value]
 
     # -- the end ----------------------------------------------------------------------------
     def teardown(self) -> bool:
@@ -657,12 +341,6 @@ class Launch:
             "practice": self.rt.practice,
         }
         (self.plan.run_dir / "cost.json").write_text(json.dumps(record, indent=2) + "\n")
-
-
-def _safe_name(name: str) -> str:
-    if not name or name.startswith(".") or not all(c.isalnum() or c in "._-" for c in name):
-        raise BadInput(f"Script name '{name}' must be letters, digits, '.', '_' and '-' only.")
-    return name
 
 
 def run_launch(

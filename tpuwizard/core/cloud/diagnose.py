@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from tpuwizard.core import catalog
+from tpuwizard.core.plan import catalog
 
 
 @dataclass(frozen=True)
@@ -71,9 +71,13 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
     from google.api_core import exceptions as gx
     from google.auth import exceptions as auth_exc
 
-    from tpuwizard.core.cloud import CreateFailed, WaitTimedOut
-    from tpuwizard.core.multihost import SliceIncomplete, VersionMismatch
-    from tpuwizard.core.remote import RemoteError
+    from tpuwizard.core.errors import (
+        CreateFailed,
+        RemoteError,
+        SliceIncomplete,
+        VersionMismatch,
+        WaitTimedOut,
+    )
 
     ctx = ctx or Context()
     if isinstance(err, CreateFailed):

@@ -13,23 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tpuwizard.core import catalog
-from tpuwizard.core.receipt import receipt_hash
+from tpuwizard.core.errors import SliceIncomplete, VersionMismatch
+from tpuwizard.core.evidence.receipt import receipt_hash
+from tpuwizard.core.plan import catalog
 
 SLICE_RECEIPT = "slice-receipt.json"
-
-
-class SliceIncomplete(RuntimeError):
-    """Some workers never joined the slice."""
-
-    def __init__(self, missing: list[int], waited: list[int], timeout: float) -> None:
-        self.missing, self.waited, self.timeout = missing, waited, timeout
-        names = ", ".join(f"w{w}" for w in missing)
-        super().__init__(f"{names} never joined the slice")
-
-
-class VersionMismatch(RuntimeError):
-    """Workers run different jax / jaxlib / libtpu: a pod would hang or fail obscurely."""
 
 
 def free_port() -> int:

@@ -16,13 +16,11 @@ import shutil
 import subprocess
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tpuwizard.core.cancel import CancelToken
-from tpuwizard.core.errors import BadInput
+from tpuwizard.core.errors import BadInput, RemoteError
 
 REMOTE_DIR = ".tpuwizard"  # under the worker's home
 SSH_OPTIONS = (
@@ -39,10 +37,6 @@ SSH_OPTIONS = (
     "-o",
     "LogLevel=ERROR",
 )
-
-
-class RemoteError(RuntimeError):
-    """A remote command could not be run (not: it ran and exited non-zero)."""
 
 
 def shell(*parts: str | Sequence[str]) -> str:
@@ -299,119 +293,3 @@ def ensure_key(state_dir: Path) -> tuple[Path, str]:
         )
     key.chmod(0o600)
     return key, key.with_suffix(".pub").read_text().strip()
-
-
-# -- detached jobs ---------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Job:
-    name: str  # validated: letters, digits, '-' and '_'
-
-    @property
-    def folder(self) -> str:
-        return f"{REMOTE_DIR}/jobs/{self.name}"
-
-    @property
-    def log(self) -> str:
-        return f"{self.folder}/log"
-
-
-def start_job(
-    transport: Transport, worker: int, job: Job, command: str, env: dict[str, str] | None = None
-) -> None:
-    """Start ``command`` detached on ``worker``; it survives the connection."""
-    safe_relative(job.folder)
-    exports = " ".join(shell("export", f"{k}={v}") + " &&" for k, v in (env or {}).items())
-    inner = (
-        f"( {exports} {command} ) > {shlex.quote(job.log)} 2>&1; "
-        f"echo $? > {shlex.quote(job.folder + '/exit.part')} && "
-        f"mv {shlex.quote(job.folder + '/exit.part')} {shlex.quote(job.folder + '/exit')}"
-    )
-    # Prepare first (and stop if that fails), then background only the job itself.
-    launcher = (
-        shell("mkdir", "-p", job.folder)
-        + " && "
-        + shell("rm", "-f", job.folder + "/exit")
-        + " && : > "
-        + shlex.quote(job.log)
-        + " || exit 1; nohup bash -c "
-        + shlex.quote(inner)
-        + " > /dev/null 2>&1 < /dev/null & echo $! > "
-        + shlex.quote(job.folder + "/pid")
-    )
-    result = transport.run(worker, launcher, timeout=60)
-    if result.code != 0:
-        raise RemoteError(f"worker {worker}: could not start {job.name}: {result.stderr.strip()}")
-
-
-def follow_job(
-    transport: Transport,
-    worker: int,
-    job: Job,
-    on_line: Callable[[str], None],
-    reconnects: int = 20,
-    poll: float = 1.0,
-    cancel: CancelToken | None = None,
-) -> int:
-    """Stream the job's log line by line until it exits; returns its exit code.
-
-    A dropped connection is followed by a reconnect from the first unseen line. A set ``cancel``
-    token kills the follower (not the job) and raises :class:`Cancelled`.
-    """
-    seen = 0
-    for attempt in range(reconnects + 1):
-        # tail stops once the watcher exits, which it does when the exit file appears; tail
-        # --pid on the job itself would wait until init reaps it, seconds later in containers.
-        command = (
-            # ...or when the job's folder vanishes (the VM was preempted or deleted).
-            f"( while [ ! -e {shlex.quote(job.folder + '/exit')} ] && "
-            f"[ -d {shlex.quote(job.folder)} ]; do sleep 0.1; done ) & "
-            f"tail -n +{seen + 1} -F -s 0.1 --pid=$! {shlex.quote(job.log)} 2>/dev/null"
-        )
-        proc = transport.popen(worker, command)
-        if cancel is not None:
-            cancel.register(proc)
-        assert proc.stdout is not None
-        buffer = b""
-        try:
-            while chunk := proc.stdout.read1(65536):
-                buffer += chunk
-                *lines, buffer = buffer.split(b"\n")
-                for line in lines:
-                    seen += 1
-                    on_line(line.decode(errors="replace"))
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-            if cancel is not None:
-                cancel.unregister(proc)
-        if cancel is not None:
-            cancel.check()
-        code = _exit_code(transport, worker, job)
-        if code is not None:
-            return code
-        if attempt < reconnects:
-            time.sleep(poll)
-    raise RemoteError(
-        f"worker {worker}: lost the connection to {job.name} "
-        f"{reconnects} times; it may still be running"
-    )
-
-
-def _exit_code(transport: Transport, worker: int, job: Job) -> int | None:
-    try:
-        result = transport.run(worker, shell("cat", job.folder + "/exit"), timeout=30)
-    except RemoteError:
-        return None
-    text = result.stdout.strip()
-    return int(text) if result.code == 0 and text.lstrip("-").isdigit() else None
-
-
-def fan_out(transport: Transport, action: Callable[[int], object]) -> list[object]:
-    """Run ``action(worker)`` on every worker at once; re-raise the first failure."""
-    with ThreadPoolExecutor(max_workers=max(1, transport.workers)) as pool:
-        return list(pool.map(action, range(transport.workers)))
-
-
-def prefix(worker: int, workers: int) -> str:
-    return f"[w{worker}] " if workers > 1 else ""

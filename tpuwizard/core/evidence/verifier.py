@@ -11,7 +11,7 @@ from importlib import resources
 from pathlib import Path
 
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.receipt import parse_marker_line
+from tpuwizard.core.evidence.receipt import parse_marker_line
 
 VERIFIER_FILENAME = "tpu_verify.py"
 WATCHDOG_FILENAME = "tpu_watchdog.py"

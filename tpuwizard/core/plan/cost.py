@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tpuwizard.core import catalog
+from tpuwizard.core.plan import catalog
 
 
 def hourly(accelerator: str, route: str = "vm") -> float | None:

@@ -16,8 +16,8 @@ import math
 import re
 from dataclasses import asdict, dataclass
 
-from tpuwizard.core import catalog
 from tpuwizard.core.errors import BadInput
+from tpuwizard.core.plan import catalog
 
 DEFAULT_RESERVE = 0.06
 

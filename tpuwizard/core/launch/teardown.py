@@ -10,10 +10,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from tpuwizard.core import cost
-from tpuwizard.core.cloud import MANAGED_BY, RUN_LABEL, TpuCloud
-from tpuwizard.core.diagnose import Context, Diagnosis, diagnose
-from tpuwizard.core.ledger import Ledger, Resource
+from tpuwizard.core.cloud.client import TpuCloud
+from tpuwizard.core.cloud.diagnose import Context, Diagnosis, diagnose
+from tpuwizard.core.cloud.types import MANAGED_BY, RUN_LABEL
+from tpuwizard.core.launch.ledger import Ledger, Resource
+from tpuwizard.core.plan import cost
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,7 @@ def reconcile(cloud: TpuCloud, ledger: Ledger, zones: list[str] | None = None) -
     Ledger entries the API no longer knows are verified gone and recorded so.
     """
     now = time.time()
-    found: dict[tuple[str, str, str, str], Billable] = {}
+    found: dict[tuple[str, ...], Billable] = {}
     for entry in ledger.open_entries():
         r = entry.resource
         if r.project != cloud.project:

@@ -13,85 +13,20 @@ how the sandbox is reached), else Google's.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
-from tpuwizard.core import catalog
-from tpuwizard.core.cancel import Cancelled
-
-ENDPOINT_ENV = "TPUWIZARD_TPU_ENDPOINT"
-GOOGLE_ENDPOINT = "https://tpu.googleapis.com"
-CALL_TIMEOUT = 30.0
-MANAGED_BY = {"managed-by": "tpuwizard"}
-RUN_LABEL = "tpuwizard-run"
-
-
-@dataclass(frozen=True)
-class NodeInfo:
-    name: str  # the node id, e.g. "tpuwizard-20261129-1525-ab12"
-    zone: str
-    accelerator_type: str
-    state: str  # "CREATING", "READY", ...
-    labels: dict[str, str] = field(default_factory=dict)
-    create_time: float | None = None  # seconds since the epoch
-    endpoints: tuple[str, ...] = ()
-    queued_resource: str | None = None
-    spot: bool = False
-    external_ips: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class QueuedInfo:
-    name: str
-    zone: str
-    state: str  # "ACCEPTED", "ACTIVE", "SUSPENDED", ...
-    node_id: str
-    accelerator_type: str
-    labels: dict[str, str] = field(default_factory=dict)
-    flex: bool = False
-    create_time: float | None = None
-
-
-@dataclass(frozen=True)
-class NodeRequest:
-    """What to create. Labels always include managed-by=tpuwizard and the run id."""
-
-    zone: str
-    node_id: str
-    accelerator_type: str
-    run_id: str
-    runtime_version: str | None = None
-    metadata: dict[str, str] = field(default_factory=dict)
-    spot: bool = False
-    # The on-VM watchdog calls the TPU API with the VM's token, which needs this scope.
-    cloud_platform_scope: bool = False
-
-    @property
-    def runtime(self) -> str:
-        return (
-            self.runtime_version
-            or catalog.parse_accelerator(self.accelerator_type).generation.runtime_version
-        )
-
-    @property
-    def labels(self) -> dict[str, str]:
-        return {**MANAGED_BY, RUN_LABEL: self.run_id}
-
-
-class CreateFailed(Exception):
-    """A create operation ended with an error; ``error`` is the google.api_core exception."""
-
-    def __init__(self, error: Exception) -> None:
-        super().__init__(str(error))
-        self.error = error
-
-
-class WaitTimedOut(TimeoutError):
-    def __init__(self, what: str, state: str, seconds: float) -> None:
-        super().__init__(f"{what} was still {state} after {seconds:.0f} s")
-        self.what, self.state, self.seconds = what, state, seconds
+from tpuwizard.core.cloud.polling import poll_until
+from tpuwizard.core.cloud.types import (
+    CALL_TIMEOUT,
+    ENDPOINT_ENV,
+    GOOGLE_ENDPOINT,
+    NodeInfo,
+    NodeRequest,
+    QueuedInfo,
+    queued_info,
+)
+from tpuwizard.core.errors import CreateFailed
 
 
 def _retry_reads(deadline: float = 60.0):  # -> google.api_core.retry.Retry
@@ -255,7 +190,7 @@ class TpuCloud:
                 return "the node disappeared while it was created"
             return None
 
-        return _poll_until(
+        return poll_until(
             f"node {node_id}",
             read,
             "READY",
@@ -375,14 +310,14 @@ class TpuCloud:
             data = self._alpha("GET", f"{self.endpoint}/v2alpha1/{self.queued_path(zone, qr_id)}")
         except exceptions.NotFound:
             return None
-        return _queued_info(data, zone)
+        return queued_info(data, zone)
 
     def list_queued(self, zone: str) -> list[QueuedInfo]:
         out, token = [], ""
         while True:
             url = f"{self.endpoint}/v2alpha1/{self.parent(zone)}/queuedResources"
             data = self._alpha("GET", url + (f"?pageToken={token}" if token else ""))
-            out += [_queued_info(q, zone) for q in data.get("queuedResources", [])]
+            out += [queued_info(q, zone) for q in data.get("queuedResources", [])]
             token = data.get("nextPageToken", "")
             if not token:
                 return out
@@ -402,7 +337,7 @@ class TpuCloud:
             bad = state in ("FAILED", "SUSPENDED", "NOT_FOUND")
             return f"the queued resource is {state}" if bad else None
 
-        return _poll_until(
+        return poll_until(
             f"queued resource {qr_id}",
             lambda: self.get_queued(zone, qr_id),
             "ACTIVE",
@@ -432,73 +367,6 @@ class TpuCloud:
         if self.get_queued(zone, qr_id) is not None:
             return False
         return all(q.name != qr_id for q in self.list_queued(zone))
-
-
-def _poll_until(
-    what: str,
-    read: Callable[[], Any],
-    ready: str,
-    failure: Callable[[Any, str], str | None],
-    on_state: Callable[[str], None] | None,
-    timeout: float,
-    poll: float,
-    cancelled: Callable[[], bool] | None,
-) -> Any:
-    """Read until the state is ``ready``, reporting each change; ``failure`` names a dead end.
-
-    Raises :class:`CreateFailed` at a dead end and :class:`WaitTimedOut` after ``timeout``.
-    """
-    deadline = time.monotonic() + timeout
-    last = None
-    while True:
-        item = read()
-        state = item.state if item is not None else "NOT_FOUND"
-        if state != last:
-            last = state
-            if on_state:
-                on_state(state)
-        if item is not None and state == ready:
-            return item
-        reason = failure(item, state)
-        if reason:
-            raise CreateFailed(RuntimeError(reason))
-        if time.monotonic() >= deadline:
-            raise WaitTimedOut(what, state, timeout)
-        _pause(poll, cancelled)
-
-
-def _pause(seconds: float, cancelled: Callable[[], bool] | None) -> None:
-    """Sleep between polls, in small steps so that a cancel is noticed quickly."""
-    end = time.monotonic() + seconds
-    while True:
-        if cancelled is not None and cancelled():
-            raise Cancelled("stopped while waiting")
-        left = end - time.monotonic()
-        if left <= 0:
-            return
-        time.sleep(min(left, 0.1))
-
-
-def _queued_info(data: dict, zone: str) -> QueuedInfo:
-    spec = (data.get("tpu", {}).get("nodeSpec") or [{}])[0]
-    node = spec.get("node", {})
-    created = data.get("createTime")
-    return QueuedInfo(
-        name=data["name"].rsplit("/", 1)[-1],
-        zone=zone,
-        state=data.get("state", {}).get("state", "STATE_UNSPECIFIED"),
-        node_id=spec.get("nodeId", ""),
-        accelerator_type=node.get("acceleratorType", ""),
-        labels=node.get("labels", {}),
-        flex=data.get("provisioningModel") == "FLEX_START",
-        create_time=_parse_time(created) if created else None,
-    )
-
-
-def _parse_time(text: str) -> float:
-    from datetime import datetime
-
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
 def _credentials(endpoint: str) -> Any:

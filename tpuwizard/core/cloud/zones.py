@@ -8,8 +8,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from tpuwizard.core import catalog, paths
-from tpuwizard.core.cloud import TpuCloud
+from tpuwizard.core import paths
+from tpuwizard.core.cloud.client import TpuCloud
+from tpuwizard.core.plan import catalog
 
 CACHE_TTL_S = 6 * 3600
 MAX_WORKERS = 16  # bounded: the API allows plenty, but a laptop's connection pool does not

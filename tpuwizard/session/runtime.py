@@ -7,18 +7,20 @@ import os
 import sys
 from pathlib import Path
 
-from tpuwizard.core import paths, practice
-from tpuwizard.core.bootstrap import BootstrapPlan, sandbox_plan
-from tpuwizard.core.cloud import NodeInfo, TpuCloud
-from tpuwizard.core.ledger import Ledger
-from tpuwizard.core.lifecycle import Runtime, WatchdogConfig
-from tpuwizard.core.remote import (
+from tpuwizard.core import paths
+from tpuwizard.core.cloud.client import TpuCloud
+from tpuwizard.core.cloud.types import NodeInfo
+from tpuwizard.core.launch.ledger import Ledger
+from tpuwizard.core.launch.runtime import Runtime, WatchdogConfig
+from tpuwizard.core.remote.bootstrap import BootstrapPlan, sandbox_plan
+from tpuwizard.core.remote.transports import (
     GcloudTransport,
     LocalTransport,
     SshTransport,
     Transport,
     ensure_key,
 )
+from tpuwizard.session import practice
 
 REMOTE_USER = "tpuwizard"
 
@@ -39,7 +41,7 @@ def build_runtime(cloud: TpuCloud, is_practice: bool, transport: str = "ssh") ->
         sandbox_home = state / "sandbox"
 
         def make_sandbox(node: NodeInfo) -> Transport:
-            from tpuwizard.sandbox.state import worker_home
+            from tpuwizard.sandbox.model import worker_home
 
             homes = [
                 worker_home(sandbox_home, cloud.node_path(node.zone, node.name), w)

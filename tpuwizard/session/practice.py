@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from tpuwizard.core import paths
-from tpuwizard.core.cloud import ENDPOINT_ENV, GOOGLE_ENDPOINT
+from tpuwizard.core.cloud.types import ENDPOINT_ENV, GOOGLE_ENDPOINT
 
 PRACTICE_PROJECT = "tpuwizard-practice"
 FAULTS_ENV = "TPUWIZARD_SANDBOX_FAULTS"

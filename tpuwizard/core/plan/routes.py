@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tpuwizard.core import catalog
+from tpuwizard.core.plan import catalog
 
 BUDGETS = ("free", "low", "normal")
 RUN_LENGTHS = ("under 1 hour", "1-4 hours", "4-24 hours", "days")

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from tpuwizard.core import catalog
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.verifier import VERIFIER_FILENAME, verifier_source
+from tpuwizard.core.evidence.verifier import VERIFIER_FILENAME, verifier_source
+from tpuwizard.core.plan import catalog
 
 RECEIPT_NAME = "receipt.json"
 WRITEFILE_LINE = f"%%writefile {VERIFIER_FILENAME}\n"

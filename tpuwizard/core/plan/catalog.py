@@ -109,7 +109,7 @@ class Slice:
 
 @cache
 def _raw() -> dict[str, Any]:
-    text = resources.files("tpuwizard.core").joinpath("catalog.toml").read_text("utf-8")
+    text = resources.files("tpuwizard.core.plan").joinpath("catalog.toml").read_text("utf-8")
     return tomllib.loads(text)
 
 

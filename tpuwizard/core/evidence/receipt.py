@@ -14,8 +14,8 @@ from typing import Any
 
 from tpuwizard_verify.tpu_verify import MARKER, PLATFORMS, receipt_hash
 
-from tpuwizard.core import catalog
 from tpuwizard.core.errors import BadInput
+from tpuwizard.core.plan import catalog
 
 __all__ = [
     "MARKER",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-from tpuwizard.core.remote import REMOTE_DIR
+from tpuwizard.core.remote.transports import REMOTE_DIR
 
 VENV = f"{REMOTE_DIR}/venv"
 

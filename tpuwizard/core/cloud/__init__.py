@@ -1,0 +1,1 @@
+"""The Cloud TPU API: TpuCloud (the only caller), diagnoses, gcloud configuration, zone surveys."""

@@ -1,0 +1,91 @@
+"""Plain data about TPU resources: what to create and what the API said exists.
+
+Nothing outside ``tpuwizard.core.cloud.client`` handles protobufs: these are what it returns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tpuwizard.core.plan import catalog
+
+ENDPOINT_ENV = "TPUWIZARD_TPU_ENDPOINT"
+GOOGLE_ENDPOINT = "https://tpu.googleapis.com"
+CALL_TIMEOUT = 30.0
+MANAGED_BY = {"managed-by": "tpuwizard"}
+RUN_LABEL = "tpuwizard-run"
+
+
+@dataclass(frozen=True)
+class NodeInfo:
+    name: str  # the node id, e.g. "tpuwizard-20261129-1525-ab12"
+    zone: str
+    accelerator_type: str
+    state: str  # "CREATING", "READY", ...
+    labels: dict[str, str] = field(default_factory=dict)
+    create_time: float | None = None  # seconds since the epoch
+    endpoints: tuple[str, ...] = ()
+    queued_resource: str | None = None
+    spot: bool = False
+    external_ips: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class QueuedInfo:
+    name: str
+    zone: str
+    state: str  # "ACCEPTED", "ACTIVE", "SUSPENDED", ...
+    node_id: str
+    accelerator_type: str
+    labels: dict[str, str] = field(default_factory=dict)
+    flex: bool = False
+    create_time: float | None = None
+
+
+@dataclass(frozen=True)
+class NodeRequest:
+    """What to create. Labels always include managed-by=tpuwizard and the run id."""
+
+    zone: str
+    node_id: str
+    accelerator_type: str
+    run_id: str
+    runtime_version: str | None = None
+    metadata: dict[str, str] = field(default_factory=dict)
+    spot: bool = False
+    # The on-VM watchdog calls the TPU API with the VM's token, which needs this scope.
+    cloud_platform_scope: bool = False
+
+    @property
+    def runtime(self) -> str:
+        return (
+            self.runtime_version
+            or catalog.parse_accelerator(self.accelerator_type).generation.runtime_version
+        )
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return {**MANAGED_BY, RUN_LABEL: self.run_id}
+
+
+def queued_info(data: dict, zone: str) -> QueuedInfo:
+    """A QueuedInfo from the v2/v2alpha1 REST JSON of a queued resource."""
+    spec = (data.get("tpu", {}).get("nodeSpec") or [{}])[0]
+    node = spec.get("node", {})
+    created = data.get("createTime")
+    return QueuedInfo(
+        name=data["name"].rsplit("/", 1)[-1],
+        zone=zone,
+        state=data.get("state", {}).get("state", "STATE_UNSPECIFIED"),
+        node_id=spec.get("nodeId", ""),
+        accelerator_type=node.get("acceleratorType", ""),
+        labels=node.get("labels", {}),
+        flex=data.get("provisioningModel") == "FLEX_START",
+        create_time=_parse_time(created) if created else None,
+    )
+
+
+def _parse_time(text: str) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()

@@ -1,0 +1,1 @@
+"""Proof of a run: receipts, the shipped verifier, and the Colab/Kaggle notebooks."""

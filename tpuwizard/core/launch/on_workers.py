@@ -1,0 +1,207 @@
+"""The part of a launch that runs on the workers: bootstrap, the verifier, the user's script.
+
+``WorkerSteps`` is mixed into :class:`~tpuwizard.core.launch.lifecycle.Launch`; it reads the
+plan, the runtime and the emit function from there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from tpuwizard.core.errors import RemoteError
+from tpuwizard.core.evidence.receipt import parse_marker_line
+from tpuwizard.core.evidence.verifier import VERIFIER_FILENAME, verifier_source
+from tpuwizard.core.launch import events as ev
+from tpuwizard.core.launch.plan import safe_script_name
+from tpuwizard.core.remote.bootstrap import bootstrap_script
+from tpuwizard.core.remote.jobs import Job
+from tpuwizard.core.remote.transports import REMOTE_DIR, Raw, Transport, shell
+
+
+class WorkerSteps:
+    """Bootstrap, verify and run the script on every worker, streaming their lines as events."""
+
+    def bootstrap(self, transport: Transport) -> None:
+        data = verifier_source().encode()
+        for worker in range(transport.workers):
+            transport.upload(worker, data, f"{REMOTE_DIR}/{VERIFIER_FILENAME}")
+        job = Job(f"bootstrap-{self.plan.run_id}")
+        code = self._job(
+            transport,
+            job,
+            shell("bash", "-c", bootstrap_script(self.rt.bootstrap)),
+            {},
+            self._bootstrap_line,
+        )
+        if code != 0:
+            raise RemoteError(
+                f"setting up JAX on the worker failed (exit {code}); the lines above say why"
+            )
+
+    def _bootstrap_line(self, worker: int, text: str) -> None:
+        payload = parse_marker_line(text)
+        if payload and payload.get("kind") == "versions":
+            versions = {k: v for k, v in payload.items() if k != "kind"}
+            self.versions[worker] = versions
+            self.emit(ev.Versions(worker, versions, self.slice.vms))
+        else:
+            self.emit(ev.BootstrapLine(worker, text, self.slice.vms))
+
+    def _env(self) -> dict[str, str]:
+        expect = self.rt.expect
+        env = {"COURSE_EXPECT_PLATFORM": expect, "JAX_PLATFORMS": expect}
+        if expect == "cpu":  # the sandbox: one CPU device per chip of the VM
+            env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={self.slice.devices_per_vm}"
+        return env
+
+    @property
+    def remote_run(self) -> str:
+        return f"{REMOTE_DIR}/runs/{self.plan.run_id}"
+
+    def verify(self, transport: Transport) -> None:
+        from tpuwizard.core.evidence.receipt import check_receipt, load_receipt
+        from tpuwizard.core.launch import multihost
+
+        receipt = f"{self.remote_run}/receipt.json"
+        multihost.check_versions(self.versions)  # before they hang on a mismatch
+        host = self.node.endpoints[0] if self.node and self.node.endpoints else "127.0.0.1"
+        join = multihost.JoinPlan(
+            self.slice.vms,
+            self.slice.devices,
+            f"{host}:{multihost.free_port()}" if self.rt.explicit_coordinator else None,
+            self.rt.join_timeout,
+        )
+
+        def command(worker: int) -> str:
+            return shell(
+                f"{REMOTE_DIR}/venv/bin/python",
+                "-u",
+                f"{REMOTE_DIR}/{VERIFIER_FILENAME}",
+                "--expect",
+                self.rt.expect,
+                "--min-devices",
+                str(self.slice.devices_per_vm),
+                "--receipt",
+                receipt,
+                *join.args(worker),
+            )
+
+        self._job(
+            transport, Job(f"verify-{self.plan.run_id}"), command, self._env(), self._verifier_line
+        )
+        if self.slice.vms > 1:
+            multihost.incomplete(self.slice.vms, self.checks, join.timeout)
+        saved: dict[int, Path] = {}
+        for worker in range(transport.workers):
+            local = self.plan.run_dir / (
+                "receipt.json" if transport.workers == 1 else f"receipt-w{worker}.json"
+            )
+            local.write_bytes(transport.fetch(worker, receipt))
+            saved[worker] = local
+            data = load_receipt(local)
+            self.receipt_ok = check_receipt(data, self.rt.expect, None).ok
+            if transport.workers == 1:
+                self.emit(ev.ReceiptSaved(str(local), self.receipt_ok, data["receipt_sha256"]))
+        if transport.workers > 1:
+            whole = multihost.write_slice_receipt(self.plan.run_dir, self.plan.accelerator, saved)
+            self.receipt_ok = bool(whole["ok"])
+            self.emit(
+                ev.ReceiptSaved(
+                    str(self.plan.run_dir / multihost.SLICE_RECEIPT),
+                    self.receipt_ok,
+                    whole["receipt_sha256"],
+                )
+            )
+
+    def _verifier_line(self, worker: int, text: str) -> None:
+        payload = parse_marker_line(text)
+        if payload is None:
+            self.emit(ev.VerifierLine(worker, text, self.slice.vms))
+        elif payload.get("kind") == "check":
+            self.checks.setdefault(worker, {})[payload["name"]] = bool(payload["ok"])
+            self.emit(
+                ev.Check(
+                    worker,
+                    payload["name"],
+                    bool(payload["ok"]),
+                    payload["detail"],
+                    payload["boundary"],
+                )
+            )
+
+    def run_script(self, transport: Transport) -> None:
+        script = self.plan.script
+        assert script is not None
+        remote = f"{self.remote_run}/{safe_script_name(script.name)}"
+        transport.upload(0, script.read_bytes(), remote, mode="700")
+        command = shell(
+            "cd",
+            self.remote_run,
+            Raw("&&"),
+            "../../venv/bin/python",
+            "-u",
+            safe_script_name(script.name),
+        )
+        code = self._job(
+            transport,
+            Job(f"script-{self.plan.run_id}"),
+            command,
+            self._env(),
+            lambda w, t: self.emit(ev.ScriptLine(w, t, self.slice.vms)),
+        )
+        self._fetch_outputs(transport)
+        if code != 0:
+            raise RemoteError(f"your script exited with code {code}")
+
+    def _fetch_outputs(self, transport: Transport) -> None:
+        if not self.plan.fetch:
+            return
+        lister = (
+            "import glob, sys\nfor p in sys.argv[1:]:\n"
+            "    for f in sorted(glob.glob(p, recursive=True)):\n        print(f)\n"
+        )
+        result = transport.run(
+            0,
+            shell(
+                "cd",
+                self.remote_run,
+                Raw("&&"),
+                "../../venv/bin/python",
+                "-c",
+                lister,
+                *self.plan.fetch,
+            ),
+        )
+        files = self.plan.run_dir / "files"
+        for rel in result.stdout.splitlines():
+            if not rel or rel.startswith("/") or ".." in rel.split("/"):
+                continue
+            target = files / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(transport.fetch(0, f"{self.remote_run}/{rel}"))
+            self.emit(ev.FileFetched(str(target)))
+
+    def _job(
+        self,
+        transport: Transport,
+        job: Job,
+        command: str | Callable[[int], str],
+        env: dict[str, str],
+        on_line: Callable[[int, str], None],
+    ) -> int:
+        from tpuwizard.core.remote.jobs import fan_out, follow_job, start_job
+
+        self.cancel.check()
+
+        def one(worker: int) -> int:
+            start_job(
+                transport, worker, job, command(worker) if callable(command) else command, env
+            )
+            return follow_job(
+                transport, worker, job, lambda t: on_line(worker, t), cancel=self.cancel
+            )
+
+        codes = fan_out(transport, one)
+        self.cancel.check()
+        return next((c for c in codes if c != 0), 0)  # type: ignore[return-value]

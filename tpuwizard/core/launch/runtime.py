@@ -1,0 +1,43 @@
+"""What a launch needs from the world: the cloud, the ledger, how to reach workers, timings."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from tpuwizard.core.cloud.client import TpuCloud
+from tpuwizard.core.cloud.types import NodeInfo
+from tpuwizard.core.launch.ledger import Ledger
+from tpuwizard.core.remote.bootstrap import BootstrapPlan
+from tpuwizard.core.remote.transports import Transport
+
+
+@dataclass(frozen=True)
+class WatchdogConfig:
+    """How the on-VM watchdog reaches the API: Google's, with the VM's token; or the sandbox."""
+
+    python: str = "python3"
+    endpoint: str = "https://tpu.googleapis.com"
+    iam_endpoint: str = "https://cloudresourcemanager.googleapis.com"
+    token: str = "metadata"
+    retry: float = 30.0
+
+
+@dataclass
+class Runtime:
+    """What a launch needs from the world: the cloud, the ledger, and how to reach workers."""
+
+    cloud: TpuCloud
+    ledger: Ledger
+    make_transport: Callable[[NodeInfo], Transport]
+    bootstrap: BootstrapPlan
+    expect: str = "tpu"  # the sandbox runs on CPU devices and says so
+    practice: bool = False
+    ssh_metadata: dict[str, str] = field(default_factory=dict)
+    poll: float = 2.0
+    watchdog: WatchdogConfig = field(default_factory=WatchdogConfig)
+    # Multi-host: the sandbox names the coordinator; on Cloud TPU jax.distributed finds it.
+    explicit_coordinator: bool = False
+    join_timeout: int = 300
+    ready_timeout: float = 1800
+    reachable_timeout: float = 300

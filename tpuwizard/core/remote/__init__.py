@@ -1,0 +1,1 @@
+"""Reaching TPU workers: transports (OpenSSH, gcloud, local shell), detached jobs, bootstrap."""

@@ -1,0 +1,55 @@
+"""Names, shapes and errors shared by the sandbox's state model and its server."""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+NODE_ID_RE = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
+OP_TYPE = "type.googleapis.com/google.cloud.tpu.{version}.OperationMetadata"
+RESPONSE_TYPE = "type.googleapis.com/google.cloud.tpu.{version}.{kind}"
+EMPTY_TYPE = "type.googleapis.com/google.protobuf.Empty"
+DELETE_SECONDS = 0.2
+GENERATION_ENUM = {
+    "v2": "V2",
+    "v3": "V3",
+    "v4": "V4",
+    "v5e": "V5LITE_POD",
+    "v5p": "V5P",
+    "v6e": "V6E",
+}
+
+
+def worker_home(home: Path, node_name: str, worker: int) -> Path:
+    """Each VM of a sandbox node has a home folder; its remote commands run there."""
+    _, project, _, zone, _, node_id = node_name.split("/")
+    return home / "workers" / project / zone / node_id / f"w{worker}"
+
+
+class ApiError(Exception):
+    """An error the server answers with a Google-style body."""
+
+    def __init__(
+        self, http: int, status: str, message: str, details: list[dict[str, Any]] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.http, self.status, self.message, self.details = http, status, message, details or []
+
+
+def now_iso(t: float | None = None) -> str:
+    return (
+        datetime.fromtimestamp(t if t is not None else time.time(), UTC)
+        .isoformat()
+        .replace("+00:00", "Z")
+    )
+
+
+def parse_duration(text: str) -> float:
+    """A protobuf Duration in JSON ("3600s") -> seconds."""
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)s", str(text))
+    if not match:
+        raise ApiError(400, "INVALID_ARGUMENT", f"Invalid duration '{text}': use e.g. '3600s'.")
+    return float(match.group(1))

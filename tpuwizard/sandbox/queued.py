@@ -1,0 +1,148 @@
+"""The sandbox's queued resources (v2 spot and guaranteed, v2alpha1 Flex-start).
+
+``QueuedResources`` is mixed into :class:`~tpuwizard.sandbox.state.SandboxState` and uses its
+nodes, operations, clock and faults.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from tpuwizard.core.plan import catalog
+from tpuwizard.sandbox.model import DELETE_SECONDS, NODE_ID_RE, ApiError, now_iso, parse_duration
+
+
+class QueuedResources:
+    """Create, advance, read and delete queued resources; state lives in ``self.data``."""
+
+    def _public_qr(self, qr: dict[str, Any], version: str) -> dict[str, Any]:
+        out = {k: v for k, v in qr.items() if not k.startswith("_")}
+        if version == "v2":
+            out.pop("provisioningModel", None)
+            out.pop("runDuration", None)
+        return out
+
+    def create_queued(
+        self, project: str, zone: str, qr_id: str, body: dict[str, Any], version: str
+    ) -> dict[str, Any]:
+        self.require_zone(project, zone)
+        if not NODE_ID_RE.match(qr_id or ""):
+            raise ApiError(400, "INVALID_ARGUMENT", f"Invalid queued resource id '{qr_id}'.")
+        name = f"projects/{project}/locations/{zone}/queuedResources/{qr_id}"
+        if name in self.data["queued"]:
+            raise ApiError(409, "ALREADY_EXISTS", f"Resource '{name}' already exists.")
+        specs = body.get("tpu", {}).get("nodeSpec", [])
+        if len(specs) != 1:
+            raise ApiError(400, "INVALID_ARGUMENT", "Exactly one nodeSpec is supported.")
+        spec = specs[0]
+        self._validate_node(project, zone, spec.get("nodeId", ""), spec.get("node", {}))
+        flex = body.get("provisioningModel") == "FLEX_START"
+        if flex and version != "v2alpha1":
+            raise ApiError(400, "INVALID_ARGUMENT", "Flex-start needs the v2alpha1 API.")
+        qr: dict[str, Any] = {
+            k: v
+            for k, v in body.items()
+            if k
+            in ("tpu", "spot", "guaranteed", "queueingPolicy", "provisioningModel", "runDuration")
+        }
+        qr.update(
+            name=name, createTime=now_iso(), state={"state": "CREATING"}, _created_at=time.time()
+        )
+        if flex:
+            duration = parse_duration(body.get("runDuration", {}).get("maxRunDuration", ""))
+            if not 0 < duration <= 7 * 24 * 3600:
+                raise ApiError(400, "INVALID_ARGUMENT", "maxRunDuration must be up to 7 days.")
+            qr["_max_run"] = duration
+        self.data["queued"][name] = qr
+        op = self._new_operation(
+            project, zone, "create", name, version, time.time() + 0.05, {"kind": "create_queued"}
+        )
+        self.save()
+        return self.public(op)
+
+    def _advance_queued(self, qr: dict[str, Any], t: float) -> bool:
+        state = qr["state"]["state"]
+        age = t - qr["_created_at"]
+        zone = qr["name"].split("/")[3]
+        new = state
+        if state in ("CREATING", "ACCEPTED", "PROVISIONING", "WAITING_FOR_RESOURCES"):
+            if zone in self.faults.stockout:
+                new = "ACCEPTED" if age < self.delay / 3 else "WAITING_FOR_RESOURCES"
+            elif age >= self.delay:
+                new = "ACTIVE"
+            elif age >= 2 * self.delay / 3:
+                new = "PROVISIONING"
+            elif age >= self.delay / 3:
+                new = "ACCEPTED"
+        if new in ("PROVISIONING", "ACTIVE") and "_node" not in qr:
+            spec = qr["tpu"]["nodeSpec"][0]
+            project, zone_ = spec["parent"].split("/")[1], spec["parent"].split("/")[3]
+            slice_ = catalog.parse_accelerator(spec["node"]["acceleratorType"])
+            try:
+                node = self._node_record(project, zone_, spec["nodeId"], spec["node"], slice_)
+            except ApiError as err:  # e.g. a node of that name already exists
+                qr["state"] = {"state": "FAILED"}
+                qr["failedData"] = {"error": {"code": 6, "message": err.message}}
+                return True
+            node["queuedResource"] = qr["name"]
+            if qr.get("spot") is not None:
+                node.setdefault("schedulingConfig", {})["spot"] = True
+            qr["_node"] = node["name"]
+        if new == "ACTIVE" and state != "ACTIVE":
+            node = self.data["nodes"].get(qr["_node"])
+            if node is not None and not self.faults.never_ready:
+                self._make_ready(node)
+            if "_max_run" in qr:
+                qr["_ends_at"] = t + qr["_max_run"]
+                qr["runDuration"]["terminationTime"] = now_iso(qr["_ends_at"])
+        if state == "ACTIVE" and "_ends_at" in qr and t >= qr["_ends_at"]:
+            # Flex-start's run is over: the VMs are deleted and the request is SUSPENDED.
+            self._remove_node(qr["_node"])
+            new = "SUSPENDED"
+        if new != state:
+            qr["state"] = {"state": new}
+            return True
+        return False
+
+    def get_queued(self, project: str, zone: str, qr_id: str, version: str) -> dict[str, Any]:
+        self.require_zone(project, zone)
+        name = f"projects/{project}/locations/{zone}/queuedResources/{qr_id}"
+        qr = self.data["queued"].get(name)
+        if qr is None:
+            raise ApiError(404, "NOT_FOUND", f"Resource '{name}' was not found.")
+        return self._public_qr(qr, version)
+
+    def list_queued(self, project: str, zone: str, version: str) -> list[dict[str, Any]]:
+        self.require_zone(project, zone)
+        prefix = f"projects/{project}/locations/{zone}/queuedResources/"
+        return [
+            self._public_qr(q, version)
+            for n, q in sorted(self.data["queued"].items())
+            if n.startswith(prefix)
+        ]
+
+    def delete_queued(
+        self, project: str, zone: str, qr_id: str, force: bool, version: str
+    ) -> dict[str, Any]:
+        self.get_queued(project, zone, qr_id, version)
+        name = f"projects/{project}/locations/{zone}/queuedResources/{qr_id}"
+        qr = self.data["queued"][name]
+        if qr.get("_node") in self.data["nodes"] and not force:
+            raise ApiError(
+                400,
+                "FAILED_PRECONDITION",
+                (f"Queued resource {qr_id} still has a node: delete it with force=true."),
+            )
+        qr["state"] = {"state": "DELETING"}
+        op = self._new_operation(
+            project,
+            zone,
+            "delete",
+            name,
+            version,
+            time.time() + DELETE_SECONDS,
+            {"kind": "delete_queued"},
+        )
+        self.save()
+        return self.public(op)
