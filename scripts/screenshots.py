@@ -73,7 +73,7 @@ async def walk(tmp: Path) -> None:
         app.screen.query_one("#script").value = str(script)
         save(app)
         await press(pilot, "#create")
-        await until(pilot, lambda: app.state.billing is not None, 30, "billing")
+        await until(pilot, lambda: app.billing.may_bill(), 30, "billing")
         await pilot.pause(1.2)
         save(app)
         await pilot.press("ctrl+q")

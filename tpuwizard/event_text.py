@@ -26,9 +26,13 @@ def describe(event: ev.Event) -> list[str]:
             ]
         case ev.Provisioning():
             return [
-                f"  state {event.state} after {event.elapsed_s:.0f} s "
-                f"(cost so far {money(event.cost_usd)}, estimate)"
+                f"  state {event.state} after {event.elapsed_s:.0f} s (not billing until READY)"
             ]
+        case ev.CreateRefused():
+            return [f"  {event.name} was not created: nothing exists and nothing is billing."]
+        case ev.BillingStarted():
+            price = money(event.price_per_hour_usd)
+            return [f"  {event.name} is READY: billing from now, about {price}/h (estimate)."]
         case ev.ZoneFailover():
             return [f"  {event.reason}: trying {event.to_zone} instead of {event.from_zone}"]
         case ev.Ready():
@@ -57,7 +61,7 @@ def describe(event: ev.Event) -> list[str]:
             return [f"Deleting {event.name} and checking that it is gone..."]
         case ev.TeardownVerified():
             return [
-                f"Verified gone: {event.name}. Nothing is billing. It existed "
+                f"Verified gone: {event.name}. Nothing is billing. It billed "
                 f"{event.billed_s:.0f} s: about {money(event.cost_usd)} (estimate)."
             ]
         case ev.TeardownFailed():
@@ -66,15 +70,32 @@ def describe(event: ev.Event) -> list[str]:
                 *_diagnosis(event.diagnosis),
             ]
         case ev.Kept():
+            hourly = money(event.price_per_hour_usd)
+            until = (
+                f" The watchdog deletes it at {_clock(event.deadline)}."
+                if event.deadline is not None
+                else ""
+            )
             return [
-                f"Kept {event.name} in {event.zone} on purpose: it keeps billing until you "
-                f"delete it: {event.delete_command}"
+                f"Kept {event.name} in {event.zone} on purpose: it keeps billing about {hourly}/h "
+                f"(estimate) until you delete it: {event.delete_command}.{until}"
             ]
         case ev.Failed():
             return [f"Failed during {event.stage}:", *_diagnosis(event.diagnosis)]
         case ev.Finished():
-            return [f"Done (exit {event.exit_code}). Run folder: {event.run_dir}"]
+            still = (
+                f" Still running and billing: {', '.join(event.remaining)}."
+                if event.remaining
+                else ""
+            )
+            return [f"Done (exit {event.exit_code}). Run folder: {event.run_dir}.{still}"]
     return []
+
+
+def _clock(epoch: float) -> str:
+    import time
+
+    return time.strftime("%H:%M", time.localtime(epoch))
 
 
 def _prefix(worker: int, workers: int = 1) -> str:

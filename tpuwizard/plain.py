@@ -3,7 +3,6 @@ the scrolling terminal, over the same core and the same lifecycle events."""
 
 from __future__ import annotations
 
-import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,15 +10,16 @@ from typing import Any
 import questionary
 
 from tpuwizard.core import paths
-from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.cloud import gcloud_config
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.evidence import notebook
-from tpuwizard.core.launch.lifecycle import events
+from tpuwizard.core.launch.events import Finished
 from tpuwizard.core.launch.plan import DEFAULT_MAX_RUN, LaunchPlan
 from tpuwizard.core.plan import fit, routes
 from tpuwizard.event_text import describe
 from tpuwizard.session import practice
+from tpuwizard.session.session import LaunchHandle, Session
+from tpuwizard.session.signals import exit_code, stop_on_signals
 
 
 def _validator(check) -> Any:
@@ -67,12 +67,10 @@ class PlainWizard:
             return self.notebook_route()
         project = self.choose_project(ctx, is_practice)
         accelerator = self.choose_slice()
-        from tpuwizard.core.cloud.client import TpuCloud
-
-        if is_practice and not practice.is_practice():
-            practice.start_sandbox()
-        cloud = TpuCloud(project)
-        zone = self.choose_zone(cloud, accelerator, ctx.zone, is_practice or bool(ctx.credentials))
+        session = Session(is_practice, project)
+        zone = self.choose_zone(
+            session, accelerator, ctx.zone, is_practice or bool(ctx.credentials)
+        )
         name = (
             self.text(
                 "Name (empty for tpuwizard-<run id>)",
@@ -102,7 +100,10 @@ class PlainWizard:
             script=Path(script) if script else None,
             max_run_minutes=minutes,
         )
-        return self.launch(plan, cloud, is_practice)
+        problems = plan.problems()
+        if problems:
+            raise BadInput(" ".join(problems))
+        return self.launch(session.start_launch(plan))
 
     def choose_route(self) -> str:
         budget = self.select("Budget?", list(routes.BUDGETS), "normal")
@@ -155,40 +156,27 @@ class PlainWizard:
         best = next((c for c, f in zip(choices, fits, strict=True) if f.fits_sharded), choices[0])
         return self.select("Slice", choices, best)
 
-    def choose_zone(self, cloud: Any, accelerator: str, current: str | None, live: bool) -> str:
+    def choose_zone(
+        self, session: Session, accelerator: str, current: str | None, live: bool
+    ) -> str:
         from tpuwizard.core.cloud import zones
 
-        survey = zones.live(cloud) if live else zones.documented()
+        survey = zones.live(session.cloud) if live else zones.documented()
         offering = survey.offering(accelerator)
         if not offering:
             raise BadInput(f"No zone offers {accelerator}.")
         self.out(f"Zones offering {accelerator} ({survey.source}). {zones.OFFERED_NOTE}")
         return self.select("Zone", offering, current if current in offering else offering[0])
 
-    def launch(self, plan: LaunchPlan, cloud: Any, is_practice: bool) -> int:
-        from tpuwizard.session.runtime import build_runtime
-
-        cancel = CancelToken()
-        received: list[int] = []
-
-        def stop(signum: int, _frame: object) -> None:
-            if not received:
-                self.out("Stopping: tearing down first, please wait...")
-            received.append(signum)
-            cancel.set(signal.Signals(signum).name)
-
-        previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    def launch(self, handle: LaunchHandle) -> int:
         code = 3
-        try:
-            for event in events(plan, build_runtime(cloud, is_practice), cancel):
+        with stop_on_signals(handle, self.out) as received:
+            for event in handle.events():
                 for line in describe(event):
                     self.out(line)
-                if event.event_name() == "finished":
-                    code = event.exit_code  # type: ignore[attr-defined]
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
-        return 128 + received[0] if received else code
+                if isinstance(event, Finished):
+                    code = event.exit_code
+        return exit_code(received, code)
 
 
 def _minutes(text: str) -> None:

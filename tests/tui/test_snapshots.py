@@ -13,8 +13,9 @@ from textual.app import App
 from tpuwizard.core.cloud import gcloud_config
 from tpuwizard.core.cloud.zones import documented
 from tpuwizard.core.launch import events as ev
+from tpuwizard.core.launch.billing import BillingState
 from tpuwizard.tui.app import WizardApp
-from tpuwizard.tui.state import Billing, WizardState
+from tpuwizard.tui.state import WizardState
 
 SIZE = (100, 32)
 NOW = 1_800_000_000.0  # a fixed clock: ages and costs do not move between runs
@@ -22,9 +23,9 @@ NOW = 1_800_000_000.0  # a fixed clock: ages and costs do not move between runs
 
 @pytest.fixture(autouse=True)
 def _fixed_clock(monkeypatch):
-    import tpuwizard.tui.state as state_module
+    import tpuwizard.core.launch.billing as billing_module
 
-    monkeypatch.setattr(state_module.time, "time", lambda: NOW)
+    monkeypatch.setattr(billing_module.time, "time", lambda: NOW)
 
 
 class Harness(App[None]):
@@ -32,8 +33,11 @@ class Harness(App[None]):
 
     CSS_PATH = WizardApp.CSS_PATH
 
-    def __init__(self, make_screen, state: WizardState | None = None, feed=()) -> None:
+    def __init__(
+        self, make_screen, state: WizardState | None = None, feed=(), billing=None
+    ) -> None:
         super().__init__()
+        self.billing = billing or BillingState()
         self.state = state or WizardState(
             practice=True, project="tpuwizard-practice", zone="us-central1-a"
         )
@@ -47,9 +51,16 @@ class Harness(App[None]):
 
 
 def billing_state() -> WizardState:
-    state = WizardState(practice=True, project="tpuwizard-practice", zone="us-central1-a")
-    state.billing = Billing("tpuwizard-demo", "us-central1-a", "v5litepod-4", "vm", NOW - 95)
-    return state
+    return WizardState(practice=True, project="tpuwizard-practice", zone="us-central1-a")
+
+
+def demo_billing() -> BillingState:
+    billing = BillingState()
+    billing.apply(
+        ev.ResourceExists("tpuwizard-demo", "node", "us-central1-a", "v5litepod-4", "vm", "r")
+    )
+    billing.apply(ev.BillingStarted("tpuwizard-demo", NOW - 95, 4.8))
+    return billing
 
 
 def test_route(snap_compare):
@@ -96,7 +107,9 @@ def test_provision(snap_compare):
     from tpuwizard.tui.screens.run import ProvisionScreen
 
     feed = [ev.Provisioning("CREATING", 0.0, 0.0), ev.Provisioning("READY", 41.0, 0.0547)]
-    assert snap_compare(Harness(ProvisionScreen, billing_state(), feed), terminal_size=SIZE)
+    assert snap_compare(
+        Harness(ProvisionScreen, billing_state(), feed, demo_billing()), terminal_size=SIZE
+    )
 
 
 def test_verify_with_a_failed_boundary(snap_compare):
@@ -112,7 +125,9 @@ def test_verify_with_a_failed_boundary(snap_compare):
         ev.Check(0, "backend", False, "JAX has no 'tpu' backend here", "backend"),
         ev.ReceiptSaved("runs/demo/receipt.json", False, "0123456789abcdef"),
     ]
-    assert snap_compare(Harness(VerifyScreen, billing_state(), feed), terminal_size=SIZE)
+    assert snap_compare(
+        Harness(VerifyScreen, billing_state(), feed, demo_billing()), terminal_size=SIZE
+    )
 
 
 def test_script(snap_compare):
@@ -120,7 +135,9 @@ def test_script(snap_compare):
 
     feed = [ev.ScriptLine(0, f"step {i}: loss {1 / (i + 1):.3f}") for i in range(5)]
     feed.append(ev.FileFetched("runs/demo/files/reports/result.txt"))
-    assert snap_compare(Harness(ScriptScreen, billing_state(), feed), terminal_size=SIZE)
+    assert snap_compare(
+        Harness(ScriptScreen, billing_state(), feed, demo_billing()), terminal_size=SIZE
+    )
 
 
 def test_teardown_verified(snap_compare):
@@ -137,8 +154,11 @@ def test_teardown_verified(snap_compare):
 def test_quit_guard(snap_compare):
     from tpuwizard.tui.screens.quit_guard import QuitGuard
 
-    state = billing_state()
-    assert snap_compare(Harness(lambda: QuitGuard(state.billing), state), terminal_size=SIZE)
+    billing = demo_billing()
+    guard = Harness(
+        lambda: QuitGuard(billing.existing(), billing.undecided()), billing_state(), (), billing
+    )
+    assert snap_compare(guard, terminal_size=SIZE)
 
 
 def test_help(snap_compare):

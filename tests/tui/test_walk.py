@@ -35,7 +35,7 @@ async def test_whole_walk_from_route_to_verified_teardown(tmp_path, home):
         await on_screen(pilot, "TeardownScreen")
         assert app.state.finished_code == 0 and app.state.receipt_ok
         assert Path(app.state.receipt_path).is_file()
-        assert app.state.billing is None
+        assert not app.billing.may_bill()
         verdict = str(app.screen.query_one("#verdict").render())
         assert "Nothing is billing" in verdict
         assert sandbox_nodes(home) == {} and open_ledger(home) == []
@@ -49,13 +49,12 @@ async def test_quit_guard_names_it_refuses_a_wrong_name_and_deletes(tmp_path, ho
     async with app.run_test(size=SIZE) as pilot:
         await walk_to_review(pilot)
         await press(pilot, "#create")
-        await until(
-            pilot, lambda: app.state.billing is not None and sandbox_nodes(home), 20, "the node"
-        )
+        await until(pilot, lambda: app.billing.may_bill() and sandbox_nodes(home), 20, "the node")
         await pilot.press("ctrl+q")
         await on_screen(pilot, "QuitGuard")
-        text = str(app.screen.query_one("Static").render())
-        assert app.state.billing.name in text and app.state.billing.zone in text
+        text = str(app.screen.query_one("#guard-text").render())
+        (node,) = app.billing.existing()
+        assert node.name in text and node.zone in text
         await pilot.press("ctrl+q")  # a second quit does not stack a second guard
         await pilot.pause(0.2)
         assert sum(type(s).__name__ == "QuitGuard" for s in app.screen_stack) == 1

@@ -13,11 +13,12 @@ from tpuwizard.commands.common import (
     EXIT_TEARDOWN,
     Group,
     cloud_errors,
-    connect,
+    open_session,
     print_json,
     say,
 )
 from tpuwizard.core.errors import BadInput
+from tpuwizard.core.launch.events import Finished
 
 
 @click.group(cls=Group)
@@ -138,15 +139,12 @@ def launch(
 ) -> None:
     """Create a TPU, verify JAX on it, run your script, copy results back, and tear it down."""
     import json
-    import signal
 
     from tpuwizard.core import paths
-    from tpuwizard.core.cancel import CancelToken
     from tpuwizard.core.cloud import gcloud_config
-    from tpuwizard.core.launch.lifecycle import events
     from tpuwizard.core.launch.plan import LaunchPlan
     from tpuwizard.event_text import describe
-    from tpuwizard.session.runtime import build_runtime
+    from tpuwizard.session.signals import exit_code, stop_on_signals
 
     zone = zone or gcloud_config.discover().zone
     if not zone:
@@ -154,12 +152,14 @@ def launch(
             "No zone: give --zone (tpuwizard zones --accelerator "
             f"{accelerator} lists them) or run `gcloud config set compute/zone ZONE`."
         )
+    if ready_timeout <= 0:
+        raise BadInput("--ready-timeout must be a number of seconds above zero.")
+    session = open_session(project, sandbox)
     run_id = paths.new_run_id()
-    cloud, practice = connect(project, sandbox)
     plan = LaunchPlan(
         accelerator=accelerator,
         zone=zone,
-        project=cloud.project,
+        project=session.project or "",
         run_id=run_id,
         run_dir=(run_dir or Path.cwd() / "runs") / run_id,
         route=route,
@@ -171,31 +171,18 @@ def launch(
         watchdog=watchdog,
         failover=failover,
     )
-    plan.validate()
-    if ready_timeout <= 0:
-        raise BadInput("--ready-timeout must be a number of seconds above zero.")
-    runtime = build_runtime(cloud, practice, transport)
-    runtime.ready_timeout = ready_timeout
-    cancel = CancelToken()
-    received: list[int] = []
-
-    def stop(signum: int, _frame: object) -> None:
-        if not received:
-            say(f"\n{signal.Signals(signum).name}: stopping and tearing down. Please wait...")
-        received.append(signum)
-        cancel.set(signal.Signals(signum).name)
-
-    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        signal.signal(sig, stop)
+    plan.validate()  # every rule, before any cloud call: exit 2 with all of them
+    handle = session.start_launch(plan, transport, ready_timeout)
     code = EXIT_CLOUD
-    for event in events(plan, runtime, cancel):
-        if as_json:
-            click.echo(json.dumps(event.to_dict()))
-        for line in describe(event):
-            (say if as_json else click.echo)(line)
-        if event.event_name() == "finished":
-            code = event.exit_code  # type: ignore[attr-defined]
-    sys.exit(128 + received[0] if received else code)
+    with stop_on_signals(handle, say) as received:
+        for event in handle.events():
+            if as_json:
+                click.echo(json.dumps(event.to_dict()))
+            for line in describe(event):
+                (say if as_json else click.echo)(line)
+            if isinstance(event, Finished):
+                code = event.exit_code
+    sys.exit(exit_code(received, code))
 
 
 @click.command()
@@ -205,13 +192,11 @@ def launch(
 def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     """Everything tpuwizard created that may still bill, from the ledger and labels."""
     from tpuwizard.core.cloud.diagnose import Context
-    from tpuwizard.core.launch.teardown import reconcile
     from tpuwizard.core.plan import cost
-    from tpuwizard.session.runtime import ledger_for
 
-    cloud, practice = connect(project, sandbox)
-    with cloud_errors(Context(project=cloud.project)):
-        found = reconcile(cloud, ledger_for(practice))
+    session = open_session(project, sandbox)
+    with cloud_errors(Context(project=session.project)):
+        found = session.find_leftovers()
     if as_json:
         print_json({"resources": [b.to_dict() for b in found]})
         return
@@ -245,15 +230,12 @@ def teardown(
 ) -> None:
     """Delete what tpuwizard created and verify by listing that it is gone."""
     from tpuwizard.core.cloud.diagnose import Context
-    from tpuwizard.core.launch.teardown import delete_and_verify, reconcile
-    from tpuwizard.session.runtime import ledger_for
 
     if bool(name) == everything:
         raise BadInput("Name one resource (tpuwizard teardown NAME) or use --all.")
-    cloud, practice = connect(project, sandbox)
-    ledger = ledger_for(practice)
-    with cloud_errors(Context(project=cloud.project)):
-        chosen = _select(reconcile(cloud, ledger), name, everything)
+    session = open_session(project, sandbox)
+    with cloud_errors(Context(project=session.project)):
+        chosen = _select(session.find_leftovers(), name, everything)
     if not chosen:
         say("Nothing to delete: nothing tpuwizard created exists.")
         if as_json:
@@ -269,7 +251,7 @@ def teardown(
     results = []
     for billable in chosen:
         say(f"Deleting {billable.resource.name} and checking that it is gone...")
-        result = delete_and_verify(cloud, ledger, billable.resource)
+        (result,) = session.delete([billable.resource])
         results.append(result)
         if result.verified:
             say(f"  verified gone: {billable.resource.name}")

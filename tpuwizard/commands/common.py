@@ -5,10 +5,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import click
 
 from tpuwizard.core.errors import BadInput
+
+if TYPE_CHECKING:
+    from tpuwizard.session.session import Session
 
 # Exit codes, as DESIGN.md fixes them.
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CLOUD, EXIT_TEARDOWN = 0, 1, 2, 3, 4
@@ -64,26 +68,14 @@ def cloud_errors(context: object = None) -> Iterator[None]:
         raise click.exceptions.Exit(EXIT_CLOUD) from None
 
 
-def connect(project: str | None, sandbox: bool) -> tuple[object, bool]:
-    """A TpuCloud for ``project``: the sandbox when asked, or when no credentials exist."""
-    from tpuwizard.core.cloud import gcloud_config
-    from tpuwizard.core.cloud.client import TpuCloud
-    from tpuwizard.session import practice
+def open_session(project: str | None, sandbox: bool) -> Session:
+    """The session for a command: the sandbox when asked, or when no credentials exist."""
+    from tpuwizard.session.session import Session
 
-    use_sandbox = sandbox or (not practice.is_practice() and not gcloud_config.has_credentials())
-    if use_sandbox and not practice.is_practice():
-        practice.start_sandbox()
-    if practice.is_practice():
+    session = Session.open(project, sandbox)
+    if session.practice:
         say("[practice] Using the local sandbox: nothing here is a real Cloud TPU.")
-        return TpuCloud(project or practice.PRACTICE_PROJECT), True
-    ctx = gcloud_config.discover(project=project)
-    if ctx.project is None:
-        raise BadInput(
-            "No project is set: give --project PROJECT_ID or run "
-            "`gcloud config set project PROJECT_ID`."
-        )
-    gcloud_config.validate_project(ctx.project)
-    return TpuCloud(ctx.project), False
+    return session
 
 
 def split_list(text: str | None) -> list[str] | None:

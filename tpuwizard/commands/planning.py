@@ -7,7 +7,7 @@ import click
 from tpuwizard.commands.common import (
     EXIT_FAILED,
     cloud_errors,
-    connect,
+    open_session,
     print_json,
     split_list,
 )
@@ -142,9 +142,10 @@ def zones(
         live = sandbox or gcloud_config.has_credentials()
     practice_mode = False
     if live:
-        cloud, practice_mode = connect(project, sandbox)
-        with cloud_errors(Context(project=cloud.project, accelerator=accelerator)):
-            survey = zone_survey.live(cloud, refresh=refresh)
+        session = open_session(project, sandbox)
+        practice_mode = session.practice
+        with cloud_errors(Context(project=session.project, accelerator=accelerator)):
+            survey = zone_survey.live(session.cloud, refresh=refresh)
     else:
         survey = zone_survey.documented()
     table = survey.narrowed(accelerator)

@@ -1,13 +1,21 @@
-"""Stopping a launch from another thread (a signal handler, the TUI's quit guard)."""
+"""Stopping a launch from another thread (a signal handler, the TUI's quit guard).
+
+Two intents reach a running launch: *stop and delete* (Delete now, Ctrl+C, SIGTERM, SIGHUP) and
+*stop following and keep* (Keep it running). Both end every wait at once by killing the local
+processes registered here (followers, ssh); what happens to the resource is the launch's call.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import subprocess
 import threading
 
 
 class Cancelled(Exception):
-    """The user or a signal asked to stop; teardown follows."""
+    """The user or a signal asked to stop; teardown (or keeping) follows."""
 
 
 class CancelToken:
@@ -18,15 +26,21 @@ class CancelToken:
         self._procs: set[subprocess.Popen[bytes]] = set()
         self._lock = threading.Lock()
         self.reason = ""
+        self.keep = False  # True when the user asked to keep what exists running
 
     def set(self, reason: str = "cancelled") -> None:
+        """Stop now; what this launch created and was not told to keep is deleted."""
         self.reason = self.reason or reason
         self._event.set()
         with self._lock:
             procs = list(self._procs)
         for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
+            kill_tree(proc)
+
+    def request_keep(self) -> None:
+        """Stop following and leave what exists running (it keeps billing)."""
+        self.keep = True
+        self.set("kept")
 
     def is_set(self) -> bool:
         return self._event.is_set()
@@ -42,9 +56,21 @@ class CancelToken:
     def register(self, proc: subprocess.Popen[bytes]) -> None:
         with self._lock:
             self._procs.add(proc)
-        if self.is_set() and proc.poll() is None:
-            proc.kill()
+        if self.is_set():
+            kill_tree(proc)
 
     def unregister(self, proc: subprocess.Popen[bytes]) -> None:
         with self._lock:
             self._procs.discard(proc)
+
+
+def kill_tree(proc: subprocess.Popen[bytes]) -> None:
+    """Kill ``proc`` and, when it leads its own session, every process it started."""
+    if proc.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        if os.getpgid(proc.pid) == proc.pid:
+            os.killpg(proc.pid, signal.SIGKILL)
+            return
+    with contextlib.suppress(ProcessLookupError):
+        proc.kill()

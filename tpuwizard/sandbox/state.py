@@ -26,6 +26,7 @@ from tpuwizard.sandbox.model import (
     OP_TYPE,
     RESPONSE_TYPE,
     ApiError,
+    end_worker_processes,
     now_iso,
     worker_home,
 )
@@ -218,7 +219,11 @@ class SandboxState(QueuedResources):
 
     def _remove_node(self, name: str) -> None:
         if self.data["nodes"].pop(name, None) is not None:
-            shutil.rmtree(self.worker_home(name, 0).parent, ignore_errors=True)
+            folder = self.worker_home(name, 0).parent
+            # A deleted VM takes its processes with it: end the jobs started in its homes
+            # (each leads its own process group, its id in the job's pid file).
+            end_worker_processes(folder)
+            shutil.rmtree(folder, ignore_errors=True)
 
     def _sync_keys(self) -> None:
         """Rewrite the paired sshd's authorized_keys from every node's ``ssh-keys`` metadata."""

@@ -43,3 +43,15 @@ def is_practice() -> bool:
     """True when the TPU client is pointed anywhere but Google."""
     endpoint = os.environ.get(ENDPOINT_ENV)
     return bool(endpoint) and endpoint != GOOGLE_ENDPOINT
+
+
+def make_foreground_sandbox(port: int, faults: str | None, delay: float):  # -> SandboxServer
+    """A sandbox server for ``tpuwizard sandbox serve`` (the caller runs serve_forever)."""
+    from tpuwizard.sandbox.server import make_server
+
+    return make_server(
+        paths.state_dir() / "sandbox",
+        port,
+        faults if faults is not None else os.environ.get(FAULTS_ENV),
+        delay,
+    )

@@ -19,10 +19,9 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
-from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.cloud import gcloud_config
 from tpuwizard.core.launch import events as ev
-from tpuwizard.session import practice
+from tpuwizard.core.launch.billing import BillingState
 from tpuwizard.tui.screens.base import BACK
 from tpuwizard.tui.state import WizardState
 
@@ -48,11 +47,16 @@ class WizardApp(App[int]):
         self.state = WizardState()
         if run_dir is not None:
             self.state.run_dir = run_dir
-        self.cloud: Any = None
-        self.cancel: CancelToken | None = None
+        self.session: Any = None  # tpuwizard.session.Session, made when the walk starts
+        self.handle: Any = None  # the running launch (a LaunchHandle), if any
         self.guard_open = False
-        self.exit_after_teardown: int | None = None
+        self.leaving: int | None = None  # the exit code, once a way out was chosen
         self.signal_received: int | None = None
+
+    @property
+    def billing(self) -> BillingState:
+        """What may bill now: the session's, read by the meter and the quit guard."""
+        return self.session.billing if self.session is not None else BillingState()
 
     def compose(self) -> ComposeResult:
         yield Static("Starting...", id="welcome")
@@ -88,8 +92,11 @@ class WizardApp(App[int]):
     # -- the walk ---------------------------------------------------------------------------
     @work(exclusive=True, group="walk", exit_on_error=False)
     async def walk(self) -> None:
+        from tpuwizard.session.session import Session
+
         ctx = await asyncio.to_thread(gcloud_config.discover)
         self.state.practice = self.force_sandbox or ctx.credentials is None
+        self.session = Session(self.state.practice, ctx.project)
         self.state.project, self.state.zone, self.state.account = ctx.project, ctx.zone, ctx.account
         self.state.credentials = ctx.credentials
         if self.check_leftovers:
@@ -116,6 +123,8 @@ class WizardApp(App[int]):
             if step < len(steps):
                 continue
             again = await self.run_launch()
+            if self.exiting or self.leaving is not None:
+                return
             step = 3 if again == "zones" else 4  # zones after a stockout, else review
 
     async def step_route(self) -> Any:
@@ -138,14 +147,10 @@ class WizardApp(App[int]):
         return result
 
     def connect(self) -> None:
-        """A TpuCloud for the chosen mode; practice starts the sandbox once."""
-        from tpuwizard.core.cloud.client import TpuCloud
-
-        if self.state.practice:
-            if not practice.is_practice():
-                practice.start_sandbox()
-            self.state.project = self.state.project or practice.PRACTICE_PROJECT
-        self.cloud = TpuCloud(self.state.project or practice.PRACTICE_PROJECT)
+        """Point the session at the chosen mode and project, and open the cloud."""
+        self.session.switch(self.state.practice, self.state.project)
+        self.state.project = self.session.project
+        assert self.session.cloud is not None
 
     async def step_capacity(self) -> Any:
         from tpuwizard.tui.screens.capacity import CapacityScreen
@@ -164,7 +169,7 @@ class WizardApp(App[int]):
 
         def survey() -> zones.ZoneSurvey:
             if self.state.practice or self.state.credentials:
-                return zones.live(self.cloud)
+                return zones.live(self.session.cloud)
             return zones.documented()
 
         result = await self.push_screen_wait(
@@ -186,36 +191,22 @@ class WizardApp(App[int]):
     # -- the launch -------------------------------------------------------------------------
     async def run_launch(self) -> str:
         from tpuwizard.core import paths
-        from tpuwizard.core.launch.lifecycle import async_events
-        from tpuwizard.core.launch.plan import LaunchPlan
-        from tpuwizard.session.runtime import build_runtime
         from tpuwizard.tui.screens.run import ProvisionScreen, TeardownScreen
 
         s = self.state
         run_id = paths.new_run_id()
-        plan = LaunchPlan(
-            accelerator=s.accelerator,
-            zone=s.zone or "",
-            project=s.project or "",
-            run_id=run_id,
-            run_dir=s.run_dir / run_id,
-            route=s.route,
-            name=s.name,
-            script=s.script,
-            fetch=s.fetch,
-            max_run_minutes=s.max_run_minutes,
-            watchdog=s.watchdog,
-        )
-        runtime = await asyncio.to_thread(build_runtime, self.cloud, s.practice)
-        s.last_failure, s.finished_code, s.total_cost_usd = None, None, None
-        self.cancel = CancelToken()
+        plan = s.plan(run_id)
+        s.last_failure, s.finished_code, s.total_cost_usd, s.kept = None, None, None, None
+        self.handle = self.session.start_launch(plan)
         screen: Any = ProvisionScreen()
         await self.push_screen(screen)
         pending: Any = None  # the next phase's screen, while a dialog covers the current one
         backlog: list[ev.Event] = []
-        async for event in async_events(plan, runtime, self.cancel):
+        async for event in self.handle.async_events():
             s.apply(event)
             self.refresh_status()
+            if self.leaving is not None:
+                continue  # on the way out: the guard's choice is being carried out
             phase = self.phase_screen(event, pending or screen)
             if phase is not screen:
                 pending = phase
@@ -230,9 +221,9 @@ class WizardApp(App[int]):
                 backlog = []
             elif pending is None:
                 screen.show(event)
-        self.cancel = None
-        if self.exit_after_teardown is not None:
-            self.finish(self.exit_after_teardown)
+        self.handle = None
+        if self.leaving is not None:
+            self.finish(self.leaving, self.goodbye())
             return "quit"
         if not isinstance(screen, TeardownScreen):
             final = TeardownScreen()
@@ -288,86 +279,115 @@ class WizardApp(App[int]):
 
     # -- leaving ----------------------------------------------------------------------------
     async def offer_leftovers(self) -> None:
-        from tpuwizard.core.launch.teardown import delete_and_verify, reconcile
-        from tpuwizard.session.runtime import ledger_for
         from tpuwizard.tui.screens.leftovers import LeftoversScreen
 
         try:
             await asyncio.to_thread(self.connect)
-            ledger = ledger_for(self.state.practice)
-            found = await asyncio.to_thread(reconcile, self.cloud, ledger)
+            found = await asyncio.to_thread(self.session.find_leftovers)
         except Exception as err:  # no project yet, or no network: the walk goes on
             self.notify(f"Could not check for leftovers: {err}", severity="warning")
             return
-        if found and await self.push_screen_wait(LeftoversScreen(found)):
-            for billable in found:
-                result = await asyncio.to_thread(
-                    delete_and_verify, self.cloud, ledger, billable.resource
-                )
+        self.refresh_status()
+        if not found:
+            return
+        if await self.push_screen_wait(LeftoversScreen(found)):
+            results = await asyncio.to_thread(self.session.delete, [b.resource for b in found])
+            for result in results:
                 word = "verified gone" if result.verified else "NOT verified gone"
                 self.notify(
-                    f"{billable.resource.name}: {word}",
+                    f"{result.resource.name}: {word}",
                     severity="information" if result.verified else "error",
                 )
+        else:
+            self.session.leave([b.resource.name for b in found])
+        self.refresh_status()
 
     def action_quit(self) -> None:  # type: ignore[override]
-        """The only way out: Ctrl+Q, the command palette and the footer all come here."""
+        """The only way out: Ctrl+Q, Esc on dialogs, the command palette and the footer."""
         from tpuwizard.tui.screens.quit_guard import QuitGuard
 
-        if self.guard_open or self.exit_after_teardown is not None:
-            return  # one guard at a time; a teardown already on its way ends in exit
-        billing = self.state.billing
-        if billing is None:
+        if self.guard_open or self.leaving is not None:
+            return  # one guard at a time; a way out already chosen ends in exit
+        billing = self.billing
+        if not billing.may_bill():
             self.finish(0)
             return
         self.guard_open = True
-        self.push_screen(QuitGuard(billing), self.after_guard)
+        self.push_screen(QuitGuard(billing.existing(), billing.undecided()), self.after_guard)
 
     def after_guard(self, choice: str | None) -> None:
         self.guard_open = False
         if choice == "keep":
-            b = self.state.billing
-            self.finish(
-                0,
-                f"{b.name} in {b.zone} is still running and billing. Delete it with: "
-                f"tpuwizard teardown {b.name}"
-                if b
-                else None,
-            )
+            self.leave_running(0)
         elif choice == "delete":
-            self.teardown_then_exit(0)
+            self.delete_then_exit(0)
 
-    def teardown_then_exit(self, code: int) -> None:
-        self.exit_after_teardown = code
-        if self.cancel is not None:
-            self.cancel.set("quit")  # the launch tears down in its finally, then we exit
+    def leave_running(self, code: int) -> None:
+        """Keep means keep: the launch detaches (it records the node as kept), then we exit."""
+        self.leaving = code
+        self.session.leave([b.name for b in self.billing.undecided()])
+        if self.handle is not None:
+            self.handle.keep()  # the launch loop exits once its Finished arrives
         else:
-            self.delete_kept(code)
+            self.finish(code, self.goodbye())
+
+    def delete_then_exit(self, code: int) -> None:
+        self.leaving = code
+        if self.handle is not None:
+            self.handle.delete_now("quit")  # the launch deletes in its finally, then we exit
+        else:
+            self.delete_left_things(code)
 
     @work(thread=True, exclusive=True, group="teardown", exit_on_error=False)
-    def delete_kept(self, code: int) -> None:
-        """No launch is running but something still bills (its teardown failed): delete it."""
-        from tpuwizard.core.launch.teardown import delete_and_verify, reconcile
-        from tpuwizard.session.runtime import ledger_for
+    def delete_left_things(self, code: int) -> None:
+        """No launch is running but something may bill (leftovers, a failed teardown)."""
+        try:
+            self.session.delete_everything_left()
+        finally:
+            self.call_from_thread(self.finish, code, self.goodbye())
 
-        billing = self.state.billing
-        if billing is not None and self.cloud is not None:
-            ledger = ledger_for(self.state.practice)
-            for billable in reconcile(self.cloud, ledger):
-                mine = billable.resource.name in (billing.name, f"{billing.name}-qr")
-                if mine and delete_and_verify(self.cloud, ledger, billable.resource).verified:
-                    self.state.billing = None
-        self.call_from_thread(self.finish, code)
+    def goodbye(self) -> str | None:
+        """The last words: what still runs and bills, and how to delete it."""
+        from tpuwizard.event_text import money
+
+        existing = self.billing.existing()
+        if not existing:
+            return "Nothing tpuwizard created is billing."
+        lines = []
+        kept = self.state.kept
+        for b in existing:
+            command = (
+                kept.delete_command
+                if kept is not None and kept.name == b.name
+                else f"tpuwizard teardown {b.name}" + (" --sandbox" if self.state.practice else "")
+            )
+            hourly = cost_per_hour(b)
+            lines.append(
+                f"{b.name} in {b.zone} is still running and billing about {money(hourly)}/h "
+                f"(estimate). Delete it with: {command}"
+            )
+        return "\n".join(lines)
+
+    exiting = False
 
     def finish(self, code: int, message: str | None = None) -> None:
+        self.exiting = True
         self.exit(code, return_code=code, message=message)
 
     def on_signal(self, signum: int) -> None:
         self.signal_received = signum
-        if self.state.billing is None and self.cancel is None:
-            self.finish(128 + signum)
+        if self.handle is not None:
+            self.delete_then_exit(128 + signum)
+        elif any(not b.leftover for b in self.billing.existing()):
+            self.delete_then_exit(128 + signum)  # this session made it: it does not outlive us
         else:
-            self.teardown_then_exit(128 + signum)
+            self.finish(128 + signum, self.goodbye() if self.billing.may_bill() else None)
+
+
+def cost_per_hour(b: Any) -> float | None:
+    from tpuwizard.core.plan import cost
+
+    return cost.hourly(b.accelerator, b.route)
 
 
 def run_wizard(sandbox: bool = False) -> int:

@@ -2,29 +2,11 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tpuwizard.core.launch import events as ev
-from tpuwizard.core.plan import cost
-
-
-@dataclass
-class Billing:
-    """Something this session created that may be billing right now."""
-
-    name: str
-    zone: str
-    accelerator: str
-    route: str
-    since: float
-
-    def age_s(self, now: float | None = None) -> float:
-        return (now or time.time()) - self.since
-
-    def cost_usd(self, now: float | None = None) -> float | None:
-        return cost.estimate(self.accelerator, self.route, self.age_s(now))
+from tpuwizard.core.launch.plan import LaunchPlan
 
 
 @dataclass
@@ -43,33 +25,45 @@ class WizardState:
     script: Path | None = None
     fetch: tuple[str, ...] = ()
     run_dir: Path = field(default_factory=lambda: Path.cwd() / "runs")
-    billing: Billing | None = None
     total_cost_usd: float | None = None
     receipt_path: str | None = None
     receipt_ok: bool | None = None
     last_failure: dict | None = None
     finished_code: int | None = None
+    kept: ev.Kept | None = None
 
     def apply(self, event: ev.Event) -> None:
-        """Fold a lifecycle event into the state (the billing meter lives on this)."""
+        """Fold a lifecycle event into what the screens show (billing lives in the core)."""
         match event:
             case ev.Planned():
                 self.zone = event.zone
-                self.billing = Billing(
-                    event.name, event.zone, event.accelerator, event.route, time.time()
-                )
             case ev.ZoneFailover():
                 self.zone = event.to_zone
-                if self.billing:
-                    self.billing.zone = event.to_zone
             case ev.ReceiptSaved():
                 self.receipt_path, self.receipt_ok = event.path, event.ok
             case ev.TeardownVerified():
                 self.total_cost_usd = event.cost_usd
-                self.billing = None
+            case ev.Kept():
+                self.kept = event
             case ev.Failed():
                 self.last_failure = event.diagnosis
             case ev.Finished():
                 self.finished_code = event.exit_code
                 if self.total_cost_usd is None:
                     self.total_cost_usd = event.cost_usd
+
+    def plan(self, run_id: str) -> LaunchPlan:
+        """The launch plan these answers describe (its problems() say what is wrong with it)."""
+        return LaunchPlan(
+            accelerator=self.accelerator,
+            zone=self.zone or "",
+            project=self.project or "",
+            run_id=run_id,
+            run_dir=self.run_dir / run_id,
+            route=self.route,
+            name=self.name,
+            script=self.script,
+            fetch=self.fetch,
+            max_run_minutes=self.max_run_minutes,
+            watchdog=self.watchdog,
+        )

@@ -38,6 +38,45 @@ class Planned(Event):
 
 
 @dataclass(frozen=True)
+class ResourceExists(Event):
+    """From the create call on, this resource may exist and must be cleaned up."""
+
+    name: str
+    kind: str  # "node" or "queued"
+    zone: str
+    accelerator: str
+    route: str
+    run_id: str
+
+
+@dataclass(frozen=True)
+class CreateRefused(Event):
+    """The create was refused and nothing exists: nothing to clean up, nothing bills."""
+
+    name: str
+    kind: str
+    zone: str
+
+
+@dataclass(frozen=True)
+class BillingStarted(Event):
+    """The resource reached READY: from now on it costs money until it is verified gone."""
+
+    name: str
+    since: float  # seconds since the epoch
+    price_per_hour_usd: float | None
+
+
+@dataclass(frozen=True)
+class BillingStopped(Event):
+    """It no longer costs money (verified gone, or Google took the VM away)."""
+
+    name: str
+    billed_s: float
+    cost_usd: float | None
+
+
+@dataclass(frozen=True)
 class Provisioning(Event):
     state: str
     elapsed_s: float
@@ -141,9 +180,13 @@ class TeardownFailed(Event):
 
 @dataclass(frozen=True)
 class Kept(Event):
+    """The user chose to leave it running: nothing will delete it, and it keeps billing."""
+
     name: str
     zone: str
     delete_command: str
+    price_per_hour_usd: float | None = None
+    deadline: float | None = None  # when the on-VM watchdog deletes it, if one is armed
 
 
 @dataclass(frozen=True)
@@ -158,3 +201,4 @@ class Finished(Event):
     exit_code: int
     run_dir: str
     cost_usd: float | None
+    remaining: list[str] = field(default_factory=list)  # names that still exist (kept or not)

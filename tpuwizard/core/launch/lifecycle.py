@@ -2,9 +2,14 @@
 
 ``run_launch`` does the work in the calling thread and reports through ``emit``; ``events`` and
 ``async_events`` run it in a thread and hand the events to a front end. Teardown runs in a
-``finally`` unless the plan says keep, so cancellation (a signal, Ctrl+Q, an exception) still tears
-down: a front end that wants to stop sets the :class:`CancelToken` and keeps reading events until
-``Finished``.
+``finally`` unless the plan or the user says keep, so cancellation (a signal, Delete now, an
+exception) still tears down. A stop is immediate: the :class:`CancelToken` kills every local
+process in flight, the jobs on the workers are ended, and the delete is issued at once.
+
+Billing is stated, not guessed: ``ResourceExists`` before the create call, ``CreateRefused`` when
+nothing came of it, ``BillingStarted`` at the first READY, ``BillingStopped`` and
+``TeardownVerified`` when it is verified gone, ``Kept`` when the user keeps it, and ``Finished``
+lists what still exists. :class:`~tpuwizard.core.launch.billing.BillingState` folds them.
 """
 
 from __future__ import annotations
@@ -14,118 +19,127 @@ import queue
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
 
-from tpuwizard.core.cancel import Cancelled, CancelToken
+from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.cloud.diagnose import Context, diagnose, preempted_diagnosis
 from tpuwizard.core.cloud.types import NodeInfo, NodeRequest
 from tpuwizard.core.errors import CreateFailed, RemoteError
 from tpuwizard.core.launch import events as ev
+from tpuwizard.core.launch.ending import Ending, stopped_diagnosis
 from tpuwizard.core.launch.ledger import Resource
 from tpuwizard.core.launch.on_workers import WorkerSteps
 from tpuwizard.core.launch.plan import (
     DEFAULT_MAX_RUN,
+    EXIT_BAD_INPUT,
     EXIT_CLOUD,
     EXIT_FAILED,
     EXIT_OK,
-    EXIT_TEARDOWN,
     LaunchPlan,
 )
 from tpuwizard.core.launch.runtime import Runtime
-from tpuwizard.core.launch.teardown import delete_and_verify
 from tpuwizard.core.launch.watchdog import arm_watchdog
-from tpuwizard.core.plan import cost
+from tpuwizard.core.plan import catalog, cost
+from tpuwizard.core.remote.jobs import Job
 from tpuwizard.core.remote.transports import Transport
 
 
-class Launch(WorkerSteps):
+class Launch(WorkerSteps, Ending):
     """The steps of one launch. Private to this module: use :func:`run_launch`."""
 
     def __init__(
         self, plan: LaunchPlan, rt: Runtime, emit: Callable[[ev.Event], None], cancel: CancelToken
     ) -> None:
         self.plan, self.rt, self.emit, self.cancel = plan, rt, emit, cancel
-        self.slice = plan.validate()
         self.zone = plan.zone
         self.resource: Resource | None = None
         self.node: NodeInfo | None = None
-        self.versions: dict[int, dict] = {}
+        self.versions: dict[int, dict[str, Any]] = {}
         self.checks: dict[int, dict[str, bool]] = {}
         self.created_at: float | None = None
+        self.costing_since: float | None = None  # the first READY
         self.receipt_ok = False
+        self.running_jobs: list[tuple[int, Job]] = []
+        self.transport: Transport | None = None
+        self.watchdog_deadline: float | None = None
 
     # -- steps ------------------------------------------------------------------------------
     def run(self) -> int:
         plan = self.plan
-        plan.run_dir.mkdir(parents=True, exist_ok=True)
-        self.emit(
-            ev.Planned(
-                plan.run_id,
-                plan.node_name,
-                plan.accelerator,
-                plan.zone,
-                plan.route,
-                plan.project,
-                self.slice.chips,
-                self.slice.vms,
-                cost.hourly(plan.accelerator, plan.route),
-                self.max_run,
-                self.rt.practice,
-                str(plan.run_dir),
+        problems = plan.problems()
+        if problems:  # front ends check as the user types; this is the last line, before any call
+            self.emit(ev.Failed("plan", bad_plan_diagnosis(problems)))
+            self.emit(ev.Finished(False, EXIT_BAD_INPUT, str(plan.run_dir), None))
+            return EXIT_BAD_INPUT
+        self.slice = catalog.parse_accelerator(plan.accelerator)
+        code = EXIT_FAILED
+        try:
+            plan.run_dir.mkdir(parents=True, exist_ok=True)
+            self.emit(
+                ev.Planned(
+                    plan.run_id,
+                    plan.node_name,
+                    plan.accelerator,
+                    plan.zone,
+                    plan.route,
+                    plan.project,
+                    self.slice.chips,
+                    self.slice.vms,
+                    cost.hourly(plan.accelerator, plan.route),
+                    self.max_run,
+                    self.rt.practice,
+                    str(plan.run_dir),
+                )
             )
-        )
-        code = EXIT_OK
+            code = self.steps()
+        except Exception as err:  # a bug or the local disk: still a diagnosis, still torn down
+            self.emit(ev.Failed("launch", diagnose(err, self.context()).to_dict()))
+            code = EXIT_FAILED
+        finally:
+            code = self.finish(code)
+        return code
+
+    def steps(self) -> int:
+        """Provision, connect, bootstrap, verify, run the script; the exit code, never raises."""
         stage = "provision"
         try:
             node = self.provision()
             transport = self.rt.make_transport(node)
+            transport.cancel = self.cancel
+            self.transport = transport
             stage = "connect"
             transport.wait_until_reachable(self.rt.reachable_timeout)
             self.emit(ev.SshReady(transport.workers))
             self.cancel.check()
             stage = "bootstrap"
             self.bootstrap(transport)
-            if plan.watchdog:
+            if self.plan.watchdog:
                 self.arm_watchdog(transport)
             stage = "verify"
             self.verify(transport)
-            if plan.script is not None:
+            if self.plan.script is not None:
                 stage = "script"
                 self.run_script(transport)
-            code = EXIT_OK if self.receipt_ok else EXIT_FAILED
-        except Cancelled as err:
-            self.emit(
-                ev.Failed(
-                    stage,
-                    {
-                        "kind": "cancelled",
-                        "title": "Stopped",
-                        "explanation": f"The launch was stopped ({err}).",
-                        "next_steps": [],
-                        "alternatives": [],
-                    },
-                )
-            )
-            code = EXIT_FAILED
+            return EXIT_OK if self.receipt_ok else EXIT_FAILED
         except Exception as err:  # every failure becomes a diagnosis, never a traceback
-            d = diagnose(
-                err,
-                Context(
-                    project=plan.project,
-                    zone=self.zone,
-                    accelerator=plan.accelerator,
-                    name=plan.node_name,
-                ),
-            )
+            if self.cancel.is_set():  # a stop, or a command the stop broke: the stop is the news
+                if not self.cancel.keep:
+                    self.emit(ev.Failed(stage, stopped_diagnosis(self.cancel.reason)))
+                return EXIT_FAILED
+            d = diagnose(err, self.context())
             if stage != "provision" and self._preempted():
-                d = preempted_diagnosis(plan.route)
+                d = preempted_diagnosis(self.plan.route)
             self.emit(ev.Failed(stage, d.to_dict()))
-            code = EXIT_CLOUD if stage in ("provision", "connect") else EXIT_FAILED
-        finally:
-            code = self.finish(code)
-        return code
+            return EXIT_CLOUD if stage in ("provision", "connect") else EXIT_FAILED
+
+    def context(self) -> Context:
+        p = self.plan
+        return Context(
+            project=p.project, zone=self.zone, accelerator=p.accelerator, name=p.node_name
+        )
 
     @property
-    def max_run(self) -> int:
+    def max_run(self) -> float:
         return self.plan.max_run_minutes or DEFAULT_MAX_RUN[self.plan.route]
 
     def provision(self) -> NodeInfo:
@@ -135,12 +149,7 @@ class Launch(WorkerSteps):
             try:
                 return self.create_in(self.zone)
             except CreateFailed as err:
-                d = diagnose(
-                    err,
-                    Context(
-                        project=self.plan.project, zone=self.zone, accelerator=self.plan.accelerator
-                    ),
-                )
+                d = diagnose(err, self.context())
                 left = [z for z in d.alternatives if z not in tried]
                 if not (self.plan.failover and d.kind == "stockout" and left):
                     raise
@@ -173,48 +182,44 @@ class Launch(WorkerSteps):
         self.cancel.check()
         rt.ledger.record("intent", resource)  # before the call: a crash now still leaves a trace
         self.resource = resource
+        self.emit(
+            ev.ResourceExists(name, resource.kind, zone, plan.accelerator, plan.route, plan.run_id)
+        )
         started = time.time()
         operation = self._create_checked(req, resource, name)
         rt.ledger.record("created", resource)
         self.created_at = started
 
         def on_state(state: str) -> None:
-            elapsed = time.time() - started
-            self.emit(
-                ev.Provisioning(
-                    state, round(elapsed, 1), cost.estimate(plan.accelerator, plan.route, elapsed)
-                )
-            )
+            # Nothing costs until READY: a node being made or a request waiting costs nothing.
+            self.emit(ev.Provisioning(state, round(time.time() - started, 1), 0.0))
 
         try:
             if queued:
                 rt.cloud.wait_for_queued(
                     zone, name, on_state, rt.ready_timeout, rt.poll, cancelled=self.cancel.is_set
                 )
-                node = rt.cloud.wait_for_node(
-                    zone,
-                    plan.node_name,
-                    None,
-                    None,
-                    rt.ready_timeout,
-                    rt.poll,
-                    cancelled=self.cancel.is_set,
-                )
+                operation, on_state_node = None, None
             else:
-                node = rt.cloud.wait_for_node(
-                    zone,
-                    plan.node_name,
-                    operation,
-                    on_state,
-                    rt.ready_timeout,
-                    rt.poll,
-                    cancelled=self.cancel.is_set,
-                )
+                on_state_node = on_state
+            node = rt.cloud.wait_for_node(
+                zone,
+                plan.node_name,
+                operation,
+                on_state_node,
+                rt.ready_timeout,
+                rt.poll,
+                cancelled=self.cancel.is_set,
+            )
         except CreateFailed:
             # A failed create (a stockout) may leave nothing or a broken node: clean either up
             # before trying elsewhere, so failover never leaves a trail.
             self.teardown()
             raise
+        self.costing_since = time.time()
+        self.emit(
+            ev.BillingStarted(name, self.costing_since, cost.hourly(plan.accelerator, plan.route))
+        )
         if len(node.endpoints) != self.slice.vms:
             raise RemoteError(
                 f"{plan.accelerator} has {self.slice.vms} VMs but the node reports "
@@ -232,7 +237,7 @@ class Launch(WorkerSteps):
         for attempt in range(3):
             try:
                 if resource.kind == "queued":
-                    rt.cloud.create_queued(req, qr_name, plan.route, self.max_run * 60)
+                    rt.cloud.create_queued(req, qr_name, plan.route, int(self.max_run * 60))
                     return None
                 return rt.cloud.create_node(req)
             except Exception as err:
@@ -248,6 +253,7 @@ class Launch(WorkerSteps):
                 if exists is False:
                     rt.ledger.record("gone", resource, never_created=True)
                     self.resource = None
+                    self.emit(ev.CreateRefused(resource.name, resource.kind, resource.zone))
                 raise
         raise AssertionError("unreachable")  # the loop always returns or raises
 
@@ -262,7 +268,8 @@ class Launch(WorkerSteps):
     def arm_watchdog(self, transport: Transport) -> None:
         assert self.resource is not None and self.created_at is not None
         deadline = self.created_at + self.max_run * 60
-        arm_watchdog(transport, self.resource, deadline, self.rt.watchdog, self.emit)
+        if arm_watchdog(transport, self.resource, deadline, self.rt.watchdog, self.emit):
+            self.watchdog_deadline = deadline
 
     def _exists(self, resource: Resource) -> bool | None:
         """After a failed create call: does it exist? None when we cannot tell."""
@@ -275,72 +282,15 @@ class Launch(WorkerSteps):
         except Exception:
             return None
 
-    # -- the end ----------------------------------------------------------------------------
-    def teardown(self) -> bool:
-        resource = self.resource
-        if resource is None:
-            return True
-        self.emit(ev.TeardownStarted(resource.name, resource.kind))
-        result = delete_and_verify(
-            self.rt.cloud, self.rt.ledger, resource, pause=min(2.0, self.rt.poll)
-        )
-        billed = time.time() - (self.created_at or time.time())
-        if result.verified:
-            self.emit(
-                ev.TeardownVerified(
-                    resource.name,
-                    resource.kind,
-                    round(billed, 1),
-                    cost.estimate(resource.accelerator, resource.route, billed),
-                )
-            )
-            self.resource = None
-            return True
-        d = result.diagnosis
-        self.emit(ev.TeardownFailed(resource.name, resource.kind, d.to_dict() if d else {}))
-        return False
 
-    def finish(self, code: int) -> int:
-        total = None
-        if self.created_at is not None:
-            total = cost.estimate(
-                self.plan.accelerator, self.plan.route, time.time() - self.created_at
-            )
-        if self.resource is not None and self.plan.keep and not self.cancel.is_set():
-            r = self.resource
-            what = "queued-resources delete" if r.kind == "queued" else "tpu-vm delete"
-            self.emit(
-                ev.Kept(
-                    r.name,
-                    r.zone,
-                    f"tpuwizard teardown {r.name}   (or: gcloud "
-                    f"compute tpus {what} {r.name} --zone {r.zone})",
-                )
-            )
-        elif not self.teardown():
-            code = EXIT_TEARDOWN
-        self._write_cost(total)
-        self.emit(ev.Finished(code == EXIT_OK, code, str(self.plan.run_dir), total))
-        return code
-
-    def _write_cost(self, total: float | None) -> None:
-        """The run's cost estimate, next to its receipt."""
-        if self.created_at is None:
-            return
-        import json
-
-        seconds = time.time() - self.created_at
-        record = {
-            "accelerator": self.plan.accelerator,
-            "route": self.plan.route,
-            "chips": self.slice.chips,
-            "seconds": round(seconds, 1),
-            "price_per_hour_usd": cost.hourly(self.plan.accelerator, self.plan.route),
-            "cost_usd": total,
-            "estimate": cost.label(),
-            "practice": self.rt.practice,
-        }
-        (self.plan.run_dir / "cost.json").write_text(json.dumps(record, indent=2) + "\n")
+def bad_plan_diagnosis(problems: list[str]) -> dict[str, Any]:
+    return {
+        "kind": "bad_input",
+        "title": "The plan is not valid",
+        "explanation": " ".join(problems),
+        "next_steps": ["Correct the values above; nothing was created."],
+        "alternatives": [],
+    }
 
 
 def run_launch(
@@ -349,13 +299,12 @@ def run_launch(
     emit: Callable[[ev.Event], None],
     cancel: CancelToken | None = None,
 ) -> int:
-    """Run one launch in this thread; returns its exit code (0, 1, 3 or 4)."""
+    """Run one launch in this thread; returns its exit code (0, 1, 2, 3 or 4)."""
     return Launch(plan, rt, emit, cancel or CancelToken()).run()
 
 
 def events(plan: LaunchPlan, rt: Runtime, cancel: CancelToken) -> Iterator[ev.Event]:
     """The launch's events, produced by a worker thread; ends after ``Finished``."""
-    plan.validate()  # bad input fails here, in the caller, before any thread or cloud call
     q: queue.Queue[ev.Event | None] = queue.Queue()
 
     def work() -> None:

@@ -8,12 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+from tpuwizard.core.cancel import CancelToken
+from tpuwizard.core.cloud.types import NodeInfo
 from tpuwizard.core.errors import RemoteError
 from tpuwizard.core.evidence.receipt import parse_marker_line
 from tpuwizard.core.evidence.verifier import VERIFIER_FILENAME, verifier_source
 from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.plan import safe_script_name
+from tpuwizard.core.launch.plan import LaunchPlan, safe_script_name
+from tpuwizard.core.launch.runtime import Runtime
+from tpuwizard.core.plan import catalog
 from tpuwizard.core.remote.bootstrap import bootstrap_script
 from tpuwizard.core.remote.jobs import Job
 from tpuwizard.core.remote.transports import REMOTE_DIR, Raw, Transport, shell
@@ -21,6 +26,19 @@ from tpuwizard.core.remote.transports import REMOTE_DIR, Raw, Transport, shell
 
 class WorkerSteps:
     """Bootstrap, verify and run the script on every worker, streaming their lines as events."""
+
+    # Provided by Launch.
+    plan: LaunchPlan
+    rt: Runtime
+    emit: Callable[[ev.Event], None]
+    cancel: CancelToken
+    slice: catalog.Slice
+    node: NodeInfo | None
+    versions: dict[int, dict[str, Any]]
+    checks: dict[int, dict[str, bool]]
+    receipt_ok: bool
+    # Jobs started on the workers, so that a stop can end them (the watchdog is not one).
+    running_jobs: list[tuple[int, Job]]
 
     def bootstrap(self, transport: Transport) -> None:
         data = verifier_source().encode()
@@ -195,6 +213,7 @@ class WorkerSteps:
         self.cancel.check()
 
         def one(worker: int) -> int:
+            self.running_jobs.append((worker, job))
             start_job(
                 transport, worker, job, command(worker) if callable(command) else command, env
             )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from tpuwizard.core.errors import BadInput
 from tpuwizard.core.plan import catalog
 
 ROUTES = ("vm", "spot", "flex")
-EXIT_OK, EXIT_FAILED, EXIT_CLOUD, EXIT_TEARDOWN = 0, 1, 3, 4
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CLOUD, EXIT_TEARDOWN = 0, 1, 2, 3, 4
 DEFAULT_MAX_RUN = {"vm": 120, "spot": 120, "flex": 240}  # minutes
 
 
@@ -34,41 +35,69 @@ class LaunchPlan:
     def node_name(self) -> str:
         return self.name or f"tpuwizard-{self.run_id}"
 
-    def validate(self) -> catalog.Slice:
-        """Everything that can be checked before any cloud call; raises :class:`BadInput`."""
+    def problems(self) -> list[str]:
+        """Every rule the plan breaks, as messages that say what to type instead.
+
+        Front ends call this as the user types (Create stays disabled while it is not empty);
+        the launch calls it before any cloud call. An empty list means the plan may run.
+        """
+        found: list[str] = []
+
+        def check(rule: Callable[[], object]) -> None:
+            try:
+                rule()
+            except BadInput as err:
+                found.append(str(err))
+
         try:
-            slice_ = catalog.parse_accelerator(self.accelerator)
+            catalog.parse_accelerator(self.accelerator)
         except catalog.UnknownAcceleratorError as err:
-            raise BadInput(str(err)) from None
-        gcloud_config.validate_zone(self.zone)
-        gcloud_config.validate_project(self.project)
-        gcloud_config.validate_node_name(self.node_name)
+            found.append(str(err))
+        check(lambda: gcloud_config.validate_zone(self.zone))
+        check(lambda: gcloud_config.validate_project(self.project))
+        check(lambda: gcloud_config.validate_node_name(self.node_name))
+        if self.route not in ROUTES:
+            found.append(f"Unknown route '{self.route}'. Choose one of: {', '.join(ROUTES)}.")
         if len(self.node_name) > 60 and self.route != "vm":
-            raise BadInput(
+            found.append(
                 "Names for spot and flex routes must be at most 60 characters "
                 "(the queued resource adds '-qr')."
             )
-        if self.route not in ROUTES:
-            raise BadInput(f"Unknown route '{self.route}'. Choose one of: {', '.join(ROUTES)}.")
         if self.max_run_minutes is not None and not 0.1 <= self.max_run_minutes <= 7 * 24 * 60:
-            raise BadInput("--max-run must be between 0.1 minutes and 7 days (10080 minutes).")
+            found.append("The deadline must be between 0.1 minutes and 7 days (10080 minutes).")
         if self.watchdog and self.route == "flex":
-            raise BadInput(
+            found.append(
                 "Flex-start already ends at its deadline (its maxRunDuration): "
-                "--watchdog is for the vm and spot routes."
+                "the watchdog is for the vm and spot routes."
             )
-        if self.script is not None and not self.script.is_file():
-            raise BadInput(f"Script {self.script} does not exist or is not a file.")
+        if self.script is not None:
+            if not self.script.is_file():
+                found.append(f"Script {self.script} does not exist or is not a file.")
+            check(lambda: safe_script_name(self.script.name if self.script else ""))
         for pattern in self.fetch:
-            if pattern.startswith("/") or ".." in pattern.split("/"):
-                raise BadInput(
-                    f"--fetch '{pattern}' must be relative to the script's folder "
-                    "and may not contain '..'."
-                )
-        return slice_
+            check(lambda pattern=pattern: safe_fetch_pattern(pattern))
+        return found
+
+    def validate(self) -> catalog.Slice:
+        """Raise :class:`BadInput` naming every problem; return the slice when there are none."""
+        problems = self.problems()
+        if problems:
+            raise BadInput(" ".join(problems))
+        return catalog.parse_accelerator(self.accelerator)
 
 
 def safe_script_name(name: str) -> str:
     if not name or name.startswith(".") or not all(c.isalnum() or c in "._-" for c in name):
         raise BadInput(f"Script name '{name}' must be letters, digits, '.', '_' and '-' only.")
     return name
+
+
+def safe_fetch_pattern(pattern: str) -> str:
+    """A glob of files the script writes, relative to its folder on the worker."""
+    parts = pattern.split("/")
+    if not pattern.strip() or pattern.startswith("/") or ".." in parts or "\n" in pattern:
+        raise BadInput(
+            f"Files to copy back ('{pattern}') must be a pattern relative to the script's "
+            "folder, such as out/*.json, without '..'."
+        )
+    return pattern

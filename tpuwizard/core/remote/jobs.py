@@ -6,13 +6,14 @@ has not seen, so no line is lost or shown twice.
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from tpuwizard.core.cancel import CancelToken
+from tpuwizard.core.cancel import CancelToken, kill_tree
 from tpuwizard.core.errors import RemoteError
 from tpuwizard.core.remote.transports import REMOTE_DIR, Transport, safe_relative, shell
 
@@ -48,7 +49,8 @@ def start_job(
         + shell("rm", "-f", job.folder + "/exit")
         + " && : > "
         + shlex.quote(job.log)
-        + " || exit 1; nohup bash -c "
+        # setsid: the job leads its own process group, so stop_job can end all of it.
+        + " || exit 1; nohup setsid bash -c "
         + shlex.quote(inner)
         + " > /dev/null 2>&1 < /dev/null & echo $! > "
         + shlex.quote(job.folder + "/pid")
@@ -78,8 +80,11 @@ def follow_job(
         # --pid on the job itself would wait until init reaps it, seconds later in containers.
         command = (
             # ...or when the job's folder vanishes (the VM was preempted or deleted).
+            # ...or when this follower's shell is gone (the follower was stopped). Its output
+            # goes nowhere, so it never holds the pipe that the follower reads open.
             f"( while [ ! -e {shlex.quote(job.folder + '/exit')} ] && "
-            f"[ -d {shlex.quote(job.folder)} ]; do sleep 0.1; done ) & "
+            f"[ -d {shlex.quote(job.folder)} ] && kill -0 $$ 2>/dev/null; do sleep 0.1; done "
+            ") >/dev/null 2>&1 & "
             f"tail -n +{seen + 1} -F -s 0.1 --pid=$! {shlex.quote(job.log)} 2>/dev/null"
         )
         proc = transport.popen(worker, command)
@@ -95,8 +100,7 @@ def follow_job(
                     seen += 1
                     on_line(line.decode(errors="replace"))
         finally:
-            if proc.poll() is None:
-                proc.kill()
+            kill_tree(proc)
             proc.wait()
             if cancel is not None:
                 cancel.unregister(proc)
@@ -111,6 +115,25 @@ def follow_job(
         f"worker {worker}: lost the connection to {job.name} "
         f"{reconnects} times; it may still be running"
     )
+
+
+def stop_job(transport: Transport, worker: int, job: Job, grace: float = 1.0) -> None:
+    """End the job and everything it started (TERM, then KILL after ``grace`` seconds).
+
+    Writes exit code 143 when the job had not finished, so followers stop too. Never raises:
+    stopping is part of cleaning up, and the node's delete follows regardless.
+    """
+    folder = shlex.quote(job.folder)
+    steps = int(max(1, grace * 10))
+    command = (
+        f"[ -e {folder}/pid ] || exit 0; pid=$(cat {folder}/pid); "
+        'kill -TERM -- "-$pid" 2>/dev/null; '
+        f'for i in $(seq {steps}); do kill -0 -- "-$pid" 2>/dev/null || break; sleep 0.1; done; '
+        'kill -KILL -- "-$pid" 2>/dev/null; '
+        f"[ -e {folder}/exit ] || echo 143 > {folder}/exit"
+    )
+    with contextlib.suppress(RemoteError):
+        transport.run(worker, command, timeout=grace + 10, cancellable=False)
 
 
 def _exit_code(transport: Transport, worker: int, job: Job) -> int | None:

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tpuwizard.core.cancel import CancelToken, kill_tree
 from tpuwizard.core.errors import BadInput, RemoteError
 
 REMOTE_DIR = ".tpuwizard"  # under the worker's home
@@ -103,27 +104,57 @@ class Transport(ABC):
     def cwd(self, worker: int) -> str | None:
         return None
 
-    def run(
-        self, worker: int, command: str, timeout: float = 600, stdin: bytes | None = None
-    ) -> Result:
+    # Set by the launch: a cancel kills every command in flight, so no wait outlives a stop.
+    cancel: CancelToken | None = None
+
+    def _exec(
+        self,
+        worker: int,
+        command: str,
+        timeout: float,
+        stdin: bytes | None = None,
+        cancellable: bool = True,
+    ) -> tuple[int, bytes, bytes]:
+        token = self.cancel if cancellable else None
+        if token is not None:
+            token.check()
         try:
-            proc = subprocess.run(
+            proc = subprocess.Popen(
                 self.argv(worker, command),
-                input=stdin,
-                capture_output=True,
-                timeout=timeout,
+                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 env=self.env(worker),
                 cwd=self.cwd(worker),
+                start_new_session=True,  # so a cancel can kill it with everything it started
             )
-        except subprocess.TimeoutExpired as err:
-            raise RemoteError(f"worker {worker}: no answer after {timeout:.0f} s") from err
         except OSError as err:
             raise RemoteError(f"worker {worker}: cannot start {err.filename}: {err}") from err
-        return Result(
-            proc.returncode,
-            proc.stdout.decode(errors="replace"),
-            proc.stderr.decode(errors="replace"),
-        )
+        if token is not None:
+            token.register(proc)
+        try:
+            out, err_out = proc.communicate(stdin, timeout=timeout)
+        except subprocess.TimeoutExpired as err:
+            kill_tree(proc)
+            proc.communicate()
+            raise RemoteError(f"worker {worker}: no answer after {timeout:.0f} s") from err
+        finally:
+            if token is not None:
+                token.unregister(proc)
+        if token is not None:
+            token.check()
+        return proc.returncode, out, err_out
+
+    def run(
+        self,
+        worker: int,
+        command: str,
+        timeout: float = 600,
+        stdin: bytes | None = None,
+        cancellable: bool = True,
+    ) -> Result:
+        code, out, err = self._exec(worker, command, timeout, stdin, cancellable)
+        return Result(code, out.decode(errors="replace"), err.decode(errors="replace"))
 
     def popen(self, worker: int, command: str) -> subprocess.Popen[bytes]:
         return subprocess.Popen(
@@ -133,6 +164,7 @@ class Transport(ABC):
             stdin=subprocess.DEVNULL,
             env=self.env(worker),
             cwd=self.cwd(worker),
+            start_new_session=True,  # so a cancel can kill it with everything it started
         )
 
     def upload(self, worker: int, data: bytes, remote_path: str, mode: str = "600") -> None:
@@ -161,19 +193,12 @@ class Transport(ABC):
 
     def fetch(self, worker: int, remote_path: str) -> bytes:
         path = safe_relative(remote_path)
-        proc = subprocess.run(
-            self.argv(worker, shell("cat", path)),
-            capture_output=True,
-            timeout=300,
-            env=self.env(worker),
-            cwd=self.cwd(worker),
-        )
-        if proc.returncode != 0:
+        code, out, err = self._exec(worker, shell("cat", path), timeout=300)
+        if code != 0:
             raise RemoteError(
-                f"worker {worker}: cannot read {path}: "
-                f"{proc.stderr.decode(errors='replace').strip()}"
+                f"worker {worker}: cannot read {path}: {err.decode(errors='replace').strip()}"
             )
-        return proc.stdout
+        return out
 
     def wait_until_reachable(self, timeout: float = 300, interval: float = 2.0) -> None:
         """Retry a trivial command on every worker until it works (keys take time to land)."""
@@ -189,7 +214,10 @@ class Transport(ABC):
                     last = str(err)
                 if time.monotonic() >= deadline:
                     raise RemoteError(f"worker {worker} is not reachable: {last}")
-                time.sleep(interval)
+                if self.cancel is not None:
+                    self.cancel.sleep(interval)
+                else:
+                    time.sleep(interval)
 
 
 class LocalTransport(Transport):

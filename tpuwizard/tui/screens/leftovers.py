@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from textual import on
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from tpuwizard.core.launch.teardown import Billable
 from tpuwizard.event_text import money
 
 
 class LeftoversScreen(ModalScreen[bool]):
-    """Dismissed with True for "Delete now", False to leave them."""
+    """Dismissed with True for "Delete now", False to leave them running.
 
-    def __init__(self, found: list) -> None:  # list[teardown.Billable]
+    Esc does not slip past it: like Ctrl+Q it goes to the quit guard, which knows they bill.
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "app.quit", "Quit")]
+
+    def __init__(self, found: list[Billable]) -> None:
         super().__init__()
         self.found = found
 
@@ -31,7 +40,7 @@ class LeftoversScreen(ModalScreen[bool]):
             )
             with Horizontal():
                 yield Button("Delete now", id="delete", variant="error")
-                yield Button("Leave them", id="leave")
+                yield Button("Leave them running; they keep billing", id="leave")
 
     @on(Button.Pressed)
     def chosen(self, event: Button.Pressed) -> None:

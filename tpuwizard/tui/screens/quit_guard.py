@@ -11,34 +11,63 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
+from tpuwizard.core.launch.billing import Billed
 from tpuwizard.event_text import money
-from tpuwizard.tui.state import Billing
+
+
+def keep_word(undecided: list[Billed]) -> str:
+    """What to type to keep: the name when there is one, else 'keep all'."""
+    return undecided[0].name if len(undecided) == 1 else "keep all"
 
 
 class QuitGuard(ModalScreen[str | None]):
-    """Dismissed with "delete", "keep" (the name was typed) or None (stay)."""
+    """Dismissed with "delete", "keep" (the name was typed) or None (stay).
+
+    ``existing`` is everything that may bill; ``undecided`` the part nobody chose to keep or
+    leave, for which keeping needs the name typed. Leftovers already left running need no typing.
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "stay", "Stay")]
 
-    def __init__(self, billing: Billing) -> None:
+    def __init__(self, existing: list[Billed], undecided: list[Billed]) -> None:
         super().__init__()
-        self.billing = billing
+        self.existing, self.undecided = existing, undecided
 
     def compose(self) -> ComposeResult:
-        b = self.billing
-        with Vertical(id="dialog"):
-            yield Static(
-                f"[b]{b.name} may still be billing.[/b]\n"
-                f"zone {b.zone}, {b.accelerator}, up {int(b.age_s())} s, "
-                f"about {money(b.cost_usd())} so far (estimate).\n\n"
-                "Delete it now (then tpuwizard quits), or keep it running: to keep it, type its "
-                "name; it bills until you delete it."
+        rows = "\n".join(
+            f"  {b.name}  {b.zone}  {b.accelerator}  {b.state or '?'}  "
+            + (
+                f"billing {int(b.costing_s())} s, about {money(b.cost_usd())} so far"
+                if b.costing_since is not None
+                else "not billing yet (no VM is running)"
             )
-            yield Input(placeholder="type the name here to keep it running", id="confirm-name")
+            + ("  (left running)" if b.left else "")
+            for b in self.existing
+        )
+        with Vertical(id="dialog"):
+            if self.undecided:
+                word = keep_word(self.undecided)
+                text = (
+                    "[b]These may still be billing:[/b]\n"
+                    f"{rows}\n(estimates)\n\n"
+                    "Delete now (then tpuwizard quits), or keep running: to keep, type "
+                    f"[b]{word}[/b]; it bills until you delete it."
+                )
+            else:
+                text = (
+                    f"[b]You chose to leave these running; they keep billing:[/b]\n{rows}\n\n"
+                    "Quit and leave them, delete them now, or stay."
+                )
+            yield Static(text, id="guard-text")
+            if self.undecided:
+                yield Input(
+                    placeholder=f"type {keep_word(self.undecided)} here to keep it running",
+                    id="confirm-name",
+                )
             yield Static(id="guard-error")
             with Horizontal():
                 yield Button("Delete now", id="delete", variant="error")
-                yield Button("Keep it running", id="keep")
+                yield Button("Keep it running" if self.undecided else "Quit, leave them", id="keep")
                 yield Button("Stay", id="stay")
 
     @on(Button.Pressed, "#delete")
@@ -47,11 +76,15 @@ class QuitGuard(ModalScreen[str | None]):
 
     @on(Button.Pressed, "#keep")
     def keep(self) -> None:
-        if self.query_one("#confirm-name", Input).value.strip() == self.billing.name:
+        if not self.undecided:
+            self.dismiss("keep")
+            return
+        word = keep_word(self.undecided)
+        if self.query_one("#confirm-name", Input).value.strip() == word:
             self.dismiss("keep")
         else:
             self.query_one("#guard-error", Static).update(
-                f"Type {self.billing.name} exactly to keep it running."
+                f"Type {word} exactly to keep it running."
             )
 
     @on(Button.Pressed, "#stay")

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Button, Input, Label, Static, Switch
 
-from tpuwizard.core.cloud import gcloud_config
-from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.plan import DEFAULT_MAX_RUN
 from tpuwizard.core.plan import catalog, cost
 from tpuwizard.event_text import money
 from tpuwizard.tui.screens.base import WizardScreen
+from tpuwizard.tui.state import WizardState
 
 
 class ReviewScreen(WizardScreen):
@@ -25,7 +26,7 @@ class ReviewScreen(WizardScreen):
         "script of yours to run after the verifier, and files it writes to copy back."
     )
 
-    def __init__(self, state) -> None:  # WizardState
+    def __init__(self, state: WizardState) -> None:
         super().__init__()
         self.state = state
 
@@ -68,49 +69,55 @@ class ReviewScreen(WizardScreen):
         yield Static(id="error")
         yield Button("Create", id="create", variant="success")
 
-    @on(Input.Changed, "#name")
-    def check_name(self, event: Input.Changed) -> None:
-        error = self.query_one("#error", Static)
-        try:
-            if event.value:
-                gcloud_config.validate_node_name(event.value)
-            error.update("")
-        except BadInput as err:
-            error.update(str(err))
+    ready = False  # fields post Changed while they mount; check once all of them exist
 
-    @on(Button.Pressed, "#create")
-    def create(self) -> None:
-        error = self.query_one("#error", Static)
+    def on_mount(self) -> None:
+        self.ready = True
+        self.show_problems()
+
+    def answers(self) -> dict[str, Any]:
+        """What the fields say now, in WizardState's terms."""
         name = self.query_one("#name", Input).value.strip() or None
         script = self.query_one("#script", Input).value.strip()
+        deadline = self.query_one("#max-run", Input).value.strip()
         try:
-            if name:
-                gcloud_config.validate_node_name(name)
-            max_run = int(self.query_one("#max-run", Input).value)
-            if not 1 <= max_run <= 7 * 24 * 60:
-                raise ValueError
-            if script and not Path(script).is_file():
-                raise BadInput(f"{script} is not a file.")
-        except ValueError as err:
-            error.update(
-                str(err)
-                if isinstance(err, BadInput)
-                else "The deadline is a number of minutes from 1 to 10080."
-            )
-            return
+            max_run: float | None = float(deadline)
+        except ValueError:
+            max_run = -1.0  # not a number: problems() says what the deadline must be
         fetch = tuple(
             p.strip() for p in self.query_one("#fetch", Input).value.split(",") if p.strip()
         )
         watchdog = bool(self.query("#watchdog")) and self.query_one("#watchdog", Switch).value
-        self.dismiss(
-            {
-                "name": name,
-                "max_run_minutes": max_run,
-                "watchdog": watchdog,
-                "script": Path(script) if script else None,
-                "fetch": fetch,
-            }
-        )
+        return {
+            "name": name,
+            "max_run_minutes": max_run,
+            "watchdog": watchdog,
+            "script": Path(script).expanduser() if script else None,
+            "fetch": fetch,
+        }
+
+    def problems(self) -> list[str]:
+        """Every rule the plan would break, from the core: the same check the launch makes."""
+        candidate = replace(self.state, **self.answers())
+        return candidate.plan("preview").problems()
+
+    @on(Input.Changed)
+    @on(Switch.Changed)
+    def show_problems(self) -> None:
+        if not self.ready:
+            return
+        problems = self.problems()
+        self.query_one("#error", Static).update("\n".join(problems))
+        create = self.query_one("#create", Button)
+        create.disabled = bool(problems)
+        create.tooltip = problems[0] if problems else None
+
+    @on(Button.Pressed, "#create")
+    def create(self) -> None:
+        if self.problems():
+            self.show_problems()
+            return
+        self.dismiss(self.answers())
 
 
 def _titled(widget: Input, title: str) -> Input:

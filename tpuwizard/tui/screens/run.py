@@ -40,12 +40,16 @@ class RunScreen(WizardScreen):
     def show(self, event: ev.Event) -> None:
         self.pending.extend(describe(event))
 
+    def log_text(self) -> str:
+        """What the log shows now, and what is about to be written to it."""
+        return "\n".join([*self.query_one(Log).lines, *self.pending])
+
 
 class ProvisionScreen(RunScreen):
     STEP = "6 Provision"
     HELP = (
-        "The node is being created. The meter at the top runs from now until teardown is "
-        "verified. Ctrl+Q stops and deletes it."
+        "The node is being created. It costs nothing until it is READY; from then the meter "
+        "at the top runs until its deletion is verified. Ctrl+Q stops and deletes it."
     )
 
     def compose_body(self) -> ComposeResult:

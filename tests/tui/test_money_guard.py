@@ -1,0 +1,178 @@
+"""The wizard's money safety, each first reproduced as a user met it (issue "One way in").
+
+Keep keeps and exits at once; Delete now stops a running script at once; the review screen
+refuses what the plan would refuse; a refused create bills nothing; leftovers are guarded.
+"""
+
+from __future__ import annotations
+
+import time
+
+from textual.widgets import Button, Input
+
+from tests.tui.pilot_helpers import on_screen, press, sandbox_nodes, until, walk_to_review
+from tpuwizard.core.launch.ledger import Ledger
+from tpuwizard.tui.app import WizardApp
+
+SIZE = (100, 32)
+LONG_SCRIPT = (
+    "import time\nfor i in range(300):\n    print('tick', i, flush=True)\n    time.sleep(1)\n"
+)
+
+
+def ledger_ops(home) -> dict[str, str]:
+    return {e.resource.name: e.op for e in Ledger(home / "sandbox" / "ledger.jsonl").entries()}
+
+
+async def start_long_script(pilot, tmp_path) -> None:
+    script = tmp_path / "long.py"
+    script.write_text(LONG_SCRIPT)
+    await walk_to_review(pilot)
+    pilot.app.screen.query_one("#script", Input).value = str(script)
+    await press(pilot, "#create")
+    await on_screen(pilot, "ScriptScreen", 120)
+    await until(pilot, lambda: "tick 1" in pilot.app.screen.log_text(), 60, "the script's output")
+
+
+def status_text(app) -> str:
+    return str(app.screen.query_one("#status-bar").render())
+
+
+async def test_keep_during_a_running_script_keeps_it_and_exits_at_once(tmp_path, home):
+    app = WizardApp(run_dir=tmp_path / "runs")
+    async with app.run_test(size=SIZE) as pilot:
+        await start_long_script(pilot, tmp_path)
+        (node,) = app.billing.existing()
+        await pilot.press("ctrl+q")
+        await on_screen(pilot, "QuitGuard")
+        app.screen.query_one("#confirm-name", Input).value = node.name
+        asked = time.monotonic()
+        await press(pilot, "#keep")
+        await until(pilot, lambda: not app.is_running, 15, "the exit")
+        took = time.monotonic() - asked
+    assert took < 10, f"keeping took {took:.1f} s: the launch did not detach"
+    assert app.return_code == 0
+    # Nothing deleted it: the node is still there, and the ledger says kept, not gone.
+    assert node.name in {n.rsplit("/", 1)[-1] for n in sandbox_nodes(home)}
+    assert ledger_ops(home)[node.name] == "kept"
+
+
+async def test_delete_now_stops_the_script_and_deletes_without_waiting_for_it(tmp_path, home):
+    app = WizardApp(run_dir=tmp_path / "runs")
+    async with app.run_test(size=SIZE) as pilot:
+        await start_long_script(pilot, tmp_path)
+        (node,) = app.billing.existing()
+        await pilot.press("ctrl+q")
+        await on_screen(pilot, "QuitGuard")
+        await press(pilot, "#delete")
+        await until(pilot, lambda: not app.is_running, 30, "the exit after teardown")
+    assert sandbox_nodes(home) == {}
+    assert ledger_ops(home)[node.name] == "gone"
+
+
+async def test_review_disables_create_with_the_reason_for_what_the_plan_refuses(tmp_path):
+    app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await walk_to_review(pilot)
+        create = app.screen.query_one("#create", Button)
+        assert not create.disabled
+        for field, value in [
+            ("#fetch", "../secrets/*"),
+            ("#fetch", "/etc/passwd"),
+            ("#max-run", "soon"),
+            ("#script", str(tmp_path / "missing.py")),
+        ]:
+            app.screen.query_one(field, Input).value = value
+            await pilot.pause(0.05)
+            assert create.disabled, f"{field}={value!r} was accepted"
+            assert str(app.screen.query_one("#error").render()).strip()
+            app.screen.query_one(field, Input).value = ""
+            if field == "#max-run":
+                app.screen.query_one(field, Input).value = "120"
+            await pilot.pause(0.05)
+        assert not create.disabled
+        await press(pilot, "#create")  # disabled buttons do nothing; an enabled one creates
+        await on_screen(pilot, "ProvisionScreen", 10)
+
+
+async def test_review_refuses_a_long_name_on_spot(tmp_path):
+    app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await walk_to_review(pilot)
+        app.state.route = "spot"
+        app.screen.query_one("#name", Input).value = "a" + "b" * 61  # 62 characters
+        await pilot.pause(0.05)
+        assert app.screen.query_one("#create", Button).disabled
+        assert "60 characters" in str(app.screen.query_one("#error").render())
+
+
+async def test_a_refused_create_bills_nothing_and_quits_at_once(tmp_path, home, monkeypatch):
+    monkeypatch.setenv("TPUWIZARD_SANDBOX_FAULTS", "quota=5")
+    app = WizardApp(run_dir=tmp_path / "runs")
+    async with app.run_test(size=SIZE) as pilot:
+        await walk_to_review(pilot)
+        await press(pilot, "#create")
+        await until(pilot, lambda: app.state.finished_code is not None, 60, "the refusal")
+        await on_screen(pilot, "TeardownScreen")
+        assert app.state.last_failure["kind"] == "quota"
+        assert not app.billing.may_bill()
+        assert "Nothing is billing" in status_text(app)
+        await pilot.press("ctrl+q")  # nothing exists: no guard, no question
+        await until(pilot, lambda: not app.is_running, 5, "the exit")
+    assert app.return_code == 0
+
+
+async def _make_leftover(home) -> str:
+    from tpuwizard.core.cloud.client import TpuCloud
+    from tpuwizard.core.cloud.types import NodeRequest
+    from tpuwizard.sandbox.server import make_server, start_in_thread
+    from tpuwizard.session.practice import PRACTICE_PROJECT
+
+    earlier = make_server(home / "sandbox", delay=0)
+    start_in_thread(earlier)
+    try:
+        cloud = TpuCloud(PRACTICE_PROJECT, endpoint=earlier.endpoint)
+        request = NodeRequest(
+            zone="us-west1-c",
+            node_id="forgotten",
+            accelerator_type="v5litepod-1",
+            run_id="20261128-101010-abcd",
+        )
+        cloud.wait_for_node("us-west1-c", "forgotten", cloud.create_node(request), poll=0.05)
+    finally:
+        earlier.shutdown()
+        earlier.server_close()
+    return "forgotten"
+
+
+async def test_leftovers_dialog_goes_through_the_quit_guard(tmp_path, home):
+    await _make_leftover(home)
+    app = WizardApp(run_dir=tmp_path / "runs")
+    async with app.run_test(size=SIZE) as pilot:
+        await on_screen(pilot, "LeftoversScreen", 30)
+        await pilot.press("ctrl+q")
+        await on_screen(pilot, "QuitGuard")
+        assert "forgotten" in str(app.screen.query_one("#guard-text").render())
+        await press(pilot, "#stay")
+        await on_screen(pilot, "LeftoversScreen")
+        await pilot.press("escape")
+        await on_screen(pilot, "QuitGuard")
+        await press(pilot, "#stay")
+        await on_screen(pilot, "LeftoversScreen")
+        assert app.is_running
+
+
+async def test_leftovers_left_running_still_show_as_billing(tmp_path, home):
+    await _make_leftover(home)
+    app = WizardApp(run_dir=tmp_path / "runs")
+    async with app.run_test(size=SIZE) as pilot:
+        await on_screen(pilot, "LeftoversScreen", 30)
+        await press(pilot, "#leave")
+        await on_screen(pilot, "RouteScreen", 10)
+        await until(pilot, lambda: "BILLING forgotten" in status_text(app), 5, "the meter")
+        await pilot.press("ctrl+q")
+        await on_screen(pilot, "QuitGuard")  # it still bills: quitting says so
+        assert "they keep billing" in str(app.screen.query_one("#guard-text").render())
+        await press(pilot, "#keep")  # already left on purpose: no name to type
+        await until(pilot, lambda: not app.is_running, 5, "the exit")
+    assert "forgotten" in {n.rsplit("/", 1)[-1] for n in sandbox_nodes(home)}

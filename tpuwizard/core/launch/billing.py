@@ -1,0 +1,167 @@
+"""What may bill now: one fold of the lifecycle events plus leftovers from earlier runs.
+
+Two facts per resource, as Google bills them:
+
+* it **exists** (and must be cleaned up) from the create call until it is verified gone;
+* it **costs money** from its first READY until it is verified gone. A queued resource that waits
+  for capacity has no VM and costs nothing (google-behaviour.md, "Billing").
+
+Front ends never infer billing from the event stream themselves: the meter, the quit guard, the
+plain mode and the CLI summary all read a :class:`BillingState`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from tpuwizard.core.launch import events as ev
+from tpuwizard.core.plan import cost
+
+if TYPE_CHECKING:
+    from tpuwizard.core.launch.teardown import Billable
+
+
+@dataclass(frozen=True)
+class Billed:
+    """One resource that exists, seen from this session."""
+
+    name: str
+    kind: str  # "node" or "queued"
+    zone: str
+    accelerator: str
+    route: str
+    exists_since: float
+    costing_since: float | None = None  # first READY; None while it waits or is being made
+    leftover: bool = False  # from an earlier run, found in the ledger or by labels
+    kept: bool = False  # the user chose to leave it running
+    left: bool = False  # a leftover the user chose to leave running for now
+    state: str = ""
+
+    def cost_usd(self, now: float | None = None) -> float | None:
+        """The estimate so far: zero until it costs, then chips x price x time."""
+        if self.costing_since is None:
+            return 0.0
+        return cost.estimate(self.accelerator, self.route, self.costing_s(now))
+
+    def costing_s(self, now: float | None = None) -> float:
+        if self.costing_since is None:
+            return 0.0
+        return max(0.0, (now if now is not None else time.time()) - self.costing_since)
+
+    def age_s(self, now: float | None = None) -> float:
+        return max(0.0, (now if now is not None else time.time()) - self.exists_since)
+
+    @property
+    def needs_decision(self) -> bool:
+        """Quitting must ask about it: nobody has said to keep or leave it."""
+        return not (self.kept or self.left)
+
+
+class BillingState:
+    """The resources that exist, folded from events (this run) and reconciliation (leftovers)."""
+
+    def __init__(self) -> None:
+        self._items: dict[str, Billed] = {}
+        self._planned: ev.Planned | None = None
+
+    # -- reading ----------------------------------------------------------------------------
+    def existing(self) -> list[Billed]:
+        """Everything that may exist and must be cleaned up (or was deliberately kept)."""
+        return list(self._items.values())
+
+    def costing(self) -> list[Billed]:
+        """What costs money right now."""
+        return [b for b in self._items.values() if b.costing_since is not None]
+
+    def undecided(self) -> list[Billed]:
+        """What quitting must ask about: existing, and neither kept nor left on purpose."""
+        return [b for b in self._items.values() if b.needs_decision]
+
+    def may_bill(self) -> bool:
+        return bool(self._items)
+
+    def cost_usd(self, now: float | None = None) -> float | None:
+        """This session's estimate across everything that costs now (None if a price is unknown)."""
+        total = 0.0
+        for item in self.costing():
+            part = item.cost_usd(now)
+            if part is None:
+                return None
+            total += part
+        return round(total, 2)
+
+    def get(self, name: str) -> Billed | None:
+        return self._items.get(name)
+
+    # -- folding ----------------------------------------------------------------------------
+    def apply(self, event: ev.Event) -> None:
+        """Fold one lifecycle event."""
+        match event:
+            case ev.Planned():
+                self._planned = event
+            case ev.ResourceExists():
+                self._items[event.name] = Billed(
+                    event.name,
+                    event.kind,
+                    event.zone,
+                    event.accelerator,
+                    event.route,
+                    time.time(),
+                    state="CREATING",
+                )
+            case ev.CreateRefused():
+                self._items.pop(event.name, None)
+            case ev.BillingStarted():
+                self._update(event.name, costing_since=event.since, state="READY")
+            case ev.BillingStopped():
+                self._update(event.name, costing_since=None)
+            case ev.TeardownVerified():
+                self._items.pop(event.name, None)
+            case ev.Kept():
+                self._update(event.name, kept=True)
+            case ev.Provisioning():
+                for name, item in list(self._items.items()):
+                    if not item.leftover and item.costing_since is None:
+                        self._items[name] = replace(item, state=event.state)
+            case _:
+                pass
+
+    def _update(self, name: str, **changes: object) -> None:
+        item = self._items.get(name)
+        if item is not None:
+            self._items[name] = replace(item, **changes)  # type: ignore[arg-type]
+
+    def add_leftovers(self, found: Iterable[Billable]) -> None:
+        """Resources from earlier runs that still exist: they count until deleted or left."""
+        now = time.time()
+        for b in found:
+            r = b.resource
+            if r.name in self._items:
+                continue
+            since = now - b.age_s
+            # A listed resource we cannot see the READY time of is treated as costing since it
+            # was created, except a queued request that is still waiting for capacity.
+            waiting = r.kind == "queued" and b.state in ("ACCEPTED", "WAITING_FOR_RESOURCES")
+            self._items[r.name] = Billed(
+                r.name,
+                r.kind,
+                r.zone,
+                r.accelerator,
+                r.route,
+                since,
+                None if waiting else since,
+                leftover=True,
+                state=b.state,
+            )
+
+    def leave(self, names: Iterable[str]) -> None:
+        """The user chose to leave these leftovers running: still billing, no longer asked."""
+        for name in names:
+            self._update(name, left=True)
+
+    def forget(self, name: str) -> None:
+        """Verified gone outside a launch (a teardown of leftovers)."""
+        self._items.pop(name, None)

@@ -1,0 +1,159 @@
+"""How a launch ends: kept on purpose, or stopped and deleted, verified, and priced.
+
+``Ending`` is mixed into :class:`~tpuwizard.core.launch.lifecycle.Launch`. Its ``finish`` runs in
+the launch's ``finally``, so every way out (success, failure, a stop, a bug) passes through it.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from tpuwizard.core.cancel import CancelToken
+from tpuwizard.core.launch import events as ev
+from tpuwizard.core.launch.ledger import Resource
+from tpuwizard.core.launch.plan import EXIT_OK, EXIT_TEARDOWN, LaunchPlan
+from tpuwizard.core.launch.runtime import Runtime
+from tpuwizard.core.launch.teardown import delete_and_verify
+from tpuwizard.core.plan import catalog, cost
+from tpuwizard.core.remote.jobs import Job, stop_job
+from tpuwizard.core.remote.transports import Transport
+
+
+def stopped_diagnosis(reason: str) -> dict[str, Any]:
+    return {
+        "kind": "cancelled",
+        "title": "Stopped",
+        "explanation": f"The launch was stopped ({reason}).",
+        "next_steps": [],
+        "alternatives": [],
+    }
+
+
+def delete_command(resource: Resource, practice: bool) -> str:
+    """The exact command that deletes a kept resource later."""
+    if practice:
+        return f"tpuwizard teardown {resource.name} --sandbox"
+    what = "queued-resources delete" if resource.kind == "queued" else "tpu-vm delete"
+    force = " --force" if resource.kind == "queued" else ""
+    return (
+        f"tpuwizard teardown {resource.name}   (or: gcloud compute tpus {what} "
+        f"{resource.name} --zone {resource.zone} --project {resource.project}{force})"
+    )
+
+
+class Ending:
+    """Keep, or stop the jobs and delete; then price the run and say what still exists."""
+
+    # Provided by Launch.
+    plan: LaunchPlan
+    rt: Runtime
+    emit: Callable[[ev.Event], None]
+    cancel: CancelToken
+    slice: catalog.Slice
+    resource: Resource | None
+    created_at: float | None
+    costing_since: float | None
+    running_jobs: list[tuple[int, Job]]
+    transport: Transport | None
+    watchdog_deadline: float | None
+
+    def finish(self, code: int) -> int:
+        resource = self.resource
+        if resource is not None and (self.plan.keep or self.cancel.keep):
+            self.keep(resource)
+        else:
+            if self.cancel.is_set():
+                self.stop_jobs_in_background()
+            if not self.teardown():
+                code = EXIT_TEARDOWN
+        total = self.cost_so_far()
+        self._write_cost(total)
+        remaining = [self.resource.name] if self.resource is not None else []
+        self.emit(ev.Finished(code == EXIT_OK, code, str(self.plan.run_dir), total, remaining))
+        return code
+
+    def keep(self, resource: Resource) -> None:
+        """Detach: nothing will delete it later; the ledger says so, with any deadline."""
+        self.rt.ledger.record("kept", resource, deadline=self.watchdog_deadline)
+        self.emit(
+            ev.Kept(
+                resource.name,
+                resource.zone,
+                delete_command(resource, self.rt.practice),
+                cost.hourly(resource.accelerator, resource.route),
+                self.watchdog_deadline,
+            )
+        )
+
+    def stop_jobs_in_background(self) -> None:
+        """End the jobs on the workers while the delete is issued, not before it.
+
+        On Google the delete ends them anyway; stopping them first would only delay the delete
+        behind an SSH round trip. The watchdog is not among them: it is the safety net until
+        the delete is verified.
+        """
+        transport, jobs = self.transport, list(self.running_jobs)
+        if transport is None or not jobs:
+            return
+
+        def stop_all() -> None:
+            for worker, job in jobs:
+                stop_job(transport, worker, job)
+
+        threading.Thread(target=stop_all, name="tpuwizard-stop-jobs", daemon=True).start()
+
+    def teardown(self) -> bool:
+        """Delete this launch's resource and verify it is gone; True when nothing is left."""
+        resource = self.resource
+        if resource is None:
+            return True
+        self.emit(ev.TeardownStarted(resource.name, resource.kind))
+        result = delete_and_verify(
+            self.rt.cloud, self.rt.ledger, resource, pause=min(2.0, self.rt.poll)
+        )
+        if not result.verified:
+            d = result.diagnosis
+            self.emit(ev.TeardownFailed(resource.name, resource.kind, d.to_dict() if d else {}))
+            return False
+        billed = self.costing_seconds()
+        total = self.cost_so_far()
+        self.emit(ev.BillingStopped(resource.name, round(billed, 1), total))
+        self.emit(ev.TeardownVerified(resource.name, resource.kind, round(billed, 1), total))
+        self.resource = None
+        self.stopped_at = time.time()
+        return True
+
+    stopped_at: float | None = None
+
+    def costing_seconds(self) -> float:
+        """Seconds from the first READY until verified gone (or now, if it still exists)."""
+        if self.costing_since is None:
+            return 0.0
+        return max(0.0, (self.stopped_at or time.time()) - self.costing_since)
+
+    def cost_so_far(self) -> float | None:
+        if self.created_at is None:
+            return None
+        return cost.estimate(self.plan.accelerator, self.plan.route, self.costing_seconds())
+
+    def _write_cost(self, total: float | None) -> None:
+        """The run's cost estimate, next to its receipt."""
+        if self.created_at is None:
+            return
+        record = {
+            "accelerator": self.plan.accelerator,
+            "route": self.plan.route,
+            "chips": self.slice.chips,
+            "seconds": round(self.costing_seconds(), 1),
+            "billed_from": "first READY until verified gone",
+            "price_per_hour_usd": cost.hourly(self.plan.accelerator, self.plan.route),
+            "cost_usd": total,
+            "estimate": cost.label(),
+            "practice": self.rt.practice,
+            "still_running": self.resource is not None,
+        }
+        (self.plan.run_dir / "cost.json").write_text(json.dumps(record, indent=2) + "\n")
