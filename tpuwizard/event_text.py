@@ -25,9 +25,8 @@ def describe(event: ev.Event) -> list[str]:
                 f"deadline {event.max_run_minutes} min. Run {event.run_id}."
             ]
         case ev.Provisioning():
-            return [
-                f"  state {event.state} after {event.elapsed_s:.0f} s (not billing until READY)"
-            ]
+            note = "" if event.state == "READY" else " (not billing until READY)"
+            return [f"  state {event.state} after {event.elapsed_s:.0f} s{note}"]
         case ev.CreateRefused():
             return [f"  {event.name} was not created: nothing exists and nothing is billing."]
         case ev.BillingStarted():

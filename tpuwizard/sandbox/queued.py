@@ -27,7 +27,7 @@ class QueuedResources:
         self, project: str, zone: str, qr_id: str, body: dict[str, Any], version: str
     ) -> dict[str, Any]:
         self.require_zone(project, zone)
-        if not NODE_ID_RE.match(qr_id or ""):
+        if not NODE_ID_RE.fullmatch(qr_id or ""):
             raise ApiError(400, "INVALID_ARGUMENT", f"Invalid queued resource id '{qr_id}'.")
         name = f"projects/{project}/locations/{zone}/queuedResources/{qr_id}"
         if name in self.data["queued"]:

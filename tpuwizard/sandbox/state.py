@@ -244,7 +244,7 @@ class SandboxState(QueuedResources):
         self, project: str, zone: str, node_id: str, body: dict[str, Any]
     ) -> catalog.Slice:
         self.require_zone(project, zone)
-        if not NODE_ID_RE.match(node_id or ""):
+        if not NODE_ID_RE.fullmatch(node_id or ""):
             raise ApiError(
                 400,
                 "INVALID_ARGUMENT",

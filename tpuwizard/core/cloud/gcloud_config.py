@@ -131,7 +131,7 @@ def has_credentials(env: Mapping[str, str] | None = None) -> bool:
 
 
 def validate_project(project: str) -> str:
-    if not PROJECT_RE.match(project or ""):
+    if not PROJECT_RE.fullmatch(project or ""):
         raise BadInput(
             f"'{project}' is not a valid project id: it must be 6-30 characters of lower-case "
             "letters, digits and hyphens, start with a letter and not end with a hyphen. "
@@ -141,7 +141,7 @@ def validate_project(project: str) -> str:
 
 
 def validate_zone(zone: str) -> str:
-    if not ZONE_RE.match(zone or ""):
+    if not ZONE_RE.fullmatch(zone or ""):
         raise BadInput(
             f"'{zone}' is not a zone name: zones look like us-central1-a "
             "(region, then a letter). `tpuwizard zones` lists them."
@@ -150,7 +150,7 @@ def validate_zone(zone: str) -> str:
 
 
 def validate_node_name(name: str) -> str:
-    if not NAME_RE.match(name or ""):
+    if not NAME_RE.fullmatch(name or ""):
         raise BadInput(
             f"'{name}' is not a valid TPU name: use 1-63 lower-case letters, digits and hyphens, "
             "starting with a letter and not ending with a hyphen (e.g. jax-course-tpu-01)."

@@ -196,7 +196,7 @@ def parse_accelerator(name: str) -> Slice:
         raise UnknownAcceleratorError(
             raw, "accelerator types are lower case, without 'tpu-'", suggestion
         )
-    match = NAME_RE.match(raw)
+    match = NAME_RE.fullmatch(raw)
     if not match:
         close = difflib.get_close_matches(raw, all_names(), n=3, cutoff=0.6)
         raise UnknownAcceleratorError(

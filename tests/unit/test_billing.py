@@ -1,0 +1,101 @@
+"""BillingState: what exists and what costs, folded from the lifecycle's events and leftovers."""
+
+from __future__ import annotations
+
+import pytest
+
+from tpuwizard.core.launch import events as ev
+from tpuwizard.core.launch.billing import BillingState
+from tpuwizard.core.launch.ledger import Resource
+from tpuwizard.core.launch.teardown import Billable
+
+NAME = "tpuwizard-run"
+
+
+def exists(state: BillingState, name: str = NAME, kind: str = "node") -> None:
+    state.apply(ev.ResourceExists(name, kind, "us-central1-a", "v5litepod-4", "vm", "r1"))
+
+
+def test_nothing_exists_before_the_create_call():
+    state = BillingState()
+    state.apply(
+        ev.Planned(
+            "r1", NAME, "v5litepod-4", "us-central1-a", "vm", "p", 4, 1, 4.8, 120, True, "runs/r1"
+        )
+    )
+    assert not state.may_bill() and state.existing() == [] and state.cost_usd() == 0.0
+
+
+def test_a_resource_exists_from_the_create_call_but_costs_nothing_until_ready():
+    state = BillingState()
+    exists(state)
+    assert [b.name for b in state.existing()] == [NAME]
+    assert state.costing() == []
+    assert state.cost_usd() == 0.0
+    state.apply(ev.Provisioning("CREATING", 30.0, 0.0))
+    assert state.get(NAME).state == "CREATING" and state.costing() == []
+
+
+def test_a_refused_create_leaves_nothing():
+    state = BillingState()
+    exists(state)
+    state.apply(ev.CreateRefused(NAME, "node", "us-central1-a"))
+    assert not state.may_bill() and state.undecided() == []
+
+
+def test_ready_starts_the_meter_and_verified_gone_stops_it():
+    state = BillingState()
+    exists(state)
+    state.apply(ev.BillingStarted(NAME, 1000.0, 4.8))
+    # 4 chips at $1.20 per chip-hour for half an hour.
+    assert state.cost_usd(now=1000.0 + 1800) == pytest.approx(2.40)
+    state.apply(ev.TeardownStarted(NAME, "node"))
+    assert state.may_bill(), "a delete that is not verified yet still bills"
+    state.apply(ev.BillingStopped(NAME, 1800.0, 2.4))
+    state.apply(ev.TeardownVerified(NAME, "node", 1800.0, 2.4))
+    assert not state.may_bill()
+
+
+def test_a_failed_teardown_keeps_it_billing():
+    state = BillingState()
+    exists(state)
+    state.apply(ev.BillingStarted(NAME, 1000.0, 4.8))
+    state.apply(ev.TeardownFailed(NAME, "node", {"title": "still listed"}))
+    state.apply(ev.Finished(False, 4, "runs/r1", 1.0, [NAME]))
+    assert [b.name for b in state.costing()] == [NAME]
+    assert [b.name for b in state.undecided()] == [NAME]
+
+
+def test_kept_still_bills_but_needs_no_decision():
+    state = BillingState()
+    exists(state)
+    state.apply(ev.BillingStarted(NAME, 1000.0, 4.8))
+    state.apply(ev.Kept(NAME, "us-central1-a", f"tpuwizard teardown {NAME}", 4.8))
+    assert [b.name for b in state.costing()] == [NAME]
+    assert state.undecided() == []
+
+
+def leftover(name: str, state: str, kind: str = "node") -> Billable:
+    resource = Resource(kind, "p", "us-west1-c", name, "v5litepod-1", "old-run", "spot")
+    return Billable(resource, state, 3600.0, 0.3, "ledger")
+
+
+def test_leftovers_count_until_deleted_or_left():
+    state = BillingState()
+    state.add_leftovers([leftover("old", "READY"), leftover("old-qr", "ACCEPTED", "queued")])
+    assert {b.name for b in state.existing()} == {"old", "old-qr"}
+    # A queued request still waiting for capacity has no VM: it costs nothing.
+    assert [b.name for b in state.costing()] == ["old"]
+    assert {b.name for b in state.undecided()} == {"old", "old-qr"}
+    state.leave(["old", "old-qr"])
+    assert state.undecided() == [] and state.may_bill(), "left running: still billing"
+    state.forget("old")
+    assert [b.name for b in state.existing()] == ["old-qr"]
+
+
+def test_a_leftover_is_not_counted_twice_by_name():
+    state = BillingState()
+    exists(state, "old")
+    state.add_leftovers([leftover("old", "READY")])
+    (only,) = state.existing()
+    assert not only.leftover

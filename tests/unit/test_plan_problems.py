@@ -1,0 +1,70 @@
+"""LaunchPlan.problems(): every rule in one place, used as the user types and by the launch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tpuwizard.core.errors import BadInput
+from tpuwizard.core.launch.plan import LaunchPlan
+
+
+def plan(tmp_path: Path, **changes) -> LaunchPlan:
+    fields = {
+        "accelerator": "v5litepod-4",
+        "zone": "us-central1-a",
+        "project": "tpuwizard-practice",
+        "run_id": "20261130-000000-abcd",
+        "run_dir": tmp_path / "runs",
+    }
+    fields.update(changes)
+    return LaunchPlan(**fields)
+
+
+def test_a_good_plan_has_no_problems(tmp_path):
+    script = tmp_path / "main.py"
+    script.write_text("print('hi')\n")
+    good = plan(tmp_path, script=script, fetch=("out/*.json", "report.txt"), max_run_minutes=30)
+    assert good.problems() == []
+    assert good.validate().chips == 4
+
+
+@pytest.mark.parametrize(
+    ("changes", "words"),
+    [
+        ({"fetch": ("/etc/passwd",)}, "relative"),
+        ({"fetch": ("../secrets/*",)}, "relative"),
+        ({"fetch": ("a/../../b",)}, "relative"),
+        ({"route": "spot", "name": "a" + "b" * 60}, "60 characters"),
+        ({"route": "flex", "name": "a" + "b" * 62}, "60 characters"),
+        ({"project": "Not A Project"}, "project"),
+        ({"project": "tpuwizard-practice\n"}, "project"),
+        ({"name": "x\n"}, "name"),
+        ({"zone": "mars-central1-a; rm -rf /"}, "zone"),
+        ({"accelerator": "v9-4000"}, "v9-4000"),
+        ({"route": "ondemand"}, "route"),
+        ({"max_run_minutes": -1.0}, "deadline"),
+        ({"max_run_minutes": 20000.0}, "deadline"),
+        ({"watchdog": True, "route": "flex"}, "watchdog"),
+        ({"script": Path("/nonexistent/main.py")}, "does not exist"),
+    ],
+)
+def test_each_rule_is_a_problem_with_a_message(tmp_path, changes, words):
+    problems = plan(tmp_path, **changes).problems()
+    assert problems, f"{changes} was accepted"
+    assert any(words.lower() in p.lower() for p in problems), problems
+    with pytest.raises(BadInput):
+        plan(tmp_path, **changes).validate()
+
+
+def test_an_unsafe_script_name_is_refused_before_anything_is_created(tmp_path):
+    script = tmp_path / "my script;rm.py"
+    script.write_text("print('hi')\n")
+    problems = plan(tmp_path, script=script).problems()
+    assert any("letters, digits" in p for p in problems)
+
+
+def test_every_problem_is_reported_at_once(tmp_path):
+    problems = plan(tmp_path, fetch=("/abs",), route="spot", name="a" * 62).problems()
+    assert len(problems) >= 2
