@@ -56,6 +56,8 @@ def describe(event: ev.Event) -> list[str]:
             return [f"Receipt {event.receipt_sha256} saved to {event.path}: {verdict}"]
         case ev.FileFetched():
             return [f"Copied back {event.path}"]
+        case ev.FileNotFetched():
+            return [f"Not copied back: {event.path!r}: {event.reason}"]
         case ev.TeardownStarted():
             return [f"Deleting {event.name} and checking that it is gone..."]
         case ev.TeardownVerified():

@@ -88,6 +88,43 @@ def test_a_script_runs_and_its_reports_come_back(tmp_path, home):
     assert sandbox_is_empty(home)
 
 
+def test_one_odd_output_never_costs_the_others(tmp_path, home):
+    script = tmp_path / "outputs.py"
+    script.write_text(
+        "import os, pathlib\n"
+        "out = pathlib.Path('out')\n"
+        "out.mkdir()\n"
+        "(out / 'a.txt').write_text('a')\n"
+        "(out / 'with space.txt').write_text('space')\n"
+        "(out / 'new\\nline.txt').write_text('newline')\n"
+        "(out / 'folder.txt').mkdir()\n"
+        "os.symlink('/nonexistent/target', out / 'dangling.txt')\n"
+        "os.symlink('/etc/hostname', out / 'outside.txt')\n"
+        "(out / 'z.txt').write_text('z')\n"
+    )
+    code, events, stderr = launch(
+        tmp_path, "--accelerator", "v5litepod-1", "--script", str(script), "--fetch", "out/*.txt"
+    )
+    assert code == 0, stderr
+    fetched = {
+        Path(e["path"]).name: Path(e["path"]).read_text()
+        for e in events
+        if e["event"] == "file_fetched"
+    }
+    assert fetched == {
+        "a.txt": "a",
+        "with space.txt": "space",
+        "new\nline.txt": "newline",
+        "z.txt": "z",
+    }
+    skipped = {e["path"]: e["reason"] for e in events if e["event"] == "file_not_fetched"}
+    assert set(skipped) == {"out/folder.txt", "out/dangling.txt", "out/outside.txt"}
+    assert "directory" in skipped["out/folder.txt"]
+    run_dir = Path(next(e for e in events if e["event"] == "planned")["run_dir"])
+    assert all(p.resolve().is_relative_to(run_dir.resolve()) for p in run_dir.rglob("*"))
+    assert sandbox_is_empty(home)
+
+
 def test_a_failing_script_still_tears_down(tmp_path, home):
     script = tmp_path / "broken.py"
     script.write_text("raise SystemExit(7)\n")

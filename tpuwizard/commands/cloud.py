@@ -38,21 +38,12 @@ def sandbox() -> None:
 )
 def sandbox_serve(port: int, faults: str | None, delay: float) -> None:
     """Run the sandbox in the foreground until Ctrl+C."""
-    import os
-
-    from tpuwizard.core import paths
-    from tpuwizard.sandbox.server import make_server
-    from tpuwizard.session.practice import FAULTS_ENV
+    from tpuwizard.session.practice import make_foreground_sandbox
 
     if not 0 <= port <= 65535:
         raise BadInput(f"--port must be 0-65535, not {port}.")
     try:
-        server = make_server(
-            paths.state_dir() / "sandbox",
-            port,
-            faults if faults is not None else os.environ.get(FAULTS_ENV),
-            delay,
-        )
+        server = make_foreground_sandbox(port, faults, delay)
     except OSError as err:
         raise BadInput(
             f"Cannot listen on 127.0.0.1:{port} ({err.strerror}): choose another "

@@ -264,7 +264,7 @@ class WizardApp(App[int]):
             | ev.ReceiptSaved,
         ):
             wanted = run.VerifyScreen
-        elif isinstance(event, ev.ScriptLine | ev.FileFetched):
+        elif isinstance(event, ev.ScriptLine | ev.FileFetched | ev.FileNotFetched):
             wanted = run.ScriptScreen
         elif isinstance(
             event,

@@ -158,6 +158,14 @@ class FileFetched(Event):
 
 
 @dataclass(frozen=True)
+class FileNotFetched(Event):
+    """A file the fetch patterns matched that could not be copied back, and why."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class TeardownStarted(Event):
     name: str
     kind: str

@@ -6,6 +6,7 @@ plan, the runtime and the emit function from there.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,28 @@ from tpuwizard.core.plan import catalog
 from tpuwizard.core.remote.bootstrap import bootstrap_script
 from tpuwizard.core.remote.jobs import Job
 from tpuwizard.core.remote.transports import REMOTE_DIR, Raw, Transport, shell
+
+# Runs on the worker: what the patterns match, as JSON, with each entry's kind.
+LISTER = """
+import glob, json, os, sys
+found = {}
+for pattern in sys.argv[1:]:
+    for path in sorted(glob.glob(pattern, recursive=True)):
+        real = os.path.realpath(path)
+        if not os.path.exists(path):
+            kind = "dangling link"
+        elif not real.startswith(os.getcwd() + os.sep):
+            kind = "link outside the folder"
+        elif os.path.isdir(path):
+            kind = "directory"
+        elif os.path.isfile(path):
+            kind = "file"
+        else:
+            kind = "special file"
+        found[path] = kind
+print(json.dumps([{"path": p, "kind": k} for p, k in found.items()]))
+"""
+READER = "import sys; sys.stdout.buffer.write(open(sys.argv[1], 'rb').read())"
 
 
 class WorkerSteps:
@@ -173,13 +196,15 @@ class WorkerSteps:
             raise RemoteError(f"your script exited with code {code}")
 
     def _fetch_outputs(self, transport: Transport) -> None:
+        """Copy back what the fetch patterns match, each file on its own.
+
+        One odd entry (a directory, a dangling link, a name with a space or a newline) is
+        reported and skipped; it never costs the other files. Local writes stay inside the run
+        folder whatever the remote names say.
+        """
         if not self.plan.fetch:
             return
-        lister = (
-            "import glob, sys\nfor p in sys.argv[1:]:\n"
-            "    for f in sorted(glob.glob(p, recursive=True)):\n        print(f)\n"
-        )
-        result = transport.run(
+        listing = transport.run(
             0,
             shell(
                 "cd",
@@ -187,17 +212,35 @@ class WorkerSteps:
                 Raw("&&"),
                 "../../venv/bin/python",
                 "-c",
-                lister,
+                LISTER,
                 *self.plan.fetch,
             ),
         )
-        files = self.plan.run_dir / "files"
-        for rel in result.stdout.splitlines():
-            if not rel or rel.startswith("/") or ".." in rel.split("/"):
+        try:
+            entries = json.loads(listing.stdout or "[]")
+        except json.JSONDecodeError:
+            entries = []
+            self.emit(ev.FileNotFetched("*", f"could not list files: {listing.stderr.strip()}"))
+        files = (self.plan.run_dir / "files").resolve()
+        for entry in entries:
+            rel, kind = str(entry.get("path", "")), entry.get("kind")
+            target = (files / rel).resolve()
+            if not target.is_relative_to(files) or target == files:
+                self.emit(ev.FileNotFetched(rel, "outside the script's folder"))
                 continue
-            target = files / rel
+            if kind != "file":
+                self.emit(ev.FileNotFetched(rel, f"not a regular file ({kind})"))
+                continue
+            read = shell(
+                "cd", self.remote_run, Raw("&&"), "../../venv/bin/python", "-c", READER, rel
+            )
+            try:
+                result = transport.run_bytes(0, read, timeout=300)
+            except RemoteError as err:
+                self.emit(ev.FileNotFetched(rel, str(err)))
+                continue
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(transport.fetch(0, f"{self.remote_run}/{rel}"))
+            target.write_bytes(result)
             self.emit(ev.FileFetched(str(target)))
 
     def _job(

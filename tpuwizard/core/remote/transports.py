@@ -156,6 +156,13 @@ class Transport(ABC):
         code, out, err = self._exec(worker, command, timeout, stdin, cancellable)
         return Result(code, out.decode(errors="replace"), err.decode(errors="replace"))
 
+    def run_bytes(self, worker: int, command: str, timeout: float = 600) -> bytes:
+        """Run ``command`` and return its standard output as bytes; non-zero exit raises."""
+        code, out, err = self._exec(worker, command, timeout)
+        if code != 0:
+            raise RemoteError(f"worker {worker}: {err.decode(errors='replace').strip()}")
+        return out
+
     def popen(self, worker: int, command: str) -> subprocess.Popen[bytes]:
         return subprocess.Popen(
             self.argv(worker, command),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import on
 from textual.app import ComposeResult
@@ -11,8 +11,10 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from tpuwizard.core.launch.teardown import Billable
 from tpuwizard.event_text import money
+
+if TYPE_CHECKING:
+    from tpuwizard.core.launch.teardown import Billable
 
 
 class LeftoversScreen(ModalScreen[bool]):
