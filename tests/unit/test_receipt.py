@@ -102,3 +102,46 @@ def test_marker_lines_are_parsed_even_with_a_worker_prefix():
     assert parse_marker_line('[w1] TPUWIZARD {"kind": "receipt"}') == {"kind": "receipt"}
     assert parse_marker_line("  PASS numeric ...") is None
     assert parse_marker_line("TPUWIZARD {broken") is None
+
+
+def test_receipts_with_the_new_fields_hash_check_and_show_them(tmp_path):
+    trace_file = tmp_path / "trace" / "plugins" / "profile" / "s" / "h.xplane.pb"
+    trace_file.parent.mkdir(parents=True)
+    trace_file.write_bytes(b"abc")
+    receipt = sealed(
+        perf={
+            "bf16_tflops": 805.2,
+            "fp32_tflops": 51.0,
+            "matmul_size": 8192,
+            "data": "random normal",
+            "trials": 5,
+            "device_kind": "NVIDIA H200",
+            "peak_bf16_tflops": 989.0,
+            "peak_fraction": 0.8142,
+        },
+        precision={
+            v: {"dtype": v, "result_dtype": "float32", "max_abs_error": e, "max_rel_error": e}
+            for v, e in (("fp32", 1e-7), ("bf16", 4e-3), ("int8", 2e-2))
+        },
+        memory=[{"device": "cuda:0", "bytes_limit": 112_600_000_000, "bytes_in_use": 0}],
+        memory_limit_is="jax_gpu_pool",
+        trace={"dir": "trace", "files": [{"path": "plugins/profile/s/h.xplane.pb", "bytes": 3}]},
+    )
+    result = check_receipt(receipt, "cpu", folder=tmp_path)
+    assert result.ok, result.problems
+    shown = "\n".join(result.measurements)
+    assert "81.4% of NVIDIA H200's 989.0 TFLOP/s bf16 peak" in shown
+    assert "precision bf16: max |error| 0.004, relative 0.004" in shown
+    assert "not the GPU's total memory" in shown
+    assert "1 file(s), 3 bytes in trace/, all present beside the receipt" in shown
+    trace_file.write_bytes(b"abcd")
+    changed = check_receipt(receipt, "cpu", folder=tmp_path)
+    assert changed.ok and "1 missing or changed" in "\n".join(changed.measurements)
+    receipt["precision"]["bf16"]["max_rel_error"] = 0.0
+    assert not check_receipt(receipt, "cpu").ok  # edited after sealing
+
+
+def test_malformed_measurements_are_named_not_raised():
+    result = check_receipt(sealed(precision={"bf16": "oops"}, perf=[1], trace="x"), "cpu")
+    assert result.ok
+    assert "precision bf16: missing or malformed" in result.measurements

@@ -205,6 +205,8 @@ class WizardApp(App[int]):
             fetch=s.fetch,
             max_run_minutes=s.max_run_minutes,
             watchdog=s.watchdog,
+            precision=s.deep_checks,
+            trace=s.deep_checks,
         )
         runtime = await asyncio.to_thread(build_runtime, self.cloud, s.practice)
         s.last_failure, s.finished_code, s.total_cost_usd = None, None, None

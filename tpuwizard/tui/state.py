@@ -40,6 +40,7 @@ class WizardState:
     name: str | None = None
     max_run_minutes: float | None = None
     watchdog: bool = False
+    deep_checks: bool = False  # the verifier's precision profile and profiler trace
     script: Path | None = None
     fetch: tuple[str, ...] = ()
     run_dir: Path = field(default_factory=lambda: Path.cwd() / "runs")
