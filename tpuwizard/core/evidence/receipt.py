@@ -224,6 +224,31 @@ def measurements(receipt: dict[str, Any], folder: Path | None = None) -> list[st
     return lines
 
 
+def usable_hbm_gib_per_chip(receipt: dict[str, Any]) -> tuple[str, float]:
+    """(generation key, usable GiB per chip) from a TPU receipt's ``bytes_limit``: the smallest
+    device's limit times the devices per chip. Raises :class:`BadInput` when the receipt cannot
+    say (edited, not a TPU, or no memory figures)."""
+    if receipt.get("receipt_sha256") != receipt_hash(receipt):
+        raise BadInput("That receipt was edited after it was written: its memory figures are void.")
+    if receipt.get("memory_limit_is") != "usable_hbm":
+        raise BadInput(
+            "That receipt's bytes_limit is not usable HBM (only a TPU receipt's is; on a GPU it "
+            "is JAX's memory pool): fit keeps its fixed reserve without --receipt."
+        )
+    kinds = set(receipt.get("device_kinds") or [])
+    gen = catalog.generation_for_device_kind(next(iter(kinds))) if len(kinds) == 1 else None
+    limits = [
+        m.get("bytes_limit")
+        for m in receipt.get("memory") or []
+        if isinstance(m, dict) and isinstance(m.get("bytes_limit"), int | float)
+    ]
+    if gen is None or not limits:
+        raise BadInput(
+            f"That receipt names no single known TPU kind with memory figures ({sorted(kinds)})."
+        )
+    return gen.key, min(limits) * gen.devices_per_chip / 2**30
+
+
 def _num(value: object) -> str:
     return f"{value:.3g}" if isinstance(value, int | float) else "?"
 
