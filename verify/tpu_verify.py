@@ -14,8 +14,13 @@ Output: readable lines, plus one machine-readable line per check and one for the
 each ``TPUWIZARD {json}``. ``--receipt PATH`` writes the receipt. Exit status 0 only when every
 check holds, 1 when one fails, 2 for bad arguments.
 
+Optional checks: ``--perf`` times bf16/fp32 matmuls on random data (best of several trials) and
+compares bf16 with the device's peak; ``--precision`` measures fp32, bf16 and int8 error on a
+matmul and a small MLP; ``--trace`` captures a jax.profiler trace of the compute steps beside
+the receipt.
+
     COURSE_EXPECT_PLATFORM=tpu python tpu_verify.py --receipt receipt.json
-    python tpu_verify.py --expect cpu --min-devices 4 --perf
+    python tpu_verify.py --expect cpu --min-devices 4 --perf --precision --trace
 """
 
 import argparse
@@ -41,6 +46,76 @@ CHANGED_BIAS = -0.25
 COURSE_PREDICTION = (0.34375, 0.8125, 1.28125, 1.75, 2.21875, 2.6875, 3.15625, 3.625)
 TOLERANCE = 1e-6
 ROWS_PER_DEVICE = 8  # the pmap contract sums squares of 0 .. 8*devices-1
+
+# Peak dense bf16 TFLOP/s of one JAX device, by device_kind. tpuwizard's catalog
+# (tpuwizard/core/plan/catalog.toml) is the source, with a citation for every figure; a unit test
+# keeps this copy equal to it. TPU figures are per chip divided by the JAX devices per chip.
+PEAK_BF16_TFLOPS_PER_DEVICE = {
+    "TPU v2": 22.5,
+    "TPU v3": 61.5,
+    "TPU v4": 275.0,
+    "TPU v5 lite": 197.0,
+    "TPU v5": 459.0,
+    "TPU v6 lite": 918.0,
+    "TPU7x": 1153.5,
+    "NVIDIA H200": 989.0,
+}
+
+# What memory_stats()["bytes_limit"] means on each platform.
+MEMORY_LIMIT_MEANING = {
+    "tpu": "usable_hbm",  # what the TPU runtime lets JAX allocate: the usable HBM
+    "gpu": "jax_gpu_pool",  # JAX's preallocated pool (default 75% of the GPU), not the GPU's total
+}
+
+# Precision profile: upper bounds on max |error| / max |reference|. bf16 keeps 8 significant
+# bits (relative step 2^-8); int8 per-tensor quantisation keeps 1/127 of the largest value.
+PRECISION_BOUNDS = {"fp32": 1e-4, "bf16": 2e-2, "int8": 5e-2}
+PRECISION_MEANING = {
+    "fp32": "the reference (matmul at highest precision)",
+    "bf16": "fine for training with fp32 master weights, optimizer state and loss sums",
+    "int8": "for inference with calibrated weights; too coarse for gradients and optimizer state",
+}
+
+TRACE_HELP = (
+    "open it with TensorBoard's profile plugin (pip install tensorboard tensorboard-plugin-profile;"
+    " tensorboard --logdir DIR), with xprof (pip install xprof; xprof --logdir DIR), or load the"
+    " perfetto_trace.json.gz file at https://ui.perfetto.dev"
+)
+
+
+def gpu_runtimes(distributions=None, exists=os.path.exists):
+    """Which GPU runtimes this machine has: {"cuda", "rocm"}, from JAX's GPU plugins or the
+    devices' files (/dev/nvidiactl for NVIDIA, /dev/kfd for AMD)."""
+    if distributions is None:
+        distributions = _distribution_names()
+    names = {d.lower().replace("_", "-") for d in distributions}
+    found = set()
+    if any(n.startswith("jax-cuda") for n in names) or exists("/dev/nvidiactl"):
+        found.add("cuda")
+    if any(n.startswith("jax-rocm") for n in names) or exists("/dev/kfd"):
+        found.add("rocm")
+    return found
+
+
+def jax_platform_for(expect, runtimes):
+    """The JAX_PLATFORMS value for ``expect``. Current JAX expands "gpu" to CUDA and ROCm and
+    fails on whichever is absent, so "gpu" becomes the runtime present: cuda, else rocm."""
+    if expect != "gpu":
+        return expect
+    if "cuda" in runtimes:
+        return "cuda"
+    if "rocm" in runtimes:
+        return "rocm"
+    return "gpu"  # neither: JAX then fails at the backend boundary, which says so
+
+
+def _distribution_names():
+    try:
+        from importlib import metadata
+
+        return [d.metadata["Name"] or "" for d in metadata.distributions()]
+    except Exception:
+        return []
 
 
 def receipt_hash(receipt):
@@ -102,10 +177,24 @@ class SliceSpec:
 
 
 class Verifier:
-    def __init__(self, expect, min_devices, perf, out=None, slice_spec=None):
+    def __init__(
+        self,
+        expect,
+        min_devices,
+        perf,
+        out=None,
+        slice_spec=None,
+        precision=False,
+        trace_dir=None,
+        receipt_dir=None,
+    ):
         self.expect = expect
         self.min_devices = min_devices
         self.perf = perf
+        self.precision = precision
+        self.trace_dir = trace_dir
+        self.receipt_dir = receipt_dir
+        self._files_before = set()
         self.slice = slice_spec or SliceSpec()
         self.out = out or sys.stdout
         self.checks = []
@@ -135,8 +224,12 @@ class Verifier:
             "pmap_sum_of_squares": None,
             "expected_sum_of_squares": None,
             "contract_ok": False,
+            "jax_platforms": os.environ.get("JAX_PLATFORMS"),
             "memory": None,
+            "memory_limit_is": None,
             "perf": None,
+            "precision": None,
+            "trace": None,
         }
         self._t0 = time.perf_counter()
 
@@ -167,6 +260,7 @@ class Verifier:
         if modules is not None:
             devices = self.stage_backend(modules)
             if devices is not None:
+                tracing = self.trace_dir is not None and self.start_trace(modules)
                 self.stage_prediction(modules, devices)
                 self.stage_contract(modules)
                 if self.slice.processes > 1:
@@ -174,6 +268,10 @@ class Verifier:
                 self.stage_memory(modules)
                 if self.perf:
                     self.stage_perf(modules, devices)
+                if self.precision:
+                    self.stage_precision(modules, devices)
+                if tracing:
+                    self.stop_trace(modules)
         return self.finish()
 
     def stage_import(self):
@@ -322,6 +420,11 @@ class Verifier:
                         "; on a TPU VM check that jax[tpu] (libtpu) is installed in this "
                         "environment; in a notebook switch the runtime to TPU and restart"
                     )
+            elif self.expect == "gpu":
+                detail += (
+                    "; JAX_PLATFORMS=%s: an NVIDIA GPU needs jax[cuda12] (or jax[cuda13]) "
+                    "installed, an AMD GPU the jax ROCm plugin" % os.environ.get("JAX_PLATFORMS")
+                )
             self.check("backend", "backend", False, detail)
             return None
         platforms = sorted({d.platform for d in devices})
@@ -473,34 +576,149 @@ class Verifier:
                 }
             )
         self.receipt["memory"] = memory
+        if any(m["bytes_limit"] for m in memory):
+            self.receipt["memory_limit_is"] = MEMORY_LIMIT_MEANING.get(self.expect)
+        if self.expect == "gpu":  # the settings that size JAX's GPU pool
+            self.receipt["memory_env"] = {
+                k: v for k, v in os.environ.items() if k.startswith("XLA_PYTHON_CLIENT_")
+            }
 
     def stage_perf(self, modules, devices):
+        """Matmul throughput on random normal data (constant data flatters some hardware), the
+        best of several trials after a warm-up, and bf16 as a fraction of the device's peak."""
         _np, jax, jnp = modules
-        n = 1024 if self.expect == "cpu" else 8192
-        results = {"matmul_size": n}
+        on_cpu = self.expect == "cpu"
+        n = 1024 if on_cpu else 8192
+        trials, reps = (3, 1) if on_cpu else (5, 10)
+        results = {"matmul_size": n, "data": "random normal", "trials": trials, "reps": reps}
         try:
             for label, dtype in (("bf16", jnp.bfloat16), ("fp32", jnp.float32)):
-                a = jax.device_put(jnp.ones((n, n), dtype=dtype), devices[0])
+                keys = jax.random.split(jax.random.PRNGKey(0), 2)
+                a, b = (
+                    jax.device_put(jax.random.normal(k, (n, n), dtype=dtype), devices[0])
+                    for k in keys
+                )
                 mm = jax.jit(lambda p, q: p @ q)
-                mm(a, a).block_until_ready()  # warm-up: compile outside the timing
-                reps = 3 if self.expect == "cpu" else 20
-                start = time.perf_counter()
-                for _ in range(reps):
-                    out = mm(a, a)
-                out.block_until_ready()
-                seconds = time.perf_counter() - start
-                results["%s_tflops" % label] = round(2 * n**3 * reps / seconds / 1e12, 4)
+                mm(a, b).block_until_ready()  # warm-up: compile outside the timing
+                rates = []
+                for _ in range(trials):
+                    start = time.perf_counter()
+                    for _ in range(reps):
+                        out = mm(a, b)
+                    out.block_until_ready()
+                    rates.append(2 * n**3 * reps / (time.perf_counter() - start) / 1e12)
+                results["%s_tflops" % label] = round(max(rates), 4)
+                results["%s_tflops_trials" % label] = [round(r, 4) for r in rates]
         except Exception as err:
             self.check("perf", "contract", False, "matmul timing failed: %s" % _first_line(err))
             return
+        kind = str(devices[0].device_kind)
+        peak = PEAK_BF16_TFLOPS_PER_DEVICE.get(kind)
+        results["device_kind"] = kind
+        results["peak_bf16_tflops"] = peak
+        results["peak_fraction"] = round(results["bf16_tflops"] / peak, 4) if peak else None
         self.receipt["perf"] = results
         self.check(
             "perf",
             "contract",
             True,
-            "matmul %dx%d: bf16 %.3f TFLOP/s, fp32 %.3f TFLOP/s (one device)"
-            % (n, n, results["bf16_tflops"], results["fp32_tflops"]),
+            "matmul %dx%d on random data, best of %d: bf16 %.3f TFLOP/s%s, fp32 %.3f TFLOP/s "
+            "(one device)"
+            % (
+                n,
+                n,
+                trials,
+                results["bf16_tflops"],
+                " = %.1f%% of %s's %g peak" % (100 * results["peak_fraction"], kind, peak)
+                if peak
+                else " (no peak figure for %s)" % kind,
+                results["fp32_tflops"],
+            ),
         )
+
+    def stage_precision(self, modules, devices):
+        """The same matmul and MLP in fp32, bf16 and int8, against a float64 NumPy reference."""
+        np, jax, jnp = modules
+        try:
+            profile = precision_profile(np, jax, jnp, devices[0])
+        except Exception as err:
+            self.check(
+                "precision", "numeric", False, "precision profile failed: %s" % (_first_line(err))
+            )
+            return
+        self.receipt["precision"] = profile
+        problems = []
+        for variant, bound in PRECISION_BOUNDS.items():
+            entry = profile[variant]
+            self.say(
+                "       %-5s max |error| %.3g (relative %.2g), %s in, %s out: %s"
+                % (
+                    variant,
+                    entry["max_abs_error"],
+                    entry["max_rel_error"],
+                    entry["dtype"],
+                    entry["result_dtype"],
+                    PRECISION_MEANING[variant],
+                )
+            )
+            if not entry["max_rel_error"] <= bound:  # also catches NaN
+                problems.append(
+                    "%s error %.3g above %.3g" % (variant, entry["max_rel_error"], bound)
+                )
+        reference = profile["fp32"]["max_rel_error"]
+        for variant in ("bf16", "int8"):
+            if not profile[variant]["max_rel_error"] > reference:
+                problems.append(
+                    "%s is no less exact than fp32: it did not run in %s" % (variant, variant)
+                )
+        self.check(
+            "precision",
+            "numeric",
+            not problems,
+            "fp32 / bf16 / int8 relative error %.2g / %.2g / %.2g%s"
+            % (
+                profile["fp32"]["max_rel_error"],
+                profile["bf16"]["max_rel_error"],
+                profile["int8"]["max_rel_error"],
+                "; " + "; ".join(problems) if problems else "",
+            ),
+        )
+
+    def start_trace(self, modules):
+        _np, jax, _jnp = modules
+        try:
+            os.makedirs(self.trace_dir, exist_ok=True)
+            # A re-run into the same folder adds a new session; the receipt lists only this one.
+            self._files_before = {f["path"] for f in trace_files(self.trace_dir)}
+            jax.profiler.start_trace(self.trace_dir, create_perfetto_trace=True)
+        except Exception as err:
+            self.check(
+                "trace", "contract", False, "could not start the profiler: %s" % (_first_line(err))
+            )
+            return False
+        return True
+
+    def stop_trace(self, modules):
+        _np, jax, _jnp = modules
+        try:
+            jax.profiler.stop_trace()
+        except Exception as err:
+            self.check("trace", "contract", False, "the profiler failed: %s" % _first_line(err))
+            return
+        files = [f for f in trace_files(self.trace_dir) if f["path"] not in self._files_before]
+        base = self.receipt_dir or os.getcwd()
+        where = os.path.relpath(os.path.abspath(self.trace_dir), os.path.abspath(base))
+        if where.startswith(".."):
+            where = os.path.abspath(self.trace_dir)
+        self.receipt["trace"] = {"dir": where, "files": files}
+        total = sum(f["bytes"] for f in files)
+        self.check(
+            "trace",
+            "contract",
+            bool(files) and all(f["bytes"] > 0 for f in files),
+            "%d file(s), %d bytes in %s" % (len(files), total, self.trace_dir),
+        )
+        self.say("       " + TRACE_HELP.replace("DIR", self.trace_dir))
 
     def finish(self):
         failed = [c for c in self.checks if not c["ok"]]
@@ -523,6 +741,99 @@ class Verifier:
         return self.receipt
 
 
+def trace_files(trace_dir):
+    """Every file under ``trace_dir``: path relative to it, and size in bytes."""
+    found = []
+    for root, _dirs, names in os.walk(trace_dir):
+        for name in sorted(names):
+            path = os.path.join(root, name)
+            rel = os.path.relpath(path, trace_dir).replace(os.sep, "/")
+            found.append({"path": rel, "bytes": os.path.getsize(path)})
+    return sorted(found, key=lambda f: f["path"])
+
+
+def _quantise(jnp, x):
+    """Symmetric per-tensor int8: x ~ q * scale with q in [-127, 127]."""
+    scale = jnp.max(jnp.abs(x)) / 127.0
+    q = jnp.clip(jnp.round(x / scale), -127, 127).astype(jnp.int8)
+    return q, scale
+
+
+def precision_profile(np, jax, jnp, device):
+    """max |error| and max |error| / max |reference| of fp32, bf16 and int8 on a 256-cube matmul
+    and a 128-256-10 MLP forward pass. The inputs are random normal, so most are not exact in
+    bf16; the reference is float64 NumPy on the host."""
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal((256, 256)).astype(np.float32) for _ in range(2))
+    x = rng.standard_normal((64, 128)).astype(np.float32)
+    w1 = (rng.standard_normal((128, 256)) / np.sqrt(128)).astype(np.float32)
+    b1 = (0.1 * rng.standard_normal(256)).astype(np.float32)
+    w2 = (rng.standard_normal((256, 10)) / np.sqrt(256)).astype(np.float32)
+    b2 = (0.1 * rng.standard_normal(10)).astype(np.float32)
+    f64 = [v.astype(np.float64) for v in (a, b, x, w1, b1, w2, b2)]
+    ref_matmul = f64[0] @ f64[1]
+    ref_mlp = np.maximum(f64[2] @ f64[3] + f64[4], 0) @ f64[5] + f64[6]
+    highest = jax.lax.Precision.HIGHEST
+
+    def fp32_mm(p, q):
+        return jnp.matmul(p, q, precision=highest)
+
+    def bf16_mm(p, q):
+        return p.astype(jnp.bfloat16) @ q.astype(jnp.bfloat16)
+
+    def int8_mm(p, q):
+        qp, sp = _quantise(jnp, p)
+        qq, sq = _quantise(jnp, q)
+        acc = jax.lax.dot(qp, qq, preferred_element_type=jnp.float32)
+        return acc * (sp * sq)
+
+    def mlp(mm, cast):
+        def forward(x, w1, b1, w2, b2):
+            h = jnp.maximum(mm(x, w1) + cast(b1), 0)
+            return mm(h, w2) + cast(b2)
+
+        return forward
+
+    variants = {
+        "fp32": (fp32_mm, lambda v: v),
+        "bf16": (bf16_mm, lambda v: v.astype(jnp.bfloat16)),
+        "int8": (int8_mm, lambda v: v),
+    }
+    on_device = [jax.device_put(v, device) for v in (a, b, x, w1, b1, w2, b2)]
+    profile = {
+        "reference": "float64 NumPy on the host",
+        "matmul_shape": [256, 256, 256],
+        "mlp_shape": [64, 128, 256, 10],
+    }
+    for name, (mm, cast) in variants.items():
+        y_mm = jax.jit(mm)(*on_device[:2])
+        y_mlp = jax.jit(mlp(mm, cast))(*on_device[2:])
+        parts = {}
+        for part, y, ref in (("matmul", y_mm, ref_matmul), ("mlp", y_mlp, ref_mlp)):
+            err = float(np.max(np.abs(np.asarray(y, dtype=np.float64) - ref)))
+            parts[part] = {
+                "max_abs_error": err,
+                "max_rel_error": err / float(np.max(np.abs(ref))),
+                "output_dtype": str(y.dtype),
+            }
+        operand = {"fp32": "float32", "bf16": "bfloat16", "int8": "int8"}[name]
+        lowered = jax.jit(mm).lower(*on_device[:2]).as_text()
+        profile[name] = {
+            # The dtype the compiled matmul really takes, read from its lowered program.
+            "dtype": operand if _mlir_type(operand) in lowered else "unknown",
+            "result_dtype": str(y_mm.dtype),
+            "max_abs_error": max(p["max_abs_error"] for p in parts.values()),
+            "max_rel_error": max(p["max_rel_error"] for p in parts.values()),
+            "matmul": parts["matmul"],
+            "mlp": parts["mlp"],
+        }
+    return profile
+
+
+def _mlir_type(dtype):
+    return {"float32": "f32", "bfloat16": "bf16", "int8": "i8"}[dtype]
+
+
 def _first_line(err):
     text = str(err).strip().splitlines()
     return "%s: %s" % (type(err).__name__, text[0] if text else "")
@@ -540,6 +851,20 @@ def main(argv=None):
         "--min-devices", type=int, default=1, help="fail the contract with fewer devices than this"
     )
     parser.add_argument("--perf", action="store_true", help="also time bf16/fp32 matmuls")
+    parser.add_argument(
+        "--precision",
+        action="store_true",
+        help="also measure fp32, bf16 and int8 error on a matmul and a small MLP",
+    )
+    parser.add_argument(
+        "--trace",
+        action="store_true",
+        help="capture a jax.profiler trace of the compute steps (see --trace-dir)",
+    )
+    parser.add_argument(
+        "--trace-dir",
+        help="where --trace writes (default: trace/ beside the receipt, else ./trace)",
+    )
     parser.add_argument("--receipt", help="write the receipt JSON to this path")
     parser.add_argument(
         "--num-processes",
@@ -561,8 +886,12 @@ def main(argv=None):
     if args.min_devices < 1:
         parser.error("--min-devices must be 1 or more")
     # Only the requested platform is initialised, so a CPU run never grabs a TPU, and a TPU
-    # request cannot quietly fall back to CPU. An explicit JAX_PLATFORMS wins.
-    os.environ.setdefault("JAX_PLATFORMS", args.expect)
+    # request cannot quietly fall back to CPU. An explicit JAX_PLATFORMS wins, except a bare
+    # "gpu", which current JAX cannot initialise on a machine with only one GPU runtime.
+    if os.environ.get("JAX_PLATFORMS", args.expect) == args.expect:
+        os.environ["JAX_PLATFORMS"] = jax_platform_for(
+            args.expect, gpu_runtimes() if args.expect == "gpu" else set()
+        )
     if args.num_processes < 1:
         parser.error("--num-processes must be 1 or more")
     if args.coordinator and args.process_id is None:
@@ -574,7 +903,19 @@ def main(argv=None):
         args.global_devices,
         args.join_timeout,
     )
-    receipt = Verifier(args.expect, args.min_devices, args.perf, slice_spec=spec).run()
+    receipt_dir = os.path.dirname(os.path.abspath(args.receipt)) if args.receipt else None
+    trace_dir = None
+    if args.trace or args.trace_dir:
+        trace_dir = args.trace_dir or os.path.join(receipt_dir or os.getcwd(), "trace")
+    receipt = Verifier(
+        args.expect,
+        args.min_devices,
+        args.perf,
+        slice_spec=spec,
+        precision=args.precision,
+        trace_dir=trace_dir,
+        receipt_dir=receipt_dir,
+    ).run()
     if args.receipt:
         path = os.path.abspath(args.receipt)
         os.makedirs(os.path.dirname(path), exist_ok=True)

@@ -239,3 +239,28 @@ def test_bad_input_exits_2_before_anything_is_created(tmp_path, home):
         assert code == 2 and events == [], stderr
         assert "Traceback" not in stderr
     assert not (home / "sandbox" / "ledger.jsonl").exists()
+
+
+def test_precision_and_trace_come_back_into_the_run_folder(tmp_path, home):
+    code, events, stderr = launch(
+        tmp_path, "--accelerator", "v5litepod-1", "--precision", "--trace"
+    )
+    assert code == 0, stderr
+    checks = {e["name"]: e["ok"] for e in events if e["event"] == "check"}
+    assert checks["precision"] and checks["trace"]
+    saved = next(e for e in events if e["event"] == "receipt_saved")
+    receipt = Path(saved["path"])
+    data = json.loads(receipt.read_text())
+    assert data["precision"]["int8"]["max_rel_error"] > data["precision"]["bf16"]["max_rel_error"]
+    assert data["trace"]["dir"] == "trace" and data["trace"]["files"]
+    fetched = {e["path"] for e in events if e["event"] == "file_fetched"}
+    for entry in data["trace"]["files"]:
+        local = receipt.parent / "trace" / entry["path"]
+        assert str(local) in fetched and local.stat().st_size == entry["bytes"] > 0
+    checked = subprocess.run(
+        tpuwizard_cmd("receipt", "check", str(receipt), "--expect", "cpu"),
+        capture_output=True,
+        text=True,
+    )
+    assert checked.returncode == 0 and "all present beside the receipt" in checked.stderr
+    assert sandbox_is_empty(home)

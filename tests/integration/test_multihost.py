@@ -47,6 +47,22 @@ def test_v5litepod_16_runs_on_every_worker_and_proves_the_whole_slice(tmp_path, 
     assert sandbox_is_empty(home) and ledger_all_gone(home)
 
 
+def test_every_worker_sends_back_its_own_trace(tmp_path, home):
+    code, events, stderr = launch(
+        tmp_path, "--accelerator", "v5litepod-16", "--precision", "--trace"
+    )
+    assert code == 0, stderr
+    run = Path(next(e for e in events if e["event"] == "receipt_saved")["path"]).parent
+    for worker in range(4):
+        data = json.loads((run / f"receipt-w{worker}.json").read_text())
+        assert data["precision"]["bf16"]["max_rel_error"] > 0
+        assert data["trace"]["dir"] == f"trace-w{worker}" and data["trace"]["files"]
+        for entry in data["trace"]["files"]:
+            local = run / f"trace-w{worker}" / entry["path"]
+            assert local.stat().st_size == entry["bytes"] > 0
+    assert sandbox_is_empty(home)
+
+
 def kill_worker_verifier(home: Path, worker: int, stop: threading.Event) -> None:
     """Kill the verifier of one worker as soon as it starts (its cwd is that worker's home)."""
     while not stop.is_set():

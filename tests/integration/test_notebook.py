@@ -2,6 +2,7 @@
 
 import json
 import subprocess
+import zipfile
 
 import nbformat
 import pytest
@@ -14,10 +15,13 @@ from tpuwizard.core.evidence.receipt import check_receipt
 from tpuwizard.core.evidence.verifier import verifier_path
 
 
-def with_parameters(nb, expect):
+def with_parameters(nb, expect, precision=False, trace=False):
     for cell in nb.cells:
         if "parameters" in cell.metadata.get("tags", []):
-            cell.source = f'EXPECT = "{expect}"\nINSTALL_IF_MISSING = False\n'
+            cell.source = (
+                f'EXPECT = "{expect}"\nINSTALL_IF_MISSING = False\n'
+                f"PRECISION = {precision}\nTRACE = {trace}\n"
+            )
             return nb
     raise AssertionError("the notebook has no parameters cell")
 
@@ -69,6 +73,20 @@ def test_cpu_execution_writes_a_receipt_that_passes_the_check(tmp_path):
     assert "PASS: all" in text and "receipt_sha256" in text
     assert "Not running in Colab" in text
     assert "TPUWIZARD {" not in text
+
+
+def test_precision_and_trace_cells_on_cpu(tmp_path):
+    nb = with_parameters(build_notebook("kaggle"), "cpu", precision=True, trace=True)
+    execute(nb, tmp_path)
+    receipt = json.loads((tmp_path / "receipt.json").read_text())
+    assert check_receipt(receipt, "cpu", folder=tmp_path).ok
+    assert 0 < receipt["precision"]["bf16"]["max_rel_error"] < 2e-2
+    text = outputs_text(nb)
+    assert "bf16  max |error|" in text and "(bfloat16 in, bfloat16 out)" in text
+    with zipfile.ZipFile(tmp_path / "trace.zip") as packed:
+        names = set(packed.namelist())
+    assert {f"trace/{f['path']}" for f in receipt["trace"]["files"]} <= names
+    assert "Packed as" in text
 
 
 def test_tpu_expected_on_cpu_fails_at_the_backend_and_leaves_no_receipt(tmp_path):

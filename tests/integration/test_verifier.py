@@ -118,7 +118,7 @@ def test_device_holders_names_the_process_holding_a_device(tmp_path):
 
 def test_tpuwizard_verify_saves_a_receipt_under_runs(tmp_path):
     proc = subprocess.run(
-        tpuwizard_cmd("verify", "--devices", "4", "--perf"),
+        tpuwizard_cmd("verify", "--devices", "4", "--perf", "--precision", "--trace"),
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -131,6 +131,11 @@ def test_tpuwizard_verify_saves_a_receipt_under_runs(tmp_path):
     assert len(receipts) == 1
     receipt = json.loads(receipts[0].read_text())
     assert receipt["device_count"] == 4 and receipt["perf"]["fp32_tflops"] > 0
+    assert receipt["precision"]["bf16"]["max_rel_error"] > 0
+    assert f"Trace: {receipts[0].parent / 'trace'}" in proc.stderr
+    assert all(
+        (receipts[0].parent / "trace" / f["path"]).is_file() for f in receipt["trace"]["files"]
+    )
     checked = subprocess.run(
         tpuwizard_cmd("receipt", "check", str(receipts[0]), "--expect", "cpu"),
         capture_output=True,
@@ -157,3 +162,68 @@ def test_tpuwizard_verify_exits_1_when_the_platform_is_missing(tmp_path):
     assert proc.returncode == 1
     assert "backend" in proc.stdout
     assert os.path.exists(next((tmp_path / "runs").glob("*/receipt.json")))
+
+
+def test_precision_perf_and_trace_on_cpu(tmp_path):
+    path = tmp_path / "run" / "receipt.json"
+    proc = run_verifier(
+        "--expect", "cpu", "--perf", "--precision", "--trace", "--receipt", str(path)
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    receipt = json.loads(path.read_text())
+    assert receipt["receipt_sha256"] == receipt_hash(receipt)
+    assert receipt["jax_platforms"] == "cpu"
+    # Precision: the inputs are not exact in bf16, so bf16 and int8 differ from fp32 and from
+    # each other, within what 8 significant bits and 1/127 steps allow.
+    precision = receipt["precision"]
+    assert precision["fp32"]["dtype"] == "float32" and precision["fp32"]["max_rel_error"] < 1e-5
+    assert precision["bf16"]["dtype"] == "bfloat16"
+    assert precision["bf16"]["result_dtype"] == "bfloat16"
+    assert 1e-4 < precision["bf16"]["max_rel_error"] < 2e-2
+    assert precision["int8"]["dtype"] == "int8" and precision["int8"]["result_dtype"] == "float32"
+    assert precision["bf16"]["max_rel_error"] < precision["int8"]["max_rel_error"] < 5e-2
+    for variant in ("fp32", "bf16", "int8"):
+        entry = precision[variant]
+        assert entry["max_abs_error"] == max(
+            entry["matmul"]["max_abs_error"], entry["mlp"]["max_abs_error"]
+        )
+        assert entry["max_abs_error"] > 0
+    assert "bf16  max |error|" in proc.stdout and "int8  max |error|" in proc.stdout
+    # Perf: random data, best of the trials, no peak figure for a CPU.
+    perf = receipt["perf"]
+    assert perf["data"] == "random normal"
+    assert perf["bf16_tflops"] == max(perf["bf16_tflops_trials"]) > 0
+    assert len(perf["fp32_tflops_trials"]) == perf["trials"]
+    assert perf["peak_fraction"] is None and perf["device_kind"] == "cpu"
+    # Trace: the files the receipt lists exist beside it, non-empty, with the recorded sizes.
+    trace = receipt["trace"]
+    assert trace["dir"] == "trace" and trace["files"]
+    for entry in trace["files"]:
+        on_disk = path.parent / "trace" / entry["path"]
+        assert on_disk.stat().st_size == entry["bytes"] > 0
+    assert any(f["path"].endswith(".xplane.pb") for f in trace["files"])
+    assert "ui.perfetto.dev" in proc.stdout and "tensorboard --logdir" in proc.stdout
+    checked = subprocess.run(
+        tpuwizard_cmd("receipt", "check", str(path), "--expect", "cpu"),
+        capture_output=True,
+        text=True,
+    )
+    assert checked.returncode == 0, checked.stderr
+    assert "precision int8" in checked.stderr
+    assert "all present beside the receipt" in checked.stderr
+
+    # A second run into the same folder lists only its own trace session.
+    again = run_verifier("--expect", "cpu", "--trace", "--receipt", str(path))
+    assert again.returncode == 0, again.stdout + again.stderr
+    second = json.loads(path.read_text())["trace"]["files"]
+    assert not {f["path"] for f in second} & {f["path"] for f in trace["files"]}
+
+
+def test_expecting_gpu_without_one_names_the_missing_runtime(tmp_path):
+    path = tmp_path / "receipt.json"
+    proc = run_verifier("--expect", "gpu", "--receipt", str(path))
+    assert proc.returncode == 1
+    receipt = json.loads(path.read_text())
+    assert receipt["expected_backend"] == "gpu"  # as the course writes it
+    assert receipt["failed_boundary"] == "backend"
+    assert "jax[cuda12]" in proc.stdout

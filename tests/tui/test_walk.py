@@ -1,7 +1,10 @@
 """The wizard driven by Pilot through real sandbox launches."""
 
+import json
 import signal
 from pathlib import Path
+
+from textual.widgets import Switch
 
 from tests.tui.pilot_helpers import (
     buttons,
@@ -206,3 +209,18 @@ async def test_notebook_route_writes_it_and_checks_receipts(tmp_path):
         field.focus()
         await pilot.press("enter")  # Enter in the field checks too
         await until(pilot, lambda: "PASS" in str(result.render()), 10, "the pass")
+
+
+async def test_the_deeper_checks_switch_brings_back_precision_and_a_trace(tmp_path, home):
+    app = WizardApp(run_dir=tmp_path / "runs")
+    async with app.run_test(size=SIZE) as pilot:
+        await walk_to_review(pilot)
+        app.screen.query_one("#deep-checks", Switch).toggle()  # what a click on it does
+        await press(pilot, "#create")
+        await until(pilot, lambda: app.state.finished_code is not None, 120, "the end")
+        assert app.state.deep_checks and app.state.finished_code == 0
+        receipt = json.loads(Path(app.state.receipt_path).read_text())
+        assert receipt["precision"]["bf16"]["max_rel_error"] > 0
+        run = Path(app.state.receipt_path).parent
+        assert all((run / "trace" / f["path"]).is_file() for f in receipt["trace"]["files"])
+        await pilot.press("ctrl+q")

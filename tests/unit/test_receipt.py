@@ -8,6 +8,7 @@ from tpuwizard.core.evidence.receipt import (
     load_receipt,
     parse_marker_line,
     receipt_hash,
+    usable_hbm_gib_per_chip,
 )
 
 # The course's recorded runtime receipt (phase 19) and the hash it printed.
@@ -102,3 +103,102 @@ def test_marker_lines_are_parsed_even_with_a_worker_prefix():
     assert parse_marker_line('[w1] TPUWIZARD {"kind": "receipt"}') == {"kind": "receipt"}
     assert parse_marker_line("  PASS numeric ...") is None
     assert parse_marker_line("TPUWIZARD {broken") is None
+
+
+def test_receipts_with_the_new_fields_hash_check_and_show_them(tmp_path):
+    trace_file = tmp_path / "trace" / "plugins" / "profile" / "s" / "h.xplane.pb"
+    trace_file.parent.mkdir(parents=True)
+    trace_file.write_bytes(b"abc")
+    receipt = sealed(
+        perf={
+            "bf16_tflops": 805.2,
+            "fp32_tflops": 51.0,
+            "matmul_size": 8192,
+            "data": "random normal",
+            "trials": 5,
+            "device_kind": "NVIDIA H200",
+            "peak_bf16_tflops": 989.0,
+            "peak_fraction": 0.8142,
+        },
+        precision={
+            v: {"dtype": v, "result_dtype": "float32", "max_abs_error": e, "max_rel_error": e}
+            for v, e in (("fp32", 1e-7), ("bf16", 4e-3), ("int8", 2e-2))
+        },
+        memory=[{"device": "cuda:0", "bytes_limit": 112_600_000_000, "bytes_in_use": 0}],
+        memory_limit_is="jax_gpu_pool",
+        trace={"dir": "trace", "files": [{"path": "plugins/profile/s/h.xplane.pb", "bytes": 3}]},
+    )
+    result = check_receipt(receipt, "cpu", folder=tmp_path)
+    assert result.ok, result.problems
+    shown = "\n".join(result.measurements)
+    assert "81.4% of NVIDIA H200's 989.0 TFLOP/s bf16 peak" in shown
+    assert "precision bf16: max |error| 0.004, relative 0.004" in shown
+    assert "not the GPU's total memory" in shown
+    assert "1 file(s), 3 bytes in trace/, all present beside the receipt" in shown
+    trace_file.write_bytes(b"abcd")
+    changed = check_receipt(receipt, "cpu", folder=tmp_path)
+    assert changed.ok and "1 missing or changed" in "\n".join(changed.measurements)
+    receipt["precision"]["bf16"]["max_rel_error"] = 0.0
+    assert not check_receipt(receipt, "cpu").ok  # edited after sealing
+
+
+def test_malformed_measurements_are_named_not_raised():
+    result = check_receipt(sealed(precision={"bf16": "oops"}, perf=[1], trace="x"), "cpu")
+    assert result.ok
+    assert "precision bf16: missing or malformed" in result.measurements
+
+
+def tpu_receipt(**fields):
+    tpu = {
+        "expected_backend": "tpu",
+        "observed_backend": "tpu",
+        "device_count": 4,
+        "local_device_count": 4,
+        "device_kinds": ["TPU v5 lite"] * 4,
+        "memory": [{"device": f"TPU_{i}", "bytes_limit": 15 * 2**30 + i} for i in range(4)],
+        "memory_limit_is": "usable_hbm",
+    }
+    return sealed(**{**tpu, **fields})
+
+
+def test_usable_hbm_comes_from_a_tpu_receipt_only():
+    key, gib = usable_hbm_gib_per_chip(tpu_receipt())
+    assert key == "v5e" and gib == pytest.approx(15.0)  # the smallest device's limit
+    gpu = sealed(memory=[{"bytes_limit": 10**11}], memory_limit_is="jax_gpu_pool")
+    with pytest.raises(BadInput, match="JAX's memory pool"):
+        usable_hbm_gib_per_chip(gpu)
+    edited = tpu_receipt()
+    edited["memory"][0]["bytes_limit"] = 2**40
+    with pytest.raises(BadInput, match="edited"):
+        usable_hbm_gib_per_chip(edited)
+    with pytest.raises(BadInput, match="no single known TPU kind"):
+        usable_hbm_gib_per_chip(tpu_receipt(device_kinds=["TPU v9"]))
+
+
+def test_fit_uses_the_measured_limit_for_that_generation_only(tmp_path):
+    import subprocess
+
+    from tests.conftest import tpuwizard_cmd
+
+    path = tmp_path / "receipt.json"
+    path.write_text(json.dumps(tpu_receipt()))
+    # 14.5 GiB fits under the measured 15.0 GiB but not under a 10% reserve (14.4 GiB).
+    args = ["fit", "14.5", "--slices", "v5litepod-1,v6e-1", "--usable", "0.9", "--json"]
+    without = json.loads(subprocess.run(tpuwizard_cmd(*args), capture_output=True).stdout)
+    proc = subprocess.run(
+        tpuwizard_cmd(*args, "--receipt", str(path)), capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    with_receipt = {s["name"]: s for s in json.loads(proc.stdout)["slices"]}
+    before = {s["name"]: s for s in without["slices"]}
+    assert not before["v5litepod-1"]["fits_sharded"]
+    assert with_receipt["v5litepod-1"]["fits_sharded"]
+    assert with_receipt["v5litepod-1"]["usable_gib_per_chip"] == 15.0
+    assert with_receipt["v6e-1"] == before["v6e-1"]  # another generation keeps the reserve
+    assert "measured" in proc.stderr
+    bad = subprocess.run(
+        tpuwizard_cmd("fit", "14.5", "--receipt", str(tmp_path / "none.json")),
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode == 2 and "No receipt" in bad.stderr

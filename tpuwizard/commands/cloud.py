@@ -93,6 +93,10 @@ def sandbox_serve(port: int, faults: str | None, delay: float) -> None:
     help="vm/spot: a process on the VM deletes it at the deadline, even if this computer is off.",
 )
 @click.option("--failover", is_flag=True, help="On a stockout, try the next zones offering it.")
+@click.option("--precision", is_flag=True, help="The verifier also measures fp32/bf16/int8 error.")
+@click.option(
+    "--trace", is_flag=True, help="The verifier also saves a profiler trace into the run folder."
+)
 @click.option(
     "--transport",
     type=click.Choice(["ssh", "gcloud"]),
@@ -122,6 +126,8 @@ def launch(
     max_run: float | None,
     watchdog: bool,
     failover: bool,
+    precision: bool,
+    trace: bool,
     transport: str,
     run_dir: Path | None,
     ready_timeout: float,
@@ -161,6 +167,8 @@ def launch(
         max_run_minutes=max_run,
         watchdog=watchdog,
         failover=failover,
+        precision=precision,
+        trace=trace,
     )
     plan.validate()  # every rule, before any cloud call: exit 2 with all of them
     handle = session.start_launch(plan, transport, ready_timeout)

@@ -34,6 +34,16 @@ from tpuwizard.core.errors import BadInput
 )
 @click.option("--perf", is_flag=True, help="Also time bf16/fp32 matmuls.")
 @click.option(
+    "--precision",
+    is_flag=True,
+    help="Also measure fp32, bf16 and int8 error on a matmul and a small MLP.",
+)
+@click.option(
+    "--trace",
+    is_flag=True,
+    help="Also capture a jax.profiler trace into trace/ beside the receipt.",
+)
+@click.option(
     "--receipt",
     "receipt_path",
     type=click.Path(path_type=Path),
@@ -41,7 +51,13 @@ from tpuwizard.core.errors import BadInput
 )
 @click.option("--run-dir", type=click.Path(path_type=Path), help="Base folder for run folders.")
 def verify(
-    expect: str, devices: int, perf: bool, receipt_path: Path | None, run_dir: Path | None
+    expect: str,
+    devices: int,
+    perf: bool,
+    precision: bool,
+    trace: bool,
+    receipt_path: Path | None,
+    run_dir: Path | None,
 ) -> None:
     """Run the verifier here, stream it, and save its receipt."""
     from tpuwizard.core import paths
@@ -51,7 +67,7 @@ def verify(
         raise BadInput(f"--devices must be 1 or more, not {devices}.")
     if receipt_path is None:
         receipt_path = paths.run_dir(paths.new_run_id(), run_dir) / "receipt.json"
-    lines = run_local(expect, devices, receipt_path, perf)
+    lines = run_local(expect, devices, receipt_path, perf, precision=precision, trace=trace)
     while True:
         try:
             line = next(lines)
@@ -62,6 +78,8 @@ def verify(
             click.echo(line.text)
     if receipt_path.exists():
         say(f"Receipt: {receipt_path}")
+    if trace and (receipt_path.parent / "trace").is_dir():
+        say(f"Trace: {receipt_path.parent / 'trace'} (tensorboard/xprof --logdir, or Perfetto)")
     sys.exit(EXIT_OK if code == 0 else EXIT_FAILED)
 
 
@@ -89,12 +107,21 @@ def receipt_check(file: Path, expect: str | None, accelerator: str | None, as_js
 
         result = check_slice_receipt(data, file.parent, accelerator)
     else:
-        result = check_receipt(data, expect, accelerator)
+        result = check_receipt(data, expect, accelerator, folder=file.parent)
     if as_json:
-        print_json({"ok": result.ok, "problems": result.problems, "facts": result.facts})
+        print_json(
+            {
+                "ok": result.ok,
+                "problems": result.problems,
+                "facts": result.facts,
+                "measurements": result.measurements,
+            }
+        )
     else:
         for fact in result.facts:
             say(f"  ok   {fact}")
+        for line in result.measurements:
+            say(f"  -    {line}")
         for problem in result.problems:
             say(f"  FAIL {problem}")
         say(f"{file}: {'valid' if result.ok else 'REJECTED'}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from tpuwizard.commands.common import (
@@ -9,6 +11,7 @@ from tpuwizard.commands.common import (
     cloud_errors,
     open_session,
     print_json,
+    say,
     split_list,
 )
 from tpuwizard.core.errors import BadInput
@@ -35,6 +38,12 @@ from tpuwizard.core.errors import BadInput
     help="Fraction of nominal HBM usable by your program (default 0.94).",
 )
 @click.option(
+    "--receipt",
+    "receipt_file",
+    type=click.Path(path_type=Path),
+    help="A TPU receipt: its measured bytes_limit replaces the reserve for that generation.",
+)
+@click.option(
     "--route",
     type=click.Choice(["on-demand", "spot", "flex"]),
     default="on-demand",
@@ -51,6 +60,7 @@ def fit(
     single_host: bool,
     max_chips: int | None,
     usable: float | None,
+    receipt_file: Path | None,
     route: str,
     as_json: bool,
 ) -> None:
@@ -82,7 +92,14 @@ def fit(
         raise BadInput(
             "No slice matches those filters: loosen --generation, --max-chips or --single-host."
         )
-    fits = fitting.plan(state, chosen, reserve, route)
+    measured: dict[str, float] = {}
+    if receipt_file is not None:
+        from tpuwizard.core.evidence.receipt import load_receipt, usable_hbm_gib_per_chip
+
+        key, gib = usable_hbm_gib_per_chip(load_receipt(receipt_file))
+        measured[key] = gib
+        say(f"Usable HBM per {key} chip from {receipt_file}: {gib:.2f} GiB (measured).")
+    fits = fitting.plan(state, chosen, reserve, route, measured)
     if as_json:
         print_json(
             {

@@ -22,6 +22,7 @@ class WizardState:
     name: str | None = None
     max_run_minutes: float | None = None
     watchdog: bool = False
+    deep_checks: bool = False  # the verifier's precision profile and profiler trace
     script: Path | None = None
     fetch: tuple[str, ...] = ()
     run_dir: Path = field(default_factory=lambda: Path.cwd() / "runs")
@@ -66,4 +67,6 @@ class WizardState:
             fetch=self.fetch,
             max_run_minutes=self.max_run_minutes,
             watchdog=self.watchdog,
+            precision=self.deep_checks,
+            trace=self.deep_checks,
         )

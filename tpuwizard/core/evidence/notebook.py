@@ -110,6 +110,8 @@ def build_notebook(platform_key: str, accelerator: str | None = None):  # -> Not
                 "# Parameters. Leave them as they are on a TPU runtime.\n"
                 'EXPECT = "tpu"  # the platform that must run the computation\n'
                 "INSTALL_IF_MISSING = True  # install jax[tpu] when JAX or libtpu is missing\n"
+                "PRECISION = True  # also measure fp32 / bf16 / int8 error\n"
+                "TRACE = True  # also capture a profiler trace into trace/\n"
             ),
             "parameters",
         ),
@@ -122,6 +124,18 @@ def build_notebook(platform_key: str, accelerator: str | None = None):  # -> Not
         v4.new_code_cell(_RUN_CELL),
         v4.new_markdown_cell("## The receipt"),
         v4.new_code_cell(_SHOW_RECEIPT_CELL),
+        v4.new_markdown_cell(
+            "## Precision profile\n\nThe same matmul and small MLP in fp32 (the reference), "
+            "bf16 and int8, each compared with float64 NumPy: how much each format costs."
+        ),
+        v4.new_code_cell(_PRECISION_CELL),
+        v4.new_markdown_cell(
+            "## Profiler trace\n\nA `jax.profiler` trace of the verifier's compute steps, "
+            "packed as `trace.zip`. Unzip it and open it with TensorBoard's profile plugin "
+            "(`tensorboard --logdir trace`), with xprof (`xprof --logdir trace`), or load its "
+            "`perfetto_trace.json.gz` at https://ui.perfetto.dev."
+        ),
+        v4.new_code_cell(_TRACE_CELL),
         v4.new_code_cell(_DOWNLOAD_CELLS[plat.key]),
         v4.new_markdown_cell(
             f"## Check it on your computer\n\n{plat.download} Then run:\n\n```\n{check}\n```\n\n"
@@ -196,8 +210,10 @@ import json
 import os
 
 env = dict(os.environ, COURSE_EXPECT_PLATFORM=EXPECT, JAX_PLATFORMS=EXPECT)
+extras = (["--precision"] if PRECISION else []) + (["--trace"] if TRACE else [])
 proc = subprocess.Popen(
-    [sys.executable, "-u", "tpu_verify.py", "--expect", EXPECT, "--receipt", "receipt.json"],
+    [sys.executable, "-u", "tpu_verify.py", "--expect", EXPECT, "--receipt", "receipt.json",
+     *extras],
     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
 for line in proc.stdout:
     if not line.startswith("TPUWIZARD "):  # machine-readable lines are for tpuwizard
@@ -232,6 +248,29 @@ for name, value in rows:
 print("\\nSaved:", os.path.abspath("receipt.json"))
 """
 
+_PRECISION_CELL = """\
+precision = receipt.get("precision")
+if not precision:
+    print("No precision profile: set PRECISION = True in the parameters cell and run all.")
+else:
+    for variant in ("fp32", "bf16", "int8"):
+        e = precision[variant]
+        print(f"{variant:<5} max |error| {e['max_abs_error']:.3g}  relative "
+              f"{e['max_rel_error']:.2g}  ({e['dtype']} in, {e['result_dtype']} out)")
+"""
+
+_TRACE_CELL = """\
+import shutil
+
+trace = receipt.get("trace")
+if not trace:
+    print("No trace: set TRACE = True in the parameters cell and run all.")
+else:
+    for f in trace["files"]:
+        print(f"{f['bytes']:>12,}  trace/{f['path']}")
+    print("Packed as", shutil.make_archive("trace", "zip", ".", "trace"))
+"""
+
 _DOWNLOAD_CELLS = {
     "colab": """\
 try:
@@ -240,8 +279,11 @@ except ImportError:
     print("Not running in Colab: receipt.json is at", os.path.abspath("receipt.json"))
 else:
     files.download("receipt.json")
+    if os.path.exists("trace.zip"):
+        files.download("trace.zip")
 """,
     "kaggle": """\
-print("receipt.json is in", os.path.abspath("."), "- download it from the Output panel.")
+print("receipt.json (and trace.zip, if traced) are in", os.path.abspath("."),
+      "- download them from the Output panel.")
 """,
 }

@@ -32,6 +32,8 @@ class ReceiptCheck:
     ok: bool
     problems: list[str] = field(default_factory=list)
     facts: list[str] = field(default_factory=list)
+    # What the optional checks measured (perf, precision, memory, trace): shown, not judged.
+    measurements: list[str] = field(default_factory=list)
 
 
 def load_receipt(path: Path) -> dict[str, Any]:
@@ -98,9 +100,15 @@ def check_slice_receipt(
 
 
 def check_receipt(
-    receipt: dict[str, Any], expect: str | None = None, accelerator: str | None = None
+    receipt: dict[str, Any],
+    expect: str | None = None,
+    accelerator: str | None = None,
+    folder: Path | None = None,
 ) -> ReceiptCheck:
-    """Does this receipt prove a successful run on ``expect`` with ``accelerator``'s devices?"""
+    """Does this receipt prove a successful run on ``expect`` with ``accelerator``'s devices?
+
+    ``folder`` is where the receipt lies; trace files it lists are looked for there.
+    """
     if expect is not None and expect not in PLATFORMS:
         raise BadInput(f"--expect must be one of {', '.join(PLATFORMS)}, not '{expect}'.")
     slice_ = None
@@ -150,7 +158,99 @@ def check_receipt(
                 problem(f"device kind {sorted(kinds)}, but {slice_.name} is '{want_kind}'")
     if result.ok:
         result.facts.append(f"{count} {observed} device(s), contract held, all checks passed")
+    result.measurements.extend(measurements(receipt, folder))
     return result
+
+
+def measurements(receipt: dict[str, Any], folder: Path | None = None) -> list[str]:
+    """One line per optional measurement the receipt holds; odd shapes are named, not raised."""
+    lines: list[str] = []
+    perf = receipt.get("perf")
+    if isinstance(perf, dict) and "bf16_tflops" in perf:
+        peak = perf.get("peak_fraction")
+        lines.append(
+            f"perf: bf16 {perf.get('bf16_tflops')} TFLOP/s, fp32 {perf.get('fp32_tflops')} "
+            f"TFLOP/s on a {perf.get('matmul_size')}-cube matmul "
+            f"({perf.get('data', 'constant data')}, best of {perf.get('trials', 1)})"
+            + (
+                f", {100 * peak:.1f}% of {perf.get('device_kind')}'s "
+                f"{perf.get('peak_bf16_tflops')} TFLOP/s bf16 peak"
+                if isinstance(peak, int | float)
+                else ", no peak figure for this device"
+            )
+        )
+    precision = receipt.get("precision")
+    if isinstance(precision, dict):
+        for variant in ("fp32", "bf16", "int8"):
+            entry = precision.get(variant)
+            if not isinstance(entry, dict):
+                lines.append(f"precision {variant}: missing or malformed")
+                continue
+            lines.append(
+                f"precision {variant}: max |error| {_num(entry.get('max_abs_error'))}, "
+                f"relative {_num(entry.get('max_rel_error'))} "
+                f"({entry.get('dtype')} in, {entry.get('result_dtype')} out)"
+            )
+    memory = receipt.get("memory")
+    limit_is = receipt.get("memory_limit_is")
+    if isinstance(memory, list) and limit_is:
+        limits = [m.get("bytes_limit") for m in memory if isinstance(m, dict)]
+        meaning = {
+            "usable_hbm": "usable HBM per device",
+            "jax_gpu_pool": "JAX's GPU memory pool per device, not the GPU's total memory",
+        }.get(str(limit_is), str(limit_is))
+        shown = ", ".join(f"{v / 2**30:.1f} GiB" for v in limits if isinstance(v, int | float))
+        lines.append(f"memory bytes_limit: {shown} ({meaning})")
+    trace = receipt.get("trace")
+    if isinstance(trace, dict) and isinstance(trace.get("files"), list):
+        files = [f for f in trace["files"] if isinstance(f, dict)]
+        total = sum(int(f.get("bytes") or 0) for f in files)
+        where = str(trace.get("dir"))
+        line = f"trace: {len(files)} file(s), {total} bytes in {where}/"
+        if folder is not None:
+            base = folder / where
+            present = [
+                f
+                for f in files
+                if (base / str(f.get("path"))).is_file()
+                and (base / str(f.get("path"))).stat().st_size == f.get("bytes")
+            ]
+            line += (
+                ", all present beside the receipt"
+                if len(present) == len(files)
+                else f", {len(files) - len(present)} missing or changed beside the receipt"
+            )
+        lines.append(line)
+    return lines
+
+
+def usable_hbm_gib_per_chip(receipt: dict[str, Any]) -> tuple[str, float]:
+    """(generation key, usable GiB per chip) from a TPU receipt's ``bytes_limit``: the smallest
+    device's limit times the devices per chip. Raises :class:`BadInput` when the receipt cannot
+    say (edited, not a TPU, or no memory figures)."""
+    if receipt.get("receipt_sha256") != receipt_hash(receipt):
+        raise BadInput("That receipt was edited after it was written: its memory figures are void.")
+    if receipt.get("memory_limit_is") != "usable_hbm":
+        raise BadInput(
+            "That receipt's bytes_limit is not usable HBM (only a TPU receipt's is; on a GPU it "
+            "is JAX's memory pool): fit keeps its fixed reserve without --receipt."
+        )
+    kinds = set(receipt.get("device_kinds") or [])
+    gen = catalog.generation_for_device_kind(next(iter(kinds))) if len(kinds) == 1 else None
+    limits = [
+        m.get("bytes_limit")
+        for m in receipt.get("memory") or []
+        if isinstance(m, dict) and isinstance(m.get("bytes_limit"), int | float)
+    ]
+    if gen is None or not limits:
+        raise BadInput(
+            f"That receipt names no single known TPU kind with memory figures ({sorted(kinds)})."
+        )
+    return gen.key, min(limits) * gen.devices_per_chip / 2**30
+
+
+def _num(value: object) -> str:
+    return f"{value:.3g}" if isinstance(value, int | float) else "?"
 
 
 def parse_marker_line(line: str) -> dict[str, Any] | None:

@@ -44,6 +44,15 @@ def cpu_device_env(devices: int, base: dict[str, str] | None = None) -> dict[str
     return env
 
 
+def verifier_flags(perf: bool = False, precision: bool = False, trace: bool = False) -> list[str]:
+    """The verifier's options for the optional checks."""
+    return [
+        flag
+        for flag, wanted in (("--perf", perf), ("--precision", precision), ("--trace", trace))
+        if wanted
+    ]
+
+
 @dataclass
 class VerifierOutput:
     """One line the verifier printed; ``payload`` is set for machine-readable lines."""
@@ -53,11 +62,18 @@ class VerifierOutput:
 
 
 def run_local(
-    expect: str, devices: int, receipt: Path, perf: bool = False, python: str | None = None
+    expect: str,
+    devices: int,
+    receipt: Path,
+    perf: bool = False,
+    python: str | None = None,
+    precision: bool = False,
+    trace: bool = False,
 ) -> Iterator[VerifierOutput]:
     """Run the verifier in a subprocess, yielding its lines as they come; then its exit code.
 
-    The generator's return value (``StopIteration.value``) is the exit status.
+    The generator's return value (``StopIteration.value``) is the exit status. With ``trace``
+    the profiler trace goes to ``trace/`` beside the receipt.
     """
     if devices < 1:
         raise BadInput("--devices must be 1 or more.")
@@ -72,8 +88,7 @@ def run_local(
         "--receipt",
         str(receipt),
     ]
-    if perf:
-        cmd.append("--perf")
+    cmd += verifier_flags(perf=perf, precision=precision, trace=trace)
     env = cpu_device_env(devices) if expect == "cpu" else dict(os.environ)
     env["JAX_PLATFORMS"] = expect
     with subprocess.Popen(

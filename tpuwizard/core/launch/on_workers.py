@@ -15,7 +15,7 @@ from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.cloud.types import NodeInfo
 from tpuwizard.core.errors import RemoteError
 from tpuwizard.core.evidence.receipt import parse_marker_line
-from tpuwizard.core.evidence.verifier import VERIFIER_FILENAME, verifier_source
+from tpuwizard.core.evidence.verifier import VERIFIER_FILENAME, verifier_flags, verifier_source
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.plan import LaunchPlan, safe_script_name
 from tpuwizard.core.launch.runtime import Runtime
@@ -115,6 +115,9 @@ class WorkerSteps:
         )
 
         def command(worker: int) -> str:
+            extras = verifier_flags(precision=self.plan.precision, trace=self.plan.trace)
+            if self.plan.trace:
+                extras += ["--trace-dir", f"{self.remote_run}/{self._trace_dir(worker)}"]
             return shell(
                 f"{REMOTE_DIR}/venv/bin/python",
                 "-u",
@@ -125,6 +128,7 @@ class WorkerSteps:
                 str(self.slice.devices_per_vm),
                 "--receipt",
                 receipt,
+                *extras,
                 *join.args(worker),
             )
 
@@ -142,6 +146,8 @@ class WorkerSteps:
             saved[worker] = local
             data = load_receipt(local)
             self.receipt_ok = check_receipt(data, self.rt.expect, None).ok
+            if self.plan.trace:
+                self._fetch_trace(transport, worker, data)
             if transport.workers == 1:
                 self.emit(ev.ReceiptSaved(str(local), self.receipt_ok, data["receipt_sha256"]))
         if transport.workers > 1:
@@ -154,6 +160,23 @@ class WorkerSteps:
                     whole["receipt_sha256"],
                 )
             )
+
+    def _trace_dir(self, worker: int) -> str:
+        """Each worker's trace folder, named as it will be in the local run folder."""
+        return "trace" if self.slice.vms == 1 else f"trace-w{worker}"
+
+    def _fetch_trace(self, transport: Transport, worker: int, receipt: dict) -> None:
+        """Copy back the trace files the worker's receipt lists, into run_dir/trace[-wN]/."""
+        folder = self._trace_dir(worker)
+        trace = receipt.get("trace") or {}
+        for entry in trace.get("files") or []:
+            rel = str(entry.get("path", ""))
+            if not rel or rel.startswith("/") or ".." in rel.split("/"):
+                continue  # only files inside the trace folder
+            target = self.plan.run_dir / folder / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(transport.fetch(worker, f"{self.remote_run}/{folder}/{rel}"))
+            self.emit(ev.FileFetched(str(target)))
 
     def _verifier_line(self, worker: int, text: str) -> None:
         payload = parse_marker_line(text)

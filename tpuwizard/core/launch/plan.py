@@ -30,6 +30,8 @@ class LaunchPlan:
     max_run_minutes: float | None = None
     watchdog: bool = False
     failover: bool = False
+    precision: bool = False  # the verifier's fp32/bf16/int8 precision profile
+    trace: bool = False  # a jax.profiler trace from every worker, copied into run_dir
 
     @property
     def node_name(self) -> str:

@@ -148,6 +148,15 @@ def sources() -> dict[str, str]:
     return dict(_raw()["sources"])
 
 
+def peak_bf16_tflops_per_device() -> dict[str, float]:
+    """Peak dense bf16 TFLOP/s of one JAX device, by ``device_kind``: a TPU chip's peak divided
+    by its JAX devices, and the catalog's other accelerators (``[devices]``) as listed."""
+    peaks = {g.device_kind: g.peak_bf16_tflops / g.devices_per_chip for g in generations().values()}
+    for kind, entry in _raw().get("devices", {}).items():
+        peaks[kind] = float(entry["peak_bf16_tflops"])
+    return peaks
+
+
 def _by_prefix() -> dict[str, Generation]:
     return {g.prefix: g for g in generations().values()}
 

@@ -127,9 +127,15 @@ def fit_slice(
     slice_: catalog.Slice,
     reserve: float = DEFAULT_RESERVE,
     route: str = "on-demand",
+    measured_gib_per_chip: float | None = None,
 ) -> SliceFit:
+    """``measured_gib_per_chip``, from a TPU receipt's ``bytes_limit``, replaces the reserve."""
     gen = slice_.generation
-    usable_per_chip = gen.hbm_gib_per_chip * (1 - reserve)
+    usable_per_chip = (
+        measured_gib_per_chip
+        if measured_gib_per_chip is not None
+        else gen.hbm_gib_per_chip * (1 - reserve)
+    )
     # A replicated copy lives on every JAX device; on v2/v3 a device is one TensorCore with
     # half the chip's HBM.
     usable_per_device = usable_per_chip / gen.devices_per_chip
@@ -196,11 +202,17 @@ def plan(
     slices: list[catalog.Slice],
     reserve: float = DEFAULT_RESERVE,
     route: str = "on-demand",
+    measured: dict[str, float] | None = None,
 ) -> list[SliceFit]:
-    """Fit ``state_gib`` over ``slices``, cheapest first (unknown prices last)."""
+    """Fit ``state_gib`` over ``slices``, cheapest first (unknown prices last).
+
+    ``measured`` maps a generation key to usable GiB per chip read from a receipt; those
+    slices use it instead of ``reserve``.
+    """
     if not (0 <= reserve < 1):
         raise BadInput("The reserve must be a fraction from 0 up to (not including) 1.")
-    fits = [fit_slice(state_gib, s, reserve, route) for s in slices]
+    measured = measured or {}
+    fits = [fit_slice(state_gib, s, reserve, route, measured.get(s.generation.key)) for s in slices]
     return sorted(
         fits,
         key=lambda f: (f.price_per_hour_usd is None, f.price_per_hour_usd or 0.0, f.chips, f.name),

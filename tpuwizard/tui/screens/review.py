@@ -23,7 +23,9 @@ class ReviewScreen(WizardScreen):
     HELP = (
         "Check what will be created. The deadline is Flex-start's maximum run duration; for "
         "other routes it is shown so you know how long you meant to run. Optionally give a "
-        "script of yours to run after the verifier, and files it writes to copy back."
+        "script of yours to run after the verifier, and files it writes to copy back. Deeper "
+        "checks add the verifier's precision profile and a profiler trace (open it with "
+        "TensorBoard's profile plugin, xprof or Perfetto)."
     )
 
     def __init__(self, state: WizardState) -> None:
@@ -57,6 +59,12 @@ class ReviewScreen(WizardScreen):
                     "Watchdog: the VM deletes itself at the deadline, even if this computer is off",
                     id="watchdog-label",
                 )
+        with Horizontal(classes="row"):
+            yield Switch(value=s.deep_checks, id="deep-checks")
+            yield Label(
+                "Deeper checks: a precision profile and a profiler trace, in the run folder",
+                id="deep-checks-label",
+            )
         with Horizontal(classes="row"):
             yield _titled(
                 Input(value=str(s.script or ""), placeholder="path/to/main.py", id="script"),
@@ -92,6 +100,7 @@ class ReviewScreen(WizardScreen):
             "name": name,
             "max_run_minutes": max_run,
             "watchdog": watchdog,
+            "deep_checks": self.query_one("#deep-checks", Switch).value,
             "script": Path(script).expanduser() if script else None,
             "fetch": fetch,
         }
