@@ -108,6 +108,11 @@ def sandbox_serve(port: int, faults: str | None, delay: float) -> None:
     show_default=True,
     help="gcloud for projects that enforce OS Login.",
 )
+@click.option(
+    "--internal-ips",
+    is_flag=True,
+    help="No external addresses (then only --transport gcloud, through IAP, reaches the VMs).",
+)
 @click.option("--run-dir", type=click.Path(path_type=Path), help="Base folder for run folders.")
 @click.option(
     "--ready-timeout",
@@ -131,6 +136,7 @@ def launch(
     watchdog: bool,
     failover: bool,
     transport: str,
+    internal_ips: bool,
     run_dir: Path | None,
     ready_timeout: float,
     sandbox: bool,
@@ -170,8 +176,14 @@ def launch(
         max_run_minutes=max_run,
         watchdog=watchdog,
         failover=failover,
+        internal_ips=internal_ips,
     )
     plan.validate()
+    if internal_ips and transport != "gcloud":
+        raise BadInput(
+            "--internal-ips gives the VMs no external address, so SSH from this computer cannot "
+            "reach them: add --transport gcloud (it tunnels through IAP)."
+        )
     if ready_timeout <= 0:
         raise BadInput("--ready-timeout must be a number of seconds above zero.")
     runtime = build_runtime(cloud, practice, transport)
@@ -212,8 +224,9 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     cloud, practice = connect(project, sandbox)
     with cloud_errors(Context(project=cloud.project)):
         found = reconcile(cloud, ledger_for(practice))
+    _say_skipped(found.skipped)
     if as_json:
-        print_json({"resources": [b.to_dict() for b in found]})
+        print_json({"resources": [b.to_dict() for b in found], "skipped_zones": found.skipped})
         return
     if not found:
         say("Nothing tpuwizard created exists any more: nothing is billing.")
@@ -221,6 +234,12 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     from tpuwizard.render import render_status
 
     render_status(found, cost.label())
+
+
+def _say_skipped(skipped: dict[str, str]) -> None:
+    """Zones that could not be surveyed: the rest still answered, these are unknown."""
+    for zone, why in sorted(skipped.items()):
+        say(f"Skipped {zone}: {why}. Nothing tpuwizard made can be there unless you made it there.")
 
 
 def _select(found: list, name: str | None, everything: bool) -> list:
@@ -253,7 +272,9 @@ def teardown(
     cloud, practice = connect(project, sandbox)
     ledger = ledger_for(practice)
     with cloud_errors(Context(project=cloud.project)):
-        chosen = _select(reconcile(cloud, ledger), name, everything)
+        found = reconcile(cloud, ledger)
+    _say_skipped(found.skipped)
+    chosen = _select(found, name, everything)
     if not chosen:
         say("Nothing to delete: nothing tpuwizard created exists.")
         if as_json:

@@ -157,6 +157,8 @@ class Launch(WorkerSteps):
             metadata=dict(rt.ssh_metadata),
             spot=plan.route == "spot",
             cloud_platform_scope=plan.watchdog,
+            external_ips=not plan.internal_ips,
+            queue_wait_s=rt.ready_timeout,
         )
         queued = plan.route in ("spot", "flex")
         name = f"{plan.node_name}-qr" if queued else plan.node_name
@@ -308,7 +310,7 @@ class Launch(WorkerSteps):
             )
         if self.resource is not None and self.plan.keep and not self.cancel.is_set():
             r = self.resource
-            what = "queued-resources delete" if r.kind == "queued" else "tpu-vm delete"
+            what = "queued-resources delete --force" if r.kind == "queued" else "tpu-vm delete"
             self.emit(
                 ev.Kept(
                     r.name,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from tpuwizard.core.cloud import gcloud_config
+from tpuwizard.core.cloud import gcloud_config, google_errors
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.plan import catalog
 
@@ -29,6 +29,7 @@ class LaunchPlan:
     max_run_minutes: float | None = None
     watchdog: bool = False
     failover: bool = False
+    internal_ips: bool = False  # no external addresses: only the gcloud (IAP) transport reaches
 
     @property
     def node_name(self) -> str:
@@ -40,6 +41,9 @@ class LaunchPlan:
             slice_ = catalog.parse_accelerator(self.accelerator)
         except catalog.UnknownAcceleratorError as err:
             raise BadInput(str(err)) from None
+        refusal = google_errors.launchable(self.accelerator)
+        if refusal:
+            raise BadInput(refusal)
         gcloud_config.validate_zone(self.zone)
         gcloud_config.validate_project(self.project)
         gcloud_config.validate_node_name(self.node_name)
