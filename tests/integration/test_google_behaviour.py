@@ -251,3 +251,41 @@ def test_status_reports_the_zone_it_could_not_survey_and_still_answers(tmp_path)
     data = json.loads(proc.stdout)
     assert data["resources"] == [] and list(data["skipped_zones"]) == ["europe-west1-b"]
     assert "Skipped europe-west1-b" in proc.stderr
+
+
+def test_launch_with_internal_ips_needs_the_gcloud_transport(tmp_path):
+    from tests.integration.launch_helpers import launch
+
+    code, events, stderr = launch(tmp_path, "--accelerator", "v5litepod-4", "--internal-ips")
+    assert code == 2 and events == []
+    assert "--transport gcloud" in stderr
+
+
+def test_a_node_without_reachable_addresses_fails_fast_and_is_torn_down(tmp_path):
+    """The practice sandbox has no IAP: an internal-only node is unreachable from here, and the
+    launch says so at once instead of waiting minutes for SSH."""
+    import time
+
+    from tests.integration.launch_helpers import launch
+
+    started = time.monotonic()
+    code, events, _ = launch(
+        tmp_path, "--accelerator", "v5litepod-4", "--internal-ips", "--transport", "gcloud"
+    )
+    assert time.monotonic() - started < 60
+    assert code == 3
+    failed = [e for e in events if e["event"] == "failed"]
+    assert failed and failed[0]["diagnosis"]["kind"] == "unreachable_workers"
+    assert any(e["event"] == "teardown_verified" for e in events)
+
+
+def test_ssh_host_keys_are_filed_per_node_id_and_worker(sandbox, tmp_path):
+    from tpuwizard.core.remote.transports import SshTransport, host_key_aliases
+
+    _, cloud = sandbox(delay=0)
+    node = cloud.wait_for_node(ZONE, "big", cloud.create_node(request("big", "v5litepod-16")))
+    aliases = host_key_aliases(node.uid, len(node.endpoints))
+    assert aliases == [f"tpu.{node.uid}-{w}" for w in range(4)]
+    ssh = SshTransport(node.addresses, "me", tmp_path / "key", tmp_path / "kh", 22, None, aliases)
+    assert f"HostKeyAlias=tpu.{node.uid}-3" in ssh.argv(3, "true")
+    assert host_key_aliases("", 4) is None  # no id: fall back to the address

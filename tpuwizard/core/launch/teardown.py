@@ -181,7 +181,7 @@ def reconcile(cloud: TpuCloud, ledger: Ledger, zones: list[str] | None = None) -
             continue
         age = now - entry.first_at
         found[r.key] = Billable(
-            r, info.state, age, cost.estimate(r.accelerator, r.route, age), "ledger"
+            r, info.state, age, cost.estimate(r.accelerator, r.route, age, r.zone), "ledger"
         )
     labelled, skipped = _labelled(cloud, zones, now)
     for billable in labelled:
@@ -231,7 +231,11 @@ def _labelled(
                 age = now - (q.create_time or now)
                 out.append(
                     Billable(
-                        res, q.state, age, cost.estimate(q.accelerator_type, route, age), "labels"
+                        res,
+                        q.state,
+                        age,
+                        cost.estimate(q.accelerator_type, route, age, zone),
+                        "labels",
                     )
                 )
         for n in cloud.list_nodes(zone, MANAGED_BY):
@@ -247,7 +251,9 @@ def _labelled(
             )
             age = now - (n.create_time or now)
             out.append(
-                Billable(res, n.state, age, cost.estimate(n.accelerator_type, route, age), "labels")
+                Billable(
+                    res, n.state, age, cost.estimate(n.accelerator_type, route, age, zone), "labels"
+                )
             )
         return out
 
