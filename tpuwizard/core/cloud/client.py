@@ -183,15 +183,21 @@ class TpuCloud(QueuedCalls):
         code 8), and :class:`WaitTimedOut` when ``timeout`` passes first.
         """
 
-        def read() -> NodeInfo | None:
-            # The operation's error comes first: a stockout (code 8) removes the node, and
-            # "it is gone" is not the news.
+        def operation_failed() -> None:
             if operation is not None and operation.done(retry=self.retry):
                 error = operation.exception()
                 if error is not None:
                     spot = (zone, node_id) in self._spot_nodes
                     raise CreateFailed(error, route="spot" if spot else None)
-            return self.get_node(zone, node_id)
+
+        def read() -> NodeInfo | None:
+            # The operation's error comes first: a stockout (code 8) removes the node, and
+            # "it is gone" is not the news.
+            operation_failed()
+            node = self.get_node(zone, node_id)
+            if node is None:
+                operation_failed()  # it may have ended between the two reads
+            return node
 
         def failure(node: NodeInfo | None, state: str) -> str | None:
             if state in ("PREEMPTED", "TERMINATED"):

@@ -55,9 +55,8 @@ def estimate(accelerator: str, route: str, seconds: float, zone: str | None = No
 def label() -> str:
     """How every figure is labelled: an estimate, with where the prices came from and when."""
     src = catalog.sources()
-    zoned = catalog.price_table("zone_prices").get("source", "")
     return (
         f"estimate from approximate list prices (a public price-catalog snapshot, read "
-        f"{src['price_date']}; per-zone prices: {zoned}); Flex-start's price is unknown; "
-        "check the pricing page"
+        f"{src['price_date']}; per-zone prices from skypilot-catalog v9); Flex-start's price is "
+        "unknown; check the pricing page"
     )
