@@ -119,7 +119,7 @@ def test_never_ready_times_out_with_a_diagnosis(sandbox):
     [
         ("forbidden=1", "permission", "roles/tpu.admin"),
         ("api_disabled=1", "api_disabled", "gcloud services enable tpu.googleapis.com"),
-        ("quota=1", "quota", "TPUV5sLitepodPerProjectPerZoneForTPUAPI"),
+        ("quota=1", "quota", "TPUV5sLitepodServingPerProjectPerRegionForTPUAPI"),
         ("unauthenticated=1", "unauthenticated", "gcloud auth application-default login"),
     ],
 )
@@ -168,14 +168,15 @@ def test_network_unreachable():
 
 
 def test_zone_survey_is_concurrent(sandbox):
-    # Every request waits 200 ms: surveyed one by one, 15 zones take at least 3 s.
+    # Every request waits 200 ms: surveyed one by one, 18 locations take at least 3.6 s.
     _, cloud = sandbox(faults="latency_ms=200")
-    zones = 15
+    zones = 18
     start = time.monotonic()
     survey = live(cloud, refresh=True)
     elapsed = time.monotonic() - start
-    assert len(survey.zones) == zones and not survey.failures
+    # One location answers 403 (not usable by this project), as Google's do; the rest answer.
+    assert len(survey.zones) == zones - 1 and list(survey.failures) == ["europe-west1-b"]
     assert elapsed < zones * 0.2, f"the survey took {elapsed:.2f} s: it ran sequentially"
     assert "v5litepod-4" in survey.zones[ZONE]
     cached = live(cloud)
-    assert cached.cached and cached.zones == survey.zones
+    assert cached.cached and cached.zones == survey.zones and cached.failures == survey.failures

@@ -34,7 +34,8 @@ def test_create_wait_list_delete_and_verify_gone(sandbox):
     assert states == ["CREATING", "READY"]
     assert node.state == "READY" and node.accelerator_type == "v5litepod-4"
     assert node.labels == {"managed-by": "tpuwizard", "tpuwizard-run": "20261129-152500-ab12"}
-    assert node.endpoints == ("127.0.0.1",)
+    # tpuwizard asks for external addresses; the internal one is loopback where nothing listens.
+    assert node.addresses == ("127.0.0.1",) and node.endpoints == ("127.0.0.2",)
     assert server.state.worker_home(
         f"projects/practice-project/locations/{ZONE}/nodes/tpu-a", 0
     ).is_dir()

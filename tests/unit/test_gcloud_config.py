@@ -122,3 +122,30 @@ def test_zone_and_node_name_rules():
     for bad in ("", "-x", "x-", "Upper", "a" * 64, "has space", "$(reboot)"):
         with pytest.raises(BadInput, match="1-63"):
             gc.validate_node_name(bad)
+
+
+def test_a_percent_sign_in_the_config_does_not_crash(gcloud_dir):
+    (gcloud_dir / "configurations" / "config_work").write_text(
+        "[core]\nproject = from-config\n\n[proxy]\npassword = 50%off\n"
+    )
+    ctx = gc.discover(env={"CLOUDSDK_CONFIG": str(gcloud_dir), "NO_GCE_CHECK": "true"})
+    assert ctx.project == "from-config"
+    assert gc.read_properties(gcloud_dir, "work")["proxy"]["password"] == "50%off"
+
+
+def test_windows_reads_gcloud_from_appdata(tmp_path):
+    env = {"APPDATA": str(tmp_path / "Roaming"), "HOME": str(tmp_path)}
+    assert gc.config_dir(env, windows=True) == tmp_path / "Roaming" / "gcloud"
+    assert gc.config_dir(env, windows=False) == tmp_path / ".config" / "gcloud"
+
+
+def test_the_legacy_gcloud_project_is_the_last_resort(tmp_path):
+    env = {"CLOUDSDK_CONFIG": str(tmp_path), "NO_GCE_CHECK": "true", "GCLOUD_PROJECT": "legacy-p"}
+    assert gc.discover(env=env).project == "legacy-p"
+    env["GOOGLE_CLOUD_PROJECT"] = "newer-p"
+    assert gc.discover(env=env).project == "newer-p"
+
+
+@pytest.mark.parametrize("zone", ["us-central1-ai1a", "us-central1-ai1", "us-south1-ai1b"])
+def test_ai_zones_are_zone_names(zone):
+    assert gc.validate_zone(zone) == zone

@@ -104,6 +104,11 @@ def sandbox_serve(port: int, faults: str | None, delay: float) -> None:
     show_default=True,
     help="gcloud for projects that enforce OS Login.",
 )
+@click.option(
+    "--internal-ips",
+    is_flag=True,
+    help="No external addresses (then only --transport gcloud, through IAP, reaches the VMs).",
+)
 @click.option("--run-dir", type=click.Path(path_type=Path), help="Base folder for run folders.")
 @click.option(
     "--ready-timeout",
@@ -129,6 +134,7 @@ def launch(
     precision: bool,
     trace: bool,
     transport: str,
+    internal_ips: bool,
     run_dir: Path | None,
     ready_timeout: float,
     sandbox: bool,
@@ -169,8 +175,14 @@ def launch(
         failover=failover,
         precision=precision,
         trace=trace,
+        internal_ips=internal_ips,
     )
     plan.validate()  # every rule, before any cloud call: exit 2 with all of them
+    if internal_ips and transport != "gcloud":
+        raise BadInput(
+            "--internal-ips gives the VMs no external address, so SSH from this computer cannot "
+            "reach them: add --transport gcloud (it tunnels through IAP)."
+        )
     handle = session.start_launch(plan, transport, ready_timeout)
     code = EXIT_CLOUD
     with stop_on_signals(handle, say) as received:
@@ -196,8 +208,9 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     session = open_session(project, sandbox)
     with cloud_errors(Context(project=session.project)):
         found = session.find_leftovers()
+    _say_skipped(found.skipped)
     if as_json:
-        print_json({"resources": [b.to_dict() for b in found]})
+        print_json({"resources": [b.to_dict() for b in found], "skipped_zones": found.skipped})
         return
     if not found:
         say("Nothing tpuwizard created exists any more: nothing is billing.")
@@ -205,6 +218,12 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     from tpuwizard.render import render_status
 
     render_status(found, cost.label())
+
+
+def _say_skipped(skipped: dict[str, str]) -> None:
+    """Zones that could not be surveyed: the rest still answered, these are unknown."""
+    for zone, why in sorted(skipped.items()):
+        say(f"Skipped {zone}: {why}. Nothing tpuwizard made can be there unless you made it there.")
 
 
 def _select(found: list, name: str | None, everything: bool) -> list:
@@ -234,7 +253,9 @@ def teardown(
         raise BadInput("Name one resource (tpuwizard teardown NAME) or use --all.")
     session = open_session(project, sandbox)
     with cloud_errors(Context(project=session.project)):
-        chosen = _select(session.find_leftovers(), name, everything)
+        found = session.find_leftovers()
+    _say_skipped(found.skipped)
+    chosen = _select(found, name, everything)
     if not chosen:
         say("Nothing to delete: nothing tpuwizard created exists.")
         if as_json:

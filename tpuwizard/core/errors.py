@@ -11,11 +11,15 @@ class BadInput(ValueError):
 
 
 class CreateFailed(Exception):
-    """A create operation ended with an error; ``error`` is the google.api_core exception."""
+    """A create operation ended with an error; ``error`` is the google.api_core exception.
 
-    def __init__(self, error: Exception) -> None:
+    ``route`` is "spot" when it was a spot create: Google refuses those with codes (13, 5) that
+    mean "no capacity" only there.
+    """
+
+    def __init__(self, error: Exception, route: str | None = None) -> None:
         super().__init__(str(error))
-        self.error = error
+        self.error, self.route = error, route
 
 
 class WaitTimedOut(TimeoutError):
@@ -26,6 +30,15 @@ class WaitTimedOut(TimeoutError):
 
 class RemoteError(RuntimeError):
     """A remote command could not be run (not: it ran and exited non-zero)."""
+
+
+class Unreachable(RemoteError):
+    """A READY node whose workers have no address this computer can reach."""
+
+    def __init__(self, node: str, workers: list[int], why: str) -> None:
+        self.node, self.workers, self.why = node, workers, why
+        names = ", ".join(f"w{w}" for w in workers)
+        super().__init__(f"{node}: no reachable address for {names} ({why})")
 
 
 class SliceIncomplete(RuntimeError):

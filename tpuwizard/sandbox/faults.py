@@ -3,6 +3,8 @@
 
 Keys:
   stockout=ZONE[,ZONE]  creates in these zones end with code 8 (no capacity); queued resources wait
+  stockout_code=N       the stockout's code and text instead: 9 reserved capacity, 13 or 5 a
+                        refused spot create (a spot queued resource then goes FAILED)
   unavailable=N         the next N requests answer 503
   delete_fail=N         the next N delete operations end with an internal error
   slow_create=SECONDS   provisioning takes this long
@@ -13,6 +15,7 @@ Keys:
   forbidden=N           the next N requests answer 403: permission denied
   api_disabled=N        the next N requests answer 403: the TPU API is not enabled
   quota=N               the next N creates answer 429: quota exceeded
+  create_rate=N         the next N creates answer 429: too many CreateNode requests per minute
   unauthenticated=N     the next N requests answer 401
 """
 
@@ -23,12 +26,22 @@ from dataclasses import dataclass, field
 
 from tpuwizard.core.errors import BadInput
 
-COUNTED = ("unavailable", "delete_fail", "forbidden", "api_disabled", "quota", "unauthenticated")
+COUNTED = (
+    "unavailable",
+    "delete_fail",
+    "forbidden",
+    "api_disabled",
+    "quota",
+    "create_rate",
+    "unauthenticated",
+)
+STOCKOUT_CODES = (8, 9, 13, 5)
 
 
 @dataclass
 class Faults:
     stockout: set[str] = field(default_factory=set)
+    stockout_code: int = 8
     slow_create: float | None = None
     never_ready: bool = False
     sa_no_delete: bool = False  # the VM's service account may not delete (watchdog check)
@@ -60,6 +73,10 @@ def parse_faults(spec: str | None) -> Faults:
         try:
             if key == "stockout":
                 faults.stockout = {z.strip() for z in value.split(",") if z.strip()}
+            elif key == "stockout_code":
+                faults.stockout_code = int(value)
+                if faults.stockout_code not in STOCKOUT_CODES:
+                    raise BadInput(f"stockout_code must be one of {STOCKOUT_CODES}.")
             elif key == "slow_create":
                 faults.slow_create = float(value)
             elif key == "never_ready":
@@ -76,6 +93,7 @@ def parse_faults(spec: str | None) -> Faults:
                 known = ", ".join(
                     [
                         "stockout",
+                        "stockout_code",
                         "slow_create",
                         "never_ready",
                         "latency_ms",

@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 from tpuwizard.core.plan import catalog
+from tpuwizard.sandbox import google
 from tpuwizard.sandbox.model import DELETE_SECONDS, NODE_ID_RE, ApiError, now_iso, parse_duration
 
 
@@ -38,8 +39,13 @@ class QueuedResources:
         spec = specs[0]
         self._validate_node(project, zone, spec.get("nodeId", ""), spec.get("node", {}))
         flex = body.get("provisioningModel") == "FLEX_START"
+        # google-behaviour.md:23: Flex-start "exists only through v2alpha1 queued resources",
+        # and only for a few generations and zones.
         if flex and version != "v2alpha1":
             raise ApiError(400, "INVALID_ARGUMENT", "Flex-start needs the v2alpha1 API.")
+        accelerator = spec.get("node", {}).get("acceleratorType", "")
+        if flex and not google.flex_offered(accelerator, zone):
+            raise google.flex_refused(accelerator, zone)
         qr: dict[str, Any] = {
             k: v
             for k, v in body.items()
@@ -54,6 +60,10 @@ class QueuedResources:
             if not 0 < duration <= 7 * 24 * 3600:
                 raise ApiError(400, "INVALID_ARGUMENT", "maxRunDuration must be up to 7 days.")
             qr["_max_run"] = duration
+        # google-behaviour.md:19: validUntilDuration is the only Google-side bound on the wait.
+        wait = body.get("queueingPolicy", {}).get("validUntilDuration")
+        if wait is not None:
+            qr["_valid_until"] = time.time() + parse_duration(wait)
         self.data["queued"][name] = qr
         op = self._new_operation(
             project, zone, "create", name, version, time.time() + 0.05, {"kind": "create_queued"}
@@ -66,7 +76,16 @@ class QueuedResources:
         age = t - qr["_created_at"]
         zone = qr["name"].split("/")[3]
         new = state
-        if state in ("CREATING", "ACCEPTED", "PROVISIONING", "WAITING_FOR_RESOURCES"):
+        waiting = ("CREATING", "ACCEPTED", "PROVISIONING", "WAITING_FOR_RESOURCES")
+        if state in waiting and t >= qr.get("_valid_until", float("inf")):
+            # google-behaviour.md:19 "the request will be failed"; :46 the reason's place.
+            return self._fail_queued(qr, google.queue_expired())
+        spot_refused = qr.get("spot") is not None and self.faults.stockout_code in (13, 5)
+        refused_now = spot_refused and age >= self.delay / 3
+        if state in waiting and zone in self.faults.stockout and refused_now:
+            # google-behaviour.md:41: the spot create is refused
+            return self._fail_queued(qr, google.stockout(zone, self.faults.stockout_code))
+        if state in waiting:
             if zone in self.faults.stockout:
                 new = "ACCEPTED" if age < self.delay / 3 else "WAITING_FOR_RESOURCES"
             elif age >= self.delay:
@@ -82,9 +101,7 @@ class QueuedResources:
             try:
                 node = self._node_record(project, zone_, spec["nodeId"], spec["node"], slice_)
             except ApiError as err:  # e.g. a node of that name already exists
-                qr["state"] = {"state": "FAILED"}
-                qr["failedData"] = {"error": {"code": 6, "message": err.message}}
-                return True
+                return self._fail_queued(qr, {"code": 6, "message": err.message})
             node["queuedResource"] = qr["name"]
             if qr.get("spot") is not None:
                 node.setdefault("schedulingConfig", {})["spot"] = True
@@ -104,6 +121,12 @@ class QueuedResources:
             qr["state"] = {"state": new}
             return True
         return False
+
+    @staticmethod
+    def _fail_queued(qr: dict[str, Any], error: dict[str, Any]) -> bool:
+        """google-behaviour.md:46: FAILED, with the reason in state.failedData.error."""
+        qr["state"] = {"state": "FAILED", "failedData": {"error": error}}
+        return True
 
     def get_queued(self, project: str, zone: str, qr_id: str, version: str) -> dict[str, Any]:
         self.require_zone(project, zone)
@@ -128,12 +151,10 @@ class QueuedResources:
         self.get_queued(project, zone, qr_id, version)
         name = f"projects/{project}/locations/{zone}/queuedResources/{qr_id}"
         qr = self.data["queued"][name]
-        if qr.get("_node") in self.data["nodes"] and not force:
-            raise ApiError(
-                400,
-                "FAILED_PRECONDITION",
-                (f"Queued resource {qr_id} still has a node: delete it with force=true."),
-            )
+        self.refuse_early_delete(qr, qr_id)  # google-behaviour.md:47
+        free = qr["state"]["state"] in ("ACCEPTED", "FAILED", "SUSPENDED")
+        if qr.get("_node") in self.data["nodes"] and not force and not free:
+            raise google.queued_has_nodes(qr_id)  # google-behaviour.md:48
         qr["state"] = {"state": "DELETING"}
         op = self._new_operation(
             project,

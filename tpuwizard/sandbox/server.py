@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from tpuwizard.sandbox import google
 from tpuwizard.sandbox.faults import Faults, parse_faults
 from tpuwizard.sandbox.model import ApiError
 from tpuwizard.sandbox.state import SandboxState
@@ -51,7 +52,7 @@ STATUS_HTTP = {
 }
 
 
-def _injected_error(faults: Faults, method: str, path: str) -> ApiError | None:
+def _injected_error(faults: Faults, method: str, path: str, body: Any) -> ApiError | None:
     """The error a counted fault makes this request answer with, if one fires."""
     if faults.take("unavailable"):
         return ApiError(503, "UNAVAILABLE", "The service is currently unavailable.")
@@ -101,25 +102,24 @@ def _injected_error(faults: Faults, method: str, path: str) -> ApiError | None:
                 }
             ],
         )
-    if method == "POST" and faults.take("quota"):
+    creates = method == "POST" and path.endswith(("/nodes", "/queuedResources"))
+    if creates and faults.take("quota"):
         zone = path.split("/")[5] if path.count("/") >= 5 else "?"
-        return ApiError(
-            429,
-            "RESOURCE_EXHAUSTED",
-            (f"Quota 'TPUV5sLitepodPerProjectPerZoneForTPUAPI' exhausted. Limit 0 in zone {zone}."),
-            [
-                {
-                    "@type": "type.googleapis.com/google.rpc.QuotaFailure",
-                    "violations": [
-                        {
-                            "subject": f"projects/{project}",
-                            "description": "TPUV5sLitepodPerProjectPerZoneForTPUAPI",
-                        }
-                    ],
-                }
-            ],
+        node = body if path.endswith("/nodes") else _spec_node(body)
+        spot = bool(node.get("schedulingConfig", {}).get("spot")) or (
+            isinstance(body, dict) and ("spot" in body or "provisioningModel" in body)
         )
+        return google.quota_exceeded(project, zone, str(node.get("acceleratorType", "")), spot)
+    if creates and faults.take("create_rate"):
+        return google.create_rate_exceeded()
     return None
+
+
+def _spec_node(body: Any) -> dict[str, Any]:
+    try:
+        return dict(body["tpu"]["nodeSpec"][0]["node"])
+    except (KeyError, IndexError, TypeError):
+        return {}
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -147,10 +147,10 @@ class Handler(BaseHTTPRequestHandler):
         if faults.latency_ms:
             time.sleep(faults.latency_ms / 1000)
         try:
-            injected = _injected_error(faults, method, url.path)
+            body = json.loads(raw) if raw else {}
+            injected = _injected_error(faults, method, url.path, body)
             if injected:
                 raise injected
-            body = json.loads(raw) if raw else {}
             for route_method, pattern, handler in ROUTES:
                 match = pattern.match(url.path)
                 if match and route_method == method:

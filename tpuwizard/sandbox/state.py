@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tpuwizard.core.plan import catalog
+from tpuwizard.sandbox import google
 from tpuwizard.sandbox.faults import Faults
 from tpuwizard.sandbox.model import (
     DELETE_SECONDS,
@@ -66,17 +67,19 @@ class SandboxState(QueuedResources):
     # -- zones and types ----------------------------------------------------------------------
     @staticmethod
     def zones() -> list[str]:
-        return list(catalog.documented_zone_table())
+        return google.location_ids()
 
     def require_zone(self, project: str, zone: str) -> None:
-        if zone not in catalog.documented_zone_table():
+        if zone in google.FORBIDDEN_ZONES:  # google-behaviour.md:44
+            raise google.location_forbidden(zone)
+        if zone not in google.api_zone_table():
             raise ApiError(
                 404, "NOT_FOUND", f"Location projects/{project}/locations/{zone} was not found."
             )
 
     def accelerator_types(self, zone: str) -> list[dict[str, Any]]:
         out = []
-        for name in catalog.documented_zone_table()[zone]:
+        for name in google.api_zone_table()[zone]:
             entry: dict[str, Any] = {"type": name}
             enum = GENERATION_ENUM.get(catalog.parse_accelerator(name).generation.key)
             if enum:
@@ -87,7 +90,7 @@ class SandboxState(QueuedResources):
     def runtime_versions(self, zone: str) -> list[str]:
         offered = {
             catalog.parse_accelerator(n).generation.runtime_version
-            for n in catalog.documented_zone_table()[zone]
+            for n in google.api_zone_table()[zone]
         }
         return sorted(offered)
 
@@ -158,21 +161,13 @@ class SandboxState(QueuedResources):
                 op["error"] = {"code": 1, "message": "The node was deleted while it was created."}
             elif action.get("stockout"):
                 self._remove_node(target)
-                zone = target.split("/")[3]
-                op["error"] = {
-                    "code": 8,
-                    "message": (
-                        f'There is no more capacity in the zone "{zone}"; you can try in another '
-                        "zone where Cloud TPU Nodes are offered (see https://cloud.google.com/tpu/docs"
-                        "/regions) [EID: 0x1a2b]"
-                    ),
-                }
+                # google-behaviour.md:39-41: the operation ends with Google's code and text.
+                op["error"] = google.stockout(target.split("/")[3], self.faults.stockout_code)
             else:
                 if not self.faults.never_ready:
                     self._make_ready(node)
-                op["response"] = dict(
-                    node, **{"@type": RESPONSE_TYPE.format(version=version, kind="Node")}
-                )
+                node_type = RESPONSE_TYPE.format(version=version, kind="Node")
+                op["response"] = dict(self.public(node), **{"@type": node_type})
         elif kind == "delete_node":
             if action.get("fail"):
                 node = self.data["nodes"].get(target)
@@ -254,7 +249,7 @@ class SandboxState(QueuedResources):
                 ),
             )
         acc = body.get("acceleratorType", "")
-        if acc not in catalog.documented_zone_table()[zone]:
+        if acc not in google.api_zone_table()[zone]:  # no tpu7x here: google-behaviour.md:28
             raise ApiError(
                 400,
                 "INVALID_ARGUMENT",
@@ -285,14 +280,17 @@ class SandboxState(QueuedResources):
                 "tags",
             )
         }
+        self.data["counter"] += 1
+        external = bool(body.get("networkConfig", {}).get("enableExternalIps"))
         node.update(
             name=name,
+            id=str(google.NODE_ID_BASE + self.data["counter"]),
             state="CREATING",
             health="HEALTHY",
             createTime=now_iso(),
-            networkEndpoints=[
-                {"ipAddress": "127.0.0.1", "port": self.ssh_port} for _ in range(slice_.vms)
-            ],
+            _created_at=time.time(),
+            # google-behaviour.md:11-16: external addresses only with enableExternalIps.
+            networkEndpoints=google.endpoints(slice_.vms, external),
         )
         self.data["nodes"][name] = node
         return node
@@ -321,15 +319,24 @@ class SandboxState(QueuedResources):
         node = self.data["nodes"].get(name)
         if node is None:
             raise ApiError(404, "NOT_FOUND", f"Resource '{name}' was not found.")
-        return node
+        return self.public(node)
 
     def list_nodes(self, project: str, zone: str) -> list[dict[str, Any]]:
         self.require_zone(project, zone)
         prefix = f"projects/{project}/locations/{zone}/nodes/"
-        return [n for name, n in sorted(self.data["nodes"].items()) if name.startswith(prefix)]
+        nodes = sorted(self.data["nodes"].items())
+        return [self.public(n) for name, n in nodes if name.startswith(prefix)]
+
+    def refuse_early_delete(self, record: dict[str, Any], resource_id: str) -> None:
+        """google-behaviour.md:47: right after create, a delete is refused for a while."""
+        creating = record.get("state") in ("CREATING", {"state": "CREATING"})
+        age = time.time() - record.get("_created_at", 0.0)
+        if creating and age < min(self.delay, google.UNDELETABLE_S):
+            raise google.not_deletable(resource_id)
 
     def delete_node(self, project: str, zone: str, node_id: str, version: str) -> dict[str, Any]:
-        node = self.get_node(project, zone, node_id)
+        self.get_node(project, zone, node_id)
+        node = self.data["nodes"][f"projects/{project}/locations/{zone}/nodes/{node_id}"]
         if node.get("queuedResource"):
             raise ApiError(
                 400,
@@ -339,6 +346,7 @@ class SandboxState(QueuedResources):
                     "delete the queued resource instead."
                 ),
             )
+        self.refuse_early_delete(node, node_id)
         node["state"] = "DELETING"
         fail = self.faults.take("delete_fail")
         op = self._new_operation(

@@ -13,12 +13,14 @@ from tpuwizard.core.cloud.types import NodeInfo
 from tpuwizard.core.launch.ledger import Ledger
 from tpuwizard.core.launch.runtime import Runtime, WatchdogConfig
 from tpuwizard.core.remote.bootstrap import BootstrapPlan, sandbox_plan
+from tpuwizard.core.remote.reach import check_reachable
 from tpuwizard.core.remote.transports import (
     GcloudTransport,
     LocalTransport,
     SshTransport,
     Transport,
     ensure_key,
+    host_key_aliases,
 )
 from tpuwizard.session import practice
 
@@ -49,13 +51,17 @@ def build_runtime(cloud: TpuCloud, is_practice: bool, transport: str = "ssh") ->
             ]
             if port and key is not None:
                 return SshTransport(
-                    list(node.endpoints),
+                    check_reachable(node, int(port)),
                     user,
                     key,
                     known_hosts,
                     int(port),
                     homes=[str(h) for h in homes],
+                    host_key_aliases=host_key_aliases(node.uid, len(node.endpoints)),
                 )
+            # The local shell stands in for SSH to a worker's external address: a worker
+            # without one is as unreachable from here as it would be from a laptop.
+            check_reachable(node, None)
             return LocalTransport(homes)
 
         return Runtime(
@@ -84,9 +90,16 @@ def build_runtime(cloud: TpuCloud, is_practice: bool, transport: str = "ssh") ->
 
     def make_real(node: NodeInfo) -> Transport:
         if transport == "gcloud":
-            return GcloudTransport(node.name, node.zone, cloud.project, len(node.endpoints))
-        hosts = list(node.external_ips or node.endpoints)
-        return SshTransport(hosts, REMOTE_USER, Path(key), known_hosts)
+            return GcloudTransport(
+                node.name,
+                node.zone,
+                cloud.project,
+                len(node.endpoints),
+                through_iap=bool(node.internal_only),
+            )
+        hosts = check_reachable(node, 22)  # fails fast where no address can answer
+        aliases = host_key_aliases(node.uid, len(node.endpoints))
+        return SshTransport(hosts, REMOTE_USER, Path(key), known_hosts, host_key_aliases=aliases)
 
     return Runtime(
         cloud,

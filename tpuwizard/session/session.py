@@ -20,7 +20,7 @@ from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.billing import BillingState
 from tpuwizard.core.launch.ledger import Ledger, Resource
 from tpuwizard.core.launch.plan import LaunchPlan
-from tpuwizard.core.launch.teardown import Billable, TeardownResult
+from tpuwizard.core.launch.teardown import Found, TeardownResult
 from tpuwizard.session import practice as practice_mode
 
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ class Session:
         return LaunchHandle(self, plan, transport, ready_timeout)
 
     # -- leftovers --------------------------------------------------------------------------
-    def find_leftovers(self, zones: list[str] | None = None) -> list[Billable]:
+    def find_leftovers(self, zones: list[str] | None = None) -> Found:
         """What earlier runs left that still exists (ledger + labels); they count as billing."""
         from tpuwizard.core.launch.teardown import reconcile
 

@@ -387,7 +387,7 @@ class WizardApp(App[int]):
 def cost_per_hour(b: Any) -> float | None:
     from tpuwizard.core.plan import cost
 
-    return cost.hourly(b.accelerator, b.route)
+    return cost.hourly(b.accelerator, b.route, b.zone)
 
 
 def run_wizard(sandbox: bool = False) -> int:

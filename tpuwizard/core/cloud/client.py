@@ -17,14 +17,13 @@ from collections.abc import Callable
 from typing import Any
 
 from tpuwizard.core.cloud.polling import poll_until
+from tpuwizard.core.cloud.queued import QueuedCalls
 from tpuwizard.core.cloud.types import (
     CALL_TIMEOUT,
     ENDPOINT_ENV,
     GOOGLE_ENDPOINT,
     NodeInfo,
     NodeRequest,
-    QueuedInfo,
-    queued_info,
 )
 from tpuwizard.core.errors import CreateFailed
 
@@ -44,7 +43,7 @@ def _retry_reads(deadline: float = 60.0):  # -> google.api_core.retry.Retry
     )
 
 
-class TpuCloud:
+class TpuCloud(QueuedCalls):
     def __init__(
         self,
         project: str,
@@ -63,6 +62,7 @@ class TpuCloud:
         self.timeout = timeout
         self.retry = _retry_reads(retry_deadline)
         self.tpu_v2 = tpu_v2
+        self._spot_nodes: set[tuple[str, str]] = set()  # Google refuses spot creates oddly
         self.client = tpu_v2.TpuClient(
             credentials=credentials,
             transport="rest",
@@ -75,9 +75,6 @@ class TpuCloud:
 
     def node_path(self, zone: str, node_id: str) -> str:
         return f"{self.parent(zone)}/nodes/{node_id}"
-
-    def queued_path(self, zone: str, qr_id: str) -> str:
-        return f"{self.parent(zone)}/queuedResources/{qr_id}"
 
     # -- catalog ------------------------------------------------------------------------------
     def list_zones(self) -> list[str]:
@@ -110,14 +107,16 @@ class TpuCloud:
         return [r.version for r in pager]
 
     # -- nodes ------------------------------------------------------------------------------
-    def _node_proto(self, req: NodeRequest) -> Any:
+    def _node_proto(self, req: NodeRequest, queued: bool = False) -> Any:
         node = self.tpu_v2.Node(
             accelerator_type=req.accelerator_type,
             runtime_version=req.runtime,
             labels=req.labels,
             metadata=req.metadata,
+            # As gcloud does: external addresses unless --internal-ips.
+            network_config=self.tpu_v2.NetworkConfig(enable_external_ips=req.external_ips),
         )
-        if req.spot:
+        if req.spot and not queued:  # a spot queued resource says so with spot {} alone
             node.scheduling_config = self.tpu_v2.SchedulingConfig(spot=True)
         if req.cloud_platform_scope:
             node.service_account = self.tpu_v2.ServiceAccount(
@@ -131,12 +130,22 @@ class TpuCloud:
         Not retried: if the call fails in a way that leaves its fate unknown, the caller checks
         with :meth:`get_node` (the ledger already holds the intent).
         """
-        return self.client.create_node(
-            parent=self.parent(req.zone),
-            node_id=req.node_id,
-            node=self._node_proto(req),
-            timeout=self.timeout,
-        )
+        if req.spot:
+            self._spot_nodes.add((req.zone, req.node_id))
+        with _quota_is_final():
+            return self.client.create_node(
+                parent=self.parent(req.zone),
+                node_id=req.node_id,
+                node=self._node_proto(req),
+                timeout=self.timeout,
+            )
+
+    def create_queued(
+        self, req: NodeRequest, qr_id: str, route: str, max_run_seconds: int | None = None
+    ) -> None:
+        """See :meth:`QueuedCalls.create_queued`; a quota refusal is never retried."""
+        with _quota_is_final():
+            super().create_queued(req, qr_id, route, max_run_seconds)
 
     def get_node(self, zone: str, node_id: str) -> NodeInfo | None:
         from google.api_core import exceptions
@@ -174,14 +183,21 @@ class TpuCloud:
         code 8), and :class:`WaitTimedOut` when ``timeout`` passes first.
         """
 
-        def read() -> NodeInfo | None:
-            # The operation's error comes first: a stockout (code 8) removes the node, and
-            # "it is gone" is not the news.
+        def operation_failed() -> None:
             if operation is not None and operation.done(retry=self.retry):
                 error = operation.exception()
                 if error is not None:
-                    raise CreateFailed(error)
-            return self.get_node(zone, node_id)
+                    spot = (zone, node_id) in self._spot_nodes
+                    raise CreateFailed(error, route="spot" if spot else None)
+
+        def read() -> NodeInfo | None:
+            # The operation's error comes first: a stockout (code 8) removes the node, and
+            # "it is gone" is not the news.
+            operation_failed()
+            node = self.get_node(zone, node_id)
+            if node is None:
+                operation_failed()  # it may have ended between the two reads
+            return node
 
         def failure(node: NodeInfo | None, state: str) -> str | None:
             if state in ("PREEMPTED", "TERMINATED"):
@@ -231,142 +247,30 @@ class TpuCloud:
             endpoints=tuple(e.ip_address for e in node.network_endpoints),
             queued_resource=node.queued_resource or None,
             spot=bool(node.scheduling_config.spot or node.scheduling_config.preemptible),
-            external_ips=tuple(
-                e.access_config.external_ip
-                for e in node.network_endpoints
-                if e.access_config.external_ip
-            ),
+            external_ips=tuple(e.access_config.external_ip for e in node.network_endpoints),
+            uid=str(node.id or ""),
         )
 
-    # -- queued resources ---------------------------------------------------------------------
-    def create_queued(
-        self, req: NodeRequest, qr_id: str, route: str, max_run_seconds: int | None = None
-    ) -> None:
-        """Request a node through a queued resource: ``spot``, ``guaranteed`` or ``flex``.
 
-        Follow it with :meth:`wait_for_queued`; the request's own operation finishes at once.
-        """
-        if route == "flex":
-            if not max_run_seconds:
-                raise ValueError("Flex-start needs a maximum run duration")
-            self._create_flex(req, qr_id, max_run_seconds)
-            return
-        tpu = self.tpu_v2
-        spec = tpu.QueuedResource.Tpu.NodeSpec(
-            parent=self.parent(req.zone), node_id=req.node_id, node=self._node_proto(req)
-        )
-        qr = tpu.QueuedResource(tpu=tpu.QueuedResource.Tpu(node_spec=[spec]))
-        if route == "spot":
-            qr.spot = tpu.QueuedResource.Spot()
-        else:
-            qr.guaranteed = tpu.QueuedResource.Guaranteed()
-        self.client.create_queued_resource(
-            parent=self.parent(req.zone),
-            queued_resource_id=qr_id,
-            queued_resource=qr,
-            timeout=self.timeout,
-        )
+class _quota_is_final:
+    """Over REST a quota refusal arrives as ``TooManyRequests``, which callers may treat as
+    transient; raise it as ``ResourceExhausted`` (its gRPC class) so that nobody retries it."""
 
-    def _create_flex(self, req: NodeRequest, qr_id: str, max_run_seconds: int) -> dict:
-        body = {
-            "tpu": {
-                "nodeSpec": [
-                    {
-                        "parent": self.parent(req.zone),
-                        "nodeId": req.node_id,
-                        "node": {
-                            "acceleratorType": req.accelerator_type,
-                            "runtimeVersion": req.runtime,
-                            "labels": req.labels,
-                            "metadata": req.metadata,
-                        },
-                    }
-                ]
-            },
-            "provisioningModel": "FLEX_START",
-            "runDuration": {"maxRunDuration": f"{int(max_run_seconds)}s"},
-        }
-        url = (
-            f"{self.endpoint}/v2alpha1/{self.parent(req.zone)}/queuedResources"
-            f"?queuedResourceId={qr_id}"
-        )
-        return self._alpha("POST", url, body)
+    def __enter__(self) -> None:
+        return None
 
-    def _alpha(self, method: str, url: str, body: dict | None = None) -> dict:
-        """One v2alpha1 REST call; errors become the same api_core exceptions as the client's."""
-        from google.api_core import exceptions
-        from google.auth.transport.requests import AuthorizedSession
-
-        session = AuthorizedSession(self.credentials)
-        response = session.request(method, url, json=body, timeout=self.timeout)
-        if response.status_code >= 400:
-            raise exceptions.from_http_response(response)
-        return response.json()
-
-    def get_queued(self, zone: str, qr_id: str) -> QueuedInfo | None:
+    def __exit__(self, kind: Any, err: BaseException | None, tb: Any) -> bool:
         from google.api_core import exceptions
 
-        try:
-            data = self._alpha("GET", f"{self.endpoint}/v2alpha1/{self.queued_path(zone, qr_id)}")
-        except exceptions.NotFound:
-            return None
-        return queued_info(data, zone)
+        from tpuwizard.core.cloud.google_errors import quota_refusal
 
-    def list_queued(self, zone: str) -> list[QueuedInfo]:
-        out, token = [], ""
-        while True:
-            url = f"{self.endpoint}/v2alpha1/{self.parent(zone)}/queuedResources"
-            data = self._alpha("GET", url + (f"?pageToken={token}" if token else ""))
-            out += [queued_info(q, zone) for q in data.get("queuedResources", [])]
-            token = data.get("nextPageToken", "")
-            if not token:
-                return out
-
-    def wait_for_queued(
-        self,
-        zone: str,
-        qr_id: str,
-        on_state: Callable[[str], None] | None = None,
-        timeout: float = 3600,
-        poll: float = 2.0,
-        cancelled: Callable[[], bool] | None = None,
-    ) -> QueuedInfo:
-        """Poll until ACTIVE; FAILED or SUSPENDED raise :class:`CreateFailed`."""
-
-        def failure(_qr: QueuedInfo | None, state: str) -> str | None:
-            bad = state in ("FAILED", "SUSPENDED", "NOT_FOUND")
-            return f"the queued resource is {state}" if bad else None
-
-        return poll_until(
-            f"queued resource {qr_id}",
-            lambda: self.get_queued(zone, qr_id),
-            "ACTIVE",
-            failure,
-            on_state,
-            timeout,
-            poll,
-            cancelled,
-        )
-
-    def delete_queued(self, zone: str, qr_id: str, timeout: float = 600) -> None:
-        """Delete with force (its node goes too) and wait; already gone is fine."""
-        from google.api_core import exceptions
-
-        request = self.tpu_v2.DeleteQueuedResourceRequest(
-            name=self.queued_path(zone, qr_id), force=True
-        )
-        try:
-            op = self.client.delete_queued_resource(
-                request=request, retry=self.retry, timeout=self.timeout
-            )
-        except exceptions.NotFound:
-            return
-        op.result(timeout=timeout, retry=self.retry)
-
-    def queued_gone(self, zone: str, qr_id: str) -> bool:
-        if self.get_queued(zone, qr_id) is not None:
-            return False
-        return all(q.name != qr_id for q in self.list_queued(zone))
+        quota = isinstance(err, exceptions.TooManyRequests) and quota_refusal(err) is not None
+        if quota and not isinstance(err, exceptions.ResourceExhausted):
+            assert isinstance(err, exceptions.TooManyRequests)
+            raise exceptions.ResourceExhausted(
+                err.message, errors=err.errors, details=err.details, response=err.response
+            ) from err
+        return False
 
 
 def _credentials(endpoint: str) -> Any:

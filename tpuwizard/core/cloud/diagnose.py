@@ -8,44 +8,22 @@ on either transport.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
-
+from tpuwizard.core.cloud import google_errors as ge
+from tpuwizard.core.cloud.diagnose_remote import remote_diagnosis
+from tpuwizard.core.cloud.diagnosis import Context, Diagnosis
 from tpuwizard.core.plan import catalog
 
-
-@dataclass(frozen=True)
-class Diagnosis:
-    kind: str  # "stockout", "quota", "permission", "api_disabled", ...
-    title: str
-    explanation: str
-    next_steps: list[str] = field(default_factory=list)
-    alternatives: list[str] = field(default_factory=list)  # zones to try, for a stockout
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "kind": self.kind,
-            "title": self.title,
-            "explanation": self.explanation,
-            "next_steps": self.next_steps,
-            "alternatives": self.alternatives,
-        }
-
-    def render(self) -> str:
-        lines = [self.title, self.explanation]
-        lines += [f"  - {step}" for step in self.next_steps]
-        return "\n".join(lines)
+__all__ = ["Context", "Diagnosis", "diagnose", "preempted_diagnosis", "stockout_diagnosis"]
 
 
-@dataclass(frozen=True)
-class Context:
-    """What the failing call was about, so the diagnosis can be specific."""
+def _configured_account() -> str | None:
+    """The account gcloud is signed in as, so permission advice names it."""
+    from tpuwizard.core.cloud import gcloud_config
 
-    project: str | None = None
-    zone: str | None = None
-    accelerator: str | None = None
-    account: str | None = None
-    name: str | None = None
+    try:
+        return gcloud_config.discover().account
+    except Exception:
+        return None
 
 
 def _reason(err: BaseException) -> str:
@@ -71,67 +49,59 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
     from google.api_core import exceptions as gx
     from google.auth import exceptions as auth_exc
 
-    from tpuwizard.core.errors import (
-        CreateFailed,
-        RemoteError,
-        SliceIncomplete,
-        VersionMismatch,
-        WaitTimedOut,
-    )
+    from tpuwizard.core.errors import CreateFailed, WaitTimedOut
 
     ctx = ctx or Context()
+    spot = ctx.route == "spot"
     if isinstance(err, CreateFailed):
+        spot = spot or err.route == "spot"
         err = err.error
     if isinstance(err, gx.RetryError) and err.cause is not None:
         err = err.cause  # retries ran out: what matters is what kept failing
     project = ctx.project or "PROJECT_ID"
     where = f" in {ctx.zone}" if ctx.zone else ""
     message = _message(err)
-    account = ctx.account or "you@example.com"
+    account = ctx.account or _configured_account()
 
     if "PREEMPTED" in message:
         return preempted_diagnosis()
-    if (
-        isinstance(err, gx.TooManyRequests)
-        and (
-            getattr(err, "code", None) == 8
-            or "capacity" in message.lower()
-            or "stockout" in message.lower()
-        )
-        and "quota" not in message.lower()
-    ):
-        zones = other_zones(ctx)
-        steps = []
-        if zones:
-            steps.append(
-                f"Try another zone that offers {ctx.accelerator}: {', '.join(zones)} "
-                "(offered is not the same as free right now)."
-            )
-        steps.append(
-            "Use Flex-start (--route flex): the request waits in a queue for capacity "
-            "and runs for a bounded time."
-        )
-        steps.append("Or try spot capacity (--route spot), which is often easier to get.")
+    capacity = ge.capacity_refusal(err, spot)
+    if capacity is not None:
+        return stockout_diagnosis(ctx, capacity, spot)
+    if isinstance(err, gx.TooManyRequests) and ge.rate_limited(err):
         return Diagnosis(
-            "stockout",
-            f"No TPU capacity{where} right now",
-            f"Google has no free {ctx.accelerator or 'TPU'} capacity{where} at the "
-            "moment (a zone stockout, error code 8). Nothing was created and "
-            "nothing is billing.",
-            steps,
-            zones,
+            "rate_limited",
+            "Too many create requests",
+            f"Google limits how many TPUs a project may ask for per minute ({message}).",
+            ["Wait a minute and launch again; nothing was created."],
         )
-    if isinstance(err, gx.TooManyRequests) and "quota" in message.lower():
-        quota = re.search(r"[Qq]uota '([^']+)'", message)
-        name = quota.group(1) if quota else "the TPU quota for this accelerator and zone"
+    quota = ge.quota_refusal(err) if isinstance(err, gx.TooManyRequests) else None
+    if quota is not None:
+        return quota_diagnosis(quota, ctx, project, where)
+    if isinstance(err, gx.Forbidden) and ge.location_unavailable(err):
+        zone = ctx.zone or "this zone"
         return Diagnosis(
-            "quota",
-            "Quota exceeded",
-            f"The project {project} has no quota left for {name}{where}.",
+            "zone_unavailable",
+            f"{zone} is not available to your project",
+            f"Google says {message!r}: the project {project} may not use this zone (it is not "
+            "enabled for it, or the zone is restricted). This is not a missing role.",
             [
-                f"Request more in the console: IAM & Admin → Quotas, filter on {name}.",
-                "Or choose a zone or accelerator type with free quota, or a spot or "
-                "Flex-start route, which use preemptible quota.",
+                "Choose another zone: tpuwizard zones --live lists the ones your project can use.",
+                "To use this zone anyway, ask Google Cloud support or your account team.",
+            ],
+            other_zones(ctx),
+        )
+    if isinstance(err, gx.Forbidden) and ge.needs_act_as(err):
+        member = f"user:{account}" if account else "user:YOUR_ACCOUNT"
+        return Diagnosis(
+            "permission",
+            "You may not attach that service account",
+            f"Creating a TPU that runs as a service account needs iam.serviceAccounts.actAs on "
+            f"it ({message}).",
+            [
+                "Ask a project owner to grant you the Service Account User role:",
+                f"gcloud projects add-iam-policy-binding {project} --member={member} "
+                "--role=roles/iam.serviceAccountUser",
             ],
         )
     if isinstance(err, gx.Forbidden) and (
@@ -156,7 +126,7 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
             [
                 "Ask a project owner to grant you the TPU Admin role:",
                 f"gcloud projects add-iam-policy-binding {project} "
-                f"--member=user:{account} --role=roles/tpu.admin",
+                f"--member=user:{account or 'YOUR_ACCOUNT'} --role=roles/tpu.admin",
             ],
         )
     if isinstance(err, gx.Unauthorized) or (
@@ -210,43 +180,16 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
                 "Anything tpuwizard created is in its ledger and will be cleaned up.",
             ],
         )
-    if isinstance(err, SliceIncomplete):
-        missing = ", ".join(f"w{w}" for w in err.missing)
-        waited = ", ".join(f"w{w}" for w in err.waited) or "no worker"
+    if ge.not_deletable_yet(err):
         return Diagnosis(
-            "slice_incomplete",
-            "Not every host started the program",
-            f"{missing} never joined the slice; {waited} waited {err.timeout:.0f} s in "
-            "jax.distributed.initialize() and gave up. Every VM of a multi-host slice must run "
-            "the same program at the same time, or the others wait for ever.",
-            [
-                f"Read {missing}'s lines above for why its program stopped or never started.",
-                "By hand: gcloud compute tpus tpu-vm ssh NAME --worker=all --command ... (never a "
-                "single worker).",
-                "If a worker's TPU is held by another process, stop that "
-                "process or recreate the slice.",
-            ],
+            "not_deletable",
+            "Google does not let it be deleted yet",
+            f"Right after a create Google refuses deletes for a while ({message}).",
+            [f"Run tpuwizard teardown {ctx.name or 'NAME'} again in a few minutes."],
         )
-    if isinstance(err, VersionMismatch):
-        return Diagnosis(
-            "version_mismatch",
-            "The workers run different JAX versions",
-            message,
-            [
-                "Reinstall the same jax[tpu] on every worker (tpuwizard bootstraps all of them "
-                "with one command), or recreate the slice."
-            ],
-        )
-    if isinstance(err, RemoteError):
-        return Diagnosis(
-            "remote",
-            "A command on the TPU VM failed",
-            message,
-            [
-                "If SSH is refused, the project may enforce OS Login: use --transport gcloud.",
-                "The lines above show the worker's own output.",
-            ],
-        )
+    remote = remote_diagnosis(err, message)
+    if remote is not None:
+        return remote
     if isinstance(err, gx.ServiceUnavailable | gx.TooManyRequests):
         return Diagnosis(
             "unavailable",
@@ -281,6 +224,62 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
         "Something unexpected went wrong",
         f"{type(err).__name__}: {message}",
         ["Run tpuwizard status to see what exists, and report this problem."],
+    )
+
+
+def stockout_diagnosis(ctx: Context, capacity: str, spot: bool) -> Diagnosis:
+    """Every capacity variant: other zones, spot, Flex-start where Google offers it, failover."""
+    where = f" in {ctx.zone}" if ctx.zone else ""
+    zones = other_zones(ctx)
+    steps = []
+    if zones:
+        steps.append(
+            f"Try another zone that offers {ctx.accelerator}: {', '.join(zones)} "
+            "(offered is not the same as free right now), or let tpuwizard do it: --failover."
+        )
+    flex = ge.flex_zones(ctx.accelerator or "")
+    if flex and ctx.route != "flex":
+        steps.append(
+            f"Use Flex-start (--route flex) in {', '.join(flex)}: the request waits in a queue "
+            "for capacity and runs for a bounded time."
+        )
+    if not spot:
+        steps.append("Or try spot capacity (--route spot), which is often easier to get.")
+    return Diagnosis(
+        "stockout",
+        f"No TPU capacity{where} right now",
+        f"Google has no free {ctx.accelerator or 'TPU'} capacity{where} at the moment: "
+        f"{capacity}. Nothing was created and nothing is billing.",
+        steps,
+        zones,
+    )
+
+
+def quota_diagnosis(quota: ge.Quota, ctx: Context, project: str, where: str) -> Diagnosis:
+    """A quota refusal: which quota, in which region; never retried."""
+    name = quota.name or "the TPU quota for this accelerator and zone"
+    region = quota.region or (ctx.zone.rsplit("-", 1)[0] if ctx.zone else None)
+    in_region = f" in region {region}" if region else where
+    limit = f" (limit {quota.limit})" if quota.limit is not None else ""
+    steps = [
+        f"Request more in the console: IAM & Admin → Quotas, filter on {name}"
+        + (f" and region {region}" if region else "")
+        + ".",
+        "Or choose a zone or accelerator type with free quota, or a spot or "
+        "Flex-start route, which use preemptible quota.",
+    ]
+    if ge.serving_bucket(quota, ctx.accelerator):
+        steps.insert(
+            1,
+            "Single-host v5e (1, 4 or 8 chips) counts against the serving quota, which is "
+            "small by default; a training request is a separate quota.",
+        )
+    return Diagnosis(
+        "quota",
+        "Quota exceeded",
+        f"The project {project} has no quota left for {name}{in_region}{limit}. Retrying will "
+        "not help until the quota is raised.",
+        steps,
     )
 
 

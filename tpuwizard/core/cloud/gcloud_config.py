@@ -1,7 +1,8 @@
 """Who and where: project, zone, account and credentials, found the way gcloud finds them.
 
 Order: flags, then ``CLOUDSDK_CORE_PROJECT`` / ``CLOUDSDK_COMPUTE_ZONE``, then gcloud's active
-configuration file, then ``GOOGLE_CLOUD_PROJECT`` (read by google-auth, not gcloud).
+configuration file, then ``GOOGLE_CLOUD_PROJECT`` and the legacy ``GCLOUD_PROJECT`` (read by
+google-auth, not gcloud).
 Credential detection only looks at files and the environment: it never probes the GCE metadata
 server (a 3 s wait when nothing is there) unless the machine says it is a Google VM.
 """
@@ -18,7 +19,9 @@ from pathlib import Path
 from tpuwizard.core.errors import BadInput
 
 PROJECT_RE = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")
-ZONE_RE = re.compile(r"^[a-z]+-[a-z]+[0-9]+-[a-z]$")
+# A zone is a region and a letter (us-central1-a), or an AI zone (us-central1-ai1a, us-central1-ai1;
+# reference/google-behaviour.md, Zones).
+ZONE_RE = re.compile(r"^[a-z]+-[a-z]+[0-9]+-([a-z]|ai[0-9]+[a-z]?)$")
 NAME_RE = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
 DMI_PRODUCT = Path("/sys/class/dmi/id/product_name")
 
@@ -40,10 +43,13 @@ class GcloudContext:
         return not self.problems
 
 
-def config_dir(env: Mapping[str, str] | None = None) -> Path:
+def config_dir(env: Mapping[str, str] | None = None, windows: bool | None = None) -> Path:
     env = os.environ if env is None else env
+    windows = os.name == "nt" if windows is None else windows
     if env.get("CLOUDSDK_CONFIG"):
         return Path(env["CLOUDSDK_CONFIG"]).expanduser()
+    if windows and env.get("APPDATA"):  # gcloud on Windows: %APPDATA%\gcloud
+        return Path(env["APPDATA"]) / "gcloud"
     return Path(env.get("HOME", str(Path.home()))) / ".config" / "gcloud"
 
 
@@ -58,7 +64,8 @@ def active_configuration(cfg_dir: Path, env: Mapping[str, str]) -> str:
 
 
 def read_properties(cfg_dir: Path, configuration: str) -> dict[str, dict[str, str]]:
-    parser = configparser.ConfigParser()
+    # gcloud's files are INI without interpolation: a '%' (a proxy password) must not crash.
+    parser = configparser.RawConfigParser()
     try:
         parser.read(cfg_dir / "configurations" / f"config_{configuration}")
     except configparser.Error:
@@ -103,6 +110,7 @@ def discover(
         (env.get("CLOUDSDK_CORE_PROJECT"), "CLOUDSDK_CORE_PROJECT"),
         (props.get("core", {}).get("project"), f"gcloud config '{configuration}'"),
         (env.get("GOOGLE_CLOUD_PROJECT"), "GOOGLE_CLOUD_PROJECT"),
+        (env.get("GCLOUD_PROJECT"), "GCLOUD_PROJECT"),
     ):
         if value:
             ctx.project, ctx.project_source = value, source
@@ -144,7 +152,8 @@ def validate_zone(zone: str) -> str:
     if not ZONE_RE.fullmatch(zone or ""):
         raise BadInput(
             f"'{zone}' is not a zone name: zones look like us-central1-a "
-            "(region, then a letter). `tpuwizard zones` lists them."
+            "(region, then a letter) or us-central1-ai1a (an AI zone). `tpuwizard zones` lists "
+            "them."
         )
     return zone
 

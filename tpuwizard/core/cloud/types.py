@@ -24,10 +24,31 @@ class NodeInfo:
     state: str  # "CREATING", "READY", ...
     labels: dict[str, str] = field(default_factory=dict)
     create_time: float | None = None  # seconds since the epoch
-    endpoints: tuple[str, ...] = ()
+    endpoints: tuple[str, ...] = ()  # each worker's internal address, worker i at index i
     queued_resource: str | None = None
     spot: bool = False
+    # Each worker's external address, aligned with ``endpoints``; "" where it has none (Google
+    # gives external addresses only when the create asked for them).
     external_ips: tuple[str, ...] = ()
+    uid: str = ""  # the API's numeric node id (gcloud keys SSH host keys by it)
+
+    @property
+    def addresses(self) -> tuple[str, ...]:
+        """Where to reach each worker from outside its network: the external address when that
+        worker has one, else its internal one (as gcloud picks them); worker i stays index i."""
+        external = self.external_ips + ("",) * (len(self.endpoints) - len(self.external_ips))
+        return tuple(
+            ext or internal for internal, ext in zip(self.endpoints, external, strict=True)
+        )
+
+    @property
+    def internal_only(self) -> tuple[int, ...]:
+        """The workers that have no external address."""
+        return tuple(
+            w
+            for w in range(len(self.endpoints))
+            if w >= len(self.external_ips) or not self.external_ips[w]
+        )
 
 
 @dataclass(frozen=True)
@@ -40,6 +61,8 @@ class QueuedInfo:
     labels: dict[str, str] = field(default_factory=dict)
     flex: bool = False
     create_time: float | None = None
+    spot: bool = False
+    error: dict | None = None  # a FAILED request's state.failedData.error: {code, message}
 
 
 @dataclass(frozen=True)
@@ -53,6 +76,12 @@ class NodeRequest:
     runtime_version: str | None = None
     metadata: dict[str, str] = field(default_factory=dict)
     spot: bool = False
+    # gcloud always sends networkConfig.enableExternalIps (true unless --internal-ips): without
+    # it Google gives the workers internal addresses only (google-behaviour.md, Creating).
+    external_ips: bool = True
+    # For a queued resource: how long it may wait for capacity (queueingPolicy.
+    # validUntilDuration), so a request left behind cannot become ACTIVE and bill hours later.
+    queue_wait_s: float | None = None
     # The on-VM watchdog calls the TPU API with the VM's token, which needs this scope.
     cloud_platform_scope: bool = False
 
@@ -82,6 +111,8 @@ def queued_info(data: dict, zone: str) -> QueuedInfo:
         labels=node.get("labels", {}),
         flex=data.get("provisioningModel") == "FLEX_START",
         create_time=_parse_time(created) if created else None,
+        spot="spot" in data,
+        error=data.get("state", {}).get("failedData", {}).get("error"),
     )
 
 

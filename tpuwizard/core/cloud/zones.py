@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from tpuwizard.core import paths
 from tpuwizard.core.cloud.client import TpuCloud
+from tpuwizard.core.cloud.google_errors import location_unavailable
 from tpuwizard.core.plan import catalog
 
 CACHE_TTL_S = 6 * 3600
@@ -53,12 +54,15 @@ def live(
         try:
             saved = json.loads(cache.read_text())
             if time.time() - saved["at"] < ttl:
-                return ZoneSurvey("live", saved["zones"], cached=True)
+                return ZoneSurvey(
+                    "live", saved["zones"], cached=True, failures=saved.get("failures", {})
+                )
         except (OSError, ValueError, KeyError):
             pass  # a damaged cache is simply refreshed
     zones = cloud.list_zones()
     table: dict[str, list[str]] = {}
     failures: dict[str, str] = {}
+    lasting = True  # every failure is a zone this project may not use: a stable answer
     with ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(zones) or 1))) as pool:
         futures = {zone: pool.submit(cloud.accelerator_types, zone) for zone in zones}
         for zone, future in futures.items():
@@ -66,11 +70,12 @@ def live(
                 table[zone] = sorted(future.result(), key=_type_order)
             except Exception as err:  # one zone failing must not hide the others
                 failures[zone] = f"{type(err).__name__}: {err}"
+                lasting = lasting and location_unavailable(err)
     if not table and failures:
         # Nothing answered: let the caller diagnose the first error.
         raise next(iter(futures.values())).exception()  # type: ignore[misc]
-    if not failures:
-        cache.write_text(json.dumps({"at": time.time(), "zones": table}))
+    if lasting:
+        cache.write_text(json.dumps({"at": time.time(), "zones": table, "failures": failures}))
     return ZoneSurvey("live", dict(sorted(table.items())), failures=failures)
 
 

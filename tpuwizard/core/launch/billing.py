@@ -44,7 +44,7 @@ class Billed:
         """The estimate so far: zero until it costs, then chips x price x time."""
         if self.costing_since is None:
             return 0.0
-        return cost.estimate(self.accelerator, self.route, self.costing_s(now))
+        return cost.estimate(self.accelerator, self.route, self.costing_s(now), self.zone)
 
     def costing_s(self, now: float | None = None) -> float:
         if self.costing_since is None:

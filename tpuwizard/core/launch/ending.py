@@ -55,6 +55,7 @@ class Ending:
     cancel: CancelToken
     slice: catalog.Slice
     resource: Resource | None
+    zone: str  # where the resource is (a failover may have moved it)
     created_at: float | None
     costing_since: float | None
     running_jobs: list[tuple[int, Job]]
@@ -84,7 +85,7 @@ class Ending:
                 resource.name,
                 resource.zone,
                 delete_command(resource, self.rt.practice),
-                cost.hourly(resource.accelerator, resource.route),
+                cost.hourly(resource.accelerator, resource.route, resource.zone),
                 self.watchdog_deadline,
             )
         )
@@ -138,7 +139,9 @@ class Ending:
     def cost_so_far(self) -> float | None:
         if self.created_at is None:
             return None
-        return cost.estimate(self.plan.accelerator, self.plan.route, self.costing_seconds())
+        return cost.estimate(
+            self.plan.accelerator, self.plan.route, self.costing_seconds(), self.zone
+        )
 
     def _write_cost(self, total: float | None) -> None:
         """The run's cost estimate, next to its receipt."""
@@ -150,7 +153,7 @@ class Ending:
             "chips": self.slice.chips,
             "seconds": round(self.costing_seconds(), 1),
             "billed_from": "first READY until verified gone",
-            "price_per_hour_usd": cost.hourly(self.plan.accelerator, self.plan.route),
+            "price_per_hour_usd": cost.hourly(self.plan.accelerator, self.plan.route, self.zone),
             "cost_usd": total,
             "estimate": cost.label(),
             "practice": self.rt.practice,

@@ -85,7 +85,7 @@ class Launch(WorkerSteps, Ending):
                     plan.project,
                     self.slice.chips,
                     self.slice.vms,
-                    cost.hourly(plan.accelerator, plan.route),
+                    cost.hourly(plan.accelerator, plan.route, plan.zone),
                     self.max_run,
                     self.rt.practice,
                     str(plan.run_dir),
@@ -166,6 +166,8 @@ class Launch(WorkerSteps, Ending):
             metadata=dict(rt.ssh_metadata),
             spot=plan.route == "spot",
             cloud_platform_scope=plan.watchdog,
+            external_ips=not plan.internal_ips,
+            queue_wait_s=rt.ready_timeout,
         )
         queued = plan.route in ("spot", "flex")
         name = f"{plan.node_name}-qr" if queued else plan.node_name
@@ -218,7 +220,9 @@ class Launch(WorkerSteps, Ending):
             raise
         self.costing_since = time.time()
         self.emit(
-            ev.BillingStarted(name, self.costing_since, cost.hourly(plan.accelerator, plan.route))
+            ev.BillingStarted(
+                name, self.costing_since, cost.hourly(plan.accelerator, plan.route, zone)
+            )
         )
         if len(node.endpoints) != self.slice.vms:
             raise RemoteError(

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tpuwizard.core.cloud import gcloud_config
+from tpuwizard.core.cloud import gcloud_config, google_errors
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.plan import catalog
 
@@ -32,6 +32,7 @@ class LaunchPlan:
     failover: bool = False
     precision: bool = False  # the verifier's fp32/bf16/int8 precision profile
     trace: bool = False  # a jax.profiler trace from every worker, copied into run_dir
+    internal_ips: bool = False  # no external addresses: only the gcloud (IAP) transport reaches
 
     @property
     def node_name(self) -> str:
@@ -55,6 +56,9 @@ class LaunchPlan:
             catalog.parse_accelerator(self.accelerator)
         except catalog.UnknownAcceleratorError as err:
             found.append(str(err))
+        refusal = google_errors.launchable(self.accelerator)
+        if refusal:
+            found.append(refusal)
         check(lambda: gcloud_config.validate_zone(self.zone))
         check(lambda: gcloud_config.validate_project(self.project))
         check(lambda: gcloud_config.validate_node_name(self.node_name))

@@ -10,6 +10,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from tpuwizard.core.cloud import google_errors
 from tpuwizard.core.cloud.client import TpuCloud
 from tpuwizard.core.cloud.diagnose import Context, Diagnosis, diagnose
 from tpuwizard.core.cloud.types import MANAGED_BY, RUN_LABEL
@@ -24,20 +25,35 @@ class TeardownResult:
     diagnosis: Diagnosis | None = None
 
 
+# Google refuses a delete for a while right after create ("not in a deletable state"; its own
+# sample loops for minutes, reference/google-behaviour.md): keep asking for this long.
+NOT_DELETABLE_WAIT_S = 600.0
+
+
 def delete_and_verify(
-    cloud: TpuCloud, ledger: Ledger, resource: Resource, attempts: int = 3, pause: float = 2.0
+    cloud: TpuCloud,
+    ledger: Ledger,
+    resource: Resource,
+    attempts: int = 3,
+    pause: float = 2.0,
+    not_deletable_wait: float | None = None,
 ) -> TeardownResult:
-    """Delete ``resource`` (a queued resource takes its node with it) and verify it is gone."""
+    """Delete ``resource`` (a queued resource takes its node with it) and verify it is gone.
+
+    While Google answers "not in a deletable state" the delete is asked again with backoff, for
+    up to ``not_deletable_wait`` seconds (default :data:`NOT_DELETABLE_WAIT_S`), and the ledger
+    says ``delete_pending`` meanwhile, so ``status`` keeps after it if this process dies.
+    """
     last: Diagnosis | None = None
+    wait = NOT_DELETABLE_WAIT_S if not_deletable_wait is None else not_deletable_wait
     for attempt in range(attempts):
         try:
+            _delete_when_deletable(cloud, ledger, resource, wait)
             if resource.kind == "queued":
-                cloud.delete_queued(resource.zone, resource.name)
                 gone = cloud.queued_gone(resource.zone, resource.name) and (
                     not resource.node_id or cloud.node_gone(resource.zone, resource.node_id)
                 )
             else:
-                cloud.delete_node(resource.zone, resource.name)
                 gone = cloud.node_gone(resource.zone, resource.name)
             if gone:
                 ledger.record("gone", resource)
@@ -46,7 +62,10 @@ def delete_and_verify(
                 "not_gone",
                 f"{resource.name} is still listed",
                 "The delete finished but the TPU API still lists it.",
-                [f"Run tpuwizard teardown {resource.name} again in a minute."],
+                [
+                    f"Run tpuwizard teardown {resource.name} again in a minute.",
+                    f"Or by hand: {manual_command(resource)}",
+                ],
             )
         except Exception as err:  # diagnosed below; teardown must never stop on one error
             last = diagnose(
@@ -61,6 +80,41 @@ def delete_and_verify(
         if attempt + 1 < attempts:
             time.sleep(pause)
     return TeardownResult(resource, False, last)
+
+
+def manual_command(resource: Resource) -> str:
+    """The gcloud command that deletes ``resource`` by hand; a queued resource with nodes needs
+    ``--force`` (Google refuses it otherwise)."""
+    project = f" --project {resource.project}"
+    if resource.kind == "queued":
+        return (
+            f"gcloud compute tpus queued-resources delete {resource.name} --zone {resource.zone}"
+            f"{project} --force"
+        )
+    return f"gcloud compute tpus tpu-vm delete {resource.name} --zone {resource.zone}{project}"
+
+
+def _delete_when_deletable(
+    cloud: TpuCloud, ledger: Ledger, resource: Resource, wait: float
+) -> None:
+    """Ask for the delete; while Google refuses it as too early, ask again with backoff."""
+    deadline = time.monotonic() + wait
+    delay, pending = 0.5, False
+    while True:
+        try:
+            if resource.kind == "queued":
+                cloud.delete_queued(resource.zone, resource.name)
+            else:
+                cloud.delete_node(resource.zone, resource.name)
+            return
+        except Exception as err:
+            if not google_errors.not_deletable_yet(err) or time.monotonic() >= deadline:
+                raise
+            if not pending:
+                ledger.record("delete_pending", resource, reason="not in a deletable state yet")
+                pending = True
+            time.sleep(max(0.0, min(delay, deadline - time.monotonic())))
+            delay = min(delay * 2, 30.0)
 
 
 @dataclass(frozen=True)
@@ -90,10 +144,20 @@ class Billable:
         }
 
 
-def reconcile(cloud: TpuCloud, ledger: Ledger, zones: list[str] | None = None) -> list[Billable]:
+class Found(list[Billable]):
+    """What :func:`reconcile` found, plus the zones it could not survey (zone -> why)."""
+
+    def __init__(self, items: list[Billable], skipped: dict[str, str] | None = None) -> None:
+        super().__init__(items)
+        self.skipped: dict[str, str] = dict(skipped or {})
+
+
+def reconcile(cloud: TpuCloud, ledger: Ledger, zones: list[str] | None = None) -> Found:
     """Ledger records plus every resource labelled managed-by=tpuwizard, checked live.
 
-    Ledger entries the API no longer knows are verified gone and recorded so.
+    Ledger entries the API no longer knows are verified gone and recorded so. Each zone is
+    surveyed on its own: one that fails (Google answers 403 for zones a project may not use) is
+    reported in ``skipped`` and the others still answer.
     """
     now = time.time()
     found: dict[tuple[str, ...], Billable] = {}
@@ -117,9 +181,10 @@ def reconcile(cloud: TpuCloud, ledger: Ledger, zones: list[str] | None = None) -
             continue
         age = now - entry.first_at
         found[r.key] = Billable(
-            r, info.state, age, cost.estimate(r.accelerator, r.route, age), "ledger"
+            r, info.state, age, cost.estimate(r.accelerator, r.route, age, r.zone), "ledger"
         )
-    for billable in _labelled(cloud, zones, now):
+    labelled, skipped = _labelled(cloud, zones, now)
+    for billable in labelled:
         key = billable.resource.key
         if key in found:
             found[key] = Billable(
@@ -131,7 +196,7 @@ def reconcile(cloud: TpuCloud, ledger: Ledger, zones: list[str] | None = None) -
             )
         elif not _owned_by_queued(billable, found):
             found[key] = billable
-    return sorted(found.values(), key=lambda b: (b.resource.zone, b.resource.name))
+    return Found(sorted(found.values(), key=lambda b: (b.resource.zone, b.resource.name)), skipped)
 
 
 def _owned_by_queued(billable: Billable, found: dict) -> bool:
@@ -143,7 +208,9 @@ def _owned_by_queued(billable: Billable, found: dict) -> bool:
     )
 
 
-def _labelled(cloud: TpuCloud, zones: list[str] | None, now: float) -> list[Billable]:
+def _labelled(
+    cloud: TpuCloud, zones: list[str] | None, now: float
+) -> tuple[list[Billable], dict[str, str]]:
     zones = zones if zones is not None else cloud.list_zones()
 
     def survey(zone: str) -> list[Billable]:
@@ -164,7 +231,11 @@ def _labelled(cloud: TpuCloud, zones: list[str] | None, now: float) -> list[Bill
                 age = now - (q.create_time or now)
                 out.append(
                     Billable(
-                        res, q.state, age, cost.estimate(q.accelerator_type, route, age), "labels"
+                        res,
+                        q.state,
+                        age,
+                        cost.estimate(q.accelerator_type, route, age, zone),
+                        "labels",
                     )
                 )
         for n in cloud.list_nodes(zone, MANAGED_BY):
@@ -180,9 +251,21 @@ def _labelled(cloud: TpuCloud, zones: list[str] | None, now: float) -> list[Bill
             )
             age = now - (n.create_time or now)
             out.append(
-                Billable(res, n.state, age, cost.estimate(n.accelerator_type, route, age), "labels")
+                Billable(
+                    res, n.state, age, cost.estimate(n.accelerator_type, route, age, zone), "labels"
+                )
             )
         return out
 
+    found: list[Billable] = []
+    skipped: dict[str, str] = {}
     with ThreadPoolExecutor(max_workers=16) as pool:
-        return [b for chunk in pool.map(survey, zones) for b in chunk]
+        futures = {zone: pool.submit(survey, zone) for zone in zones}
+        for zone, future in futures.items():
+            try:
+                found += future.result()
+            except Exception as err:  # one zone failing must not hide the others
+                skipped[zone] = diagnose(err, Context(project=cloud.project, zone=zone)).title
+    if skipped and len(skipped) == len(zones):
+        raise next(iter(futures.values())).exception()  # type: ignore[misc]
+    return found, skipped

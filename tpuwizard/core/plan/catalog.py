@@ -143,6 +143,11 @@ def generations() -> dict[str, Generation]:
     return out
 
 
+def price_table(section: str) -> dict[str, Any]:
+    """A price section of the catalog (``zone_prices``, ``pod_prices``), keyed by generation."""
+    return dict(_raw().get(section, {}))
+
+
 def sources() -> dict[str, str]:
     """Where the catalog's figures come from, and when they were read."""
     return dict(_raw()["sources"])

@@ -1,18 +1,54 @@
-"""Price estimates: chips x catalog price per chip-hour x time. Always an estimate."""
+"""Price estimates: chips x catalog price per chip-hour x time. Always an estimate.
+
+A price can depend on the zone (spot prices differ by zone; some regions cost more), on the size
+(v2 pods have their own rate) and on the route. Flex-start is billed at its own SKU, which the
+catalog has no figure for: its price is unknown (None), never the spot price.
+"""
 
 from __future__ import annotations
 
 from tpuwizard.core.plan import catalog
 
+ROUTE_KEY = {"vm": "on_demand", "on-demand": "on_demand", "spot": "spot"}
 
-def hourly(accelerator: str, route: str = "vm") -> float | None:
+
+def _zone_price(generation: str, kind: str, zone: str | None) -> float | None:
+    """The most specific per-chip price for ``zone``: the zone, its region, then its continent."""
+    if not zone:
+        return None
+    table = catalog.price_table("zone_prices").get(generation, {}).get(kind, {})
+    region = zone.rsplit("-", 1)[0]
+    for key in (zone, region, region.split("-", 1)[0]):
+        if key in table:
+            return float(table[key])
+    return None
+
+
+def per_chip_hour(accelerator: str, route: str = "vm", zone: str | None = None) -> float | None:
+    """USD per chip-hour for ``accelerator`` on ``route`` in ``zone``; None when unknown."""
+    if route == "flex":
+        return None  # its own SKU; no figure in the catalog
     slice_ = catalog.parse_accelerator(accelerator)
-    return slice_.price_per_hour({"vm": "on-demand"}.get(route, route))
+    key = slice_.generation.key
+    kind = ROUTE_KEY.get(route, route)
+    pod = catalog.price_table("pod_prices").get(key, {})
+    if kind == "on_demand" and pod and slice_.chips >= pod.get("min_chips", 1 << 30):
+        return float(pod["on_demand"])
+    zoned = _zone_price(key, kind, zone)
+    if zoned is not None:
+        return zoned
+    return slice_.generation.price_per_chip_hour("spot" if kind == "spot" else "on-demand")
 
 
-def estimate(accelerator: str, route: str, seconds: float) -> float | None:
+def hourly(accelerator: str, route: str = "vm", zone: str | None = None) -> float | None:
+    per_chip = per_chip_hour(accelerator, route, zone)
+    chips = catalog.parse_accelerator(accelerator).chips
+    return None if per_chip is None else round(per_chip * chips, 4)
+
+
+def estimate(accelerator: str, route: str, seconds: float, zone: str | None = None) -> float | None:
     """USD for ``seconds`` of ``accelerator`` on ``route``; None when the catalog has no price."""
-    per_hour = hourly(accelerator, route)
+    per_hour = hourly(accelerator, route, zone)
     return None if per_hour is None else round(per_hour * max(0.0, seconds) / 3600, 4)
 
 
@@ -21,5 +57,6 @@ def label() -> str:
     src = catalog.sources()
     return (
         f"estimate from approximate list prices (a public price-catalog snapshot, read "
-        f"{src['price_date']}); check the pricing page"
+        f"{src['price_date']}; per-zone prices from skypilot-catalog v9); Flex-start's price is "
+        "unknown; check the pricing page"
     )

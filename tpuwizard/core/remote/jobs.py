@@ -125,12 +125,17 @@ def stop_job(transport: Transport, worker: int, job: Job, grace: float = 1.0) ->
     """
     folder = shlex.quote(job.folder)
     steps = int(max(1, grace * 10))
+    # Right after start the job may not lead its group yet (setsid has not run): then the
+    # process itself is signalled, before it can start anything.
+    signal_all = 'kill -{sig} -- "-$pid" 2>/dev/null || kill -{sig} "$pid" 2>/dev/null'
     command = (
         f"[ -e {folder}/pid ] || exit 0; pid=$(cat {folder}/pid); "
-        'kill -TERM -- "-$pid" 2>/dev/null; '
-        f'for i in $(seq {steps}); do kill -0 -- "-$pid" 2>/dev/null || break; sleep 0.1; done; '
-        'kill -KILL -- "-$pid" 2>/dev/null; '
-        f"[ -e {folder}/exit ] || echo 143 > {folder}/exit"
+        + signal_all.format(sig="TERM")
+        + f"; for i in $(seq {steps}); do "
+        + signal_all.format(sig="0")
+        + " || break; sleep 0.1; done; "
+        + signal_all.format(sig="KILL")
+        + f"; [ -e {folder}/exit ] || echo 143 > {folder}/exit"
     )
     with contextlib.suppress(RemoteError):
         transport.run(worker, command, timeout=grace + 10, cancellable=False)

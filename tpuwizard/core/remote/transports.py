@@ -258,6 +258,7 @@ class SshTransport(Transport):
         known_hosts: Path,
         port: int = 22,
         homes: Sequence[str | None] | None = None,
+        host_key_aliases: Sequence[str] | None = None,
     ) -> None:
         self.hosts, self.user, self.key, self.known_hosts, self.port = (
             list(hosts),
@@ -267,6 +268,9 @@ class SshTransport(Transport):
             port,
         )
         self.homes = list(homes) if homes else [None] * len(self.hosts)
+        # Host keys are filed per node and worker, as gcloud does (HostKeyAlias=tpu.<id>-<w>):
+        # Google recycles addresses, and a new VM on an old address must not look like an attack.
+        self.aliases = list(host_key_aliases) if host_key_aliases else []
         self.workers = len(self.hosts)
 
     def argv(self, worker: int, command: str) -> list[str]:
@@ -286,6 +290,7 @@ class SshTransport(Transport):
             f"UserKnownHostsFile={self.known_hosts}",
             "-o",
             "IdentitiesOnly=yes",
+            *(["-o", f"HostKeyAlias={self.aliases[worker]}"] if self.aliases else []),
             f"{self.user}@{self.hosts[worker]}",
             "--",
             command,
@@ -295,8 +300,11 @@ class SshTransport(Transport):
 class GcloudTransport(Transport):
     """``gcloud compute tpus tpu-vm ssh``, for projects that enforce OS Login."""
 
-    def __init__(self, node: str, zone: str, project: str, workers: int) -> None:
+    def __init__(
+        self, node: str, zone: str, project: str, workers: int, through_iap: bool = False
+    ) -> None:
         self.node, self.zone, self.project, self.workers = node, zone, project, workers
+        self.through_iap = through_iap  # the workers have no external address
 
     def argv(self, worker: int, command: str) -> list[str]:
         gcloud = shutil.which("gcloud") or "gcloud"
@@ -311,8 +319,14 @@ class GcloudTransport(Transport):
             f"--project={self.project}",
             f"--worker={worker}",
             "--quiet",
+            *(["--tunnel-through-iap"] if self.through_iap else []),
             f"--command={command}",
         ]
+
+
+def host_key_aliases(uid: str, workers: int) -> list[str] | None:
+    """gcloud's per-worker host key names, ``tpu.<node's numeric id>-<worker>``."""
+    return [f"tpu.{uid}-{w}" for w in range(workers)] if uid else None
 
 
 def ensure_key(state_dir: Path) -> tuple[Path, str]:

@@ -1,0 +1,85 @@
+"""Diagnoses for what goes wrong on the workers: unreachable VMs, SSH refusals, slices."""
+
+from __future__ import annotations
+
+from tpuwizard.core.cloud.diagnosis import Diagnosis
+from tpuwizard.core.errors import RemoteError, SliceIncomplete, Unreachable, VersionMismatch
+
+
+def remote_diagnosis(err: BaseException, message: str) -> Diagnosis | None:
+    """The diagnosis of a worker-side failure, or None when ``err`` is not one."""
+    if isinstance(err, SliceIncomplete):
+        missing = ", ".join(f"w{w}" for w in err.missing)
+        waited = ", ".join(f"w{w}" for w in err.waited) or "no worker"
+        return Diagnosis(
+            "slice_incomplete",
+            "Not every host started the program",
+            f"{missing} never joined the slice; {waited} waited {err.timeout:.0f} s in "
+            "jax.distributed.initialize() and gave up. Every VM of a multi-host slice must run "
+            "the same program at the same time, or the others wait for ever.",
+            [
+                f"Read {missing}'s lines above for why its program stopped or never started.",
+                "By hand: gcloud compute tpus tpu-vm ssh NAME --worker=all --command ... (never a "
+                "single worker).",
+                "If a worker's TPU is held by another process, stop that "
+                "process or recreate the slice.",
+            ],
+        )
+    if isinstance(err, VersionMismatch):
+        return Diagnosis(
+            "version_mismatch",
+            "The workers run different JAX versions",
+            message,
+            [
+                "Reinstall the same jax[tpu] on every worker (tpuwizard bootstraps all of them "
+                "with one command), or recreate the slice."
+            ],
+        )
+    if isinstance(err, Unreachable):
+        return Diagnosis(
+            "unreachable_workers",
+            "This computer cannot reach the TPU VMs",
+            f"The node is READY but {message}. Google gives workers external addresses only "
+            "when the create asks for them; an internal address answers only inside the "
+            "project's network.",
+            [
+                "Launch again without --internal-ips (tpuwizard asks for external addresses).",
+                "Or reach them through IAP: --internal-ips --transport gcloud.",
+                "Or run tpuwizard from a VM in the same VPC, or over a VPN into it.",
+            ],
+        )
+    if isinstance(err, RemoteError) and "REMOTE HOST IDENTIFICATION HAS CHANGED" in message:
+        return Diagnosis(
+            "host_key_changed",
+            "A TPU VM's SSH host key changed",
+            "Google recycles external addresses between VMs, so a new VM can answer on an "
+            "address an old one used, with a new host key. tpuwizard files host keys per node "
+            "and worker; this one came from a file keyed by address alone.",
+            [
+                "Remove the old entry: ssh-keygen -R ADDRESS -f ~/.ssh/known_hosts",
+                "Then launch again.",
+            ],
+        )
+    if isinstance(err, RemoteError) and "Permission denied (publickey)" in message:
+        return Diagnosis(
+            "oslogin",
+            "SSH refused tpuwizard's key",
+            "When OS Login is enabled (enable-oslogin in project or node metadata), the VM "
+            "ignores metadata ssh-keys, which is how tpuwizard installs its key.",
+            [
+                "Use gcloud's SSH, which handles OS Login: --transport gcloud.",
+                "Or check: gcloud compute project-info describe --format='value(commonInstance"
+                "Metadata.items.enable-oslogin)'",
+            ],
+        )
+    if isinstance(err, RemoteError):
+        return Diagnosis(
+            "remote",
+            "A command on the TPU VM failed",
+            message,
+            [
+                "If SSH is refused, the project may enforce OS Login: use --transport gcloud.",
+                "The lines above show the worker's own output.",
+            ],
+        )
+    return None

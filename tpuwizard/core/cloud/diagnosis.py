@@ -1,0 +1,40 @@
+"""A Diagnosis (what went wrong, in plain words, and what to do) and the Context it is about."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    kind: str  # "stockout", "quota", "permission", "api_disabled", ...
+    title: str
+    explanation: str
+    next_steps: list[str] = field(default_factory=list)
+    alternatives: list[str] = field(default_factory=list)  # zones to try, for a stockout
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "kind": self.kind,
+            "title": self.title,
+            "explanation": self.explanation,
+            "next_steps": self.next_steps,
+            "alternatives": self.alternatives,
+        }
+
+    def render(self) -> str:
+        lines = [self.title, self.explanation]
+        lines += [f"  - {step}" for step in self.next_steps]
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the failing call was about, so the diagnosis can be specific."""
+
+    project: str | None = None
+    zone: str | None = None
+    accelerator: str | None = None
+    account: str | None = None
+    name: str | None = None
+    route: str | None = None  # vm, spot or flex

@@ -1,0 +1,197 @@
+"""Queued resources (spot, guaranteed, Flex-start): the part of :class:`TpuCloud` that asks for
+a node through a queue.
+
+Spot and guaranteed go through the v2 client; Flex-start, which the Python package does not know,
+through the v2alpha1 REST API with google-auth's ``AuthorizedSession``. The bodies follow gcloud
+(reference/google-behaviour.md, Creating): a spot request sets only ``spot {}`` (never the node's
+``schedulingConfig``), and spot and Flex-start requests carry ``queueingPolicy.
+validUntilDuration`` so that Google fails a request nobody waits for any more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tpuwizard.core.cloud.polling import poll_until
+from tpuwizard.core.cloud.types import NodeRequest, QueuedInfo, queued_info
+from tpuwizard.core.errors import CreateFailed
+
+
+def failed_error(qr: QueuedInfo) -> Exception:
+    """A FAILED request's ``state.failedData.error`` as the api_core exception the same error
+    raises on a create (code 8 -> ResourceExhausted, ...), so it is diagnosed alike."""
+    from google.api_core import exceptions
+
+    error = qr.error or {}
+    code, message = error.get("code"), str(error.get("message") or "")
+    if isinstance(code, int) and code:
+        return exceptions.from_grpc_status(code, message or f"the queued resource {qr.name} failed")
+    return RuntimeError(f"the queued resource is FAILED{': ' + message if message else ''}")
+
+
+class QueuedCalls:
+    """Mixed into TpuCloud: uses its client, endpoint, credentials, timeout and retry."""
+
+    client: Any
+    tpu_v2: Any
+    endpoint: str
+    credentials: Any
+    timeout: float
+    retry: Any
+
+    def parent(self, zone: str) -> str:
+        raise NotImplementedError
+
+    def queued_path(self, zone: str, qr_id: str) -> str:
+        return f"{self.parent(zone)}/queuedResources/{qr_id}"
+
+    def _node_proto(self, req: NodeRequest, queued: bool = False) -> Any:
+        raise NotImplementedError
+
+    def create_queued(
+        self, req: NodeRequest, qr_id: str, route: str, max_run_seconds: int | None = None
+    ) -> None:
+        """Request a node through a queued resource: ``spot``, ``guaranteed`` or ``flex``.
+
+        Follow it with :meth:`wait_for_queued`; the request's own operation finishes at once.
+        """
+        if route == "flex":
+            if not max_run_seconds:
+                raise ValueError("Flex-start needs a maximum run duration")
+            self._create_flex(req, qr_id, max_run_seconds)
+            return
+        tpu = self.tpu_v2
+        spec = tpu.QueuedResource.Tpu.NodeSpec(
+            parent=self.parent(req.zone),
+            node_id=req.node_id,
+            node=self._node_proto(req, queued=True),
+        )
+        qr = tpu.QueuedResource(tpu=tpu.QueuedResource.Tpu(node_spec=[spec]))
+        if route == "spot":
+            qr.spot = tpu.QueuedResource.Spot()
+        else:
+            qr.guaranteed = tpu.QueuedResource.Guaranteed()
+        if req.queue_wait_s:
+            from google.protobuf import duration_pb2
+
+            qr.queueing_policy = tpu.QueuedResource.QueueingPolicy(
+                valid_until_duration=duration_pb2.Duration(seconds=int(req.queue_wait_s))
+            )
+        self.client.create_queued_resource(
+            parent=self.parent(req.zone),
+            queued_resource_id=qr_id,
+            queued_resource=qr,
+            timeout=self.timeout,
+        )
+
+    def _create_flex(self, req: NodeRequest, qr_id: str, max_run_seconds: int) -> dict:
+        body: dict[str, Any] = {
+            "tpu": {
+                "nodeSpec": [
+                    {
+                        "parent": self.parent(req.zone),
+                        "nodeId": req.node_id,
+                        "node": {
+                            "acceleratorType": req.accelerator_type,
+                            "runtimeVersion": req.runtime,
+                            "labels": req.labels,
+                            "metadata": req.metadata,
+                            "networkConfig": {"enableExternalIps": req.external_ips},
+                        },
+                    }
+                ]
+            },
+            "provisioningModel": "FLEX_START",
+            "runDuration": {"maxRunDuration": f"{int(max_run_seconds)}s"},
+        }
+        if req.queue_wait_s:
+            body["queueingPolicy"] = {"validUntilDuration": f"{int(req.queue_wait_s)}s"}
+        url = (
+            f"{self.endpoint}/v2alpha1/{self.parent(req.zone)}/queuedResources"
+            f"?queuedResourceId={qr_id}"
+        )
+        return self._alpha("POST", url, body)
+
+    def _alpha(self, method: str, url: str, body: dict | None = None) -> dict:
+        """One v2alpha1 REST call; errors become the same api_core exceptions as the client's."""
+        from google.api_core import exceptions
+        from google.auth.transport.requests import AuthorizedSession
+
+        session = AuthorizedSession(self.credentials)
+        response = session.request(method, url, json=body, timeout=self.timeout)
+        if response.status_code >= 400:
+            raise exceptions.from_http_response(response)
+        return response.json()
+
+    def get_queued(self, zone: str, qr_id: str) -> QueuedInfo | None:
+        from google.api_core import exceptions
+
+        try:
+            data = self._alpha("GET", f"{self.endpoint}/v2alpha1/{self.queued_path(zone, qr_id)}")
+        except exceptions.NotFound:
+            return None
+        return queued_info(data, zone)
+
+    def list_queued(self, zone: str) -> list[QueuedInfo]:
+        out, token = [], ""
+        while True:
+            url = f"{self.endpoint}/v2alpha1/{self.parent(zone)}/queuedResources"
+            data = self._alpha("GET", url + (f"?pageToken={token}" if token else ""))
+            out += [queued_info(q, zone) for q in data.get("queuedResources", [])]
+            token = data.get("nextPageToken", "")
+            if not token:
+                return out
+
+    def wait_for_queued(
+        self,
+        zone: str,
+        qr_id: str,
+        on_state: Callable[[str], None] | None = None,
+        timeout: float = 3600,
+        poll: float = 2.0,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> QueuedInfo:
+        """Poll until ACTIVE. FAILED raises :class:`CreateFailed` carrying Google's reason (its
+        ``failedData.error``, diagnosed like the same error on a create); SUSPENDED does too."""
+
+        def read() -> QueuedInfo | None:
+            qr = self.get_queued(zone, qr_id)
+            if qr is not None and qr.state == "FAILED":
+                raise CreateFailed(failed_error(qr), route="spot" if qr.spot else None)
+            return qr
+
+        def failure(_qr: QueuedInfo | None, state: str) -> str | None:
+            bad = state in ("SUSPENDED", "NOT_FOUND")
+            return f"the queued resource is {state}" if bad else None
+
+        return poll_until(
+            f"queued resource {qr_id}",
+            read,
+            "ACTIVE",
+            failure,
+            on_state,
+            timeout,
+            poll,
+            cancelled,
+        )
+
+    def delete_queued(self, zone: str, qr_id: str, timeout: float = 600) -> None:
+        """Delete with force (its node goes too) and wait; already gone is fine."""
+        from google.api_core import exceptions
+
+        request = self.tpu_v2.DeleteQueuedResourceRequest(
+            name=self.queued_path(zone, qr_id), force=True
+        )
+        try:
+            op = self.client.delete_queued_resource(
+                request=request, retry=self.retry, timeout=self.timeout
+            )
+        except exceptions.NotFound:
+            return
+        op.result(timeout=timeout, retry=self.retry)
+
+    def queued_gone(self, zone: str, qr_id: str) -> bool:
+        if self.get_queued(zone, qr_id) is not None:
+            return False
+        return all(q.name != qr_id for q in self.list_queued(zone))
