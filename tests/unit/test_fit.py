@@ -152,7 +152,7 @@ def test_v2_and_v3_replicate_per_tensorcore_not_per_chip():
 
 
 def test_the_runtime_reserve_is_six_percent_by_default():
-    assert fit.DEFAULT_RESERVE == pytest.approx(0.06)
+    assert fit.DEFAULT_RESERVE == 0.06
     one = fit.fit_slice(15.5, catalog.parse_accelerator("v5litepod-1"))
     assert one.usable_gib_per_chip == pytest.approx(16 * 0.94)
     # 15.5 GiB is under the 16 GiB on the label but over the 15.04 GiB the runtime leaves.

@@ -134,7 +134,7 @@ class QueuedResources:
                 "FAILED_PRECONDITION",
                 (f"Queued resource {qr_id} still has a node: delete it with force=true."),
             )
-        qr["state"] = {"state": "DELETING"}
+        was, qr["state"] = qr["state"], {"state": "DELETING"}
         op = self._new_operation(
             project,
             zone,
@@ -142,7 +142,7 @@ class QueuedResources:
             name,
             version,
             time.time() + DELETE_SECONDS,
-            {"kind": "delete_queued"},
+            {"kind": "delete_queued", "lie": self.faults.take("lying_delete"), "was": was},
         )
         self.save()
         return self.public(op)
