@@ -6,9 +6,11 @@ import json
 import os
 import signal
 import subprocess
+import threading
 from pathlib import Path
 
 from tests.conftest import clean_env, tpuwizard_cmd
+from tests.waiting import wait_until
 
 ZONE = "us-central1-a"
 
@@ -54,6 +56,48 @@ def launch_until(cwd: Path, stop_at, *args: str, sig: int = signal.SIGKILL, **ex
     proc.stderr.close()  # type: ignore[union-attr]
     assert sent, f"never reached the stop point; saw {[e['event'] for e in seen]}"
     return proc.returncode, seen
+
+
+def launch_until_on_disk(cwd: Path, on_disk, *args: str, timeout: float = 120, **extra: str):
+    """Start a launch, SIGKILL it once ``on_disk()`` holds (checked by polling, not by events).
+
+    For a kill point that no event marks, such as "the ledger holds the intent". Returns (exit
+    code, events seen before the kill).
+    """
+    proc = subprocess.Popen(
+        tpuwizard_cmd("launch", "--sandbox", "--json", "--zone", ZONE, *args),
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env(**extra),
+    )
+    seen: list[dict] = []
+    assert proc.stdout is not None
+    reader = threading.Thread(
+        target=lambda: seen.extend(json.loads(line) for line in proc.stdout),  # type: ignore[union-attr]
+        daemon=True,
+    )
+    reader.start()
+    try:
+        wait_until(lambda: on_disk() or proc.poll() is not None, timeout, "the kill point")
+        assert proc.poll() is None, f"the launch ended first; saw {[e['event'] for e in seen]}"
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        if proc.poll() is None and proc.returncode is None:
+            proc.wait(timeout=60)
+    reader.join(timeout=60)
+    return proc.returncode, seen
+
+
+def ledger_holds(home: Path, op: str) -> bool:
+    """Does the sandbox ledger file hold a whole ``op`` record yet? (Read as bytes, no parsing.)"""
+    path = home / "sandbox" / "ledger.jsonl"
+    try:
+        lines = path.read_bytes().split(b"\n")[:-1]  # only lines that were finished
+    except FileNotFoundError:
+        return False
+    return any(json.loads(line).get("op") == op for line in lines if line.strip())
 
 
 def status(cwd: Path, **extra: str) -> list[dict]:

@@ -7,9 +7,10 @@ import os
 import shutil
 import socket
 import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.waiting import wait_until
 
 
 def sshd_binary() -> str | None:
@@ -52,13 +53,16 @@ def start_sshd(folder: Path) -> Sshd:
     process = subprocess.Popen(
         [binary, "-D", "-e", "-f", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
-    for _ in range(100):
+
+    def listening() -> bool:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
+            return True
         except OSError as err:
             if process.poll() is not None:
                 reason = process.stderr.read().decode()  # type: ignore[union-attr]
                 raise RuntimeError(f"sshd exited: {reason}") from err
-            time.sleep(0.05)
+            return False
+
+    wait_until(listening, 20, "sshd to listen")
     return Sshd(port, keys, getpass.getuser(), process)

@@ -8,9 +8,11 @@ from google.auth.exceptions import GoogleAuthError
 
 from tpuwizard.core.cloud.client import TpuCloud
 from tpuwizard.core.cloud.diagnose import Context, diagnose
-from tpuwizard.core.cloud.types import NodeRequest
+from tpuwizard.core.cloud.types import RUN_LABEL, NodeRequest
 from tpuwizard.core.cloud.zones import live
 from tpuwizard.core.errors import CreateFailed, WaitTimedOut
+from tpuwizard.core.launch.ledger import Ledger, Resource
+from tpuwizard.core.launch.teardown import delete_and_verify
 
 ZONE = "us-central1-a"
 
@@ -180,3 +182,67 @@ def test_zone_survey_is_concurrent(sandbox):
     assert "v5litepod-4" in survey.zones[ZONE]
     cached = live(cloud)
     assert cached.cached and cached.zones == survey.zones and cached.failures == survey.failures
+
+
+def test_a_lost_create_answer_hides_a_node_that_exists(sandbox):
+    server, cloud = sandbox(faults="lost_create=1")
+    with pytest.raises(gx.ServiceUnavailable):
+        cloud.create_node(request())
+    node = cloud.get_node(ZONE, "tpu-a")  # the create was carried out all the same
+    assert node is not None and node.labels[RUN_LABEL] == "20261129-152500-ab12"
+    with pytest.raises(gx.Conflict):  # so a blind retry is refused: it exists
+        cloud.create_node(request())
+    assert cloud.wait_for_node(ZONE, "tpu-a", poll=0.05).state == "READY"
+    assert created_operations(server) == 1
+
+
+def test_a_lost_queued_create_answer_hides_a_request_that_exists(sandbox):
+    server, cloud = sandbox(faults="lost_create=1", delay=0.2)
+    with pytest.raises(gx.ServiceUnavailable):
+        cloud.create_queued(request("q-node"), "q1", "spot")
+    assert cloud.get_queued(ZONE, "q1") is not None
+    assert cloud.wait_for_queued(ZONE, "q1", poll=0.05).state == "ACTIVE"
+    assert created_operations(server) == 1
+
+
+def test_a_lying_delete_is_retried_by_teardown_and_not_recorded_gone(sandbox, tmp_path):
+    server, cloud = sandbox(faults="lying_delete=2", delay=0.1)
+    cloud.wait_for_node(ZONE, "tpu-a", cloud.create_node(request()), poll=0.05)
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    resource = Resource("node", cloud.project, ZONE, "tpu-a", "v5litepod-4", "r1")
+    ledger.record("created", resource)
+    # The delete operation ends done and without an error, and the node is still there.
+    cloud.delete_node(ZONE, "tpu-a")
+    assert cloud.get_node(ZONE, "tpu-a").state == "READY"
+    assert "tpu-a" in [n.name for n in cloud.list_nodes(ZONE)]
+    # Teardown does not believe a lie: with one attempt left in the fault, one try is not enough.
+    first = delete_and_verify(cloud, ledger, resource, attempts=1, pause=0)
+    assert not first.verified and first.diagnosis.kind == "not_gone"
+    assert [e.op for e in Ledger(ledger.path).entries()] == ["created"]
+    # The fault is used up: the next delete works, and only now is it recorded gone.
+    assert delete_and_verify(cloud, ledger, resource, attempts=3, pause=0.05).verified
+    assert [e.op for e in Ledger(ledger.path).entries()] == ["gone"]
+    assert cloud.node_gone(ZONE, "tpu-a") and deletes(server) == 3
+
+
+def test_a_lying_queued_delete_leaves_the_request(sandbox, tmp_path):
+    _, cloud = sandbox(faults="lying_delete=1", delay=0.2)
+    cloud.create_queued(request("q-node"), "q1", "spot")
+    cloud.wait_for_queued(ZONE, "q1", poll=0.05)
+    resource = Resource("queued", cloud.project, ZONE, "q1", "v5litepod-4", "r1", "spot", "q-node")
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    cloud.delete_queued(ZONE, "q1")
+    assert cloud.get_queued(ZONE, "q1").state == "ACTIVE" and not cloud.queued_gone(ZONE, "q1")
+    assert delete_and_verify(cloud, ledger, resource, pause=0.05).verified
+    assert cloud.queued_gone(ZONE, "q1") and cloud.node_gone(ZONE, "q-node")
+    assert [e.op for e in Ledger(ledger.path).entries()] == ["gone"]
+
+
+def created_operations(server) -> int:
+    ops = server.state.data["operations"].values()
+    return sum(op["metadata"]["verb"] == "create" for op in ops)
+
+
+def deletes(server) -> int:
+    ops = server.state.data["operations"].values()
+    return sum(op["metadata"]["verb"] == "delete" for op in ops)

@@ -1,7 +1,6 @@
 """The real google-cloud-tpu client against the sandbox: every call, on the happy path."""
 
-import time
-
+from tests.waiting import wait_until
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.sandbox.server import make_server, start_in_thread
 
@@ -115,8 +114,9 @@ def test_flex_start_enforces_max_run_duration_then_suspends(sandbox):
     qr = cloud.wait_for_queued(ZONE, "flex-qr", poll=0.05)
     assert qr.flex and qr.state == "ACTIVE"
     assert cloud.get_node(ZONE, "flex-node").state == "READY"
-    time.sleep(1.2)
-    assert cloud.get_queued(ZONE, "flex-qr").state == "SUSPENDED"
+    wait_until(
+        lambda: cloud.get_queued(ZONE, "flex-qr").state == "SUSPENDED", 10, "the end of the run"
+    )
     assert cloud.get_node(ZONE, "flex-node") is None  # Google deletes the VMs at the end
     # A SUSPENDED request still exists (and holds quota) until it is deleted.
     assert [q.name for q in cloud.list_queued(ZONE)] == ["flex-qr"]

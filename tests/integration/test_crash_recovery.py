@@ -8,21 +8,44 @@ import pytest
 
 from tests.integration.launch_helpers import (
     launch_until,
+    launch_until_on_disk,
     ledger_all_gone,
+    ledger_holds,
     names,
     sandbox_is_empty,
     status,
     teardown_all,
 )
+from tpuwizard.core.launch.ledger import Ledger
 
 STAGES = {
-    "after the intent": lambda e: e["event"] == "planned",
     "while creating": lambda e: e["event"] == "provisioning" and e["state"] == "CREATING",
     "after ready": lambda e: e["event"] == "ready",
     "during bootstrap": lambda e: e["event"] in ("bootstrap_line", "versions"),
     "during the verifier": lambda e: e["event"] == "check",
     "during teardown": lambda e: e["event"] == "teardown_started",
 }
+
+
+def test_sigkill_once_the_intent_is_on_disk_then_recover(tmp_path, home):
+    # No event marks this point (the planned event comes before the write): watch the file. Every
+    # API request of this launch waits 1.5 s, so the kill lands before the create is carried out.
+    code, _ = launch_until_on_disk(
+        tmp_path,
+        lambda: ledger_holds(home, "intent"),
+        "--accelerator",
+        "v5litepod-4",
+        TPUWIZARD_SANDBOX_FAULTS="latency_ms=1500",
+    )
+    assert code == -signal.SIGKILL
+    assert sandbox_is_empty(home)  # written ahead: the intent is there, the node is not
+    assert [e.op for e in Ledger(home / "sandbox" / "ledger.jsonl").entries()] == ["intent"]
+    # status finds nothing behind the intent, says so and closes it.
+    assert status(tmp_path) == []
+    assert ledger_all_gone(home)
+    proc = teardown_all(tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert sandbox_is_empty(home) and ledger_all_gone(home)
 
 
 @pytest.mark.parametrize("stage", list(STAGES))

@@ -200,6 +200,31 @@ def test_503s_on_create_are_checked_then_retried(tmp_path, home):
     assert sandbox_is_empty(home) and ledger_all_gone(home)
 
 
+def sandbox_operations(home: Path, verb: str) -> int:
+    state = json.loads((home / "sandbox" / "state.json").read_text())
+    return sum(op["metadata"]["verb"] == verb for op in state["operations"].values())
+
+
+def test_a_lost_create_answer_is_found_by_get_and_not_created_twice(tmp_path, home):
+    code, events, stderr = launch(
+        tmp_path, "--accelerator", "v5litepod-1", TPUWIZARD_SANDBOX_FAULTS="lost_create=1"
+    )
+    assert code == 0, stderr
+    assert "teardown_verified" in names(events)
+    assert sandbox_operations(home, "create") == 1
+    assert sandbox_is_empty(home) and ledger_all_gone(home)
+
+
+def test_a_lying_delete_is_retried_and_only_then_recorded_gone(tmp_path, home):
+    code, events, stderr = launch(
+        tmp_path, "--accelerator", "v5litepod-1", TPUWIZARD_SANDBOX_FAULTS="lying_delete=1"
+    )
+    assert code == 0, stderr
+    assert "teardown_verified" in names(events) and "teardown_failed" not in names(events)
+    assert sandbox_operations(home, "delete") == 2
+    assert sandbox_is_empty(home) and ledger_all_gone(home)
+
+
 def test_never_ready_times_out_and_cleans_up(tmp_path, home):
     code, events, _ = launch(
         tmp_path,

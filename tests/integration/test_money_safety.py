@@ -19,6 +19,7 @@ from tests.integration.launch_helpers import (
     status,
     teardown_all,
 )
+from tests.waiting import wait_until
 from tpuwizard.core.cloud.client import TpuCloud
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.session.practice import PRACTICE_PROJECT
@@ -60,10 +61,7 @@ def test_the_watchdog_deletes_the_node_at_its_deadline_with_the_wizard_killed(
     cloud = TpuCloud(PRACTICE_PROJECT, endpoint=standalone_sandbox)
     assert cloud.get_node("us-central1-a", name) is not None  # the wizard is dead; it bills
     deadline = armed["deadline"]
-    for _ in range(400):
-        if cloud.get_node("us-central1-a", name) is None:
-            break
-        time.sleep(0.1)
+    wait_until(lambda: cloud.get_node("us-central1-a", name) is None, 40, "the watchdog's delete")
     assert cloud.node_gone("us-central1-a", name)
     assert time.time() >= deadline - 0.5  # deleted at the deadline, not before
     assert status(tmp_path, TPUWIZARD_TPU_ENDPOINT=standalone_sandbox) == []
@@ -140,8 +138,11 @@ def test_suspended_flex_requests_are_listed_and_removed(tmp_path, home):
         max_run_seconds=1,
     )
     cloud.wait_for_queued("us-central1-a", "flex-qr", poll=0.05)
-    time.sleep(1.3)
-    assert cloud.get_queued("us-central1-a", "flex-qr").state == "SUSPENDED"
+    wait_until(
+        lambda: cloud.get_queued("us-central1-a", "flex-qr").state == "SUSPENDED",
+        10,
+        "the end of the 1 s run",
+    )
     server.shutdown()
     server.server_close()
     listed = status(tmp_path)

@@ -4,12 +4,12 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 import pytest
 from tpuwizard_verify.tpu_verify import device_holders
 
 from tests.conftest import clean_env, tpuwizard_cmd
+from tests.waiting import wait_until
 from tpuwizard.core.evidence.receipt import check_receipt, parse_marker_line, receipt_hash
 from tpuwizard.core.evidence.verifier import cpu_device_env, verifier_path
 
@@ -103,11 +103,9 @@ def test_device_holders_names_the_process_holding_a_device(tmp_path):
         [sys.executable, "-c", f"f = open({str(device)!r}); import time; time.sleep(30)"]
     )
     try:
-        for _ in range(100):
-            found = device_holders(prefixes=(str(tmp_path),))
-            if found:
-                break
-            time.sleep(0.05)
+        found = wait_until(
+            lambda: device_holders(prefixes=(str(tmp_path),)), 10, "the holder to be seen"
+        )
         assert [h["pid"] for h in found] == [holder.pid]
         assert found[0]["devices"] == [str(device)]
         assert "time.sleep" in found[0]["command"]

@@ -13,7 +13,7 @@ async def until(pilot, condition, seconds: float = 60.0, what: str = "") -> None
     for _ in range(int(seconds * 20)):
         if condition():
             if pilot.app.is_running:
-                await pilot.pause(0.2)  # let the screen finish mounting before we touch it
+                await pilot.pause()  # until the screen's queues drain: it has finished mounting
             return
         # Plain sleep: the app runs beside us on this loop, and it may be shutting down.
         await asyncio.sleep(0.05)
@@ -34,7 +34,7 @@ async def press(pilot, selector: str) -> None:
         widget.value = True
     else:
         assert await pilot.click(selector), f"could not click {selector}"
-    await pilot.pause(0.1)
+    await pilot.pause()  # until the press has been handled
 
 
 async def walk_to_review(pilot) -> None:

@@ -195,4 +195,4 @@ def test_leftovers(snap_compare):
 
 async def _settle(pilot) -> None:
     await pilot.app.workers.wait_for_complete()
-    await pilot.pause(0.2)
+    await pilot.wait_for_scheduled_animations()  # and the screen is idle: nothing left to draw

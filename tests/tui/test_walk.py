@@ -59,13 +59,17 @@ async def test_quit_guard_names_it_refuses_a_wrong_name_and_deletes(tmp_path, ho
         (node,) = app.billing.existing()
         assert node.name in text and node.zone in text
         await pilot.press("ctrl+q")  # a second quit does not stack a second guard
-        await pilot.pause(0.2)
+        await pilot.pause()  # until it has been handled
         assert sum(type(s).__name__ == "QuitGuard" for s in app.screen_stack) == 1
         app.screen.query_one("#confirm-name").value = "not-the-name"
         await press(pilot, "#keep")
-        await pilot.pause(0.2)
+        await until(
+            pilot,
+            lambda: "exactly" in str(app.screen.query_one("#guard-error").render()),
+            10,
+            "the wrong name to be refused",
+        )
         assert type(app.screen).__name__ == "QuitGuard" and app.is_running
-        assert "exactly" in str(app.screen.query_one("#guard-error").render())
         await press(pilot, "#delete")
         await until(pilot, lambda: not app.is_running, 60, "the exit after teardown")
     assert app.return_code == 0
@@ -167,8 +171,7 @@ async def test_esc_goes_back_and_help_opens(tmp_path):
 async def test_small_terminal_is_told_so(tmp_path):
     app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
     async with app.run_test(size=(70, 20)) as pilot:
-        await pilot.pause(0.3)
-        assert app.query_one("#too-small").has_class("show")
+        await until(pilot, lambda: app.query_one("#too-small").has_class("show"), 10, "the notice")
 
 
 async def test_notebook_route_writes_it_and_checks_receipts(tmp_path):

@@ -29,3 +29,9 @@ def test_empty_spec_means_no_faults():
 def test_bad_specs_are_rejected_clearly(bad):
     with pytest.raises(BadInput):
         parse_faults(bad)
+
+
+def test_lying_deletes_and_lost_create_answers_are_counted_faults():
+    f = parse_faults("lying_delete=2;lost_create=1")
+    assert f.counters == {"lying_delete": 2, "lost_create": 1}
+    assert [f.take("lost_create") for _ in range(2)] == [True, False]

@@ -118,3 +118,62 @@ def test_sharded_implies_total_and_replicated_implies_sharded(state, slice_, res
     if f.fits_replicated:
         assert f.fits_sharded
     assert math.isclose(f.headroom_gib, f.usable_gib_per_chip - state / f.chips, abs_tol=2e-3)
+
+
+# -- what a replicated copy and the runtime's reserve do to the answer ----------------------------
+# v2 and v3 chips hold two TensorCores, and each TensorCore is its own JAX device with half the
+# chip's HBM; v4 and v5p chips also hold two TensorCores but show them as one device (megacore).
+# The runtime keeps about 6% of HBM for itself: 94% is usable.
+
+
+@pytest.mark.parametrize(
+    ("accelerator", "per_device_usable"),
+    [
+        ("v2-8", 16 * 0.94 / 2),
+        ("v3-8", 32 * 0.94 / 2),
+        ("v4-8", 32 * 0.94),
+        ("v5litepod-4", 16 * 0.94),
+    ],
+)
+def test_a_replicated_copy_must_fit_one_device_after_the_reserve(accelerator, per_device_usable):
+    slice_ = catalog.parse_accelerator(accelerator)
+    assert fit.fit_slice(per_device_usable * 0.99, slice_).fits_replicated
+    assert not fit.fit_slice(per_device_usable * 1.01, slice_).fits_replicated
+
+
+def test_v2_and_v3_replicate_per_tensorcore_not_per_chip():
+    # 10 GiB fits a v2 chip's 15 GiB usable, but not one of its 7.5 GiB TensorCores.
+    v2 = fit.fit_slice(10, catalog.parse_accelerator("v2-8"))
+    assert v2.fits_sharded and not v2.fits_replicated
+    v3 = fit.fit_slice(20, catalog.parse_accelerator("v3-8"))
+    assert v3.fits_sharded and not v3.fits_replicated
+    # A v4 chip's two TensorCores are one device: the whole chip holds the copy.
+    assert fit.fit_slice(20, catalog.parse_accelerator("v4-8")).fits_replicated
+
+
+def test_the_runtime_reserve_is_six_percent_by_default():
+    assert fit.DEFAULT_RESERVE == 0.06
+    one = fit.fit_slice(15.5, catalog.parse_accelerator("v5litepod-1"))
+    assert one.usable_gib_per_chip == pytest.approx(16 * 0.94)
+    # 15.5 GiB is under the 16 GiB on the label but over the 15.04 GiB the runtime leaves.
+    assert one.fits_total
+    assert not one.fits_sharded and not one.fits_replicated
+    assert one.headroom_gib == pytest.approx(16 * 0.94 - 15.5, abs=1e-3)
+    assert fit.fit_slice(15.0, catalog.parse_accelerator("v5litepod-1")).fits_sharded
+
+
+def test_the_reserve_applies_to_sharded_state_on_every_chip():
+    four = catalog.parse_accelerator("v5litepod-4")
+    # 62 GiB over 4 chips is 15.5 GiB a chip: under the 64 GiB total, over what is usable.
+    f = fit.fit_slice(62, four)
+    assert f.fits_total and not f.fits_sharded
+    assert fit.fit_slice(60, four).fits_sharded  # 15 GiB a chip
+    # With no reserve asked for, the label's figure is usable.
+    assert fit.fit_slice(62, four, reserve=0).fits_sharded
+
+
+def test_the_reserve_applies_to_each_tensorcore_of_a_v2_chip():
+    v2 = catalog.parse_accelerator("v2-8")
+    # 7.8 GiB is under half a chip's 16 GiB, over half of its usable 15.04 GiB.
+    assert not fit.fit_slice(7.8, v2).fits_replicated
+    assert fit.fit_slice(7.8, v2, reserve=0).fits_replicated

@@ -7,6 +7,9 @@ Keys:
                         refused spot create (a spot queued resource then goes FAILED)
   unavailable=N         the next N requests answer 503
   delete_fail=N         the next N delete operations end with an internal error
+  lying_delete=N        the next N delete operations end "done" without an error, but the node (or
+                        queued resource) is still there: listed, gettable and READY
+  lost_create=N         the next N creates are carried out, but their answer is a 503
   slow_create=SECONDS   provisioning takes this long
   never_ready=1         nodes stay CREATING
   preempt_after=SECONDS spot nodes become PREEMPTED this long after READY (their VMs vanish)
@@ -29,6 +32,8 @@ from tpuwizard.core.errors import BadInput
 COUNTED = (
     "unavailable",
     "delete_fail",
+    "lying_delete",
+    "lost_create",
     "forbidden",
     "api_disabled",
     "quota",

@@ -155,7 +155,7 @@ class QueuedResources:
         free = qr["state"]["state"] in ("ACCEPTED", "FAILED", "SUSPENDED")
         if qr.get("_node") in self.data["nodes"] and not force and not free:
             raise google.queued_has_nodes(qr_id)  # google-behaviour.md:48
-        qr["state"] = {"state": "DELETING"}
+        was, qr["state"] = qr["state"], {"state": "DELETING"}
         op = self._new_operation(
             project,
             zone,
@@ -163,7 +163,7 @@ class QueuedResources:
             name,
             version,
             time.time() + DELETE_SECONDS,
-            {"kind": "delete_queued"},
+            {"kind": "delete_queued", "lie": self.faults.take("lying_delete"), "was": was},
         )
         self.save()
         return self.public(op)

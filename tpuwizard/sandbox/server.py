@@ -159,6 +159,9 @@ class Handler(BaseHTTPRequestHandler):
                         result = getattr(self.server.api, handler)(
                             query=query, body=body, **match.groupdict()
                         )
+                    if handler.startswith("create_") and faults.take("lost_create"):
+                        # Carried out and saved, but the answer is lost on the way back.
+                        raise ApiError(503, "UNAVAILABLE", "The service is currently unavailable.")
                     self._reply(200, result)
                     return
             iam = IAM_RE.match(url.path)

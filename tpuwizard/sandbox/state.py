@@ -169,7 +169,12 @@ class SandboxState(QueuedResources):
                 node_type = RESPONSE_TYPE.format(version=version, kind="Node")
                 op["response"] = dict(self.public(node), **{"@type": node_type})
         elif kind == "delete_node":
-            if action.get("fail"):
+            if action.get("lie"):  # done, no error, and nothing happened
+                node = self.data["nodes"].get(target)
+                if node is not None:
+                    node["state"] = "READY"
+                op["response"] = {"@type": EMPTY_TYPE}
+            elif action.get("fail"):
                 node = self.data["nodes"].get(target)
                 if node is not None:
                     node["state"] = "READY"
@@ -184,6 +189,11 @@ class SandboxState(QueuedResources):
                 **{"@type": RESPONSE_TYPE.format(version=version, kind="QueuedResource")},
             )
         elif kind == "delete_queued":
+            if action.get("lie"):  # done, no error, and the request is still there
+                if target in self.data["queued"]:
+                    self.data["queued"][target]["state"] = action["was"]
+                op["response"] = {"@type": EMPTY_TYPE}
+                return
             qr = self.data["queued"].pop(target, None)
             if qr is not None:
                 for spec in qr["tpu"]["nodeSpec"]:
@@ -349,6 +359,7 @@ class SandboxState(QueuedResources):
         self.refuse_early_delete(node, node_id)
         node["state"] = "DELETING"
         fail = self.faults.take("delete_fail")
+        lie = not fail and self.faults.take("lying_delete")
         op = self._new_operation(
             project,
             zone,
@@ -356,7 +367,7 @@ class SandboxState(QueuedResources):
             node["name"],
             version,
             time.time() + DELETE_SECONDS,
-            {"kind": "delete_node", "fail": fail},
+            {"kind": "delete_node", "fail": fail, "lie": lie},
         )
         self.save()
         return self.public(op)

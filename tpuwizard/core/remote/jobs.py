@@ -107,9 +107,11 @@ def follow_job(
         if cancel is not None:
             cancel.check()
         code = _exit_code(transport, worker, job)
-        if code is not None:
+        # A follower that was cut off may have missed the job's last lines even though the job
+        # has ended by now: read on from the first unseen line before returning its code.
+        if code is not None and (proc.returncode == 0 or attempt == reconnects):
             return code
-        if attempt < reconnects:
+        if attempt < reconnects and code is None:
             time.sleep(poll)
     raise RemoteError(
         f"worker {worker}: lost the connection to {job.name} "
