@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs tpuwizard with its test extras into .venv and runs every check: ruff, the
 # import-linter contracts and the whole pytest suite. Needs only Python 3.11+ to start with.
+# The tpu-plan extra brings libtpu, so `fit --program`'s tests run the real TPU compile.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,7 +10,7 @@ if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e '.[test]'
+.venv/bin/python -m pip install --quiet -e '.[test,tpu-plan]'
 bash scripts/install-sshd.sh
 
 .venv/bin/ruff check .

@@ -139,8 +139,12 @@ class PlainWizard:
 
     def choose_slice(self) -> str:
         size = self.text(
-            "Training state size (GiB, or e.g. 51.5GB)", "48", check=fit.parse_size_gib
+            "Training state size (GiB, or e.g. 51.5GB), or your program's file to compile its step",
+            "48",
+            check=_size_or_program,
         )
+        if not _is_size(size):
+            return self.choose_slice_from_program(size)
         state = fit.parse_size_gib(size)
         fits = fit.plan(state, fit.select_slices(single_host=True))
         self.out(fit.verdict(state, fits))
@@ -154,6 +158,27 @@ class PlainWizard:
             for f in fits
         ]
         best = next((c for c, f in zip(choices, fits, strict=True) if f.fits_sharded), choices[0])
+        return self.select("Slice", choices, best)
+
+    def choose_slice_from_program(self, program: str) -> str:
+        """Compile the program's step for each single-host slice; the rows print as they come."""
+        from tpuwizard.core.plan import program_advice, program_fit
+
+        size = program_advice.size_text
+        results = []
+        planner = program_fit.ProgramPlanner(program, fit.select_slices(single_host=True))
+        self.out(f"Compiling {program} for each slice ({planner.method})...")
+        for r in planner.results():
+            results.append(r)
+            took = "cached" if r.cached else f"{r.seconds:.1f} s"
+            self.out(
+                f"  {r.name:<13} {'fits' if r.fits else 'too big':<8} peak "
+                f"{size(r.per_device_bytes['peak'])} of {size(r.usable_bytes_per_device)} ({took})"
+            )
+        for line in program_advice.overall(results):
+            self.out(line)
+        choices = [questionary.Choice(r.name, r.name) for r in results]
+        best = next((c for c, r in zip(choices, results, strict=True) if r.fits), choices[0])
         return self.select("Slice", choices, best)
 
     def choose_zone(
@@ -182,6 +207,19 @@ class PlainWizard:
 def _minutes(text: str) -> None:
     if not text.isdigit() or not 1 <= int(text) <= 7 * 24 * 60:
         raise BadInput("A number of minutes from 1 to 10080.")
+
+
+def _is_size(text: str) -> bool:
+    try:
+        fit.parse_size_gib(text)
+    except BadInput:
+        return False
+    return True
+
+
+def _size_or_program(text: str) -> None:
+    if not _is_size(text) and not Path(text).expanduser().is_file():
+        raise BadInput(f"'{text}' is neither a size (48, 51.5GB) nor a file.")
 
 
 def _is_file(text: str) -> None:

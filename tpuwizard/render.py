@@ -139,3 +139,75 @@ def _age(seconds: float) -> str:
         if minutes >= 60
         else f"{minutes}m{int(seconds) % 60:02d}s"
     )
+
+
+def _short(count: int | None) -> str:
+    if count is None:
+        return "-"
+    for unit, scale in (("G", 2**30), ("M", 2**20), ("K", 2**10)):
+        if count >= scale:
+            return f"{count / scale:.3g}{unit}"
+    return f"{count}B"
+
+
+def _duration(seconds: float) -> str:
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g}{unit}"
+    return f"{seconds / 1e-9:.3g}ns"
+
+
+def _dollars(usd: float) -> str:
+    return "<0.01" if usd < 0.005 else f"{usd:.2f}"
+
+
+_BYTE_KEYS = ("arguments", "outputs", "temporaries", "aliased", "code", "peak")
+_BYTE_HEADERS = dict(zip(_BYTE_KEYS, ("args", "out", "temp", "alias", "code", "peak"), strict=True))
+
+
+def render_program_fit(
+    program: str, method: str, results: list, route: str, advice: list[str]
+) -> None:
+    """``fit --program``: per-device bytes, fit, step time and price per slice."""
+    out = console()
+    table = Table(
+        title=f"{program} ({method})",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        padding=(0, 1),
+        collapse_padding=True,
+        show_edge=False,
+        pad_edge=False,
+    )
+    # The aliased column only when something is aliased (donated), to stay within 80 columns.
+    keys = [k for k in _BYTE_KEYS if k != "aliased" or any(r.per_device_bytes[k] for r in results)]
+    headers = ("slice", "dev", *(_BYTE_HEADERS[k] for k in keys), "usable", "fits", "step", "$/1k")
+    for header in headers:
+        table.add_column(header, justify="left" if header == "slice" else "right", no_wrap=True)
+    for r in results:
+        b = r.per_device_bytes
+        fits = "?" if r.fits is None else _mark(r.fits)
+        step = "?" if r.step_seconds is None else _duration(r.step_seconds)
+        usd = "?" if r.usd_per_1000_steps is None else _dollars(r.usd_per_1000_steps)
+        table.add_row(
+            r.name,
+            str(r.devices),
+            *(_short(b[k]) for k in keys),
+            _short(r.usable_bytes_per_device),
+            fits,
+            step,
+            usd,
+        )
+    out.print(table)
+    out.print(
+        "[dim]Bytes per device (K, M, G: KiB, MiB, GiB). peak = args + out + temp - alias + "
+        f"code. step: XLA's estimate of one step; $/1k steps at the {route} price. An "
+        "estimate: not yet held against a real TPU run.[/]"
+    )
+    for r in results:
+        if r.note and not r.note.startswith("step time"):
+            out.print(f"{r.name}: {r.note}")
+        for line in r.advice[:2] if r.fits is not True else []:
+            out.print(f"{r.name}: {line}")
+    for line in advice:
+        out.print(line)

@@ -50,6 +50,27 @@ from tpuwizard.core.errors import BadInput
     show_default=True,
     help="Which price to show.",
 )
+@click.option(
+    "--program",
+    type=click.Path(dir_okay=False),
+    help="Your training program: compile its step for each slice (see examples/).",
+)
+@click.option(
+    "--function",
+    "function_name",
+    default="tpuwizard_plan",
+    show_default=True,
+    help="With --program: the function that takes the mesh and returns (step, args).",
+)
+@click.option("--mesh", "mesh_axes", help="With --program: mesh axes, e.g. data=4,model=2.")
+@click.option(
+    "--method",
+    type=click.Choice(["auto", "tpu-compile", "shapes-only"]),
+    default="auto",
+    show_default=True,
+    help="With --program: compile with libtpu, or only count the state from the shapes.",
+)
+@click.option("--no-cache", is_flag=True, help="With --program: compile again, ignoring the cache.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def fit(
     size: str | None,
@@ -62,11 +83,35 @@ def fit(
     usable: float | None,
     receipt_file: Path | None,
     route: str,
+    program: str | None,
+    function_name: str,
+    mesh_axes: str | None,
+    method: str,
+    no_cache: bool,
     as_json: bool,
 ) -> None:
-    """Which TPU slices hold a training state of SIZE (48, 48GiB, 51.5GB)?"""
+    """Which TPU slices hold a training state of SIZE (48, 48GiB, 51.5GB), or your program?"""
     from tpuwizard.core.plan import fit as fitting
 
+    if program is not None:
+        if size is not None or params is not None:
+            raise BadInput("Give either --program FILE or a size (or --params), not both.")
+        reserve = fitting.DEFAULT_RESERVE if usable is None else 1 - _usable(usable)
+        chosen = fitting.select_slices(
+            split_list(slices), split_list(generation), single_host, max_chips
+        )
+        _fit_program(
+            program,
+            chosen,
+            function=function_name,
+            mesh=mesh_axes,
+            method=None if method == "auto" else method,
+            reserve=reserve,
+            route=route,
+            use_cache=not no_cache,
+            as_json=as_json,
+        )
+        return
     if (size is None) == (params is None):
         raise BadInput(
             "Give either a state size (tpuwizard fit 48GiB) or --params 7B "
@@ -78,13 +123,7 @@ def fit(
         state = fitting.state_from_params(fitting.parse_params(params), recipe)
     else:
         state = fitting.parse_size_gib(size or "")
-    reserve = fitting.DEFAULT_RESERVE
-    if usable is not None:
-        if not (0 < usable <= 1):
-            raise BadInput(
-                f"--usable must be a fraction above 0 and at most 1, such as 0.94; got {usable}."
-            )
-        reserve = 1 - usable
+    reserve = fitting.DEFAULT_RESERVE if usable is None else 1 - _usable(usable)
     chosen = fitting.select_slices(
         split_list(slices), split_list(generation), single_host, max_chips
     )
@@ -120,6 +159,52 @@ def fit(
         fitting.verdict(state, fits),
         fitting.ACTIVATION_NOTE,
     )
+
+
+def _usable(usable: float) -> float:
+    if not (0 < usable <= 1):
+        raise BadInput(
+            f"--usable must be a fraction above 0 and at most 1, such as 0.94; got {usable}."
+        )
+    return usable
+
+
+def _fit_program(program: str, chosen: list, as_json: bool, **options: object) -> None:
+    """``fit --program``: compile the user's step for each slice; rows appear as they finish."""
+    from tpuwizard.core.plan import program_advice, program_fit
+
+    if not chosen:
+        raise BadInput(
+            "No slice matches those filters: loosen --generation, --max-chips or --single-host."
+        )
+    planner = program_fit.ProgramPlanner(program, chosen, **options)  # type: ignore[arg-type]
+    if planner.method == "shapes-only":
+        say(
+            "libtpu is not installed here, so nothing is compiled: the table counts only the "
+            f"state's bytes from its shapes. For the real compile: {program_fit.INSTALL_LINE} "
+            "(Linux on x86-64)."
+        )
+    if not as_json:
+        say(f"Compiling {program} for {len(chosen)} slice(s) ({planner.method})...")
+    results = []
+    for result in planner.results():
+        results.append(result)
+        if not as_json:
+            say(f"  {result.name}: {'cached' if result.cached else f'{result.seconds:.1f} s'}")
+    advice = program_advice.overall(results)
+    if as_json:
+        print_json(
+            {
+                "program": str(planner.program),
+                "method": planner.method,
+                "slices": [r.to_dict() for r in results],
+                "advice": advice,
+            }
+        )
+        return
+    from tpuwizard.render import render_program_fit
+
+    render_program_fit(str(planner.program), planner.method, results, str(options["route"]), advice)
 
 
 @click.command()

@@ -19,7 +19,8 @@ class CapacityScreen(WizardScreen):
         "Type the size of your training state (48, 48GiB, 51.5GB) or a parameter count with "
         "a recipe. 'shard' means the state split over every chip fits; 'repl' that a full "
         "copy fits one device; 'total' the course's rule, total HBM >= state. Activations "
-        "are not counted. Pick a single-host slice (launch runs those)."
+        "are not counted. Pick a single-host slice (launch runs those). 'From my program' "
+        "compiles your own training step for each slice instead, activations included."
     )
 
     def __init__(self, state_gib: float, accelerator: str) -> None:
@@ -40,7 +41,9 @@ class CapacityScreen(WizardScreen):
         yield Static(id="verdict")
         yield DataTable(id="fits", cursor_type="row", zebra_stripes=True)
         yield Static(fit.ACTIVATION_NOTE, classes="note")
-        yield Button("Next", id="next", variant="primary")
+        with Horizontal(id="capacity-buttons"):
+            yield Button("Next", id="next", variant="primary")
+            yield Button("From my program...", id="from-program")
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
@@ -93,6 +96,17 @@ class CapacityScreen(WizardScreen):
         if self.accelerator in names:
             table.move_cursor(row=names.index(self.accelerator))
         verdict.update(fit.verdict(state, self.fits))
+
+    @on(Button.Pressed, "#from-program")
+    def from_program(self) -> None:
+        """Compile the user's own training step for each slice; a chosen row is the slice."""
+        from tpuwizard.tui.widgets.program_fit import ProgramFitScreen
+
+        def chosen(name: str | None) -> None:
+            if name:
+                self.dismiss({"state_gib": self.state_gib, "accelerator": name})
+
+        self.app.push_screen(ProgramFitScreen(), chosen)
 
     @on(Button.Pressed, "#next")
     @on(DataTable.RowSelected)

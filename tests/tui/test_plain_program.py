@@ -1,0 +1,28 @@
+"""Plain mode's capacity question takes a program file too, and compiles it for each slice."""
+
+import pytest
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+
+from tests.conftest import REPO
+from tpuwizard.core.plan import program_fit
+from tpuwizard.plain import PlainWizard
+
+BACKSPACE = "\x7f"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not program_fit.libtpu_installed(), reason="libtpu is not installed")
+def test_a_program_file_is_compiled_and_a_fitting_slice_offered():
+    lines: list[str] = []
+    program = str(REPO / "examples" / "placement.py")
+    with create_pipe_input() as inp:
+        inp.send_text(BACKSPACE * 2 + program + "\r" + "\r")  # replace "48"; take the default
+        chosen = PlainWizard(
+            sandbox=True, input=inp, output=DummyOutput(), echo=lines.append
+        ).choose_slice()
+    text = "\n".join(lines)
+    assert f"Compiling {program}" in text
+    single_host = [s.name for s in program_fit.fit.select_slices(single_host=True)]
+    assert all(any(line.strip().startswith(n + " ") for line in lines) for n in single_host)
+    assert chosen == single_host[0]  # the tiny step fits everywhere: the first row is offered
