@@ -8,6 +8,7 @@ from textual.app import App
 from textual.widgets import Button, DataTable, Input, Static
 
 from tests.conftest import REPO
+from tpuwizard.core.launch.billing import BillingState
 from tpuwizard.core.plan import fit, program_fit
 from tpuwizard.tui.app import WizardApp
 from tpuwizard.tui.state import WizardState
@@ -26,6 +27,7 @@ class CapacityHarness(App[None]):
     def __init__(self) -> None:
         super().__init__()
         self.state = WizardState(practice=True, project="tpuwizard-practice")
+        self.billing = BillingState()  # what the status bar reads: nothing exists here
         self.chosen: object = None
 
     async def on_mount(self) -> None:
