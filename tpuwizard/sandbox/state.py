@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tpuwizard.core.plan import catalog
-from tpuwizard.sandbox import google
+from tpuwizard.sandbox import google, image
 from tpuwizard.sandbox.faults import Faults
 from tpuwizard.sandbox.model import (
     DELETE_SECONDS,
@@ -211,6 +211,10 @@ class SandboxState(QueuedResources):
         slice_ = catalog.parse_accelerator(node["acceleratorType"])
         for worker in range(slice_.vms):
             self.worker_home(node["name"], worker).mkdir(parents=True, exist_ok=True)
+        # google-behaviour.md:52-56: the VMs run Google's image (Python 3.10, no venv, no uv);
+        # :14 without external addresses they have no route to package indexes either.
+        external = bool(node.get("networkConfig", {}).get("enableExternalIps"))
+        image.install_image(self.worker_home(node["name"], 0).parent, external)
 
     def _remove_node(self, name: str) -> None:
         if self.data["nodes"].pop(name, None) is not None:
