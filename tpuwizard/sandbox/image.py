@@ -23,6 +23,8 @@ import sys
 import sysconfig
 from pathlib import Path
 
+from tpuwizard.sandbox import worker_tools
+
 IMAGE_PYTHON_VERSION = "3.10.12"  # gb:53 (Ubuntu 22.04's python3)
 
 
@@ -58,7 +60,8 @@ def install_image(node_folder: Path, external: bool) -> None:
             }
         )
     )
-    tools = f"{shlex.quote(sys.executable)} -m tpuwizard.sandbox.worker_tools"
+    # -I -S: the tools are standard library only, and skipping site makes each call quick.
+    tools = f"{shlex.quote(sys.executable)} -I -S {shlex.quote(worker_tools.__file__)}"
     conf = shlex.quote(str(config))
     scripts = {
         # Only what a bootstrap touches is modelled (--version, -m venv, -m pip); anything else

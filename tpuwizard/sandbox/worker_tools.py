@@ -1,6 +1,6 @@
 """The tools of the sandbox's worker image: ``python3 -m pip``/``-m venv``, ``uv``, ``curl``.
 
-Run as ``python -m tpuwizard.sandbox.worker_tools TOOL IMAGE_JSON ARGS...`` by the scripts that
+Run as ``python -I -S worker_tools.py TOOL IMAGE_JSON ARGS...`` by the scripts that
 ``image.install_image`` writes. Standard library only, so each call starts quickly. Every rule
 cites google-behaviour.md ("gb:LINE"); nothing here opens a network connection.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -57,8 +58,8 @@ def pip(image: dict[str, Any], args: list[str]) -> int:
     target = Path.home() / ".local" / "bin" / "uv"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(
-        f"#!/bin/bash\nexec {sys.executable} -m tpuwizard.sandbox.worker_tools uv "
-        f'{os.environ["TPUWIZARD_IMAGE"]} "$@"\n'
+        f"#!/bin/bash\nexec {shlex.quote(sys.executable)} -I -S {shlex.quote(__file__)} uv "
+        f'{shlex.quote(os.environ["TPUWIZARD_IMAGE"])} "$@"\n'
     )
     target.chmod(0o755)
     if not quiet:
@@ -102,8 +103,13 @@ def link_parent_packages(image: dict[str, Any], venv_python: str) -> None:
                 continue
             if entry.suffix == ".dist-info":
                 target.mkdir()
-                if (entry / "METADATA").exists():
-                    (target / "METADATA").write_bytes((entry / "METADATA").read_bytes())
+                metadata = entry / "METADATA"
+                try:
+                    os.link(metadata, target / "METADATA")  # a hard link where it can: no copy
+                except FileNotFoundError:
+                    pass
+                except OSError:  # another file system
+                    (target / "METADATA").write_bytes(metadata.read_bytes())
             else:
                 target.symlink_to(entry)
 
