@@ -48,6 +48,8 @@ def describe(event: ev.Event) -> list[str]:
                 f"libtpu {v.get('libtpu')}, Python {v.get('python')}"
                 + (f" (tpuwizard pins {v['requested']})" if v.get("requested") else "")
             ]
+        case ev.WatchdogAccount():
+            return [f"Watchdog: {event.detail}"]
         case ev.Watchdog():
             return [f"Watchdog {event.detail}"]
         case ev.Check():

@@ -281,6 +281,7 @@ class SandboxState(QueuedResources):
                 "description",
                 "schedulingConfig",
                 "networkConfig",
+                "serviceAccount",
                 "tags",
             )
         }

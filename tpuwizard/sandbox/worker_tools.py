@@ -70,7 +70,7 @@ def pip(image: dict[str, Any], args: list[str]) -> int:
 def _managed_python_request(value: str) -> bool:
     """A bare version such as '3.12' asks uv for a managed Python (a download on a real VM)."""
     match = re.fullmatch(r"(?:cpython-)?3\.(\d+)(?:\.\d+)?", value)
-    return bool(match) and int(match.group(1)) >= 11
+    return match is not None and int(match.group(1)) >= 11
 
 
 def _option(args: list[str], name: str) -> int | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +13,8 @@ from tpuwizard.core.plan import catalog
 
 ROUTES = ("vm", "spot", "flex")
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CLOUD, EXIT_TEARDOWN = 0, 1, 2, 3, 4
+# A service account's email: what Google accepts in Node.serviceAccount.email.
+SERVICE_ACCOUNT_RE = re.compile(r"[a-z0-9][-a-z0-9_.+]*@[a-z0-9][-a-z0-9.]*\.[a-z]{2,}")
 DEFAULT_MAX_RUN = {"vm": 120, "spot": 120, "flex": 240}  # minutes
 
 
@@ -33,6 +36,8 @@ class LaunchPlan:
     precision: bool = False  # the verifier's fp32/bf16/int8 precision profile
     trace: bool = False  # a jax.profiler trace from every worker, copied into run_dir
     internal_ips: bool = False  # no external addresses: only the gcloud (IAP) transport reaches
+    # The node's service account (the watchdog deletes with its token); None: the default one.
+    service_account: str | None = None
 
     @property
     def node_name(self) -> str:
@@ -75,6 +80,13 @@ class LaunchPlan:
             found.append(
                 "Flex-start already ends at its deadline (its maxRunDuration): "
                 "the watchdog is for the vm and spot routes."
+            )
+        if self.service_account is not None and not SERVICE_ACCOUNT_RE.fullmatch(
+            self.service_account
+        ):
+            found.append(
+                f"'{self.service_account}' is not a service account email: use one such as "
+                f"NAME@{self.project or 'PROJECT'}.iam.gserviceaccount.com."
             )
         if self.script is not None:
             if not self.script.is_file():
