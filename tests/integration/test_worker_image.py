@@ -5,6 +5,8 @@ missing when it cannot. Each test drives the real client and the real bootstrap 
 import json
 import shlex
 
+import pytest
+
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.remote.bootstrap import BootstrapPlan, bootstrap_script, sandbox_plan
 from tpuwizard.core.remote.transports import LocalTransport
@@ -92,3 +94,17 @@ def test_without_pip_the_diagnosis_names_the_apt_command(sandbox, tmp_path):
     (failure,) = markers(result.stdout)
     assert "pip is missing" in failure["missing"]
     assert failure["fix"] == "sudo apt-get update && sudo apt-get install -y python3-pip"
+
+
+def test_the_sandbox_offers_v2_and_v3_pods_only_where_google_has_them(sandbox):
+    from google.api_core import exceptions as gx
+
+    _, cloud = sandbox(delay=0)
+    assert "v2-32" in cloud.accelerator_types("us-central1-a")
+    assert "v2-8" not in cloud.accelerator_types("us-central1-a")
+    assert "v2-32" not in cloud.accelerator_types("us-central1-b")
+    assert "v3-32" not in cloud.accelerator_types("us-central1-a")
+    assert "v3-2048" in cloud.accelerator_types("europe-west4-a")
+    request = NodeRequest(zone=ZONE, node_id="pod", accelerator_type="v3-32", run_id="r1")
+    with pytest.raises(gx.BadRequest, match="not available in zone us-central1-a"):
+        cloud.create_node(request)

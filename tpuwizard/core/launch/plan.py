@@ -74,6 +74,8 @@ class LaunchPlan:
                 "Names for spot and flex routes must be at most 60 characters "
                 "(the queued resource adds '-qr')."
             )
+        if self.route == "flex" and not refusal:
+            found.extend(flex_problems(self.accelerator, self.zone))
         if self.max_run_minutes is not None and not 0.1 <= self.max_run_minutes <= 7 * 24 * 60:
             found.append("The deadline must be between 0.1 minutes and 7 days (10080 minutes).")
         if self.watchdog and self.route == "flex":
@@ -102,6 +104,23 @@ class LaunchPlan:
         if problems:
             raise BadInput(" ".join(problems))
         return catalog.parse_accelerator(self.accelerator)
+
+
+def flex_problems(accelerator: str, zone: str) -> list[str]:
+    """Flex-start exists only for a few types and zones (google-behaviour.md, Creating): say so
+    before any API call, with where it does exist."""
+    try:
+        catalog.parse_accelerator(accelerator)
+    except catalog.UnknownAcceleratorError:
+        return []  # reported once, by the accelerator rule
+    where = google_errors.flex_zones(accelerator)
+    if zone in where:
+        return []
+    offered = f"only in {', '.join(where)}" if where else "in no zone"
+    return [
+        f"Flex-start is not offered for {accelerator} in {zone}: Google offers it for "
+        f"{accelerator} {offered}. Choose one of those zones, or --route spot or vm."
+    ]
 
 
 def safe_script_name(name: str) -> str:
