@@ -108,3 +108,20 @@ def test_the_sandbox_offers_v2_and_v3_pods_only_where_google_has_them(sandbox):
     request = NodeRequest(zone=ZONE, node_id="pod", accelerator_type="v3-32", run_id="r1")
     with pytest.raises(gx.BadRequest, match="not available in zone us-central1-a"):
         cloud.create_node(request)
+
+
+def test_a_worker_answers_before_the_api_reports_ready(sandbox):
+    """google-behaviour.md:49 (marin#6087): reachable while the API still says CREATING; the
+    client goes by the API, so billing and the launch start at READY, not at first contact."""
+    server, cloud = sandbox(delay=1.0)
+    request = NodeRequest(zone=ZONE, node_id="early", accelerator_type="v5litepod-4", run_id="r1")
+    op = cloud.create_node(request)
+    home = worker_home(server.state.home, cloud.node_path(ZONE, "early"), 0)
+    answered_while_creating = False
+    while (node := cloud.get_node(ZONE, "early")) is not None and node.state == "CREATING":
+        if home.is_dir():
+            vm = LocalTransport([home], worker_path(home.parent))
+            answered_while_creating = vm.run(0, "python3 --version").code == 0
+            break
+    assert answered_while_creating
+    assert cloud.wait_for_node(ZONE, "early", op, poll=0.05).state == "READY"

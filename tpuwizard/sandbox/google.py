@@ -39,6 +39,9 @@ POD_FROM = 32
 # gb:47 "deleting while the resource is still being created can be refused": for this long at most
 # (the sandbox's provisioning delay, if shorter).
 UNDELETABLE_S = 5.0
+# gb:49 "the node can be reachable before the API reports READY" (marin#6087): the workers boot
+# this far into provisioning, while the API still says CREATING.
+REACHABLE_AT = 0.5
 # gb:57 and the API's Node.id: every node has a numeric id (int64, a string in JSON).
 NODE_ID_BASE = 7_000_000_000_000_000_000
 

@@ -145,6 +145,11 @@ class SandboxState(QueuedResources):
         for qr in list(self.data["queued"].values()):
             changed |= self._advance_queued(qr, t)
         changed |= self._preempt_spot(t)
+        for node in self.data["nodes"].values():
+            boots_at = node.get("_reachable_at")
+            if boots_at is not None and boots_at <= t and node["state"] == "CREATING":
+                self._boot_workers(node)  # google-behaviour.md:49: reachable before READY
+                changed = True
         if changed:
             self._sync_keys()
             self.save()
@@ -208,6 +213,14 @@ class SandboxState(QueuedResources):
     def _make_ready(self, node: dict[str, Any]) -> None:
         node["state"] = "READY"
         self.data.setdefault("ready_at", {})[node["name"]] = time.time()
+        self._boot_workers(node)
+
+    def _boot_workers(self, node: dict[str, Any]) -> None:
+        """The VMs exist and answer: their homes and Google's image, once per node."""
+        node.pop("_reachable_at", None)
+        if node.get("_booted"):
+            return
+        node["_booted"] = True
         slice_ = catalog.parse_accelerator(node["acceleratorType"])
         for worker in range(slice_.vms):
             self.worker_home(node["name"], worker).mkdir(parents=True, exist_ok=True)
@@ -314,6 +327,8 @@ class SandboxState(QueuedResources):
             time.time() + self.delay,
             {"kind": "create_node", "stockout": zone in self.faults.stockout},
         )
+        if zone not in self.faults.stockout:
+            node["_reachable_at"] = time.time() + self.delay * google.REACHABLE_AT
         self._sync_keys()
         self.save()
         return self.public(op)
