@@ -8,7 +8,12 @@ import shlex
 import pytest
 
 from tpuwizard.core.cloud.types import NodeRequest
-from tpuwizard.core.remote.bootstrap import BootstrapPlan, bootstrap_script, sandbox_plan
+from tpuwizard.core.remote.bootstrap import (
+    BootstrapPlan,
+    bootstrap_script,
+    sandbox_plan,
+    unpinned_jax,
+)
 from tpuwizard.core.remote.transports import LocalTransport
 from tpuwizard.sandbox.image import worker_path
 from tpuwizard.sandbox.model import worker_home
@@ -125,3 +130,19 @@ def test_a_worker_answers_before_the_api_reports_ready(sandbox):
             break
     assert answered_while_creating
     assert cloud.wait_for_node(ZONE, "early", op, poll=0.05).state == "READY"
+
+
+def test_a_venv_left_with_another_jax_is_refused_not_used(sandbox):
+    """A worker that kept a venv from an earlier launch reports what it has; a pin that differs
+    stops the launch instead of running on an untested JAX."""
+    vm = worker(sandbox)
+    built = vm.run(0, f"bash -c {shlex.quote(bootstrap_script(sandbox_plan()))}")
+    assert built.code == 0, built.stderr
+    newer = BootstrapPlan(requirement="jax==99.0")
+    again = vm.run(0, f"bash -c {shlex.quote(bootstrap_script(newer))}")
+    assert again.code == 0 and "venv already present" in again.stdout
+    versions = markers(again.stdout)[-1]
+    assert versions["requested"] == "jax==99.0" and versions["jax"] == sandbox_plan().pinned_jax
+    problem = unpinned_jax(newer, {0: versions})
+    assert problem and "worker 0 has jax" in problem and "jax 99.0" in problem
+    assert unpinned_jax(sandbox_plan(), {0: versions}) is None

@@ -20,7 +20,7 @@ from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.plan import LaunchPlan, safe_script_name
 from tpuwizard.core.launch.runtime import Runtime
 from tpuwizard.core.plan import catalog
-from tpuwizard.core.remote.bootstrap import bootstrap_script
+from tpuwizard.core.remote.bootstrap import bootstrap_script, unpinned_jax
 from tpuwizard.core.remote.jobs import Job
 from tpuwizard.core.remote.transports import REMOTE_DIR, Raw, Transport, shell
 
@@ -89,15 +89,9 @@ class WorkerSteps:
         )
         if code != 0:
             raise RemoteError(bootstrap_failure_text(code, self.bootstrap_failures))
-        pinned = self.rt.bootstrap.pinned_jax
-        wrong = {w: v.get("jax") for w, v in self.versions.items() if v.get("jax") != pinned}
-        if pinned and wrong:
-            # Never run on a JAX the project did not test (an old venv, a resolver surprise).
-            found = ", ".join(f"worker {w} has jax {v}" for w, v in sorted(wrong.items()))
-            raise RemoteError(
-                f"{found}, but tpuwizard installs jax {pinned} ({self.rt.bootstrap.requirement}); "
-                f"remove ~/{REMOTE_DIR}/venv on the worker, or launch a fresh node"
-            )
+        problem = unpinned_jax(self.rt.bootstrap, self.versions)
+        if problem:
+            raise RemoteError(problem)
 
     def _bootstrap_line(self, worker: int, text: str) -> None:
         payload = parse_marker_line(text)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import shlex
 from dataclasses import dataclass
+from typing import Any
 
 from tpuwizard.core.remote.transports import REMOTE_DIR
 
@@ -121,6 +122,22 @@ def bootstrap_script(plan: BootstrapPlan) -> str:
             "fi",
             f'"$venv/bin/python" -c {q(VERSIONS_SNIPPET)} {q(plan.requirement)}',
         ]
+    )
+
+
+def unpinned_jax(plan: BootstrapPlan, versions: dict[int, dict[str, Any]]) -> str | None:
+    """Why the workers' JAX is not the pinned one (an old venv, a resolver surprise), or None.
+
+    ``versions`` is each worker's versions line. tpuwizard never runs on a JAX it did not test.
+    """
+    pinned = plan.pinned_jax
+    wrong = {w: v.get("jax") for w, v in versions.items() if v.get("jax") != pinned}
+    if not pinned or not wrong:
+        return None
+    found = ", ".join(f"worker {w} has jax {v}" for w, v in sorted(wrong.items()))
+    return (
+        f"{found}, but tpuwizard installs jax {pinned} ({plan.requirement}): remove "
+        f"~/{VENV} on the worker so the next launch rebuilds it, or launch a fresh node"
     )
 
 
