@@ -49,7 +49,13 @@ def pip(image: dict[str, Any], args: list[str]) -> int:
     if not image["external"]:
         sys.stderr.write(PIP_NO_ROUTE.format(name=names[0] if names else "uv"))
         return 1
-    if names != ["uv"] or "--user" not in args or not image["uv"]:
+    if names == ["uv"] and not image["uv"]:
+        sys.stderr.write(
+            "ERROR: the sandbox hands workers the uv of tpuwizard's own environment, and it has "
+            "none: install it there (pip install uv)\n"
+        )
+        return 1
+    if names != ["uv"] or "--user" not in args:
         # Google's image would download these; the sandbox downloads nothing.
         sys.stderr.write(
             f"ERROR: the sandbox's image installs only uv for the system Python, not {names}\n"
