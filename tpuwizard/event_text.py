@@ -46,7 +46,10 @@ def describe(event: ev.Event) -> list[str]:
                 f"{_prefix(event.worker, event.workers)}JAX {v.get('jax')}, "
                 f"jaxlib {v.get('jaxlib')}, "
                 f"libtpu {v.get('libtpu')}, Python {v.get('python')}"
+                + (f" (tpuwizard pins {v['requested']})" if v.get("requested") else "")
             ]
+        case ev.WatchdogAccount():
+            return [f"Watchdog: {event.detail}"]
         case ev.Watchdog():
             return [f"Watchdog {event.detail}"]
         case ev.Check():

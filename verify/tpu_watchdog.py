@@ -4,7 +4,8 @@
 Standalone (standard library only, Python 3.10+): tpuwizard uploads it to worker 0 and starts it
 detached when a launch asks for a watchdog. At the deadline it calls the Cloud TPU API's delete
 for its own node, authenticated as the VM's service account (a token from the metadata server),
-and keeps retrying until the API says the node is gone.
+and keeps retrying until the API accepts; then it reads the node back until the API answers 404
+(a 200 on DELETE only means the delete was accepted).
 
     python3 tpu_watchdog.py --resource projects/P/locations/Z/nodes/N --deadline 1767225600
     python3 tpu_watchdog.py --resource ... --check-only   # may this VM delete it?
@@ -71,7 +72,7 @@ def missing_permissions(args):
 
 
 def delete_resource(args):
-    """True once the resource is gone (deleted now, or already)."""
+    """True once the API accepted the delete (or the resource was already gone)."""
     force = "?force=true" if "/queuedResources/" in args.resource else ""
     try:
         call("DELETE", "%s/v2/%s%s" % (args.endpoint, args.resource, force), args.token)
@@ -83,6 +84,32 @@ def delete_resource(args):
     except (urllib.error.URLError, OSError) as err:
         report(ok=False, action="delete", error=str(err))
     return False
+
+
+def gone(args):
+    """True when the API answers 404 for the resource; False while it is still there."""
+    try:
+        call("GET", "%s/v2/%s" % (args.endpoint, args.resource), args.token)
+    except urllib.error.HTTPError as err:
+        if err.code == 404:
+            return True
+        report(ok=False, action="confirm", error="HTTP %d" % err.code)
+    except (urllib.error.URLError, OSError) as err:
+        report(ok=False, action="confirm", error=str(err))
+    return False
+
+
+def wait_until_gone(args):
+    """A 200 on DELETE means Google accepted the delete, not that the resource is gone: read it
+    back until the API says 404, asking for the delete again if it reappears undeleted."""
+    waited = 0.0
+    step = min(args.retry, 5.0)
+    while not gone(args):
+        time.sleep(step)
+        waited += step
+        if waited >= args.retry * 10:  # a delete operation that failed leaves it there: again
+            delete_resource(args)
+            waited = 0.0
 
 
 def main(argv=None):
@@ -123,6 +150,8 @@ def main(argv=None):
         time.sleep(min(args.retry, max(0.1, args.deadline - time.time())))
     while not delete_resource(args):
         time.sleep(args.retry)
+    report(ok=True, action="delete_accepted", resource=args.resource)
+    wait_until_gone(args)
     report(ok=True, action="deleted", resource=args.resource)
     return 0
 

@@ -31,7 +31,8 @@ class Sshd:
     process: subprocess.Popen
 
 
-def start_sshd(folder: Path) -> Sshd:
+def start_sshd(folder: Path, port: int | None = None) -> Sshd:
+    """An sshd with a new host key; ``port`` reuses an address another one had."""
     binary = sshd_binary()
     assert binary is not None
     folder.mkdir(parents=True, exist_ok=True)
@@ -39,7 +40,7 @@ def start_sshd(folder: Path) -> Sshd:
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(host_key)], check=True)
     keys = folder / "authorized_keys"
     keys.touch(mode=0o600)
-    port = free_port()
+    port = port or free_port()
     config = folder / "sshd_config"
     config.write_text(
         f"Port {port}\nListenAddress 127.0.0.1\nHostKey {host_key}\n"

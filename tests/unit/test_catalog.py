@@ -109,3 +109,19 @@ def test_documented_zone_table_lists_course_zones():
     assert "v5litepod-4" in table["us-west1-c"]
     assert "v5litepod-1" in table["us-central1-a"]
     assert "v6e-4" in table["us-east5-b"]
+
+
+def test_v2_and_v3_pods_are_offered_only_where_google_has_pods():
+    # google-behaviour.md: v2-32 and larger only in us-central1-a and europe-west4-a; v3-32 and
+    # larger only in europe-west4-a. Small slices keep their generation's zones.
+    from tpuwizard.core.plan import catalog
+
+    assert catalog.zones_offering("v2-32") == ["us-central1-a", "europe-west4-a"]
+    assert catalog.zones_offering("v2-512") == ["us-central1-a", "europe-west4-a"]
+    assert "us-central1-a" not in catalog.zones_offering("v2-8")
+    assert (
+        catalog.zones_offering("v3-32") == catalog.zones_offering("v3-2048") == ["europe-west4-a"]
+    )
+    assert "us-central1-b" in catalog.zones_offering("v3-8")
+    table = catalog.documented_zone_table()
+    assert "v3-32" not in table["us-central1-a"] and "v2-32" in table["us-central1-a"]

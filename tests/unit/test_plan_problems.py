@@ -47,6 +47,10 @@ def test_a_good_plan_has_no_problems(tmp_path):
         ({"max_run_minutes": -1.0}, "deadline"),
         ({"max_run_minutes": 20000.0}, "deadline"),
         ({"watchdog": True, "route": "flex"}, "watchdog"),
+        ({"route": "flex", "zone": "us-east5-a"}, "only in us-west4-a, us-central1-a"),
+        ({"route": "flex", "accelerator": "v5litepod-16"}, "only in us-west4-a"),
+        ({"route": "flex", "accelerator": "v4-8"}, "in no zone"),
+        ({"service_account": "runner"}, "not a service account email"),
         ({"script": Path("/nonexistent/main.py")}, "does not exist"),
     ],
 )
@@ -68,3 +72,8 @@ def test_an_unsafe_script_name_is_refused_before_anything_is_created(tmp_path):
 def test_every_problem_is_reported_at_once(tmp_path):
     problems = plan(tmp_path, fetch=("/abs",), route="spot", name="a" * 62).problems()
     assert len(problems) >= 2
+
+
+def test_flex_start_where_google_offers_it_is_no_problem(tmp_path):
+    for accelerator, zone in [("v6e-8", "us-east5-a"), ("v5litepod-16", "us-west4-a")]:
+        assert plan(tmp_path, accelerator=accelerator, zone=zone, route="flex").problems() == []

@@ -117,6 +117,12 @@ def sandbox_serve(port: int, faults: str | None, delay: float) -> None:
     show_default=True,
     help="Seconds to wait for the node (or queued resource) to be ready.",
 )
+@click.option(
+    "--service-account",
+    metavar="EMAIL",
+    help="The node's service account (the watchdog deletes with it); default: the project's "
+    "Compute Engine default account, which has no roles in organisations made since May 2024.",
+)
 @click.option("--sandbox", is_flag=True, help="Practise against the local sandbox.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per event per line.")
 def launch(
@@ -137,6 +143,7 @@ def launch(
     internal_ips: bool,
     run_dir: Path | None,
     ready_timeout: float,
+    service_account: str | None,
     sandbox: bool,
     as_json: bool,
 ) -> None:
@@ -176,6 +183,7 @@ def launch(
         precision=precision,
         trace=trace,
         internal_ips=internal_ips,
+        service_account=service_account,
     )
     plan.validate()  # every rule, before any cloud call: exit 2 with all of them
     if internal_ips and transport != "gcloud":

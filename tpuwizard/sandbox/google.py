@@ -32,9 +32,16 @@ FLEX_OFFERS: dict[str, dict[str, str]] = {
 # it as a loopback address where nothing listens (the sandbox's sshd binds 127.0.0.1 only), so a
 # laptop that tries it is refused and no packet ever leaves this machine.
 EXTERNAL_ADDRESS = "127.0.0.1"
+# gb:33-34 "v2-32 and larger exist only in us-central1-a and europe-west4-a; v3-32 and larger
+# only in europe-west4-a".
+POD_ZONES = {"v2": ("us-central1-a", "europe-west4-a"), "v3": ("europe-west4-a",)}
+POD_FROM = 32
 # gb:47 "deleting while the resource is still being created can be refused": for this long at most
 # (the sandbox's provisioning delay, if shorter).
 UNDELETABLE_S = 5.0
+# gb:49 "the node can be reachable before the API reports READY" (marin#6087): the workers boot
+# this far into provisioning, while the API still says CREATING.
+REACHABLE_AT = 0.5
 # gb:57 and the API's Node.id: every node has a numeric id (int64, a string in JSON).
 NODE_ID_BASE = 7_000_000_000_000_000_000
 
@@ -60,12 +67,25 @@ def api_zone_table() -> dict[str, list[str]]:
     """Zone -> accelerator types this API offers: the documented table without tpu7x (gb:28),
     plus the AI zones (gb:32)."""
 
-    def offered(name: str) -> bool:
-        return catalog.parse_accelerator(name).generation.key not in NOT_IN_THIS_API
+    def is_pod(name: str) -> bool:
+        prefix, _, number = name.rpartition("-")
+        return prefix in POD_ZONES and int(number) >= POD_FROM
 
+    def offered(name: str, zone: str) -> bool:
+        if catalog.parse_accelerator(name).generation.key in NOT_IN_THIS_API:
+            return False
+        return not is_pod(name) or zone in POD_ZONES[name.rpartition("-")[0]]
+
+    documented = catalog.documented_zone_table()
+    pods = {t for types in documented.values() for t in types if is_pod(t)}
+    for generation, zones in POD_ZONES.items():  # gb:33-34: where pods are, whatever else is
+        for zone in zones:
+            documented.setdefault(zone, []).extend(
+                t for t in sorted(pods) if t.startswith(generation + "-")
+            )
     table = {
-        zone: [t for t in types if offered(t)]
-        for zone, types in catalog.documented_zone_table().items()
+        zone: list(dict.fromkeys(t for t in types if offered(t, zone)))
+        for zone, types in documented.items()
     }
     table = {zone: types for zone, types in table.items() if types}
     for zone in AI_ZONES:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tpuwizard.core.plan import catalog
-from tpuwizard.sandbox import google
+from tpuwizard.sandbox import google, image
 from tpuwizard.sandbox.faults import Faults
 from tpuwizard.sandbox.model import (
     DELETE_SECONDS,
@@ -145,6 +145,11 @@ class SandboxState(QueuedResources):
         for qr in list(self.data["queued"].values()):
             changed |= self._advance_queued(qr, t)
         changed |= self._preempt_spot(t)
+        for node in self.data["nodes"].values():
+            boots_at = node.get("_reachable_at")
+            if boots_at is not None and boots_at <= t and node["state"] == "CREATING":
+                self._boot_workers(node)  # google-behaviour.md:49: reachable before READY
+                changed = True
         if changed:
             self._sync_keys()
             self.save()
@@ -218,9 +223,21 @@ class SandboxState(QueuedResources):
     def _make_ready(self, node: dict[str, Any]) -> None:
         node["state"] = "READY"
         self.data.setdefault("ready_at", {})[node["name"]] = time.time()
+        self._boot_workers(node)
+
+    def _boot_workers(self, node: dict[str, Any]) -> None:
+        """The VMs exist and answer: their homes and Google's image, once per node."""
+        node.pop("_reachable_at", None)
+        if node.get("_booted"):
+            return
+        node["_booted"] = True
         slice_ = catalog.parse_accelerator(node["acceleratorType"])
         for worker in range(slice_.vms):
             self.worker_home(node["name"], worker).mkdir(parents=True, exist_ok=True)
+        # google-behaviour.md:52-56: the VMs run Google's image (Python 3.10, no venv, no uv);
+        # :14 without external addresses they have no route to package indexes either.
+        external = bool(node.get("networkConfig", {}).get("enableExternalIps"))
+        image.install_image(self.worker_home(node["name"], 0).parent, external)
 
     def _remove_node(self, name: str) -> None:
         if self.data["nodes"].pop(name, None) is not None:
@@ -287,6 +304,7 @@ class SandboxState(QueuedResources):
                 "description",
                 "schedulingConfig",
                 "networkConfig",
+                "serviceAccount",
                 "tags",
             )
         }
@@ -319,6 +337,8 @@ class SandboxState(QueuedResources):
             time.time() + self.delay,
             {"kind": "create_node", "stockout": zone in self.faults.stockout},
         )
+        if zone not in self.faults.stockout:
+            node["_reachable_at"] = time.time() + self.delay * google.REACHABLE_AT
         self._sync_keys()
         self.save()
         return self.public(op)

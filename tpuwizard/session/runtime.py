@@ -43,12 +43,15 @@ def build_runtime(cloud: TpuCloud, is_practice: bool, transport: str = "ssh") ->
         sandbox_home = state / "sandbox"
 
         def make_sandbox(node: NodeInfo) -> Transport:
+            from tpuwizard.sandbox.image import worker_path
             from tpuwizard.sandbox.model import worker_home
 
             homes = [
                 worker_home(sandbox_home, cloud.node_path(node.zone, node.name), w)
                 for w in range(len(node.endpoints))
             ]
+            # The workers run the sandbox's stand-in of Google's image (Python 3.10, no uv).
+            image_path = worker_path(homes[0].parent)
             if port and key is not None:
                 return SshTransport(
                     check_reachable(node, int(port)),
@@ -58,11 +61,12 @@ def build_runtime(cloud: TpuCloud, is_practice: bool, transport: str = "ssh") ->
                     int(port),
                     homes=[str(h) for h in homes],
                     host_key_aliases=host_key_aliases(node.uid, len(node.endpoints)),
+                    path=image_path,
                 )
             # The local shell stands in for SSH to a worker's external address: a worker
             # without one is as unreachable from here as it would be from a laptop.
             check_reachable(node, None)
-            return LocalTransport(homes)
+            return LocalTransport(homes, image_path)
 
         return Runtime(
             cloud,

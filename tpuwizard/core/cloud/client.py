@@ -118,10 +118,9 @@ class TpuCloud(QueuedCalls):
         )
         if req.spot and not queued:  # a spot queued resource says so with spot {} alone
             node.scheduling_config = self.tpu_v2.SchedulingConfig(spot=True)
-        if req.cloud_platform_scope:
-            node.service_account = self.tpu_v2.ServiceAccount(
-                scope=["https://www.googleapis.com/auth/cloud-platform"]
-            )
+        account = req.service_account_body
+        if account is not None:
+            node.service_account = self.tpu_v2.ServiceAccount(**account)
         return node
 
     def create_node(self, req: NodeRequest) -> Any:

@@ -107,6 +107,8 @@ class QueuedCalls:
         }
         if req.queue_wait_s:
             body["queueingPolicy"] = {"validUntilDuration": f"{int(req.queue_wait_s)}s"}
+        if req.service_account_body is not None:
+            body["tpu"]["nodeSpec"][0]["node"]["serviceAccount"] = req.service_account_body
         url = (
             f"{self.endpoint}/v2alpha1/{self.parent(req.zone)}/queuedResources"
             f"?queuedResourceId={qr_id}"

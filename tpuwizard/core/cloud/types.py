@@ -6,6 +6,7 @@ Nothing outside ``tpuwizard.core.cloud.client`` handles protobufs: these are wha
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from tpuwizard.core.plan import catalog
 
@@ -14,6 +15,7 @@ GOOGLE_ENDPOINT = "https://tpu.googleapis.com"
 CALL_TIMEOUT = 30.0
 MANAGED_BY = {"managed-by": "tpuwizard"}
 RUN_LABEL = "tpuwizard-run"
+CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,19 @@ class NodeRequest:
     queue_wait_s: float | None = None
     # The on-VM watchdog calls the TPU API with the VM's token, which needs this scope.
     cloud_platform_scope: bool = False
+    # The node's service account (Node.serviceAccount.email); None: the project's default
+    # compute account, which in organisations created since May 2024 has no roles.
+    service_account: str | None = None
+
+    @property
+    def service_account_body(self) -> dict[str, Any] | None:
+        """``Node.serviceAccount`` as JSON, when an account or the API scope is wanted."""
+        if not (self.cloud_platform_scope or self.service_account):
+            return None
+        body: dict[str, Any] = {"scope": [CLOUD_PLATFORM_SCOPE]}
+        if self.service_account:
+            body["email"] = self.service_account
+        return body
 
     @property
     def runtime(self) -> str:

@@ -116,6 +116,14 @@ class Versions(Event):
 
 
 @dataclass(frozen=True)
+class WatchdogAccount(Event):
+    """Before the watchdog is armed: which service account it runs as, and what that needs."""
+
+    account: str  # an email, or "" for the project's default compute service account
+    detail: str
+
+
+@dataclass(frozen=True)
 class Watchdog(Event):
     armed: bool
     deadline: float  # seconds since the epoch

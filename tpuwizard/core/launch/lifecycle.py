@@ -166,6 +166,7 @@ class Launch(WorkerSteps, Ending):
             metadata=dict(rt.ssh_metadata),
             spot=plan.route == "spot",
             cloud_platform_scope=plan.watchdog,
+            service_account=plan.service_account,
             external_ips=not plan.internal_ips,
             queue_wait_s=rt.ready_timeout,
         )
@@ -272,7 +273,8 @@ class Launch(WorkerSteps, Ending):
     def arm_watchdog(self, transport: Transport) -> None:
         assert self.resource is not None and self.created_at is not None
         deadline = self.created_at + self.max_run * 60
-        if arm_watchdog(transport, self.resource, deadline, self.rt.watchdog, self.emit):
+        account = self.plan.service_account
+        if arm_watchdog(transport, self.resource, deadline, self.rt.watchdog, self.emit, account):
             self.watchdog_deadline = deadline
 
     def _exists(self, resource: Resource) -> bool | None:

@@ -20,7 +20,7 @@ from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.plan import LaunchPlan, safe_script_name
 from tpuwizard.core.launch.runtime import Runtime
 from tpuwizard.core.plan import catalog
-from tpuwizard.core.remote.bootstrap import bootstrap_script
+from tpuwizard.core.remote.bootstrap import bootstrap_script, unpinned_jax
 from tpuwizard.core.remote.jobs import Job
 from tpuwizard.core.remote.transports import REMOTE_DIR, Raw, Transport, shell
 
@@ -47,6 +47,17 @@ print(json.dumps([{"path": p, "kind": k} for p, k in found.items()]))
 READER = "import sys; sys.stdout.buffer.write(open(sys.argv[1], 'rb').read())"
 
 
+def bootstrap_failure_text(code: int, failures: dict[int, dict[str, Any]]) -> str:
+    """What a failed bootstrap lacked and the command that supplies it, from its marker."""
+    if not failures:
+        return f"setting up JAX on the worker failed (exit {code}); the lines above say why"
+    worker, failure = min(failures.items())
+    return (
+        f"setting up JAX on worker {worker} failed: missing {failure.get('missing')}. "
+        f"Fix: {failure.get('fix')}"
+    )
+
+
 class WorkerSteps:
     """Bootstrap, verify and run the script on every worker, streaming their lines as events."""
 
@@ -68,6 +79,7 @@ class WorkerSteps:
         for worker in range(transport.workers):
             transport.upload(worker, data, f"{REMOTE_DIR}/{VERIFIER_FILENAME}")
         job = Job(f"bootstrap-{self.plan.run_id}")
+        self.bootstrap_failures: dict[int, dict[str, Any]] = {}
         code = self._job(
             transport,
             job,
@@ -76,9 +88,10 @@ class WorkerSteps:
             self._bootstrap_line,
         )
         if code != 0:
-            raise RemoteError(
-                f"setting up JAX on the worker failed (exit {code}); the lines above say why"
-            )
+            raise RemoteError(bootstrap_failure_text(code, self.bootstrap_failures))
+        problem = unpinned_jax(self.rt.bootstrap, self.versions)
+        if problem:
+            raise RemoteError(problem)
 
     def _bootstrap_line(self, worker: int, text: str) -> None:
         payload = parse_marker_line(text)
@@ -86,6 +99,10 @@ class WorkerSteps:
             versions = {k: v for k, v in payload.items() if k != "kind"}
             self.versions[worker] = versions
             self.emit(ev.Versions(worker, versions, self.slice.vms))
+        elif payload and payload.get("kind") == "bootstrap_failed":
+            self.bootstrap_failures[worker] = payload
+            missing = f"missing: {payload.get('missing')}"
+            self.emit(ev.BootstrapLine(worker, missing, self.slice.vms))
         else:
             self.emit(ev.BootstrapLine(worker, text, self.slice.vms))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +13,8 @@ from tpuwizard.core.plan import catalog
 
 ROUTES = ("vm", "spot", "flex")
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CLOUD, EXIT_TEARDOWN = 0, 1, 2, 3, 4
+# A service account's email: what Google accepts in Node.serviceAccount.email.
+SERVICE_ACCOUNT_RE = re.compile(r"[a-z0-9][-a-z0-9_.+]*@[a-z0-9][-a-z0-9.]*\.[a-z]{2,}")
 DEFAULT_MAX_RUN = {"vm": 120, "spot": 120, "flex": 240}  # minutes
 
 
@@ -33,6 +36,8 @@ class LaunchPlan:
     precision: bool = False  # the verifier's fp32/bf16/int8 precision profile
     trace: bool = False  # a jax.profiler trace from every worker, copied into run_dir
     internal_ips: bool = False  # no external addresses: only the gcloud (IAP) transport reaches
+    # The node's service account (the watchdog deletes with its token); None: the default one.
+    service_account: str | None = None
 
     @property
     def node_name(self) -> str:
@@ -69,12 +74,21 @@ class LaunchPlan:
                 "Names for spot and flex routes must be at most 60 characters "
                 "(the queued resource adds '-qr')."
             )
+        if self.route == "flex" and not refusal:
+            found.extend(flex_problems(self.accelerator, self.zone))
         if self.max_run_minutes is not None and not 0.1 <= self.max_run_minutes <= 7 * 24 * 60:
             found.append("The deadline must be between 0.1 minutes and 7 days (10080 minutes).")
         if self.watchdog and self.route == "flex":
             found.append(
                 "Flex-start already ends at its deadline (its maxRunDuration): "
                 "the watchdog is for the vm and spot routes."
+            )
+        if self.service_account is not None and not SERVICE_ACCOUNT_RE.fullmatch(
+            self.service_account
+        ):
+            found.append(
+                f"'{self.service_account}' is not a service account email: use one such as "
+                f"NAME@{self.project or 'PROJECT'}.iam.gserviceaccount.com."
             )
         if self.script is not None:
             if not self.script.is_file():
@@ -90,6 +104,23 @@ class LaunchPlan:
         if problems:
             raise BadInput(" ".join(problems))
         return catalog.parse_accelerator(self.accelerator)
+
+
+def flex_problems(accelerator: str, zone: str) -> list[str]:
+    """Flex-start exists only for a few types and zones (google-behaviour.md, Creating): say so
+    before any API call, with where it does exist."""
+    try:
+        catalog.parse_accelerator(accelerator)
+    except catalog.UnknownAcceleratorError:
+        return []  # reported once, by the accelerator rule
+    where = google_errors.flex_zones(accelerator)
+    if zone in where:
+        return []
+    offered = f"only in {', '.join(where)}" if where else "in no zone"
+    return [
+        f"Flex-start is not offered for {accelerator} in {zone}: Google offers it for "
+        f"{accelerator} {offered}. Choose one of those zones, or --route spot or vm."
+    ]
 
 
 def safe_script_name(name: str) -> str:

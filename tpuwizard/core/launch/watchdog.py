@@ -23,14 +23,38 @@ def watchdog_job(run_id: str) -> Job:
     return Job(f"watchdog-{run_id}")
 
 
+DEFAULT_ACCOUNT = "PROJECT_NUMBER-compute@developer.gserviceaccount.com"
+
+
+def account_notice(project: str, service_account: str | None) -> ev.WatchdogAccount:
+    """What the watchdog runs as, said before it is armed (google-behaviour.md "On the VM")."""
+    if service_account:
+        return ev.WatchdogAccount(
+            service_account,
+            f"it runs as {service_account}, which needs roles/tpu.admin on {project} to delete "
+            "the TPU at the deadline.",
+        )
+    return ev.WatchdogAccount(
+        "",
+        "it runs as the project's default Compute Engine service account. Organisations "
+        "created since May 2024 give that account no roles, so the check below usually fails "
+        "there: name an account that has roles/tpu.admin with --service-account EMAIL.",
+    )
+
+
 def arm_watchdog(
     transport: Transport,
     resource: Resource,
     deadline: float,
     config: WatchdogConfig,
     emit: Callable[[ev.Event], None],
+    service_account: str | None = None,
 ) -> bool:
-    """Start the watchdog for ``resource`` at ``deadline`` (epoch seconds); True when armed."""
+    """Start the watchdog for ``resource`` at ``deadline`` (epoch seconds); True when armed.
+
+    ``service_account`` is the node's account (``--service-account``); None: the default one.
+    """
+    emit(account_notice(resource.project, service_account))
     kind = "queuedResources" if resource.kind == "queued" else "nodes"
     path = f"projects/{resource.project}/locations/{resource.zone}/{kind}/{resource.name}"
     script = f"{REMOTE_DIR}/{WATCHDOG_FILENAME}"
@@ -53,12 +77,18 @@ def arm_watchdog(
     payload = next((p for p in map(parse_marker_line, check.stdout.splitlines()) if p), {})
     if check.code != 0 or not payload.get("ok"):
         missing = ", ".join(payload.get("missing", [])) or payload.get("error", "unknown")
+        member = service_account or DEFAULT_ACCOUNT
         detail = (
             f"not armed: the VM's service account may not delete it ({missing}). Grant "
             "it roles/tpu.admin: gcloud projects add-iam-policy-binding "
-            f"{resource.project} --member=serviceAccount:SERVICE_ACCOUNT "
-            "--role=roles/tpu.admin (the VM runs as the Compute Engine default service "
-            "account unless you chose another)"
+            f"{resource.project} --member=serviceAccount:{member} --role=roles/tpu.admin"
+            + (
+                ""
+                if service_account
+                else " (PROJECT_NUMBER: gcloud projects describe "
+                f"{resource.project} --format='value(projectNumber)'), or launch with "
+                "--service-account EMAIL naming an account that has the role"
+            )
         )
         emit(ev.Watchdog(False, deadline, detail))
         return False

@@ -50,6 +50,9 @@ class Generation:
     zones_unconfirmed: tuple[str, ...]
     flex_start_zones: tuple[str, ...]
     price_on_demand: float | None
+    # v2 and v3 pods (slice number >= pod_from) exist in fewer zones than their small slices.
+    pod_from: int | None
+    pod_zones: tuple[str, ...]
     price_spot: float | None
     unconfirmed: tuple[str, ...]
 
@@ -76,6 +79,15 @@ class Slice:
     chips: int
     vms: int
     chips_per_vm: int
+
+    @property
+    def zones(self) -> tuple[str, ...]:
+        """Documented zones offering this slice size: a v2 or v3 pod only where pods exist."""
+        gen = self.generation
+        number = self.chips * gen.tensorcores_per_chip if gen.name_counts == "tensorcores" else 0
+        if gen.pod_from is not None and number >= gen.pod_from:
+            return gen.pod_zones
+        return gen.zones
 
     @property
     def devices(self) -> int:
@@ -136,6 +148,8 @@ def generations() -> dict[str, Generation]:
             zones=tuple(g["zones"]),
             zones_unconfirmed=tuple(g.get("zones_unconfirmed", [])),
             flex_start_zones=tuple(g.get("flex_start_zones", [])),
+            pod_from=g.get("pod_from"),
+            pod_zones=tuple(g.get("pod_zones", [])),
             price_on_demand=g.get("price_on_demand"),
             price_spot=g.get("price_spot"),
             unconfirmed=tuple(g.get("unconfirmed", [])),
@@ -267,13 +281,13 @@ def generation_for_device_kind(device_kind: str) -> Generation | None:
 
 def zones_offering(accelerator: str) -> list[str]:
     """Documented zones offering an accelerator type (not a promise of free capacity)."""
-    return list(parse_accelerator(accelerator).generation.zones)
+    return list(parse_accelerator(accelerator).zones)
 
 
 def documented_zone_table() -> dict[str, list[str]]:
     """Zone -> accelerator types the documentation lists there."""
     table: dict[str, list[str]] = {}
     for s in all_slices():
-        for zone in s.generation.zones:
+        for zone in s.zones:
             table.setdefault(zone, []).append(s.name)
     return dict(sorted(table.items()))

@@ -1,36 +1,51 @@
-"""The commands that prepare a worker: a venv with JAX (uv when it can be had, else pip).
+"""The commands that prepare a worker: uv, a venv on a uv-managed Python, and the pinned JAX.
 
-The same script runs on a real TPU VM and in the sandbox; only its parameters differ. On a TPU VM
-it installs ``jax[tpu]``; in the sandbox it builds the venv with ``--system-site-packages`` over
-the interpreter tpuwizard runs in, so ``jax`` is already satisfied and nothing is downloaded.
-Its last line reports the resolved versions as ``TPUWIZARD {json}`` for the receipt.
+TPU runtime images ship Python 3.10 and often no ``venv`` module (google-behaviour.md, "On the
+VM"); current JAX needs Python >= 3.11, and ``pip install jax[tpu]`` on 3.10 quietly resolves
+jax 0.6.2 / libtpu 0.0.17. So the worker never builds on the system Python: it installs uv
+(``pip --user``, else uv's standalone installer), lets uv provide Python 3.12, and installs the
+one ``jax[tpu]`` version this project tested. Nothing falls back to an older JAX: when a step
+fails, the script prints a ``TPUWIZARD {"kind": "bootstrap_failed"}`` line naming the missing
+piece and the apt command that supplies it, and exits non-zero.
+
+The same script runs on a real TPU VM and in the sandbox; only the requirement differs (the
+sandbox's image hands uv tpuwizard's own interpreter and environment, see
+``tpuwizard/sandbox/image.py``). Its last line reports the resolved versions as
+``TPUWIZARD {json}`` for the receipt, next to the version that was asked for.
 """
 
 from __future__ import annotations
 
+import json
 import shlex
 from dataclasses import dataclass
+from typing import Any
 
 from tpuwizard.core.remote.transports import REMOTE_DIR
 
 VENV = f"{REMOTE_DIR}/venv"
+# The one JAX version tpuwizard installs on a TPU VM: the version its verifier and tests run
+# with. Change it here only; the receipt shows it next to what the worker resolved.
+TESTED_JAX = "0.10.2"
+TPU_REQUIREMENT = f"jax[tpu]=={TESTED_JAX}"
+# uv downloads this Python on the VM (python-build-standalone); JAX needs >= 3.11.
+MANAGED_PYTHON = "3.12"
+UV_INSTALLER = "https://astral.sh/uv/install.sh"
 
 
 @dataclass(frozen=True)
 class BootstrapPlan:
     """How to build the worker venv; the defaults are a real TPU VM's."""
 
-    python: str = "python3"
-    requirement: str = "jax[tpu]"
-    system_site_packages: bool = False
-    try_uv: bool = True
-    # Sandbox only: site-packages folders of tpuwizard's own environment, added to the worker venv
-    # with a .pth file, so the jax that tpuwizard runs with satisfies the requirement offline.
-    parent_site: tuple[str, ...] = ()
+    requirement: str = TPU_REQUIREMENT
+    python_request: str = MANAGED_PYTHON
+    system_python: str = "python3"  # only to install uv with pip --user
 
     @property
-    def install_line(self) -> str:
-        return f"pip install {self.requirement} numpy"
+    def pinned_jax(self) -> str | None:
+        """The exact jax version the requirement pins, if it pins one."""
+        _, sep, version = self.requirement.partition("==")
+        return version.strip() if sep else None
 
 
 VERSIONS_SNIPPET = (
@@ -43,62 +58,95 @@ VERSIONS_SNIPPET = (
     "        return None\n"
     "print('TPUWIZARD ' + json.dumps({'kind': 'versions', 'python': sys.version.split()[0],"
     " 'jax': v('jax'), 'jaxlib': v('jaxlib'), 'libtpu': v('libtpu') or v('libtpu-nightly'),"
-    " 'numpy': v('numpy')}))\n"
+    " 'numpy': v('numpy'), 'requested': sys.argv[1]}))\n"
+)
+
+
+def _failure(missing: str, fix: str) -> str:
+    """A shell command printing the failure marker (its text fixed here, so quoting is safe)."""
+    line = "TPUWIZARD " + json.dumps({"kind": "bootstrap_failed", "missing": missing, "fix": fix})
+    return f"echo {shlex.quote(line)}; exit 1"
+
+
+NO_PIP = _failure(
+    "uv (pip is missing from the system Python, and uv's installer could not be fetched)",
+    "sudo apt-get update && sudo apt-get install -y python3-pip",
+)
+NO_ROUTE = _failure(
+    "uv (the worker cannot reach PyPI or astral.sh: a worker without an external address has no "
+    "route out unless the network has Cloud NAT)",
+    "create the node with external IPs (leave out --internal-ips) or add Cloud NAT; "
+    "then sudo apt-get install -y python3-pip if pip is missing",
+)
+NO_MANAGED_PYTHON = _failure(
+    f"a Python >= 3.11 (uv could not provide Python {MANAGED_PYTHON})",
+    "sudo apt-get update && sudo apt-get install -y python3.11 python3.11-venv",
 )
 
 
 def bootstrap_script(plan: BootstrapPlan) -> str:
     """A bash script (run with ``bash -c``) that makes the venv once and reports versions."""
     q = shlex.quote
-    site = " --system-site-packages" if plan.system_site_packages else ""
-    packages = f"{q(plan.requirement)} numpy"
-    link_parent = ""
-    if plan.parent_site:
-        lines = "\n".join(plan.parent_site)
-        link_parent = (
-            'sp=$("$venv/bin/python" -c '
-            "'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')"
-            f" && printf '%s\\n' {q(lines)} > \"$sp/tpuwizard-parent.pth\" &&"
-        )
+    py = q(plan.system_python)
+    no_install = _failure(
+        f"{plan.requirement} (uv could not install it on Python {plan.python_request})",
+        "check that the worker reaches https://pypi.org; the version is pinned in "
+        "tpuwizard/core/remote/bootstrap.py",
+    )
     return "\n".join(
         [
             "set -u",
             f"mkdir -p {q(REMOTE_DIR)}",
             f"venv={q(VENV)}",
+            'export PATH="$HOME/.local/bin:$PATH"',
             'if [ -x "$venv/bin/python" ]; then echo "venv already present: $venv"; else',
-            "  installer=pip",
-            f"  if [ {int(plan.try_uv)} = 1 ]; then",
-            '    export PATH="$HOME/.local/bin:$PATH"',
-            "    command -v uv >/dev/null 2>&1 || "
-            f"{q(plan.python)} -m pip install --quiet --user uv >/dev/null 2>&1 || true",
-            "    command -v uv >/dev/null 2>&1 && installer=uv",
+            "  if ! command -v uv >/dev/null 2>&1; then",
+            '    echo "installing uv with pip --user"',
+            f"    if ! {py} -m pip install --quiet --user uv; then",
+            '      echo "pip could not install uv; trying uv\'s standalone installer"',
+            '      installer="$(mktemp)"',
+            # Downloaded to a file first: a failed curl piped into sh would look like success.
+            f'      curl -LsSf {q(UV_INSTALLER)} -o "$installer" && sh "$installer" ||'
+            ' echo "uv\'s standalone installer failed too"',
+            "    fi",
             "  fi",
-            '  echo "installing with $installer"',
-            '  if [ "$installer" = uv ]; then',
-            f'    uv venv{site} --python {q(plan.python)} "$venv" && {link_parent}'
-            f' uv pip install --python "$venv/bin/python" {packages} || exit 1',
-            "  else",
-            f'    {q(plan.python)} -m venv{site} "$venv" && {link_parent}'
-            f' "$venv/bin/python" -m pip install --quiet --disable-pip-version-check {packages}'
-            " || exit 1",
+            "  if ! command -v uv >/dev/null 2>&1; then",
+            f"    if {py} -m pip --version >/dev/null 2>&1; then {NO_ROUTE}; else {NO_PIP}; fi",
             "  fi",
+            f'  echo "creating the venv on a uv-managed Python {plan.python_request}"',
+            f'  uv venv --quiet --python {q(plan.python_request)} "$venv" || '
+            f"{{ {NO_MANAGED_PYTHON}; }}",
+            f'  echo "installing {plan.requirement} with uv"',
+            f'  uv pip install --python "$venv/bin/python" {q(plan.requirement)} numpy || '
+            f'{{ rm -rf "$venv"; {no_install}; }}',
             "fi",
-            f'"$venv/bin/python" -c {q(VERSIONS_SNIPPET)}',
+            f'"$venv/bin/python" -c {q(VERSIONS_SNIPPET)} {q(plan.requirement)}',
         ]
     )
 
 
-def sandbox_plan() -> BootstrapPlan:
-    """The sandbox's plan: this interpreter, plain jax, and this environment's packages."""
-    import sys
-    import sysconfig
+def unpinned_jax(plan: BootstrapPlan, versions: dict[int, dict[str, Any]]) -> str | None:
+    """Why the workers' JAX is not the pinned one (an old venv, a resolver surprise), or None.
 
-    paths = sysconfig.get_paths()
-    site = tuple(dict.fromkeys([paths["purelib"], paths["platlib"]]))
-    return BootstrapPlan(
-        python=sys.executable,
-        requirement="jax",
-        system_site_packages=True,
-        try_uv=False,
-        parent_site=site,
+    ``versions`` is each worker's versions line. tpuwizard never runs on a JAX it did not test.
+    """
+    pinned = plan.pinned_jax
+    wrong = {w: v.get("jax") for w, v in versions.items() if v.get("jax") != pinned}
+    if not pinned or not wrong:
+        return None
+    found = ", ".join(f"worker {w} has jax {v}" for w, v in sorted(wrong.items()))
+    return (
+        f"{found}, but tpuwizard installs jax {pinned} ({plan.requirement}): remove "
+        f"~/{VENV} on the worker so the next launch rebuilds it, or launch a fresh node"
     )
+
+
+def sandbox_plan() -> BootstrapPlan:
+    """The sandbox's plan: the same script, pinned to the CPU jax tpuwizard itself runs with.
+
+    The sandbox's worker image hands uv tpuwizard's interpreter and environment in place of the
+    downloads, so the only honest pin is the version already installed here.
+    """
+    from importlib import metadata
+
+    return BootstrapPlan(requirement=f"jax=={metadata.version('jax')}")

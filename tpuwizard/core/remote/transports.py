@@ -230,9 +230,10 @@ class Transport(ABC):
 class LocalTransport(Transport):
     """The sandbox: each worker is a folder on this machine, its home for the command."""
 
-    def __init__(self, homes: Sequence[Path]) -> None:
+    def __init__(self, homes: Sequence[Path], path: str | None = None) -> None:
         self.homes = [Path(h) for h in homes]
         self.workers = len(self.homes)
+        self.path = path  # the worker image's PATH, when the sandbox gives one
 
     def argv(self, worker: int, command: str) -> list[str]:
         return ["bash", "-c", command]
@@ -240,6 +241,8 @@ class LocalTransport(Transport):
     def env(self, worker: int) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("XLA_", "JAX_"))}
         env["HOME"] = str(self.homes[worker])
+        if self.path is not None:
+            env["PATH"] = self.path
         return env
 
     def cwd(self, worker: int) -> str:
@@ -259,7 +262,9 @@ class SshTransport(Transport):
         port: int = 22,
         homes: Sequence[str | None] | None = None,
         host_key_aliases: Sequence[str] | None = None,
+        path: str | None = None,
     ) -> None:
+        self.path = path  # the sandbox worker image's PATH, exported before each command
         self.hosts, self.user, self.key, self.known_hosts, self.port = (
             list(hosts),
             user,
@@ -278,6 +283,8 @@ class SshTransport(Transport):
         if home:  # the sandbox's sshd serves every worker from one account: give each its home
             # Parentheses keep the whole command, '&' included, inside the prefix.
             prefix = shell("cd", home, Raw("&&"), "export", f"HOME={home}", Raw("&&"))
+            if self.path is not None:
+                prefix += " " + shell("export", f"PATH={self.path}", Raw("&&"))
             command = f"{prefix} ( {command}\n)"
         return [
             "ssh",

@@ -1,0 +1,102 @@
+"""The sandbox's TPU runtime image: what a worker finds on its PATH.
+
+gb:52-56 "TPU runtime images ... ship Python 3.10 ... `python3 -m venv` can fail because the
+`python3-venv` package is missing ... uv can create a venv with a newer, uv-managed Python (`uv
+venv --python 3.12`), which a real VM downloads." So a sandbox worker's ``python3`` is a stand-in
+that reports 3.10 and has no ``venv`` module, and no ``uv`` is on its PATH until ``pip install
+--user uv`` puts one in ``~/.local/bin``. That uv is the real uv from tpuwizard's environment,
+told to work offline: where a VM would download a managed Python, it is handed tpuwizard's own
+interpreter, and where it would download packages, it finds tpuwizard's own (see
+``worker_tools``). gb:14 "then the VM has no route to PyPI either": on a node created without
+external addresses, pip and curl fail as they would with no route. Nothing here downloads.
+
+The image lives beside the node's worker homes (``<node>/image``) and goes with the node.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import sys
+import sysconfig
+from pathlib import Path
+
+from tpuwizard.sandbox import worker_tools
+
+IMAGE_PYTHON_VERSION = "3.10.12"  # gb:53 (Ubuntu 22.04's python3)
+
+
+def image_folder(node_folder: Path) -> Path:
+    return node_folder / "image"
+
+
+def find_uv() -> str | None:
+    """The uv binary tpuwizard's environment carries (the ``uv`` package), else one on PATH."""
+    try:
+        from uv import find_uv_bin
+
+        return str(find_uv_bin())
+    except (ImportError, FileNotFoundError):
+        return shutil.which("uv")
+
+
+def install_image(node_folder: Path, external: bool) -> None:
+    """Write the image's ``bin`` (python3, curl, wget) and the settings its tools read."""
+    folder = image_folder(node_folder)
+    bin_dir = folder / "bin"
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    paths = sysconfig.get_paths()
+    config = folder / "image.json"
+    config.write_text(
+        json.dumps(
+            {
+                "python": sys.executable,
+                "uv": find_uv(),
+                "external": external,
+                "site": list(dict.fromkeys([paths["purelib"], paths["platlib"]])),
+                "python_version": IMAGE_PYTHON_VERSION,
+            }
+        )
+    )
+    # -I -S: the tools are standard library only, and skipping site makes each call quick.
+    tools = f"{shlex.quote(sys.executable)} -I -S {shlex.quote(worker_tools.__file__)}"
+    conf = shlex.quote(str(config))
+    scripts = {
+        # Only what a bootstrap touches is modelled (--version, -m venv, -m pip); anything else
+        # runs on tpuwizard's interpreter, which the stand-in does not hide.
+        "python3": f"""#!/bin/bash
+case "${{1:-}}" in
+  --version|-V) echo "Python {IMAGE_PYTHON_VERSION}"; exit 0 ;;
+  -m) case "${{2:-}}" in
+        venv|ensurepip|pip|pip3) mod="$2"; shift 2; exec {tools} "$mod" {conf} "$@" ;;
+      esac ;;
+esac
+exec {shlex.quote(sys.executable)} "$@"
+""",
+        "curl": f'#!/bin/bash\nexec {tools} curl {conf} "$@"\n',
+        "wget": f'#!/bin/bash\nexec {tools} curl {conf} "$@"\n',
+    }
+    for name, text in scripts.items():
+        path = bin_dir / name
+        path.write_text(text)
+        path.chmod(0o755)
+
+
+def worker_path(node_folder: Path) -> str:
+    """The PATH a worker's commands see: the image first, then this machine's tools without uv.
+
+    tpuwizard's own environment (its uv, its python) is left out, and so is any folder holding a
+    uv, so that uv reaches a worker only through the image's ``pip install --user uv``.
+    """
+    own = Path(sys.prefix, "bin").resolve()
+    kept = [str(image_folder(node_folder) / "bin")]
+    for entry in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        if not entry or "~" in entry:
+            continue
+        folder = Path(entry)
+        if folder.resolve() == own or (folder / "uv").exists():
+            continue
+        kept.append(entry)
+    return os.pathsep.join(dict.fromkeys(kept))

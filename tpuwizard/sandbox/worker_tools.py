@@ -1,0 +1,169 @@
+"""The tools of the sandbox's worker image: ``python3 -m pip``/``-m venv``, ``uv``, ``curl``.
+
+Run as ``python -I -S worker_tools.py TOOL IMAGE_JSON ARGS...`` by the scripts that
+``image.install_image`` writes. Standard library only, so each call starts quickly. Every rule
+cites google-behaviour.md ("gb:LINE"); nothing here opens a network connection.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+# gb:55 "`python3 -m venv` can fail because the `python3-venv` package is missing": Ubuntu's text.
+NO_VENV = """The virtual environment was not created successfully because ensurepip is not
+available.  On Debian/Ubuntu systems, you need to install the python3-venv
+package using the following command.
+
+    apt install python3.10-venv
+
+You may need to use sudo with that command.  After installing the python3-venv
+package, recreate your virtual environment.
+"""
+# gb:14 "then the VM has no route to PyPI either": pip's words when no connection can be made.
+PIP_NO_ROUTE = (
+    "WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) "
+    "after connection broken by 'NewConnectionError('<pip._vendor.urllib3.connection."
+    "HTTPSConnection object>: Failed to establish a new connection: [Errno 101] Network is "
+    "unreachable')': /simple/{name}/\n"
+    "ERROR: Could not find a version that satisfies the requirement {name} (from versions: "
+    "none)\nERROR: No matching distribution found for {name}\n"
+)
+
+
+def pip(image: dict[str, Any], args: list[str]) -> int:
+    """The image's pip for Python 3.10: it can install uv for the user, and nothing else."""
+    if args[:1] == ["--version"]:
+        print("pip 22.0.2 from /usr/lib/python3/dist-packages/pip (python 3.10)")
+        return 0
+    if args[:1] != ["install"]:
+        sys.stderr.write("sandbox image: only `pip install --user uv` is modelled\n")
+        return 1
+    names = [a for a in args[1:] if not a.startswith("-")]
+    quiet = any(a in ("-q", "--quiet") for a in args)
+    if not image["external"]:
+        sys.stderr.write(PIP_NO_ROUTE.format(name=names[0] if names else "uv"))
+        return 1
+    if names == ["uv"] and not image["uv"]:
+        sys.stderr.write(
+            "ERROR: the sandbox hands workers the uv of tpuwizard's own environment, and it has "
+            "none: install it there (pip install uv)\n"
+        )
+        return 1
+    if names != ["uv"] or "--user" not in args:
+        # Google's image would download these; the sandbox downloads nothing.
+        sys.stderr.write(
+            f"ERROR: the sandbox's image installs only uv for the system Python, not {names}\n"
+        )
+        return 1
+    target = Path.home() / ".local" / "bin" / "uv"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(
+        f"#!/bin/bash\nexec {shlex.quote(sys.executable)} -I -S {shlex.quote(__file__)} uv "
+        f'{shlex.quote(os.environ["TPUWIZARD_IMAGE"])} "$@"\n'
+    )
+    target.chmod(0o755)
+    if not quiet:
+        print("Successfully installed uv")
+    return 0
+
+
+def _managed_python_request(value: str) -> bool:
+    """A bare version such as '3.12' asks uv for a managed Python (a download on a real VM)."""
+    match = re.fullmatch(r"(?:cpython-)?3\.(\d+)(?:\.\d+)?", value)
+    return match is not None and int(match.group(1)) >= 11
+
+
+def _option(args: list[str], name: str) -> int | None:
+    """Index of the value of ``--name VALUE`` or ``--name=VALUE`` in args."""
+    for i, arg in enumerate(args):
+        if arg == name and i + 1 < len(args):
+            return i + 1
+        if arg.startswith(name + "="):
+            args[i : i + 1] = [name, arg.partition("=")[2]]
+            return i + 1
+    return None
+
+
+def link_parent_packages(image: dict[str, Any], venv_python: str) -> None:
+    """Give the venv tpuwizard's packages, as uv's cache would hand them over offline.
+
+    Package folders are symlinks; each ``.dist-info`` is a real folder with only its METADATA,
+    which is what uv reads to see a requirement satisfied (it skips symlinked ones). Without a
+    RECORD file no tool can uninstall through the links into tpuwizard's own environment.
+    """
+    venv = Path(venv_python).parent.parent
+    sites = list(venv.glob("lib/python3*/site-packages"))
+    if not sites:
+        return
+    site = sites[0]
+    for parent in map(Path, image["site"]):
+        for entry in parent.iterdir() if parent.is_dir() else ():
+            target = site / entry.name
+            if entry.suffix == ".pth" or entry.name == "__pycache__" or target.exists():
+                continue
+            if entry.suffix == ".dist-info":
+                target.mkdir()
+                metadata = entry / "METADATA"
+                try:
+                    os.link(metadata, target / "METADATA")  # a hard link where it can: no copy
+                except FileNotFoundError:
+                    pass
+                except OSError:  # another file system
+                    (target / "METADATA").write_bytes(metadata.read_bytes())
+            else:
+                target.symlink_to(entry)
+
+
+def uv(image: dict[str, Any], args: list[str]) -> int:
+    """The real uv, offline, with tpuwizard's interpreter and packages in place of downloads."""
+    env = dict(os.environ, UV_OFFLINE="1", UV_PYTHON_DOWNLOADS="never", UV_NO_PROGRESS="1")
+    if args[:1] == ["venv"]:
+        at = _option(args, "--python")
+        if at is not None and _managed_python_request(args[at]):
+            # gb:56 a real VM downloads this Python; the sandbox hands over tpuwizard's own.
+            print(
+                f"sandbox: uv would download CPython {args[at]} here; it gets tpuwizard's "
+                f"Python {sys.version.split()[0]} instead",
+                file=sys.stderr,
+            )
+            args[at] = image["python"]
+    elif args[:2] == ["pip", "install"]:
+        at = _option(args, "--python")
+        if at is not None:
+            link_parent_packages(image, args[at])
+    os.execve(image["uv"], [image["uv"], *args], env)
+    return 127  # not reached
+
+
+def curl(image: dict[str, Any], args: list[str]) -> int:
+    """curl and wget: the sandbox never downloads; without an external address, no route."""
+    if not image["external"]:
+        sys.stderr.write("curl: (7) Failed to connect: Network is unreachable\n")
+        return 7
+    sys.stderr.write("curl: (6) the sandbox's workers download nothing (no route outside)\n")
+    return 6
+
+
+def venv(image: dict[str, Any], args: list[str]) -> int:
+    sys.stderr.write(NO_VENV)
+    return 1
+
+
+TOOLS = {"pip": pip, "pip3": pip, "uv": uv, "curl": curl, "venv": venv, "ensurepip": venv}
+
+
+def main(argv: list[str]) -> int:
+    tool, config, *args = argv
+    os.environ["TPUWIZARD_IMAGE"] = config
+    image = json.loads(Path(config).read_text())
+    return TOOLS[tool](image, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
