@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs tpuwizard with its test extras into .venv and runs every check: ruff, the
-# import-linter contracts and the whole pytest suite. Needs only Python 3.11+ to start with.
+# import-linter contracts, mypy (strict flags for the core) and the whole pytest suite.
+# Needs only Python 3.11+ to start with.
 # The tpu-plan extra brings libtpu, so `fit --program`'s tests run the real TPU compile.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,4 +17,5 @@ bash scripts/install-sshd.sh
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/lint-imports
+.venv/bin/mypy
 .venv/bin/python -m pytest "$@"

@@ -81,7 +81,7 @@ class PlainWizard:
         minutes = int(self.text("Deadline in minutes", str(DEFAULT_MAX_RUN[route]), check=_minutes))
         script = self.text(
             "Your script to run after the verifier (empty for none)",
-            check=lambda t: t and _is_file(t),
+            check=lambda t: _is_file(t) if t else None,
         )
         if not self.ask(
             questionary.confirm(f"Create {accelerator} in {zone} now?", default=True, **self.io)

@@ -7,15 +7,42 @@ nodes, operations, clock and faults.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tpuwizard.core.plan import catalog
 from tpuwizard.sandbox import google
+from tpuwizard.sandbox.faults import Faults
 from tpuwizard.sandbox.model import DELETE_SECONDS, NODE_ID_RE, ApiError, now_iso, parse_duration
 
 
 class QueuedResources:
     """Create, advance, read and delete queued resources; state lives in ``self.data``."""
+
+    # Provided by SandboxState, which this is mixed into.
+    data: dict[str, Any]
+    faults: Faults
+    delay: float
+
+    if TYPE_CHECKING:
+
+        def save(self) -> None: ...
+        def require_zone(self, project: str, zone: str) -> None: ...
+        def public(self, op: dict[str, Any]) -> dict[str, Any]: ...
+        def _new_operation(self, *args: Any, **kwargs: Any) -> dict[str, Any]: ...
+        def _make_ready(self, node: dict[str, Any]) -> None: ...
+        def _remove_node(self, name: str) -> None: ...
+        def refuse_early_delete(self, record: dict[str, Any], resource_id: str) -> None: ...
+        def _validate_node(
+            self, project: str, zone: str, node_id: str, body: dict[str, Any]
+        ) -> catalog.Slice: ...
+        def _node_record(
+            self,
+            project: str,
+            zone: str,
+            node_id: str,
+            body: dict[str, Any],
+            slice_: catalog.Slice,
+        ) -> dict[str, Any]: ...
 
     def _public_qr(self, qr: dict[str, Any], version: str) -> dict[str, Any]:
         out = {k: v for k, v in qr.items() if not k.startswith("_")}

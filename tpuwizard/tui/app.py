@@ -232,7 +232,7 @@ class WizardApp(App[int]):
                 "[b]Nothing was created, nothing is billing.[/b]"
             )
             screen = final
-        failure = s.last_failure or {}
+        failure: dict[str, Any] = s.last_failure or {}
         screen.offer(failure.get("alternatives", []) if failure.get("kind") == "stockout" else [])
         choice = await screen.choice
         self.pop_screen()

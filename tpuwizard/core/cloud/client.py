@@ -28,7 +28,7 @@ from tpuwizard.core.cloud.types import (
 from tpuwizard.core.errors import CreateFailed
 
 
-def _retry_reads(deadline: float = 60.0):  # -> google.api_core.retry.Retry
+def _retry_reads(deadline: float = 60.0) -> Any:  # a google.api_core.retry.Retry
     from google.api_core import exceptions, retry
 
     # Only transient answers are retried; api_core's backoff adds jitter by itself.
@@ -258,7 +258,7 @@ class _quota_is_final:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, kind: Any, err: BaseException | None, tb: Any) -> bool:
+    def __exit__(self, kind: Any, err: BaseException | None, tb: Any) -> None:
         from google.api_core import exceptions
 
         from tpuwizard.core.cloud.google_errors import quota_refusal
@@ -269,7 +269,6 @@ class _quota_is_final:
             raise exceptions.ResourceExhausted(
                 err.message, errors=err.errors, details=err.details, response=err.response
             ) from err
-        return False
 
 
 def _credentials(endpoint: str) -> Any:

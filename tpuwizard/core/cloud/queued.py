@@ -85,7 +85,7 @@ class QueuedCalls:
             timeout=self.timeout,
         )
 
-    def _create_flex(self, req: NodeRequest, qr_id: str, max_run_seconds: int) -> dict:
+    def _create_flex(self, req: NodeRequest, qr_id: str, max_run_seconds: int) -> dict[str, Any]:
         body: dict[str, Any] = {
             "tpu": {
                 "nodeSpec": [
@@ -115,7 +115,7 @@ class QueuedCalls:
         )
         return self._alpha("POST", url, body)
 
-    def _alpha(self, method: str, url: str, body: dict | None = None) -> dict:
+    def _alpha(self, method: str, url: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
         """One v2alpha1 REST call; errors become the same api_core exceptions as the client's."""
         from google.api_core import exceptions
         from google.auth.transport.requests import AuthorizedSession

@@ -64,7 +64,9 @@ class QueuedInfo:
     flex: bool = False
     create_time: float | None = None
     spot: bool = False
-    error: dict | None = None  # a FAILED request's state.failedData.error: {code, message}
+    error: dict[str, Any] | None = (
+        None  # a FAILED request's state.failedData.error: {code, message}
+    )
 
 
 @dataclass(frozen=True)
@@ -112,7 +114,7 @@ class NodeRequest:
         return {**MANAGED_BY, RUN_LABEL: self.run_id}
 
 
-def queued_info(data: dict, zone: str) -> QueuedInfo:
+def queued_info(data: dict[str, Any], zone: str) -> QueuedInfo:
     """A QueuedInfo from the v2/v2alpha1 REST JSON of a queued resource."""
     spec = (data.get("tpu", {}).get("nodeSpec") or [{}])[0]
     node = spec.get("node", {})

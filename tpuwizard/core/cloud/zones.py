@@ -7,6 +7,7 @@ import json
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from tpuwizard.core import paths
 from tpuwizard.core.cloud.client import TpuCloud
@@ -40,7 +41,7 @@ def documented() -> ZoneSurvey:
     return ZoneSurvey("documented", catalog.documented_zone_table())
 
 
-def _cache_file(cloud: TpuCloud):  # -> Path
+def _cache_file(cloud: TpuCloud) -> Path:
     key = hashlib.sha256(f"{cloud.endpoint}|{cloud.project}".encode()).hexdigest()[:12]
     return paths.cache_dir() / f"zones-{key}.json"
 

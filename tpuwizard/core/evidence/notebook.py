@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.evidence.verifier import VERIFIER_FILENAME, verifier_source
@@ -81,7 +82,7 @@ def get_platform(key: str) -> NotebookPlatform:
     return PLATFORMS[key]
 
 
-def build_notebook(platform_key: str, accelerator: str | None = None):  # -> NotebookNode
+def build_notebook(platform_key: str, accelerator: str | None = None) -> Any:  # NotebookNode
     """A validated ``nbformat`` v4 notebook for ``platform_key`` (``colab`` or ``kaggle``)."""
     import nbformat
     from nbformat import v4
@@ -173,7 +174,7 @@ def check_command(
     return f"tpuwizard receipt check {receipt} --expect tpu --accelerator {acc}"
 
 
-def _tagged(cell, tag: str):
+def _tagged(cell: Any, tag: str) -> Any:
     cell.metadata["tags"] = [tag]
     return cell
 

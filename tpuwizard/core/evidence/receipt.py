@@ -246,7 +246,7 @@ def usable_hbm_gib_per_chip(receipt: dict[str, Any]) -> tuple[str, float]:
         raise BadInput(
             f"That receipt names no single known TPU kind with memory figures ({sorted(kinds)})."
         )
-    return gen.key, min(limits) * gen.devices_per_chip / 2**30
+    return gen.key, min(float(v) for v in limits if v is not None) * gen.devices_per_chip / 2**30
 
 
 def _num(value: object) -> str:

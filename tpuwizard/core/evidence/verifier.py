@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Generator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.evidence.receipt import parse_marker_line
@@ -58,7 +59,7 @@ class VerifierOutput:
     """One line the verifier printed; ``payload`` is set for machine-readable lines."""
 
     text: str
-    payload: dict | None
+    payload: dict[str, Any] | None
 
 
 def run_local(
@@ -69,7 +70,7 @@ def run_local(
     python: str | None = None,
     precision: bool = False,
     trace: bool = False,
-) -> Iterator[VerifierOutput]:
+) -> Generator[VerifierOutput, None, int]:
     """Run the verifier in a subprocess, yielding its lines as they come; then its exit code.
 
     The generator's return value (``StopIteration.value``) is the exit status. With ``trace``

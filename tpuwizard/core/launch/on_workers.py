@@ -182,7 +182,7 @@ class WorkerSteps:
         """Each worker's trace folder, named as it will be in the local run folder."""
         return "trace" if self.slice.vms == 1 else f"trace-w{worker}"
 
-    def _fetch_trace(self, transport: Transport, worker: int, receipt: dict) -> None:
+    def _fetch_trace(self, transport: Transport, worker: int, receipt: dict[str, Any]) -> None:
         """Copy back the trace files the worker's receipt lists, into run_dir/trace[-wN]/."""
         folder = self._trace_dir(worker)
         trace = receipt.get("trace") or {}

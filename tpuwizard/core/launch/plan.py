@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from tpuwizard.core.cloud import gcloud_config, google_errors
@@ -93,9 +94,10 @@ class LaunchPlan:
         if self.script is not None:
             if not self.script.is_file():
                 found.append(f"Script {self.script} does not exist or is not a file.")
-            check(lambda: safe_script_name(self.script.name if self.script else ""))
+            script_name = self.script.name
+            check(lambda: safe_script_name(script_name))
         for pattern in self.fetch:
-            check(lambda pattern=pattern: safe_fetch_pattern(pattern))
+            check(partial(safe_fetch_pattern, pattern))
         return found
 
     def validate(self) -> catalog.Slice:

@@ -199,7 +199,7 @@ def reconcile(cloud: TpuCloud, ledger: Ledger, zones: list[str] | None = None) -
     return Found(sorted(found.values(), key=lambda b: (b.resource.zone, b.resource.name)), skipped)
 
 
-def _owned_by_queued(billable: Billable, found: dict) -> bool:
+def _owned_by_queued(billable: Billable, found: dict[tuple[str, ...], Billable]) -> bool:
     """A node that belongs to a listed queued resource is shown as that request."""
     r = billable.resource
     return r.kind == "node" and any(

@@ -93,7 +93,7 @@ def follow_job(
         assert proc.stdout is not None
         buffer = b""
         try:
-            while chunk := proc.stdout.read1(65536):
+            while chunk := proc.stdout.read1(65536):  # type: ignore[attr-defined]
                 buffer += chunk
                 *lines, buffer = buffer.split(b"\n")
                 for line in lines:
