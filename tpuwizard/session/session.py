@@ -25,6 +25,7 @@ from tpuwizard.session import practice as practice_mode
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.client import TpuCloud
+    from tpuwizard.session.kept import KeptNodes
 
 
 class Session:
@@ -66,7 +67,7 @@ class Session:
             from tpuwizard.core.cloud.client import TpuCloud
 
             if self.practice and not practice_mode.is_practice():
-                practice_mode.start_sandbox()
+                practice_mode.start_sandbox()  # or attaches to a lasting one, if running
             if not self.project:
                 raise BadInput("No project is set: choose a project id first.")
             self._cloud = TpuCloud(self.project)
@@ -84,6 +85,20 @@ class Session:
     ) -> LaunchHandle:
         """A launch ready to run; its events flow through this session's billing state."""
         return LaunchHandle(self, plan, transport, ready_timeout)
+
+    def prepare_to_keep(self) -> None:
+        """A kept node outlives this process; in practice, so must the sandbox that holds it
+        (its watchdog calls it after this command has exited)."""
+        if self.practice and self._cloud is None and not practice_mode.is_practice():
+            practice_mode.start_lasting_sandbox()
+
+    # -- kept nodes (tpuwizard up, run, watch, ssh) -------------------------------------------
+    @property
+    def kept(self) -> KeptNodes:
+        """The kept nodes of this session: find, price, run on, heartbeat."""
+        from tpuwizard.session.kept import KeptNodes
+
+        return KeptNodes(self)
 
     # -- leftovers --------------------------------------------------------------------------
     def find_leftovers(self, zones: list[str] | None = None) -> Found:

@@ -272,7 +272,8 @@ class Launch(WorkerSteps, Ending):
     def arm_watchdog(self, transport: Transport) -> None:
         assert self.resource is not None and self.created_at is not None
         deadline = self.created_at + self.max_run * 60
-        if arm_watchdog(transport, self.resource, deadline, self.rt.watchdog, self.emit):
+        idle_s = self.plan.idle_minutes * 60 if self.plan.idle_minutes else None
+        if arm_watchdog(transport, self.resource, deadline, self.rt.watchdog, self.emit, idle_s):
             self.watchdog_deadline = deadline
 
     def _exists(self, resource: Resource) -> bool | None:

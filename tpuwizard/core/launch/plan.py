@@ -33,6 +33,9 @@ class LaunchPlan:
     precision: bool = False  # the verifier's fp32/bf16/int8 precision profile
     trace: bool = False  # a jax.profiler trace from every worker, copied into run_dir
     internal_ips: bool = False  # no external addresses: only the gcloud (IAP) transport reaches
+    # A kept node for iterating (``tpuwizard up``): the watchdog also deletes it after this many
+    # minutes without a heartbeat from run, watch, ssh or the wizard.
+    idle_minutes: float | None = None
 
     @property
     def node_name(self) -> str:
@@ -71,6 +74,8 @@ class LaunchPlan:
             )
         if self.max_run_minutes is not None and not 0.1 <= self.max_run_minutes <= 7 * 24 * 60:
             found.append("The deadline must be between 0.1 minutes and 7 days (10080 minutes).")
+        if self.idle_minutes is not None and not 1 <= self.idle_minutes <= 7 * 24 * 60:
+            found.append("The idle time must be between 1 minute and 7 days (10080 minutes).")
         if self.watchdog and self.route == "flex":
             found.append(
                 "Flex-start already ends at its deadline (its maxRunDuration): "
