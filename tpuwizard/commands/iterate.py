@@ -27,6 +27,7 @@ from tpuwizard.core.errors import BadInput
 
 if TYPE_CHECKING:
     from tpuwizard.core.cancel import CancelToken
+    from tpuwizard.core.remote.sync import LocalFolder
     from tpuwizard.session.kept import KeptInfo, KeptNode
     from tpuwizard.session.session import Session
 
@@ -170,7 +171,7 @@ def _run_once(
     script: Path,
     args: tuple[str, ...],
     fetch: tuple[str, ...],
-    folder: object,
+    folder: LocalFolder,
     cancel: CancelToken,
     as_json: bool,
 ) -> int:

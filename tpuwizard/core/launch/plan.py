@@ -74,8 +74,8 @@ class LaunchPlan:
             )
         if self.max_run_minutes is not None and not 0.1 <= self.max_run_minutes <= 7 * 24 * 60:
             found.append("The deadline must be between 0.1 minutes and 7 days (10080 minutes).")
-        if self.idle_minutes is not None and not 1 <= self.idle_minutes <= 7 * 24 * 60:
-            found.append("The idle time must be between 1 minute and 7 days (10080 minutes).")
+        if self.idle_minutes is not None and not 0.1 <= self.idle_minutes <= 7 * 24 * 60:
+            found.append("The idle time must be between 0.1 minutes and 7 days (10080 minutes).")
         if self.watchdog and self.route == "flex":
             found.append(
                 "Flex-start already ends at its deadline (its maxRunDuration): "
