@@ -158,6 +158,8 @@ def launch(
     if ready_timeout <= 0:
         raise BadInput("--ready-timeout must be a number of seconds above zero.")
     session = open_session(project, sandbox)
+    if keep:  # in practice the sandbox (and a watchdog's endpoint) must outlive this command
+        session.prepare_to_keep()
     run_id = paths.new_run_id()
     plan = LaunchPlan(
         accelerator=accelerator,
