@@ -4,11 +4,13 @@ through the real CLI in subprocesses against the practice sandbox."""
 import json
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import tpuwizard_cmd
 from tests.integration.iterate_helpers import (
     down,
     read_until,
@@ -17,7 +19,13 @@ from tests.integration.iterate_helpers import (
     stop_lasting_sandbox,
     up,
 )
-from tests.integration.launch_helpers import ZONE, ledger_all_gone, sandbox_is_empty, teardown_all
+from tests.integration.launch_helpers import (
+    ZONE,
+    env,
+    ledger_all_gone,
+    sandbox_is_empty,
+    teardown_all,
+)
 from tpuwizard.core.cloud.client import TpuCloud
 from tpuwizard.session.practice import PRACTICE_PROJECT
 
@@ -119,9 +127,25 @@ def test_watch_runs_again_when_a_file_is_saved(tmp_path, home, project):
     err = proc.stderr.read()  # type: ignore[union-attr]
     assert "ending the watch" in err and "tpuwizard down --sandbox" in err  # no terminal to ask
 
+    # ssh: a shell on the worker, in its home, with a heartbeat as it opens.
+    before = time.time()
+    shell = subprocess.run(
+        tpuwizard_cmd("ssh", "--sandbox"),
+        cwd=tmp_path,
+        input="pwd\necho marker-$((6*7))\nexit 5\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env(),
+    )
+    assert shell.returncode == 5, shell.stderr  # the shell's own exit status
+    home_w0 = next(home.glob("sandbox/workers/*/*/*/w0"))
+    assert str(home_w0) in shell.stdout and "marker-42" in shell.stdout
+    assert (home_w0 / ".tpuwizard" / "heartbeat").stat().st_mtime >= before - 1
+
 
 def test_the_idle_deadline_deletes_the_node_after_the_laptop_is_killed(tmp_path, home, project):
-    idle_s = 9.0
+    idle_s = 6.0
     script = project / "count.py"
     script.write_text(
         "import time\nfor i in range(1000):\n    print('tick', i, flush=True)\n    time.sleep(1)\n"
