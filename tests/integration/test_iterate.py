@@ -69,6 +69,7 @@ def test_up_run_twice_a_failing_script_and_down(tmp_path, home, project):
     second = run(tmp_path, str(script))
     assert second.returncode == 0, second.stderr
     assert "nothing changed since the last copy" in second.stderr
+    assert "is kept: $" in second.stderr and "without a heartbeat" in second.stderr
     assert "installing" not in second.stderr + second.stdout  # no bootstrap, no verifier
     assert "PASS" not in second.stderr + second.stdout
 
@@ -167,3 +168,17 @@ def test_the_idle_deadline_deletes_the_node_after_the_laptop_is_killed(tmp_path,
     assert time.time() - killed >= idle_s - idle_s / 4 - 1
     proc_status = run(tmp_path, str(script))
     assert proc_status.returncode == 2 and "is gone" in proc_status.stderr
+
+
+def test_up_refuses_to_keep_a_node_no_watchdog_would_delete(tmp_path, home, project):
+    refused = subprocess.run(
+        tpuwizard_cmd("up", "--sandbox", "--zone", ZONE, "--accelerator", "v5litepod-1"),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=env(TPUWIZARD_SANDBOX_FAULTS="sa_no_delete=1"),
+    )
+    assert refused.returncode == 1
+    assert "Refusing to keep" in refused.stderr and "roles/tpu.admin" in refused.stderr
+    assert sandbox_is_empty(home) and ledger_all_gone(home)

@@ -283,7 +283,19 @@ def run(
     kept = _open_kept(session, node)
     with _StopOnSigint() as stop:
         code = _run_once(kept, script, args, fetch, LocalFolder(script.parent), stop.token, as_json)
+    _say_kept(session, kept.name)
     sys.exit(code)
+
+
+def _say_kept(session: Session, name: str) -> None:
+    """The kept node keeps billing: say what it has cost and when it deletes itself."""
+    try:
+        infos = [i for i in session.kept.infos() if i.name == name]
+    except Exception as err:  # the run's result stands; status can say the rest
+        say(f"(could not read {name}'s state: {err})")
+        return
+    for info in infos:
+        say(info.describe())
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
@@ -318,6 +330,7 @@ def watch(
         lambda folder, token: _run_once(kept, script, args, fetch, folder, token, False),
         debounce,
     )
+    _say_kept(session, kept.name)
     _offer_teardown(session, kept.name)
 
 
