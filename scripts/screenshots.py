@@ -80,6 +80,9 @@ async def walk(tmp: Path) -> None:
         await on_screen(pilot, "QuitGuard")
         save(app)
         await press(pilot, "#stay")
+        # The script screen offers Run again / Edit and rerun / Tear down when the script ends.
+        await until(pilot, lambda: app.screen.query("#end-runs"), 180, "the rerun choices")
+        await press(pilot, "#end-runs")
         await until(pilot, lambda: app.state.finished_code is not None, 180, "the end")
         await on_screen(pilot, "TeardownScreen")
         await pilot.pause(1.2)

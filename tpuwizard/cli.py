@@ -8,7 +8,7 @@ import sys
 import click
 
 from tpuwizard import __version__
-from tpuwizard.commands import cloud, evidence, planning
+from tpuwizard.commands import cloud, evidence, iterate, planning
 from tpuwizard.commands.common import Group
 
 
@@ -49,5 +49,11 @@ for command in (
     cloud.launch,
     cloud.status,
     cloud.teardown,
+    iterate.up,
+    iterate.run,
+    iterate.watch,
+    iterate.ssh,
 ):
     main.add_command(command)
+# Iterating on a kept node ends with `down`: the same verified teardown under its pair's name.
+main.add_command(cloud.teardown, name="down")

@@ -9,6 +9,12 @@ and keeps retrying until the API accepts; then it reads the node back until the 
 
     python3 tpu_watchdog.py --resource projects/P/locations/Z/nodes/N --deadline 1767225600
     python3 tpu_watchdog.py --resource ... --check-only   # may this VM delete it?
+    python3 tpu_watchdog.py --resource ... --deadline T --idle-seconds 1800 --heartbeat FILE
+
+With ``--idle-seconds`` the node is also deleted once ``FILE`` (touched by every ``tpuwizard run``,
+``watch`` and ``ssh``, and by the open wizard) has not changed for that long: a kept node whose
+laptop slept or crashed costs at most the idle time. A missing heartbeat file counts from the
+watchdog's own start.
 
 A spot node that came through a queued resource is deleted through that request
 (``.../queuedResources/Q``, with force), which takes the node with it.
@@ -18,6 +24,7 @@ Every report is a line ``TPUWIZARD {json}`` with ``"kind": "watchdog"``.
 
 import argparse
 import json
+import os
 import sys
 import time
 import urllib.error
@@ -112,6 +119,30 @@ def wait_until_gone(args):
             waited = 0.0
 
 
+def idle_since(heartbeat, started):
+    """When the last heartbeat arrived (the file's mtime), or the watchdog's start."""
+    try:
+        return max(os.stat(heartbeat).st_mtime, started)
+    except OSError:
+        return started
+
+
+def wait_for_ending(args, started):
+    """Sleep until the deadline or the idle limit; returns which one ended the wait."""
+    while True:
+        now = time.time()
+        if now >= args.deadline:
+            return "deadline"
+        wake = args.deadline
+        if args.idle_seconds:
+            idle_end = idle_since(args.heartbeat, started) + args.idle_seconds
+            if now >= idle_end:
+                return "idle"
+            wake = min(wake, idle_end)
+        # Heartbeats move the idle end later, so look again at least every few seconds.
+        time.sleep(min(args.retry, 5.0, max(0.1, wake - now)))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="tpu_watchdog", description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -128,6 +159,10 @@ def main(argv=None):
     )
     parser.add_argument("--retry", type=float, default=30.0, help="seconds between attempts")
     parser.add_argument("--check-only", action="store_true")
+    parser.add_argument(
+        "--idle-seconds", type=float, default=0.0, help="delete after this long without a heartbeat"
+    )
+    parser.add_argument("--heartbeat", default=".tpuwizard/heartbeat", help="the heartbeat file")
     args = parser.parse_args(argv)
     parts = args.resource.split("/")
     if len(parts) != 6 or parts[4] not in ("nodes", "queuedResources"):
@@ -145,14 +180,14 @@ def main(argv=None):
         return 0
     if args.deadline is None:
         parser.error("--deadline is required unless --check-only")
-    report(ok=True, action="armed", deadline=args.deadline)
-    while time.time() < args.deadline:
-        time.sleep(min(args.retry, max(0.1, args.deadline - time.time())))
+    started = time.time()
+    report(ok=True, action="armed", deadline=args.deadline, idle_seconds=args.idle_seconds)
+    why = wait_for_ending(args, started)
     while not delete_resource(args):
         time.sleep(args.retry)
-    report(ok=True, action="delete_accepted", resource=args.resource)
+    report(ok=True, action="delete_accepted", resource=args.resource, reason=why)
     wait_until_gone(args)
-    report(ok=True, action="deleted", resource=args.resource)
+    report(ok=True, action="deleted", resource=args.resource, reason=why)
     return 0
 
 

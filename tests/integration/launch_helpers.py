@@ -17,7 +17,8 @@ ZONE = "us-central1-a"
 
 def env(**extra: str) -> dict[str, str]:
     # A short provisioning delay keeps the suite quick; everything else is the default.
-    return clean_env(**{"TPUWIZARD_SANDBOX_DELAY": "0.5", **extra})
+    # A practice cloud left running for a kept node stops soon after it is empty.
+    return clean_env(**{"TPUWIZARD_SANDBOX_DELAY": "0.5", "TPUWIZARD_SANDBOX_LINGER": "5", **extra})
 
 
 def launch(cwd: Path, *args: str, timeout: float = 240, **extra: str):

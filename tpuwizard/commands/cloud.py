@@ -165,6 +165,8 @@ def launch(
     if ready_timeout <= 0:
         raise BadInput("--ready-timeout must be a number of seconds above zero.")
     session = open_session(project, sandbox)
+    if keep:  # in practice the sandbox (and a watchdog's endpoint) must outlive this command
+        session.prepare_to_keep()
     run_id = paths.new_run_id()
     plan = LaunchPlan(
         accelerator=accelerator,
@@ -217,8 +219,17 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     with cloud_errors(Context(project=session.project)):
         found = session.find_leftovers()
     _say_skipped(found.skipped)
+    from tpuwizard.commands.iterate import kept_infos
+
+    kept = kept_infos(session) if found else []
     if as_json:
-        print_json({"resources": [b.to_dict() for b in found], "skipped_zones": found.skipped})
+        print_json(
+            {
+                "resources": [b.to_dict() for b in found],
+                "kept": [k.to_dict() for k in kept],
+                "skipped_zones": found.skipped,
+            }
+        )
         return
     if not found:
         say("Nothing tpuwizard created exists any more: nothing is billing.")
@@ -226,6 +237,8 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     from tpuwizard.render import render_status
 
     render_status(found, cost.label())
+    for info in kept:  # nodes kept for iterating: what they cost and when they delete themselves
+        say(info.describe())
 
 
 def _say_skipped(skipped: dict[str, str]) -> None:

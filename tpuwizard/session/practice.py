@@ -17,26 +17,87 @@ SSH_PORT_ENV = "TPUWIZARD_SANDBOX_SSH_PORT"
 AUTHORIZED_KEYS_ENV = "TPUWIZARD_SANDBOX_AUTHORIZED_KEYS"
 
 
+LASTING_SERVER_FILE = "server.json"  # a sandbox that outlives its command: see lasting_sandbox
+
+
 def start_sandbox(faults: str | None = None, delay: float | None = None):  # -> SandboxServer
     """Serve the sandbox on a free loopback port from a daemon thread and export its endpoint.
 
     State lives under ``$TPUWIZARD_HOME/sandbox`` so a restarted tpuwizard sees the same nodes.
+    Where a lasting sandbox is running (one holds a kept node), that one is used instead, so
+    two servers never write the same state.
     """
-    from tpuwizard.sandbox.server import make_server, start_in_thread
+    from tpuwizard.sandbox.server import start_in_thread
+
+    if attach_lasting_sandbox():
+        return None
+    server = make_sandbox_server(faults, delay)
+    start_in_thread(server)
+    os.environ[ENDPOINT_ENV] = server.endpoint
+    return server
+
+
+def make_sandbox_server(faults: str | None = None, delay: float | None = None):  # -> SandboxServer
+    """The sandbox server over ``$TPUWIZARD_HOME/sandbox``, configured from the environment."""
+    from tpuwizard.sandbox.server import make_server
 
     if delay is None:
         delay = float(os.environ.get(DELAY_ENV, "2.0"))
     keys = os.environ.get(AUTHORIZED_KEYS_ENV)
-    server = make_server(
+    return make_server(
         paths.state_dir() / "sandbox",
         faults=faults if faults is not None else os.environ.get(FAULTS_ENV),
         delay=delay,
         authorized_keys=Path(keys) if keys else None,
         ssh_port=int(os.environ.get(SSH_PORT_ENV) or 22),
     )
-    start_in_thread(server)
-    os.environ[ENDPOINT_ENV] = server.endpoint
-    return server
+
+
+def attach_lasting_sandbox() -> bool:
+    """Point the client at the lasting sandbox when one is running; True if so."""
+    import json
+    import socket
+
+    info = paths.state_dir() / "sandbox" / LASTING_SERVER_FILE
+    try:
+        data = json.loads(info.read_text())
+        endpoint, pid = str(data["endpoint"]), int(data["pid"])
+        os.kill(pid, 0)
+        host, port = endpoint.removeprefix("http://").rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=2):
+            pass
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    os.environ[ENDPOINT_ENV] = endpoint
+    return True
+
+
+def start_lasting_sandbox(timeout: float = 30.0) -> None:
+    """Start (or attach to) a sandbox in its own process that outlives this command."""
+    import subprocess
+    import sys
+    import time
+
+    if attach_lasting_sandbox():
+        return
+    folder = paths.state_dir() / "sandbox"
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "lasting-sandbox.log", "ab") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tpuwizard.session.lasting_sandbox"],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,  # a Ctrl+C in this terminal must not end the practice cloud
+        )
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if attach_lasting_sandbox():
+            return
+        if proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    raise RuntimeError(f"the practice sandbox did not start; see {folder / 'lasting-sandbox.log'}")
 
 
 def is_practice() -> bool:

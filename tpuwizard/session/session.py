@@ -25,6 +25,8 @@ from tpuwizard.session import practice as practice_mode
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.client import TpuCloud
+    from tpuwizard.core.launch.rerun import Reruns
+    from tpuwizard.session.kept import KeptNodes
 
 
 class Session:
@@ -66,7 +68,7 @@ class Session:
             from tpuwizard.core.cloud.client import TpuCloud
 
             if self.practice and not practice_mode.is_practice():
-                practice_mode.start_sandbox()
+                practice_mode.start_sandbox()  # or attaches to a lasting one, if running
             if not self.project:
                 raise BadInput("No project is set: choose a project id first.")
             self._cloud = TpuCloud(self.project)
@@ -80,10 +82,37 @@ class Session:
 
     # -- launches ---------------------------------------------------------------------------
     def start_launch(
-        self, plan: LaunchPlan, transport: str = "ssh", ready_timeout: float | None = None
+        self,
+        plan: LaunchPlan,
+        transport: str = "ssh",
+        ready_timeout: float | None = None,
+        reruns: bool = False,
     ) -> LaunchHandle:
-        """A launch ready to run; its events flow through this session's billing state."""
-        return LaunchHandle(self, plan, transport, ready_timeout)
+        """A launch ready to run; its events flow through this session's billing state.
+
+        With ``reruns`` the launch waits after each run of the script (``ScriptDone``) for
+        :meth:`LaunchHandle.run_again` or :meth:`LaunchHandle.end_runs`.
+        """
+        handle = LaunchHandle(self, plan, transport, ready_timeout)
+        if reruns:
+            from tpuwizard.core.launch.rerun import Reruns
+
+            handle.reruns = Reruns()
+        return handle
+
+    def prepare_to_keep(self) -> None:
+        """A kept node outlives this process; in practice, so must the sandbox that holds it
+        (its watchdog calls it after this command has exited)."""
+        if self.practice and self._cloud is None and not practice_mode.is_practice():
+            practice_mode.start_lasting_sandbox()
+
+    # -- kept nodes (tpuwizard up, run, watch, ssh) -------------------------------------------
+    @property
+    def kept(self) -> KeptNodes:
+        """The kept nodes of this session: find, price, run on, heartbeat."""
+        from tpuwizard.session.kept import KeptNodes
+
+        return KeptNodes(self)
 
     # -- leftovers --------------------------------------------------------------------------
     def find_leftovers(self, zones: list[str] | None = None) -> Found:
@@ -127,6 +156,17 @@ class LaunchHandle:
         self.transport, self.ready_timeout = transport, ready_timeout
         self.cancel = CancelToken()
         self.finished: ev.Finished | None = None
+        self.reruns: Reruns | None = None
+
+    def run_again(self) -> None:
+        """After ``ScriptDone``: run the script again (its file is read again)."""
+        if self.reruns is not None:
+            self.reruns.answer(True)
+
+    def end_runs(self) -> None:
+        """After ``ScriptDone``: no more runs; the launch goes on to teardown."""
+        if self.reruns is not None:
+            self.reruns.answer(False)
 
     def delete_now(self, reason: str = "stopped") -> None:
         """Stop at once: end the jobs and the followers, delete what this launch created."""
@@ -148,6 +188,7 @@ class LaunchHandle:
                 runtime = build_runtime(self.session.cloud, self.session.practice, self.transport)
                 if self.ready_timeout is not None:
                     runtime.ready_timeout = self.ready_timeout
+                runtime.reruns = self.reruns
                 run_launch(self.plan, runtime, q.put, self.cancel)
             except BaseException as err:  # reaches the front end as a failure, never silence
                 q.put(err)

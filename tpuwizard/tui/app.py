@@ -197,7 +197,7 @@ class WizardApp(App[int]):
         run_id = paths.new_run_id()
         plan = s.plan(run_id)
         s.last_failure, s.finished_code, s.total_cost_usd, s.kept = None, None, None, None
-        self.handle = self.session.start_launch(plan)
+        self.handle = self.session.start_launch(plan, reruns=True)
         screen: Any = ProvisionScreen()
         await self.push_screen(screen)
         pending: Any = None  # the next phase's screen, while a dialog covers the current one
@@ -264,7 +264,7 @@ class WizardApp(App[int]):
             | ev.ReceiptSaved,
         ):
             wanted = run.VerifyScreen
-        elif isinstance(event, ev.ScriptLine | ev.FileFetched | ev.FileNotFetched):
+        elif isinstance(event, ev.ScriptLine | ev.ScriptDone | ev.FileFetched | ev.FileNotFetched):
             wanted = run.ScriptScreen
         elif isinstance(
             event,

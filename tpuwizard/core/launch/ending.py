@@ -79,7 +79,14 @@ class Ending:
 
     def keep(self, resource: Resource) -> None:
         """Detach: nothing will delete it later; the ledger says so, with any deadline."""
-        self.rt.ledger.record("kept", resource, deadline=self.watchdog_deadline)
+        idle = self.plan.idle_minutes if self.watchdog_deadline is not None else None
+        self.rt.ledger.record(
+            "kept",
+            resource,
+            deadline=self.watchdog_deadline,
+            idle_s=idle * 60 if idle else None,
+            kept_at=time.time(),
+        )
         self.emit(
             ev.Kept(
                 resource.name,

@@ -161,6 +161,15 @@ class ScriptLine(Event):
 
 
 @dataclass(frozen=True)
+class ScriptDone(Event):
+    """The script ended; with ``can_rerun`` the launch waits to be told: again, or teardown."""
+
+    exit_code: int
+    can_rerun: bool
+    seconds_left: float | None  # until the node's deadline
+
+
+@dataclass(frozen=True)
 class FileFetched(Event):
     path: str
 

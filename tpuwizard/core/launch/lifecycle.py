@@ -37,6 +37,7 @@ from tpuwizard.core.launch.plan import (
     EXIT_OK,
     LaunchPlan,
 )
+from tpuwizard.core.launch.rerun import run_script_with_reruns
 from tpuwizard.core.launch.runtime import Runtime
 from tpuwizard.core.launch.watchdog import arm_watchdog
 from tpuwizard.core.plan import catalog, cost
@@ -119,7 +120,8 @@ class Launch(WorkerSteps, Ending):
             self.verify(transport)
             if self.plan.script is not None:
                 stage = "script"
-                self.run_script(transport)
+                deadline = self.created_at + self.max_run * 60 if self.created_at else None
+                run_script_with_reruns(self, transport, self.rt.reruns, deadline)
             return EXIT_OK if self.receipt_ok else EXIT_FAILED
         except Exception as err:  # every failure becomes a diagnosis, never a traceback
             if self.cancel.is_set():  # a stop, or a command the stop broke: the stop is the news
@@ -274,7 +276,10 @@ class Launch(WorkerSteps, Ending):
         assert self.resource is not None and self.created_at is not None
         deadline = self.created_at + self.max_run * 60
         account = self.plan.service_account
-        if arm_watchdog(transport, self.resource, deadline, self.rt.watchdog, self.emit, account):
+        idle_s = self.plan.idle_minutes * 60 if self.plan.idle_minutes else None
+        if arm_watchdog(
+            transport, self.resource, deadline, self.rt.watchdog, self.emit, account, idle_s
+        ):
             self.watchdog_deadline = deadline
 
     def _exists(self, resource: Resource) -> bool | None:

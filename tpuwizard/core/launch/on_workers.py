@@ -71,6 +71,7 @@ class WorkerSteps:
     versions: dict[int, dict[str, Any]]
     checks: dict[int, dict[str, bool]]
     receipt_ok: bool
+    script_exit_code: int | None = None  # the last run's, once it finished
     # Jobs started on the workers, so that a stop can end them (the watchdog is not one).
     running_jobs: list[tuple[int, Job]]
 
@@ -232,6 +233,7 @@ class WorkerSteps:
             lambda w, t: self.emit(ev.ScriptLine(w, t, self.slice.vms)),
         )
         self._fetch_outputs(transport)
+        self.script_exit_code = code
         if code != 0:
             raise RemoteError(f"your script exited with code {code}")
 

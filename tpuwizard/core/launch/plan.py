@@ -39,6 +39,9 @@ class LaunchPlan:
     internal_ips: bool = False  # no external addresses: only the gcloud (IAP) transport reaches
     # The node's service account (the watchdog deletes with its token); None: the default one.
     service_account: str | None = None
+    # A kept node for iterating (``tpuwizard up``): the watchdog also deletes it after this many
+    # minutes without a heartbeat from run, watch, ssh or the wizard.
+    idle_minutes: float | None = None
 
     @property
     def node_name(self) -> str:
@@ -79,6 +82,8 @@ class LaunchPlan:
             found.extend(flex_problems(self.accelerator, self.zone))
         if self.max_run_minutes is not None and not 0.1 <= self.max_run_minutes <= 7 * 24 * 60:
             found.append("The deadline must be between 0.1 minutes and 7 days (10080 minutes).")
+        if self.idle_minutes is not None and not 0.1 <= self.idle_minutes <= 7 * 24 * 60:
+            found.append("The idle time must be between 0.1 minutes and 7 days (10080 minutes).")
         if self.watchdog and self.route == "flex":
             found.append(
                 "Flex-start already ends at its deadline (its maxRunDuration): "

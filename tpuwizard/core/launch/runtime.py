@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from tpuwizard.core.cloud.client import TpuCloud
 from tpuwizard.core.cloud.types import NodeInfo
 from tpuwizard.core.launch.ledger import Ledger
+from tpuwizard.core.launch.rerun import Reruns
 from tpuwizard.core.remote.bootstrap import BootstrapPlan
 from tpuwizard.core.remote.transports import Transport
 
@@ -41,3 +42,5 @@ class Runtime:
     join_timeout: int = 300
     ready_timeout: float = 1800
     reachable_timeout: float = 300
+    # Set by a front end that offers "Run again": the launch waits for its answer after the script.
+    reruns: Reruns | None = None

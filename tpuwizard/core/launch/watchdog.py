@@ -18,6 +18,10 @@ from tpuwizard.core.launch.runtime import WatchdogConfig
 from tpuwizard.core.remote.jobs import Job, start_job
 from tpuwizard.core.remote.transports import REMOTE_DIR, Transport, shell
 
+# Touched on worker 0 by every run, watch and ssh on a kept node (and by the open wizard); the
+# watchdog deletes the node when it has not changed for the idle time.
+HEARTBEAT_FILE = f"{REMOTE_DIR}/heartbeat"
+
 
 def watchdog_job(run_id: str) -> Job:
     return Job(f"watchdog-{run_id}")
@@ -49,10 +53,12 @@ def arm_watchdog(
     config: WatchdogConfig,
     emit: Callable[[ev.Event], None],
     service_account: str | None = None,
+    idle_s: float | None = None,
 ) -> bool:
     """Start the watchdog for ``resource`` at ``deadline`` (epoch seconds); True when armed.
 
     ``service_account`` is the node's account (``--service-account``); None: the default one.
+    With ``idle_s`` it also deletes the node once no heartbeat has arrived for that long.
     """
     emit(account_notice(resource.project, service_account))
     kind = "queuedResources" if resource.kind == "queued" else "nodes"
@@ -92,18 +98,23 @@ def arm_watchdog(
         )
         emit(ev.Watchdog(False, deadline, detail))
         return False
+    idle = []
+    if idle_s:
+        idle = ["--idle-seconds", str(round(idle_s, 1)), "--heartbeat", HEARTBEAT_FILE]
+        transport.run(0, shell("touch", HEARTBEAT_FILE), timeout=60)  # the idle time starts now
     start_job(
         transport,
         0,
         watchdog_job(resource.run_id),
-        shell(*command, "--deadline", str(round(deadline, 1))),
+        shell(*command, "--deadline", str(round(deadline, 1)), *idle),
     )
     emit(
         ev.Watchdog(
             True,
             deadline,
-            f"armed on worker 0: {resource.name} is deleted "
-            "at the deadline even if this computer is off",
+            f"armed on worker 0: {resource.name} is deleted at the deadline"
+            + (f" or after {idle_s / 60:g} minutes without a heartbeat" if idle_s else "")
+            + " even if this computer is off",
         )
     )
     return True

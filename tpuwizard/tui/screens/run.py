@@ -88,10 +88,58 @@ class VerifyScreen(RunScreen):
 
 class ScriptScreen(RunScreen):
     STEP = "8 Your script"
-    HELP = "Your script runs on the TPU host; its output streams here and its files come back."
+    HELP = (
+        "Your script runs on the TPU host; its output streams here and its files come back. "
+        "When it ends, run it again on the same node (Edit and rerun opens your editor first) "
+        "while time remains before the deadline; Tear down deletes the node."
+    )
 
     def compose_body(self) -> ComposeResult:
         yield Log(max_lines=LOG_LINES, id="log")
+
+    def show(self, event: ev.Event) -> None:
+        super().show(event)
+        if isinstance(event, ev.ScriptDone) and event.can_rerun:
+            # Mounted only when offered, so the screen is unchanged while the script runs.
+            self.query_one("#body").mount(
+                Horizontal(
+                    Button("Run again", id="run-again", variant="primary"),
+                    Button("Edit and rerun", id="edit-rerun"),
+                    Button("Tear down", id="end-runs", variant="error"),
+                    id="rerun-choices",
+                )
+            )
+
+    @on(Button.Pressed, "#run-again, #edit-rerun, #end-runs")
+    def rerun_chosen(self, event: Button.Pressed) -> None:
+        handle = getattr(self.app, "handle", None)
+        if handle is None:
+            return
+        self.query_one("#rerun-choices", Horizontal).remove()
+        if event.button.id == "end-runs":
+            handle.end_runs()
+            return
+        if event.button.id == "edit-rerun":
+            self.edit_script(getattr(self.app, "state", None))
+        self.pending.append("--- running your script again ---")
+        handle.run_again()
+
+    def edit_script(self, state: object) -> None:
+        """Open the script in $VISUAL / $EDITOR with the wizard suspended (it resumes after)."""
+        import os
+        import shutil
+        import subprocess
+
+        script = getattr(state, "script", None)
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or shutil.which("nano")
+        if script is None or not editor:
+            self.notify("Set $EDITOR to edit from here; the script runs again as it is.")
+            return
+        try:
+            with self.app.suspend():
+                subprocess.call([*editor.split(), str(script)])
+        except Exception as err:  # no terminal to hand over (a test, a web terminal)
+            self.notify(f"Could not open the editor ({err}); edit the file, then Run again.")
 
 
 class TeardownScreen(RunScreen):

@@ -1,0 +1,81 @@
+"""Driving `tpuwizard up`, `run`, `watch` and `down` in subprocesses against the sandbox."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+from tests.conftest import tpuwizard_cmd
+from tests.integration.launch_helpers import ZONE, env
+
+
+def up(cwd: Path, *args: str, accelerator: str = "v5litepod-1") -> dict:
+    proc = subprocess.run(
+        tpuwizard_cmd("up", "--sandbox", "--json", "--zone", ZONE, "--accelerator", accelerator)
+        + list(args),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=env(),
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def run(cwd: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        tpuwizard_cmd("run", "--sandbox", *args),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env(),
+    )
+
+
+def start(cwd: Path, command: str, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        tpuwizard_cmd(command, "--sandbox", *args),
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env=env(),
+    )
+
+
+def read_until(proc: subprocess.Popen[str], wanted, seen: list[str]) -> str:
+    """Read stdout lines into ``seen`` until ``wanted(line)`` holds; return that line."""
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        seen.append(line.rstrip("\n"))
+        if wanted(seen[-1]):
+            return seen[-1]
+    raise AssertionError(f"the output ended without the line; saw {seen}")
+
+
+def down(cwd: Path, name: str) -> dict:
+    proc = subprocess.run(
+        tpuwizard_cmd("down", name, "--yes", "--sandbox", "--json"),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=env(),
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def stop_lasting_sandbox(home: Path) -> None:
+    """End the practice cloud that `up` left running (after the test deleted its nodes)."""
+    info = home / "sandbox" / "server.json"
+    if info.exists():
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(int(json.loads(info.read_text())["pid"]), signal.SIGTERM)

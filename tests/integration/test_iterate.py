@@ -1,0 +1,184 @@
+"""Create once, iterate, tear down at the end: up, run, watch, down and the idle deadline,
+through the real CLI in subprocesses against the practice sandbox."""
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import tpuwizard_cmd
+from tests.integration.iterate_helpers import (
+    down,
+    read_until,
+    run,
+    start,
+    stop_lasting_sandbox,
+    up,
+)
+from tests.integration.launch_helpers import (
+    ZONE,
+    env,
+    ledger_all_gone,
+    sandbox_is_empty,
+    teardown_all,
+)
+from tpuwizard.core.cloud.client import TpuCloud
+from tpuwizard.session.practice import PRACTICE_PROJECT
+
+
+@pytest.fixture
+def project(tmp_path, home):
+    """A script folder; afterwards every node is deleted and the practice cloud stopped."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    yield folder
+    teardown_all(tmp_path)
+    stop_lasting_sandbox(home)
+
+
+def cloud_of(home: Path) -> TpuCloud:
+    endpoint = json.loads((home / "sandbox" / "server.json").read_text())["endpoint"]
+    return TpuCloud(PRACTICE_PROJECT, endpoint=endpoint)
+
+
+def test_up_run_twice_a_failing_script_and_down(tmp_path, home, project):
+    script = project / "train.py"
+    script.write_text(
+        "import sys, jax\n"
+        "print('devices', jax.device_count(), 'args', sys.argv[1:])\n"
+        "open('out.txt', 'w').write('trained')\n"
+    )
+    (project / "data.txt").write_text("x" * 1000)
+    kept = up(tmp_path)
+    assert kept["zone"] == ZONE and kept["receipt"] and Path(kept["receipt"]).is_file()
+    assert kept["deadline"] > time.time() and kept["idle_minutes"] == 30
+
+    first = run(tmp_path, "--fetch", "out.txt", str(script), "one", "two words")
+    assert first.returncode == 0, first.stderr
+    assert "devices 1 args ['one', 'two words']" in first.stdout
+    assert "copied 2 changed file(s)" in first.stderr
+    fetched = [
+        line.split("copied back ")[1] for line in first.stderr.splitlines() if "back" in line
+    ]
+    assert Path(fetched[0]).read_text() == "trained"
+
+    second = run(tmp_path, str(script))
+    assert second.returncode == 0, second.stderr
+    assert "nothing changed since the last copy" in second.stderr
+    assert "is kept: $" in second.stderr and "without a heartbeat" in second.stderr
+    assert "installing" not in second.stderr + second.stdout  # no bootstrap, no verifier
+    assert "PASS" not in second.stderr + second.stdout
+
+    script.write_text("print('about to fail', flush=True)\nraise SystemExit(3)\n")
+    (project / "data.txt").unlink()
+    failed = run(tmp_path, "--json", str(script))
+    assert failed.returncode == 1
+    last = json.loads(failed.stdout.splitlines()[-1])
+    assert last["script_exit_code"] == 3 and last["changed_files"] == [1]
+    assert "exited with code 3" in failed.stderr
+    workdir = next(home.glob("sandbox/workers/*/*/*/w0/.tpuwizard/work"))
+    assert not (workdir / "data.txt").exists()  # removed there too
+
+    gone = down(tmp_path, kept["name"])
+    assert [r["verified"] for r in gone["results"]] == [True]
+    assert sandbox_is_empty(home) and ledger_all_gone(home)
+
+
+def test_ctrl_c_stops_the_script_on_every_worker_and_keeps_the_node(tmp_path, home, project):
+    script = project / "slow.py"
+    script.write_text(
+        "import os, time\n"
+        "print('started on', os.environ['TPUWIZARD_WORKER'], flush=True)\n"
+        "time.sleep(120)\n"
+    )
+    kept = up(tmp_path, accelerator="v5litepod-16")
+    proc = start(tmp_path, "run", str(script))
+    seen: list[str] = []
+    started: set[str] = set()
+    while len(started) < 4:
+        line = read_until(proc, lambda text: "started on" in text, seen)
+        started.add(line.split()[0])
+    assert started == {"[w0]", "[w1]", "[w2]", "[w3]"}  # every worker streams, prefixed
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=60) == 130
+    assert "still running" in proc.stderr.read()  # type: ignore[union-attr]
+    node = cloud_of(home).get_node(ZONE, kept["name"])
+    assert node is not None and node.state == "READY"  # the node stays
+    for exit_file in home.glob("sandbox/workers/*/*/*/w*/.tpuwizard/jobs/run-*/exit"):
+        assert exit_file.read_text().strip() == "143"  # each worker's script was ended
+    assert len(list(home.glob("sandbox/workers/*/*/*/w*/.tpuwizard/jobs/run-*/exit"))) == 4
+
+
+def test_watch_runs_again_when_a_file_is_saved(tmp_path, home, project):
+    script = project / "train.py"
+    script.write_text("print('version 1', flush=True)\n")
+    up(tmp_path)
+    proc = start(tmp_path, "watch", str(script))
+    seen: list[str] = []
+    read_until(proc, lambda text: text == "version 1", seen)
+    # The first run's output is in; a save now must bring a new run.
+    script.write_text("print('version 2', flush=True)\n")
+    read_until(proc, lambda text: text == "version 2", seen)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=60) == 0
+    err = proc.stderr.read()  # type: ignore[union-attr]
+    assert "ending the watch" in err and "tpuwizard down --sandbox" in err  # no terminal to ask
+
+    # ssh: a shell on the worker, in its home, with a heartbeat as it opens.
+    before = time.time()
+    shell = subprocess.run(
+        tpuwizard_cmd("ssh", "--sandbox"),
+        cwd=tmp_path,
+        input="pwd\necho marker-$((6*7))\nexit 5\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env(),
+    )
+    assert shell.returncode == 5, shell.stderr  # the shell's own exit status
+    home_w0 = next(home.glob("sandbox/workers/*/*/*/w0"))
+    assert str(home_w0) in shell.stdout and "marker-42" in shell.stdout
+    assert (home_w0 / ".tpuwizard" / "heartbeat").stat().st_mtime >= before - 1
+
+
+def test_the_idle_deadline_deletes_the_node_after_the_laptop_is_killed(tmp_path, home, project):
+    idle_s = 6.0
+    script = project / "count.py"
+    script.write_text(
+        "import time\nfor i in range(1000):\n    print('tick', i, flush=True)\n    time.sleep(1)\n"
+    )
+    kept = up(tmp_path, "--idle", str(idle_s / 60))
+    cloud = cloud_of(home)
+    proc = start(tmp_path, "run", str(script))
+    seen: list[str] = []
+    # Heartbeats keep it alive past the idle time while the run goes on...
+    read_until(proc, lambda text: text == f"tick {int(idle_s) + 3}", seen)
+    assert cloud.get_node(ZONE, kept["name"]) is not None
+    os.kill(proc.pid, signal.SIGKILL)  # ...then the laptop dies mid-run
+    proc.wait(timeout=10)
+    killed = time.time()
+    while cloud.get_node(ZONE, kept["name"]) is not None and time.time() < killed + 60:
+        time.sleep(0.2)
+    assert cloud.node_gone(ZONE, kept["name"])
+    # Not before the idle time since the last heartbeat (sent at most every idle/4 s).
+    assert time.time() - killed >= idle_s - idle_s / 4 - 1
+    proc_status = run(tmp_path, str(script))
+    assert proc_status.returncode == 2 and "is gone" in proc_status.stderr
+
+
+def test_up_refuses_to_keep_a_node_no_watchdog_would_delete(tmp_path, home, project):
+    refused = subprocess.run(
+        tpuwizard_cmd("up", "--sandbox", "--zone", ZONE, "--accelerator", "v5litepod-1"),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=env(TPUWIZARD_SANDBOX_FAULTS="sa_no_delete=1"),
+    )
+    assert refused.returncode == 1
+    assert "Refusing to keep" in refused.stderr and "roles/tpu.admin" in refused.stderr
+    assert sandbox_is_empty(home) and ledger_all_gone(home)

@@ -1,0 +1,68 @@
+"""Run again before teardown: the launch waits for the front end, and only while time remains."""
+
+import threading
+import time
+
+import pytest
+
+from tpuwizard.core.cancel import Cancelled, CancelToken
+from tpuwizard.core.errors import RemoteError
+from tpuwizard.core.launch import events as ev
+from tpuwizard.core.launch.rerun import MIN_SECONDS_LEFT, Reruns, run_script_with_reruns
+
+
+class FakeLaunch:
+    """Runs a script whose exit codes come from a list; records what it emits."""
+
+    def __init__(self, codes: list[int]) -> None:
+        self.codes, self.runs, self.events = list(codes), 0, []
+        self.cancel = CancelToken()
+        self.script_exit_code: int | None = None
+
+    def emit(self, event: ev.Event) -> None:
+        self.events.append(event)
+
+    def run_script(self, transport) -> None:
+        self.runs += 1
+        self.script_exit_code = self.codes.pop(0)
+        if self.script_exit_code:
+            raise RemoteError(f"your script exited with code {self.script_exit_code}")
+
+
+def test_a_failed_run_can_be_fixed_and_run_again_then_teardown():
+    launch, reruns = FakeLaunch([2, 0]), Reruns()
+    reruns.answer(True)  # after the failure: edit and rerun
+    reruns.answer(False)  # after the fixed run: tear down
+    run_script_with_reruns(launch, None, reruns, time.time() + 3600)  # type: ignore[arg-type]
+    done = [e for e in launch.events if isinstance(e, ev.ScriptDone)]
+    assert launch.runs == 2 and [d.exit_code for d in done] == [2, 0]
+    assert all(d.can_rerun for d in done)
+
+
+def test_the_last_failure_is_raised_when_the_user_moves_on():
+    launch, reruns = FakeLaunch([3]), Reruns()
+    reruns.answer(False)
+    with pytest.raises(RemoteError, match="code 3"):
+        run_script_with_reruns(launch, None, reruns, None)  # type: ignore[arg-type]
+
+
+def test_no_rerun_is_offered_close_to_the_deadline():
+    launch, reruns = FakeLaunch([0]), Reruns()
+    deadline = time.time() + MIN_SECONDS_LEFT / 2
+    run_script_with_reruns(launch, None, reruns, deadline)  # type: ignore[arg-type]
+    (done,) = [e for e in launch.events if isinstance(e, ev.ScriptDone)]
+    assert not done.can_rerun and launch.runs == 1  # nothing waited for an answer
+
+
+def test_without_reruns_a_failure_is_the_launch_failure_at_once():
+    launch = FakeLaunch([1])
+    with pytest.raises(RemoteError):
+        run_script_with_reruns(launch, None, None, None)  # type: ignore[arg-type]
+    assert not [e for e in launch.events if isinstance(e, ev.ScriptDone)]
+
+
+def test_a_stop_ends_the_wait():
+    launch, reruns = FakeLaunch([0]), Reruns()
+    threading.Timer(0.2, launch.cancel.set, args=("Delete now",)).start()
+    with pytest.raises(Cancelled):
+        run_script_with_reruns(launch, None, reruns, None)  # type: ignore[arg-type]

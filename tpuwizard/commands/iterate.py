@@ -1,0 +1,363 @@
+"""Create once, iterate, tear down at the end: ``up``, ``run``, ``watch`` and ``ssh``.
+
+``down`` is ``teardown`` under its iterating name (cli.py registers it). Everything here reaches
+the kept node through the session (``session.kept``).
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING
+
+import click
+
+from tpuwizard.commands.common import (
+    EXIT_CLOUD,
+    EXIT_FAILED,
+    EXIT_OK,
+    cloud_errors,
+    open_session,
+    print_json,
+    say,
+)
+from tpuwizard.core.errors import BadInput
+
+if TYPE_CHECKING:
+    from tpuwizard.core.cancel import CancelToken
+    from tpuwizard.core.remote.sync import LocalFolder
+    from tpuwizard.session.kept import KeptInfo, KeptNode
+    from tpuwizard.session.session import Session
+
+node_option = click.option("--node", help="The kept node (optional when exactly one is kept).")
+sandbox_option = click.option("--sandbox", is_flag=True, help="Practise against the local sandbox.")
+project_option = click.option("--project", help="Project id (default from gcloud config).")
+
+
+@click.command()
+@click.option("--accelerator", required=True, help="TPU type, e.g. v5litepod-4.")
+@click.option("--zone", help="Zone (default from gcloud config), e.g. us-central1-a.")
+@click.option("--route", type=click.Choice(["vm", "spot"]), default="vm", show_default=True)
+@project_option
+@click.option("--name", help="Node name (default tpuwizard-<run id>).")
+@click.option(
+    "--idle",
+    type=float,
+    default=30,
+    show_default=True,
+    help="Minutes without a run, watch, ssh or open wizard before the node deletes itself.",
+)
+@click.option("--max-run", type=float, help="Minutes until it deletes itself regardless.")
+@click.option(
+    "--no-watchdog",
+    is_flag=True,
+    help="Keep it even where no watchdog can be armed: then only `tpuwizard down` ends it.",
+)
+@click.option("--transport", type=click.Choice(["ssh", "gcloud"]), default="ssh")
+@click.option("--ready-timeout", type=float, default=1800, show_default=True)
+@sandbox_option
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document at the end.")
+def up(
+    accelerator: str,
+    zone: str | None,
+    route: str,
+    project: str | None,
+    name: str | None,
+    idle: float,
+    max_run: float | None,
+    no_watchdog: bool,
+    transport: str,
+    ready_timeout: float,
+    sandbox: bool,
+    as_json: bool,
+) -> None:
+    """Create a TPU, set it up and verify it once, and keep it for `tpuwizard run`."""
+    from tpuwizard.core import paths
+    from tpuwizard.core.cloud import gcloud_config
+    from tpuwizard.core.launch import events as ev
+    from tpuwizard.core.launch.plan import LaunchPlan
+    from tpuwizard.event_text import describe
+    from tpuwizard.session.signals import exit_code, stop_on_signals
+
+    zone = zone or gcloud_config.discover().zone
+    if not zone:
+        raise BadInput("No zone: give --zone (tpuwizard zones lists them).")
+    session = open_session(project, sandbox)
+    session.prepare_to_keep()
+    run_id = paths.new_run_id()
+    plan = LaunchPlan(
+        accelerator=accelerator,
+        zone=zone,
+        project=session.project or "",
+        run_id=run_id,
+        run_dir=Path.cwd() / "runs" / run_id,
+        route=route,
+        name=name,
+        keep=True,
+        max_run_minutes=max_run,
+        watchdog=not no_watchdog,
+        idle_minutes=None if no_watchdog else idle,
+    )
+    plan.validate()
+    handle = session.start_launch(plan, transport, ready_timeout)
+    kept: ev.Kept | None = None
+    receipt: str | None = None
+    code = EXIT_CLOUD
+    with stop_on_signals(handle, say) as received:
+        for event in handle.events():
+            for line in describe(event):
+                say(line)
+            if isinstance(event, ev.Watchdog) and not event.armed:
+                say("Refusing to keep a node that nothing would delete: deleting it now.")
+                say("(Give --no-watchdog to keep it anyway; then only `tpuwizard down` ends it.)")
+                handle.delete_now("the idle-deadline watchdog could not be armed")
+            elif isinstance(event, ev.ReceiptSaved):
+                receipt = event.path
+            elif isinstance(event, ev.Kept):
+                kept = event
+            elif isinstance(event, ev.Finished):
+                code = event.exit_code
+    if received:
+        sys.exit(exit_code(received, code))
+    if kept is None or code != EXIT_OK:
+        _delete_kept(session, plan.node_name)
+        sys.exit(code if code != EXIT_OK else EXIT_FAILED)
+    with cloud_errors():
+        session.kept.open(plan.node_name).heartbeat()  # the idle time counts from now
+    sandbox_flag = " --sandbox" if session.practice else ""
+    say(f"\n{plan.node_name} is up and kept (it bills until it is deleted).")
+    say(f"  run your script:  tpuwizard run{sandbox_flag} train.py")
+    say(f"  re-run on save:   tpuwizard watch{sandbox_flag} train.py")
+    say(f"  tear it down:     tpuwizard down{sandbox_flag} {plan.node_name}")
+    if not no_watchdog:
+        say(f"  it deletes itself after {idle:g} idle minutes, or at its deadline.")
+    if as_json:
+        print_json(
+            {
+                "name": plan.node_name,
+                "zone": kept.zone,
+                "accelerator": accelerator,
+                "deadline": kept.deadline,
+                "idle_minutes": None if no_watchdog else idle,
+                "receipt": receipt,
+            }
+        )
+
+
+def _delete_kept(session: Session, name: str) -> None:
+    """Delete the kept node ``name`` and verify it is gone (a failed ``up``, or the end of a
+    watch); a node that failed its setup or verification is no use for iterating."""
+    entries = [e for e in session.kept.entries() if name in (e.resource.name, e.resource.node_id)]
+    for result in session.delete([e.resource for e in entries]):
+        verdict = "verified gone" if result.verified else "NOT verified gone; it may still bill"
+        say(f"{result.resource.name}: {verdict}")
+
+
+def kept_infos(session: Session) -> list[KeptInfo]:
+    """The kept nodes with their cost so far and their deadlines (for ``status``)."""
+    with cloud_errors():
+        return session.kept.infos()
+
+
+def _open_kept(session: Session, node: str | None) -> KeptNode:
+    with cloud_errors():
+        return session.kept.open(node)
+
+
+def _run_once(
+    kept: KeptNode,
+    script: Path,
+    args: tuple[str, ...],
+    fetch: tuple[str, ...],
+    folder: LocalFolder,
+    cancel: CancelToken,
+    as_json: bool,
+) -> int:
+    """One run on the kept node, streamed; returns tpuwizard's exit code for it."""
+    import json
+
+    from tpuwizard.core import paths
+    from tpuwizard.core.launch.iterate import EXIT_STOPPED
+    from tpuwizard.core.remote.jobs import prefix
+
+    run_id = paths.new_run_id()
+    run_dir = Path.cwd() / "runs" / run_id
+
+    def on_line(worker: int, text: str) -> None:
+        if as_json:
+            click.echo(json.dumps({"event": "line", "worker": worker, "text": text}))
+        else:
+            click.echo(prefix(worker, kept.workers) + text)
+
+    say(f"run {run_id} on {kept.name} ({kept.workers} worker(s))")
+    with cloud_errors():
+        result = kept.run(
+            script,
+            args,
+            run_id,
+            run_dir,
+            fetch,
+            folder,
+            on_line,
+            say,
+            cancel,  # type: ignore[arg-type]
+        )
+    for path in result.fetched:
+        say(f"  copied back {path}")
+    for rel, why in result.not_fetched:
+        say(f"  not copied back: {rel} ({why})")
+    if result.stopped:
+        say(f"Stopped your script; {kept.name} is still running (tpuwizard down ends it).")
+        code = EXIT_STOPPED
+    elif result.exit_code == 0:
+        say(f"Your script exited 0. Files: {run_dir}")
+        code = EXIT_OK
+    else:
+        say(f"Your script exited with code {result.exit_code}.")
+        code = EXIT_FAILED
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "event": "finished",
+                    "exit_code": code,
+                    "script_exit_code": None if result.stopped else result.exit_code,
+                    "run_dir": str(run_dir),
+                    "fetched": result.fetched,
+                    "changed_files": [len(s.changed) for s in result.synced],
+                }
+            )
+        )
+    return code
+
+
+class _StopOnSigint:
+    """Ctrl+C (and SIGTERM) stop the script on the workers, never the node."""
+
+    def __init__(self) -> None:
+        from tpuwizard.core.cancel import CancelToken
+
+        self.token = CancelToken()
+        self.received = False
+
+    def __enter__(self) -> _StopOnSigint:
+        def stop(signum: int, _frame: FrameType | None) -> None:
+            if not self.received:
+                say(f"\n{signal.Signals(signum).name}: stopping your script (the node stays)...")
+            self.received = True
+            self.token.set(signal.Signals(signum).name)
+
+        self.previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler)
+
+
+@click.command(context_settings={"ignore_unknown_options": True})
+@node_option
+@click.option("--fetch", multiple=True, help="Glob of files to copy back into runs/<id>/.")
+@project_option
+@sandbox_option
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+@click.argument("script", type=click.Path(path_type=Path))
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def run(
+    node: str | None,
+    fetch: tuple[str, ...],
+    project: str | None,
+    sandbox: bool,
+    as_json: bool,
+    script: Path,
+    args: tuple[str, ...],
+) -> None:
+    """Copy what changed in SCRIPT's folder to the kept node and run it on every worker."""
+    from tpuwizard.core.remote.sync import LocalFolder
+
+    if not script.is_file():
+        raise BadInput(f"Script {script} does not exist or is not a file.")
+    session = open_session(project, sandbox)
+    kept = _open_kept(session, node)
+    with _StopOnSigint() as stop:
+        code = _run_once(kept, script, args, fetch, LocalFolder(script.parent), stop.token, as_json)
+    _say_kept(session, kept.name)
+    sys.exit(code)
+
+
+def _say_kept(session: Session, name: str) -> None:
+    """The kept node keeps billing: say what it has cost and when it deletes itself."""
+    try:
+        infos = [i for i in session.kept.infos() if i.name == name]
+    except Exception as err:  # the run's result stands; status can say the rest
+        say(f"(could not read {name}'s state: {err})")
+        return
+    for info in infos:
+        say(info.describe())
+
+
+@click.command(context_settings={"ignore_unknown_options": True})
+@node_option
+@click.option("--fetch", multiple=True, help="Glob of files to copy back into runs/<id>/.")
+@click.option("--debounce", type=float, default=0.3, show_default=True, help="Seconds of quiet.")
+@project_option
+@sandbox_option
+@click.argument("script", type=click.Path(path_type=Path))
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def watch(
+    node: str | None,
+    fetch: tuple[str, ...],
+    debounce: float,
+    project: str | None,
+    sandbox: bool,
+    script: Path,
+    args: tuple[str, ...],
+) -> None:
+    """Run SCRIPT on the kept node now and again each time a file in its folder is saved."""
+    from tpuwizard.commands.watching import watch_loop
+
+    if not script.is_file():
+        raise BadInput(f"Script {script} does not exist or is not a file.")
+    if not 0 <= debounce <= 10:
+        raise BadInput("--debounce must be between 0 and 10 seconds.")
+    session = open_session(project, sandbox)
+    kept = _open_kept(session, node)
+    watch_loop(
+        kept,
+        script,
+        lambda folder, token: _run_once(kept, script, args, fetch, folder, token, False),
+        debounce,
+    )
+    _say_kept(session, kept.name)
+    _offer_teardown(session, kept.name)
+
+
+def _offer_teardown(session: Session, name: str) -> None:
+    sandbox_flag = " --sandbox" if session.practice else ""
+    if not sys.stdin.isatty():
+        say(f"{name} is still running and billing: `tpuwizard down{sandbox_flag} {name}` ends it.")
+        return
+    if click.confirm(f"Tear down {name} now?", default=False, err=True):
+        _delete_kept(session, name)
+    else:
+        say(f"{name} keeps running (and billing): `tpuwizard down{sandbox_flag} {name}` ends it.")
+
+
+@click.command()
+@node_option
+@click.option("--worker", type=int, default=0, show_default=True, help="Which VM of the slice.")
+@project_option
+@sandbox_option
+def ssh(node: str | None, worker: int, project: str | None, sandbox: bool) -> None:
+    """An interactive shell on a worker of the kept node (heartbeats while it is open)."""
+    import subprocess
+
+    session = open_session(project, sandbox)
+    kept = _open_kept(session, node)
+    argv, cwd, env = kept.shell_command(worker)
+    say(f"Shell on {kept.name} worker {worker}; exit to come back. The node keeps running.")
+    with cloud_errors(), kept.keep_alive(say):
+        code = subprocess.call(argv, cwd=cwd, env=env)
+    sys.exit(code)  # the shell's own exit status

@@ -1,0 +1,175 @@
+"""Copying a script's folder to every worker, sending only what changed since the last copy.
+
+The worker keeps a manifest (relative path -> size and SHA-256) of what it holds in
+``.tpuwizard/work``. Each sync compares it with the local folder and sends one tar of the changed
+files through the transport's own stdin (so it works wherever a command runs: OpenSSH, gcloud,
+the sandbox's local shell); files gone locally are removed there too. Nothing is sent when
+nothing changed. rsync would do the same over SSH, but it is not on every machine (nor on this
+project's test machine), so the tar is the one path, and it is tested.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import tarfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from tpuwizard.core.errors import BadInput, RemoteError
+from tpuwizard.core.remote.bootstrap import VENV
+from tpuwizard.core.remote.transports import REMOTE_DIR, Raw, Transport, shell
+
+WORK_DIR = f"{REMOTE_DIR}/work"
+MANIFEST = ".tpuwizard-manifest.json"
+NEXT_MANIFEST = ".tpuwizard-manifest.next.json"
+# Folders that are never the experiment: version control, environments, caches, run outputs.
+IGNORED_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".venv",
+        "venv",
+        ".tpuwizard",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".ipynb_checkpoints",
+        "node_modules",
+        "runs",
+    }
+)
+MAX_FOLDER_BYTES = 512 * 1024 * 1024
+# The bootstrapped venv's python, as seen from inside WORK_DIR.
+WORK_PYTHON = "../" + VENV.removeprefix(REMOTE_DIR + "/") + "/bin/python"
+
+# Runs on the worker inside WORK_DIR after the tar is unpacked: remove what the new manifest no
+# longer lists (only plain relative paths, never outside the folder), then make it current.
+PRUNE = """
+import json, os
+new = json.load(open(".tpuwizard-manifest.next.json"))
+try:
+    old = json.load(open(".tpuwizard-manifest.json"))
+except (OSError, ValueError):
+    old = {}
+for rel in old:
+    if rel not in new and not rel.startswith("/") and ".." not in rel.split("/"):
+        try:
+            os.remove(rel)
+        except OSError:
+            pass
+os.replace(".tpuwizard-manifest.next.json", ".tpuwizard-manifest.json")
+"""
+
+
+@dataclass(frozen=True)
+class FileState:
+    size: int
+    sha256: str
+
+
+Manifest = dict[str, FileState]
+
+
+@dataclass(frozen=True)
+class SyncResult:
+    changed: list[str]
+    deleted: list[str]
+    bytes_sent: int
+    seconds: float
+
+
+class LocalFolder:
+    """A local folder's manifest; hashes are reused while a file's size and mtime hold, so a
+    watch loop rehashes only what was saved."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root.resolve()
+        self._hashes: dict[str, tuple[int, int, str]] = {}
+
+    def manifest(self) -> Manifest:
+        found: Manifest = {}
+        total = 0
+        for folder, dirs, files in os.walk(self.root):
+            dirs[:] = sorted(d for d in dirs if d not in IGNORED_DIRS)
+            for name in sorted(files):
+                path = Path(folder) / name
+                if path.is_symlink() or not path.is_file():
+                    continue  # links could point anywhere; the worker gets real files only
+                rel = path.relative_to(self.root).as_posix()
+                stat = path.stat()
+                total += stat.st_size
+                if total > MAX_FOLDER_BYTES:
+                    raise BadInput(
+                        f"{self.root} holds more than {MAX_FOLDER_BYTES // 2**20} MiB: move data "
+                        "sets out of the script's folder and read them on the worker instead."
+                    )
+                cached = self._hashes.get(rel)
+                if cached and cached[:2] == (stat.st_size, stat.st_mtime_ns):
+                    digest = cached[2]
+                else:
+                    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+                    self._hashes[rel] = (stat.st_size, stat.st_mtime_ns, digest)
+                found[rel] = FileState(stat.st_size, digest)
+        return found
+
+
+def remote_manifest(transport: Transport, worker: int) -> Manifest:
+    """What the worker holds now; empty when it holds nothing (or an unreadable manifest)."""
+    result = transport.run(worker, f"cat {WORK_DIR}/{MANIFEST} 2>/dev/null || true", timeout=60)
+    try:
+        data = json.loads(result.stdout or "{}")
+        return {k: FileState(int(v["size"]), str(v["sha256"])) for k, v in data.items()}
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
+def sync_folder(transport: Transport, worker: int, folder: LocalFolder) -> SyncResult:
+    """Make ``.tpuwizard/work`` on ``worker`` equal to the local folder; send only changes."""
+    started = time.monotonic()
+    local = folder.manifest()
+    remote = remote_manifest(transport, worker)
+    changed = [rel for rel, state in local.items() if remote.get(rel) != state]
+    deleted = [rel for rel in remote if rel not in local]
+    if not changed and not deleted:
+        return SyncResult([], [], 0, time.monotonic() - started)
+    data = _tar(folder.root, changed, local)
+    command = shell(
+        "mkdir",
+        "-p",
+        WORK_DIR,
+        Raw("&&"),
+        "cd",
+        WORK_DIR,
+        Raw("&&"),
+        "tar",
+        "-xf",
+        "-",
+        Raw("&&"),
+        WORK_PYTHON,
+        "-c",
+        PRUNE,
+    )
+    result = transport.run(worker, command, timeout=600, stdin=data)
+    if result.code != 0:
+        raise RemoteError(f"worker {worker}: copying the folder failed: {result.stderr.strip()}")
+    return SyncResult(changed, deleted, len(data), time.monotonic() - started)
+
+
+def _tar(root: Path, changed: list[str], manifest: Manifest) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for rel in changed:
+            tar.add(root / rel, arcname=rel, recursive=False)
+        listing = json.dumps(
+            {rel: {"size": s.size, "sha256": s.sha256} for rel, s in manifest.items()},
+            sort_keys=True,
+        ).encode()
+        info = tarfile.TarInfo(NEXT_MANIFEST)
+        info.size, info.mtime = len(listing), int(time.time())
+        tar.addfile(info, io.BytesIO(listing))
+    return buffer.getvalue()

@@ -1,0 +1,64 @@
+"""A practice sandbox that outlives the command which started it, for a kept node.
+
+A kept node's watchdog (a local process in the sandbox) must reach the API after ``tpuwizard up``
+has exited, and ``run``, ``status`` and ``down`` must see one consistent cloud, as they would see
+Google. So ``up`` in practice starts this server detached; it writes its endpoint and pid to
+``$TPUWIZARD_HOME/sandbox/server.json``, later commands attach to it, and it exits by itself once
+it has held no node and no queued resource for a while (or its state folder is gone).
+
+    python -m tpuwizard.session.lasting_sandbox
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from tpuwizard.session import practice
+
+LINGER_ENV = "TPUWIZARD_SANDBOX_LINGER"  # seconds to stay up with nothing in it (default 60)
+
+
+def main() -> int:
+    from tpuwizard.sandbox.server import start_in_thread
+
+    server = practice.make_sandbox_server()
+    folder = server.state.home
+    start_in_thread(server)
+    info = folder / practice.LASTING_SERVER_FILE
+    tmp = info.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({"endpoint": server.endpoint, "pid": os.getpid()}))
+    os.replace(tmp, info)
+    linger = float(os.environ.get(LINGER_ENV, "60"))
+    empty_since: float | None = None
+    try:
+        while True:
+            time.sleep(0.5)
+            if not folder.is_dir() or _no_longer_mine(info):
+                return 0
+            with server.state.lock:
+                empty = not server.state.data["nodes"] and not server.state.data["queued"]
+            if not empty:
+                empty_since = None
+            elif empty_since is None:
+                empty_since = time.monotonic()
+            elif time.monotonic() - empty_since >= linger:
+                return 0
+    finally:
+        if not _no_longer_mine(info):
+            info.unlink(missing_ok=True)
+        server.shutdown()
+
+
+def _no_longer_mine(info: Path) -> bool:
+    try:
+        return int(json.loads(info.read_text())["pid"]) != os.getpid()
+    except (OSError, ValueError, KeyError, TypeError):
+        return True
+
+
+if __name__ == "__main__":
+    sys.exit(main())
