@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -19,6 +20,9 @@ from tpuwizard.commands.common import (
 )
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.events import Finished
+
+if TYPE_CHECKING:
+    from tpuwizard.core.launch.teardown import Found
 
 
 @click.group(cls=Group)
@@ -210,14 +214,25 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
         found = session.find_leftovers()
     _say_skipped(found.skipped)
     if as_json:
-        print_json({"resources": [b.to_dict() for b in found], "skipped_zones": found.skipped})
-        return
-    if not found:
-        say("Nothing tpuwizard created exists any more: nothing is billing.")
+        print_json(
+            {
+                "resources": [b.to_dict() for b in found],
+                "others": [b.to_dict() for b in found.others],
+                "skipped_zones": found.skipped,
+            }
+        )
         return
     from tpuwizard.render import render_status
 
-    render_status(found, cost.label())
+    if found:
+        render_status(found, cost.label())
+    else:
+        say("Nothing you created with tpuwizard exists any more: nothing of yours is billing.")
+    if found.others:
+        render_status(found.others, cost.label(), title=OTHERS_TITLE)
+
+
+OTHERS_TITLE = "Made by another tpuwizard user (left alone by teardown --all)"
 
 
 def _say_skipped(skipped: dict[str, str]) -> None:
@@ -226,14 +241,42 @@ def _say_skipped(skipped: dict[str, str]) -> None:
         say(f"Skipped {zone}: {why}. Nothing tpuwizard made can be there unless you made it there.")
 
 
-def _select(found: list, name: str | None, everything: bool) -> list:
+def _select(found: Found, name: str | None, everything: bool) -> tuple[list, list]:
+    """(this install's resources to delete, other owners' named exactly to delete).
+
+    ``--all`` means all of *yours*: another user's resource is chosen only by its exact name.
+    """
     if everything:
-        return found
+        for b in found.others:
+            say(f"Left alone: {b.resource.name} ({b.resource.zone}), made by another user.")
+        return list(found), []
     chosen = [b for b in found if name in (b.resource.name, b.resource.node_id)]
-    if not chosen:
+    theirs = [b for b in found.others if b.resource.name == name]
+    if not chosen and not theirs:
         names = ", ".join(b.resource.name for b in found) or "none"
-        raise BadInput(f"No tpuwizard resource called '{name}' exists (existing: {names}).")
-    return chosen
+        raise BadInput(f"No tpuwizard resource called '{name}' exists (yours: {names}).")
+    return chosen, theirs
+
+
+def _confirm_theirs(theirs: list, yes: bool, other_owner: bool) -> None:
+    """Deleting another user's resource needs its exact name (already matched) and a
+    confirmation: the name typed again at a terminal, or ``--yes --other-owner``."""
+    if not theirs:
+        return
+    (b,) = theirs
+    name = b.resource.name
+    say(f"{name} was made by another tpuwizard user (owner {b.resource.owner or 'unknown'}).")
+    if yes and other_owner:
+        return
+    if not sys.stdin.isatty():
+        raise BadInput(
+            f"{name} is not yours: to delete it anyway add --yes --other-owner, "
+            "or run this in a terminal and type its name."
+        )
+    typed = click.prompt(f"Type {name} to delete it anyway", default="", err=True)
+    if typed != name:
+        say("Nothing deleted.")
+        raise click.exceptions.Exit(EXIT_FAILED)
 
 
 @click.command()
@@ -241,10 +284,21 @@ def _select(found: list, name: str | None, everything: bool) -> list:
 @click.option("--all", "everything", is_flag=True, help="Everything tpuwizard created.")
 @click.option("--project", help="Project id (default from gcloud config).")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option(
+    "--other-owner",
+    is_flag=True,
+    help="With NAME and --yes: delete it although another tpuwizard user made it.",
+)
 @click.option("--sandbox", is_flag=True, help="The practice sandbox.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def teardown(
-    name: str | None, everything: bool, project: str | None, yes: bool, sandbox: bool, as_json: bool
+    name: str | None,
+    everything: bool,
+    project: str | None,
+    yes: bool,
+    other_owner: bool,
+    sandbox: bool,
+    as_json: bool,
 ) -> None:
     """Delete what tpuwizard created and verify by listing that it is gone."""
     from tpuwizard.core.cloud.diagnose import Context
@@ -255,14 +309,16 @@ def teardown(
     with cloud_errors(Context(project=session.project)):
         found = session.find_leftovers()
     _say_skipped(found.skipped)
-    chosen = _select(found, name, everything)
+    mine, theirs = _select(found, name, everything)
+    _confirm_theirs(theirs, yes, other_owner)
+    chosen = mine + theirs
     if not chosen:
         say("Nothing to delete: nothing tpuwizard created exists.")
         if as_json:
             print_json({"results": []})
         return
-    listing = ", ".join(f"{b.resource.name} ({b.resource.zone})" for b in chosen)
-    if not yes:
+    listing = ", ".join(f"{b.resource.name} ({b.resource.zone})" for b in mine)
+    if mine and not yes:
         if not sys.stdin.isatty():
             raise BadInput(f"Would delete {listing}: add --yes to confirm without a terminal.")
         if not click.confirm(f"Delete {listing}?", err=True):
@@ -271,7 +327,7 @@ def teardown(
     results = []
     for billable in chosen:
         say(f"Deleting {billable.resource.name} and checking that it is gone...")
-        (result,) = session.delete([billable.resource])
+        (result,) = session.delete([billable.resource], others_confirmed=billable in theirs)
         results.append(result)
         if result.verified:
             say(f"  verified gone: {billable.resource.name}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 from datetime import UTC, datetime
@@ -38,3 +39,24 @@ def run_dir(run_id: str, base: Path | None = None) -> Path:
     path = (base if base is not None else Path.cwd() / "runs") / run_id
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def owner_label() -> str:
+    """This install's owner label value: a label-safe hash of a random id kept in the state
+    directory (label values cannot hold an e-mail, and the hash says nothing about the user).
+
+    Two people sharing a project have different ids, so neither's ``teardown --all`` touches the
+    other's resources. The id is created once, atomically, so two first launches agree on it.
+    """
+    path = state_dir() / "install-id"
+    if not path.exists():
+        tmp = path.with_name(f".install-id.{os.getpid()}.{secrets.token_hex(4)}")
+        tmp.write_text(secrets.token_hex(16) + "\n")
+        try:
+            os.link(tmp, path)  # fails if another process won the race: theirs stands
+        except FileExistsError:
+            pass
+        finally:
+            tmp.unlink(missing_ok=True)
+    install_id = path.read_text().strip()
+    return hashlib.sha256(install_id.encode()).hexdigest()[:16]

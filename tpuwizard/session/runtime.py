@@ -84,6 +84,7 @@ def build_runtime(cloud: TpuCloud, is_practice: bool, transport: str = "ssh") ->
             ssh_metadata={"ssh-keys": f"{user}:{pub}"} if pub else {},
             poll=0.25,
             reachable_timeout=30,
+            owner=paths.owner_label(),
         )
 
     key, pub = ensure_key(state)
@@ -108,4 +109,5 @@ def build_runtime(cloud: TpuCloud, is_practice: bool, transport: str = "ssh") ->
         BootstrapPlan(),
         expect="tpu",
         ssh_metadata={"ssh-keys": f"{REMOTE_USER}:{pub}"},
+        owner=paths.owner_label(),
     )

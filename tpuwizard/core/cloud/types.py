@@ -14,6 +14,8 @@ GOOGLE_ENDPOINT = "https://tpu.googleapis.com"
 CALL_TIMEOUT = 30.0
 MANAGED_BY = {"managed-by": "tpuwizard"}
 RUN_LABEL = "tpuwizard-run"
+# Who made it: a label-safe hash of the creating install's id (tpuwizard.core.paths.owner_label).
+OWNER_LABEL = "tpuwizard-owner"
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,7 @@ class NodeRequest:
     queue_wait_s: float | None = None
     # The on-VM watchdog calls the TPU API with the VM's token, which needs this scope.
     cloud_platform_scope: bool = False
+    owner: str | None = None  # the owner label value; every resource tpuwizard makes has one
 
     @property
     def runtime(self) -> str:
@@ -94,7 +97,8 @@ class NodeRequest:
 
     @property
     def labels(self) -> dict[str, str]:
-        return {**MANAGED_BY, RUN_LABEL: self.run_id}
+        owner = {OWNER_LABEL: self.owner} if self.owner else {}
+        return {**MANAGED_BY, RUN_LABEL: self.run_id, **owner}
 
 
 def queued_info(data: dict, zone: str) -> QueuedInfo:

@@ -41,3 +41,5 @@ class Runtime:
     join_timeout: int = 300
     ready_timeout: float = 1800
     reachable_timeout: float = 300
+    # The owner label every resource this install creates carries (paths.owner_label()).
+    owner: str | None = None
