@@ -233,7 +233,8 @@ def test_reconcile_surveys_each_zone_on_its_own(sandbox, home):
     _, cloud = sandbox(delay=0)
     cloud.create_node(request())
     found = reconcile(cloud, Ledger(home / "ledger.jsonl"))
-    assert [b.resource.name for b in found] == ["tpu-a"]
+    # No owner given and no ledger record: it is listed, as someone else's.
+    assert [b.resource.name for b in found.others] == ["tpu-a"]
     assert list(found.skipped) == ["europe-west1-b"]
     assert "not available" in found.skipped["europe-west1-b"]
 

@@ -212,13 +212,16 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     session = open_session(project, sandbox)
     with cloud_errors(Context(project=session.project)):
         found = session.find_leftovers()
-    _say_skipped(found.skipped)
+    _say_skipped(found)
     if as_json:
         print_json(
             {
                 "resources": [b.to_dict() for b in found],
                 "others": [b.to_dict() for b in found.others],
                 "skipped_zones": found.skipped,
+                "unreadable_ledger_lines": [
+                    {"line": number, "why": why} for number, why in found.unreadable
+                ],
             }
         )
         return
@@ -235,10 +238,15 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
 OTHERS_TITLE = "Made by another tpuwizard user (left alone by teardown --all)"
 
 
-def _say_skipped(skipped: dict[str, str]) -> None:
-    """Zones that could not be surveyed: the rest still answered, these are unknown."""
-    for zone, why in sorted(skipped.items()):
+def _say_skipped(found: Found) -> None:
+    """Zones that could not be surveyed (the rest still answered, these are unknown), and ledger
+    lines that could not be read (the rest still count)."""
+    for zone, why in sorted(found.skipped.items()):
         say(f"Skipped {zone}: {why}. Nothing tpuwizard made can be there unless you made it there.")
+    for number, why in found.unreadable:
+        say(f"Ledger line {number} could not be read ({why}); it was skipped.")
+    if found.unreadable:
+        say(f"The unreadable lines are kept in {found.unreadable_kept_in}.")
 
 
 def _select(found: Found, name: str | None, everything: bool) -> tuple[list, list]:
@@ -308,7 +316,7 @@ def teardown(
     session = open_session(project, sandbox)
     with cloud_errors(Context(project=session.project)):
         found = session.find_leftovers()
-    _say_skipped(found.skipped)
+    _say_skipped(found)
     mine, theirs = _select(found, name, everything)
     _confirm_theirs(theirs, yes, other_owner)
     chosen = mine + theirs

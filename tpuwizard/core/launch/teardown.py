@@ -184,6 +184,9 @@ class Found(list[Billable]):
         super().__init__(items)
         self.skipped: dict[str, str] = dict(skipped or {})
         self.others: list[Billable] = list(others or [])
+        # Ledger lines that could not be read: (line number, why), and where they were kept.
+        self.unreadable: list[tuple[int, str]] = []
+        self.unreadable_kept_in: str | None = None
 
 
 def reconcile(
@@ -240,7 +243,13 @@ def reconcile(
         elif not _owned_by_queued(billable, found):
             found[key] = billable
     ordered = sorted(found.values(), key=lambda b: (b.resource.zone, b.resource.name))
-    return Found([b for b in ordered if b.mine], skipped, others=[b for b in ordered if not b.mine])
+    result = Found(
+        [b for b in ordered if b.mine], skipped, others=[b for b in ordered if not b.mine]
+    )
+    result.unreadable = list(ledger.unreadable)
+    if result.unreadable:
+        result.unreadable_kept_in = str(ledger.side_file)
+    return result
 
 
 def _owned_by_queued(billable: Billable, found: dict) -> bool:
