@@ -180,3 +180,13 @@ def test_zone_survey_is_concurrent(sandbox):
     assert "v5litepod-4" in survey.zones[ZONE]
     cached = live(cloud)
     assert cached.cached and cached.zones == survey.zones and cached.failures == survey.failures
+
+
+def test_unavailable_queued_resource_reads_are_retried(sandbox):
+    server, cloud = sandbox(delay=0)
+    cloud.create_queued(request(), "q1", "spot")
+    server.state.faults.counters["unavailable"] = 2  # the next two requests answer 503
+    assert cloud.get_queued(ZONE, "q1").name == "q1"
+    server.state.faults.counters["unavailable"] = 2
+    assert [q.name for q in cloud.list_queued(ZONE)] == ["q1"]
+    cloud.delete_queued(ZONE, "q1")

@@ -29,3 +29,16 @@ def test_empty_spec_means_no_faults():
 def test_bad_specs_are_rejected_clearly(bad):
     with pytest.raises(BadInput):
         parse_faults(bad)
+
+
+def test_an_unknown_fault_is_called_unknown_not_a_bad_number():
+    with pytest.raises(BadInput, match=r"Unknown fault 'explode'\. Known faults: stockout"):
+        parse_faults("explode=1")
+
+
+@pytest.mark.parametrize(
+    "bad", ["latency_ms=-5", "slow_create=nan", "slow_create=inf", "preempt_after=-1", "quota=-2"]
+)
+def test_negative_and_non_finite_amounts_are_refused(bad):
+    with pytest.raises(BadInput, match="finite number of zero or more"):
+        parse_faults(bad)
