@@ -126,6 +126,7 @@ def test_a_queued_request_that_times_out_is_deleted_not_abandoned(tmp_path, home
 
 
 def test_suspended_flex_requests_are_listed_and_removed(tmp_path, home):
+    from tpuwizard.core import paths
     from tpuwizard.sandbox.server import make_server, start_in_thread
 
     server = make_server(home / "sandbox", delay=0.2)
@@ -133,7 +134,11 @@ def test_suspended_flex_requests_are_listed_and_removed(tmp_path, home):
     cloud = TpuCloud(PRACTICE_PROJECT, endpoint=server.endpoint)
     cloud.create_queued(
         NodeRequest(
-            zone="us-central1-a", node_id="flex-node", accelerator_type="v5litepod-4", run_id="r1"
+            zone="us-central1-a",
+            node_id="flex-node",
+            accelerator_type="v5litepod-4",
+            run_id="r1",
+            owner=paths.owner_label(),  # made by this install (a crashed run of its own)
         ),
         "flex-qr",
         "flex",

@@ -99,13 +99,13 @@ def receipt() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def receipt_check(file: Path, expect: str | None, accelerator: str | None, as_json: bool) -> None:
     """Recompute a receipt's hash and check it proves the run you asked for."""
-    from tpuwizard.core.evidence.receipt import check_receipt, load_receipt
+    from tpuwizard.core.evidence.receipt import HASH_MEANING, check_receipt, load_receipt
 
     data = load_receipt(file)
     if data.get("kind") == "slice":
-        from tpuwizard.core.evidence.receipt import check_slice_receipt
+        from tpuwizard.core.evidence.slice_receipt import check_slice_receipt
 
-        result = check_slice_receipt(data, file.parent, accelerator)
+        result = check_slice_receipt(data, file.parent, accelerator, expect)
     else:
         result = check_receipt(data, expect, accelerator, folder=file.parent)
     if as_json:
@@ -115,6 +115,7 @@ def receipt_check(file: Path, expect: str | None, accelerator: str | None, as_js
                 "problems": result.problems,
                 "facts": result.facts,
                 "measurements": result.measurements,
+                "hash_meaning": HASH_MEANING,
             }
         )
     else:
@@ -125,6 +126,7 @@ def receipt_check(file: Path, expect: str | None, accelerator: str | None, as_js
         for problem in result.problems:
             say(f"  FAIL {problem}")
         say(f"{file}: {'valid' if result.ok else 'REJECTED'}")
+        say(HASH_MEANING)
     sys.exit(EXIT_OK if result.ok else EXIT_FAILED)
 
 
