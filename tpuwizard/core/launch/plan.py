@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from tpuwizard.core import paths
 from tpuwizard.core.cloud import gcloud_config, google_errors
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.plan import catalog
@@ -82,6 +83,9 @@ class LaunchPlan:
             check(lambda: safe_script_name(self.script.name if self.script else ""))
         for pattern in self.fetch:
             check(lambda pattern=pattern: safe_fetch_pattern(pattern))
+        folder = paths.folder_problem(self.run_dir, "The run folder (--run-dir)")
+        if folder:
+            found.append(folder)
         return found
 
     def validate(self) -> catalog.Slice:
