@@ -25,8 +25,9 @@ from tpuwizard.session.practice import PRACTICE_PROJECT
 
 
 @pytest.fixture
-def standalone_sandbox(tmp_path):
-    """A sandbox in its own process, so it outlives a killed wizard."""
+def standalone_sandbox(tmp_path, monkeypatch):
+    """A sandbox in its own process, so it outlives a killed wizard; its token is exported to
+    this test and the commands it runs, as a user exports the lines `sandbox serve` prints."""
     proc = subprocess.Popen(
         tpuwizard_cmd("sandbox", "serve", "--delay", "0.5"),
         stdout=subprocess.PIPE,
@@ -34,8 +35,9 @@ def standalone_sandbox(tmp_path):
         text=True,
         env=env(),
     )
-    endpoint = proc.stdout.readline().strip()
-    yield endpoint
+    exported = dict(proc.stdout.readline().strip().split("=", 1) for _ in range(2))
+    monkeypatch.setenv("TPUWIZARD_SANDBOX_TOKEN", exported["TPUWIZARD_SANDBOX_TOKEN"])
+    yield exported["TPUWIZARD_TPU_ENDPOINT"]
     proc.send_signal(signal.SIGINT)
     proc.wait(timeout=10)
 

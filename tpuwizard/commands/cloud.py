@@ -54,8 +54,9 @@ def sandbox_serve(port: int, faults: str | None, delay: float) -> None:
             "--port, or 0 for a free one."
         ) from None
     say("[practice] tpuwizard sandbox: a local stand-in for the Cloud TPU API.")
-    click.echo(server.endpoint, nl=True)
-    say(f"Point tpuwizard at it with: export TPUWIZARD_TPU_ENDPOINT={server.endpoint}")
+    say("Point tpuwizard at it by exporting these two lines (the token is this server's secret):")
+    click.echo(f"TPUWIZARD_TPU_ENDPOINT={server.endpoint}")
+    click.echo(f"TPUWIZARD_SANDBOX_TOKEN={server.token}")
     try:
         server.serve_forever()
     except KeyboardInterrupt:

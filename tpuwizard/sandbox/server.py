@@ -8,6 +8,7 @@ credentials.
 
 from __future__ import annotations
 
+import hmac
 import json
 import re
 import threading
@@ -147,6 +148,7 @@ class Handler(BaseHTTPRequestHandler):
         if faults.latency_ms:
             time.sleep(faults.latency_ms / 1000)
         try:
+            self._authenticate()
             body = json.loads(raw) if raw else {}
             injected = _injected_error(faults, method, url.path, body)
             if injected:
@@ -154,7 +156,7 @@ class Handler(BaseHTTPRequestHandler):
             for route_method, pattern, handler in ROUTES:
                 match = pattern.match(url.path)
                 if match and route_method == method:
-                    with self.server.state.lock:
+                    with self.server.state.transaction():
                         self.server.state.tick()
                         result = getattr(self.server.api, handler)(
                             query=query, body=body, **match.groupdict()
@@ -189,6 +191,22 @@ class Handler(BaseHTTPRequestHandler):
                         "details": [],
                     }
                 },
+            )
+
+    def _authenticate(self) -> None:
+        """With a token, every request must carry it as a bearer token: anyone on this machine
+        can reach 127.0.0.1, and a posted ssh-key lands in authorized_keys when paired with an
+        sshd. Google answers a missing or wrong token with 401 UNAUTHENTICATED."""
+        token = self.server.token
+        if token is None:
+            return
+        sent = self.headers.get("Authorization", "")
+        if not hmac.compare_digest(sent.encode(), f"Bearer {token}".encode()):
+            raise ApiError(
+                401,
+                "UNAUTHENTICATED",
+                "Request had invalid authentication credentials. Expected OAuth 2 access "
+                "token, login cookie or other valid authentication credential.",
             )
 
     def _reply(self, status: int, payload: dict[str, Any]) -> None:
@@ -325,9 +343,10 @@ class Api:
 class SandboxServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, state: SandboxState, port: int = 0) -> None:
+    def __init__(self, state: SandboxState, port: int = 0, token: str | None = None) -> None:
         self.state = state
         self.api = Api(state)
+        self.token = token  # None: open (tests that build a server by hand); else required
         super().__init__((LOOPBACK, port), Handler)
 
     @property
@@ -341,7 +360,7 @@ class SandboxServer(ThreadingHTTPServer):
 
         def tick() -> None:
             while not stop.wait(0.2):
-                with self.state.lock:
+                with self.state.transaction():
                     self.state.tick()
 
         ticker = threading.Thread(target=tick, name="tpuwizard-sandbox-clock", daemon=True)
@@ -359,9 +378,11 @@ def make_server(
     delay: float = 1.0,
     authorized_keys: Path | None = None,
     ssh_port: int = 22,
+    token: str | None = None,
 ) -> SandboxServer:
+    """A sandbox on 127.0.0.1; with ``token``, requests without it as a bearer token get 401."""
     state = SandboxState(home, parse_faults(faults), delay, authorized_keys, ssh_port)
-    return SandboxServer(state, port)
+    return SandboxServer(state, port, token)
 
 
 def start_in_thread(server: SandboxServer) -> threading.Thread:

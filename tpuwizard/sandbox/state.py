@@ -8,11 +8,14 @@ needed and a restart resumes where the clock says.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -52,14 +55,43 @@ class SandboxState(QueuedResources):
         self.ssh_port = ssh_port
         self.lock = threading.RLock()
         self.data: dict[str, Any] = {"nodes": {}, "queued": {}, "operations": {}, "counter": 0}
-        if self.file.exists():
-            self.data = json.loads(self.file.read_text())
+        self._seen: tuple[int, int, int] | None = None  # the state file as last read or written
+        self._reload()
 
     # -- persistence ------------------------------------------------------------------------
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One request or clock tick: this process's lock, then an exclusive lock on the state
+        file shared with every other sandbox serving this home (two launches sharing one
+        TPUWIZARD_HOME each run one), reading what another one wrote before changing it."""
+        with self.lock:
+            fd = os.open(self.home / "state.lock", os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                self._reload()
+                yield
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                os.close(fd)
+
+    def _signature(self) -> tuple[int, int, int] | None:
+        try:
+            st = self.file.stat()
+        except FileNotFoundError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+    def _reload(self) -> None:
+        seen = self._signature()
+        if seen is not None and seen != self._seen:
+            self.data = json.loads(self.file.read_text())
+        self._seen = seen
+
     def save(self) -> None:
-        tmp = self.file.with_suffix(".tmp")
+        tmp = self.file.with_name(f"state.{os.getpid()}.{threading.get_ident()}.tmp")
         tmp.write_text(json.dumps(self.data, indent=1, sort_keys=True))
         os.replace(tmp, self.file)
+        self._seen = self._signature()
 
     def worker_home(self, node_name: str, worker: int) -> Path:
         return worker_home(self.home, node_name, worker)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+import secrets
 from pathlib import Path
 
 from tpuwizard.core import paths
-from tpuwizard.core.cloud.types import ENDPOINT_ENV, GOOGLE_ENDPOINT
+from tpuwizard.core.cloud.types import ENDPOINT_ENV, GOOGLE_ENDPOINT, TOKEN_ENV
 
 PRACTICE_PROJECT = "tpuwizard-practice"
 FAULTS_ENV = "TPUWIZARD_SANDBOX_FAULTS"
@@ -33,9 +34,11 @@ def start_sandbox(faults: str | None = None, delay: float | None = None):  # -> 
         delay=delay,
         authorized_keys=Path(keys) if keys else None,
         ssh_port=int(os.environ.get(SSH_PORT_ENV) or 22),
+        token=new_token(),
     )
     start_in_thread(server)
     os.environ[ENDPOINT_ENV] = server.endpoint
+    os.environ[TOKEN_ENV] = server.token or ""
     return server
 
 
@@ -54,4 +57,10 @@ def make_foreground_sandbox(port: int, faults: str | None, delay: float):  # -> 
         port,
         faults if faults is not None else os.environ.get(FAULTS_ENV),
         delay,
+        token=new_token(),
     )
+
+
+def new_token() -> str:
+    """A per-server secret: every sandbox a user starts answers only requests that carry it."""
+    return secrets.token_urlsafe(24)

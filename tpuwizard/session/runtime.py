@@ -9,12 +9,13 @@ from pathlib import Path
 
 from tpuwizard.core import paths
 from tpuwizard.core.cloud.client import TpuCloud
-from tpuwizard.core.cloud.types import NodeInfo
+from tpuwizard.core.cloud.types import TOKEN_ENV, NodeInfo
 from tpuwizard.core.launch.ledger import Ledger
 from tpuwizard.core.launch.runtime import Runtime, WatchdogConfig
 from tpuwizard.core.remote.bootstrap import BootstrapPlan, sandbox_plan
 from tpuwizard.core.remote.reach import check_reachable
 from tpuwizard.core.remote.transports import (
+    REMOTE_DIR,
     GcloudTransport,
     LocalTransport,
     SshTransport,
@@ -41,6 +42,7 @@ def build_runtime(cloud: TpuCloud, is_practice: bool, transport: str = "ssh") ->
         user = getpass.getuser()
         key, pub = ensure_key(state) if port else (None, "")
         sandbox_home = state / "sandbox"
+        sandbox_token = os.environ.get(TOKEN_ENV, "")
 
         def make_sandbox(node: NodeInfo) -> Transport:
             from tpuwizard.sandbox.model import worker_home
@@ -73,12 +75,14 @@ def build_runtime(cloud: TpuCloud, is_practice: bool, transport: str = "ssh") ->
             practice=True,
             explicit_coordinator=True,
             join_timeout=30,
-            # The watchdog runs as a local process and talks to the sandbox without a token.
+            # The watchdog runs as a local process; the sandbox's token reaches it in a file
+            # on worker 0, as a VM's token comes from its metadata server, not in its env.
             watchdog=WatchdogConfig(
                 python=sys.executable,
                 endpoint=cloud.endpoint,
                 iam_endpoint=cloud.endpoint,
-                token="none",
+                token=f"file:{REMOTE_DIR}/metadata-token" if sandbox_token else "none",
+                token_secret=sandbox_token or None,
                 retry=0.5,
             ),
             ssh_metadata={"ssh-keys": f"{user}:{pub}"} if pub else {},

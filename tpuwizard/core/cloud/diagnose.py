@@ -141,6 +141,8 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
             [
                 "gcloud auth application-default login",
                 "Or practise without a cloud: tpuwizard --sandbox",
+                "Practising against `tpuwizard sandbox serve`? Export the "
+                "TPUWIZARD_SANDBOX_TOKEN line it printed.",
             ],
         )
     if isinstance(err, gx.Conflict):

@@ -20,6 +20,9 @@ class WatchdogConfig:
     endpoint: str = "https://tpu.googleapis.com"
     iam_endpoint: str = "https://cloudresourcemanager.googleapis.com"
     token: str = "metadata"
+    # For ``token="file:PATH"``: the secret to place at PATH on worker 0 (mode 0600) before
+    # arming, as a metadata server would serve it; never in the worker's environment.
+    token_secret: str | None = None
     retry: float = 30.0
 
 

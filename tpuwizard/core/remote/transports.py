@@ -10,6 +10,7 @@ line it has not seen, so no line is lost or shown twice and the job keeps runnin
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shlex
 import shutil
@@ -227,6 +228,16 @@ class Transport(ABC):
                     time.sleep(interval)
 
 
+_CREDENTIAL_WORDS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "API_KEY", "AUTH")
+_CREDENTIAL_PREFIXES = ("AWS_", "AZURE_", "CLOUDSDK_AUTH", "GOOGLE_APPLICATION_CREDENTIALS")
+
+
+def is_credential_variable(name: str) -> bool:
+    """Does this environment variable name look like it holds a credential?"""
+    upper = name.upper()
+    return upper.startswith(_CREDENTIAL_PREFIXES) or any(w in upper for w in _CREDENTIAL_WORDS)
+
+
 class LocalTransport(Transport):
     """The sandbox: each worker is a folder on this machine, its home for the command."""
 
@@ -238,7 +249,13 @@ class LocalTransport(Transport):
         return ["bash", "-c", command]
 
     def env(self, worker: int) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("XLA_", "JAX_"))}
+        # A worker is another machine: it gets none of this computer's credentials (a VM's
+        # come from its metadata server), nor its JAX settings.
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("XLA_", "JAX_")) and not is_credential_variable(k)
+        }
         env["HOME"] = str(self.homes[worker])
         return env
 
@@ -330,15 +347,32 @@ def host_key_aliases(uid: str, workers: int) -> list[str] | None:
 
 
 def ensure_key(state_dir: Path) -> tuple[Path, str]:
-    """tpuwizard's own ed25519 key pair (0600), made once with ssh-keygen; returns (key, pub)."""
+    """tpuwizard's own ed25519 key pair (0600), made once with ssh-keygen; returns (key, pub).
+
+    Made under a lock and moved into place whole (the public half first), so two first launches
+    at once agree on one key and neither ever reads half of one.
+    """
     folder = state_dir / "ssh"
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     key = folder / "id_ed25519"
     if not key.exists():
-        subprocess.run(
-            ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "tpuwizard", "-f", str(key)],
-            check=True,
-            capture_output=True,
-        )
+        fd = os.open(folder / "keygen.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if not key.exists():  # another process may have made it while we waited
+                part = folder / f"id_ed25519.{os.getpid()}.part"
+                for stale in (part, part.with_suffix(".part.pub")):
+                    stale.unlink(missing_ok=True)
+                keygen = ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "tpuwizard"]
+                subprocess.run(
+                    [*keygen, "-f", str(part)],
+                    check=True,
+                    capture_output=True,
+                )
+                os.replace(part.with_name(part.name + ".pub"), key.with_suffix(".pub"))
+                os.replace(part, key)
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
     key.chmod(0o600)
     return key, key.with_suffix(".pub").read_text().strip()
