@@ -20,7 +20,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from tpuwizard.sandbox import google
 from tpuwizard.sandbox.faults import Faults, parse_faults
-from tpuwizard.sandbox.model import ApiError
+from tpuwizard.sandbox.model import WORKERS_RE, ApiError, worker_locations
 from tpuwizard.sandbox.state import SandboxState
 
 LOOPBACK = "127.0.0.1"
@@ -153,6 +153,15 @@ class Handler(BaseHTTPRequestHandler):
             injected = _injected_error(faults, method, url.path, body)
             if injected:
                 raise injected
+            workers = WORKERS_RE.match(url.path)
+            if workers and method == "GET":
+                with self.server.state.transaction():
+                    state = self.server.state
+                    self._reply(
+                        200,
+                        worker_locations(state.home, state.data["nodes"], **workers.groupdict()),
+                    )
+                return
             for route_method, pattern, handler in ROUTES:
                 match = pattern.match(url.path)
                 if match and route_method == method:

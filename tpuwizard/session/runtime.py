@@ -10,6 +10,7 @@ from pathlib import Path
 from tpuwizard.core import paths
 from tpuwizard.core.cloud.client import TpuCloud
 from tpuwizard.core.cloud.types import TOKEN_ENV, NodeInfo
+from tpuwizard.core.errors import RemoteError
 from tpuwizard.core.launch.ledger import Ledger
 from tpuwizard.core.launch.runtime import Runtime, WatchdogConfig
 from tpuwizard.core.remote.bootstrap import BootstrapPlan, sandbox_plan
@@ -34,6 +35,23 @@ def ledger_for(is_practice: bool) -> Ledger:
     return Ledger(state / "sandbox" / "ledger.jsonl" if is_practice else state / "ledger.jsonl")
 
 
+def sandbox_worker_homes(cloud: TpuCloud, node: NodeInfo) -> list[Path]:
+    """Where the sandbox keeps this node's workers: the server says, since they live under its
+    home, which need not be ours (one `sandbox serve` can serve two TPUWIZARD_HOMEs)."""
+    from google.auth.transport.requests import AuthorizedSession
+
+    url = f"{cloud.endpoint}/sandbox/v1/{cloud.node_path(node.zone, node.name)}:workers"
+    response = AuthorizedSession(cloud.credentials).get(url, timeout=cloud.timeout)
+    if response.status_code >= 400:
+        from google.api_core import exceptions
+
+        raise exceptions.from_http_response(response)
+    homes = [Path(h) for h in response.json()["homes"]]
+    if len(homes) != len(node.endpoints):
+        raise RemoteError(f"the sandbox lists {len(homes)} workers for {node.name}")
+    return homes
+
+
 def build_runtime(cloud: TpuCloud, is_practice: bool, transport: str = "ssh") -> Runtime:
     state = paths.state_dir()
     known_hosts = state / "ssh" / "known_hosts"
@@ -41,16 +59,10 @@ def build_runtime(cloud: TpuCloud, is_practice: bool, transport: str = "ssh") ->
         port = os.environ.get(practice.SSH_PORT_ENV)
         user = getpass.getuser()
         key, pub = ensure_key(state) if port else (None, "")
-        sandbox_home = state / "sandbox"
         sandbox_token = os.environ.get(TOKEN_ENV, "")
 
         def make_sandbox(node: NodeInfo) -> Transport:
-            from tpuwizard.sandbox.model import worker_home
-
-            homes = [
-                worker_home(sandbox_home, cloud.node_path(node.zone, node.name), w)
-                for w in range(len(node.endpoints))
-            ]
+            homes = sandbox_worker_homes(cloud, node)
             if port and key is not None:
                 return SshTransport(
                     check_reachable(node, int(port)),

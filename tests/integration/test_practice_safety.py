@@ -123,3 +123,39 @@ def test_first_launches_racing_on_the_ssh_key_agree_on_one(tmp_path):
         "id_ed25519.pub",
         "keygen.lock",
     ]
+
+
+def test_one_served_sandbox_runs_launches_from_two_homes(tmp_path):
+    """Worker folders belong to the server's home: a client with another home still runs."""
+    import json
+    import signal
+    import subprocess
+
+    from tests.conftest import clean_env, tpuwizard_cmd
+
+    server_home, client_home = tmp_path / "server-home", tmp_path / "client-home"
+    serve = subprocess.Popen(
+        tpuwizard_cmd("sandbox", "serve", "--delay", "0.2"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=clean_env(TPUWIZARD_HOME=str(server_home)),
+    )
+    try:
+        exported = dict(serve.stdout.readline().strip().split("=", 1) for _ in range(2))
+        proc = subprocess.run(
+            tpuwizard_cmd("launch", "--accelerator", "v5litepod-1", "--zone", ZONE, "--json"),
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=240,
+            env=clean_env(TPUWIZARD_HOME=str(client_home), **exported),
+        )
+    finally:
+        serve.send_signal(signal.SIGINT)
+        serve.wait(timeout=10)
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert proc.returncode == 0, proc.stderr
+    assert any(e["event"] == "receipt_saved" and e["ok"] for e in events)
+    assert not (client_home / "sandbox" / "workers").exists()
+    assert (server_home / "sandbox" / "workers").is_dir()
