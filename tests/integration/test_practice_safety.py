@@ -113,7 +113,7 @@ def test_two_sandboxes_sharing_a_home_never_bring_a_deleted_node_back(tmp_path):
 def test_first_launches_racing_on_the_ssh_key_agree_on_one(tmp_path):
     from concurrent.futures import ThreadPoolExecutor
 
-    from tpuwizard.core.remote.transports import ensure_key
+    from tpuwizard.core.remote.ssh_keys import ensure_key
 
     with ThreadPoolExecutor(6) as pool:
         keys = set(pool.map(lambda _: ensure_key(tmp_path)[1], range(6)))

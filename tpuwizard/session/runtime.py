@@ -15,14 +15,13 @@ from tpuwizard.core.launch.ledger import Ledger
 from tpuwizard.core.launch.runtime import Runtime, WatchdogConfig
 from tpuwizard.core.remote.bootstrap import BootstrapPlan, sandbox_plan
 from tpuwizard.core.remote.reach import check_reachable
+from tpuwizard.core.remote.ssh_keys import ensure_key, host_key_aliases
 from tpuwizard.core.remote.transports import (
     REMOTE_DIR,
     GcloudTransport,
     LocalTransport,
     SshTransport,
     Transport,
-    ensure_key,
-    host_key_aliases,
 )
 from tpuwizard.session import practice
 

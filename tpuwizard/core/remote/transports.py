@@ -10,7 +10,6 @@ line it has not seen, so no line is lost or shown twice and the job keeps runnin
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shlex
 import shutil
@@ -104,6 +103,9 @@ class Transport(ABC):
 
     def cwd(self, worker: int) -> str | None:
         return None
+
+    def forget_host_keys(self) -> None:  # noqa: B027 (most transports keep no host keys)
+        """After a verified teardown: this node's host keys will never be right again."""
 
     # Set by the launch: a cancel kills every command in flight, so no wait outlives a stop.
     cancel: CancelToken | None = None
@@ -220,6 +222,11 @@ class Transport(ABC):
                     last = result.stderr.strip()
                 except RemoteError as err:
                     last = str(err)
+                if any(sign in last for sign in HOST_KEY_CHANGED):
+                    # Not something time fixes (and every retry bills): say it at once.
+                    raise RemoteError(
+                        f"worker {worker}: REMOTE HOST IDENTIFICATION HAS CHANGED ({last})"
+                    )
                 if time.monotonic() >= deadline:
                     raise RemoteError(f"worker {worker} is not reachable: {last}")
                 if self.cancel is not None:
@@ -227,6 +234,10 @@ class Transport(ABC):
                 else:
                     time.sleep(interval)
 
+
+# What OpenSSH says when a known host presents another key (with accept-new, a new host is
+# simply added, so a verification failure means a changed key).
+HOST_KEY_CHANGED = ("REMOTE HOST IDENTIFICATION HAS CHANGED", "Host key verification failed")
 
 _CREDENTIAL_WORDS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "API_KEY", "AUTH")
 _CREDENTIAL_PREFIXES = ("AWS_", "AZURE_", "CLOUDSDK_AUTH", "GOOGLE_APPLICATION_CREDENTIALS")
@@ -313,6 +324,19 @@ class SshTransport(Transport):
             command,
         ]
 
+    def forget_host_keys(self) -> None:
+        """Drop every worker's host key (by alias, else by address) from our known_hosts file,
+        so an address Google gives to a new VM later is met afresh, not as an attack."""
+        if not self.known_hosts.exists():
+            return
+        names = self.aliases or [h if self.port == 22 else f"[{h}]:{self.port}" for h in self.hosts]
+        for name in names:
+            subprocess.run(
+                ["ssh-keygen", "-R", name, "-f", str(self.known_hosts)],
+                capture_output=True,
+                check=False,
+            )
+
 
 class GcloudTransport(Transport):
     """``gcloud compute tpus tpu-vm ssh``, for projects that enforce OS Login."""
@@ -339,40 +363,3 @@ class GcloudTransport(Transport):
             *(["--tunnel-through-iap"] if self.through_iap else []),
             f"--command={command}",
         ]
-
-
-def host_key_aliases(uid: str, workers: int) -> list[str] | None:
-    """gcloud's per-worker host key names, ``tpu.<node's numeric id>-<worker>``."""
-    return [f"tpu.{uid}-{w}" for w in range(workers)] if uid else None
-
-
-def ensure_key(state_dir: Path) -> tuple[Path, str]:
-    """tpuwizard's own ed25519 key pair (0600), made once with ssh-keygen; returns (key, pub).
-
-    Made under a lock and moved into place whole (the public half first), so two first launches
-    at once agree on one key and neither ever reads half of one.
-    """
-    folder = state_dir / "ssh"
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    key = folder / "id_ed25519"
-    if not key.exists():
-        fd = os.open(folder / "keygen.lock", os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            if not key.exists():  # another process may have made it while we waited
-                part = folder / f"id_ed25519.{os.getpid()}.part"
-                for stale in (part, part.with_suffix(".part.pub")):
-                    stale.unlink(missing_ok=True)
-                keygen = ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "tpuwizard"]
-                subprocess.run(
-                    [*keygen, "-f", str(part)],
-                    check=True,
-                    capture_output=True,
-                )
-                os.replace(part.with_name(part.name + ".pub"), key.with_suffix(".pub"))
-                os.replace(part, key)
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
-    key.chmod(0o600)
-    return key, key.with_suffix(".pub").read_text().strip()
