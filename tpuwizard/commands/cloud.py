@@ -146,6 +146,7 @@ def launch(
     as_json: bool,
 ) -> None:
     """Create a TPU, verify JAX on it, run your script, copy results back, and tear it down."""
+    import dataclasses
     import json
 
     from tpuwizard.core import paths
@@ -192,6 +193,8 @@ def launch(
     code = EXIT_CLOUD
     with stop_on_signals(handle, say) as received:
         for event in handle.events():
+            if isinstance(event, Finished):  # say the code this process will exit with
+                event = dataclasses.replace(event, exit_code=exit_code(received, event.exit_code))
             if as_json:
                 click.echo(json.dumps(event.to_dict()))
             for line in describe(event):

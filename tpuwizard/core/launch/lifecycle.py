@@ -128,10 +128,11 @@ class Launch(WorkerSteps, Ending):
                     self.emit(ev.Failed(stage, stopped_diagnosis(self.cancel.reason)))
                 return EXIT_FAILED
             d = diagnose(err, self.context())
-            if stage != "provision" and self._preempted():
+            preempted = stage != "provision" and self._preempted()
+            if preempted:  # Google took it away: a cloud event, not a failed verification
                 d = preempted_diagnosis(self.plan.route)
             self.emit(ev.Failed(stage, d.to_dict()))
-            return EXIT_CLOUD if stage in ("provision", "connect") else EXIT_FAILED
+            return EXIT_CLOUD if preempted or stage in ("provision", "connect") else EXIT_FAILED
 
     def context(self) -> Context:
         p = self.plan

@@ -72,6 +72,11 @@ class LaunchPlan:
             )
         if self.max_run_minutes is not None and not 0.1 <= self.max_run_minutes <= 7 * 24 * 60:
             found.append("The deadline must be between 0.1 minutes and 7 days (10080 minutes).")
+        if self.failover and self.route != "vm":
+            found.append(
+                "--failover is for the vm route: a spot or Flex-start request waits in its "
+                "zone's queue instead of failing, so there is nothing to fail over from."
+            )
         if self.watchdog and self.route == "flex":
             found.append(
                 "Flex-start already ends at its deadline (its maxRunDuration): "
