@@ -124,10 +124,10 @@ class QueuedCalls:
             raise exceptions.from_http_response(response)
         return response.json()
 
-    def _read(self, method: str, url: str) -> dict:
+    def _read(self, method: str, url: str) -> dict[str, Any]:
         """A read, retried on 429/503 with the same backoff as the client's node reads: one
         transient answer must not abort a launch whose request exists, nor ``status``."""
-        read: Callable[[str, str], dict] = self.retry(self._alpha)
+        read: Callable[[str, str], dict[str, Any]] = self.retry(self._alpha)
         return read(method, url)
 
     def get_queued(self, zone: str, qr_id: str) -> QueuedInfo | None:
