@@ -9,6 +9,10 @@ def money(usd: float | None) -> str:
     return "unknown" if usd is None else f"${usd:,.2f}"
 
 
+# Queued-resource states that mean "no capacity yet" (spot and Flex-start can wait a long time).
+QUEUE_WAITING = ("ACCEPTED", "WAITING_FOR_RESOURCES")
+
+
 def describe(event: ev.Event) -> list[str]:
     """What to print for ``event``; an empty list means nothing worth a line."""
     match event:
@@ -26,6 +30,11 @@ def describe(event: ev.Event) -> list[str]:
             ]
         case ev.Provisioning():
             note = "" if event.state == "READY" else " (not billing until READY)"
+            if event.state in QUEUE_WAITING:
+                note = (
+                    " (waiting for capacity: a waiting request costs nothing; "
+                    "--ready-timeout bounds the wait)"
+                )
             return [f"  state {event.state} after {event.elapsed_s:.0f} s{note}"]
         case ev.CreateRefused():
             return [f"  {event.name} was not created: nothing exists and nothing is billing."]

@@ -110,12 +110,12 @@ def render_zones(
     out.print(f"[dim]{note}[/]")
 
 
-def render_status(found: list, cost_label: str) -> None:
+def render_status(found: list, cost_label: str, title: str = "May still be billing") -> None:
     from tpuwizard.event_text import money
 
     out = console()
     grid = Table(
-        title="May still be billing",
+        title=title,
         title_justify="left",
         box=box.SIMPLE_HEAD,
         show_edge=False,

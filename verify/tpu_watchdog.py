@@ -43,6 +43,9 @@ def report(**payload):
 def token(source):
     if source == "none":
         return None
+    if source.startswith("file:"):  # the practice sandbox's stand-in for the metadata server
+        with open(source[len("file:") :]) as f:
+            return f.read().strip()
     request = urllib.request.Request(METADATA_TOKEN, headers={"Metadata-Flavor": "Google"})
     with urllib.request.urlopen(request, timeout=10) as response:
         return json.load(response)["access_token"]
@@ -128,9 +131,15 @@ def idle_since(heartbeat, started):
 
 
 def wait_for_ending(args, started):
-    """Sleep until the deadline or the idle limit; returns which one ended the wait."""
+    """Sleep until the deadline or the idle limit; returns which one ended the wait, or "gone"
+    when the resource was torn down before either (then the watchdog's work is done)."""
+    last_look = started
     while True:
         now = time.time()
+        if now - last_look >= args.retry:  # one read per retry interval, not per wake-up
+            last_look = now
+            if already_gone(args):
+                return "gone"
         if now >= args.deadline:
             return "deadline"
         wake = args.deadline
@@ -153,9 +162,9 @@ def main(argv=None):
     parser.add_argument("--iam-endpoint", default="https://cloudresourcemanager.googleapis.com")
     parser.add_argument(
         "--token",
-        choices=["metadata", "none"],
         default="metadata",
-        help="where the bearer token comes from (none: the practice sandbox)",
+        help="where the bearer token comes from: metadata (a Cloud TPU VM), none, or "
+        "file:PATH (the practice sandbox)",
     )
     parser.add_argument("--retry", type=float, default=30.0, help="seconds between attempts")
     parser.add_argument("--check-only", action="store_true")
@@ -183,12 +192,28 @@ def main(argv=None):
     started = time.time()
     report(ok=True, action="armed", deadline=args.deadline, idle_seconds=args.idle_seconds)
     why = wait_for_ending(args, started)
+    if why == "gone":
+        report(ok=True, action="gone", resource=args.resource)
+        return 0
     while not delete_resource(args):
+        if already_gone(args):  # deleted by someone else meanwhile: nothing left to guard
+            break
         time.sleep(args.retry)
     report(ok=True, action="delete_accepted", resource=args.resource, reason=why)
     wait_until_gone(args)
     report(ok=True, action="deleted", resource=args.resource, reason=why)
     return 0
+
+
+def already_gone(args):
+    """True when the API says the resource no longer exists (404 on a read)."""
+    try:
+        call("GET", "%s/v2/%s" % (args.endpoint, args.resource), args.token)
+    except urllib.error.HTTPError as err:
+        return err.code == 404
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+    return False
 
 
 if __name__ == "__main__":

@@ -1,8 +1,13 @@
 """`tpuwizard zones` and `tpuwizard sandbox serve` as a user runs them."""
 
 import json
+import os
 import signal
 import subprocess
+
+import pytest
+from google.api_core import exceptions as gx
+from google.auth import exceptions as auth_exc
 
 from tests.conftest import clean_env, tpuwizard_cmd
 from tpuwizard.core.cloud.client import TpuCloud
@@ -61,9 +66,18 @@ def test_sandbox_serve_answers_the_real_client_until_interrupted():
         env=clean_env(),
     )
     try:
-        endpoint = proc.stdout.readline().strip()
+        exported = dict(proc.stdout.readline().strip().split("=", 1) for _ in range(2))
+        endpoint = exported["TPUWIZARD_TPU_ENDPOINT"]
         assert endpoint.startswith("http://127.0.0.1:")
-        assert "us-central1-a" in TpuCloud("practice-project", endpoint=endpoint).list_zones()
+        with pytest.raises((gx.Unauthorized, auth_exc.GoogleAuthError)):  # anonymous: refused
+            TpuCloud("practice-project", endpoint=endpoint, retry_deadline=1).list_zones()
+        token = exported["TPUWIZARD_SANDBOX_TOKEN"]
+        os.environ["TPUWIZARD_SANDBOX_TOKEN"] = token  # as the user exports it
+        try:
+            cloud = TpuCloud("practice-project", endpoint=endpoint)
+        finally:
+            del os.environ["TPUWIZARD_SANDBOX_TOKEN"]
+        assert "us-central1-a" in cloud.list_zones()
     finally:
         proc.send_signal(signal.SIGINT)
         _out, err = proc.communicate(timeout=10)

@@ -246,3 +246,13 @@ def created_operations(server) -> int:
 def deletes(server) -> int:
     ops = server.state.data["operations"].values()
     return sum(op["metadata"]["verb"] == "delete" for op in ops)
+
+
+def test_unavailable_queued_resource_reads_are_retried(sandbox):
+    server, cloud = sandbox(delay=0)
+    cloud.create_queued(request(), "q1", "spot")
+    server.state.faults.counters["unavailable"] = 2  # the next two requests answer 503
+    assert cloud.get_queued(ZONE, "q1").name == "q1"
+    server.state.faults.counters["unavailable"] = 2
+    assert [q.name for q in cloud.list_queued(ZONE)] == ["q1"]
+    cloud.delete_queued(ZONE, "q1")

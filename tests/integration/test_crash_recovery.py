@@ -90,5 +90,6 @@ def test_sigint_while_creating_tears_down(tmp_path):
         TPUWIZARD_SANDBOX_DELAY="3",
     )
     assert code == 128 + signal.SIGINT
+    assert seen[-1]["event"] == "finished" and seen[-1]["exit_code"] == code, "says its exit"
     assert "teardown_verified" in names(seen)
     assert sandbox_is_empty(home) and ledger_all_gone(home)

@@ -233,7 +233,8 @@ def test_reconcile_surveys_each_zone_on_its_own(sandbox, home):
     _, cloud = sandbox(delay=0)
     cloud.create_node(request())
     found = reconcile(cloud, Ledger(home / "ledger.jsonl"))
-    assert [b.resource.name for b in found] == ["tpu-a"]
+    # No owner given and no ledger record: it is listed, as someone else's.
+    assert [b.resource.name for b in found.others] == ["tpu-a"]
     assert list(found.skipped) == ["europe-west1-b"]
     assert "not available" in found.skipped["europe-west1-b"]
 
@@ -280,7 +281,8 @@ def test_a_node_without_reachable_addresses_fails_fast_and_is_torn_down(tmp_path
 
 
 def test_ssh_host_keys_are_filed_per_node_id_and_worker(sandbox, tmp_path):
-    from tpuwizard.core.remote.transports import SshTransport, host_key_aliases
+    from tpuwizard.core.remote.ssh_keys import host_key_aliases
+    from tpuwizard.core.remote.transports import SshTransport
 
     _, cloud = sandbox(delay=0)
     node = cloud.wait_for_node(ZONE, "big", cloud.create_node(request("big", "v5litepod-16")))

@@ -13,7 +13,7 @@ import pytest
 from tests.conftest import tpuwizard_cmd
 from tests.integration.launch_helpers import launch, ledger_all_gone, sandbox_is_empty
 from tpuwizard.core.errors import VersionMismatch
-from tpuwizard.core.evidence.receipt import check_slice_receipt
+from tpuwizard.core.evidence.slice_receipt import check_slice_receipt
 from tpuwizard.core.launch.multihost import check_versions
 
 

@@ -125,6 +125,7 @@ async def test_a_refused_create_bills_nothing_and_quits_at_once(tmp_path, home, 
 async def _make_leftover(home) -> str:
     from tpuwizard.core.cloud.client import TpuCloud
     from tpuwizard.core.cloud.types import NodeRequest
+    from tpuwizard.core.paths import owner_label
     from tpuwizard.sandbox.server import make_server, start_in_thread
     from tpuwizard.session.practice import PRACTICE_PROJECT
 
@@ -137,6 +138,7 @@ async def _make_leftover(home) -> str:
             node_id="forgotten",
             accelerator_type="v5litepod-1",
             run_id="20261128-101010-abcd",
+            owner=owner_label(),  # an earlier run of this install
         )
         cloud.wait_for_node("us-west1-c", "forgotten", cloud.create_node(request), poll=0.05)
     finally:

@@ -79,6 +79,7 @@ async def test_quit_guard_names_it_refuses_a_wrong_name_and_deletes(tmp_path, ho
 async def test_leftovers_from_an_earlier_run_are_offered_first(tmp_path, home):
     from tpuwizard.core.cloud.client import TpuCloud
     from tpuwizard.core.cloud.types import NodeRequest
+    from tpuwizard.core.paths import owner_label
     from tpuwizard.sandbox.server import make_server, start_in_thread
     from tpuwizard.session.practice import PRACTICE_PROJECT
 
@@ -94,6 +95,7 @@ async def test_leftovers_from_an_earlier_run_are_offered_first(tmp_path, home):
                 node_id="forgotten",
                 accelerator_type="v5litepod-1",
                 run_id="20261128-101010-abcd",
+                owner=owner_label(),  # an earlier run of this install
             )
         ),
         poll=0.05,

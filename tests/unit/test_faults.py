@@ -35,3 +35,16 @@ def test_lying_deletes_and_lost_create_answers_are_counted_faults():
     f = parse_faults("lying_delete=2;lost_create=1")
     assert f.counters == {"lying_delete": 2, "lost_create": 1}
     assert [f.take("lost_create") for _ in range(2)] == [True, False]
+
+
+def test_an_unknown_fault_is_called_unknown_not_a_bad_number():
+    with pytest.raises(BadInput, match=r"Unknown fault 'explode'\. Known faults: stockout"):
+        parse_faults("explode=1")
+
+
+@pytest.mark.parametrize(
+    "bad", ["latency_ms=-5", "slow_create=nan", "slow_create=inf", "preempt_after=-1", "quota=-2"]
+)
+def test_negative_and_non_finite_amounts_are_refused(bad):
+    with pytest.raises(BadInput, match="finite number of zero or more"):
+        parse_faults(bad)

@@ -77,3 +77,33 @@ def test_every_problem_is_reported_at_once(tmp_path):
 def test_flex_start_where_google_offers_it_is_no_problem(tmp_path):
     for accelerator, zone in [("v6e-8", "us-east5-a"), ("v5litepod-16", "us-west4-a")]:
         assert plan(tmp_path, accelerator=accelerator, zone=zone, route="flex").problems() == []
+
+
+@pytest.mark.parametrize("route", ["spot", "flex"])
+def test_failover_is_refused_where_it_could_never_act(tmp_path, route):
+    from tpuwizard.core.launch.plan import LaunchPlan
+
+    plan = LaunchPlan(
+        "v5litepod-4", "us-central1-a", "my-project", "r1", tmp_path, route=route, failover=True
+    )
+    assert any("--failover is for the vm route" in p for p in plan.problems())
+    assert not any(
+        "failover" in p
+        for p in LaunchPlan(
+            "v5litepod-4", "us-central1-a", "my-project", "r1", tmp_path, failover=True
+        ).problems()
+    )
+
+
+def test_a_long_wait_is_reported_every_minute_not_only_on_change(monkeypatch):
+    from tpuwizard.core.cloud import polling
+    from tpuwizard.core.errors import WaitTimedOut
+
+    monkeypatch.setattr(polling, "REPORT_EVERY_S", 0.05)
+    waiting = type("Q", (), {"state": "WAITING_FOR_RESOURCES"})()
+    seen: list[str] = []
+    with pytest.raises(WaitTimedOut):
+        polling.poll_until(
+            "q", lambda: waiting, "ACTIVE", lambda *_: None, seen.append, 0.5, 0.02, None
+        )
+    assert len(seen) >= 4 and set(seen) == {"WAITING_FOR_RESOURCES"}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -19,6 +20,9 @@ from tpuwizard.commands.common import (
 )
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.events import Finished
+
+if TYPE_CHECKING:
+    from tpuwizard.core.launch.teardown import Found
 
 
 @click.group(cls=Group)
@@ -50,8 +54,9 @@ def sandbox_serve(port: int, faults: str | None, delay: float) -> None:
             "--port, or 0 for a free one."
         ) from None
     say("[practice] tpuwizard sandbox: a local stand-in for the Cloud TPU API.")
-    click.echo(server.endpoint, nl=True)
-    say(f"Point tpuwizard at it with: export TPUWIZARD_TPU_ENDPOINT={server.endpoint}")
+    say("Point tpuwizard at it by exporting these two lines (the token is this server's secret):")
+    click.echo(f"TPUWIZARD_TPU_ENDPOINT={server.endpoint}")
+    click.echo(f"TPUWIZARD_SANDBOX_TOKEN={server.token}")
     try:
         server.serve_forever()
     except KeyboardInterrupt:
@@ -148,6 +153,7 @@ def launch(
     as_json: bool,
 ) -> None:
     """Create a TPU, verify JAX on it, run your script, copy results back, and tear it down."""
+    import dataclasses
     import json
 
     from tpuwizard.core import paths
@@ -197,6 +203,8 @@ def launch(
     code = EXIT_CLOUD
     with stop_on_signals(handle, say) as received:
         for event in handle.events():
+            if isinstance(event, Finished):  # say the code this process will exit with
+                event = dataclasses.replace(event, exit_code=exit_code(received, event.exit_code))
             if as_json:
                 click.echo(json.dumps(event.to_dict()))
             for line in describe(event):
@@ -218,7 +226,7 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     session = open_session(project, sandbox)
     with cloud_errors(Context(project=session.project)):
         found = session.find_leftovers()
-    _say_skipped(found.skipped)
+    _say_skipped(found)
     from tpuwizard.commands.iterate import kept_infos
 
     kept = kept_infos(session) if found else []
@@ -227,34 +235,76 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
             {
                 "resources": [b.to_dict() for b in found],
                 "kept": [k.to_dict() for k in kept],
+                "others": [b.to_dict() for b in found.others],
                 "skipped_zones": found.skipped,
+                "unreadable_ledger_lines": [
+                    {"line": number, "why": why} for number, why in found.unreadable
+                ],
             }
         )
         return
-    if not found:
-        say("Nothing tpuwizard created exists any more: nothing is billing.")
-        return
     from tpuwizard.render import render_status
 
-    render_status(found, cost.label())
+    if found:
+        render_status(found, cost.label())
+    else:
+        say("Nothing you created with tpuwizard exists any more: nothing of yours is billing.")
     for info in kept:  # nodes kept for iterating: what they cost and when they delete themselves
         say(info.describe())
+    if found.others:
+        render_status(found.others, cost.label(), title=OTHERS_TITLE)
 
 
-def _say_skipped(skipped: dict[str, str]) -> None:
-    """Zones that could not be surveyed: the rest still answered, these are unknown."""
-    for zone, why in sorted(skipped.items()):
+OTHERS_TITLE = "Made by another tpuwizard user (left alone by teardown --all)"
+
+
+def _say_skipped(found: Found) -> None:
+    """Zones that could not be surveyed (the rest still answered, these are unknown), and ledger
+    lines that could not be read (the rest still count)."""
+    for zone, why in sorted(found.skipped.items()):
         say(f"Skipped {zone}: {why}. Nothing tpuwizard made can be there unless you made it there.")
+    for number, why in found.unreadable:
+        say(f"Ledger line {number} could not be read ({why}); it was skipped.")
+    if found.unreadable:
+        say(f"The unreadable lines are kept in {found.unreadable_kept_in}.")
 
 
-def _select(found: list, name: str | None, everything: bool) -> list:
+def _select(found: Found, name: str | None, everything: bool) -> tuple[list, list]:
+    """(this install's resources to delete, other owners' named exactly to delete).
+
+    ``--all`` means all of *yours*: another user's resource is chosen only by its exact name.
+    """
     if everything:
-        return found
+        for b in found.others:
+            say(f"Left alone: {b.resource.name} ({b.resource.zone}), made by another user.")
+        return list(found), []
     chosen = [b for b in found if name in (b.resource.name, b.resource.node_id)]
-    if not chosen:
+    theirs = [b for b in found.others if b.resource.name == name]
+    if not chosen and not theirs:
         names = ", ".join(b.resource.name for b in found) or "none"
-        raise BadInput(f"No tpuwizard resource called '{name}' exists (existing: {names}).")
-    return chosen
+        raise BadInput(f"No tpuwizard resource called '{name}' exists (yours: {names}).")
+    return chosen, theirs
+
+
+def _confirm_theirs(theirs: list, yes: bool, other_owner: bool) -> None:
+    """Deleting another user's resource needs its exact name (already matched) and a
+    confirmation: the name typed again at a terminal, or ``--yes --other-owner``."""
+    if not theirs:
+        return
+    (b,) = theirs
+    name = b.resource.name
+    say(f"{name} was made by another tpuwizard user (owner {b.resource.owner or 'unknown'}).")
+    if yes and other_owner:
+        return
+    if not sys.stdin.isatty():
+        raise BadInput(
+            f"{name} is not yours: to delete it anyway add --yes --other-owner, "
+            "or run this in a terminal and type its name."
+        )
+    typed = click.prompt(f"Type {name} to delete it anyway", default="", err=True)
+    if typed != name:
+        say("Nothing deleted.")
+        raise click.exceptions.Exit(EXIT_FAILED)
 
 
 @click.command()
@@ -262,10 +312,21 @@ def _select(found: list, name: str | None, everything: bool) -> list:
 @click.option("--all", "everything", is_flag=True, help="Everything tpuwizard created.")
 @click.option("--project", help="Project id (default from gcloud config).")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option(
+    "--other-owner",
+    is_flag=True,
+    help="With NAME and --yes: delete it although another tpuwizard user made it.",
+)
 @click.option("--sandbox", is_flag=True, help="The practice sandbox.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def teardown(
-    name: str | None, everything: bool, project: str | None, yes: bool, sandbox: bool, as_json: bool
+    name: str | None,
+    everything: bool,
+    project: str | None,
+    yes: bool,
+    other_owner: bool,
+    sandbox: bool,
+    as_json: bool,
 ) -> None:
     """Delete what tpuwizard created and verify by listing that it is gone."""
     from tpuwizard.core.cloud.diagnose import Context
@@ -275,15 +336,17 @@ def teardown(
     session = open_session(project, sandbox)
     with cloud_errors(Context(project=session.project)):
         found = session.find_leftovers()
-    _say_skipped(found.skipped)
-    chosen = _select(found, name, everything)
+    _say_skipped(found)
+    mine, theirs = _select(found, name, everything)
+    _confirm_theirs(theirs, yes, other_owner)
+    chosen = mine + theirs
     if not chosen:
         say("Nothing to delete: nothing tpuwizard created exists.")
         if as_json:
             print_json({"results": []})
         return
-    listing = ", ".join(f"{b.resource.name} ({b.resource.zone})" for b in chosen)
-    if not yes:
+    listing = ", ".join(f"{b.resource.name} ({b.resource.zone})" for b in mine)
+    if mine and not yes:
         if not sys.stdin.isatty():
             raise BadInput(f"Would delete {listing}: add --yes to confirm without a terminal.")
         if not click.confirm(f"Delete {listing}?", err=True):
@@ -292,7 +355,7 @@ def teardown(
     results = []
     for billable in chosen:
         say(f"Deleting {billable.resource.name} and checking that it is gone...")
-        (result,) = session.delete([billable.resource])
+        (result,) = session.delete([billable.resource], others_confirmed=billable in theirs)
         results.append(result)
         if result.verified:
             say(f"  verified gone: {billable.resource.name}")

@@ -42,15 +42,21 @@ class Group(click.Group):
             import traceback
 
             from tpuwizard.core import paths
+            from tpuwizard.core.cloud.diagnose import local_disk_diagnosis
 
-            log = paths.state_dir() / "errors.log"
-            with open(log, "a") as f:
-                f.write(traceback.format_exc() + "\n")
+            disk = local_disk_diagnosis(err)
+            if disk is not None:  # this computer's disk: neither a bug nor the network
+                say(disk.render())
+                raise click.exceptions.Exit(EXIT_BAD_INPUT) from None
             say(f"tpuwizard hit an unexpected error ({type(err).__name__}: {err}).")
-            say(
-                f"The details are in {log}; please report them. Run `tpuwizard status` to see "
-                "whether anything was left running."
-            )
+            try:
+                log = paths.state_dir() / "errors.log"
+                with open(log, "a") as f:
+                    f.write(traceback.format_exc() + "\n")
+                say(f"The details are in {log}; please report them.")
+            except (OSError, BadInput):
+                say(traceback.format_exc())  # nowhere to keep it: show it rather than lose it
+            say("Run `tpuwizard status` to see whether anything was left running.")
             raise click.exceptions.Exit(EXIT_CLOUD) from None
 
 

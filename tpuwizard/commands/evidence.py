@@ -67,6 +67,10 @@ def verify(
         raise BadInput(f"--devices must be 1 or more, not {devices}.")
     if receipt_path is None:
         receipt_path = paths.run_dir(paths.new_run_id(), run_dir) / "receipt.json"
+    elif receipt_path.is_dir():
+        raise BadInput(f"--receipt {receipt_path} is a folder: give a file such as receipt.json.")
+    else:
+        paths.make_folder(receipt_path.parent, "The receipt's folder (--receipt)")
     lines = run_local(expect, devices, receipt_path, perf, precision=precision, trace=trace)
     while True:
         try:
@@ -99,13 +103,13 @@ def receipt() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def receipt_check(file: Path, expect: str | None, accelerator: str | None, as_json: bool) -> None:
     """Recompute a receipt's hash and check it proves the run you asked for."""
-    from tpuwizard.core.evidence.receipt import check_receipt, load_receipt
+    from tpuwizard.core.evidence.receipt import HASH_MEANING, check_receipt, load_receipt
 
     data = load_receipt(file)
     if data.get("kind") == "slice":
-        from tpuwizard.core.evidence.receipt import check_slice_receipt
+        from tpuwizard.core.evidence.slice_receipt import check_slice_receipt
 
-        result = check_slice_receipt(data, file.parent, accelerator)
+        result = check_slice_receipt(data, file.parent, accelerator, expect)
     else:
         result = check_receipt(data, expect, accelerator, folder=file.parent)
     if as_json:
@@ -115,6 +119,7 @@ def receipt_check(file: Path, expect: str | None, accelerator: str | None, as_js
                 "problems": result.problems,
                 "facts": result.facts,
                 "measurements": result.measurements,
+                "hash_meaning": HASH_MEANING,
             }
         )
     else:
@@ -125,6 +130,7 @@ def receipt_check(file: Path, expect: str | None, accelerator: str | None, as_js
         for problem in result.problems:
             say(f"  FAIL {problem}")
         say(f"{file}: {'valid' if result.ok else 'REJECTED'}")
+        say(HASH_MEANING)
     sys.exit(EXIT_OK if result.ok else EXIT_FAILED)
 
 
@@ -143,13 +149,18 @@ def receipt_check(file: Path, expect: str | None, accelerator: str | None, as_js
     type=click.Path(path_type=Path),
     help="Where to write it (default tpuwizard-<platform>.ipynb).",
 )
-def notebook(platform_key: str, accelerator: str | None, out: Path | None) -> None:
+@click.option("--force", is_flag=True, help="Overwrite --out if it already exists.")
+def notebook(platform_key: str, accelerator: str | None, out: Path | None, force: bool) -> None:
     """Write a Colab or Kaggle notebook that runs the verifier on a free TPU."""
+    from tpuwizard.core import paths
     from tpuwizard.core.evidence import notebook as nb
 
     out = out or Path(f"tpuwizard-{platform_key}.ipynb")
     if out.exists() and out.is_dir():
         raise BadInput(f"{out} is a folder: give a file name such as {out}/tpuwizard.ipynb.")
+    if out.exists() and not force:
+        raise BadInput(f"{out} already exists: add --force to overwrite it, or choose --out.")
+    paths.make_folder(out.parent, "The notebook's folder (--out)")
     path = nb.write_notebook(platform_key, out, accelerator)
     plat = nb.get_platform(platform_key)
     click.echo(str(path))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 from datetime import UTC, datetime
@@ -17,14 +18,47 @@ def state_dir() -> Path:
         import platformdirs  # only when needed: keeps `tpuwizard fit` start-up small
 
         path = platformdirs.user_state_path("tpuwizard")
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    make_folder(path, "TPUWIZARD_HOME (tpuwizard's state folder)", mode=0o700)
     return path
+
+
+def make_folder(path: Path, what: str, mode: int = 0o777) -> Path:
+    """Create ``path`` (and its parents) as a writable folder, or raise :class:`BadInput`
+    naming ``what`` it is for and why it cannot be: a file there, no permission, a full disk."""
+    from tpuwizard.core.errors import BadInput
+
+    try:
+        path.mkdir(parents=True, exist_ok=True, mode=mode)
+    except FileExistsError:
+        raise BadInput(f"{what}: {path} is a file, not a folder.") from None
+    except NotADirectoryError:
+        raise BadInput(f"{what}: a part of {path} is a file, not a folder.") from None
+    except OSError as err:
+        raise BadInput(f"{what}: cannot create {path} ({err.strerror}).") from None
+    if not path.is_dir():
+        raise BadInput(f"{what}: {path} is not a folder.")
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise BadInput(f"{what}: {path} is not writable by you.")
+    return path
+
+
+def folder_problem(path: Path, what: str) -> str | None:
+    """Why ``path`` could not become a writable folder, without creating anything; None if it
+    could (for plan checks, which must not touch the disk)."""
+    probe = path
+    while not probe.exists():
+        if probe.parent == probe:
+            return None
+        probe = probe.parent
+    if not probe.is_dir():
+        return f"{what}: {probe} is a file, not a folder."
+    if not os.access(probe, os.W_OK | os.X_OK):
+        return f"{what}: {probe} is not writable by you."
+    return None
 
 
 def cache_dir() -> Path:
-    path = state_dir() / "cache"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return make_folder(state_dir() / "cache", "tpuwizard's cache folder")
 
 
 def new_run_id(now: datetime | None = None) -> str:
@@ -36,5 +70,25 @@ def new_run_id(now: datetime | None = None) -> str:
 def run_dir(run_id: str, base: Path | None = None) -> Path:
     """``runs/<run id>/`` under the working directory (or ``base``), created on first use."""
     path = (base if base is not None else Path.cwd() / "runs") / run_id
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return make_folder(path, "The run folder (--run-dir)")
+
+
+def owner_label() -> str:
+    """This install's owner label value: a label-safe hash of a random id kept in the state
+    directory (label values cannot hold an e-mail, and the hash says nothing about the user).
+
+    Two people sharing a project have different ids, so neither's ``teardown --all`` touches the
+    other's resources. The id is created once, atomically, so two first launches agree on it.
+    """
+    path = state_dir() / "install-id"
+    if not path.exists():
+        tmp = path.with_name(f".install-id.{os.getpid()}.{secrets.token_hex(4)}")
+        tmp.write_text(secrets.token_hex(16) + "\n")
+        try:
+            os.link(tmp, path)  # fails if another process won the race: theirs stands
+        except FileExistsError:
+            pass
+        finally:
+            tmp.unlink(missing_ok=True)
+    install_id = path.read_text().strip()
+    return hashlib.sha256(install_id.encode()).hexdigest()[:16]

@@ -24,6 +24,7 @@ Keys:
 
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass, field
 
@@ -83,17 +84,17 @@ def parse_faults(spec: str | None) -> Faults:
                 if faults.stockout_code not in STOCKOUT_CODES:
                     raise BadInput(f"stockout_code must be one of {STOCKOUT_CODES}.")
             elif key == "slow_create":
-                faults.slow_create = float(value)
+                faults.slow_create = _amount(part, value)
             elif key == "never_ready":
                 faults.never_ready = value not in ("0", "false", "no")
             elif key == "sa_no_delete":
                 faults.sa_no_delete = value not in ("0", "false", "no")
             elif key == "preempt_after":
-                faults.preempt_after = float(value)
+                faults.preempt_after = _amount(part, value)
             elif key == "latency_ms":
-                faults.latency_ms = int(value)
+                faults.latency_ms = int(_amount(part, value, int))
             elif key in COUNTED:
-                faults.counters[key] = int(value)
+                faults.counters[key] = int(_amount(part, value, int))
             else:
                 known = ", ".join(
                     [
@@ -108,6 +109,16 @@ def parse_faults(spec: str | None) -> Faults:
                     ]
                 )
                 raise BadInput(f"Unknown fault '{key}'. Known faults: {known}.")
+        except BadInput:
+            raise  # a BadInput is a ValueError too: its own message says what is wrong
         except ValueError:
             raise BadInput(f"Fault '{part}' has a value that is not a number.") from None
     return faults
+
+
+def _amount(part: str, value: str, kind: type[float] | type[int] = float) -> float:
+    """A finite number of zero or more: seconds, milliseconds or a count."""
+    number = kind(value)
+    if not math.isfinite(number) or number < 0:
+        raise BadInput(f"Fault '{part}' needs a finite number of zero or more.")
+    return number

@@ -32,6 +32,25 @@ def worker_home(home: Path, node_name: str, worker: int) -> Path:
     return home / "workers" / project / zone / node_id / f"w{worker}"
 
 
+# Not part of Google's API: where a sandbox node's workers live on this machine. The server
+# answers it, because worker folders belong to the server's home, not the client's (two homes
+# can share one `sandbox serve`), as a real VM's disk belongs to the VM.
+WORKERS_RE = re.compile(
+    r"^/sandbox/v1/(?P<name>projects/[^/]+/locations/[^/]+/nodes/[^/:]+):workers$"
+)
+
+
+def worker_locations(home: Path, nodes: dict[str, Any], name: str) -> dict[str, Any]:
+    """Each worker's folder of the READY node ``name``; a 404 for any other."""
+    from tpuwizard.core.plan import catalog
+
+    node = nodes.get(name)
+    if node is None or node.get("state") != "READY":
+        raise ApiError(404, "NOT_FOUND", f"Resource '{name}' was not found or is not READY.")
+    vms = catalog.parse_accelerator(node["acceleratorType"]).vms
+    return {"homes": [str(worker_home(home, name, w)) for w in range(vms)]}
+
+
 class ApiError(Exception):
     """An error the server answers with a Google-style body."""
 

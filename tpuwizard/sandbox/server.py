@@ -8,6 +8,7 @@ credentials.
 
 from __future__ import annotations
 
+import hmac
 import json
 import re
 import threading
@@ -17,9 +18,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from tpuwizard.sandbox import google
-from tpuwizard.sandbox.faults import Faults, parse_faults
-from tpuwizard.sandbox.model import ApiError
+from tpuwizard.sandbox.faults import parse_faults
+from tpuwizard.sandbox.injected import injected_error
+from tpuwizard.sandbox.model import WORKERS_RE, ApiError, worker_locations
 from tpuwizard.sandbox.state import SandboxState
 
 LOOPBACK = "127.0.0.1"
@@ -52,76 +53,6 @@ STATUS_HTTP = {
 }
 
 
-def _injected_error(faults: Faults, method: str, path: str, body: Any) -> ApiError | None:
-    """The error a counted fault makes this request answer with, if one fires."""
-    if faults.take("unavailable"):
-        return ApiError(503, "UNAVAILABLE", "The service is currently unavailable.")
-    if faults.take("unauthenticated"):
-        return ApiError(
-            401,
-            "UNAUTHENTICATED",
-            "Request had invalid authentication credentials. Expected OAuth 2 access "
-            "token, login cookie or other valid authentication credential.",
-        )
-    project = path.split("/")[3] if path.count("/") >= 3 else "?"
-    if faults.take("api_disabled"):
-        return ApiError(
-            403,
-            "PERMISSION_DENIED",
-            (
-                f"Cloud TPU API has not been used in project {project} before or it is disabled. "
-                "Enable it by visiting https://console.developers.google.com/apis/api/"
-                f"tpu.googleapis.com/overview?project={project} then retry."
-            ),
-            [
-                {
-                    "@type": "type.googleapis.com/google.rpc.ErrorInfo",
-                    "reason": "SERVICE_DISABLED",
-                    "domain": "googleapis.com",
-                    "metadata": {
-                        "service": "tpu.googleapis.com",
-                        "consumer": f"projects/{project}",
-                    },
-                }
-            ],
-        )
-    if faults.take("forbidden"):
-        return ApiError(
-            403,
-            "PERMISSION_DENIED",
-            (
-                f"Permission 'tpu.nodes.{'create' if method == 'POST' else 'list'}' denied on "
-                f"'projects/{project}'."
-            ),
-            [
-                {
-                    "@type": "type.googleapis.com/google.rpc.ErrorInfo",
-                    "reason": "IAM_PERMISSION_DENIED",
-                    "domain": "tpu.googleapis.com",
-                    "metadata": {"permission": "tpu.nodes.create"},
-                }
-            ],
-        )
-    creates = method == "POST" and path.endswith(("/nodes", "/queuedResources"))
-    if creates and faults.take("quota"):
-        zone = path.split("/")[5] if path.count("/") >= 5 else "?"
-        node = body if path.endswith("/nodes") else _spec_node(body)
-        spot = bool(node.get("schedulingConfig", {}).get("spot")) or (
-            isinstance(body, dict) and ("spot" in body or "provisioningModel" in body)
-        )
-        return google.quota_exceeded(project, zone, str(node.get("acceleratorType", "")), spot)
-    if creates and faults.take("create_rate"):
-        return google.create_rate_exceeded()
-    return None
-
-
-def _spec_node(body: Any) -> dict[str, Any]:
-    try:
-        return dict(body["tpu"]["nodeSpec"][0]["node"])
-    except (KeyError, IndexError, TypeError):
-        return {}
-
-
 class Handler(BaseHTTPRequestHandler):
     server: SandboxServer
     protocol_version = "HTTP/1.1"
@@ -147,14 +78,24 @@ class Handler(BaseHTTPRequestHandler):
         if faults.latency_ms:
             time.sleep(faults.latency_ms / 1000)
         try:
+            self._authenticate()
             body = json.loads(raw) if raw else {}
-            injected = _injected_error(faults, method, url.path, body)
+            injected = injected_error(faults, method, url.path, body)
             if injected:
                 raise injected
+            workers = WORKERS_RE.match(url.path)
+            if workers and method == "GET":
+                with self.server.state.transaction():
+                    state = self.server.state
+                    self._reply(
+                        200,
+                        worker_locations(state.home, state.data["nodes"], **workers.groupdict()),
+                    )
+                return
             for route_method, pattern, handler in ROUTES:
                 match = pattern.match(url.path)
                 if match and route_method == method:
-                    with self.server.state.lock:
+                    with self.server.state.transaction():
                         self.server.state.tick()
                         result = getattr(self.server.api, handler)(
                             query=query, body=body, **match.groupdict()
@@ -192,6 +133,22 @@ class Handler(BaseHTTPRequestHandler):
                         "details": [],
                     }
                 },
+            )
+
+    def _authenticate(self) -> None:
+        """With a token, every request must carry it as a bearer token: anyone on this machine
+        can reach 127.0.0.1, and a posted ssh-key lands in authorized_keys when paired with an
+        sshd. Google answers a missing or wrong token with 401 UNAUTHENTICATED."""
+        token = self.server.token
+        if token is None:
+            return
+        sent = self.headers.get("Authorization", "")
+        if not hmac.compare_digest(sent.encode(), f"Bearer {token}".encode()):
+            raise ApiError(
+                401,
+                "UNAUTHENTICATED",
+                "Request had invalid authentication credentials. Expected OAuth 2 access "
+                "token, login cookie or other valid authentication credential.",
             )
 
     def _reply(self, status: int, payload: dict[str, Any]) -> None:
@@ -328,9 +285,10 @@ class Api:
 class SandboxServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, state: SandboxState, port: int = 0) -> None:
+    def __init__(self, state: SandboxState, port: int = 0, token: str | None = None) -> None:
         self.state = state
         self.api = Api(state)
+        self.token = token  # None: open (tests that build a server by hand); else required
         super().__init__((LOOPBACK, port), Handler)
 
     @property
@@ -344,7 +302,7 @@ class SandboxServer(ThreadingHTTPServer):
 
         def tick() -> None:
             while not stop.wait(0.2):
-                with self.state.lock:
+                with self.state.transaction():
                     self.state.tick()
 
         ticker = threading.Thread(target=tick, name="tpuwizard-sandbox-clock", daemon=True)
@@ -362,9 +320,11 @@ def make_server(
     delay: float = 1.0,
     authorized_keys: Path | None = None,
     ssh_port: int = 22,
+    token: str | None = None,
 ) -> SandboxServer:
+    """A sandbox on 127.0.0.1; with ``token``, requests without it as a bearer token get 401."""
     state = SandboxState(home, parse_faults(faults), delay, authorized_keys, ssh_port)
-    return SandboxServer(state, port)
+    return SandboxServer(state, port, token)
 
 
 def start_in_thread(server: SandboxServer) -> threading.Thread:

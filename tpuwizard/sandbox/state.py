@@ -8,16 +8,18 @@ needed and a restart resumes where the clock says.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
-import shutil
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from tpuwizard.core.plan import catalog
-from tpuwizard.sandbox import google, image
+from tpuwizard.sandbox import google
 from tpuwizard.sandbox.faults import Faults
 from tpuwizard.sandbox.model import (
     DELETE_SECONDS,
@@ -27,14 +29,14 @@ from tpuwizard.sandbox.model import (
     OP_TYPE,
     RESPONSE_TYPE,
     ApiError,
-    end_worker_processes,
     now_iso,
     worker_home,
 )
 from tpuwizard.sandbox.queued import QueuedResources
+from tpuwizard.sandbox.vms import VirtualMachines
 
 
-class SandboxState(QueuedResources):
+class SandboxState(QueuedResources, VirtualMachines):
     def __init__(
         self,
         home: Path,
@@ -52,14 +54,43 @@ class SandboxState(QueuedResources):
         self.ssh_port = ssh_port
         self.lock = threading.RLock()
         self.data: dict[str, Any] = {"nodes": {}, "queued": {}, "operations": {}, "counter": 0}
-        if self.file.exists():
-            self.data = json.loads(self.file.read_text())
+        self._seen: tuple[int, int, int] | None = None  # the state file as last read or written
+        self._reload()
 
     # -- persistence ------------------------------------------------------------------------
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One request or clock tick: this process's lock, then an exclusive lock on the state
+        file shared with every other sandbox serving this home (two launches sharing one
+        TPUWIZARD_HOME each run one), reading what another one wrote before changing it."""
+        with self.lock:
+            fd = os.open(self.home / "state.lock", os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                self._reload()
+                yield
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                os.close(fd)
+
+    def _signature(self) -> tuple[int, int, int] | None:
+        try:
+            st = self.file.stat()
+        except FileNotFoundError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+    def _reload(self) -> None:
+        seen = self._signature()
+        if seen is not None and seen != self._seen:
+            self.data = json.loads(self.file.read_text())
+        self._seen = seen
+
     def save(self) -> None:
-        tmp = self.file.with_suffix(".tmp")
+        tmp = self.file.with_name(f"state.{os.getpid()}.{threading.get_ident()}.tmp")
         tmp.write_text(json.dumps(self.data, indent=1, sort_keys=True))
         os.replace(tmp, self.file)
+        self._seen = self._signature()
 
     def worker_home(self, node_name: str, worker: int) -> Path:
         return worker_home(self.home, node_name, worker)
@@ -204,62 +235,6 @@ class SandboxState(QueuedResources):
                 for spec in qr["tpu"]["nodeSpec"]:
                     self._remove_node(f"{spec['parent']}/nodes/{spec['nodeId']}")
             op["response"] = {"@type": EMPTY_TYPE}
-
-    def _preempt_spot(self, t: float) -> bool:
-        """With preempt_after, READY spot nodes are preempted: PREEMPTED, and their VMs gone."""
-        after = self.faults.preempt_after
-        if after is None:
-            return False
-        changed = False
-        for name, since in list(self.data.get("ready_at", {}).items()):
-            node = self.data["nodes"].get(name)
-            spot = node is not None and node.get("schedulingConfig", {}).get("spot")
-            if spot and node["state"] == "READY" and t - since >= after:
-                node["state"] = "PREEMPTED"
-                shutil.rmtree(self.worker_home(name, 0).parent, ignore_errors=True)
-                changed = True
-        return changed
-
-    def _make_ready(self, node: dict[str, Any]) -> None:
-        node["state"] = "READY"
-        self.data.setdefault("ready_at", {})[node["name"]] = time.time()
-        self._boot_workers(node)
-
-    def _boot_workers(self, node: dict[str, Any]) -> None:
-        """The VMs exist and answer: their homes and Google's image, once per node."""
-        node.pop("_reachable_at", None)
-        if node.get("_booted"):
-            return
-        node["_booted"] = True
-        slice_ = catalog.parse_accelerator(node["acceleratorType"])
-        for worker in range(slice_.vms):
-            self.worker_home(node["name"], worker).mkdir(parents=True, exist_ok=True)
-        # google-behaviour.md:52-56: the VMs run Google's image (Python 3.10, no venv, no uv);
-        # :14 without external addresses they have no route to package indexes either.
-        external = bool(node.get("networkConfig", {}).get("enableExternalIps"))
-        image.install_image(self.worker_home(node["name"], 0).parent, external)
-
-    def _remove_node(self, name: str) -> None:
-        if self.data["nodes"].pop(name, None) is not None:
-            folder = self.worker_home(name, 0).parent
-            # A deleted VM takes its processes with it: end the jobs started in its homes
-            # (each leads its own process group, its id in the job's pid file).
-            end_worker_processes(folder)
-            shutil.rmtree(folder, ignore_errors=True)
-
-    def _sync_keys(self) -> None:
-        """Rewrite the paired sshd's authorized_keys from every node's ``ssh-keys`` metadata."""
-        if self.authorized_keys is None:
-            return
-        lines = []
-        for node in self.data["nodes"].values():
-            for entry in node.get("metadata", {}).get("ssh-keys", "").splitlines():
-                _user, _, key = entry.partition(":")
-                if key.strip():
-                    lines.append(key.strip())
-        self.authorized_keys.parent.mkdir(parents=True, exist_ok=True)
-        self.authorized_keys.write_text("".join(f"{line}\n" for line in lines))
-        self.authorized_keys.chmod(0o600)
 
     # -- nodes ------------------------------------------------------------------------------
     def _validate_node(

@@ -30,7 +30,10 @@ def main() -> int:
     start_in_thread(server)
     info = folder / practice.LASTING_SERVER_FILE
     tmp = info.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({"endpoint": server.endpoint, "pid": os.getpid()}))
+    # It holds the server's token: readable by this user only, written whole.
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump({"endpoint": server.endpoint, "pid": os.getpid(), "token": server.token}, f)
     os.replace(tmp, info)
     linger = float(os.environ.get(LINGER_ENV, "60"))
     empty_since: float | None = None

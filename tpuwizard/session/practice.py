@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+import secrets
 from pathlib import Path
 
 from tpuwizard.core import paths
-from tpuwizard.core.cloud.types import ENDPOINT_ENV, GOOGLE_ENDPOINT
+from tpuwizard.core.cloud.types import ENDPOINT_ENV, GOOGLE_ENDPOINT, TOKEN_ENV
 
 PRACTICE_PROJECT = "tpuwizard-practice"
 FAULTS_ENV = "TPUWIZARD_SANDBOX_FAULTS"
@@ -34,6 +35,7 @@ def start_sandbox(faults: str | None = None, delay: float | None = None):  # -> 
     server = make_sandbox_server(faults, delay)
     start_in_thread(server)
     os.environ[ENDPOINT_ENV] = server.endpoint
+    os.environ[TOKEN_ENV] = server.token or ""
     return server
 
 
@@ -50,6 +52,7 @@ def make_sandbox_server(faults: str | None = None, delay: float | None = None): 
         delay=delay,
         authorized_keys=Path(keys) if keys else None,
         ssh_port=int(os.environ.get(SSH_PORT_ENV) or 22),
+        token=new_token(),
     )
 
 
@@ -61,7 +64,7 @@ def attach_lasting_sandbox() -> bool:
     info = paths.state_dir() / "sandbox" / LASTING_SERVER_FILE
     try:
         data = json.loads(info.read_text())
-        endpoint, pid = str(data["endpoint"]), int(data["pid"])
+        endpoint, pid, token = str(data["endpoint"]), int(data["pid"]), str(data["token"])
         os.kill(pid, 0)
         host, port = endpoint.removeprefix("http://").rsplit(":", 1)
         with socket.create_connection((host, int(port)), timeout=2):
@@ -69,6 +72,7 @@ def attach_lasting_sandbox() -> bool:
     except (OSError, ValueError, KeyError, TypeError):
         return False
     os.environ[ENDPOINT_ENV] = endpoint
+    os.environ[TOKEN_ENV] = token
     return True
 
 
@@ -115,4 +119,10 @@ def make_foreground_sandbox(port: int, faults: str | None, delay: float):  # -> 
         port,
         faults if faults is not None else os.environ.get(FAULTS_ENV),
         delay,
+        token=new_token(),
     )
+
+
+def new_token() -> str:
+    """A per-server secret: every sandbox a user starts answers only requests that carry it."""
+    return secrets.token_urlsafe(24)

@@ -9,18 +9,19 @@ from pathlib import Path
 
 from tpuwizard.core import paths
 from tpuwizard.core.cloud.client import TpuCloud
-from tpuwizard.core.cloud.types import NodeInfo
+from tpuwizard.core.cloud.types import TOKEN_ENV, NodeInfo
+from tpuwizard.core.errors import RemoteError
 from tpuwizard.core.launch.ledger import Ledger
 from tpuwizard.core.launch.runtime import Runtime, WatchdogConfig
 from tpuwizard.core.remote.bootstrap import BootstrapPlan, sandbox_plan
 from tpuwizard.core.remote.reach import check_reachable
+from tpuwizard.core.remote.ssh_keys import ensure_key, host_key_aliases
 from tpuwizard.core.remote.transports import (
+    REMOTE_DIR,
     GcloudTransport,
     LocalTransport,
     SshTransport,
     Transport,
-    ensure_key,
-    host_key_aliases,
 )
 from tpuwizard.session import practice
 
@@ -33,6 +34,23 @@ def ledger_for(is_practice: bool) -> Ledger:
     return Ledger(state / "sandbox" / "ledger.jsonl" if is_practice else state / "ledger.jsonl")
 
 
+def sandbox_worker_homes(cloud: TpuCloud, node: NodeInfo) -> list[Path]:
+    """Where the sandbox keeps this node's workers: the server says, since they live under its
+    home, which need not be ours (one `sandbox serve` can serve two TPUWIZARD_HOMEs)."""
+    from google.auth.transport.requests import AuthorizedSession
+
+    url = f"{cloud.endpoint}/sandbox/v1/{cloud.node_path(node.zone, node.name)}:workers"
+    response = AuthorizedSession(cloud.credentials).get(url, timeout=cloud.timeout)
+    if response.status_code >= 400:
+        from google.api_core import exceptions
+
+        raise exceptions.from_http_response(response)
+    homes = [Path(h) for h in response.json()["homes"]]
+    if len(homes) != len(node.endpoints):
+        raise RemoteError(f"the sandbox lists {len(homes)} workers for {node.name}")
+    return homes
+
+
 def build_runtime(cloud: TpuCloud, is_practice: bool, transport: str = "ssh") -> Runtime:
     state = paths.state_dir()
     known_hosts = state / "ssh" / "known_hosts"
@@ -40,16 +58,12 @@ def build_runtime(cloud: TpuCloud, is_practice: bool, transport: str = "ssh") ->
         port = os.environ.get(practice.SSH_PORT_ENV)
         user = getpass.getuser()
         key, pub = ensure_key(state) if port else (None, "")
-        sandbox_home = state / "sandbox"
+        sandbox_token = os.environ.get(TOKEN_ENV, "")
 
         def make_sandbox(node: NodeInfo) -> Transport:
             from tpuwizard.sandbox.image import worker_path
-            from tpuwizard.sandbox.model import worker_home
 
-            homes = [
-                worker_home(sandbox_home, cloud.node_path(node.zone, node.name), w)
-                for w in range(len(node.endpoints))
-            ]
+            homes = sandbox_worker_homes(cloud, node)
             # The workers run the sandbox's stand-in of Google's image (Python 3.10, no uv).
             image_path = worker_path(homes[0].parent)
             if port and key is not None:
@@ -77,17 +91,20 @@ def build_runtime(cloud: TpuCloud, is_practice: bool, transport: str = "ssh") ->
             practice=True,
             explicit_coordinator=True,
             join_timeout=30,
-            # The watchdog runs as a local process and talks to the sandbox without a token.
+            # The watchdog runs as a local process; the sandbox's token reaches it in a file
+            # on worker 0, as a VM's token comes from its metadata server, not in its env.
             watchdog=WatchdogConfig(
                 python=sys.executable,
                 endpoint=cloud.endpoint,
                 iam_endpoint=cloud.endpoint,
-                token="none",
+                token=f"file:{REMOTE_DIR}/metadata-token" if sandbox_token else "none",
+                token_secret=sandbox_token or None,
                 retry=0.5,
             ),
             ssh_metadata={"ssh-keys": f"{user}:{pub}"} if pub else {},
             poll=0.25,
             reachable_timeout=30,
+            owner=paths.owner_label(),
         )
 
     key, pub = ensure_key(state)
@@ -112,4 +129,5 @@ def build_runtime(cloud: TpuCloud, is_practice: bool, transport: str = "ssh") ->
         BootstrapPlan(),
         expect="tpu",
         ssh_metadata={"ssh-keys": f"{REMOTE_USER}:{pub}"},
+        owner=paths.owner_label(),
     )

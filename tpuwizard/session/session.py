@@ -119,16 +119,45 @@ class Session:
         """What earlier runs left that still exists (ledger + labels); they count as billing."""
         from tpuwizard.core.launch.teardown import reconcile
 
-        found = reconcile(self.cloud, self.ledger, zones)
-        self.billing.add_leftovers(found)
+        found = reconcile(self.cloud, self.ledger, zones, owner=self.owner)
+        self.billing.add_leftovers(found)  # only this install's: others' do not bill this user
         return found
 
-    def delete(self, resources: Sequence[Resource]) -> list[TeardownResult]:
-        """Delete each and verify it is gone; only what is verified gone stops counting."""
+    @property
+    def owner(self) -> str:
+        """This install's owner label value (a hash; see :func:`paths.owner_label`)."""
+        from tpuwizard.core import paths
+
+        return paths.owner_label()
+
+    def is_mine(self, resource: Resource) -> bool:
+        """Made by this install: its owner label is ours, or our ledger recorded it."""
+        if resource.owner is not None:
+            return resource.owner == self.owner
+        return any(e.resource.key == resource.key for e in self.ledger.entries())
+
+    def delete(
+        self, resources: Sequence[Resource], others_confirmed: bool = False
+    ) -> list[TeardownResult]:
+        """Delete each and verify it is gone; only what is verified gone stops counting.
+
+        Another owner's resource is left alone (an unverified result that says why) unless the
+        front end asked for it by its exact name and the user confirmed: ``others_confirmed``.
+        """
+        from tpuwizard.core.cloud.diagnosis import Diagnosis
         from tpuwizard.core.launch.teardown import delete_and_verify
 
         results = []
         for resource in resources:
+            if not others_confirmed and not self.is_mine(resource):
+                why = Diagnosis(
+                    "not_ours",
+                    f"{resource.name} was made by another tpuwizard user",
+                    "It was left alone: tpuwizard deletes only what this install created.",
+                    [f"If it must go, ask its owner, or: tpuwizard teardown {resource.name}"],
+                )
+                results.append(TeardownResult(resource, False, why))
+                continue
             result = delete_and_verify(self.cloud, self.ledger, resource)
             if result.verified:
                 self.billing.forget(resource.name)

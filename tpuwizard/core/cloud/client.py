@@ -6,8 +6,9 @@ for Flex-start, which the Python package does not know, the v2alpha1 REST API th
 timeout; reads and deletes retry 429/503 with jittered backoff; creates are never retried blindly.
 Results are plain dataclasses, so nothing outside this module handles protobufs.
 
-The endpoint comes from ``TPUWIZARD_TPU_ENDPOINT`` when set (with anonymous credentials; this is
-how the sandbox is reached), else Google's.
+The endpoint comes from ``TPUWIZARD_TPU_ENDPOINT`` when set (this is how the sandbox is reached),
+else Google's. Another endpoint gets ``TPUWIZARD_SANDBOX_TOKEN`` as a static bearer token when
+that is set, else anonymous credentials.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from tpuwizard.core.cloud.types import (
     CALL_TIMEOUT,
     ENDPOINT_ENV,
     GOOGLE_ENDPOINT,
+    TOKEN_ENV,
     NodeInfo,
     NodeRequest,
 )
@@ -273,6 +275,11 @@ class _quota_is_final:
 
 def _credentials(endpoint: str) -> Any:
     if endpoint != GOOGLE_ENDPOINT:
+        token = os.environ.get(TOKEN_ENV)
+        if token:  # google-auth's static token credentials: sent as "Bearer <token>"
+            from google.oauth2.credentials import Credentials
+
+            return Credentials(token=token)
         from google.auth.credentials import AnonymousCredentials
 
         return AnonymousCredentials()

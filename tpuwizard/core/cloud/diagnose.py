@@ -8,6 +8,8 @@ on either transport.
 
 from __future__ import annotations
 
+import errno
+
 from tpuwizard.core.cloud import google_errors as ge
 from tpuwizard.core.cloud.diagnose_remote import remote_diagnosis
 from tpuwizard.core.cloud.diagnosis import Context, Diagnosis
@@ -139,6 +141,8 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
             [
                 "gcloud auth application-default login",
                 "Or practise without a cloud: tpuwizard --sandbox",
+                "Practising against `tpuwizard sandbox serve`? Export the "
+                "TPUWIZARD_SANDBOX_TOKEN line it printed.",
             ],
         )
     if isinstance(err, gx.Conflict):
@@ -200,6 +204,9 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
                 "Check https://status.cloud.google.com for an outage.",
             ],
         )
+    disk = local_disk_diagnosis(err)
+    if disk is not None:  # a file here that could not be written is never "the network"
+        return disk
     if isinstance(
         err, gx.RetryError | auth_exc.TransportError | ConnectionError | OSError
     ) or _is_requests_connection_error(err):
@@ -315,3 +322,38 @@ def _is_requests_connection_error(err: BaseException) -> bool:
     except ImportError:  # pragma: no cover - requests comes with google-auth
         return False
     return isinstance(err, requests.ConnectionError | requests.Timeout)
+
+
+# errno values that only a local file system gives: a missing or wrong-type path, permissions,
+# a full or read-only disk.
+_DISK_ERRNOS = {
+    errno.ENOENT,
+    errno.EACCES,
+    errno.EPERM,
+    errno.ENOSPC,
+    errno.EROFS,
+    errno.ENOTDIR,
+    errno.EISDIR,
+    errno.EEXIST,
+    errno.EDQUOT,
+    errno.ENAMETOOLONG,
+}
+
+
+def local_disk_diagnosis(err: BaseException) -> Diagnosis | None:
+    """An error from this computer's disk (a path that is a file, no permission, a full disk),
+    said as such: never as a network failure."""
+    if not isinstance(err, OSError) or isinstance(err, ConnectionError | TimeoutError):
+        return None
+    if _is_requests_connection_error(err) or err.errno not in _DISK_ERRNOS:
+        return None
+    where = f" ({err.filename})" if err.filename else ""
+    return Diagnosis(
+        "local_disk",
+        "A file on this computer could not be written or read",
+        f"{err.strerror or err}{where}.",
+        [
+            "Check that the folder exists, is a folder, is writable and the disk has room "
+            "(TPUWIZARD_HOME, --run-dir, --out).",
+        ],
+    )

@@ -12,6 +12,8 @@ from typing import Any
 from tpuwizard.core.cancel import Cancelled
 from tpuwizard.core.errors import CreateFailed, WaitTimedOut
 
+REPORT_EVERY_S = 60.0
+
 
 def poll_until(
     what: str,
@@ -28,12 +30,14 @@ def poll_until(
     Raises :class:`CreateFailed` at a dead end and :class:`WaitTimedOut` after ``timeout``.
     """
     deadline = time.monotonic() + timeout
-    last = None
+    last, reported = None, time.monotonic()
     while True:
         item = read()
         state = item.state if item is not None else "NOT_FOUND"
-        if state != last:
-            last = state
+        # Each change, and a reminder every REPORT_EVERY_S while nothing changes: a spot request
+        # can wait for capacity for half an hour, and silence looks like a hang.
+        if state != last or time.monotonic() - reported >= REPORT_EVERY_S:
+            last, reported = state, time.monotonic()
             if on_state:
                 on_state(state)
         if item is not None and state == ready:

@@ -126,11 +126,17 @@ class QueuedCalls:
             raise exceptions.from_http_response(response)
         return response.json()
 
+    def _read(self, method: str, url: str) -> dict[str, Any]:
+        """A read, retried on 429/503 with the same backoff as the client's node reads: one
+        transient answer must not abort a launch whose request exists, nor ``status``."""
+        read: Callable[[str, str], dict[str, Any]] = self.retry(self._alpha)
+        return read(method, url)
+
     def get_queued(self, zone: str, qr_id: str) -> QueuedInfo | None:
         from google.api_core import exceptions
 
         try:
-            data = self._alpha("GET", f"{self.endpoint}/v2alpha1/{self.queued_path(zone, qr_id)}")
+            data = self._read("GET", f"{self.endpoint}/v2alpha1/{self.queued_path(zone, qr_id)}")
         except exceptions.NotFound:
             return None
         return queued_info(data, zone)
@@ -139,7 +145,7 @@ class QueuedCalls:
         out, token = [], ""
         while True:
             url = f"{self.endpoint}/v2alpha1/{self.parent(zone)}/queuedResources"
-            data = self._alpha("GET", url + (f"?pageToken={token}" if token else ""))
+            data = self._read("GET", url + (f"?pageToken={token}" if token else ""))
             out += [queued_info(q, zone) for q in data.get("queuedResources", [])]
             token = data.get("nextPageToken", "")
             if not token:

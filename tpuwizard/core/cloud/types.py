@@ -11,11 +11,15 @@ from typing import Any
 from tpuwizard.core.plan import catalog
 
 ENDPOINT_ENV = "TPUWIZARD_TPU_ENDPOINT"
+# A static bearer token for another endpoint (the sandbox requires its own); never logged.
+TOKEN_ENV = "TPUWIZARD_SANDBOX_TOKEN"
 GOOGLE_ENDPOINT = "https://tpu.googleapis.com"
 CALL_TIMEOUT = 30.0
 MANAGED_BY = {"managed-by": "tpuwizard"}
 RUN_LABEL = "tpuwizard-run"
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+# Who made it: a label-safe hash of the creating install's id (tpuwizard.core.paths.owner_label).
+OWNER_LABEL = "tpuwizard-owner"
 
 
 @dataclass(frozen=True)
@@ -102,6 +106,8 @@ class NodeRequest:
             body["email"] = self.service_account
         return body
 
+    owner: str | None = None  # the owner label value; every resource tpuwizard makes has one
+
     @property
     def runtime(self) -> str:
         return (
@@ -111,7 +117,8 @@ class NodeRequest:
 
     @property
     def labels(self) -> dict[str, str]:
-        return {**MANAGED_BY, RUN_LABEL: self.run_id}
+        owner = {OWNER_LABEL: self.owner} if self.owner else {}
+        return {**MANAGED_BY, RUN_LABEL: self.run_id, **owner}
 
 
 def queued_info(data: dict[str, Any], zone: str) -> QueuedInfo:

@@ -8,6 +8,7 @@ implementation lives in the verifier, which tpuwizard ships unchanged.
 from __future__ import annotations
 
 import json
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from tpuwizard.core.errors import BadInput
 from tpuwizard.core.plan import catalog
 
 __all__ = [
+    "HASH_MEANING",
     "MARKER",
     "ReceiptCheck",
     "check_receipt",
@@ -25,6 +27,13 @@ __all__ = [
     "parse_marker_line",
     "receipt_hash",
 ]
+
+
+# What the hash proves, said wherever a receipt is checked: anyone can recompute it.
+HASH_MEANING = (
+    "The hash detects edits, not forgery: it shows the receipt was not changed after it was "
+    "written, but anyone can write a new receipt and compute its hash."
+)
 
 
 @dataclass
@@ -37,12 +46,30 @@ class ReceiptCheck:
 
 
 def load_receipt(path: Path) -> dict[str, Any]:
-    """Read a receipt file; a missing or malformed one raises :class:`BadInput`."""
+    """Read a receipt file; a missing, unreadable or malformed one raises :class:`BadInput`.
+
+    Only a regular file is opened (a FIFO would block forever, a folder is no receipt). A UTF-8
+    byte-order mark is accepted. A key given twice is refused: the file would show one value
+    while Python keeps the other, so a tampered value could hide behind an honest one.
+    """
+    path = Path(path)
     try:
-        data = json.loads(Path(path).read_text())
+        mode = path.stat().st_mode
     except FileNotFoundError:
         raise BadInput(f"No receipt at {path}: give the path of a receipt.json.") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+    except OSError as err:
+        raise BadInput(f"Cannot read {path} ({err.strerror}).") from None
+    if not stat.S_ISREG(mode):
+        what = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+        raise BadInput(f"{path} is {what}: give the path of a receipt.json.")
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+        data = json.loads(text, object_pairs_hook=_refuse_duplicate_keys)
+    except _DuplicateKey as err:
+        raise BadInput(f"{path} gives the key {err} twice: the receipt is refused.") from None
+    except OSError as err:
+        raise BadInput(f"Cannot read {path} ({err.strerror}).") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
         raise BadInput(f"{path} is not a readable JSON receipt ({err}).") from None
     if not isinstance(data, dict) or "receipt_sha256" not in data:
         raise BadInput(
@@ -51,52 +78,17 @@ def load_receipt(path: Path) -> dict[str, Any]:
     return data
 
 
-def check_slice_receipt(
-    receipt: dict[str, Any], folder: Path | None, accelerator: str | None = None
-) -> ReceiptCheck:
-    """A slice receipt: its own hash, every worker's receipt (read from ``folder``) by hash,
-    agreement between workers, and the slice's shape."""
-    result = ReceiptCheck(ok=True)
+class _DuplicateKey(ValueError):
+    pass
 
-    def problem(text: str) -> None:
-        result.ok = False
-        result.problems.append(text)
 
-    if receipt.get("receipt_sha256") != receipt_hash(receipt):
-        problem("the slice receipt was edited after it was written (hash mismatch)")
-    if not receipt.get("agree"):
-        problem("the workers disagree on process count, device count or versions")
-    name = accelerator or receipt.get("accelerator")
-    try:
-        slice_ = catalog.parse_accelerator(str(name))
-    except catalog.UnknownAcceleratorError as err:
-        raise BadInput(str(err)) from None
-    if receipt.get("process_count") != slice_.vms:
-        problem(f"{receipt.get('process_count')} processes, but {slice_.name} has {slice_.vms} VMs")
-    if receipt.get("device_count") != slice_.devices:
-        problem(f"{receipt.get('device_count')} devices, but {slice_.name} has {slice_.devices}")
-    workers = receipt.get("workers", [])
-    if len(workers) != slice_.vms:
-        problem(f"{len(workers)} worker receipts listed, not {slice_.vms}")
-    for entry in workers:
-        if not entry.get("ok"):
-            problem(f"worker {entry.get('worker')} did not pass every check")
-        if folder is not None:
-            path = folder / str(entry.get("file"))
-            if not path.exists():
-                problem(f"{path.name} is missing: keep the worker receipts beside the slice's")
-                continue
-            data = json.loads(path.read_text())
-            if data.get("receipt_sha256") != entry.get("receipt_sha256") or (
-                receipt_hash(data) != data.get("receipt_sha256")
-            ):
-                problem(f"{path.name} does not match the hash the slice receipt lists")
-    if result.ok:
-        result.facts.append(
-            f"{slice_.vms} workers agree: {slice_.devices} devices, "
-            "every worker receipt matches its hash"
-        )
-    return result
+def _refuse_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise _DuplicateKey(repr(key))
+        data[key] = value
+    return data
 
 
 def check_receipt(

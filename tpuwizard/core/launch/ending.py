@@ -127,6 +127,8 @@ class Ending:
             d = result.diagnosis
             self.emit(ev.TeardownFailed(resource.name, resource.kind, d.to_dict() if d else {}))
             return False
+        if self.transport is not None and result.held_by is None:
+            self.transport.forget_host_keys()  # gone for good: its keys must not linger
         billed = self.costing_seconds()
         total = self.cost_so_far()
         self.emit(ev.BillingStopped(resource.name, round(billed, 1), total))

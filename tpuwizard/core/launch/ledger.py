@@ -65,6 +65,7 @@ class Ledger:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.unreadable: list[tuple[int, str]] = []  # (line number, why) from the last read
 
     def record(self, op: str, resource: Resource, **extra: Any) -> None:
         """Append one record and fsync it before returning."""
@@ -86,11 +87,19 @@ class Ledger:
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
 
+    @property
+    def side_file(self) -> Path:
+        """Where unreadable lines are kept, with their line numbers, for a person to look at."""
+        return self.path.with_name(self.path.name + ".unreadable")
+
     def entries(self) -> list[Entry]:
         """Every resource instance's latest record, in the order they were first recorded.
 
-        Lines that cannot be read (torn by a crash, edited by hand) are skipped.
+        Lines that cannot be read (torn by a crash, edited by hand, naming a resource no API
+        call could address) are skipped, listed in :attr:`unreadable` as (line number, why),
+        and copied to :attr:`side_file`; one bad line never hides the others.
         """
+        self.unreadable = []
         if not self.path.exists():
             return []
         with open(self.path, "rb") as f:
@@ -98,8 +107,13 @@ class Ledger:
             lines = f.read().split(b"\n")
             fcntl.flock(f.fileno(), fcntl.LOCK_UN)
         folded: dict[tuple[str, ...], Entry] = {}
-        for raw in lines:
+        bad: list[bytes] = []
+        for number, raw in enumerate(lines, start=1):
             parsed = _parse(raw)
+            if isinstance(parsed, str):
+                self.unreadable.append((number, parsed))
+                bad.append(f"line {number}: {parsed}: ".encode() + raw + b"\n")
+                continue
             if parsed is None:
                 continue
             op, at, resource, extra = parsed
@@ -107,25 +121,67 @@ class Ledger:
             first = previous.first_at if previous else at
             merged = {**(previous.extra if previous else {}), **extra}
             folded[resource.key] = Entry(resource, op, at, first, merged)
+        if bad:
+            self._keep_aside(b"".join(bad))
         return list(folded.values())
+
+    def _keep_aside(self, text: bytes) -> None:
+        """Rewrite the side file with the unreadable lines (atomically: a reader never sees a
+        half-written one). A disk that refuses must not stop status or teardown."""
+        tmp = self.side_file.with_name(f"{self.side_file.name}.{os.getpid()}.tmp")
+        try:
+            if self.side_file.exists() and self.side_file.read_bytes() == text:
+                return
+            tmp.write_bytes(text)
+            os.replace(tmp, self.side_file)
+        except OSError:
+            tmp.unlink(missing_ok=True)
 
     def open_entries(self) -> list[Entry]:
         """What may still exist: every resource instance whose last record is not ``gone``."""
         return [e for e in self.entries() if e.op != "gone"]
 
 
-def _parse(raw: bytes) -> tuple[str, float, Resource, dict[str, Any]] | None:
+def _parse(raw: bytes) -> tuple[str, float, Resource, dict[str, Any]] | str | None:
+    """One line: its record, None for a blank line, or why it cannot be used."""
     if not raw.strip():
         return None
     try:
         data = json.loads(raw.decode("utf-8"))
-        if not isinstance(data, dict) or data.get("op") not in OPS:
-            return None
+    except UnicodeDecodeError:
+        return "not UTF-8"
+    except ValueError:
+        return "not JSON (torn by a crash, or edited)"
+    if not isinstance(data, dict):
+        return "not a JSON object"
+    if data.get("op") not in OPS:
+        return f"unknown op {data.get('op')!r}"
+    try:
         fields = {k: v for k, v in data.items() if k in _FIELDS}
         resource = Resource(**fields)
-        if not all(isinstance(getattr(resource, k), str) for k in ("kind", "zone", "name")):
-            return None
-        extra = {k: v for k, v in data.items() if k not in _FIELDS and k not in ("op", "at")}
-        return str(data["op"]), float(data["at"]), resource, extra
-    except (UnicodeDecodeError, ValueError, TypeError, KeyError):
-        return None
+        at = float(data["at"])
+    except (TypeError, KeyError, ValueError):
+        return "missing or malformed fields"
+    why = _unaddressable(resource)
+    if why:
+        return why
+    extra = {k: v for k, v in data.items() if k not in _FIELDS and k not in ("op", "at")}
+    return str(data["op"]), at, resource, extra
+
+
+def _unaddressable(r: Resource) -> str | None:
+    """Why no API call could name this resource (a '/' in a name, an unknown zone...)."""
+    from tpuwizard.core.cloud.gcloud_config import NAME_RE, PROJECT_RE, ZONE_RE
+
+    if r.kind not in ("node", "queued"):
+        return f"unknown kind {r.kind!r}"
+    for what, value, pattern in (
+        ("project", r.project, PROJECT_RE),
+        ("zone", r.zone, ZONE_RE),
+        ("name", r.name, NAME_RE),
+    ):
+        if not isinstance(value, str) or not pattern.fullmatch(value):
+            return f"invalid {what} {value!r}"
+    if not isinstance(r.run_id, str) or not isinstance(r.accelerator, str):
+        return "missing or malformed fields"
+    return None

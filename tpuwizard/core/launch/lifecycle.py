@@ -29,6 +29,7 @@ from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.ending import Ending, stopped_diagnosis
 from tpuwizard.core.launch.ledger import Resource
 from tpuwizard.core.launch.on_workers import WorkerSteps
+from tpuwizard.core.launch.ownership import is_instance, live_labels
 from tpuwizard.core.launch.plan import (
     DEFAULT_MAX_RUN,
     EXIT_BAD_INPUT,
@@ -129,10 +130,11 @@ class Launch(WorkerSteps, Ending):
                     self.emit(ev.Failed(stage, stopped_diagnosis(self.cancel.reason)))
                 return EXIT_FAILED
             d = diagnose(err, self.context())
-            if stage != "provision" and self._preempted():
+            preempted = stage != "provision" and self._preempted()
+            if preempted:  # Google took it away: a cloud event, not a failed verification
                 d = preempted_diagnosis(self.plan.route)
             self.emit(ev.Failed(stage, d.to_dict()))
-            return EXIT_CLOUD if stage in ("provision", "connect") else EXIT_FAILED
+            return EXIT_CLOUD if preempted or stage in ("provision", "connect") else EXIT_FAILED
 
     def context(self) -> Context:
         p = self.plan
@@ -171,6 +173,7 @@ class Launch(WorkerSteps, Ending):
             service_account=plan.service_account,
             external_ips=not plan.internal_ips,
             queue_wait_s=rt.ready_timeout,
+            owner=rt.owner,
         )
         queued = plan.route in ("spot", "flex")
         name = f"{plan.node_name}-qr" if queued else plan.node_name
@@ -183,6 +186,7 @@ class Launch(WorkerSteps, Ending):
             plan.run_id,
             plan.route,
             plan.node_name if queued else None,
+            rt.owner,
         )
         self.cancel.check()
         rt.ledger.record("intent", resource)  # before the call: a crash now still leaves a trace
@@ -251,6 +255,9 @@ class Launch(WorkerSteps, Ending):
                 exists = self._exists(resource)
                 if exists is True:  # the call went through although its answer was lost
                     return None
+                if isinstance(err, gx.Conflict):
+                    self._name_taken(resource, known_foreign=exists is False)
+                    raise
                 transient = isinstance(err, gx.ServiceUnavailable | gx.TooManyRequests) and (
                     not isinstance(err, gx.ResourceExhausted)
                 )
@@ -283,15 +290,26 @@ class Launch(WorkerSteps, Ending):
             self.watchdog_deadline = deadline
 
     def _exists(self, resource: Resource) -> bool | None:
-        """After a failed create call: does it exist? None when we cannot tell."""
+        """After a failed create call: does *this run's* resource exist? None when we cannot
+        tell. Something else holding the name (another run, another user, made by hand) is
+        False: only labels naming this run make a resource ours."""
         try:
-            cloud = self.rt.cloud
-            if resource.kind == "queued":
-                return cloud.get_queued(resource.zone, resource.name) is not None
-            node = cloud.get_node(resource.zone, resource.name)
-            return node is not None and node.labels.get("tpuwizard-run") == resource.run_id
+            labels = live_labels(self.rt.cloud, resource)
         except Exception:
             return None
+        return labels is not None and is_instance(labels, resource)
+
+    def _name_taken(self, resource: Resource, known_foreign: bool) -> None:
+        """The create answered 409 and the resource holding the name is not ours (or we could
+        not read it): a 409 never leads to a delete, so this launch owns nothing to tear down.
+
+        When its labels were read, this run's instance never existed and the ledger says so;
+        when they could not be, the intent stays open and ``status`` settles it later by labels.
+        """
+        if known_foreign:
+            self.rt.ledger.record("gone", resource, never_created=True, name_taken=True)
+        self.resource = None
+        self.emit(ev.CreateRefused(resource.name, resource.kind, resource.zone))
 
 
 def bad_plan_diagnosis(problems: list[str]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+from tpuwizard.core import paths
 from tpuwizard.core.cloud import gcloud_config, google_errors
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.plan import catalog
@@ -84,6 +85,11 @@ class LaunchPlan:
             found.append("The deadline must be between 0.1 minutes and 7 days (10080 minutes).")
         if self.idle_minutes is not None and not 0.1 <= self.idle_minutes <= 7 * 24 * 60:
             found.append("The idle time must be between 0.1 minutes and 7 days (10080 minutes).")
+        if self.failover and self.route != "vm":
+            found.append(
+                "--failover is for the vm route: a spot or Flex-start request waits in its "
+                "zone's queue instead of failing, so there is nothing to fail over from."
+            )
         if self.watchdog and self.route == "flex":
             found.append(
                 "Flex-start already ends at its deadline (its maxRunDuration): "
@@ -103,6 +109,9 @@ class LaunchPlan:
             check(lambda: safe_script_name(script_name))
         for pattern in self.fetch:
             check(partial(safe_fetch_pattern, pattern))
+        folder = paths.folder_problem(self.run_dir, "The run folder (--run-dir)")
+        if folder:
+            found.append(folder)
         return found
 
     def validate(self) -> catalog.Slice:

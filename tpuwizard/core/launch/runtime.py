@@ -21,6 +21,9 @@ class WatchdogConfig:
     endpoint: str = "https://tpu.googleapis.com"
     iam_endpoint: str = "https://cloudresourcemanager.googleapis.com"
     token: str = "metadata"
+    # For ``token="file:PATH"``: the secret to place at PATH on worker 0 (mode 0600) before
+    # arming, as a metadata server would serve it; never in the worker's environment.
+    token_secret: str | None = None
     retry: float = 30.0
 
 
@@ -44,3 +47,5 @@ class Runtime:
     reachable_timeout: float = 300
     # Set by a front end that offers "Run again": the launch waits for its answer after the script.
     reruns: Reruns | None = None
+    # The owner label every resource this install creates carries (paths.owner_label()).
+    owner: str | None = None

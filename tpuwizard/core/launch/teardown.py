@@ -1,20 +1,23 @@
 """Verified teardown and reconciliation: what may still bill, and making sure it does not.
 
 A resource is gone only when its delete finished *and* ``get`` says NotFound *and* the zone's list
-no longer holds it; only then does the ledger say ``gone``.
+no longer holds it; only then does the ledger say ``gone``. Nothing is deleted before its labels
+were read and found to be the very instance the record describes (:mod:`.ownership`): when the
+name is held by someone else's resource, ours is not there, and theirs is left alone.
 """
 
 from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tpuwizard.core.cloud import google_errors
 from tpuwizard.core.cloud.client import TpuCloud
 from tpuwizard.core.cloud.diagnose import Context, Diagnosis, diagnose
-from tpuwizard.core.cloud.types import MANAGED_BY, RUN_LABEL
+from tpuwizard.core.cloud.types import MANAGED_BY, OWNER_LABEL, RUN_LABEL
 from tpuwizard.core.launch.ledger import Ledger, Resource
+from tpuwizard.core.launch.ownership import held_by, is_instance, live_labels
 from tpuwizard.core.plan import cost
 
 
@@ -23,6 +26,8 @@ class TeardownResult:
     resource: Resource
     verified: bool
     diagnosis: Diagnosis | None = None
+    # Set when the name was held by another instance (not this record's): nothing was deleted.
+    held_by: str | None = None
 
 
 # Google refuses a delete for a while right after create ("not in a deletable state"; its own
@@ -48,10 +53,17 @@ def delete_and_verify(
     wait = NOT_DELETABLE_WAIT_S if not_deletable_wait is None else not_deletable_wait
     for attempt in range(attempts):
         try:
+            labels = live_labels(cloud, resource)
+            if labels is not None and not is_instance(labels, resource):
+                # The name is taken by another instance, so this record's is not there: say so
+                # in the ledger and leave the other one alone (a 409 is not ownership).
+                holder = held_by(labels)
+                ledger.record("gone", resource, name_held_by=holder)
+                return TeardownResult(resource, True, held_by=holder)
             _delete_when_deletable(cloud, ledger, resource, wait)
             if resource.kind == "queued":
                 gone = cloud.queued_gone(resource.zone, resource.name) and (
-                    not resource.node_id or cloud.node_gone(resource.zone, resource.node_id)
+                    not resource.node_id or _its_node_gone(cloud, resource)
                 )
             else:
                 gone = cloud.node_gone(resource.zone, resource.name)
@@ -80,6 +92,16 @@ def delete_and_verify(
         if attempt + 1 < attempts:
             time.sleep(pause)
     return TeardownResult(resource, False, last)
+
+
+def _its_node_gone(cloud: TpuCloud, resource: Resource) -> bool:
+    """The node a deleted queued resource asked for is gone, or the name is held by a node that
+    is not its own (someone else's, made before the request; the request never got it)."""
+    assert resource.node_id is not None
+    node = cloud.get_node(resource.zone, resource.node_id)
+    if node is not None:
+        return not is_instance(node.labels, resource)
+    return cloud.node_gone(resource.zone, resource.node_id)
 
 
 def manual_command(resource: Resource) -> str:
@@ -126,6 +148,9 @@ class Billable:
     age_s: float
     cost_usd: float | None
     source: str  # "ledger", "labels" or "ledger+labels"
+    # Made by this install (its ledger knows it, or its owner label is ours). Others' resources
+    # are shown apart and never deleted without their exact name and a confirmation.
+    mine: bool = True
 
     def to_dict(self) -> dict[str, object]:
         r = self.resource
@@ -141,21 +166,37 @@ class Billable:
             "age_s": round(self.age_s, 1),
             "cost_usd": self.cost_usd,
             "source": self.source,
+            "mine": self.mine,
+            "owner": r.owner,
         }
 
 
 class Found(list[Billable]):
-    """What :func:`reconcile` found, plus the zones it could not survey (zone -> why)."""
+    """What :func:`reconcile` found of this install's, the zones it could not survey (zone ->
+    why), and apart, in ``others``, what other tpuwizard users (other owners) made."""
 
-    def __init__(self, items: list[Billable], skipped: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        items: list[Billable],
+        skipped: dict[str, str] | None = None,
+        others: list[Billable] | None = None,
+    ) -> None:
         super().__init__(items)
         self.skipped: dict[str, str] = dict(skipped or {})
+        self.others: list[Billable] = list(others or [])
+        # Ledger lines that could not be read: (line number, why), and where they were kept.
+        self.unreadable: list[tuple[int, str]] = []
+        self.unreadable_kept_in: str | None = None
 
 
-def reconcile(cloud: TpuCloud, ledger: Ledger, zones: list[str] | None = None) -> Found:
+def reconcile(
+    cloud: TpuCloud, ledger: Ledger, zones: list[str] | None = None, owner: str | None = None
+) -> Found:
     """Ledger records plus every resource labelled managed-by=tpuwizard, checked live.
 
-    Ledger entries the API no longer knows are verified gone and recorded so. Each zone is
+    Ledger entries the API no longer knows are verified gone and recorded so; so are those whose
+    name another instance now holds (its labels name another run). A labelled resource is
+    ``mine`` when the ledger knows it or its owner label is ``owner``. Each zone is
     surveyed on its own: one that fails (Google answers 403 for zones a project may not use) is
     reported in ``skipped`` and the others still answer.
     """
@@ -170,6 +211,9 @@ def reconcile(cloud: TpuCloud, ledger: Ledger, zones: list[str] | None = None) -
             if r.kind == "queued"
             else cloud.get_node(r.zone, r.name)
         )
+        if info is not None and not is_instance(info.labels, r):
+            ledger.record("gone", r, reconciled=True, name_held_by=held_by(info.labels))
+            continue
         if info is None:
             verified = (
                 cloud.queued_gone(r.zone, r.name)
@@ -186,6 +230,8 @@ def reconcile(cloud: TpuCloud, ledger: Ledger, zones: list[str] | None = None) -
     labelled, skipped = _labelled(cloud, zones, now)
     for billable in labelled:
         key = billable.resource.key
+        if owner is None or billable.resource.owner != owner:
+            billable = replace(billable, mine=False)
         if key in found:
             found[key] = Billable(
                 found[key].resource,
@@ -196,7 +242,14 @@ def reconcile(cloud: TpuCloud, ledger: Ledger, zones: list[str] | None = None) -
             )
         elif not _owned_by_queued(billable, found):
             found[key] = billable
-    return Found(sorted(found.values(), key=lambda b: (b.resource.zone, b.resource.name)), skipped)
+    ordered = sorted(found.values(), key=lambda b: (b.resource.zone, b.resource.name))
+    result = Found(
+        [b for b in ordered if b.mine], skipped, others=[b for b in ordered if not b.mine]
+    )
+    result.unreadable = list(ledger.unreadable)
+    if result.unreadable:
+        result.unreadable_kept_in = str(ledger.side_file)
+    return result
 
 
 def _owned_by_queued(billable: Billable, found: dict[tuple[str, ...], Billable]) -> bool:
@@ -227,6 +280,7 @@ def _labelled(
                     q.labels.get(RUN_LABEL, "?"),
                     route,
                     q.node_id,
+                    q.labels.get(OWNER_LABEL),
                 )
                 age = now - (q.create_time or now)
                 out.append(
@@ -248,6 +302,7 @@ def _labelled(
                 n.accelerator_type,
                 n.labels.get(RUN_LABEL, "?"),
                 route,
+                owner=n.labels.get(OWNER_LABEL),
             )
             age = now - (n.create_time or now)
             out.append(

@@ -65,6 +65,8 @@ def arm_watchdog(
     path = f"projects/{resource.project}/locations/{resource.zone}/{kind}/{resource.name}"
     script = f"{REMOTE_DIR}/{WATCHDOG_FILENAME}"
     transport.upload(0, watchdog_source().encode(), script)
+    if config.token.startswith("file:") and config.token_secret:
+        transport.upload(0, config.token_secret.encode(), config.token[len("file:") :])
     command = [
         config.python,
         script,

@@ -23,6 +23,10 @@ from pathlib import Path
 from tpuwizard.core.cancel import CancelToken, kill_tree
 from tpuwizard.core.errors import BadInput, RemoteError
 
+# Re-exported: callers have long imported these from here.
+from tpuwizard.core.remote.ssh_keys import ensure_key as ensure_key
+from tpuwizard.core.remote.ssh_keys import host_key_aliases as host_key_aliases
+
 REMOTE_DIR = ".tpuwizard"  # under the worker's home
 SSH_OPTIONS = (
     "-o",
@@ -103,6 +107,9 @@ class Transport(ABC):
 
     def cwd(self, worker: int) -> str | None:
         return None
+
+    def forget_host_keys(self) -> None:  # noqa: B027 (most transports keep no host keys)
+        """After a verified teardown: this node's host keys will never be right again."""
 
     # Set by the launch: a cancel kills every command in flight, so no wait outlives a stop.
     cancel: CancelToken | None = None
@@ -219,12 +226,31 @@ class Transport(ABC):
                     last = result.stderr.strip()
                 except RemoteError as err:
                     last = str(err)
+                if any(sign in last for sign in HOST_KEY_CHANGED):
+                    # Not something time fixes (and every retry bills): say it at once.
+                    raise RemoteError(
+                        f"worker {worker}: REMOTE HOST IDENTIFICATION HAS CHANGED ({last})"
+                    )
                 if time.monotonic() >= deadline:
                     raise RemoteError(f"worker {worker} is not reachable: {last}")
                 if self.cancel is not None:
                     self.cancel.sleep(interval)
                 else:
                     time.sleep(interval)
+
+
+# What OpenSSH says when a known host presents another key (with accept-new, a new host is
+# simply added, so a verification failure means a changed key).
+HOST_KEY_CHANGED = ("REMOTE HOST IDENTIFICATION HAS CHANGED", "Host key verification failed")
+
+_CREDENTIAL_WORDS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "API_KEY", "AUTH")
+_CREDENTIAL_PREFIXES = ("AWS_", "AZURE_", "CLOUDSDK_AUTH", "GOOGLE_APPLICATION_CREDENTIALS")
+
+
+def is_credential_variable(name: str) -> bool:
+    """Does this environment variable name look like it holds a credential?"""
+    upper = name.upper()
+    return upper.startswith(_CREDENTIAL_PREFIXES) or any(w in upper for w in _CREDENTIAL_WORDS)
 
 
 class LocalTransport(Transport):
@@ -239,7 +265,13 @@ class LocalTransport(Transport):
         return ["bash", "-c", command]
 
     def env(self, worker: int) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("XLA_", "JAX_"))}
+        # A worker is another machine: it gets none of this computer's credentials (a VM's
+        # come from its metadata server), nor its JAX settings.
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("XLA_", "JAX_")) and not is_credential_variable(k)
+        }
         env["HOME"] = str(self.homes[worker])
         if self.path is not None:
             env["PATH"] = self.path
@@ -303,6 +335,19 @@ class SshTransport(Transport):
             command,
         ]
 
+    def forget_host_keys(self) -> None:
+        """Drop every worker's host key (by alias, else by address) from our known_hosts file,
+        so an address Google gives to a new VM later is met afresh, not as an attack."""
+        if not self.known_hosts.exists():
+            return
+        names = self.aliases or [h if self.port == 22 else f"[{h}]:{self.port}" for h in self.hosts]
+        for name in names:
+            subprocess.run(
+                ["ssh-keygen", "-R", name, "-f", str(self.known_hosts)],
+                capture_output=True,
+                check=False,
+            )
+
 
 class GcloudTransport(Transport):
     """``gcloud compute tpus tpu-vm ssh``, for projects that enforce OS Login."""
@@ -329,23 +374,3 @@ class GcloudTransport(Transport):
             *(["--tunnel-through-iap"] if self.through_iap else []),
             f"--command={command}",
         ]
-
-
-def host_key_aliases(uid: str, workers: int) -> list[str] | None:
-    """gcloud's per-worker host key names, ``tpu.<node's numeric id>-<worker>``."""
-    return [f"tpu.{uid}-{w}" for w in range(workers)] if uid else None
-
-
-def ensure_key(state_dir: Path) -> tuple[Path, str]:
-    """tpuwizard's own ed25519 key pair (0600), made once with ssh-keygen; returns (key, pub)."""
-    folder = state_dir / "ssh"
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    key = folder / "id_ed25519"
-    if not key.exists():
-        subprocess.run(
-            ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "tpuwizard", "-f", str(key)],
-            check=True,
-            capture_output=True,
-        )
-    key.chmod(0o600)
-    return key, key.with_suffix(".pub").read_text().strip()

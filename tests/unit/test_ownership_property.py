@@ -1,0 +1,141 @@
+"""The property behind "ours only, never forgotten", over interleavings of foreign resources,
+name collisions, failed reads, lost create answers and crashes:
+
+* tpuwizard never deletes a resource it did not create;
+* every resource it created ends in the ledger as ``gone`` (and is gone) or ``kept`` (and
+  exists), once a later process has reconciled and torn down what was not kept.
+
+It drives the real lifecycle, ledger, teardown and reconciliation against an in-memory cloud.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.unit.fake_cloud import Crash, FakeCloud, Item
+from tpuwizard.core.cloud.types import OWNER_LABEL, RUN_LABEL
+from tpuwizard.core.errors import RemoteError
+from tpuwizard.core.launch.ledger import Ledger
+from tpuwizard.core.launch.lifecycle import run_launch
+from tpuwizard.core.launch.plan import LaunchPlan
+from tpuwizard.core.launch.runtime import Runtime
+from tpuwizard.core.launch.teardown import delete_and_verify, reconcile
+from tpuwizard.core.remote.bootstrap import BootstrapPlan
+
+ZONE, PROJECT, OURS, THEIRS = "us-central1-a", "my-project", "0123456789abcdef", "fedcba9876543210"
+NAMES = ("node-a", "node-b")
+
+
+def unreachable(node: object) -> object:
+    raise RemoteError("the workers cannot be reached (the test stops here)")
+
+
+def runtime(cloud: FakeCloud, ledger: Ledger) -> Runtime:
+    return Runtime(cloud, ledger, unreachable, BootstrapPlan(), poll=0.0, owner=OURS)  # type: ignore[arg-type]
+
+
+foreign = st.lists(
+    st.tuples(
+        st.sampled_from(["node", "queued"]),
+        st.sampled_from(NAMES),
+        st.sampled_from(["unlabelled", "other owner"]),
+    ),
+    max_size=3,
+)
+launches = st.lists(
+    st.fixed_dictionaries(
+        {
+            "name": st.sampled_from(NAMES),
+            "route": st.sampled_from(["vm", "spot"]),
+            "keep": st.booleans(),
+            "read_failure": st.sampled_from([0.0, 0.0, 0.3, 0.7]),
+            "lose_create_answer": st.sampled_from([0.0, 0.5]),
+            "crash_after": st.one_of(st.none(), st.integers(1, 12)),
+        }
+    ),
+    min_size=1,
+    max_size=5,
+)
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(foreign=foreign, launches=launches, seed=st.integers(0, 2**16))
+def test_never_deletes_what_it_did_not_create_and_never_forgets_what_it_did(
+    tmp_path, foreign, launches, seed
+):
+    cloud = FakeCloud(project=PROJECT, rng=random.Random(seed))
+    for kind, name, who in foreign:
+        name = f"{name}-qr" if kind == "queued" else name
+        labels = (
+            {}
+            if who == "unlabelled"
+            else {"managed-by": "tpuwizard", RUN_LABEL: "theirs-1", OWNER_LABEL: THEIRS}
+        )
+        cloud.add(Item(kind, ZONE, name, labels, node_id=name.removesuffix("-qr")))
+    theirs = dict(cloud.items)
+    ledger = Ledger(tmp_path / f"ledger-{seed}-{len(launches)}.jsonl")
+    ledger.path.unlink(missing_ok=True)
+
+    for i, spec in enumerate(launches):
+        cloud.read_failure = spec["read_failure"]
+        cloud.lose_create_answer = spec["lose_create_answer"]
+        after = spec["crash_after"]
+        cloud.crash_at = None if after is None else cloud.calls + after
+        plan = LaunchPlan(
+            "v5litepod-4",
+            ZONE,
+            PROJECT,
+            f"run-{i}",
+            tmp_path / f"runs-{seed}" / str(i),
+            route=spec["route"],
+            name=spec["name"],
+            keep=spec["keep"],
+        )
+        with contextlib.suppress(Crash):  # the process died; the next launch is a new process
+            run_launch(plan, runtime(cloud, ledger), lambda e: None)
+        cloud.crash_at = None
+
+    # A later, healthy process: status, then teardown of everything of ours not kept.
+    cloud.read_failure = cloud.lose_create_answer = 0.0
+    kept = {e.resource.key for e in ledger.entries() if e.op == "kept"}
+    found = reconcile(cloud, ledger, [ZONE], owner=OURS)  # type: ignore[arg-type]
+    for billable in found:
+        if billable.resource.key not in kept:
+            assert delete_and_verify(cloud, ledger, billable.resource, pause=0).verified  # type: ignore[arg-type]
+
+    # 1. Nothing that is not ours was deleted; every foreign resource still exists as it was.
+    for item in cloud.deleted:
+        assert item.labels.get(OWNER_LABEL) == OURS, f"deleted a foreign {item}"
+    for key, item in theirs.items():
+        assert cloud.items.get(key) is item, f"foreign {item.name} is gone"
+    assert all(b.resource.owner != OURS for b in found.others)
+
+    # 2. Everything ours ends in the ledger as gone (and is gone) or kept (and exists).
+    last = {e.resource.key: e for e in ledger.entries()}
+    for item in cloud.created:
+        key = (item.kind, PROJECT, ZONE, item.name, item.labels[RUN_LABEL])
+        assert key in last, f"{item.name} of {item.labels[RUN_LABEL]} is not in the ledger"
+        live = cloud.items.get((item.kind, ZONE, item.name))
+        if last[key].op == "kept":
+            assert live is item, f"kept {item.name} does not exist"
+        else:
+            assert last[key].op == "gone", f"{item.name}: {last[key].op}"
+            assert live is not item, f"{item.name} is recorded gone but exists"
+    # 3. Nothing of ours exists that the ledger does not say was kept (a queued resource's node
+    #    is recorded as its request).
+    for item in cloud.items.values():
+        if item.labels.get(OWNER_LABEL) != OURS:
+            continue
+        request = cloud.items.get(("queued", ZONE, f"{item.name}-qr"))
+        if item.kind == "node" and request is not None and request.labels == item.labels:
+            item = request
+        key = (item.kind, PROJECT, ZONE, item.name, item.labels[RUN_LABEL])
+        assert last[key].op == "kept", f"{item.name} exists and is not kept"

@@ -1,0 +1,85 @@
+"""The sandbox's VMs: their homes, their image, their keys, and what happens when they go.
+
+``VirtualMachines`` is mixed into :class:`~tpuwizard.sandbox.state.SandboxState`.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tpuwizard.core.plan import catalog
+from tpuwizard.sandbox import image
+from tpuwizard.sandbox.faults import Faults
+from tpuwizard.sandbox.model import end_worker_processes
+
+
+class VirtualMachines:
+    """Boot, preempt and remove the VMs behind sandbox nodes; keep the sshd's keys in step."""
+
+    # Provided by SandboxState, which this is mixed into.
+    data: dict[str, Any]
+    faults: Faults
+    authorized_keys: Path | None
+
+    if TYPE_CHECKING:
+
+        def worker_home(self, node_name: str, worker: int) -> Path: ...
+
+    def _preempt_spot(self, t: float) -> bool:
+        """With preempt_after, READY spot nodes are preempted: PREEMPTED, and their VMs gone."""
+        after = self.faults.preempt_after
+        if after is None:
+            return False
+        changed = False
+        for name, since in list(self.data.get("ready_at", {}).items()):
+            node = self.data["nodes"].get(name)
+            spot = node is not None and node.get("schedulingConfig", {}).get("spot")
+            if spot and node["state"] == "READY" and t - since >= after:
+                node["state"] = "PREEMPTED"
+                shutil.rmtree(self.worker_home(name, 0).parent, ignore_errors=True)
+                changed = True
+        return changed
+
+    def _make_ready(self, node: dict[str, Any]) -> None:
+        node["state"] = "READY"
+        self.data.setdefault("ready_at", {})[node["name"]] = time.time()
+        self._boot_workers(node)
+
+    def _boot_workers(self, node: dict[str, Any]) -> None:
+        """The VMs exist and answer: their homes and Google's image, once per node."""
+        node.pop("_reachable_at", None)
+        if node.get("_booted"):
+            return
+        node["_booted"] = True
+        slice_ = catalog.parse_accelerator(node["acceleratorType"])
+        for worker in range(slice_.vms):
+            self.worker_home(node["name"], worker).mkdir(parents=True, exist_ok=True)
+        # google-behaviour.md:52-56: the VMs run Google's image (Python 3.10, no venv, no uv);
+        # :14 without external addresses they have no route to package indexes either.
+        external = bool(node.get("networkConfig", {}).get("enableExternalIps"))
+        image.install_image(self.worker_home(node["name"], 0).parent, external)
+
+    def _remove_node(self, name: str) -> None:
+        if self.data["nodes"].pop(name, None) is not None:
+            folder = self.worker_home(name, 0).parent
+            # A deleted VM takes its processes with it: end the jobs started in its homes
+            # (each leads its own process group, its id in the job's pid file).
+            end_worker_processes(folder)
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def _sync_keys(self) -> None:
+        """Rewrite the paired sshd's authorized_keys from every node's ``ssh-keys`` metadata."""
+        if self.authorized_keys is None:
+            return
+        lines = []
+        for node in self.data["nodes"].values():
+            for entry in node.get("metadata", {}).get("ssh-keys", "").splitlines():
+                _user, _, key = entry.partition(":")
+                if key.strip():
+                    lines.append(key.strip())
+        self.authorized_keys.parent.mkdir(parents=True, exist_ok=True)
+        self.authorized_keys.write_text("".join(f"{line}\n" for line in lines))
+        self.authorized_keys.chmod(0o600)
