@@ -3,6 +3,7 @@ the scrolling terminal, over the same core and the same lifecycle events."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -137,11 +138,45 @@ class PlainWizard:
             self.out(f"{what}: {command}")
         return self.text("Project id", ctx.project or "", check=gcloud_config.validate_project)
 
-    def choose_slice(self) -> str:
-        size = self.text(
-            "Training state size (GiB, or e.g. 51.5GB)", "48", check=fit.parse_size_gib
+    def ask_state(self) -> float:
+        """The training state in GiB: a size, or parameters and a recipe (as the wizard asks)."""
+        known = self.select(
+            "What do you know about your training state?",
+            [
+                questionary.Choice("its size in GiB", "size"),
+                questionary.Choice("the model's parameter count", "params"),
+            ],
+            "size",
         )
-        state = fit.parse_size_gib(size)
+        params = ""
+        if known == "size":
+            size = self.text(
+                "Training state size (GiB, or e.g. 51.5GB)", "48", check=_size_or_params
+            )
+            try:
+                return fit.parse_size_gib(size)
+            except fit.LooksLikeParams as err:
+                self.out(str(err))
+                if not self.ask(
+                    questionary.confirm(
+                        f"Use {err.params} as the parameter count?", default=True, **self.io
+                    )
+                ):
+                    return self.ask_state()
+                params = err.params
+        params = self.text("Parameters (e.g. 7B, 350M)", params or "1B", check=fit.parse_params)
+        recipe = self.select(
+            "Recipe",
+            [
+                questionary.Choice(f"{k}: {v[0]:g} bytes/param, {v[1]}", k)
+                for k, v in fit.RECIPES.items()
+            ],
+            "bf16-adam",
+        )
+        return fit.state_from_params(fit.parse_params(params), recipe)
+
+    def choose_slice(self) -> str:
+        state = self.ask_state()
         fits = fit.plan(state, fit.select_slices(single_host=True))
         self.out(fit.verdict(state, fits))
         choices = [
@@ -153,8 +188,19 @@ class PlainWizard:
             )
             for f in fits
         ]
-        best = next((c for c, f in zip(choices, fits, strict=True) if f.fits_sharded), choices[0])
-        return self.select("Slice", choices, best)
+        best = fit.cheapest_fitting(fits) or fits[0]
+        while True:
+            name = self.select("Slice", choices, next(c for c in choices if c.value == best.name))
+            chosen = next(f for f in fits if f.name == name)
+            if chosen.fits_sharded:
+                return name
+            self.out(fit.slice_verdict(state, chosen))
+            if self.ask(
+                questionary.confirm(
+                    f"Use {name} anyway? The run will fail.", default=False, **self.io
+                )
+            ):
+                return name
 
     def choose_zone(
         self, session: Session, accelerator: str, current: str | None, live: bool
@@ -177,6 +223,12 @@ class PlainWizard:
                 if isinstance(event, Finished):
                     code = event.exit_code
         return exit_code(received, code)
+
+
+def _size_or_params(text: str) -> None:
+    """A size, or what looks like a parameter count (the next question offers to switch)."""
+    with contextlib.suppress(fit.LooksLikeParams):
+        fit.parse_size_gib(text)
 
 
 def _minutes(text: str) -> None:

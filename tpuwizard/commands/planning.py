@@ -77,7 +77,10 @@ def fit(
         per_param = fitting.bytes_per_param(recipe)
         state = fitting.state_from_params(fitting.parse_params(params), recipe)
     else:
-        state = fitting.parse_size_gib(size or "")
+        try:
+            state = fitting.parse_size_gib(size or "")
+        except fitting.LooksLikeParams as err:
+            raise BadInput(f"{err} Type instead: tpuwizard fit {err.cli_line}") from None
     reserve = fitting.DEFAULT_RESERVE
     if usable is not None:
         if not (0 < usable <= 1):

@@ -155,12 +155,13 @@ class WizardApp(App[int]):
     async def step_capacity(self) -> Any:
         from tpuwizard.tui.screens.capacity import CapacityScreen
 
+        s = self.state
         result = await self.push_screen_wait(
-            CapacityScreen(self.state.state_gib, self.state.accelerator)
+            CapacityScreen(s.state_gib, s.accelerator or None, s.params, s.recipe)
         )
         if result != BACK:
-            self.state.state_gib = result["state_gib"]
-            self.state.accelerator = result["accelerator"]
+            s.state_gib, s.accelerator = result["state_gib"], result["accelerator"]
+            s.params, s.recipe = result["params"], result["recipe"]
         return result
 
     async def step_zones(self) -> Any:

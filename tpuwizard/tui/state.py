@@ -18,7 +18,9 @@ class WizardState:
     account: str | None = None
     credentials: str | None = None
     state_gib: float = 48.0
-    accelerator: str = "v5litepod-4"
+    params: str = ""  # a parameter count typed instead of a size ("7B"), with its recipe
+    recipe: str = "bf16-adam"
+    accelerator: str = ""  # empty until chosen: capacity preselects the cheapest that fits
     name: str | None = None
     max_run_minutes: float | None = None
     watchdog: bool = False
