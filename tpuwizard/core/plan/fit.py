@@ -303,8 +303,8 @@ def slice_verdict(state_gib: float, f: SliceFit) -> str:
     """Whether ``f`` holds the state, and by how much it falls short when it does not."""
     if f.fits_sharded:
         return (
-            f"{gib_text(state_gib)} GiB fits sharded on {f.name}, leaving {gib_text(f.headroom_gib)} GiB "
-            "per chip for activations."
+            f"{gib_text(state_gib)} GiB fits sharded on {f.name}, leaving "
+            f"{gib_text(f.headroom_gib)} GiB per chip for activations."
         )
     need = state_gib / f.chips
     short_total = state_gib - f.usable_gib_per_chip * f.chips
