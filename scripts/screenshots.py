@@ -27,7 +27,7 @@ NAMES = {
     "ProvisionScreen": "06-provision",
     "VerifyScreen": "07-verify",
     "ScriptScreen": "08-script",
-    "TeardownScreen": "09-teardown",
+    "SummaryScreen": "09-teardown",
     "QuitGuard": "10-quit-guard",
     "HelpScreen": "11-help",
     "NotebookScreen": "12-notebook",
@@ -81,7 +81,7 @@ async def walk(tmp: Path) -> None:
         save(app)
         await press(pilot, "#stay")
         await until(pilot, lambda: app.state.finished_code is not None, 180, "the end")
-        await on_screen(pilot, "TeardownScreen")
+        await on_screen(pilot, "SummaryScreen")
         await pilot.pause(1.2)
         save(app)
         await press(pilot, "#quit")

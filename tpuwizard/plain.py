@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from tpuwizard.core.evidence import notebook
 from tpuwizard.core.launch.events import Finished
 from tpuwizard.core.launch.plan import DEFAULT_MAX_RUN, LaunchPlan
 from tpuwizard.core.plan import fit, routes
-from tpuwizard.event_text import describe
+from tpuwizard.event_text import describe, summary_lines
 from tpuwizard.session import practice
 from tpuwizard.session.session import LaunchHandle, Session
 from tpuwizard.session.signals import exit_code, stop_on_signals
@@ -80,15 +81,22 @@ class PlainWizard:
             or None
         )
         minutes = int(self.text("Deadline in minutes", str(DEFAULT_MAX_RUN[route]), check=_minutes))
+        watchdog = route in ("vm", "spot") and self.ask(
+            questionary.confirm(
+                "Watchdog: the VM deletes itself at the deadline, even if this computer is off?",
+                default=False,
+                **self.io,
+            )
+        )
         script = self.text(
             "Your script to run after the verifier (empty for none)",
             check=lambda t: t and _is_file(t),
         )
-        if not self.ask(
-            questionary.confirm(f"Create {accelerator} in {zone} now?", default=True, **self.io)
-        ):
-            self.out("Nothing was created.")
-            return 0
+        fetch = (
+            self.text("Files it writes, to copy back (e.g. reports/*.json; empty for none)")
+            if script
+            else ""
+        )
         run_id = paths.new_run_id()
         plan = LaunchPlan(
             accelerator=accelerator,
@@ -99,11 +107,19 @@ class PlainWizard:
             route=route,
             name=name,
             script=Path(script) if script else None,
+            fetch=tuple(p.strip() for p in fetch.split(",") if p.strip()),
             max_run_minutes=minutes,
+            watchdog=watchdog,
         )
         problems = plan.problems()
         if problems:
             raise BadInput(" ".join(problems))
+        self.out(plan.deadline_words(time.time()))
+        if not self.ask(
+            questionary.confirm(f"Create {accelerator} in {zone} now?", default=True, **self.io)
+        ):
+            self.out("Nothing was created.")
+            return 0
         return self.launch(session.start_launch(plan))
 
     def choose_route(self) -> str:
@@ -222,6 +238,8 @@ class PlainWizard:
                     self.out(line)
                 if isinstance(event, Finished):
                     code = event.exit_code
+            for line in summary_lines(handle.summary):
+                self.out(line)
         return exit_code(received, code)
 
 

@@ -192,7 +192,8 @@ class WizardApp(App[int]):
     # -- the launch -------------------------------------------------------------------------
     async def run_launch(self) -> str:
         from tpuwizard.core import paths
-        from tpuwizard.tui.screens.run import ProvisionScreen, TeardownScreen
+        from tpuwizard.tui.screens.run import ProvisionScreen
+        from tpuwizard.tui.screens.summary import SummaryScreen
 
         s = self.state
         run_id = paths.new_run_id()
@@ -222,17 +223,17 @@ class WizardApp(App[int]):
                 backlog = []
             elif pending is None:
                 screen.show(event)
+        summary = self.handle.summary
         self.handle = None
         if self.leaving is not None:
-            self.finish(self.leaving, self.goodbye())
+            self.finish(self.leaving, self.goodbye(summary))
             return "quit"
-        if not isinstance(screen, TeardownScreen):
-            final = TeardownScreen()
-            await self.switch_screen(final)
-            final.query_one("#verdict", Static).update(
-                "[b]Nothing was created, nothing is billing.[/b]"
-            )
-            screen = final
+        while self.screen is not screen:  # a dialog is open: never replace it (see above)
+            if self.exiting:
+                return "quit"
+            await asyncio.sleep(0.1)
+        screen = SummaryScreen(summary)
+        await self.switch_screen(screen)
         failure = s.last_failure or {}
         screen.offer(failure.get("alternatives", []) if failure.get("kind") == "stockout" else [])
         choice = await screen.choice
@@ -347,27 +348,11 @@ class WizardApp(App[int]):
         finally:
             self.call_from_thread(self.finish, code, self.goodbye())
 
-    def goodbye(self) -> str | None:
-        """The last words: what still runs and bills, and how to delete it."""
-        from tpuwizard.event_text import money
+    def goodbye(self, summary: Any = None) -> str | None:
+        """The last words printed on exit: the run's summary, what still bills, how to delete."""
+        from tpuwizard.tui.farewell import farewell
 
-        existing = self.billing.existing()
-        if not existing:
-            return "Nothing tpuwizard created is billing."
-        lines = []
-        kept = self.state.kept
-        for b in existing:
-            command = (
-                kept.delete_command
-                if kept is not None and kept.name == b.name
-                else f"tpuwizard teardown {b.name}" + (" --sandbox" if self.state.practice else "")
-            )
-            hourly = cost_per_hour(b)
-            lines.append(
-                f"{b.name} in {b.zone} is still running and billing about {money(hourly)}/h "
-                f"(estimate). Delete it with: {command}"
-            )
-        return "\n".join(lines)
+        return farewell(self.billing, self.state.kept, self.state.practice, summary)
 
     exiting = False
 
@@ -383,12 +368,6 @@ class WizardApp(App[int]):
             self.delete_then_exit(128 + signum)  # this session made it: it does not outlive us
         else:
             self.finish(128 + signum, self.goodbye() if self.billing.may_bill() else None)
-
-
-def cost_per_hour(b: Any) -> float | None:
-    from tpuwizard.core.plan import cost
-
-    return cost.hourly(b.accelerator, b.route, b.zone)
 
 
 def run_wizard(sandbox: bool = False) -> int:

@@ -214,6 +214,7 @@ class WorkerSteps:
             self._env(),
             lambda w, t: self.emit(ev.ScriptLine(w, t, self.slice.vms)),
         )
+        self.emit(ev.ScriptFinished(code))
         self._fetch_outputs(transport)
         if code != 0:
             raise RemoteError(f"your script exited with code {code}")

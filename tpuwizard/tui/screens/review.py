@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from textual.containers import Horizontal
 from textual.widgets import Button, Input, Label, Static, Switch
 
 from tpuwizard.core.launch.plan import DEFAULT_MAX_RUN
-from tpuwizard.core.plan import catalog, cost
+from tpuwizard.core.plan import catalog, cost, fit
 from tpuwizard.event_text import money
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.state import WizardState
@@ -44,6 +45,11 @@ class ReviewScreen(WizardScreen):
             + ("\n[b]Practice: the sandbox; nothing is billed.[/b]" if s.practice else ""),
             id="summary",
         )
+        state_fit = fit.fit_slice(s.state_gib, slice_)
+        verdict = fit.slice_verdict(s.state_gib, state_fit)
+        yield Static(
+            ("" if state_fit.fits_sharded else "[b]Too small:[/b] ") + verdict, id="fit-verdict"
+        )
         with Horizontal(classes="row"):
             yield _titled(
                 Input(value=s.name or "", placeholder="tpuwizard-<run id>", id="name"), "Name"
@@ -74,6 +80,7 @@ class ReviewScreen(WizardScreen):
                 Input(value=",".join(s.fetch), placeholder="reports/*.json", id="fetch"),
                 "Files it writes, to copy back",
             )
+        yield Static(id="deadline-words")
         yield Static(id="error")
         yield Button("Create", id="create", variant="success")
 
@@ -116,6 +123,9 @@ class ReviewScreen(WizardScreen):
         if not self.ready:
             return
         problems = self.problems()
+        candidate = replace(self.state, **self.answers()).plan("preview")
+        words = candidate.deadline_words(time.time()) if not problems else ""
+        self.query_one("#deadline-words", Static).update(words)
         self.query_one("#error", Static).update("\n".join(problems))
         create = self.query_one("#create", Button)
         create.disabled = bool(problems)

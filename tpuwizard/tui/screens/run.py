@@ -3,14 +3,9 @@ each screen only renders what it is given and reports the user's final choice.""
 
 from __future__ import annotations
 
-import asyncio
-import time
-from typing import ClassVar
-
-from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal
-from textual.widgets import Button, Log, Static
+from textual.widgets import Log, Static
 
 from tpuwizard.core.launch import events as ev
 from tpuwizard.event_text import describe, money
@@ -98,19 +93,12 @@ class TeardownScreen(RunScreen):
     STEP = "9 Teardown"
     HELP = (
         "The TPU is deleted, then listed to prove it is gone. Only then does the meter stop. "
-        "From here you can start another launch, try another zone, or quit."
+        "The summary of the run follows."
     )
-    CHOICES: ClassVar[tuple[str, ...]] = ("again", "quit")
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.choice: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        self.started = time.monotonic()
 
     def compose_body(self) -> ComposeResult:
         yield Static("Deleting and verifying...", id="verdict")
         yield Log(max_lines=LOG_LINES, id="log")
-        yield Horizontal(id="choices")
 
     def show(self, event: ev.Event) -> None:
         super().show(event)
@@ -127,17 +115,3 @@ class TeardownScreen(RunScreen):
             )
         elif isinstance(event, ev.Kept):
             verdict.update(f"[b]{event.name} is still running and billing[/b], as you asked.")
-
-    def offer(self, zones: list[str]) -> None:
-        """After Finished: the ways on; a stockout adds the other zones."""
-        box = self.query_one("#choices", Horizontal)
-        for zone in zones[:3]:
-            box.mount(Button(f"Try {zone}", id=f"zone-{zone}", name=zone))
-        box.mount(Button("New launch", id="again", variant="primary"))
-        box.mount(Button("Quit", id="quit"))
-
-    @on(Button.Pressed)
-    def chosen(self, event: Button.Pressed) -> None:
-        if not self.choice.done():
-            value = f"zone:{event.button.name}" if event.button.name else str(event.button.id)
-            self.choice.set_result(value)
