@@ -130,7 +130,9 @@ class WizardApp(App[int]):
     async def step_route(self) -> Any:
         from tpuwizard.tui.screens.route import RouteScreen
 
-        result = await self.push_screen_wait(RouteScreen(self.state.route))
+        result = await self.push_screen_wait(
+            RouteScreen(self.state.route, self.state.route_answers)
+        )
         if result != BACK:
             self.state.route = result
         return result

@@ -12,6 +12,7 @@ from tpuwizard.core.launch.plan import LaunchPlan
 @dataclass
 class WizardState:
     route: str = "vm"
+    route_answers: dict[str, object] = field(default_factory=dict)  # budget, chips, length...
     practice: bool = False
     project: str | None = None
     zone: str | None = None
