@@ -81,3 +81,32 @@ async def test_7b_becomes_parameters_the_cheapest_fitting_slice_is_chosen_and_re
         await on_screen(pilot, "ReviewScreen")
         assert "104.3 GiB fits sharded on v5litepod-8" in text_of(app, "#fit-verdict")
         assert "No watchdog: nothing deletes it at" in text_of(app, "#deadline-words")
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_a_slow_create_ticks_and_the_quit_guard_counts(
+    tmp_path, home, monkeypatch, capsys, size
+):
+    from tests.tui.pilot_helpers import walk_to_review
+
+    monkeypatch.setenv("TPUWIZARD_SANDBOX_DELAY", "30")  # a slow create
+    app = WizardApp(run_dir=tmp_path / "runs")
+    async with app.run_test(size=size) as pilot:
+        await walk_to_review(pilot)
+        await press(pilot, "#create")
+        await on_screen(pilot, "ProvisionScreen", 10)
+        await until(pilot, lambda: "exists for" in text_of(app, "#node-state"), 20, "the state")
+        first = text_of(app, "#node-state")
+        await until(pilot, lambda: text_of(app, "#node-state") != first, 5, "a tick")
+        assert "CREATING" in text_of(app, "#node-state")
+        await pilot.press("ctrl+q")
+        await on_screen(pilot, "QuitGuard")
+        shown = text_of(app, "#guard-text")
+        assert "exists" in shown and "not billing yet" in shown
+        await until(pilot, lambda: text_of(app, "#guard-text") != shown, 5, "the guard's tick")
+        await press(pilot, "#delete")
+        await until(pilot, lambda: not app.is_running, 60, "the exit")
+    assert app.return_code == 0
+    # "Delete now" ends with the run's summary printed, as plain mode and the CLI do.
+    farewell = capsys.readouterr().err
+    assert "Summary of tpuwizard-" in farewell and "Nothing is billing." in farewell

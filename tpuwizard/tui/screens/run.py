@@ -51,12 +51,27 @@ class ProvisionScreen(RunScreen):
         yield Static("Creating...", id="node-state")
         yield Log(max_lines=LOG_LINES, id="log")
 
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.set_interval(1.0, self.tick)  # a slow create must not look frozen
+
+    def tick(self) -> None:
+        """The state and its age, from the core's billing state and clock."""
+        ours = [b for b in self.app.billing.existing() if not b.leftover]  # type: ignore[attr-defined]
+        if ours:
+            b = ours[0]
+            cost = f", about {money(b.cost_usd())} so far" if b.costing_since is not None else ""
+            self.query_one("#node-state", Static).update(
+                f"State: [b]{b.state}[/b], {b.name} exists for {int(b.age_s())} s{cost}"
+            )
+
     def show(self, event: ev.Event) -> None:
         super().show(event)
         if isinstance(event, ev.Provisioning):
             self.query_one("#node-state", Static).update(
                 f"State: [b]{event.state}[/b] after {event.elapsed_s:.0f} s"
             )
+            self.tick()  # the core's own view, when it knows the resource
 
 
 class VerifyScreen(RunScreen):
