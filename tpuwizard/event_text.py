@@ -10,6 +10,11 @@ def money(usd: float | None) -> str:
     return "unknown" if usd is None else f"${usd:,.2f}"
 
 
+def count(n: int, noun: str) -> str:
+    """``1 chip``, ``4 chips``: never ``1 chips``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def describe(event: ev.Event) -> list[str]:
     """What to print for ``event``; an empty list means nothing worth a line."""
     match event:
@@ -20,8 +25,9 @@ def describe(event: ev.Event) -> list[str]:
                 if event.price_per_hour_usd is not None
                 else "price unknown"
             )
+            chips = count(event.chips, "chip")
             return [
-                f"{practice}Creating {event.name}: {event.accelerator} ({event.chips} chips) "
+                f"{practice}Creating {event.name}: {event.accelerator} ({chips}) "
                 f"in {event.zone}, route {event.route}, {price}, "
                 f"deadline {event.max_run_minutes} min. Run {event.run_id}."
             ]

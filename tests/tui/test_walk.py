@@ -176,8 +176,11 @@ async def test_esc_goes_back_and_help_opens(tmp_path):
 async def test_small_terminal_is_told_so(tmp_path):
     app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
     async with app.run_test(size=(70, 20)) as pilot:
-        await pilot.pause(0.3)
-        assert app.query_one("#too-small").has_class("show")
+        await on_screen(pilot, "TooSmallScreen")
+        assert "at least 80x24" in str(app.screen.query_one("#too-small").render())
+        assert not app._notifications  # said once, by the screen, never again as a toast
+        await pilot.resize_terminal(80, 24)
+        await on_screen(pilot, "RouteScreen")
 
 
 async def test_notebook_route_writes_it_and_checks_receipts(tmp_path):

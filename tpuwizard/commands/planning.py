@@ -178,8 +178,7 @@ def zones(
         from tpuwizard.render import render_zones
 
         label = (
-            "live from the TPU API"
-            + (" (practice sandbox)" if practice_mode else "")
+            ("from the practice sandbox" if practice_mode else "live from the TPU API")
             + (", cached" if survey.cached else "")
             if survey.source == "live"
             else "documented, not live"

@@ -23,9 +23,9 @@ from tpuwizard.core.cloud import gcloud_config
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.billing import BillingState
 from tpuwizard.tui.screens.base import BACK
+from tpuwizard.tui.screens.too_small import MIN_SIZE
 from tpuwizard.tui.state import WizardState
 
-MIN_SIZE = (80, 24)
 HERE = Path(__file__).parent
 
 
@@ -60,11 +60,6 @@ class WizardApp(App[int]):
 
     def compose(self) -> ComposeResult:
         yield Static("Starting...", id="welcome")
-        yield Static(
-            f"The terminal is too small: tpuwizard needs at least {MIN_SIZE[0]}x"
-            f"{MIN_SIZE[1]}. Make the window larger.",
-            id="too-small",
-        )
 
     def on_mount(self) -> None:
         loop = asyncio.get_running_loop()
@@ -75,16 +70,19 @@ class WizardApp(App[int]):
         self.walk()
 
     def on_resize(self) -> None:
+        self.check_size()
+
+    def check_size(self) -> None:
+        """Cover the wizard while the terminal is too small (on resize, and when a step shows)."""
+        from tpuwizard.tui.screens.too_small import TooSmallScreen
+
         small = self.size.width < MIN_SIZE[0] or self.size.height < MIN_SIZE[1]
-        for widget in self.query("#too-small"):
-            widget.set_class(small, "show")
-        if small:
-            self.notify(
-                f"The terminal is smaller than {MIN_SIZE[0]}x{MIN_SIZE[1]}: some text "
-                "will not fit.",
-                severity="warning",
-                timeout=4,
-            )
+        # Said once, by a screen over the step shown now; it leaves by itself when the
+        # terminal is large enough again. The bare start screen is never covered: the first
+        # step covers itself when it shows.
+        on_a_step = len(self.screen_stack) > 1 and not isinstance(self.screen, TooSmallScreen)
+        if small and on_a_step:
+            self.push_screen(TooSmallScreen())
 
     def action_toggle_theme(self) -> None:
         self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"
@@ -176,7 +174,7 @@ class WizardApp(App[int]):
             return zones.documented()
 
         result = await self.push_screen_wait(
-            ZonesScreen(self.state.accelerator, self.state.zone, survey)
+            ZonesScreen(self.state.accelerator, self.state.zone, survey, self.state.practice)
         )
         if result != BACK:
             self.state.zone = result

@@ -14,7 +14,7 @@ from textual.widgets import Button, Input, Label, Static, Switch
 
 from tpuwizard.core.launch.plan import DEFAULT_MAX_RUN
 from tpuwizard.core.plan import catalog, cost, fit
-from tpuwizard.event_text import money
+from tpuwizard.event_text import count, money
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.state import WizardState
 
@@ -37,8 +37,9 @@ class ReviewScreen(WizardScreen):
         s = self.state
         slice_ = catalog.parse_accelerator(s.accelerator)
         hourly = cost.hourly(s.accelerator, s.route)
+        size = f"{count(slice_.chips, 'chip')}, {count(slice_.vms, 'VM')}"
         yield Static(
-            f"[b]About to create[/b] {s.accelerator} ({slice_.chips} chips, {slice_.vms} VM) in "
+            f"[b]About to create[/b] {s.accelerator} ({size}) in "
             f"{s.zone}, project {s.project}, route {s.route}, runtime "
             f"{slice_.generation.runtime_version}.\nAbout {money(hourly)}/h: an "
             f"{cost.label()}."
@@ -61,16 +62,10 @@ class ReviewScreen(WizardScreen):
         if s.route in ("vm", "spot"):
             with Horizontal(classes="row"):
                 yield Switch(value=s.watchdog, id="watchdog")
-                yield Label(
-                    "Watchdog: the VM deletes itself at the deadline, even if this computer is off",
-                    id="watchdog-label",
-                )
+                yield Label(watchdog_label(s.watchdog), id="watchdog-label")
         with Horizontal(classes="row"):
             yield Switch(value=s.deep_checks, id="deep-checks")
-            yield Label(
-                "Deeper checks: a precision profile and a profiler trace, in the run folder",
-                id="deep-checks-label",
-            )
+            yield Label(deep_checks_label(s.deep_checks), id="deep-checks-label")
         with Horizontal(classes="row"):
             yield _titled(
                 Input(value=str(s.script or ""), placeholder="path/to/main.py", id="script"),
@@ -89,6 +84,7 @@ class ReviewScreen(WizardScreen):
     def on_mount(self) -> None:
         self.ready = True
         self.show_problems()
+        self.query_one("#name", Input).focus()
 
     def answers(self) -> dict[str, Any]:
         """What the fields say now, in WizardState's terms."""
@@ -122,6 +118,12 @@ class ReviewScreen(WizardScreen):
     def show_problems(self) -> None:
         if not self.ready:
             return
+        answers = self.answers()
+        if self.query("#watchdog-label"):
+            self.query_one("#watchdog-label", Label).update(watchdog_label(answers["watchdog"]))
+        self.query_one("#deep-checks-label", Label).update(
+            deep_checks_label(answers["deep_checks"])
+        )
         problems = self.problems()
         candidate = replace(self.state, **self.answers()).plan("preview")
         words = candidate.deadline_words(time.time()) if not problems else ""
@@ -137,6 +139,15 @@ class ReviewScreen(WizardScreen):
             self.show_problems()
             return
         self.dismiss(self.answers())
+
+
+def watchdog_label(on: bool) -> str:
+    # On or off in words: a switch's colour alone does not say it.
+    return f"Watchdog {'ON' if on else 'OFF'}: the VM deletes itself at the deadline"
+
+
+def deep_checks_label(on: bool) -> str:
+    return f"Deeper checks {'ON' if on else 'OFF'}: precision profile and profiler trace"
 
 
 def _titled(widget: Input, title: str) -> Input:

@@ -18,9 +18,12 @@ class ZonesScreen(WizardScreen):
         "can still meet a stockout, and tpuwizard then offers the other zones."
     )
 
-    def __init__(self, accelerator: str, current: str | None, survey_fn) -> None:
+    def __init__(
+        self, accelerator: str, current: str | None, survey_fn, practice: bool = False
+    ) -> None:
         super().__init__()
         self.accelerator, self.current, self.survey_fn = accelerator, current, survey_fn
+        self.practice = practice
         self.zones: list[str] = []
 
     def compose_body(self) -> ComposeResult:
@@ -41,7 +44,13 @@ class ZonesScreen(WizardScreen):
     def load(self) -> None:
         try:
             survey: ZoneSurvey = self.survey_fn()
-            label = "live from the TPU API" if survey.source == "live" else "documented, not live"
+            label = (
+                "documented, not live"
+                if survey.source != "live"
+                else "from the practice sandbox"
+                if self.practice
+                else "live from the TPU API"
+            )
         except Exception as err:  # a failed live survey falls back to the documentation
             from tpuwizard.core.cloud.diagnose import diagnose
             from tpuwizard.core.cloud.zones import documented
