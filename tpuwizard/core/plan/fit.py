@@ -296,7 +296,8 @@ def cheapest_fitting(fits: list[SliceFit]) -> SliceFit | None:
         if f.price_per_hour_usd is not None
         and catalog.parse_accelerator(f.name).generation.key in CURRENT_GENERATIONS
     ]
-    return (current or sharded or [None])[0]
+    candidates = current or sharded
+    return candidates[0] if candidates else None
 
 
 def slice_verdict(state_gib: float, f: SliceFit) -> str:

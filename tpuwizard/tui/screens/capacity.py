@@ -62,6 +62,8 @@ class CapacityScreen(WizardScreen):
         self.query_one("#size", Input).value = "" if self.params else f"{self.state_gib:g}"
         self.query_one("#params", Input).value = self.params
         self.query_one("#as-params", Button).display = False
+        for inner in self.query_one("#recipe", Select).query("SelectCurrent"):
+            inner.border_title = "recipe"  # the border drawn is the inner box's
         self.refresh_table()
         self.query_one("#size", Input).focus()
 

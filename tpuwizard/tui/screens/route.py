@@ -135,8 +135,15 @@ class RouteScreen(WizardScreen):
 
 
 def _labelled(select: Select[object], label: str) -> Select[object]:
-    select.border_title = label  # every question says what it asks, on its border
+    # Every question says what it asks, on its border (the border is the inner box's).
+    select.border_title = label
+    select.call_after_refresh(lambda: _title_inner_box(select, label))
     return select
+
+
+def _title_inner_box(select: Select[object], label: str) -> None:
+    for inner in select.query("SelectCurrent"):
+        inner.border_title = label
 
 
 def _chips(count: int) -> str:
