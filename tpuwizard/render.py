@@ -14,6 +14,9 @@ from rich.text import Text
 
 from tpuwizard.core.plan.fit import SliceFit, gib_text
 
+# The price each route pays, in the words launch uses for the routes.
+ROUTE_PRICE = {"vm": "vm (on-demand)", "spot": "spot", "flex": "flex (spot as a stand-in)"}
+
 
 def console() -> Console:
     # Human output goes to stderr; NO_COLOR is honoured by rich itself.
@@ -126,7 +129,7 @@ def render_fit(
     out.print(
         "[dim]HBM, usable and spare: GiB per chip; all: GiB in the slice. shard: the state "
         "split over every chip fits; repl: a full copy fits one device; total: the slice's "
-        f"HBM >= the state. $/h: {route} price.[/]"
+        f"HBM >= the state. $/h: {ROUTE_PRICE.get(route, route)} price.[/]"
     )
     out.print(verdict)
     out.print(f"[dim]{note} Prices are approximate list prices; check the pricing page.[/]")

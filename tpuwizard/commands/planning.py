@@ -45,10 +45,11 @@ from tpuwizard.core.errors import BadInput
 )
 @click.option(
     "--route",
-    type=click.Choice(["on-demand", "spot", "flex"]),
-    default="on-demand",
+    type=click.Choice(["vm", "spot", "flex", "on-demand"]),
+    default="vm",
     show_default=True,
-    help="Which price to show.",
+    help="Which price to show, by launch's route names: vm (on demand), spot, flex. "
+    "on-demand is accepted for vm.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def fit(
@@ -66,6 +67,8 @@ def fit(
 ) -> None:
     """Which TPU slices hold a training state of SIZE (48, 48GiB, 51.5GB)?"""
     from tpuwizard.core.plan import fit as fitting
+
+    route = "vm" if route == "on-demand" else route  # one spelling of the routes everywhere
 
     if (size is None) == (params is None):
         raise BadInput(
