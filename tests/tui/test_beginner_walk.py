@@ -110,3 +110,16 @@ async def test_a_slow_create_ticks_and_the_quit_guard_counts(
     # "Delete now" ends with the run's summary printed, as plain mode and the CLI do.
     farewell = capsys.readouterr().err
     assert "Summary of tpuwizard-" in farewell and "Nothing is billing." in farewell
+
+
+async def test_the_light_themes_card_borders_are_visible(tmp_path):
+    app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
+    async with app.run_test(size=(100, 32)) as pilot:
+        await on_screen(pilot, "RouteScreen")
+        for theme in ("textual-light", "textual-dark"):
+            app.theme = theme
+            await pilot.pause(0.1)
+            card = app.screen.query_one("#card-notebook")
+            _, background = card.background_colors
+            border = background + card.styles.border_top[1]  # the border over its background
+            assert abs(border.brightness - background.brightness) > 0.25, theme
