@@ -123,3 +123,29 @@ async def test_the_light_themes_card_borders_are_visible(tmp_path):
             _, background = card.background_colors
             border = background + card.styles.border_top[1]  # the border over its background
             assert abs(border.brightness - background.brightness) > 0.25, theme
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_enter_alone_walks_every_step_with_the_defaults(tmp_path, size):
+    """Focus starts on each step's first field, so Enter works without Tab."""
+    app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
+    async with app.run_test(size=size) as pilot:
+        await on_screen(pilot, "RouteScreen")
+        assert app.focused is app.screen.query_one("#budget")
+        await press(pilot, "#next")
+        await on_screen(pilot, "AccountScreen")
+        assert app.focused is app.screen.query_one("#practice")
+        assert "Practice mode: ON" in text_of(app, "#practice-label")
+        await press(pilot, "#next")
+        await on_screen(pilot, "CapacityScreen")
+        assert app.focused is app.screen.query_one("#size")
+        app.screen.query_one(DataTable).focus()
+        await pilot.press("enter")  # Enter on the table takes the preselected slice
+        await on_screen(pilot, "ZonesScreen")
+        await until(pilot, lambda: app.screen.zones, what="the zone survey")
+        assert isinstance(app.focused, DataTable)
+        assert "from the practice sandbox" in text_of(app, "#source")
+        await pilot.press("enter")
+        await on_screen(pilot, "ReviewScreen")
+        assert app.focused is app.screen.query_one("#name")
+        assert app.state.accelerator == "v5litepod-4"

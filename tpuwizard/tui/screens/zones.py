@@ -38,6 +38,7 @@ class ZonesScreen(WizardScreen):
 
     def on_mount(self) -> None:
         self.query_one(DataTable).add_columns("zone", "offers")
+        self.query_one(DataTable).focus()  # Enter takes the highlighted zone, no Tab first
         self.load()
 
     @work(thread=True, exclusive=True, group="zones", exit_on_error=False)
