@@ -27,10 +27,11 @@ NAMES = {
     "ProvisionScreen": "06-provision",
     "VerifyScreen": "07-verify",
     "ScriptScreen": "08-script",
-    "SummaryScreen": "09-teardown",
+    "TeardownScreen": "09-teardown",
     "QuitGuard": "10-quit-guard",
     "HelpScreen": "11-help",
     "NotebookScreen": "12-notebook",
+    "SummaryScreen": "13-summary",
 }
 
 
