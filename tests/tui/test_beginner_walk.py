@@ -13,6 +13,12 @@ def text_of(app, selector: str) -> str:
     return str(app.screen.query_one(selector).render())
 
 
+def on_screen_whole(app, selector: str) -> bool:
+    """The widget is drawn inside the terminal, above the footer: no scrolling needed."""
+    region = app.screen.query_one(selector).region
+    return region.height > 0 and region.y >= 1 and region.bottom <= app.size.height - 1
+
+
 @pytest.mark.parametrize("size", SIZES)
 async def test_route_questions_are_labelled_and_preselect_their_recommendation(tmp_path, size):
     app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
@@ -21,7 +27,8 @@ async def test_route_questions_are_labelled_and_preselect_their_recommendation(t
         screen = app.screen
         assert app.focused is screen.query_one("#budget")  # Enter works without Tab first
         titles = [s.border_title for s in screen.query(Select)]
-        assert titles == ["Budget", "Chips needed", "Run length", "Billing account?"]
+        assert titles == ["Budget", "Chips needed", "Run length", "Billing acct"]
+        assert on_screen_whole(app, "#next") and on_screen_whole(app, "#route")
         assert screen.query_one(RadioSet).pressed_button.name == "vm"
         screen.query_one("#billing", Select).value = False
         await until(pilot, lambda: screen.query_one(RadioSet).pressed_button.name == "notebook")
@@ -49,6 +56,7 @@ async def test_7b_becomes_parameters_the_cheapest_fitting_slice_is_chosen_and_re
         screen = app.screen
         assert app.focused is screen.query_one("#size")
         table = screen.query_one(DataTable)
+        assert on_screen_whole(app, "#next")
         # The $/h column is on screen, not cut, at 80 columns too.
         assert table.virtual_size.width <= table.size.width
         assert table.get_row_at(table.cursor_row)[0] == "v5litepod-4"  # cheapest fitting 48 GiB
@@ -80,6 +88,7 @@ async def test_7b_becomes_parameters_the_cheapest_fitting_slice_is_chosen_and_re
         await press(pilot, "#next")
         await on_screen(pilot, "ReviewScreen")
         assert "104.3 GiB fits sharded on v5litepod-8" in text_of(app, "#fit-verdict")
+        assert on_screen_whole(app, "#create")
         assert "No watchdog: nothing deletes it at" in text_of(app, "#deadline-words")
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Button, DataTable, Input, Select, Static
@@ -20,7 +20,8 @@ class CapacityScreen(WizardScreen):
         "a recipe. 'shard' means the state split over every chip fits; 'repl' that a full "
         "copy fits one device; 'total' the course's rule, total HBM >= state. Activations "
         "are not counted. The cheapest slice that holds the state is chosen for you; one that "
-        "does not hold it needs a second yes. Launch runs single-host slices."
+        "does not hold it needs a second yes. Launch runs single-host slices. "
+        + fit.ACTIVATION_NOTE
     )
 
     def __init__(
@@ -52,8 +53,15 @@ class CapacityScreen(WizardScreen):
             yield Static(id="verdict")
             yield Button("Use as parameters", id="as-params")
         yield DataTable(id="fits", cursor_type="row", zebra_stripes=True)
-        yield Static(fit.ACTIVATION_NOTE, classes="note")
+        yield Static(fit.ACTIVATION_NOTE, classes="note", id="activation-note")
         yield Button("Next", id="next", variant="primary")
+
+    def on_resize(self, event: events.Resize) -> None:
+        # On a short terminal (80x24) the table scrolls within fewer rows and the note moves to
+        # the help (F1), so Next stays on screen.
+        short = event.size.height < 32
+        self.query_one("#activation-note", Static).display = not short
+        self.query_one(DataTable).styles.max_height = 10 if short else 16
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)

@@ -23,10 +23,12 @@ class ReviewScreen(WizardScreen):
     STEP = "5 Review"
     HELP = (
         "Check what will be created. The deadline is Flex-start's maximum run duration; for "
-        "other routes it is shown so you know how long you meant to run. Optionally give a "
+        "other routes it holds only with the watchdog, which deletes the VM at the deadline even "
+        "if this computer is off (the line under the fields says which). Optionally give a "
         "script of yours to run after the verifier, and files it writes to copy back. Deeper "
         "checks add the verifier's precision profile and a profiler trace (open it with "
-        "TensorBoard's profile plugin, xprof or Perfetto)."
+        "TensorBoard's profile plugin, xprof or Perfetto). Prices are estimates from "
+        "approximate list prices; check the pricing page."
     )
 
     def __init__(self, state: WizardState) -> None:
@@ -36,14 +38,15 @@ class ReviewScreen(WizardScreen):
     def compose_body(self) -> ComposeResult:
         s = self.state
         slice_ = catalog.parse_accelerator(s.accelerator)
-        hourly = cost.hourly(s.accelerator, s.route)
+        hourly = cost.hourly(s.accelerator, s.route, s.zone)
         size = f"{count(slice_.chips, 'chip')}, {count(slice_.vms, 'VM')}"
+        # Short enough for 80x24: where the prices come from is in the help (F1).
         yield Static(
             f"[b]About to create[/b] {s.accelerator} ({size}) in "
             f"{s.zone}, project {s.project}, route {s.route}, runtime "
-            f"{slice_.generation.runtime_version}.\nAbout {money(hourly)}/h: an "
-            f"{cost.label()}."
-            + ("\n[b]Practice: the sandbox; nothing is billed.[/b]" if s.practice else ""),
+            f"{slice_.generation.runtime_version}.\nAbout {money(hourly)}/h, an estimate "
+            "from approximate list prices."
+            + (" [b]Practice: nothing is billed.[/b]" if s.practice else ""),
             id="summary",
         )
         state_fit = fit.fit_slice(s.state_gib, slice_)
@@ -59,13 +62,14 @@ class ReviewScreen(WizardScreen):
                 Input(value=str(s.max_run_minutes or DEFAULT_MAX_RUN[s.route]), id="max-run"),
                 "Deadline (minutes)",
             )
-        if s.route in ("vm", "spot"):
-            with Horizontal(classes="row"):
+        with Horizontal(classes="row"):  # both switches on one row: 80x24 holds the screen
+            if s.route in ("vm", "spot"):
                 yield Switch(value=s.watchdog, id="watchdog")
-                yield Label(watchdog_label(s.watchdog), id="watchdog-label")
-        with Horizontal(classes="row"):
+                yield Label(watchdog_label(s.watchdog), id="watchdog-label", classes="switch-label")
             yield Switch(value=s.deep_checks, id="deep-checks")
-            yield Label(deep_checks_label(s.deep_checks), id="deep-checks-label")
+            yield Label(
+                deep_checks_label(s.deep_checks), id="deep-checks-label", classes="switch-label"
+            )
         with Horizontal(classes="row"):
             yield _titled(
                 Input(value=str(s.script or ""), placeholder="path/to/main.py", id="script"),
@@ -142,12 +146,13 @@ class ReviewScreen(WizardScreen):
 
 
 def watchdog_label(on: bool) -> str:
-    # On or off in words: a switch's colour alone does not say it.
-    return f"Watchdog {'ON' if on else 'OFF'}: the VM deletes itself at the deadline"
+    # On or off in words: a switch's colour alone does not say it. What it does is said below
+    # the fields, by the plan's deadline words.
+    return f"Watchdog {'ON' if on else 'OFF'}"
 
 
 def deep_checks_label(on: bool) -> str:
-    return f"Deeper checks {'ON' if on else 'OFF'}: precision profile and profiler trace"
+    return f"Deeper checks {'ON' if on else 'OFF'} (precision, trace)"
 
 
 def _titled(widget: Input, title: str) -> Input:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Button, RadioButton, RadioSet, Select, Static
 
-from tpuwizard.core.plan.routes import BUDGETS, RUN_LENGTHS, recommend, route_table
+from tpuwizard.core.plan.routes import BUDGETS, RUN_LENGTHS, RouteInfo, recommend, route_table
 from tpuwizard.tui.screens.base import WizardScreen
 
 CHIPS = (1, 4, 8, 16, 64)
@@ -32,16 +32,11 @@ class RouteScreen(WizardScreen):
 
     def compose_body(self) -> ComposeResult:
         a = self.answers
-        yield Static("[b]How will you get a TPU?[/b]", classes="title")
+        yield Static("[b]How will you get a TPU?[/b]", classes="title", id="route-title")
         with Horizontal(id="routes"):
             for info in route_table():
-                yield Static(
-                    f"[b]{info.title}[/b]\ncost: {info.cost}\nwait: {info.wait}\n"
-                    f"runs: {info.max_run}\nchips: {info.chips}\nneeds: {info.account}",
-                    classes="route-card",
-                    id=f"card-{info.key}",
-                )
-        yield Static("A few questions for a recommendation:")
+                yield Static(card_text(info), classes="route-card", id=f"card-{info.key}")
+        yield Static("A few questions for a recommendation:", id="ask")
         with Horizontal(id="questions"):
             yield _labelled(
                 Select(
@@ -74,7 +69,7 @@ class RouteScreen(WizardScreen):
                     id="billing",
                     allow_blank=False,
                 ),
-                "Billing account?",
+                "Billing acct",
             )
         yield Static(id="advice")
         with Horizontal(id="pick"):
@@ -86,6 +81,15 @@ class RouteScreen(WizardScreen):
     def on_mount(self) -> None:
         self.update_advice()
         self.query_one("#budget", Select).focus()
+
+    def on_resize(self, event: events.Resize) -> None:
+        # Below 100 columns the cards keep cost and run time, so 80x24 holds the whole step
+        # (F1 and the 100-column view have the rest).
+        compact = event.size.width < 100
+        for info in route_table():
+            self.query_one(f"#card-{info.key}", Static).update(card_text(info, compact))
+        self.query_one("#ask", Static).display = not compact
+        self.query_one("#route-title", Static).display = not compact
 
     @on(Select.Changed)
     def update_advice(self) -> None:
@@ -132,6 +136,15 @@ class RouteScreen(WizardScreen):
     def choose(self) -> None:
         pressed = self.query_one(RadioSet).pressed_button
         self.dismiss(pressed.name if pressed is not None else self.current)
+
+
+def card_text(info: RouteInfo, compact: bool = False) -> str:
+    if compact:
+        return f"[b]{info.title}[/b]\n{info.cost}\nruns {info.max_run}"
+    return (
+        f"[b]{info.title}[/b]\ncost: {info.cost}\nwait: {info.wait}\n"
+        f"runs: {info.max_run}\nchips: {info.chips}\nneeds: {info.account}"
+    )
 
 
 def _labelled(select: Select[object], label: str) -> Select[object]:
