@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from textual import on
 from textual.app import ComposeResult
+from textual.containers import Horizontal
 from textual.widgets import Button, Input, Label, Static, Switch
 
 from tpuwizard.core.cloud import gcloud_config
@@ -26,11 +27,11 @@ class AccountScreen(WizardScreen):
 
     def compose_body(self) -> ComposeResult:
         ctx = self.ctx
+        # Two facts a line, so 80x24 holds the step with its fixes and Next.
         found = [
-            f"project: {ctx.project or '-'} ({ctx.project_source or 'not set'})",
+            f"project: {ctx.project or '-'} ({ctx.project_source or 'not set'}); "
             f"zone: {ctx.zone or '-'} ({ctx.zone_source or 'not set'})",
-            f"account: {ctx.account or '-'}",
-            f"credentials: {ctx.credentials or 'none found'}",
+            f"account: {ctx.account or '-'}; credentials: {ctx.credentials or 'none found'}",
         ]
         yield Static("[b]Your Google Cloud setup[/b]\n" + "\n".join(found), id="found")
         if ctx.problems:
@@ -41,10 +42,12 @@ class AccountScreen(WizardScreen):
                 "    gcloud services enable tpu.googleapis.com",
                 id="missing",
             )
-        yield Label(practice_label(self.practice), id="practice-label")
-        yield Switch(value=self.practice, id="practice")
-        yield Label("Project id")
-        yield Input(value=ctx.project or "", placeholder="my-project-123", id="project")
+        with Horizontal(classes="row"):
+            yield Switch(value=self.practice, id="practice")
+            yield Label(practice_label(self.practice), id="practice-label", classes="switch-label")
+        project = Input(value=ctx.project or "", placeholder="my-project-123", id="project")
+        project.border_title = "Project id"
+        yield project
         yield Static(id="error")
         yield Button("Next", id="next", variant="primary")
 
