@@ -88,6 +88,13 @@ class PlainWizard:
                 **self.io,
             )
         )
+        deep = self.ask(
+            questionary.confirm(
+                "Deeper checks: a precision profile and a profiler trace, in the run folder?",
+                default=False,
+                **self.io,
+            )
+        )
         script = self.text(
             "Your script to run after the verifier (empty for none)",
             check=lambda t: t and _is_file(t),
@@ -110,6 +117,8 @@ class PlainWizard:
             fetch=tuple(p.strip() for p in fetch.split(",") if p.strip()),
             max_run_minutes=minutes,
             watchdog=watchdog,
+            precision=deep,
+            trace=deep,
         )
         problems = plan.problems()
         if problems:

@@ -26,8 +26,8 @@ def run_plain(tmp_path, keys: str):
 
 def test_plain_walk_launches_verifies_and_tears_down(tmp_path):
     # Every default: route (4 questions + the route), size or parameters, size, slice, zone,
-    # name, deadline, watchdog, script, then "yes, create".
-    code, lines = run_plain(tmp_path, "\r" * 14)
+    # name, deadline, watchdog, deeper checks, script, then "yes, create".
+    code, lines = run_plain(tmp_path, "\r" * 15)
     assert code == 0, "\n".join(lines)
     text = "\n".join(lines)
     assert "Recommended: vm" in text and "[practice]" in text
@@ -67,7 +67,7 @@ def test_plain_takes_7b_for_parameters_and_confirms_a_slice_too_small(tmp_path):
         + "\r"  # the cheapest slice, too small
         + "\r"  # no, not anyway
         + "\r"  # the suggested slice
-        + "\r" * 5  # zone, name, deadline, watchdog, script
+        + "\r" * 6  # zone, name, deadline, watchdog, deeper checks, script
         + "n"  # do not create
     )
     code, lines = run_plain(tmp_path, keys)
