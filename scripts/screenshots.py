@@ -31,6 +31,7 @@ NAMES = {
     "QuitGuard": "10-quit-guard",
     "HelpScreen": "11-help",
     "NotebookScreen": "12-notebook",
+    "SummaryScreen": "13-summary",
 }
 
 
@@ -84,7 +85,7 @@ async def walk(tmp: Path) -> None:
         await until(pilot, lambda: app.screen.query("#end-runs"), 180, "the rerun choices")
         await press(pilot, "#end-runs")
         await until(pilot, lambda: app.state.finished_code is not None, 180, "the end")
-        await on_screen(pilot, "TeardownScreen")
+        await on_screen(pilot, "SummaryScreen")
         await pilot.pause(1.2)
         save(app)
         await press(pilot, "#quit")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tpuwizard.core.launch import events as ev
+from tpuwizard.core.launch.summary import RunSummary
 
 
 def money(usd: float | None) -> str:
@@ -11,6 +12,11 @@ def money(usd: float | None) -> str:
 
 # Queued-resource states that mean "no capacity yet" (spot and Flex-start can wait a long time).
 QUEUE_WAITING = ("ACCEPTED", "WAITING_FOR_RESOURCES")
+
+
+def count(n: int, noun: str) -> str:
+    """``1 chip``, ``4 chips``: never ``1 chips``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def describe(event: ev.Event) -> list[str]:
@@ -23,8 +29,9 @@ def describe(event: ev.Event) -> list[str]:
                 if event.price_per_hour_usd is not None
                 else "price unknown"
             )
+            chips = count(event.chips, "chip")
             return [
-                f"{practice}Creating {event.name}: {event.accelerator} ({event.chips} chips) "
+                f"{practice}Creating {event.name}: {event.accelerator} ({chips}) "
                 f"in {event.zone}, route {event.route}, {price}, "
                 f"deadline {event.max_run_minutes} min. Run {event.run_id}."
             ]
@@ -72,6 +79,8 @@ def describe(event: ev.Event) -> list[str]:
         case ev.ReceiptSaved():
             verdict = "proves the run" if event.ok else "does NOT prove the run"
             return [f"Receipt {event.receipt_sha256} saved to {event.path}: {verdict}"]
+        case ev.ScriptFinished():
+            return [f"Your script exited with code {event.exit_code}."]
         case ev.FileFetched():
             return [f"Copied back {event.path}"]
         case ev.FileNotFetched():
@@ -109,6 +118,49 @@ def describe(event: ev.Event) -> list[str]:
             )
             return [f"Done (exit {event.exit_code}). Run folder: {event.run_dir}.{still}"]
     return []
+
+
+def summary_lines(summary: RunSummary) -> list[str]:
+    """The end-of-run summary, the same words in the wizard, plain mode and the CLI."""
+    s = summary
+    where = f" ({s.accelerator} in {s.zone}{', practice' if s.practice else ''})" if s.name else ""
+    lines = [f"Summary of {s.name or 'the launch'}{where}"]
+    if s.checks:
+        passed = sum(c.ok for c in s.checks.values())
+        lines.append(f"  Checks: {passed} of {len(s.checks)} PASS")
+        workers = {c.worker for c in s.checks.values()}
+        for c in s.checks.values():
+            who = f"[w{c.worker}] " if len(workers) > 1 else ""
+            lines.append(f"    {'PASS' if c.ok else 'FAIL'} {who}{c.name}: {c.detail}")
+    else:
+        lines.append("  Checks: none ran.")
+    if s.receipt is not None:
+        verdict = "proves the run" if s.receipt.ok else "does NOT prove the run"
+        lines.append(f"  Receipt {s.receipt.receipt_sha256}: {s.receipt.path} ({verdict})")
+    else:
+        lines.append("  Receipt: none was saved.")
+    if s.script_ran:
+        code = "did not finish" if s.script_exit_code is None else f"exit {s.script_exit_code}"
+        lines.append(f"  Your script: {code}. Its last lines:")
+        lines += [f"    | {line}" for line in s.script_tail] or ["    (no output)"]
+    lines += [f"  Copied back: {path}" for path in s.fetched]
+    lines += [f"  Not copied back: {path!r}: {why}" for path, why in s.not_fetched]
+    if s.failure is not None:
+        title = s.failure.diagnosis.get("title", "")
+        lines.append(f"  Failed during {s.failure.stage}: {title}")
+    billed = f" for {s.billed_s:.0f} s of billing" if s.gone else ""
+    lines.append(f"  Cost: about {money(s.cost_usd)} (estimate){billed}.")
+    if s.nothing_billing:
+        gone = f" {', '.join(s.gone)} verified gone." if s.gone else " Nothing was created."
+        lines.append(f"  Nothing is billing.{gone}")
+    elif s.finished is None:
+        lines.append("  The launch did not finish: check with tpuwizard status.")
+    else:
+        lines.append(f"  STILL BILLING: {', '.join(s.still_existing)}.")
+        lines += [f"    Delete it with: {k.delete_command}" for k in s.kept]
+    if s.finished is not None:
+        lines.append(f"  Exit code {s.finished.exit_code}. Run folder: {s.finished.run_dir}")
+    return lines
 
 
 def _clock(epoch: float) -> str:

@@ -3,7 +3,9 @@ the scrolling terminal, over the same core and the same lifecycle events."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,7 @@ from tpuwizard.core.evidence import notebook
 from tpuwizard.core.launch.events import Finished
 from tpuwizard.core.launch.plan import DEFAULT_MAX_RUN, LaunchPlan
 from tpuwizard.core.plan import fit, routes
-from tpuwizard.event_text import describe
+from tpuwizard.event_text import describe, summary_lines
 from tpuwizard.session import practice
 from tpuwizard.session.session import LaunchHandle, Session
 from tpuwizard.session.signals import exit_code, stop_on_signals
@@ -79,15 +81,29 @@ class PlainWizard:
             or None
         )
         minutes = int(self.text("Deadline in minutes", str(DEFAULT_MAX_RUN[route]), check=_minutes))
+        watchdog = route in ("vm", "spot") and self.ask(
+            questionary.confirm(
+                "Watchdog: the VM deletes itself at the deadline, even if this computer is off?",
+                default=False,
+                **self.io,
+            )
+        )
+        deep = self.ask(
+            questionary.confirm(
+                "Deeper checks: a precision profile and a profiler trace, in the run folder?",
+                default=False,
+                **self.io,
+            )
+        )
         script = self.text(
             "Your script to run after the verifier (empty for none)",
             check=lambda t: _is_file(t) if t else None,
         )
-        if not self.ask(
-            questionary.confirm(f"Create {accelerator} in {zone} now?", default=True, **self.io)
-        ):
-            self.out("Nothing was created.")
-            return 0
+        fetch = (
+            self.text("Files it writes, to copy back (e.g. reports/*.json; empty for none)")
+            if script
+            else ""
+        )
         run_id = paths.new_run_id()
         plan = LaunchPlan(
             accelerator=accelerator,
@@ -98,11 +114,21 @@ class PlainWizard:
             route=route,
             name=name,
             script=Path(script) if script else None,
+            fetch=tuple(p.strip() for p in fetch.split(",") if p.strip()),
             max_run_minutes=minutes,
+            watchdog=watchdog,
+            precision=deep,
+            trace=deep,
         )
         problems = plan.problems()
         if problems:
             raise BadInput(" ".join(problems))
+        self.out(plan.deadline_words(time.time()))
+        if not self.ask(
+            questionary.confirm(f"Create {accelerator} in {zone} now?", default=True, **self.io)
+        ):
+            self.out("Nothing was created.")
+            return 0
         return self.launch(session.start_launch(plan))
 
     def choose_route(self) -> str:
@@ -137,15 +163,59 @@ class PlainWizard:
             self.out(f"{what}: {command}")
         return self.text("Project id", ctx.project or "", check=gcloud_config.validate_project)
 
-    def choose_slice(self) -> str:
-        size = self.text(
-            "Training state size (GiB, or e.g. 51.5GB), or your program's file to compile its step",
-            "48",
-            check=_size_or_program,
+    def ask_state(self, known: str | None = None) -> float:
+        """The training state in GiB: a size, or parameters and a recipe (as the wizard asks)."""
+        known = known or self.select(
+            "What do you know about your training state?",
+            [
+                questionary.Choice("its size in GiB", "size"),
+                questionary.Choice("the model's parameter count", "params"),
+            ],
+            "size",
         )
-        if not _is_size(size):
-            return self.choose_slice_from_program(size)
-        state = fit.parse_size_gib(size)
+        params = ""
+        if known == "size":
+            size = self.text(
+                "Training state size (GiB, or e.g. 51.5GB)", "48", check=_size_or_params
+            )
+            try:
+                return fit.parse_size_gib(size)
+            except fit.LooksLikeParams as err:
+                self.out(str(err))
+                if not self.ask(
+                    questionary.confirm(
+                        f"Use {err.params} as the parameter count?", default=True, **self.io
+                    )
+                ):
+                    return self.ask_state()
+                params = err.params
+        params = self.text("Parameters (e.g. 7B, 350M)", params or "1B", check=fit.parse_params)
+        recipe = self.select(
+            "Recipe",
+            [
+                questionary.Choice(f"{k}: {v[0]:g} bytes/param, {v[1]}", k)
+                for k, v in fit.RECIPES.items()
+            ],
+            "bf16-adam",
+        )
+        return fit.state_from_params(fit.parse_params(params), recipe)
+
+    def choose_slice(self) -> str:
+        known = self.select(
+            "What do you know about your training state?",
+            [
+                questionary.Choice("its size in GiB", "size"),
+                questionary.Choice("the model's parameter count", "params"),
+                questionary.Choice(
+                    "my program (compile its training step for each slice)", "program"
+                ),
+            ],
+            "size",
+        )
+        if known == "program":
+            program = self.text("Your program's file (it defines tpuwizard_plan)", check=_is_file)
+            return self.choose_slice_from_program(program)
+        state = self.ask_state(known)
         fits = fit.plan(state, fit.select_slices(single_host=True))
         self.out(fit.verdict(state, fits))
         choices = [
@@ -157,8 +227,19 @@ class PlainWizard:
             )
             for f in fits
         ]
-        best = next((c for c, f in zip(choices, fits, strict=True) if f.fits_sharded), choices[0])
-        return self.select("Slice", choices, best)
+        best = fit.cheapest_fitting(fits) or fits[0]
+        while True:
+            name = self.select("Slice", choices, next(c for c in choices if c.value == best.name))
+            chosen = next(f for f in fits if f.name == name)
+            if chosen.fits_sharded:
+                return name
+            self.out(fit.slice_verdict(state, chosen))
+            if self.ask(
+                questionary.confirm(
+                    f"Use {name} anyway? The run will fail.", default=False, **self.io
+                )
+            ):
+                return name
 
     def choose_slice_from_program(self, program: str) -> str:
         """Compile the program's step for each single-host slice; the rows print as they come."""
@@ -201,25 +282,20 @@ class PlainWizard:
                     self.out(line)
                 if isinstance(event, Finished):
                     code = event.exit_code
+            for line in summary_lines(handle.summary):
+                self.out(line)
         return exit_code(received, code)
+
+
+def _size_or_params(text: str) -> None:
+    """A size, or what looks like a parameter count (the next question offers to switch)."""
+    with contextlib.suppress(fit.LooksLikeParams):
+        fit.parse_size_gib(text)
 
 
 def _minutes(text: str) -> None:
     if not text.isdigit() or not 1 <= int(text) <= 7 * 24 * 60:
         raise BadInput("A number of minutes from 1 to 10080.")
-
-
-def _is_size(text: str) -> bool:
-    try:
-        fit.parse_size_gib(text)
-    except BadInput:
-        return False
-    return True
-
-
-def _size_or_program(text: str) -> None:
-    if not _is_size(text) and not Path(text).expanduser().is_file():
-        raise BadInput(f"'{text}' is neither a size (48, 51.5GB) nor a file.")
 
 
 def _is_file(text: str) -> None:

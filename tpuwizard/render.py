@@ -3,17 +3,79 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
 from rich import box
+from rich.cells import cell_len
 from rich.console import Console
+from rich.padding import Padding
 from rich.table import Table
+from rich.text import Text
 
-from tpuwizard.core.plan.fit import SliceFit
+from tpuwizard.core.plan.fit import SliceFit, gib_text
+
+# The price each route pays, in the words launch uses for the routes.
+ROUTE_PRICE = {"vm": "vm (on-demand)", "spot": "spot", "flex": "flex (spot as a stand-in)"}
 
 
 def console() -> Console:
     # Human output goes to stderr; NO_COLOR is honoured by rich itself.
     return Console(stderr=True, no_color=bool(os.environ.get("NO_COLOR")))
+
+
+def print_table(
+    out: Console,
+    title: str | None,
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    wrap: Sequence[str] = (),
+) -> None:
+    """A table when it fits the terminal (or the 80 columns of a pipe), else one record per row.
+
+    Names, types, states and money are never cut: only the ``wrap`` columns may wrap, at spaces,
+    and when even that does not fit, each row is printed as its own short paragraph.
+    """
+    table = Table(
+        title=title,
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        padding=(0, 1),
+        collapse_padding=True,
+        pad_edge=False,
+        show_edge=False,
+    )
+    for i, header in enumerate(headers):
+        table.add_column(
+            header,
+            justify="left" if i == 0 or header in wrap else "right",
+            no_wrap=header not in wrap,
+        )
+    for row in rows:
+        table.add_row(*row)
+    if _narrowest(headers, rows, wrap) <= out.width:
+        out.print(table)
+        return
+    if title:
+        out.print(title)
+    for row in rows:
+        out.print(f"[b]{row[0]}[/b]")
+        details = "; ".join(f"{h}: {v}" for h, v in zip(headers[1:], row[1:], strict=True))
+        out.print(Padding(Text.from_markup(details), (0, 0, 0, 2)))
+
+
+def _narrowest(headers: Sequence[str], rows: Sequence[Sequence[str]], wrap: Sequence[str]) -> int:
+    """Columns the table needs with nothing cut: whole cells, or the longest word of a wrap
+    column, and the two-column gap between columns."""
+
+    def need(text: str, wraps: bool) -> int:
+        plain = Text.from_markup(text).plain
+        return max((cell_len(w) for w in plain.split()), default=0) if wraps else cell_len(plain)
+
+    widths = [
+        max(need(h, h in wrap), *(need(row[i], h in wrap) for row in rows))
+        for i, h in enumerate(headers)
+    ]
+    return sum(widths) + 2 * (len(widths) - 1)
 
 
 def _mark(ok: bool) -> str:
@@ -31,18 +93,9 @@ def render_fit(
     note: str,
 ) -> None:
     out = console()
-    title = f"Training state {state_gib:.2f} GiB"
+    title = f"Training state {gib_text(state_gib, 2)} GiB"
     if bytes_per_param is not None:
         title += f" ({recipe}: {bytes_per_param:g} bytes per parameter)"
-    table = Table(
-        title=title,
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        padding=(0, 1),
-        collapse_padding=True,
-        pad_edge=False,
-        show_edge=False,
-    )
     headers = (
         "slice",
         "chips",
@@ -56,11 +109,8 @@ def render_fit(
         "spare",
         "$/h",
     )
-    for header in headers:
-        table.add_column(header, justify="left" if header == "slice" else "right", no_wrap=True)
-    for f in fits:
-        price = "?" if f.price_per_hour_usd is None else f"{f.price_per_hour_usd:.2f}"
-        table.add_row(
+    rows = [
+        (
             f.name,
             str(f.chips),
             str(f.vms),
@@ -70,14 +120,16 @@ def render_fit(
             _mark(f.fits_sharded),
             _mark(f.fits_replicated),
             _mark(f.fits_total),
-            f"{f.headroom_gib:.1f}",
-            price,
+            gib_text(f.headroom_gib),
+            "?" if f.price_per_hour_usd is None else f"{f.price_per_hour_usd:.2f}",
         )
-    out.print(table)
+        for f in fits
+    ]
+    print_table(out, title, headers, rows)
     out.print(
         "[dim]HBM, usable and spare: GiB per chip; all: GiB in the slice. shard: the state "
         "split over every chip fits; repl: a full copy fits one device; total: the slice's "
-        f"HBM >= the state. $/h: {route} price.[/]"
+        f"HBM >= the state. $/h: {ROUTE_PRICE.get(route, route)} price.[/]"
     )
     out.print(verdict)
     out.print(f"[dim]{note} Prices are approximate list prices; check the pricing page.[/]")
@@ -97,14 +149,15 @@ def render_zones(
     out.print(f"[bold]{title}[/] ({label})")
     if not table:
         out.print(f"No zone offers {accelerator}." if accelerator else "No zones found.")
-    grid = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    grid.add_column("zone", no_wrap=True)
-    grid.add_column("runtime version" if accelerator else "accelerator types")
-    for zone, types in table.items():
-        mark = " (unconfirmed)" if zone in unconfirmed else ""
-        grid.add_row(zone + mark, runtime if accelerator else ", ".join(types))
+    second = "runtime version" if accelerator else "accelerator types"
+    rows = [
+        (zone + (" (unconfirmed)" if zone in unconfirmed else ""), runtime or "")
+        if accelerator
+        else (zone + (" (unconfirmed)" if zone in unconfirmed else ""), ", ".join(types))
+        for zone, types in table.items()
+    ]
     if table:
-        out.print(grid)
+        print_table(out, None, ("zone", second), rows, wrap=(second,))
     for zone, error in failures.items():
         out.print(f"[yellow]{zone}: not surveyed ({error})[/]")
     out.print(f"[dim]{note}[/]")
@@ -114,21 +167,20 @@ def render_status(found: list, cost_label: str, title: str = "May still be billi
     from tpuwizard.event_text import money
 
     out = console()
-    grid = Table(
-        title=title,
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        show_edge=False,
-        pad_edge=False,
-    )
-    for header in ("name", "kind", "zone", "type", "state", "age", "cost so far"):
-        grid.add_column(header, no_wrap=header in ("name", "zone"))
-    for b in found:
-        r = b.resource
-        grid.add_row(
-            r.name, r.kind, r.zone, r.accelerator, b.state, _age(b.age_s), money(b.cost_usd)
+    rows = [
+        (
+            b.resource.name,
+            b.resource.kind,
+            b.resource.zone,
+            b.resource.accelerator,
+            b.state,
+            _age(b.age_s),
+            money(b.cost_usd),
         )
-    out.print(grid)
+        for b in found
+    ]
+    headers = ("name", "kind", "zone", "type", "state", "age", "cost so far")
+    print_table(out, title, headers, rows)
     out.print(f"[dim]Costs are an {cost_label}. Delete with: tpuwizard teardown NAME (or --all)[/]")
 
 

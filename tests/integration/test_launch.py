@@ -128,11 +128,17 @@ def test_one_odd_output_never_costs_the_others(tmp_path, home):
 def test_a_failing_script_still_tears_down(tmp_path, home):
     script = tmp_path / "broken.py"
     script.write_text("raise SystemExit(7)\n")
-    code, events, _ = launch(tmp_path, "--accelerator", "v5litepod-1", "--script", str(script))
+    code, events, stderr = launch(tmp_path, "--accelerator", "v5litepod-1", "--script", str(script))
     assert code == 1
     failed = next(e for e in events if e["event"] == "failed")
     assert failed["stage"] == "script" and "code 7" in failed["diagnosis"]["explanation"]
+    assert {"event": "script_finished", "exit_code": 7} in events
     assert "teardown_verified" in names(events) and sandbox_is_empty(home)
+    # The summary comes last (on stderr beside --json): the checks, the script, the bill.
+    summary = stderr[stderr.index("Summary of tpuwizard-") :]
+    assert "PASS contract" in summary and "FAIL" not in summary
+    assert "Your script: exit 7." in summary and "Failed during script" in summary
+    assert "Nothing is billing." in summary and "Exit code 1." in summary
 
 
 def test_keep_leaves_it_running_until_teardown(tmp_path, home):

@@ -25,11 +25,20 @@ def run_plain(tmp_path, keys: str):
 
 
 def test_plain_walk_launches_verifies_and_tears_down(tmp_path):
-    code, lines = run_plain(tmp_path, "\r" * 12)  # every default, then "yes, create"
+    # Every default: route (4 questions + the route), size or parameters, size, slice, zone,
+    # name, deadline, watchdog, deeper checks, script, then "yes, create".
+    code, lines = run_plain(tmp_path, "\r" * 15)
     assert code == 0, "\n".join(lines)
     text = "\n".join(lines)
     assert "Recommended: vm" in text and "[practice]" in text
+    # The wizard's defaults: the cheapest current-generation slice that holds 48 GiB.
+    assert "Creating tpuwizard-" in text and ": v5litepod-4 (4 chips)" in text
+    assert "No watchdog: nothing deletes it at" in text
     assert "proves the run" in text and "Verified gone" in text
+    # The summary comes last, as in the wizard and the CLI.
+    summary = text[text.index("Summary of tpuwizard-") :]
+    assert "PASS contract" in summary and "Receipt " in summary
+    assert "Nothing is billing." in summary and "Exit code 0." in summary
     assert list((tmp_path / "runs").glob("*/receipt.json"))
     assert sandbox_nodes(Path(os.environ["TPUWIZARD_HOME"])) == {}
 
@@ -41,3 +50,31 @@ def test_plain_notebook_route_writes_the_notebook(tmp_path):
     assert code == 0, "\n".join(lines)
     assert (tmp_path / "tpuwizard-colab.ipynb").is_file()
     assert any("receipt check" in line for line in lines)
+
+
+def test_plain_takes_7b_for_parameters_and_confirms_a_slice_too_small(tmp_path):
+    up, back = "\x1b[A", "\x7f" * 2
+    keys = (
+        "\r" * 5  # the route questions
+        + "\r"  # the size, not parameters
+        + back
+        + "7B\r"  # looks like a parameter count
+        + "\r"  # yes, use 7B as parameters
+        + "\r"  # 7B
+        + up
+        + "\r"  # adam-fp32: 16 bytes per parameter
+        + up * 5
+        + "\r"  # the cheapest slice, too small
+        + "\r"  # no, not anyway
+        + "\r"  # the suggested slice
+        + "\r" * 6  # zone, name, deadline, watchdog, deeper checks, script
+        + "n"  # do not create
+    )
+    code, lines = run_plain(tmp_path, keys)
+    text = "\n".join(lines)
+    assert code == 0, text
+    assert "'7B' looks like a parameter count" in text
+    assert "104.3 GiB fits sharded on v5litepod-8" in text
+    assert "104.3 GiB does NOT fit v5litepod-1" in text and "GiB per chip short" in text
+    assert "Nothing was created." in text
+    assert not list((tmp_path / "runs").glob("*"))

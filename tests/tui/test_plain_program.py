@@ -1,4 +1,4 @@
-"""Plain mode's capacity question takes a program file too, and compiles it for each slice."""
+"""Plain mode's capacity question offers a program file too, and compiles it for each slice."""
 
 import pytest
 from prompt_toolkit.input import create_pipe_input
@@ -8,7 +8,7 @@ from tests.conftest import REPO
 from tpuwizard.core.plan import program_fit
 from tpuwizard.plain import PlainWizard
 
-BACKSPACE = "\x7f"
+DOWN = "\x1b[B"
 
 
 @pytest.mark.slow
@@ -17,7 +17,8 @@ def test_a_program_file_is_compiled_and_a_fitting_slice_offered():
     lines: list[str] = []
     program = str(REPO / "examples" / "placement.py")
     with create_pipe_input() as inp:
-        inp.send_text(BACKSPACE * 2 + program + "\r" + "\r")  # replace "48"; take the default
+        # "my program" is the third answer; then its file, then the offered slice.
+        inp.send_text(DOWN * 2 + "\r" + program + "\r" + "\r")
         chosen = PlainWizard(
             sandbox=True, input=inp, output=DummyOutput(), echo=lines.append
         ).choose_slice()

@@ -1,4 +1,5 @@
-"""Every screen rendered at 100x32 from fixed state and fixed events, compared with its SVG.
+"""Every screen rendered at 100x32 and at the stated minimum, 80x24, from fixed state and fixed
+events, compared with its SVG.
 
 Update after an intended change with: pytest tests/tui/test_snapshots.py --snapshot-update
 """
@@ -17,15 +18,24 @@ from tpuwizard.core.launch.billing import BillingState
 from tpuwizard.tui.app import WizardApp
 from tpuwizard.tui.state import WizardState
 
-SIZE = (100, 32)
 NOW = 1_800_000_000.0  # a fixed clock: ages and costs do not move between runs
+
+
+@pytest.fixture(params=[(100, 32), (80, 24)], ids=["100x32", "80x24"])
+def size(request):
+    return request.param
 
 
 @pytest.fixture(autouse=True)
 def _fixed_clock(monkeypatch):
-    import tpuwizard.core.launch.billing as billing_module
+    import time
 
-    monkeypatch.setattr(billing_module.time, "time", lambda: NOW)
+    monkeypatch.setattr(time, "time", lambda: NOW)
+    monkeypatch.setenv("TZ", "UTC")  # the deadline is shown as a local HH:MM
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
 
 
 class Harness(App[None]):
@@ -63,13 +73,13 @@ def demo_billing() -> BillingState:
     return billing
 
 
-def test_route(snap_compare):
+def test_route(snap_compare, size):
     from tpuwizard.tui.screens.route import RouteScreen
 
-    assert snap_compare(Harness(lambda: RouteScreen("vm")), terminal_size=SIZE)
+    assert snap_compare(Harness(lambda: RouteScreen("vm")), terminal_size=size)
 
 
-def test_account_without_credentials(snap_compare):
+def test_account_without_credentials(snap_compare, size):
     from tpuwizard.tui.screens.account import AccountScreen
 
     ctx = gcloud_config.GcloudContext(
@@ -78,41 +88,45 @@ def test_account_without_credentials(snap_compare):
             ("No project is set", "gcloud config set project PROJECT_ID"),
         ]
     )
-    assert snap_compare(Harness(lambda: AccountScreen(ctx, True)), terminal_size=SIZE)
+    assert snap_compare(Harness(lambda: AccountScreen(ctx, True)), terminal_size=size)
 
 
-def test_capacity(snap_compare):
+def test_capacity(snap_compare, size):
     from tpuwizard.tui.screens.capacity import CapacityScreen
 
-    assert snap_compare(Harness(lambda: CapacityScreen(48, "v5litepod-4")), terminal_size=SIZE)
+    assert snap_compare(Harness(lambda: CapacityScreen(48, "v5litepod-4")), terminal_size=size)
 
 
-def test_zones(snap_compare):
+def test_zones(snap_compare, size):
     from tpuwizard.tui.screens.zones import ZonesScreen
 
     app = Harness(lambda: ZonesScreen("v5litepod-4", "us-central1-a", documented))
-    assert snap_compare(app, terminal_size=SIZE, run_before=_settle)
+    assert snap_compare(app, terminal_size=size, run_before=_settle)
 
 
-def test_review(snap_compare):
+def test_review(snap_compare, size):
     from tpuwizard.tui.screens.review import ReviewScreen
 
     state = WizardState(
-        practice=True, project="tpuwizard-practice", zone="us-central1-a", name="jax-course-tpu-01"
+        practice=True,
+        project="tpuwizard-practice",
+        zone="us-central1-a",
+        name="jax-course-tpu-01",
+        accelerator="v5litepod-4",
     )
-    assert snap_compare(Harness(lambda: ReviewScreen(state), state), terminal_size=SIZE)
+    assert snap_compare(Harness(lambda: ReviewScreen(state), state), terminal_size=size)
 
 
-def test_provision(snap_compare):
+def test_provision(snap_compare, size):
     from tpuwizard.tui.screens.run import ProvisionScreen
 
     feed = [ev.Provisioning("CREATING", 0.0, 0.0), ev.Provisioning("READY", 41.0, 0.0547)]
     assert snap_compare(
-        Harness(ProvisionScreen, billing_state(), feed, demo_billing()), terminal_size=SIZE
+        Harness(ProvisionScreen, billing_state(), feed, demo_billing()), terminal_size=size
     )
 
 
-def test_verify_with_a_failed_boundary(snap_compare):
+def test_verify_with_a_failed_boundary(snap_compare, size):
     from tpuwizard.tui.screens.run import VerifyScreen
 
     feed = [
@@ -126,21 +140,21 @@ def test_verify_with_a_failed_boundary(snap_compare):
         ev.ReceiptSaved("runs/demo/receipt.json", False, "0123456789abcdef"),
     ]
     assert snap_compare(
-        Harness(VerifyScreen, billing_state(), feed, demo_billing()), terminal_size=SIZE
+        Harness(VerifyScreen, billing_state(), feed, demo_billing()), terminal_size=size
     )
 
 
-def test_script(snap_compare):
+def test_script(snap_compare, size):
     from tpuwizard.tui.screens.run import ScriptScreen
 
     feed = [ev.ScriptLine(0, f"step {i}: loss {1 / (i + 1):.3f}") for i in range(5)]
     feed.append(ev.FileFetched("runs/demo/files/reports/result.txt"))
     assert snap_compare(
-        Harness(ScriptScreen, billing_state(), feed, demo_billing()), terminal_size=SIZE
+        Harness(ScriptScreen, billing_state(), feed, demo_billing()), terminal_size=size
     )
 
 
-def test_teardown_verified(snap_compare):
+def test_teardown_verified(snap_compare, size):
     from tpuwizard.tui.screens.run import TeardownScreen
 
     feed = [
@@ -148,35 +162,75 @@ def test_teardown_verified(snap_compare):
         ev.TeardownVerified("tpuwizard-demo", "node", 312.0, 0.416),
         ev.Finished(True, 0, "runs/demo", 0.416),
     ]
-    assert snap_compare(Harness(TeardownScreen, None, feed), terminal_size=SIZE)
+    assert snap_compare(Harness(TeardownScreen, None, feed), terminal_size=size)
 
 
-def test_quit_guard(snap_compare):
+def test_summary(snap_compare, size):
+    from tpuwizard.core.launch.summary import RunSummary
+    from tpuwizard.tui.screens.summary import SummaryScreen
+
+    summary = RunSummary()
+    for event in [
+        ev.Planned(
+            "demo",
+            "tpuwizard-demo",
+            "v5litepod-4",
+            "us-central1-a",
+            "vm",
+            "p",
+            4,
+            1,
+            4.8,
+            120,
+            True,
+            "runs/demo",
+        ),
+        ev.Check(0, "import", True, "jax 0.10.2, jaxlib 0.10.2", "import"),
+        ev.Check(0, "backend", True, "cpu, 4 devices", "backend"),
+        ev.Check(0, "contract", True, "pmap sum of squares 10416.0", "contract"),
+        ev.ReceiptSaved("runs/demo/receipt.json", True, "a9b1672804f8c62d"),
+        *[ev.ScriptLine(0, f"step {i}: loss {1 / (i + 1):.3f}") for i in range(5)],
+        ev.ScriptFinished(0),
+        ev.FileFetched("runs/demo/files/reports/result.txt"),
+        ev.TeardownVerified("tpuwizard-demo", "node", 312.0, 0.416),
+        ev.Finished(True, 0, "runs/demo", 0.416),
+    ]:
+        summary.apply(event)
+
+    async def offer(pilot) -> None:
+        pilot.app.screen.offer([])
+        await pilot.pause(0.2)
+
+    app = Harness(lambda: SummaryScreen(summary))
+    assert snap_compare(app, terminal_size=size, run_before=offer)
+
+
+def test_quit_guard(snap_compare, size):
     from tpuwizard.tui.screens.quit_guard import QuitGuard
 
     billing = demo_billing()
     guard = Harness(
         lambda: QuitGuard(billing.existing(), billing.undecided()), billing_state(), (), billing
     )
-    assert snap_compare(guard, terminal_size=SIZE)
+    assert snap_compare(guard, terminal_size=size)
 
 
-def test_help(snap_compare):
+def test_help(snap_compare, size):
     from tpuwizard.tui.screens.help import HelpScreen
     from tpuwizard.tui.screens.route import RouteScreen
 
     assert snap_compare(
-        Harness(lambda: HelpScreen(RouteScreen.STEP, RouteScreen.HELP)), terminal_size=SIZE
+        Harness(lambda: HelpScreen(RouteScreen.STEP, RouteScreen.HELP)), terminal_size=size
     )
 
 
-def test_notebook(snap_compare):
+def test_notebook(snap_compare, size):
     from tpuwizard.tui.screens.notebook import NotebookScreen
 
-    assert snap_compare(Harness(lambda: NotebookScreen(Path("."))), terminal_size=SIZE)
+    assert snap_compare(Harness(lambda: NotebookScreen(Path("."))), terminal_size=size)
 
 
-def test_leftovers(snap_compare):
+def test_leftovers(snap_compare, size):
     from tpuwizard.core.launch.ledger import Resource
     from tpuwizard.core.launch.teardown import Billable
     from tpuwizard.tui.screens.leftovers import LeftoversScreen
@@ -190,7 +244,7 @@ def test_leftovers(snap_compare):
             "ledger+labels",
         )
     ]
-    assert snap_compare(Harness(lambda: LeftoversScreen(found)), terminal_size=SIZE)
+    assert snap_compare(Harness(lambda: LeftoversScreen(found)), terminal_size=size)
 
 
 async def _settle(pilot) -> None:

@@ -35,12 +35,21 @@ async def test_whole_walk_from_route_to_verified_teardown(tmp_path, home):
         await on_screen(pilot, "ProvisionScreen", 10)
         await on_screen(pilot, "VerifyScreen", 60)
         await until(pilot, lambda: app.state.finished_code is not None, 120, "the end")
-        await on_screen(pilot, "TeardownScreen")
+        await on_screen(pilot, "SummaryScreen")
         assert app.state.finished_code == 0 and app.state.receipt_ok
         assert Path(app.state.receipt_path).is_file()
         assert not app.billing.may_bill()
         verdict = str(app.screen.query_one("#verdict").render())
         assert "Nothing is billing" in verdict
+        # The results stay on screen: every check, the receipt's hash and path, the cost.
+        summary = str(app.screen.query_one("#summary").render())
+        receipt = json.loads(Path(app.state.receipt_path).read_text())
+        assert "Checks: " in summary and "FAIL" not in summary
+        assert "PASS contract" in summary
+        assert receipt["receipt_sha256"] in summary and app.state.receipt_path in summary
+        assert "Cost: about $" in summary and "verified gone" in summary
+        await pilot.pause(2.5)  # nothing replaces the summary by itself
+        assert type(app.screen).__name__ == "SummaryScreen"
         assert sandbox_nodes(home) == {} and open_ledger(home) == []
         await pilot.press("ctrl+q")  # nothing bills: quit at once
     assert app.return_code == 0
@@ -134,7 +143,7 @@ async def test_stockout_offers_other_zones_and_the_retry_succeeds(tmp_path, home
         assert app.state.zone == "europe-west4-b"
         await press(pilot, "#create")
         await until(pilot, lambda: app.state.finished_code is not None, 60, "the stockout")
-        await on_screen(pilot, "TeardownScreen")
+        await on_screen(pilot, "SummaryScreen")
         await until(
             pilot, lambda: any(b.startswith("Try ") for b in buttons(app)), 10, "zone buttons"
         )
@@ -173,7 +182,11 @@ async def test_esc_goes_back_and_help_opens(tmp_path):
 async def test_small_terminal_is_told_so(tmp_path):
     app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
     async with app.run_test(size=(70, 20)) as pilot:
-        await until(pilot, lambda: app.query_one("#too-small").has_class("show"), 10, "the notice")
+        await on_screen(pilot, "TooSmallScreen")
+        assert "at least 80x24" in str(app.screen.query_one("#too-small").render())
+        assert not app._notifications  # said once, by the screen, never again as a toast
+        await pilot.resize_terminal(80, 24)
+        await on_screen(pilot, "RouteScreen")
 
 
 async def test_notebook_route_writes_it_and_checks_receipts(tmp_path):

@@ -61,6 +61,9 @@ def test_fit_human_output_has_a_verdict_and_the_activation_note():
         (["fit", "--", "-5"], "above zero"),
         (["fit", "0"], "above zero"),
         (["fit", "nan"], "48"),
+        (["fit", "7B"], "--params 7B --recipe adam-fp32"),
+        (["fit", "350M"], "--params 350M --recipe adam-fp32"),
+        (["fit", "7000000000"], "--params 7000000000"),
         (["fit", "48", "--slices", "v5e-4"], "v5litepod-4"),
         (["fit", "--params", "7B", "--recipe", "sgd"], "bf16-adam"),
         (["fit", "--params", "seven"], "7B"),
@@ -102,3 +105,10 @@ def test_no_color_is_honoured():
     assert green in colored.stderr and red in colored.stderr  # colour when forced...
     assert green not in plain.stderr and red not in plain.stderr  # ...none with NO_COLOR,
     assert "yes" in plain.stderr and "no" in plain.stderr  # and the words still say it all
+
+
+def test_an_explicit_unit_keeps_its_table_and_says_nothing_fits():
+    result = run("fit", "1e30GiB", "--single-host")
+    assert result.exit_code == 0, result.output
+    assert "No listed slice holds" in result.stderr
+    assert "v5litepod-4" in result.stderr

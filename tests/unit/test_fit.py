@@ -177,3 +177,55 @@ def test_the_reserve_applies_to_each_tensorcore_of_a_v2_chip():
     # 7.8 GiB is under half a chip's 16 GiB, over half of its usable 15.04 GiB.
     assert not fit.fit_slice(7.8, v2).fits_replicated
     assert fit.fit_slice(7.8, v2, reserve=0).fits_replicated
+
+
+@pytest.mark.parametrize(
+    ("text", "params"),
+    [("7B", "7B"), ("350M", "350M"), ("1.5K", "1.5K"), ("70b", "70B"), ("2T", "2T")],
+)
+def test_what_looks_like_a_parameter_count_is_refused_as_a_size(text, params):
+    with pytest.raises(fit.LooksLikeParams) as caught:
+        fit.parse_size_gib(text)
+    assert caught.value.params == params
+    assert caught.value.cli_line == f"--params {params} --recipe adam-fp32"
+
+
+def test_a_bare_number_of_a_million_gib_is_taken_for_parameters():
+    with pytest.raises(fit.LooksLikeParams) as caught:
+        fit.parse_size_gib("7000000000")
+    assert caught.value.params == "7000000000"
+    assert fit.parse_size_gib("999999") == 999999
+
+
+def test_a_bare_number_under_one_mib_is_refused():
+    with pytest.raises(BadInput, match="under 1 MiB"):
+        fit.parse_size_gib("0.0005")
+    assert fit.parse_size_gib("0.001") == pytest.approx(0.001)
+
+
+@pytest.mark.parametrize(
+    ("text", "gib"), [("1e30GiB", 1e30), ("7kb", 7e3 / 2**30), ("1KiB", 2**-20)]
+)
+def test_an_explicit_unit_is_taken_at_its_word(text, gib):
+    assert fit.parse_size_gib(text) == pytest.approx(gib)
+
+
+def test_the_suggestion_is_the_cheapest_current_generation_slice_that_fits():
+    fits = fit.plan(48, fit.select_slices(single_host=True))
+    assert fits[0].name == "v5litepod-1" and not fits[0].fits_sharded
+    # v2-8 is cheaper and fits, but v2 is an older generation: a beginner gets v5e.
+    assert fit.cheapest_fitting(fits).name == "v5litepod-4"
+    assert "v5litepod-4" in fit.verdict(48, fits)
+    old_only = fit.plan(48, fit.select_slices(["v2-8", "v5litepod-1"]))
+    assert fit.cheapest_fitting(old_only).name == "v2-8"
+    assert fit.cheapest_fitting(fit.plan(1e30, fit.select_slices(single_host=True))) is None
+
+
+def test_a_slice_that_does_not_fit_says_by_how_much():
+    state = fit.state_from_params(7e9, "adam-fp32")
+    small = fit.fit_slice(state, catalog.parse_accelerator("v5litepod-4"))
+    text = fit.slice_verdict(state, small)
+    assert "104.3 GiB does NOT fit v5litepod-4" in text
+    assert f"{-small.headroom_gib:.1f} GiB per chip short" in text
+    big = fit.fit_slice(state, catalog.parse_accelerator("v5litepod-8"))
+    assert "fits sharded on v5litepod-8" in fit.slice_verdict(state, big)

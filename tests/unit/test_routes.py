@@ -42,3 +42,12 @@ def test_every_answer_gets_a_route_and_a_reason(budget, length, chips, billing):
 def test_unknown_answers_are_rejected():
     with pytest.raises(ValueError):
         recommend("lavish", 4, "days", True)
+
+
+@pytest.mark.parametrize("chips", [1, 4, 16])
+def test_the_reason_names_the_answer_that_chose_the_free_notebook(chips):
+    free = recommend("free", chips, "1-4 hours", billing_account=True)
+    assert free.route == "notebook"
+    assert "budget of nothing" in free.reason and "billing account" not in free.reason
+    no_account = recommend("normal", chips, "1-4 hours", billing_account=False)
+    assert "Without a billing account" in no_account.reason

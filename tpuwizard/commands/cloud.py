@@ -159,7 +159,7 @@ def launch(
     from tpuwizard.core import paths
     from tpuwizard.core.cloud import gcloud_config
     from tpuwizard.core.launch.plan import LaunchPlan
-    from tpuwizard.event_text import describe
+    from tpuwizard.event_text import describe, summary_lines
     from tpuwizard.session.signals import exit_code, stop_on_signals
 
     zone = zone or gcloud_config.discover().zone
@@ -211,6 +211,8 @@ def launch(
                 (say if as_json else click.echo)(line)
             if isinstance(event, Finished):
                 code = event.exit_code
+    for line in summary_lines(handle.summary):
+        (say if as_json else click.echo)(line)
     sys.exit(exit_code(received, code))
 
 

@@ -45,10 +45,11 @@ from tpuwizard.core.errors import BadInput
 )
 @click.option(
     "--route",
-    type=click.Choice(["on-demand", "spot", "flex"]),
-    default="on-demand",
+    type=click.Choice(["vm", "spot", "flex", "on-demand"]),
+    default="vm",
     show_default=True,
-    help="Which price to show.",
+    help="Which price to show, by launch's route names: vm (on demand), spot, flex. "
+    "on-demand is accepted for vm.",
 )
 @click.option(
     "--program",
@@ -93,6 +94,8 @@ def fit(
     """Which TPU slices hold a training state of SIZE (48, 48GiB, 51.5GB), or your program?"""
     from tpuwizard.core.plan import fit as fitting
 
+    route = "vm" if route == "on-demand" else route  # one spelling of the routes everywhere
+
     if program is not None:
         if size is not None or params is not None:
             raise BadInput("Give either --program FILE or a size (or --params), not both.")
@@ -122,7 +125,10 @@ def fit(
         per_param = fitting.bytes_per_param(recipe)
         state = fitting.state_from_params(fitting.parse_params(params), recipe)
     else:
-        state = fitting.parse_size_gib(size or "")
+        try:
+            state = fitting.parse_size_gib(size or "")
+        except fitting.LooksLikeParams as err:
+            raise BadInput(f"{err} Type instead: tpuwizard fit {err.cli_line}") from None
     reserve = fitting.DEFAULT_RESERVE if usable is None else 1 - _usable(usable)
     chosen = fitting.select_slices(
         split_list(slices), split_list(generation), single_host, max_chips
@@ -260,8 +266,7 @@ def zones(
         from tpuwizard.render import render_zones
 
         label = (
-            "live from the TPU API"
-            + (" (practice sandbox)" if practice_mode else "")
+            ("from the practice sandbox" if practice_mode else "live from the TPU API")
             + (", cached" if survey.cached else "")
             if survey.source == "live"
             else "documented, not live"

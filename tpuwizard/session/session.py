@@ -20,6 +20,7 @@ from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.billing import BillingState
 from tpuwizard.core.launch.ledger import Ledger, Resource
 from tpuwizard.core.launch.plan import LaunchPlan
+from tpuwizard.core.launch.summary import RunSummary
 from tpuwizard.core.launch.teardown import Found, TeardownResult
 from tpuwizard.session import practice as practice_mode
 
@@ -185,6 +186,7 @@ class LaunchHandle:
         self.transport, self.ready_timeout = transport, ready_timeout
         self.cancel = CancelToken()
         self.finished: ev.Finished | None = None
+        self.summary = RunSummary()  # what the run came to, for the end-of-run summary
         self.reruns: Reruns | None = None
 
     def run_again(self) -> None:
@@ -232,6 +234,7 @@ class LaunchHandle:
                 yield from self._failed_to_start(item)
                 continue
             self.session.billing.apply(item)
+            self.summary.apply(item)
             if isinstance(item, ev.Finished):
                 self.finished = item
             yield item
@@ -246,6 +249,7 @@ class LaunchHandle:
         finished = ev.Finished(False, code, str(self.plan.run_dir), None)
         for item in (failed, finished):
             self.session.billing.apply(item)
+            self.summary.apply(item)
         self.finished = finished
         yield failed
         yield finished

@@ -23,9 +23,9 @@ from tpuwizard.core.cloud import gcloud_config
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.billing import BillingState
 from tpuwizard.tui.screens.base import BACK
+from tpuwizard.tui.screens.too_small import MIN_SIZE
 from tpuwizard.tui.state import WizardState
 
-MIN_SIZE = (80, 24)
 HERE = Path(__file__).parent
 
 
@@ -60,11 +60,6 @@ class WizardApp(App[int]):
 
     def compose(self) -> ComposeResult:
         yield Static("Starting...", id="welcome")
-        yield Static(
-            f"The terminal is too small: tpuwizard needs at least {MIN_SIZE[0]}x"
-            f"{MIN_SIZE[1]}. Make the window larger.",
-            id="too-small",
-        )
 
     def on_mount(self) -> None:
         loop = asyncio.get_running_loop()
@@ -75,16 +70,19 @@ class WizardApp(App[int]):
         self.walk()
 
     def on_resize(self) -> None:
+        self.check_size()
+
+    def check_size(self) -> None:
+        """Cover the wizard while the terminal is too small (on resize, and when a step shows)."""
+        from tpuwizard.tui.screens.too_small import TooSmallScreen
+
         small = self.size.width < MIN_SIZE[0] or self.size.height < MIN_SIZE[1]
-        for widget in self.query("#too-small"):
-            widget.set_class(small, "show")
-        if small:
-            self.notify(
-                f"The terminal is smaller than {MIN_SIZE[0]}x{MIN_SIZE[1]}: some text "
-                "will not fit.",
-                severity="warning",
-                timeout=4,
-            )
+        # Said once, by a screen over the step shown now; it leaves by itself when the
+        # terminal is large enough again. The bare start screen is never covered: the first
+        # step covers itself when it shows.
+        on_a_step = len(self.screen_stack) > 1 and not isinstance(self.screen, TooSmallScreen)
+        if small and on_a_step:
+            self.push_screen(TooSmallScreen())
 
     def action_toggle_theme(self) -> None:
         self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"
@@ -130,7 +128,9 @@ class WizardApp(App[int]):
     async def step_route(self) -> Any:
         from tpuwizard.tui.screens.route import RouteScreen
 
-        result = await self.push_screen_wait(RouteScreen(self.state.route))
+        result = await self.push_screen_wait(
+            RouteScreen(self.state.route, self.state.route_answers)
+        )
         if result != BACK:
             self.state.route = result
         return result
@@ -155,12 +155,13 @@ class WizardApp(App[int]):
     async def step_capacity(self) -> Any:
         from tpuwizard.tui.screens.capacity import CapacityScreen
 
+        s = self.state
         result = await self.push_screen_wait(
-            CapacityScreen(self.state.state_gib, self.state.accelerator)
+            CapacityScreen(s.state_gib, s.accelerator or None, s.params, s.recipe)
         )
         if result != BACK:
-            self.state.state_gib = result["state_gib"]
-            self.state.accelerator = result["accelerator"]
+            s.state_gib, s.accelerator = result["state_gib"], result["accelerator"]
+            s.params, s.recipe = result["params"], result["recipe"]
         return result
 
     async def step_zones(self) -> Any:
@@ -173,7 +174,7 @@ class WizardApp(App[int]):
             return zones.documented()
 
         result = await self.push_screen_wait(
-            ZonesScreen(self.state.accelerator, self.state.zone, survey)
+            ZonesScreen(self.state.accelerator, self.state.zone, survey, self.state.practice)
         )
         if result != BACK:
             self.state.zone = result
@@ -191,7 +192,8 @@ class WizardApp(App[int]):
     # -- the launch -------------------------------------------------------------------------
     async def run_launch(self) -> str:
         from tpuwizard.core import paths
-        from tpuwizard.tui.screens.run import ProvisionScreen, TeardownScreen
+        from tpuwizard.tui.screens.run import ProvisionScreen
+        from tpuwizard.tui.screens.summary import SummaryScreen
 
         s = self.state
         run_id = paths.new_run_id()
@@ -221,17 +223,17 @@ class WizardApp(App[int]):
                 backlog = []
             elif pending is None:
                 screen.show(event)
+        summary = self.handle.summary
         self.handle = None
         if self.leaving is not None:
-            self.finish(self.leaving, self.goodbye())
+            self.finish(self.leaving, self.goodbye(summary))
             return "quit"
-        if not isinstance(screen, TeardownScreen):
-            final = TeardownScreen()
-            await self.switch_screen(final)
-            final.query_one("#verdict", Static).update(
-                "[b]Nothing was created, nothing is billing.[/b]"
-            )
-            screen = final
+        while self.screen is not screen:  # a dialog is open: never replace it (see above)
+            if self.exiting:
+                return "quit"
+            await asyncio.sleep(0.1)
+        screen = SummaryScreen(summary)
+        await self.switch_screen(screen)
         failure: dict[str, Any] = s.last_failure or {}
         screen.offer(failure.get("alternatives", []) if failure.get("kind") == "stockout" else [])
         choice = await screen.choice
@@ -346,27 +348,11 @@ class WizardApp(App[int]):
         finally:
             self.call_from_thread(self.finish, code, self.goodbye())
 
-    def goodbye(self) -> str | None:
-        """The last words: what still runs and bills, and how to delete it."""
-        from tpuwizard.event_text import money
+    def goodbye(self, summary: Any = None) -> str | None:
+        """The last words printed on exit: the run's summary, what still bills, how to delete."""
+        from tpuwizard.tui.farewell import farewell
 
-        existing = self.billing.existing()
-        if not existing:
-            return "Nothing tpuwizard created is billing."
-        lines = []
-        kept = self.state.kept
-        for b in existing:
-            command = (
-                kept.delete_command
-                if kept is not None and kept.name == b.name
-                else f"tpuwizard teardown {b.name}" + (" --sandbox" if self.state.practice else "")
-            )
-            hourly = cost_per_hour(b)
-            lines.append(
-                f"{b.name} in {b.zone} is still running and billing about {money(hourly)}/h "
-                f"(estimate). Delete it with: {command}"
-            )
-        return "\n".join(lines)
+        return farewell(self.billing, self.state.kept, self.state.practice, summary)
 
     exiting = False
 
@@ -382,12 +368,6 @@ class WizardApp(App[int]):
             self.delete_then_exit(128 + signum)  # this session made it: it does not outlive us
         else:
             self.finish(128 + signum, self.goodbye() if self.billing.may_bill() else None)
-
-
-def cost_per_hour(b: Any) -> float | None:
-    from tpuwizard.core.plan import cost
-
-    return cost.hourly(b.accelerator, b.route, b.zone)
 
 
 def run_wizard(sandbox: bool = False) -> int:

@@ -12,13 +12,16 @@ from tpuwizard.core.launch.plan import LaunchPlan
 @dataclass
 class WizardState:
     route: str = "vm"
+    route_answers: dict[str, object] = field(default_factory=dict)  # budget, chips, length...
     practice: bool = False
     project: str | None = None
     zone: str | None = None
     account: str | None = None
     credentials: str | None = None
     state_gib: float = 48.0
-    accelerator: str = "v5litepod-4"
+    params: str = ""  # a parameter count typed instead of a size ("7B"), with its recipe
+    recipe: str = "bf16-adam"
+    accelerator: str = ""  # empty until chosen: capacity preselects the cheapest that fits
     name: str | None = None
     max_run_minutes: float | None = None
     watchdog: bool = False

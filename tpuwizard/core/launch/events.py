@@ -170,6 +170,13 @@ class ScriptDone(Event):
 
 
 @dataclass(frozen=True)
+class ScriptFinished(Event):
+    """Your script ended on every worker; ``exit_code`` is the first non-zero one, else 0."""
+
+    exit_code: int
+
+
+@dataclass(frozen=True)
 class FileFetched(Event):
     path: str
 

@@ -232,6 +232,7 @@ class WorkerSteps:
             self._env(),
             lambda w, t: self.emit(ev.ScriptLine(w, t, self.slice.vms)),
         )
+        self.emit(ev.ScriptFinished(code))
         self._fetch_outputs(transport)
         self.script_exit_code = code
         if code != 0:

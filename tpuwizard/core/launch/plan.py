@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -47,6 +48,21 @@ class LaunchPlan:
     @property
     def node_name(self) -> str:
         return self.name or f"tpuwizard-{self.run_id}"
+
+    def deadline_words(self, now: float) -> str:
+        """What the deadline really does for this plan, in words (the clock is local time)."""
+        minutes = self.max_run_minutes or DEFAULT_MAX_RUN[self.route]
+        at = time.strftime("%H:%M", time.localtime(now + minutes * 60))
+        if self.route == "flex":
+            return (
+                f"Google ends it at {at} (Flex-start's run duration), even if this laptop sleeps."
+            )
+        if self.watchdog:
+            return f"Deleted at {at} even if this laptop sleeps: a watchdog on the VM deletes it."
+        return (
+            f"No watchdog: nothing deletes it at {at}. tpuwizard deletes it when the run ends, "
+            "but only while tpuwizard runs; if this laptop sleeps, it keeps billing."
+        )
 
     def problems(self) -> list[str]:
         """Every rule the plan breaks, as messages that say what to type instead.

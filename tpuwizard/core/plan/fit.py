@@ -36,45 +36,89 @@ ACTIVATION_NOTE = (
     "remat about 2 x batch x seq_len x d_model x layers."
 )
 
+# The generations a beginner should be steered to: sold today through the Cloud TPU API (v2, v3
+# and v4 are older; tpu7x is reached through GKE or Compute Engine only).
+CURRENT_GENERATIONS = ("v5e", "v5p", "v6e")
+
 # Multi-host slices shown by default next to every single-host one.
 COMMON_MULTI_HOST = ("v5litepod-16", "v6e-16", "v4-16", "v5p-16")
 
+# Byte units a size may carry. An explicit unit is taken at its word, however large or small.
 _UNITS = {
-    "": 2**30,
+    "": 2**30,  # a bare number is GiB
     "g": 2**30,
     "gi": 2**30,
     "gib": 2**30,
     "gb": 1e9,
-    "m": 2**20,
     "mi": 2**20,
     "mib": 2**20,
     "mb": 1e6,
-    "t": 2**40,
     "ti": 2**40,
     "tib": 2**40,
     "tb": 1e12,
-    "k": 2**10,
     "ki": 2**10,
     "kib": 2**10,
     "kb": 1e3,
-    "b": 1,
 }
+# Suffixes of a parameter count (thousand, million, billion, trillion): "7B" typed where a size
+# is asked for means seven billion parameters, never seven bytes.
+_PARAM_SUFFIXES = ("k", "m", "b", "t")
+# A bare number outside these bounds is almost surely not GiB: under 1 MiB no training state
+# exists, and a million GiB or more is a parameter count typed without its suffix.
+_BARE_MIN_GIB = 1 / 1024
+_BARE_MAX_GIB = 1e6
 _SIZE_RE = re.compile(r"^\s*([+-]?[0-9]*\.?[0-9]+(?:e[+-]?\d+)?)\s*([a-z]*)\s*$", re.IGNORECASE)
 _PARAMS_RE = re.compile(r"^\s*([+-]?[0-9]*\.?[0-9]+(?:e[+-]?\d+)?)\s*([kmbt]?)\s*$", re.IGNORECASE)
 _PARAM_SCALE = {"": 1, "k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
+SUGGESTED_RECIPE = "adam-fp32"
+
+
+class LooksLikeParams(BadInput):
+    """A size was asked for and a parameter count was typed.
+
+    ``params`` is the text to use as a parameter count instead (``7B``); front ends offer to
+    switch to the parameters question with it, the CLI prints the line to type.
+    """
+
+    def __init__(self, text: str, params: str, why: str) -> None:
+        self.text, self.params = text, params
+        super().__init__(
+            f"'{text}' {why}, not a size in GiB. For a size, give a unit: 48GiB, 51.5GB, "
+            "512MiB; for a model, give its parameters and a recipe instead."
+        )
+
+    @property
+    def cli_line(self) -> str:
+        """The command-line words to type instead."""
+        return f"--params {self.params} --recipe {SUGGESTED_RECIPE}"
 
 
 def parse_size_gib(text: str) -> float:
-    """``48``, ``48GiB``, ``51.5GB``, ``12 GiB``, ``512MiB`` -> GiB. Bare numbers are GiB."""
+    """``48``, ``48GiB``, ``51.5GB``, ``12 GiB``, ``512MiB`` -> GiB. Bare numbers are GiB.
+
+    What looks like a parameter count (``7B``, ``350M``, ``1.5K``, or a bare number under 1 MiB
+    or of a million GiB and more) raises :class:`LooksLikeParams`.
+    """
     match = _SIZE_RE.match(str(text))
-    if not match or match.group(2).lower() not in _UNITS:
+    unit = match.group(2).lower() if match else ""
+    if match and unit in _PARAM_SUFFIXES:
+        number = match.group(1)
+        raise LooksLikeParams(text, f"{number}{unit.upper()}", "looks like a parameter count")
+    if not match or unit not in _UNITS:
         raise BadInput(
             f"'{text}' is not a size. Type a number of GiB such as 48, or a number with a "
             "unit: 48GiB, 51.5GB, 512MiB, 1.5TiB."
         )
-    gib = float(match.group(1)) * _UNITS[match.group(2).lower()] / 2**30
+    gib = float(match.group(1)) * _UNITS[unit] / 2**30
     if not math.isfinite(gib) or gib <= 0:
         raise BadInput(f"'{text}' must be a size above zero, such as 48 or 48GiB.")
+    if not unit and gib < _BARE_MIN_GIB:
+        raise BadInput(
+            f"'{text}' GiB is under 1 MiB: no training state is that small. Type the size in "
+            "GiB (48), with a unit (512MiB), or a parameter count with --params 7B."
+        )
+    if not unit and gib >= _BARE_MAX_GIB:
+        raise LooksLikeParams(text, match.group(1), "would be a million GiB or more")
     return gib
 
 
@@ -221,18 +265,53 @@ def plan(
 
 def verdict(state_gib: float, fits: list[SliceFit]) -> str:
     """One line: the cheapest slice that fits sharded, or why none does."""
-    sharded = [f for f in fits if f.fits_sharded]
-    if not sharded:
+    best = cheapest_fitting(fits)
+    if best is None:
         return (
-            f"No listed slice holds {state_gib:.1f} GiB, even sharded over every chip: "
-            "try a larger slice (--max-chips, --slices) or a smaller recipe."
+            f"No listed slice holds {gib_text(state_gib)} GiB, even sharded over every chip: "
+            "try a larger slice or a smaller recipe."
         )
-    best = sharded[0]
     price = (
         f" at about ${best.price_per_hour_usd:.2f}/h" if best.price_per_hour_usd is not None else ""
     )
     host = "one VM" if best.single_host else f"{best.vms} VMs"
     return (
-        f"{state_gib:.1f} GiB fits sharded on {best.name} ({best.chips} chips, {host})"
-        f"{price}, leaving {best.headroom_gib:.1f} GiB per chip for activations."
+        f"{gib_text(state_gib)} GiB fits sharded on {best.name} ({best.chips} chips, {host})"
+        f"{price}, leaving {gib_text(best.headroom_gib)} GiB per chip for activations."
+    )
+
+
+def gib_text(gib: float, digits: int = 1) -> str:
+    """A GiB figure for people: fixed digits, or three significant ones once it is huge."""
+    return f"{gib:.{digits}f}" if abs(gib) < 1e6 else f"{gib:.3g}"
+
+
+def cheapest_fitting(fits: list[SliceFit]) -> SliceFit | None:
+    """The slice to suggest: the cheapest (``fits`` comes from :func:`plan`) that holds the state
+    sharded, of a current generation with a known price when one fits, else of any."""
+    sharded = [f for f in fits if f.fits_sharded]
+    current = [
+        f
+        for f in sharded
+        if f.price_per_hour_usd is not None
+        and catalog.parse_accelerator(f.name).generation.key in CURRENT_GENERATIONS
+    ]
+    candidates = current or sharded
+    return candidates[0] if candidates else None
+
+
+def slice_verdict(state_gib: float, f: SliceFit) -> str:
+    """Whether ``f`` holds the state, and by how much it falls short when it does not."""
+    if f.fits_sharded:
+        return (
+            f"{gib_text(state_gib)} GiB fits sharded on {f.name}, leaving "
+            f"{gib_text(f.headroom_gib)} GiB per chip for activations."
+        )
+    need = state_gib / f.chips
+    short_total = state_gib - f.usable_gib_per_chip * f.chips
+    return (
+        f"{gib_text(state_gib)} GiB does NOT fit {f.name}: split over {f.chips} chip"
+        f"{'s' if f.chips != 1 else ''} each needs {gib_text(need)} GiB and has "
+        f"{f.usable_gib_per_chip:.1f} usable, {gib_text(-f.headroom_gib)} GiB per chip short "
+        f"({gib_text(short_total)} GiB in all)."
     )

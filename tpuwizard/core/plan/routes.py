@@ -82,18 +82,20 @@ def recommend(budget: str, chips: int, run_length: str, billing_account: bool) -
     if budget not in BUDGETS or run_length not in RUN_LENGTHS or chips < 1:
         raise ValueError("unknown answer")
     if not billing_account or budget == "free":
+        # The reason names the answer that rules out paying: no billing account, or no budget.
+        why = "Without a billing account" if not billing_account else "With a budget of nothing"
         if chips > 8:
             return Advice(
                 "notebook",
-                "Without a billing account only the free notebooks are "
-                "open to you; Kaggle's v5e-8 (8 chips) is the largest free TPU.",
+                f"{why} only the free notebooks are open to you; Kaggle's v5e-8 (8 chips) is "
+                "the largest free TPU, so plan for 8 chips or fewer.",
             )
         which = "Kaggle's v5e-8" if chips > 1 else "Colab's v5e-1 (or Kaggle's v5e-8)"
         limit = " Sessions are short, so save checkpoints." if run_length != "under 1 hour" else ""
         return Advice(
             "notebook",
-            f"It costs nothing and needs no billing account: {which} "
-            f"has {'8 chips' if chips > 1 else 'a chip'} for you.{limit}",
+            f"{why}, the free notebooks fit: {which} has "
+            f"{'8 chips' if chips > 1 else 'a chip'} for you.{limit}",
         )
     if budget == "low":
         if run_length in ("under 1 hour", "1-4 hours"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from textual import on
 from textual.app import ComposeResult
+from textual.containers import Horizontal
 from textual.widgets import Button, Input, Label, Static, Switch
 
 from tpuwizard.core.cloud import gcloud_config
@@ -26,26 +27,36 @@ class AccountScreen(WizardScreen):
 
     def compose_body(self) -> ComposeResult:
         ctx = self.ctx
+        # Two facts a line, so 80x24 holds the step with its fixes and Next.
         found = [
-            f"project: {ctx.project or '-'} ({ctx.project_source or 'not set'})",
+            f"project: {ctx.project or '-'} ({ctx.project_source or 'not set'}); "
             f"zone: {ctx.zone or '-'} ({ctx.zone_source or 'not set'})",
-            f"account: {ctx.account or '-'}",
-            f"credentials: {ctx.credentials or 'none found'}",
+            f"account: {ctx.account or '-'}; credentials: {ctx.credentials or 'none found'}",
         ]
         yield Static("[b]Your Google Cloud setup[/b]\n" + "\n".join(found), id="found")
         if ctx.problems:
-            fixes = "\n".join(f"  {what}: run  {cmd}" for what, cmd in ctx.problems)
+            # Each command on a line of its own, so a narrow terminal never breaks one apart.
+            fixes = "\n".join(f"  {what}, run:\n    {cmd}" for what, cmd in ctx.problems)
             yield Static(
-                f"[b]Missing[/b]\n{fixes}\n  and make sure the API is on:  gcloud "
-                "services enable tpu.googleapis.com",
+                f"[b]Missing[/b]\n{fixes}\n  and make sure the API is on:\n"
+                "    gcloud services enable tpu.googleapis.com",
                 id="missing",
             )
-        yield Label("Practice mode (local sandbox, nothing real, nothing billed)")
-        yield Switch(value=self.practice, id="practice")
-        yield Label("Project id")
-        yield Input(value=ctx.project or "", placeholder="my-project-123", id="project")
+        with Horizontal(classes="row"):
+            yield Switch(value=self.practice, id="practice")
+            yield Label(practice_label(self.practice), id="practice-label", classes="switch-label")
+        project = Input(value=ctx.project or "", placeholder="my-project-123", id="project")
+        project.border_title = "Project id"
+        yield project
         yield Static(id="error")
         yield Button("Next", id="next", variant="primary")
+
+    def on_mount(self) -> None:
+        self.query_one("#practice", Switch).focus()
+
+    @on(Switch.Changed, "#practice")
+    def say_practice(self, event: Switch.Changed) -> None:
+        self.query_one("#practice-label", Label).update(practice_label(event.value))
 
     @on(Button.Pressed, "#next")
     def submit(self) -> None:
@@ -65,3 +76,9 @@ class AccountScreen(WizardScreen):
                 error.update(str(err))
                 return
         self.dismiss({"practice": practice, "project": project or None})
+
+
+def practice_label(on: bool) -> str:
+    """The switch's state in words: a switch's colour alone does not say on or off."""
+    state = "ON" if on else "OFF"
+    return f"Practice mode: {state} (local sandbox, nothing real, nothing billed)"

@@ -34,6 +34,12 @@ class WizardScreen(Screen[Any]):
     def compose_body(self) -> ComposeResult:
         yield from ()
 
+    def on_screen_resume(self) -> None:
+        # A step shown while the terminal is too small gets the too-small cover at once.
+        check = getattr(self.app, "check_size", None)
+        if check is not None:
+            self.call_after_refresh(check)
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # Steps that cannot go back do not offer Esc in the footer at all.
         return self.CAN_GO_BACK if action == "back" else True

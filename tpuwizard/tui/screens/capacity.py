@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from textual import on
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Button, DataTable, Input, Select, Static
@@ -19,52 +19,71 @@ class CapacityScreen(WizardScreen):
         "Type the size of your training state (48, 48GiB, 51.5GB) or a parameter count with "
         "a recipe. 'shard' means the state split over every chip fits; 'repl' that a full "
         "copy fits one device; 'total' the course's rule, total HBM >= state. Activations "
-        "are not counted. Pick a single-host slice (launch runs those). 'From my program' "
-        "compiles your own training step for each slice instead, activations included."
+        "are not counted. The cheapest slice that holds the state is chosen for you; one that "
+        "does not hold it needs a second yes. Launch runs single-host slices. 'From my "
+        "program' compiles your own training step for each slice instead, activations "
+        "included. " + fit.ACTIVATION_NOTE
     )
 
-    def __init__(self, state_gib: float, accelerator: str) -> None:
+    def __init__(
+        self,
+        state_gib: float,
+        accelerator: str | None,
+        params: str = "",
+        recipe: str = "bf16-adam",
+    ) -> None:
         super().__init__()
         self.state_gib, self.accelerator = state_gib, accelerator
+        self.params, self.recipe = params, recipe
         self.fits: list[fit.SliceFit] = []
+        self.suggested_params: str | None = None  # set when the size looks like parameters
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="sizes"):
-            yield Input(placeholder="48 GiB", id="size")
-            yield Input(placeholder="or parameters: 7B", id="params")
-            yield Select(
+            yield _titled(Input(placeholder="48", id="size"), "State size (GiB)")
+            yield _titled(Input(placeholder="7B", id="params"), "or parameters")
+            recipe = Select(
                 [(f"{k} ({v[0]:g} B/param)", k) for k, v in fit.RECIPES.items()],
-                value="bf16-adam",
+                value=self.recipe,
                 id="recipe",
                 allow_blank=False,
             )
-        yield Static(id="verdict")
+            recipe.border_title = "recipe"
+            yield recipe
+        with Horizontal(id="verdict-row"):
+            yield Static(id="verdict")
+            yield Button("Use as parameters", id="as-params")
         yield DataTable(id="fits", cursor_type="row", zebra_stripes=True)
-        yield Static(fit.ACTIVATION_NOTE, classes="note")
+        yield Static(fit.ACTIVATION_NOTE, classes="note", id="activation-note")
         with Horizontal(id="capacity-buttons"):
             yield Button("Next", id="next", variant="primary")
             yield Button("From my program...", id="from-program")
 
+    def on_resize(self, event: events.Resize) -> None:
+        # On a short terminal (80x24) the table scrolls within fewer rows and the note moves to
+        # the help (F1), so Next stays on screen.
+        short = event.size.height < 32
+        self.query_one("#activation-note", Static).display = not short
+        self.query_one(DataTable).styles.max_height = 10 if short else 16
+
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns(
-            "slice",
-            "chips",
-            "HBM/chip",
-            "total",
-            "shard",
-            "repl",
-            "fits total",
-            "spare/chip",
-            "$/h",
-        )
-        self.query_one("#size", Input).value = f"{self.state_gib:g}"
+        # Short headers so the table, $/h included, fits 80 columns.
+        table.add_columns("slice", "chips", "HBM", "total", "shard", "repl", "tot", "spare", "$/h")
+        self.query_one("#size", Input).value = "" if self.params else f"{self.state_gib:g}"
+        self.query_one("#params", Input).value = self.params
+        self.query_one("#as-params", Button).display = False
+        for inner in self.query_one("#recipe", Select).query("SelectCurrent"):
+            inner.border_title = "recipe"  # the border drawn is the inner box's
         self.refresh_table()
+        self.query_one("#size", Input).focus()
 
     @on(Input.Changed)
     @on(Select.Changed)
     def refresh_table(self) -> None:
         verdict = self.query_one("#verdict", Static)
+        switch = self.query_one("#as-params", Button)
+        switch.display = False
         try:
             params = self.query_one("#params", Input).value.strip()
             if params:
@@ -72,6 +91,12 @@ class CapacityScreen(WizardScreen):
                 state = fit.state_from_params(fit.parse_params(params), recipe)
             else:
                 state = fit.parse_size_gib(self.query_one("#size", Input).value or "48")
+        except fit.LooksLikeParams as err:
+            self.suggested_params = err.params
+            switch.label = f"Use {err.params} as parameters"
+            switch.display = True
+            verdict.update(f"[b]Not a size:[/b] {err}")
+            return
         except BadInput as err:
             verdict.update(f"[b]Not understood:[/b] {err}")
             return
@@ -92,9 +117,7 @@ class CapacityScreen(WizardScreen):
                 money(f.price_per_hour_usd),
                 key=f.name,
             )
-        names = [f.name for f in self.fits]
-        if self.accelerator in names:
-            table.move_cursor(row=names.index(self.accelerator))
+        table.move_cursor(row=self.fits.index(self.preselected()))
         verdict.update(fit.verdict(state, self.fits))
 
     @on(Button.Pressed, "#from-program")
@@ -108,14 +131,58 @@ class CapacityScreen(WizardScreen):
 
         self.app.push_screen(ProgramFitScreen(), chosen)
 
+    def preselected(self) -> fit.SliceFit:
+        """The slice chosen before, while it still holds the state; else the cheapest that does."""
+        chosen = next((f for f in self.fits if f.name == self.accelerator), None)
+        if chosen is not None and chosen.fits_sharded:
+            return chosen
+        return fit.cheapest_fitting(self.fits) or chosen or self.fits[0]
+
+    @on(DataTable.RowHighlighted)
+    def remember(self, event: DataTable.RowHighlighted) -> None:
+        if self.fits and 0 <= event.cursor_row < len(self.fits):
+            self.accelerator = self.fits[event.cursor_row].name
+
+    @on(Button.Pressed, "#as-params")
+    def use_as_parameters(self) -> None:
+        if self.suggested_params:
+            self.query_one("#size", Input).value = ""
+            self.query_one("#params", Input).value = self.suggested_params
+            self.query_one("#params", Input).focus()
+
     @on(Button.Pressed, "#next")
     @on(DataTable.RowSelected)
     def choose(self) -> None:
-        table = self.query_one(DataTable)
-        if not self.fits:
-            return
-        chosen = self.fits[table.cursor_row]
-        self.dismiss({"state_gib": self.state_gib, "accelerator": chosen.name})
+        if not self.fits or self.query_one("#as-params", Button).display:
+            return  # what was typed is not understood yet: the verdict says why
+        self.confirm_choice(self.fits[self.query_one(DataTable).cursor_row])
+
+    @work(exclusive=True, group="capacity-confirm")
+    async def confirm_choice(self, chosen: fit.SliceFit) -> None:
+        from tpuwizard.tui.screens.confirm import ConfirmScreen
+
+        if not chosen.fits_sharded:
+            question = (
+                f"[b]{chosen.name} is too small.[/b] {fit.slice_verdict(self.state_gib, chosen)}"
+                "\nThe run will fail when the state does not fit. Use it anyway?"
+            )
+            if not await self.app.push_screen_wait(
+                ConfirmScreen(question, f"Use {chosen.name} anyway", "Choose another slice")
+            ):
+                return
+        self.dismiss(
+            {
+                "state_gib": self.state_gib,
+                "accelerator": chosen.name,
+                "params": self.query_one("#params", Input).value.strip(),
+                "recipe": str(self.query_one("#recipe", Select).value),
+            }
+        )
+
+
+def _titled(widget: Input, title: str) -> Input:
+    widget.border_title = title  # a label on the field's border: compact, and readable
+    return widget
 
 
 def _yes(ok: bool) -> str:

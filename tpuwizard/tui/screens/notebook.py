@@ -26,6 +26,9 @@ class NotebookScreen(WizardScreen):
         super().__init__()
         self.folder = folder
 
+    def on_mount(self) -> None:
+        self.query_one("#platform", RadioSet).focus()
+
     def compose_body(self) -> ComposeResult:
         yield Static("[b]A free TPU in a hosted notebook[/b]", classes="title")
         with RadioSet(id="platform"):

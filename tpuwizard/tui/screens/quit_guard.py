@@ -33,31 +33,41 @@ class QuitGuard(ModalScreen[str | None]):
         super().__init__()
         self.existing, self.undecided = existing, undecided
 
-    def compose(self) -> ComposeResult:
+    def guard_text(self) -> str:
+        """The resources with their state, age and cost, re-read from the core each second."""
+        billing = getattr(self.app, "billing", None)
+        now = [billing.get(b.name) or b if billing is not None else b for b in self.existing]
         rows = "\n".join(
             f"  {b.name}  {b.zone}  {b.accelerator}  {b.state or '?'}  "
             + (
                 f"billing {int(b.costing_s())} s, about {money(b.cost_usd())} so far"
                 if b.costing_since is not None
-                else "not billing yet (no VM is running)"
+                else f"exists {int(b.age_s())} s, not billing yet (no VM is running)"
             )
             + ("  (left running)" if b.left else "")
-            for b in self.existing
+            for b in now
         )
+        if self.undecided:
+            return (
+                "[b]These may still be billing:[/b]\n"
+                f"{rows}\n(estimates)\n\n"
+                "Delete now (then tpuwizard quits), or keep running: to keep, type "
+                f"[b]{keep_word(self.undecided)}[/b]; it bills until you delete it."
+            )
+        return (
+            f"[b]You chose to leave these running; they keep billing:[/b]\n{rows}\n\n"
+            "Quit and leave them, delete them now, or stay."
+        )
+
+    def on_mount(self) -> None:
+        self.set_interval(1.0, self.tick)
+
+    def tick(self) -> None:
+        self.query_one("#guard-text", Static).update(self.guard_text())
+
+    def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            if self.undecided:
-                word = keep_word(self.undecided)
-                text = (
-                    "[b]These may still be billing:[/b]\n"
-                    f"{rows}\n(estimates)\n\n"
-                    "Delete now (then tpuwizard quits), or keep running: to keep, type "
-                    f"[b]{word}[/b]; it bills until you delete it."
-                )
-            else:
-                text = (
-                    f"[b]You chose to leave these running; they keep billing:[/b]\n{rows}\n\n"
-                    "Quit and leave them, delete them now, or stay."
-                )
+            text = self.guard_text()
             yield Static(text, id="guard-text")
             if self.undecided:
                 yield Input(

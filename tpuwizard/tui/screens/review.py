@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -12,8 +13,8 @@ from textual.containers import Horizontal
 from textual.widgets import Button, Input, Label, Static, Switch
 
 from tpuwizard.core.launch.plan import DEFAULT_MAX_RUN
-from tpuwizard.core.plan import catalog, cost
-from tpuwizard.event_text import money
+from tpuwizard.core.plan import catalog, cost, fit
+from tpuwizard.event_text import count, money
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.state import WizardState
 
@@ -22,10 +23,12 @@ class ReviewScreen(WizardScreen):
     STEP = "5 Review"
     HELP = (
         "Check what will be created. The deadline is Flex-start's maximum run duration; for "
-        "other routes it is shown so you know how long you meant to run. Optionally give a "
+        "other routes it holds only with the watchdog, which deletes the VM at the deadline even "
+        "if this computer is off (the line under the fields says which). Optionally give a "
         "script of yours to run after the verifier, and files it writes to copy back. Deeper "
         "checks add the verifier's precision profile and a profiler trace (open it with "
-        "TensorBoard's profile plugin, xprof or Perfetto)."
+        "TensorBoard's profile plugin, xprof or Perfetto). Prices are estimates from "
+        "approximate list prices; check the pricing page."
     )
 
     def __init__(self, state: WizardState) -> None:
@@ -35,14 +38,21 @@ class ReviewScreen(WizardScreen):
     def compose_body(self) -> ComposeResult:
         s = self.state
         slice_ = catalog.parse_accelerator(s.accelerator)
-        hourly = cost.hourly(s.accelerator, s.route)
+        hourly = cost.hourly(s.accelerator, s.route, s.zone)
+        size = f"{count(slice_.chips, 'chip')}, {count(slice_.vms, 'VM')}"
+        # Short enough for 80x24: where the prices come from is in the help (F1).
         yield Static(
-            f"[b]About to create[/b] {s.accelerator} ({slice_.chips} chips, {slice_.vms} VM) in "
+            f"[b]About to create[/b] {s.accelerator} ({size}) in "
             f"{s.zone}, project {s.project}, route {s.route}, runtime "
-            f"{slice_.generation.runtime_version}.\nAbout {money(hourly)}/h: an "
-            f"{cost.label()}."
-            + ("\n[b]Practice: the sandbox; nothing is billed.[/b]" if s.practice else ""),
+            f"{slice_.generation.runtime_version}.\nAbout {money(hourly)}/h, an estimate "
+            "from approximate list prices."
+            + (" [b]Practice: nothing is billed.[/b]" if s.practice else ""),
             id="summary",
+        )
+        state_fit = fit.fit_slice(s.state_gib, slice_)
+        verdict = fit.slice_verdict(s.state_gib, state_fit)
+        yield Static(
+            ("" if state_fit.fits_sharded else "[b]Too small:[/b] ") + verdict, id="fit-verdict"
         )
         with Horizontal(classes="row"):
             yield _titled(
@@ -52,18 +62,13 @@ class ReviewScreen(WizardScreen):
                 Input(value=str(s.max_run_minutes or DEFAULT_MAX_RUN[s.route]), id="max-run"),
                 "Deadline (minutes)",
             )
-        if s.route in ("vm", "spot"):
-            with Horizontal(classes="row"):
+        with Horizontal(classes="row"):  # both switches on one row: 80x24 holds the screen
+            if s.route in ("vm", "spot"):
                 yield Switch(value=s.watchdog, id="watchdog")
-                yield Label(
-                    "Watchdog: the VM deletes itself at the deadline, even if this computer is off",
-                    id="watchdog-label",
-                )
-        with Horizontal(classes="row"):
+                yield Label(watchdog_label(s.watchdog), id="watchdog-label", classes="switch-label")
             yield Switch(value=s.deep_checks, id="deep-checks")
             yield Label(
-                "Deeper checks: a precision profile and a profiler trace, in the run folder",
-                id="deep-checks-label",
+                deep_checks_label(s.deep_checks), id="deep-checks-label", classes="switch-label"
             )
         with Horizontal(classes="row"):
             yield _titled(
@@ -74,6 +79,7 @@ class ReviewScreen(WizardScreen):
                 Input(value=",".join(s.fetch), placeholder="reports/*.json", id="fetch"),
                 "Files it writes, to copy back",
             )
+        yield Static(id="deadline-words")
         yield Static(id="error")
         yield Button("Create", id="create", variant="success")
 
@@ -82,6 +88,7 @@ class ReviewScreen(WizardScreen):
     def on_mount(self) -> None:
         self.ready = True
         self.show_problems()
+        self.query_one("#name", Input).focus()
 
     def answers(self) -> dict[str, Any]:
         """What the fields say now, in WizardState's terms."""
@@ -115,7 +122,16 @@ class ReviewScreen(WizardScreen):
     def show_problems(self) -> None:
         if not self.ready:
             return
+        answers = self.answers()
+        if self.query("#watchdog-label"):
+            self.query_one("#watchdog-label", Label).update(watchdog_label(answers["watchdog"]))
+        self.query_one("#deep-checks-label", Label).update(
+            deep_checks_label(answers["deep_checks"])
+        )
         problems = self.problems()
+        candidate = replace(self.state, **self.answers()).plan("preview")
+        words = candidate.deadline_words(time.time()) if not problems else ""
+        self.query_one("#deadline-words", Static).update(words)
         self.query_one("#error", Static).update("\n".join(problems))
         create = self.query_one("#create", Button)
         create.disabled = bool(problems)
@@ -127,6 +143,16 @@ class ReviewScreen(WizardScreen):
             self.show_problems()
             return
         self.dismiss(self.answers())
+
+
+def watchdog_label(on: bool) -> str:
+    # On or off in words: a switch's colour alone does not say it. What it does is said below
+    # the fields, by the plan's deadline words.
+    return f"Watchdog {'ON' if on else 'OFF'}"
+
+
+def deep_checks_label(on: bool) -> str:
+    return f"Deeper checks {'ON' if on else 'OFF'} (precision, trace)"
 
 
 def _titled(widget: Input, title: str) -> Input:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Button, RadioButton, RadioSet, Select, Static
 
-from tpuwizard.core.plan.routes import BUDGETS, RUN_LENGTHS, recommend, route_table
+from tpuwizard.core.plan.routes import BUDGETS, RUN_LENGTHS, RouteInfo, recommend, route_table
 from tpuwizard.tui.screens.base import WizardScreen
 
 CHIPS = (1, 4, 8, 16, 64)
@@ -21,40 +21,55 @@ class RouteScreen(WizardScreen):
         "choice stays yours. The free notebook route needs no billing account."
     )
 
-    def __init__(self, current: str) -> None:
+    def __init__(self, current: str, answers: dict[str, object] | None = None) -> None:
         super().__init__()
         self.current = current
+        # The four answers, kept in the wizard's state so that Back finds them as they were.
+        # Empty on the first visit: then the recommendation is preselected.
+        self.answers: dict[str, object] = answers if answers is not None else {}
+        self.seen = dict(self.answers)  # the answers the current pick was made under
+        self.recommended = ""
 
     def compose_body(self) -> ComposeResult:
-        yield Static("[b]How will you get a TPU?[/b]", classes="title")
+        a = self.answers
+        yield Static("[b]How will you get a TPU?[/b]", classes="title", id="route-title")
         with Horizontal(id="routes"):
             for info in route_table():
-                yield Static(
-                    f"[b]{info.title}[/b]\ncost: {info.cost}\nwait: {info.wait}\n"
-                    f"runs: {info.max_run}\nchips: {info.chips}\nneeds: {info.account}",
-                    classes="route-card",
-                    id=f"card-{info.key}",
-                )
-        yield Static("A few questions for a recommendation:")
+                yield Static(card_text(info), classes="route-card", id=f"card-{info.key}")
+        yield Static("A few questions for a recommendation:", id="ask")
         with Horizontal(id="questions"):
-            yield Select(
-                [(b, b) for b in BUDGETS],
-                value="normal",
-                prompt="budget",
-                id="budget",
-                allow_blank=False,
+            yield _labelled(
+                Select(
+                    [(b, b) for b in BUDGETS],
+                    value=a.get("budget", "normal"),
+                    id="budget",
+                    allow_blank=False,
+                ),
+                "Budget",
             )
-            yield Select(
-                [(f"{c} chip(s)", c) for c in CHIPS], value=4, id="chips", allow_blank=False
+            yield _labelled(
+                Select(
+                    [(_chips(c), c) for c in CHIPS],
+                    value=a.get("chips", 4),
+                    id="chips",
+                    allow_blank=False,
+                ),
+                "Chips needed",
             )
-            yield Select(
-                [(r, r) for r in RUN_LENGTHS], value="1-4 hours", id="length", allow_blank=False
+            yield _labelled(
+                Select(
+                    [(r, r) for r in RUN_LENGTHS], value=a.get("length", "1-4 hours"), id="length"
+                ),
+                "Run length",
             )
-            yield Select(
-                [("billing: yes", True), ("billing: no", False)],
-                value=True,
-                id="billing",
-                allow_blank=False,
+            yield _labelled(
+                Select(
+                    [("yes", True), ("no", False)],
+                    value=a.get("billing", True),
+                    id="billing",
+                    allow_blank=False,
+                ),
+                "Billing acct",
             )
         yield Static(id="advice")
         with Horizontal(id="pick"):
@@ -65,23 +80,84 @@ class RouteScreen(WizardScreen):
 
     def on_mount(self) -> None:
         self.update_advice()
+        self.query_one("#budget", Select).focus()
+
+    def on_resize(self, event: events.Resize) -> None:
+        # Below 100 columns the cards keep cost and run time, so 80x24 holds the whole step
+        # (F1 and the 100-column view have the rest).
+        compact = event.size.width < 100
+        for info in route_table():
+            self.query_one(f"#card-{info.key}", Static).update(card_text(info, compact))
+        self.query_one("#ask", Static).display = not compact
+        self.query_one("#route-title", Static).display = not compact
 
     @on(Select.Changed)
     def update_advice(self) -> None:
+        now = {
+            k: self.query_one(f"#{k}", Select).value
+            for k in ("budget", "chips", "length", "billing")
+        }
+        changed, self.seen = now != self.seen, now
+        self.answers.update(now)
         advice = recommend(
-            self.query_one("#budget", Select).value,  # type: ignore[arg-type]
-            int(self.query_one("#chips", Select).value),  # type: ignore[arg-type]
-            self.query_one("#length", Select).value,  # type: ignore[arg-type]
-            bool(self.query_one("#billing", Select).value),
+            self.answers["budget"],  # type: ignore[arg-type]
+            int(self.answers["chips"]),  # type: ignore[call-overload]
+            self.answers["length"],  # type: ignore[arg-type]
+            bool(self.answers["billing"]),
         )
+        self.recommended = advice.route
         title = next(i.title for i in route_table() if i.key == advice.route)
         self.query_one("#advice", Static).update(f"Recommended: [b]{title}[/b]. {advice.reason}")
         for card in self.query(".route-card"):
             # A border colour and a word: nothing is said by colour alone.
             card.set_class(card.id == f"card-{advice.route}", "recommended")
             card.border_subtitle = "recommended" if card.id == f"card-{advice.route}" else ""
+        if changed:
+            # A new answer preselects its recommendation; coming back (Esc) keeps the pick.
+            for radio in self.query(RadioButton):
+                radio.value = radio.name == advice.route
+        self.mark_choice()
+
+    @on(RadioSet.Changed)
+    def mark_choice(self) -> None:
+        """Say which route is picked and which is recommended in words, not by colour alone."""
+        for radio, info in zip(self.query(RadioButton), route_table(), strict=True):
+            words = [
+                w
+                for w, on_ in (
+                    ("chosen", radio.value),
+                    ("recommended", info.key == self.recommended),
+                )
+                if on_
+            ]
+            radio.label = info.title + (f" ({', '.join(words)})" if words else "")
 
     @on(Button.Pressed, "#next")
     def choose(self) -> None:
         pressed = self.query_one(RadioSet).pressed_button
         self.dismiss(pressed.name if pressed is not None else self.current)
+
+
+def card_text(info: RouteInfo, compact: bool = False) -> str:
+    if compact:
+        return f"[b]{info.title}[/b]\n{info.cost}\nruns {info.max_run}"
+    return (
+        f"[b]{info.title}[/b]\ncost: {info.cost}\nwait: {info.wait}\n"
+        f"runs: {info.max_run}\nchips: {info.chips}\nneeds: {info.account}"
+    )
+
+
+def _labelled(select: Select[object], label: str) -> Select[object]:
+    # Every question says what it asks, on its border (the border is the inner box's).
+    select.border_title = label
+    select.call_after_refresh(lambda: _title_inner_box(select, label))
+    return select
+
+
+def _title_inner_box(select: Select[object], label: str) -> None:
+    for inner in select.query("SelectCurrent"):
+        inner.border_title = label
+
+
+def _chips(count: int) -> str:
+    return f"{count} chip" if count == 1 else f"{count} chips"

@@ -3,10 +3,6 @@ each screen only renders what it is given and reports the user's final choice.""
 
 from __future__ import annotations
 
-import asyncio
-import time
-from typing import ClassVar
-
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal
@@ -56,12 +52,27 @@ class ProvisionScreen(RunScreen):
         yield Static("Creating...", id="node-state")
         yield Log(max_lines=LOG_LINES, id="log")
 
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.set_interval(1.0, self.tick)  # a slow create must not look frozen
+
+    def tick(self) -> None:
+        """The state and its age, from the core's billing state and clock."""
+        ours = [b for b in self.app.billing.existing() if not b.leftover]  # type: ignore[attr-defined]
+        if ours:
+            b = ours[0]
+            cost = f", about {money(b.cost_usd())} so far" if b.costing_since is not None else ""
+            self.query_one("#node-state", Static).update(
+                f"State: [b]{b.state}[/b], {b.name} exists for {int(b.age_s())} s{cost}"
+            )
+
     def show(self, event: ev.Event) -> None:
         super().show(event)
         if isinstance(event, ev.Provisioning):
             self.query_one("#node-state", Static).update(
                 f"State: [b]{event.state}[/b] after {event.elapsed_s:.0f} s"
             )
+            self.tick()  # the core's own view, when it knows the resource
 
 
 class VerifyScreen(RunScreen):
@@ -146,19 +157,12 @@ class TeardownScreen(RunScreen):
     STEP = "9 Teardown"
     HELP = (
         "The TPU is deleted, then listed to prove it is gone. Only then does the meter stop. "
-        "From here you can start another launch, try another zone, or quit."
+        "The summary of the run follows."
     )
-    CHOICES: ClassVar[tuple[str, ...]] = ("again", "quit")
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.choice: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        self.started = time.monotonic()
 
     def compose_body(self) -> ComposeResult:
         yield Static("Deleting and verifying...", id="verdict")
         yield Log(max_lines=LOG_LINES, id="log")
-        yield Horizontal(id="choices")
 
     def show(self, event: ev.Event) -> None:
         super().show(event)
@@ -175,17 +179,3 @@ class TeardownScreen(RunScreen):
             )
         elif isinstance(event, ev.Kept):
             verdict.update(f"[b]{event.name} is still running and billing[/b], as you asked.")
-
-    def offer(self, zones: list[str]) -> None:
-        """After Finished: the ways on; a stockout adds the other zones."""
-        box = self.query_one("#choices", Horizontal)
-        for zone in zones[:3]:
-            box.mount(Button(f"Try {zone}", id=f"zone-{zone}", name=zone))
-        box.mount(Button("New launch", id="again", variant="primary"))
-        box.mount(Button("Quit", id="quit"))
-
-    @on(Button.Pressed)
-    def chosen(self, event: Button.Pressed) -> None:
-        if not self.choice.done():
-            value = f"zone:{event.button.name}" if event.button.name else str(event.button.id)
-            self.choice.set_result(value)

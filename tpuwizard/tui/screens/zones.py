@@ -18,9 +18,12 @@ class ZonesScreen(WizardScreen):
         "can still meet a stockout, and tpuwizard then offers the other zones."
     )
 
-    def __init__(self, accelerator: str, current: str | None, survey_fn) -> None:
+    def __init__(
+        self, accelerator: str, current: str | None, survey_fn, practice: bool = False
+    ) -> None:
         super().__init__()
         self.accelerator, self.current, self.survey_fn = accelerator, current, survey_fn
+        self.practice = practice
         self.zones: list[str] = []
 
     def compose_body(self) -> ComposeResult:
@@ -35,13 +38,20 @@ class ZonesScreen(WizardScreen):
 
     def on_mount(self) -> None:
         self.query_one(DataTable).add_columns("zone", "offers")
+        self.query_one(DataTable).focus()  # Enter takes the highlighted zone, no Tab first
         self.load()
 
     @work(thread=True, exclusive=True, group="zones", exit_on_error=False)
     def load(self) -> None:
         try:
             survey: ZoneSurvey = self.survey_fn()
-            label = "live from the TPU API" if survey.source == "live" else "documented, not live"
+            label = (
+                "documented, not live"
+                if survey.source != "live"
+                else "from the practice sandbox"
+                if self.practice
+                else "live from the TPU API"
+            )
         except Exception as err:  # a failed live survey falls back to the documentation
             from tpuwizard.core.cloud.diagnose import diagnose
             from tpuwizard.core.cloud.zones import documented

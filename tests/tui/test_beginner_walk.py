@@ -1,0 +1,160 @@
+"""What a first-time user trips over, walked at the stated minimum (80x24) and at 100x32."""
+
+import pytest
+from textual.widgets import DataTable, Input, RadioSet, Select
+
+from tests.tui.pilot_helpers import on_screen, press, until
+from tpuwizard.tui.app import WizardApp
+
+SIZES = [(80, 24), (100, 32)]
+
+
+def text_of(app, selector: str) -> str:
+    return str(app.screen.query_one(selector).render())
+
+
+def on_screen_whole(app, selector: str) -> bool:
+    """The widget is drawn inside the terminal, above the footer: no scrolling needed."""
+    region = app.screen.query_one(selector).region
+    return region.height > 0 and region.y >= 1 and region.bottom <= app.size.height - 1
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_route_questions_are_labelled_and_preselect_their_recommendation(tmp_path, size):
+    app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
+    async with app.run_test(size=size) as pilot:
+        await on_screen(pilot, "RouteScreen")
+        screen = app.screen
+        assert app.focused is screen.query_one("#budget")  # Enter works without Tab first
+        titles = [s.border_title for s in screen.query(Select)]
+        assert titles == ["Budget", "Chips needed", "Run length", "Billing acct"]
+        assert on_screen_whole(app, "#next") and on_screen_whole(app, "#route")
+        assert screen.query_one(RadioSet).pressed_button.name == "vm"
+        screen.query_one("#billing", Select).value = False
+        await until(pilot, lambda: screen.query_one(RadioSet).pressed_button.name == "notebook")
+        assert "Without a billing account" in text_of(app, "#advice")
+        assert "(chosen, recommended)" in str(screen.query_one(RadioSet).pressed_button.label)
+        screen.query_one("#billing", Select).value = True
+        screen.query_one("#budget", Select).value = "free"
+        await until(pilot, lambda: "budget of nothing" in text_of(app, "#advice"))
+        assert "billing account" not in text_of(app, "#advice")
+        assert screen.query_one(RadioSet).pressed_button.name == "notebook"
+        await press(pilot, "#next")
+        await on_screen(pilot, "NotebookScreen")  # Next follows the recommendation
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_7b_becomes_parameters_the_cheapest_fitting_slice_is_chosen_and_review_says_so(
+    tmp_path, size
+):
+    app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
+    async with app.run_test(size=size) as pilot:
+        for step in ("RouteScreen", "AccountScreen"):
+            await on_screen(pilot, step)
+            await press(pilot, "#next")
+        await on_screen(pilot, "CapacityScreen")
+        screen = app.screen
+        assert app.focused is screen.query_one("#size")
+        table = screen.query_one(DataTable)
+        assert on_screen_whole(app, "#next")
+        # The $/h column is on screen, not cut, at 80 columns too.
+        assert table.virtual_size.width <= table.size.width
+        assert table.get_row_at(table.cursor_row)[0] == "v5litepod-4"  # cheapest fitting 48 GiB
+        screen.query_one("#size", Input).value = "7B"
+        await until(pilot, lambda: screen.query_one("#as-params").display, what="the offer")
+        assert "looks like a parameter count" in text_of(app, "#verdict")
+        await press(pilot, "#as-params")
+        assert screen.query_one("#params", Input).value == "7B"
+        screen.query_one("#recipe", Select).value = "adam-fp32"
+        await until(pilot, lambda: "104.3 GiB" in text_of(app, "#verdict"), what="the fit")
+        assert table.get_row_at(table.cursor_row)[0] == "v5litepod-8"
+        # A slice too small needs a second yes, which says by how much.
+        table.move_cursor(row=[f.name for f in screen.fits].index("v5litepod-4"))
+        await press(pilot, "#next")
+        await on_screen(pilot, "ConfirmScreen")
+        assert "GiB per chip short" in text_of(app, "#question")
+        await press(pilot, "#no")
+        await on_screen(pilot, "CapacityScreen")
+        table.move_cursor(row=[f.name for f in screen.fits].index("v5litepod-8"))
+        await press(pilot, "#next")
+        await on_screen(pilot, "ZonesScreen")
+        await pilot.press("escape")  # back: the answers are kept
+        await on_screen(pilot, "CapacityScreen")
+        assert app.screen.query_one("#params", Input).value == "7B"
+        assert str(app.screen.query_one("#recipe", Select).value) == "adam-fp32"
+        await press(pilot, "#next")
+        await on_screen(pilot, "ZonesScreen")
+        await until(pilot, lambda: app.screen.zones, what="the zone survey")
+        await press(pilot, "#next")
+        await on_screen(pilot, "ReviewScreen")
+        assert "104.3 GiB fits sharded on v5litepod-8" in text_of(app, "#fit-verdict")
+        assert on_screen_whole(app, "#create")
+        assert "No watchdog: nothing deletes it at" in text_of(app, "#deadline-words")
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_a_slow_create_ticks_and_the_quit_guard_counts(
+    tmp_path, home, monkeypatch, capsys, size
+):
+    from tests.tui.pilot_helpers import walk_to_review
+
+    monkeypatch.setenv("TPUWIZARD_SANDBOX_DELAY", "30")  # a slow create
+    app = WizardApp(run_dir=tmp_path / "runs")
+    async with app.run_test(size=size) as pilot:
+        await walk_to_review(pilot)
+        await press(pilot, "#create")
+        await on_screen(pilot, "ProvisionScreen", 10)
+        await until(pilot, lambda: "exists for" in text_of(app, "#node-state"), 20, "the state")
+        first = text_of(app, "#node-state")
+        await until(pilot, lambda: text_of(app, "#node-state") != first, 5, "a tick")
+        assert "CREATING" in text_of(app, "#node-state")
+        await pilot.press("ctrl+q")
+        await on_screen(pilot, "QuitGuard")
+        shown = text_of(app, "#guard-text")
+        assert "exists" in shown and "not billing yet" in shown
+        await until(pilot, lambda: text_of(app, "#guard-text") != shown, 5, "the guard's tick")
+        await press(pilot, "#delete")
+        await until(pilot, lambda: not app.is_running, 60, "the exit")
+    assert app.return_code == 0
+    # "Delete now" ends with the run's summary printed, as plain mode and the CLI do.
+    farewell = capsys.readouterr().err
+    assert "Summary of tpuwizard-" in farewell and "Nothing is billing." in farewell
+
+
+async def test_the_light_themes_card_borders_are_visible(tmp_path):
+    app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
+    async with app.run_test(size=(100, 32)) as pilot:
+        await on_screen(pilot, "RouteScreen")
+        for theme in ("textual-light", "textual-dark"):
+            app.theme = theme
+            await pilot.pause(0.1)
+            card = app.screen.query_one("#card-notebook")
+            _, background = card.background_colors
+            border = background + card.styles.border_top[1]  # the border over its background
+            assert abs(border.brightness - background.brightness) > 0.25, theme
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_enter_alone_walks_every_step_with_the_defaults(tmp_path, size):
+    """Focus starts on each step's first field, so Enter works without Tab."""
+    app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
+    async with app.run_test(size=size) as pilot:
+        await on_screen(pilot, "RouteScreen")
+        assert app.focused is app.screen.query_one("#budget")
+        await press(pilot, "#next")
+        await on_screen(pilot, "AccountScreen")
+        assert app.focused is app.screen.query_one("#practice")
+        assert "Practice mode: ON" in text_of(app, "#practice-label")
+        await press(pilot, "#next")
+        await on_screen(pilot, "CapacityScreen")
+        assert app.focused is app.screen.query_one("#size")
+        app.screen.query_one(DataTable).focus()
+        await pilot.press("enter")  # Enter on the table takes the preselected slice
+        await on_screen(pilot, "ZonesScreen")
+        await until(pilot, lambda: app.screen.zones, what="the zone survey")
+        assert isinstance(app.focused, DataTable)
+        assert "from the practice sandbox" in text_of(app, "#source")
+        await pilot.press("enter")
+        await on_screen(pilot, "ReviewScreen")
+        assert app.focused is app.screen.query_one("#name")
+        assert app.state.accelerator == "v5litepod-4"

@@ -1,0 +1,90 @@
+"""The end-of-run summary: folded by the core from the events, printed the same everywhere."""
+
+from tpuwizard.core.launch import events as ev
+from tpuwizard.core.launch.summary import LAST_LINES, RunSummary
+from tpuwizard.event_text import summary_lines
+
+
+def planned() -> ev.Planned:
+    return ev.Planned(
+        "r1",
+        "tpuwizard-r1",
+        "v5litepod-4",
+        "us-central1-a",
+        "vm",
+        "p",
+        4,
+        1,
+        4.8,
+        120,
+        True,
+        "runs/r1",
+    )
+
+
+def fold(*events: ev.Event) -> RunSummary:
+    summary = RunSummary()
+    for event in (planned(), *events):
+        summary.apply(event)
+    return summary
+
+
+def test_a_good_run_lists_every_check_the_receipt_script_files_cost_and_nothing_billing():
+    script = [ev.ScriptLine(0, f"step {i}") for i in range(LAST_LINES + 3)]
+    summary = fold(
+        ev.Check(0, "import", True, "jax 0.10", ""),
+        ev.Check(0, "placement", True, "8x3 ok", ""),
+        ev.ReceiptSaved("runs/r1/receipt.json", True, "a9b1672804f8c62d"),
+        *script,
+        ev.ScriptFinished(0),
+        ev.FileFetched("runs/r1/files/report.json"),
+        ev.FileNotFetched("odd dir", "not a regular file (dir)"),
+        ev.TeardownVerified("tpuwizard-r1", "node", 12.0, 0.02),
+        ev.Finished(True, 0, "runs/r1", 0.02, []),
+    )
+    text = "\n".join(summary_lines(summary))
+    assert "Checks: 2 of 2 PASS" in text
+    assert "PASS import: jax 0.10" in text and "PASS placement: 8x3 ok" in text
+    assert "Receipt a9b1672804f8c62d: runs/r1/receipt.json (proves the run)" in text
+    assert "Your script: exit 0" in text
+    assert f"| step {LAST_LINES + 2}" in text and "| step 2\n" not in text  # the last lines only
+    assert "Copied back: runs/r1/files/report.json" in text
+    assert "Not copied back: 'odd dir': not a regular file (dir)" in text
+    assert "about $0.02 (estimate) for 12 s of billing" in text
+    assert "Nothing is billing. tpuwizard-r1 verified gone." in text
+    assert "Exit code 0. Run folder: runs/r1" in text
+    assert summary.nothing_billing and summary.checks_passed
+
+
+def test_a_failed_check_a_failing_script_and_a_kept_node_say_so_in_words():
+    kept = ev.Kept("tpuwizard-r1", "us-central1-a", "tpuwizard teardown tpuwizard-r1", 4.8)
+    summary = fold(
+        ev.Check(0, "import", True, "ok", ""),
+        ev.Check(0, "contract", False, "sum 1 != 2", "numeric"),
+        ev.ScriptFinished(3),
+        ev.Failed("script", {"title": "Your script failed"}),
+        kept,
+        ev.Finished(False, 1, "runs/r1", None, ["tpuwizard-r1"]),
+    )
+    text = "\n".join(summary_lines(summary))
+    assert "Checks: 1 of 2 PASS" in text and "FAIL contract: sum 1 != 2" in text
+    assert "Receipt: none was saved." in text
+    assert "Your script: exit 3" in text and "(no output)" in text
+    assert "Failed during script: Your script failed" in text
+    assert "STILL BILLING: tpuwizard-r1." in text
+    assert "Delete it with: tpuwizard teardown tpuwizard-r1" in text
+    assert not summary.nothing_billing and not summary.checks_passed
+
+
+def test_a_refused_create_says_nothing_was_created():
+    summary = fold(ev.Failed("create", {"title": "Quota"}), ev.Finished(False, 3, "runs/r1", None))
+    text = "\n".join(summary_lines(summary))
+    assert "Checks: none ran." in text and "Nothing is billing. Nothing was created." in text
+    assert "Your script" not in text
+
+
+def test_multi_worker_checks_name_their_worker():
+    summary = fold(ev.Check(0, "contract", True, "ok", ""), ev.Check(1, "contract", True, "ok", ""))
+    text = "\n".join(summary_lines(summary))
+    assert "PASS [w0] contract" in text and "PASS [w1] contract" in text
+    assert "did not finish" in text

@@ -1,0 +1,100 @@
+"""What a launch came to, folded from its events: the results a beginner must be able to read
+after the run, in one object that the wizard, plain mode and the CLI all print the same way."""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from tpuwizard.core.launch import events as ev
+
+LAST_LINES = 8  # of the script's output, kept for the summary
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    worker: int
+    name: str
+    ok: bool
+    detail: str
+
+
+@dataclass
+class RunSummary:
+    """One launch's results. ``apply`` every event of the launch, in order."""
+
+    name: str | None = None
+    accelerator: str | None = None
+    zone: str | None = None
+    practice: bool = False
+    checks: dict[tuple[int, str], CheckResult] = field(default_factory=dict)
+    receipt: ev.ReceiptSaved | None = None
+    script_ran: bool = False
+    script_exit_code: int | None = None
+    script_tail: deque[str] = field(default_factory=lambda: deque(maxlen=LAST_LINES))
+    fetched: list[str] = field(default_factory=list)
+    not_fetched: list[tuple[str, str]] = field(default_factory=list)
+    gone: list[str] = field(default_factory=list)
+    not_gone: list[str] = field(default_factory=list)
+    kept: list[ev.Kept] = field(default_factory=list)
+    failure: ev.Failed | None = None
+    cost_usd: float | None = None
+    billed_s: float = 0.0
+    finished: ev.Finished | None = None
+
+    def apply(self, event: ev.Event) -> None:
+        match event:
+            case ev.Planned():
+                self.name, self.accelerator = event.name, event.accelerator
+                self.zone, self.practice = event.zone, event.practice
+            case ev.ZoneFailover():
+                self.zone = event.to_zone
+            case ev.Check():
+                self.checks[(event.worker, event.name)] = CheckResult(
+                    event.worker, event.name, event.ok, event.detail
+                )
+            case ev.ReceiptSaved():
+                self.receipt = event
+            case ev.ScriptLine():
+                self.script_ran = True
+                prefix = f"[w{event.worker}] " if event.workers > 1 else ""
+                self.script_tail.append(prefix + event.text)
+            case ev.ScriptFinished():
+                self.script_ran, self.script_exit_code = True, event.exit_code
+            case ev.FileFetched():
+                self.fetched.append(event.path)
+            case ev.FileNotFetched():
+                self.not_fetched.append((event.path, event.reason))
+            case ev.TeardownVerified():
+                self.gone.append(event.name)
+                self.billed_s += event.billed_s
+                if event.cost_usd is not None:
+                    self.cost_usd = (self.cost_usd or 0.0) + event.cost_usd
+            case ev.TeardownFailed():
+                self.not_gone.append(event.name)
+            case ev.Kept():
+                self.kept.append(event)
+            case ev.Failed():
+                self.failure = self.failure or event  # the first failure is the cause
+            case ev.Finished():
+                self.finished = event
+                if self.cost_usd is None:
+                    self.cost_usd = event.cost_usd
+            case _:
+                pass
+
+    @property
+    def still_existing(self) -> list[str]:
+        """What the launch said still exists when it finished (kept, or not verified gone)."""
+        if self.finished is None:
+            return [*self.not_gone, *(k.name for k in self.kept)]
+        return list(self.finished.remaining)
+
+    @property
+    def nothing_billing(self) -> bool:
+        """True once the launch finished with nothing of it left existing."""
+        return self.finished is not None and not self.still_existing
+
+    @property
+    def checks_passed(self) -> bool:
+        return bool(self.checks) and all(c.ok for c in self.checks.values())

@@ -1,0 +1,72 @@
+"""The last step: what the run came to, kept on screen until the user moves on.
+
+Every check with PASS or FAIL, the receipt's hash and path, the script's exit code and last
+lines, the files copied back, the cost and whether anything still bills: the same lines plain
+mode and the CLI print (``event_text.summary_lines``), folded by the core's ``RunSummary``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.widgets import Button, Static
+
+from tpuwizard.core.launch.summary import RunSummary
+from tpuwizard.event_text import summary_lines
+from tpuwizard.tui.screens.base import WizardScreen
+
+
+def headline(summary: RunSummary) -> str:
+    """One line on top, in words: whether anything still bills."""
+    if summary.nothing_billing:
+        return "Nothing is billing."
+    if summary.finished is None:
+        return "The launch did not finish: check with tpuwizard status."
+    return f"STILL BILLING: {', '.join(summary.still_existing)}."
+
+
+class SummaryScreen(WizardScreen):
+    STEP = "10 Summary"
+    CAN_GO_BACK = False
+    HELP = (
+        "What the run came to. The receipt proves it ran; its hash is checked by "
+        "tpuwizard receipt check. From here you can start another launch, try another zone, "
+        "or quit."
+    )
+    CHOICES: ClassVar[tuple[str, ...]] = ("again", "quit")
+
+    def __init__(self, summary: RunSummary) -> None:
+        super().__init__()
+        self.summary = summary
+        self.choice: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+    def compose_body(self) -> ComposeResult:
+        yield Static(Text(headline(self.summary), style="bold"), id="verdict")
+        # Text, not markup: script output and [wN] prefixes must show as they are.
+        yield Static(Text("\n".join(summary_lines(self.summary))), id="summary")
+        yield Horizontal(id="choices")
+
+    def offer(self, zones: list[str]) -> None:
+        """The ways on; a stockout adds the other zones."""
+        box = self.query_one("#choices", Horizontal)
+        for zone in zones[:3]:
+            box.mount(Button(f"Try {zone}", id=f"zone-{zone}", name=zone))
+        box.mount(Button("New launch", id="again", variant="primary"))
+        box.mount(Button("Quit", id="quit"))
+        self.call_after_refresh(self.focus_first_choice)
+
+    def focus_first_choice(self) -> None:
+        buttons = self.query(Button)
+        if buttons:
+            buttons.first().focus()
+
+    @on(Button.Pressed)
+    def chosen(self, event: Button.Pressed) -> None:
+        if not self.choice.done():
+            value = f"zone:{event.button.name}" if event.button.name else str(event.button.id)
+            self.choice.set_result(value)
