@@ -22,7 +22,7 @@ from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.events import Finished
 
 if TYPE_CHECKING:
-    from tpuwizard.core.launch.teardown import Found
+    from tpuwizard.core.launch.teardown import Billable, Found
 
 
 @click.group(cls=Group)
@@ -336,18 +336,25 @@ def teardown(
     if bool(name) == everything:
         raise BadInput("Name one resource (tpuwizard teardown NAME) or use --all.")
     session = open_session(project, sandbox)
-    with cloud_errors(Context(project=session.project)):
-        found = session.find_leftovers()
-    _say_skipped(found)
-    mine, theirs = _select(found, name, everything)
-    _confirm_theirs(theirs, yes, other_owner)
-    chosen = mine + theirs
-    if not chosen:
+    recorded = session.recorded(name) if name else []
+    theirs: list[Billable] = []
+    if len(recorded) == 1:
+        # The ledger knows where this install's resource is: act on that record first, so a
+        # zone that cannot be surveyed (or a slow survey of all of them) never stands in the way.
+        mine = recorded
+    else:
+        with cloud_errors(Context(project=session.project)):
+            found = session.find_leftovers()
+        _say_skipped(found)
+        chosen_mine, theirs = _select(found, name, everything)
+        mine = [b.resource for b in chosen_mine]
+        _confirm_theirs(theirs, yes, other_owner)
+    if not mine and not theirs:
         say("Nothing to delete: nothing tpuwizard created exists.")
         if as_json:
             print_json({"results": []})
         return
-    listing = ", ".join(f"{b.resource.name} ({b.resource.zone})" for b in mine)
+    listing = ", ".join(f"{r.name} ({r.zone})" for r in mine)
     if mine and not yes:
         if not sys.stdin.isatty():
             raise BadInput(f"Would delete {listing}: add --yes to confirm without a terminal.")
@@ -355,14 +362,15 @@ def teardown(
             say("Nothing deleted.")
             raise click.exceptions.Exit(EXIT_FAILED)
     results = []
-    for billable in chosen:
-        say(f"Deleting {billable.resource.name} and checking that it is gone...")
-        (result,) = session.delete([billable.resource], others_confirmed=billable in theirs)
+    targets = [(r, False) for r in mine] + [(b.resource, True) for b in theirs]
+    for resource, confirmed in targets:
+        say(f"Deleting {resource.name} and checking that it is gone...")
+        (result,) = session.delete([resource], others_confirmed=confirmed)
         results.append(result)
         if result.verified:
-            say(f"  verified gone: {billable.resource.name}")
+            say(f"  verified gone: {resource.name}")
         else:
-            say(f"  NOT verified gone: {billable.resource.name}; it may still bill.")
+            say(f"  NOT verified gone: {resource.name}; it may still bill.")
             if result.diagnosis:
                 say(result.diagnosis.render())
     if as_json:

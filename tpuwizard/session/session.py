@@ -124,6 +124,15 @@ class Session:
         self.billing.add_leftovers(found)  # only this install's: others' do not bill this user
         return found
 
+    def recorded(self, name: str) -> list[Resource]:
+        """This project's open ledger records for ``name`` (or for the node a queued request
+        asks for): where this install's own resource is, known without surveying any zone."""
+        return [
+            e.resource
+            for e in self.ledger.open_entries()
+            if name in (e.resource.name, e.resource.node_id) and e.resource.project == self.project
+        ]
+
     @property
     def owner(self) -> str:
         """This install's owner label value (a hash; see :func:`paths.owner_label`)."""

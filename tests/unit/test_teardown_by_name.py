@@ -1,0 +1,63 @@
+"""`teardown NAME` acts on the ledger's record first: where this install made it is known, so a
+zone that cannot be surveyed (or a survey of every zone) never stands between the user and the
+delete. Without a record, the survey decides, and its failure is a cloud error (exit 3)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from click.testing import CliRunner
+from google.api_core import exceptions as gx
+
+from tests.fakes import FakeCloud
+from tpuwizard.cli import main
+from tpuwizard.commands import cloud as cloud_commands
+from tpuwizard.core import paths
+from tpuwizard.core.cloud.types import NodeRequest
+from tpuwizard.core.launch.ledger import Resource
+from tpuwizard.session.session import Session
+
+ZONE = "us-central1-a"
+
+
+@dataclass
+class UnsurveyableCloud(FakeCloud):
+    """Listing the project's zones fails, as it does when a zone answers 403 or the API is down."""
+
+    def list_zones(self) -> list[str]:
+        raise gx.ServiceUnavailable("The service is currently unavailable.")
+
+
+@pytest.fixture
+def session(monkeypatch) -> Session:
+    s = Session(practice=True, project="practice-project")
+    s._cloud = UnsurveyableCloud()
+    monkeypatch.setattr(cloud_commands, "open_session", lambda project, sandbox: s)
+    return s
+
+
+def make_node(session: Session, name: str, run_id: str = "run-1") -> Resource:
+    cloud = session.cloud
+    request = NodeRequest(ZONE, name, "v5litepod-1", run_id, owner=paths.owner_label())
+    cloud.create_node(request)
+    resource = Resource(
+        "node", cloud.project, ZONE, name, "v5litepod-1", run_id, owner=paths.owner_label()
+    )
+    session.ledger.record("created", resource)
+    return resource
+
+
+def test_a_recorded_resource_is_deleted_without_surveying_any_zone(session):
+    make_node(session, "kept-one")
+    result = CliRunner().invoke(main, ["teardown", "kept-one", "--yes", "--sandbox"])
+    assert result.exit_code == 0, result.output
+    cloud = session.cloud
+    assert (ZONE, "kept-one") not in cloud.nodes
+    assert cloud.count("delete_node") >= 1
+    assert [e.op for e in session.ledger.entries()] == ["gone"]
+
+
+def test_without_a_record_the_survey_decides_and_its_failure_is_a_cloud_error(session):
+    result = CliRunner().invoke(main, ["teardown", "never-recorded", "--yes", "--sandbox"])
+    assert result.exit_code == 3, result.output
