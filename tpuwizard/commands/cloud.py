@@ -118,9 +118,8 @@ def sandbox_serve(port: int, faults: str | None, delay: float) -> None:
 @click.option(
     "--ready-timeout",
     type=float,
-    default=1800,
-    show_default=True,
-    help="Seconds to wait for the node (or queued resource) to be ready.",
+    help="Seconds to wait for the node (or queued resource) to be ready "
+    "(default 1800; Flex-start 21600: a waiting request costs nothing).",
 )
 @click.option(
     "--service-account",
@@ -147,7 +146,7 @@ def launch(
     transport: str,
     internal_ips: bool,
     run_dir: Path | None,
-    ready_timeout: float,
+    ready_timeout: float | None,
     service_account: str | None,
     sandbox: bool,
     as_json: bool,
@@ -158,7 +157,7 @@ def launch(
 
     from tpuwizard.core import paths
     from tpuwizard.core.cloud import gcloud_config
-    from tpuwizard.core.launch.plan import LaunchPlan
+    from tpuwizard.core.launch.plan import DEFAULT_READY_TIMEOUT, LaunchPlan
     from tpuwizard.event_text import describe, summary_lines
     from tpuwizard.session.signals import exit_code, stop_on_signals
 
@@ -168,6 +167,8 @@ def launch(
             "No zone: give --zone (tpuwizard zones --accelerator "
             f"{accelerator} lists them) or run `gcloud config set compute/zone ZONE`."
         )
+    if ready_timeout is None:
+        ready_timeout = DEFAULT_READY_TIMEOUT.get(route, 1800.0)
     if ready_timeout <= 0:
         raise BadInput("--ready-timeout must be a number of seconds above zero.")
     session = open_session(project, sandbox)

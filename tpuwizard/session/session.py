@@ -19,7 +19,7 @@ from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.billing import BillingState
 from tpuwizard.core.launch.ledger import Ledger, Resource
-from tpuwizard.core.launch.plan import LaunchPlan
+from tpuwizard.core.launch.plan import DEFAULT_READY_TIMEOUT, LaunchPlan
 from tpuwizard.core.launch.summary import RunSummary
 from tpuwizard.core.launch.teardown import Found, TeardownResult
 from tpuwizard.session import practice as practice_mode
@@ -226,8 +226,9 @@ class LaunchHandle:
         def work() -> None:
             try:
                 runtime = build_runtime(self.session.cloud, self.session.practice, self.transport)
-                if self.ready_timeout is not None:
-                    runtime.ready_timeout = self.ready_timeout
+                runtime.ready_timeout = self.ready_timeout or DEFAULT_READY_TIMEOUT.get(
+                    self.plan.route, runtime.ready_timeout
+                )
                 runtime.reruns = self.reruns
                 run_launch(self.plan, runtime, q.put, self.cancel)
             except BaseException as err:  # reaches the front end as a failure, never silence

@@ -19,6 +19,10 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CLOUD, EXIT_TEARDOWN = 0, 1, 2, 3, 4
 # A service account's email: what Google accepts in Node.serviceAccount.email.
 SERVICE_ACCOUNT_RE = re.compile(r"[a-z0-9][-a-z0-9_.+]*@[a-z0-9][-a-z0-9.]*\.[a-z]{2,}")
 DEFAULT_MAX_RUN = {"vm": 120, "spot": 120, "flex": 240}  # minutes
+# How long to wait for capacity, in seconds. A Flex-start request persists until capacity
+# appears (google-behaviour.md, Creating) and costs nothing while it waits, so it may wait long;
+# the wait is also sent as queueingPolicy.validUntilDuration, so Google ends it too.
+DEFAULT_READY_TIMEOUT = {"vm": 1800.0, "spot": 1800.0, "flex": 6 * 3600.0}
 
 
 @dataclass(frozen=True)
