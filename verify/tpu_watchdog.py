@@ -130,15 +130,15 @@ def idle_since(heartbeat, started):
         return started
 
 
-def wait_for_ending(args, started):
+def wait_for_ending(args, started, gone=None):
     """Sleep until the deadline or the idle limit; returns which one ended the wait, or "gone"
-    when the resource was torn down before either (then the watchdog's work is done)."""
+    when ``gone()`` says the resource was torn down before either (the work is done then)."""
     last_look = started
     while True:
         now = time.time()
-        if now - last_look >= args.retry:  # one read per retry interval, not per wake-up
+        if gone is not None and now - last_look >= args.retry:  # one read per retry interval
             last_look = now
-            if already_gone(args):
+            if gone():
                 return "gone"
         if now >= args.deadline:
             return "deadline"
@@ -191,7 +191,7 @@ def main(argv=None):
         parser.error("--deadline is required unless --check-only")
     started = time.time()
     report(ok=True, action="armed", deadline=args.deadline, idle_seconds=args.idle_seconds)
-    why = wait_for_ending(args, started)
+    why = wait_for_ending(args, started, gone=lambda: already_gone(args))
     if why == "gone":
         report(ok=True, action="gone", resource=args.resource)
         return 0

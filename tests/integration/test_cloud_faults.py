@@ -17,10 +17,11 @@ from tpuwizard.core.launch.teardown import delete_and_verify
 ZONE = "us-central1-a"
 
 
+RUN = "20261129-152500-ab12"
+
+
 def request(node_id="tpu-a", zone=ZONE, accelerator="v5litepod-4"):
-    return NodeRequest(
-        zone=zone, node_id=node_id, accelerator_type=accelerator, run_id="20261129-152500-ab12"
-    )
+    return NodeRequest(zone=zone, node_id=node_id, accelerator_type=accelerator, run_id=RUN)
 
 
 def ctx(zone=ZONE, accelerator="v5litepod-4"):
@@ -209,7 +210,8 @@ def test_a_lying_delete_is_retried_by_teardown_and_not_recorded_gone(sandbox, tm
     server, cloud = sandbox(faults="lying_delete=2", delay=0.1)
     cloud.wait_for_node(ZONE, "tpu-a", cloud.create_node(request()), poll=0.05)
     ledger = Ledger(tmp_path / "ledger.jsonl")
-    resource = Resource("node", cloud.project, ZONE, "tpu-a", "v5litepod-4", "r1")
+    # The record of the run that made it (its run id is on the node's labels).
+    resource = Resource("node", cloud.project, ZONE, "tpu-a", "v5litepod-4", RUN)
     ledger.record("created", resource)
     # The delete operation ends done and without an error, and the node is still there.
     cloud.delete_node(ZONE, "tpu-a")
@@ -229,7 +231,7 @@ def test_a_lying_queued_delete_leaves_the_request(sandbox, tmp_path):
     _, cloud = sandbox(faults="lying_delete=1", delay=0.2)
     cloud.create_queued(request("q-node"), "q1", "spot")
     cloud.wait_for_queued(ZONE, "q1", poll=0.05)
-    resource = Resource("queued", cloud.project, ZONE, "q1", "v5litepod-4", "r1", "spot", "q-node")
+    resource = Resource("queued", cloud.project, ZONE, "q1", "v5litepod-4", RUN, "spot", "q-node")
     ledger = Ledger(tmp_path / "ledger.jsonl")
     cloud.delete_queued(ZONE, "q1")
     assert cloud.get_queued(ZONE, "q1").state == "ACTIVE" and not cloud.queued_gone(ZONE, "q1")

@@ -41,8 +41,15 @@ def project(tmp_path, home):
 
 
 def cloud_of(home: Path) -> TpuCloud:
-    endpoint = json.loads((home / "sandbox" / "server.json").read_text())["endpoint"]
-    return TpuCloud(PRACTICE_PROJECT, endpoint=endpoint)
+    """A client of the lasting sandbox, with the token it answers to."""
+    from google.oauth2.credentials import Credentials
+
+    server = json.loads((home / "sandbox" / "server.json").read_text())
+    return TpuCloud(
+        PRACTICE_PROJECT,
+        endpoint=server["endpoint"],
+        credentials=Credentials(token=server["token"]),
+    )
 
 
 def test_up_run_twice_a_failing_script_and_down(tmp_path, home, project):
