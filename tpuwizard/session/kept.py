@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.errors import BadInput
+from tpuwizard.core.launch.billing import idle_deadline
 from tpuwizard.core.launch.iterate import (
     HeartbeatBook,
     RunResult,
@@ -52,10 +53,7 @@ class KeptInfo:
 
     @property
     def idle_deadline(self) -> float | None:
-        if self.idle_s is None:
-            return None
-        deadline = (self.last_heartbeat or self.kept_since) + self.idle_s
-        return min(deadline, self.max_deadline) if self.max_deadline else deadline
+        return idle_deadline(self.kept_since, self.idle_s, self.last_heartbeat, self.max_deadline)
 
     def to_dict(self) -> dict[str, object]:
         now = time.time()

@@ -38,6 +38,7 @@ class Session:
         self.project = project or (practice_mode.PRACTICE_PROJECT if practice else None)
         self.billing = BillingState()
         self._cloud: TpuCloud | None = None
+        self._cloud_lock = threading.Lock()  # the wizard's heartbeats may open it from a thread
 
     @classmethod
     def open(cls, project: str | None = None, sandbox: bool = False) -> Session:
@@ -65,15 +66,16 @@ class Session:
     @property
     def cloud(self) -> TpuCloud:
         """The TPU API client, made on first use (practice starts the sandbox once)."""
-        if self._cloud is None:
-            from tpuwizard.core.cloud.client import TpuCloud
+        with self._cloud_lock:
+            if self._cloud is None:
+                from tpuwizard.core.cloud.client import TpuCloud
 
-            if self.practice and not practice_mode.is_practice():
-                practice_mode.start_sandbox()  # or attaches to a lasting one, if running
-            if not self.project:
-                raise BadInput("No project is set: choose a project id first.")
-            self._cloud = TpuCloud(self.project)
-        return self._cloud
+                if self.practice and not practice_mode.is_practice():
+                    practice_mode.start_sandbox()  # or attaches to a lasting one, if running
+                if not self.project:
+                    raise BadInput("No project is set: choose a project id first.")
+                self._cloud = TpuCloud(self.project)
+            return self._cloud
 
     @property
     def ledger(self) -> Ledger:

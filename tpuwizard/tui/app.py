@@ -52,6 +52,7 @@ class WizardApp(App[int]):
         self.guard_open = False
         self.leaving: int | None = None  # the exit code, once a way out was chosen
         self.signal_received: int | None = None
+        self.heartbeats: Any = None  # KeptHeartbeats: the kept nodes' heartbeats while open
 
     @property
     def billing(self) -> BillingState:
@@ -99,6 +100,9 @@ class WizardApp(App[int]):
         self.state.credentials = ctx.credentials
         if self.check_leftovers:
             await self.offer_leftovers()
+        from tpuwizard.tui.kept_beat import start_heartbeats
+
+        self.heartbeats = start_heartbeats(self)
         step = 0
         while True:
             steps = [
@@ -358,7 +362,12 @@ class WizardApp(App[int]):
 
     def finish(self, code: int, message: str | None = None) -> None:
         self.exiting = True
+        self.on_unmount()
         self.exit(code, return_code=code, message=message)
+
+    def on_unmount(self) -> None:
+        if self.heartbeats is not None:
+            self.heartbeats.stop()  # no more heartbeats once the wizard is closed
 
     def on_signal(self, signum: int) -> None:
         self.signal_received = signum

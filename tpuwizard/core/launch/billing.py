@@ -13,7 +13,7 @@ plain mode and the CLI summary all read a :class:`BillingState`.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -22,6 +22,23 @@ from tpuwizard.core.plan import cost
 
 if TYPE_CHECKING:
     from tpuwizard.core.launch.teardown import Billable
+
+
+def idle_deadline(
+    kept_at: float,
+    idle_s: float | None,
+    last_heartbeat: float | None = None,
+    max_deadline: float | None = None,
+) -> float | None:
+    """When a kept node's watchdog deletes it for want of heartbeats (epoch seconds).
+
+    The idle time counts from the last heartbeat (or from when it was kept, before any), and the
+    ``--max-run`` deadline comes first if it is earlier. None when no idle time was armed.
+    """
+    if idle_s is None:
+        return None
+    deadline = max(kept_at, last_heartbeat or 0.0) + idle_s
+    return min(deadline, max_deadline) if max_deadline else deadline
 
 
 @dataclass(frozen=True)
@@ -39,6 +56,26 @@ class Billed:
     kept: bool = False  # the user chose to leave it running
     left: bool = False  # a leftover the user chose to leave running for now
     state: str = ""
+    # A node kept for iterating (``tpuwizard up``): when it was kept, its watchdog's idle time,
+    # its --max-run deadline, and the last heartbeat this computer sent it.
+    kept_since: float | None = None
+    idle_s: float | None = None
+    max_deadline: float | None = None
+    last_heartbeat: float | None = None
+
+    def idle_deadline(self) -> float | None:
+        """When the watchdog deletes it without another heartbeat (None: not a kept node with
+        an idle time)."""
+        if self.kept_since is None:
+            return None
+        return idle_deadline(self.kept_since, self.idle_s, self.last_heartbeat, self.max_deadline)
+
+    def seconds_to_idle_deadline(self, now: float | None = None) -> float | None:
+        """Seconds left before that deletion (0 once it has passed)."""
+        deadline = self.idle_deadline()
+        if deadline is None:
+            return None
+        return max(0.0, deadline - (now if now is not None else time.time()))
 
     def cost_usd(self, now: float | None = None) -> float | None:
         """The estimate so far: zero until it costs, then chips x price x time."""
@@ -83,15 +120,24 @@ class BillingState:
     def may_bill(self) -> bool:
         return bool(self._items)
 
-    def cost_usd(self, now: float | None = None) -> float | None:
-        """This session's estimate across everything that costs now (None if a price is unknown)."""
+    def cost_usd(self, now: float | None = None, without: Collection[str] = ()) -> float | None:
+        """This session's estimate across everything that costs now (None if a price is
+        unknown), less the resources named in ``without``."""
         total = 0.0
         for item in self.costing():
+            if item.name in without:
+                continue
             part = item.cost_usd(now)
             if part is None:
                 return None
             total += part
         return round(total, 2)
+
+    def kept_nodes(self) -> list[Billed]:
+        """The nodes kept for iterating that this session knows of (they bill until deleted),
+        the nearest idle deadline first."""
+        kept = [b for b in self._items.values() if b.kept_since is not None]
+        return sorted(kept, key=lambda b: b.idle_deadline() or float("inf"))
 
     def get(self, name: str) -> Billed | None:
         return self._items.get(name)
@@ -156,6 +202,20 @@ class BillingState:
                 leftover=True,
                 state=b.state,
             )
+
+    def note_kept(self, item: Billed) -> None:
+        """A node kept for iterating exists (found in the ledger and the API): it bills, and
+        nobody need be asked about it (``kept``)."""
+        known = self._items.get(item.name)
+        if known is not None and known.last_heartbeat and item.last_heartbeat:
+            item = replace(item, last_heartbeat=max(known.last_heartbeat, item.last_heartbeat))
+        self._items[item.name] = replace(item, kept=True)
+
+    def heartbeat_sent(self, name: str, at: float) -> None:
+        """A heartbeat reached the kept node ``name`` at ``at``: its idle deadline moves."""
+        item = self._items.get(name)
+        if item is not None and (item.last_heartbeat or 0.0) < at:
+            self._items[name] = replace(item, last_heartbeat=at)
 
     def leave(self, names: Iterable[str]) -> None:
         """The user chose to leave these leftovers running: still billing, no longer asked."""

@@ -4,27 +4,52 @@ from __future__ import annotations
 
 from textual.widgets import Static
 
-from tpuwizard.core.launch.billing import BillingState
+from tpuwizard.core.launch.billing import Billed, BillingState
 from tpuwizard.event_text import count, money
+
+
+def kept_text(item: Billed, names: bool = True) -> str:
+    """A node kept for iterating: what it has cost and when its watchdog deletes it."""
+    name = f" {item.name}" if names else ""
+    left = item.seconds_to_idle_deadline()
+    if left is None:
+        deadline = "no idle deadline"
+    elif left >= 60:
+        deadline = f"idle deadline in {left / 60:.0f} min"
+    else:  # the last minute counts in seconds
+        deadline = f"idle deadline in {left:.0f} s"
+    return f"KEPT{name} ~{money(item.cost_usd())}, {deadline}"
 
 
 def meter_text(billing: BillingState, names: bool = True) -> str:
     """What may bill now, in a few words: read from the core's billing state, never guessed.
 
     Without ``names`` (a narrow terminal) the money and time stay and the names go: the screen
-    below names the resource anyway.
+    below names the resource anyway. Kept nodes (``tpuwizard up``) come first, with their idle
+    deadline; then whatever else exists.
     """
-    existing = billing.existing()
+    kept = billing.kept_nodes()
+    rest = launch_meter(billing, {b.name for b in kept}, names) if kept else None
+    if kept:
+        more = f" +{len(kept) - 1} kept" if len(kept) > 1 else ""
+        return kept_text(kept[0], names) + more + (f" | {rest}" if rest else "")
+    return launch_meter(billing, set(), names) or "Nothing is billing"
+
+
+def launch_meter(billing: BillingState, skip: set[str], names: bool) -> str | None:
+    """The meter for what is not a kept node (this launch, leftovers); None when nothing is."""
+    existing = [b for b in billing.existing() if b.name not in skip]
     if not existing:
-        return "Nothing is billing"
-    costing = billing.costing()
+        return None
+    costing = [b for b in billing.costing() if b.name not in skip]
     if not costing:
         what = ", ".join(b.name for b in existing) if names else count(len(existing), "resource")
         return f"EXISTS {what} (not billing yet)"
     first = costing[0]
     more = f" +{len(costing) - 1}" if len(costing) > 1 else ""
     name = f" {first.name}{more}" if names else (f" x{len(costing)}" if more else "")
-    return f"BILLING{name} {int(first.costing_s())}s ~{money(billing.cost_usd())} est."
+    spent = billing.cost_usd(without=skip)
+    return f"BILLING{name} {int(first.costing_s())}s ~{money(spent)} est."
 
 
 class StatusBar(Static):

@@ -1,0 +1,135 @@
+"""A kept node's idle deadline, computed in the core from its last heartbeat and its idle time,
+and the wizard's heartbeats to every kept node (a failure shown, never raised)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from tpuwizard.core.launch.billing import Billed, BillingState, idle_deadline
+from tpuwizard.core.launch.ledger import Entry, Resource
+from tpuwizard.session.kept_heartbeats import IDLE_CHECK_S, KeptHeartbeats
+from tpuwizard.tui.widgets.status_bar import meter_text
+
+ZONE = "us-central1-a"
+
+
+def kept(name: str = "node-a", **changes: object) -> Billed:
+    fields: dict = dict(
+        kept_since=1000.0, idle_s=600.0, max_deadline=None, last_heartbeat=None, state="READY"
+    )
+    fields.update(changes)
+    return Billed(name, "node", ZONE, "v5litepod-1", "vm", 900.0, 900.0, kept=True, **fields)
+
+
+def test_the_idle_time_counts_from_when_it_was_kept_before_any_heartbeat():
+    assert idle_deadline(1000.0, 600.0) == 1600.0
+
+
+def test_a_heartbeat_moves_the_deadline_and_an_older_one_does_not():
+    assert idle_deadline(1000.0, 600.0, last_heartbeat=1300.0) == 1900.0
+    assert idle_deadline(1000.0, 600.0, last_heartbeat=400.0) == 1600.0  # a beat to an old node
+
+
+def test_the_max_run_deadline_comes_first_when_earlier():
+    assert idle_deadline(1000.0, 600.0, last_heartbeat=1300.0, max_deadline=1700.0) == 1700.0
+    assert idle_deadline(1000.0, 600.0, last_heartbeat=1300.0, max_deadline=5000.0) == 1900.0
+
+
+def test_no_idle_time_means_no_idle_deadline():
+    assert idle_deadline(1000.0, None, last_heartbeat=1300.0, max_deadline=1700.0) is None
+    assert kept(idle_s=None).seconds_to_idle_deadline(now=1200.0) is None
+
+
+def test_seconds_to_the_deadline_never_go_below_zero():
+    item = kept(last_heartbeat=1100.0)
+    assert item.idle_deadline() == 1700.0
+    assert item.seconds_to_idle_deadline(now=1400.0) == 300.0
+    assert item.seconds_to_idle_deadline(now=9999.0) == 0.0
+
+
+def test_billing_state_knows_kept_nodes_nearest_deadline_first_and_heartbeats_move_them():
+    state = BillingState()
+    state.note_kept(kept("late", last_heartbeat=1500.0))
+    state.note_kept(kept("soon"))
+    assert [b.name for b in state.kept_nodes()] == ["soon", "late"]
+    assert state.undecided() == []  # kept on purpose: quitting does not ask about them
+    state.heartbeat_sent("soon", 1800.0)
+    assert state.get("soon").idle_deadline() == 2400.0  # type: ignore[union-attr]
+    state.heartbeat_sent("soon", 1200.0)  # an older beat never moves it back
+    assert state.get("soon").idle_deadline() == 2400.0  # type: ignore[union-attr]
+    # Noting it again (the next round) keeps the later heartbeat.
+    state.note_kept(kept("soon", last_heartbeat=1700.0))
+    assert state.get("soon").last_heartbeat == 1800.0  # type: ignore[union-attr]
+
+
+def test_the_meter_shows_the_kept_node_its_cost_and_its_deadline(monkeypatch):
+    import time
+
+    state = BillingState()
+    state.note_kept(kept("node-a", last_heartbeat=time.time()))
+    text = meter_text(state)
+    assert text.startswith("KEPT node-a ~$") and "idle deadline in 10 min" in text
+    assert "node-a" not in meter_text(state, names=False)
+    assert state.cost_usd(without={"node-a"}) == 0.0
+
+
+def entry(name: str, idle_s: float | None = 6.0) -> Entry:
+    r = Resource("node", "p", ZONE, name, "v5litepod-1", "r1")
+    return Entry(r, "kept", 1000.0, 900.0, {"idle_s": idle_s, "kept_at": 1000.0})
+
+
+class FakeNode:
+    def __init__(self, book: dict, name: str, fail: bool) -> None:
+        self.book, self.name, self.fail = book, name, fail
+
+    def heartbeat(self) -> None:
+        if self.fail:
+            raise OSError("connection refused")
+        self.book[self.name] = 5000.0
+
+
+def fake_session(entries: list[Entry], failing: set[str], gone: set[str] = frozenset()):
+    book: dict[str, float] = {}
+    kept_nodes = SimpleNamespace(
+        entries=lambda: entries,
+        open=lambda name: FakeNode(book, name, name in failing),
+        book=SimpleNamespace(read=lambda: dict(book)),
+    )
+    cloud = SimpleNamespace(get_node=lambda zone, name: None if name in gone else object())
+    return SimpleNamespace(kept=kept_nodes, billing=BillingState(), cloud=cloud)
+
+
+def test_each_kept_node_gets_a_heartbeat_and_a_failure_is_shown_not_raised():
+    session = fake_session([entry("good"), entry("bad", idle_s=1800.0)], failing={"bad"})
+    said: list[str] = []
+    changes: list[int] = []
+    beats = KeptHeartbeats(session, said.append, lambda: changes.append(1))  # type: ignore[arg-type]
+    interval = beats.beat_once()
+    assert interval == 1.5  # idle/4 of the most pressing node
+    good = session.billing.get("good")
+    assert good is not None and good.last_heartbeat == 5000.0 and good.idle_deadline() == 5006.0
+    assert session.billing.get("bad") is None  # never reached: not shown as kept
+    assert said == ["bad: heartbeat not sent: connection refused"] and changes == [1]
+    beats.beat_once()
+    assert len(said) == 1  # the same problem is said once
+
+
+def test_a_node_that_is_gone_stops_showing_and_no_kept_node_means_a_slow_check():
+    session = fake_session([entry("a")], failing=set())
+    beats = KeptHeartbeats(session, lambda message: None)  # type: ignore[arg-type]
+    beats.beat_once()
+    assert session.billing.get("a") is not None
+    session.kept.open = lambda name: FakeNode({}, name, True)
+    beats._nodes.clear()
+    session.cloud.get_node = lambda zone, name: None
+    beats.beat_once()
+    assert session.billing.get("a") is None
+    session.kept.entries = lambda: []
+    assert beats.beat_once() == IDLE_CHECK_S
+
+
+def test_heartbeats_stop():
+    session = fake_session([], failing=set())
+    beats = KeptHeartbeats(session, lambda message: None).start()  # type: ignore[arg-type]
+    beats.stop(timeout=5)
+    assert beats.stopped and not beats._thread.is_alive()  # type: ignore[union-attr]

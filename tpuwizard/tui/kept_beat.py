@@ -1,0 +1,26 @@
+"""The open wizard keeps every kept node alive: heartbeats from a worker thread (the session's
+:class:`~tpuwizard.session.kept_heartbeats.KeptHeartbeats`), problems shown as notices, and the
+status bar refreshed when a heartbeat moves a deadline. They stop when the App exits."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+from tpuwizard.session.kept_heartbeats import KeptHeartbeats
+
+
+def start_heartbeats(app: Any) -> KeptHeartbeats:
+    """Start heartbeats for ``app.session``'s kept nodes; call on the App's event loop."""
+    loop = asyncio.get_running_loop()
+
+    def soon(callback: Any, *args: Any, **kwargs: Any) -> None:
+        # Never blocks the heartbeat thread on the App (which may be exiting, or be joining it).
+        with contextlib.suppress(RuntimeError):  # the loop has closed: the App is gone
+            loop.call_soon_threadsafe(lambda: callback(*args, **kwargs))
+
+    def problem(message: str) -> None:
+        soon(app.notify, message, title="Kept node", severity="warning", timeout=10)
+
+    return KeptHeartbeats(app.session, problem, lambda: soon(app.refresh_status)).start()
