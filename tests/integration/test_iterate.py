@@ -150,6 +150,7 @@ def test_watch_runs_again_when_a_file_is_saved(tmp_path, home, project):
     home_w0 = next(home.glob("sandbox/workers/*/*/*/w0"))
     assert str(home_w0) in shell.stdout and "marker-42" in shell.stdout
     assert (home_w0 / ".tpuwizard" / "heartbeat").stat().st_mtime >= before - 1
+    assert "is kept: $" in shell.stderr and "without a heartbeat" in shell.stderr  # its state
 
 
 def test_the_idle_deadline_deletes_the_node_after_the_laptop_is_killed(tmp_path, home, project):

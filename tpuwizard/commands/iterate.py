@@ -360,4 +360,5 @@ def ssh(node: str | None, worker: int, project: str | None, sandbox: bool) -> No
     say(f"Shell on {kept.name} worker {worker}; exit to come back. The node keeps running.")
     with cloud_errors(), kept.keep_alive(say):
         code = subprocess.call(argv, cwd=cwd, env=env)
+    _say_kept(session, kept.name)  # what it has cost so far, and its deadline from now
     sys.exit(code)  # the shell's own exit status
