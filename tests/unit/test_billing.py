@@ -99,3 +99,12 @@ def test_a_leftover_is_not_counted_twice_by_name():
     state.add_leftovers([leftover("old", "READY")])
     (only,) = state.existing()
     assert not only.leftover
+
+
+def test_a_leftover_the_ledger_says_was_kept_bills_but_needs_no_decision():
+    state = BillingState()
+    resource = Resource("node", "p", "us-west1-c", "kept-node", "v5litepod-1", "old-run")
+    state.add_leftovers([Billable(resource, "READY", 600.0, 0.2, "ledger", kept=True)])
+    (item,) = state.existing()
+    assert item.kept and item.costing_since is not None
+    assert state.undecided() == []

@@ -294,6 +294,7 @@ class WizardApp(App[int]):
             self.notify(f"Could not check for leftovers: {err}", severity="warning")
             return
         self.refresh_status()
+        found = [b for b in found if not b.kept]  # kept on purpose: the status bar shows them
         if not found:
             return
         if await self.push_screen_wait(LeftoversScreen(found)):

@@ -200,6 +200,7 @@ class BillingState:
                 since,
                 None if waiting else since,
                 leftover=True,
+                kept=b.kept,  # kept on purpose earlier: it bills, and nobody need be asked
                 state=b.state,
             )
 

@@ -151,6 +151,7 @@ class Billable:
     # Made by this install (its ledger knows it, or its owner label is ours). Others' resources
     # are shown apart and never deleted without their exact name and a confirmation.
     mine: bool = True
+    kept: bool = False  # the ledger says the user kept it on purpose (``up``, Keep, --keep)
 
     def to_dict(self) -> dict[str, object]:
         r = self.resource
@@ -225,7 +226,12 @@ def reconcile(
             continue
         age = now - entry.first_at
         found[r.key] = Billable(
-            r, info.state, age, cost.estimate(r.accelerator, r.route, age, r.zone), "ledger"
+            r,
+            info.state,
+            age,
+            cost.estimate(r.accelerator, r.route, age, r.zone),
+            "ledger",
+            kept=entry.op == "kept",
         )
     labelled, skipped = _labelled(cloud, zones, now)
     for billable in labelled:
@@ -233,13 +239,7 @@ def reconcile(
         if owner is None or billable.resource.owner != owner:
             billable = replace(billable, mine=False)
         if key in found:
-            found[key] = Billable(
-                found[key].resource,
-                found[key].state,
-                found[key].age_s,
-                found[key].cost_usd,
-                "ledger+labels",
-            )
+            found[key] = replace(found[key], source="ledger+labels")
         elif not _owned_by_queued(billable, found):
             found[key] = billable
     ordered = sorted(found.values(), key=lambda b: (b.resource.zone, b.resource.name))
