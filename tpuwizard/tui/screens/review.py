@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Button, Input, Label, Static, Switch
 
-from tpuwizard.core.launch.plan import DEFAULT_MAX_RUN
+from tpuwizard.core.launch.plan import DEFAULT_MAX_RUN, LaunchPlan
 from tpuwizard.core.plan import catalog, cost, fit
 from tpuwizard.event_text import count, money
 from tpuwizard.tui.screens.base import WizardScreen
@@ -130,12 +130,24 @@ class ReviewScreen(WizardScreen):
         )
         problems = self.problems()
         candidate = replace(self.state, **self.answers()).plan("preview")
-        words = candidate.deadline_words(time.time()) if not problems else ""
+        words = self.deadline_words(candidate) if not problems else ""
         self.query_one("#deadline-words", Static).update(words)
         self.query_one("#error", Static).update("\n".join(problems))
         create = self.query_one("#create", Button)
         create.disabled = bool(problems)
         create.tooltip = problems[0] if problems else None
+
+    def deadline_words(self, plan: LaunchPlan) -> str:
+        """The deadline in words, with the check before create's answer when the watchdog is
+        off: "deleted at HH:MM even if this laptop sleeps" or "only while tpuwizard runs,
+        because ..." (and the command that would allow it)."""
+        check = self.state.watchdog_check
+        if plan.watchdog or plan.route not in ("vm", "spot"):
+            return plan.deadline_words(time.time())
+        if check is not None and check.can_arm is False:
+            words = plan.deadline_words(time.time(), check.reason)
+            return words + (f"\nTo allow the watchdog: {check.fix}" if check.fix else "")
+        return plan.deadline_words(time.time(), "the watchdog is switched off")
 
     @on(Button.Pressed, "#create")
     def create(self) -> None:
