@@ -1,7 +1,7 @@
 """What a first-time user trips over, walked at the stated minimum (80x24) and at 100x32."""
 
 import pytest
-from textual.widgets import DataTable, Input, RadioSet, Select
+from textual.widgets import DataTable, Input, RadioSet, Select, Switch
 
 from tests.tui.pilot_helpers import on_screen, press, until
 from tpuwizard.tui.app import WizardApp
@@ -89,7 +89,15 @@ async def test_7b_becomes_parameters_the_cheapest_fitting_slice_is_chosen_and_re
         await on_screen(pilot, "ReviewScreen")
         assert "104.3 GiB fits sharded on v5litepod-8" in text_of(app, "#fit-verdict")
         assert on_screen_whole(app, "#create")
-        assert "No watchdog: nothing deletes it at" in text_of(app, "#deadline-words")
+        # Practice: the check before create says yes, so the watchdog is armed by default.
+        assert app.screen.query_one("#watchdog", Switch).value
+        assert "even if this laptop sleeps" in text_of(app, "#deadline-words")
+        app.screen.query_one("#watchdog", Switch).value = False
+        await until(
+            pilot,
+            lambda: "only while tpuwizard runs" in text_of(app, "#deadline-words"),
+            what="the words without the watchdog",
+        )
 
 
 @pytest.mark.parametrize("size", SIZES)
