@@ -98,6 +98,19 @@ def test_where_the_check_before_create_says_no_the_launch_goes_on_without_it(tmp
     assert sandbox_is_empty(home)
 
 
+def test_without_act_as_the_first_create_is_not_a_403(tmp_path, home):
+    # Attaching the account the watchdog needs would be refused (403): the check says so first,
+    # the watchdog stays off, and the create (with no account attached) goes through.
+    code, events, stderr = launch(
+        tmp_path, "--accelerator", "v5litepod-1", TPUWIZARD_SANDBOX_FAULTS="no_act_as=1"
+    )
+    assert code == 0, stderr
+    assert "Watchdog off: you may not attach the service account" in stderr
+    assert "roles/iam.serviceAccountUser" in stderr
+    assert "watchdog" not in names(events) and "finished" in names(events)
+    assert sandbox_is_empty(home)
+
+
 def test_watchdog_insists_and_exits_2_before_create_where_the_check_says_no(tmp_path, home):
     code, events, stderr = launch(
         tmp_path,

@@ -77,3 +77,23 @@ def test_where_it_is_unknown_it_is_armed_and_says_so(sandbox, tmp_path):
     _server, cloud = sandbox("policy_unreadable=1", delay=0)
     choice = choose_watchdog(_session_on(cloud), _plan(tmp_path), None)
     assert choice.plan.watchdog and choice.lines(0)[0].startswith("Watchdog on:")
+
+
+def test_the_sandbox_refuses_a_create_attaching_an_account_without_act_as(sandbox):
+    from google.api_core import exceptions
+
+    from tpuwizard.core.cloud.types import NodeRequest
+
+    _server, cloud = sandbox("no_act_as=1", delay=0)
+    zone, run = "us-central1-a", "20261130-011500-ab12"
+    attached = NodeRequest(
+        zone=zone,
+        node_id="sa",
+        accelerator_type="v5litepod-1",
+        run_id=run,
+        cloud_platform_scope=True,
+    )
+    with pytest.raises(exceptions.Forbidden, match="serviceAccountUser"):
+        cloud.create_node(attached)
+    plain = NodeRequest(zone=zone, node_id="plain", accelerator_type="v5litepod-1", run_id=run)
+    assert cloud.create_node(plain) is not None

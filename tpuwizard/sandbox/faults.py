@@ -17,7 +17,8 @@ Keys:
                         the project's IAM policy gives the default compute account no role
                         (as in organisations created since May 2024, google-behaviour.md:67)
   policy_unreadable=1   getIamPolicy answers 403: the caller may not read the project's policy
-  no_act_as=1           the caller lacks iam.serviceAccounts.actAs on every service account
+  no_act_as=1           the caller lacks iam.serviceAccounts.actAs on every service account: the
+                        actAs test says so, and a create that attaches an account answers 403
   latency_ms=N          every request waits this long first
   forbidden=N           the next N requests answer 403: permission denied
   api_disabled=N        the next N requests answer 403: the TPU API is not enabled

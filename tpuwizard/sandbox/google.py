@@ -256,3 +256,14 @@ def policy_forbidden(project: str) -> ApiError:
         f"The caller does not have permission to get the IAM policy of project {project} "
         "(resourcemanager.projects.getIamPolicy).",
     )
+
+
+def act_as_denied(project: str, email: str) -> ApiError:
+    """gb:45: a create that attaches a service account the caller may not act as (report)."""
+    email = email or f"{project_number(project)}{DEFAULT_ACCOUNT_DOMAIN}"
+    return ApiError(
+        403,
+        "PERMISSION_DENIED",
+        f"The user does not have access to service account '{email}'. Ask a project owner to "
+        "grant you the iam.serviceAccountUser role on the service account.",
+    )
