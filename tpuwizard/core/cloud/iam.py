@@ -37,6 +37,7 @@ class WatchdogCheck:
     reason: str
     account: str
     fix: str | None = None
+    short: str = ""  # the reason in a few words, for a screen of 80x24 ("because ...")
 
     @property
     def arm_by_default(self) -> bool:
@@ -65,6 +66,7 @@ def decide(
             f"gcloud iam service-accounts add-iam-policy-binding {account} --project {project} "
             '--member="user:$(gcloud config get-value account)" '
             "--role=roles/iam.serviceAccountUser",
+            "you may not attach its service account",
         )
     if policy is None:
         return WatchdogCheck(
@@ -111,6 +113,7 @@ def decide(
         account,
         f"gcloud projects add-iam-policy-binding {project} "
         f"--member=serviceAccount:{account} --role=roles/tpu.admin",
+        "its service account may not delete TPUs",
     )
 
 

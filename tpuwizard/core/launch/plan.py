@@ -65,10 +65,14 @@ class LaunchPlan:
             )
         if self.watchdog:
             return f"Deleted at {at} even if this laptop sleeps: a watchdog on the VM deletes it."
-        because = f", because {why_no_watchdog}" if why_no_watchdog else ""
+        if why_no_watchdog:  # short enough for two lines of an 80x24 screen
+            return (
+                f"No watchdog: deleted only while tpuwizard runs, because {why_no_watchdog}; "
+                f"if this laptop sleeps, it bills past {at}."
+            )
         return (
             f"No watchdog: nothing deletes it at {at}. tpuwizard deletes it when the run ends, "
-            f"but only while tpuwizard runs{because}; if this laptop sleeps, it keeps billing."
+            "but only while tpuwizard runs; if this laptop sleeps, it keeps billing."
         )
 
     def problems(self) -> list[str]:

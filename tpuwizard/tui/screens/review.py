@@ -133,6 +133,9 @@ class ReviewScreen(WizardScreen):
         words = self.deadline_words(candidate) if not problems else ""
         self.query_one("#deadline-words", Static).update(words)
         self.query_one("#error", Static).update("\n".join(problems))
+        # Words or problems, never both: an empty line would push Create off an 80x24 screen.
+        self.query_one("#error", Static).display = bool(problems)
+        self.query_one("#deadline-words", Static).display = bool(words)
         create = self.query_one("#create", Button)
         create.disabled = bool(problems)
         create.tooltip = problems[0] if problems else None
@@ -145,9 +148,23 @@ class ReviewScreen(WizardScreen):
         if plan.watchdog or plan.route not in ("vm", "spot"):
             return plan.deadline_words(time.time())
         if check is not None and check.can_arm is False:
-            words = plan.deadline_words(time.time(), check.reason)
-            return words + (f"\nTo allow the watchdog: {check.fix}" if check.fix else "")
+            words = plan.deadline_words(time.time(), check.short or check.reason)
+            # The grant command does not fit 80x24 beside the words: F1 shows it whole.
+            return words + ("\nF1 shows the command that allows the watchdog." if check.fix else "")
         return plan.deadline_words(time.time(), "the watchdog is switched off")
+
+    def action_help(self) -> None:
+        """The help, and where the check before create said no, why and the command to allow
+        the watchdog (too long for the screen at 80x24)."""
+        from tpuwizard.tui.screens.help import HelpScreen
+
+        check = self.state.watchdog_check
+        text = self.HELP
+        if check is not None and check.can_arm is False:
+            text += f"\n\nThe watchdog cannot run: {check.reason}."
+            if check.fix:
+                text += f"\nTo allow it:\n{check.fix}"
+        self.app.push_screen(HelpScreen(self.STEP, text))
 
     @on(Button.Pressed, "#create")
     def create(self) -> None:
