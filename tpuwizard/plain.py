@@ -22,6 +22,7 @@ from tpuwizard.event_text import describe, summary_lines
 from tpuwizard.session import practice
 from tpuwizard.session.session import LaunchHandle, Session
 from tpuwizard.session.signals import exit_code, stop_on_signals
+from tpuwizard.session.watchdog import WATCHDOG_ROUTES, check_words
 
 
 def _validator(check) -> Any:
@@ -81,10 +82,13 @@ class PlainWizard:
             or None
         )
         minutes = int(self.text("Deadline in minutes", str(DEFAULT_MAX_RUN[route]), check=_minutes))
-        watchdog = route in ("vm", "spot") and self.ask(
+        check = session.watchdog_check() if route in WATCHDOG_ROUTES else None
+        if check is not None:
+            self.out(check_words(check))
+        watchdog = check is not None and self.ask(
             questionary.confirm(
                 "Watchdog: the VM deletes itself at the deadline, even if this computer is off?",
-                default=False,
+                default=check.arm_by_default,
                 **self.io,
             )
         )
@@ -123,7 +127,10 @@ class PlainWizard:
         problems = plan.problems()
         if problems:
             raise BadInput(" ".join(problems))
-        self.out(plan.deadline_words(time.time()))
+        why_not = None
+        if check is not None and not watchdog:
+            why_not = check.reason if check.can_arm is False else "the watchdog was switched off"
+        self.out(plan.deadline_words(time.time(), why_not))
         if not self.ask(
             questionary.confirm(f"Create {accelerator} in {zone} now?", default=True, **self.io)
         ):

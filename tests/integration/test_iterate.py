@@ -189,4 +189,5 @@ def test_up_refuses_to_keep_a_node_no_watchdog_would_delete(tmp_path, home, proj
     )
     assert refused.returncode == 1
     assert "Refusing to keep" in refused.stderr and "roles/tpu.admin" in refused.stderr
+    assert "To allow the watchdog: gcloud" in refused.stderr  # said by the check before create
     assert sandbox_is_empty(home) and ledger_all_gone(home)

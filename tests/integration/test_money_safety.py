@@ -71,6 +71,47 @@ def test_the_watchdog_deletes_the_node_at_its_deadline_with_the_wizard_killed(
 
 
 def test_a_watchdog_that_may_not_delete_says_what_to_grant(tmp_path, home):
+    # The policy is unreadable, so the check before create cannot tell: the watchdog is armed by
+    # default and its own check on the VM finds that it may not delete.
+    code, events, stderr = launch(
+        tmp_path,
+        "--accelerator",
+        "v5litepod-1",
+        TPUWIZARD_SANDBOX_FAULTS="sa_no_delete=1;policy_unreadable=1",
+    )
+    assert code == 0, stderr
+    assert "Watchdog on: the project's IAM policy could not be read" in stderr
+    watchdog = next(e for e in events if e["event"] == "watchdog")
+    assert not watchdog["armed"]
+    assert "tpu.nodes.delete" in watchdog["detail"] and "roles/tpu.admin" in watchdog["detail"]
+    assert sandbox_is_empty(home)
+
+
+def test_where_the_check_before_create_says_no_the_launch_goes_on_without_it(tmp_path, home):
+    code, events, stderr = launch(
+        tmp_path, "--accelerator", "v5litepod-1", TPUWIZARD_SANDBOX_FAULTS="sa_no_delete=1"
+    )
+    assert code == 0, stderr
+    assert "Watchdog off: the VM's service account" in stderr
+    assert "only while tpuwizard runs, because" in stderr
+    assert "watchdog" not in names(events)
+    assert sandbox_is_empty(home)
+
+
+def test_without_act_as_the_first_create_is_not_a_403(tmp_path, home):
+    # Attaching the account the watchdog needs would be refused (403): the check says so first,
+    # the watchdog stays off, and the create (with no account attached) goes through.
+    code, events, stderr = launch(
+        tmp_path, "--accelerator", "v5litepod-1", TPUWIZARD_SANDBOX_FAULTS="no_act_as=1"
+    )
+    assert code == 0, stderr
+    assert "Watchdog off: you may not attach the service account" in stderr
+    assert "roles/iam.serviceAccountUser" in stderr
+    assert "watchdog" not in names(events) and "finished" in names(events)
+    assert sandbox_is_empty(home)
+
+
+def test_watchdog_insists_and_exits_2_before_create_where_the_check_says_no(tmp_path, home):
     code, events, stderr = launch(
         tmp_path,
         "--accelerator",
@@ -78,11 +119,19 @@ def test_a_watchdog_that_may_not_delete_says_what_to_grant(tmp_path, home):
         "--watchdog",
         TPUWIZARD_SANDBOX_FAULTS="sa_no_delete=1",
     )
-    assert code == 0, stderr
-    watchdog = next(e for e in events if e["event"] == "watchdog")
-    assert not watchdog["armed"]
-    assert "tpu.nodes.delete" in watchdog["detail"] and "roles/tpu.admin" in watchdog["detail"]
+    assert code == 2, stderr
+    assert "The watchdog cannot run" in stderr and "roles/tpu.admin" in stderr
+    assert "provisioning" not in names(events)
     assert sandbox_is_empty(home)
+
+
+def test_practice_launch_arms_the_watchdog_by_default(tmp_path, home):
+    code, events, stderr = launch(tmp_path, "--accelerator", "v5litepod-1")
+    assert code == 0, stderr
+    assert "even if this laptop sleeps" in stderr
+    watchdog = next(e for e in events if e["event"] == "watchdog")
+    assert watchdog["armed"], watchdog
+    assert sandbox_is_empty(home) and ledger_all_gone(home)
 
 
 def test_watchdog_is_refused_for_flex_which_has_its_own_deadline(tmp_path):

@@ -95,7 +95,8 @@ def test_before_arming_the_launch_says_the_default_account_may_have_no_roles(tmp
         "--accelerator",
         "v5litepod-1",
         "--watchdog",
-        TPUWIZARD_SANDBOX_FAULTS="sa_no_delete=1",
+        # The check before create cannot read the policy: armed, and the VM's check refuses.
+        TPUWIZARD_SANDBOX_FAULTS="sa_no_delete=1;policy_unreadable=1",
     )
     assert code == 0, stderr
     kinds = [e["event"] for e in events]
@@ -117,7 +118,7 @@ def test_a_named_account_is_used_and_named_in_the_advice(tmp_path, home):
         "--watchdog",
         "--service-account",
         email,
-        TPUWIZARD_SANDBOX_FAULTS="sa_no_delete=1",
+        TPUWIZARD_SANDBOX_FAULTS="sa_no_delete=1;policy_unreadable=1",
     )
     assert code == 0, stderr
     notice = next(e for e in events if e["event"] == "watchdog_account")

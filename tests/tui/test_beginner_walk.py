@@ -1,7 +1,7 @@
 """What a first-time user trips over, walked at the stated minimum (80x24) and at 100x32."""
 
 import pytest
-from textual.widgets import DataTable, Input, RadioSet, Select
+from textual.widgets import Button, DataTable, Input, RadioSet, Select, Switch
 
 from tests.tui.pilot_helpers import on_screen, press, until
 from tpuwizard.tui.app import WizardApp
@@ -89,7 +89,15 @@ async def test_7b_becomes_parameters_the_cheapest_fitting_slice_is_chosen_and_re
         await on_screen(pilot, "ReviewScreen")
         assert "104.3 GiB fits sharded on v5litepod-8" in text_of(app, "#fit-verdict")
         assert on_screen_whole(app, "#create")
-        assert "No watchdog: nothing deletes it at" in text_of(app, "#deadline-words")
+        # Practice: the check before create says yes, so the watchdog is armed by default.
+        assert app.screen.query_one("#watchdog", Switch).value
+        assert "even if this laptop sleeps" in text_of(app, "#deadline-words")
+        app.screen.query_one("#watchdog", Switch).value = False
+        await until(
+            pilot,
+            lambda: "only while tpuwizard runs" in text_of(app, "#deadline-words"),
+            what="the words without the watchdog",
+        )
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -158,3 +166,26 @@ async def test_enter_alone_walks_every_step_with_the_defaults(tmp_path, size):
         await on_screen(pilot, "ReviewScreen")
         assert app.focused is app.screen.query_one("#name")
         assert app.state.accelerator == "v5litepod-4"
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_review_says_plainly_why_the_watchdog_is_off_where_it_cannot_run(
+    tmp_path, home, monkeypatch, size
+):
+    from tests.tui.pilot_helpers import walk_to_review
+
+    monkeypatch.setenv("TPUWIZARD_SANDBOX_FAULTS", "sa_no_delete=1")
+    app = WizardApp(run_dir=tmp_path / "runs")
+    async with app.run_test(size=size) as pilot:
+        await walk_to_review(pilot)
+        assert not app.screen.query_one("#watchdog", Switch).value  # the check said no
+        words = text_of(app, "#deadline-words")
+        assert "only while tpuwizard runs, because its service account may not" in words
+        assert "F1 shows the command that allows the watchdog" in words
+        assert not app.screen.query_one("#create", Button).disabled  # it goes on without it
+        assert on_screen_whole(app, "#create") and on_screen_whole(app, "#deadline-words")
+        await pilot.press("f1")
+        await on_screen(pilot, "HelpScreen")
+        assert "gcloud projects add-iam-policy-binding" in str(
+            app.screen.query_one("#help-text").render()
+        )

@@ -33,7 +33,9 @@ def test_plain_walk_launches_verifies_and_tears_down(tmp_path):
     assert "Recommended: vm" in text and "[practice]" in text
     # The wizard's defaults: the cheapest current-generation slice that holds 48 GiB.
     assert "Creating tpuwizard-" in text and ": v5litepod-4 (4 chips)" in text
-    assert "No watchdog: nothing deletes it at" in text
+    # The check before create says the sandbox's account may delete: armed by default.
+    assert "The watchdog can run:" in text
+    assert "even if this laptop sleeps" in text and "No watchdog" not in text
     assert "proves the run" in text and "Verified gone" in text
     # The summary comes last, as in the wizard and the CLI.
     summary = text[text.index("Summary of tpuwizard-") :]

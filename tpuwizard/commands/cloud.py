@@ -93,9 +93,11 @@ def sandbox_serve(port: int, faults: str | None, delay: float) -> None:
     help="Deadline in minutes (Flex-start's maxRunDuration; the watchdog's deadline).",
 )
 @click.option(
-    "--watchdog",
-    is_flag=True,
-    help="vm/spot: a process on the VM deletes it at the deadline, even if this computer is off.",
+    "--watchdog/--no-watchdog",
+    default=None,
+    help="vm/spot: a process on the VM deletes it at the deadline, even if this computer is off. "
+    "Default: on where a check before create says it can run. --watchdog: on, and exit 2 if "
+    "the check says it cannot.",
 )
 @click.option("--failover", is_flag=True, help="On a stockout, try the next zones offering it.")
 @click.option("--precision", is_flag=True, help="The verifier also measures fp32/bf16/int8 error.")
@@ -139,7 +141,7 @@ def launch(
     fetch: tuple[str, ...],
     keep: bool,
     max_run: float | None,
-    watchdog: bool,
+    watchdog: bool | None,
     failover: bool,
     precision: bool,
     trace: bool,
@@ -160,6 +162,7 @@ def launch(
     from tpuwizard.core.launch.plan import DEFAULT_READY_TIMEOUT, LaunchPlan
     from tpuwizard.event_text import describe, summary_lines
     from tpuwizard.session.signals import exit_code, stop_on_signals
+    from tpuwizard.session.watchdog import choose_watchdog
 
     zone = zone or gcloud_config.discover().zone
     if not zone:
@@ -187,7 +190,7 @@ def launch(
         fetch=fetch,
         keep=keep,
         max_run_minutes=max_run,
-        watchdog=watchdog,
+        watchdog=bool(watchdog),
         failover=failover,
         precision=precision,
         trace=trace,
@@ -195,6 +198,10 @@ def launch(
         service_account=service_account,
     )
     plan.validate()  # every rule, before any cloud call: exit 2 with all of them
+    choice = choose_watchdog(session, plan, watchdog)
+    plan = choice.plan
+    for line in choice.lines():
+        (say if as_json else click.echo)(line)
     if internal_ips and transport != "gcloud":
         raise BadInput(
             "--internal-ips gives the VMs no external address, so SSH from this computer cannot "

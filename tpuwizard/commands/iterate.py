@@ -101,6 +101,13 @@ def up(
         idle_minutes=None if no_watchdog else idle,
     )
     plan.validate()
+    if plan.watchdog:  # the check before create: refuse before anything is made, not after
+        check = session.watchdog_check(plan.service_account)
+        if check.can_arm is False:
+            say(f"Refusing to keep a node that nothing would delete: {check.reason}.")
+            say(f"To allow the watchdog: {check.fix}")
+            say("(Give --no-watchdog to keep it anyway; then only `tpuwizard down` ends it.)")
+            sys.exit(EXIT_FAILED)
     handle = session.start_launch(plan, transport, ready_timeout)
     kept: ev.Kept | None = None
     receipt: str | None = None

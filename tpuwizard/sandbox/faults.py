@@ -13,7 +13,12 @@ Keys:
   slow_create=SECONDS   provisioning takes this long
   never_ready=1         nodes stay CREATING
   preempt_after=SECONDS spot nodes become PREEMPTED this long after READY (their VMs vanish)
-  sa_no_delete=1        testIamPermissions says the VM's service account may not delete
+  sa_no_delete=1        the VM's service account may not delete: testIamPermissions says so, and
+                        the project's IAM policy gives the default compute account no role
+                        (as in organisations created since May 2024, google-behaviour.md:67)
+  policy_unreadable=1   getIamPolicy answers 403: the caller may not read the project's policy
+  no_act_as=1           the caller lacks iam.serviceAccounts.actAs on every service account: the
+                        actAs test says so, and a create that attaches an account answers 403
   latency_ms=N          every request waits this long first
   forbidden=N           the next N requests answer 403: permission denied
   api_disabled=N        the next N requests answer 403: the TPU API is not enabled
@@ -51,6 +56,8 @@ class Faults:
     slow_create: float | None = None
     never_ready: bool = False
     sa_no_delete: bool = False  # the VM's service account may not delete (watchdog check)
+    policy_unreadable: bool = False  # getIamPolicy answers 403
+    no_act_as: bool = False  # the caller may not attach service accounts
     preempt_after: float | None = None  # spot nodes are preempted this long after READY
     latency_ms: int = 0
     counters: dict[str, int] = field(default_factory=dict)
@@ -87,8 +94,8 @@ def parse_faults(spec: str | None) -> Faults:
                 faults.slow_create = _amount(part, value)
             elif key == "never_ready":
                 faults.never_ready = value not in ("0", "false", "no")
-            elif key == "sa_no_delete":
-                faults.sa_no_delete = value not in ("0", "false", "no")
+            elif key in ("sa_no_delete", "policy_unreadable", "no_act_as"):
+                setattr(faults, key, value not in ("0", "false", "no"))
             elif key == "preempt_after":
                 faults.preempt_after = _amount(part, value)
             elif key == "latency_ms":
@@ -104,6 +111,8 @@ def parse_faults(spec: str | None) -> Faults:
                         "never_ready",
                         "latency_ms",
                         "sa_no_delete",
+                        "policy_unreadable",
+                        "no_act_as",
                         "preempt_after",
                         *COUNTED,
                     ]

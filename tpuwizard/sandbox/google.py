@@ -210,3 +210,60 @@ def queue_expired() -> dict[str, Any]:
         "message": "The queued resource was not provisioned before the end of its queueing "
         "policy (validUntilDuration).",
     }
+
+
+# gb:45 "attaching a service account can need iam.serviceAccounts.actAs (role Service Account
+# User)"; gb:62-68 the watchdog deletes with the VM's account, and "in organisations created since
+# May 2024 the default compute service account has no roles by default". The sandbox's projects
+# are older ones: the caller owns the project and the default compute account has roles/editor
+# (as Google granted it before), unless the sa_no_delete fault takes that role away.
+CALLER = "user:practice@example.com"
+DEFAULT_ACCOUNT_DOMAIN = "-compute@developer.gserviceaccount.com"
+
+
+def project_number(project: str) -> str:
+    """Resource Manager's projects.get ``projectNumber``: 12 digits, fixed per project id."""
+    import hashlib
+
+    digest = int(hashlib.sha256(project.encode()).hexdigest(), 16)
+    return str(100_000_000_000 + digest % 900_000_000_000)
+
+
+def project_resource(project: str) -> dict[str, Any]:
+    """Resource Manager v1 ``GET projects/P``."""
+    return {
+        "projectNumber": project_number(project),
+        "projectId": project,
+        "lifecycleState": "ACTIVE",
+        "name": project,
+    }
+
+
+def iam_policy(project: str, account_may_delete: bool) -> dict[str, Any]:
+    """Resource Manager v1 ``projects.getIamPolicy``: a Policy (version, etag, bindings)."""
+    bindings: list[dict[str, Any]] = [{"role": "roles/owner", "members": [CALLER]}]
+    account = f"serviceAccount:{project_number(project)}{DEFAULT_ACCOUNT_DOMAIN}"
+    if account_may_delete:
+        bindings.append({"role": "roles/editor", "members": [account]})
+    return {"version": 1, "etag": "BwYAAAAAAAA=", "bindings": bindings}
+
+
+def policy_forbidden(project: str) -> ApiError:
+    # The caller lacks resourcemanager.projects.getIamPolicy: Google's 403 PERMISSION_DENIED.
+    return ApiError(
+        403,
+        "PERMISSION_DENIED",
+        f"The caller does not have permission to get the IAM policy of project {project} "
+        "(resourcemanager.projects.getIamPolicy).",
+    )
+
+
+def act_as_denied(project: str, email: str) -> ApiError:
+    """gb:45: a create that attaches a service account the caller may not act as (report)."""
+    email = email or f"{project_number(project)}{DEFAULT_ACCOUNT_DOMAIN}"
+    return ApiError(
+        403,
+        "PERMISSION_DENIED",
+        f"The user does not have access to service account '{email}'. Ask a project owner to "
+        "grant you the iam.serviceAccountUser role on the service account.",
+    )

@@ -69,6 +69,11 @@ def injected_error(faults: Faults, method: str, path: str, body: Any) -> ApiErro
         return google.quota_exceeded(project, zone, str(node.get("acceleratorType", "")), spot)
     if creates and faults.take("create_rate"):
         return google.create_rate_exceeded()
+    if creates and faults.no_act_as:
+        node = body if path.endswith("/nodes") else spec_node(body)
+        account = node.get("serviceAccount") if isinstance(node, dict) else None
+        if isinstance(account, dict):  # attaching an account needs actAs (gb:45)
+            return google.act_as_denied(project, str(account.get("email") or ""))
     return None
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from tpuwizard.sandbox import google
 from tpuwizard.sandbox.faults import parse_faults
 from tpuwizard.sandbox.injected import injected_error
 from tpuwizard.sandbox.model import WORKERS_RE, ApiError, worker_locations
@@ -45,6 +46,11 @@ ROUTES: list[tuple[str, re.Pattern[str], str]] = [
 ]
 # The one Resource Manager call the watchdog makes, to learn whether the VM may delete itself.
 IAM_RE = re.compile(r"^/v1/projects/(?P<project>[^/:]+):testIamPermissions$")
+# The check before create (core/cloud/iam.py), gb:45 and gb:62-68: Resource Manager's
+# projects.get and projects.getIamPolicy, and IAM's serviceAccounts.testIamPermissions (actAs).
+PROJECT_RE = re.compile(r"^/v1/projects/(?P<project>[^/:]+)$")
+POLICY_RE = re.compile(r"^/v1/projects/(?P<project>[^/:]+):getIamPolicy$")
+ACT_AS_RE = re.compile(r"^/v1/projects/-/serviceAccounts/(?P<email>[^/:]+):testIamPermissions$")
 STATUS_HTTP = {
     "UNAVAILABLE": 503,
     "PERMISSION_DENIED": 403,
@@ -108,6 +114,10 @@ class Handler(BaseHTTPRequestHandler):
             iam = IAM_RE.match(url.path)
             if iam and method == "POST":
                 self._reply(200, self.server.api.test_iam_permissions(body))
+                return
+            answer = self.server.api.iam_call(method, url.path, body)
+            if answer is not None:
+                self._reply(200, answer)
                 return
             raise ApiError(404, "NOT_FOUND", f"No such method: {method} {url.path}")
         except ApiError as err:
@@ -269,6 +279,23 @@ class Api:
         if self.s.faults.sa_no_delete:
             wanted = [p for p in wanted if not p.endswith(".delete")]
         return {"permissions": wanted}
+
+    def iam_call(self, method: str, path: str, body: dict) -> dict | None:
+        """Resource Manager's projects.get and getIamPolicy, IAM's actAs test; None: not one."""
+        faults = self.s.faults
+        if (m := PROJECT_RE.match(path)) and method == "GET":
+            return google.project_resource(m["project"])
+        if (m := POLICY_RE.match(path)) and method == "POST":
+            if faults.policy_unreadable:
+                raise google.policy_forbidden(m["project"])
+            return google.iam_policy(m["project"], not faults.sa_no_delete)
+        if ACT_AS_RE.match(path) and method == "POST":
+            # Google answers with the subset of the asked permissions the caller holds ({} if
+            # none): testIamPermissions itself is never refused for lacking them.
+            wanted = [str(p) for p in body.get("permissions", [])]
+            held = [p for p in wanted if not (faults.no_act_as and p.endswith(".actAs"))]
+            return {"permissions": held} if held else {}
+        return None
 
     def get_operation(
         self,

@@ -26,6 +26,7 @@ from tpuwizard.session import practice as practice_mode
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.client import TpuCloud
+    from tpuwizard.core.cloud.iam import WatchdogCheck
     from tpuwizard.core.launch.rerun import Reruns
     from tpuwizard.session.kept import KeptNodes
 
@@ -39,6 +40,7 @@ class Session:
         self.billing = BillingState()
         self._cloud: TpuCloud | None = None
         self._cloud_lock = threading.Lock()  # the wizard's heartbeats may open it from a thread
+        self._watchdog_checks: dict[tuple[bool, str, str | None], WatchdogCheck] = {}
 
     @classmethod
     def open(cls, project: str | None = None, sandbox: bool = False) -> Session:
@@ -82,6 +84,22 @@ class Session:
         from tpuwizard.session.runtime import ledger_for
 
         return ledger_for(self.practice)
+
+    # -- before create ----------------------------------------------------------------------
+    def watchdog_check(self, service_account: str | None = None) -> WatchdogCheck:
+        """Can the on-VM watchdog run? Asked before create (IAM's actAs test and the project's
+        IAM policy); front ends arm it by default where the answer is not "no"."""
+        from tpuwizard.core.cloud.iam import check_watchdog, endpoints_for
+        from tpuwizard.core.cloud.types import GOOGLE_ENDPOINT
+
+        cloud = self.cloud
+        key = (self.practice, cloud.project, service_account)
+        if key not in self._watchdog_checks:
+            iam, crm = endpoints_for(cloud.endpoint, GOOGLE_ENDPOINT)
+            self._watchdog_checks[key] = check_watchdog(
+                cloud.credentials, cloud.project, service_account, iam, crm, cloud.timeout
+            )
+        return self._watchdog_checks[key]
 
     # -- launches ---------------------------------------------------------------------------
     def start_launch(

@@ -187,11 +187,30 @@ class WizardApp(App[int]):
     async def step_review(self) -> Any:
         from tpuwizard.tui.screens.review import ReviewScreen
 
+        await self.check_watchdog()
         result = await self.push_screen_wait(ReviewScreen(self.state))
         if result != BACK:
             for key, value in result.items():
                 setattr(self.state, key, value)
         return result
+
+    async def check_watchdog(self) -> None:
+        """Before Review: can the watchdog run? Its switch starts at the answer (once per project
+        and route, so going Back keeps what the user chose)."""
+        import asyncio
+
+        from tpuwizard.session.watchdog import WATCHDOG_ROUTES
+
+        s = self.state
+        key = (s.project or "", s.route)
+        if s.route not in WATCHDOG_ROUTES or s.watchdog_checked_for == key:
+            return
+        try:
+            s.watchdog_check = await asyncio.to_thread(self.session.watchdog_check)
+        except Exception:  # the check only advises: the on-VM check still decides
+            s.watchdog_check = None
+        s.watchdog = s.watchdog_check is None or s.watchdog_check.arm_by_default
+        s.watchdog_checked_for = key
 
     # -- the launch -------------------------------------------------------------------------
     async def run_launch(self) -> str:

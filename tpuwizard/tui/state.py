@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.plan import LaunchPlan
@@ -25,6 +26,10 @@ class WizardState:
     name: str | None = None
     max_run_minutes: float | None = None
     watchdog: bool = False
+    # The check before create (a core WatchdogCheck), asked once on the way to Review; the
+    # switch starts at its answer. The key says which project and route it was asked for.
+    watchdog_check: Any = None
+    watchdog_checked_for: tuple[str, str] | None = None
     deep_checks: bool = False  # the verifier's precision profile and profiler trace
     script: Path | None = None
     fetch: tuple[str, ...] = ()

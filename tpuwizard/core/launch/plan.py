@@ -53,8 +53,10 @@ class LaunchPlan:
     def node_name(self) -> str:
         return self.name or f"tpuwizard-{self.run_id}"
 
-    def deadline_words(self, now: float) -> str:
-        """What the deadline really does for this plan, in words (the clock is local time)."""
+    def deadline_words(self, now: float, why_no_watchdog: str | None = None) -> str:
+        """What the deadline really does for this plan, in words (the clock is local time).
+
+        ``why_no_watchdog``: the check before create's reason, said when the watchdog is off."""
         minutes = self.max_run_minutes or DEFAULT_MAX_RUN[self.route]
         at = time.strftime("%H:%M", time.localtime(now + minutes * 60))
         if self.route == "flex":
@@ -63,6 +65,11 @@ class LaunchPlan:
             )
         if self.watchdog:
             return f"Deleted at {at} even if this laptop sleeps: a watchdog on the VM deletes it."
+        if why_no_watchdog:  # short enough for two lines of an 80x24 screen
+            return (
+                f"No watchdog: deleted only while tpuwizard runs, because {why_no_watchdog}; "
+                f"if this laptop sleeps, it bills past {at}."
+            )
         return (
             f"No watchdog: nothing deletes it at {at}. tpuwizard deletes it when the run ends, "
             "but only while tpuwizard runs; if this laptop sleeps, it keeps billing."

@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Button, Input, Label, Static, Switch
 
-from tpuwizard.core.launch.plan import DEFAULT_MAX_RUN
+from tpuwizard.core.launch.plan import DEFAULT_MAX_RUN, LaunchPlan
 from tpuwizard.core.plan import catalog, cost, fit
 from tpuwizard.event_text import count, money
 from tpuwizard.tui.screens.base import WizardScreen
@@ -130,12 +130,41 @@ class ReviewScreen(WizardScreen):
         )
         problems = self.problems()
         candidate = replace(self.state, **self.answers()).plan("preview")
-        words = candidate.deadline_words(time.time()) if not problems else ""
+        words = self.deadline_words(candidate) if not problems else ""
         self.query_one("#deadline-words", Static).update(words)
         self.query_one("#error", Static).update("\n".join(problems))
+        # Words or problems, never both: an empty line would push Create off an 80x24 screen.
+        self.query_one("#error", Static).display = bool(problems)
+        self.query_one("#deadline-words", Static).display = bool(words)
         create = self.query_one("#create", Button)
         create.disabled = bool(problems)
         create.tooltip = problems[0] if problems else None
+
+    def deadline_words(self, plan: LaunchPlan) -> str:
+        """The deadline in words, with the check before create's answer when the watchdog is
+        off: "deleted at HH:MM even if this laptop sleeps" or "only while tpuwizard runs,
+        because ..." (and the command that would allow it)."""
+        check = self.state.watchdog_check
+        if plan.watchdog or plan.route not in ("vm", "spot"):
+            return plan.deadline_words(time.time())
+        if check is not None and check.can_arm is False:
+            words = plan.deadline_words(time.time(), check.short or check.reason)
+            # The grant command does not fit 80x24 beside the words: F1 shows it whole.
+            return words + ("\nF1 shows the command that allows the watchdog." if check.fix else "")
+        return plan.deadline_words(time.time(), "the watchdog is switched off")
+
+    def action_help(self) -> None:
+        """The help, and where the check before create said no, why and the command to allow
+        the watchdog (too long for the screen at 80x24)."""
+        from tpuwizard.tui.screens.help import HelpScreen
+
+        check = self.state.watchdog_check
+        text = self.HELP
+        if check is not None and check.can_arm is False:
+            text += f"\n\nThe watchdog cannot run: {check.reason}."
+            if check.fix:
+                text += f"\nTo allow it:\n{check.fix}"
+        self.app.push_screen(HelpScreen(self.STEP, text))
 
     @on(Button.Pressed, "#create")
     def create(self) -> None:

@@ -1,0 +1,68 @@
+"""The watchdog's switch, decided before create for every front end.
+
+On by default where the check before create (:meth:`Session.watchdog_check`) does not say no;
+where it says no, off, with the reason and the command that would allow it, and the launch goes on
+without it (a beginner's first create never becomes a 403). An explicit "on" (``--watchdog``)
+insists: a "no" is then an error before anything is created.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from tpuwizard.core.errors import BadInput
+from tpuwizard.core.launch.plan import LaunchPlan
+
+if TYPE_CHECKING:
+    from tpuwizard.core.cloud.iam import WatchdogCheck
+    from tpuwizard.session.session import Session
+
+WATCHDOG_ROUTES = ("vm", "spot")
+
+
+@dataclass(frozen=True)
+class WatchdogChoice:
+    plan: LaunchPlan  # with ``watchdog`` set as decided
+    check: WatchdogCheck | None  # None: not asked (flex, or the user said off)
+    why_not: str | None  # when off: why, in words that follow "because"
+
+    def lines(self, now: float | None = None) -> list[str]:
+        """What to tell the user: the check's answer (when not a plain yes) and the deadline."""
+        out = []
+        if self.check is not None and self.check.can_arm is False:
+            fix = f" To allow it: {self.check.fix}" if self.check.fix else ""
+            out.append(f"Watchdog off: {self.check.reason}.{fix}")
+        elif self.check is not None and self.check.can_arm is None and self.plan.watchdog:
+            out.append(f"Watchdog on: {self.check.reason}.")
+        out.append(self.plan.deadline_words(time.time() if now is None else now, self.why_not))
+        return out
+
+
+def check_words(check: WatchdogCheck) -> str:
+    """One line for a switch's neighbourhood: the check's answer in words."""
+    if check.can_arm:
+        return f"The watchdog can run: {check.reason}."
+    if check.can_arm is None:
+        return f"Not known whether the watchdog can run: {check.reason}."
+    return f"The watchdog cannot run: {check.reason}." + (
+        f" To allow it: {check.fix}" if check.fix else ""
+    )
+
+
+def choose_watchdog(session: Session, plan: LaunchPlan, asked: bool | None) -> WatchdogChoice:
+    """``asked``: None (decide by the check), True (on; a "no" raises BadInput), False (off)."""
+    if plan.route not in WATCHDOG_ROUTES:
+        return WatchdogChoice(dataclasses.replace(plan, watchdog=False), None, None)
+    if asked is False:
+        return WatchdogChoice(
+            dataclasses.replace(plan, watchdog=False), None, "the watchdog was switched off"
+        )
+    check = session.watchdog_check(plan.service_account)
+    if asked and check.can_arm is False:
+        raise BadInput(f"The watchdog cannot run: {check.reason}. To allow it: {check.fix}")
+    if check.can_arm is False:
+        return WatchdogChoice(dataclasses.replace(plan, watchdog=False), check, check.reason)
+    return WatchdogChoice(dataclasses.replace(plan, watchdog=True), check, None)
