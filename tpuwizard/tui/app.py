@@ -215,7 +215,7 @@ class WizardApp(App[int]):
     # -- the launch -------------------------------------------------------------------------
     async def run_launch(self) -> str:
         from tpuwizard.core import paths
-        from tpuwizard.tui.screens.run import ProvisionScreen
+        from tpuwizard.tui.screens.run import ProvisionScreen, phase_screen
         from tpuwizard.tui.screens.summary import SummaryScreen
 
         s = self.state
@@ -232,7 +232,7 @@ class WizardApp(App[int]):
             self.refresh_status()
             if self.leaving is not None:
                 continue  # on the way out: the guard's choice is being carried out
-            phase = self.phase_screen(event, pending or screen)
+            phase = phase_screen(event, pending or screen)
             if phase is not screen:
                 pending = phase
                 backlog.append(event)
@@ -274,33 +274,6 @@ class WizardApp(App[int]):
 
         for bar in self.screen.query(StatusBar):
             bar.refresh_text()
-
-    def phase_screen(self, event: ev.Event, current: Any) -> Any:
-        from tpuwizard.tui.screens import run
-
-        wanted: type | None = None
-        if isinstance(
-            event,
-            ev.SshReady
-            | ev.BootstrapLine
-            | ev.Versions
-            | ev.VerifierLine
-            | ev.Check
-            | ev.ReceiptSaved,
-        ):
-            wanted = run.VerifyScreen
-        elif isinstance(event, ev.ScriptLine | ev.ScriptDone | ev.FileFetched | ev.FileNotFetched):
-            wanted = run.ScriptScreen
-        elif isinstance(
-            event,
-            ev.TeardownStarted | ev.TeardownVerified | ev.TeardownFailed | ev.Kept | ev.Finished,
-        ):
-            wanted = run.TeardownScreen
-        if wanted is None or isinstance(current, wanted):
-            return current
-        if isinstance(current, run.TeardownScreen):
-            return current  # never leave the last phase once it is shown
-        return wanted()
 
     # -- leaving ----------------------------------------------------------------------------
     async def offer_leftovers(self) -> None:

@@ -3,6 +3,8 @@ each screen only renders what it is given and reports the user's final choice.""
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal
@@ -179,3 +181,25 @@ class TeardownScreen(RunScreen):
             )
         elif isinstance(event, ev.Kept):
             verdict.update(f"[b]{event.name} is still running and billing[/b], as you asked.")
+
+
+def phase_screen(event: ev.Event, current: Any) -> Any:
+    """The run screen for ``event``: ``current`` unless the event belongs to a later phase."""
+    wanted: type | None = None
+    if isinstance(
+        event,
+        ev.SshReady | ev.BootstrapLine | ev.Versions | ev.VerifierLine | ev.Check | ev.ReceiptSaved,
+    ):
+        wanted = VerifyScreen
+    elif isinstance(event, ev.ScriptLine | ev.ScriptDone | ev.FileFetched | ev.FileNotFetched):
+        wanted = ScriptScreen
+    elif isinstance(
+        event,
+        ev.TeardownStarted | ev.TeardownVerified | ev.TeardownFailed | ev.Kept | ev.Finished,
+    ):
+        wanted = TeardownScreen
+    if wanted is None or isinstance(current, wanted):
+        return current
+    if isinstance(current, TeardownScreen):
+        return current  # never leave the last phase once it is shown
+    return wanted()
