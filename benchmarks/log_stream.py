@@ -16,6 +16,7 @@ from textual.app import App
 from textual.events import Key
 
 from tpuwizard.core.launch import events as ev
+from tpuwizard.core.launch.billing import BillingState
 from tpuwizard.tui.app import WizardApp
 from tpuwizard.tui.screens.run import LOG_LINES, VerifyScreen
 from tpuwizard.tui.state import WizardState
@@ -27,6 +28,7 @@ class Bench(App[None]):
     def __init__(self) -> None:
         super().__init__()
         self.state = WizardState()
+        self.billing = BillingState()  # what the status bar reads
 
 
 async def run(total: int) -> None:

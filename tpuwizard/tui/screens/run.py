@@ -3,6 +3,7 @@ each screen only renders what it is given and reports the user's final choice.""
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 from textual import on
@@ -16,6 +17,22 @@ from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.widgets.checks_panel import ChecksPanel
 
 LOG_LINES = 5000  # bounded memory however chatty the worker is
+
+
+def wrap_lines(lines: list[str], width: int) -> list[str]:
+    """Fold lines longer than the log is wide (Textual's Log never wraps, and a beginner at
+    80x24 should not scroll sideways to read an error); continuations are indented."""
+    if width < 20:  # not laid out yet: write as they are
+        return lines
+    out: list[str] = []
+    for line in lines:
+        if len(line) <= width:
+            out.append(line)
+        else:
+            out.extend(
+                textwrap.wrap(line, width, subsequent_indent="  ", break_on_hyphens=False) or [""]
+            )
+    return out
 
 
 class RunScreen(WizardScreen):
@@ -33,7 +50,8 @@ class RunScreen(WizardScreen):
     def flush(self) -> None:
         if self.pending:
             lines, self.pending = self.pending[-LOG_LINES:], []
-            self.query_one(Log).write_lines(lines)
+            log = self.query_one(Log)
+            log.write_lines(wrap_lines(lines, log.scrollable_content_region.width))
 
     def show(self, event: ev.Event) -> None:
         self.pending.extend(describe(event))
