@@ -11,7 +11,7 @@ validUntilDuration`` so that Google fails a request nobody waits for any more.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tpuwizard.core.cloud.polling import poll_until
 from tpuwizard.core.cloud.types import NodeRequest, QueuedInfo, queued_info
@@ -40,14 +40,13 @@ class QueuedCalls:
     timeout: float
     retry: Any
 
-    def parent(self, zone: str) -> str:
-        raise NotImplementedError
+    if TYPE_CHECKING:  # TpuCloud's own, declared for type checkers only
+
+        def parent(self, zone: str) -> str: ...
+        def _node_proto(self, req: NodeRequest, queued: bool = False) -> Any: ...
 
     def queued_path(self, zone: str, qr_id: str) -> str:
         return f"{self.parent(zone)}/queuedResources/{qr_id}"
-
-    def _node_proto(self, req: NodeRequest, queued: bool = False) -> Any:
-        raise NotImplementedError
 
     def create_queued(
         self, req: NodeRequest, qr_id: str, route: str, max_run_seconds: int | None = None
