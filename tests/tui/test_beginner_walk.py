@@ -5,6 +5,7 @@ from textual.widgets import Button, DataTable, Input, RadioSet, Select, Switch
 
 from tests.tui.pilot_helpers import on_screen, press, until
 from tpuwizard.tui.app import WizardApp
+from tpuwizard.tui.widgets.choice import Choice
 
 SIZES = [(80, 24), (100, 32)]
 
@@ -26,16 +27,23 @@ async def test_route_questions_are_labelled_and_preselect_their_recommendation(t
         await on_screen(pilot, "RouteScreen")
         screen = app.screen
         assert app.focused is screen.query_one("#budget")  # Enter works without Tab first
-        titles = [s.border_title for s in screen.query(Select)]
+        titles = [s.border_title for s in screen.query(Choice)]
         assert titles == ["Budget", "Chips needed", "Run length", "Billing acct"]
         assert on_screen_whole(app, "#next") and on_screen_whole(app, "#route")
         assert screen.query_one(RadioSet).pressed_button.name == "vm"
-        screen.query_one("#billing", Select).value = False
+        # Keyboard only, as a first-time user would: Tab to the billing question, then an arrow.
+        for _ in range(3):
+            await pilot.press("tab")
+        assert app.focused is screen.query_one("#billing")
+        await pilot.press("right")
         await until(pilot, lambda: screen.query_one(RadioSet).pressed_button.name == "notebook")
         assert "Without a billing account" in text_of(app, "#advice")
         assert "(chosen, recommended)" in str(screen.query_one(RadioSet).pressed_button.label)
-        screen.query_one("#billing", Select).value = True
-        screen.query_one("#budget", Select).value = "free"
+        await pilot.press("left")  # back to "yes"
+        for _ in range(2):  # a click on the left arrow goes back: normal -> low -> free
+            await pilot.click("#budget", offset=(2, 1))
+        assert screen.query_one("#budget", Choice).value == "free"
+        assert screen.query_one("#billing", Choice).value is True
         await until(pilot, lambda: "budget of nothing" in text_of(app, "#advice"))
         assert "billing account" not in text_of(app, "#advice")
         assert screen.query_one(RadioSet).pressed_button.name == "notebook"

@@ -6,6 +6,7 @@ refuses what the plan would refuse; a refused create bills nothing; leftovers ar
 
 from __future__ import annotations
 
+import threading
 import time
 
 from textual.widgets import Button, Input
@@ -178,3 +179,31 @@ async def test_leftovers_left_running_still_show_as_billing(tmp_path, home):
         await press(pilot, "#keep")  # already left on purpose: no name to type
         await until(pilot, lambda: not app.is_running, 5, "the exit")
     assert "forgotten" in {n.rsplit("/", 1)[-1] for n in sandbox_nodes(home)}
+
+
+async def test_first_step_shows_while_leftovers_are_looked_for_and_the_dialog_follows(
+    tmp_path, home, monkeypatch
+):
+    # The check opens the cloud, which can take seconds: the first step must not wait for it,
+    # and until it answers the meter must not claim that nothing bills.
+    await _make_leftover(home)
+    from tpuwizard.session.session import Session
+
+    release = threading.Event()
+    find = Session.find_leftovers
+
+    def slow_find(self, *args, **kwargs):
+        assert release.wait(30)
+        return find(self, *args, **kwargs)
+
+    monkeypatch.setattr(Session, "find_leftovers", slow_find)
+    app = WizardApp(run_dir=tmp_path / "runs")
+    async with app.run_test(size=SIZE) as pilot:
+        await on_screen(pilot, "RouteScreen", 30)
+        assert "Looking for leftovers" in status_text(app)
+        assert "Nothing is billing" not in status_text(app)
+        release.set()
+        await on_screen(pilot, "LeftoversScreen", 30)
+        await press(pilot, "#leave")
+        await on_screen(pilot, "RouteScreen", 10)  # the step the user was on, as it was
+        await until(pilot, lambda: "BILLING forgotten" in status_text(app), 5, "the meter")

@@ -133,3 +133,14 @@ def test_heartbeats_stop():
     beats = KeptHeartbeats(session, lambda message: None).start()  # type: ignore[arg-type]
     beats.stop(timeout=5)
     assert beats.stopped and not beats._thread.is_alive()  # type: ignore[union-attr]
+
+
+def test_the_meter_never_says_nothing_bills_while_leftovers_are_unknown():
+    state = BillingState()
+    state.expect_leftovers()
+    assert "Nothing is billing" not in meter_text(state)
+    assert "Looking for leftovers" in meter_text(state)
+    state.leftover_check_failed()
+    assert "unknown" in meter_text(state)
+    state.add_leftovers([])  # a later check that answered: nothing from earlier runs
+    assert meter_text(state) == "Nothing is billing"

@@ -53,6 +53,7 @@ class WizardApp(App[int]):
         self.leaving: int | None = None  # the exit code, once a way out was chosen
         self.signal_received: int | None = None
         self.heartbeats: Any = None  # KeptHeartbeats: the kept nodes' heartbeats while open
+        self.leftover_check: Any = None  # the worker checking for earlier runs' resources
 
     @property
     def billing(self) -> BillingState:
@@ -99,10 +100,12 @@ class WizardApp(App[int]):
         self.state.project, self.state.zone, self.state.account = ctx.project, ctx.zone, ctx.account
         self.state.credentials = ctx.credentials
         if self.check_leftovers:
-            await self.offer_leftovers()
-        from tpuwizard.tui.kept_beat import start_heartbeats
-
-        self.heartbeats = start_heartbeats(self)
+            # Beside the first step, not before it: the check opens the cloud (the client
+            # library, or the practice sandbox), which takes longer than reading the first screen.
+            self.session.billing.expect_leftovers()
+            self.leftover_check = self.run_worker(self.offer_leftovers(), group="leftovers")
+        else:
+            self.start_heartbeats()
         step = 0
         while True:
             steps = [
@@ -147,8 +150,15 @@ class WizardApp(App[int]):
             return result
         self.state.practice = result["practice"]
         self.state.project = result["project"]
+        if self.leftover_check is not None:
+            await self.leftover_check.wait()  # it connects too: one connect at a time
         await asyncio.to_thread(self.connect)
         return result
+
+    def start_heartbeats(self) -> None:
+        from tpuwizard.tui.kept_beat import start_heartbeats
+
+        self.heartbeats = start_heartbeats(self)
 
     def connect(self) -> None:
         """Point the session at the chosen mode and project, and open the cloud."""
@@ -272,6 +282,8 @@ class WizardApp(App[int]):
     def refresh_status(self) -> None:
         from tpuwizard.tui.widgets.status_bar import StatusBar
 
+        if not self.screen_stack:
+            return  # closing: a late heartbeat's refresh has no bar to update
         for bar in self.screen.query(StatusBar):
             bar.refresh_text()
 
@@ -283,8 +295,13 @@ class WizardApp(App[int]):
             await asyncio.to_thread(self.connect)
             found = await asyncio.to_thread(self.session.find_leftovers)
         except Exception as err:  # no project yet, or no network: the walk goes on
+            self.session.billing.leftover_check_failed()
+            self.refresh_status()
             self.notify(f"Could not check for leftovers: {err}", severity="warning")
+            self.start_heartbeats()
             return
+        # Not reached when the wizard closed meanwhile (the worker is cancelled): nothing to beat.
+        self.start_heartbeats()
         self.refresh_status()
         found = [b for b in found if not b.kept]  # kept on purpose: the status bar shows them
         if not found:

@@ -103,6 +103,9 @@ class BillingState:
     def __init__(self) -> None:
         self._items: dict[str, Billed] = {}
         self._planned: ev.Planned | None = None
+        # Whether earlier runs' resources are known: "not asked" (a launch from the command
+        # line, which reconciles on its own), "checking", "known", or "unknown" (the check failed).
+        self.leftovers = "not asked"
 
     # -- reading ----------------------------------------------------------------------------
     def existing(self) -> list[Billed]:
@@ -180,8 +183,17 @@ class BillingState:
         if item is not None:
             self._items[name] = replace(item, **changes)  # type: ignore[arg-type]
 
+    def expect_leftovers(self) -> None:
+        """A check for earlier runs' resources has started: until it answers, what bills is not
+        known, and the meter says so rather than "nothing"."""
+        self.leftovers = "checking"
+
+    def leftover_check_failed(self) -> None:
+        self.leftovers = "unknown"
+
     def add_leftovers(self, found: Iterable[Billable]) -> None:
         """Resources from earlier runs that still exist: they count until deleted or left."""
+        self.leftovers = "known"
         now = time.time()
         for b in found:
             r = b.resource

@@ -5,10 +5,11 @@ from __future__ import annotations
 from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal
-from textual.widgets import Button, RadioButton, RadioSet, Select, Static
+from textual.widgets import Button, RadioButton, RadioSet, Static
 
 from tpuwizard.core.plan.routes import BUDGETS, RUN_LENGTHS, RouteInfo, recommend, route_table
 from tpuwizard.tui.screens.base import WizardScreen
+from tpuwizard.tui.widgets.choice import Choice
 
 CHIPS = (1, 4, 8, 16, 64)
 
@@ -17,8 +18,9 @@ class RouteScreen(WizardScreen):
     STEP = "1 Route"
     CAN_GO_BACK = False
     HELP = (
-        "Pick how you will get a TPU. Answer the four questions for a recommendation; the "
-        "choice stays yours. The free notebook route needs no billing account."
+        "Pick how you will get a TPU. Answer the four questions for a recommendation (Tab moves "
+        "between them; the arrow keys, Space or a click change an answer); the choice stays yours. "
+        "The free notebook route needs no billing account."
     )
 
     def __init__(self, current: str, answers: dict[str, object] | None = None) -> None:
@@ -36,40 +38,17 @@ class RouteScreen(WizardScreen):
         with Horizontal(id="routes"):
             for info in route_table():
                 yield Static(card_text(info), classes="route-card", id=f"card-{info.key}")
-        yield Static("A few questions for a recommendation:", id="ask")
+        yield Static("A few questions for a recommendation (change an answer with ← →):", id="ask")
         with Horizontal(id="questions"):
-            yield _labelled(
-                Select(
-                    [(b, b) for b in BUDGETS],
-                    value=a.get("budget", "normal"),
-                    id="budget",
-                    allow_blank=False,
-                ),
-                "Budget",
+            yield Choice([(b, b) for b in BUDGETS], a.get("budget", "normal"), "Budget", "budget")
+            yield Choice(
+                [(_chips(c), c) for c in CHIPS], a.get("chips", 4), "Chips needed", "chips"
             )
-            yield _labelled(
-                Select(
-                    [(_chips(c), c) for c in CHIPS],
-                    value=a.get("chips", 4),
-                    id="chips",
-                    allow_blank=False,
-                ),
-                "Chips needed",
+            yield Choice(
+                [(r, r) for r in RUN_LENGTHS], a.get("length", "1-4 hours"), "Run length", "length"
             )
-            yield _labelled(
-                Select(
-                    [(r, r) for r in RUN_LENGTHS], value=a.get("length", "1-4 hours"), id="length"
-                ),
-                "Run length",
-            )
-            yield _labelled(
-                Select(
-                    [("yes", True), ("no", False)],
-                    value=a.get("billing", True),
-                    id="billing",
-                    allow_blank=False,
-                ),
-                "Billing acct",
+            yield Choice(
+                [("yes", True), ("no", False)], a.get("billing", True), "Billing acct", "billing"
             )
         yield Static(id="advice")
         with Horizontal(id="pick"):
@@ -80,7 +59,7 @@ class RouteScreen(WizardScreen):
 
     def on_mount(self) -> None:
         self.update_advice()
-        self.query_one("#budget", Select).focus()
+        self.query_one("#budget", Choice).focus()
 
     def on_resize(self, event: events.Resize) -> None:
         # Below 100 columns the cards keep cost and run time, so 80x24 holds the whole step
@@ -91,10 +70,10 @@ class RouteScreen(WizardScreen):
         self.query_one("#ask", Static).display = not compact
         self.query_one("#route-title", Static).display = not compact
 
-    @on(Select.Changed)
+    @on(Choice.Changed)
     def update_advice(self) -> None:
         now = {
-            k: self.query_one(f"#{k}", Select).value
+            k: self.query_one(f"#{k}", Choice).value
             for k in ("budget", "chips", "length", "billing")
         }
         changed, self.seen = now != self.seen, now
@@ -145,18 +124,6 @@ def card_text(info: RouteInfo, compact: bool = False) -> str:
         f"[b]{info.title}[/b]\ncost: {info.cost}\nwait: {info.wait}\n"
         f"runs: {info.max_run}\nchips: {info.chips}\nneeds: {info.account}"
     )
-
-
-def _labelled(select: Select[object], label: str) -> Select[object]:
-    # Every question says what it asks, on its border (the border is the inner box's).
-    select.border_title = label
-    select.call_after_refresh(lambda: _title_inner_box(select, label))
-    return select
-
-
-def _title_inner_box(select: Select[object], label: str) -> None:
-    for inner in select.query("SelectCurrent"):
-        inner.border_title = label
 
 
 def _chips(count: int) -> str:

@@ -33,6 +33,10 @@ def meter_text(billing: BillingState, names: bool = True) -> str:
     if kept:
         more = f" +{len(kept) - 1} kept" if len(kept) > 1 else ""
         return kept_text(kept[0], names) + more + (f" | {rest}" if rest else "")
+    if billing.leftovers == "checking" and not billing.existing():
+        return "Looking for leftovers..."
+    if billing.leftovers == "unknown" and not billing.existing():
+        return "Leftovers unknown (check failed)"
     return launch_meter(billing, set(), names) or "Nothing is billing"
 
 
