@@ -32,7 +32,7 @@ def choice_words(choice: Choice, audience: Audience) -> str:
         where = "on the Route step" if audience == "wizard" else "at the Route question"
         return f"{' or '.join(_route_titles(v))} {where}"
     if c == "failover" and v == "name":
-        return "trying other zones"
+        return "Trying other zones"
     if c == "failover":
         if audience == "wizard":
             return 'the summary\'s "Try <zone>" buttons start the same launch there'

@@ -50,6 +50,23 @@ def account_notice(project: str, service_account: str | None) -> ev.WatchdogAcco
     )
 
 
+def not_armed(project: str, service_account: str | None, missing: str) -> Said:
+    """Why the watchdog's own check on the VM said no, and what would allow it."""
+    member = service_account or DEFAULT_ACCOUNT
+    grant = (
+        f"not armed: the VM's service account may not delete it ({missing}). Grant "
+        "it roles/tpu.admin: gcloud projects add-iam-policy-binding "
+        f"{project} --member=serviceAccount:{member} --role=roles/tpu.admin"
+    )
+    if service_account:
+        return grant
+    return phrase(
+        f"{grant} (PROJECT_NUMBER: gcloud projects describe {project} "
+        "--format='value(projectNumber)'); or give the node an account that has the role ({0})",
+        Choice("service_account"),
+    )
+
+
 def arm_watchdog(
     transport: Transport,
     resource: Resource,
@@ -89,21 +106,7 @@ def arm_watchdog(
     payload = next((p for p in map(parse_marker_line, check.stdout.splitlines()) if p), {})
     if check.code != 0 or not payload.get("ok"):
         missing = ", ".join(payload.get("missing", [])) or payload.get("error", "unknown")
-        member = service_account or DEFAULT_ACCOUNT
-        grant = (
-            f"not armed: the VM's service account may not delete it ({missing}). Grant "
-            "it roles/tpu.admin: gcloud projects add-iam-policy-binding "
-            f"{resource.project} --member=serviceAccount:{member} --role=roles/tpu.admin"
-        )
-        detail: Said = grant
-        if not service_account:
-            detail = phrase(
-                f"{grant} (PROJECT_NUMBER: gcloud projects describe {resource.project} "
-                "--format='value(projectNumber)'); or give the node an account that has the "
-                "role ({0})",
-                Choice("service_account"),
-            )
-        emit(ev.Watchdog(False, deadline, detail))
+        emit(ev.Watchdog(False, deadline, not_armed(resource.project, service_account, missing)))
         return False
     idle = []
     if idle_s:
