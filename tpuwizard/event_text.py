@@ -193,8 +193,7 @@ def _prefix(worker: int, workers: int = 1) -> str:
 
 def _diagnosis(d: dict, audience: Audience) -> list[str]:
     lines = [f"  {d.get('title', '')}", f"  {d.get('explanation', '')}"]
-    lines += [f"    - {words(step, audience)}" for step in d.get("next_steps", [])]
-    return lines
+    return lines + [f"    - {step}" for step in next_steps(d, audience)]
 
 
 def next_steps(d: dict, audience: Audience) -> list[str]:
