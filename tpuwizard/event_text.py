@@ -1,9 +1,25 @@
-"""Plain-text lines for lifecycle events, shared by the CLI and the plain prompt mode."""
+"""Plain-text lines for lifecycle events, shared by the CLI, the wizard and plain mode.
+
+Each line is worded for its ``audience`` (choice_words.py): a remedy that names a choice says
+the CLI's flag to the CLI and the wizard's own control to the wizard.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
+from tpuwizard.choice_words import Audience, plain_data, words
+from tpuwizard.core.cloud.diagnosis import Diagnosis
+from tpuwizard.core.errors import BadInput, PlanRefused
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.summary import RunSummary
+
+# How each front end stops a wait (the CLI's bound is a flag; the others stop by hand).
+STOP_WAITING = {
+    "cli": "--ready-timeout bounds the wait",
+    "wizard": "Ctrl+Q stops the wait and deletes the request",
+    "plain": "Ctrl+C stops the wait and deletes the request",
+}
 
 
 def money(usd: float | None) -> str:
@@ -19,7 +35,7 @@ def count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-def describe(event: ev.Event) -> list[str]:
+def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
     """What to print for ``event``; an empty list means nothing worth a line."""
     match event:
         case ev.Planned():
@@ -40,7 +56,7 @@ def describe(event: ev.Event) -> list[str]:
             if event.state in QUEUE_WAITING:
                 note = (
                     " (waiting for capacity: a waiting request costs nothing; "
-                    "--ready-timeout bounds the wait)"
+                    f"{STOP_WAITING[audience]})"
                 )
             return [f"  state {event.state} after {event.elapsed_s:.0f} s{note}"]
         case ev.CreateRefused():
@@ -71,9 +87,9 @@ def describe(event: ev.Event) -> list[str]:
                 + (f" (tpuwizard pins {v['requested']})" if v.get("requested") else "")
             ]
         case ev.WatchdogAccount():
-            return [f"Watchdog: {event.detail}"]
+            return [f"Watchdog: {words(event.detail, audience)}"]
         case ev.Watchdog():
-            return [f"Watchdog {event.detail}"]
+            return [f"Watchdog {words(event.detail, audience)}"]
         case ev.Check():
             return []  # the verifier's own lines already show each check
         case ev.ReceiptSaved():
@@ -95,7 +111,7 @@ def describe(event: ev.Event) -> list[str]:
         case ev.TeardownFailed():
             return [
                 f"NOT verified gone: {event.name}. It may still be billing.",
-                *_diagnosis(event.diagnosis),
+                *_diagnosis(event.diagnosis, audience),
             ]
         case ev.Kept():
             hourly = money(event.price_per_hour_usd)
@@ -109,7 +125,7 @@ def describe(event: ev.Event) -> list[str]:
                 f"(estimate) until you delete it: {event.delete_command}.{until}"
             ]
         case ev.Failed():
-            return [f"Failed during {event.stage}:", *_diagnosis(event.diagnosis)]
+            return [f"Failed during {event.stage}:", *_diagnosis(event.diagnosis, audience)]
         case ev.Finished():
             still = (
                 f" Still running and billing: {', '.join(event.remaining)}."
@@ -120,8 +136,9 @@ def describe(event: ev.Event) -> list[str]:
     return []
 
 
-def summary_lines(summary: RunSummary) -> list[str]:
-    """The end-of-run summary, the same words in the wizard, plain mode and the CLI."""
+def summary_lines(summary: RunSummary, audience: Audience = "cli") -> list[str]:
+    """The end-of-run summary, the same words in the wizard, plain mode and the CLI (a failure's
+    next steps each in the audience's own words)."""
     s = summary
     where = f" ({s.accelerator} in {s.zone}{', practice' if s.practice else ''})" if s.name else ""
     lines = [f"Summary of {s.name or 'the launch'}{where}"]
@@ -148,6 +165,7 @@ def summary_lines(summary: RunSummary) -> list[str]:
     if s.failure is not None:
         title = s.failure.diagnosis.get("title", "")
         lines.append(f"  Failed during {s.failure.stage}: {title}")
+        lines += [f"    - {step}" for step in next_steps(s.failure.diagnosis, audience)]
     billed = f" for {s.billed_s:.0f} s of billing" if s.gone else ""
     lines.append(f"  Cost: about {money(s.cost_usd)} (estimate){billed}.")
     if s.nothing_billing:
@@ -173,7 +191,30 @@ def _prefix(worker: int, workers: int = 1) -> str:
     return f"[w{worker}] " if workers > 1 else ""
 
 
-def _diagnosis(d: dict) -> list[str]:
+def _diagnosis(d: dict, audience: Audience) -> list[str]:
     lines = [f"  {d.get('title', '')}", f"  {d.get('explanation', '')}"]
-    lines += [f"    - {step}" for step in d.get("next_steps", [])]
-    return lines
+    return lines + [f"    - {step}" for step in next_steps(d, audience)]
+
+
+def next_steps(d: dict, audience: Audience) -> list[str]:
+    """A diagnosis dict's next steps in ``audience``'s words."""
+    return [words(step, audience) for step in d.get("next_steps", [])]
+
+
+def diagnosis_text(d: Diagnosis, audience: Audience = "cli") -> str:
+    """A diagnosis as the CLI prints it: title, explanation, each next step."""
+    lines = [d.title, d.explanation]
+    lines += [f"  - {words(step, audience)}" for step in d.next_steps]
+    return "\n".join(lines)
+
+
+def refusal_text(err: BadInput, audience: Audience = "cli") -> str:
+    """A BadInput's message; a refused plan's problems each in ``audience``'s words."""
+    if isinstance(err, PlanRefused):
+        return " ".join(words(p, audience) for p in err.problems)
+    return str(err)
+
+
+def json_event(event: ev.Event) -> dict[str, Any]:
+    """``launch --json``'s line: the event's fields, every remedy in the CLI's words."""
+    return {"event": event.event_name(), **plain_data(event)}

@@ -6,19 +6,21 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import questionary
 
+from tpuwizard.choice_words import all_words
 from tpuwizard.core import paths
 from tpuwizard.core.cloud import gcloud_config
-from tpuwizard.core.errors import BadInput
+from tpuwizard.core.errors import BadInput, PlanRefused
 from tpuwizard.core.evidence import notebook
 from tpuwizard.core.launch.events import Finished
 from tpuwizard.core.launch.plan import DEFAULT_MAX_RUN, LaunchPlan
 from tpuwizard.core.plan import fit, routes
-from tpuwizard.event_text import describe, summary_lines
+from tpuwizard.event_text import describe, refusal_text, summary_lines
 from tpuwizard.session import practice
 from tpuwizard.session.session import LaunchHandle, Session
 from tpuwizard.session.signals import exit_code, stop_on_signals
@@ -85,13 +87,7 @@ class PlainWizard:
         check = session.watchdog_check() if route in WATCHDOG_ROUTES else None
         if check is not None:
             self.out(check_words(check))
-        watchdog = check is not None and self.ask(
-            questionary.confirm(
-                "Watchdog: the VM deletes itself at the deadline, even if this computer is off?",
-                default=check.arm_by_default,
-                **self.io,
-            )
-        )
+        watchdog = check is not None and self.ask_watchdog(check.arm_by_default)
         deep = self.ask(
             questionary.confirm(
                 "Deeper checks: a precision profile and a profiler trace, in the run folder?",
@@ -121,12 +117,18 @@ class PlainWizard:
             fetch=tuple(p.strip() for p in fetch.split(",") if p.strip()),
             max_run_minutes=minutes,
             watchdog=watchdog,
+            watchdog_check=check,
             precision=deep,
             trace=deep,
         )
-        problems = plan.problems()
-        if problems:
-            raise BadInput(" ".join(problems))
+        while problems := plan.problems():
+            for problem in all_words(problems, "plain"):
+                self.out(problem)
+            if not (plan.watchdog and not replace(plan, watchdog=False).problems()):
+                raise PlanRefused(problems)
+            # Only the watchdog stands in the way (an account you may not attach): ask again.
+            plan = replace(plan, watchdog=self.ask_watchdog(False))
+            watchdog = plan.watchdog
         why_not = None
         if check is not None and not watchdog:
             why_not = check.reason if check.can_arm is False else "the watchdog was switched off"
@@ -137,6 +139,18 @@ class PlainWizard:
             self.out("Nothing was created.")
             return 0
         return self.launch(session.start_launch(plan))
+
+    def ask_watchdog(self, default: bool) -> bool:
+        return bool(
+            self.ask(
+                questionary.confirm(
+                    "Watchdog: the VM deletes itself at the deadline, even if this computer is "
+                    "off?",
+                    default=default,
+                    **self.io,
+                )
+            )
+        )
 
     def choose_route(self) -> str:
         budget = self.select("Budget?", list(routes.BUDGETS), "normal")
@@ -285,11 +299,11 @@ class PlainWizard:
         code = 3
         with stop_on_signals(handle, self.out) as received:
             for event in handle.events():
-                for line in describe(event):
+                for line in describe(event, "plain"):
                     self.out(line)
                 if isinstance(event, Finished):
                     code = event.exit_code
-            for line in summary_lines(handle.summary):
+            for line in summary_lines(handle.summary, "plain"):
                 self.out(line)
         return exit_code(received, code)
 
@@ -317,5 +331,5 @@ def run_plain(sandbox: bool = False) -> int:
         print("Stopped before anything was created.", file=sys.stderr)
         return 130
     except BadInput as err:
-        print(f"Error: {err}", file=sys.stderr)
+        print(f"Error: {refusal_text(err, 'plain')}", file=sys.stderr)
         return 2

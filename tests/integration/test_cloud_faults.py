@@ -6,6 +6,7 @@ import pytest
 from google.api_core import exceptions as gx
 from google.auth.exceptions import GoogleAuthError
 
+from tpuwizard.choice_words import all_words
 from tpuwizard.core.cloud.client import TpuCloud
 from tpuwizard.core.cloud.diagnose import Context, diagnose
 from tpuwizard.core.cloud.types import RUN_LABEL, NodeRequest
@@ -13,6 +14,7 @@ from tpuwizard.core.cloud.zones import live
 from tpuwizard.core.errors import CreateFailed, WaitTimedOut
 from tpuwizard.core.launch.ledger import Ledger, Resource
 from tpuwizard.core.launch.teardown import delete_and_verify
+from tpuwizard.event_text import diagnosis_text
 
 ZONE = "us-central1-a"
 
@@ -43,7 +45,7 @@ def test_stockout_fails_the_create_and_offers_other_zones_and_flex_start(sandbox
     d = diagnose(err.value, ctx())
     assert d.kind == "stockout"
     assert ZONE not in d.alternatives and "us-west1-c" in d.alternatives
-    assert any("--route flex" in s for s in d.next_steps)
+    assert any("--route flex" in s for s in all_words(d.next_steps, "cli"))
     assert "nothing is billing" in d.explanation
     assert cloud.get_node(ZONE, "tpu-a") is None
     # Another zone still works.
@@ -79,7 +81,7 @@ def test_unavailable_until_retries_run_out_is_diagnosed(sandbox):
     with pytest.raises(Exception) as err:
         cloud.list_zones()
     d = diagnose(err.value, ctx())
-    assert d.kind == "unavailable" and "try again" in " ".join(d.next_steps)
+    assert d.kind == "unavailable" and "try again" in " ".join(all_words(d.next_steps, "cli"))
 
 
 def test_delete_failure_is_reported_and_a_retry_deletes(sandbox):
@@ -114,7 +116,7 @@ def test_never_ready_times_out_with_a_diagnosis(sandbox):
         )
     assert states == ["CREATING"]
     d = diagnose(err.value, ctx())
-    assert d.kind == "timeout" and "tpuwizard status" in " ".join(d.next_steps)
+    assert d.kind == "timeout" and "tpuwizard status" in " ".join(all_words(d.next_steps, "cli"))
 
 
 @pytest.mark.parametrize(
@@ -134,7 +136,7 @@ def test_access_problems_name_the_fix(sandbox, fault, kind, hint):
         cloud.create_node(request())
     d = diagnose(err.value, ctx())
     assert d.kind == kind
-    assert hint in d.render()
+    assert hint in diagnosis_text(d)
     assert cloud.get_node(ZONE, "tpu-a") is None
 
 
@@ -144,7 +146,7 @@ def test_already_exists(sandbox):
     with pytest.raises(gx.Conflict) as err:
         cloud.create_node(request())
     d = diagnose(err.value, ctx())
-    assert d.kind == "already_exists" and "tpuwizard teardown tpu-a" in d.render()
+    assert d.kind == "already_exists" and "tpuwizard teardown tpu-a" in diagnosis_text(d)
 
 
 def test_accelerator_not_offered_in_zone(sandbox):
@@ -167,7 +169,7 @@ def test_network_unreachable():
     with pytest.raises(Exception) as err:
         cloud.list_zones()
     d = diagnose(err.value, ctx())
-    assert d.kind == "unreachable" and "Traceback" not in d.render()
+    assert d.kind == "unreachable" and "Traceback" not in diagnosis_text(d)
 
 
 def test_zone_survey_is_concurrent(sandbox):

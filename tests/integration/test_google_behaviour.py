@@ -9,6 +9,7 @@ import requests
 from google.api_core import exceptions as gx
 
 from tests.conftest import clean_env, tpuwizard_cmd
+from tpuwizard.choice_words import all_words
 from tpuwizard.core.cloud.diagnose import Context, diagnose
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.errors import CreateFailed, Unreachable
@@ -62,7 +63,7 @@ def test_a_worker_without_external_address_fails_fast_with_a_diagnosis(sandbox):
         check_reachable(node, 22, timeout=2)
     d = diagnose(caught.value)
     assert d.kind == "unreachable_workers"
-    assert any("--transport gcloud" in s for s in d.next_steps)
+    assert any("--transport gcloud" in s for s in all_words(d.next_steps, "cli"))
 
 
 def test_locations_include_ai_zones_and_one_the_project_may_not_use(sandbox):
@@ -76,7 +77,7 @@ def test_locations_include_ai_zones_and_one_the_project_may_not_use(sandbox):
     )
     d = diagnose(caught.value, Context(project="practice-project", zone="europe-west1-b"))
     assert d.kind == "zone_unavailable" and "not available to your project" in d.title
-    assert "role" not in " ".join(d.next_steps).lower()
+    assert "role" not in " ".join(all_words(d.next_steps, "cli")).lower()
 
 
 def test_tpu7x_is_not_an_accelerator_type_of_this_api(sandbox):
@@ -138,7 +139,7 @@ def test_quota_arrives_as_google_words_it_and_is_diagnosed_by_name_and_region(sa
     assert d.kind == "quota"
     assert "TPUV5sLitepodServingPerProjectPerRegionForTPUAPI" in d.explanation
     assert "us-central1" in d.explanation
-    assert any("serving quota" in s for s in d.next_steps)
+    assert any("serving quota" in s for s in all_words(d.next_steps, "cli"))
 
 
 def test_too_many_creates_is_a_rate_limit_not_a_quota(sandbox):
@@ -157,7 +158,7 @@ def test_every_capacity_variant_is_a_stockout(sandbox, code):
     d = diagnose(caught.value, Context(zone=ZONE, accelerator="v5litepod-4"))
     assert d.kind == "stockout" and d.alternatives
     # Flex-start is offered for v5litepod-4 only in us-central1-a (this zone) and us-west4-a.
-    assert any("--route flex" in s and "us-west4-a" in s for s in d.next_steps)
+    assert any("--route flex" in s and "us-west4-a" in s for s in all_words(d.next_steps, "cli"))
 
 
 @pytest.mark.parametrize("code", [13, 5])

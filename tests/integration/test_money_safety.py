@@ -98,6 +98,31 @@ def test_where_the_check_before_create_says_no_the_launch_goes_on_without_it(tmp
     assert sandbox_is_empty(home)
 
 
+def test_watchdog_asked_for_without_act_as_exits_2_before_any_create(tmp_path, home):
+    # The create would attach the VM's account, which the caller may not: Google would answer
+    # 403. The plan's own rule refuses it first, with every way on, in the CLI's words.
+    code, events, stderr = launch(
+        tmp_path,
+        "--accelerator",
+        "v5litepod-1",
+        "--watchdog",
+        TPUWIZARD_SANDBOX_FAULTS="no_act_as=1",
+    )
+    assert code == 2, stderr
+    assert "The watchdog cannot run: you may not attach its service account" in stderr
+    assert "--no-watchdog" in stderr and "--service-account EMAIL" in stderr
+    assert "roles/iam.serviceAccountUser" in stderr
+    assert events == []  # not even Planned: nothing was asked of the cloud
+    assert not (home / "sandbox" / "ledger.jsonl").exists() and sandbox_is_empty(home)
+    # Without --watchdog the same launch goes on without it (the create attaches nothing).
+    code, events, stderr = launch(
+        tmp_path, "--accelerator", "v5litepod-1", TPUWIZARD_SANDBOX_FAULTS="no_act_as=1"
+    )
+    assert code == 0, stderr
+    assert "Watchdog off: you may not attach the service account" in stderr
+    assert "watchdog" not in names(events) and sandbox_is_empty(home)
+
+
 def test_without_act_as_the_first_create_is_not_a_403(tmp_path, home):
     # Attaching the account the watchdog needs would be refused (403): the check says so first,
     # the watchdog stays off, and the create (with no account attached) goes through.

@@ -11,6 +11,7 @@ from google.api_core import exceptions as gx
 from google.auth import exceptions as auth_exc
 from tpuwizard_verify import tpu_watchdog
 
+from tpuwizard.choice_words import all_words
 from tpuwizard.core.cloud.client import TpuCloud
 from tpuwizard.core.cloud.diagnose import diagnose
 from tpuwizard.core.cloud.types import NodeRequest
@@ -39,7 +40,9 @@ def test_the_sandbox_refuses_requests_without_its_token(guarded, monkeypatch):
     with pytest.raises(refused) as caught:
         TpuCloud("practice-project", endpoint=guarded.endpoint, retry_deadline=1).list_zones()
     d = diagnose(caught.value)
-    assert d.kind == "unauthenticated" and "TPUWIZARD_SANDBOX_TOKEN" in " ".join(d.next_steps)
+    assert d.kind == "unauthenticated" and "TPUWIZARD_SANDBOX_TOKEN" in " ".join(
+        all_words(d.next_steps, "cli")
+    )
     monkeypatch.setenv("TPUWIZARD_SANDBOX_TOKEN", "s3cret-token")
     assert ZONE in TpuCloud("practice-project", endpoint=guarded.endpoint).list_zones()
 

@@ -97,3 +97,18 @@ def test_the_sandbox_refuses_a_create_attaching_an_account_without_act_as(sandbo
         cloud.create_node(attached)
     plain = NodeRequest(zone=zone, node_id="plain", accelerator_type="v5litepod-1", run_id=run)
     assert cloud.create_node(plain) is not None
+
+
+def test_without_act_as_the_watchdog_is_off_and_insisting_is_the_plans_own_problem(
+    sandbox, tmp_path
+):
+    from tpuwizard.core.errors import PlanRefused
+
+    _server, cloud = sandbox("no_act_as=1", delay=0)
+    session = _session_on(cloud)
+    choice = choose_watchdog(session, _plan(tmp_path), None)
+    assert not choice.plan.watchdog and choice.plan.problems() == []  # goes on without it
+    assert choice.plan.watchdog_check is not None
+    assert choice.plan.watchdog_check.may_attach is False
+    with pytest.raises(PlanRefused, match="Google would refuse the create"):
+        choose_watchdog(session, _plan(tmp_path), True)  # --watchdog: exit 2, before create

@@ -197,3 +197,36 @@ async def test_review_says_plainly_why_the_watchdog_is_off_where_it_cannot_run(
         assert "gcloud projects add-iam-policy-binding" in str(
             app.screen.query_one("#help-text").render()
         )
+
+
+async def test_switching_the_watchdog_on_without_act_as_disables_create_with_the_reason(
+    tmp_path, home, monkeypatch
+):
+    from tests.tui.pilot_helpers import sandbox_nodes, walk_to_review
+
+    monkeypatch.setenv("TPUWIZARD_SANDBOX_FAULTS", "no_act_as=1")
+    app = WizardApp(run_dir=tmp_path / "runs")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await walk_to_review(pilot)
+        assert not app.screen.query_one("#watchdog", Switch).value  # the check said no
+        assert "because you may not attach its service account" in text_of(app, "#deadline-words")
+        assert not app.screen.query_one("#create", Button).disabled  # off, it goes on
+
+        app.screen.query_one("#watchdog", Switch).value = True
+        await until(
+            pilot, lambda: app.screen.query_one("#create", Button).disabled, 5, "Create disabled"
+        )
+        error = text_of(app, "#error")
+        assert "The watchdog cannot run: you may not attach its service account" in error
+        assert 'switch "Watchdog" OFF on Review' in error and "serviceAccountUser" in error
+        assert "--no-watchdog" not in error and "--service-account EMAIL`" in error  # quoted
+        assert str(app.screen.query_one("#create", Button).tooltip).startswith("The watchdog")
+        await press(pilot, "#create")
+        assert type(app.screen).__name__ == "ReviewScreen" and app.handle is None
+
+        app.screen.query_one("#watchdog", Switch).value = False  # the way on it names
+        await until(
+            pilot, lambda: not app.screen.query_one("#create", Button).disabled, 5, "Create back"
+        )
+    assert sandbox_nodes(home) == {}  # no create request reached the sandbox
+    assert not (home / "sandbox" / "ledger.jsonl").exists()

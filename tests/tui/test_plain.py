@@ -80,3 +80,24 @@ def test_plain_takes_7b_for_parameters_and_confirms_a_slice_too_small(tmp_path):
     assert "104.3 GiB does NOT fit v5litepod-1" in text and "GiB per chip short" in text
     assert "Nothing was created." in text
     assert not list((tmp_path / "runs").glob("*"))
+
+
+def test_plain_asks_again_when_the_watchdog_is_switched_on_without_act_as(tmp_path, monkeypatch):
+    monkeypatch.setenv("TPUWIZARD_SANDBOX_FAULTS", "no_act_as=1")
+    keys = (
+        "\r" * 5  # the route questions
+        + "\r" * 6  # size, 48 GiB, slice, zone, name, deadline
+        + "y"  # the watchdog, although the check said it cannot run
+        + "\r" * 2  # deeper checks, script
+        + "n"  # asked again: no watchdog
+        + "n"  # do not create
+    )
+    code, lines = run_plain(tmp_path, keys)
+    text = "\n".join(lines)
+    assert code == 0, text
+    assert "The watchdog cannot run: you may not attach the service account" in text
+    refusal = next(line for line in lines if "so Google would refuse the create" in line)
+    assert "answer no to the Watchdog question" in refusal and "--no-watchdog" not in refusal
+    assert "No watchdog: deleted only while tpuwizard runs" in text  # it went on without it
+    assert "Nothing was created." in text
+    assert sandbox_nodes(Path(os.environ["TPUWIZARD_HOME"])) == {}

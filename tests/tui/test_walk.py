@@ -149,6 +149,12 @@ async def test_stockout_offers_other_zones_and_the_retry_succeeds(tmp_path, home
         )
         assert app.state.last_failure["kind"] == "stockout"
         assert "Try us-central1-a" in buttons(app)
+        # The next steps stay on the summary in the wizard's own words: its buttons and its
+        # Route step's choices, never the CLI's --failover or --route.
+        summary = str(app.screen.query_one("#summary").render())
+        assert 'the summary\'s "Try <zone>" buttons start the same launch there' in summary
+        assert '"TPU VM, spot" on the Route step' in summary
+        assert "--" not in summary
         await press(pilot, "#zone-us-central1-a")
         await on_screen(pilot, "ReviewScreen")
         assert app.state.zone == "us-central1-a"

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tpuwizard.choice_words import all_words
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.plan import LaunchPlan
 
@@ -55,7 +56,7 @@ def test_a_good_plan_has_no_problems(tmp_path):
     ],
 )
 def test_each_rule_is_a_problem_with_a_message(tmp_path, changes, words):
-    problems = plan(tmp_path, **changes).problems()
+    problems = all_words(plan(tmp_path, **changes).problems(), "cli")
     assert problems, f"{changes} was accepted"
     assert any(words.lower() in p.lower() for p in problems), problems
     with pytest.raises(BadInput):
@@ -86,13 +87,10 @@ def test_failover_is_refused_where_it_could_never_act(tmp_path, route):
     plan = LaunchPlan(
         "v5litepod-4", "us-central1-a", "my-project", "r1", tmp_path, route=route, failover=True
     )
-    assert any("--failover is for the vm route" in p for p in plan.problems())
-    assert not any(
-        "failover" in p
-        for p in LaunchPlan(
-            "v5litepod-4", "us-central1-a", "my-project", "r1", tmp_path, failover=True
-        ).problems()
-    )
+    assert any("--failover is for the vm route" in p for p in all_words(plan.problems(), "cli"))
+    assert not LaunchPlan(
+        "v5litepod-4", "us-central1-a", "my-project", "r1", tmp_path, failover=True
+    ).problems()
 
 
 def test_a_long_wait_is_reported_every_minute_not_only_on_change(monkeypatch):
@@ -107,3 +105,26 @@ def test_a_long_wait_is_reported_every_minute_not_only_on_change(monkeypatch):
             "q", lambda: waiting, "ACTIVE", lambda *_: None, seen.append, 0.5, 0.02, None
         )
     assert len(seen) >= 4 and set(seen) == {"WAITING_FOR_RESOURCES"}
+
+
+def test_a_plan_attaching_an_account_the_check_says_you_may_not_attach_is_refused(tmp_path):
+    from tpuwizard.core.cloud.iam import decide
+
+    account = "123-compute@developer.gserviceaccount.com"
+    no_act_as = decide("my-project", account, False, {"bindings": []})
+    no_delete = decide("my-project", account, True, {"bindings": []})  # actAs is fine
+    assert no_act_as.may_attach is False and no_delete.may_attach is True
+
+    refused = all_words(plan(tmp_path, watchdog=True, watchdog_check=no_act_as).problems(), "cli")
+    assert len(refused) == 1 and "you may not attach its service account" in refused[0]
+    assert "--no-watchdog" in refused[0] and "roles/iam.serviceAccountUser" in refused[0]
+    with pytest.raises(BadInput):
+        plan(tmp_path, watchdog=True, watchdog_check=no_act_as).validate()
+    # Off, nothing is attached: the create is safe and the plan may run.
+    assert plan(tmp_path, watchdog=False, watchdog_check=no_act_as).problems() == []
+    # A named account is attached whatever the watchdog: refused too, without "switch it off".
+    named = plan(tmp_path, service_account=account, watchdog_check=no_act_as).problems()
+    assert len(named) == 1 and "--no-watchdog" not in all_words(named, "cli")[0]
+    # The account may not delete, but may be attached: the create is safe (the watchdog is
+    # then not armed after create, and says so).
+    assert plan(tmp_path, watchdog=True, watchdog_check=no_delete).problems() == []

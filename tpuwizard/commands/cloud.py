@@ -160,7 +160,7 @@ def launch(
     from tpuwizard.core import paths
     from tpuwizard.core.cloud import gcloud_config
     from tpuwizard.core.launch.plan import DEFAULT_READY_TIMEOUT, LaunchPlan
-    from tpuwizard.event_text import describe, summary_lines
+    from tpuwizard.event_text import describe, json_event, summary_lines
     from tpuwizard.session.signals import exit_code, stop_on_signals
     from tpuwizard.session.watchdog import choose_watchdog
 
@@ -214,7 +214,7 @@ def launch(
             if isinstance(event, Finished):  # say the code this process will exit with
                 event = dataclasses.replace(event, exit_code=exit_code(received, event.exit_code))
             if as_json:
-                click.echo(json.dumps(event.to_dict()))
+                click.echo(json.dumps(json_event(event)))
             for line in describe(event):
                 (say if as_json else click.echo)(line)
             if isinstance(event, Finished):
@@ -280,10 +280,8 @@ def _say_skipped(found: Found) -> None:
 
 
 def _select(found: Found, name: str | None, everything: bool) -> tuple[list, list]:
-    """(this install's resources to delete, other owners' named exactly to delete).
-
-    ``--all`` means all of *yours*: another user's resource is chosen only by its exact name.
-    """
+    """(this install's resources to delete, other owners' named exactly to delete): ``--all``
+    means all of *yours*; another user's resource is chosen only by its exact name."""
     if everything:
         for b in found.others:
             say(f"Left alone: {b.resource.name} ({b.resource.zone}), made by another user.")
@@ -340,6 +338,7 @@ def teardown(
 ) -> None:
     """Delete what tpuwizard created and verify by listing that it is gone."""
     from tpuwizard.core.cloud.diagnose import Context
+    from tpuwizard.event_text import diagnosis_text, plain_data
 
     if bool(name) == everything:
         raise BadInput("Name one resource (tpuwizard teardown NAME) or use --all.")
@@ -380,7 +379,7 @@ def teardown(
         else:
             say(f"  NOT verified gone: {resource.name}; it may still bill.")
             if result.diagnosis:
-                say(result.diagnosis.render())
+                say(diagnosis_text(result.diagnosis))
     if as_json:
         print_json(
             {
@@ -389,7 +388,7 @@ def teardown(
                         "name": r.resource.name,
                         "zone": r.resource.zone,
                         "verified": r.verified,
-                        "diagnosis": r.diagnosis.to_dict() if r.diagnosis else None,
+                        "diagnosis": plain_data(r.diagnosis) if r.diagnosis else None,
                     }
                     for r in results
                 ]

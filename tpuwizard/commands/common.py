@@ -34,7 +34,9 @@ class Group(click.Group):
         try:
             return super().invoke(ctx)
         except BadInput as err:
-            say(f"Error: {err}")
+            from tpuwizard.event_text import refusal_text
+
+            say(f"Error: {refusal_text(err)}")
             raise click.exceptions.Exit(EXIT_BAD_INPUT) from None
         except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
             raise
@@ -43,10 +45,11 @@ class Group(click.Group):
 
             from tpuwizard.core import paths
             from tpuwizard.core.cloud.diagnose import local_disk_diagnosis
+            from tpuwizard.event_text import diagnosis_text
 
             disk = local_disk_diagnosis(err)
             if disk is not None:  # this computer's disk: neither a bug nor the network
-                say(disk.render())
+                say(diagnosis_text(disk))
                 raise click.exceptions.Exit(EXIT_BAD_INPUT) from None
             say(f"tpuwizard hit an unexpected error ({type(err).__name__}: {err}).")
             try:
@@ -69,8 +72,9 @@ def cloud_errors(context: object = None) -> Iterator[None]:
         raise
     except Exception as err:
         from tpuwizard.core.cloud.diagnose import diagnose
+        from tpuwizard.event_text import diagnosis_text
 
-        say(diagnose(err, context).render())  # type: ignore[arg-type]
+        say(diagnosis_text(diagnose(err, context)))  # type: ignore[arg-type]
         raise click.exceptions.Exit(EXIT_CLOUD) from None
 
 

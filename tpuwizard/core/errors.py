@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+from tpuwizard.core.choices import Phrase, Said
+
 
 class BadInput(ValueError):
     """Something the user typed is wrong. The message says what was wrong and what to type instead.
 
     Front ends show the message and exit with code 2; nothing has been sent to the cloud.
     """
+
+
+class PlanRefused(BadInput):
+    """A launch plan breaks rules (``LaunchPlan.problems()``). ``problems`` may name choices,
+    which each front end words (choice_words.py); ``str()`` is only the fallback."""
+
+    def __init__(self, problems: list[Said]) -> None:
+        self.problems = list(problems)
+        super().__init__(" ".join(p.text if isinstance(p, Phrase) else p for p in problems))
 
 
 class CreateFailed(Exception):

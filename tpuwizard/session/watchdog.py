@@ -4,6 +4,9 @@ On by default where the check before create (:meth:`Session.watchdog_check`) doe
 where it says no, off, with the reason and the command that would allow it, and the launch goes on
 without it (a beginner's first create never becomes a 403). An explicit "on" (``--watchdog``)
 insists: a "no" is then an error before anything is created.
+
+The plan carries the check's answer, so ``LaunchPlan.problems()`` (the rule every front end
+shows) refuses a plan that would attach an account the caller may not attach.
 """
 
 from __future__ import annotations
@@ -61,8 +64,9 @@ def choose_watchdog(session: Session, plan: LaunchPlan, asked: bool | None) -> W
             dataclasses.replace(plan, watchdog=False), None, "the watchdog was switched off"
         )
     check = session.watchdog_check(plan.service_account)
-    if asked and check.can_arm is False:
+    on = bool(asked) or check.can_arm is not False
+    decided = dataclasses.replace(plan, watchdog=on, watchdog_check=check)
+    decided.validate()  # an account the caller may not attach: refused now, with every way on
+    if on and check.can_arm is False:  # --watchdog insists, and the account may not delete
         raise BadInput(f"The watchdog cannot run: {check.reason}. To allow it: {check.fix}")
-    if check.can_arm is False:
-        return WatchdogChoice(dataclasses.replace(plan, watchdog=False), check, check.reason)
-    return WatchdogChoice(dataclasses.replace(plan, watchdog=True), check, None)
+    return WatchdogChoice(decided, check, None if on else check.reason)

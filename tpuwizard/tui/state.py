@@ -75,6 +75,7 @@ class WizardState:
             fetch=self.fetch,
             max_run_minutes=self.max_run_minutes,
             watchdog=self.watchdog,
+            watchdog_check=self.watchdog_check,
             precision=self.deep_checks,
             trace=self.deep_checks,
         )

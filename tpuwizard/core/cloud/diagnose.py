@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 
+from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.cloud import google_errors as ge
 from tpuwizard.core.cloud.diagnose_remote import remote_diagnosis
 from tpuwizard.core.cloud.diagnosis import Context, Diagnosis
@@ -88,7 +89,7 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
             f"Google says {message!r}: the project {project} may not use this zone (it is not "
             "enabled for it, or the zone is restricted). This is not a missing role.",
             [
-                "Choose another zone: tpuwizard zones --live lists the ones your project can use.",
+                phrase("Choose another zone: {0}.", Choice("zone", ctx.accelerator or "")),
                 "To use this zone anyway, ask Google Cloud support or your account team.",
             ],
             other_zones(ctx),
@@ -140,7 +141,7 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
             "No valid Application Default Credentials were found, or they expired.",
             [
                 "gcloud auth application-default login",
-                "Or practise without a cloud: tpuwizard --sandbox",
+                phrase("Or practise without a cloud: {0}", Choice("practice")),
                 "Practising against `tpuwizard sandbox serve`? Export the "
                 "TPUWIZARD_SANDBOX_TOKEN line it printed.",
             ],
@@ -152,7 +153,7 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
             "The name is already taken",
             f"A TPU called {name} already exists{where}.",
             [
-                "Choose another name (--name), or",
+                phrase("Choose another name: {0}; or", Choice("name")),
                 f"delete the old one if it is yours: tpuwizard teardown {name}",
             ],
         )
@@ -238,20 +239,30 @@ def stockout_diagnosis(ctx: Context, capacity: str, spot: bool) -> Diagnosis:
     """Every capacity variant: other zones, spot, Flex-start where Google offers it, failover."""
     where = f" in {ctx.zone}" if ctx.zone else ""
     zones = other_zones(ctx)
-    steps = []
+    steps: list[Said] = []
     if zones:
         steps.append(
-            f"Try another zone that offers {ctx.accelerator}: {', '.join(zones)} "
-            "(offered is not the same as free right now), or let tpuwizard do it: --failover."
+            phrase(
+                f"Try another zone that offers {ctx.accelerator}: {', '.join(zones)} "
+                "(offered is not the same as free right now): {0}.",
+                Choice("failover"),
+            )
         )
     flex = ge.flex_zones(ctx.accelerator or "")
     if flex and ctx.route != "flex":
         steps.append(
-            f"Use Flex-start (--route flex) in {', '.join(flex)}: the request waits in a queue "
-            "for capacity and runs for a bounded time."
+            phrase(
+                f"Use Flex-start in {', '.join(flex)} ({{0}}): the request waits in a queue "
+                "for capacity and runs for a bounded time.",
+                Choice("route", "flex"),
+            )
         )
     if not spot:
-        steps.append("Or try spot capacity (--route spot), which is often easier to get.")
+        steps.append(
+            phrase(
+                "Or try spot capacity ({0}), which is often easier to get.", Choice("route", "spot")
+            )
+        )
     return Diagnosis(
         "stockout",
         f"No TPU capacity{where} right now",
@@ -268,7 +279,7 @@ def quota_diagnosis(quota: ge.Quota, ctx: Context, project: str, where: str) -> 
     region = quota.region or (ctx.zone.rsplit("-", 1)[0] if ctx.zone else None)
     in_region = f" in region {region}" if region else where
     limit = f" (limit {quota.limit})" if quota.limit is not None else ""
-    steps = [
+    steps: list[Said] = [
         f"Request more in the console: IAM & Admin → Quotas, filter on {name}"
         + (f" and region {region}" if region else "")
         + ".",
@@ -297,19 +308,24 @@ def preempted_diagnosis(route: str = "spot") -> Diagnosis:
         "Spot capacity can be taken back at any moment: the VM stopped and its work with it. "
         "tpuwizard deletes it now, since a preempted node still counts against your quota.",
         [
-            f"Relaunch: run the same launch again (--route {route}); save checkpoints so a "
-            "restart resumes.",
-            "For a run that must not be interrupted use --route vm, or Flex-start (--route flex).",
+            phrase(
+                "Relaunch: run the same launch again ({0}); save checkpoints so a restart resumes.",
+                Choice("route", route),
+            ),
+            phrase(
+                "For a run that must not be interrupted choose {0}.", Choice("route", "vm,flex")
+            ),
         ],
     )
 
 
 def _invalid_zone(ctx: Context, message: str) -> Diagnosis:
     zones = other_zones(Context(accelerator=ctx.accelerator)) if ctx.accelerator else []
-    steps = [f"Zones documented to offer {ctx.accelerator}: {', '.join(zones)}."] if zones else []
+    steps: list[Said] = (
+        [f"Zones documented to offer {ctx.accelerator}: {', '.join(zones)}."] if zones else []
+    )
     steps.append(
-        "List what your project can use: tpuwizard zones --live"
-        + (f" --accelerator {ctx.accelerator}" if ctx.accelerator else "")
+        phrase("Choose a zone your project can use: {0}.", Choice("zone", ctx.accelerator or ""))
     )
     return Diagnosis(
         "invalid_zone", "That zone does not offer this TPU", f"{message}", steps, zones
@@ -353,7 +369,10 @@ def local_disk_diagnosis(err: BaseException) -> Diagnosis | None:
         "A file on this computer could not be written or read",
         f"{err.strerror or err}{where}.",
         [
-            "Check that the folder exists, is a folder, is writable and the disk has room "
-            "(TPUWIZARD_HOME, --run-dir, --out).",
+            phrase(
+                "Check that the folder exists, is a folder, is writable and the disk has room "
+                "(TPUWIZARD_HOME, or {0}).",
+                Choice("run_dir"),
+            )
         ],
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tpuwizard.core.choices import Choice, phrase
 from tpuwizard.core.cloud.diagnosis import Diagnosis
 from tpuwizard.core.errors import RemoteError, SliceIncomplete, Unreachable, VersionMismatch
 
@@ -43,8 +44,8 @@ def remote_diagnosis(err: BaseException, message: str) -> Diagnosis | None:
             "when the create asks for them; an internal address answers only inside the "
             "project's network.",
             [
-                "Launch again without --internal-ips (tpuwizard asks for external addresses).",
-                "Or reach them through IAP: --internal-ips --transport gcloud.",
+                phrase("Launch again with external addresses ({0}).", Choice("external_ips", "on")),
+                phrase("Or reach them through IAP ({0}).", Choice("external_ips", "off")),
                 "Or run tpuwizard from a VM in the same VPC, or over a VPN into it.",
             ],
         )
@@ -67,7 +68,9 @@ def remote_diagnosis(err: BaseException, message: str) -> Diagnosis | None:
             "When OS Login is enabled (enable-oslogin in project or node metadata), the VM "
             "ignores metadata ssh-keys, which is how tpuwizard installs its key.",
             [
-                "Use gcloud's SSH, which handles OS Login: --transport gcloud.",
+                phrase(
+                    "Use gcloud's SSH, which handles OS Login ({0}).", Choice("transport", "gcloud")
+                ),
                 "Or check: gcloud compute project-info describe --format='value(commonInstance"
                 "Metadata.items.enable-oslogin)'",
             ],
@@ -78,7 +81,10 @@ def remote_diagnosis(err: BaseException, message: str) -> Diagnosis | None:
             "A command on the TPU VM failed",
             message,
             [
-                "If SSH is refused, the project may enforce OS Login: use --transport gcloud.",
+                phrase(
+                    "If SSH is refused, the project may enforce OS Login: use gcloud's SSH ({0}).",
+                    Choice("transport", "gcloud"),
+                ),
                 "The lines above show the worker's own output.",
             ],
         )

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tpuwizard.core.choices import Said
+
 
 @dataclass(frozen=True)
 class Diagnosis:
     kind: str  # "stockout", "quota", "permission", "api_disabled", ...
     title: str
     explanation: str
-    next_steps: list[str] = field(default_factory=list)
+    # Plain words, or a Phrase naming a choice (each front end words it: choice_words.py).
+    next_steps: list[Said] = field(default_factory=list)
     alternatives: list[str] = field(default_factory=list)  # zones to try, for a stockout
 
     def to_dict(self) -> dict[str, object]:
@@ -18,14 +21,9 @@ class Diagnosis:
             "kind": self.kind,
             "title": self.title,
             "explanation": self.explanation,
-            "next_steps": self.next_steps,
+            "next_steps": list(self.next_steps),
             "alternatives": self.alternatives,
         }
-
-    def render(self) -> str:
-        lines = [self.title, self.explanation]
-        lines += [f"  - {step}" for step in self.next_steps]
-        return "\n".join(lines)
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,9 @@ class WatchdogCheck:
     account: str
     fix: str | None = None
     short: str = ""  # the reason in a few words, for a screen of 80x24 ("because ...")
+    # May the caller attach ``account`` to a VM (actAs)? False: a create that attaches it is
+    # refused with 403, so no plan may (LaunchPlan.problems()); None: not known.
+    may_attach: bool | None = None
 
     @property
     def arm_by_default(self) -> bool:
@@ -67,6 +70,7 @@ def decide(
             '--member="user:$(gcloud config get-value account)" '
             "--role=roles/iam.serviceAccountUser",
             "you may not attach its service account",
+            may_attach=False,
         )
     if policy is None:
         return WatchdogCheck(
@@ -74,6 +78,7 @@ def decide(
             f"the project's IAM policy could not be read, so whether {account} may delete "
             "TPUs is not known; the watchdog checks on the VM after create and says so",
             account,
+            may_attach=act_as,
         )
     member = f"serviceAccount:{account}"
     roles = {
@@ -92,7 +97,9 @@ def decide(
                 account,
             )
         role = sorted(unconditional & set(DELETE_ROLES))[0]
-        return WatchdogCheck(True, f"{account} has {role}, which may delete TPUs", account)
+        return WatchdogCheck(
+            True, f"{account} has {role}, which may delete TPUs", account, may_attach=True
+        )
     custom = {r for r in roles if not r.startswith("roles/")}
     if (roles & set(DELETE_ROLES)) or custom:
         return WatchdogCheck(
@@ -100,6 +107,7 @@ def decide(
             f"{account} has a conditional or custom role; whether it may delete TPUs is not "
             "known, so the watchdog checks on the VM after create",
             account,
+            may_attach=act_as,
         )
     why = (
         " (organisations created since May 2024 give the default compute account no roles)"
@@ -114,6 +122,7 @@ def decide(
         f"gcloud projects add-iam-policy-binding {project} "
         f"--member=serviceAccount:{account} --role=roles/tpu.admin",
         "its service account may not delete TPUs",
+        may_attach=act_as,
     )
 
 

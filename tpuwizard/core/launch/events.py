@@ -9,6 +9,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from tpuwizard.core.choices import Said
+
 
 @dataclass(frozen=True)
 class Event:
@@ -120,14 +122,14 @@ class WatchdogAccount(Event):
     """Before the watchdog is armed: which service account it runs as, and what that needs."""
 
     account: str  # an email, or "" for the project's default compute service account
-    detail: str
+    detail: Said
 
 
 @dataclass(frozen=True)
 class Watchdog(Event):
     armed: bool
     deadline: float  # seconds since the epoch
-    detail: str
+    detail: Said
 
 
 @dataclass(frozen=True)

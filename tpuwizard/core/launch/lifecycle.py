@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from tpuwizard.core.cancel import CancelToken
+from tpuwizard.core.choices import Said
 from tpuwizard.core.cloud.diagnose import Context, diagnose, preempted_diagnosis
 from tpuwizard.core.cloud.types import NodeInfo, NodeRequest
 from tpuwizard.core.errors import CreateFailed, RemoteError
@@ -312,12 +313,12 @@ class Launch(WorkerSteps, Ending):
         self.emit(ev.CreateRefused(resource.name, resource.kind, resource.zone))
 
 
-def bad_plan_diagnosis(problems: list[str]) -> dict[str, Any]:
+def bad_plan_diagnosis(problems: list[Said]) -> dict[str, Any]:
     return {
         "kind": "bad_input",
         "title": "The plan is not valid",
-        "explanation": " ".join(problems),
-        "next_steps": ["Correct the values above; nothing was created."],
+        "explanation": "It breaks the rules below; nothing was created.",
+        "next_steps": list(problems),
         "alternatives": [],
     }
 

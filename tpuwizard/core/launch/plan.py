@@ -8,11 +8,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tpuwizard.core import paths
+from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.cloud import gcloud_config, google_errors
-from tpuwizard.core.errors import BadInput
+from tpuwizard.core.errors import BadInput, PlanRefused
 from tpuwizard.core.plan import catalog
+
+if TYPE_CHECKING:
+    from tpuwizard.core.cloud.iam import WatchdogCheck
 
 ROUTES = ("vm", "spot", "flex")
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CLOUD, EXIT_TEARDOWN = 0, 1, 2, 3, 4
@@ -48,10 +53,18 @@ class LaunchPlan:
     # A kept node for iterating (``tpuwizard up``): the watchdog also deletes it after this many
     # minutes without a heartbeat from run, watch, ssh or the wizard.
     idle_minutes: float | None = None
+    # The check before create's answer for this plan's account, when it was asked
+    # (Session.watchdog_check): problems() refuses a plan the check says Google would refuse.
+    watchdog_check: WatchdogCheck | None = None
 
     @property
     def node_name(self) -> str:
         return self.name or f"tpuwizard-{self.run_id}"
+
+    @property
+    def attaches_account(self) -> bool:
+        """The create attaches a service account: the watchdog's scope, or a named account."""
+        return self.watchdog or self.service_account is not None
 
     def deadline_words(self, now: float, why_no_watchdog: str | None = None) -> str:
         """What the deadline really does for this plan, in words (the clock is local time).
@@ -75,13 +88,13 @@ class LaunchPlan:
             "but only while tpuwizard runs; if this laptop sleeps, it keeps billing."
         )
 
-    def problems(self) -> list[str]:
+    def problems(self) -> list[Said]:
         """Every rule the plan breaks, as messages that say what to type instead.
 
         Front ends call this as the user types (Create stays disabled while it is not empty);
         the launch calls it before any cloud call. An empty list means the plan may run.
         """
-        found: list[str] = []
+        found: list[Said] = []
 
         def check(rule: Callable[[], object]) -> None:
             try:
@@ -114,8 +127,11 @@ class LaunchPlan:
             found.append("The idle time must be between 0.1 minutes and 7 days (10080 minutes).")
         if self.failover and self.route != "vm":
             found.append(
-                "--failover is for the vm route: a spot or Flex-start request waits in its "
-                "zone's queue instead of failing, so there is nothing to fail over from."
+                phrase(
+                    "{0} is for the vm route: a spot or Flex-start request waits in its "
+                    "zone's queue instead of failing, so there is nothing to fail over from.",
+                    Choice("failover", "name"),
+                )
             )
         if self.watchdog and self.route == "flex":
             found.append(
@@ -129,6 +145,9 @@ class LaunchPlan:
                 f"'{self.service_account}' is not a service account email: use one such as "
                 f"NAME@{self.project or 'PROJECT'}.iam.gserviceaccount.com."
             )
+        refused = self.watchdog_check is not None and self.watchdog_check.may_attach is False
+        if refused and self.attaches_account:
+            found.append(self._attach_problem())
         if self.script is not None:
             if not self.script.is_file():
                 found.append(f"Script {self.script} does not exist or is not a file.")
@@ -136,20 +155,42 @@ class LaunchPlan:
             check(lambda: safe_script_name(script_name))
         for pattern in self.fetch:
             check(partial(safe_fetch_pattern, pattern))
-        folder = paths.folder_problem(self.run_dir, "The run folder (--run-dir)")
+        folder = paths.folder_problem(self.run_dir, "The run folder ({0})")
         if folder:
-            found.append(folder)
+            found.append(phrase(folder, Choice("run_dir")))
         return found
 
+    def _attach_problem(self) -> Said:
+        """The create would attach an account the check says the caller may not attach: Google
+        answers 403. Said before any call, with every way on."""
+        assert self.watchdog_check is not None
+        check = self.watchdog_check
+        grant = f"grant yourself roles/iam.serviceAccountUser on it: {check.fix}"
+        if not self.watchdog:  # a named account, attached whatever the watchdog
+            return phrase(
+                f"You may not attach the service account {check.account} to a VM (that needs "
+                f"iam.serviceAccounts.actAs), so Google would refuse the create. Name another "
+                f"account ({{0}}), or {grant}",
+                Choice("service_account"),
+            )
+        return phrase(
+            f"The watchdog cannot run: you may not attach its service account {check.account} "
+            "to a VM (that needs iam.serviceAccounts.actAs), so Google would refuse the create. "
+            f"Go on without it ({{0}}), give the node another account ({{1}}), or {grant}",
+            Choice("watchdog", "off"),
+            Choice("service_account"),
+        )
+
     def validate(self) -> catalog.Slice:
-        """Raise :class:`BadInput` naming every problem; return the slice when there are none."""
+        """Raise :class:`PlanRefused` naming every problem; return the slice when there are
+        none."""
         problems = self.problems()
         if problems:
-            raise BadInput(" ".join(problems))
+            raise PlanRefused(problems)
         return catalog.parse_accelerator(self.accelerator)
 
 
-def flex_problems(accelerator: str, zone: str) -> list[str]:
+def flex_problems(accelerator: str, zone: str) -> list[Said]:
     """Flex-start exists only for a few types and zones (google-behaviour.md, Creating): say so
     before any API call, with where it does exist."""
     try:
@@ -161,8 +202,11 @@ def flex_problems(accelerator: str, zone: str) -> list[str]:
         return []
     offered = f"only in {', '.join(where)}" if where else "in no zone"
     return [
-        f"Flex-start is not offered for {accelerator} in {zone}: Google offers it for "
-        f"{accelerator} {offered}. Choose one of those zones, or --route spot or vm."
+        phrase(
+            f"Flex-start is not offered for {accelerator} in {zone}: Google offers it for "
+            f"{accelerator} {offered}. Choose one of those zones, or another route: {{0}}.",
+            Choice("route", "spot,vm"),
+        )
     ]
 
 

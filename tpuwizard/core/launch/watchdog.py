@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.evidence.receipt import parse_marker_line
 from tpuwizard.core.evidence.verifier import WATCHDOG_FILENAME, watchdog_source
 from tpuwizard.core.launch import events as ev
@@ -40,9 +41,29 @@ def account_notice(project: str, service_account: str | None) -> ev.WatchdogAcco
         )
     return ev.WatchdogAccount(
         "",
-        "it runs as the project's default Compute Engine service account. Organisations "
-        "created since May 2024 give that account no roles, so the check below usually fails "
-        "there: name an account that has roles/tpu.admin with --service-account EMAIL.",
+        phrase(
+            "it runs as the project's default Compute Engine service account. Organisations "
+            "created since May 2024 give that account no roles, so the check below usually "
+            "fails there; an account that has roles/tpu.admin works ({0}).",
+            Choice("service_account"),
+        ),
+    )
+
+
+def not_armed(project: str, service_account: str | None, missing: str) -> Said:
+    """Why the watchdog's own check on the VM said no, and what would allow it."""
+    member = service_account or DEFAULT_ACCOUNT
+    grant = (
+        f"not armed: the VM's service account may not delete it ({missing}). Grant "
+        "it roles/tpu.admin: gcloud projects add-iam-policy-binding "
+        f"{project} --member=serviceAccount:{member} --role=roles/tpu.admin"
+    )
+    if service_account:
+        return grant
+    return phrase(
+        f"{grant} (PROJECT_NUMBER: gcloud projects describe {project} "
+        "--format='value(projectNumber)'); or give the node an account that has the role ({0})",
+        Choice("service_account"),
     )
 
 
@@ -85,20 +106,7 @@ def arm_watchdog(
     payload = next((p for p in map(parse_marker_line, check.stdout.splitlines()) if p), {})
     if check.code != 0 or not payload.get("ok"):
         missing = ", ".join(payload.get("missing", [])) or payload.get("error", "unknown")
-        member = service_account or DEFAULT_ACCOUNT
-        detail = (
-            f"not armed: the VM's service account may not delete it ({missing}). Grant "
-            "it roles/tpu.admin: gcloud projects add-iam-policy-binding "
-            f"{resource.project} --member=serviceAccount:{member} --role=roles/tpu.admin"
-            + (
-                ""
-                if service_account
-                else " (PROJECT_NUMBER: gcloud projects describe "
-                f"{resource.project} --format='value(projectNumber)'), or launch with "
-                "--service-account EMAIL naming an account that has the role"
-            )
-        )
-        emit(ev.Watchdog(False, deadline, detail))
+        emit(ev.Watchdog(False, deadline, not_armed(resource.project, service_account, missing)))
         return False
     idle = []
     if idle_s:

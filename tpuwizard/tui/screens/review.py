@@ -12,6 +12,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Button, Input, Label, Static, Switch
 
+from tpuwizard.choice_words import all_words
 from tpuwizard.core.launch.plan import DEFAULT_MAX_RUN, LaunchPlan
 from tpuwizard.core.plan import catalog, cost, fit
 from tpuwizard.event_text import count, money
@@ -113,9 +114,10 @@ class ReviewScreen(WizardScreen):
         }
 
     def problems(self) -> list[str]:
-        """Every rule the plan would break, from the core: the same check the launch makes."""
+        """Every rule the plan would break, from the core (the same check the launch makes),
+        in the wizard's words."""
         candidate = replace(self.state, **self.answers())
-        return candidate.plan("preview").problems()
+        return all_words(candidate.plan("preview").problems(), "wizard")
 
     @on(Input.Changed)
     @on(Switch.Changed)

@@ -54,7 +54,7 @@ class RunScreen(WizardScreen):
             log.write_lines(wrap_lines(lines, log.scrollable_content_region.width))
 
     def show(self, event: ev.Event) -> None:
-        self.pending.extend(describe(event))
+        self.pending.extend(describe(event, "wizard"))
 
     def log_text(self) -> str:
         """What the log shows now, and what is about to be written to it."""

@@ -48,7 +48,7 @@ class SummaryScreen(WizardScreen):
     def compose_body(self) -> ComposeResult:
         yield Static(Text(headline(self.summary), style="bold"), id="verdict")
         # Text, not markup: script output and [wN] prefixes must show as they are.
-        yield Static(Text("\n".join(summary_lines(self.summary))), id="summary")
+        yield Static(Text("\n".join(summary_lines(self.summary, "wizard"))), id="summary")
         yield Horizontal(id="choices")
 
     def offer(self, zones: list[str]) -> None:
