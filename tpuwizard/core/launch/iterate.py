@@ -142,6 +142,20 @@ class ScriptRun:
         return env
 
 
+def sync_note(synced: Sequence[SyncResult]) -> str:
+    """One line: what was copied to the workers, and how (rsync, or tar and why not rsync)."""
+    first = synced[0]
+    if not first.changed and not first.deleted:
+        return "nothing changed since the last copy"
+    ways = sorted({s.method if s.method == "rsync" else f"tar: {s.why_not_rsync}" for s in synced})
+    return (
+        f"copied {len(first.changed)} changed file(s), {first.bytes_sent} bytes"
+        + (f", removed {len(first.deleted)}" if first.deleted else "")
+        + f" to {len(synced)} worker(s) in {max(s.seconds for s in synced):.2f} s"
+        + f" ({'; '.join(ways)})"
+    )
+
+
 def run_script(
     transport: Transport,
     run: ScriptRun,
@@ -164,14 +178,7 @@ def run_script(
         )
     except Cancelled:
         return RunResult(EXIT_STOPPED, stopped=True)
-    first = result.synced[0]
-    on_note(
-        f"copied {len(first.changed)} changed file(s), {first.bytes_sent} bytes"
-        + (f", removed {len(first.deleted)}" if first.deleted else "")
-        + f" to {workers} worker(s) in {max(s.seconds for s in result.synced):.2f} s"
-        if first.changed or first.deleted
-        else "nothing changed since the last copy"
-    )
+    on_note(sync_note(result.synced))
     job = Job(f"run-{run.run_id}")
     command = shell(
         "cd",
