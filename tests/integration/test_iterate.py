@@ -26,6 +26,7 @@ from tests.integration.launch_helpers import (
     sandbox_is_empty,
     teardown_all,
 )
+from tests.integration.test_multihost import JOINS
 from tpuwizard.core.cloud.client import TpuCloud
 from tpuwizard.session.practice import PRACTICE_PROJECT
 
@@ -118,6 +119,16 @@ def test_ctrl_c_stops_the_script_on_every_worker_and_keeps_the_node(tmp_path, ho
     for exit_file in home.glob("sandbox/workers/*/*/*/w*/.tpuwizard/jobs/run-*/exit"):
         assert exit_file.read_text().strip() == "143"  # each worker's script was ended
     assert len(list(home.glob("sandbox/workers/*/*/*/w*/.tpuwizard/jobs/run-*/exit"))) == 4
+
+
+def test_run_on_a_multi_host_node_joins_every_worker_with_jax_distributed(tmp_path, home, project):
+    script = project / "joins.py"
+    script.write_text(JOINS)
+    up(tmp_path, accelerator="v5litepod-16")
+    done = run(tmp_path, str(script))
+    assert done.returncode == 0, done.stderr
+    lines = sorted(line for line in done.stdout.splitlines() if "processes" in line)
+    assert lines == [f"[w{w}] processes 4 index {w} devices 16" for w in range(4)]
 
 
 def test_watch_runs_again_when_a_file_is_saved(tmp_path, home, project):

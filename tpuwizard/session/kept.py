@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.billing import idle_deadline
+from tpuwizard.core.launch.distributed import coordinator_for
 from tpuwizard.core.launch.iterate import (
     HeartbeatBook,
     RunResult,
@@ -189,8 +190,16 @@ class KeptNode:
         cancel: CancelToken,
     ) -> RunResult:
         """Copy what changed and run ``script`` on every worker, under heartbeats."""
+        coordinator = coordinator_for(self.node.endpoints, self.rt.explicit_coordinator)
         plan = ScriptRun(
-            script, args, run_id, run_dir, self.entry.resource.accelerator, self.rt.expect, fetch
+            script,
+            args,
+            run_id,
+            run_dir,
+            self.entry.resource.accelerator,
+            self.rt.expect,
+            fetch,
+            coordinator,
         )
         problems = plan.problems()
         if problems:

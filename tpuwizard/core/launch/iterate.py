@@ -19,6 +19,7 @@ from pathlib import Path
 
 from tpuwizard.core.cancel import Cancelled, CancelToken
 from tpuwizard.core.errors import RemoteError
+from tpuwizard.core.launch.distributed import join_env, script_command
 from tpuwizard.core.launch.on_workers import LISTER, READER
 from tpuwizard.core.launch.plan import safe_fetch_pattern, safe_script_name
 from tpuwizard.core.launch.watchdog import HEARTBEAT_FILE
@@ -115,6 +116,7 @@ class ScriptRun:
     accelerator: str
     expect: str  # "tpu", or "cpu" in the sandbox
     fetch: Sequence[str] = ()
+    coordinator: str | None = None  # where JAX cannot find the slice itself (the sandbox)
 
     def problems(self) -> list[str]:
         found = []
@@ -132,8 +134,7 @@ class ScriptRun:
     def env(self, worker: int, workers: int) -> dict[str, str]:
         env = {
             "JAX_PLATFORMS": self.expect,
-            "TPUWIZARD_WORKER": str(worker),
-            "TPUWIZARD_WORKERS": str(workers),
+            **join_env(worker, workers, self.coordinator),
             "TPUWIZARD_RUN_ID": self.run_id,
         }
         if self.expect == "cpu":  # the sandbox: one CPU device per chip of the VM
@@ -180,14 +181,11 @@ def run_script(
         return RunResult(EXIT_STOPPED, stopped=True)
     on_note(sync_note(result.synced))
     job = Job(f"run-{run.run_id}")
-    command = shell(
-        "cd",
-        WORK_DIR,
-        Raw("&&"),
-        WORK_PYTHON,
-        "-u",
-        safe_script_name(run.script.name),
-        *run.args,
+    script = safe_script_name(run.script.name)
+    command = (
+        shell("cd", WORK_DIR, Raw("&&"))
+        + " "
+        + (script_command(WORK_PYTHON, script, run.args, run.coordinator))
     )
 
     def one(worker: int) -> int:
