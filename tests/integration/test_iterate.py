@@ -77,7 +77,8 @@ def test_up_run_twice_a_failing_script_and_down(tmp_path, home, project):
     second = run(tmp_path, str(script))
     assert second.returncode == 0, second.stderr
     assert "nothing changed since the last copy" in second.stderr
-    assert "is kept: $" in second.stderr and "without a heartbeat" in second.stderr
+    kept_line = f"[practice] Kept: {kept['name']} (v5litepod-1) in {ZONE}, $"
+    assert kept_line in second.stderr and "min unless used" in second.stderr
     assert "installing" not in second.stderr + second.stdout  # no bootstrap, no verifier
     assert "PASS" not in second.stderr + second.stdout
 
@@ -161,7 +162,7 @@ def test_watch_runs_again_when_a_file_is_saved(tmp_path, home, project):
     home_w0 = next(home.glob("sandbox/workers/*/*/*/w0"))
     assert str(home_w0) in shell.stdout and "marker-42" in shell.stdout
     assert (home_w0 / ".tpuwizard" / "heartbeat").stat().st_mtime >= before - 1
-    assert "is kept: $" in shell.stderr and "without a heartbeat" in shell.stderr  # its state
+    assert "[practice] Kept: " in shell.stderr and "unless used" in shell.stderr  # its state
 
 
 def test_the_idle_deadline_deletes_the_node_after_the_laptop_is_killed(tmp_path, home, project):
