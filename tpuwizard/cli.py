@@ -3,13 +3,14 @@ stays fast: ``tpuwizard fit`` never loads jax, grpc, google.cloud or textual."""
 
 from __future__ import annotations
 
+import functools
 import sys
 
 import click
 
 from tpuwizard import __version__
 from tpuwizard.commands import cloud, evidence, iterate, planning
-from tpuwizard.commands.common import Group
+from tpuwizard.commands.common import Group, say_kept_nodes
 
 
 @click.group(
@@ -39,6 +40,31 @@ def main(ctx: click.Context, sandbox: bool, plain: bool) -> None:
     sys.exit(run_wizard(sandbox))
 
 
+def _then_kept_nodes(command: click.Command) -> click.Command:
+    """After the command ends (normally or by its exit code; not on bad input or a crash), one
+    line per kept node: it bills until deleted, whatever this command was about."""
+    callback = command.callback
+    if callback is None or isinstance(command, click.Group):
+        return command
+
+    @functools.wraps(callback)
+    def wrapped(*args: object, **kwargs: object) -> object:
+        ended = False
+        try:
+            result = callback(*args, **kwargs)
+            ended = True
+            return result
+        except (SystemExit, click.exceptions.Exit):
+            ended = True
+            raise
+        finally:
+            if ended:
+                say_kept_nodes()
+
+    command.callback = wrapped
+    return command
+
+
 for command in (
     planning.fit,
     planning.zones,
@@ -54,6 +80,9 @@ for command in (
     iterate.watch,
     iterate.ssh,
 ):
-    main.add_command(command)
+    # status shows them itself, checked with the cloud; the sandbox server holds practice ones.
+    main.add_command(
+        command if command in (cloud.status, cloud.sandbox) else _then_kept_nodes(command)
+    )
 # Iterating on a kept node ends with `down`: the same verified teardown under its pair's name.
 main.add_command(cloud.teardown, name="down")

@@ -22,6 +22,7 @@ from tpuwizard.core.launch.plan import DEFAULT_MAX_RUN, LaunchPlan
 from tpuwizard.core.plan import fit, routes
 from tpuwizard.event_text import describe, refusal_text, summary_lines
 from tpuwizard.session import practice
+from tpuwizard.session.kept import recorded_kept
 from tpuwizard.session.session import LaunchHandle, Session
 from tpuwizard.session.signals import exit_code, stop_on_signals
 from tpuwizard.session.watchdog import WATCHDOG_ROUTES, check_words
@@ -67,6 +68,7 @@ class PlainWizard:
                 "[practice] No Google credentials, or --sandbox: everything runs against a "
                 "local sandbox. Nothing is real and nothing is billed."
             )
+        self.say_kept()  # an earlier `up` may still be billing: say so before anything else
         route = self.choose_route()
         if route == "notebook":
             return self.notebook_route()
@@ -305,7 +307,17 @@ class PlainWizard:
                     code = event.exit_code
             for line in summary_lines(handle.summary, "plain"):
                 self.out(line)
+        self.say_kept()
         return exit_code(received, code)
+
+    def say_kept(self) -> None:
+        """One line per kept node, from the ledger (what `status` checks with the cloud)."""
+        try:
+            infos = recorded_kept()
+        except Exception:  # a ledger that cannot be read costs these lines, not the walk
+            return
+        for info in infos:
+            self.out(info.describe())
 
 
 def _size_or_params(text: str) -> None:

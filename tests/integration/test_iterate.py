@@ -26,6 +26,7 @@ from tests.integration.launch_helpers import (
     sandbox_is_empty,
     teardown_all,
 )
+from tests.integration.test_multihost import JOINS
 from tpuwizard.core.cloud.client import TpuCloud
 from tpuwizard.session.practice import PRACTICE_PROJECT
 
@@ -76,7 +77,8 @@ def test_up_run_twice_a_failing_script_and_down(tmp_path, home, project):
     second = run(tmp_path, str(script))
     assert second.returncode == 0, second.stderr
     assert "nothing changed since the last copy" in second.stderr
-    assert "is kept: $" in second.stderr and "without a heartbeat" in second.stderr
+    kept_line = f"[practice] Kept: {kept['name']} (v5litepod-1) in {ZONE}, $"
+    assert kept_line in second.stderr and "min unless used" in second.stderr
     assert "installing" not in second.stderr + second.stdout  # no bootstrap, no verifier
     assert "PASS" not in second.stderr + second.stdout
 
@@ -120,6 +122,16 @@ def test_ctrl_c_stops_the_script_on_every_worker_and_keeps_the_node(tmp_path, ho
     assert len(list(home.glob("sandbox/workers/*/*/*/w*/.tpuwizard/jobs/run-*/exit"))) == 4
 
 
+def test_run_on_a_multi_host_node_joins_every_worker_with_jax_distributed(tmp_path, home, project):
+    script = project / "joins.py"
+    script.write_text(JOINS)
+    up(tmp_path, accelerator="v5litepod-16")
+    done = run(tmp_path, str(script))
+    assert done.returncode == 0, done.stderr
+    lines = sorted(line for line in done.stdout.splitlines() if "processes" in line)
+    assert lines == [f"[w{w}] processes 4 index {w} devices 16" for w in range(4)]
+
+
 def test_watch_runs_again_when_a_file_is_saved(tmp_path, home, project):
     script = project / "train.py"
     script.write_text("print('version 1', flush=True)\n")
@@ -150,7 +162,7 @@ def test_watch_runs_again_when_a_file_is_saved(tmp_path, home, project):
     home_w0 = next(home.glob("sandbox/workers/*/*/*/w0"))
     assert str(home_w0) in shell.stdout and "marker-42" in shell.stdout
     assert (home_w0 / ".tpuwizard" / "heartbeat").stat().st_mtime >= before - 1
-    assert "is kept: $" in shell.stderr and "without a heartbeat" in shell.stderr  # its state
+    assert "[practice] Kept: " in shell.stderr and "unless used" in shell.stderr  # its state
 
 
 def test_the_idle_deadline_deletes_the_node_after_the_laptop_is_killed(tmp_path, home, project):

@@ -139,13 +139,18 @@ def test_a_failing_script_still_tears_down(tmp_path, home):
     assert "PASS contract" in summary and "FAIL" not in summary
     assert "Your script: exit 7." in summary and "Failed during script" in summary
     assert "Nothing is billing." in summary and "Exit code 1." in summary
+    assert "Kept:" not in stderr  # nothing kept, nothing said
 
 
 def test_keep_leaves_it_running_until_teardown(tmp_path, home):
-    code, events, _ = launch(
+    code, events, stderr = launch(
         tmp_path, "--accelerator", "v5litepod-1", "--keep", "--name", "kept-node"
     )
     assert code == 0 and "kept" in names(events) and "teardown_started" not in names(events)
+    # After the launch (on stderr beside --json): it is kept, what it costs, how to end it.
+    last = stderr.strip().splitlines()[-1]
+    assert last.startswith("[practice] Kept: kept-node (v5litepod-1) in ") and "$" in last
+    assert last.endswith("`tpuwizard down --sandbox kept-node` ends it")
     listed = status(tmp_path)
     assert [(r["name"], r["state"], r["accelerator"]) for r in listed] == [
         ("kept-node", "READY", "v5litepod-1")
@@ -159,6 +164,7 @@ def test_keep_leaves_it_running_until_teardown(tmp_path, home):
         env=env(),
     )
     assert proc.returncode == 0, proc.stderr
+    assert "Kept:" not in proc.stderr  # the last kept node is gone: no line
     assert status(tmp_path) == [] and sandbox_is_empty(home) and ledger_all_gone(home)
 
 

@@ -16,10 +16,23 @@ from tpuwizard.core.errors import VersionMismatch
 from tpuwizard.core.evidence.slice_receipt import check_slice_receipt
 from tpuwizard.core.launch.multihost import check_versions
 
+JOINS = (
+    "import jax\n"
+    "jax.distributed.initialize()  # no arguments: on a TPU slice JAX finds the rest itself\n"
+    "print('processes', jax.process_count(), 'index', jax.process_index(),\n"
+    "      'devices', jax.device_count(), flush=True)\n"
+)
+
 
 def test_v5litepod_16_runs_on_every_worker_and_proves_the_whole_slice(tmp_path, home):
-    code, events, stderr = launch(tmp_path, "--accelerator", "v5litepod-16")
+    script = tmp_path / "joins.py"
+    script.write_text(JOINS)
+    code, events, stderr = launch(
+        tmp_path, "--accelerator", "v5litepod-16", "--script", str(script)
+    )
     assert code == 0, stderr
+    joined = {e["worker"]: e["text"] for e in events if e["event"] == "script_line"}
+    assert joined == {w: f"processes 4 index {w} devices 16" for w in range(4)}
     ready = next(e for e in events if e["event"] == "ready")
     assert ready["workers"] == 4
     lines = [e for e in events if e["event"] == "verifier_line"]

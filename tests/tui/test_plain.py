@@ -7,6 +7,7 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
 from tests.tui.pilot_helpers import sandbox_nodes
+from tests.unit.test_kept_lines import LINE, keep
 from tpuwizard.plain import PlainWizard
 
 
@@ -52,6 +53,17 @@ def test_plain_notebook_route_writes_the_notebook(tmp_path):
     assert code == 0, "\n".join(lines)
     assert (tmp_path / "tpuwizard-colab.ipynb").is_file()
     assert any("receipt check" in line for line in lines)
+    assert not any("Kept:" in line for line in lines)  # nothing kept, nothing said
+
+
+def test_plain_mode_says_the_kept_node_first(tmp_path, home):
+    keep(home)
+    down = "\x1b[B"
+    code, lines = run_plain(tmp_path, "\r\r\r" + down + "\r" + "\r" + "\r")
+    assert code == 0, "\n".join(lines)
+    kept = [i for i, line in enumerate(lines) if "Kept:" in line]
+    assert len(kept) == 1 and lines[kept[0]].startswith(LINE)
+    assert kept[0] <= 1  # before any question (after the practice banner)
 
 
 def test_plain_takes_7b_for_parameters_and_confirms_a_slice_too_small(tmp_path):

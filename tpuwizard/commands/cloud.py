@@ -8,12 +8,14 @@ from typing import TYPE_CHECKING
 
 import click
 
+from tpuwizard.commands.choosing import OTHERS_TITLE, confirm_theirs, say_skipped, select
 from tpuwizard.commands.common import (
     EXIT_CLOUD,
     EXIT_FAILED,
     EXIT_TEARDOWN,
     Group,
     cloud_errors,
+    kept_now,
     open_session,
     print_json,
     say,
@@ -22,7 +24,7 @@ from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.events import Finished
 
 if TYPE_CHECKING:
-    from tpuwizard.core.launch.teardown import Billable, Found
+    from tpuwizard.core.launch.teardown import Billable
 
 
 @click.group(cls=Group)
@@ -236,7 +238,7 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     session = open_session(project, sandbox)
     with cloud_errors(Context(project=session.project)):
         found = session.find_leftovers()
-    _say_skipped(found)
+    say_skipped(found)
     from tpuwizard.commands.iterate import kept_infos
 
     kept = kept_infos(session) if found else []
@@ -263,56 +265,6 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
         say(info.describe())
     if found.others:
         render_status(found.others, cost.label(), title=OTHERS_TITLE)
-
-
-OTHERS_TITLE = "Made by another tpuwizard user (left alone by teardown --all)"
-
-
-def _say_skipped(found: Found) -> None:
-    """Zones that could not be surveyed (the rest still answered, these are unknown), and ledger
-    lines that could not be read (the rest still count)."""
-    for zone, why in sorted(found.skipped.items()):
-        say(f"Skipped {zone}: {why}. Nothing tpuwizard made can be there unless you made it there.")
-    for number, why in found.unreadable:
-        say(f"Ledger line {number} could not be read ({why}); it was skipped.")
-    if found.unreadable:
-        say(f"The unreadable lines are kept in {found.unreadable_kept_in}.")
-
-
-def _select(found: Found, name: str | None, everything: bool) -> tuple[list, list]:
-    """(this install's resources to delete, other owners' named exactly to delete): ``--all``
-    means all of *yours*; another user's resource is chosen only by its exact name."""
-    if everything:
-        for b in found.others:
-            say(f"Left alone: {b.resource.name} ({b.resource.zone}), made by another user.")
-        return list(found), []
-    chosen = [b for b in found if name in (b.resource.name, b.resource.node_id)]
-    theirs = [b for b in found.others if b.resource.name == name]
-    if not chosen and not theirs:
-        names = ", ".join(b.resource.name for b in found) or "none"
-        raise BadInput(f"No tpuwizard resource called '{name}' exists (yours: {names}).")
-    return chosen, theirs
-
-
-def _confirm_theirs(theirs: list, yes: bool, other_owner: bool) -> None:
-    """Deleting another user's resource needs its exact name (already matched) and a
-    confirmation: the name typed again at a terminal, or ``--yes --other-owner``."""
-    if not theirs:
-        return
-    (b,) = theirs
-    name = b.resource.name
-    say(f"{name} was made by another tpuwizard user (owner {b.resource.owner or 'unknown'}).")
-    if yes and other_owner:
-        return
-    if not sys.stdin.isatty():
-        raise BadInput(
-            f"{name} is not yours: to delete it anyway add --yes --other-owner, "
-            "or run this in a terminal and type its name."
-        )
-    typed = click.prompt(f"Type {name} to delete it anyway", default="", err=True)
-    if typed != name:
-        say("Nothing deleted.")
-        raise click.exceptions.Exit(EXIT_FAILED)
 
 
 @click.command()
@@ -352,14 +304,14 @@ def teardown(
     else:
         with cloud_errors(Context(project=session.project)):
             found = session.find_leftovers()
-        _say_skipped(found)
-        chosen_mine, theirs = _select(found, name, everything)
+        say_skipped(found)
+        chosen_mine, theirs = select(found, name, everything)
         mine = [b.resource for b in chosen_mine]
-        _confirm_theirs(theirs, yes, other_owner)
+        confirm_theirs(theirs, yes, other_owner)
     if not mine and not theirs:
         say("Nothing to delete: nothing tpuwizard created exists.")
         if as_json:
-            print_json({"results": []})
+            print_json({"results": [], "kept": kept_now()})
         return
     listing = ", ".join(f"{r.name} ({r.zone})" for r in mine)
     if mine and not yes:
@@ -391,7 +343,8 @@ def teardown(
                         "diagnosis": plain_data(r.diagnosis) if r.diagnosis else None,
                     }
                     for r in results
-                ]
+                ],
+                "kept": kept_now(),  # what still bills after this (also said on stderr)
             }
         )
     if not all(r.verified for r in results):

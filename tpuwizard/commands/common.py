@@ -12,6 +12,7 @@ import click
 from tpuwizard.core.errors import BadInput
 
 if TYPE_CHECKING:
+    from tpuwizard.session.kept import KeptInfo
     from tpuwizard.session.session import Session
 
 # Exit codes, as DESIGN.md fixes them.
@@ -21,6 +22,27 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CLOUD, EXIT_TEARDOWN = 0, 1, 2, 3, 4
 def say(text: str = "") -> None:
     """Human text goes to stderr so that ``--json`` keeps stdout to one JSON document."""
     click.echo(text, err=True)
+
+
+def say_kept_nodes() -> None:
+    """One line per kept node on stderr, from the ledger (no cloud client, no jax)."""
+    for info in _recorded_kept():
+        say(info.describe())
+
+
+def kept_now() -> list[dict[str, object]]:
+    """The kept nodes, for a ``--json`` document (the same records as the stderr lines)."""
+    return [info.to_dict() for info in _recorded_kept()]
+
+
+def _recorded_kept() -> list[KeptInfo]:
+    """A ledger that cannot be read costs these lines, never the command."""
+    try:
+        from tpuwizard.session.kept import recorded_kept
+
+        return recorded_kept()
+    except Exception:
+        return []
 
 
 def print_json(data: object) -> None:

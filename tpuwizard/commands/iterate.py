@@ -290,19 +290,7 @@ def run(
     kept = _open_kept(session, node)
     with _StopOnSigint() as stop:
         code = _run_once(kept, script, args, fetch, LocalFolder(script.parent), stop.token, as_json)
-    _say_kept(session, kept.name)
-    sys.exit(code)
-
-
-def _say_kept(session: Session, name: str) -> None:
-    """The kept node keeps billing: say what it has cost and when it deletes itself."""
-    try:
-        infos = [i for i in session.kept.infos() if i.name == name]
-    except Exception as err:  # the run's result stands; status can say the rest
-        say(f"(could not read {name}'s state: {err})")
-        return
-    for info in infos:
-        say(info.describe())
+    sys.exit(code)  # then cli.py says what each kept node has cost and when it deletes itself
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
@@ -337,7 +325,6 @@ def watch(
         lambda folder, token: _run_once(kept, script, args, fetch, folder, token, False),
         debounce,
     )
-    _say_kept(session, kept.name)
     _offer_teardown(session, kept.name)
 
 
@@ -367,5 +354,4 @@ def ssh(node: str | None, worker: int, project: str | None, sandbox: bool) -> No
     say(f"Shell on {kept.name} worker {worker}; exit to come back. The node keeps running.")
     with cloud_errors(), kept.keep_alive(say):
         code = subprocess.call(argv, cwd=cwd, env=env)
-    _say_kept(session, kept.name)  # what it has cost so far, and its deadline from now
-    sys.exit(code)  # the shell's own exit status
+    sys.exit(code)  # the shell's own exit status (then cli.py: the kept nodes)

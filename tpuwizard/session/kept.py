@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.billing import idle_deadline
+from tpuwizard.core.launch.distributed import coordinator_for
 from tpuwizard.core.launch.iterate import (
     HeartbeatBook,
     RunResult,
@@ -50,6 +51,8 @@ class KeptInfo:
     max_deadline: float | None  # the watchdog's --max-run deadline (epoch seconds)
     idle_s: float | None
     last_heartbeat: float | None
+    practice: bool = False
+    checked: bool = True  # False: from the ledger alone, the cloud was not asked
 
     @property
     def idle_deadline(self) -> float | None:
@@ -70,21 +73,71 @@ class KeptInfo:
             "idle_deadline": idle,
             "seconds_to_idle_deadline": round(idle - now, 1) if idle else None,
             "last_heartbeat": self.last_heartbeat,
+            "practice": self.practice,
         }
 
     def describe(self) -> str:
-        """One line: what it costs and when it deletes itself."""
+        """The one line every command, status and plain mode show for a kept node: where it is,
+        what it has cost, when it deletes itself, and how to end it now."""
         spent = f"${self.cost_usd:.2f} so far" if self.cost_usd is not None else "cost unknown"
-        idle = self.idle_deadline
-        if idle is None and self.max_deadline is None:
-            limit = "no watchdog: it bills until you run `tpuwizard down`"
-        elif idle is not None:
-            left = max(0.0, idle - time.time()) / 60
-            limit = f"deletes itself in {left:.0f} min without a heartbeat"
+        now, idle = time.time(), self.idle_deadline
+        end = idle if idle is not None else self.max_deadline
+        if end is None:
+            limit = "no watchdog: it bills until deleted"
+        elif end <= now:
+            limit = "past its deadline: it should be deleting itself (`tpuwizard status` checks)"
         else:
-            left = max(0.0, (self.max_deadline or 0) - time.time()) / 60
-            limit = f"deletes itself in {left:.0f} min (its deadline)"
-        return f"{self.name} ({self.accelerator}, {self.zone}) is kept: {spent}, {limit}"
+            minutes = max(1, round((end - now) / 60))
+            limit = f"deletes itself in {minutes} min " + (
+                "unless used" if idle is not None else "(its deadline)"
+            )
+        label, flag = ("[practice] ", " --sandbox") if self.practice else ("", "")
+        return (
+            f"{label}Kept: {self.name} ({self.accelerator}) in {self.zone}, {spent}, {limit}; "
+            f"`tpuwizard down{flag} {self.name}` ends it"
+        )
+
+
+def recorded_kept() -> list[KeptInfo]:
+    """Every kept node the ledgers know (real, then practice), priced and timed from the ledger
+    and the heartbeat book alone: no cloud client, so every command can afford to show them.
+    Practice nodes are left out while no practice cloud runs (they went with it)."""
+    from tpuwizard.core import paths
+    from tpuwizard.core.launch.ledger import Ledger
+    from tpuwizard.session import practice as practice_mode
+
+    state, out = paths.state_dir(), []
+    for practice, folder in ((False, state), (True, state / "sandbox")):
+        path = folder / "ledger.jsonl"
+        running = (
+            practice_mode.is_practice() or (folder / practice_mode.LASTING_SERVER_FILE).exists()
+        )
+        if not path.exists() or (practice and not running):
+            continue
+        beats = HeartbeatBook(folder / "heartbeats.json").read()
+        entries = [e for e in Ledger(path).open_entries() if e.op == "kept"]
+        out += [_info(e, "not checked", beats, practice, checked=False) for e in entries]
+    return out
+
+
+def _info(
+    entry: Entry, state: str, beats: dict[str, float], practice: bool, checked: bool = True
+) -> KeptInfo:
+    r = entry.resource
+    return KeptInfo(
+        node_id(r),
+        r.zone,
+        r.accelerator,
+        state,
+        float(entry.extra.get("kept_at") or entry.at),
+        cost.estimate(r.accelerator, r.route, time.time() - entry.first_at, r.zone),
+        cost.hourly(r.accelerator, r.route, r.zone),
+        entry.extra.get("deadline"),
+        entry.extra.get("idle_s"),
+        beats.get(node_id(r)),
+        practice,
+        checked,
+    )
 
 
 def node_id(resource: Resource) -> str:
@@ -110,21 +163,7 @@ class KeptNodes:
             node = cloud.get_node(r.zone, node_id(r))
             if node is None:
                 continue  # deleted (its idle deadline, or by hand): status reconciles the ledger
-            age = time.time() - entry.first_at
-            out.append(
-                KeptInfo(
-                    node_id(r),
-                    r.zone,
-                    r.accelerator,
-                    node.state,
-                    float(entry.extra.get("kept_at") or entry.at),
-                    cost.estimate(r.accelerator, r.route, age, r.zone),
-                    cost.hourly(r.accelerator, r.route, r.zone),
-                    entry.extra.get("deadline"),
-                    entry.extra.get("idle_s"),
-                    beats.get(node_id(r)),
-                )
-            )
+            out.append(_info(entry, node.state, beats, self.session.practice))
         return out
 
     def open(self, name: str | None) -> KeptNode:
@@ -189,8 +228,16 @@ class KeptNode:
         cancel: CancelToken,
     ) -> RunResult:
         """Copy what changed and run ``script`` on every worker, under heartbeats."""
+        coordinator = coordinator_for(self.node.endpoints, self.rt.explicit_coordinator)
         plan = ScriptRun(
-            script, args, run_id, run_dir, self.entry.resource.accelerator, self.rt.expect, fetch
+            script,
+            args,
+            run_id,
+            run_dir,
+            self.entry.resource.accelerator,
+            self.rt.expect,
+            fetch,
+            coordinator,
         )
         problems = plan.problems()
         if problems:

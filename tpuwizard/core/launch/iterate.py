@@ -19,6 +19,7 @@ from pathlib import Path
 
 from tpuwizard.core.cancel import Cancelled, CancelToken
 from tpuwizard.core.errors import RemoteError
+from tpuwizard.core.launch.distributed import join_env, script_command
 from tpuwizard.core.launch.on_workers import LISTER, READER
 from tpuwizard.core.launch.plan import safe_fetch_pattern, safe_script_name
 from tpuwizard.core.launch.watchdog import HEARTBEAT_FILE
@@ -115,6 +116,7 @@ class ScriptRun:
     accelerator: str
     expect: str  # "tpu", or "cpu" in the sandbox
     fetch: Sequence[str] = ()
+    coordinator: str | None = None  # where JAX cannot find the slice itself (the sandbox)
 
     def problems(self) -> list[str]:
         found = []
@@ -132,14 +134,27 @@ class ScriptRun:
     def env(self, worker: int, workers: int) -> dict[str, str]:
         env = {
             "JAX_PLATFORMS": self.expect,
-            "TPUWIZARD_WORKER": str(worker),
-            "TPUWIZARD_WORKERS": str(workers),
+            **join_env(worker, workers, self.coordinator),
             "TPUWIZARD_RUN_ID": self.run_id,
         }
         if self.expect == "cpu":  # the sandbox: one CPU device per chip of the VM
             devices = catalog.parse_accelerator(self.accelerator).devices_per_vm
             env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
         return env
+
+
+def sync_note(synced: Sequence[SyncResult]) -> str:
+    """One line: what was copied to the workers, and how (rsync, or tar and why not rsync)."""
+    first = synced[0]
+    if not first.changed and not first.deleted:
+        return "nothing changed since the last copy"
+    ways = sorted({s.method if s.method == "rsync" else f"tar: {s.why_not_rsync}" for s in synced})
+    return (
+        f"copied {len(first.changed)} changed file(s), {first.bytes_sent} bytes"
+        + (f", removed {len(first.deleted)}" if first.deleted else "")
+        + f" to {len(synced)} worker(s) in {max(s.seconds for s in synced):.2f} s"
+        + f" ({'; '.join(ways)})"
+    )
 
 
 def run_script(
@@ -164,23 +179,13 @@ def run_script(
         )
     except Cancelled:
         return RunResult(EXIT_STOPPED, stopped=True)
-    first = result.synced[0]
-    on_note(
-        f"copied {len(first.changed)} changed file(s), {first.bytes_sent} bytes"
-        + (f", removed {len(first.deleted)}" if first.deleted else "")
-        + f" to {workers} worker(s) in {max(s.seconds for s in result.synced):.2f} s"
-        if first.changed or first.deleted
-        else "nothing changed since the last copy"
-    )
+    on_note(sync_note(result.synced))
     job = Job(f"run-{run.run_id}")
-    command = shell(
-        "cd",
-        WORK_DIR,
-        Raw("&&"),
-        WORK_PYTHON,
-        "-u",
-        safe_script_name(run.script.name),
-        *run.args,
+    script = safe_script_name(run.script.name)
+    command = (
+        shell("cd", WORK_DIR, Raw("&&"))
+        + " "
+        + (script_command(WORK_PYTHON, script, run.args, run.coordinator))
     )
 
     def one(worker: int) -> int:

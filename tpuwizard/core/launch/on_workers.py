@@ -17,11 +17,12 @@ from tpuwizard.core.errors import RemoteError
 from tpuwizard.core.evidence.receipt import parse_marker_line
 from tpuwizard.core.evidence.verifier import VERIFIER_FILENAME, verifier_flags, verifier_source
 from tpuwizard.core.launch import events as ev
+from tpuwizard.core.launch.distributed import coordinator_for, join_env, script_command
 from tpuwizard.core.launch.plan import LaunchPlan, safe_script_name
 from tpuwizard.core.launch.runtime import Runtime
 from tpuwizard.core.plan import catalog
 from tpuwizard.core.remote.bootstrap import bootstrap_script, unpinned_jax
-from tpuwizard.core.remote.jobs import Job
+from tpuwizard.core.remote.jobs import Job, fan_out
 from tpuwizard.core.remote.transports import REMOTE_DIR, Raw, Transport, shell
 
 # Runs on the worker: what the patterns match, as JSON, with each entry's kind.
@@ -114,6 +115,11 @@ class WorkerSteps:
             env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={self.slice.devices_per_vm}"
         return env
 
+    def _coordinator(self) -> str | None:
+        return coordinator_for(
+            self.node.endpoints if self.node else (), self.rt.explicit_coordinator
+        )
+
     @property
     def remote_run(self) -> str:
         return f"{REMOTE_DIR}/runs/{self.plan.run_id}"
@@ -124,12 +130,8 @@ class WorkerSteps:
 
         receipt = f"{self.remote_run}/receipt.json"
         multihost.check_versions(self.versions)  # before they hang on a mismatch
-        host = self.node.endpoints[0] if self.node and self.node.endpoints else "127.0.0.1"
         join = multihost.JoinPlan(
-            self.slice.vms,
-            self.slice.devices,
-            f"{host}:{multihost.free_port()}" if self.rt.explicit_coordinator else None,
-            self.rt.join_timeout,
+            self.slice.vms, self.slice.devices, self._coordinator(), self.rt.join_timeout
         )
 
         def command(worker: int) -> str:
@@ -216,20 +218,24 @@ class WorkerSteps:
         script = self.plan.script
         assert script is not None
         remote = f"{self.remote_run}/{safe_script_name(script.name)}"
-        transport.upload(0, script.read_bytes(), remote, mode="700")
-        command = shell(
-            "cd",
-            self.remote_run,
-            Raw("&&"),
-            "../../venv/bin/python",
-            "-u",
-            safe_script_name(script.name),
+        data = script.read_bytes()  # to every worker: each runs it, not only worker 0
+        fan_out(transport, lambda w: transport.upload(w, data, remote, mode="700"))
+        coordinator = self._coordinator()  # a bare jax.distributed.initialize() joins them
+        command = (
+            shell("cd", self.remote_run, Raw("&&"))
+            + " "
+            + (
+                script_command(
+                    "../../venv/bin/python", safe_script_name(script.name), [], coordinator
+                )
+            )
         )
+        workers = transport.workers
         code = self._job(
             transport,
             Job(f"script-{self.plan.run_id}"),
             command,
-            self._env(),
+            lambda w: {**self._env(), **join_env(w, workers, coordinator)},
             lambda w, t: self.emit(ev.ScriptLine(w, t, self.slice.vms)),
         )
         self.emit(ev.ScriptFinished(code))
@@ -291,17 +297,21 @@ class WorkerSteps:
         transport: Transport,
         job: Job,
         command: str | Callable[[int], str],
-        env: dict[str, str],
+        env: dict[str, str] | Callable[[int], dict[str, str]],
         on_line: Callable[[int, str], None],
     ) -> int:
-        from tpuwizard.core.remote.jobs import fan_out, follow_job, start_job
+        from tpuwizard.core.remote.jobs import follow_job, start_job
 
         self.cancel.check()
 
         def one(worker: int) -> int:
             self.running_jobs.append((worker, job))
             start_job(
-                transport, worker, job, command(worker) if callable(command) else command, env
+                transport,
+                worker,
+                job,
+                command(worker) if callable(command) else command,
+                env(worker) if callable(env) else env,
             )
             return follow_job(
                 transport, worker, job, lambda t: on_line(worker, t), cancel=self.cancel

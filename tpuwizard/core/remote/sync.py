@@ -1,11 +1,13 @@
 """Copying a script's folder to every worker, sending only what changed since the last copy.
 
 The worker keeps a manifest (relative path -> size and SHA-256) of what it holds in
-``.tpuwizard/work``. Each sync compares it with the local folder and sends one tar of the changed
-files through the transport's own stdin (so it works wherever a command runs: OpenSSH, gcloud,
-the sandbox's local shell); files gone locally are removed there too. Nothing is sent when
-nothing changed. rsync would do the same over SSH, but it is not on every machine (nor on this
-project's test machine), so the tar is the one path, and it is tested.
+``.tpuwizard/work``. Each sync reads it (and, in the same round trip, where the worker's rsync
+is), compares it with the local folder, and sends the changed files: with rsync over the
+transport's own SSH when both ends have rsync (:mod:`tpuwizard.core.remote.rsync`), else as one
+tar through the transport's stdin (so it works wherever a command runs: OpenSSH, gcloud, the
+sandbox's local shell). Either way the new manifest then goes over, and files gone locally are
+removed there (only files an earlier sync sent: what the script wrote on the worker stays).
+Nothing is sent when nothing changed. Which way was used, and why not rsync, is in the result.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ import json
 import os
 import tarfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tpuwizard.core.errors import BadInput, RemoteError
+from tpuwizard.core.remote import rsync
 from tpuwizard.core.remote.bootstrap import VENV
 from tpuwizard.core.remote.transports import REMOTE_DIR, Raw, Transport, shell
 
@@ -81,6 +84,9 @@ class SyncResult:
     deleted: list[str]
     bytes_sent: int
     seconds: float
+    method: str = "tar"  # "rsync" or "tar"
+    why_not_rsync: str = ""  # when the method is tar
+    itemized: list[str] = field(default_factory=list)  # rsync's own list of what it sent
 
 
 class LocalFolder:
@@ -118,26 +124,65 @@ class LocalFolder:
         return found
 
 
+def remote_state(transport: Transport, worker: int) -> tuple[Manifest, str]:
+    """What the worker holds now (empty when nothing, or an unreadable manifest) and where its
+    rsync is ('' when it has none), in one round trip."""
+    result = transport.run(
+        worker,
+        f"mkdir -p {WORK_DIR} && cat {WORK_DIR}/{MANIFEST} 2>/dev/null; "
+        f"echo; echo {rsync.MARKER}; command -v rsync || true",
+        timeout=60,
+    )
+    listing, _, found = result.stdout.rpartition(rsync.MARKER)
+    try:
+        data = json.loads(listing.strip() or "{}")
+        manifest = {k: FileState(int(v["size"]), str(v["sha256"])) for k, v in data.items()}
+    except (ValueError, KeyError, TypeError, AttributeError):
+        manifest = {}
+    return manifest, found.strip()
+
+
 def remote_manifest(transport: Transport, worker: int) -> Manifest:
     """What the worker holds now; empty when it holds nothing (or an unreadable manifest)."""
-    result = transport.run(worker, f"cat {WORK_DIR}/{MANIFEST} 2>/dev/null || true", timeout=60)
-    try:
-        data = json.loads(result.stdout or "{}")
-        return {k: FileState(int(v["size"]), str(v["sha256"])) for k, v in data.items()}
-    except (ValueError, KeyError, TypeError, AttributeError):
-        return {}
+    return remote_state(transport, worker)[0]
 
 
-def sync_folder(transport: Transport, worker: int, folder: LocalFolder) -> SyncResult:
+def sync_folder(
+    transport: Transport, worker: int, folder: LocalFolder, use_rsync: bool = True
+) -> SyncResult:
     """Make ``.tpuwizard/work`` on ``worker`` equal to the local folder; send only changes."""
     started = time.monotonic()
     local = folder.manifest()
-    remote = remote_manifest(transport, worker)
+    remote, worker_rsync = remote_state(transport, worker)
     changed = [rel for rel, state in local.items() if remote.get(rel) != state]
     deleted = [rel for rel in remote if rel not in local]
+    way = rsync.route(transport, worker, WORK_DIR, worker_rsync) if use_rsync else "not asked"
+    why = way if isinstance(way, str) else ""
     if not changed and not deleted:
-        return SyncResult([], [], 0, time.monotonic() - started)
+        return SyncResult([], [], 0, time.monotonic() - started, "rsync" if not why else "tar", why)
+    if isinstance(way, rsync.Route):
+        try:
+            sent = rsync.send(transport, worker, way, folder.root, changed, timeout=600)
+            _finish(transport, worker, _manifest_bytes(local))
+            return SyncResult(
+                changed,
+                deleted,
+                sent.bytes_sent,
+                time.monotonic() - started,
+                "rsync",
+                "",
+                sent.itemized,
+            )
+        except RemoteError as err:
+            why = f"rsync failed ({err})"  # the tar below sends them again: nothing half-done
     data = _tar(folder.root, changed, local)
+    _finish(transport, worker, data, tar=True)
+    return SyncResult(changed, deleted, len(data), time.monotonic() - started, "tar", why)
+
+
+def _finish(transport: Transport, worker: int, data: bytes, tar: bool = False) -> None:
+    """Unpack the tar (or write the bare manifest), then prune and make the manifest current."""
+    receive = ["tar", "-xf", "-"] if tar else ["cat", Raw(">"), NEXT_MANIFEST]
     command = shell(
         "mkdir",
         "-p",
@@ -146,9 +191,7 @@ def sync_folder(transport: Transport, worker: int, folder: LocalFolder) -> SyncR
         "cd",
         WORK_DIR,
         Raw("&&"),
-        "tar",
-        "-xf",
-        "-",
+        *receive,
         Raw("&&"),
         WORK_PYTHON,
         "-c",
@@ -157,7 +200,12 @@ def sync_folder(transport: Transport, worker: int, folder: LocalFolder) -> SyncR
     result = transport.run(worker, command, timeout=600, stdin=data)
     if result.code != 0:
         raise RemoteError(f"worker {worker}: copying the folder failed: {result.stderr.strip()}")
-    return SyncResult(changed, deleted, len(data), time.monotonic() - started)
+
+
+def _manifest_bytes(manifest: Manifest) -> bytes:
+    return json.dumps(
+        {rel: {"size": s.size, "sha256": s.sha256} for rel, s in manifest.items()}, sort_keys=True
+    ).encode()
 
 
 def _tar(root: Path, changed: list[str], manifest: Manifest) -> bytes:
@@ -165,10 +213,7 @@ def _tar(root: Path, changed: list[str], manifest: Manifest) -> bytes:
     with tarfile.open(fileobj=buffer, mode="w") as tar:
         for rel in changed:
             tar.add(root / rel, arcname=rel, recursive=False)
-        listing = json.dumps(
-            {rel: {"size": s.size, "sha256": s.sha256} for rel, s in manifest.items()},
-            sort_keys=True,
-        ).encode()
+        listing = _manifest_bytes(manifest)
         info = tarfile.TarInfo(NEXT_MANIFEST)
         info.size, info.mtime = len(listing), int(time.time())
         tar.addfile(info, io.BytesIO(listing))

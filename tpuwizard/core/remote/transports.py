@@ -318,6 +318,10 @@ class SshTransport(Transport):
             if self.path is not None:
                 prefix += " " + shell("export", f"PATH={self.path}", Raw("&&"))
             command = f"{prefix} ( {command}\n)"
+        return [*self.ssh_words(worker), self.destination(worker), "--", command]
+
+    def ssh_words(self, worker: int) -> list[str]:
+        """ssh and its options for ``worker``, without the address (rsync's ``-e`` is this)."""
         return [
             "ssh",
             "-i",
@@ -330,10 +334,10 @@ class SshTransport(Transport):
             "-o",
             "IdentitiesOnly=yes",
             *(["-o", f"HostKeyAlias={self.aliases[worker]}"] if self.aliases else []),
-            f"{self.user}@{self.hosts[worker]}",
-            "--",
-            command,
         ]
+
+    def destination(self, worker: int) -> str:
+        return f"{self.user}@{self.hosts[worker]}"
 
     def forget_host_keys(self) -> None:
         """Drop every worker's host key (by alias, else by address) from our known_hosts file,

@@ -1,0 +1,51 @@
+"""The folder copy through the real OpenSSH server on loopback: rsync over the transport's own
+ssh (its key, options, known_hosts file and HostKeyAlias), and the tar when the worker lacks it."""
+
+import subprocess
+
+from tests.sync_scenario import needs_rsync, path_without_rsync, sync_three_times, worker_home
+from tpuwizard.core.remote.sync import LocalFolder, sync_folder
+from tpuwizard.core.remote.transports import SshTransport, ensure_key
+
+
+def transport(sshd, tmp_path, home, path=None) -> SshTransport:
+    key, pub = ensure_key(tmp_path / "state")
+    sshd.authorized_keys.write_text(pub + "\n")
+    return SshTransport(
+        ["127.0.0.1"],
+        sshd.user,
+        key,
+        tmp_path / "known_hosts",
+        sshd.port,
+        homes=[str(home)],
+        host_key_aliases=["tpu.n-123-0"],
+        path=path,
+    )
+
+
+def test_rsync_over_the_transports_own_ssh(sshd, tmp_path):
+    needs_rsync()
+    home = worker_home(tmp_path / "w0")
+    ssh = transport(sshd, tmp_path, home)
+    sync_three_times(ssh, home, tmp_path / "src", "rsync")
+    # rsync's ssh filed the host key under the node's alias, as the transport's does; an entry
+    # under the address would mean it used other options.
+    lines = (tmp_path / "known_hosts").read_text().splitlines()
+    assert len(lines) == 1 and filed_under(tmp_path / "known_hosts", "tpu.n-123-0")
+    assert not filed_under(tmp_path / "known_hosts", f"[127.0.0.1]:{sshd.port}")
+
+
+def filed_under(known_hosts, name: str) -> bool:
+    """Does the (possibly hashed) known_hosts file hold a key for ``name``?"""
+    found = subprocess.run(["ssh-keygen", "-F", name, "-f", str(known_hosts)], capture_output=True)
+    return found.returncode == 0
+
+
+def test_a_worker_without_rsync_gets_the_tar_over_ssh(sshd, tmp_path):
+    needs_rsync()
+    home = worker_home(tmp_path / "w0")
+    ssh = transport(sshd, tmp_path, home, path=path_without_rsync(tmp_path / "bin"))
+    sync_three_times(ssh, home, tmp_path / "src", "tar")
+    (tmp_path / "src" / "train.py").write_text("print(2)\n")
+    again = sync_folder(ssh, 0, LocalFolder(tmp_path / "src"))
+    assert (again.method, again.why_not_rsync) == ("tar", "no rsync on the worker")

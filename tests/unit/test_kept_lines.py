@@ -1,0 +1,89 @@
+"""Every command (and plain mode) says which kept nodes still bill, from the ledger alone."""
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+from tests.conftest import tpuwizard_cmd
+from tests.unit.test_imports import loaded_after
+from tpuwizard.core.launch.ledger import Ledger, Resource
+from tpuwizard.session.kept import recorded_kept
+from tpuwizard.session.practice import LASTING_SERVER_FILE, PRACTICE_PROJECT
+
+LINE = "Kept: tpuwizard-ab12 (v5litepod-4) in us-central1-a, $"
+
+
+def keep(home: Path, name: str = "tpuwizard-ab12", practice: bool = False, **extra) -> None:
+    """What `up` leaves in the ledger for a kept node (idle 30 min, a 2-hour deadline)."""
+    folder = home / "sandbox" if practice else home
+    folder.mkdir(parents=True, exist_ok=True)
+    ledger = Ledger(folder / "ledger.jsonl")
+    project = PRACTICE_PROJECT if practice else "my-project"
+    resource = Resource("node", project, "us-central1-a", name, "v5litepod-4", "run1")
+    ledger.record("intent", resource)
+    ledger.record("created", resource)
+    now = time.time()
+    fields = {"deadline": now + 7200, "idle_s": 1800.0, "kept_at": now, **extra}
+    ledger.record("kept", resource, **fields)
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(tpuwizard_cmd(*args), capture_output=True, text=True, timeout=120)
+
+
+def test_fit_says_the_kept_node_on_stderr_and_its_json_stays_json(home):
+    keep(home)
+    done = cli("fit", "48", "--json")
+    assert done.returncode == 0, done.stderr
+    json.loads(done.stdout)  # one JSON document, the kept line is not in it
+    lines = [line for line in done.stderr.splitlines() if "Kept:" in line]
+    assert len(lines) == 1 and lines[0].startswith(LINE)
+    assert "deletes itself in 30 min unless used" in lines[0]
+    assert lines[0].endswith("`tpuwizard down tpuwizard-ab12` ends it")
+    # Cheap: reading the ledger loads no cloud client, no grpc, no jax.
+    assert loaded_after(["fit", "48", "--json"]) == []
+
+
+def test_no_kept_node_no_line(home):
+    done = cli("fit", "48")
+    assert done.returncode == 0 and "Kept:" not in done.stderr + done.stdout
+    zones = cli("zones", "--accelerator", "v5litepod-4")
+    assert "Kept:" not in zones.stderr + zones.stdout
+
+
+def test_a_deleted_node_and_a_passed_deadline(home):
+    keep(home, "tpuwizard-gone")
+    resource = Resource(
+        "node", "my-project", "us-central1-a", "tpuwizard-gone", "v5litepod-4", "run1"
+    )
+    Ledger(home / "ledger.jsonl").record("gone", resource)
+    assert recorded_kept() == []
+    keep(home, kept_at=time.time() - 3600)  # idle for an hour: the watchdog's turn
+    (info,) = recorded_kept()
+    assert "past its deadline: it should be deleting itself" in info.describe()
+    assert info.to_dict()["practice"] is False and not info.checked
+
+
+def test_practice_nodes_count_while_the_practice_cloud_runs(home):
+    keep(home, "tpuwizard-cd34", practice=True)
+    assert recorded_kept() == []  # no practice cloud holds it any more
+    (home / "sandbox" / LASTING_SERVER_FILE).write_text("{}")
+    (info,) = recorded_kept()
+    assert info.describe().startswith("[practice] Kept: tpuwizard-cd34 (v5litepod-4)")
+    assert "`tpuwizard down --sandbox tpuwizard-cd34` ends it" in info.describe()
+
+
+def test_down_says_what_is_still_kept_after_it_and_lists_it_in_json(home):
+    keep(home)
+    done = cli("down", "--sandbox", "--all", "--yes", "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["results"] == [] and [k["name"] for k in data["kept"]] == ["tpuwizard-ab12"]
+    assert LINE in done.stderr  # nothing of practice to delete; the real kept node still bills
+
+
+def test_down_without_kept_nodes_says_none(home):
+    done = cli("down", "--sandbox", "--all", "--yes", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["kept"] == [] and "Kept:" not in done.stderr

@@ -1,0 +1,53 @@
+"""rsync where both ends have it, the tar where the worker has none, on the sandbox's shell."""
+
+from tests.sync_scenario import needs_rsync, path_without_rsync, sync_three_times, worker_home
+from tpuwizard.core.launch.iterate import sync_note
+from tpuwizard.core.remote import rsync
+from tpuwizard.core.remote.sync import LocalFolder, sync_folder
+from tpuwizard.core.remote.transports import GcloudTransport, LocalTransport
+
+
+def test_rsync_sends_only_what_changed_and_deletes_what_was_deleted(tmp_path):
+    needs_rsync()
+    home = worker_home(tmp_path / "w0")
+    sync_three_times(LocalTransport([home]), home, tmp_path / "src", "rsync")
+
+
+def test_a_worker_without_rsync_gets_the_tar_and_the_note_says_why(tmp_path):
+    needs_rsync()  # rsync here, none on the worker's PATH: the worker decides
+    home = worker_home(tmp_path / "w0")
+    transport = LocalTransport([home], path=path_without_rsync(tmp_path / "bin"))
+    sync_three_times(transport, home, tmp_path / "src", "tar")
+    (tmp_path / "src" / "train.py").write_text("print(2)\n")
+    result = sync_folder(transport, 0, LocalFolder(tmp_path / "src"))
+    assert result.why_not_rsync == "no rsync on the worker"
+    assert sync_note([result]).endswith("(tar: no rsync on the worker)")
+
+
+def test_switching_between_rsync_and_tar_keeps_the_worker_right(tmp_path):
+    needs_rsync()
+    home = worker_home(tmp_path / "w0")
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a.py").write_text("1")
+    (src / "b.py").write_text("1")
+    with_rsync = LocalTransport([home])
+    without = LocalTransport([home], path=path_without_rsync(tmp_path / "bin"))
+    assert sync_folder(with_rsync, 0, LocalFolder(src)).method == "rsync"
+    (src / "a.py").write_text("2")
+    (src / "b.py").unlink()
+    by_tar = sync_folder(without, 0, LocalFolder(src))
+    assert (by_tar.method, by_tar.changed, by_tar.deleted) == ("tar", ["a.py"], ["b.py"])
+    work = home / ".tpuwizard" / "work"
+    assert (work / "a.py").read_text() == "2" and not (work / "b.py").exists()
+    (src / "a.py").write_text("3")
+    back = sync_folder(with_rsync, 0, LocalFolder(src))
+    assert (back.method, back.changed) == ("rsync", ["a.py"]) and (work / "a.py").read_text() == "3"
+    note = sync_note([back])
+    assert note.startswith("copied 1 changed file(s)") and note.endswith("(rsync)")
+
+
+def test_the_gcloud_transport_keeps_the_tar():
+    gcloud = GcloudTransport("n", "us-central1-a", "p", 1)
+    why = rsync.route(gcloud, 0, ".tpuwizard/work", "/usr/bin/rsync")
+    assert why == "gcloud cannot carry rsync"
