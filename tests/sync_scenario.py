@@ -9,7 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from tpuwizard.core.remote.sync import WORK_DIR, LocalFolder, sync_folder
+from tpuwizard.core.remote.sync import (
+    RSYNC_FROM_BYTES,
+    WORK_DIR,
+    LocalFolder,
+    SyncResult,
+    sync_folder,
+)
 from tpuwizard.core.remote.transports import Transport
 
 # What the tar path runs on a worker: a PATH of only these has no rsync.
@@ -42,7 +48,8 @@ def path_without_rsync(folder: Path) -> str:
 def sync_three_times(transport: Transport, home: Path, src: Path, method: str) -> list[str]:
     """Sync, edit one file and delete another, sync, sync again; check the worker each time.
 
-    Returns every itemized line rsync reported (empty for the tar path).
+    Returns every itemized line rsync reported (empty for the tar path). rsync is asked for
+    however small the change (``rsync_from_bytes=0``): this checks what each way does.
     """
     (src / "pkg").mkdir(parents=True)
     (src / "train.py").write_text("print(1)\n")
@@ -54,7 +61,7 @@ def sync_three_times(transport: Transport, home: Path, src: Path, method: str) -
     folder = LocalFolder(src)
     remote = home / WORK_DIR
 
-    first = sync_folder(transport, 0, folder)
+    first = sync_folder(transport, 0, folder, rsync_from_bytes=0)
     assert first.method == method, first.why_not_rsync
     assert sorted(first.changed) == sorted(
         ["train.py", "pkg/model.py", "data.txt", "odd name; $(rm -rf ~).txt"]
@@ -67,7 +74,7 @@ def sync_three_times(transport: Transport, home: Path, src: Path, method: str) -
 
     (src / "pkg" / "model.py").write_text("W = 3\n")
     (src / "odd name; $(rm -rf ~).txt").unlink()
-    second = sync_folder(transport, 0, folder)
+    second = sync_folder(transport, 0, folder, rsync_from_bytes=0)
     assert second.method == method
     assert second.changed == ["pkg/model.py"] and second.deleted == ["odd name; $(rm -rf ~).txt"]
     assert (remote / "pkg" / "model.py").read_text() == "W = 3\n"
@@ -76,7 +83,7 @@ def sync_three_times(transport: Transport, home: Path, src: Path, method: str) -
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
     assert (remote / "out.txt").exists()  # the script's own output is not the copy's to delete
 
-    third = sync_folder(transport, 0, folder)
+    third = sync_folder(transport, 0, folder, rsync_from_bytes=0)
     assert (third.changed, third.deleted, third.bytes_sent) == ([], [], 0)
     if method == "rsync":  # rsync's own account: each file it sent, and nothing else
         assert [line.split(" ", 1)[1] for line in second.itemized] == ["pkg/model.py"]
@@ -87,3 +94,23 @@ def sync_three_times(transport: Transport, home: Path, src: Path, method: str) -
     else:
         assert first.itemized == second.itemized == []
     return first.itemized + second.itemized
+
+
+def big_edit_goes_by_rsync(transport: Transport, home: Path, src: Path) -> SyncResult:
+    """A first copy and a one-line save go by tar; an edit inside a big file by rsync."""
+    src.mkdir()
+    weights = bytearray(os.urandom(2 * RSYNC_FROM_BYTES))
+    (src / "weights.bin").write_bytes(weights)
+    (src / "train.py").write_text("print(1)\n")
+    folder = LocalFolder(src)
+    first = sync_folder(transport, 0, folder)  # nothing there to diff against
+    assert (first.method, first.why_not_rsync) == ("tar", "a small change: one tar is quicker")
+    (src / "train.py").write_text("print(2)\n")
+    small = sync_folder(transport, 0, folder)  # the usual save: one small file
+    assert (small.method, small.changed) == ("tar", ["train.py"])
+    weights[1000:1007] = b"changed"
+    (src / "weights.bin").write_bytes(weights)
+    big = sync_folder(transport, 0, folder)
+    assert (big.method, big.changed) == ("rsync", ["weights.bin"])
+    assert (home / WORK_DIR / "weights.bin").read_bytes() == weights
+    return big

@@ -3,8 +3,14 @@ ssh (its key, options, known_hosts file and HostKeyAlias), and the tar when the 
 
 import subprocess
 
-from tests.sync_scenario import needs_rsync, path_without_rsync, sync_three_times, worker_home
-from tpuwizard.core.remote.sync import LocalFolder, sync_folder
+from tests.sync_scenario import (
+    big_edit_goes_by_rsync,
+    needs_rsync,
+    path_without_rsync,
+    sync_three_times,
+    worker_home,
+)
+from tpuwizard.core.remote.sync import RSYNC_FROM_BYTES, LocalFolder, sync_folder
 from tpuwizard.core.remote.transports import SshTransport, ensure_key
 
 
@@ -49,3 +55,10 @@ def test_a_worker_without_rsync_gets_the_tar_over_ssh(sshd, tmp_path):
     (tmp_path / "src" / "train.py").write_text("print(2)\n")
     again = sync_folder(ssh, 0, LocalFolder(tmp_path / "src"))
     assert (again.method, again.why_not_rsync) == ("tar", "no rsync on the worker")
+
+
+def test_an_edit_inside_a_big_file_goes_over_ssh_as_rsync_s_delta(sshd, tmp_path):
+    needs_rsync()
+    home = worker_home(tmp_path / "w0")
+    big = big_edit_goes_by_rsync(transport(sshd, tmp_path, home), home, tmp_path / "src")
+    assert big.bytes_sent < RSYNC_FROM_BYTES // 8  # the changed blocks, not the 2 MiB file

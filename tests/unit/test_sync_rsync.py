@@ -1,6 +1,12 @@
 """rsync where both ends have it, the tar where the worker has none, on the sandbox's shell."""
 
-from tests.sync_scenario import needs_rsync, path_without_rsync, sync_three_times, worker_home
+from tests.sync_scenario import (
+    big_edit_goes_by_rsync,
+    needs_rsync,
+    path_without_rsync,
+    sync_three_times,
+    worker_home,
+)
 from tpuwizard.core.launch.iterate import sync_note
 from tpuwizard.core.remote import rsync
 from tpuwizard.core.remote.sync import LocalFolder, sync_folder
@@ -33,7 +39,7 @@ def test_switching_between_rsync_and_tar_keeps_the_worker_right(tmp_path):
     (src / "b.py").write_text("1")
     with_rsync = LocalTransport([home])
     without = LocalTransport([home], path=path_without_rsync(tmp_path / "bin"))
-    assert sync_folder(with_rsync, 0, LocalFolder(src)).method == "rsync"
+    assert sync_folder(with_rsync, 0, LocalFolder(src), rsync_from_bytes=0).method == "rsync"
     (src / "a.py").write_text("2")
     (src / "b.py").unlink()
     by_tar = sync_folder(without, 0, LocalFolder(src))
@@ -41,7 +47,7 @@ def test_switching_between_rsync_and_tar_keeps_the_worker_right(tmp_path):
     work = home / ".tpuwizard" / "work"
     assert (work / "a.py").read_text() == "2" and not (work / "b.py").exists()
     (src / "a.py").write_text("3")
-    back = sync_folder(with_rsync, 0, LocalFolder(src))
+    back = sync_folder(with_rsync, 0, LocalFolder(src), rsync_from_bytes=0)
     assert (back.method, back.changed) == ("rsync", ["a.py"]) and (work / "a.py").read_text() == "3"
     note = sync_note([back])
     assert note.startswith("copied 1 changed file(s)") and note.endswith("(rsync)")
@@ -51,3 +57,11 @@ def test_the_gcloud_transport_keeps_the_tar():
     gcloud = GcloudTransport("n", "us-central1-a", "p", 1)
     why = rsync.route(gcloud, 0, ".tpuwizard/work", "/usr/bin/rsync")
     assert why == "gcloud cannot carry rsync"
+
+
+def test_rsync_carries_an_edit_to_a_big_file_and_the_tar_small_edits_and_first_copies(tmp_path):
+    needs_rsync()
+    home = worker_home(tmp_path / "w0")
+    # On this machine rsync copies whole files (no delta without a network between the ends);
+    # the delta itself is checked over SSH in tests/integration/test_sync_ssh.py.
+    big_edit_goes_by_rsync(LocalTransport([home]), home, tmp_path / "src")
