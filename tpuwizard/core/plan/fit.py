@@ -115,7 +115,7 @@ def parse_size_gib(text: str) -> float:
     if not unit and gib < _BARE_MIN_GIB:
         raise BadInput(
             f"'{text}' GiB is under 1 MiB: no training state is that small. Type the size in "
-            "GiB (48), with a unit (512MiB), or a parameter count with --params 7B."
+            "GiB (48), with a unit (512MiB), or give the model's parameter count instead (7B)."
         )
     if not unit and gib >= _BARE_MAX_GIB:
         raise LooksLikeParams(text, match.group(1), "would be a million GiB or more")
