@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import subprocess
+import time
+
+import pytest
+from textual.app import App
 from textual.widgets import Input
 
 from tests.tui.pilot_helpers import on_screen, press, sandbox_nodes, until, walk_to_review
+from tpuwizard.core.errors import BadInput
 from tpuwizard.tui.app import WizardApp
 
 SIZE = (100, 32)
@@ -30,4 +38,64 @@ async def test_run_again_reuses_the_node_and_reads_the_edited_script(tmp_path, h
         await press(pilot, "#end-runs")
         await on_screen(pilot, "TeardownScreen", 60)
         await until(pilot, lambda: not app.billing.existing(), 60, "verified teardown")
+    assert sandbox_nodes(home) == {}
+
+
+async def test_a_shell_on_worker_0_between_runs_and_the_choices_stay(tmp_path, home, monkeypatch):
+    script = tmp_path / "train.py"
+    script.write_text("open('made-by-the-script.txt', 'w').write('x')\n")
+    shells: list[str] = []
+
+    def scripted_shell(argv, cwd=None, env=None):
+        # The real shell command, typed into by this test instead of a person at a terminal.
+        done = subprocess.run(
+            argv,
+            cwd=cwd,
+            env=env,
+            input="pwd; find . -name made-by-the-script.txt\nexit 7\n",
+            capture_output=True,
+            text=True,
+        )
+        shells.append(done.stdout)
+        return done.returncode
+
+    monkeypatch.setattr(subprocess, "call", scripted_shell)
+    monkeypatch.setattr(App, "suspend", lambda self: contextlib.nullcontext())  # no terminal here
+    app = WizardApp(run_dir=tmp_path / "runs")
+    async with app.run_test(size=SIZE) as pilot:
+        await walk_to_review(pilot)
+        app.screen.query_one("#script", Input).value = str(script)
+        await press(pilot, "#create")
+        await on_screen(pilot, "ScriptScreen", 120)
+        await until(pilot, lambda: app.screen.query("#open-shell"), 60, "the rerun choices")
+        (node,) = app.billing.existing()
+        await press(pilot, "#open-shell")
+        await until(pilot, lambda: "exit 7" in app.screen.log_text(), 10, "the shell's end")
+        (out,) = shells
+        assert str(home) in out and node.name in out  # a worker's home of this node
+        assert "made-by-the-script.txt" in out  # the worker the script ran on
+        assert app.screen.query("#run-again") and app.billing.existing()  # nothing changed
+        handle = app.handle
+        await press(pilot, "#end-runs")
+        await until(pilot, lambda: not app.billing.existing(), 60, "verified teardown")
+        with pytest.raises(BadInput, match="between runs"):
+            handle.shell_command(0)  # the node is gone: no more shells
+
+
+async def test_a_wizard_closed_between_runs_deletes_its_node_instead_of_waiting(tmp_path, home):
+    # No way out was chosen (a crash, a closed terminal): the launch must not wait forever for
+    # an answer with the node billing; it is deleted as on a signal.
+    script = tmp_path / "train.py"
+    script.write_text("print('done', flush=True)\n")
+    app = WizardApp(run_dir=tmp_path / "runs")
+    async with app.run_test(size=SIZE) as pilot:
+        await walk_to_review(pilot)
+        app.screen.query_one("#script", Input).value = str(script)
+        await press(pilot, "#create")
+        await on_screen(pilot, "ScriptScreen", 120)
+        await until(pilot, lambda: app.screen.query("#run-again"), 60, "the rerun choices")
+        app.exit()
+    deadline = time.monotonic() + 60
+    while sandbox_nodes(home) and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
     assert sandbox_nodes(home) == {}

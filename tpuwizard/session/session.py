@@ -228,6 +228,12 @@ class LaunchHandle:
         if self.reruns is not None:
             self.reruns.answer(False)
 
+    def shell_command(self, worker: int = 0) -> tuple[list[str], str | None, dict[str, str] | None]:
+        """After ``ScriptDone``, before the answer: (argv, cwd, env) of a shell on ``worker``."""
+        if self.reruns is None:
+            raise BadInput("This launch runs no script, so it never waits between runs.")
+        return self.reruns.shell_command(worker)
+
     def delete_now(self, reason: str = "stopped") -> None:
         """Stop at once: end the jobs and the followers, delete what this launch created."""
         self.cancel.set(reason)

@@ -376,6 +376,11 @@ class WizardApp(App[int]):
         self.exit(code, return_code=code, message=message)
 
     def on_unmount(self) -> None:
+        handle = self.handle
+        if handle is not None and handle.finished is None:
+            # Closed without a way out chosen (a crash, a closed terminal): what this launch made
+            # is deleted, as on a signal. A Keep chosen earlier stands (the token keeps it).
+            handle.delete_now("the wizard closed")
         if self.heartbeats is not None:
             self.heartbeats.stop()  # no more heartbeats once the wizard is closed
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from tpuwizard.core.cancel import CancelToken
-from tpuwizard.core.errors import RemoteError
+from tpuwizard.core.errors import BadInput, RemoteError
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.remote.transports import Transport
 
@@ -24,10 +24,27 @@ MIN_SECONDS_LEFT = 120.0
 
 
 class Reruns:
-    """The front end's answers: True to run the script again, False to go on to teardown."""
+    """The front end's answers: True to run the script again, False to go on to teardown.
+
+    While it waits for an answer, the node's transport is here too, so the front end can open a
+    shell on a worker (the node stays up: it is waiting for the answer).
+    """
 
     def __init__(self) -> None:
         self._answers: queue.Queue[bool] = queue.Queue()
+        self.transport: Transport | None = None  # set while a ScriptDone waits for an answer
+        self.workers = 0
+
+    def shell_command(self, worker: int) -> tuple[list[str], str | None, dict[str, str] | None]:
+        """(argv, cwd, env) of an interactive shell on ``worker``, while an answer is awaited."""
+        from tpuwizard.core.remote.interactive import interactive_command
+
+        transport = self.transport
+        if transport is None:
+            raise BadInput("A shell opens between runs of the script, while the node waits.")
+        if not 0 <= worker < self.workers:
+            raise BadInput(f"The worker must be 0-{self.workers - 1}.")
+        return interactive_command(transport, worker)
 
     def answer(self, again: bool) -> None:
         self._answers.put(again)
@@ -70,7 +87,14 @@ def run_script_with_reruns(
         launch.emit(
             ev.ScriptDone(launch.script_exit_code or 0, can_rerun, None if left is None else left)
         )
-        if not can_rerun or reruns is None or not reruns.wait(launch.cancel):
+        if reruns is not None and can_rerun and transport is not None:
+            reruns.transport, reruns.workers = transport, transport.workers
+        try:
+            again = can_rerun and reruns is not None and reruns.wait(launch.cancel)
+        finally:
+            if reruns is not None:
+                reruns.transport = None  # the node may be going: no shells from here on
+        if not again:
             if failure is not None:
                 raise failure
             return

@@ -122,7 +122,9 @@ class ScriptScreen(RunScreen):
     HELP = (
         "Your script runs on the TPU host; its output streams here and its files come back. "
         "When it ends, run it again on the same node (Edit and rerun opens your editor first) "
-        "while time remains before the deadline; Tear down deletes the node."
+        "while time remains before the deadline, or open a Shell on worker 0 to look around "
+        "(the wizard comes back when you exit it; the node keeps billing meanwhile); Tear down "
+        "deletes the node."
     )
 
     def compose_body(self) -> ComposeResult:
@@ -136,6 +138,7 @@ class ScriptScreen(RunScreen):
                 Horizontal(
                     Button("Run again", id="run-again", variant="primary"),
                     Button("Edit and rerun", id="edit-rerun"),
+                    Button("Shell", id="open-shell", tooltip="A shell on worker 0; exit to return"),
                     Button("Tear down", id="end-runs", variant="error"),
                     id="rerun-choices",
                 )
@@ -154,6 +157,30 @@ class ScriptScreen(RunScreen):
             self.edit_script(getattr(self.app, "state", None))
         self.pending.append("--- running your script again ---")
         handle.run_again()
+
+    @on(Button.Pressed, "#open-shell")
+    def open_shell(self) -> None:
+        """A shell on worker 0 with the wizard suspended; the choices stay for when it ends."""
+        import subprocess
+
+        from tpuwizard.core.errors import BadInput
+
+        handle = getattr(self.app, "handle", None)
+        if handle is None:
+            return
+        try:
+            argv, cwd, env = handle.shell_command(0)
+        except BadInput as err:
+            self.notify(str(err), severity="warning")
+            return
+        try:
+            with self.app.suspend():
+                print("A shell on worker 0; the TPU keeps billing. Type exit to come back.")
+                code = subprocess.call(argv, cwd=cwd, env=env)
+        except Exception as err:  # no terminal to hand over (a web terminal, a test)
+            self.notify(f"Could not open a shell here ({err}).", severity="warning")
+            return
+        self.pending.append(f"--- the shell on worker 0 ended (exit {code}) ---")
 
     def edit_script(self, state: object) -> None:
         """Open the script in $VISUAL / $EDITOR with the wizard suspended (it resumes after)."""
