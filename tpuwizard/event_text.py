@@ -71,11 +71,11 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
         case ev.SshReady():
             return ["Connected to every worker."]
         case ev.ScriptDone():
-            verdict = "exited 0" if event.exit_code == 0 else f"exited with code {event.exit_code}"
+            # ScriptFinished, just before, has said how it exited.
             if not event.can_rerun:
-                return [f"Your script {verdict}."]
+                return []
             left = f" ({event.seconds_left / 60:.0f} min left)" if event.seconds_left else ""
-            return [f"Your script {verdict}. Run it again, edit and rerun, or tear down{left}."]
+            return [f"Run it again, edit and rerun, open a shell, or tear down{left}."]
         case ev.BootstrapLine() | ev.VerifierLine() | ev.ScriptLine():
             return [f"{_prefix(event.worker, event.workers)}{event.text}"]
         case ev.Versions():

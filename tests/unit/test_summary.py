@@ -88,3 +88,13 @@ def test_multi_worker_checks_name_their_worker():
     text = "\n".join(summary_lines(summary))
     assert "PASS [w0] contract" in text and "PASS [w1] contract" in text
     assert "did not finish" in text
+
+
+def test_the_end_of_a_run_is_said_once_and_the_rerun_offer_names_every_choice():
+    from tpuwizard.core.launch import events as ev
+    from tpuwizard.event_text import describe
+
+    lines = [*describe(ev.ScriptFinished(3)), *describe(ev.ScriptDone(3, True, 600.0))]
+    assert sum("exited" in line for line in lines) == 1
+    assert lines[-1] == "Run it again, edit and rerun, open a shell, or tear down (10 min left)."
+    assert describe(ev.ScriptDone(3, False, None)) == []
