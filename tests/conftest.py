@@ -1,4 +1,7 @@
+import contextlib
+import json
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -13,6 +16,20 @@ def _isolated_state(tmp_path, monkeypatch):
     monkeypatch.setenv("TPUWIZARD_HOME", str(tmp_path / "state"))
     monkeypatch.setenv("NO_GCE_CHECK", "true")
     monkeypatch.delenv("COURSE_EXPECT_PLATFORM", raising=False)
+    yield
+    # A practice node kept or left running lives on in a lasting sandbox, as it would at Google;
+    # a test's one ends with the test, so no server outlives the suite.
+    info = tmp_path / "state" / "sandbox" / "server.json"
+    with contextlib.suppress(OSError, ValueError, KeyError):
+        os.kill(int(json.loads(info.read_text())["pid"]), signal.SIGTERM)
+    # And the jobs (a watchdog, a script) of nodes the test left behind, which a deleted node
+    # would have ended: none outlives its test.
+    workers = tmp_path / "state" / "sandbox" / "workers"
+    if workers.is_dir():
+        from tpuwizard.sandbox.model import end_worker_processes
+
+        for node in workers.glob("*/*/*"):
+            end_worker_processes(node)
 
 
 @pytest.fixture

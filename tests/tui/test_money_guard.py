@@ -6,6 +6,9 @@ refuses what the plan would refuse; a refused create bills nothing; leftovers ar
 
 from __future__ import annotations
 
+import asyncio
+import json
+import os
 import threading
 import time
 
@@ -207,3 +210,41 @@ async def test_first_step_shows_while_leftovers_are_looked_for_and_the_dialog_fo
         await press(pilot, "#leave")
         await on_screen(pilot, "RouteScreen", 10)  # the step the user was on, as it was
         await until(pilot, lambda: "BILLING forgotten" in status_text(app), 5, "the meter")
+
+
+async def test_a_node_kept_in_practice_outlives_the_wizard_and_its_watchdog_still_deletes_it(
+    tmp_path, home
+):
+    # The watchdog on the node calls the practice cloud at its deadline. The wizard's own
+    # sandbox ends with the wizard, so keeping must hand the cloud to a lasting one at the same
+    # address, or "deleted at HH:MM even if this laptop sleeps" would be a false promise.
+    from tests.integration.iterate_helpers import stop_lasting_sandbox
+    from tpuwizard.core.cloud.types import ENDPOINT_ENV
+
+    script = tmp_path / "long.py"
+    script.write_text(LONG_SCRIPT)
+    app = WizardApp(run_dir=tmp_path / "runs")
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await walk_to_review(pilot)
+            app.screen.query_one("#script", Input).value = str(script)
+            app.screen.query_one("#max-run", Input).value = "0.5"  # the deadline: 30 s
+            assert app.screen.query_one("#watchdog").value  # armed by default in practice
+            await press(pilot, "#create")
+            await on_screen(pilot, "ScriptScreen", 120)
+            await until(pilot, lambda: "tick 1" in app.screen.log_text(), 60, "the script")
+            (node,) = app.billing.existing()
+            await pilot.press("ctrl+q")
+            await on_screen(pilot, "QuitGuard")
+            app.screen.query_one("#confirm-name", Input).value = node.name
+            await press(pilot, "#keep")
+            await until(pilot, lambda: not app.is_running, 15, "the exit")
+        lasting = json.loads((home / "sandbox" / "server.json").read_text())
+        assert lasting["endpoint"] == os.environ[ENDPOINT_ENV]  # where the watchdog calls
+        assert node.name in {n.rsplit("/", 1)[-1] for n in sandbox_nodes(home)}
+        deadline = time.monotonic() + 90
+        while sandbox_nodes(home) and time.monotonic() < deadline:
+            await asyncio.sleep(0.5)
+        assert sandbox_nodes(home) == {}, "the watchdog did not delete the kept node"
+    finally:
+        stop_lasting_sandbox(home)

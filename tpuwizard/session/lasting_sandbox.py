@@ -25,7 +25,10 @@ LINGER_ENV = "TPUWIZARD_SANDBOX_LINGER"  # seconds to stay up with nothing in it
 def main() -> int:
     from tpuwizard.sandbox.server import start_in_thread
 
-    server = practice.make_sandbox_server()
+    # Taking over from an ending process (practice.hand_over): its port and token.
+    port = int(os.environ.pop(practice.LASTING_PORT_ENV, "0") or 0)
+    token = os.environ.pop(practice.LASTING_TOKEN_ENV, None)
+    server = practice.make_sandbox_server(port=port, token=token)
     folder = server.state.home
     start_in_thread(server)
     info = folder / practice.LASTING_SERVER_FILE

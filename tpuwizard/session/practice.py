@@ -19,6 +19,10 @@ AUTHORIZED_KEYS_ENV = "TPUWIZARD_SANDBOX_AUTHORIZED_KEYS"
 
 
 LASTING_SERVER_FILE = "server.json"  # a sandbox that outlives its command: see lasting_sandbox
+# Where a lasting sandbox takes over from one in a process that is ending (hand_over): it
+# serves on the same port with the same token, so a watchdog already armed still reaches it.
+LASTING_PORT_ENV = "TPUWIZARD_LASTING_PORT"
+LASTING_TOKEN_ENV = "TPUWIZARD_LASTING_TOKEN"
 
 
 def start_sandbox(faults: str | None = None, delay: float | None = None):  # -> SandboxServer
@@ -39,7 +43,9 @@ def start_sandbox(faults: str | None = None, delay: float | None = None):  # -> 
     return server
 
 
-def make_sandbox_server(faults: str | None = None, delay: float | None = None):  # -> SandboxServer
+def make_sandbox_server(
+    faults: str | None = None, delay: float | None = None, port: int = 0, token: str | None = None
+):  # -> SandboxServer
     """The sandbox server over ``$TPUWIZARD_HOME/sandbox``, configured from the environment."""
     from tpuwizard.sandbox.server import make_server
 
@@ -52,7 +58,8 @@ def make_sandbox_server(faults: str | None = None, delay: float | None = None): 
         delay=delay,
         authorized_keys=Path(keys) if keys else None,
         ssh_port=int(os.environ.get(SSH_PORT_ENV) or 22),
-        token=new_token(),
+        port=port,
+        token=token or new_token(),
     )
 
 
@@ -76,14 +83,18 @@ def attach_lasting_sandbox() -> bool:
     return True
 
 
-def start_lasting_sandbox(timeout: float = 30.0) -> None:
-    """Start (or attach to) a sandbox in its own process that outlives this command."""
+def start_lasting_sandbox(timeout: float = 30.0, port: int = 0, token: str | None = None) -> None:
+    """Start (or attach to) a sandbox in its own process that outlives this command; with
+    ``port`` and ``token``, it serves there with that token (see :func:`hand_over`)."""
     import subprocess
     import sys
     import time
 
     if attach_lasting_sandbox():
         return
+    env = dict(os.environ)
+    if port:
+        env[LASTING_PORT_ENV], env[LASTING_TOKEN_ENV] = str(port), token or ""
     folder = paths.state_dir() / "sandbox"
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "lasting-sandbox.log", "ab") as log:
@@ -92,6 +103,7 @@ def start_lasting_sandbox(timeout: float = 30.0) -> None:
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,
+            env=env,
             start_new_session=True,  # a Ctrl+C in this terminal must not end the practice cloud
         )
     deadline = time.monotonic() + timeout
@@ -102,6 +114,22 @@ def start_lasting_sandbox(timeout: float = 30.0) -> None:
             break
         time.sleep(0.05)
     raise RuntimeError(f"the practice sandbox did not start; see {folder / 'lasting-sandbox.log'}")
+
+
+def hand_over(server) -> bool:  # server: SandboxServer
+    """This process is ending while its sandbox holds a node or a queued resource: hand them to
+    a lasting sandbox on the same port and token, as Google would go on serving them. A node
+    kept in the wizard has a watchdog that calls this endpoint at its deadline; without this it
+    would call a server that no longer exists. True when handed over."""
+    with server.state.lock:
+        holds = bool(server.state.data["nodes"] or server.state.data["queued"])
+    if not holds:
+        return False
+    port, token = server.server_address[1], server.token
+    server.shutdown()
+    server.server_close()  # the state is on disk: the lasting one reads it from there
+    start_lasting_sandbox(port=port, token=token)
+    return True
 
 
 def is_practice() -> bool:

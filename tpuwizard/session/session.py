@@ -11,7 +11,7 @@ import asyncio
 import queue
 import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.cloud import gcloud_config
@@ -40,6 +40,7 @@ class Session:
         self.billing = BillingState()
         self._cloud: TpuCloud | None = None
         self._cloud_lock = threading.Lock()  # the wizard's heartbeats may open it from a thread
+        self._sandbox_server: Any = None  # the practice sandbox this process serves, if any
         self._watchdog_checks: dict[tuple[bool, str, str | None], WatchdogCheck] = {}
 
     @classmethod
@@ -73,7 +74,8 @@ class Session:
                 from tpuwizard.core.cloud.client import TpuCloud
 
                 if self.practice and not practice_mode.is_practice():
-                    practice_mode.start_sandbox()  # or attaches to a lasting one, if running
+                    # None when a lasting one was running: then this process serves nothing.
+                    self._sandbox_server = practice_mode.start_sandbox()
                 if not self.project:
                     raise BadInput("No project is set: choose a project id first.")
                 self._cloud = TpuCloud(self.project)
@@ -126,6 +128,14 @@ class Session:
         (its watchdog calls it after this command has exited)."""
         if self.practice and self._cloud is None and not practice_mode.is_practice():
             practice_mode.start_lasting_sandbox()
+
+    def close(self) -> None:
+        """The front end is ending and no launch of it is running. In practice, whatever still
+        exists (a node kept, leftovers left running) moves to a lasting sandbox, so it lives on
+        and its watchdog can still delete it, as with Google."""
+        server, self._sandbox_server = self._sandbox_server, None
+        if server is not None:
+            practice_mode.hand_over(server)
 
     # -- kept nodes (tpuwizard up, run, watch, ssh) -------------------------------------------
     @property

@@ -378,18 +378,18 @@ class WizardApp(App[int]):
     def on_unmount(self) -> None:
         handle = self.handle
         if handle is not None and handle.finished is None:
-            # Closed without a way out chosen (a crash, a closed terminal): what this launch made
-            # is deleted, as on a signal. A Keep chosen earlier stands (the token keeps it).
+            # No way out chosen (a crash, a closed terminal): delete as on a signal; a Keep stands.
             handle.delete_now("the wizard closed")
+        elif self.session is not None:
+            self.session.close()  # in practice, what is kept or left lives on after us
         if self.heartbeats is not None:
             self.heartbeats.stop()  # no more heartbeats once the wizard is closed
 
     def on_signal(self, signum: int) -> None:
         self.signal_received = signum
-        if self.handle is not None:
+        # A launch, or what this session made: it does not outlive us.
+        if self.handle is not None or any(not b.leftover for b in self.billing.existing()):
             self.delete_then_exit(128 + signum)
-        elif any(not b.leftover for b in self.billing.existing()):
-            self.delete_then_exit(128 + signum)  # this session made it: it does not outlive us
         else:
             self.finish(128 + signum, self.goodbye() if self.billing.may_bill() else None)
 
