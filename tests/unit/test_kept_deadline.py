@@ -3,6 +3,7 @@ and the wizard's heartbeats to every kept node (a failure shown, never raised)."
 
 from __future__ import annotations
 
+import time
 from types import SimpleNamespace
 
 from tpuwizard.core.launch.billing import Billed, BillingState, idle_deadline
@@ -144,3 +145,13 @@ def test_the_meter_never_says_nothing_bills_while_leftovers_are_unknown():
     assert "unknown" in meter_text(state)
     state.add_leftovers([])  # a later check that answered: nothing from earlier runs
     assert meter_text(state) == "Nothing is billing"
+
+
+def test_the_bar_shows_the_deadline_of_a_node_kept_without_idle_time():
+    # Kept from the wizard: its watchdog deletes it at the run's deadline, with no idle time.
+    state = BillingState()
+    state.note_kept(kept(idle_s=None, max_deadline=time.time() + 30 * 60))
+    assert "deadline in 30 min" in meter_text(state)
+    state = BillingState()
+    state.note_kept(kept(idle_s=None))
+    assert "only you can delete it" in meter_text(state)

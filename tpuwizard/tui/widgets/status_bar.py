@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from textual.widgets import Static
 
 from tpuwizard.core.launch.billing import Billed, BillingState
@@ -11,13 +13,15 @@ from tpuwizard.event_text import count, money
 def kept_text(item: Billed, names: bool = True) -> str:
     """A node kept for iterating: what it has cost and when its watchdog deletes it."""
     name = f" {item.name}" if names else ""
-    left = item.seconds_to_idle_deadline()
+    left, what = item.seconds_to_idle_deadline(), "idle deadline"
+    if left is None and item.max_deadline is not None:  # kept with a deadline, no idle time
+        left, what = max(0.0, item.max_deadline - time.time()), "deadline"
     if left is None:
-        deadline = "no idle deadline"
+        deadline = "no deadline: only you can delete it"
     elif left >= 60:
-        deadline = f"idle deadline in {left / 60:.0f} min"
+        deadline = f"{what} in {left / 60:.0f} min"
     else:  # the last minute counts in seconds
-        deadline = f"idle deadline in {left:.0f} s"
+        deadline = f"{what} in {left:.0f} s"
     return f"KEPT{name} ~{money(item.cost_usd())}, {deadline}"
 
 
