@@ -77,7 +77,10 @@ class LaunchPlan:
                 f"Google ends it at {at} (Flex-start's run duration), even if this laptop sleeps."
             )
         if self.watchdog:
-            return f"Deleted at {at} even if this laptop sleeps: a watchdog on the VM deletes it."
+            return (
+                f"Once created, the TPU is deleted at {at} (its deadline) even if this laptop "
+                "sleeps: a watchdog on the VM sees to it."
+            )
         if why_no_watchdog:  # short enough for two lines of an 80x24 screen
             return (
                 f"No watchdog: deleted only while tpuwizard runs, because {why_no_watchdog}; "
