@@ -42,9 +42,9 @@ def account_notice(project: str, service_account: str | None) -> ev.WatchdogAcco
     return ev.WatchdogAccount(
         "",
         phrase(
-            "it runs as the project's default Compute Engine service account. Organisations "
-            "created since May 2024 give that account no roles, so the check below usually "
-            "fails there; an account that has roles/tpu.admin works ({0}).",
+            "it runs as the project's default Compute Engine service account, which must be "
+            "allowed to delete the TPU (organisations created since May 2024 give that account "
+            "no roles: there, name an account that has roles/tpu.admin: {0}).",
             Choice("service_account"),
         ),
     )
