@@ -44,6 +44,14 @@ def test_live_zones_from_the_sandbox_are_labelled_practice():
     assert "[practice]" in proc.stderr
 
 
+def test_a_zone_the_project_may_not_use_is_said_in_words_not_as_google_s_403():
+    proc = run("zones", "--sandbox")
+    assert proc.returncode == 0, proc.stderr
+    said = proc.stdout + proc.stderr
+    assert "europe-west1-b: not surveyed (not available to your project)" in said
+    assert "http://" not in said and "Forbidden" not in said
+
+
 def test_bad_input_exits_2_before_any_call():
     assert run("zones", "--accelerator", "v5e-4").returncode == 2
     proc = run("zones", "--sandbox", "--project", "Bad_Project")

@@ -70,8 +70,14 @@ def live(
             try:
                 table[zone] = sorted(future.result(), key=_type_order)
             except Exception as err:  # one zone failing must not hide the others
-                failures[zone] = f"{type(err).__name__}: {err}"
-                lasting = lasting and location_unavailable(err)
+                unavailable = location_unavailable(err)
+                # Google's 403 for a zone the project may not use says so at length, with URLs.
+                failures[zone] = (
+                    "not available to your project"
+                    if unavailable
+                    else f"{type(err).__name__}: {err}"
+                )
+                lasting = lasting and unavailable
     if not table and failures:
         # Nothing answered: let the caller diagnose the first error.
         raise next(iter(futures.values())).exception()  # type: ignore[misc]
