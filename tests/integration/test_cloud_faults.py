@@ -155,6 +155,8 @@ def test_accelerator_not_offered_in_zone(sandbox):
         cloud.create_node(request(accelerator="v6e-4"))
     d = diagnose(err.value, ctx(accelerator="v6e-4"))
     assert d.kind == "invalid_zone" and "us-east5-b" in d.alternatives
+    # Google's words, without the request line the client library puts before them.
+    assert "not available in zone" in d.explanation and "http" not in d.explanation
 
 
 def test_unknown_zone(sandbox):

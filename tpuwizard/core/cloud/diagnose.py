@@ -9,6 +9,7 @@ on either transport.
 from __future__ import annotations
 
 import errno
+import re
 
 from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.cloud import google_errors as ge
@@ -33,8 +34,13 @@ def _reason(err: BaseException) -> str:
     return str(getattr(err, "reason", None) or "")
 
 
+# The REST transport puts the request before Google's words ("POST https://...: <message>"):
+# the user needs the words, not our URL.
+_REQUEST_PREFIX = re.compile(r"^(GET|POST|PUT|PATCH|DELETE) \S+: ")
+
+
 def _message(err: BaseException) -> str:
-    return str(getattr(err, "message", None) or err)
+    return _REQUEST_PREFIX.sub("", str(getattr(err, "message", None) or err))
 
 
 def other_zones(ctx: Context) -> list[str]:
