@@ -83,11 +83,17 @@ def test_bad_input_exits_2_with_a_hint(args, hint):
     assert "Traceback" not in result.output
 
 
-def test_bare_command_without_a_terminal_shows_what_tpuwizard_can_do():
-    result = run()
-    assert result.exit_code == 0
-    assert "fit" in result.stdout and "launch" in result.stdout
-    assert "needs a terminal" in result.stderr
+@pytest.mark.parametrize(
+    ("args", "mode"), [((), "The wizard needs"), (("--plain",), "Plain mode asks questions")]
+)
+def test_the_wizard_or_plain_mode_without_a_terminal_is_one_line_and_exit_2(args, mode):
+    # Not the whole --help (a pipe asked for questions, not a manual): one line naming the mode
+    # and where the commands are listed, and the bad-input code, since nothing could be asked.
+    result = run(*args)
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1 and mode in result.stderr
+    assert "tpuwizard --help" in result.stderr
 
 
 def test_no_color_is_honoured():
