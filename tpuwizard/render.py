@@ -19,8 +19,9 @@ ROUTE_PRICE = {"vm": "vm (on-demand)", "spot": "spot", "flex": "flex (spot as a 
 
 
 def console() -> Console:
-    # Human output goes to stderr; NO_COLOR is honoured by rich itself.
-    return Console(stderr=True, no_color=bool(os.environ.get("NO_COLOR")))
+    # A command's result goes to stdout (notes go to stderr); only without --json, so stdout is
+    # the table or the JSON, never both. NO_COLOR is honoured by rich itself.
+    return Console(no_color=bool(os.environ.get("NO_COLOR")))
 
 
 def print_table(

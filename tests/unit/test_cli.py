@@ -49,9 +49,10 @@ def test_fit_from_params_reports_bytes_per_param():
 def test_fit_human_output_has_a_verdict_and_the_activation_note():
     result = run("fit", "48GiB", "--single-host")
     assert result.exit_code == 0
-    assert "fits sharded on" in result.stderr
-    assert "Activations are not included" in result.stderr
-    assert result.stdout == ""
+    # The result is on stdout, so `tpuwizard fit 48 > plan.txt` or `| less` holds it.
+    assert "fits sharded on" in result.stdout
+    assert "Activations are not included" in result.stdout
+    assert "v5litepod-4" in result.stdout and result.stderr == ""
 
 
 @pytest.mark.parametrize(
@@ -108,13 +109,31 @@ def test_no_color_is_honoured():
         cmd, capture_output=True, text=True, env={**base, "FORCE_COLOR": "1", "NO_COLOR": "1"}
     )
     green, red = "\x1b[32m", "\x1b[31m"
-    assert green in colored.stderr and red in colored.stderr  # colour when forced...
-    assert green not in plain.stderr and red not in plain.stderr  # ...none with NO_COLOR,
-    assert "yes" in plain.stderr and "no" in plain.stderr  # and the words still say it all
+    assert green in colored.stdout and red in colored.stdout  # colour when forced...
+    assert green not in plain.stdout and red not in plain.stdout  # ...none with NO_COLOR,
+    assert "yes" in plain.stdout and "no" in plain.stdout  # and the words still say it all
 
 
 def test_an_explicit_unit_keeps_its_table_and_says_nothing_fits():
     result = run("fit", "1e30GiB", "--single-host")
     assert result.exit_code == 0, result.output
-    assert "No listed slice holds" in result.stderr
-    assert "v5litepod-4" in result.stderr
+    assert "No listed slice holds" in result.stdout
+    assert "v5litepod-4" in result.stdout
+
+
+def test_status_answers_on_stdout_and_notes_on_stderr(tmp_path):
+    import subprocess
+
+    from tests.conftest import clean_env, tpuwizard_cmd
+
+    # A fresh process: an in-process practice sandbox would stay in this one's environment.
+    result = subprocess.run(
+        tpuwizard_cmd("status", "--sandbox"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=clean_env(TPUWIZARD_HOME=str(tmp_path)),
+    )
+    assert result.returncode == 0, result.stderr
+    assert "nothing of yours is billing" in result.stdout  # the answer: `| grep` finds it
+    assert "[practice]" in result.stderr and "[practice]" not in result.stdout  # a note

@@ -19,6 +19,7 @@ from tpuwizard.commands.common import (
     open_session,
     print_json,
     say,
+    show,
 )
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.events import Finished
@@ -260,9 +261,9 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     if found:
         render_status(found, cost.label())
     else:
-        say("Nothing you created with tpuwizard exists any more: nothing of yours is billing.")
+        show("Nothing you created with tpuwizard exists any more: nothing of yours is billing.")
     for info in kept:  # nodes kept for iterating: what they cost and when they delete themselves
-        say(info.describe())
+        show(info.describe())  # checked with the cloud: part of status's answer, so on stdout
     if found.others:
         render_status(found.others, cost.label(), title=OTHERS_TITLE)
 
