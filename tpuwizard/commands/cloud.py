@@ -157,7 +157,6 @@ def launch(
     as_json: bool,
 ) -> None:
     """Create a TPU, verify JAX on it, run your script, copy results back, and tear it down."""
-    import dataclasses
     import json
 
     from tpuwizard.core import paths
@@ -213,9 +212,7 @@ def launch(
     handle = session.start_launch(plan, transport, ready_timeout)
     code = EXIT_CLOUD
     with stop_on_signals(handle, say) as received:
-        for event in handle.events():
-            if isinstance(event, Finished):  # say the code this process will exit with
-                event = dataclasses.replace(event, exit_code=exit_code(received, event.exit_code))
+        for event in handle.events():  # after a stop signal, Finished says 128 + it already
             if as_json:
                 click.echo(json.dumps(json_event(event)))
             for line in describe(event):
