@@ -31,8 +31,7 @@ def main(ctx: click.Context, sandbox: bool, plain: bool) -> None:
         # Nothing to ask questions on: say so in one line (bad input, exit 2), not the help.
         what = "Plain mode asks questions and needs" if plain else "The wizard needs"
         click.echo(
-            f"Error: {what} a terminal; the commands work anywhere (tpuwizard --help lists "
-            "them).",
+            f"Error: {what} a terminal; the commands work anywhere (tpuwizard --help lists them).",
             err=True,
         )
         raise click.exceptions.Exit(EXIT_BAD_INPUT)

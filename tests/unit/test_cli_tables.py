@@ -72,8 +72,9 @@ def test_status_at_80_columns_keeps_names_states_and_money(monkeypatch, capsys):
         )
         for i in range(2)
     ]
-    render_status(found, "estimate")
+    render_status(found, "estimate", practice=True)
     out = capsys.readouterr().out
+    assert "Delete with: tpuwizard teardown --sandbox NAME (or --all)" in out  # as typed there
     assert_readable(
         out,
         [

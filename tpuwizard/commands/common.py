@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -50,6 +51,11 @@ def _recorded_kept() -> list[KeptInfo]:
         return recorded_kept()
     except Exception:
         return []
+
+
+def stdin_is_terminal() -> bool:
+    """Whether a question can be asked (a confirmation needs someone to type the answer)."""
+    return sys.stdin.isatty()
 
 
 def print_json(data: object) -> None:
