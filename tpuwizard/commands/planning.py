@@ -263,14 +263,10 @@ def zones(
             doc.update(accelerator=accelerator, runtime_version=runtime)
         print_json(doc)
     else:
+        from tpuwizard.event_text import survey_words
         from tpuwizard.render import render_zones
 
-        label = (
-            ("from the practice sandbox" if practice_mode else "live from the TPU API")
-            + (", cached" if survey.cached else "")
-            if survey.source == "live"
-            else "documented, not live"
-        )
+        label = survey_words(survey.source, practice_mode, survey.cached)
         unconfirmed: frozenset[str] = frozenset()
         if survey.source == "documented":
             gens = (
