@@ -60,6 +60,11 @@ def test_fit_human_output_has_a_verdict_and_the_activation_note():
     [
         (["fit", "abc"], "48GiB"),
         (["fit", "--", "-5"], "above zero"),
+        (["fit", "-5"], "'-5' is a negative size"),
+        (["fit", "-0.5GiB", "--single-host"], "'-0.5GiB' is a negative size"),
+        (["fit", "1e400"], "too large: not a finite number"),
+        (["fit", "--params", "1e400"], "too large: not a finite number"),
+        (["up", "--accelerator", "v5litepod-4", "--zone", "z", "--ready-timeout", "0"], "above"),
         (["fit", "0"], "above zero"),
         (["fit", "nan"], "48"),
         (["fit", "7B"], "--params 7B --recipe adam-fp32"),
@@ -137,3 +142,19 @@ def test_status_answers_on_stdout_and_notes_on_stderr(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "nothing of yours is billing" in result.stdout  # the answer: `| grep` finds it
     assert "[practice]" in result.stderr and "[practice]" not in result.stdout  # a note
+
+
+def test_every_option_of_every_command_says_what_it_does():
+    import click
+
+    def undocumented(command: click.Command, path: str) -> list[str]:
+        missing = [
+            f"{path} {p.opts[0]}"
+            for p in command.params
+            if isinstance(p, click.Option) and not p.help
+        ]
+        for name, sub in getattr(command, "commands", {}).items():
+            missing += undocumented(sub, f"{path} {name}")
+        return missing
+
+    assert undocumented(main, "tpuwizard") == []  # `up --help` once had three bare options
