@@ -10,7 +10,7 @@ import click
 
 from tpuwizard import __version__
 from tpuwizard.commands import cloud, evidence, iterate, planning
-from tpuwizard.commands.common import Group, say_kept_nodes
+from tpuwizard.commands.common import EXIT_BAD_INPUT, Group, say_kept_nodes
 
 
 @click.group(
@@ -28,9 +28,13 @@ def main(ctx: click.Context, sandbox: bool, plain: bool) -> None:
     if ctx.invoked_subcommand is not None:
         return
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        click.echo(ctx.get_help())
-        click.echo("\nThe wizard needs a terminal; the commands above work anywhere.", err=True)
-        return
+        # Nothing to ask questions on: say so in one line (bad input, exit 2), not the help.
+        what = "Plain mode asks questions and needs" if plain else "The wizard needs"
+        click.echo(
+            f"Error: {what} a terminal; the commands work anywhere (tpuwizard --help lists them).",
+            err=True,
+        )
+        raise click.exceptions.Exit(EXIT_BAD_INPUT)
     if plain:
         from tpuwizard.plain import run_plain
 

@@ -26,8 +26,19 @@ def money(usd: float | None) -> str:
     return "unknown" if usd is None else f"${usd:,.2f}"
 
 
+# How the summary marks the script's own last lines (printed as they are, never re-wrapped).
+SCRIPT_TAIL = "    | "
+
 # Queued-resource states that mean "no capacity yet" (spot and Flex-start can wait a long time).
 QUEUE_WAITING = ("ACCEPTED", "WAITING_FOR_RESOURCES")
+
+
+def survey_words(source: str, practice: bool, cached: bool = False) -> str:
+    """Where a zone survey came from, in the same words for ``zones`` and plain mode."""
+    if source != "live":
+        return "documented, not live"
+    where = "from the practice sandbox" if practice else "live from the TPU API"
+    return where + (", cached" if cached else "")
 
 
 def count(n: int, noun: str) -> str:
@@ -159,7 +170,7 @@ def summary_lines(summary: RunSummary, audience: Audience = "cli") -> list[str]:
     if s.script_ran:
         code = "did not finish" if s.script_exit_code is None else f"exit {s.script_exit_code}"
         lines.append(f"  Your script: {code}. Its last lines:")
-        lines += [f"    | {line}" for line in s.script_tail] or ["    (no output)"]
+        lines += [f"{SCRIPT_TAIL}{line}" for line in s.script_tail] or ["    (no output)"]
     lines += [f"  Copied back: {path}" for path in s.fetched]
     lines += [f"  Not copied back: {path!r}: {why}" for path, why in s.not_fetched]
     if s.failure is not None:
@@ -218,3 +229,30 @@ def refusal_text(err: BadInput, audience: Audience = "cli") -> str:
 def json_event(event: ev.Event) -> dict[str, Any]:
     """``launch --json``'s line: the event's fields, every remedy in the CLI's words."""
     return {"event": event.event_name(), **plain_data(event)}
+
+
+def wrap_paragraph(text: str, width: int) -> str:
+    """``text`` fitted to ``width`` columns at word boundaries, each line keeping its indent (a
+    ``- `` step hangs under its words). A word longer than the width is never cut."""
+    import textwrap
+
+    width = max(width, 40)
+    out = []
+    for line in text.splitlines() or [""]:
+        body = line.lstrip()
+        indent = line[: len(line) - len(body)]
+        if len(line) <= width or not body:
+            out.append(line)
+            continue
+        hang = indent + ("  " if body.startswith("- ") else "")
+        out.append(
+            textwrap.fill(
+                body,
+                width,
+                initial_indent=indent,
+                subsequent_indent=hang,
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+        )
+    return "\n".join(out)

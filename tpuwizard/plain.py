@@ -4,6 +4,7 @@ the scrolling terminal, over the same core and the same lifecycle events."""
 from __future__ import annotations
 
 import contextlib
+import shutil
 import sys
 import time
 from dataclasses import replace
@@ -17,10 +18,17 @@ from tpuwizard.core import paths
 from tpuwizard.core.cloud import gcloud_config
 from tpuwizard.core.errors import BadInput, PlanRefused
 from tpuwizard.core.evidence import notebook
-from tpuwizard.core.launch.events import Finished
+from tpuwizard.core.launch.events import BootstrapLine, Finished, ScriptLine, VerifierLine
 from tpuwizard.core.launch.plan import DEFAULT_MAX_RUN, LaunchPlan
 from tpuwizard.core.plan import fit, routes
-from tpuwizard.event_text import describe, refusal_text, summary_lines
+from tpuwizard.event_text import (
+    SCRIPT_TAIL,
+    describe,
+    refusal_text,
+    summary_lines,
+    survey_words,
+    wrap_paragraph,
+)
 from tpuwizard.session import practice
 from tpuwizard.session.kept import recorded_kept
 from tpuwizard.session.session import LaunchHandle, Session
@@ -48,7 +56,19 @@ class PlainWizard:
         # prompt_io (input=, output=) lets tests drive the prompts through a pipe.
         self.sandbox, self.io = sandbox, prompt_io
         self.run_dir = run_dir or Path.cwd() / "runs"
-        self.out = prompt_io.pop("echo", None) or print
+        echo = prompt_io.pop("echo", None)
+        self.out = echo or print  # a line as it is (the script's own output)
+        # Its own paragraphs are fitted to the terminal at word boundaries; lines captured by a
+        # test (echo=) stay whole unless the test gives a width.
+        self.width: int | None = prompt_io.pop("width", None)
+        self.wraps = echo is None or self.width is not None
+
+    def say(self, text: str) -> None:
+        """One of plain mode's own paragraphs, wrapped to the terminal's width."""
+        if not self.wraps:
+            self.out(text)
+            return
+        self.out(wrap_paragraph(text, self.width or shutil.get_terminal_size((80, 24)).columns))
 
     def ask(self, question: Any) -> Any:
         return question.unsafe_ask()  # Ctrl+C raises KeyboardInterrupt instead of returning None
@@ -64,7 +84,7 @@ class PlainWizard:
         ctx = gcloud_config.discover()
         is_practice = self.sandbox or ctx.credentials is None
         if is_practice:
-            self.out(
+            self.say(
                 "[practice] No Google credentials, or --sandbox: everything runs against a "
                 "local sandbox. Nothing is real and nothing is billed."
             )
@@ -88,7 +108,7 @@ class PlainWizard:
         minutes = int(self.text("Deadline in minutes", str(DEFAULT_MAX_RUN[route]), check=_minutes))
         check = session.watchdog_check() if route in WATCHDOG_ROUTES else None
         if check is not None:
-            self.out(check_words(check))
+            self.say(check_words(check))
         watchdog = check is not None and self.ask_watchdog(check.arm_by_default)
         deep = self.ask(
             questionary.confirm(
@@ -125,7 +145,7 @@ class PlainWizard:
         )
         while problems := plan.problems():
             for problem in all_words(problems, "plain"):
-                self.out(problem)
+                self.say(problem)
             if not (plan.watchdog and not replace(plan, watchdog=False).problems()):
                 raise PlanRefused(problems)
             # Only the watchdog stands in the way (an account you may not attach): ask again.
@@ -134,11 +154,11 @@ class PlainWizard:
         why_not = None
         if check is not None and not watchdog:
             why_not = check.reason if check.can_arm is False else "the watchdog was switched off"
-        self.out(plan.deadline_words(time.time(), why_not))
+        self.say(plan.deadline_words(time.time(), why_not))
         if not self.ask(
             questionary.confirm(f"Create {accelerator} in {zone} now?", default=True, **self.io)
         ):
-            self.out("Nothing was created.")
+            self.say("Nothing was created.")
             return 0
         return self.launch(session.start_launch(plan))
 
@@ -160,7 +180,7 @@ class PlainWizard:
         length = self.select("How long will it run?", list(routes.RUN_LENGTHS), "1-4 hours")
         billing = self.select("Do you have a billing account?", ["yes", "no"], "yes") == "yes"
         advice = routes.recommend(budget, chips, length, billing)
-        self.out(f"Recommended: {advice.route}. {advice.reason}")
+        self.say(f"Recommended: {advice.route}. {advice.reason}")
         table = routes.route_table()
         choices = [
             questionary.Choice(f"{r.title}: {r.cost}, runs {r.max_run}", r.key) for r in table
@@ -172,18 +192,18 @@ class PlainWizard:
         key = self.select("Which notebook?", ["colab", "kaggle"], "colab")
         path = notebook.write_notebook(key, self.run_dir.parent / f"tpuwizard-{key}.ipynb")
         plat = notebook.get_platform(key)
-        self.out(f"Wrote {path}. Upload it to {plat.title}, then:")
+        self.say(f"Wrote {path}. Upload it to {plat.title}, then:")
         for step in plat.switch_steps:
-            self.out(f"  - {notebook.plain(step)}")
-        self.out(f"Run all cells. {notebook.plain(plat.download)}")
-        self.out(f"Then check it: {notebook.check_command(key)}")
+            self.say(f"  - {notebook.plain(step)}")
+        self.say(f"Run all cells. {notebook.plain(plat.download)}")
+        self.say(f"Then check it: {notebook.check_command(key)}")
         return 0
 
     def choose_project(self, ctx: gcloud_config.GcloudContext, is_practice: bool) -> str:
         if is_practice:
             return practice.PRACTICE_PROJECT
         for what, command in ctx.problems:
-            self.out(f"{what}: {command}")
+            self.say(f"{what}: {command}")
         return self.text("Project id", ctx.project or "", check=gcloud_config.validate_project)
 
     def ask_state(self, known: str | None = None) -> float:
@@ -204,7 +224,7 @@ class PlainWizard:
             try:
                 return fit.parse_size_gib(size)
             except fit.LooksLikeParams as err:
-                self.out(str(err))
+                self.say(str(err))
                 if not self.ask(
                     questionary.confirm(
                         f"Use {err.params} as the parameter count?", default=True, **self.io
@@ -240,7 +260,7 @@ class PlainWizard:
             return self.choose_slice_from_program(program)
         state = self.ask_state(known)
         fits = fit.plan(state, fit.select_slices(single_host=True))
-        self.out(fit.verdict(state, fits))
+        self.say(fit.verdict(state, fits))
         choices = [
             questionary.Choice(
                 f"{f.name:<13} {'fits' if f.fits_sharded else 'too small':<9} "
@@ -256,7 +276,7 @@ class PlainWizard:
             chosen = next(f for f in fits if f.name == name)
             if chosen.fits_sharded:
                 return name
-            self.out(fit.slice_verdict(state, chosen))
+            self.say(fit.slice_verdict(state, chosen))
             if self.ask(
                 questionary.confirm(
                     f"Use {name} anyway? The run will fail.", default=False, **self.io
@@ -271,16 +291,16 @@ class PlainWizard:
         size = program_advice.size_text
         results = []
         planner = program_fit.ProgramPlanner(program, fit.select_slices(single_host=True))
-        self.out(f"Compiling {program} for each slice ({planner.method})...")
+        self.say(f"Compiling {program} for each slice ({planner.method})...")
         for r in planner.results():
             results.append(r)
             took = "cached" if r.cached else f"{r.seconds:.1f} s"
-            self.out(
+            self.say(
                 f"  {r.name:<13} {'fits' if r.fits else 'too big':<8} peak "
                 f"{size(r.per_device_bytes['peak'])} of {size(r.usable_bytes_per_device)} ({took})"
             )
         for line in program_advice.overall(results):
-            self.out(line)
+            self.say(line)
         choices = [questionary.Choice(r.name, r.name) for r in results]
         best = next((c for c, r in zip(choices, results, strict=True) if r.fits), choices[0])
         return self.select("Slice", choices, best)
@@ -294,19 +314,21 @@ class PlainWizard:
         offering = survey.offering(accelerator)
         if not offering:
             raise BadInput(f"No zone offers {accelerator}.")
-        self.out(f"Zones offering {accelerator} ({survey.source}). {zones.OFFERED_NOTE}")
+        where = survey_words(survey.source, session.practice, survey.cached)
+        self.say(f"Zones offering {accelerator} ({where}). {zones.OFFERED_NOTE}")
         return self.select("Zone", offering, current if current in offering else offering[0])
 
     def launch(self, handle: LaunchHandle) -> int:
         code = 3
-        with stop_on_signals(handle, self.out) as received:
+        with stop_on_signals(handle, self.say) as received:
             for event in handle.events():
+                raw = isinstance(event, BootstrapLine | VerifierLine | ScriptLine)
                 for line in describe(event, "plain"):
-                    self.out(line)
+                    (self.out if raw else self.say)(line)  # the worker's own lines as they are
                 if isinstance(event, Finished):
                     code = event.exit_code
             for line in summary_lines(handle.summary, "plain"):
-                self.out(line)
+                (self.out if line.startswith(SCRIPT_TAIL) else self.say)(line)
         self.say_kept()
         return exit_code(received, code)
 
@@ -317,7 +339,7 @@ class PlainWizard:
         except Exception:  # a ledger that cannot be read costs these lines, not the walk
             return
         for info in infos:
-            self.out(info.describe())
+            self.say(info.describe())
 
 
 def _size_or_params(text: str) -> None:

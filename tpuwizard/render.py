@@ -19,8 +19,9 @@ ROUTE_PRICE = {"vm": "vm (on-demand)", "spot": "spot", "flex": "flex (spot as a 
 
 
 def console() -> Console:
-    # Human output goes to stderr; NO_COLOR is honoured by rich itself.
-    return Console(stderr=True, no_color=bool(os.environ.get("NO_COLOR")))
+    # A command's result goes to stdout (notes go to stderr); only without --json, so stdout is
+    # the table or the JSON, never both. NO_COLOR is honoured by rich itself.
+    return Console(no_color=bool(os.environ.get("NO_COLOR")))
 
 
 def print_table(
@@ -163,7 +164,9 @@ def render_zones(
     out.print(f"[dim]{note}[/]")
 
 
-def render_status(found: list, cost_label: str, title: str = "May still be billing") -> None:
+def render_status(
+    found: list, cost_label: str, title: str = "May still be billing", practice: bool = False
+) -> None:
     from tpuwizard.event_text import money
 
     out = console()
@@ -181,7 +184,8 @@ def render_status(found: list, cost_label: str, title: str = "May still be billi
     ]
     headers = ("name", "kind", "zone", "type", "state", "age", "cost so far")
     print_table(out, title, headers, rows)
-    out.print(f"[dim]Costs are an {cost_label}. Delete with: tpuwizard teardown NAME (or --all)[/]")
+    teardown = "tpuwizard teardown" + (" --sandbox" if practice else "")
+    out.print(f"[dim]Costs are an {cost_label}. Delete with: {teardown} NAME (or --all)[/]")
 
 
 def _age(seconds: float) -> str:

@@ -46,6 +46,7 @@ def wait_until(condition, timeout: float, what: str) -> None:
 def test_a_stop_signal_during_the_script_deletes_at_once(tmp_path, home, sig):
     script = tmp_path / f"long_{sig.name.lower()}.py"
     script.write_text(LONG)
+    err = (tmp_path / "stderr.txt").open("w")
     proc = subprocess.Popen(
         tpuwizard_cmd(
             "launch",
@@ -60,16 +61,18 @@ def test_a_stop_signal_during_the_script_deletes_at_once(tmp_path, home, sig):
         ),
         cwd=tmp_path,
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=err,
         text=True,
         env=env(),
     )
     assert proc.stdout is not None
     times: dict[str, float] = {}
+    finished = None
     sent_at = None
     for line in proc.stdout:
         event = json.loads(line)
         times.setdefault(event["event"], time.monotonic())
+        finished = event if event["event"] == "finished" else finished
         if sent_at is None and event["event"] == "script_line" and "tick 1" in event["text"]:
             sent_at = time.monotonic()
             proc.send_signal(sig)
@@ -77,6 +80,11 @@ def test_a_stop_signal_during_the_script_deletes_at_once(tmp_path, home, sig):
     exited = time.monotonic()
     assert sent_at is not None, "the script never started"
     assert code == 128 + sig
+    # The code it exits with is the one it says: in the finished event and the summary's end.
+    err.close()
+    summary = (tmp_path / "stderr.txt").read_text()
+    assert finished is not None and finished["exit_code"] == code
+    assert summary.rstrip().splitlines()[-1].startswith(f"  Exit code {code}. Run folder:")
     delete_issued = times["teardown_started"] - sent_at
     assert delete_issued < 2.0, f"delete issued {delete_issued:.2f} s after the signal"
     assert exited - sent_at < 20, "the exit waited for something after the delete"

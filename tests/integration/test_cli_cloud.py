@@ -26,8 +26,8 @@ def test_offline_zones_are_labelled_documented():
     assert doc["source"] == "documented"
     assert "v5litepod-4" in doc["zones"]["us-west1-c"]
     human = run("zones", "--accelerator", "v5litepod-4")
-    assert "documented, not live" in human.stderr
-    assert "not the same as free capacity" in human.stderr
+    assert "documented, not live" in human.stdout
+    assert "not the same as free capacity" in human.stdout
 
 
 def test_without_credentials_zones_default_to_the_documented_catalog(tmp_path):

@@ -137,3 +137,41 @@ def test_flex_request_body_matches_the_v2alpha1_shape(sandbox):
     assert spec["nodeId"] == "flex-node"
     assert spec["node"]["acceleratorType"] == "v5litepod-4"
     assert spec["node"]["runtimeVersion"] == "v2-alpha-tpuv5-lite"
+
+
+def test_a_client_that_leaves_before_its_answer_is_not_reported(tmp_path, capsys):
+    """Giving up on an answer is normal (a poll that ended, a process stopped): the practice
+    server prints no traceback on the user's terminal, and goes on serving."""
+    import socket
+    import struct
+
+    from tpuwizard.core.cloud.client import TpuCloud
+
+    server = make_server(tmp_path / "sandbox", delay=0.0)
+    start_in_thread(server)
+    try:
+        for _ in range(3):
+            with socket.create_connection(server.server_address) as client:
+                client.sendall(
+                    f"GET /v2/projects/p/locations/{ZONE}/nodes/gone HTTP/1.1\r\n"
+                    "Host: sandbox\r\n\r\n".encode()
+                )
+                # Close with a reset, unread: the server's answer (or its next read) fails.
+                client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        cloud = TpuCloud("practice-project", endpoint=server.endpoint, retry_deadline=10)
+        assert ZONE in cloud.list_zones()  # still serving
+    finally:
+        server.shutdown()
+        server.server_close()  # waits for every request's thread: what they print is printed
+    assert capsys.readouterr().err == ""
+
+
+def test_other_errors_in_the_sandbox_are_still_reported(tmp_path, capsys):
+    server = make_server(tmp_path / "sandbox", delay=0.0)
+    try:
+        raise ValueError("a bug in the sandbox")
+    except ValueError:
+        server.handle_error(None, ("127.0.0.1", 1))
+    finally:
+        server.server_close()
+    assert "ValueError: a bug in the sandbox" in capsys.readouterr().err

@@ -132,12 +132,17 @@ def test_a_failing_script_still_tears_down(tmp_path, home):
     assert code == 1
     failed = next(e for e in events if e["event"] == "failed")
     assert failed["stage"] == "script" and "code 7" in failed["diagnosis"]["explanation"]
+    # The user's own script failed: its output is the lead, not SSH or OS Login advice.
+    assert failed["diagnosis"]["kind"] == "script_failed"
+    assert "SSH" not in json.dumps(failed["diagnosis"]) and "OS Login" not in stderr
     assert {"event": "script_finished", "exit_code": 7} in events
     assert "teardown_verified" in names(events) and sandbox_is_empty(home)
     # The summary comes last (on stderr beside --json): the checks, the script, the bill.
     summary = stderr[stderr.index("Summary of tpuwizard-") :]
     assert "PASS contract" in summary and "FAIL" not in summary
-    assert "Your script: exit 7." in summary and "Failed during script" in summary
+    assert (
+        "Your script: exit 7." in summary and "Failed during script: Your script failed" in summary
+    )
     assert "Nothing is billing." in summary and "Exit code 1." in summary
     assert "Kept:" not in stderr  # nothing kept, nothing said
 

@@ -169,8 +169,9 @@ def test_fits_v6e_4_but_not_v5litepod_8_and_donation_would_rescue_it(home, tmp_p
 
 def test_the_table_names_the_slices_and_the_estimate_caveat(home):
     proc = run_fit(home, "--program", str(REPO / "examples" / "placement.py"), "--slices", "v6e-1")
-    assert "v6e-1" in proc.stderr and "yes" in proc.stderr
-    assert "not yet held against a real TPU run" in " ".join(proc.stderr.split())
+    assert "v6e-1" in proc.stdout and "yes" in proc.stdout  # the table: the result, on stdout
+    assert "not yet held against a real TPU run" in " ".join(proc.stdout.split())
+    assert "Compiling" in proc.stderr and "Compiling" not in proc.stdout  # progress: stderr
 
 
 def test_the_transformer_example_donates_its_state(home):

@@ -49,9 +49,10 @@ def test_fit_from_params_reports_bytes_per_param():
 def test_fit_human_output_has_a_verdict_and_the_activation_note():
     result = run("fit", "48GiB", "--single-host")
     assert result.exit_code == 0
-    assert "fits sharded on" in result.stderr
-    assert "Activations are not included" in result.stderr
-    assert result.stdout == ""
+    # The result is on stdout, so `tpuwizard fit 48 > plan.txt` or `| less` holds it.
+    assert "fits sharded on" in result.stdout
+    assert "Activations are not included" in result.stdout
+    assert "v5litepod-4" in result.stdout and result.stderr == ""
 
 
 @pytest.mark.parametrize(
@@ -59,6 +60,11 @@ def test_fit_human_output_has_a_verdict_and_the_activation_note():
     [
         (["fit", "abc"], "48GiB"),
         (["fit", "--", "-5"], "above zero"),
+        (["fit", "-5"], "'-5' is a negative size"),
+        (["fit", "-0.5GiB", "--single-host"], "'-0.5GiB' is a negative size"),
+        (["fit", "1e400"], "too large: not a finite number"),
+        (["fit", "--params", "1e400"], "too large: not a finite number"),
+        (["up", "--accelerator", "v5litepod-4", "--zone", "z", "--ready-timeout", "0"], "above"),
         (["fit", "0"], "above zero"),
         (["fit", "nan"], "48"),
         (["fit", "7B"], "--params 7B --recipe adam-fp32"),
@@ -83,11 +89,17 @@ def test_bad_input_exits_2_with_a_hint(args, hint):
     assert "Traceback" not in result.output
 
 
-def test_bare_command_without_a_terminal_shows_what_tpuwizard_can_do():
-    result = run()
-    assert result.exit_code == 0
-    assert "fit" in result.stdout and "launch" in result.stdout
-    assert "needs a terminal" in result.stderr
+@pytest.mark.parametrize(
+    ("args", "mode"), [((), "The wizard needs"), (("--plain",), "Plain mode asks questions")]
+)
+def test_the_wizard_or_plain_mode_without_a_terminal_is_one_line_and_exit_2(args, mode):
+    # Not the whole --help (a pipe asked for questions, not a manual): one line naming the mode
+    # and where the commands are listed, and the bad-input code, since nothing could be asked.
+    result = run(*args)
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1 and mode in result.stderr
+    assert "tpuwizard --help" in result.stderr
 
 
 def test_no_color_is_honoured():
@@ -102,13 +114,47 @@ def test_no_color_is_honoured():
         cmd, capture_output=True, text=True, env={**base, "FORCE_COLOR": "1", "NO_COLOR": "1"}
     )
     green, red = "\x1b[32m", "\x1b[31m"
-    assert green in colored.stderr and red in colored.stderr  # colour when forced...
-    assert green not in plain.stderr and red not in plain.stderr  # ...none with NO_COLOR,
-    assert "yes" in plain.stderr and "no" in plain.stderr  # and the words still say it all
+    assert green in colored.stdout and red in colored.stdout  # colour when forced...
+    assert green not in plain.stdout and red not in plain.stdout  # ...none with NO_COLOR,
+    assert "yes" in plain.stdout and "no" in plain.stdout  # and the words still say it all
 
 
 def test_an_explicit_unit_keeps_its_table_and_says_nothing_fits():
     result = run("fit", "1e30GiB", "--single-host")
     assert result.exit_code == 0, result.output
-    assert "No listed slice holds" in result.stderr
-    assert "v5litepod-4" in result.stderr
+    assert "No listed slice holds" in result.stdout
+    assert "v5litepod-4" in result.stdout
+
+
+def test_status_answers_on_stdout_and_notes_on_stderr(tmp_path):
+    import subprocess
+
+    from tests.conftest import clean_env, tpuwizard_cmd
+
+    # A fresh process: an in-process practice sandbox would stay in this one's environment.
+    result = subprocess.run(
+        tpuwizard_cmd("status", "--sandbox"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=clean_env(TPUWIZARD_HOME=str(tmp_path)),
+    )
+    assert result.returncode == 0, result.stderr
+    assert "nothing of yours is billing" in result.stdout  # the answer: `| grep` finds it
+    assert "[practice]" in result.stderr and "[practice]" not in result.stdout  # a note
+
+
+def test_every_option_of_every_command_says_what_it_does():
+    import click
+
+    def undocumented(command: click.Command, path: str) -> list[str]:
+        missing = [
+            f"{path} {p.opts[0]}"
+            for p in command.params
+            if isinstance(p, click.Option) and not p.help
+        ]
+        for name, sub in getattr(command, "commands", {}).items():
+            missing += undocumented(sub, f"{path} {name}")
+        return missing
+
+    assert undocumented(main, "tpuwizard") == []  # `up --help` once had three bare options

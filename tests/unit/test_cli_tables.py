@@ -35,7 +35,7 @@ def test_tables_at_80_columns(args, words, monkeypatch):
     monkeypatch.setenv("COLUMNS", "80")
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
-    assert_readable(result.stderr, words)
+    assert_readable(result.stdout, words)
 
 
 def test_tables_piped_without_a_terminal():
@@ -45,13 +45,13 @@ def test_tables_piped_without_a_terminal():
             [sys.executable, "-m", "tpuwizard", *args], capture_output=True, text=True, env=env
         )
         assert done.returncode == 0, done.stderr
-        assert_readable(done.stderr, words)
+        assert_readable(done.stdout, words)
 
 
 def test_a_narrow_terminal_stacks_rows_instead_of_cutting_them(monkeypatch):
     monkeypatch.setenv("COLUMNS", "50")
     result = CliRunner().invoke(main, ["fit", "48"])
-    assert_readable(result.stderr, [*SLICES, "$/h: 4.80"], width=50)
+    assert_readable(result.stdout, [*SLICES, "$/h: 4.80"], width=50)
 
 
 def test_status_at_80_columns_keeps_names_states_and_money(monkeypatch, capsys):
@@ -72,10 +72,11 @@ def test_status_at_80_columns_keeps_names_states_and_money(monkeypatch, capsys):
         )
         for i in range(2)
     ]
-    render_status(found, "estimate")
-    err = capsys.readouterr().err
+    render_status(found, "estimate", practice=True)
+    out = capsys.readouterr().out
+    assert "Delete with: tpuwizard teardown --sandbox NAME (or --all)" in out  # as typed there
     assert_readable(
-        err,
+        out,
         [
             "tpuwizard-20261129-154550-c2a0",
             "tpuwizard-20261129-154550-c2a1",

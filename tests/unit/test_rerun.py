@@ -6,7 +6,7 @@ import time
 import pytest
 
 from tpuwizard.core.cancel import Cancelled, CancelToken
-from tpuwizard.core.errors import RemoteError
+from tpuwizard.core.errors import RemoteError, ScriptFailed
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.rerun import MIN_SECONDS_LEFT, Reruns, run_script_with_reruns
 
@@ -26,7 +26,7 @@ class FakeLaunch:
         self.runs += 1
         self.script_exit_code = self.codes.pop(0)
         if self.script_exit_code:
-            raise RemoteError(f"your script exited with code {self.script_exit_code}")
+            raise ScriptFailed(self.script_exit_code)
 
 
 def test_a_failed_run_can_be_fixed_and_run_again_then_teardown():

@@ -61,3 +61,50 @@ def test_a_recorded_resource_is_deleted_without_surveying_any_zone(session):
 def test_without_a_record_the_survey_decides_and_its_failure_is_a_cloud_error(session):
     result = CliRunner().invoke(main, ["teardown", "never-recorded", "--yes", "--sandbox"])
     assert result.exit_code == 3, result.output
+
+
+def keep(session: Session, name: str) -> None:
+    """What `up` leaves in the ledger: a created node, kept for iterating."""
+    session.ledger.record("kept", make_node(session, name), idle_s=1800.0)
+
+
+@pytest.fixture
+def at_a_terminal(monkeypatch) -> None:
+    monkeypatch.setattr(cloud_commands, "stdin_is_terminal", lambda: True)
+
+
+def test_down_without_a_name_deletes_the_only_kept_node_once_confirmed(session, at_a_terminal):
+    keep(session, "kept-one")
+    result = CliRunner().invoke(main, ["down", "--sandbox"], input="y\n")
+    assert result.exit_code == 0, result.output
+    assert "Delete kept-one (us-central1-a)?" in result.stderr  # still asked, as with a name
+    assert (ZONE, "kept-one") not in session.cloud.nodes
+
+
+def test_declining_the_delete_is_the_users_choice_exit_0(session, at_a_terminal):
+    keep(session, "kept-one")
+    result = CliRunner().invoke(main, ["down", "--sandbox", "kept-one"], input="n\n")
+    assert result.exit_code == 0, result.output  # nothing went wrong: README's 1 is "failed"
+    assert "Nothing deleted." in result.stderr
+    assert (ZONE, "kept-one") in session.cloud.nodes
+
+
+def test_down_without_a_name_says_why_when_no_or_several_nodes_are_kept(session):
+    none = CliRunner().invoke(main, ["down", "--sandbox"])
+    assert none.exit_code == 2, none.output
+    assert "No kept node" in none.stderr and "tpuwizard down --sandbox NAME" in none.stderr
+    keep(session, "kept-one")
+    keep(session, "kept-two")
+    several = CliRunner().invoke(main, ["down", "--sandbox"])
+    assert several.exit_code == 2, several.output
+    assert "2 kept nodes (kept-one, kept-two)" in several.stderr
+    assert "tpuwizard down --sandbox NAME" in several.stderr
+    assert {(ZONE, "kept-one"), (ZONE, "kept-two")} <= set(session.cloud.nodes)
+
+
+def test_teardown_without_a_name_still_asks_for_one_in_its_own_name(session):
+    keep(session, "kept-one")
+    result = CliRunner().invoke(main, ["teardown", "--sandbox"])
+    assert result.exit_code == 2, result.output
+    assert "Name one resource (tpuwizard teardown NAME) or use --all." in result.stderr
+    assert (ZONE, "kept-one") in session.cloud.nodes

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING
 
 import click
 
-from tpuwizard.commands.common import EXIT_FAILED, say
+from tpuwizard.commands.common import EXIT_OK, say, stdin_is_terminal
 from tpuwizard.core.errors import BadInput
 
 if TYPE_CHECKING:
@@ -55,12 +54,12 @@ def confirm_theirs(theirs: list, yes: bool, other_owner: bool) -> None:
     say(f"{name} was made by another tpuwizard user (owner {b.resource.owner or 'unknown'}).")
     if yes and other_owner:
         return
-    if not sys.stdin.isatty():
+    if not stdin_is_terminal():
         raise BadInput(
             f"{name} is not yours: to delete it anyway add --yes --other-owner, "
             "or run this in a terminal and type its name."
         )
     typed = click.prompt(f"Type {name} to delete it anyway", default="", err=True)
     if typed != name:
-        say("Nothing deleted.")
-        raise click.exceptions.Exit(EXIT_FAILED)
+        say("Nothing deleted.")  # the user's answer, not a failure: exit 0
+        raise click.exceptions.Exit(EXIT_OK)

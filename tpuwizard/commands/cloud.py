@@ -11,7 +11,7 @@ import click
 from tpuwizard.commands.choosing import OTHERS_TITLE, confirm_theirs, say_skipped, select
 from tpuwizard.commands.common import (
     EXIT_CLOUD,
-    EXIT_FAILED,
+    EXIT_OK,
     EXIT_TEARDOWN,
     Group,
     cloud_errors,
@@ -19,12 +19,15 @@ from tpuwizard.commands.common import (
     open_session,
     print_json,
     say,
+    show,
+    stdin_is_terminal,
 )
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.events import Finished
 
 if TYPE_CHECKING:
     from tpuwizard.core.launch.teardown import Billable
+    from tpuwizard.session.session import Session
 
 
 @click.group(cls=Group)
@@ -156,7 +159,6 @@ def launch(
     as_json: bool,
 ) -> None:
     """Create a TPU, verify JAX on it, run your script, copy results back, and tear it down."""
-    import dataclasses
     import json
 
     from tpuwizard.core import paths
@@ -212,9 +214,7 @@ def launch(
     handle = session.start_launch(plan, transport, ready_timeout)
     code = EXIT_CLOUD
     with stop_on_signals(handle, say) as received:
-        for event in handle.events():
-            if isinstance(event, Finished):  # say the code this process will exit with
-                event = dataclasses.replace(event, exit_code=exit_code(received, event.exit_code))
+        for event in handle.events():  # after a stop signal, Finished says 128 + it already
             if as_json:
                 click.echo(json.dumps(json_event(event)))
             for line in describe(event):
@@ -258,13 +258,13 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     from tpuwizard.render import render_status
 
     if found:
-        render_status(found, cost.label())
+        render_status(found, cost.label(), practice=session.practice)
     else:
-        say("Nothing you created with tpuwizard exists any more: nothing of yours is billing.")
+        show("Nothing you created with tpuwizard exists any more: nothing of yours is billing.")
     for info in kept:  # nodes kept for iterating: what they cost and when they delete themselves
-        say(info.describe())
+        show(info.describe())  # checked with the cloud: part of status's answer, so on stdout
     if found.others:
-        render_status(found.others, cost.label(), title=OTHERS_TITLE)
+        render_status(found.others, cost.label(), title=OTHERS_TITLE, practice=session.practice)
 
 
 @click.command()
@@ -288,13 +288,17 @@ def teardown(
     sandbox: bool,
     as_json: bool,
 ) -> None:
-    """Delete what tpuwizard created and verify by listing that it is gone."""
+    """Delete what tpuwizard created and verify by listing that it is gone. As ``down`` without
+    NAME: the only kept node."""
     from tpuwizard.core.cloud.diagnose import Context
     from tpuwizard.event_text import diagnosis_text, plain_data
 
-    if bool(name) == everything:
-        raise BadInput("Name one resource (tpuwizard teardown NAME) or use --all.")
+    command = click.get_current_context().info_name or "teardown"  # said back as it was typed
+    if bool(name) == everything and not (command == "down" and not name):
+        raise BadInput(f"Name one resource (tpuwizard {command} NAME) or use --all.")
     session = open_session(project, sandbox)
+    if not name and not everything:
+        name = _only_kept_node(session)
     recorded = session.recorded(name) if name else []
     theirs: list[Billable] = []
     if len(recorded) == 1:
@@ -315,11 +319,11 @@ def teardown(
         return
     listing = ", ".join(f"{r.name} ({r.zone})" for r in mine)
     if mine and not yes:
-        if not sys.stdin.isatty():
+        if not stdin_is_terminal():
             raise BadInput(f"Would delete {listing}: add --yes to confirm without a terminal.")
         if not click.confirm(f"Delete {listing}?", err=True):
-            say("Nothing deleted.")
-            raise click.exceptions.Exit(EXIT_FAILED)
+            say("Nothing deleted.")  # the user's answer, not a failure: exit 0
+            raise click.exceptions.Exit(EXIT_OK)
     results = []
     targets = [(r, False) for r in mine] + [(b.resource, True) for b in theirs]
     for resource, confirmed in targets:
@@ -350,3 +354,22 @@ def teardown(
     if not all(r.verified for r in results):
         raise click.exceptions.Exit(EXIT_TEARDOWN)
     say("Nothing tpuwizard deleted is billing any more.")
+
+
+def _only_kept_node(session: Session) -> str:
+    """``down`` without a name: the only kept node (as ``run`` uses it), or why there is none."""
+    from tpuwizard.session.kept import node_id
+
+    kept = [node_id(e.resource) for e in session.kept.entries()]
+    if len(kept) == 1:
+        say(f"The only kept node: {kept[0]}.")
+        return kept[0]
+    down = "tpuwizard down" + (" --sandbox" if session.practice else "")
+    if not kept:
+        raise BadInput(
+            f"No kept node to end: name what to delete ({down} NAME) or use --all; "
+            f"`tpuwizard status{' --sandbox' if session.practice else ''}` lists what exists."
+        )
+    raise BadInput(
+        f"{len(kept)} kept nodes ({', '.join(kept)}): name one ({down} NAME) or use --all."
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -20,8 +21,15 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CLOUD, EXIT_TEARDOWN = 0, 1, 2, 3, 4
 
 
 def say(text: str = "") -> None:
-    """Human text goes to stderr so that ``--json`` keeps stdout to one JSON document."""
+    """Notes, progress and warnings go to stderr, so that stdout holds only the result (one JSON
+    document with ``--json``) and ``tpuwizard fit 48 | less`` shows the table alone."""
     click.echo(text, err=True)
+
+
+def show(text: str = "") -> None:
+    """A command's human result (a table's lines, a verdict) goes to stdout, for pipes and files;
+    never with ``--json``, whose stdout is the JSON document alone."""
+    click.echo(text)
 
 
 def say_kept_nodes() -> None:
@@ -43,6 +51,11 @@ def _recorded_kept() -> list[KeptInfo]:
         return recorded_kept()
     except Exception:
         return []
+
+
+def stdin_is_terminal() -> bool:
+    """Whether a question can be asked (a confirmation needs someone to type the answer)."""
+    return sys.stdin.isatty()
 
 
 def print_json(data: object) -> None:

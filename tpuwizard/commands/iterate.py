@@ -39,7 +39,13 @@ project_option = click.option("--project", help="Project id (default from gcloud
 @click.command()
 @click.option("--accelerator", required=True, help="TPU type, e.g. v5litepod-4.")
 @click.option("--zone", help="Zone (default from gcloud config), e.g. us-central1-a.")
-@click.option("--route", type=click.Choice(["vm", "spot"]), default="vm", show_default=True)
+@click.option(
+    "--route",
+    type=click.Choice(["vm", "spot"]),
+    default="vm",
+    show_default=True,
+    help="On-demand VM, or spot (cheaper; Google may preempt it).",
+)
 @project_option
 @click.option("--name", help="Node name (default tpuwizard-<run id>).")
 @click.option(
@@ -55,8 +61,20 @@ project_option = click.option("--project", help="Project id (default from gcloud
     is_flag=True,
     help="Keep it even where no watchdog can be armed: then only `tpuwizard down` ends it.",
 )
-@click.option("--transport", type=click.Choice(["ssh", "gcloud"]), default="ssh")
-@click.option("--ready-timeout", type=float, default=1800, show_default=True)
+@click.option(
+    "--transport",
+    type=click.Choice(["ssh", "gcloud"]),
+    default="ssh",
+    show_default=True,
+    help="gcloud for projects that enforce OS Login.",
+)
+@click.option(
+    "--ready-timeout",
+    type=float,
+    default=1800,
+    show_default=True,
+    help="Seconds to wait for the node to be ready.",
+)
 @sandbox_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document at the end.")
 def up(
@@ -84,6 +102,8 @@ def up(
     zone = zone or gcloud_config.discover().zone
     if not zone:
         raise BadInput("No zone: give --zone (tpuwizard zones lists them).")
+    if ready_timeout <= 0:
+        raise BadInput("--ready-timeout must be a number of seconds above zero.")
     session = open_session(project, sandbox)
     session.prepare_to_keep()
     run_id = paths.new_run_id()

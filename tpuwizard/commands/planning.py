@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import click
@@ -17,7 +18,23 @@ from tpuwizard.commands.common import (
 from tpuwizard.core.errors import BadInput
 
 
-@click.command()
+class _SizeCommand(click.Command):
+    """``fit -5``: click reads a negative number as an unknown option; say what it is instead."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        typed_args = list(args)  # click's parser consumes the list it is given
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as err:
+            typed = next((a for a in typed_args if a.startswith(err.option_name)), "")
+            if not re.fullmatch(r"-\.?\d.*", typed):
+                raise
+            raise BadInput(
+                f"'{typed}' is a negative size: a size must be above zero, such as 48 or 48GiB."
+            ) from None
+
+
+@click.command(cls=_SizeCommand)
 @click.argument("size", required=False)
 @click.option("--params", help="Parameter count instead of a size: 7B, 350M, 1.5e9.")
 @click.option(
@@ -263,14 +280,10 @@ def zones(
             doc.update(accelerator=accelerator, runtime_version=runtime)
         print_json(doc)
     else:
+        from tpuwizard.event_text import survey_words
         from tpuwizard.render import render_zones
 
-        label = (
-            ("from the practice sandbox" if practice_mode else "live from the TPU API")
-            + (", cached" if survey.cached else "")
-            if survey.source == "live"
-            else "documented, not live"
-        )
+        label = survey_words(survey.source, practice_mode, survey.cached)
         unconfirmed: frozenset[str] = frozenset()
         if survey.source == "documented":
             gens = (

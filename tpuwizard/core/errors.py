@@ -43,6 +43,15 @@ class RemoteError(RuntimeError):
     """A remote command could not be run (not: it ran and exited non-zero)."""
 
 
+class ScriptFailed(RemoteError):
+    """The user's own script ran on the workers and exited non-zero: nothing of tpuwizard's
+    failed, so its diagnosis points at the script's output, not at SSH."""
+
+    def __init__(self, code: int) -> None:
+        self.code = code
+        super().__init__(f"your script exited with code {code}")
+
+
 class Unreachable(RemoteError):
     """A READY node whose workers have no address this computer can reach."""
 

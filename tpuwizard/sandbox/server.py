@@ -11,6 +11,7 @@ from __future__ import annotations
 import hmac
 import json
 import re
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -309,6 +310,10 @@ class Api:
         return self.s.get_operation(f"projects/{project}/locations/{zone}/operations/{id}")
 
 
+# What writing to (or reading from) a client that closed its connection raises.
+CLIENT_GONE = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)
+
+
 class SandboxServer(ThreadingHTTPServer):
     daemon_threads = True
 
@@ -321,6 +326,13 @@ class SandboxServer(ThreadingHTTPServer):
     @property
     def endpoint(self) -> str:
         return f"http://{LOOPBACK}:{self.server_address[1]}"
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away before its answer (a poll given up, a process ended) is
+        normal: say nothing on the user's terminal. Anything else is still reported."""
+        if isinstance(sys.exc_info()[1], CLIENT_GONE):
+            return
+        super().handle_error(request, client_address)
 
     def serve_forever(self, poll_interval: float = 0.5) -> None:
         # Time moves even when nobody asks: a spot node is preempted and a Flex-start run ends

@@ -8,6 +8,7 @@ The wizard, the plain mode and the CLI hold a Session and forward the user's int
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import queue
 import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
@@ -227,6 +228,7 @@ class LaunchHandle:
         self.finished: ev.Finished | None = None
         self.summary = RunSummary()  # what the run came to, for the end-of-run summary
         self.reruns: Reruns | None = None
+        self.signal_exit: int | None = None  # 128 + the stop signal the process exits with
 
     def run_again(self) -> None:
         """After ``ScriptDone``: run the script again (its file is read again)."""
@@ -247,6 +249,13 @@ class LaunchHandle:
     def delete_now(self, reason: str = "stopped") -> None:
         """Stop at once: end the jobs and the followers, delete what this launch created."""
         self.cancel.set(reason)
+
+    def stop_for_signal(self, signum: int, name: str) -> None:
+        """A stop signal: delete now, and the process will exit 128 + the first signal, so the
+        launch's ``Finished`` (its Done line and the summary's exit code) says that code."""
+        if self.signal_exit is None:
+            self.signal_exit = 128 + signum
+        self.delete_now(name)
 
     def keep(self) -> None:
         """Stop following and leave what exists running; nothing deletes it later."""
@@ -279,6 +288,8 @@ class LaunchHandle:
             if isinstance(item, BaseException):
                 yield from self._failed_to_start(item)
                 continue
+            if isinstance(item, ev.Finished) and self.signal_exit is not None:
+                item = dataclasses.replace(item, exit_code=self.signal_exit)
             self.session.billing.apply(item)
             self.summary.apply(item)
             if isinstance(item, ev.Finished):
@@ -289,7 +300,7 @@ class LaunchHandle:
     def _failed_to_start(self, err: BaseException) -> Iterator[ev.Event]:
         from tpuwizard.core.cloud.diagnose import diagnose
 
-        code = 2 if isinstance(err, BadInput) else 3
+        code = self.signal_exit or (2 if isinstance(err, BadInput) else 3)
         d = diagnose(err if isinstance(err, Exception) else RuntimeError(str(err)))
         failed = ev.Failed("start", d.to_dict())
         finished = ev.Finished(False, code, str(self.plan.run_dir), None)

@@ -25,7 +25,7 @@ def stop_on_signals(handle: LaunchHandle, announce: Callable[[str], None]) -> It
         if not received:
             announce(f"\n{name}: stopping now and deleting what this run created. Please wait...")
         received.append(signum)
-        handle.delete_now(name)
+        handle.stop_for_signal(signum, name)
 
     previous = {sig: signal.signal(sig, stop) for sig in STOP_SIGNALS}
     try:
@@ -36,4 +36,5 @@ def stop_on_signals(handle: LaunchHandle, announce: Callable[[str], None]) -> It
 
 
 def exit_code(received: list[int], code: int) -> int:
+    """The code a front end exits with: 128 + the first stop signal, else the launch's own."""
     return 128 + received[0] if received else code

@@ -4,11 +4,28 @@ from __future__ import annotations
 
 from tpuwizard.core.choices import Choice, phrase
 from tpuwizard.core.cloud.diagnosis import Diagnosis
-from tpuwizard.core.errors import RemoteError, SliceIncomplete, Unreachable, VersionMismatch
+from tpuwizard.core.errors import (
+    RemoteError,
+    ScriptFailed,
+    SliceIncomplete,
+    Unreachable,
+    VersionMismatch,
+)
 
 
 def remote_diagnosis(err: BaseException, message: str) -> Diagnosis | None:
     """The diagnosis of a worker-side failure, or None when ``err`` is not one."""
+    if isinstance(err, ScriptFailed):  # it ran: the TPU and the connection were fine
+        return Diagnosis(
+            "script_failed",
+            "Your script failed",
+            f"Your script ran on the TPU and exited with code {err.code}. The node, the "
+            "connection and the checks before it were fine: the cause is in the script.",
+            [
+                "Its own output above (and its last lines in the summary) shows why.",
+                "Fix the script and launch again.",
+            ],
+        )
     if isinstance(err, SliceIncomplete):
         missing = ", ".join(f"w{w}" for w in err.missing)
         waited = ", ".join(f"w{w}" for w in err.waited) or "no worker"

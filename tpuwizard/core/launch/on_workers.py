@@ -13,7 +13,7 @@ from typing import Any
 
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.cloud.types import NodeInfo
-from tpuwizard.core.errors import RemoteError
+from tpuwizard.core.errors import RemoteError, ScriptFailed
 from tpuwizard.core.evidence.receipt import parse_marker_line
 from tpuwizard.core.evidence.verifier import VERIFIER_FILENAME, verifier_flags, verifier_source
 from tpuwizard.core.launch import events as ev
@@ -242,7 +242,7 @@ class WorkerSteps:
         self._fetch_outputs(transport)
         self.script_exit_code = code
         if code != 0:
-            raise RemoteError(f"your script exited with code {code}")
+            raise ScriptFailed(code)
 
     def _fetch_outputs(self, transport: Transport) -> None:
         """Copy back what the fetch patterns match, each file on its own.

@@ -110,7 +110,9 @@ def parse_size_gib(text: str) -> float:
             "unit: 48GiB, 51.5GB, 512MiB, 1.5TiB."
         )
     gib = float(match.group(1)) * _UNITS[unit] / 2**30
-    if not math.isfinite(gib) or gib <= 0:
+    if not math.isfinite(gib):
+        raise BadInput(f"'{text}' is too large: not a finite number. Type a size such as 48GiB.")
+    if gib <= 0:
         raise BadInput(f"'{text}' must be a size above zero, such as 48 or 48GiB.")
     if not unit and gib < _BARE_MIN_GIB:
         raise BadInput(
@@ -130,7 +132,9 @@ def parse_params(text: str) -> float:
             f"'{text}' is not a parameter count. Type one such as 7B, 350M, 1.5e9 or 125000000."
         )
     count = float(match.group(1)) * _PARAM_SCALE[match.group(2).lower()]
-    if not math.isfinite(count) or count <= 0:
+    if not math.isfinite(count):
+        raise BadInput(f"'{text}' is too large: not a finite number. Type a count such as 7B.")
+    if count <= 0:
         raise BadInput(f"'{text}' must be a parameter count above zero, such as 7B or 350M.")
     return count
 

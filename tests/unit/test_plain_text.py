@@ -1,0 +1,48 @@
+"""Plain mode's own paragraphs fit the terminal at word boundaries, and its zone survey is named
+in the CLI's words."""
+
+from tests.fakes import FakeCloud
+from tpuwizard.core.cloud import zones
+from tpuwizard.event_text import wrap_paragraph
+from tpuwizard.plain import PlainWizard
+from tpuwizard.session.session import Session
+
+KEPT = (
+    "Kept tpuwizard-20261129-154550-c2a0 in us-central1-a on purpose: it keeps billing about "
+    "$4.80/h (estimate) until you delete it: tpuwizard down --sandbox "
+    "tpuwizard-20261129-154550-c2a0."
+)
+
+
+def test_a_long_paragraph_breaks_between_words_within_the_width():
+    wrapped = wrap_paragraph(KEPT, 80).splitlines()
+    assert len(wrapped) > 1 and all(len(line) <= 80 for line in wrapped)
+    assert " ".join(wrapped).split() == KEPT.split()  # no word cut ("unti" / "l you")
+    assert wrap_paragraph("short", 80) == "short"
+
+
+def test_indents_are_kept_and_a_step_hangs_under_its_words():
+    step = "    - " + "Fix the script and launch again; its output shows why. " * 3
+    lines = wrap_paragraph(step.rstrip(), 50).splitlines()
+    assert lines[0].startswith("    - ") and all(line.startswith("      ") for line in lines[1:])
+    assert all(len(line) <= 50 for line in lines)
+
+
+def test_plain_mode_wraps_its_own_paragraphs_to_the_width():
+    lines: list[str] = []
+    PlainWizard(echo=lines.append, width=60).say(KEPT)
+    (text,) = lines
+    assert all(len(line) <= 60 for line in text.splitlines()) and text.split() == KEPT.split()
+
+
+def test_plain_mode_names_practice_zones_as_the_cli_does(monkeypatch):
+    lines: list[str] = []
+    wizard = PlainWizard(sandbox=True, echo=lines.append)
+    monkeypatch.setattr(wizard, "select", lambda message, choices, default=None: default)
+    survey = zones.ZoneSurvey("live", {"us-central1-a": ["v5litepod-4"]})
+    monkeypatch.setattr(zones, "live", lambda cloud: survey)
+    session = Session(practice=True, project="practice-project")
+    session._cloud = FakeCloud()
+    assert wizard.choose_zone(session, "v5litepod-4", None, live=True) == "us-central1-a"
+    said = next(line for line in lines if line.startswith("Zones offering v5litepod-4"))
+    assert "(from the practice sandbox" in said and "(live)" not in said
