@@ -157,7 +157,7 @@ async def test_enter_alone_walks_every_step_with_the_defaults(tmp_path, size):
     async with app.run_test(size=size) as pilot:
         await on_screen(pilot, "RouteScreen")
         assert app.focused is app.screen.query_one("#budget")
-        await press(pilot, "#next")
+        await pilot.press("enter")  # on a question Enter goes on, the answers as they are
         await on_screen(pilot, "AccountScreen")
         assert app.focused is app.screen.query_one("#practice")
         assert "Practice mode: ON" in text_of(app, "#practice-label")
