@@ -147,7 +147,7 @@ def test_watch_runs_again_when_a_file_is_saved(tmp_path, home, project):
     err = proc.stderr.read()  # type: ignore[union-attr]
     assert "ending the watch" in err and "tpuwizard down --sandbox" in err  # no terminal to ask
 
-    # ssh: a shell on the worker, in its home, with a heartbeat as it opens.
+    # ssh: a shell on the worker, in the folder the runs use, with a heartbeat as it opens.
     before = time.time()
     shell = subprocess.run(
         tpuwizard_cmd("ssh", "--sandbox"),
@@ -160,7 +160,7 @@ def test_watch_runs_again_when_a_file_is_saved(tmp_path, home, project):
     )
     assert shell.returncode == 5, shell.stderr  # the shell's own exit status
     home_w0 = next(home.glob("sandbox/workers/*/*/*/w0"))
-    assert str(home_w0) in shell.stdout and "marker-42" in shell.stdout
+    assert str(home_w0 / ".tpuwizard" / "work") in shell.stdout and "marker-42" in shell.stdout
     assert (home_w0 / ".tpuwizard" / "heartbeat").stat().st_mtime >= before - 1
     assert "[practice] Kept: " in shell.stderr and "unless used" in shell.stderr  # its state
 

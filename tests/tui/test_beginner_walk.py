@@ -67,7 +67,7 @@ async def test_7b_becomes_parameters_the_cheapest_fitting_slice_is_chosen_and_re
         assert on_screen_whole(app, "#next")
         # The $/h column is on screen, not cut, at 80 columns too.
         assert table.virtual_size.width <= table.size.width
-        assert table.get_row_at(table.cursor_row)[0] == "v5litepod-4"  # cheapest fitting 48 GiB
+        assert table.get_row_at(table.cursor_row)[1] == "v5litepod-4"  # cheapest fitting 48 GiB
         screen.query_one("#size", Input).value = "7B"
         await until(pilot, lambda: screen.query_one("#as-params").display, what="the offer")
         assert "looks like a parameter count" in text_of(app, "#verdict")
@@ -75,7 +75,7 @@ async def test_7b_becomes_parameters_the_cheapest_fitting_slice_is_chosen_and_re
         assert screen.query_one("#params", Input).value == "7B"
         screen.query_one("#recipe", Select).value = "adam-fp32"
         await until(pilot, lambda: "104.3 GiB" in text_of(app, "#verdict"), what="the fit")
-        assert table.get_row_at(table.cursor_row)[0] == "v5litepod-8"
+        assert table.get_row_at(table.cursor_row)[1] == "v5litepod-8"
         # A slice too small needs a second yes, which says by how much.
         table.move_cursor(row=[f.name for f in screen.fits].index("v5litepod-4"))
         await press(pilot, "#next")
@@ -157,7 +157,7 @@ async def test_enter_alone_walks_every_step_with_the_defaults(tmp_path, size):
     async with app.run_test(size=size) as pilot:
         await on_screen(pilot, "RouteScreen")
         assert app.focused is app.screen.query_one("#budget")
-        await press(pilot, "#next")
+        await pilot.press("enter")  # on a question Enter goes on, the answers as they are
         await on_screen(pilot, "AccountScreen")
         assert app.focused is app.screen.query_one("#practice")
         assert "Practice mode: ON" in text_of(app, "#practice-label")

@@ -9,7 +9,7 @@ import time
 
 import pytest
 from textual.app import App
-from textual.widgets import Input
+from textual.widgets import Input, Log
 
 from tests.tui.pilot_helpers import on_screen, press, sandbox_nodes, until, walk_to_review
 from tpuwizard.core.errors import BadInput
@@ -41,6 +41,34 @@ async def test_run_again_reuses_the_node_and_reads_the_edited_script(tmp_path, h
     assert sandbox_nodes(home) == {}
 
 
+async def test_run_again_has_the_focus_and_the_log_follows_the_new_run_at_80x24(tmp_path, home):
+    script = tmp_path / "train.py"
+    script.write_text("for i in range(40):\n    print('line', i, flush=True)\n")
+    app = WizardApp(run_dir=tmp_path / "runs")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await walk_to_review(pilot)
+        app.screen.query_one("#script", Input).value = str(script)
+        await press(pilot, "#create")
+        await on_screen(pilot, "ScriptScreen", 120)
+        await until(pilot, lambda: app.screen.query("#run-again"), 60, "the rerun choices")
+        await until(pilot, lambda: app.focused is app.screen.query_one("#run-again"), 5, "focus")
+        log = app.screen.query_one(Log)
+        await until(pilot, lambda: log.is_vertical_scroll_end, 5, "the end of the first run")
+        await pilot.press("tab")  # Tab goes along the choices
+        assert app.focused is app.screen.query_one("#edit-rerun")
+        script.write_text("for i in range(40):\n    print('again', i, flush=True)\n")
+        await pilot.press("shift+tab", "enter")  # Enter on Run again
+        await until(pilot, lambda: "again 39" in app.screen.log_text(), 60, "the second run")
+        await until(pilot, lambda: app.screen.query("#run-again"), 60, "the choices again")
+        await until(pilot, lambda: not app.screen.pending, 5, "the log written")
+        assert "--- running your script again ---" in log.lines
+        # The new output is in sight: the log followed it to its end.
+        await until(pilot, lambda: log.is_vertical_scroll_end, 5, "the end of the second run")
+        assert app.focused is app.screen.query_one("#run-again")
+        await press(pilot, "#end-runs")
+        await until(pilot, lambda: not app.billing.existing(), 60, "verified teardown")
+
+
 async def test_a_shell_on_worker_0_between_runs_and_the_choices_stay(tmp_path, home, monkeypatch):
     script = tmp_path / "train.py"
     script.write_text("open('made-by-the-script.txt', 'w').write('x')\n")
@@ -52,7 +80,7 @@ async def test_a_shell_on_worker_0_between_runs_and_the_choices_stay(tmp_path, h
             argv,
             cwd=cwd,
             env=env,
-            input="pwd; find . -name made-by-the-script.txt\nexit 7\n",
+            input="pwd; ls; find ~ -name made-by-the-script.txt\nexit 7\n",
             capture_output=True,
             text=True,
         )
@@ -74,6 +102,9 @@ async def test_a_shell_on_worker_0_between_runs_and_the_choices_stay(tmp_path, h
         (out,) = shells
         assert str(home) in out and node.name in out  # a worker's home of this node
         assert "made-by-the-script.txt" in out  # the worker the script ran on
+        # It starts in the folder the script ran in: ls there shows the script's file.
+        assert "/.tpuwizard/runs/" in out.splitlines()[0]
+        assert "made-by-the-script.txt" in out.splitlines()[1:-1]
         assert app.screen.query("#run-again") and app.billing.existing()  # nothing changed
         handle = app.handle
         await press(pilot, "#end-runs")

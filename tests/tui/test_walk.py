@@ -42,7 +42,7 @@ async def test_whole_walk_from_route_to_verified_teardown(tmp_path, home):
         verdict = str(app.screen.query_one("#verdict").render())
         assert "Nothing is billing" in verdict
         # The results stay on screen: every check, the receipt's hash and path, the cost.
-        summary = str(app.screen.query_one("#summary").render())
+        summary = app.screen.query_one("#summary").plain
         receipt = json.loads(Path(app.state.receipt_path).read_text())
         assert "Checks: " in summary and "FAIL" not in summary
         assert "PASS contract" in summary
@@ -151,7 +151,7 @@ async def test_stockout_offers_other_zones_and_the_retry_succeeds(tmp_path, home
         assert "Try us-central1-a" in buttons(app)
         # The next steps stay on the summary in the wizard's own words: its buttons and its
         # Route step's choices, never the CLI's --failover or --route.
-        summary = str(app.screen.query_one("#summary").render())
+        summary = app.screen.query_one("#summary").plain
         assert 'the summary\'s "Try <zone>" buttons start the same launch there' in summary
         assert '"TPU VM, spot" on the Route step' in summary
         assert "--" not in summary

@@ -98,3 +98,24 @@ def test_the_end_of_a_run_is_said_once_and_the_rerun_offer_names_every_choice():
     assert sum("exited" in line for line in lines) == 1
     assert lines[-1] == "Run it again, edit and rerun, open a shell, or tear down (10 min left)."
     assert describe(ev.ScriptDone(3, False, None)) == []
+
+
+def test_after_run_again_the_summary_has_the_last_runs_lines_and_each_file_once():
+    summary = fold(
+        ev.ScriptLine(0, "first run: step 1"),
+        ev.ScriptFinished(1),
+        ev.FileFetched("runs/r1/files/out.txt"),
+        ev.ScriptDone(1, True, 600.0),
+        ev.ScriptLine(0, "second run: step 1"),
+        ev.ScriptLine(0, "second run: done"),
+        ev.ScriptFinished(0),
+        ev.FileFetched("runs/r1/files/out.txt"),  # the same file, copied back again
+        ev.ScriptDone(0, True, 500.0),
+    )
+    lines = summary_lines(summary)
+    text = "\n".join(lines)
+    assert "Your script: exit 0. Its last lines:" in text
+    assert "| second run: step 1\n    | second run: done" in text and "first run" not in text
+    assert lines.count("  Copied back: runs/r1/files/out.txt") == 1
+    again = fold(ev.ScriptLine(0, "a"), ev.ScriptFinished(0), ev.ScriptLine(0, "b"))
+    assert list(again.script_tail) == ["b"] and again.script_exit_code is None  # still running

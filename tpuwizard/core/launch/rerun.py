@@ -33,6 +33,7 @@ class Reruns:
     def __init__(self) -> None:
         self._answers: queue.Queue[bool] = queue.Queue()
         self.transport: Transport | None = None  # set while a ScriptDone waits for an answer
+        self.folder: str | None = None  # where the script ran, under the worker's home
         self.workers = 0
 
     def shell_command(self, worker: int) -> tuple[list[str], str | None, dict[str, str] | None]:
@@ -44,7 +45,9 @@ class Reruns:
             raise BadInput("A shell opens between runs of the script, while the node waits.")
         if not 0 <= worker < self.workers:
             raise BadInput(f"The worker must be 0-{self.workers - 1}.")
-        return interactive_command(transport, worker)
+        if self.folder is None:
+            return interactive_command(transport, worker)
+        return interactive_command(transport, worker, self.folder)
 
     def answer(self, again: bool) -> None:
         self._answers.put(again)
@@ -62,6 +65,9 @@ class _ScriptLaunch(Protocol):
     cancel: CancelToken
     emit: Callable[[ev.Event], None]
     script_exit_code: int | None
+
+    @property
+    def remote_run(self) -> str: ...
 
     def run_script(self, transport: Transport) -> None: ...
 
@@ -89,6 +95,7 @@ def run_script_with_reruns(
         )
         if reruns is not None and can_rerun and transport is not None:
             reruns.transport, reruns.workers = transport, transport.workers
+            reruns.folder = launch.remote_run  # a shell starts where the script ran
         try:
             again = can_rerun and reruns is not None and reruns.wait(launch.cancel)
         finally:

@@ -31,7 +31,7 @@ class RunSummary:
     receipt: ev.ReceiptSaved | None = None
     script_ran: bool = False
     script_exit_code: int | None = None
-    script_tail: deque[str] = field(default_factory=lambda: deque(maxlen=LAST_LINES))
+    script_tail: deque[str] = field(default_factory=lambda: deque(maxlen=LAST_LINES))  # last run
     fetched: list[str] = field(default_factory=list)
     not_fetched: list[tuple[str, str]] = field(default_factory=list)
     gone: list[str] = field(default_factory=list)
@@ -56,13 +56,18 @@ class RunSummary:
             case ev.ReceiptSaved():
                 self.receipt = event
             case ev.ScriptLine():
+                if self.script_exit_code is not None:
+                    # The first line of a run again on the same node: its lines replace the last.
+                    self.script_tail.clear()
+                    self.script_exit_code = None
                 self.script_ran = True
                 prefix = f"[w{event.worker}] " if event.workers > 1 else ""
                 self.script_tail.append(prefix + event.text)
             case ev.ScriptFinished():
                 self.script_ran, self.script_exit_code = True, event.exit_code
             case ev.FileFetched():
-                self.fetched.append(event.path)
+                if event.path not in self.fetched:  # a rerun copies the same file back again
+                    self.fetched.append(event.path)
             case ev.FileNotFetched():
                 self.not_fetched.append((event.path, event.reason))
             case ev.TeardownVerified():

@@ -11,14 +11,17 @@ from tpuwizard.core.errors import BadInput
 from tpuwizard.core.plan import fit
 from tpuwizard.event_text import money
 from tpuwizard.tui.screens.base import WizardScreen
+from tpuwizard.tui.widgets.row_mark import add_mark_column, mark_row
 
 
 class CapacityScreen(WizardScreen):
     STEP = "3 Capacity"
     HELP = (
         "Type the size of your training state (48, 48GiB, 51.5GB) or a parameter count with "
-        "a recipe. 'shard' means the state split over every chip fits; 'repl' that a full "
-        "copy fits one device; 'total' the course's rule, total HBM >= state. Activations "
+        "a recipe; Enter takes you to the table. 'HBM' is GiB per chip, 'all' GiB in the "
+        "slice; ▶ marks the slice chosen. 'shard' means the state split over every chip "
+        "fits; 'repl' that a full copy fits one device; 'total' the course's rule, all HBM "
+        ">= state. Activations "
         "are not counted. The cheapest slice that holds the state is chosen for you; one that "
         "does not hold it needs a second yes. Launch runs single-host slices. 'From my "
         "program' compiles your own training step for each slice instead, activations "
@@ -37,6 +40,7 @@ class CapacityScreen(WizardScreen):
         self.params, self.recipe = params, recipe
         self.fits: list[fit.SliceFit] = []
         self.suggested_params: str | None = None  # set when the size looks like parameters
+        self.understood = False  # whether the fields as they are gave the table shown
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="sizes"):
@@ -68,8 +72,10 @@ class CapacityScreen(WizardScreen):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        # Short headers so the table, $/h included, fits 80 columns.
-        table.add_columns("slice", "chips", "HBM", "total", "shard", "repl", "tot", "spare", "$/h")
+        # Short headers so the table, $/h included, fits 80 columns; the CLI's names. The first
+        # column marks the chosen row with ▶, not by the cursor's colour alone.
+        add_mark_column(table)
+        table.add_columns("slice", "chips", "HBM", "all", "shard", "repl", "total", "spare", "$/h")
         self.query_one("#size", Input).value = "" if self.params else f"{self.state_gib:g}"
         self.query_one("#params", Input).value = self.params
         self.query_one("#as-params", Button).display = False
@@ -84,6 +90,7 @@ class CapacityScreen(WizardScreen):
         verdict = self.query_one("#verdict", Static)
         switch = self.query_one("#as-params", Button)
         switch.display = False
+        self.understood = False
         try:
             params = self.query_one("#params", Input).value.strip()
             if params:
@@ -106,6 +113,7 @@ class CapacityScreen(WizardScreen):
         table.clear()
         for f in self.fits:
             table.add_row(
+                "",
                 f.name,
                 str(f.chips),
                 f"{f.hbm_gib_per_chip:g}",
@@ -119,6 +127,7 @@ class CapacityScreen(WizardScreen):
             )
         table.move_cursor(row=self.fits.index(self.preselected()))
         verdict.update(fit.verdict(state, self.fits))
+        self.understood = True
 
     @on(Button.Pressed, "#from-program")
     def from_program(self) -> None:
@@ -142,6 +151,14 @@ class CapacityScreen(WizardScreen):
     def remember(self, event: DataTable.RowHighlighted) -> None:
         if self.fits and 0 <= event.cursor_row < len(self.fits):
             self.accelerator = self.fits[event.cursor_row].name
+        mark_row(event.data_table, event.cursor_row)
+
+    @on(Input.Submitted)
+    def to_the_table(self) -> None:
+        """Enter in a field: what was typed is applied as it changed; if understood, the table
+        takes the focus, where Enter takes the slice it highlights."""
+        if self.understood:
+            self.query_one(DataTable).focus()
 
     @on(Button.Pressed, "#as-params")
     def use_as_parameters(self) -> None:

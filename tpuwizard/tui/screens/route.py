@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from textual import events, on
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.widgets import Button, RadioButton, RadioSet, Static
 
 from tpuwizard.core.plan.routes import BUDGETS, RUN_LENGTHS, RouteInfo, recommend, route_table
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.widgets.choice import Choice
+from tpuwizard.tui.widgets.pick_list import PickList
 
 CHIPS = (1, 4, 8, 16, 64)
+ASK = "A few questions for a recommendation (change an answer with ← →):"
+ASK_SHORT = "Change an answer with ← →; Enter goes on."
 
 
 class RouteScreen(WizardScreen):
@@ -22,6 +28,8 @@ class RouteScreen(WizardScreen):
         "between them; the arrow keys, Space or a click change an answer); the choice stays yours. "
         "The free notebook route needs no billing account."
     )
+    # Enter on a question goes on; the list and the buttons answer Enter themselves first.
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "go_on", "Next", show=False)]
 
     def __init__(self, current: str, answers: dict[str, object] | None = None) -> None:
         super().__init__()
@@ -31,6 +39,7 @@ class RouteScreen(WizardScreen):
         self.answers: dict[str, object] = answers if answers is not None else {}
         self.seen = dict(self.answers)  # the answers the current pick was made under
         self.recommended = ""
+        self.chosen = current  # the route picked, by the user or by a new recommendation
 
     def compose_body(self) -> ComposeResult:
         a = self.answers
@@ -38,7 +47,7 @@ class RouteScreen(WizardScreen):
         with Horizontal(id="routes"):
             for info in route_table():
                 yield Static(card_text(info), classes="route-card", id=f"card-{info.key}")
-        yield Static("A few questions for a recommendation (change an answer with ← →):", id="ask")
+        yield Static(ASK, id="ask")
         with Horizontal(id="questions"):
             yield Choice([(b, b) for b in BUDGETS], a.get("budget", "normal"), "Budget", "budget")
             yield Choice(
@@ -52,7 +61,7 @@ class RouteScreen(WizardScreen):
             )
         yield Static(id="advice")
         with Horizontal(id="pick"):
-            with RadioSet(id="route"):
+            with PickList(id="route"):
                 for info in route_table():
                     yield RadioButton(info.title, value=info.key == self.current, name=info.key)
             yield Button("Next", id="next", variant="primary")
@@ -67,7 +76,7 @@ class RouteScreen(WizardScreen):
         compact = event.size.width < 100
         for info in route_table():
             self.query_one(f"#card-{info.key}", Static).update(card_text(info, compact))
-        self.query_one("#ask", Static).display = not compact
+        self.query_one("#ask", Static).update(ASK_SHORT if compact else ASK)
         self.query_one("#route-title", Static).display = not compact
 
     @on(Choice.Changed)
@@ -93,28 +102,34 @@ class RouteScreen(WizardScreen):
             card.border_subtitle = "recommended" if card.id == f"card-{advice.route}" else ""
         if changed:
             # A new answer preselects its recommendation; coming back (Esc) keeps the pick.
-            for radio in self.query(RadioButton):
-                radio.value = radio.name == advice.route
+            self.chosen = advice.route
+            self.query_one(PickList).pick(advice.route)
         self.mark_choice()
 
     @on(RadioSet.Changed)
+    def picked(self, event: RadioSet.Changed) -> None:
+        self.chosen = str(event.pressed.name)
+        self.mark_choice()
+
     def mark_choice(self) -> None:
         """Say which route is picked and which is recommended in words, not by colour alone."""
         for radio, info in zip(self.query(RadioButton), route_table(), strict=True):
             words = [
                 w
                 for w, on_ in (
-                    ("chosen", radio.value),
+                    ("chosen", info.key == self.chosen),
                     ("recommended", info.key == self.recommended),
                 )
                 if on_
             ]
             radio.label = info.title + (f" ({', '.join(words)})" if words else "")
 
+    def action_go_on(self) -> None:
+        self.query_one("#next", Button).press()
+
     @on(Button.Pressed, "#next")
     def choose(self) -> None:
-        pressed = self.query_one(RadioSet).pressed_button
-        self.dismiss(pressed.name if pressed is not None else self.current)
+        self.dismiss(self.chosen)
 
 
 def card_text(info: RouteInfo, compact: bool = False) -> str:

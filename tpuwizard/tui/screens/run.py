@@ -15,6 +15,7 @@ from tpuwizard.core.launch import events as ev
 from tpuwizard.event_text import describe, money
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.widgets.checks_panel import ChecksPanel
+from tpuwizard.tui.widgets.follow_log import FollowLog
 
 LOG_LINES = 5000  # bounded memory however chatty the worker is
 
@@ -70,7 +71,7 @@ class ProvisionScreen(RunScreen):
 
     def compose_body(self) -> ComposeResult:
         yield Static("Creating...", id="node-state")
-        yield Log(max_lines=LOG_LINES, id="log")
+        yield FollowLog(max_lines=LOG_LINES, id="log")
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -104,7 +105,7 @@ class VerifyScreen(RunScreen):
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="verify"):
-            yield Log(max_lines=LOG_LINES, id="log")
+            yield FollowLog(max_lines=LOG_LINES, id="log")
             yield ChecksPanel()
         yield Static(id="receipt")
 
@@ -128,12 +129,13 @@ class ScriptScreen(RunScreen):
     )
 
     def compose_body(self) -> ComposeResult:
-        yield Log(max_lines=LOG_LINES, id="log")
+        yield FollowLog(max_lines=LOG_LINES, id="log")
 
     def show(self, event: ev.Event) -> None:
         super().show(event)
         if isinstance(event, ev.ScriptDone) and event.can_rerun:
-            # Mounted only when offered, so the screen is unchanged while the script runs.
+            # Mounted only when offered, so the screen is unchanged while the script runs;
+            # Run again has the focus, so Enter runs it again and Tab goes along the choices.
             self.query_one("#body").mount(
                 Horizontal(
                     Button("Run again", id="run-again", variant="primary"),
@@ -143,6 +145,11 @@ class ScriptScreen(RunScreen):
                     id="rerun-choices",
                 )
             )
+            self.call_after_refresh(self.focus_run_again)
+
+    def focus_run_again(self) -> None:
+        for button in self.query("#run-again"):
+            button.focus()
 
     @on(Button.Pressed, "#run-again, #edit-rerun, #end-runs")
     def rerun_chosen(self, event: Button.Pressed) -> None:
@@ -209,7 +216,7 @@ class TeardownScreen(RunScreen):
 
     def compose_body(self) -> ComposeResult:
         yield Static("Deleting and verifying...", id="verdict")
-        yield Log(max_lines=LOG_LINES, id="log")
+        yield FollowLog(max_lines=LOG_LINES, id="log")
 
     def show(self, event: ev.Event) -> None:
         super().show(event)

@@ -19,6 +19,7 @@ from textual.widgets import Button, Static
 from tpuwizard.core.launch.summary import RunSummary
 from tpuwizard.event_text import summary_lines
 from tpuwizard.tui.screens.base import WizardScreen
+from tpuwizard.tui.widgets.hanging_lines import HangingLines
 
 
 def headline(summary: RunSummary) -> str:
@@ -47,8 +48,8 @@ class SummaryScreen(WizardScreen):
 
     def compose_body(self) -> ComposeResult:
         yield Static(Text(headline(self.summary), style="bold"), id="verdict")
-        # Text, not markup: script output and [wN] prefixes must show as they are.
-        yield Static(Text("\n".join(summary_lines(self.summary, "wizard"))), id="summary")
+        # Folded with a hanging indent, so each line's place in the outline survives 80 columns.
+        yield HangingLines(summary_lines(self.summary, "wizard"), id="summary")
         yield Horizontal(id="choices")
 
     def offer(self, zones: list[str]) -> None:

@@ -9,6 +9,7 @@ from textual.widgets import Button, DataTable, Static
 from tpuwizard.core.cloud.zones import OFFERED_NOTE, ZoneSurvey
 from tpuwizard.core.plan import catalog
 from tpuwizard.tui.screens.base import WizardScreen
+from tpuwizard.tui.widgets.row_mark import add_mark_column, mark_row
 
 
 class ZonesScreen(WizardScreen):
@@ -37,8 +38,10 @@ class ZonesScreen(WizardScreen):
         yield Button("Next", id="next", variant="primary")
 
     def on_mount(self) -> None:
-        self.query_one(DataTable).add_columns("zone", "offers")
-        self.query_one(DataTable).focus()  # Enter takes the highlighted zone, no Tab first
+        table = self.query_one(DataTable)
+        add_mark_column(table)  # ▶ on the chosen zone: not said by colour alone
+        table.add_columns("zone", "offers")
+        table.focus()  # Enter takes the highlighted zone, no Tab first
         self.load()
 
     @work(thread=True, exclusive=True, group="zones", exit_on_error=False)
@@ -66,9 +69,14 @@ class ZonesScreen(WizardScreen):
         table = self.query_one(DataTable)
         table.clear()
         for zone in self.zones:
-            table.add_row(zone, self.accelerator, key=zone)
+            table.add_row("", zone, self.accelerator, key=zone)
         if self.current in self.zones:
             table.move_cursor(row=self.zones.index(self.current))
+        mark_row(table, table.cursor_row)
+
+    @on(DataTable.RowHighlighted)
+    def mark(self, event: DataTable.RowHighlighted) -> None:
+        mark_row(event.data_table, event.cursor_row)
 
     @on(Button.Pressed, "#next")
     @on(DataTable.RowSelected)

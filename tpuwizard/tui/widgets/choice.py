@@ -1,7 +1,8 @@
-"""A one-line question with a few answers: ◂ answer ▸, changed with ←/→, Space, Enter or a click.
+"""A one-line question with a few answers: ◂ answer ▸, changed with ←/→, Space or a click.
 
 Lighter than Textual's ``Select`` (one widget, no overlay list): the first screen has four of
-these, and a Select costs about as much to mount as the rest of that screen together.
+these, and a Select costs about as much to mount as the rest of that screen together. Enter is
+left to the screen (on the wizard's first step it goes on), so it never changes an answer.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ class Choice(Widget, can_focus=True):
     }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("right,space,enter", "step(1)", "Next answer", show=False),
+        Binding("right,space", "step(1)", "Next answer", show=False),
         Binding("left", "step(-1)", "Previous answer", show=False),
     ]
 
