@@ -177,8 +177,11 @@ def summary_lines(summary: RunSummary, audience: Audience = "cli") -> list[str]:
         title = s.failure.diagnosis.get("title", "")
         lines.append(f"  Failed during {s.failure.stage}: {title}")
         lines += [f"    - {step}" for step in next_steps(s.failure.diagnosis, audience)]
-    billed = f" for {s.billed_s:.0f} s of billing" if s.gone else ""
-    lines.append(f"  Cost: about {money(s.cost_usd)} (estimate){billed}.")
+    if s.nothing_billing and not s.gone:
+        lines.append("  Cost: nothing.")
+    else:
+        billed = f" for {s.billed_s:.0f} s of billing" if s.gone else ""
+        lines.append(f"  Cost: about {money(s.cost_usd)} (estimate){billed}.")
     if s.nothing_billing:
         gone = f" {', '.join(s.gone)} verified gone." if s.gone else " Nothing was created."
         lines.append(f"  Nothing is billing.{gone}")

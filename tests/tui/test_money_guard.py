@@ -68,10 +68,15 @@ async def test_delete_now_stops_the_script_and_deletes_without_waiting_for_it(tm
         (node,) = app.billing.existing()
         await pilot.press("ctrl+q")
         await on_screen(pilot, "QuitGuard")
+        said: list[str] = []
+        goodbye = app.goodbye
+        app.goodbye = lambda summary=None: said.append(goodbye(summary) or "") or said[-1]
         await press(pilot, "#delete")
         await until(pilot, lambda: not app.is_running, 30, "the exit after teardown")
     assert sandbox_nodes(home) == {}
     assert ledger_ops(home)[node.name] == "gone"
+    # The summary printed on the way out says the code the wizard exits with.
+    assert app.return_code == 0 and "Exit code 0." in said[-1]
 
 
 async def test_review_disables_create_with_the_reason_for_what_the_plan_refuses(tmp_path):

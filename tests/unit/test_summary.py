@@ -119,3 +119,18 @@ def test_after_run_again_the_summary_has_the_last_runs_lines_and_each_file_once(
     assert lines.count("  Copied back: runs/r1/files/out.txt") == 1
     again = fold(ev.ScriptLine(0, "a"), ev.ScriptFinished(0), ev.ScriptLine(0, "b"))
     assert list(again.script_tail) == ["b"] and again.script_exit_code is None  # still running
+
+
+def test_a_launch_that_created_nothing_says_it_cost_nothing():
+    from tpuwizard.core.launch import events as ev
+    from tpuwizard.core.launch.summary import RunSummary
+    from tpuwizard.event_text import summary_lines
+
+    s = RunSummary()
+    for event in (
+        ev.CreateRefused("tpu-a", "node", "us-central1-a"),
+        ev.Finished(False, 3, "runs/x", None),
+    ):
+        s.apply(event)
+    lines = summary_lines(s)
+    assert "  Cost: nothing." in lines and not any("unknown" in line for line in lines)

@@ -228,7 +228,7 @@ class LaunchHandle:
         self.finished: ev.Finished | None = None
         self.summary = RunSummary()  # what the run came to, for the end-of-run summary
         self.reruns: Reruns | None = None
-        self.signal_exit: int | None = None  # 128 + the stop signal the process exits with
+        self.exit_after_stop: int | None = None  # the code the process exits with after a stop
 
     def run_again(self) -> None:
         """After ``ScriptDone``: run the script again (its file is read again)."""
@@ -246,16 +246,17 @@ class LaunchHandle:
             raise BadInput("This launch runs no script, so it never waits between runs.")
         return self.reruns.shell_command(worker)
 
-    def delete_now(self, reason: str = "stopped") -> None:
-        """Stop at once: end the jobs and the followers, delete what this launch created."""
+    def delete_now(self, reason: str = "stopped", exit_code: int | None = None) -> None:
+        """Stop at once: end the jobs and the followers, delete what this launch created. With
+        ``exit_code``, the process exits with it, so the launch's ``Finished`` (its Done line
+        and the summary's exit code) says it too; the first stop's code stands."""
+        if self.exit_after_stop is None:
+            self.exit_after_stop = exit_code
         self.cancel.set(reason)
 
     def stop_for_signal(self, signum: int, name: str) -> None:
-        """A stop signal: delete now, and the process will exit 128 + the first signal, so the
-        launch's ``Finished`` (its Done line and the summary's exit code) says that code."""
-        if self.signal_exit is None:
-            self.signal_exit = 128 + signum
-        self.delete_now(name)
+        """A stop signal: delete now; the process exits 128 + the first signal."""
+        self.delete_now(name, 128 + signum)
 
     def keep(self) -> None:
         """Stop following and leave what exists running; nothing deletes it later."""
@@ -288,8 +289,8 @@ class LaunchHandle:
             if isinstance(item, BaseException):
                 yield from self._failed_to_start(item)
                 continue
-            if isinstance(item, ev.Finished) and self.signal_exit is not None:
-                item = dataclasses.replace(item, exit_code=self.signal_exit)
+            if isinstance(item, ev.Finished) and self.exit_after_stop is not None:
+                item = dataclasses.replace(item, exit_code=self.exit_after_stop)
             self.session.billing.apply(item)
             self.summary.apply(item)
             if isinstance(item, ev.Finished):
@@ -300,7 +301,7 @@ class LaunchHandle:
     def _failed_to_start(self, err: BaseException) -> Iterator[ev.Event]:
         from tpuwizard.core.cloud.diagnose import diagnose
 
-        code = self.signal_exit or (2 if isinstance(err, BadInput) else 3)
+        code = self.exit_after_stop or (2 if isinstance(err, BadInput) else 3)
         d = diagnose(err if isinstance(err, Exception) else RuntimeError(str(err)))
         failed = ev.Failed("start", d.to_dict())
         finished = ev.Finished(False, code, str(self.plan.run_dir), None)

@@ -350,7 +350,7 @@ class WizardApp(App[int]):
     def delete_then_exit(self, code: int) -> None:
         self.leaving = code
         if self.handle is not None:
-            self.handle.delete_now("quit")  # the launch deletes in its finally, then we exit
+            self.handle.delete_now("quit", code)  # it deletes in its finally, then we exit
         else:
             self.delete_left_things(code)
 
