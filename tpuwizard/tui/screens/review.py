@@ -60,7 +60,7 @@ class ReviewScreen(WizardScreen):
                 Input(value=s.name or "", placeholder="tpuwizard-<run id>", id="name"), "Name"
             )
             yield _titled(
-                Input(value=str(s.max_run_minutes or DEFAULT_MAX_RUN[s.route]), id="max-run"),
+                Input(value=f"{s.max_run_minutes or DEFAULT_MAX_RUN[s.route]:g}", id="max-run"),
                 "Deadline (minutes)",
             )
         with Horizontal(classes="row"):  # both switches on one row: 80x24 holds the screen
