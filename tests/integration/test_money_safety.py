@@ -1,6 +1,7 @@
 """Deadlines that hold when the laptop does not, queued resources never abandoned, preemption."""
 
 import json
+import os
 import signal
 import subprocess
 import time
@@ -181,6 +182,25 @@ def test_spot_preemption_is_explained_deleted_and_a_relaunch_suggested(tmp_path,
     # Google took the node away: a cloud event (3), not a failed verification (1).
     assert "teardown_verified" in names(events) and code == 3
     assert sandbox_is_empty(home) and ledger_all_gone(home)
+    # Its VMs vanished with their processes: the watchdog armed on worker 0 did not live on.
+    workers = str(home / "sandbox" / "workers")
+    deadline = time.monotonic() + 10
+    while processes_under(workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert processes_under(workers) == []
+
+
+def processes_under(folder: str) -> list[int]:
+    """Processes whose working directory is inside ``folder`` (Linux /proc)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cwd = os.readlink(f"/proc/{pid}/cwd")
+        except OSError:  # gone, a zombie, or not ours to read
+            continue
+        if cwd.startswith(folder):
+            found.append(int(pid))
+    return found
 
 
 def test_a_queued_request_that_times_out_is_deleted_not_abandoned(tmp_path, home):

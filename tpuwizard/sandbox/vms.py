@@ -39,7 +39,9 @@ class VirtualMachines:
             spot = node is not None and node.get("schedulingConfig", {}).get("spot")
             if spot and node["state"] == "READY" and t - since >= after:
                 node["state"] = "PREEMPTED"
-                shutil.rmtree(self.worker_home(name, 0).parent, ignore_errors=True)
+                folder = self.worker_home(name, 0).parent
+                end_worker_processes(folder)  # a preempted VM takes its processes with it
+                shutil.rmtree(folder, ignore_errors=True)
                 changed = True
         return changed
 
