@@ -13,13 +13,16 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tpuwizard.core.cancel import kill_tree
 from tpuwizard.core.errors import RemoteError
-from tpuwizard.core.remote.transports import LocalTransport, SshTransport, Transport
+from tpuwizard.core.remote.transports import (
+    LocalTransport,
+    SshTransport,
+    Transport,
+    run_cancellable,
+)
 
 # Printed on the worker between the manifest and where rsync is (one round trip for both).
 MARKER = "--tpuwizard-rsync--"
@@ -80,36 +83,14 @@ def send(
         way.destination,
     ]
     listing = b"".join(name.encode() + b"\0" for name in files)
-    token = transport.cancel
-    if token is not None:
-        token.check()
-    proc = subprocess.Popen(
-        argv,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,  # a cancel ends rsync and the ssh it started
+    code, out, err = run_cancellable(
+        argv, listing, timeout, transport.cancel, f"worker {worker}: rsync"
     )
-    if token is not None:
-        token.register(proc)
-    try:
-        out, err = proc.communicate(listing, timeout=timeout)
-    except subprocess.TimeoutExpired as error:
-        kill_tree(proc)
-        proc.communicate()
-        raise RemoteError(
-            f"worker {worker}: rsync had not finished after {timeout:.0f} s"
-        ) from error
-    finally:
-        if token is not None:
-            token.unregister(proc)
-    if token is not None:
-        token.check()
     text = out.decode(errors="replace")
-    if proc.returncode != 0:
+    if code != 0:
         lines = err.decode(errors="replace").strip().splitlines()
         why = lines[-1] if lines else "no message"
-        raise RemoteError(f"worker {worker}: rsync exited {proc.returncode}: {why}")
+        raise RemoteError(f"worker {worker}: rsync exited {code}: {why}")
     itemized = [line for line in text.splitlines() if re.match(r"^[<>ch.*][fdLDS]", line)]
     found = re.search(r"Total bytes sent: ([\d,.]+)", text)
     sent = int(re.sub(r"[,.]", "", found.group(1))) if found else 0

@@ -122,35 +122,15 @@ class Transport(ABC):
         stdin: bytes | None = None,
         cancellable: bool = True,
     ) -> tuple[int, bytes, bytes]:
-        token = self.cancel if cancellable else None
-        if token is not None:
-            token.check()
-        try:
-            proc = subprocess.Popen(
-                self.argv(worker, command),
-                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=self.env(worker),
-                cwd=self.cwd(worker),
-                start_new_session=True,  # so a cancel can kill it with everything it started
-            )
-        except OSError as err:
-            raise RemoteError(f"worker {worker}: cannot start {err.filename}: {err}") from err
-        if token is not None:
-            token.register(proc)
-        try:
-            out, err_out = proc.communicate(stdin, timeout=timeout)
-        except subprocess.TimeoutExpired as err:
-            kill_tree(proc)
-            proc.communicate()
-            raise RemoteError(f"worker {worker}: no answer after {timeout:.0f} s") from err
-        finally:
-            if token is not None:
-                token.unregister(proc)
-        if token is not None:
-            token.check()
-        return proc.returncode, out, err_out
+        return run_cancellable(
+            self.argv(worker, command),
+            stdin,
+            timeout,
+            self.cancel if cancellable else None,
+            f"worker {worker}",
+            env=self.env(worker),
+            cwd=self.cwd(worker),
+        )
 
     def run(
         self,
@@ -378,3 +358,43 @@ class GcloudTransport(Transport):
             *(["--tunnel-through-iap"] if self.through_iap else []),
             f"--command={command}",
         ]
+
+
+def run_cancellable(
+    argv: list[str],
+    stdin: bytes | None,
+    timeout: float,
+    token: CancelToken | None,
+    who: str,
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
+) -> tuple[int, bytes, bytes]:
+    """(exit code, stdout, stderr) of a local command a cancel kills with all it started."""
+    if token is not None:
+        token.check()
+    try:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,  # so a cancel can kill it with everything it started
+        )
+    except OSError as err:
+        raise RemoteError(f"{who}: cannot start {err.filename}: {err}") from err
+    if token is not None:
+        token.register(proc)
+    try:
+        out, err_out = proc.communicate(stdin, timeout=timeout)
+    except subprocess.TimeoutExpired as err:
+        kill_tree(proc)
+        proc.communicate()
+        raise RemoteError(f"{who}: no answer after {timeout:.0f} s") from err
+    finally:
+        if token is not None:
+            token.unregister(proc)
+    if token is not None:
+        token.check()
+    return proc.returncode, out, err_out
