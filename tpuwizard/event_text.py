@@ -13,6 +13,7 @@ from tpuwizard.core.cloud.diagnosis import Diagnosis
 from tpuwizard.core.errors import BadInput, PlanRefused
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.summary import RunSummary
+from tpuwizard.figures import count, money
 
 # How each front end stops a wait (the CLI's bound is a flag; the others stop by hand).
 STOP_WAITING = {
@@ -20,10 +21,6 @@ STOP_WAITING = {
     "wizard": "Ctrl+Q stops the wait and deletes the request",
     "plain": "Ctrl+C stops the wait and deletes the request",
 }
-
-
-def money(usd: float | None) -> str:
-    return "unknown" if usd is None else f"${usd:,.2f}"
 
 
 # How the summary marks the script's own last lines (printed as they are, never re-wrapped).
@@ -39,11 +36,6 @@ def survey_words(source: str, practice: bool, cached: bool = False) -> str:
         return "documented, not live"
     where = "from the practice sandbox" if practice else "live from the TPU API"
     return where + (", cached" if cached else "")
-
-
-def count(n: int, noun: str) -> str:
-    """``1 chip``, ``4 chips``: never ``1 chips``."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:

@@ -31,7 +31,8 @@ from tpuwizard.event_text import (
 )
 from tpuwizard.session import practice
 from tpuwizard.session.kept import recorded_kept
-from tpuwizard.session.session import LaunchHandle, Session
+from tpuwizard.session.launch_handle import LaunchHandle
+from tpuwizard.session.session import Session
 from tpuwizard.session.signals import exit_code, stop_on_signals
 from tpuwizard.session.watchdog import WATCHDOG_ROUTES, check_words
 

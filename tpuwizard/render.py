@@ -167,7 +167,7 @@ def render_zones(
 def render_status(
     found: list, cost_label: str, title: str = "May still be billing", practice: bool = False
 ) -> None:
-    from tpuwizard.event_text import money
+    from tpuwizard.figures import money
 
     out = console()
     rows = [

@@ -7,29 +7,24 @@ The wizard, the plain mode and the CLI hold a Session and forward the user's int
 
 from __future__ import annotations
 
-import asyncio
-import dataclasses
-import queue
 import threading
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.cloud import gcloud_config
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.billing import BillingState
-from tpuwizard.core.launch.ledger import Ledger, Resource
-from tpuwizard.core.launch.plan import DEFAULT_READY_TIMEOUT, LaunchPlan
-from tpuwizard.core.launch.summary import RunSummary
-from tpuwizard.core.launch.teardown import Found, TeardownResult
 from tpuwizard.session import practice as practice_mode
 
 if TYPE_CHECKING:
+    # Imported where used: the wizard makes its Session before its first screen shows.
     from tpuwizard.core.cloud.client import TpuCloud
     from tpuwizard.core.cloud.iam import WatchdogCheck
-    from tpuwizard.core.launch.rerun import Reruns
+    from tpuwizard.core.launch.ledger import Ledger, Resource
+    from tpuwizard.core.launch.plan import LaunchPlan
+    from tpuwizard.core.launch.teardown import Found, TeardownResult
     from tpuwizard.session.kept import KeptNodes
+    from tpuwizard.session.launch_handle import LaunchHandle
 
 
 class Session:
@@ -117,6 +112,8 @@ class Session:
         With ``reruns`` the launch waits after each run of the script (``ScriptDone``) for
         :meth:`LaunchHandle.run_again` or :meth:`LaunchHandle.end_runs`.
         """
+        from tpuwizard.session.launch_handle import LaunchHandle
+
         handle = LaunchHandle(self, plan, transport, ready_timeout)
         if reruns:
             from tpuwizard.core.launch.rerun import Reruns
@@ -186,7 +183,7 @@ class Session:
         front end asked for it by its exact name and the user confirmed: ``others_confirmed``.
         """
         from tpuwizard.core.cloud.diagnosis import Diagnosis
-        from tpuwizard.core.launch.teardown import delete_and_verify
+        from tpuwizard.core.launch.teardown import TeardownResult, delete_and_verify
 
         results = []
         for resource in resources:
@@ -214,109 +211,3 @@ class Session:
     def leave(self, names: Sequence[str]) -> None:
         """The user chose to leave these running: they keep billing and are no longer asked."""
         self.billing.leave(names)
-
-
-class LaunchHandle:
-    """One launch: its events (folded into the session's billing first), Delete now and Keep."""
-
-    def __init__(
-        self, session: Session, plan: LaunchPlan, transport: str, ready_timeout: float | None
-    ) -> None:
-        self.session, self.plan = session, plan
-        self.transport, self.ready_timeout = transport, ready_timeout
-        self.cancel = CancelToken()
-        self.finished: ev.Finished | None = None
-        self.summary = RunSummary()  # what the run came to, for the end-of-run summary
-        self.reruns: Reruns | None = None
-        self.exit_after_stop: int | None = None  # the code the process exits with after a stop
-
-    def run_again(self) -> None:
-        """After ``ScriptDone``: run the script again (its file is read again)."""
-        if self.reruns is not None:
-            self.reruns.answer(True)
-
-    def end_runs(self) -> None:
-        """After ``ScriptDone``: no more runs; the launch goes on to teardown."""
-        if self.reruns is not None:
-            self.reruns.answer(False)
-
-    def shell_command(self, worker: int = 0) -> tuple[list[str], str | None, dict[str, str] | None]:
-        """After ``ScriptDone``, before the answer: (argv, cwd, env) of a shell on ``worker``."""
-        if self.reruns is None:
-            raise BadInput("This launch runs no script, so it never waits between runs.")
-        return self.reruns.shell_command(worker)
-
-    def delete_now(self, reason: str = "stopped", exit_code: int | None = None) -> None:
-        """Stop at once: end the jobs and the followers, delete what this launch created. With
-        ``exit_code``, the process exits with it, so the launch's ``Finished`` (its Done line
-        and the summary's exit code) says it too; the first stop's code stands."""
-        if self.exit_after_stop is None:
-            self.exit_after_stop = exit_code
-        self.cancel.set(reason)
-
-    def stop_for_signal(self, signum: int, name: str) -> None:
-        """A stop signal: delete now; the process exits 128 + the first signal."""
-        self.delete_now(name, 128 + signum)
-
-    def keep(self) -> None:
-        """Stop following and leave what exists running; nothing deletes it later."""
-        self.cancel.request_keep()
-
-    def events(self) -> Iterator[ev.Event]:
-        """Run the launch in a thread; yield its events after the billing state has seen them."""
-        from tpuwizard.core.launch.lifecycle import run_launch
-        from tpuwizard.session.runtime import build_runtime
-
-        q: queue.Queue[ev.Event | BaseException | None] = queue.Queue()
-
-        def work() -> None:
-            try:
-                runtime = build_runtime(self.session.cloud, self.session.practice, self.transport)
-                runtime.ready_timeout = self.ready_timeout or DEFAULT_READY_TIMEOUT.get(
-                    self.plan.route, runtime.ready_timeout
-                )
-                runtime.reruns = self.reruns
-                run_launch(self.plan, runtime, q.put, self.cancel)
-            except BaseException as err:  # reaches the front end as a failure, never silence
-                q.put(err)
-            finally:
-                q.put(None)
-
-        # Not a daemon: if the front end dies, the process stays until teardown is done.
-        thread = threading.Thread(target=work, name="tpuwizard-launch")
-        thread.start()
-        while (item := q.get()) is not None:
-            if isinstance(item, BaseException):
-                yield from self._failed_to_start(item)
-                continue
-            if isinstance(item, ev.Finished) and self.exit_after_stop is not None:
-                item = dataclasses.replace(item, exit_code=self.exit_after_stop)
-            self.session.billing.apply(item)
-            self.summary.apply(item)
-            if isinstance(item, ev.Finished):
-                self.finished = item
-            yield item
-        thread.join()
-
-    def _failed_to_start(self, err: BaseException) -> Iterator[ev.Event]:
-        from tpuwizard.core.cloud.diagnose import diagnose
-
-        code = self.exit_after_stop or (2 if isinstance(err, BadInput) else 3)
-        d = diagnose(err if isinstance(err, Exception) else RuntimeError(str(err)))
-        failed = ev.Failed("start", d.to_dict())
-        finished = ev.Finished(False, code, str(self.plan.run_dir), None)
-        for item in (failed, finished):
-            self.session.billing.apply(item)
-            self.summary.apply(item)
-        self.finished = finished
-        yield failed
-        yield finished
-
-    async def async_events(self) -> AsyncIterator[ev.Event]:
-        """The same stream for asyncio front ends (the TUI)."""
-        iterator = self.events()
-        while True:
-            item = await asyncio.to_thread(next, iterator, None)
-            if item is None:
-                return
-            yield item

@@ -12,19 +12,21 @@ import asyncio
 import contextlib
 import signal
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
-from tpuwizard.core.cloud import gcloud_config
-from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.billing import BillingState
 from tpuwizard.tui.screens.base import BACK
-from tpuwizard.tui.screens.too_small import MIN_SIZE
+from tpuwizard.tui.screens.too_small import cover_if_too_small
 from tpuwizard.tui.state import WizardState
+
+if TYPE_CHECKING:
+    from tpuwizard.core.cloud import gcloud_config
+    from tpuwizard.core.launch import events as ev
 
 HERE = Path(__file__).parent
 
@@ -75,16 +77,7 @@ class WizardApp(App[int]):
         self.check_size()
 
     def check_size(self) -> None:
-        """Cover the wizard while the terminal is too small (on resize, and when a step shows)."""
-        from tpuwizard.tui.screens.too_small import TooSmallScreen
-
-        small = self.size.width < MIN_SIZE[0] or self.size.height < MIN_SIZE[1]
-        # Said once, by a screen over the step shown now; it leaves by itself when the
-        # terminal is large enough again. The bare start screen is never covered: the first
-        # step covers itself when it shows.
-        on_a_step = len(self.screen_stack) > 1 and not isinstance(self.screen, TooSmallScreen)
-        if small and on_a_step:
-            self.push_screen(TooSmallScreen())
+        cover_if_too_small(self)
 
     def action_toggle_theme(self) -> None:
         self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"
@@ -92,6 +85,8 @@ class WizardApp(App[int]):
     # -- the walk ---------------------------------------------------------------------------
     @work(exclusive=True, group="walk", exit_on_error=False)
     async def walk(self) -> None:
+        # Imported here, not above: the first screen shows sooner (benchmarks/tui_startup.py).
+        from tpuwizard.core.cloud import gcloud_config
         from tpuwizard.session.session import Session
 
         ctx = await asyncio.to_thread(gcloud_config.discover)
@@ -207,8 +202,6 @@ class WizardApp(App[int]):
     async def check_watchdog(self) -> None:
         """Before Review: can the watchdog run? Its switch starts at the answer (once per project
         and route, so going Back keeps what the user chose)."""
-        import asyncio
-
         from tpuwizard.session.watchdog import WATCHDOG_ROUTES
 
         s = self.state

@@ -6,7 +6,8 @@ from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.billing import BillingState
 from tpuwizard.core.launch.summary import RunSummary
 from tpuwizard.core.plan import cost
-from tpuwizard.event_text import money, summary_lines
+from tpuwizard.event_text import summary_lines
+from tpuwizard.figures import money
 
 
 def farewell(

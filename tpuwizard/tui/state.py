@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.plan import LaunchPlan
+if TYPE_CHECKING:
+    # Imported where used, after the first screen (see WizardApp): both take long to import.
+    from tpuwizard.core.launch import events as ev
+    from tpuwizard.core.launch.plan import LaunchPlan
 
 
 @dataclass
@@ -43,6 +45,8 @@ class WizardState:
 
     def apply(self, event: ev.Event) -> None:
         """Fold a lifecycle event into what the screens show (billing lives in the core)."""
+        from tpuwizard.core.launch import events as ev
+
         match event:
             case ev.Planned():
                 self.zone = event.zone
@@ -63,6 +67,8 @@ class WizardState:
 
     def plan(self, run_id: str) -> LaunchPlan:
         """The launch plan these answers describe (its problems() say what is wrong with it)."""
+        from tpuwizard.core.launch.plan import LaunchPlan
+
         return LaunchPlan(
             accelerator=self.accelerator,
             zone=self.zone or "",

@@ -17,10 +17,10 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.plan import cost
-
 if TYPE_CHECKING:
+    # Imported where used: the wizard's first screen shows a meter before any event exists,
+    # and the events' dataclasses and the price catalog take longer to import than it to draw.
+    from tpuwizard.core.launch import events as ev
     from tpuwizard.core.launch.teardown import Billable
 
 
@@ -81,6 +81,8 @@ class Billed:
         """The estimate so far: zero until it costs, then chips x price x time."""
         if self.costing_since is None:
             return 0.0
+        from tpuwizard.core.plan import cost
+
         return cost.estimate(self.accelerator, self.route, self.costing_s(now), self.zone)
 
     def costing_s(self, now: float | None = None) -> float:
@@ -148,6 +150,8 @@ class BillingState:
     # -- folding ----------------------------------------------------------------------------
     def apply(self, event: ev.Event) -> None:
         """Fold one lifecycle event."""
+        from tpuwizard.core.launch import events as ev
+
         match event:
             case ev.Planned():
                 self._planned = event

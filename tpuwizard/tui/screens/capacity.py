@@ -9,7 +9,7 @@ from textual.widgets import Button, DataTable, Input, Select, Static
 
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.plan import fit
-from tpuwizard.event_text import money
+from tpuwizard.figures import money
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.widgets.row_mark import add_mark_column, mark_row
 

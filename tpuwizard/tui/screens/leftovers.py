@@ -11,7 +11,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from tpuwizard.event_text import money
+from tpuwizard.figures import money
 
 if TYPE_CHECKING:
     from tpuwizard.core.launch.teardown import Billable

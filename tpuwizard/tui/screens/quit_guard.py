@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
 from tpuwizard.core.launch.billing import Billed
-from tpuwizard.event_text import money
+from tpuwizard.figures import money
 
 
 def keep_word(undecided: list[Billed]) -> str:

@@ -15,7 +15,7 @@ from textual.widgets import Button, Input, Label, Static, Switch
 from tpuwizard.choice_words import all_words
 from tpuwizard.core.launch.plan import DEFAULT_MAX_RUN, LaunchPlan
 from tpuwizard.core.plan import catalog, cost, fit
-from tpuwizard.event_text import count, money
+from tpuwizard.figures import count, money
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.state import WizardState
 

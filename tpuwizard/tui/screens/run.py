@@ -12,7 +12,8 @@ from textual.containers import Horizontal
 from textual.widgets import Button, Log, Static
 
 from tpuwizard.core.launch import events as ev
-from tpuwizard.event_text import describe, money
+from tpuwizard.event_text import describe
+from tpuwizard.figures import money
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.widgets.checks_panel import ChecksPanel
 from tpuwizard.tui.widgets.follow_log import FollowLog

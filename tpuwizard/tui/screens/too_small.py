@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual import events
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
@@ -21,3 +23,16 @@ class TooSmallScreen(ModalScreen[None]):
     def on_resize(self, event: events.Resize) -> None:
         if self.is_current and event.size.width >= MIN_SIZE[0] and event.size.height >= MIN_SIZE[1]:
             self.dismiss()
+
+
+def cover_if_too_small(app: App[Any]) -> None:
+    """Cover the wizard while the terminal is too small (on resize, and when a step shows).
+
+    Said once, by a screen over the step shown now; it leaves by itself when the terminal is
+    large enough again. The bare start screen is never covered: the first step covers itself
+    when it shows.
+    """
+    small = app.size.width < MIN_SIZE[0] or app.size.height < MIN_SIZE[1]
+    on_a_step = len(app.screen_stack) > 1 and not isinstance(app.screen, TooSmallScreen)
+    if small and on_a_step:
+        app.push_screen(TooSmallScreen())

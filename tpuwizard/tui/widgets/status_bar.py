@@ -7,7 +7,7 @@ import time
 from textual.widgets import Static
 
 from tpuwizard.core.launch.billing import Billed, BillingState
-from tpuwizard.event_text import count, money
+from tpuwizard.figures import count, money
 
 
 def kept_text(item: Billed, names: bool = True) -> str:
