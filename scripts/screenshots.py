@@ -36,7 +36,7 @@ NAMES = {
 
 
 async def walk(tmp: Path) -> None:
-    from tests.tui.pilot_helpers import on_screen, press, until
+    from tests.tui.pilot_helpers import next_step, on_screen, press, until
     from tpuwizard.tui.app import WizardApp
 
     class Recording(WizardApp):
@@ -65,11 +65,11 @@ async def walk(tmp: Path) -> None:
                 save(app)
                 await pilot.press("escape")
                 await on_screen(pilot, "RouteScreen")
-            await press(pilot, "#next")
+            await next_step(pilot)
         await on_screen(pilot, "ZonesScreen")
         await until(pilot, lambda: app.screen.zones, what="zones")
         save(app)
-        await press(pilot, "#next")
+        await next_step(pilot)
         await on_screen(pilot, "ReviewScreen")
         app.screen.query_one("#script").value = str(script)
         save(app)
@@ -92,8 +92,8 @@ async def walk(tmp: Path) -> None:
     notebook_app = WizardApp(run_dir=tmp / "runs", check_leftovers=False)
     async with notebook_app.run_test(size=SIZE) as pilot:
         await on_screen(pilot, "RouteScreen")
-        await press(pilot, "#route RadioButton")
-        await press(pilot, "#next")
+        await press(pilot, "#card-notebook")
+        await next_step(pilot)
         await on_screen(pilot, "NotebookScreen")
         await press(pilot, "#write")
         await pilot.pause(0.3)

@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from tpuwizard.core.cloud.types import ENDPOINT_ENV
+from tpuwizard.core.cloud.endpoint import ENDPOINT_ENV
 
 
 @pytest.fixture(autouse=True)

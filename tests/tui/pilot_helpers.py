@@ -37,13 +37,23 @@ async def press(pilot, selector: str) -> None:
     await pilot.pause()  # until the press has been handled
 
 
+async def next_step(pilot) -> None:
+    """Go on from the step on show: its Next button, or Enter on the route step (no button:
+    Enter, or Next in the key bar, goes on with the chosen card)."""
+    if pilot.app.screen.query("#next"):
+        await press(pilot, "#next")
+    else:
+        await pilot.press("enter")
+        await pilot.pause()
+
+
 async def walk_to_review(pilot) -> None:
     for screen in ("RouteScreen", "AccountScreen", "CapacityScreen"):
         await on_screen(pilot, screen)
-        await press(pilot, "#next")
+        await next_step(pilot)
     await on_screen(pilot, "ZonesScreen")
     await until(pilot, lambda: pilot.app.screen.zones, what="the zone survey")
-    await press(pilot, "#next")
+    await next_step(pilot)
     await on_screen(pilot, "ReviewScreen")
 
 

@@ -1,11 +1,12 @@
 """What a first-time user trips over, walked at the stated minimum (80x24) and at 100x32."""
 
 import pytest
-from textual.widgets import Button, DataTable, Input, RadioSet, Select, Switch
+from textual.widgets import Button, DataTable, Input, Select, Switch
 
-from tests.tui.pilot_helpers import on_screen, press, until
+from tests.tui.pilot_helpers import next_step, on_screen, press, until
 from tpuwizard.tui.app import WizardApp
 from tpuwizard.tui.widgets.choice import Choice
+from tpuwizard.tui.widgets.route_cards import CHOSEN, RECOMMENDED, RouteCards
 
 SIZES = [(80, 24), (100, 32)]
 
@@ -29,16 +30,17 @@ async def test_route_questions_are_labelled_and_preselect_their_recommendation(t
         assert app.focused is screen.query_one("#budget")  # Enter works without Tab first
         titles = [s.border_title for s in screen.query(Choice)]
         assert titles == ["Budget", "Chips needed", "Run length", "Billing acct"]
-        assert on_screen_whole(app, "#next") and on_screen_whole(app, "#route")
-        assert screen.query_one(RadioSet).pressed_button.name == "vm"
+        assert on_screen_whole(app, "#routes") and on_screen_whole(app, "#questions")
+        assert screen.query_one(RouteCards).chosen == "vm"
         # Keyboard only, as a first-time user would: Tab to the billing question, then an arrow.
         for _ in range(3):
             await pilot.press("tab")
         assert app.focused is screen.query_one("#billing")
         await pilot.press("right")
-        await until(pilot, lambda: screen.query_one(RadioSet).pressed_button.name == "notebook")
+        await until(pilot, lambda: screen.query_one(RouteCards).chosen == "notebook")
         assert "Without a billing account" in text_of(app, "#advice")
-        assert "(chosen, recommended)" in str(screen.query_one(RadioSet).pressed_button.label)
+        card = screen.query_one("#card-notebook")
+        assert (card.border_title, card.border_subtitle) == (CHOSEN, RECOMMENDED)
         await pilot.press("left")  # back to "yes"
         for _ in range(2):  # a click on the left arrow goes back: normal -> low -> free
             await pilot.click("#budget", offset=(2, 1))
@@ -46,8 +48,8 @@ async def test_route_questions_are_labelled_and_preselect_their_recommendation(t
         assert screen.query_one("#billing", Choice).value is True
         await until(pilot, lambda: "budget of nothing" in text_of(app, "#advice"))
         assert "billing account" not in text_of(app, "#advice")
-        assert screen.query_one(RadioSet).pressed_button.name == "notebook"
-        await press(pilot, "#next")
+        assert screen.query_one(RouteCards).chosen == "notebook"
+        await next_step(pilot)
         await on_screen(pilot, "NotebookScreen")  # Next follows the recommendation
 
 
@@ -59,7 +61,7 @@ async def test_7b_becomes_parameters_the_cheapest_fitting_slice_is_chosen_and_re
     async with app.run_test(size=size) as pilot:
         for step in ("RouteScreen", "AccountScreen"):
             await on_screen(pilot, step)
-            await press(pilot, "#next")
+            await next_step(pilot)
         await on_screen(pilot, "CapacityScreen")
         screen = app.screen
         assert app.focused is screen.query_one("#size")
@@ -78,22 +80,22 @@ async def test_7b_becomes_parameters_the_cheapest_fitting_slice_is_chosen_and_re
         assert table.get_row_at(table.cursor_row)[1] == "v5litepod-8"
         # A slice too small needs a second yes, which says by how much.
         table.move_cursor(row=[f.name for f in screen.fits].index("v5litepod-4"))
-        await press(pilot, "#next")
+        await next_step(pilot)
         await on_screen(pilot, "ConfirmScreen")
         assert "GiB per chip short" in text_of(app, "#question")
         await press(pilot, "#no")
         await on_screen(pilot, "CapacityScreen")
         table.move_cursor(row=[f.name for f in screen.fits].index("v5litepod-8"))
-        await press(pilot, "#next")
+        await next_step(pilot)
         await on_screen(pilot, "ZonesScreen")
         await pilot.press("escape")  # back: the answers are kept
         await on_screen(pilot, "CapacityScreen")
         assert app.screen.query_one("#params", Input).value == "7B"
         assert str(app.screen.query_one("#recipe", Select).value) == "adam-fp32"
-        await press(pilot, "#next")
+        await next_step(pilot)
         await on_screen(pilot, "ZonesScreen")
         await until(pilot, lambda: app.screen.zones, what="the zone survey")
-        await press(pilot, "#next")
+        await next_step(pilot)
         await on_screen(pilot, "ReviewScreen")
         assert "104.3 GiB fits sharded on v5litepod-8" in text_of(app, "#fit-verdict")
         assert on_screen_whole(app, "#create")
@@ -161,7 +163,7 @@ async def test_enter_alone_walks_every_step_with_the_defaults(tmp_path, size):
         await on_screen(pilot, "AccountScreen")
         assert app.focused is app.screen.query_one("#practice")
         assert "Practice mode: ON" in text_of(app, "#practice-label")
-        await press(pilot, "#next")
+        await next_step(pilot)
         await on_screen(pilot, "CapacityScreen")
         assert app.focused is app.screen.query_one("#size")
         app.screen.query_one(DataTable).focus()

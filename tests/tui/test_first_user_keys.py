@@ -1,62 +1,72 @@
 """Keys a first-time user presses on the early steps, at the stated minimum (80x24)."""
 
-from textual.widgets import DataTable, Input, RadioButton, RadioSet, Static
+from textual.widgets import DataTable, Input, Static
 
-from tests.tui.pilot_helpers import on_screen, press, until
+from tests.tui.pilot_helpers import next_step, on_screen, until
 from tpuwizard.tui.app import WizardApp
 from tpuwizard.tui.widgets.choice import Choice
+from tpuwizard.tui.widgets.route_cards import CHOSEN, RECOMMENDED, RouteCards
 
 SIZE = (80, 24)
 
 
-def labels(app) -> dict[str, str]:
-    return {str(b.name): str(b.label) for b in app.screen.query(RadioButton)}
+def cards(app) -> RouteCards:
+    return app.screen.query_one(RouteCards)
 
 
-def on_buttons(app) -> list[str]:
-    return [str(b.name) for b in app.screen.query(RadioButton) if b.value]
+def marks(app) -> dict[str, tuple[str, str]]:
+    """Each card's words on its border: (chosen, recommended)."""
+    return {
+        str(card.name): (str(card.border_title or ""), str(card.border_subtitle or ""))
+        for card in app.screen.query(".route-card")
+    }
 
 
-async def test_the_route_list_starts_on_the_chosen_route_and_enter_keeps_it(tmp_path):
+async def test_the_cards_are_the_route_choice_by_keys_and_enter_keeps_it(tmp_path):
     app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
     async with app.run_test(size=SIZE) as pilot:
         await on_screen(pilot, "RouteScreen")
-        routes = app.screen.query_one(RadioSet)
-        for _ in range(4):  # the four questions, then the list
-            await pilot.press("tab")
-        assert app.focused is routes
-        highlighted = routes.query_one("RadioButton.-selected", RadioButton)
-        assert highlighted.name == "vm"  # where the cursor lands is what is chosen
+        assert app.focused is app.screen.query_one("#budget", Choice)
+        # The recommendation for the default answers is picked, and both are said in words.
+        assert marks(app)["vm"] == (CHOSEN, RECOMMENDED)
+        assert [k for k, (c, _) in marks(app).items() if c] == ["vm"]
+        await pilot.press("shift+tab")  # the cards come before the questions
+        assert app.focused is cards(app)
+        await pilot.press("left")
+        assert marks(app)["notebook"] == (CHOSEN, "") and marks(app)["vm"] == ("", RECOMMENDED)
+        await pilot.press("right", "right")
+        assert marks(app)["spot"] == (CHOSEN, "") and marks(app)["notebook"] == ("", "")
         await pilot.press("enter")
-        assert on_buttons(app) == ["vm"]
-        assert labels(app)["vm"].endswith("(chosen, recommended)")
-        await pilot.press("up")  # the free notebook, highlighted, then Space picks it
-        await pilot.press("space")
-        assert on_buttons(app) == ["notebook"]
-        assert labels(app)["notebook"].endswith("(chosen)")
-        assert labels(app)["vm"].endswith("(recommended)")  # no longer "chosen"
-        await pilot.press("down", "enter")  # and back, with Enter this time
-        assert on_buttons(app) == ["vm"] and "chosen" in labels(app)["vm"]
-        await pilot.press("tab", "enter")  # Next
         await on_screen(pilot, "AccountScreen")
-        assert app.state.route == "vm"
+        assert app.state.route == "spot"
+        await pilot.press("escape")  # coming back keeps the pick, not the recommendation
+        await on_screen(pilot, "RouteScreen")
+        assert marks(app)["spot"] == (CHOSEN, "") and marks(app)["vm"] == ("", RECOMMENDED)
 
 
-async def test_a_new_recommendation_moves_the_pick_and_the_lists_cursor(tmp_path):
+async def test_a_click_on_a_card_picks_its_route(tmp_path):
+    app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await on_screen(pilot, "RouteScreen")
+        assert await pilot.click("#card-flex")
+        assert cards(app).chosen == "flex" and marks(app)["flex"][0] == CHOSEN
+        await pilot.press("enter")
+        await on_screen(pilot, "AccountScreen")
+        assert app.state.route == "flex"
+
+
+async def test_a_new_recommendation_moves_the_pick(tmp_path):
     app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
     async with app.run_test(size=SIZE) as pilot:
         await on_screen(pilot, "RouteScreen")
         for _ in range(3):
             await pilot.press("tab")
+        assert app.focused is app.screen.query_one("#billing", Choice)
         await pilot.press("right")  # billing: no, so the free notebook is recommended
-        await until(pilot, lambda: on_buttons(app) == ["notebook"], 5, "the notebook picked")
-        assert labels(app)["notebook"].endswith("(chosen, recommended)")
-        assert not labels(app)["vm"].endswith(")")
-        await pilot.press("tab")  # into the list: Enter keeps the new pick
-        routes = app.screen.query_one(RadioSet)
-        assert routes.query_one("RadioButton.-selected", RadioButton).name == "notebook"
+        await until(pilot, lambda: cards(app).chosen == "notebook", 5, "the notebook picked")
+        assert marks(app)["notebook"] == (CHOSEN, RECOMMENDED) and marks(app)["vm"] == ("", "")
         await pilot.press("enter")
-        assert on_buttons(app) == ["notebook"]
+        await on_screen(pilot, "NotebookScreen")
 
 
 async def test_enter_on_a_question_goes_on_and_never_changes_the_answer(tmp_path):
@@ -85,7 +95,7 @@ async def test_the_route_step_keeps_a_short_hint_at_80x24(tmp_path):
             app.screen.query_one("#chips", Choice).value = chips
             await pilot.pause()
             assert app.screen.query_one("#advice").region.height == (2 if chips == 4 else 3)
-            for selector in ("#ask", "#next", "#route"):
+            for selector in ("#routes", "#ask", "#questions", "#advice"):
                 region = app.screen.query_one(selector).region
                 assert region.height > 0 and region.y >= 1
                 assert region.bottom <= app.size.height - 1, (budget, selector)
@@ -96,7 +106,7 @@ async def test_enter_in_the_size_field_applies_it_and_goes_to_the_table(tmp_path
     async with app.run_test(size=SIZE) as pilot:
         for step in ("RouteScreen", "AccountScreen"):
             await on_screen(pilot, step)
-            await press(pilot, "#next")
+            await next_step(pilot)
         await on_screen(pilot, "CapacityScreen")
         size = app.screen.query_one("#size", Input)
         assert app.focused is size
@@ -115,7 +125,7 @@ async def test_the_fit_tables_headers_differ_and_the_chosen_row_is_marked_in_wor
     async with app.run_test(size=SIZE) as pilot:
         for step in ("RouteScreen", "AccountScreen"):
             await on_screen(pilot, step)
-            await press(pilot, "#next")
+            await next_step(pilot)
         await on_screen(pilot, "CapacityScreen")
         table = app.screen.query_one(DataTable)
         headers = [str(c.label) for c in table.columns.values()]

@@ -224,7 +224,7 @@ async def test_a_node_kept_in_practice_outlives_the_wizard_and_its_watchdog_stil
     # sandbox ends with the wizard, so keeping must hand the cloud to a lasting one at the same
     # address, or "deleted at HH:MM even if this laptop sleeps" would be a false promise.
     from tests.integration.iterate_helpers import stop_lasting_sandbox
-    from tpuwizard.core.cloud.types import ENDPOINT_ENV
+    from tpuwizard.core.cloud.endpoint import ENDPOINT_ENV
 
     script = tmp_path / "long.py"
     script.write_text(LONG_SCRIPT)

@@ -8,6 +8,7 @@ from textual.widgets import Switch
 
 from tests.tui.pilot_helpers import (
     buttons,
+    next_step,
     on_screen,
     press,
     sandbox_nodes,
@@ -172,7 +173,7 @@ async def test_esc_goes_back_and_help_opens(tmp_path):
     app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
     async with app.run_test(size=SIZE) as pilot:
         await on_screen(pilot, "RouteScreen")
-        await press(pilot, "#next")
+        await next_step(pilot)
         await on_screen(pilot, "AccountScreen")
         await pilot.press("escape")
         await on_screen(pilot, "RouteScreen")
@@ -219,8 +220,8 @@ async def test_notebook_route_writes_it_and_checks_receipts(tmp_path):
     app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
     async with app.run_test(size=SIZE) as pilot:
         await on_screen(pilot, "RouteScreen")
-        await press(pilot, "#route RadioButton")  # the first: the free notebook
-        await press(pilot, "#next")
+        await press(pilot, "#card-notebook")  # a click on the free notebook's card
+        await next_step(pilot)
         await on_screen(pilot, "NotebookScreen")
         await press(pilot, "#write")
         assert (tmp_path / "tpuwizard-colab.ipynb").is_file()

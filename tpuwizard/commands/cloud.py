@@ -23,7 +23,6 @@ from tpuwizard.commands.common import (
     stdin_is_terminal,
 )
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.launch.events import Finished
 
 if TYPE_CHECKING:
     from tpuwizard.core.launch.teardown import Billable
@@ -163,6 +162,7 @@ def launch(
 
     from tpuwizard.core import paths
     from tpuwizard.core.cloud import gcloud_config
+    from tpuwizard.core.launch.events import Finished
     from tpuwizard.core.launch.plan import DEFAULT_READY_TIMEOUT, LaunchPlan
     from tpuwizard.event_text import describe, json_event, summary_lines
     from tpuwizard.session.signals import exit_code, stop_on_signals

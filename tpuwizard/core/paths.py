@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
-import secrets
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -63,6 +61,8 @@ def cache_dir() -> Path:
 
 def new_run_id(now: datetime | None = None) -> str:
     """A run id usable as a GCP label value and a node name part: ``20261129-152500-a1b2``."""
+    import secrets  # imported where used, as hashlib below: the wizard's first screen needs neither
+
     stamp = (now or datetime.now(UTC)).strftime("%Y%m%d-%H%M%S")
     return f"{stamp}-{secrets.token_hex(2)}"
 
@@ -80,6 +80,9 @@ def owner_label() -> str:
     Two people sharing a project have different ids, so neither's ``teardown --all`` touches the
     other's resources. The id is created once, atomically, so two first launches agree on it.
     """
+    import hashlib
+    import secrets
+
     path = state_dir() / "install-id"
     if not path.exists():
         tmp = path.with_name(f".install-id.{os.getpid()}.{secrets.token_hex(4)}")

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import os
-import secrets
 from pathlib import Path
 
 from tpuwizard.core import paths
-from tpuwizard.core.cloud.types import ENDPOINT_ENV, GOOGLE_ENDPOINT, TOKEN_ENV
+from tpuwizard.core.cloud.endpoint import ENDPOINT_ENV, GOOGLE_ENDPOINT, TOKEN_ENV
 
 PRACTICE_PROJECT = "tpuwizard-practice"
 FAULTS_ENV = "TPUWIZARD_SANDBOX_FAULTS"
@@ -153,4 +152,6 @@ def make_foreground_sandbox(port: int, faults: str | None, delay: float):  # -> 
 
 def new_token() -> str:
     """A per-server secret: every sandbox a user starts answers only requests that carry it."""
+    import secrets  # here: the wizard's first screen imports this module, not the token
+
     return secrets.token_urlsafe(24)

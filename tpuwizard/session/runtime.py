@@ -9,7 +9,8 @@ from pathlib import Path
 
 from tpuwizard.core import paths
 from tpuwizard.core.cloud.client import TpuCloud
-from tpuwizard.core.cloud.types import TOKEN_ENV, NodeInfo
+from tpuwizard.core.cloud.endpoint import TOKEN_ENV
+from tpuwizard.core.cloud.types import NodeInfo
 from tpuwizard.core.errors import RemoteError
 from tpuwizard.core.launch.ledger import Ledger
 from tpuwizard.core.launch.runtime import Runtime, WatchdogConfig

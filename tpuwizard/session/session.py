@@ -87,8 +87,8 @@ class Session:
     def watchdog_check(self, service_account: str | None = None) -> WatchdogCheck:
         """Can the on-VM watchdog run? Asked before create (IAM's actAs test and the project's
         IAM policy); front ends arm it by default where the answer is not "no"."""
+        from tpuwizard.core.cloud.endpoint import GOOGLE_ENDPOINT
         from tpuwizard.core.cloud.iam import check_watchdog, endpoints_for
-        from tpuwizard.core.cloud.types import GOOGLE_ENDPOINT
 
         cloud = self.cloud
         key = (self.practice, cloud.project, service_account)

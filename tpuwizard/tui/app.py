@@ -89,16 +89,13 @@ class WizardApp(App[int]):
         from tpuwizard.core.cloud import gcloud_config
         from tpuwizard.session.session import Session
 
-        ctx = await asyncio.to_thread(gcloud_config.discover)
+        ctx = gcloud_config.discover()  # local files only, no network: no thread needed
         self.state.practice = self.force_sandbox or ctx.credentials is None
         self.session = Session(self.state.practice, ctx.project)
         self.state.project, self.state.zone, self.state.account = ctx.project, ctx.zone, ctx.account
         self.state.credentials = ctx.credentials
         if self.check_leftovers:
-            # Beside the first step, not before it: the check opens the cloud (the client
-            # library, or the practice sandbox), which takes longer than reading the first screen.
-            self.session.billing.expect_leftovers()
-            self.leftover_check = self.run_worker(self.offer_leftovers(), group="leftovers")
+            self.session.billing.expect_leftovers()  # the meter says it is looking
         else:
             self.start_heartbeats()
         step = 0
@@ -130,9 +127,13 @@ class WizardApp(App[int]):
     async def step_route(self) -> Any:
         from tpuwizard.tui.screens.route import RouteScreen
 
-        result = await self.push_screen_wait(
-            RouteScreen(self.state.route, self.state.route_answers)
+        shown = self.push_screen(
+            RouteScreen(self.state.route, self.state.route_answers), wait_for_dismiss=True
         )
+        # Once the first step is drawn, not before: the check opens the cloud in a thread (the
+        # client library, or the practice sandbox), and would slow the drawing down.
+        self.call_after_refresh(self.start_leftover_check)
+        result = await shown
         if result != BACK:
             self.state.route = result
         return result
@@ -145,10 +146,16 @@ class WizardApp(App[int]):
             return result
         self.state.practice = result["practice"]
         self.state.project = result["project"]
-        if self.leftover_check is not None:
+        if self.start_leftover_check() is not None:
             await self.leftover_check.wait()  # it connects too: one connect at a time
         await asyncio.to_thread(self.connect)
         return result
+
+    def start_leftover_check(self) -> Any:
+        """Look for earlier runs' resources, beside the walk (once); the worker, if asked for."""
+        if self.check_leftovers and self.leftover_check is None:
+            self.leftover_check = self.run_worker(self.offer_leftovers(), group="leftovers")
+        return self.leftover_check
 
     def start_heartbeats(self) -> None:
         from tpuwizard.tui.kept_beat import start_heartbeats

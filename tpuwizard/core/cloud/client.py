@@ -17,16 +17,10 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from tpuwizard.core.cloud.endpoint import ENDPOINT_ENV, GOOGLE_ENDPOINT, TOKEN_ENV
 from tpuwizard.core.cloud.polling import poll_until
 from tpuwizard.core.cloud.queued import QueuedCalls
-from tpuwizard.core.cloud.types import (
-    CALL_TIMEOUT,
-    ENDPOINT_ENV,
-    GOOGLE_ENDPOINT,
-    TOKEN_ENV,
-    NodeInfo,
-    NodeRequest,
-)
+from tpuwizard.core.cloud.types import CALL_TIMEOUT, NodeInfo, NodeRequest
 from tpuwizard.core.errors import CreateFailed
 
 

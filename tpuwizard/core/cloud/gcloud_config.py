@@ -9,7 +9,6 @@ server (a 3 s wait when nothing is there) unless the machine says it is a Google
 
 from __future__ import annotations
 
-import configparser
 import os
 import re
 from collections.abc import Mapping
@@ -64,10 +63,15 @@ def active_configuration(cfg_dir: Path, env: Mapping[str, str]) -> str:
 
 
 def read_properties(cfg_dir: Path, configuration: str) -> dict[str, dict[str, str]]:
+    path = cfg_dir / "configurations" / f"config_{configuration}"
+    if not path.is_file():
+        return {}  # no gcloud yet: the parser is not even imported (the wizard starts sooner)
+    import configparser
+
     # gcloud's files are INI without interpolation: a '%' (a proxy password) must not crash.
     parser = configparser.RawConfigParser()
     try:
-        parser.read(cfg_dir / "configurations" / f"config_{configuration}")
+        parser.read(path)
     except configparser.Error:
         return {}
     return {section: dict(parser[section]) for section in parser.sections()}

@@ -10,10 +10,6 @@ from typing import Any
 
 from tpuwizard.core.plan import catalog
 
-ENDPOINT_ENV = "TPUWIZARD_TPU_ENDPOINT"
-# A static bearer token for another endpoint (the sandbox requires its own); never logged.
-TOKEN_ENV = "TPUWIZARD_SANDBOX_TOKEN"
-GOOGLE_ENDPOINT = "https://tpu.googleapis.com"
 CALL_TIMEOUT = 30.0
 MANAGED_BY = {"managed-by": "tpuwizard"}
 RUN_LABEL = "tpuwizard-run"

@@ -1,4 +1,4 @@
-"""What every step shares: the status bar, the footer, Esc to go back, F1 / ? for help."""
+"""What every step shares: the status bar, the key bar, Esc to go back, F1 / ? for help."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer
 
+from tpuwizard.tui.widgets.key_bar import KeyBar
 from tpuwizard.tui.widgets.status_bar import StatusBar
 
 BACK = "back"  # what a step screen is dismissed with when the user goes back
@@ -29,7 +29,7 @@ class WizardScreen(Screen[Any]):
         yield StatusBar(self.STEP)
         with VerticalScroll(id="body"):
             yield from self.compose_body()
-        yield Footer()
+        yield KeyBar()
 
     def compose_body(self) -> ComposeResult:
         yield from ()

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import time
 
-from textual.widgets import Static
+from textual.content import Content
+from textual.widget import Widget
 
 from tpuwizard.core.launch.billing import Billed, BillingState
 from tpuwizard.figures import count, money
@@ -60,26 +61,30 @@ def launch_meter(billing: BillingState, skip: set[str], names: bool) -> str | No
     return f"BILLING{name} {int(first.costing_s())}s ~{money(spent)} est."
 
 
-class StatusBar(Static):
-    """Re-reads the App's billing state once a second, so the meter runs until verified gone."""
+class StatusBar(Widget):
+    """Re-reads the App's billing state once a second, so the meter runs until verified gone.
+
+    Drawn from the state on each refresh: one line that never changes size, so a new reading
+    repaints the bar alone instead of laying out the screen again.
+    """
 
     def __init__(self, step: str) -> None:
         super().__init__(id="status-bar")
         self.step = step
 
     def on_mount(self) -> None:
-        self.refresh_text()
+        self.set_class(self.app.billing.may_bill(), "billing")  # type: ignore[attr-defined]
         self.set_interval(1.0, self.refresh_text)
 
-    def on_resize(self) -> None:
-        self.refresh_text()
-
     def refresh_text(self) -> None:
+        self.set_class(self.app.billing.may_bill(), "billing")  # type: ignore[attr-defined]
+        self.refresh()
+
+    def render(self) -> Content:
         app = self.app
         practice = "PRACTICE | " if app.state.practice else ""  # type: ignore[attr-defined]
         billing: BillingState = app.billing  # type: ignore[attr-defined]
         text = f"{practice}{self.step} | {meter_text(billing)}"
         if len(text) > self.size.width - 2:  # the meter must never fall off the bar
             text = f"{practice}{self.step} | {meter_text(billing, names=False)}"
-        self.update(text)
-        self.set_class(billing.may_bill(), "billing")
+        return Content(text)
