@@ -38,6 +38,7 @@ NAMES = {
 async def walk(tmp: Path) -> None:
     from tests.tui.pilot_helpers import next_step, on_screen, press, until
     from tpuwizard.tui.app import WizardApp
+    from tpuwizard.tui.widgets.route_cards import RouteCards
 
     class Recording(WizardApp):
         async def switch_screen(self, screen):  # type: ignore[override]
@@ -92,7 +93,7 @@ async def walk(tmp: Path) -> None:
     notebook_app = WizardApp(run_dir=tmp / "runs", check_leftovers=False)
     async with notebook_app.run_test(size=SIZE) as pilot:
         await on_screen(pilot, "RouteScreen")
-        await press(pilot, "#card-notebook")
+        notebook_app.screen.query_one(RouteCards).choose("notebook")
         await next_step(pilot)
         await on_screen(pilot, "NotebookScreen")
         await press(pilot, "#write")

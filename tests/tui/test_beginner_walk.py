@@ -1,6 +1,7 @@
 """What a first-time user trips over, walked at the stated minimum (80x24) and at 100x32."""
 
 import pytest
+from textual.color import Color
 from textual.widgets import Button, DataTable, Input, Select, Switch
 
 from tests.tui.pilot_helpers import next_step, on_screen, press, until
@@ -39,8 +40,7 @@ async def test_route_questions_are_labelled_and_preselect_their_recommendation(t
         await pilot.press("right")
         await until(pilot, lambda: screen.query_one(RouteCards).chosen == "notebook")
         assert "Without a billing account" in text_of(app, "#advice")
-        card = screen.query_one("#card-notebook")
-        assert (card.border_title, card.border_subtitle) == (CHOSEN, RECOMMENDED)
+        assert screen.query_one(RouteCards).words("notebook") == (CHOSEN, RECOMMENDED)
         await pilot.press("left")  # back to "yes"
         for _ in range(2):  # a click on the left arrow goes back: normal -> low -> free
             await pilot.click("#budget", offset=(2, 1))
@@ -146,9 +146,11 @@ async def test_the_light_themes_card_borders_are_visible(tmp_path):
         for theme in ("textual-light", "textual-dark"):
             app.theme = theme
             await pilot.pause(0.1)
-            card = app.screen.query_one("#card-notebook")
-            _, background = card.background_colors
-            border = background + card.styles.border_top[1]  # the border over its background
+            cards = app.screen.query_one(RouteCards)
+            assert cards.words("notebook") == ("", "")  # a plain card: the muted border
+            _, background = cards.background_colors
+            muted = Color.parse(app.get_css_variables()["foreground-muted"])
+            border = background + muted  # the border over its background
             assert abs(border.brightness - background.brightness) > 0.25, theme
 
 

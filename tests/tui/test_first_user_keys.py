@@ -16,10 +16,11 @@ def cards(app) -> RouteCards:
 
 def marks(app) -> dict[str, tuple[str, str]]:
     """Each card's words on its border: (chosen, recommended)."""
-    return {
-        str(card.name): (str(card.border_title or ""), str(card.border_subtitle or ""))
-        for card in app.screen.query(".route-card")
-    }
+    return {info.key: cards(app).words(info.key) for info in cards(app).routes}
+
+
+def drawn(app) -> str:
+    return str(cards(app).render())
 
 
 async def test_the_cards_are_the_route_choice_by_keys_and_enter_keeps_it(tmp_path):
@@ -30,6 +31,7 @@ async def test_the_cards_are_the_route_choice_by_keys_and_enter_keeps_it(tmp_pat
         # The recommendation for the default answers is picked, and both are said in words.
         assert marks(app)["vm"] == (CHOSEN, RECOMMENDED)
         assert [k for k, (c, _) in marks(app).items() if c] == ["vm"]
+        assert drawn(app).count(CHOSEN) == 1 and drawn(app).count(RECOMMENDED) == 1
         await pilot.press("shift+tab")  # the cards come before the questions
         assert app.focused is cards(app)
         await pilot.press("left")
@@ -48,7 +50,8 @@ async def test_a_click_on_a_card_picks_its_route(tmp_path):
     app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
     async with app.run_test(size=SIZE) as pilot:
         await on_screen(pilot, "RouteScreen")
-        assert await pilot.click("#card-flex")
+        start, width = cards(app).columns(cards(app).size.width)[3]  # the fourth card: flex
+        assert await pilot.click(RouteCards, offset=(start + width // 2, 2))
         assert cards(app).chosen == "flex" and marks(app)["flex"][0] == CHOSEN
         await pilot.press("enter")
         await on_screen(pilot, "AccountScreen")
@@ -150,3 +153,16 @@ async def test_the_fit_tables_headers_differ_and_the_chosen_row_is_marked_in_wor
         assert marked(zones) == first
         await pilot.press("down")
         await until(pilot, lambda: marked(zones) == at_cursor(zones) != first, 5, "the mark")
+
+
+async def test_the_cards_keep_less_below_100_columns_and_all_again_above(tmp_path):
+    app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
+    async with app.run_test(size=(120, 32)) as pilot:
+        await on_screen(pilot, "RouteScreen")
+        assert "wait:" in drawn(app) and app.screen.query_one("#route-title").display
+        await pilot.resize_terminal(*SIZE)
+        await until(pilot, lambda: "wait:" not in drawn(app), 5, "the compact cards")
+        assert not app.screen.query_one("#route-title").display
+        assert all(len(line) <= SIZE[0] for line in drawn(app).splitlines())
+        await pilot.resize_terminal(120, 32)
+        await until(pilot, lambda: "wait:" in drawn(app), 5, "the full cards")

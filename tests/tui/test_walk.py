@@ -17,6 +17,7 @@ from tests.tui.pilot_helpers import (
 )
 from tpuwizard.core.launch.ledger import Ledger
 from tpuwizard.tui.app import WizardApp
+from tpuwizard.tui.widgets.route_cards import RouteCards
 
 SIZE = (100, 32)
 
@@ -220,7 +221,7 @@ async def test_notebook_route_writes_it_and_checks_receipts(tmp_path):
     app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
     async with app.run_test(size=SIZE) as pilot:
         await on_screen(pilot, "RouteScreen")
-        await press(pilot, "#card-notebook")  # a click on the free notebook's card
+        app.screen.query_one(RouteCards).choose("notebook")  # the free notebook's card
         await next_step(pilot)
         await on_screen(pilot, "NotebookScreen")
         await press(pilot, "#write")

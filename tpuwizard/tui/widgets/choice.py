@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import ClassVar
 
-from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
+from textual.content import Content
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
@@ -62,11 +62,11 @@ class Choice(Widget, can_focus=True):
         self.border_title = label
         self.set_reactive(Choice.value, value)
 
-    def render(self) -> Text:
+    def render(self) -> Content:
         words = next(text for text, v in self.options if v == self.value)
         # The arrows say there is more to choose; the focus shows as the border's colour and
         # as the bold answer, so it does not rest on colour alone.
-        return Text.assemble(
+        return Content.assemble(
             ("◂ ", "dim"), (words, "bold" if self.has_focus else ""), (" ▸", "dim")
         )
 

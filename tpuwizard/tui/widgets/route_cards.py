@@ -2,7 +2,8 @@
 
 The cards are the choice itself, so the first step draws each route once, and a click on what
 the user is reading picks it. Which card is chosen and which is recommended is said in words on
-its border, not by colour alone.
+its border, not by colour alone. One widget draws all four boxes: four bordered widgets took
+longer to mount than the rest of the first screen together.
 """
 
 from __future__ import annotations
@@ -10,15 +11,19 @@ from __future__ import annotations
 from typing import ClassVar
 
 from textual import events
-from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal
+from textual.content import Content
+from textual.geometry import Size
 from textual.message import Message
-from textual.widgets import Static
+from textual.widget import Widget
 
 from tpuwizard.core.plan.routes import RouteInfo
 
 CHOSEN, RECOMMENDED = "▸ chosen", "recommended"
+GAP = 1  # columns between cards
+# Corners (top left, top right, bottom left, bottom right), then the horizontal and vertical edge.
+ROUND = ("╭", "╮", "╰", "╯", "─", "│")
+HEAVY = ("┏", "┓", "┗", "┛", "━", "┃")
 
 
 def card_text(info: RouteInfo, compact: bool = False) -> str:
@@ -30,27 +35,11 @@ def card_text(info: RouteInfo, compact: bool = False) -> str:
     )
 
 
-class RouteCards(Horizontal, can_focus=True):
+class RouteCards(Widget, can_focus=True):
     DEFAULT_CSS = """
     RouteCards {
         height: auto;
-    }
-    RouteCards > .route-card {
-        width: 1fr;
-        height: auto;
-        padding: 0 1;
-        margin: 0 1 1 0;
-        border: round $foreground-muted;
-        border-subtitle-color: $success;
-    }
-    RouteCards > .route-card.recommended {
-        border: round $success;
-    }
-    RouteCards > .route-card.chosen {
-        border: heavy $foreground;
-    }
-    RouteCards:focus > .route-card.chosen {
-        border: heavy $accent;
+        margin: 0 0 1 0;
     }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -76,36 +65,25 @@ class RouteCards(Horizontal, can_focus=True):
         super().__init__(id=id)
         self.routes = routes
         self.chosen, self.recommended, self.compact = chosen, recommended, compact
+        self.drawn: tuple[tuple[object, ...], list[Content]] | None = None  # the last lines
 
-    def compose(self) -> ComposeResult:
-        for info in self.routes:
-            card = Static(
-                card_text(info, self.compact),
-                classes="route-card",
-                id=f"card-{info.key}",
-                name=info.key,
-            )
-            self.mark(card)
-            yield card
-
-    def mark(self, card: Static) -> None:
-        chosen, recommended = card.name == self.chosen, card.name == self.recommended
-        card.set_class(chosen, "chosen")
-        card.set_class(recommended, "recommended")
-        card.border_title = CHOSEN if chosen else ""
-        card.border_subtitle = RECOMMENDED if recommended else ""
+    # -- what is shown --------------------------------------------------------------------
+    def words(self, route: str) -> tuple[str, str]:
+        """The words on a card's border: (top, bottom), "" where there is nothing to say."""
+        return (
+            CHOSEN if route == self.chosen else "",
+            RECOMMENDED if route == self.recommended else "",
+        )
 
     def show(self, chosen: str, recommended: str) -> None:
         """Mark the chosen and the recommended route (the program's pick: no message)."""
         self.chosen, self.recommended = chosen, recommended
-        for card in self.query(".route-card").results(Static):
-            self.mark(card)
+        self.refresh()
 
     def set_compact(self, compact: bool) -> None:
         """Below 100 columns the cards keep only cost and run time."""
         self.compact = compact
-        for info in self.routes:
-            self.query_one(f"#card-{info.key}", Static).update(card_text(info, compact))
+        self.refresh(layout=True)
 
     def choose(self, route: str) -> None:
         """The user's pick: marked, and said to the screen."""
@@ -113,14 +91,88 @@ class RouteCards(Horizontal, can_focus=True):
             self.show(route, self.recommended)
             self.post_message(self.Changed(self, route))
 
+    # -- drawing ----------------------------------------------------------------------------
+    def columns(self, width: int) -> list[tuple[int, int]]:
+        """Each card's (first column, width) across ``width`` cells."""
+        count = len(self.routes)
+        room = max(count, width - GAP * (count - 1))
+        spans, x = [], 0
+        for i in range(count):
+            w = room // count + (1 if i < room % count else 0)
+            spans.append((x, w))
+            x += w + GAP
+        return spans
+
+    def lines(self, width: int) -> list[Content]:
+        """The cards' lines at ``width`` (measured, then drawn: worked out once for both)."""
+        key = (width, self.chosen, self.recommended, self.compact, self.has_focus)
+        if self.drawn is None or self.drawn[0] != key:
+            self.drawn = key, self.draw(width)
+        return self.drawn[1]
+
+    def draw(self, width: int) -> list[Content]:
+        columns = self.columns(width)
+        bodies = [
+            Content.from_markup(card_text(info, self.compact)).wrap(max(1, w - 4))
+            for info, (_, w) in zip(self.routes, columns, strict=True)
+        ]
+        height = max(len(body) for body in bodies)
+        return [
+            Content(" " * GAP).join(
+                self.card_row(info, w, body, row, height)
+                for info, (_, w), body in zip(self.routes, columns, bodies, strict=True)
+            )
+            for row in range(height + 2)
+        ]
+
+    def card_row(
+        self, info: RouteInfo, width: int, body: list[Content], row: int, height: int
+    ) -> Content:
+        top, bottom = self.words(info.key)
+        chosen = bool(top)
+        left_top, right_top, left_bottom, right_bottom, edge, side = HEAVY if chosen else ROUND
+        if chosen:
+            style = "bold $accent" if self.has_focus else "bold $foreground"
+        else:
+            style = "$success" if bottom else "$foreground-muted"
+        if row == 0:
+            label = f" {top} " if top else ""
+            rest = edge * max(0, width - 3 - len(label))
+            return Content.assemble((left_top + edge + label + rest + right_top, style))
+        if row == height + 1:
+            label = f" {bottom} " if bottom else ""
+            rest = edge * max(0, width - 3 - len(label))
+            return Content.assemble((left_bottom + rest + label + edge + right_bottom, style))
+        text = body[row - 1] if row - 1 < len(body) else Content("")
+        return Content.assemble(
+            (side + " ", style), text.pad_right(width - 4 - text.cell_length), (" " + side, style)
+        )
+
+    def render(self) -> Content:
+        return Content("\n").join(self.lines(self.size.width))
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(self.lines(width))
+
+    def on_focus(self) -> None:
+        self.refresh()  # the chosen card's border takes the focus colour
+
+    def on_blur(self) -> None:
+        self.refresh()
+
+    # -- choosing ---------------------------------------------------------------------------
+    def card_at(self, x: int) -> str | None:
+        """The route whose card covers column ``x`` (None in a gap)."""
+        for info, (start, w) in zip(self.routes, self.columns(self.size.width), strict=True):
+            if start <= x < start + w:
+                return info.key
+        return None
+
     def action_step(self, by: int) -> None:
         keys = [info.key for info in self.routes]
         self.choose(keys[(keys.index(self.chosen) + by) % len(keys)])
 
     def on_click(self, event: events.Click) -> None:
-        node = event.widget
-        while node is not None and node is not self:
-            if isinstance(node, Static) and node.has_class("route-card") and node.name:
-                self.choose(node.name)
-                return
-            node = node.parent  # type: ignore[assignment]
+        route = self.card_at(event.x)
+        if route is not None:
+            self.choose(route)
