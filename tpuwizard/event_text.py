@@ -49,10 +49,11 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
                 else "price unknown"
             )
             chips = count(event.chips, "chip")
+            minutes = event.max_run_minutes
+            deadline = "no deadline" if minutes is None else f"deadline {minutes:g} min"
             return [
                 f"{practice}Creating {event.name}: {event.accelerator} ({chips}) "
-                f"in {event.zone}, route {event.route}, {price}, "
-                f"deadline {event.max_run_minutes} min. Run {event.run_id}."
+                f"in {event.zone}, route {event.route}, {price}, {deadline}. Run {event.run_id}."
             ]
         case ev.Provisioning():
             note = "" if event.state == "READY" else " (not billing until READY)"

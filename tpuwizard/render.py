@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import os
+import sys
 from collections.abc import Sequence
+from typing import TextIO, cast
 
 from rich import box
 from rich.cells import cell_len
@@ -21,7 +24,29 @@ ROUTE_PRICE = {"vm": "vm (on-demand)", "spot": "spot", "flex": "flex (spot as a 
 def console() -> Console:
     # A command's result goes to stdout (notes go to stderr); only without --json, so stdout is
     # the table or the JSON, never both. NO_COLOR is honoured by rich itself.
-    return Console(no_color=bool(os.environ.get("NO_COLOR")))
+    no_color = bool(os.environ.get("NO_COLOR"))
+    if sys.stdout.isatty():
+        return Console(no_color=no_color)
+    return Console(file=cast(TextIO, LineEnds(sys.stdout)), no_color=no_color)
+
+
+class LineEnds(io.TextIOBase):
+    """Text for a pipe or a file: rich pads tables and wrapped lines with spaces to their width,
+    which a terminal hides and a file keeps; here each line loses them."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out, self.pending = out, ""
+
+    def write(self, text: str) -> int:
+        *lines, self.pending = (self.pending + text).split("\n")
+        for line in lines:
+            self.out.write(line.rstrip(" ") + "\n")
+        return len(text)
+
+    def flush(self) -> None:
+        self.out.write(self.pending)  # a line without its end yet: as it is
+        self.pending = ""
+        self.out.flush()
 
 
 def print_table(

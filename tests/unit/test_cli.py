@@ -158,3 +158,21 @@ def test_every_option_of_every_command_says_what_it_does():
         return missing
 
     assert undocumented(main, "tpuwizard") == []  # `up --help` once had three bare options
+
+
+def test_the_command_list_says_each_commands_sentence_whole_at_80_columns():
+    result = CliRunner().invoke(main, ["--help"], terminal_width=80)
+    assert result.exit_code == 0
+    listed = result.output.split("Commands:")[1]
+    assert "..." not in listed  # click cut them off at 80 columns
+    words = " ".join(listed.split())
+    assert "copy results back, and tear it down." in words
+    assert all(len(line) <= 80 for line in result.output.splitlines())
+
+
+def test_a_table_sent_to_a_pipe_has_no_padding_at_line_ends():
+    result = run("fit", "48")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert "v5litepod-4" in result.stdout and len(lines) > 3
+    assert [line for line in lines if line != line.rstrip()] == []

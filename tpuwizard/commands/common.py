@@ -65,6 +65,18 @@ def print_json(data: object) -> None:
 class Group(click.Group):
     """Turns :class:`BadInput` from any command into its message and exit code 2."""
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # Each command's first sentence, wrapped: click's own cut them off with "..." at 80
+        # columns, which is where most people first read the list.
+        rows = [
+            (name, command.get_short_help_str(limit=500))
+            for name in self.list_commands(ctx)
+            if (command := self.get_command(ctx, name)) is not None and not command.hidden
+        ]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
     def invoke(self, ctx: click.Context) -> object:
         try:
             return super().invoke(ctx)
