@@ -18,9 +18,12 @@ from tpuwizard.commands.common import (
     kept_now,
     open_session,
     print_json,
+    project_option,
+    sandbox_option,
     say,
     show,
     stdin_is_terminal,
+    transport_option,
 )
 from tpuwizard.core.errors import BadInput
 
@@ -79,7 +82,7 @@ def sandbox_serve(port: int, faults: str | None, delay: float) -> None:
     show_default=True,
     help="On-demand VM, spot, or Flex-start (queued, bounded).",
 )
-@click.option("--project", help="Project id (default from gcloud config).")
+@project_option
 @click.option("--name", help="Node name (default tpuwizard-<run id>).")
 @click.option(
     "--script", type=click.Path(path_type=Path), help="Your script to run after the verifier."
@@ -108,13 +111,7 @@ def sandbox_serve(port: int, faults: str | None, delay: float) -> None:
 @click.option(
     "--trace", is_flag=True, help="The verifier also saves a profiler trace into the run folder."
 )
-@click.option(
-    "--transport",
-    type=click.Choice(["ssh", "gcloud"]),
-    default="ssh",
-    show_default=True,
-    help="gcloud for projects that enforce OS Login.",
-)
+@transport_option
 @click.option(
     "--internal-ips",
     is_flag=True,
@@ -133,7 +130,7 @@ def sandbox_serve(port: int, faults: str | None, delay: float) -> None:
     help="The node's service account (the watchdog deletes with it); default: the project's "
     "Compute Engine default account, which has no roles in organisations made since May 2024.",
 )
-@click.option("--sandbox", is_flag=True, help="Practise against the local sandbox.")
+@sandbox_option
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per event per line.")
 def launch(
     accelerator: str,
@@ -227,8 +224,8 @@ def launch(
 
 
 @click.command()
-@click.option("--project", help="Project id (default from gcloud config).")
-@click.option("--sandbox", is_flag=True, help="The practice sandbox.")
+@project_option
+@sandbox_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     """Everything tpuwizard created that may still bill, from the ledger and labels."""
@@ -270,14 +267,14 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
 @click.command()
 @click.argument("name", required=False)
 @click.option("--all", "everything", is_flag=True, help="Everything tpuwizard created.")
-@click.option("--project", help="Project id (default from gcloud config).")
+@project_option
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @click.option(
     "--other-owner",
     is_flag=True,
     help="With NAME and --yes: delete it although another tpuwizard user made it.",
 )
-@click.option("--sandbox", is_flag=True, help="The practice sandbox.")
+@sandbox_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def teardown(
     name: str | None,

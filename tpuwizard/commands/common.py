@@ -26,6 +26,18 @@ def say(text: str = "") -> None:
     click.echo(text, err=True)
 
 
+# Options several commands share, so each says the same thing everywhere.
+sandbox_option = click.option("--sandbox", is_flag=True, help="Practise against the local sandbox.")
+project_option = click.option("--project", help="Project id (default from gcloud config).")
+transport_option = click.option(
+    "--transport",
+    type=click.Choice(["ssh", "gcloud"]),
+    default="ssh",
+    show_default=True,
+    help="gcloud for projects that enforce OS Login.",
+)
+
+
 def show(text: str = "") -> None:
     """A command's human result (a table's lines, a verdict) goes to stdout, for pipes and files;
     never with ``--json``, whose stdout is the JSON document alone."""

@@ -21,7 +21,10 @@ from tpuwizard.commands.common import (
     cloud_errors,
     open_session,
     print_json,
+    project_option,
+    sandbox_option,
     say,
+    transport_option,
 )
 from tpuwizard.core.errors import BadInput
 
@@ -32,8 +35,6 @@ if TYPE_CHECKING:
     from tpuwizard.session.session import Session
 
 node_option = click.option("--node", help="The kept node (optional when exactly one is kept).")
-sandbox_option = click.option("--sandbox", is_flag=True, help="Practise against the local sandbox.")
-project_option = click.option("--project", help="Project id (default from gcloud config).")
 
 
 @click.command()
@@ -61,13 +62,7 @@ project_option = click.option("--project", help="Project id (default from gcloud
     is_flag=True,
     help="Keep it even where no watchdog can be armed: then only `tpuwizard down` ends it.",
 )
-@click.option(
-    "--transport",
-    type=click.Choice(["ssh", "gcloud"]),
-    default="ssh",
-    show_default=True,
-    help="gcloud for projects that enforce OS Login.",
-)
+@transport_option
 @click.option(
     "--ready-timeout",
     type=float,
