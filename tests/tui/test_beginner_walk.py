@@ -28,13 +28,13 @@ async def test_route_questions_are_labelled_and_preselect_their_recommendation(t
     async with app.run_test(size=size) as pilot:
         await on_screen(pilot, "RouteScreen")
         screen = app.screen
-        assert app.focused is screen.query_one("#budget")  # Enter works without Tab first
+        assert app.focused is screen.query_one(RouteCards)  # Enter works without Tab first
         titles = [s.border_title for s in screen.query(Choice)]
         assert titles == ["Budget", "Chips needed", "Run length", "Billing acct"]
         assert on_screen_whole(app, "#routes") and on_screen_whole(app, "#questions")
         assert screen.query_one(RouteCards).chosen == "vm"
         # Keyboard only, as a first-time user would: Tab to the billing question, then an arrow.
-        for _ in range(3):
+        for _ in range(4):
             await pilot.press("tab")
         assert app.focused is screen.query_one("#billing")
         await pilot.press("right")
@@ -160,8 +160,8 @@ async def test_enter_alone_walks_every_step_with_the_defaults(tmp_path, size):
     app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
     async with app.run_test(size=size) as pilot:
         await on_screen(pilot, "RouteScreen")
-        assert app.focused is app.screen.query_one("#budget")
-        await pilot.press("enter")  # on a question Enter goes on, the answers as they are
+        assert app.focused is app.screen.query_one(RouteCards)
+        await pilot.press("enter")  # on the cards Enter goes on, with the recommended pick
         await on_screen(pilot, "AccountScreen")
         assert app.focused is app.screen.query_one("#practice")
         assert "Practice mode: ON" in text_of(app, "#practice-label")

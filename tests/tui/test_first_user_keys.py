@@ -27,13 +27,11 @@ async def test_the_cards_are_the_route_choice_by_keys_and_enter_keeps_it(tmp_pat
     app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
     async with app.run_test(size=SIZE) as pilot:
         await on_screen(pilot, "RouteScreen")
-        assert app.focused is app.screen.query_one("#budget", Choice)
+        assert app.focused is cards(app)  # the choice first
         # The recommendation for the default answers is picked, and both are said in words.
         assert marks(app)["vm"] == (CHOSEN, RECOMMENDED)
         assert [k for k, (c, _) in marks(app).items() if c] == ["vm"]
         assert drawn(app).count(CHOSEN) == 1 and drawn(app).count(RECOMMENDED) == 1
-        await pilot.press("shift+tab")  # the cards come before the questions
-        assert app.focused is cards(app)
         await pilot.press("left")
         assert marks(app)["notebook"] == (CHOSEN, "") and marks(app)["vm"] == ("", RECOMMENDED)
         await pilot.press("right", "right")
@@ -62,10 +60,14 @@ async def test_a_new_recommendation_moves_the_pick(tmp_path):
     app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
     async with app.run_test(size=SIZE) as pilot:
         await on_screen(pilot, "RouteScreen")
-        for _ in range(3):
+        await pilot.press("right")  # the user's own pick: spot
+        for _ in range(4):  # the cards, then the four questions
             await pilot.press("tab")
         assert app.focused is app.screen.query_one("#billing", Choice)
-        await pilot.press("right")  # billing: no, so the free notebook is recommended
+        await pilot.press("shift+tab", "right")  # runs 4-24 hours: on demand still
+        assert cards(app).recommended == "vm"
+        assert cards(app).chosen == "spot"  # the same recommendation keeps the user's pick
+        await pilot.press("tab", "right")  # billing: no, so the free notebook
         await until(pilot, lambda: cards(app).chosen == "notebook", 5, "the notebook picked")
         assert marks(app)["notebook"] == (CHOSEN, RECOMMENDED) and marks(app)["vm"] == ("", "")
         await pilot.press("enter")
@@ -76,7 +78,7 @@ async def test_enter_on_a_question_goes_on_and_never_changes_the_answer(tmp_path
     app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
     async with app.run_test(size=SIZE) as pilot:
         await on_screen(pilot, "RouteScreen")
-        await pilot.press("tab")
+        await pilot.press("tab", "tab")
         chips = app.screen.query_one("#chips", Choice)
         assert app.focused is chips and chips.value == 4
         await pilot.press("enter")
@@ -166,3 +168,17 @@ async def test_the_cards_keep_less_below_100_columns_and_all_again_above(tmp_pat
         assert all(len(line) <= SIZE[0] for line in drawn(app).splitlines())
         await pilot.resize_terminal(120, 32)
         await until(pilot, lambda: "wait:" in drawn(app), 5, "the full cards")
+
+
+async def test_tab_on_the_first_steps_visits_only_what_can_be_seen(tmp_path):
+    app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
+    async with app.run_test(size=SIZE) as pilot:
+        for step in ("RouteScreen", "AccountScreen"):
+            await on_screen(pilot, step)
+            visited = []
+            for _ in range(len(app.screen.focus_chain) + 1):
+                await pilot.press("tab")
+                visited.append(app.focused)
+            assert app.screen.query_one("#body") not in visited, step  # nothing to scroll
+            assert all(w is not None and w.region.height > 0 for w in visited), step
+            await next_step(pilot)

@@ -197,6 +197,18 @@ async def test_small_terminal_is_told_so(tmp_path):
         await on_screen(pilot, "RouteScreen")
 
 
+async def test_a_terminal_made_too_small_on_a_step_is_covered_until_it_grows(tmp_path):
+    app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        for step in ("RouteScreen", "AccountScreen"):
+            await on_screen(pilot, step)
+            await pilot.resize_terminal(79, 24)
+            await on_screen(pilot, "TooSmallScreen", 5)
+            await pilot.resize_terminal(80, 24)
+            await on_screen(pilot, step, 5)  # the step as it was
+            await next_step(pilot)
+
+
 async def test_notebook_route_writes_it_and_checks_receipts(tmp_path):
     import json
 

@@ -155,3 +155,17 @@ def test_the_bar_shows_the_deadline_of_a_node_kept_without_idle_time():
     state = BillingState()
     state.note_kept(kept(idle_s=None))
     assert "only you can delete it" in meter_text(state)
+
+
+def test_the_meter_says_a_resource_that_stopped_billing_no_longer_bills_until_it_is_gone():
+    from tpuwizard.core.launch import events as ev
+
+    state = BillingState()
+    state.apply(ev.ResourceExists("node-a", "node", ZONE, "v5litepod-1", "vm", "run-1"))
+    assert meter_text(state) == "EXISTS node-a (not billing yet)"
+    state.apply(ev.BillingStarted("node-a", time.time() - 66, 1.2))
+    assert meter_text(state).startswith("BILLING node-a 66s")
+    state.apply(ev.BillingStopped("node-a", 66.0, 0.02))
+    assert meter_text(state) == "EXISTS node-a (no longer billing)"  # never "not ... yet"
+    state.apply(ev.TeardownVerified("node-a", "node", 66.0, 0.02))
+    assert meter_text(state) == "Nothing is billing"

@@ -73,9 +73,6 @@ class WizardApp(App[int]):
                 loop.add_signal_handler(sig, self.on_signal, sig)
         self.walk()
 
-    def on_resize(self) -> None:
-        self.check_size()
-
     def check_size(self) -> None:
         cover_if_too_small(self)
 

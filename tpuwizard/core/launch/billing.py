@@ -52,6 +52,7 @@ class Billed:
     route: str
     exists_since: float
     costing_since: float | None = None  # first READY; None while it waits or is being made
+    stopped_billing: bool = False  # it billed, and no longer does (gone, or taken by Google)
     leftover: bool = False  # from an earlier run, found in the ledger or by labels
     kept: bool = False  # the user chose to leave it running
     left: bool = False  # a leftover the user chose to leave running for now
@@ -170,7 +171,7 @@ class BillingState:
             case ev.BillingStarted():
                 self._update(event.name, costing_since=event.since, state="READY")
             case ev.BillingStopped():
-                self._update(event.name, costing_since=None)
+                self._update(event.name, costing_since=None, stopped_billing=True)
             case ev.TeardownVerified():
                 self._items.pop(event.name, None)
             case ev.Kept():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
@@ -13,6 +14,14 @@ from tpuwizard.tui.widgets.key_bar import KeyBar
 from tpuwizard.tui.widgets.status_bar import StatusBar
 
 BACK = "back"  # what a step screen is dismissed with when the user goes back
+
+
+class StepBody(VerticalScroll):
+    """A step's content. A Tab stop only while it holds more than fits (then the arrow keys
+    scroll it); otherwise Tab would land on nothing the user can see."""
+
+    def allow_focus(self) -> bool:
+        return self.max_scroll_y > 0
 
 
 class WizardScreen(Screen[Any]):
@@ -27,7 +36,7 @@ class WizardScreen(Screen[Any]):
 
     def compose(self) -> ComposeResult:
         yield StatusBar(self.STEP)
-        with VerticalScroll(id="body"):
+        with StepBody(id="body"):
             yield from self.compose_body()
         yield KeyBar()
 
@@ -36,6 +45,13 @@ class WizardScreen(Screen[Any]):
 
     def on_screen_resume(self) -> None:
         # A step shown while the terminal is too small gets the too-small cover at once.
+        self.check_size()
+
+    def on_resize(self, event: events.Resize) -> None:
+        # And so does a step whose terminal is made too small (the App hears no resize).
+        self.check_size()
+
+    def check_size(self) -> None:
         check = getattr(self.app, "check_size", None)
         if check is not None:
             self.call_after_refresh(check)

@@ -16,7 +16,7 @@ from tpuwizard.tui.widgets.choice import Choice
 from tpuwizard.tui.widgets.route_cards import RouteCards
 
 CHIPS = (1, 4, 8, 16, 64)
-TITLE = "[b]How will you get a TPU?[/b] Pick a card (Tab to the cards, then ← →, or a click)."
+TITLE = "[b]How will you get a TPU?[/b] Pick a card with ← → or a click; Tab goes to the questions."
 ASK = "A few questions for a recommendation (change an answer with ← →):"
 ASK_SHORT = "Pick a card and answer with ← → (Tab moves); Enter goes on."
 COMPACT_BELOW = 100  # columns
@@ -32,11 +32,11 @@ class RouteScreen(WizardScreen):
     STEP = "1 Route"
     CAN_GO_BACK = False
     HELP = (
-        "Pick how you will get a TPU: the cards are the choice (Tab to them, then the arrow "
-        "keys, or a click on a card). Answer the four questions for a recommendation (Tab moves "
-        "between them; the arrow keys, Space or a click change an answer); a new answer picks its "
-        "recommendation, and the choice stays yours. Enter goes on with the chosen route. "
-        "The free notebook route needs no billing account."
+        "Pick how you will get a TPU: the cards are the choice (the arrow keys, or a click on a "
+        "card). Answer the four questions for a recommendation (Tab moves between them; the "
+        "arrow keys, Space or a click change an answer). An answer that changes the "
+        "recommendation picks the new one; otherwise your pick stays. Enter goes on with the "
+        "chosen route. The free notebook route needs no billing account."
     )
     BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "go_on", "Next")]
 
@@ -69,7 +69,7 @@ class RouteScreen(WizardScreen):
         yield Static(self.advice_text, id="advice")
 
     def on_mount(self) -> None:
-        self.query_one("#budget", Choice).focus()
+        self.query_one(RouteCards).focus()  # the choice first; the questions help make it
 
     def on_resize(self, event: events.Resize) -> None:
         # Below 100 columns the cards keep cost and run time, so 80x24 holds the whole step
@@ -83,8 +83,9 @@ class RouteScreen(WizardScreen):
         self.query_one("#route-title", Static).display = not compact
 
     def take_answers(self, now: dict[str, object]) -> None:
-        """The answers and their recommendation; a changed answer picks the recommendation."""
-        changed, self.seen = now != self.seen, now
+        """The answers and their recommendation; an answer that changes the recommendation
+        picks it (on the first visit too), and one that leaves it as it was keeps the pick."""
+        changed, self.seen, before = now != self.seen, now, self.recommended
         self.answers.update(now)
         advice = recommend(
             self.answers["budget"],  # type: ignore[arg-type]
@@ -95,8 +96,8 @@ class RouteScreen(WizardScreen):
         self.recommended = advice.route
         title = next(i.title for i in route_table() if i.key == advice.route)
         self.advice_text = f"Recommended: [b]{title}[/b]. {advice.reason}"
-        if changed:
-            # A new answer preselects its recommendation; coming back (Esc) keeps the pick.
+        if changed and advice.route != before:
+            # Coming back (Esc) changes no answer, so it keeps the pick too.
             self.chosen = advice.route
 
     @on(Choice.Changed)

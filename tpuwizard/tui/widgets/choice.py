@@ -32,7 +32,7 @@ class Choice(Widget, can_focus=True):
     }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("right,space", "step(1)", "Next answer", show=False),
+        Binding("right,space", "step(1)", "Change", key_display="← →"),  # "← → Change"
         Binding("left", "step(-1)", "Previous answer", show=False),
     ]
 

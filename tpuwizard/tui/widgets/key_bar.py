@@ -1,8 +1,10 @@
-"""The keys of the step on show, on one line at the bottom; a click on one presses it.
+"""The keys that work now, on one line at the bottom of each step; a click on one presses it.
 
-One widget that draws the screen's shown bindings, instead of Textual's ``Footer``, which mounts a
-widget per key and composes them only after the first frame (so every step was laid out and drawn
-twice before it settled). The command palette's key sits at the right end, as in the Footer.
+They are the keys of the screen on top: a step's own, or those of the dialog open over it (the
+quit guard's Enter is its focused button, never the step's Next). One widget that draws them,
+instead of Textual's ``Footer``, which mounts a widget per key and composes them only after the
+first frame (so every step was laid out and drawn twice before it settled). The command
+palette's key sits at the right end, as in the Footer.
 """
 
 from __future__ import annotations
@@ -45,17 +47,27 @@ class KeyBar(Widget):
         self.spans: list[tuple[int, int, str]] = []  # (first column, end column, key) drawn
 
     def on_mount(self) -> None:
-        self.screen.bindings_updated_signal.subscribe(self, self.bindings_changed)
+        self.listen_to(self.screen)
+        self.app.screen_change_signal.subscribe(self, self.screen_changed)
 
     def on_unmount(self) -> None:
-        self.screen.bindings_updated_signal.unsubscribe(self)
+        self.app.screen_change_signal.unsubscribe(self)
+
+    def listen_to(self, screen: Screen[object]) -> None:
+        """Redraw when the keys of ``screen`` change (focus moved, an action was enabled)."""
+        screen.bindings_updated_signal.unsubscribe(self)  # once per screen, however often shown
+        screen.bindings_updated_signal.subscribe(self, self.bindings_changed)
+
+    def screen_changed(self, screen: Screen[object]) -> None:
+        self.listen_to(screen)  # a dialog opened over the step: its keys now
+        self.refresh()
 
     def bindings_changed(self, screen: Screen[object]) -> None:
         self.refresh()  # one line, drawn again: its size never changes
 
     def shown_bindings(self) -> tuple[list[Shown], Shown | None]:
-        """The screen's bindings to show (one per action, in order), and the palette's."""
-        active = self.screen.active_bindings
+        """The top screen's bindings to show (one per action, in order), and the palette's."""
+        active = self.app.screen.active_bindings
         palette_key = self.app.COMMAND_PALETTE_BINDING if self.app.ENABLE_COMMAND_PALETTE else None
         shown: dict[str, Shown] = {}
         palette = None

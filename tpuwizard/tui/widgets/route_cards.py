@@ -20,6 +20,7 @@ from textual.widget import Widget
 from tpuwizard.core.plan.routes import RouteInfo
 
 CHOSEN, RECOMMENDED = "▸ chosen", "recommended"
+SHORT = {CHOSEN: "▸", RECOMMENDED: "rec."}  # for cards too narrow for the words
 GAP = 1  # columns between cards
 # Corners (top left, top right, bottom left, bottom right), then the horizontal and vertical edge.
 ROUND = ("╭", "╮", "╰", "╯", "─", "│")
@@ -35,6 +36,14 @@ def card_text(info: RouteInfo, compact: bool = False) -> str:
     )
 
 
+def fitted(words: str, room: int) -> str:
+    """A border's words as they fit in ``room`` cells: whole, shortened, or not at all."""
+    for label in (words, SHORT.get(words, "")):
+        if label and len(label) + 2 <= room:
+            return f" {label} "
+    return ""
+
+
 class RouteCards(Widget, can_focus=True):
     DEFAULT_CSS = """
     RouteCards {
@@ -43,7 +52,7 @@ class RouteCards(Widget, can_focus=True):
     }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("right", "step(1)", "Next route", show=False),
+        Binding("right", "step(1)", "Pick", key_display="← →"),  # the key bar: "← → Pick"
         Binding("left", "step(-1)", "Previous route", show=False),
     ]
 
@@ -136,11 +145,11 @@ class RouteCards(Widget, can_focus=True):
         else:
             style = "$success" if bottom else "$foreground-muted"
         if row == 0:
-            label = f" {top} " if top else ""
+            label = fitted(top, width - 3)
             rest = edge * max(0, width - 3 - len(label))
             return Content.assemble((left_top + edge + label + rest + right_top, style))
         if row == height + 1:
-            label = f" {bottom} " if bottom else ""
+            label = fitted(bottom, width - 3)
             rest = edge * max(0, width - 3 - len(label))
             return Content.assemble((left_bottom + rest + label + edge + right_bottom, style))
         text = body[row - 1] if row - 1 < len(body) else Content("")

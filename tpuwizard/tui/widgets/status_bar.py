@@ -53,7 +53,10 @@ def launch_meter(billing: BillingState, skip: set[str], names: bool) -> str | No
     costing = [b for b in billing.costing() if b.name not in skip]
     if not costing:
         what = ", ".join(b.name for b in existing) if names else count(len(existing), "resource")
-        return f"EXISTS {what} (not billing yet)"
+        when = (
+            "no longer billing" if all(b.stopped_billing for b in existing) else "not billing yet"
+        )
+        return f"EXISTS {what} ({when})"
     first = costing[0]
     more = f" +{len(costing) - 1}" if len(costing) > 1 else ""
     name = f" {first.name}{more}" if names else (f" x{len(costing)}" if more else "")
