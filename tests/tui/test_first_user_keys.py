@@ -182,3 +182,57 @@ async def test_tab_on_the_first_steps_visits_only_what_can_be_seen(tmp_path):
             assert app.screen.query_one("#body") not in visited, step  # nothing to scroll
             assert all(w is not None and w.region.height > 0 for w in visited), step
             await next_step(pilot)
+
+
+async def test_the_notebook_platform_chosen_is_said_in_words(tmp_path):
+    from textual.widgets import RadioButton
+
+    app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await on_screen(pilot, "RouteScreen")
+        cards(app).choose("notebook")
+        await next_step(pilot)
+        await on_screen(pilot, "NotebookScreen")
+
+        def chosen() -> list[str]:
+            return [
+                str(b.name) for b in app.screen.query(RadioButton) if "(chosen)" in str(b.label)
+            ]
+
+        assert chosen() == ["colab"]
+        await pilot.press("down", "space")  # the list has focus: Kaggle
+        await until(pilot, lambda: chosen() == ["kaggle"], 5, "Kaggle chosen in words")
+
+
+async def test_help_offers_esc_to_go_back_only_where_a_step_can(tmp_path):
+    app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
+    async with app.run_test(size=SIZE) as pilot:
+        for step, goes_back in (("RouteScreen", False), ("AccountScreen", True)):
+            await on_screen(pilot, step)
+            await pilot.press("f1")
+            await on_screen(pilot, "HelpScreen", 5)
+            words = str(app.screen.query_one("#help-text", Static).render())
+            assert ("go back one step" in words) is goes_back, step
+            await pilot.press("escape")
+            await on_screen(pilot, step, 5)
+            await next_step(pilot)
+
+
+async def test_the_capacity_prices_are_those_of_the_route_chosen(tmp_path):
+    from tpuwizard.core.plan import catalog
+
+    app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await on_screen(pilot, "RouteScreen")
+        cards(app).choose("spot")
+        for step in ("RouteScreen", "AccountScreen"):
+            await on_screen(pilot, step)
+            await next_step(pilot)
+        await on_screen(pilot, "CapacityScreen")
+        table = app.screen.query_one(DataTable)
+        prices = {
+            str(table.get_row_at(i)[1]): str(table.get_row_at(i)[-1])
+            for i in range(table.row_count)
+        }
+        spot = catalog.parse_accelerator("v5litepod-4").price_per_hour("spot")
+        assert spot is not None and prices["v5litepod-4"] == f"${spot:,.2f}"

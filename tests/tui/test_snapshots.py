@@ -224,7 +224,8 @@ def test_help(snap_compare, size):
     from tpuwizard.tui.screens.route import RouteScreen
 
     assert snap_compare(
-        Harness(lambda: HelpScreen(RouteScreen.STEP, RouteScreen.HELP)), terminal_size=size
+        Harness(lambda: HelpScreen(RouteScreen.STEP, RouteScreen.HELP, RouteScreen.CAN_GO_BACK)),
+        terminal_size=size,
     )
 
 

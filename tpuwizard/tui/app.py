@@ -170,7 +170,7 @@ class WizardApp(App[int]):
 
         s = self.state
         result = await self.push_screen_wait(
-            CapacityScreen(s.state_gib, s.accelerator or None, s.params, s.recipe)
+            CapacityScreen(s.state_gib, s.accelerator or None, s.params, s.recipe, s.route)
         )
         if result != BACK:
             s.state_gib, s.accelerator = result["state_gib"], result["accelerator"]

@@ -67,4 +67,4 @@ class WizardScreen(Screen[Any]):
     def action_help(self) -> None:
         from tpuwizard.tui.screens.help import HelpScreen
 
-        self.app.push_screen(HelpScreen(self.STEP, self.HELP))
+        self.app.push_screen(HelpScreen(self.STEP, self.HELP, self.CAN_GO_BACK))

@@ -25,7 +25,8 @@ class CapacityScreen(WizardScreen):
         "are not counted. The cheapest slice that holds the state is chosen for you; one that "
         "does not hold it needs a second yes. Launch runs single-host slices. 'From my "
         "program' compiles your own training step for each slice instead, activations "
-        "included. " + fit.ACTIVATION_NOTE
+        "included. '$/h' is the list price on the route you chose; a zone's own price can "
+        "differ, and Review shows the chosen zone's. " + fit.ACTIVATION_NOTE
     )
 
     def __init__(
@@ -34,9 +35,10 @@ class CapacityScreen(WizardScreen):
         accelerator: str | None,
         params: str = "",
         recipe: str = "bf16-adam",
+        route: str = "vm",
     ) -> None:
         super().__init__()
-        self.state_gib, self.accelerator = state_gib, accelerator
+        self.state_gib, self.accelerator, self.route = state_gib, accelerator, route
         self.params, self.recipe = params, recipe
         self.fits: list[fit.SliceFit] = []
         self.suggested_params: str | None = None  # set when the size looks like parameters
@@ -108,7 +110,7 @@ class CapacityScreen(WizardScreen):
             verdict.update(f"[b]Not understood:[/b] {err}")
             return
         self.state_gib = state
-        self.fits = fit.plan(state, fit.select_slices(single_host=True))
+        self.fits = fit.plan(state, fit.select_slices(single_host=True), route=self.route)
         table = self.query_one(DataTable)
         table.clear()
         for f in self.fits:

@@ -13,22 +13,24 @@ from textual.widgets import Button, Static
 KEYS = """Keys
   Tab / Shift+Tab   move between fields
   Enter             press the focused button, choose the highlighted row
-  Esc               go back one step (or close this help)
+  Esc               {esc}
   F1 or ?           this help
   Ctrl+T            switch between dark and light themes
-  Ctrl+Q            quit: if anything may still bill, you are asked what to do with it first"""
+  Ctrl+Q            quit (first asks about anything that may still bill)"""
 
 
 class HelpScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Close")]
 
-    def __init__(self, step: str, text: str) -> None:
+    def __init__(self, step: str, text: str, can_go_back: bool = True) -> None:
         super().__init__()
-        self.step, self.text = step, text
+        self.step, self.text, self.can_go_back = step, text, can_go_back
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Static(f"[b]Help: {self.step}[/b]\n\n{self.text}\n\n{KEYS}", id="help-text")
+            esc = "go back one step (or close this help)" if self.can_go_back else "close this help"
+            keys = KEYS.format(esc=esc)
+            yield Static(f"[b]Help: {self.step}[/b]\n\n{self.text}\n\n{keys}", id="help-text")
             yield Button("Close", id="close", variant="primary")
 
     def on_button_pressed(self, _event: Button.Pressed) -> None:

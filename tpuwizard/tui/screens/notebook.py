@@ -14,6 +14,12 @@ from tpuwizard.core.evidence import notebook
 from tpuwizard.core.evidence.receipt import check_receipt, load_receipt
 from tpuwizard.tui.screens.base import WizardScreen
 
+PLATFORMS = {"colab": "Google Colab (TPU v5e-1)", "kaggle": "Kaggle (TPU VM v5e-8)"}
+
+
+def platform_label(title: str, chosen: bool) -> str:
+    return f"{title} (chosen)" if chosen else title
+
 
 class NotebookScreen(WizardScreen):
     STEP = "Notebook"
@@ -32,8 +38,8 @@ class NotebookScreen(WizardScreen):
     def compose_body(self) -> ComposeResult:
         yield Static("[b]A free TPU in a hosted notebook[/b]", classes="title")
         with RadioSet(id="platform"):
-            yield RadioButton("Google Colab (TPU v5e-1)", value=True, name="colab")
-            yield RadioButton("Kaggle (TPU VM v5e-8)", name="kaggle")
+            for key, title in PLATFORMS.items():
+                yield RadioButton(platform_label(title, key == "colab"), key == "colab", name=key)
         yield Button("Write the notebook", id="write", variant="primary")
         yield Static(id="steps")
         yield Label("Downloaded receipt")
@@ -41,6 +47,12 @@ class NotebookScreen(WizardScreen):
             yield Input(placeholder="~/Downloads/receipt.json", id="receipt")
             yield Button("Check the receipt", id="check")
         yield Static(id="result")
+
+    @on(RadioSet.Changed, "#platform")
+    def mark_platform(self) -> None:
+        # The chosen one in words: both buttons draw the same dot, in different colours.
+        for button in self.query_one("#platform", RadioSet).query(RadioButton):
+            button.label = platform_label(PLATFORMS[str(button.name)], button.value)
 
     def platform(self) -> str:
         pressed = self.query_one(RadioSet).pressed_button

@@ -45,8 +45,8 @@ class ReviewScreen(WizardScreen):
         yield Static(
             f"[b]About to create[/b] {s.accelerator} ({size}) in "
             f"{s.zone}, project {s.project}, route {s.route}, runtime "
-            f"{slice_.generation.runtime_version}.\nAbout {money(hourly)}/h, an estimate "
-            "from approximate list prices."
+            f"{slice_.generation.runtime_version}.\nAbout {money(hourly)}/h in this zone, an "
+            "estimate from approximate prices."
             + (" [b]Practice: nothing is billed.[/b]" if s.practice else ""),
             id="summary",
         )
