@@ -82,6 +82,11 @@ class StatusBar(Widget):
     def refresh_text(self) -> None:
         self.set_class(self.app.billing.may_bill(), "billing")  # type: ignore[attr-defined]
         self.refresh()
+        stack = self.app.screen_stack
+        if self.screen in stack:
+            # Under two dialogs Textual shows this bar as last drawn: redraw it on each.
+            for screen in stack[stack.index(self.screen) + 1 :]:
+                screen.refresh(self.region)
 
     def render(self) -> Content:
         app = self.app
