@@ -97,14 +97,24 @@ def test_a_long_wait_is_reported_every_minute_not_only_on_change(monkeypatch):
     from tpuwizard.core.cloud import polling
     from tpuwizard.core.errors import WaitTimedOut
 
-    monkeypatch.setattr(polling, "REPORT_EVERY_S", 0.05)
+    class Clock:  # the wait's own time, so a busy machine cannot change what is reported
+        now = 0.0
+
+        def monotonic(self) -> float:
+            return self.now
+
+        def sleep(self, seconds: float) -> None:
+            self.now += seconds
+
+    monkeypatch.setattr(polling, "time", Clock())
     waiting = type("Q", (), {"state": "WAITING_FOR_RESOURCES"})()
     seen: list[str] = []
     with pytest.raises(WaitTimedOut):
         polling.poll_until(
-            "q", lambda: waiting, "ACTIVE", lambda *_: None, seen.append, 0.5, 0.02, None
+            "q", lambda: waiting, "ACTIVE", lambda *_: None, seen.append, 300, 10, None
         )
-    assert len(seen) >= 4 and set(seen) == {"WAITING_FOR_RESOURCES"}
+    # At 0 s (the first state), then about every 60 s of the 300 s wait (polled every 10 s).
+    assert len(seen) >= 5 and set(seen) == {"WAITING_FOR_RESOURCES"}
 
 
 def test_a_plan_attaching_an_account_the_check_says_you_may_not_attach_is_refused(tmp_path):
