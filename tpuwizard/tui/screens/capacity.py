@@ -25,8 +25,9 @@ class CapacityScreen(WizardScreen):
         "are not counted. The cheapest slice that holds the state is chosen for you; one that "
         "does not hold it needs a second yes. Launch runs single-host slices. 'From my "
         "program' compiles your own training step for each slice instead, activations "
-        "included. '$/h' is the list price on the route you chose; a zone's own price can "
-        "differ, and Review shows the chosen zone's. " + fit.ACTIVATION_NOTE
+        "included. '$/h' is the list price on the route you chose (for Flex-start, whose own "
+        "price the catalog lacks, spot's stands in); a zone's own price can differ, and Review "
+        "shows the chosen zone's. " + fit.ACTIVATION_NOTE
     )
 
     def __init__(

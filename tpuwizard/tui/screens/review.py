@@ -41,12 +41,16 @@ class ReviewScreen(WizardScreen):
         slice_ = catalog.parse_accelerator(s.accelerator)
         hourly = cost.hourly(s.accelerator, s.route, s.zone)
         size = f"{count(slice_.chips, 'chip')}, {count(slice_.vms, 'VM')}"
+        price = (
+            "Its price per hour is unknown (Flex-start has its own, not in the catalog)."
+            if hourly is None
+            else f"About {money(hourly)}/h in this zone, an estimate from approximate prices."
+        )
         # Short enough for 80x24: where the prices come from is in the help (F1).
         yield Static(
             f"[b]About to create[/b] {s.accelerator} ({size}) in "
             f"{s.zone}, project {s.project}, route {s.route}, runtime "
-            f"{slice_.generation.runtime_version}.\nAbout {money(hourly)}/h in this zone, an "
-            "estimate from approximate prices."
+            f"{slice_.generation.runtime_version}.\n{price}"
             + (" [b]Practice: nothing is billed.[/b]" if s.practice else ""),
             id="summary",
         )
