@@ -21,7 +21,6 @@ from textual.widgets import Static
 
 from tpuwizard.core.launch.billing import BillingState
 from tpuwizard.tui.screens.base import BACK
-from tpuwizard.tui.screens.too_small import cover_if_too_small
 from tpuwizard.tui.state import WizardState
 
 if TYPE_CHECKING:
@@ -72,9 +71,6 @@ class WizardApp(App[int]):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.add_signal_handler(sig, self.on_signal, sig)
         self.walk()
-
-    def check_size(self) -> None:
-        cover_if_too_small(self)
 
     def action_toggle_theme(self) -> None:
         self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"

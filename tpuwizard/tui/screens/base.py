@@ -10,6 +10,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 
+from tpuwizard.tui.screens.too_small import cover_if_too_small
 from tpuwizard.tui.widgets.key_bar import KeyBar
 from tpuwizard.tui.widgets.status_bar import StatusBar
 
@@ -45,16 +46,11 @@ class WizardScreen(Screen[Any]):
 
     def on_screen_resume(self) -> None:
         # A step shown while the terminal is too small gets the too-small cover at once.
-        self.check_size()
+        self.call_after_refresh(cover_if_too_small, self.app)
 
     def on_resize(self, event: events.Resize) -> None:
         # And so does a step whose terminal is made too small (the App hears no resize).
-        self.check_size()
-
-    def check_size(self) -> None:
-        check = getattr(self.app, "check_size", None)
-        if check is not None:
-            self.call_after_refresh(check)
+        self.call_after_refresh(cover_if_too_small, self.app)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # Steps that cannot go back do not offer Esc in the footer at all.

@@ -11,6 +11,7 @@ from textual.containers import Horizontal
 from textual.widgets import Static
 
 from tpuwizard.core.plan.routes import BUDGETS, RUN_LENGTHS, recommend, route_table
+from tpuwizard.figures import count
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.widgets.choice import Choice
 from tpuwizard.tui.widgets.route_cards import RouteCards
@@ -63,7 +64,9 @@ class RouteScreen(WizardScreen):
         yield Static(ASK_SHORT if compact else ASK, id="ask")
         with Horizontal(id="questions"):
             yield Choice([(b, b) for b in BUDGETS], a["budget"], "Budget", "budget")
-            yield Choice([(_chips(c), c) for c in CHIPS], a["chips"], "Chips needed", "chips")
+            yield Choice(
+                [(count(c, "chip"), c) for c in CHIPS], a["chips"], "Chips needed", "chips"
+            )
             yield Choice([(r, r) for r in RUN_LENGTHS], a["length"], "Run length", "length")
             yield Choice([("yes", True), ("no", False)], a["billing"], "Billing acct", "billing")
         yield Static(self.advice_text, id="advice")
@@ -117,7 +120,3 @@ class RouteScreen(WizardScreen):
 
     def action_go_on(self) -> None:
         self.dismiss(self.chosen)
-
-
-def _chips(count: int) -> str:
-    return f"{count} chip" if count == 1 else f"{count} chips"
