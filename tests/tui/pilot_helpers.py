@@ -47,10 +47,17 @@ async def next_step(pilot) -> None:
         await pilot.pause()
 
 
-async def walk_to_review(pilot) -> None:
-    for screen in ("RouteScreen", "AccountScreen", "CapacityScreen"):
+async def walk_to_capacity(pilot) -> None:
+    """From the start, through Route and Account as they are, to the Capacity step."""
+    for screen in ("RouteScreen", "AccountScreen"):
         await on_screen(pilot, screen)
         await next_step(pilot)
+    await on_screen(pilot, "CapacityScreen")
+
+
+async def walk_to_review(pilot) -> None:
+    await walk_to_capacity(pilot)
+    await next_step(pilot)
     await on_screen(pilot, "ZonesScreen")
     await until(pilot, lambda: pilot.app.screen.zones, what="the zone survey")
     await next_step(pilot)

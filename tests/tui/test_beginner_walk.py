@@ -4,7 +4,7 @@ import pytest
 from textual.color import Color
 from textual.widgets import Button, DataTable, Input, Select, Switch
 
-from tests.tui.pilot_helpers import next_step, on_screen, press, until
+from tests.tui.pilot_helpers import next_step, on_screen, press, until, walk_to_capacity
 from tpuwizard.tui.app import WizardApp
 from tpuwizard.tui.widgets.choice import Choice
 from tpuwizard.tui.widgets.route_cards import CHOSEN, RECOMMENDED, RouteCards
@@ -59,10 +59,7 @@ async def test_7b_becomes_parameters_the_cheapest_fitting_slice_is_chosen_and_re
 ):
     app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
     async with app.run_test(size=size) as pilot:
-        for step in ("RouteScreen", "AccountScreen"):
-            await on_screen(pilot, step)
-            await next_step(pilot)
-        await on_screen(pilot, "CapacityScreen")
+        await walk_to_capacity(pilot)
         screen = app.screen
         assert app.focused is screen.query_one("#size")
         table = screen.query_one(DataTable)

@@ -2,7 +2,7 @@
 
 from textual.widgets import DataTable, Input, Static
 
-from tests.tui.pilot_helpers import next_step, on_screen, until
+from tests.tui.pilot_helpers import next_step, on_screen, until, walk_to_capacity
 from tpuwizard.tui.app import WizardApp
 from tpuwizard.tui.widgets.choice import Choice
 from tpuwizard.tui.widgets.route_cards import CHOSEN, RECOMMENDED, RouteCards
@@ -109,10 +109,7 @@ async def test_the_route_step_keeps_a_short_hint_at_80x24(tmp_path):
 async def test_enter_in_the_size_field_applies_it_and_goes_to_the_table(tmp_path):
     app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
     async with app.run_test(size=SIZE) as pilot:
-        for step in ("RouteScreen", "AccountScreen"):
-            await on_screen(pilot, step)
-            await next_step(pilot)
-        await on_screen(pilot, "CapacityScreen")
+        await walk_to_capacity(pilot)
         size = app.screen.query_one("#size", Input)
         assert app.focused is size
         size.value = ""
@@ -128,10 +125,7 @@ async def test_enter_in_the_size_field_applies_it_and_goes_to_the_table(tmp_path
 async def test_the_fit_tables_headers_differ_and_the_chosen_row_is_marked_in_words(tmp_path):
     app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
     async with app.run_test(size=SIZE) as pilot:
-        for step in ("RouteScreen", "AccountScreen"):
-            await on_screen(pilot, step)
-            await next_step(pilot)
-        await on_screen(pilot, "CapacityScreen")
+        await walk_to_capacity(pilot)
         table = app.screen.query_one(DataTable)
         headers = [str(c.label) for c in table.columns.values()]
         assert "tot" not in headers and len(set(headers)) == len(headers)
@@ -225,10 +219,7 @@ async def test_the_capacity_prices_are_those_of_the_route_chosen(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await on_screen(pilot, "RouteScreen")
         cards(app).choose("spot")
-        for step in ("RouteScreen", "AccountScreen"):
-            await on_screen(pilot, step)
-            await next_step(pilot)
-        await on_screen(pilot, "CapacityScreen")
+        await walk_to_capacity(pilot)
         table = app.screen.query_one(DataTable)
         prices = {
             str(table.get_row_at(i)[1]): str(table.get_row_at(i)[-1])

@@ -18,16 +18,21 @@ from tpuwizard.tui.app import WizardApp
 SIZE = (100, 32)
 
 
+async def launch_until_the_rerun_choices(pilot, script) -> None:
+    """Create with ``script`` from Review and wait for its first run's choices (Run again...)."""
+    await walk_to_review(pilot)
+    pilot.app.screen.query_one("#script", Input).value = str(script)
+    await press(pilot, "#create")
+    await on_screen(pilot, "ScriptScreen", 120)
+    await until(pilot, lambda: pilot.app.screen.query("#rerun-choices"), 60, "the rerun choices")
+
+
 async def test_run_again_reuses_the_node_and_reads_the_edited_script(tmp_path, home):
     script = tmp_path / "train.py"
     script.write_text("print('version', 1, flush=True)\n")
     app = WizardApp(run_dir=tmp_path / "runs")
     async with app.run_test(size=SIZE) as pilot:
-        await walk_to_review(pilot)
-        app.screen.query_one("#script", Input).value = str(script)
-        await press(pilot, "#create")
-        await on_screen(pilot, "ScriptScreen", 120)
-        await until(pilot, lambda: app.screen.query("#run-again"), 60, "the rerun choices")
+        await launch_until_the_rerun_choices(pilot, script)
         assert "version 1" in app.screen.log_text()
         (node,) = app.billing.existing()
         script.write_text("print('version', 2, flush=True)\n")  # as the editor would
@@ -46,11 +51,7 @@ async def test_run_again_has_the_focus_and_the_log_follows_the_new_run_at_80x24(
     script.write_text("for i in range(40):\n    print('line', i, flush=True)\n")
     app = WizardApp(run_dir=tmp_path / "runs")
     async with app.run_test(size=(80, 24)) as pilot:
-        await walk_to_review(pilot)
-        app.screen.query_one("#script", Input).value = str(script)
-        await press(pilot, "#create")
-        await on_screen(pilot, "ScriptScreen", 120)
-        await until(pilot, lambda: app.screen.query("#run-again"), 60, "the rerun choices")
+        await launch_until_the_rerun_choices(pilot, script)
         await until(pilot, lambda: app.focused is app.screen.query_one("#run-again"), 5, "focus")
         log = app.screen.query_one(Log)
         await until(pilot, lambda: log.is_vertical_scroll_end, 5, "the end of the first run")
@@ -91,11 +92,7 @@ async def test_a_shell_on_worker_0_between_runs_and_the_choices_stay(tmp_path, h
     monkeypatch.setattr(App, "suspend", lambda self: contextlib.nullcontext())  # no terminal here
     app = WizardApp(run_dir=tmp_path / "runs")
     async with app.run_test(size=SIZE) as pilot:
-        await walk_to_review(pilot)
-        app.screen.query_one("#script", Input).value = str(script)
-        await press(pilot, "#create")
-        await on_screen(pilot, "ScriptScreen", 120)
-        await until(pilot, lambda: app.screen.query("#open-shell"), 60, "the rerun choices")
+        await launch_until_the_rerun_choices(pilot, script)
         (node,) = app.billing.existing()
         await press(pilot, "#open-shell")
         await until(pilot, lambda: "exit 7" in app.screen.log_text(), 10, "the shell's end")
@@ -120,11 +117,7 @@ async def test_a_wizard_closed_between_runs_deletes_its_node_instead_of_waiting(
     script.write_text("print('done', flush=True)\n")
     app = WizardApp(run_dir=tmp_path / "runs")
     async with app.run_test(size=SIZE) as pilot:
-        await walk_to_review(pilot)
-        app.screen.query_one("#script", Input).value = str(script)
-        await press(pilot, "#create")
-        await on_screen(pilot, "ScriptScreen", 120)
-        await until(pilot, lambda: app.screen.query("#run-again"), 60, "the rerun choices")
+        await launch_until_the_rerun_choices(pilot, script)
         app.exit()
     deadline = time.monotonic() + 60
     while sandbox_nodes(home) and time.monotonic() < deadline:

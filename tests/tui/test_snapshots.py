@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from textual.app import App
 
+from tests.lifecycle_events import planned
 from tpuwizard.core.cloud import gcloud_config
 from tpuwizard.core.cloud.zones import documented
 from tpuwizard.core.launch import events as ev
@@ -175,20 +176,7 @@ def test_summary(snap_compare, size):
 
     summary = RunSummary()
     for event in [
-        ev.Planned(
-            "demo",
-            "tpuwizard-demo",
-            "v5litepod-4",
-            "us-central1-a",
-            "vm",
-            "p",
-            4,
-            1,
-            4.8,
-            120,
-            True,
-            "runs/demo",
-        ),
+        planned("demo"),
         ev.Check(0, "import", True, "jax 0.10.2, jaxlib 0.10.2", "import"),
         ev.Check(0, "backend", True, "cpu, 4 devices", "backend"),
         ev.Check(0, "contract", True, "pmap sum of squares 10416.0", "contract"),

@@ -1,5 +1,6 @@
 """The summary at 80 columns: folded lines keep their place; each file once; the last run only."""
 
+from tests.lifecycle_events import planned
 from tests.tui.test_snapshots import Harness
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.summary import RunSummary
@@ -11,20 +12,7 @@ LONG = "epoch 3: " + " ".join(f"metric_{i}=0.{i}" for i in range(12))  # longer 
 def after_run_again() -> RunSummary:
     summary = RunSummary()
     for event in (
-        ev.Planned(
-            "d",
-            "tpuwizard-d",
-            "v5litepod-4",
-            "us-central1-a",
-            "vm",
-            "p",
-            4,
-            1,
-            4.8,
-            120,
-            True,
-            "runs/d",
-        ),
+        planned("d"),
         ev.ScriptLine(0, "first run"),
         ev.ScriptFinished(0),
         ev.FileFetched("runs/d/files/out.txt"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.lifecycle_events import planned
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.billing import BillingState
 from tpuwizard.core.launch.ledger import Resource
@@ -18,11 +19,7 @@ def exists(state: BillingState, name: str = NAME, kind: str = "node") -> None:
 
 def test_nothing_exists_before_the_create_call():
     state = BillingState()
-    state.apply(
-        ev.Planned(
-            "r1", NAME, "v5litepod-4", "us-central1-a", "vm", "p", 4, 1, 4.8, 120, True, "runs/r1"
-        )
-    )
+    state.apply(planned(name=NAME))
     assert not state.may_bill() and state.existing() == [] and state.cost_usd() == 0.0
 
 

@@ -1,25 +1,9 @@
 """The end-of-run summary: folded by the core from the events, printed the same everywhere."""
 
+from tests.lifecycle_events import planned
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.summary import LAST_LINES, RunSummary
 from tpuwizard.event_text import summary_lines
-
-
-def planned() -> ev.Planned:
-    return ev.Planned(
-        "r1",
-        "tpuwizard-r1",
-        "v5litepod-4",
-        "us-central1-a",
-        "vm",
-        "p",
-        4,
-        1,
-        4.8,
-        120,
-        True,
-        "runs/r1",
-    )
 
 
 def fold(*events: ev.Event) -> RunSummary:
