@@ -170,3 +170,35 @@ def test_a_cancel_once_the_node_is_ready_tears_it_down(tmp_path):
     out = launch(tmp_path, cloud, cancel=cancel)
     assert out.code == EXIT_FAILED
     assert on_disk(tmp_path) == [("tpu-a", RUN, "gone")] and cloud.nodes == {}
+
+
+def keep_launch(tmp_path, cloud, cancel, route="vm"):
+    """A launch whose plan says keep (``up``, ``launch --keep``)."""
+    from dataclasses import replace
+
+    plan = replace(make_plan(tmp_path, route), keep=True)
+    events: list = []
+    code = run_launch(plan, make_runtime(tmp_path, cloud), events.append, cancel)
+    return code, [type(e).__name__ for e in events]
+
+
+@pytest.mark.parametrize(("route", "name"), [("vm", "tpu-a"), ("spot", "tpu-a-qr")])
+def test_a_stop_before_a_kept_node_is_handed_over_deletes_it(tmp_path, route, name):
+    cloud = FakeCloud()
+    cancel = CancelToken()
+    cloud.on_create = lambda zone, node: cancel.set("SIGTERM")  # a signal while it is made
+    code, names = keep_launch(tmp_path, cloud, cancel, route)
+    assert "Kept" not in names and "TeardownVerified" in names
+    assert cloud.nodes == {} and cloud.queued == {}
+    assert on_disk(tmp_path)[-1] == (name, RUN, "gone")
+    assert code == EXIT_FAILED
+
+
+def test_keep_asked_for_by_the_user_stands_even_though_it_stops_the_launch(tmp_path):
+    cloud = FakeCloud()
+    cancel = CancelToken()
+    cloud.on_create = lambda zone, node: cancel.request_keep()
+    _code, names = keep_launch(tmp_path, cloud, cancel)
+    assert "Kept" in names and "TeardownStarted" not in names
+    assert (ZONE, "tpu-a") in cloud.nodes
+    assert on_disk(tmp_path)[-1] == ("tpu-a", RUN, "kept")

@@ -141,20 +141,21 @@ def up(
                 kept = event
             elif isinstance(event, ev.Finished):
                 code = event.exit_code
-    if received:
-        sys.exit(exit_code(received, code))
-    if kept is None or code != EXIT_OK:
-        _delete_kept(session, plan.node_name)
-        sys.exit(code if code != EXIT_OK else EXIT_FAILED)
-    with cloud_errors():
-        session.kept.open(plan.node_name).heartbeat()  # the idle time counts from now
-    sandbox_flag = " --sandbox" if session.practice else ""
-    say(f"\n{plan.node_name} is up and kept (it bills until it is deleted).")
-    say(f"  run your script:  tpuwizard run{sandbox_flag} train.py")
-    say(f"  re-run on save:   tpuwizard watch{sandbox_flag} train.py")
-    say(f"  tear it down:     tpuwizard down{sandbox_flag} {plan.node_name}")
-    if not no_watchdog:
-        say(f"  it deletes itself after {idle:g} idle minutes, or at its deadline.")
+        # Until the last line below is printed the node has not been handed over: a stop
+        # signal now still means delete, as it did during the launch.
+        if not received and kept is not None and code == EXIT_OK:
+            with cloud_errors():
+                session.kept.open(plan.node_name).heartbeat()  # the idle time counts from now
+        if received or kept is None or code != EXIT_OK:
+            _delete_kept(session, plan.node_name)
+            sys.exit(exit_code(received, code if code != EXIT_OK else EXIT_FAILED))
+        sandbox_flag = " --sandbox" if session.practice else ""
+        say(f"\n{plan.node_name} is up and kept (it bills until it is deleted).")
+        say(f"  run your script:  tpuwizard run{sandbox_flag} train.py")
+        say(f"  re-run on save:   tpuwizard watch{sandbox_flag} train.py")
+        say(f"  tear it down:     tpuwizard down{sandbox_flag} {plan.node_name}")
+        if not no_watchdog:
+            say(f"  it deletes itself after {idle:g} idle minutes, or at its deadline.")
     if as_json:
         print_json(
             {

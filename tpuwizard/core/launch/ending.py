@@ -64,7 +64,7 @@ class Ending:
 
     def finish(self, code: int) -> int:
         resource = self.resource
-        if resource is not None and (self.plan.keep or self.cancel.keep):
+        if resource is not None and self.kept_at_end():
             self.keep(resource)
         else:
             if self.cancel.is_set():
@@ -76,6 +76,17 @@ class Ending:
         remaining = [self.resource.name] if self.resource is not None else []
         self.emit(ev.Finished(code == EXIT_OK, code, str(self.plan.run_dir), total, remaining))
         return code
+
+    def kept_at_end(self) -> bool:
+        """Keep only what the user asked to keep and was not stopped before it was handed over.
+
+        ``plan.keep`` (``up``, ``launch --keep``) hands the node over at the end of the run; a
+        stop (a signal, Delete now) before that end means delete, as on every other path. Keep
+        asked for by the user (``cancel.keep``) is the user's last word and stands.
+        """
+        if self.cancel.keep:
+            return True
+        return self.plan.keep and not self.cancel.is_set()
 
     def keep(self, resource: Resource) -> None:
         """Detach: nothing will delete it later; the ledger says so, with any deadline."""
