@@ -119,11 +119,7 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
             ]
         case ev.Kept():
             hourly = money(event.price_per_hour_usd)
-            until = (
-                f" The watchdog deletes it at {_clock(event.deadline)}."
-                if event.deadline is not None
-                else ""
-            )
+            until = kept_guard_words(event)
             return [
                 f"Kept {event.name} in {event.zone} on purpose: it keeps billing about {hourly}/h "
                 f"(estimate) until you delete it: {event.delete_command}.{until}"
@@ -220,6 +216,15 @@ def refusal_text(err: BadInput, audience: Audience = "cli") -> str:
     if isinstance(err, PlanRefused):
         return " ".join(words(p, audience) for p in err.problems)
     return str(err)
+
+
+def kept_guard_words(event: ev.Kept) -> str:
+    """What ends a kept node without us, said as it is (a sentence with a leading space)."""
+    if event.ended_by == "watchdog" and event.deadline is not None:
+        return f" Its watchdog deletes it at {_clock(event.deadline)}, even if this laptop sleeps."
+    if event.ended_by == "google" and event.deadline is not None:
+        return f" Google ends it at its maximum run time, about {_clock(event.deadline)}."
+    return " No watchdog guards it: only a teardown ends it."
 
 
 def json_event(event: ev.Event) -> dict[str, Any]:

@@ -13,6 +13,10 @@ import signal
 import subprocess
 import threading
 
+KEEP_PENDING = "pending"  # the watchdog that makes keeping safe is not armed yet
+KEEP_SAFE = "safe"  # armed (or the plan has another deadline, or the user chose none)
+KEEP_UNSAFE = "unsafe"  # it could not be armed
+
 
 class Cancelled(Exception):
     """The user or a signal asked to stop; teardown (or keeping) follows."""
@@ -27,6 +31,10 @@ class CancelToken:
         self._lock = threading.Lock()
         self.reason = ""
         self.keep = False  # True when the user asked to keep what exists running
+        # Keep asked for before the node can be kept safely (its watchdog not yet armed):
+        # the launch settles it once the watchdog is armed, or asks again when arming fails.
+        self.keep_asked = False
+        self.keep_safety = KEEP_PENDING
 
     def set(self, reason: str = "cancelled") -> None:
         """Stop now; what this launch created and was not told to keep is deleted."""
@@ -41,6 +49,27 @@ class CancelToken:
         """Stop following and leave what exists running (it keeps billing)."""
         self.keep = True
         self.set("kept")
+
+    def ask_to_keep(self) -> str:
+        """Keep, once it is safe to: returns ``KEEP_SAFE`` (kept now), ``KEEP_PENDING`` (kept
+        as soon as the watchdog is armed; a stop before that still deletes) or ``KEEP_UNSAFE``
+        (no watchdog could be armed: the user must choose delete, or keep without one)."""
+        with self._lock:
+            self.keep_asked = True
+            safety = self.keep_safety
+        if safety == KEEP_SAFE:
+            self.request_keep()
+        return safety
+
+    def settle_keep(self, safety: str) -> bool:
+        """The launch says whether keeping is safe now; True when a keep was waiting on it
+        (kept at once when safe; when unsafe, the launch waits for the user's answer)."""
+        with self._lock:
+            self.keep_safety = safety
+            asked = self.keep_asked
+        if asked and safety == KEEP_SAFE:
+            self.request_keep()
+        return asked
 
     def is_set(self) -> bool:
         return self._event.is_set()

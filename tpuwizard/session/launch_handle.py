@@ -63,8 +63,16 @@ class LaunchHandle:
         """A stop signal: delete now; the process exits 128 + the first signal."""
         self.delete_now(name, 128 + signum)
 
-    def keep(self) -> None:
-        """Stop following and leave what exists running; nothing deletes it later."""
+    def keep(self) -> str:
+        """Stop following and leave what exists running, once that is safe: its watchdog armed
+        (when the plan has one). Returns the cancel token's ``KEEP_SAFE`` (kept now),
+        ``KEEP_PENDING`` (kept once the watchdog is armed; a stop before then deletes) or
+        ``KEEP_UNSAFE`` (no watchdog: ask the user, then ``delete_now`` or
+        ``keep_without_watchdog``). ``KeepNeedsAnswer`` comes when arming fails later."""
+        return self.cancel.ask_to_keep()
+
+    def keep_without_watchdog(self) -> None:
+        """The user's answer to ``KeepNeedsAnswer``: keep it; only a teardown ends it."""
         self.cancel.request_keep()
 
     def events(self) -> Iterator[ev.Event]:

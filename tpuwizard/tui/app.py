@@ -233,8 +233,11 @@ class WizardApp(App[int]):
         async for event in self.handle.async_events():
             s.apply(event)
             self.refresh_status()
-            if self.leaving is not None:
-                continue  # on the way out: the guard's choice is being carried out
+            if self.leaving is not None:  # on the way out: the guard's choice is carried out
+                from tpuwizard.tui.keeping import while_leaving
+
+                while_leaving(self, self.handle, event)
+                continue
             phase = phase_screen(event, pending or screen)
             if phase is not screen:
                 pending = phase
@@ -334,9 +337,12 @@ class WizardApp(App[int]):
     def leave_running(self, code: int) -> None:
         """Keep means keep: the launch detaches (it records the node as kept), then we exit."""
         self.leaving = code
-        self.session.leave([b.name for b in self.billing.undecided()])
-        if self.handle is not None:
-            self.handle.keep()  # the launch loop exits once its Finished arrives
+        names = [b.name for b in self.billing.undecided()]
+        self.session.leave(names)
+        if self.handle is not None:  # the launch loop exits once its Finished arrives
+            from tpuwizard.tui.keeping import keep_launch
+
+            keep_launch(self, self.handle, names[0] if names else self.handle.plan.node_name)
         else:
             self.finish(code, self.goodbye())
 

@@ -6,7 +6,7 @@ from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.billing import BillingState
 from tpuwizard.core.launch.summary import RunSummary
 from tpuwizard.core.plan import cost
-from tpuwizard.event_text import summary_lines
+from tpuwizard.event_text import kept_guard_words, summary_lines
 from tpuwizard.figures import money
 
 
@@ -26,8 +26,9 @@ def farewell(
             else f"tpuwizard teardown {b.name}" + (" --sandbox" if practice else "")
         )
         hourly = cost.hourly(b.accelerator, b.route, b.zone)
+        guard = kept_guard_words(kept) if kept is not None and kept.name == b.name else ""
         lines.append(
             f"{b.name} in {b.zone} is still running and billing about {money(hourly)}/h "
-            f"(estimate). Delete it with: {command}"
+            f"(estimate). Delete it with: {command}.{guard}"
         )
     return "\n".join(lines)

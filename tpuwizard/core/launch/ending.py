@@ -15,7 +15,7 @@ from typing import Any
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.ledger import Resource
-from tpuwizard.core.launch.plan import EXIT_OK, EXIT_TEARDOWN, LaunchPlan
+from tpuwizard.core.launch.plan import DEFAULT_MAX_RUN, EXIT_OK, EXIT_TEARDOWN, LaunchPlan
 from tpuwizard.core.launch.runtime import Runtime
 from tpuwizard.core.launch.teardown import delete_and_verify
 from tpuwizard.core.plan import catalog, cost
@@ -89,8 +89,14 @@ class Ending:
         return self.plan.keep and not self.cancel.is_set()
 
     def keep(self, resource: Resource) -> None:
-        """Detach: nothing will delete it later; the ledger says so, with any deadline."""
+        """Detach: nothing of ours will delete it later; the ledger says so, with any deadline."""
         idle = self.plan.idle_minutes if self.watchdog_deadline is not None else None
+        deadline, ended_by = self.watchdog_deadline, "watchdog"
+        if deadline is None and self.plan.route == "flex" and self.created_at is not None:
+            max_run = self.plan.max_run_minutes or DEFAULT_MAX_RUN["flex"]
+            deadline, ended_by = self.created_at + max_run * 60, "google"
+        elif deadline is None:
+            ended_by = "nothing"
         self.rt.ledger.record(
             "kept",
             resource,
@@ -104,7 +110,8 @@ class Ending:
                 resource.zone,
                 delete_command(resource, self.rt.practice),
                 cost.hourly(resource.accelerator, resource.route, resource.zone),
-                self.watchdog_deadline,
+                deadline,
+                ended_by,
             )
         )
 

@@ -220,7 +220,18 @@ class Kept(Event):
     zone: str
     delete_command: str
     price_per_hour_usd: float | None = None
-    deadline: float | None = None  # when the on-VM watchdog deletes it, if one is armed
+    deadline: float | None = None  # when it is deleted without us, if anything will
+    # What ends it without us: "watchdog" (armed on the VM), "google" (Flex-start's run
+    # time, enforced by Google) or "nothing" (only a teardown ends it).
+    ended_by: str = "nothing"
+
+
+@dataclass(frozen=True)
+class KeepNeedsAnswer(Event):
+    """Keep was asked for, and no watchdog could be armed: delete now, or keep without one."""
+
+    name: str
+    reason: str
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
-from tpuwizard.core.cancel import CancelToken
+from tpuwizard.core.cancel import KEEP_SAFE, KEEP_UNSAFE, CancelToken
 from tpuwizard.core.choices import Said
 from tpuwizard.core.cloud.diagnose import Context, diagnose, preempted_diagnosis
 from tpuwizard.core.cloud.types import NodeInfo, NodeRequest
@@ -94,6 +94,8 @@ class Launch(WorkerSteps, Ending):
                     str(plan.run_dir),
                 )
             )
+            if not plan.watchdog:  # nothing better will come: Keep keeps at once, as it is
+                self.cancel.settle_keep(KEEP_SAFE)
             code = self.steps()
         except Exception as err:  # a bug or the local disk: still a diagnosis, still torn down
             self.emit(ev.Failed("launch", diagnose(err, self.context()).to_dict()))
@@ -289,6 +291,13 @@ class Launch(WorkerSteps, Ending):
             transport, self.resource, deadline, self.rt.watchdog, self.emit, account, idle_s
         ):
             self.watchdog_deadline = deadline
+            self.cancel.settle_keep(KEEP_SAFE)  # a Keep asked for meanwhile is kept now
+        elif self.cancel.settle_keep(KEEP_UNSAFE):
+            # Keep was promised with a watchdog that could not be armed: the user decides
+            # (Delete now, or Keep without one); until then the launch waits, billing.
+            self.emit(ev.KeepNeedsAnswer(self.resource.name, "the watchdog could not be armed"))
+            while True:
+                self.cancel.sleep(3600.0)  # an answer sets the token: Cancelled ends this
 
     def _exists(self, resource: Resource) -> bool | None:
         """After a failed create call: does *this run's* resource exist? None when we cannot

@@ -1,0 +1,94 @@
+"""Keep is kept only when it is safe: before the watchdog is armed it waits; when arming fails
+the user is asked; a stop meanwhile deletes (the launch's finish decides, test_launch_safety)."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+
+import pytest
+
+from tests.fakes import FakeCloud, FakeTransport
+from tests.unit.test_launch_safety import ZONE, make_plan, make_runtime
+from tpuwizard.core.cancel import KEEP_PENDING, KEEP_SAFE, KEEP_UNSAFE, Cancelled, CancelToken
+from tpuwizard.core.launch import events as ev
+from tpuwizard.core.launch import lifecycle
+from tpuwizard.core.launch.ledger import Resource
+from tpuwizard.event_text import describe
+
+
+def test_keep_asked_before_the_watchdog_waits_for_it():
+    token = CancelToken()
+    assert token.ask_to_keep() == KEEP_PENDING
+    assert not token.is_set() and not token.keep  # the launch goes on: nothing kept yet
+    assert token.settle_keep(KEEP_SAFE) is True
+    assert token.is_set() and token.keep
+
+
+def test_keep_asked_once_it_is_safe_is_kept_at_once():
+    token = CancelToken()
+    assert token.settle_keep(KEEP_SAFE) is False  # nobody was waiting
+    assert token.ask_to_keep() == KEEP_SAFE
+    assert token.keep
+
+
+def test_keep_asked_after_arming_failed_is_not_kept_but_answered_unsafe():
+    token = CancelToken()
+    token.settle_keep(KEEP_UNSAFE)
+    assert token.ask_to_keep() == KEEP_UNSAFE
+    assert not token.is_set() and not token.keep
+
+
+def launch_at_arming(tmp_path):
+    plan = replace(make_plan(tmp_path), watchdog=True)
+    events: list[ev.Event] = []
+    launch = lifecycle.Launch(
+        plan, make_runtime(tmp_path, FakeCloud()), events.append, CancelToken()
+    )
+    launch.resource = Resource("node", plan.project, ZONE, "tpu-a", plan.accelerator, plan.run_id)
+    launch.created_at = 1000.0
+    return launch, events
+
+
+def test_a_waiting_keep_whose_watchdog_fails_asks_and_waits_for_the_answer(tmp_path, monkeypatch):
+    monkeypatch.setattr(lifecycle, "arm_watchdog", lambda *a, **k: False)
+    launch, events = launch_at_arming(tmp_path)
+    launch.cancel.ask_to_keep()
+    raised: list[BaseException] = []
+
+    def arm() -> None:
+        try:
+            launch.arm_watchdog(FakeTransport())
+        except BaseException as err:
+            raised.append(err)
+
+    thread = threading.Thread(target=arm)
+    thread.start()
+    thread.join(timeout=0.5)
+    assert thread.is_alive(), "the launch went on without the user's answer"
+    assert [type(e) for e in events] == [ev.KeepNeedsAnswer]
+    launch.cancel.request_keep()  # "Keep without a watchdog"
+    thread.join(timeout=5)
+    assert isinstance(raised[0], Cancelled) and launch.cancel.keep
+    assert launch.watchdog_deadline is None
+
+
+def test_an_armed_watchdog_keeps_a_waiting_keep(tmp_path, monkeypatch):
+    monkeypatch.setattr(lifecycle, "arm_watchdog", lambda *a, **k: True)
+    launch, events = launch_at_arming(tmp_path)
+    launch.cancel.ask_to_keep()
+    launch.arm_watchdog(FakeTransport())
+    assert launch.cancel.keep and launch.watchdog_deadline is not None and events == []
+
+
+@pytest.mark.parametrize(
+    ("ended_by", "deadline", "words"),
+    [
+        ("watchdog", 2000.0, "Its watchdog deletes it at"),
+        ("google", 2000.0, "Google ends it"),
+        ("nothing", None, "No watchdog guards it: only a teardown ends it."),
+    ],
+)
+def test_the_kept_line_says_what_ends_the_node(ended_by, deadline, words):
+    kept = ev.Kept("tpu-a", ZONE, "tpuwizard teardown tpu-a", 1.2, deadline, ended_by)
+    assert words in describe(kept)[0]
