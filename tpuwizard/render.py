@@ -203,7 +203,7 @@ def render_status(
             b.resource.accelerator,
             b.state,
             _age(b.age_s),
-            money(b.cost_usd),
+            money(b.cost_usd) if b.billing else "not billing yet",
         )
         for b in found
     ]

@@ -92,3 +92,34 @@ def test_an_armed_watchdog_keeps_a_waiting_keep(tmp_path, monkeypatch):
 def test_the_kept_line_says_what_ends_the_node(ended_by, deadline, words):
     kept = ev.Kept("tpu-a", ZONE, "tpuwizard teardown tpu-a", 1.2, deadline, ended_by)
     assert words in describe(kept)[0]
+
+
+def finished_after(handle_actions) -> ev.Finished:
+    from tpuwizard.session.launch_handle import LaunchHandle
+
+    handle = LaunchHandle(None, make_plan_for_handle(), "local", None)  # type: ignore[arg-type]
+    handle_actions(handle)
+    return handle._with_exit_code(ev.Finished(False, 1, "runs/x", None, ["tpu-a"]))
+
+
+def make_plan_for_handle():
+    from pathlib import Path
+
+    return make_plan(Path("/nonexistent"))
+
+
+def test_the_summary_after_keep_says_the_code_the_wizard_exits_with():
+    def keep_now(handle) -> None:
+        handle.cancel.settle_keep(KEEP_SAFE)
+        handle.keep(0)
+
+    finished = finished_after(keep_now)
+    assert finished.exit_code == 0 and finished.ok
+
+
+def test_a_stop_after_a_queued_keep_says_the_signal_not_the_keep():
+    def keep_then_signal(handle) -> None:
+        handle.keep(0)  # queued: the watchdog is not armed yet
+        handle.stop_for_signal(15, "SIGTERM")
+
+    assert finished_after(keep_then_signal).exit_code == 143

@@ -34,6 +34,7 @@ class LaunchHandle:
         self.summary = RunSummary()  # what the run came to, for the end-of-run summary
         self.reruns: Reruns | None = None
         self.exit_after_stop: int | None = None  # the code the process exits with after a stop
+        self.exit_after_keep: int | None = None  # ... and after the user's Keep, once kept
 
     def run_again(self) -> None:
         """After ``ScriptDone``: run the script again (its file is read again)."""
@@ -63,12 +64,15 @@ class LaunchHandle:
         """A stop signal: delete now; the process exits 128 + the first signal."""
         self.delete_now(name, 128 + signum)
 
-    def keep(self) -> str:
+    def keep(self, exit_code: int | None = None) -> str:
         """Stop following and leave what exists running, once that is safe: its watchdog armed
         (when the plan has one). Returns the cancel token's ``KEEP_SAFE`` (kept now),
         ``KEEP_PENDING`` (kept once the watchdog is armed; a stop before then deletes) or
         ``KEEP_UNSAFE`` (no watchdog: ask the user, then ``delete_now`` or
-        ``keep_without_watchdog``). ``KeepNeedsAnswer`` comes when arming fails later."""
+        ``keep_without_watchdog``). ``KeepNeedsAnswer`` comes when arming fails later. With
+        ``exit_code``, the launch's ``Finished`` says the code the process exits with once kept.
+        """
+        self.exit_after_keep = exit_code
         return self.cancel.ask_to_keep()
 
     def keep_without_watchdog(self) -> None:
@@ -102,14 +106,21 @@ class LaunchHandle:
             if isinstance(item, BaseException):
                 yield from self._failed_to_start(item)
                 continue
-            if isinstance(item, ev.Finished) and self.exit_after_stop is not None:
-                item = dataclasses.replace(item, exit_code=self.exit_after_stop)
+            if isinstance(item, ev.Finished):
+                item = self._with_exit_code(item)
             self.session.billing.apply(item)
             self.summary.apply(item)
             if isinstance(item, ev.Finished):
                 self.finished = item
             yield item
         thread.join()
+
+    def _with_exit_code(self, finished: ev.Finished) -> ev.Finished:
+        """The code the process exits with, stamped on ``Finished``: the summary says it too."""
+        code = self.exit_after_keep if self.cancel.keep else self.exit_after_stop
+        if code is None:
+            return finished
+        return dataclasses.replace(finished, ok=code == 0, exit_code=code)
 
     def _failed_to_start(self, err: BaseException) -> Iterator[ev.Event]:
         from tpuwizard.core.cloud.diagnose import diagnose

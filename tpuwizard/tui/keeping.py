@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 def keep_launch(app: WizardApp, handle: LaunchHandle, name: str) -> None:
     """Ask the launch to keep its node; say when that waits for the watchdog, ask when it
     cannot have one. The launch's Finished then ends the wizard, as for any Keep."""
-    safety = handle.keep()
+    safety = handle.keep(app.leaving)
     if safety == KEEP_PENDING:
         app.notify(
             f"Keeping {name} once its watchdog is armed (usually within a few minutes). "

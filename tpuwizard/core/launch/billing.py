@@ -24,6 +24,23 @@ if TYPE_CHECKING:
     from tpuwizard.core.launch.teardown import Billable
 
 
+# States in which nothing is charged, as Google bills (google-behaviour.md "Billing": node
+# charges accrue while the node is READY; a queued resource waiting for capacity has no VM).
+# Any other state counts as billing: an unknown state must never hide a charge.
+NOT_BILLING_STATES = {
+    "node": frozenset({"CREATING", "STOPPED", "PREEMPTED", "TERMINATED"}),
+    "queued": frozenset(
+        {"ACCEPTED", "WAITING_FOR_RESOURCES", "PROVISIONING", "CREATING", "FAILED", "SUSPENDED"}
+    ),
+}
+
+
+def bills_in_state(kind: str, state: str) -> bool:
+    """Does a resource of ``kind`` ("node" or "queued") cost money while in ``state``? The one
+    rule ``status``, the quit guard and the meter all follow."""
+    return state not in NOT_BILLING_STATES.get(kind, frozenset())
+
+
 def idle_deadline(
     kept_at: float,
     idle_s: float | None,
@@ -206,8 +223,8 @@ class BillingState:
                 continue
             since = now - b.age_s
             # A listed resource we cannot see the READY time of is treated as costing since it
-            # was created, except a queued request that is still waiting for capacity.
-            waiting = r.kind == "queued" and b.state in ("ACCEPTED", "WAITING_FOR_RESOURCES")
+            # was created, unless its state says nothing is charged yet.
+            waiting = not bills_in_state(r.kind, b.state)
             self._items[r.name] = Billed(
                 r.name,
                 r.kind,

@@ -16,6 +16,7 @@ from tpuwizard.core.cloud import google_errors
 from tpuwizard.core.cloud.client import TpuCloud
 from tpuwizard.core.cloud.diagnose import Context, Diagnosis, diagnose
 from tpuwizard.core.cloud.types import MANAGED_BY, OWNER_LABEL, RUN_LABEL
+from tpuwizard.core.launch.billing import bills_in_state
 from tpuwizard.core.launch.ledger import Ledger, Resource
 from tpuwizard.core.launch.ownership import held_by, is_instance, live_labels
 from tpuwizard.core.plan import cost
@@ -153,6 +154,11 @@ class Billable:
     mine: bool = True
     kept: bool = False  # the ledger says the user kept it on purpose (``up``, Keep, --keep)
 
+    @property
+    def billing(self) -> bool:
+        """Does it cost money now, by its state (the rule the quit guard and meter follow)?"""
+        return bills_in_state(self.resource.kind, self.state)
+
     def to_dict(self) -> dict[str, object]:
         r = self.resource
         return {
@@ -166,6 +172,7 @@ class Billable:
             "state": self.state,
             "age_s": round(self.age_s, 1),
             "cost_usd": self.cost_usd,
+            "billing": self.billing,
             "source": self.source,
             "mine": self.mine,
             "owner": r.owner,
@@ -226,12 +233,7 @@ def reconcile(
             continue
         age = now - entry.first_at
         found[r.key] = Billable(
-            r,
-            info.state,
-            age,
-            cost.estimate(r.accelerator, r.route, age, r.zone),
-            "ledger",
-            kept=entry.op == "kept",
+            r, info.state, age, cost_so_far(r, info.state, age), "ledger", kept=entry.op == "kept"
         )
     labelled, skipped = _labelled(cloud, zones, now)
     for billable in labelled:
@@ -250,6 +252,14 @@ def reconcile(
     if result.unreadable:
         result.unreadable_kept_in = str(ledger.side_file)
     return result
+
+
+def cost_so_far(resource: Resource, state: str, age_s: float) -> float | None:
+    """The estimate ``status`` shows: nothing while the state bills nothing (CREATING, waiting
+    for capacity), else the price over its age (its READY time is not known from a listing)."""
+    if not bills_in_state(resource.kind, state):
+        return 0.0
+    return cost.estimate(resource.accelerator, resource.route, age_s, resource.zone)
 
 
 def _owned_by_queued(billable: Billable, found: dict[tuple[str, ...], Billable]) -> bool:
@@ -283,15 +293,7 @@ def _labelled(
                     q.labels.get(OWNER_LABEL),
                 )
                 age = now - (q.create_time or now)
-                out.append(
-                    Billable(
-                        res,
-                        q.state,
-                        age,
-                        cost.estimate(q.accelerator_type, route, age, zone),
-                        "labels",
-                    )
-                )
+                out.append(Billable(res, q.state, age, cost_so_far(res, q.state, age), "labels"))
         for n in cloud.list_nodes(zone, MANAGED_BY):
             route = "spot" if n.spot else "vm"
             res = Resource(
@@ -305,11 +307,7 @@ def _labelled(
                 owner=n.labels.get(OWNER_LABEL),
             )
             age = now - (n.create_time or now)
-            out.append(
-                Billable(
-                    res, n.state, age, cost.estimate(n.accelerator_type, route, age, zone), "labels"
-                )
-            )
+            out.append(Billable(res, n.state, age, cost_so_far(res, n.state, age), "labels"))
         return out
 
     found: list[Billable] = []
