@@ -66,11 +66,12 @@ def test_status_at_80_columns_keeps_names_states_and_money(monkeypatch, capsys):
                 zone="asia-northeast1-b",
                 accelerator="v5litepod-16",
             ),
-            state="WAITING_FOR_RESOURCES",
+            state=state,
             age_s=3725.0 + i,
-            cost_usd=1234.5,
+            cost_usd=1234.5 if billing else 0.0,
+            billing=billing,
         )
-        for i in range(2)
+        for i, (state, billing) in enumerate([("WAITING_FOR_RESOURCES", False), ("ACTIVE", True)])
     ]
     render_status(found, "estimate", practice=True)
     out = capsys.readouterr().out
@@ -81,6 +82,7 @@ def test_status_at_80_columns_keeps_names_states_and_money(monkeypatch, capsys):
             "tpuwizard-20261129-154550-c2a0",
             "tpuwizard-20261129-154550-c2a1",
             "WAITING_FOR_RESOURCES",
+            "not billing yet",
             "v5litepod-16",
             "asia-northeast1-b",
             "$1,234.50",
