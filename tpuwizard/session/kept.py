@@ -180,6 +180,8 @@ class KeptNodes:
             raise BadInput(f"{len(entries)} kept nodes ({names}): choose one with --node NAME.")
         entry = entries[0]
         node = self.session.cloud.get_node(entry.resource.zone, node_id(entry.resource))
+        if node is not None:
+            self._check_identity(entry, node)
         if node is None or node.state != "READY":
             state = "gone (its idle deadline may have passed)" if node is None else node.state
             raise BadInput(
@@ -187,6 +189,21 @@ class KeptNodes:
                 "`tpuwizard up` for a new one."
             )
         return KeptNode(self, entry, node)
+
+    def _check_identity(self, entry: Entry, node: NodeInfo) -> None:
+        """Touch only the node that was kept: the same labels, server-side id and create time.
+        Another node under its name means ours is gone: the ledger says so, nothing is touched."""
+        from tpuwizard.core.launch.ownership import not_the_recorded_node
+
+        r = entry.resource
+        why = not_the_recorded_node(r, entry.extra, node.labels, node.uid, node.create_time)
+        if why is None:
+            return
+        self.session.ledger.record("gone", r, name_held_by=why)
+        raise BadInput(
+            f"{node_id(r)} in {r.zone} is not the node you kept: {why}. Yours is gone; "
+            "tpuwizard leaves this one alone. Start a new one with `tpuwizard up`."
+        )
 
 
 class KeptNode:

@@ -30,7 +30,7 @@ from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.ending import Ending, stopped_diagnosis
 from tpuwizard.core.launch.ledger import Resource
 from tpuwizard.core.launch.on_workers import WorkerSteps
-from tpuwizard.core.launch.ownership import is_instance, live_labels
+from tpuwizard.core.launch.ownership import identity, is_instance, live_labels
 from tpuwizard.core.launch.plan import (
     DEFAULT_MAX_RUN,
     EXIT_BAD_INPUT,
@@ -240,6 +240,9 @@ class Launch(WorkerSteps, Ending):
                 f"{len(node.endpoints)} workers"
             )
         self.node = node
+        # Its server-side identity: later commands touch only this very node, never another
+        # that takes its name after it is gone.
+        rt.ledger.record("created", resource, **identity(node.uid, node.create_time))
         self.emit(ev.Ready(len(node.endpoints), list(node.endpoints)))
         return node
 

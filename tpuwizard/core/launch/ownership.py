@@ -46,3 +46,35 @@ def held_by(labels: dict[str, str]) -> str:
     if run is None:
         return "a resource tpuwizard did not make"
     return f"tpuwizard run {run}" + (f" (owner {owner})" if owner else "")
+
+
+# The server-side identity recorded in the ledger once the node is READY: Google's numeric
+# node id (TPU ``Node.id``; on Compute Engine ``Instance.id``) and its create time. A name can
+# be reused by anyone after a delete; an id never is.
+UID_KEY, CREATED_KEY = "node_uid", "node_create_time"
+
+
+def identity(uid: str, create_time: float | None) -> dict[str, object]:
+    """The ledger fields that pin a record to one server-side instance."""
+    return {UID_KEY: uid or None, CREATED_KEY: create_time}
+
+
+def not_the_recorded_node(
+    resource: Resource,
+    recorded: dict[str, object],
+    labels: dict[str, str],
+    uid: str,
+    create_time: float | None,
+) -> str | None:
+    """Why the live node under ``resource``'s name is not the one the ledger recorded (in
+    words), or None when it is: its labels name this run and owner, and its id and create
+    time, where recorded, are the recorded ones."""
+    if not is_instance(labels, resource):
+        return f"it belongs to {held_by(labels)}"
+    want_uid, want_created = recorded.get(UID_KEY), recorded.get(CREATED_KEY)
+    if want_uid and uid != want_uid:
+        return f"it was created again since (id {uid or 'unknown'}, not {want_uid})"
+    if isinstance(want_created, int | float) and create_time is not None:
+        if abs(create_time - want_created) > 1.0:
+            return "it was created again since (a different create time)"
+    return None

@@ -1,0 +1,70 @@
+"""A kept node is addressed by identity, not name: Alice's `run`, `ssh` and `watch` never touch
+Bob's node that took the name after hers was deleted (issue "Every path keeps the promise", 6)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from types import SimpleNamespace
+
+import pytest
+
+from tests.fakes import FakeCloud
+from tpuwizard.core.cloud.types import NodeRequest
+from tpuwizard.core.errors import BadInput
+from tpuwizard.core.launch.ledger import Ledger, Resource
+from tpuwizard.core.launch.ownership import identity, not_the_recorded_node
+from tpuwizard.session.kept import KeptNodes
+
+ZONE = "us-central1-a"
+ALICE, BOB = "owner-alice", "owner-bob"
+
+
+def kept_by_alice(tmp_path):
+    cloud = FakeCloud()
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    resource = Resource("node", cloud.project, ZONE, "dev", "v5litepod-1", "run-a", owner=ALICE)
+    cloud.create_node(
+        NodeRequest(
+            zone=ZONE, node_id="dev", accelerator_type="v5litepod-1", run_id="run-a", owner=ALICE
+        )
+    )
+    cloud.nodes[(ZONE, "dev")] = replace(cloud.nodes[(ZONE, "dev")], uid="111", create_time=100.0)
+    ledger.record("intent", resource)
+    ledger.record("created", resource, **identity("111", 100.0))
+    ledger.record("kept", resource, deadline=None, idle_s=None, kept_at=101.0)
+    session = SimpleNamespace(cloud=cloud, ledger=ledger, practice=True)
+    return cloud, ledger, session
+
+
+def test_the_recorded_node_is_the_one_opened(tmp_path, monkeypatch):
+    cloud, _ledger, session = kept_by_alice(tmp_path)
+    nodes = KeptNodes(session)  # type: ignore[arg-type]
+    (entry,) = nodes.entries()
+    node = cloud.nodes[(ZONE, "dev")]
+    assert not_the_recorded_node(entry.resource, entry.extra, node.labels, "111", 100.0) is None
+
+
+@pytest.mark.parametrize(
+    ("owner", "run_id", "uid", "words"),
+    [
+        (BOB, "run-b", "222", "belongs to tpuwizard run run-b"),  # Bob's own dev
+        (ALICE, "run-a", "333", "created again since"),  # same labels, another instance
+    ],
+)
+def test_a_node_that_took_the_name_is_refused_and_ours_recorded_gone(
+    tmp_path, owner, run_id, uid, words
+):
+    cloud, ledger, session = kept_by_alice(tmp_path)
+    del cloud.nodes[(ZONE, "dev")]  # Alice's dev is deleted (its idle deadline)...
+    cloud.create_node(  # ...and someone makes a dev of their own
+        NodeRequest(
+            zone=ZONE, node_id="dev", accelerator_type="v5litepod-1", run_id=run_id, owner=owner
+        )
+    )
+    cloud.nodes[(ZONE, "dev")] = replace(cloud.nodes[(ZONE, "dev")], uid=uid, create_time=500.0)
+    with pytest.raises(BadInput) as refused:
+        KeptNodes(session).open("dev")  # type: ignore[arg-type]
+    assert "dev in us-central1-a is not the node you kept" in str(refused.value)
+    assert words in str(refused.value)
+    assert [e.op for e in Ledger(ledger.path).entries()] == ["gone"]
+    assert (ZONE, "dev") in cloud.nodes and cloud.count("delete_node") == 0  # left alone
