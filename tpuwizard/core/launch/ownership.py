@@ -74,7 +74,10 @@ def not_the_recorded_node(
     want_uid, want_created = recorded.get(UID_KEY), recorded.get(CREATED_KEY)
     if want_uid and uid != want_uid:
         return f"it was created again since (id {uid or 'unknown'}, not {want_uid})"
-    if isinstance(want_created, int | float) and create_time is not None:
-        if abs(create_time - want_created) > 1.0:
-            return "it was created again since (a different create time)"
+    if (
+        isinstance(want_created, int | float)
+        and create_time is not None
+        and abs(create_time - want_created) > 1.0
+    ):
+        return "it was created again since (a different create time)"
     return None
