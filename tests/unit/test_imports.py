@@ -1,6 +1,7 @@
 """Start-up stays light: fit never loads jax, grpc, google.cloud or textual; the core no UI."""
 
 import json
+import re
 import subprocess
 import sys
 import tomllib
@@ -70,6 +71,12 @@ def test_every_subpackage_is_listed_for_installation():
         for p in (REPO / "tpuwizard").rglob("__init__.py")
     }
     assert found <= listed, f"add {sorted(found - listed)} to [tool.setuptools] packages"
+
+
+def test_every_test_file_the_config_and_docs_name_exists():
+    texts = [REPO / "pyproject.toml", REPO / "README.md", *(REPO / "docs").glob("*.md")]
+    named = {name for p in texts for name in re.findall(r"tests/[\w/]+\.py", p.read_text())}
+    assert named and {n for n in named if not (REPO / n).exists()} == set()
 
 
 def test_no_module_is_over_400_lines():
