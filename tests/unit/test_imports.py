@@ -17,16 +17,25 @@ try:
     main({args!r})
 except SystemExit:
     pass
-print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {{'jax', 'grpc', 'textual',
-    'questionary'}} or m.startswith('google.cloud'))), file=sys.stderr)
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
 """
 
 
-def loaded_after(args):
+def run_probe(args):
+    """Run the CLI with ``args`` in a fresh interpreter: (its stderr lines, every module loaded)."""
     proc = subprocess.run(
         [sys.executable, "-c", PROBE.format(args=args)], capture_output=True, text=True, check=True
     )
-    return json.loads(proc.stderr.strip().splitlines()[-1])
+    *said, modules = proc.stderr.strip().splitlines()
+    return said, json.loads(modules)
+
+
+def heavy(modules):
+    return sorted(m for m in modules if m.split(".")[0] in HEAVY or m.startswith("google.cloud"))
+
+
+def loaded_after(args):
+    return heavy(run_probe(args)[1])
 
 
 def test_fit_json_loads_no_heavy_package():
