@@ -30,7 +30,7 @@ from tpuwizard.event_text import (
     wrap_paragraph,
 )
 from tpuwizard.session import practice
-from tpuwizard.session.kept import recorded_kept
+from tpuwizard.session.kept_lines import recorded_kept
 from tpuwizard.session.launch_handle import LaunchHandle
 from tpuwizard.session.session import Session
 from tpuwizard.session.signals import exit_code, stop_on_signals

@@ -1,7 +1,10 @@
 """The exact commands a real TPU VM runs to set up JAX, checked as text (no VM here)."""
 
+import re
 import shlex
+import tomllib
 
+from tests.conftest import REPO
 from tpuwizard.core.remote.bootstrap import (
     TESTED_JAX,
     TPU_REQUIREMENT,
@@ -32,6 +35,22 @@ def test_the_pin_is_in_one_place_and_reported_with_the_versions():
     assert BootstrapPlan(requirement="jax").pinned_jax is None
     last = bootstrap_script(BootstrapPlan()).splitlines()[-1]
     assert last.endswith(f"'jax[tpu]=={TESTED_JAX}'")  # the versions line says what was asked
+
+
+JAX_PIN = re.compile(r"jax(?:\[tpu\])?==([0-9][\w.]*)")
+
+
+def test_pyproject_and_the_docs_pin_the_jax_the_workers_install():
+    """TESTED_JAX is the pin; pyproject's requirements (they cannot import it) and every pin the
+    docs quote must say the same version, so a bump that misses one copy fails here."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"].values()
+    requirements = [*project["dependencies"], *(r for extra in extras for r in extra)]
+    assert f"jax=={TESTED_JAX}" in requirements and f"jax[tpu]=={TESTED_JAX}" in requirements
+    docs = [REPO / "README.md", *(REPO / "docs").glob("*.md"), *(REPO / "scripts").glob("*.sh")]
+    quoted = [pin for path in docs for pin in JAX_PIN.findall(path.read_text())]
+    pinned = [m.group(1) for r in requirements if (m := JAX_PIN.fullmatch(r))]
+    assert quoted and set(quoted + pinned) == {TESTED_JAX}
 
 
 def test_every_failure_names_the_missing_piece_and_an_apt_command():

@@ -1,6 +1,7 @@
 """Start-up stays light: fit never loads jax, grpc, google.cloud or textual; the core no UI."""
 
 import json
+import re
 import subprocess
 import sys
 import tomllib
@@ -16,16 +17,25 @@ try:
     main({args!r})
 except SystemExit:
     pass
-print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {{'jax', 'grpc', 'textual',
-    'questionary'}} or m.startswith('google.cloud'))), file=sys.stderr)
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
 """
 
 
-def loaded_after(args):
+def run_probe(args):
+    """Run the CLI with ``args`` in a fresh interpreter: (its stderr lines, every module loaded)."""
     proc = subprocess.run(
         [sys.executable, "-c", PROBE.format(args=args)], capture_output=True, text=True, check=True
     )
-    return json.loads(proc.stderr.strip().splitlines()[-1])
+    *said, modules = proc.stderr.strip().splitlines()
+    return said, json.loads(modules)
+
+
+def heavy(modules):
+    return sorted(m for m in modules if m.split(".")[0] in HEAVY or m.startswith("google.cloud"))
+
+
+def loaded_after(args):
+    return heavy(run_probe(args)[1])
 
 
 def test_fit_json_loads_no_heavy_package():
@@ -70,6 +80,12 @@ def test_every_subpackage_is_listed_for_installation():
         for p in (REPO / "tpuwizard").rglob("__init__.py")
     }
     assert found <= listed, f"add {sorted(found - listed)} to [tool.setuptools] packages"
+
+
+def test_every_test_file_the_config_and_docs_name_exists():
+    texts = [REPO / "pyproject.toml", REPO / "README.md", *(REPO / "docs").glob("*.md")]
+    named = {name for p in texts for name in re.findall(r"tests/[\w/]+\.py", p.read_text())}
+    assert named and {n for n in named if not (REPO / n).exists()} == set()
 
 
 def test_no_module_is_over_400_lines():

@@ -11,10 +11,11 @@ import pytest
 from tpuwizard_verify import tpu_watchdog
 
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.launch.iterate import HeartbeatBook, ScriptRun, heartbeat_interval, heartbeats
+from tpuwizard.core.launch.heartbeat_book import HeartbeatBook
+from tpuwizard.core.launch.iterate import ScriptRun, heartbeat_interval, heartbeats
 from tpuwizard.core.remote.sync import WORK_DIR, LocalFolder, sync_folder
 from tpuwizard.core.remote.transports import LocalTransport
-from tpuwizard.session.kept import KeptInfo
+from tpuwizard.session.kept_lines import KeptInfo
 
 
 @pytest.fixture

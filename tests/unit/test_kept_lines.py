@@ -6,9 +6,9 @@ import time
 from pathlib import Path
 
 from tests.conftest import tpuwizard_cmd
-from tests.unit.test_imports import loaded_after
+from tests.unit.test_imports import heavy, loaded_after, run_probe
 from tpuwizard.core.launch.ledger import Ledger, Resource
-from tpuwizard.session.kept import recorded_kept
+from tpuwizard.session.kept_lines import recorded_kept
 from tpuwizard.session.practice import LASTING_SERVER_FILE, PRACTICE_PROJECT
 
 LINE = "Kept: tpuwizard-ab12 (v5litepod-4) in us-central1-a, $"
@@ -43,6 +43,29 @@ def test_fit_says_the_kept_node_on_stderr_and_its_json_stays_json(home):
     assert lines[0].endswith("`tpuwizard down tpuwizard-ab12` ends it")
     # Cheap: reading the ledger loads no cloud client, no grpc, no jax.
     assert loaded_after(["fit", "48", "--json"]) == []
+
+
+# What a Kept line may cost to import: the ledger reader, the heartbeat book and the billing
+# arithmetic. Not the launch (lifecycle, its events, the run machinery) nor any transport.
+LINE_ONLY_LAUNCH_MODULES = {
+    "tpuwizard.core.launch",
+    "tpuwizard.core.launch.billing",
+    "tpuwizard.core.launch.heartbeat_book",
+    "tpuwizard.core.launch.ledger",
+}
+
+
+def test_the_kept_line_imports_only_the_ledger_reader(home):
+    keep(home)
+    said, modules = run_probe(["fit", "48", "--json"])
+    lines = [line for line in said if "Kept:" in line]
+    assert len(lines) == 1 and lines[0].startswith(LINE)
+    assert heavy(modules) == []
+    launch = {m for m in modules if m.startswith("tpuwizard.core.launch")}
+    assert launch <= LINE_ONLY_LAUNCH_MODULES, sorted(launch - LINE_ONLY_LAUNCH_MODULES)
+    assert "tpuwizard.core.launch.lifecycle" not in modules
+    assert "tpuwizard.session.kept" not in modules
+    assert not [m for m in modules if m.startswith("tpuwizard.core.remote")]
 
 
 def test_no_kept_node_no_line(home):

@@ -355,7 +355,7 @@ def teardown(
 
 def _only_kept_node(session: Session) -> str:
     """``down`` without a name: the only kept node (as ``run`` uses it), or why there is none."""
-    from tpuwizard.session.kept import node_id
+    from tpuwizard.session.kept_lines import node_id
 
     kept = [node_id(e.resource) for e in session.kept.entries()]
     if len(kept) == 1:

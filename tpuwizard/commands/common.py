@@ -13,7 +13,7 @@ import click
 from tpuwizard.core.errors import BadInput
 
 if TYPE_CHECKING:
-    from tpuwizard.session.kept import KeptInfo
+    from tpuwizard.session.kept_lines import KeptInfo
     from tpuwizard.session.session import Session
 
 # Exit codes, as DESIGN.md fixes them.
@@ -58,7 +58,7 @@ def kept_now() -> list[dict[str, object]]:
 def _recorded_kept() -> list[KeptInfo]:
     """A ledger that cannot be read costs these lines, never the command."""
     try:
-        from tpuwizard.session.kept import recorded_kept
+        from tpuwizard.session.kept_lines import recorded_kept
 
         return recorded_kept()
     except Exception:

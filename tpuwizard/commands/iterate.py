@@ -31,7 +31,8 @@ from tpuwizard.core.errors import BadInput
 if TYPE_CHECKING:
     from tpuwizard.core.cancel import CancelToken
     from tpuwizard.core.remote.sync import LocalFolder
-    from tpuwizard.session.kept import KeptInfo, KeptNode
+    from tpuwizard.session.kept import KeptNode
+    from tpuwizard.session.kept_lines import KeptInfo
     from tpuwizard.session.session import Session
 
 node_option = click.option("--node", help="The kept node (optional when exactly one is kept).")

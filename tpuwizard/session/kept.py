@@ -1,5 +1,6 @@
 """Kept nodes: the ones ``tpuwizard up`` created for iterating, found again from the ledger and
-the API, each with a transport, heartbeats and its deadlines.
+the API, each with a transport, heartbeats and its deadlines. What a kept node's line says, read
+from the ledger alone, is in :mod:`~tpuwizard.session.kept_lines`.
 
 ``run``, ``watch``, ``ssh``, ``status`` and the wizard reach a kept node only through this module
 (via :class:`~tpuwizard.session.session.Session`).
@@ -7,18 +8,15 @@ the API, each with a transport, heartbeats and its deadlines.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.launch.billing import idle_deadline
 from tpuwizard.core.launch.distributed import coordinator_for
+from tpuwizard.core.launch.heartbeat_book import HeartbeatBook
 from tpuwizard.core.launch.iterate import (
-    HeartbeatBook,
     RunResult,
     ScriptRun,
     heartbeat_interval,
@@ -26,123 +24,15 @@ from tpuwizard.core.launch.iterate import (
     run_script,
     send_heartbeat,
 )
-from tpuwizard.core.launch.ledger import Entry, Resource
-from tpuwizard.core.plan import cost
+from tpuwizard.core.launch.ledger import Entry
 from tpuwizard.core.remote.sync import LocalFolder
+from tpuwizard.session.kept_lines import KeptInfo, kept_info, node_id
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.types import NodeInfo
     from tpuwizard.core.launch.runtime import Runtime
     from tpuwizard.core.remote.transports import Transport
     from tpuwizard.session.session import Session
-
-
-@dataclass(frozen=True)
-class KeptInfo:
-    """What ``status`` shows for a kept node: cost so far and when it deletes itself."""
-
-    name: str
-    zone: str
-    accelerator: str
-    state: str
-    kept_since: float
-    cost_usd: float | None
-    price_per_hour_usd: float | None
-    max_deadline: float | None  # the watchdog's --max-run deadline (epoch seconds)
-    idle_s: float | None
-    last_heartbeat: float | None
-    practice: bool = False
-    checked: bool = True  # False: from the ledger alone, the cloud was not asked
-
-    @property
-    def idle_deadline(self) -> float | None:
-        return idle_deadline(self.kept_since, self.idle_s, self.last_heartbeat, self.max_deadline)
-
-    def to_dict(self) -> dict[str, object]:
-        now = time.time()
-        idle = self.idle_deadline
-        return {
-            "name": self.name,
-            "zone": self.zone,
-            "accelerator": self.accelerator,
-            "state": self.state,
-            "cost_usd": self.cost_usd,
-            "price_per_hour_usd": self.price_per_hour_usd,
-            "deadline": self.max_deadline,
-            "idle_minutes": self.idle_s / 60 if self.idle_s else None,
-            "idle_deadline": idle,
-            "seconds_to_idle_deadline": round(idle - now, 1) if idle else None,
-            "last_heartbeat": self.last_heartbeat,
-            "practice": self.practice,
-        }
-
-    def describe(self) -> str:
-        """The one line every command, status and plain mode show for a kept node: where it is,
-        what it has cost, when it deletes itself, and how to end it now."""
-        spent = f"${self.cost_usd:.2f} so far" if self.cost_usd is not None else "cost unknown"
-        now, idle = time.time(), self.idle_deadline
-        end = idle if idle is not None else self.max_deadline
-        if end is None:
-            limit = "no watchdog: it bills until deleted"
-        elif end <= now:
-            limit = "past its deadline: it should be deleting itself (`tpuwizard status` checks)"
-        else:
-            minutes = max(1, round((end - now) / 60))
-            limit = f"deletes itself in {minutes} min " + (
-                "unless used" if idle is not None else "(its deadline)"
-            )
-        label, flag = ("[practice] ", " --sandbox") if self.practice else ("", "")
-        return (
-            f"{label}Kept: {self.name} ({self.accelerator}) in {self.zone}, {spent}, {limit}; "
-            f"`tpuwizard down{flag} {self.name}` ends it"
-        )
-
-
-def recorded_kept() -> list[KeptInfo]:
-    """Every kept node the ledgers know (real, then practice), priced and timed from the ledger
-    and the heartbeat book alone: no cloud client, so every command can afford to show them.
-    Practice nodes are left out while no practice cloud runs (they went with it)."""
-    from tpuwizard.core import paths
-    from tpuwizard.core.launch.ledger import Ledger
-    from tpuwizard.session import practice as practice_mode
-
-    state, out = paths.state_dir(), []
-    for practice, folder in ((False, state), (True, state / "sandbox")):
-        path = folder / "ledger.jsonl"
-        running = (
-            practice_mode.is_practice() or (folder / practice_mode.LASTING_SERVER_FILE).exists()
-        )
-        if not path.exists() or (practice and not running):
-            continue
-        beats = HeartbeatBook(folder / "heartbeats.json").read()
-        entries = [e for e in Ledger(path).open_entries() if e.op == "kept"]
-        out += [_info(e, "not checked", beats, practice, checked=False) for e in entries]
-    return out
-
-
-def _info(
-    entry: Entry, state: str, beats: dict[str, float], practice: bool, checked: bool = True
-) -> KeptInfo:
-    r = entry.resource
-    return KeptInfo(
-        node_id(r),
-        r.zone,
-        r.accelerator,
-        state,
-        float(entry.extra.get("kept_at") or entry.at),
-        cost.estimate(r.accelerator, r.route, time.time() - entry.first_at, r.zone),
-        cost.hourly(r.accelerator, r.route, r.zone),
-        entry.extra.get("deadline"),
-        entry.extra.get("idle_s"),
-        beats.get(node_id(r)),
-        practice,
-        checked,
-    )
-
-
-def node_id(resource: Resource) -> str:
-    """A spot node is kept through its queued resource; the node is what runs things."""
-    return resource.node_id or resource.name
 
 
 class KeptNodes:
@@ -163,7 +53,7 @@ class KeptNodes:
             node = cloud.get_node(r.zone, node_id(r))
             if node is None:
                 continue  # deleted (its idle deadline, or by hand): status reconciles the ledger
-            out.append(_info(entry, node.state, beats, self.session.practice))
+            out.append(kept_info(entry, node.state, beats, self.session.practice))
         return out
 
     def open(self, name: str | None) -> KeptNode:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from tpuwizard.core.launch.billing import Billed
 from tpuwizard.core.launch.iterate import heartbeat_interval
-from tpuwizard.session.kept import node_id
+from tpuwizard.session.kept_lines import node_id
 
 if TYPE_CHECKING:
     from tpuwizard.core.launch.ledger import Entry

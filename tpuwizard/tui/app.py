@@ -1,7 +1,7 @@
 """The wizard App: walks the steps, runs a launch, and guards every way out while anything bills.
 
 A controller worker walks the step screens with ``push_screen_wait``; each screen returns what the
-user chose (or ``BACK``). The launch is ``core.lifecycle.async_events``: the App folds each event
+user chose (or ``BACK``). The launch is ``LaunchHandle.async_events``: the App folds each event
 into its state and hands it to the screen of that phase. Quitting goes through ``action_quit``
 alone; SIGTERM and SIGHUP tear down without asking, then exit with 128+signal.
 """
@@ -112,10 +112,10 @@ class WizardApp(App[int]):
             step += 1
             if step < len(steps):
                 continue
-            again = await self.run_launch()
+            await self.run_launch()
             if self.exiting or self.leaving is not None:
                 return
-            step = 3 if again == "zones" else 4  # zones after a stockout, else review
+            step = 4  # back to Review (after a stockout, with the zone chosen on the summary)
 
     async def step_route(self) -> Any:
         from tpuwizard.tui.screens.route import RouteScreen
@@ -216,7 +216,8 @@ class WizardApp(App[int]):
         s.watchdog_checked_for = key
 
     # -- the launch -------------------------------------------------------------------------
-    async def run_launch(self) -> str:
+    async def run_launch(self) -> None:
+        """One launch, then its summary: quit, or a zone the summary offered, or a new launch."""
         from tpuwizard.core import paths
         from tpuwizard.tui.screens.run import ProvisionScreen, phase_screen
         from tpuwizard.tui.screens.summary import SummaryScreen
@@ -256,10 +257,10 @@ class WizardApp(App[int]):
         self.handle = None
         if self.leaving is not None:
             self.finish(self.leaving, self.goodbye(summary))
-            return "quit"
+            return
         while self.screen is not screen:  # a dialog is open: never replace it (see above)
             if self.exiting:
-                return "quit"
+                return
             await asyncio.sleep(0.1)
         screen = SummaryScreen(summary)
         await self.switch_screen(screen)
@@ -269,11 +270,9 @@ class WizardApp(App[int]):
         self.pop_screen()
         if choice == "quit":
             self.action_quit()
-            return "quit"
+            return
         if choice.startswith("zone:"):
             s.zone = choice.split(":", 1)[1]
-            return "review"
-        return "review"
 
     def refresh_status(self) -> None:
         from tpuwizard.tui.widgets.status_bar import StatusBar

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -44,27 +43,6 @@ def send_heartbeat(transport: Transport) -> float:
     if result.code != 0:
         raise RemoteError(f"worker 0: the heartbeat failed: {result.stderr.strip()}")
     return sent
-
-
-class HeartbeatBook:
-    """When this computer last sent each kept node a heartbeat (for ``status``'s countdown)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def read(self) -> dict[str, float]:
-        try:
-            data = json.loads(self.path.read_text())
-            return {str(k): float(v) for k, v in data.items()}
-        except (OSError, ValueError, TypeError, AttributeError):
-            return {}
-
-    def record(self, name: str, at: float) -> None:
-        data = self.read()
-        data[name] = max(at, data.get(name, 0.0))
-        tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, sort_keys=True))
-        os.replace(tmp, self.path)
 
 
 @contextlib.contextmanager

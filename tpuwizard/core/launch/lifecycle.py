@@ -1,7 +1,8 @@
 """One launch, from plan to verified teardown, as a stream of events.
 
-``run_launch`` does the work in the calling thread and reports through ``emit``; ``events`` and
-``async_events`` run it in a thread and hand the events to a front end. Teardown runs in a
+``run_launch`` does the work in the calling thread and reports through ``emit``; the session's
+:class:`~tpuwizard.session.launch_handle.LaunchHandle` runs it in a thread and hands the events to
+a front end. Teardown runs in a
 ``finally`` unless the plan or the user says keep, so cancellation (a signal, Delete now, an
 exception) still tears down. A stop is immediate: the :class:`CancelToken` kills every local
 process in flight, the jobs on the workers are ended, and the delete is issued at once.
@@ -14,11 +15,8 @@ lists what still exists. :class:`~tpuwizard.core.launch.billing.BillingState` fo
 
 from __future__ import annotations
 
-import asyncio
-import queue
-import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from tpuwizard.core.cancel import KEEP_SAFE, KEEP_UNSAFE, CancelToken
@@ -343,33 +341,3 @@ def run_launch(
 ) -> int:
     """Run one launch in this thread; returns its exit code (0, 1, 2, 3 or 4)."""
     return Launch(plan, rt, emit, cancel or CancelToken()).run()
-
-
-def events(plan: LaunchPlan, rt: Runtime, cancel: CancelToken) -> Iterator[ev.Event]:
-    """The launch's events, produced by a worker thread; ends after ``Finished``."""
-    q: queue.Queue[ev.Event | None] = queue.Queue()
-
-    def work() -> None:
-        try:
-            run_launch(plan, rt, q.put, cancel)
-        finally:
-            q.put(None)
-
-    # Not a daemon: if the front end dies, the process stays until teardown is done.
-    thread = threading.Thread(target=work, name="tpuwizard-launch")
-    thread.start()
-    while (item := q.get()) is not None:
-        yield item
-    thread.join()
-
-
-async def async_events(
-    plan: LaunchPlan, rt: Runtime, cancel: CancelToken
-) -> AsyncIterator[ev.Event]:
-    """The same stream for asyncio front ends (the TUI)."""
-    iterator = events(plan, rt, cancel)
-    while True:
-        item = await asyncio.to_thread(next, iterator, None)
-        if item is None:
-            return
-        yield item

@@ -39,7 +39,6 @@ from tpuwizard.core.plan.program_result import (
 
 __all__ = ["SliceProgramFit", "needed_bytes", "peak_bytes", "summarise", "usable_bytes"]
 
-JAX_VERSION = "0.10.2"  # the version pyproject pins; libtpu must be the one jax[tpu] pairs
 INSTALL_LINE = "pip install 'tpuwizard[tpu-plan]'"
 DEFAULT_FUNCTION = "tpuwizard_plan"
 MARK = "TPUWIZARD-FIT "
