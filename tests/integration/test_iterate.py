@@ -203,3 +203,22 @@ def test_up_refuses_to_keep_a_node_no_watchdog_would_delete(tmp_path, home, proj
     assert "Refusing to keep" in refused.stderr and "roles/tpu.admin" in refused.stderr
     assert "To allow the watchdog: gcloud" in refused.stderr  # said by the check before create
     assert sandbox_is_empty(home) and ledger_all_gone(home)
+
+
+def test_one_run_at_a_time_and_each_stop_signal_exits_with_its_code(tmp_path, home, project):
+    script = project / "slow.py"
+    script.write_text("print('started', flush=True)\nimport time\ntime.sleep(120)\n")
+    kept = up(tmp_path)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        first = start(tmp_path, "run", str(script))
+        read_until(first, lambda text: "started" in text, [])
+        second = run(tmp_path, str(script))  # while the first runs: refused at once
+        assert second.returncode == 1, second.stderr
+        assert f"{kept['name']} is busy: `tpuwizard run slow.py` (pid {first.pid}" in second.stderr
+        assert "--wait" in second.stderr
+        first.send_signal(sig)
+        assert first.wait(timeout=60) == 128 + sig
+    exits = list(home.glob("sandbox/workers/*/*/*/w0/.tpuwizard/jobs/run-*/exit"))
+    assert len(exits) == 2 and all(f.read_text().strip() == "143" for f in exits)  # ended
+    node = cloud_of(home).get_node(ZONE, kept["name"])
+    assert node is not None and node.state == "READY"  # the node stays

@@ -123,11 +123,20 @@ class Group(click.Group):
 
 
 @contextmanager
-def cloud_errors(context: object = None) -> Iterator[None]:
-    """Any failure inside becomes a diagnosis on stderr and exit code 3, never a traceback."""
+def cloud_errors(
+    context: object = None, passes: tuple[type[Exception], ...] = ()
+) -> Iterator[None]:
+    """Any failure inside becomes a diagnosis on stderr and exit code 3, never a traceback;
+    ``passes`` names the errors the caller answers itself."""
+    answered: tuple[type[BaseException], ...] = (
+        BadInput,
+        click.exceptions.Exit,
+        SystemExit,
+        *passes,
+    )
     try:
         yield
-    except (BadInput, click.exceptions.Exit, SystemExit):
+    except answered:
         raise
     except Exception as err:
         from tpuwizard.core.cloud.diagnose import diagnose

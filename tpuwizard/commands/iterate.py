@@ -6,10 +6,8 @@ the kept node through the session (``session.kept``).
 
 from __future__ import annotations
 
-import signal
 import sys
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING
 
 import click
@@ -198,12 +196,14 @@ def _run_once(
     folder: LocalFolder,
     cancel: CancelToken,
     as_json: bool,
+    wait: bool = False,
 ) -> int:
     """One run on the kept node, streamed; returns tpuwizard's exit code for it."""
     import json
 
     from tpuwizard.core import paths
     from tpuwizard.core.launch.iterate import EXIT_STOPPED
+    from tpuwizard.core.launch.run_lock import NodeBusy
     from tpuwizard.core.remote.jobs import prefix
 
     run_id = paths.new_run_id()
@@ -216,18 +216,23 @@ def _run_once(
             click.echo(prefix(worker, kept.workers) + text)
 
     say(f"run {run_id} on {kept.name} ({kept.workers} worker(s))")
-    with cloud_errors():
-        result = kept.run(
-            script,
-            args,
-            run_id,
-            run_dir,
-            fetch,
-            folder,
-            on_line,
-            say,
-            cancel,  # type: ignore[arg-type]
-        )
+    try:
+        with cloud_errors(passes=(NodeBusy,)):
+            result = kept.run(
+                script,
+                args,
+                run_id,
+                run_dir,
+                fetch,
+                folder,
+                on_line,
+                say,
+                cancel,  # type: ignore[arg-type]
+                wait,
+            )
+    except NodeBusy as busy:  # nothing was copied or started: the other run goes on
+        say(str(busy))
+        return EXIT_FAILED
     for path in result.fetched:
         say(f"  copied back {path}")
     for rel, why in result.not_fetched:
@@ -257,33 +262,12 @@ def _run_once(
     return code
 
 
-class _StopOnSigint:
-    """Ctrl+C (and SIGTERM) stop the script on the workers, never the node."""
-
-    def __init__(self) -> None:
-        from tpuwizard.core.cancel import CancelToken
-
-        self.token = CancelToken()
-        self.received = False
-
-    def __enter__(self) -> _StopOnSigint:
-        def stop(signum: int, _frame: FrameType | None) -> None:
-            if not self.received:
-                say(f"\n{signal.Signals(signum).name}: stopping your script (the node stays)...")
-            self.received = True
-            self.token.set(signal.Signals(signum).name)
-
-        self.previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for sig, handler in self.previous.items():
-            signal.signal(sig, handler)
-
-
 @click.command(context_settings={"ignore_unknown_options": True})
 @node_option
 @click.option("--fetch", multiple=True, help="Glob of files to copy back into runs/<id>/.")
+@click.option(
+    "--wait", is_flag=True, help="If another run is using the node, wait for it to end first."
+)
 @project_option
 @sandbox_option
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
@@ -292,6 +276,7 @@ class _StopOnSigint:
 def run(
     node: str | None,
     fetch: tuple[str, ...],
+    wait: bool,
     project: str | None,
     sandbox: bool,
     as_json: bool,
@@ -305,8 +290,13 @@ def run(
         raise BadInput(f"Script {script} does not exist or is not a file.")
     session = open_session(project, sandbox)
     kept = _open_kept(session, node)
-    with _StopOnSigint() as stop:
-        code = _run_once(kept, script, args, fetch, LocalFolder(script.parent), stop.token, as_json)
+    from tpuwizard.session.signals import StopScriptOnSignals
+
+    with StopScriptOnSignals(say) as stop:
+        folder = LocalFolder(script.parent)
+        code = stop.exit_code(
+            _run_once(kept, script, args, fetch, folder, stop.token, as_json, wait)
+        )
     sys.exit(code)  # then cli.py says what each kept node has cost and when it deletes itself
 
 
@@ -339,7 +329,8 @@ def watch(
     watch_loop(
         kept,
         script,
-        lambda folder, token: _run_once(kept, script, args, fetch, folder, token, False),
+        # A save while another command runs on the node waits for it rather than failing.
+        lambda folder, token: _run_once(kept, script, args, fetch, folder, token, False, True),
         debounce,
     )
     _offer_teardown(session, kept.name)

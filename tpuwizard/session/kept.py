@@ -133,8 +133,12 @@ class KeptNode:
         on_line: Callable[[int, str], None],
         on_note: Callable[[str], None],
         cancel: CancelToken,
+        wait: bool = False,
     ) -> RunResult:
-        """Copy what changed and run ``script`` on every worker, under heartbeats."""
+        """Copy what changed and run ``script`` on every worker, under heartbeats, holding the
+        node's run lock (``NodeBusy`` when another run holds it, unless ``wait``)."""
+        from tpuwizard.core.launch.run_lock import lock_path, run_lock
+
         coordinator = coordinator_for(self.node.endpoints, self.rt.explicit_coordinator)
         plan = ScriptRun(
             script,
@@ -149,9 +153,13 @@ class KeptNode:
         problems = plan.problems()
         if problems:
             raise BadInput(" ".join(problems))
-        run_dir.mkdir(parents=True, exist_ok=True)
-        with self.keep_alive(on_note):
-            return run_script(self.transport, plan, folder, on_line, on_note, cancel)
+        r = self.entry.resource
+        lock = lock_path(self.nodes.session.ledger.path.parent, r.zone, self.name)
+        command = f"tpuwizard run {script.name}"
+        with run_lock(lock, self.name, command, wait, cancel, on_note):
+            run_dir.mkdir(parents=True, exist_ok=True)
+            with self.keep_alive(on_note):
+                return run_script(self.transport, plan, folder, on_line, on_note, cancel)
 
     def shell_command(self, worker: int) -> tuple[list[str], str | None, dict[str, str] | None]:
         """The local argv (with its cwd and env) of an interactive shell on ``worker``."""

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import TYPE_CHECKING
 
-from tpuwizard.session.launch_handle import LaunchHandle
+if TYPE_CHECKING:
+    from tpuwizard.session.launch_handle import LaunchHandle
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -38,3 +41,34 @@ def stop_on_signals(handle: LaunchHandle, announce: Callable[[str], None]) -> It
 def exit_code(received: list[int], code: int) -> int:
     """The code a front end exits with: 128 + the first stop signal, else the launch's own."""
     return 128 + received[0] if received else code
+
+
+class StopScriptOnSignals:
+    """On a kept node (``run``): Ctrl+C, SIGTERM and SIGHUP (a closed terminal) stop the script
+    on the workers, never the node; the command then exits 128 + the first signal."""
+
+    def __init__(self, announce: Callable[[str], None]) -> None:
+        from tpuwizard.core.cancel import CancelToken
+
+        self.announce = announce
+        self.token = CancelToken()
+        self.first: int | None = None
+
+    def exit_code(self, code: int) -> int:
+        return 128 + self.first if self.first is not None else code
+
+    def __enter__(self) -> StopScriptOnSignals:
+        def stop(signum: int, _frame: FrameType | None) -> None:
+            name = signal.Signals(signum).name
+            if self.first is None:
+                self.first = signum
+                with contextlib.suppress(OSError):  # after SIGHUP there may be no terminal
+                    self.announce(f"\n{name}: stopping your script (the node stays)...")
+            self.token.set(name)
+
+        self.previous = {sig: signal.signal(sig, stop) for sig in STOP_SIGNALS}
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler)
