@@ -47,6 +47,13 @@ COURSE_PREDICTION = (0.34375, 0.8125, 1.28125, 1.75, 2.21875, 2.6875, 3.15625, 3
 TOLERANCE = 1e-6
 ROWS_PER_DEVICE = 8  # the pmap contract sums squares of 0 .. 8*devices-1
 
+# The checks a passing run writes, by name: always; on a multi-host slice; and one per optional
+# measurement, named after the receipt field it fills. tpuwizard's receipt check requires exactly
+# these, and a real run in its tests keeps the lists honest.
+CHECKS = ("import", "backend", "placement", "numeric", "changed_bias", "row_reversal", "contract")
+SLICE_CHECKS = ("join", "slice")
+OPTIONAL_CHECKS = ("perf", "precision", "trace")
+
 # Peak dense bf16 TFLOP/s of one JAX device, by device_kind. tpuwizard's catalog
 # (tpuwizard/core/plan/catalog.toml) is the source, with a citation for every figure; a unit test
 # keeps this copy equal to it. TPU figures are per chip divided by the JAX devices per chip.

@@ -12,6 +12,7 @@ import pytest
 
 from tests.conftest import tpuwizard_cmd
 from tests.integration.launch_helpers import launch, ledger_all_gone, sandbox_is_empty
+from tests.receipt_fixtures import assert_shaped_like, verifier_receipt
 from tpuwizard.core.errors import VersionMismatch
 from tpuwizard.core.evidence.slice_receipt import check_slice_receipt
 from tpuwizard.core.launch.multihost import check_versions
@@ -47,6 +48,11 @@ def test_v5litepod_16_runs_on_every_worker_and_proves_the_whole_slice(tmp_path, 
     assert data["process_count"] == 4 and data["device_count"] == 16 and data["agree"]
     assert [w["file"] for w in data["workers"]] == [f"receipt-w{i}.json" for i in range(4)]
     assert check_slice_receipt(data, slice_receipt.parent, "v5litepod-16").ok
+    for w in range(4):  # the unit tests' stand-in for a worker's receipt is shaped like these
+        assert_shaped_like(
+            json.loads((slice_receipt.parent / f"receipt-w{w}.json").read_text()),
+            verifier_receipt("cpu", 4, processes=4, process_index=w),
+        )
     checked = subprocess.run(
         tpuwizard_cmd("receipt", "check", str(slice_receipt)), capture_output=True, text=True
     )

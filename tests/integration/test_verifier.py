@@ -9,6 +9,7 @@ import pytest
 from tpuwizard_verify.tpu_verify import device_holders
 
 from tests.conftest import clean_env, tpuwizard_cmd
+from tests.receipt_fixtures import assert_shaped_like, verifier_receipt
 from tests.waiting import wait_until
 from tpuwizard.core.evidence.receipt import check_receipt, parse_marker_line, receipt_hash
 from tpuwizard.core.evidence.verifier import cpu_device_env, verifier_path
@@ -63,6 +64,8 @@ def test_cpu_run_matches_the_course(tmp_path, devices, sum_of_squares):
     assert lines[-1] == {"kind": "receipt", "receipt": receipt}
     assert "PASS: all" in proc.stdout
     assert check_receipt(receipt, "cpu").ok
+    # The unit tests' stand-in has this run's fields and checks, so what they judge is real.
+    assert_shaped_like(receipt, verifier_receipt("cpu", devices))
 
 
 def test_expecting_tpu_on_a_cpu_machine_fails_at_the_backend(tmp_path):

@@ -212,24 +212,11 @@ async def test_a_terminal_made_too_small_on_a_step_is_covered_until_it_grows(tmp
 async def test_notebook_route_writes_it_and_checks_receipts(tmp_path):
     import json
 
-    from tpuwizard.core.evidence.receipt import receipt_hash
+    from tests.receipt_fixtures import verifier_receipt
 
-    tpu = {
-        "expected_backend": "tpu",
-        "observed_backend": "tpu",
-        "platform": "tpu",
-        "device_count": 1,
-        "device_kinds": ["TPU v5 lite"],
-        "contract_ok": True,
-        "ok": True,
-        "failed_boundary": None,
-    }
-    tpu["receipt_sha256"] = receipt_hash(tpu)
     good, cpu = tmp_path / "good.json", tmp_path / "cpu.json"
-    good.write_text(json.dumps(tpu))
-    cpu_receipt = dict(tpu, expected_backend="cpu", observed_backend="cpu", platform="cpu")
-    cpu_receipt["receipt_sha256"] = receipt_hash(cpu_receipt)
-    cpu.write_text(json.dumps(cpu_receipt))
+    good.write_text(json.dumps(verifier_receipt("tpu", 1, kind="TPU v5 lite")))
+    cpu.write_text(json.dumps(verifier_receipt("cpu", 1)))
     app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
     async with app.run_test(size=SIZE) as pilot:
         await on_screen(pilot, "RouteScreen")

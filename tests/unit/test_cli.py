@@ -79,6 +79,7 @@ def test_fit_human_output_has_a_verdict_and_the_activation_note():
         (["fit", "48", "--max-chips", "0"], "--max-chips"),
         (["fit", "48", "--generation", "v9"], "Choose from"),
         (["verify", "--devices", "0"], "--devices"),
+        (["verify", "--devices", "99999999999999999999"], "--devices must be 1 to 2048"),
         (["receipt", "check", "/nonexistent/receipt.json"], "No receipt"),
     ],
 )

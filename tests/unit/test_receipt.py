@@ -2,6 +2,7 @@ import json
 
 import pytest
 
+from tests.receipt_fixtures import verifier_receipt
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.evidence.receipt import (
     check_receipt,
@@ -58,13 +59,7 @@ def test_a_cpu_receipt_does_not_prove_a_tpu_run():
 
 
 def test_device_count_and_kind_must_match_the_accelerator():
-    tpu = sealed(
-        expected_backend="tpu",
-        observed_backend="tpu",
-        device_count=4,
-        local_device_count=4,
-        device_kinds=["TPU v5 lite"] * 4,
-    )
+    tpu = verifier_receipt("tpu", 4, kind="TPU v5 lite")
     assert check_receipt(tpu, "tpu", "v5litepod-4").ok
     wrong_count = check_receipt(tpu, "tpu", "v5litepod-8")
     assert not wrong_count.ok and any("v5litepod-8 has 8" in p for p in wrong_count.problems)
@@ -143,9 +138,12 @@ def test_receipts_with_the_new_fields_hash_check_and_show_them(tmp_path):
 
 
 def test_malformed_measurements_are_named_not_raised():
-    result = check_receipt(sealed(precision={"bf16": "oops"}, perf=[1], trace="x"), "cpu")
-    assert result.ok
-    assert "precision bf16: missing or malformed" in result.measurements
+    shown = check_receipt(sealed(perf=[1], trace="x"), "cpu")
+    assert shown.ok, shown.problems  # perf and trace are measurements: shown, not judged
+    judged = check_receipt(sealed(precision={"bf16": "oops"}), "cpu")
+    assert not judged.ok  # the precision profile has bounds, so a broken one fails
+    assert "precision bf16 is missing or malformed" in judged.problems
+    assert "precision bf16: missing or malformed" in judged.measurements
 
 
 def tpu_receipt(**fields):

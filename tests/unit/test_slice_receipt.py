@@ -10,6 +10,7 @@ import subprocess
 import pytest
 
 from tests.conftest import tpuwizard_cmd
+from tests.receipt_fixtures import verifier_receipt
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.evidence.receipt import load_receipt, receipt_hash
 from tpuwizard.core.evidence.slice_receipt import check_slice_receipt
@@ -19,22 +20,7 @@ ACCEL = "v5litepod-16"  # 4 VMs of 4 chips
 
 
 def worker_receipt(w: int, backend: str = "cpu", kind: str = "cpu") -> dict:
-    data = {
-        "contract_ok": True,
-        "ok": True,
-        "device_count": 16,
-        "local_device_count": 4,
-        "device_kinds": [kind] * 16,
-        "expected_backend": backend,
-        "observed_backend": backend,
-        "process_index": w,
-        "process_count": 4,
-        "jax": "0.6.2",
-        "jaxlib": "0.6.2",
-        "libtpu": "none",
-    }
-    data["receipt_sha256"] = receipt_hash(data)
-    return data
+    return verifier_receipt(backend, 4, processes=4, process_index=w, kind=kind, libtpu="none")
 
 
 def practice_slice(folder, **worker_fields) -> dict:

@@ -61,10 +61,9 @@ def verify(
 ) -> None:
     """Run the verifier here, stream it, and save its receipt."""
     from tpuwizard.core import paths
-    from tpuwizard.core.evidence.verifier import run_local
+    from tpuwizard.core.evidence.verifier import check_device_count, run_local
 
-    if devices < 1:
-        raise BadInput(f"--devices must be 1 or more, not {devices}.")
+    check_device_count(devices)
     if receipt_path is None:
         receipt_path = paths.run_dir(paths.new_run_id(), run_dir) / "receipt.json"
     elif receipt_path.is_dir():

@@ -8,6 +8,7 @@ implementation lives in the verifier, which tpuwizard ships unchanged.
 from __future__ import annotations
 
 import json
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 from tpuwizard_verify.tpu_verify import MARKER, PLATFORMS, receipt_hash
 
 from tpuwizard.core.errors import BadInput
+from tpuwizard.core.evidence.receipt_rules import consistency_problems
 from tpuwizard.core.plan import catalog
 
 __all__ = [
@@ -41,7 +43,8 @@ class ReceiptCheck:
     ok: bool
     problems: list[str] = field(default_factory=list)
     facts: list[str] = field(default_factory=list)
-    # What the optional checks measured (perf, precision, memory, trace): shown, not judged.
+    # What the optional checks measured (perf, precision, memory, trace), shown; the precision
+    # bounds are judged among the problems (receipt_rules).
     measurements: list[str] = field(default_factory=list)
 
 
@@ -64,6 +67,9 @@ def load_receipt(path: Path) -> dict[str, Any]:
         raise BadInput(f"{path} is {what}: give the path of a receipt.json.")
     try:
         text = path.read_bytes().decode("utf-8-sig")
+        too_odd = json_limit_problem(text)
+        if too_odd:
+            raise BadInput(f"{path} is refused: {too_odd}; give a receipt.json the verifier wrote.")
         data = json.loads(text, object_pairs_hook=_refuse_duplicate_keys)
     except _DuplicateKey as err:
         raise BadInput(f"{path} gives the key {err} twice: the receipt is refused.") from None
@@ -76,6 +82,35 @@ def load_receipt(path: Path) -> dict[str, Any]:
             f"{path} is JSON but not a tpuwizard or course receipt (it has no receipt_sha256)."
         )
     return data
+
+
+# A receipt nests 4 deep and its largest integer is a byte count; far past these limits the
+# parser itself fails (RecursionError, or ValueError past 4300 digits), so they are checked first.
+MAX_JSON_DEPTH = 64
+MAX_INTEGER_DIGITS = 20
+# A string (skipped whole, or to the end when unterminated), a bracket, or a number.
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\Z)|[\[\]{}]|-?(\d+)(\.\d+)?([eE][-+]?\d+)?', re.S)
+
+
+def json_limit_problem(text: str) -> str | None:
+    """Why ``text`` is past the limits a receipt can need, before any parser sees it; else None."""
+    depth = 0
+    for token in _JSON_TOKEN.finditer(text):
+        first = token.group()[0]
+        if first in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                return f"its JSON nests deeper than {MAX_JSON_DEPTH} levels, and no receipt does"
+        elif first in "]}":
+            depth -= 1
+        elif first != '"':
+            digits, fraction, exponent = token.groups()
+            if fraction is None and exponent is None and len(digits) > MAX_INTEGER_DIGITS:
+                return (
+                    f"it holds a {len(digits)}-digit integer; a receipt's integers have at most "
+                    f"{MAX_INTEGER_DIGITS} digits"
+                )
+    return None
 
 
 class _DuplicateKey(ValueError):
@@ -123,10 +158,8 @@ def check_receipt(
         )
     else:
         result.facts.append(f"hash {actual} matches")
-    if receipt.get("contract_ok") is not True:
-        problem("the runtime contract did not hold (contract_ok is not true)")
-    if receipt.get("ok") is False or receipt.get("failed_boundary"):
-        problem(f"the verifier reported a failure at the {receipt.get('failed_boundary')} boundary")
+    for text in consistency_problems(receipt):
+        problem(text)
     observed = receipt.get("observed_backend")
     wanted = expect or receipt.get("expected_backend")
     if receipt.get("expected_backend") != observed:
@@ -143,6 +176,9 @@ def check_receipt(
                 f"{count} devices, but {slice_.name} has {slice_.devices} "
                 f"({slice_.chips} chips x {slice_.generation.devices_per_chip} per chip)"
             )
+        processes = receipt.get("process_count", 1)
+        if processes != slice_.vms:
+            problem(f"it ran as {processes} process(es), but {slice_.name} has {slice_.vms} VMs")
         if wanted == "tpu":
             kinds = set(receipt.get("device_kinds") or [])
             want_kind = slice_.generation.device_kind
@@ -252,8 +288,11 @@ def parse_marker_line(line: str) -> dict[str, Any] | None:
     start = text.find(MARKER)
     if start < 0:
         return None
+    body = text[start + len(MARKER) :]
+    if json_limit_problem(body):
+        return None
     try:
-        payload = json.loads(text[start + len(MARKER) :])
+        payload = json.loads(body)
     except json.JSONDecodeError:
         return None
     return payload if isinstance(payload, dict) else None

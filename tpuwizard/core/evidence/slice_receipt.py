@@ -15,6 +15,7 @@ from tpuwizard_verify.tpu_verify import receipt_hash
 
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.evidence.receipt import ReceiptCheck, check_receipt, load_receipt
+from tpuwizard.core.evidence.receipt_rules import show
 from tpuwizard.core.plan import catalog
 
 
@@ -34,6 +35,8 @@ def check_slice_receipt(
 
     if receipt.get("receipt_sha256") != receipt_hash(receipt):
         problem("the slice receipt was edited after it was written (hash mismatch)")
+    if receipt.get("ok") is not True:
+        problem(f"the slice receipt's own verdict is not a pass (ok is {show(receipt.get('ok'))})")
     if receipt.get("agree") is not True:
         problem("the workers disagree on process count, device count or versions")
     name = accelerator or receipt.get("accelerator")
@@ -44,6 +47,19 @@ def check_slice_receipt(
             raise BadInput(str(err)) from None
         problem(f"it names no known accelerator ({name!r})")
         return result
+    if accelerator and _canonical(receipt.get("accelerator")) != slice_.name:
+        problem(f"it is the slice receipt of {show(receipt.get('accelerator'))}, not {slice_.name}")
+    if receipt.get("expected_processes") != slice_.vms:
+        problem(
+            f"it expected {show(receipt.get('expected_processes'))} processes, but {slice_.name}"
+            f" has {slice_.vms} VMs"
+        )
+    if receipt.get("expected_devices") != slice_.devices:
+        problem(
+            f"it expected {show(receipt.get('expected_devices'))} devices, but {slice_.name} has"
+            f" {slice_.devices} ({slice_.chips} chips x {slice_.generation.devices_per_chip} per"
+            " chip)"
+        )
     if receipt.get("process_count") != slice_.vms:
         problem(f"{receipt.get('process_count')} processes, but {slice_.name} has {slice_.vms} VMs")
     if receipt.get("device_count") != slice_.devices:
@@ -60,6 +76,12 @@ def check_slice_receipt(
         problem("a worker or a worker receipt file is listed more than once")
     if sorted(map(repr, indices)) != sorted(repr(i) for i in range(len(workers))):
         problem(f"the workers listed are {indices}, not 0 to {len(workers) - 1} once each")
+    processes = [w.get("process_index") for w in workers]
+    if sorted(map(repr, processes)) != sorted(repr(i) for i in range(len(workers))):
+        problem(
+            f"the workers' process_index values are {processes}, not 0 to {len(workers) - 1}"
+            " once each"
+        )
     for entry in workers:
         for text in _check_worker(entry, folder, slice_.name, expect):
             problem(text)
@@ -92,10 +114,22 @@ def _check_worker(
         return [f"worker {worker}: {err}"]
     if data.get("receipt_sha256") != entry.get("receipt_sha256"):
         return [f"{name} does not match the hash the slice receipt lists"]
-    if data.get("process_index") != worker:
-        return [f"{name} is process {data.get('process_index')}, listed as worker {worker}"]
+    if data.get("process_index") != worker or data.get("process_index") != entry.get(
+        "process_index"
+    ):
+        return [
+            f"{name} is process {data.get('process_index')}, listed as worker {worker} with"
+            f" process_index {entry.get('process_index')}"
+        ]
     check = check_receipt(data, expect, accelerator, folder=folder)
     return [f"worker {worker} ({name}): {p}" for p in check.problems]
+
+
+def _canonical(accelerator: object) -> str | None:
+    try:
+        return catalog.parse_accelerator(str(accelerator)).name
+    except catalog.UnknownAcceleratorError:
+        return None
 
 
 def _plain_name(name: str) -> bool:

@@ -13,6 +13,7 @@ from typing import Any
 
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.evidence.receipt import parse_marker_line
+from tpuwizard.core.plan import catalog
 
 VERIFIER_FILENAME = "tpu_verify.py"
 WATCHDOG_FILENAME = "tpu_watchdog.py"
@@ -30,6 +31,17 @@ def verifier_source() -> str:
 def watchdog_source() -> str:
     """The on-VM watchdog, shipped beside the verifier."""
     return resources.files("tpuwizard_verify").joinpath(WATCHDOG_FILENAME).read_text("utf-8")
+
+
+def check_device_count(devices: int) -> None:
+    """``--devices`` is 1 up to the largest slice in the catalog. XLA's flag parser takes a C int
+    and, given more, aborts the verifier with its whole flag list instead of a message."""
+    largest = max(catalog.all_slices(), key=lambda s: s.devices)
+    if not 1 <= devices <= largest.devices:
+        raise BadInput(
+            f"--devices must be 1 to {largest.devices} (the largest slice in the catalog, "
+            f"{largest.name}, has {largest.devices} devices), not {devices}."
+        )
 
 
 def cpu_device_env(devices: int, base: dict[str, str] | None = None) -> dict[str, str]:
@@ -76,8 +88,7 @@ def run_local(
     The generator's return value (``StopIteration.value``) is the exit status. With ``trace``
     the profiler trace goes to ``trace/`` beside the receipt.
     """
-    if devices < 1:
-        raise BadInput("--devices must be 1 or more.")
+    check_device_count(devices)
     cmd = [
         python or sys.executable,
         "-u",
