@@ -162,6 +162,8 @@ def summary_lines(summary: RunSummary, audience: Audience = "cli") -> list[str]:
         lines += [f"{SCRIPT_TAIL}{line}" for line in s.script_tail] or ["    (no output)"]
     lines += [f"  Copied back: {path}" for path in s.fetched]
     lines += [f"  Not copied back: {path!r}: {why}" for path, why in s.not_fetched]
+    if s.incomplete:
+        lines.append(f"  {len(s.incomplete)} file(s) did not come back whole (a run fails for it).")
     if s.failure is not None:
         title = s.failure.diagnosis.get("title", "")
         lines.append(f"  Failed during {s.failure.stage}: {title}")

@@ -106,6 +106,22 @@ def test_ssh_runs_uploads_and_fetches_with_our_own_key_and_known_hosts(sshd, tmp
     assert exit_code == 3
 
 
+def test_a_file_comes_back_through_openssh_streamed_and_verified(sshd, tmp_path):
+    import sys
+
+    from tpuwizard.core.remote.fetch import FetchLimits, fetch_file
+
+    home = tmp_path / "w0"
+    (home / "run").mkdir(parents=True)
+    data = os.urandom(2_000_000)
+    (home / "run" / "model.bin").write_bytes(data)
+    transport = ssh_transport(sshd, tmp_path, home=home)
+    target = tmp_path / "dest" / "model.bin"
+    limits = FetchLimits(chunk=65536, max_write=10_000)  # short writes on both ends
+    assert fetch_file(transport, 0, "run", sys.executable, "model.bin", target, limits) == len(data)
+    assert target.read_bytes() == data
+
+
 def test_reachability_waits_for_the_key_to_arrive(sshd, tmp_path):
     key, pub = ensure_key(tmp_path / "state")
     transport = SshTransport(["127.0.0.1"], sshd.user, key, tmp_path / "kh", sshd.port)

@@ -118,3 +118,16 @@ def test_a_launch_that_created_nothing_says_it_cost_nothing():
         s.apply(event)
     lines = summary_lines(s)
     assert "  Cost: nothing." in lines and not any("unknown" in line for line in lines)
+
+
+def test_a_file_that_did_not_come_back_whole_is_counted_apart_from_odd_entries():
+    summary = fold(
+        ev.ScriptFinished(0),
+        ev.FileNotFetched("odd dir", "not a regular file (directory)"),
+        ev.FileNotFetched("model.bin", "the stream was cut short: 5 of 9 bytes arrived", True),
+        ev.Finished(False, 1, "runs/r1", None, []),
+    )
+    text = "\n".join(summary_lines(summary))
+    assert "Not copied back: 'model.bin': the stream was cut short: 5 of 9 bytes arrived" in text
+    assert "1 file(s) did not come back whole (a run fails for it)." in text
+    assert summary.incomplete == ["model.bin"]

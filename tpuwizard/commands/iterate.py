@@ -240,6 +240,9 @@ def _run_once(
     if result.stopped:
         say(f"Stopped your script; {kept.name} is still running (tpuwizard down ends it).")
         code = EXIT_STOPPED
+    elif result.exit_code == 0 and result.fetch_incomplete:
+        say("Your script exited 0, but not every file came back whole (see above).")
+        code = EXIT_FAILED
     elif result.exit_code == 0:
         say(f"Your script exited 0. Files: {run_dir}")
         code = EXIT_OK

@@ -185,10 +185,15 @@ class FileFetched(Event):
 
 @dataclass(frozen=True)
 class FileNotFetched(Event):
-    """A file the fetch patterns matched that could not be copied back, and why."""
+    """An entry the fetch patterns matched that was not copied back, and why.
+
+    ``incomplete``: a file that should have come back and did not arrive whole (the run fails
+    for it), not an entry that is no file to copy (a folder, a link).
+    """
 
     path: str
     reason: str
+    incomplete: bool = False
 
 
 @dataclass(frozen=True)

@@ -19,10 +19,10 @@ from pathlib import Path
 from tpuwizard.core.cancel import Cancelled, CancelToken
 from tpuwizard.core.errors import RemoteError
 from tpuwizard.core.launch.distributed import join_env, script_command
-from tpuwizard.core.launch.on_workers import LISTER, READER
 from tpuwizard.core.launch.plan import safe_fetch_pattern, safe_script_name
 from tpuwizard.core.launch.watchdog import HEARTBEAT_FILE
 from tpuwizard.core.plan import catalog
+from tpuwizard.core.remote.fetch import FetchOutcome, fetch_matching
 from tpuwizard.core.remote.jobs import Job, fan_out, follow_job, start_job, stop_job
 from tpuwizard.core.remote.sync import (
     WORK_DIR,
@@ -80,6 +80,7 @@ class RunResult:
     synced: list[SyncResult] = field(default_factory=list)
     fetched: list[str] = field(default_factory=list)
     not_fetched: list[tuple[str, str]] = field(default_factory=list)
+    fetch_incomplete: bool = False  # a file did not come back whole: the run failed
     stopped: bool = False
 
 
@@ -184,32 +185,12 @@ def run_script(
 
 def _fetch(transport: Transport, run: ScriptRun, result: RunResult) -> None:
     """Copy what the patterns match on worker 0 into the run folder, each file on its own."""
-    if not run.fetch:
-        return
-    listing = transport.run(
-        0, shell("cd", WORK_DIR, Raw("&&"), WORK_PYTHON, "-c", LISTER, *run.fetch)
-    )
-    try:
-        entries = json.loads(listing.stdout or "[]")
-    except json.JSONDecodeError:
-        result.not_fetched.append(("*", f"could not list files: {listing.stderr.strip()}"))
-        return
-    base = run.run_dir.resolve()
-    for entry in entries:
-        rel, kind = str(entry.get("path", "")), entry.get("kind")
-        target = (base / rel).resolve()
-        if not target.is_relative_to(base) or target == base:
-            result.not_fetched.append((rel, "outside the script's folder"))
-            continue
-        if kind != "file":
-            result.not_fetched.append((rel, f"not a regular file ({kind})"))
-            continue
-        read = shell("cd", WORK_DIR, Raw("&&"), WORK_PYTHON, "-c", READER, rel)
-        try:
-            data = transport.run_bytes(0, read, timeout=300)
-        except RemoteError as err:
-            result.not_fetched.append((rel, str(err)))
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-        result.fetched.append(str(target))
+
+    def report(outcome: FetchOutcome) -> None:
+        if outcome.local is not None:
+            result.fetched.append(outcome.local)
+        else:
+            result.not_fetched.append((outcome.rel, outcome.reason))
+            result.fetch_incomplete |= outcome.incomplete
+
+    fetch_matching(transport, WORK_DIR, WORK_PYTHON, run.fetch, run.run_dir, report)

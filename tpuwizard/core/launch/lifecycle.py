@@ -124,7 +124,7 @@ class Launch(WorkerSteps, Ending):
                 stage = "script"
                 deadline = self.created_at + self.max_run * 60 if self.created_at else None
                 run_script_with_reruns(self, transport, self.rt.reruns, deadline)
-            return EXIT_OK if self.receipt_ok else EXIT_FAILED
+            return EXIT_OK if self.receipt_ok and not self.fetch_incomplete else EXIT_FAILED
         except Exception as err:  # every failure becomes a diagnosis, never a traceback
             if self.cancel.is_set():  # a stop, or a command the stop broke: the stop is the news
                 if not self.cancel.keep:

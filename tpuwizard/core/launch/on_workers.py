@@ -6,7 +6,6 @@ plan, the runtime and the emit function from there.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,30 +21,9 @@ from tpuwizard.core.launch.plan import LaunchPlan, safe_script_name
 from tpuwizard.core.launch.runtime import Runtime
 from tpuwizard.core.plan import catalog
 from tpuwizard.core.remote.bootstrap import bootstrap_script, unpinned_jax
+from tpuwizard.core.remote.fetch import FetchOutcome, fetch_matching
 from tpuwizard.core.remote.jobs import Job, fan_out
 from tpuwizard.core.remote.transports import REMOTE_DIR, Raw, Transport, shell
-
-# Runs on the worker: what the patterns match, as JSON, with each entry's kind.
-LISTER = """
-import glob, json, os, sys
-found = {}
-for pattern in sys.argv[1:]:
-    for path in sorted(glob.glob(pattern, recursive=True)):
-        real = os.path.realpath(path)
-        if not os.path.exists(path):
-            kind = "dangling link"
-        elif not real.startswith(os.getcwd() + os.sep):
-            kind = "link outside the folder"
-        elif os.path.isdir(path):
-            kind = "directory"
-        elif os.path.isfile(path):
-            kind = "file"
-        else:
-            kind = "special file"
-        found[path] = kind
-print(json.dumps([{"path": p, "kind": k} for p, k in found.items()]))
-"""
-READER = "import sys; sys.stdout.buffer.write(open(sys.argv[1], 'rb').read())"
 
 
 def bootstrap_failure_text(code: int, failures: dict[int, dict[str, Any]]) -> str:
@@ -73,6 +51,7 @@ class WorkerSteps:
     checks: dict[int, dict[str, bool]]
     receipt_ok: bool
     script_exit_code: int | None = None  # the last run's, once it finished
+    fetch_incomplete = False  # a file of the last run's did not come back whole
     # Jobs started on the workers, so that a stop can end them (the watchdog is not one).
     running_jobs: list[tuple[int, Job]]
 
@@ -245,52 +224,28 @@ class WorkerSteps:
             raise ScriptFailed(code)
 
     def _fetch_outputs(self, transport: Transport) -> None:
-        """Copy back what the fetch patterns match, each file on its own.
+        """Copy back what the fetch patterns match into run_dir/files/, each file on its own.
 
-        One odd entry (a directory, a dangling link, a name with a space or a newline) is
-        reported and skipped; it never costs the other files. Local writes stay inside the run
-        folder whatever the remote names say.
+        A file that did not arrive whole makes the run fail (exit 1); its event comes before
+        teardown, so the user hears of it while the node still exists.
         """
-        if not self.plan.fetch:
-            return
-        listing = transport.run(
-            0,
-            shell(
-                "cd",
-                self.remote_run,
-                Raw("&&"),
-                "../../venv/bin/python",
-                "-c",
-                LISTER,
-                *self.plan.fetch,
-            ),
+        self.fetch_incomplete = False
+
+        def report(outcome: FetchOutcome) -> None:
+            if outcome.local is not None:
+                self.emit(ev.FileFetched(outcome.local))
+            else:
+                self.fetch_incomplete |= outcome.incomplete
+                self.emit(ev.FileNotFetched(outcome.rel, outcome.reason, outcome.incomplete))
+
+        fetch_matching(
+            transport,
+            self.remote_run,
+            "../../venv/bin/python",
+            self.plan.fetch,
+            self.plan.run_dir / "files",
+            report,
         )
-        try:
-            entries = json.loads(listing.stdout or "[]")
-        except json.JSONDecodeError:
-            entries = []
-            self.emit(ev.FileNotFetched("*", f"could not list files: {listing.stderr.strip()}"))
-        files = (self.plan.run_dir / "files").resolve()
-        for entry in entries:
-            rel, kind = str(entry.get("path", "")), entry.get("kind")
-            target = (files / rel).resolve()
-            if not target.is_relative_to(files) or target == files:
-                self.emit(ev.FileNotFetched(rel, "outside the script's folder"))
-                continue
-            if kind != "file":
-                self.emit(ev.FileNotFetched(rel, f"not a regular file ({kind})"))
-                continue
-            read = shell(
-                "cd", self.remote_run, Raw("&&"), "../../venv/bin/python", "-c", READER, rel
-            )
-            try:
-                result = transport.run_bytes(0, read, timeout=300)
-            except RemoteError as err:
-                self.emit(ev.FileNotFetched(rel, str(err)))
-                continue
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(result)
-            self.emit(ev.FileFetched(str(target)))
 
     def _job(
         self,

@@ -34,6 +34,7 @@ class RunSummary:
     script_tail: deque[str] = field(default_factory=lambda: deque(maxlen=LAST_LINES))  # last run
     fetched: list[str] = field(default_factory=list)
     not_fetched: list[tuple[str, str]] = field(default_factory=list)
+    incomplete: list[str] = field(default_factory=list)  # files that did not come back whole
     gone: list[str] = field(default_factory=list)
     not_gone: list[str] = field(default_factory=list)
     kept: list[ev.Kept] = field(default_factory=list)
@@ -70,6 +71,8 @@ class RunSummary:
                     self.fetched.append(event.path)
             case ev.FileNotFetched():
                 self.not_fetched.append((event.path, event.reason))
+                if event.incomplete:
+                    self.incomplete.append(event.path)
             case ev.TeardownVerified():
                 self.gone.append(event.name)
                 self.billed_s += event.billed_s
