@@ -9,7 +9,6 @@ never the node. While a run goes on, a heartbeat keeps the on-VM watchdog's idle
 from __future__ import annotations
 
 import contextlib
-import json
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
