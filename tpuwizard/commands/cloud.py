@@ -14,6 +14,7 @@ from tpuwizard.commands.common import (
     EXIT_OK,
     EXIT_TEARDOWN,
     Group,
+    ask_yes_no,
     cloud_errors,
     kept_now,
     open_session,
@@ -318,7 +319,7 @@ def teardown(
     if mine and not yes:
         if not stdin_is_terminal():
             raise BadInput(f"Would delete {listing}: add --yes to confirm without a terminal.")
-        if not click.confirm(f"Delete {listing}?", err=True):
+        if not ask_yes_no(f"Delete {listing}?"):
             say("Nothing deleted.")  # the user's answer, not a failure: exit 0
             raise click.exceptions.Exit(EXIT_OK)
     results = []

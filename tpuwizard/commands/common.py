@@ -160,3 +160,18 @@ def split_list(text: str | None) -> list[str] | None:
     if not text:
         return None
     return [part.strip() for part in text.split(",") if part.strip()]
+
+
+EXIT_INTERRUPTED = 130  # 128 + SIGINT
+
+
+def ask_yes_no(question: str) -> bool:
+    """``click.confirm`` (default no) where Ctrl+C at the question does nothing and exits 130,
+    as a stop signal does everywhere; end of input answers no."""
+    try:
+        return click.confirm(question, default=False, err=True)
+    except click.Abort as err:
+        if isinstance(err.__context__, KeyboardInterrupt):
+            say("\nNothing done (Ctrl+C).")
+            raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
+        return False

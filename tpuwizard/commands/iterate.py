@@ -16,6 +16,7 @@ from tpuwizard.commands.common import (
     EXIT_CLOUD,
     EXIT_FAILED,
     EXIT_OK,
+    ask_yes_no,
     cloud_errors,
     open_session,
     print_json,
@@ -329,22 +330,26 @@ def watch(
         raise BadInput("--debounce must be between 0 and 10 seconds.")
     session = open_session(project, sandbox)
     kept = _open_kept(session, node)
-    watch_loop(
+    ended_by = watch_loop(
         kept,
         script,
         # A save while another command runs on the node waits for it rather than failing.
         lambda folder, token: _run_once(kept, script, args, fetch, folder, token, False, True),
         debounce,
     )
-    _offer_teardown(session, kept.name)
+    import signal
+
+    _offer_teardown(session, kept.name, ask=ended_by != signal.SIGHUP)
+    if ended_by is not None:
+        sys.exit(128 + ended_by)  # ended by a signal, as every command says it
 
 
-def _offer_teardown(session: Session, name: str) -> None:
+def _offer_teardown(session: Session, name: str, ask: bool = True) -> None:
     sandbox_flag = " --sandbox" if session.practice else ""
-    if not sys.stdin.isatty():
+    if not ask or not sys.stdin.isatty():  # no terminal (or it hung up): nobody to ask
         say(f"{name} is still running and billing: `tpuwizard down{sandbox_flag} {name}` ends it.")
         return
-    if click.confirm(f"Tear down {name} now?", default=False, err=True):
+    if ask_yes_no(f"Tear down {name} now?"):
         _delete_kept(session, name)
     else:
         say(f"{name} keeps running (and billing): `tpuwizard down{sandbox_flag} {name}` ends it.")

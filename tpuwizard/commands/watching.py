@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
 from collections.abc import Callable
@@ -24,23 +25,28 @@ def watch_loop(
     script: Path,
     run_once: Callable[[LocalFolder, CancelToken], int],
     debounce: float,
-) -> None:
-    """Run now and after every save until Ctrl+C (which also stops a running script)."""
+) -> int | None:
+    """Run now and after every save until Ctrl+C, SIGTERM or SIGHUP (which also stop a running
+    script); returns the signal that ended it."""
     from tpuwizard.core.cancel import CancelToken
     from tpuwizard.core.remote.sync import LocalFolder
 
     folder = LocalFolder(script.parent)
     ended = threading.Event()
     current: list[CancelToken] = []
+    received: list[int] = []
 
     def stop(signum: int, _frame: FrameType | None) -> None:
         if not ended.is_set():
-            say(f"\n{signal.Signals(signum).name}: ending the watch (the node stays).")
+            received.append(signum)
+            with contextlib.suppress(OSError):  # after SIGHUP there may be no terminal
+                say(f"\n{signal.Signals(signum).name}: ending the watch (the node stays).")
         ended.set()
         for token in current:
             token.set(signal.Signals(signum).name)
 
-    previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    stops = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    previous = {s: signal.signal(s, stop) for s in stops}
     try:
         with kept.keep_alive(say):  # heartbeats while watching, not only while running
             while not ended.is_set():
@@ -56,6 +62,7 @@ def watch_loop(
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    return received[0] if received else None
 
 
 def _wait_for_save(
