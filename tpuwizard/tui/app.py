@@ -282,6 +282,7 @@ class WizardApp(App[int]):
 
     # -- leaving ----------------------------------------------------------------------------
     async def offer_leftovers(self) -> None:
+        from tpuwizard.event_text import unchecked_text
         from tpuwizard.tui.screens.leftovers import LeftoversScreen
 
         try:
@@ -296,6 +297,9 @@ class WizardApp(App[int]):
         # Not reached when the wizard closed meanwhile (the worker is cancelled): nothing to beat.
         self.start_heartbeats()
         self.refresh_status()
+        for item in found.unchecked:  # a zone that refused: said, never taken for "nothing there"
+            text = unchecked_text(item.resource, item.diagnosis, "wizard")
+            self.notify(text, severity="warning", timeout=30)
         found = [b for b in found if not b.kept]  # kept on purpose: the status bar shows them
         if not found:
             return
