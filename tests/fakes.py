@@ -11,6 +11,10 @@ Faults, each a counter used up one call at a time:
 * ``lying_deletes``: the delete returns as if it worked, but the resource stays;
 * ``listed_after_delete``: the delete works for ``get``, but the list still shows the resource.
 
+``refusing_zones`` maps a zone to the error every call there raises, as Google answers a zone this
+project may not use (403 "Location Z is not found or access is unauthorized.") or does not know
+(404 "Location ... was not found."); :func:`zone_forbidden` and :func:`zone_unknown` make them.
+
 Hooks let a test look at the world at the moment of a call: ``on_create`` and ``on_delete``.
 """
 
@@ -64,10 +68,17 @@ class FakeCloud(TpuCloud):
     timeout: float = 1.0
     # Deleted for get, still in the list until the next delete of the same name.
     ghosts: dict[tuple[str, str], NodeInfo] = field(default_factory=dict)
+    refusing_zones: dict[str, Exception] = field(default_factory=dict)
+
+    def _in(self, method: str, zone: str, name: str) -> None:
+        """Log the call; in a refusing zone, answer with that zone's error."""
+        self.calls.append(Call(method, zone, name))
+        if zone in self.refusing_zones:
+            raise self.refusing_zones[zone]
 
     # -- nodes ------------------------------------------------------------------------------
     def create_node(self, req: NodeRequest) -> DoneOperation:
-        self.calls.append(Call("create_node", req.zone, req.node_id))
+        self._in("create_node", req.zone, req.node_id)
         if self.on_create:
             self.on_create(req.zone, req.node_id)
         if self.unavailable_creates:
@@ -96,17 +107,20 @@ class FakeCloud(TpuCloud):
         )
 
     def get_node(self, zone: str, node_id: str) -> NodeInfo | None:
-        self.calls.append(Call("get_node", zone, node_id))
+        try:
+            self._in("get_node", zone, node_id)
+        except gx.NotFound:  # as the real client: a NotFound (even the location's) is None
+            return None
         return self.nodes.get((zone, node_id))
 
     def list_nodes(self, zone: str, labels: dict[str, str] | None = None) -> list[NodeInfo]:
-        self.calls.append(Call("list_nodes", zone, ""))
+        self._in("list_nodes", zone, "")
         found = [n for (z, _), n in self.nodes.items() if z == zone]
         found += [replace(n, state="DELETING") for (z, _), n in self.ghosts.items() if z == zone]
         return [n for n in found if all(n.labels.get(k) == v for k, v in (labels or {}).items())]
 
     def delete_node(self, zone: str, node_id: str, timeout: float = 600) -> None:
-        self.calls.append(Call("delete_node", zone, node_id))
+        self._in("delete_node", zone, node_id)
         if self.on_delete:
             self.on_delete(zone, node_id)
         if self.lying_deletes:
@@ -123,7 +137,7 @@ class FakeCloud(TpuCloud):
     def create_queued(
         self, req: NodeRequest, qr_id: str, route: str, max_run_seconds: int | None = None
     ) -> None:
-        self.calls.append(Call("create_queued", req.zone, qr_id))
+        self._in("create_queued", req.zone, qr_id)
         if self.on_create:
             self.on_create(req.zone, qr_id)
         if self.unavailable_creates:
@@ -146,15 +160,18 @@ class FakeCloud(TpuCloud):
             raise gx.ServiceUnavailable("The service is currently unavailable.")
 
     def get_queued(self, zone: str, qr_id: str) -> QueuedInfo | None:
-        self.calls.append(Call("get_queued", zone, qr_id))
+        try:
+            self._in("get_queued", zone, qr_id)
+        except gx.NotFound:  # as the real client: a NotFound (even the location's) is None
+            return None
         return self.queued.get((zone, qr_id))
 
     def list_queued(self, zone: str) -> list[QueuedInfo]:
-        self.calls.append(Call("list_queued", zone, ""))
+        self._in("list_queued", zone, "")
         return [q for (z, _), q in self.queued.items() if z == zone]
 
     def delete_queued(self, zone: str, qr_id: str, timeout: float = 600) -> None:
-        self.calls.append(Call("delete_queued", zone, qr_id))
+        self._in("delete_queued", zone, qr_id)
         if self.on_delete:
             self.on_delete(zone, qr_id)
         if self.lying_deletes:
@@ -165,11 +182,23 @@ class FakeCloud(TpuCloud):
             self.nodes.pop((zone, qr.node_id), None)
 
     def list_zones(self) -> list[str]:
-        return sorted({z for z, _ in self.nodes} | {z for z, _ in self.queued})
+        # Google lists every zone, one the project may not use among them (gb:44).
+        held = {z for z, _ in self.nodes} | {z for z, _ in self.queued} | {"us-central1-a"}
+        return sorted(held | set(self.refusing_zones))
 
     # -- for the tests ----------------------------------------------------------------------
     def count(self, method: str) -> int:
         return sum(c.method == method for c in self.calls)
+
+
+def zone_forbidden(zone: str) -> Exception:
+    """Google's answer in a zone this project may not use (google-behaviour.md, errors)."""
+    return gx.Forbidden(f"Location {zone} is not found or access is unauthorized.")
+
+
+def zone_unknown(zone: str, project: str = "practice-project") -> Exception:
+    """The answer for a zone the TPU API does not know (the sandbox's 404)."""
+    return gx.NotFound(f"Location projects/{project}/locations/{zone} was not found.")
 
 
 class FakeTransport(Transport):

@@ -6,7 +6,8 @@ the CLI's flag to the CLI and the wizard's own control to the wizard.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from tpuwizard.choice_words import Audience, plain_data, words
 from tpuwizard.core.cloud.diagnosis import Diagnosis
@@ -14,6 +15,10 @@ from tpuwizard.core.errors import BadInput, PlanRefused
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.summary import RunSummary
 from tpuwizard.figures import count, money
+
+if TYPE_CHECKING:
+    from tpuwizard.core.launch.ledger import Resource
+    from tpuwizard.core.launch.teardown import TeardownResult
 
 # How each front end stops a wait (the CLI's bound is a flag; the others stop by hand).
 STOP_WAITING = {
@@ -211,6 +216,42 @@ def diagnosis_text(d: Diagnosis, audience: Audience = "cli") -> str:
     lines = [d.title, d.explanation]
     lines += [f"  - {words(step, audience)}" for step in d.next_steps]
     return "\n".join(lines)
+
+
+def unchecked_text(resource: Resource, d: Diagnosis, audience: Audience = "cli") -> str:
+    """A record whose zone could not be read: on its own line, with why and what to do."""
+    head = f"Could not check {resource.name} in {resource.zone}: {d.title}; it may still exist "
+    return diagnosis_text(replace(d, title=head + "and bill."), audience)
+
+
+def teardown_lines(result: TeardownResult, owner: str) -> list[str]:
+    """What one delete-and-verify came to. A name another instance holds now was left alone:
+    that is said as such, never as "verified gone" (``owner``: this install's owner label)."""
+    r = result.resource
+    if result.held_by is not None:
+        if result.holder_owner == owner:  # this install's, from another run (another machine)
+            who = f"is another of your runs now ({result.held_by}); left alone; the recorded one"
+        else:
+            who = f"is someone else's now ({result.held_by}); left alone; yours"
+        return [f"  {r.name} in {r.zone} {who} is gone"]
+    if result.verified:
+        return [f"  verified gone: {r.name}"]
+    lines = [f"  NOT verified gone: {r.name}; it may still bill."]
+    return lines + ([diagnosis_text(result.diagnosis)] if result.diagnosis else [])
+
+
+def preempted_lines(result: TeardownResult, practice: bool) -> list[str]:
+    """A kept node Google preempted (its watchdog died with its VM), deleted by this command."""
+    r = result.resource
+    name = r.node_id or r.name
+    what = f"it and its queued resource {r.name}" if r.kind == "queued" else "it"
+    head = f"{name} was preempted by Google, and its watchdog went with its VM"
+    if result.verified:
+        return [f"{head}: deleted {what}: verified gone."]
+    down = f"tpuwizard down{' --sandbox' if practice else ''} {name}"
+    are = f"{what} are" if r.kind == "queued" else "it is"
+    lines = [f"{head}; {are} NOT verified gone and may still bill: `{down}` tries again."]
+    return lines + ([diagnosis_text(result.diagnosis)] if result.diagnosis else [])
 
 
 def refusal_text(err: BadInput, audience: Audience = "cli") -> str:

@@ -267,3 +267,33 @@ async def test_a_node_kept_in_practice_outlives_the_wizard_and_its_watchdog_stil
         assert sandbox_nodes(home) == {}, "the watchdog did not delete the kept node"
     finally:
         stop_lasting_sandbox(home)
+
+
+async def test_a_leftover_record_in_a_zone_that_refuses_is_said_and_the_rest_still_offered(
+    tmp_path, home
+):
+    # Issue 22, item 3: before, one such record made the whole check fail ("Could not check
+    # for leftovers") and the leftover in a good zone was never offered.
+    from tpuwizard.core.launch.ledger import Resource
+    from tpuwizard.core.paths import owner_label
+    from tpuwizard.session.practice import PRACTICE_PROJECT
+
+    await _make_leftover(home)
+    lost = Resource(
+        "node",
+        PRACTICE_PROJECT,
+        "europe-west1-b",
+        "lost",
+        "v5litepod-1",
+        "run-2",
+        owner=owner_label(),
+    )
+    Ledger(home / "sandbox" / "ledger.jsonl").record("created", lost)
+    app = WizardApp(run_dir=tmp_path / "runs")
+    async with app.run_test(size=SIZE) as pilot:
+        await on_screen(pilot, "LeftoversScreen", 30)
+        said = " ".join(str(n.message) for n in app._notifications)
+        assert "Could not check lost in europe-west1-b" in said
+        assert "Could not check for leftovers" not in said
+        await press(pilot, "#leave")
+        await on_screen(pilot, "RouteScreen", 10)

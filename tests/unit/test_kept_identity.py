@@ -47,7 +47,7 @@ def test_the_recorded_node_is_the_one_opened(tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     ("owner", "run_id", "uid", "words"),
     [
-        (BOB, "run-b", "222", "belongs to tpuwizard run run-b"),  # Bob's own dev
+        (BOB, "run-b", "222", "belongs to owner owner-bob, tpuwizard run run-b"),  # Bob's own dev
         (ALICE, "run-a", "333", "created again since"),  # same labels, another instance
     ],
 )

@@ -84,7 +84,10 @@ def test_a_deleted_node_and_a_passed_deadline(home):
     assert recorded_kept() == []
     keep(home, kept_at=time.time() - 3600)  # idle for an hour: the watchdog's turn
     (info,) = recorded_kept()
-    assert "past its deadline: it should be deleting itself" in info.describe()
+    # Its watchdog should have deleted it, unless Google preempted it: the line says which
+    # command makes sure, not that it "should be deleting itself".
+    assert "past its deadline, so gone unless Google preempted it" in info.describe()
+    assert "`tpuwizard down tpuwizard-ab12` deletes it if it is still there" in info.describe()
     assert info.to_dict()["practice"] is False and not info.checked
 
 

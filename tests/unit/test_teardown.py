@@ -1,8 +1,10 @@
 """Verified teardown with an in-memory cloud: ``gone`` is written only after the cloud proves it."""
 
+from dataclasses import replace
+
 import pytest
 
-from tests.fakes import FakeCloud
+from tests.fakes import FakeCloud, zone_forbidden, zone_unknown
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.launch.ledger import Ledger, Resource
 from tpuwizard.core.launch.teardown import delete_and_verify, reconcile
@@ -163,3 +165,53 @@ def test_reconcile_does_not_close_what_is_still_listed(ledger):
     cloud.delete_node(ZONE, "tpu-a")  # get says NotFound, the list still has it
     reconcile(cloud, ledger, zones=[ZONE])
     assert last_op(ledger, resource) == "created"
+
+
+BAD = "europe-west1-b"
+
+
+@pytest.mark.parametrize(
+    ("refusal", "kind", "said"),
+    [
+        (
+            zone_forbidden(BAD),
+            "zone_unavailable",
+            "europe-west1-b is not available to your project",
+        ),
+        (zone_unknown(BAD), "invalid_zone", "The TPU API does not know the zone europe-west1-b"),
+    ],
+)
+def test_a_record_in_a_zone_that_refuses_is_reported_on_its_own_and_the_rest_still_answer(
+    ledger, refusal, kind, said
+):
+    cloud = FakeCloud(refusing_zones={BAD: refusal})
+    alive, lost = node_resource("alive"), replace(node_resource("lost", "run-2"), zone=BAD)
+    created(cloud, ledger, alive)
+    ledger.record("intent", lost)
+    ledger.record("created", lost)
+    also_lost = replace(lost, name="lost-too", run_id="run-3")
+    ledger.record("created", also_lost)
+    found = reconcile(cloud, ledger)  # every zone the project lists, the refusing one included
+    assert [b.resource.name for b in found] == ["alive"]
+    assert [u.resource for u in found.unchecked] == [lost, also_lost]
+    d = found.unchecked[0].diagnosis
+    assert d.kind == kind and d.title == said
+    steps = " ".join(map(str, d.next_steps))
+    assert f"gcloud compute tpus tpu-vm list --zone {BAD} --project practice-project" in steps
+    assert f"gcloud compute tpus tpu-vm delete lost --zone {BAD}" in steps
+    assert "--zone ZONE" not in steps  # "choose another zone" is no help for what exists there
+    # Not checked is not gone: both records stay open, and the zone was asked only once.
+    assert last_op(ledger, lost) == "created" and last_op(ledger, also_lost) == "created"
+    assert not [c for c in cloud.calls if c.name == "lost-too"]
+
+
+def test_a_delete_in_a_zone_that_refuses_says_how_to_check_by_hand(ledger):
+    cloud = FakeCloud(refusing_zones={BAD: zone_forbidden(BAD)})
+    lost = replace(node_resource("lost"), zone=BAD)
+    ledger.record("created", lost)
+    result = delete_and_verify(cloud, ledger, lost, attempts=1, pause=0)
+    assert not result.verified and result.diagnosis is not None
+    assert result.diagnosis.kind == "zone_unavailable"
+    steps = " ".join(map(str, result.diagnosis.next_steps))
+    assert "gcloud compute tpus tpu-vm list --zone europe-west1-b" in steps
+    assert last_op(ledger, lost) == "created"

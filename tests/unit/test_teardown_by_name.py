@@ -4,6 +4,7 @@ delete. Without a record, the survey decides, and its failure is a cloud error (
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import pytest
@@ -108,3 +109,69 @@ def test_teardown_without_a_name_still_asks_for_one_in_its_own_name(session):
     assert result.exit_code == 2, result.output
     assert "Name one resource (tpuwizard teardown NAME) or use --all." in result.stderr
     assert (ZONE, "kept-one") in session.cloud.nodes
+
+
+# -- issue 22, item 7: a name someone else holds ------------------------------------------------
+BOB = "b0b0000000000b0b"
+
+
+@pytest.fixture
+def surveyable(monkeypatch) -> Session:
+    s = Session(practice=True, project="practice-project")
+    s._cloud = FakeCloud()
+    monkeypatch.setattr(cloud_commands, "open_session", lambda project, sandbox: s)
+    return s
+
+
+def bobs(session: Session, name: str, zone: str) -> None:
+    session.cloud.create_node(NodeRequest(zone, name, "v5litepod-1", "run-b", owner=BOB))
+
+
+def test_a_name_another_owner_holds_in_two_zones_asks_which_zone(surveyable):
+    bobs(surveyable, "shared", ZONE)
+    bobs(surveyable, "shared", "us-west1-c")
+    result = CliRunner().invoke(main, ["teardown", "shared", "--yes", "--other-owner", "--sandbox"])
+    assert result.exit_code == 2, result.output
+    assert "ValueError" not in result.output and "unexpected error" not in result.output
+    assert "shared is held by another tpuwizard user in 2 zones" in result.stderr
+    assert "us-central1-a, us-west1-c" in result.stderr and "--zone" in result.stderr
+    assert {(ZONE, "shared"), ("us-west1-c", "shared")} <= set(surveyable.cloud.nodes)
+    assert surveyable.cloud.count("delete_node") == 0
+
+
+def test_zone_picks_the_one_of_another_owners_names_to_delete(surveyable):
+    bobs(surveyable, "shared", ZONE)
+    bobs(surveyable, "shared", "us-west1-c")
+    result = CliRunner().invoke(
+        main,
+        ["teardown", "shared", "--zone", "us-west1-c", "--yes", "--other-owner", "--sandbox"],
+    )
+    assert result.exit_code == 0, result.output
+    assert (ZONE, "shared") in surveyable.cloud.nodes
+    assert ("us-west1-c", "shared") not in surveyable.cloud.nodes
+
+
+def test_a_name_now_someone_elses_is_left_alone_and_not_called_verified_gone(surveyable):
+    ours = Resource(
+        "node",
+        "practice-project",
+        ZONE,
+        "reused",
+        "v5litepod-1",
+        "run-1",
+        owner=paths.owner_label(),
+    )
+    surveyable.ledger.record("created", ours)  # ours went; Bob made one of the same name since
+    bobs(surveyable, "reused", ZONE)
+    result = CliRunner().invoke(main, ["teardown", "reused", "--yes", "--json", "--sandbox"])
+    assert result.exit_code == 0, result.output
+    said = result.stderr
+    assert (
+        f"reused in {ZONE} is someone else's now (owner {BOB}, tpuwizard run run-b); "
+        "left alone; yours is gone"
+    ) in said
+    assert "verified gone: reused" not in said
+    assert surveyable.cloud.nodes[(ZONE, "reused")].state == "READY"
+    assert surveyable.cloud.count("delete_node") == 0
+    (row,) = json.loads(result.stdout)["results"]
+    assert row["verified"] and row["held_by"] == f"owner {BOB}, tpuwizard run run-b"

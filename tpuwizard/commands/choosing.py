@@ -10,7 +10,10 @@ from tpuwizard.commands.common import EXIT_OK, say, stdin_is_terminal
 from tpuwizard.core.errors import BadInput
 
 if TYPE_CHECKING:
-    from tpuwizard.core.launch.teardown import Found
+    from collections.abc import Sequence
+
+    from tpuwizard.core.launch.ledger import Resource
+    from tpuwizard.core.launch.teardown import Found, TeardownResult, Unchecked
 
 
 OTHERS_TITLE = "Made by another tpuwizard user (left alone by teardown --all)"
@@ -18,8 +21,12 @@ OTHERS_TITLE = "Made by another tpuwizard user (left alone by teardown --all)"
 
 def say_skipped(found: Found) -> None:
     """Zones that could not be surveyed (the rest still answered, these are unknown), and ledger
-    lines that could not be read (the rest still count)."""
+    lines that could not be read (the rest still count). A zone where a record could not be
+    checked is said with that record (:func:`say_unchecked`), not here."""
+    recorded_in = {u.resource.zone for u in found.unchecked}
     for zone, why in sorted(found.skipped.items()):
+        if zone in recorded_in:
+            continue
         say(f"Skipped {zone}: {why}. Nothing tpuwizard made can be there unless you made it there.")
     for number, why in found.unreadable:
         say(f"Ledger line {number} could not be read ({why}); it was skipped.")
@@ -27,28 +34,47 @@ def say_skipped(found: Found) -> None:
         say(f"The unreadable lines are kept in {found.unreadable_kept_in}.")
 
 
-def select(found: Found, name: str | None, everything: bool) -> tuple[list, list]:
-    """(this install's resources to delete, other owners' named exactly to delete).
+def select(
+    found: Found, name: str | None, everything: bool, zone: str | None = None
+) -> tuple[list, list, list[Unchecked]]:
+    """(this install's resources to delete, other owners' named exactly to delete, this
+    install's records among them that could not be checked), in ``zone`` when one is given.
 
     ``--all`` means all of *yours*: another user's resource is chosen only by its exact name.
     """
+
+    def wanted(resource: Resource) -> bool:
+        named = everything or name in (resource.name, resource.node_id)
+        return named and zone in (None, resource.zone)
+
+    unchecked = [u for u in found.unchecked if wanted(u.resource)]
     if everything:
         for b in found.others:
-            say(f"Left alone: {b.resource.name} ({b.resource.zone}), made by another user.")
-        return list(found), []
-    chosen = [b for b in found if name in (b.resource.name, b.resource.node_id)]
-    theirs = [b for b in found.others if b.resource.name == name]
-    if not chosen and not theirs:
+            if zone in (None, b.resource.zone):
+                say(f"Left alone: {b.resource.name} ({b.resource.zone}), made by another user.")
+        return [b for b in found if wanted(b.resource)], [], unchecked
+    chosen = [b for b in found if wanted(b.resource)]
+    theirs = [b for b in found.others if b.resource.name == name and wanted(b.resource)]
+    if not chosen and not theirs and not unchecked:
         names = ", ".join(b.resource.name for b in found) or "none"
-        raise BadInput(f"No tpuwizard resource called '{name}' exists (yours: {names}).")
-    return chosen, theirs
+        where = f" in {zone}" if zone else ""
+        raise BadInput(f"No tpuwizard resource called '{name}' exists{where} (yours: {names}).")
+    return chosen, theirs, unchecked
 
 
-def confirm_theirs(theirs: list, yes: bool, other_owner: bool) -> None:
-    """Deleting another user's resource needs its exact name (already matched) and a
-    confirmation: the name typed again at a terminal, or ``--yes --other-owner``."""
+def confirm_theirs(theirs: list, yes: bool, other_owner: bool, command: str = "teardown") -> None:
+    """Deleting another user's resource needs its exact name (already matched), one place (a
+    name held in several zones needs ``--zone``) and a confirmation: the name typed again at a
+    terminal, or ``--yes --other-owner``."""
     if not theirs:
         return
+    if len(theirs) > 1:
+        name = theirs[0].resource.name
+        zones = ", ".join(sorted({b.resource.zone for b in theirs}))
+        raise BadInput(
+            f"{name} is held by another tpuwizard user in {len(theirs)} zones ({zones}): "
+            f"name the one to delete with --zone (tpuwizard {command} {name} --zone ZONE)."
+        )
     (b,) = theirs
     name = b.resource.name
     say(f"{name} was made by another tpuwizard user (owner {b.resource.owner or 'unknown'}).")
@@ -63,3 +89,35 @@ def confirm_theirs(theirs: list, yes: bool, other_owner: bool) -> None:
     if typed != name:
         say("Nothing deleted.")  # the user's answer, not a failure: exit 0
         raise click.exceptions.Exit(EXIT_OK)
+
+
+def say_unchecked(unchecked: Sequence[Unchecked]) -> None:
+    """Each record whose zone could not be read, on its own line: the zone, why, what to do."""
+    from tpuwizard.event_text import unchecked_text
+
+    for item in unchecked:
+        say(unchecked_text(item.resource, item.diagnosis))
+
+
+def say_preempted(results: Sequence[TeardownResult], practice: bool) -> None:
+    """The kept nodes Google preempted that this command deleted (or could not)."""
+    from tpuwizard.event_text import preempted_lines
+
+    for result in results:
+        for line in preempted_lines(result, practice):
+            say(line)
+
+
+def result_data(result: TeardownResult) -> dict[str, object]:
+    """One teardown result in a ``--json`` document."""
+    from tpuwizard.event_text import plain_data
+
+    r = result.resource
+    return {
+        "name": r.name,
+        "node_id": r.node_id,  # a queued resource's node (a kept spot node's name)
+        "zone": r.zone,
+        "verified": result.verified,
+        "held_by": result.held_by,
+        "diagnosis": plain_data(result.diagnosis) if result.diagnosis else None,
+    }

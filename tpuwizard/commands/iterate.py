@@ -16,6 +16,7 @@ from tpuwizard.commands.common import (
     EXIT_CLOUD,
     EXIT_FAILED,
     EXIT_OK,
+    EXIT_TEARDOWN,
     ask_yes_no,
     cloud_errors,
     open_session,
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from tpuwizard.core.cancel import CancelToken
     from tpuwizard.core.remote.sync import LocalFolder
     from tpuwizard.session.kept import KeptNode
-    from tpuwizard.session.kept_lines import KeptInfo
     from tpuwizard.session.session import Session
 
 node_option = click.option("--node", help="The kept node (optional when exactly one is kept).")
@@ -144,8 +144,9 @@ def up(
         # Until the last line below is printed the node has not been handed over: a stop
         # signal now still means delete, as it did during the launch.
         if not received and kept is not None and code == EXIT_OK:
+            kept_node = _open_kept(session, plan.node_name)  # preempted already: deleted, said
             with cloud_errors():
-                session.kept.open(plan.node_name).heartbeat()  # the idle time counts from now
+                kept_node.heartbeat()  # the idle time counts from now
         if received or kept is None or code != EXIT_OK:
             _delete_kept(session, plan.node_name)
             sys.exit(exit_code(received, code if code != EXIT_OK else EXIT_FAILED))
@@ -178,15 +179,26 @@ def _delete_kept(session: Session, name: str) -> None:
         say(f"{result.resource.name}: {verdict}")
 
 
-def kept_infos(session: Session) -> list[KeptInfo]:
-    """The kept nodes with their cost so far and their deadlines (for ``status``)."""
-    with cloud_errors():
-        return session.kept.infos()
-
-
 def _open_kept(session: Session, node: str | None) -> KeptNode:
+    """The kept node to run on. One Google preempted is deleted now (its watchdog died with
+    it), and the command ends: exit 3 as for any preemption, 4 if the delete was not verified."""
+    from tpuwizard.commands.choosing import say_preempted
+    from tpuwizard.session.kept import KeptPreempted
+
     with cloud_errors():
-        return session.kept.open(node)
+        try:
+            return session.kept.open(node)
+        except KeptPreempted as ended:
+            say_preempted(ended.results, session.practice)
+            if not ended.verified:
+                raise click.exceptions.Exit(EXIT_TEARDOWN) from None
+            r = ended.results[0].resource
+            flag = " --sandbox" if session.practice else ""
+            say(
+                f"Start another: tpuwizard up{flag} --accelerator {r.accelerator} "
+                f"--zone {r.zone} --route {r.route}"
+            )
+            raise click.exceptions.Exit(EXIT_CLOUD) from None
 
 
 def _run_once(

@@ -9,6 +9,7 @@ from the ledger alone, is in :mod:`~tpuwizard.session.kept_lines`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,15 +25,41 @@ from tpuwizard.core.launch.iterate import (
     run_script,
     send_heartbeat,
 )
-from tpuwizard.core.launch.ledger import Entry
+from tpuwizard.core.launch.ledger import Entry, Resource
+from tpuwizard.core.launch.ownership import is_instance
 from tpuwizard.core.remote.sync import LocalFolder
 from tpuwizard.session.kept_lines import KeptInfo, kept_info, node_id
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.types import NodeInfo
     from tpuwizard.core.launch.runtime import Runtime
+    from tpuwizard.core.launch.teardown import TeardownResult
     from tpuwizard.core.remote.transports import Transport
     from tpuwizard.session.session import Session
+
+
+@dataclass
+class KeptCheck:
+    """The kept nodes as the cloud sees them now, and the preempted ones just deleted."""
+
+    infos: list[KeptInfo]
+    preempted: list[TeardownResult]
+
+
+class KeptPreempted(Exception):
+    """The kept node asked for was preempted by Google; it has been deleted (``results``)."""
+
+    def __init__(self, name: str, results: list[TeardownResult]) -> None:
+        self.name, self.results = name, results
+        self.verified = all(r.verified for r in results)
+        done = "deleted, verified gone" if self.verified else "deleting it was NOT verified"
+        super().__init__(f"{name} was preempted by Google: {done}")
+
+
+def preempted(node: NodeInfo, resource: Resource) -> bool:
+    """Google preempted this kept node: the very instance the record describes (a node of the
+    same name made since by someone else is not ours to delete)."""
+    return node.state == "PREEMPTED" and is_instance(node.labels, resource)
 
 
 class KeptNodes:
@@ -45,16 +72,29 @@ class KeptNodes:
     def entries(self) -> list[Entry]:
         return [e for e in self.session.ledger.open_entries() if e.op == "kept"]
 
-    def infos(self) -> list[KeptInfo]:
-        """Every kept node that still exists, priced from its first READY-ish record."""
-        cloud, beats, out = self.session.cloud, self.book.read(), []
+    def check(self) -> KeptCheck:
+        """Every kept node that still exists, priced from its first READY-ish record; one that
+        Google preempted is deleted now (:meth:`end_preempted`). A node whose zone cannot be
+        read is left out: reconciling the ledger reports it."""
+        cloud, beats, checked = self.session.cloud, self.book.read(), KeptCheck([], [])
         for entry in self.entries():
             r = entry.resource
-            node = cloud.get_node(r.zone, node_id(r))
+            try:
+                node = cloud.get_node(r.zone, node_id(r))
+            except Exception:  # that zone's error is reported once, by the reconciliation
+                continue
             if node is None:
                 continue  # deleted (its idle deadline, or by hand): status reconciles the ledger
-            out.append(kept_info(entry, node.state, beats, self.session.practice))
-        return out
+            if preempted(node, r):
+                checked.preempted += self.end_preempted(entry)
+                continue
+            checked.infos.append(kept_info(entry, node.state, beats, self.session.practice))
+        return checked
+
+    def end_preempted(self, entry: Entry) -> list[TeardownResult]:
+        """A kept node that Google preempted: its watchdog died with its VM and its queued
+        resource stays ACTIVE, so nothing else would delete it. Delete both and verify."""
+        return self.session.delete([entry.resource])
 
     def open(self, name: str | None) -> KeptNode:
         """The kept node called ``name``, or the only one when no name is given."""
@@ -70,6 +110,8 @@ class KeptNodes:
             raise BadInput(f"{len(entries)} kept nodes ({names}): choose one with --node NAME.")
         entry = entries[0]
         node = self.session.cloud.get_node(entry.resource.zone, node_id(entry.resource))
+        if node is not None and preempted(node, entry.resource):
+            raise KeptPreempted(node_id(entry.resource), self.end_preempted(entry))
         if node is not None:
             self._check_identity(entry, node)
         if node is None or node.state != "READY":

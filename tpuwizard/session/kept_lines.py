@@ -62,21 +62,25 @@ class KeptInfo:
         """The one line every command, status and plain mode show for a kept node: where it is,
         what it has cost, when it deletes itself, and how to end it now."""
         spent = f"${self.cost_usd:.2f} so far" if self.cost_usd is not None else "cost unknown"
+        label, flag = ("[practice] ", " --sandbox") if self.practice else ("", "")
+        down, ends = f"`tpuwizard down{flag} {self.name}`", "ends it"
         now, idle = time.time(), self.idle_deadline
         end = idle if idle is not None else self.max_deadline
         if end is None:
             limit = "no watchdog: it bills until deleted"
         elif end <= now:
-            limit = "past its deadline: it should be deleting itself (`tpuwizard status` checks)"
+            # Its watchdog should have deleted it, unless it died with the VM: Google preempting
+            # a spot node takes the watchdog too, and the queued resource stays ACTIVE.
+            limit = "past its deadline, so gone unless Google preempted it (with its watchdog)"
+            ends = "deletes it if it is still there"
         else:
             minutes = max(1, round((end - now) / 60))
             limit = f"deletes itself in {minutes} min " + (
                 "unless used" if idle is not None else "(its deadline)"
             )
-        label, flag = ("[practice] ", " --sandbox") if self.practice else ("", "")
         return (
             f"{label}Kept: {self.name} ({self.accelerator}) in {self.zone}, {spent}, {limit}; "
-            f"`tpuwizard down{flag} {self.name}` ends it"
+            f"{down} {ends}"
         )
 
 

@@ -147,7 +147,9 @@ class WizardApp(App[int]):
     def start_leftover_check(self) -> Any:
         """Look for earlier runs' resources, beside the walk (once); the worker, if asked for."""
         if self.check_leftovers and self.leftover_check is None:
-            self.leftover_check = self.run_worker(self.offer_leftovers(), group="leftovers")
+            from tpuwizard.tui.leftover_check import offer_leftovers
+
+            self.leftover_check = self.run_worker(offer_leftovers(self), group="leftovers")
         return self.leftover_check
 
     def start_heartbeats(self) -> None:
@@ -283,36 +285,6 @@ class WizardApp(App[int]):
             bar.refresh_text()
 
     # -- leaving ----------------------------------------------------------------------------
-    async def offer_leftovers(self) -> None:
-        from tpuwizard.tui.screens.leftovers import LeftoversScreen
-
-        try:
-            await asyncio.to_thread(self.connect)
-            found = await asyncio.to_thread(self.session.find_leftovers)
-        except Exception as err:  # no project yet, or no network: the walk goes on
-            self.session.billing.leftover_check_failed()
-            self.refresh_status()
-            self.notify(f"Could not check for leftovers: {err}", severity="warning")
-            self.start_heartbeats()
-            return
-        # Not reached when the wizard closed meanwhile (the worker is cancelled): nothing to beat.
-        self.start_heartbeats()
-        self.refresh_status()
-        found = [b for b in found if not b.kept]  # kept on purpose: the status bar shows them
-        if not found:
-            return
-        if await self.push_screen_wait(LeftoversScreen(found)):
-            results = await asyncio.to_thread(self.session.delete, [b.resource for b in found])
-            for result in results:
-                word = "verified gone" if result.verified else "NOT verified gone"
-                self.notify(
-                    f"{result.resource.name}: {word}",
-                    severity="information" if result.verified else "error",
-                )
-        else:
-            self.session.leave([b.resource.name for b in found])
-        self.refresh_status()
-
     def action_quit(self) -> None:  # type: ignore[override]
         """The only way out: Ctrl+Q, Esc on dialogs, the command palette and the footer."""
         from tpuwizard.tui.screens.quit_guard import QuitGuard

@@ -45,7 +45,7 @@ def held_by(labels: dict[str, str]) -> str:
     run, owner = labels.get(RUN_LABEL), labels.get(OWNER_LABEL)
     if run is None:
         return "a resource tpuwizard did not make"
-    return f"tpuwizard run {run}" + (f" (owner {owner})" if owner else "")
+    return (f"owner {owner}, " if owner else "") + f"tpuwizard run {run}"
 
 
 # The server-side identity recorded in the ledger once the node is READY: Google's numeric

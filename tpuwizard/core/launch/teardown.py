@@ -17,7 +17,8 @@ from tpuwizard.core.cloud.client import TpuCloud
 from tpuwizard.core.cloud.diagnose import Context, Diagnosis, diagnose
 from tpuwizard.core.cloud.types import MANAGED_BY, OWNER_LABEL, RUN_LABEL
 from tpuwizard.core.launch.billing import bills_in_state
-from tpuwizard.core.launch.ledger import Ledger, Resource
+from tpuwizard.core.launch.by_hand import ZONE_LEVEL, check_failed, manual_command
+from tpuwizard.core.launch.ledger import Entry, Ledger, Resource
 from tpuwizard.core.launch.ownership import held_by, is_instance, live_labels
 from tpuwizard.core.plan import cost
 
@@ -27,8 +28,11 @@ class TeardownResult:
     resource: Resource
     verified: bool
     diagnosis: Diagnosis | None = None
-    # Set when the name was held by another instance (not this record's): nothing was deleted.
+    # Set when the name was held by another instance (not this record's): nothing was deleted,
+    # and this record's own instance is gone (the name cannot be held twice). Who, in words,
+    # and the holder's owner label (None: no owner label, or nothing held the name).
     held_by: str | None = None
+    holder_owner: str | None = None
 
 
 # Google refuses a delete for a while right after create ("not in a deletable state"; its own
@@ -60,7 +64,7 @@ def delete_and_verify(
                 # in the ledger and leave the other one alone (a 409 is not ownership).
                 holder = held_by(labels)
                 ledger.record("gone", resource, name_held_by=holder)
-                return TeardownResult(resource, True, held_by=holder)
+                return TeardownResult(resource, True, None, holder, labels.get(OWNER_LABEL))
             _delete_when_deletable(cloud, ledger, resource, wait)
             if resource.kind == "queued":
                 gone = cloud.queued_gone(resource.zone, resource.name) and (
@@ -81,15 +85,9 @@ def delete_and_verify(
                 ],
             )
         except Exception as err:  # diagnosed below; teardown must never stop on one error
-            last = diagnose(
-                err,
-                Context(
-                    project=resource.project,
-                    zone=resource.zone,
-                    accelerator=resource.accelerator,
-                    name=resource.name,
-                ),
-            )
+            last = check_failed(err, resource)
+            if last.kind in ZONE_LEVEL:  # the zone refuses: asking again will not change that
+                break
         if attempt + 1 < attempts:
             time.sleep(pause)
     return TeardownResult(resource, False, last)
@@ -105,16 +103,22 @@ def _its_node_gone(cloud: TpuCloud, resource: Resource) -> bool:
     return cloud.node_gone(resource.zone, resource.node_id)
 
 
-def manual_command(resource: Resource) -> str:
-    """The gcloud command that deletes ``resource`` by hand; a queued resource with nodes needs
-    ``--force`` (Google refuses it otherwise)."""
-    project = f" --project {resource.project}"
-    if resource.kind == "queued":
-        return (
-            f"gcloud compute tpus queued-resources delete {resource.name} --zone {resource.zone}"
-            f"{project} --force"
-        )
-    return f"gcloud compute tpus tpu-vm delete {resource.name} --zone {resource.zone}{project}"
+@dataclass(frozen=True)
+class Unchecked:
+    """A ledger record whose zone could not be read: it may still exist and bill."""
+
+    resource: Resource
+    diagnosis: Diagnosis
+
+    def to_dict(self) -> dict[str, object]:
+        r = self.resource
+        return {
+            "name": r.name,
+            "kind": r.kind,
+            "zone": r.zone,
+            "run_id": r.run_id,
+            "diagnosis": self.diagnosis.to_dict(),
+        }
 
 
 def _delete_when_deletable(
@@ -181,17 +185,20 @@ class Billable:
 
 class Found(list[Billable]):
     """What :func:`reconcile` found of this install's, the zones it could not survey (zone ->
-    why), and apart, in ``others``, what other tpuwizard users (other owners) made."""
+    why), the ledger records it could not check (``unchecked``), and apart, in ``others``, what
+    other tpuwizard users (other owners) made."""
 
     def __init__(
         self,
         items: list[Billable],
         skipped: dict[str, str] | None = None,
         others: list[Billable] | None = None,
+        unchecked: list[Unchecked] | None = None,
     ) -> None:
         super().__init__(items)
         self.skipped: dict[str, str] = dict(skipped or {})
         self.others: list[Billable] = list(others or [])
+        self.unchecked: list[Unchecked] = list(unchecked or [])
         # Ledger lines that could not be read: (line number, why), and where they were kept.
         self.unreadable: list[tuple[int, str]] = []
         self.unreadable_kept_in: str | None = None
@@ -206,35 +213,27 @@ def reconcile(
     name another instance now holds (its labels name another run). A labelled resource is
     ``mine`` when the ledger knows it or its owner label is ``owner``. Each zone is
     surveyed on its own: one that fails (Google answers 403 for zones a project may not use) is
-    reported in ``skipped`` and the others still answer.
+    reported in ``skipped`` and the others still answer. A record whose zone fails is
+    ``unchecked`` (with why), stays open, and the other records still count.
     """
     now = time.time()
     found: dict[tuple[str, ...], Billable] = {}
+    unchecked: list[Unchecked] = []
+    refused: dict[str, BaseException] = {}  # zone -> its first error: asked once, not per record
     for entry in ledger.open_entries():
         r = entry.resource
         if r.project != cloud.project:
             continue
-        info = (
-            cloud.get_queued(r.zone, r.name)
-            if r.kind == "queued"
-            else cloud.get_node(r.zone, r.name)
-        )
-        if info is not None and not is_instance(info.labels, r):
-            ledger.record("gone", r, reconciled=True, name_held_by=held_by(info.labels))
-            continue
-        if info is None:
-            verified = (
-                cloud.queued_gone(r.zone, r.name)
-                if r.kind == "queued"
-                else cloud.node_gone(r.zone, r.name)
-            )
-            if verified:
-                ledger.record("gone", r, reconciled=True)
-            continue
-        age = now - entry.first_at
-        found[r.key] = Billable(
-            r, info.state, age, cost_so_far(r, info.state, age), "ledger", kept=entry.op == "kept"
-        )
+        billable, err = None, refused.get(r.zone)
+        if err is None:
+            try:
+                billable = _check_record(cloud, ledger, entry, now)
+            except Exception as failed:  # this zone's error is said on its own line
+                err = refused[r.zone] = failed
+        if err is not None:
+            unchecked.append(Unchecked(r, check_failed(err, r)))
+        elif billable is not None:
+            found[r.key] = billable
     labelled, skipped = _labelled(cloud, zones, now)
     for billable in labelled:
         key = billable.resource.key
@@ -246,7 +245,11 @@ def reconcile(
             found[key] = billable
     ordered = sorted(found.values(), key=lambda b: (b.resource.zone, b.resource.name))
     result = Found(
-        [b for b in ordered if b.mine], skipped, others=[b for b in ordered if not b.mine]
+        [b for b in ordered if b.mine],
+        skipped,
+        others=[b for b in ordered if not b.mine],
+        # What the survey found after all is listed, not unchecked.
+        unchecked=[u for u in unchecked if u.resource.key not in found],
     )
     result.unreadable = list(ledger.unreadable)
     if result.unreadable:
@@ -260,6 +263,31 @@ def cost_so_far(resource: Resource, state: str, age_s: float) -> float | None:
     if not bills_in_state(resource.kind, state):
         return 0.0
     return cost.estimate(resource.accelerator, resource.route, age_s, resource.zone)
+
+
+def _check_record(cloud: TpuCloud, ledger: Ledger, entry: Entry, now: float) -> Billable | None:
+    """One open ledger record against the API: what still exists, or None once it is verified
+    gone (or its name is another instance's) and recorded so."""
+    r = entry.resource
+    info = (
+        cloud.get_queued(r.zone, r.name) if r.kind == "queued" else cloud.get_node(r.zone, r.name)
+    )
+    if info is not None and not is_instance(info.labels, r):
+        ledger.record("gone", r, reconciled=True, name_held_by=held_by(info.labels))
+        return None
+    if info is None:
+        verified = (
+            cloud.queued_gone(r.zone, r.name)
+            if r.kind == "queued"
+            else cloud.node_gone(r.zone, r.name)
+        )
+        if verified:
+            ledger.record("gone", r, reconciled=True)
+        return None
+    age = now - entry.first_at
+    return Billable(
+        r, info.state, age, cost_so_far(r, info.state, age), "ledger", kept=entry.op == "kept"
+    )
 
 
 def _owned_by_queued(billable: Billable, found: dict[tuple[str, ...], Billable]) -> bool:

@@ -1,0 +1,46 @@
+"""The leftover check beside the first step: what earlier runs left that may still bill."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tpuwizard.tui.app import WizardApp
+
+
+async def offer_leftovers(app: WizardApp) -> None:
+    """Look for what earlier runs left billing, and offer to delete it (Delete now or leave
+    it running); a zone that cannot be checked is said, never taken for nothing there."""
+    from tpuwizard.event_text import unchecked_text
+    from tpuwizard.tui.screens.leftovers import LeftoversScreen
+
+    try:
+        await asyncio.to_thread(app.connect)
+        found = await asyncio.to_thread(app.session.find_leftovers)
+    except Exception as err:  # no project yet, or no network: the walk goes on
+        app.session.billing.leftover_check_failed()
+        app.refresh_status()
+        app.notify(f"Could not check for leftovers: {err}", severity="warning")
+        app.start_heartbeats()
+        return
+    # Not reached when the wizard closed meanwhile (the worker is cancelled): nothing to beat.
+    app.start_heartbeats()
+    app.refresh_status()
+    for item in found.unchecked:  # a zone that refused: said, never taken for "nothing there"
+        text = unchecked_text(item.resource, item.diagnosis, "wizard")
+        app.notify(text, severity="warning", timeout=30)
+    found = [b for b in found if not b.kept]  # kept on purpose: the status bar shows them
+    if not found:
+        return
+    if await app.push_screen_wait(LeftoversScreen(found)):
+        results = await asyncio.to_thread(app.session.delete, [b.resource for b in found])
+        for result in results:
+            word = "verified gone" if result.verified else "NOT verified gone"
+            app.notify(
+                f"{result.resource.name}: {word}",
+                severity="information" if result.verified else "error",
+            )
+    else:
+        app.session.leave([b.resource.name for b in found])
+    app.refresh_status()
