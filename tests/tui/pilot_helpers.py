@@ -74,3 +74,29 @@ def sandbox_nodes(home: Path) -> dict:
         return {}
     state = json.loads(path.read_text())
     return {**state["nodes"], **state["queued"]}
+
+
+def make_leftover(home: Path) -> str:
+    """A node an earlier run of this install left running in the practice sandbox; its name."""
+    from tpuwizard.core.cloud.client import TpuCloud
+    from tpuwizard.core.cloud.types import NodeRequest
+    from tpuwizard.core.paths import owner_label
+    from tpuwizard.sandbox.server import make_server, start_in_thread
+    from tpuwizard.session.practice import PRACTICE_PROJECT
+
+    earlier = make_server(home / "sandbox", delay=0)
+    start_in_thread(earlier)
+    try:
+        cloud = TpuCloud(PRACTICE_PROJECT, endpoint=earlier.endpoint)
+        request = NodeRequest(
+            zone="us-west1-c",
+            node_id="forgotten",
+            accelerator_type="v5litepod-1",
+            run_id="20261128-101010-abcd",
+            owner=owner_label(),  # an earlier run of this install
+        )
+        cloud.wait_for_node("us-west1-c", "forgotten", cloud.create_node(request), poll=0.05)
+    finally:
+        earlier.shutdown()
+        earlier.server_close()
+    return "forgotten"

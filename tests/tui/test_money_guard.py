@@ -15,7 +15,14 @@ import time
 
 from textual.widgets import Button, Input
 
-from tests.tui.pilot_helpers import on_screen, press, sandbox_nodes, until, walk_to_review
+from tests.tui.pilot_helpers import (
+    make_leftover,
+    on_screen,
+    press,
+    sandbox_nodes,
+    until,
+    walk_to_review,
+)
 from tpuwizard.core.launch.ledger import Ledger
 from tpuwizard.tui.app import WizardApp
 
@@ -132,31 +139,6 @@ async def test_a_refused_create_bills_nothing_and_quits_at_once(tmp_path, home, 
     assert app.return_code == 0
 
 
-async def _make_leftover(home) -> str:
-    from tpuwizard.core.cloud.client import TpuCloud
-    from tpuwizard.core.cloud.types import NodeRequest
-    from tpuwizard.core.paths import owner_label
-    from tpuwizard.sandbox.server import make_server, start_in_thread
-    from tpuwizard.session.practice import PRACTICE_PROJECT
-
-    earlier = make_server(home / "sandbox", delay=0)
-    start_in_thread(earlier)
-    try:
-        cloud = TpuCloud(PRACTICE_PROJECT, endpoint=earlier.endpoint)
-        request = NodeRequest(
-            zone="us-west1-c",
-            node_id="forgotten",
-            accelerator_type="v5litepod-1",
-            run_id="20261128-101010-abcd",
-            owner=owner_label(),  # an earlier run of this install
-        )
-        cloud.wait_for_node("us-west1-c", "forgotten", cloud.create_node(request), poll=0.05)
-    finally:
-        earlier.shutdown()
-        earlier.server_close()
-    return "forgotten"
-
-
 def drawn_meter_seconds(app) -> str:
     """The seconds the meter shows as drawn on the terminal (not as the bar would render now)."""
     svg = app.export_screenshot().replace("&#160;", " ")
@@ -166,7 +148,7 @@ def drawn_meter_seconds(app) -> str:
 
 
 async def test_leftovers_dialog_goes_through_the_quit_guard(tmp_path, home):
-    await _make_leftover(home)
+    make_leftover(home)
     app = WizardApp(run_dir=tmp_path / "runs")
     async with app.run_test(size=SIZE) as pilot:
         await on_screen(pilot, "LeftoversScreen", 30)
@@ -188,7 +170,7 @@ async def test_leftovers_dialog_goes_through_the_quit_guard(tmp_path, home):
 
 
 async def test_leftovers_left_running_still_show_as_billing(tmp_path, home):
-    await _make_leftover(home)
+    make_leftover(home)
     app = WizardApp(run_dir=tmp_path / "runs")
     async with app.run_test(size=SIZE) as pilot:
         await on_screen(pilot, "LeftoversScreen", 30)
@@ -208,7 +190,7 @@ async def test_first_step_shows_while_leftovers_are_looked_for_and_the_dialog_fo
 ):
     # The check opens the cloud, which can take seconds: the first step must not wait for it,
     # and until it answers the meter must not claim that nothing bills.
-    await _make_leftover(home)
+    make_leftover(home)
     from tpuwizard.session.session import Session
 
     release = threading.Event()
@@ -278,7 +260,7 @@ async def test_a_leftover_record_in_a_zone_that_refuses_is_said_and_the_rest_sti
     from tpuwizard.core.paths import owner_label
     from tpuwizard.session.practice import PRACTICE_PROJECT
 
-    await _make_leftover(home)
+    make_leftover(home)
     lost = Resource(
         "node",
         PRACTICE_PROJECT,

@@ -35,6 +35,12 @@ class LaunchHandle:
         self.reruns: Reruns | None = None
         self.exit_after_stop: int | None = None  # the code the process exits with after a stop
         self.exit_after_keep: int | None = None  # ... and after the user's Keep, once kept
+        self._thread: threading.Thread | None = None
+
+    @property
+    def running(self) -> bool:
+        """The launch's thread is alive: it may be creating, or deleting in its teardown."""
+        return self._thread is not None and self._thread.is_alive()
 
     def run_again(self) -> None:
         """After ``ScriptDone``: run the script again (its file is read again)."""
@@ -100,7 +106,7 @@ class LaunchHandle:
                 q.put(None)
 
         # Not a daemon: if the front end dies, the process stays until teardown is done.
-        thread = threading.Thread(target=work, name="tpuwizard-launch")
+        thread = self._thread = threading.Thread(target=work, name="tpuwizard-launch")
         thread.start()
         while (item := q.get()) is not None:
             if isinstance(item, BaseException):

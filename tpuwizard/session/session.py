@@ -7,8 +7,9 @@ The wizard, the plain mode and the CLI hold a Session and forward the user's int
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tpuwizard.core.cloud import gcloud_config
@@ -38,6 +39,9 @@ class Session:
         self._cloud_lock = threading.Lock()  # the wizard's heartbeats may open it from a thread
         self._sandbox_server: Any = None  # the practice sandbox this process serves, if any
         self._watchdog_checks: dict[tuple[bool, str, str | None], WatchdogCheck] = {}
+        self._launches: list[LaunchHandle] = []
+        self._deletions = 0  # deletions under way outside a launch (the wizard's, in threads)
+        self._deletions_lock = threading.Lock()
 
     @classmethod
     def open(cls, project: str | None = None, sandbox: bool = False) -> Session:
@@ -115,6 +119,7 @@ class Session:
         from tpuwizard.session.launch_handle import LaunchHandle
 
         handle = LaunchHandle(self, plan, transport, ready_timeout)
+        self._launches.append(handle)
         if reruns:
             from tpuwizard.core.launch.rerun import Reruns
 
@@ -186,27 +191,45 @@ class Session:
         from tpuwizard.core.launch.teardown import TeardownResult, delete_and_verify
 
         results = []
-        for resource in resources:
-            if not others_confirmed and not self.is_mine(resource):
-                why = Diagnosis(
-                    "not_ours",
-                    f"{resource.name} was made by another tpuwizard user",
-                    "It was left alone: tpuwizard deletes only what this install created.",
-                    [f"If it must go, ask its owner, or: tpuwizard teardown {resource.name}"],
-                )
-                results.append(TeardownResult(resource, False, why))
-                continue
-            result = delete_and_verify(self.cloud, self.ledger, resource)
-            if result.verified:
-                self.billing.forget(resource.name)
-            results.append(result)
+        with self._deleting():
+            for resource in resources:
+                if not others_confirmed and not self.is_mine(resource):
+                    why = Diagnosis(
+                        "not_ours",
+                        f"{resource.name} was made by another tpuwizard user",
+                        "It was left alone: tpuwizard deletes only what this install created.",
+                        [f"If it must go, ask its owner, or: tpuwizard teardown {resource.name}"],
+                    )
+                    results.append(TeardownResult(resource, False, why))
+                    continue
+                result = delete_and_verify(self.cloud, self.ledger, resource)
+                if result.verified:
+                    self.billing.forget(resource.name)
+                results.append(result)
         return results
 
     def delete_everything_left(self) -> list[TeardownResult]:
         """Delete what this session knows exists outside a running launch."""
-        names = {b.name for b in self.billing.existing()}
-        found = [b.resource for b in self.find_leftovers() if b.resource.name in names]
-        return self.delete(found)
+        with self._deleting():
+            names = {b.name for b in self.billing.existing()}
+            found = [b.resource for b in self.find_leftovers() if b.resource.name in names]
+            return self.delete(found)
+
+    @property
+    def busy(self) -> bool:
+        """A launch's thread (it may be deleting in its teardown) or a deletion is under way: a
+        process that must end now waits for them."""
+        return self._deletions > 0 or any(h.running for h in self._launches)
+
+    @contextlib.contextmanager
+    def _deleting(self) -> Iterator[None]:
+        with self._deletions_lock:
+            self._deletions += 1
+        try:
+            yield
+        finally:
+            with self._deletions_lock:
+                self._deletions -= 1
 
     def leave(self, names: Sequence[str]) -> None:
         """The user chose to leave these running: they keep billing and are no longer asked."""

@@ -3,7 +3,7 @@
 A controller worker walks the step screens with ``push_screen_wait``; each screen returns what the
 user chose (or ``BACK``). The launch is ``LaunchHandle.async_events``: the App folds each event
 into its state and hands it to the screen of that phase. Quitting goes through ``action_quit``
-alone; SIGTERM and SIGHUP tear down without asking, then exit with 128+signal.
+alone; SIGTERM and SIGHUP (a terminal gone: tui/hangup.py) tear down, then exit 128+signal.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
 from tpuwizard.core.launch.billing import BillingState
+from tpuwizard.tui.hangup import Hangup, safe_driver
 from tpuwizard.tui.screens.base import BACK
 from tpuwizard.tui.state import WizardState
 
@@ -43,6 +44,7 @@ class WizardApp(App[int]):
         self, sandbox: bool = False, run_dir: Path | None = None, check_leftovers: bool = True
     ) -> None:
         super().__init__()
+        self.driver_class = safe_driver(self.driver_class)
         self.force_sandbox = sandbox
         self.check_leftovers = check_leftovers
         self.state = WizardState()
@@ -55,6 +57,8 @@ class WizardApp(App[int]):
         self.signal_received: int | None = None
         self.heartbeats: Any = None  # KeptHeartbeats: the kept nodes' heartbeats while open
         self.leftover_check: Any = None  # the worker checking for earlier runs' resources
+        self.hangup = Hangup(lambda: self.session is not None and self.session.busy)
+        self.exiting = False
 
     @property
     def billing(self) -> BillingState:
@@ -338,12 +342,11 @@ class WizardApp(App[int]):
 
         return farewell(self.billing, self.state.kept, self.state.practice, summary)
 
-    exiting = False
-
     def finish(self, code: int, message: str | None = None) -> None:
         self.exiting = True
         self.on_unmount()
         self.exit(code, return_code=code, message=message)
+        self.hangup.finished(code)
 
     def on_unmount(self) -> None:
         handle = self.handle
@@ -356,6 +359,9 @@ class WizardApp(App[int]):
             self.heartbeats.stop()  # no more heartbeats once the wizard is closed
 
     def on_signal(self, signum: int) -> None:
+        self.hangup.signalled(signum, self.is_headless)
+        if self.signal_received is not None or self.exiting:
+            return  # on the way out already: a second signal starts no second teardown
         self.signal_received = signum
         # A launch, or what this session made: it does not outlive us.
         if self.handle is not None or any(not b.leftover for b in self.billing.existing()):
@@ -366,5 +372,6 @@ class WizardApp(App[int]):
 
 def run_wizard(sandbox: bool = False) -> int:
     app = WizardApp(sandbox=sandbox)
-    app.run()
+    with app.hangup.ending():
+        app.run()
     return app.return_code or 0
