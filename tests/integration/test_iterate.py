@@ -203,3 +203,18 @@ def test_up_refuses_to_keep_a_node_no_watchdog_would_delete(tmp_path, home, proj
     assert "Refusing to keep" in refused.stderr and "roles/tpu.admin" in refused.stderr
     assert "To allow the watchdog: gcloud" in refused.stderr  # said by the check before create
     assert sandbox_is_empty(home) and ledger_all_gone(home)
+
+
+def test_a_node_deleted_under_a_running_script_says_it_went_away(tmp_path, home, project):
+    """Issue 22, item 14: it read "A file on this computer could not be written or read" (the
+    sandbox's VM is a folder here, and it was gone)."""
+    script = project / "slow.py"
+    script.write_text("print('started', flush=True)\nimport time\ntime.sleep(120)\n")
+    kept = up(tmp_path)
+    proc = start(tmp_path, "run", str(script))
+    read_until(proc, lambda text: "started" in text, [])
+    cloud_of(home).delete_node(ZONE, kept["name"])  # its watchdog, or someone, deleted it
+    assert proc.wait(timeout=120) == 3  # a cloud event, not the script's failure
+    said = proc.stderr.read()  # type: ignore[union-attr]
+    assert "The TPU VM went away" in said and f"{kept['name']} no longer exists" in said
+    assert "file on this computer" not in said and "OS Login" not in said

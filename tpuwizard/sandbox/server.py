@@ -8,6 +8,7 @@ credentials.
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import json
 import re
@@ -341,7 +342,8 @@ class SandboxServer(ThreadingHTTPServer):
 
         def tick() -> None:
             while not stop.wait(0.2):
-                with self.state.transaction():
+                # A damaged state file stops the clock, not the server: each request says it.
+                with contextlib.suppress(ApiError), self.state.transaction():
                     self.state.tick()
 
         ticker = threading.Thread(target=tick, name="tpuwizard-sandbox-clock", daemon=True)
