@@ -162,3 +162,54 @@ def test_one_served_sandbox_runs_launches_from_two_homes(tmp_path):
     assert any(e["event"] == "receipt_saved" and e["ok"] for e in events)
     assert not (client_home / "sandbox" / "workers").exists()
     assert (server_home / "sandbox" / "workers").is_dir()
+
+
+ATTACH_LINGER_THEN_CALL = """
+import sys, time
+from tpuwizard.session import practice
+from tpuwizard.core.cloud.client import TpuCloud
+assert practice.attach_lasting_sandbox(), "no lasting sandbox to attach to"
+time.sleep(float(sys.argv[1]))  # longer than the server lingers with nothing in it
+print(len(TpuCloud(practice.PRACTICE_PROJECT).list_zones()))
+"""
+
+
+def test_a_command_attached_to_the_lasting_sandbox_keeps_it_until_it_ends(home):
+    """Issue 22, item 15: a command that attached just as the server lingered out failed with
+    "Cannot reach the Cloud TPU API ... ConnectionResetError". Attaching and lingering out now
+    exclude each other: the server stays while a command holds it, and ends after."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.conftest import clean_env
+
+    environment = clean_env(TPUWIZARD_SANDBOX_LINGER="0.2")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "tpuwizard.session.lasting_sandbox"],
+        env=environment,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    info = home / "sandbox" / "server.json"
+    try:
+        deadline = time.monotonic() + 30
+        while not info.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert json.loads(info.read_text())["pid"] == server.pid
+        client = subprocess.run(
+            [sys.executable, "-c", ATTACH_LINGER_THEN_CALL, "1.5"],
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert client.returncode == 0, client.stderr
+        assert int(client.stdout) > 0
+        # Nobody holds it now: it lingers out by itself, and takes its server.json with it.
+        assert server.wait(timeout=30) == 0
+        assert not info.exists()
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
