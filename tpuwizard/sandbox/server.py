@@ -9,8 +9,10 @@ credentials.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hmac
 import json
+import os
 import re
 import sys
 import threading
@@ -348,10 +350,16 @@ class SandboxServer(ThreadingHTTPServer):
 
         ticker = threading.Thread(target=tick, name="tpuwizard-sandbox-clock", daemon=True)
         ticker.start()
+        serving = self.state.serving_lock(fcntl.LOCK_SH)  # held while it serves its home
         try:
             super().serve_forever(poll_interval)
         finally:
             stop.set()
+            os.close(serving)
+
+    def switch_off(self) -> int:
+        """``sandbox serve`` stopped: its nodes' VMs stop with it (see ``VirtualMachines``)."""
+        return self.state.switch_off()
 
 
 def make_server(
