@@ -125,14 +125,19 @@ def remote_diagnosis(err: BaseException, message: str) -> Diagnosis | None:
 
 
 def node_gone_diagnosis(err: NodeGone) -> Diagnosis:
-    """The node went away under a command: say so, and who may have deleted it."""
+    """The node went away under a command: say so, and who may have done it."""
     now = "no longer exists" if err.state is None else f"is {err.state}"
+    deleted = err.state in (None, "DELETING")
+    who = (
+        "It was deleted: by its watchdog at its deadline or idle time, by tpuwizard down or a "
+        "teardown elsewhere, or in the Cloud Console or gcloud."
+        if deleted
+        else "Someone stopped it, or Google is repairing or restarting it."
+    )
     return Diagnosis(
         "node_gone",
-        "The TPU VM went away",
-        f"{err.node} {now}, so what tpuwizard was doing on it {err.doing} stopped ({err.why}). "
-        "It was deleted: by its watchdog at its deadline or idle time, by tpuwizard down or a "
-        "teardown elsewhere, or in the Cloud Console or gcloud.",
+        "The TPU VM went away" if deleted else f"The TPU VM is {err.state}",
+        f"A command on {err.node} failed {err.doing}, because {err.node} {now} ({err.why}). " + who,
         [
             "Run tpuwizard status to see what still exists.",
             "Launch again for a new node (tpuwizard up for a new kept one).",
