@@ -19,6 +19,15 @@ watchdog's own start.
 A spot node that came through a queued resource is deleted through that request
 (``.../queuedResources/Q``, with force), which takes the node with it.
 
+Losing the API: on Google, API calls that get no answer never end the wait before the deadline
+(an outage passes, and the node must still go at its deadline); past the deadline the delete is
+retried until the API has not answered for ``--give-up-after`` seconds (default a day), counted
+from the later of its last answer and the deadline; then it reports ``gave_up`` and exits 4. It
+cannot delete anything without the API, and a process that can never finish should end and say
+so. In practice the "VM" is a process on the user's computer and an API that does not answer is
+a practice cloud that was switched off: ``--give-up-before-deadline`` counts from the last answer
+in every phase, so it ends soon after, whatever its deadline.
+
 Every report is a line ``TPUWIZARD {json}`` with ``"kind": "watchdog"``.
 """
 
@@ -81,11 +90,34 @@ def missing_permissions(args):
     return [p for p in wanted if p not in granted]
 
 
+def answered(args, method, url, body=None):
+    """``call`` that notes when the API last answered (any HTTP status is an answer)."""
+    try:
+        result = call(method, url, args.token, body)
+    except urllib.error.HTTPError:
+        args.last_answer = time.time()
+        raise
+    args.last_answer = time.time()
+    return result
+
+
+def lost_api(args, now):
+    """True once the API has not answered for ``--give-up-after`` seconds, counted from the later
+    of its last answer and the deadline (from the last answer alone with
+    ``--give-up-before-deadline``)."""
+    if not args.give_up_after or args.deadline is None:
+        return False
+    since = args.last_answer
+    if not args.give_up_before_deadline:
+        since = max(since, args.deadline)
+    return now - since >= args.give_up_after
+
+
 def delete_resource(args):
     """True once the API accepted the delete (or the resource was already gone)."""
     force = "?force=true" if "/queuedResources/" in args.resource else ""
     try:
-        call("DELETE", "%s/v2/%s%s" % (args.endpoint, args.resource, force), args.token)
+        answered(args, "DELETE", "%s/v2/%s%s" % (args.endpoint, args.resource, force))
         return True
     except urllib.error.HTTPError as err:
         if err.code == 404:
@@ -99,7 +131,7 @@ def delete_resource(args):
 def gone(args):
     """True when the API answers 404 for the resource; False while it is still there."""
     try:
-        call("GET", "%s/v2/%s" % (args.endpoint, args.resource), args.token)
+        answered(args, "GET", "%s/v2/%s" % (args.endpoint, args.resource))
     except urllib.error.HTTPError as err:
         if err.code == 404:
             return True
@@ -111,15 +143,19 @@ def gone(args):
 
 def wait_until_gone(args):
     """A 200 on DELETE means Google accepted the delete, not that the resource is gone: read it
-    back until the API says 404, asking for the delete again if it reappears undeleted."""
+    back until the API says 404, asking for the delete again if it reappears undeleted. False
+    when the API stopped answering for good (:func:`lost_api`)."""
     waited = 0.0
     step = min(args.retry, 5.0)
     while not gone(args):
+        if lost_api(args, time.time()):
+            return False
         time.sleep(step)
         waited += step
         if waited >= args.retry * 10:  # a delete operation that failed leaves it there: again
             delete_resource(args)
             waited = 0.0
+    return True
 
 
 def idle_since(heartbeat, started):
@@ -140,6 +176,8 @@ def wait_for_ending(args, started, gone=None):
             last_look = now
             if gone():
                 return "gone"
+        if lost_api(args, now):  # only with --give-up-before-deadline: see the module's words
+            return "lost"
         if now >= args.deadline:
             return "deadline"
         wake = args.deadline
@@ -172,6 +210,17 @@ def main(argv=None):
         "--idle-seconds", type=float, default=0.0, help="delete after this long without a heartbeat"
     )
     parser.add_argument("--heartbeat", default=".tpuwizard/heartbeat", help="the heartbeat file")
+    parser.add_argument(
+        "--give-up-after",
+        type=float,
+        default=86400.0,
+        help="stop once the API has not answered for this long past the deadline (0: never)",
+    )
+    parser.add_argument(
+        "--give-up-before-deadline",
+        action="store_true",
+        help="count an API that does not answer before the deadline too (the practice sandbox)",
+    )
     args = parser.parse_args(argv)
     parts = args.resource.split("/")
     if len(parts) != 6 or parts[4] not in ("nodes", "queuedResources"):
@@ -189,26 +238,37 @@ def main(argv=None):
         return 0
     if args.deadline is None:
         parser.error("--deadline is required unless --check-only")
-    started = time.time()
+    started = args.last_answer = time.time()  # the check just answered
     report(ok=True, action="armed", deadline=args.deadline, idle_seconds=args.idle_seconds)
     why = wait_for_ending(args, started, gone=lambda: already_gone(args))
     if why == "gone":
         report(ok=True, action="gone", resource=args.resource)
         return 0
-    while not delete_resource(args):
+    while why != "lost" and not delete_resource(args):
         if already_gone(args):  # deleted by someone else meanwhile: nothing left to guard
             break
-        time.sleep(args.retry)
-    report(ok=True, action="delete_accepted", resource=args.resource, reason=why)
-    wait_until_gone(args)
-    report(ok=True, action="deleted", resource=args.resource, reason=why)
-    return 0
+        if lost_api(args, time.time()):
+            why = "lost"
+        else:
+            time.sleep(args.retry)
+    if why != "lost":
+        report(ok=True, action="delete_accepted", resource=args.resource, reason=why)
+        if wait_until_gone(args):
+            report(ok=True, action="deleted", resource=args.resource, reason=why)
+            return 0
+    report(
+        ok=False,
+        action="gave_up",
+        resource=args.resource,
+        error="the API has not answered for %.0f s" % (time.time() - args.last_answer),
+    )
+    return 4
 
 
 def already_gone(args):
     """True when the API says the resource no longer exists (404 on a read)."""
     try:
-        call("GET", "%s/v2/%s" % (args.endpoint, args.resource), args.token)
+        answered(args, "GET", "%s/v2/%s" % (args.endpoint, args.resource))
     except urllib.error.HTTPError as err:
         return err.code == 404
     except (urllib.error.URLError, OSError, ValueError):

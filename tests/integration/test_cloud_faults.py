@@ -11,7 +11,7 @@ from tpuwizard.core.cloud.client import TpuCloud
 from tpuwizard.core.cloud.diagnose import Context, diagnose
 from tpuwizard.core.cloud.types import RUN_LABEL, NodeRequest
 from tpuwizard.core.cloud.zones import live
-from tpuwizard.core.errors import CreateFailed, WaitTimedOut
+from tpuwizard.core.errors import CreateFailed, QueueExpired, WaitTimedOut
 from tpuwizard.core.launch.ledger import Ledger, Resource
 from tpuwizard.core.launch.teardown import delete_and_verify
 from tpuwizard.event_text import diagnosis_text
@@ -56,8 +56,9 @@ def test_stockout_fails_the_create_and_offers_other_zones_and_flex_start(sandbox
 def test_stockout_leaves_a_queued_resource_waiting(sandbox):
     _, cloud = sandbox(faults="stockout=us-central1-a", delay=0.3)
     cloud.create_queued(request("q-node"), "q1", "spot")
-    with pytest.raises(WaitTimedOut):
+    with pytest.raises(QueueExpired) as caught:  # the wait ran out with no capacity
         cloud.wait_for_queued(ZONE, "q1", timeout=0.8, poll=0.05)
+    assert diagnose(caught.value, ctx()).kind == "stockout"
     assert cloud.get_queued(ZONE, "q1").state == "WAITING_FOR_RESOURCES"
     cloud.delete_queued(ZONE, "q1")
     assert cloud.queued_gone(ZONE, "q1")
@@ -262,3 +263,19 @@ def test_unavailable_queued_resource_reads_are_retried(sandbox):
     server.state.faults.counters["unavailable"] = 2
     assert [q.name for q in cloud.list_queued(ZONE)] == ["q1"]
     cloud.delete_queued(ZONE, "q1")
+
+
+def test_a_truncated_state_file_is_said_as_such_and_never_written_over(sandbox):
+    """Issue 22, item 14: it read "The TPU API rejected the request" (the server answered 400
+    "The body is not JSON.", about a body that was fine)."""
+    server, cloud = sandbox(delay=0)
+    cloud.wait_for_node(ZONE, "tpu-a", cloud.create_node(request()), poll=0.05)
+    state = server.state.file
+    damaged = state.read_text()[:40]
+    state.write_text(damaged)  # cut short: a crash of something else, a full disk
+    with pytest.raises(gx.GoogleAPICallError) as caught:
+        cloud.create_node(request("tpu-b"))
+    d = diagnose(caught.value, ctx())
+    assert d.kind != "invalid" and "rejected" not in d.title
+    assert str(state) in d.explanation and "move that file aside" in d.explanation
+    assert state.read_text() == damaged  # the only record of the practice cloud is kept

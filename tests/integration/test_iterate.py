@@ -222,3 +222,18 @@ def test_one_run_at_a_time_and_each_stop_signal_exits_with_its_code(tmp_path, ho
     assert len(exits) == 2 and all(f.read_text().strip() == "143" for f in exits)  # ended
     node = cloud_of(home).get_node(ZONE, kept["name"])
     assert node is not None and node.state == "READY"  # the node stays
+
+
+def test_a_node_deleted_under_a_running_script_says_it_went_away(tmp_path, home, project):
+    """Issue 22, item 14: it read "A file on this computer could not be written or read" (the
+    sandbox's VM is a folder here, and it was gone)."""
+    script = project / "slow.py"
+    script.write_text("print('started', flush=True)\nimport time\ntime.sleep(120)\n")
+    kept = up(tmp_path)
+    proc = start(tmp_path, "run", str(script))
+    read_until(proc, lambda text: "started" in text, [])
+    cloud_of(home).delete_node(ZONE, kept["name"])  # its watchdog, or someone, deleted it
+    assert proc.wait(timeout=120) == 3  # a cloud event, not the script's failure
+    said = proc.stderr.read()  # type: ignore[union-attr]
+    assert "The TPU VM went away" in said and f"{kept['name']} no longer exists" in said
+    assert "file on this computer" not in said and "OS Login" not in said

@@ -162,3 +162,121 @@ def test_one_served_sandbox_runs_launches_from_two_homes(tmp_path):
     assert any(e["event"] == "receipt_saved" and e["ok"] for e in events)
     assert not (client_home / "sandbox" / "workers").exists()
     assert (server_home / "sandbox" / "workers").is_dir()
+
+
+ATTACH_LINGER_THEN_CALL = """
+import sys, time
+from tpuwizard.session import practice
+from tpuwizard.core.cloud.client import TpuCloud
+assert practice.attach_lasting_sandbox(), "no lasting sandbox to attach to"
+time.sleep(float(sys.argv[1]))  # longer than the server lingers with nothing in it
+print(len(TpuCloud(practice.PRACTICE_PROJECT).list_zones()))
+"""
+
+
+def test_a_command_attached_to_the_lasting_sandbox_keeps_it_until_it_ends(home):
+    """Issue 22, item 15: a command that attached just as the server lingered out failed with
+    "Cannot reach the Cloud TPU API ... ConnectionResetError". Attaching and lingering out now
+    exclude each other: the server stays while a command holds it, and ends after."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.conftest import clean_env
+
+    environment = clean_env(TPUWIZARD_SANDBOX_LINGER="0.2")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "tpuwizard.session.lasting_sandbox"],
+        env=environment,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    info = home / "sandbox" / "server.json"
+    try:
+        deadline = time.monotonic() + 30
+        while not info.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert json.loads(info.read_text())["pid"] == server.pid
+        client = subprocess.run(
+            [sys.executable, "-c", ATTACH_LINGER_THEN_CALL, "1.5"],
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert client.returncode == 0, client.stderr
+        assert int(client.stdout) > 0
+        # Nobody holds it now: it lingers out by itself, and takes its server.json with it.
+        assert server.wait(timeout=30) == 0
+        assert not info.exists()
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+
+
+def _group_alive(pgid: int) -> bool:
+    """Is any process of group ``pgid`` still running (a zombie has ended)?"""
+    from pathlib import Path
+
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False
+
+
+@pytest.mark.parametrize("stop", ["SIGINT", "SIGTERM"])
+def test_a_stopped_sandbox_serve_ends_its_nodes_watchdogs(home, stop):
+    """Issue 22, item 15: its nodes' watchdogs ran on for their whole deadline, then retried a
+    server that was gone for ever. The VMs stop with the practice cloud now."""
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from google.oauth2.credentials import Credentials
+
+    from tests.conftest import clean_env, tpuwizard_cmd
+    from tpuwizard.core.remote.jobs import Job, start_job
+    from tpuwizard.core.remote.transports import shell
+
+    serve = subprocess.Popen(
+        tpuwizard_cmd("sandbox", "serve", "--delay", "0"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=clean_env(),
+    )
+    try:
+        exported = dict(serve.stdout.readline().strip().split("=", 1) for _ in range(2))  # type: ignore[union-attr]
+        endpoint, token = exported["TPUWIZARD_TPU_ENDPOINT"], exported["TPUWIZARD_SANDBOX_TOKEN"]
+        cloud = TpuCloud("practice-project", endpoint=endpoint, credentials=Credentials(token))
+        request = NodeRequest(ZONE, "n", "v5litepod-1", "r")
+        cloud.wait_for_node(ZONE, "n", cloud.create_node(request), poll=0.05)
+        worker = home / "sandbox" / "workers" / "practice-project" / ZONE / "n" / "w0"
+        (worker / "token").write_text(token)
+        watchdog = Path(tpu_watchdog.__file__)
+        arguments = ["--resource", cloud.node_path(ZONE, "n"), "--endpoint", endpoint]
+        arguments += ["--iam-endpoint", endpoint, "--token", f"file:{worker / 'token'}"]
+        arguments += ["--retry", "0.1", "--deadline", str(time.time() + 7200)]
+        job = Job("watchdog-r")
+        start_job(
+            LocalTransport([worker]), 0, job, shell(sys.executable, str(watchdog), *arguments)
+        )
+        pgid = int((worker / job.folder / "pid").read_text())
+        deadline = time.monotonic() + 30
+        while "armed" not in (worker / job.log).read_text() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "armed" in (worker / job.log).read_text()
+        serve.send_signal(getattr(signal, stop))
+        serve.wait(timeout=30)
+        assert not _group_alive(pgid), "the watchdog outlived the sandbox it guards a node of"
+        assert serve.returncode == 0 and "ended with it" in serve.stderr.read()  # type: ignore[union-attr]
+    finally:
+        if serve.poll() is None:
+            serve.kill()
+            serve.wait()

@@ -134,3 +134,39 @@ def test_a_service_account_that_is_not_an_email_is_refused_before_any_call(tmp_p
         tmp_path, "--accelerator", "v5litepod-1", "--service-account", "runner"
     )
     assert code == 2 and events == [] and "not a service account email" in stderr
+
+
+@pytest.mark.parametrize("practice", [False, True])
+def test_a_watchdog_whose_api_stops_answering_gives_up_after_a_bounded_time(
+    sandbox, capsys, practice
+):
+    """Issue 22, item 15: it retried for ever. On Google it waits out its deadline whatever the
+    API does and then tries for --give-up-after; in practice it ends once the sandbox is off."""
+    import threading
+
+    server, cloud = sandbox(delay=0)
+    request = NodeRequest(zone=ZONE, node_id="wd", accelerator_type="v5litepod-1", run_id=RUN)
+    cloud.wait_for_node(ZONE, "wd", cloud.create_node(request), poll=0.05)
+    # Practice: far from its deadline; Google: a deadline soon, so the give-up window follows it.
+    deadline = time.time() + (7200 if practice else 0.5)
+    arguments = ["--resource", cloud.node_path(ZONE, "wd"), "--deadline", str(deadline)]
+    arguments += ["--endpoint", server.endpoint, "--iam-endpoint", server.endpoint]
+    arguments += ["--token", "none", "--retry", "0.05", "--give-up-after", "0.5"]
+    arguments += ["--give-up-before-deadline"] if practice else []
+    codes: list[int] = []
+    seen: list[dict] = []  # capsys hands each printed line over once
+    watchdog = threading.Thread(target=lambda: codes.append(tpu_watchdog.main(arguments)))
+    watchdog.start()
+    for _ in range(1500):  # at most about 30 s
+        seen += reports(capsys)
+        if "armed" in [r["action"] for r in seen] or not watchdog.is_alive():
+            break
+        time.sleep(0.02)
+    assert "armed" in [r["action"] for r in seen]
+    server.shutdown()  # the API stops answering: nothing listens on its port any more
+    server.server_close()
+    watchdog.join(timeout=60)
+    assert not watchdog.is_alive(), "the watchdog retried an API that never answers for ever"
+    assert codes == [4]
+    gave_up = [r for r in seen + reports(capsys) if r["action"] == "gave_up"]
+    assert gave_up and not gave_up[0]["ok"] and "has not answered" in gave_up[0]["error"]

@@ -76,7 +76,13 @@ def test_a_huge_folder_is_refused_with_advice(tmp_path, monkeypatch):
 
 def _args(tmp_path: Path, idle: float, deadline: float) -> Namespace:
     return Namespace(
-        deadline=deadline, idle_seconds=idle, heartbeat=str(tmp_path / "hb"), retry=0.05
+        deadline=deadline,
+        idle_seconds=idle,
+        heartbeat=str(tmp_path / "hb"),
+        retry=0.05,
+        give_up_after=86400.0,  # the defaults: an API that does not answer ends nothing here
+        give_up_before_deadline=False,
+        last_answer=time.time(),
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -73,12 +74,25 @@ def sandbox_serve(port: int, faults: str | None, delay: float) -> None:
     say("Point tpuwizard at it by exporting these two lines (the token is this server's secret):")
     click.echo(f"TPUWIZARD_TPU_ENDPOINT={server.endpoint}")
     click.echo(f"TPUWIZARD_SANDBOX_TOKEN={server.token}")
+    # Stopped by Ctrl+C or by a signal alike: either way its nodes' VMs stop with it.
+    for stop_signal in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(stop_signal, _interrupt)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         say("Sandbox stopped.")
     finally:
         server.server_close()
+        stopped = server.switch_off()
+    if stopped:
+        say(
+            f"The processes on its {stopped} node(s) ended with it (their watchdogs too); the "
+            "nodes stay in its state for the next sandbox: tpuwizard status --sandbox."
+        )
+
+
+def _interrupt(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
 @click.command()

@@ -33,6 +33,28 @@ class CreateFailed(Exception):
         self.error, self.route = error, route
 
 
+class QueueExpired(CreateFailed):
+    """A queued request waited for capacity as long as it was allowed and got none: Google failed
+    it at its ``queueingPolicy.validUntilDuration`` ("unavailability of resources within the
+    constraints of the request", the v2 discovery document's FAILED), or this client's wait, of
+    the same length, ended first while it was still queued."""
+
+    def __init__(
+        self, name: str, state: str, waited_s: float | None, error: Exception, route: str | None
+    ) -> None:
+        super().__init__(error, route)
+        self.name, self.state, self.waited_s = name, state, waited_s
+
+
+class QueueSuspended(CreateFailed):
+    """A queued request went SUSPENDED before its node was used: its VMs were deleted.
+    ``initiator`` is Google's ``stateInitiator`` (USER or SERVICE), when it says."""
+
+    def __init__(self, name: str, initiator: str | None, route: str | None) -> None:
+        super().__init__(RuntimeError(f"the queued resource {name} is SUSPENDED"), route)
+        self.name, self.initiator = name, initiator
+
+
 class WaitTimedOut(TimeoutError):
     def __init__(self, what: str, state: str, seconds: float) -> None:
         super().__init__(f"{what} was still {state} after {seconds:.0f} s")
@@ -50,6 +72,24 @@ class ScriptFailed(RemoteError):
     def __init__(self, code: int) -> None:
         self.code = code
         super().__init__(f"your script exited with code {code}")
+
+
+class NodeGone(RemoteError):
+    """A command on a node failed because the node itself went away: the API no longer knows it
+    (``state`` None) or says it is no longer READY (DELETING, STOPPED...)."""
+
+    def __init__(self, node: str, state: str | None, doing: str, why: str) -> None:
+        self.node, self.state, self.doing, self.why = node, state, doing, why
+        now = "no longer exists" if state is None else f"is {state}"
+        super().__init__(f"{node} {now} ({doing}: {why})")
+
+
+class HeartbeatFailed(RemoteError):
+    """A heartbeat to a kept node that is still READY did not land on its worker 0."""
+
+    def __init__(self, node: str, why: str) -> None:
+        self.node, self.why = node, why
+        super().__init__(why)  # front ends put the node's name and "heartbeat not sent" first
 
 
 class Unreachable(RemoteError):

@@ -146,6 +146,8 @@ class QueuedResources:
             new = "SUSPENDED"
         if new != state:
             qr["state"] = {"state": new}
+            if new == "SUSPENDED":  # stateInitiator: whether the user or the service did it
+                qr["state"]["stateInitiator"] = "SERVICE"
             return True
         return False
 

@@ -8,8 +8,11 @@ credentials.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hmac
 import json
+import os
 import re
 import sys
 import threading
@@ -341,15 +344,22 @@ class SandboxServer(ThreadingHTTPServer):
 
         def tick() -> None:
             while not stop.wait(0.2):
-                with self.state.transaction():
+                # A damaged state file stops the clock, not the server: each request says it.
+                with contextlib.suppress(ApiError), self.state.transaction():
                     self.state.tick()
 
         ticker = threading.Thread(target=tick, name="tpuwizard-sandbox-clock", daemon=True)
         ticker.start()
+        serving = self.state.serving_lock(fcntl.LOCK_SH)  # held while it serves its home
         try:
             super().serve_forever(poll_interval)
         finally:
             stop.set()
+            os.close(serving)
+
+    def switch_off(self) -> int:
+        """``sandbox serve`` stopped: its nodes' VMs stop with it (see ``VirtualMachines``)."""
+        return self.state.switch_off()
 
 
 def make_server(

@@ -8,6 +8,7 @@ needed and a restart resumes where the clock says.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -55,7 +56,8 @@ class SandboxState(QueuedResources, VirtualMachines):
         self.lock = threading.RLock()
         self.data: dict[str, Any] = {"nodes": {}, "queued": {}, "operations": {}, "counter": 0}
         self._seen: tuple[int, int, int] | None = None  # the state file as last read or written
-        self._reload()
+        with contextlib.suppress(ApiError):  # a damaged file is said on every request instead
+            self._reload()
 
     # -- persistence ------------------------------------------------------------------------
     @contextmanager
@@ -83,7 +85,22 @@ class SandboxState(QueuedResources, VirtualMachines):
     def _reload(self) -> None:
         seen = self._signature()
         if seen is not None and seen != self._seen:
-            self.data = json.loads(self.file.read_text())
+            try:
+                data = json.loads(self.file.read_text())
+                if not isinstance(data, dict) or not {"nodes", "queued"} <= data.keys():
+                    raise ValueError("it does not hold the sandbox's nodes and queued resources")
+            except (ValueError, UnicodeDecodeError) as err:
+                # Never "the request was bad" (the client would say Google rejected it), and
+                # never written over: it is the only record of what the practice cloud holds.
+                raise ApiError(
+                    500,
+                    "INTERNAL",
+                    f"The practice sandbox cannot read its state file {self.file}: it is "
+                    f"damaged ({err}). Stop the practice cloud, then move that file aside: the "
+                    "sandbox then starts empty (its nodes are forgotten; their folders stay "
+                    f"under {self.home / 'workers'}).",
+                ) from err
+            self.data = data
         self._seen = seen
 
     def save(self) -> None:

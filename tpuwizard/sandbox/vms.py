@@ -5,15 +5,18 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
 import shutil
 import time
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tpuwizard.core.plan import catalog
 from tpuwizard.sandbox import image
 from tpuwizard.sandbox.faults import Faults
-from tpuwizard.sandbox.model import end_worker_processes
+from tpuwizard.sandbox.model import ApiError, end_worker_processes
 
 
 class VirtualMachines:
@@ -23,10 +26,12 @@ class VirtualMachines:
     data: dict[str, Any]
     faults: Faults
     authorized_keys: Path | None
+    home: Path
 
     if TYPE_CHECKING:
 
         def worker_home(self, node_name: str, worker: int) -> Path: ...
+        def transaction(self) -> AbstractContextManager[None]: ...
 
     def _preempt_spot(self, t: float) -> bool:
         """With preempt_after, READY spot nodes are preempted: PREEMPTED, and their VMs gone."""
@@ -71,6 +76,35 @@ class VirtualMachines:
             # (each leads its own process group, its id in the job's pid file).
             end_worker_processes(folder)
             shutil.rmtree(folder, ignore_errors=True)
+
+    def switch_off(self) -> int:
+        """The practice cloud is switched off (``sandbox serve`` stopped): unless another server
+        still serves this home, its nodes' VMs stop with it, as a VM's processes end with the VM:
+        their watchdogs and jobs are ended. The nodes stay recorded, as Google's records would.
+        Returns how many nodes' processes were ended; call once its server has stopped serving."""
+        try:
+            alone = self.serving_lock(fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return 0  # another sandbox serves these nodes still
+        try:
+            with self.transaction():
+                for name in self.data["nodes"]:
+                    end_worker_processes(self.worker_home(name, 0).parent)
+                return len(self.data["nodes"])
+        except ApiError:  # a damaged state file: nothing can be read, so nothing to end
+            return 0
+        finally:
+            os.close(alone)
+
+    def serving_lock(self, how: int) -> int:
+        """A descriptor on this home's serving lock: shared while a server serves it."""
+        fd = os.open(self.home / "serving.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, how)
+        except OSError:
+            os.close(fd)
+            raise
+        return fd
 
     def _sync_keys(self) -> None:
         """Rewrite the paired sshd's authorized_keys from every node's ``ssh-keys`` metadata."""

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tpuwizard.core.cancel import CancelToken
-from tpuwizard.core.errors import BadInput
+from tpuwizard.core.errors import BadInput, HeartbeatFailed, RemoteError
 from tpuwizard.core.launch.distributed import coordinator_for
 from tpuwizard.core.launch.heartbeat_book import HeartbeatBook
 from tpuwizard.core.launch.iterate import (
@@ -27,6 +27,7 @@ from tpuwizard.core.launch.iterate import (
 )
 from tpuwizard.core.launch.ledger import Entry, Resource
 from tpuwizard.core.launch.ownership import is_instance
+from tpuwizard.core.launch.vanished import went_away
 from tpuwizard.core.remote.sync import LocalFolder
 from tpuwizard.session.kept_lines import KeptInfo, kept_info, node_id
 
@@ -156,9 +157,23 @@ class KeptNode:
         return self.transport.workers
 
     def heartbeat(self) -> None:
-        """Push the idle deadline back by the idle time (and remember when, for status)."""
-        sent = send_heartbeat(self.transport)
+        """Push the idle deadline back by the idle time (and remember when, for status).
+
+        A heartbeat that fails raises what happened: the node went away (:class:`NodeGone`),
+        or it is READY and the beat did not land (:class:`HeartbeatFailed`)."""
+        try:
+            sent = send_heartbeat(self.transport)
+        except RemoteError as err:
+            raise self._why(err, "when tpuwizard sent it a heartbeat") or HeartbeatFailed(
+                self.name, str(err)
+            ) from err
         self.nodes.book.record(self.name, sent)
+
+    def _why(self, err: RemoteError, doing: str) -> Exception | None:
+        """The node's own fate when it explains ``err`` (gone, preempted), else None."""
+        r = self.entry.resource
+        queued = r.name if r.kind == "queued" else None
+        return went_away(self.nodes.session.cloud, r.zone, self.name, queued, doing, err)
 
     def keep_alive(self, on_error: Callable[[str], None]):  # -> a context manager
         """Heartbeats now and through the block (each run, watch and ssh)."""
@@ -201,7 +216,13 @@ class KeptNode:
         with run_lock(lock, self.name, command, wait, cancel, on_note):
             run_dir.mkdir(parents=True, exist_ok=True)
             with self.keep_alive(on_note):
-                return run_script(self.transport, plan, folder, on_line, on_note, cancel)
+                try:
+                    return run_script(self.transport, plan, folder, on_line, on_note, cancel)
+                except RemoteError as err:
+                    gone = self._why(err, "while your script ran")
+                    if gone is None:
+                        raise
+                    raise gone from err
 
     def shell_command(self, worker: int) -> tuple[list[str], str | None, dict[str, str] | None]:
         """The local argv (with its cwd and env) of an interactive shell on ``worker``."""

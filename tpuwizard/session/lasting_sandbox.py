@@ -51,12 +51,28 @@ def main() -> int:
                 empty_since = None
             elif empty_since is None:
                 empty_since = time.monotonic()
-            elif time.monotonic() - empty_since >= linger:
+            elif time.monotonic() - empty_since >= linger and _withdrawn(folder, info):
                 return 0
     finally:
         if not _no_longer_mine(info):
             info.unlink(missing_ok=True)
         server.shutdown()
+
+
+def _withdrawn(folder: Path, info: Path) -> bool:
+    """Stop being attachable, unless a command is attached (it holds the lock shared): then
+    stay, as Google does not go away under a command that is using it. With the lock held
+    exclusively, server.json goes, so nobody attaches from now on."""
+    try:
+        fd = practice.lasting_lock(folder, exclusive=True)
+    except BlockingIOError:
+        return False
+    try:
+        if not _no_longer_mine(info):
+            info.unlink(missing_ok=True)
+        return True
+    finally:
+        os.close(fd)
 
 
 def _no_longer_mine(info: Path) -> bool:

@@ -63,11 +63,21 @@ def make_sandbox_server(
 
 
 def attach_lasting_sandbox() -> bool:
-    """Point the client at the lasting sandbox when one is running; True if so."""
+    """Point the client at the lasting sandbox when one is running; True if so.
+
+    Attaching and the server's lingering out exclude each other (see :func:`lasting_lock`):
+    this process holds a shared lock on the sandbox until it exits, and the server ends only
+    when it can take the lock exclusively, removing its server.json while it holds it. So an
+    attached command never meets a server that is going away, and one that comes too late
+    finds no server.json and starts a fresh sandbox."""
     import json
     import socket
 
-    info = paths.state_dir() / "sandbox" / LASTING_SERVER_FILE
+    folder = paths.state_dir() / "sandbox"
+    info = folder / LASTING_SERVER_FILE
+    if not info.exists():  # no lock file made where there is no lasting sandbox
+        return False
+    fd = lasting_lock(folder, exclusive=False)
     try:
         data = json.loads(info.read_text())
         endpoint, pid, token = str(data["endpoint"]), int(data["pid"]), str(data["token"])
@@ -76,10 +86,34 @@ def attach_lasting_sandbox() -> bool:
         with socket.create_connection((host, int(port)), timeout=2):
             pass
     except (OSError, ValueError, KeyError, TypeError):
+        os.close(fd)
         return False
+    if str(folder) in _ATTACHED:
+        os.close(fd)  # this process holds the lock already: one is enough
+    else:
+        _ATTACHED[str(folder)] = fd  # held until this process exits
     os.environ[ENDPOINT_ENV] = endpoint
     os.environ[TOKEN_ENV] = token
     return True
+
+
+LASTING_LOCK_FILE = "lasting.lock"
+_ATTACHED: dict[str, int] = {}  # sandbox folder -> the descriptor holding its shared lock
+
+
+def lasting_lock(folder: Path, exclusive: bool) -> int:
+    """An open descriptor on ``folder``'s lasting-sandbox lock, locked shared (a command using
+    the server) or, when ``exclusive``, only if nobody holds it; raises BlockingIOError then.
+    The lock goes with the descriptor (closed, or its process gone)."""
+    import fcntl
+
+    fd = os.open(folder / LASTING_LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB if exclusive else fcntl.LOCK_SH)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
 
 
 def start_lasting_sandbox(timeout: float = 30.0, port: int = 0, token: str | None = None) -> None:

@@ -101,6 +101,10 @@ def build_runtime(cloud: TpuCloud, is_practice: bool, transport: str = "ssh") ->
                 token=f"file:{REMOTE_DIR}/metadata-token" if sandbox_token else "none",
                 token_secret=sandbox_token or None,
                 retry=0.5,
+                # No answer from the sandbox for this long: it was switched off, and its VMs
+                # with it (a hand-over to a lasting sandbox takes seconds, not minutes).
+                give_up_after=120.0,
+                give_up_before_deadline=True,
             ),
             ssh_metadata={"ssh-keys": f"{user}:{pub}"} if pub else {},
             poll=0.25,

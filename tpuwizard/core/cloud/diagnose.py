@@ -11,13 +11,29 @@ from __future__ import annotations
 import errno
 import re
 
-from tpuwizard.core.choices import Choice, Said, phrase
+from tpuwizard.core.choices import Choice, phrase
 from tpuwizard.core.cloud import google_errors as ge
+from tpuwizard.core.cloud.diagnose_capacity import (
+    invalid_zone_diagnosis,
+    other_zones,
+    preempted_diagnosis,
+    queue_expired_diagnosis,
+    queue_suspended_diagnosis,
+    quota_diagnosis,
+    stockout_diagnosis,
+)
 from tpuwizard.core.cloud.diagnose_remote import remote_diagnosis
 from tpuwizard.core.cloud.diagnosis import Context, Diagnosis
-from tpuwizard.core.plan import catalog
 
-__all__ = ["Context", "Diagnosis", "diagnose", "preempted_diagnosis", "stockout_diagnosis"]
+__all__ = [
+    "Context",
+    "Diagnosis",
+    "diagnose",
+    "local_disk_diagnosis",
+    "other_zones",
+    "preempted_diagnosis",
+    "stockout_diagnosis",
+]
 
 
 def _configured_account() -> str | None:
@@ -43,25 +59,21 @@ def _message(err: BaseException) -> str:
     return _REQUEST_PREFIX.sub("", str(getattr(err, "message", None) or err))
 
 
-def other_zones(ctx: Context) -> list[str]:
-    if not ctx.accelerator:
-        return []
-    try:
-        zones = catalog.zones_offering(ctx.accelerator)
-    except catalog.UnknownAcceleratorError:
-        return []
-    return [z for z in zones if z != ctx.zone]
-
-
 def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
     """The plain-language meaning of ``err`` and what to do about it."""
     from google.api_core import exceptions as gx
     from google.auth import exceptions as auth_exc
 
-    from tpuwizard.core.errors import CreateFailed, WaitTimedOut
+    from tpuwizard.core.errors import CreateFailed, QueueExpired, QueueSuspended, WaitTimedOut
 
     ctx = ctx or Context()
     spot = ctx.route == "spot"
+    # A queued request that ended without its node: capacity, preemption or a user, each by
+    # what Google's state says (google-behaviour.md, queued resource failed), never "too long".
+    if isinstance(err, QueueExpired):
+        return queue_expired_diagnosis(err, ctx)
+    if isinstance(err, QueueSuspended):
+        return queue_suspended_diagnosis(err, ctx)
     if isinstance(err, CreateFailed):
         spot = spot or err.route == "spot"
         err = err.error
@@ -165,7 +177,7 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
         )
     if isinstance(err, gx.NotFound):
         if "location" in message.lower() or "zone" in message.lower():
-            return _invalid_zone(ctx, message)
+            return invalid_zone_diagnosis(ctx, message)
         return Diagnosis(
             "not_found",
             "Not found",
@@ -174,7 +186,7 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
         )
     if isinstance(err, gx.BadRequest):
         if "accelerator" in message.lower() or "zone" in message.lower():
-            return _invalid_zone(ctx, message)
+            return invalid_zone_diagnosis(ctx, message)
         return Diagnosis(
             "invalid",
             "The TPU API rejected the request",
@@ -238,103 +250,6 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
         "Something unexpected went wrong",
         f"{type(err).__name__}: {message}",
         ["Run tpuwizard status to see what exists, and report this problem."],
-    )
-
-
-def stockout_diagnosis(ctx: Context, capacity: str, spot: bool) -> Diagnosis:
-    """Every capacity variant: other zones, spot, Flex-start where Google offers it, failover."""
-    where = f" in {ctx.zone}" if ctx.zone else ""
-    zones = other_zones(ctx)
-    steps: list[Said] = []
-    if zones:
-        steps.append(
-            phrase(
-                f"Try another zone that offers {ctx.accelerator}: {', '.join(zones)} "
-                "(offered is not the same as free right now): {0}.",
-                Choice("failover"),
-            )
-        )
-    flex = ge.flex_zones(ctx.accelerator or "")
-    if flex and ctx.route != "flex":
-        steps.append(
-            phrase(
-                f"Use Flex-start in {', '.join(flex)} ({{0}}): the request waits in a queue "
-                "for capacity and runs for a bounded time.",
-                Choice("route", "flex"),
-            )
-        )
-    if not spot:
-        steps.append(
-            phrase(
-                "Or try spot capacity ({0}), which is often easier to get.", Choice("route", "spot")
-            )
-        )
-    return Diagnosis(
-        "stockout",
-        f"No TPU capacity{where} right now",
-        f"Google has no free {ctx.accelerator or 'TPU'} capacity{where} at the moment: "
-        f"{capacity}. Nothing was created and nothing is billing.",
-        steps,
-        zones,
-    )
-
-
-def quota_diagnosis(quota: ge.Quota, ctx: Context, project: str, where: str) -> Diagnosis:
-    """A quota refusal: which quota, in which region; never retried."""
-    name = quota.name or "the TPU quota for this accelerator and zone"
-    region = quota.region or (ctx.zone.rsplit("-", 1)[0] if ctx.zone else None)
-    in_region = f" in region {region}" if region else where
-    limit = f" (limit {quota.limit})" if quota.limit is not None else ""
-    steps: list[Said] = [
-        f"Request more in the console: IAM & Admin → Quotas, filter on {name}"
-        + (f" and region {region}" if region else "")
-        + ".",
-        "Or choose a zone or accelerator type with free quota, or a spot or "
-        "Flex-start route, which use preemptible quota.",
-    ]
-    if ge.serving_bucket(quota, ctx.accelerator):
-        steps.insert(
-            1,
-            "Single-host v5e (1, 4 or 8 chips) counts against the serving quota, which is "
-            "small by default; a training request is a separate quota.",
-        )
-    return Diagnosis(
-        "quota",
-        "Quota exceeded",
-        f"The project {project} has no quota left for {name}{in_region}{limit}. Retrying will "
-        "not help until the quota is raised.",
-        steps,
-    )
-
-
-def preempted_diagnosis(route: str = "spot") -> Diagnosis:
-    return Diagnosis(
-        "preempted",
-        "Google preempted the spot TPU",
-        "Spot capacity can be taken back at any moment: the VM stopped and its work with it. "
-        "tpuwizard deletes it now, since a preempted node still counts against your quota.",
-        [
-            phrase(
-                "Relaunch: run the same launch again ({0}); save checkpoints so a restart resumes.",
-                Choice("route", route),
-            ),
-            phrase(
-                "For a run that must not be interrupted choose {0}.", Choice("route", "vm,flex")
-            ),
-        ],
-    )
-
-
-def _invalid_zone(ctx: Context, message: str) -> Diagnosis:
-    zones = other_zones(Context(accelerator=ctx.accelerator)) if ctx.accelerator else []
-    steps: list[Said] = (
-        [f"Zones documented to offer {ctx.accelerator}: {', '.join(zones)}."] if zones else []
-    )
-    steps.append(
-        phrase("Choose a zone your project can use: {0}.", Choice("zone", ctx.accelerator or ""))
-    )
-    return Diagnosis(
-        "invalid_zone", "That zone does not offer this TPU", f"{message}", steps, zones
     )
 
 

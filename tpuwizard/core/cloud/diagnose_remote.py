@@ -5,6 +5,8 @@ from __future__ import annotations
 from tpuwizard.core.choices import Choice, phrase
 from tpuwizard.core.cloud.diagnosis import Diagnosis
 from tpuwizard.core.errors import (
+    HeartbeatFailed,
+    NodeGone,
     RemoteError,
     ScriptFailed,
     SliceIncomplete,
@@ -66,6 +68,8 @@ def remote_diagnosis(err: BaseException, message: str) -> Diagnosis | None:
                 "Or run tpuwizard from a VM in the same VPC, or over a VPN into it.",
             ],
         )
+    if isinstance(err, NodeGone):
+        return node_gone_diagnosis(err)
     if isinstance(err, RemoteError) and "REMOTE HOST IDENTIFICATION HAS CHANGED" in message:
         return Diagnosis(
             "host_key_changed",
@@ -92,6 +96,18 @@ def remote_diagnosis(err: BaseException, message: str) -> Diagnosis | None:
                 "Metadata.items.enable-oslogin)'",
             ],
         )
+    if isinstance(err, HeartbeatFailed):
+        return Diagnosis(
+            "heartbeat",
+            "The heartbeat did not reach the kept node",
+            f"{err.node} is READY, but the heartbeat (touching a file on its worker 0) failed: "
+            f"{err.why}. Its watchdog deletes it once its idle time passes without one.",
+            [
+                "The next tpuwizard run, watch or ssh sends one again; the open wizard sends "
+                "them too.",
+                "tpuwizard status shows when it deletes itself.",
+            ],
+        )
     if isinstance(err, RemoteError):
         return Diagnosis(
             "remote",
@@ -106,3 +122,24 @@ def remote_diagnosis(err: BaseException, message: str) -> Diagnosis | None:
             ],
         )
     return None
+
+
+def node_gone_diagnosis(err: NodeGone) -> Diagnosis:
+    """The node went away under a command: say so, and who may have done it."""
+    now = "no longer exists" if err.state is None else f"is {err.state}"
+    deleted = err.state in (None, "DELETING")
+    who = (
+        "It was deleted: by its watchdog at its deadline or idle time, by tpuwizard down or a "
+        "teardown elsewhere, or in the Cloud Console or gcloud."
+        if deleted
+        else "Someone stopped it, or Google is repairing or restarting it."
+    )
+    return Diagnosis(
+        "node_gone",
+        "The TPU VM went away" if deleted else f"The TPU VM is {err.state}",
+        f"A command on {err.node} failed {err.doing}, because {err.node} {now} ({err.why}). " + who,
+        [
+            "Run tpuwizard status to see what still exists.",
+            "Launch again for a new node (tpuwizard up for a new kept one).",
+        ],
+    )

@@ -10,12 +10,20 @@ validUntilDuration`` so that Google fails a request nobody waits for any more.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from tpuwizard.core.cloud import google_errors as ge
 from tpuwizard.core.cloud.polling import poll_until
 from tpuwizard.core.cloud.types import NodeRequest, QueuedInfo, queued_info
-from tpuwizard.core.errors import CreateFailed
+from tpuwizard.core.errors import CreateFailed, QueueExpired, QueueSuspended, WaitTimedOut
+
+# The states of a request still waiting for capacity ("It will remain in this state until there
+# are sufficient free resources", v2 discovery document, WAITING_FOR_RESOURCES).
+QUEUE_WAITING = ("ACCEPTED", "WAITING_FOR_RESOURCES")
+# Words of a FAILED reason that name the request's timing constraint rather than the request.
+_EXPIRY_WORDS = ("validuntil", "valid until", "queueing policy", "timing constraint")
 
 
 def failed_error(qr: QueuedInfo) -> Exception:
@@ -28,6 +36,40 @@ def failed_error(qr: QueuedInfo) -> Exception:
     if isinstance(code, int) and code:
         return exceptions.from_grpc_status(code, message or f"the queued resource {qr.name} failed")
     return RuntimeError(f"the queued resource is FAILED{': ' + message if message else ''}")
+
+
+def route_of(qr: QueuedInfo) -> str | None:
+    return "spot" if qr.spot else "flex" if qr.flex else None
+
+
+def ended_error(qr: QueuedInfo, last_state: str, now: float) -> CreateFailed:
+    """Why a queued request ended without its node, told apart by what Google says.
+
+    FAILED with a capacity reason (code 8, "no more capacity", a spot refusal) is a stockout as on
+    a create. FAILED past its ``validUntilDuration`` is the same lack of capacity seen from the
+    queue: Google's FAILED covers "unavailability of resources within the constraints of the
+    request (e.g., the 'valid until' start timing constraint expired)" (v2 discovery document);
+    it is recognised by DEADLINE_EXCEEDED (code 4), by words naming the constraint, or by the
+    request's own age, since Google publishes no exact text for it. SUSPENDED: its VMs deleted.
+    """
+    route = route_of(qr)
+    if qr.state == "SUSPENDED":
+        return QueueSuspended(qr.name, qr.initiator, route)
+    error = failed_error(qr)
+    if ge.capacity_refusal(error, route == "spot") is None and _expired(qr, now):
+        waited = now - qr.create_time if qr.create_time else qr.valid_until_s
+        return QueueExpired(qr.name, last_state, waited, error, route)
+    return CreateFailed(error, route=route)
+
+
+def _expired(qr: QueuedInfo, now: float) -> bool:
+    error = qr.error or {}
+    message = str(error.get("message") or "").lower()
+    if error.get("code") == 4 or any(w in message for w in _EXPIRY_WORDS):
+        return True
+    if qr.valid_until_s is None or qr.create_time is None:
+        return False
+    return now >= qr.create_time + qr.valid_until_s
 
 
 class QueuedCalls:
@@ -159,29 +201,38 @@ class QueuedCalls:
         poll: float = 2.0,
         cancelled: Callable[[], bool] | None = None,
     ) -> QueuedInfo:
-        """Poll until ACTIVE. FAILED raises :class:`CreateFailed` carrying Google's reason (its
-        ``failedData.error``, diagnosed like the same error on a create); SUSPENDED does too."""
+        """Poll until ACTIVE. FAILED and SUSPENDED raise :class:`CreateFailed` (see
+        :func:`ended_error`: a stockout, :class:`QueueExpired` or :class:`QueueSuspended`); a
+        wait that runs out while the request is still queued for capacity raises
+        :class:`QueueExpired` too: it is the same wait as the request's validUntilDuration."""
+        last: QueuedInfo | None = None  # the last state seen before an end
 
         def read() -> QueuedInfo | None:
+            nonlocal last
             qr = self.get_queued(zone, qr_id)
-            if qr is not None and qr.state == "FAILED":
-                raise CreateFailed(failed_error(qr), route="spot" if qr.spot else None)
+            if qr is not None and qr.state in ("FAILED", "SUSPENDED"):
+                raise ended_error(qr, last.state if last else "CREATING", time.time())
+            last = qr or last
             return qr
 
         def failure(_qr: QueuedInfo | None, state: str) -> str | None:
-            bad = state in ("SUSPENDED", "NOT_FOUND")
-            return f"the queued resource is {state}" if bad else None
+            return "the queued resource is NOT_FOUND" if state == "NOT_FOUND" else None
 
-        return poll_until(
-            f"queued resource {qr_id}",
-            read,
-            "ACTIVE",
-            failure,
-            on_state,
-            timeout,
-            poll,
-            cancelled,
-        )
+        try:
+            return poll_until(
+                f"queued resource {qr_id}",
+                read,
+                "ACTIVE",
+                failure,
+                on_state,
+                timeout,
+                poll,
+                cancelled,
+            )
+        except WaitTimedOut as err:
+            if last is None or err.state not in QUEUE_WAITING:
+                raise  # CREATING or PROVISIONING all along: not a question of capacity
+            raise QueueExpired(qr_id, err.state, err.seconds, err, route_of(last)) from err
 
     def delete_queued(self, zone: str, qr_id: str, timeout: float = 600) -> None:
         """Delete with force (its node goes too) and wait; already gone is fine."""

@@ -67,6 +67,8 @@ class QueuedInfo:
     error: dict[str, Any] | None = (
         None  # a FAILED request's state.failedData.error: {code, message}
     )
+    valid_until_s: float | None = None  # its queueingPolicy.validUntilDuration, in seconds
+    initiator: str | None = None  # state.stateInitiator: who SUSPENDED it (USER or SERVICE)
 
 
 @dataclass(frozen=True)
@@ -133,7 +135,18 @@ def queued_info(data: dict[str, Any], zone: str) -> QueuedInfo:
         create_time=_parse_time(created) if created else None,
         spot="spot" in data,
         error=data.get("state", {}).get("failedData", {}).get("error"),
+        valid_until_s=_seconds(data.get("queueingPolicy", {}).get("validUntilDuration")),
+        initiator=data.get("state", {}).get("stateInitiator"),
     )
+
+
+def _seconds(duration: object) -> float | None:
+    """A protobuf Duration in JSON ("600s", "1.5s") in seconds; None when absent or unreadable."""
+    text = str(duration or "")
+    try:
+        return float(text[:-1]) if text.endswith("s") else None
+    except ValueError:
+        return None
 
 
 def _parse_time(text: str) -> float:

@@ -40,7 +40,7 @@ def send_heartbeat(transport: Transport) -> float:
     sent = time.time()
     result = transport.run(0, shell("touch", HEARTBEAT_FILE), timeout=60, cancellable=False)
     if result.code != 0:
-        raise RemoteError(f"worker 0: the heartbeat failed: {result.stderr.strip()}")
+        raise RemoteError(f"worker 0: {result.stderr.strip() or f'exit code {result.code}'}")
     return sent
 
 

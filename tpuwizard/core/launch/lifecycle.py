@@ -21,7 +21,7 @@ from typing import Any
 
 from tpuwizard.core.cancel import KEEP_SAFE, KEEP_UNSAFE, CancelToken
 from tpuwizard.core.choices import Said
-from tpuwizard.core.cloud.diagnose import Context, diagnose, preempted_diagnosis
+from tpuwizard.core.cloud.diagnose import Context, diagnose
 from tpuwizard.core.cloud.types import NodeInfo, NodeRequest
 from tpuwizard.core.errors import CreateFailed, RemoteError
 from tpuwizard.core.launch import events as ev
@@ -39,6 +39,7 @@ from tpuwizard.core.launch.plan import (
 )
 from tpuwizard.core.launch.rerun import run_script_with_reruns
 from tpuwizard.core.launch.runtime import Runtime
+from tpuwizard.core.launch.vanished import went_away
 from tpuwizard.core.launch.watchdog import arm_watchdog
 from tpuwizard.core.plan import catalog, cost
 from tpuwizard.core.remote.jobs import Job
@@ -131,16 +132,21 @@ class Launch(WorkerSteps, Ending):
                     self.emit(ev.Failed(stage, stopped_diagnosis(self.cancel.reason)))
                 return EXIT_FAILED
             d = diagnose(err, self.context())
-            preempted = stage != "provision" and self._preempted()
-            if preempted:  # Google took it away: a cloud event, not a failed verification
-                d = preempted_diagnosis(self.plan.route)
+            gone = self._went_away(stage, err) if stage != "provision" else None
+            if gone is not None:  # Google took it away, or someone deleted it: a cloud event
+                d = diagnose(gone, self.context())
             self.emit(ev.Failed(stage, d.to_dict()))
-            return EXIT_CLOUD if preempted or stage in ("provision", "connect") else EXIT_FAILED
+            cloud_event = gone is not None or stage in ("provision", "connect")
+            return EXIT_CLOUD if cloud_event else EXIT_FAILED
 
     def context(self) -> Context:
         p = self.plan
         return Context(
-            project=p.project, zone=self.zone, accelerator=p.accelerator, name=p.node_name
+            project=p.project,
+            zone=self.zone,
+            accelerator=p.accelerator,
+            name=p.node_name,
+            route=p.route,
         )
 
     @property
@@ -275,13 +281,12 @@ class Launch(WorkerSteps, Ending):
                 raise
         raise AssertionError("unreachable")  # the loop always returns or raises
 
-    def _preempted(self) -> bool:
-        """Did Google take a spot node away? Then that, not the broken command, is the news."""
-        try:
-            node = self.rt.cloud.get_node(self.zone, self.plan.node_name)
-        except Exception:
-            return False
-        return node is not None and node.state == "PREEMPTED"
+    def _went_away(self, stage: str, err: Exception) -> Exception | None:
+        """Did the node go away under the failed step (preempted, deleted)? Then that is the
+        news, not the broken command."""
+        queued = self.resource.name if self.resource and self.resource.kind == "queued" else None
+        doing = f"during the {stage} step"
+        return went_away(self.rt.cloud, self.zone, self.plan.node_name, queued, doing, err)
 
     def arm_watchdog(self, transport: Transport) -> None:
         assert self.resource is not None and self.created_at is not None

@@ -25,6 +25,11 @@ class WatchdogConfig:
     # arming, as a metadata server would serve it; never in the worker's environment.
     token_secret: str | None = None
     retry: float = 30.0
+    # When to give up on an API that does not answer (verify/tpu_watchdog.py says why): on
+    # Google never before the deadline, and a day of silence past it; in practice, where an API
+    # that does not answer is a sandbox switched off, soon after, whatever the deadline.
+    give_up_after: float = 86400.0
+    give_up_before_deadline: bool = False
 
 
 @dataclass

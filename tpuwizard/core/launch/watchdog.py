@@ -116,7 +116,7 @@ def arm_watchdog(
         transport,
         0,
         watchdog_job(resource.run_id),
-        shell(*command, "--deadline", str(round(deadline, 1)), *idle),
+        shell(*command, "--deadline", str(round(deadline, 1)), *idle, *_give_up(config)),
     )
     emit(
         ev.Watchdog(
@@ -128,3 +128,8 @@ def arm_watchdog(
         )
     )
     return True
+
+
+def _give_up(config: WatchdogConfig) -> list[str]:
+    early = ["--give-up-before-deadline"] if config.give_up_before_deadline else []
+    return ["--give-up-after", str(config.give_up_after), *early]

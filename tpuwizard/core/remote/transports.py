@@ -151,15 +151,18 @@ class Transport(ABC):
         return out
 
     def popen(self, worker: int, command: str) -> subprocess.Popen[bytes]:
-        return subprocess.Popen(
-            self.argv(worker, command),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=self.env(worker),
-            cwd=self.cwd(worker),
-            start_new_session=True,  # so a cancel can kill it with everything it started
-        )
+        try:
+            return subprocess.Popen(
+                self.argv(worker, command),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=self.env(worker),
+                cwd=self.cwd(worker),
+                start_new_session=True,  # so a cancel can kill it with everything it started
+            )
+        except OSError as err:  # as run_cancellable: the worker, never "a file on this computer"
+            raise RemoteError(f"worker {worker}: cannot start {err.filename}: {err}") from err
 
     def upload(self, worker: int, data: bytes, remote_path: str, mode: str = "600") -> None:
         path = safe_relative(remote_path)
@@ -277,13 +280,8 @@ class SshTransport(Transport):
         path: str | None = None,
     ) -> None:
         self.path = path  # the sandbox worker image's PATH, exported before each command
-        self.hosts, self.user, self.key, self.known_hosts, self.port = (
-            list(hosts),
-            user,
-            key,
-            known_hosts,
-            port,
-        )
+        self.hosts, self.user, self.key = list(hosts), user, key
+        self.known_hosts, self.port = known_hosts, port
         self.homes = list(homes) if homes else [None] * len(self.hosts)
         # Host keys are filed per node and worker, as gcloud does (HostKeyAlias=tpu.<id>-<w>):
         # Google recycles addresses, and a new VM on an old address must not look like an attack.
