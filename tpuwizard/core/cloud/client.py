@@ -17,8 +17,10 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from tpuwizard.core.cloud import google_errors, tpu_states
 from tpuwizard.core.cloud.endpoint import ENDPOINT_ENV, GOOGLE_ENDPOINT, TOKEN_ENV
 from tpuwizard.core.cloud.polling import poll_until
+from tpuwizard.core.cloud.protocol import NodeIdentity
 from tpuwizard.core.cloud.queued import QueuedCalls
 from tpuwizard.core.cloud.types import CALL_TIMEOUT, NodeInfo, NodeRequest
 from tpuwizard.core.errors import CreateFailed
@@ -229,6 +231,19 @@ class TpuCloud(QueuedCalls):
         if self.get_node(zone, node_id) is not None:
             return False
         return all(n.name != node_id for n in self.list_nodes(zone))
+
+    # -- what things mean (the Cloud protocol) ---------------------------------------------
+    def not_deletable_yet(self, err: BaseException) -> bool:
+        """Google refuses a delete for a while right after create ("not in a deletable
+        state"); asking again later succeeds."""
+        return google_errors.not_deletable_yet(err)
+
+    def bills_in_state(self, kind: str, state: str) -> bool:
+        return tpu_states.bills_in_state(kind, state)
+
+    def identity_of(self, node: NodeInfo) -> NodeIdentity:
+        """The TPU API's numeric ``Node.id`` and its ``createTime``."""
+        return NodeIdentity(node.uid, node.create_time)
 
     def _node_info(self, node: Any, zone: str) -> NodeInfo:
         created = node.create_time.timestamp() if node.create_time else None
