@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 from google.api_core import exceptions as gx
 
+from tpuwizard.core.cloud import google_errors, tpu_states
+from tpuwizard.core.cloud.protocol import NodeIdentity
 from tpuwizard.core.cloud.types import NodeInfo, NodeRequest, QueuedInfo
 from tpuwizard.core.errors import CreateFailed
 
@@ -160,6 +162,16 @@ class FakeCloud:
         return self.get_queued(zone, qr_id) is None and all(
             q.name != qr_id for q in self.list_queued(zone)
         )
+
+    # -- what things mean: the TPU API's rules, as TpuCloud answers them ------------------
+    def not_deletable_yet(self, err: BaseException) -> bool:
+        return google_errors.not_deletable_yet(err)
+
+    def bills_in_state(self, kind: str, state: str) -> bool:
+        return tpu_states.bills_in_state(kind, state)
+
+    def identity_of(self, node: NodeInfo) -> NodeIdentity:
+        return NodeIdentity(node.uid, node.create_time)
 
     def list_zones(self) -> list[str]:
         self._read()

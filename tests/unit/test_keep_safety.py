@@ -45,8 +45,10 @@ def launch_at_arming(tmp_path):
     launch = lifecycle.Launch(
         plan, make_runtime(tmp_path, FakeCloud()), events.append, CancelToken()
     )
-    launch.resource = Resource("node", plan.project, ZONE, "tpu-a", plan.accelerator, plan.run_id)
-    launch.created_at = 1000.0
+    launch.state.resource = Resource(
+        "node", plan.project, ZONE, "tpu-a", plan.accelerator, plan.run_id
+    )
+    launch.state.created_at = 1000.0
     return launch, events
 
 
@@ -70,7 +72,7 @@ def test_a_waiting_keep_whose_watchdog_fails_asks_and_waits_for_the_answer(tmp_p
     launch.cancel.request_keep()  # "Keep without a watchdog"
     thread.join(timeout=5)
     assert isinstance(raised[0], Cancelled) and launch.cancel.keep
-    assert launch.watchdog_deadline is None
+    assert launch.state.watchdog_deadline is None
 
 
 def test_an_armed_watchdog_keeps_a_waiting_keep(tmp_path, monkeypatch):
@@ -78,7 +80,7 @@ def test_an_armed_watchdog_keeps_a_waiting_keep(tmp_path, monkeypatch):
     launch, events = launch_at_arming(tmp_path)
     launch.cancel.ask_to_keep()
     launch.arm_watchdog(FakeTransport())
-    assert launch.cancel.keep and launch.watchdog_deadline is not None and events == []
+    assert launch.cancel.keep and launch.state.watchdog_deadline is not None and events == []
 
 
 @pytest.mark.parametrize(

@@ -1,1 +1,2 @@
-"""The Cloud TPU API: TpuCloud (the only caller), diagnoses, gcloud configuration, zone surveys."""
+"""Clouds: the ``Cloud`` protocol the lifecycle talks to (protocol.py) and TpuCloud, its TPU API
+implementation and the only caller of Google; diagnoses, gcloud configuration, zone surveys."""

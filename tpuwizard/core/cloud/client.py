@@ -14,14 +14,17 @@ that is set, else anonymous credentials.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from typing import Any
 
+from tpuwizard.core.cloud import google_errors, tpu_states
 from tpuwizard.core.cloud.endpoint import ENDPOINT_ENV, GOOGLE_ENDPOINT, TOKEN_ENV
 from tpuwizard.core.cloud.polling import poll_until
-from tpuwizard.core.cloud.queued import QueuedCalls
-from tpuwizard.core.cloud.types import CALL_TIMEOUT, NodeInfo, NodeRequest
-from tpuwizard.core.errors import CreateFailed
+from tpuwizard.core.cloud.protocol import NodeIdentity
+from tpuwizard.core.cloud.queued import QUEUE_WAITING, QueuedCalls, ended_error, route_of
+from tpuwizard.core.cloud.types import CALL_TIMEOUT, NodeInfo, NodeRequest, QueuedInfo
+from tpuwizard.core.errors import CreateFailed, QueueExpired, WaitTimedOut
 
 
 def _retry_reads(deadline: float = 60.0) -> Any:  # a google.api_core.retry.Retry
@@ -39,7 +42,10 @@ def _retry_reads(deadline: float = 60.0) -> Any:  # a google.api_core.retry.Retr
     )
 
 
-class TpuCloud(QueuedCalls):
+class TpuCloud:
+    """The ``Cloud`` protocol on the TPU API: nodes here, queued resources through
+    :class:`QueuedCalls`, and the waits and "verified gone" checks over both."""
+
     def __init__(
         self,
         project: str,
@@ -64,6 +70,16 @@ class TpuCloud(QueuedCalls):
             transport="rest",
             client_options={"api_endpoint": self.endpoint},
         )
+        self.queued_calls = QueuedCalls(
+            self.client,
+            tpu_v2,
+            self.endpoint,
+            credentials,
+            timeout,
+            self.retry,
+            self.parent,
+            self._node_proto,
+        )
 
     # -- names ------------------------------------------------------------------------------
     def parent(self, zone: str) -> str:
@@ -71,6 +87,9 @@ class TpuCloud(QueuedCalls):
 
     def node_path(self, zone: str, node_id: str) -> str:
         return f"{self.parent(zone)}/nodes/{node_id}"
+
+    def queued_path(self, zone: str, qr_id: str) -> str:
+        return self.queued_calls.queued_path(zone, qr_id)
 
     # -- catalog ------------------------------------------------------------------------------
     def list_zones(self) -> list[str]:
@@ -134,13 +153,6 @@ class TpuCloud(QueuedCalls):
                 node=self._node_proto(req),
                 timeout=self.timeout,
             )
-
-    def create_queued(
-        self, req: NodeRequest, qr_id: str, route: str, max_run_seconds: int | None = None
-    ) -> None:
-        """See :meth:`QueuedCalls.create_queued`; a quota refusal is never retried."""
-        with _quota_is_final():
-            super().create_queued(req, qr_id, route, max_run_seconds)
 
     def get_node(self, zone: str, node_id: str) -> NodeInfo | None:
         from google.api_core import exceptions
@@ -229,6 +241,85 @@ class TpuCloud(QueuedCalls):
         if self.get_node(zone, node_id) is not None:
             return False
         return all(n.name != node_id for n in self.list_nodes(zone))
+
+    # -- queued resources -------------------------------------------------------------------
+    def create_queued(
+        self, req: NodeRequest, qr_id: str, route: str, max_run_seconds: int | None = None
+    ) -> None:
+        """See :meth:`QueuedCalls.create_queued`; a quota refusal is never retried."""
+        with _quota_is_final():
+            self.queued_calls.create_queued(req, qr_id, route, max_run_seconds)
+
+    def get_queued(self, zone: str, qr_id: str) -> QueuedInfo | None:
+        return self.queued_calls.get_queued(zone, qr_id)
+
+    def list_queued(self, zone: str) -> list[QueuedInfo]:
+        return self.queued_calls.list_queued(zone)
+
+    def delete_queued(self, zone: str, qr_id: str, timeout: float = 600) -> None:
+        """Delete with force (its node goes too) and wait; already gone is fine."""
+        self.queued_calls.delete_queued(zone, qr_id, timeout)
+
+    def wait_for_queued(
+        self,
+        zone: str,
+        qr_id: str,
+        on_state: Callable[[str], None] | None = None,
+        timeout: float = 3600,
+        poll: float = 2.0,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> QueuedInfo:
+        """Poll until ACTIVE. FAILED and SUSPENDED raise :class:`CreateFailed` (see
+        :func:`~tpuwizard.core.cloud.queued.ended_error`: a stockout, :class:`QueueExpired` or
+        :class:`QueueSuspended`); a wait that runs out while the request is still queued for
+        capacity raises :class:`QueueExpired` too: it is the same wait as the request's
+        validUntilDuration."""
+        last: QueuedInfo | None = None  # the last state seen before an end
+
+        def read() -> QueuedInfo | None:
+            nonlocal last
+            qr = self.get_queued(zone, qr_id)
+            if qr is not None and qr.state in ("FAILED", "SUSPENDED"):
+                raise ended_error(qr, last.state if last else "CREATING", time.time())
+            last = qr or last
+            return qr
+
+        def failure(_qr: QueuedInfo | None, state: str) -> str | None:
+            return "the queued resource is NOT_FOUND" if state == "NOT_FOUND" else None
+
+        try:
+            return poll_until(
+                f"queued resource {qr_id}",
+                read,
+                "ACTIVE",
+                failure,
+                on_state,
+                timeout,
+                poll,
+                cancelled,
+            )
+        except WaitTimedOut as err:
+            if last is None or err.state not in QUEUE_WAITING:
+                raise  # CREATING or PROVISIONING all along: not a question of capacity
+            raise QueueExpired(qr_id, err.state, err.seconds, err, route_of(last)) from err
+
+    def queued_gone(self, zone: str, qr_id: str) -> bool:
+        if self.get_queued(zone, qr_id) is not None:
+            return False
+        return all(q.name != qr_id for q in self.list_queued(zone))
+
+    # -- what things mean (the Cloud protocol) ---------------------------------------------
+    def not_deletable_yet(self, err: BaseException) -> bool:
+        """Google refuses a delete for a while right after create ("not in a deletable
+        state"); asking again later succeeds."""
+        return google_errors.not_deletable_yet(err)
+
+    def bills_in_state(self, kind: str, state: str) -> bool:
+        return tpu_states.bills_in_state(kind, state)
+
+    def identity_of(self, node: NodeInfo) -> NodeIdentity:
+        """The TPU API's numeric ``Node.id`` and its ``createTime``."""
+        return NodeIdentity(node.uid, node.create_time)
 
     def _node_info(self, node: Any, zone: str) -> NodeInfo:
         created = node.create_time.timestamp() if node.create_time else None

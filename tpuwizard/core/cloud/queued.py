@@ -1,5 +1,5 @@
-"""Queued resources (spot, guaranteed, Flex-start): the part of :class:`TpuCloud` that asks for
-a node through a queue.
+"""Queued resources (spot, guaranteed, Flex-start): the calls a :class:`TpuCloud` makes to ask for
+a node through a queue, and to read and delete such requests. TpuCloud holds one and waits on it.
 
 Spot and guaranteed go through the v2 client; Flex-start, which the Python package does not know,
 through the v2alpha1 REST API with google-auth's ``AuthorizedSession``. The bodies follow gcloud
@@ -10,14 +10,12 @@ validUntilDuration`` so that Google fails a request nobody waits for any more.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tpuwizard.core.cloud import google_errors as ge
-from tpuwizard.core.cloud.polling import poll_until
 from tpuwizard.core.cloud.types import NodeRequest, QueuedInfo, queued_info
-from tpuwizard.core.errors import CreateFailed, QueueExpired, QueueSuspended, WaitTimedOut
+from tpuwizard.core.errors import CreateFailed, QueueExpired, QueueSuspended
 
 # The states of a request still waiting for capacity ("It will remain in this state until there
 # are sufficient free resources", v2 discovery document, WAITING_FOR_RESOURCES).
@@ -73,19 +71,24 @@ def _expired(qr: QueuedInfo, now: float) -> bool:
 
 
 class QueuedCalls:
-    """Mixed into TpuCloud: uses its client, endpoint, credentials, timeout and retry."""
+    """The TPU API's queued-resource calls, over the v2 client and the v2alpha1 REST API."""
 
-    client: Any
-    tpu_v2: Any
-    endpoint: str
-    credentials: Any
-    timeout: float
-    retry: Any
-
-    if TYPE_CHECKING:  # TpuCloud's own, declared for type checkers only
-
-        def parent(self, zone: str) -> str: ...
-        def _node_proto(self, req: NodeRequest, queued: bool = False) -> Any: ...
+    def __init__(
+        self,
+        client: Any,
+        tpu_v2: Any,
+        endpoint: str,
+        credentials: Any,
+        timeout: float,
+        retry: Any,
+        parent: Callable[[str], str],
+        node_proto: Callable[[NodeRequest, bool], Any],
+    ) -> None:
+        self.client, self.tpu_v2 = client, tpu_v2
+        self.endpoint, self.credentials = endpoint, credentials
+        self.timeout, self.retry = timeout, retry
+        self.parent = parent  # projects/P/locations/Z
+        self.node_proto = node_proto  # the node a request asks for, as the v2 client takes it
 
     def queued_path(self, zone: str, qr_id: str) -> str:
         return f"{self.parent(zone)}/queuedResources/{qr_id}"
@@ -106,7 +109,7 @@ class QueuedCalls:
         spec = tpu.QueuedResource.Tpu.NodeSpec(
             parent=self.parent(req.zone),
             node_id=req.node_id,
-            node=self._node_proto(req, queued=True),
+            node=self.node_proto(req, True),
         )
         qr = tpu.QueuedResource(tpu=tpu.QueuedResource.Tpu(node_spec=[spec]))
         if route == "spot":
@@ -192,48 +195,6 @@ class QueuedCalls:
             if not token:
                 return out
 
-    def wait_for_queued(
-        self,
-        zone: str,
-        qr_id: str,
-        on_state: Callable[[str], None] | None = None,
-        timeout: float = 3600,
-        poll: float = 2.0,
-        cancelled: Callable[[], bool] | None = None,
-    ) -> QueuedInfo:
-        """Poll until ACTIVE. FAILED and SUSPENDED raise :class:`CreateFailed` (see
-        :func:`ended_error`: a stockout, :class:`QueueExpired` or :class:`QueueSuspended`); a
-        wait that runs out while the request is still queued for capacity raises
-        :class:`QueueExpired` too: it is the same wait as the request's validUntilDuration."""
-        last: QueuedInfo | None = None  # the last state seen before an end
-
-        def read() -> QueuedInfo | None:
-            nonlocal last
-            qr = self.get_queued(zone, qr_id)
-            if qr is not None and qr.state in ("FAILED", "SUSPENDED"):
-                raise ended_error(qr, last.state if last else "CREATING", time.time())
-            last = qr or last
-            return qr
-
-        def failure(_qr: QueuedInfo | None, state: str) -> str | None:
-            return "the queued resource is NOT_FOUND" if state == "NOT_FOUND" else None
-
-        try:
-            return poll_until(
-                f"queued resource {qr_id}",
-                read,
-                "ACTIVE",
-                failure,
-                on_state,
-                timeout,
-                poll,
-                cancelled,
-            )
-        except WaitTimedOut as err:
-            if last is None or err.state not in QUEUE_WAITING:
-                raise  # CREATING or PROVISIONING all along: not a question of capacity
-            raise QueueExpired(qr_id, err.state, err.seconds, err, route_of(last)) from err
-
     def delete_queued(self, zone: str, qr_id: str, timeout: float = 600) -> None:
         """Delete with force (its node goes too) and wait; already gone is fine."""
         from google.api_core import exceptions
@@ -248,8 +209,3 @@ class QueuedCalls:
         except exceptions.NotFound:
             return
         op.result(timeout=timeout, retry=self.retry)
-
-    def queued_gone(self, zone: str, qr_id: str) -> bool:
-        if self.get_queued(zone, qr_id) is not None:
-            return False
-        return all(q.name != qr_id for q in self.list_queued(zone))

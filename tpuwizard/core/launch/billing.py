@@ -17,28 +17,16 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+# The rule ``status``, the quit guard and the meter all follow; clouds answer it as
+# ``Cloud.bills_in_state`` (the TPU API's is this one).
+from tpuwizard.core.cloud.tpu_states import NOT_BILLING_STATES as NOT_BILLING_STATES
+from tpuwizard.core.cloud.tpu_states import bills_in_state as bills_in_state
+
 if TYPE_CHECKING:
     # Imported where used: the wizard's first screen shows a meter before any event exists,
     # and the events' dataclasses and the price catalog take longer to import than it to draw.
     from tpuwizard.core.launch import events as ev
     from tpuwizard.core.launch.teardown import Billable
-
-
-# States in which nothing is charged, as Google bills (google-behaviour.md "Billing": node
-# charges accrue while the node is READY; a queued resource waiting for capacity has no VM).
-# Any other state counts as billing: an unknown state must never hide a charge.
-NOT_BILLING_STATES = {
-    "node": frozenset({"CREATING", "STOPPED", "PREEMPTED", "TERMINATED"}),
-    "queued": frozenset(
-        {"ACCEPTED", "WAITING_FOR_RESOURCES", "PROVISIONING", "CREATING", "FAILED", "SUSPENDED"}
-    ),
-}
-
-
-def bills_in_state(kind: str, state: str) -> bool:
-    """Does a resource of ``kind`` ("node" or "queued") cost money while in ``state``? The one
-    rule ``status``, the quit guard and the meter all follow."""
-    return state not in NOT_BILLING_STATES.get(kind, frozenset())
 
 
 def idle_deadline(
@@ -224,7 +212,7 @@ class BillingState:
             since = now - b.age_s
             # A listed resource we cannot see the READY time of is treated as costing since it
             # was created, unless its state says nothing is charged yet.
-            waiting = not bills_in_state(r.kind, b.state)
+            waiting = not b.billing
             self._items[r.name] = Billed(
                 r.name,
                 r.kind,

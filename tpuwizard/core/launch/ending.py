@@ -1,7 +1,8 @@
 """How a launch ends: kept on purpose, or stopped and deleted, verified, and priced.
 
-``Ending`` is mixed into :class:`~tpuwizard.core.launch.lifecycle.Launch`. Its ``finish`` runs in
-the launch's ``finally``, so every way out (success, failure, a stop, a bug) passes through it.
+:class:`~tpuwizard.core.launch.lifecycle.Launch` calls ``Ending.finish`` in its ``finally``, so
+every way out (success, failure, a stop, a bug) passes through it. It reads what exists from the
+launch's shared :class:`~tpuwizard.core.launch.launch_state.LaunchState`.
 """
 
 from __future__ import annotations
@@ -14,13 +15,13 @@ from typing import Any
 
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.launch import events as ev
+from tpuwizard.core.launch.launch_state import LaunchState
 from tpuwizard.core.launch.ledger import Resource
-from tpuwizard.core.launch.plan import DEFAULT_MAX_RUN, EXIT_OK, EXIT_TEARDOWN, LaunchPlan
+from tpuwizard.core.launch.plan import EXIT_OK, EXIT_TEARDOWN, LaunchPlan
 from tpuwizard.core.launch.runtime import Runtime
 from tpuwizard.core.launch.teardown import delete_and_verify
 from tpuwizard.core.plan import catalog, cost
-from tpuwizard.core.remote.jobs import Job, stop_job
-from tpuwizard.core.remote.transports import Transport
+from tpuwizard.core.remote.jobs import stop_job
 
 
 def stopped_diagnosis(reason: str) -> dict[str, Any]:
@@ -48,22 +49,21 @@ def delete_command(resource: Resource, practice: bool) -> str:
 class Ending:
     """Keep, or stop the jobs and delete; then price the run and say what still exists."""
 
-    # Provided by Launch.
-    plan: LaunchPlan
-    rt: Runtime
-    emit: Callable[[ev.Event], None]
-    cancel: CancelToken
-    slice: catalog.Slice
-    resource: Resource | None
-    zone: str  # where the resource is (a failover may have moved it)
-    created_at: float | None
-    costing_since: float | None
-    running_jobs: list[tuple[int, Job]]
-    transport: Transport | None
-    watchdog_deadline: float | None
+    def __init__(
+        self,
+        plan: LaunchPlan,
+        rt: Runtime,
+        emit: Callable[[ev.Event], None],
+        cancel: CancelToken,
+        state: LaunchState,
+    ) -> None:
+        self.plan, self.rt, self.emit, self.cancel = plan, rt, emit, cancel
+        self.state = state
+        self.slice = catalog.parse_accelerator(plan.accelerator)
+        self.stopped_at: float | None = None  # verified gone
 
     def finish(self, code: int) -> int:
-        resource = self.resource
+        resource = self.state.resource
         if resource is not None and self.kept_at_end():
             self.keep(resource)
         else:
@@ -73,7 +73,7 @@ class Ending:
                 code = EXIT_TEARDOWN
         total = self.cost_so_far()
         self._write_cost(total)
-        remaining = [self.resource.name] if self.resource is not None else []
+        remaining = [self.state.resource.name] if self.state.resource is not None else []
         self.emit(ev.Finished(code == EXIT_OK, code, str(self.plan.run_dir), total, remaining))
         return code
 
@@ -90,17 +90,17 @@ class Ending:
 
     def keep(self, resource: Resource) -> None:
         """Detach: nothing of ours will delete it later; the ledger says so, with any deadline."""
-        idle = self.plan.idle_minutes if self.watchdog_deadline is not None else None
-        deadline, ended_by = self.watchdog_deadline, "watchdog"
-        if deadline is None and self.plan.route == "flex" and self.created_at is not None:
-            max_run = self.plan.max_run_minutes or DEFAULT_MAX_RUN["flex"]
-            deadline, ended_by = self.created_at + max_run * 60, "google"
+        state = self.state
+        idle = self.plan.idle_minutes if state.watchdog_deadline is not None else None
+        deadline, ended_by = state.watchdog_deadline, "watchdog"
+        if deadline is None and self.plan.route == "flex" and state.created_at is not None:
+            deadline, ended_by = state.created_at + self.plan.max_run * 60, "google"
         elif deadline is None:
             ended_by = "nothing"
         self.rt.ledger.record(
             "kept",
             resource,
-            deadline=self.watchdog_deadline,
+            deadline=state.watchdog_deadline,
             idle_s=idle * 60 if idle else None,
             kept_at=time.time(),
         )
@@ -122,7 +122,7 @@ class Ending:
         behind an SSH round trip. The watchdog is not among them: it is the safety net until
         the delete is verified.
         """
-        transport, jobs = self.transport, list(self.running_jobs)
+        transport, jobs = self.state.transport, list(self.state.running_jobs)
         if transport is None or not jobs:
             return
 
@@ -134,7 +134,7 @@ class Ending:
 
     def teardown(self) -> bool:
         """Delete this launch's resource and verify it is gone; True when nothing is left."""
-        resource = self.resource
+        resource = self.state.resource
         if resource is None:
             return True
         self.emit(ev.TeardownStarted(resource.name, resource.kind))
@@ -145,45 +145,46 @@ class Ending:
             d = result.diagnosis
             self.emit(ev.TeardownFailed(resource.name, resource.kind, d.to_dict() if d else {}))
             return False
-        if self.transport is not None and result.held_by is None:
-            self.transport.forget_host_keys()  # gone for good: its keys must not linger
+        transport = self.state.transport
+        if transport is not None and result.held_by is None:
+            transport.forget_host_keys()  # gone for good: its keys must not linger
         billed = self.costing_seconds()
         total = self.cost_so_far()
         self.emit(ev.BillingStopped(resource.name, round(billed, 1), total))
         self.emit(ev.TeardownVerified(resource.name, resource.kind, round(billed, 1), total))
-        self.resource = None
+        self.state.resource = None
         self.stopped_at = time.time()
         return True
 
-    stopped_at: float | None = None
-
     def costing_seconds(self) -> float:
         """Seconds from the first READY until verified gone (or now, if it still exists)."""
-        if self.costing_since is None:
+        since = self.state.costing_since
+        if since is None:
             return 0.0
-        return max(0.0, (self.stopped_at or time.time()) - self.costing_since)
+        return max(0.0, (self.stopped_at or time.time()) - since)
 
     def cost_so_far(self) -> float | None:
-        if self.created_at is None:
+        if self.state.created_at is None:
             return None
         return cost.estimate(
-            self.plan.accelerator, self.plan.route, self.costing_seconds(), self.zone
+            self.plan.accelerator, self.plan.route, self.costing_seconds(), self.state.zone
         )
 
     def _write_cost(self, total: float | None) -> None:
         """The run's cost estimate, next to its receipt."""
-        if self.created_at is None:
+        if self.state.created_at is None:
             return
+        zone = self.state.zone
         record = {
             "accelerator": self.plan.accelerator,
             "route": self.plan.route,
             "chips": self.slice.chips,
             "seconds": round(self.costing_seconds(), 1),
             "billed_from": "first READY until verified gone",
-            "price_per_hour_usd": cost.hourly(self.plan.accelerator, self.plan.route, self.zone),
+            "price_per_hour_usd": cost.hourly(self.plan.accelerator, self.plan.route, zone),
             "cost_usd": total,
             "estimate": cost.label(),
             "practice": self.rt.practice,
-            "still_running": self.resource is not None,
+            "still_running": self.state.resource is not None,
         }
         (self.plan.run_dir / "cost.json").write_text(json.dumps(record, indent=2) + "\n")

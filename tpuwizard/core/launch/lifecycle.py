@@ -15,65 +15,51 @@ lists what still exists. :class:`~tpuwizard.core.launch.billing.BillingState` fo
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
 from tpuwizard.core.cancel import KEEP_SAFE, KEEP_UNSAFE, CancelToken
 from tpuwizard.core.choices import Said
-from tpuwizard.core.cloud.diagnose import Context, diagnose
-from tpuwizard.core.cloud.types import NodeInfo, NodeRequest
-from tpuwizard.core.errors import CreateFailed, RemoteError
+from tpuwizard.core.cloud.diagnose import diagnose
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.ending import Ending, stopped_diagnosis
-from tpuwizard.core.launch.ledger import Resource
+from tpuwizard.core.launch.launch_state import LaunchState
 from tpuwizard.core.launch.on_workers import WorkerSteps
-from tpuwizard.core.launch.ownership import identity, is_instance, live_labels
 from tpuwizard.core.launch.plan import (
-    DEFAULT_MAX_RUN,
     EXIT_BAD_INPUT,
     EXIT_CLOUD,
     EXIT_FAILED,
     EXIT_OK,
     LaunchPlan,
 )
+from tpuwizard.core.launch.provision import Provisioner
 from tpuwizard.core.launch.rerun import run_script_with_reruns
 from tpuwizard.core.launch.runtime import Runtime
-from tpuwizard.core.launch.vanished import went_away
 from tpuwizard.core.launch.watchdog import arm_watchdog
 from tpuwizard.core.plan import catalog, cost
-from tpuwizard.core.remote.jobs import Job
 from tpuwizard.core.remote.transports import Transport
 
 
-class Launch(WorkerSteps, Ending):
-    """The steps of one launch. Private to this module: use :func:`run_launch`."""
+class Launch:
+    """One launch, composed of its parts: the :class:`Provisioner` (what exists and bills), the
+    :class:`WorkerSteps` (what runs on the workers) and the :class:`Ending` (keep or delete,
+    verified, priced), sharing one :class:`LaunchState`. This class only sequences them.
+
+    Private to this module: use :func:`run_launch`, which checks the plan first.
+    """
 
     def __init__(
         self, plan: LaunchPlan, rt: Runtime, emit: Callable[[ev.Event], None], cancel: CancelToken
     ) -> None:
         self.plan, self.rt, self.emit, self.cancel = plan, rt, emit, cancel
-        self.zone = plan.zone
-        self.resource: Resource | None = None
-        self.node: NodeInfo | None = None
-        self.versions: dict[int, dict[str, Any]] = {}
-        self.checks: dict[int, dict[str, bool]] = {}
-        self.created_at: float | None = None
-        self.costing_since: float | None = None  # the first READY
-        self.receipt_ok = False
-        self.running_jobs: list[tuple[int, Job]] = []
-        self.transport: Transport | None = None
-        self.watchdog_deadline: float | None = None
+        self.slice = catalog.parse_accelerator(plan.accelerator)
+        self.state = LaunchState(plan.zone)
+        self.ending = Ending(plan, rt, emit, cancel, self.state)
+        self.provisioner = Provisioner(plan, rt, emit, cancel, self.state, self.ending.teardown)
+        self.workers = WorkerSteps(plan, rt, emit, cancel, self.state)
 
-    # -- steps ------------------------------------------------------------------------------
     def run(self) -> int:
         plan = self.plan
-        problems = plan.problems()
-        if problems:  # front ends check as the user types; this is the last line, before any call
-            self.emit(ev.Failed("plan", bad_plan_diagnosis(problems)))
-            self.emit(ev.Finished(False, EXIT_BAD_INPUT, str(plan.run_dir), None))
-            return EXIT_BAD_INPUT
-        self.slice = catalog.parse_accelerator(plan.accelerator)
         code = EXIT_FAILED
         try:
             plan.run_dir.mkdir(parents=True, exist_ok=True)
@@ -88,7 +74,7 @@ class Launch(WorkerSteps, Ending):
                     self.slice.chips,
                     self.slice.vms,
                     cost.hourly(plan.accelerator, plan.route, plan.zone),
-                    self.max_run,
+                    plan.max_run,
                     self.rt.practice,
                     str(plan.run_dir),
                 )
@@ -97,235 +83,67 @@ class Launch(WorkerSteps, Ending):
                 self.cancel.settle_keep(KEEP_SAFE)
             code = self.steps()
         except Exception as err:  # a bug or the local disk: still a diagnosis, still torn down
-            self.emit(ev.Failed("launch", diagnose(err, self.context()).to_dict()))
+            self.emit(ev.Failed("launch", diagnose(err, self.state.context(plan)).to_dict()))
             code = EXIT_FAILED
         finally:
-            code = self.finish(code)
+            code = self.ending.finish(code)
         return code
 
     def steps(self) -> int:
         """Provision, connect, bootstrap, verify, run the script; the exit code, never raises."""
-        stage = "provision"
+        stage, state, workers = "provision", self.state, self.workers
         try:
-            node = self.provision()
+            node = self.provisioner.provision()
             transport = self.rt.make_transport(node)
             transport.cancel = self.cancel
-            self.transport = transport
+            state.transport = transport
             stage = "connect"
             transport.wait_until_reachable(self.rt.reachable_timeout)
             self.emit(ev.SshReady(transport.workers))
             self.cancel.check()
             stage = "bootstrap"
-            self.bootstrap(transport)
+            workers.bootstrap(transport)
             if self.plan.watchdog:
                 self.arm_watchdog(transport)
             stage = "verify"
-            self.verify(transport)
+            workers.verify(transport)
             if self.plan.script is not None:
                 stage = "script"
-                deadline = self.created_at + self.max_run * 60 if self.created_at else None
-                run_script_with_reruns(self, transport, self.rt.reruns, deadline)
-            return EXIT_OK if self.receipt_ok and not self.fetch_incomplete else EXIT_FAILED
+                created = state.created_at
+                deadline = created + self.plan.max_run * 60 if created else None
+                run_script_with_reruns(workers, transport, self.rt.reruns, deadline)
+            return EXIT_OK if workers.receipt_ok and not workers.fetch_incomplete else EXIT_FAILED
         except Exception as err:  # every failure becomes a diagnosis, never a traceback
             if self.cancel.is_set():  # a stop, or a command the stop broke: the stop is the news
                 if not self.cancel.keep:
                     self.emit(ev.Failed(stage, stopped_diagnosis(self.cancel.reason)))
                 return EXIT_FAILED
-            d = diagnose(err, self.context())
-            gone = self._went_away(stage, err) if stage != "provision" else None
+            d = diagnose(err, state.context(self.plan))
+            gone = self.provisioner.went_away(stage, err) if stage != "provision" else None
             if gone is not None:  # Google took it away, or someone deleted it: a cloud event
-                d = diagnose(gone, self.context())
+                d = diagnose(gone, state.context(self.plan))
             self.emit(ev.Failed(stage, d.to_dict()))
             cloud_event = gone is not None or stage in ("provision", "connect")
             return EXIT_CLOUD if cloud_event else EXIT_FAILED
 
-    def context(self) -> Context:
-        p = self.plan
-        return Context(
-            project=p.project,
-            zone=self.zone,
-            accelerator=p.accelerator,
-            name=p.node_name,
-            route=p.route,
-        )
-
-    @property
-    def max_run(self) -> float:
-        return self.plan.max_run_minutes or DEFAULT_MAX_RUN[self.plan.route]
-
-    def provision(self) -> NodeInfo:
-        tried = []
-        while True:
-            tried.append(self.zone)
-            try:
-                return self.create_in(self.zone)
-            except CreateFailed as err:
-                d = diagnose(err, self.context())
-                left = [z for z in d.alternatives if z not in tried]
-                if not (self.plan.failover and d.kind == "stockout" and left):
-                    raise
-                self.emit(ev.ZoneFailover(self.zone, left[0], d.title))
-                self.zone = left[0]
-
-    def create_in(self, zone: str) -> NodeInfo:
-        plan, rt = self.plan, self.rt
-        req = NodeRequest(
-            zone=zone,
-            node_id=plan.node_name,
-            accelerator_type=plan.accelerator,
-            run_id=plan.run_id,
-            metadata=dict(rt.ssh_metadata),
-            spot=plan.route == "spot",
-            cloud_platform_scope=plan.watchdog,
-            service_account=plan.service_account,
-            external_ips=not plan.internal_ips,
-            queue_wait_s=rt.ready_timeout,
-            owner=rt.owner,
-        )
-        queued = plan.route in ("spot", "flex")
-        name = f"{plan.node_name}-qr" if queued else plan.node_name
-        resource = Resource(
-            "queued" if queued else "node",
-            plan.project,
-            zone,
-            name,
-            plan.accelerator,
-            plan.run_id,
-            plan.route,
-            plan.node_name if queued else None,
-            rt.owner,
-        )
-        self.cancel.check()
-        rt.ledger.record("intent", resource)  # before the call: a crash now still leaves a trace
-        self.resource = resource
-        self.emit(
-            ev.ResourceExists(name, resource.kind, zone, plan.accelerator, plan.route, plan.run_id)
-        )
-        started = time.time()
-        operation = self._create_checked(req, resource, name)
-        rt.ledger.record("created", resource)
-        self.created_at = started
-
-        def on_state(state: str) -> None:
-            # Nothing costs until READY: a node being made or a request waiting costs nothing.
-            self.emit(ev.Provisioning(state, round(time.time() - started, 1), 0.0))
-
-        try:
-            if queued:
-                rt.cloud.wait_for_queued(
-                    zone, name, on_state, rt.ready_timeout, rt.poll, cancelled=self.cancel.is_set
-                )
-                operation, on_state_node = None, None
-            else:
-                on_state_node = on_state
-            node = rt.cloud.wait_for_node(
-                zone,
-                plan.node_name,
-                operation,
-                on_state_node,
-                rt.ready_timeout,
-                rt.poll,
-                cancelled=self.cancel.is_set,
-            )
-        except CreateFailed:
-            # A failed create (a stockout) may leave nothing or a broken node: clean either up
-            # before trying elsewhere, so failover never leaves a trail.
-            self.teardown()
-            raise
-        self.costing_since = time.time()
-        self.emit(
-            ev.BillingStarted(
-                name, self.costing_since, cost.hourly(plan.accelerator, plan.route, zone)
-            )
-        )
-        if len(node.endpoints) != self.slice.vms:
-            raise RemoteError(
-                f"{plan.accelerator} has {self.slice.vms} VMs but the node reports "
-                f"{len(node.endpoints)} workers"
-            )
-        self.node = node
-        # Its server-side identity: later commands touch only this very node, never another
-        # that takes its name after it is gone.
-        rt.ledger.record("created", resource, **identity(node.uid, node.create_time))
-        self.emit(ev.Ready(len(node.endpoints), list(node.endpoints)))
-        return node
-
-    def _create_checked(self, req: NodeRequest, resource: Resource, qr_name: str) -> object:
-        """Call create; after a transient failure, retry only once ``get`` shows nothing exists."""
-        from google.api_core import exceptions as gx
-
-        rt, plan = self.rt, self.plan
-        for attempt in range(3):
-            try:
-                if resource.kind == "queued":
-                    rt.cloud.create_queued(req, qr_name, plan.route, int(self.max_run * 60))
-                    return None
-                return rt.cloud.create_node(req)
-            except Exception as err:
-                exists = self._exists(resource)
-                if exists is True:  # the call went through although its answer was lost
-                    return None
-                if isinstance(err, gx.Conflict):
-                    self._name_taken(resource, known_foreign=exists is False)
-                    raise
-                transient = isinstance(err, gx.ServiceUnavailable | gx.TooManyRequests) and (
-                    not isinstance(err, gx.ResourceExhausted)
-                )
-                if exists is False and transient and attempt < 2:
-                    self.cancel.sleep(1.0 + attempt)
-                    continue
-                if exists is False:
-                    rt.ledger.record("gone", resource, never_created=True)
-                    self.resource = None
-                    self.emit(ev.CreateRefused(resource.name, resource.kind, resource.zone))
-                raise
-        raise AssertionError("unreachable")  # the loop always returns or raises
-
-    def _went_away(self, stage: str, err: Exception) -> Exception | None:
-        """Did the node go away under the failed step (preempted, deleted)? Then that is the
-        news, not the broken command."""
-        queued = self.resource.name if self.resource and self.resource.kind == "queued" else None
-        doing = f"during the {stage} step"
-        return went_away(self.rt.cloud, self.zone, self.plan.node_name, queued, doing, err)
-
     def arm_watchdog(self, transport: Transport) -> None:
-        assert self.resource is not None and self.created_at is not None
-        deadline = self.created_at + self.max_run * 60
+        """Arm the on-VM watchdog, and settle a Keep asked for meanwhile by how that went."""
+        state = self.state
+        assert state.resource is not None and state.created_at is not None
+        deadline = state.created_at + self.plan.max_run * 60
         account = self.plan.service_account
         idle_s = self.plan.idle_minutes * 60 if self.plan.idle_minutes else None
         if arm_watchdog(
-            transport, self.resource, deadline, self.rt.watchdog, self.emit, account, idle_s
+            transport, state.resource, deadline, self.rt.watchdog, self.emit, account, idle_s
         ):
-            self.watchdog_deadline = deadline
+            state.watchdog_deadline = deadline
             self.cancel.settle_keep(KEEP_SAFE)  # a Keep asked for meanwhile is kept now
         elif self.cancel.settle_keep(KEEP_UNSAFE):
             # Keep was promised with a watchdog that could not be armed: the user decides
             # (Delete now, or Keep without one); until then the launch waits, billing.
-            self.emit(ev.KeepNeedsAnswer(self.resource.name, "the watchdog could not be armed"))
+            self.emit(ev.KeepNeedsAnswer(state.resource.name, "the watchdog could not be armed"))
             while True:
                 self.cancel.sleep(3600.0)  # an answer sets the token: Cancelled ends this
-
-    def _exists(self, resource: Resource) -> bool | None:
-        """After a failed create call: does *this run's* resource exist? None when we cannot
-        tell. Something else holding the name (another run, another user, made by hand) is
-        False: only labels naming this run make a resource ours."""
-        try:
-            labels = live_labels(self.rt.cloud, resource)
-        except Exception:
-            return None
-        return labels is not None and is_instance(labels, resource)
-
-    def _name_taken(self, resource: Resource, known_foreign: bool) -> None:
-        """The create answered 409 and the resource holding the name is not ours (or we could
-        not read it): a 409 never leads to a delete, so this launch owns nothing to tear down.
-
-        When its labels were read, this run's instance never existed and the ledger says so;
-        when they could not be, the intent stays open and ``status`` settles it later by labels.
-        """
-        if known_foreign:
-            self.rt.ledger.record("gone", resource, never_created=True, name_taken=True)
-        self.resource = None
-        self.emit(ev.CreateRefused(resource.name, resource.kind, resource.zone))
 
 
 def bad_plan_diagnosis(problems: list[Said]) -> dict[str, Any]:
@@ -345,4 +163,9 @@ def run_launch(
     cancel: CancelToken | None = None,
 ) -> int:
     """Run one launch in this thread; returns its exit code (0, 1, 2, 3 or 4)."""
+    problems = plan.problems()
+    if problems:  # front ends check as the user types; this is the last line, before any call
+        emit(ev.Failed("plan", bad_plan_diagnosis(problems)))
+        emit(ev.Finished(False, EXIT_BAD_INPUT, str(plan.run_dir), None))
+        return EXIT_BAD_INPUT
     return Launch(plan, rt, emit, cancel or CancelToken()).run()

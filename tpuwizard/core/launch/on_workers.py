@@ -1,7 +1,8 @@
 """The part of a launch that runs on the workers: bootstrap, the verifier, the user's script.
 
-``WorkerSteps`` is mixed into :class:`~tpuwizard.core.launch.lifecycle.Launch`; it reads the
-plan, the runtime and the emit function from there.
+:class:`~tpuwizard.core.launch.lifecycle.Launch` runs ``WorkerSteps`` once the node answers; the
+node and the list of running jobs (which a stop ends) are in the launch's shared
+:class:`~tpuwizard.core.launch.launch_state.LaunchState`.
 """
 
 from __future__ import annotations
@@ -11,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from tpuwizard.core.cancel import CancelToken
-from tpuwizard.core.cloud.types import NodeInfo
 from tpuwizard.core.errors import RemoteError, ScriptFailed
 from tpuwizard.core.evidence.receipt import parse_marker_line
 from tpuwizard.core.evidence.verifier import VERIFIER_FILENAME, verifier_flags, verifier_source
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.distributed import coordinator_for, join_env, script_command
+from tpuwizard.core.launch.launch_state import LaunchState
 from tpuwizard.core.launch.plan import LaunchPlan, safe_script_name
 from tpuwizard.core.launch.runtime import Runtime
 from tpuwizard.core.plan import catalog
@@ -40,27 +41,30 @@ def bootstrap_failure_text(code: int, failures: dict[int, dict[str, Any]]) -> st
 class WorkerSteps:
     """Bootstrap, verify and run the script on every worker, streaming their lines as events."""
 
-    # Provided by Launch.
-    plan: LaunchPlan
-    rt: Runtime
-    emit: Callable[[ev.Event], None]
-    cancel: CancelToken
-    slice: catalog.Slice
-    node: NodeInfo | None
-    versions: dict[int, dict[str, Any]]
-    checks: dict[int, dict[str, bool]]
-    receipt_ok: bool
-    script_exit_code: int | None = None  # the last run's, once it finished
-    fetch_incomplete = False  # a file of the last run's did not come back whole
-    # Jobs started on the workers, so that a stop can end them (the watchdog is not one).
-    running_jobs: list[tuple[int, Job]]
+    def __init__(
+        self,
+        plan: LaunchPlan,
+        rt: Runtime,
+        emit: Callable[[ev.Event], None],
+        cancel: CancelToken,
+        state: LaunchState,
+    ) -> None:
+        self.plan, self.rt, self.emit, self.cancel = plan, rt, emit, cancel
+        self.state = state
+        self.slice = catalog.parse_accelerator(plan.accelerator)
+        self.versions: dict[int, dict[str, Any]] = {}
+        self.checks: dict[int, dict[str, bool]] = {}
+        self.bootstrap_failures: dict[int, dict[str, Any]] = {}
+        self.receipt_ok = False
+        self.script_exit_code: int | None = None  # the last run's, once it finished
+        self.fetch_incomplete = False  # a file of the last run's did not come back whole
 
     def bootstrap(self, transport: Transport) -> None:
         data = verifier_source().encode()
         for worker in range(transport.workers):
             transport.upload(worker, data, f"{REMOTE_DIR}/{VERIFIER_FILENAME}")
         job = Job(f"bootstrap-{self.plan.run_id}")
-        self.bootstrap_failures: dict[int, dict[str, Any]] = {}
+        self.bootstrap_failures = {}
         code = self._job(
             transport,
             job,
@@ -95,9 +99,8 @@ class WorkerSteps:
         return env
 
     def _coordinator(self) -> str | None:
-        return coordinator_for(
-            self.node.endpoints if self.node else (), self.rt.explicit_coordinator
-        )
+        node = self.state.node
+        return coordinator_for(node.endpoints if node else (), self.rt.explicit_coordinator)
 
     @property
     def remote_run(self) -> str:
@@ -260,7 +263,7 @@ class WorkerSteps:
         self.cancel.check()
 
         def one(worker: int) -> int:
-            self.running_jobs.append((worker, job))
+            self.state.running_jobs.append((worker, job))
             start_job(
                 transport,
                 worker,

@@ -66,11 +66,16 @@ class LaunchPlan:
         """The create attaches a service account: the watchdog's scope, or a named account."""
         return self.watchdog or self.service_account is not None
 
+    @property
+    def max_run(self) -> float:
+        """Minutes the node may run: ``--max-run``, else the route's default."""
+        return self.max_run_minutes or DEFAULT_MAX_RUN[self.route]
+
     def deadline_words(self, now: float, why_no_watchdog: str | None = None) -> str:
         """What the deadline really does for this plan, in words (the clock is local time).
 
         ``why_no_watchdog``: the check before create's reason, said when the watchdog is off."""
-        minutes = self.max_run_minutes or DEFAULT_MAX_RUN[self.route]
+        minutes = self.max_run
         at = time.strftime("%H:%M", time.localtime(now + minutes * 60))
         if self.route == "flex":
             return (

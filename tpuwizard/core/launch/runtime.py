@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from tpuwizard.core.cloud.client import TpuCloud
+from tpuwizard.core.cloud.protocol import Cloud
 from tpuwizard.core.cloud.types import NodeInfo
 from tpuwizard.core.launch.ledger import Ledger
 from tpuwizard.core.launch.rerun import Reruns
@@ -36,7 +36,7 @@ class WatchdogConfig:
 class Runtime:
     """What a launch needs from the world: the cloud, the ledger, and how to reach workers."""
 
-    cloud: TpuCloud
+    cloud: Cloud  # the TPU API's TpuCloud, or a test's in-memory one
     ledger: Ledger
     make_transport: Callable[[NodeInfo], Transport]
     bootstrap: BootstrapPlan

@@ -12,9 +12,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
-from tpuwizard.core.cloud import google_errors
-from tpuwizard.core.cloud.client import TpuCloud
 from tpuwizard.core.cloud.diagnose import Context, Diagnosis, diagnose
+from tpuwizard.core.cloud.protocol import Cloud
 from tpuwizard.core.cloud.types import MANAGED_BY, OWNER_LABEL, RUN_LABEL
 from tpuwizard.core.launch.billing import bills_in_state
 from tpuwizard.core.launch.by_hand import ZONE_LEVEL, check_failed, manual_command
@@ -41,7 +40,7 @@ NOT_DELETABLE_WAIT_S = 600.0
 
 
 def delete_and_verify(
-    cloud: TpuCloud,
+    cloud: Cloud,
     ledger: Ledger,
     resource: Resource,
     attempts: int = 3,
@@ -93,7 +92,7 @@ def delete_and_verify(
     return TeardownResult(resource, False, last)
 
 
-def _its_node_gone(cloud: TpuCloud, resource: Resource) -> bool:
+def _its_node_gone(cloud: Cloud, resource: Resource) -> bool:
     """The node a deleted queued resource asked for is gone, or the name is held by a node that
     is not its own (someone else's, made before the request; the request never got it)."""
     assert resource.node_id is not None
@@ -121,9 +120,7 @@ class Unchecked:
         }
 
 
-def _delete_when_deletable(
-    cloud: TpuCloud, ledger: Ledger, resource: Resource, wait: float
-) -> None:
+def _delete_when_deletable(cloud: Cloud, ledger: Ledger, resource: Resource, wait: float) -> None:
     """Ask for the delete; while Google refuses it as too early, ask again with backoff."""
     deadline = time.monotonic() + wait
     delay, pending = 0.5, False
@@ -135,7 +132,7 @@ def _delete_when_deletable(
                 cloud.delete_node(resource.zone, resource.name)
             return
         except Exception as err:
-            if not google_errors.not_deletable_yet(err) or time.monotonic() >= deadline:
+            if not cloud.not_deletable_yet(err) or time.monotonic() >= deadline:
                 raise
             if not pending:
                 ledger.record("delete_pending", resource, reason="not in a deletable state yet")
@@ -157,10 +154,15 @@ class Billable:
     # are shown apart and never deleted without their exact name and a confirmation.
     mine: bool = True
     kept: bool = False  # the ledger says the user kept it on purpose (``up``, Keep, --keep)
+    # What its cloud says the state means (``Cloud.bills_in_state``, asked by reconcile); None
+    # when made without a cloud at hand, and the TPU API's rule answers.
+    bills: bool | None = None
 
     @property
     def billing(self) -> bool:
         """Does it cost money now, by its state (the rule the quit guard and meter follow)?"""
+        if self.bills is not None:
+            return self.bills
         return bills_in_state(self.resource.kind, self.state)
 
     def to_dict(self) -> dict[str, object]:
@@ -205,7 +207,7 @@ class Found(list[Billable]):
 
 
 def reconcile(
-    cloud: TpuCloud, ledger: Ledger, zones: list[str] | None = None, owner: str | None = None
+    cloud: Cloud, ledger: Ledger, zones: list[str] | None = None, owner: str | None = None
 ) -> Found:
     """Ledger records plus every resource labelled managed-by=tpuwizard, checked live.
 
@@ -257,15 +259,24 @@ def reconcile(
     return result
 
 
-def cost_so_far(resource: Resource, state: str, age_s: float) -> float | None:
-    """The estimate ``status`` shows: nothing while the state bills nothing (CREATING, waiting
+def cost_so_far(resource: Resource, bills: bool, age_s: float) -> float | None:
+    """The estimate ``status`` shows: nothing while its state bills nothing (CREATING, waiting
     for capacity), else the price over its age (its READY time is not known from a listing)."""
-    if not bills_in_state(resource.kind, state):
+    if not bills:
         return 0.0
     return cost.estimate(resource.accelerator, resource.route, age_s, resource.zone)
 
 
-def _check_record(cloud: TpuCloud, ledger: Ledger, entry: Entry, now: float) -> Billable | None:
+def _billable(
+    cloud: Cloud, resource: Resource, state: str, age: float, source: str, kept: bool = False
+) -> Billable:
+    """What ``status`` shows of a live resource, billing by its cloud's own rule."""
+    bills = cloud.bills_in_state(resource.kind, state)
+    cost_usd = cost_so_far(resource, bills, age)
+    return Billable(resource, state, age, cost_usd, source, kept=kept, bills=bills)
+
+
+def _check_record(cloud: Cloud, ledger: Ledger, entry: Entry, now: float) -> Billable | None:
     """One open ledger record against the API: what still exists, or None once it is verified
     gone (or its name is another instance's) and recorded so."""
     r = entry.resource
@@ -285,9 +296,7 @@ def _check_record(cloud: TpuCloud, ledger: Ledger, entry: Entry, now: float) -> 
             ledger.record("gone", r, reconciled=True)
         return None
     age = now - entry.first_at
-    return Billable(
-        r, info.state, age, cost_so_far(r, info.state, age), "ledger", kept=entry.op == "kept"
-    )
+    return _billable(cloud, r, info.state, age, "ledger", kept=entry.op == "kept")
 
 
 def _owned_by_queued(billable: Billable, found: dict[tuple[str, ...], Billable]) -> bool:
@@ -300,7 +309,7 @@ def _owned_by_queued(billable: Billable, found: dict[tuple[str, ...], Billable])
 
 
 def _labelled(
-    cloud: TpuCloud, zones: list[str] | None, now: float
+    cloud: Cloud, zones: list[str] | None, now: float
 ) -> tuple[list[Billable], dict[str, str]]:
     zones = zones if zones is not None else cloud.list_zones()
 
@@ -321,7 +330,7 @@ def _labelled(
                     q.labels.get(OWNER_LABEL),
                 )
                 age = now - (q.create_time or now)
-                out.append(Billable(res, q.state, age, cost_so_far(res, q.state, age), "labels"))
+                out.append(_billable(cloud, res, q.state, age, "labels"))
         for n in cloud.list_nodes(zone, MANAGED_BY):
             route = "spot" if n.spot else "vm"
             res = Resource(
@@ -335,7 +344,7 @@ def _labelled(
                 owner=n.labels.get(OWNER_LABEL),
             )
             age = now - (n.create_time or now)
-            out.append(Billable(res, n.state, age, cost_so_far(res, n.state, age), "labels"))
+            out.append(_billable(cloud, res, n.state, age, "labels"))
         return out
 
     found: list[Billable] = []

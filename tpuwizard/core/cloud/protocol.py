@@ -1,0 +1,114 @@
+"""The cloud the lifecycle talks to: a small protocol, of which :class:`TpuCloud` (the TPU API)
+is one implementation and the tests' in-memory clouds are others.
+
+The lifecycle, the ledger, teardown and ``status`` depend on this, never on the client module,
+so every rule they follow (nothing deleted that is not ours, verified gone, what bills) is
+tested against an in-memory implementation and holds for any backend that keeps the promises
+written here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from tpuwizard.core.cloud.types import NodeInfo, NodeRequest, QueuedInfo
+
+
+@dataclass(frozen=True)
+class NodeIdentity:
+    """The server-side identity of one instance: a name can be reused after a delete, this
+    cannot. ``uid`` is "" where the API did not say; ``create_time`` is epoch seconds."""
+
+    uid: str
+    create_time: float | None
+
+
+class Cloud(Protocol):
+    """What creating, waiting for, finding and deleting our resources needs of a cloud.
+
+    Two kinds of resource: a ``node`` (what runs the workers) and a ``queued`` request for one
+    (a resource made of parts: deleting the request deletes the node it got, and both bill as
+    one). Reads answer None for "not there"; any other failure raises, since "cannot tell" must
+    never be taken for "gone" or "ours".
+    """
+
+    project: str
+
+    # -- create and wait --------------------------------------------------------------------
+    def create_node(self, req: NodeRequest) -> object:
+        """Start creating a node; returns what :meth:`wait_for_node` takes as ``operation``.
+        Never retried inside: after a failure whose outcome is unknown the caller reads."""
+        ...
+
+    def create_queued(
+        self, req: NodeRequest, qr_id: str, route: str, max_run_seconds: int | None = None
+    ) -> None:
+        """Ask for a node through a queued request ``qr_id`` (route spot, guaranteed or flex)."""
+        ...
+
+    def wait_for_node(
+        self,
+        zone: str,
+        node_id: str,
+        operation: object = None,
+        on_state: Callable[[str], None] | None = None,
+        timeout: float = 1800,
+        poll: float = 2.0,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> NodeInfo:
+        """Until READY; raises CreateFailed at a dead end, WaitTimedOut after ``timeout``."""
+        ...
+
+    def wait_for_queued(
+        self,
+        zone: str,
+        qr_id: str,
+        on_state: Callable[[str], None] | None = None,
+        timeout: float = 3600,
+        poll: float = 2.0,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> QueuedInfo:
+        """Until the request is granted; raises CreateFailed with the cloud's reason."""
+        ...
+
+    # -- read -------------------------------------------------------------------------------
+    def get_node(self, zone: str, node_id: str) -> NodeInfo | None: ...
+    def get_queued(self, zone: str, qr_id: str) -> QueuedInfo | None: ...
+
+    def list_nodes(self, zone: str, labels: dict[str, str] | None = None) -> list[NodeInfo]:
+        """The zone's nodes whose labels include ``labels`` (ours: ``MANAGED_BY``)."""
+        ...
+
+    def list_queued(self, zone: str) -> list[QueuedInfo]: ...
+    def list_zones(self) -> list[str]: ...
+
+    # -- delete -----------------------------------------------------------------------------
+    def delete_node(self, zone: str, node_id: str, timeout: float = 600) -> None:
+        """Delete and wait for it to finish; already gone is fine."""
+        ...
+
+    def delete_queued(self, zone: str, qr_id: str, timeout: float = 600) -> None:
+        """Delete the request and the node it got, and wait; already gone is fine."""
+        ...
+
+    def node_gone(self, zone: str, node_id: str) -> bool:
+        """Verified gone: a read says not there *and* the zone's list no longer holds it."""
+        ...
+
+    def queued_gone(self, zone: str, qr_id: str) -> bool: ...
+
+    def not_deletable_yet(self, err: BaseException) -> bool:
+        """Was this delete refused only for now (the resource is still being made, or another
+        operation on it is in progress), so that asking again later may succeed?"""
+        ...
+
+    # -- what things mean -------------------------------------------------------------------
+    def bills_in_state(self, kind: str, state: str) -> bool:
+        """Does a resource of ``kind`` cost money in ``state``? Unknown states bill."""
+        ...
+
+    def identity_of(self, node: NodeInfo) -> NodeIdentity:
+        """The node's server-side identity, recorded in the ledger once it is READY."""
+        ...

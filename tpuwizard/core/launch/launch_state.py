@@ -1,0 +1,40 @@
+"""What the parts of one launch share: the state they change as it goes, in one place.
+
+The provisioner writes what exists (resource, zone, node, when it was made and first READY),
+the launch writes the transport and the watchdog's deadline, the worker steps the jobs they
+start; the ending reads all of it to keep or delete, and to price the run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tpuwizard.core.cloud.diagnose import Context
+from tpuwizard.core.cloud.types import NodeInfo
+from tpuwizard.core.launch.ledger import Resource
+from tpuwizard.core.launch.plan import LaunchPlan
+from tpuwizard.core.remote.jobs import Job
+from tpuwizard.core.remote.transports import Transport
+
+
+@dataclass
+class LaunchState:
+    zone: str  # where the resource is (a failover may move it)
+    resource: Resource | None = None  # what exists and must be kept or deleted
+    node: NodeInfo | None = None  # once READY
+    created_at: float | None = None  # when the create call was made
+    costing_since: float | None = None  # the first READY
+    watchdog_deadline: float | None = None  # once the on-VM watchdog is armed
+    transport: Transport | None = None
+    # Jobs started on the workers, so that a stop can end them (the watchdog is not one).
+    running_jobs: list[tuple[int, Job]] = field(default_factory=list)
+
+    def context(self, plan: LaunchPlan) -> Context:
+        """What a diagnosis needs to name the project, zone, accelerator and node."""
+        return Context(
+            project=plan.project,
+            zone=self.zone,
+            accelerator=plan.accelerator,
+            name=plan.node_name,
+            route=plan.route,
+        )

@@ -1,0 +1,202 @@
+"""What exists and bills, from the first call: create the node (or the queued request for one),
+wait for READY, fail over to another zone after a stockout.
+
+The ledger hears of the resource before the create call (a crash then still leaves a trace),
+and a create whose answer was lost is settled by reading, never by blindly creating again.
+A failed wait tears down what may have been left before the next zone is tried.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from tpuwizard.core.cancel import CancelToken
+from tpuwizard.core.cloud.diagnose import diagnose
+from tpuwizard.core.cloud.types import NodeInfo, NodeRequest
+from tpuwizard.core.errors import CreateFailed, RemoteError
+from tpuwizard.core.launch import events as ev
+from tpuwizard.core.launch.launch_state import LaunchState
+from tpuwizard.core.launch.ledger import Resource
+from tpuwizard.core.launch.ownership import identity, is_instance, live_labels
+from tpuwizard.core.launch.plan import LaunchPlan
+from tpuwizard.core.launch.runtime import Runtime
+from tpuwizard.core.launch.vanished import went_away
+from tpuwizard.core.plan import catalog, cost
+
+
+class Provisioner:
+    """Creates this launch's resource and waits for it, recording each step in ``state``."""
+
+    def __init__(
+        self,
+        plan: LaunchPlan,
+        rt: Runtime,
+        emit: Callable[[ev.Event], None],
+        cancel: CancelToken,
+        state: LaunchState,
+        teardown: Callable[[], bool],
+    ) -> None:
+        self.plan, self.rt, self.emit, self.cancel = plan, rt, emit, cancel
+        self.state = state
+        self.teardown = teardown  # removes what a failed create may have left
+        self.slice = catalog.parse_accelerator(plan.accelerator)
+
+    def provision(self) -> NodeInfo:
+        state, tried = self.state, []
+        while True:
+            tried.append(state.zone)
+            try:
+                return self.create_in(state.zone)
+            except CreateFailed as err:
+                d = diagnose(err, state.context(self.plan))
+                left = [z for z in d.alternatives if z not in tried]
+                if not (self.plan.failover and d.kind == "stockout" and left):
+                    raise
+                self.emit(ev.ZoneFailover(state.zone, left[0], d.title))
+                state.zone = left[0]
+
+    def create_in(self, zone: str) -> NodeInfo:
+        plan, rt, state = self.plan, self.rt, self.state
+        req = NodeRequest(
+            zone=zone,
+            node_id=plan.node_name,
+            accelerator_type=plan.accelerator,
+            run_id=plan.run_id,
+            metadata=dict(rt.ssh_metadata),
+            spot=plan.route == "spot",
+            cloud_platform_scope=plan.watchdog,
+            service_account=plan.service_account,
+            external_ips=not plan.internal_ips,
+            queue_wait_s=rt.ready_timeout,
+            owner=rt.owner,
+        )
+        queued = plan.route in ("spot", "flex")
+        name = f"{plan.node_name}-qr" if queued else plan.node_name
+        resource = Resource(
+            "queued" if queued else "node",
+            plan.project,
+            zone,
+            name,
+            plan.accelerator,
+            plan.run_id,
+            plan.route,
+            plan.node_name if queued else None,
+            rt.owner,
+        )
+        self.cancel.check()
+        rt.ledger.record("intent", resource)  # before the call: a crash now still leaves a trace
+        state.resource = resource
+        self.emit(
+            ev.ResourceExists(name, resource.kind, zone, plan.accelerator, plan.route, plan.run_id)
+        )
+        started = time.time()
+        operation = self._create_checked(req, resource, name)
+        rt.ledger.record("created", resource)
+        state.created_at = started
+
+        def on_state(status: str) -> None:
+            # Nothing costs until READY: a node being made or a request waiting costs nothing.
+            self.emit(ev.Provisioning(status, round(time.time() - started, 1), 0.0))
+
+        try:
+            if queued:
+                rt.cloud.wait_for_queued(
+                    zone, name, on_state, rt.ready_timeout, rt.poll, cancelled=self.cancel.is_set
+                )
+                operation, on_state_node = None, None
+            else:
+                on_state_node = on_state
+            node = rt.cloud.wait_for_node(
+                zone,
+                plan.node_name,
+                operation,
+                on_state_node,
+                rt.ready_timeout,
+                rt.poll,
+                cancelled=self.cancel.is_set,
+            )
+        except CreateFailed:
+            # A failed create (a stockout) may leave nothing or a broken node: clean either up
+            # before trying elsewhere, so failover never leaves a trail.
+            self.teardown()
+            raise
+        state.costing_since = time.time()
+        self.emit(
+            ev.BillingStarted(
+                name, state.costing_since, cost.hourly(plan.accelerator, plan.route, zone)
+            )
+        )
+        if len(node.endpoints) != self.slice.vms:
+            raise RemoteError(
+                f"{plan.accelerator} has {self.slice.vms} VMs but the node reports "
+                f"{len(node.endpoints)} workers"
+            )
+        state.node = node
+        # Its server-side identity: later commands touch only this very node, never another
+        # that takes its name after it is gone.
+        server = rt.cloud.identity_of(node)
+        rt.ledger.record("created", resource, **identity(server.uid, server.create_time))
+        self.emit(ev.Ready(len(node.endpoints), list(node.endpoints)))
+        return node
+
+    def _create_checked(self, req: NodeRequest, resource: Resource, qr_name: str) -> object:
+        """Call create; after a transient failure, retry only once ``get`` shows nothing exists."""
+        from google.api_core import exceptions as gx
+
+        rt, plan = self.rt, self.plan
+        for attempt in range(3):
+            try:
+                if resource.kind == "queued":
+                    rt.cloud.create_queued(req, qr_name, plan.route, int(plan.max_run * 60))
+                    return None
+                return rt.cloud.create_node(req)
+            except Exception as err:
+                exists = self._exists(resource)
+                if exists is True:  # the call went through although its answer was lost
+                    return None
+                if isinstance(err, gx.Conflict):
+                    self._name_taken(resource, known_foreign=exists is False)
+                    raise
+                transient = isinstance(err, gx.ServiceUnavailable | gx.TooManyRequests) and (
+                    not isinstance(err, gx.ResourceExhausted)
+                )
+                if exists is False and transient and attempt < 2:
+                    self.cancel.sleep(1.0 + attempt)
+                    continue
+                if exists is False:
+                    rt.ledger.record("gone", resource, never_created=True)
+                    self.state.resource = None
+                    self.emit(ev.CreateRefused(resource.name, resource.kind, resource.zone))
+                raise
+        raise AssertionError("unreachable")  # the loop always returns or raises
+
+    def went_away(self, stage: str, err: Exception) -> Exception | None:
+        """Did the node go away under the failed step (preempted, deleted)? Then that is the
+        news, not the broken command."""
+        resource = self.state.resource
+        queued = resource.name if resource and resource.kind == "queued" else None
+        doing = f"during the {stage} step"
+        return went_away(self.rt.cloud, self.state.zone, self.plan.node_name, queued, doing, err)
+
+    def _exists(self, resource: Resource) -> bool | None:
+        """After a failed create call: does *this run's* resource exist? None when we cannot
+        tell. Something else holding the name (another run, another user, made by hand) is
+        False: only labels naming this run make a resource ours."""
+        try:
+            labels = live_labels(self.rt.cloud, resource)
+        except Exception:
+            return None
+        return labels is not None and is_instance(labels, resource)
+
+    def _name_taken(self, resource: Resource, known_foreign: bool) -> None:
+        """The create answered 409 and the resource holding the name is not ours (or we could
+        not read it): a 409 never leads to a delete, so this launch owns nothing to tear down.
+
+        When its labels were read, this run's instance never existed and the ledger says so;
+        when they could not be, the intent stays open and ``status`` settles it later by labels.
+        """
+        if known_foreign:
+            self.rt.ledger.record("gone", resource, never_created=True, name_taken=True)
+        self.state.resource = None
+        self.emit(ev.CreateRefused(resource.name, resource.kind, resource.zone))
