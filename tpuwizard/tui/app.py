@@ -265,8 +265,8 @@ class WizardApp(App[int]):
             await asyncio.sleep(0.1)
         screen = SummaryScreen(summary)
         await self.switch_screen(screen)
-        failure: dict[str, Any] = s.last_failure or {}
-        screen.offer(failure.get("alternatives", []) if failure.get("kind") == "stockout" else [])
+        failure = s.last_failure
+        screen.offer(failure.alternatives if failure and failure.kind == "stockout" else [])
         choice = await screen.choice
         self.pop_screen()
         if choice.kind == "quit":

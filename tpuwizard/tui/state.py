@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     # Imported where used, after the first screen (see WizardApp): both take long to import.
+    from tpuwizard.core.cloud.diagnosis import Diagnosis
     from tpuwizard.core.launch import events as ev
     from tpuwizard.core.launch.plan import LaunchPlan
 
@@ -64,7 +65,7 @@ class WizardState:
     total_cost_usd: float | None = None
     receipt_path: str | None = None
     receipt_ok: bool | None = None
-    last_failure: dict | None = None
+    last_failure: Diagnosis | None = None
     finished_code: int | None = None
     kept: ev.Kept | None = None
 

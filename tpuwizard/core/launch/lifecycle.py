@@ -22,6 +22,7 @@ from typing import Any
 from tpuwizard.core.cancel import KEEP_SAFE, KEEP_UNSAFE, CancelToken
 from tpuwizard.core.choices import Said
 from tpuwizard.core.cloud.diagnose import Context, diagnose, preempted_diagnosis
+from tpuwizard.core.cloud.diagnosis import Diagnosis
 from tpuwizard.core.cloud.types import NodeInfo, NodeRequest
 from tpuwizard.core.errors import CreateFailed, RemoteError
 from tpuwizard.core.launch import events as ev
@@ -96,7 +97,7 @@ class Launch(WorkerSteps, Ending):
                 self.cancel.settle_keep(KEEP_SAFE)
             code = self.steps()
         except Exception as err:  # a bug or the local disk: still a diagnosis, still torn down
-            self.emit(ev.Failed("launch", diagnose(err, self.context()).to_dict()))
+            self.emit(ev.Failed("launch", diagnose(err, self.context())))
             code = EXIT_FAILED
         finally:
             code = self.finish(code)
@@ -134,7 +135,7 @@ class Launch(WorkerSteps, Ending):
             preempted = stage != "provision" and self._preempted()
             if preempted:  # Google took it away: a cloud event, not a failed verification
                 d = preempted_diagnosis(self.plan.route)
-            self.emit(ev.Failed(stage, d.to_dict()))
+            self.emit(ev.Failed(stage, d))
             return EXIT_CLOUD if preempted or stage in ("provision", "connect") else EXIT_FAILED
 
     def context(self) -> Context:
@@ -323,14 +324,13 @@ class Launch(WorkerSteps, Ending):
         self.emit(ev.CreateRefused(resource.name, resource.kind, resource.zone))
 
 
-def bad_plan_diagnosis(problems: list[Said]) -> dict[str, Any]:
-    return {
-        "kind": "bad_input",
-        "title": "The plan is not valid",
-        "explanation": "It breaks the rules below; nothing was created.",
-        "next_steps": list(problems),
-        "alternatives": [],
-    }
+def bad_plan_diagnosis(problems: list[Said]) -> Diagnosis:
+    return Diagnosis(
+        "bad_input",
+        "The plan is not valid",
+        "It breaks the rules below; nothing was created.",
+        list(problems),
+    )
 
 
 def run_launch(
