@@ -97,7 +97,7 @@ def all_words(said: Iterable[str | Phrase], audience: Audience) -> list[str]:
 
 
 def plain_data(value: Any, audience: Audience = "cli") -> Any:
-    """``value`` (an event, a diagnosis dict) as JSON data, as ``dataclasses.asdict`` would make
+    """``value`` (an event, a diagnosis) as JSON data, as ``dataclasses.asdict`` would make
     it, with every Phrase in ``audience``'s words: what ``--json`` prints, so its ``next_steps``
     stay strings."""
     if isinstance(value, Phrase):

@@ -170,8 +170,7 @@ def summary_lines(summary: RunSummary, audience: Audience = "cli") -> list[str]:
     if s.incomplete:
         lines.append(f"  {len(s.incomplete)} file(s) did not come back whole (a run fails for it).")
     if s.failure is not None:
-        title = s.failure.diagnosis.get("title", "")
-        lines.append(f"  Failed during {s.failure.stage}: {title}")
+        lines.append(f"  Failed during {s.failure.stage}: {s.failure.diagnosis.title}")
         lines += [f"    - {step}" for step in next_steps(s.failure.diagnosis, audience)]
     if s.nothing_billing and not s.gone:
         lines.append("  Cost: nothing.")
@@ -201,14 +200,14 @@ def _prefix(worker: int, workers: int = 1) -> str:
     return f"[w{worker}] " if workers > 1 else ""
 
 
-def _diagnosis(d: dict, audience: Audience) -> list[str]:
-    lines = [f"  {d.get('title', '')}", f"  {d.get('explanation', '')}"]
+def _diagnosis(d: Diagnosis, audience: Audience) -> list[str]:
+    lines = [f"  {d.title}", f"  {d.explanation}"]
     return lines + [f"    - {step}" for step in next_steps(d, audience)]
 
 
-def next_steps(d: dict, audience: Audience) -> list[str]:
-    """A diagnosis dict's next steps in ``audience``'s words."""
-    return [words(step, audience) for step in d.get("next_steps", [])]
+def next_steps(d: Diagnosis, audience: Audience) -> list[str]:
+    """A diagnosis's next steps in ``audience``'s words."""
+    return [words(step, audience) for step in d.next_steps]
 
 
 def diagnosis_text(d: Diagnosis, audience: Audience = "cli") -> str:

@@ -131,7 +131,7 @@ async def test_a_refused_create_bills_nothing_and_quits_at_once(tmp_path, home, 
         await press(pilot, "#create")
         await until(pilot, lambda: app.state.finished_code is not None, 60, "the refusal")
         await on_screen(pilot, "SummaryScreen")
-        assert app.state.last_failure["kind"] == "quota"
+        assert app.state.last_failure.kind == "quota"
         assert not app.billing.may_bill()
         assert "Nothing is billing" in status_text(app)
         await pilot.press("ctrl+q")  # nothing exists: no guard, no question

@@ -11,7 +11,7 @@ from tests.conftest import REPO
 from tpuwizard.core.launch.billing import BillingState
 from tpuwizard.core.plan import fit, program_fit
 from tpuwizard.tui.app import WizardApp
-from tpuwizard.tui.state import WizardState
+from tpuwizard.tui.state import CapacityAnswer, WizardState
 
 pytestmark = [
     pytest.mark.slow,
@@ -57,7 +57,7 @@ async def test_from_my_program_fills_the_table_and_a_row_picks_the_slice():
         table.move_cursor(row=names.index("v6e-4"))
         await pilot.press("enter")
         await pilot.pause()
-    assert app.chosen == {"state_gib": 48, "accelerator": "v6e-4"}
+    assert app.chosen == CapacityAnswer(48, "v6e-4", "", "bf16-adam")
 
 
 async def test_cancel_stops_the_compiles():

@@ -149,7 +149,7 @@ async def test_stockout_offers_other_zones_and_the_retry_succeeds(tmp_path, home
         await until(
             pilot, lambda: any(b.startswith("Try ") for b in buttons(app)), 10, "zone buttons"
         )
-        assert app.state.last_failure["kind"] == "stockout"
+        assert app.state.last_failure.kind == "stockout"
         assert "Try us-central1-a" in buttons(app)
         # The next steps stay on the summary in the wizard's own words: its buttons and its
         # Route step's choices, never the CLI's --failover or --route.

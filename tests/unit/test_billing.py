@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.lifecycle_events import planned
+from tpuwizard.core.cloud.diagnosis import Diagnosis
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.billing import BillingState
 from tpuwizard.core.launch.ledger import Resource
@@ -57,7 +58,7 @@ def test_a_failed_teardown_keeps_it_billing():
     state = BillingState()
     exists(state)
     state.apply(ev.BillingStarted(NAME, 1000.0, 4.8))
-    state.apply(ev.TeardownFailed(NAME, "node", {"title": "still listed"}))
+    state.apply(ev.TeardownFailed(NAME, "node", Diagnosis("not_gone", "still listed", "")))
     state.apply(ev.Finished(False, 4, "runs/r1", 1.0, [NAME]))
     assert [b.name for b in state.costing()] == [NAME]
     assert [b.name for b in state.undecided()] == [NAME]

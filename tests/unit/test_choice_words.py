@@ -184,7 +184,31 @@ def test_launch_json_keeps_next_steps_as_cli_strings():
     from tpuwizard.event_text import json_event
 
     d = stockout_diagnosis(CTX, "no capacity", spot=False)
-    line = json_event(ev.Failed("create", d.to_dict()))
+    line = json_event(ev.Failed("create", d))
     assert all(isinstance(step, str) for step in line["diagnosis"]["next_steps"])
     assert any("--route flex" in step for step in line["diagnosis"]["next_steps"])
     assert line["event"] == "failed"
+
+
+def test_a_failed_launchs_json_lines_keep_their_keys_and_order():
+    """The events carry a Diagnosis; ``launch --json`` still prints the diagnosis as the object
+    it always was: kind, title, explanation, next_steps (CLI words), alternatives, in order."""
+    import json
+
+    from tpuwizard.core.launch import events as ev
+    from tpuwizard.event_text import json_event
+
+    d = stockout_diagnosis(CTX, "no capacity", spot=False)
+    steps = [words(step, "cli") for step in d.next_steps]
+    diagnosis = {
+        "kind": "stockout",
+        "title": d.title,
+        "explanation": d.explanation,
+        "next_steps": steps,
+        "alternatives": d.alternatives,
+    }
+    assert d.alternatives and steps  # the object below is not an empty one
+    failed = {"event": "failed", "stage": "create", "diagnosis": diagnosis}
+    assert json.dumps(json_event(ev.Failed("create", d))) == json.dumps(failed)
+    torn = {"event": "teardown_failed", "name": "n", "kind": "node", "diagnosis": diagnosis}
+    assert json.dumps(json_event(ev.TeardownFailed("n", "node", d))) == json.dumps(torn)

@@ -160,8 +160,8 @@ def test_a_launch_whose_node_is_deleted_under_it_says_it_went_away(tmp_path):
     events: list = []
     code = run_launch(make_plan(tmp_path), rt, events.append, CancelToken())
     failed = next(e for e in events if isinstance(e, ev.Failed))
-    assert failed.diagnosis["kind"] == "node_gone", failed.diagnosis
-    assert "tpu-a no longer exists" in failed.diagnosis["explanation"]
+    assert failed.diagnosis.kind == "node_gone", failed.diagnosis
+    assert "tpu-a no longer exists" in failed.diagnosis.explanation
     assert code == EXIT_CLOUD  # a cloud event, not a failed verification
 
 

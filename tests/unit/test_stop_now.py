@@ -141,4 +141,4 @@ def test_a_plan_with_problems_ends_with_failed_and_exit_2_before_any_call(tmp_pa
 
     assert run_launch(plan, NoCloud(), seen.append) == 2  # type: ignore[arg-type]
     assert [type(e) for e in seen] == [ev.Failed, ev.Finished]
-    assert any("relative" in step for step in seen[0].diagnosis["next_steps"])
+    assert any("relative" in step for step in seen[0].diagnosis.next_steps)

@@ -1,6 +1,7 @@
 """The end-of-run summary: folded by the core from the events, printed the same everywhere."""
 
 from tests.lifecycle_events import planned
+from tpuwizard.core.cloud.diagnosis import Diagnosis
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.summary import LAST_LINES, RunSummary
 from tpuwizard.event_text import summary_lines
@@ -46,7 +47,7 @@ def test_a_failed_check_a_failing_script_and_a_kept_node_say_so_in_words():
         ev.Check(0, "import", True, "ok", ""),
         ev.Check(0, "contract", False, "sum 1 != 2", "numeric"),
         ev.ScriptFinished(3),
-        ev.Failed("script", {"title": "Your script failed"}),
+        ev.Failed("script", Diagnosis("script_failed", "Your script failed", "It exited 3.")),
         kept,
         ev.Finished(False, 1, "runs/r1", None, ["tpuwizard-r1"]),
     )
@@ -61,7 +62,8 @@ def test_a_failed_check_a_failing_script_and_a_kept_node_say_so_in_words():
 
 
 def test_a_refused_create_says_nothing_was_created():
-    summary = fold(ev.Failed("create", {"title": "Quota"}), ev.Finished(False, 3, "runs/r1", None))
+    failed = ev.Failed("create", Diagnosis("quota", "Quota", "No TPU quota in this zone."))
+    summary = fold(failed, ev.Finished(False, 3, "runs/r1", None))
     text = "\n".join(summary_lines(summary))
     assert "Checks: none ran." in text and "Nothing is billing. Nothing was created." in text
     assert "Your script" not in text

@@ -133,7 +133,7 @@ class LaunchHandle:
 
         code = self.exit_after_stop or (2 if isinstance(err, BadInput) else 3)
         d = diagnose(err if isinstance(err, Exception) else RuntimeError(str(err)))
-        failed = ev.Failed("start", d.to_dict())
+        failed = ev.Failed("start", d)
         finished = ev.Finished(False, code, str(self.plan.run_dir), None)
         for item in (failed, finished):
             self.session.billing.apply(item)

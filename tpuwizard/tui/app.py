@@ -141,8 +141,8 @@ class WizardApp(App[int]):
         result = await self.push_screen_wait(AccountScreen(ctx, self.state.practice))
         if result == BACK:
             return result
-        self.state.practice = result["practice"]
-        self.state.project = result["project"]
+        self.state.practice = result.practice
+        self.state.project = result.project
         if self.start_leftover_check() is not None:
             await self.leftover_check.wait()  # it connects too: one connect at a time
         await asyncio.to_thread(self.connect)
@@ -175,8 +175,8 @@ class WizardApp(App[int]):
             CapacityScreen(s.state_gib, s.accelerator or None, s.params, s.recipe, s.route)
         )
         if result != BACK:
-            s.state_gib, s.accelerator = result["state_gib"], result["accelerator"]
-            s.params, s.recipe = result["params"], result["recipe"]
+            s.state_gib, s.accelerator = result.state_gib, result.accelerator
+            s.params, s.recipe = result.params, result.recipe
         return result
 
     async def step_zones(self) -> Any:
@@ -201,8 +201,7 @@ class WizardApp(App[int]):
         await self.check_watchdog()
         result = await self.push_screen_wait(ReviewScreen(self.state))
         if result != BACK:
-            for key, value in result.items():
-                setattr(self.state, key, value)
+            self.state.take_review(result)
         return result
 
     async def check_watchdog(self) -> None:
@@ -270,15 +269,15 @@ class WizardApp(App[int]):
             await asyncio.sleep(0.1)
         screen = SummaryScreen(summary)
         await self.switch_screen(screen)
-        failure: dict[str, Any] = s.last_failure or {}
-        screen.offer(failure.get("alternatives", []) if failure.get("kind") == "stockout" else [])
+        failure = s.last_failure
+        screen.offer(failure.alternatives if failure and failure.kind == "stockout" else [])
         choice = await screen.choice
         self.pop_screen()
-        if choice == "quit":
+        if choice.kind == "quit":
             self.action_quit()
             return
-        if choice.startswith("zone:"):
-            s.zone = choice.split(":", 1)[1]
+        if choice.kind == "zone":
+            s.zone = choice.zone
 
     def refresh_status(self) -> None:
         from tpuwizard.tui.widgets.status_bar import StatusBar

@@ -1,15 +1,41 @@
-"""The wizard's state: one dataclass, owned by the App, read by every screen."""
+"""The wizard's state: one dataclass, owned by the App, read by every screen; and the answers
+the steps are dismissed with, which the App folds into it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     # Imported where used, after the first screen (see WizardApp): both take long to import.
+    from tpuwizard.core.cloud.diagnosis import Diagnosis
     from tpuwizard.core.launch import events as ev
     from tpuwizard.core.launch.plan import LaunchPlan
+
+
+@dataclass(frozen=True)
+class AccountAnswer:
+    practice: bool
+    project: str | None  # None: none typed (practice mode needs none)
+
+
+@dataclass(frozen=True)
+class CapacityAnswer:
+    state_gib: float
+    accelerator: str
+    params: str  # the parameter count typed, if any ("7B")
+    recipe: str
+
+
+@dataclass(frozen=True)
+class ReviewAnswer:
+    name: str | None
+    max_run_minutes: float | None  # -1 when what was typed is not a number (a plan problem)
+    watchdog: bool
+    deep_checks: bool
+    script: Path | None
+    fetch: tuple[str, ...]
 
 
 @dataclass
@@ -39,9 +65,20 @@ class WizardState:
     total_cost_usd: float | None = None
     receipt_path: str | None = None
     receipt_ok: bool | None = None
-    last_failure: dict | None = None
+    last_failure: Diagnosis | None = None
     finished_code: int | None = None
     kept: ev.Kept | None = None
+
+    def take_review(self, answer: ReviewAnswer) -> None:
+        self.name, self.max_run_minutes = answer.name, answer.max_run_minutes
+        self.watchdog, self.deep_checks = answer.watchdog, answer.deep_checks
+        self.script, self.fetch = answer.script, answer.fetch
+
+    def reviewed(self, answer: ReviewAnswer) -> WizardState:
+        """A copy with Review's answers taken: what Create would launch."""
+        copy = replace(self)
+        copy.take_review(answer)
+        return copy
 
     def apply(self, event: ev.Event) -> None:
         """Fold a lifecycle event into what the screens show (billing lives in the core)."""

@@ -11,27 +11,21 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
 from tpuwizard.core.cancel import CancelToken
+from tpuwizard.core.cloud.diagnosis import Diagnosis
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.launch_state import LaunchState
 from tpuwizard.core.launch.ledger import Resource
 from tpuwizard.core.launch.plan import EXIT_OK, EXIT_TEARDOWN, LaunchPlan
 from tpuwizard.core.launch.runtime import Runtime
-from tpuwizard.core.launch.teardown import delete_and_verify
+from tpuwizard.core.launch.teardown import delete_and_verify, still_listed
 from tpuwizard.core.plan import catalog, cost
 from tpuwizard.core.remote.jobs import stop_job
 
 
-def stopped_diagnosis(reason: str) -> dict[str, Any]:
-    return {
-        "kind": "cancelled",
-        "title": "Stopped",
-        "explanation": f"The launch was stopped ({reason}).",
-        "next_steps": [],
-        "alternatives": [],
-    }
+def stopped_diagnosis(reason: str) -> Diagnosis:
+    return Diagnosis("cancelled", "Stopped", f"The launch was stopped ({reason}).")
 
 
 def delete_command(resource: Resource, practice: bool) -> str:
@@ -142,8 +136,8 @@ class Ending:
             self.rt.cloud, self.rt.ledger, resource, pause=min(2.0, self.rt.poll)
         )
         if not result.verified:
-            d = result.diagnosis
-            self.emit(ev.TeardownFailed(resource.name, resource.kind, d.to_dict() if d else {}))
+            d = result.diagnosis or still_listed(resource)  # delete_and_verify gives one
+            self.emit(ev.TeardownFailed(resource.name, resource.kind, d))
             return False
         transport = self.state.transport
         if transport is not None and result.held_by is None:

@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tpuwizard.core.choices import Said
+from tpuwizard.core.cloud.diagnosis import Diagnosis
 
 
 @dataclass(frozen=True)
@@ -214,7 +215,7 @@ class TeardownVerified(Event):
 class TeardownFailed(Event):
     name: str
     kind: str
-    diagnosis: dict[str, Any]
+    diagnosis: Diagnosis
 
 
 @dataclass(frozen=True)
@@ -242,7 +243,7 @@ class KeepNeedsAnswer(Event):
 @dataclass(frozen=True)
 class Failed(Event):
     stage: str
-    diagnosis: dict[str, Any]
+    diagnosis: Diagnosis
 
 
 @dataclass(frozen=True)

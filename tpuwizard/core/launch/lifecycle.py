@@ -16,11 +16,11 @@ lists what still exists. :class:`~tpuwizard.core.launch.billing.BillingState` fo
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from tpuwizard.core.cancel import KEEP_SAFE, KEEP_UNSAFE, CancelToken
 from tpuwizard.core.choices import Said
 from tpuwizard.core.cloud.diagnose import diagnose
+from tpuwizard.core.cloud.diagnosis import Diagnosis
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.ending import Ending, stopped_diagnosis
 from tpuwizard.core.launch.launch_state import LaunchState
@@ -83,7 +83,7 @@ class Launch:
                 self.cancel.settle_keep(KEEP_SAFE)
             code = self.steps()
         except Exception as err:  # a bug or the local disk: still a diagnosis, still torn down
-            self.emit(ev.Failed("launch", diagnose(err, self.state.context(plan)).to_dict()))
+            self.emit(ev.Failed("launch", diagnose(err, self.state.context(plan))))
             code = EXIT_FAILED
         finally:
             code = self.ending.finish(code)
@@ -122,7 +122,7 @@ class Launch:
             gone = self.provisioner.went_away(stage, err) if stage != "provision" else None
             if gone is not None:  # Google took it away, or someone deleted it: a cloud event
                 d = diagnose(gone, state.context(self.plan))
-            self.emit(ev.Failed(stage, d.to_dict()))
+            self.emit(ev.Failed(stage, d))
             cloud_event = gone is not None or stage in ("provision", "connect")
             return EXIT_CLOUD if cloud_event else EXIT_FAILED
 
@@ -146,14 +146,13 @@ class Launch:
                 self.cancel.sleep(3600.0)  # an answer sets the token: Cancelled ends this
 
 
-def bad_plan_diagnosis(problems: list[Said]) -> dict[str, Any]:
-    return {
-        "kind": "bad_input",
-        "title": "The plan is not valid",
-        "explanation": "It breaks the rules below; nothing was created.",
-        "next_steps": list(problems),
-        "alternatives": [],
-    }
+def bad_plan_diagnosis(problems: list[Said]) -> Diagnosis:
+    return Diagnosis(
+        "bad_input",
+        "The plan is not valid",
+        "It breaks the rules below; nothing was created.",
+        list(problems),
+    )
 
 
 def run_launch(

@@ -74,15 +74,7 @@ def delete_and_verify(
             if gone:
                 ledger.record("gone", resource)
                 return TeardownResult(resource, True)
-            last = Diagnosis(
-                "not_gone",
-                f"{resource.name} is still listed",
-                "The delete finished but the TPU API still lists it.",
-                [
-                    f"Run tpuwizard teardown {resource.name} again in a minute.",
-                    f"Or by hand: {manual_command(resource)}",
-                ],
-            )
+            last = still_listed(resource)
         except Exception as err:  # diagnosed below; teardown must never stop on one error
             last = check_failed(err, resource)
             if last.kind in ZONE_LEVEL:  # the zone refuses: asking again will not change that
@@ -118,6 +110,19 @@ class Unchecked:
             "run_id": r.run_id,
             "diagnosis": self.diagnosis.to_dict(),
         }
+
+
+def still_listed(resource: Resource) -> Diagnosis:
+    """A delete that finished while the TPU API still lists the resource."""
+    return Diagnosis(
+        "not_gone",
+        f"{resource.name} is still listed",
+        "The delete finished but the TPU API still lists it.",
+        [
+            f"Run tpuwizard teardown {resource.name} again in a minute.",
+            f"Or by hand: {manual_command(resource)}",
+        ],
+    )
 
 
 def _delete_when_deletable(cloud: Cloud, ledger: Ledger, resource: Resource, wait: float) -> None:

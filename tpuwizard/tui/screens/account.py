@@ -11,9 +11,10 @@ from textual.widgets import Button, Input, Label, Static, Switch
 from tpuwizard.core.cloud import gcloud_config
 from tpuwizard.core.errors import BadInput
 from tpuwizard.tui.screens.base import WizardScreen
+from tpuwizard.tui.state import AccountAnswer
 
 
-class AccountScreen(WizardScreen):
+class AccountScreen(WizardScreen[AccountAnswer]):
     STEP = "2 Account"
     HELP = (
         "tpuwizard reads your project, zone and account like gcloud does. Without Google "
@@ -75,7 +76,7 @@ class AccountScreen(WizardScreen):
             except BadInput as err:
                 error.update(str(err))
                 return
-        self.dismiss({"practice": practice, "project": project or None})
+        self.dismiss(AccountAnswer(practice, project or None))
 
 
 def practice_label(on: bool) -> str:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from enum import Enum
+from typing import ClassVar, Final, Generic, TypeVar
 
 from textual import events
 from textual.app import ComposeResult
@@ -14,7 +15,13 @@ from tpuwizard.tui.screens.too_small import cover_if_too_small
 from tpuwizard.tui.widgets.key_bar import KeyBar
 from tpuwizard.tui.widgets.status_bar import StatusBar
 
-BACK = "back"  # what a step screen is dismissed with when the user goes back
+
+class Back(Enum):
+    BACK = "back"
+
+
+BACK: Final = Back.BACK  # what a step screen is dismissed with when the user goes back
+AnswerT = TypeVar("AnswerT")  # what a step screen is dismissed with when the user goes on
 
 
 class StepBody(VerticalScroll):
@@ -25,7 +32,9 @@ class StepBody(VerticalScroll):
         return self.max_scroll_y > 0
 
 
-class WizardScreen(Screen[Any]):
+class WizardScreen(Screen[AnswerT | Back], Generic[AnswerT]):
+    """One step: dismissed with its typed answer, or with ``BACK``."""
+
     STEP: ClassVar[str] = ""
     HELP: ClassVar[str] = ""
     CAN_GO_BACK: ClassVar[bool] = True

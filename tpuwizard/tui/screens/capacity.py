@@ -11,10 +11,11 @@ from tpuwizard.core.errors import BadInput
 from tpuwizard.core.plan import fit
 from tpuwizard.figures import money
 from tpuwizard.tui.screens.base import WizardScreen
+from tpuwizard.tui.state import CapacityAnswer
 from tpuwizard.tui.widgets.row_mark import add_mark_column, mark_row
 
 
-class CapacityScreen(WizardScreen):
+class CapacityScreen(WizardScreen[CapacityAnswer]):
     STEP = "3 Capacity"
     HELP = (
         "Type the size of your training state (48, 48GiB, 51.5GB) or a parameter count with "
@@ -139,7 +140,7 @@ class CapacityScreen(WizardScreen):
 
         def chosen(name: str | None) -> None:
             if name:
-                self.dismiss({"state_gib": self.state_gib, "accelerator": name})
+                self.dismiss(self.answer(name))
 
         self.app.push_screen(ProgramFitScreen(), chosen)
 
@@ -190,14 +191,13 @@ class CapacityScreen(WizardScreen):
                 ConfirmScreen(question, f"Use {chosen.name} anyway", "Choose another slice")
             ):
                 return
-        self.dismiss(
-            {
-                "state_gib": self.state_gib,
-                "accelerator": chosen.name,
-                "params": self.query_one("#params", Input).value.strip(),
-                "recipe": str(self.query_one("#recipe", Select).value),
-            }
-        )
+        self.dismiss(self.answer(chosen.name))
+
+    def answer(self, accelerator: str) -> CapacityAnswer:
+        """The slice chosen, with the size and the parameter count as the fields say now."""
+        params = self.query_one("#params", Input).value.strip()
+        recipe = str(self.query_one("#recipe", Select).value)
+        return CapacityAnswer(self.state_gib, accelerator, params, recipe)
 
 
 def _titled(widget: Input, title: str) -> Input:

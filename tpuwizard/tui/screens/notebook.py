@@ -21,7 +21,7 @@ def platform_label(title: str, chosen: bool) -> str:
     return f"{title} (chosen)" if chosen else title
 
 
-class NotebookScreen(WizardScreen):
+class NotebookScreen(WizardScreen[None]):
     STEP = "Notebook"
     HELP = (
         "Write a notebook, open it in Colab or Kaggle, switch the runtime to TPU and run all "

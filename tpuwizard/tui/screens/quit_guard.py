@@ -13,6 +13,7 @@ from textual.widgets import Button, Input, Static
 
 from tpuwizard.core.launch.billing import Billed
 from tpuwizard.figures import money
+from tpuwizard.tui.host import host
 
 
 def keep_word(undecided: list[Billed]) -> str:
@@ -35,8 +36,8 @@ class QuitGuard(ModalScreen[str | None]):
 
     def guard_text(self) -> str:
         """The resources with their state, age and cost, re-read from the core each second."""
-        billing = getattr(self.app, "billing", None)
-        now = [billing.get(b.name) or b if billing is not None else b for b in self.existing]
+        billing = host(self).billing
+        now = [billing.get(b.name) or b for b in self.existing]
         rows = "\n".join(
             f"  {b.name}  {b.zone}  {b.accelerator}  {b.state or '?'}  "
             + (

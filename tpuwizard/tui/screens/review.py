@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from textual import on
 from textual.app import ComposeResult
@@ -17,10 +15,10 @@ from tpuwizard.core.launch.plan import DEFAULT_MAX_RUN, LaunchPlan
 from tpuwizard.core.plan import catalog, cost, fit
 from tpuwizard.figures import count, money
 from tpuwizard.tui.screens.base import WizardScreen
-from tpuwizard.tui.state import WizardState
+from tpuwizard.tui.state import ReviewAnswer, WizardState
 
 
-class ReviewScreen(WizardScreen):
+class ReviewScreen(WizardScreen[ReviewAnswer]):
     STEP = "5 Review"
     HELP = (
         "Check what will be created. The deadline is Flex-start's maximum run duration; for "
@@ -95,7 +93,7 @@ class ReviewScreen(WizardScreen):
         self.show_problems()
         self.query_one("#name", Input).focus()
 
-    def answers(self) -> dict[str, Any]:
+    def answers(self) -> ReviewAnswer:
         """What the fields say now, in WizardState's terms."""
         name = self.query_one("#name", Input).value.strip() or None
         script = self.query_one("#script", Input).value.strip()
@@ -108,19 +106,19 @@ class ReviewScreen(WizardScreen):
             p.strip() for p in self.query_one("#fetch", Input).value.split(",") if p.strip()
         )
         watchdog = bool(self.query("#watchdog")) and self.query_one("#watchdog", Switch).value
-        return {
-            "name": name,
-            "max_run_minutes": max_run,
-            "watchdog": watchdog,
-            "deep_checks": self.query_one("#deep-checks", Switch).value,
-            "script": Path(script).expanduser() if script else None,
-            "fetch": fetch,
-        }
+        return ReviewAnswer(
+            name=name,
+            max_run_minutes=max_run,
+            watchdog=watchdog,
+            deep_checks=self.query_one("#deep-checks", Switch).value,
+            script=Path(script).expanduser() if script else None,
+            fetch=fetch,
+        )
 
     def problems(self) -> list[str]:
         """Every rule the plan would break, from the core (the same check the launch makes),
         in the wizard's words."""
-        candidate = replace(self.state, **self.answers())
+        candidate = self.state.reviewed(self.answers())
         return all_words(candidate.plan("preview").problems(), "wizard")
 
     @on(Input.Changed)
@@ -130,12 +128,10 @@ class ReviewScreen(WizardScreen):
             return
         answers = self.answers()
         if self.query("#watchdog-label"):
-            self.query_one("#watchdog-label", Label).update(watchdog_label(answers["watchdog"]))
-        self.query_one("#deep-checks-label", Label).update(
-            deep_checks_label(answers["deep_checks"])
-        )
+            self.query_one("#watchdog-label", Label).update(watchdog_label(answers.watchdog))
+        self.query_one("#deep-checks-label", Label).update(deep_checks_label(answers.deep_checks))
         problems = self.problems()
-        candidate = replace(self.state, **self.answers()).plan("preview")
+        candidate = self.state.reviewed(answers).plan("preview")
         words = self.deadline_words(candidate) if not problems else ""
         self.query_one("#deadline-words", Static).update(words)
         self.query_one("#error", Static).update("\n".join(problems))

@@ -29,7 +29,7 @@ DEFAULT_ANSWERS: dict[str, object] = {
 }
 
 
-class RouteScreen(WizardScreen):
+class RouteScreen(WizardScreen[str]):
     STEP = "1 Route"
     CAN_GO_BACK = False
     HELP = (

@@ -4,6 +4,7 @@ each screen only renders what it is given and reports the user's final choice.""
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 from typing import Any
 
 from textual import on
@@ -14,6 +15,7 @@ from textual.widgets import Button, Log, Static
 from tpuwizard.core.launch import events as ev
 from tpuwizard.event_text import describe
 from tpuwizard.figures import money
+from tpuwizard.tui.host import host
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.widgets.checks_panel import ChecksPanel
 from tpuwizard.tui.widgets.follow_log import FollowLog
@@ -37,7 +39,7 @@ def wrap_lines(lines: list[str], width: int) -> list[str]:
     return out
 
 
-class RunScreen(WizardScreen):
+class RunScreen(WizardScreen[None]):
     CAN_GO_BACK = False  # a launch in progress is stopped with Ctrl+Q, which tears down
 
     def __init__(self) -> None:
@@ -80,7 +82,7 @@ class ProvisionScreen(RunScreen):
 
     def tick(self) -> None:
         """The state and its age, from the core's billing state and clock."""
-        ours = [b for b in self.app.billing.existing() if not b.leftover]  # type: ignore[attr-defined]
+        ours = [b for b in host(self).billing.existing() if not b.leftover]
         if ours:
             b = ours[0]
             cost = f", about {money(b.cost_usd())} so far" if b.costing_since is not None else ""
@@ -162,7 +164,7 @@ class ScriptScreen(RunScreen):
             handle.end_runs()
             return
         if event.button.id == "edit-rerun":
-            self.edit_script(getattr(self.app, "state", None))
+            self.edit_script(host(self).state.script)
         self.pending.append("--- running your script again ---")
         handle.run_again()
 
@@ -190,13 +192,12 @@ class ScriptScreen(RunScreen):
             return
         self.pending.append(f"--- the shell on worker 0 ended (exit {code}) ---")
 
-    def edit_script(self, state: object) -> None:
+    def edit_script(self, script: Path | None) -> None:
         """Open the script in $VISUAL / $EDITOR with the wizard suspended (it resumes after)."""
         import os
         import shutil
         import subprocess
 
-        script = getattr(state, "script", None)
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or shutil.which("nano")
         if script is None or not editor:
             self.notify("Set $EDITOR to edit from here; the script runs again as it is.")

@@ -8,7 +8,8 @@ mode and the CLI print (``event_text.summary_lines``), folded by the core's ``Ru
 from __future__ import annotations
 
 import asyncio
-from typing import ClassVar
+from dataclasses import dataclass
+from typing import Literal
 
 from rich.text import Text
 from textual import on
@@ -31,7 +32,15 @@ def headline(summary: RunSummary) -> str:
     return f"STILL BILLING: {', '.join(summary.still_existing)}."
 
 
-class SummaryScreen(WizardScreen):
+@dataclass(frozen=True)
+class SummaryChoice:
+    """The way on: a new launch (back to Review), quit, or the same launch in ``zone``."""
+
+    kind: Literal["again", "quit", "zone"]
+    zone: str | None = None
+
+
+class SummaryScreen(WizardScreen[None]):
     STEP = "10 Summary"
     CAN_GO_BACK = False
     HELP = (
@@ -39,12 +48,13 @@ class SummaryScreen(WizardScreen):
         "tpuwizard receipt check. From here you can start another launch, try another zone, "
         "or quit."
     )
-    CHOICES: ClassVar[tuple[str, ...]] = ("again", "quit")
 
     def __init__(self, summary: RunSummary) -> None:
         super().__init__()
         self.summary = summary
-        self.choice: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self.choice: asyncio.Future[SummaryChoice] = asyncio.get_running_loop().create_future()
+        # Each button's way on, by its id.
+        self.ways = {"again": SummaryChoice("again"), "quit": SummaryChoice("quit")}
 
     def compose_body(self) -> ComposeResult:
         yield Static(Text(headline(self.summary), style="bold"), id="verdict")
@@ -56,7 +66,8 @@ class SummaryScreen(WizardScreen):
         """The ways on; a stockout adds the other zones."""
         box = self.query_one("#choices", Horizontal)
         for zone in zones[:3]:
-            box.mount(Button(f"Try {zone}", id=f"zone-{zone}", name=zone))
+            box.mount(Button(f"Try {zone}", id=f"zone-{zone}"))
+            self.ways[f"zone-{zone}"] = SummaryChoice("zone", zone)
         box.mount(Button("New launch", id="again", variant="primary"))
         box.mount(Button("Quit", id="quit"))
         self.call_after_refresh(self.focus_first_choice)
@@ -68,6 +79,6 @@ class SummaryScreen(WizardScreen):
 
     @on(Button.Pressed)
     def chosen(self, event: Button.Pressed) -> None:
-        if not self.choice.done():
-            value = f"zone:{event.button.name}" if event.button.name else str(event.button.id)
-            self.choice.set_result(value)
+        way = self.ways.get(event.button.id or "")
+        if way is not None and not self.choice.done():
+            self.choice.set_result(way)

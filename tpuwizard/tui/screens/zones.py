@@ -12,7 +12,7 @@ from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.widgets.row_mark import add_mark_column, mark_row
 
 
-class ZonesScreen(WizardScreen):
+class ZonesScreen(WizardScreen[str]):
     STEP = "4 Zones"
     HELP = (
         "Zones that offer your accelerator type. 'Offered' is not 'free right now': a create "

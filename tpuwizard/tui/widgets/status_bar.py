@@ -9,6 +9,7 @@ from textual.widget import Widget
 
 from tpuwizard.core.launch.billing import Billed, BillingState
 from tpuwizard.figures import count, money
+from tpuwizard.tui.host import host
 
 
 def kept_text(item: Billed, names: bool = True) -> str:
@@ -76,11 +77,11 @@ class StatusBar(Widget):
         self.step = step
 
     def on_mount(self) -> None:
-        self.set_class(self.app.billing.may_bill(), "billing")  # type: ignore[attr-defined]
+        self.set_class(host(self).billing.may_bill(), "billing")
         self.set_interval(1.0, self.refresh_text)
 
     def refresh_text(self) -> None:
-        self.set_class(self.app.billing.may_bill(), "billing")  # type: ignore[attr-defined]
+        self.set_class(host(self).billing.may_bill(), "billing")
         self.refresh()
         stack = self.app.screen_stack
         if self.screen in stack:
@@ -89,9 +90,9 @@ class StatusBar(Widget):
                 screen.refresh(self.region)
 
     def render(self) -> Content:
-        app = self.app
-        practice = "PRACTICE | " if app.state.practice else ""  # type: ignore[attr-defined]
-        billing: BillingState = app.billing  # type: ignore[attr-defined]
+        app = host(self)
+        practice = "PRACTICE | " if app.state.practice else ""
+        billing = app.billing
         text = f"{practice}{self.step} | {meter_text(billing)}"
         if len(text) > self.size.width - 2:  # the meter must never fall off the bar
             text = f"{practice}{self.step} | {meter_text(billing, names=False)}"

@@ -1,0 +1,59 @@
+"""What each step is dismissed with reaches the wizard's state: a slice picked from the program,
+and the summary's ways on (a new launch goes back to Review, Quit leaves)."""
+
+from textual.screen import ModalScreen
+
+from tests.tui.pilot_helpers import on_screen, press, until, walk_to_capacity, walk_to_review
+from tpuwizard.tui.app import WizardApp
+
+SIZE = (100, 32)
+
+
+class PicksV5Litepod8(ModalScreen[str | None]):
+    """Stands in for "From my program": the compile chose v5litepod-8."""
+
+    def on_mount(self) -> None:
+        self.dismiss("v5litepod-8")
+
+
+async def test_a_slice_picked_from_the_program_goes_on_to_the_zones(tmp_path, home, monkeypatch):
+    from tpuwizard.tui.widgets import program_fit
+
+    monkeypatch.setattr(program_fit, "ProgramFitScreen", PicksV5Litepod8)
+    app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await walk_to_capacity(pilot)
+        await press(pilot, "#from-program")
+        await on_screen(pilot, "ZonesScreen", 10)
+        assert app.state.accelerator == "v5litepod-8"
+        assert app.state.recipe == "bf16-adam"  # the fields as they were, kept
+
+
+async def refused_launch_summary(pilot) -> None:
+    """Create from Review with a quota fault: refused, nothing bills, the summary shows."""
+    await walk_to_review(pilot)
+    await press(pilot, "#create")
+    await until(pilot, lambda: pilot.app.state.finished_code is not None, 60, "the refusal")
+    await on_screen(pilot, "SummaryScreen")
+    await until(pilot, lambda: pilot.app.screen.query("#again"), 10, "the summary's buttons")
+
+
+async def test_new_launch_on_the_summary_goes_back_to_review(tmp_path, home, monkeypatch):
+    monkeypatch.setenv("TPUWIZARD_SANDBOX_FAULTS", "quota=5")
+    app = WizardApp(run_dir=tmp_path / "runs")
+    async with app.run_test(size=SIZE) as pilot:
+        await refused_launch_summary(pilot)
+        zone = app.state.zone
+        await press(pilot, "#again")
+        await on_screen(pilot, "ReviewScreen", 10)
+        assert app.state.zone == zone and app.is_running
+
+
+async def test_quit_on_the_summary_leaves_when_nothing_bills(tmp_path, home, monkeypatch):
+    monkeypatch.setenv("TPUWIZARD_SANDBOX_FAULTS", "quota=5")
+    app = WizardApp(run_dir=tmp_path / "runs")
+    async with app.run_test(size=SIZE) as pilot:
+        await refused_launch_summary(pilot)
+        await press(pilot, "#quit")
+        await until(pilot, lambda: not app.is_running, 10, "the exit")
+    assert app.return_code == 0
