@@ -13,9 +13,10 @@ from collections.abc import Callable
 from typing import Any
 
 from tpuwizard.core.cancel import CancelToken
+from tpuwizard.core.exit_codes import EXIT_OK, EXIT_TEARDOWN
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.ledger import Resource
-from tpuwizard.core.launch.plan import DEFAULT_MAX_RUN, EXIT_OK, EXIT_TEARDOWN, LaunchPlan
+from tpuwizard.core.launch.plan import DEFAULT_MAX_RUN, LaunchPlan
 from tpuwizard.core.launch.runtime import Runtime
 from tpuwizard.core.launch.teardown import delete_and_verify
 from tpuwizard.core.plan import catalog, cost
