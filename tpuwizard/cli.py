@@ -10,7 +10,8 @@ import click
 
 from tpuwizard import __version__
 from tpuwizard.commands import cloud, evidence, iterate, planning
-from tpuwizard.commands.common import EXIT_BAD_INPUT, Group, say_kept_nodes
+from tpuwizard.commands.common import Group, say_kept_nodes
+from tpuwizard.core.exit_codes import EXIT_BAD_INPUT
 
 
 @click.group(

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from tpuwizard.choice_words import Audience, plain_data, words
 from tpuwizard.core.cloud.diagnosis import Diagnosis
+from tpuwizard.core.cloud.endpoint import ENDPOINT_ENV
 from tpuwizard.core.errors import BadInput, PlanRefused
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.summary import RunSummary
@@ -19,6 +20,7 @@ from tpuwizard.figures import count, money
 if TYPE_CHECKING:
     from tpuwizard.core.launch.ledger import Resource
     from tpuwizard.core.launch.teardown import TeardownResult
+    from tpuwizard.session.decision import Mode, ZoneAnswer
 
 # How each front end stops a wait (the CLI's bound is a flag; the others stop by hand).
 STOP_WAITING = {
@@ -35,12 +37,25 @@ SCRIPT_TAIL = "    | "
 QUEUE_WAITING = ("ACCEPTED", "WAITING_FOR_RESOURCES")
 
 
-def survey_words(source: str, practice: bool, cached: bool = False) -> str:
-    """Where a zone survey came from, in the same words for ``zones`` and plain mode."""
-    if source != "live":
-        return "documented, not live"
-    where = "from the practice sandbox" if practice else "live from the TPU API"
-    return where + (", cached" if cached else "")
+def survey_words(answer: ZoneAnswer) -> str:
+    """Where a zone survey came from, in the same words in every front end."""
+    if not answer.live:
+        return "documented, not live" + (f" ({answer.failure})" if answer.failure else "")
+    where = "from the practice sandbox" if answer.practice else "live from the TPU API"
+    return where + (", cached" if answer.survey.cached else "")
+
+
+def practice_words(mode: Mode) -> str:
+    """Why this session is practice, in one line every front end says the same way."""
+    why = {
+        "asked": "practice was asked for (--sandbox)",
+        "endpoint": f"{ENDPOINT_ENV} points at a sandbox ({mode.endpoint})",
+        "no credentials": "no Google credentials were found",
+    }.get(mode.why, "practice was chosen")
+    return (
+        f"[practice] Using the local sandbox because {why}: nothing here is a real Cloud TPU "
+        "and nothing is billed."
+    )
 
 
 def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:

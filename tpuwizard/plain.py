@@ -16,20 +16,22 @@ import questionary
 from tpuwizard.choice_words import all_words
 from tpuwizard.core import paths
 from tpuwizard.core.cloud import gcloud_config
+from tpuwizard.core.deadlines import deadline_bounds_text, deadline_problem
 from tpuwizard.core.errors import BadInput, PlanRefused
 from tpuwizard.core.evidence import notebook
+from tpuwizard.core.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED
 from tpuwizard.core.launch.events import BootstrapLine, Finished, ScriptLine, VerifierLine
 from tpuwizard.core.launch.plan import DEFAULT_MAX_RUN, LaunchPlan
 from tpuwizard.core.plan import fit, routes
 from tpuwizard.event_text import (
     SCRIPT_TAIL,
     describe,
+    practice_words,
     refusal_text,
     summary_lines,
     survey_words,
     wrap_paragraph,
 )
-from tpuwizard.session import practice
 from tpuwizard.session.kept_lines import recorded_kept
 from tpuwizard.session.launch_handle import LaunchHandle
 from tpuwizard.session.session import Session
@@ -56,7 +58,8 @@ class PlainWizard:
     ) -> None:
         # prompt_io (input=, output=) lets tests drive the prompts through a pipe.
         self.sandbox, self.io = sandbox, prompt_io
-        self.run_dir = run_dir or Path.cwd() / "runs"
+        self.runs = run_dir  # the base of run folders asked for; the session says the default
+        self.session: Session | None = None  # made when the walk starts (run)
         echo = prompt_io.pop("echo", None)
         self.out = echo or print  # a line as it is (the script's own output)
         # Its own paragraphs are fitted to the terminal at word boundaries; lines captured by a
@@ -83,22 +86,17 @@ class PlainWizard:
 
     def run(self) -> int:
         ctx = gcloud_config.discover()
-        is_practice = self.sandbox or ctx.credentials is None
-        if is_practice:
-            self.say(
-                "[practice] No Google credentials, or --sandbox: everything runs against a "
-                "local sandbox. Nothing is real and nothing is billed."
-            )
+        session = self.session = Session.for_walk(self.sandbox, self.runs)
+        if session.practice:
+            self.say(practice_words(session.mode))
         self.say_kept()  # an earlier `up` may still be billing: say so before anything else
         route = self.choose_route()
         if route == "notebook":
-            return self.notebook_route()
-        project = self.choose_project(ctx, is_practice)
+            return self.notebook_route(session)
+        project = self.choose_project(ctx, session)
+        session.switch(session.practice, project)
         accelerator = self.choose_slice()
-        session = Session(is_practice, project)
-        zone = self.choose_zone(
-            session, accelerator, ctx.zone, is_practice or bool(ctx.credentials)
-        )
+        zone = self.choose_zone(session, accelerator, ctx.zone)
         name = (
             self.text(
                 "Name (empty for tpuwizard-<run id>)",
@@ -106,11 +104,19 @@ class PlainWizard:
             )
             or None
         )
-        minutes = int(self.text("Deadline in minutes", str(DEFAULT_MAX_RUN[route]), check=_minutes))
+        minutes = float(
+            self.text(
+                f"Deadline in minutes ({deadline_bounds_text()})",
+                str(DEFAULT_MAX_RUN[route]),
+                check=_minutes,
+            )
+        )
         check = session.watchdog_check() if route in WATCHDOG_ROUTES else None
         if check is not None:
             self.say(check_words(check))
-        watchdog = check is not None and self.ask_watchdog(check.arm_by_default)
+            watchdog = self.ask_watchdog(session.default_watchdog(route, check))
+        else:
+            watchdog = session.default_watchdog(route, None)  # no watchdog on this route
         deep = self.ask(
             questionary.confirm(
                 "Deeper checks: a precision profile and a profiler trace, in the run folder?",
@@ -133,7 +139,7 @@ class PlainWizard:
             zone=zone,
             project=project,
             run_id=run_id,
-            run_dir=self.run_dir / run_id,
+            run_dir=session.run_folder(run_id),
             route=route,
             name=name,
             script=Path(script) if script else None,
@@ -189,9 +195,9 @@ class PlainWizard:
         default = next(c for c in choices if c.value == advice.route)
         return self.select("Route", choices, default)
 
-    def notebook_route(self) -> int:
+    def notebook_route(self, session: Session) -> int:
         key = self.select("Which notebook?", ["colab", "kaggle"], "colab")
-        path = notebook.write_notebook(key, self.run_dir.parent / f"tpuwizard-{key}.ipynb")
+        path = notebook.write_notebook(key, session.runs_base.parent / f"tpuwizard-{key}.ipynb")
         plat = notebook.get_platform(key)
         self.say(f"Wrote {path}. Upload it to {plat.title}, then:")
         for step in plat.switch_steps:
@@ -200,12 +206,12 @@ class PlainWizard:
         self.say(f"Then check it: {notebook.check_command(key)}")
         return 0
 
-    def choose_project(self, ctx: gcloud_config.GcloudContext, is_practice: bool) -> str:
-        if is_practice:
-            return practice.PRACTICE_PROJECT
+    def choose_project(self, ctx: gcloud_config.GcloudContext, session: Session) -> str:
+        if session.practice and session.project:
+            return session.project  # the session's practice project
         for what, command in ctx.problems:
             self.say(f"{what}: {command}")
-        return self.text("Project id", ctx.project or "", check=gcloud_config.validate_project)
+        return self.text("Project id", session.project or "", check=gcloud_config.validate_project)
 
     def ask_state(self, known: str | None = None) -> float:
         """The training state in GiB: a size, or parameters and a recipe (as the wizard asks)."""
@@ -306,16 +312,14 @@ class PlainWizard:
         best = next((c for c, r in zip(choices, results, strict=True) if r.fits), choices[0])
         return self.select("Slice", choices, best)
 
-    def choose_zone(
-        self, session: Session, accelerator: str, current: str | None, live: bool
-    ) -> str:
+    def choose_zone(self, session: Session, accelerator: str, current: str | None) -> str:
         from tpuwizard.core.cloud import zones
 
-        survey = zones.live(session.cloud) if live else zones.documented()
-        offering = survey.offering(accelerator)
+        answer = session.zone_survey(strict=False)  # a failed live survey: the catalog, said so
+        offering = answer.survey.offering(accelerator)
         if not offering:
             raise BadInput(f"No zone offers {accelerator}.")
-        where = survey_words(survey.source, session.practice, survey.cached)
+        where = survey_words(answer)
         self.say(f"Zones offering {accelerator} ({where}). {zones.OFFERED_NOTE}")
         return self.select("Zone", offering, current if current in offering else offering[0])
 
@@ -350,8 +354,14 @@ def _size_or_params(text: str) -> None:
 
 
 def _minutes(text: str) -> None:
-    if not text.isdigit() or not 1 <= int(text) <= 7 * 24 * 60:
-        raise BadInput("A number of minutes from 1 to 10080.")
+    """The core's deadline bounds, as every front end checks them."""
+    try:
+        minutes = float(text)
+    except ValueError:
+        raise BadInput(f"A number of minutes, {deadline_bounds_text()}.") from None
+    problem = deadline_problem(minutes)
+    if problem:
+        raise BadInput(problem)
 
 
 def _is_file(text: str) -> None:
@@ -364,7 +374,7 @@ def run_plain(sandbox: bool = False) -> int:
         return PlainWizard(sandbox).run()
     except KeyboardInterrupt:
         print("Stopped before anything was created.", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BadInput as err:
         print(f"Error: {refusal_text(err, 'plain')}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT

@@ -25,14 +25,17 @@ def test_offline_zones_are_labelled_documented():
     doc = json.loads(proc.stdout)
     assert doc["source"] == "documented"
     assert "v5litepod-4" in doc["zones"]["us-west1-c"]
-    human = run("zones", "--accelerator", "v5litepod-4")
+    human = run("zones", "--offline", "--accelerator", "v5litepod-4")
     assert "documented, not live" in human.stdout
     assert "not the same as free capacity" in human.stdout
 
 
-def test_without_credentials_zones_default_to_the_documented_catalog(tmp_path):
+def test_without_credentials_zones_come_from_the_practice_sandbox_as_in_the_wizard(tmp_path):
+    # No credentials means a practice session, here as in the wizard and plain mode: its zones
+    # are the ones a practice launch can use. --offline still gives the documented catalog.
     proc = run("zones", "--json", CLOUDSDK_CONFIG=str(tmp_path / "none"))
-    assert json.loads(proc.stdout)["source"] == "documented"
+    assert json.loads(proc.stdout)["source"] == "live"
+    assert "[practice]" in proc.stderr and "no Google credentials were found" in proc.stderr
 
 
 def test_live_zones_from_the_sandbox_are_labelled_practice():

@@ -99,9 +99,11 @@ def test_capacity(snap_compare, size):
 
 
 def test_zones(snap_compare, size):
+    from tpuwizard.session.decision import ZoneAnswer
     from tpuwizard.tui.screens.zones import ZonesScreen
 
-    app = Harness(lambda: ZonesScreen("v5litepod-4", "us-central1-a", documented))
+    answer = ZoneAnswer(documented(), practice=False)
+    app = Harness(lambda: ZonesScreen("v5litepod-4", "us-central1-a", lambda: answer))
     assert snap_compare(app, terminal_size=size, run_before=_settle)
 
 

@@ -185,8 +185,11 @@ def test_run_exits_1_when_a_file_did_not_come_back_whole(tmp_path, monkeypatch, 
                 fetch_incomplete=True,
             )
 
+    from tpuwizard.session.session import Session
+
     monkeypatch.chdir(tmp_path)
-    code = _run_once(Kept(), tmp_path / "t.py", (), ("*.bin",), None, CancelToken(), False)  # type: ignore[arg-type]
+    args = (Kept(), tmp_path / "t.py", (), ("*.bin",), None, CancelToken(), False)
+    code = _run_once(Session(True), *args)  # type: ignore[arg-type]
     err = capsys.readouterr().err
     assert code == 1
     assert "not copied back: model.bin (the stream was cut short: 5 of 9 bytes arrived)" in err

@@ -40,9 +40,9 @@ def test_plain_mode_names_practice_zones_as_the_cli_does(monkeypatch):
     wizard = PlainWizard(sandbox=True, echo=lines.append)
     monkeypatch.setattr(wizard, "select", lambda message, choices, default=None: default)
     survey = zones.ZoneSurvey("live", {"us-central1-a": ["v5litepod-4"]})
-    monkeypatch.setattr(zones, "live", lambda cloud: survey)
+    monkeypatch.setattr(zones, "live", lambda cloud, refresh=False: survey)
     session = Session(practice=True, project="practice-project")
     session._cloud = FakeCloud()
-    assert wizard.choose_zone(session, "v5litepod-4", None, live=True) == "us-central1-a"
+    assert wizard.choose_zone(session, "v5litepod-4", None) == "us-central1-a"
     said = next(line for line in lines if line.startswith("Zones offering v5litepod-4"))
     assert "(from the practice sandbox" in said and "(live)" not in said

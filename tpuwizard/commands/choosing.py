@@ -6,8 +6,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tpuwizard.commands.common import EXIT_OK, say, stdin_is_terminal
+from tpuwizard.commands.common import say, stdin_is_terminal
 from tpuwizard.core.errors import BadInput
+from tpuwizard.core.exit_codes import EXIT_OK
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -19,9 +19,6 @@ from tpuwizard.commands.choosing import (
     select,
 )
 from tpuwizard.commands.common import (
-    EXIT_CLOUD,
-    EXIT_OK,
-    EXIT_TEARDOWN,
     Group,
     ask_yes_no,
     cloud_errors,
@@ -35,7 +32,9 @@ from tpuwizard.commands.common import (
     stdin_is_terminal,
     transport_option,
 )
+from tpuwizard.core.deadlines import deadline_bounds_text
 from tpuwizard.core.errors import BadInput
+from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_OK, EXIT_TEARDOWN
 
 if TYPE_CHECKING:
     from tpuwizard.core.launch.teardown import Billable, Unchecked
@@ -120,7 +119,8 @@ def _interrupt(signum: int, _frame: object) -> None:
 @click.option(
     "--max-run",
     type=float,
-    help="Deadline in minutes (Flex-start's maxRunDuration; the watchdog's deadline).",
+    help=f"Deadline in minutes, {deadline_bounds_text()} (Flex-start's maxRunDuration; the "
+    "watchdog's deadline).",
 )
 @click.option(
     "--watchdog/--no-watchdog",
@@ -198,7 +198,7 @@ def launch(
         ready_timeout = DEFAULT_READY_TIMEOUT.get(route, 1800.0)
     if ready_timeout <= 0:
         raise BadInput("--ready-timeout must be a number of seconds above zero.")
-    session = open_session(project, sandbox)
+    session = open_session(project, sandbox, run_dir)
     if keep:  # in practice the sandbox (and a watchdog's endpoint) must outlive this command
         session.prepare_to_keep()
     run_id = paths.new_run_id()
@@ -207,7 +207,7 @@ def launch(
         zone=zone,
         project=session.project or "",
         run_id=run_id,
-        run_dir=(run_dir or Path.cwd() / "runs") / run_id,
+        run_dir=session.run_folder(run_id),
         route=route,
         name=name,
         script=script,

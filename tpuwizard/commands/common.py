@@ -1,4 +1,4 @@
-"""What every command shares: exit codes, output helpers, error handling, connecting."""
+"""What every command shares: output helpers, error handling, connecting."""
 
 from __future__ import annotations
 
@@ -6,18 +6,17 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 from tpuwizard.core.errors import BadInput
+from tpuwizard.core.exit_codes import EXIT_BAD_INPUT, EXIT_CLOUD, EXIT_INTERRUPTED
 
 if TYPE_CHECKING:
     from tpuwizard.session.kept_lines import KeptInfo
     from tpuwizard.session.session import Session
-
-# Exit codes, as DESIGN.md fixes them.
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CLOUD, EXIT_TEARDOWN = 0, 1, 2, 3, 4
 
 
 def say(text: str = "") -> None:
@@ -146,13 +145,14 @@ def cloud_errors(
         raise click.exceptions.Exit(EXIT_CLOUD) from None
 
 
-def open_session(project: str | None, sandbox: bool) -> Session:
-    """The session for a command: the sandbox when asked, or when no credentials exist."""
+def open_session(project: str | None, sandbox: bool, runs: Path | None = None) -> Session:
+    """The session for a command, practice or real as :meth:`Session.decide` says."""
+    from tpuwizard.event_text import practice_words
     from tpuwizard.session.session import Session
 
-    session = Session.open(project, sandbox)
+    session = Session.open(project, sandbox, runs)
     if session.practice:
-        say("[practice] Using the local sandbox: nothing here is a real Cloud TPU.")
+        say(practice_words(session.mode))
     return session
 
 
@@ -160,9 +160,6 @@ def split_list(text: str | None) -> list[str] | None:
     if not text:
         return None
     return [part.strip() for part in text.split(",") if part.strip()]
-
-
-EXIT_INTERRUPTED = 130  # 128 + SIGINT
 
 
 def ask_yes_no(question: str) -> bool:

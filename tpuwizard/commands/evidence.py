@@ -7,14 +7,9 @@ from pathlib import Path
 
 import click
 
-from tpuwizard.commands.common import (
-    EXIT_FAILED,
-    EXIT_OK,
-    Group,
-    print_json,
-    say,
-)
+from tpuwizard.commands.common import Group, print_json, say
 from tpuwizard.core.errors import BadInput
+from tpuwizard.core.exit_codes import EXIT_FAILED, EXIT_OK
 
 
 @click.command()

@@ -13,10 +13,6 @@ from typing import TYPE_CHECKING
 import click
 
 from tpuwizard.commands.common import (
-    EXIT_CLOUD,
-    EXIT_FAILED,
-    EXIT_OK,
-    EXIT_TEARDOWN,
     ask_yes_no,
     cloud_errors,
     open_session,
@@ -26,7 +22,9 @@ from tpuwizard.commands.common import (
     say,
     transport_option,
 )
+from tpuwizard.core.deadlines import deadline_bounds_text
 from tpuwizard.core.errors import BadInput
+from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK, EXIT_TEARDOWN, for_signal
 
 if TYPE_CHECKING:
     from tpuwizard.core.cancel import CancelToken
@@ -54,9 +52,14 @@ node_option = click.option("--node", help="The kept node (optional when exactly 
     type=float,
     default=30,
     show_default=True,
-    help="Minutes without a run, watch, ssh or open wizard before the node deletes itself.",
+    help="Minutes without a run, watch, ssh or open wizard before the node deletes itself "
+    f"({deadline_bounds_text()}).",
 )
-@click.option("--max-run", type=float, help="Minutes until it deletes itself regardless.")
+@click.option(
+    "--max-run",
+    type=float,
+    help=f"Minutes until it deletes itself regardless ({deadline_bounds_text()}).",
+)
 @click.option(
     "--no-watchdog",
     is_flag=True,
@@ -107,7 +110,7 @@ def up(
         zone=zone,
         project=session.project or "",
         run_id=run_id,
-        run_dir=Path.cwd() / "runs" / run_id,
+        run_dir=session.run_folder(run_id),
         route=route,
         name=name,
         keep=True,
@@ -202,6 +205,7 @@ def _open_kept(session: Session, node: str | None) -> KeptNode:
 
 
 def _run_once(
+    session: Session,
     kept: KeptNode,
     script: Path,
     args: tuple[str, ...],
@@ -220,7 +224,7 @@ def _run_once(
     from tpuwizard.core.remote.jobs import prefix
 
     run_id = paths.new_run_id()
-    run_dir = Path.cwd() / "runs" / run_id
+    run_dir = session.run_folder(run_id)
 
     def on_line(worker: int, text: str) -> None:
         if as_json:
@@ -311,7 +315,7 @@ def run(
     with StopScriptOnSignals(say) as stop:
         folder = LocalFolder(script.parent)
         code = stop.exit_code(
-            _run_once(kept, script, args, fetch, folder, stop.token, as_json, wait)
+            _run_once(session, kept, script, args, fetch, folder, stop.token, as_json, wait)
         )
     sys.exit(code)  # then cli.py says what each kept node has cost and when it deletes itself
 
@@ -346,14 +350,16 @@ def watch(
         kept,
         script,
         # A save while another command runs on the node waits for it rather than failing.
-        lambda folder, token: _run_once(kept, script, args, fetch, folder, token, False, True),
+        lambda folder, token: _run_once(
+            session, kept, script, args, fetch, folder, token, False, True
+        ),
         debounce,
     )
     import signal
 
     _offer_teardown(session, kept.name, ask=ended_by != signal.SIGHUP)
     if ended_by is not None:
-        sys.exit(128 + ended_by)  # ended by a signal, as every command says it
+        sys.exit(for_signal(ended_by))  # ended by a signal, as every command says it
 
 
 def _offer_teardown(session: Session, name: str, ask: bool = True) -> None:

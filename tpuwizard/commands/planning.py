@@ -7,15 +7,9 @@ from pathlib import Path
 
 import click
 
-from tpuwizard.commands.common import (
-    EXIT_FAILED,
-    cloud_errors,
-    open_session,
-    print_json,
-    say,
-    split_list,
-)
+from tpuwizard.commands.common import cloud_errors, open_session, print_json, say, split_list
 from tpuwizard.core.errors import BadInput
+from tpuwizard.core.exit_codes import EXIT_FAILED
 
 
 class _SizeCommand(click.Command):
@@ -235,7 +229,8 @@ def _fit_program(program: str, chosen: list, as_json: bool, **options: object) -
 @click.option(
     "--live/--offline",
     default=None,
-    help="Ask the TPU API (default with credentials) or use the documented catalog.",
+    help="Ask the TPU API (or the practice sandbox, where the session is practice: the default) "
+    "or use the documented catalog.",
 )
 @click.option("--project", help="Project to survey (default from gcloud).")
 @click.option("--sandbox", is_flag=True, help="Survey the local practice sandbox.")
@@ -263,16 +258,15 @@ def zones(
             raise BadInput(str(err)) from None
     if project:
         gcloud_config.validate_project(project)
-    if live is None:
-        live = sandbox or gcloud_config.has_credentials()
-    practice_mode = False
-    if live:
+    from tpuwizard.session.decision import ZoneAnswer
+
+    if live is False:  # asked for the catalog: no session, no cloud
+        answer = ZoneAnswer(zone_survey.documented(), practice=False)
+    else:  # the session's survey, as the wizard and plain mode show it
         session = open_session(project, sandbox)
-        practice_mode = session.practice
         with cloud_errors(Context(project=session.project, accelerator=accelerator)):
-            survey = zone_survey.live(session.cloud, refresh=refresh)
-    else:
-        survey = zone_survey.documented()
+            answer = session.zone_survey(refresh=refresh, strict=True)
+    survey = answer.survey
     table = survey.narrowed(accelerator)
     if as_json:
         doc: dict[str, object] = {"source": survey.source, "zones": table}
@@ -283,7 +277,7 @@ def zones(
         from tpuwizard.event_text import survey_words
         from tpuwizard.render import render_zones
 
-        label = survey_words(survey.source, practice_mode, survey.cached)
+        label = survey_words(answer)
         unconfirmed: frozenset[str] = frozenset()
         if survey.source == "documented":
             gens = (

@@ -67,10 +67,15 @@ def new_run_id(now: datetime | None = None) -> str:
     return f"{stamp}-{secrets.token_hex(2)}"
 
 
+def runs_folder(base: Path | None = None) -> Path:
+    """The folder of run folders: ``base`` (``--run-dir``), else ``runs/`` in the working
+    directory. The one place that default is made (the session's ``run_folder`` asks here)."""
+    return base if base is not None else Path.cwd() / "runs"
+
+
 def run_dir(run_id: str, base: Path | None = None) -> Path:
     """``runs/<run id>/`` under the working directory (or ``base``), created on first use."""
-    path = (base if base is not None else Path.cwd() / "runs") / run_id
-    return make_folder(path, "The run folder (--run-dir)")
+    return make_folder(runs_folder(base) / run_id, "The run folder (--run-dir)")
 
 
 def owner_label() -> str:

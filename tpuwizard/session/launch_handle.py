@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.errors import BadInput
+from tpuwizard.core.exit_codes import EXIT_BAD_INPUT, EXIT_CLOUD, for_signal
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.plan import DEFAULT_READY_TIMEOUT, LaunchPlan
 from tpuwizard.core.launch.summary import RunSummary
@@ -68,7 +69,7 @@ class LaunchHandle:
 
     def stop_for_signal(self, signum: int, name: str) -> None:
         """A stop signal: delete now; the process exits 128 + the first signal."""
-        self.delete_now(name, 128 + signum)
+        self.delete_now(name, for_signal(signum))
 
     def keep(self, exit_code: int | None = None) -> str:
         """Stop following and leave what exists running, once that is safe: its watchdog armed
@@ -131,7 +132,7 @@ class LaunchHandle:
     def _failed_to_start(self, err: BaseException) -> Iterator[ev.Event]:
         from tpuwizard.core.cloud.diagnose import diagnose
 
-        code = self.exit_after_stop or (2 if isinstance(err, BadInput) else 3)
+        code = self.exit_after_stop or (EXIT_BAD_INPUT if isinstance(err, BadInput) else EXIT_CLOUD)
         d = diagnose(err if isinstance(err, Exception) else RuntimeError(str(err)))
         failed = ev.Failed("start", d)
         finished = ev.Finished(False, code, str(self.plan.run_dir), None)

@@ -10,12 +10,16 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tpuwizard.core import paths
 from tpuwizard.core.cloud import gcloud_config
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.billing import BillingState
+from tpuwizard.session import decision
 from tpuwizard.session import practice as practice_mode
+from tpuwizard.session.decision import Mode, ZoneAnswer
 
 if TYPE_CHECKING:
     # Imported where used: the wizard makes its Session before its first screen shows.
@@ -31,9 +35,18 @@ if TYPE_CHECKING:
 class Session:
     """One user's session with Cloud TPU (or the practice sandbox)."""
 
-    def __init__(self, practice: bool, project: str | None = None) -> None:
+    def __init__(
+        self,
+        practice: bool,
+        project: str | None = None,
+        runs: Path | None = None,
+        mode: Mode | None = None,
+    ) -> None:
         self.practice = practice
         self.project = project or (practice_mode.PRACTICE_PROJECT if practice else None)
+        self.runs = runs  # the base folder of run folders asked for (--run-dir), if any
+        # How practice or real was decided at start (its reason, for the words front ends say).
+        self.mode = mode or Mode(practice, self.project, "asked" if practice else "real")
         self.billing = BillingState()
         self._cloud: TpuCloud | None = None
         self._cloud_lock = threading.Lock()  # the wizard's heartbeats may open it from a thread
@@ -43,20 +56,33 @@ class Session:
         self._deletions = 0  # deletions under way outside a launch (the wizard's, in threads)
         self._deletions_lock = threading.Lock()
 
+    @staticmethod
+    def decide(sandbox: bool, ctx: gcloud_config.GcloudContext) -> Mode:
+        """Practice or real, and the project: the one rule every front end asks
+        (:func:`decision.decide`)."""
+        return decision.decide(sandbox, ctx)
+
     @classmethod
-    def open(cls, project: str | None = None, sandbox: bool = False) -> Session:
-        """The CLI's choice: the sandbox when asked, when already pointed at one, or when no
-        Google credentials exist; else the real API for the configured project."""
-        if sandbox or practice_mode.is_practice() or not gcloud_config.has_credentials():
-            return cls(True, project)
-        ctx = gcloud_config.discover(project=project)
-        if ctx.project is None:
-            raise BadInput(
-                "No project is set: give --project PROJECT_ID or run "
-                "`gcloud config set project PROJECT_ID`."
-            )
-        gcloud_config.validate_project(ctx.project)
-        return cls(False, ctx.project)
+    def open(
+        cls, project: str | None = None, sandbox: bool = False, runs: Path | None = None
+    ) -> Session:
+        """The commands' session, by :meth:`decide`; a real one needs a valid project."""
+        mode = cls.decide(sandbox, gcloud_config.discover(project=project))
+        if not mode.practice:
+            if mode.project is None:
+                raise BadInput(
+                    "No project is set: give --project PROJECT_ID or run "
+                    "`gcloud config set project PROJECT_ID`."
+                )
+            gcloud_config.validate_project(mode.project)
+        return cls(mode.practice, mode.project, runs, mode)
+
+    @classmethod
+    def for_walk(cls, sandbox: bool, runs: Path | None = None) -> Session:
+        """The wizard's and plain mode's session, by :meth:`decide` (the project may still be
+        asked for: :meth:`switch`)."""
+        mode = cls.decide(sandbox, gcloud_config.discover())
+        return cls(mode.practice, mode.project, runs, mode)
 
     def switch(self, practice: bool, project: str | None) -> None:
         """The wizard's account step changed mode or project: the next cloud call uses them."""
@@ -72,13 +98,16 @@ class Session:
         with self._cloud_lock:
             if self._cloud is None:
                 from tpuwizard.core.cloud.client import TpuCloud
+                from tpuwizard.core.cloud.endpoint import GOOGLE_ENDPOINT
 
                 if self.practice and not practice_mode.is_practice():
                     # None when a lasting one was running: then this process serves nothing.
                     self._sandbox_server = practice_mode.start_sandbox()
                 if not self.project:
                     raise BadInput("No project is set: choose a project id first.")
-                self._cloud = TpuCloud(self.project)
+                # Real means Google, even after a practice sandbox of ours exported its address.
+                endpoint = None if self.practice else GOOGLE_ENDPOINT
+                self._cloud = TpuCloud(self.project, endpoint=endpoint)
             return self._cloud
 
     @property
@@ -87,21 +116,70 @@ class Session:
 
         return ledger_for(self.practice)
 
+    # -- where things go and come from ------------------------------------------------------
+    @property
+    def runs_base(self) -> Path:
+        """The folder that holds the run folders: ``--run-dir``, else ``runs/`` here."""
+        return paths.runs_folder(self.runs)
+
+    def run_folder(self, run_id: str) -> Path:
+        """Where run ``run_id``'s receipt and files go (created when the launch writes them)."""
+        return self.runs_base / run_id
+
+    def zone_survey(self, refresh: bool = False, strict: bool = True) -> ZoneAnswer:
+        """Which zones offer which types: live when this session reaches a cloud (practice, or
+        Google credentials), else the documented catalog. A live survey that fails raises when
+        ``strict`` (the ``zones`` command's answer is the survey); else the documented catalog
+        stands in, and the answer says why (the wizard's and plain mode's walks go on)."""
+        from tpuwizard.core.cloud import zones
+
+        if not (self.practice or gcloud_config.has_credentials()):
+            return ZoneAnswer(zones.documented(), self.practice)
+        try:
+            return ZoneAnswer(zones.live(self.cloud, refresh=refresh), self.practice)
+        except BadInput:
+            raise
+        except Exception as err:
+            if strict:
+                raise
+            from tpuwizard.core.cloud.diagnose import diagnose
+
+            return ZoneAnswer(zones.documented(), self.practice, diagnose(err).title)
+
     # -- before create ----------------------------------------------------------------------
     def watchdog_check(self, service_account: str | None = None) -> WatchdogCheck:
         """Can the on-VM watchdog run? Asked before create (IAM's actAs test and the project's
-        IAM policy); front ends arm it by default where the answer is not "no"."""
+        IAM policy). A check that cannot be made answers "not known" (the VM checks again after
+        create), so every front end goes on the same way: see :meth:`default_watchdog`."""
         from tpuwizard.core.cloud.endpoint import GOOGLE_ENDPOINT
-        from tpuwizard.core.cloud.iam import check_watchdog, endpoints_for
+        from tpuwizard.core.cloud.iam import WatchdogCheck, check_watchdog, endpoints_for
 
-        cloud = self.cloud
-        key = (self.practice, cloud.project, service_account)
-        if key not in self._watchdog_checks:
-            iam, crm = endpoints_for(cloud.endpoint, GOOGLE_ENDPOINT)
-            self._watchdog_checks[key] = check_watchdog(
-                cloud.credentials, cloud.project, service_account, iam, crm, cloud.timeout
+        try:
+            cloud = self.cloud
+            key = (self.practice, cloud.project, service_account)
+            if key not in self._watchdog_checks:
+                iam, crm = endpoints_for(cloud.endpoint, GOOGLE_ENDPOINT)
+                self._watchdog_checks[key] = check_watchdog(
+                    cloud.credentials, cloud.project, service_account, iam, crm, cloud.timeout
+                )
+            return self._watchdog_checks[key]
+        except BadInput:
+            raise
+        except Exception as err:  # not cached: the next ask tries again
+            from tpuwizard.core.cloud.diagnose import diagnose
+
+            return WatchdogCheck(
+                None,
+                f"the check before create could not be made ({diagnose(err).title}); the "
+                "watchdog checks on the VM after create",
+                service_account or "the project's default compute account",
             )
-        return self._watchdog_checks[key]
+
+    def default_watchdog(self, route: str, check: WatchdogCheck | None) -> bool:
+        """The watchdog switch before the user touches it (:func:`watchdog.default_watchdog`)."""
+        from tpuwizard.session.watchdog import default_watchdog
+
+        return default_watchdog(route, check)
 
     # -- launches ---------------------------------------------------------------------------
     def start_launch(

@@ -9,6 +9,8 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from tpuwizard.core.exit_codes import for_signal
+
 if TYPE_CHECKING:
     from tpuwizard.session.launch_handle import LaunchHandle
 
@@ -40,7 +42,7 @@ def stop_on_signals(handle: LaunchHandle, announce: Callable[[str], None]) -> It
 
 def exit_code(received: list[int], code: int) -> int:
     """The code a front end exits with: 128 + the first stop signal, else the launch's own."""
-    return 128 + received[0] if received else code
+    return for_signal(received[0]) if received else code
 
 
 class StopScriptOnSignals:
@@ -55,7 +57,7 @@ class StopScriptOnSignals:
         self.first: int | None = None
 
     def exit_code(self, code: int) -> int:
-        return 128 + self.first if self.first is not None else code
+        return for_signal(self.first) if self.first is not None else code
 
     def __enter__(self) -> StopScriptOnSignals:
         def stop(signum: int, _frame: FrameType | None) -> None:

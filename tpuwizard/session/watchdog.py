@@ -55,6 +55,14 @@ def check_words(check: WatchdogCheck) -> str:
     )
 
 
+def default_watchdog(route: str, check: WatchdogCheck | None) -> bool:
+    """The switch before anyone touches it, the same in every front end: on where the route has
+    a watchdog and the check before create did not say no. A check that could not be made says
+    "not known", and then it is on too: the VM checks again after create and says if it cannot
+    run, while off would leave a node that nothing deletes if this computer sleeps."""
+    return route in WATCHDOG_ROUTES and (check is None or check.arm_by_default)
+
+
 def choose_watchdog(session: Session, plan: LaunchPlan, asked: bool | None) -> WatchdogChoice:
     """``asked``: None (decide by the check), True (on; a "no" raises BadInput), False (off)."""
     if plan.route not in WATCHDOG_ROUTES:
@@ -64,7 +72,7 @@ def choose_watchdog(session: Session, plan: LaunchPlan, asked: bool | None) -> W
             dataclasses.replace(plan, watchdog=False), None, "the watchdog was switched off"
         )
     check = session.watchdog_check(plan.service_account)
-    on = bool(asked) or check.can_arm is not False
+    on = bool(asked) or session.default_watchdog(plan.route, check)
     decided = dataclasses.replace(plan, watchdog=on, watchdog_check=check)
     decided.validate()  # an account the caller may not attach: refused now, with every way on
     if on and check.can_arm is False:  # --watchdog insists, and the account may not delete

@@ -48,8 +48,7 @@ class WizardApp(App[int]):
         self.force_sandbox = sandbox
         self.check_leftovers = check_leftovers
         self.state = WizardState()
-        if run_dir is not None:
-            self.state.run_dir = run_dir
+        self.runs = run_dir  # the base of run folders asked for; the session says the default
         self.session: Any = None  # tpuwizard.session.Session, made when the walk starts
         self.handle: Any = None  # the running launch (a LaunchHandle), if any
         self.guard_open = False
@@ -87,10 +86,11 @@ class WizardApp(App[int]):
         from tpuwizard.session.session import Session
 
         ctx = gcloud_config.discover()  # local files only, no network: no thread needed
-        self.state.practice = self.force_sandbox or ctx.credentials is None
-        self.session = Session(self.state.practice, ctx.project)
-        self.state.project, self.state.zone, self.state.account = ctx.project, ctx.zone, ctx.account
+        self.session = Session.for_walk(self.force_sandbox, self.runs)
+        self.state.practice, self.state.project = self.session.practice, self.session.project
+        self.state.zone, self.state.account = ctx.zone, ctx.account
         self.state.credentials = ctx.credentials
+        self.state.run_dir = self.session.runs_base
         if self.check_leftovers:
             self.session.billing.expect_leftovers()  # the meter says it is looking
         else:
@@ -111,7 +111,7 @@ class WizardApp(App[int]):
             if step == 0 and self.state.route == "notebook":
                 from tpuwizard.tui.screens.notebook import NotebookScreen
 
-                await self.push_screen_wait(NotebookScreen(self.state.run_dir.parent))
+                await self.push_screen_wait(NotebookScreen(self.session.runs_base.parent))
                 continue
             step += 1
             if step < len(steps):
@@ -138,7 +138,10 @@ class WizardApp(App[int]):
     async def step_account(self, ctx: gcloud_config.GcloudContext) -> Any:
         from tpuwizard.tui.screens.account import AccountScreen
 
-        result = await self.push_screen_wait(AccountScreen(ctx, self.state.practice))
+        s = self.state
+        result = await self.push_screen_wait(
+            AccountScreen(ctx, s.practice, s.project, self.session.mode.real_refusal)
+        )
         if result == BACK:
             return result
         self.state.practice = result.practice
@@ -180,16 +183,13 @@ class WizardApp(App[int]):
         return result
 
     async def step_zones(self) -> Any:
-        from tpuwizard.core.cloud import zones
         from tpuwizard.tui.screens.zones import ZonesScreen
 
-        def survey() -> zones.ZoneSurvey:
-            if self.state.practice or self.state.credentials:
-                return zones.live(self.session.cloud)
-            return zones.documented()
+        def survey() -> Any:  # a ZoneAnswer: a failed live survey gives the catalog, said so
+            return self.session.zone_survey(strict=False)
 
         result = await self.push_screen_wait(
-            ZonesScreen(self.state.accelerator, self.state.zone, survey, self.state.practice)
+            ZonesScreen(self.state.accelerator, self.state.zone, survey)
         )
         if result != BACK:
             self.state.zone = result
@@ -211,13 +211,14 @@ class WizardApp(App[int]):
 
         s = self.state
         key = (s.project or "", s.route)
-        if s.route not in WATCHDOG_ROUTES or s.watchdog_checked_for == key:
+        if s.route not in WATCHDOG_ROUTES:  # no watchdog on this route: the session's rule
+            s.watchdog, s.watchdog_checked_for = self.session.default_watchdog(s.route, None), None
             return
-        try:
-            s.watchdog_check = await asyncio.to_thread(self.session.watchdog_check)
-        except Exception:  # the check only advises: the on-VM check still decides
-            s.watchdog_check = None
-        s.watchdog = s.watchdog_check is None or s.watchdog_check.arm_by_default
+        if s.watchdog_checked_for == key:
+            return
+        # A check that cannot be made answers "not known" (the VM checks after create).
+        s.watchdog_check = await asyncio.to_thread(self.session.watchdog_check)
+        s.watchdog = self.session.default_watchdog(s.route, s.watchdog_check)
         s.watchdog_checked_for = key
 
     # -- the launch -------------------------------------------------------------------------
@@ -229,7 +230,7 @@ class WizardApp(App[int]):
 
         s = self.state
         run_id = paths.new_run_id()
-        plan = s.plan(run_id)
+        plan = s.plan(run_id, self.session.run_folder(run_id))
         s.last_failure, s.finished_code, s.total_cost_usd, s.kept = None, None, None, None
         self.handle = self.session.start_launch(plan, reruns=True)
         screen: Any = ProvisionScreen()

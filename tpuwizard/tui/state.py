@@ -7,6 +7,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tpuwizard.core import paths
+
 if TYPE_CHECKING:
     # Imported where used, after the first screen (see WizardApp): both take long to import.
     from tpuwizard.core.cloud.diagnosis import Diagnosis
@@ -61,7 +63,7 @@ class WizardState:
     deep_checks: bool = False  # the verifier's precision profile and profiler trace
     script: Path | None = None
     fetch: tuple[str, ...] = ()
-    run_dir: Path = field(default_factory=lambda: Path.cwd() / "runs")
+    run_dir: Path = field(default_factory=paths.runs_folder)  # the session's (runs_base)
     total_cost_usd: float | None = None
     receipt_path: str | None = None
     receipt_ok: bool | None = None
@@ -102,8 +104,9 @@ class WizardState:
                 if self.total_cost_usd is None:
                     self.total_cost_usd = event.cost_usd
 
-    def plan(self, run_id: str) -> LaunchPlan:
-        """The launch plan these answers describe (its problems() say what is wrong with it)."""
+    def plan(self, run_id: str, run_dir: Path | None = None) -> LaunchPlan:
+        """The launch plan these answers describe (its problems() say what is wrong with it);
+        ``run_dir``: the session's run folder for ``run_id`` (a preview goes under run_dir)."""
         from tpuwizard.core.launch.plan import LaunchPlan
 
         return LaunchPlan(
@@ -111,7 +114,7 @@ class WizardState:
             zone=self.zone or "",
             project=self.project or "",
             run_id=run_id,
-            run_dir=self.run_dir / run_id,
+            run_dir=run_dir or self.run_dir / run_id,
             route=self.route,
             name=self.name,
             script=self.script,

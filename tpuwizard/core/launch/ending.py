@@ -14,10 +14,11 @@ from collections.abc import Callable
 
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.cloud.diagnosis import Diagnosis
+from tpuwizard.core.exit_codes import EXIT_OK, EXIT_TEARDOWN
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.launch_state import LaunchState
 from tpuwizard.core.launch.ledger import Resource
-from tpuwizard.core.launch.plan import EXIT_OK, EXIT_TEARDOWN, LaunchPlan
+from tpuwizard.core.launch.plan import LaunchPlan
 from tpuwizard.core.launch.runtime import Runtime
 from tpuwizard.core.launch.teardown import delete_and_verify, still_listed
 from tpuwizard.core.plan import catalog, cost

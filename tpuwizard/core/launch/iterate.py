@@ -17,6 +17,7 @@ from pathlib import Path
 
 from tpuwizard.core.cancel import Cancelled, CancelToken
 from tpuwizard.core.errors import RemoteError
+from tpuwizard.core.exit_codes import EXIT_INTERRUPTED
 from tpuwizard.core.launch.distributed import join_env, script_command
 from tpuwizard.core.launch.plan import safe_fetch_pattern, safe_script_name
 from tpuwizard.core.launch.watchdog import HEARTBEAT_FILE
@@ -32,7 +33,7 @@ from tpuwizard.core.remote.sync import (
 )
 from tpuwizard.core.remote.transports import Raw, Transport, shell
 
-EXIT_STOPPED = 130  # the user stopped the script (Ctrl+C); the node is kept
+EXIT_STOPPED = EXIT_INTERRUPTED  # the user stopped the script (Ctrl+C); the node is kept
 
 
 def send_heartbeat(transport: Transport) -> float:

@@ -13,14 +13,21 @@ from typing import TYPE_CHECKING
 from tpuwizard.core import paths
 from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.cloud import gcloud_config, google_errors
+from tpuwizard.core.deadlines import deadline_problem
 from tpuwizard.core.errors import BadInput, PlanRefused
+
+# The exit codes, named here too for the lifecycle, which has always imported them from here.
+from tpuwizard.core.exit_codes import EXIT_BAD_INPUT as EXIT_BAD_INPUT
+from tpuwizard.core.exit_codes import EXIT_CLOUD as EXIT_CLOUD
+from tpuwizard.core.exit_codes import EXIT_FAILED as EXIT_FAILED
+from tpuwizard.core.exit_codes import EXIT_OK as EXIT_OK
+from tpuwizard.core.exit_codes import EXIT_TEARDOWN as EXIT_TEARDOWN
 from tpuwizard.core.plan import catalog
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.iam import WatchdogCheck
 
 ROUTES = ("vm", "spot", "flex")
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CLOUD, EXIT_TEARDOWN = 0, 1, 2, 3, 4
 # A service account's email: what Google accepts in Node.serviceAccount.email.
 SERVICE_ACCOUNT_RE = re.compile(r"[a-z0-9][-a-z0-9_.+]*@[a-z0-9][-a-z0-9.]*\.[a-z]{2,}")
 DEFAULT_MAX_RUN = {"vm": 120, "spot": 120, "flex": 240}  # minutes
@@ -129,10 +136,10 @@ class LaunchPlan:
             )
         if self.route == "flex" and not refusal:
             found.extend(flex_problems(self.accelerator, self.zone))
-        if self.max_run_minutes is not None and not 0.1 <= self.max_run_minutes <= 7 * 24 * 60:
-            found.append("The deadline must be between 0.1 minutes and 7 days (10080 minutes).")
-        if self.idle_minutes is not None and not 0.1 <= self.idle_minutes <= 7 * 24 * 60:
-            found.append("The idle time must be between 0.1 minutes and 7 days (10080 minutes).")
+        for minutes, what in ((self.max_run_minutes, "deadline"), (self.idle_minutes, "idle time")):
+            problem = deadline_problem(minutes, what)
+            if problem:
+                found.append(problem)
         if self.failover and self.route != "vm":
             found.append(
                 phrase(

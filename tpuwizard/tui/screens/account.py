@@ -10,6 +10,7 @@ from textual.widgets import Button, Input, Label, Static, Switch
 
 from tpuwizard.core.cloud import gcloud_config
 from tpuwizard.core.errors import BadInput
+from tpuwizard.session.practice import PRACTICE_PROJECT
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.state import AccountAnswer
 
@@ -22,9 +23,24 @@ class AccountScreen(WizardScreen[AccountAnswer]):
         "the whole walk at no cost."
     )
 
-    def __init__(self, ctx: gcloud_config.GcloudContext, practice: bool) -> None:
+    def __init__(
+        self,
+        ctx: gcloud_config.GcloudContext,
+        practice: bool,
+        project: str | None = None,
+        real_refusal: str | None = None,
+    ) -> None:
+        """``practice`` and ``project``: as the session decided; ``real_refusal``: why real mode
+        cannot be chosen now (the session's ``mode.real_refusal``), or None."""
         super().__init__()
-        self.ctx, self.practice = ctx, practice
+        self.ctx, self.practice, self.real_refusal = ctx, practice, real_refusal
+        # The project each position of the switch starts with: flipping it swaps them, unless
+        # the user typed another.
+        self.projects = {
+            True: (project if practice else None) or PRACTICE_PROJECT,
+            False: (None if practice else project) or ctx.project or "",
+        }
+        self.project = project or ""
 
     def compose_body(self) -> ComposeResult:
         ctx = self.ctx
@@ -46,7 +62,7 @@ class AccountScreen(WizardScreen[AccountAnswer]):
         with Horizontal(classes="row"):
             yield Switch(value=self.practice, id="practice")
             yield Label(practice_label(self.practice), id="practice-label", classes="switch-label")
-        project = Input(value=ctx.project or "", placeholder="my-project-123", id="project")
+        project = Input(value=self.project, placeholder="my-project-123", id="project")
         project.border_title = "Project id"
         yield project
         yield Static(id="error")
@@ -58,6 +74,9 @@ class AccountScreen(WizardScreen[AccountAnswer]):
     @on(Switch.Changed, "#practice")
     def say_practice(self, event: Switch.Changed) -> None:
         self.query_one("#practice-label", Label).update(practice_label(event.value))
+        field = self.query_one("#project", Input)
+        if field.value.strip() == self.projects[not event.value]:
+            field.value = self.projects[event.value]
 
     @on(Button.Pressed, "#next")
     def submit(self) -> None:
@@ -65,11 +84,8 @@ class AccountScreen(WizardScreen[AccountAnswer]):
         project = self.query_one("#project", Input).value.strip()
         error = self.query_one("#error", Static)
         if not practice:
-            if self.ctx.credentials is None:
-                error.update(
-                    "No credentials: run  gcloud auth application-default login  "
-                    "or keep practice mode on."
-                )
+            if self.real_refusal:
+                error.update(f"{self.real_refusal}, or keep practice mode on.")
                 return
             try:
                 gcloud_config.validate_project(project)

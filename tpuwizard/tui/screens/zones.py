@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from textual import on, work
 from textual.app import ComposeResult
 from textual.widgets import Button, DataTable, Static
 
 from tpuwizard.core.cloud.zones import OFFERED_NOTE, ZoneSurvey
+from tpuwizard.core.errors import BadInput
 from tpuwizard.core.plan import catalog
+from tpuwizard.event_text import survey_words
+from tpuwizard.session.decision import ZoneAnswer
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.widgets.row_mark import add_mark_column, mark_row
 
@@ -20,11 +25,11 @@ class ZonesScreen(WizardScreen[str]):
     )
 
     def __init__(
-        self, accelerator: str, current: str | None, survey_fn, practice: bool = False
+        self, accelerator: str, current: str | None, survey_fn: Callable[[], ZoneAnswer]
     ) -> None:
+        """``survey_fn``: the session's survey (``Session.zone_survey``), run off the UI thread."""
         super().__init__()
         self.accelerator, self.current, self.survey_fn = accelerator, current, survey_fn
-        self.practice = practice
         self.zones: list[str] = []
 
     def compose_body(self) -> ComposeResult:
@@ -47,21 +52,11 @@ class ZonesScreen(WizardScreen[str]):
     @work(thread=True, exclusive=True, group="zones", exit_on_error=False)
     def load(self) -> None:
         try:
-            survey: ZoneSurvey = self.survey_fn()
-            label = (
-                "documented, not live"
-                if survey.source != "live"
-                else "from the practice sandbox"
-                if self.practice
-                else "live from the TPU API"
-            )
-        except Exception as err:  # a failed live survey falls back to the documentation
-            from tpuwizard.core.cloud.diagnose import diagnose
-            from tpuwizard.core.cloud.zones import documented
-
-            survey = documented()
-            label = f"documented, not live ({diagnose(err).title})"
-        self.app.call_from_thread(self.show, survey, label)
+            answer = self.survey_fn()  # a failed live survey is the catalog, said so
+        except BadInput as err:  # nothing to survey with (no project): say what to do
+            self.app.call_from_thread(self.show, ZoneSurvey("documented", {}), str(err))
+            return
+        self.app.call_from_thread(self.show, answer.survey, survey_words(answer))
 
     def show(self, survey: ZoneSurvey, label: str) -> None:
         self.zones = survey.offering(self.accelerator)

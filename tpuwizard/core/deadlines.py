@@ -1,0 +1,22 @@
+"""The bounds of a deadline (and of a kept node's idle time), in minutes: one pair for the core's
+plan check and for every front end's validation and help text."""
+
+from __future__ import annotations
+
+DEADLINE_MINUTES = (0.1, 7 * 24 * 60.0)  # a few seconds at least, 7 days at most
+
+
+def deadline_bounds_text() -> str:
+    """The bounds in words, for help texts and prompts: "0.1 to 10080"."""
+    low, high = DEADLINE_MINUTES
+    return f"{low:g} to {high:g}"
+
+
+def deadline_problem(minutes: float | None, what: str = "deadline") -> str | None:
+    """Why ``minutes`` cannot be a deadline (or an idle time); None when it can, or is unset."""
+    low, high = DEADLINE_MINUTES
+    if minutes is None or low <= minutes <= high:
+        return None
+    return (
+        f"The {what} must be between {low:g} minutes and {high / 1440:g} days ({high:g} minutes)."
+    )

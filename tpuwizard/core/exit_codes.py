@@ -1,0 +1,21 @@
+"""The exit codes every front end ends with, as DESIGN.md fixes them: one table, so the wizard,
+plain mode and the commands cannot drift apart."""
+
+from __future__ import annotations
+
+import signal
+
+EXIT_OK = 0
+EXIT_FAILED = 1  # verification (or the user's script) failed
+EXIT_BAD_INPUT = 2  # what was typed is wrong; nothing was asked of the cloud
+EXIT_CLOUD = 3  # the cloud refused or failed; a diagnosis says why
+EXIT_TEARDOWN = 4  # something could not be verified gone: it may still bill
+SIGNAL_BASE = 128  # a process ended by signal N exits 128 + N, as shells report it
+
+
+def for_signal(signum: int) -> int:
+    """The code after the stop signal ``signum``: 128 + N (130 for Ctrl+C)."""
+    return SIGNAL_BASE + signum
+
+
+EXIT_INTERRUPTED = for_signal(signal.SIGINT)  # Ctrl+C: 130

@@ -1,0 +1,80 @@
+"""What the session decides once for every front end: practice or real (and so the project and
+the ledger), and where a zone survey comes from.
+
+The wizard, plain mode and the commands ask these; none of them decides for itself, so the same
+environment gives the same answer whichever one the user started.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from tpuwizard.core.cloud.endpoint import ENDPOINT_ENV
+from tpuwizard.session import practice as practice_mode
+
+if TYPE_CHECKING:
+    from tpuwizard.core.cloud.gcloud_config import GcloudContext
+    from tpuwizard.core.cloud.zones import ZoneSurvey
+
+# Why practice: asked for (--sandbox), already pointed at a sandbox (TPUWIZARD_TPU_ENDPOINT, as
+# `tpuwizard sandbox serve` says to export), or no Google credentials; "real" otherwise.
+Why = Literal["asked", "endpoint", "no credentials", "real"]
+
+
+@dataclass(frozen=True)
+class Mode:
+    """Practice or real, decided from the flag and the environment as they were at start."""
+
+    practice: bool
+    project: str | None  # practice: the flag's project, else tpuwizard-practice; real: gcloud's
+    why: Why
+    endpoint: str | None = None  # the TPU endpoint the user's environment names, if any
+    credentials: bool = False  # Google credentials were found
+
+    @property
+    def real_refusal(self) -> str | None:
+        """Why real mode cannot be chosen now (the wizard's Practice switch), or None."""
+        if self.why == "endpoint":
+            return (
+                f"{ENDPOINT_ENV} points at {self.endpoint}, not at Google: unset it to use "
+                "Google Cloud"
+            )
+        if not self.credentials:
+            return "No credentials: run  gcloud auth application-default login"
+        return None
+
+
+def decide(sandbox: bool, ctx: GcloudContext) -> Mode:
+    """The one rule: practice when asked, when the TPU client is already pointed away from Google
+    (a real project over a sandbox would write the real ledger for practice nodes), or when no
+    Google credentials exist; else real, in the configured project."""
+    endpoint = os.environ.get(ENDPOINT_ENV) or None
+    credentials = ctx.credentials is not None
+    why: Why
+    if sandbox:
+        why = "asked"
+    elif practice_mode.is_practice():
+        why = "endpoint"
+    elif not credentials:
+        why = "no credentials"
+    else:
+        return Mode(False, ctx.project, "real", endpoint, credentials)
+    # In practice only a project the user named (--project) stands; gcloud's is a real one.
+    project = ctx.project if ctx.project_source == "flag" else practice_mode.PRACTICE_PROJECT
+    return Mode(True, project, why, endpoint, credentials)
+
+
+@dataclass(frozen=True)
+class ZoneAnswer:
+    """A zone survey and what it is: live (from Google or the practice sandbox) or documented,
+    and, when a live survey failed and the documented catalog stands in, why."""
+
+    survey: ZoneSurvey
+    practice: bool
+    failure: str | None = None  # the diagnosis' title of the failed live survey
+
+    @property
+    def live(self) -> bool:
+        return self.survey.source == "live"
