@@ -48,6 +48,8 @@ class Session:
         """The CLI's choice: the sandbox when asked, when already pointed at one, or when no
         Google credentials exist; else the real API for the configured project."""
         if sandbox or practice_mode.is_practice() or not gcloud_config.has_credentials():
+            if project:  # practice holds Google's rules too: what passes here passes there
+                gcloud_config.validate_project(project)
             return cls(True, project)
         ctx = gcloud_config.discover(project=project)
         if ctx.project is None:
