@@ -65,6 +65,25 @@ def test_a_file_edited_on_the_worker_is_not_mistaken_for_current_after_a_lost_ma
     assert sync_folder(worker, 0, LocalFolder(src)).changed == ["a.py"]  # sent again, safely
 
 
+def test_a_linked_script_reaches_the_worker_as_its_target_and_other_links_stay(tmp_path, worker):
+    # A linked script was skipped with every link, so the worker ran a file it never got.
+    src, elsewhere = tmp_path / "src", tmp_path / "elsewhere"
+    src.mkdir()
+    elsewhere.mkdir()
+    (elsewhere / "v3.py").write_text("print('v3')\n")
+    (elsewhere / "secret.txt").write_text("not yours to send")
+    (src / "train.py").symlink_to(elsewhere / "v3.py")
+    (src / "data.txt").symlink_to(elsewhere / "secret.txt")
+    folder = LocalFolder.of_script(src / "train.py")
+    assert sync_folder(worker, 0, folder).changed == ["train.py"]
+    sent = worker.homes[0] / WORK_DIR / "train.py"
+    assert not sent.is_symlink() and sent.read_text() == "print('v3')\n"
+    assert not (worker.homes[0] / WORK_DIR / "data.txt").exists()
+    (elsewhere / "v3.py").write_text("print('v4')\n")  # an edit of the target is a change
+    assert sync_folder(worker, 0, folder).changed == ["train.py"]
+    assert sent.read_text() == "print('v4')\n"
+
+
 def test_a_huge_folder_is_refused_with_advice(tmp_path, monkeypatch):
     import tpuwizard.core.remote.sync as sync
 

@@ -138,3 +138,63 @@ def test_a_plan_attaching_an_account_the_check_says_you_may_not_attach_is_refuse
     # The account may not delete, but may be attached: the create is safe (the watchdog is
     # then not armed after create, and says so).
     assert plan(tmp_path, watchdog=True, watchdog_check=no_delete).problems() == []
+
+
+@pytest.mark.parametrize("name", ["-x.py", "--help.py", "café.py", "a b.py"])
+def test_a_script_name_the_upload_would_refuse_is_refused_before_create(tmp_path, name):
+    # '-x.py' once passed here and failed in the upload's own path rule (safe_relative) after
+    # the TPU was created, bootstrapped and verified: now both hold the same rule.
+    from tpuwizard.core.remote.transports import safe_relative
+
+    script = tmp_path / name
+    script.write_text("print('hi')\n")
+    problems = all_words(plan(tmp_path, script=script).problems(), "cli")
+    assert len(problems) == 1 and "rename the file" in problems[0], problems
+    with pytest.raises(BadInput):
+        safe_relative(f".tpuwizard/runs/r1/{name}")  # what the upload would have said, late
+
+
+def test_every_name_problems_accepts_the_upload_accepts_too(tmp_path):
+    from tpuwizard.core.remote.transports import safe_relative
+
+    for name in ["main.py", "_x.py", "train-2.py", "a.b.py", "9.py"]:
+        script = tmp_path / name
+        script.write_text("")
+        assert plan(tmp_path, script=script).problems() == []
+        assert safe_relative(f".tpuwizard/runs/r1/{name}")
+
+
+def test_a_linked_script_is_followed_and_a_dangling_link_is_named(tmp_path):
+    target = tmp_path / "experiments" / "v3.py"
+    target.parent.mkdir()
+    target.write_text("print('v3')\n")
+    link = tmp_path / "train.py"
+    link.symlink_to(target)
+    assert plan(tmp_path, script=link).problems() == []  # its target's content goes, as train.py
+    target.unlink()
+    problems = plan(tmp_path, script=link).problems()
+    assert len(problems) == 1 and f"is a link to {target}, which does not exist" in problems[0]
+
+
+def test_script_arguments_without_a_script_are_a_problem(tmp_path):
+    problems = plan(tmp_path, script_args=("--lr", "3e-4")).problems()
+    assert len(problems) == 1 and "no script is given: add --script FILE" in problems[0]
+    assert "'--lr 3e-4'" in problems[0]
+    script = tmp_path / "main.py"
+    script.write_text("")
+    assert plan(tmp_path, script=script, script_args=("--lr", "3e-4")).problems() == []
+
+
+@pytest.mark.parametrize(
+    ("project", "shown"),
+    [
+        ("$(touch x)", "'$(touch x)'"),
+        ("my-project\nrm -rf ~", "'my-project\\nrm -rf ~'"),
+        ("it's-mine", "'it's-mine'"),
+        ("a" * 300, "'" + "a" * 40 + "... (300 characters)'"),
+    ],
+)
+def test_a_bad_project_id_is_named_safely_in_its_message(tmp_path, project, shown):
+    problems = plan(tmp_path, project=project).problems()
+    assert len(problems) == 1 and problems[0].startswith(f"{shown} is not a valid project id")
+    assert "\n" not in problems[0]

@@ -65,3 +65,18 @@ def test_rsync_carries_an_edit_to_a_big_file_and_the_tar_small_edits_and_first_c
     # On this machine rsync copies whole files (no delta without a network between the ends);
     # the delta itself is checked over SSH in tests/integration/test_sync_ssh.py.
     big_edit_goes_by_rsync(LocalTransport([home]), home, tmp_path / "src")
+
+
+def test_rsync_sends_a_linked_script_as_its_target(tmp_path):
+    needs_rsync()
+    home = worker_home(tmp_path / "w0")
+    src = tmp_path / "src"
+    src.mkdir()
+    (tmp_path / "v3.py").write_text("print('v3')\n")
+    (src / "train.py").symlink_to(tmp_path / "v3.py")
+    result = sync_folder(
+        LocalTransport([home]), 0, LocalFolder.of_script(src / "train.py"), rsync_from_bytes=0
+    )
+    sent = home / ".tpuwizard" / "work" / "train.py"
+    assert result.method == "rsync" and result.changed == ["train.py"]
+    assert not sent.is_symlink() and sent.read_text() == "print('v3')\n"

@@ -19,8 +19,11 @@ from tpuwizard.commands.choosing import (
     select,
 )
 from tpuwizard.commands.common import (
+    READY_TIMEOUT,
     Group,
+    Number,
     ask_yes_no,
+    check_transport,
     cloud_errors,
     kept_now,
     open_session,
@@ -51,7 +54,7 @@ def sandbox() -> None:
 @click.option("--faults", help="Fault spec, e.g. 'stockout=us-central1-a;unavailable=2'.")
 @click.option(
     "--delay",
-    type=float,
+    type=Number(0, unit="seconds"),
     default=2.0,
     show_default=True,
     help="Seconds a node takes to become READY.",
@@ -118,7 +121,7 @@ def _interrupt(signum: int, _frame: object) -> None:
 @click.option("--keep", is_flag=True, help="Leave the node running at the end (it keeps billing).")
 @click.option(
     "--max-run",
-    type=float,
+    type=Number(unit="minutes"),
     help=f"Deadline in minutes, {deadline_bounds_text()} (Flex-start's maxRunDuration; the "
     "watchdog's deadline).",
 )
@@ -143,7 +146,7 @@ def _interrupt(signum: int, _frame: object) -> None:
 @click.option("--run-dir", type=click.Path(path_type=Path), help="Base folder for run folders.")
 @click.option(
     "--ready-timeout",
-    type=float,
+    type=READY_TIMEOUT,
     help="Seconds to wait for the node (or queued resource) to be ready "
     "(default 1800; Flex-start 21600: a waiting request costs nothing).",
 )
@@ -155,6 +158,8 @@ def _interrupt(signum: int, _frame: object) -> None:
 )
 @sandbox_option
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per event per line.")
+# `launch --script train.py -- --lr 3e-4`: after `--`, the script's own arguments, unchanged.
+@click.argument("script_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- SCRIPT_ARGS...]")
 def launch(
     accelerator: str,
     zone: str | None,
@@ -176,6 +181,7 @@ def launch(
     service_account: str | None,
     sandbox: bool,
     as_json: bool,
+    script_args: tuple[str, ...],
 ) -> None:
     """Create a TPU, verify JAX on it, run your script, copy results back, and tear it down."""
     import json
@@ -196,11 +202,13 @@ def launch(
         )
     if ready_timeout is None:
         ready_timeout = DEFAULT_READY_TIMEOUT.get(route, 1800.0)
-    if ready_timeout <= 0:
-        raise BadInput("--ready-timeout must be a number of seconds above zero.")
+    if internal_ips and transport != "gcloud":
+        raise BadInput(
+            "--internal-ips gives the VMs no external address, so SSH from this computer cannot "
+            "reach them: add --transport gcloud (it tunnels through IAP)."
+        )
     session = open_session(project, sandbox, run_dir)
-    if keep:  # in practice the sandbox (and a watchdog's endpoint) must outlive this command
-        session.prepare_to_keep()
+    check_transport(transport, session.practice)
     run_id = paths.new_run_id()
     plan = LaunchPlan(
         accelerator=accelerator,
@@ -211,6 +219,7 @@ def launch(
         route=route,
         name=name,
         script=script,
+        script_args=script_args,
         fetch=fetch,
         keep=keep,
         max_run_minutes=max_run,
@@ -221,16 +230,13 @@ def launch(
         internal_ips=internal_ips,
         service_account=service_account,
     )
-    plan.validate()  # every rule, before any cloud call: exit 2 with all of them
+    plan.validate()  # every rule, before any cloud call (or sandbox): exit 2 with all of them
+    if keep:  # in practice the sandbox (and a watchdog's endpoint) must outlive this command
+        session.prepare_to_keep()
     choice = choose_watchdog(session, plan, watchdog)
     plan = choice.plan
     for line in choice.lines():
         (say if as_json else click.echo)(line)
-    if internal_ips and transport != "gcloud":
-        raise BadInput(
-            "--internal-ips gives the VMs no external address, so SSH from this computer cannot "
-            "reach them: add --transport gcloud (it tunnels through IAP)."
-        )
     handle = session.start_launch(plan, transport, ready_timeout)
     code = EXIT_CLOUD
     with stop_on_signals(handle, say) as received:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tpuwizard.core.errors import BadInput
+from tpuwizard.core.errors import BadInput, shown
 from tpuwizard.core.exit_codes import EXIT_BAD_INPUT, EXIT_CLOUD, EXIT_INTERRUPTED
 
 if TYPE_CHECKING:
@@ -25,9 +26,70 @@ def say(text: str = "") -> None:
     click.echo(text, err=True)
 
 
+class Number(click.ParamType):
+    """A finite number within bounds, in the option's unit. click's FloatRange lets ``nan``
+    through (every comparison with it is false) and ``inf`` wherever there is no upper bound."""
+
+    name = "number"
+
+    def __init__(
+        self,
+        low: float | None = None,
+        high: float | None = None,
+        unit: str = "",
+        above: bool = False,
+    ) -> None:
+        self.low, self.high, self.unit, self.above = low, high, unit, above
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        try:
+            number = float(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            number = math.nan
+        low_ok = self.low is None or (number > self.low if self.above else number >= self.low)
+        if not (math.isfinite(number) and low_ok and (self.high is None or number <= self.high)):
+            self.fail(f"{shown(str(value))} is not {self.wanted()}.", param, ctx)
+        return number
+
+    def wanted(self) -> str:
+        """What a good value is, in words: 'a number of seconds above 0 and at most 604800'."""
+        what = f"a number of {self.unit}" if self.unit else "a number"
+        low, high = self.low, self.high
+        if low is None and high is None:
+            return what.replace("a number", "a finite number")
+        if low is not None and high is not None and not self.above:
+            return f"{what} from {low:g} to {high:g}"
+        bounds = []
+        if low is not None:
+            bounds.append(f"above {low:g}" if self.above else f"of {low:g} or more")
+        if high is not None:
+            bounds.append(f"at most {high:g}")
+        return f"{what} {' and '.join(bounds)}"
+
+
+def _valid_project(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """Checked as the command line is read, before anything else: the id goes into every API
+    path, the ledger and the commands tpuwizard says back."""
+    if value is None:
+        return None
+    from tpuwizard.core.cloud.gcloud_config import validate_project
+
+    try:
+        return validate_project(value)
+    except BadInput as err:
+        raise click.BadParameter(str(err)) from None
+
+
 # Options several commands share, so each says the same thing everywhere.
 sandbox_option = click.option("--sandbox", is_flag=True, help="Practise against the local sandbox.")
-project_option = click.option("--project", help="Project id (default from gcloud config).")
+project_option = click.option(
+    "--project", callback=_valid_project, help="Project id (default from gcloud config)."
+)
+# How long to wait for a node or queued resource: above zero, and at most a week (a wait that
+# long is a mistake; Flex-start's default is 6 hours).
+READY_TIMEOUT = Number(0, 7 * 24 * 3600, unit="seconds", above=True)
 transport_option = click.option(
     "--transport",
     type=click.Choice(["ssh", "gcloud"]),
@@ -154,6 +216,27 @@ def open_session(project: str | None, sandbox: bool, runs: Path | None = None) -
     if session.practice:
         say(practice_words(session.mode))
     return session
+
+
+def check_script(script: Path) -> None:
+    """Before anything reaches the node: the rules the workers would otherwise refuse late."""
+    from tpuwizard.core.launch.plan import script_problems
+
+    problems = script_problems(script)
+    if problems:
+        raise BadInput(" ".join(problems))
+
+
+def check_transport(transport: str, practice: bool) -> None:
+    """Before create: ``--transport gcloud`` runs the gcloud CLI to reach every worker, so
+    without it on PATH the launch would fail only once the TPU exists and bills."""
+    import shutil
+
+    if transport == "gcloud" and not practice and shutil.which("gcloud") is None:
+        raise BadInput(
+            "--transport gcloud needs the gcloud CLI, and none is on PATH: install the Google "
+            "Cloud CLI (https://cloud.google.com/sdk/docs/install), or use --transport ssh."
+        )
 
 
 def split_list(text: str | None) -> list[str] | None:

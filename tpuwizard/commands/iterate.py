@@ -13,7 +13,11 @@ from typing import TYPE_CHECKING
 import click
 
 from tpuwizard.commands.common import (
+    READY_TIMEOUT,
+    Number,
     ask_yes_no,
+    check_script,
+    check_transport,
     cloud_errors,
     open_session,
     print_json,
@@ -33,6 +37,10 @@ if TYPE_CHECKING:
     from tpuwizard.session.session import Session
 
 node_option = click.option("--node", help="The kept node (optional when exactly one is kept).")
+# tpuwizard's options come before SCRIPT; everything after it is the script's own, unchanged
+# (`run train.py --help --fetch x` gives the script both), so no later option of tpuwizard
+# can ever swallow a flag of the script's.
+SCRIPT_LAST = {"allow_interspersed_args": False}
 
 
 @click.command()
@@ -49,7 +57,7 @@ node_option = click.option("--node", help="The kept node (optional when exactly 
 @click.option("--name", help="Node name (default tpuwizard-<run id>).")
 @click.option(
     "--idle",
-    type=float,
+    type=Number(unit="minutes"),
     default=30,
     show_default=True,
     help="Minutes without a run, watch, ssh or open wizard before the node deletes itself "
@@ -57,7 +65,7 @@ node_option = click.option("--node", help="The kept node (optional when exactly 
 )
 @click.option(
     "--max-run",
-    type=float,
+    type=Number(unit="minutes"),
     help=f"Minutes until it deletes itself regardless ({deadline_bounds_text()}).",
 )
 @click.option(
@@ -68,7 +76,7 @@ node_option = click.option("--node", help="The kept node (optional when exactly 
 @transport_option
 @click.option(
     "--ready-timeout",
-    type=float,
+    type=READY_TIMEOUT,
     default=1800,
     show_default=True,
     help="Seconds to wait for the node to be ready.",
@@ -100,10 +108,7 @@ def up(
     zone = zone or gcloud_config.discover().zone
     if not zone:
         raise BadInput("No zone: give --zone (tpuwizard zones lists them).")
-    if ready_timeout <= 0:
-        raise BadInput("--ready-timeout must be a number of seconds above zero.")
     session = open_session(project, sandbox)
-    session.prepare_to_keep()
     run_id = paths.new_run_id()
     plan = LaunchPlan(
         accelerator=accelerator,
@@ -118,7 +123,9 @@ def up(
         watchdog=not no_watchdog,
         idle_minutes=None if no_watchdog else idle,
     )
-    plan.validate()
+    plan.validate()  # every rule before anything starts, the practice sandbox included
+    check_transport(transport, session.practice)
+    session.prepare_to_keep()
     if plan.watchdog:  # the check before create: refuse before anything is made, not after
         check = session.watchdog_check(plan.service_account)
         if check.can_arm is False:
@@ -282,7 +289,7 @@ def _run_once(
     return code
 
 
-@click.command(context_settings={"ignore_unknown_options": True})
+@click.command(context_settings=SCRIPT_LAST)
 @node_option
 @click.option("--fetch", multiple=True, help="Glob of files to copy back into runs/<id>/.")
 @click.option(
@@ -306,24 +313,29 @@ def run(
     """Copy what changed in SCRIPT's folder to the kept node and run it on every worker."""
     from tpuwizard.core.remote.sync import LocalFolder
 
-    if not script.is_file():
-        raise BadInput(f"Script {script} does not exist or is not a file.")
+    check_script(script)
     session = open_session(project, sandbox)
     kept = _open_kept(session, node)
     from tpuwizard.session.signals import StopScriptOnSignals
 
     with StopScriptOnSignals(say) as stop:
-        folder = LocalFolder(script.parent)
+        folder = LocalFolder.of_script(script)
         code = stop.exit_code(
             _run_once(session, kept, script, args, fetch, folder, stop.token, as_json, wait)
         )
     sys.exit(code)  # then cli.py says what each kept node has cost and when it deletes itself
 
 
-@click.command(context_settings={"ignore_unknown_options": True})
+@click.command(context_settings=SCRIPT_LAST)
 @node_option
 @click.option("--fetch", multiple=True, help="Glob of files to copy back into runs/<id>/.")
-@click.option("--debounce", type=float, default=0.3, show_default=True, help="Seconds of quiet.")
+@click.option(
+    "--debounce",
+    type=Number(0, 10, unit="seconds"),
+    default=0.3,
+    show_default=True,
+    help="Seconds of quiet.",
+)
 @project_option
 @sandbox_option
 @click.argument("script", type=click.Path(path_type=Path))
@@ -340,10 +352,7 @@ def watch(
     """Run SCRIPT on the kept node now and again each time a file in its folder is saved."""
     from tpuwizard.commands.watching import watch_loop
 
-    if not script.is_file():
-        raise BadInput(f"Script {script} does not exist or is not a file.")
-    if not 0 <= debounce <= 10:
-        raise BadInput("--debounce must be between 0 and 10 seconds.")
+    check_script(script)
     session = open_session(project, sandbox)
     kept = _open_kept(session, node)
     ended_by = watch_loop(

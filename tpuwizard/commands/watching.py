@@ -31,7 +31,7 @@ def watch_loop(
     from tpuwizard.core.cancel import CancelToken
     from tpuwizard.core.remote.sync import LocalFolder
 
-    folder = LocalFolder(script.parent)
+    folder = LocalFolder.of_script(script)
     ended = threading.Event()
     current: list[CancelToken] = []
     received: list[int] = []

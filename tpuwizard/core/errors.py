@@ -112,3 +112,12 @@ class SliceIncomplete(RuntimeError):
 
 class VersionMismatch(RuntimeError):
     """Workers run different jax / jaxlib / libtpu: a pod would hang or fail obscurely."""
+
+
+def shown(text: str, limit: int = 40) -> str:
+    """``text`` quoted for a message: control characters escaped and a long value cut, so a
+    pasted newline or 300 characters cannot break the message that names them."""
+    escaped = repr(text)[1:-1] if not text.isprintable() else text
+    if len(escaped) > limit:
+        escaped = f"{escaped[:limit]}... ({len(text)} characters)"
+    return f"'{escaped}'"

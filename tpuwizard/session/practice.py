@@ -33,6 +33,7 @@ def start_sandbox(faults: str | None = None, delay: float | None = None):  # -> 
     """
     from tpuwizard.sandbox.server import start_in_thread
 
+    sandbox_delay()  # a bad setting is bad input, whichever sandbox would serve
     if attach_lasting_sandbox():
         return None
     server = make_sandbox_server(faults, delay)
@@ -49,7 +50,7 @@ def make_sandbox_server(
     from tpuwizard.sandbox.server import make_server
 
     if delay is None:
-        delay = float(os.environ.get(DELAY_ENV, "2.0"))
+        delay = sandbox_delay()
     keys = os.environ.get(AUTHORIZED_KEYS_ENV)
     return make_server(
         paths.state_dir() / "sandbox",
@@ -60,6 +61,25 @@ def make_sandbox_server(
         port=port,
         token=token or new_token(),
     )
+
+
+def sandbox_delay() -> float:
+    """Seconds a practice node takes to become READY: ``TPUWIZARD_SANDBOX_DELAY``, default 2."""
+    import math
+
+    from tpuwizard.core.errors import BadInput, shown
+
+    text = os.environ.get(DELAY_ENV, "").strip() or "2.0"
+    try:
+        delay = float(text)
+    except ValueError:
+        delay = math.nan
+    if not math.isfinite(delay) or delay < 0:
+        raise BadInput(
+            f"{DELAY_ENV}={shown(text)} is not a number of seconds of 0 or more: set it to one "
+            f"(e.g. {DELAY_ENV}=0.5), or unset it for the default of 2 seconds."
+        )
+    return delay
 
 
 def attach_lasting_sandbox() -> bool:
@@ -123,6 +143,7 @@ def start_lasting_sandbox(timeout: float = 30.0, port: int = 0, token: str | Non
     import sys
     import time
 
+    sandbox_delay()  # said here, not as "did not start" after the child failed on it
     if attach_lasting_sandbox():
         return
     env = dict(os.environ)

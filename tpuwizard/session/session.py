@@ -68,6 +68,8 @@ class Session:
     ) -> Session:
         """The commands' session, by :meth:`decide`; a real one needs a valid project."""
         mode = cls.decide(sandbox, gcloud_config.discover(project=project))
+        if mode.practice and project:  # practice holds Google's rules too
+            gcloud_config.validate_project(project)
         if not mode.practice:
             if mode.project is None:
                 raise BadInput(

@@ -15,8 +15,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tpuwizard.core.errors import BadInput
+from tpuwizard.core.errors import BadInput, shown
 
+# Google's rule for a project id, Cloud Resource Manager v3 Project.projectId: "6 to 30 lowercase
+# ASCII letters, digits, or hyphens. It must start with a letter. Trailing hyphens are
+# prohibited." (reference/ does not state it). Checked before any call, since the id is put
+# into every API path, the ledger and the shell commands said back to the user.
 PROJECT_RE = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")
 # A zone is a region and a letter (us-central1-a), or an AI zone (us-central1-ai1a, us-central1-ai1;
 # reference/google-behaviour.md, Zones).
@@ -145,7 +149,7 @@ def has_credentials(env: Mapping[str, str] | None = None) -> bool:
 def validate_project(project: str) -> str:
     if not PROJECT_RE.fullmatch(project or ""):
         raise BadInput(
-            f"'{project}' is not a valid project id: it must be 6-30 characters of lower-case "
+            f"{shown(project)} is not a valid project id: it must be 6-30 characters of lower-case "
             "letters, digits and hyphens, start with a letter and not end with a hyphen. "
             "`gcloud projects list` shows yours."
         )
@@ -155,7 +159,7 @@ def validate_project(project: str) -> str:
 def validate_zone(zone: str) -> str:
     if not ZONE_RE.fullmatch(zone or ""):
         raise BadInput(
-            f"'{zone}' is not a zone name: zones look like us-central1-a "
+            f"{shown(zone)} is not a zone name: zones look like us-central1-a "
             "(region, then a letter) or us-central1-ai1a (an AI zone). `tpuwizard zones` lists "
             "them."
         )
@@ -165,7 +169,7 @@ def validate_zone(zone: str) -> str:
 def validate_node_name(name: str) -> str:
     if not NAME_RE.fullmatch(name or ""):
         raise BadInput(
-            f"'{name}' is not a valid TPU name: use 1-63 lower-case letters, digits and hyphens, "
-            "starting with a letter and not ending with a hyphen (e.g. jax-course-tpu-01)."
+            f"{shown(name)} is not a valid TPU name: use 1-63 lower-case letters, digits and "
+            "hyphens, starting with a letter and not ending with a hyphen (e.g. jax-course-tpu-01)."
         )
     return name

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tpuwizard.core.cancel import Cancelled, CancelToken
-from tpuwizard.core.errors import RemoteError
+from tpuwizard.core.errors import BadInput, RemoteError
 from tpuwizard.core.exit_codes import EXIT_INTERRUPTED
 from tpuwizard.core.launch.distributed import join_env, script_command
-from tpuwizard.core.launch.plan import safe_fetch_pattern, safe_script_name
+from tpuwizard.core.launch.plan import safe_fetch_pattern, safe_script_name, script_problems
 from tpuwizard.core.launch.watchdog import HEARTBEAT_FILE
 from tpuwizard.core.plan import catalog
 from tpuwizard.core.remote.fetch import FetchOutcome, fetch_matching
@@ -98,15 +98,11 @@ class ScriptRun:
     coordinator: str | None = None  # where JAX cannot find the slice itself (the sandbox)
 
     def problems(self) -> list[str]:
-        found = []
-        if not self.script.is_file():
-            found.append(f"Script {self.script} does not exist or is not a file.")
-        for check in [lambda: safe_script_name(self.script.name)] + [
-            lambda p=p: safe_fetch_pattern(p) for p in self.fetch
-        ]:
+        found = script_problems(self.script)
+        for pattern in self.fetch:
             try:
-                check()
-            except Exception as err:
+                safe_fetch_pattern(pattern)
+            except BadInput as err:
                 found.append(str(err))
         return found
 

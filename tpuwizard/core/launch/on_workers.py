@@ -208,7 +208,10 @@ class WorkerSteps:
             + " "
             + (
                 script_command(
-                    "../../venv/bin/python", safe_script_name(script.name), [], coordinator
+                    "../../venv/bin/python",
+                    safe_script_name(script.name),
+                    self.plan.script_args,
+                    coordinator,
                 )
             )
         )

@@ -14,7 +14,7 @@ from tpuwizard.core import paths
 from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.cloud import gcloud_config, google_errors
 from tpuwizard.core.deadlines import deadline_problem
-from tpuwizard.core.errors import BadInput, PlanRefused
+from tpuwizard.core.errors import BadInput, PlanRefused, shown
 
 # The exit codes, named here too for the lifecycle, which has always imported them from here.
 from tpuwizard.core.exit_codes import EXIT_BAD_INPUT as EXIT_BAD_INPUT
@@ -47,6 +47,8 @@ class LaunchPlan:
     route: str = "vm"
     name: str | None = None
     script: Path | None = None
+    # The script's own arguments (``launch --script FILE -- ARGS``), passed to it unchanged.
+    script_args: tuple[str, ...] = ()
     fetch: tuple[str, ...] = ()
     keep: bool = False
     max_run_minutes: float | None = None
@@ -157,17 +159,20 @@ class LaunchPlan:
             self.service_account
         ):
             found.append(
-                f"'{self.service_account}' is not a service account email: use one such as "
+                f"{shown(self.service_account)} is not a service account email: use one such as "
                 f"NAME@{self.project or 'PROJECT'}.iam.gserviceaccount.com."
             )
         refused = self.watchdog_check is not None and self.watchdog_check.may_attach is False
         if refused and self.attaches_account:
             found.append(self._attach_problem())
         if self.script is not None:
-            if not self.script.is_file():
-                found.append(f"Script {self.script} does not exist or is not a file.")
-            script_name = self.script.name
-            check(lambda: safe_script_name(script_name))
+            found.extend(script_problems(self.script))
+        elif self.script_args:
+            # Only the command line takes them (after `--`), so its words are the only ones.
+            found.append(
+                f"Arguments {shown(' '.join(self.script_args))} are for a script, but no "
+                "script is given: add --script FILE, or leave the arguments out."
+            )
         for pattern in self.fetch:
             check(partial(safe_fetch_pattern, pattern))
         folder = paths.folder_problem(self.run_dir, "The run folder ({0})")
@@ -225,9 +230,39 @@ def flex_problems(accelerator: str, zone: str) -> list[Said]:
     ]
 
 
+def script_problems(script: Path) -> list[str]:
+    """Why ``script`` cannot be run on the workers, before anything is created.
+
+    A link is followed: its target's content goes to the workers under the link's name (the
+    user named the link to run it), so only a link to nothing is a problem."""
+    found = []
+    if script.is_symlink() and not script.exists():
+        found.append(
+            f"Script {script} is a link to {script.readlink()}, which does not exist: "
+            "point it at your script, or name the script itself."
+        )
+    elif not script.is_file():
+        found.append(f"Script {script} does not exist or is not a file.")
+    try:
+        safe_script_name(script.name)
+    except BadInput as err:
+        found.append(str(err))
+    return found
+
+
 def safe_script_name(name: str) -> str:
-    if not name or name.startswith(".") or not all(c.isalnum() or c in "._-" for c in name):
-        raise BadInput(f"Script name '{name}' must be letters, digits, '.', '_' and '-' only.")
+    """The name the script gets on the workers: the same rule as every remote path
+    (transports.safe_relative), so the upload can never refuse it after the create."""
+    if (
+        not name
+        or name.startswith((".", "-"))  # hidden, or read as an option on the worker
+        or not all((c.isascii() and c.isalnum()) or c in "._-" for c in name)
+    ):
+        raise BadInput(
+            f"Script name {shown(name)} must be ASCII letters, digits, '.', '_' and '-' only, "
+            "and start with a letter, a digit or '_' (a name starting with '-' reads as an "
+            "option): rename the file."
+        )
     return name
 
 

@@ -73,6 +73,7 @@ def send(
         "rsync",
         "--times",
         "--perms",
+        "--copy-links",  # the one link among the files (the script): its target's content
         "--ignore-times",
         "--itemize-changes",
         "--stats",

@@ -100,9 +100,17 @@ class LocalFolder:
     """A local folder's manifest; hashes are reused while a file's size and mtime hold, so a
     watch loop rehashes only what was saved."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, script: str | None = None) -> None:
         self.root = root.resolve()
+        # The script's name in root: sent even when it is a link (as its target's content),
+        # since the user named it to be run; every other link stays here.
+        self.script = script
         self._hashes: dict[str, tuple[int, int, str]] = {}
+
+    @classmethod
+    def of_script(cls, script: Path) -> LocalFolder:
+        """The folder that holds ``script`` (the link's folder, when it is a link)."""
+        return cls(script.parent, script.name)
 
     def manifest(self) -> Manifest:
         found: Manifest = {}
@@ -111,9 +119,9 @@ class LocalFolder:
             dirs[:] = sorted(d for d in dirs if d not in IGNORED_DIRS)
             for name in sorted(files):
                 path = Path(folder) / name
-                if path.is_symlink() or not path.is_file():
-                    continue  # links could point anywhere; the worker gets real files only
                 rel = path.relative_to(self.root).as_posix()
+                if (path.is_symlink() and rel != self.script) or not path.is_file():
+                    continue  # links could point anywhere; the worker gets real files only
                 stat = path.stat()
                 total += stat.st_size
                 if total > MAX_FOLDER_BYTES:
@@ -228,7 +236,8 @@ def _manifest_bytes(manifest: Manifest) -> bytes:
 
 def _tar(root: Path, changed: list[str], manifest: Manifest) -> bytes:
     buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w") as tar:
+    # dereference: the one link the manifest holds (the script) goes as its target's content.
+    with tarfile.open(fileobj=buffer, mode="w", dereference=True) as tar:
         for rel in changed:
             tar.add(root / rel, arcname=rel, recursive=False)
         listing = _manifest_bytes(manifest)
