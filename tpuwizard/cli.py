@@ -9,7 +9,7 @@ import sys
 import click
 
 from tpuwizard import __version__
-from tpuwizard.commands import cloud, evidence, iterate, planning
+from tpuwizard.commands import cleanup, cloud, evidence, iterate, planning
 from tpuwizard.commands.common import Group, say_kept_nodes
 from tpuwizard.core.exit_codes import EXIT_BAD_INPUT
 
@@ -78,8 +78,8 @@ for command in (
     evidence.notebook,
     cloud.sandbox,
     cloud.launch,
-    cloud.status,
-    cloud.teardown,
+    cleanup.status,
+    cleanup.teardown,
     iterate.up,
     iterate.run,
     iterate.watch,
@@ -87,7 +87,7 @@ for command in (
 ):
     # status shows them itself, checked with the cloud; the sandbox server holds practice ones.
     main.add_command(
-        command if command in (cloud.status, cloud.sandbox) else _then_kept_nodes(command)
+        command if command in (cleanup.status, cloud.sandbox) else _then_kept_nodes(command)
     )
 # Iterating on a kept node ends with `down`: the same verified teardown under its pair's name.
-main.add_command(cloud.teardown, name="down")
+main.add_command(cleanup.teardown, name="down")

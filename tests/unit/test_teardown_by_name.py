@@ -13,7 +13,7 @@ from google.api_core import exceptions as gx
 
 from tests.fakes import FakeCloud
 from tpuwizard.cli import main
-from tpuwizard.commands import cloud as cloud_commands
+from tpuwizard.commands import cleanup as cleanup_commands
 from tpuwizard.core import paths
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.launch.ledger import Resource
@@ -34,7 +34,7 @@ class UnsurveyableCloud(FakeCloud):
 def session(monkeypatch) -> Session:
     s = Session(practice=True, project="practice-project")
     s._cloud = UnsurveyableCloud()
-    monkeypatch.setattr(cloud_commands, "open_session", lambda project, sandbox: s)
+    monkeypatch.setattr(cleanup_commands, "open_session", lambda project, sandbox: s)
     return s
 
 
@@ -71,7 +71,7 @@ def keep(session: Session, name: str) -> None:
 
 @pytest.fixture
 def at_a_terminal(monkeypatch) -> None:
-    monkeypatch.setattr(cloud_commands, "stdin_is_terminal", lambda: True)
+    monkeypatch.setattr(cleanup_commands, "stdin_is_terminal", lambda: True)
 
 
 def test_down_without_a_name_deletes_the_only_kept_node_once_confirmed(session, at_a_terminal):
@@ -119,7 +119,7 @@ BOB = "b0b0000000000b0b"
 def surveyable(monkeypatch) -> Session:
     s = Session(practice=True, project="practice-project")
     s._cloud = FakeCloud()
-    monkeypatch.setattr(cloud_commands, "open_session", lambda project, sandbox: s)
+    monkeypatch.setattr(cleanup_commands, "open_session", lambda project, sandbox: s)
     return s
 
 

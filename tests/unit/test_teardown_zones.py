@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from tests.fakes import FakeCloud, zone_forbidden
 from tpuwizard.cli import main
-from tpuwizard.commands import cloud as cloud_commands
+from tpuwizard.commands import cleanup as cleanup_commands
 from tpuwizard.commands import iterate as iterate_commands
 from tpuwizard.core import paths
 from tpuwizard.core.cloud.types import NodeRequest
@@ -27,7 +27,7 @@ ZONE, BAD = "us-central1-a", "europe-west1-b"
 def session(monkeypatch) -> Session:
     s = Session(practice=True, project="practice-project")
     s._cloud = FakeCloud(refusing_zones={BAD: zone_forbidden(BAD)})
-    for commands in (cloud_commands, iterate_commands):
+    for commands in (cleanup_commands, iterate_commands):
         monkeypatch.setattr(commands, "open_session", lambda project, sandbox: s)
     return s
 

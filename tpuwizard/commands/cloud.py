@@ -1,4 +1,4 @@
-"""The cloud lifecycle: the sandbox, launch, status and teardown."""
+"""The cloud lifecycle: the sandbox and launch (``status`` and ``teardown`` are in cleanup.py)."""
 
 from __future__ import annotations
 
@@ -9,39 +9,23 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tpuwizard.commands.choosing import (
-    OTHERS_TITLE,
-    confirm_theirs,
-    result_data,
-    say_preempted,
-    say_skipped,
-    say_unchecked,
-    select,
-)
 from tpuwizard.commands.common import (
     READY_TIMEOUT,
     Group,
     Number,
-    ask_yes_no,
     check_transport,
-    cloud_errors,
-    kept_now,
     open_session,
-    print_json,
     project_option,
     sandbox_option,
     say,
-    show,
-    stdin_is_terminal,
     transport_option,
 )
 from tpuwizard.core.deadlines import deadline_bounds_text
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_OK, EXIT_TEARDOWN
+from tpuwizard.core.exit_codes import EXIT_CLOUD
 
 if TYPE_CHECKING:
-    from tpuwizard.core.launch.teardown import Billable, Unchecked
-    from tpuwizard.session.session import Session
+    pass
 
 
 @click.group(cls=Group)
@@ -250,159 +234,3 @@ def launch(
     for line in summary_lines(handle.summary):
         (say if as_json else click.echo)(line)
     sys.exit(exit_code(received, code))
-
-
-@click.command()
-@project_option
-@sandbox_option
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
-def status(project: str | None, sandbox: bool, as_json: bool) -> None:
-    """Everything tpuwizard created that may still bill, from the ledger and labels. Exit 3
-    when a zone could not be checked, 4 when a preempted kept node could not be deleted."""
-    from tpuwizard.core.cloud.diagnose import Context
-    from tpuwizard.core.plan import cost
-
-    session = open_session(project, sandbox)
-    with cloud_errors(Context(project=session.project)):
-        kept = session.kept.check()  # first: a preempted kept node is deleted, not listed
-        found = session.find_leftovers()
-    say_skipped(found)
-    say_preempted(kept.preempted, session.practice)
-    if as_json:
-        print_json(
-            {
-                "resources": [b.to_dict() for b in found],
-                "kept": [k.to_dict() for k in kept.infos],
-                "others": [b.to_dict() for b in found.others],
-                "unchecked": [u.to_dict() for u in found.unchecked],
-                "preempted": [result_data(r) for r in kept.preempted],
-                "skipped_zones": found.skipped,
-                "unreadable_ledger_lines": [
-                    {"line": number, "why": why} for number, why in found.unreadable
-                ],
-            }
-        )
-    else:
-        from tpuwizard.render import render_status
-
-        if found:
-            render_status(found, cost.label(), practice=session.practice)
-        elif not found.unchecked:
-            show("Nothing you created with tpuwizard exists any more: nothing of yours is billing.")
-        for info in kept.infos:  # kept for iterating: what they cost, when they delete themselves
-            show(info.describe())  # checked with the cloud: part of status's answer, so on stdout
-        if found.others:
-            render_status(found.others, cost.label(), title=OTHERS_TITLE, practice=session.practice)
-    say_unchecked(found.unchecked)  # last, after everything that could be checked
-    if not all(r.verified for r in kept.preempted):
-        raise click.exceptions.Exit(EXIT_TEARDOWN)
-    if found.unchecked:
-        raise click.exceptions.Exit(EXIT_CLOUD)
-
-
-@click.command()
-@click.argument("name", required=False)
-@click.option("--all", "everything", is_flag=True, help="Everything tpuwizard created.")
-@click.option("--zone", help="Only in this zone (for a name held in several).")
-@project_option
-@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
-@click.option(
-    "--other-owner",
-    is_flag=True,
-    help="With NAME and --yes: delete it although another tpuwizard user made it.",
-)
-@sandbox_option
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
-def teardown(
-    name: str | None,
-    everything: bool,
-    zone: str | None,
-    project: str | None,
-    yes: bool,
-    other_owner: bool,
-    sandbox: bool,
-    as_json: bool,
-) -> None:
-    """Delete what tpuwizard created and verify by listing that it is gone. As ``down`` without
-    NAME: the only kept node. Exit 4 if anything could not be verified gone (or checked)."""
-    from tpuwizard.core.cloud.diagnose import Context
-    from tpuwizard.event_text import teardown_lines
-
-    command = click.get_current_context().info_name or "teardown"  # said back as it was typed
-    if bool(name) == everything and not (command == "down" and not name):
-        raise BadInput(f"Name one resource (tpuwizard {command} NAME) or use --all.")
-    session = open_session(project, sandbox)
-    if not name and not everything:
-        name = _only_kept_node(session)
-    recorded = [r for r in session.recorded(name) if zone in (None, r.zone)] if name else []
-    theirs: list[Billable] = []
-    unchecked: list[Unchecked] = []
-    if len(recorded) == 1:
-        # The ledger knows where this install's resource is: act on that record first, so a
-        # zone that cannot be surveyed (or a slow survey of all of them) never stands in the way.
-        mine = recorded
-    else:
-        with cloud_errors(Context(project=session.project)):
-            found = session.find_leftovers()
-        say_skipped(found)
-        chosen_mine, theirs, unchecked = select(found, name, everything, zone)
-        mine = [b.resource for b in chosen_mine]
-        say_unchecked(unchecked)  # each on its own line; everything else is still deleted
-        confirm_theirs(theirs, yes, other_owner, command)
-    if not mine and not theirs:
-        if not unchecked:
-            say("Nothing to delete: nothing tpuwizard created exists.")
-        if as_json:
-            unchecked_data = [u.to_dict() for u in unchecked]
-            print_json({"results": [], "unchecked": unchecked_data, "kept": kept_now()})
-        if unchecked:
-            raise click.exceptions.Exit(EXIT_TEARDOWN)
-        return
-    listing = ", ".join(f"{r.name} ({r.zone})" for r in mine)
-    if mine and not yes:
-        if not stdin_is_terminal():
-            raise BadInput(f"Would delete {listing}: add --yes to confirm without a terminal.")
-        if not ask_yes_no(f"Delete {listing}?"):
-            say("Nothing deleted.")  # the user's answer, not a failure: exit 0
-            raise click.exceptions.Exit(EXIT_OK)
-    results = []
-    targets = [(r, False) for r in mine] + [(b.resource, True) for b in theirs]
-    for resource, confirmed in targets:
-        say(f"Deleting {resource.name} and checking that it is gone...")
-        (result,) = session.delete([resource], others_confirmed=confirmed)
-        results.append(result)
-        for line in teardown_lines(result, session.owner):
-            say(line)
-    if as_json:
-        print_json(
-            {
-                "results": [result_data(r) for r in results],
-                "unchecked": [u.to_dict() for u in unchecked],
-                "kept": kept_now(),  # what still bills after this (also said on stderr)
-            }
-        )
-    if unchecked:
-        names = ", ".join(f"{u.resource.name} ({u.resource.zone})" for u in unchecked)
-        say(f"Not checked, so not verified gone: {names}; see above.")
-    if unchecked or not all(r.verified for r in results):
-        raise click.exceptions.Exit(EXIT_TEARDOWN)
-    say("Nothing tpuwizard deleted is billing any more.")
-
-
-def _only_kept_node(session: Session) -> str:
-    """``down`` without a name: the only kept node (as ``run`` uses it), or why there is none."""
-    from tpuwizard.session.kept_lines import node_id
-
-    kept = [node_id(e.resource) for e in session.kept.entries()]
-    if len(kept) == 1:
-        say(f"The only kept node: {kept[0]}.")
-        return kept[0]
-    down = "tpuwizard down" + (" --sandbox" if session.practice else "")
-    if not kept:
-        raise BadInput(
-            f"No kept node to end: name what to delete ({down} NAME) or use --all; "
-            f"`tpuwizard status{' --sandbox' if session.practice else ''}` lists what exists."
-        )
-    raise BadInput(
-        f"{len(kept)} kept nodes ({', '.join(kept)}): name one ({down} NAME) or use --all."
-    )
