@@ -327,9 +327,12 @@ def judge(
             out.problems.append("the sandbox is empty but the ledger still holds open entries")
         return out
     listed = {r["name"] for r in status(cwd, TPUWIZARD_HOME=str(home))}
-    out.listed_ok = names <= listed
+    # What still exists once status has asked: a delete issued before the kill may have ended
+    # meanwhile (a lasting sandbox carries on, as Google does).
+    present = sandbox_names(home)
+    out.listed_ok = present <= listed
     if not out.listed_ok:
-        out.problems.append(f"status did not list {sorted(names - listed)}")
+        out.problems.append(f"status did not list {sorted(present - listed)}")
     if keep_going:
         return out
     ended = teardown_all(cwd, TPUWIZARD_HOME=str(home))

@@ -135,7 +135,7 @@ def _stop_at(term: Terminal, case: Case, home: Path, script: Path | None) -> Sto
         term.proc.send_signal(case.sig)
         if case.sig == signal.SIGHUP:  # the terminal was closed: nothing reads it any more
             term.hang_up()
-    end = time.monotonic() + 120
+    end = time.monotonic() + 60  # a minute after the signal, still running: it hangs
     while term.proc.poll() is None and time.monotonic() < end:
         term.pump(0.1)
     text = ANSI.sub(b"", term.seen).decode(errors="replace").splitlines()
