@@ -1,7 +1,4 @@
-import contextlib
-import json
 import os
-import signal
 import sys
 from pathlib import Path
 
@@ -18,18 +15,10 @@ def _isolated_state(tmp_path, monkeypatch):
     monkeypatch.delenv("COURSE_EXPECT_PLATFORM", raising=False)
     yield
     # A practice node kept or left running lives on in a lasting sandbox, as it would at Google;
-    # a test's one ends with the test, so no server outlives the suite.
-    info = tmp_path / "state" / "sandbox" / "server.json"
-    with contextlib.suppress(OSError, ValueError, KeyError):
-        os.kill(int(json.loads(info.read_text())["pid"]), signal.SIGTERM)
-    # And the jobs (a watchdog, a script) of nodes the test left behind, which a deleted node
-    # would have ended: none outlives its test.
-    workers = tmp_path / "state" / "sandbox" / "workers"
-    if workers.is_dir():
-        from tpuwizard.sandbox.model import end_worker_processes
+    # a test's one ends with the test, and so do its nodes' jobs: none outlives the suite.
+    from tests.integration.iterate_helpers import end_practice
 
-        for node in workers.glob("*/*/*"):
-            end_worker_processes(node)
+    end_practice(tmp_path / "state")
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from tests.conftest import tpuwizard_cmd
 from tests.integration.launch_helpers import ZONE, env
 
 
-def up(cwd: Path, *args: str, accelerator: str = "v5litepod-1") -> dict:
+def up(cwd: Path, *args: str, accelerator: str = "v5litepod-1", **extra: str) -> dict:
     proc = subprocess.run(
         tpuwizard_cmd("up", "--sandbox", "--json", "--zone", ZONE, "--accelerator", accelerator)
         + list(args),
@@ -21,7 +21,7 @@ def up(cwd: Path, *args: str, accelerator: str = "v5litepod-1") -> dict:
         capture_output=True,
         text=True,
         timeout=240,
-        env=env(),
+        env=env(**extra),
     )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
@@ -76,6 +76,17 @@ def down(cwd: Path, name: str) -> dict:
 def stop_lasting_sandbox(home: Path) -> None:
     """End the practice cloud that `up` left running (after the test deleted its nodes)."""
     info = home / "sandbox" / "server.json"
-    if info.exists():
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(int(json.loads(info.read_text())["pid"]), signal.SIGTERM)
+    with contextlib.suppress(OSError, ValueError, KeyError):  # none, gone, or half written
+        os.kill(int(json.loads(info.read_text())["pid"]), signal.SIGTERM)
+
+
+def end_practice(home: Path) -> None:
+    """End what practice left running under ``home``: the lasting sandbox, and the jobs (a
+    watchdog, a script) of nodes still in it, which a deleted node would have ended."""
+    from tpuwizard.sandbox.model import end_worker_processes
+
+    stop_lasting_sandbox(home)
+    workers = home / "sandbox" / "workers"
+    if workers.is_dir():
+        for node in workers.glob("*/*/*"):
+            end_worker_processes(node)
