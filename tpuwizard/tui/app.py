@@ -3,7 +3,8 @@
 A controller worker walks the step screens with ``push_screen_wait``; each screen returns what the
 user chose (or ``BACK``). The launch is ``LaunchHandle.async_events``: the App folds each event
 into its state and hands it to the screen of that phase. Quitting goes through ``action_quit``
-alone; SIGTERM and SIGHUP (a terminal gone: tui/hangup.py) tear down, then exit 128+signal.
+alone; SIGINT (from outside: in the terminal Ctrl+C is a key), SIGTERM and SIGHUP (a terminal
+gone: tui/hangup.py) tear down, then exit 128+signal.
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ class WizardApp(App[int]):
 
     def on_mount(self) -> None:
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGHUP):
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             # Not possible off the main thread (some test runners) or on Windows.
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.add_signal_handler(sig, self.on_signal, sig)
