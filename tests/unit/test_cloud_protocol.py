@@ -128,7 +128,7 @@ def node_request(name: str = "tpu-a", spot: bool = False) -> NodeRequest:
 
 
 def test_a_node_is_creating_until_it_is_provisioned_then_ready():
-    cloud = MemoryCloud(delay=0.2)
+    cloud = MemoryCloud(delay=0.5)  # long enough for the get right after the create
     operation = cloud.create_node(node_request())
     assert cloud.get_node(ZONE, "tpu-a").state == "CREATING"
     states: list[str] = []
