@@ -1,204 +1,329 @@
-"""In-memory stand-ins for the cloud and the workers, for unit tests of the safety core.
+"""In-memory stand-ins for Google and the workers, for unit tests of the safety core.
 
-``FakeCloud`` is a :class:`TpuCloud` whose API calls touch a dict instead of the network. Only the
-calls that reach Google are replaced: ``node_gone``, ``queued_gone``, ``wait_for_node`` and
-``wait_for_queued`` are the real ones, so what "verified gone" means is the code under test.
+:class:`MemoryCloud` implements the ``Cloud`` protocol over two dicts, on its own: it shares no
+code with :class:`~tpuwizard.core.cloud.client.TpuCloud`, so every lifecycle rule tested against
+it holds for any backend that keeps the protocol's promises. It behaves as Google does where a
+naive stand-in would not (reference/google-behaviour.md), using the sandbox's model of Google
+(``tpuwizard.sandbox.google``) for the zones and the words of its errors:
 
-Faults, each a counter used up one call at a time:
+* a create answers at once; the node is CREATING for ``delay`` seconds (``slow_create``), then
+  READY (0: READY at once). A queued request is ACCEPTED, then ACTIVE with its node; the node's
+  name already taken, it goes FAILED;
+* a delete's operation done does not mean gone (``lying_delete``); gone is a get that answers
+  NotFound *and* a zone list that no longer holds it (``listed_after_delete``);
+* a delete right after the create is refused "not in a deletable state";
+* errors arrive as the TPU API's REST client raises them (its 503 and 429 retried on reads and
+  deletes, never on creates), the zone the project may not use (europe-west1-b) answers 403 and
+  one the API does not know 404.
 
-* ``lost_create_answers``: the create is carried out, then the call raises a 503;
-* ``unavailable_creates``: the create is not carried out and the call raises a 503;
-* ``lying_deletes``: the delete returns as if it worked, but the resource stays;
-* ``listed_after_delete``: the delete works for ``get``, but the list still shows the resource.
+Faults come as the sandbox's: a :class:`~tpuwizard.sandbox.faults.Faults` from the same spec
+(``MemoryCloud.faulty("lying_delete=1;lost_create=1")``), carried out the same way; the
+HTTP-level ones through the sandbox's own :func:`~tpuwizard.sandbox.injected.injected_error`.
+The IAM faults (``sa_no_delete``, ``policy_unreadable``) concern calls the protocol does not make.
+Not modelled: a Flex-start run's end (SUSPENDED after ``max_run_seconds``).
 
-``refusing_zones`` maps a zone to the error every call there raises, as Google answers a zone this
-project may not use (403 "Location Z is not found or access is unauthorized.") or does not know
-(404 "Location ... was not found."); :func:`zone_forbidden` and :func:`zone_unknown` make them.
-
-Hooks let a test look at the world at the moment of a call: ``on_create`` and ``on_delete``.
+What exists and how time passes is in ``tests/memory_world.py``. Not faults but instruments:
+every call is logged in ``calls``; ``on_create`` and ``on_delete`` see the world at the moment of
+a call; ``crash_at`` makes every call from that number on raise :class:`Crash`, as if the process
+died there.
 """
 
 from __future__ import annotations
 
 import subprocess
+import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
+from typing import Any
 
 from google.api_core import exceptions as gx
 
-from tpuwizard.core.cloud.client import TpuCloud
+from tests.memory_world import (
+    Crash,
+    Key,
+    Making,
+    MemoryOperation,
+    MemoryWorld,
+    as_raised,
+    foreign_node,
+    foreign_queued,
+    pause,
+    same_instance,
+)
+from tpuwizard.core.cloud import google_errors, tpu_states
+from tpuwizard.core.cloud.protocol import NodeIdentity
+from tpuwizard.core.cloud.queued import QUEUE_WAITING, ended_error, route_of
 from tpuwizard.core.cloud.types import NodeInfo, NodeRequest, QueuedInfo
-from tpuwizard.core.errors import RemoteError
-from tpuwizard.core.plan import catalog
+from tpuwizard.core.errors import CreateFailed, QueueExpired, RemoteError, WaitTimedOut
 from tpuwizard.core.remote.transports import Result, Transport
+from tpuwizard.sandbox import google
+from tpuwizard.sandbox.faults import parse_faults
 
-
-class DoneOperation:
-    """A create operation that finished without an error."""
-
-    def done(self, retry: object = None) -> bool:
-        return True
-
-    def exception(self) -> BaseException | None:
-        return None
-
-
-@dataclass
-class Call:
-    method: str
-    zone: str
-    name: str
+__all__ = [
+    "Crash",
+    "FakeTransport",
+    "MemoryCloud",
+    "foreign_node",
+    "foreign_queued",
+    "same_instance",
+]
 
 
 @dataclass
-class FakeCloud(TpuCloud):
-    project: str = "practice-project"
-    nodes: dict[tuple[str, str], NodeInfo] = field(default_factory=dict)
-    queued: dict[tuple[str, str], QueuedInfo] = field(default_factory=dict)
-    calls: list[Call] = field(default_factory=list)
-    lost_create_answers: int = 0
-    unavailable_creates: int = 0
-    lying_deletes: int = 0
-    listed_after_delete: int = 0
-    on_create: Callable[[str, str], None] | None = None  # (zone, name)
-    on_delete: Callable[[str, str], None] | None = None
-    # What the inherited polling and retry code reads from a real client.
-    endpoint: str = "memory://"
-    retry: object = None
-    timeout: float = 1.0
-    # Deleted for get, still in the list until the next delete of the same name.
-    ghosts: dict[tuple[str, str], NodeInfo] = field(default_factory=dict)
-    refusing_zones: dict[str, Exception] = field(default_factory=dict)
+class MemoryCloud(MemoryWorld):
+    """The ``Cloud`` protocol over the world of :class:`~tests.memory_world.MemoryWorld`."""
 
-    def _in(self, method: str, zone: str, name: str) -> None:
-        """Log the call; in a refusing zone, answer with that zone's error."""
-        self.calls.append(Call(method, zone, name))
-        if zone in self.refusing_zones:
-            raise self.refusing_zones[zone]
+    @classmethod
+    def faulty(cls, spec: str, **fields: Any) -> MemoryCloud:
+        """A cloud with the faults of a sandbox spec, e.g. ``"lying_delete=1"``."""
+        return cls(faults=parse_faults(spec, memory=True), **fields)
 
-    # -- nodes ------------------------------------------------------------------------------
-    def create_node(self, req: NodeRequest) -> DoneOperation:
-        self._in("create_node", req.zone, req.node_id)
+    def _body(self, req: NodeRequest) -> dict[str, Any]:
+        """The parts of the REST body that the sandbox's create faults look at."""
+        body: dict[str, Any] = {"acceleratorType": req.accelerator_type}
+        if req.spot:
+            body["schedulingConfig"] = {"spot": True}
+        if req.service_account_body is not None:
+            body["serviceAccount"] = req.service_account_body
+        return body
+
+    def create_node(self, req: NodeRequest) -> MemoryOperation:
+        self._request("create_node", req.zone, req.node_id, "POST", self._body(req))
         if self.on_create:
             self.on_create(req.zone, req.node_id)
-        if self.unavailable_creates:
-            self.unavailable_creates -= 1
-            raise gx.ServiceUnavailable("The service is currently unavailable.")
         key = (req.zone, req.node_id)
         if key in self.nodes:
             raise gx.Conflict(f"Resource '{req.node_id}' already exists.")
-        self.nodes[key] = self._node(req)
-        if self.lost_create_answers:
-            self.lost_create_answers -= 1
-            raise gx.ServiceUnavailable("The service is currently unavailable.")
-        return DoneOperation()
-
-    def _node(self, req: NodeRequest, queued_resource: str | None = None) -> NodeInfo:
-        vms = catalog.parse_accelerator(req.accelerator_type).vms
-        return NodeInfo(
-            name=req.node_id,
-            zone=req.zone,
-            accelerator_type=req.accelerator_type,
-            state="READY",
-            labels=dict(req.labels),
-            endpoints=("127.0.0.1",) * vms,
-            queued_resource=queued_resource,
-            spot=req.spot,
+        self.nodes[key] = node = self._node_info(req)
+        self.created.append(node)
+        stockout = req.zone in self.faults.stockout
+        now = time.time()
+        self._making[("node", *key)] = Making(
+            "node", now, now + self._provisioning(), req.spot, stockout
         )
+        operation = self._operations[key] = MemoryOperation(self, key, req.spot)
+        self._advance()
+        if self.faults.take("lost_create"):  # carried out, but the answer is lost
+            raise gx.ServiceUnavailable("The service is currently unavailable.")
+        return operation
 
     def get_node(self, zone: str, node_id: str) -> NodeInfo | None:
         try:
-            self._in("get_node", zone, node_id)
-        except gx.NotFound:  # as the real client: a NotFound (even the location's) is None
+            self._request("get_node", zone, node_id, "GET")
+        except gx.NotFound:  # as the client: a NotFound (even the location's) is "not there"
             return None
         return self.nodes.get((zone, node_id))
 
     def list_nodes(self, zone: str, labels: dict[str, str] | None = None) -> list[NodeInfo]:
-        self._in("list_nodes", zone, "")
+        self._request("list_nodes", zone, "", "GET")
         found = [n for (z, _), n in self.nodes.items() if z == zone]
-        found += [replace(n, state="DELETING") for (z, _), n in self.ghosts.items() if z == zone]
-        return [n for n in found if all(n.labels.get(k) == v for k, v in (labels or {}).items())]
+        found += [replace(n, state="DELETING") for (z, _), n in self._ghosts.items() if z == zone]
+        want = labels or {}
+        return [n for n in found if all(n.labels.get(k) == v for k, v in want.items())]
+
+    def _refuse_early_delete(self, kind: str, key: Key) -> None:
+        """google-behaviour.md: a delete while it is still being made can be refused."""
+        making = self._making.get((kind, *key))
+        young = min(making.done_at - making.started, google.UNDELETABLE_S) if making else 0.0
+        if making is not None and time.time() - making.started < young:
+            raise as_raised(google.not_deletable(key[1]), "DELETE", "")
 
     def delete_node(self, zone: str, node_id: str, timeout: float = 600) -> None:
-        self._in("delete_node", zone, node_id)
+        try:
+            self._request("delete_node", zone, node_id, "DELETE")
+        except gx.NotFound:
+            return
         if self.on_delete:
             self.on_delete(zone, node_id)
-        if self.lying_deletes:
-            self.lying_deletes -= 1
+        key = (zone, node_id)
+        node = self.nodes.get(key)
+        if node is None:  # already gone; a half-deleted one finishes now
+            self._ghosts.pop(key, None)
             return
-        node = self.nodes.pop((zone, node_id), None)
-        if node is not None and self.listed_after_delete:
-            self.listed_after_delete -= 1
-            self.ghosts[(zone, node_id)] = node
-        elif node is None:
-            self.ghosts.pop((zone, node_id), None)
+        if node.queued_resource:
+            raise gx.FailedPrecondition(
+                f"Node {node_id} belongs to queued resource {node.queued_resource}: "
+                "delete the queued resource instead."
+            )
+        self._refuse_early_delete("node", key)
+        if self.faults.take("delete_fail"):
+            raise gx.InternalServerError("Internal error while deleting the node.")
+        if self.faults.take("lying_delete"):  # done, no error, and nothing happened
+            return
+        self.deleted.append(self.nodes.pop(key))
+        self._making.pop(("node", *key), None)
+        if self.faults.take("listed_after_delete"):
+            self._ghosts[key] = node
 
-    # -- queued resources -------------------------------------------------------------------
+    # -- queued resources ------------------------------------------------------------------
     def create_queued(
         self, req: NodeRequest, qr_id: str, route: str, max_run_seconds: int | None = None
     ) -> None:
-        self._in("create_queued", req.zone, qr_id)
+        body: dict[str, Any] = {"tpu": {"nodeSpec": [{"node": self._body(req)}]}}
+        if route == "spot":
+            body["spot"] = {}
+        elif route == "flex":
+            body["provisioningModel"] = "FLEX_START"
+        self._request("create_queued", req.zone, qr_id, "POST", body)
         if self.on_create:
             self.on_create(req.zone, qr_id)
-        if self.unavailable_creates:
-            self.unavailable_creates -= 1
-            raise gx.ServiceUnavailable("The service is currently unavailable.")
-        if (req.zone, qr_id) in self.queued:
+        key = (req.zone, qr_id)
+        if key in self.queued:
             raise gx.Conflict(f"Resource '{qr_id}' already exists.")
-        self.queued[(req.zone, qr_id)] = QueuedInfo(
+        wait = req.queue_wait_s
+        self.queued[key] = qr = QueuedInfo(
             qr_id,
             req.zone,
-            "ACTIVE",
+            "ACCEPTED",
             req.node_id,
             req.accelerator_type,
             dict(req.labels),
             flex=route == "flex",
+            create_time=self._now(),
+            spot=route == "spot",
+            valid_until_s=wait,
         )
-        self.nodes[(req.zone, req.node_id)] = self._node(req, queued_resource=qr_id)
-        if self.lost_create_answers:
-            self.lost_create_answers -= 1
+        self.created.append(qr)
+        now = time.time()
+        self._making[("queued", *key)] = Making(
+            "queued",
+            now,
+            now + self._provisioning(),
+            route == "spot",
+            req.zone in self.faults.stockout,
+            None if wait is None else now + wait,
+        )
+        self._advance()
+        if self.faults.take("lost_create"):
             raise gx.ServiceUnavailable("The service is currently unavailable.")
 
     def get_queued(self, zone: str, qr_id: str) -> QueuedInfo | None:
         try:
-            self._in("get_queued", zone, qr_id)
-        except gx.NotFound:  # as the real client: a NotFound (even the location's) is None
+            self._request("get_queued", zone, qr_id, "GET")
+        except gx.NotFound:
             return None
         return self.queued.get((zone, qr_id))
 
     def list_queued(self, zone: str) -> list[QueuedInfo]:
-        self._in("list_queued", zone, "")
+        self._request("list_queued", zone, "", "GET")
         return [q for (z, _), q in self.queued.items() if z == zone]
 
     def delete_queued(self, zone: str, qr_id: str, timeout: float = 600) -> None:
-        self._in("delete_queued", zone, qr_id)
+        """With force, as tpuwizard always asks: the request's node goes with it."""
+        try:
+            self._request("delete_queued", zone, qr_id, "DELETE")
+        except gx.NotFound:
+            return
         if self.on_delete:
             self.on_delete(zone, qr_id)
-        if self.lying_deletes:
-            self.lying_deletes -= 1
+        key = (zone, qr_id)
+        qr = self.queued.get(key)
+        if qr is None:
             return
-        qr = self.queued.pop((zone, qr_id), None)
-        if qr is not None:
-            self.nodes.pop((zone, qr.node_id), None)
+        self._refuse_early_delete("queued", key)
+        if self.faults.take("lying_delete"):
+            return
+        self.deleted.append(self.queued.pop(key))
+        self._making.pop(("queued", *key), None)
+        node = self.nodes.get((zone, qr.node_id))
+        if node is not None and node.queued_resource == qr_id:  # its own node, not a namesake
+            self.deleted.append(self.nodes.pop((zone, qr.node_id)))
 
+    # -- waits and "gone": the protocol's promises, kept here on their own -----------------
+    def wait_for_node(
+        self,
+        zone: str,
+        node_id: str,
+        operation: object = None,
+        on_state: Callable[[str], None] | None = None,
+        timeout: float = 1800,
+        poll: float = 2.0,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> NodeInfo:
+        op = operation if isinstance(operation, MemoryOperation) else None
+        deadline, seen = time.monotonic() + timeout, None
+        while True:
+            error = op.exception() if op is not None else None
+            if op is not None and error is not None:  # a stockout's error is the news
+                raise CreateFailed(error, route="spot" if op.spot else None)
+            node = self.get_node(zone, node_id)
+            state = node.state if node is not None else "NOT_FOUND"
+            if state != seen and on_state is not None:
+                on_state(state)
+            seen = state
+            if node is not None and state == "READY":
+                return node
+            if state in ("PREEMPTED", "TERMINATED"):
+                raise CreateFailed(RuntimeError(f"the node became {state} before it was ready"))
+            if node is None and (op is None or op.done()):
+                raise CreateFailed(RuntimeError("the node disappeared while it was created"))
+            if time.monotonic() >= deadline:
+                raise WaitTimedOut(f"node {node_id}", state, timeout)
+            pause(poll, cancelled)
+
+    def wait_for_queued(
+        self,
+        zone: str,
+        qr_id: str,
+        on_state: Callable[[str], None] | None = None,
+        timeout: float = 3600,
+        poll: float = 2.0,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> QueuedInfo:
+        deadline, seen = time.monotonic() + timeout, None
+        last: QueuedInfo | None = None
+        while True:
+            qr = self.get_queued(zone, qr_id)
+            state = qr.state if qr is not None else "NOT_FOUND"
+            if state != seen and on_state is not None:
+                on_state(state)
+            seen = state
+            if qr is None:
+                raise CreateFailed(RuntimeError("the queued resource is NOT_FOUND"))
+            if state == "ACTIVE":
+                return qr
+            if state in ("FAILED", "SUSPENDED"):  # what Google's reason means, as for any cloud
+                raise ended_error(qr, last.state if last else "CREATING", time.time())
+            last = qr
+            if time.monotonic() >= deadline:
+                timed_out = WaitTimedOut(f"queued resource {qr_id}", state, timeout)
+                if state in QUEUE_WAITING:  # still waiting for capacity: the queue ran out
+                    raise QueueExpired(qr_id, state, timeout, timed_out, route_of(qr))
+                raise timed_out
+            pause(poll, cancelled)
+
+    def node_gone(self, zone: str, node_id: str) -> bool:
+        if self.get_node(zone, node_id) is not None:
+            return False
+        return all(n.name != node_id for n in self.list_nodes(zone))
+
+    def queued_gone(self, zone: str, qr_id: str) -> bool:
+        if self.get_queued(zone, qr_id) is not None:
+            return False
+        return all(q.name != qr_id for q in self.list_queued(zone))
+
+    # -- what things mean: the TPU API's rules ---------------------------------------------
     def list_zones(self) -> list[str]:
-        # Google lists every zone, one the project may not use among them (gb:44).
-        held = {z for z, _ in self.nodes} | {z for z, _ in self.queued} | {"us-central1-a"}
-        return sorted(held | set(self.refusing_zones))
+        self._request("list_zones", "", "", "GET")
+        return google.location_ids()  # every zone, the one this project may not use among them
 
-    # -- for the tests ----------------------------------------------------------------------
+    def not_deletable_yet(self, err: BaseException) -> bool:
+        return google_errors.not_deletable_yet(err)
+
+    def bills_in_state(self, kind: str, state: str) -> bool:
+        return tpu_states.bills_in_state(kind, state)
+
+    def identity_of(self, node: NodeInfo) -> NodeIdentity:
+        return NodeIdentity(node.uid, node.create_time)
+
+    # -- for the tests ---------------------------------------------------------------------
+    def add(self, resource: NodeInfo | QueuedInfo) -> None:
+        """Put a resource there as someone else made it (by hand, or another install)."""
+        table: dict[Key, Any] = self.nodes if isinstance(resource, NodeInfo) else self.queued
+        table[(resource.zone, resource.name)] = resource
+
     def count(self, method: str) -> int:
         return sum(c.method == method for c in self.calls)
-
-
-def zone_forbidden(zone: str) -> Exception:
-    """Google's answer in a zone this project may not use (google-behaviour.md, errors)."""
-    return gx.Forbidden(f"Location {zone} is not found or access is unauthorized.")
-
-
-def zone_unknown(zone: str, project: str = "practice-project") -> Exception:
-    """The answer for a zone the TPU API does not know (the sandbox's 404)."""
-    return gx.NotFound(f"Location projects/{project}/locations/{zone} was not found.")
 
 
 class FakeTransport(Transport):
@@ -218,7 +343,12 @@ class FakeTransport(Transport):
         raise AssertionError("an in-memory worker starts no process")
 
     def run(
-        self, worker: int, command: str, timeout: float = 600, stdin: bytes | None = None
+        self,
+        worker: int,
+        command: str,
+        timeout: float = 600,
+        stdin: bytes | None = None,
+        cancellable: bool = True,
     ) -> Result:
         self.commands.append((worker, command))
         return Result(1, "", "in-memory worker: no shell here")

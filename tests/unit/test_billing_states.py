@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import pytest
 
-from tests.fakes import FakeCloud
+from tests.fakes import MemoryCloud
 from tests.unit.test_teardown import ZONE, created, node_resource, queued_resource
 from tpuwizard.core.launch.billing import BillingState, bills_in_state
 from tpuwizard.core.launch.ledger import Ledger
@@ -32,7 +32,7 @@ def test_what_a_state_means_for_billing(kind, state, bills):
 
 
 def test_status_and_the_quit_guard_agree_on_a_node_being_made(ledger):
-    cloud = FakeCloud()
+    cloud = MemoryCloud()
     resource = node_resource()
     created(cloud, ledger, resource)
     key = (ZONE, resource.name)
@@ -47,7 +47,7 @@ def test_status_and_the_quit_guard_agree_on_a_node_being_made(ledger):
 
 
 def test_a_ready_node_costs_in_status_and_in_the_guard(ledger):
-    cloud = FakeCloud()
+    cloud = MemoryCloud()
     created(cloud, ledger, node_resource())
     (found,) = reconcile(cloud, ledger, zones=[ZONE])
     assert found.billing and found.cost_usd is not None
@@ -57,7 +57,7 @@ def test_a_ready_node_costs_in_status_and_in_the_guard(ledger):
 
 
 def test_a_queued_request_waiting_for_capacity_costs_nothing_in_status(ledger):
-    cloud = FakeCloud()
+    cloud = MemoryCloud()
     resource = queued_resource()
     created(cloud, ledger, resource)
     key = (ZONE, resource.name)

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 import pytest
 from google.api_core import exceptions as gx
 
-from tests.fakes import FakeCloud
-from tests.unit.fake_cloud import FakeCloud as MemoryCloud
+from tests import fakes
+from tests.fakes import MemoryCloud, foreign_node
 from tests.unit.test_launch_safety import ZONE, launch
+from tpuwizard.core.cloud import client
 from tpuwizard.core.cloud.client import TpuCloud
 from tpuwizard.core.cloud.protocol import Cloud, NodeIdentity
 from tpuwizard.core.cloud.types import NodeInfo, NodeRequest
@@ -32,19 +33,29 @@ def test_the_protocol_names_what_the_lifecycle_calls():
     )
 
 
-@pytest.mark.parametrize("implementation", [TpuCloud, FakeCloud, MemoryCloud])
-def test_every_member_is_implemented_and_takes_the_protocol_s_parameters(implementation):
+def parameters(function: object) -> list[tuple[str, object, object]]:
+    return [(p.name, p.kind, p.default) for p in inspect.signature(function).parameters.values()]
+
+
+@pytest.mark.parametrize("implementation", [TpuCloud, MemoryCloud])
+def test_every_member_is_implemented_with_the_protocol_s_parameters(implementation):
     for name in MEMBERS:
         method = getattr(implementation, name, None)
         assert callable(method), f"{implementation.__name__} lacks {name}"
-        wanted = [p for p in inspect.signature(getattr(Cloud, name)).parameters if p != "self"]
-        # Every parameter the protocol names can be passed by that name.
-        inspect.signature(method).bind(None, **dict.fromkeys(wanted))
+        # The same names, kinds and defaults: a caller written to the protocol works with both.
+        assert parameters(method) == parameters(getattr(Cloud, name)), name
     assert "project" in inspect.signature(implementation).parameters
 
 
+def test_the_in_memory_cloud_is_its_own_implementation_not_the_client_s():
+    # Its waits and "gone" checks are its own, so the lifecycle's tests check the protocol's
+    # promises rather than TpuCloud's code twice.
+    assert not issubclass(MemoryCloud, TpuCloud)
+    assert not any(getattr(v, "__module__", "") == client.__name__ for v in vars(fakes).values())
+
+
 @dataclass
-class RenumberingCloud(FakeCloud):
+class RenumberingCloud(MemoryCloud):
     """A cloud whose server-side identity is not in the node's fields: only it can say."""
 
     def identity_of(self, node: NodeInfo) -> NodeIdentity:
@@ -63,7 +74,7 @@ def test_the_identity_recorded_at_ready_is_the_one_the_cloud_gives(tmp_path):
 
 
 @dataclass
-class FreeWhileReadyCloud(FakeCloud):
+class FreeWhileReadyCloud(MemoryCloud):
     """A cloud whose READY nodes cost nothing (another backend's billing rule)."""
 
     def bills_in_state(self, kind: str, state: str) -> bool:
@@ -72,7 +83,7 @@ class FreeWhileReadyCloud(FakeCloud):
 
 def test_status_prices_by_the_cloud_s_own_billing_rule(tmp_path):
     resource = Resource("node", "practice-project", ZONE, "tpu-a", "v5litepod-1", "run-1")
-    for cloud, expect_free in ((FakeCloud(), False), (FreeWhileReadyCloud(), True)):
+    for cloud, expect_free in ((MemoryCloud(), False), (FreeWhileReadyCloud(), True)):
         ledger = Ledger(tmp_path / f"{type(cloud).__name__}.jsonl")
         cloud.create_node(
             NodeRequest(zone=ZONE, node_id="tpu-a", accelerator_type="v5litepod-1", run_id="run-1")
@@ -100,13 +111,91 @@ class BusyCloud(MemoryCloud):
 
 
 def test_a_delete_refused_for_now_by_the_cloud_s_words_is_asked_again(tmp_path):
-    from tests.unit.fake_cloud import Item
     from tpuwizard.core.cloud.types import RUN_LABEL
 
     cloud = BusyCloud()
-    cloud.add(Item("node", ZONE, "tpu-a", {RUN_LABEL: "run-1"}))
+    cloud.add(foreign_node(ZONE, "tpu-a", {RUN_LABEL: "run-1"}))
     ledger = Ledger(tmp_path / "ledger.jsonl")
     resource = Resource("node", "p", ZONE, "tpu-a", "v5litepod-4", "run-1")
     result = delete_and_verify(cloud, ledger, resource, attempts=1, pause=0)
     assert result.verified and cloud.refusals == 0
     assert [r["op"] for r in records(ledger)] == ["delete_pending", "gone"]
+
+
+# -- the in-memory cloud keeps the promises as Google does (google-behaviour.md) -------------
+def node_request(name: str = "tpu-a", spot: bool = False) -> NodeRequest:
+    return NodeRequest(ZONE, name, "v5litepod-4", "run-1", spot=spot)
+
+
+def test_a_node_is_creating_until_it_is_provisioned_then_ready():
+    cloud = MemoryCloud(delay=0.5)  # long enough for the get right after the create
+    operation = cloud.create_node(node_request())
+    assert cloud.get_node(ZONE, "tpu-a").state == "CREATING"
+    states: list[str] = []
+    node = cloud.wait_for_node(ZONE, "tpu-a", operation, states.append, poll=0.01)
+    assert node.state == "READY" and states == ["CREATING", "READY"]
+    assert cloud.identity_of(node).uid == cloud.created[0].uid != ""
+
+
+def test_a_delete_while_the_node_is_being_made_is_refused_for_now():
+    cloud = MemoryCloud(delay=30)
+    cloud.create_node(node_request())
+    with pytest.raises(gx.BadRequest) as refused:
+        cloud.delete_node(ZONE, "tpu-a")
+    assert cloud.not_deletable_yet(refused.value)
+    assert cloud.get_node(ZONE, "tpu-a") is not None
+
+
+def test_not_found_by_get_is_not_gone_while_the_list_holds_it():
+    cloud = MemoryCloud.faulty("listed_after_delete=1")
+    cloud.create_node(node_request())
+    cloud.delete_node(ZONE, "tpu-a")
+    assert cloud.get_node(ZONE, "tpu-a") is None
+    assert [n.state for n in cloud.list_nodes(ZONE)] == ["DELETING"]
+    assert not cloud.node_gone(ZONE, "tpu-a")
+    cloud.delete_node(ZONE, "tpu-a")
+    assert cloud.node_gone(ZONE, "tpu-a")
+
+
+def test_a_node_that_never_gets_ready_times_out_creating():
+    from tpuwizard.core.errors import WaitTimedOut
+
+    cloud = MemoryCloud.faulty("never_ready=1")
+    operation = cloud.create_node(node_request())
+    with pytest.raises(WaitTimedOut) as caught:
+        cloud.wait_for_node(ZONE, "tpu-a", operation, timeout=0.05, poll=0.01)
+    assert caught.value.state == "CREATING"
+
+
+def test_a_spot_node_is_preempted_and_the_wait_says_so():
+    from tpuwizard.core.errors import CreateFailed
+
+    cloud = MemoryCloud.faulty("preempt_after=0")
+    cloud.create_node(node_request(spot=True))
+    with pytest.raises(CreateFailed, match="PREEMPTED"):
+        cloud.wait_for_node(ZONE, "tpu-a", None, poll=0.01)
+
+
+def test_a_queued_request_waits_for_capacity_and_its_wait_runs_out_as_a_queue_expiry():
+    from tpuwizard.core.errors import QueueExpired
+
+    cloud = MemoryCloud.faulty(f"stockout={ZONE}")
+    cloud.create_queued(node_request(), "tpu-a-qr", "spot")
+    with pytest.raises(QueueExpired) as caught:
+        cloud.wait_for_queued(ZONE, "tpu-a-qr", timeout=0.05, poll=0.01)
+    assert caught.value.state == "WAITING_FOR_RESOURCES" and caught.value.route == "spot"
+    assert cloud.get_node(ZONE, "tpu-a") is None  # no capacity, no node
+
+
+def test_a_queued_request_for_a_taken_node_name_fails_and_leaves_that_node():
+    from tpuwizard.core.errors import CreateFailed
+
+    cloud = MemoryCloud()
+    theirs = foreign_node(ZONE, "tpu-a", {})
+    cloud.add(theirs)
+    cloud.create_queued(node_request(), "tpu-a-qr", "spot")
+    with pytest.raises(CreateFailed):
+        cloud.wait_for_queued(ZONE, "tpu-a-qr", poll=0.01)
+    assert cloud.get_queued(ZONE, "tpu-a-qr").state == "FAILED"
+    cloud.delete_queued(ZONE, "tpu-a-qr")
+    assert cloud.nodes[(ZONE, "tpu-a")] is theirs  # not the request's node: it stays

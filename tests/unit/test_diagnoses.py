@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 from google.api_core import exceptions as gx
 
-from tests.fakes import FakeCloud, FakeTransport
+from tests.fakes import FakeTransport, MemoryCloud
 from tpuwizard.choice_words import all_words
 from tpuwizard.core.cloud.diagnose import Context, diagnose
 from tpuwizard.core.cloud.types import NodeRequest, QueuedInfo
@@ -39,7 +39,7 @@ def ctx(route: str) -> Context:
     return Context(project="p", zone=ZONE, accelerator="v5litepod-4", name="tpu-a", route=route)
 
 
-def waited(cloud: FakeCloud, timeout: float = 5.0) -> BaseException:
+def waited(cloud: MemoryCloud, timeout: float = 5.0) -> BaseException:
     with pytest.raises(CreateFailed) as caught:
         cloud.wait_for_queued(ZONE, "tpu-a-qr", timeout=timeout, poll=0.01)
     return caught.value
@@ -52,7 +52,7 @@ def says_capacity(d) -> bool:
 
 @pytest.mark.parametrize("route", ["spot", "flex"])
 def test_a_request_failed_at_its_valid_until_duration_is_a_stockout(route):
-    cloud = FakeCloud()
+    cloud = MemoryCloud()
     # Google's FAILED: "unavailability of resources within the constraints of the request
     # (e.g., the 'valid until' start timing constraint expired)", its reason a google.rpc.Status.
     error = {"code": 4, "message": "The request could not be fulfilled before it expired."}
@@ -69,7 +69,7 @@ def test_a_request_failed_at_its_valid_until_duration_is_a_stockout(route):
 
 
 def test_an_expiry_google_words_otherwise_is_told_by_the_request_s_age():
-    cloud = FakeCloud()
+    cloud = MemoryCloud()
     # No code 4, no words about the constraint: the request is older than it was allowed to be.
     error = {"code": 9, "message": "The queued resource could not be provisioned."}
     created = time.time() - 700
@@ -80,7 +80,7 @@ def test_an_expiry_google_words_otherwise_is_told_by_the_request_s_age():
 
 
 def test_a_failed_request_with_a_stockout_reason_stays_a_plain_stockout():
-    cloud = FakeCloud()
+    cloud = MemoryCloud()
     error = {"code": 8, "message": 'There is no more capacity in the zone "us-central1-a"'}
     cloud.queued[(ZONE, "tpu-a-qr")] = queued("FAILED", error=error, valid_until_s=600.0)
     err = waited(cloud)
@@ -90,7 +90,7 @@ def test_a_failed_request_with_a_stockout_reason_stays_a_plain_stockout():
 
 
 def test_a_request_that_fails_young_for_another_reason_is_not_called_a_stockout():
-    cloud = FakeCloud()
+    cloud = MemoryCloud()
     error = {"code": 7, "message": "Permission 'tpu.nodes.create' denied"}
     cloud.queued[(ZONE, "tpu-a-qr")] = queued(
         "FAILED", error=error, create_time=time.time(), valid_until_s=600.0
@@ -100,7 +100,7 @@ def test_a_request_that_fails_young_for_another_reason_is_not_called_a_stockout(
 
 
 def test_this_client_s_wait_running_out_while_queued_is_a_stockout_too():
-    cloud = FakeCloud()
+    cloud = MemoryCloud()
     cloud.queued[(ZONE, "tpu-a-qr")] = queued("WAITING_FOR_RESOURCES")
     err = waited(cloud, timeout=0.05)
     assert isinstance(err, QueueExpired) and err.state == "WAITING_FOR_RESOURCES"
@@ -110,7 +110,7 @@ def test_this_client_s_wait_running_out_while_queued_is_a_stockout_too():
 def test_a_wait_that_runs_out_while_provisioning_is_still_a_timeout():
     from tpuwizard.core.errors import WaitTimedOut
 
-    cloud = FakeCloud()
+    cloud = MemoryCloud()
     cloud.queued[(ZONE, "tpu-a-qr")] = queued("PROVISIONING")
     with pytest.raises(WaitTimedOut) as caught:
         cloud.wait_for_queued(ZONE, "tpu-a-qr", timeout=0.05, poll=0.01)
@@ -126,7 +126,7 @@ def test_a_wait_that_runs_out_while_provisioning_is_still_a_timeout():
     ],
 )
 def test_a_suspended_request_says_who_deleted_its_vms(initiator, flex, kind):
-    cloud = FakeCloud()
+    cloud = MemoryCloud()
     cloud.queued[(ZONE, "tpu-a-qr")] = queued(
         "SUSPENDED", initiator=initiator, flex=flex, spot=not flex
     )
@@ -138,7 +138,7 @@ def test_a_suspended_request_says_who_deleted_its_vms(initiator, flex, kind):
 class VanishingTransport(FakeTransport):
     """Workers whose node is deleted the moment the first command reaches them."""
 
-    def __init__(self, cloud: FakeCloud, workers: int) -> None:
+    def __init__(self, cloud: MemoryCloud, workers: int) -> None:
         super().__init__(workers)
         self.cloud = cloud
 
@@ -154,7 +154,7 @@ def test_a_launch_whose_node_is_deleted_under_it_says_it_went_away(tmp_path):
     from tpuwizard.core.launch.lifecycle import run_launch
     from tpuwizard.core.launch.plan import EXIT_CLOUD
 
-    cloud = FakeCloud()
+    cloud = MemoryCloud()
     rt = make_runtime(tmp_path, cloud)
     rt.make_transport = lambda node: VanishingTransport(cloud, len(node.endpoints))
     events: list = []
@@ -168,7 +168,7 @@ def test_a_launch_whose_node_is_deleted_under_it_says_it_went_away(tmp_path):
 class BeatingNode:
     """A KeptNode's own heartbeat, over a worker whose ``touch`` fails."""
 
-    def __init__(self, cloud: FakeCloud, reason: str) -> None:
+    def __init__(self, cloud: MemoryCloud, reason: str) -> None:
         from tpuwizard.core.launch.ledger import Entry, Resource
         from tpuwizard.session.kept import KeptNode
 
@@ -182,7 +182,7 @@ class BeatingNode:
 
 
 def test_a_heartbeat_that_does_not_land_on_a_ready_node_says_so_not_os_login():
-    cloud = FakeCloud()
+    cloud = MemoryCloud()
     cloud.create_node(NodeRequest(ZONE, "tpu-a", "v5litepod-1", "r"))
     reason = "touch: cannot touch '.tpuwizard/heartbeat': No such file or directory"
     with pytest.raises(HeartbeatFailed) as caught:
@@ -194,7 +194,7 @@ def test_a_heartbeat_that_does_not_land_on_a_ready_node_says_so_not_os_login():
 
 
 def test_a_heartbeat_to_a_node_that_is_gone_says_it_went_away():
-    cloud = FakeCloud()  # nothing in it: the node was deleted
+    cloud = MemoryCloud()  # nothing in it: the node was deleted
     with pytest.raises(NodeGone) as caught:
         BeatingNode(
             cloud, "ssh: connect to host 10.0.0.2 port 22: Connection refused"

@@ -48,3 +48,19 @@ def test_an_unknown_fault_is_called_unknown_not_a_bad_number():
 def test_negative_and_non_finite_amounts_are_refused(bad):
     with pytest.raises(BadInput, match="finite number of zero or more"):
         parse_faults(bad)
+
+
+def test_a_failed_read_is_a_counted_fault_the_sandbox_answers_on_gets_only():
+    from tpuwizard.sandbox.injected import injected_error
+
+    f = parse_faults("read_error=1")
+    assert injected_error(f, "POST", "/v2/projects/p/locations/z/nodes", {}) is None
+    error = injected_error(f, "GET", "/v2/projects/p/locations/z/nodes/n", {})
+    assert error is not None and error.http == 500
+    assert injected_error(f, "GET", "/v2/projects/p/locations/z/nodes/n", {}) is None
+
+
+def test_a_fault_only_the_in_memory_cloud_knows_is_refused_by_the_sandbox_by_name():
+    assert parse_faults("listed_after_delete=2", memory=True).counters == {"listed_after_delete": 2}
+    with pytest.raises(BadInput, match="known only to the unit tests' in-memory cloud"):
+        parse_faults("listed_after_delete=2")

@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from tests.fakes import FakeCloud
+from tests.fakes import MemoryCloud
 from tests.waiting import wait_until
 from tpuwizard.core import paths
 from tpuwizard.core.cloud.types import NodeRequest
@@ -120,7 +120,7 @@ def test_a_wizard_that_ended_without_its_way_out_after_a_hangup_exits_129(exits)
 
 def test_a_session_is_busy_while_it_deletes():
     session = Session(practice=True, project="practice-project")
-    cloud = session._cloud = FakeCloud()
+    cloud = session._cloud = MemoryCloud()
     owner = paths.owner_label()
     cloud.create_node(NodeRequest("us-central1-a", "n1", "v5litepod-1", "run-1", owner=owner))
     resource = Resource("node", cloud.project, "us-central1-a", "n1", "v5litepod-1", "run-1", owner)

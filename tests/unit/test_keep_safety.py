@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from tests.fakes import FakeCloud, FakeTransport
+from tests.fakes import FakeTransport, MemoryCloud
 from tests.unit.test_launch_safety import ZONE, make_plan, make_runtime
 from tpuwizard.core.cancel import KEEP_PENDING, KEEP_SAFE, KEEP_UNSAFE, Cancelled, CancelToken
 from tpuwizard.core.launch import events as ev
@@ -43,7 +43,7 @@ def launch_at_arming(tmp_path):
     plan = replace(make_plan(tmp_path), watchdog=True)
     events: list[ev.Event] = []
     launch = lifecycle.Launch(
-        plan, make_runtime(tmp_path, FakeCloud()), events.append, CancelToken()
+        plan, make_runtime(tmp_path, MemoryCloud()), events.append, CancelToken()
     )
     launch.state.resource = Resource(
         "node", plan.project, ZONE, "tpu-a", plan.accelerator, plan.run_id

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.fakes import FakeCloud
+from tests.fakes import MemoryCloud
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.ledger import Ledger, Resource
@@ -20,7 +20,7 @@ ALICE, BOB = "owner-alice", "owner-bob"
 
 
 def kept_by_alice(tmp_path):
-    cloud = FakeCloud()
+    cloud = MemoryCloud()
     ledger = Ledger(tmp_path / "ledger.jsonl")
     resource = Resource("node", cloud.project, ZONE, "dev", "v5litepod-1", "run-a", owner=ALICE)
     cloud.create_node(

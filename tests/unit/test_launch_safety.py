@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from tests.fakes import FakeCloud, FakeTransport
+from tests.fakes import FakeTransport, MemoryCloud
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.launch.ledger import Ledger
 from tpuwizard.core.launch.lifecycle import run_launch
@@ -83,7 +83,7 @@ def ledger_path(tmp_path):
 
 @pytest.mark.parametrize(("route", "name"), [("vm", "tpu-a"), ("spot", "tpu-a-qr")])
 def test_the_intent_is_on_disk_before_the_create_call(tmp_path, route, name):
-    cloud = FakeCloud()
+    cloud = MemoryCloud()
     seen_at_create = []
     cloud.on_create = lambda zone, created: seen_at_create.append(on_disk(tmp_path))
     out = launch(tmp_path, cloud, route)
@@ -94,7 +94,7 @@ def test_the_intent_is_on_disk_before_the_create_call(tmp_path, route, name):
 
 
 def test_gone_is_recorded_only_after_a_verified_delete(tmp_path):
-    cloud = FakeCloud()
+    cloud = MemoryCloud()
     seen_at_delete = []
     cloud.on_delete = lambda zone, name: seen_at_delete.append(on_disk(tmp_path))
     out = launch(tmp_path, cloud)
@@ -105,7 +105,7 @@ def test_gone_is_recorded_only_after_a_verified_delete(tmp_path):
 
 
 def test_a_lying_delete_is_retried_and_gone_waits_for_the_truth(tmp_path):
-    cloud = FakeCloud(lying_deletes=1)
+    cloud = MemoryCloud.faulty("lying_delete=1")
     seen_at_delete = []
     cloud.on_delete = lambda zone, name: seen_at_delete.append(on_disk(tmp_path))
     out = launch(tmp_path, cloud)
@@ -117,7 +117,7 @@ def test_a_lying_delete_is_retried_and_gone_waits_for_the_truth(tmp_path):
 
 
 def test_a_delete_that_never_takes_is_a_teardown_failure_and_stays_open(tmp_path):
-    cloud = FakeCloud(lying_deletes=100)
+    cloud = MemoryCloud.faulty("lying_delete=100")
     out = launch(tmp_path, cloud)
     assert out.code == EXIT_TEARDOWN
     assert "TeardownFailed" in out.names and "TeardownVerified" not in out.names
@@ -133,7 +133,7 @@ def test_a_delete_that_never_takes_is_a_teardown_failure_and_stays_open(tmp_path
 def test_a_lost_create_answer_is_resolved_by_get_and_not_created_twice(
     tmp_path, route, create, get
 ):
-    cloud = FakeCloud(lost_create_answers=1)
+    cloud = MemoryCloud.faulty("lost_create=1")
     out = launch(tmp_path, cloud, route)
     assert cloud.count(create) == 1
     methods = [c.method for c in cloud.calls]
@@ -144,7 +144,7 @@ def test_a_lost_create_answer_is_resolved_by_get_and_not_created_twice(
 
 
 def test_a_503_with_nothing_created_is_retried_once_get_shows_nothing(tmp_path):
-    cloud = FakeCloud(unavailable_creates=1)
+    cloud = MemoryCloud.faulty("unavailable=1")
     out = launch(tmp_path, cloud)
     assert cloud.count("create_node") == 2
     assert "Ready" in out.names
@@ -154,7 +154,7 @@ def test_a_503_with_nothing_created_is_retried_once_get_shows_nothing(tmp_path):
 def test_another_runs_node_with_the_same_name_is_not_taken_for_ours(tmp_path):
     from tpuwizard.core.cloud.types import NodeRequest
 
-    cloud = FakeCloud()
+    cloud = MemoryCloud()
     cloud.create_node(NodeRequest(ZONE, "tpu-a", "v5litepod-1", "an-earlier-run"))
     out = launch(tmp_path, cloud)
     assert out.code == EXIT_CLOUD
@@ -164,7 +164,7 @@ def test_another_runs_node_with_the_same_name_is_not_taken_for_ours(tmp_path):
 
 
 def test_a_cancel_once_the_node_is_ready_tears_it_down(tmp_path):
-    cloud = FakeCloud()
+    cloud = MemoryCloud()
     cancel = CancelToken()
     cloud.on_create = lambda zone, name: cancel.set("test")
     out = launch(tmp_path, cloud, cancel=cancel)
@@ -184,7 +184,7 @@ def keep_launch(tmp_path, cloud, cancel, route="vm"):
 
 @pytest.mark.parametrize(("route", "name"), [("vm", "tpu-a"), ("spot", "tpu-a-qr")])
 def test_a_stop_before_a_kept_node_is_handed_over_deletes_it(tmp_path, route, name):
-    cloud = FakeCloud()
+    cloud = MemoryCloud()
     cancel = CancelToken()
     cloud.on_create = lambda zone, node: cancel.set("SIGTERM")  # a signal while it is made
     code, names = keep_launch(tmp_path, cloud, cancel, route)
@@ -195,7 +195,7 @@ def test_a_stop_before_a_kept_node_is_handed_over_deletes_it(tmp_path, route, na
 
 
 def test_keep_asked_for_by_the_user_stands_even_though_it_stops_the_launch(tmp_path):
-    cloud = FakeCloud()
+    cloud = MemoryCloud()
     cancel = CancelToken()
     cloud.on_create = lambda zone, node: cancel.request_keep()
     _code, names = keep_launch(tmp_path, cloud, cancel)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from google.api_core import exceptions as gx
 
-from tests.unit.fake_cloud import FakeCloud, Item
+from tests.fakes import MemoryCloud, foreign_node
 from tpuwizard.core.cloud.types import OWNER_LABEL, RUN_LABEL, NodeRequest
 from tpuwizard.core.errors import RemoteError
 from tpuwizard.core.launch import events as ev
@@ -30,7 +30,7 @@ def launch(tmp_path, cloud, ledger, run_id="run-2", **plan_fields):
     return code, seen
 
 
-class FailsReadsAfterConflict(FakeCloud):
+class FailsReadsAfterConflict(MemoryCloud):
     """The create answers 409 and the next read fails once (a 500): item 2's interleaving."""
 
     failed_once = False
@@ -53,12 +53,12 @@ class FailsReadsAfterConflict(FakeCloud):
 
 def test_a_409_on_a_hand_made_node_never_deletes_it_even_when_the_next_read_fails(tmp_path):
     cloud = FailsReadsAfterConflict(project=PROJECT)
-    theirs = Item("node", ZONE, "shared-name", {})  # made by hand, no labels
+    theirs = foreign_node(ZONE, "shared-name", {})  # made by hand, no labels
     cloud.add(theirs)
     ledger = Ledger(tmp_path / "ledger.jsonl")
     code, seen = launch(tmp_path, cloud, ledger, name="shared-name")
     assert cloud.failed_once, "the interleaving under test did not happen"
-    assert cloud.deleted == [] and cloud.items[("node", ZONE, "shared-name")] is theirs
+    assert cloud.deleted == [] and cloud.nodes[(ZONE, "shared-name")] is theirs
     assert code == 3
     assert any(isinstance(e, ev.CreateRefused) for e in seen)
     assert not any(isinstance(e, ev.TeardownStarted) for e in seen)
@@ -67,13 +67,13 @@ def test_a_409_on_a_hand_made_node_never_deletes_it_even_when_the_next_read_fail
 
 
 def test_a_spot_launch_on_the_name_of_a_kept_request_leaves_it_and_its_record_alone(tmp_path):
-    cloud = FakeCloud(project=PROJECT)
+    cloud = MemoryCloud(project=PROJECT)
     ledger = Ledger(tmp_path / "ledger.jsonl")
     code, _ = launch(tmp_path, cloud, ledger, "run-1", name="mine", route="spot", keep=True)
-    kept = cloud.items[("queued", ZONE, "mine-qr")]
+    kept = cloud.queued[(ZONE, "mine-qr")]
     code, seen = launch(tmp_path, cloud, ledger, "run-2", name="mine", route="spot")
     assert code == 3
-    assert cloud.deleted == [] and cloud.items[("queued", ZONE, "mine-qr")] is kept
+    assert cloud.deleted == [] and cloud.queued[(ZONE, "mine-qr")] is kept
     ops = {(e.resource.run_id, e.op) for e in ledger.entries()}
     assert ("run-1", "kept") in ops, "the kept request's record must still say kept"
     assert ("run-2", "gone") in ops  # the second run's instance never existed
@@ -81,9 +81,10 @@ def test_a_spot_launch_on_the_name_of_a_kept_request_leaves_it_and_its_record_al
 
 
 def test_a_lost_create_answer_for_our_own_node_is_recognised_by_its_labels(tmp_path):
-    cloud = FakeCloud(project=PROJECT, lose_create_answer=1.0)
+    cloud = MemoryCloud.faulty("lost_create=1", project=PROJECT)
     ledger = Ledger(tmp_path / "ledger.jsonl")
     _code, seen = launch(tmp_path, cloud, ledger, name="mine")
+    assert cloud.faults.counters["lost_create"] == 0, "the answer was not lost"
     # The create went through although its answer was lost: ours, used and torn down.
     assert any(isinstance(e, ev.TeardownVerified) for e in seen)
     assert [d.name for d in cloud.deleted] == ["mine"]
@@ -91,22 +92,22 @@ def test_a_lost_create_answer_for_our_own_node_is_recognised_by_its_labels(tmp_p
 
 
 def test_teardown_of_a_record_whose_name_another_run_holds_deletes_nothing(tmp_path):
-    cloud = FakeCloud(project=PROJECT)
-    live = Item("node", ZONE, "x", {RUN_LABEL: "run-1", OWNER_LABEL: OURS})
+    cloud = MemoryCloud(project=PROJECT)
+    live = foreign_node(ZONE, "x", {RUN_LABEL: "run-1", OWNER_LABEL: OURS})
     cloud.add(live)
     ledger = Ledger(tmp_path / "ledger.jsonl")
     stale = Resource("node", PROJECT, ZONE, "x", "v5litepod-4", "run-2", owner=OURS)
     ledger.record("intent", stale)
     result = delete_and_verify(cloud, ledger, stale, pause=0)  # type: ignore[arg-type]
     assert result.verified and result.held_by and "run-1" in result.held_by
-    assert cloud.deleted == [] and cloud.items[("node", ZONE, "x")] is live
+    assert cloud.deleted == [] and cloud.nodes[(ZONE, "x")] is live
     (entry,) = ledger.entries()
     assert entry.op == "gone" and entry.resource.run_id == "run-2"
 
 
 def test_teardown_that_cannot_read_the_labels_deletes_nothing(tmp_path):
-    cloud = FakeCloud(project=PROJECT, read_failure=1.0)
-    cloud.add(Item("node", ZONE, "x", {}))
+    cloud = MemoryCloud.faulty("read_error=1000", project=PROJECT)
+    cloud.add(foreign_node(ZONE, "x", {}))
     ledger = Ledger(tmp_path / "ledger.jsonl")
     stale = Resource("node", PROJECT, ZONE, "x", "v5litepod-4", "run-2", owner=OURS)
     ledger.record("intent", stale)
@@ -116,12 +117,12 @@ def test_teardown_that_cannot_read_the_labels_deletes_nothing(tmp_path):
 
 
 def test_reconcile_shows_other_owners_apart_and_settles_records_whose_name_is_taken(tmp_path):
-    cloud = FakeCloud(project=PROJECT)
+    cloud = MemoryCloud(project=PROJECT)
     mine = NodeRequest(ZONE, "mine", "v5litepod-4", "run-1", owner=OURS)
     alice = NodeRequest(ZONE, "alices", "v5litepod-4", "run-a", owner="a11ce0000000000a")
     cloud.create_node(mine)
     cloud.create_node(alice)
-    cloud.add(Item("node", ZONE, "by-hand", {}))
+    cloud.add(foreign_node(ZONE, "by-hand", {}))
     ledger = Ledger(tmp_path / "ledger.jsonl")
     old = Resource("node", PROJECT, ZONE, "alices", "v5litepod-4", "run-0", owner=OURS)
     ledger.record("created", old)  # we once had that name; Alice holds it now

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import contextlib
 import random
+from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.unit.fake_cloud import Crash, FakeCloud, Item
-from tpuwizard.core.cloud.types import OWNER_LABEL, RUN_LABEL
+from tests.fakes import Crash, MemoryCloud, foreign_node, foreign_queued, same_instance
+from tpuwizard.core.cloud.types import OWNER_LABEL, RUN_LABEL, NodeInfo, QueuedInfo
 from tpuwizard.core.errors import RemoteError
 from tpuwizard.core.launch.ledger import Ledger
 from tpuwizard.core.launch.lifecycle import run_launch
@@ -25,6 +26,7 @@ from tpuwizard.core.launch.plan import LaunchPlan
 from tpuwizard.core.launch.runtime import Runtime
 from tpuwizard.core.launch.teardown import delete_and_verify, reconcile
 from tpuwizard.core.remote.bootstrap import BootstrapPlan
+from tpuwizard.sandbox.faults import Faults
 
 ZONE, PROJECT, OURS, THEIRS = "us-central1-a", "my-project", "0123456789abcdef", "fedcba9876543210"
 NAMES = ("node-a", "node-b")
@@ -34,8 +36,29 @@ def unreachable(node: object) -> object:
     raise RemoteError("the workers cannot be reached (the test stops here)")
 
 
-def runtime(cloud: FakeCloud, ledger: Ledger) -> Runtime:
-    return Runtime(cloud, ledger, unreachable, BootstrapPlan(), poll=0.0, owner=OURS)  # type: ignore[arg-type]
+def runtime(cloud: MemoryCloud, ledger: Ledger) -> Runtime:
+    return Runtime(cloud, ledger, unreachable, BootstrapPlan(), poll=0.0, owner=OURS)
+
+
+@dataclass
+class ChanceFaults(Faults):
+    """The sandbox's faults, each named one firing by chance at any call rather than the next N
+    times: failed reads and lost create answers scattered through a launch."""
+
+    chance: dict[str, float] = field(default_factory=dict)
+    rng: random.Random = field(default_factory=random.Random)
+
+    def take(self, name: str) -> bool:
+        return self.rng.random() < self.chance.get(name, 0.0) or super().take(name)
+
+
+def kind_of(resource: NodeInfo | QueuedInfo) -> str:
+    return "node" if isinstance(resource, NodeInfo) else "queued"
+
+
+def live(cloud: MemoryCloud, resource: NodeInfo | QueuedInfo) -> NodeInfo | QueuedInfo | None:
+    table: dict = cloud.nodes if isinstance(resource, NodeInfo) else cloud.queued
+    return table.get((resource.zone, resource.name))
 
 
 foreign = st.lists(
@@ -52,8 +75,8 @@ launches = st.lists(
             "name": st.sampled_from(NAMES),
             "route": st.sampled_from(["vm", "spot"]),
             "keep": st.booleans(),
-            "read_failure": st.sampled_from([0.0, 0.0, 0.3, 0.7]),
-            "lose_create_answer": st.sampled_from([0.0, 0.5]),
+            "read_error": st.sampled_from([0.0, 0.0, 0.3, 0.7]),
+            "lost_create": st.sampled_from([0.0, 0.5]),
             "crash_after": st.one_of(st.none(), st.integers(1, 12)),
         }
     ),
@@ -71,24 +94,26 @@ launches = st.lists(
 def test_never_deletes_what_it_did_not_create_and_never_forgets_what_it_did(
     tmp_path, foreign, launches, seed
 ):
-    cloud = FakeCloud(project=PROJECT, rng=random.Random(seed))
+    faults = ChanceFaults(rng=random.Random(seed))
+    cloud = MemoryCloud(project=PROJECT, faults=faults)
     for kind, name, who in foreign:
-        name = f"{name}-qr" if kind == "queued" else name
         labels = (
             {}
             if who == "unlabelled"
             else {"managed-by": "tpuwizard", RUN_LABEL: "theirs-1", OWNER_LABEL: THEIRS}
         )
-        cloud.add(Item(kind, ZONE, name, labels, node_id=name.removesuffix("-qr")))
-    theirs = dict(cloud.items)
+        if kind == "queued":
+            cloud.add(foreign_queued(ZONE, f"{name}-qr", name, labels))
+        else:
+            cloud.add(foreign_node(ZONE, name, labels))
+    theirs = [*cloud.nodes.values(), *cloud.queued.values()]
     ledger = Ledger(tmp_path / f"ledger-{seed}-{len(launches)}.jsonl")
     ledger.path.unlink(missing_ok=True)
 
     for i, spec in enumerate(launches):
-        cloud.read_failure = spec["read_failure"]
-        cloud.lose_create_answer = spec["lose_create_answer"]
+        faults.chance = {"read_error": spec["read_error"], "lost_create": spec["lost_create"]}
         after = spec["crash_after"]
-        cloud.crash_at = None if after is None else cloud.calls + after
+        cloud.crash_at = None if after is None else len(cloud.calls) + after
         plan = LaunchPlan(
             "v5litepod-4",
             ZONE,
@@ -104,38 +129,36 @@ def test_never_deletes_what_it_did_not_create_and_never_forgets_what_it_did(
         cloud.crash_at = None
 
     # A later, healthy process: status, then teardown of everything of ours not kept.
-    cloud.read_failure = cloud.lose_create_answer = 0.0
+    faults.chance = {}
     kept = {e.resource.key for e in ledger.entries() if e.op == "kept"}
-    found = reconcile(cloud, ledger, [ZONE], owner=OURS)  # type: ignore[arg-type]
+    found = reconcile(cloud, ledger, [ZONE], owner=OURS)
     for billable in found:
         if billable.resource.key not in kept:
-            assert delete_and_verify(cloud, ledger, billable.resource, pause=0).verified  # type: ignore[arg-type]
+            assert delete_and_verify(cloud, ledger, billable.resource, pause=0).verified
 
     # 1. Nothing that is not ours was deleted; every foreign resource still exists as it was.
     for item in cloud.deleted:
         assert item.labels.get(OWNER_LABEL) == OURS, f"deleted a foreign {item}"
-    for key, item in theirs.items():
-        assert cloud.items.get(key) is item, f"foreign {item.name} is gone"
+    for item in theirs:
+        assert live(cloud, item) is item, f"foreign {item.name} is gone"
     assert all(b.resource.owner != OURS for b in found.others)
 
     # 2. Everything ours ends in the ledger as gone (and is gone) or kept (and exists).
     last = {e.resource.key: e for e in ledger.entries()}
     for item in cloud.created:
-        key = (item.kind, PROJECT, ZONE, item.name, item.labels[RUN_LABEL])
+        key = (kind_of(item), PROJECT, ZONE, item.name, item.labels[RUN_LABEL])
         assert key in last, f"{item.name} of {item.labels[RUN_LABEL]} is not in the ledger"
-        live = cloud.items.get((item.kind, ZONE, item.name))
         if last[key].op == "kept":
-            assert live is item, f"kept {item.name} does not exist"
+            assert same_instance(live(cloud, item), item), f"kept {item.name} does not exist"
         else:
             assert last[key].op == "gone", f"{item.name}: {last[key].op}"
-            assert live is not item, f"{item.name} is recorded gone but exists"
+            assert not same_instance(live(cloud, item), item), f"{item.name} is gone but exists"
     # 3. Nothing of ours exists that the ledger does not say was kept (a queued resource's node
     #    is recorded as its request).
-    for item in cloud.items.values():
+    for item in [*cloud.nodes.values(), *cloud.queued.values()]:
         if item.labels.get(OWNER_LABEL) != OURS:
             continue
-        request = cloud.items.get(("queued", ZONE, f"{item.name}-qr"))
-        if item.kind == "node" and request is not None and request.labels == item.labels:
-            item = request
-        key = (item.kind, PROJECT, ZONE, item.name, item.labels[RUN_LABEL])
+        if isinstance(item, NodeInfo) and item.queued_resource:
+            item = cloud.queued[(ZONE, item.queued_resource)]
+        key = (kind_of(item), PROJECT, ZONE, item.name, item.labels[RUN_LABEL])
         assert last[key].op == "kept", f"{item.name} exists and is not kept"

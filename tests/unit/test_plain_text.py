@@ -1,7 +1,7 @@
 """Plain mode's own paragraphs fit the terminal at word boundaries, and its zone survey is named
 in the CLI's words."""
 
-from tests.fakes import FakeCloud
+from tests.fakes import MemoryCloud
 from tpuwizard.core.cloud import zones
 from tpuwizard.event_text import wrap_paragraph
 from tpuwizard.plain import PlainWizard
@@ -42,7 +42,7 @@ def test_plain_mode_names_practice_zones_as_the_cli_does(monkeypatch):
     survey = zones.ZoneSurvey("live", {"us-central1-a": ["v5litepod-4"]})
     monkeypatch.setattr(zones, "live", lambda cloud, refresh=False: survey)
     session = Session(practice=True, project="practice-project")
-    session._cloud = FakeCloud()
+    session._cloud = MemoryCloud()
     assert wizard.choose_zone(session, "v5litepod-4", None) == "us-central1-a"
     said = next(line for line in lines if line.startswith("Zones offering v5litepod-4"))
     assert "(from the practice sandbox" in said and "(live)" not in said

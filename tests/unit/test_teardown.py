@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import pytest
 
-from tests.fakes import FakeCloud, zone_forbidden, zone_unknown
+from tests.fakes import MemoryCloud
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.launch.ledger import Ledger, Resource
 from tpuwizard.core.launch.teardown import delete_and_verify, reconcile
@@ -45,7 +45,7 @@ def created(cloud, ledger, resource):
 
 
 def test_gone_is_recorded_only_after_the_delete_and_its_verification(ledger):
-    cloud = FakeCloud()
+    cloud = MemoryCloud()
     resource = node_resource()
     created(cloud, ledger, resource)
     at_delete = []
@@ -60,7 +60,7 @@ def test_gone_is_recorded_only_after_the_delete_and_its_verification(ledger):
 
 
 def test_a_delete_that_lies_is_retried_and_not_recorded_gone_until_it_is(ledger):
-    cloud = FakeCloud(lying_deletes=1)
+    cloud = MemoryCloud.faulty("lying_delete=1")
     resource = node_resource()
     created(cloud, ledger, resource)
     at_delete = []
@@ -74,7 +74,7 @@ def test_a_delete_that_lies_is_retried_and_not_recorded_gone_until_it_is(ledger)
 
 
 def test_a_delete_that_keeps_lying_ends_unverified_and_the_ledger_keeps_it_open(ledger):
-    cloud = FakeCloud(lying_deletes=100)
+    cloud = MemoryCloud.faulty("lying_delete=100")
     resource = node_resource()
     created(cloud, ledger, resource)
     result = delete_and_verify(cloud, ledger, resource, attempts=3, pause=0)
@@ -87,7 +87,7 @@ def test_a_delete_that_keeps_lying_ends_unverified_and_the_ledger_keeps_it_open(
 
 
 def test_not_found_by_get_but_still_listed_is_not_gone(ledger):
-    cloud = FakeCloud(listed_after_delete=1)
+    cloud = MemoryCloud.faulty("listed_after_delete=1")
     resource = node_resource()
     created(cloud, ledger, resource)
     at_delete = []
@@ -99,7 +99,7 @@ def test_not_found_by_get_but_still_listed_is_not_gone(ledger):
 
 
 def test_an_error_on_one_attempt_does_not_stop_teardown(ledger):
-    cloud = FakeCloud()
+    cloud = MemoryCloud()
     resource = node_resource()
     created(cloud, ledger, resource)
     errors = [RuntimeError("connection reset")]
@@ -114,7 +114,7 @@ def test_an_error_on_one_attempt_does_not_stop_teardown(ledger):
 
 
 def test_a_queued_resource_is_gone_only_when_its_node_is_gone_too(ledger):
-    cloud = FakeCloud()
+    cloud = MemoryCloud()
     resource = queued_resource()
     created(cloud, ledger, resource)
     # The request disappears at once, its node a little later (after the first check).
@@ -138,7 +138,7 @@ def test_a_queued_resource_is_gone_only_when_its_node_is_gone_too(ledger):
 
 
 def test_a_lying_queued_delete_is_retried(ledger):
-    cloud = FakeCloud(lying_deletes=1)
+    cloud = MemoryCloud.faulty("lying_delete=1")
     resource = queued_resource()
     created(cloud, ledger, resource)
     assert delete_and_verify(cloud, ledger, resource, pause=0).verified
@@ -147,7 +147,7 @@ def test_a_lying_queued_delete_is_retried(ledger):
 
 
 def test_reconcile_closes_what_the_cloud_no_longer_has_and_shows_what_it_has(ledger):
-    cloud = FakeCloud()
+    cloud = MemoryCloud()
     alive, lost = node_resource("alive"), node_resource("lost")
     created(cloud, ledger, alive)
     ledger.record("intent", lost)  # a crash before the create call: nothing exists
@@ -159,7 +159,7 @@ def test_reconcile_closes_what_the_cloud_no_longer_has_and_shows_what_it_has(led
 
 
 def test_reconcile_does_not_close_what_is_still_listed(ledger):
-    cloud = FakeCloud(listed_after_delete=1)
+    cloud = MemoryCloud.faulty("listed_after_delete=1")
     resource = node_resource()
     created(cloud, ledger, resource)
     cloud.delete_node(ZONE, "tpu-a")  # get says NotFound, the list still has it
@@ -167,25 +167,22 @@ def test_reconcile_does_not_close_what_is_still_listed(ledger):
     assert last_op(ledger, resource) == "created"
 
 
-BAD = "europe-west1-b"
+# Google lists this zone but the project may not use it (403); the other is no zone at all (404).
+BAD, UNKNOWN = "europe-west1-b", "us-east9-z"
 
 
 @pytest.mark.parametrize(
-    ("refusal", "kind", "said"),
+    ("bad", "kind", "said"),
     [
-        (
-            zone_forbidden(BAD),
-            "zone_unavailable",
-            "europe-west1-b is not available to your project",
-        ),
-        (zone_unknown(BAD), "invalid_zone", "The TPU API does not know the zone europe-west1-b"),
+        (BAD, "zone_unavailable", "europe-west1-b is not available to your project"),
+        (UNKNOWN, "invalid_zone", "The TPU API does not know the zone us-east9-z"),
     ],
 )
 def test_a_record_in_a_zone_that_refuses_is_reported_on_its_own_and_the_rest_still_answer(
-    ledger, refusal, kind, said
+    ledger, bad, kind, said
 ):
-    cloud = FakeCloud(refusing_zones={BAD: refusal})
-    alive, lost = node_resource("alive"), replace(node_resource("lost", "run-2"), zone=BAD)
+    cloud = MemoryCloud()
+    alive, lost = node_resource("alive"), replace(node_resource("lost", "run-2"), zone=bad)
     created(cloud, ledger, alive)
     ledger.record("intent", lost)
     ledger.record("created", lost)
@@ -197,8 +194,8 @@ def test_a_record_in_a_zone_that_refuses_is_reported_on_its_own_and_the_rest_sti
     d = found.unchecked[0].diagnosis
     assert d.kind == kind and d.title == said
     steps = " ".join(map(str, d.next_steps))
-    assert f"gcloud compute tpus tpu-vm list --zone {BAD} --project practice-project" in steps
-    assert f"gcloud compute tpus tpu-vm delete lost --zone {BAD}" in steps
+    assert f"gcloud compute tpus tpu-vm list --zone {bad} --project practice-project" in steps
+    assert f"gcloud compute tpus tpu-vm delete lost --zone {bad}" in steps
     assert "--zone ZONE" not in steps  # "choose another zone" is no help for what exists there
     # Not checked is not gone: both records stay open, and the zone was asked only once.
     assert last_op(ledger, lost) == "created" and last_op(ledger, also_lost) == "created"
@@ -206,7 +203,7 @@ def test_a_record_in_a_zone_that_refuses_is_reported_on_its_own_and_the_rest_sti
 
 
 def test_a_delete_in_a_zone_that_refuses_says_how_to_check_by_hand(ledger):
-    cloud = FakeCloud(refusing_zones={BAD: zone_forbidden(BAD)})
+    cloud = MemoryCloud()  # BAD refuses, as Google answers it
     lost = replace(node_resource("lost"), zone=BAD)
     ledger.record("created", lost)
     result = delete_and_verify(cloud, ledger, lost, attempts=1, pause=0)

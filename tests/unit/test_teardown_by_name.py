@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 from google.api_core import exceptions as gx
 
-from tests.fakes import FakeCloud
+from tests.fakes import MemoryCloud
 from tpuwizard.cli import main
 from tpuwizard.commands import cleanup as cleanup_commands
 from tpuwizard.core import paths
@@ -23,7 +23,7 @@ ZONE = "us-central1-a"
 
 
 @dataclass
-class UnsurveyableCloud(FakeCloud):
+class UnsurveyableCloud(MemoryCloud):
     """Listing the project's zones fails, as it does when a zone answers 403 or the API is down."""
 
     def list_zones(self) -> list[str]:
@@ -118,7 +118,7 @@ BOB = "b0b0000000000b0b"
 @pytest.fixture
 def surveyable(monkeypatch) -> Session:
     s = Session(practice=True, project="practice-project")
-    s._cloud = FakeCloud()
+    s._cloud = MemoryCloud()
     monkeypatch.setattr(cleanup_commands, "open_session", lambda project, sandbox: s)
     return s
 

@@ -10,23 +10,24 @@ from dataclasses import replace
 import pytest
 from click.testing import CliRunner
 
-from tests.fakes import FakeCloud, zone_forbidden
+from tests.fakes import MemoryCloud
 from tpuwizard.cli import main
 from tpuwizard.commands import cleanup as cleanup_commands
 from tpuwizard.commands import iterate as iterate_commands
 from tpuwizard.core import paths
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.launch.ledger import Ledger, Resource
+from tpuwizard.sandbox.google import FORBIDDEN_ZONES
 from tpuwizard.session.kept import KeptInfo
 from tpuwizard.session.session import Session
 
-ZONE, BAD = "us-central1-a", "europe-west1-b"
+ZONE, (BAD,) = "us-central1-a", FORBIDDEN_ZONES  # listed, and refused with 403
 
 
 @pytest.fixture
 def session(monkeypatch) -> Session:
     s = Session(practice=True, project="practice-project")
-    s._cloud = FakeCloud(refusing_zones={BAD: zone_forbidden(BAD)})
+    s._cloud = MemoryCloud()
     for commands in (cleanup_commands, iterate_commands):
         monkeypatch.setattr(commands, "open_session", lambda project, sandbox: s)
     return s
@@ -35,7 +36,7 @@ def session(monkeypatch) -> Session:
 def node(session: Session, name: str, zone: str = ZONE, run_id: str = "run-1") -> Resource:
     """A node this install made, recorded; in a refusing zone only the record exists."""
     me = paths.owner_label()
-    if zone not in session.cloud.refusing_zones:
+    if zone != BAD:
         session.cloud.create_node(NodeRequest(zone, name, "v5litepod-1", run_id, owner=me))
     resource = Resource("node", session.cloud.project, zone, name, "v5litepod-1", run_id, owner=me)
     session.ledger.record("created", resource)
@@ -143,7 +144,7 @@ def test_run_on_a_preempted_kept_node_deletes_it_and_exits_3(session, tmp_path):
 
 def test_a_preempted_kept_node_that_will_not_go_names_the_command_and_exits_4(session):
     kept_spot(session)
-    session.cloud.lying_deletes = 100
+    session.cloud.faults.counters["lying_delete"] = 100
     result = invoke("status")
     assert result.exit_code == 4, result.output
     assert "NOT verified gone" in result.stderr

@@ -25,6 +25,14 @@ Keys:
   quota=N               the next N creates answer 429: quota exceeded
   create_rate=N         the next N creates answer 429: too many CreateNode requests per minute
   unauthenticated=N     the next N requests answer 401
+  read_error=N          the next N reads (GET requests) answer 500: an internal error, which the
+                        client does not retry
+
+Known only to the in-memory cloud of the unit tests (tests/fakes.py), which reads the same spec:
+  listed_after_delete=N the next N node deletes leave the node in its zone's list (DELETING) while
+                        a get already answers NotFound, until it is deleted again. The sandbox's
+                        node store (state.py) has no such half-deleted record yet; it refuses the
+                        key rather than ignore it.
 """
 
 from __future__ import annotations
@@ -45,7 +53,9 @@ COUNTED = (
     "quota",
     "create_rate",
     "unauthenticated",
+    "read_error",
 )
+MEMORY_ONLY = ("listed_after_delete",)
 STOCKOUT_CODES = (8, 9, 13, 5)
 
 
@@ -73,7 +83,9 @@ class Faults:
             return True
 
 
-def parse_faults(spec: str | None) -> Faults:
+def parse_faults(spec: str | None, memory: bool = False) -> Faults:
+    """The faults a spec names; ``memory``: for the in-memory test cloud, which also knows the
+    keys in :data:`MEMORY_ONLY`."""
     faults = Faults()
     for part in (spec or "").split(";"):
         part = part.strip()
@@ -100,8 +112,13 @@ def parse_faults(spec: str | None) -> Faults:
                 faults.preempt_after = _amount(part, value)
             elif key == "latency_ms":
                 faults.latency_ms = int(_amount(part, value, int))
-            elif key in COUNTED:
+            elif key in COUNTED or (memory and key in MEMORY_ONLY):
                 faults.counters[key] = int(_amount(part, value, int))
+            elif key in MEMORY_ONLY:
+                raise BadInput(
+                    f"Fault '{key}' is known only to the unit tests' in-memory cloud, not to the "
+                    "sandbox: leave it out of TPUWIZARD_SANDBOX_FAULTS."
+                )
             else:
                 known = ", ".join(
                     [

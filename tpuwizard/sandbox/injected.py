@@ -59,6 +59,8 @@ def injected_error(faults: Faults, method: str, path: str, body: Any) -> ApiErro
                 }
             ],
         )
+    if method == "GET" and faults.take("read_error"):
+        return ApiError(500, "INTERNAL", "Internal error encountered.")
     creates = method == "POST" and path.endswith(("/nodes", "/queuedResources"))
     if creates and faults.take("quota"):
         zone = path.split("/")[5] if path.count("/") >= 5 else "?"
