@@ -64,7 +64,7 @@ def main() -> None:
             text=True,
         )
         up_s = time.perf_counter() - start
-        name = json.loads(up.stdout)["name"]
+        name = json.loads(up.stdout.splitlines()[-1])["name"]  # the last event: Kept
         try:
             first = timed_run(cwd, env, script)
             second = timed_run(cwd, env, script)

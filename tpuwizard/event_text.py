@@ -124,7 +124,14 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
         case ev.FileFetched():
             return [f"Copied back {event.path}"]
         case ev.FileNotFetched():
-            return [f"Not copied back: {event.path!r}: {event.reason}"]
+            broke = " (it did not arrive whole: the run fails for it)" if event.incomplete else ""
+            return [f"Not copied back: {event.path!r}: {event.reason}{broke}"]
+        case ev.RunStarted():
+            return [f"run {event.run_id} on {event.node} ({count(event.workers, 'worker')})"]
+        case ev.WaitingForNode() | ev.HeartbeatMissed():
+            return [event.detail]
+        case ev.FolderSynced():
+            return [synced_words(event)]
         case ev.TeardownStarted():
             return [f"Deleting {event.name} and checking that it is gone..."]
         case ev.TeardownVerified():
@@ -154,6 +161,17 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
             )
             return [f"Done (exit {event.exit_code}). Run folder: {event.run_dir}.{still}"]
     return []
+
+
+def synced_words(event: ev.FolderSynced) -> str:
+    """What was copied to the workers, and how (rsync, or tar and why not rsync)."""
+    if not event.changed and not event.deleted:
+        return "nothing changed since the last copy"
+    removed = f", removed {len(event.deleted)}" if event.deleted else ""
+    return (
+        f"copied {len(event.changed)} changed file(s), {event.bytes_sent} bytes{removed} to "
+        f"{count(event.workers, 'worker')} in {event.seconds:.2f} s ({'; '.join(event.ways)})"
+    )
 
 
 def summary_lines(summary: RunSummary, audience: Audience = "cli") -> list[str]:

@@ -13,7 +13,13 @@ from tests.conftest import tpuwizard_cmd
 from tests.integration.launch_helpers import ZONE, env
 
 
+def json_events(stdout: str) -> list[dict]:
+    """A `--json` command's stdout: one event per line (the launch's vocabulary)."""
+    return [json.loads(line) for line in stdout.splitlines()]
+
+
 def up(cwd: Path, *args: str, accelerator: str = "v5litepod-1", **extra: str) -> dict:
+    """`up --json`'s last line: the Kept event, once the node is handed over."""
     proc = subprocess.run(
         tpuwizard_cmd("up", "--sandbox", "--json", "--zone", ZONE, "--accelerator", accelerator)
         + list(args),
@@ -24,7 +30,9 @@ def up(cwd: Path, *args: str, accelerator: str = "v5litepod-1", **extra: str) ->
         env=env(**extra),
     )
     assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
+    events = json_events(proc.stdout)
+    assert events[-1]["event"] == "kept", events[-1]
+    return events[-1]
 
 
 def run(cwd: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:

@@ -13,6 +13,7 @@ import pytest
 from tests.conftest import tpuwizard_cmd
 from tests.integration.iterate_helpers import (
     down,
+    json_events,
     read_until,
     run,
     start,
@@ -61,16 +62,19 @@ def test_up_run_twice_a_failing_script_and_down(tmp_path, home, project):
         "open('out.txt', 'w').write('trained')\n"
     )
     (project / "data.txt").write_text("x" * 1000)
-    kept = up(tmp_path)
+    kept = up(tmp_path)  # the last line of the event stream is the Kept event
     assert kept["zone"] == ZONE and kept["receipt"] and Path(kept["receipt"]).is_file()
     assert kept["deadline"] > time.time() and kept["idle_minutes"] == 30
+    assert kept["node"] == kept["name"] and kept["accelerator"] == "v5litepod-1"
 
     first = run(tmp_path, "--fetch", "out.txt", str(script), "one", "two words")
     assert first.returncode == 0, first.stderr
     assert "devices 1 args ['one', 'two words']" in first.stdout
     assert "copied 2 changed file(s)" in first.stderr
     fetched = [
-        line.split("copied back ")[1] for line in first.stderr.splitlines() if "back" in line
+        line.removeprefix("Copied back ")
+        for line in first.stderr.splitlines()
+        if line.startswith("Copied back ")
     ]
     assert Path(fetched[0]).read_text() == "trained"
 
@@ -86,8 +90,13 @@ def test_up_run_twice_a_failing_script_and_down(tmp_path, home, project):
     (project / "data.txt").unlink()
     failed = run(tmp_path, "--json", str(script))
     assert failed.returncode == 1
-    last = json.loads(failed.stdout.splitlines()[-1])
-    assert last["script_exit_code"] == 3 and last["changed_files"] == [1]
+    events = json_events(failed.stdout)
+    by_name = {e["event"]: e for e in events}
+    assert events[0]["event"] == "run_started" and events[-1]["event"] == "finished"
+    assert events[-1]["exit_code"] == 1 and by_name["script_finished"]["exit_code"] == 3
+    synced = by_name["folder_synced"]
+    assert (synced["changed"], synced["deleted"]) == (["train.py"], ["data.txt"])
+    assert by_name["script_line"]["text"] == "about to fail"
     assert "exited with code 3" in failed.stderr
     workdir = next(home.glob("sandbox/workers/*/*/*/w0/.tpuwizard/work"))
     assert not (workdir / "data.txt").exists()  # removed there too
@@ -114,7 +123,9 @@ def test_ctrl_c_stops_the_script_on_every_worker_and_keeps_the_node(tmp_path, ho
     assert started == {"[w0]", "[w1]", "[w2]", "[w3]"}  # every worker streams, prefixed
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=60) == 130
-    assert "still running" in proc.stderr.read()  # type: ignore[union-attr]
+    said = proc.stderr.read()  # type: ignore[union-attr]
+    assert "stopping your script (the node stays)" in said
+    assert "Done (exit 130). Run folder: " in said and f"billing: {kept['name']}" in said
     node = cloud_of(home).get_node(ZONE, kept["name"])
     assert node is not None and node.state == "READY"  # the node stays
     for exit_file in home.glob("sandbox/workers/*/*/*/w*/.tpuwizard/jobs/run-*/exit"):

@@ -160,7 +160,7 @@ def test_everything_after_script_reaches_the_script_unchanged(here, monkeypatch,
 
     given: list[tuple[str, ...]] = []
 
-    def run_once(session, kept, script, args, fetch, folder, token, as_json, wait=False):
+    def run_once(kept, script, args, fetch, folder, token, as_json, wait=False):
         given.append(tuple(args))
         assert fetch == ("out.txt",)  # tpuwizard's own option, before SCRIPT
         return 0

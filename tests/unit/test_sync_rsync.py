@@ -7,10 +7,16 @@ from tests.sync_scenario import (
     sync_three_times,
     worker_home,
 )
-from tpuwizard.core.launch.iterate import sync_note
+from tpuwizard.core.launch.iterate import folder_synced
 from tpuwizard.core.remote import rsync
-from tpuwizard.core.remote.sync import LocalFolder, sync_folder
+from tpuwizard.core.remote.sync import LocalFolder, SyncResult, sync_folder
 from tpuwizard.core.remote.transports import GcloudTransport, LocalTransport
+from tpuwizard.event_text import synced_words
+
+
+def sync_note(synced: list[SyncResult]) -> str:
+    """The run's line about the copy, as its FolderSynced event is said."""
+    return synced_words(folder_synced(synced))
 
 
 def test_rsync_sends_only_what_changed_and_deletes_what_was_deleted(tmp_path):

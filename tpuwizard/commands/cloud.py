@@ -18,6 +18,7 @@ from tpuwizard.commands.common import (
     project_option,
     sandbox_option,
     say,
+    show_event,
     transport_option,
 )
 from tpuwizard.core.deadlines import deadline_bounds_text
@@ -168,13 +169,11 @@ def launch(
     script_args: tuple[str, ...],
 ) -> None:
     """Create a TPU, verify JAX on it, run your script, copy results back, and tear it down."""
-    import json
-
     from tpuwizard.core import paths
     from tpuwizard.core.cloud import gcloud_config
     from tpuwizard.core.launch.events import Finished
     from tpuwizard.core.launch.plan import DEFAULT_READY_TIMEOUT, LaunchPlan
-    from tpuwizard.event_text import describe, json_event, summary_lines
+    from tpuwizard.event_text import summary_lines
     from tpuwizard.session.signals import exit_code, stop_on_signals
     from tpuwizard.session.watchdog import choose_watchdog
 
@@ -225,10 +224,7 @@ def launch(
     code = EXIT_CLOUD
     with stop_on_signals(handle, say) as received:
         for event in handle.events():  # after a stop signal, Finished says 128 + it already
-            if as_json:
-                click.echo(json.dumps(json_event(event)))
-            for line in describe(event):
-                (say if as_json else click.echo)(line)
+            show_event(event, as_json)
             if isinstance(event, Finished):
                 code = event.exit_code
     for line in summary_lines(handle.summary):

@@ -16,6 +16,7 @@ from tpuwizard.core.errors import BadInput, shown
 from tpuwizard.core.exit_codes import EXIT_BAD_INPUT, EXIT_CLOUD, EXIT_INTERRUPTED
 
 if TYPE_CHECKING:
+    from tpuwizard.core.launch.events import Event
     from tpuwizard.session.kept_lines import KeptInfo
     from tpuwizard.session.session import Session
 
@@ -133,6 +134,18 @@ def stdin_is_terminal() -> bool:
 
 def print_json(data: object) -> None:
     click.echo(json.dumps(data, indent=2, sort_keys=False))
+
+
+def show_event(event: Event, as_json: bool, result: bool = True) -> None:
+    """One event as every command prints it (``launch``, ``up``, ``run``, ``watch``): with
+    ``--json`` its JSON line on stdout and its words on stderr; else its words, on stdout when
+    they are the command's ``result`` (a launch's lines, a script's output), else on stderr."""
+    from tpuwizard.event_text import describe, json_event
+
+    if as_json:
+        click.echo(json.dumps(json_event(event)))
+    for line in describe(event):
+        (click.echo if result and not as_json else say)(line)
 
 
 class Group(click.Group):

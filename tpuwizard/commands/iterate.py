@@ -20,10 +20,10 @@ from tpuwizard.commands.common import (
     check_transport,
     cloud_errors,
     open_session,
-    print_json,
     project_option,
     sandbox_option,
     say,
+    show_event,
     transport_option,
 )
 from tpuwizard.core.deadlines import deadline_bounds_text
@@ -82,7 +82,12 @@ SCRIPT_LAST = {"allow_interspersed_args": False}
     help="Seconds to wait for the node to be ready.",
 )
 @sandbox_option
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON document at the end.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="One JSON object per event per line, as launch --json; the last is the kept node's.",
+)
 def up(
     accelerator: str,
     zone: str | None,
@@ -98,11 +103,13 @@ def up(
     as_json: bool,
 ) -> None:
     """Create a TPU, set it up and verify it once, and keep it for `tpuwizard run`."""
+    import json
+
     from tpuwizard.core import paths
     from tpuwizard.core.cloud import gcloud_config
     from tpuwizard.core.launch import events as ev
     from tpuwizard.core.launch.plan import LaunchPlan
-    from tpuwizard.event_text import describe
+    from tpuwizard.event_text import json_event
     from tpuwizard.session.signals import exit_code, stop_on_signals
 
     zone = zone or gcloud_config.discover().zone
@@ -135,18 +142,15 @@ def up(
             sys.exit(EXIT_FAILED)
     handle = session.start_launch(plan, transport, ready_timeout)
     kept: ev.Kept | None = None
-    receipt: str | None = None
     code = EXIT_CLOUD
     with stop_on_signals(handle, say) as received:
         for event in handle.events():
-            for line in describe(event):
-                say(line)
+            # Kept's JSON line is the last one, printed once the node is handed over below.
+            show_event(event, as_json and not isinstance(event, ev.Kept), result=False)
             if isinstance(event, ev.Watchdog) and not event.armed:
                 say("Refusing to keep a node that nothing would delete: deleting it now.")
                 say("(Give --no-watchdog to keep it anyway; then only `tpuwizard down` ends it.)")
                 handle.delete_now("the idle-deadline watchdog could not be armed")
-            elif isinstance(event, ev.ReceiptSaved):
-                receipt = event.path
             elif isinstance(event, ev.Kept):
                 kept = event
             elif isinstance(event, ev.Finished):
@@ -167,17 +171,8 @@ def up(
         say(f"  tear it down:     tpuwizard down{sandbox_flag} {plan.node_name}")
         if not no_watchdog:
             say(f"  it deletes itself after {idle:g} idle minutes, or at its deadline.")
-    if as_json:
-        print_json(
-            {
-                "name": plan.node_name,
-                "zone": kept.zone,
-                "accelerator": accelerator,
-                "deadline": kept.deadline,
-                "idle_minutes": None if no_watchdog else idle,
-                "receipt": receipt,
-            }
-        )
+    if as_json:  # the node is handed over: its Kept event is the stream's last line
+        click.echo(json.dumps(json_event(kept)))
 
 
 def _delete_kept(session: Session, name: str) -> None:
@@ -212,7 +207,6 @@ def _open_kept(session: Session, node: str | None) -> KeptNode:
 
 
 def _run_once(
-    session: Session,
     kept: KeptNode,
     script: Path,
     args: tuple[str, ...],
@@ -222,71 +216,23 @@ def _run_once(
     as_json: bool,
     wait: bool = False,
 ) -> int:
-    """One run on the kept node, streamed; returns tpuwizard's exit code for it."""
-    import json
-
-    from tpuwizard.core import paths
+    """One run on the kept node, its events shown as launch's are; returns its exit code."""
+    from tpuwizard.core.cancel import Cancelled
+    from tpuwizard.core.launch import events as ev
     from tpuwizard.core.launch.iterate import EXIT_STOPPED
     from tpuwizard.core.launch.run_lock import NodeBusy
-    from tpuwizard.core.remote.jobs import prefix
 
-    run_id = paths.new_run_id()
-    run_dir = session.run_folder(run_id)
+    def show(event: ev.Event) -> None:  # the script's own lines are the result, on stdout
+        show_event(event, as_json, result=isinstance(event, ev.ScriptLine))
 
-    def on_line(worker: int, text: str) -> None:
-        if as_json:
-            click.echo(json.dumps({"event": "line", "worker": worker, "text": text}))
-        else:
-            click.echo(prefix(worker, kept.workers) + text)
-
-    say(f"run {run_id} on {kept.name} ({kept.workers} worker(s))")
     try:
-        with cloud_errors(passes=(NodeBusy,)):
-            result = kept.run(
-                script,
-                args,
-                run_id,
-                run_dir,
-                fetch,
-                folder,
-                on_line,
-                say,
-                cancel,  # type: ignore[arg-type]
-                wait,
-            )
+        with cloud_errors(passes=(NodeBusy, Cancelled)):
+            return kept.run(script, args, fetch, folder, show, cancel, wait)
     except NodeBusy as busy:  # nothing was copied or started: the other run goes on
         say(str(busy))
         return EXIT_FAILED
-    for path in result.fetched:
-        say(f"  copied back {path}")
-    for rel, why in result.not_fetched:
-        say(f"  not copied back: {rel} ({why})")
-    if result.stopped:
-        say(f"Stopped your script; {kept.name} is still running (tpuwizard down ends it).")
-        code = EXIT_STOPPED
-    elif result.exit_code == 0 and result.fetch_incomplete:
-        say("Your script exited 0, but not every file came back whole (see above).")
-        code = EXIT_FAILED
-    elif result.exit_code == 0:
-        say(f"Your script exited 0. Files: {run_dir}")
-        code = EXIT_OK
-    else:
-        say(f"Your script exited with code {result.exit_code}.")
-        code = EXIT_FAILED
-    if as_json:
-        click.echo(
-            json.dumps(
-                {
-                    "event": "finished",
-                    "exit_code": code,
-                    "script_exit_code": None if result.stopped else result.exit_code,
-                    "run_dir": str(run_dir),
-                    "fetched": result.fetched,
-                    "changed_files": [len(s.changed) for s in result.synced],
-                }
-            )
-        )
-    return code
+    except Cancelled:  # stopped while waiting for the node: nothing was started
+        return cancel.exit_code or EXIT_STOPPED
 
 
 @click.command(context_settings=SCRIPT_LAST)
@@ -312,16 +258,15 @@ def run(
 ) -> None:
     """Copy what changed in SCRIPT's folder to the kept node and run it on every worker."""
     from tpuwizard.core.remote.sync import LocalFolder
+    from tpuwizard.session.signals import StopScriptOnSignals
 
     check_script(script)
     session = open_session(project, sandbox)
     kept = _open_kept(session, node)
-    from tpuwizard.session.signals import StopScriptOnSignals
-
     with StopScriptOnSignals(say) as stop:
         folder = LocalFolder.of_script(script)
         code = stop.exit_code(
-            _run_once(session, kept, script, args, fetch, folder, stop.token, as_json, wait)
+            _run_once(kept, script, args, fetch, folder, stop.token, as_json, wait)
         )
     sys.exit(code)  # then cli.py says what each kept node has cost and when it deletes itself
 
@@ -338,6 +283,7 @@ def run(
 )
 @project_option
 @sandbox_option
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per event per line.")
 @click.argument("script", type=click.Path(path_type=Path))
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def watch(
@@ -346,6 +292,7 @@ def watch(
     debounce: float,
     project: str | None,
     sandbox: bool,
+    as_json: bool,
     script: Path,
     args: tuple[str, ...],
 ) -> None:
@@ -359,9 +306,7 @@ def watch(
         kept,
         script,
         # A save while another command runs on the node waits for it rather than failing.
-        lambda folder, token: _run_once(
-            session, kept, script, args, fetch, folder, token, False, True
-        ),
+        lambda folder, token: _run_once(kept, script, args, fetch, folder, token, as_json, True),
         debounce,
     )
     import signal

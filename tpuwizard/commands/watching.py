@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
-import signal
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING
 
 from tpuwizard.commands.common import say
@@ -28,41 +25,22 @@ def watch_loop(
 ) -> int | None:
     """Run now and after every save until Ctrl+C, SIGTERM or SIGHUP (which also stop a running
     script); returns the signal that ended it."""
-    from tpuwizard.core.cancel import CancelToken
     from tpuwizard.core.remote.sync import LocalFolder
+    from tpuwizard.session.signals import StopScriptOnSignals
 
     folder = LocalFolder.of_script(script)
-    ended = threading.Event()
-    current: list[CancelToken] = []
-    received: list[int] = []
-
-    def stop(signum: int, _frame: FrameType | None) -> None:
-        if not ended.is_set():
-            received.append(signum)
-            with contextlib.suppress(OSError):  # after SIGHUP there may be no terminal
-                say(f"\n{signal.Signals(signum).name}: ending the watch (the node stays).")
-        ended.set()
-        for token in current:
-            token.set(signal.Signals(signum).name)
-
-    stops = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-    previous = {s: signal.signal(s, stop) for s in stops}
-    try:
-        with kept.keep_alive(say):  # heartbeats while watching, not only while running
-            while not ended.is_set():
-                seen = folder.manifest()
-                token = CancelToken()
-                current[:] = [token]
-                run_once(folder, token)
-                current.clear()
-                if ended.is_set():
-                    break
-                say(f"watching {folder.root} for saves (Ctrl+C ends the watch)")
-                _wait_for_save(folder, seen, debounce, ended)
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    return received[0] if received else None
+    with (
+        StopScriptOnSignals(say, "ending the watch (the node stays).") as stop,
+        kept.keep_alive(say),  # heartbeats while watching, not only while running
+    ):
+        while not stop.ended.is_set():
+            seen = folder.manifest()
+            run_once(folder, stop.next_run())
+            if stop.ended.is_set():
+                break
+            say(f"watching {folder.root} for saves (Ctrl+C ends the watch)")
+            _wait_for_save(folder, seen, debounce, stop.ended)
+    return stop.first
 
 
 def _wait_for_save(

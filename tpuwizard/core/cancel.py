@@ -30,14 +30,20 @@ class CancelToken:
         self._procs: set[subprocess.Popen[bytes]] = set()
         self._lock = threading.Lock()
         self.reason = ""
+        # The code the process exits with after this stop, when the stopper says (a signal's
+        # 128 + N): the stopped run's own Finished event then says it too.
+        self.exit_code: int | None = None
         self.keep = False  # True when the user asked to keep what exists running
         # Keep asked for before the node can be kept safely (its watchdog not yet armed):
         # the launch settles it once the watchdog is armed, or asks again when arming fails.
         self.keep_asked = False
         self.keep_safety = KEEP_PENDING
 
-    def set(self, reason: str = "cancelled") -> None:
-        """Stop now; what this launch created and was not told to keep is deleted."""
+    def set(self, reason: str = "cancelled", exit_code: int | None = None) -> None:
+        """Stop now; what this launch created and was not told to keep is deleted. The first
+        stop's reason and exit code stand."""
+        if not self._event.is_set():
+            self.exit_code = exit_code
         self.reason = self.reason or reason
         self._event.set()
         with self._lock:

@@ -13,12 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tpuwizard.core.cancel import CancelToken
+from tpuwizard.core.cancel import Cancelled, CancelToken
 from tpuwizard.core.errors import BadInput, HeartbeatFailed, RemoteError
+from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_OK
+from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.distributed import coordinator_for
 from tpuwizard.core.launch.heartbeat_book import HeartbeatBook
 from tpuwizard.core.launch.iterate import (
-    RunResult,
+    EXIT_STOPPED,
     ScriptRun,
     heartbeat_interval,
     heartbeats,
@@ -183,46 +185,78 @@ class KeptNode:
         self,
         script: Path,
         args: Sequence[str],
-        run_id: str,
-        run_dir: Path,
         fetch: Sequence[str],
         folder: LocalFolder,
-        on_line: Callable[[int, str], None],
-        on_note: Callable[[str], None],
+        emit: Callable[[ev.Event], None],
         cancel: CancelToken,
         wait: bool = False,
-    ) -> RunResult:
+    ) -> int:
         """Copy what changed and run ``script`` on every worker, under heartbeats, holding the
-        node's run lock (``NodeBusy`` when another run holds it, unless ``wait``)."""
+        node's run lock (``NodeBusy`` when another run holds it, unless ``wait``); returns the
+        run's exit code. Everything it does reaches ``emit`` as the launch's events do, from
+        :class:`RunStarted` to :class:`Finished` (after :class:`Failed` when the node went away
+        or a command on it failed)."""
+        from tpuwizard.core import paths
+        from tpuwizard.core.cloud.diagnose import Context, diagnose
         from tpuwizard.core.launch.run_lock import lock_path, run_lock
 
+        session, r = self.nodes.session, self.entry.resource
+        run_id = paths.new_run_id()
+        run_dir = session.run_folder(run_id)
         coordinator = coordinator_for(self.node.endpoints, self.rt.explicit_coordinator)
         plan = ScriptRun(
-            script,
-            args,
-            run_id,
-            run_dir,
-            self.entry.resource.accelerator,
-            self.rt.expect,
-            fetch,
-            coordinator,
+            script, args, run_id, run_dir, r.accelerator, self.rt.expect, fetch, coordinator
         )
         problems = plan.problems()
         if problems:
             raise BadInput(" ".join(problems))
-        r = self.entry.resource
-        lock = lock_path(self.nodes.session.ledger.path.parent, r.zone, self.name)
+        folder.manifest()  # a folder too big to copy is refused here, before the node is touched
+        lock = lock_path(session.ledger.path.parent, r.zone, self.name)
         command = f"tpuwizard run {script.name}"
-        with run_lock(lock, self.name, command, wait, cancel, on_note):
-            run_dir.mkdir(parents=True, exist_ok=True)
-            with self.keep_alive(on_note):
-                try:
-                    return run_script(self.transport, plan, folder, on_line, on_note, cancel)
-                except RemoteError as err:
-                    gone = self._why(err, "while your script ran")
-                    if gone is None:
-                        raise
-                    raise gone from err
+
+        def waiting(text: str) -> None:
+            emit(ev.WaitingForNode(self.name, text))
+
+        def missed(text: str) -> None:
+            emit(ev.HeartbeatMissed(self.name, text))
+
+        with run_lock(lock, self.name, command, wait, cancel, waiting):
+            emit(ev.RunStarted(run_id, self.name, self.workers, str(run_dir)))
+            try:
+                run_dir.mkdir(parents=True, exist_ok=True)
+                with self.keep_alive(missed):
+                    code = self._run_script(plan, folder, emit, cancel)
+            except BadInput:
+                raise
+            except Cancelled:  # a stop where the run did not expect one: still the stop's code
+                code = cancel.exit_code or EXIT_STOPPED
+            except Exception as err:  # the node went away, or a command on it failed
+                context = Context(
+                    project=r.project,
+                    zone=r.zone,
+                    accelerator=r.accelerator,
+                    name=self.name,
+                    route=r.route,
+                )
+                emit(ev.Failed("script", diagnose(err, context)))
+                code = EXIT_CLOUD
+            emit(ev.Finished(code == EXIT_OK, code, str(run_dir), None, [self.name]))
+            return code
+
+    def _run_script(
+        self,
+        plan: ScriptRun,
+        folder: LocalFolder,
+        emit: Callable[[ev.Event], None],
+        cancel: CancelToken,
+    ) -> int:
+        try:
+            return run_script(self.transport, plan, folder, emit, cancel)
+        except RemoteError as err:
+            gone = self._why(err, "while your script ran")
+            if gone is None:
+                raise
+            raise gone from err
 
     def shell_command(self, worker: int) -> tuple[list[str], str | None, dict[str, str] | None]:
         """The local argv (with its cwd and env) of an interactive shell on ``worker``."""

@@ -107,6 +107,10 @@ class Ending:
                 cost.hourly(resource.accelerator, resource.route, resource.zone),
                 deadline,
                 ended_by,
+                resource.node_id or resource.name,
+                resource.accelerator,
+                idle,
+                state.receipt,
             )
         )
 

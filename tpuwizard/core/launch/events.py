@@ -1,4 +1,6 @@
-"""The events one launch produces. The TUI, plain mode and ``launch --json`` all consume these.
+"""The events a launch and a run on a kept node produce: one vocabulary for the TUI, plain mode
+and every ``--json`` stream (``launch``, ``up``, ``run``, ``watch``; the README's table lists
+each event, when it comes and which commands emit it).
 
 Each is a small dataclass; ``to_dict()`` gives ``{"event": "provisioning", ...}`` for JSON lines.
 """
@@ -198,6 +200,46 @@ class FileNotFetched(Event):
 
 
 @dataclass(frozen=True)
+class RunStarted(Event):
+    """A run of your script on a kept node began (``run``, each run of ``watch``); it holds the
+    node's run lock until its ``Finished``."""
+
+    run_id: str
+    node: str
+    workers: int
+    run_dir: str
+
+
+@dataclass(frozen=True)
+class WaitingForNode(Event):
+    """``run --wait``: another command is running on the kept node; this run starts after it."""
+
+    node: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class FolderSynced(Event):
+    """What changed in the script's folder was copied to every worker of the kept node."""
+
+    changed: list[str]  # as worker 0 needed them (each worker gets what it lacks)
+    deleted: list[str]
+    bytes_sent: int
+    workers: int
+    seconds: float  # the slowest worker's
+    ways: list[str]  # "rsync", or "tar: <why not rsync>", each way used once
+
+
+@dataclass(frozen=True)
+class HeartbeatMissed(Event):
+    """A heartbeat to the kept node's watchdog was not sent; the run goes on (the next one may
+    land before the idle deadline)."""
+
+    node: str
+    detail: str
+
+
+@dataclass(frozen=True)
 class TeardownStarted(Event):
     name: str
     kind: str
@@ -230,6 +272,13 @@ class Kept(Event):
     # What ends it without us: "watchdog" (armed on the VM), "google" (Flex-start's run
     # time, enforced by Google) or "nothing" (only a teardown ends it).
     ended_by: str = "nothing"
+    # What `up --json`'s last line tells a script (this event is that line): the node to give
+    # `run --node` (for a queued resource, the node it asked for), its type, the idle minutes
+    # its watchdog allows without a heartbeat, and the receipt of its one verification.
+    node: str = ""
+    accelerator: str = ""
+    idle_minutes: float | None = None
+    receipt: str | None = None
 
 
 @dataclass(frozen=True)
@@ -248,6 +297,10 @@ class Failed(Event):
 
 @dataclass(frozen=True)
 class Finished(Event):
+    """The launch ended, or one run on a kept node did (then ``remaining`` names the node, and
+    ``cost_usd`` is None: the node's cost is status's to say). Always the last event of its
+    stream, except that ``up --json`` ends with ``Kept`` once the node is handed over."""
+
     ok: bool
     exit_code: int
     run_dir: str

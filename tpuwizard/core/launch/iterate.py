@@ -12,18 +12,23 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from tpuwizard.core.cancel import Cancelled, CancelToken
 from tpuwizard.core.errors import BadInput, RemoteError
-from tpuwizard.core.exit_codes import EXIT_INTERRUPTED
-from tpuwizard.core.launch.distributed import join_env, script_command
+from tpuwizard.core.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.plan import safe_fetch_pattern, safe_script_name, script_problems
 from tpuwizard.core.launch.watchdog import HEARTBEAT_FILE
-from tpuwizard.core.plan import catalog
-from tpuwizard.core.remote.fetch import FetchOutcome, fetch_matching
-from tpuwizard.core.remote.jobs import Job, fan_out, follow_job, start_job, stop_job
+from tpuwizard.core.launch.worker_jobs import (
+    ScriptJob,
+    fetch_files,
+    platform_env,
+    run_script_job,
+    stop_on_workers,
+)
+from tpuwizard.core.remote.jobs import Job, fan_out
 from tpuwizard.core.remote.sync import (
     WORK_DIR,
     WORK_PYTHON,
@@ -31,7 +36,7 @@ from tpuwizard.core.remote.sync import (
     SyncResult,
     sync_folder,
 )
-from tpuwizard.core.remote.transports import Raw, Transport, shell
+from tpuwizard.core.remote.transports import Transport, shell
 
 EXIT_STOPPED = EXIT_INTERRUPTED  # the user stopped the script (Ctrl+C); the node is kept
 
@@ -74,16 +79,6 @@ def heartbeat_interval(idle_s: float | None) -> float:
     return max(1.0, min(60.0, (idle_s or 1800) / 4))
 
 
-@dataclass
-class RunResult:
-    exit_code: int  # the script's own code (the largest non-zero one across workers)
-    synced: list[SyncResult] = field(default_factory=list)
-    fetched: list[str] = field(default_factory=list)
-    not_fetched: list[tuple[str, str]] = field(default_factory=list)
-    fetch_incomplete: bool = False  # a file did not come back whole: the run failed
-    stopped: bool = False
-
-
 @dataclass(frozen=True)
 class ScriptRun:
     """One run of the user's script on a kept node."""
@@ -106,29 +101,22 @@ class ScriptRun:
                 found.append(str(err))
         return found
 
-    def env(self, worker: int, workers: int) -> dict[str, str]:
-        env = {
-            "JAX_PLATFORMS": self.expect,
-            **join_env(worker, workers, self.coordinator),
-            "TPUWIZARD_RUN_ID": self.run_id,
-        }
-        if self.expect == "cpu":  # the sandbox: one CPU device per chip of the VM
-            devices = catalog.parse_accelerator(self.accelerator).devices_per_vm
-            env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
-        return env
+    def env(self) -> dict[str, str]:
+        """Every worker's environment (``jax.distributed``'s part is added per worker)."""
+        return {**platform_env(self.expect, self.accelerator), "TPUWIZARD_RUN_ID": self.run_id}
 
 
-def sync_note(synced: Sequence[SyncResult]) -> str:
-    """One line: what was copied to the workers, and how (rsync, or tar and why not rsync)."""
+def folder_synced(synced: Sequence[SyncResult]) -> ev.FolderSynced:
+    """What was copied to the workers, and how (rsync, or tar and why not rsync)."""
     first = synced[0]
-    if not first.changed and not first.deleted:
-        return "nothing changed since the last copy"
     ways = sorted({s.method if s.method == "rsync" else f"tar: {s.why_not_rsync}" for s in synced})
-    return (
-        f"copied {len(first.changed)} changed file(s), {first.bytes_sent} bytes"
-        + (f", removed {len(first.deleted)}" if first.deleted else "")
-        + f" to {len(synced)} worker(s) in {max(s.seconds for s in synced):.2f} s"
-        + f" ({'; '.join(ways)})"
+    return ev.FolderSynced(
+        list(first.changed),
+        list(first.deleted),
+        first.bytes_sent,
+        len(synced),
+        round(max(s.seconds for s in synced), 3),
+        ways,
     )
 
 
@@ -136,57 +124,35 @@ def run_script(
     transport: Transport,
     run: ScriptRun,
     folder: LocalFolder,
-    on_line: Callable[[int, str], None],
-    on_note: Callable[[str], None],
+    emit: Callable[[ev.Event], None],
     cancel: CancelToken,
-) -> RunResult:
-    """Copy what changed, run the script on every worker, stream it, fetch its files.
+) -> int:
+    """Copy what changed, run the script on every worker, stream it, fetch its files; returns
+    tpuwizard's exit code for the run: 0, 1 when the script failed or a file did not come back
+    whole, or the stop's (128 + the signal; :data:`EXIT_STOPPED` when the stopper gave none).
 
-    A set ``cancel`` stops the script's jobs on every worker (the node stays) and returns
-    :data:`EXIT_STOPPED`.
+    A set ``cancel`` stops the script's jobs on every worker, never the node.
     """
-    result = RunResult(0)
     transport.cancel = cancel
-    workers = transport.workers
     try:
-        result.synced = list(
-            fan_out(transport, lambda w: sync_folder(transport, w, folder))  # type: ignore[arg-type]
-        )
+        synced = fan_out(transport, lambda w: sync_folder(transport, w, folder))
     except Cancelled:
-        return RunResult(EXIT_STOPPED, stopped=True)
-    on_note(sync_note(result.synced))
-    job = Job(f"run-{run.run_id}")
-    script = safe_script_name(run.script.name)
-    command = (
-        shell("cd", WORK_DIR, Raw("&&"))
-        + " "
-        + (script_command(WORK_PYTHON, script, run.args, run.coordinator))
+        return cancel.exit_code or EXIT_STOPPED
+    emit(folder_synced(synced))  # type: ignore[arg-type]
+    job = ScriptJob(
+        Job(f"run-{run.run_id}"),
+        WORK_DIR,
+        WORK_PYTHON,
+        safe_script_name(run.script.name),
+        run.args,
+        run.coordinator,
+        run.env(),
     )
-
-    def one(worker: int) -> int:
-        start_job(transport, worker, job, command, run.env(worker, workers))
-        return follow_job(transport, worker, job, lambda t: on_line(worker, t), cancel=cancel)
-
     try:
-        codes = fan_out(transport, one)
+        code = run_script_job(transport, job, emit, cancel)
     except Cancelled:
-        for worker in range(workers):  # the script, not the node
-            stop_job(transport, worker, job)
-        return RunResult(EXIT_STOPPED, result.synced, stopped=True)
-    result.exit_code = next((int(c) for c in codes if c != 0), 0)  # type: ignore[call-overload]
+        stop_on_workers(transport, job.job)  # the script, not the node
+        return cancel.exit_code or EXIT_STOPPED
     transport.cancel = None  # the files are copied back even after a late Ctrl+C
-    _fetch(transport, run, result)
-    return result
-
-
-def _fetch(transport: Transport, run: ScriptRun, result: RunResult) -> None:
-    """Copy what the patterns match on worker 0 into the run folder, each file on its own."""
-
-    def report(outcome: FetchOutcome) -> None:
-        if outcome.local is not None:
-            result.fetched.append(outcome.local)
-        else:
-            result.not_fetched.append((outcome.rel, outcome.reason))
-            result.fetch_incomplete |= outcome.incomplete
-
-    fetch_matching(transport, WORK_DIR, WORK_PYTHON, run.fetch, run.run_dir, report)
+    incomplete = fetch_files(transport, WORK_DIR, WORK_PYTHON, run.fetch, run.run_dir, emit)
+    return EXIT_FAILED if code != 0 or incomplete else EXIT_OK

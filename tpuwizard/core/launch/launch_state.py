@@ -25,6 +25,7 @@ class LaunchState:
     created_at: float | None = None  # when the create call was made
     costing_since: float | None = None  # the first READY
     watchdog_deadline: float | None = None  # once the on-VM watchdog is armed
+    receipt: str | None = None  # the verifier's receipt here, once saved
     transport: Transport | None = None
     # Jobs started on the workers, so that a stop can end them (the watchdog is not one).
     running_jobs: list[tuple[int, Job]] = field(default_factory=list)

@@ -16,15 +16,24 @@ from tpuwizard.core.errors import RemoteError, ScriptFailed
 from tpuwizard.core.evidence.receipt import parse_marker_line
 from tpuwizard.core.evidence.verifier import VERIFIER_FILENAME, verifier_flags, verifier_source
 from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.distributed import coordinator_for, join_env, script_command
+from tpuwizard.core.launch.distributed import coordinator_for
 from tpuwizard.core.launch.launch_state import LaunchState
 from tpuwizard.core.launch.plan import LaunchPlan, safe_script_name
 from tpuwizard.core.launch.runtime import Runtime
+from tpuwizard.core.launch.worker_jobs import (
+    ScriptJob,
+    fetch_files,
+    platform_env,
+    run_on_workers,
+    run_script_job,
+)
 from tpuwizard.core.plan import catalog
 from tpuwizard.core.remote.bootstrap import bootstrap_script, unpinned_jax
-from tpuwizard.core.remote.fetch import FetchOutcome, fetch_matching
 from tpuwizard.core.remote.jobs import Job, fan_out
-from tpuwizard.core.remote.transports import REMOTE_DIR, Raw, Transport, shell
+from tpuwizard.core.remote.transports import REMOTE_DIR, Transport, shell
+
+# The bootstrapped venv's python, as seen from a launch's run folder on the worker.
+RUN_PYTHON = "../../venv/bin/python"
 
 
 def bootstrap_failure_text(code: int, failures: dict[int, dict[str, Any]]) -> str:
@@ -93,10 +102,7 @@ class WorkerSteps:
 
     def _env(self) -> dict[str, str]:
         expect = self.rt.expect
-        env = {"COURSE_EXPECT_PLATFORM": expect, "JAX_PLATFORMS": expect}
-        if expect == "cpu":  # the sandbox: one CPU device per chip of the VM
-            env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={self.slice.devices_per_vm}"
-        return env
+        return {"COURSE_EXPECT_PLATFORM": expect, **platform_env(expect, self.plan.accelerator)}
 
     def _coordinator(self) -> str | None:
         node = self.state.node
@@ -151,17 +157,13 @@ class WorkerSteps:
             if self.plan.trace:
                 self._fetch_trace(transport, worker, data)
             if transport.workers == 1:
+                self.state.receipt = str(local)
                 self.emit(ev.ReceiptSaved(str(local), self.receipt_ok, data["receipt_sha256"]))
         if transport.workers > 1:
             whole = multihost.write_slice_receipt(self.plan.run_dir, self.plan.accelerator, saved)
             self.receipt_ok = bool(whole["ok"])
-            self.emit(
-                ev.ReceiptSaved(
-                    str(self.plan.run_dir / multihost.SLICE_RECEIPT),
-                    self.receipt_ok,
-                    whole["receipt_sha256"],
-                )
-            )
+            self.state.receipt = str(self.plan.run_dir / multihost.SLICE_RECEIPT)
+            self.emit(ev.ReceiptSaved(self.state.receipt, self.receipt_ok, whole["receipt_sha256"]))
 
     def _trace_dir(self, worker: int) -> str:
         """Each worker's trace folder, named as it will be in the local run folder."""
@@ -199,85 +201,43 @@ class WorkerSteps:
     def run_script(self, transport: Transport) -> None:
         script = self.plan.script
         assert script is not None
-        remote = f"{self.remote_run}/{safe_script_name(script.name)}"
+        name = safe_script_name(script.name)
+        remote = f"{self.remote_run}/{name}"
         data = script.read_bytes()  # to every worker: each runs it, not only worker 0
         fan_out(transport, lambda w: transport.upload(w, data, remote, mode="700"))
-        coordinator = self._coordinator()  # a bare jax.distributed.initialize() joins them
-        command = (
-            shell("cd", self.remote_run, Raw("&&"))
-            + " "
-            + (
-                script_command(
-                    "../../venv/bin/python",
-                    safe_script_name(script.name),
-                    self.plan.script_args,
-                    coordinator,
-                )
-            )
-        )
-        workers = transport.workers
-        code = self._job(
-            transport,
+        job = ScriptJob(
             Job(f"script-{self.plan.run_id}"),
-            command,
-            lambda w: {**self._env(), **join_env(w, workers, coordinator)},
-            lambda w, t: self.emit(ev.ScriptLine(w, t, self.slice.vms)),
+            self.remote_run,
+            RUN_PYTHON,
+            name,
+            self.plan.script_args,
+            self._coordinator(),  # a bare jax.distributed.initialize() joins them
+            self._env(),
         )
-        self.emit(ev.ScriptFinished(code))
-        self._fetch_outputs(transport)
+        code = run_script_job(transport, job, self.emit, self.cancel, self._started)
+        # A file that did not arrive whole makes the run fail (exit 1); its event comes before
+        # teardown, so the user hears of it while the node still exists.
+        self.fetch_incomplete = fetch_files(
+            transport,
+            self.remote_run,
+            RUN_PYTHON,
+            self.plan.fetch,
+            self.plan.run_dir / "files",
+            self.emit,
+        )
         self.script_exit_code = code
         if code != 0:
             raise ScriptFailed(code)
 
-    def _fetch_outputs(self, transport: Transport) -> None:
-        """Copy back what the fetch patterns match into run_dir/files/, each file on its own.
-
-        A file that did not arrive whole makes the run fail (exit 1); its event comes before
-        teardown, so the user hears of it while the node still exists.
-        """
-        self.fetch_incomplete = False
-
-        def report(outcome: FetchOutcome) -> None:
-            if outcome.local is not None:
-                self.emit(ev.FileFetched(outcome.local))
-            else:
-                self.fetch_incomplete |= outcome.incomplete
-                self.emit(ev.FileNotFetched(outcome.rel, outcome.reason, outcome.incomplete))
-
-        fetch_matching(
-            transport,
-            self.remote_run,
-            "../../venv/bin/python",
-            self.plan.fetch,
-            self.plan.run_dir / "files",
-            report,
-        )
+    def _started(self, worker: int, job: Job) -> None:
+        self.state.running_jobs.append((worker, job))  # a stop ends it
 
     def _job(
         self,
         transport: Transport,
         job: Job,
         command: str | Callable[[int], str],
-        env: dict[str, str] | Callable[[int], dict[str, str]],
+        env: dict[str, str],
         on_line: Callable[[int, str], None],
     ) -> int:
-        from tpuwizard.core.remote.jobs import follow_job, start_job
-
-        self.cancel.check()
-
-        def one(worker: int) -> int:
-            self.state.running_jobs.append((worker, job))
-            start_job(
-                transport,
-                worker,
-                job,
-                command(worker) if callable(command) else command,
-                env(worker) if callable(env) else env,
-            )
-            return follow_job(
-                transport, worker, job, lambda t: on_line(worker, t), cancel=self.cancel
-            )
-
-        codes = fan_out(transport, one)
-        self.cancel.check()
-        return next((c for c in codes if c != 0), 0)  # type: ignore[return-value]
+        return run_on_workers(transport, job, command, env, on_line, self.cancel, self._started)

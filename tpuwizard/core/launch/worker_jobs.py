@@ -1,0 +1,138 @@
+"""One job on every worker at once, followed to its end; the user's script as such a job; the
+files it wrote copied back. A launch (bootstrap, the verifier, the script) and a run on a kept
+node (``tpuwizard run``, ``watch``) both go through here, so both stream and end the same way and
+speak in the same events (:class:`ScriptLine`, :class:`ScriptFinished`, :class:`FileFetched`,
+:class:`FileNotFetched`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tpuwizard.core.cancel import CancelToken
+from tpuwizard.core.launch import events as ev
+from tpuwizard.core.launch.distributed import join_env, script_command
+from tpuwizard.core.plan import catalog
+from tpuwizard.core.remote.fetch import FetchOutcome, fetch_matching
+from tpuwizard.core.remote.jobs import Job, fan_out, follow_job, start_job, stop_job
+from tpuwizard.core.remote.transports import Raw, Transport, shell
+
+Emit = Callable[[ev.Event], None]
+PerWorker = Callable[[int], str]
+
+
+def platform_env(expect: str, accelerator: str) -> dict[str, str]:
+    """JAX's platform for a job; in the sandbox (``cpu``), one CPU device per chip of the VM."""
+    env = {"JAX_PLATFORMS": expect}
+    if expect == "cpu":
+        devices = catalog.parse_accelerator(accelerator).devices_per_vm
+        env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
+    return env
+
+
+def run_on_workers(
+    transport: Transport,
+    job: Job,
+    command: str | PerWorker,
+    env: dict[str, str] | Callable[[int], dict[str, str]],
+    on_line: Callable[[int, str], None],
+    cancel: CancelToken,
+    on_start: Callable[[int, Job], None] | None = None,
+) -> int:
+    """Start ``job`` detached on every worker at once and follow each to its end; returns the
+    first non-zero exit code, else 0. ``on_start`` hears of each job as it starts (so that a
+    stop can end it); a set ``cancel`` raises :class:`~tpuwizard.core.cancel.Cancelled`."""
+    cancel.check()
+
+    def one(worker: int) -> int:
+        if on_start is not None:
+            on_start(worker, job)
+        start_job(
+            transport,
+            worker,
+            job,
+            command(worker) if callable(command) else command,
+            env(worker) if callable(env) else env,
+        )
+        return follow_job(transport, worker, job, lambda t: on_line(worker, t), cancel=cancel)
+
+    codes = fan_out(transport, one)
+    cancel.check()
+    return next((int(c) for c in codes if c != 0), 0)  # type: ignore[call-overload]
+
+
+def stop_on_workers(transport: Transport, job: Job) -> None:
+    """End ``job`` (and what it started) on every worker; never raises."""
+    fan_out(transport, lambda worker: stop_job(transport, worker, job))
+
+
+@dataclass(frozen=True)
+class ScriptJob:
+    """The user's script as a job: run in ``folder`` on every worker with ``python`` (relative
+    to that folder), joined by ``jax.distributed`` through ``coordinator`` where JAX cannot find
+    the slice itself (the sandbox)."""
+
+    job: Job
+    folder: str
+    python: str
+    script: str  # a safe file name in ``folder``
+    args: Sequence[str]
+    coordinator: str | None
+    env: dict[str, str] = field(default_factory=dict)
+
+    def command(self) -> str:
+        run = script_command(self.python, self.script, self.args, self.coordinator)
+        return shell("cd", self.folder, Raw("&&")) + " " + run
+
+    def env_for(self, worker: int, workers: int) -> dict[str, str]:
+        return {**self.env, **join_env(worker, workers, self.coordinator)}
+
+
+def run_script_job(
+    transport: Transport,
+    script: ScriptJob,
+    emit: Emit,
+    cancel: CancelToken,
+    on_start: Callable[[int, Job], None] | None = None,
+) -> int:
+    """Run the script on every worker, each line a :class:`ScriptLine`, then
+    :class:`ScriptFinished`; returns its exit code (the first non-zero one, else 0)."""
+    workers = transport.workers
+    code = run_on_workers(
+        transport,
+        script.job,
+        script.command(),
+        lambda w: script.env_for(w, workers),
+        lambda w, text: emit(ev.ScriptLine(w, text, workers)),
+        cancel,
+        on_start,
+    )
+    emit(ev.ScriptFinished(code))
+    return code
+
+
+def fetch_files(
+    transport: Transport,
+    folder: str,
+    python: str,
+    patterns: Sequence[str],
+    dest: Path,
+    emit: Emit,
+) -> bool:
+    """Copy what ``patterns`` match in ``folder`` on worker 0 into ``dest``, each file on its
+    own, as :class:`FileFetched` and :class:`FileNotFetched`; True when a file did not come
+    back whole (the run fails for it)."""
+    incomplete = False
+
+    def report(outcome: FetchOutcome) -> None:
+        nonlocal incomplete
+        if outcome.local is not None:
+            emit(ev.FileFetched(outcome.local))
+        else:
+            incomplete |= outcome.incomplete
+            emit(ev.FileNotFetched(outcome.rel, outcome.reason, outcome.incomplete))
+
+    fetch_matching(transport, folder, python, patterns, dest, report)
+    return incomplete
