@@ -87,3 +87,8 @@ def end_worker_processes(node_folder: Path) -> None:
         if pgid > 1:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pgid, signal.SIGKILL)
+
+
+def public(record: dict[str, Any]) -> dict[str, Any]:
+    """A stored node or operation as Google answers it: without the sandbox's own ``_`` keys."""
+    return {k: v for k, v in record.items() if not k.startswith("_")}

@@ -1,50 +1,56 @@
 """The sandbox's queued resources (v2 spot and guaranteed, v2alpha1 Flex-start).
 
-``QueuedResources`` is mixed into :class:`~tpuwizard.sandbox.state.SandboxState` and uses its
-nodes, operations, clock and faults.
+A part of :class:`~tpuwizard.sandbox.state.SandboxState`, given the state file, the operations,
+the nodes (a queued resource's node is made as a node's create makes one), the VMs, the faults
+and the provisioning delay.
 """
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tpuwizard.core.plan import catalog
 from tpuwizard.sandbox import google
 from tpuwizard.sandbox.faults import Faults
-from tpuwizard.sandbox.model import DELETE_SECONDS, NODE_ID_RE, ApiError, now_iso, parse_duration
+from tpuwizard.sandbox.locations import require_zone
+from tpuwizard.sandbox.model import (
+    DELETE_SECONDS,
+    EMPTY_TYPE,
+    NODE_ID_RE,
+    RESPONSE_TYPE,
+    ApiError,
+    now_iso,
+    parse_duration,
+    public,
+)
+from tpuwizard.sandbox.nodes import Nodes, refuse_early_delete
+from tpuwizard.sandbox.operations import Operations
+from tpuwizard.sandbox.store import StateStore
+from tpuwizard.sandbox.vms import VirtualMachines
 
 
 class QueuedResources:
-    """Create, advance, read and delete queued resources; state lives in ``self.data``."""
+    """Create, advance, read and delete the queued resources in ``store.data["queued"]``."""
 
-    # Provided by SandboxState, which this is mixed into.
-    data: dict[str, Any]
-    faults: Faults
-    delay: float
+    def __init__(
+        self,
+        store: StateStore,
+        operations: Operations,
+        nodes: Nodes,
+        vms: VirtualMachines,
+        faults: Faults,
+        delay: float,
+    ) -> None:
+        self.store = store
+        self.operations = operations
+        self.nodes = nodes
+        self.vms = vms
+        self.faults = faults
+        self.delay = delay
 
-    if TYPE_CHECKING:
-
-        def save(self) -> None: ...
-        def require_zone(self, project: str, zone: str) -> None: ...
-        def public(self, op: dict[str, Any]) -> dict[str, Any]: ...
-        def _new_operation(self, *args: Any, **kwargs: Any) -> dict[str, Any]: ...
-        def _make_ready(self, node: dict[str, Any]) -> None: ...
-        def _remove_node(self, name: str) -> None: ...
-        def refuse_early_delete(self, record: dict[str, Any], resource_id: str) -> None: ...
-        def _validate_node(
-            self, project: str, zone: str, node_id: str, body: dict[str, Any]
-        ) -> catalog.Slice: ...
-        def _node_record(
-            self,
-            project: str,
-            zone: str,
-            node_id: str,
-            body: dict[str, Any],
-            slice_: catalog.Slice,
-        ) -> dict[str, Any]: ...
-
-    def _public_qr(self, qr: dict[str, Any], version: str) -> dict[str, Any]:
+    @staticmethod
+    def public_qr(qr: dict[str, Any], version: str) -> dict[str, Any]:
         out = {k: v for k, v in qr.items() if not k.startswith("_")}
         if version == "v2":
             out.pop("provisioningModel", None)
@@ -54,17 +60,17 @@ class QueuedResources:
     def create_queued(
         self, project: str, zone: str, qr_id: str, body: dict[str, Any], version: str
     ) -> dict[str, Any]:
-        self.require_zone(project, zone)
+        require_zone(project, zone)
         if not NODE_ID_RE.fullmatch(qr_id or ""):
             raise ApiError(400, "INVALID_ARGUMENT", f"Invalid queued resource id '{qr_id}'.")
         name = f"projects/{project}/locations/{zone}/queuedResources/{qr_id}"
-        if name in self.data["queued"]:
+        if name in self.store.data["queued"]:
             raise ApiError(409, "ALREADY_EXISTS", f"Resource '{name}' already exists.")
         specs = body.get("tpu", {}).get("nodeSpec", [])
         if len(specs) != 1:
             raise ApiError(400, "INVALID_ARGUMENT", "Exactly one nodeSpec is supported.")
         spec = specs[0]
-        self._validate_node(project, zone, spec.get("nodeId", ""), spec.get("node", {}))
+        self.nodes.validate(project, zone, spec.get("nodeId", ""), spec.get("node", {}))
         flex = body.get("provisioningModel") == "FLEX_START"
         # google-behaviour.md:23: Flex-start "exists only through v2alpha1 queued resources",
         # and only for a few generations and zones.
@@ -91,14 +97,23 @@ class QueuedResources:
         wait = body.get("queueingPolicy", {}).get("validUntilDuration")
         if wait is not None:
             qr["_valid_until"] = time.time() + parse_duration(wait)
-        self.data["queued"][name] = qr
-        op = self._new_operation(
+        self.store.data["queued"][name] = qr
+        op = self.operations.start(
             project, zone, "create", name, version, time.time() + 0.05, {"kind": "create_queued"}
         )
-        self.save()
-        return self.public(op)
+        self.store.save()
+        return public(op)
 
-    def _advance_queued(self, qr: dict[str, Any], t: float) -> bool:
+    def advance_all(self, t: float) -> bool:
+        """Move every queued resource on as far as the clock ``t`` says; True if any moved."""
+        changed = False
+        for qr in list(self.store.data["queued"].values()):
+            changed |= self._advance(qr, t)
+        return changed
+
+    def _advance(self, qr: dict[str, Any], t: float) -> bool:
+        """One queued resource on to the state its age says (CREATING, ACCEPTED, PROVISIONING,
+        ACTIVE), or FAILED, WAITING_FOR_RESOURCES or SUSPENDED; True if it moved."""
         state = qr["state"]["state"]
         age = t - qr["_created_at"]
         zone = qr["name"].split("/")[3]
@@ -126,7 +141,7 @@ class QueuedResources:
             project, zone_ = spec["parent"].split("/")[1], spec["parent"].split("/")[3]
             slice_ = catalog.parse_accelerator(spec["node"]["acceleratorType"])
             try:
-                node = self._node_record(project, zone_, spec["nodeId"], spec["node"], slice_)
+                node = self.nodes.record(project, zone_, spec["nodeId"], spec["node"], slice_)
             except ApiError as err:  # e.g. a node of that name already exists
                 return self._fail_queued(qr, {"code": 6, "message": err.message})
             node["queuedResource"] = qr["name"]
@@ -134,15 +149,15 @@ class QueuedResources:
                 node.setdefault("schedulingConfig", {})["spot"] = True
             qr["_node"] = node["name"]
         if new == "ACTIVE" and state != "ACTIVE":
-            node = self.data["nodes"].get(qr["_node"])
+            node = self.store.data["nodes"].get(qr["_node"])
             if node is not None and not self.faults.never_ready:
-                self._make_ready(node)
+                self.vms.make_ready(node)
             if "_max_run" in qr:
                 qr["_ends_at"] = t + qr["_max_run"]
                 qr["runDuration"]["terminationTime"] = now_iso(qr["_ends_at"])
         if state == "ACTIVE" and "_ends_at" in qr and t >= qr["_ends_at"]:
             # Flex-start's run is over: the VMs are deleted and the request is SUSPENDED.
-            self._remove_node(qr["_node"])
+            self.vms.remove_node(qr["_node"])
             new = "SUSPENDED"
         if new != state:
             qr["state"] = {"state": new}
@@ -158,19 +173,19 @@ class QueuedResources:
         return True
 
     def get_queued(self, project: str, zone: str, qr_id: str, version: str) -> dict[str, Any]:
-        self.require_zone(project, zone)
+        require_zone(project, zone)
         name = f"projects/{project}/locations/{zone}/queuedResources/{qr_id}"
-        qr = self.data["queued"].get(name)
+        qr = self.store.data["queued"].get(name)
         if qr is None:
             raise ApiError(404, "NOT_FOUND", f"Resource '{name}' was not found.")
-        return self._public_qr(qr, version)
+        return self.public_qr(qr, version)
 
     def list_queued(self, project: str, zone: str, version: str) -> list[dict[str, Any]]:
-        self.require_zone(project, zone)
+        require_zone(project, zone)
         prefix = f"projects/{project}/locations/{zone}/queuedResources/"
         return [
-            self._public_qr(q, version)
-            for n, q in sorted(self.data["queued"].items())
+            self.public_qr(q, version)
+            for n, q in sorted(self.store.data["queued"].items())
             if n.startswith(prefix)
         ]
 
@@ -179,13 +194,13 @@ class QueuedResources:
     ) -> dict[str, Any]:
         self.get_queued(project, zone, qr_id, version)
         name = f"projects/{project}/locations/{zone}/queuedResources/{qr_id}"
-        qr = self.data["queued"][name]
-        self.refuse_early_delete(qr, qr_id)  # google-behaviour.md:47
+        qr = self.store.data["queued"][name]
+        refuse_early_delete(qr, qr_id, self.delay)  # google-behaviour.md:47
         free = qr["state"]["state"] in ("ACCEPTED", "FAILED", "SUSPENDED")
-        if qr.get("_node") in self.data["nodes"] and not force and not free:
+        if qr.get("_node") in self.store.data["nodes"] and not force and not free:
             raise google.queued_has_nodes(qr_id)  # google-behaviour.md:48
         was, qr["state"] = qr["state"], {"state": "DELETING"}
-        op = self._new_operation(
+        op = self.operations.start(
             project,
             zone,
             "delete",
@@ -194,5 +209,30 @@ class QueuedResources:
             time.time() + DELETE_SECONDS,
             {"kind": "delete_queued", "lie": self.faults.take("lying_delete"), "was": was},
         )
-        self.save()
-        return self.public(op)
+        self.store.save()
+        return public(op)
+
+    def finish_create(self, op: dict[str, Any]) -> None:
+        """A queued resource's create operation is done: it answers with the request."""
+        target, version = op["metadata"]["target"], op["metadata"]["apiVersion"]
+        qr = self.store.data["queued"][target]
+        op["response"] = dict(
+            self.public_qr(qr, version),
+            **{"@type": RESPONSE_TYPE.format(version=version, kind="QueuedResource")},
+        )
+
+    def finish_delete(self, op: dict[str, Any]) -> None:
+        """A queued resource's delete operation is done: it and its node are gone (or, with a
+        lying delete, it is back in the state it was in)."""
+        action, target = op["_on_done"], op["metadata"]["target"]
+        queued = self.store.data["queued"]
+        if action.get("lie"):  # done, no error, and the request is still there
+            if target in queued:
+                queued[target]["state"] = action["was"]
+            op["response"] = {"@type": EMPTY_TYPE}
+            return
+        qr = queued.pop(target, None)
+        if qr is not None:
+            for spec in qr["tpu"]["nodeSpec"]:
+                self.vms.remove_node(f"{spec['parent']}/nodes/{spec['nodeId']}")
+        op["response"] = {"@type": EMPTY_TYPE}

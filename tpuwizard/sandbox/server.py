@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from tpuwizard.sandbox import google
+from tpuwizard.sandbox import google, locations
 from tpuwizard.sandbox.faults import parse_faults
 from tpuwizard.sandbox.injected import injected_error
 from tpuwizard.sandbox.model import WORKERS_RE, ApiError, worker_locations
@@ -95,7 +95,7 @@ class Handler(BaseHTTPRequestHandler):
                 raise injected
             workers = WORKERS_RE.match(url.path)
             if workers and method == "GET":
-                with self.server.state.transaction():
+                with self.server.state.store.transaction():
                     state = self.server.state
                     self._reply(
                         200,
@@ -105,7 +105,7 @@ class Handler(BaseHTTPRequestHandler):
             for route_method, pattern, handler in ROUTES:
                 match = pattern.match(url.path)
                 if match and route_method == method:
-                    with self.server.state.transaction():
+                    with self.server.state.store.transaction():
                         self.server.state.tick()
                         result = getattr(self.server.api, handler)(
                             query=query, body=body, **match.groupdict()
@@ -191,41 +191,42 @@ class Api:
 
     def list_locations(self, version: str, project: str, query: dict, body: dict) -> dict:
         zones = [
-            {"name": f"projects/{project}/locations/{z}", "locationId": z} for z in self.s.zones()
+            {"name": f"projects/{project}/locations/{z}", "locationId": z}
+            for z in locations.zones()
         ]
         return _page(zones, "locations", query)
 
     def get_location(self, version: str, project: str, zone: str, query: dict, body: dict) -> dict:
-        self.s.require_zone(project, zone)
+        locations.require_zone(project, zone)
         return {"name": f"projects/{project}/locations/{zone}", "locationId": zone}
 
     def list_accelerator_types(
         self, version: str, project: str, zone: str, query: dict, body: dict
     ) -> dict:
-        self.s.require_zone(project, zone)
+        locations.require_zone(project, zone)
         parent = f"projects/{project}/locations/{zone}"
         types = [
             dict(t, name=f"{parent}/acceleratorTypes/{t['type']}")
-            for t in self.s.accelerator_types(zone)
+            for t in locations.accelerator_types(zone)
         ]
         return _page(types, "acceleratorTypes", query)
 
     def list_runtime_versions(
         self, version: str, project: str, zone: str, query: dict, body: dict
     ) -> dict:
-        self.s.require_zone(project, zone)
+        locations.require_zone(project, zone)
         parent = f"projects/{project}/locations/{zone}"
         versions = [
             {"name": f"{parent}/runtimeVersions/{v}", "version": v}
-            for v in self.s.runtime_versions(zone)
+            for v in locations.runtime_versions(zone)
         ]
         return _page(versions, "runtimeVersions", query)
 
     def list_nodes(self, version: str, project: str, zone: str, query: dict, body: dict) -> dict:
-        return _page(self.s.list_nodes(project, zone), "nodes", query)
+        return _page(self.s.nodes.list_nodes(project, zone), "nodes", query)
 
     def create_node(self, version: str, project: str, zone: str, query: dict, body: dict) -> dict:
-        return self.s.create_node(project, zone, query.get("nodeId", ""), body, version)
+        return self.s.nodes.create_node(project, zone, query.get("nodeId", ""), body, version)
 
     def get_node(
         self,
@@ -236,7 +237,7 @@ class Api:
         query: dict,
         body: dict,
     ) -> dict:
-        return self.s.get_node(project, zone, id)
+        return self.s.nodes.get_node(project, zone, id)
 
     def delete_node(
         self,
@@ -247,13 +248,15 @@ class Api:
         query: dict,
         body: dict,
     ) -> dict:
-        return self.s.delete_node(project, zone, id, version)
+        return self.s.nodes.delete_node(project, zone, id, version)
 
     def list_queued(self, version: str, project: str, zone: str, query: dict, body: dict) -> dict:
-        return _page(self.s.list_queued(project, zone, version), "queuedResources", query)
+        return _page(self.s.queued.list_queued(project, zone, version), "queuedResources", query)
 
     def create_queued(self, version: str, project: str, zone: str, query: dict, body: dict) -> dict:
-        return self.s.create_queued(project, zone, query.get("queuedResourceId", ""), body, version)
+        return self.s.queued.create_queued(
+            project, zone, query.get("queuedResourceId", ""), body, version
+        )
 
     def get_queued(
         self,
@@ -264,7 +267,7 @@ class Api:
         query: dict,
         body: dict,
     ) -> dict:
-        return self.s.get_queued(project, zone, id, version)
+        return self.s.queued.get_queued(project, zone, id, version)
 
     def delete_queued(
         self,
@@ -276,7 +279,7 @@ class Api:
         body: dict,
     ) -> dict:
         force = query.get("force", "").lower() in ("true", "1")
-        return self.s.delete_queued(project, zone, id, force, version)
+        return self.s.queued.delete_queued(project, zone, id, force, version)
 
     def test_iam_permissions(self, body: dict) -> dict:
         wanted = list(body.get("permissions", []))
@@ -310,7 +313,9 @@ class Api:
         query: dict,
         body: dict,
     ) -> dict:
-        return self.s.get_operation(f"projects/{project}/locations/{zone}/operations/{id}")
+        return self.s.operations.get_operation(
+            f"projects/{project}/locations/{zone}/operations/{id}"
+        )
 
 
 # What writing to (or reading from) a client that closed its connection raises.
@@ -345,12 +350,12 @@ class SandboxServer(ThreadingHTTPServer):
         def tick() -> None:
             while not stop.wait(0.2):
                 # A damaged state file stops the clock, not the server: each request says it.
-                with contextlib.suppress(ApiError), self.state.transaction():
+                with contextlib.suppress(ApiError), self.state.store.transaction():
                     self.state.tick()
 
         ticker = threading.Thread(target=tick, name="tpuwizard-sandbox-clock", daemon=True)
         ticker.start()
-        serving = self.state.serving_lock(fcntl.LOCK_SH)  # held while it serves its home
+        serving = self.state.store.serving_lock(fcntl.LOCK_SH)  # held while it serves its home
         try:
             super().serve_forever(poll_interval)
         finally:
@@ -359,7 +364,7 @@ class SandboxServer(ThreadingHTTPServer):
 
     def switch_off(self) -> int:
         """``sandbox serve`` stopped: its nodes' VMs stop with it (see ``VirtualMachines``)."""
-        return self.state.switch_off()
+        return self.state.vms.switch_off()
 
 
 def make_server(

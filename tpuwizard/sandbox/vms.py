@@ -1,6 +1,7 @@
 """The sandbox's VMs: their homes, their image, their keys, and what happens when they go.
 
-``VirtualMachines`` is mixed into :class:`~tpuwizard.sandbox.state.SandboxState`.
+A part of :class:`~tpuwizard.sandbox.state.SandboxState`: it is given the state file, the faults
+and the paired sshd's authorized_keys file, and is the only part that touches worker folders.
 """
 
 from __future__ import annotations
@@ -9,38 +10,36 @@ import fcntl
 import os
 import shutil
 import time
-from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tpuwizard.core.plan import catalog
 from tpuwizard.sandbox import image
 from tpuwizard.sandbox.faults import Faults
-from tpuwizard.sandbox.model import ApiError, end_worker_processes
+from tpuwizard.sandbox.model import ApiError, end_worker_processes, worker_home
+from tpuwizard.sandbox.store import StateStore
 
 
 class VirtualMachines:
     """Boot, preempt and remove the VMs behind sandbox nodes; keep the sshd's keys in step."""
 
-    # Provided by SandboxState, which this is mixed into.
-    data: dict[str, Any]
-    faults: Faults
-    authorized_keys: Path | None
-    home: Path
+    def __init__(self, store: StateStore, faults: Faults, authorized_keys: Path | None) -> None:
+        self.store = store
+        self.faults = faults
+        self.authorized_keys = authorized_keys
 
-    if TYPE_CHECKING:
+    def worker_home(self, node_name: str, worker: int) -> Path:
+        return worker_home(self.store.home, node_name, worker)
 
-        def worker_home(self, node_name: str, worker: int) -> Path: ...
-        def transaction(self) -> AbstractContextManager[None]: ...
-
-    def _preempt_spot(self, t: float) -> bool:
+    def preempt_spot(self, t: float) -> bool:
         """With preempt_after, READY spot nodes are preempted: PREEMPTED, and their VMs gone."""
         after = self.faults.preempt_after
         if after is None:
             return False
+        data = self.store.data
         changed = False
-        for name, since in list(self.data.get("ready_at", {}).items()):
-            node = self.data["nodes"].get(name)
+        for name, since in list(data.get("ready_at", {}).items()):
+            node = data["nodes"].get(name)
             spot = node is not None and node.get("schedulingConfig", {}).get("spot")
             if spot and node["state"] == "READY" and t - since >= after:
                 node["state"] = "PREEMPTED"
@@ -50,12 +49,12 @@ class VirtualMachines:
                 changed = True
         return changed
 
-    def _make_ready(self, node: dict[str, Any]) -> None:
+    def make_ready(self, node: dict[str, Any]) -> None:
         node["state"] = "READY"
-        self.data.setdefault("ready_at", {})[node["name"]] = time.time()
-        self._boot_workers(node)
+        self.store.data.setdefault("ready_at", {})[node["name"]] = time.time()
+        self.boot_workers(node)
 
-    def _boot_workers(self, node: dict[str, Any]) -> None:
+    def boot_workers(self, node: dict[str, Any]) -> None:
         """The VMs exist and answer: their homes and Google's image, once per node."""
         node.pop("_reachable_at", None)
         if node.get("_booted"):
@@ -69,8 +68,9 @@ class VirtualMachines:
         external = bool(node.get("networkConfig", {}).get("enableExternalIps"))
         image.install_image(self.worker_home(node["name"], 0).parent, external)
 
-    def _remove_node(self, name: str) -> None:
-        if self.data["nodes"].pop(name, None) is not None:
+    def remove_node(self, name: str) -> None:
+        """The node ``name`` is gone: its record, and its VMs with their processes and folders."""
+        if self.store.data["nodes"].pop(name, None) is not None:
             folder = self.worker_home(name, 0).parent
             # A deleted VM takes its processes with it: end the jobs started in its homes
             # (each leads its own process group, its id in the job's pid file).
@@ -83,35 +83,26 @@ class VirtualMachines:
         their watchdogs and jobs are ended. The nodes stay recorded, as Google's records would.
         Returns how many nodes' processes were ended; call once its server has stopped serving."""
         try:
-            alone = self.serving_lock(fcntl.LOCK_EX | fcntl.LOCK_NB)
+            alone = self.store.serving_lock(fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return 0  # another sandbox serves these nodes still
         try:
-            with self.transaction():
-                for name in self.data["nodes"]:
+            with self.store.transaction():
+                nodes = self.store.data["nodes"]
+                for name in nodes:
                     end_worker_processes(self.worker_home(name, 0).parent)
-                return len(self.data["nodes"])
+                return len(nodes)
         except ApiError:  # a damaged state file: nothing can be read, so nothing to end
             return 0
         finally:
             os.close(alone)
 
-    def serving_lock(self, how: int) -> int:
-        """A descriptor on this home's serving lock: shared while a server serves it."""
-        fd = os.open(self.home / "serving.lock", os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, how)
-        except OSError:
-            os.close(fd)
-            raise
-        return fd
-
-    def _sync_keys(self) -> None:
+    def sync_keys(self) -> None:
         """Rewrite the paired sshd's authorized_keys from every node's ``ssh-keys`` metadata."""
         if self.authorized_keys is None:
             return
         lines = []
-        for node in self.data["nodes"].values():
+        for node in self.store.data["nodes"].values():
             for entry in node.get("metadata", {}).get("ssh-keys", "").splitlines():
                 _user, _, key = entry.partition(":")
                 if key.strip():
