@@ -266,8 +266,8 @@ def run_case_on(
     (project / "payload.bin").write_bytes(os.urandom(8 << 20))
     script = project / ("fetched.py" if case.point == "fetch" else "long.py")
     script.write_text(FETCHED.format(size=fetch_mib << 20) if case.point == "fetch" else LONG)
-    argv = tpuwizard_cmd("run", "--sandbox", "--node", node, str(script))
-    argv += ["--fetch", "big.bin"] if case.point == "fetch" else []
+    fetch = ["--fetch", "big.bin"] if case.point == "fetch" else []  # options before SCRIPT
+    argv = tpuwizard_cmd("run", "--sandbox", "--node", node, *fetch, str(script))
     run_id: list[str] = []
 
     def trigger(stream: str, line: str) -> bool:
