@@ -18,4 +18,6 @@ bash scripts/install-sshd.sh
 .venv/bin/ruff format --check .
 .venv/bin/lint-imports
 .venv/bin/mypy
-.venv/bin/python -m pytest "$@"
+# Three workers (PYTEST_WORKERS to change; 0 runs in this process): most tests wait on sandboxes,
+# SSH and JAX processes rather than the CPU, so three share a 2-core machine well.
+.venv/bin/python -m pytest -n "${PYTEST_WORKERS:-3}" "$@"
