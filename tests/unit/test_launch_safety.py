@@ -202,3 +202,18 @@ def test_keep_asked_for_by_the_user_stands_even_though_it_stops_the_launch(tmp_p
     assert "Kept" in names and "TeardownStarted" not in names
     assert (ZONE, "tpu-a") in cloud.nodes
     assert on_disk(tmp_path)[-1] == ("tpu-a", RUN, "kept")
+
+
+def test_a_kept_flex_start_node_records_the_deadline_google_ends_it_at(tmp_path):
+    from dataclasses import replace
+
+    plan = replace(make_plan(tmp_path, "flex"), keep=True, max_run_minutes=30)
+    events: list = []
+    run_launch(plan, make_runtime(tmp_path, MemoryCloud()), events.append, CancelToken())
+    (kept,) = [e for e in events if type(e).__name__ == "Kept"]
+    assert kept.ended_by == "google" and kept.deadline is not None
+    (entry,) = Ledger(ledger_path(tmp_path)).open_entries()
+    # status and every Kept: line read this record: "no watchdog: it bills until deleted"
+    # would be wrong for a node Google ends at its maximum run time.
+    assert entry.op == "kept" and entry.extra["deadline"] == kept.deadline
+    assert entry.extra["ended_by"] == "google"

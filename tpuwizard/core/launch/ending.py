@@ -95,7 +95,8 @@ class Ending:
         self.rt.ledger.record(
             "kept",
             resource,
-            deadline=state.watchdog_deadline,
+            deadline=deadline,  # when it ends without us: its watchdog, or Flex-start's limit
+            ended_by=ended_by,
             idle_s=idle * 60 if idle else None,
             kept_at=time.time(),
         )
