@@ -183,6 +183,7 @@ class MemoryCloud(MemoryWorld):
             spot=route == "spot",
             valid_until_s=wait,
         )
+        self._max_run[key] = max_run_seconds if route == "flex" else None
         self.created.append(qr)
         now = time.time()
         self._making[("queued", *key)] = Making(
@@ -312,6 +313,10 @@ class MemoryCloud(MemoryWorld):
 
     def bills_in_state(self, kind: str, state: str) -> bool:
         return tpu_states.bills_in_state(kind, state)
+
+    def deadline_at(self, kind: str, zone: str, name: str) -> float | None:
+        qr = self.queued.get((zone, name)) if kind == "queued" else None
+        return qr.ends_at if qr is not None else None
 
     def identity_of(self, node: NodeInfo) -> NodeIdentity:
         return NodeIdentity(node.uid, node.create_time)

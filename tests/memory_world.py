@@ -101,6 +101,7 @@ class MemoryWorld:
     _operations: dict[Key, MemoryOperation] = field(default_factory=dict)
     _ghosts: dict[Key, NodeInfo] = field(default_factory=dict)  # deleted, still listed
     _ready_at: dict[Key, float] = field(default_factory=dict)  # for preempt_after
+    _max_run: dict[Key, int | None] = field(default_factory=dict)  # Flex-start requests' runs
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _last_time: float = 0.0
 
@@ -198,7 +199,10 @@ class MemoryWorld:
                 queued_resource=qr.name,
             )
             self._make_ready(node_key)
-            self.queued[key] = replace(qr, state="ACTIVE")
+            # Flex-start: Google sets the run's end once the request is granted.
+            max_run = self._max_run.get(key)
+            ends_at = now + max_run if max_run else None
+            self.queued[key] = replace(qr, state="ACTIVE", ends_at=ends_at)
 
     def _fail(self, key: Key, error: dict[str, Any]) -> None:
         self._making.pop(("queued", *key), None)

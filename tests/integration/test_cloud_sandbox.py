@@ -175,3 +175,16 @@ def test_other_errors_in_the_sandbox_are_still_reported(tmp_path, capsys):
     finally:
         server.server_close()
     assert "ValueError: a bug in the sandbox" in capsys.readouterr().err
+
+
+def test_the_deadline_google_ends_a_flex_start_run_at_is_read_back(sandbox):
+    import time
+
+    _, cloud = sandbox(delay=0.2)
+    cloud.create_queued(request("flex-node"), "flex-qr", "flex", max_run_seconds=600)
+    asked = time.time()
+    cloud.wait_for_queued(ZONE, "flex-qr", poll=0.05)
+    ends = cloud.deadline_at("queued", ZONE, "flex-qr")  # runDuration.terminationTime
+    assert ends is not None and asked + 590 <= ends <= time.time() + 601
+    assert cloud.deadline_at("node", ZONE, "flex-node") is None  # a node's is our watchdog's
+    cloud.delete_queued(ZONE, "flex-qr")

@@ -199,3 +199,26 @@ def test_a_queued_request_for_a_taken_node_name_fails_and_leaves_that_node():
     assert cloud.get_queued(ZONE, "tpu-a-qr").state == "FAILED"
     cloud.delete_queued(ZONE, "tpu-a-qr")
     assert cloud.nodes[(ZONE, "tpu-a")] is theirs  # not the request's node: it stays
+
+
+def test_a_kept_flex_start_node_shows_the_deadline_the_cloud_reports(tmp_path):
+    """status reads Flex-start's end back from the cloud: it, not our record, ends the node."""
+    import time
+    from types import SimpleNamespace
+
+    from tpuwizard.core.launch.ledger import Ledger, Resource
+    from tpuwizard.session.kept import KeptNodes
+
+    cloud = MemoryCloud()
+    zone = cloud.list_zones()[0]
+    req = NodeRequest(zone=zone, node_id="flex-node", accelerator_type="v5litepod-1", run_id="r")
+    cloud.create_queued(req, "flex-qr", "flex", max_run_seconds=600)
+    cloud.wait_for_queued(zone, "flex-qr", poll=0.01)
+    ends = cloud.deadline_at("queued", zone, "flex-qr")
+    assert ends is not None and ends > time.time() + 590
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    r = Resource("queued", cloud.project, zone, "flex-qr", "v5litepod-1", "r", "flex", "flex-node")
+    ledger.record("kept", r, deadline=ends - 300.0, kept_at=time.time())  # a stale record
+    session = SimpleNamespace(cloud=cloud, ledger=ledger, practice=True)
+    (info,) = KeptNodes(session).check().infos  # type: ignore[arg-type]
+    assert info.max_deadline == ends

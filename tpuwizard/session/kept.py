@@ -9,7 +9,7 @@ from the ledger alone, is in :mod:`~tpuwizard.session.kept_lines`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -91,7 +91,14 @@ class KeptNodes:
             if preempted(node, r):
                 checked.preempted += self.end_preempted(entry)
                 continue
-            checked.infos.append(kept_info(entry, node.state, beats, self.session.practice))
+            info = kept_info(entry, node.state, beats, self.session.practice)
+            # The deadline the cloud itself enforces, read back (Flex-start's run end) when it
+            # sets one: it, not our record of it, is what ends the node.
+            try:
+                ends = cloud.deadline_at(r.kind, r.zone, r.name)
+            except Exception:  # unread: the deadline recorded at keep stands
+                ends = None
+            checked.infos.append(replace(info, max_deadline=ends) if ends else info)
         return checked
 
     def end_preempted(self, entry: Entry) -> list[TeardownResult]:

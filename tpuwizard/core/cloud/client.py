@@ -317,6 +317,14 @@ class TpuCloud:
     def bills_in_state(self, kind: str, state: str) -> bool:
         return tpu_states.bills_in_state(kind, state)
 
+    def deadline_at(self, kind: str, zone: str, name: str) -> float | None:
+        """A Flex-start request's ``runDuration.terminationTime`` (the TPU API sets no other
+        deadline: a node's is its watchdog's, in the ledger)."""
+        if kind != "queued":
+            return None
+        qr = self.get_queued(zone, name)
+        return qr.ends_at if qr is not None else None
+
     def identity_of(self, node: NodeInfo) -> NodeIdentity:
         """The TPU API's numeric ``Node.id`` and its ``createTime``."""
         return NodeIdentity(node.uid, node.create_time)

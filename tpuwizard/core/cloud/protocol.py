@@ -109,6 +109,13 @@ class Cloud(Protocol):
         """Does a resource of ``kind`` cost money in ``state``? Unknown states bill."""
         ...
 
+    def deadline_at(self, kind: str, zone: str, name: str) -> float | None:
+        """When the cloud itself ends this resource (epoch seconds), read back from it: on the
+        TPU API a Flex-start request's ``runDuration.terminationTime``; on Compute Engine an
+        instance's ``terminationTimestamp``. None when the cloud sets none: the on-VM
+        watchdog's deadline is tpuwizard's own, recorded in the ledger."""
+        ...
+
     def identity_of(self, node: NodeInfo) -> NodeIdentity:
         """The node's server-side identity, recorded in the ledger once it is READY."""
         ...

@@ -69,6 +69,8 @@ class QueuedInfo:
     )
     valid_until_s: float | None = None  # its queueingPolicy.validUntilDuration, in seconds
     initiator: str | None = None  # state.stateInitiator: who SUSPENDED it (USER or SERVICE)
+    # Flex-start: runDuration.terminationTime, when Google ends its run (set once it is ACTIVE).
+    ends_at: float | None = None
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,7 @@ def queued_info(data: dict[str, Any], zone: str) -> QueuedInfo:
     spec = (data.get("tpu", {}).get("nodeSpec") or [{}])[0]
     node = spec.get("node", {})
     created = data.get("createTime")
+    ends = data.get("runDuration", {}).get("terminationTime")
     return QueuedInfo(
         name=data["name"].rsplit("/", 1)[-1],
         zone=zone,
@@ -137,6 +140,9 @@ def queued_info(data: dict[str, Any], zone: str) -> QueuedInfo:
         error=data.get("state", {}).get("failedData", {}).get("error"),
         valid_until_s=_seconds(data.get("queueingPolicy", {}).get("validUntilDuration")),
         initiator=data.get("state", {}).get("stateInitiator"),
+        ends_at=_parse_time(ends)
+        if (ends := data.get("runDuration", {}).get("terminationTime"))
+        else None,
     )
 
 
