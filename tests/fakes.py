@@ -51,7 +51,7 @@ from tests.memory_world import (
     same_instance,
 )
 from tpuwizard.core.cloud import google_errors, tpu_states
-from tpuwizard.core.cloud.protocol import NodeIdentity
+from tpuwizard.core.cloud.protocol import NodeIdentity, Part
 from tpuwizard.core.cloud.queued import QUEUE_WAITING, ended_error, route_of
 from tpuwizard.core.cloud.types import NodeInfo, NodeRequest, QueuedInfo
 from tpuwizard.core.errors import CreateFailed, QueueExpired, RemoteError, WaitTimedOut
@@ -313,6 +313,9 @@ class MemoryCloud(MemoryWorld):
 
     def bills_in_state(self, kind: str, state: str) -> bool:
         return tpu_states.bills_in_state(kind, state)
+
+    def parts_of(self, kind: str, zone: str, name: str, node_id: str | None) -> list[Part]:
+        return [Part("node", zone, node_id)] if kind == "queued" and node_id else []
 
     def deadline_at(self, kind: str, zone: str, name: str) -> float | None:
         qr = self.queued.get((zone, name)) if kind == "queued" else None

@@ -206,7 +206,6 @@ def test_a_kept_flex_start_node_shows_the_deadline_the_cloud_reports(tmp_path):
     import time
     from types import SimpleNamespace
 
-    from tpuwizard.core.launch.ledger import Ledger, Resource
     from tpuwizard.session.kept import KeptNodes
 
     cloud = MemoryCloud()
@@ -222,3 +221,26 @@ def test_a_kept_flex_start_node_shows_the_deadline_the_cloud_reports(tmp_path):
     session = SimpleNamespace(cloud=cloud, ledger=ledger, practice=True)
     (info,) = KeptNodes(session).check().infos  # type: ignore[arg-type]
     assert info.max_deadline == ends
+
+
+def test_teardown_verifies_every_part_the_cloud_names_before_it_says_gone(tmp_path):
+    """A resource made of parts (a queued request and its node; a MIG with its VMs on Compute
+    Engine) is gone only when every part the cloud names is: here a part still there."""
+    from tpuwizard.core.cloud.protocol import Part
+
+    class WithAPartLeft(MemoryCloud):
+        def parts_of(self, kind, zone, name, node_id):
+            return [*super().parts_of(kind, zone, name, node_id), Part("node", zone, "left")]
+
+    cloud = WithAPartLeft()
+    zone = cloud.list_zones()[0]
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    for name, run in (("tpu-a", "run-1"), ("left", "run-1")):  # the part carries our labels
+        cloud.create_node(
+            NodeRequest(zone=zone, node_id=name, accelerator_type="v5litepod-1", run_id=run)
+        )
+    resource = Resource("node", cloud.project, zone, "tpu-a", "v5litepod-1", "run-1")
+    ledger.record("created", resource)
+    result = delete_and_verify(cloud, ledger, resource, attempts=1, pause=0.0)
+    assert not result.verified
+    assert Ledger(ledger.path).entries()[-1].op != "gone"

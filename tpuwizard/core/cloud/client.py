@@ -21,7 +21,7 @@ from typing import Any
 from tpuwizard.core.cloud import google_errors, tpu_states
 from tpuwizard.core.cloud.endpoint import ENDPOINT_ENV, GOOGLE_ENDPOINT, TOKEN_ENV
 from tpuwizard.core.cloud.polling import poll_until
-from tpuwizard.core.cloud.protocol import NodeIdentity
+from tpuwizard.core.cloud.protocol import NodeIdentity, Part
 from tpuwizard.core.cloud.queued import QUEUE_WAITING, QueuedCalls, ended_error, route_of
 from tpuwizard.core.cloud.types import CALL_TIMEOUT, NodeInfo, NodeRequest, QueuedInfo
 from tpuwizard.core.errors import CreateFailed, QueueExpired, WaitTimedOut
@@ -316,6 +316,10 @@ class TpuCloud:
 
     def bills_in_state(self, kind: str, state: str) -> bool:
         return tpu_states.bills_in_state(kind, state)
+
+    def parts_of(self, kind: str, zone: str, name: str, node_id: str | None) -> list[Part]:
+        """A queued resource takes the node it asked for with it; a node is one resource."""
+        return [Part("node", zone, node_id)] if kind == "queued" and node_id else []
 
     def deadline_at(self, kind: str, zone: str, name: str) -> float | None:
         """A Flex-start request's ``runDuration.terminationTime`` (the TPU API sets no other

@@ -25,6 +25,16 @@ class NodeIdentity:
     create_time: float | None
 
 
+@dataclass(frozen=True)
+class Part:
+    """One resource that a delete of another takes with it, billed with it as one: a queued
+    request's node on the TPU API; on Compute Engine a MIG's VMs, template and policy."""
+
+    kind: str  # "node", ...
+    zone: str
+    name: str
+
+
 class Cloud(Protocol):
     """What creating, waiting for, finding and deleting our resources needs of a cloud.
 
@@ -107,6 +117,11 @@ class Cloud(Protocol):
     # -- what things mean -------------------------------------------------------------------
     def bills_in_state(self, kind: str, state: str) -> bool:
         """Does a resource of ``kind`` cost money in ``state``? Unknown states bill."""
+        ...
+
+    def parts_of(self, kind: str, zone: str, name: str, node_id: str | None) -> list[Part]:
+        """What deleting this resource also deletes: each must be verified gone before the
+        whole is (teardown checks each part's labels first: a part's name may be another's)."""
         ...
 
     def deadline_at(self, kind: str, zone: str, name: str) -> float | None:

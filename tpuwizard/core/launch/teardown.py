@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 from tpuwizard.core.cloud.diagnose import Context, Diagnosis, diagnose
-from tpuwizard.core.cloud.protocol import Cloud
+from tpuwizard.core.cloud.protocol import Cloud, Part
 from tpuwizard.core.cloud.types import MANAGED_BY, OWNER_LABEL, RUN_LABEL
 from tpuwizard.core.launch.billing import bills_in_state
 from tpuwizard.core.launch.by_hand import ZONE_LEVEL, check_failed, manual_command
@@ -65,13 +65,7 @@ def delete_and_verify(
                 ledger.record("gone", resource, name_held_by=holder)
                 return TeardownResult(resource, True, None, holder, labels.get(OWNER_LABEL))
             _delete_when_deletable(cloud, ledger, resource, wait)
-            if resource.kind == "queued":
-                gone = cloud.queued_gone(resource.zone, resource.name) and (
-                    not resource.node_id or _its_node_gone(cloud, resource)
-                )
-            else:
-                gone = cloud.node_gone(resource.zone, resource.name)
-            if gone:
+            if _whole_gone(cloud, resource):
                 ledger.record("gone", resource)
                 return TeardownResult(resource, True)
             last = still_listed(resource)
@@ -84,14 +78,25 @@ def delete_and_verify(
     return TeardownResult(resource, False, last)
 
 
-def _its_node_gone(cloud: Cloud, resource: Resource) -> bool:
-    """The node a deleted queued resource asked for is gone, or the name is held by a node that
-    is not its own (someone else's, made before the request; the request never got it)."""
-    assert resource.node_id is not None
-    node = cloud.get_node(resource.zone, resource.node_id)
+def _whole_gone(cloud: Cloud, resource: Resource) -> bool:
+    """The resource is verified gone, and so is every part its delete takes with it."""
+    r = resource
+    gone = (
+        cloud.queued_gone(r.zone, r.name) if r.kind == "queued" else cloud.node_gone(r.zone, r.name)
+    )
+    return gone and all(
+        _part_gone(cloud, resource, part)
+        for part in cloud.parts_of(r.kind, r.zone, r.name, r.node_id)
+    )
+
+
+def _part_gone(cloud: Cloud, resource: Resource, part: Part) -> bool:
+    """A part (a queued request's node) is gone, or its name is held by a node that is not its
+    own (someone else's, made before the request; the request never got it)."""
+    node = cloud.get_node(part.zone, part.name)
     if node is not None:
         return not is_instance(node.labels, resource)
-    return cloud.node_gone(resource.zone, resource.node_id)
+    return cloud.node_gone(part.zone, part.name)
 
 
 @dataclass(frozen=True)
