@@ -104,7 +104,9 @@ def test_a_worker_killed_in_initialisation_is_named_and_teardown_still_verified(
     killer = threading.Thread(target=kill_worker_verifier, args=(home, 2, stop), daemon=True)
     killer.start()
     try:
-        code, events, _ = launch(tmp_path, "--accelerator", "v5litepod-16")
+        # Four workers bootstrapping and a 30 s join timeout: on a loaded 2-core machine with
+        # other suites beside it this has taken over 240 s (a hang detector, not a timing).
+        code, events, _ = launch(tmp_path, "--accelerator", "v5litepod-16", timeout=600)
     finally:
         stop.set()
     failed = next(e for e in events if e["event"] == "failed")
