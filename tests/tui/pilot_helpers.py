@@ -17,11 +17,32 @@ async def until(pilot, condition, seconds: float = 60.0, what: str = "") -> None
             return
         # Plain sleep: the app runs beside us on this loop, and it may be shutting down.
         await asyncio.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}; on {type(pilot.app.screen).__name__}")
+    state = getattr(pilot.app, "state", None)
+    failure = getattr(state, "last_failure", None)  # why a launch ended early, when one did
+    raise AssertionError(
+        f"timed out waiting for {what}; on {type(pilot.app.screen).__name__}"
+        + (f"; the launch failed: {failure}" if failure else "")
+    )
 
 
 async def on_screen(pilot, name: str, seconds: float = 60.0) -> None:
     await until(pilot, lambda: type(pilot.app.screen).__name__ == name, seconds, name)
+
+
+def record_screens(app) -> list[str]:
+    """The names of the screens the app shows from now on, in order. A phase can pass faster
+    than a poll on a loaded machine; the record cannot miss one."""
+    shown: list[str] = []
+    for method in ("push_screen", "switch_screen"):
+        original = getattr(app, method)
+
+        def recording(screen, *args, _original=original, **kwargs):
+            if not isinstance(screen, str):
+                shown.append(type(screen).__name__)
+            return _original(screen, *args, **kwargs)
+
+        setattr(app, method, recording)
+    return shown
 
 
 async def press(pilot, selector: str) -> None:

@@ -11,6 +11,7 @@ from tests.tui.pilot_helpers import (
     next_step,
     on_screen,
     press,
+    record_screens,
     sandbox_nodes,
     until,
     walk_to_review,
@@ -33,12 +34,14 @@ async def test_whole_walk_from_route_to_verified_teardown(tmp_path, home):
         assert app.state.practice  # no credentials: practice mode by itself
         assert "PRACTICE" in str(app.screen.query_one("#status-bar").render())
         await walk_to_review(pilot)
+        shown = record_screens(app)
         await press(pilot, "#create")
-        await on_screen(pilot, "ProvisionScreen", 10)
-        await on_screen(pilot, "VerifyScreen", 60)
         await until(pilot, lambda: app.state.finished_code is not None, 120, "the end")
         await on_screen(pilot, "SummaryScreen")
-        assert app.state.finished_code == 0 and app.state.receipt_ok
+        phases = [name for name in shown if name.endswith("Screen")]
+        assert phases[:1] == ["ProvisionScreen"] and "VerifyScreen" in phases, phases
+        assert phases.index("VerifyScreen") < phases.index("SummaryScreen"), phases
+        assert app.state.finished_code == 0 and app.state.receipt_ok, app.state.last_failure
         assert Path(app.state.receipt_path).is_file()
         assert not app.billing.may_bill()
         verdict = str(app.screen.query_one("#verdict").render())
