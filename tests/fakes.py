@@ -78,6 +78,9 @@ class MemoryCloud(MemoryWorld):
         """A cloud with the faults of a sandbox spec, e.g. ``"lying_delete=1"``."""
         return cls(faults=parse_faults(spec, memory=True), **fields)
 
+    def queues(self, route: str) -> bool:
+        return self.backend == "tpu-api" and route in ("spot", "flex")
+
     def _body(self, req: NodeRequest) -> dict[str, Any]:
         """The parts of the REST body that the sandbox's create faults look at."""
         body: dict[str, Any] = {"acceleratorType": req.accelerator_type}

@@ -87,6 +87,8 @@ class MemoryWorld:
     """What the in-memory cloud holds, and its instruments (see tests/fakes.py)."""
 
     project: str = "practice-project"
+    # "compute": Compute Engine's shape, every route one instance (queues() is False for all).
+    backend: str = "tpu-api"
     faults: Faults = field(default_factory=Faults)
     delay: float = 0.0  # provisioning time, unless faults.slow_create says otherwise
     nodes: dict[Key, NodeInfo] = field(default_factory=dict)

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tpuwizard.core.cloud import google_errors, tpu_states
+from tpuwizard.core.cloud.backends import TPU_API
 from tpuwizard.core.cloud.endpoint import ENDPOINT_ENV, GOOGLE_ENDPOINT, TOKEN_ENV
 from tpuwizard.core.cloud.polling import poll_until
 from tpuwizard.core.cloud.protocol import NodeIdentity, Part
@@ -45,6 +46,8 @@ def _retry_reads(deadline: float = 60.0) -> Any:  # a google.api_core.retry.Retr
 class TpuCloud:
     """The ``Cloud`` protocol on the TPU API: nodes here, queued resources through
     :class:`QueuedCalls`, and the waits and "verified gone" checks over both."""
+
+    backend = TPU_API
 
     def __init__(
         self,
@@ -80,6 +83,10 @@ class TpuCloud:
             self.parent,
             self._node_proto,
         )
+
+    def queues(self, route: str) -> bool:
+        """Spot and Flex-start nodes come through queued resources (google-behaviour.md)."""
+        return route in ("spot", "flex")
 
     # -- names ------------------------------------------------------------------------------
     def parent(self, zone: str) -> str:

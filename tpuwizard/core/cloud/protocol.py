@@ -45,6 +45,13 @@ class Cloud(Protocol):
     """
 
     project: str
+    backend: str  # which API this is: ``backends.TPU_API`` or ``backends.COMPUTE``
+
+    def queues(self, route: str) -> bool:
+        """Does ``route`` ask for its node through a queued request (:meth:`create_queued`)?
+        On the TPU API spot and Flex-start do; on Compute Engine every route is one instance
+        whose scheduling says spot or Flex-start, so none does."""
+        ...
 
     # -- create and wait --------------------------------------------------------------------
     def create_node(self, req: NodeRequest) -> object:

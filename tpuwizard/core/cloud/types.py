@@ -107,6 +107,11 @@ class NodeRequest:
         return body
 
     owner: str | None = None  # the owner label value; every resource tpuwizard makes has one
+    # The launch's route (vm, spot, flex) and its deadline in seconds: Compute Engine puts both
+    # in the instance's scheduling (provisioningModel, maxRunDuration with DELETE); the TPU API
+    # reads ``spot`` and, for a queued request, is given the deadline by ``create_queued``.
+    route: str = "vm"
+    max_run_s: int | None = None
 
     @property
     def runtime(self) -> str:

@@ -42,6 +42,8 @@ class Resource:
     route: str = "vm"  # vm, spot, flex
     node_id: str | None = None  # for a queued resource: the node it asks for
     owner: str | None = None  # a label-safe hash of who created it
+    # Which API made it (core/cloud/backends.py); records from before Compute Engine are tpu-api.
+    backend: str = "tpu-api"
 
     @property
     def key(self) -> tuple[str, str, str, str, str]:

@@ -70,8 +70,10 @@ class Provisioner:
             external_ips=not plan.internal_ips,
             queue_wait_s=rt.ready_timeout,
             owner=rt.owner,
+            route=plan.route,
+            max_run_s=int(plan.max_run * 60),
         )
-        queued = plan.route in ("spot", "flex")
+        queued = rt.cloud.queues(plan.route)
         name = f"{plan.node_name}-qr" if queued else plan.node_name
         resource = Resource(
             "queued" if queued else "node",
@@ -83,6 +85,7 @@ class Provisioner:
             plan.route,
             plan.node_name if queued else None,
             rt.owner,
+            rt.cloud.backend,
         )
         self.cancel.check()
         rt.ledger.record("intent", resource)  # before the call: a crash now still leaves a trace
