@@ -199,18 +199,29 @@ def render_status(
         (
             b.resource.name,
             b.resource.kind,
+            b.resource.backend,
             b.resource.zone,
             b.resource.accelerator,
-            b.state,
+            state_words(b.resource.backend, b.state),
             _age(b.age_s),
             money(b.cost_usd) if b.billing else "not billing yet",
         )
         for b in found
     ]
-    headers = ("name", "kind", "zone", "type", "state", "age", "cost so far")
+    headers = ("name", "kind", "backend", "zone", "type", "state", "age", "cost so far")
     print_table(out, title, headers, rows)
     teardown = "tpuwizard teardown" + (" --sandbox" if practice else "")
     out.print(f"[dim]Costs are an {cost_label}. Delete with: {teardown} NAME (or --all)[/]")
+
+
+def state_words(backend: str, state: str) -> str:
+    """A state as status shows it: a Compute Engine VM that Google stopped has no deadline any
+    more (Google clears it on stop) and its disk still bills."""
+    from tpuwizard.core.cloud.compute_states import STOPPED_STATES
+
+    if backend == "compute" and state in STOPPED_STATES:
+        return f"{state} (stopped by Google, disk still billing)"
+    return state
 
 
 def _age(seconds: float) -> str:

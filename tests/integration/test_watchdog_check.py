@@ -46,7 +46,7 @@ def test_without_act_as_it_is_not_armed(sandbox):
 
 def _session_on(cloud):
     session = Session(True, cloud.project)
-    session._cloud = cloud  # the test's sandbox, not a practice one started here
+    session.clouds.use(cloud)  # the test's sandbox, not a practice one started here
     return session
 
 

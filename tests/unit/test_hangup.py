@@ -120,7 +120,8 @@ def test_a_wizard_that_ended_without_its_way_out_after_a_hangup_exits_129(exits)
 
 def test_a_session_is_busy_while_it_deletes():
     session = Session(practice=True, project="practice-project")
-    cloud = session._cloud = MemoryCloud()
+    cloud = MemoryCloud()
+    session.clouds.use(cloud)
     owner = paths.owner_label()
     cloud.create_node(NodeRequest("us-central1-a", "n1", "v5litepod-1", "run-1", owner=owner))
     resource = Resource("node", cloud.project, "us-central1-a", "n1", "v5litepod-1", "run-1", owner)

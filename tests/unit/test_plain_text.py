@@ -42,7 +42,7 @@ def test_plain_mode_names_practice_zones_as_the_cli_does(monkeypatch):
     survey = zones.ZoneSurvey("live", {"us-central1-a": ["v5litepod-4"]})
     monkeypatch.setattr(zones, "live", lambda cloud, refresh=False: survey)
     session = Session(practice=True, project="practice-project")
-    session._cloud = MemoryCloud()
+    session.clouds.use(MemoryCloud())
     assert wizard.choose_zone(session, "v5litepod-4", None) == "us-central1-a"
     said = next(line for line in lines if line.startswith("Zones offering v5litepod-4"))
     assert "(from the practice sandbox" in said and "(live)" not in said

@@ -33,7 +33,7 @@ class UnsurveyableCloud(MemoryCloud):
 @pytest.fixture
 def session(monkeypatch) -> Session:
     s = Session(practice=True, project="practice-project")
-    s._cloud = UnsurveyableCloud()
+    s.clouds.use(UnsurveyableCloud())
     monkeypatch.setattr(cleanup_commands, "open_session", lambda project, sandbox: s)
     return s
 
@@ -118,7 +118,7 @@ BOB = "b0b0000000000b0b"
 @pytest.fixture
 def surveyable(monkeypatch) -> Session:
     s = Session(practice=True, project="practice-project")
-    s._cloud = MemoryCloud()
+    s.clouds.use(MemoryCloud())
     monkeypatch.setattr(cleanup_commands, "open_session", lambda project, sandbox: s)
     return s
 

@@ -27,7 +27,7 @@ ZONE, (BAD,) = "us-central1-a", FORBIDDEN_ZONES  # listed, and refused with 403
 @pytest.fixture
 def session(monkeypatch) -> Session:
     s = Session(practice=True, project="practice-project")
-    s._cloud = MemoryCloud()
+    s.clouds.use(MemoryCloud())
     for commands in (cleanup_commands, iterate_commands):
         monkeypatch.setattr(commands, "open_session", lambda project, sandbox: s)
     return s

@@ -13,9 +13,12 @@ from tpuwizard.commands.common import (
     READY_TIMEOUT,
     Group,
     Number,
+    backend_option,
+    check_internal_ips,
     check_transport,
     open_session,
     project_option,
+    queue_wait_option,
     sandbox_option,
     say,
     show_event,
@@ -141,6 +144,8 @@ def _interrupt(signum: int, _frame: object) -> None:
     help="The node's service account (the watchdog deletes with it); default: the project's "
     "Compute Engine default account, which has no roles in organisations made since May 2024.",
 )
+@backend_option
+@queue_wait_option
 @sandbox_option
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per event per line.")
 # `launch --script train.py -- --lr 3e-4`: after `--`, the script's own arguments, unchanged.
@@ -164,6 +169,8 @@ def launch(
     run_dir: Path | None,
     ready_timeout: float | None,
     service_account: str | None,
+    backend: str,
+    queue_wait: float | None,
     sandbox: bool,
     as_json: bool,
     script_args: tuple[str, ...],
@@ -174,6 +181,7 @@ def launch(
     from tpuwizard.core.launch.events import Finished
     from tpuwizard.core.launch.plan import DEFAULT_READY_TIMEOUT, LaunchPlan
     from tpuwizard.event_text import summary_lines
+    from tpuwizard.session.backend import decide_backend
     from tpuwizard.session.signals import exit_code, stop_on_signals
     from tpuwizard.session.watchdog import choose_watchdog
 
@@ -185,11 +193,8 @@ def launch(
         )
     if ready_timeout is None:
         ready_timeout = DEFAULT_READY_TIMEOUT.get(route, 1800.0)
-    if internal_ips and transport != "gcloud":
-        raise BadInput(
-            "--internal-ips gives the VMs no external address, so SSH from this computer cannot "
-            "reach them: add --transport gcloud (it tunnels through IAP)."
-        )
+    chosen = decide_backend(accelerator, route, backend)  # an impossible pair: exit 2 now
+    check_internal_ips(internal_ips, transport, chosen.backend)
     session = open_session(project, sandbox, run_dir)
     check_transport(transport, session.practice)
     run_id = paths.new_run_id()
@@ -212,13 +217,15 @@ def launch(
         trace=trace,
         internal_ips=internal_ips,
         service_account=service_account,
+        backend=chosen.backend,
+        queue_wait_minutes=queue_wait,
     )
     plan.validate()  # every rule, before any cloud call (or sandbox): exit 2 with all of them
     if keep:  # in practice the sandbox (and a watchdog's endpoint) must outlive this command
         session.prepare_to_keep()
     choice = choose_watchdog(session, plan, watchdog)
     plan = choice.plan
-    for line in choice.lines():
+    for line in [chosen.reason, *choice.lines()] if chosen.reason else choice.lines():
         (say if as_json else click.echo)(line)
     handle = session.start_launch(plan, transport, ready_timeout)
     code = EXIT_CLOUD

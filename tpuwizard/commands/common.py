@@ -91,6 +91,20 @@ project_option = click.option(
 # How long to wait for a node or queued resource: above zero, and at most a week (a wait that
 # long is a mistake; Flex-start's default is 6 hours).
 READY_TIMEOUT = Number(0, 7 * 24 * 3600, unit="seconds", above=True)
+backend_option = click.option(
+    "--backend",
+    type=click.Choice(["auto", "tpu-api", "compute"]),
+    default="auto",
+    show_default=True,
+    help="Which Google API makes the TPU: the Cloud TPU API, or Compute Engine (v5p, v6e, "
+    "TPU7x; Google deletes the VM at its deadline itself). auto: by generation (README).",
+)
+queue_wait_option = click.option(
+    "--queue-wait",
+    type=Number(0, 7 * 24 * 60, unit="minutes"),
+    help="Flex-start: minutes to wait for capacity (default 120; at most 120 on Compute "
+    "Engine; 0: only if capacity is there now). --ready-timeout is then the wait after it.",
+)
 transport_option = click.option(
     "--transport",
     type=click.Choice(["ssh", "gcloud"]),
@@ -229,6 +243,16 @@ def open_session(project: str | None, sandbox: bool, runs: Path | None = None) -
     if session.practice:
         say(practice_words(session.mode))
     return session
+
+
+def check_internal_ips(internal_ips: bool, transport: str, backend: str) -> None:
+    """A TPU API node without external addresses is reached only through IAP (gcloud); a
+    Compute Engine VM's internal address is reached by SSH from inside its network."""
+    if internal_ips and transport != "gcloud" and backend != "compute":
+        raise BadInput(
+            "--internal-ips gives the VMs no external address, so SSH from this computer cannot "
+            "reach them: add --transport gcloud (it tunnels through IAP)."
+        )
 
 
 def check_script(script: Path) -> None:

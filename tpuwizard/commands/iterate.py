@@ -16,16 +16,20 @@ from tpuwizard.commands.common import (
     READY_TIMEOUT,
     Number,
     ask_yes_no,
+    backend_option,
+    check_internal_ips,
     check_script,
     check_transport,
     cloud_errors,
     open_session,
     project_option,
+    queue_wait_option,
     sandbox_option,
     say,
     show_event,
     transport_option,
 )
+from tpuwizard.core.cloud.backends import COMPUTE
 from tpuwizard.core.deadlines import deadline_bounds_text
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK, EXIT_TEARDOWN, for_signal
@@ -48,20 +52,20 @@ SCRIPT_LAST = {"allow_interspersed_args": False}
 @click.option("--zone", help="Zone (default from gcloud config), e.g. us-central1-a.")
 @click.option(
     "--route",
-    type=click.Choice(["vm", "spot"]),
+    type=click.Choice(["vm", "spot", "flex"]),
     default="vm",
     show_default=True,
-    help="On-demand VM, or spot (cheaper; Google may preempt it).",
+    help="On-demand VM, spot (cheaper; Google may preempt it), or Flex-start (kept until its "
+    "Flex-start deadline).",
 )
 @project_option
 @click.option("--name", help="Node name (default tpuwizard-<run id>).")
 @click.option(
     "--idle",
     type=Number(unit="minutes"),
-    default=30,
-    show_default=True,
     help="Minutes without a run, watch, ssh or open wizard before the node deletes itself "
-    f"({deadline_bounds_text()}).",
+    f"({deadline_bounds_text()}; default 30). The on-VM watchdog enforces it: not on "
+    "Flex-start or Compute Engine, whose deadline is Google's (--max-run).",
 )
 @click.option(
     "--max-run",
@@ -81,6 +85,15 @@ SCRIPT_LAST = {"allow_interspersed_args": False}
     show_default=True,
     help="Seconds to wait for the node to be ready.",
 )
+@click.option(
+    "--internal-ips",
+    is_flag=True,
+    help="No external address (Compute Engine: SSH reaches its internal address, from inside "
+    "its network; the TPU API: only --transport gcloud, through IAP).",
+)
+@click.option("--service-account", metavar="EMAIL", help="The VM's service account.")
+@backend_option
+@queue_wait_option
 @sandbox_option
 @click.option(
     "--json",
@@ -94,11 +107,15 @@ def up(
     route: str,
     project: str | None,
     name: str | None,
-    idle: float,
+    idle: float | None,
     max_run: float | None,
     no_watchdog: bool,
     transport: str,
     ready_timeout: float,
+    internal_ips: bool,
+    service_account: str | None,
+    backend: str,
+    queue_wait: float | None,
     sandbox: bool,
     as_json: bool,
 ) -> None:
@@ -110,11 +127,25 @@ def up(
     from tpuwizard.core.launch import events as ev
     from tpuwizard.core.launch.plan import LaunchPlan
     from tpuwizard.event_text import json_event
+    from tpuwizard.session.backend import decide_backend
     from tpuwizard.session.signals import exit_code, stop_on_signals
 
     zone = zone or gcloud_config.discover().zone
     if not zone:
         raise BadInput("No zone: give --zone (tpuwizard zones lists them).")
+    chosen = decide_backend(accelerator, route, backend)  # an impossible pair: exit 2 now
+    # The idle deadline is the on-VM watchdog's; where Google's deadline is the only one (Flex-
+    # start, Compute Engine) the node is kept until --max-run, and --idle is refused.
+    googles = route == "flex" or chosen.backend == COMPUTE
+    if googles and idle is not None:
+        raise BadInput(
+            "--idle needs the on-VM watchdog, which "
+            + ("Flex-start" if route == "flex" else "Compute Engine")
+            + " does not have: Google deletes the node at its deadline. Give --max-run MINUTES "
+            "for that deadline, and leave --idle out."
+        )
+    check_internal_ips(internal_ips, transport, chosen.backend)
+    watchdog = not (no_watchdog or googles)
     session = open_session(project, sandbox)
     run_id = paths.new_run_id()
     plan = LaunchPlan(
@@ -127,8 +158,12 @@ def up(
         name=name,
         keep=True,
         max_run_minutes=max_run,
-        watchdog=not no_watchdog,
-        idle_minutes=None if no_watchdog else idle,
+        watchdog=watchdog,
+        idle_minutes=(30.0 if idle is None else idle) if watchdog else None,
+        internal_ips=internal_ips,
+        service_account=service_account,
+        backend=chosen.backend,
+        queue_wait_minutes=queue_wait,
     )
     plan.validate()  # every rule before anything starts, the practice sandbox included
     check_transport(transport, session.practice)
@@ -169,8 +204,12 @@ def up(
         say(f"  run your script:  tpuwizard run{sandbox_flag} train.py")
         say(f"  re-run on save:   tpuwizard watch{sandbox_flag} train.py")
         say(f"  tear it down:     tpuwizard down{sandbox_flag} {plan.node_name}")
-        if not no_watchdog:
-            say(f"  it deletes itself after {idle:g} idle minutes, or at its deadline.")
+        if plan.idle_minutes is not None:
+            say(
+                f"  it deletes itself after {plan.idle_minutes:g} idle minutes, or at its deadline."
+            )
+        elif googles:
+            say(f"  Google deletes it at its deadline, {plan.max_run:g} minutes after create.")
     if as_json:  # the node is handed over: its Kept event is the stream's last line
         click.echo(json.dumps(json_event(kept)))
 

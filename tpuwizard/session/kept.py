@@ -79,10 +79,11 @@ class KeptNodes:
         """Every kept node that still exists, priced from its first READY-ish record; one that
         Google preempted is deleted now (:meth:`end_preempted`). A node whose zone cannot be
         read is left out: reconciling the ledger reports it."""
-        cloud, beats, checked = self.session.cloud, self.book.read(), KeptCheck([], [])
+        beats, checked = self.book.read(), KeptCheck([], [])
         for entry in self.entries():
             r = entry.resource
             try:
+                cloud = self.session.cloud_for(r.backend)
                 node = cloud.get_node(r.zone, node_id(r))
             except Exception:  # that zone's error is reported once, by the reconciliation
                 continue
@@ -119,12 +120,13 @@ class KeptNodes:
         if len(entries) > 1:
             raise BadInput(f"{len(entries)} kept nodes ({names}): choose one with --node NAME.")
         entry = entries[0]
-        node = self.session.cloud.get_node(entry.resource.zone, node_id(entry.resource))
+        cloud = self.session.cloud_for(entry.resource.backend)
+        node = cloud.get_node(entry.resource.zone, node_id(entry.resource))
         if node is not None and preempted(node, entry.resource):
             raise KeptPreempted(node_id(entry.resource), self.end_preempted(entry))
         if node is not None:
             self._check_identity(entry, node)
-        if node is None or node.state != "READY":
+        if node is None or not node.up:
             state = "gone (its idle deadline may have passed)" if node is None else node.state
             raise BadInput(
                 f"{node_id(entry.resource)} is {state}: run `tpuwizard status`, then "
@@ -157,7 +159,8 @@ class KeptNode:
         self.nodes, self.entry, self.node = nodes, entry, node
         self.name = node_id(entry.resource)
         session = nodes.session
-        self.rt: Runtime = build_runtime(session.cloud, session.practice)
+        cloud = session.cloud_for(entry.resource.backend)
+        self.rt: Runtime = build_runtime(cloud, session.practice)
         self.transport: Transport = self.rt.make_transport(node)
         self.idle_s: float | None = entry.extra.get("idle_s")
 
@@ -182,7 +185,8 @@ class KeptNode:
         """The node's own fate when it explains ``err`` (gone, preempted), else None."""
         r = self.entry.resource
         queued = r.name if r.kind == "queued" else None
-        return went_away(self.nodes.session.cloud, r.zone, self.name, queued, doing, err)
+        cloud = self.nodes.session.cloud_for(r.backend)
+        return went_away(cloud, r.zone, self.name, queued, doing, err)
 
     def keep_alive(self, on_error: Callable[[str], None]):  # -> a context manager
         """Heartbeats now and through the block (each run, watch and ssh)."""

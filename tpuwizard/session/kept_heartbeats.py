@@ -102,7 +102,8 @@ class KeptHeartbeats:
 
     def _gone(self, entry: Entry) -> bool:
         try:
-            return self.session.cloud.get_node(entry.resource.zone, node_id(entry.resource)) is None
+            cloud = self.session.cloud_for(entry.resource.backend)
+            return cloud.get_node(entry.resource.zone, node_id(entry.resource)) is None
         except Exception:  # unreachable: it may still exist, so it keeps showing
             return False
 

@@ -95,7 +95,8 @@ class LaunchHandle:
 
         def work() -> None:
             try:
-                runtime = build_runtime(self.session.cloud, self.session.practice, self.transport)
+                cloud = self.session.cloud_for(self.plan.backend)
+                runtime = build_runtime(cloud, self.session.practice, self.transport)
                 runtime.ready_timeout = self.ready_timeout or DEFAULT_READY_TIMEOUT.get(
                     self.plan.route, runtime.ready_timeout
                 )

@@ -11,20 +11,23 @@ import contextlib
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from tpuwizard.core import paths
 from tpuwizard.core.cloud import gcloud_config
+from tpuwizard.core.cloud.backends import COMPUTE, TPU_API
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.billing import BillingState
 from tpuwizard.session import decision
 from tpuwizard.session import practice as practice_mode
+from tpuwizard.session.clouds import CloudBook
 from tpuwizard.session.decision import Mode, ZoneAnswer
 
 if TYPE_CHECKING:
     # Imported where used: the wizard makes its Session before its first screen shows.
     from tpuwizard.core.cloud.client import TpuCloud
     from tpuwizard.core.cloud.iam import WatchdogCheck
+    from tpuwizard.core.cloud.protocol import Cloud
     from tpuwizard.core.launch.ledger import Ledger, Resource
     from tpuwizard.core.launch.plan import LaunchPlan
     from tpuwizard.core.launch.teardown import Found, TeardownResult
@@ -48,8 +51,7 @@ class Session:
         # How practice or real was decided at start (its reason, for the words front ends say).
         self.mode = mode or Mode(practice, self.project, "asked" if practice else "real")
         self.billing = BillingState()
-        self._cloud: TpuCloud | None = None
-        self._cloud_lock = threading.Lock()  # the wizard's heartbeats may open it from a thread
+        self.clouds = CloudBook(self._open_cloud)
         self._sandbox_server: Any = None  # the practice sandbox this process serves, if any
         self._watchdog_checks: dict[tuple[bool, str, str | None], WatchdogCheck] = {}
         self._launches: list[LaunchHandle] = []
@@ -91,26 +93,37 @@ class Session:
         if (practice, project) != (self.practice, self.project):
             self.practice = practice
             self.project = project or (practice_mode.PRACTICE_PROJECT if practice else None)
-            self._cloud = None
+            self.clouds.forget()
 
     # -- the cloud --------------------------------------------------------------------------
     @property
     def cloud(self) -> TpuCloud:
-        """The TPU API client, made on first use (practice starts the sandbox once)."""
-        with self._cloud_lock:
-            if self._cloud is None:
-                from tpuwizard.core.cloud.client import TpuCloud
-                from tpuwizard.core.cloud.endpoint import GOOGLE_ENDPOINT
+        """The TPU API's cloud, made on first use (practice starts the sandbox once)."""
+        return cast("TpuCloud", self.clouds.get(TPU_API))
 
-                if self.practice and not practice_mode.is_practice():
-                    # None when a lasting one was running: then this process serves nothing.
-                    self._sandbox_server = practice_mode.start_sandbox()
-                if not self.project:
-                    raise BadInput("No project is set: choose a project id first.")
-                # Real means Google, even after a practice sandbox of ours exported its address.
-                endpoint = None if self.practice else GOOGLE_ENDPOINT
-                self._cloud = TpuCloud(self.project, endpoint=endpoint)
-            return self._cloud
+    def cloud_for(self, backend: str) -> Cloud:
+        """The cloud of ``backend`` (a ledger record's, a plan's), made on first use."""
+        return self.clouds.get(backend)
+
+    def _open_cloud(self, backend: str) -> Cloud:
+        from tpuwizard.core.cloud.endpoint import GOOGLE_COMPUTE_ENDPOINT, GOOGLE_ENDPOINT
+
+        if self.practice and not practice_mode.is_practice():
+            # None when a lasting one was running: then this process serves nothing. The
+            # sandbox serves both backends on one port.
+            self._sandbox_server = practice_mode.start_sandbox()
+        if not self.project:
+            raise BadInput("No project is set: choose a project id first.")
+        # Real means Google, even after a practice sandbox of ours exported its address.
+        if backend == COMPUTE:
+            from tpuwizard.core.cloud.compute import ComputeCloud
+
+            return ComputeCloud(
+                self.project, endpoint=None if self.practice else GOOGLE_COMPUTE_ENDPOINT
+            )
+        from tpuwizard.core.cloud.client import TpuCloud
+
+        return TpuCloud(self.project, endpoint=None if self.practice else GOOGLE_ENDPOINT)
 
     @property
     def ledger(self) -> Ledger:
@@ -209,7 +222,7 @@ class Session:
     def prepare_to_keep(self) -> None:
         """A kept node outlives this process; in practice, so must the sandbox that holds it
         (its watchdog calls it after this command has exited)."""
-        if self.practice and self._cloud is None and not practice_mode.is_practice():
+        if self.practice and not self.clouds.opened and not practice_mode.is_practice():
             practice_mode.start_lasting_sandbox()
 
     def close(self) -> None:
@@ -231,9 +244,12 @@ class Session:
     # -- leftovers --------------------------------------------------------------------------
     def find_leftovers(self, zones: list[str] | None = None) -> Found:
         """What earlier runs left that still exists (ledger + labels); they count as billing."""
-        from tpuwizard.core.launch.teardown import reconcile
+        from functools import partial
 
-        found = reconcile(self.cloud, self.ledger, zones, owner=self.owner)
+        from tpuwizard.core.launch.survey import reconcile_backends
+
+        each = [(b, partial(self.cloud_for, b)) for b in self.clouds.surveyed()]
+        found = reconcile_backends(each, self.ledger, zones, owner=self.owner)
         self.billing.add_leftovers(found)  # only this install's: others' do not bill this user
         return found
 
@@ -282,7 +298,8 @@ class Session:
                     )
                     results.append(TeardownResult(resource, False, why))
                     continue
-                result = delete_and_verify(self.cloud, self.ledger, resource)
+                cloud = self.cloud_for(resource.backend)
+                result = delete_and_verify(cloud, self.ledger, resource)
                 if result.verified:
                     self.billing.forget(resource.name)
                 results.append(result)

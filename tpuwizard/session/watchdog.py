@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from tpuwizard.core.cloud.backends import COMPUTE
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.plan import LaunchPlan
 
@@ -55,16 +56,22 @@ def check_words(check: WatchdogCheck) -> str:
     )
 
 
-def default_watchdog(route: str, check: WatchdogCheck | None) -> bool:
+def default_watchdog(route: str, check: WatchdogCheck | None, backend: str = "tpu-api") -> bool:
     """The switch before anyone touches it, the same in every front end: on where the route has
     a watchdog and the check before create did not say no. A check that could not be made says
     "not known", and then it is on too: the VM checks again after create and says if it cannot
     run, while off would leave a node that nothing deletes if this computer sleeps."""
+    if backend == COMPUTE:
+        return False  # Compute Engine deletes it at its max run duration itself
     return route in WATCHDOG_ROUTES and (check is None or check.arm_by_default)
 
 
 def choose_watchdog(session: Session, plan: LaunchPlan, asked: bool | None) -> WatchdogChoice:
     """``asked``: None (decide by the check), True (on; a "no" raises BadInput), False (off)."""
+    if plan.backend == COMPUTE:  # Google's max run duration is the deadline: nothing to arm
+        decided = dataclasses.replace(plan, watchdog=bool(asked))
+        decided.validate()  # --watchdog here is refused, saying why
+        return WatchdogChoice(decided, None, None)
     if plan.route not in WATCHDOG_ROUTES:
         return WatchdogChoice(dataclasses.replace(plan, watchdog=False), None, None)
     if asked is False:

@@ -38,6 +38,7 @@ class ReviewAnswer:
     deep_checks: bool
     script: Path | None
     fetch: tuple[str, ...]
+    backend: str = "auto"  # auto, tpu-api or compute (Review's switch where both serve it)
 
 
 @dataclass
@@ -61,6 +62,7 @@ class WizardState:
     watchdog_check: Any = None
     watchdog_checked_for: tuple[str, str] | None = None
     deep_checks: bool = False  # the verifier's precision profile and profiler trace
+    backend: str = "auto"  # as asked; backend_choice() says which it is and why
     script: Path | None = None
     fetch: tuple[str, ...] = ()
     run_dir: Path = field(default_factory=paths.runs_folder)  # the session's (runs_base)
@@ -75,6 +77,7 @@ class WizardState:
         self.name, self.max_run_minutes = answer.name, answer.max_run_minutes
         self.watchdog, self.deep_checks = answer.watchdog, answer.deep_checks
         self.script, self.fetch = answer.script, answer.fetch
+        self.backend = answer.backend
 
     def reviewed(self, answer: ReviewAnswer) -> WizardState:
         """A copy with Review's answers taken: what Create would launch."""
@@ -109,6 +112,7 @@ class WizardState:
         ``run_dir``: the session's run folder for ``run_id`` (a preview goes under run_dir)."""
         from tpuwizard.core.launch.plan import LaunchPlan
 
+        choice = self.backend_choice()
         return LaunchPlan(
             accelerator=self.accelerator,
             zone=self.zone or "",
@@ -124,4 +128,17 @@ class WizardState:
             watchdog_check=self.watchdog_check,
             precision=self.deep_checks,
             trace=self.deep_checks,
+            # An impossible pair keeps what was asked: the plan's problems say why.
+            backend=choice.backend if choice else self.backend,
         )
+
+    def backend_choice(self) -> Any:
+        """Which backend these answers get, and why (a BackendChoice); None when the pair
+        asked for is impossible (the plan's problems say why and what to choose)."""
+        from tpuwizard.core.errors import BadInput
+        from tpuwizard.session.backend import decide_backend
+
+        try:
+            return decide_backend(self.accelerator, self.route, self.backend)
+        except BadInput:
+            return None

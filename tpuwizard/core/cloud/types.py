@@ -18,6 +18,9 @@ CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 OWNER_LABEL = "tpuwizard-owner"
 
 
+UP_STATES = frozenset({"READY", "RUNNING"})
+
+
 @dataclass(frozen=True)
 class NodeInfo:
     name: str  # the node id, e.g. "tpuwizard-20261129-1525-ab12"
@@ -33,6 +36,13 @@ class NodeInfo:
     # gives external addresses only when the create asked for them).
     external_ips: tuple[str, ...] = ()
     uid: str = ""  # the API's numeric node id (gcloud keys SSH host keys by it)
+    flex: bool = False  # a Compute Engine instance whose provisioningModel is FLEX_START
+
+    @property
+    def up(self) -> bool:
+        """Its VMs are running: READY on the TPU API, RUNNING on Compute Engine (neither means
+        ready for work: that is the verifier's pass)."""
+        return self.state in UP_STATES
 
     @property
     def addresses(self) -> tuple[str, ...]:

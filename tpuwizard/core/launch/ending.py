@@ -88,8 +88,11 @@ class Ending:
         state = self.state
         idle = self.plan.idle_minutes if state.watchdog_deadline is not None else None
         deadline, ended_by = state.watchdog_deadline, "watchdog"
-        if deadline is None and self.plan.route == "flex" and state.created_at is not None:
-            deadline, ended_by = state.created_at + self.plan.max_run * 60, "google"
+        googles = self.plan.route == "flex" or self.plan.backend == "compute"
+        if deadline is None and googles and state.created_at is not None:
+            # Google's own deadline: read back where the cloud says it (Compute Engine's
+            # terminationTimestamp), else the one asked for at create.
+            deadline, ended_by = self._googles_deadline(resource, state.created_at), "google"
         elif deadline is None:
             ended_by = "nothing"
         self.rt.ledger.record(
@@ -114,6 +117,13 @@ class Ending:
                 state.receipt,
             )
         )
+
+    def _googles_deadline(self, resource: Resource, created_at: float) -> float:
+        try:
+            read = self.rt.cloud.deadline_at(resource.kind, resource.zone, resource.name)
+        except Exception:  # unread: the deadline asked for at create stands
+            read = None
+        return read if read is not None else created_at + self.plan.max_run * 60
 
     def stop_jobs_in_background(self) -> None:
         """End the jobs on the workers while the delete is issued, not before it.

@@ -22,6 +22,7 @@ from tpuwizard.core.exit_codes import EXIT_CLOUD as EXIT_CLOUD
 from tpuwizard.core.exit_codes import EXIT_FAILED as EXIT_FAILED
 from tpuwizard.core.exit_codes import EXIT_OK as EXIT_OK
 from tpuwizard.core.exit_codes import EXIT_TEARDOWN as EXIT_TEARDOWN
+from tpuwizard.core.launch.plan_backend import backend_problems
 from tpuwizard.core.plan import catalog
 
 if TYPE_CHECKING:
@@ -31,10 +32,10 @@ ROUTES = ("vm", "spot", "flex")
 # A service account's email: what Google accepts in Node.serviceAccount.email.
 SERVICE_ACCOUNT_RE = re.compile(r"[a-z0-9][-a-z0-9_.+]*@[a-z0-9][-a-z0-9.]*\.[a-z]{2,}")
 DEFAULT_MAX_RUN = {"vm": 120, "spot": 120, "flex": 240}  # minutes
-# How long to wait for capacity, in seconds. A Flex-start request persists until capacity
-# appears (google-behaviour.md, Creating) and costs nothing while it waits, so it may wait long;
-# the wait is also sent as queueingPolicy.validUntilDuration, so Google ends it too.
-DEFAULT_READY_TIMEOUT = {"vm": 1800.0, "spot": 1800.0, "flex": 6 * 3600.0}
+# How long to wait for a node to be ready, in seconds (a spot request's wait is sent as its
+# queueingPolicy.validUntilDuration, so Google ends it too). Flex-start's wait for capacity is
+# apart (--queue-wait, plan_backend.py): for it this is the wait once capacity is granted.
+DEFAULT_READY_TIMEOUT = {"vm": 1800.0, "spot": 1800.0, "flex": 1800.0}
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,11 @@ class LaunchPlan:
     # The check before create's answer for this plan's account, when it was asked
     # (Session.watchdog_check): problems() refuses a plan the check says Google would refuse.
     watchdog_check: WatchdogCheck | None = None
+    # Which API creates it (core/cloud/backends.py), decided before the plan is made
+    # (Session.choose_backend: --backend, or auto by the support matrix).
+    backend: str = "tpu-api"
+    # Flex-start: how long to wait for capacity (--queue-wait); None: the route's default.
+    queue_wait_minutes: float | None = None
 
     @property
     def node_name(self) -> str:
@@ -86,6 +92,11 @@ class LaunchPlan:
         ``why_no_watchdog``: the check before create's reason, said when the watchdog is off."""
         minutes = self.max_run
         at = time.strftime("%H:%M", time.localtime(now + minutes * 60))
+        if self.backend == "compute":
+            return (
+                f"Google deletes it at {at} (Compute Engine's max run duration), even if this "
+                "laptop sleeps."
+            )
         if self.route == "flex":
             return (
                 f"Google ends it at {at} (Flex-start's run duration), even if this laptop sleeps."
@@ -138,6 +149,7 @@ class LaunchPlan:
             )
         if self.route == "flex" and not refusal:
             found.extend(flex_problems(self.accelerator, self.zone))
+        found.extend(backend_problems(self))
         for minutes, what in ((self.max_run_minutes, "deadline"), (self.idle_minutes, "idle time")):
             problem = deadline_problem(minutes, what)
             if problem:

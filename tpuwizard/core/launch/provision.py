@@ -20,6 +20,7 @@ from tpuwizard.core.launch.launch_state import LaunchState
 from tpuwizard.core.launch.ledger import Resource
 from tpuwizard.core.launch.ownership import identity, is_instance, live_labels
 from tpuwizard.core.launch.plan import LaunchPlan
+from tpuwizard.core.launch.plan_backend import queue_wait_seconds
 from tpuwizard.core.launch.runtime import Runtime
 from tpuwizard.core.launch.vanished import went_away
 from tpuwizard.core.plan import catalog, cost
@@ -41,6 +42,12 @@ class Provisioner:
         self.state = state
         self.teardown = teardown  # removes what a failed create may have left
         self.slice = catalog.parse_accelerator(plan.accelerator)
+
+    @property
+    def queue_wait_s(self) -> float:
+        """How long a queued request may wait for capacity (validUntilDuration; Compute
+        Engine's requestValidForDuration): Flex-start's --queue-wait, else the ready wait."""
+        return queue_wait_seconds(self.plan) or self.rt.ready_timeout
 
     def provision(self) -> NodeInfo:
         state, tried = self.state, []
@@ -68,7 +75,7 @@ class Provisioner:
             cloud_platform_scope=plan.watchdog,
             service_account=plan.service_account,
             external_ips=not plan.internal_ips,
-            queue_wait_s=rt.ready_timeout,
+            queue_wait_s=self.queue_wait_s,
             owner=rt.owner,
             route=plan.route,
             max_run_s=int(plan.max_run * 60),
@@ -102,20 +109,30 @@ class Provisioner:
             # Nothing costs until READY: a node being made or a request waiting costs nothing.
             self.emit(ev.Provisioning(status, round(time.time() - started, 1), 0.0))
 
+        # Flex-start waits for capacity first (--queue-wait), then --ready-timeout for the
+        # VM; on Compute Engine both waits are the one instance's.
+        queue_wait = queue_wait_seconds(plan)
         try:
+            ready_wait = rt.ready_timeout
             if queued:
                 rt.cloud.wait_for_queued(
-                    zone, name, on_state, rt.ready_timeout, rt.poll, cancelled=self.cancel.is_set
+                    zone,
+                    name,
+                    on_state,
+                    queue_wait or rt.ready_timeout,
+                    rt.poll,
+                    cancelled=self.cancel.is_set,
                 )
                 operation, on_state_node = None, None
             else:
                 on_state_node = on_state
+                ready_wait += queue_wait or 0.0
             node = rt.cloud.wait_for_node(
                 zone,
                 plan.node_name,
                 operation,
                 on_state_node,
-                rt.ready_timeout,
+                ready_wait,
                 rt.poll,
                 cancelled=self.cancel.is_set,
             )

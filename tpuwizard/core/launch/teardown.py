@@ -192,6 +192,7 @@ class Billable:
             "source": self.source,
             "mine": self.mine,
             "owner": r.owner,
+            "backend": r.backend,
         }
 
 
@@ -234,8 +235,8 @@ def reconcile(
     refused: dict[str, BaseException] = {}  # zone -> its first error: asked once, not per record
     for entry in ledger.open_entries():
         r = entry.resource
-        if r.project != cloud.project:
-            continue
+        if r.project != cloud.project or r.backend != cloud.backend:
+            continue  # another project's, or the other backend's: its own cloud is asked
         billable, err = None, refused.get(r.zone)
         if err is None:
             try:
@@ -338,11 +339,12 @@ def _labelled(
                     route,
                     q.node_id,
                     q.labels.get(OWNER_LABEL),
+                    cloud.backend,
                 )
                 age = now - (q.create_time or now)
                 out.append(_billable(cloud, res, q.state, age, "labels"))
         for n in cloud.list_nodes(zone, MANAGED_BY):
-            route = "spot" if n.spot else "vm"
+            route = "flex" if n.flex else "spot" if n.spot else "vm"
             res = Resource(
                 "node",
                 cloud.project,
@@ -352,6 +354,7 @@ def _labelled(
                 n.labels.get(RUN_LABEL, "?"),
                 route,
                 owner=n.labels.get(OWNER_LABEL),
+                backend=cloud.backend,
             )
             age = now - (n.create_time or now)
             out.append(_billable(cloud, res, n.state, age, "labels"))

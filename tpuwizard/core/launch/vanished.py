@@ -16,7 +16,7 @@ def went_away(
     when the API cannot say: then the command's own error stands)."""
     try:
         node = cloud.get_node(zone, node_id)
-        if node is not None and node.state == "READY":
+        if node is not None and node.up:
             return None
         qr = cloud.get_queued(zone, queued_id) if queued_id else None
     except Exception:

@@ -65,9 +65,14 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
                 Input(value=f"{s.max_run_minutes or DEFAULT_MAX_RUN[s.route]:g}", id="max-run"),
                 "Deadline (minutes)",
             )
-        with Horizontal(classes="row"):  # both switches on one row: 80x24 holds the screen
+        with Horizontal(classes="row"):  # the switches on one row: 80x24 holds the screen
+            chosen = s.backend_choice()
+            on_compute = chosen is not None and chosen.backend == "compute"
+            if both_backends(s):  # the watchdog is the TPU API's: it shows only there
+                yield Switch(value=on_compute, id="compute")
+                yield Label(compute_label(on_compute), id="compute-label", classes="switch-label")
             if s.route in ("vm", "spot"):
-                yield Switch(value=s.watchdog, id="watchdog")
+                yield Switch(value=s.watchdog and not on_compute, id="watchdog")
                 yield Label(watchdog_label(s.watchdog), id="watchdog-label", classes="switch-label")
             yield Switch(value=s.deep_checks, id="deep-checks")
             yield Label(
@@ -105,7 +110,11 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         fetch = tuple(
             p.strip() for p in self.query_one("#fetch", Input).value.split(",") if p.strip()
         )
+        backend = self.state.backend
+        if self.query("#compute"):
+            backend = "compute" if self.query_one("#compute", Switch).value else "tpu-api"
         watchdog = bool(self.query("#watchdog")) and self.query_one("#watchdog", Switch).value
+        watchdog = watchdog and backend != "compute"
         return ReviewAnswer(
             name=name,
             max_run_minutes=max_run,
@@ -113,6 +122,7 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
             deep_checks=self.query_one("#deep-checks", Switch).value,
             script=Path(script).expanduser() if script else None,
             fetch=fetch,
+            backend=backend,
         )
 
     def problems(self) -> list[str]:
@@ -127,12 +137,20 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         if not self.ready:
             return
         answers = self.answers()
+        on_compute = answers.backend == "compute"
+        if self.query("#compute-label"):
+            self.query_one("#compute-label", Label).update(compute_label(on_compute))
         if self.query("#watchdog-label"):
             self.query_one("#watchdog-label", Label).update(watchdog_label(answers.watchdog))
+            # Compute Engine deletes the VM at its deadline itself: no watchdog to switch.
+            self.query_one("#watchdog-label", Label).display = not on_compute
+            self.query_one("#watchdog", Switch).display = not on_compute
         self.query_one("#deep-checks-label", Label).update(deep_checks_label(answers.deep_checks))
         problems = self.problems()
         candidate = self.state.reviewed(answers).plan("preview")
         words = self.deadline_words(candidate) if not problems else ""
+        if words and (on_compute or self.query("#compute")):  # which API, where there is a choice
+            words = backend_words(self.state, answers) + "\n" + words
         self.query_one("#deadline-words", Static).update(words)
         self.query_one("#error", Static).update("\n".join(problems))
         # Words or problems, never both: an empty line would push Create off an 80x24 screen.
@@ -147,7 +165,7 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         off: "deleted at HH:MM even if this laptop sleeps" or "only while tpuwizard runs,
         because ..." (and the command that would allow it)."""
         check = self.state.watchdog_check
-        if plan.watchdog or plan.route not in ("vm", "spot"):
+        if plan.watchdog or plan.route not in ("vm", "spot") or plan.backend == "compute":
             return plan.deadline_words(time.time())
         if check is not None and check.can_arm is False:
             words = plan.deadline_words(time.time(), check.short or check.reason)
@@ -174,6 +192,27 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
             self.show_problems()
             return
         self.dismiss(self.answers())
+
+
+def both_backends(state: WizardState) -> bool:
+    """Both APIs serve this type on this route (v5p, v6e): Review offers the choice."""
+    from dataclasses import replace
+
+    return all(replace(state, backend=b).backend_choice() for b in ("tpu-api", "compute"))
+
+
+def backend_words(state: WizardState, answers: ReviewAnswer) -> str:
+    """Which API creates it and why, in one line."""
+    from tpuwizard.session.clouds import backend_title
+
+    chosen = state.reviewed(answers).backend_choice()
+    if chosen is None:
+        return ""  # an impossible pair: the problems say why
+    return f"Made through {backend_title(chosen.backend)}: {chosen.reason}"
+
+
+def compute_label(on: bool) -> str:
+    return f"Compute Engine {'ON' if on else 'OFF'}"
 
 
 def watchdog_label(on: bool) -> str:

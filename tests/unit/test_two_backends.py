@@ -1,0 +1,117 @@
+"""Two backends behind one session: each ledger record is asked only of the backend that made it,
+every backend is surveyed, and a launch on Compute Engine makes one instance on every route.
+
+The clouds are in-memory (tests/fakes.py); ``backend="compute"`` gives Compute Engine's shape
+(no queued requests: spot and Flex-start are one instance whose scheduling says so)."""
+
+from __future__ import annotations
+
+import pytest
+from google.api_core import exceptions as gx
+
+from tests.fakes import MemoryCloud
+from tests.unit.test_launch_safety import launch
+from tpuwizard.core import paths
+from tpuwizard.core.cloud.types import NodeRequest
+from tpuwizard.core.launch.ledger import Ledger, Resource
+from tpuwizard.core.launch.survey import reconcile_backends
+from tpuwizard.session.session import Session
+
+ZONE = "us-central1-a"
+
+
+class RecordingCloud(MemoryCloud):
+    """Remembers each NodeRequest it was asked to create."""
+
+    def __init__(self, **fields) -> None:
+        super().__init__(**fields)
+        self.requests: list[NodeRequest] = []
+
+    def create_node(self, req: NodeRequest):
+        self.requests.append(req)
+        return super().create_node(req)
+
+
+@pytest.mark.parametrize("route", ["vm", "spot", "flex"])
+def test_a_compute_engine_launch_makes_one_instance_with_its_route_and_deadline(tmp_path, route):
+    cloud = RecordingCloud(backend="compute")
+    out = launch(tmp_path, cloud, route)
+    (req,) = cloud.requests  # never a queued request: one instance, whatever the route
+    assert cloud.queued == {} and req.node_id == "tpu-a"
+    assert req.route == route and req.max_run_s == {"vm": 120, "spot": 120, "flex": 240}[route] * 60
+    intents = [e.resource for e in out.ledger.entries() if e.op == "intent"]
+    assert [(r.kind, r.name, r.backend) for r in intents] == [("node", "tpu-a", "compute")]
+
+
+def test_the_tpu_api_still_queues_spot_and_records_its_backend(tmp_path):
+    out = launch(tmp_path, MemoryCloud(), "spot")
+    (intent,) = [e.resource for e in out.ledger.entries() if e.op == "intent"]
+    assert (intent.kind, intent.name, intent.backend) == ("queued", "tpu-a-qr", "tpu-api")
+
+
+def _made_on(cloud: MemoryCloud, ledger: Ledger, name: str) -> Resource:
+    me = paths.owner_label()
+    cloud.create_node(NodeRequest(ZONE, name, "v6e-4", "run-1", owner=me))
+    resource = Resource(
+        "node", cloud.project, ZONE, name, "v6e-4", "run-1", owner=me, backend=cloud.backend
+    )
+    ledger.record("created", resource)
+    return resource
+
+
+def test_a_compute_record_is_never_called_gone_because_the_tpu_api_does_not_know_it(tmp_path):
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    tpu, compute = MemoryCloud(), MemoryCloud(backend="compute")
+    _made_on(compute, ledger, "on-compute")
+    _made_on(tpu, ledger, "on-tpu")
+    found = reconcile_backends(
+        [("tpu-api", lambda: tpu), ("compute", lambda: compute)],
+        ledger,
+        [ZONE],
+        paths.owner_label(),
+    )
+    listed = {(b.resource.name, b.resource.backend) for b in found}
+    assert listed == {("on-compute", "compute"), ("on-tpu", "tpu-api")}
+    assert {e.resource.name for e in Ledger(ledger.path).open_entries()} == {
+        "on-compute",
+        "on-tpu",
+    }  # neither was recorded gone by the other backend's "not found"
+
+
+class UnlistableCloud(MemoryCloud):
+    def list_zones(self) -> list[str]:
+        raise gx.Forbidden("Compute Engine API has not been used in project practice-project")
+
+    def list_nodes(self, zone, labels=None):
+        raise gx.Forbidden("Compute Engine API has not been used in project practice-project")
+
+
+def test_a_backend_that_cannot_be_surveyed_is_one_line_and_the_other_still_counts(tmp_path):
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    tpu = MemoryCloud()
+    _made_on(tpu, ledger, "on-tpu")
+    found = reconcile_backends(
+        [("tpu-api", lambda: tpu), ("compute", lambda: UnlistableCloud(backend="compute"))],
+        ledger,
+        None,
+        paths.owner_label(),
+    )
+    assert [b.resource.name for b in found] == ["on-tpu"]
+    assert list(found.skipped) == ["Compute Engine"]
+
+
+def test_nothing_surveyable_is_an_error_not_an_empty_answer(tmp_path):
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    with pytest.raises(gx.Forbidden):
+        reconcile_backends([("compute", lambda: UnlistableCloud(backend="compute"))], ledger)
+
+
+def test_teardown_deletes_through_the_backend_that_made_it(tmp_path):
+    session = Session(practice=True, project="practice-project")
+    tpu, compute = MemoryCloud(), MemoryCloud(backend="compute")
+    session.clouds.use(tpu, compute)
+    resource = _made_on(compute, session.ledger, "on-compute")
+    (result,) = session.delete([resource])
+    assert result.verified and (ZONE, "on-compute") not in compute.nodes
+    assert [c.method for c in tpu.calls] == []  # the TPU API was never asked
+    assert session.clouds.surveyed() == ("tpu-api", "compute")

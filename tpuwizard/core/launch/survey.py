@@ -1,0 +1,50 @@
+"""Everything of this user's on every backend: :func:`reconcile` once per cloud, in one answer.
+
+A backend that cannot be surveyed at all (Compute Engine's API not enabled, no permission) is
+one line in ``skipped``, as a zone that refuses is: what the other backend found still counts,
+and the command that asked says what it could not see.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from tpuwizard.core.cloud.diagnose import Context, diagnose
+from tpuwizard.core.cloud.protocol import Cloud
+from tpuwizard.core.launch.ledger import Ledger
+from tpuwizard.core.launch.teardown import Found, reconcile
+
+BACKEND_WORDS = {"tpu-api": "TPU API", "compute": "Compute Engine"}
+
+
+def reconcile_backends(
+    clouds: Sequence[tuple[str, Callable[[], Cloud]]],
+    ledger: Ledger,
+    zones: list[str] | None = None,
+    owner: str | None = None,
+) -> Found:
+    """:func:`reconcile` for each ``(backend, open its cloud)``; the answers merged.
+
+    With more than one backend, a skipped zone is named with its backend ("us-east5-a (Compute
+    Engine)"): the same zone may answer one API and refuse the other."""
+    merged = Found([])
+    failed: list[BaseException] = []
+    for backend, open_cloud in clouds:
+        words = BACKEND_WORDS.get(backend, backend)
+        try:
+            found = reconcile(open_cloud(), ledger, zones, owner=owner)
+        except Exception as err:  # this backend's survey failed as a whole: one line
+            failed.append(err)
+            merged.skipped[words] = diagnose(err, Context()).title
+            continue
+        merged.extend(found)
+        for zone, why in found.skipped.items():
+            merged.skipped[f"{zone} ({words})" if len(clouds) > 1 else zone] = why
+        merged.others.extend(found.others)
+        merged.unchecked.extend(found.unchecked)
+        merged.unreadable = found.unreadable or merged.unreadable
+        merged.unreadable_kept_in = found.unreadable_kept_in or merged.unreadable_kept_in
+    if failed and len(failed) == len(clouds):
+        raise failed[0]  # nothing could be surveyed: that is the answer, as with one zone
+    merged.sort(key=lambda b: (b.resource.zone, b.resource.name))
+    return merged

@@ -1,0 +1,33 @@
+"""Which backend a launch or a kept node uses: decided once, here, for every front end.
+
+``--backend`` (or the wizard's choice) is asked of the support matrix
+(:func:`tpuwizard.core.cloud.backend_choice.choose_backend`) before any cloud call, so an
+impossible pair is a bad input (exit 2) that names what to type. ``auto`` needs Compute Engine's
+quota for v5p and v6e; until the preflight reads it, auto keeps those on the TPU API and says so.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tpuwizard.core.cloud.backends import TPU_API
+
+if TYPE_CHECKING:
+    from tpuwizard.core.cloud.backend_choice import BackendChoice
+
+
+def decide_backend(
+    accelerator: str, route: str, asked: str, compute_quota_chips: int | None = None
+) -> BackendChoice:
+    """The backend for ``accelerator`` on ``route``; raises BadInput for an impossible pair.
+
+    An unknown accelerator gets the TPU API here: the plan's own check says what is wrong with
+    it, once, with the other problems."""
+    from tpuwizard.core.cloud import backend_choice
+    from tpuwizard.core.plan import catalog
+
+    try:
+        catalog.parse_accelerator(accelerator)
+    except catalog.UnknownAcceleratorError:
+        return backend_choice.BackendChoice(TPU_API, "", "")
+    return backend_choice.choose_backend(accelerator, route, asked, compute_quota_chips)

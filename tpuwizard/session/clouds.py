@@ -1,0 +1,63 @@
+"""The session's clouds: one per backend (the TPU API, Compute Engine), each made on first use.
+
+A launch talks to the one its plan names; ``status``, teardown and the leftover check survey
+every backend, since a resource of this user's may be on either. Each record in the ledger says
+which backend made it, and only that backend's cloud is asked about it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from tpuwizard.core.cloud.backends import BACKENDS, COMPUTE, TPU_API
+
+if TYPE_CHECKING:
+    from tpuwizard.core.cloud.protocol import Cloud
+
+
+class CloudBook:
+    """The clouds of one session, opened lazily by ``open(backend)``; thread-safe (the wizard's
+    heartbeats and zone survey open them from threads)."""
+
+    def __init__(self, open_cloud: Callable[[str], Cloud]) -> None:
+        self._open = open_cloud
+        self._clouds: dict[str, Cloud] = {}
+        self._lock = threading.Lock()
+        self._given = False  # a test (or a caller) gave the clouds: survey only those
+
+    def get(self, backend: str = TPU_API) -> Cloud:
+        if backend not in BACKENDS:
+            raise ValueError(f"unknown backend {backend!r}")
+        with self._lock:
+            if backend not in self._clouds:
+                if self._given:
+                    raise LookupError(f"no {backend} cloud was given to this session")
+                self._clouds[backend] = self._open(backend)
+            return self._clouds[backend]
+
+    def use(self, *clouds: Cloud) -> None:
+        """Talk to these clouds (one per backend) and survey no other."""
+        with self._lock:
+            self._clouds = {c.backend: c for c in clouds}
+            self._given = True
+
+    def forget(self) -> None:
+        """Mode or project changed: the next call opens new clouds."""
+        with self._lock:
+            self._clouds = {}
+            self._given = False
+
+    @property
+    def opened(self) -> bool:
+        return bool(self._clouds)
+
+    def surveyed(self) -> tuple[str, ...]:
+        """The backends ``status`` and the leftover check list: both, or those given."""
+        return tuple(b for b in BACKENDS if b in self._clouds) if self._given else BACKENDS
+
+
+def backend_title(backend: str) -> str:
+    """The words for a backend in tables and messages."""
+    return {TPU_API: "TPU API", COMPUTE: "Compute Engine"}.get(backend, backend)
