@@ -15,6 +15,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from tpuwizard.core.cloud.backends import TPU_API
 from tpuwizard.core.plan.fit import SliceFit, gib_text
 
 # The price each route pays, in the words launch uses for the routes.
@@ -169,21 +170,45 @@ def render_zones(
     note: str,
     failures: dict[str, str],
     unconfirmed: frozenset[str] = frozenset(),
+    offers: list | None = None,
+    survey_source: str = "documented",
 ) -> None:
+    """With ``offers`` (backend_choice.ZoneOffer, one per zone of ``table``), a backends column:
+    each backend that offers the type there, its source named where it is not the survey's."""
     out = console()
     title = f"Zones offering {accelerator}" if accelerator else "TPU types by zone"
     out.print(f"[bold]{title}[/] ({label})")
     if not table:
         out.print(f"No zone offers {accelerator}." if accelerator else "No zones found.")
     second = "runtime version" if accelerator else "accelerator types"
-    rows = [
-        (zone + (" (unconfirmed)" if zone in unconfirmed else ""), runtime or "")
-        if accelerator
-        else (zone + (" (unconfirmed)" if zone in unconfirmed else ""), ", ".join(types))
-        for zone, types in table.items()
-    ]
+    by_zone = {o.zone: o.backends for o in offers or []}
+
+    def zone_cell(zone: str) -> str:
+        return zone + (" (unconfirmed)" if zone in unconfirmed else "")
+
+    def backends_cell(zone: str) -> str:
+        said = by_zone.get(zone, ())
+        return ", ".join(b + (f" ({src})" if src != survey_source else "") for b, src in said)
+
+    if accelerator and offers is not None:
+        # The runtime version is the TPU API's; a zone only Compute Engine offers has none.
+        headers: tuple[str, ...] = ("zone", second, "backends")
+        rows: list[tuple[str, ...]] = [
+            (
+                zone_cell(zone),
+                (runtime or "") if any(b == TPU_API for b, _ in by_zone.get(zone, ())) else "",
+                backends_cell(zone),
+            )
+            for zone in table
+        ]
+    else:
+        headers = ("zone", second)
+        rows = [
+            (zone_cell(zone), (runtime or "") if accelerator else ", ".join(types))
+            for zone, types in table.items()
+        ]
     if table:
-        print_table(out, None, ("zone", second), rows, wrap=(second,))
+        print_table(out, None, headers, rows, wrap=(second, "backends"))
     for zone, error in failures.items():
         out.print(f"[yellow]{zone}: not surveyed ({error})[/]")
     out.print(f"[dim]{note}[/]")

@@ -125,3 +125,73 @@ def test_v2_and_v3_pods_are_offered_only_where_google_has_pods():
     assert "us-central1-b" in catalog.zones_offering("v3-8")
     table = catalog.documented_zone_table()
     assert "v3-32" not in table["us-central1-a"] and "v2-32" in table["us-central1-a"]
+
+
+# -- Compute Engine: machine types and images -------------------------------------------------
+@pytest.mark.parametrize(
+    ("accelerator", "machine_type"),
+    [
+        ("v6e-1", "ct6e-standard-1t"),
+        ("v6e-4", "ct6e-standard-4t"),
+        ("v6e-8", "ct6e-standard-8t"),  # one VM of 8 chips
+        ("v5p-8", "ct5p-hightpu-4t"),  # the number counts TensorCores: 4 chips
+        ("tpu7x-8", "tpu7x-standard-4t"),  # 4 chips, 8 JAX devices
+    ],
+)
+def test_single_vm_slices_have_their_compute_engine_machine_type(accelerator, machine_type):
+    assert catalog.machine_type(accelerator) == machine_type
+    assert catalog.accelerator_for_machine_type(machine_type) == accelerator
+
+
+@pytest.mark.parametrize(
+    "accelerator",
+    ["v5litepod-4", "v5litepod-1", "v4-8", "v3-8", "v2-8", "v6e-16", "v5p-16", "tpu7x-16"],
+)
+def test_no_machine_type_where_compute_engine_has_no_single_vm_for_it(accelerator):
+    # v2-v5e: Compute Engine does not serve them; v6e-16, v5p-16, tpu7x-16: several VMs (a MIG).
+    assert catalog.machine_type(accelerator) is None
+
+
+def test_a_machine_type_read_back_as_a_url_names_its_slice_and_others_name_none():
+    url = "zones/us-east5-a/machineTypes/ct6e-standard-8t"
+    assert catalog.accelerator_for_machine_type(url) == "v6e-8"
+    assert (
+        catalog.accelerator_for_machine_type(
+            "https://www.googleapis.com/compute/v1/projects/p/zones/us-east5-a/machineTypes/ct6e-standard-1t"
+        )
+        == "v6e-1"
+    )
+    for other in ("ct5lp-hightpu-4t", "n2-standard-8", "", "ct6e-standard-2t"):
+        assert catalog.accelerator_for_machine_type(other) is None, other
+
+
+def test_every_machine_type_is_one_vm_of_its_generation():
+    for gen in catalog.generations().values():
+        for chips, _ in gen.machine_types:
+            s = parse_accelerator(gen.name_for_chips(chips))
+            assert s.single_host and s.chips_per_vm == chips, (gen.key, chips)
+        # A generation Compute Engine serves has an image to boot; the others neither.
+        assert bool(gen.machine_types) == (gen.image_family is not None), gen.key
+
+
+@pytest.mark.parametrize(
+    ("accelerator", "family"),
+    [
+        ("v6e-4", "ubuntu-accel-2204-amd64-tpu-v5e-v5p-v6e"),
+        ("v6e-16", "ubuntu-accel-2204-amd64-tpu-v5e-v5p-v6e"),
+        ("v5p-8", "ubuntu-accel-2204-amd64-tpu-v5e-v5p-v6e"),
+        ("tpu7x-8", "ubuntu-accel-2404-amd64-tpu-tpu7x"),
+        ("v5litepod-4", None),
+        ("v4-8", None),
+    ],
+)
+def test_each_generation_names_its_accelerator_image_family(accelerator, family):
+    assert catalog.image_family(accelerator) == family
+    source = catalog.image_source(accelerator)
+    expected = f"projects/ubuntu-os-accelerator-images/global/images/family/{family}"
+    assert source == (None if family is None else expected)
+
+
+def test_machine_type_of_a_name_that_is_no_tpu_type_is_refused_with_suggestions():
+    with pytest.raises(UnknownAcceleratorError):
+        catalog.machine_type("v5e-4")

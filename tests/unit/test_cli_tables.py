@@ -1,5 +1,6 @@
 """Every CLI table stays readable at 80 columns and when piped: wrapped or stacked, never cut."""
 
+import json
 import os
 import subprocess
 import sys
@@ -9,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from tpuwizard.cli import main
-from tpuwizard.core.plan import fit
+from tpuwizard.core.plan import catalog, fit
 
 
 def assert_readable(text: str, words: list[str], width: int = 80) -> None:
@@ -29,6 +30,11 @@ SLICES = [f.name for f in fit.plan(48, fit.select_slices())]
         (["fit", "1e30GiB"], [*SLICES, "-1e+30"]),
         (["zones", "--offline"], ["asia-northeast1-b (unconfirmed)", "v6e-256", "us-central1-a"]),
         (["zones", "--offline", "--accelerator", "v5litepod-4"], ["v2-alpha-tpuv5-lite"]),
+        (
+            ["zones", "--offline", "--accelerator", "v6e-4"],
+            ["backends", "us-east5-a", "v2-alpha-tpuv6e  tpu-api, compute"],
+        ),
+        (["zones", "--offline", "--accelerator", "tpu7x-8"], ["us-central1-c", "compute"]),
     ],
 )
 def test_tables_at_80_columns(args, words, monkeypatch):
@@ -89,3 +95,46 @@ def test_status_at_80_columns_keeps_names_states_and_money(monkeypatch, capsys):
             "1h02m",
         ],
     )
+
+
+@pytest.mark.parametrize(
+    ("accelerator", "zone", "backends"),
+    [
+        ("v6e-4", "us-east5-a", ["tpu-api", "compute"]),
+        ("v5litepod-4", "us-west1-c", ["tpu-api"]),  # Compute Engine does not serve v5e
+        ("v6e-16", "us-east5-a", ["tpu-api"]),  # multi-host: not built on Compute Engine yet
+        ("tpu7x-8", "us-central1-c", ["compute"]),  # the TPU API does not serve TPU7x
+    ],
+)
+def test_zones_json_says_per_zone_which_backends_offer_the_type(accelerator, zone, backends):
+    result = CliRunner().invoke(
+        main, ["zones", "--offline", "--accelerator", accelerator, "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert [b["backend"] for b in doc["backends"][zone]] == backends
+    assert {b["source"] for b in doc["backends"][zone]} == {"documented"}
+    assert set(doc["zones"]) == set(doc["backends"]) and doc["zones"][zone] == [accelerator]
+    assert doc["image_family"] == catalog.image_family(accelerator)
+
+
+def test_a_live_zone_table_labels_compute_engine_documented(monkeypatch, capsys):
+    from tpuwizard.core.cloud.backend_choice import zone_offers
+    from tpuwizard.render import render_zones
+
+    monkeypatch.setenv("COLUMNS", "80")
+    offers = zone_offers("v6e-4", ["us-east5-a"], "live")
+    table = {o.zone: ["v6e-4"] for o in offers}
+    render_zones(table, "live", "v6e-4", "v2-alpha-tpuv6e", "note", {}, frozenset(), offers, "live")
+    lines = capsys.readouterr().out.splitlines()
+    (east5a,) = [line for line in lines if line.startswith("us-east5-a ")]
+    assert east5a.split() == [
+        "us-east5-a",
+        "v2-alpha-tpuv6e",
+        "tpu-api,",
+        "compute",
+        "(documented)",
+    ]
+    # A zone only the catalog's Compute Engine offers has no TPU API runtime version.
+    (east5b,) = [line for line in lines if line.startswith("us-east5-b ")]
+    assert east5b.split() == ["us-east5-b", "compute", "(documented)"]

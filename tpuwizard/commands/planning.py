@@ -268,10 +268,23 @@ def zones(
             answer = session.zone_survey(refresh=refresh, strict=True)
     survey = answer.survey
     table = survey.narrowed(accelerator)
+    offers = None
+    if accelerator:  # per zone, which backend offers it: the survey's TPU API, Compute's catalog
+        from tpuwizard.core.cloud.backend_choice import zone_offers
+
+        offers = zone_offers(accelerator, table, survey.source)
+        table = {o.zone: [accelerator] for o in offers}
     if as_json:
         doc: dict[str, object] = {"source": survey.source, "zones": table}
-        if accelerator:
-            doc.update(accelerator=accelerator, runtime_version=runtime)
+        if accelerator and offers is not None:
+            doc.update(
+                accelerator=accelerator,
+                runtime_version=runtime,
+                image_family=catalog.image_family(accelerator),
+                backends={
+                    o.zone: [{"backend": b, "source": src} for b, src in o.backends] for o in offers
+                },
+            )
         print_json(doc)
     else:
         from tpuwizard.event_text import survey_words
@@ -296,6 +309,8 @@ def zones(
             zone_survey.OFFERED_NOTE,
             survey.failures,
             unconfirmed,
+            offers,
+            survey.source,
         )
     if accelerator and not table:
         raise click.exceptions.Exit(EXIT_FAILED)

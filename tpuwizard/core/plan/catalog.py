@@ -55,6 +55,10 @@ class Generation:
     pod_zones: tuple[str, ...]
     price_spot: float | None
     unconfirmed: tuple[str, ...]
+    # Compute Engine: (chips on one VM, machine type) pairs, and the accelerator image family;
+    # empty and None for a generation Compute Engine does not serve.
+    machine_types: tuple[tuple[int, str], ...] = ()
+    image_family: str | None = None
 
     def chips_for(self, number: int) -> int:
         return number // self.tensorcores_per_chip if self.name_counts == "tensorcores" else number
@@ -155,6 +159,10 @@ def generations() -> dict[str, Generation]:
             price_on_demand=g.get("price_on_demand"),
             price_spot=g.get("price_spot"),
             unconfirmed=tuple(g.get("unconfirmed", [])),
+            machine_types=tuple(
+                sorted((int(chips), name) for chips, name in g.get("machine_types", {}).items())
+            ),
+            image_family=g.get("image_family"),
         )
     return out
 
@@ -293,3 +301,41 @@ def documented_zone_table() -> dict[str, list[str]]:
         for zone in s.zones:
             table.setdefault(zone, []).append(s.name)
     return dict(sorted(table.items()))
+
+
+def machine_type(accelerator: str) -> str | None:
+    """The Compute Engine machine type of a single-VM slice (``v6e-4`` -> ``ct6e-standard-4t``),
+    or None where Compute Engine has none: a generation it does not serve, or a multi-host slice
+    (several VMs, which Compute Engine makes as a managed instance group, not one machine)."""
+    s = parse_accelerator(accelerator)
+    if not s.single_host:
+        return None
+    return dict(s.generation.machine_types).get(s.chips)
+
+
+def accelerator_for_machine_type(machine_type: str) -> str | None:
+    """The slice one VM of ``machine_type`` is (``ct5p-hightpu-4t`` -> ``v5p-8``), or None for a
+    machine type that is no TPU type of the catalog. A URL (``zones/Z/machineTypes/NAME``), as
+    Compute Engine reads an instance back, is accepted."""
+    name = machine_type.rsplit("/", 1)[-1]
+    for gen in generations().values():
+        for chips, known in gen.machine_types:
+            if known == name:
+                return gen.name_for_chips(chips)
+    return None
+
+
+def image_family(accelerator: str) -> str | None:
+    """The Compute Engine accelerator image family for the slice's generation, or None where
+    Compute Engine does not serve it."""
+    return parse_accelerator(accelerator).generation.image_family
+
+
+def image_source(accelerator: str) -> str | None:
+    """The boot disk's ``sourceImage`` for the generation: its image family in Google's
+    accelerator image project, or None where Compute Engine does not serve it."""
+    family = image_family(accelerator)
+    if family is None:
+        return None
+    project = _raw()["compute_engine"]["image_project"]
+    return f"projects/{project}/global/images/family/{family}"
