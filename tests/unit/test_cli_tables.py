@@ -64,20 +64,26 @@ def test_status_at_80_columns_keeps_names_states_and_money(monkeypatch, capsys):
     from tpuwizard.render import render_status
 
     monkeypatch.setenv("COLUMNS", "80")
+    rows = [
+        ("WAITING_FOR_RESOURCES", False, "tpu-api", "queued"),
+        ("ACTIVE", True, "tpu-api", "queued"),
+        ("STOPPED", True, "compute", "node"),  # Google stopped it: its disk bills
+    ]
     found = [
         SimpleNamespace(
             resource=SimpleNamespace(
                 name=f"tpuwizard-20261129-154550-c2a{i}",
-                kind="queued",
+                kind=kind,
                 zone="asia-northeast1-b",
                 accelerator="v5litepod-16",
+                backend=backend,
             ),
             state=state,
             age_s=3725.0 + i,
             cost_usd=1234.5 if billing else 0.0,
             billing=billing,
         )
-        for i, (state, billing) in enumerate([("WAITING_FOR_RESOURCES", False), ("ACTIVE", True)])
+        for i, (state, billing, backend, kind) in enumerate(rows)
     ]
     render_status(found, "estimate", practice=True)
     out = capsys.readouterr().out
@@ -87,6 +93,9 @@ def test_status_at_80_columns_keeps_names_states_and_money(monkeypatch, capsys):
         [
             "tpuwizard-20261129-154550-c2a0",
             "tpuwizard-20261129-154550-c2a1",
+            "tpuwizard-20261129-154550-c2a2",
+            "compute",
+            "stopped by Google",
             "WAITING_FOR_RESOURCES",
             "not billing yet",
             "v5litepod-16",

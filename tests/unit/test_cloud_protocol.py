@@ -218,7 +218,9 @@ def test_a_kept_flex_start_node_shows_the_deadline_the_cloud_reports(tmp_path):
     ledger = Ledger(tmp_path / "ledger.jsonl")
     r = Resource("queued", cloud.project, zone, "flex-qr", "v5litepod-1", "r", "flex", "flex-node")
     ledger.record("kept", r, deadline=ends - 300.0, kept_at=time.time())  # a stale record
-    session = SimpleNamespace(cloud=cloud, ledger=ledger, practice=True)
+    session = SimpleNamespace(
+        cloud=cloud, cloud_for=lambda backend: cloud, ledger=ledger, practice=True
+    )
     (info,) = KeptNodes(session).check().infos  # type: ignore[arg-type]
     assert info.max_deadline == ends
 

@@ -177,7 +177,9 @@ class BeatingNode:
         node = KeptNode.__new__(KeptNode)
         node.name, node.transport = "tpu-a", transport
         node.entry = Entry(Resource("node", "p", ZONE, "tpu-a", "v5litepod-1", "r"), "kept", 1, 1)
-        node.nodes = SimpleNamespace(session=SimpleNamespace(cloud=cloud), book=None)
+        node.nodes = SimpleNamespace(
+            session=SimpleNamespace(cloud=cloud, cloud_for=lambda backend: cloud), book=None
+        )
         self.node = node
 
 

@@ -97,7 +97,9 @@ def fake_session(entries: list[Entry], failing: set[str], gone: set[str] = froze
         book=SimpleNamespace(read=lambda: dict(book)),
     )
     cloud = SimpleNamespace(get_node=lambda zone, name: None if name in gone else object())
-    return SimpleNamespace(kept=kept_nodes, billing=BillingState(), cloud=cloud)
+    return SimpleNamespace(
+        kept=kept_nodes, billing=BillingState(), cloud=cloud, cloud_for=lambda backend: cloud
+    )
 
 
 def test_each_kept_node_gets_a_heartbeat_and_a_failure_is_shown_not_raised():

@@ -32,7 +32,9 @@ def kept_by_alice(tmp_path):
     ledger.record("intent", resource)
     ledger.record("created", resource, **identity("111", 100.0))
     ledger.record("kept", resource, deadline=None, idle_s=None, kept_at=101.0)
-    session = SimpleNamespace(cloud=cloud, ledger=ledger, practice=True)
+    session = SimpleNamespace(
+        cloud=cloud, cloud_for=lambda backend: cloud, ledger=ledger, practice=True
+    )
     return cloud, ledger, session
 
 

@@ -14,7 +14,7 @@ from tpuwizard.commands.common import (
     Group,
     Number,
     backend_option,
-    check_internal_ips,
+    check_reach,
     check_transport,
     open_session,
     project_option,
@@ -194,7 +194,7 @@ def launch(
     if ready_timeout is None:
         ready_timeout = DEFAULT_READY_TIMEOUT.get(route, 1800.0)
     chosen = decide_backend(accelerator, route, backend)  # an impossible pair: exit 2 now
-    check_internal_ips(internal_ips, transport, chosen.backend)
+    check_reach(internal_ips, transport, chosen.backend)
     session = open_session(project, sandbox, run_dir)
     check_transport(transport, session.practice)
     run_id = paths.new_run_id()

@@ -17,7 +17,7 @@ from tpuwizard.commands.common import (
     Number,
     ask_yes_no,
     backend_option,
-    check_internal_ips,
+    check_reach,
     check_script,
     check_transport,
     cloud_errors,
@@ -144,7 +144,7 @@ def up(
             + " does not have: Google deletes the node at its deadline. Give --max-run MINUTES "
             "for that deadline, and leave --idle out."
         )
-    check_internal_ips(internal_ips, transport, chosen.backend)
+    check_reach(internal_ips, transport, chosen.backend)
     watchdog = not (no_watchdog or googles)
     session = open_session(project, sandbox)
     run_id = paths.new_run_id()

@@ -6,9 +6,10 @@ import getpass
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from tpuwizard.core import paths
-from tpuwizard.core.cloud.client import TpuCloud
+from tpuwizard.core.cloud.backends import COMPUTE
 from tpuwizard.core.cloud.endpoint import TOKEN_ENV
 from tpuwizard.core.cloud.types import NodeInfo
 from tpuwizard.core.errors import RemoteError
@@ -35,12 +36,16 @@ def ledger_for(is_practice: bool) -> Ledger:
     return Ledger(state / "sandbox" / "ledger.jsonl" if is_practice else state / "ledger.jsonl")
 
 
-def sandbox_worker_homes(cloud: TpuCloud, node: NodeInfo) -> list[Path]:
+def sandbox_worker_homes(cloud: Any, node: NodeInfo) -> list[Path]:
     """Where the sandbox keeps this node's workers: the server says, since they live under its
     home, which need not be ours (one `sandbox serve` can serve two TPUWIZARD_HOMEs)."""
     from google.auth.transport.requests import AuthorizedSession
 
-    url = f"{cloud.endpoint}/sandbox/v1/{cloud.node_path(node.zone, node.name)}:workers"
+    if cloud.backend == COMPUTE:
+        where = f"projects/{cloud.project}/zones/{node.zone}/instances/{node.name}"
+    else:
+        where = cloud.node_path(node.zone, node.name)
+    url = f"{cloud.endpoint}/sandbox/v1/{where}:workers"
     response = AuthorizedSession(cloud.credentials).get(url, timeout=cloud.timeout)
     if response.status_code >= 400:
         from google.api_core import exceptions
@@ -52,7 +57,9 @@ def sandbox_worker_homes(cloud: TpuCloud, node: NodeInfo) -> list[Path]:
     return homes
 
 
-def build_runtime(cloud: TpuCloud, is_practice: bool, transport: str = "ssh") -> Runtime:
+def build_runtime(cloud: Any, is_practice: bool, transport: str = "ssh") -> Runtime:
+    """How a launch on ``cloud`` (TpuCloud or ComputeCloud: its endpoint and credentials are
+    read in practice) reaches its workers and where it records what it makes."""
     state = paths.state_dir()
     known_hosts = state / "ssh" / "known_hosts"
     if is_practice:
