@@ -1,4 +1,4 @@
-"""Where the TPU API is: Google's address, and the variables that point tpuwizard elsewhere.
+"""Where Google's APIs are: Google's addresses, and the variables that point tpuwizard elsewhere.
 
 Apart from the resource types so that deciding practice or real (session/practice.py) imports
 nothing else of the cloud package.
@@ -8,3 +8,8 @@ ENDPOINT_ENV = "TPUWIZARD_TPU_ENDPOINT"
 # A static bearer token for another endpoint (the sandbox requires its own); never logged.
 TOKEN_ENV = "TPUWIZARD_SANDBOX_TOKEN"
 GOOGLE_ENDPOINT = "https://tpu.googleapis.com"
+# Compute Engine: its own variable, else the TPU endpoint when that is set (the sandbox serves
+# both APIs on one port), else Google's. Its REST paths start /compute/v1/ under the host.
+COMPUTE_ENDPOINT_ENV = "TPUWIZARD_COMPUTE_ENDPOINT"
+GOOGLE_COMPUTE_ENDPOINT = "https://compute.googleapis.com"
+GOOGLE_ENDPOINTS = (GOOGLE_ENDPOINT, GOOGLE_COMPUTE_ENDPOINT)
