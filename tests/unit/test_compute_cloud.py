@@ -11,7 +11,8 @@ import pytest
 
 from tpuwizard.core.cloud import compute
 from tpuwizard.core.cloud.backends import COMPUTE
-from tpuwizard.core.cloud.compute import ComputeCloud, compute_endpoint
+from tpuwizard.core.cloud.compute import ComputeCloud
+from tpuwizard.core.cloud.endpoint import compute_endpoint
 from tpuwizard.core.cloud.protocol import Cloud
 
 SANDBOX = "http://127.0.0.1:8470"

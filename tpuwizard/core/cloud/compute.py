@@ -19,8 +19,6 @@ The endpoint comes from ``TPUWIZARD_COMPUTE_ENDPOINT`` when set, else ``TPUWIZAR
 from __future__ import annotations
 
 import json
-import os
-import re
 import time
 from collections.abc import Callable
 from datetime import datetime
@@ -31,29 +29,17 @@ from tpuwizard.core.cloud.backends import COMPUTE
 from tpuwizard.core.cloud.compute_body import MACHINE_TYPES, accelerator_of, instance_body
 from tpuwizard.core.cloud.compute_errors import OperationError, operation_errors
 from tpuwizard.core.cloud.compute_errors import resource_not_ready as _not_ready
-from tpuwizard.core.cloud.endpoint import COMPUTE_ENDPOINT_ENV, ENDPOINT_ENV
-from tpuwizard.core.cloud.endpoint import GOOGLE_COMPUTE_ENDPOINT as GOOGLE
+from tpuwizard.core.cloud.endpoint import compute_endpoint
 from tpuwizard.core.cloud.google_calls import credentials_for, quota_is_final, retry_reads
 from tpuwizard.core.cloud.polling import pause, poll_until
 from tpuwizard.core.cloud.protocol import NodeIdentity, Part
 from tpuwizard.core.cloud.types import CALL_TIMEOUT, NodeInfo, NodeRequest, QueuedInfo
 from tpuwizard.core.errors import CreateFailed, WaitTimedOut
 
-# The REST paths' own prefix: an endpoint written the way gcloud's override is
-# (http://host:port/compute/v1/) is the same host for this client, which adds the prefix.
-_PATH_PREFIX = re.compile(r"/compute/v1/?$")
 # Statuses that end a wait for RUNNING: stopped, or on the way out (compute-engine.md).
 _DEAD_ENDS = compute_states.STOPPED_STATES | {"REPAIRING", "DEPROVISIONING", "PENDING_STOP"}
 # The machine types that carry TPUs, as the name filter of an aggregated list (a regex: eq).
 _TPU_MACHINES = "|".join(sorted({m.rsplit("-", 1)[0] for m in MACHINE_TYPES.values()}))
-
-
-def compute_endpoint(endpoint: str | None = None) -> str:
-    """Where Compute Engine is: ``endpoint``, else the variables, else Google's."""
-    chosen = (
-        endpoint or os.environ.get(COMPUTE_ENDPOINT_ENV) or os.environ.get(ENDPOINT_ENV) or GOOGLE
-    )
-    return _PATH_PREFIX.sub("", chosen.rstrip("/") + "/").rstrip("/")
 
 
 class ComputeCloud:
@@ -90,6 +76,7 @@ class ComputeCloud:
         # Ours, on this endpoint: never the one the extended operations build (see above).
         self.operations = client(compute_v1.ZoneOperationsClient)
         self.machine_types = client(compute_v1.MachineTypesClient)
+        self.zones = client(compute_v1.ZonesClient)
 
     def queues(self, route: str) -> bool:
         """No route queues: spot and Flex-start are the instance's own scheduling."""
@@ -97,8 +84,16 @@ class ComputeCloud:
 
     # -- catalog ----------------------------------------------------------------------------
     def list_zones(self) -> list[str]:
-        """The zones where this project may create a TPU machine type (one aggregated list)."""
-        return sorted(self._tpu_machine_types())
+        """The zones where this project may create a TPU machine type: one aggregated list of
+        machine types (not one call per zone); a server without that route (404) is asked for
+        its zones instead."""
+        from google.api_core import exceptions
+
+        try:
+            return sorted(self._tpu_machine_types())
+        except exceptions.NotFound:
+            pager = self.zones.list(project=self.project, retry=self.retry, timeout=self.timeout)
+            return sorted(z.name for z in pager)
 
     def accelerator_types(self, zone: str) -> list[str]:
         """The accelerator types Compute Engine offers in ``zone``, by its machine types."""
@@ -109,9 +104,7 @@ class ComputeCloud:
 
     def _tpu_machine_types(self) -> dict[str, list[str]]:
         request = self.compute_v1.AggregatedListMachineTypesRequest(
-            project=self.project,
-            filter=f'name eq "({_TPU_MACHINES})-.*"',
-            return_partial_success=True,
+            project=self.project, filter=f'name eq "({_TPU_MACHINES})-.*"'
         )
         pager = self.machine_types.aggregated_list(
             request=request, retry=self.retry, timeout=self.timeout
@@ -172,7 +165,7 @@ class ComputeCloud:
     def list_all_nodes(self, labels: dict[str, str] | None = None) -> list[NodeInfo]:
         """Every zone's instances whose labels include ``labels``, in one aggregated list."""
         request = self.compute_v1.AggregatedListInstancesRequest(
-            project=self.project, filter=_label_filter(labels), return_partial_success=True
+            project=self.project, filter=_label_filter(labels)
         )
         pager = self.instances.aggregated_list(
             request=request, retry=self.retry, timeout=self.timeout
