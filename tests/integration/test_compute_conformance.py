@@ -54,7 +54,7 @@ def fault_traffic(compute: Compute) -> None:
 
 def google_client_traffic(endpoint: str) -> None:
     """What google-cloud-compute sends and reads for tpuwizard's calls (insert_unary and the
-    operation polled through its own ZoneOperationsClient, as compute-engine.md:118-122 says)."""
+    operation polled through its own ZoneOperationsClient, as compute-engine.md:98-102 says)."""
     from google.auth.credentials import AnonymousCredentials
     from google.cloud import compute_v1
 

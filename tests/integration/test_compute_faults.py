@@ -66,13 +66,15 @@ def test_flex_pending_waits_forever_without_a_bound_and_fails_with_one(sandbox):
     assert compute.get("vm-forever").json()["status"] == "PENDING"
 
 
-def test_a_slow_pending_delete_takes_its_time_and_then_the_instance_is_gone(sandbox):
-    compute = start(sandbox, "flex_pending=1;slow_pending_delete=1", delay=0.05)
+def test_a_slow_pending_delete_outlasts_an_ordinary_one_and_then_the_instance_is_gone(sandbox):
+    compute = start(sandbox, "flex_pending=1;slow_pending_delete=2", delay=0.05)
     compute.insert(tpu_vm("vm-slow", model="FLEX_START"))
-    op = compute.delete("vm-slow")
+    compute.wait(compute.insert(tpu_vm("vm-quick")))
+    slow = compute.delete("vm-slow")
+    assert "error" not in compute.wait(compute.delete("vm-quick"))  # started later, done first
     assert compute.get("vm-slow").json()["status"] == "STOPPING"  # still there, being deleted
-    assert compute.ok("GET", f"/zones/{V6E_ZONE}/operations/{op['name']}")["status"] == "RUNNING"
-    assert "error" not in compute.wait(op)
+    assert compute.ok("GET", f"/zones/{V6E_ZONE}/operations/{slow['name']}")["status"] == "RUNNING"
+    assert "error" not in compute.wait(slow)
     assert compute.get("vm-slow").status_code == 404
 
 
