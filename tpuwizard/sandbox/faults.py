@@ -37,7 +37,8 @@ instance deletes. And these are theirs:
                         requestValidForDuration passes (forever without one)
   slow_pending_delete=SECONDS deleting a PENDING instance takes this long
                         (compute-engine.md:64: 39 minutes once)
-  staging_error=N       the next N inserts end with INTERNAL_ERROR after STAGING, the instance gone
+  staging_error=N       the next N inserts to reach the end of STAGING end with INTERNAL_ERROR
+                        instead of RUNNING, the instance gone
                         (compute-engine.md:63-64)
 
 Known only to the in-memory cloud of the unit tests (tests/fakes.py), which reads the same spec:

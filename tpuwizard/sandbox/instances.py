@@ -101,7 +101,6 @@ class Instances:
             _created_at=now,
             _insert_op=op["selfLink"],
             _external=ce.wants_external(body),
-            _staging_error=self.faults.take("staging_error"),
         )
         if flex:
             no_capacity = zone in self.faults.stockout or self.faults.flex_pending
@@ -197,7 +196,7 @@ class Instances:
             record["status"] = "STAGING"
             return True
         if status == "STAGING" and t >= granted + self.delay:
-            if record.get("_staging_error"):  # ce:63-64
+            if self.faults.take("staging_error"):  # ce:63-64
                 return self._insert_failed(record, ce.internal_error())
             self._run(record, t)
             return True
