@@ -57,6 +57,8 @@ def choice_words(choice: Choice, audience: Audience) -> str:
         return "only from the command line: `tpuwizard launch --service-account EMAIL`"
     if c == "transport":
         return "only from the command line: `tpuwizard launch --transport gcloud`"
+    if c == "backend":
+        return f"only from the command line: `tpuwizard launch --backend {v or 'tpu-api'}`"
     if c == "external_ips" and v == "on":
         return "tpuwizard asked for them: check that the project's firewall lets SSH in"
     if c == "external_ips":
@@ -80,6 +82,8 @@ def _cli(control: str, value: str) -> str:
         "service_account": "--service-account EMAIL",
         "transport": "--transport gcloud",
     }
+    if control == "backend":
+        return f"--backend {value or 'tpu-api'}"
     if control == "external_ips":
         return "without --internal-ips" if value == "on" else "--internal-ips --transport gcloud"
     return flags[control]

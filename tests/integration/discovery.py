@@ -1,4 +1,5 @@
-"""Checking JSON against Google's discovery documents for the Cloud TPU API (v2, v2alpha1).
+"""Checking JSON against Google's discovery documents: the Cloud TPU API (v2, v2alpha1) and Compute
+Engine (v1).
 
 The documents are the ones google-api-python-client ships (``discovery_cache/documents``):
 Google's own description of every method, its path, its parameters, and the schema of every
@@ -19,9 +20,10 @@ DURATION = re.compile(r"^-?\d+(\.\d{1,9})?s$")
 INT64 = re.compile(r"^-?\d+$")
 
 
-def document(version: str) -> dict[str, Any]:
+def document(version: str, api: str = "tpu") -> dict[str, Any]:
+    """Google's discovery document of ``api`` (tpu, compute) at ``version``."""
     folder = resources.files("googleapiclient.discovery_cache").joinpath("documents")
-    return json.loads(folder.joinpath(f"tpu.{version}.json").read_text("utf-8"))
+    return json.loads(folder.joinpath(f"{api}.{version}.json").read_text("utf-8"))
 
 
 @dataclass(frozen=True)
@@ -41,7 +43,9 @@ def methods(doc: dict[str, Any]) -> list[Method]:
 
     def walk(resource: dict[str, Any]) -> None:
         for method in resource.get("methods", {}).values():
-            flat = "/" + method.get("flatPath", method["path"])
+            # Compute Engine's paths sit under its servicePath ("compute/v1/"); the TPU API's
+            # carry their version themselves (servicePath "").
+            flat = "/" + doc.get("servicePath", "") + method.get("flatPath", method["path"])
             pattern = re.compile("^" + re.sub(r"\{[^}]+\}", "[^/:]+", flat) + "$")
             found.append(
                 Method(
@@ -124,3 +128,41 @@ def _string_errors(schema: dict[str, Any], value: Any, at: str) -> list[str]:
     if "enum" in schema and value not in schema["enum"]:
         return [f"{at}: {value!r} is not one of {schema['enum']}"]
     return []
+
+
+# (method, path, query, request body, HTTP status, reply) of one call the sandbox answered.
+Call = tuple[str, str, dict[str, str], Any, int, dict[str, Any]]
+
+
+def record_traffic(monkeypatch: Any) -> list[Call]:
+    """Every call the sandbox answers from now on, recorded at its HTTP handler (with pytest's
+    ``monkeypatch``, so the recording ends with the test)."""
+    import io
+    from urllib.parse import parse_qs, urlsplit
+
+    from tpuwizard.sandbox import server as sandbox_server
+
+    seen: list[Call] = []
+    dispatch, reply = sandbox_server.Handler._dispatch, sandbox_server.Handler._reply
+
+    def recording_dispatch(self: Any, method: str) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        connection, self.rfile = self.rfile, io.BytesIO(raw)  # the handler reads the same bytes
+        self._recorded = (method, raw)
+        try:
+            dispatch(self, method)
+        finally:
+            self.rfile = connection  # the next request on this connection comes from here
+
+    def recording_reply(self: Any, status: int, payload: dict[str, Any]) -> None:
+        method, raw = self._recorded
+        url = urlsplit(self.path)
+        query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+        body = json.loads(raw) if raw else None
+        seen.append((method, url.path, query, body, status, payload))
+        reply(self, status, payload)
+
+    monkeypatch.setattr(sandbox_server.Handler, "_dispatch", recording_dispatch)
+    monkeypatch.setattr(sandbox_server.Handler, "_reply", recording_reply)
+    return seen

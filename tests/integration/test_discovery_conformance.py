@@ -8,17 +8,13 @@ read, list and delete nodes; spot, guaranteed and Flex-start queued resources; o
 
 from __future__ import annotations
 
-import io
-import json
 import time
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from tpuwizard_verify import tpu_watchdog
 
-from tests.integration.discovery import document, errors, find_method
+from tests.integration.discovery import document, errors, find_method, record_traffic
 from tpuwizard.core.cloud.types import NodeRequest
-from tpuwizard.sandbox import server as sandbox_server
 
 ZONE = "us-central1-a"
 FLEX_ZONE = "us-west4-a"  # Flex-start exists there for v5e training (google-behaviour.md:25)
@@ -31,31 +27,7 @@ SYSTEM_PARAMETERS = {"$alt"}
 
 @pytest.fixture
 def traffic(monkeypatch):
-    """(method, path, query, request body, status, reply) for every call the sandbox answers."""
-    seen: list[tuple[str, str, dict, object, int, dict]] = []
-    dispatch, reply = sandbox_server.Handler._dispatch, sandbox_server.Handler._reply
-
-    def recording_dispatch(self, method):
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        connection, self.rfile = self.rfile, io.BytesIO(raw)  # the handler reads the same bytes
-        self._recorded = (method, raw)
-        try:
-            dispatch(self, method)
-        finally:
-            self.rfile = connection  # the next request on this connection comes from here
-
-    def recording_reply(self, status, payload):
-        method, raw = self._recorded
-        url = urlsplit(self.path)
-        query = {k: v[-1] for k, v in parse_qs(url.query).items()}
-        body = json.loads(raw) if raw else None
-        seen.append((method, url.path, query, body, status, payload))
-        reply(self, status, payload)
-
-    monkeypatch.setattr(sandbox_server.Handler, "_dispatch", recording_dispatch)
-    monkeypatch.setattr(sandbox_server.Handler, "_reply", recording_reply)
-    return seen
+    return record_traffic(monkeypatch)
 
 
 def request(node_id, accelerator="v5litepod-4", zone=ZONE, **kw):

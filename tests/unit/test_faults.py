@@ -64,3 +64,13 @@ def test_a_fault_only_the_in_memory_cloud_knows_is_refused_by_the_sandbox_by_nam
     assert parse_faults("listed_after_delete=2", memory=True).counters == {"listed_after_delete": 2}
     with pytest.raises(BadInput, match="known only to the unit tests' in-memory cloud"):
         parse_faults("listed_after_delete=2")
+
+
+def test_compute_engines_own_faults_parse_and_are_named_among_the_known():
+    f = parse_faults("flex_pending=1;slow_pending_delete=2.5;staging_error=1")
+    assert (f.flex_pending, f.slow_pending_delete) == (True, 2.5)
+    assert [f.take("staging_error") for _ in range(2)] == [True, False]
+    with pytest.raises(BadInput, match=r"flex_pending, slow_pending_delete.*staging_error"):
+        parse_faults("explode=1")
+    with pytest.raises(BadInput, match="finite number of zero or more"):
+        parse_faults("slow_pending_delete=-1")

@@ -26,6 +26,7 @@ CONTROLS = (
     "external_ips",  # value "on": ask for external addresses; "off": internal ones through IAP
     "watchdog",  # value "off": go on without the watchdog
     "service_account",  # name another account for the node
+    "backend",  # value: "tpu-api" or "compute", the API that creates the TPU
 )
 
 

@@ -28,6 +28,19 @@ Keys:
   read_error=N          the next N reads (GET requests) answer 500: an internal error, which the
                         client does not retry
 
+Compute Engine's TPU VMs (``/compute/v1``) answer the keys above in Compute Engine's shape:
+stockout=ZONE ends an insert's operation with ZONE_RESOURCE_POOL_EXHAUSTED (a Flex-start insert
+waits instead, until its requestValidForDuration), quota=N with QUOTA_EXCEEDED naming the metric
+and region, preempt_after deletes (or stops) a RUNNING spot VM, delete_fail and lying_delete act on
+instance deletes. And these are theirs:
+  flex_pending=1        Flex-start inserts never get capacity: PENDING until their
+                        requestValidForDuration passes (forever without one)
+  slow_pending_delete=SECONDS deleting a PENDING instance takes this long
+                        (compute-engine.md:64: 39 minutes once)
+  staging_error=N       the next N inserts to reach the end of STAGING end with INTERNAL_ERROR
+                        instead of RUNNING, the instance gone
+                        (compute-engine.md:63-64)
+
 Known only to the in-memory cloud of the unit tests (tests/fakes.py), which reads the same spec:
   listed_after_delete=N the next N node deletes leave the node in its zone's list (DELETING) while
                         a get already answers NotFound, until it is deleted again. The sandbox's
@@ -54,6 +67,7 @@ COUNTED = (
     "create_rate",
     "unauthenticated",
     "read_error",
+    "staging_error",
 )
 MEMORY_ONLY = ("listed_after_delete",)
 STOCKOUT_CODES = (8, 9, 13, 5)
@@ -70,6 +84,8 @@ class Faults:
     no_act_as: bool = False  # the caller may not attach service accounts
     preempt_after: float | None = None  # spot nodes are preempted this long after READY
     latency_ms: int = 0
+    flex_pending: bool = False  # Compute Engine Flex-start inserts never get capacity
+    slow_pending_delete: float | None = None  # deleting a PENDING instance takes this long
     counters: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -106,10 +122,12 @@ def parse_faults(spec: str | None, memory: bool = False) -> Faults:
                 faults.slow_create = _amount(part, value)
             elif key == "never_ready":
                 faults.never_ready = value not in ("0", "false", "no")
-            elif key in ("sa_no_delete", "policy_unreadable", "no_act_as"):
+            elif key in ("sa_no_delete", "policy_unreadable", "no_act_as", "flex_pending"):
                 setattr(faults, key, value not in ("0", "false", "no"))
             elif key == "preempt_after":
                 faults.preempt_after = _amount(part, value)
+            elif key == "slow_pending_delete":
+                faults.slow_pending_delete = _amount(part, value)
             elif key == "latency_ms":
                 faults.latency_ms = int(_amount(part, value, int))
             elif key in COUNTED or (memory and key in MEMORY_ONLY):
@@ -131,6 +149,8 @@ def parse_faults(spec: str | None, memory: bool = False) -> Faults:
                         "policy_unreadable",
                         "no_act_as",
                         "preempt_after",
+                        "flex_pending",
+                        "slow_pending_delete",
                         *COUNTED,
                     ]
                 )

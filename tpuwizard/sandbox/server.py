@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from tpuwizard.sandbox import google, locations
+from tpuwizard.sandbox import compute_routes, google, locations
 from tpuwizard.sandbox.faults import parse_faults
 from tpuwizard.sandbox.injected import injected_error
 from tpuwizard.sandbox.model import WORKERS_RE, ApiError, worker_locations
@@ -79,6 +79,9 @@ class Handler(BaseHTTPRequestHandler):
     def do_DELETE(self) -> None:
         self._dispatch("DELETE")
 
+    def do_PATCH(self) -> None:  # no route takes it: a JSON 404 or 405, never an HTML 501
+        self._dispatch("PATCH")
+
     def _dispatch(self, method: str) -> None:
         url = urlsplit(self.path)
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
@@ -87,6 +90,10 @@ class Handler(BaseHTTPRequestHandler):
         faults = self.server.state.faults
         if faults.latency_ms:
             time.sleep(faults.latency_ms / 1000)
+        if compute_routes.serves(url.path):  # Compute Engine's, in its shape of errors
+            state, check = self.server.state, self._authenticate
+            self._reply(*compute_routes.answer(state, method, url.path, query, raw, check))
+            return
         try:
             self._authenticate()
             body = json.loads(raw) if raw else {}

@@ -6,8 +6,9 @@ finishes operations and advances states whose deadline has passed, so no backgro
 needed and a restart resumes where the clock says.
 
 ``SandboxState`` is composed of parts, each given what it uses: the state file
-(:class:`~tpuwizard.sandbox.store.StateStore`), the operations, the VMs, the nodes and the queued
-resources. The server answers each route from one of them.
+(:class:`~tpuwizard.sandbox.store.StateStore`), the operations, the VMs, the nodes, the queued
+resources, and Compute Engine's instances with their zonal operations. The server answers each
+route from one of them.
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from tpuwizard.sandbox.faults import Faults
+from tpuwizard.sandbox.instances import Instances
 from tpuwizard.sandbox.nodes import Nodes
 from tpuwizard.sandbox.operations import Operations
 from tpuwizard.sandbox.queued import QueuedResources
 from tpuwizard.sandbox.store import StateStore
 from tpuwizard.sandbox.vms import VirtualMachines
+from tpuwizard.sandbox.zone_operations import ZoneOperations
 
 
 class SandboxState:
@@ -50,6 +53,9 @@ class SandboxState:
         self.queued = QueuedResources(
             self.store, self.operations, self.nodes, self.vms, faults, self.delay
         )
+        # Compute Engine's TPU VMs, with their own (Compute-shaped) operations.
+        self.zone_operations = ZoneOperations(self.store)
+        self.instances = Instances(self.store, self.zone_operations, self.vms, faults, self.delay)
         # Which part finishes an operation, by the kind it was started with.
         self._finishers: dict[str, Callable[[dict[str, Any]], None]] = {
             "create_node": self.nodes.finish_create,
@@ -78,6 +84,7 @@ class SandboxState:
             changed = True
         changed |= self.queued.advance_all(t)
         changed |= self.vms.preempt_spot(t)
+        changed |= self.instances.advance_all(t)
         for node in self.store.data["nodes"].values():
             boots_at = node.get("_reachable_at")
             if boots_at is not None and boots_at <= t and node["state"] == "CREATING":

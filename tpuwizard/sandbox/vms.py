@@ -77,6 +77,28 @@ class VirtualMachines:
             end_worker_processes(folder)
             shutil.rmtree(folder, ignore_errors=True)
 
+    def instance_folder(self, name: str) -> Path:
+        """A Compute Engine instance's folder (its one worker home ``w0``, and its image): apart
+        from the nodes', so an instance and a node of the same name never share a home."""
+        _, project, _, zone, _, instance = name.split("/")
+        return self.store.home / "instances" / project / zone / instance
+
+    def boot_instance(self, record: dict[str, Any], external: bool) -> None:
+        """A Compute Engine TPU VM is RUNNING: a worker home like a node's worker 0, with
+        Google's image (compute-engine.md:62 "RUNNING arrives when the VM boots, before anything
+        is installed")."""
+        folder = self.instance_folder(record["_name"])
+        (folder / "w0").mkdir(parents=True, exist_ok=True)
+        image.install_image(folder, external)
+
+    def stop_instance(self, name: str, remove: bool) -> None:
+        """The instance's VM stops (its processes end with it); ``remove``: deleted, and its
+        folder goes with it. The record is the caller's."""
+        folder = self.instance_folder(name)
+        end_worker_processes(folder)
+        if remove:
+            shutil.rmtree(folder, ignore_errors=True)
+
     def switch_off(self) -> int:
         """The practice cloud is switched off (``sandbox serve`` stopped): unless another server
         still serves this home, its nodes' VMs stop with it, as a VM's processes end with the VM:
@@ -91,7 +113,10 @@ class VirtualMachines:
                 nodes = self.store.data["nodes"]
                 for name in nodes:
                     end_worker_processes(self.worker_home(name, 0).parent)
-                return len(nodes)
+                instances = self.store.data.get("instances", {})
+                for name in instances:
+                    end_worker_processes(self.instance_folder(name))
+                return len(nodes) + len(instances)
         except ApiError:  # a damaged state file: nothing can be read, so nothing to end
             return 0
         finally:
@@ -102,8 +127,15 @@ class VirtualMachines:
         if self.authorized_keys is None:
             return
         lines = []
-        for node in self.store.data["nodes"].values():
-            for entry in node.get("metadata", {}).get("ssh-keys", "").splitlines():
+        entries = [
+            n.get("metadata", {}).get("ssh-keys", "") for n in self.store.data["nodes"].values()
+        ]
+        for instance in self.store.data.get("instances", {}).values():
+            # Compute Engine keeps metadata as items (compute-engine.md:47).
+            items = instance.get("metadata", {}).get("items", [])
+            entries += [str(i.get("value", "")) for i in items if i.get("key") == "ssh-keys"]
+        for text in entries:
+            for entry in text.splitlines():
                 _user, _, key = entry.partition(":")
                 if key.strip():
                     lines.append(key.strip())

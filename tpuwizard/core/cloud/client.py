@@ -20,27 +20,13 @@ from typing import Any
 
 from tpuwizard.core.cloud import google_errors, tpu_states
 from tpuwizard.core.cloud.backends import TPU_API
-from tpuwizard.core.cloud.endpoint import ENDPOINT_ENV, GOOGLE_ENDPOINT, TOKEN_ENV
+from tpuwizard.core.cloud.endpoint import ENDPOINT_ENV, GOOGLE_ENDPOINT
+from tpuwizard.core.cloud.google_calls import credentials_for, quota_is_final, retry_reads
 from tpuwizard.core.cloud.polling import poll_until
 from tpuwizard.core.cloud.protocol import NodeIdentity, Part
 from tpuwizard.core.cloud.queued import QUEUE_WAITING, QueuedCalls, ended_error, route_of
 from tpuwizard.core.cloud.types import CALL_TIMEOUT, NodeInfo, NodeRequest, QueuedInfo
 from tpuwizard.core.errors import CreateFailed, QueueExpired, WaitTimedOut
-
-
-def _retry_reads(deadline: float = 60.0) -> Any:  # a google.api_core.retry.Retry
-    from google.api_core import exceptions, retry
-
-    # Only transient answers are retried; api_core's backoff adds jitter by itself.
-    return retry.Retry(
-        predicate=retry.if_exception_type(
-            exceptions.TooManyRequests, exceptions.ServiceUnavailable
-        ),
-        initial=0.2,
-        maximum=5.0,
-        multiplier=2.0,
-        timeout=deadline,
-    )
 
 
 class TpuCloud:
@@ -62,10 +48,10 @@ class TpuCloud:
         self.project = project
         self.endpoint = endpoint or os.environ.get(ENDPOINT_ENV) or GOOGLE_ENDPOINT
         if credentials is None:
-            credentials = _credentials(self.endpoint)
+            credentials = credentials_for(self.endpoint)
         self.credentials = credentials
         self.timeout = timeout
-        self.retry = _retry_reads(retry_deadline)
+        self.retry = retry_reads(retry_deadline)
         self.tpu_v2 = tpu_v2
         self._spot_nodes: set[tuple[str, str]] = set()  # Google refuses spot creates oddly
         self.client = tpu_v2.TpuClient(
@@ -153,7 +139,7 @@ class TpuCloud:
         """
         if req.spot:
             self._spot_nodes.add((req.zone, req.node_id))
-        with _quota_is_final():
+        with quota_is_final():
             return self.client.create_node(
                 parent=self.parent(req.zone),
                 node_id=req.node_id,
@@ -254,7 +240,7 @@ class TpuCloud:
         self, req: NodeRequest, qr_id: str, route: str, max_run_seconds: int | None = None
     ) -> None:
         """See :meth:`QueuedCalls.create_queued`; a quota refusal is never retried."""
-        with _quota_is_final():
+        with quota_is_final():
             self.queued_calls.create_queued(req, qr_id, route, max_run_seconds)
 
     def get_queued(self, zone: str, qr_id: str) -> QueuedInfo | None:
@@ -355,39 +341,3 @@ class TpuCloud:
             external_ips=tuple(e.access_config.external_ip for e in node.network_endpoints),
             uid=str(node.id or ""),
         )
-
-
-class _quota_is_final:
-    """Over REST a quota refusal arrives as ``TooManyRequests``, which callers may treat as
-    transient; raise it as ``ResourceExhausted`` (its gRPC class) so that nobody retries it."""
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: Any, err: BaseException | None, tb: Any) -> None:
-        from google.api_core import exceptions
-
-        from tpuwizard.core.cloud.google_errors import quota_refusal
-
-        quota = isinstance(err, exceptions.TooManyRequests) and quota_refusal(err) is not None
-        if quota and not isinstance(err, exceptions.ResourceExhausted):
-            assert isinstance(err, exceptions.TooManyRequests)
-            raise exceptions.ResourceExhausted(
-                err.message, errors=err.errors, details=err.details, response=err.response
-            ) from err
-
-
-def _credentials(endpoint: str) -> Any:
-    if endpoint != GOOGLE_ENDPOINT:
-        token = os.environ.get(TOKEN_ENV)
-        if token:  # google-auth's static token credentials: sent as "Bearer <token>"
-            from google.oauth2.credentials import Credentials
-
-            return Credentials(token=token)
-        from google.auth.credentials import AnonymousCredentials
-
-        return AnonymousCredentials()
-    import google.auth
-
-    credentials, _ = google.auth.default(scopes=["https://www.googleapis.com/auth/cloud-platform"])
-    return credentials

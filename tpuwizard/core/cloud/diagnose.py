@@ -22,6 +22,7 @@ from tpuwizard.core.cloud.diagnose_capacity import (
     quota_diagnosis,
     stockout_diagnosis,
 )
+from tpuwizard.core.cloud.diagnose_compute import compute_diagnosis
 from tpuwizard.core.cloud.diagnose_remote import remote_diagnosis
 from tpuwizard.core.cloud.diagnosis import Context, Diagnosis
 
@@ -84,6 +85,9 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
     message = _message(err)
     account = ctx.account or _configured_account()
 
+    compute = compute_diagnosis(err, ctx, spot)  # Compute Engine's codes and words first
+    if compute is not None:
+        return compute
     if "PREEMPTED" in message:
         return preempted_diagnosis()
     capacity = ge.capacity_refusal(err, spot)

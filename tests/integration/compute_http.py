@@ -1,0 +1,141 @@
+"""Raw HTTP against the sandbox's Compute Engine paths: what a client sends, with requests.
+
+The tests of the sandbox's Compute Engine side use these instead of tpuwizard's client, so they
+check what the sandbox answers, not what a client makes of it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import requests
+
+PROJECT = "practice-project"
+V6E_ZONE = "us-east5-a"  # v6e and v5p (catalog.toml)
+IMAGE = (
+    "projects/ubuntu-os-accelerator-images/global/images/family/"
+    "ubuntu-accel-2204-amd64-tpu-v5e-v5p-v6e"
+)
+
+
+def tpu_vm(
+    name: str,
+    zone: str = V6E_ZONE,
+    machine: str = "ct6e-standard-4t",
+    model: str = "STANDARD",
+    run_s: int | None = 3600,
+    action: str = "DELETE",
+    wait_s: int | None = None,
+    ssh_key: str | None = None,
+    external: bool = True,
+    **extra: Any,
+) -> dict[str, Any]:
+    """An insert body as tpuwizard's create makes it (compute-engine.md:27-48)."""
+    scheduling: dict[str, Any] = {
+        "provisioningModel": model,
+        "onHostMaintenance": "TERMINATE",
+        "automaticRestart": False,
+        "instanceTerminationAction": action,
+    }
+    if run_s is not None:
+        scheduling["maxRunDuration"] = {"seconds": str(run_s)}
+    body: dict[str, Any] = {
+        "name": name,
+        "machineType": f"zones/{zone}/machineTypes/{machine}",
+        "disks": [
+            {
+                "boot": True,
+                "autoDelete": True,
+                "initializeParams": {"sourceImage": IMAGE, "diskSizeGb": "100"},
+            }
+        ],
+        "networkInterfaces": [
+            {"accessConfigs": [{"type": "ONE_TO_ONE_NAT", "name": "External NAT"}]}
+            if external
+            else {}
+        ],
+        "scheduling": scheduling,
+        "labels": {"managed-by": "tpuwizard", "run": name},
+        "serviceAccounts": [
+            {"email": "default", "scopes": ["https://www.googleapis.com/auth/cloud-platform"]}
+        ],
+    }
+    if model == "FLEX_START":
+        body["reservationAffinity"] = {"consumeReservationType": "NO_RESERVATION"}
+    if wait_s is not None:
+        body["params"] = {"requestValidForDuration": {"seconds": str(wait_s)}}
+    if ssh_key:
+        body["metadata"] = {"items": [{"key": "ssh-keys", "value": f"tpuwizard:{ssh_key}"}]}
+    body.update(extra)
+    return body
+
+
+class Compute:
+    """The sandbox's Compute Engine v1 for one project, over plain HTTP."""
+
+    def __init__(self, endpoint: str, token: str | None = None, project: str = PROJECT) -> None:
+        self.base = f"{endpoint}/compute/v1/projects/{project}"
+        self.endpoint = endpoint
+        self.headers = {"Authorization": f"Bearer {token}"} if token else {}
+
+    def call(self, method: str, path: str, **kw: Any) -> requests.Response:
+        url = path if path.startswith("http") else self.base + path
+        return requests.request(method, url, headers=self.headers, timeout=30, **kw)
+
+    def ok(self, method: str, path: str, **kw: Any) -> dict[str, Any]:
+        answer = self.call(method, path, **kw)
+        assert answer.status_code == 200, answer.text
+        return answer.json()
+
+    def insert(self, body: dict[str, Any], zone: str = V6E_ZONE) -> dict[str, Any]:
+        return self.ok("POST", f"/zones/{zone}/instances", json=body)
+
+    def get(self, name: str, zone: str = V6E_ZONE) -> requests.Response:
+        return self.call("GET", f"/zones/{zone}/instances/{name}")
+
+    def delete(self, name: str, zone: str = V6E_ZONE) -> dict[str, Any]:
+        return self.ok("DELETE", f"/zones/{zone}/instances/{name}")
+
+    def wait(self, op: dict[str, Any], zone: str = V6E_ZONE) -> dict[str, Any]:
+        """The operation once DONE, through zoneOperations.wait (which may return early)."""
+        for _ in range(20):
+            op = self.ok("POST", f"/zones/{zone}/operations/{op['name']}/wait")
+            if op["status"] == "DONE":
+                return op
+        raise AssertionError(f"operation {op['name']} never DONE")
+
+    def until(self, name: str, *statuses: str, zone: str = V6E_ZONE) -> dict[str, Any]:
+        """The instance once its status is one of ``statuses`` ("GONE": a 404)."""
+        seen: list[str] = []
+        for _ in range(600):
+            answer = self.get(name, zone)
+            status = "GONE" if answer.status_code == 404 else answer.json()["status"]
+            if not seen or seen[-1] != status:
+                seen.append(status)
+            if status in statuses:
+                return {} if status == "GONE" else answer.json()
+            time.sleep(0.05)
+        raise AssertionError(f"{name} went {seen}, never {statuses}")
+
+    def statuses(self, name: str, zone: str = V6E_ZONE) -> list[str]:
+        """Every status the instance shows until it is RUNNING or gone, in order."""
+        seen: list[str] = []
+        for _ in range(600):
+            answer = self.get(name, zone)
+            status = "GONE" if answer.status_code == 404 else answer.json()["status"]
+            if not seen or seen[-1] != status:
+                seen.append(status)
+            if status in ("RUNNING", "GONE"):
+                return seen
+            time.sleep(0.01)
+        raise AssertionError(f"{name} went {seen}")
+
+
+def error_of(answer: requests.Response) -> dict[str, Any]:
+    """Compute Engine's error body, checked for its shape."""
+    body = answer.json()["error"]
+    assert body["code"] == answer.status_code
+    assert body["errors"][0]["message"] == body["message"]
+    assert body["errors"][0]["domain"] == "global"
+    return body

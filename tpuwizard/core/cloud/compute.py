@@ -1,0 +1,387 @@
+"""ComputeCloud: the only place that talks to Compute Engine.
+
+It wraps ``google.cloud.compute_v1``'s REST clients (instances, zonal operations, machine types)
+and implements the ``Cloud`` protocol over TPU VM instances: on Compute Engine every route is
+one instance whose ``scheduling`` says spot or Flex-start, so there is no queued kind. Calls
+are blocking: front ends run them in threads. Every call has a timeout; reads and deletes retry
+429/503 with jittered backoff; creates are never retried blindly. Results are plain dataclasses,
+so nothing outside this module handles protobufs.
+
+The trap (compute-engine.md, "The Python client"): the client's extended operations
+(``insert(...).result()``) poll through an operations client built for Google's default
+endpoint whatever ``client_options`` say. So this module calls only ``insert_unary`` /
+``delete_unary`` and polls with its own :class:`ZoneOperationsClient` on the same endpoint.
+
+The endpoint comes from ``TPUWIZARD_COMPUTE_ENDPOINT`` when set, else ``TPUWIZARD_TPU_ENDPOINT``
+(the sandbox serves both APIs on one port), else Google's; credentials as for the TPU API.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from tpuwizard.core.cloud import compute_states, google_errors
+from tpuwizard.core.cloud.backends import COMPUTE
+from tpuwizard.core.cloud.compute_body import MACHINE_TYPES, accelerator_of, instance_body
+from tpuwizard.core.cloud.compute_errors import OperationError, operation_errors
+from tpuwizard.core.cloud.compute_errors import resource_not_ready as _not_ready
+from tpuwizard.core.cloud.endpoint import compute_endpoint
+from tpuwizard.core.cloud.google_calls import credentials_for, quota_is_final, retry_reads
+from tpuwizard.core.cloud.polling import pause, poll_until
+from tpuwizard.core.cloud.protocol import NodeIdentity, Part
+from tpuwizard.core.cloud.types import CALL_TIMEOUT, NodeInfo, NodeRequest, QueuedInfo
+from tpuwizard.core.errors import CreateFailed, WaitTimedOut
+
+# Statuses that end a wait for RUNNING: stopped, or on the way out (compute-engine.md).
+_DEAD_ENDS = compute_states.STOPPED_STATES | {"REPAIRING", "DEPROVISIONING", "PENDING_STOP"}
+# The machine types that carry TPUs, as the name filter of an aggregated list (a regex: eq).
+_TPU_MACHINES = "|".join(sorted({m.rsplit("-", 1)[0] for m in MACHINE_TYPES.values()}))
+
+
+class ComputeCloud:
+    """The ``Cloud`` protocol on Compute Engine: TPU VM instances, waited on and deleted through
+    this endpoint's zonal operations, and the "verified gone" checks."""
+
+    backend = COMPUTE
+
+    def __init__(
+        self,
+        project: str,
+        endpoint: str | None = None,
+        credentials: Any = None,
+        timeout: float = CALL_TIMEOUT,
+        retry_deadline: float = 60.0,
+    ) -> None:
+        from google.cloud import compute_v1
+
+        self.project = project
+        self.endpoint = compute_endpoint(endpoint)
+        if credentials is None:
+            credentials = credentials_for(self.endpoint)
+        self.credentials = credentials
+        self.timeout = timeout
+        self.retry = retry_reads(retry_deadline)
+        self.compute_v1 = compute_v1
+        self._routes: dict[tuple[str, str], str] = {}  # (zone, name) -> route, for diagnoses
+        options = {"api_endpoint": self.endpoint}
+
+        def client(kind: Any) -> Any:
+            return kind(credentials=credentials, transport="rest", client_options=options)
+
+        self.instances = client(compute_v1.InstancesClient)
+        # Ours, on this endpoint: never the one the extended operations build (see above).
+        self.operations = client(compute_v1.ZoneOperationsClient)
+        self.machine_types = client(compute_v1.MachineTypesClient)
+        self.zones = client(compute_v1.ZonesClient)
+
+    def queues(self, route: str) -> bool:
+        """No route queues: spot and Flex-start are the instance's own scheduling."""
+        return False
+
+    # -- catalog ----------------------------------------------------------------------------
+    def list_zones(self) -> list[str]:
+        """The zones where this project may create a TPU machine type: one aggregated list of
+        machine types (not one call per zone); a server without that route (404) is asked for
+        its zones instead."""
+        from google.api_core import exceptions
+
+        try:
+            return sorted(self._tpu_machine_types())
+        except exceptions.NotFound:
+            pager = self.zones.list(project=self.project, retry=self.retry, timeout=self.timeout)
+            return sorted(z.name for z in pager)
+
+    def accelerator_types(self, zone: str) -> list[str]:
+        """The accelerator types Compute Engine offers in ``zone``, by its machine types."""
+        pager = self.machine_types.list(
+            project=self.project, zone=zone, retry=self.retry, timeout=self.timeout
+        )
+        return sorted({a for m in pager if (a := accelerator_of(m.name))})
+
+    def _tpu_machine_types(self) -> dict[str, list[str]]:
+        request = self.compute_v1.AggregatedListMachineTypesRequest(
+            project=self.project, filter=f'name eq "({_TPU_MACHINES})-.*"'
+        )
+        pager = self.machine_types.aggregated_list(
+            request=request, retry=self.retry, timeout=self.timeout
+        )
+        zones: dict[str, list[str]] = {}
+        for scope, scoped in pager:
+            found = [a for m in scoped.machine_types if (a := accelerator_of(m.name))]
+            if found:
+                zones[scope.rsplit("/", 1)[-1]] = sorted(found)
+        return zones
+
+    # -- instances --------------------------------------------------------------------------
+    def create_node(self, req: NodeRequest) -> Any:
+        """Start creating the instance; returns its operation for :meth:`wait_for_node`.
+
+        Not retried: if the call fails in a way that leaves its fate unknown, the caller checks
+        with :meth:`get_node` (the ledger already holds the intent). The body is built first, so
+        a request Compute Engine cannot take is refused before any call.
+        """
+        body = instance_body(req)
+        instance = self.compute_v1.Instance.from_json(json.dumps(body))
+        self._routes[(req.zone, req.node_id)] = req.route
+        with quota_is_final():
+            return self.instances.insert_unary(
+                project=self.project,
+                zone=req.zone,
+                instance_resource=instance,
+                timeout=self.timeout,
+            )
+
+    def _get_raw(self, zone: str, name: str) -> Any:
+        from google.api_core import exceptions
+
+        try:
+            return self.instances.get(
+                project=self.project,
+                zone=zone,
+                instance=name,
+                retry=self.retry,
+                timeout=self.timeout,
+            )
+        except exceptions.NotFound:
+            return None
+
+    def get_node(self, zone: str, node_id: str) -> NodeInfo | None:
+        instance = self._get_raw(zone, node_id)
+        return _node_info(instance, zone) if instance is not None else None
+
+    def list_nodes(self, zone: str, labels: dict[str, str] | None = None) -> list[NodeInfo]:
+        """The zone's instances whose labels include ``labels``: Google filters, and the
+        answer is checked here too (a filter it could not apply must not widen "ours")."""
+        request = self.compute_v1.ListInstancesRequest(
+            project=self.project, zone=zone, filter=_label_filter(labels)
+        )
+        pager = self.instances.list(request=request, retry=self.retry, timeout=self.timeout)
+        return _matching([_node_info(i, zone) for i in pager], labels)
+
+    def list_all_nodes(self, labels: dict[str, str] | None = None) -> list[NodeInfo]:
+        """Every zone's instances whose labels include ``labels``, in one aggregated list."""
+        request = self.compute_v1.AggregatedListInstancesRequest(
+            project=self.project, filter=_label_filter(labels)
+        )
+        pager = self.instances.aggregated_list(
+            request=request, retry=self.retry, timeout=self.timeout
+        )
+        nodes = [
+            _node_info(i, scope.rsplit("/", 1)[-1])
+            for scope, scoped in pager
+            for i in scoped.instances
+        ]
+        return _matching(nodes, labels)
+
+    def wait_for_node(
+        self,
+        zone: str,
+        node_id: str,
+        operation: Any = None,
+        on_state: Callable[[str], None] | None = None,
+        timeout: float = 1800,
+        poll: float = 2.0,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> NodeInfo:
+        """Poll until the instance is RUNNING, reporting each status (PENDING included: a
+        Flex-start create waiting for capacity).
+
+        Raises :class:`CreateFailed` when the create operation ends in an error (diagnosed by
+        its code: see :mod:`compute_errors`), and :class:`WaitTimedOut` when ``timeout`` passes.
+        """
+        op_name = _operation_name(operation)
+        done = op_name is None
+        last: str | None = None
+        spot = self._routes.get((zone, node_id)) == "spot"
+
+        def operation_failed() -> None:
+            nonlocal done
+            if done:
+                return
+            op = self._get_operation(zone, str(op_name))
+            if _status(op) != "DONE":
+                return
+            done = True
+            errors = operation_errors(op)
+            if errors:
+                code = op.http_error_status_code or None
+                failed = OperationError(op.name, errors, code, after=last, doing="create")
+                raise CreateFailed(failed, route="spot" if spot else None)
+
+        def read() -> NodeInfo | None:
+            nonlocal last
+            # The operation's error comes first: a failed create may delete the instance
+            # (compute-engine.md, Reports), and "it is gone" is not the news.
+            operation_failed()
+            node = self.get_node(zone, node_id)
+            if node is None:
+                operation_failed()  # it may have ended between the two reads
+            last = node.state if node is not None else last
+            return node
+
+        def failure(node: NodeInfo | None, state: str) -> str | None:
+            if state in _DEAD_ENDS:
+                return f"the instance became {state} before it was running"
+            if node is None and done:
+                return "the instance disappeared while it was created"
+            return None
+
+        return poll_until(
+            f"instance {node_id}",
+            read,
+            compute_states.READY_STATE,
+            failure,
+            on_state,
+            timeout,
+            poll,
+            cancelled,
+        )
+
+    def delete_node(self, zone: str, node_id: str, timeout: float = 600) -> None:
+        """Delete and wait for the operation; an instance that is already gone is fine."""
+        from google.api_core import exceptions
+
+        try:
+            op = self.instances.delete_unary(
+                project=self.project,
+                zone=zone,
+                instance=node_id,
+                retry=self.retry,
+                timeout=self.timeout,
+            )
+        except exceptions.NotFound:
+            return
+        final = self._wait_operation(zone, op.name, f"delete of instance {node_id}", timeout)
+        errors = [e for e in operation_errors(final) if e["code"] != "RESOURCE_NOT_FOUND"]
+        if errors:
+            code = final.http_error_status_code or None
+            raise OperationError(final.name, errors, code, doing="delete")
+
+    def node_gone(self, zone: str, node_id: str) -> bool:
+        """Verified: ``get`` says NotFound and the zone's list no longer holds it."""
+        if self._get_raw(zone, node_id) is not None:
+            return False
+        return all(n.name != node_id for n in self.list_nodes(zone))
+
+    # -- operations -------------------------------------------------------------------------
+    def _get_operation(self, zone: str, name: str) -> Any:
+        return self.operations.get(
+            project=self.project,
+            zone=zone,
+            operation=name,
+            retry=self.retry,
+            timeout=self.timeout,
+        )
+
+    def _wait_operation(self, zone: str, name: str, what: str, timeout: float) -> Any:
+        deadline = time.monotonic() + timeout
+        while True:
+            op = self._get_operation(zone, name)
+            if _status(op) == "DONE":
+                return op
+            if time.monotonic() >= deadline:
+                raise WaitTimedOut(what, _status(op), timeout)
+            pause(1.0, None)
+
+    # -- no queued kind on Compute Engine ---------------------------------------------------
+    def create_queued(
+        self, req: NodeRequest, qr_id: str, route: str, max_run_seconds: int | None = None
+    ) -> None:
+        raise NotImplementedError("Compute Engine queues nothing: create_node takes every route")
+
+    def wait_for_queued(
+        self,
+        zone: str,
+        qr_id: str,
+        on_state: Callable[[str], None] | None = None,
+        timeout: float = 3600,
+        poll: float = 2.0,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> QueuedInfo:
+        raise NotImplementedError("Compute Engine queues nothing: wait_for_node waits")
+
+    def get_queued(self, zone: str, qr_id: str) -> QueuedInfo | None:
+        return None
+
+    def list_queued(self, zone: str) -> list[QueuedInfo]:
+        return []
+
+    def delete_queued(self, zone: str, qr_id: str, timeout: float = 600) -> None:
+        return None  # nothing of the kind can exist here
+
+    def queued_gone(self, zone: str, qr_id: str) -> bool:
+        return True
+
+    # -- what things mean (the Cloud protocol) ---------------------------------------------
+    def not_deletable_yet(self, err: BaseException) -> bool:
+        """A delete refused while another operation on the instance runs: ask again later."""
+        return _not_ready(err) or google_errors.not_deletable_yet(err)
+
+    def bills_in_state(self, kind: str, state: str) -> bool:
+        return compute_states.bills_in_state(kind, state)
+
+    def parts_of(self, kind: str, zone: str, name: str, node_id: str | None) -> list[Part]:
+        """A single-host instance is one resource (its boot disk is deleted with it)."""
+        return []
+
+    def deadline_at(self, kind: str, zone: str, name: str) -> float | None:
+        """``resourceStatus.scheduling.terminationTimestamp``, read back: when Google deletes
+        the instance (None when it is gone, or Google cleared it: a stopped VM has none)."""
+        instance = self._get_raw(zone, name) if kind == "node" else None
+        if instance is None:
+            return None
+        stamp = instance.resource_status.scheduling.termination_timestamp
+        return _parse_time(stamp) if stamp else None
+
+    def identity_of(self, node: NodeInfo) -> NodeIdentity:
+        """The instance's numeric ``id`` and its ``creationTimestamp``."""
+        return NodeIdentity(node.uid, node.create_time)
+
+
+def _status(op: Any) -> str:
+    return str(getattr(op.status, "name", op.status))
+
+
+def _operation_name(operation: Any) -> str | None:
+    if operation is None or isinstance(operation, str):
+        return operation or None
+    return str(operation.name) or None
+
+
+def _label_filter(labels: dict[str, str] | None) -> str:
+    # Compute's list filter: space-separated parenthesized expressions are ANDed.
+    return " ".join(f'(labels.{k} = "{v}")' for k, v in sorted((labels or {}).items()))
+
+
+def _matching(nodes: list[NodeInfo], labels: dict[str, str] | None) -> list[NodeInfo]:
+    want = labels or {}
+    return [n for n in nodes if all(n.labels.get(k) == v for k, v in want.items())]
+
+
+def _parse_time(text: str) -> float:
+    """An RFC 3339 time as Compute writes it ("2026-12-01T10:00:00.000-08:00")."""
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def _node_info(instance: Any, zone: str) -> NodeInfo:
+    """A NodeInfo from a compute_v1 ``Instance``: one worker, at the first interface."""
+    interfaces = list(instance.network_interfaces)[:1]
+    natted = [list(i.access_configs)[:1] for i in interfaces]
+    machine = instance.machine_type.rsplit("/", 1)[-1]
+    created = instance.creation_timestamp
+    return NodeInfo(
+        name=instance.name,
+        zone=instance.zone.rsplit("/", 1)[-1] if instance.zone else zone,
+        accelerator_type=accelerator_of(machine) or machine,
+        state=instance.status or "STATUS_UNSPECIFIED",
+        labels=dict(instance.labels),
+        create_time=_parse_time(created) if created else None,
+        endpoints=tuple(i.network_i_p for i in interfaces),
+        spot=instance.scheduling.provisioning_model == "SPOT",
+        external_ips=tuple(c[0].nat_i_p if c else "" for c in natted),
+        uid=str(instance.id or ""),
+    )

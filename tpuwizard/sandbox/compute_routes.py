@@ -1,0 +1,268 @@
+"""Compute Engine's REST paths in the sandbox, beside the TPU API's (same port, same token).
+
+The server hands every path under ``/compute/v1/`` here (and the sandbox's own question of where an
+instance's worker lives, ``/sandbox/v1/projects/P/zones/Z/instances/NAME:workers``). Errors answer
+in Compute Engine's shape, ``{"error": {"code", "message", "errors": [{"message", "domain",
+"reason"}]}}``; an unknown path is a 404 and a known path with another method a 405, in JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from tpuwizard.sandbox import compute_google as ce
+from tpuwizard.sandbox import instance_rules
+from tpuwizard.sandbox.compute_filter import matches, parse_filter
+from tpuwizard.sandbox.model import ApiError
+
+if TYPE_CHECKING:
+    from tpuwizard.sandbox.state import SandboxState
+
+PREFIX = r"^/compute/v1/projects/(?P<project>[^/]+)"
+ZONE = PREFIX + r"/zones/(?P<zone>[^/]+)"
+ROUTES: list[tuple[str, re.Pattern[str], str]] = [
+    (m, re.compile(p + "$"), h)
+    for m, p, h in [
+        ("GET", PREFIX + r"/zones", "list_zones"),
+        ("GET", ZONE, "get_zone"),
+        ("GET", ZONE + r"/machineTypes", "list_machine_types"),
+        ("GET", ZONE + r"/machineTypes/(?P<name>[^/]+)", "get_machine_type"),
+        ("GET", ZONE + r"/instances", "list_instances"),
+        ("POST", ZONE + r"/instances", "insert_instance"),
+        ("GET", ZONE + r"/instances/(?P<name>[^/]+)", "get_instance"),
+        ("DELETE", ZONE + r"/instances/(?P<name>[^/]+)", "delete_instance"),
+        ("POST", ZONE + r"/instances/(?P<name>[^/]+)/setScheduling", "set_scheduling"),
+        ("GET", PREFIX + r"/aggregated/instances", "aggregated_instances"),
+        ("GET", ZONE + r"/operations/(?P<name>[^/]+)", "get_operation"),
+        ("POST", ZONE + r"/operations/(?P<name>[^/]+)/wait", "wait_operation"),
+    ]
+]
+WORKERS_RE = re.compile(
+    r"^/sandbox/v1/projects/(?P<project>[^/]+)/zones/(?P<zone>[^/]+)"
+    r"/instances/(?P<name>[^/:]+):workers$"
+)
+# zoneOperations.wait: "waits for no more than the default deadline (2 minutes)" (compute.v1.json).
+WAIT_S = 120.0
+POLL_S = 0.05
+# ApiError's ``status`` for errors made elsewhere in the sandbox (the bearer token's 401, a damaged
+# state file) -> Compute Engine's ``reason``.
+REASONS = {
+    "UNAUTHENTICATED": "authError",
+    "PERMISSION_DENIED": "forbidden",
+    "UNAVAILABLE": "backendError",
+    "INTERNAL": "backendError",
+    "NOT_FOUND": "notFound",
+    "INVALID_ARGUMENT": "invalid",
+}
+
+
+def serves(path: str) -> bool:
+    return path.startswith("/compute/") or bool(WORKERS_RE.match(path))
+
+
+def error_body(err: ApiError) -> dict[str, Any]:
+    reason = REASONS.get(err.status, err.status)
+    return {
+        "error": {
+            "code": err.http,
+            "message": err.message,
+            "errors": [{"message": err.message, "domain": "global", "reason": reason}],
+        }
+    }
+
+
+def injected(state: SandboxState, method: str, project: str) -> ApiError | None:
+    """The counted faults that answer any request, in Compute Engine's words."""
+    faults = state.faults
+    if faults.take("unavailable"):
+        return ApiError(503, "backendError", "The service is currently unavailable.")
+    if faults.take("unauthenticated"):
+        return ApiError(401, "authError", "Request is missing required authentication credential.")
+    if faults.take("api_disabled"):
+        return ApiError(
+            403,
+            "accessNotConfigured",
+            f"Compute Engine API has not been used in project {project} before or it is "
+            "disabled. Enable it by visiting https://console.developers.google.com/apis/api/"
+            f"compute.googleapis.com/overview?project={project} then retry.",
+        )
+    if faults.take("forbidden"):
+        verb = "create" if method == "POST" else "list"
+        return ApiError(
+            403,
+            "forbidden",
+            f"Required 'compute.instances.{verb}' permission for 'projects/{project}'",
+        )
+    if method == "GET" and faults.take("read_error"):
+        return ApiError(500, "backendError", "Internal error. Please try again.")
+    return None
+
+
+def answer(
+    state: SandboxState,
+    method: str,
+    path: str,
+    query: dict[str, str],
+    raw: bytes,
+    authenticate: Callable[[], None],
+) -> tuple[int, dict[str, Any]]:
+    """(HTTP status, JSON) for one request under ``/compute/``; ``authenticate`` raises the
+    server's 401 for a missing or wrong bearer token."""
+    try:
+        authenticate()
+        try:
+            body = json.loads(raw) if raw else {}
+        except json.JSONDecodeError:
+            raise ApiError(
+                400, "parseError", "This API does not support parsing form-encoded input."
+            ) from None
+        if (workers := WORKERS_RE.match(path)) and method == "GET":
+            with state.store.transaction():
+                state.tick()
+                return 200, {"homes": state.instances.worker_homes(**workers.groupdict())}
+        found = [(m, p.match(path), h) for m, p, h in ROUTES if p.match(path)]
+        if not found:
+            raise ApiError(404, "notFound", f"The requested URL {path} was not found.")
+        route = next(((match, h) for m, match, h in found if m == method), None)
+        if route is None:
+            raise ApiError(
+                405, "httpMethodNotAllowed", f"Method {method} is not allowed on {path}."
+            )
+        match, handler = route
+        assert match is not None
+        args = match.groupdict()
+        fault = injected(state, method, args["project"])
+        if fault is not None:
+            raise fault
+        if handler == "wait_operation":
+            return 200, wait_operation(state, **args)
+        with state.store.transaction():
+            state.tick()
+            return 200, getattr(Routes(state), handler)(query=query, body=body, **args)
+    except ApiError as err:
+        return err.http, error_body(err)
+
+
+def wait_operation(state: SandboxState, project: str, zone: str, name: str) -> dict[str, Any]:
+    """The operation once DONE, or as it is after the default deadline; the state file is not
+    held while it waits."""
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        with state.store.transaction():
+            state.tick()
+            op = state.zone_operations.get(project, zone, name)
+        if op["status"] == "DONE" or time.monotonic() >= deadline:
+            return op
+        time.sleep(POLL_S)
+
+
+def page(items: list[Any], query: dict[str, str]) -> tuple[list[Any], str | None]:
+    size = int(query.get("maxResults") or 500)
+    start = int(query.get("pageToken") or 0)
+    more = str(start + size) if start + size < len(items) else None
+    return items[start : start + size], more
+
+
+class Routes:
+    """One method per route; each returns the JSON to answer with."""
+
+    def __init__(self, state: SandboxState) -> None:
+        self.s = state
+
+    def _listing(self, kind: str, link: str, items: list[Any], query: dict[str, str]) -> dict:
+        shown, more = page(items, query)
+        out: dict[str, Any] = {"kind": kind, "id": link, "items": shown, "selfLink": link}
+        if more:
+            out["nextPageToken"] = more
+        return out
+
+    def list_zones(self, project: str, query: dict, body: Any) -> dict:
+        zones = [ce.zone_resource(project, z) for z in instance_rules.zones()]
+        wanted = parse_filter(query.get("filter", ""))
+        zones = [z for z in zones if matches(wanted, z)]
+        return self._listing("compute#zoneList", f"{ce.BASE}projects/{project}/zones", zones, query)
+
+    def get_zone(self, project: str, zone: str, query: dict, body: Any) -> dict:
+        if zone not in instance_rules.zones():
+            raise ApiError(
+                404, "notFound", f"The resource 'projects/{project}/zones/{zone}' was not found"
+            )
+        return ce.zone_resource(project, zone)
+
+    def list_machine_types(self, project: str, zone: str, query: dict, body: Any) -> dict:
+        instance_rules.require_zone(zone)
+        types = [ce.machine_type_resource(project, zone, m) for m in ce.zone_table().get(zone, [])]
+        wanted = parse_filter(query.get("filter", ""))
+        types = [t for t in types if matches(wanted, t)]
+        link = f"{ce.zone_url(project, zone)}/machineTypes"
+        return self._listing("compute#machineTypeList", link, types, query)
+
+    def get_machine_type(self, project: str, zone: str, name: str, query: dict, body: Any) -> dict:
+        instance_rules.require_zone(zone)
+        found = ce.machine_type(zone, name)
+        if found is None:
+            raise ApiError(
+                404,
+                "notFound",
+                f"The resource 'projects/{project}/zones/{zone}/machineTypes/{name}' was not found",
+            )
+        return ce.machine_type_resource(project, zone, found)
+
+    def list_instances(self, project: str, zone: str, query: dict, body: Any) -> dict:
+        wanted = parse_filter(query.get("filter", ""))
+        items = [i for i in self.s.instances.in_zone(project, zone) if matches(wanted, i)]
+        link = f"{ce.zone_url(project, zone)}/instances"
+        return self._listing("compute#instanceList", link, items, query)
+
+    def aggregated_instances(self, project: str, query: dict, body: Any) -> dict:
+        wanted = parse_filter(query.get("filter", ""))
+        every = [
+            (zone, i)
+            for zone in instance_rules.zones()
+            for i in self.s.instances.in_zone(project, zone)
+            if matches(wanted, i)
+        ]
+        shown, more = page(every, query)
+        items: dict[str, Any] = {}
+        for zone in instance_rules.zones():
+            mine = [i for z, i in shown if z == zone]
+            if mine:
+                items[f"zones/{zone}"] = {"instances": mine}
+            elif not query.get("pageToken"):
+                items[f"zones/{zone}"] = {
+                    "warning": {
+                        "code": "NO_RESULTS_ON_PAGE",
+                        "message": f"There are no results for scope 'zones/{zone}' on this page.",
+                        "data": [{"key": "scope", "value": f"zones/{zone}"}],
+                    }
+                }
+        link = f"{ce.BASE}projects/{project}/aggregated/instances"
+        out: dict[str, Any] = {
+            "kind": "compute#instanceAggregatedList",
+            "id": link,
+            "items": items,
+            "selfLink": link,
+        }
+        if more:
+            out["nextPageToken"] = more
+        return out
+
+    def insert_instance(self, project: str, zone: str, query: dict, body: Any) -> dict:
+        return self.s.instances.insert(project, zone, body)
+
+    def get_instance(self, project: str, zone: str, name: str, query: dict, body: Any) -> dict:
+        return self.s.instances.get(project, zone, name)
+
+    def delete_instance(self, project: str, zone: str, name: str, query: dict, body: Any) -> dict:
+        return self.s.instances.delete(project, zone, name)
+
+    def set_scheduling(self, project: str, zone: str, name: str, query: dict, body: Any) -> dict:
+        return self.s.instances.set_scheduling(project, zone, name, body)
+
+    def get_operation(self, project: str, zone: str, name: str, query: dict, body: Any) -> dict:
+        instance_rules.require_zone(zone)
+        return self.s.zone_operations.get(project, zone, name)

@@ -1,0 +1,91 @@
+"""Compute Engine's zonal operations, as the sandbox keeps them.
+
+A part of :class:`~tpuwizard.sandbox.state.SandboxState`, given the state file. Compute Engine's
+operations are not the TPU API's (``compute#operation``: a ``status`` of PENDING, RUNNING or DONE,
+and ``error.errors[]`` with string codes; compute-engine.md:59-61), so they are kept apart from
+:class:`~tpuwizard.sandbox.operations.Operations`, in ``store.data["zone_operations"]``. The
+instances part says when each one is done (:meth:`ZoneOperations.finish`).
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from typing import Any
+
+from tpuwizard.sandbox import compute_google
+from tpuwizard.sandbox.model import ApiError, public
+from tpuwizard.sandbox.store import StateStore
+
+USER = "practice@example.com"
+
+
+def rfc3339(t: float | None = None) -> str:
+    """Compute Engine's timestamps: RFC 3339 with milliseconds and an offset."""
+    from datetime import UTC, datetime
+
+    moment = datetime.fromtimestamp(t if t is not None else time.time(), UTC)
+    return moment.isoformat(timespec="milliseconds")
+
+
+class ZoneOperations:
+    """Start, read and finish the operations in ``store.data["zone_operations"]``."""
+
+    def __init__(self, store: StateStore) -> None:
+        self.store = store
+
+    @property
+    def ops(self) -> dict[str, Any]:
+        return self.store.data.setdefault("zone_operations", {})  # state files from before
+
+    def start(
+        self, project: str, zone: str, kind: str, target: str, target_id: str
+    ) -> dict[str, Any]:
+        """A RUNNING operation of ``kind`` (insert, delete, setScheduling) on ``target``."""
+        data = self.store.data
+        data["counter"] += 1
+        now = time.time()
+        name = f"operation-{int(now * 1000)}-{secrets.token_hex(6)}"
+        zone_url = compute_google.zone_url(project, zone)
+        op = {
+            "kind": "compute#operation",
+            "id": str(compute_google.ID_BASE + data["counter"]),
+            "name": name,
+            "zone": zone_url,
+            "operationType": kind,
+            "targetLink": f"{compute_google.BASE}{target}",
+            "targetId": target_id,
+            "status": "RUNNING",
+            "user": USER,
+            "progress": 0,
+            "insertTime": rfc3339(now),
+            "startTime": rfc3339(now),
+            "selfLink": f"{zone_url}/operations/{name}",
+        }
+        self.ops[f"projects/{project}/zones/{zone}/operations/{name}"] = op
+        return op
+
+    def finish(self, op: dict[str, Any], error: dict[str, Any] | None = None) -> None:
+        """DONE, with ``error`` (one of ``error.errors[]``) if it failed."""
+        if op["status"] == "DONE":
+            return
+        op.update(status="DONE", progress=100, endTime=rfc3339())
+        if error is not None:
+            op["error"] = {"errors": [error]}
+
+    def find(self, project: str, zone: str, name: str) -> dict[str, Any] | None:
+        return self.ops.get(f"projects/{project}/zones/{zone}/operations/{name}")
+
+    def by_link(self, self_link: str) -> dict[str, Any] | None:
+        name = self_link.removeprefix(compute_google.BASE)
+        return self.ops.get(name)
+
+    def get(self, project: str, zone: str, name: str) -> dict[str, Any]:
+        op = self.find(project, zone, name)
+        if op is None:
+            raise ApiError(
+                404,
+                "notFound",
+                f"The resource 'projects/{project}/zones/{zone}/operations/{name}' was not found",
+            )
+        return public(op)
