@@ -143,7 +143,7 @@ def test_a_session_is_busy_while_its_launch_thread_runs(tmp_path, monkeypatch):
         raise RuntimeError("stopped here")
 
     monkeypatch.setattr(runtime, "build_runtime", slow_start)
-    monkeypatch.setattr(Session, "cloud", property(lambda self: object()))
+    monkeypatch.setattr(Session, "cloud_for", lambda self, backend: object())
     session = Session(practice=True)
     plan = LaunchPlan("v5litepod-4", "us-central1-a", "tpuwizard-practice", "r1", tmp_path / "r1")
     handle = session.start_launch(plan)

@@ -113,7 +113,7 @@ def test_a_launch_that_cannot_start_ends_with_failed_and_finished(tmp_path, monk
 
     monkeypatch.setattr(runtime, "build_runtime", broken)
     session = Session(practice=True)
-    monkeypatch.setattr(Session, "cloud", property(lambda self: object()))
+    monkeypatch.setattr(Session, "cloud_for", lambda self, backend: object())
     plan = LaunchPlan("v5litepod-4", "us-central1-a", "tpuwizard-practice", "r1", tmp_path / "r1")
     events = list(session.start_launch(plan).events())
     assert [type(e) for e in events] == [ev.Failed, ev.Finished]
