@@ -50,7 +50,8 @@ class Instances:
 
     @property
     def records(self) -> dict[str, Any]:
-        return self.store.data.setdefault("instances", {})  # state files from before
+        # A state file from before has none: it is read as it is, and gains them on an insert.
+        return self.store.data.get("instances", {})
 
     def record(self, project: str, zone: str, name: str) -> dict[str, Any]:
         instance_rules.require_zone(zone)
@@ -112,7 +113,7 @@ class Instances:
                 record["_valid_until"] = now + checked.valid_for_s
         else:
             record["_granted_at"] = now
-        self.records[key] = record
+        self.store.data.setdefault("instances", {})[key] = record
         self.store.save()
         return public(op)
 

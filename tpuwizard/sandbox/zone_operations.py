@@ -36,7 +36,7 @@ class ZoneOperations:
 
     @property
     def ops(self) -> dict[str, Any]:
-        return self.store.data.setdefault("zone_operations", {})  # state files from before
+        return self.store.data.get("zone_operations", {})  # none in a state file from before
 
     def start(
         self, project: str, zone: str, kind: str, target: str, target_id: str
@@ -62,7 +62,8 @@ class ZoneOperations:
             "startTime": rfc3339(now),
             "selfLink": f"{zone_url}/operations/{name}",
         }
-        self.ops[f"projects/{project}/zones/{zone}/operations/{name}"] = op
+        key = f"projects/{project}/zones/{zone}/operations/{name}"
+        data.setdefault("zone_operations", {})[key] = op
         return op
 
     def finish(self, op: dict[str, Any], error: dict[str, Any] | None = None) -> None:
