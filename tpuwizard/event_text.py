@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from tpuwizard.choice_words import Audience, plain_data, words
 from tpuwizard.core.cloud.diagnosis import Diagnosis
 from tpuwizard.core.cloud.endpoint import ENDPOINT_ENV
+from tpuwizard.core.cloud.types import UP_STATES
 from tpuwizard.core.errors import BadInput, PlanRefused
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.summary import RunSummary
@@ -34,7 +35,8 @@ STOP_WAITING = {
 SCRIPT_TAIL = "    | "
 
 # Queued-resource states that mean "no capacity yet" (spot and Flex-start can wait a long time).
-QUEUE_WAITING = ("ACCEPTED", "WAITING_FOR_RESOURCES")
+# A queued request, or a Compute Engine Flex-start VM (PENDING), waiting for capacity.
+QUEUE_WAITING = ("ACCEPTED", "WAITING_FOR_RESOURCES", "PENDING")
 
 
 def survey_words(answer: ZoneAnswer) -> str:
@@ -76,7 +78,7 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
                 f"in {event.zone}, route {event.route}, {price}, {deadline}. Run {event.run_id}."
             ]
         case ev.Provisioning():
-            note = "" if event.state == "READY" else " (not billing until READY)"
+            note = "" if event.state in UP_STATES else " (not billing yet)"
             if event.state in QUEUE_WAITING:
                 note = (
                     " (waiting for capacity: a waiting request costs nothing; "
@@ -87,7 +89,7 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
             return [f"  {event.name} was not created: nothing exists and nothing is billing."]
         case ev.BillingStarted():
             price = money(event.price_per_hour_usd)
-            return [f"  {event.name} is READY: billing from now, about {price}/h (estimate)."]
+            return [f"  {event.name} is up: billing from now, about {price}/h (estimate)."]
         case ev.ZoneFailover():
             return [f"  {event.reason}: trying {event.to_zone} instead of {event.from_zone}"]
         case ev.Ready():

@@ -69,6 +69,12 @@ class SandboxState:
         """The state file's document as last read (a reload replaces the dict)."""
         return self.store.data
 
+    def holds_resources(self) -> bool:
+        """Does the practice cloud hold anything that would bill at Google: a node, a queued
+        resource or a Compute Engine instance? (Call with the state's lock held.)"""
+        data = self.store.data
+        return bool(data["nodes"] or data["queued"] or data.get("instances"))
+
     def worker_home(self, node_name: str, worker: int) -> Path:
         return self.vms.worker_home(node_name, worker)
 

@@ -46,7 +46,7 @@ def main() -> int:
             if not folder.is_dir() or _no_longer_mine(info):
                 return 0
             with server.state.lock:
-                empty = not server.state.data["nodes"] and not server.state.data["queued"]
+                empty = not server.state.holds_resources()
             if not empty:
                 empty_since = None
             elif empty_since is None:

@@ -171,12 +171,12 @@ def start_lasting_sandbox(timeout: float = 30.0, port: int = 0, token: str | Non
 
 
 def hand_over(server) -> bool:  # server: SandboxServer
-    """This process is ending while its sandbox holds a node or a queued resource: hand them to
-    a lasting sandbox on the same port and token, as Google would go on serving them. A node
-    kept in the wizard has a watchdog that calls this endpoint at its deadline; without this it
-    would call a server that no longer exists. True when handed over."""
+    """This process is ending while its sandbox holds a node, a queued resource or an instance:
+    hand them to a lasting sandbox on the same port and token, as Google would go on serving
+    them. A node kept in the wizard has a watchdog that calls this endpoint at its deadline;
+    without this it would call a server that no longer exists. True when handed over."""
     with server.state.lock:
-        holds = bool(server.state.data["nodes"] or server.state.data["queued"])
+        holds = server.state.holds_resources()
     if not holds:
         return False
     port, token = server.server_address[1], server.token
