@@ -1,6 +1,7 @@
 """Time to receipt in the sandbox, against running the verifier directly.
 
     .venv/bin/python benchmarks/launch_sandbox.py [--runs 3] [--accelerator v5litepod-4]
+    .venv/bin/python benchmarks/launch_sandbox.py --backend compute --accelerator v6e-4
 
 Runs `tpuwizard launch --sandbox --json` with no provisioning delay and timestamps each event as
 it arrives: start -> receipt saved, receipt saved -> delete issued, delete issued -> verified
@@ -30,7 +31,7 @@ from tpuwizard.core.plan import catalog
 GOAL = 2.5  # a whole sandbox launch against the verifier alone
 
 
-def one_launch(accelerator: str) -> dict[str, float]:
+def one_launch(accelerator: str, backend: str, zone: str) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as home:
         env = dict(
             os.environ, TPUWIZARD_HOME=home, TPUWIZARD_SANDBOX_DELAY="0", NO_GCE_CHECK="true"
@@ -47,7 +48,9 @@ def one_launch(accelerator: str) -> dict[str, float]:
                 "--accelerator",
                 accelerator,
                 "--zone",
-                "us-central1-a",
+                zone,
+                "--backend",
+                backend,
             ],
             cwd=home,
             env=env,
@@ -123,18 +126,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--accelerator", default="v5litepod-4")
+    parser.add_argument("--backend", default="tpu-api", choices=("tpu-api", "compute"))
+    parser.add_argument("--zone", help="default: us-central1-a (us-east5-b on Compute Engine)")
     args = parser.parse_args()
+    zone = args.zone or ("us-east5-b" if args.backend == "compute" else "us-central1-a")
     devices = catalog.parse_accelerator(args.accelerator).devices_per_vm
     runs, directs = [], []
     for _ in range(args.runs):  # interleaved, so a busy moment weighs on both sides alike
-        runs.append(one_launch(args.accelerator))
+        runs.append(one_launch(args.accelerator, args.backend, zone))
         directs.append(direct_verifier(devices))
     direct = statistics.median(directs)
 
     def median(a: str, b: str) -> float:
         return statistics.median(r[b] - r.get(a, 0.0) for r in runs)
 
-    print(f"{args.accelerator}, sandbox, provisioning delay 0, median of {args.runs}:")
+    print(
+        f"{args.accelerator} on {args.backend}, sandbox, provisioning delay 0, "
+        f"median of {args.runs}:"
+    )
     print(f"  start -> READY                    {median('planned', 'ready'):6.2f} s")
     print(f"  READY -> JAX bootstrapped         {median('ready', 'versions'):6.2f} s")
     print(f"  start -> receipt saved            {median('planned', 'receipt_saved'):6.2f} s")

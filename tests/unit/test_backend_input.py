@@ -1,0 +1,84 @@
+"""The backend on the command line and in the plan: an impossible pair, a watchdog or an idle
+deadline where Google's deadline is the only one, a queue wait out of Google's bounds: each is
+exit 2 before any call, saying why and what to type; and the plan's words say whose deadline it is.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.unit.test_cli_bad_input import _no_sandbox, here, refused  # noqa: F401 (fixtures)
+from tpuwizard.core.launch.plan import LaunchPlan
+from tpuwizard.core.launch.plan_backend import queue_wait_seconds
+
+V6E = ["--sandbox", "--accelerator", "v6e-4", "--zone", "us-east5-b"]
+
+
+@pytest.mark.parametrize("command", ["launch", "up"])
+def test_v5e_on_compute_engine_is_refused_saying_what_to_type(home, here, command):  # noqa: F811
+    args = [command, "--sandbox", "--accelerator", "v5litepod-4", "--zone", "us-central1-a"]
+    stderr = refused(home, *args, "--backend", "compute")
+    assert "--backend tpu-api" in stderr
+
+
+@pytest.mark.parametrize("command", ["launch", "up"])
+def test_tpu7x_on_the_tpu_api_is_refused(home, here, command):  # noqa: F811
+    args = [command, "--sandbox", "--accelerator", "tpu7x-8", "--zone", "us-central1-c"]
+    assert "--backend compute" in refused(home, *args, "--backend", "tpu-api")
+
+
+def test_the_watchdog_on_compute_engine_is_refused_google_deletes_it(home, here):  # noqa: F811
+    stderr = refused(home, "launch", *V6E, "--backend", "compute", "--watchdog")
+    assert "no on-VM watchdog" in stderr and "--no-watchdog" in stderr
+
+
+def test_an_idle_deadline_on_compute_engine_is_refused_with_the_deadline_to_give(home, here):  # noqa: F811
+    stderr = refused(home, "up", *V6E, "--backend", "compute", "--idle", "10")
+    assert "--idle needs the on-VM watchdog" in stderr and "--max-run" in stderr
+
+
+def test_a_queue_wait_over_two_hours_on_compute_engine_is_refused(home, here):  # noqa: F811
+    stderr = refused(
+        home, "launch", *V6E, "--route", "flex", "--backend", "compute", "--queue-wait", "121"
+    )
+    assert "0 to 120 minutes" in stderr
+
+
+def test_a_queue_wait_without_flex_start_is_refused(home, here):  # noqa: F811
+    stderr = refused(home, "launch", *V6E, "--backend", "compute", "--queue-wait", "30")
+    assert "Flex-start's wait for capacity" in stderr
+
+
+def test_the_gcloud_transport_on_compute_engine_is_refused(home, here):  # noqa: F811
+    stderr = refused(home, "launch", *V6E, "--backend", "compute", "--transport", "gcloud")
+    assert "reaches TPU API nodes only" in stderr
+
+
+def plan(**fields) -> LaunchPlan:
+    base = dict(
+        accelerator="v6e-4",
+        zone="us-east5-b",
+        project="practice-project",
+        run_id="r1",
+        run_dir=Path("/tmp/r1"),
+    )
+    return LaunchPlan(**{**base, **fields})
+
+
+def test_compute_engines_deadline_is_googles_in_the_words():
+    words = plan(backend="compute").deadline_words(0.0)
+    assert "Google deletes it at" in words and "Compute Engine's max run duration" in words
+    assert "watchdog" not in plan(backend="compute").deadline_words(0.0)
+
+
+def test_a_deadline_under_thirty_seconds_is_refused_on_compute_engine_only():
+    assert any("30 seconds" in p for p in plan(backend="compute", max_run_minutes=0.2).problems())
+    assert not plan(backend="tpu-api", max_run_minutes=0.2).problems()
+
+
+def test_the_queue_wait_defaults_to_two_hours_and_only_for_flex_start():
+    assert queue_wait_seconds(plan(route="flex")) == 7200.0
+    assert queue_wait_seconds(plan(route="flex", queue_wait_minutes=0)) == 0.0
+    assert queue_wait_seconds(plan(route="vm")) is None
