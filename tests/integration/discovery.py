@@ -1,5 +1,5 @@
-"""Checking JSON against Google's discovery documents: the Cloud TPU API (v2, v2alpha1) and Compute
-Engine (v1).
+"""Checking JSON against Google's discovery documents: the Cloud TPU API (v1, v2, v2alpha1) and
+Compute Engine (v1).
 
 The documents are the ones google-api-python-client ships (``discovery_cache/documents``):
 Google's own description of every method, its path, its parameters, and the schema of every
@@ -21,7 +21,6 @@ INT64 = re.compile(r"^-?\d+$")
 
 
 def document(version: str, api: str = "tpu") -> dict[str, Any]:
-    """Google's discovery document of ``api`` (tpu, compute) at ``version``."""
     folder = resources.files("googleapiclient.discovery_cache").joinpath("documents")
     return json.loads(folder.joinpath(f"{api}.{version}.json").read_text("utf-8"))
 
@@ -40,12 +39,11 @@ def methods(doc: dict[str, Any]) -> list[Method]:
     """Every method of the document, with its flat path as a pattern."""
     found: list[Method] = []
     standard = frozenset(doc.get("parameters", {}))
+    service = doc.get("servicePath", "")  # "compute/v1/"; the TPU API's paths carry their version
 
     def walk(resource: dict[str, Any]) -> None:
         for method in resource.get("methods", {}).values():
-            # Compute Engine's paths sit under its servicePath ("compute/v1/"); the TPU API's
-            # carry their version themselves (servicePath "").
-            flat = "/" + doc.get("servicePath", "") + method.get("flatPath", method["path"])
+            flat = "/" + service + method.get("flatPath", method["path"])
             pattern = re.compile("^" + re.sub(r"\{[^}]+\}", "[^/:]+", flat) + "$")
             found.append(
                 Method(

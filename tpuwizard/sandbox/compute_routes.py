@@ -27,6 +27,7 @@ ZONE = PREFIX + r"/zones/(?P<zone>[^/]+)"
 ROUTES: list[tuple[str, re.Pattern[str], str]] = [
     (m, re.compile(p + "$"), h)
     for m, p, h in [
+        ("GET", PREFIX, "get_project"),  # tpu-vm ssh reads it (gcloud_methods.py)
         ("GET", PREFIX + r"/zones", "list_zones"),
         ("GET", ZONE, "get_zone"),
         ("GET", ZONE + r"/machineTypes", "list_machine_types"),
@@ -172,6 +173,11 @@ class Routes:
 
     def __init__(self, state: SandboxState) -> None:
         self.s = state
+
+    def get_project(self, project: str, query: dict, body: dict) -> dict:
+        from tpuwizard.sandbox.gcloud_methods import GcloudMethods
+
+        return GcloudMethods(self.s).get_compute_project(project, query, body)
 
     def _listing(self, kind: str, link: str, items: list[Any], query: dict[str, str]) -> dict:
         shown, more = page(items, query)

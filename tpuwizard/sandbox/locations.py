@@ -6,11 +6,17 @@ part of the sandbox that checks a zone calls them directly.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from tpuwizard.core.plan import catalog
 from tpuwizard.sandbox import google
 from tpuwizard.sandbox.model import GENERATION_ENUM, ApiError
+
+# gcloud's `--type` and `--topology` (flags.yaml: node.acceleratorConfig.type and .topology) ask for
+# chips in a shape instead of a type name: v4 and v5p as AxBxC, the others as AxB (docs:
+# types-topologies "v4 ... 3-tuple"; supported-tpu-configurations "a string with the format AxB").
+TOPOLOGY_DIMENSIONS = {"v2": 2, "v3": 2, "v4": 3, "v5e": 2, "v5p": 3, "v6e": 2}
 
 
 def zones() -> list[str]:
@@ -43,3 +49,33 @@ def runtime_versions(zone: str) -> list[str]:
         for n in google.api_zone_table()[zone]
     }
     return sorted(offered)
+
+
+def node_accelerator(node: dict[str, Any]) -> str:
+    """The accelerator type a node asks for: its ``acceleratorType``, or the type its
+    ``acceleratorConfig`` comes to (the product of its topology is its chips)."""
+    named = str(node.get("acceleratorType") or "")
+    config = node.get("acceleratorConfig")
+    if not config:
+        return named
+    kind, topology = str(config.get("type", "")), str(config.get("topology", ""))
+    key = {enum: key for key, enum in GENERATION_ENUM.items()}.get(kind)
+    dims = topology.split("x")
+    # The wording is the sandbox's: Google's text for these refusals is not on record.
+    if key is None or len(dims) != TOPOLOGY_DIMENSIONS[key] or not all(d.isdigit() for d in dims):
+        shape = "AxBxC" if TOPOLOGY_DIMENSIONS.get(key or "") == 3 else "AxB"
+        raise ApiError(
+            400,
+            "INVALID_ARGUMENT",
+            f"Invalid acceleratorConfig: type '{kind}' with topology '{topology}' "
+            f"(a type of {', '.join(GENERATION_ENUM.values())}, its topology as {shape}).",
+        )
+    name = catalog.generations()[key].name_for_chips(math.prod(int(d) for d in dims))
+    if named and named != name:
+        raise ApiError(
+            400,
+            "INVALID_ARGUMENT",
+            f"acceleratorType '{named}' and acceleratorConfig {kind} {topology} ({name}) differ: "
+            "give one of them.",
+        )
+    return name

@@ -16,6 +16,7 @@ OP_TYPE = "type.googleapis.com/google.cloud.tpu.{version}.OperationMetadata"
 RESPONSE_TYPE = "type.googleapis.com/google.cloud.tpu.{version}.{kind}"
 EMPTY_TYPE = "type.googleapis.com/google.protobuf.Empty"
 DELETE_SECONDS = 0.2
+UPDATE_SECONDS = 0.2
 GENERATION_ENUM = {
     "v2": "V2",
     "v3": "V3",
@@ -87,6 +88,23 @@ def end_worker_processes(node_folder: Path) -> None:
         if pgid > 1:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pgid, signal.SIGKILL)
+
+
+def page(items: list[Any], key: str, query: dict[str, str]) -> dict[str, Any]:
+    """One page of a list answer: ``pageSize`` items (50 by default) from ``pageToken`` on."""
+    size = int(query.get("pageSize") or 0) or 50
+    start = int(query.get("pageToken") or 0)
+    out: dict[str, Any] = {key: items[start : start + size]}
+    if start + size < len(items):
+        out["nextPageToken"] = str(start + size)
+    return out
+
+
+def error_body(
+    http: int, status: str, message: str, details: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """Google's JSON error: ``{"error": {code, message, status, details}}``."""
+    return {"error": {"code": http, "message": message, "status": status, "details": details or []}}
 
 
 def public(record: dict[str, Any]) -> dict[str, Any]:

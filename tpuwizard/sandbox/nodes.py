@@ -13,12 +13,13 @@ from typing import Any
 from tpuwizard.core.plan import catalog
 from tpuwizard.sandbox import google
 from tpuwizard.sandbox.faults import Faults
-from tpuwizard.sandbox.locations import require_zone
+from tpuwizard.sandbox.locations import node_accelerator, require_zone
 from tpuwizard.sandbox.model import (
     DELETE_SECONDS,
     EMPTY_TYPE,
     NODE_ID_RE,
     RESPONSE_TYPE,
+    UPDATE_SECONDS,
     ApiError,
     now_iso,
     public,
@@ -30,6 +31,7 @@ from tpuwizard.sandbox.vms import VirtualMachines
 # What a create's body may set on the node; anything else in it is not kept.
 NODE_FIELDS = (
     "acceleratorType",
+    "acceleratorConfig",
     "runtimeVersion",
     "labels",
     "metadata",
@@ -39,6 +41,16 @@ NODE_FIELDS = (
     "serviceAccount",
     "tags",
 )
+# nodes.patch: "updateMask ... Supported fields: [description, tags, labels, metadata,
+# network_config.enable_external_ips]" (tpu.v2.json), a FieldMask in its proto or JSON spelling.
+UPDATABLE = {
+    "description": "description",
+    "tags": "tags",
+    "labels": "labels",
+    "metadata": "metadata",
+    "network_config.enable_external_ips": "networkConfig.enableExternalIps",
+    "networkConfig.enableExternalIps": "networkConfig.enableExternalIps",
+}
 
 
 def refuse_early_delete(record: dict[str, Any], resource_id: str, delay: float) -> None:
@@ -80,7 +92,7 @@ class Nodes:
                     "letters, digits and hyphens, start with a letter and not end with a hyphen."
                 ),
             )
-        acc = body.get("acceleratorType", "")
+        acc = node_accelerator(body)
         if acc not in google.api_zone_table()[zone]:  # no tpu7x here: google-behaviour.md:28
             raise ApiError(
                 400,
@@ -100,6 +112,7 @@ class Nodes:
         if name in data["nodes"]:
             raise ApiError(409, "ALREADY_EXISTS", f"Resource '{name}' already exists.")
         node = {k: v for k, v in body.items() if k in NODE_FIELDS}
+        node["acceleratorType"] = slice_.name  # also where it was asked as acceleratorConfig
         data["counter"] += 1
         external = bool(body.get("networkConfig", {}).get("enableExternalIps"))
         node.update(
@@ -176,6 +189,66 @@ class Nodes:
         )
         self.store.save()
         return public(op)
+
+    def update_node(
+        self,
+        project: str,
+        zone: str,
+        node_id: str,
+        body: dict[str, Any],
+        update_mask: str,
+        version: str,
+    ) -> dict[str, Any]:
+        """nodes.patch: the fields ``update_mask`` names take their values in ``body`` (absent:
+        cleared, as a FieldMask means) when its operation is done; a node's queued resource owns
+        its deletion, not its metadata, so gcloud's ssh can add its key there too."""
+        self.get_node(project, zone, node_id)  # the zone's rules, and 404 for another's name
+        name = f"projects/{project}/locations/{zone}/nodes/{node_id}"
+        paths = [p.strip() for p in update_mask.split(",") if p.strip()]
+        wrong = [p for p in paths if p not in UPDATABLE]
+        if not paths or wrong:
+            raise ApiError(
+                400,
+                "INVALID_ARGUMENT",
+                f"Invalid updateMask '{update_mask}': name the fields to update among "
+                "description, tags, labels, metadata and network_config.enable_external_ips.",
+            )
+        fields: dict[str, Any] = {}
+        for path in dict.fromkeys(UPDATABLE[p] for p in paths):
+            if path == "networkConfig.enableExternalIps":
+                fields[path] = bool(body.get("networkConfig", {}).get("enableExternalIps"))
+            elif path in body:
+                fields[path] = body[path]
+            else:
+                fields[path] = None
+        op = self.operations.start(
+            project,
+            zone,
+            "update",
+            name,
+            version,
+            time.time() + UPDATE_SECONDS,
+            {"kind": "update_node", "fields": fields},
+        )
+        self.store.save()
+        return public(op)
+
+    def finish_update(self, op: dict[str, Any]) -> None:
+        """A node's update is done: its fields changed (the VMs' keys follow, in the tick)."""
+        target = op["metadata"]["target"]
+        node = self.store.data["nodes"].get(target)
+        if node is None:
+            op["error"] = {"code": 5, "message": f"Resource '{target}' was not found."}
+            return
+        for path, value in op["_on_done"]["fields"].items():
+            if path == "networkConfig.enableExternalIps":
+                self.vms.set_external_ips(node, bool(value))
+            elif value is None:
+                node.pop(path, None)
+            else:
+                node[path] = value
+        node_type = RESPONSE_TYPE.format(version=op["metadata"]["apiVersion"], kind="Node")
+        op["response"] = dict(public(node), **{"@type": node_type})
 
     def finish_create(self, op: dict[str, Any]) -> None:
         """A node's create operation is done: READY (or a stockout, or still CREATING)."""

@@ -13,7 +13,7 @@ from typing import Any
 from tpuwizard.core.plan import catalog
 from tpuwizard.sandbox import google
 from tpuwizard.sandbox.faults import Faults
-from tpuwizard.sandbox.locations import require_zone
+from tpuwizard.sandbox.locations import node_accelerator, require_zone
 from tpuwizard.sandbox.model import (
     DELETE_SECONDS,
     EMPTY_TYPE,
@@ -70,15 +70,14 @@ class QueuedResources:
         if len(specs) != 1:
             raise ApiError(400, "INVALID_ARGUMENT", "Exactly one nodeSpec is supported.")
         spec = specs[0]
-        self.nodes.validate(project, zone, spec.get("nodeId", ""), spec.get("node", {}))
+        slice_ = self.nodes.validate(project, zone, spec.get("nodeId", ""), spec.get("node", {}))
         flex = body.get("provisioningModel") == "FLEX_START"
         # google-behaviour.md:23: Flex-start "exists only through v2alpha1 queued resources",
         # and only for a few generations and zones.
         if flex and version != "v2alpha1":
             raise ApiError(400, "INVALID_ARGUMENT", "Flex-start needs the v2alpha1 API.")
-        accelerator = spec.get("node", {}).get("acceleratorType", "")
-        if flex and not google.flex_offered(accelerator, zone):
-            raise google.flex_refused(accelerator, zone)
+        if flex and not google.flex_offered(slice_.name, zone):
+            raise google.flex_refused(slice_.name, zone)
         qr: dict[str, Any] = {
             k: v
             for k, v in body.items()
@@ -139,7 +138,7 @@ class QueuedResources:
         if new in ("PROVISIONING", "ACTIVE") and "_node" not in qr:
             spec = qr["tpu"]["nodeSpec"][0]
             project, zone_ = spec["parent"].split("/")[1], spec["parent"].split("/")[3]
-            slice_ = catalog.parse_accelerator(spec["node"]["acceleratorType"])
+            slice_ = catalog.parse_accelerator(node_accelerator(spec["node"]))
             try:
                 node = self.nodes.record(project, zone_, spec["nodeId"], spec["node"], slice_)
             except ApiError as err:  # e.g. a node of that name already exists

@@ -18,14 +18,17 @@ import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from tpuwizard.sandbox import compute_routes, google, locations
 from tpuwizard.sandbox.faults import parse_faults
+from tpuwizard.sandbox.gcloud_methods import ROUTES as GCLOUD_ROUTES
+from tpuwizard.sandbox.gcloud_methods import GcloudMethods
 from tpuwizard.sandbox.injected import injected_error
-from tpuwizard.sandbox.model import WORKERS_RE, ApiError, worker_locations
+from tpuwizard.sandbox.model import WORKERS_RE, ApiError, error_body, page, worker_locations
 from tpuwizard.sandbox.state import SandboxState
 
 LOOPBACK = "127.0.0.1"
@@ -47,7 +50,7 @@ ROUTES: list[tuple[str, re.Pattern[str], str]] = [
         ("DELETE", r"/locations/(?P<zone>[^/]+)/queuedResources/(?P<id>[^/:]+)", "delete_queued"),
         ("GET", r"/locations/(?P<zone>[^/]+)/operations/(?P<id>[^/:]+)", "get_operation"),
     ]
-]
+] + GCLOUD_ROUTES
 # The one Resource Manager call the watchdog makes, to learn whether the VM may delete itself.
 IAM_RE = re.compile(r"^/v1/projects/(?P<project>[^/:]+):testIamPermissions$")
 # The check before create (core/cloud/iam.py), gb:45 and gb:62-68: Resource Manager's
@@ -55,12 +58,8 @@ IAM_RE = re.compile(r"^/v1/projects/(?P<project>[^/:]+):testIamPermissions$")
 PROJECT_RE = re.compile(r"^/v1/projects/(?P<project>[^/:]+)$")
 POLICY_RE = re.compile(r"^/v1/projects/(?P<project>[^/:]+):getIamPolicy$")
 ACT_AS_RE = re.compile(r"^/v1/projects/-/serviceAccounts/(?P<email>[^/:]+):testIamPermissions$")
-STATUS_HTTP = {
-    "UNAVAILABLE": 503,
-    "PERMISSION_DENIED": 403,
-    "UNAUTHENTICATED": 401,
-    "RESOURCE_EXHAUSTED": 429,
-}
+# google.rpc.Code's HTTP mapping, for the errors http.server answers by itself.
+HTTP_STATUS = {400: "INVALID_ARGUMENT", 404: "NOT_FOUND", 501: "UNIMPLEMENTED"}
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -79,8 +78,16 @@ class Handler(BaseHTTPRequestHandler):
     def do_DELETE(self) -> None:
         self._dispatch("DELETE")
 
-    def do_PATCH(self) -> None:  # no route takes it: a JSON 404 or 405, never an HTML 501
+    def do_PATCH(self) -> None:
         self._dispatch("PATCH")
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """What http.server refuses itself (a verb no route has, a bad request line) is answered
+        in Google's JSON error shape too, not its HTML page; the connection then closes."""
+        self.close_connection = True
+        status = HTTP_STATUS.get(code, "INTERNAL" if code >= 500 else "INVALID_ARGUMENT")
+        asked = f": {self.command} {self.path}" if getattr(self, "command", None) else ""
+        self._reply(code, error_body(code, status, f"{message or status}{asked}"))
 
     def _dispatch(self, method: str) -> None:
         url = urlsplit(self.path)
@@ -114,7 +121,7 @@ class Handler(BaseHTTPRequestHandler):
                 if match and route_method == method:
                     with self.server.state.store.transaction():
                         self.server.state.tick()
-                        result = getattr(self.server.api, handler)(
+                        result = attrgetter(handler)(self.server.api)(
                             query=query, body=body, **match.groupdict()
                         )
                     if handler.startswith("create_") and faults.take("lost_create"):
@@ -132,29 +139,9 @@ class Handler(BaseHTTPRequestHandler):
                 return
             raise ApiError(404, "NOT_FOUND", f"No such method: {method} {url.path}")
         except ApiError as err:
-            self._reply(
-                err.http,
-                {
-                    "error": {
-                        "code": err.http,
-                        "message": err.message,
-                        "status": err.status,
-                        "details": err.details,
-                    }
-                },
-            )
+            self._reply(err.http, error_body(err.http, err.status, err.message, err.details))
         except json.JSONDecodeError:
-            self._reply(
-                400,
-                {
-                    "error": {
-                        "code": 400,
-                        "message": "The body is not JSON.",
-                        "status": "INVALID_ARGUMENT",
-                        "details": [],
-                    }
-                },
-            )
+            self._reply(400, error_body(400, "INVALID_ARGUMENT", "The body is not JSON."))
 
     def _authenticate(self) -> None:
         """With a token, every request must carry it as a bearer token: anyone on this machine
@@ -181,27 +168,19 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
-def _page(items: list[Any], key: str, query: dict[str, str]) -> dict[str, Any]:
-    size = int(query.get("pageSize") or 0) or 50
-    start = int(query.get("pageToken") or 0)
-    out: dict[str, Any] = {key: items[start : start + size]}
-    if start + size < len(items):
-        out["nextPageToken"] = str(start + size)
-    return out
-
-
 class Api:
     """One method per route; each returns the JSON to answer with."""
 
     def __init__(self, state: SandboxState) -> None:
         self.s = state
+        self.gcloud = GcloudMethods(state)  # the routes only gcloud takes ("gcloud.NAME")
 
     def list_locations(self, version: str, project: str, query: dict, body: dict) -> dict:
         zones = [
             {"name": f"projects/{project}/locations/{z}", "locationId": z}
             for z in locations.zones()
         ]
-        return _page(zones, "locations", query)
+        return page(zones, "locations", query)
 
     def get_location(self, version: str, project: str, zone: str, query: dict, body: dict) -> dict:
         locations.require_zone(project, zone)
@@ -216,7 +195,7 @@ class Api:
             dict(t, name=f"{parent}/acceleratorTypes/{t['type']}")
             for t in locations.accelerator_types(zone)
         ]
-        return _page(types, "acceleratorTypes", query)
+        return page(types, "acceleratorTypes", query)
 
     def list_runtime_versions(
         self, version: str, project: str, zone: str, query: dict, body: dict
@@ -227,10 +206,10 @@ class Api:
             {"name": f"{parent}/runtimeVersions/{v}", "version": v}
             for v in locations.runtime_versions(zone)
         ]
-        return _page(versions, "runtimeVersions", query)
+        return page(versions, "runtimeVersions", query)
 
     def list_nodes(self, version: str, project: str, zone: str, query: dict, body: dict) -> dict:
-        return _page(self.s.nodes.list_nodes(project, zone), "nodes", query)
+        return page(self.s.nodes.list_nodes(project, zone), "nodes", query)
 
     def create_node(self, version: str, project: str, zone: str, query: dict, body: dict) -> dict:
         return self.s.nodes.create_node(project, zone, query.get("nodeId", ""), body, version)
@@ -258,7 +237,7 @@ class Api:
         return self.s.nodes.delete_node(project, zone, id, version)
 
     def list_queued(self, version: str, project: str, zone: str, query: dict, body: dict) -> dict:
-        return _page(self.s.queued.list_queued(project, zone, version), "queuedResources", query)
+        return page(self.s.queued.list_queued(project, zone, version), "queuedResources", query)
 
     def create_queued(self, version: str, project: str, zone: str, query: dict, body: dict) -> dict:
         return self.s.queued.create_queued(

@@ -60,6 +60,7 @@ class SandboxState:
         self._finishers: dict[str, Callable[[dict[str, Any]], None]] = {
             "create_node": self.nodes.finish_create,
             "delete_node": self.nodes.finish_delete,
+            "update_node": self.nodes.finish_update,
             "create_queued": self.queued.finish_create,
             "delete_queued": self.queued.finish_delete,
         }

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tpuwizard.core.plan import catalog
-from tpuwizard.sandbox import image
+from tpuwizard.sandbox import google, image
 from tpuwizard.sandbox.faults import Faults
 from tpuwizard.sandbox.model import ApiError, end_worker_processes, worker_home
 from tpuwizard.sandbox.store import StateStore
@@ -67,6 +67,14 @@ class VirtualMachines:
         # :14 without external addresses they have no route to package indexes either.
         external = bool(node.get("networkConfig", {}).get("enableExternalIps"))
         image.install_image(self.worker_home(node["name"], 0).parent, external)
+
+    def set_external_ips(self, node: dict[str, Any], external: bool) -> None:
+        """An update turned external addresses on or off: the endpoints and, on booted VMs, the
+        image's route to package indexes follow (google-behaviour.md:11-16)."""
+        node.setdefault("networkConfig", {})["enableExternalIps"] = external
+        node["networkEndpoints"] = google.endpoints(len(node["networkEndpoints"]), external)
+        if node.get("_booted"):
+            image.install_image(self.worker_home(node["name"], 0).parent, external)
 
     def remove_node(self, name: str) -> None:
         """The node ``name`` is gone: its record, and its VMs with their processes and folders."""

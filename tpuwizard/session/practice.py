@@ -193,16 +193,9 @@ def is_practice() -> bool:
 
 
 def make_foreground_sandbox(port: int, faults: str | None, delay: float):  # -> SandboxServer
-    """A sandbox server for ``tpuwizard sandbox serve`` (the caller runs serve_forever)."""
-    from tpuwizard.sandbox.server import make_server
-
-    return make_server(
-        paths.state_dir() / "sandbox",
-        port,
-        faults if faults is not None else os.environ.get(FAULTS_ENV),
-        delay,
-        token=new_token(),
-    )
+    """A sandbox server for ``tpuwizard sandbox serve`` (the caller runs serve_forever); paired
+    with an sshd by the same settings as one in-process."""
+    return make_sandbox_server(faults, delay, port=port)
 
 
 def new_token() -> str:
