@@ -288,6 +288,18 @@ def preempted_lines(result: TeardownResult, practice: bool) -> list[str]:
     return lines + ([diagnosis_text(result.diagnosis)] if result.diagnosis else [])
 
 
+def stopped_lines(result: TeardownResult, practice: bool) -> list[str]:
+    """A Compute Engine VM of ours that Google stopped (no deadline any more, its disk billing),
+    deleted by this command."""
+    name = result.resource.name
+    head = f"{name} was stopped by Google (no deadline any more, its disk still billing)"
+    if result.verified:
+        return [f"{head}: deleted: verified gone."]
+    down = f"tpuwizard teardown{' --sandbox' if practice else ''} {name}"
+    lines = [f"{head}; it is NOT verified gone and may still bill: `{down}` tries again."]
+    return lines + ([diagnosis_text(result.diagnosis)] if result.diagnosis else [])
+
+
 def refusal_text(err: BadInput, audience: Audience = "cli") -> str:
     """A BadInput's message; a refused plan's problems each in ``audience``'s words."""
     if isinstance(err, PlanRefused):

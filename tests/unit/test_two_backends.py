@@ -115,3 +115,43 @@ def test_teardown_deletes_through_the_backend_that_made_it(tmp_path):
     assert result.verified and (ZONE, "on-compute") not in compute.nodes
     assert [c.method for c in tpu.calls] == []  # the TPU API was never asked
     assert session.clouds.surveyed() == ("tpu-api", "compute")
+
+
+def test_status_deletes_a_compute_vm_google_stopped_and_says_so(monkeypatch):
+    from dataclasses import replace
+
+    from click.testing import CliRunner
+
+    from tpuwizard.cli import main
+    from tpuwizard.commands import cleanup
+
+    session = Session(practice=True, project="practice-project")
+    tpu, compute = MemoryCloud(), MemoryCloud(backend="compute")
+    session.clouds.use(tpu, compute)
+    monkeypatch.setattr(cleanup, "open_session", lambda project, sandbox: session)
+    _made_on(compute, session.ledger, "stopped-vm")
+    key = (ZONE, "stopped-vm")
+    compute.nodes[key] = replace(compute.nodes[key], state="TERMINATED")  # Google stopped it
+    result = CliRunner().invoke(main, ["status", "--sandbox"])
+    assert result.exit_code == 0, result.output
+    assert "stopped-vm was stopped by Google" in result.stderr
+    assert "verified gone" in result.stderr
+    assert key not in compute.nodes and "stopped-vm" not in result.stdout
+    assert Ledger(session.ledger.path).open_entries() == []
+
+
+def test_a_running_compute_vm_is_listed_not_deleted(monkeypatch):
+    from click.testing import CliRunner
+
+    from tpuwizard.cli import main
+    from tpuwizard.commands import cleanup
+
+    session = Session(practice=True, project="practice-project")
+    compute = MemoryCloud(backend="compute")
+    session.clouds.use(compute)
+    monkeypatch.setattr(cleanup, "open_session", lambda project, sandbox: session)
+    _made_on(compute, session.ledger, "busy-vm")
+    result = CliRunner().invoke(main, ["status", "--sandbox"])
+    assert result.exit_code == 0, result.output
+    assert "busy-vm" in result.stdout and "compute" in result.stdout
+    assert (ZONE, "busy-vm") in compute.nodes

@@ -109,6 +109,15 @@ def say_preempted(results: Sequence[TeardownResult], practice: bool) -> None:
             say(line)
 
 
+def say_stopped(results: Sequence[TeardownResult], practice: bool) -> None:
+    """Compute Engine VMs Google had stopped that this command deleted (or could not)."""
+    from tpuwizard.event_text import stopped_lines
+
+    for result in results:
+        for line in stopped_lines(result, practice):
+            say(line)
+
+
 def result_data(result: TeardownResult) -> dict[str, object]:
     """One teardown result in a ``--json`` document."""
     from tpuwizard.event_text import plain_data

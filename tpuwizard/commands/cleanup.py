@@ -13,6 +13,7 @@ from tpuwizard.commands.choosing import (
     result_data,
     say_preempted,
     say_skipped,
+    say_stopped,
     say_unchecked,
     select,
 )
@@ -52,6 +53,7 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
         found = session.find_leftovers()
     say_skipped(found)
     say_preempted(kept.preempted, session.practice)
+    say_stopped(found.stopped_ended, session.practice)
     if as_json:
         print_json(
             {
@@ -60,6 +62,7 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
                 "others": [b.to_dict() for b in found.others],
                 "unchecked": [u.to_dict() for u in found.unchecked],
                 "preempted": [result_data(r) for r in kept.preempted],
+                "stopped_deleted": [result_data(r) for r in found.stopped_ended],
                 "skipped_zones": found.skipped,
                 "unreadable_ledger_lines": [
                     {"line": number, "why": why} for number, why in found.unreadable
@@ -78,7 +81,7 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
         if found.others:
             render_status(found.others, cost.label(), title=OTHERS_TITLE, practice=session.practice)
     say_unchecked(found.unchecked)  # last, after everything that could be checked
-    if not all(r.verified for r in kept.preempted):
+    if not all(r.verified for r in [*kept.preempted, *found.stopped_ended]):
         raise click.exceptions.Exit(EXIT_TEARDOWN)
     if found.unchecked:
         raise click.exceptions.Exit(EXIT_CLOUD)

@@ -250,8 +250,25 @@ class Session:
 
         each = [(b, partial(self.cloud_for, b)) for b in self.clouds.surveyed()]
         found = reconcile_backends(each, self.ledger, zones, owner=self.owner)
+        found.stopped_ended = self._end_stopped(found)
         self.billing.add_leftovers(found)  # only this install's: others' do not bill this user
         return found
+
+    def _end_stopped(self, found: Found) -> list[TeardownResult]:
+        """Compute Engine VMs of ours that Google stopped: Google cleared their deadline when
+        it stopped them (limit-vm-runtime) and their disks bill, so nothing would end them.
+        Delete each and verify; those verified gone leave ``found``."""
+        from tpuwizard.core.cloud.compute_states import STOPPED_STATES
+
+        stopped = [
+            b.resource for b in found if b.resource.backend == COMPUTE and b.state in STOPPED_STATES
+        ]
+        if not stopped:
+            return []
+        results = self.delete(stopped)
+        gone = {r.resource.key for r in results if r.verified}
+        found[:] = [b for b in found if b.resource.key not in gone]
+        return results
 
     def recorded(self, name: str) -> list[Resource]:
         """This project's open ledger records for ``name`` (or for the node a queued request

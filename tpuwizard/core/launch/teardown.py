@@ -215,6 +215,8 @@ class Found(list[Billable]):
         # Ledger lines that could not be read: (line number, why), and where they were kept.
         self.unreadable: list[tuple[int, str]] = []
         self.unreadable_kept_in: str | None = None
+        # Compute Engine VMs of ours Google had stopped, deleted when found (Session).
+        self.stopped_ended: list[TeardownResult] = []
 
 
 def reconcile(
