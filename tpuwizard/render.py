@@ -192,12 +192,20 @@ def render_zones(
 
     if accelerator and offers is not None:
         # The runtime version is the TPU API's; a zone only Compute Engine offers has none.
-        headers: tuple[str, ...] = ("zone", second, "backends")
+        from tpuwizard.core.plan import cost
+        from tpuwizard.figures import money
+
+        def price_cell(zone: str) -> str:
+            hourly = cost.hourly(accelerator, "vm", zone)
+            return "unknown" if hourly is None else money(hourly)
+
+        headers: tuple[str, ...] = ("zone", second, "backends", "$/h")
         rows: list[tuple[str, ...]] = [
             (
                 zone_cell(zone),
                 (runtime or "") if any(b == TPU_API for b, _ in by_zone.get(zone, ())) else "",
                 backends_cell(zone),
+                price_cell(zone),
             )
             for zone in table
         ]

@@ -82,3 +82,22 @@ def test_the_queue_wait_defaults_to_two_hours_and_only_for_flex_start():
     assert queue_wait_seconds(plan(route="flex")) == 7200.0
     assert queue_wait_seconds(plan(route="flex", queue_wait_minutes=0)) == 0.0
     assert queue_wait_seconds(plan(route="vm")) is None
+
+
+def test_zones_narrowed_to_a_backend_lists_only_where_it_offers_the_type_with_a_price():
+    import json
+
+    from click.testing import CliRunner
+
+    from tpuwizard.cli import main
+
+    def zones(*args: str):
+        return CliRunner().invoke(main, ["zones", "--offline", "--json", *args])
+
+    both = json.loads(zones("--accelerator", "v6e-4").stdout)
+    assert both["zones"] and all(p and p > 0 for p in both["price_per_hour_usd"].values())
+    on_compute = json.loads(zones("--accelerator", "tpu7x-8", "--backend", "compute").stdout)
+    assert list(on_compute["zones"]) == ["us-central1-c"]
+    none = zones("--accelerator", "tpu7x-8", "--backend", "tpu-api")
+    assert none.exit_code == 1 and json.loads(none.stdout)["zones"] == {}
+    assert zones("--backend", "compute").exit_code == 2  # narrows nothing without a type

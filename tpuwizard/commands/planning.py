@@ -235,6 +235,13 @@ def _fit_program(program: str, chosen: list, as_json: bool, **options: object) -
 @click.option("--project", help="Project to survey (default from gcloud).")
 @click.option("--sandbox", is_flag=True, help="Survey the local practice sandbox.")
 @click.option("--refresh", is_flag=True, help="Ignore the cached live answer.")
+@click.option(
+    "--backend",
+    type=click.Choice(["auto", "tpu-api", "compute"]),
+    default="auto",
+    show_default=True,
+    help="With --accelerator: only zones where this backend offers it (auto: either).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def zones(
     accelerator: str | None,
@@ -242,15 +249,18 @@ def zones(
     project: str | None,
     sandbox: bool,
     refresh: bool,
+    backend: str,
     as_json: bool,
 ) -> None:
     """Which zones offer which TPU types."""
     from tpuwizard.core.cloud import gcloud_config
     from tpuwizard.core.cloud import zones as zone_survey
     from tpuwizard.core.cloud.diagnose import Context
-    from tpuwizard.core.plan import catalog
+    from tpuwizard.core.plan import catalog, cost
 
     runtime = None
+    if backend != "auto" and not accelerator:
+        raise BadInput("--backend narrows the zones offering a type: add --accelerator TYPE.")
     if accelerator:
         try:
             runtime = catalog.parse_accelerator(accelerator).generation.runtime_version
@@ -273,6 +283,8 @@ def zones(
         from tpuwizard.core.cloud.backend_choice import zone_offers
 
         offers = zone_offers(accelerator, table, survey.source)
+        if backend != "auto":
+            offers = [o for o in offers if any(b == backend for b, _ in o.backends)]
         table = {o.zone: [accelerator] for o in offers}
     if as_json:
         doc: dict[str, object] = {"source": survey.source, "zones": table}
@@ -284,6 +296,8 @@ def zones(
                 backends={
                     o.zone: [{"backend": b, "source": src} for b, src in o.backends] for o in offers
                 },
+                # On-demand, per hour, an estimate from the catalog's prices (None: unknown).
+                price_per_hour_usd={o.zone: cost.hourly(accelerator, "vm", o.zone) for o in offers},
             )
         print_json(doc)
     else:
