@@ -36,6 +36,8 @@ from tpuwizard.core.cloud.protocol import NodeIdentity, Part
 from tpuwizard.core.cloud.types import CALL_TIMEOUT, NodeInfo, NodeRequest, QueuedInfo
 from tpuwizard.core.errors import CreateFailed, WaitTimedOut
 
+# zoneOperations.wait answers within about two minutes (compute.v1.json): a call may take that long.
+OPERATION_WAIT_S = 120.0
 # Statuses that end a wait for RUNNING: stopped, or on the way out (compute-engine.md).
 _DEAD_ENDS = compute_states.STOPPED_STATES | {"REPAIRING", "DEPROVISIONING", "PENDING_STOP"}
 # The machine types that carry TPUs, as the name filter of an aggregated list (a regex: eq).
@@ -278,14 +280,24 @@ class ComputeCloud:
         )
 
     def _wait_operation(self, zone: str, name: str, what: str, timeout: float) -> Any:
+        """Until the operation is DONE, through zoneOperations.wait: Google answers once it is
+        done or after about two minutes (compute.v1.json), so a fast delete is seen at once
+        and a slow one costs one call in two minutes, not one a second."""
         deadline = time.monotonic() + timeout
         while True:
-            op = self._get_operation(zone, name)
+            left = deadline - time.monotonic()
+            op = self.operations.wait(
+                project=self.project,
+                zone=zone,
+                operation=name,
+                retry=self.retry,
+                timeout=min(max(left, 1.0), OPERATION_WAIT_S) + self.timeout,
+            )
             if _status(op) == "DONE":
                 return op
             if time.monotonic() >= deadline:
                 raise WaitTimedOut(what, _status(op), timeout)
-            pause(1.0, None)
+            pause(0.5, None)  # an early answer (Google may return before DONE): not a busy loop
 
     # -- no queued kind on Compute Engine ---------------------------------------------------
     def create_queued(
