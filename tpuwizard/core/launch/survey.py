@@ -25,8 +25,9 @@ def reconcile_backends(
 ) -> Found:
     """:func:`reconcile` for each ``(backend, open its cloud)``; the answers merged.
 
-    With more than one backend, a skipped zone is named with its backend ("us-east5-a (Compute
-    Engine)"): the same zone may answer one API and refuse the other."""
+    With more than one backend, why a zone was skipped names the backend ("TPU API: ..."): the
+    same zone may answer one API and refuse the other. A backend that fails as a whole is
+    skipped under its own name ("Compute Engine")."""
     merged = Found([])
     failed: list[BaseException] = []
     for backend, open_cloud in clouds:
@@ -39,7 +40,9 @@ def reconcile_backends(
             continue
         merged.extend(found)
         for zone, why in found.skipped.items():
-            merged.skipped[f"{zone} ({words})" if len(clouds) > 1 else zone] = why
+            said = f"{words}: {why}" if len(clouds) > 1 else why
+            earlier = merged.skipped.get(zone)
+            merged.skipped[zone] = f"{earlier}; {said}" if earlier else said
         merged.others.extend(found.others)
         merged.unchecked.extend(found.unchecked)
         merged.unreadable = found.unreadable or merged.unreadable
