@@ -61,6 +61,8 @@ async def switch_compute_on(pilot) -> None:
     app = pilot.app
     compute = app.screen.query_one("#compute", Switch)
     assert not compute.value  # the TPU API by default: v6e is served by both
+    off = text_of(app, "#deadline-words")
+    assert "Made through the TPU API (Compute Engine OFF); both APIs serve v6e." in off, off
     compute.toggle()  # what a click on it does
     await until(
         pilot,
@@ -87,7 +89,9 @@ async def test_a_v6e_made_through_compute_engine_from_review_to_nothing_billing(
         await walk_to_review_of_v6e(pilot)
         await switch_compute_on(pilot)
         words = text_of(app, "#deadline-words")
-        assert "Made through Compute Engine" in words, words
+        # Which API, in the wizard's words: the switch, never the CLI's --backend.
+        assert "Made through Compute Engine (switched ON); both APIs serve v6e." in words, words
+        assert "--" not in words
         assert "Compute Engine ON" in text_of(app, "#compute-label")
         # No watchdog on Compute Engine: Google's max run duration is the deadline.
         assert not app.screen.query_one("#watchdog", Switch).display
