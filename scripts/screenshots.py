@@ -33,6 +33,7 @@ NAMES = {
     "NotebookScreen": "12-notebook",
     "SummaryScreen": "13-summary",
 }
+COMPUTE_REVIEW = "14-review-compute"  # Review of a v6e-4 with its Compute Engine switch on
 
 
 async def walk(tmp: Path) -> None:
@@ -99,6 +100,30 @@ async def walk(tmp: Path) -> None:
         await press(pilot, "#write")
         await pilot.pause(0.3)
         save(notebook_app)
+    await compute_review(tmp)
+
+
+async def compute_review(tmp: Path) -> None:
+    """Review of a v6e-4 made through Compute Engine: which API, and Google's deadline."""
+    from textual.widgets import DataTable, Switch
+
+    from tests.tui.pilot_helpers import next_step, on_screen, until, walk_to_capacity
+    from tpuwizard.tui.app import WizardApp
+
+    app = WizardApp(run_dir=tmp / "runs", check_leftovers=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await walk_to_capacity(pilot)
+        fits = [f.name for f in app.screen.fits]
+        app.screen.query_one(DataTable).move_cursor(row=fits.index("v6e-4"))
+        await next_step(pilot)
+        await on_screen(pilot, "ZonesScreen")
+        await until(pilot, lambda: app.screen.zones, what="zones")
+        await next_step(pilot)
+        await on_screen(pilot, "ReviewScreen")
+        app.screen.query_one("#compute", Switch).value = True
+        words = app.screen.query_one("#deadline-words")
+        await until(pilot, lambda: "Google deletes it" in str(words.render()), 10, "the words")
+        app.save_screenshot(filename=f"{COMPUTE_REVIEW}.svg", path=str(OUT))
 
 
 def main() -> None:

@@ -51,3 +51,37 @@ async def test_a_kept_node_outlives_its_idle_time_while_the_wizard_is_open(tmp_p
     finally:
         down(tmp_path, name)
         stop_lasting_sandbox(home)
+
+
+async def test_a_node_kept_on_compute_engine_shows_googles_deadline_in_the_status_bar(
+    tmp_path, home
+):
+    from tpuwizard.core.launch.ledger import Ledger
+
+    kept = up(
+        tmp_path,
+        "--backend",
+        "compute",
+        "--zone",
+        "us-east5-a",
+        "--max-run",
+        "30",
+        accelerator="v6e-4",
+    )
+    name = kept["name"]
+    try:
+        # The deadline the launch read back from Compute Engine (terminationTimestamp).
+        (record,) = [
+            e for e in Ledger(home / "sandbox" / "ledger.jsonl").open_entries() if e.op == "kept"
+        ]
+        assert record.resource.backend == "compute" and record.extra["ended_by"] == "google"
+        at = time.strftime("%H:%M", time.localtime(record.extra["deadline"]))
+        app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await on_screen(pilot, "RouteScreen")
+            await until(pilot, lambda: "KEPT" in status_bar_text(app), 60, "the kept node shown")
+            text = status_bar_text(app)
+            assert f"KEPT {name} ~$" in text and f"Google deletes it at {at}" in text, text
+    finally:
+        down(tmp_path, name)
+        stop_lasting_sandbox(home)

@@ -171,3 +171,32 @@ def test_the_meter_says_a_resource_that_stopped_billing_no_longer_bills_until_it
     assert meter_text(state) == "EXISTS node-a (no longer billing)"  # never "not ... yet"
     state.apply(ev.TeardownVerified("node-a", "node", 66.0, 0.02))
     assert meter_text(state) == "Nothing is billing"
+
+
+def test_a_node_kept_on_compute_engine_shows_googles_deadline_as_a_time():
+    # Compute Engine deletes it at its max run duration, read back from the cloud: the bar says
+    # who deletes it and when, not a watchdog's countdown.
+    ends = time.time() + 30 * 60
+    state = BillingState()
+    state.note_kept(kept(idle_s=None, max_deadline=ends, deadline_by_google=True))
+    text = meter_text(state)
+    assert f"Google deletes it at {time.strftime('%H:%M', time.localtime(ends))}" in text, text
+    assert "deadline in" not in text
+
+
+def test_a_compute_engine_record_ended_by_google_is_noted_with_googles_deadline():
+    ends = time.time() + 600
+    compute = Resource("node", "p", ZONE, "vm-c", "v6e-4", "r1", backend="compute")
+    tpu = Resource("node", "p", ZONE, "vm-t", "v6e-4", "r1")  # a watchdog's deadline
+    extra = {"idle_s": None, "kept_at": 1000.0, "deadline": ends}
+    entries = [
+        Entry(compute, "kept", 1000.0, 900.0, {**extra, "ended_by": "google"}),
+        Entry(tpu, "kept", 1000.0, 900.0, {**extra, "ended_by": "watchdog"}),
+    ]
+    session = fake_session(entries, failing=set())
+    KeptHeartbeats(session, lambda message: None).beat_once()  # type: ignore[arg-type]
+    on_compute, on_tpu = session.billing.get("vm-c"), session.billing.get("vm-t")
+    assert on_compute is not None and on_compute.deadline_by_google
+    assert on_compute.max_deadline == ends
+    assert on_tpu is not None and not on_tpu.deadline_by_google
+    assert "Google deletes it at" in meter_text(session.billing)

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from tpuwizard.core.cloud.backends import COMPUTE
 from tpuwizard.core.launch.billing import Billed
 from tpuwizard.core.launch.iterate import heartbeat_interval
 from tpuwizard.session.kept_lines import node_id
@@ -123,6 +124,7 @@ class KeptHeartbeats:
             idle_s=entry.extra.get("idle_s"),
             max_deadline=entry.extra.get("deadline"),
             last_heartbeat=beats.get(node_id(r), beat_at),
+            deadline_by_google=r.backend == COMPUTE and entry.extra.get("ended_by") == "google",
         )
 
     def _say(self, key: str, message: str) -> None:

@@ -68,6 +68,9 @@ class Billed:
     idle_s: float | None = None
     max_deadline: float | None = None
     last_heartbeat: float | None = None
+    # max_deadline is Google's own, read back from the cloud (Compute Engine's max run
+    # duration): Google deletes it then, with no watchdog of ours.
+    deadline_by_google: bool = False
 
     def idle_deadline(self) -> float | None:
         """When the watchdog deletes it without another heartbeat (None: not a kept node with

@@ -23,8 +23,10 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
     HELP = (
         "Check what will be created. The deadline is Flex-start's maximum run duration; for "
         "other routes it holds only with the watchdog, which deletes the VM at the deadline even "
-        "if this computer is off (the line under the fields says which). Optionally give a "
-        "script of yours to run after the verifier, and files it writes to copy back. Deeper "
+        "if this computer is off (the line under the fields says which). With Compute Engine "
+        "ON (v5p, v6e), Google deletes the VM at the deadline itself: no watchdog is needed. "
+        "Optionally give a script of yours to run after the verifier, and files it writes to "
+        "copy back. Deeper "
         "checks add the verifier's precision profile and a profiler trace (open it with "
         "TensorBoard's profile plugin, xprof or Perfetto). Prices are estimates from "
         "approximate list prices; check the pricing page."
@@ -202,13 +204,17 @@ def both_backends(state: WizardState) -> bool:
 
 
 def backend_words(state: WizardState, answers: ReviewAnswer) -> str:
-    """Which API creates it and why, in one line."""
-    from tpuwizard.session.clouds import backend_title
-
+    """Which API creates it and why, in one line of the wizard's own words (the core's reason
+    speaks of --backend, which the wizard has not)."""
     chosen = state.reviewed(answers).backend_choice()
     if chosen is None:
         return ""  # an impossible pair: the problems say why
-    return f"Made through {backend_title(chosen.backend)}: {chosen.reason}"
+    api = "Compute Engine" if chosen.backend == "compute" else "the TPU API"
+    generation = catalog.parse_accelerator(state.accelerator).generation.key
+    if both_backends(state):  # the switch above chose
+        switch = "switched ON" if chosen.backend == "compute" else "Compute Engine OFF"
+        return f"Made through {api} ({switch}); both APIs serve {generation}."
+    return f"Made through {api}: Google serves {generation} only there."
 
 
 def compute_label(on: bool) -> str:

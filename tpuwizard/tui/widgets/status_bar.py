@@ -13,9 +13,14 @@ from tpuwizard.tui.host import host
 
 
 def kept_text(item: Billed, names: bool = True) -> str:
-    """A node kept for iterating: what it has cost and when its watchdog deletes it."""
+    """A node kept for iterating: what it has cost and when its watchdog (or Google) deletes
+    it."""
     name = f" {item.name}" if names else ""
     left, what = item.seconds_to_idle_deadline(), "idle deadline"
+    if left is None and item.deadline_by_google and item.max_deadline is not None:
+        # Compute Engine's own deadline, as the cloud reported it: a time, not a countdown.
+        at = time.strftime("%H:%M", time.localtime(item.max_deadline))
+        return f"KEPT{name} ~{money(item.cost_usd())}, Google deletes it at {at}"
     if left is None and item.max_deadline is not None:  # kept with a deadline, no idle time
         left, what = max(0.0, item.max_deadline - time.time()), "deadline"
     if left is None:
