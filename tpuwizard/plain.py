@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import questionary
+from prompt_toolkit.formatted_text import FormattedText
 
 from tpuwizard.choice_words import all_words
 from tpuwizard.core import paths
@@ -81,8 +82,15 @@ class PlainWizard:
         return self.ask(questionary.select(message, choices=choices, default=default, **self.io))
 
     def text(self, message: str, default: str = "", check=None) -> str:
-        kwargs = {"validate": _validator(check)} if check else {}
-        return self.ask(questionary.text(message, default=default, **kwargs, **self.io))
+        """A typed answer. A default is shown greyed, not put in the field as text: what is typed
+        replaces it (48 typed is 48, not 4848), and Enter alone takes it."""
+        kwargs: dict[str, Any] = (
+            {"validate": _validator(lambda t: check(t or default))} if check else {}
+        )
+        if default:
+            kwargs["placeholder"] = FormattedText([("fg:ansibrightblack", default)])
+            message = f"{message} [Enter: {default}]"
+        return self.ask(questionary.text(message, **kwargs, **self.io)) or default
 
     def run(self) -> int:
         ctx = gcloud_config.discover()

@@ -160,10 +160,12 @@ async def test_enter_alone_walks_every_step_with_the_defaults(tmp_path, size):
         assert app.focused is app.screen.query_one(RouteCards)
         await pilot.press("enter")  # on the cards Enter goes on, with the recommended pick
         await on_screen(pilot, "AccountScreen")
-        assert app.focused is app.screen.query_one("#practice")
+        # Where Enter goes on, as on the step before: not on the switch, which it would flip.
+        assert app.focused is app.screen.query_one("#next")
         assert "Practice mode: ON" in text_of(app, "#practice-label")
-        await next_step(pilot)
+        await pilot.press("enter")
         await on_screen(pilot, "CapacityScreen")
+        assert app.state.practice  # Enter went on in practice mode, as the switch said
         assert app.focused is app.screen.query_one("#size")
         app.screen.query_one(DataTable).focus()
         await pilot.press("enter")  # Enter on the table takes the preselected slice
@@ -231,3 +233,29 @@ async def test_switching_the_watchdog_on_without_act_as_disables_create_with_the
         )
     assert sandbox_nodes(home) == {}  # no create request reached the sandbox
     assert not (home / "sandbox" / "ledger.jsonl").exists()
+
+
+async def test_account_says_off_is_real_and_billed(tmp_path):
+    app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await on_screen(pilot, "RouteScreen")
+        await pilot.press("enter")
+        await on_screen(pilot, "AccountScreen")
+        app.screen.query_one("#practice", Switch).value = False
+        await pilot.pause()
+        label = text_of(app, "#practice-label")
+        assert "OFF (real: creates billed resources)" in label
+        assert "nothing billed" not in label and "sandbox" not in label
+
+
+async def test_typing_in_the_size_box_replaces_the_size_it_opens_with(tmp_path):
+    app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await walk_to_capacity(pilot)
+        size = app.screen.query_one("#size", Input)
+        assert app.focused is size and size.value == "48"
+        await pilot.press("3", "2")
+        assert size.value == "32"  # not 4832
+        await pilot.press("enter", "enter")  # to the table, then its slice
+        await on_screen(pilot, "ZonesScreen")
+        assert app.state.state_gib == 32

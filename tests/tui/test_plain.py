@@ -11,10 +11,14 @@ from tests.unit.test_kept_lines import LINE, keep
 from tpuwizard.plain import PlainWizard
 
 
-def run_plain(tmp_path, keys: str):
+def run_plain(tmp_path, keys: str, then_close: bool = False):
+    """``then_close``: the input ends after the keys, so a walk that asks for more fails
+    (EOFError) instead of waiting for ever."""
     lines: list[str] = []
     with create_pipe_input() as inp:
         inp.send_text(keys)
+        if then_close:
+            inp.close()
         code = PlainWizard(
             sandbox=True,
             run_dir=tmp_path / "runs",
@@ -113,3 +117,22 @@ def test_plain_asks_again_when_the_watchdog_is_switched_on_without_act_as(tmp_pa
     assert "No watchdog: deleted only while tpuwizard runs" in text  # it went on without it
     assert "Nothing was created." in text
     assert sandbox_nodes(Path(os.environ["TPUWIZARD_HOME"])) == {}
+
+
+def test_plain_typed_size_replaces_the_default_instead_of_adding_to_it(tmp_path):
+    keys = (
+        "\r" * 5  # the route questions
+        + "\r"  # the size, not parameters
+        + "32\r"  # typed over the default 48: 32 GiB, not 4832
+        + "\r"  # the slice chosen for 32 GiB
+        + "\r" * 2  # zone, name
+        + "90\r"  # the deadline typed over its default
+        + "\r" * 3  # watchdog, deeper checks, script
+        + "n"  # do not create
+    )
+    code, lines = run_plain(tmp_path, keys, then_close=True)
+    text = "\n".join(lines)
+    assert code == 0, text
+    assert "32.0 GiB fits sharded on" in text and "4832" not in text
+    # 90 typed over the default 120 is 90: 12090 would be refused, and the walk stuck there.
+    assert "Nothing was created." in text

@@ -69,7 +69,10 @@ class AccountScreen(WizardScreen[AccountAnswer]):
         yield Button("Next", id="next", variant="primary")
 
     def on_mount(self) -> None:
-        self.query_one("#practice", Switch).focus()
+        # Focus starts where Enter goes on (the previous step's Enter was Next too): on Next,
+        # or on the project field while real mode still needs one typed (Enter there submits).
+        needs_project = not self.practice and not self.project
+        self.query_one("#project" if needs_project else "#next").focus()
 
     @on(Switch.Changed, "#practice")
     def say_practice(self, event: Switch.Changed) -> None:
@@ -79,6 +82,7 @@ class AccountScreen(WizardScreen[AccountAnswer]):
             field.value = self.projects[event.value]
 
     @on(Button.Pressed, "#next")
+    @on(Input.Submitted, "#project")
     def submit(self) -> None:
         practice = self.query_one("#practice", Switch).value
         project = self.query_one("#project", Input).value.strip()
@@ -96,6 +100,8 @@ class AccountScreen(WizardScreen[AccountAnswer]):
 
 
 def practice_label(on: bool) -> str:
-    """The switch's state in words: a switch's colour alone does not say on or off."""
-    state = "ON" if on else "OFF"
-    return f"Practice mode: {state} (local sandbox, nothing real, nothing billed)"
+    """The switch's state in words: a switch's colour alone does not say on or off; and what
+    that position means, which for OFF is real, billed resources."""
+    if on:
+        return "Practice mode: ON (local sandbox, nothing real, nothing billed)"
+    return "Practice mode: OFF (real: creates billed resources)"

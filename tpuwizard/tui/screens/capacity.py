@@ -48,8 +48,11 @@ class CapacityScreen(WizardScreen[CapacityAnswer]):
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="sizes"):
-            yield _titled(Input(placeholder="48", id="size"), "State size (GiB)")
-            yield _titled(Input(placeholder="7B", id="params"), "or parameters")
+            # The values from the start, not set after mounting: a field focused with its text
+            # selects it, so what is typed replaces it (48 typed over 48 is 48, not 4848).
+            size = "" if self.params else f"{self.state_gib:g}"
+            yield _titled(Input(size, placeholder="48", id="size"), "State size (GiB)")
+            yield _titled(Input(self.params, placeholder="7B", id="params"), "or parameters")
             recipe = Select(
                 [(f"{k} ({v[0]:g} B/param)", k) for k, v in fit.RECIPES.items()],
                 value=self.recipe,
@@ -80,8 +83,6 @@ class CapacityScreen(WizardScreen[CapacityAnswer]):
         # column marks the chosen row with ▶, not by the cursor's colour alone.
         add_mark_column(table)
         table.add_columns("slice", "chips", "HBM", "all", "shard", "repl", "total", "spare", "$/h")
-        self.query_one("#size", Input).value = "" if self.params else f"{self.state_gib:g}"
-        self.query_one("#params", Input).value = self.params
         self.query_one("#as-params", Button).display = False
         for inner in self.query_one("#recipe", Select).query("SelectCurrent"):
             inner.border_title = "recipe"  # the border drawn is the inner box's
