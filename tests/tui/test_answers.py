@@ -1,9 +1,17 @@
 """What each step is dismissed with reaches the wizard's state: a slice picked from the program,
-and the summary's ways on (a new launch goes back to Review, Quit leaves)."""
+and the summary's ways on (a new launch starts again at Route, Quit leaves)."""
 
 from textual.screen import ModalScreen
+from textual.widgets import Input
 
-from tests.tui.pilot_helpers import on_screen, press, until, walk_to_capacity, walk_to_review
+from tests.tui.pilot_helpers import (
+    on_screen,
+    press,
+    record_screens,
+    until,
+    walk_to_capacity,
+    walk_to_review,
+)
 from tpuwizard.tui.app import WizardApp
 
 SIZE = (100, 32)
@@ -38,15 +46,24 @@ async def refused_launch_summary(pilot) -> None:
     await until(pilot, lambda: pilot.app.screen.query("#again"), 10, "the summary's buttons")
 
 
-async def test_new_launch_on_the_summary_goes_back_to_review(tmp_path, home, monkeypatch):
+async def test_new_launch_starts_at_route_with_the_new_route_s_defaults(
+    tmp_path, home, monkeypatch
+):
     monkeypatch.setenv("TPUWIZARD_SANDBOX_FAULTS", "quota=5")
     app = WizardApp(run_dir=tmp_path / "runs")
     async with app.run_test(size=SIZE) as pilot:
+        await on_screen(pilot, "RouteScreen")
+        await pilot.press("right")  # spot, whose deadline is 120 minutes
         await refused_launch_summary(pilot)
-        zone = app.state.zone
+        assert app.state.route == "spot" and app.state.max_run_minutes == 120
+        shown = record_screens(app)
         await press(pilot, "#again")
-        await on_screen(pilot, "ReviewScreen", 10)
-        assert app.state.zone == zone and app.is_running
+        await on_screen(pilot, "RouteScreen", 10)
+        assert shown[0] == "RouteScreen" and app.is_running  # not Review
+        await pilot.press("right")  # Flex-start
+        await walk_to_review(pilot)
+        assert app.state.route == "flex"
+        assert app.screen.query_one("#max-run", Input).value == "240"  # its own default
 
 
 async def test_quit_on_the_summary_leaves_when_nothing_bills(tmp_path, home, monkeypatch):

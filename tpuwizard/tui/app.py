@@ -117,10 +117,12 @@ class WizardApp(App[int]):
             step += 1
             if step < len(steps):
                 continue
-            await self.run_launch()
+            way_on = await self.run_launch()
             if self.exiting or self.leaving is not None:
                 return
-            step = 4  # back to Review (after a stockout, with the zone chosen on the summary)
+            # A new launch starts at the first step; another zone (after a stockout, chosen on
+            # the summary) goes back to Review with it.
+            step = 0 if way_on == "again" else 4
 
     async def step_route(self) -> Any:
         from tpuwizard.tui.screens.route import RouteScreen
@@ -133,7 +135,7 @@ class WizardApp(App[int]):
         self.call_after_refresh(self.start_leftover_check)
         result = await shown
         if result != BACK:
-            self.state.route = result
+            self.state.choose_route(result)
         return result
 
     async def step_account(self, ctx: gcloud_config.GcloudContext) -> Any:
@@ -223,8 +225,9 @@ class WizardApp(App[int]):
         s.watchdog_checked_for = key
 
     # -- the launch -------------------------------------------------------------------------
-    async def run_launch(self) -> None:
-        """One launch, then its summary: quit, or a zone the summary offered, or a new launch."""
+    async def run_launch(self) -> str | None:
+        """One launch, then its summary: quit, or a zone the summary offered, or a new launch;
+        the way on chosen ("again", "zone"), None when the wizard is leaving."""
         from tpuwizard.core import paths
         from tpuwizard.tui.screens.run import ProvisionScreen, phase_screen
         from tpuwizard.tui.screens.summary import SummaryScreen
@@ -264,10 +267,10 @@ class WizardApp(App[int]):
         self.handle = None
         if self.leaving is not None:
             self.finish(self.leaving, self.goodbye(summary))
-            return
+            return None
         while self.screen is not screen:  # a dialog is open: never replace it (see above)
             if self.exiting:
-                return
+                return None
             await asyncio.sleep(0.1)
         screen = SummaryScreen(summary)
         await self.switch_screen(screen)
@@ -277,9 +280,10 @@ class WizardApp(App[int]):
         self.pop_screen()
         if choice.kind == "quit":
             self.action_quit()
-            return
+            return None
         if choice.kind == "zone":
             s.zone = choice.zone
+        return choice.kind
 
     def refresh_status(self) -> None:
         from tpuwizard.tui.widgets.status_bar import StatusBar

@@ -73,6 +73,13 @@ class WizardState:
     finished_code: int | None = None
     kept: ev.Kept | None = None
 
+    def choose_route(self, route: str) -> None:
+        """A route chosen on the first step. A deadline typed for another route does not carry
+        over: Review opens with this route's own default (Flex-start's 240, not spot's 120)."""
+        if route != self.route:
+            self.max_run_minutes = None
+        self.route = route
+
     def take_review(self, answer: ReviewAnswer) -> None:
         self.name, self.max_run_minutes = answer.name, answer.max_run_minutes
         self.watchdog, self.deep_checks = answer.watchdog, answer.deep_checks
