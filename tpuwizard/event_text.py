@@ -6,7 +6,9 @@ the CLI's flag to the CLI and the wizard's own control to the wizard.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tpuwizard.choice_words import Audience, plain_data, words
@@ -176,6 +178,23 @@ def synced_words(event: ev.FolderSynced) -> str:
     )
 
 
+def copy_back_words(script: Path | None, fetch: Sequence[str]) -> str:
+    """Before a launch: what will be copied back from the script, in a few words."""
+    if script is None:
+        return "nothing: there is no script" if fetch else ""
+    if not fetch:
+        return "nothing will be copied back"
+    return "into the run folder's files/"
+
+
+def shown_folder(path: Path) -> str:
+    """A folder as a user reads it: relative to the working directory when under it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
 def summary_lines(summary: RunSummary, audience: Audience = "cli") -> list[str]:
     """The end-of-run summary, the same words in the wizard, plain mode and the CLI (a failure's
     next steps each in the audience's own words)."""
@@ -202,6 +221,9 @@ def summary_lines(summary: RunSummary, audience: Audience = "cli") -> list[str]:
         lines += [f"{SCRIPT_TAIL}{line}" for line in s.script_tail] or ["    (no output)"]
     lines += [f"  Copied back: {path}" for path in s.fetched]
     lines += [f"  Not copied back: {path!r}: {why}" for path, why in s.not_fetched]
+    if s.script_exit_code is not None and not s.script_files_seen:
+        why = f"no file matched {', '.join(s.fetch)}" if s.fetch else "no files were named"
+        lines.append(f"  Nothing was copied back from your script: {why}.")
     if s.incomplete:
         lines.append(f"  {len(s.incomplete)} file(s) did not come back whole (a run fails for it).")
     if s.failure is not None:

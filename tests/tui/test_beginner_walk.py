@@ -259,3 +259,27 @@ async def test_typing_in_the_size_box_replaces_the_size_it_opens_with(tmp_path):
         await pilot.press("enter", "enter")  # to the table, then its slice
         await on_screen(pilot, "ZonesScreen")
         assert app.state.state_gib == 32
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_review_says_what_will_be_copied_back_and_where_the_run_folder_is(tmp_path, size):
+    from tests.tui.pilot_helpers import walk_to_review
+
+    script = tmp_path / "main.py"
+    script.write_text("print('hi')\n")
+    app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
+    async with app.run_test(size=size) as pilot:
+        await walk_to_review(pilot)
+        fetch = app.screen.query_one("#fetch", Input)
+        app.screen.query_one("#script", Input).value = str(script)
+        await pilot.pause()
+        # The field's grey example is not a default: left empty, nothing is copied back.
+        assert fetch.placeholder.startswith("e.g. ")
+        assert fetch.border_subtitle == "nothing will be copied back"
+        fetch.value = "reports/*.json"
+        await pilot.pause()
+        assert fetch.border_subtitle == "into the run folder's files/"
+        assert on_screen_whole(app, "#create")
+        if size[1] >= 32:  # where there is room, the run folder; else the summary says it
+            assert text_of(app, "#run-folder") == f"Run folder: {tmp_path}/runs/<run id>"
+            assert on_screen_whole(app, "#run-folder")

@@ -133,3 +133,20 @@ def test_a_file_that_did_not_come_back_whole_is_counted_apart_from_odd_entries()
     assert "Not copied back: 'model.bin': the stream was cut short: 5 of 9 bytes arrived" in text
     assert "1 file(s) did not come back whole (a run fails for it)." in text
     assert summary.incomplete == ["model.bin"]
+
+
+def test_a_script_whose_files_nothing_copied_back_says_so_and_why():
+    def text(*events: ev.Event, fetch: tuple[str, ...] = ()) -> str:
+        summary = RunSummary()
+        for event in (planned(fetch=fetch), *events):
+            summary.apply(event)
+        return "\n".join(summary_lines(summary))
+
+    trace = ev.FileFetched("runs/r1/trace/t.pb")  # the deeper checks' trace, before the script
+    said = text(trace, ev.ScriptFinished(0))
+    assert "Nothing was copied back from your script: no files were named." in said
+    said = text(ev.ScriptFinished(0), fetch=("reports/*.json",))
+    assert "Nothing was copied back from your script: no file matched reports/*.json." in said
+    said = text(ev.ScriptFinished(0), ev.FileFetched("runs/r1/files/r.json"), fetch=("*.json",))
+    assert "Copied back: runs/r1/files/r.json" in said and "Nothing was copied" not in said
+    assert "Nothing was copied" not in text()  # no script ran: nothing to say of its files

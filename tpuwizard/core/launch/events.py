@@ -40,6 +40,7 @@ class Planned(Event):
     max_run_minutes: float | None
     practice: bool
     run_dir: str
+    fetch: tuple[str, ...] = ()  # what the script's files to copy back are, as asked
 
 
 @dataclass(frozen=True)

@@ -77,6 +77,7 @@ class Launch:
                     plan.max_run,
                     self.rt.practice,
                     str(plan.run_dir),
+                    plan.fetch,
                 )
             )
             if not plan.watchdog:  # nothing better will come: Keep keeps at once, as it is

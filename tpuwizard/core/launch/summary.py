@@ -34,6 +34,10 @@ class RunSummary:
     script_tail: deque[str] = field(default_factory=lambda: deque(maxlen=LAST_LINES))  # last run
     fetched: list[str] = field(default_factory=list)
     not_fetched: list[tuple[str, str]] = field(default_factory=list)
+    fetch: tuple[str, ...] = ()  # the patterns asked for, of the script's files to copy back
+    # Whether anything the patterns matched came back, or was said not to, after the script's
+    # last run: when nothing did, the summary says nothing was copied back, and why.
+    script_files_seen: bool = False
     incomplete: list[str] = field(default_factory=list)  # files that did not come back whole
     gone: list[str] = field(default_factory=list)
     not_gone: list[str] = field(default_factory=list)
@@ -48,6 +52,7 @@ class RunSummary:
             case ev.Planned():
                 self.name, self.accelerator = event.name, event.accelerator
                 self.zone, self.practice = event.zone, event.practice
+                self.fetch = event.fetch
             case ev.ZoneFailover():
                 self.zone = event.to_zone
             case ev.Check():
@@ -66,10 +71,13 @@ class RunSummary:
                 self.script_tail.append(prefix + event.text)
             case ev.ScriptFinished():
                 self.script_ran, self.script_exit_code = True, event.exit_code
+                self.script_files_seen = False  # its files are copied back after it
             case ev.FileFetched():
+                self.script_files_seen = self.script_ran
                 if event.path not in self.fetched:  # a rerun copies the same file back again
                     self.fetched.append(event.path)
             case ev.FileNotFetched():
+                self.script_files_seen = self.script_ran
                 self.not_fetched.append((event.path, event.reason))
                 if event.incomplete:
                     self.incomplete.append(event.path)

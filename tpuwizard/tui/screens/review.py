@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Button, Input, Label, Static, Switch
@@ -13,6 +13,7 @@ from textual.widgets import Button, Input, Label, Static, Switch
 from tpuwizard.choice_words import all_words
 from tpuwizard.core.launch.plan import DEFAULT_MAX_RUN, LaunchPlan
 from tpuwizard.core.plan import catalog, cost, fit
+from tpuwizard.event_text import copy_back_words, shown_folder
 from tpuwizard.figures import count, money
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.state import ReviewAnswer, WizardState
@@ -86,14 +87,20 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
                 "Your script (optional)",
             )
             yield _titled(
-                Input(value=",".join(s.fetch), placeholder="reports/*.json", id="fetch"),
+                # An example, not a default: left empty, nothing is copied back (said below).
+                Input(value=",".join(s.fetch), placeholder="e.g. reports/*.json", id="fetch"),
                 "Files it writes, to copy back",
             )
         yield Static(id="deadline-words")
+        yield Static(f"Run folder: {shown_folder(s.run_dir)}/<run id>", id="run-folder")
         yield Static(id="error")
         yield Button("Create", id="create", variant="success")
 
     ready = False  # fields post Changed while they mount; check once all of them exist
+
+    def on_resize(self, event: events.Resize) -> None:
+        # Below 32 rows the run folder is said on the summary at the end, so Create fits 80x24.
+        self.query_one("#run-folder", Static).display = event.size.height >= 32
 
     def on_mount(self) -> None:
         self.ready = True
@@ -153,6 +160,10 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         words = self.deadline_words(candidate) if not problems else ""
         if words and (on_compute or self.query("#compute")):  # which API, where there is a choice
             words = backend_words(self.state, answers) + "\n" + words
+        # On the field's border, so that 80x24 still holds Create: what comes back, or that
+        # nothing will (its grey example is not a default).
+        fetch = self.query_one("#fetch", Input)
+        fetch.border_subtitle = copy_back_words(answers.script, answers.fetch)
         self.query_one("#deadline-words", Static).update(words)
         self.query_one("#error", Static).update("\n".join(problems))
         # Words or problems, never both: an empty line would push Create off an 80x24 screen.
