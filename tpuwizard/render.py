@@ -15,6 +15,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from tpuwizard import figures
 from tpuwizard.core.cloud.backends import TPU_API
 from tpuwizard.core.plan.fit import SliceFit, gib_text
 
@@ -182,6 +183,7 @@ def render_zones(
         out.print(f"No zone offers {accelerator}." if accelerator else "No zones found.")
     second = "runtime version" if accelerator else "accelerator types"
     by_zone = {o.zone: o.backends for o in offers or []}
+    prices: dict = {}  # zone -> cost.ZonePrice, where the table has a price column
 
     def zone_cell(zone: str) -> str:
         return zone + (" (unconfirmed)" if zone in unconfirmed else "")
@@ -193,11 +195,11 @@ def render_zones(
     if accelerator and offers is not None:
         # The runtime version is the TPU API's; a zone only Compute Engine offers has none.
         from tpuwizard.core.plan import cost
-        from tpuwizard.figures import money
+
+        prices = {zone: cost.zone_price(accelerator, "vm", zone) for zone in table}
 
         def price_cell(zone: str) -> str:
-            hourly = cost.hourly(accelerator, "vm", zone)
-            return "unknown" if hourly is None else money(hourly)
+            return figures.price_cell(prices[zone].hourly, prices[zone].note)
 
         headers: tuple[str, ...] = ("zone", second, "backends", "$/h")
         rows: list[tuple[str, ...]] = [
@@ -217,6 +219,9 @@ def render_zones(
         ]
     if table:
         print_table(out, None, headers, rows, wrap=(second, "backends"))
+        footnote = figures.price_footnote([p.note for p in prices.values()])
+        if footnote:
+            out.print(f"[dim]$/h: on demand. {footnote}[/]")
     for zone, error in failures.items():
         out.print(f"[yellow]{zone}: not surveyed ({error})[/]")
     out.print(f"[dim]{note}[/]")

@@ -34,7 +34,15 @@ SLICES = [f.name for f in fit.plan(48, fit.select_slices())]
             ["zones", "--offline", "--accelerator", "v6e-4"],
             ["backends", "us-east5-a", "v2-alpha-tpuv6e  tpu-api, compute"],
         ),
-        (["zones", "--offline", "--accelerator", "tpu7x-8"], ["us-central1-c", "compute"]),
+        (
+            ["zones", "--offline", "--accelerator", "tpu7x-8"],
+            # No figure for tpu7x: the cell says so, and the line under the table says why.
+            ["us-central1-c", "compute", "no price *", "* no vm price for tpu7x in the catalog."],
+        ),
+        (
+            ["zones", "--offline", "--accelerator", "v4-8"],
+            ["$12.88 *", "* list price, may differ in this region."],
+        ),
     ],
 )
 def test_tables_at_80_columns(args, words, monkeypatch):
@@ -143,7 +151,8 @@ def test_a_live_zone_table_labels_compute_engine_documented(monkeypatch, capsys)
         "tpu-api,",
         "compute",
         "(documented)",
+        "$10.80",  # v6e's US on-demand figure, 2.70 x 4 chips
     ]
     # A zone only the catalog's Compute Engine offers has no TPU API runtime version.
     (east5b,) = [line for line in lines if line.startswith("us-east5-b ")]
-    assert east5b.split() == ["us-east5-b", "compute", "(documented)"]
+    assert east5b.split() == ["us-east5-b", "compute", "(documented)", "$10.80"]

@@ -31,3 +31,37 @@ def test_flex_start_price_is_unknown_not_the_spot_price():
 
 def test_without_a_zone_the_generation_figure_stands():
     assert cost.per_chip_hour("v5litepod-4", "spot") == 0.245
+
+
+def test_a_zone_price_says_when_it_is_only_the_list_price_or_why_there_is_none():
+    from tpuwizard.core.plan.cost import FLEX_PRICE_NOTE, LIST_PRICE_NOTE, ZonePrice, zone_price
+
+    # A zone or region with its own figure: no note.
+    assert zone_price("v5litepod-4", "spot", "us-central1-a") == ZonePrice(1.192, "")
+    assert zone_price("v5litepod-4", "vm", "europe-west4-b") == ZonePrice(6.24, "")
+    # No row for the region: the generation's list price, said to be one.
+    assert zone_price("v5litepod-4", "spot", "us-west4-a") == ZonePrice(0.98, LIST_PRICE_NOTE)
+    assert zone_price("v4-8", "vm", "us-central2-b").note == LIST_PRICE_NOTE
+    # None, always with the reason.
+    assert zone_price("v5litepod-4", "flex", "us-west4-a") == ZonePrice(None, FLEX_PRICE_NOTE)
+    missing = zone_price("tpu7x-8", "vm", "us-central1-c")
+    assert missing.hourly is None and "tpu7x" in missing.note
+
+
+def test_route_zones_put_the_route_s_own_first_and_say_why_the_rest_are_not():
+    from tpuwizard.core.cloud.zones import route_zones
+
+    offering = ["europe-west4-b", "us-central1-a", "us-south1-a", "us-west4-a"]
+    flex = route_zones("v5litepod-4", "flex", offering)
+    assert [r.zone for r in flex] == [
+        "us-central1-a",
+        "us-west4-a",
+        "europe-west4-b",
+        "us-south1-a",
+    ]
+    assert [r.unusable for r in flex[:2]] == ["", ""]
+    assert flex[2].unusable == "no Flex-start here (only us-west4-a, us-central1-a)"
+    # v5e's Flex-start serving zone takes single-host sizes only: not a v5litepod-16.
+    big = route_zones("v5litepod-16", "flex", offering)
+    assert [r.zone for r in big if not r.unusable] == ["us-west4-a"]
+    assert all(not r.unusable for r in route_zones("v5litepod-4", "spot", offering))

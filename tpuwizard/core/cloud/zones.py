@@ -11,8 +11,8 @@ from pathlib import Path
 
 from tpuwizard.core import paths
 from tpuwizard.core.cloud.client import TpuCloud
-from tpuwizard.core.cloud.google_errors import location_unavailable
-from tpuwizard.core.plan import catalog
+from tpuwizard.core.cloud.google_errors import flex_zones, location_unavailable
+from tpuwizard.core.plan import catalog, cost
 
 CACHE_TTL_S = 6 * 3600
 MAX_WORKERS = 16  # bounded: the API allows plenty, but a laptop's connection pool does not
@@ -35,6 +35,30 @@ class ZoneSurvey:
         if not accelerator:
             return self.zones
         return {z: [accelerator] for z in self.offering(accelerator)}
+
+
+@dataclass(frozen=True)
+class RouteZone:
+    """A zone that offers the type, as one route sees it: its price there, and why the route
+    cannot use it (empty when it can)."""
+
+    zone: str
+    price: cost.ZonePrice
+    unusable: str = ""
+
+
+def route_zones(accelerator: str, route: str, offering: list[str]) -> list[RouteZone]:
+    """The zones in ``offering``, those ``route`` can use first (in their order), then the rest
+    with the reason; each with the route's price there."""
+    usable = offering
+    reason = ""
+    if route == "flex":
+        where = flex_zones(accelerator)
+        usable = [z for z in offering if z in where]
+        reason = f"no Flex-start here (only {', '.join(where)})" if where else "no Flex-start"
+    rows = [RouteZone(z, cost.zone_price(accelerator, route, z)) for z in usable]
+    rest = [z for z in offering if z not in usable]
+    return rows + [RouteZone(z, cost.zone_price(accelerator, route, z), reason) for z in rest]
 
 
 def documented() -> ZoneSurvey:

@@ -7,9 +7,42 @@ catalog has no figure for: its price is unknown (None), never the spot price.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from tpuwizard.core.plan import catalog
 
 ROUTE_KEY = {"vm": "on_demand", "on-demand": "on_demand", "spot": "spot"}
+LIST_PRICE_NOTE = "list price, may differ in this region"
+# No Flex-start figure with a source was found (catalog.toml, [zone_prices]): said, never guessed.
+FLEX_PRICE_NOTE = "Flex-start's own price is not in the catalog"
+
+
+@dataclass(frozen=True)
+class ZonePrice:
+    """A slice's price per hour in one zone, and how far to trust it: ``note`` is empty for the
+    zone's (or its region's) own figure, else says it is the generation's list price, or why
+    there is no figure at all. Never a bare "unknown"."""
+
+    hourly: float | None
+    note: str
+
+
+def zone_price(accelerator: str, route: str = "vm", zone: str | None = None) -> ZonePrice:
+    """What ``accelerator`` costs per hour on ``route`` in ``zone``, with what that figure is."""
+    if route == "flex":
+        return ZonePrice(None, FLEX_PRICE_NOTE)
+    slice_ = catalog.parse_accelerator(accelerator)
+    kind = ROUTE_KEY.get(route, route)
+    zoned = None if _is_pod_priced(slice_, kind) else _zone_price(slice_.generation.key, kind, zone)
+    hourly_usd = hourly(accelerator, route, zone)
+    if hourly_usd is None:
+        return ZonePrice(None, f"no {route} price for {slice_.generation.key} in the catalog")
+    return ZonePrice(hourly_usd, "" if zoned is not None else LIST_PRICE_NOTE)
+
+
+def _is_pod_priced(slice_: catalog.Slice, kind: str) -> bool:
+    pod = catalog.price_table("pod_prices").get(slice_.generation.key, {})
+    return kind == "on_demand" and bool(pod) and slice_.chips >= pod.get("min_chips", 1 << 30)
 
 
 def _zone_price(generation: str, kind: str, zone: str | None) -> float | None:
@@ -31,9 +64,8 @@ def per_chip_hour(accelerator: str, route: str = "vm", zone: str | None = None) 
     slice_ = catalog.parse_accelerator(accelerator)
     key = slice_.generation.key
     kind = ROUTE_KEY.get(route, route)
-    pod = catalog.price_table("pod_prices").get(key, {})
-    if kind == "on_demand" and pod and slice_.chips >= pod.get("min_chips", 1 << 30):
-        return float(pod["on_demand"])
+    if _is_pod_priced(slice_, kind):
+        return float(catalog.price_table("pod_prices")[key]["on_demand"])
     zoned = _zone_price(key, kind, zone)
     if zoned is not None:
         return zoned

@@ -1,4 +1,5 @@
-"""Step 4: where. Zones that offer the chosen type, live from the API or documented (labelled)."""
+"""Step 4: where. Zones that offer the chosen type, live from the API or documented (labelled):
+those the chosen route can use first, each with the route's price there; the rest say why not."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.widgets import Button, DataTable, Static
 
-from tpuwizard.core.cloud.zones import OFFERED_NOTE, ZoneSurvey
+from tpuwizard.core.cloud.zones import OFFERED_NOTE, RouteZone, ZoneSurvey, route_zones
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.plan import catalog
 from tpuwizard.event_text import survey_words
+from tpuwizard.figures import price_cell, price_footnote
 from tpuwizard.session.decision import ZoneAnswer
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.widgets.row_mark import add_mark_column, mark_row
@@ -20,17 +22,26 @@ from tpuwizard.tui.widgets.row_mark import add_mark_column, mark_row
 class ZonesScreen(WizardScreen[str]):
     STEP = "4 Zones"
     HELP = (
-        "Zones that offer your accelerator type. 'Offered' is not 'free right now': a create "
-        "can still meet a stockout, and tpuwizard then offers the other zones."
+        "Zones that offer your accelerator type, those your route can use first. '$/h' is the "
+        "route's price in that zone, an estimate; * marks a list price that may differ in that "
+        "region, or says why there is none. A zone your route cannot use says why, and cannot "
+        "be chosen. 'Offered' is not 'free right now': a create can still meet a stockout, and "
+        "tpuwizard then offers the other zones."
     )
 
     def __init__(
-        self, accelerator: str, current: str | None, survey_fn: Callable[[], ZoneAnswer]
+        self,
+        accelerator: str,
+        current: str | None,
+        survey_fn: Callable[[], ZoneAnswer],
+        route: str = "vm",
     ) -> None:
         """``survey_fn``: the session's survey (``Session.zone_survey``), run off the UI thread."""
         super().__init__()
         self.accelerator, self.current, self.survey_fn = accelerator, current, survey_fn
-        self.zones: list[str] = []
+        self.route = route
+        self.zones: list[str] = []  # in the table's order: the route's own first
+        self.rows: list[RouteZone] = []
 
     def compose_body(self) -> ComposeResult:
         runtime = catalog.parse_accelerator(self.accelerator).generation.runtime_version
@@ -39,13 +50,14 @@ class ZonesScreen(WizardScreen[str]):
         )
         yield Static("Looking up zones...", id="source")
         yield DataTable(id="zones", cursor_type="row")
+        yield Static(id="prices", classes="note")
         yield Static(OFFERED_NOTE, classes="note")
         yield Button("Next", id="next", variant="primary")
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         add_mark_column(table)  # ▶ on the chosen zone: not said by colour alone
-        table.add_columns("zone", "offers")
+        table.add_columns("zone", "$/h", f"for {ROUTE_WORDS.get(self.route, self.route)}")
         table.focus()  # Enter takes the highlighted zone, no Tab first
         self.load()
 
@@ -59,14 +71,22 @@ class ZonesScreen(WizardScreen[str]):
         self.app.call_from_thread(self.show, answer.survey, survey_words(answer))
 
     def show(self, survey: ZoneSurvey, label: str) -> None:
-        self.zones = survey.offering(self.accelerator)
+        self.rows = route_zones(self.accelerator, self.route, survey.offering(self.accelerator))
+        self.zones = [r.zone for r in self.rows]
         self.query_one("#source", Static).update(f"Source: {label}")
         table = self.query_one(DataTable)
         table.clear()
-        for zone in self.zones:
-            table.add_row("", zone, self.accelerator, key=zone)
-        if self.current in self.zones:
-            table.move_cursor(row=self.zones.index(self.current))
+        for row in self.rows:
+            price = price_cell(row.price.hourly, row.price.note)
+            table.add_row("", row.zone, price, row.unusable or "usable", key=row.zone)
+        footnote = price_footnote([r.price.note for r in self.rows])
+        self.query_one("#prices", Static).update(footnote)
+        self.query_one("#prices", Static).display = bool(footnote)
+        # The zone chosen before while this route can use it; else the route's first.
+        usable = [r.zone for r in self.rows if not r.unusable]
+        start = self.current if self.current in usable else next(iter(usable or self.zones), None)
+        if start is not None:
+            table.move_cursor(row=self.zones.index(start))
         mark_row(table, table.cursor_row)
 
     @on(DataTable.RowHighlighted)
@@ -76,5 +96,16 @@ class ZonesScreen(WizardScreen[str]):
     @on(Button.Pressed, "#next")
     @on(DataTable.RowSelected)
     def choose(self) -> None:
-        if self.zones:
-            self.dismiss(self.zones[self.query_one(DataTable).cursor_row])
+        if not self.rows:
+            return
+        row = self.rows[self.query_one(DataTable).cursor_row]
+        if row.unusable:  # said on its row; the source line says what to do
+            self.query_one("#source", Static).update(
+                f"[b]{row.zone} cannot be used:[/b] {row.unusable}. Choose another zone, or go "
+                "Back to choose another route."
+            )
+            return
+        self.dismiss(row.zone)
+
+
+ROUTE_WORDS = {"vm": "on demand", "spot": "spot", "flex": "Flex-start"}
