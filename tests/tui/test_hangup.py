@@ -7,98 +7,15 @@ then sends it SIGHUP. The bound on the exit is a hang detector, not a timing."""
 
 from __future__ import annotations
 
-import fcntl
-import os
-import select
 import signal
-import struct
-import subprocess
 import sys
-import termios
 import threading
 
-import pytest
-
-from tests.conftest import REPO, clean_env
 from tests.integration.launch_helpers import ledger_all_gone, ledger_holds, sandbox_is_empty
 from tests.tui.pilot_helpers import make_leftover, on_screen, sandbox_nodes, until
+from tests.tui.terminal import HANG_S
 from tests.waiting import wait_until
 from tpuwizard.tui.app import WizardApp
-
-HANG_S = 60  # far more than a teardown in the sandbox takes: past it, the wizard hung
-
-
-class Terminal:
-    """A pseudo-terminal running one command. What it shows is read all along, as a terminal
-    emulator does: unread, it would fill up and hold the wizard's writes."""
-
-    def __init__(self, argv: list[str], controlling: bool = True, **env: str) -> None:
-        self.master, slave = os.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
-        self.proc = subprocess.Popen(
-            argv,
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            cwd=REPO,
-            env=clean_env(TERM="xterm-256color", **env),
-            # A controlling terminal, as a terminal window gives its shell: closing it is a hangup.
-            preexec_fn=(lambda: os.login_tty(0)) if controlling else os.setsid,
-        )
-        os.close(slave)
-        self.shown = b""
-        self._open = threading.Event()
-        self._open.set()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        while self._open.is_set():
-            if select.select([self.master], [], [], 0.05)[0]:
-                try:
-                    self.shown += os.read(self.master, 1 << 16)
-                except OSError:  # the wizard has closed its side
-                    return
-
-    def wait_for(self, text: bytes, timeout: float = 60) -> None:
-        def shown() -> bool:
-            assert self.proc.poll() is None, f"the wizard ended first: {self.shown[-800:]!r}"
-            return text in self.shown
-
-        wait_until(shown, timeout, f"{text!r} on the terminal")
-
-    def hang_up(self) -> None:
-        """Close the terminal, as closing its window does."""
-        self._open.clear()
-        self._reader.join()
-        os.close(self.master)
-
-    def exit_code(self) -> int:
-        """The wizard's exit code; it fails the test, and kills the wizard, if it hangs."""
-        try:
-            return self.proc.wait(timeout=HANG_S)
-        except subprocess.TimeoutExpired as hung:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
-            raise AssertionError(f"no exit within {HANG_S} s of the hangup") from hung
-
-
-@pytest.fixture
-def terminals():
-    opened: list[Terminal] = []
-
-    def start(argv: list[str], **kwargs) -> Terminal:
-        opened.append(Terminal(argv, **kwargs))
-        return opened[-1]
-
-    yield start
-    for terminal in opened:  # a test that failed early: no wizard outlives it
-        if terminal.proc.poll() is None:
-            os.killpg(terminal.proc.pid, signal.SIGKILL)
-            terminal.proc.wait()
-        if terminal._open.is_set():
-            terminal.hang_up()
-
 
 WIZARD = [sys.executable, "-m", "tpuwizard", "--sandbox"]
 

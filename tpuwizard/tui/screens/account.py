@@ -13,6 +13,7 @@ from tpuwizard.core.errors import BadInput
 from tpuwizard.session.practice import PRACTICE_PROJECT
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.state import AccountAnswer
+from tpuwizard.tui.widgets.typed_input import TypedInput
 
 
 class AccountScreen(WizardScreen[AccountAnswer]):
@@ -62,7 +63,7 @@ class AccountScreen(WizardScreen[AccountAnswer]):
         with Horizontal(classes="row"):
             yield Switch(value=self.practice, id="practice")
             yield Label(practice_label(self.practice), id="practice-label", classes="switch-label")
-        project = Input(value=self.project, placeholder="my-project-123", id="project")
+        project = TypedInput(value=self.project, placeholder="my-project-123", id="project")
         project.border_title = "Project id"
         yield project
         yield Static(id="error")

@@ -13,6 +13,7 @@ from tpuwizard.figures import money
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.state import CapacityAnswer
 from tpuwizard.tui.widgets.row_mark import add_mark_column, mark_row
+from tpuwizard.tui.widgets.typed_input import TypedInput
 
 
 class CapacityScreen(WizardScreen[CapacityAnswer]):
@@ -51,8 +52,8 @@ class CapacityScreen(WizardScreen[CapacityAnswer]):
             # The values from the start, not set after mounting: a field focused with its text
             # selects it, so what is typed replaces it (48 typed over 48 is 48, not 4848).
             size = "" if self.params else f"{self.state_gib:g}"
-            yield _titled(Input(size, placeholder="48", id="size"), "State size (GiB)")
-            yield _titled(Input(self.params, placeholder="7B", id="params"), "or parameters")
+            yield _titled(TypedInput(size, placeholder="48", id="size"), "State size (GiB)")
+            yield _titled(TypedInput(self.params, placeholder="7B", id="params"), "or parameters")
             recipe = Select(
                 [(f"{k} ({v[0]:g} B/param)", k) for k, v in fit.RECIPES.items()],
                 value=self.recipe,

@@ -13,6 +13,7 @@ from tpuwizard.core.errors import BadInput
 from tpuwizard.core.evidence import notebook
 from tpuwizard.core.evidence.receipt import check_receipt, load_receipt
 from tpuwizard.tui.screens.base import WizardScreen
+from tpuwizard.tui.widgets.typed_input import TypedInput
 
 PLATFORMS = {"colab": "Google Colab (TPU v5e-1)", "kaggle": "Kaggle (TPU VM v5e-8)"}
 
@@ -44,7 +45,7 @@ class NotebookScreen(WizardScreen[None]):
         yield Static(id="steps")
         yield Label("Downloaded receipt")
         with Horizontal(id="receipt-row"):
-            yield Input(placeholder="~/Downloads/receipt.json", id="receipt")
+            yield TypedInput(placeholder="~/Downloads/receipt.json", id="receipt")
             yield Button("Check the receipt", id="check")
         yield Static(id="result")
 

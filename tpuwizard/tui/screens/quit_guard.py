@@ -14,6 +14,7 @@ from textual.widgets import Button, Input, Static
 from tpuwizard.core.launch.billing import Billed
 from tpuwizard.figures import money
 from tpuwizard.tui.host import host
+from tpuwizard.tui.widgets.typed_input import TypedInput
 
 
 def keep_word(undecided: list[Billed]) -> str:
@@ -71,7 +72,7 @@ class QuitGuard(ModalScreen[str | None]):
             text = self.guard_text()
             yield Static(text, id="guard-text")
             if self.undecided:
-                yield Input(
+                yield TypedInput(
                     placeholder=f"type {keep_word(self.undecided)} here to keep it running",
                     id="confirm-name",
                 )

@@ -17,6 +17,7 @@ from tpuwizard.event_text import copy_back_words, shown_folder
 from tpuwizard.figures import count, money
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.state import ReviewAnswer, WizardState
+from tpuwizard.tui.widgets.typed_input import TypedInput
 
 
 class ReviewScreen(WizardScreen[ReviewAnswer]):
@@ -62,10 +63,12 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         )
         with Horizontal(classes="row"):
             yield _titled(
-                Input(value=s.name or "", placeholder="tpuwizard-<run id>", id="name"), "Name"
+                TypedInput(value=s.name or "", placeholder="tpuwizard-<run id>", id="name"), "Name"
             )
             yield _titled(
-                Input(value=f"{s.max_run_minutes or DEFAULT_MAX_RUN[s.route]:g}", id="max-run"),
+                TypedInput(
+                    value=f"{s.max_run_minutes or DEFAULT_MAX_RUN[s.route]:g}", id="max-run"
+                ),
                 "Deadline (minutes)",
             )
         with Horizontal(classes="row"):  # the switches on one row: 80x24 holds the screen
@@ -83,12 +86,12 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
             )
         with Horizontal(classes="row"):
             yield _titled(
-                Input(value=str(s.script or ""), placeholder="path/to/main.py", id="script"),
+                TypedInput(value=str(s.script or ""), placeholder="path/to/main.py", id="script"),
                 "Your script (optional)",
             )
             yield _titled(
                 # An example, not a default: left empty, nothing is copied back (said below).
-                Input(value=",".join(s.fetch), placeholder="e.g. reports/*.json", id="fetch"),
+                TypedInput(value=",".join(s.fetch), placeholder="e.g. reports/*.json", id="fetch"),
                 "Files it writes, to copy back",
             )
         yield Static(id="deadline-words")

@@ -17,6 +17,7 @@ from textual.widgets import Button, DataTable, Input, Static
 
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.plan import fit, program_advice, program_fit
+from tpuwizard.tui.widgets.typed_input import TypedInput
 
 
 def _size(count: int | None) -> str:
@@ -49,7 +50,9 @@ class ProgramFitScreen(ModalScreen[str | None]):
                 "(step, args). Each slice's compile runs here, on this computer."
             )
             with Horizontal(id="program-row"):
-                yield Input(self.program, placeholder="examples/mlp_adam.py", id="program-path")
+                yield TypedInput(
+                    self.program, placeholder="examples/mlp_adam.py", id="program-path"
+                )
                 yield Button("Compile", id="compile", variant="primary")
                 yield Button("Cancel", id="cancel", disabled=True)
             yield Static(id="program-status")
