@@ -283,3 +283,18 @@ async def test_review_says_what_will_be_copied_back_and_where_the_run_folder_is(
         if size[1] >= 32:  # where there is room, the run folder; else the summary says it
             assert text_of(app, "#run-folder") == f"Run folder: {tmp_path}/runs/<run id>"
             assert on_screen_whole(app, "#run-folder")
+
+
+async def test_a_size_not_understood_empties_the_table_instead_of_leaving_it_stale(tmp_path):
+    app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await walk_to_capacity(pilot)
+        table = app.screen.query_one(DataTable)
+        assert table.row_count > 0
+        await pilot.press(*"forty")  # replaces the selected 48
+        assert "Not understood" in text_of(app, "#verdict")
+        assert table.row_count == 0 and app.screen.fits == []
+        await pilot.press("enter")  # nothing to take: the step stays
+        assert type(app.screen).__name__ == "CapacityScreen"
+        await pilot.press(*["backspace"] * 5, "3", "2")
+        assert table.row_count > 0 and "32.0 GiB" in text_of(app, "#verdict")

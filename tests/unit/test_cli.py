@@ -177,3 +177,15 @@ def test_a_table_sent_to_a_pipe_has_no_padding_at_line_ends():
     lines = result.stdout.splitlines()
     assert "v5litepod-4" in result.stdout and len(lines) > 3
     assert [line for line in lines if line != line.rstrip()] == []
+
+
+def test_teardown_and_down_help_each_describe_their_own_command_in_plain_words():
+    said = {
+        name: CliRunner().invoke(main, [name, "--help"], terminal_width=100).output
+        for name in ("teardown", "down", "--help")
+    }
+    assert all("``" not in text for text in said.values()), said  # no reST quotes
+    assert " down" not in said["teardown"].split("Options:")[0]  # it once described down
+    assert "Delete what tpuwizard created (NAME, or --all)" in said["teardown"]
+    assert "Delete the node kept by up" in said["down"]
+    assert "down      Delete the node kept by up" in said["--help"]

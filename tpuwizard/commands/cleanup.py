@@ -3,6 +3,7 @@ name, cli.py registers it)."""
 
 from __future__ import annotations
 
+import copy
 from typing import TYPE_CHECKING
 
 import click
@@ -110,8 +111,8 @@ def teardown(
     sandbox: bool,
     as_json: bool,
 ) -> None:
-    """Delete what tpuwizard created and verify by listing that it is gone. As ``down`` without
-    NAME: the only kept node. Exit 4 if anything could not be verified gone (or checked)."""
+    """Delete what tpuwizard created (NAME, or --all) and verify by listing that it is gone.
+    Exit 4 if anything could not be verified gone (or checked)."""
     from tpuwizard.core.cloud.diagnose import Context
     from tpuwizard.event_text import teardown_lines
 
@@ -174,6 +175,15 @@ def teardown(
     if unchecked or not all(r.verified for r in results):
         raise click.exceptions.Exit(EXIT_TEARDOWN)
     say("Nothing tpuwizard deleted is billing any more.")
+
+
+# `down`, the pair of `up`: the same command, with help in its own words (click prints a
+# docstring as it is, so the help is plain text, without the reST quotes of the code's comments).
+down = copy.copy(teardown)
+down.help = (
+    "Delete the node kept by up (NAME, or without it the only kept node) and verify by listing "
+    "that it is gone. Exit 4 if anything could not be verified gone (or checked)."
+)
 
 
 def _only_kept_node(session: Session) -> str:

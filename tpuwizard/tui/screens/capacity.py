@@ -108,10 +108,10 @@ class CapacityScreen(WizardScreen[CapacityAnswer]):
             self.suggested_params = err.params
             switch.label = f"Use {err.params} as parameters"
             switch.display = True
-            verdict.update(f"[b]Not a size:[/b] {err}")
+            self.show_no_table(f"[b]Not a size:[/b] {err}")
             return
         except BadInput as err:
-            verdict.update(f"[b]Not understood:[/b] {err}")
+            self.show_no_table(f"[b]Not understood:[/b] {err}")
             return
         self.state_gib = state
         self.fits = fit.plan(state, fit.select_slices(single_host=True), route=self.route)
@@ -134,6 +134,13 @@ class CapacityScreen(WizardScreen[CapacityAnswer]):
         table.move_cursor(row=self.fits.index(self.preselected()))
         verdict.update(fit.verdict(state, self.fits))
         self.understood = True
+
+    def show_no_table(self, why: str) -> None:
+        """What was typed gives no table: the last one is emptied, never left standing stale
+        under the words that say why."""
+        self.fits = []
+        self.query_one(DataTable).clear()
+        self.query_one("#verdict", Static).update(why)
 
     @on(Button.Pressed, "#from-program")
     def from_program(self) -> None:
