@@ -74,6 +74,7 @@ async def walk(tmp: Path) -> None:
         await next_step(pilot)
         await on_screen(pilot, "ReviewScreen")
         app.screen.query_one("#script").value = str(script)
+        await pilot.pause()  # Review's words follow the field (what will be copied back)
         save(app)
         await press(pilot, "#create")
         await until(pilot, lambda: app.billing.may_bill(), 30, "billing")
