@@ -90,4 +90,4 @@ for command in (
         command if command in (cleanup.status, cloud.sandbox) else _then_kept_nodes(command)
     )
 # Iterating on a kept node ends with `down`: the same verified teardown under its pair's name.
-main.add_command(cleanup.down, name="down")
+main.add_command(_then_kept_nodes(cleanup.down), name="down")
