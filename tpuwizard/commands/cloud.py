@@ -181,7 +181,7 @@ def launch(
     from tpuwizard.core.launch.events import Finished
     from tpuwizard.core.launch.plan import DEFAULT_READY_TIMEOUT, LaunchPlan
     from tpuwizard.event_text import summary_lines
-    from tpuwizard.session.backend import decide_backend
+    from tpuwizard.session.backend import backend_notes, decide_backend
     from tpuwizard.session.signals import exit_code, stop_on_signals
     from tpuwizard.session.watchdog import choose_watchdog
 
@@ -225,7 +225,8 @@ def launch(
         session.prepare_to_keep()
     choice = choose_watchdog(session, plan, watchdog)
     plan = choice.plan
-    for line in [chosen.reason, *choice.lines()] if chosen.reason else choice.lines():
+    notes = [chosen.reason] if chosen.reason else []
+    for line in [*notes, *backend_notes(plan), *choice.lines()]:
         (say if as_json else click.echo)(line)
     handle = session.start_launch(plan, transport, ready_timeout)
     code = EXIT_CLOUD

@@ -127,7 +127,7 @@ def up(
     from tpuwizard.core.launch import events as ev
     from tpuwizard.core.launch.plan import LaunchPlan
     from tpuwizard.event_text import json_event
-    from tpuwizard.session.backend import decide_backend
+    from tpuwizard.session.backend import backend_notes, decide_backend
     from tpuwizard.session.signals import exit_code, stop_on_signals
 
     zone = zone or gcloud_config.discover().zone
@@ -166,6 +166,8 @@ def up(
         queue_wait_minutes=queue_wait,
     )
     plan.validate()  # every rule before anything starts, the practice sandbox included
+    for line in backend_notes(plan):
+        say(line)
     check_transport(transport, session.practice)
     session.prepare_to_keep()
     if plan.watchdog:  # the check before create: refuse before anything is made, not after
