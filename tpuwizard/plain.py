@@ -32,6 +32,7 @@ from tpuwizard.event_text import (
     survey_words,
     wrap_paragraph,
 )
+from tpuwizard.session.backend import decide_backend
 from tpuwizard.session.kept_lines import recorded_kept
 from tpuwizard.session.launch_handle import LaunchHandle
 from tpuwizard.session.session import Session
@@ -111,8 +112,17 @@ class PlainWizard:
                 check=_minutes,
             )
         )
-        check = session.watchdog_check() if route in WATCHDOG_ROUTES else None
-        if check is not None:
+        try:
+            chosen = decide_backend(accelerator, route, "auto")  # the support matrix decides
+        except BadInput as err:  # a type no backend serves this way (a multi-host TPU7x)
+            raise PlanRefused([str(err)]) from None
+        on_compute = chosen.backend == "compute"  # Google's deadline: no watchdog to ask about
+        if on_compute:
+            self.say(f"Made through Compute Engine: {chosen.reason}")
+        check = session.watchdog_check() if route in WATCHDOG_ROUTES and not on_compute else None
+        if on_compute:
+            watchdog = False
+        elif check is not None:
             self.say(check_words(check))
             watchdog = self.ask_watchdog(session.default_watchdog(route, check))
         else:
@@ -149,6 +159,7 @@ class PlainWizard:
             watchdog_check=check,
             precision=deep,
             trace=deep,
+            backend=chosen.backend,
         )
         while problems := plan.problems():
             for problem in all_words(problems, "plain"):
