@@ -145,3 +145,10 @@ def test_looking_at_a_counted_fault_uses_none_of_it():
     f = parse_faults("api_disabled=1")
     assert f.left("api_disabled") and f.left("api_disabled")
     assert f.take("api_disabled") and not f.left("api_disabled")
+
+
+def test_which_apis_need_a_quota_project():
+    assert parse_faults("no_quota_project=1").needs_quota_project == {"*"}
+    named = parse_faults("no_quota_project=cloudquotas.googleapis.com,orgpolicy.googleapis.com")
+    assert named.needs_quota_project == {"cloudquotas.googleapis.com", "orgpolicy.googleapis.com"}
+    assert parse_faults("no_quota_project=0").needs_quota_project == set()
