@@ -188,6 +188,10 @@ def quota_metric(m: TpuMachineType, model: str) -> tuple[str, str, dict[str, str
             f"PREEMPTIBLE-TPU-{generation}-per-project-region",
             {},
         )
+    if m.generation == "v5p":
+        # A user's `gcloud quotas info` shows v5p with its own pair (backend_choice.py's source):
+        # TPU-V5P-per-project-region for STANDARD, not the family quota.
+        return ("TPU_V5P", "TPU-V5P-per-project-region", {})
     return (
         "TPUS_PER_TPU_FAMILY",
         "TPUS-PER-TPU-FAMILY-per-project-region",
