@@ -34,10 +34,12 @@ def launch(cwd: Path, *args: str, timeout: float = 240, **extra: str):
     return proc.returncode, [json.loads(line) for line in proc.stdout.splitlines()], proc.stderr
 
 
-def launch_until(cwd: Path, stop_at, *args: str, sig: int = signal.SIGKILL, **extra: str):
+def launch_until(
+    cwd: Path, stop_at, *args: str, sig: int = signal.SIGKILL, zone: str = ZONE, **extra: str
+):
     """Start a launch, send ``sig`` when ``stop_at(event)`` first holds; return (code, events)."""
     proc = subprocess.Popen(
-        tpuwizard_cmd("launch", "--sandbox", "--json", "--zone", ZONE, *args),
+        tpuwizard_cmd("launch", "--sandbox", "--json", "--zone", zone, *args),
         cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -130,7 +132,7 @@ def sandbox_is_empty(home: Path) -> bool:
     if not path.exists():
         return True  # the sandbox never had to save anything
     state = json.loads(path.read_text())
-    return not state["nodes"] and not state["queued"]
+    return not state["nodes"] and not state["queued"] and not state.get("instances")
 
 
 def ledger_all_gone(home: Path) -> bool:
