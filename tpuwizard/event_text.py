@@ -122,7 +122,8 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
             verdict = "proves the run" if event.ok else "does NOT prove the run"
             return [f"Receipt {event.receipt_sha256} saved to {event.path}: {verdict}"]
         case ev.ScriptFinished():
-            return [f"Your script exited with code {event.exit_code}."]
+            kept = f" Its whole output: {event.output}" if event.output else ""
+            return [f"Your script exited with code {event.exit_code}.{kept}"]
         case ev.FileFetched():
             return [f"Copied back {event.path}"]
         case ev.FileNotFetched():
@@ -200,6 +201,8 @@ def summary_lines(summary: RunSummary, audience: Audience = "cli") -> list[str]:
         code = "did not finish" if s.script_exit_code is None else f"exit {s.script_exit_code}"
         lines.append(f"  Your script: {code}. Its last lines:")
         lines += [f"{SCRIPT_TAIL}{line}" for line in s.script_tail] or ["    (no output)"]
+        if s.script_output:
+            lines.append(f"  Its whole output, every worker's lines: {s.script_output}")
     lines += [f"  Copied back: {path}" for path in s.fetched]
     lines += [f"  Not copied back: {path!r}: {why}" for path, why in s.not_fetched]
     if s.incomplete:

@@ -176,9 +176,11 @@ class ScriptDone(Event):
 
 @dataclass(frozen=True)
 class ScriptFinished(Event):
-    """Your script ended on every worker; ``exit_code`` is the first non-zero one, else 0."""
+    """Your script ended on every worker; ``exit_code`` is the first non-zero one, else 0.
+    ``output``: the local file that holds its whole output (every worker's lines)."""
 
     exit_code: int
+    output: str | None = None
 
 
 @dataclass(frozen=True)
