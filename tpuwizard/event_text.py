@@ -54,6 +54,11 @@ def practice_words(mode: Mode) -> str:
         "endpoint": f"{ENDPOINT_ENV} points at a sandbox ({mode.endpoint})",
         "no credentials": "no Google credentials were found",
     }.get(mode.why, "practice was chosen")
+    if mode.why == "no credentials" and mode.adc_missing:  # `gcloud auth login` alone: say so
+        return (
+            "[practice] Using the local sandbox (nothing here is a real Cloud TPU, nothing is "
+            f"billed) because {mode.adc_missing}"
+        )
     return (
         f"[practice] Using the local sandbox because {why}: nothing here is a real Cloud TPU "
         "and nothing is billed."
