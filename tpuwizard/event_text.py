@@ -147,6 +147,8 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
                 f"Verified gone: {event.name}. Nothing is billing. It billed "
                 f"{event.billed_s:.0f} s: about {money(event.cost_usd)} (estimate)."
             ]
+        case ev.ZoneListed():
+            return zone_listed_lines(event)
         case ev.TeardownFailed():
             return [
                 f"NOT verified gone: {event.name}. It may still be billing.",
@@ -180,6 +182,27 @@ def synced_words(event: ev.FolderSynced) -> str:
         f"copied {len(event.changed)} changed file(s), {event.bytes_sent} bytes{removed} to "
         f"{count(event.workers, 'worker')} in {event.seconds:.2f} s ({'; '.join(event.ways)})"
     )
+
+
+def zone_listed_lines(event: ev.ZoneListed) -> list[str]:
+    """The zone's TPU list now, as the course checks it after deleting: each TPU with who made
+    it; one tpuwizard did not make is never deleted by it, and this says how to end it."""
+    shown = f" (as `{event.command}` shows it)" if event.command else ""
+    head = f"The TPU list of {event.zone} now{shown}:"
+    if not event.tpus:
+        return [f"{head} empty. No TPU, yours or anyone's, is there."]
+    lines = [f"{head} {count(len(event.tpus), 'TPU')}."]
+    for tpu in event.tpus:
+        line = f"  {tpu.name}  {tpu.accelerator}  {tpu.state}  {tpu.made_by}"
+        if tpu.made_by == "not made by tpuwizard":
+            how = (
+                f"gcloud compute instances delete {tpu.name} --zone {event.zone}"
+                if event.backend == "compute"
+                else f"gcloud compute tpus tpu-vm delete {tpu.name} --zone {event.zone}"
+            )
+            line += f": tpuwizard never deletes it; it bills until you do: {how}"
+        lines.append(line)
+    return lines
 
 
 def summary_lines(summary: RunSummary, audience: Audience = "cli") -> list[str]:

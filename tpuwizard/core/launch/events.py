@@ -256,6 +256,28 @@ class TeardownVerified(Event):
 
 
 @dataclass(frozen=True)
+class ListedTpu:
+    """One TPU of a zone's list: ``made_by`` is "yours", "another tpuwizard user's" or "not
+    made by tpuwizard" (tpuwizard never deletes one it did not make)."""
+
+    name: str
+    accelerator: str
+    state: str
+    made_by: str
+
+
+@dataclass(frozen=True)
+class ZoneListed(Event):
+    """What the zone's TPU list shows now, after a teardown (the course's last step), and the
+    gcloud command that shows the same ("" in practice)."""
+
+    zone: str
+    backend: str
+    command: str
+    tpus: tuple[ListedTpu, ...]
+
+
+@dataclass(frozen=True)
 class TeardownFailed(Event):
     name: str
     kind: str
