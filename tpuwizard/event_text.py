@@ -54,6 +54,11 @@ def practice_words(mode: Mode) -> str:
         "endpoint": f"{ENDPOINT_ENV} points at a sandbox ({mode.endpoint})",
         "no credentials": "no Google credentials were found",
     }.get(mode.why, "practice was chosen")
+    if mode.why == "no credentials" and mode.adc_missing:  # `gcloud auth login` alone: say so
+        return (
+            "[practice] Using the local sandbox (nothing here is a real Cloud TPU, nothing is "
+            f"billed) because {mode.adc_missing}"
+        )
     return (
         f"[practice] Using the local sandbox because {why}: nothing here is a real Cloud TPU "
         "and nothing is billed."
@@ -122,7 +127,8 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
             verdict = "proves the run" if event.ok else "does NOT prove the run"
             return [f"Receipt {event.receipt_sha256} saved to {event.path}: {verdict}"]
         case ev.ScriptFinished():
-            return [f"Your script exited with code {event.exit_code}."]
+            kept = f" Its whole output: {event.output}" if event.output else ""
+            return [f"Your script exited with code {event.exit_code}.{kept}"]
         case ev.FileFetched():
             return [f"Copied back {event.path}"]
         case ev.FileNotFetched():
@@ -141,6 +147,8 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
                 f"Verified gone: {event.name}. Nothing is billing. It billed "
                 f"{event.billed_s:.0f} s: about {money(event.cost_usd)} (estimate)."
             ]
+        case ev.ZoneListed():
+            return zone_listed_lines(event)
         case ev.TeardownFailed():
             return [
                 f"NOT verified gone: {event.name}. It may still be billing.",
@@ -176,6 +184,27 @@ def synced_words(event: ev.FolderSynced) -> str:
     )
 
 
+def zone_listed_lines(event: ev.ZoneListed) -> list[str]:
+    """The zone's TPU list now, as the course checks it after deleting: each TPU with who made
+    it; one tpuwizard did not make is never deleted by it, and this says how to end it."""
+    shown = f" (as `{event.command}` shows it)" if event.command else ""
+    head = f"The TPU list of {event.zone} now{shown}:"
+    if not event.tpus:
+        return [f"{head} empty. No TPU, yours or anyone's, is there."]
+    lines = [f"{head} {count(len(event.tpus), 'TPU')}."]
+    for tpu in event.tpus:
+        line = f"  {tpu.name}  {tpu.accelerator}  {tpu.state}  {tpu.made_by}"
+        if tpu.made_by == "not made by tpuwizard":
+            how = (
+                f"gcloud compute instances delete {tpu.name} --zone {event.zone}"
+                if event.backend == "compute"
+                else f"gcloud compute tpus tpu-vm delete {tpu.name} --zone {event.zone}"
+            )
+            line += f": tpuwizard never deletes it; it bills until you do: {how}"
+        lines.append(line)
+    return lines
+
+
 def summary_lines(summary: RunSummary, audience: Audience = "cli") -> list[str]:
     """The end-of-run summary, the same words in the wizard, plain mode and the CLI (a failure's
     next steps each in the audience's own words)."""
@@ -200,6 +229,8 @@ def summary_lines(summary: RunSummary, audience: Audience = "cli") -> list[str]:
         code = "did not finish" if s.script_exit_code is None else f"exit {s.script_exit_code}"
         lines.append(f"  Your script: {code}. Its last lines:")
         lines += [f"{SCRIPT_TAIL}{line}" for line in s.script_tail] or ["    (no output)"]
+        if s.script_output:
+            lines.append(f"  Its whole output, every worker's lines: {s.script_output}")
     lines += [f"  Copied back: {path}" for path in s.fetched]
     lines += [f"  Not copied back: {path!r}: {why}" for path, why in s.not_fetched]
     if s.incomplete:

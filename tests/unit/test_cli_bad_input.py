@@ -185,3 +185,11 @@ def test_everything_after_script_reaches_the_script_unchanged(here, monkeypatch,
 
 def test_an_unknown_option_before_script_is_refused_not_taken_for_the_script(home, here):
     assert "No such option '--bogus'" in refused(home, "run", "--sandbox", "--bogus", "train.py")
+
+
+def test_a_script_in_the_home_folder_is_refused_before_create(here, home, monkeypatch):
+    """Its whole folder would be copied to the TPU: exit 2 with the fix, nothing made."""
+    monkeypatch.setenv("HOME", str(here))
+    for args in ([*LAUNCH, "--script", "train.py"], ["run", "--sandbox", "train.py"]):
+        err = refused(home, *args)
+        assert "your home folder" in err and "Put the script in its own folder" in err

@@ -33,7 +33,7 @@ from tpuwizard.core.errors import BadInput
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_OK, EXIT_TEARDOWN
 
 if TYPE_CHECKING:
-    from tpuwizard.core.launch.teardown import Billable, Unchecked
+    from tpuwizard.core.launch.teardown import Billable, TeardownResult, Unchecked
     from tpuwizard.session.session import Session
 
 
@@ -168,12 +168,29 @@ def teardown(
                 "kept": kept_now(),  # what still bills after this (also said on stderr)
             }
         )
+    _say_zone_lists(session, results, as_json)
     if unchecked:
         names = ", ".join(f"{u.resource.name} ({u.resource.zone})" for u in unchecked)
         say(f"Not checked, so not verified gone: {names}; see above.")
     if unchecked or not all(r.verified for r in results):
         raise click.exceptions.Exit(EXIT_TEARDOWN)
     say("Nothing tpuwizard deleted is billing any more.")
+
+
+def _say_zone_lists(session: Session, results: list[TeardownResult], as_json: bool) -> None:
+    """What each zone's TPU list shows now, as the course's last step looks: ours and, said as
+    such, TPUs tpuwizard did not make (it never deletes them). A list that fails costs only
+    its lines: what was deleted was verified already."""
+    from tpuwizard.event_text import zone_listed_lines
+
+    for zone, backend in sorted({(r.resource.zone, r.resource.backend) for r in results}):
+        try:
+            listed = session.zone_listed(zone, backend)
+        except Exception as err:
+            say(f"Could not list {zone} now ({type(err).__name__}); what was deleted stays so.")
+            continue
+        for line in zone_listed_lines(listed):
+            (say if as_json else show)(line)
 
 
 def _only_kept_node(session: Session) -> str:

@@ -32,6 +32,9 @@ class Mode:
     why: Why
     endpoint: str | None = None  # the TPU endpoint the user's environment names, if any
     credentials: bool = False  # Google credentials were found
+    # gcloud is signed in, yet no Application Default Credentials: the line that says so
+    # (gcloud_config.signed_in_without_adc), or None.
+    adc_missing: str | None = None
 
     @property
     def real_refusal(self) -> str | None:
@@ -41,6 +44,8 @@ class Mode:
                 f"{ENDPOINT_ENV} points at {self.endpoint}, not at Google: unset it to use "
                 "Google Cloud"
             )
+        if self.adc_missing:
+            return self.adc_missing
         if not self.credentials:
             return "No credentials: run  gcloud auth application-default login"
         return None
@@ -61,9 +66,11 @@ def decide(sandbox: bool, ctx: GcloudContext) -> Mode:
         why = "no credentials"
     else:
         return Mode(False, ctx.project, "real", endpoint, credentials)
+    from tpuwizard.core.cloud.gcloud_config import signed_in_without_adc
+
     # In practice only a project the user named (--project) stands; gcloud's is a real one.
     project = ctx.project if ctx.project_source == "flag" else practice_mode.PRACTICE_PROJECT
-    return Mode(True, project, why, endpoint, credentials)
+    return Mode(True, project, why, endpoint, credentials, signed_in_without_adc(ctx))
 
 
 @dataclass(frozen=True)

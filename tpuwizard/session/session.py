@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from tpuwizard.core.cloud.client import TpuCloud
     from tpuwizard.core.cloud.iam import WatchdogCheck
     from tpuwizard.core.cloud.protocol import Cloud
+    from tpuwizard.core.launch.events import ZoneListed
     from tpuwizard.core.launch.ledger import Ledger, Resource
     from tpuwizard.core.launch.plan import LaunchPlan
     from tpuwizard.core.launch.teardown import Found, TeardownResult
@@ -321,6 +322,12 @@ class Session:
                     self.billing.forget(resource.name)
                 results.append(result)
         return results
+
+    def zone_listed(self, zone: str, backend: str) -> ZoneListed:
+        """What the zone's TPU list shows now (after a teardown, as the course looks)."""
+        from tpuwizard.core.launch.zone_list import zone_listed
+
+        return zone_listed(self.cloud_for(backend), zone, self.owner, self.practice)
 
     def delete_everything_left(self) -> list[TeardownResult]:
         """Delete what this session knows exists outside a running launch."""

@@ -7,6 +7,7 @@ launch's shared :class:`~tpuwizard.core.launch.launch_state.LaunchState`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -21,6 +22,7 @@ from tpuwizard.core.launch.ledger import Resource
 from tpuwizard.core.launch.plan import LaunchPlan
 from tpuwizard.core.launch.runtime import Runtime
 from tpuwizard.core.launch.teardown import delete_and_verify, still_listed
+from tpuwizard.core.launch.zone_list import zone_listed
 from tpuwizard.core.plan import catalog, cost
 from tpuwizard.core.remote.jobs import stop_job
 
@@ -164,7 +166,14 @@ class Ending:
         self.emit(ev.TeardownVerified(resource.name, resource.kind, round(billed, 1), total))
         self.state.resource = None
         self.stopped_at = time.time()
+        self.list_zone(resource.zone)
         return True
+
+    def list_zone(self, zone: str) -> None:
+        """Say what the zone's TPU list shows now, as the course's last step looks; a list that
+        fails costs only this line (the teardown was verified already)."""
+        with contextlib.suppress(Exception):  # the verified teardown stands; the list is extra
+            self.emit(zone_listed(self.rt.cloud, zone, self.rt.owner, self.rt.practice))
 
     def costing_seconds(self) -> float:
         """Seconds from the first READY until verified gone (or now, if it still exists)."""

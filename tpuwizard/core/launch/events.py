@@ -176,9 +176,11 @@ class ScriptDone(Event):
 
 @dataclass(frozen=True)
 class ScriptFinished(Event):
-    """Your script ended on every worker; ``exit_code`` is the first non-zero one, else 0."""
+    """Your script ended on every worker; ``exit_code`` is the first non-zero one, else 0.
+    ``output``: the local file that holds its whole output (every worker's lines)."""
 
     exit_code: int
+    output: str | None = None
 
 
 @dataclass(frozen=True)
@@ -251,6 +253,28 @@ class TeardownVerified(Event):
     kind: str
     billed_s: float
     cost_usd: float | None
+
+
+@dataclass(frozen=True)
+class ListedTpu:
+    """One TPU of a zone's list: ``made_by`` is "yours", "another tpuwizard user's" or "not
+    made by tpuwizard" (tpuwizard never deletes one it did not make)."""
+
+    name: str
+    accelerator: str
+    state: str
+    made_by: str
+
+
+@dataclass(frozen=True)
+class ZoneListed(Event):
+    """What the zone's TPU list shows now, after a teardown (the course's last step), and the
+    gcloud command that shows the same ("" in practice)."""
+
+    zone: str
+    backend: str
+    command: str
+    tpus: tuple[ListedTpu, ...]
 
 
 @dataclass(frozen=True)

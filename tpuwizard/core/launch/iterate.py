@@ -22,10 +22,11 @@ from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.plan import safe_fetch_pattern, safe_script_name, script_problems
 from tpuwizard.core.launch.watchdog import HEARTBEAT_FILE
 from tpuwizard.core.launch.worker_jobs import (
+    OUTPUT_FILE,
     ScriptJob,
     fetch_files,
-    platform_env,
     run_script_job,
+    script_env,
     stop_on_workers,
 )
 from tpuwizard.core.remote.jobs import Job, fan_out
@@ -103,7 +104,7 @@ class ScriptRun:
 
     def env(self) -> dict[str, str]:
         """Every worker's environment (``jax.distributed``'s part is added per worker)."""
-        return {**platform_env(self.expect, self.accelerator), "TPUWIZARD_RUN_ID": self.run_id}
+        return script_env(self.expect, self.accelerator, self.run_id)
 
 
 def folder_synced(synced: Sequence[SyncResult]) -> ev.FolderSynced:
@@ -149,7 +150,7 @@ def run_script(
         run.env(),
     )
     try:
-        code = run_script_job(transport, job, emit, cancel)
+        code = run_script_job(transport, job, emit, cancel, output=run.run_dir / OUTPUT_FILE)
     except Cancelled:
         stop_on_workers(transport, job.job)  # the script, not the node
         return cancel.exit_code or EXIT_STOPPED

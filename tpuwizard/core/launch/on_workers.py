@@ -21,19 +21,18 @@ from tpuwizard.core.launch.launch_state import LaunchState
 from tpuwizard.core.launch.plan import LaunchPlan, safe_script_name
 from tpuwizard.core.launch.runtime import Runtime
 from tpuwizard.core.launch.worker_jobs import (
+    OUTPUT_FILE,
     ScriptJob,
     fetch_files,
-    platform_env,
     run_on_workers,
     run_script_job,
+    script_env,
 )
 from tpuwizard.core.plan import catalog
 from tpuwizard.core.remote.bootstrap import bootstrap_script, unpinned_jax
 from tpuwizard.core.remote.jobs import Job, fan_out
+from tpuwizard.core.remote.sync import WORK_DIR, WORK_PYTHON, LocalFolder, sync_folder
 from tpuwizard.core.remote.transports import REMOTE_DIR, Transport, shell
-
-# The bootstrapped venv's python, as seen from a launch's run folder on the worker.
-RUN_PYTHON = "../../venv/bin/python"
 
 
 def bootstrap_failure_text(code: int, failures: dict[int, dict[str, Any]]) -> str:
@@ -67,6 +66,7 @@ class WorkerSteps:
         self.receipt_ok = False
         self.script_exit_code: int | None = None  # the last run's, once it finished
         self.fetch_incomplete = False  # a file of the last run's did not come back whole
+        self._folder: LocalFolder | None = None  # the script's folder, hashed once per file
 
     def bootstrap(self, transport: Transport) -> None:
         data = verifier_source().encode()
@@ -101,8 +101,7 @@ class WorkerSteps:
             self.emit(ev.BootstrapLine(worker, text, self.slice.vms))
 
     def _env(self) -> dict[str, str]:
-        expect = self.rt.expect
-        return {"COURSE_EXPECT_PLATFORM": expect, **platform_env(expect, self.plan.accelerator)}
+        return script_env(self.rt.expect, self.plan.accelerator, self.plan.run_id)
 
     def _coordinator(self) -> str | None:
         node = self.state.node
@@ -110,7 +109,13 @@ class WorkerSteps:
 
     @property
     def remote_run(self) -> str:
+        """This launch's folder on the workers: the verifier's receipt and trace."""
         return f"{REMOTE_DIR}/runs/{self.plan.run_id}"
+
+    @property
+    def script_folder(self) -> str:
+        """Where the script runs on the workers: its folder's copy, as ``tpuwizard run``'s."""
+        return WORK_DIR
 
     def verify(self, transport: Transport) -> None:
         from tpuwizard.core.evidence.receipt import check_receipt, load_receipt
@@ -199,28 +204,35 @@ class WorkerSteps:
             )
 
     def run_script(self, transport: Transport) -> None:
+        """Copy the script's folder (what changed since the last copy: a rerun sends only the
+        edit) and run the script there on every worker, as ``tpuwizard run`` does."""
+        from tpuwizard.core.launch.iterate import folder_synced
+
         script = self.plan.script
         assert script is not None
         name = safe_script_name(script.name)
-        remote = f"{self.remote_run}/{name}"
-        data = script.read_bytes()  # to every worker: each runs it, not only worker 0
-        fan_out(transport, lambda w: transport.upload(w, data, remote, mode="700"))
+        if self._folder is None:
+            self._folder = LocalFolder.of_script(script)
+        folder = self._folder
+        synced = fan_out(transport, lambda w: sync_folder(transport, w, folder))
+        self.emit(folder_synced(synced))  # type: ignore[arg-type]
         job = ScriptJob(
             Job(f"script-{self.plan.run_id}"),
-            self.remote_run,
-            RUN_PYTHON,
+            WORK_DIR,
+            WORK_PYTHON,
             name,
             self.plan.script_args,
             self._coordinator(),  # a bare jax.distributed.initialize() joins them
             self._env(),
         )
-        code = run_script_job(transport, job, self.emit, self.cancel, self._started)
+        output = self.plan.run_dir / OUTPUT_FILE
+        code = run_script_job(transport, job, self.emit, self.cancel, self._started, output)
         # A file that did not arrive whole makes the run fail (exit 1); its event comes before
         # teardown, so the user hears of it while the node still exists.
         self.fetch_incomplete = fetch_files(
             transport,
-            self.remote_run,
-            RUN_PYTHON,
+            WORK_DIR,
+            WORK_PYTHON,
             self.plan.fetch,
             self.plan.run_dir / "files",
             self.emit,

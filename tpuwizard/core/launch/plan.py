@@ -24,6 +24,7 @@ from tpuwizard.core.exit_codes import EXIT_OK as EXIT_OK
 from tpuwizard.core.exit_codes import EXIT_TEARDOWN as EXIT_TEARDOWN
 from tpuwizard.core.launch.plan_backend import backend_problems
 from tpuwizard.core.plan import catalog
+from tpuwizard.core.remote.sync import folder_problems
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.iam import WatchdogCheck
@@ -259,6 +260,8 @@ def script_problems(script: Path) -> list[str]:
         safe_script_name(script.name)
     except BadInput as err:
         found.append(str(err))
+    if not found:  # its folder goes with it, as `tpuwizard run` sends it
+        found.extend(folder_problems(script))
     return found
 
 

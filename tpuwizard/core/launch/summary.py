@@ -32,6 +32,7 @@ class RunSummary:
     script_ran: bool = False
     script_exit_code: int | None = None
     script_tail: deque[str] = field(default_factory=lambda: deque(maxlen=LAST_LINES))  # last run
+    script_output: str | None = None  # the file that holds the script's whole output
     fetched: list[str] = field(default_factory=list)
     not_fetched: list[tuple[str, str]] = field(default_factory=list)
     incomplete: list[str] = field(default_factory=list)  # files that did not come back whole
@@ -66,6 +67,7 @@ class RunSummary:
                 self.script_tail.append(prefix + event.text)
             case ev.ScriptFinished():
                 self.script_ran, self.script_exit_code = True, event.exit_code
+                self.script_output = event.output or self.script_output
             case ev.FileFetched():
                 if event.path not in self.fetched:  # a rerun copies the same file back again
                     self.fetched.append(event.path)
