@@ -66,7 +66,11 @@ class VirtualMachines:
         # google-behaviour.md:52-56: the VMs run Google's image (Python 3.10, no venv, no uv);
         # :14 without external addresses they have no route to package indexes either.
         external = bool(node.get("networkConfig", {}).get("enableExternalIps"))
-        image.install_image(self.worker_home(node["name"], 0).parent, external)
+        image.install_image(self.worker_home(node["name"], 0).parent, external, self.wheels)
+
+    @property
+    def wheels(self) -> Path:
+        return image.wheel_folder(self.store.home)
 
     def set_external_ips(self, node: dict[str, Any], external: bool) -> None:
         """An update turned external addresses on or off: the endpoints and, on booted VMs, the
@@ -74,7 +78,7 @@ class VirtualMachines:
         node.setdefault("networkConfig", {})["enableExternalIps"] = external
         node["networkEndpoints"] = google.endpoints(len(node["networkEndpoints"]), external)
         if node.get("_booted"):
-            image.install_image(self.worker_home(node["name"], 0).parent, external)
+            image.install_image(self.worker_home(node["name"], 0).parent, external, self.wheels)
 
     def remove_node(self, name: str) -> None:
         """The node ``name`` is gone: its record, and its VMs with their processes and folders."""
@@ -97,7 +101,7 @@ class VirtualMachines:
         is installed")."""
         folder = self.instance_folder(record["_name"])
         (folder / "w0").mkdir(parents=True, exist_ok=True)
-        image.install_image(folder, external)
+        image.install_image(folder, external, self.wheels)
 
     def stop_instance(self, name: str, remove: bool) -> None:
         """The instance's VM stops (its processes end with it); ``remove``: deleted, and its

@@ -14,6 +14,7 @@ from pathlib import Path
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.distributed import join_env, script_command
+from tpuwizard.core.launch.missing_module import MissingModuleWatch
 from tpuwizard.core.plan import catalog
 from tpuwizard.core.remote.fetch import FetchOutcome, fetch_matching
 from tpuwizard.core.remote.jobs import Job, fan_out, follow_job, start_job, stop_job
@@ -96,16 +97,24 @@ def run_script_job(
     emit: Emit,
     cancel: CancelToken,
     on_start: Callable[[int, Job], None] | None = None,
+    watch: MissingModuleWatch | None = None,
 ) -> int:
     """Run the script on every worker, each line a :class:`ScriptLine`, then
-    :class:`ScriptFinished`; returns its exit code (the first non-zero one, else 0)."""
+    :class:`ScriptFinished`; returns its exit code (the first non-zero one, else 0). ``watch``
+    reads the lines for a missing module (the diagnosis names the package that adds it)."""
     workers = transport.workers
+
+    def line(worker: int, text: str) -> None:
+        if watch is not None:
+            watch.see(text)
+        emit(ev.ScriptLine(worker, text, workers))
+
     code = run_on_workers(
         transport,
         script.job,
         script.command(),
         lambda w: script.env_for(w, workers),
-        lambda w, text: emit(ev.ScriptLine(w, text, workers)),
+        line,
         cancel,
         on_start,
     )
