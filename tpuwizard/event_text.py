@@ -111,12 +111,20 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
             return [f"{_prefix(event.worker, event.workers)}{event.text}"]
         case ev.Versions():
             v = event.versions
+            added = v.get("packages") or {}
             return [
                 f"{_prefix(event.worker, event.workers)}JAX {v.get('jax')}, "
                 f"jaxlib {v.get('jaxlib')}, "
                 f"libtpu {v.get('libtpu')}, Python {v.get('python')}"
                 + (f" (tpuwizard pins {v['requested']})" if v.get("requested") else "")
-            ]
+            ] + (
+                [
+                    f"{_prefix(event.worker, event.workers)}Added packages: "
+                    + ", ".join(f"{n} {ver}" for n, ver in added.items())
+                ]
+                if added
+                else []
+            )
         case ev.WatchdogAccount():
             return [f"Watchdog: {words(event.detail, audience)}"]
         case ev.Watchdog():

@@ -143,6 +143,12 @@ class PlainWizard:
             if script
             else ""
         )
+        from tpuwizard.core.launch.plan_packages import gather_packages
+
+        # No question for packages: a requirements.txt beside the script is used, and said.
+        packages = gather_packages((), (), Path(script) if script else None)
+        if packages.auto_words():
+            self.say(packages.auto_words() or "")
         run_id = paths.new_run_id()
         plan = LaunchPlan(
             accelerator=accelerator,
@@ -154,6 +160,7 @@ class PlainWizard:
             name=name,
             script=Path(script) if script else None,
             fetch=tuple(p.strip() for p in fetch.split(",") if p.strip()),
+            packages=packages.specs,
             max_run_minutes=minutes,
             watchdog=watchdog,
             watchdog_check=check,

@@ -160,8 +160,9 @@ def test_everything_after_script_reaches_the_script_unchanged(here, monkeypatch,
 
     given: list[tuple[str, ...]] = []
 
-    def run_once(kept, script, args, fetch, folder, token, as_json, wait=False):
+    def run_once(kept, script, args, fetch, folder, token, as_json, wait=False, packages=()):
         given.append(tuple(args))
+        assert packages == ()  # a --with after SCRIPT is the script's
         assert fetch == ("out.txt",)  # tpuwizard's own option, before SCRIPT
         return 0
 
@@ -174,7 +175,7 @@ def test_everything_after_script_reaches_the_script_unchanged(here, monkeypatch,
 
     monkeypatch.setattr(watching, "watch_loop", watch_loop)
     monkeypatch.setattr(iterate, "_offer_teardown", lambda session, name, ask=True: None)
-    script_args = ["--help", "--fetch", "x", "--node", "n", "--", "-v"]
+    script_args = ["--help", "--fetch", "x", "--node", "n", "--with", "jax", "--", "-v"]
     result = CliRunner().invoke(
         main, [command, "--sandbox", "--fetch", "out.txt", "train.py", *script_args]
     )

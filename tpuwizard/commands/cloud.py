@@ -24,6 +24,7 @@ from tpuwizard.commands.common import (
     show_event,
     transport_option,
 )
+from tpuwizard.commands.packages import asked_packages, packages_options
 from tpuwizard.core.deadlines import deadline_bounds_text
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.exit_codes import EXIT_CLOUD
@@ -106,6 +107,7 @@ def _interrupt(signum: int, _frame: object) -> None:
     multiple=True,
     help="Glob of files your script writes, copied back to runs/<run id>/files/ (repeatable).",
 )
+@packages_options
 @click.option("--keep", is_flag=True, help="Leave the node running at the end (it keeps billing).")
 @click.option(
     "--max-run",
@@ -158,6 +160,8 @@ def launch(
     name: str | None,
     script: Path | None,
     fetch: tuple[str, ...],
+    with_specs: tuple[str, ...],
+    requirements: tuple[Path, ...],
     keep: bool,
     max_run: float | None,
     watchdog: bool | None,
@@ -209,6 +213,7 @@ def launch(
         script=script,
         script_args=script_args,
         fetch=fetch,
+        packages=asked_packages(with_specs, requirements, script),
         keep=keep,
         max_run_minutes=max_run,
         watchdog=bool(watchdog),

@@ -29,6 +29,7 @@ from tpuwizard.commands.common import (
     show_event,
     transport_option,
 )
+from tpuwizard.commands.packages import asked_packages, check_packages, packages_options
 from tpuwizard.core.cloud.backends import COMPUTE
 from tpuwizard.core.deadlines import deadline_bounds_text
 from tpuwizard.core.errors import BadInput
@@ -36,6 +37,7 @@ from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK, EXIT_TEA
 
 if TYPE_CHECKING:
     from tpuwizard.core.cancel import CancelToken
+    from tpuwizard.core.launch.plan_packages import PackageSpec
     from tpuwizard.core.remote.sync import LocalFolder
     from tpuwizard.session.kept import KeptNode
     from tpuwizard.session.session import Session
@@ -92,6 +94,7 @@ SCRIPT_LAST = {"allow_interspersed_args": False}
     "its network; the TPU API: only --transport gcloud, through IAP).",
 )
 @click.option("--service-account", metavar="EMAIL", help="The VM's service account.")
+@packages_options
 @backend_option
 @queue_wait_option
 @sandbox_option
@@ -114,6 +117,8 @@ def up(
     ready_timeout: float,
     internal_ips: bool,
     service_account: str | None,
+    with_specs: tuple[str, ...],
+    requirements: tuple[Path, ...],
     backend: str,
     queue_wait: float | None,
     sandbox: bool,
@@ -164,6 +169,7 @@ def up(
         service_account=service_account,
         backend=chosen.backend,
         queue_wait_minutes=queue_wait,
+        packages=asked_packages(with_specs, requirements),
     )
     plan.validate()  # every rule before anything starts, the practice sandbox included
     for line in backend_notes(plan):
@@ -256,6 +262,7 @@ def _run_once(
     cancel: CancelToken,
     as_json: bool,
     wait: bool = False,
+    packages: tuple[PackageSpec, ...] = (),
 ) -> int:
     """One run on the kept node, its events shown as launch's are; returns its exit code."""
     from tpuwizard.core.cancel import Cancelled
@@ -268,7 +275,7 @@ def _run_once(
 
     try:
         with cloud_errors(passes=(NodeBusy, Cancelled)):
-            return kept.run(script, args, fetch, folder, show, cancel, wait)
+            return kept.run(script, args, fetch, folder, show, cancel, wait, packages)
     except NodeBusy as busy:  # nothing was copied or started: the other run goes on
         say(str(busy))
         return EXIT_FAILED
@@ -282,6 +289,7 @@ def _run_once(
 @click.option(
     "--wait", is_flag=True, help="If another run is using the node, wait for it to end first."
 )
+@packages_options
 @project_option
 @sandbox_option
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
@@ -291,6 +299,8 @@ def run(
     node: str | None,
     fetch: tuple[str, ...],
     wait: bool,
+    with_specs: tuple[str, ...],
+    requirements: tuple[Path, ...],
     project: str | None,
     sandbox: bool,
     as_json: bool,
@@ -302,12 +312,14 @@ def run(
     from tpuwizard.session.signals import StopScriptOnSignals
 
     check_script(script)
+    packages = asked_packages(with_specs, requirements, script)
+    check_packages(packages)  # a jax line is refused before the node is touched
     session = open_session(project, sandbox)
     kept = _open_kept(session, node)
     with StopScriptOnSignals(say) as stop:
         folder = LocalFolder.of_script(script)
         code = stop.exit_code(
-            _run_once(kept, script, args, fetch, folder, stop.token, as_json, wait)
+            _run_once(kept, script, args, fetch, folder, stop.token, as_json, wait, packages)
         )
     sys.exit(code)  # then cli.py says what each kept node has cost and when it deletes itself
 

@@ -67,7 +67,7 @@ class VirtualMachines:
         # :14 without external addresses they have no route to package indexes either.
         external = bool(node.get("networkConfig", {}).get("enableExternalIps"))
         image.install_image(
-            self.worker_home(node["name"], 0).parent, self.routes_out(node, external)
+            self.worker_home(node["name"], 0).parent, self.routes_out(node, external), self.wheels
         )
 
     def routes_out(self, resource: dict[str, Any], external: bool) -> bool:
@@ -76,6 +76,10 @@ class VirtualMachines:
         zone = resource["name"].split("/")[3]
         return external or compute_google.has_nat(self.faults.cloud_nat, zone.rsplit("-", 1)[0])
 
+    @property
+    def wheels(self) -> Path:
+        return image.wheel_folder(self.store.home)
+
     def set_external_ips(self, node: dict[str, Any], external: bool) -> None:
         """An update turned external addresses on or off: the endpoints and, on booted VMs, the
         image's route to package indexes follow (google-behaviour.md:11-16)."""
@@ -83,7 +87,7 @@ class VirtualMachines:
         node["networkEndpoints"] = google.endpoints(len(node["networkEndpoints"]), external)
         if node.get("_booted"):
             folder = self.worker_home(node["name"], 0).parent
-            image.install_image(folder, self.routes_out(node, external))
+            image.install_image(folder, self.routes_out(node, external), self.wheels)
 
     def remove_node(self, name: str) -> None:
         """The node ``name`` is gone: its record, and its VMs with their processes and folders."""
@@ -106,7 +110,9 @@ class VirtualMachines:
         is installed")."""
         folder = self.instance_folder(record["_name"])
         (folder / "w0").mkdir(parents=True, exist_ok=True)
-        image.install_image(folder, self.routes_out({"name": record["_name"]}, external))
+        image.install_image(
+            folder, self.routes_out({"name": record["_name"]}, external), self.wheels
+        )
 
     def stop_instance(self, name: str, remove: bool) -> None:
         """The instance's VM stops (its processes end with it); ``remove``: deleted, and its

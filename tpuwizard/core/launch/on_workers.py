@@ -12,13 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from tpuwizard.core.cancel import CancelToken
-from tpuwizard.core.errors import RemoteError, ScriptFailed
+from tpuwizard.core.errors import PackagesFailed, RemoteError, ScriptFailed
 from tpuwizard.core.evidence.receipt import parse_marker_line
 from tpuwizard.core.evidence.verifier import VERIFIER_FILENAME, verifier_flags, verifier_source
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.distributed import coordinator_for
 from tpuwizard.core.launch.launch_state import LaunchState
+from tpuwizard.core.launch.missing_module import MissingModuleWatch
 from tpuwizard.core.launch.plan import LaunchPlan, safe_script_name
+from tpuwizard.core.launch.plan_packages import package_names
 from tpuwizard.core.launch.runtime import Runtime
 from tpuwizard.core.launch.worker_jobs import (
     OUTPUT_FILE,
@@ -31,7 +33,11 @@ from tpuwizard.core.launch.worker_jobs import (
 from tpuwizard.core.plan import catalog
 from tpuwizard.core.remote.bootstrap import bootstrap_script, unpinned_jax
 from tpuwizard.core.remote.jobs import Job, fan_out
+<<<<<<< HEAD
 from tpuwizard.core.remote.sync import WORK_DIR, WORK_PYTHON, LocalFolder, sync_folder
+=======
+from tpuwizard.core.remote.packages import FAILED_KIND, install_commands, install_failure
+>>>>>>> packages
 from tpuwizard.core.remote.transports import REMOTE_DIR, Transport, shell
 
 
@@ -63,6 +69,10 @@ class WorkerSteps:
         self.versions: dict[int, dict[str, Any]] = {}
         self.checks: dict[int, dict[str, bool]] = {}
         self.bootstrap_failures: dict[int, dict[str, Any]] = {}
+        # Each worker's bootstrap lines, and the workers whose package install failed: uv's
+        # words there say why (core/remote/packages.py).
+        self.bootstrap_lines: dict[int, list[str]] = {}
+        self.packages_failed: list[int] = []
         self.receipt_ok = False
         self.script_exit_code: int | None = None  # the last run's, once it finished
         self.fetch_incomplete = False  # a file of the last run's did not come back whole
@@ -73,14 +83,16 @@ class WorkerSteps:
         for worker in range(transport.workers):
             transport.upload(worker, data, f"{REMOTE_DIR}/{VERIFIER_FILENAME}")
         job = Job(f"bootstrap-{self.plan.run_id}")
-        self.bootstrap_failures = {}
-        code = self._job(
-            transport,
-            job,
-            shell("bash", "-c", bootstrap_script(self.rt.bootstrap)),
-            {},
-            self._bootstrap_line,
+        self.bootstrap_failures, self.bootstrap_lines, self.packages_failed = {}, {}, []
+        specs = [s.text for s in self.plan.packages]
+        script = bootstrap_script(
+            self.rt.bootstrap, install_commands(specs), package_names(self.plan.packages)
         )
+        code = self._job(transport, job, shell("bash", "-c", script), {}, self._bootstrap_line)
+        if self.packages_failed:
+            worker = min(self.packages_failed)
+            failure = install_failure(self.bootstrap_lines.get(worker, []), specs, code)
+            raise PackagesFailed(worker, failure.kind, failure.why, failure.fix)
         if code != 0:
             raise RemoteError(bootstrap_failure_text(code, self.bootstrap_failures))
         problem = unpinned_jax(self.rt.bootstrap, self.versions)
@@ -89,7 +101,10 @@ class WorkerSteps:
 
     def _bootstrap_line(self, worker: int, text: str) -> None:
         payload = parse_marker_line(text)
-        if payload and payload.get("kind") == "versions":
+        self.bootstrap_lines.setdefault(worker, []).append(text)
+        if payload and payload.get("kind") == FAILED_KIND:
+            self.packages_failed.append(worker)
+        elif payload and payload.get("kind") == "versions":
             versions = {k: v for k, v in payload.items() if k != "kind"}
             self.versions[worker] = versions
             self.emit(ev.Versions(worker, versions, self.slice.vms))
@@ -129,6 +144,8 @@ class WorkerSteps:
 
         def command(worker: int) -> str:
             extras = verifier_flags(precision=self.plan.precision, trace=self.plan.trace)
+            for name in package_names(self.plan.packages):  # their versions go in the receipt
+                extras += ["--package", name]
             if self.plan.trace:
                 extras += ["--trace-dir", f"{self.remote_run}/{self._trace_dir(worker)}"]
             return shell(
@@ -225,8 +242,13 @@ class WorkerSteps:
             self._coordinator(),  # a bare jax.distributed.initialize() joins them
             self._env(),
         )
+<<<<<<< HEAD
         output = self.plan.run_dir / OUTPUT_FILE
         code = run_script_job(transport, job, self.emit, self.cancel, self._started, output)
+=======
+        watch = MissingModuleWatch(script)
+        code = run_script_job(transport, job, self.emit, self.cancel, self._started, watch)
+>>>>>>> packages
         # A file that did not arrive whole makes the run fail (exit 1); its event comes before
         # teardown, so the user hears of it while the node still exists.
         self.fetch_incomplete = fetch_files(
@@ -239,7 +261,7 @@ class WorkerSteps:
         )
         self.script_exit_code = code
         if code != 0:
-            raise ScriptFailed(code)
+            raise ScriptFailed(code, watch.module, watch.package)
 
     def _started(self, worker: int, job: Job) -> None:
         self.state.running_jobs.append((worker, job))  # a stop ends it

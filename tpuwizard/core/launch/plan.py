@@ -23,6 +23,7 @@ from tpuwizard.core.exit_codes import EXIT_FAILED as EXIT_FAILED
 from tpuwizard.core.exit_codes import EXIT_OK as EXIT_OK
 from tpuwizard.core.exit_codes import EXIT_TEARDOWN as EXIT_TEARDOWN
 from tpuwizard.core.launch.plan_backend import backend_problems
+from tpuwizard.core.launch.plan_packages import PackageSpec, package_problems
 from tpuwizard.core.plan import catalog
 from tpuwizard.core.remote.sync import folder_problems
 
@@ -72,6 +73,8 @@ class LaunchPlan:
     backend: str = "tpu-api"
     # Flex-start: how long to wait for capacity (--queue-wait); None: the route's default.
     queue_wait_minutes: float | None = None
+    # Packages added to the worker venv beside the pinned JAX (plan_packages.py).
+    packages: tuple[PackageSpec, ...] = ()
 
     @property
     def node_name(self) -> str:
@@ -186,6 +189,7 @@ class LaunchPlan:
                 f"Arguments {shown(' '.join(self.script_args))} are for a script, but no "
                 "script is given: add --script FILE, or leave the arguments out."
             )
+        found.extend(package_problems(self.packages))
         for pattern in self.fetch:
             check(partial(safe_fetch_pattern, pattern))
         folder = paths.folder_problem(self.run_dir, "The run folder ({0})")

@@ -16,6 +16,7 @@ from typing import TextIO
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.distributed import join_env, script_command
+from tpuwizard.core.launch.missing_module import MissingModuleWatch
 from tpuwizard.core.plan import catalog
 from tpuwizard.core.remote.fetch import FetchOutcome, fetch_matching
 from tpuwizard.core.remote.jobs import Job, fan_out, follow_job, start_job, stop_job
@@ -112,6 +113,7 @@ def run_script_job(
     emit: Emit,
     cancel: CancelToken,
     on_start: Callable[[int, Job], None] | None = None,
+<<<<<<< HEAD
     output: Path | None = None,
 ) -> int:
     """Run the script on every worker, each line a :class:`ScriptLine`, then
@@ -137,6 +139,30 @@ def run_script_job(
             on_start,
         )
     emit(ev.ScriptFinished(code, str(output) if output is not None else None))
+=======
+    watch: MissingModuleWatch | None = None,
+) -> int:
+    """Run the script on every worker, each line a :class:`ScriptLine`, then
+    :class:`ScriptFinished`; returns its exit code (the first non-zero one, else 0). ``watch``
+    reads the lines for a missing module (the diagnosis names the package that adds it)."""
+    workers = transport.workers
+
+    def line(worker: int, text: str) -> None:
+        if watch is not None:
+            watch.see(text)
+        emit(ev.ScriptLine(worker, text, workers))
+
+    code = run_on_workers(
+        transport,
+        script.job,
+        script.command(),
+        lambda w: script.env_for(w, workers),
+        line,
+        cancel,
+        on_start,
+    )
+    emit(ev.ScriptFinished(code))
+>>>>>>> packages
     return code
 
 
