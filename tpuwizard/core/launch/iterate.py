@@ -27,11 +27,7 @@ from tpuwizard.core.launch.worker_jobs import (
     OUTPUT_FILE,
     ScriptJob,
     fetch_files,
-<<<<<<< HEAD
-=======
-    platform_env,
     run_on_workers,
->>>>>>> packages
     run_script_job,
     script_env,
     stop_on_workers,
@@ -165,11 +161,9 @@ def run_script(
     )
     watch = MissingModuleWatch(run.script)
     try:
-<<<<<<< HEAD
-        code = run_script_job(transport, job, emit, cancel, output=run.run_dir / OUTPUT_FILE)
-=======
-        code = run_script_job(transport, job, emit, cancel, watch=watch)
->>>>>>> packages
+        code = run_script_job(
+            transport, job, emit, cancel, output=run.run_dir / OUTPUT_FILE, watch=watch
+        )
     except Cancelled:
         stop_on_workers(transport, job.job)  # the script, not the node
         return cancel.exit_code or EXIT_STOPPED

@@ -33,11 +33,8 @@ from tpuwizard.core.launch.worker_jobs import (
 from tpuwizard.core.plan import catalog
 from tpuwizard.core.remote.bootstrap import bootstrap_script, unpinned_jax
 from tpuwizard.core.remote.jobs import Job, fan_out
-<<<<<<< HEAD
-from tpuwizard.core.remote.sync import WORK_DIR, WORK_PYTHON, LocalFolder, sync_folder
-=======
 from tpuwizard.core.remote.packages import FAILED_KIND, install_commands, install_failure
->>>>>>> packages
+from tpuwizard.core.remote.sync import WORK_DIR, WORK_PYTHON, LocalFolder, sync_folder
 from tpuwizard.core.remote.transports import REMOTE_DIR, Transport, shell
 
 
@@ -242,13 +239,8 @@ class WorkerSteps:
             self._coordinator(),  # a bare jax.distributed.initialize() joins them
             self._env(),
         )
-<<<<<<< HEAD
-        output = self.plan.run_dir / OUTPUT_FILE
-        code = run_script_job(transport, job, self.emit, self.cancel, self._started, output)
-=======
-        watch = MissingModuleWatch(script)
-        code = run_script_job(transport, job, self.emit, self.cancel, self._started, watch)
->>>>>>> packages
+        output, watch = self.plan.run_dir / OUTPUT_FILE, MissingModuleWatch(script)
+        code = run_script_job(transport, job, self.emit, self.cancel, self._started, output, watch)
         # A file that did not arrive whole makes the run fail (exit 1); its event comes before
         # teardown, so the user hears of it while the node still exists.
         self.fetch_incomplete = fetch_files(

@@ -113,19 +113,22 @@ def run_script_job(
     emit: Emit,
     cancel: CancelToken,
     on_start: Callable[[int, Job], None] | None = None,
-<<<<<<< HEAD
     output: Path | None = None,
+    watch: MissingModuleWatch | None = None,
 ) -> int:
     """Run the script on every worker, each line a :class:`ScriptLine`, then
     :class:`ScriptFinished`; returns its exit code (the first non-zero one, else 0).
 
     ``output``: the file that keeps every line of every worker, as it arrives (``[wN] `` before
     each on a multi-host slice), as the course keeps ``tpu-report.txt``; a later run into the same
-    file (the wizard's Run again) is appended after a line that says so."""
+    file (the wizard's Run again) is appended after a line that says so. ``watch`` reads the
+    lines for a missing module (the diagnosis names the package that adds it)."""
     workers = transport.workers
     with OutputFile(output) as saved:
 
         def line(worker: int, text: str) -> None:
+            if watch is not None:
+                watch.see(text)
             saved.write(f"[w{worker}] {text}" if workers > 1 else text)
             emit(ev.ScriptLine(worker, text, workers))
 
@@ -139,30 +142,6 @@ def run_script_job(
             on_start,
         )
     emit(ev.ScriptFinished(code, str(output) if output is not None else None))
-=======
-    watch: MissingModuleWatch | None = None,
-) -> int:
-    """Run the script on every worker, each line a :class:`ScriptLine`, then
-    :class:`ScriptFinished`; returns its exit code (the first non-zero one, else 0). ``watch``
-    reads the lines for a missing module (the diagnosis names the package that adds it)."""
-    workers = transport.workers
-
-    def line(worker: int, text: str) -> None:
-        if watch is not None:
-            watch.see(text)
-        emit(ev.ScriptLine(worker, text, workers))
-
-    code = run_on_workers(
-        transport,
-        script.job,
-        script.command(),
-        lambda w: script.env_for(w, workers),
-        line,
-        cancel,
-        on_start,
-    )
-    emit(ev.ScriptFinished(code))
->>>>>>> packages
     return code
 
 
