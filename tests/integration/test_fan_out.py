@@ -120,3 +120,17 @@ def test_sigkill_once_intents_are_on_disk_then_recover(tmp_path, home, intents):
     )
     assert code == -signal.SIGKILL
     recover(tmp_path, home)
+
+
+def test_compute_engine_spot_fails_over_along_the_list(tmp_path, home):
+    # On Compute Engine a spot create fails fast on a stockout: that create is the probe.
+    code, events, stderr = launch(
+        tmp_path,
+        *("--backend", "compute", "--accelerator", "v6e-4", "--route", "spot"),
+        where=("--zones", "us-east5-a,us-east5-b"),
+        TPUWIZARD_SANDBOX_FAULTS="stockout=us-east5-a",
+    )
+    assert code == 0, stderr
+    moves = [(e["from_zone"], e["to_zone"]) for e in events if e["event"] == "zone_failover"]
+    assert moves == [("us-east5-a", "us-east5-b")]
+    assert status(tmp_path) == [] and ledger_all_gone(home)
