@@ -89,12 +89,37 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
                     " (waiting for capacity: a waiting request costs nothing; "
                     f"{STOP_WAITING[audience]})"
                 )
-            return [f"  state {event.state} after {event.elapsed_s:.0f} s{note}"]
+            return [f"  state {event.state}{_in(event.zone)} after {event.elapsed_s:.0f} s{note}"]
         case ev.CreateRefused():
             return [f"  {event.name} was not created: nothing exists and nothing is billing."]
         case ev.BillingStarted():
             price = money(event.price_per_hour_usd)
-            return [f"  {event.name} is up: billing from now, about {price}/h (estimate)."]
+            return [
+                f"  {event.name} is up{_in(event.zone)}: billing from now, about {price}/h "
+                "(estimate)."
+            ]
+        case ev.FanOutStarted():
+            n = len(event.zones)
+            worst = event.worst_case_per_hour_usd
+            cost_words = (
+                f"at most {money(worst)}/h (estimate)" if worst is not None else "price unknown"
+            )
+            quota = (
+                "Quota for all of them at once was checked."
+                if event.quota_checked
+                else f"Quota for {n} at once was not checked (no preflight here yet)."
+            )
+            return [
+                f"Fan-out: asking for {event.name} in {', '.join(event.zones)} at once; the first "
+                f"READY is kept, the others are deleted and verified gone. Until then up to {n} "
+                f"may bill: {cost_words}. {quota}"
+            ]
+        case ev.FanOutWon():
+            loser_zones = ", ".join(event.losers) or "no other zone"
+            return [
+                f"  {event.name} in {event.zone} was READY first: kept. Deleting the requests in "
+                f"{loser_zones} (each bills until verified gone)."
+            ]
         case ev.ZoneFailover():
             return [f"  {event.reason}: trying {event.to_zone} instead of {event.from_zone}"]
         case ev.Ready():
@@ -149,10 +174,17 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
         case ev.FolderSynced():
             return [synced_words(event)]
         case ev.TeardownStarted():
-            return [f"Deleting {event.name} and checking that it is gone..."]
+            return [f"Deleting {event.name}{_in(event.zone)} and checking that it is gone..."]
         case ev.TeardownVerified():
+            others = event.others_left
+            now = (
+                "Nothing is billing."
+                if not others
+                else f"{count(others, 'other request')} of this launch still "
+                + ("exists." if others == 1 else "exist.")
+            )
             return [
-                f"Verified gone: {event.name}. Nothing is billing. It billed "
+                f"Verified gone: {event.name}{_in(event.zone)}. {now} It billed "
                 f"{event.billed_s:.0f} s: about {money(event.cost_usd)} (estimate)."
             ]
         case ev.ZoneListed():
@@ -385,3 +417,7 @@ def wrap_paragraph(text: str, width: int) -> str:
             )
         )
     return "\n".join(out)
+
+
+def _in(zone: str) -> str:
+    return f" in {zone}" if zone else ""

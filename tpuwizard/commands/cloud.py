@@ -25,6 +25,7 @@ from tpuwizard.commands.common import (
     transport_option,
 )
 from tpuwizard.commands.packages import asked_packages, packages_options
+from tpuwizard.commands.zone_options import where_to_create, zones_options
 from tpuwizard.core.deadlines import deadline_bounds_text
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.exit_codes import EXIT_CLOUD
@@ -123,6 +124,7 @@ def _interrupt(signum: int, _frame: object) -> None:
     "the check says it cannot.",
 )
 @click.option("--failover", is_flag=True, help="On a stockout, try the next zones offering it.")
+@zones_options
 @click.option("--precision", is_flag=True, help="The verifier also measures fp32/bf16/int8 error.")
 @click.option(
     "--trace", is_flag=True, help="The verifier also saves a profiler trace into the run folder."
@@ -166,6 +168,8 @@ def launch(
     max_run: float | None,
     watchdog: bool | None,
     failover: bool,
+    zones: str | None,
+    fan_out: bool,
     precision: bool,
     trace: bool,
     transport: str,
@@ -181,7 +185,6 @@ def launch(
 ) -> None:
     """Create a TPU, verify JAX on it, run your script, copy results back, and tear it down."""
     from tpuwizard.core import paths
-    from tpuwizard.core.cloud import gcloud_config
     from tpuwizard.core.launch.events import Finished
     from tpuwizard.core.launch.plan import DEFAULT_READY_TIMEOUT, LaunchPlan
     from tpuwizard.event_text import summary_lines
@@ -189,12 +192,7 @@ def launch(
     from tpuwizard.session.signals import exit_code, stop_on_signals
     from tpuwizard.session.watchdog import choose_watchdog
 
-    zone = zone or gcloud_config.discover().zone
-    if not zone:
-        raise BadInput(
-            "No zone: give --zone (tpuwizard zones --accelerator "
-            f"{accelerator} lists them) or run `gcloud config set compute/zone ZONE`."
-        )
+    zone, zone_list, failover = where_to_create(accelerator, zone, zones, failover)
     if ready_timeout is None:
         ready_timeout = DEFAULT_READY_TIMEOUT.get(route, 1800.0)
     chosen = decide_backend(accelerator, route, backend)  # an impossible pair: exit 2 now
@@ -218,6 +216,8 @@ def launch(
         max_run_minutes=max_run,
         watchdog=bool(watchdog),
         failover=failover,
+        zones=zone_list,
+        fan_out=fan_out,
         precision=precision,
         trace=trace,
         internal_ips=internal_ips,

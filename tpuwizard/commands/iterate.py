@@ -30,6 +30,7 @@ from tpuwizard.commands.common import (
     transport_option,
 )
 from tpuwizard.commands.packages import asked_packages, check_packages, packages_options
+from tpuwizard.commands.zone_options import where_to_create, zones_options
 from tpuwizard.core.cloud.backends import COMPUTE
 from tpuwizard.core.deadlines import deadline_bounds_text
 from tpuwizard.core.errors import BadInput
@@ -62,6 +63,8 @@ SCRIPT_LAST = {"allow_interspersed_args": False}
 )
 @project_option
 @click.option("--name", help="Node name (default tpuwizard-<run id>).")
+@click.option("--failover", is_flag=True, help="On a stockout, try the next zones offering it.")
+@zones_options
 @click.option(
     "--idle",
     type=Number(unit="minutes"),
@@ -110,6 +113,9 @@ def up(
     route: str,
     project: str | None,
     name: str | None,
+    failover: bool,
+    zones: str | None,
+    fan_out: bool,
     idle: float | None,
     max_run: float | None,
     no_watchdog: bool,
@@ -128,16 +134,13 @@ def up(
     import json
 
     from tpuwizard.core import paths
-    from tpuwizard.core.cloud import gcloud_config
     from tpuwizard.core.launch import events as ev
     from tpuwizard.core.launch.plan import LaunchPlan
     from tpuwizard.event_text import json_event
     from tpuwizard.session.backend import backend_notes, decide_backend
     from tpuwizard.session.signals import exit_code, stop_on_signals
 
-    zone = zone or gcloud_config.discover().zone
-    if not zone:
-        raise BadInput("No zone: give --zone (tpuwizard zones lists them).")
+    zone, zone_list, failover = where_to_create(accelerator, zone, zones, failover)
     chosen = decide_backend(accelerator, route, backend)  # an impossible pair: exit 2 now
     # The idle deadline is the on-VM watchdog's; where Google's deadline is the only one (Flex-
     # start, Compute Engine) the node is kept until --max-run, and --idle is refused.
@@ -161,6 +164,9 @@ def up(
         run_dir=session.run_folder(run_id),
         route=route,
         name=name,
+        failover=failover,
+        zones=zone_list,
+        fan_out=fan_out,
         keep=True,
         max_run_minutes=max_run,
         watchdog=watchdog,

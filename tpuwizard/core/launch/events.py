@@ -70,6 +70,8 @@ class BillingStarted(Event):
     name: str
     since: float  # seconds since the epoch
     price_per_hour_usd: float | None
+    # Where it is: with --fan-out one name is requested in several zones at once.
+    zone: str = ""
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,7 @@ class BillingStopped(Event):
     name: str
     billed_s: float
     cost_usd: float | None
+    zone: str = ""
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,27 @@ class Provisioning(Event):
     state: str
     elapsed_s: float
     cost_usd: float | None
+    zone: str = ""  # the request's zone (several at once with --fan-out)
+
+
+@dataclass(frozen=True)
+class FanOutStarted(Event):
+    """``--fan-out``: the create goes to every zone at once; the first READY is kept, the others
+    are deleted and verified gone. Until then up to ``len(zones)`` nodes may bill at once."""
+
+    name: str
+    zones: list[str]
+    worst_case_per_hour_usd: float | None  # every request granted at once
+    quota_checked: bool  # quota for every request at once (the preflight's), or not checked
+
+
+@dataclass(frozen=True)
+class FanOutWon(Event):
+    """The first request to be READY: kept; ``losers`` (their zones) are being deleted."""
+
+    name: str
+    zone: str
+    losers: list[str]
 
 
 @dataclass(frozen=True)
@@ -245,6 +269,7 @@ class HeartbeatMissed(Event):
 class TeardownStarted(Event):
     name: str
     kind: str
+    zone: str = ""
 
 
 @dataclass(frozen=True)
@@ -253,6 +278,8 @@ class TeardownVerified(Event):
     kind: str
     billed_s: float
     cost_usd: float | None
+    zone: str = ""
+    others_left: int = 0  # this launch's other requests (--fan-out) that still exist
 
 
 @dataclass(frozen=True)
@@ -282,6 +309,7 @@ class TeardownFailed(Event):
     name: str
     kind: str
     diagnosis: Diagnosis
+    zone: str = ""
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from tpuwizard.core.exit_codes import EXIT_OK as EXIT_OK
 from tpuwizard.core.exit_codes import EXIT_TEARDOWN as EXIT_TEARDOWN
 from tpuwizard.core.launch.plan_backend import backend_problems
 from tpuwizard.core.launch.plan_packages import PackageSpec, package_problems
+from tpuwizard.core.launch.plan_zones import zones_problems
 from tpuwizard.core.plan import catalog
 from tpuwizard.core.remote.sync import folder_problems
 
@@ -75,6 +76,10 @@ class LaunchPlan:
     queue_wait_minutes: float | None = None
     # Packages added to the worker venv beside the pinned JAX (plan_packages.py).
     packages: tuple[PackageSpec, ...] = ()
+    # --zones: the zones to try, in order (``zone`` is the first); with ``fan_out`` the create
+    # goes to all of them at once (plan_zones.py has their rules).
+    zones: tuple[str, ...] = ()
+    fan_out: bool = False
 
     @property
     def node_name(self) -> str:
@@ -158,14 +163,7 @@ class LaunchPlan:
             problem = deadline_problem(minutes, what)
             if problem:
                 found.append(problem)
-        if self.failover and self.route != "vm":
-            found.append(
-                phrase(
-                    "{0} is for the vm route: a spot or Flex-start request waits in its "
-                    "zone's queue instead of failing, so there is nothing to fail over from.",
-                    Choice("failover", "name"),
-                )
-            )
+        found.extend(zones_problems(self))
         if self.watchdog and self.route == "flex":
             found.append(
                 "Flex-start already ends at its deadline (its maxRunDuration): "

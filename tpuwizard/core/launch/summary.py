@@ -51,6 +51,8 @@ class RunSummary:
                 self.zone, self.practice = event.zone, event.practice
             case ev.ZoneFailover():
                 self.zone = event.to_zone
+            case ev.FanOutWon():
+                self.zone = event.zone
             case ev.Check():
                 self.checks[(event.worker, event.name)] = CheckResult(
                     event.worker, event.name, event.ok, event.detail
@@ -76,7 +78,8 @@ class RunSummary:
                 if event.incomplete:
                     self.incomplete.append(event.path)
             case ev.TeardownVerified():
-                self.gone.append(event.name)
+                # With its zone: --fan-out deletes one name in several zones.
+                self.gone.append(f"{event.name} in {event.zone}" if event.zone else event.name)
                 self.billed_s += event.billed_s
                 if event.cost_usd is not None:
                     self.cost_usd = (self.cost_usd or 0.0) + event.cost_usd

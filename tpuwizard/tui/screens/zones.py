@@ -1,4 +1,5 @@
-"""Step 4: where. Zones that offer the chosen type, live from the API or documented (labelled)."""
+"""Step 4: where. Zones that offer the chosen type, live from the API or documented (labelled),
+those that lately had capacity for it first, with what the last attempt in each found."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ class ZonesScreen(WizardScreen[str]):
         super().__init__()
         self.accelerator, self.current, self.survey_fn = accelerator, current, survey_fn
         self.zones: list[str] = []
+        self.tried_column = False
 
     def compose_body(self) -> ComposeResult:
         runtime = catalog.parse_accelerator(self.accelerator).generation.runtime_version
@@ -56,15 +58,25 @@ class ZonesScreen(WizardScreen[str]):
         except BadInput as err:  # nothing to survey with (no project): say what to do
             self.app.call_from_thread(self.show, ZoneSurvey("documented", {}), str(err))
             return
-        self.app.call_from_thread(self.show, answer.survey, survey_words(answer))
+        self.app.call_from_thread(self.show, answer.survey, survey_words(answer), answer)
 
-    def show(self, survey: ZoneSurvey, label: str) -> None:
+    def show(self, survey: ZoneSurvey, label: str, answer: ZoneAnswer | None = None) -> None:
         self.zones = survey.offering(self.accelerator)
+        tried: dict[str, str] = {}
+        if answer is not None:
+            self.zones = answer.by_recent_success(self.accelerator, self.zones)
+            tried = answer.last_tried(self.accelerator)
         self.query_one("#source", Static).update(f"Source: {label}")
         table = self.query_one(DataTable)
         table.clear()
+        if not self.tried_column and any(z in tried for z in self.zones):
+            table.add_column("last tried")  # only once something was tried: no empty column
+            self.tried_column = True
         for zone in self.zones:
-            table.add_row("", zone, self.accelerator, key=zone)
+            cells = ["", zone, self.accelerator] + (
+                [tried.get(zone, "")] if self.tried_column else []
+            )
+            table.add_row(*cells, key=zone)
         if self.current in self.zones:
             table.move_cursor(row=self.zones.index(self.current))
         mark_row(table, table.cursor_row)
