@@ -1,6 +1,7 @@
 """The fault and signal drill: every command stopped by every signal at every point, sandbox.
 
     .venv/bin/python benchmarks/signal_drill.py [--commands launch,up,...] [--rotation]
+        [--backend tpu-api|compute|both]
 
 For launch, launch --keep, up, run and the wizard: SIGINT, SIGTERM, SIGHUP and SIGKILL at each
 point of the command's work (tests/integration/signal_drill.py names them), each case in its own
@@ -9,6 +10,8 @@ case: the exit code against the README's (128 + N; 137 for SIGKILL, as a shell s
 left in the sandbox after the command (goal 0 after a stop signal; 1 for `run`, whose node
 stays) and, for SIGKILL, whether `status` listed it and what is left after `teardown --all`
 (goal 0). Exits 1 if any case fails. `--rotation` runs the CI test's one signal per point.
+Both backends by default (tests/integration/drill_backends.py): the TPU API's node (v5litepod-1)
+and Compute Engine's instance (v6e-1); the wizard walks the TPU API only.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' drill helpers
 
+from tests.integration.drill_backends import BACKENDS
 from tests.integration.signal_drill import (
     POINTS,
     STOP_SIGNALS,
@@ -37,6 +41,7 @@ from tests.integration.signal_drill import (
 from tests.integration.signal_drill_wizard import run_wizard_case
 
 COMMANDS = tuple(POINTS)
+TPU_API_ONLY = ("wizard",)  # it walks with its defaults, a v5e: the TPU API's
 
 
 def one(case: Case, root: Path) -> Outcome:
@@ -44,7 +49,7 @@ def one(case: Case, root: Path) -> Outcome:
         return run_wizard_case(case, root)
     if case.command != "run":
         return run_case(case, root)
-    node = up_node(root)
+    node = up_node(root, backend=case.backend)
     try:
         return run_case_on(case, root, node, more_cases=False)
     finally:
@@ -59,7 +64,7 @@ def row(o: Outcome) -> str:
     want_left = str(o.left_expected) if c.sig in STOP_SIGNALS else "-"  # SIGKILL: after
     verdict = "PASS" if o.passed else "FAIL"
     return (
-        f"{c.command:14} {c.point:10} {c.sig.name:8} {code:>4} {c.expected_code:>4} "
+        f"{c.backend:8} {c.command:14} {c.point:10} {c.sig.name:8} {code:>4} {c.expected_code:>4} "
         f"{o.left:>4} {want_left:>4} {listed:>6} {after:>5}  {verdict}"
     )
 
@@ -82,14 +87,24 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--commands", default=",".join(COMMANDS), help="comma-separated")
     parser.add_argument("--rotation", action="store_true", help="one signal per point only")
+    parser.add_argument("--backend", choices=(*BACKENDS, "both"), default="both")
     args = parser.parse_args()
     commands = tuple(c.strip() for c in args.commands.split(","))
     unknown = set(commands) - set(COMMANDS)
     if unknown:
         parser.error(f"unknown command(s) {sorted(unknown)}; choose from {', '.join(COMMANDS)}")
-    cases = (rotated_cases if args.rotation else all_cases)(commands)
+    backends = tuple(BACKENDS) if args.backend == "both" else (args.backend,)
+    cases = [
+        case
+        for backend in backends
+        for case in (rotated_cases if args.rotation else all_cases)(
+            tuple(c for c in commands if backend == "tpu-api" or c not in TPU_API_ONLY), backend
+        )
+    ]
+    if not cases:
+        parser.error(f"{', '.join(commands)} run(s) on the TPU API only: give --backend tpu-api")
     print(
-        f"{'command':14} {'point':10} {'signal':8} {'exit':>4} {'want':>4} "
+        f"{'backend':8} {'command':14} {'point':10} {'signal':8} {'exit':>4} {'want':>4} "
         f"{'left':>4} {'want':>4} {'listed':>6} {'after':>5}  verdict",
         flush=True,
     )

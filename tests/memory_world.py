@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -106,6 +107,8 @@ class MemoryWorld:
     _max_run: dict[Key, int | None] = field(default_factory=dict)  # Flex-start requests' runs
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _last_time: float = 0.0
+    # A fan-out's requests call from several threads at once: time passes for one at a time.
+    _lock: threading.RLock = field(default_factory=threading.RLock)
 
     # -- every call comes through here -----------------------------------------------------
     def _request(self, method: str, zone: str, name: str, http: str, body: Any = None) -> None:
@@ -146,6 +149,10 @@ class MemoryWorld:
 
     # -- time passes -----------------------------------------------------------------------
     def _advance(self) -> None:
+        with self._lock:
+            self._advance_locked()
+
+    def _advance_locked(self) -> None:
         now = time.time()
         for (kind, zone, name), making in list(self._making.items()):
             if kind == "node":

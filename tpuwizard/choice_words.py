@@ -59,6 +59,10 @@ def choice_words(choice: Choice, audience: Audience) -> str:
         return "only from the command line: `tpuwizard launch --transport gcloud`"
     if c == "backend":
         return f"only from the command line: `tpuwizard launch --backend {v or 'tpu-api'}`"
+    if c == "packages":
+        if audience == "wizard":
+            return f'type {v} in the "Packages" field on Review'
+        return f"put a line {v} in a requirements.txt beside your script"
     if c == "external_ips" and v == "on":
         return "tpuwizard asked for them: check that the project's firewall lets SSH in"
     if c == "external_ips":
@@ -84,6 +88,8 @@ def _cli(control: str, value: str) -> str:
     }
     if control == "backend":
         return f"--backend {value or 'tpu-api'}"
+    if control == "packages":  # before the script's name: after it, words are the script's
+        return f"--with {value or 'PACKAGE'}, before the script's name"
     if control == "external_ips":
         return "without --internal-ips" if value == "on" else "--internal-ips --transport gcloud"
     return flags[control]

@@ -6,9 +6,7 @@ the CLI's flag to the CLI and the wizard's own control to the wizard.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tpuwizard.choice_words import Audience, plain_data, words
@@ -56,6 +54,11 @@ def practice_words(mode: Mode) -> str:
         "endpoint": f"{ENDPOINT_ENV} points at a sandbox ({mode.endpoint})",
         "no credentials": "no Google credentials were found",
     }.get(mode.why, "practice was chosen")
+    if mode.why == "no credentials" and mode.adc_missing:  # `gcloud auth login` alone: say so
+        return (
+            "[practice] Using the local sandbox (nothing here is a real Cloud TPU, nothing is "
+            f"billed) because {mode.adc_missing}"
+        )
     return (
         f"[practice] Using the local sandbox because {why}: nothing here is a real Cloud TPU "
         "and nothing is billed."
@@ -86,12 +89,37 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
                     " (waiting for capacity: a waiting request costs nothing; "
                     f"{STOP_WAITING[audience]})"
                 )
-            return [f"  state {event.state} after {event.elapsed_s:.0f} s{note}"]
+            return [f"  state {event.state}{_in(event.zone)} after {event.elapsed_s:.0f} s{note}"]
         case ev.CreateRefused():
             return [f"  {event.name} was not created: nothing exists and nothing is billing."]
         case ev.BillingStarted():
             price = money(event.price_per_hour_usd)
-            return [f"  {event.name} is up: billing from now, about {price}/h (estimate)."]
+            return [
+                f"  {event.name} is up{_in(event.zone)}: billing from now, about {price}/h "
+                "(estimate)."
+            ]
+        case ev.FanOutStarted():
+            n = len(event.zones)
+            worst = event.worst_case_per_hour_usd
+            cost_words = (
+                f"at most {money(worst)}/h (estimate)" if worst is not None else "price unknown"
+            )
+            quota = (
+                "Quota for all of them at once was checked."
+                if event.quota_checked
+                else f"Quota for {n} at once was not checked (no preflight here yet)."
+            )
+            return [
+                f"Fan-out: asking for {event.name} in {', '.join(event.zones)} at once; the first "
+                f"READY is kept, the others are deleted and verified gone. Until then up to {n} "
+                f"may bill: {cost_words}. {quota}"
+            ]
+        case ev.FanOutWon():
+            loser_zones = ", ".join(event.losers) or "no other zone"
+            return [
+                f"  {event.name} in {event.zone} was READY first: kept. Deleting the requests in "
+                f"{loser_zones} (each bills until verified gone)."
+            ]
         case ev.ZoneFailover():
             return [f"  {event.reason}: trying {event.to_zone} instead of {event.from_zone}"]
         case ev.Ready():
@@ -108,12 +136,20 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
             return [f"{_prefix(event.worker, event.workers)}{event.text}"]
         case ev.Versions():
             v = event.versions
+            added = v.get("packages") or {}
             return [
                 f"{_prefix(event.worker, event.workers)}JAX {v.get('jax')}, "
                 f"jaxlib {v.get('jaxlib')}, "
                 f"libtpu {v.get('libtpu')}, Python {v.get('python')}"
                 + (f" (tpuwizard pins {v['requested']})" if v.get("requested") else "")
-            ]
+            ] + (
+                [
+                    f"{_prefix(event.worker, event.workers)}Added packages: "
+                    + ", ".join(f"{n} {ver}" for n, ver in added.items())
+                ]
+                if added
+                else []
+            )
         case ev.WatchdogAccount():
             return [f"Watchdog: {words(event.detail, audience)}"]
         case ev.Watchdog():
@@ -124,7 +160,8 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
             verdict = "proves the run" if event.ok else "does NOT prove the run"
             return [f"Receipt {event.receipt_sha256} saved to {event.path}: {verdict}"]
         case ev.ScriptFinished():
-            return [f"Your script exited with code {event.exit_code}."]
+            kept = f" Its whole output: {event.output}" if event.output else ""
+            return [f"Your script exited with code {event.exit_code}.{kept}"]
         case ev.FileFetched():
             return [f"Copied back {event.path}"]
         case ev.FileNotFetched():
@@ -137,12 +174,21 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
         case ev.FolderSynced():
             return [synced_words(event)]
         case ev.TeardownStarted():
-            return [f"Deleting {event.name} and checking that it is gone..."]
+            return [f"Deleting {event.name}{_in(event.zone)} and checking that it is gone..."]
         case ev.TeardownVerified():
+            others = event.others_left
+            now = (
+                "Nothing is billing."
+                if not others
+                else f"{count(others, 'other request')} of this launch still "
+                + ("exists." if others == 1 else "exist.")
+            )
             return [
-                f"Verified gone: {event.name}. Nothing is billing. It billed "
+                f"Verified gone: {event.name}{_in(event.zone)}. {now} It billed "
                 f"{event.billed_s:.0f} s: about {money(event.cost_usd)} (estimate)."
             ]
+        case ev.ZoneListed():
+            return zone_listed_lines(event)
         case ev.TeardownFailed():
             return [
                 f"NOT verified gone: {event.name}. It may still be billing.",
@@ -178,21 +224,25 @@ def synced_words(event: ev.FolderSynced) -> str:
     )
 
 
-def copy_back_words(script: Path | None, fetch: Sequence[str]) -> str:
-    """Before a launch: what will be copied back from the script, in a few words."""
-    if script is None:
-        return "nothing: there is no script" if fetch else ""
-    if not fetch:
-        return "nothing will be copied back"
-    return "into the run folder's files/"
-
-
-def shown_folder(path: Path) -> str:
-    """A folder as a user reads it: relative to the working directory when under it."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
+def zone_listed_lines(event: ev.ZoneListed) -> list[str]:
+    """The zone's TPU list now, as the course checks it after deleting: each TPU with who made
+    it; one tpuwizard did not make is never deleted by it, and this says how to end it."""
+    shown = f" (as `{event.command}` shows it)" if event.command else ""
+    head = f"The TPU list of {event.zone} now{shown}:"
+    if not event.tpus:
+        return [f"{head} empty. No TPU, yours or anyone's, is there."]
+    lines = [f"{head} {count(len(event.tpus), 'TPU')}."]
+    for tpu in event.tpus:
+        line = f"  {tpu.name}  {tpu.accelerator}  {tpu.state}  {tpu.made_by}"
+        if tpu.made_by == "not made by tpuwizard":
+            how = (
+                f"gcloud compute instances delete {tpu.name} --zone {event.zone}"
+                if event.backend == "compute"
+                else f"gcloud compute tpus tpu-vm delete {tpu.name} --zone {event.zone}"
+            )
+            line += f": tpuwizard never deletes it; it bills until you do: {how}"
+        lines.append(line)
+    return lines
 
 
 def summary_lines(summary: RunSummary, audience: Audience = "cli") -> list[str]:
@@ -219,6 +269,8 @@ def summary_lines(summary: RunSummary, audience: Audience = "cli") -> list[str]:
         code = "did not finish" if s.script_exit_code is None else f"exit {s.script_exit_code}"
         lines.append(f"  Your script: {code}. Its last lines:")
         lines += [f"{SCRIPT_TAIL}{line}" for line in s.script_tail] or ["    (no output)"]
+        if s.script_output:
+            lines.append(f"  Its whole output, every worker's lines: {s.script_output}")
     lines += [f"  Copied back: {path}" for path in s.fetched]
     lines += [f"  Not copied back: {path!r}: {why}" for path, why in s.not_fetched]
     if s.script_exit_code is not None and not s.script_files_seen:
@@ -368,3 +420,7 @@ def wrap_paragraph(text: str, width: int) -> str:
             )
         )
     return "\n".join(out)
+
+
+def _in(zone: str) -> str:
+    return f" in {zone}" if zone else ""

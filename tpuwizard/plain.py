@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import questionary
-from prompt_toolkit.formatted_text import FormattedText
 
 from tpuwizard.choice_words import all_words
 from tpuwizard.core import paths
@@ -33,24 +32,13 @@ from tpuwizard.event_text import (
     survey_words,
     wrap_paragraph,
 )
+from tpuwizard.plain_prompt import text_question
+from tpuwizard.session.backend import decide_backend
 from tpuwizard.session.kept_lines import recorded_kept
 from tpuwizard.session.launch_handle import LaunchHandle
 from tpuwizard.session.session import Session
 from tpuwizard.session.signals import exit_code, stop_on_signals
 from tpuwizard.session.watchdog import WATCHDOG_ROUTES, check_words
-
-
-def _validator(check) -> Any:
-    """A questionary validator from a function that raises BadInput."""
-
-    def validate(text: str) -> bool | str:
-        try:
-            check(text)
-        except (BadInput, ValueError) as err:
-            return str(err) or "not valid"
-        return True
-
-    return validate
 
 
 class PlainWizard:
@@ -82,15 +70,8 @@ class PlainWizard:
         return self.ask(questionary.select(message, choices=choices, default=default, **self.io))
 
     def text(self, message: str, default: str = "", check=None) -> str:
-        """A typed answer. A default is shown greyed, not put in the field as text: what is typed
-        replaces it (48 typed is 48, not 4848), and Enter alone takes it."""
-        kwargs: dict[str, Any] = (
-            {"validate": _validator(lambda t: check(t or default))} if check else {}
-        )
-        if default:
-            kwargs["placeholder"] = FormattedText([("fg:ansibrightblack", default)])
-            message = f"{message} [Enter: {default}]"
-        return self.ask(questionary.text(message, **kwargs, **self.io)) or default
+        """A typed answer; Enter alone takes ``default`` (shown greyed, replaced by typing)."""
+        return self.ask(text_question(message, default, check, self.io)) or default
 
     def run(self) -> int:
         ctx = gcloud_config.discover()
@@ -119,8 +100,17 @@ class PlainWizard:
                 check=_minutes,
             )
         )
-        check = session.watchdog_check() if route in WATCHDOG_ROUTES else None
-        if check is not None:
+        try:
+            chosen = decide_backend(accelerator, route, "auto")  # the support matrix decides
+        except BadInput as err:  # a type no backend serves this way (a multi-host TPU7x)
+            raise PlanRefused([str(err)]) from None
+        on_compute = chosen.backend == "compute"  # Google's deadline: no watchdog to ask about
+        if on_compute:
+            self.say(f"Made through Compute Engine: {chosen.reason}")
+        check = session.watchdog_check() if route in WATCHDOG_ROUTES and not on_compute else None
+        if on_compute:
+            watchdog = False
+        elif check is not None:
             self.say(check_words(check))
             watchdog = self.ask_watchdog(session.default_watchdog(route, check))
         else:
@@ -141,6 +131,12 @@ class PlainWizard:
             if script
             else ""
         )
+        from tpuwizard.core.launch.plan_packages import gather_packages
+
+        # No question for packages: a requirements.txt beside the script is used, and said.
+        packages = gather_packages((), (), Path(script) if script else None)
+        if packages.auto_words():
+            self.say(packages.auto_words() or "")
         run_id = paths.new_run_id()
         plan = LaunchPlan(
             accelerator=accelerator,
@@ -152,11 +148,13 @@ class PlainWizard:
             name=name,
             script=Path(script) if script else None,
             fetch=tuple(p.strip() for p in fetch.split(",") if p.strip()),
+            packages=packages.specs,
             max_run_minutes=minutes,
             watchdog=watchdog,
             watchdog_check=check,
             precision=deep,
             trace=deep,
+            backend=chosen.backend,
         )
         while problems := plan.problems():
             for problem in all_words(problems, "plain"):

@@ -87,7 +87,8 @@ def print_table(
         out.print(title)
     for row in rows:
         out.print(f"[b]{row[0]}[/b]")
-        details = "; ".join(f"{h}: {v}" for h, v in zip(headers[1:], row[1:], strict=True))
+        pairs = zip(headers[1:], row[1:], strict=True)
+        details = "; ".join(f"{h}: {v}" for h, v in pairs if v)  # an empty cell says nothing
         out.print(Padding(Text.from_markup(details), (0, 0, 0, 2)))
 
 
@@ -173,6 +174,7 @@ def render_zones(
     unconfirmed: frozenset[str] = frozenset(),
     offers: list | None = None,
     survey_source: str = "documented",
+    last_tried: dict[str, str] | None = None,
 ) -> None:
     """With ``offers`` (backend_choice.ZoneOffer, one per zone of ``table``), a backends column:
     each backend that offers the type there, its source named where it is not the survey's."""
@@ -211,6 +213,10 @@ def render_zones(
             )
             for zone in table
         ]
+        tried = last_tried or {}
+        if any(zone in tried for zone in table):  # a column only once something was tried
+            headers += ("last tried",)
+            rows = [(*row, tried.get(zone, "")) for row, zone in zip(rows, table, strict=True)]
     else:
         headers = ("zone", second)
         rows = [

@@ -194,6 +194,7 @@ class Verifier:
         precision=False,
         trace_dir=None,
         receipt_dir=None,
+        packages=(),
     ):
         self.expect = expect
         self.min_devices = min_devices
@@ -238,6 +239,8 @@ class Verifier:
             "precision": None,
             "trace": None,
         }
+        if packages:  # added to the venv beside jax: the versions this run imported
+            self.receipt["packages"] = {name: _package_version(name) for name in packages}
         self._t0 = time.perf_counter()
 
     # -- output -------------------------------------------------------------------------------
@@ -874,6 +877,12 @@ def main(argv=None):
     )
     parser.add_argument("--receipt", help="write the receipt JSON to this path")
     parser.add_argument(
+        "--package",
+        action="append",
+        default=[],
+        help="record this installed package's version in the receipt (repeatable)",
+    )
+    parser.add_argument(
         "--num-processes",
         type=int,
         default=1,
@@ -922,6 +931,7 @@ def main(argv=None):
         precision=args.precision,
         trace_dir=trace_dir,
         receipt_dir=receipt_dir,
+        packages=args.package,
     ).run()
     if args.receipt:
         path = os.path.abspath(args.receipt)

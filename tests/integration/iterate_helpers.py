@@ -18,10 +18,12 @@ def json_events(stdout: str) -> list[dict]:
     return [json.loads(line) for line in stdout.splitlines()]
 
 
-def up(cwd: Path, *args: str, accelerator: str = "v5litepod-1", **extra: str) -> dict:
+def up(
+    cwd: Path, *args: str, accelerator: str = "v5litepod-1", zone: str = ZONE, **extra: str
+) -> dict:
     """`up --json`'s last line: the Kept event, once the node is handed over."""
     proc = subprocess.run(
-        tpuwizard_cmd("up", "--sandbox", "--json", "--zone", ZONE, "--accelerator", accelerator)
+        tpuwizard_cmd("up", "--sandbox", "--json", "--zone", zone, "--accelerator", accelerator)
         + list(args),
         cwd=cwd,
         capture_output=True,
@@ -94,7 +96,6 @@ def end_practice(home: Path) -> None:
     from tpuwizard.sandbox.model import end_worker_processes
 
     stop_lasting_sandbox(home)
-    workers = home / "sandbox" / "workers"
-    if workers.is_dir():
-        for node in workers.glob("*/*/*"):
+    for folder in ("workers", "instances"):  # the TPU API's nodes, Compute Engine's instances
+        for node in (home / "sandbox" / folder).glob("*/*/*"):
             end_worker_processes(node)

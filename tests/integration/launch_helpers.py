@@ -21,10 +21,10 @@ def env(**extra: str) -> dict[str, str]:
     return clean_env(**{"TPUWIZARD_SANDBOX_DELAY": "0.5", "TPUWIZARD_SANDBOX_LINGER": "5", **extra})
 
 
-def launch(cwd: Path, *args: str, timeout: float = 240, **extra: str):
-    """Run a whole launch; returns (exit code, events, stderr)."""
+def launch(cwd: Path, *args: str, timeout: float = 240, where=("--zone", ZONE), **extra: str):
+    """Run a whole launch; returns (exit code, events, stderr). ``where``: the zone options."""
     proc = subprocess.run(
-        tpuwizard_cmd("launch", "--sandbox", "--json", "--zone", ZONE, *args),
+        tpuwizard_cmd("launch", "--sandbox", "--json", *where, *args),
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -34,10 +34,19 @@ def launch(cwd: Path, *args: str, timeout: float = 240, **extra: str):
     return proc.returncode, [json.loads(line) for line in proc.stdout.splitlines()], proc.stderr
 
 
-def launch_until(cwd: Path, stop_at, *args: str, sig: int = signal.SIGKILL, **extra: str):
-    """Start a launch, send ``sig`` when ``stop_at(event)`` first holds; return (code, events)."""
+def launch_until(
+    cwd: Path,
+    stop_at,
+    *args: str,
+    sig: int = signal.SIGKILL,
+    zone: str = ZONE,
+    where: tuple[str, ...] | None = None,
+    **extra: str,
+):
+    """Start a launch, send ``sig`` when ``stop_at(event)`` first holds; return (code, events).
+    ``where``: the zone options (``--zones A,B --fan-out``), else ``--zone zone``."""
     proc = subprocess.Popen(
-        tpuwizard_cmd("launch", "--sandbox", "--json", "--zone", ZONE, *args),
+        tpuwizard_cmd("launch", "--sandbox", "--json", *(where or ("--zone", zone)), *args),
         cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -59,14 +68,16 @@ def launch_until(cwd: Path, stop_at, *args: str, sig: int = signal.SIGKILL, **ex
     return proc.returncode, seen
 
 
-def launch_until_on_disk(cwd: Path, on_disk, *args: str, timeout: float = 120, **extra: str):
+def launch_until_on_disk(
+    cwd: Path, on_disk, *args: str, timeout: float = 120, where=("--zone", ZONE), **extra: str
+):
     """Start a launch, SIGKILL it once ``on_disk()`` holds (checked by polling, not by events).
 
     For a kill point that no event marks, such as "the ledger holds the intent". Returns (exit
     code, events seen before the kill).
     """
     proc = subprocess.Popen(
-        tpuwizard_cmd("launch", "--sandbox", "--json", "--zone", ZONE, *args),
+        tpuwizard_cmd("launch", "--sandbox", "--json", *where, *args),
         cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -130,7 +141,7 @@ def sandbox_is_empty(home: Path) -> bool:
     if not path.exists():
         return True  # the sandbox never had to save anything
     state = json.loads(path.read_text())
-    return not state["nodes"] and not state["queued"]
+    return not state["nodes"] and not state["queued"] and not state.get("instances")
 
 
 def ledger_all_gone(home: Path) -> bool:

@@ -5,7 +5,8 @@ The rules judged (README, "Exit codes everywhere"): a stop signal (SIGINT, SIGTE
 before a node is handed over as kept deletes it, verifies it gone and exits 128 + N (130, 143,
 129); `run` on a kept node stops the script, never the node, and exits 128 + N; SIGKILL leaves
 what exists, and the next `status` must list it and `teardown --all` delete it (the ledger's crash
-recovery). `benchmarks/signal_drill.py` runs every case; tests/integration/test_signal_drill.py a
+recovery). Each command runs on both backends (tests/integration/drill_backends.py), the wizard
+on the TPU API's only. `benchmarks/signal_drill.py` runs every case; test_signal_drill.py a
 rotation of them.
 """
 
@@ -23,9 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.conftest import tpuwizard_cmd
+from tests.integration.drill_backends import BACKENDS, node_state, sandbox_names
 from tests.integration.iterate_helpers import end_practice, up
 from tests.integration.launch_helpers import (
-    ZONE,
     env,
     ledger_all_gone,
     sandbox_is_empty,
@@ -36,7 +37,6 @@ from tpuwizard.core.launch import events as ev
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGKILL)
 STOP_SIGNALS = SIGNALS[:3]
-ACCELERATOR = "v5litepod-1"
 # Where each command can be stopped. `launch --keep` and `up` never tear down unless stopped (up
 # runs no script of yours: its "verify" is the verifier); `run` has a node already, so its points
 # are its own: copying the folder, your script, copying files back. The wizard walks as launch.
@@ -49,7 +49,10 @@ POINTS: dict[str, tuple[str, ...]] = {
 }
 # `launch --json`'s event lines that mark each point (the names the CLI writes).
 LAUNCH_EVENTS: dict[str, Callable[[dict], bool]] = {
-    "create": lambda e: e["event"] == ev.Provisioning.event_name() and e["state"] == "CREATING",
+    "create": lambda e: (
+        e["event"] == ev.Provisioning.event_name()
+        and e["state"] in {b.creating for b in BACKENDS.values()}
+    ),
     "ready": lambda e: e["event"] == ev.Ready.event_name(),
     "bootstrap": lambda e: e["event"] == ev.BootstrapLine.event_name(),
     "script": lambda e: e["event"] == ev.ScriptLine.event_name(),
@@ -62,7 +65,7 @@ FETCHED = (
     "print('written', flush=True)\n"
 )
 
-WORKER0 = "sandbox/workers/*/*/{node}/w0/.tpuwizard/jobs"  # under TPUWIZARD_HOME
+WORKER0 = "sandbox/{folder}/*/*/{node}/w0/.tpuwizard/jobs"  # under TPUWIZARD_HOME
 Trigger = Callable[[str, str], bool]  # (stream "out" or "err", line) -> send the signal now
 
 
@@ -71,6 +74,7 @@ class Case:
     command: str
     point: str
     sig: signal.Signals
+    backend: str = "tpu-api"
 
     @property
     def expected_code(self) -> int:
@@ -78,7 +82,7 @@ class Case:
 
     @property
     def label(self) -> str:
-        return f"{self.command} at {self.point} with {self.sig.name}"
+        return f"{self.command} at {self.point} with {self.sig.name} on {self.backend}"
 
 
 @dataclass
@@ -104,16 +108,19 @@ class Stopped:
     lines: list[tuple[str, str]]
 
 
-def all_cases(commands: tuple[str, ...] = tuple(POINTS)) -> list[Case]:
+def all_cases(commands: tuple[str, ...] = tuple(POINTS), backend: str = "tpu-api") -> list[Case]:
     """Every signal at every point of each command."""
-    return [Case(c, p, s) for c in commands for p in POINTS[c] for s in SIGNALS]
+    return [Case(c, p, s, backend) for c in commands for p in POINTS[c] for s in SIGNALS]
 
 
-def rotated_cases(commands: tuple[str, ...] = tuple(POINTS)) -> list[Case]:
+def rotated_cases(
+    commands: tuple[str, ...] = tuple(POINTS), backend: str = "tpu-api", offset: int = 0
+) -> list[Case]:
     """One signal per point per command, rotated so each command meets several signals and,
-    over the commands, every signal meets every point."""
+    over the commands, every signal meets every point; ``offset`` turns the rotation on (so
+    another backend meets each point with another signal)."""
     return [
-        Case(c, p, SIGNALS[(i + j) % len(SIGNALS)])
+        Case(c, p, SIGNALS[(i + j + offset) % len(SIGNALS)], backend)
         for i, c in enumerate(commands)
         for j, p in enumerate(POINTS[c])
     ]
@@ -189,7 +196,7 @@ def launch_trigger(point: str) -> Trigger:
     return lambda stream, line: stream == "out" and wanted(json.loads(line))
 
 
-def up_trigger(point: str) -> Trigger:
+def up_trigger(point: str, creating: str) -> Trigger:
     """`up` says on stderr what the launch's events are (the wizard's and plain mode's words)."""
     if point == "bootstrap":  # the first line after every worker answered: the bootstrap's
         connected: list[bool] = []
@@ -201,24 +208,8 @@ def up_trigger(point: str) -> Trigger:
             return False
 
         return after_connected
-    marker = {"create": "state CREATING", "ready": "Ready:", "verify": "tpu_verify:"}[point]
+    marker = {"create": f"state {creating}", "ready": "Ready:", "verify": "tpu_verify:"}[point]
     return lambda stream, line: stream == "err" and marker in line
-
-
-def node_state(home: Path, node: str) -> str | None:
-    """The sandbox's state of ``node`` (None: it does not exist)."""
-    path = home / "sandbox" / "state.json"
-    nodes = json.loads(path.read_text())["nodes"] if path.exists() else {}
-    return next((n["state"] for key, n in nodes.items() if key.rsplit("/", 1)[-1] == node), None)
-
-
-def sandbox_names(home: Path) -> set[str]:
-    """The nodes and queued resources the sandbox holds now: what may bill."""
-    path = home / "sandbox" / "state.json"
-    if not path.exists():
-        return set()
-    state = json.loads(path.read_text())
-    return {n.rsplit("/", 1)[-1] for n in (*state["nodes"], *state["queued"])}
 
 
 def run_case(case: Case, root: Path, delay: float = 0.3, create_delay: float = 2.0) -> Outcome:
@@ -228,12 +219,12 @@ def run_case(case: Case, root: Path, delay: float = 0.3, create_delay: float = 2
     root.mkdir(parents=True, exist_ok=True)
     wait = create_delay if case.point == "create" else delay
     environ = env(TPUWIZARD_HOME=str(home), TPUWIZARD_SANDBOX_DELAY=str(wait))
+    backend = BACKENDS[case.backend]
     if case.command == "up":
-        argv = tpuwizard_cmd("up", "--sandbox", "--zone", ZONE, "--accelerator", ACCELERATOR)
-        trigger = up_trigger(case.point)
+        argv = tpuwizard_cmd("up", "--sandbox", *backend.flags)
+        trigger = up_trigger(case.point, backend.creating)
     else:
-        argv = tpuwizard_cmd("launch", "--sandbox", "--json", "--zone", ZONE)
-        argv += ["--accelerator", ACCELERATOR]
+        argv = tpuwizard_cmd("launch", "--sandbox", "--json", *backend.flags)
         argv += ["--keep"] if case.command == "launch --keep" else []
         if case.point == "script":
             (root / "long.py").write_text(LONG)
@@ -246,11 +237,20 @@ def run_case(case: Case, root: Path, delay: float = 0.3, create_delay: float = 2
         clean_up(home, cwd)
 
 
-def up_node(root: Path, delay: float = 0.3) -> str:
-    """`up` a node to run cases against (``run_case_on``); returns its name."""
+def up_node(root: Path, delay: float = 0.3, backend: str = "tpu-api") -> str:
+    """`up` a node (an instance) to run cases against (``run_case_on``); returns its name."""
     root.mkdir(parents=True, exist_ok=True)
-    home = root / "state"
-    kept = up(root, "--idle", "10", TPUWIZARD_HOME=str(home), TPUWIZARD_SANDBOX_DELAY=str(delay))
+    home, chosen = root / "state", BACKENDS[backend]
+    kept = up(
+        root,
+        *chosen.keep,
+        "--backend",
+        backend,
+        accelerator=chosen.accelerator,
+        zone=chosen.zone,
+        TPUWIZARD_HOME=str(home),
+        TPUWIZARD_SANDBOX_DELAY=str(delay),
+    )
     return str(kept["name"])
 
 
@@ -277,7 +277,8 @@ def run_case_on(
         return case.point == "script" and stream == "out"
 
     def job_file(name: str) -> Path | None:  # worker 0's record of this run's job
-        found = run_id and list(home.glob(f"{WORKER0.format(node=node)}/run-{run_id[0]}/{name}"))
+        jobs = WORKER0.format(folder=BACKENDS[case.backend].folder, node=node)
+        found = run_id and list(home.glob(f"{jobs}/run-{run_id[0]}/{name}"))
         return found[0] if found else None
 
     def script_ended() -> bool:  # its exit code is on the worker's disk
@@ -290,8 +291,8 @@ def run_case_on(
     stopped = stop_at(argv, root, environ, trigger, case.sig, on_disk)
     state = node_state(home, node)  # before any follow-up teardown
     out = judge(case, stopped, home, root, left_expected=1, keep_going=more_cases)
-    if state != "READY":
-        out.problems.append(f"the kept node is {state}, not READY: a run must never end it")
+    if state != BACKENDS[case.backend].ready:
+        out.problems.append(f"the kept node is {state}, not up: a run must never end it")
     if case.sig in STOP_SIGNALS and case.point == "script" and not _soon(script_ended):
         out.problems.append("the script was not stopped on the worker")
     fetched = root / "runs" / (run_id[0] if run_id else "?") / "big.bin"

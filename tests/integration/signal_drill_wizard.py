@@ -16,18 +16,9 @@ import time
 from pathlib import Path
 
 from tests.conftest import tpuwizard_cmd
+from tests.integration.drill_backends import node_state, sandbox_names
 from tests.integration.launch_helpers import env, ledger_holds
-from tests.integration.signal_drill import (
-    LONG,
-    Case,
-    Outcome,
-    Stopped,
-    clean_up,
-    judge,
-    node_state,
-    sandbox_names,
-    shell_code,
-)
+from tests.integration.signal_drill import LONG, Case, Outcome, Stopped, clean_up, judge, shell_code
 
 ANSI = re.compile(rb"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]|\x1b\][^\x07]*\x07")
 SIZE = (120, 36)  # columns, rows: every step and its buttons in view
@@ -107,7 +98,10 @@ def walk_to_create(term: Terminal, script: Path | None) -> None:
 def run_wizard_case(
     case: Case, root: Path, delay: float = 0.3, create_delay: float = 2.0
 ) -> Outcome:
-    """One wizard case in its own state folder under ``root``; cleaned up as the others."""
+    """One wizard case in its own state folder under ``root``; cleaned up as the others. The
+    wizard walks with its defaults (a v5e, the TPU API's): its cases are the TPU API's only."""
+    if case.backend != "tpu-api":
+        raise ValueError(f"the wizard's drill walks the TPU API only, not {case.backend}")
     home = root / "state"
     root.mkdir(parents=True, exist_ok=True)
     wait = create_delay if case.point == "create" else delay

@@ -1,11 +1,15 @@
 """SIGKILL a launch at every stage: status shows what is left, teardown --all removes it all."""
 
+import json
 import os
 import signal
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import tpuwizard_cmd
+from tests.integration.drill_backends import sandbox_names
 from tests.integration.launch_helpers import (
     launch_until,
     launch_until_on_disk,
@@ -93,3 +97,41 @@ def test_sigint_while_creating_tears_down(tmp_path):
     assert seen[-1]["event"] == "finished" and seen[-1]["exit_code"] == code, "says its exit"
     assert "teardown_verified" in names(seen)
     assert sandbox_is_empty(home) and ledger_all_gone(home)
+
+
+# The first PROVISIONING comes once the insert is answered: the instance exists from then on.
+COMPUTE_STAGES = {
+    "while provisioning": lambda e: e["event"] == "provisioning",
+    "after ready": lambda e: e["event"] == "ready",
+}
+
+
+@pytest.mark.parametrize("stage", list(COMPUTE_STAGES))
+def test_sigkill_a_compute_launch_once_its_instance_exists_then_recover(tmp_path, home, stage):
+    code, seen = launch_until(
+        tmp_path,
+        COMPUTE_STAGES[stage],
+        "--backend",
+        "compute",
+        "--accelerator",
+        "v6e-4",
+        zone="us-east5-b",
+    )
+    assert code == -signal.SIGKILL
+    name = seen[0]["name"]
+    assert sandbox_names(home) == {name}  # an instance, which `sandbox_is_empty` also reads
+    left = status(tmp_path)
+    assert [(r["name"], r["backend"], r["source"]) for r in left] == [
+        (name, "compute", "ledger+labels")
+    ]
+    shown = subprocess.run(
+        tpuwizard_cmd("status", "--sandbox"), cwd=tmp_path, capture_output=True, text=True
+    )
+    assert shown.returncode == 0 and "backend: compute" in shown.stdout, shown.stdout
+    proc = teardown_all(tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert [(r["name"], r["verified"]) for r in json.loads(proc.stdout)["results"]] == [
+        (name, True)
+    ]
+    assert status(tmp_path) == []
+    assert sandbox_names(home) == set() and sandbox_is_empty(home) and ledger_all_gone(home)

@@ -135,7 +135,8 @@ def test_a_failing_script_still_tears_down(tmp_path, home):
     # The user's own script failed: its output is the lead, not SSH or OS Login advice.
     assert failed["diagnosis"]["kind"] == "script_failed"
     assert "SSH" not in json.dumps(failed["diagnosis"]) and "OS Login" not in stderr
-    assert {"event": "script_finished", "exit_code": 7} in events
+    (finished,) = [e for e in events if e["event"] == "script_finished"]
+    assert finished["exit_code"] == 7 and finished["output"].endswith("output.txt")
     assert "teardown_verified" in names(events) and sandbox_is_empty(home)
     # The summary comes last (on stderr beside --json): the checks, the script, the bill.
     summary = stderr[stderr.index("Summary of tpuwizard-") :]

@@ -148,7 +148,7 @@ def test_tpuwizard_verify_saves_a_receipt_under_runs(tmp_path):
     tampered = subprocess.run(
         tpuwizard_cmd("receipt", "check", str(receipts[0])), capture_output=True, text=True
     )
-    assert tampered.returncode == 1 and "edited" in tampered.stderr
+    assert tampered.returncode == 1 and "edited" in tampered.stdout
 
 
 def test_tpuwizard_verify_exits_1_when_the_platform_is_missing(tmp_path):

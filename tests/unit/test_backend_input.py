@@ -101,3 +101,14 @@ def test_zones_narrowed_to_a_backend_lists_only_where_it_offers_the_type_with_a_
     none = zones("--accelerator", "tpu7x-8", "--backend", "tpu-api")
     assert none.exit_code == 1 and json.loads(none.stdout)["zones"] == {}
     assert zones("--backend", "compute").exit_code == 2  # narrows nothing without a type
+
+
+def test_a_zero_queue_wait_on_compute_engine_says_it_gets_googles_smallest():
+    from tpuwizard.session.backend import backend_notes
+
+    (note,) = backend_notes(plan(backend="compute", route="flex", queue_wait_minutes=0))
+    assert "at least 90 s" in note
+    assert backend_notes(plan(backend="tpu-api", route="flex", queue_wait_minutes=0)) == []
+    assert backend_notes(plan(backend="compute", route="flex", queue_wait_minutes=30)) == []
+    (nat,) = backend_notes(plan(backend="compute", internal_ips=True))
+    assert "Cloud NAT" in nat

@@ -73,8 +73,8 @@ def test_kept_still_bills_but_needs_no_decision():
     assert state.undecided() == []
 
 
-def leftover(name: str, state: str, kind: str = "node") -> Billable:
-    resource = Resource(kind, "p", "us-west1-c", name, "v5litepod-1", "old-run", "spot")
+def leftover(name: str, state: str, kind: str = "node", zone: str = "us-west1-c") -> Billable:
+    resource = Resource(kind, "p", zone, name, "v5litepod-1", "old-run", "spot")
     return Billable(resource, state, 3600.0, 0.3, "ledger")
 
 
@@ -94,9 +94,28 @@ def test_leftovers_count_until_deleted_or_left():
 def test_a_leftover_is_not_counted_twice_by_name():
     state = BillingState()
     exists(state, "old")
-    state.add_leftovers([leftover("old", "READY")])
+    state.add_leftovers([leftover("old", "READY", zone="us-central1-a")])
     (only,) = state.existing()
     assert not only.leftover
+
+
+def test_one_name_in_several_zones_is_several_resources():
+    # --fan-out asks for one name in every zone at once: each request exists and bills alone.
+    state = BillingState()
+    for zone in ("us-central1-a", "us-west1-c", "us-east5-a"):
+        state.apply(ev.ResourceExists(NAME, "node", zone, "v5litepod-4", "vm", "r1"))
+    state.apply(ev.BillingStarted(NAME, 1000.0, 4.8, "us-west1-c"))
+    state.apply(ev.BillingStarted(NAME, 1010.0, 4.8, "us-east5-a"))
+    assert len(state.existing()) == 3
+    assert {b.zone for b in state.costing()} == {"us-west1-c", "us-east5-a"}
+    state.apply(ev.Provisioning("CREATING", 1.0, 0.0, "us-central1-a"))
+    state.apply(ev.CreateRefused(NAME, "node", "us-central1-a"))
+    state.apply(ev.BillingStopped(NAME, 30.0, 0.04, "us-east5-a"))
+    state.apply(ev.TeardownVerified(NAME, "node", 30.0, 0.04, "us-east5-a", 1))
+    (left,) = state.existing()
+    assert left.zone == "us-west1-c" and left.costing_since == 1000.0
+    state.apply(ev.TeardownVerified(NAME, "node", 60.0, 0.08, "us-west1-c"))
+    assert not state.may_bill()
 
 
 def test_a_leftover_the_ledger_says_was_kept_bills_but_needs_no_decision():

@@ -210,5 +210,13 @@ def test_a_failed_launchs_json_lines_keep_their_keys_and_order():
     assert d.alternatives and steps  # the object below is not an empty one
     failed = {"event": "failed", "stage": "create", "diagnosis": diagnosis}
     assert json.dumps(json_event(ev.Failed("create", d))) == json.dumps(failed)
-    torn = {"event": "teardown_failed", "name": "n", "kind": "node", "diagnosis": diagnosis}
-    assert json.dumps(json_event(ev.TeardownFailed("n", "node", d))) == json.dumps(torn)
+    torn = {
+        "event": "teardown_failed",
+        "name": "n",
+        "kind": "node",
+        "diagnosis": diagnosis,
+        "zone": "us-central1-a",
+    }
+    assert json.dumps(json_event(ev.TeardownFailed("n", "node", d, "us-central1-a"))) == json.dumps(
+        torn
+    )

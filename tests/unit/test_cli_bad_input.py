@@ -160,8 +160,9 @@ def test_everything_after_script_reaches_the_script_unchanged(here, monkeypatch,
 
     given: list[tuple[str, ...]] = []
 
-    def run_once(kept, script, args, fetch, folder, token, as_json, wait=False):
+    def run_once(kept, script, args, fetch, folder, token, as_json, wait=False, packages=()):
         given.append(tuple(args))
+        assert packages == ()  # a --with after SCRIPT is the script's
         assert fetch == ("out.txt",)  # tpuwizard's own option, before SCRIPT
         return 0
 
@@ -174,7 +175,7 @@ def test_everything_after_script_reaches_the_script_unchanged(here, monkeypatch,
 
     monkeypatch.setattr(watching, "watch_loop", watch_loop)
     monkeypatch.setattr(iterate, "_offer_teardown", lambda session, name, ask=True: None)
-    script_args = ["--help", "--fetch", "x", "--node", "n", "--", "-v"]
+    script_args = ["--help", "--fetch", "x", "--node", "n", "--with", "jax", "--", "-v"]
     result = CliRunner().invoke(
         main, [command, "--sandbox", "--fetch", "out.txt", "train.py", *script_args]
     )
@@ -185,3 +186,11 @@ def test_everything_after_script_reaches_the_script_unchanged(here, monkeypatch,
 
 def test_an_unknown_option_before_script_is_refused_not_taken_for_the_script(home, here):
     assert "No such option '--bogus'" in refused(home, "run", "--sandbox", "--bogus", "train.py")
+
+
+def test_a_script_in_the_home_folder_is_refused_before_create(here, home, monkeypatch):
+    """Its whole folder would be copied to the TPU: exit 2 with the fix, nothing made."""
+    monkeypatch.setenv("HOME", str(here))
+    for args in ([*LAUNCH, "--script", "train.py"], ["run", "--sandbox", "train.py"]):
+        err = refused(home, *args)
+        assert "your home folder" in err and "Put the script in its own folder" in err

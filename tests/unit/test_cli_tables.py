@@ -151,7 +151,7 @@ def test_a_live_zone_table_labels_compute_engine_documented(monkeypatch, capsys)
         "tpu-api,",
         "compute",
         "(documented)",
-        "$10.80",  # v6e's US on-demand figure, 2.70 x 4 chips
+        "$10.80",  # the zone's on-demand price per hour
     ]
     # A zone only the catalog's Compute Engine offers has no TPU API runtime version.
     (east5b,) = [line for line in lines if line.startswith("us-east5-b ")]

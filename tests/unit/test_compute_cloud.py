@@ -20,7 +20,7 @@ SANDBOX = "http://127.0.0.1:8470"
 
 @pytest.fixture
 def clean(monkeypatch):
-    for key in ("TPUWIZARD_COMPUTE_ENDPOINT", "TPUWIZARD_TPU_ENDPOINT"):
+    for key in ("TPUWIZARD_COMPUTE_ENDPOINT", "TPUWIZARD_TPU_ENDPOINT", "TPUWIZARD_SANDBOX_TOKEN"):
         monkeypatch.delenv(key, raising=False)
     return monkeypatch
 

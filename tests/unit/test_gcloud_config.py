@@ -1,4 +1,5 @@
 import time
+from pathlib import Path
 
 import pytest
 
@@ -149,3 +150,66 @@ def test_the_legacy_gcloud_project_is_the_last_resort(tmp_path):
 @pytest.mark.parametrize("zone", ["us-central1-ai1a", "us-central1-ai1", "us-south1-ai1b"])
 def test_ai_zones_are_zone_names(zone):
     assert gc.validate_zone(zone) == zone
+
+
+def signed_in_config(tmp_path, in_config: bool = True):
+    """What the course's `gcloud auth login` leaves: an active account (in the configuration,
+    or only in credentials.db) and no Application Default Credentials."""
+    import sqlite3
+
+    cfg = tmp_path / "gcloud"
+    (cfg / "configurations").mkdir(parents=True)
+    account = "account = learner@example.com\n" if in_config else ""
+    (cfg / "configurations" / "config_default").write_text(f"[core]\n{account}")
+    with sqlite3.connect(cfg / "credentials.db") as db:  # gcloud's own table
+        db.execute("CREATE TABLE credentials (account_id TEXT PRIMARY KEY, value BLOB)")
+        db.execute("INSERT INTO credentials VALUES ('learner@example.com', '{}')")
+    return {"CLOUDSDK_CONFIG": str(cfg), "NO_GCE_CHECK": "true", "HOME": str(tmp_path)}
+
+
+@pytest.mark.parametrize("in_config", [True, False])
+def test_gcloud_auth_login_alone_is_named_with_the_command_to_type(tmp_path, in_config):
+    env = signed_in_config(tmp_path, in_config)
+    ctx = gc.discover(env=env)
+    line = gc.signed_in_without_adc(ctx)
+    assert line is not None and "learner@example.com" in line
+    assert line.endswith("gcloud auth application-default login") and "\n" not in line
+    (missing, fix) = ctx.problems[0]  # what the wizard's Account step shows
+    assert "signed in as learner@example.com" in missing and fix == gc.ADC_LOGIN
+    # With the Application Default Credentials made, nothing is said.
+    (Path(env["CLOUDSDK_CONFIG"]) / "application_default_credentials.json").write_text("{}")
+    assert gc.signed_in_without_adc(gc.discover(env=env)) is None
+
+
+def test_nobody_signed_in_is_not_called_signed_in(tmp_path):
+    env = {"CLOUDSDK_CONFIG": str(tmp_path / "none"), "NO_GCE_CHECK": "true"}
+    assert gc.signed_in_without_adc(gc.discover(env=env)) is None
+
+
+def test_google_auth_default_agrees_that_these_credentials_are_missing(tmp_path):
+    """find_credentials stands in for google.auth.default() without its network probe: in the
+    same configuration the real call raises DefaultCredentialsError (NO_GCE_CHECK keeps it off
+    the network), and finds the ADC file once it is there."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, **signed_in_config(tmp_path)}
+    env.pop("GOOGLE_APPLICATION_CREDENTIALS", None)
+    probe = (
+        "import google.auth, google.auth.exceptions\n"
+        "try:\n    google.auth.default()\n"
+        "except google.auth.exceptions.DefaultCredentialsError:\n    print('missing')\n"
+        "else:\n    print('found')\n"
+    )
+
+    def real() -> str:
+        run = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
+        return run.stdout.strip()
+
+    assert real() == "missing" and gc.find_credentials(env) is None
+    adc = Path(env["CLOUDSDK_CONFIG"]) / "application_default_credentials.json"
+    adc.write_text(
+        '{"type": "authorized_user", "client_id": "x", "client_secret": "y", "refresh_token": "z"}'
+    )
+    assert real() == "found" and gc.find_credentials(env) is not None

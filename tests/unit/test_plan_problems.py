@@ -87,7 +87,9 @@ def test_failover_is_refused_where_it_could_never_act(tmp_path, route):
     plan = LaunchPlan(
         "v5litepod-4", "us-central1-a", "my-project", "r1", tmp_path, route=route, failover=True
     )
-    assert any("--failover is for the vm route" in p for p in all_words(plan.problems(), "cli"))
+    assert any(
+        "--failover is for creates that fail fast" in p for p in all_words(plan.problems(), "cli")
+    )
     assert not LaunchPlan(
         "v5litepod-4", "us-central1-a", "my-project", "r1", tmp_path, failover=True
     ).problems()

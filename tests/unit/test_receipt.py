@@ -200,3 +200,54 @@ def test_fit_uses_the_measured_limit_for_that_generation_only(tmp_path):
         text=True,
     )
     assert bad.returncode == 2 and "No receipt" in bad.stderr
+
+
+def course_printout(receipt: dict) -> str:
+    """What the course's lesson prints, saved as it does (`... | tee tpu-report.txt`)."""
+    line = "Verified runtime receipt: " + json.dumps(receipt, sort_keys=True)
+    totals = "{'v5litepod-1': 16, 'v5litepod-4': 64, 'v5litepod-8': 128, 'v6e-4': 128}"
+    return f"{line}\nSingle-host TPU slice HBM totals (GiB): {totals}\n"
+
+
+def test_receipt_check_reads_the_courses_printed_line_and_says_the_verdict_on_stdout(tmp_path):
+    import subprocess
+
+    from tests.conftest import tpuwizard_cmd
+
+    report = tmp_path / "tpu-report.txt"
+    report.write_text(course_printout(sealed()))
+    proc = subprocess.run(
+        tpuwizard_cmd("receipt", "check", str(report), "--expect", "cpu"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "hash 4ddc0cbb323fe3bd matches" in proc.stdout
+    assert f"{report}: valid" in proc.stdout  # the verdict is the result: stdout
+    assert "detects edits, not forgery" in proc.stderr  # the note stays a note
+    report.write_text(course_printout(dict(sealed(), device_count=4)))  # edited after printing
+    proc = subprocess.run(
+        tpuwizard_cmd("receipt", "check", str(report)), capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 1 and f"{report}: REJECTED" in proc.stdout
+    assert "edited after it was written" in proc.stdout
+
+
+def test_the_last_printed_receipt_of_a_printout_is_the_one_checked(tmp_path):
+    report = tmp_path / "tpu-report.txt"
+    first, last = sealed(), sealed(device_count=4, local_device_count=4)
+    report.write_text("noise\n" + course_printout(first) + course_printout(last))
+    assert load_receipt(report) == last
+    report.write_text("no receipt in here\n")
+    with pytest.raises(BadInput, match="Verified runtime receipt"):
+        load_receipt(report)
+
+
+def test_a_receipt_where_no_backend_started_says_so_in_words():
+    result = check_receipt(sealed(observed_backend=None, expected_backend="tpu"), expect="tpu")
+    assert not result.ok
+    text = " ".join(result.problems)
+    assert "None" not in text
+    assert "it asked for tpu but no backend started, so nothing ran" in text
+    assert "no backend started, not the expected tpu" in text

@@ -208,8 +208,8 @@ def test_receipt_check_names_each_reason_and_exits_1(tmp_path):
         timeout=60,
     )
     assert proc.returncode == 1, proc.stderr
-    assert "FAIL the slice receipt's own verdict is not a pass" in proc.stderr
-    assert "REJECTED" in proc.stderr and "Traceback" not in proc.stderr
+    assert "FAIL the slice receipt's own verdict is not a pass" in proc.stdout
+    assert "REJECTED" in proc.stdout and "Traceback" not in proc.stderr
 
 
 def test_json_limits_count_only_structure_and_integers():

@@ -155,3 +155,22 @@ def test_a_running_compute_vm_is_listed_not_deleted(monkeypatch):
     assert result.exit_code == 0, result.output
     assert "busy-vm" in result.stdout and "compute" in result.stdout
     assert (ZONE, "busy-vm") in compute.nodes
+
+
+def test_teardown_json_says_which_backend_each_result_was_on(monkeypatch):
+    import json
+
+    from click.testing import CliRunner
+
+    from tpuwizard.cli import main
+    from tpuwizard.commands import cleanup
+
+    session = Session(practice=True, project="practice-project")
+    compute = MemoryCloud(backend="compute")
+    session.clouds.use(compute)
+    monkeypatch.setattr(cleanup, "open_session", lambda project, sandbox: session)
+    _made_on(compute, session.ledger, "vm-a")
+    result = CliRunner().invoke(main, ["teardown", "vm-a", "--sandbox", "--yes", "--json"])
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.stdout)["results"]
+    assert (row["name"], row["backend"], row["verified"]) == ("vm-a", "compute", True)

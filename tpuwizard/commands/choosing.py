@@ -127,6 +127,7 @@ def result_data(result: TeardownResult) -> dict[str, object]:
         "name": r.name,
         "node_id": r.node_id,  # a queued resource's node (a kept spot node's name)
         "zone": r.zone,
+        "backend": r.backend,
         "verified": result.verified,
         "held_by": result.held_by,
         "diagnosis": plain_data(result.diagnosis) if result.diagnosis else None,

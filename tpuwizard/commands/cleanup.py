@@ -34,7 +34,7 @@ from tpuwizard.core.errors import BadInput
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_OK, EXIT_TEARDOWN
 
 if TYPE_CHECKING:
-    from tpuwizard.core.launch.teardown import Billable, Unchecked
+    from tpuwizard.core.launch.teardown import Billable, TeardownResult, Unchecked
     from tpuwizard.session.session import Session
 
 
@@ -169,6 +169,7 @@ def teardown(
                 "kept": kept_now(),  # what still bills after this (also said on stderr)
             }
         )
+    _say_zone_lists(session, results, as_json)
     if unchecked:
         names = ", ".join(f"{u.resource.name} ({u.resource.zone})" for u in unchecked)
         say(f"Not checked, so not verified gone: {names}; see above.")
@@ -184,6 +185,22 @@ down.help = (
     "Delete the node kept by up (NAME, or without it the only kept node) and verify by listing "
     "that it is gone. Exit 4 if anything could not be verified gone (or checked)."
 )
+
+
+def _say_zone_lists(session: Session, results: list[TeardownResult], as_json: bool) -> None:
+    """What each zone's TPU list shows now, as the course's last step looks: ours and, said as
+    such, TPUs tpuwizard did not make (it never deletes them). A list that fails costs only
+    its lines: what was deleted was verified already."""
+    from tpuwizard.event_text import zone_listed_lines
+
+    for zone, backend in sorted({(r.resource.zone, r.resource.backend) for r in results}):
+        try:
+            listed = session.zone_listed(zone, backend)
+        except Exception as err:
+            say(f"Could not list {zone} now ({type(err).__name__}); what was deleted stays so.")
+            continue
+        for line in zone_listed_lines(listed):
+            (say if as_json else show)(line)
 
 
 def _only_kept_node(session: Session) -> str:

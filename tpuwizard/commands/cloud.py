@@ -24,6 +24,8 @@ from tpuwizard.commands.common import (
     show_event,
     transport_option,
 )
+from tpuwizard.commands.packages import asked_packages, packages_options
+from tpuwizard.commands.zone_options import where_to_create, zones_options
 from tpuwizard.core.deadlines import deadline_bounds_text
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.exit_codes import EXIT_CLOUD
@@ -106,6 +108,7 @@ def _interrupt(signum: int, _frame: object) -> None:
     multiple=True,
     help="Glob of files your script writes, copied back to runs/<run id>/files/ (repeatable).",
 )
+@packages_options
 @click.option("--keep", is_flag=True, help="Leave the node running at the end (it keeps billing).")
 @click.option(
     "--max-run",
@@ -121,6 +124,7 @@ def _interrupt(signum: int, _frame: object) -> None:
     "the check says it cannot.",
 )
 @click.option("--failover", is_flag=True, help="On a stockout, try the next zones offering it.")
+@zones_options
 @click.option("--precision", is_flag=True, help="The verifier also measures fp32/bf16/int8 error.")
 @click.option(
     "--trace", is_flag=True, help="The verifier also saves a profiler trace into the run folder."
@@ -158,10 +162,14 @@ def launch(
     name: str | None,
     script: Path | None,
     fetch: tuple[str, ...],
+    with_specs: tuple[str, ...],
+    requirements: tuple[Path, ...],
     keep: bool,
     max_run: float | None,
     watchdog: bool | None,
     failover: bool,
+    zones: str | None,
+    fan_out: bool,
     precision: bool,
     trace: bool,
     transport: str,
@@ -177,20 +185,14 @@ def launch(
 ) -> None:
     """Create a TPU, verify JAX on it, run your script, copy results back, and tear it down."""
     from tpuwizard.core import paths
-    from tpuwizard.core.cloud import gcloud_config
     from tpuwizard.core.launch.events import Finished
     from tpuwizard.core.launch.plan import DEFAULT_READY_TIMEOUT, LaunchPlan
     from tpuwizard.event_text import summary_lines
-    from tpuwizard.session.backend import decide_backend
+    from tpuwizard.session.backend import backend_notes, decide_backend
     from tpuwizard.session.signals import exit_code, stop_on_signals
     from tpuwizard.session.watchdog import choose_watchdog
 
-    zone = zone or gcloud_config.discover().zone
-    if not zone:
-        raise BadInput(
-            "No zone: give --zone (tpuwizard zones --accelerator "
-            f"{accelerator} lists them) or run `gcloud config set compute/zone ZONE`."
-        )
+    zone, zone_list, failover = where_to_create(accelerator, zone, zones, failover)
     if ready_timeout is None:
         ready_timeout = DEFAULT_READY_TIMEOUT.get(route, 1800.0)
     chosen = decide_backend(accelerator, route, backend)  # an impossible pair: exit 2 now
@@ -209,10 +211,13 @@ def launch(
         script=script,
         script_args=script_args,
         fetch=fetch,
+        packages=asked_packages(with_specs, requirements, script),
         keep=keep,
         max_run_minutes=max_run,
         watchdog=bool(watchdog),
         failover=failover,
+        zones=zone_list,
+        fan_out=fan_out,
         precision=precision,
         trace=trace,
         internal_ips=internal_ips,
@@ -225,7 +230,8 @@ def launch(
         session.prepare_to_keep()
     choice = choose_watchdog(session, plan, watchdog)
     plan = choice.plan
-    for line in [chosen.reason, *choice.lines()] if chosen.reason else choice.lines():
+    notes = [chosen.reason] if chosen.reason else []
+    for line in [*notes, *backend_notes(plan), *choice.lines()]:
         (say if as_json else click.echo)(line)
     handle = session.start_launch(plan, transport, ready_timeout)
     code = EXIT_CLOUD

@@ -254,12 +254,6 @@ def check_reach(internal_ips: bool, transport: str, backend: str) -> None:
             "nodes only; a Compute Engine TPU VM is reached by SSH: leave --transport out, or "
             "use --backend tpu-api."
         )
-    if internal_ips and backend == "compute":
-        say(
-            "Not checked: whether the subnet's region has Cloud NAT. Without it a VM with no "
-            "external address cannot reach PyPI, and the bootstrap fails (the node is then "
-            "deleted)."
-        )
     if internal_ips and transport != "gcloud" and backend != "compute":
         raise BadInput(
             "--internal-ips gives the VMs no external address, so SSH from this computer cannot "

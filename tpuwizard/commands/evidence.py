@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from tpuwizard.commands.common import Group, print_json, say
+from tpuwizard.commands.common import Group, print_json, say, show
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.exit_codes import EXIT_FAILED, EXIT_OK
 
@@ -117,13 +117,14 @@ def receipt_check(file: Path, expect: str | None, accelerator: str | None, as_js
             }
         )
     else:
+        # The verdict is the command's result: on stdout, for `> verdict.txt` and pipes.
         for fact in result.facts:
-            say(f"  ok   {fact}")
+            show(f"  ok   {fact}")
         for line in result.measurements:
-            say(f"  -    {line}")
+            show(f"  -    {line}")
         for problem in result.problems:
-            say(f"  FAIL {problem}")
-        say(f"{file}: {'valid' if result.ok else 'REJECTED'}")
+            show(f"  FAIL {problem}")
+        show(f"{file}: {'valid' if result.ok else 'REJECTED'}")
         say(HASH_MEANING)
     sys.exit(EXIT_OK if result.ok else EXIT_FAILED)
 

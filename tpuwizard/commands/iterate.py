@@ -29,6 +29,8 @@ from tpuwizard.commands.common import (
     show_event,
     transport_option,
 )
+from tpuwizard.commands.packages import asked_packages, check_packages, packages_options
+from tpuwizard.commands.zone_options import where_to_create, zones_options
 from tpuwizard.core.cloud.backends import COMPUTE
 from tpuwizard.core.deadlines import deadline_bounds_text
 from tpuwizard.core.errors import BadInput
@@ -36,6 +38,7 @@ from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK, EXIT_TEA
 
 if TYPE_CHECKING:
     from tpuwizard.core.cancel import CancelToken
+    from tpuwizard.core.launch.plan_packages import PackageSpec
     from tpuwizard.core.remote.sync import LocalFolder
     from tpuwizard.session.kept import KeptNode
     from tpuwizard.session.session import Session
@@ -60,6 +63,8 @@ SCRIPT_LAST = {"allow_interspersed_args": False}
 )
 @project_option
 @click.option("--name", help="Node name (default tpuwizard-<run id>).")
+@click.option("--failover", is_flag=True, help="On a stockout, try the next zones offering it.")
+@zones_options
 @click.option(
     "--idle",
     type=Number(unit="minutes"),
@@ -92,6 +97,7 @@ SCRIPT_LAST = {"allow_interspersed_args": False}
     "its network; the TPU API: only --transport gcloud, through IAP).",
 )
 @click.option("--service-account", metavar="EMAIL", help="The VM's service account.")
+@packages_options
 @backend_option
 @queue_wait_option
 @sandbox_option
@@ -107,6 +113,9 @@ def up(
     route: str,
     project: str | None,
     name: str | None,
+    failover: bool,
+    zones: str | None,
+    fan_out: bool,
     idle: float | None,
     max_run: float | None,
     no_watchdog: bool,
@@ -114,6 +123,8 @@ def up(
     ready_timeout: float,
     internal_ips: bool,
     service_account: str | None,
+    with_specs: tuple[str, ...],
+    requirements: tuple[Path, ...],
     backend: str,
     queue_wait: float | None,
     sandbox: bool,
@@ -123,16 +134,13 @@ def up(
     import json
 
     from tpuwizard.core import paths
-    from tpuwizard.core.cloud import gcloud_config
     from tpuwizard.core.launch import events as ev
     from tpuwizard.core.launch.plan import LaunchPlan
     from tpuwizard.event_text import json_event
-    from tpuwizard.session.backend import decide_backend
+    from tpuwizard.session.backend import backend_notes, decide_backend
     from tpuwizard.session.signals import exit_code, stop_on_signals
 
-    zone = zone or gcloud_config.discover().zone
-    if not zone:
-        raise BadInput("No zone: give --zone (tpuwizard zones lists them).")
+    zone, zone_list, failover = where_to_create(accelerator, zone, zones, failover)
     chosen = decide_backend(accelerator, route, backend)  # an impossible pair: exit 2 now
     # The idle deadline is the on-VM watchdog's; where Google's deadline is the only one (Flex-
     # start, Compute Engine) the node is kept until --max-run, and --idle is refused.
@@ -156,6 +164,9 @@ def up(
         run_dir=session.run_folder(run_id),
         route=route,
         name=name,
+        failover=failover,
+        zones=zone_list,
+        fan_out=fan_out,
         keep=True,
         max_run_minutes=max_run,
         watchdog=watchdog,
@@ -164,8 +175,11 @@ def up(
         service_account=service_account,
         backend=chosen.backend,
         queue_wait_minutes=queue_wait,
+        packages=asked_packages(with_specs, requirements),
     )
     plan.validate()  # every rule before anything starts, the practice sandbox included
+    for line in backend_notes(plan):
+        say(line)
     check_transport(transport, session.practice)
     session.prepare_to_keep()
     if plan.watchdog:  # the check before create: refuse before anything is made, not after
@@ -254,6 +268,7 @@ def _run_once(
     cancel: CancelToken,
     as_json: bool,
     wait: bool = False,
+    packages: tuple[PackageSpec, ...] = (),
 ) -> int:
     """One run on the kept node, its events shown as launch's are; returns its exit code."""
     from tpuwizard.core.cancel import Cancelled
@@ -266,7 +281,7 @@ def _run_once(
 
     try:
         with cloud_errors(passes=(NodeBusy, Cancelled)):
-            return kept.run(script, args, fetch, folder, show, cancel, wait)
+            return kept.run(script, args, fetch, folder, show, cancel, wait, packages)
     except NodeBusy as busy:  # nothing was copied or started: the other run goes on
         say(str(busy))
         return EXIT_FAILED
@@ -280,6 +295,7 @@ def _run_once(
 @click.option(
     "--wait", is_flag=True, help="If another run is using the node, wait for it to end first."
 )
+@packages_options
 @project_option
 @sandbox_option
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
@@ -289,6 +305,8 @@ def run(
     node: str | None,
     fetch: tuple[str, ...],
     wait: bool,
+    with_specs: tuple[str, ...],
+    requirements: tuple[Path, ...],
     project: str | None,
     sandbox: bool,
     as_json: bool,
@@ -300,12 +318,14 @@ def run(
     from tpuwizard.session.signals import StopScriptOnSignals
 
     check_script(script)
+    packages = asked_packages(with_specs, requirements, script)
+    check_packages(packages)  # a jax line is refused before the node is touched
     session = open_session(project, sandbox)
     kept = _open_kept(session, node)
     with StopScriptOnSignals(say) as stop:
         folder = LocalFolder.of_script(script)
         code = stop.exit_code(
-            _run_once(kept, script, args, fetch, folder, stop.token, as_json, wait)
+            _run_once(kept, script, args, fetch, folder, stop.token, as_json, wait, packages)
         )
     sys.exit(code)  # then cli.py says what each kept node has cost and when it deletes itself
 

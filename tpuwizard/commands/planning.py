@@ -271,7 +271,10 @@ def zones(
     from tpuwizard.session.decision import ZoneAnswer
 
     if live is False:  # asked for the catalog: no session, no cloud
-        answer = ZoneAnswer(zone_survey.documented(), practice=False)
+        from tpuwizard.session.decision import zone_history
+
+        tried = zone_history(False) if accelerator else ()
+        answer = ZoneAnswer(zone_survey.documented(), practice=False, attempts=tried)
     else:  # the session's survey, as the wizard and plain mode show it
         session = open_session(project, sandbox)
         with cloud_errors(Context(project=session.project, accelerator=accelerator)):
@@ -285,7 +288,11 @@ def zones(
         offers = zone_offers(accelerator, table, survey.source)
         if backend != "auto":
             offers = [o for o in offers if any(b == backend for b, _ in o.backends)]
+        # The zones that lately had capacity for it first (the attempt history).
+        order = answer.by_recent_success(accelerator, [o.zone for o in offers])
+        offers.sort(key=lambda o: order.index(o.zone))
         table = {o.zone: [accelerator] for o in offers}
+    last_tried = answer.last_tried(accelerator) if accelerator else {}
     if as_json:
         doc: dict[str, object] = {"source": survey.source, "zones": table}
         if accelerator and offers is not None:
@@ -298,6 +305,8 @@ def zones(
                 },
                 # On-demand, per hour, an estimate from the catalog's prices (None: unknown).
                 price_per_hour_usd={o.zone: cost.hourly(accelerator, "vm", o.zone) for o in offers},
+                # What the last attempt there found, and when: "no capacity 12 min ago".
+                last_tried={z: w for z, w in last_tried.items() if z in table},
             )
         print_json(doc)
     else:
@@ -325,6 +334,7 @@ def zones(
             unconfirmed,
             offers,
             survey.source,
+            last_tried,
         )
     if accelerator and not table:
         raise click.exceptions.Exit(EXIT_FAILED)

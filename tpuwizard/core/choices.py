@@ -27,6 +27,7 @@ CONTROLS = (
     "watchdog",  # value "off": go on without the watchdog
     "service_account",  # name another account for the node
     "backend",  # value: "tpu-api" or "compute", the API that creates the TPU
+    "packages",  # value: a package to add to the worker venv
 )
 
 

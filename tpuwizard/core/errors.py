@@ -69,9 +69,21 @@ class ScriptFailed(RemoteError):
     """The user's own script ran on the workers and exited non-zero: nothing of tpuwizard's
     failed, so its diagnosis points at the script's output, not at SSH."""
 
-    def __init__(self, code: int) -> None:
-        self.code = code
+    def __init__(
+        self, code: int, missing_module: str | None = None, package: str | None = None
+    ) -> None:
+        # A ModuleNotFoundError in its output: the module, and the package that provides it.
+        self.code, self.missing_module, self.package = code, missing_module, package
         super().__init__(f"your script exited with code {code}")
+
+
+class PackagesFailed(RemoteError):
+    """The packages asked for could not be installed on a worker (before the script ran):
+    ``kind`` is no_route, not_found, conflict or failed (core/remote/packages.py)."""
+
+    def __init__(self, worker: int, kind: str, why: str, fix: str) -> None:
+        self.worker, self.kind, self.why, self.fix = worker, kind, why, fix
+        super().__init__(f"installing the packages on worker {worker} failed: {why}")
 
 
 class NodeGone(RemoteError):

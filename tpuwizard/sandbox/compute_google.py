@@ -14,6 +14,7 @@ from typing import Any
 
 from tpuwizard.core.plan import catalog
 from tpuwizard.sandbox.google import internal_address
+from tpuwizard.sandbox.model import ApiError
 
 BASE = "https://compute.googleapis.com/compute/v1/"
 
@@ -148,6 +149,23 @@ def wants_external(body: dict[str, Any]) -> bool:
     return any(c.get("type", "ONE_TO_ONE_NAT") == "ONE_TO_ONE_NAT" for c in configs)
 
 
+def external_ip_forbidden(project: str, zone: str, name: str) -> ApiError:
+    """An insert asking for an external IP where the org policy compute.vmExternalIpAccess denies
+    it: HTTP 412 conditionNotMet, Google's text as reported (googlecodelabs/feedback#695,
+    gardener/gardener-extension-provider-gcp#415: "Error 412: Constraint
+    constraints/compute.vmExternalIpAccess violated for project N. Add instance ... to the
+    constraint to use external IP with it., conditionNotMet")."""
+    from tpuwizard.sandbox.google import project_number
+
+    return ApiError(
+        412,
+        "conditionNotMet",
+        f"Constraint constraints/compute.vmExternalIpAccess violated for project "
+        f"{project_number(project)}. Add instance projects/{project}/zones/{zone}/instances/"
+        f"{name} to the constraint to use external IP with it.",
+    )
+
+
 def stockout_error(project: str, zone: str) -> dict[str, Any]:
     """ce:59-61 an insert with no capacity: the operation ends DONE with this code. The text is
     Compute Engine's (as gcloud prints it)."""
@@ -170,6 +188,10 @@ def quota_metric(m: TpuMachineType, model: str) -> tuple[str, str, dict[str, str
             f"PREEMPTIBLE-TPU-{generation}-per-project-region",
             {},
         )
+    if m.generation == "v5p":
+        # A user's `gcloud quotas info` shows v5p with its own pair (backend_choice.py's source):
+        # TPU-V5P-per-project-region for STANDARD, not the family quota.
+        return ("TPU_V5P", "TPU-V5P-per-project-region", {})
     return (
         "TPUS_PER_TPU_FAMILY",
         "TPUS-PER-TPU-FAMILY-per-project-region",
@@ -212,3 +234,35 @@ def internal_error() -> dict[str, Any]:
         "message": "Internal error. Please try again or contact Google Support. "
         "(Code: '-5134225785628311548')",
     }
+
+
+def has_nat(cloud_nat: set[str], region: str) -> bool:
+    return "*" in cloud_nat or region in cloud_nat
+
+
+def nat_routers(project: str, region: str, cloud_nat: set[str]) -> list[dict[str, Any]]:
+    """The routers of ``region``: one with a Cloud NAT for every subnet when the fault says so
+    (Router and RouterNat as compute.v1.json defines them), else none."""
+    if not has_nat(cloud_nat, region):
+        return []
+    link = f"{BASE}projects/{project}/regions/{region}/routers/practice-nat-router"
+    return [
+        {
+            "kind": "compute#router",
+            "id": stable_id(f"{region}/practice-nat-router"),
+            "creationTimestamp": "1969-12-31T16:00:00.000-08:00",
+            "name": "practice-nat-router",
+            "region": f"{BASE}projects/{project}/regions/{region}",
+            "network": f"{BASE}projects/{project}/global/networks/default",
+            "selfLink": link,
+            "nats": [
+                {
+                    "name": "practice-nat",
+                    "type": "PUBLIC",
+                    "natIpAllocateOption": "AUTO_ONLY",
+                    "sourceSubnetworkIpRangesToNat": "ALL_SUBNETWORKS_ALL_IP_RANGES",
+                    "enableEndpointIndependentMapping": False,
+                }
+            ],
+        }
+    ]

@@ -6,8 +6,10 @@ venv --python 3.12`), which a real VM downloads." So a sandbox worker's ``python
 that reports 3.10 and has no ``venv`` module, and no ``uv`` is on its PATH until ``pip install
 --user uv`` puts one in ``~/.local/bin``. That uv is the real uv from tpuwizard's environment,
 told to work offline: where a VM would download a managed Python, it is handed tpuwizard's own
-interpreter, and where it would download packages, it finds tpuwizard's own (see
-``worker_tools``). gb:14 "then the VM has no route to PyPI either": on a node created without
+interpreter, and where it would download packages, it finds tpuwizard's own, and the wheels in
+the sandbox's wheel folder (``$TPUWIZARD_SANDBOX_WHEELS``, else ``wheels/`` in the sandbox's
+home): a package in neither fails as a download with no route out does (see ``worker_tools``).
+gb:14 "then the VM has no route to PyPI either": on a node created without
 external addresses, pip and curl fail as they would with no route. Nothing here downloads.
 
 The image lives beside the node's worker homes (``<node>/image``) and goes with the node.
@@ -26,6 +28,13 @@ from pathlib import Path
 from tpuwizard.sandbox import worker_tools
 
 IMAGE_PYTHON_VERSION = "3.10.12"  # gb:53 (Ubuntu 22.04's python3)
+WHEELS_ENV = "TPUWIZARD_SANDBOX_WHEELS"
+
+
+def wheel_folder(sandbox_home: Path) -> Path:
+    """Where the sandbox's workers find packages beyond tpuwizard's own (read at each boot)."""
+    named = os.environ.get(WHEELS_ENV)
+    return Path(named).expanduser() if named else sandbox_home / "wheels"
 
 
 def image_folder(node_folder: Path) -> Path:
@@ -42,8 +51,9 @@ def find_uv() -> str | None:
         return shutil.which("uv")
 
 
-def install_image(node_folder: Path, external: bool) -> None:
-    """Write the image's ``bin`` (python3, curl, wget) and the settings its tools read."""
+def install_image(node_folder: Path, external: bool, wheels: Path | None = None) -> None:
+    """Write the image's ``bin`` (python3, curl, wget) and the settings its tools read;
+    ``wheels``: the local folder its uv finds added packages in."""
     folder = image_folder(node_folder)
     bin_dir = folder / "bin"
     bin_dir.mkdir(parents=True, exist_ok=True)
@@ -57,6 +67,7 @@ def install_image(node_folder: Path, external: bool) -> None:
                 "external": external,
                 "site": list(dict.fromkeys([paths["purelib"], paths["platlib"]])),
                 "python_version": IMAGE_PYTHON_VERSION,
+                "wheels": str(wheels) if wheels is not None else None,
             }
         )
     )

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tpuwizard.core.plan import catalog
-from tpuwizard.sandbox import google, image
+from tpuwizard.sandbox import compute_google, google, image, oslogin
 from tpuwizard.sandbox.faults import Faults
 from tpuwizard.sandbox.model import ApiError, end_worker_processes, worker_home
 from tpuwizard.sandbox.store import StateStore
@@ -66,7 +66,19 @@ class VirtualMachines:
         # google-behaviour.md:52-56: the VMs run Google's image (Python 3.10, no venv, no uv);
         # :14 without external addresses they have no route to package indexes either.
         external = bool(node.get("networkConfig", {}).get("enableExternalIps"))
-        image.install_image(self.worker_home(node["name"], 0).parent, external)
+        image.install_image(
+            self.worker_home(node["name"], 0).parent, self.routes_out(node, external), self.wheels
+        )
+
+    def routes_out(self, resource: dict[str, Any], external: bool) -> bool:
+        """Does a VM reach package indexes: with an external IP, or through its region's Cloud
+        NAT (fault cloud_nat; gb:14 "no Cloud NAT by default")?"""
+        zone = resource["name"].split("/")[3]
+        return external or compute_google.has_nat(self.faults.cloud_nat, zone.rsplit("-", 1)[0])
+
+    @property
+    def wheels(self) -> Path:
+        return image.wheel_folder(self.store.home)
 
     def set_external_ips(self, node: dict[str, Any], external: bool) -> None:
         """An update turned external addresses on or off: the endpoints and, on booted VMs, the
@@ -74,7 +86,8 @@ class VirtualMachines:
         node.setdefault("networkConfig", {})["enableExternalIps"] = external
         node["networkEndpoints"] = google.endpoints(len(node["networkEndpoints"]), external)
         if node.get("_booted"):
-            image.install_image(self.worker_home(node["name"], 0).parent, external)
+            folder = self.worker_home(node["name"], 0).parent
+            image.install_image(folder, self.routes_out(node, external), self.wheels)
 
     def remove_node(self, name: str) -> None:
         """The node ``name`` is gone: its record, and its VMs with their processes and folders."""
@@ -97,7 +110,9 @@ class VirtualMachines:
         is installed")."""
         folder = self.instance_folder(record["_name"])
         (folder / "w0").mkdir(parents=True, exist_ok=True)
-        image.install_image(folder, external)
+        image.install_image(
+            folder, self.routes_out({"name": record["_name"]}, external), self.wheels
+        )
 
     def stop_instance(self, name: str, remove: bool) -> None:
         """The instance's VM stops (its processes end with it); ``remove``: deleted, and its
@@ -131,22 +146,11 @@ class VirtualMachines:
             os.close(alone)
 
     def sync_keys(self) -> None:
-        """Rewrite the paired sshd's authorized_keys from every node's ``ssh-keys`` metadata."""
+        """Rewrite the paired sshd's authorized_keys with what the VMs accept: ``ssh-keys``
+        metadata, or under OS Login the imported keys (:func:`oslogin.accepted_keys`)."""
         if self.authorized_keys is None:
             return
-        lines = []
-        entries = [
-            n.get("metadata", {}).get("ssh-keys", "") for n in self.store.data["nodes"].values()
-        ]
-        for instance in self.store.data.get("instances", {}).values():
-            # Compute Engine keeps metadata as items (compute-engine.md:47).
-            items = instance.get("metadata", {}).get("items", [])
-            entries += [str(i.get("value", "")) for i in items if i.get("key") == "ssh-keys"]
-        for text in entries:
-            for entry in text.splitlines():
-                _user, _, key = entry.partition(":")
-                if key.strip():
-                    lines.append(key.strip())
+        lines = oslogin.accepted_keys(self.faults, self.store.data)
         self.authorized_keys.parent.mkdir(parents=True, exist_ok=True)
         self.authorized_keys.write_text("".join(f"{line}\n" for line in lines))
         self.authorized_keys.chmod(0o600)

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,18 @@ PIP_NO_ROUTE = (
     "ERROR: Could not find a version that satisfies the requirement {name} (from versions: "
     "none)\nERROR: No matching distribution found for {name}\n"
 )
+
+# gb:14 the same, in uv's words: what uv prints on a worker that has no route to PyPI. A package
+# the sandbox cannot hand over offline fails with them, so the diagnosis is Google's.
+UV_NO_ROUTE = (
+    "error: Request failed after 3 retries\n"
+    "  Caused by: Failed to fetch: `https://pypi.org/simple/{name}/`\n"
+    "  Caused by: error sending request for url (https://pypi.org/simple/{name}/)\n"
+    "  Caused by: client error (Connect)\n"
+    "  Caused by: tcp connect error: Network is unreachable (os error 101)\n"
+    "  Caused by: Network is unreachable (os error 101)\n"
+)
+_NOT_OFFLINE = re.compile(r"Because (\S+) was not found in the cache")
 
 
 def pip(image: dict[str, Any], args: list[str]) -> int:
@@ -137,8 +150,32 @@ def uv(image: dict[str, Any], args: list[str]) -> int:
         at = _option(args, "--python")
         if at is not None:
             link_parent_packages(image, args[at])
+        return uv_install(image, args, env)
     os.execve(image["uv"], [image["uv"], *args], env)
     return 127  # not reached
+
+
+def uv_install(image: dict[str, Any], args: list[str], env: dict[str, str]) -> int:
+    """``uv pip install``, offline, also finding the wheels of the sandbox's wheel folder. A
+    package found in neither fails as it would on a worker with no route (gb:14), since the
+    sandbox downloads nothing; a line of the sandbox's own says where it looked."""
+    wheels = image.get("wheels")
+    if wheels and Path(wheels).is_dir():
+        args = [*args, "--find-links", wheels]
+    done = subprocess.run([image["uv"], *args], env=env, capture_output=True, text=True)
+    sys.stdout.write(done.stdout)
+    missing = _NOT_OFFLINE.search(done.stderr)
+    if done.returncode == 0 or not missing:
+        sys.stderr.write(done.stderr)
+        return done.returncode
+    name = missing.group(1)
+    kept = [line for line in done.stderr.splitlines(True) if line.startswith("Using Python")]
+    sys.stderr.write("".join(kept) + UV_NO_ROUTE.format(name=name))
+    sys.stderr.write(
+        f"sandbox: {name} is neither in tpuwizard's environment nor in the wheel folder "
+        f"{wheels or '(none)'}; a real worker would download it from PyPI\n"
+    )
+    return done.returncode
 
 
 def curl(image: dict[str, Any], args: list[str]) -> int:

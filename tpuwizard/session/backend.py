@@ -14,6 +14,7 @@ from tpuwizard.core.cloud.backends import TPU_API
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.backend_choice import BackendChoice
+    from tpuwizard.core.launch.plan import LaunchPlan
 
 
 def decide_backend(
@@ -31,3 +32,26 @@ def decide_backend(
     except catalog.UnknownAcceleratorError:
         return backend_choice.BackendChoice(TPU_API, "", "")
     return backend_choice.choose_backend(accelerator, route, asked, compute_quota_chips)
+
+
+def backend_notes(plan: LaunchPlan) -> list[str]:
+    """What the user should know before create about how this backend will treat the plan:
+    said by every front end that creates (``launch``, ``up``)."""
+    from tpuwizard.core.cloud.backends import COMPUTE
+    from tpuwizard.core.cloud.compute_body import FLEX_MIN_WAIT_S
+
+    if plan.backend != COMPUTE:
+        return []
+    notes = []
+    wait = plan.queue_wait_minutes
+    if plan.route == "flex" and wait is not None and wait * 60 < FLEX_MIN_WAIT_S:
+        notes.append(
+            f"Compute Engine waits at least {FLEX_MIN_WAIT_S} s for Flex-start capacity (a "
+            f"shorter wait is refused, as users report): it gets {FLEX_MIN_WAIT_S} s."
+        )
+    if plan.internal_ips:
+        notes.append(
+            "Not checked: whether the subnet's region has Cloud NAT. Without it a VM with no "
+            "external address cannot reach PyPI, and the bootstrap fails (the VM is then deleted)."
+        )
+    return notes

@@ -17,6 +17,7 @@ from tpuwizard.session import practice as practice_mode
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.gcloud_config import GcloudContext
     from tpuwizard.core.cloud.zones import ZoneSurvey
+    from tpuwizard.core.launch.attempts import Attempt
 
 # Why practice: asked for (--sandbox), already pointed at a sandbox (TPUWIZARD_TPU_ENDPOINT, as
 # `tpuwizard sandbox serve` says to export), or no Google credentials; "real" otherwise.
@@ -32,6 +33,9 @@ class Mode:
     why: Why
     endpoint: str | None = None  # the TPU endpoint the user's environment names, if any
     credentials: bool = False  # Google credentials were found
+    # gcloud is signed in, yet no Application Default Credentials: the line that says so
+    # (gcloud_config.signed_in_without_adc), or None.
+    adc_missing: str | None = None
 
     @property
     def real_refusal(self) -> str | None:
@@ -41,6 +45,8 @@ class Mode:
                 f"{ENDPOINT_ENV} points at {self.endpoint}, not at Google: unset it to use "
                 "Google Cloud"
             )
+        if self.adc_missing:
+            return self.adc_missing
         if not self.credentials:
             return "No credentials: run  gcloud auth application-default login"
         return None
@@ -61,9 +67,22 @@ def decide(sandbox: bool, ctx: GcloudContext) -> Mode:
         why = "no credentials"
     else:
         return Mode(False, ctx.project, "real", endpoint, credentials)
+    from tpuwizard.core.cloud.gcloud_config import signed_in_without_adc
+
     # In practice only a project the user named (--project) stands; gcloud's is a real one.
     project = ctx.project if ctx.project_source == "flag" else practice_mode.PRACTICE_PROJECT
-    return Mode(True, project, why, endpoint, credentials)
+    return Mode(True, project, why, endpoint, credentials, signed_in_without_adc(ctx))
+
+
+def zone_history(practice: bool) -> tuple[Attempt, ...]:
+    """What each create attempt found, from the history kept beside that mode's ledger
+    (session/runtime.py's ledger_for): practice attempts never order real zones."""
+    from tpuwizard.core import paths
+    from tpuwizard.core.launch.attempts import AttemptHistory
+
+    state = paths.state_dir()
+    folder = state / "sandbox" if practice else state
+    return tuple(AttemptHistory(folder / "attempts.jsonl").attempts())
 
 
 @dataclass(frozen=True)
@@ -74,7 +93,22 @@ class ZoneAnswer:
     survey: ZoneSurvey
     practice: bool
     failure: str | None = None  # the diagnosis' title of the failed live survey
+    # What earlier launches found in each zone (attempts.py), practice and real apart.
+    attempts: tuple[Attempt, ...] = ()
 
     @property
     def live(self) -> bool:
         return self.survey.source == "live"
+
+    def by_recent_success(self, accelerator: str, zones: list[str]) -> list[str]:
+        """``zones`` with those that lately had capacity for ``accelerator`` first."""
+        from tpuwizard.core.launch.attempts import order_zones
+
+        return order_zones(zones, [a for a in self.attempts if a.accelerator == accelerator])
+
+    def last_tried(self, accelerator: str) -> dict[str, str]:
+        """Per zone tried lately: "no capacity 12 min ago", "ready 3 h ago"."""
+        from tpuwizard.core.launch.attempts import last_tried_words, latest_by_zone
+
+        mine = [a for a in self.attempts if a.accelerator == accelerator]
+        return {z: last_tried_words(a) for z, a in latest_by_zone(mine).items()}

@@ -35,6 +35,7 @@ from tpuwizard.session.kept_lines import KeptInfo, kept_info, node_id
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.types import NodeInfo
+    from tpuwizard.core.launch.plan_packages import PackageSpec
     from tpuwizard.core.launch.runtime import Runtime
     from tpuwizard.core.launch.teardown import TeardownResult
     from tpuwizard.core.remote.transports import Transport
@@ -201,8 +202,10 @@ class KeptNode:
         emit: Callable[[ev.Event], None],
         cancel: CancelToken,
         wait: bool = False,
+        packages: tuple[PackageSpec, ...] = (),
     ) -> int:
-        """Copy what changed and run ``script`` on every worker, under heartbeats, holding the
+        """Copy what changed, install the ``packages`` that are new, and run ``script`` on every
+        worker, under heartbeats, holding the
         node's run lock (``NodeBusy`` when another run holds it, unless ``wait``); returns the
         run's exit code. Everything it does reaches ``emit`` as the launch's events do, from
         :class:`RunStarted` to :class:`Finished` (after :class:`Failed` when the node went away
@@ -216,7 +219,15 @@ class KeptNode:
         run_dir = session.run_folder(run_id)
         coordinator = coordinator_for(self.node.endpoints, self.rt.explicit_coordinator)
         plan = ScriptRun(
-            script, args, run_id, run_dir, r.accelerator, self.rt.expect, fetch, coordinator
+            script,
+            args,
+            run_id,
+            run_dir,
+            r.accelerator,
+            self.rt.expect,
+            fetch,
+            coordinator,
+            packages,
         )
         problems = plan.problems()
         if problems:

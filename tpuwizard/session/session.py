@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from tpuwizard.core.cloud.client import TpuCloud
     from tpuwizard.core.cloud.iam import WatchdogCheck
     from tpuwizard.core.cloud.protocol import Cloud
+    from tpuwizard.core.launch.events import ZoneListed
     from tpuwizard.core.launch.ledger import Ledger, Resource
     from tpuwizard.core.launch.plan import LaunchPlan
     from tpuwizard.core.launch.teardown import Found, TeardownResult
@@ -147,11 +148,13 @@ class Session:
         ``strict`` (the ``zones`` command's answer is the survey); else the documented catalog
         stands in, and the answer says why (the wizard's and plain mode's walks go on)."""
         from tpuwizard.core.cloud import zones
+        from tpuwizard.session.decision import zone_history
 
+        tried = zone_history(self.practice)
         if not (self.practice or gcloud_config.has_credentials()):
-            return ZoneAnswer(zones.documented(), self.practice)
+            return ZoneAnswer(zones.documented(), self.practice, attempts=tried)
         try:
-            return ZoneAnswer(zones.live(self.cloud, refresh=refresh), self.practice)
+            return ZoneAnswer(zones.live(self.cloud, refresh=refresh), self.practice, None, tried)
         except BadInput:
             raise
         except Exception as err:
@@ -159,7 +162,7 @@ class Session:
                 raise
             from tpuwizard.core.cloud.diagnose import diagnose
 
-            return ZoneAnswer(zones.documented(), self.practice, diagnose(err).title)
+            return ZoneAnswer(zones.documented(), self.practice, diagnose(err).title, tried)
 
     # -- before create ----------------------------------------------------------------------
     def watchdog_check(self, service_account: str | None = None) -> WatchdogCheck:
@@ -318,9 +321,15 @@ class Session:
                 cloud = self.cloud_for(resource.backend)
                 result = delete_and_verify(cloud, self.ledger, resource)
                 if result.verified:
-                    self.billing.forget(resource.name)
+                    self.billing.forget(resource.name, resource.zone)
                 results.append(result)
         return results
+
+    def zone_listed(self, zone: str, backend: str) -> ZoneListed:
+        """What the zone's TPU list shows now (after a teardown, as the course looks)."""
+        from tpuwizard.core.launch.zone_list import zone_listed
+
+        return zone_listed(self.cloud_for(backend), zone, self.owner, self.practice)
 
     def delete_everything_left(self) -> list[TeardownResult]:
         """Delete what this session knows exists outside a running launch."""

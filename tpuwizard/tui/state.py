@@ -39,6 +39,7 @@ class ReviewAnswer:
     script: Path | None
     fetch: tuple[str, ...]
     backend: str = "auto"  # auto, tpu-api or compute (Review's switch where both serve it)
+    packages: str = ""  # the Packages field: requirements separated by spaces
 
 
 @dataclass
@@ -65,6 +66,7 @@ class WizardState:
     backend: str = "auto"  # as asked; backend_choice() says which it is and why
     script: Path | None = None
     fetch: tuple[str, ...] = ()
+    packages: str = ""  # the Packages field as typed (a requirements.txt beside the script adds)
     run_dir: Path = field(default_factory=paths.runs_folder)  # the session's (runs_base)
     total_cost_usd: float | None = None
     receipt_path: str | None = None
@@ -84,7 +86,7 @@ class WizardState:
         self.name, self.max_run_minutes = answer.name, answer.max_run_minutes
         self.watchdog, self.deep_checks = answer.watchdog, answer.deep_checks
         self.script, self.fetch = answer.script, answer.fetch
-        self.backend = answer.backend
+        self.backend, self.packages = answer.backend, answer.packages
 
     def reviewed(self, answer: ReviewAnswer) -> WizardState:
         """A copy with Review's answers taken: what Create would launch."""
@@ -130,6 +132,7 @@ class WizardState:
             name=self.name,
             script=self.script,
             fetch=self.fetch,
+            packages=self.package_request().specs,
             max_run_minutes=self.max_run_minutes,
             watchdog=self.watchdog,
             watchdog_check=self.watchdog_check,
@@ -138,6 +141,25 @@ class WizardState:
             # An impossible pair keeps what was asked: the plan's problems say why.
             backend=choice.backend if choice else self.backend,
         )
+
+    def package_request(self) -> Any:
+        """The Packages field's requirements, then those of a requirements.txt beside the
+        script (a PackageRequest, which says when that file is used)."""
+        from tpuwizard.core.errors import BadInput
+        from tpuwizard.core.launch.plan_packages import (
+            PackageRequest,
+            PackageSpec,
+            gather_packages,
+            specs_from_field,
+        )
+
+        typed = specs_from_field(self.packages)
+        try:
+            found = gather_packages((), (), self.script)
+        except BadInput as err:  # an unreadable file beside the script: a problem, said
+            unread = PackageSpec("", "requirements.txt beside the script", str(err))
+            return PackageRequest((*typed, unread))
+        return PackageRequest((*typed, *found.specs), found.auto_file)
 
     def backend_choice(self) -> Any:
         """Which backend these answers get, and why (a BackendChoice); None when the pair

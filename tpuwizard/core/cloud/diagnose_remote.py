@@ -7,6 +7,7 @@ from tpuwizard.core.cloud.diagnosis import Diagnosis
 from tpuwizard.core.errors import (
     HeartbeatFailed,
     NodeGone,
+    PackagesFailed,
     RemoteError,
     ScriptFailed,
     SliceIncomplete,
@@ -17,6 +18,10 @@ from tpuwizard.core.errors import (
 
 def remote_diagnosis(err: BaseException, message: str) -> Diagnosis | None:
     """The diagnosis of a worker-side failure, or None when ``err`` is not one."""
+    if isinstance(err, ScriptFailed) and err.package:
+        return missing_package_diagnosis(err.missing_module or err.package, err.package)
+    if isinstance(err, PackagesFailed):
+        return packages_failed_diagnosis(err)
     if isinstance(err, ScriptFailed):  # it ran: the TPU and the connection were fine
         return Diagnosis(
             "script_failed",
@@ -122,6 +127,35 @@ def remote_diagnosis(err: BaseException, message: str) -> Diagnosis | None:
             ],
         )
     return None
+
+
+def missing_package_diagnosis(module: str, package: str) -> Diagnosis:
+    """The script imported a module the worker venv does not have: a package to add."""
+    return Diagnosis(
+        "missing_package",
+        f"Your script needs the package {package}",
+        f"Your script stopped on ModuleNotFoundError: no module named '{module}'. The worker "
+        "venv holds the pinned JAX, NumPy and the packages you add; nothing else.",
+        [
+            phrase(f"Add {package}: {{0}}.", Choice("packages", package)),
+            "Or list it in a requirements.txt beside your script: it is installed for you.",
+        ],
+    )
+
+
+def packages_failed_diagnosis(err: PackagesFailed) -> Diagnosis:
+    """The packages asked for did not install: said before the script ran."""
+    titles = {
+        "no_route": "The worker cannot download the packages",
+        "not_found": "A package asked for does not exist",
+        "conflict": "The packages asked for cannot be installed",
+    }
+    return Diagnosis(
+        "packages_failed",
+        titles.get(err.kind, "Installing the packages failed"),
+        f"On worker {err.worker}, {err.why.rstrip('.')}. Your script did not run.",
+        [f"Fix: {err.fix}.", "Then launch again (or tpuwizard run again on a kept node)."],
+    )
 
 
 def node_gone_diagnosis(err: NodeGone) -> Diagnosis:

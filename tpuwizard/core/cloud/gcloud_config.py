@@ -9,6 +9,7 @@ server (a 3 s wait when nothing is there) unless the machine says it is a Google
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Mapping
@@ -134,12 +135,63 @@ def discover(
     ctx.account = env.get("CLOUDSDK_CORE_ACCOUNT") or props.get("core", {}).get("account")
     ctx.credentials = find_credentials(env)
     if ctx.credentials is None:
-        ctx.problems.append(
-            ("No Application Default Credentials", "gcloud auth application-default login")
-        )
+        signed_in = signed_in_account(ctx)
+        missing = "No Application Default Credentials"
+        if signed_in:  # the course's `gcloud auth login` alone: say why it is not enough
+            missing = (
+                f"gcloud is signed in as {signed_in}, but that makes no Application Default "
+                "Credentials"
+            )
+        ctx.problems.append((missing, ADC_LOGIN))
     if ctx.project is None:
         ctx.problems.append(("No project is set", "gcloud config set project PROJECT_ID"))
     return ctx
+
+
+ADC_LOGIN = "gcloud auth application-default login"
+
+
+def credentialed_accounts(cfg_dir: Path) -> list[str]:
+    """The accounts gcloud holds credentials for (what `gcloud auth list` shows), read from its
+    credentials.db; none when gcloud has none or the file cannot be read."""
+    db = cfg_dir / "credentials.db"
+    if not db.is_file():
+        return []
+    import sqlite3  # only when gcloud has signed someone in
+
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
+            rows = con.execute("SELECT account_id FROM credentials").fetchall()
+    except sqlite3.Error:
+        return []
+    return sorted(str(row[0]) for row in rows if row and row[0])
+
+
+def signed_in_account(ctx: GcloudContext) -> str | None:
+    """gcloud's active account (`gcloud config get account`), else one it holds credentials for."""
+    if ctx.account:
+        return ctx.account
+    accounts = credentialed_accounts(ctx.config_dir) if ctx.config_dir is not None else []
+    return accounts[0] if accounts else None
+
+
+def signed_in_without_adc(ctx: GcloudContext) -> str | None:
+    """The course's `gcloud auth login` done and `gcloud auth application-default login` not:
+    gcloud has an account, but google.auth.default() would raise DefaultCredentialsError
+    (:func:`find_credentials` looks where it looks, without its network probe). Then the one
+    line every command says, with the command to type; else None.
+
+    The preflight calls this too: one detection, one wording."""
+    if ctx.credentials is not None:
+        return None
+    account = signed_in_account(ctx)
+    if account is None:
+        return None
+    return (
+        f"gcloud is signed in as {account} (gcloud auth login), but tpuwizard, like every "
+        "Google client library, needs Application Default Credentials, which that does not "
+        f"make: run  {ADC_LOGIN}"
+    )
 
 
 def has_credentials(env: Mapping[str, str] | None = None) -> bool:

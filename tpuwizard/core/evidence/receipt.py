@@ -67,6 +67,7 @@ def load_receipt(path: Path) -> dict[str, Any]:
         raise BadInput(f"{path} is {what}: give the path of a receipt.json.")
     try:
         text = path.read_bytes().decode("utf-8-sig")
+        text = course_printout_receipt(text) or text
         too_odd = json_limit_problem(text)
         if too_odd:
             raise BadInput(f"{path} is refused: {too_odd}; give a receipt.json the verifier wrote.")
@@ -76,12 +77,34 @@ def load_receipt(path: Path) -> dict[str, Any]:
     except OSError as err:
         raise BadInput(f"Cannot read {path} ({err.strerror}).") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise BadInput(f"{path} is not a readable JSON receipt ({err}).") from None
+        raise BadInput(
+            f"{path} is not a readable JSON receipt ({err}), nor a saved printout with the "
+            f"course's line '{COURSE_PREFIX} {{...}}': give the receipt.json the verifier wrote, "
+            "or the file the course's output was saved to."
+        ) from None
     if not isinstance(data, dict) or "receipt_sha256" not in data:
         raise BadInput(
             f"{path} is JSON but not a tpuwizard or course receipt (it has no receipt_sha256)."
         )
     return data
+
+
+# How the course prints its receipt (lesson "Select a TPU slice": print("Verified runtime
+# receipt:", json.dumps(receipt, sort_keys=True))), in the output it saves to tpu-report.txt.
+COURSE_PREFIX = "Verified runtime receipt:"
+
+
+def course_printout_receipt(text: str) -> str | None:
+    """The JSON of the last ``Verified runtime receipt: {...}`` line of a saved printout (the
+    course tees its script's output to a file), or None when ``text`` is not such a printout."""
+    if text.lstrip().startswith("{"):
+        return None  # a receipt file itself
+    found = [
+        line.split(COURSE_PREFIX, 1)[1].strip()
+        for line in text.splitlines()
+        if COURSE_PREFIX in line
+    ]
+    return found[-1] if found else None
 
 
 # A receipt nests 4 deep and its largest integer is a byte count; far past these limits the
@@ -163,9 +186,11 @@ def check_receipt(
     observed = receipt.get("observed_backend")
     wanted = expect or receipt.get("expected_backend")
     if receipt.get("expected_backend") != observed:
-        problem(f"it asked for {receipt.get('expected_backend')} but ran on {observed}")
+        ran = "no backend started, so nothing ran" if observed is None else f"ran on {observed}"
+        problem(f"it asked for {receipt.get('expected_backend')} but {ran}")
     if expect is not None and observed != expect:
-        problem(f"the backend is {observed}, not the expected {expect}")
+        backend = "no backend started" if observed is None else f"the backend is {observed}"
+        problem(f"{backend}, not the expected {expect}")
     placed = receipt.get("platform")
     if placed is not None and placed != wanted:
         problem(f"the prediction's output was on {placed}, not {wanted}")

@@ -112,7 +112,8 @@ class BillingState:
     """The resources that exist, folded from events (this run) and reconciliation (leftovers)."""
 
     def __init__(self) -> None:
-        self._items: dict[str, Billed] = {}
+        # By (name, zone): with --fan-out one name is requested in several zones at once.
+        self._items: dict[tuple[str, str], Billed] = {}
         self._planned: ev.Planned | None = None
         # Whether earlier runs' resources are known: "not asked" (a launch from the command
         # line, which reconciles on its own), "checking", "known", or "unknown" (the check failed).
@@ -154,7 +155,16 @@ class BillingState:
         return sorted(kept, key=lambda b: b.idle_deadline() or float("inf"))
 
     def get(self, name: str) -> Billed | None:
-        return self._items.get(name)
+        """The resource called ``name`` (this run's before a leftover, where one name is in
+        several zones)."""
+        found = [b for b in self._items.values() if b.name == name]
+        return min(found, key=lambda b: b.leftover) if found else None
+
+    def _keys(self, name: str, zone: str = "") -> list[tuple[str, str]]:
+        """The items an event names: exactly, when it says its zone; else every one so called."""
+        if zone:
+            return [(name, zone)] if (name, zone) in self._items else []
+        return [key for key in self._items if key[0] == name]
 
     # -- folding ----------------------------------------------------------------------------
     def apply(self, event: ev.Event) -> None:
@@ -165,7 +175,7 @@ class BillingState:
             case ev.Planned():
                 self._planned = event
             case ev.ResourceExists():
-                self._items[event.name] = Billed(
+                self._items[(event.name, event.zone)] = Billed(
                     event.name,
                     event.kind,
                     event.zone,
@@ -175,26 +185,30 @@ class BillingState:
                     state="CREATING",
                 )
             case ev.CreateRefused():
-                self._items.pop(event.name, None)
+                self._pop(event.name, event.zone)
             case ev.BillingStarted():
-                self._update(event.name, costing_since=event.since, state="READY")
+                self._update(event.name, event.zone, costing_since=event.since, state="READY")
             case ev.BillingStopped():
-                self._update(event.name, costing_since=None, stopped_billing=True)
+                self._update(event.name, event.zone, costing_since=None, stopped_billing=True)
             case ev.TeardownVerified():
-                self._items.pop(event.name, None)
+                self._pop(event.name, event.zone)
             case ev.Kept():
-                self._update(event.name, kept=True)
+                self._update(event.name, event.zone, kept=True)
             case ev.Provisioning():
-                for name, item in list(self._items.items()):
-                    if not item.leftover and item.costing_since is None:
-                        self._items[name] = replace(item, state=event.state)
+                for key, item in list(self._items.items()):
+                    here = not event.zone or item.zone == event.zone
+                    if here and not item.leftover and item.costing_since is None:
+                        self._items[key] = replace(item, state=event.state)
             case _:
                 pass
 
-    def _update(self, name: str, **changes: object) -> None:
-        item = self._items.get(name)
-        if item is not None:
-            self._items[name] = replace(item, **changes)  # type: ignore[arg-type]
+    def _update(self, name: str, zone: str = "", **changes: object) -> None:
+        for key in self._keys(name, zone):
+            self._items[key] = replace(self._items[key], **changes)  # type: ignore[arg-type]
+
+    def _pop(self, name: str, zone: str = "") -> None:
+        for key in self._keys(name, zone):
+            del self._items[key]
 
     def expect_leftovers(self) -> None:
         """A check for earlier runs' resources has started: until it answers, what bills is not
@@ -210,13 +224,13 @@ class BillingState:
         now = time.time()
         for b in found:
             r = b.resource
-            if r.name in self._items:
+            if (r.name, r.zone) in self._items:
                 continue
             since = now - b.age_s
             # A listed resource we cannot see the READY time of is treated as costing since it
             # was created, unless its state says nothing is charged yet.
             waiting = not b.billing
-            self._items[r.name] = Billed(
+            self._items[(r.name, r.zone)] = Billed(
                 r.name,
                 r.kind,
                 r.zone,
@@ -232,22 +246,23 @@ class BillingState:
     def note_kept(self, item: Billed) -> None:
         """A node kept for iterating exists (found in the ledger and the API): it bills, and
         nobody need be asked about it (``kept``)."""
-        known = self._items.get(item.name)
+        known = self._items.get((item.name, item.zone))
         if known is not None and known.last_heartbeat and item.last_heartbeat:
             item = replace(item, last_heartbeat=max(known.last_heartbeat, item.last_heartbeat))
-        self._items[item.name] = replace(item, kept=True)
+        self._items[(item.name, item.zone)] = replace(item, kept=True)
 
     def heartbeat_sent(self, name: str, at: float) -> None:
         """A heartbeat reached the kept node ``name`` at ``at``: its idle deadline moves."""
-        item = self._items.get(name)
-        if item is not None and (item.last_heartbeat or 0.0) < at:
-            self._items[name] = replace(item, last_heartbeat=at)
+        for key in self._keys(name):
+            item = self._items[key]
+            if (item.last_heartbeat or 0.0) < at:
+                self._items[key] = replace(item, last_heartbeat=at)
 
     def leave(self, names: Iterable[str]) -> None:
         """The user chose to leave these leftovers running: still billing, no longer asked."""
         for name in names:
             self._update(name, left=True)
 
-    def forget(self, name: str) -> None:
-        """Verified gone outside a launch (a teardown of leftovers)."""
-        self._items.pop(name, None)
+    def forget(self, name: str, zone: str = "") -> None:
+        """Verified gone outside a launch (a teardown of leftovers); ``zone``: only there."""
+        self._pop(name, zone)

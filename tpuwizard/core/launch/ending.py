@@ -7,6 +7,7 @@ launch's shared :class:`~tpuwizard.core.launch.launch_state.LaunchState`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -21,6 +22,7 @@ from tpuwizard.core.launch.ledger import Resource
 from tpuwizard.core.launch.plan import LaunchPlan
 from tpuwizard.core.launch.runtime import Runtime
 from tpuwizard.core.launch.teardown import delete_and_verify, still_listed
+from tpuwizard.core.launch.zone_list import zone_listed
 from tpuwizard.core.plan import catalog, cost
 from tpuwizard.core.remote.jobs import stop_job
 
@@ -55,7 +57,9 @@ class Ending:
         self.plan, self.rt, self.emit, self.cancel = plan, rt, emit, cancel
         self.state = state
         self.slice = catalog.parse_accelerator(plan.accelerator)
-        self.stopped_at: float | None = None  # verified gone
+        # What --fan-out's other requests cost until verified gone (they tear down in threads).
+        self.others_cost: float | None = 0.0
+        self._lock = threading.Lock()
 
     def finish(self, code: int) -> int:
         resource = self.state.resource
@@ -66,9 +70,15 @@ class Ending:
                 self.stop_jobs_in_background()
             if not self.teardown():
                 code = EXIT_TEARDOWN
-        total = self.cost_so_far()
+        if self.state.settle_others is not None:
+            self.state.settle_others()  # --fan-out: every other request deleted, or not
+        left = [o.resource for o in self.state.others if o.resource is not None]
+        if left:
+            code = EXIT_TEARDOWN
+        total = self.total_cost()
         self._write_cost(total)
         remaining = [self.state.resource.name] if self.state.resource is not None else []
+        remaining += [r.name for r in left]
         self.emit(ev.Finished(code == EXIT_OK, code, str(self.plan.run_dir), total, remaining))
         return code
 
@@ -142,47 +152,79 @@ class Ending:
 
         threading.Thread(target=stop_all, name="tpuwizard-stop-jobs", daemon=True).start()
 
-    def teardown(self) -> bool:
-        """Delete this launch's resource and verify it is gone; True when nothing is left."""
-        resource = self.state.resource
+    def teardown(self, state: LaunchState | None = None) -> bool:
+        """Delete the resource of ``state`` (this launch's; with --fan-out, one of its other
+        requests) and verify it is gone; True when nothing is left."""
+        state = state or self.state
+        resource = state.resource
         if resource is None:
             return True
-        self.emit(ev.TeardownStarted(resource.name, resource.kind))
+        zone = resource.zone
+        self.emit(ev.TeardownStarted(resource.name, resource.kind, zone))
         result = delete_and_verify(
             self.rt.cloud, self.rt.ledger, resource, pause=min(2.0, self.rt.poll)
         )
         if not result.verified:
             d = result.diagnosis or still_listed(resource)  # delete_and_verify gives one
-            self.emit(ev.TeardownFailed(resource.name, resource.kind, d))
+            self.emit(ev.TeardownFailed(resource.name, resource.kind, d, zone))
             return False
-        transport = self.state.transport
+        transport = state.transport
         if transport is not None and result.held_by is None:
             transport.forget_host_keys()  # gone for good: its keys must not linger
-        billed = self.costing_seconds()
-        total = self.cost_so_far()
-        self.emit(ev.BillingStopped(resource.name, round(billed, 1), total))
-        self.emit(ev.TeardownVerified(resource.name, resource.kind, round(billed, 1), total))
-        self.state.resource = None
-        self.stopped_at = time.time()
+        state.gone_at = time.time()
+        billed, total = self.costing_seconds(state), self.cost_so_far(state)
+        # One at a time (--fan-out's requests end in threads), so that each says truly how
+        # many of the others still exist, in the order the events arrive.
+        with self._lock:
+            state.resource = None
+            if state is not self.state:
+                part = total or 0.0
+                self.others_cost = None if total is None else (self.others_cost or 0.0) + part
+            others = sum(s.resource is not None for s in (self.state, *self.state.others))
+            self.emit(ev.BillingStopped(resource.name, round(billed, 1), total, zone))
+            self.emit(
+                ev.TeardownVerified(
+                    resource.name, resource.kind, round(billed, 1), total, zone, others
+                )
+            )
+        if state is self.state:
+            self.list_zone(resource.zone)
         return True
 
-    def costing_seconds(self) -> float:
+    def list_zone(self, zone: str) -> None:
+        """Say what the zone's TPU list shows now, as the course's last step looks; a list that
+        fails costs only this line (the teardown was verified already)."""
+        with contextlib.suppress(Exception):  # the verified teardown stands; the list is extra
+            self.emit(zone_listed(self.rt.cloud, zone, self.rt.owner, self.rt.practice))
+
+    def costing_seconds(self, state: LaunchState | None = None) -> float:
         """Seconds from the first READY until verified gone (or now, if it still exists)."""
-        since = self.state.costing_since
+        state = state or self.state
+        since = state.costing_since
         if since is None:
             return 0.0
-        return max(0.0, (self.stopped_at or time.time()) - since)
+        return max(0.0, (state.gone_at or time.time()) - since)
 
-    def cost_so_far(self) -> float | None:
-        if self.state.created_at is None:
+    def cost_so_far(self, state: LaunchState | None = None) -> float | None:
+        state = state or self.state
+        if state.created_at is None:
             return None
         return cost.estimate(
-            self.plan.accelerator, self.plan.route, self.costing_seconds(), self.state.zone
+            self.plan.accelerator, self.plan.route, self.costing_seconds(state), state.zone
         )
+
+    def total_cost(self) -> float | None:
+        """This launch's resource and, with --fan-out, what its other requests cost."""
+        own = self.cost_so_far()
+        if not self.state.others:
+            return own
+        if self.others_cost is None:
+            return None
+        return round((own or 0.0) + self.others_cost, 4)
 
     def _write_cost(self, total: float | None) -> None:
         """The run's cost estimate, next to its receipt."""
-        if self.state.created_at is None:
+        if self.state.created_at is None and not self.state.others:
             return
         zone = self.state.zone
         record = {

@@ -71,6 +71,8 @@ class BillingStarted(Event):
     name: str
     since: float  # seconds since the epoch
     price_per_hour_usd: float | None
+    # Where it is: with --fan-out one name is requested in several zones at once.
+    zone: str = ""
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,7 @@ class BillingStopped(Event):
     name: str
     billed_s: float
     cost_usd: float | None
+    zone: str = ""
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,27 @@ class Provisioning(Event):
     state: str
     elapsed_s: float
     cost_usd: float | None
+    zone: str = ""  # the request's zone (several at once with --fan-out)
+
+
+@dataclass(frozen=True)
+class FanOutStarted(Event):
+    """``--fan-out``: the create goes to every zone at once; the first READY is kept, the others
+    are deleted and verified gone. Until then up to ``len(zones)`` nodes may bill at once."""
+
+    name: str
+    zones: list[str]
+    worst_case_per_hour_usd: float | None  # every request granted at once
+    quota_checked: bool  # quota for every request at once (the preflight's), or not checked
+
+
+@dataclass(frozen=True)
+class FanOutWon(Event):
+    """The first request to be READY: kept; ``losers`` (their zones) are being deleted."""
+
+    name: str
+    zone: str
+    losers: list[str]
 
 
 @dataclass(frozen=True)
@@ -177,9 +201,11 @@ class ScriptDone(Event):
 
 @dataclass(frozen=True)
 class ScriptFinished(Event):
-    """Your script ended on every worker; ``exit_code`` is the first non-zero one, else 0."""
+    """Your script ended on every worker; ``exit_code`` is the first non-zero one, else 0.
+    ``output``: the local file that holds its whole output (every worker's lines)."""
 
     exit_code: int
+    output: str | None = None
 
 
 @dataclass(frozen=True)
@@ -244,6 +270,7 @@ class HeartbeatMissed(Event):
 class TeardownStarted(Event):
     name: str
     kind: str
+    zone: str = ""
 
 
 @dataclass(frozen=True)
@@ -252,6 +279,30 @@ class TeardownVerified(Event):
     kind: str
     billed_s: float
     cost_usd: float | None
+    zone: str = ""
+    others_left: int = 0  # this launch's other requests (--fan-out) that still exist
+
+
+@dataclass(frozen=True)
+class ListedTpu:
+    """One TPU of a zone's list: ``made_by`` is "yours", "another tpuwizard user's" or "not
+    made by tpuwizard" (tpuwizard never deletes one it did not make)."""
+
+    name: str
+    accelerator: str
+    state: str
+    made_by: str
+
+
+@dataclass(frozen=True)
+class ZoneListed(Event):
+    """What the zone's TPU list shows now, after a teardown (the course's last step), and the
+    gcloud command that shows the same ("" in practice)."""
+
+    zone: str
+    backend: str
+    command: str
+    tpus: tuple[ListedTpu, ...]
 
 
 @dataclass(frozen=True)
@@ -259,6 +310,7 @@ class TeardownFailed(Event):
     name: str
     kind: str
     diagnosis: Diagnosis
+    zone: str = ""
 
 
 @dataclass(frozen=True)

@@ -19,13 +19,17 @@ from tpuwizard.core.cancel import Cancelled, CancelToken
 from tpuwizard.core.errors import BadInput, RemoteError
 from tpuwizard.core.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from tpuwizard.core.launch import events as ev
+from tpuwizard.core.launch.missing_module import MissingModuleWatch
 from tpuwizard.core.launch.plan import safe_fetch_pattern, safe_script_name, script_problems
+from tpuwizard.core.launch.plan_packages import PackageSpec, package_problems
 from tpuwizard.core.launch.watchdog import HEARTBEAT_FILE
 from tpuwizard.core.launch.worker_jobs import (
+    OUTPUT_FILE,
     ScriptJob,
     fetch_files,
-    platform_env,
+    run_on_workers,
     run_script_job,
+    script_env,
     stop_on_workers,
 )
 from tpuwizard.core.remote.jobs import Job, fan_out
@@ -91,9 +95,11 @@ class ScriptRun:
     expect: str  # "tpu", or "cpu" in the sandbox
     fetch: Sequence[str] = ()
     coordinator: str | None = None  # where JAX cannot find the slice itself (the sandbox)
+    packages: tuple[PackageSpec, ...] = ()  # installed first where they are new
 
     def problems(self) -> list[str]:
         found = script_problems(self.script)
+        found += [str(p) for p in package_problems(self.packages)]
         for pattern in self.fetch:
             try:
                 safe_fetch_pattern(pattern)
@@ -103,7 +109,7 @@ class ScriptRun:
 
     def env(self) -> dict[str, str]:
         """Every worker's environment (``jax.distributed``'s part is added per worker)."""
-        return {**platform_env(self.expect, self.accelerator), "TPUWIZARD_RUN_ID": self.run_id}
+        return script_env(self.expect, self.accelerator, self.run_id)
 
 
 def folder_synced(synced: Sequence[SyncResult]) -> ev.FolderSynced:
@@ -139,6 +145,11 @@ def run_script(
     except Cancelled:
         return cancel.exit_code or EXIT_STOPPED
     emit(folder_synced(synced))  # type: ignore[arg-type]
+    try:
+        if run.packages and not install_packages(transport, run, emit, cancel):
+            return EXIT_FAILED
+    except Cancelled:
+        return cancel.exit_code or EXIT_STOPPED
     job = ScriptJob(
         Job(f"run-{run.run_id}"),
         WORK_DIR,
@@ -148,11 +159,58 @@ def run_script(
         run.coordinator,
         run.env(),
     )
+    watch = MissingModuleWatch(run.script)
     try:
-        code = run_script_job(transport, job, emit, cancel)
+        code = run_script_job(
+            transport, job, emit, cancel, output=run.run_dir / OUTPUT_FILE, watch=watch
+        )
     except Cancelled:
         stop_on_workers(transport, job.job)  # the script, not the node
         return cancel.exit_code or EXIT_STOPPED
     transport.cancel = None  # the files are copied back even after a late Ctrl+C
     incomplete = fetch_files(transport, WORK_DIR, WORK_PYTHON, run.fetch, run.run_dir, emit)
+    if code != 0 and watch.package:
+        from tpuwizard.core.cloud.diagnose_remote import missing_package_diagnosis
+
+        emit(ev.Failed("script", missing_package_diagnosis(watch.module or "", watch.package)))
     return EXIT_FAILED if code != 0 or incomplete else EXIT_OK
+
+
+def install_packages(
+    transport: Transport, run: ScriptRun, emit: Callable[[ev.Event], None], cancel: CancelToken
+) -> bool:
+    """Install the run's packages on every worker where they are new (uv leaves satisfied ones
+    alone), the pinned JAX held; False, after a :class:`Failed`, when that did not work."""
+    from tpuwizard.core.cloud.diagnose_remote import packages_failed_diagnosis
+    from tpuwizard.core.errors import PackagesFailed
+    from tpuwizard.core.evidence.receipt import parse_marker_line
+    from tpuwizard.core.remote.packages import FAILED_KIND, install_failure, install_script
+
+    specs = [s.text for s in run.packages]
+    lines: dict[int, list[str]] = {}
+    failed: list[int] = []
+    workers = transport.workers
+
+    def line(worker: int, text: str) -> None:
+        payload = parse_marker_line(text)
+        if payload and payload.get("kind") == FAILED_KIND:
+            failed.append(worker)
+            return
+        lines.setdefault(worker, []).append(text)
+        emit(ev.BootstrapLine(worker, text, workers))
+
+    job = Job(f"packages-{run.run_id}")
+    try:
+        code = run_on_workers(
+            transport, job, shell("bash", "-c", install_script(specs)), {}, line, cancel
+        )
+    except Cancelled:
+        stop_on_workers(transport, job)
+        raise
+    if not failed and code == 0:
+        return True
+    worker = min(failed) if failed else 0
+    why = install_failure(lines.get(worker, []), specs, code)
+    err = PackagesFailed(worker, why.kind, why.why, why.fix)
+    emit(ev.Failed("packages", packages_failed_diagnosis(err)))
+    return False

@@ -7,6 +7,7 @@ start; the ending reads all of it to keep or delete, and to price the run.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tpuwizard.core.cloud.diagnose import Context
@@ -24,11 +25,17 @@ class LaunchState:
     node: NodeInfo | None = None  # once READY
     created_at: float | None = None  # when the create call was made
     costing_since: float | None = None  # the first READY
+    gone_at: float | None = None  # verified gone
     watchdog_deadline: float | None = None  # once the on-VM watchdog is armed
     receipt: str | None = None  # the verifier's receipt here, once saved
     transport: Transport | None = None
     # Jobs started on the workers, so that a stop can end them (the watchdog is not one).
     running_jobs: list[tuple[int, Job]] = field(default_factory=list)
+    # --fan-out: every other request's own state (its resource None once verified gone), and
+    # a wait until each has been deleted or could not be; the ending waits before it says
+    # what still exists.
+    others: list[LaunchState] = field(default_factory=list)
+    settle_others: Callable[[], None] | None = None
 
     def context(self, plan: LaunchPlan) -> Context:
         """What a diagnosis needs to name the project, zone, accelerator and node."""

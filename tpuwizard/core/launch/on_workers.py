@@ -12,28 +12,30 @@ from pathlib import Path
 from typing import Any
 
 from tpuwizard.core.cancel import CancelToken
-from tpuwizard.core.errors import RemoteError, ScriptFailed
+from tpuwizard.core.errors import PackagesFailed, RemoteError, ScriptFailed
 from tpuwizard.core.evidence.receipt import parse_marker_line
 from tpuwizard.core.evidence.verifier import VERIFIER_FILENAME, verifier_flags, verifier_source
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.distributed import coordinator_for
 from tpuwizard.core.launch.launch_state import LaunchState
+from tpuwizard.core.launch.missing_module import MissingModuleWatch
 from tpuwizard.core.launch.plan import LaunchPlan, safe_script_name
+from tpuwizard.core.launch.plan_packages import package_names
 from tpuwizard.core.launch.runtime import Runtime
 from tpuwizard.core.launch.worker_jobs import (
+    OUTPUT_FILE,
     ScriptJob,
     fetch_files,
-    platform_env,
     run_on_workers,
     run_script_job,
+    script_env,
 )
 from tpuwizard.core.plan import catalog
 from tpuwizard.core.remote.bootstrap import bootstrap_script, unpinned_jax
 from tpuwizard.core.remote.jobs import Job, fan_out
+from tpuwizard.core.remote.packages import FAILED_KIND, install_commands, install_failure
+from tpuwizard.core.remote.sync import WORK_DIR, WORK_PYTHON, LocalFolder, sync_folder
 from tpuwizard.core.remote.transports import REMOTE_DIR, Transport, shell
-
-# The bootstrapped venv's python, as seen from a launch's run folder on the worker.
-RUN_PYTHON = "../../venv/bin/python"
 
 
 def bootstrap_failure_text(code: int, failures: dict[int, dict[str, Any]]) -> str:
@@ -64,23 +66,30 @@ class WorkerSteps:
         self.versions: dict[int, dict[str, Any]] = {}
         self.checks: dict[int, dict[str, bool]] = {}
         self.bootstrap_failures: dict[int, dict[str, Any]] = {}
+        # Each worker's bootstrap lines, and the workers whose package install failed: uv's
+        # words there say why (core/remote/packages.py).
+        self.bootstrap_lines: dict[int, list[str]] = {}
+        self.packages_failed: list[int] = []
         self.receipt_ok = False
         self.script_exit_code: int | None = None  # the last run's, once it finished
         self.fetch_incomplete = False  # a file of the last run's did not come back whole
+        self._folder: LocalFolder | None = None  # the script's folder, hashed once per file
 
     def bootstrap(self, transport: Transport) -> None:
         data = verifier_source().encode()
         for worker in range(transport.workers):
             transport.upload(worker, data, f"{REMOTE_DIR}/{VERIFIER_FILENAME}")
         job = Job(f"bootstrap-{self.plan.run_id}")
-        self.bootstrap_failures = {}
-        code = self._job(
-            transport,
-            job,
-            shell("bash", "-c", bootstrap_script(self.rt.bootstrap)),
-            {},
-            self._bootstrap_line,
+        self.bootstrap_failures, self.bootstrap_lines, self.packages_failed = {}, {}, []
+        specs = [s.text for s in self.plan.packages]
+        script = bootstrap_script(
+            self.rt.bootstrap, install_commands(specs), package_names(self.plan.packages)
         )
+        code = self._job(transport, job, shell("bash", "-c", script), {}, self._bootstrap_line)
+        if self.packages_failed:
+            worker = min(self.packages_failed)
+            failure = install_failure(self.bootstrap_lines.get(worker, []), specs, code)
+            raise PackagesFailed(worker, failure.kind, failure.why, failure.fix)
         if code != 0:
             raise RemoteError(bootstrap_failure_text(code, self.bootstrap_failures))
         problem = unpinned_jax(self.rt.bootstrap, self.versions)
@@ -89,7 +98,10 @@ class WorkerSteps:
 
     def _bootstrap_line(self, worker: int, text: str) -> None:
         payload = parse_marker_line(text)
-        if payload and payload.get("kind") == "versions":
+        self.bootstrap_lines.setdefault(worker, []).append(text)
+        if payload and payload.get("kind") == FAILED_KIND:
+            self.packages_failed.append(worker)
+        elif payload and payload.get("kind") == "versions":
             versions = {k: v for k, v in payload.items() if k != "kind"}
             self.versions[worker] = versions
             self.emit(ev.Versions(worker, versions, self.slice.vms))
@@ -101,8 +113,7 @@ class WorkerSteps:
             self.emit(ev.BootstrapLine(worker, text, self.slice.vms))
 
     def _env(self) -> dict[str, str]:
-        expect = self.rt.expect
-        return {"COURSE_EXPECT_PLATFORM": expect, **platform_env(expect, self.plan.accelerator)}
+        return script_env(self.rt.expect, self.plan.accelerator, self.plan.run_id)
 
     def _coordinator(self) -> str | None:
         node = self.state.node
@@ -110,7 +121,13 @@ class WorkerSteps:
 
     @property
     def remote_run(self) -> str:
+        """This launch's folder on the workers: the verifier's receipt and trace."""
         return f"{REMOTE_DIR}/runs/{self.plan.run_id}"
+
+    @property
+    def script_folder(self) -> str:
+        """Where the script runs on the workers: its folder's copy, as ``tpuwizard run``'s."""
+        return WORK_DIR
 
     def verify(self, transport: Transport) -> None:
         from tpuwizard.core.evidence.receipt import check_receipt, load_receipt
@@ -124,6 +141,8 @@ class WorkerSteps:
 
         def command(worker: int) -> str:
             extras = verifier_flags(precision=self.plan.precision, trace=self.plan.trace)
+            for name in package_names(self.plan.packages):  # their versions go in the receipt
+                extras += ["--package", name]
             if self.plan.trace:
                 extras += ["--trace-dir", f"{self.remote_run}/{self._trace_dir(worker)}"]
             return shell(
@@ -199,35 +218,42 @@ class WorkerSteps:
             )
 
     def run_script(self, transport: Transport) -> None:
+        """Copy the script's folder (what changed since the last copy: a rerun sends only the
+        edit) and run the script there on every worker, as ``tpuwizard run`` does."""
+        from tpuwizard.core.launch.iterate import folder_synced
+
         script = self.plan.script
         assert script is not None
         name = safe_script_name(script.name)
-        remote = f"{self.remote_run}/{name}"
-        data = script.read_bytes()  # to every worker: each runs it, not only worker 0
-        fan_out(transport, lambda w: transport.upload(w, data, remote, mode="700"))
+        if self._folder is None:
+            self._folder = LocalFolder.of_script(script)
+        folder = self._folder
+        synced = fan_out(transport, lambda w: sync_folder(transport, w, folder))
+        self.emit(folder_synced(synced))  # type: ignore[arg-type]
         job = ScriptJob(
             Job(f"script-{self.plan.run_id}"),
-            self.remote_run,
-            RUN_PYTHON,
+            WORK_DIR,
+            WORK_PYTHON,
             name,
             self.plan.script_args,
             self._coordinator(),  # a bare jax.distributed.initialize() joins them
             self._env(),
         )
-        code = run_script_job(transport, job, self.emit, self.cancel, self._started)
+        output, watch = self.plan.run_dir / OUTPUT_FILE, MissingModuleWatch(script)
+        code = run_script_job(transport, job, self.emit, self.cancel, self._started, output, watch)
         # A file that did not arrive whole makes the run fail (exit 1); its event comes before
         # teardown, so the user hears of it while the node still exists.
         self.fetch_incomplete = fetch_files(
             transport,
-            self.remote_run,
-            RUN_PYTHON,
+            WORK_DIR,
+            WORK_PYTHON,
             self.plan.fetch,
             self.plan.run_dir / "files",
             self.emit,
         )
         self.script_exit_code = code
         if code != 0:
-            raise ScriptFailed(code)
+            raise ScriptFailed(code, watch.module, watch.package)
 
     def _started(self, worker: int, job: Job) -> None:
         self.state.running_jobs.append((worker, job))  # a stop ends it

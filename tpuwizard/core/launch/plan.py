@@ -23,7 +23,10 @@ from tpuwizard.core.exit_codes import EXIT_FAILED as EXIT_FAILED
 from tpuwizard.core.exit_codes import EXIT_OK as EXIT_OK
 from tpuwizard.core.exit_codes import EXIT_TEARDOWN as EXIT_TEARDOWN
 from tpuwizard.core.launch.plan_backend import backend_problems
+from tpuwizard.core.launch.plan_packages import PackageSpec, package_problems
+from tpuwizard.core.launch.plan_zones import zones_problems
 from tpuwizard.core.plan import catalog
+from tpuwizard.core.remote.sync import folder_problems
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.iam import WatchdogCheck
@@ -71,6 +74,12 @@ class LaunchPlan:
     backend: str = "tpu-api"
     # Flex-start: how long to wait for capacity (--queue-wait); None: the route's default.
     queue_wait_minutes: float | None = None
+    # Packages added to the worker venv beside the pinned JAX (plan_packages.py).
+    packages: tuple[PackageSpec, ...] = ()
+    # --zones: the zones to try, in order (``zone`` is the first); with ``fan_out`` the create
+    # goes to all of them at once (plan_zones.py has their rules).
+    zones: tuple[str, ...] = ()
+    fan_out: bool = False
 
     @property
     def node_name(self) -> str:
@@ -154,14 +163,7 @@ class LaunchPlan:
             problem = deadline_problem(minutes, what)
             if problem:
                 found.append(problem)
-        if self.failover and self.route != "vm":
-            found.append(
-                phrase(
-                    "{0} is for the vm route: a spot or Flex-start request waits in its "
-                    "zone's queue instead of failing, so there is nothing to fail over from.",
-                    Choice("failover", "name"),
-                )
-            )
+        found.extend(zones_problems(self))
         if self.watchdog and self.route == "flex":
             found.append(
                 "Flex-start already ends at its deadline (its maxRunDuration): "
@@ -185,6 +187,7 @@ class LaunchPlan:
                 f"Arguments {shown(' '.join(self.script_args))} are for a script, but no "
                 "script is given: add --script FILE, or leave the arguments out."
             )
+        found.extend(package_problems(self.packages))
         for pattern in self.fetch:
             check(partial(safe_fetch_pattern, pattern))
         folder = paths.folder_problem(self.run_dir, "The run folder ({0})")
@@ -259,6 +262,8 @@ def script_problems(script: Path) -> list[str]:
         safe_script_name(script.name)
     except BadInput as err:
         found.append(str(err))
+    if not found:  # its folder goes with it, as `tpuwizard run` sends it
+        found.extend(folder_problems(script))
     return found
 
 

@@ -1,5 +1,7 @@
 """What exists and bills, from the first call: create the node (or the queued request for one),
-wait for READY, fail over to another zone after a stockout.
+wait for READY, fail over to another zone after a stockout (``--zones`` in order, or every zone
+offering the type), or with ``--fan-out`` create in every zone at once (fan_out.py). Each
+attempt's outcome goes into the zone history (attempts.py).
 
 The ledger hears of the resource before the create call (a crash then still leaves a trace),
 and a create whose answer was lost is settled by reading, never by blindly creating again.
@@ -11,16 +13,19 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from tpuwizard.core.cancel import CancelToken
+from tpuwizard.core.cancel import Cancelled, CancelToken
 from tpuwizard.core.cloud.diagnose import diagnose
+from tpuwizard.core.cloud.diagnosis import Diagnosis
 from tpuwizard.core.cloud.types import NodeInfo, NodeRequest
 from tpuwizard.core.errors import CreateFailed, RemoteError
+from tpuwizard.core.launch import attempts
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.launch_state import LaunchState
 from tpuwizard.core.launch.ledger import Resource
 from tpuwizard.core.launch.ownership import identity, is_instance, live_labels
 from tpuwizard.core.launch.plan import LaunchPlan
 from tpuwizard.core.launch.plan_backend import queue_wait_seconds
+from tpuwizard.core.launch.plan_zones import fails_over, probes
 from tpuwizard.core.launch.runtime import Runtime
 from tpuwizard.core.launch.vanished import went_away
 from tpuwizard.core.plan import catalog, cost
@@ -36,35 +41,78 @@ class Provisioner:
         emit: Callable[[ev.Event], None],
         cancel: CancelToken,
         state: LaunchState,
-        teardown: Callable[[], bool],
+        teardown: Callable[[LaunchState], bool],
     ) -> None:
         self.plan, self.rt, self.emit, self.cancel = plan, rt, emit, cancel
         self.state = state
-        self.teardown = teardown  # removes what a failed create may have left
+        self.teardown = teardown  # removes what a failed create may have left (of a state)
         self.slice = catalog.parse_accelerator(plan.accelerator)
+        self.history = attempts.AttemptHistory.beside(rt.ledger)
 
     @property
     def queue_wait_s(self) -> float:
         """How long a queued request may wait for capacity (validUntilDuration; Compute
-        Engine's requestValidForDuration): Flex-start's --queue-wait, else the ready wait."""
-        return queue_wait_seconds(self.plan) or self.rt.ready_timeout
+        Engine's requestValidForDuration): Flex-start's --queue-wait (zero for a probe: Compute
+        Engine sends its least, 90 s), else the ready wait. The TPU API's queued request takes
+        no zero (it would send no validUntilDuration, so wait forever): the ready wait there."""
+        wait = 0.0 if probes(self.plan) else queue_wait_seconds(self.plan)
+        if wait is None or (wait == 0 and self.rt.cloud.queues(self.plan.route)):
+            return self.rt.ready_timeout
+        return wait
 
     def provision(self) -> NodeInfo:
+        """A READY node: in this zone, the next ones after stockouts, or the first of a fan-out."""
+        if self.plan.fan_out:
+            from tpuwizard.core.launch.fan_out import FanOut
+
+            node = FanOut(self).provision()
+        else:
+            node = self._one_zone_at_a_time()
+        self.emit(ev.Ready(len(node.endpoints), list(node.endpoints)))
+        return node
+
+    def _one_zone_at_a_time(self) -> NodeInfo:
         state, tried = self.state, []
         while True:
             tried.append(state.zone)
             try:
-                return self.create_in(state.zone)
+                return self.attempt(state.zone, state)
             except CreateFailed as err:
                 d = diagnose(err, state.context(self.plan))
-                left = [z for z in d.alternatives if z not in tried]
-                if not (self.plan.failover and d.kind == "stockout" and left):
+                ahead = self.plan.zones or tuple(d.alternatives)  # --zones' order, else any
+                left = [z for z in ahead if z not in tried]
+                if not (fails_over(self.plan) and d.kind == "stockout" and left):
                     raise
                 self.emit(ev.ZoneFailover(state.zone, left[0], d.title))
                 state.zone = left[0]
 
-    def create_in(self, zone: str) -> NodeInfo:
-        plan, rt, state = self.plan, self.rt, self.state
+    def attempt(
+        self, zone: str, state: LaunchState, cancelled: Callable[[], bool] | None = None
+    ) -> NodeInfo:
+        """:meth:`create_in`, its outcome remembered in the zone history."""
+        try:
+            node = self.create_in(zone, state, cancelled)
+        except Exception as err:
+            self._remember(zone, outcome_of(err, diagnose(err, state.context(self.plan))))
+            raise
+        self._remember(zone, attempts.READY)
+        return node
+
+    def _remember(self, zone: str, outcome: str) -> None:
+        plan = self.plan
+        self.history.record(
+            attempts.Attempt(
+                zone, plan.accelerator, plan.route, self.rt.cloud.backend, outcome, time.time()
+            )
+        )
+
+    def create_in(
+        self, zone: str, state: LaunchState, cancelled: Callable[[], bool] | None = None
+    ) -> NodeInfo:
+        """Create in ``zone`` and wait for READY, recording it in ``state`` (the launch's, or
+        one request's of a fan-out, which ``cancelled`` ends when another wins)."""
+        plan, rt = self.plan, self.rt
+        stopped = cancelled or self.cancel.is_set
         req = NodeRequest(
             zone=zone,
             node_id=plan.node_name,
@@ -95,23 +143,25 @@ class Provisioner:
             rt.cloud.backend,
         )
         self.cancel.check()
+        if stopped():
+            raise Cancelled("another zone's request was ready first")
         rt.ledger.record("intent", resource)  # before the call: a crash now still leaves a trace
         state.resource = resource
         self.emit(
             ev.ResourceExists(name, resource.kind, zone, plan.accelerator, plan.route, plan.run_id)
         )
         started = time.time()
-        operation = self._create_checked(req, resource, name)
+        operation = self._create_checked(req, resource, name, state)
         rt.ledger.record("created", resource)
         state.created_at = started
 
         def on_state(status: str) -> None:
             # Nothing costs until READY: a node being made or a request waiting costs nothing.
-            self.emit(ev.Provisioning(status, round(time.time() - started, 1), 0.0))
+            self.emit(ev.Provisioning(status, round(time.time() - started, 1), 0.0, zone))
 
         # Flex-start waits for capacity first (--queue-wait), then --ready-timeout for the
         # VM; on Compute Engine both waits are the one instance's.
-        queue_wait = queue_wait_seconds(plan)
+        queue_wait = 0.0 if probes(plan) else queue_wait_seconds(plan)
         try:
             ready_wait = rt.ready_timeout
             if queued:
@@ -121,7 +171,7 @@ class Provisioner:
                     on_state,
                     queue_wait or rt.ready_timeout,
                     rt.poll,
-                    cancelled=self.cancel.is_set,
+                    cancelled=stopped,
                 )
                 operation, on_state_node = None, None
             else:
@@ -134,17 +184,17 @@ class Provisioner:
                 on_state_node,
                 ready_wait,
                 rt.poll,
-                cancelled=self.cancel.is_set,
+                cancelled=stopped,
             )
         except CreateFailed:
             # A failed create (a stockout) may leave nothing or a broken node: clean either up
             # before trying elsewhere, so failover never leaves a trail.
-            self.teardown()
+            self.teardown(state)
             raise
         state.costing_since = time.time()
         self.emit(
             ev.BillingStarted(
-                name, state.costing_since, cost.hourly(plan.accelerator, plan.route, zone)
+                name, state.costing_since, cost.hourly(plan.accelerator, plan.route, zone), zone
             )
         )
         if len(node.endpoints) != self.slice.vms:
@@ -157,10 +207,11 @@ class Provisioner:
         # that takes its name after it is gone.
         server = rt.cloud.identity_of(node)
         rt.ledger.record("created", resource, **identity(server.uid, server.create_time))
-        self.emit(ev.Ready(len(node.endpoints), list(node.endpoints)))
         return node
 
-    def _create_checked(self, req: NodeRequest, resource: Resource, qr_name: str) -> object:
+    def _create_checked(
+        self, req: NodeRequest, resource: Resource, qr_name: str, state: LaunchState
+    ) -> object:
         """Call create; after a transient failure, retry only once ``get`` shows nothing exists."""
         from google.api_core import exceptions as gx
 
@@ -176,7 +227,7 @@ class Provisioner:
                 if exists is True:  # the call went through although its answer was lost
                     return None
                 if isinstance(err, gx.Conflict):
-                    self._name_taken(resource, known_foreign=exists is False)
+                    self._name_taken(resource, state, known_foreign=exists is False)
                     raise
                 transient = isinstance(err, gx.ServiceUnavailable | gx.TooManyRequests) and (
                     not isinstance(err, gx.ResourceExhausted)
@@ -186,7 +237,7 @@ class Provisioner:
                     continue
                 if exists is False:
                     rt.ledger.record("gone", resource, never_created=True)
-                    self.state.resource = None
+                    state.resource = None
                     self.emit(ev.CreateRefused(resource.name, resource.kind, resource.zone))
                 raise
         raise AssertionError("unreachable")  # the loop always returns or raises
@@ -209,7 +260,7 @@ class Provisioner:
             return None
         return labels is not None and is_instance(labels, resource)
 
-    def _name_taken(self, resource: Resource, known_foreign: bool) -> None:
+    def _name_taken(self, resource: Resource, state: LaunchState, known_foreign: bool) -> None:
         """The create answered 409 and the resource holding the name is not ours (or we could
         not read it): a 409 never leads to a delete, so this launch owns nothing to tear down.
 
@@ -218,5 +269,14 @@ class Provisioner:
         """
         if known_foreign:
             self.rt.ledger.record("gone", resource, never_created=True, name_taken=True)
-        self.state.resource = None
+        state.resource = None
         self.emit(ev.CreateRefused(resource.name, resource.kind, resource.zone))
+
+
+def outcome_of(err: BaseException, d: Diagnosis) -> str:
+    """What a failed attempt says about the zone, for the history."""
+    if isinstance(err, Cancelled):
+        return attempts.CUT_SHORT
+    if d.kind == "stockout":
+        return attempts.NO_CAPACITY
+    return attempts.QUOTA if d.kind == "quota" else attempts.ERROR

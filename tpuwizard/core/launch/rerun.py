@@ -67,7 +67,7 @@ class _ScriptLaunch(Protocol):
     script_exit_code: int | None
 
     @property
-    def remote_run(self) -> str: ...
+    def script_folder(self) -> str: ...
 
     def run_script(self, transport: Transport) -> None: ...
 
@@ -95,7 +95,7 @@ def run_script_with_reruns(
         )
         if reruns is not None and can_rerun and transport is not None:
             reruns.transport, reruns.workers = transport, transport.workers
-            reruns.folder = launch.remote_run  # a shell starts where the script ran
+            reruns.folder = launch.script_folder  # a shell starts where the script ran
         try:
             again = can_rerun and reruns is not None and reruns.wait(launch.cancel)
         finally:

@@ -32,6 +32,7 @@ class RunSummary:
     script_ran: bool = False
     script_exit_code: int | None = None
     script_tail: deque[str] = field(default_factory=lambda: deque(maxlen=LAST_LINES))  # last run
+    script_output: str | None = None  # the file that holds the script's whole output
     fetched: list[str] = field(default_factory=list)
     not_fetched: list[tuple[str, str]] = field(default_factory=list)
     fetch: tuple[str, ...] = ()  # the patterns asked for, of the script's files to copy back
@@ -55,6 +56,8 @@ class RunSummary:
                 self.fetch = event.fetch
             case ev.ZoneFailover():
                 self.zone = event.to_zone
+            case ev.FanOutWon():
+                self.zone = event.zone
             case ev.Check():
                 self.checks[(event.worker, event.name)] = CheckResult(
                     event.worker, event.name, event.ok, event.detail
@@ -72,6 +75,7 @@ class RunSummary:
             case ev.ScriptFinished():
                 self.script_ran, self.script_exit_code = True, event.exit_code
                 self.script_files_seen = False  # its files are copied back after it
+                self.script_output = event.output or self.script_output
             case ev.FileFetched():
                 self.script_files_seen = self.script_ran
                 if event.path not in self.fetched:  # a rerun copies the same file back again
@@ -82,7 +86,8 @@ class RunSummary:
                 if event.incomplete:
                     self.incomplete.append(event.path)
             case ev.TeardownVerified():
-                self.gone.append(event.name)
+                # With its zone: --fan-out deletes one name in several zones.
+                self.gone.append(f"{event.name} in {event.zone}" if event.zone else event.name)
                 self.billed_s += event.billed_s
                 if event.cost_usd is not None:
                     self.cost_usd = (self.cost_usd or 0.0) + event.cost_usd

@@ -7,19 +7,24 @@ speak in the same events (:class:`ScriptLine`, :class:`ScriptFinished`, :class:`
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.distributed import join_env, script_command
+from tpuwizard.core.launch.missing_module import MissingModuleWatch
 from tpuwizard.core.plan import catalog
 from tpuwizard.core.remote.fetch import FetchOutcome, fetch_matching
 from tpuwizard.core.remote.jobs import Job, fan_out, follow_job, start_job, stop_job
 from tpuwizard.core.remote.transports import Raw, Transport, shell
 
 Emit = Callable[[ev.Event], None]
+# The script's whole output, every worker's lines, in the run folder (launch, run, watch).
+OUTPUT_FILE = "output.txt"
 PerWorker = Callable[[int], str]
 
 
@@ -30,6 +35,18 @@ def platform_env(expect: str, accelerator: str) -> dict[str, str]:
         devices = catalog.parse_accelerator(accelerator).devices_per_vm
         env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
     return env
+
+
+def script_env(expect: str, accelerator: str, run_id: str) -> dict[str, str]:
+    """The one environment of tpuwizard's jobs on the workers (the verifier, a launch's script,
+    ``run``'s and ``watch``'s): JAX's platform and the course's own variable, as the course runs
+    ``COURSE_EXPECT_PLATFORM=tpu JAX_PLATFORMS=tpu python main.py`` (its main.py asks
+    ``jax.devices(COURSE_EXPECT_PLATFORM)``, so one without the other fails on a TPU)."""
+    return {
+        "COURSE_EXPECT_PLATFORM": expect,
+        **platform_env(expect, accelerator),
+        "TPUWIZARD_RUN_ID": run_id,
+    }
 
 
 def run_on_workers(
@@ -96,21 +113,70 @@ def run_script_job(
     emit: Emit,
     cancel: CancelToken,
     on_start: Callable[[int, Job], None] | None = None,
+    output: Path | None = None,
+    watch: MissingModuleWatch | None = None,
 ) -> int:
     """Run the script on every worker, each line a :class:`ScriptLine`, then
-    :class:`ScriptFinished`; returns its exit code (the first non-zero one, else 0)."""
+    :class:`ScriptFinished`; returns its exit code (the first non-zero one, else 0).
+
+    ``output``: the file that keeps every line of every worker, as it arrives (``[wN] `` before
+    each on a multi-host slice), as the course keeps ``tpu-report.txt``; a later run into the same
+    file (the wizard's Run again) is appended after a line that says so. ``watch`` reads the
+    lines for a missing module (the diagnosis names the package that adds it)."""
     workers = transport.workers
-    code = run_on_workers(
-        transport,
-        script.job,
-        script.command(),
-        lambda w: script.env_for(w, workers),
-        lambda w, text: emit(ev.ScriptLine(w, text, workers)),
-        cancel,
-        on_start,
-    )
-    emit(ev.ScriptFinished(code))
+    with OutputFile(output) as saved:
+
+        def line(worker: int, text: str) -> None:
+            if watch is not None:
+                watch.see(text)
+            saved.write(f"[w{worker}] {text}" if workers > 1 else text)
+            emit(ev.ScriptLine(worker, text, workers))
+
+        code = run_on_workers(
+            transport,
+            script.job,
+            script.command(),
+            lambda w: script.env_for(w, workers),
+            line,
+            cancel,
+            on_start,
+        )
+    emit(ev.ScriptFinished(code, str(output) if output is not None else None))
     return code
+
+
+class OutputFile:
+    """The script's whole output in a local file, each line flushed as it comes (so a stop or a
+    crash keeps what arrived); the workers' lines come from several threads at once."""
+
+    AGAIN = "--- tpuwizard: the script ran again; its output follows ---"
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._file: TextIO | None = None
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> OutputFile:
+        if self.path is not None:
+            again = self.path.exists() and self.path.stat().st_size > 0
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = open(self.path, "a", encoding="utf-8", errors="replace")
+            if again:
+                self.write(self.AGAIN)
+        return self
+
+    def write(self, text: str) -> None:
+        if self._file is None:
+            return
+        with self._lock:
+            self._file.write(text + "\n")
+            self._file.flush()
+
+    def __exit__(self, *_exc: object) -> None:
+        if self._file is not None:
+            with self._lock:
+                self._file.close()
+                self._file = None
 
 
 def fetch_files(

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,7 +59,8 @@ VERSIONS_SNIPPET = (
     "        return None\n"
     "print('TPUWIZARD ' + json.dumps({'kind': 'versions', 'python': sys.version.split()[0],"
     " 'jax': v('jax'), 'jaxlib': v('jaxlib'), 'libtpu': v('libtpu') or v('libtpu-nightly'),"
-    " 'numpy': v('numpy'), 'requested': sys.argv[1]}))\n"
+    " 'numpy': v('numpy'), 'requested': sys.argv[1],"
+    " 'packages': {n: v(n) for n in sys.argv[2:]}}))\n"
 )
 
 
@@ -72,11 +74,16 @@ NO_PIP = _failure(
     "uv (pip is missing from the system Python, and uv's installer could not be fetched)",
     "sudo apt-get update && sudo apt-get install -y python3-pip",
 )
+# Why a worker cannot download (google-behaviour.md, Creating), and the fix: said the same way
+# when uv cannot be fetched and when a package cannot (core/remote/packages.py).
+NO_ROUTE_WHY = (
+    "the worker cannot reach PyPI or astral.sh: a worker without an external address has no "
+    "route out unless the network has Cloud NAT"
+)
+NO_ROUTE_FIX = "create the node with external IPs (leave out --internal-ips) or add Cloud NAT"
 NO_ROUTE = _failure(
-    "uv (the worker cannot reach PyPI or astral.sh: a worker without an external address has no "
-    "route out unless the network has Cloud NAT)",
-    "create the node with external IPs (leave out --internal-ips) or add Cloud NAT; "
-    "then sudo apt-get install -y python3-pip if pip is missing",
+    f"uv ({NO_ROUTE_WHY})",
+    f"{NO_ROUTE_FIX}; then sudo apt-get install -y python3-pip if pip is missing",
 )
 NO_MANAGED_PYTHON = _failure(
     f"a Python >= 3.11 (uv could not provide Python {MANAGED_PYTHON})",
@@ -84,8 +91,13 @@ NO_MANAGED_PYTHON = _failure(
 )
 
 
-def bootstrap_script(plan: BootstrapPlan) -> str:
-    """A bash script (run with ``bash -c``) that makes the venv once and reports versions."""
+def bootstrap_script(
+    plan: BootstrapPlan, then: Sequence[str] = (), report: Sequence[str] = ()
+) -> str:
+    """A bash script (run with ``bash -c``) that makes the venv once and reports versions.
+
+    ``then``: bash lines run once the venv holds the pinned JAX (the added packages' install);
+    ``report``: the names of packages whose installed versions the versions line also gives."""
     q = shlex.quote
     py = q(plan.system_python)
     no_install = _failure(
@@ -120,7 +132,9 @@ def bootstrap_script(plan: BootstrapPlan) -> str:
             f'  uv pip install --python "$venv/bin/python" {q(plan.requirement)} numpy || '
             f'{{ rm -rf "$venv"; {no_install}; }}',
             "fi",
-            f'"$venv/bin/python" -c {q(VERSIONS_SNIPPET)} {q(plan.requirement)}',
+            *then,
+            f'"$venv/bin/python" -c {q(VERSIONS_SNIPPET)} '
+            + " ".join(q(a) for a in (plan.requirement, *report)),
         ]
     )
 

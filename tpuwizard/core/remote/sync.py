@@ -21,6 +21,7 @@ import json
 import os
 import tarfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -115,28 +116,69 @@ class LocalFolder:
     def manifest(self) -> Manifest:
         found: Manifest = {}
         total = 0
-        for folder, dirs, files in os.walk(self.root):
-            dirs[:] = sorted(d for d in dirs if d not in IGNORED_DIRS)
-            for name in sorted(files):
-                path = Path(folder) / name
-                rel = path.relative_to(self.root).as_posix()
-                if (path.is_symlink() and rel != self.script) or not path.is_file():
-                    continue  # links could point anywhere; the worker gets real files only
-                stat = path.stat()
-                total += stat.st_size
-                if total > MAX_FOLDER_BYTES:
-                    raise BadInput(
-                        f"{self.root} holds more than {MAX_FOLDER_BYTES // 2**20} MiB: move data "
-                        "sets out of the script's folder and read them on the worker instead."
-                    )
-                cached = self._hashes.get(rel)
-                if cached and cached[:2] == (stat.st_size, stat.st_mtime_ns):
-                    digest = cached[2]
-                else:
-                    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-                    self._hashes[rel] = (stat.st_size, stat.st_mtime_ns, digest)
-                found[rel] = FileState(stat.st_size, digest)
+        for rel, path, stat in folder_files(self.root, self.script):
+            total += stat.st_size
+            if total > MAX_FOLDER_BYTES:
+                raise BadInput(too_big(self.root))
+            cached = self._hashes.get(rel)
+            if cached and cached[:2] == (stat.st_size, stat.st_mtime_ns):
+                digest = cached[2]
+            else:
+                digest = hashlib.sha256(path.read_bytes()).hexdigest()
+                self._hashes[rel] = (stat.st_size, stat.st_mtime_ns, digest)
+            found[rel] = FileState(stat.st_size, digest)
         return found
+
+
+def folder_files(root: Path, script: str | None) -> Iterator[tuple[str, Path, os.stat_result]]:
+    """The files a copy of ``root`` sends (relative path, path, stat), in a stable order: no
+    folder of :data:`IGNORED_DIRS`, no link but the script (links could point anywhere), and
+    never tpuwizard's own state folder (its keys and ledger) when ``TPUWIZARD_HOME`` is inside."""
+    state = _state_inside(root)
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in IGNORED_DIRS and Path(folder, d) != state)
+        for name in sorted(files):
+            path = Path(folder) / name
+            rel = path.relative_to(root).as_posix()
+            if (path.is_symlink() and rel != script) or not path.is_file():
+                continue
+            yield rel, path, path.stat()
+
+
+def _state_inside(root: Path) -> Path | None:
+    """``TPUWIZARD_HOME`` as a path under ``root`` (as os.walk names it), when it is one."""
+    override = os.environ.get("TPUWIZARD_HOME")
+    if not override:
+        return None  # the default state folder is under the home folder, which is refused
+    state = Path(override).expanduser().resolve()
+    return state if state.is_relative_to(root) and state != root else None
+
+
+def too_big(root: Path) -> str:
+    return (
+        f"{root} holds more than {MAX_FOLDER_BYTES // 2**20} MiB: move data sets out of the "
+        "script's folder and read them on the worker instead."
+    )
+
+
+def folder_problems(script: Path) -> list[str]:
+    """Why the folder of ``script`` cannot be copied to the workers (the whole folder goes, as
+    ``tpuwizard run`` sends it), said before anything is created: the home folder or the root
+    (everything in it would go), or more than :data:`MAX_FOLDER_BYTES` of files."""
+    root = script.parent.resolve()
+    if root == Path(root.anchor) or root == Path.home().resolve():
+        where = "the root folder /" if root == Path(root.anchor) else f"your home folder ({root})"
+        return [
+            f"{script.name} is in {where}: tpuwizard copies the script's whole folder to the "
+            f"TPU, so it would copy everything there. Put the script in its own folder "
+            f"(mkdir ~/tpu-lesson && mv {script.name} ~/tpu-lesson/) and give that path."
+        ]
+    total = 0
+    for _rel, _path, stat in folder_files(root, script.name):
+        total += stat.st_size
+        if total > MAX_FOLDER_BYTES:
+            return [too_big(root)]
+    return []
 
 
 def remote_state(transport: Transport, worker: int) -> tuple[Manifest, str]:

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import ClassVar
 
 from textual import events, on
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.widgets import Button, Input, Label, Static, Switch
 
 from tpuwizard.choice_words import all_words
 from tpuwizard.core.launch.plan import DEFAULT_MAX_RUN, LaunchPlan
+from tpuwizard.core.launch.plan_packages import AUTO_FILE, COURSE_PACKAGES
 from tpuwizard.core.plan import catalog, cost, fit
-from tpuwizard.event_text import copy_back_words, shown_folder
 from tpuwizard.figures import count, money
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.state import ReviewAnswer, WizardState
@@ -22,13 +25,19 @@ from tpuwizard.tui.widgets.typed_input import TypedInput
 
 class ReviewScreen(WizardScreen[ReviewAnswer]):
     STEP = "5 Review"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *WizardScreen.BINDINGS,
+        Binding("f2", "course_packages", "Course's packages"),
+    ]
     HELP = (
         "Check what will be created. The deadline is Flex-start's maximum run duration; for "
         "other routes it holds only with the watchdog, which deletes the VM at the deadline even "
         "if this computer is off (the line under the fields says which). With Compute Engine "
         "ON (v5p, v6e), Google deletes the VM at the deadline itself: no watchdog is needed. "
         "Optionally give a script of yours to run after the verifier, and files it writes to "
-        "copy back. Deeper "
+        "copy back, and Packages to add to the worker venv beside the pinned jax[tpu] "
+        f"(F2 adds the course's: {' '.join(COURSE_PACKAGES)}; a {AUTO_FILE} beside the "
+        "script is installed too; a package cannot change the pinned JAX). Deeper "
         "checks add the verifier's precision profile and a profiler trace (open it with "
         "TensorBoard's profile plugin, xprof or Perfetto). Prices are estimates from "
         "approximate list prices; check the pricing page."
@@ -70,6 +79,10 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
                     value=f"{s.max_run_minutes or DEFAULT_MAX_RUN[s.route]:g}", id="max-run"
                 ),
                 "Deadline (minutes)",
+            )
+            yield _titled(
+                TypedInput(value=s.packages, placeholder="none added", id="packages"),
+                "Packages (f2: course)",
             )
         with Horizontal(classes="row"):  # the switches on one row: 80x24 holds the screen
             chosen = s.backend_choice()
@@ -135,6 +148,7 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
             script=Path(script).expanduser() if script else None,
             fetch=fetch,
             backend=backend,
+            packages=self.query_one("#packages", Input).value.strip(),
         )
 
     def problems(self) -> list[str]:
@@ -158,6 +172,9 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
             self.query_one("#watchdog-label", Label).display = not on_compute
             self.query_one("#watchdog", Switch).display = not on_compute
         self.query_one("#deep-checks-label", Label).update(deep_checks_label(answers.deep_checks))
+        auto = self.state.reviewed(answers).package_request().auto_file
+        # The file beside the script is used unasked: its field says so, on its lower border.
+        self.query_one("#packages", Input).border_subtitle = f"+ {AUTO_FILE}" if auto else None
         problems = self.problems()
         candidate = self.state.reviewed(answers).plan("preview")
         words = self.deadline_words(candidate) if not problems else ""
@@ -188,6 +205,13 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
             # The grant command does not fit 80x24 beside the words: F1 shows it whole.
             return words + ("\nF1 shows the command that allows the watchdog." if check.fix else "")
         return plan.deadline_words(time.time(), "the watchdog is switched off")
+
+    def action_course_packages(self) -> None:
+        """Add the course's packages to the Packages field (those not there already)."""
+        field = self.query_one("#packages", Input)
+        typed = field.value.split()
+        field.value = " ".join([*typed, *(p for p in COURSE_PACKAGES if p not in typed)])
+        field.cursor_position = len(field.value)
 
     def action_help(self) -> None:
         """The help, and where the check before create said no, why and the command to allow
@@ -248,3 +272,20 @@ def deep_checks_label(on: bool) -> str:
 def _titled(widget: Input, title: str) -> Input:
     widget.border_title = title  # the label sits on the field's border: compact, and readable
     return widget
+
+
+def copy_back_words(script: Path | None, fetch: Sequence[str]) -> str:
+    """Before a launch: what will be copied back from the script, in a few words."""
+    if script is None:
+        return "nothing: there is no script" if fetch else ""
+    if not fetch:
+        return "nothing will be copied back"
+    return "into the run folder's files/"
+
+
+def shown_folder(path: Path) -> str:
+    """A folder as a user reads it: relative to the working directory when under it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)

@@ -249,7 +249,12 @@ def phase_screen(event: ev.Event, current: Any) -> Any:
         wanted = ScriptScreen
     elif isinstance(
         event,
-        ev.TeardownStarted | ev.TeardownVerified | ev.TeardownFailed | ev.Kept | ev.Finished,
+        ev.TeardownStarted
+        | ev.TeardownVerified
+        | ev.ZoneListed
+        | ev.TeardownFailed
+        | ev.Kept
+        | ev.Finished,
     ):
         wanted = TeardownScreen
     if wanted is None or isinstance(current, wanted):

@@ -1,5 +1,6 @@
 """Step 4: where. Zones that offer the chosen type, live from the API or documented (labelled):
-those the chosen route can use first, each with the route's price there; the rest say why not."""
+those the chosen route can use first (among them, those that lately had capacity for it first),
+each with the route's price there and what the last attempt in it found; the rest say why not."""
 
 from __future__ import annotations
 
@@ -42,6 +43,7 @@ class ZonesScreen(WizardScreen[str]):
         self.route = route
         self.zones: list[str] = []  # in the table's order: the route's own first
         self.rows: list[RouteZone] = []
+        self.tried_column = False
 
     def compose_body(self) -> ComposeResult:
         runtime = catalog.parse_accelerator(self.accelerator).generation.runtime_version
@@ -68,17 +70,27 @@ class ZonesScreen(WizardScreen[str]):
         except BadInput as err:  # nothing to survey with (no project): say what to do
             self.app.call_from_thread(self.show, ZoneSurvey("documented", {}), str(err))
             return
-        self.app.call_from_thread(self.show, answer.survey, survey_words(answer))
+        self.app.call_from_thread(self.show, answer.survey, survey_words(answer), answer)
 
-    def show(self, survey: ZoneSurvey, label: str) -> None:
-        self.rows = route_zones(self.accelerator, self.route, survey.offering(self.accelerator))
+    def show(self, survey: ZoneSurvey, label: str, answer: ZoneAnswer | None = None) -> None:
+        offering = survey.offering(self.accelerator)
+        tried: dict[str, str] = {}
+        if answer is not None:
+            offering = answer.by_recent_success(self.accelerator, offering)
+            tried = answer.last_tried(self.accelerator)
+        self.rows = route_zones(self.accelerator, self.route, offering)  # keeps that order
         self.zones = [r.zone for r in self.rows]
         self.query_one("#source", Static).update(f"Source: {label}")
         table = self.query_one(DataTable)
         table.clear()
+        if not self.tried_column and any(z in tried for z in self.zones):
+            table.add_column("last tried")  # only once something was tried: no empty column
+            self.tried_column = True
         for row in self.rows:
             price = price_cell(row.price.hourly, row.price.note)
-            table.add_row("", row.zone, price, row.unusable or "usable", key=row.zone)
+            cells = ["", row.zone, price, row.unusable or "usable"]
+            cells += [tried.get(row.zone, "")] if self.tried_column else []
+            table.add_row(*cells, key=row.zone)
         footnote = price_footnote([r.price.note for r in self.rows])
         self.query_one("#prices", Static).update(footnote)
         self.query_one("#prices", Static).display = bool(footnote)

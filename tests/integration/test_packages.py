@@ -1,0 +1,114 @@
+"""Packages in the worker venv, end to end in the sandbox: tiny wheels made here stand in for PyPI
+(the sandbox's workers download nothing), the pinned JAX is held, the receipt records what was
+installed, and what is missing or conflicts is said before the script runs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from tests.conftest import tpuwizard_cmd
+from tests.integration.iterate_helpers import down, json_events, run, up
+from tests.integration.launch_helpers import launch, names, sandbox_is_empty
+from tests.wheels import make_wheel
+from tpuwizard.core.remote.bootstrap import NO_ROUTE_WHY
+
+SCRIPT = "import tinypkg, otherpkg\nprint('values', tinypkg.VALUE, otherpkg.VALUE)\n"
+
+
+def wheels(home: Path) -> None:
+    """The sandbox's default wheel folder, with two packages and one needing another JAX."""
+    folder = home / "sandbox" / "wheels"
+    make_wheel(folder, "tinypkg", "0.3.1", "VALUE = 42\n")
+    make_wheel(folder, "otherpkg", "1.2", "VALUE = 7\n")
+    make_wheel(folder, "needsnewjax", "1.0", requires=("jax>=99",))
+
+
+def project(tmp_path: Path, requirements: str | None = None) -> Path:
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    (folder / "main.py").write_text(SCRIPT)
+    if requirements is not None:
+        (folder / "requirements.txt").write_text(requirements)
+    return folder / "main.py"
+
+
+def test_launch_installs_them_beside_the_pinned_jax_and_the_receipt_records_them(tmp_path, home):
+    wheels(home)
+    script = project(tmp_path, "tinypkg  # beside the script: used without asking\n")
+    code, events, stderr = launch(
+        tmp_path,
+        "--accelerator",
+        "v5litepod-1",
+        "--with",
+        "otherpkg==1.2",
+        "--script",
+        str(script),
+    )
+    assert code == 0, stderr
+    assert "Using " in stderr and "requirements.txt beside the script is installed" in stderr
+    lines = [e["text"] for e in events if e["event"] == "script_line"]
+    assert "values 42 7" in lines
+    versions = next(e for e in events if e["event"] == "versions")["versions"]
+    assert versions["packages"] == {"otherpkg": "1.2", "tinypkg": "0.3.1"}
+    assert f"jax=={versions['jax']}" == versions["requested"]  # the pin held
+    receipt = Path(next(e for e in events if e["event"] == "receipt_saved")["path"])
+    assert json.loads(receipt.read_text())["packages"] == {"otherpkg": "1.2", "tinypkg": "0.3.1"}
+    checked = subprocess.run(
+        tpuwizard_cmd("receipt", "check", str(receipt), "--expect", "cpu"),
+        capture_output=True,
+        text=True,
+    )
+    assert checked.returncode == 0, checked.stderr  # the hash covers the versions
+
+
+def test_a_package_the_sandbox_does_not_have_fails_as_a_worker_with_no_route(tmp_path, home):
+    wheels(home)
+    script = tmp_path / "main.py"
+    script.write_text("print('the script ran')\n")
+    code, events, stderr = launch(
+        tmp_path, "--accelerator", "v5litepod-1", "--with", "optax", "--script", str(script)
+    )
+    assert code == 1, stderr
+    failed = next(e for e in events if e["event"] == "failed")
+    assert failed["stage"] == "bootstrap" and failed["diagnosis"]["kind"] == "packages_failed"
+    assert NO_ROUTE_WHY in failed["diagnosis"]["explanation"]  # Google's words
+    assert "Network is unreachable" in stderr + json.dumps(events)
+    assert "script_line" not in names(events) and sandbox_is_empty(home)
+
+
+def test_a_package_that_needs_another_jax_is_refused_before_the_script(tmp_path, home):
+    wheels(home)
+    script = tmp_path / "main.py"
+    script.write_text("print('the script ran')\n")
+    code, events, stderr = launch(
+        tmp_path, "--accelerator", "v5litepod-1", "--with", "needsnewjax", "--script", str(script)
+    )
+    assert code == 1, stderr
+    failed = next(e for e in events if e["event"] == "failed")
+    diagnosis = failed["diagnosis"]
+    assert diagnosis["kind"] == "packages_failed", diagnosis
+    assert "beside the pinned jax[tpu]==" in diagnosis["explanation"]
+    assert "jax>=99" in diagnosis["explanation"]
+    assert "script_line" not in names(events)
+
+
+def test_a_missing_module_names_the_flag_then_run_installs_only_what_is_new(tmp_path, home):
+    wheels(home)
+    script = project(tmp_path)
+    kept = up(tmp_path, "--with", "tinypkg")
+    assert json.loads(Path(kept["receipt"]).read_text())["packages"] == {"tinypkg": "0.3.1"}
+    try:
+        missing = run(tmp_path, "--json", str(script))
+        assert missing.returncode == 1, missing.stderr
+        failed = next(e for e in json_events(missing.stdout) if e["event"] == "failed")
+        assert failed["diagnosis"]["kind"] == "missing_package"
+        assert "--with otherpkg" in json.dumps(failed["diagnosis"]["next_steps"])
+
+        added = run(tmp_path, "--with", "tinypkg", "--with", "otherpkg", str(script), "--with")
+        assert added.returncode == 0, added.stderr
+        assert "values 42 7" in added.stdout
+        assert "+ otherpkg==1.2" in added.stderr and "+ tinypkg" not in added.stderr
+    finally:
+        down(tmp_path, kept["name"])

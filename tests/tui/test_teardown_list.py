@@ -1,0 +1,27 @@
+"""The Teardown step says what the zone's TPU list shows now (issue 27, item 7), a TPU made by
+hand with the course's commands among them, labelled as not tpuwizard's."""
+
+from __future__ import annotations
+
+from tests.tui.test_snapshots import Harness
+from tpuwizard.core.launch import events as ev
+from tpuwizard.tui.screens.run import TeardownScreen
+
+
+async def test_the_teardown_step_shows_the_zones_list_with_a_hand_made_tpu_labelled():
+    hand_made = ev.ListedTpu("jax-course-tpu-01", "v5litepod-1", "READY", "not made by tpuwizard")
+    feed = [
+        ev.TeardownStarted("tpuwizard-demo", "node"),
+        ev.TeardownVerified("tpuwizard-demo", "node", 312.0, 0.416),
+        ev.ZoneListed("us-central1-a", "tpu-api", "", (hand_made,)),
+        ev.Finished(True, 0, "runs/demo", 0.416),
+    ]
+    app = Harness(TeardownScreen, None, feed)
+    async with app.run_test(size=(100, 32)) as pilot:
+        await pilot.pause(0.3)
+        screen = app.screen
+        assert isinstance(screen, TeardownScreen)
+        text = " ".join(screen.log_text().split())
+        assert "The TPU list of us-central1-a now: 1 TPU." in text
+        assert "jax-course-tpu-01 v5litepod-1 READY not made by tpuwizard" in text
+        assert "tpuwizard never deletes it" in text

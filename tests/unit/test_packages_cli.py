@@ -1,0 +1,30 @@
+"""`--with` and `--requirements` on launch, up and run: a jax line (or a file that is not there)
+is refused with exit 2 and the reason, before anything is made."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.unit.test_cli_bad_input import LAUNCH, UP, _no_sandbox, here, refused
+
+__all__ = ["_no_sandbox", "here"]  # the fixtures, used by name
+
+
+@pytest.mark.parametrize("command", [LAUNCH, UP, ["run", "--sandbox"]], ids=["launch", "up", "run"])
+def test_with_jax_is_refused_by_every_command_before_anything(home, here, command):
+    script = ["train.py"] if command[0] == "run" else []
+    stderr = refused(home, *command, "--with", "optax", "--with", "jaxlib==0.4.30", *script)
+    assert "'jaxlib==0.4.30' (--with) names jaxlib" in stderr, stderr
+    assert "never lets a package change it" in stderr
+
+
+def test_a_jax_line_in_the_requirements_beside_the_script_is_refused(home, here):
+    (here / "requirements.txt").write_text("numpy\njax[tpu]>=0.4\n")
+    stderr = refused(home, *LAUNCH, "--script", "train.py")
+    assert "a requirements.txt beside the script is installed" in stderr  # said, unasked
+    assert "'jax[tpu]>=0.4' (requirements.txt beside the script, line 2) names jax" in stderr
+
+
+def test_a_requirements_file_that_is_not_there_is_refused(home, here):
+    stderr = refused(home, *UP, "--requirements", "missing.txt")
+    assert "No requirements file at missing.txt" in stderr

@@ -1,0 +1,37 @@
+"""Tiny pure-Python wheels made by hand, for the sandbox's wheel folder (nothing downloaded)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import zipfile
+from pathlib import Path
+
+
+def make_wheel(
+    folder: Path, name: str, version: str, code: str = "", requires: tuple[str, ...] = ()
+) -> Path:
+    """Write ``name-version-py3-none-any.whl`` into ``folder``: one module ``name`` holding
+    ``code``, and a RECORD with every file's hash, as a built wheel has."""
+    module = name.replace("-", "_")
+    dist = f"{module}-{version}.dist-info"
+    metadata = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n" + "".join(
+        f"Requires-Dist: {r}\n" for r in requires
+    )
+    files = {
+        f"{module}/__init__.py": code,
+        f"{dist}/METADATA": metadata,
+        f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\n"
+        "Tag: py3-none-any\n",
+    }
+    record = []
+    for path, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=")
+        record.append(f"{path},sha256={digest.decode()},{len(text.encode())}")
+    files[f"{dist}/RECORD"] = "\n".join([*record, f"{dist}/RECORD,,"]) + "\n"
+    folder.mkdir(parents=True, exist_ok=True)
+    wheel = folder / f"{module}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for path, text in files.items():
+            archive.writestr(path, text)
+    return wheel
