@@ -24,6 +24,7 @@ from tpuwizard.commands.common import (
     show_event,
     transport_option,
 )
+from tpuwizard.commands.preflight import moved_to, no_preflight_option, preflight_before_create
 from tpuwizard.core.deadlines import deadline_bounds_text
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.exit_codes import EXIT_CLOUD
@@ -146,6 +147,7 @@ def _interrupt(signum: int, _frame: object) -> None:
 )
 @backend_option
 @queue_wait_option
+@no_preflight_option
 @sandbox_option
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per event per line.")
 # `launch --script train.py -- --lr 3e-4`: after `--`, the script's own arguments, unchanged.
@@ -171,6 +173,7 @@ def launch(
     service_account: str | None,
     backend: str,
     queue_wait: float | None,
+    no_preflight: bool,
     sandbox: bool,
     as_json: bool,
     script_args: tuple[str, ...],
@@ -194,7 +197,7 @@ def launch(
     if ready_timeout is None:
         ready_timeout = DEFAULT_READY_TIMEOUT.get(route, 1800.0)
     chosen = decide_backend(accelerator, route, backend)  # an impossible pair: exit 2 now
-    check_reach(internal_ips, transport, chosen.backend)
+    check_reach(internal_ips, transport, chosen.backend, preflight=not no_preflight)
     session = open_session(project, sandbox, run_dir)
     check_transport(transport, session.practice)
     run_id = paths.new_run_id()
@@ -223,6 +226,11 @@ def launch(
     plan.validate()  # every rule, before any cloud call (or sandbox): exit 2 with all of them
     if keep:  # in practice the sandbox (and a watchdog's endpoint) must outlive this command
         session.prepare_to_keep()
+    if not no_preflight:  # a FAIL ends it here, nothing created; auto may move to Compute Engine
+        ok_on_compute = transport != "gcloud" and watchdog is not True
+        decided = preflight_before_create(session, plan, backend, transport, ok_on_compute, as_json)
+        chosen = decided or chosen
+        plan = moved_to(plan, chosen.backend)
     choice = choose_watchdog(session, plan, watchdog)
     plan = choice.plan
     for line in [chosen.reason, *choice.lines()] if chosen.reason else choice.lines():

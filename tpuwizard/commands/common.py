@@ -245,16 +245,17 @@ def open_session(project: str | None, sandbox: bool, runs: Path | None = None) -
     return session
 
 
-def check_reach(internal_ips: bool, transport: str, backend: str) -> None:
+def check_reach(internal_ips: bool, transport: str, backend: str, preflight: bool = False) -> None:
     """A TPU API node without external addresses is reached only through IAP (gcloud); a
-    Compute Engine VM's internal address is reached by SSH from inside its network."""
+    Compute Engine VM's internal address is reached by SSH from inside its network. With the
+    ``preflight`` to come, Cloud NAT is checked there."""
     if transport == "gcloud" and backend == "compute":
         raise BadInput(
             "--transport gcloud runs `gcloud compute tpus tpu-vm ssh`, which reaches TPU API "
             "nodes only; a Compute Engine TPU VM is reached by SSH: leave --transport out, or "
             "use --backend tpu-api."
         )
-    if internal_ips and backend == "compute":
+    if internal_ips and backend == "compute" and not preflight:
         say(
             "Not checked: whether the subnet's region has Cloud NAT. Without it a VM with no "
             "external address cannot reach PyPI, and the bootstrap fails (the node is then "

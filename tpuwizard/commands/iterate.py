@@ -29,6 +29,7 @@ from tpuwizard.commands.common import (
     show_event,
     transport_option,
 )
+from tpuwizard.commands.preflight import moved_to, no_preflight_option, preflight_before_create
 from tpuwizard.core.cloud.backends import COMPUTE
 from tpuwizard.core.deadlines import deadline_bounds_text
 from tpuwizard.core.errors import BadInput
@@ -94,6 +95,7 @@ SCRIPT_LAST = {"allow_interspersed_args": False}
 @click.option("--service-account", metavar="EMAIL", help="The VM's service account.")
 @backend_option
 @queue_wait_option
+@no_preflight_option
 @sandbox_option
 @click.option(
     "--json",
@@ -116,6 +118,7 @@ def up(
     service_account: str | None,
     backend: str,
     queue_wait: float | None,
+    no_preflight: bool,
     sandbox: bool,
     as_json: bool,
 ) -> None:
@@ -168,6 +171,11 @@ def up(
     plan.validate()  # every rule before anything starts, the practice sandbox included
     check_transport(transport, session.practice)
     session.prepare_to_keep()
+    if not no_preflight:  # a FAIL ends it here; auto may move to Compute Engine (then no --idle)
+        decided = preflight_before_create(
+            session, plan, backend, transport, transport != "gcloud" and idle is None, as_json
+        )
+        plan = moved_to(plan, decided.backend if decided else plan.backend)
     if plan.watchdog:  # the check before create: refuse before anything is made, not after
         check = session.watchdog_check(plan.service_account)
         if check.can_arm is False:

@@ -3,7 +3,8 @@
 ``--backend`` (or the wizard's choice) is asked of the support matrix
 (:func:`tpuwizard.core.cloud.backend_choice.choose_backend`) before any cloud call, so an
 impossible pair is a bad input (exit 2) that names what to type. ``auto`` needs Compute Engine's
-quota for v5p and v6e; until the preflight reads it, auto keeps those on the TPU API and says so.
+quota for v5p and v6e: the preflight reads it (session/preflight.py ``decide_with_quota``); without
+a reading (``--no-preflight``, or it could not be read) auto keeps those on the TPU API and says so.
 """
 
 from __future__ import annotations
@@ -17,7 +18,11 @@ if TYPE_CHECKING:
 
 
 def decide_backend(
-    accelerator: str, route: str, asked: str, compute_quota_chips: int | None = None
+    accelerator: str,
+    route: str,
+    asked: str,
+    compute_quota_chips: int | None = None,
+    region: str | None = None,
 ) -> BackendChoice:
     """The backend for ``accelerator`` on ``route``; raises BadInput for an impossible pair.
 
@@ -30,4 +35,4 @@ def decide_backend(
         catalog.parse_accelerator(accelerator)
     except catalog.UnknownAcceleratorError:
         return backend_choice.BackendChoice(TPU_API, "", "")
-    return backend_choice.choose_backend(accelerator, route, asked, compute_quota_chips)
+    return backend_choice.choose_backend(accelerator, route, asked, compute_quota_chips, region)
