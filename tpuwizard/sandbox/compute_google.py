@@ -212,3 +212,35 @@ def internal_error() -> dict[str, Any]:
         "message": "Internal error. Please try again or contact Google Support. "
         "(Code: '-5134225785628311548')",
     }
+
+
+def has_nat(cloud_nat: set[str], region: str) -> bool:
+    return "*" in cloud_nat or region in cloud_nat
+
+
+def nat_routers(project: str, region: str, cloud_nat: set[str]) -> list[dict[str, Any]]:
+    """The routers of ``region``: one with a Cloud NAT for every subnet when the fault says so
+    (Router and RouterNat as compute.v1.json defines them), else none."""
+    if not has_nat(cloud_nat, region):
+        return []
+    link = f"{BASE}projects/{project}/regions/{region}/routers/practice-nat-router"
+    return [
+        {
+            "kind": "compute#router",
+            "id": stable_id(f"{region}/practice-nat-router"),
+            "creationTimestamp": "1969-12-31T16:00:00.000-08:00",
+            "name": "practice-nat-router",
+            "region": f"{BASE}projects/{project}/regions/{region}",
+            "network": f"{BASE}projects/{project}/global/networks/default",
+            "selfLink": link,
+            "nats": [
+                {
+                    "name": "practice-nat",
+                    "type": "PUBLIC",
+                    "natIpAllocateOption": "AUTO_ONLY",
+                    "sourceSubnetworkIpRangesToNat": "ALL_SUBNETWORKS_ALL_IP_RANGES",
+                    "enableEndpointIndependentMapping": False,
+                }
+            ],
+        }
+    ]

@@ -38,6 +38,7 @@ ROUTES: list[tuple[str, re.Pattern[str], str]] = [
         ("DELETE", ZONE + r"/instances/(?P<name>[^/]+)", "delete_instance"),
         ("POST", ZONE + r"/instances/(?P<name>[^/]+)/setScheduling", "set_scheduling"),
         ("GET", PREFIX + r"/aggregated/instances", "aggregated_instances"),
+        ("GET", PREFIX + r"/regions/(?P<region>[^/]+)/routers", "list_routers"),
         ("GET", ZONE + r"/operations/(?P<name>[^/]+)", "get_operation"),
         ("POST", ZONE + r"/operations/(?P<name>[^/]+)/wait", "wait_operation"),
     ]
@@ -256,6 +257,13 @@ class Routes:
         if more:
             out["nextPageToken"] = more
         return out
+
+    def list_routers(self, project: str, region: str, query: dict, body: Any) -> dict:
+        """Cloud Routers, with a NAT where the fault cloud_nat puts one (none by default, as
+        google-behaviour.md:14 says: "no Cloud NAT by default")."""
+        items = ce.nat_routers(project, region, self.s.faults.cloud_nat)
+        link = f"{ce.BASE}projects/{project}/regions/{region}/routers"
+        return self._listing("compute#routerList", link, items, query)
 
     def insert_instance(self, project: str, zone: str, query: dict, body: Any) -> dict:
         return self.s.instances.insert(project, zone, body)

@@ -28,6 +28,32 @@ Keys:
   read_error=N          the next N reads (GET requests) answer 500: an internal error, which the
                         client does not retry
 
+What the preflight reads (docs/preflight-sandbox.md has every path and body). These change the
+project, not the next N requests, and none of the counted keys above answer the preflight's APIs
+(Service Usage, Cloud Billing, Cloud Quotas, OS Login, Org Policy), so a preflight before a launch
+leaves the launch's faults to the launch; latency_ms delays them too. While api_disabled has
+requests left, Service Usage says tpu.googleapis.com and compute.googleapis.com are DISABLED.
+  quota_limit=QUOTA[@REGION]:N  the quota QUOTA (a Cloud Quotas quota id, e.g.
+                        PREEMPTIBLE-TPU-V6E-per-project-region or
+                        TPUV6EPreemptiblePerProjectPerRegionForTPUAPI) is N chips in REGION (every
+                        region without @REGION); repeatable (;) or comma-separated. Cloud Quotas
+                        answers it, and a create that would take more chips than are left is
+                        refused with the quota error of its backend. Unset: generous limits
+  no_billing=1          no billing account is linked: billingInfo says billingEnabled false
+  oslogin=WORDS         OS Login, by comma-separated words: 1 (project metadata enable-oslogin
+                        TRUE), 2fa (that, and enable-oslogin-2fa TRUE), policy (the org policy
+                        compute.requireOsLogin is enforced). A VM under OS Login authorizes only
+                        the keys imported into an OS Login profile, never ssh-keys metadata
+  oslogin_denied=1      the caller lacks compute.instances.osLogin and osAdminLogin
+                        (testIamPermissions leaves them out), and no VM accepts its OS Login keys
+  no_external_ip=1      the org policy compute.vmExternalIpAccess denies every external IP; a create
+                        asking for one is refused (412 conditionNotMet on Compute Engine)
+  orgpolicy_unreadable=1 getEffectivePolicy answers 403: the caller may not read org policies
+  cloud_nat=REGIONS     Cloud NAT in these regions (1: every region): routers list a router with a
+                        NAT there, and VMs without an external IP there reach package indexes
+  disabled_services=SERVICES these services are DISABLED (Service Usage says so) and their own
+                        preflight paths answer 403 SERVICE_DISABLED, e.g. cloudquotas.googleapis.com
+
 Compute Engine's TPU VMs (``/compute/v1``) answer the keys above in Compute Engine's shape:
 stockout=ZONE ends an insert's operation with ZONE_RESOURCE_POOL_EXHAUSTED (a Flex-start insert
 waits instead, until its requestValidForDuration), quota=N with QUOTA_EXCEEDED naming the metric
@@ -70,6 +96,19 @@ COUNTED = (
     "staging_error",
 )
 MEMORY_ONLY = ("listed_after_delete",)
+FLAGS = (
+    "sa_no_delete",
+    "policy_unreadable",
+    "no_act_as",
+    "flex_pending",
+    "no_billing",
+    "oslogin_denied",
+    "no_external_ip",
+    "orgpolicy_unreadable",
+)
+PREFLIGHT_KEYS = ("quota_limit", "oslogin", "cloud_nat", "disabled_services")
+OSLOGIN_WORDS = ("1", "true", "yes", "on", "2fa", "policy")
+OFF = ("0", "false", "no", "off")
 STOCKOUT_CODES = (8, 9, 13, 5)
 
 
@@ -86,8 +125,24 @@ class Faults:
     latency_ms: int = 0
     flex_pending: bool = False  # Compute Engine Flex-start inserts never get capacity
     slow_pending_delete: float | None = None  # deleting a PENDING instance takes this long
+    # What the preflight reads (preflight_routes.py): (quota id, region or "" for every region)
+    quota_limits: dict[tuple[str, str], int] = field(default_factory=dict)
+    no_billing: bool = False
+    oslogin: bool = False  # project metadata enable-oslogin TRUE
+    oslogin_2fa: bool = False  # and enable-oslogin-2fa TRUE
+    oslogin_policy: bool = False  # org policy compute.requireOsLogin enforced
+    oslogin_denied: bool = False
+    no_external_ip: bool = False
+    orgpolicy_unreadable: bool = False
+    cloud_nat: set[str] = field(default_factory=set)  # regions; "*" every region
+    disabled_services: set[str] = field(default_factory=set)
     counters: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def left(self, name: str) -> bool:
+        """Has the counted fault ``name`` requests left? (A look, not a use.)"""
+        with self._lock:
+            return self.counters.get(name, 0) > 0
 
     def take(self, name: str) -> bool:
         """Use up one of the counted faults ``name``; True when it fires now."""
@@ -122,8 +177,10 @@ def parse_faults(spec: str | None, memory: bool = False) -> Faults:
                 faults.slow_create = _amount(part, value)
             elif key == "never_ready":
                 faults.never_ready = value not in ("0", "false", "no")
-            elif key in ("sa_no_delete", "policy_unreadable", "no_act_as", "flex_pending"):
+            elif key in FLAGS:
                 setattr(faults, key, value not in ("0", "false", "no"))
+            elif key in PREFLIGHT_KEYS:
+                _preflight_fault(faults, key, value)
             elif key == "preempt_after":
                 faults.preempt_after = _amount(part, value)
             elif key == "slow_pending_delete":
@@ -151,6 +208,8 @@ def parse_faults(spec: str | None, memory: bool = False) -> Faults:
                         "preempt_after",
                         "flex_pending",
                         "slow_pending_delete",
+                        *PREFLIGHT_KEYS,
+                        *FLAGS[4:],
                         *COUNTED,
                     ]
                 )
@@ -168,3 +227,37 @@ def _amount(part: str, value: str, kind: type[float] | type[int] = float) -> flo
     if not math.isfinite(number) or number < 0:
         raise BadInput(f"Fault '{part}' needs a finite number of zero or more.")
     return number
+
+
+def _preflight_fault(faults: Faults, key: str, value: str) -> None:
+    words = [w.strip() for w in value.split(",") if w.strip()]
+    if key == "quota_limit":
+        for word in words:
+            quota, sep, amount = word.rpartition(":")
+            quota_id, _, region = quota.partition("@")
+            if not sep or not quota_id.strip():
+                raise BadInput(
+                    f"Fault 'quota_limit={value}' needs QUOTA[@REGION]:N, e.g. "
+                    "quota_limit=PREEMPTIBLE-TPU-V6E-per-project-region:0."
+                )
+            limit = int(_amount(f"quota_limit={word}", amount.strip(), int))
+            faults.quota_limits[(quota_id.strip(), region.strip())] = limit
+    elif key == "oslogin":
+        if all(w.lower() in OFF for w in words):
+            return
+        for word in (w.lower() for w in words):
+            if word not in OSLOGIN_WORDS:
+                raise BadInput(
+                    f"Fault 'oslogin={value}': '{word}' is not one of 1, 2fa, policy "
+                    "(comma-separated, e.g. oslogin=policy,2fa)."
+                )
+            faults.oslogin_policy |= word == "policy"
+            faults.oslogin |= word != "policy"
+            faults.oslogin_2fa |= word == "2fa"
+    elif key == "cloud_nat":
+        if words in (["1"], ["true"], ["yes"]):
+            faults.cloud_nat = {"*"}
+        elif not all(w.lower() in OFF for w in words):
+            faults.cloud_nat = set(words)
+    elif key == "disabled_services":
+        faults.disabled_services = set(words)

@@ -136,9 +136,15 @@ class GcloudMethods:
         )
 
     def get_compute_project(self, project: str, query: dict, body: dict) -> dict:
-        """Compute Engine's projects.get, which ``tpu-vm ssh`` reads for project-wide ssh keys
-        and OS Login; the sandbox's projects set neither (instance metadata decides)."""
+        """Compute Engine's projects.get, which ``tpu-vm ssh`` (and the preflight) reads for
+        project-wide ssh keys and OS Login: no ssh keys, and ``enable-oslogin`` (and
+        ``enable-oslogin-2fa``) TRUE only with the fault ``oslogin``."""
         number = google.project_number(project)
+        items = []
+        if self.s.faults.oslogin:
+            items.append({"key": "enable-oslogin", "value": "TRUE"})
+        if self.s.faults.oslogin_2fa:
+            items.append({"key": "enable-oslogin-2fa", "value": "TRUE"})
         return {
             "kind": "compute#project",
             "id": number,
@@ -148,7 +154,7 @@ class GcloudMethods:
             "commonInstanceMetadata": {
                 "kind": "compute#metadata",
                 "fingerprint": "AAAAAAAAAAA=",
-                "items": [],
+                "items": items,
             },
             "defaultServiceAccount": f"{number}{google.DEFAULT_ACCOUNT_DOMAIN}",
             "xpnProjectStatus": "UNSPECIFIED_XPN_PROJECT_STATUS",

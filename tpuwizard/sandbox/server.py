@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from tpuwizard.sandbox import compute_routes, google, locations
+from tpuwizard.sandbox import compute_routes, google, locations, preflight_routes
 from tpuwizard.sandbox.faults import parse_faults
 from tpuwizard.sandbox.gcloud_methods import ROUTES as GCLOUD_ROUTES
 from tpuwizard.sandbox.gcloud_methods import GcloudMethods
@@ -58,6 +58,7 @@ IAM_RE = re.compile(r"^/v1/projects/(?P<project>[^/:]+):testIamPermissions$")
 PROJECT_RE = re.compile(r"^/v1/projects/(?P<project>[^/:]+)$")
 POLICY_RE = re.compile(r"^/v1/projects/(?P<project>[^/:]+):getIamPolicy$")
 ACT_AS_RE = re.compile(r"^/v1/projects/-/serviceAccounts/(?P<email>[^/:]+):testIamPermissions$")
+OSLOGIN_PERMISSIONS = ("compute.instances.osLogin", "compute.instances.osAdminLogin")
 # google.rpc.Code's HTTP mapping, for the errors http.server answers by itself.
 HTTP_STATUS = {400: "INVALID_ARGUMENT", 404: "NOT_FOUND", 501: "UNIMPLEMENTED"}
 
@@ -97,6 +98,10 @@ class Handler(BaseHTTPRequestHandler):
         faults = self.server.state.faults
         if faults.latency_ms:
             time.sleep(faults.latency_ms / 1000)
+        if preflight_routes.serves(url.path):  # what the preflight reads, beside the TPU API
+            state, check = self.server.state, self._authenticate
+            self._reply(*preflight_routes.answer(state, method, url.path, url.query, raw, check))
+            return
         if compute_routes.serves(url.path):  # Compute Engine's, in its shape of errors
             state, check = self.server.state, self._authenticate
             self._reply(*compute_routes.answer(state, method, url.path, query, raw, check))
@@ -271,6 +276,8 @@ class Api:
         wanted = list(body.get("permissions", []))
         if self.s.faults.sa_no_delete:
             wanted = [p for p in wanted if not p.endswith(".delete")]
+        if self.s.faults.oslogin_denied:  # the caller may not log in through OS Login
+            wanted = [p for p in wanted if p not in OSLOGIN_PERMISSIONS]
         return {"permissions": wanted}
 
     def iam_call(self, method: str, path: str, body: dict) -> dict | None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tpuwizard.core.plan import catalog
-from tpuwizard.sandbox import google, image
+from tpuwizard.sandbox import google, image, oslogin
 from tpuwizard.sandbox.faults import Faults
 from tpuwizard.sandbox.model import ApiError, end_worker_processes, worker_home
 from tpuwizard.sandbox.store import StateStore
@@ -131,22 +131,11 @@ class VirtualMachines:
             os.close(alone)
 
     def sync_keys(self) -> None:
-        """Rewrite the paired sshd's authorized_keys from every node's ``ssh-keys`` metadata."""
+        """Rewrite the paired sshd's authorized_keys with what the VMs accept: ``ssh-keys``
+        metadata, or under OS Login the imported keys (:func:`oslogin.accepted_keys`)."""
         if self.authorized_keys is None:
             return
-        lines = []
-        entries = [
-            n.get("metadata", {}).get("ssh-keys", "") for n in self.store.data["nodes"].values()
-        ]
-        for instance in self.store.data.get("instances", {}).values():
-            # Compute Engine keeps metadata as items (compute-engine.md:47).
-            items = instance.get("metadata", {}).get("items", [])
-            entries += [str(i.get("value", "")) for i in items if i.get("key") == "ssh-keys"]
-        for text in entries:
-            for entry in text.splitlines():
-                _user, _, key = entry.partition(":")
-                if key.strip():
-                    lines.append(key.strip())
+        lines = oslogin.accepted_keys(self.faults, self.store.data)
         self.authorized_keys.parent.mkdir(parents=True, exist_ok=True)
         self.authorized_keys.write_text("".join(f"{line}\n" for line in lines))
         self.authorized_keys.chmod(0o600)
