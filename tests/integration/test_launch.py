@@ -210,8 +210,13 @@ def test_stockout_without_failover_is_diagnosed_and_leaves_nothing(tmp_path, hom
 
 
 def test_503s_on_create_are_checked_then_retried(tmp_path, home):
+    # Without the preflight, whose own reads would meet the 503s before the create does.
     code, _, stderr = launch(
-        tmp_path, "--accelerator", "v5litepod-1", TPUWIZARD_SANDBOX_FAULTS="unavailable=2"
+        tmp_path,
+        "--accelerator",
+        "v5litepod-1",
+        "--no-preflight",
+        TPUWIZARD_SANDBOX_FAULTS="unavailable=2",
     )
     assert code == 0, stderr
     assert sandbox_is_empty(home) and ledger_all_gone(home)

@@ -43,8 +43,13 @@ TPU_API_QUOTAS: dict[tuple[str, str], tuple[str, ...]] = {
         "TPUV5sLitepodServingPerProjectPerRegionForTPUAPI",
         "TPUV5sLitepodServingPerProjectPerZoneForTPUAPI",
     ),
-    ("v5p", _STANDARD): ("TPUV5PPerProjectPerZoneForTPUAPI",),
-    ("v5p", _PREEMPTIBLE): ("TPUV5PPreemptiblePerProjectPerZoneForTPUAPI",),
+    # v5p's and v4's region-wide ids are by analogy with v5e's and v6e's (no report names them);
+    # an id the project does not have answers 404 and is skipped, so none is ever guessed at.
+    ("v5p", _STANDARD): ("TPUV5PPerProjectPerRegionForTPUAPI", "TPUV5PPerProjectPerZoneForTPUAPI"),
+    ("v5p", _PREEMPTIBLE): (
+        "TPUV5PPreemptiblePerProjectPerRegionForTPUAPI",
+        "TPUV5PPreemptiblePerProjectPerZoneForTPUAPI",
+    ),
     ("v4", _PREEMPTIBLE): ("TPUV4sPreemptiblePodPerProjectPerZoneForTPUAPI",),
 }
 UNLIMITED = -1

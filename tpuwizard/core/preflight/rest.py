@@ -137,7 +137,7 @@ def cannot_read(name: str, answer: Answer, service: str, project: str, what: str
             "gcloud auth application-default login",
         )
     if answer.status == 404:
-        return unknown(name, f"{what} was not found ({service} answered 404: {_short(message)})")
+        return unknown(name, f"{service} answered 404 reading {what} ({_short(message)})")
     return unknown(name, f"{service} answered {answer.status} reading {what} ({_short(message)})")
 
 
