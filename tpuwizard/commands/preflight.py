@@ -155,7 +155,8 @@ def moved_to(plan: LaunchPlan, backend: str) -> LaunchPlan:
 
     if backend == plan.backend:
         return plan
-    off = {"watchdog": False, "idle_minutes": None} if backend == COMPUTE else {}
-    moved = dataclasses.replace(plan, backend=backend, **off)  # type: ignore[arg-type]
+    moved = dataclasses.replace(plan, backend=backend)
+    if backend == COMPUTE:
+        moved = dataclasses.replace(moved, watchdog=False, idle_minutes=None)
     moved.validate()
     return moved
