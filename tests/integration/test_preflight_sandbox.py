@@ -294,3 +294,18 @@ def test_no_cloud_nat_by_default_and_a_nat_router_where_the_fault_puts_one(prefl
     assert (
         api.ok("GET", f"/compute/v1/projects/{PROJECT}/regions/us-central1/routers")["items"] == []
     )
+
+
+def test_an_api_that_needs_a_quota_project_refuses_credentials_without_one(preflight):
+    api = preflight("no_quota_project=cloudquotas.googleapis.com")
+    path = quota("compute.googleapis.com", V6E_SPOT)
+    refused = api.call("GET", path)
+    assert refused.status_code == 403
+    error = refused.json()["error"]
+    assert "API requires a quota project, which is not set by default" in error["message"]
+    assert error["details"][0]["metadata"]["service"] == "cloudquotas.googleapis.com"
+    # With a quota project (google-auth sends it as x-goog-user-project) it answers.
+    assert api.ok("GET", path, headers={"x-goog-user-project": PROJECT})["quotaId"] == V6E_SPOT
+    assert api.ok("GET", f"/v1/projects/{PROJECT}/billingInfo")["billingEnabled"] is True
+    every = preflight("no_quota_project=1")
+    assert every.call("GET", f"/v1/projects/{PROJECT}/billingInfo").status_code == 403

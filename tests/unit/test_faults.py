@@ -74,3 +74,81 @@ def test_compute_engines_own_faults_parse_and_are_named_among_the_known():
         parse_faults("explode=1")
     with pytest.raises(BadInput, match="finite number of zero or more"):
         parse_faults("slow_pending_delete=-1")
+
+
+def test_quota_limits_parse_for_every_region_or_one_and_repeat():
+    f = parse_faults(
+        "quota_limit=PREEMPTIBLE-TPU-V6E-per-project-region:0;"
+        "quota_limit=TPUV6EPerProjectPerRegionForTPUAPI@us-east5:8,"
+        "TPUS-PER-TPU-FAMILY-per-project-region:16"
+    )
+    assert f.quota_limits == {
+        ("PREEMPTIBLE-TPU-V6E-per-project-region", ""): 0,
+        ("TPUV6EPerProjectPerRegionForTPUAPI", "us-east5"): 8,
+        ("TPUS-PER-TPU-FAMILY-per-project-region", ""): 16,
+    }
+    assert f.counters == {}  # quota=N is another key, still counted
+    assert parse_faults("quota=2").counters == {"quota": 2}
+
+
+@pytest.mark.parametrize(
+    ("bad", "says"),
+    [
+        ("quota_limit=PREEMPTIBLE-TPU-V6E-per-project-region", "QUOTA\\[@REGION\\]:N"),
+        ("quota_limit=:4", "QUOTA\\[@REGION\\]:N"),
+        ("quota_limit=X:-1", "finite number of zero or more"),
+        ("quota_limit=X:lots", "not a number"),
+        ("oslogin=maybe", "not one of 1, 2fa, policy"),
+    ],
+)
+def test_bad_preflight_faults_say_what_is_wrong(bad, says):
+    with pytest.raises(BadInput, match=says):
+        parse_faults(bad)
+
+
+@pytest.mark.parametrize(
+    ("spec", "metadata", "two_factor", "policy"),
+    [
+        ("oslogin=1", True, False, False),
+        ("oslogin=2fa", True, True, False),
+        ("oslogin=policy", False, False, True),
+        ("oslogin=policy,2fa", True, True, True),
+        ("oslogin=0", False, False, False),
+    ],
+)
+def test_oslogin_words(spec, metadata, two_factor, policy):
+    f = parse_faults(spec)
+    assert (f.oslogin, f.oslogin_2fa, f.oslogin_policy) == (metadata, two_factor, policy)
+
+
+def test_the_project_faults_parse():
+    f = parse_faults(
+        "no_billing=1;oslogin_denied=1;no_external_ip=1;orgpolicy_unreadable=1;"
+        "cloud_nat=us-east5,europe-west4;disabled_services=cloudquotas.googleapis.com"
+    )
+    assert f.no_billing and f.oslogin_denied and f.no_external_ip and f.orgpolicy_unreadable
+    assert f.cloud_nat == {"us-east5", "europe-west4"}
+    assert f.disabled_services == {"cloudquotas.googleapis.com"}
+    assert parse_faults("cloud_nat=1").cloud_nat == {"*"}
+    assert parse_faults("cloud_nat=0").cloud_nat == set()
+    assert not parse_faults("no_billing=0").no_billing
+
+
+def test_the_unknown_fault_message_names_the_new_keys():
+    with pytest.raises(BadInput) as caught:
+        parse_faults("explode=1")
+    for key in ("quota_limit", "oslogin", "no_billing", "no_external_ip", "cloud_nat"):
+        assert key in str(caught.value)
+
+
+def test_looking_at_a_counted_fault_uses_none_of_it():
+    f = parse_faults("api_disabled=1")
+    assert f.left("api_disabled") and f.left("api_disabled")
+    assert f.take("api_disabled") and not f.left("api_disabled")
+
+
+def test_which_apis_need_a_quota_project():
+    assert parse_faults("no_quota_project=1").needs_quota_project == {"*"}
+    named = parse_faults("no_quota_project=cloudquotas.googleapis.com,orgpolicy.googleapis.com")
+    assert named.needs_quota_project == {"cloudquotas.googleapis.com", "orgpolicy.googleapis.com"}
+    assert parse_faults("no_quota_project=0").needs_quota_project == set()

@@ -14,6 +14,7 @@ from typing import Any
 
 from tpuwizard.core.plan import catalog
 from tpuwizard.sandbox.google import internal_address
+from tpuwizard.sandbox.model import ApiError
 
 BASE = "https://compute.googleapis.com/compute/v1/"
 
@@ -146,6 +147,23 @@ def wants_external(body: dict[str, Any]) -> bool:
     interfaces = body.get("networkInterfaces") or [{}]
     configs = interfaces[0].get("accessConfigs") or []
     return any(c.get("type", "ONE_TO_ONE_NAT") == "ONE_TO_ONE_NAT" for c in configs)
+
+
+def external_ip_forbidden(project: str, zone: str, name: str) -> ApiError:
+    """An insert asking for an external IP where the org policy compute.vmExternalIpAccess denies
+    it: HTTP 412 conditionNotMet, Google's text as reported (googlecodelabs/feedback#695,
+    gardener/gardener-extension-provider-gcp#415: "Error 412: Constraint
+    constraints/compute.vmExternalIpAccess violated for project N. Add instance ... to the
+    constraint to use external IP with it., conditionNotMet")."""
+    from tpuwizard.sandbox.google import project_number
+
+    return ApiError(
+        412,
+        "conditionNotMet",
+        f"Constraint constraints/compute.vmExternalIpAccess violated for project "
+        f"{project_number(project)}. Add instance projects/{project}/zones/{zone}/instances/"
+        f"{name} to the constraint to use external IP with it.",
+    )
 
 
 def stockout_error(project: str, zone: str) -> dict[str, Any]:

@@ -51,6 +51,9 @@ requests left, Service Usage says tpu.googleapis.com and compute.googleapis.com 
   orgpolicy_unreadable=1 getEffectivePolicy answers 403: the caller may not read org policies
   cloud_nat=REGIONS     Cloud NAT in these regions (1: every region): routers list a router with a
                         NAT there, and VMs without an external IP there reach package indexes
+  no_quota_project=SERVICES these preflight APIs (1: all five) refuse a request without a quota
+                        project (no x-goog-user-project header) with Google's 403 "... API
+                        requires a quota project, which is not set by default"
   disabled_services=SERVICES these services are DISABLED (Service Usage says so) and their own
                         preflight paths answer 403 SERVICE_DISABLED, e.g. cloudquotas.googleapis.com
 
@@ -106,7 +109,7 @@ FLAGS = (
     "no_external_ip",
     "orgpolicy_unreadable",
 )
-PREFLIGHT_KEYS = ("quota_limit", "oslogin", "cloud_nat", "disabled_services")
+PREFLIGHT_KEYS = ("quota_limit", "oslogin", "cloud_nat", "disabled_services", "no_quota_project")
 OSLOGIN_WORDS = ("1", "true", "yes", "on", "2fa", "policy")
 OFF = ("0", "false", "no", "off")
 STOCKOUT_CODES = (8, 9, 13, 5)
@@ -136,6 +139,7 @@ class Faults:
     orgpolicy_unreadable: bool = False
     cloud_nat: set[str] = field(default_factory=set)  # regions; "*" every region
     disabled_services: set[str] = field(default_factory=set)
+    needs_quota_project: set[str] = field(default_factory=set)  # services; "*" all preflight
     counters: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -261,3 +265,8 @@ def _preflight_fault(faults: Faults, key: str, value: str) -> None:
             faults.cloud_nat = set(words)
     elif key == "disabled_services":
         faults.disabled_services = set(words)
+    elif key == "no_quota_project":
+        if words in (["1"], ["true"], ["yes"]):
+            faults.needs_quota_project = {"*"}
+        elif not all(w.lower() in OFF for w in words):
+            faults.needs_quota_project = set(words)

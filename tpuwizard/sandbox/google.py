@@ -267,3 +267,16 @@ def act_as_denied(project: str, email: str) -> ApiError:
         f"The user does not have access to service account '{email}'. Ask a project owner to "
         "grant you the iam.serviceAccountUser role on the service account.",
     )
+
+
+def external_ip_forbidden(project: str, resource: str) -> ApiError:
+    """The org policy compute.vmExternalIpAccess denies external IPs and the create asks for one.
+    Compute Engine's text (compute_google.external_ip_forbidden); the TPU API's own wording is not
+    on record, so it is that text naming the node, as a FAILED_PRECONDITION."""
+    return ApiError(
+        400,
+        "FAILED_PRECONDITION",
+        f"Constraint constraints/compute.vmExternalIpAccess violated for project "
+        f"{project_number(project)}. Add instance {resource} to the constraint to use external "
+        "IP with it.",
+    )

@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from tpuwizard.sandbox import compute_google as ce
-from tpuwizard.sandbox import instance_rules
+from tpuwizard.sandbox import instance_rules, quota_limits
 from tpuwizard.sandbox.faults import Faults
 from tpuwizard.sandbox.model import DELETE_SECONDS, ApiError, public
 from tpuwizard.sandbox.store import StateStore
@@ -85,12 +85,18 @@ class Instances:
         key = f"projects/{project}/zones/{zone}/instances/{checked.name}"
         if key in self.records:
             raise ApiError(409, "alreadyExists", f"The resource '{key}' already exists")
+        if self.faults.no_external_ip and ce.wants_external(body):
+            raise ce.external_ip_forbidden(project, zone, checked.name)
         self.store.data["counter"] += 1
         instance_id = str(ce.ID_BASE + self.store.data["counter"])
         op = self.operations.start(project, zone, "insert", key, instance_id)
-        if self.faults.take("quota"):
+        over = quota_limits.compute_over_limit(
+            self.faults, self.records, project, zone, checked.machine, checked.model
+        )
+        if self.faults.take("quota") or over is not None:
             # ce:59-61 QUOTA_EXCEEDED in the operation's error; nothing is created.
-            self.operations.finish(op, ce.quota_error(zone, checked.machine, checked.model))
+            error = ce.quota_error(zone, checked.machine, checked.model, over or 0.0)
+            self.operations.finish(op, error)
             self.store.save()
             return public(op)
         now = time.time()

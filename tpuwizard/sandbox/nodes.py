@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from tpuwizard.core.plan import catalog
-from tpuwizard.sandbox import google
+from tpuwizard.sandbox import google, quota_limits
 from tpuwizard.sandbox.faults import Faults
 from tpuwizard.sandbox.locations import node_accelerator, require_zone
 from tpuwizard.sandbox.model import (
@@ -128,10 +128,32 @@ class Nodes:
         data["nodes"][name] = node
         return node
 
+    def refuse_by_policy_or_quota(
+        self,
+        project: str,
+        zone: str,
+        node_id: str,
+        node: dict[str, Any],
+        slice_: catalog.Slice,
+        preemptible: bool,
+    ) -> None:
+        """What the project forbids before anything is made: an external IP the org policy
+        denies (fault no_external_ip), or more chips than the quota leaves (quota_limit)."""
+        if self.faults.no_external_ip and node.get("networkConfig", {}).get("enableExternalIps"):
+            resource = f"projects/{project}/locations/{zone}/nodes/{node_id}"
+            raise google.external_ip_forbidden(project, resource)
+        quota_limits.refuse_tpu_api_create(
+            self.faults, self.store.data, project, zone, slice_.name, preemptible
+        )
+
     def create_node(
         self, project: str, zone: str, node_id: str, body: dict[str, Any], version: str
     ) -> dict[str, Any]:
         slice_ = self.validate(project, zone, node_id, body)
+        preemptible = bool(body.get("schedulingConfig", {}).get("spot")) or bool(
+            body.get("schedulingConfig", {}).get("preemptible")
+        )
+        self.refuse_by_policy_or_quota(project, zone, node_id, body, slice_, preemptible)
         node = self.record(project, zone, node_id, body, slice_)
         op = self.operations.start(
             project,

@@ -62,6 +62,7 @@ TITLES = {
     "oslogin.googleapis.com": "Cloud OS Login API",
     "orgpolicy.googleapis.com": "Organization Policy API",
 }
+PREFLIGHT_SERVICES = {f"{route[3]}.googleapis.com" for route in ROUTES}
 # The constraints the preflight reads; any other answers as one no policy sets.
 EXTERNAL_IP = "compute.vmExternalIpAccess"
 REQUIRE_OSLOGIN = "compute.requireOsLogin"
@@ -79,8 +80,10 @@ def answer(
     raw_query: str,
     raw: bytes,
     authenticate: Callable[[], None],
+    user_project: str | None = None,
 ) -> tuple[int, dict[str, Any]]:
-    """(HTTP status, JSON) for one request to a path :func:`serves`."""
+    """(HTTP status, JSON) for one request to a path :func:`serves`; ``user_project``: its
+    ``x-goog-user-project`` header (the quota project google-auth sends when it has one)."""
     try:
         authenticate()
         query = parse_qs(raw_query)
@@ -95,7 +98,10 @@ def answer(
             if route_method != method:
                 raise ApiError(404, "NOT_FOUND", f"No such method: {method} {path}")
             args = {k: unquote(v) for k, v in match.groupdict().items()}
-            refuse_if_disabled(state.faults, f"{service}.googleapis.com", args.get("project"))
+            api = f"{service}.googleapis.com"
+            refuse_if_disabled(state.faults, api, args.get("project"))
+            if not user_project and needs_quota_project(state.faults, api):
+                raise quota_project_missing(api, args.get("project"))
             with state.store.transaction():
                 return 200, getattr(Methods(state), handler)(query=query, body=body, **args)
         raise ApiError(404, "NOT_FOUND", f"No such method: {method} {path}")
@@ -132,6 +138,35 @@ def refuse_if_disabled(faults: Faults, service: str, project: str | None) -> Non
                 "reason": "SERVICE_DISABLED",
                 "domain": "googleapis.com",
                 "metadata": {"service": service, "consumer": f"projects/{consumer}"},
+            }
+        ],
+    )
+
+
+def needs_quota_project(faults: Faults, service: str) -> bool:
+    wanted = faults.needs_quota_project
+    return service in wanted or ("*" in wanted and service in PREFLIGHT_SERVICES)
+
+
+def quota_project_missing(service: str, project: str | None) -> ApiError:
+    """User credentials from ``gcloud auth application-default login`` carry no quota project,
+    and some APIs refuse them: Google's text and detail as reported
+    (GoogleCloudPlatform/cloud-foundation-fabric#2622,
+    googleapis/google-auth-library-python#1459)."""
+    consumer = f"projects/{google.project_number(project)}" if project else "projects/unknown"
+    return ApiError(
+        403,
+        "PERMISSION_DENIED",
+        "Your application is authenticating by using local Application Default Credentials. The "
+        f"{service} API requires a quota project, which is not set by default. To learn how to "
+        "set your quota project, see "
+        "https://cloud.google.com/docs/authentication/adc-troubleshooting/user-creds .",
+        [
+            {
+                "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                "reason": "SERVICE_DISABLED",
+                "domain": "googleapis.com",
+                "metadata": {"service": service, "consumer": consumer},
             }
         ],
     )

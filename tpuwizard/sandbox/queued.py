@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from tpuwizard.core.plan import catalog
-from tpuwizard.sandbox import google
+from tpuwizard.sandbox import google, quota_limits
 from tpuwizard.sandbox.faults import Faults
 from tpuwizard.sandbox.locations import node_accelerator, require_zone
 from tpuwizard.sandbox.model import (
@@ -78,6 +78,14 @@ class QueuedResources:
             raise ApiError(400, "INVALID_ARGUMENT", "Flex-start needs the v2alpha1 API.")
         if flex and not google.flex_offered(slice_.name, zone):
             raise google.flex_refused(slice_.name, zone)
+        self.nodes.refuse_by_policy_or_quota(
+            project,
+            zone,
+            str(spec.get("nodeId", "")),
+            spec.get("node", {}),
+            slice_,
+            quota_limits.queued_preemptible(body),
+        )
         qr: dict[str, Any] = {
             k: v
             for k, v in body.items()
@@ -146,6 +154,8 @@ class QueuedResources:
             node["queuedResource"] = qr["name"]
             if qr.get("spot") is not None:
                 node.setdefault("schedulingConfig", {})["spot"] = True
+            if qr.get("provisioningModel") == "FLEX_START":
+                node["_preemptible"] = True  # its chips are preemptible quota's (gb:26)
             qr["_node"] = node["name"]
         if new == "ACTIVE" and state != "ACTIVE":
             node = self.store.data["nodes"].get(qr["_node"])

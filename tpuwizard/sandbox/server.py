@@ -100,7 +100,9 @@ class Handler(BaseHTTPRequestHandler):
             time.sleep(faults.latency_ms / 1000)
         if preflight_routes.serves(url.path):  # what the preflight reads, beside the TPU API
             state, check = self.server.state, self._authenticate
-            self._reply(*preflight_routes.answer(state, method, url.path, url.query, raw, check))
+            quota_project = self.headers.get("x-goog-user-project")
+            args = (state, method, url.path, url.query, raw, check, quota_project)
+            self._reply(*preflight_routes.answer(*args))
             return
         if compute_routes.serves(url.path):  # Compute Engine's, in its shape of errors
             state, check = self.server.state, self._authenticate

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tpuwizard.core.plan import catalog
-from tpuwizard.sandbox import google, image, oslogin
+from tpuwizard.sandbox import compute_google, google, image, oslogin
 from tpuwizard.sandbox.faults import Faults
 from tpuwizard.sandbox.model import ApiError, end_worker_processes, worker_home
 from tpuwizard.sandbox.store import StateStore
@@ -66,7 +66,15 @@ class VirtualMachines:
         # google-behaviour.md:52-56: the VMs run Google's image (Python 3.10, no venv, no uv);
         # :14 without external addresses they have no route to package indexes either.
         external = bool(node.get("networkConfig", {}).get("enableExternalIps"))
-        image.install_image(self.worker_home(node["name"], 0).parent, external)
+        image.install_image(
+            self.worker_home(node["name"], 0).parent, self.routes_out(node, external)
+        )
+
+    def routes_out(self, resource: dict[str, Any], external: bool) -> bool:
+        """Does a VM reach package indexes: with an external IP, or through its region's Cloud
+        NAT (fault cloud_nat; gb:14 "no Cloud NAT by default")?"""
+        zone = resource["name"].split("/")[3]
+        return external or compute_google.has_nat(self.faults.cloud_nat, zone.rsplit("-", 1)[0])
 
     def set_external_ips(self, node: dict[str, Any], external: bool) -> None:
         """An update turned external addresses on or off: the endpoints and, on booted VMs, the
@@ -74,7 +82,8 @@ class VirtualMachines:
         node.setdefault("networkConfig", {})["enableExternalIps"] = external
         node["networkEndpoints"] = google.endpoints(len(node["networkEndpoints"]), external)
         if node.get("_booted"):
-            image.install_image(self.worker_home(node["name"], 0).parent, external)
+            folder = self.worker_home(node["name"], 0).parent
+            image.install_image(folder, self.routes_out(node, external))
 
     def remove_node(self, name: str) -> None:
         """The node ``name`` is gone: its record, and its VMs with their processes and folders."""
@@ -97,7 +106,7 @@ class VirtualMachines:
         is installed")."""
         folder = self.instance_folder(record["_name"])
         (folder / "w0").mkdir(parents=True, exist_ok=True)
-        image.install_image(folder, external)
+        image.install_image(folder, self.routes_out({"name": record["_name"]}, external))
 
     def stop_instance(self, name: str, remove: bool) -> None:
         """The instance's VM stops (its processes end with it); ``remove``: deleted, and its
