@@ -226,3 +226,10 @@ def test_a_fail_stops_launch_and_up_before_any_create(tmp_path, home, command):
     assert "Preflight: FAIL    OS Login:" in proc.stdout + proc.stderr
     assert "Nothing was created" in proc.stderr
     assert _nothing_created(home)
+
+
+def test_credentials_without_a_quota_project_are_unknown_with_set_quota_project(sandbox):
+    checks = checks_against(sandbox, "no_quota_project=1")
+    for name in ("APIs enabled", "Billing", "Quota", "External IPs"):
+        assert checks[name].verdict is Verdict.UNKNOWN, checks[name].line()
+        assert checks[name].fix == f"gcloud auth application-default set-quota-project {PROJECT}"
