@@ -113,7 +113,7 @@ def teardown(
     """Delete what tpuwizard created and verify by listing that it is gone. As ``down`` without
     NAME: the only kept node. Exit 4 if anything could not be verified gone (or checked)."""
     from tpuwizard.core.cloud.diagnose import Context
-    from tpuwizard.event_text import teardown_lines
+    from tpuwizard.teardown_text import teardown_lines
 
     command = click.get_current_context().info_name or "teardown"  # said back as it was typed
     if bool(name) == everything and not (command == "down" and not name):
