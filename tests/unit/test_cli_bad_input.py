@@ -166,7 +166,7 @@ def test_everything_after_script_reaches_the_script_unchanged(here, monkeypatch,
         assert fetch == ("out.txt",)  # tpuwizard's own option, before SCRIPT
         return 0
 
-    monkeypatch.setattr(iterate, "_open_kept", lambda session, node: SimpleNamespace(name="n"))
+    monkeypatch.setattr(iterate, "open_kept", lambda session, node: SimpleNamespace(name="n"))
     monkeypatch.setattr(iterate, "_run_once", run_once)
 
     def watch_loop(kept, script, once, debounce):

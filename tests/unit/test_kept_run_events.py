@@ -224,7 +224,7 @@ def test_watch_json_is_one_event_stream_across_its_runs(worker, tmp_path, script
     from tpuwizard.cli import main
 
     node = kept_node(worker, tmp_path)
-    monkeypatch.setattr(iterate, "_open_kept", lambda session, name: node)
+    monkeypatch.setattr(iterate, "open_kept", lambda session, name: node)
     monkeypatch.setattr(iterate, "_offer_teardown", lambda session, name, ask=True: None)
 
     def two_runs(kept, script, once, debounce):  # two saves' worth of runs, then the end

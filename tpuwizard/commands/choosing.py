@@ -102,7 +102,7 @@ def say_unchecked(unchecked: Sequence[Unchecked]) -> None:
 
 def say_preempted(results: Sequence[TeardownResult], practice: bool) -> None:
     """The kept nodes Google preempted that this command deleted (or could not)."""
-    from tpuwizard.event_text import preempted_lines
+    from tpuwizard.teardown_text import preempted_lines
 
     for result in results:
         for line in preempted_lines(result, practice):
@@ -111,7 +111,7 @@ def say_preempted(results: Sequence[TeardownResult], practice: bool) -> None:
 
 def say_stopped(results: Sequence[TeardownResult], practice: bool) -> None:
     """Compute Engine VMs Google had stopped that this command deleted (or could not)."""
-    from tpuwizard.event_text import stopped_lines
+    from tpuwizard.teardown_text import stopped_lines
 
     for result in results:
         for line in stopped_lines(result, practice):

@@ -114,7 +114,7 @@ def teardown(
     """Delete what tpuwizard created (NAME, or --all) and verify by listing that it is gone.
     Exit 4 if anything could not be verified gone (or checked)."""
     from tpuwizard.core.cloud.diagnose import Context
-    from tpuwizard.event_text import teardown_lines
+    from tpuwizard.teardown_text import teardown_lines
 
     command = click.get_current_context().info_name or "teardown"  # said back as it was typed
     if bool(name) == everything and not (command == "down" and not name):

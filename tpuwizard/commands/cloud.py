@@ -25,6 +25,7 @@ from tpuwizard.commands.common import (
     transport_option,
 )
 from tpuwizard.commands.packages import asked_packages, packages_options
+from tpuwizard.commands.preflight import moved_to, no_preflight_option, preflight_before_create
 from tpuwizard.commands.zone_options import where_to_create, zones_options
 from tpuwizard.core.deadlines import deadline_bounds_text
 from tpuwizard.core.errors import BadInput
@@ -150,6 +151,7 @@ def _interrupt(signum: int, _frame: object) -> None:
 )
 @backend_option
 @queue_wait_option
+@no_preflight_option
 @sandbox_option
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per event per line.")
 # `launch --script train.py -- --lr 3e-4`: after `--`, the script's own arguments, unchanged.
@@ -179,6 +181,7 @@ def launch(
     service_account: str | None,
     backend: str,
     queue_wait: float | None,
+    no_preflight: bool,
     sandbox: bool,
     as_json: bool,
     script_args: tuple[str, ...],
@@ -228,10 +231,15 @@ def launch(
     plan.validate()  # every rule, before any cloud call (or sandbox): exit 2 with all of them
     if keep:  # in practice the sandbox (and a watchdog's endpoint) must outlive this command
         session.prepare_to_keep()
+    if not no_preflight:  # a FAIL ends it here, nothing created; auto may move to Compute Engine
+        ok_on_compute = transport != "gcloud" and watchdog is not True
+        decided = preflight_before_create(session, plan, backend, transport, ok_on_compute, as_json)
+        chosen = decided or chosen
+        plan = moved_to(plan, chosen.backend)
     choice = choose_watchdog(session, plan, watchdog)
     plan = choice.plan
     notes = [chosen.reason] if chosen.reason else []
-    for line in [*notes, *backend_notes(plan), *choice.lines()]:
+    for line in [*notes, *backend_notes(plan, nat_checked=not no_preflight), *choice.lines()]:
         (say if as_json else click.echo)(line)
     handle = session.start_launch(plan, transport, ready_timeout)
     code = EXIT_CLOUD

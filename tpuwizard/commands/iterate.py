@@ -29,12 +29,14 @@ from tpuwizard.commands.common import (
     show_event,
     transport_option,
 )
+from tpuwizard.commands.kept_nodes import delete_kept, open_kept
 from tpuwizard.commands.packages import asked_packages, check_packages, packages_options
+from tpuwizard.commands.preflight import moved_to, no_preflight_option, preflight_before_create
 from tpuwizard.commands.zone_options import where_to_create, zones_options
 from tpuwizard.core.cloud.backends import COMPUTE
 from tpuwizard.core.deadlines import deadline_bounds_text
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK, EXIT_TEARDOWN, for_signal
+from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK, for_signal
 
 if TYPE_CHECKING:
     from tpuwizard.core.cancel import CancelToken
@@ -100,6 +102,7 @@ SCRIPT_LAST = {"allow_interspersed_args": False}
 @packages_options
 @backend_option
 @queue_wait_option
+@no_preflight_option
 @sandbox_option
 @click.option(
     "--json",
@@ -127,6 +130,7 @@ def up(
     requirements: tuple[Path, ...],
     backend: str,
     queue_wait: float | None,
+    no_preflight: bool,
     sandbox: bool,
     as_json: bool,
 ) -> None:
@@ -178,10 +182,15 @@ def up(
         packages=asked_packages(with_specs, requirements),
     )
     plan.validate()  # every rule before anything starts, the practice sandbox included
-    for line in backend_notes(plan):
-        say(line)
     check_transport(transport, session.practice)
     session.prepare_to_keep()
+    if not no_preflight:  # a FAIL ends it here; auto may move to Compute Engine (then no --idle)
+        decided = preflight_before_create(
+            session, plan, backend, transport, transport != "gcloud" and idle is None, as_json
+        )
+        plan = moved_to(plan, decided.backend if decided else plan.backend)
+    for line in backend_notes(plan, nat_checked=not no_preflight):
+        say(line)
     if plan.watchdog:  # the check before create: refuse before anything is made, not after
         check = session.watchdog_check(plan.service_account)
         if check.can_arm is False:
@@ -207,11 +216,11 @@ def up(
         # Until the last line below is printed the node has not been handed over: a stop
         # signal now still means delete, as it did during the launch.
         if not received and kept is not None and code == EXIT_OK:
-            kept_node = _open_kept(session, plan.node_name)  # preempted already: deleted, said
+            kept_node = open_kept(session, plan.node_name)  # preempted already: deleted, said
             with cloud_errors():
                 kept_node.heartbeat()  # the idle time counts from now
         if received or kept is None or code != EXIT_OK:
-            _delete_kept(session, plan.node_name)
+            delete_kept(session, plan.node_name)
             sys.exit(exit_code(received, code if code != EXIT_OK else EXIT_FAILED))
         sandbox_flag = " --sandbox" if session.practice else ""
         say(f"\n{plan.node_name} is up and kept (it bills until it is deleted).")
@@ -226,37 +235,6 @@ def up(
             say(f"  Google deletes it at its deadline, {plan.max_run:g} minutes after create.")
     if as_json:  # the node is handed over: its Kept event is the stream's last line
         click.echo(json.dumps(json_event(kept)))
-
-
-def _delete_kept(session: Session, name: str) -> None:
-    """Delete the kept node ``name`` and verify it is gone (a failed ``up``, or the end of a
-    watch); a node that failed its setup or verification is no use for iterating."""
-    entries = [e for e in session.kept.entries() if name in (e.resource.name, e.resource.node_id)]
-    for result in session.delete([e.resource for e in entries]):
-        verdict = "verified gone" if result.verified else "NOT verified gone; it may still bill"
-        say(f"{result.resource.name}: {verdict}")
-
-
-def _open_kept(session: Session, node: str | None) -> KeptNode:
-    """The kept node to run on. One Google preempted is deleted now (its watchdog died with
-    it), and the command ends: exit 3 as for any preemption, 4 if the delete was not verified."""
-    from tpuwizard.commands.choosing import say_preempted
-    from tpuwizard.session.kept import KeptPreempted
-
-    with cloud_errors():
-        try:
-            return session.kept.open(node)
-        except KeptPreempted as ended:
-            say_preempted(ended.results, session.practice)
-            if not ended.verified:
-                raise click.exceptions.Exit(EXIT_TEARDOWN) from None
-            r = ended.results[0].resource
-            flag = " --sandbox" if session.practice else ""
-            say(
-                f"Start another: tpuwizard up{flag} --accelerator {r.accelerator} "
-                f"--zone {r.zone} --route {r.route}"
-            )
-            raise click.exceptions.Exit(EXIT_CLOUD) from None
 
 
 def _run_once(
@@ -321,7 +299,7 @@ def run(
     packages = asked_packages(with_specs, requirements, script)
     check_packages(packages)  # a jax line is refused before the node is touched
     session = open_session(project, sandbox)
-    kept = _open_kept(session, node)
+    kept = open_kept(session, node)
     with StopScriptOnSignals(say) as stop:
         folder = LocalFolder.of_script(script)
         code = stop.exit_code(
@@ -360,7 +338,7 @@ def watch(
 
     check_script(script)
     session = open_session(project, sandbox)
-    kept = _open_kept(session, node)
+    kept = open_kept(session, node)
     ended_by = watch_loop(
         kept,
         script,
@@ -381,7 +359,7 @@ def _offer_teardown(session: Session, name: str, ask: bool = True) -> None:
         say(f"{name} is still running and billing: `tpuwizard down{sandbox_flag} {name}` ends it.")
         return
     if ask_yes_no(f"Tear down {name} now?"):
-        _delete_kept(session, name)
+        delete_kept(session, name)
     else:
         say(f"{name} keeps running (and billing): `tpuwizard down{sandbox_flag} {name}` ends it.")
 
@@ -396,7 +374,7 @@ def ssh(node: str | None, worker: int, project: str | None, sandbox: bool) -> No
     import subprocess
 
     session = open_session(project, sandbox)
-    kept = _open_kept(session, node)
+    kept = open_kept(session, node)
     argv, cwd, env = kept.shell_command(worker)
     say(f"Shell on {kept.name} worker {worker}; exit to come back. The node keeps running.")
     with cloud_errors(), kept.keep_alive(say):

@@ -3,7 +3,8 @@
 ``--backend`` (or the wizard's choice) is asked of the support matrix
 (:func:`tpuwizard.core.cloud.backend_choice.choose_backend`) before any cloud call, so an
 impossible pair is a bad input (exit 2) that names what to type. ``auto`` needs Compute Engine's
-quota for v5p and v6e; until the preflight reads it, auto keeps those on the TPU API and says so.
+quota for v5p and v6e: the preflight reads it (session/preflight.py ``decide_with_quota``); without
+a reading (``--no-preflight``, or it could not be read) auto keeps those on the TPU API and says so.
 """
 
 from __future__ import annotations
@@ -18,7 +19,11 @@ if TYPE_CHECKING:
 
 
 def decide_backend(
-    accelerator: str, route: str, asked: str, compute_quota_chips: int | None = None
+    accelerator: str,
+    route: str,
+    asked: str,
+    compute_quota_chips: int | None = None,
+    region: str | None = None,
 ) -> BackendChoice:
     """The backend for ``accelerator`` on ``route``; raises BadInput for an impossible pair.
 
@@ -31,12 +36,13 @@ def decide_backend(
         catalog.parse_accelerator(accelerator)
     except catalog.UnknownAcceleratorError:
         return backend_choice.BackendChoice(TPU_API, "", "")
-    return backend_choice.choose_backend(accelerator, route, asked, compute_quota_chips)
+    return backend_choice.choose_backend(accelerator, route, asked, compute_quota_chips, region)
 
 
-def backend_notes(plan: LaunchPlan) -> list[str]:
+def backend_notes(plan: LaunchPlan, nat_checked: bool = False) -> list[str]:
     """What the user should know before create about how this backend will treat the plan:
-    said by every front end that creates (``launch``, ``up``)."""
+    said by every front end that creates (``launch``, ``up``). ``nat_checked``: the preflight
+    looked for Cloud NAT (and said what it found)."""
     from tpuwizard.core.cloud.backends import COMPUTE
     from tpuwizard.core.cloud.compute_body import FLEX_MIN_WAIT_S
 
@@ -49,7 +55,7 @@ def backend_notes(plan: LaunchPlan) -> list[str]:
             f"Compute Engine waits at least {FLEX_MIN_WAIT_S} s for Flex-start capacity (a "
             f"shorter wait is refused, as users report): it gets {FLEX_MIN_WAIT_S} s."
         )
-    if plan.internal_ips:
+    if plan.internal_ips and not nat_checked:
         notes.append(
             "Not checked: whether the subnet's region has Cloud NAT. Without it a VM with no "
             "external address cannot reach PyPI, and the bootstrap fails (the VM is then deleted)."

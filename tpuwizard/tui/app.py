@@ -28,6 +28,7 @@ from tpuwizard.tui.state import WizardState
 if TYPE_CHECKING:
     from tpuwizard.core.cloud import gcloud_config
     from tpuwizard.core.launch import events as ev
+    from tpuwizard.core.preflight.model import Check
 
 HERE = Path(__file__).parent
 
@@ -143,7 +144,9 @@ class WizardApp(App[int]):
 
         s = self.state
         result = await self.push_screen_wait(
-            AccountScreen(ctx, s.practice, s.project, self.session.mode.real_refusal)
+            AccountScreen(
+                ctx, s.practice, s.project, self.session.mode.real_refusal, self.project_preflight
+            )
         )
         if result == BACK:
             return result
@@ -153,6 +156,13 @@ class WizardApp(App[int]):
             await self.leftover_check.wait()  # it connects too: one connect at a time
         await asyncio.to_thread(self.connect)
         return result
+
+    def project_preflight(self) -> list[Check]:
+        """The project's checks (credentials, APIs, billing, OS Login, external IPs), shown by
+        the Account step; they never hold the walk."""
+        from tpuwizard.session.preflight import run_preflight
+
+        return run_preflight(self.session, None, None).checks
 
     def start_leftover_check(self) -> Any:
         """Look for earlier runs' resources, beside the walk (once); the worker, if asked for."""

@@ -3,9 +3,14 @@ and practice mode, chosen by itself when there are no credentials."""
 
 from __future__ import annotations
 
-from textual import on
+import contextlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal
+from textual.css.query import NoMatches
 from textual.widgets import Button, Input, Label, Static, Switch
 
 from tpuwizard.core.cloud import gcloud_config
@@ -14,6 +19,9 @@ from tpuwizard.session.practice import PRACTICE_PROJECT
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.state import AccountAnswer
 from tpuwizard.tui.widgets.typed_input import TypedInput
+
+if TYPE_CHECKING:
+    from tpuwizard.core.preflight.model import Check
 
 
 class AccountScreen(WizardScreen[AccountAnswer]):
@@ -30,11 +38,14 @@ class AccountScreen(WizardScreen[AccountAnswer]):
         practice: bool,
         project: str | None = None,
         real_refusal: str | None = None,
+        preflight: Callable[[], list[Check]] | None = None,
     ) -> None:
         """``practice`` and ``project``: as the session decided; ``real_refusal``: why real mode
-        cannot be chosen now (the session's ``mode.real_refusal``), or None."""
+        cannot be chosen now (the session's ``mode.real_refusal``), or None; ``preflight``: the
+        session's checks of that project, run off the UI thread (None: none shown)."""
         super().__init__()
         self.ctx, self.practice, self.real_refusal = ctx, practice, real_refusal
+        self.preflight = preflight
         # The project each position of the switch starts with: flipping it swaps them, unless
         # the user typed another.
         self.projects = {
@@ -66,6 +77,8 @@ class AccountScreen(WizardScreen[AccountAnswer]):
         project = TypedInput(value=self.project, placeholder="my-project-123", id="project")
         project.border_title = "Project id"
         yield project
+        if self.preflight is not None and self.project:
+            yield Static(f"Preflight of {self.project}: checking…", id="preflight")
         yield Static(id="error")
         yield Button("Next", id="next", variant="primary")
 
@@ -74,6 +87,20 @@ class AccountScreen(WizardScreen[AccountAnswer]):
         # or on the project field while real mode still needs one typed (Enter there submits).
         needs_project = not self.practice and not self.project
         self.query_one("#project" if needs_project else "#next").focus()
+        if self.preflight is not None and self.project:
+            self.check_project()
+
+    @work(thread=True, exclusive=True, group="preflight", exit_on_error=False)
+    def check_project(self) -> None:
+        """As Zones loads its survey: the checks read the cloud, so never on the UI thread."""
+        assert self.preflight is not None
+        checks = self.preflight()
+        self.app.call_from_thread(self.show_preflight, checks)
+
+    def show_preflight(self, checks: list[Check]) -> None:
+        # Next may have been pressed already: neither UNKNOWN nor FAIL holds the walk.
+        with contextlib.suppress(NoMatches):
+            self.query_one("#preflight", Static).update(preflight_words(self.project, checks))
 
     @on(Switch.Changed, "#practice")
     def say_practice(self, event: Switch.Changed) -> None:
@@ -106,3 +133,10 @@ def practice_label(on: bool) -> str:
     if on:
         return "Practice mode: ON (local sandbox, nothing real, nothing billed)"
     return "Practice mode: OFF (real: creates billed resources)"
+
+
+def preflight_words(project: str, checks: list[Check]) -> str:
+    """A line of counts, then each FAIL with its fix (what would refuse the TPU later)."""
+    counts = {v: sum(c.verdict.value == v for c in checks) for v in ("PASS", "UNKNOWN", "FAIL")}
+    head = f"Preflight of {project}: " + ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+    return "\n".join([head, *(f"  {c.line()}" for c in checks if c.failed)])

@@ -1,0 +1,124 @@
+"""The quota check: the bucket each backend and route draws on, its limit where the launch lands
+(region and zone), the shortfall's request line, and the room it leaves for ``--backend auto``."""
+
+from tests.unit.fake_rest import QUOTA_PROJECT, FakeRest, P, ask, disabled, reach
+from tpuwizard.core.preflight import quota
+from tpuwizard.core.preflight.model import Verdict
+
+TPU = f"/v1/projects/{P}/locations/global/services/tpu.googleapis.com/quotaInfos"
+CE = f"/v1/projects/{P}/locations/global/services/compute.googleapis.com/quotaInfos"
+
+
+def info(quota_id, *entries, dims=("region",), unit="1"):
+    return {
+        "quotaId": quota_id,
+        "dimensions": list(dims),
+        "metricUnit": unit,
+        "dimensionsInfos": [{"dimensions": d, "details": {"value": str(v)}} for d, v in entries],
+    }
+
+
+def region_info(quota_id, value, region="us-east5"):
+    return info(quota_id, ({"region": region}, value), ({}, 1000))
+
+
+def test_each_route_draws_on_its_bucket():
+    assert quota.tpu_api_bucket(ask("v5litepod-4", "us-central1-a")) == "serving"
+    assert quota.tpu_api_bucket(ask("v5litepod-16", "us-central1-a")) == "standard"
+    assert quota.tpu_api_bucket(ask("v5litepod-4", "us-central1-a", route="spot")) == "preemptible"
+    assert quota.tpu_api_bucket(ask(route="flex")) == "preemptible"
+
+
+def test_enough_quota_passes_and_reports_the_room():
+    name = "TPUV6EPerProjectPerRegionForTPUAPI"
+    rest = FakeRest({f"{TPU}/{name}": region_info(name, 16)})
+    reading = quota.read_quota(ask(), reach(rest))
+    assert reading.check.verdict is Verdict.PASS and reading.room == 16
+    assert name in reading.check.detail and "16" in reading.check.detail
+
+
+def test_a_shortfall_names_the_metric_the_numbers_and_the_request_line():
+    name = "TPUV6EPreemptiblePerProjectPerRegionForTPUAPI"
+    rest = FakeRest({f"{TPU}/{name}": region_info(name, 0)})
+    reading = quota.read_quota(ask(route="spot"), reach(rest))
+    check = reading.check
+    assert check.verdict is Verdict.FAIL and reading.room == 0
+    assert (
+        name in check.detail
+        and "allows 0 in us-east5" in check.detail
+        and "4 chips" in check.detail
+    )
+    assert check.fix is not None and check.fix.startswith("gcloud quotas preferences create")
+    assert f"--quota-id={name}" in check.fix and "--dimensions=region=us-east5" in check.fix
+    assert "--preferred-value=4" in check.fix
+
+
+def test_the_zone_bucket_binds_too():
+    region, zone = "TPUV6EPerProjectPerRegionForTPUAPI", "TPUV6EPerProjectPerZoneForTPUAPI"
+    rest = FakeRest(
+        {
+            f"{TPU}/{region}": region_info(region, 64),
+            f"{TPU}/{zone}": info(
+                zone, ({"zone": "us-east5-a"}, 2), ({"zone": "us-east5-b"}, 64), dims=("zone",)
+            ),
+        }
+    )
+    check = quota.read_quota(ask(), reach(rest)).check
+    assert check.verdict is Verdict.FAIL and zone in check.detail
+    assert "--dimensions=zone=us-east5-a" in (check.fix or "")
+
+
+def test_the_entry_without_a_region_stands_for_regions_not_listed():
+    name = "TPUV6EPerProjectPerRegionForTPUAPI"
+    rest = FakeRest({f"{TPU}/{name}": info(name, ({"region": "us-central1"}, 64), ({}, 2))})
+    assert quota.read_quota(ask(), reach(rest)).check.verdict is Verdict.FAIL
+
+
+def test_compute_engine_reads_its_family_quota_with_the_family_dimension():
+    name = "TPUS-PER-TPU-FAMILY-per-project-region"
+    body = info(
+        name,
+        ({"region": "us-east5", "tpu_family": "CT5P"}, 64),
+        ({"region": "us-east5", "tpu_family": "CT6E"}, 0),
+        dims=("region", "tpu_family"),
+    )
+    reading = quota.read_quota(ask(backend="compute"), reach(FakeRest({f"{CE}/{name}": body})))
+    assert reading.check.verdict is Verdict.FAIL and reading.room == 0
+    assert "--dimensions=region=us-east5,tpu_family=CT6E" in (reading.check.fix or "")
+    spot = "PREEMPTIBLE-TPU-V6E-per-project-region"
+    rest = FakeRest({f"{CE}/{spot}": region_info(spot, 8)})
+    assert quota.read_quota(ask(backend="compute", route="spot"), reach(rest)).room == 8
+
+
+def test_unlimited_passes():
+    name = "TPUV6EPerProjectPerRegionForTPUAPI"
+    rest = FakeRest({f"{TPU}/{name}": region_info(name, -1)})
+    reading = quota.read_quota(ask(), reach(rest))
+    assert reading.check.verdict is Verdict.PASS and "unlimited" in reading.check.detail
+
+
+def test_no_known_quota_id_is_unknown_and_so_is_a_generation_no_source_names():
+    reading = quota.read_quota(ask(), reach(FakeRest()))  # every id answers 404
+    assert reading.check.verdict is Verdict.UNKNOWN and reading.room is None
+    v3 = quota.read_quota(ask("v3-8", "europe-west4-a"), reach(FakeRest()))
+    assert v3.check.verdict is Verdict.UNKNOWN and "no source names" in v3.check.detail
+
+
+def test_cloud_quotas_off_or_without_a_quota_project_is_unknown_with_the_command():
+    name = "TPUV6EPerProjectPerRegionForTPUAPI"
+    off = FakeRest({f"{TPU}/{name}": disabled("cloudquotas.googleapis.com")})
+    check = quota.read_quota(ask(), reach(off)).check
+    assert check.verdict is Verdict.UNKNOWN
+    assert check.fix == f"gcloud services enable cloudquotas.googleapis.com --project {P}"
+    adc = FakeRest({f"{TPU}/{name}": QUOTA_PROJECT})
+    check = quota.read_quota(ask(), reach(adc)).check
+    assert check.fix == f"gcloud auth application-default set-quota-project {P}"
+
+
+def test_v5p_counted_in_tensorcores_needs_two_per_chip():
+    name = "TPUV5PPerProjectPerZoneForTPUAPI"
+    body = info(name, ({"zone": "us-east5-a"}, 6), dims=("zone",), unit="{TensorCore}")
+    check = quota.read_quota(
+        ask("v5p-8", "us-east5-a"), reach(FakeRest({f"{TPU}/{name}": body}))
+    ).check
+    assert check.verdict is Verdict.FAIL and "8 TensorCores" in check.detail

@@ -1,0 +1,46 @@
+"""Opening and ending a kept node from the iterating commands (``up``, ``run``, ``watch``, ``ssh``):
+what each says when the node was preempted or could not be verified gone."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+
+from tpuwizard.commands.common import cloud_errors, say
+from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_TEARDOWN
+
+if TYPE_CHECKING:
+    from tpuwizard.session.kept import KeptNode
+    from tpuwizard.session.session import Session
+
+
+def delete_kept(session: Session, name: str) -> None:
+    """Delete the kept node ``name`` and verify it is gone (a failed ``up``, or the end of a
+    watch); a node that failed its setup or verification is no use for iterating."""
+    entries = [e for e in session.kept.entries() if name in (e.resource.name, e.resource.node_id)]
+    for result in session.delete([e.resource for e in entries]):
+        verdict = "verified gone" if result.verified else "NOT verified gone; it may still bill"
+        say(f"{result.resource.name}: {verdict}")
+
+
+def open_kept(session: Session, node: str | None) -> KeptNode:
+    """The kept node to run on. One Google preempted is deleted now (its watchdog died with
+    it), and the command ends: exit 3 as for any preemption, 4 if the delete was not verified."""
+    from tpuwizard.commands.choosing import say_preempted
+    from tpuwizard.session.kept import KeptPreempted
+
+    with cloud_errors():
+        try:
+            return session.kept.open(node)
+        except KeptPreempted as ended:
+            say_preempted(ended.results, session.practice)
+            if not ended.verified:
+                raise click.exceptions.Exit(EXIT_TEARDOWN) from None
+            r = ended.results[0].resource
+            flag = " --sandbox" if session.practice else ""
+            say(
+                f"Start another: tpuwizard up{flag} --accelerator {r.accelerator} "
+                f"--zone {r.zone} --route {r.route}"
+            )
+            raise click.exceptions.Exit(EXIT_CLOUD) from None

@@ -1,0 +1,54 @@
+"""What the preflight is asked about, and what it reads with."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tpuwizard.core.plan import catalog
+from tpuwizard.core.preflight.rest import Endpoints, Rest
+
+
+@dataclass(frozen=True)
+class PreflightAsk:
+    """One launch before its create: ``backend`` is decided (tpu-api or compute). Without an
+    accelerator and zone (the wizard's Account step) only the project's checks apply."""
+
+    project: str
+    accelerator: str | None
+    zone: str | None
+    route: str  # vm, spot or flex
+    backend: str
+    internal_ips: bool = False
+    transport: str = "ssh"  # ssh: tpuwizard's key in the VM's metadata; gcloud: gcloud's SSH
+
+    @property
+    def region(self) -> str:
+        assert self.zone is not None, "only the checks of a launch read the region"
+        return region_of(self.zone)
+
+    @property
+    def slice(self) -> catalog.Slice:
+        assert self.accelerator is not None, "only the checks of a launch read the slice"
+        return catalog.parse_accelerator(self.accelerator)
+
+    @property
+    def for_launch(self) -> bool:
+        return self.accelerator is not None and self.zone is not None
+
+
+def region_of(zone: str) -> str:
+    """us-central1-a -> us-central1; an AI zone too (us-central1-ai1a -> us-central1)."""
+    return zone.rsplit("-", 1)[0]
+
+
+@dataclass(frozen=True)
+class Reach:
+    """How the checks read: ``rest`` over the caller's credentials (None: there are none, and
+    the checks that need them say so), the APIs' addresses, and the zone's accelerator types for
+    the asked backend (the backend's own client's list)."""
+
+    rest: Rest | None
+    endpoints: Endpoints
+    offered: Callable[[], list[str]]
+    practice: bool = False

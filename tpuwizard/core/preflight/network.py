@@ -1,0 +1,133 @@
+"""The network the VM gets: external addresses allowed by the organisation's policy
+``constraints/compute.vmExternalIpAccess`` (Org Policy v2 getEffectivePolicy); with
+``--internal-ips``, Cloud NAT in the region (else the VM cannot reach PyPI: google-behaviour.md:15,
+compute-engine.md:35) and, for gcloud's IAP tunnel, a firewall rule admitting IAP's range on
+port 22."""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Any
+
+from tpuwizard.core.cloud.backends import COMPUTE as COMPUTE_BACKEND
+from tpuwizard.core.preflight.ask import PreflightAsk, Reach
+from tpuwizard.core.preflight.model import Check, failed, in_parallel, passed, unknown
+from tpuwizard.core.preflight.rest import COMPUTE, ORG_POLICY, cannot_read
+
+EXTERNAL, INTERNAL = "External IPs", "Internal IPs"
+EXTERNAL_IP_ACCESS = "compute.vmExternalIpAccess"
+IAP_RANGE = ipaddress.ip_network("35.235.240.0/20")  # where IAP's TCP forwarding comes from
+
+
+def external_ips_forbidden(policy: dict[str, Any]) -> bool:
+    """A list constraint's effective policy forbids a new VM's external address: a rule denies
+    all, or allows only named instances (a new VM is none of them)."""
+    for rule in (policy.get("spec") or {}).get("rules") or []:
+        if not isinstance(rule, dict) or rule.get("allowAll") is True:
+            continue
+        values = rule.get("values") or {}
+        if rule.get("denyAll") is True or values.get("allowedValues"):
+            return True
+    return False
+
+
+def check_external_ips(ask: PreflightAsk, reach: Reach) -> Check:
+    if reach.rest is None:
+        return unknown(EXTERNAL, "no credentials to read the policy with")
+    url = (
+        f"{reach.endpoints.org_policy}/v2/projects/{ask.project}/policies/"
+        f"{EXTERNAL_IP_ACCESS}:getEffectivePolicy"
+    )
+    answer = reach.rest.get(url)
+    if not answer.ok:
+        what = f"the organisation policy {EXTERNAL_IP_ACCESS}"
+        return cannot_read(EXTERNAL, answer, ORG_POLICY, ask.project, what)
+    if not external_ips_forbidden(answer.body):
+        return passed(EXTERNAL, f"allowed ({EXTERNAL_IP_ACCESS} does not forbid them)")
+    way = (
+        "add --internal-ips (then SSH reaches the VM only from inside its network)"
+        if ask.backend == COMPUTE_BACKEND
+        else "add --internal-ips --transport gcloud (gcloud reaches the VMs through IAP)"
+    )
+    return failed(
+        EXTERNAL,
+        f"the organisation's policy {EXTERNAL_IP_ACCESS} forbids a new VM an external address: "
+        "the create would be refused",
+        way,
+    )
+
+
+def has_nat(routers: dict[str, Any]) -> bool:
+    return any(r.get("nats") for r in routers.get("items") or [] if isinstance(r, dict))
+
+
+def admits_iap_ssh(firewalls: dict[str, Any]) -> bool:
+    """An enabled ingress rule allowing TCP 22 from a range that holds IAP's."""
+    for rule in firewalls.get("items") or []:
+        if rule.get("disabled") or rule.get("direction", "INGRESS") != "INGRESS":
+            continue
+        try:
+            ranges = [ipaddress.ip_network(r, strict=False) for r in rule.get("sourceRanges") or []]
+        except ValueError:
+            continue
+        if not any(r.version == 4 and IAP_RANGE.subnet_of(r) for r in ranges):  # type: ignore[arg-type]
+            continue
+        for allowed in rule.get("allowed") or []:
+            if allowed.get("IPProtocol") not in ("tcp", "all"):
+                continue
+            ports = allowed.get("ports")
+            if not ports or any(_port_in(22, p) for p in ports):
+                return True
+    return False
+
+
+def _port_in(port: int, spec: str) -> bool:
+    low, _, high = str(spec).partition("-")
+    try:
+        return int(low) <= port <= int(high or low)
+    except ValueError:
+        return False
+
+
+def check_internal_ips(ask: PreflightAsk, reach: Reach) -> Check:
+    """Cloud NAT in the region; for the TPU API's gcloud transport, the IAP firewall rule."""
+    if reach.rest is None:
+        return unknown(INTERNAL, "no credentials to read the network with")
+    rest, base = reach.rest, f"{reach.endpoints.compute}/compute/v1/projects/{ask.project}"
+    iap = ask.transport == "gcloud" and ask.backend != COMPUTE_BACKEND
+    calls = [lambda: rest.get(f"{base}/regions/{ask.region}/routers")]
+    if iap:
+        calls.append(lambda: rest.get(f"{base}/global/firewalls"))
+    answers = in_parallel(*calls)
+    routers = answers[0]
+    if not routers.ok:
+        return cannot_read(INTERNAL, routers, COMPUTE, ask.project, f"the routers of {ask.region}")
+    if not has_nat(routers.body):
+        return failed(
+            INTERNAL,
+            f"no Cloud NAT in {ask.region}: a VM with no external address cannot reach PyPI, "
+            "so its bootstrap would fail on a node that bills",
+            f"gcloud compute routers create tpuwizard-nat --network=default --region={ask.region} "
+            f"--project {ask.project} && gcloud compute routers nats create tpuwizard-nat "
+            f"--router=tpuwizard-nat --region={ask.region} --project {ask.project} "
+            "--auto-allocate-nat-external-ips --nat-all-subnet-ip-ranges",
+        )
+    if not iap:
+        return passed(INTERNAL, f"Cloud NAT in {ask.region}")
+    firewalls = answers[1]
+    if not firewalls.ok:
+        return cannot_read(INTERNAL, firewalls, COMPUTE, ask.project, "the firewall rules")
+    if not admits_iap_ssh(firewalls.body):
+        return failed(
+            INTERNAL,
+            f"Cloud NAT in {ask.region}, but no firewall rule admits IAP ({IAP_RANGE}) on port "
+            "22, so gcloud's tunnel cannot reach the VMs",
+            f"gcloud compute firewall-rules create allow-iap-ssh --network=default "
+            f"--direction=INGRESS --allow=tcp:22 --source-ranges={IAP_RANGE} "
+            f"--project {ask.project}",
+        )
+    return passed(
+        INTERNAL,
+        f"Cloud NAT in {ask.region}; a firewall rule admits IAP on port 22 (your IAP-secured "
+        "Tunnel User role is not checked)",
+    )

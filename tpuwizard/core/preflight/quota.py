@@ -1,0 +1,212 @@
+"""Quota: the exact bucket the backend and route draw on, in the zone's region (and, on the TPU
+API, the zone's own bucket too: both bind), its limit read from the Cloud Quotas API against the
+chips asked for. Cloud Quotas reports limits, not usage: what already runs there counts too, and
+the line says so.
+
+The TPU API's quota ids are named by Google's errors and users' reports, not by a Google page
+that lists them: google-behaviour.md:42 ('TPUV6EPreemptiblePerProjectPerRegionForTPUAPI';
+single-host v5e on-demand draws on the *serving* bucket); users' `gcloud quotas info` reads
+(2025-26) for the rest. A generation no source names is UNKNOWN, never guessed. Compute Engine's
+are :func:`tpuwizard.core.cloud.backend_choice.compute_quota_metric`'s.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+from tpuwizard.core.cloud.backend_choice import compute_quota_metric
+from tpuwizard.core.cloud.backends import COMPUTE as COMPUTE_BACKEND
+from tpuwizard.core.preflight.ask import PreflightAsk, Reach
+from tpuwizard.core.preflight.model import Check, failed, in_parallel, passed, unknown
+from tpuwizard.core.preflight.rest import COMPUTE, QUOTAS, TPU, cannot_read
+
+NAME = "Quota"
+_STANDARD, _PREEMPTIBLE, _SERVING = "standard", "preemptible", "serving"
+# (generation, bucket) -> the TPU API's quota ids, region-wide first.
+TPU_API_QUOTAS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("v6e", _STANDARD): ("TPUV6EPerProjectPerRegionForTPUAPI", "TPUV6EPerProjectPerZoneForTPUAPI"),
+    ("v6e", _PREEMPTIBLE): (
+        "TPUV6EPreemptiblePerProjectPerRegionForTPUAPI",
+        "TPUV6EPreemptiblePerProjectPerZoneForTPUAPI",
+    ),
+    ("v5e", _STANDARD): (
+        "TPUV5sLitepodPerProjectPerRegionForTPUAPI",
+        "TPUV5sLitepodPerProjectPerZoneForTPUAPI",
+    ),
+    ("v5e", _PREEMPTIBLE): (
+        "TPUV5sPreemptibleLitepodPerProjectPerRegionForTPUAPI",
+        "TPUV5sPreemptibleLitepodPerProjectPerZoneForTPUAPI",
+    ),
+    ("v5e", _SERVING): (
+        "TPUV5sLitepodServingPerProjectPerRegionForTPUAPI",
+        "TPUV5sLitepodServingPerProjectPerZoneForTPUAPI",
+    ),
+    # v5p's and v4's region-wide ids are by analogy with v5e's and v6e's (no report names them);
+    # an id the project does not have answers 404 and is skipped, so none is ever guessed at.
+    ("v5p", _STANDARD): ("TPUV5PPerProjectPerRegionForTPUAPI", "TPUV5PPerProjectPerZoneForTPUAPI"),
+    ("v5p", _PREEMPTIBLE): (
+        "TPUV5PPreemptiblePerProjectPerRegionForTPUAPI",
+        "TPUV5PPreemptiblePerProjectPerZoneForTPUAPI",
+    ),
+    ("v4", _PREEMPTIBLE): ("TPUV4sPreemptiblePodPerProjectPerZoneForTPUAPI",),
+}
+UNLIMITED = -1
+
+
+@dataclass(frozen=True)
+class QuotaRead:
+    """One quota id's limit where the launch lands (None: Cloud Quotas has no such id)."""
+
+    quota_id: str
+    scope: str  # the region or zone its value is for
+    limit: int | None  # UNLIMITED (-1) for no limit
+    unit: str = ""
+
+
+@dataclass(frozen=True)
+class QuotaReading:
+    """The check's line and, when every bucket was read, the chips they leave room for (the
+    smallest limit; ``--backend auto`` reads it for Compute Engine)."""
+
+    check: Check
+    room: int | None
+
+
+def tpu_api_bucket(ask: PreflightAsk) -> str:
+    s = ask.slice
+    if ask.route in ("spot", "flex"):
+        return _PREEMPTIBLE  # Flex-start draws on preemptible quota (google-behaviour.md:26)
+    if s.generation.key == "v5e" and s.chips in (1, 4, 8):
+        return _SERVING  # google-behaviour.md:42
+    return _STANDARD
+
+
+def check_quota(ask: PreflightAsk, reach: Reach) -> Check:
+    return read_quota(ask, reach).check
+
+
+def read_quota(ask: PreflightAsk, reach: Reach) -> QuotaReading:
+    """The quota line for ``ask``, and the room it leaves."""
+    assert ask.accelerator is not None and ask.zone is not None
+    s = ask.slice
+    if ask.backend == COMPUTE_BACKEND:
+        metric = compute_quota_metric(ask.accelerator, ask.route)
+        if metric is None:
+            return QuotaReading(
+                unknown(NAME, f"no source names the Compute Engine quota for {s.generation.key}"),
+                None,
+            )
+        ids: tuple[str, ...] = (metric[0],)
+        service, extra = COMPUTE, metric[1]
+    else:
+        bucket = tpu_api_bucket(ask)
+        found = TPU_API_QUOTAS.get((s.generation.key, bucket))
+        if found is None:
+            return QuotaReading(
+                unknown(
+                    NAME,
+                    f"no source names the TPU API's {bucket} quota for {s.generation.key}; "
+                    f"see https://console.cloud.google.com/iam-admin/quotas?project={ask.project}",
+                ),
+                None,
+            )
+        service, ids, extra = TPU, found, {}
+    if reach.rest is None:
+        return QuotaReading(unknown(NAME, "no credentials to read it with"), None)
+    rest = reach.rest
+    base = f"{reach.endpoints.quotas}/v1/projects/{ask.project}/locations/global/services/{service}"
+    answers = in_parallel(*[functools.partial(rest.get, f"{base}/quotaInfos/{i}") for i in ids])
+    reads: list[QuotaRead] = []
+    for quota_id, answer in zip(ids, answers, strict=True):
+        if answer.status == 404:
+            continue  # this id does not exist for the project: the others may
+        if not answer.ok:
+            what = f"the quota {quota_id}"
+            return QuotaReading(cannot_read(NAME, answer, QUOTAS, ask.project, what), None)
+        reads.append(_limit_at(quota_id, answer.body, ask, extra))
+    return _judge(ask, service, reads, extra, ids)
+
+
+def _limit_at(
+    quota_id: str, info: dict[str, Any], ask: PreflightAsk, extra: dict[str, str]
+) -> QuotaRead:
+    """The value of ``info`` (a QuotaInfo) where the launch lands: the most specific
+    dimensionsInfo whose dimensions all hold there (one without a dimension applies to every
+    value of it that has no entry of its own: Cloud Quotas' DimensionsInfo)."""
+    assert ask.zone is not None
+    keys = [str(k) for k in info.get("dimensions") or []]
+    scope = ask.zone if "zone" in keys and "region" not in keys else ask.region
+    here = {"region": ask.region, "zone": ask.zone, **extra}
+    best: tuple[int, int] | None = None
+    for entry in info.get("dimensionsInfos") or []:
+        dims = {str(k): str(v) for k, v in (entry.get("dimensions") or {}).items()}
+        if any(here.get(k) != v for k, v in dims.items()):
+            continue  # another place, another family, or a dimension that is not ours
+        try:
+            value = int(str((entry.get("details") or {}).get("value")))
+        except (TypeError, ValueError):
+            continue
+        if best is None or len(dims) > best[0]:
+            best = (len(dims), value)
+    unit = str(info.get("metricUnit") or "")
+    return QuotaRead(quota_id, scope, None if best is None else best[1], unit)
+
+
+def needed(ask: PreflightAsk, read: QuotaRead) -> int:
+    """What the slice takes of a quota: chips, or TensorCores where the quota counts those (v4
+    and v5p have two per chip; Google's quota page: "specified in terms of chips or
+    TensorCores")."""
+    chips = ask.slice.chips
+    cores = "core" in read.unit.lower() and ask.slice.generation.key in ("v4", "v5p")
+    return chips * 2 if cores else chips
+
+
+def _judge(
+    ask: PreflightAsk,
+    service: str,
+    reads: list[QuotaRead],
+    extra: dict[str, str],
+    ids: tuple[str, ...],
+) -> QuotaReading:
+    if not reads:
+        return QuotaReading(
+            unknown(NAME, f"Cloud Quotas knows none of {', '.join(ids)} for {service}"), None
+        )
+    for r in reads:
+        if r.limit is None:
+            return QuotaReading(unknown(NAME, f"{r.quota_id} has no value for {r.scope}"), None)
+    for r in reads:
+        want = needed(ask, r)
+        if r.limit is not None and r.limit != UNLIMITED and r.limit < want:
+            return QuotaReading(_short(ask, service, r, want, extra), max(r.limit, 0))
+    finite = [r.limit for r in reads if r.limit is not None and r.limit != UNLIMITED]
+    words = "; ".join(
+        f"{r.quota_id} {'unlimited' if r.limit == UNLIMITED else r.limit} in {r.scope}"
+        for r in reads
+    )
+    detail = f"{words}: covers {ask.accelerator} (limits only: what already runs there counts too)"
+    # The room in chips for --backend auto: the smallest limit (no limit: the slice fits).
+    room = min(finite) if finite else ask.slice.chips
+    return QuotaReading(passed(NAME, detail), room)
+
+
+def _short(
+    ask: PreflightAsk, service: str, r: QuotaRead, want: int, extra: dict[str, str]
+) -> Check:
+    where = {"zone" if r.scope == ask.zone else "region": r.scope, **extra}
+    dims = ",".join(f"{k}={v}" for k, v in where.items())
+    fix = (
+        f"gcloud quotas preferences create --service={service} --project={ask.project} "
+        f"--quota-id={r.quota_id} --preferred-value={want} --dimensions={dims} "
+        '--email="$(gcloud config get-value account)"'
+    )
+    unit = "TensorCores" if want != ask.slice.chips else "chips"
+    return failed(
+        NAME,
+        f"{r.quota_id} allows {r.limit} in {r.scope}, and {ask.accelerator} needs {want} {unit} "
+        f"(or ask in the console: https://console.cloud.google.com/iam-admin/quotas?project="
+        f"{ask.project})",
+        fix,
+    )

@@ -1,0 +1,53 @@
+"""What a delete-and-verify came to, in words: ``teardown``'s lines, and the resources other
+commands deleted because Google had ended them (a preempted kept node, a stopped VM)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tpuwizard.event_text import diagnosis_text
+
+if TYPE_CHECKING:
+    from tpuwizard.core.launch.teardown import TeardownResult
+
+
+def teardown_lines(result: TeardownResult, owner: str) -> list[str]:
+    """What one delete-and-verify came to. A name another instance holds now was left alone:
+    that is said as such, never as "verified gone" (``owner``: this install's owner label)."""
+    r = result.resource
+    if result.held_by is not None:
+        if result.holder_owner == owner:  # this install's, from another run (another machine)
+            who = f"is another of your runs now ({result.held_by}); left alone; the recorded one"
+        else:
+            who = f"is someone else's now ({result.held_by}); left alone; yours"
+        return [f"  {r.name} in {r.zone} {who} is gone"]
+    if result.verified:
+        return [f"  verified gone: {r.name}"]
+    lines = [f"  NOT verified gone: {r.name}; it may still bill."]
+    return lines + ([diagnosis_text(result.diagnosis)] if result.diagnosis else [])
+
+
+def preempted_lines(result: TeardownResult, practice: bool) -> list[str]:
+    """A kept node Google preempted (its watchdog died with its VM), deleted by this command."""
+    r = result.resource
+    name = r.node_id or r.name
+    what = f"it and its queued resource {r.name}" if r.kind == "queued" else "it"
+    head = f"{name} was preempted by Google, and its watchdog went with its VM"
+    if result.verified:
+        return [f"{head}: deleted {what}: verified gone."]
+    down = f"tpuwizard down{' --sandbox' if practice else ''} {name}"
+    are = f"{what} are" if r.kind == "queued" else "it is"
+    lines = [f"{head}; {are} NOT verified gone and may still bill: `{down}` tries again."]
+    return lines + ([diagnosis_text(result.diagnosis)] if result.diagnosis else [])
+
+
+def stopped_lines(result: TeardownResult, practice: bool) -> list[str]:
+    """A Compute Engine VM of ours that Google stopped (no deadline any more, its disk billing),
+    deleted by this command."""
+    name = result.resource.name
+    head = f"{name} was stopped by Google (no deadline any more, its disk still billing)"
+    if result.verified:
+        return [f"{head}: deleted: verified gone."]
+    down = f"tpuwizard teardown{' --sandbox' if practice else ''} {name}"
+    lines = [f"{head}; it is NOT verified gone and may still bill: `{down}` tries again."]
+    return lines + ([diagnosis_text(result.diagnosis)] if result.diagnosis else [])
