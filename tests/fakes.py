@@ -90,7 +90,9 @@ class MemoryCloud(MemoryWorld):
             body["serviceAccount"] = req.service_account_body
         return body
 
-    def create_node(self, req: NodeRequest) -> MemoryOperation:
+    def create_node(
+        self, req: NodeRequest, on_part: Callable[[Part], None] | None = None
+    ) -> MemoryOperation:
         self._request("create_node", req.zone, req.node_id, "POST", self._body(req))
         if self.on_create:
             self.on_create(req.zone, req.node_id)
@@ -319,6 +321,12 @@ class MemoryCloud(MemoryWorld):
 
     def parts_of(self, kind: str, zone: str, name: str, node_id: str | None) -> list[Part]:
         return [Part("node", zone, node_id)] if kind == "queued" and node_id else []
+
+    def part_labels(self, part: Part) -> dict[str, str] | None:
+        return None  # the TPU API's parts are nodes
+
+    def part_gone(self, part: Part) -> bool:
+        return True
 
     def deadline_at(self, kind: str, zone: str, name: str) -> float | None:
         qr = self.queued.get((zone, name)) if kind == "queued" else None

@@ -139,3 +139,97 @@ def error_of(answer: requests.Response) -> dict[str, Any]:
     assert body["errors"][0]["message"] == body["message"]
     assert body["errors"][0]["domain"] == "global"
     return body
+
+
+REGION = "us-east5"
+
+
+def workload_policy(name: str, topology: str = "4x4") -> dict[str, Any]:
+    """compute-engine.md:70-71: a slice's workload policy."""
+    return {
+        "name": name,
+        "description": "tpuwizard-id=run",
+        "workloadPolicy": {
+            "type": "HIGH_THROUGHPUT",
+            "acceleratorTopology": topology,
+            "acceleratorTopologyMode": "AUTO_CONNECT",
+        },
+    }
+
+
+def slice_template(
+    name: str, machine: str = "ct6e-standard-4t", run_s: int | None = 3600, **extra: Any
+) -> dict[str, Any]:
+    """compute-engine.md:72: a regional template whose properties are the instance body, with
+    the machine type as a bare name (compute.v1.json InstanceProperties.machineType)."""
+    properties = tpu_vm("unused", machine=machine, run_s=run_s, ssh_key="ssh-ed25519 AAAA k")
+    del properties["name"]
+    properties["machineType"] = machine
+    properties["labels"] = {"managed-by": "tpuwizard", "tpuwizard-id": name}
+    properties.update(extra)
+    return {"name": name, "properties": properties}
+
+
+def slice_mig(name: str, template: str, policy: str | None, zone: str = V6E_ZONE) -> dict:
+    """compute-engine.md:73-75: a BULK MIG that does not repair, bound to the workload policy."""
+    base = "https://compute.googleapis.com/compute/v1/projects/" + PROJECT
+    body: dict[str, Any] = {
+        "name": name,
+        "description": "tpuwizard-id=run",
+        "baseInstanceName": name,
+        "instanceTemplate": f"{base}/regions/{REGION}/instanceTemplates/{template}",
+        "targetSize": 0,
+        "targetSizePolicy": {"mode": "BULK"},
+        "instanceLifecyclePolicy": {"defaultActionOnFailure": "DO_NOTHING"},
+    }
+    if policy:
+        body["resourcePolicies"] = {
+            "workloadPolicy": f"{base}/regions/{REGION}/resourcePolicies/{policy}"
+        }
+    return body
+
+
+class Slices(Compute):
+    """The multi-host slice's paths: regional parts, the MIG and its operations."""
+
+    def region_wait(self, op: dict[str, Any]) -> dict[str, Any]:
+        for _ in range(20):
+            op = self.ok("POST", f"/regions/{REGION}/operations/{op['name']}/wait")
+            if op["status"] == "DONE":
+                return op
+        raise AssertionError(f"operation {op['name']} never DONE")
+
+    def make_slice(self, name: str, size: int = 4, **template: Any) -> dict[str, Any]:
+        """Policy, template, MIG, resize: the resize's operation."""
+        for path, body in (
+            ("resourcePolicies", workload_policy(f"{name}-policy")),
+            ("instanceTemplates", slice_template(f"{name}-template", **template)),
+        ):
+            done = self.region_wait(self.ok("POST", f"/regions/{REGION}/{path}", json=body))
+            assert "error" not in done, done
+        mig = slice_mig(name, f"{name}-template", f"{name}-policy")
+        self.wait(self.ok("POST", f"/zones/{V6E_ZONE}/instanceGroupManagers", json=mig))
+        path = f"/zones/{V6E_ZONE}/instanceGroupManagers/{name}/resize"
+        return self.wait(self.ok("POST", path, params={"size": str(size)}))
+
+    def mig(self, name: str) -> dict[str, Any]:
+        return self.ok("GET", f"/zones/{V6E_ZONE}/instanceGroupManagers/{name}")
+
+    def managed(self, name: str) -> list[dict[str, Any]]:
+        path = f"/zones/{V6E_ZONE}/instanceGroupManagers/{name}/listManagedInstances"
+        return self.ok("POST", path).get("managedInstances", [])
+
+    def topology(self, name: str) -> str | None:
+        topologies = self.mig(name)["status"].get("appliedAcceleratorTopologies") or [{}]
+        return topologies[0].get("state")
+
+    def until_topology(self, name: str, *states: str) -> dict[str, Any]:
+        seen: list[str | None] = []
+        for _ in range(600):
+            state = self.topology(name)
+            if not seen or seen[-1] != state:
+                seen.append(state)
+            if state in states:
+                return self.mig(name)
+            time.sleep(0.05)
+        raise AssertionError(f"{name}'s topology went {seen}, never {states}")

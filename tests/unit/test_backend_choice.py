@@ -70,18 +70,21 @@ def test_tpu_api_for_tpu7x_says_why_and_what_to_type():
     assert said.endswith("Use --backend compute or --backend auto.")
 
 
-def test_a_multi_host_slice_on_compute_is_refused_for_now():
-    with pytest.raises(BadInput) as err:
-        bc.choose_backend("v6e-16", "spot", COMPUTE, compute_quota_chips=256)
-    said = str(err.value)
-    assert "multi-host slices on Compute Engine are not built yet (MIGs)" in said
-    assert said.endswith("use --backend tpu-api.") and "4 VMs" in said
+@pytest.mark.parametrize("accelerator", ["v6e-16", "v5p-16", "v6e-64"])
+def test_a_multi_host_slice_is_served_on_compute_when_asked_for(accelerator):
+    chosen = bc.choose_backend(accelerator, "spot", COMPUTE, compute_quota_chips=256)
+    assert chosen.backend == COMPUTE
+
+
+def test_auto_keeps_a_multi_host_slice_on_the_tpu_api_and_says_why():
+    chosen = bc.choose_backend("v6e-16", "vm", "auto", compute_quota_chips=256)
+    assert chosen.backend == TPU_API
+    assert "MIG" in chosen.reason and "--backend compute" in chosen.reason
 
 
 @pytest.mark.parametrize("asked", [COMPUTE, "auto"])
-def test_a_multi_host_tpu7x_has_no_backend_yet_and_the_single_vm_slice_is_named(asked):
-    with pytest.raises(BadInput, match="launch a single-VM slice instead: tpu7x-8"):
-        bc.choose_backend("tpu7x-16", "vm", asked, compute_quota_chips=None)
+def test_a_multi_host_tpu7x_slice_goes_to_compute_engine_its_only_backend(asked):
+    assert bc.choose_backend("tpu7x-16", "vm", asked, compute_quota_chips=None).backend == COMPUTE
 
 
 @pytest.mark.parametrize(("asked", "route"), [("gke", "vm"), ("auto", "notebook")])
@@ -185,6 +188,7 @@ def test_zone_offers_leave_out_the_backend_that_does_not_serve_it():
     assert [(o.zone, o.backends) for o in tpu7x] == [("us-central1-c", ((COMPUTE, "documented"),))]
     v5e = bc.zone_offers("v5litepod-4", ["us-west1-c"], "documented")
     assert [(o.zone, o.backends) for o in v5e] == [("us-west1-c", ((TPU_API, "documented"),))]
-    # A multi-host slice is not built on Compute Engine yet: only the TPU API offers it.
-    v6e16 = bc.zone_offers("v6e-16", ["us-east5-a"], "live")
-    assert [(o.zone, o.backends) for o in v6e16] == [("us-east5-a", ((TPU_API, "live"),))]
+    # A multi-host slice is a MIG of the generation's VMs: Compute Engine offers it where the
+    # catalog documents v6e, beside the TPU API's live zone.
+    v6e16 = {o.zone: o.backends for o in bc.zone_offers("v6e-16", ["us-east5-a"], "live")}
+    assert v6e16["us-east5-a"] == ((TPU_API, "live"), (COMPUTE, "documented"))

@@ -73,6 +73,13 @@ def test_compute_engines_deadline_is_googles_in_the_words():
     assert "watchdog" not in plan(backend="compute").deadline_words(0.0)
 
 
+def test_a_compute_engine_slice_s_deadline_is_not_said_to_be_google_s():
+    # Its VMs' max run duration ends them, but the MIG may recreate them (compute-engine.md).
+    words = plan(backend="compute", accelerator="v6e-16").deadline_words(0.0)
+    assert "Not Google's deadline" in words and "tpuwizard deletes the whole slice" in words
+    assert "Google deletes" not in words and "Google ends" not in words
+
+
 def test_a_deadline_under_thirty_seconds_is_refused_on_compute_engine_only():
     assert any("30 seconds" in p for p in plan(backend="compute", max_run_minutes=0.2).problems())
     assert not plan(backend="tpu-api", max_run_minutes=0.2).problems()

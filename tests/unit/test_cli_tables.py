@@ -119,7 +119,7 @@ def test_status_at_80_columns_keeps_names_states_and_money(monkeypatch, capsys):
     [
         ("v6e-4", "us-east5-a", ["tpu-api", "compute"]),
         ("v5litepod-4", "us-west1-c", ["tpu-api"]),  # Compute Engine does not serve v5e
-        ("v6e-16", "us-east5-a", ["tpu-api"]),  # multi-host: not built on Compute Engine yet
+        ("v6e-16", "us-east5-a", ["tpu-api", "compute"]),  # multi-host: a MIG on Compute Engine
         ("tpu7x-8", "us-central1-c", ["compute"]),  # the TPU API does not serve TPU7x
     ],
 )

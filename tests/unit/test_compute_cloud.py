@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from tpuwizard.core.cloud import compute
+from tpuwizard.core.cloud import compute, compute_read, compute_slices
 from tpuwizard.core.cloud.backends import COMPUTE
 from tpuwizard.core.cloud.compute import ComputeCloud
 from tpuwizard.core.cloud.endpoint import compute_endpoint
@@ -43,17 +43,20 @@ def test_every_client_and_the_operations_one_use_that_endpoint(clean):
     assert type(cloud.credentials).__name__ == "AnonymousCredentials"
 
 
-def test_no_extended_operation_is_ever_waited_on():
+@pytest.mark.parametrize("module", [compute, compute_slices])
+def test_no_extended_operation_is_ever_waited_on(module):
     # insert()/delete() return extended operations whose .result() polls Google's default
     # endpoint (compute-engine.md, "The Python client"): only the *_unary calls are used.
-    tree = ast.parse(inspect.getsource(compute))
-    called = {
-        node.func.attr
+    tree = ast.parse(inspect.getsource(module))
+    # Every method named on a client (compute_slices passes them to one caller), but not the
+    # slices part's own (ComputeCloud.delete_node calls self.slices.delete).
+    named = {
+        node.attr
         for node in ast.walk(tree)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+        if isinstance(node, ast.Attribute) and ast.unparse(node.value) != "self.slices"
     }
-    assert {"insert_unary", "delete_unary"} <= called
-    assert not called & {"insert", "delete", "result", "done"}
+    assert {"insert_unary", "delete_unary"} <= named
+    assert not named & {"insert", "delete", "resize", "result", "done"}
     # zoneOperations.wait is a plain REST call on our own operations client (its endpoint ours).
     waits = [
         ast.unparse(node.func.value)
@@ -62,7 +65,10 @@ def test_no_extended_operation_is_ever_waited_on():
         and isinstance(node.func, ast.Attribute)
         and node.func.attr == "wait"
     ]
-    assert waits == ["self.operations"]
+    # Our own operations clients (zonal, and the slices' regional one), on our endpoint.
+    assert (
+        waits == {compute: ["self.slices", "self.operations"], compute_slices: ["client"]}[module]
+    )
 
 
 def test_the_protocol_s_members_with_its_parameters():
@@ -98,7 +104,7 @@ INSTANCE = {
 def test_an_instance_reads_as_a_node():
     from google.cloud import compute_v1
 
-    node = compute._node_info(compute_v1.Instance.from_json(json.dumps(INSTANCE)), "elsewhere")
+    node = compute_read.node_info(compute_v1.Instance.from_json(json.dumps(INSTANCE)), "elsewhere")
     assert (node.name, node.zone, node.accelerator_type, node.state) == (
         "tpu-a",
         "us-east5-a",
@@ -109,7 +115,7 @@ def test_an_instance_reads_as_a_node():
     assert node.spot and node.uid == "8123456789012345678"
     assert node.create_time == 1796148000.0  # 18:00 UTC
     internal = dict(INSTANCE, networkInterfaces=[{"networkIP": "10.0.0.6"}], scheduling={})
-    node = compute._node_info(compute_v1.Instance.from_json(json.dumps(internal)), "z")
+    node = compute_read.node_info(compute_v1.Instance.from_json(json.dumps(internal)), "z")
     assert node.external_ips == ("",) and node.internal_only == (0,) and not node.spot
 
 
@@ -125,10 +131,10 @@ def test_the_deadline_is_read_back_from_the_instance(clean):
 
 
 def test_the_label_filter_is_compute_s_syntax():
-    assert compute._label_filter({"managed-by": "tpuwizard", "a": "b"}) == (
+    assert compute_read.label_filter({"managed-by": "tpuwizard", "a": "b"}) == (
         '(labels.a = "b") (labels.managed-by = "tpuwizard")'
     )
-    assert compute._label_filter(None) == ""
+    assert compute_read.label_filter(None) == ""
 
 
 def test_importing_the_module_loads_no_google_client():

@@ -29,7 +29,7 @@ class SlowZoneCloud(MemoryCloud):
 
     slow: frozenset[str] = frozenset()
 
-    def create_node(self, req):
+    def create_node(self, req, on_part=None):
         operation = super().create_node(req)
         making = self._making.get(("node", req.zone, req.node_id))
         if req.zone in self.slow and making is not None:

@@ -43,7 +43,7 @@ class FailsReadsAfterConflict(MemoryCloud):
 
     conflicted = False
 
-    def create_node(self, req):
+    def create_node(self, req, on_part=None):
         try:
             return super().create_node(req)
         except gx.Conflict:

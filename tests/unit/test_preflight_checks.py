@@ -223,3 +223,14 @@ def test_offered_passes_fails_with_the_zones_command_or_is_unknown():
     assert check.fix == "tpuwizard zones --accelerator v6e-4 --backend tpu-api"
     refused = gx.Forbidden("Location us-east5-a is not found or access is unauthorized.")
     assert offer.check_offered(ask(), reach(rest, refused)).verdict is Verdict.UNKNOWN
+
+
+def test_a_compute_engine_slice_is_offered_where_its_vm_machine_type_is():
+    # Compute Engine lists machine types per VM: a v6e-16 slice is a MIG of v6e-4 VMs.
+    rest = FakeRest()
+    slice_ask = ask(backend="compute", accelerator="v6e-16")
+    assert offer.check_offered(slice_ask, reach(rest, ["v6e-1", "v6e-4"])).verdict is Verdict.PASS
+    assert offer.check_offered(slice_ask, reach(rest, ["v6e-1"])).verdict is Verdict.FAIL
+    # The TPU API lists the slice itself: no such stand-in there.
+    api_ask = ask(accelerator="v6e-16")
+    assert offer.check_offered(api_ask, reach(rest, ["v6e-4"])).verdict is Verdict.FAIL

@@ -27,7 +27,7 @@ class RecordingCloud(MemoryCloud):
         super().__init__(**fields)
         self.requests: list[NodeRequest] = []
 
-    def create_node(self, req: NodeRequest):
+    def create_node(self, req: NodeRequest, on_part=None):
         self.requests.append(req)
         return super().create_node(req)
 

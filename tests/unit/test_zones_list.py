@@ -96,7 +96,7 @@ def sent_queue_wait(tmp_path, p: LaunchPlan) -> float | None:
     sent = []
     original = cloud.create_node
 
-    def create_node(req):
+    def create_node(req, on_part=None):
         sent.append(req.queue_wait_s)
         return original(req)
 

@@ -1,7 +1,10 @@
 """Compute Engine's REST paths in the sandbox, beside the TPU API's (same port, same token).
 
 The server hands every path under ``/compute/v1/`` here (and the sandbox's own question of where an
-instance's worker lives, ``/sandbox/v1/projects/P/zones/Z/instances/NAME:workers``). Errors answer
+instance's worker lives, ``/sandbox/v1/projects/P/zones/Z/instances/NAME:workers``, or a MIG's
+workers, ``.../instanceGroupManagers/NAME:workers``, in worker order). The routes of multi-host
+slices (policies, templates, MIGs, regional operations) are :mod:`~tpuwizard.sandbox.mig_routes`'s.
+Errors answer
 in Compute Engine's shape, ``{"error": {"code", "message", "errors": [{"message", "domain",
 "reason"}]}}``; an unknown path is a 404 and a known path with another method a 405, in JSON.
 """
@@ -15,7 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from tpuwizard.sandbox import compute_google as ce
-from tpuwizard.sandbox import instance_rules
+from tpuwizard.sandbox import instance_rules, mig_routes
 from tpuwizard.sandbox.compute_filter import matches, parse_filter
 from tpuwizard.sandbox.model import ApiError
 
@@ -41,11 +44,12 @@ ROUTES: list[tuple[str, re.Pattern[str], str]] = [
         ("GET", PREFIX + r"/regions/(?P<region>[^/]+)/routers", "list_routers"),
         ("GET", ZONE + r"/operations/(?P<name>[^/]+)", "get_operation"),
         ("POST", ZONE + r"/operations/(?P<name>[^/]+)/wait", "wait_operation"),
+        *[(m, p, f"mig.{h}") for m, p, h in mig_routes.PATHS],
     ]
 ]
 WORKERS_RE = re.compile(
     r"^/sandbox/v1/projects/(?P<project>[^/]+)/zones/(?P<zone>[^/]+)"
-    r"/instances/(?P<name>[^/:]+):workers$"
+    r"/(?P<kind>instances|instanceGroupManagers)/(?P<name>[^/:]+):workers$"
 )
 # zoneOperations.wait: "waits for no more than the default deadline (2 minutes)" (compute.v1.json).
 WAIT_S = 120.0
@@ -123,9 +127,11 @@ def answer(
                 400, "parseError", "This API does not support parsing form-encoded input."
             ) from None
         if (workers := WORKERS_RE.match(path)) and method == "GET":
+            where = workers.groupdict()
+            part = state.instances if where.pop("kind") == "instances" else state.migs
             with state.store.transaction():
                 state.tick()
-                return 200, {"homes": state.instances.worker_homes(**workers.groupdict())}
+                return 200, {"homes": part.worker_homes(**where)}
         found = [(m, p.match(path), h) for m, p, h in ROUTES if p.match(path)]
         if not found:
             raise ApiError(404, "notFound", f"The requested URL {path} was not found.")
@@ -140,23 +146,31 @@ def answer(
         fault = injected(state, method, args["project"])
         if fault is not None:
             raise fault
-        if handler == "wait_operation":
+        if handler in ("wait_operation", "mig.wait_region_operation"):
             return 200, wait_operation(state, **args)
         with state.store.transaction():
             state.tick()
-            return 200, getattr(Routes(state), handler)(query=query, body=body, **args)
+            routes: Any = (
+                mig_routes.MigRoutes(state) if handler.startswith("mig.") else Routes(state)
+            )
+            return 200, getattr(routes, handler.removeprefix("mig."))(
+                query=query, body=body, **args
+            )
     except ApiError as err:
         return err.http, error_body(err)
 
 
-def wait_operation(state: SandboxState, project: str, zone: str, name: str) -> dict[str, Any]:
-    """The operation once DONE, or as it is after the default deadline; the state file is not
-    held while it waits."""
+def wait_operation(
+    state: SandboxState, project: str, name: str, zone: str = "", region: str = ""
+) -> dict[str, Any]:
+    """The operation (of a zone, or of a region) once DONE, or as it is after the default
+    deadline; the state file is not held while it waits."""
     deadline = time.monotonic() + WAIT_S
+    where, scope = (zone, "zones") if zone else (region, "regions")
     while True:
         with state.store.transaction():
             state.tick()
-            op = state.zone_operations.get(project, zone, name)
+            op = state.zone_operations.get(project, where, name, scope)
         if op["status"] == "DONE" or time.monotonic() >= deadline:
             return op
         time.sleep(POLL_S)

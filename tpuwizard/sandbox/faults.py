@@ -69,6 +69,8 @@ instance deletes. And these are theirs:
   staging_error=N       the next N inserts to reach the end of STAGING end with INTERNAL_ERROR
                         instead of RUNNING, the instance gone
                         (compute-engine.md:63-64)
+  vm_failure=N          the next N MIGs to reach ACTIVE lose their last VM to a host failure
+                        (TERMINATED); under DO_NOTHING the MIG leaves it: ACTIVE_DEGRADED
 
 Known only to the in-memory cloud of the unit tests (tests/fakes.py), which reads the same spec:
   listed_after_delete=N the next N node deletes leave the node in its zone's list (DELETING) while
@@ -97,6 +99,7 @@ COUNTED = (
     "unauthenticated",
     "read_error",
     "staging_error",
+    "vm_failure",
 )
 MEMORY_ONLY = ("listed_after_delete",)
 FLAGS = (

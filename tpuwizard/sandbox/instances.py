@@ -47,6 +47,10 @@ class Instances:
         self.vms = vms
         self.faults = faults
         self.delay = delay
+        # The instances this tick removed, and why ("deleted", "time_limit", "failed",
+        # "preempted"): the MIGs read it after the instances move on (migs.py), since a MIG
+        # recreates a VM deleted by hand but not one Google ended.
+        self.removed: list[tuple[dict[str, Any], str]] = []
 
     @property
     def records(self) -> dict[str, Any]:
@@ -125,13 +129,15 @@ class Instances:
 
     # --- delete ------------------------------------------------------------------------------
 
-    def delete(self, project: str, zone: str, name: str) -> dict[str, Any]:
+    def delete(self, project: str, zone: str, name: str, faulty: bool = True) -> dict[str, Any]:
+        """Delete the instance; ``faulty``: the counted delete faults may act on it (not on the
+        deletes a MIG makes of its own VMs, which answer only the MIG's delete)."""
         found = self.record(project, zone, name)
         op = self.operations.start(project, zone, "delete", found["_name"], found["id"])
         # ce:64 "deleting a PENDING Flex-start instance took 39 minutes once".
         slow = self.faults.slow_pending_delete if found["status"] == "PENDING" else None
-        fail = self.faults.take("delete_fail")
-        lie = not fail and self.faults.take("lying_delete")
+        fail = faulty and self.faults.take("delete_fail")
+        lie = faulty and not fail and self.faults.take("lying_delete")
         found.setdefault("_deletes", []).append(
             {
                 "op": op["selfLink"],
@@ -177,10 +183,11 @@ class Instances:
         op = self.operations.by_link(record["_insert_op"])
         if op is not None:
             self.operations.finish(op, error)
-        self._remove(record)
+        self._remove(record, "failed")
         return True
 
-    def _remove(self, record: dict[str, Any]) -> None:
+    def _remove(self, record: dict[str, Any], why: str) -> None:
+        self.removed.append((record, why))
         self.records.pop(record["_name"], None)
         self.vms.stop_instance(record["_name"], remove=True)
 
@@ -235,7 +242,7 @@ class Instances:
         if t >= record.get("_ends_at", float("inf")) or preempted:
             # ce:39-42 the run is over (or a spot VM is preempted): Google deletes or stops it.
             if action == "DELETE":
-                self._remove(record)
+                self._remove(record, "preempted" if preempted else "time_limit")
             else:
                 # limit-vm-runtime: the termination timestamp is cleared when a VM stops
                 # (ce:56-58); the stopped VM's disk (its home) stays.
@@ -272,7 +279,7 @@ class Instances:
                         "was being created.",
                     },
                 )
-            self._remove(record)
+            self._remove(record, "deleted")
             return True
         if not record["_deletes"]:  # only failed or lying deletes: it is as it was
             record["status"] = record.pop("_was")

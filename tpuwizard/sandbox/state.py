@@ -20,6 +20,8 @@ from typing import Any
 
 from tpuwizard.sandbox.faults import Faults
 from tpuwizard.sandbox.instances import Instances
+from tpuwizard.sandbox.mig_parts import SliceParts
+from tpuwizard.sandbox.migs import ManagedInstanceGroups
 from tpuwizard.sandbox.nodes import Nodes
 from tpuwizard.sandbox.operations import Operations
 from tpuwizard.sandbox.queued import QueuedResources
@@ -56,6 +58,12 @@ class SandboxState:
         # Compute Engine's TPU VMs, with their own (Compute-shaped) operations.
         self.zone_operations = ZoneOperations(self.store)
         self.instances = Instances(self.store, self.zone_operations, self.vms, faults, self.delay)
+        # Multi-host slices on Compute Engine: workload policies and templates (regional), and
+        # the MIGs whose VMs are instances above.
+        self.slice_parts = SliceParts(self.store, self.zone_operations)
+        self.migs = ManagedInstanceGroups(
+            self.store, self.zone_operations, self.instances, self.slice_parts, self.vms, faults
+        )
         # Which part finishes an operation, by the kind it was started with.
         self._finishers: dict[str, Callable[[dict[str, Any]], None]] = {
             "create_node": self.nodes.finish_create,
@@ -71,10 +79,11 @@ class SandboxState:
         return self.store.data
 
     def holds_resources(self) -> bool:
-        """Does the practice cloud hold anything that would bill at Google: a node, a queued
-        resource or a Compute Engine instance? (Call with the state's lock held.)"""
+        """Does the practice cloud hold anything tpuwizard made: a node, a queued resource, a
+        Compute Engine instance, MIG, template or policy? (Call with the state's lock held.)"""
         data = self.store.data
-        return bool(data["nodes"] or data["queued"] or data.get("instances"))
+        kinds = ("instances", "migs", "instance_templates", "resource_policies")
+        return bool(data["nodes"] or data["queued"] or any(data.get(k) for k in kinds))
 
     def worker_home(self, node_name: str, worker: int) -> Path:
         return self.vms.worker_home(node_name, worker)
@@ -92,6 +101,7 @@ class SandboxState:
         changed |= self.queued.advance_all(t)
         changed |= self.vms.preempt_spot(t)
         changed |= self.instances.advance_all(t)
+        changed |= self.migs.advance_all(t)  # after the instances: it reads what they lost
         for node in self.store.data["nodes"].values():
             boots_at = node.get("_reachable_at")
             if boots_at is not None and boots_at <= t and node["state"] == "CREATING":

@@ -1,4 +1,4 @@
-"""Compute Engine's zonal operations, as the sandbox keeps them.
+"""Compute Engine's zonal and regional operations, as the sandbox keeps them.
 
 A part of :class:`~tpuwizard.sandbox.state.SandboxState`, given the state file. Compute Engine's
 operations are not the TPU API's (``compute#operation``: a ``status`` of PENDING, RUNNING or DONE,
@@ -42,16 +42,28 @@ class ZoneOperations:
         self, project: str, zone: str, kind: str, target: str, target_id: str
     ) -> dict[str, Any]:
         """A RUNNING operation of ``kind`` (insert, delete, setScheduling) on ``target``."""
+        return self._start(project, "zones", zone, kind, target, target_id)
+
+    def start_regional(
+        self, project: str, region: str, kind: str, target: str, target_id: str
+    ) -> dict[str, Any]:
+        """A RUNNING regional operation (``regions/R/operations/OP``): instance templates and
+        resource policies are regional, so their inserts and deletes are."""
+        return self._start(project, "regions", region, kind, target, target_id)
+
+    def _start(
+        self, project: str, scope: str, where: str, kind: str, target: str, target_id: str
+    ) -> dict[str, Any]:
         data = self.store.data
         data["counter"] += 1
         now = time.time()
         name = f"operation-{int(now * 1000)}-{secrets.token_hex(6)}"
-        zone_url = compute_google.zone_url(project, zone)
+        zone_url = f"{compute_google.BASE}projects/{project}/{scope}/{where}"
         op = {
             "kind": "compute#operation",
             "id": str(compute_google.ID_BASE + data["counter"]),
             "name": name,
-            "zone": zone_url,
+            "zone" if scope == "zones" else "region": zone_url,
             "operationType": kind,
             "targetLink": f"{compute_google.BASE}{target}",
             "targetId": target_id,
@@ -62,7 +74,7 @@ class ZoneOperations:
             "startTime": rfc3339(now),
             "selfLink": f"{zone_url}/operations/{name}",
         }
-        key = f"projects/{project}/zones/{zone}/operations/{name}"
+        key = f"projects/{project}/{scope}/{where}/operations/{name}"
         data.setdefault("zone_operations", {})[key] = op
         return op
 
@@ -74,19 +86,22 @@ class ZoneOperations:
         if error is not None:
             op["error"] = {"errors": [error]}
 
-    def find(self, project: str, zone: str, name: str) -> dict[str, Any] | None:
-        return self.ops.get(f"projects/{project}/zones/{zone}/operations/{name}")
+    def find(
+        self, project: str, zone: str, name: str, scope: str = "zones"
+    ) -> dict[str, Any] | None:
+        return self.ops.get(f"projects/{project}/{scope}/{zone}/operations/{name}")
 
     def by_link(self, self_link: str) -> dict[str, Any] | None:
         name = self_link.removeprefix(compute_google.BASE)
         return self.ops.get(name)
 
-    def get(self, project: str, zone: str, name: str) -> dict[str, Any]:
-        op = self.find(project, zone, name)
+    def get(self, project: str, zone: str, name: str, scope: str = "zones") -> dict[str, Any]:
+        """The operation ``name`` of a zone (``scope`` "zones") or a region ("regions")."""
+        op = self.find(project, zone, name, scope)
         if op is None:
             raise ApiError(
                 404,
                 "notFound",
-                f"The resource 'projects/{project}/zones/{zone}/operations/{name}' was not found",
+                f"The resource 'projects/{project}/{scope}/{zone}/operations/{name}' was not found",
             )
         return public(op)

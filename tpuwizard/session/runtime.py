@@ -42,7 +42,9 @@ def sandbox_worker_homes(cloud: Any, node: NodeInfo) -> list[Path]:
     from google.auth.transport.requests import AuthorizedSession
 
     if cloud.backend == COMPUTE:
-        where = f"projects/{cloud.project}/zones/{node.zone}/instances/{node.name}"
+        # A multi-host slice is a MIG (named as the node), a single VM an instance.
+        kind = "instanceGroupManagers" if len(node.endpoints) > 1 else "instances"
+        where = f"projects/{cloud.project}/zones/{node.zone}/{kind}/{node.name}"
     else:
         where = cloud.node_path(node.zone, node.name)
     url = f"{cloud.endpoint}/sandbox/v1/{where}:workers"

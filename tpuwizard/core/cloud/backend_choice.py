@@ -73,7 +73,13 @@ SUPPORT: dict[str, Support] = {
 
 _NAMES = {TPU_API: "the TPU API", COMPUTE: "Compute Engine"}
 _ROUTE_WORDS = {"vm": "on-demand", "on-demand": "on-demand", "spot": "spot", "flex": "Flex-start"}
-_MULTI_HOST = "multi-host slices on Compute Engine are not built yet (MIGs)"
+# Why auto keeps a multi-host slice on the TPU API where both serve it: there it is one node;
+# on Compute Engine it is a MIG whose VMs' max run duration is no deadline for the slice (the MIG
+# may make them again), so only tpuwizard's own teardown ends it. --backend compute asks for it.
+_MULTI_HOST = (
+    "on Compute Engine a slice is a MIG that Google's max run duration does not end "
+    "(--backend compute to use it anyway)"
+)
 
 
 @dataclass(frozen=True)
@@ -159,16 +165,11 @@ def _check_possible(s: catalog.Slice, support: Support, backend: str) -> None:
             f"{s.name} is not served by the TPU API ({support.why}; {support.cite}). "
             "Use --backend compute or --backend auto."
         )
-    if backend == COMPUTE and not s.single_host:
-        if TPU_API in support.backends:
-            raise BadInput(
-                f"{s.name} is a multi-host slice ({s.vms} VMs): {_MULTI_HOST}; "
-                "use --backend tpu-api."
-            )
-        single = [s.generation.name_for_chips(chips) for chips, _ in s.generation.machine_types]
+    one_vm = s.generation.name_for_chips(s.chips_per_vm)
+    if backend == COMPUTE and not s.single_host and catalog.machine_type(one_vm) is None:
         raise BadInput(
-            f"{s.name} is a multi-host slice ({s.vms} VMs): {_MULTI_HOST}, and Google serves "
-            f"{gen} only on Compute Engine; launch a single-VM slice instead: {', '.join(single)}."
+            f"{s.name} is a multi-host slice ({s.vms} VMs of {s.chips_per_vm} chips), and "
+            f"Compute Engine has no machine type for one such VM of {gen}."
         )
 
 
@@ -209,15 +210,16 @@ def zone_offers(
 ) -> list[ZoneOffer]:
     """Per zone, which backends offer ``accelerator``: the TPU API where the zone survey found
     it (``tpu_api_source``: live or documented), Compute Engine where the catalog documents the
-    generation and it has a machine type for this slice (single-VM; multi-host slices are not
-    built on Compute Engine yet), labelled documented."""
+    generation and it has a machine type for the slice's VM (a multi-host slice is a MIG of
+    them), labelled documented."""
     s = _slice(accelerator)
     support = SUPPORT[s.generation.key]
     found: dict[str, dict[str, str]] = {}
     if TPU_API in support.backends:
         for zone in tpu_api_zones:
             found.setdefault(zone, {})[TPU_API] = tpu_api_source
-    if COMPUTE in support.backends and catalog.machine_type(s.name) is not None:
+    one_vm = s.generation.name_for_chips(s.chips_per_vm)
+    if COMPUTE in support.backends and catalog.machine_type(one_vm) is not None:
         for zone in s.zones:
             found.setdefault(zone, {})[COMPUTE] = "documented"
     return [

@@ -131,7 +131,7 @@ class TpuCloud:
             node.service_account = self.tpu_v2.ServiceAccount(**account)
         return node
 
-    def create_node(self, req: NodeRequest) -> Any:
+    def create_node(self, req: NodeRequest, on_part: Callable[[Part], None] | None = None) -> Any:
         """Start creating a node; returns the operation to hand to :meth:`wait_for_node`.
 
         Not retried: if the call fails in a way that leaves its fate unknown, the caller checks
@@ -313,6 +313,13 @@ class TpuCloud:
     def parts_of(self, kind: str, zone: str, name: str, node_id: str | None) -> list[Part]:
         """A queued resource takes the node it asked for with it; a node is one resource."""
         return [Part("node", zone, node_id)] if kind == "queued" and node_id else []
+
+    def part_labels(self, part: Part) -> dict[str, str] | None:
+        """Only nodes are parts here (read as nodes): no other kind exists."""
+        return None
+
+    def part_gone(self, part: Part) -> bool:
+        return True
 
     def deadline_at(self, kind: str, zone: str, name: str) -> float | None:
         """A Flex-start request's ``runDuration.terminationTime`` (the TPU API sets no other

@@ -21,14 +21,17 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from datetime import datetime
 from typing import Any
 
+from tpuwizard.core.cloud import compute_slice_body as slice_body
 from tpuwizard.core.cloud import compute_states, google_errors
 from tpuwizard.core.cloud.backends import COMPUTE
 from tpuwizard.core.cloud.compute_body import MACHINE_TYPES, accelerator_of, instance_body
 from tpuwizard.core.cloud.compute_errors import OperationError, operation_errors
 from tpuwizard.core.cloud.compute_errors import resource_not_ready as _not_ready
+from tpuwizard.core.cloud.compute_read import label_filter, matching, node_info, parse_time
+from tpuwizard.core.cloud.compute_slice_body import is_multi_host
+from tpuwizard.core.cloud.compute_slices import ComputeSlices, SliceBuild
 from tpuwizard.core.cloud.endpoint import compute_endpoint
 from tpuwizard.core.cloud.google_calls import credentials_for, quota_is_final, retry_reads
 from tpuwizard.core.cloud.polling import pause, poll_until
@@ -79,6 +82,8 @@ class ComputeCloud:
         self.operations = client(compute_v1.ZoneOperationsClient)
         self.machine_types = client(compute_v1.MachineTypesClient)
         self.zones = client(compute_v1.ZonesClient)
+        # Multi-host slices (a workload policy, a template, a MIG): a part, not a base class.
+        self.slices = ComputeSlices(compute_v1, project, client, timeout, self.retry)
 
     def queues(self, route: str) -> bool:
         """No route queues: spot and Flex-start are the instance's own scheduling."""
@@ -119,16 +124,21 @@ class ComputeCloud:
         return zones
 
     # -- instances --------------------------------------------------------------------------
-    def create_node(self, req: NodeRequest) -> Any:
-        """Start creating the instance; returns its operation for :meth:`wait_for_node`.
+    def create_node(self, req: NodeRequest, on_part: Callable[[Part], None] | None = None) -> Any:
+        """Start creating the instance (or, for a multi-host slice, its first part: each part
+        is told to ``on_part`` before its insert); returns what :meth:`wait_for_node` takes.
 
         Not retried: if the call fails in a way that leaves its fate unknown, the caller checks
         with :meth:`get_node` (the ledger already holds the intent). The body is built first, so
         a request Compute Engine cannot take is refused before any call.
         """
+        self._routes[(req.zone, req.node_id)] = req.route
+        if is_multi_host(req.accelerator_type):
+            slice_body.template_body(req)  # refused here, before any call, if it cannot be sent
+            with quota_is_final():
+                return self.slices.create(req, on_part)
         body = instance_body(req)
         instance = self.compute_v1.Instance.from_json(json.dumps(body))
-        self._routes[(req.zone, req.node_id)] = req.route
         with quota_is_final():
             return self.instances.insert_unary(
                 project=self.project,
@@ -153,31 +163,34 @@ class ComputeCloud:
 
     def get_node(self, zone: str, node_id: str) -> NodeInfo | None:
         instance = self._get_raw(zone, node_id)
-        return _node_info(instance, zone) if instance is not None else None
+        if instance is None:  # a slice is named as its MIG, never as one of its VMs
+            return self.slices.get(zone, node_id)
+        return node_info(instance, zone)
 
     def list_nodes(self, zone: str, labels: dict[str, str] | None = None) -> list[NodeInfo]:
         """The zone's instances whose labels include ``labels``: Google filters, and the
         answer is checked here too (a filter it could not apply must not widen "ours")."""
         request = self.compute_v1.ListInstancesRequest(
-            project=self.project, zone=zone, filter=_label_filter(labels)
+            project=self.project, zone=zone, filter=label_filter(labels)
         )
         pager = self.instances.list(request=request, retry=self.retry, timeout=self.timeout)
-        return _matching([_node_info(i, zone) for i in pager], labels)
+        slices, loose = self.slices.fold(zone, list(pager))
+        return matching([*slices, *(node_info(i, zone) for i in loose)], labels)
 
     def list_all_nodes(self, labels: dict[str, str] | None = None) -> list[NodeInfo]:
         """Every zone's instances whose labels include ``labels``, in one aggregated list."""
         request = self.compute_v1.AggregatedListInstancesRequest(
-            project=self.project, filter=_label_filter(labels)
+            project=self.project, filter=label_filter(labels)
         )
         pager = self.instances.aggregated_list(
             request=request, retry=self.retry, timeout=self.timeout
         )
         nodes = [
-            _node_info(i, scope.rsplit("/", 1)[-1])
+            node_info(i, scope.rsplit("/", 1)[-1])
             for scope, scoped in pager
             for i in scoped.instances
         ]
-        return _matching(nodes, labels)
+        return matching(nodes, labels)
 
     def wait_for_node(
         self,
@@ -195,6 +208,11 @@ class ComputeCloud:
         Raises :class:`CreateFailed` when the create operation ends in an error (diagnosed by
         its code: see :mod:`compute_errors`), and :class:`WaitTimedOut` when ``timeout`` passes.
         """
+        if isinstance(operation, SliceBuild) or (
+            operation is None and self._get_raw(zone, node_id) is None
+        ):
+            build = operation if isinstance(operation, SliceBuild) else None
+            return self.slices.wait(zone, node_id, build, on_state, timeout, poll, cancelled)
         op_name = _operation_name(operation)
         done = op_name is None
         last: str | None = None
@@ -255,7 +273,8 @@ class ComputeCloud:
                 retry=self.retry,
                 timeout=self.timeout,
             )
-        except exceptions.NotFound:
+        except exceptions.NotFound:  # no instance of the name: a slice's parts, if any
+            self.slices.delete(zone, node_id, timeout)
             return
         final = self._wait_operation(zone, op.name, f"delete of instance {node_id}", timeout)
         errors = [e for e in operation_errors(final) if e["code"] != "RESOURCE_NOT_FOUND"]
@@ -267,7 +286,9 @@ class ComputeCloud:
         """Verified: ``get`` says NotFound and the zone's list no longer holds it."""
         if self._get_raw(zone, node_id) is not None:
             return False
-        return all(n.name != node_id for n in self.list_nodes(zone))
+        return all(n.name != node_id for n in self.list_nodes(zone)) and self.slices.gone(
+            zone, node_id
+        )
 
     # -- operations -------------------------------------------------------------------------
     def _get_operation(self, zone: str, name: str) -> Any:
@@ -337,17 +358,26 @@ class ComputeCloud:
         return compute_states.bills_in_state(kind, state)
 
     def parts_of(self, kind: str, zone: str, name: str, node_id: str | None) -> list[Part]:
-        """A single-host instance is one resource (its boot disk is deleted with it)."""
-        return []
+        """A slice's VMs still listed, its template and its policy (a single-host instance is
+        one resource, its boot disk deleted with it: its name has no template or policy)."""
+        return self.slices.parts(zone, name) if kind == "node" else []
+
+    def part_labels(self, part: Part) -> dict[str, str] | None:
+        return self.slices.part_labels(part)
+
+    def part_gone(self, part: Part) -> bool:
+        return self.slices.part_gone(part)
 
     def deadline_at(self, kind: str, zone: str, name: str) -> float | None:
         """``resourceStatus.scheduling.terminationTimestamp``, read back: when Google deletes
-        the instance (None when it is gone, or Google cleared it: a stopped VM has none)."""
+        the instance (None when it is gone, or Google cleared it: a stopped VM has none). A
+        slice has none: each VM's ends it, but its MIG may make it again, so only tpuwizard's
+        own teardown of the MIG ends a slice."""
         instance = self._get_raw(zone, name) if kind == "node" else None
         if instance is None:
             return None
         stamp = instance.resource_status.scheduling.termination_timestamp
-        return _parse_time(stamp) if stamp else None
+        return parse_time(stamp) if stamp else None
 
     def identity_of(self, node: NodeInfo) -> NodeIdentity:
         """The instance's numeric ``id`` and its ``creationTimestamp``."""
@@ -362,38 +392,3 @@ def _operation_name(operation: Any) -> str | None:
     if operation is None or isinstance(operation, str):
         return operation or None
     return str(operation.name) or None
-
-
-def _label_filter(labels: dict[str, str] | None) -> str:
-    # Compute's list filter: space-separated parenthesized expressions are ANDed.
-    return " ".join(f'(labels.{k} = "{v}")' for k, v in sorted((labels or {}).items()))
-
-
-def _matching(nodes: list[NodeInfo], labels: dict[str, str] | None) -> list[NodeInfo]:
-    want = labels or {}
-    return [n for n in nodes if all(n.labels.get(k) == v for k, v in want.items())]
-
-
-def _parse_time(text: str) -> float:
-    """An RFC 3339 time as Compute writes it ("2026-12-01T10:00:00.000-08:00")."""
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-
-
-def _node_info(instance: Any, zone: str) -> NodeInfo:
-    """A NodeInfo from a compute_v1 ``Instance``: one worker, at the first interface."""
-    interfaces = list(instance.network_interfaces)[:1]
-    natted = [list(i.access_configs)[:1] for i in interfaces]
-    machine = instance.machine_type.rsplit("/", 1)[-1]
-    created = instance.creation_timestamp
-    return NodeInfo(
-        name=instance.name,
-        zone=instance.zone.rsplit("/", 1)[-1] if instance.zone else zone,
-        accelerator_type=accelerator_of(machine) or machine,
-        state=instance.status or "STATUS_UNSPECIFIED",
-        labels=dict(instance.labels),
-        create_time=_parse_time(created) if created else None,
-        endpoints=tuple(i.network_i_p for i in interfaces),
-        spot=instance.scheduling.provisioning_model == "SPOT",
-        external_ips=tuple(c[0].nat_i_p if c else "" for c in natted),
-        uid=str(instance.id or ""),
-    )

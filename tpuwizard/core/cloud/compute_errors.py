@@ -17,6 +17,9 @@ from tpuwizard.core.cloud.google_errors import Quota
 CAPACITY_CODES = frozenset(
     {"ZONE_RESOURCE_POOL_EXHAUSTED", "ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS"}
 )
+# tpuwizard's code (not Google's) for a slice whose MIG reports its topology ACTIVE_DEGRADED or
+# FAILED: not every VM got its TPUs, which means too little capacity for the whole slice.
+DEGRADED_CODE = "TPUWIZARD_TOPOLOGY_DEGRADED"
 QUOTA_CODE = "QUOTA_EXCEEDED"
 INTERNAL_CODE = "INTERNAL_ERROR"
 # Compute's quota words: "Quota 'TPUS_PER_TPU_FAMILY' exceeded.  Limit: 0.0 in region us-east5."
@@ -94,7 +97,7 @@ def operation_errors(op: Any) -> list[dict[str, Any]]:
 def capacity_refused(err: BaseException) -> bool:
     """No capacity in the zone: the code on an operation, or in the words of a refused call."""
     if isinstance(err, OperationError):
-        if any(code in CAPACITY_CODES for code in err.codes):
+        if any(code in CAPACITY_CODES or code == DEGRADED_CODE for code in err.codes):
             return True
         # INTERNAL_ERROR after STAGING: Google found no TPU to start the VM on (report).
         return err.after == "STAGING" and INTERNAL_CODE in err.codes

@@ -18,7 +18,20 @@ from __future__ import annotations
 # Statuses in which the VM is not charged (its boot disk may be: see above), by resource kind.
 # Compute Engine has no queued kind: spot and Flex-start are one instance (Cloud.queues).
 NOT_BILLING_STATES = {
-    "node": frozenset({"PENDING", "PROVISIONING", "STAGING"}),
+    # A slice (compute_slices.py) while its parts are made, and when only a template or a
+    # policy is left: neither costs anything; its VMs bill from RUNNING as any VM's.
+    "node": frozenset(
+        {
+            "PENDING",
+            "PROVISIONING",
+            "STAGING",
+            "CREATING_POLICY",
+            "CREATING_TEMPLATE",
+            "CREATING_MIG",
+            "RESIZING",
+            "PARTS_LEFT",
+        }
+    ),
 }
 # Statuses of an instance of ours that Google stopped: no deadline any more and its disk bills,
 # so the next command that sees one deletes it (issue 24, "States and billing").

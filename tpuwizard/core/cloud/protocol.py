@@ -30,7 +30,9 @@ class Part:
     """One resource that a delete of another takes with it, billed with it as one: a queued
     request's node on the TPU API; on Compute Engine a MIG's VMs, template and policy."""
 
-    kind: str  # "node", ...
+    # "node"; on Compute Engine also "instance-template" and "workload-policy", whose ``zone``
+    # is their region (compute_slice_body.py)
+    kind: str
     zone: str
     name: str
 
@@ -54,9 +56,15 @@ class Cloud(Protocol):
         ...
 
     # -- create and wait --------------------------------------------------------------------
-    def create_node(self, req: NodeRequest) -> object:
+    def create_node(
+        self, req: NodeRequest, on_part: Callable[[Part], None] | None = None
+    ) -> object:
         """Start creating a node; returns what :meth:`wait_for_node` takes as ``operation``.
-        Never retried inside: after a failure whose outcome is unknown the caller reads."""
+        Never retried inside: after a failure whose outcome is unknown the caller reads.
+
+        A node made of parts (a Compute Engine slice: policy, template, MIG) tells each part to
+        ``on_part`` before its create call, here or during the wait, so the caller's ledger
+        holds its intent first."""
         ...
 
     def create_queued(
@@ -129,6 +137,15 @@ class Cloud(Protocol):
     def parts_of(self, kind: str, zone: str, name: str, node_id: str | None) -> list[Part]:
         """What deleting this resource also deletes: each must be verified gone before the
         whole is (teardown checks each part's labels first: a part's name may be another's)."""
+        ...
+
+    def part_labels(self, part: Part) -> dict[str, str] | None:
+        """The labels of a part that is not a node (a template, a policy), None when it is gone:
+        teardown reads them before it counts the part as ours and still there."""
+        ...
+
+    def part_gone(self, part: Part) -> bool:
+        """A part that is not a node is verified gone."""
         ...
 
     def deadline_at(self, kind: str, zone: str, name: str) -> float | None:

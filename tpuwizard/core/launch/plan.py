@@ -95,12 +95,27 @@ class LaunchPlan:
         """Minutes the node may run: ``--max-run``, else the route's default."""
         return self.max_run_minutes or DEFAULT_MAX_RUN[self.route]
 
+    @property
+    def _multi_host(self) -> bool:
+        try:
+            return not catalog.parse_accelerator(self.accelerator).single_host
+        except catalog.UnknownAcceleratorError:  # problems() says so
+            return False
+
     def deadline_words(self, now: float, why_no_watchdog: str | None = None) -> str:
         """What the deadline really does for this plan, in words (the clock is local time).
 
         ``why_no_watchdog``: the check before create's reason, said when the watchdog is off."""
         minutes = self.max_run
         at = time.strftime("%H:%M", time.localtime(now + minutes * 60))
+        if self.backend == "compute" and self._multi_host:
+            # Each VM's max run duration ends it at the deadline, but its MIG may make it again
+            # (compute-engine.md): Google's deadline is not the slice's, tpuwizard's teardown is.
+            return (
+                f"Not Google's deadline: each VM's max run duration ends it at {at}, but the MIG "
+                "may recreate it; tpuwizard deletes the whole slice when the run ends, only "
+                "while tpuwizard runs."
+            )
         if self.backend == "compute":
             return (
                 f"Google deletes it at {at} (Compute Engine's max run duration), even if this "

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from tpuwizard.core.cancel import Cancelled, CancelToken
 from tpuwizard.core.cloud.diagnose import diagnose
 from tpuwizard.core.cloud.diagnosis import Diagnosis
+from tpuwizard.core.cloud.protocol import Part
 from tpuwizard.core.cloud.types import NodeInfo, NodeRequest
 from tpuwizard.core.errors import CreateFailed, RemoteError
 from tpuwizard.core.launch import attempts
@@ -221,7 +222,7 @@ class Provisioner:
                 if resource.kind == "queued":
                     rt.cloud.create_queued(req, qr_name, plan.route, int(plan.max_run * 60))
                     return None
-                return rt.cloud.create_node(req)
+                return rt.cloud.create_node(req, on_part=self._part_intent(resource))
             except Exception as err:
                 exists = self._exists(resource)
                 if exists is True:  # the call went through although its answer was lost
@@ -241,6 +242,20 @@ class Provisioner:
                     self.emit(ev.CreateRefused(resource.name, resource.kind, resource.zone))
                 raise
         raise AssertionError("unreachable")  # the loop always returns or raises
+
+    def _part_intent(self, resource: Resource) -> Callable[[Part], None]:
+        """Each part of a resource made of parts (a Compute Engine slice: its workload policy,
+        template and MIG), recorded before its create: every record lists the parts begun so
+        far, each with its kind and where it lives (a region or a zone), so the ledger says
+        what a crash between two creates left."""
+        begun: list[dict[str, str]] = []
+
+        def record(part: Part) -> None:
+            where = "zone" if part.kind in ("node", "mig") else "region"
+            begun.append({"kind": part.kind, where: part.zone, "name": part.name})
+            self.rt.ledger.record("intent", resource, parts=list(begun))
+
+        return record
 
     def went_away(self, stage: str, err: Exception) -> Exception | None:
         """Did the node go away under the failed step (preempted, deleted)? Then that is the

@@ -91,8 +91,13 @@ def _whole_gone(cloud: Cloud, resource: Resource) -> bool:
 
 
 def _part_gone(cloud: Cloud, resource: Resource, part: Part) -> bool:
-    """A part (a queued request's node) is gone, or its name is held by a node that is not its
-    own (someone else's, made before the request; the request never got it)."""
+    """A part (a queued request's node, a slice's VM, template or policy) is gone, or its name
+    is held by one that is not its own (someone else's, made before; it never got it)."""
+    if part.kind != "node":
+        labels = cloud.part_labels(part)
+        if labels is not None:
+            return not is_instance(labels, resource)
+        return cloud.part_gone(part)
     node = cloud.get_node(part.zone, part.name)
     if node is not None:
         return not is_instance(node.labels, resource)

@@ -30,6 +30,11 @@ def check_offered(ask: PreflightAsk, reach: Reach) -> Check:
         )
     if ask.accelerator in types:
         return passed(NAME, f"{where} offers {ask.accelerator} in {ask.zone}")
+    vm = _one_vm(ask.accelerator) if ask.backend == COMPUTE_BACKEND and ask.accelerator else None
+    if vm is not None and vm in types:  # a multi-host slice is a MIG of such VMs
+        return passed(
+            NAME, f"{where} offers {vm} VMs in {ask.zone}, of which {ask.accelerator} is a MIG"
+        )
     return failed(
         NAME,
         f"{where} does not offer {ask.accelerator} in {ask.zone}"
@@ -38,3 +43,14 @@ def check_offered(ask: PreflightAsk, reach: Reach) -> Check:
         ),
         f"tpuwizard zones --accelerator {ask.accelerator} --backend {ask.backend}",
     )
+
+
+def _one_vm(accelerator: str) -> str | None:
+    """The single-VM slice a multi-host slice is made of (v6e-16 -> v6e-4), else None."""
+    from tpuwizard.core.plan import catalog
+
+    try:
+        s = catalog.parse_accelerator(accelerator)
+    except catalog.UnknownAcceleratorError:
+        return None
+    return None if s.single_host else s.generation.name_for_chips(s.chips_per_vm)

@@ -1,0 +1,180 @@
+"""An in-memory stand-in for the Compute Engine clients a slice uses (resource policies, regional
+instance templates, MIGs, instances, regional and zonal operations), answering with
+google-cloud-compute's own message types, as the REST client would. Google's rules it keeps
+(compute-engine.md, "Multi-host slices"): a MIG is made empty and BULK-resized (all VMs or
+none: ``stockout`` makes the resize fail with no VM); its VMs carry the template's labels;
+deleting the MIG deletes its VMs; every write answers an operation to poll.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from google.api_core import exceptions as gx
+from google.cloud import compute_v1
+
+_ids = itertools.count(1)
+
+
+class FakeGraph:
+    def __init__(self, topology_state: str = "ACTIVE", stockout: bool = False) -> None:
+        self.topology_state, self.stockout = topology_state, stockout
+        self.policies: dict[str, Any] = {}
+        self.templates: dict[str, Any] = {}
+        self.migs: dict[str, Any] = {}
+        self.instances: dict[str, Any] = {}
+        self.operations: dict[str, Any] = {}
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+
+    def client(self, kind: Any) -> Any:
+        return {
+            compute_v1.ResourcePoliciesClient: _Policies,
+            compute_v1.RegionInstanceTemplatesClient: _Templates,
+            compute_v1.InstanceGroupManagersClient: _Migs,
+            compute_v1.InstancesClient: _Instances,
+            compute_v1.RegionOperationsClient: _Operations,
+            compute_v1.ZoneOperationsClient: _Operations,
+        }[kind](self)
+
+    def op(self, errors: list[tuple[str, str]] | None = None) -> Any:
+        name = f"operation-{next(_ids)}"
+        body: dict[str, Any] = {"name": name, "status": "DONE"}
+        if errors:
+            body["error"] = {"errors": [{"code": c, "message": m} for c, m in errors]}
+        self.operations[name] = op = compute_v1.Operation(body)
+        return op
+
+    def log(self, method: str, **kw: Any) -> None:
+        assert "timeout" in kw, f"{method} without a timeout"
+        self.calls.append((method, kw))
+
+    def names(self) -> list[str]:
+        return [m for m, _ in self.calls]
+
+
+class _Part:
+    def __init__(self, graph: FakeGraph) -> None:
+        self.g = graph
+
+
+def _get(table: dict[str, Any], name: str) -> Any:
+    if name not in table:
+        raise gx.NotFound(f"The resource '{name}' was not found")
+    return table[name]
+
+
+class _Policies(_Part):
+    def insert_unary(self, resource_policy_resource: Any, **kw: Any) -> Any:
+        self.g.log("policies.insert", body=resource_policy_resource, **kw)
+        self.g.policies[resource_policy_resource.name] = resource_policy_resource
+        return self.g.op()
+
+    def get(self, resource_policy: str, **kw: Any) -> Any:
+        self.g.log("policies.get", **kw)
+        return _get(self.g.policies, resource_policy)
+
+    def list(self, **kw: Any) -> list[Any]:
+        self.g.log("policies.list", **kw)
+        return list(self.g.policies.values())
+
+    def delete_unary(self, resource_policy: str, **kw: Any) -> Any:
+        self.g.log("policies.delete", **kw)
+        _get(self.g.policies, resource_policy)
+        del self.g.policies[resource_policy]
+        return self.g.op()
+
+
+class _Templates(_Part):
+    def insert_unary(self, instance_template_resource: Any, **kw: Any) -> Any:
+        self.g.log("templates.insert", body=instance_template_resource, **kw)
+        self.g.templates[instance_template_resource.name] = instance_template_resource
+        return self.g.op()
+
+    def get(self, instance_template: str, **kw: Any) -> Any:
+        self.g.log("templates.get", **kw)
+        return _get(self.g.templates, instance_template)
+
+    def list(self, **kw: Any) -> list[Any]:
+        self.g.log("templates.list", **kw)
+        return list(self.g.templates.values())
+
+    def delete_unary(self, instance_template: str, **kw: Any) -> Any:
+        self.g.log("templates.delete", **kw)
+        _get(self.g.templates, instance_template)
+        if any(m.instance_template.endswith(instance_template) for m in self.g.migs.values()):
+            raise gx.BadRequest(f"The instance_template resource '{instance_template}' is in use")
+        del self.g.templates[instance_template]
+        return self.g.op()
+
+
+class _Migs(_Part):
+    def insert_unary(self, instance_group_manager_resource: Any, **kw: Any) -> Any:
+        mig = instance_group_manager_resource
+        self.g.log("migs.insert", body=mig, **kw)
+        self.g.migs[mig.name] = mig
+        return self.g.op()
+
+    def resize_unary(self, instance_group_manager: str, size: int, zone: str, **kw: Any) -> Any:
+        self.g.log("migs.resize", size=size, **kw)
+        mig = _get(self.g.migs, instance_group_manager)
+        if self.g.stockout:  # BULK: all or none
+            return self.g.op([("ZONE_RESOURCE_POOL_EXHAUSTED", "no capacity in " + zone)])
+        template = self.g.templates[mig.instance_template.rsplit("/", 1)[-1]]
+        for i in range(size):
+            name = f"{mig.base_instance_name}-{'dcba'[i % 4]}{i}"  # not in worker order
+            self.g.instances[name] = compute_v1.Instance(
+                name=name,
+                zone=zone,
+                status="RUNNING",
+                labels=dict(template.properties.labels),
+                network_interfaces=[{"network_i_p": f"10.0.0.{10 + i}"}],
+                machine_type=f"zones/{zone}/machineTypes/{template.properties.machine_type}",
+            )
+        mig.target_size = size
+        mig.status = compute_v1.InstanceGroupManagerStatus(
+            applied_accelerator_topologies=[{"accelerator_topology": "4x4", "state": ""}]
+        )
+        mig.status.applied_accelerator_topologies[0].state = self.g.topology_state
+        return self.g.op()
+
+    def get(self, instance_group_manager: str, **kw: Any) -> Any:
+        self.g.log("migs.get", **kw)
+        return _get(self.g.migs, instance_group_manager)
+
+    def list(self, **kw: Any) -> list[Any]:
+        self.g.log("migs.list", **kw)
+        return list(self.g.migs.values())
+
+    def list_managed_instances(self, instance_group_manager: str, **kw: Any) -> list[Any]:
+        self.g.log("migs.list_managed_instances", **kw)
+        mig = _get(self.g.migs, instance_group_manager)
+        return [
+            compute_v1.ManagedInstance(name=n, instance_status=v.status)
+            for n, v in self.g.instances.items()
+            if n.startswith(mig.base_instance_name + "-")
+        ]
+
+    def delete_unary(self, instance_group_manager: str, **kw: Any) -> Any:
+        self.g.log("migs.delete", **kw)
+        mig = _get(self.g.migs, instance_group_manager)
+        for name in [n for n in self.g.instances if n.startswith(mig.base_instance_name + "-")]:
+            del self.g.instances[name]
+        del self.g.migs[instance_group_manager]
+        return self.g.op()
+
+
+class _Instances(_Part):
+    def list(self, request: Any, **kw: Any) -> list[Any]:
+        self.g.log("instances.list", filter=request.filter, **kw)
+        return list(self.g.instances.values())
+
+
+class _Operations(_Part):
+    def get(self, operation: str, **kw: Any) -> Any:
+        self.g.log("operations.get", **kw)
+        return self.g.operations[operation]
+
+    def wait(self, operation: str, **kw: Any) -> Any:
+        self.g.log("operations.wait", **kw)
+        return self.g.operations[operation]

@@ -1,0 +1,143 @@
+"""The bodies of a multi-host slice on Compute Engine, as JSON (compute.v1.json's
+``ResourcePolicy``, ``InstanceTemplate``, ``InstanceGroupManager``): a regional workload policy
+naming the topology, a regional template carrying one VM's instance body, a zonal MIG in BULK
+mode bound to the policy. Plain data in and out, no Google import.
+
+Facts and field names: compute-engine.md ("Multi-host slices"). A policy and a MIG carry no
+labels in compute.v1.json, so each part's ``description`` holds who made it (``SliceNote``); the
+template's VMs carry the labels themselves, plus :data:`SLICE_LABEL` naming the slice.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from typing import Any
+
+from tpuwizard.core.cloud.compute_body import instance_body
+from tpuwizard.core.cloud.types import NodeRequest
+from tpuwizard.core.plan import catalog
+from tpuwizard.core.plan.program_fit import topology_grid
+
+# The label every part's VMs share, naming the slice: status groups them by it.
+SLICE_LABEL = "tpuwizard-id"
+POLICY_SUFFIX, TEMPLATE_SUFFIX = "-wp", "-it"
+POLICY, TEMPLATE, MIG, VM = "workload-policy", "instance-template", "mig", "node"
+# Generations whose topology Google writes in three dimensions (2x2x2), as libtpu does.
+_THREE_D = {"v5p", "tpu7x"}
+_NOTE_PREFIX = "tpuwizard "
+
+
+def region_of(zone: str) -> str:
+    return zone.rsplit("-", 1)[0]
+
+
+def policy_name(slice_name: str) -> str:
+    return slice_name + POLICY_SUFFIX
+
+
+def template_name(slice_name: str) -> str:
+    return slice_name + TEMPLATE_SUFFIX
+
+
+def is_multi_host(accelerator: str) -> bool:
+    try:
+        return not catalog.parse_accelerator(accelerator).single_host
+    except catalog.UnknownAcceleratorError:
+        return False
+
+
+def topology(accelerator: str) -> str:
+    """The workload policy's ``acceleratorTopology``: v6e-16 -> "4x4", v5p-16 -> "2x2x2"."""
+    s = catalog.parse_accelerator(accelerator)
+    return "x".join(map(str, topology_grid(s.chips, s.generation.key in _THREE_D)))
+
+
+@dataclass(frozen=True)
+class SliceNote:
+    """What a part's ``description`` says: the slice it belongs to, its zone and accelerator,
+    and the labels its VMs carry (ownership for a part that has no labels of its own)."""
+
+    slice_name: str
+    zone: str
+    accelerator: str
+    labels: dict[str, str]
+
+    def text(self) -> str:
+        data = {"slice": self.slice_name, "zone": self.zone, "accelerator": self.accelerator}
+        return _NOTE_PREFIX + json.dumps({**data, "labels": self.labels}, sort_keys=True)
+
+
+def read_note(description: str) -> SliceNote | None:
+    """The note a part of ours carries, or None (not ours, or not readable)."""
+    if not description.startswith(_NOTE_PREFIX):
+        return None
+    try:
+        data = json.loads(description[len(_NOTE_PREFIX) :])
+        return SliceNote(
+            str(data["slice"]),
+            str(data["zone"]),
+            str(data["accelerator"]),
+            {str(k): str(v) for k, v in dict(data["labels"]).items()},
+        )
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def slice_labels(req: NodeRequest) -> dict[str, str]:
+    return {**req.labels, SLICE_LABEL: req.node_id}
+
+
+def note_of(req: NodeRequest) -> SliceNote:
+    return SliceNote(req.node_id, req.zone, req.accelerator_type, slice_labels(req))
+
+
+def policy_body(req: NodeRequest) -> dict[str, Any]:
+    """Never a placement policy: Google refuses one for tpu7x ("Use workload policy instead")."""
+    return {
+        "name": policy_name(req.node_id),
+        "description": note_of(req).text(),
+        "workloadPolicy": {
+            "type": "HIGH_THROUGHPUT",
+            "acceleratorTopology": topology(req.accelerator_type),
+            "acceleratorTopologyMode": "AUTO_CONNECT",
+        },
+    }
+
+
+def template_body(req: NodeRequest) -> dict[str, Any]:
+    """One VM's instance body (the deadline, ``maxRunDuration`` + DELETE, included) as the
+    template's properties; a template names its machine and disk types without a zone."""
+    s = catalog.parse_accelerator(req.accelerator_type)
+    one_vm = replace(req, accelerator_type=s.generation.name_for_chips(s.chips_per_vm))
+    properties = instance_body(one_vm)
+    properties.pop("name")
+    properties["machineType"] = properties["machineType"].rsplit("/", 1)[-1]
+    for disk in properties["disks"]:
+        params = disk["initializeParams"]
+        params["diskType"] = params["diskType"].rsplit("/", 1)[-1]
+    properties["labels"] = slice_labels(req)
+    return {
+        "name": template_name(req.node_id),
+        "description": note_of(req).text(),
+        "properties": properties,
+    }
+
+
+def mig_body(req: NodeRequest, project: str) -> dict[str, Any]:
+    """Created empty (targetSize 0) and resized after: BULK makes all the VMs or none, and a
+    VM that fails is left alone (DO_NOTHING), not repaired into a half slice."""
+    region = region_of(req.zone)
+    base = f"projects/{project}/regions/{region}"
+    return {
+        "name": req.node_id,
+        "description": note_of(req).text(),
+        "baseInstanceName": req.node_id,
+        "instanceTemplate": f"{base}/instanceTemplates/{template_name(req.node_id)}",
+        "targetSize": 0,
+        "targetSizePolicy": {"mode": "BULK"},
+        "instanceLifecyclePolicy": {"defaultActionOnFailure": "DO_NOTHING"},
+        "resourcePolicies": {
+            "workloadPolicy": f"{base}/resourcePolicies/{policy_name(req.node_id)}"
+        },
+    }

@@ -1,0 +1,359 @@
+"""Multi-host slices on Compute Engine, a part :class:`ComputeCloud` holds: the graph of a
+regional workload policy, a regional instance template and a zonal MIG (compute_slice_body.py),
+created in that order, waited on until the topology is ACTIVE, and deleted in reverse.
+
+``create`` starts the first part only; ``wait`` drives the rest (each part once the one before
+it is DONE), so a failure at any step is a :class:`CreateFailed` of the wait, which the launch
+already answers by deleting what exists. Each part is announced through ``on_part`` before its
+insert, so the launch's ledger holds its intent first. As in compute.py, only ``*_unary`` calls,
+polled through our own regional and zonal operations clients on the same endpoint; reads and
+deletes retry 429/503; inserts never retry.
+
+A slice is one node to the rest of tpuwizard, named as its MIG: its VMs (which carry
+:data:`SLICE_LABEL`) are folded into it, and when a crash left only a template or a policy, the
+slice is still listed, in state :data:`PARTS_LEFT`, so that ``status`` shows it and the slice's
+own delete (which deletes whichever parts exist) ends it: no kind of resource is new to the
+ledger or to teardown.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from tpuwizard.core.cloud import compute_slice_body as body
+from tpuwizard.core.cloud.compute_errors import OperationError, operation_errors
+from tpuwizard.core.cloud.compute_slice_read import (
+    PARTS_LEFT,
+    TOPOLOGY_DEAD_ENDS,
+    degraded,
+    ours,
+    slice_info,
+)
+from tpuwizard.core.cloud.polling import pause, poll_until
+from tpuwizard.core.cloud.protocol import Part
+from tpuwizard.core.cloud.types import NodeInfo, NodeRequest
+from tpuwizard.core.errors import CreateFailed, WaitTimedOut
+
+OPERATION_WAIT_S = 120.0
+# What the wait reports while a part is made: nothing bills yet (compute_states).
+BUILD_STATES = {
+    body.POLICY: "CREATING_POLICY",
+    body.TEMPLATE: "CREATING_TEMPLATE",
+    body.MIG: "CREATING_MIG",
+    "resize": "RESIZING",
+    "done": "RESIZING",
+}
+
+
+@dataclass
+class SliceBuild:
+    """A slice being made: the request, the step reached, and that step's operation."""
+
+    req: NodeRequest
+    on_part: Callable[[Part], None]
+    step: str  # the part whose operation runs: body.POLICY, TEMPLATE, MIG, then "resize"
+    operation: str
+    steps_done: list[str] = field(default_factory=list)
+
+
+class ComputeSlices:
+    """The three resource kinds of a slice, over this endpoint's clients."""
+
+    def __init__(
+        self,
+        compute_v1: Any,
+        project: str,
+        client: Callable[[Any], Any],
+        timeout: float,
+        retry: Any,
+    ) -> None:
+        self.v1, self.project = compute_v1, project
+        self.timeout, self.retry = timeout, retry
+        self.policies = client(compute_v1.ResourcePoliciesClient)
+        self.templates = client(compute_v1.RegionInstanceTemplatesClient)
+        self.migs = client(compute_v1.InstanceGroupManagersClient)
+        self.instances = client(compute_v1.InstancesClient)
+        self.region_operations = client(compute_v1.RegionOperationsClient)
+        self.zone_operations = client(compute_v1.ZoneOperationsClient)
+
+    def _call(self, method: Any, retried: bool = True, **kw: Any) -> Any:
+        extra = {"retry": self.retry} if retried else {}
+        return method(project=self.project, timeout=self.timeout, **extra, **kw)
+
+    # -- create -----------------------------------------------------------------------------
+    def create(self, req: NodeRequest, on_part: Callable[[Part], None] | None) -> SliceBuild:
+        """Announce and insert the workload policy; the wait inserts the rest."""
+        tell = on_part or (lambda part: None)
+        region = body.region_of(req.zone)
+        tell(Part(body.POLICY, region, body.policy_name(req.node_id)))
+        resource = self.v1.ResourcePolicy.from_json(json.dumps(body.policy_body(req)))
+        op = self._call(
+            self.policies.insert_unary, False, region=region, resource_policy_resource=resource
+        )
+        return SliceBuild(req, tell, body.POLICY, op.name)
+
+    def _advance(self, build: SliceBuild) -> bool:
+        """One look at the running step: the next part once it is DONE; True when the resize
+        is done. Raises CreateFailed with the operation's errors."""
+        req = build.req
+        zone, region = req.zone, body.region_of(req.zone)
+        if build.step == "done":
+            return True
+        regional = build.step in (body.POLICY, body.TEMPLATE)
+        op = self._get_operation(region if regional else zone, build.operation, regional)
+        if _status(op) != "DONE":
+            return False
+        errors = operation_errors(op)
+        if errors:
+            failed = OperationError(op.name, errors, op.http_error_status_code or None)
+            raise CreateFailed(failed, route=req.route if req.route == "spot" else None)
+        build.steps_done.append(build.step)
+        if build.step == body.POLICY:
+            build.on_part(Part(body.TEMPLATE, region, body.template_name(req.node_id)))
+            template = self.v1.InstanceTemplate.from_json(json.dumps(body.template_body(req)))
+            op = self._call(
+                self.templates.insert_unary,
+                False,
+                region=region,
+                instance_template_resource=template,
+            )
+            build.step = body.TEMPLATE
+        elif build.step == body.TEMPLATE:
+            build.on_part(Part(body.MIG, zone, req.node_id))
+            mig = self.v1.InstanceGroupManager.from_json(
+                json.dumps(body.mig_body(req, self.project))
+            )
+            op = self._call(
+                self.migs.insert_unary, False, zone=zone, instance_group_manager_resource=mig
+            )
+            build.step = body.MIG
+        elif build.step == body.MIG:
+            vms = _vms_of(req.accelerator_type)
+            op = self._call(
+                self.migs.resize_unary,
+                False,
+                zone=zone,
+                instance_group_manager=req.node_id,
+                size=vms,
+            )
+            build.step = "resize"
+        else:
+            build.step = "done"
+            return True
+        build.operation = op.name
+        return False
+
+    # -- wait -------------------------------------------------------------------------------
+    def wait(
+        self,
+        zone: str,
+        name: str,
+        build: SliceBuild | None,
+        on_state: Callable[[str], None] | None,
+        timeout: float,
+        poll: float,
+        cancelled: Callable[[], bool] | None,
+    ) -> NodeInfo:
+        """Until the topology is ACTIVE and every managed instance RUNNING with an address."""
+
+        def read() -> NodeInfo | None:
+            if build is not None and not self._advance(build):
+                return NodeInfo(name, zone, build.req.accelerator_type, BUILD_STATES[build.step])
+            node = self.get(zone, name)
+            if node is not None and node.state in TOPOLOGY_DEAD_ENDS:
+                raise CreateFailed(degraded(name, node.state, zone))
+            self._instance_failures(zone, name)
+            if node is None or node.state != "RUNNING":
+                return node
+            # Every VM of the slice RUNNING with an address, or it is not ready yet.
+            expected = _vms_of(build.req.accelerator_type if build else node.accelerator_type)
+            if len(node.endpoints) != expected or not all(node.endpoints):
+                return replace(node, state="ACTIVATING")
+            return node
+
+        def failure(node: NodeInfo | None, state: str) -> str | None:
+            if node is None or state == PARTS_LEFT:
+                return "the slice's MIG disappeared while it was created"
+            return None
+
+        return poll_until(
+            f"slice {name}", read, "RUNNING", failure, on_state, timeout, poll, cancelled
+        )
+
+    def _instance_failures(self, zone: str, name: str) -> None:
+        """A managed instance whose last attempt failed (no capacity, quota): the create's
+        error, as the operation would have said it."""
+        for managed in self._managed(zone, name):
+            errors = managed.last_attempt.errors.errors if managed.last_attempt.errors else []
+            if errors:
+                found = [{"code": e.code, "message": e.message} for e in errors]
+                raise CreateFailed(OperationError(f"{name}/{managed.name}", found))
+
+    # -- read -------------------------------------------------------------------------------
+    def get(self, zone: str, name: str) -> NodeInfo | None:
+        """The slice as one node: its MIG, its template's labels, its VMs' addresses; or its
+        leftover template or policy (PARTS_LEFT); None when no part is there."""
+        region = body.region_of(zone)
+        mig = self._read(self.migs.get, zone=zone, instance_group_manager=name)
+        template = self._read(
+            self.templates.get, region=region, instance_template=body.template_name(name)
+        )
+        policy = self._read(
+            self.policies.get, region=region, resource_policy=body.policy_name(name)
+        )
+        if mig is None and template is None and policy is None:
+            return None
+        return slice_info(zone, name, mig, template, policy, self._vms(zone, name))
+
+    def fold(self, zone: str, instances: list[Any]) -> tuple[list[NodeInfo], list[Any]]:
+        """Our slices in ``zone`` (each one node, leftover parts included) and the instances
+        that belong to none of them."""
+        region = body.region_of(zone)
+        migs = {m.name: m for m in self._list(self.migs.list, zone=zone)}
+        templates = ours(self._list(self.templates.list, region=region), zone)
+        policies = ours(self._list(self.policies.list, region=region), zone)
+        members: dict[str, list[Any]] = {}
+        loose = []
+        for vm in instances:
+            owner = dict(vm.labels).get(body.SLICE_LABEL)
+            if owner:
+                members.setdefault(owner, []).append(vm)
+            else:
+                loose.append(vm)
+        names = set(templates) | set(policies) | set(members)
+        names |= {n for n, m in migs.items() if body.read_note(m.description or "")}
+        nodes = [
+            slice_info(
+                zone,
+                n,
+                migs.get(n),
+                templates.get(n),
+                policies.get(n),
+                sorted(members.get(n, []), key=lambda v: str(v.name)),
+            )
+            for n in sorted(names)
+        ]
+        return nodes, loose
+
+    def _vms(self, zone: str, name: str) -> list[Any]:
+        request = self.v1.ListInstancesRequest(
+            project=self.project, zone=zone, filter=f'(labels.{body.SLICE_LABEL} = "{name}")'
+        )
+        pager = self.instances.list(request=request, retry=self.retry, timeout=self.timeout)
+        found = [v for v in pager if dict(v.labels).get(body.SLICE_LABEL) == name]
+        return sorted(found, key=lambda v: str(v.name))  # the stable worker order
+
+    def _managed(self, zone: str, name: str) -> list[Any]:
+        return self._list(self.migs.list_managed_instances, zone=zone, instance_group_manager=name)
+
+    def _read(self, method: Any, **kw: Any) -> Any:
+        from google.api_core import exceptions
+
+        try:
+            return self._call(method, **kw)
+        except exceptions.NotFound:
+            return None
+
+    def _list(self, method: Any, **kw: Any) -> list[Any]:
+        """A list; a server that does not serve the route (404) has none of the kind."""
+        from google.api_core import exceptions
+
+        try:
+            return list(self._call(method, **kw))
+        except exceptions.NotFound:
+            return []
+
+    # -- delete -----------------------------------------------------------------------------
+    def delete(self, zone: str, name: str, timeout: float) -> None:
+        """The MIG (its VMs with it, never one by one: it would recreate them), then the
+        template, then the policy, each waited on; a part already gone is fine."""
+        region = body.region_of(zone)
+        steps = (
+            (self.migs.delete_unary, zone, False, {"instance_group_manager": name}),
+            (
+                self.templates.delete_unary,
+                region,
+                True,
+                {"instance_template": body.template_name(name)},
+            ),
+            (self.policies.delete_unary, region, True, {"resource_policy": body.policy_name(name)}),
+        )
+        for method, where, regional, kw in steps:
+            scope = {"region": where} if regional else {"zone": where}
+            op = self._read(method, **scope, **kw)
+            if op is None:
+                continue
+            final = self._wait_operation(where, op.name, regional, timeout)
+            errors = [e for e in operation_errors(final) if e["code"] != "RESOURCE_NOT_FOUND"]
+            if errors:
+                code = final.http_error_status_code or None
+                raise OperationError(final.name, errors, code, doing="delete")
+
+    def gone(self, zone: str, name: str) -> bool:
+        """Verified: no part answers a read, the zone's MIG list lacks it, no VM of it is left."""
+        if self.get(zone, name) is not None:
+            return False
+        if any(m.name == name for m in self._list(self.migs.list, zone=zone)):
+            return False
+        return not self._vms(zone, name)
+
+    def parts(self, zone: str, name: str) -> list[Part]:
+        """Its VMs (as nodes) still listed, its template and its policy."""
+        region = body.region_of(zone)
+        vms = [Part(body.VM, zone, str(v.name)) for v in self._vms(zone, name)]
+        return [
+            *vms,
+            Part(body.TEMPLATE, region, body.template_name(name)),
+            Part(body.POLICY, region, body.policy_name(name)),
+        ]
+
+    def part_labels(self, part: Part) -> dict[str, str] | None:
+        """A template's or policy's labels (from its note), None when it is gone."""
+        if part.kind == body.TEMPLATE:
+            found = self._read(self.templates.get, region=part.zone, instance_template=part.name)
+            return dict(found.properties.labels) if found is not None else None
+        found = self._read(self.policies.get, region=part.zone, resource_policy=part.name)
+        note = body.read_note(found.description or "") if found is not None else None
+        return (note.labels if note else {}) if found is not None else None
+
+    def part_gone(self, part: Part) -> bool:
+        return self.part_labels(part) is None
+
+    # -- operations -------------------------------------------------------------------------
+    def _get_operation(self, where: str, name: str, regional: bool) -> Any:
+        if regional:
+            return self._call(self.region_operations.get, region=where, operation=name)
+        return self._call(self.zone_operations.get, zone=where, operation=name)
+
+    def _wait_operation(self, where: str, name: str, regional: bool, timeout: float) -> Any:
+        deadline = time.monotonic() + timeout
+        client = self.region_operations if regional else self.zone_operations
+        scope = {"region": where} if regional else {"zone": where}
+        while True:
+            left = deadline - time.monotonic()
+            op = client.wait(
+                project=self.project,
+                operation=name,
+                retry=self.retry,
+                timeout=min(max(left, 1.0), OPERATION_WAIT_S) + self.timeout,
+                **scope,
+            )
+            if _status(op) == "DONE":
+                return op
+            if time.monotonic() >= deadline:
+                raise WaitTimedOut(f"operation {name}", _status(op), timeout)
+            pause(0.5, None)
+
+
+def _vms_of(accelerator: str) -> int:
+    from tpuwizard.core.plan import catalog
+
+    return catalog.parse_accelerator(accelerator).vms
+
+
+def _status(op: Any) -> str:
+    return str(getattr(op.status, "name", op.status))
