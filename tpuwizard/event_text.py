@@ -119,6 +119,20 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
                 f"  {event.name} in {event.zone} was READY first: kept. Deleting the requests in "
                 f"{loser_zones} (each bills until verified gone)."
             ]
+        case ev.CheckpointCopied():
+            return [f"  Checkpoint {event.name} came home whole ({event.files} file(s))."]
+        case ev.Preempted():
+            how = "was preempted by Google" if event.state == "PREEMPTED" else "is gone"
+            return [f"{event.name} {how} during attempt {event.attempt}."]
+        case ev.Recreating():
+            start = f"resuming from {event.resume_from}" if event.resume_from else "from the start"
+            return [
+                f"Verified gone. Making a new TPU in {event.zone}: attempt {event.attempt} of "
+                f"{event.attempts_at_most}, {start}."
+            ]
+        case ev.Resumed():
+            at = f"from {event.checkpoint}" if event.checkpoint else "from the start"
+            return [f"Attempt {event.attempt}: the script starts again {at} (TPUWIZARD_RESUME=1)."]
         case ev.ZoneFailover():
             return [f"  {event.reason}: trying {event.to_zone} instead of {event.from_zone}"]
         case ev.Ready():

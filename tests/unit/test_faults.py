@@ -152,3 +152,9 @@ def test_which_apis_need_a_quota_project():
     named = parse_faults("no_quota_project=cloudquotas.googleapis.com,orgpolicy.googleapis.com")
     assert named.needs_quota_project == {"cloudquotas.googleapis.com", "orgpolicy.googleapis.com"}
     assert parse_faults("no_quota_project=0").needs_quota_project == set()
+
+
+def test_preempt_times_limits_how_many_spot_nodes_are_preempted():
+    faults = parse_faults("preempt_after=5;preempt_times=1")
+    assert faults.preempt_after == 5 and faults.preempt_times == 1
+    assert parse_faults("preempt_after=5").preempt_times is None

@@ -26,6 +26,11 @@ from tpuwizard.commands.common import (
 )
 from tpuwizard.commands.packages import asked_packages, packages_options
 from tpuwizard.commands.preflight import moved_to, no_preflight_option, preflight_before_create
+from tpuwizard.commands.resume_options import (
+    checkpoint_every_seconds,
+    max_restarts_or_default,
+    resume_options,
+)
 from tpuwizard.commands.zone_options import where_to_create, zones_options
 from tpuwizard.core.deadlines import deadline_bounds_text
 from tpuwizard.core.errors import BadInput
@@ -126,6 +131,7 @@ def _interrupt(signum: int, _frame: object) -> None:
 )
 @click.option("--failover", is_flag=True, help="On a stockout, try the next zones offering it.")
 @zones_options
+@resume_options
 @click.option("--precision", is_flag=True, help="The verifier also measures fp32/bf16/int8 error.")
 @click.option(
     "--trace", is_flag=True, help="The verifier also saves a profiler trace into the run folder."
@@ -172,6 +178,9 @@ def launch(
     failover: bool,
     zones: str | None,
     fan_out: bool,
+    checkpoints: str | None,
+    checkpoint_every: str,
+    max_restarts: int | None,
     precision: bool,
     trace: bool,
     transport: str,
@@ -221,6 +230,9 @@ def launch(
         failover=failover,
         zones=zone_list,
         fan_out=fan_out,
+        checkpoints=checkpoints,
+        checkpoint_every_s=checkpoint_every_seconds(checkpoint_every),
+        max_restarts=max_restarts_or_default(max_restarts),
         precision=precision,
         trace=trace,
         internal_ips=internal_ips,

@@ -99,6 +99,8 @@ def receipt_check(file: Path, expect: str | None, accelerator: str | None, as_js
     """Recompute a receipt's hash and check it proves the run you asked for."""
     from tpuwizard.core.evidence.receipt import HASH_MEANING, check_receipt, load_receipt
 
+    if file.name == "chain.json":
+        chain_check(file, as_json)
     data = load_receipt(file)
     if data.get("kind") == "slice":
         from tpuwizard.core.evidence.slice_receipt import check_slice_receipt
@@ -165,3 +167,25 @@ def notebook(platform_key: str, accelerator: str | None, out: Path | None, force
         say(f"   - {nb.plain(step)}")
     say(f"2. Run all cells. {nb.plain(plat.download)}")
     say(f"3. Check the receipt here:  {nb.check_command(platform_key, accelerator=accelerator)}")
+
+
+def chain_check(file: Path, as_json: bool) -> None:
+    """A resumed run's chain.json: every link, the order, each attempt's receipt."""
+    import json
+
+    from tpuwizard.core.evidence.chain import check_chain
+
+    try:
+        data = json.loads(file.read_text())
+    except (OSError, ValueError) as err:
+        raise BadInput(f"{file} cannot be read as a chain of attempts: {err}") from None
+    facts, problems = check_chain(data, file.parent)
+    if as_json:
+        print_json({"ok": not problems, "problems": problems, "facts": facts})
+    else:
+        for fact in facts:
+            show(f"  ok   {fact}")
+        for problem in problems:
+            show(f"  FAIL {problem}")
+        show(f"{file}: {'valid' if not problems else 'REJECTED'}")
+    sys.exit(EXIT_FAILED if problems else EXIT_OK)

@@ -13,6 +13,7 @@ Keys:
   slow_create=SECONDS   provisioning takes this long
   never_ready=1         nodes stay CREATING
   preempt_after=SECONDS spot nodes become PREEMPTED this long after READY (their VMs vanish)
+  preempt_times=N       with preempt_after: only the first N spot nodes (or VMs) are preempted
   sa_no_delete=1        the VM's service account may not delete: testIamPermissions says so, and
                         the project's IAM policy gives the default compute account no role
                         (as in organisations created since May 2024, google-behaviour.md:67)
@@ -128,6 +129,7 @@ class Faults:
     policy_unreadable: bool = False  # getIamPolicy answers 403
     no_act_as: bool = False  # the caller may not attach service accounts
     preempt_after: float | None = None  # spot nodes are preempted this long after READY
+    preempt_times: int | None = None  # only this many preemptions in all (None: every node)
     latency_ms: int = 0
     flex_pending: bool = False  # Compute Engine Flex-start inserts never get capacity
     slow_pending_delete: float | None = None  # deleting a PENDING instance takes this long
@@ -190,6 +192,8 @@ def parse_faults(spec: str | None, memory: bool = False) -> Faults:
                 _preflight_fault(faults, key, value)
             elif key == "preempt_after":
                 faults.preempt_after = _amount(part, value)
+            elif key == "preempt_times":
+                faults.preempt_times = int(_amount(part, value, int))
             elif key == "slow_pending_delete":
                 faults.slow_pending_delete = _amount(part, value)
             elif key == "latency_ms":
@@ -213,6 +217,7 @@ def parse_faults(spec: str | None, memory: bool = False) -> Faults:
                         "policy_unreadable",
                         "no_act_as",
                         "preempt_after",
+                        "preempt_times",
                         "flex_pending",
                         "slow_pending_delete",
                         *PREFLIGHT_KEYS,

@@ -239,6 +239,10 @@ class Instances:
         after = self.faults.preempt_after
         spot = scheduling.get("provisioningModel") == "SPOT"
         preempted = spot and after is not None and t - record["_running_at"] >= after
+        if preempted and self.faults.preempt_times is not None:  # only the first N
+            done = self.store.data.get("preemptions", 0)
+            preempted = done < self.faults.preempt_times
+            self.store.data["preemptions"] = done + int(preempted)
         if t >= record.get("_ends_at", float("inf")) or preempted:
             # ce:39-42 the run is over (or a spot VM is preempted): Google deletes or stops it.
             if action == "DELETE":

@@ -42,6 +42,10 @@ class VirtualMachines:
             node = data["nodes"].get(name)
             spot = node is not None and node.get("schedulingConfig", {}).get("spot")
             if spot and node["state"] == "READY" and t - since >= after:
+                done = data.get("preemptions", 0)
+                if self.faults.preempt_times is not None and done >= self.faults.preempt_times:
+                    continue
+                data["preemptions"] = done + 1
                 node["state"] = "PREEMPTED"
                 folder = self.worker_home(name, 0).parent
                 end_worker_processes(folder)  # a preempted VM takes its processes with it

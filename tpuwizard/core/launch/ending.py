@@ -59,6 +59,8 @@ class Ending:
         self.slice = catalog.parse_accelerator(plan.accelerator)
         # What --fan-out's other requests cost until verified gone (they tear down in threads).
         self.others_cost: float | None = 0.0
+        # --checkpoints: what the earlier attempts' nodes cost, each until verified gone.
+        self.earlier_cost = 0.0
         self._lock = threading.Lock()
 
     def finish(self, code: int) -> int:
@@ -216,6 +218,8 @@ class Ending:
     def total_cost(self) -> float | None:
         """This launch's resource and, with --fan-out, what its other requests cost."""
         own = self.cost_so_far()
+        if self.earlier_cost:
+            own = round((own or 0.0) + self.earlier_cost, 4)
         if not self.state.others:
             return own
         if self.others_cost is None:

@@ -121,6 +121,46 @@ class ZoneFailover(Event):
 
 
 @dataclass(frozen=True)
+class CheckpointCopied(Event):
+    """--checkpoints: a complete set came home whole (each file size- and sha256-checked)."""
+
+    name: str
+    step: int | None
+    files: int
+    size_bytes: int
+    path: str
+
+
+@dataclass(frozen=True)
+class Preempted(Event):
+    """--checkpoints: the node went away under the script (preempted, or gone)."""
+
+    name: str
+    zone: str
+    attempt: int
+    state: str | None  # PREEMPTED, or None when it is simply gone
+
+
+@dataclass(frozen=True)
+class Recreating(Event):
+    """--checkpoints: the old node is verified gone; a new one is being made."""
+
+    attempt: int  # the attempt about to start (2 is the first restart)
+    attempts_at_most: int
+    zone: str
+    resume_from: str | None  # the complete set it will resume from; None: from the start
+
+
+@dataclass(frozen=True)
+class Resumed(Event):
+    """--checkpoints: the set is on the new node; the script starts with TPUWIZARD_RESUME=1."""
+
+    attempt: int
+    checkpoint: str | None
+    step: int | None
+
+
+@dataclass(frozen=True)
 class Ready(Event):
     workers: int
     endpoints: list[str] = field(default_factory=list)

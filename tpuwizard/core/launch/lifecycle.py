@@ -57,6 +57,10 @@ class Launch:
         self.ending = Ending(plan, rt, emit, cancel, self.state)
         self.provisioner = Provisioner(plan, rt, emit, cancel, self.state, self.ending.teardown)
         self.workers = WorkerSteps(plan, rt, emit, cancel, self.state)
+        # --checkpoints: the whole chain's end (--max-run from its start), and the node that went
+        # away under the last attempt (the chain, not the attempt, says so).
+        self.chain_deadline: float | None = None
+        self.gone: Exception | None = None
 
     def run(self) -> int:
         plan = self.plan
@@ -91,8 +95,25 @@ class Launch:
         return code
 
     def steps(self) -> int:
-        """Provision, connect, bootstrap, verify, run the script; the exit code, never raises."""
+        """One attempt; or with --checkpoints, attempts until one ends other than gone."""
+        if self.plan.checkpoints is not None:
+            from tpuwizard.core.launch.resume_chain import ResumeChain
+
+            return ResumeChain(self).run()
+        return self.attempt()
+
+    def deadline(self) -> float | None:
+        created = self.state.created_at
+        if self.chain_deadline is not None:
+            return self.chain_deadline
+        return created + self.plan.max_run * 60 if created else None
+
+    def attempt(self, quiet_gone: bool = False) -> int:
+        """Provision, connect, bootstrap, verify, run the script; the exit code, never raises.
+
+        ``quiet_gone``: a node that went away is kept in ``self.gone``, not said as Failed."""
         stage, state, workers = "provision", self.state, self.workers
+        self.gone = None
         try:
             node = self.provisioner.provision()
             transport = self.rt.make_transport(node)
@@ -110,9 +131,7 @@ class Launch:
             workers.verify(transport)
             if self.plan.script is not None:
                 stage = "script"
-                created = state.created_at
-                deadline = created + self.plan.max_run * 60 if created else None
-                run_script_with_reruns(workers, transport, self.rt.reruns, deadline)
+                run_script_with_reruns(workers, transport, self.rt.reruns, self.deadline())
             return EXIT_OK if workers.receipt_ok and not workers.fetch_incomplete else EXIT_FAILED
         except Exception as err:  # every failure becomes a diagnosis, never a traceback
             if self.cancel.is_set():  # a stop, or a command the stop broke: the stop is the news
@@ -121,6 +140,9 @@ class Launch:
                 return EXIT_FAILED
             d = diagnose(err, state.context(self.plan))
             gone = self.provisioner.went_away(stage, err) if stage != "provision" else None
+            if gone is not None and quiet_gone:
+                self.gone = gone
+                return EXIT_CLOUD
             if gone is not None:  # Google took it away, or someone deleted it: a cloud event
                 d = diagnose(gone, state.context(self.plan))
             self.emit(ev.Failed(stage, d))
@@ -131,7 +153,7 @@ class Launch:
         """Arm the on-VM watchdog, and settle a Keep asked for meanwhile by how that went."""
         state = self.state
         assert state.resource is not None and state.created_at is not None
-        deadline = state.created_at + self.plan.max_run * 60
+        deadline = self.deadline() or state.created_at + self.plan.max_run * 60
         account = self.plan.service_account
         idle_s = self.plan.idle_minutes * 60 if self.plan.idle_minutes else None
         if arm_watchdog(

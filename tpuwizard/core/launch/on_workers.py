@@ -16,6 +16,7 @@ from tpuwizard.core.errors import PackagesFailed, RemoteError, ScriptFailed
 from tpuwizard.core.evidence.receipt import parse_marker_line
 from tpuwizard.core.evidence.verifier import VERIFIER_FILENAME, verifier_flags, verifier_source
 from tpuwizard.core.launch import events as ev
+from tpuwizard.core.launch.checkpoint_copier import CheckpointCopier, ResumeSetup
 from tpuwizard.core.launch.distributed import coordinator_for
 from tpuwizard.core.launch.launch_state import LaunchState
 from tpuwizard.core.launch.missing_module import MissingModuleWatch
@@ -74,6 +75,7 @@ class WorkerSteps:
         self.script_exit_code: int | None = None  # the last run's, once it finished
         self.fetch_incomplete = False  # a file of the last run's did not come back whole
         self._folder: LocalFolder | None = None  # the script's folder, hashed once per file
+        self.resume: ResumeSetup | None = None  # --checkpoints: set by the chain per attempt
 
     def bootstrap(self, transport: Transport) -> None:
         data = verifier_source().encode()
@@ -230,6 +232,11 @@ class WorkerSteps:
         folder = self._folder
         synced = fan_out(transport, lambda w: sync_folder(transport, w, folder))
         self.emit(folder_synced(synced))  # type: ignore[arg-type]
+        resume = self.resume
+        if resume is not None:
+            resume.put_back(transport)
+            if resume.attempt > 1:
+                self.emit(ev.Resumed(resume.attempt, *_set_words(resume)))
         job = ScriptJob(
             Job(f"script-{self.plan.run_id}"),
             WORK_DIR,
@@ -237,10 +244,18 @@ class WorkerSteps:
             name,
             self.plan.script_args,
             self._coordinator(),  # a bare jax.distributed.initialize() joins them
-            self._env(),
+            {**self._env(), **(resume.env() if resume is not None else {})},
         )
         output, watch = self.plan.run_dir / OUTPUT_FILE, MissingModuleWatch(script)
-        code = run_script_job(transport, job, self.emit, self.cancel, self._started, output, watch)
+        if resume is None:
+            code = run_script_job(
+                transport, job, self.emit, self.cancel, self._started, output, watch
+            )
+        else:
+            with CheckpointCopier(transport, resume, self.emit):
+                code = run_script_job(
+                    transport, job, self.emit, self.cancel, self._started, output, watch
+                )
         # A file that did not arrive whole makes the run fail (exit 1); its event comes before
         # teardown, so the user hears of it while the node still exists.
         self.fetch_incomplete = fetch_files(
@@ -267,3 +282,8 @@ class WorkerSteps:
         on_line: Callable[[int, str], None],
     ) -> int:
         return run_on_workers(transport, job, command, env, on_line, self.cancel, self._started)
+
+
+def _set_words(resume: ResumeSetup) -> tuple[str | None, int | None]:
+    chosen = resume.resume_from
+    return (chosen.name, chosen.step) if chosen is not None else (None, None)

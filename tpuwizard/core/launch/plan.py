@@ -24,6 +24,11 @@ from tpuwizard.core.exit_codes import EXIT_OK as EXIT_OK
 from tpuwizard.core.exit_codes import EXIT_TEARDOWN as EXIT_TEARDOWN
 from tpuwizard.core.launch.plan_backend import backend_problems
 from tpuwizard.core.launch.plan_packages import PackageSpec, package_problems
+from tpuwizard.core.launch.plan_resume import (
+    DEFAULT_CHECKPOINT_EVERY_S,
+    DEFAULT_MAX_RESTARTS,
+    resume_problems,
+)
 from tpuwizard.core.launch.plan_zones import zones_problems
 from tpuwizard.core.plan import catalog
 from tpuwizard.core.remote.sync import folder_problems
@@ -80,6 +85,11 @@ class LaunchPlan:
     # goes to all of them at once (plan_zones.py has their rules).
     zones: tuple[str, ...] = ()
     fan_out: bool = False
+    # --checkpoints DIR (relative to the script's folder on the worker): copied home while the
+    # script runs, put back on a new TPU after a preemption (plan_resume.py, resume_chain.py).
+    checkpoints: str | None = None
+    checkpoint_every_s: float = DEFAULT_CHECKPOINT_EVERY_S
+    max_restarts: int = DEFAULT_MAX_RESTARTS
 
     @property
     def node_name(self) -> str:
@@ -203,6 +213,7 @@ class LaunchPlan:
                 "script is given: add --script FILE, or leave the arguments out."
             )
         found.extend(package_problems(self.packages))
+        found.extend(resume_problems(self))
         for pattern in self.fetch:
             check(partial(safe_fetch_pattern, pattern))
         folder = paths.folder_problem(self.run_dir, "The run folder ({0})")

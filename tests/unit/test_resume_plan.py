@@ -1,0 +1,70 @@
+"""--checkpoints, --checkpoint-every and --max-restarts: refused before any cloud call."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from tpuwizard.core.errors import BadInput
+from tpuwizard.core.launch.plan import LaunchPlan
+from tpuwizard.core.launch.plan_resume import parse_duration
+
+
+def plan(tmp_path: Path, **changes: object) -> LaunchPlan:
+    script = tmp_path / "job" / "train.py"
+    script.parent.mkdir(exist_ok=True)
+    script.write_text("print('hi')\n")
+    base = LaunchPlan(
+        accelerator="v5litepod-4",
+        zone="us-central1-a",
+        project="practice-project",
+        run_id="r1",
+        run_dir=tmp_path / "runs" / "r1",
+        route="spot",
+        script=script,
+        checkpoints="ckpt",
+    )
+    return replace(base, **changes)  # type: ignore[arg-type]
+
+
+def test_a_folder_inside_the_scripts_folder_is_accepted(tmp_path):
+    assert plan(tmp_path).problems() == []
+    assert plan(tmp_path, checkpoints="out/ckpt").problems() == []
+
+
+@pytest.mark.parametrize(
+    ("folder", "said"),
+    [
+        ("/tmp/ckpt", "absolute"),
+        ("../ckpt", "'..'"),
+        ("out/../../ckpt", "'..'"),
+        (".", "folder itself"),
+        ("~/ckpt", "absolute"),
+        ("my ckpt", "character"),
+    ],
+)
+def test_a_folder_outside_it_is_refused_with_what_to_type(tmp_path, folder, said):
+    problems = [str(p) for p in plan(tmp_path, checkpoints=folder).problems()]
+    assert len(problems) == 1 and said in problems[0] and "--checkpoints checkpoints" in problems[0]
+
+
+def test_checkpoints_need_a_script_and_the_spot_route(tmp_path):
+    assert any("--script" in str(p) for p in plan(tmp_path, script=None).problems())
+    assert any("--route spot" in str(p) for p in plan(tmp_path, route="vm").problems())
+    assert any("--max-restarts" in str(p) for p in plan(tmp_path, max_restarts=-1).problems())
+    assert any("10" in str(p) for p in plan(tmp_path, max_run_minutes=5).problems())
+    alone = plan(tmp_path, checkpoints=None, max_restarts=5).problems()
+    assert any("add --checkpoints" in str(p) for p in alone)
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("30s", 30), ("5m", 300), ("2", 120), ("1m", 60)])
+def test_durations(text, seconds):
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "0s", "5h", "-3", "often", "90000s"])
+def test_bad_durations_say_what_to_type(text):
+    with pytest.raises(BadInput, match="30s"):
+        parse_duration(text)

@@ -1,0 +1,50 @@
+"""``--checkpoints``, ``--checkpoint-every`` and ``--max-restarts``: a spot run that resumes
+after preemption. Read before any call; the plan's rules (plan_resume.py) check the rest."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., object])
+
+
+def resume_options(command: F) -> F:
+    """The three options of a resumable launch."""
+    # No core import here: the CLI's start must stay light (test_kept_lines.py).
+    command = click.option(
+        "--max-restarts",
+        type=int,
+        help="With --checkpoints: how many times a preempted run is started again on a new TPU "
+        "(default 3).",
+    )(command)
+    command = click.option(
+        "--checkpoint-every",
+        "checkpoint_every",
+        metavar="DURATION",
+        default="1m",
+        show_default=True,
+        help="With --checkpoints: how often new checkpoints are copied home (30s, 5m, or minutes).",
+    )(command)
+    return click.option(
+        "--checkpoints",
+        metavar="DIR",
+        help="Spot: the folder (inside the script's folder) your script saves checkpoints in; "
+        "copied to runs/<id>/checkpoints/ as it runs, and after a preemption put back on a new "
+        "TPU, the script started again with TPUWIZARD_RESUME=1.",
+    )(command)
+
+
+def max_restarts_or_default(asked: int | None) -> int:
+    from tpuwizard.core.launch.plan_resume import DEFAULT_MAX_RESTARTS
+
+    return DEFAULT_MAX_RESTARTS if asked is None else asked
+
+
+def checkpoint_every_seconds(text: str) -> float:
+    """The copy interval in seconds; exit 2 with what to type for a duration it cannot read."""
+    from tpuwizard.core.launch.plan_resume import parse_duration
+
+    return parse_duration(text)

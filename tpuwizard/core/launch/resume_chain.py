@@ -1,0 +1,147 @@
+"""A spot run that survives preemption (``launch --checkpoints DIR``): attempts in a chain.
+
+Each attempt is the launch's own (provision, bootstrap, verify, the script, its checkpoints
+copied home as it runs). When the node goes away under it (Google preempts a spot TPU, or it is
+simply gone) the old node is deleted and verified gone, its queued resource included, and a new
+one is made in the same zone (then ``--zones``), the latest complete checkpoint set put back and
+the script started again with ``TPUWIZARD_RESUME=1``, up to ``--max-restarts`` times, while
+``--max-run`` (from the chain's start) leaves an attempt at least ten minutes. Every attempt is
+an entry of ``chain.json`` (core/evidence/chain.py), its receipt kept in ``attempts/<n>/``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from tpuwizard.core.cloud.diagnose import diagnose
+from tpuwizard.core.cloud.diagnosis import Diagnosis
+from tpuwizard.core.errors import NodeGone
+from tpuwizard.core.evidence.chain import ChainEntry, append_entry, file_sha256
+from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_OK, EXIT_TEARDOWN
+from tpuwizard.core.launch import events as ev
+from tpuwizard.core.launch.checkpoint_copier import ResumeSetup
+from tpuwizard.core.launch.plan_resume import MIN_ATTEMPT_MINUTES
+from tpuwizard.core.remote.checkpoints import CheckpointsHome
+
+if TYPE_CHECKING:
+    from tpuwizard.core.launch.lifecycle import Launch
+
+CHECKPOINTS_FOLDER = "checkpoints"  # in the run folder
+
+
+class ResumeChain:
+    """Runs the launch's attempts until one ends other than by its node going away."""
+
+    def __init__(self, launch: Launch) -> None:
+        self.launch = launch
+        plan = launch.plan
+        assert plan.checkpoints is not None
+        self.home = CheckpointsHome(plan.run_dir / CHECKPOINTS_FOLDER)
+        self.setup = ResumeSetup(plan.checkpoints, self.home, plan.checkpoint_every_s)
+
+    def run(self) -> int:
+        launch, plan, state = self.launch, self.launch.plan, self.launch.state
+        launch.chain_deadline = time.time() + plan.max_run * 60
+        launch.workers.resume = self.setup
+        attempts_at_most = plan.max_restarts + 1
+        while True:
+            started = time.time()
+            code = launch.attempt(quiet_gone=True)
+            gone = launch.gone
+            node = state.resource.node_id or state.resource.name if state.resource else ""
+            self._record(started, code, gone, node or plan.node_name)
+            if gone is None:
+                return code
+            name = plan.node_name
+            launch.emit(ev.Preempted(name, state.zone, self.setup.attempt, _state_of(gone)))
+            earlier = launch.ending.cost_so_far() or 0.0
+            if not launch.ending.teardown():  # verified gone, queued resource included
+                return EXIT_TEARDOWN
+            launch.ending.earlier_cost += earlier
+            why_not = self._why_no_restart(attempts_at_most)
+            if why_not is not None:
+                d = diagnose(gone, state.context(plan))
+                launch.emit(ev.Failed("script", Diagnosis(d.kind, d.title, why_not, d.next_steps)))
+                return EXIT_CLOUD
+            self.setup.attempt += 1
+            self.setup.resume_from = self.home.latest()
+            chosen = self.setup.resume_from
+            launch.emit(
+                ev.Recreating(
+                    self.setup.attempt,
+                    attempts_at_most,
+                    state.zone,
+                    chosen.name if chosen is not None else None,
+                )
+            )
+            self._fresh_attempt()
+
+    def _why_no_restart(self, attempts_at_most: int) -> str | None:
+        """Why no new attempt starts (restarts used up, too little time left); None: it does."""
+        if self.setup.attempt >= attempts_at_most:
+            return (
+                f"It was preempted {self.setup.attempt} time(s), and --max-restarts allows "
+                f"{attempts_at_most - 1}. Its checkpoints are in {self.home.folder}."
+            )
+        left = (self.launch.chain_deadline or 0.0) - time.time()
+        if left < MIN_ATTEMPT_MINUTES * 60:
+            return (
+                f"Only {max(0.0, left) / 60:.0f} minute(s) of --max-run are left, less than the "
+                f"{MIN_ATTEMPT_MINUTES:g} an attempt needs. Its checkpoints are in "
+                f"{self.home.folder}."
+            )
+        return None
+
+    def _fresh_attempt(self) -> None:
+        """The launch's state as before a first create, and the new node's deadline the time
+        left of the chain's."""
+        launch, state = self.launch, self.launch.state
+        state.node = state.transport = None
+        state.created_at = state.costing_since = state.gone_at = None
+        state.watchdog_deadline = state.receipt = None
+        state.running_jobs.clear()
+        left = ((launch.chain_deadline or 0.0) - time.time()) / 60
+        launch.provisioner.plan = replace(launch.plan, max_run_minutes=left)
+
+    def _record(self, started: float, code: int, gone: Exception | None, node: str) -> None:
+        """The attempt's entry in chain.json, its receipt kept beside it."""
+        launch, plan = self.launch, self.launch.plan
+        receipt = launch.state.receipt
+        kept: str | None = None
+        sha: str | None = None
+        if receipt is not None:
+            folder = plan.run_dir / "attempts" / str(self.setup.attempt)
+            folder.mkdir(parents=True, exist_ok=True)
+            target = folder / "receipt.json"
+            shutil.copyfile(receipt, target)
+            kept, sha = str(target.relative_to(plan.run_dir)), file_sha256(target)
+        if gone is not None:
+            ended = "preempted" if _state_of(gone) == "PREEMPTED" else "gone"
+        elif launch.cancel.is_set():
+            ended = "stopped"
+        else:
+            ended = "finished" if code == EXIT_OK else "failed"
+        chosen = self.setup.resume_from
+        append_entry(
+            plan.run_dir,
+            plan.run_id,
+            ChainEntry(
+                self.setup.attempt,
+                launch.state.zone,
+                node,
+                round(started, 3),
+                round(time.time(), 3),
+                ended,
+                chosen.name if chosen is not None and self.setup.attempt > 1 else None,
+                launch.workers.script_exit_code,
+                kept,
+                sha,
+            ),
+        )
+
+
+def _state_of(gone: Exception) -> str | None:
+    return gone.state if isinstance(gone, NodeGone) else None
