@@ -7,23 +7,18 @@ Each is a small dataclass; ``to_dict()`` gives ``{"event": "provisioning", ...}`
 
 from __future__ import annotations
 
-import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from tpuwizard.core.choices import Said
 from tpuwizard.core.cloud.diagnosis import Diagnosis
+from tpuwizard.core.launch.event_base import Event as Event
 
-
-@dataclass(frozen=True)
-class Event:
-    @classmethod
-    def event_name(cls) -> str:
-        """``ReceiptSaved`` -> ``receipt_saved``: the ``"event"`` key of the JSON line."""
-        return re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).lower()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"event": self.event_name(), **asdict(self)}
+# A spot run's chain (--checkpoints), in a module of their own; part of this vocabulary.
+from tpuwizard.core.launch.resume_events import CheckpointCopied as CheckpointCopied
+from tpuwizard.core.launch.resume_events import Preempted as Preempted
+from tpuwizard.core.launch.resume_events import Recreating as Recreating
+from tpuwizard.core.launch.resume_events import Resumed as Resumed
 
 
 @dataclass(frozen=True)
@@ -118,46 +113,6 @@ class ZoneFailover(Event):
     from_zone: str
     to_zone: str
     reason: str
-
-
-@dataclass(frozen=True)
-class CheckpointCopied(Event):
-    """--checkpoints: a complete set came home whole (each file size- and sha256-checked)."""
-
-    name: str
-    step: int | None
-    files: int
-    size_bytes: int
-    path: str
-
-
-@dataclass(frozen=True)
-class Preempted(Event):
-    """--checkpoints: the node went away under the script (preempted, or gone)."""
-
-    name: str
-    zone: str
-    attempt: int
-    state: str | None  # PREEMPTED, or None when it is simply gone
-
-
-@dataclass(frozen=True)
-class Recreating(Event):
-    """--checkpoints: the old node is verified gone; a new one is being made."""
-
-    attempt: int  # the attempt about to start (2 is the first restart)
-    attempts_at_most: int
-    zone: str
-    resume_from: str | None  # the complete set it will resume from; None: from the start
-
-
-@dataclass(frozen=True)
-class Resumed(Event):
-    """--checkpoints: the set is on the new node; the script starts with TPUWIZARD_RESUME=1."""
-
-    attempt: int
-    checkpoint: str | None
-    step: int | None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,49 @@
+"""The events of a spot run that survives preemption (``launch --checkpoints``): checkpoints
+come home, the node goes, a new one comes, the script resumes. Re-exported by events.py, the
+one vocabulary every front end reads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tpuwizard.core.launch.event_base import Event
+
+
+@dataclass(frozen=True)
+class CheckpointCopied(Event):
+    """--checkpoints: a complete set came home whole (each file size- and sha256-checked)."""
+
+    name: str
+    step: int | None
+    files: int
+    size_bytes: int
+    path: str
+
+
+@dataclass(frozen=True)
+class Preempted(Event):
+    """--checkpoints: the node went away under the script (preempted, or gone)."""
+
+    name: str
+    zone: str
+    attempt: int
+    state: str | None  # PREEMPTED, or None when it is simply gone
+
+
+@dataclass(frozen=True)
+class Recreating(Event):
+    """--checkpoints: the old node is verified gone; a new one is being made."""
+
+    attempt: int  # the attempt about to start (2 is the first restart)
+    attempts_at_most: int
+    zone: str
+    resume_from: str | None  # the complete set it will resume from; None: from the start
+
+
+@dataclass(frozen=True)
+class Resumed(Event):
+    """--checkpoints: the set is on the new node; the script starts with TPUWIZARD_RESUME=1."""
+
+    attempt: int
+    checkpoint: str | None
+    step: int | None
