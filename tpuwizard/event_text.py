@@ -17,6 +17,7 @@ from tpuwizard.core.errors import BadInput, PlanRefused
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.summary import RunSummary
 from tpuwizard.figures import count, money
+from tpuwizard.oslogin_text import login_key_words
 
 if TYPE_CHECKING:
     from tpuwizard.core.launch.ledger import Resource
@@ -207,6 +208,8 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
                 f"NOT verified gone: {event.name}. It may still be billing.",
                 *_diagnosis(event.diagnosis, audience),
             ]
+        case ev.LoginKeyForgotten():
+            return [login_key_words(event)]
         case ev.Kept():
             hourly = money(event.price_per_hour_usd)
             until = kept_guard_words(event)

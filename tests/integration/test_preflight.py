@@ -66,8 +66,7 @@ def test_a_project_with_nothing_in_the_way_passes_every_check(sandbox):
             "PREEMPTIBLE-TPU-V6E-per-project-region allows 0 in us-east5",
             "gcloud quotas preferences create --service=compute.googleapis.com",
         ),
-        ("oslogin=1", {}, "OS Login", "enable-oslogin", "--transport gcloud"),
-        ("oslogin=policy", {}, "OS Login", "compute.requireOsLogin", "--transport gcloud"),
+        ("oslogin=2fa", {}, "OS Login", "enable-oslogin-2fa", "--transport gcloud"),
         ("oslogin=2fa", {"transport": "gcloud"}, "OS Login", "use --transport gcloud", None),
         (
             "oslogin=1;oslogin_denied=1",
@@ -108,6 +107,9 @@ def test_what_lets_a_refused_check_pass(sandbox):
     )
     on = checks_against(sandbox, "oslogin=1", transport="gcloud")["OS Login"]
     assert on.verdict is Verdict.PASS
+    for faults in ("oslogin=1", "oslogin=policy"):  # tpuwizard's SSH: it imports its key
+        imports = checks_against(sandbox, faults)["OS Login"]
+        assert imports.verdict is Verdict.PASS and "tpuwizard imports its key" in imports.detail
     nat = checks_against(
         sandbox,
         "cloud_nat=us-east5",

@@ -111,11 +111,24 @@ def test_os_login_off_passes():
     assert check.verdict is Verdict.PASS
 
 
-def test_os_login_on_by_metadata_or_policy_fails_toward_gcloud_transport():
+def test_os_login_on_by_metadata_or_policy_passes_because_tpuwizard_imports_its_key():
     for rest in (os_login_rest(meta=[("enable-oslogin", "TRUE")]), os_login_rest(policy=True)):
         check = oslogin.check_os_login(ask(), reach(rest))
-        assert check.verdict is Verdict.FAIL and "--transport gcloud" in (check.fix or "")
-        assert "Permission denied (publickey)" in check.detail
+        assert check.verdict is Verdict.PASS and "tpuwizard imports its key" in check.detail
+        assert check.launch_does == oslogin.IMPORT_KEY
+
+
+def test_os_login_2fa_with_tpuwizards_ssh_fails_toward_gcloud_transport():
+    rest = os_login_rest(meta=[("enable-oslogin", "TRUE"), ("enable-oslogin-2fa", "TRUE")])
+    check = oslogin.check_os_login(ask(), reach(rest))
+    assert check.verdict is Verdict.FAIL and "--transport gcloud" in (check.fix or "")
+    assert check.launch_does is None
+
+
+def test_os_login_off_or_through_gcloud_imports_nothing():
+    assert oslogin.check_os_login(ask(), reach(os_login_rest())).launch_does is None
+    rest = os_login_rest(meta=[("enable-oslogin", "TRUE")])
+    assert oslogin.check_os_login(ask(transport="gcloud"), reach(rest)).launch_does is None
 
 
 def test_os_login_on_with_gcloud_transport_passes():
@@ -146,7 +159,7 @@ def test_os_login_policy_unreadable_is_unknown_with_why():
 
 def test_os_login_on_by_metadata_is_known_even_when_the_policy_is_not():
     facts = OsLoginFacts(metadata_on=True, two_factor=False, policy_on=None, may_log_in=True)
-    assert judge(ask(), facts).verdict is Verdict.FAIL
+    assert judge(ask(), facts).launch_does == oslogin.IMPORT_KEY
 
 
 # -- external and internal IPs ---------------------------------------------------------------

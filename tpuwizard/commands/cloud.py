@@ -25,7 +25,7 @@ from tpuwizard.commands.common import (
     transport_option,
 )
 from tpuwizard.commands.packages import asked_packages, packages_options
-from tpuwizard.commands.preflight import moved_to, no_preflight_option, preflight_before_create
+from tpuwizard.commands.preflight import no_preflight_option, preflight_before_create
 from tpuwizard.commands.resume_options import (
     checkpoint_every_seconds,
     max_restarts_or_default,
@@ -245,9 +245,10 @@ def launch(
         session.prepare_to_keep()
     if not no_preflight:  # a FAIL ends it here, nothing created; auto may move to Compute Engine
         ok_on_compute = transport != "gcloud" and watchdog is not True
-        decided = preflight_before_create(session, plan, backend, transport, ok_on_compute, as_json)
+        decided, plan = preflight_before_create(
+            session, plan, backend, transport, ok_on_compute, as_json
+        )
         chosen = decided or chosen
-        plan = moved_to(plan, chosen.backend)
     choice = choose_watchdog(session, plan, watchdog)
     plan = choice.plan
     notes = [chosen.reason] if chosen.reason else []

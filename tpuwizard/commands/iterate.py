@@ -31,7 +31,7 @@ from tpuwizard.commands.common import (
 )
 from tpuwizard.commands.kept_nodes import delete_kept, open_kept
 from tpuwizard.commands.packages import asked_packages, check_packages, packages_options
-from tpuwizard.commands.preflight import moved_to, no_preflight_option, preflight_before_create
+from tpuwizard.commands.preflight import no_preflight_option, preflight_before_create
 from tpuwizard.commands.zone_options import where_to_create, zones_options
 from tpuwizard.core.cloud.backends import COMPUTE
 from tpuwizard.core.deadlines import deadline_bounds_text
@@ -185,10 +185,9 @@ def up(
     check_transport(transport, session.practice)
     session.prepare_to_keep()
     if not no_preflight:  # a FAIL ends it here; auto may move to Compute Engine (then no --idle)
-        decided = preflight_before_create(
+        _, plan = preflight_before_create(
             session, plan, backend, transport, transport != "gcloud" and idle is None, as_json
         )
-        plan = moved_to(plan, decided.backend if decided else plan.backend)
     for line in backend_notes(plan, nat_checked=not no_preflight):
         say(line)
     if plan.watchdog:  # the check before create: refuse before anything is made, not after

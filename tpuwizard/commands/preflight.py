@@ -119,10 +119,12 @@ def preflight_before_create(
     transport: str,
     compute_ok: bool,
     as_json: bool,
-) -> BackendChoice | None:
+) -> tuple[BackendChoice | None, LaunchPlan]:
     """Run the preflight for ``plan``; any FAIL ends the command here, before any create (exit
     3, its lines said). Returns the backend decided (``auto`` may move to Compute Engine where
-    its quota covers the slice), or None when none was decided."""
+    its quota covers the slice), or None when none was decided; and ``plan`` on that backend,
+    importing its key into the OS Login profile where the preflight found OS Login on."""
+    from tpuwizard.oslogin_text import IMPORT_CHOSEN
     from tpuwizard.session.preflight import run_preflight
 
     result = run_preflight(
@@ -145,7 +147,10 @@ def preflight_before_create(
             "--no-preflight skips them."
         )
         sys.exit(EXIT_CLOUD)
-    return result.choice
+    if result.imports_login_key:
+        echo(IMPORT_CHOSEN)
+    moved = moved_to(plan, result.choice.backend if result.choice else plan.backend)
+    return result.choice, dataclasses.replace(moved, os_login_key=result.imports_login_key)
 
 
 def moved_to(plan: LaunchPlan, backend: str) -> LaunchPlan:

@@ -7,6 +7,7 @@ import asyncio
 import dataclasses
 import queue
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING
 
@@ -86,6 +87,13 @@ class LaunchHandle:
         """The user's answer to ``KeepNeedsAnswer``: keep it; only a teardown ends it."""
         self.cancel.request_keep()
 
+    def login_key_until(self, ready_timeout: float) -> float | None:
+        """When an OS Login key imported for this launch expires: the latest its deadline can
+        fall (ready by ``ready_timeout``, then ``max_run``); None where none is imported."""
+        if not self.plan.os_login_key or self.transport == "gcloud":
+            return None
+        return time.time() + ready_timeout + self.plan.max_run * 60
+
     def events(self) -> Iterator[ev.Event]:
         """Run the launch in a thread; yield its events after the billing state has seen them."""
         from tpuwizard.core.launch.lifecycle import run_launch
@@ -96,10 +104,16 @@ class LaunchHandle:
         def work() -> None:
             try:
                 cloud = self.session.cloud_for(self.plan.backend)
-                runtime = build_runtime(cloud, self.session.practice, self.transport)
-                runtime.ready_timeout = self.ready_timeout or DEFAULT_READY_TIMEOUT.get(
-                    self.plan.route, runtime.ready_timeout
+                ready_timeout = self.ready_timeout or DEFAULT_READY_TIMEOUT.get(
+                    self.plan.route, 1800.0
                 )
+                runtime = build_runtime(
+                    cloud,
+                    self.session.practice,
+                    self.transport,
+                    self.login_key_until(ready_timeout),
+                )
+                runtime.ready_timeout = ready_timeout
                 runtime.reruns = self.reruns
                 run_launch(self.plan, runtime, q.put, self.cancel)
             except BaseException as err:  # reaches the front end as a failure, never silence

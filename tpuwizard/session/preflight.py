@@ -34,6 +34,13 @@ class PreflightResult:
     def failures(self) -> list[Check]:
         return [c for c in self.checks if c.failed]
 
+    @property
+    def imports_login_key(self) -> bool:
+        """OS Login is on and tpuwizard's own SSH is used: the launch imports its key."""
+        from tpuwizard.core.preflight.oslogin import IMPORT_KEY
+
+        return any(c.launch_does == IMPORT_KEY for c in self.checks)
+
     def as_json(self) -> dict[str, Any]:
         return {
             "backend": self.choice.backend if self.choice else None,

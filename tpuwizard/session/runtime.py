@@ -10,7 +10,14 @@ from typing import Any
 
 from tpuwizard.core import paths
 from tpuwizard.core.cloud.backends import COMPUTE
-from tpuwizard.core.cloud.endpoint import TOKEN_ENV
+from tpuwizard.core.cloud.endpoint import GOOGLE_ENDPOINTS, TOKEN_ENV
+from tpuwizard.core.cloud.oslogin import (
+    OSLOGIN_ENDPOINT,
+    LoginKey,
+    OsLoginError,
+    OsLoginKeys,
+    account_email,
+)
 from tpuwizard.core.cloud.types import NodeInfo
 from tpuwizard.core.errors import RemoteError
 from tpuwizard.core.launch.ledger import Ledger
@@ -28,6 +35,7 @@ from tpuwizard.core.remote.transports import (
 from tpuwizard.session import practice
 
 REMOTE_USER = "tpuwizard"
+PRACTICE_ACCOUNT = "you@practice.invalid"  # whose OS Login profile a practice launch uses
 
 
 def ledger_for(is_practice: bool) -> Ledger:
@@ -59,15 +67,58 @@ def sandbox_worker_homes(cloud: Any, node: NodeInfo) -> list[Path]:
     return homes
 
 
-def build_runtime(cloud: Any, is_practice: bool, transport: str = "ssh") -> Runtime:
+def import_login_key(
+    cloud: Any, public_key: str, until: float, is_practice: bool = False
+) -> tuple[LoginKey, OsLoginKeys]:
+    """OS Login is on: import ``public_key`` into the profile of the account ``cloud``'s
+    credentials act for (gcloud's account where they do not say; in practice the sandbox's
+    token names none, and the sandbox takes any), expiring at ``until``."""
+    from tpuwizard.core.cloud import gcloud_config
+
+    endpoint = cloud.endpoint.rstrip("/")
+    on_google = endpoint in (e.rstrip("/") for e in GOOGLE_ENDPOINTS)
+    # The sandbox serves OS Login beside the rest, and takes any account.
+    keys = OsLoginKeys(
+        cloud.credentials, cloud.project, OSLOGIN_ENDPOINT if on_google else endpoint
+    )
+    email = account_email(cloud.credentials)
+    if email is None:
+        email = PRACTICE_ACCOUNT if is_practice else gcloud_config.discover().account
+    if not email:
+        raise OsLoginError(
+            "OS Login is on, and neither your credentials nor gcloud name your account, so "
+            "tpuwizard cannot import its key into your OS Login profile. Fix: `gcloud auth "
+            "login`, or use --transport gcloud."
+        )
+    return keys.import_key(email, public_key, until), keys
+
+
+def with_login_key(runtime: Runtime, imported: tuple[LoginKey, OsLoginKeys] | None) -> Runtime:
+    """The runtime deletes the imported key once nothing of the launch is left."""
+    if imported is not None:
+        key, keys = imported
+        runtime.login_key = key.fingerprint
+        runtime.forget_login_key = lambda: keys.delete_key(key)
+    return runtime
+
+
+def build_runtime(
+    cloud: Any, is_practice: bool, transport: str = "ssh", login_key_until: float | None = None
+) -> Runtime:
     """How a launch on ``cloud`` (TpuCloud or ComputeCloud: its endpoint and credentials are
-    read in practice) reaches its workers and where it records what it makes."""
+    read in practice) reaches its workers and where it records what it makes. With
+    ``login_key_until`` (OS Login is on, tpuwizard's own SSH): its key is imported into the OS
+    Login profile until then, and SSH logs in as the POSIX user that answers."""
     state = paths.state_dir()
     known_hosts = state / "ssh" / "known_hosts"
+    imported = None
     if is_practice:
         port = os.environ.get(practice.SSH_PORT_ENV)
         user = getpass.getuser()
         key, pub = ensure_key(state) if port else (None, "")
+        if login_key_until is not None and pub:
+            imported = import_login_key(cloud, pub, login_key_until, is_practice=True)
+            user = imported[0].username
         sandbox_token = os.environ.get(TOKEN_ENV, "")
 
         def make_sandbox(node: NodeInfo) -> Transport:
@@ -92,36 +143,43 @@ def build_runtime(cloud: Any, is_practice: bool, transport: str = "ssh") -> Runt
             check_reachable(node, None)
             return LocalTransport(homes, image_path)
 
-        return Runtime(
-            cloud,
-            ledger_for(True),
-            make_sandbox,
-            sandbox_plan(),
-            expect="cpu",
-            practice=True,
-            explicit_coordinator=True,
-            join_timeout=30,
-            # The watchdog runs as a local process; the sandbox's token reaches it in a file
-            # on worker 0, as a VM's token comes from its metadata server, not in its env.
-            watchdog=WatchdogConfig(
-                python=sys.executable,
-                endpoint=cloud.endpoint,
-                iam_endpoint=cloud.endpoint,
-                token=f"file:{REMOTE_DIR}/metadata-token" if sandbox_token else "none",
-                token_secret=sandbox_token or None,
-                retry=0.5,
-                # No answer from the sandbox for this long: it was switched off, and its VMs
-                # with it (a hand-over to a lasting sandbox takes seconds, not minutes).
-                give_up_after=120.0,
-                give_up_before_deadline=True,
+        return with_login_key(
+            Runtime(
+                cloud,
+                ledger_for(True),
+                make_sandbox,
+                sandbox_plan(),
+                expect="cpu",
+                practice=True,
+                explicit_coordinator=True,
+                join_timeout=30,
+                # The watchdog runs as a local process; the sandbox's token reaches it in a file
+                # on worker 0, as a VM's token comes from its metadata server, not in its env.
+                watchdog=WatchdogConfig(
+                    python=sys.executable,
+                    endpoint=cloud.endpoint,
+                    iam_endpoint=cloud.endpoint,
+                    token=f"file:{REMOTE_DIR}/metadata-token" if sandbox_token else "none",
+                    token_secret=sandbox_token or None,
+                    retry=0.5,
+                    # No answer from the sandbox for this long: it was switched off, and its VMs
+                    # with it (a hand-over to a lasting sandbox takes seconds, not minutes).
+                    give_up_after=120.0,
+                    give_up_before_deadline=True,
+                ),
+                ssh_metadata={"ssh-keys": f"{user}:{pub}"} if pub else {},
+                poll=0.25,
+                reachable_timeout=30,
+                owner=paths.owner_label(),
             ),
-            ssh_metadata={"ssh-keys": f"{user}:{pub}"} if pub else {},
-            poll=0.25,
-            reachable_timeout=30,
-            owner=paths.owner_label(),
+            imported,
         )
 
     key, pub = ensure_key(state)
+    remote_user = REMOTE_USER
+    if login_key_until is not None and transport != "gcloud":
+        imported = import_login_key(cloud, pub, login_key_until)
+        remote_user = imported[0].username
 
     def make_real(node: NodeInfo) -> Transport:
         if transport == "gcloud":
@@ -134,9 +192,9 @@ def build_runtime(cloud: Any, is_practice: bool, transport: str = "ssh") -> Runt
             )
         hosts = check_reachable(node, 22)  # fails fast where no address can answer
         aliases = host_key_aliases(node.uid, len(node.endpoints))
-        return SshTransport(hosts, REMOTE_USER, Path(key), known_hosts, host_key_aliases=aliases)
+        return SshTransport(hosts, remote_user, Path(key), known_hosts, host_key_aliases=aliases)
 
-    return Runtime(
+    runtime = Runtime(
         cloud,
         ledger_for(False),
         make_real,
@@ -145,3 +203,4 @@ def build_runtime(cloud: Any, is_practice: bool, transport: str = "ssh") -> Runt
         ssh_metadata={"ssh-keys": f"{REMOTE_USER}:{pub}"},
         owner=paths.owner_label(),
     )
+    return with_login_key(runtime, imported)

@@ -65,10 +65,18 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
     from google.api_core import exceptions as gx
     from google.auth import exceptions as auth_exc
 
+    from tpuwizard.core.cloud.oslogin import OsLoginError
     from tpuwizard.core.errors import CreateFailed, QueueExpired, QueueSuspended, WaitTimedOut
 
     ctx = ctx or Context()
     spot = ctx.route == "spot"
+    if isinstance(err, OsLoginError):  # before the create: nothing was made
+        return Diagnosis(
+            "os_login",
+            "OS Login: tpuwizard's key could not be put in your profile",
+            str(err),
+            ["Nothing was created. `--transport gcloud` logs in through OS Login instead."],
+        )
     # A queued request that ended without its node: capacity, preemption or a user, each by
     # what Google's state says (google-behaviour.md, queued resource failed), never "too long".
     if isinstance(err, QueueExpired):

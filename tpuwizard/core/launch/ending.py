@@ -77,12 +77,27 @@ class Ending:
         left = [o.resource for o in self.state.others if o.resource is not None]
         if left:
             code = EXIT_TEARDOWN
+        if self.state.resource is None and not left:
+            self.forget_login_key()
         total = self.total_cost()
         self._write_cost(total)
         remaining = [self.state.resource.name] if self.state.resource is not None else []
         remaining += [r.name for r in left]
         self.emit(ev.Finished(code == EXIT_OK, code, str(self.plan.run_dir), total, remaining))
         return code
+
+    def forget_login_key(self) -> None:
+        """Nothing of the launch is left: delete the key it imported into the OS Login profile.
+        A refused delete is said, and changes nothing else (the key expires at the deadline)."""
+        forget, self.rt.forget_login_key = self.rt.forget_login_key, None
+        if forget is None or self.rt.login_key is None:
+            return
+        try:
+            forget()
+        except Exception as err:  # said; the verified teardown stands
+            self.emit(ev.LoginKeyForgotten(self.rt.login_key, str(err)))
+            return
+        self.emit(ev.LoginKeyForgotten(self.rt.login_key))
 
     def kept_at_end(self) -> bool:
         """Keep only what the user asked to keep and was not stopped before it was handed over.

@@ -309,6 +309,15 @@ class TeardownFailed(Event):
 
 
 @dataclass(frozen=True)
+class LoginKeyForgotten(Event):
+    """After the verified teardown: the key imported into the OS Login profile deleted, or
+    not (``problem``; it still expires at the launch's deadline)."""
+
+    fingerprint: str
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
 class Kept(Event):
     """The user chose to leave it running: nothing will delete it, and it keeps billing."""
 

@@ -90,6 +90,9 @@ class LaunchPlan:
     checkpoints: str | None = None
     checkpoint_every_s: float = DEFAULT_CHECKPOINT_EVERY_S
     max_restarts: int = DEFAULT_MAX_RESTARTS
+    # OS Login is on (the preflight read it) and tpuwizard's own SSH is used: import its key
+    # into the caller's OS Login profile and log in as the POSIX user that answers.
+    os_login_key: bool = False
 
     @property
     def node_name(self) -> str:

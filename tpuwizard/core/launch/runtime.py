@@ -54,3 +54,7 @@ class Runtime:
     reruns: Reruns | None = None
     # The owner label every resource this install creates carries (paths.owner_label()).
     owner: str | None = None
+    # OS Login: the fingerprint of the key imported for this launch, and what deletes it
+    # (raises when that is refused); called once nothing of the launch is left (Ending.finish).
+    login_key: str | None = None
+    forget_login_key: Callable[[], None] | None = None

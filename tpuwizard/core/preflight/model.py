@@ -30,6 +30,8 @@ class Check:
     verdict: Verdict
     detail: str
     fix: str | None = None
+    # What the launch must do for this PASS to hold (oslogin.IMPORT_KEY), else None.
+    launch_does: str | None = None
 
     @property
     def failed(self) -> bool:

@@ -6,13 +6,15 @@ factor is asked, which tpuwizard's SSH cannot answer. The caller also needs
 ``compute.instances.osLogin`` (testIamPermissions; accounts outside the organisation also need
 ``roles/compute.osLoginExternalUser``).
 
-Until tpuwizard imports its key into the OS Login profile (users.importSshPublicKey), the way in
-on such a project is ``--transport gcloud``, which handles OS Login: so OS Login on with tpuwizard's
-own SSH is a FAIL whose fix is that flag.
+With tpuwizard's own SSH on such a project, the launch imports its key into the caller's OS Login
+profile (users.importSshPublicKey, :mod:`tpuwizard.core.cloud.oslogin`) and logs in as the POSIX
+user that answers: a PASS whose ``launch_does`` is :data:`IMPORT_KEY`. With a second factor it
+cannot log in, and ``--transport gcloud`` (gcloud's SSH handles OS Login) is the way in.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +26,7 @@ from tpuwizard.core.preflight.rest import COMPUTE, ORG_POLICY, RESOURCE_MANAGER,
 NAME = "OS Login"
 PERMISSION = "compute.instances.osLogin"
 REQUIRE_OS_LOGIN = "compute.requireOsLogin"
+IMPORT_KEY = "import-os-login-key"  # Check.launch_does: import the key, log in as its POSIX user
 
 
 @dataclass(frozen=True)
@@ -132,9 +135,9 @@ def judge(ask: PreflightAsk, facts: OsLoginFacts) -> Check:
         )
     if ask.transport == "gcloud":
         return passed(NAME, f"{on}: --transport gcloud logs in through OS Login")
-    return failed(
+    imports = passed(
         NAME,
-        f"{on}: the VM ignores the ssh-keys in its metadata, so tpuwizard's SSH would be refused "
-        "('Permission denied (publickey)') on a node that bills",
-        f"add {gcloud_fix} to the command",
+        f"{on}: the VM ignores the ssh-keys in its metadata, so tpuwizard imports its key into "
+        "your OS Login profile (until the launch's deadline) and logs in as your POSIX user",
     )
+    return dataclasses.replace(imports, launch_does=IMPORT_KEY)
