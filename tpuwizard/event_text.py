@@ -90,6 +90,12 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
                     f"{STOP_WAITING[audience]})"
                 )
             return [f"  state {event.state}{_in(event.zone)} after {event.elapsed_s:.0f} s{note}"]
+        case ev.ResourceExists(kind="queued"):
+            # Its name (the node's plus "-qr") shows up later in deletes and listings.
+            return [
+                f"  Asked for {event.name}: the queued request that asks Google for the node "
+                "(spot and Flex-start go through one); it is deleted with the node."
+            ]
         case ev.CreateRefused():
             return [f"  {event.name} was not created: nothing exists and nothing is billing."]
         case ev.BillingStarted():
@@ -220,11 +226,8 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
         case ev.Failed():
             return [f"Failed during {event.stage}:", *_diagnosis(event.diagnosis, audience)]
         case ev.Finished():
-            still = (
-                f" Still running and billing: {', '.join(event.remaining)}."
-                if event.remaining
-                else ""
-            )
+            rest = ", ".join(event.remaining)
+            still = f" Still running and billing: {rest}." if rest else ""
             return [f"Done (exit {event.exit_code}). Run folder: {event.run_dir}.{still}"]
     return []
 

@@ -32,6 +32,7 @@ from tpuwizard.event_text import (
     survey_words,
     wrap_paragraph,
 )
+from tpuwizard.figures import count
 from tpuwizard.plain_prompt import text_question
 from tpuwizard.session.backend import decide_backend
 from tpuwizard.session.kept_lines import recorded_kept
@@ -189,11 +190,12 @@ class PlainWizard:
 
     def choose_route(self) -> str:
         budget = self.select("Budget?", list(routes.BUDGETS), "normal")
-        chips = int(self.select("Chips needed?", ["1", "4", "8", "16", "64"], "4"))
+        chip_choices = [questionary.Choice(count(c, "chip"), c) for c in routes.CHIP_COUNTS]
+        chips = self.select("Chips needed?", chip_choices, chip_choices[1])
         length = self.select("How long will it run?", list(routes.RUN_LENGTHS), "1-4 hours")
         billing = self.select("Do you have a billing account?", ["yes", "no"], "yes") == "yes"
         advice = routes.recommend(budget, chips, length, billing)
-        self.say(f"Recommended: {advice.route}. {advice.reason}")
+        self.say(f"Recommended: {routes.route_title(advice.route)}. {advice.reason}")
         table = routes.route_table()
         choices = [
             questionary.Choice(f"{r.title}: {r.cost}, runs {r.max_run}", r.key) for r in table

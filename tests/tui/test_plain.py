@@ -3,6 +3,7 @@
 import os
 from pathlib import Path
 
+import pytest
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
@@ -35,7 +36,7 @@ def test_plain_walk_launches_verifies_and_tears_down(tmp_path):
     code, lines = run_plain(tmp_path, "\r" * 15)
     assert code == 0, "\n".join(lines)
     text = "\n".join(lines)
-    assert "Recommended: vm" in text and "[practice]" in text
+    assert "Recommended: TPU VM, on demand." in text and "[practice]" in text
     # The wizard's defaults: the cheapest current-generation slice that holds 48 GiB.
     assert "Creating tpuwizard-" in text and ": v5litepod-4 (4 chips)" in text
     # The check before create says the sandbox's account may delete: armed by default.
@@ -136,3 +137,32 @@ def test_plain_typed_size_replaces_the_default_instead_of_adding_to_it(tmp_path)
     assert "32.0 GiB fits sharded on" in text and "4832" not in text
     # 90 typed over the default 120 is 90: 12090 would be refused, and the walk stuck there.
     assert "Nothing was created." in text
+
+
+def test_plain_route_questions_count_chips_and_name_the_route(tmp_path, monkeypatch):
+    offered: dict[str, list[str]] = {}
+    original = PlainWizard.select
+
+    def recording_select(self, message, choices, default=None):
+        offered[message] = [getattr(c, "title", c) for c in choices]
+        return original(self, message, choices, default)
+
+    monkeypatch.setattr(PlainWizard, "select", recording_select)
+    up = "\x1b[A"
+    lines: list[str] = []
+    with create_pipe_input() as inp:
+        # budget, then 1 chip (one up from 4), length, billing; the input ends at the route.
+        inp.send_text("\r" + up + "\r" + "\r\r")
+        inp.close()
+        wizard = PlainWizard(
+            sandbox=True,
+            run_dir=tmp_path / "runs",
+            input=inp,
+            output=DummyOutput(),
+            echo=lines.append,
+        )
+        with pytest.raises(EOFError):
+            wizard.run()
+    assert offered["Chips needed?"][:2] == ["1 chip", "4 chips"]
+    said = next(line for line in lines if line.startswith("Recommended:"))
+    assert said.startswith("Recommended: TPU VM, on demand.")

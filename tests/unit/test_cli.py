@@ -12,7 +12,8 @@ FIT_KEYS = {
     "name",
     "chips",
     "vms",
-    "hosts",
+    "physical_hosts",
+    "hosts",  # deprecated: physical_hosts's old name, for one release
     "hbm_gib_per_chip",
     "total_hbm_gib",
     "usable_gib_per_chip",
@@ -38,6 +39,14 @@ def test_fit_json_has_exactly_the_documented_keys():
     assert all(set(s) == FIT_KEYS for s in data["slices"])
     fitting = [s["name"] for s in data["slices"] if s["fits_total"]]
     assert sorted(fitting) == ["v5litepod-4", "v5litepod-8", "v6e-4"]
+
+
+def test_fit_json_counts_the_vms_and_the_physical_hosts_under_them():
+    result = run("fit", "48", "--json", "--slices", "v5litepod-16")
+    assert result.exit_code == 0, result.output
+    (s,) = json.loads(result.stdout)["slices"]
+    assert (s["vms"], s["physical_hosts"]) == (4, 2)  # the course's 4 hosts are VMs
+    assert s["hosts"] == s["physical_hosts"]  # the old name, same value, for one release
 
 
 def test_fit_from_params_reports_bytes_per_param():

@@ -36,7 +36,17 @@ def main() -> int:
     # It holds the server's token: readable by this user only, written whole.
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as f:
-        json.dump({"endpoint": server.endpoint, "pid": os.getpid(), "token": server.token}, f)
+        # Its faults too: a later command asking for others is told they do not apply.
+        faults = os.environ.get(practice.FAULTS_ENV, "")
+        json.dump(
+            {
+                "endpoint": server.endpoint,
+                "pid": os.getpid(),
+                "token": server.token,
+                "faults": faults,
+            },
+            f,
+        )
     os.replace(tmp, info)
     linger = float(os.environ.get(LINGER_ENV, "60"))
     empty_since: float | None = None

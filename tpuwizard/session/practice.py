@@ -114,7 +114,24 @@ def attach_lasting_sandbox() -> bool:
         _ATTACHED[str(folder)] = fd  # held until this process exits
     os.environ[ENDPOINT_ENV] = endpoint
     os.environ[TOKEN_ENV] = token
+    _refuse_faults_it_does_not_serve(str(data.get("faults") or ""))
     return True
+
+
+def _refuse_faults_it_does_not_serve(serving: str) -> None:
+    """Faults asked for here that the lasting sandbox was not started with: they cannot apply
+    (it serves every command the same), and a rehearsal that silently gets none proves nothing."""
+    from tpuwizard.core.errors import BadInput, shown
+
+    asked = os.environ.get(FAULTS_ENV, "").strip()
+    if not asked or asked == serving.strip():
+        return
+    now = f"with {FAULTS_ENV}={shown(serving)}" if serving.strip() else "with no faults"
+    raise BadInput(
+        f"{FAULTS_ENV}={shown(asked)} cannot apply: a lasting practice sandbox (it holds a kept "
+        f"node) is already serving, started {now}. Unset {FAULTS_ENV}, end it with "
+        "`tpuwizard down --sandbox --all`, then set it again."
+    )
 
 
 LASTING_LOCK_FILE = "lasting.lock"

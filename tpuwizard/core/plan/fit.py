@@ -154,8 +154,8 @@ def state_from_params(params: float, recipe: str) -> float:
 class SliceFit:
     name: str
     chips: int
-    vms: int
-    hosts: int
+    vms: int  # the VMs you reach by SSH (the course calls them hosts)
+    physical_hosts: int  # the machines under them: v5e and v6e pack two 4-chip VMs on one
     hbm_gib_per_chip: float
     total_hbm_gib: float
     usable_gib_per_chip: float
@@ -167,7 +167,8 @@ class SliceFit:
     single_host: bool
 
     def to_dict(self) -> dict[str, object]:
-        return asdict(self)
+        # "hosts" was physical_hosts's old name: kept, same value, for one release (README).
+        return {**asdict(self), "hosts": self.physical_hosts}
 
 
 def fit_slice(
@@ -192,7 +193,7 @@ def fit_slice(
         name=slice_.name,
         chips=slice_.chips,
         vms=slice_.vms,
-        hosts=slice_.physical_hosts,
+        physical_hosts=slice_.physical_hosts,
         hbm_gib_per_chip=gen.hbm_gib_per_chip,
         total_hbm_gib=slice_.hbm_gib_total,
         usable_gib_per_chip=round(usable_per_chip, 3),

@@ -16,6 +16,7 @@ from tpuwizard.core.plan import catalog
 
 BUDGETS = ("free", "low", "normal")
 RUN_LENGTHS = ("under 1 hour", "1-4 hours", "4-24 hours", "days")
+CHIP_COUNTS = (1, 4, 8, 16, 64)  # the answers to "Chips needed?"
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,11 @@ def route_table() -> list[RouteInfo]:
             "billing + quota",
         ),
     ]
+
+
+def route_title(key: str) -> str:
+    """The route's name as its card shows it (``TPU VM, on demand``), never its key (``vm``)."""
+    return next(info.title for info in route_table() if info.key == key)
 
 
 @dataclass(frozen=True)

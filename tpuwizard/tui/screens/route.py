@@ -10,13 +10,19 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.widgets import Static
 
-from tpuwizard.core.plan.routes import BUDGETS, RUN_LENGTHS, recommend, route_table
+from tpuwizard.core.plan.routes import (
+    BUDGETS,
+    CHIP_COUNTS,
+    RUN_LENGTHS,
+    recommend,
+    route_table,
+    route_title,
+)
 from tpuwizard.figures import count
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.widgets.choice import Choice
 from tpuwizard.tui.widgets.route_cards import RouteCards
 
-CHIPS = (1, 4, 8, 16, 64)
 TITLE = "[b]How will you get a TPU?[/b] Pick a card with ← → or a click; Tab goes to the questions."
 ASK = "A few questions for a recommendation (change an answer with ← →):"
 ASK_SHORT = "Pick a card and answer with ← → (Tab moves); Enter goes on."
@@ -65,7 +71,7 @@ class RouteScreen(WizardScreen[str]):
         with Horizontal(id="questions"):
             yield Choice([(b, b) for b in BUDGETS], a["budget"], "Budget", "budget")
             yield Choice(
-                [(count(c, "chip"), c) for c in CHIPS], a["chips"], "Chips needed", "chips"
+                [(count(c, "chip"), c) for c in CHIP_COUNTS], a["chips"], "Chips needed", "chips"
             )
             yield Choice([(r, r) for r in RUN_LENGTHS], a["length"], "Run length", "length")
             yield Choice([("yes", True), ("no", False)], a["billing"], "Billing acct", "billing")
@@ -97,8 +103,7 @@ class RouteScreen(WizardScreen[str]):
             bool(self.answers["billing"]),
         )
         self.recommended = advice.route
-        title = next(i.title for i in route_table() if i.key == advice.route)
-        self.advice_text = f"Recommended: [b]{title}[/b]. {advice.reason}"
+        self.advice_text = f"Recommended: [b]{route_title(advice.route)}[/b]. {advice.reason}"
         if changed and advice.route != before:
             # Coming back (Esc) changes no answer, so it keeps the pick too.
             self.chosen = advice.route
