@@ -30,7 +30,6 @@ from tpuwizard.event_text import (
     refusal_text,
     summary_lines,
     survey_words,
-    wrap_paragraph,
 )
 from tpuwizard.figures import count
 from tpuwizard.plain_prompt import text_question
@@ -40,6 +39,7 @@ from tpuwizard.session.launch_handle import LaunchHandle
 from tpuwizard.session.session import Session
 from tpuwizard.session.signals import exit_code, stop_on_signals
 from tpuwizard.session.watchdog import WATCHDOG_ROUTES, check_words
+from tpuwizard.text_wrap import wrap_paragraph
 
 
 class PlainWizard:

@@ -3,9 +3,9 @@ in the CLI's words."""
 
 from tests.fakes import MemoryCloud
 from tpuwizard.core.cloud import zones
-from tpuwizard.event_text import wrap_paragraph
 from tpuwizard.plain import PlainWizard
 from tpuwizard.session.session import Session
+from tpuwizard.text_wrap import wrap_paragraph
 
 KEPT = (
     "Kept tpuwizard-20261129-154550-c2a0 in us-central1-a on purpose: it keeps billing about "
