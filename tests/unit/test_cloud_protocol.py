@@ -231,7 +231,7 @@ def test_teardown_verifies_every_part_the_cloud_names_before_it_says_gone(tmp_pa
     from tpuwizard.core.cloud.protocol import Part
 
     class WithAPartLeft(MemoryCloud):
-        def parts_of(self, kind, zone, name, node_id):
+        def parts_of(self, kind, zone, name, node_id, accelerator=None):
             return [*super().parts_of(kind, zone, name, node_id), Part("node", zone, "left")]
 
     cloud = WithAPartLeft()

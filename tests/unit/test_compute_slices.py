@@ -168,3 +168,22 @@ def test_every_call_has_a_timeout_and_reads_and_deletes_are_retried_inserts_neve
     for method, kw in graph.calls:  # FakeGraph.log asserts each has a timeout
         writes = method.endswith((".insert", ".resize"))
         assert (kw.get("retry") == "the-retry") != writes, method
+
+
+def test_a_single_vm_s_teardown_reads_no_slice_part_when_the_ledger_says_single_host():
+    # A slice's name reads as an instance's: without the ledger's accelerator, three reads
+    # (a VM list, a template get, a policy get) for parts a single VM never has.
+    from tpuwizard.core.cloud.compute import ComputeCloud
+    from tpuwizard.core.launch.teardown import _whole_gone
+
+    cloud = ComputeCloud("p", endpoint="http://127.0.0.1:1")
+    graph = FakeGraph()
+    cloud.slices = slices(graph)
+    cloud.node_gone = lambda zone, name: True  # the instance itself: verified gone
+    vm = Resource("node", "p", ZONE, "tpu-one", "v6e-8", "r1", owner="me", backend="compute")
+    assert _whole_gone(cloud, vm) and graph.calls == []
+    assert cloud.parts_of("node", ZONE, "tpu-one", None) != []  # unknown: still looked for
+    assert len(graph.calls) == 1  # its VM list; the template and policy are read by teardown
+    made(graph)  # a slice: its parts are looked for, and found
+    parts = cloud.parts_of("node", ZONE, NAME, None, "v6e-16")
+    assert {p.kind for p in parts} == {body.VM, body.TEMPLATE, body.POLICY}

@@ -86,7 +86,7 @@ def _whole_gone(cloud: Cloud, resource: Resource) -> bool:
     )
     return gone and all(
         _part_gone(cloud, resource, part)
-        for part in cloud.parts_of(r.kind, r.zone, r.name, r.node_id)
+        for part in cloud.parts_of(r.kind, r.zone, r.name, r.node_id, r.accelerator)
     )
 
 
