@@ -187,3 +187,20 @@ def test_a_single_vm_s_teardown_reads_no_slice_part_when_the_ledger_says_single_
     made(graph)  # a slice: its parts are looked for, and found
     parts = cloud.parts_of("node", ZONE, NAME, None, "v6e-16")
     assert {p.kind for p in parts} == {body.VM, body.TEMPLATE, body.POLICY}
+
+
+def test_status_shows_a_slice_as_one_resource_with_the_parts_read_with_it(monkeypatch, capsys):
+    from tpuwizard.core.launch.teardown import Billable
+    from tpuwizard.render import render_status
+
+    graph = FakeGraph()
+    s, _ = made(graph)
+    nodes, _ = s.fold(ZONE, list(graph.instances.values()))
+    assert nodes[0].parts == ("MIG", "4 VMs", "template", "policy")
+    del graph.migs[NAME], graph.policies[f"{NAME}-wp"]  # a crash left the template alone
+    graph.instances.clear()
+    assert s.fold(ZONE, [])[0][0].parts == ("template",)
+    monkeypatch.setenv("COLUMNS", "200")
+    resource = Resource("node", "p", ZONE, NAME, "v6e-16", "r1", backend="compute")
+    render_status([Billable(resource, "RUNNING", 60.0, 1.0, "ledger", parts=nodes[0].parts)], "x")
+    assert f"{NAME}: MIG + 4 VMs + template + policy" in capsys.readouterr().out
