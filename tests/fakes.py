@@ -319,7 +319,9 @@ class MemoryCloud(MemoryWorld):
     def bills_in_state(self, kind: str, state: str) -> bool:
         return tpu_states.bills_in_state(kind, state)
 
-    def parts_of(self, kind: str, zone: str, name: str, node_id: str | None) -> list[Part]:
+    def parts_of(
+        self, kind: str, zone: str, name: str, node_id: str | None, accelerator: str | None = None
+    ) -> list[Part]:
         return [Part("node", zone, node_id)] if kind == "queued" and node_id else []
 
     def part_labels(self, part: Part) -> dict[str, str] | None:

@@ -241,7 +241,7 @@ def render_status(
     out = console()
     rows = [
         (
-            b.resource.name,
+            f"{b.resource.name}: {' + '.join(b.parts)}" if b.parts else b.resource.name,
             b.resource.kind,
             b.resource.backend,
             b.resource.zone,

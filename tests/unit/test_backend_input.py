@@ -119,3 +119,33 @@ def test_a_zero_queue_wait_on_compute_engine_says_it_gets_googles_smallest():
     assert backend_notes(plan(backend="compute", route="flex", queue_wait_minutes=30)) == []
     (nat,) = backend_notes(plan(backend="compute", internal_ips=True))
     assert "Cloud NAT" in nat
+
+
+@pytest.mark.parametrize(
+    ("args", "ways"),
+    [
+        (["up", "--accelerator", "v6e-16", "--zone", "us-east5-b"], ["v6e-8", "--backend tpu-api"]),
+        (
+            ["launch", "--accelerator", "v5p-16", "--zone", "us-east5-a", "--keep"],
+            ["v5p-8", "--backend tpu-api"],
+        ),
+        (["up", "--accelerator", "tpu7x-16", "--zone", "us-central1-c"], ["tpu7x-8"]),
+    ],
+)
+def test_a_kept_slice_on_compute_engine_is_refused_nothing_would_end_its_mig(
+    home,
+    here,  # noqa: F811
+    args,
+    ways,
+):
+    # At its time limit the MIG deletes the VM, but the MIG, template and policy stay.
+    stderr = refused(home, *args, "--sandbox", "--backend", "compute", "--max-run", "30")
+    assert "the MIG, its template and its workload policy stay until deleted" in stderr
+    assert all(way in stderr for way in ways), stderr
+    if "tpu7x" in args[2]:
+        assert "--backend tpu-api" not in stderr  # the TPU API does not serve TPU7x
+
+
+def test_an_unkept_slice_on_compute_engine_and_a_kept_single_vm_are_allowed():
+    assert plan(backend="compute", accelerator="v6e-16").problems() == []
+    assert plan(backend="compute", accelerator="v6e-8", keep=True).problems() == []

@@ -231,7 +231,7 @@ def test_teardown_verifies_every_part_the_cloud_names_before_it_says_gone(tmp_pa
     from tpuwizard.core.cloud.protocol import Part
 
     class WithAPartLeft(MemoryCloud):
-        def parts_of(self, kind, zone, name, node_id):
+        def parts_of(self, kind, zone, name, node_id, accelerator=None):
             return [*super().parts_of(kind, zone, name, node_id), Part("node", zone, "left")]
 
     cloud = WithAPartLeft()
@@ -246,3 +246,22 @@ def test_teardown_verifies_every_part_the_cloud_names_before_it_says_gone(tmp_pa
     result = delete_and_verify(cloud, ledger, resource, attempts=1, pause=0.0)
     assert not result.verified
     assert Ledger(ledger.path).entries()[-1].op != "gone"
+
+
+def test_status_carries_the_parts_a_cloud_reads_with_a_node_from_the_ledger_and_labels(tmp_path):
+    from dataclasses import replace
+
+    parts = ("MIG", "4 VMs", "template", "policy")
+    cloud = MemoryCloud()
+    for name in ("tpu-ledger", "tpu-labels"):
+        cloud.create_node(
+            NodeRequest(zone=ZONE, node_id=name, accelerator_type="v5litepod-1", run_id="run-1")
+        )
+        cloud.nodes[(ZONE, name)] = replace(cloud.nodes[(ZONE, name)], parts=parts)
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    ledger.record(
+        "created", Resource("node", cloud.project, ZONE, "tpu-ledger", "v5litepod-1", "run-1")
+    )
+    found = reconcile(cloud, ledger, zones=[ZONE], owner=None)
+    shown = {b.resource.name: b.parts for b in [*found, *found.others]}
+    assert shown == {"tpu-ledger": parts, "tpu-labels": parts}

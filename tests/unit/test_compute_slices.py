@@ -168,3 +168,52 @@ def test_every_call_has_a_timeout_and_reads_and_deletes_are_retried_inserts_neve
     for method, kw in graph.calls:  # FakeGraph.log asserts each has a timeout
         writes = method.endswith((".insert", ".resize"))
         assert (kw.get("retry") == "the-retry") != writes, method
+
+
+def test_a_single_vm_s_teardown_reads_no_slice_part_when_the_ledger_says_single_host():
+    # A slice's name reads as an instance's: without the ledger's accelerator, three reads
+    # (a VM list, a template get, a policy get) for parts a single VM never has.
+    from tpuwizard.core.cloud.compute import ComputeCloud
+    from tpuwizard.core.launch.teardown import _whole_gone
+
+    cloud = ComputeCloud("p", endpoint="http://127.0.0.1:1")
+    graph = FakeGraph()
+    cloud.slices = slices(graph)
+    cloud.node_gone = lambda zone, name: True  # the instance itself: verified gone
+    vm = Resource("node", "p", ZONE, "tpu-one", "v6e-8", "r1", owner="me", backend="compute")
+    assert _whole_gone(cloud, vm) and graph.calls == []
+    assert cloud.parts_of("node", ZONE, "tpu-one", None) != []  # unknown: still looked for
+    assert len(graph.calls) == 1  # its VM list; the template and policy are read by teardown
+    made(graph)  # a slice: its parts are looked for, and found
+    parts = cloud.parts_of("node", ZONE, NAME, None, "v6e-16")
+    assert {p.kind for p in parts} == {body.VM, body.TEMPLATE, body.POLICY}
+
+
+def test_status_shows_a_slice_as_one_resource_with_the_parts_read_with_it(monkeypatch, capsys):
+    from tpuwizard.core.launch.teardown import Billable
+    from tpuwizard.render import render_status
+
+    graph = FakeGraph()
+    s, _ = made(graph)
+    nodes, _ = s.fold(ZONE, list(graph.instances.values()))
+    assert nodes[0].parts == ("MIG", "4 VMs", "template", "policy")
+    del graph.migs[NAME], graph.policies[f"{NAME}-wp"]  # a crash left the template alone
+    graph.instances.clear()
+    assert s.fold(ZONE, [])[0][0].parts == ("template",)
+    monkeypatch.setenv("COLUMNS", "200")
+    resource = Resource("node", "p", ZONE, NAME, "v6e-16", "r1", backend="compute")
+    render_status([Billable(resource, "RUNNING", 60.0, 1.0, "ledger", parts=nodes[0].parts)], "x")
+    assert f"{NAME}: MIG + 4 VMs + template + policy" in capsys.readouterr().out
+
+
+def test_the_readme_and_the_wizard_s_help_say_route_2b_is_refused_and_what_tpuwizard_does():
+    from pathlib import Path
+
+    from tpuwizard.sandbox.migs import RESIZE_REQUEST_REFUSED
+    from tpuwizard.tui.screens.review import ReviewScreen
+
+    readme = " ".join((Path(__file__).parents[2] / "README.md").read_text().split())
+    for text in (readme, ReviewScreen.HELP):
+        assert "Route 2B" in text and RESIZE_REQUEST_REFUSED in text  # Google's words
+        assert all(word in text for word in ("workload policy", "template", "BULK", "MIG"))
+    assert "reference/compute-engine.md" in readme and "2024-04-29" in readme  # the sources

@@ -4,8 +4,10 @@ A part of :class:`~tpuwizard.sandbox.state.SandboxState`, given the state file, 
 the instances, the regional parts (:mod:`tpuwizard.sandbox.mig_parts`), the VMs and the faults.
 MIGs live in ``store.data["migs"]`` keyed ``projects/P/zones/Z/instanceGroupManagers/NAME``; their
 VMs are ordinary instances (``store.data["instances"]``, with ``_mig`` and ``_index``), booted as
-the single-host ones are, each with its own home and a distinct ``networkIP``, so a slice's
-workers are the MIG's VMs in ``_index`` order. Rules cite ``reference/compute-engine.md``
+the single-host ones are, each with its own home and a distinct ``networkIP``. A slice's workers
+are its VMs in name order, as the client orders a slice's endpoints (compute_slices.py): the
+names are all both sides read, so worker i is the same VM to each (``_index`` is the MIG's own
+bookkeeping of which name to make next). Rules cite ``reference/compute-engine.md``
 ("ce:LINE"), compute.v1.json, or Google's text quoted in docs/compute-engine-sandbox.md.
 """
 
@@ -238,6 +240,11 @@ class ManagedInstanceGroups:
     def _vm_records(self, mig: dict[str, Any]) -> list[dict[str, Any] | None]:
         return [self.instances.records.get(self._vm_key(mig, m["name"])) for m in mig["_members"]]
 
+    def _workers(self, mig: dict[str, Any]) -> list[dict[str, Any] | None]:
+        """The VMs in worker order: by name, as the client orders the slice's endpoints."""
+        by_name = sorted(mig["_members"], key=lambda m: str(m["name"]))
+        return [self.instances.records.get(self._vm_key(mig, m["name"])) for m in by_name]
+
     def managed_instances(self, project: str, zone: str, name: str) -> dict[str, Any]:
         found = self.record(project, zone, name)
         return {"managedInstances": mig_status.managed(found, self._vm_records(found))}
@@ -245,7 +252,7 @@ class ManagedInstanceGroups:
     def worker_homes(self, project: str, zone: str, name: str) -> list[str]:
         """Where the slice's workers live, in worker order: once every VM is RUNNING."""
         found = self.records.get(f"projects/{project}/zones/{zone}/instanceGroupManagers/{name}")
-        vms = self._vm_records(found) if found is not None else []
+        vms = self._workers(found) if found is not None else []
         if not vms or any(v is None or v["status"] != "RUNNING" for v in vms):
             raise ApiError(404, "notFound", f"MIG '{name}' was not found or not all RUNNING.")
         return [str(self.vms.instance_folder(v["_name"]) / "w0") for v in vms if v is not None]
@@ -335,7 +342,7 @@ class ManagedInstanceGroups:
 
     def _fail_one(self, mig: dict[str, Any]) -> None:
         """Fault vm_failure: the last worker's host fails; the VM stops (TERMINATED)."""
-        vm = self._vm_records(mig)[-1]
+        vm = self._workers(mig)[-1]
         if vm is not None:
             vm.update(status="TERMINATED", lastStopTimestamp=rfc3339())
             vm.pop("resourceStatus", None)

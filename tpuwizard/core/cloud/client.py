@@ -310,7 +310,9 @@ class TpuCloud:
     def bills_in_state(self, kind: str, state: str) -> bool:
         return tpu_states.bills_in_state(kind, state)
 
-    def parts_of(self, kind: str, zone: str, name: str, node_id: str | None) -> list[Part]:
+    def parts_of(
+        self, kind: str, zone: str, name: str, node_id: str | None, accelerator: str | None = None
+    ) -> list[Part]:
         """A queued resource takes the node it asked for with it; a node is one resource."""
         return [Part("node", zone, node_id)] if kind == "queued" and node_id else []
 

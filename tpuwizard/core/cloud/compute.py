@@ -30,7 +30,7 @@ from tpuwizard.core.cloud.compute_body import MACHINE_TYPES, accelerator_of, ins
 from tpuwizard.core.cloud.compute_errors import OperationError, operation_errors
 from tpuwizard.core.cloud.compute_errors import resource_not_ready as _not_ready
 from tpuwizard.core.cloud.compute_read import label_filter, matching, node_info, parse_time
-from tpuwizard.core.cloud.compute_slice_body import is_multi_host
+from tpuwizard.core.cloud.compute_slice_body import is_multi_host, is_single_vm
 from tpuwizard.core.cloud.compute_slices import ComputeSlices, SliceBuild
 from tpuwizard.core.cloud.endpoint import compute_endpoint
 from tpuwizard.core.cloud.google_calls import credentials_for, quota_is_final, retry_reads
@@ -357,10 +357,15 @@ class ComputeCloud:
     def bills_in_state(self, kind: str, state: str) -> bool:
         return compute_states.bills_in_state(kind, state)
 
-    def parts_of(self, kind: str, zone: str, name: str, node_id: str | None) -> list[Part]:
+    def parts_of(
+        self, kind: str, zone: str, name: str, node_id: str | None, accelerator: str | None = None
+    ) -> list[Part]:
         """A slice's VMs still listed, its template and its policy (a single-host instance is
-        one resource, its boot disk deleted with it: its name has no template or policy)."""
-        return self.slices.parts(zone, name) if kind == "node" else []
+        one resource, its boot disk with it). A slice's name reads as an instance's: unless the
+        ``accelerator`` recorded is single-host, the parts are looked for (three reads)."""
+        if kind != "node" or (accelerator is not None and is_single_vm(accelerator)):
+            return []
+        return self.slices.parts(zone, name)
 
     def part_labels(self, part: Part) -> dict[str, str] | None:
         return self.slices.part_labels(part)

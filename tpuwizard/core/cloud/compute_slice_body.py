@@ -47,6 +47,14 @@ def is_multi_host(accelerator: str) -> bool:
         return False
 
 
+def is_single_vm(accelerator: str) -> bool:
+    """A known single-host type: one VM, no MIG (an unknown one may be either: False)."""
+    try:
+        return catalog.parse_accelerator(accelerator).single_host
+    except catalog.UnknownAcceleratorError:
+        return False
+
+
 def topology(accelerator: str) -> str:
     """The workload policy's ``acceleratorTopology``: v6e-16 -> "4x4", v5p-16 -> "2x2x2"."""
     s = catalog.parse_accelerator(accelerator)

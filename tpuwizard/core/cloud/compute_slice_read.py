@@ -47,7 +47,15 @@ def slice_info(
         external_ips=tuple(c[0].nat_i_p if c else "" for c in external),
         uid=str(mig.id or "") if mig is not None else "",
         flex=any(v.scheduling.provisioning_model == "FLEX_START" for v in vms),
+        parts=part_words(mig, template, policy, len(vms)),
     )
+
+
+def part_words(mig: Any, template: Any, policy: Any, vms: int) -> tuple[str, ...]:
+    """The parts there are, as status names them: ("MIG", "4 VMs", "template", "policy")."""
+    counted = f"{vms} VM" + ("s" if vms != 1 else "") if vms else None
+    named = (("MIG", mig), (counted, vms), ("template", template), ("policy", policy))
+    return tuple(str(words) for words, there in named if words and there)
 
 
 def ours(parts: list[Any], zone: str) -> dict[str, Any]:

@@ -134,9 +134,13 @@ class Cloud(Protocol):
         """Does a resource of ``kind`` cost money in ``state``? Unknown states bill."""
         ...
 
-    def parts_of(self, kind: str, zone: str, name: str, node_id: str | None) -> list[Part]:
+    def parts_of(
+        self, kind: str, zone: str, name: str, node_id: str | None, accelerator: str | None = None
+    ) -> list[Part]:
         """What deleting this resource also deletes: each must be verified gone before the
-        whole is (teardown checks each part's labels first: a part's name may be another's)."""
+        whole is (teardown checks each part's labels first: a part's name may be another's).
+        ``accelerator``: the type the ledger recorded, where known, so a cloud can tell a
+        resource that has no parts without reading."""
         ...
 
     def part_labels(self, part: Part) -> dict[str, str] | None:

@@ -37,6 +37,9 @@ class NodeInfo:
     external_ips: tuple[str, ...] = ()
     uid: str = ""  # the API's numeric node id (gcloud keys SSH host keys by it)
     flex: bool = False  # a Compute Engine instance whose provisioningModel is FLEX_START
+    # A resource made of parts (a Compute Engine slice), each in words as status shows them:
+    # ("MIG", "4 VMs", "template", "policy"), read with it; empty for a resource of one part.
+    parts: tuple[str, ...] = ()
 
     @property
     def up(self) -> bool:

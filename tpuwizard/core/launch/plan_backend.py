@@ -3,6 +3,10 @@
 Compute Engine's bounds are Google's (compute-engine.md, "One VM"): a max run duration of 30 s
 to 120 days (Flex-start at most 7 days; tpuwizard's own bound is 7 days for every route), a
 Flex-start queue wait of at most 2 hours, and no on-VM watchdog: the deadline is Google's.
+A multi-host slice there is kept by no one: "When a VM in a MIG reaches its time limit, the MIG
+deletes that VM instead of repairing it" (Compute Engine release notes, 2024-04-29), but the MIG,
+its template and its workload policy stay until deleted (limit-vm-runtime-in-migs), and only a
+running tpuwizard deletes them, so ``up`` and ``launch --keep`` refuse one.
 """
 
 from __future__ import annotations
@@ -10,7 +14,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tpuwizard.core.choices import Choice, Said, phrase
-from tpuwizard.core.cloud.backends import BACKENDS, COMPUTE
+from tpuwizard.core.cloud.backends import BACKENDS, COMPUTE, TPU_API
+from tpuwizard.core.cloud.compute_slice_body import is_multi_host
 from tpuwizard.core.errors import BadInput
 
 if TYPE_CHECKING:
@@ -52,6 +57,8 @@ def backend_problems(plan: LaunchPlan) -> list[Said]:
         )
     if plan.backend != COMPUTE:
         return found
+    if plan.keep and is_multi_host(plan.accelerator):
+        found.append(_kept_slice_refused(plan))
     if plan.max_run < COMPUTE_MIN_RUN_MINUTES:
         found.append(
             "Compute Engine's max run duration is at least 30 seconds: give --max-run 0.5 or more."
@@ -65,6 +72,25 @@ def backend_problems(plan: LaunchPlan) -> list[Said]:
             )
         )
     return found
+
+
+def _kept_slice_refused(plan: LaunchPlan) -> str:
+    """Why a kept slice on Compute Engine is refused, and the two ways that are kept safely."""
+    from tpuwizard.core.cloud import backend_choice
+    from tpuwizard.core.plan import catalog
+
+    gen = catalog.parse_accelerator(plan.accelerator).generation
+    single = gen.name_for_chips(gen.single_host_max_chips)
+    ways = [f"a single-host type (up to {single}), whose VM Compute Engine deletes at its deadline"]
+    if TPU_API in backend_choice.support_for(plan.accelerator).backends:
+        ways.append("--backend tpu-api, where the slice is one node and its watchdog deletes it")
+    return (
+        f"A kept {plan.accelerator} on Compute Engine would outlive its deadline: at its max run "
+        "duration the MIG deletes its VMs, but the MIG, its template and its workload policy stay "
+        "until deleted, and nothing but a running tpuwizard deletes them. Keep "
+        + " or ".join(ways)
+        + "; or launch it without --keep (tpuwizard deletes the whole slice at the end)."
+    )
 
 
 def queue_wait_seconds(plan: LaunchPlan) -> float | None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from tpuwizard.core.cloud.diagnose import Context, Diagnosis, diagnose
 from tpuwizard.core.cloud.protocol import Cloud, Part
-from tpuwizard.core.cloud.types import MANAGED_BY, OWNER_LABEL, RUN_LABEL
+from tpuwizard.core.cloud.types import MANAGED_BY, OWNER_LABEL, RUN_LABEL, NodeInfo
 from tpuwizard.core.launch.billing import bills_in_state
 from tpuwizard.core.launch.by_hand import ZONE_LEVEL, check_failed, manual_command
 from tpuwizard.core.launch.ledger import Entry, Ledger, Resource
@@ -86,7 +86,7 @@ def _whole_gone(cloud: Cloud, resource: Resource) -> bool:
     )
     return gone and all(
         _part_gone(cloud, resource, part)
-        for part in cloud.parts_of(r.kind, r.zone, r.name, r.node_id)
+        for part in cloud.parts_of(r.kind, r.zone, r.name, r.node_id, r.accelerator)
     )
 
 
@@ -172,6 +172,7 @@ class Billable:
     # What its cloud says the state means (``Cloud.bills_in_state``, asked by reconcile); None
     # when made without a cloud at hand, and the TPU API's rule answers.
     bills: bool | None = None
+    parts: tuple[str, ...] = ()  # what it is made of, where it has parts (NodeInfo.parts)
 
     @property
     def billing(self) -> bool:
@@ -198,6 +199,7 @@ class Billable:
             "mine": self.mine,
             "owner": r.owner,
             "backend": r.backend,
+            "parts": list(self.parts),
         }
 
 
@@ -286,12 +288,18 @@ def cost_so_far(resource: Resource, bills: bool, age_s: float) -> float | None:
 
 
 def _billable(
-    cloud: Cloud, resource: Resource, state: str, age: float, source: str, kept: bool = False
+    cloud: Cloud,
+    resource: Resource,
+    state: str,
+    age: float,
+    source: str,
+    kept: bool = False,
+    parts: tuple[str, ...] = (),
 ) -> Billable:
     """What ``status`` shows of a live resource, billing by its cloud's own rule."""
     bills = cloud.bills_in_state(resource.kind, state)
     cost_usd = cost_so_far(resource, bills, age)
-    return Billable(resource, state, age, cost_usd, source, kept=kept, bills=bills)
+    return Billable(resource, state, age, cost_usd, source, kept=kept, bills=bills, parts=parts)
 
 
 def _check_record(cloud: Cloud, ledger: Ledger, entry: Entry, now: float) -> Billable | None:
@@ -314,7 +322,8 @@ def _check_record(cloud: Cloud, ledger: Ledger, entry: Entry, now: float) -> Bil
             ledger.record("gone", r, reconciled=True)
         return None
     age = now - entry.first_at
-    return _billable(cloud, r, info.state, age, "ledger", kept=entry.op == "kept")
+    parts = info.parts if isinstance(info, NodeInfo) else ()
+    return _billable(cloud, r, info.state, age, "ledger", entry.op == "kept", parts)
 
 
 def _owned_by_queued(billable: Billable, found: dict[tuple[str, ...], Billable]) -> bool:
@@ -364,7 +373,7 @@ def _labelled(
                 backend=cloud.backend,
             )
             age = now - (n.create_time or now)
-            out.append(_billable(cloud, res, n.state, age, "labels"))
+            out.append(_billable(cloud, res, n.state, age, "labels", parts=n.parts))
         return out
 
     found: list[Billable] = []
