@@ -85,14 +85,15 @@ def walk_to_create(term: Terminal, script: Path | None) -> None:
     term.wait_for("1 Route")
     term.keys("\r")
     term.wait_for("2 Account")
-    term.keys("\t\t\r")  # the practice switch, the project, Next
+    term.keys("\r")  # focus starts on Next
     term.wait_for("3 Capacity")
     term.keys("\r")  # the size field: to the table
     term.keys("\r")  # the table: its highlighted slice
     term.wait_for("4 Zones")
     term.keys("\r", settle=1.5)  # once the survey has filled the table: its first zone
     term.wait_for("5 Review")
-    term.keys("\t" * 4 + (str(script) if script else "") + "\t\t\r")  # the script field, Create
+    # name, deadline, packages, watchdog, deeper checks: the script field; then files, Create
+    term.keys("\t" * 5 + (str(script) if script else "") + "\t\t\r")
 
 
 def run_wizard_case(

@@ -189,7 +189,9 @@ def test_every_compute_body_sent_and_every_reply_matches_googles_discovery_docum
         if status == 200 and reply.get("kind") == "compute#operation"
         for e in reply.get("error", {}).get("errors", [])
     }
-    assert {"ZONE_RESOURCE_POOL_EXHAUSTED", "QUOTA_EXCEEDED", "INTERNAL_ERROR"} <= codes
+    # INTERNAL_ERROR after STAGING is asserted in test_compute_faults.py; here its operation's
+    # body, when it came, was checked with the rest (which step the raw polls see is timing).
+    assert {"ZONE_RESOURCE_POOL_EXHAUSTED", "QUOTA_EXCEEDED"} <= codes
 
 
 def test_the_checker_catches_a_body_google_would_not_know(sandbox, monkeypatch):

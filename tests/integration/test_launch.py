@@ -311,5 +311,5 @@ def test_precision_and_trace_come_back_into_the_run_folder(tmp_path, home):
         capture_output=True,
         text=True,
     )
-    assert checked.returncode == 0 and "all present beside the receipt" in checked.stderr
+    assert checked.returncode == 0 and "all present beside the receipt" in checked.stdout
     assert sandbox_is_empty(home)

@@ -222,10 +222,10 @@ def test_a_fail_stops_launch_and_up_before_any_create(tmp_path, home, command):
         "v5litepod-1",
         "--zone",
         "us-central1-a",
-        faults="oslogin=1",
+        faults="no_billing=1",  # OS Login on is no FAIL now: tpuwizard imports its key
     )
     assert proc.returncode == 3, proc.stderr
-    assert "Preflight: FAIL    OS Login:" in proc.stdout + proc.stderr
+    assert "Preflight: FAIL    Billing" in proc.stdout + proc.stderr
     assert "Nothing was created" in proc.stderr
     assert _nothing_created(home)
 

@@ -210,8 +210,8 @@ def test_precision_perf_and_trace_on_cpu(tmp_path):
         text=True,
     )
     assert checked.returncode == 0, checked.stderr
-    assert "precision int8" in checked.stderr
-    assert "all present beside the receipt" in checked.stderr
+    assert "precision int8" in checked.stdout  # the verdict is the command's result: stdout
+    assert "all present beside the receipt" in checked.stdout
 
     # A second run into the same folder lists only its own trace session.
     again = run_verifier("--expect", "cpu", "--trace", "--receipt", str(path))
