@@ -86,11 +86,10 @@ def test_the_first_ready_wins_and_every_other_request_is_deleted_and_verified_go
         (c.zone, c.name) for c in cloud.calls if "delete" in c.method
     }
     outcomes = {a.zone: a.outcome for a in history.attempts("v5litepod-1")}
-    assert outcomes == {
-        "us-central1-a": NO_CAPACITY,
-        "us-west1-c": READY,
-        "us-east5-a": "cut short",
-    }
+    # The stocked-out zone's answer and the winner's READY come at the same moment here (one
+    # provisioning delay for all): whichever the launch heard first decides how it is recorded.
+    assert outcomes.pop("us-central1-a") in (NO_CAPACITY, "cut short")
+    assert outcomes == {"us-west1-c": READY, "us-east5-a": "cut short"}
     assert ev.Ready in {type(e) for e in events} and len(of(events, ev.Ready)) == 1
     assert of(events, ev.Finished)[-1].remaining == []
 
