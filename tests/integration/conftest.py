@@ -6,11 +6,12 @@ from tpuwizard.sandbox.server import make_server, start_in_thread
 
 @pytest.fixture
 def sandbox(tmp_path):
-    """Start a sandbox with a fault spec; yields a factory returning (server, TpuCloud)."""
+    """Start a sandbox with a fault spec; yields a factory returning (server, TpuCloud). Two
+    started with the same ``folder`` share their state, as a restarted sandbox does."""
     servers = []
 
-    def start(faults: str | None = None, delay: float = 0.3, **kwargs):
-        server = make_server(tmp_path / "sandbox", faults=faults, delay=delay, **kwargs)
+    def start(faults: str | None = None, delay: float = 0.3, folder: str = "sandbox", **kwargs):
+        server = make_server(tmp_path / folder, faults=faults, delay=delay, **kwargs)
         start_in_thread(server)
         servers.append(server)
         cloud = TpuCloud("practice-project", endpoint=server.endpoint, retry_deadline=10)

@@ -164,7 +164,10 @@ def test_every_compute_body_sent_and_every_reply_matches_googles_discovery_docum
     server, _ = sandbox(delay=0.05)
     raw_http_traffic(Compute(server.endpoint))
     google_client_traffic(server.endpoint)
-    faulty, _ = sandbox(faults=f"stockout={V6E_ZONE};quota=1;staging_error=1", delay=0.05)
+    # Its own state: sharing the first's, the first (no faults) could advance f-so to RUNNING.
+    faulty, _ = sandbox(
+        faults=f"stockout={V6E_ZONE};quota=1;staging_error=1", delay=0.05, folder="faulty"
+    )
     fault_traffic(Compute(faulty.endpoint))
     problems, checked = problems_in(traffic, document("v1", api="compute"))
     assert not problems, "\n".join(problems)
