@@ -78,6 +78,8 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
             chips = count(event.chips, "chip")
             minutes = event.max_run_minutes
             deadline = "no deadline" if minutes is None else f"deadline {minutes:g} min"
+            if event.budget_usd is not None:
+                deadline += f", budget {money(event.budget_usd)} for every attempt together"
             return [
                 f"{practice}Creating {event.name}: {event.accelerator} ({chips}) "
                 f"in {event.zone}, route {event.route}, {price}, {deadline}. Run {event.run_id}."

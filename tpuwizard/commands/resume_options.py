@@ -8,12 +8,29 @@ from typing import TypeVar
 
 import click
 
+from tpuwizard.commands.common import Number
+
 F = TypeVar("F", bound=Callable[..., object])
 
 
 def resume_options(command: F) -> F:
-    """The three options of a resumable launch."""
+    """The options of a resumable launch."""
     # No core import here: the CLI's start must stay light (test_kept_lines.py).
+    command = click.option(
+        "--resume-from",
+        "resume_from",
+        metavar="RUN_ID",
+        help="With --checkpoints: start from the latest complete checkpoint set of that earlier "
+        "run (runs/RUN_ID/checkpoints), put back before the script's first start.",
+    )(command)
+    command = click.option(
+        "--budget",
+        "budget",
+        type=Number(0, unit="US dollars", above=True),
+        metavar="USD",
+        help="With --checkpoints: every attempt's estimated cost together stays within it; each "
+        "attempt's deadline is what is left of it, and none starts with under 10 minutes.",
+    )(command)
     command = click.option(
         "--max-restarts",
         type=int,

@@ -32,6 +32,9 @@ class ChainEntry:
     receipt: str | None  # relative to the run folder
     receipt_sha256: str | None
     previous_sha256: str | None = None
+    # The first attempt of a run started with --resume-from: the earlier run's id and the
+    # sha256 of its chain's last entry (None when it has no chain: killed in its first attempt).
+    earlier_run: dict[str, str | None] | None = None
 
 
 def entry_sha256(entry: dict[str, Any]) -> str:
@@ -60,6 +63,44 @@ def append_entry(run_dir: Path, run_id: str, entry: ChainEntry) -> dict[str, Any
     return written
 
 
+def earlier_run_link(folder: Path, run_id: str) -> dict[str, str | None]:
+    """The link from a new chain to the chain of the run in ``folder`` (its last entry)."""
+    try:
+        attempts = json.loads((folder / CHAIN_FILE).read_text()).get("attempts") or []
+    except (OSError, ValueError):
+        attempts = []
+    last = entry_sha256(attempts[-1]) if attempts else None
+    return {"run_id": run_id, "last_entry_sha256": last}
+
+
+def record_stop(run_dir: Path, by: str, detail: str) -> None:
+    """Why no further attempt was made (``budget``, ``max_restarts``, ``max_run``), beside the
+    attempts: the last entry says how its node went, this says why no new one came."""
+    path = run_dir / CHAIN_FILE
+    data: dict[str, Any] = json.loads(path.read_text())
+    data["stopped"] = {"by": by, "detail": detail}
+    part = path.with_name(f".{CHAIN_FILE}.part")
+    part.write_text(json.dumps(data, indent=2) + "\n")
+    os.replace(part, path)
+
+
+def _check_earlier(link: Any, folder: Path) -> tuple[list[str], list[str]]:
+    """The first entry's link to an earlier run's chain, checked where that run's folder is
+    beside this one (as runs/ holds them)."""
+    if not isinstance(link, dict) or not isinstance(link.get("run_id"), str):
+        return [], ["attempt 1: its link to an earlier run is not {run_id, last_entry_sha256}"]
+    run_id, want = link["run_id"], link.get("last_entry_sha256")
+    earlier = folder.parent / run_id / CHAIN_FILE
+    if not earlier.is_file():
+        if want is None:
+            return [f"resumed from run {run_id}, which had no chain"], []
+        return [f"resumed from run {run_id} (its folder is not beside this one: not checked)"], []
+    got = earlier_run_link(earlier.parent, run_id)["last_entry_sha256"]
+    if got != want:
+        return [], [f"attempt 1: its link to run {run_id}'s chain does not match that chain"]
+    return [f"resumed from run {run_id}, whose chain's last entry matches the link"], []
+
+
 def check_chain(data: dict[str, Any], folder: Path) -> tuple[list[str], list[str]]:
     """(facts, problems) of a chain.json read from ``folder``: links, order, receipts."""
     facts: list[str] = []
@@ -72,6 +113,10 @@ def check_chain(data: dict[str, Any], folder: Path) -> tuple[list[str], list[str
         n = entry.get("attempt")
         if n != index:
             problems.append(f"entry {index} says it is attempt {n}: the order was changed")
+        if index == 1 and entry.get("earlier_run") is not None:
+            more_facts, more_problems = _check_earlier(entry["earlier_run"], folder)
+            facts.extend(more_facts)
+            problems.extend(more_problems)
         link = entry_sha256(previous) if previous is not None else None
         if entry.get("previous_sha256") != link:
             problems.append(f"attempt {index}: its link to the entry before does not match")
@@ -93,4 +138,7 @@ def check_chain(data: dict[str, Any], folder: Path) -> tuple[list[str], list[str
             f"ended {entry.get('ended')}"
         )
         previous = entry
+    stopped = data.get("stopped")
+    if isinstance(stopped, dict):
+        facts.append(f"no further attempt: {stopped.get('by')} ({stopped.get('detail')})")
     return facts, problems

@@ -22,16 +22,21 @@ class ResumeSetup:
     folder: str  # --checkpoints, relative to the script's folder on the worker
     home: CheckpointsHome
     every_s: float
-    attempt: int = 1
+    attempt: int = 1  # a first attempt resumes too when --resume-from gave it a set
     resume_from: CheckpointSet | None = None
 
     def env(self) -> dict[str, str]:
         """The script's own words for it: where to save and load, and whether to resume.
         The folder is relative to where the script runs (its folder's copy)."""
         env = {"TPUWIZARD_CHECKPOINTS": self.folder}
-        if self.attempt > 1:
+        if self.resuming:
             env["TPUWIZARD_RESUME"] = "1"
         return env
+
+    @property
+    def resuming(self) -> bool:
+        """The script starts again (a later attempt), or from an earlier run's set."""
+        return self.attempt > 1 or self.resume_from is not None
 
     def put_back(self, transport: Transport) -> None:
         """The resume point into the checkpoints folder of every worker."""

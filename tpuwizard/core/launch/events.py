@@ -36,6 +36,7 @@ class Planned(Event):
     practice: bool
     run_dir: str
     fetch: tuple[str, ...] = ()  # what the script's files to copy back are, as asked
+    budget_usd: float | None = None  # --budget: every attempt's estimated cost together
 
 
 @dataclass(frozen=True)

@@ -82,6 +82,7 @@ class Launch:
                     self.rt.practice,
                     str(plan.run_dir),
                     plan.fetch,
+                    plan.budget_usd,
                 )
             )
             if not plan.watchdog:  # nothing better will come: Keep keeps at once, as it is

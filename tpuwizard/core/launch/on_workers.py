@@ -235,7 +235,7 @@ class WorkerSteps:
         resume = self.resume
         if resume is not None:
             resume.put_back(transport)
-            if resume.attempt > 1:
+            if resume.resuming:
                 self.emit(ev.Resumed(resume.attempt, *_set_words(resume)))
         job = ScriptJob(
             Job(f"script-{self.plan.run_id}"),

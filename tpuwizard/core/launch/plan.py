@@ -90,6 +90,10 @@ class LaunchPlan:
     checkpoints: str | None = None
     checkpoint_every_s: float = DEFAULT_CHECKPOINT_EVERY_S
     max_restarts: int = DEFAULT_MAX_RESTARTS
+    # --budget USD: every attempt's estimated cost together stays within it (resume_chain.py);
+    # --resume-from RUN_ID: that run's latest complete checkpoint set is the first resume point.
+    budget_usd: float | None = None
+    resume_from: str | None = None
     # OS Login is on (the preflight read it) and tpuwizard's own SSH is used: import its key
     # into the caller's OS Login profile and log in as the POSIX user that answers.
     os_login_key: bool = False

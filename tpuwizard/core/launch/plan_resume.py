@@ -8,11 +8,15 @@ never a path outside it nor the folder itself.
 
 from __future__ import annotations
 
+import math
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tpuwizard.core.choices import Said
 from tpuwizard.core.errors import BadInput, shown
+from tpuwizard.core.plan import catalog, cost
+from tpuwizard.core.remote.checkpoints import CheckpointsHome
 from tpuwizard.core.remote.transports import safe_relative
 
 if TYPE_CHECKING:
@@ -23,6 +27,11 @@ DEFAULT_MAX_RESTARTS = 3
 MAX_RESTARTS = 20
 MIN_ATTEMPT_MINUTES = 10.0  # no attempt starts with less time left before --max-run's end
 EVERY_BOUNDS_S = (1.0, 86400.0)
+# --budget: what an attempt may still bill after its deadline, while its delete is verified, is
+# held back from the budget, so the attempts' deadlines keep their estimated cost within it.
+DELETE_ALLOWANCE_MINUTES = 2.0
+CHECKPOINTS_FOLDER = "checkpoints"  # in the run folder
+_RUN_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([sm]?)")
 
 
@@ -67,10 +76,19 @@ def checkpoints_problem(folder: str) -> str | None:
 def resume_problems(plan: LaunchPlan) -> list[Said]:
     """Why the plan's resume settings cannot run; empty when they can (or are not asked for)."""
     if plan.checkpoints is None:
-        if plan.max_restarts != DEFAULT_MAX_RESTARTS:
-            return ["--max-restarts is for a run that resumes: add --checkpoints DIR."]
-        return []
+        asked = [
+            flag
+            for flag, given in (
+                ("--max-restarts", plan.max_restarts != DEFAULT_MAX_RESTARTS),
+                ("--budget", plan.budget_usd is not None),
+                ("--resume-from", plan.resume_from is not None),
+            )
+            if given
+        ]
+        return [f"{flag} is for a run that resumes: add --checkpoints DIR." for flag in asked]
     found: list[Said] = []
+    found.extend(budget_problems(plan))
+    found.extend(resume_from_problems(plan))
     problem = checkpoints_problem(plan.checkpoints)
     if problem:
         found.append(problem)
@@ -94,3 +112,82 @@ def resume_problems(plan: LaunchPlan) -> list[Said]:
             f"give --max-run {MIN_ATTEMPT_MINUTES:g} or more."
         )
     return found
+
+
+def budget_minutes(accelerator: str, route: str, zone: str, usd: float) -> float | None:
+    """Minutes of billing ``usd`` buys, less the delete allowance; None: no price is known."""
+    try:
+        per_hour = cost.hourly(accelerator, route, zone)
+    except catalog.UnknownAcceleratorError:
+        return None
+    if not per_hour:
+        return None
+    return usd / per_hour * 60 - DELETE_ALLOWANCE_MINUTES
+
+
+def budget_problems(plan: LaunchPlan) -> list[Said]:
+    """Why ``--budget`` cannot be held: not a positive sum, no price to hold it by, or too
+    little for one attempt's ten minutes."""
+    usd = plan.budget_usd
+    if usd is None:
+        return []
+    if not math.isfinite(usd) or usd <= 0:
+        return [f"--budget must be a positive number of US dollars, such as --budget 5, not {usd}."]
+    minutes = budget_minutes(plan.accelerator, plan.route, plan.zone, usd)
+    if minutes is None:
+        return [
+            f"--budget cannot be held: no price is known for {plan.accelerator} on the "
+            f"{plan.route} route in {plan.zone}. Leave --budget out (--max-run bounds the run), "
+            "or choose a type and zone with a price (tpuwizard fit shows them)."
+        ]
+    if minutes < MIN_ATTEMPT_MINUTES:
+        per_hour = cost.hourly(plan.accelerator, plan.route, plan.zone) or 0.0
+        need = (MIN_ATTEMPT_MINUTES + DELETE_ALLOWANCE_MINUTES) / 60 * per_hour
+        return [
+            f"--budget {usd:g} buys {max(0.0, minutes):.0f} minute(s) of {plan.accelerator} "
+            f"({plan.route}) at about ${per_hour:.2f}/h after {DELETE_ALLOWANCE_MINUTES:g} "
+            f"kept for its delete; an attempt needs {MIN_ATTEMPT_MINUTES:g}: give --budget "
+            f"{math.ceil(need * 100) / 100:.2f} or more."
+        ]
+    return []
+
+
+def earlier_run_folder(plan: LaunchPlan) -> Path:
+    """The folder of the run ``--resume-from`` names: beside this run's."""
+    assert plan.resume_from is not None
+    return plan.run_dir.parent / plan.resume_from
+
+
+def resume_from_problems(plan: LaunchPlan) -> list[Said]:
+    """Why ``--resume-from RUN_ID`` cannot resume: not a run id, no such run, no complete set
+    copied home, or a set whose files are no longer all there."""
+    run_id = plan.resume_from
+    if run_id is None:
+        return []
+    if not _RUN_ID.fullmatch(run_id) or run_id == plan.run_id:
+        return [
+            f"--resume-from {shown(run_id)} is not an earlier run's id: give the id of a run "
+            "folder in runs/, such as --resume-from 20261129-154550-c2a0."
+        ]
+    folder = earlier_run_folder(plan)
+    if not folder.is_dir():
+        return [
+            f"--resume-from {run_id}: there is no run folder {folder}. Give the id of a run "
+            f"in {folder.parent} (ls {folder.parent})."
+        ]
+    home = CheckpointsHome(folder / CHECKPOINTS_FOLDER)
+    latest = home.latest()
+    if latest is None:
+        return [
+            f"--resume-from {run_id}: no complete checkpoint set came home in {home.folder} "
+            "(only a set with COMMITTED, or a finished step folder, copied whole, is kept). "
+            "Leave --resume-from out to start from the start."
+        ]
+    missing = home.missing_files(latest)
+    if missing:
+        return [
+            f"--resume-from {run_id}: the set {latest.name} in {home.folder} lacks "
+            f"{missing[0]} (or it changed size) since it came home, so it cannot be put back. "
+            "Leave --resume-from out to start from the start."
+        ]
+    return []

@@ -19,17 +19,26 @@ from typing import TYPE_CHECKING
 from tpuwizard.core.cloud.diagnose import diagnose
 from tpuwizard.core.cloud.diagnosis import Diagnosis
 from tpuwizard.core.errors import NodeGone
-from tpuwizard.core.evidence.chain import ChainEntry, append_entry, file_sha256
+from tpuwizard.core.evidence.chain import (
+    ChainEntry,
+    append_entry,
+    earlier_run_link,
+    file_sha256,
+    record_stop,
+)
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_OK, EXIT_TEARDOWN
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.checkpoint_copier import ResumeSetup
-from tpuwizard.core.launch.plan_resume import MIN_ATTEMPT_MINUTES
+from tpuwizard.core.launch.plan_resume import (
+    CHECKPOINTS_FOLDER,
+    MIN_ATTEMPT_MINUTES,
+    budget_minutes,
+    earlier_run_folder,
+)
 from tpuwizard.core.remote.checkpoints import CheckpointsHome
 
 if TYPE_CHECKING:
     from tpuwizard.core.launch.lifecycle import Launch
-
-CHECKPOINTS_FOLDER = "checkpoints"  # in the run folder
 
 
 class ResumeChain:
@@ -41,12 +50,19 @@ class ResumeChain:
         assert plan.checkpoints is not None
         self.home = CheckpointsHome(plan.run_dir / CHECKPOINTS_FOLDER)
         self.setup = ResumeSetup(plan.checkpoints, self.home, plan.checkpoint_every_s)
+        self.chain_end = 0.0  # --max-run's end, from the chain's start
 
     def run(self) -> int:
         launch, plan, state = self.launch, self.launch.plan, self.launch.state
-        launch.chain_deadline = time.time() + plan.max_run * 60
+        self.chain_end = time.time() + plan.max_run * 60
         launch.workers.resume = self.setup
         attempts_at_most = plan.max_restarts + 1
+        if plan.resume_from is not None:  # checked by the plan: it has a complete set
+            earlier = CheckpointsHome(earlier_run_folder(plan) / CHECKPOINTS_FOLDER)
+            chosen = earlier.latest()
+            assert chosen is not None
+            self.setup.resume_from = self.home.take_from(earlier, chosen)
+        self._bound_attempt()
         while True:
             started = time.time()
             code = launch.attempt(quiet_gone=True)
@@ -57,15 +73,19 @@ class ResumeChain:
                 return code
             name = plan.node_name
             launch.emit(ev.Preempted(name, state.zone, self.setup.attempt, _state_of(gone)))
-            earlier = launch.ending.cost_so_far() or 0.0
             if not launch.ending.teardown():  # verified gone, queued resource included
                 return EXIT_TEARDOWN
-            launch.ending.earlier_cost += earlier
-            why_not = self._why_no_restart(attempts_at_most)
-            if why_not is not None:
+            # Until verified gone; counted in earlier_cost only once the next attempt starts
+            # (until then the launch's own state prices it, in the summary too).
+            this_cost = launch.ending.cost_so_far() or 0.0
+            stop = self._why_no_restart(attempts_at_most, launch.ending.earlier_cost + this_cost)
+            if stop is not None:
+                by, why_not = stop
+                record_stop(plan.run_dir, by, why_not)
                 d = diagnose(gone, state.context(plan))
                 launch.emit(ev.Failed("script", Diagnosis(d.kind, d.title, why_not, d.next_steps)))
                 return EXIT_CLOUD
+            launch.ending.earlier_cost += this_cost
             self.setup.attempt += 1
             self.setup.resume_from = self.home.latest()
             chosen = self.setup.resume_from
@@ -79,32 +99,63 @@ class ResumeChain:
             )
             self._fresh_attempt()
 
-    def _why_no_restart(self, attempts_at_most: int) -> str | None:
-        """Why no new attempt starts (restarts used up, too little time left); None: it does."""
+    def _attempt_minutes(self, spent: float) -> tuple[float, str]:
+        """How long the next attempt may run, and what bounds it: the chain's --max-run, or
+        what is left of --budget after ``spent`` (less the delete allowance) at the plan's
+        price."""
+        plan = self.launch.plan
+        left = (self.chain_end - time.time()) / 60
+        if plan.budget_usd is None:
+            return left, "max_run"
+        bought = budget_minutes(
+            plan.accelerator, plan.route, self.launch.state.zone, plan.budget_usd - spent
+        )
+        if bought is not None and bought < left:
+            return bought, "budget"
+        return left, "max_run"
+
+    def _why_no_restart(self, attempts_at_most: int, spent: float) -> tuple[str, str] | None:
+        """What stops a new attempt (restarts used up, too little time or budget left after
+        ``spent``) and why, in words; None: it starts."""
         if self.setup.attempt >= attempts_at_most:
-            return (
+            return "max_restarts", (
                 f"It was preempted {self.setup.attempt} time(s), and --max-restarts allows "
                 f"{attempts_at_most - 1}. Its checkpoints are in {self.home.folder}."
             )
-        left = (self.launch.chain_deadline or 0.0) - time.time()
-        if left < MIN_ATTEMPT_MINUTES * 60:
-            return (
-                f"Only {max(0.0, left) / 60:.0f} minute(s) of --max-run are left, less than the "
-                f"{MIN_ATTEMPT_MINUTES:g} an attempt needs. Its checkpoints are in "
-                f"{self.home.folder}."
+        minutes, by = self._attempt_minutes(spent)
+        if minutes >= MIN_ATTEMPT_MINUTES:
+            return None
+        if by == "budget":
+            budget = self.launch.plan.budget_usd or 0.0
+            return "budget", (
+                f"--budget ${budget:.2f}: the attempts so far cost about ${spent:.2f} "
+                f"(estimate), and what is left buys {max(0.0, minutes):.0f} minute(s), less "
+                f"than the {MIN_ATTEMPT_MINUTES:g} an attempt needs, so no new TPU was made. "
+                f"Its checkpoints are in {self.home.folder}: resume with --resume-from "
+                f"{self.launch.plan.run_id}."
             )
-        return None
+        return "max_run", (
+            f"Only {max(0.0, minutes):.0f} minute(s) of --max-run are left, less than the "
+            f"{MIN_ATTEMPT_MINUTES:g} an attempt needs. Its checkpoints are in "
+            f"{self.home.folder}."
+        )
+
+    def _bound_attempt(self) -> None:
+        """The next attempt's deadline: the time left of the chain's, or of the budget's."""
+        launch = self.launch
+        minutes, _ = self._attempt_minutes(launch.ending.earlier_cost)
+        launch.chain_deadline = time.time() + minutes * 60
+        launch.provisioner.plan = replace(launch.plan, max_run_minutes=minutes)
 
     def _fresh_attempt(self) -> None:
         """The launch's state as before a first create, and the new node's deadline the time
-        left of the chain's."""
-        launch, state = self.launch, self.launch.state
+        left of the chain's (or of the budget's)."""
+        state = self.launch.state
         state.node = state.transport = None
         state.created_at = state.costing_since = state.gone_at = None
         state.watchdog_deadline = state.receipt = None
         state.running_jobs.clear()
-        left = ((launch.chain_deadline or 0.0) - time.time()) / 60
-        launch.provisioner.plan = replace(launch.plan, max_run_minutes=left)
+        self._bound_attempt()
 
     def _record(self, started: float, code: int, gone: Exception | None, node: str) -> None:
         """The attempt's entry in chain.json, its receipt kept beside it."""
@@ -125,6 +176,9 @@ class ResumeChain:
         else:
             ended = "finished" if code == EXIT_OK else "failed"
         chosen = self.setup.resume_from
+        earlier = None
+        if self.setup.attempt == 1 and plan.resume_from is not None:  # the link to its chain
+            earlier = earlier_run_link(earlier_run_folder(plan), plan.resume_from)
         append_entry(
             plan.run_dir,
             plan.run_id,
@@ -135,10 +189,11 @@ class ResumeChain:
                 round(started, 3),
                 round(time.time(), 3),
                 ended,
-                chosen.name if chosen is not None and self.setup.attempt > 1 else None,
+                chosen.name if chosen is not None else None,
                 launch.workers.script_exit_code,
                 kept,
                 sha,
+                earlier_run=earlier,
             ),
         )
 

@@ -116,6 +116,39 @@ class CheckpointsHome:
             return None
         return max(enumerate(sets), key=lambda p: (p[1].step is not None, p[1].step or 0, p[0]))[1]
 
+    def missing_files(self, chosen: CheckpointSet) -> list[str]:
+        """The files of ``chosen`` that are not at home with the size they came with."""
+        missing = []
+        for rel, entry in sorted(chosen.files.items()):
+            path = self.folder / chosen.name / rel
+            if not path.is_file() or path.stat().st_size != entry["size"]:
+                missing.append(rel)
+        return missing
+
+    def take_from(self, other: CheckpointsHome, chosen: CheckpointSet) -> CheckpointSet:
+        """``chosen`` copied from ``other`` (an earlier run's home) into this one, each file
+        checked against the sha256 it came home with: a changed file is refused."""
+        staging = self.folder / STAGING / chosen.name
+        shutil.rmtree(staging, ignore_errors=True)
+        for rel, entry in sorted(chosen.files.items()):
+            target = staging / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(other.folder / chosen.name / rel, target)
+            if file_sha256(target) != entry["sha256"]:
+                shutil.rmtree(staging, ignore_errors=True)
+                raise FetchFailed(
+                    f"{other.folder / chosen.name / rel} is not what came home (its sha256 differs)"
+                )
+        target = self.folder / chosen.name
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(staging, target)
+        with contextlib.suppress(OSError):
+            (self.folder / STAGING).rmdir()
+        sets = self.sets()
+        sets[chosen.name] = chosen
+        self._write(sets)
+        return chosen
+
     def _write(self, sets: dict[str, CheckpointSet]) -> None:
         record = {"sets": {s.name: {"step": s.step, "files": s.files} for s in sets.values()}}
         part = self.folder / f".{MANIFEST}.part"
