@@ -1,38 +1,50 @@
 """A spot run that survives preemption, end to end in the sandbox: examples/resumable_train.py
-preempted once (fault preempt_after, preempt_times=1), resumed on a new node from the
-checkpoint that came home, ends bit for bit where an uninterrupted run ends; every attempt's
-node is verified gone, and the chain of attempts checks."""
+preempted twice (fault preempt_on: once worker 0 holds two committed sets), resumed each time
+on a new node from the checkpoint that came home, ends bit for bit where an uninterrupted run
+ends; every attempt's node is verified gone, and the chain of attempts checks."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from tests.conftest import tpuwizard_cmd
 from tests.integration.launch_helpers import launch, ledger_all_gone, names, sandbox_is_empty
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "resumable_train.py"
-ARGS = ("--steps", "40", "--save-every", "4", "--step-seconds", "0.5")
+ARGS = ("--steps", "8", "--save-every", "2", "--step-seconds", "0.4")
+# Preempted once two sets are committed on worker 0: each attempt saves at least one set first.
+PREEMPT_TWICE = "preempt_on=.tpuwizard/work/ckpt/*/COMMITTED;preempt_on_count=2;preempt_times=2"
 
 
-def uninterrupted_final_line(tmp_path: Path) -> str:
-    env = {**os.environ, "JAX_PLATFORMS": "cpu", "TPUWIZARD_CHECKPOINTS": str(tmp_path / "c")}
-    done = subprocess.run(
-        [sys.executable, str(EXAMPLE), *ARGS[:4]],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=300,
-    )
+@functools.cache
+def uninterrupted_final_line() -> str:
+    """The last line of examples/resumable_train.py run here with ARGS, never interrupted (its
+    final state's sha256); once per session, shared by the tests that resume."""
+    folder = Path(tempfile.mkdtemp(prefix="uninterrupted-"))
+    env = {**os.environ, "JAX_PLATFORMS": "cpu", "TPUWIZARD_CHECKPOINTS": str(folder / "c")}
+    env.pop("TPUWIZARD_RESUME", None)
+    try:
+        done = subprocess.run(
+            [sys.executable, str(EXAMPLE), *ARGS[:4]],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=300,
+        )
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     return done.stdout.splitlines()[-1]
 
 
-def test_one_preemption_resumes_from_the_copied_checkpoint_bit_for_bit(tmp_path, home):
+def test_two_preemptions_resume_from_the_copied_checkpoints_bit_for_bit(tmp_path, home):
     job = tmp_path / "job"
     job.mkdir()
     shutil.copy(EXAMPLE, job / "train.py")
@@ -51,24 +63,27 @@ def test_one_preemption_resumes_from_the_copied_checkpoint_bit_for_bit(tmp_path,
         "--",
         *ARGS,
         timeout=600,
-        TPUWIZARD_SANDBOX_FAULTS="preempt_after=25;preempt_times=1",
+        TPUWIZARD_SANDBOX_FAULTS=PREEMPT_TWICE,
+        TPUWIZARD_SANDBOX_DELAY="0.05",
     )
     kinds = names(events)
     assert code == 0, (stderr, kinds)
-    assert kinds.count("preempted") == 1 and kinds.count("recreating") == 1
-    assert kinds.count("teardown_verified") == 2  # the preempted node, then the last one
+    assert kinds.count("preempted") == 2 and kinds.count("recreating") == 2
+    assert kinds.count("teardown_verified") == 3  # each preempted node, then the last one
     assert kinds.index("preempted") < kinds.index("recreating") < kinds.index("resumed")
     lines = [e["text"] for e in events if e["event"] == "script_line"]
-    assert lines[-1] == uninterrupted_final_line(tmp_path)
-    resumed = next(e for e in events if e["event"] == "resumed")
+    assert lines[-1] == uninterrupted_final_line()
+    resumed = [e for e in events if e["event"] == "resumed"]
+    assert [e["attempt"] for e in resumed] == [2, 3]
     run_dir = Path(events[-1]["run_dir"])
-    if resumed["checkpoint"] is not None:  # preempted after a checkpoint came home
-        assert f"resume: from step {resumed['step']}" in lines
-        assert (run_dir / "checkpoints" / resumed["checkpoint"] / "COMMITTED").is_file()
+    for each in resumed:
+        if each["checkpoint"] is not None:  # preempted after a checkpoint came home
+            assert f"resume: from step {each['step']}" in lines
+            assert (run_dir / "checkpoints" / each["checkpoint"] / "COMMITTED").is_file()
     assert sandbox_is_empty(home) and ledger_all_gone(home)
     chain = json.loads((run_dir / "chain.json").read_text())
-    assert [a["ended"] for a in chain["attempts"]] == ["preempted", "finished"]
-    assert chain["attempts"][1]["resumed_from"] == resumed["checkpoint"]
+    assert [a["ended"] for a in chain["attempts"]] == ["preempted", "preempted", "finished"]
+    assert [a["resumed_from"] for a in chain["attempts"][1:]] == [e["checkpoint"] for e in resumed]
     checked = subprocess.run(
         tpuwizard_cmd("receipt", "check", str(run_dir / "chain.json")),
         capture_output=True,

@@ -158,3 +158,12 @@ def test_preempt_times_limits_how_many_spot_nodes_are_preempted():
     faults = parse_faults("preempt_after=5;preempt_times=1")
     assert faults.preempt_after == 5 and faults.preempt_times == 1
     assert parse_faults("preempt_after=5").preempt_times is None
+
+
+def test_preempt_on_names_a_moment_of_the_script_inside_the_workers_home():
+    faults = parse_faults("preempt_on=.tpuwizard/work/ckpt/*/COMMITTED;preempt_on_count=2")
+    assert faults.preempt_on == ".tpuwizard/work/ckpt/*/COMMITTED"
+    assert faults.preempt_on_count == 2 and parse_faults("preempt_on=x").preempt_on_count == 1
+    for outside in ("/etc/passwd", "../x", "a/../../x", "~/x"):
+        with pytest.raises(BadInput, match="inside the worker's home"):
+            parse_faults(f"preempt_on={outside}")

@@ -22,9 +22,10 @@ from tpuwizard.core.launch.ending import Ending
 from tpuwizard.core.launch.ledger import Resource
 from tpuwizard.core.launch.plan import LaunchPlan
 from tpuwizard.core.launch.plan_resume import DELETE_ALLOWANCE_MINUTES
+from tpuwizard.core.launch.summary import RunSummary
 from tpuwizard.core.plan import cost
 from tpuwizard.core.remote.checkpoints import CheckpointSet, CheckpointsHome, file_sha256
-from tpuwizard.event_text import describe
+from tpuwizard.event_text import describe, summary_lines
 
 ACCELERATOR = "v5litepod-4"
 PER_HOUR = cost.hourly(ACCELERATOR, "spot", ZONE) or 0.0
@@ -118,6 +119,11 @@ def test_each_attempt_gets_what_is_left_of_the_budget_and_none_starts_past_it(
     planned = next(e for e in events if isinstance(e, ev.Planned))
     assert planned.budget_usd == budget
     assert "budget $" in describe(planned)[0]
+    folded = RunSummary()
+    for event in events:
+        folded.apply(event)
+    summary = summary_lines(folded)
+    assert any("no new attempt: --budget would be passed" in line for line in summary), summary
 
 
 def test_without_a_budget_the_chain_ends_by_max_restarts_and_says_so(tmp_path, monkeypatch):

@@ -14,6 +14,10 @@ Keys:
   never_ready=1         nodes stay CREATING
   preempt_after=SECONDS spot nodes become PREEMPTED this long after READY (their VMs vanish)
   preempt_times=N       with preempt_after: only the first N spot nodes (or VMs) are preempted
+  preempt_on=GLOB       a READY spot node of the TPU API is preempted once its worker 0 holds a
+                        file matching GLOB (relative to the worker's home): a given moment of
+                        the script, e.g. .tpuwizard/work/ckpt/*/COMMITTED (preempt_times applies)
+  preempt_on_count=N    with preempt_on: once it holds N such files (default 1)
   sa_no_delete=1        the VM's service account may not delete: testIamPermissions says so, and
                         the project's IAM policy gives the default compute account no role
                         (as in organisations created since May 2024, google-behaviour.md:67)
@@ -130,6 +134,8 @@ class Faults:
     no_act_as: bool = False  # the caller may not attach service accounts
     preempt_after: float | None = None  # spot nodes are preempted this long after READY
     preempt_times: int | None = None  # only this many preemptions in all (None: every node)
+    preempt_on: str | None = None  # a glob in worker 0's home: preempted once it matches
+    preempt_on_count: int = 1  # ... this many files
     latency_ms: int = 0
     flex_pending: bool = False  # Compute Engine Flex-start inserts never get capacity
     slow_pending_delete: float | None = None  # deleting a PENDING instance takes this long
@@ -194,6 +200,10 @@ def parse_faults(spec: str | None, memory: bool = False) -> Faults:
                 faults.preempt_after = _amount(part, value)
             elif key == "preempt_times":
                 faults.preempt_times = int(_amount(part, value, int))
+            elif key == "preempt_on":
+                faults.preempt_on = _worker_glob(value)
+            elif key == "preempt_on_count":
+                faults.preempt_on_count = max(1, int(_amount(part, value, int)))
             elif key == "slow_pending_delete":
                 faults.slow_pending_delete = _amount(part, value)
             elif key == "latency_ms":
@@ -218,6 +228,8 @@ def parse_faults(spec: str | None, memory: bool = False) -> Faults:
                         "no_act_as",
                         "preempt_after",
                         "preempt_times",
+                        "preempt_on",
+                        "preempt_on_count",
                         "flex_pending",
                         "slow_pending_delete",
                         *PREFLIGHT_KEYS,
@@ -239,6 +251,16 @@ def _amount(part: str, value: str, kind: type[float] | type[int] = float) -> flo
     if not math.isfinite(number) or number < 0:
         raise BadInput(f"Fault '{part}' needs a finite number of zero or more.")
     return number
+
+
+def _worker_glob(value: str) -> str:
+    """A glob inside a worker's home: never absolute, never climbing out."""
+    if value.startswith(("/", "~")) or ".." in value.split("/"):
+        raise BadInput(
+            f"Fault 'preempt_on={value}' needs a glob inside the worker's home, such as "
+            "preempt_on=.tpuwizard/work/ckpt/*/COMMITTED."
+        )
+    return value
 
 
 def _preflight_fault(faults: Faults, key: str, value: str) -> None:

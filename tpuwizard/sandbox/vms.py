@@ -32,16 +32,23 @@ class VirtualMachines:
         return worker_home(self.store.home, node_name, worker)
 
     def preempt_spot(self, t: float) -> bool:
-        """With preempt_after, READY spot nodes are preempted: PREEMPTED, and their VMs gone."""
-        after = self.faults.preempt_after
-        if after is None:
+        """With preempt_after (or preempt_on), READY spot nodes are preempted: PREEMPTED, and
+        their VMs gone."""
+        after, on = self.faults.preempt_after, self.faults.preempt_on
+        if after is None and on is None:
             return False
         data = self.store.data
         changed = False
         for name, since in list(data.get("ready_at", {}).items()):
             node = data["nodes"].get(name)
             spot = node is not None and node.get("schedulingConfig", {}).get("spot")
-            if spot and node["state"] == "READY" and t - since >= after:
+            if not spot or node["state"] != "READY":
+                continue
+            due = after is not None and t - since >= after
+            if on is not None and not due:
+                found = self.worker_home(name, 0).glob(on)
+                due = sum(1 for _ in found) >= self.faults.preempt_on_count
+            if due:
                 done = data.get("preemptions", 0)
                 if self.faults.preempt_times is not None and done >= self.faults.preempt_times:
                     continue

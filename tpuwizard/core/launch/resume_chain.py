@@ -39,6 +39,12 @@ from tpuwizard.core.remote.checkpoints import CheckpointsHome
 
 if TYPE_CHECKING:
     from tpuwizard.core.launch.lifecycle import Launch
+# What ended the chain, in the words of the summary's "Failed during script" line.
+STOPPED_BY = {
+    "budget": "--budget would be passed",
+    "max_restarts": "--max-restarts used up",
+    "max_run": "--max-run nearly over",
+}
 
 
 class ResumeChain:
@@ -83,7 +89,8 @@ class ResumeChain:
                 by, why_not = stop
                 record_stop(plan.run_dir, by, why_not)
                 d = diagnose(gone, state.context(plan))
-                launch.emit(ev.Failed("script", Diagnosis(d.kind, d.title, why_not, d.next_steps)))
+                title = f"{d.title}; no new attempt: {STOPPED_BY[by]}"  # the summary's line
+                launch.emit(ev.Failed("script", Diagnosis(d.kind, title, why_not, d.next_steps)))
                 return EXIT_CLOUD
             launch.ending.earlier_cost += this_cost
             self.setup.attempt += 1
