@@ -18,8 +18,9 @@ from tests.conftest import tpuwizard_cmd
 from tests.integration.launch_helpers import launch, ledger_all_gone, names, sandbox_is_empty
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "resumable_train.py"
-ARGS = ("--steps", "8", "--save-every", "2", "--step-seconds", "0.4")
-# Preempted once two sets are committed on worker 0: each attempt saves at least one set first.
+ARGS = ("--steps", "8", "--save-every", "2", "--step-seconds", "0.6")
+# Preempted once two sets are committed on worker 0: each attempt saves at least one set first,
+# and 1.2 s between saves leaves a copy pass (every 1 s) the time to bring one home.
 PREEMPT_TWICE = "preempt_on=.tpuwizard/work/ckpt/*/COMMITTED;preempt_on_count=2;preempt_times=2"
 
 
