@@ -13,7 +13,25 @@ def _isolated_state(tmp_path, monkeypatch):
     monkeypatch.setenv("TPUWIZARD_HOME", str(tmp_path / "state"))
     monkeypatch.setenv("NO_GCE_CHECK", "true")
     monkeypatch.delenv("COURSE_EXPECT_PLATFORM", raising=False)
+    # Practice mode exports its sandbox's address and token into os.environ: set, then unset,
+    # so that monkeypatch restores them at the end and no test starts with an earlier one's.
+    for exported in (
+        "TPUWIZARD_TPU_ENDPOINT",
+        "TPUWIZARD_COMPUTE_ENDPOINT",
+        "TPUWIZARD_SANDBOX_TOKEN",
+    ):
+        monkeypatch.setenv(exported, "")
+        monkeypatch.delenv(exported)
+    from tpuwizard.sandbox import server as sandbox_server
+
+    serving_before = set(map(id, sandbox_server.served_in_threads()))
     yield
+    # A sandbox a test started in this process ends with the test, as it would with the process
+    # (left serving, each one's clock kept ticking on a folder no test uses any more).
+    for left in sandbox_server.served_in_threads():
+        if id(left) not in serving_before:
+            left.shutdown()
+            left.server_close()
     # A practice node kept or left running lives on in a lasting sandbox, as it would at Google;
     # a test's one ends with the test, and so do its nodes' jobs: none outlives the suite.
     from tests.integration.iterate_helpers import end_practice

@@ -65,7 +65,15 @@ class PlainWizard:
         self.out(wrap_paragraph(text, self.width or shutil.get_terminal_size((80, 24)).columns))
 
     def ask(self, question: Any) -> Any:
-        return question.unsafe_ask()  # Ctrl+C raises KeyboardInterrupt instead of returning None
+        """The answer; Ctrl+C raises KeyboardInterrupt instead of returning None.
+
+        Run without prompt_toolkit's own handler of event-loop errors: that one prints the error
+        and waits for Enter in a prompt of its own, which, where it cannot read (piped or closed
+        input), fails in turn, and each failure reaches the handler again, without end and with
+        memory growing. asyncio's default handler logs the error and the question goes on."""
+        if question.should_skip_question:
+            return question.default
+        return question.application.run(set_exception_handler=False)
 
     def select(self, message: str, choices: list[Any], default: Any = None) -> Any:
         return self.ask(questionary.select(message, choices=choices, default=default, **self.io))

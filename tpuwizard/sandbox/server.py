@@ -17,6 +17,7 @@ import re
 import sys
 import threading
 import time
+import weakref
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from operator import attrgetter
 from pathlib import Path
@@ -376,7 +377,18 @@ def make_server(
     return SandboxServer(state, port, token)
 
 
+# Weak: a server stopped and dropped is forgotten; a serving one is held by its thread.
+_SERVED_IN_THREADS: weakref.WeakSet[SandboxServer] = weakref.WeakSet()
+
+
 def start_in_thread(server: SandboxServer) -> threading.Thread:
     thread = threading.Thread(target=server.serve_forever, name="tpuwizard-sandbox", daemon=True)
     thread.start()
+    _SERVED_IN_THREADS.add(server)
     return thread
+
+
+def served_in_threads() -> list[SandboxServer]:
+    """The servers this process started with :func:`start_in_thread` and still holds (a test
+    harness stops those a test left serving, as the end of the process would)."""
+    return list(_SERVED_IN_THREADS)
