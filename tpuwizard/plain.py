@@ -31,7 +31,7 @@ from tpuwizard.event_text import (
     summary_lines,
     survey_words,
 )
-from tpuwizard.figures import count
+from tpuwizard.figures import count, price_cell
 from tpuwizard.plain_prompt import text_question
 from tpuwizard.session.backend import decide_backend
 from tpuwizard.session.kept_lines import recorded_kept
@@ -280,7 +280,8 @@ class PlainWizard:
             questionary.Choice(
                 f"{f.name:<13} {'fits' if f.fits_sharded else 'too small':<9} "
                 f"spare {f.headroom_gib:6.1f} GiB/chip  "
-                + (f"${f.price_per_hour_usd:.2f}/h" if f.price_per_hour_usd else "price ?"),
+                + price_cell(f.price_per_hour_usd, "", f.price_at_most_usd)
+                + "/h",
                 f.name,
             )
             for f in fits
