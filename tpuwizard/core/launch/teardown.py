@@ -259,7 +259,7 @@ def reconcile(
             unchecked.append(Unchecked(r, check_failed(err, r)))
         elif billable is not None:
             found[r.key] = billable
-    labelled, skipped, refused = _labelled(cloud, zones, now)
+    labelled, skipped, not_usable = _labelled(cloud, zones, now)
     for billable in labelled:
         key = billable.resource.key
         if owner is None or billable.resource.owner != owner:
@@ -276,7 +276,7 @@ def reconcile(
         # What the survey found after all is listed, not unchecked.
         unchecked=[u for u in unchecked if u.resource.key not in found],
     )
-    result.refused = refused
+    result.refused = not_usable
     result.unreadable = list(ledger.unreadable)
     if result.unreadable:
         result.unreadable_kept_in = str(ledger.side_file)
