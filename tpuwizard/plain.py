@@ -315,7 +315,7 @@ class PlainWizard:
                 f"  {r.name:<13} {'fits' if r.fits else 'too big':<8} peak "
                 f"{size(r.per_device_bytes['peak'])} of {size(r.usable_bytes_per_device)} ({took})"
             )
-        for line in program_advice.overall(results):
+        for line in [*program_advice.slice_notes(results), *program_advice.overall(results)]:
             self.say(line)
         choices = [questionary.Choice(r.name, r.name) for r in results]
         best = next((c for c, r in zip(choices, results, strict=True) if r.fits), choices[0])

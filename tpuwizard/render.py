@@ -17,6 +17,7 @@ from rich.text import Text
 
 from tpuwizard import figures
 from tpuwizard.core.cloud.backends import TPU_API
+from tpuwizard.core.plan import program_advice
 from tpuwizard.core.plan.fit import SliceFit, gib_text
 
 # The price each route pays, in the words launch uses for the routes.
@@ -352,10 +353,7 @@ def render_program_fit(
         f"{ROUTE_PRICE.get(route, route)} price. An estimate: not yet held against a real TPU "
         "run.[/]"
     )
-    for r in results:
-        if r.note and not r.note.startswith("step time"):
-            out.print(f"{r.name}: {r.note}")
-        for line in r.advice[:2] if r.fits is not True else []:
-            out.print(f"{r.name}: {line}")
+    for line in program_advice.slice_notes(results):
+        out.print(line, markup=False, highlight=False)
     for line in advice:
         out.print(line)
