@@ -207,10 +207,9 @@ class PlainWizard:
         key = self.select("Which notebook?", ["colab", "kaggle"], "colab")
         path = notebook.write_notebook(key, session.runs_base.parent / f"tpuwizard-{key}.ipynb")
         plat = notebook.get_platform(key)
-        self.say(f"Wrote {path}. Upload it to {plat.title}, then:")
-        for step in plat.switch_steps:
-            self.say(f"  - {notebook.plain(step)}")
-        self.say(f"Run all cells. {notebook.plain(plat.download)}")
+        self.say(f"Wrote {path}. Then, in {plat.title}:")
+        for i, step in enumerate(notebook.walk_steps(plat), 1):
+            self.say(f"  {i}. {notebook.plain(step)}")
         self.say(f"Then check it: {notebook.check_command(key)}")
         return 0
 
