@@ -36,6 +36,17 @@ NAMES = {
 COMPUTE_REVIEW = "14-review-compute"  # Review of a v6e-4 with its Compute Engine switch on
 
 
+async def settle(app) -> None:
+    """Draw what a run screen has been told. It writes its lines in 50 ms batches, so the last
+    events' lines (Teardown's "The TPU list of ZONE now", "Done") are still pending when the
+    launch's stream ends and the Summary replaces the screen at once: written here, then drawn,
+    before the picture is taken."""
+    flush = getattr(app.screen, "flush", None)
+    if flush is not None:
+        flush()
+        await asyncio.sleep(0.1)  # one refresh of the screen, which the picture reads
+
+
 async def walk(tmp: Path) -> None:
     from tests.tui.pilot_helpers import next_step, on_screen, press, until
     from tpuwizard.tui.app import WizardApp
@@ -43,7 +54,8 @@ async def walk(tmp: Path) -> None:
 
     class Recording(WizardApp):
         async def switch_screen(self, screen):  # type: ignore[override]
-            save(self)  # the run screen as it was last seen, before the next phase replaces it
+            await settle(self)  # the run screen as last seen, before the next phase replaces it
+            save(self)
             return await super().switch_screen(screen)
 
     def save(app) -> None:

@@ -16,7 +16,8 @@ from tpuwizard.core.cloud.types import UP_STATES
 from tpuwizard.core.errors import BadInput, PlanRefused
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.summary import RunSummary
-from tpuwizard.figures import count, money
+from tpuwizard.core.plan import cost
+from tpuwizard.figures import about, count, money
 from tpuwizard.oslogin_text import login_key_words
 
 if TYPE_CHECKING:
@@ -70,11 +71,7 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
     match event:
         case ev.Planned():
             practice = "[practice] " if event.practice else ""
-            price = (
-                f"about {money(event.price_per_hour_usd)}/h (estimate)"
-                if event.price_per_hour_usd is not None
-                else "price unknown"
-            )
+            price = f"{about(event.price_per_hour_usd, event.price_at_most_usd)}/h (estimate)"
             chips = count(event.chips, "chip")
             minutes = event.max_run_minutes
             deadline = "no deadline" if minutes is None else f"deadline {minutes:g} min"
@@ -101,10 +98,9 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
         case ev.CreateRefused():
             return [f"  {event.name} was not created: nothing exists and nothing is billing."]
         case ev.BillingStarted():
-            price = money(event.price_per_hour_usd)
+            price = about(event.price_per_hour_usd, event.price_at_most_usd)
             return [
-                f"  {event.name} is up{_in(event.zone)}: billing from now, about {price}/h "
-                "(estimate)."
+                f"  {event.name} is up{_in(event.zone)}: billing from now, {price}/h (estimate)."
             ]
         case ev.FanOutStarted():
             n = len(event.zones)
@@ -207,7 +203,8 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
             )
             return [
                 f"Verified gone: {event.name}{_in(event.zone)}. {now} It billed "
-                f"{event.billed_s:.0f} s: about {money(event.cost_usd)} (estimate)."
+                f"{event.billed_s:.0f} s: {about(event.cost_usd, event.cost_at_most_usd)} "
+                "(estimate)."
             ]
         case ev.ZoneListed():
             return zone_listed_lines(event)
@@ -219,10 +216,10 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
         case ev.LoginKeyForgotten():
             return [login_key_words(event)]
         case ev.Kept():
-            hourly = money(event.price_per_hour_usd)
+            hourly = about(event.price_per_hour_usd, event.price_at_most_usd)
             until = kept_guard_words(event)
             return [
-                f"Kept {event.name} in {event.zone} on purpose: it keeps billing about {hourly}/h "
+                f"Kept {event.name} in {event.zone} on purpose: it keeps billing {hourly}/h "
                 f"(estimate) until you delete it: {event.delete_command}.{until}"
             ]
         case ev.Failed():
@@ -306,7 +303,9 @@ def summary_lines(summary: RunSummary, audience: Audience = "cli") -> list[str]:
         lines.append("  Cost: nothing.")
     else:
         billed = f" for {s.billed_s:.0f} s of billing" if s.gone else ""
-        lines.append(f"  Cost: about {money(s.cost_usd)} (estimate){billed}.")
+        lines.append(f"  Cost: {about(s.cost_usd, s.cost_at_most_usd)} (estimate){billed}.")
+        if s.cost_usd is None and s.cost_at_most_usd is not None:
+            lines.append(f"    ({cost.FLEX_PRICE_NOTE}.)")
     if s.nothing_billing:
         gone = f" {', '.join(s.gone)} verified gone." if s.gone else " Nothing was created."
         lines.append(f"  Nothing is billing.{gone}")

@@ -16,10 +16,30 @@ def count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-def price_cell(hourly: float | None, note: str) -> str:
+def about(usd: float | None, at_most: float | None = None) -> str:
+    """An estimate in words: ``about $1.23``; where the catalog has no figure but a bound
+    (Flex-start: on-demand's), ``at most $1.50``; never "about unknown"."""
+    if usd is not None:
+        return f"about {money(usd)}"
+    if at_most is not None:
+        return f"at most {money(at_most)}"
+    return "a price the catalog does not have"
+
+
+def short_estimate(usd: float | None, at_most: float | None = None) -> str:
+    """The same in a few characters, for the meter: ``~$1.23``, ``<=$1.50``."""
+    if usd is None and at_most is not None:
+        return f"<={money(at_most)}"
+    return "~" + ("no price" if usd is None else money(usd))
+
+
+def price_cell(hourly: float | None, note: str, at_most: float | None = None) -> str:
     """A price in a table's $/h column: marked * when ``note`` (under the table, from
-    ``price_footnote``) says what it is: a list price, or why there is none."""
-    return ("no price" if hourly is None else money(hourly)) + (" *" if note else "")
+    ``price_footnote``) says what it is: a list price, a bound, or why there is none."""
+    shown = money(hourly) if hourly is not None else None
+    if shown is None:
+        shown = f"<={money(at_most)}" if at_most is not None else "no price"
+    return shown + (" *" if note else "")
 
 
 def price_footnote(notes: list[str]) -> str:

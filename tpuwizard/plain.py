@@ -31,7 +31,7 @@ from tpuwizard.event_text import (
     summary_lines,
     survey_words,
 )
-from tpuwizard.figures import count
+from tpuwizard.figures import count, price_cell
 from tpuwizard.plain_prompt import text_question
 from tpuwizard.session.backend import decide_backend
 from tpuwizard.session.kept_lines import recorded_kept
@@ -215,10 +215,9 @@ class PlainWizard:
         key = self.select("Which notebook?", ["colab", "kaggle"], "colab")
         path = notebook.write_notebook(key, session.runs_base.parent / f"tpuwizard-{key}.ipynb")
         plat = notebook.get_platform(key)
-        self.say(f"Wrote {path}. Upload it to {plat.title}, then:")
-        for step in plat.switch_steps:
-            self.say(f"  - {notebook.plain(step)}")
-        self.say(f"Run all cells. {notebook.plain(plat.download)}")
+        self.say(f"Wrote {path}. Then, in {plat.title}:")
+        for i, step in enumerate(notebook.walk_steps(plat), 1):
+            self.say(f"  {i}. {notebook.plain(step)}")
         self.say(f"Then check it: {notebook.check_command(key)}")
         return 0
 
@@ -288,7 +287,8 @@ class PlainWizard:
             questionary.Choice(
                 f"{f.name:<13} {'fits' if f.fits_sharded else 'too small':<9} "
                 f"spare {f.headroom_gib:6.1f} GiB/chip  "
-                + (f"${f.price_per_hour_usd:.2f}/h" if f.price_per_hour_usd else "price ?"),
+                + price_cell(f.price_per_hour_usd, "", f.price_at_most_usd)
+                + "/h",
                 f.name,
             )
             for f in fits
@@ -322,7 +322,7 @@ class PlainWizard:
                 f"  {r.name:<13} {'fits' if r.fits else 'too big':<8} peak "
                 f"{size(r.per_device_bytes['peak'])} of {size(r.usable_bytes_per_device)} ({took})"
             )
-        for line in program_advice.overall(results):
+        for line in [*program_advice.slice_notes(results), *program_advice.overall(results)]:
             self.say(line)
         choices = [questionary.Choice(r.name, r.name) for r in results]
         best = next((c for c, r in zip(choices, results, strict=True) if r.fits), choices[0])

@@ -10,19 +10,43 @@ import questionary
 from prompt_toolkit.formatted_text import FormattedText
 
 from tpuwizard.core.errors import BadInput
+from tpuwizard.text_wrap import wrap_paragraph
 
 
 def validator(check: Callable[[str], object]) -> Callable[[str], bool | str]:
-    """A questionary validator from a function that raises BadInput."""
+    """A questionary validator from a function that raises BadInput. Its message is fitted to
+    the terminal at word boundaries (a rule such as a TPU name's is longer than a line)."""
 
     def validate(text: str) -> bool | str:
         try:
             check(text)
         except (BadInput, ValueError) as err:
-            return str(err) or "not valid"
+            return wrap_paragraph(str(err) or "not valid", _columns())
         return True
 
     return validate
+
+
+def _columns() -> int:
+    from prompt_toolkit.application import get_app_or_none
+
+    app = get_app_or_none()
+    # One column short of the edge: a line that fills the last column makes terminals wrap.
+    return (app.output.get_size().columns if app is not None else 80) - 1
+
+
+def _tall_validation_toolbar(question: Any) -> Any:
+    """prompt_toolkit draws a validation message in one row, cutting it at the terminal's edge;
+    this lets that row grow to the wrapped message's lines."""
+    from prompt_toolkit.filters import has_validation_error
+    from prompt_toolkit.layout.containers import ConditionalContainer, Window
+
+    for container in question.application.layout.walk():
+        content = getattr(container, "content", None)
+        toolbar = isinstance(container, ConditionalContainer) and isinstance(content, Window)
+        if toolbar and container.filter is has_validation_error:  # type: ignore[union-attr]
+            content.height = None  # type: ignore[union-attr]  # its message's own height
+    return question
 
 
 def text_question(
@@ -35,4 +59,4 @@ def text_question(
     if default:
         kwargs["placeholder"] = FormattedText([("fg:ansibrightblack", default)])
         message = f"{message} [Enter: {default}]"
-    return questionary.text(message, **kwargs, **io)
+    return _tall_validation_toolbar(questionary.text(message, **kwargs, **io))

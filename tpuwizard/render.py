@@ -17,10 +17,16 @@ from rich.text import Text
 
 from tpuwizard import figures
 from tpuwizard.core.cloud.backends import TPU_API
+from tpuwizard.core.plan import program_advice
 from tpuwizard.core.plan.fit import SliceFit, gib_text
 
 # The price each route pays, in the words launch uses for the routes.
-ROUTE_PRICE = {"vm": "vm (on-demand)", "spot": "spot", "flex": "flex (spot as a stand-in)"}
+ROUTE_PRICE = {
+    "vm": "vm (on-demand)",
+    "spot": "spot",
+    # cost.FLEX_PRICE_NOTE's rule: no Flex-start figure, on-demand's is the most it costs.
+    "flex": "flex: at most (<=) the on-demand",
+}
 
 
 def console() -> Console:
@@ -150,7 +156,7 @@ def render_fit(
             _mark(f.fits_replicated),
             _mark(f.fits_total),
             gib_text(f.headroom_gib),
-            "?" if f.price_per_hour_usd is None else f"{f.price_per_hour_usd:.2f}",
+            _price(f.price_per_hour_usd, f.price_at_most_usd),
         )
         for f in fits
     ]
@@ -301,6 +307,12 @@ _BYTE_KEYS = ("arguments", "outputs", "temporaries", "aliased", "code", "peak")
 _BYTE_HEADERS = dict(zip(_BYTE_KEYS, ("args", "out", "temp", "alias", "code", "peak"), strict=True))
 
 
+def _price(hourly: float | None, at_most: float | None) -> str:
+    if hourly is not None:
+        return f"{hourly:.2f}"
+    return "?" if at_most is None else f"<={at_most:.2f}"
+
+
 def render_program_fit(
     program: str, method: str, results: list, route: str, advice: list[str]
 ) -> None:
@@ -337,13 +349,11 @@ def render_program_fit(
     out.print(table)
     out.print(
         "[dim]Bytes per device (K, M, G: KiB, MiB, GiB). peak = args + out + temp - alias + "
-        f"code. step: XLA's estimate of one step; $/1k steps at the {route} price. An "
-        "estimate: not yet held against a real TPU run.[/]"
+        "code. step: XLA's estimate of one step; $/1k steps at the "
+        f"{ROUTE_PRICE.get(route, route)} price. An estimate: not yet held against a real TPU "
+        "run.[/]"
     )
-    for r in results:
-        if r.note and not r.note.startswith("step time"):
-            out.print(f"{r.name}: {r.note}")
-        for line in r.advice[:2] if r.fits is not True else []:
-            out.print(f"{r.name}: {line}")
+    for line in program_advice.slice_notes(results):
+        out.print(line, markup=False, highlight=False)
     for line in advice:
         out.print(line)

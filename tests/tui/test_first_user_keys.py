@@ -229,12 +229,12 @@ async def test_the_capacity_prices_are_those_of_the_route_chosen(tmp_path):
         assert spot is not None and prices["v5litepod-4"] == f"${spot:,.2f}"
 
 
-async def test_review_says_a_price_it_does_not_know_is_unknown(tmp_path):
+async def test_review_says_why_flex_start_has_only_a_bound_never_unknown(tmp_path):
     from tests.tui.test_snapshots import Harness
     from tpuwizard.tui.screens.review import ReviewScreen
     from tpuwizard.tui.state import WizardState
 
-    for route, said in (("flex", "price per hour is unknown"), ("vm", "/h in this zone")):
+    for route, said in (("flex", "At most $4.80/h in this zone"), ("vm", "/h in this zone")):
         state = WizardState(
             practice=True, project="p", zone="us-central1-a", accelerator="v5litepod-4", route=route
         )
@@ -242,4 +242,4 @@ async def test_review_says_a_price_it_does_not_know_is_unknown(tmp_path):
         async with app.run_test(size=SIZE) as pilot:
             await on_screen(pilot, "ReviewScreen", 5)
             words = str(app.screen.query_one("#summary", Static).render())
-            assert said in words and "unknown/h" not in words, route
+            assert said in words and "unknown" not in words, route

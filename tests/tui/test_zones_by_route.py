@@ -37,9 +37,12 @@ async def test_flex_start_lists_its_own_zones_first_and_marks_the_rest(tmp_path)
         assert [r[0] for r in table[: len(usable)]] == usable  # the route's zones first
         for _, _, use in table[len(usable) :]:
             assert use.startswith("no Flex-start here (only ")  # the reason, on its row
-        assert all(price == "no price *" for _, price, _ in table)
-        prices = str(app.screen.query_one("#prices", Static).render())
-        assert "* Flex-start's own price is not in the catalog." in prices
+        # No Flex-start figure: the on-demand price there, as the most it costs.
+        assert all(price.startswith("<=$") and price.endswith(" *") for _, price, _ in table)
+        prices = " ".join(str(app.screen.query_one("#prices", Static).render()).split())
+        assert "unknown" not in prices
+        assert "Flex-start's own price is not published in the catalog" in prices
+        assert "on-demand's price is shown as the most it costs" in prices
         cursor = app.screen.query_one(DataTable).cursor_row
         assert table[cursor][2] == "usable"  # the cursor starts on one it can use
         # Enter on a zone Flex-start cannot use does not take it, and says why.
@@ -65,3 +68,18 @@ async def test_spot_zones_show_each_zone_s_price_and_mark_list_prices(tmp_path):
         assert by_zone["us-west4-a"][0] == "$0.98 *"
         prices = str(app.screen.query_one("#prices", Static).render())
         assert "* list price, may differ in this region." in prices
+
+
+async def test_capacity_for_flex_start_labels_its_prices_as_the_on_demand_bound(tmp_path):
+    app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await on_screen(pilot, "RouteScreen")
+        for _ in range(2):  # from on-demand: spot, then Flex-start
+            await pilot.press("right")
+        await walk_to_capacity(pilot)
+        table = app.screen.query_one(DataTable)
+        prices = {str(table.get_row_at(i)[1]): str(table.get_row_at(i)[-1]) for i in range(3)}
+        # Not spot's figure, unlabelled: on-demand's, marked as the most it costs.
+        assert prices["v5litepod-1"] == "<=$1.20", prices
+        verdict = " ".join(str(app.screen.query_one("#verdict", Static).render()).split())
+        assert "at most $" in verdict and "Google bills it at a discount" in verdict

@@ -23,6 +23,7 @@ FIT_KEYS = {
     "headroom_gib",
     "price_per_hour_usd",
     "single_host",
+    "price_at_most_usd",  # the on-demand bound where the route (Flex-start) has no figure
 }
 
 

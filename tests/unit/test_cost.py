@@ -1,6 +1,8 @@
-"""Cost estimates: per-zone spot prices, the v2 pod rate, and Flex-start's unknown price."""
+"""Cost estimates: per-zone spot prices, the v2 pod rate, and Flex-start's bound (no figure)."""
 
-from tpuwizard.core.plan import cost
+import time
+
+from tpuwizard.core.plan import catalog, cost
 
 
 def test_spot_prices_differ_by_zone_where_google_prices_them_differently():
@@ -22,11 +24,48 @@ def test_v2_pods_have_their_own_rate_and_small_v2_keeps_the_catalog_figure():
     assert cost.per_chip_hour("v2-8", "vm") == 1.125
 
 
-def test_flex_start_price_is_unknown_not_the_spot_price():
+def test_flex_start_has_no_figure_and_on_demand_is_its_sourced_bound_never_spot():
     assert cost.hourly("v5litepod-4", "flex", "us-central1-a") is None
     assert cost.estimate("v5litepod-4", "flex", 3600) is None
-    assert "Flex-start's price is unknown" in cost.label()
+    # Google bills Flex-start at a discount on on-demand (catalog.toml, [flex_start_price]).
+    on_demand = cost.hourly("v5litepod-4", "vm", "us-central1-a")
+    assert cost.at_most_hourly("v5litepod-4", "flex", "us-central1-a") == on_demand
+    assert cost.at_most("v5litepod-4", "flex", 1800, "us-central1-a") == round(on_demand / 2, 4)
+    assert cost.at_most_hourly("v5litepod-4", "spot", "us-central1-a") == cost.hourly(
+        "v5litepod-4", "spot", "us-central1-a"
+    )
+    assert "Dynamic Workload Scheduler" in catalog.price_table("flex_start_price")["source"]
+    assert "unknown" not in cost.label() and "at most on-demand's" in cost.label()
     assert "skypilot-catalog v9" in cost.label()
+
+
+def test_the_fit_table_for_flex_start_shows_the_bound_not_spot_s_price():
+    from tpuwizard.core.plan import fit
+
+    (row,) = fit.plan(48, fit.select_slices(["v5litepod-4"]), route="flex")
+    assert row.price_per_hour_usd is None
+    assert row.price_at_most_usd == catalog.parse_accelerator("v5litepod-4").price_per_hour("vm")
+    assert "at most $4.80/h" in fit.verdict(48, [row])
+
+
+def test_the_meter_and_the_summary_say_at_most_for_flex_start_never_unknown():
+    from tpuwizard.core.launch import events as ev
+    from tpuwizard.core.launch.billing import BillingState
+    from tpuwizard.core.launch.summary import RunSummary
+    from tpuwizard.event_text import summary_lines
+    from tpuwizard.tui.widgets.status_bar import meter_text
+
+    billing = BillingState()
+    billing.apply(ev.ResourceExists("f", "queued", "us-west4-a", "v5litepod-4", "flex", "r"))
+    billing.apply(ev.BillingStarted("f", time.time() - 3600, None, "us-west4-a", 4.8))
+    meter = meter_text(billing)
+    assert "unknown" not in meter and "<=$4.80" in meter
+    summary = RunSummary()
+    summary.apply(ev.TeardownVerified("f", "queued", 3600, None, "us-west4-a", 0, 4.8))
+    summary.apply(ev.Finished(True, 0, "runs/r", None, [], 4.8))
+    text = "\n".join(summary_lines(summary))
+    assert "unknown" not in text and "Cost: at most $4.80 (estimate)" in text
+    assert cost.FLEX_PRICE_NOTE in text
 
 
 def test_without_a_zone_the_generation_figure_stands():
@@ -43,7 +82,7 @@ def test_a_zone_price_says_when_it_is_only_the_list_price_or_why_there_is_none()
     assert zone_price("v5litepod-4", "spot", "us-west4-a") == ZonePrice(0.98, LIST_PRICE_NOTE)
     assert zone_price("v4-8", "vm", "us-central2-b").note == LIST_PRICE_NOTE
     # None, always with the reason.
-    assert zone_price("v5litepod-4", "flex", "us-west4-a") == ZonePrice(None, FLEX_PRICE_NOTE)
+    assert zone_price("v5litepod-4", "flex", "us-west4-a") == ZonePrice(None, FLEX_PRICE_NOTE, 4.8)
     missing = zone_price("tpu7x-8", "vm", "us-central1-c")
     assert missing.hourly is None and "tpu7x" in missing.note
 

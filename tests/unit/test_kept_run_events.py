@@ -125,6 +125,15 @@ def test_a_kept_run_emits_the_launch_events_from_run_started_to_finished(worker,
     assert finished.run_dir == started.run_dir and finished.exit_code == 0
 
 
+def test_run_and_launch_copy_fetched_files_into_one_layout(worker, tmp_path, script):
+    """runs/<id>/files/ for both: one layout, from paths.fetched_files (issue 27, item 14)."""
+    ran = [e for e in kept_run(worker, tmp_path, script) if isinstance(e, ev.FileFetched)]
+    launched = [e for e in launch_script(worker, tmp_path, script) if isinstance(e, ev.FileFetched)]
+    run_dir = next(iter((tmp_path / "runs").iterdir()))
+    assert [Path(e.path) for e in ran] == [run_dir / "files" / "out.txt"]
+    assert [Path(e.path) for e in launched] == [tmp_path / "launch" / "files" / "out.txt"]
+
+
 def test_run_json_and_launch_json_speak_one_vocabulary(worker, tmp_path, script, capsys):
     kept = json_lines(kept_run(worker, tmp_path, script), capsys)
     launch = json_lines(launch_script(worker, tmp_path, script), capsys)

@@ -167,3 +167,19 @@ def test_past_its_deadline_the_line_names_the_command_not_a_hope():
     line = info.describe()
     assert "should be deleting itself" not in line
     assert "preempted" in line and "`tpuwizard down kept-node` deletes it" in line
+
+
+def test_a_zone_the_project_may_not_use_is_said_once_quietly_not_on_every_command(session):
+    node(session, "mine")
+    first = invoke("status")
+    assert first.exit_code == 0, first.output
+    assert f"Skipped {BAD}" not in first.stderr
+    assert first.stderr.count(f"Not searched: {BAD}.") == 1
+    assert "may not use it, so nothing can be there" in first.stderr
+    for again in (invoke("status"), invoke("teardown", "--all", "--yes")):
+        assert BAD not in again.stderr, again.stderr  # the same known refusal: not repeated
+    listed = json.loads(invoke("status", "--json").stdout)
+    assert list(listed["skipped_zones"]) == [BAD]  # the document still says it
+    # Another project has not heard it yet.
+    session.project = "other-project"
+    assert f"Not searched: {BAD}." in invoke("status").stderr

@@ -20,19 +20,51 @@ if TYPE_CHECKING:
 OTHERS_TITLE = "Made by another tpuwizard user (left alone by teardown --all)"
 
 
-def say_skipped(found: Found) -> None:
+def say_skipped(found: Found, project: str | None) -> None:
     """Zones that could not be surveyed (the rest still answered, these are unknown), and ledger
     lines that could not be read (the rest still count). A zone where a record could not be
-    checked is said with that record (:func:`say_unchecked`), not here."""
+    checked is said with that record (:func:`say_unchecked`), not here. A zone Google says the
+    project may not use is no problem (nothing can be there) and answers so every time: it is
+    said once per project, quietly, and again only for a zone not said before."""
     recorded_in = {u.resource.zone for u in found.unchecked}
+    refused = sorted(z for z in found.refused if z not in recorded_in)
     for zone, why in sorted(found.skipped.items()):
-        if zone in recorded_in:
+        if zone in recorded_in or zone in refused:
             continue
         say(f"Skipped {zone}: {why}. Nothing tpuwizard made can be there unless you made it there.")
+    new = first_time_refused(project or "", refused)
+    if new:
+        them = "it" if len(new) == 1 else "them"
+        say(
+            f"Not searched: {', '.join(new)}. Google says your project may not use {them}, so "
+            f"nothing can be there. (Said once; --json lists {them} under skipped_zones.)"
+        )
     for number, why in found.unreadable:
         say(f"Ledger line {number} could not be read ({why}); it was skipped.")
     if found.unreadable:
         say(f"The unreadable lines are kept in {found.unreadable_kept_in}.")
+
+
+def first_time_refused(project: str, zones: Sequence[str]) -> list[str]:
+    """Of ``zones`` (refused to ``project``), those not said before; remembered in the state
+    folder. A memory that cannot be read or written costs only a repeat."""
+    import json
+
+    from tpuwizard.core import paths
+
+    if not zones:
+        return []
+    try:
+        memory = paths.state_dir() / "refused-zones-said.json"
+        said = json.loads(memory.read_text()) if memory.exists() else {}
+        known = set(said.get(project, []))
+        new = [z for z in zones if z not in known]
+        if new:
+            said[project] = sorted(known | set(new))
+            memory.write_text(json.dumps(said, indent=1) + "\n")
+        return new
+    except (OSError, ValueError, AttributeError, TypeError, BadInput):
+        return list(zones)
 
 
 def select(

@@ -52,7 +52,7 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     with cloud_errors(Context(project=session.project)):
         kept = session.kept.check()  # first: a preempted kept node is deleted, not listed
         found = session.find_leftovers()
-    say_skipped(found)
+    say_skipped(found, session.project)
     say_preempted(kept.preempted, session.practice)
     say_stopped(found.stopped_ended, session.practice)
     if as_json:
@@ -132,7 +132,7 @@ def teardown(
     else:
         with cloud_errors(Context(project=session.project)):
             found = session.find_leftovers()
-        say_skipped(found)
+        say_skipped(found, session.project)
         chosen_mine, theirs, unchecked = select(found, name, everything, zone)
         mine = [b.resource for b in chosen_mine]
         say_unchecked(unchecked)  # each on its own line; everything else is still deleted

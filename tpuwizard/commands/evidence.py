@@ -162,11 +162,11 @@ def notebook(platform_key: str, accelerator: str | None, out: Path | None, force
     plat = nb.get_platform(platform_key)
     click.echo(str(path))
     say(f"Wrote {path} for {plat.title}.")
-    say(f"1. Upload it to {plat.title} and switch the runtime to TPU:")
-    for step in plat.switch_steps:
-        say(f"   - {nb.plain(step)}")
-    say(f"2. Run all cells. {nb.plain(plat.download)}")
-    say(f"3. Check the receipt here:  {nb.check_command(platform_key, accelerator=accelerator)}")
+    steps = nb.walk_steps(plat)
+    for i, step in enumerate(steps, 1):
+        say(f"{i}. {nb.plain(step)}")
+    check = nb.check_command(platform_key, accelerator=accelerator)
+    say(f"{len(steps) + 1}. Check the receipt here:  {check}")
 
 
 def chain_check(file: Path, as_json: bool) -> None:

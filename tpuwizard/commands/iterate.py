@@ -268,7 +268,7 @@ def _run_once(
 
 @click.command(context_settings=SCRIPT_LAST)
 @node_option
-@click.option("--fetch", multiple=True, help="Glob of files to copy back into runs/<id>/.")
+@click.option("--fetch", multiple=True, help="Glob of files to copy back into runs/<id>/files/.")
 @click.option(
     "--wait", is_flag=True, help="If another run is using the node, wait for it to end first."
 )
@@ -309,7 +309,7 @@ def run(
 
 @click.command(context_settings=SCRIPT_LAST)
 @node_option
-@click.option("--fetch", multiple=True, help="Glob of files to copy back into runs/<id>/.")
+@click.option("--fetch", multiple=True, help="Glob of files to copy back into runs/<id>/files/.")
 @click.option(
     "--debounce",
     type=Number(0, 10, unit="seconds"),

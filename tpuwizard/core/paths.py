@@ -78,6 +78,17 @@ def run_dir(run_id: str, base: Path | None = None) -> Path:
     return make_folder(runs_folder(base) / run_id, "The run folder (--run-dir)")
 
 
+# A run folder's layout, one for `launch` and `run`: tpuwizard's own files (receipt.json,
+# cost.json, output.txt, trace/, checkpoints/) at the top, and what the script's --fetch patterns
+# copy back under files/, so a script's own receipt.json or output.txt never replaces ours.
+FETCHED_FOLDER = "files"
+
+
+def fetched_files(run_folder: Path) -> Path:
+    """Where a run's fetched files go: ``runs/<run id>/files/``, for every command."""
+    return run_folder / FETCHED_FOLDER
+
+
 def owner_label() -> str:
     """This install's owner label value: a label-safe hash of a random id kept in the state
     directory (label values cannot hold an e-mail, and the hash says nothing about the user).

@@ -139,7 +139,9 @@ class Session:
         return paths.runs_folder(self.runs)
 
     def run_folder(self, run_id: str) -> Path:
-        """Where run ``run_id``'s receipt and files go (created when the launch writes them)."""
+        """Where run ``run_id``'s receipt and files go (created when the launch writes them);
+        what its script's ``--fetch`` copies back goes in its ``files/``
+        (``paths.fetched_files``), the same for ``launch`` and ``run``."""
         return self.runs_base / run_id
 
     def zone_survey(self, refresh: bool = False, strict: bool = True) -> ZoneAnswer:

@@ -53,6 +53,7 @@ class WizardApp(App[int]):
         self.runs = run_dir  # the base of run folders asked for; the session says the default
         self.session: Any = None  # tpuwizard.session.Session, made when the walk starts
         self.handle: Any = None  # the running launch (a LaunchHandle), if any
+        self.last_summary: Any = None  # the last launch's RunSummary: printed on the way out
         self.guard_open = False
         self.leaving: int | None = None  # the exit code, once a way out was chosen
         self.signal_received: int | None = None
@@ -273,7 +274,7 @@ class WizardApp(App[int]):
                 backlog = []
             elif pending is None:
                 screen.show(event)
-        summary = self.handle.summary
+        summary = self.last_summary = self.handle.summary
         self.handle = None
         if self.leaving is not None:
             self.finish(self.leaving, self.goodbye(summary))
@@ -312,7 +313,8 @@ class WizardApp(App[int]):
             return  # one guard at a time; a way out already chosen ends in exit
         billing = self.billing
         if not billing.may_bill():
-            self.finish(0)
+            # After a launch, its summary stays in the terminal (as Keep and Delete now leave it).
+            self.finish(0, self.goodbye() if self.last_summary is not None else None)
             return
         self.guard_open = True
         self.push_screen(QuitGuard(billing.existing(), billing.undecided()), self.after_guard)
@@ -352,9 +354,11 @@ class WizardApp(App[int]):
             self.call_from_thread(self.finish, code, self.goodbye())
 
     def goodbye(self, summary: Any = None) -> str | None:
-        """The last words printed on exit: the run's summary, what still bills, how to delete."""
+        """The last words printed on exit: the run's summary (the last launch's unless one is
+        given), what still bills, how to delete."""
         from tpuwizard.tui.farewell import farewell
 
+        summary = summary if summary is not None else self.last_summary
         return farewell(self.billing, self.state.kept, self.state.practice, summary)
 
     def finish(self, code: int, message: str | None = None) -> None:

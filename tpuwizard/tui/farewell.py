@@ -7,7 +7,7 @@ from tpuwizard.core.launch.billing import BillingState
 from tpuwizard.core.launch.summary import RunSummary
 from tpuwizard.core.plan import cost
 from tpuwizard.event_text import kept_guard_words, summary_lines
-from tpuwizard.figures import money
+from tpuwizard.figures import about
 
 
 def farewell(
@@ -25,10 +25,13 @@ def farewell(
             if kept is not None and kept.name == b.name
             else f"tpuwizard teardown {b.name}" + (" --sandbox" if practice else "")
         )
-        hourly = cost.hourly(b.accelerator, b.route, b.zone)
+        hourly = about(
+            cost.hourly(b.accelerator, b.route, b.zone),
+            cost.at_most_hourly(b.accelerator, b.route, b.zone),
+        )
         guard = kept_guard_words(kept) if kept is not None and kept.name == b.name else ""
         lines.append(
-            f"{b.name} in {b.zone} is still running and billing about {money(hourly)}/h "
+            f"{b.name} in {b.zone} is still running and billing {hourly}/h "
             f"(estimate). Delete it with: {command}.{guard}"
         )
     return "\n".join(lines)

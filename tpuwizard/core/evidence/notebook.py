@@ -15,6 +15,7 @@ from typing import Any
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.evidence.verifier import VERIFIER_FILENAME, verifier_source
 from tpuwizard.core.plan import catalog
+from tpuwizard.core.remote.bootstrap import TPU_REQUIREMENT  # the VM's pin, installed here too
 
 RECEIPT_NAME = "receipt.json"
 WRITEFILE_LINE = f"%%writefile {VERIFIER_FILENAME}\n"
@@ -25,7 +26,9 @@ class NotebookPlatform:
     key: str
     title: str
     accelerator: str  # the free TPU it offers, as a Cloud TPU type name
+    upload: str  # how the written file gets into the platform
     switch_steps: tuple[str, ...]
+    run_all: str  # the platform's own menu item that runs every cell
     limits: str
     download: str  # how the user gets receipt.json back
 
@@ -35,13 +38,16 @@ PLATFORMS: dict[str, NotebookPlatform] = {
         key="colab",
         title="Google Colab",
         accelerator="v5litepod-1",
+        upload="Open https://colab.research.google.com and choose **File → Upload notebook**, "
+        "then pick the file.",
         switch_steps=(
             "Open **Runtime → Change runtime type**.",
             "Under *Hardware accelerator* choose **TPU** (the free tier offers *v5e-1*: one "
             "TPU v5e chip with 16 GiB of HBM) and press **Save**.",
             "If you already ran a cell, use **Runtime → Restart session** so JAX starts fresh "
-            "and cannot keep a CPU backend, then **Runtime → Run all**.",
+            "and cannot keep a CPU backend.",
         ),
+        run_all="**Runtime → Run all**",
         limits=(
             "The free tier's TPU is a v5e-1 (16 GiB HBM); sessions are short (around 1.5 hours "
             "have been reported) and TPUs are not always available. Save your receipt before the "
@@ -53,12 +59,15 @@ PLATFORMS: dict[str, NotebookPlatform] = {
         key="kaggle",
         title="Kaggle",
         accelerator="v5litepod-8",
+        upload="On https://www.kaggle.com choose **Create → New Notebook**, then **File → "
+        "Import Notebook** and pick the file.",
         switch_steps=(
             "In the notebook editor open **Settings → Accelerator** and choose **TPU VM v5e-8** "
             "(8 TPU v5e chips, 16 GiB of HBM each).",
             "Accept the restart, or use **Run → Restart & clear cell outputs**, so JAX starts "
-            "fresh, then **Run all**.",
+            "fresh.",
         ),
+        run_all="**Run all**",
         limits=(
             "Kaggle's TPU VM v5e-8 has 8 chips; TPU time is limited by a weekly quota that "
             "Kaggle shows in the accelerator menu, and a session stops when it is idle."
@@ -74,6 +83,13 @@ PLATFORMS: dict[str, NotebookPlatform] = {
 def plain(markdown: str) -> str:
     """The steps' markdown emphasis removed, for terminals."""
     return markdown.replace("**", "").replace("*", "")
+
+
+def walk_steps(plat: NotebookPlatform) -> list[str]:
+    """What the user does once the notebook is written, in order and each once (markdown):
+    upload it, switch the runtime to TPU, run every cell, bring the receipt back. The wizard,
+    plain mode and ``tpuwizard notebook`` number these; the check command comes after."""
+    return [plat.upload, *plat.switch_steps, f"Run every cell: {plat.run_all}. {plat.download}"]
 
 
 def get_platform(key: str) -> NotebookPlatform:
@@ -102,6 +118,7 @@ def build_notebook(platform_key: str, accelerator: str | None = None) -> Any:  #
             "small prediction whose answer is known, checks where the result lives and that every "
             "TPU device takes part, and writes a receipt you can check on your own computer.\n\n"
             f"**Before you run anything, switch the runtime to TPU:**\n\n{steps}\n\n"
+            f"Then run every cell: {plat.run_all}.\n\n"
             f"**Limits.** {plat.limits}\n\n"
             f"The receipt should show {slice_.devices} device(s) of kind "
             f"`{slice_.generation.device_kind}` ({slice_.name})."
@@ -116,7 +133,10 @@ def build_notebook(platform_key: str, accelerator: str | None = None) -> Any:  #
             ),
             "parameters",
         ),
-        v4.new_code_cell(_ENVIRONMENT_CELL),
+        v4.new_code_cell(
+            f"JAX_REQUIREMENT = {TPU_REQUIREMENT!r}  # the one tpuwizard's TPU VMs install\n"
+            + _ENVIRONMENT_CELL
+        ),
         v4.new_markdown_cell(
             "## The verifier\n\nThe next cell saves tpuwizard's verifier, unchanged, as "
             f"`{VERIFIER_FILENAME}`; the cell after it runs it in a fresh Python process."
@@ -198,8 +218,8 @@ print("Python", sys.version.split()[0], versions)
 missing = versions["jax"] is None or (
     EXPECT == "tpu" and not (versions["libtpu"] or versions["libtpu-nightly"]))
 if missing and INSTALL_IF_MISSING:
-    print("Installing jax[tpu] ...")
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "jax[tpu]"])
+    print("Installing", JAX_REQUIREMENT, "...")
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", JAX_REQUIREMENT])
     print("Installed:", {name: installed(name) for name in ("jax", "jaxlib", "libtpu")})
 elif missing:
     print("JAX for", EXPECT, "is missing and INSTALL_IF_MISSING is False.")

@@ -94,6 +94,15 @@ class Billed:
 
         return cost.estimate(self.accelerator, self.route, self.costing_s(now), self.zone)
 
+    def cost_at_most_usd(self, now: float | None = None) -> float | None:
+        """The most it has cost so far: the estimate where the catalog has a price; for
+        Flex-start, which has none, on-demand's (``cost.at_most``)."""
+        if self.costing_since is None:
+            return 0.0
+        from tpuwizard.core.plan import cost
+
+        return cost.at_most(self.accelerator, self.route, self.costing_s(now), self.zone)
+
     def costing_s(self, now: float | None = None) -> float:
         if self.costing_since is None:
             return 0.0
@@ -135,14 +144,17 @@ class BillingState:
     def may_bill(self) -> bool:
         return bool(self._items)
 
-    def cost_usd(self, now: float | None = None, without: Collection[str] = ()) -> float | None:
+    def cost_usd(
+        self, now: float | None = None, without: Collection[str] = (), at_most: bool = False
+    ) -> float | None:
         """This session's estimate across everything that costs now (None if a price is
-        unknown), less the resources named in ``without``."""
+        unknown), less the resources named in ``without``; with ``at_most``, the most it can
+        have cost (:meth:`Billed.cost_at_most_usd`)."""
         total = 0.0
         for item in self.costing():
             if item.name in without:
                 continue
-            part = item.cost_usd(now)
+            part = item.cost_at_most_usd(now) if at_most else item.cost_usd(now)
             if part is None:
                 return None
             total += part

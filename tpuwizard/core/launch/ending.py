@@ -59,6 +59,7 @@ class Ending:
         self.slice = catalog.parse_accelerator(plan.accelerator)
         # What --fan-out's other requests cost until verified gone (they tear down in threads).
         self.others_cost: float | None = 0.0
+        self.others_at_most: float | None = 0.0  # the most they cost (cost.at_most)
         # --checkpoints: what the earlier attempts' nodes cost, each until verified gone.
         self.earlier_cost = 0.0
         self._lock = threading.Lock()
@@ -83,7 +84,10 @@ class Ending:
         self._write_cost(total)
         remaining = [self.state.resource.name] if self.state.resource is not None else []
         remaining += [r.name for r in left]
-        self.emit(ev.Finished(code == EXIT_OK, code, str(self.plan.run_dir), total, remaining))
+        bound = self.total_cost(at_most=True) if total is None else None
+        self.emit(
+            ev.Finished(code == EXIT_OK, code, str(self.plan.run_dir), total, remaining, bound)
+        )
         return code
 
     def forget_login_key(self) -> None:
@@ -142,6 +146,7 @@ class Ending:
                 resource.accelerator,
                 idle,
                 state.receipt,
+                cost.at_most_hourly(resource.accelerator, resource.route, resource.zone),
             )
         )
 
@@ -190,6 +195,7 @@ class Ending:
             transport.forget_host_keys()  # gone for good: its keys must not linger
         state.gone_at = time.time()
         billed, total = self.costing_seconds(state), self.cost_so_far(state)
+        bound = self.cost_so_far(state, at_most=True)
         # One at a time (--fan-out's requests end in threads), so that each says truly how
         # many of the others still exist, in the order the events arrive.
         with self._lock:
@@ -197,11 +203,19 @@ class Ending:
             if state is not self.state:
                 part = total or 0.0
                 self.others_cost = None if total is None else (self.others_cost or 0.0) + part
+                most = self.others_at_most
+                self.others_at_most = None if bound is None else (most or 0.0) + bound
             others = sum(s.resource is not None for s in (self.state, *self.state.others))
             self.emit(ev.BillingStopped(resource.name, round(billed, 1), total, zone))
             self.emit(
                 ev.TeardownVerified(
-                    resource.name, resource.kind, round(billed, 1), total, zone, others
+                    resource.name,
+                    resource.kind,
+                    round(billed, 1),
+                    total,
+                    zone,
+                    others,
+                    None if total is not None else bound,
                 )
             )
         if state is self.state:
@@ -222,24 +236,29 @@ class Ending:
             return 0.0
         return max(0.0, (state.gone_at or time.time()) - since)
 
-    def cost_so_far(self, state: LaunchState | None = None) -> float | None:
+    def cost_so_far(self, state: LaunchState | None = None, at_most: bool = False) -> float | None:
+        """The estimate of ``state``'s resource; with ``at_most``, the most it cost (for
+        Flex-start, which has no figure: on-demand's)."""
         state = state or self.state
         if state.created_at is None:
             return None
-        return cost.estimate(
+        figure = cost.at_most if at_most else cost.estimate
+        return figure(
             self.plan.accelerator, self.plan.route, self.costing_seconds(state), state.zone
         )
 
-    def total_cost(self) -> float | None:
-        """This launch's resource and, with --fan-out, what its other requests cost."""
-        own = self.cost_so_far()
+    def total_cost(self, at_most: bool = False) -> float | None:
+        """This launch's resource and, with --fan-out, what its other requests cost (with
+        ``at_most``, the most they cost)."""
+        own = self.cost_so_far(at_most=at_most)
         if self.earlier_cost:
             own = round((own or 0.0) + self.earlier_cost, 4)
         if not self.state.others:
             return own
-        if self.others_cost is None:
+        others = self.others_at_most if at_most else self.others_cost
+        if others is None:
             return None
-        return round((own or 0.0) + self.others_cost, 4)
+        return round((own or 0.0) + others, 4)
 
     def _write_cost(self, total: float | None) -> None:
         """The run's cost estimate, next to its receipt."""
@@ -254,6 +273,8 @@ class Ending:
             "billed_from": "first READY until verified gone",
             "price_per_hour_usd": cost.hourly(self.plan.accelerator, self.plan.route, zone),
             "cost_usd": total,
+            # Flex-start has no figure: the most it cost, at the on-demand price (cost.py).
+            "cost_at_most_usd": self.total_cost(at_most=True) if total is None else None,
             "estimate": cost.label(),
             "practice": self.rt.practice,
             "still_running": self.state.resource is not None,

@@ -37,6 +37,9 @@ class Planned(Event):
     run_dir: str
     fetch: tuple[str, ...] = ()  # what the script's files to copy back are, as asked
     budget_usd: float | None = None  # --budget: every attempt's estimated cost together
+    # Where the catalog has no price but a bound (Flex-start: the on-demand price Google
+    # discounts it from; cost.at_most_hourly), the most it costs; else None.
+    price_at_most_usd: float | None = None
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,9 @@ class BillingStarted(Event):
     price_per_hour_usd: float | None
     # Where it is: with --fan-out one name is requested in several zones at once.
     zone: str = ""
+    # Where the catalog has no price but a bound (Flex-start: the on-demand price Google
+    # discounts it from; cost.at_most_hourly), the most it costs; else None.
+    price_at_most_usd: float | None = None
 
 
 @dataclass(frozen=True)
@@ -277,6 +283,7 @@ class TeardownVerified(Event):
     cost_usd: float | None
     zone: str = ""
     others_left: int = 0  # this launch's other requests (--fan-out) that still exist
+    cost_at_most_usd: float | None = None  # where cost_usd is None: the most it cost (above)
 
 
 @dataclass(frozen=True)
@@ -337,6 +344,7 @@ class Kept(Event):
     accelerator: str = ""
     idle_minutes: float | None = None
     receipt: str | None = None
+    price_at_most_usd: float | None = None  # as Planned's
 
 
 @dataclass(frozen=True)
@@ -364,3 +372,4 @@ class Finished(Event):
     run_dir: str
     cost_usd: float | None
     remaining: list[str] = field(default_factory=list)  # names that still exist (kept or not)
+    cost_at_most_usd: float | None = None  # where cost_usd is None: the most it cost (above)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tpuwizard.core import paths
 from tpuwizard.core.cancel import Cancelled, CancelToken
 from tpuwizard.core.errors import BadInput, RemoteError
 from tpuwizard.core.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
@@ -168,7 +169,8 @@ def run_script(
         stop_on_workers(transport, job.job)  # the script, not the node
         return cancel.exit_code or EXIT_STOPPED
     transport.cancel = None  # the files are copied back even after a late Ctrl+C
-    incomplete = fetch_files(transport, WORK_DIR, WORK_PYTHON, run.fetch, run.run_dir, emit)
+    dest = paths.fetched_files(run.run_dir)  # the one layout, as launch's
+    incomplete = fetch_files(transport, WORK_DIR, WORK_PYTHON, run.fetch, dest, emit)
     if code != 0 and watch.package:
         from tpuwizard.core.cloud.diagnose_remote import missing_package_diagnosis
 

@@ -83,6 +83,7 @@ class Launch:
                     str(plan.run_dir),
                     plan.fetch,
                     plan.budget_usd,
+                    cost.at_most_hourly(plan.accelerator, plan.route, plan.zone),
                 )
             )
             if not plan.watchdog:  # nothing better will come: Keep keeps at once, as it is

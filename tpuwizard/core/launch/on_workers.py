@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tpuwizard.core import paths
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.errors import PackagesFailed, RemoteError, ScriptFailed
 from tpuwizard.core.evidence.receipt import parse_marker_line
@@ -263,7 +264,7 @@ class WorkerSteps:
             WORK_DIR,
             WORK_PYTHON,
             self.plan.fetch,
-            self.plan.run_dir / "files",
+            paths.fetched_files(self.plan.run_dir),
             self.emit,
         )
         self.script_exit_code = code

@@ -195,7 +195,11 @@ class Provisioner:
         state.costing_since = time.time()
         self.emit(
             ev.BillingStarted(
-                name, state.costing_since, cost.hourly(plan.accelerator, plan.route, zone), zone
+                name,
+                state.costing_since,
+                cost.hourly(plan.accelerator, plan.route, zone),
+                zone,
+                cost.at_most_hourly(plan.accelerator, plan.route, zone),
             )
         )
         if len(node.endpoints) != self.slice.vms:

@@ -45,6 +45,7 @@ class RunSummary:
     kept: list[ev.Kept] = field(default_factory=list)
     failure: ev.Failed | None = None
     cost_usd: float | None = None
+    cost_at_most_usd: float | None = None  # where cost_usd has no figure (Flex-start)
     billed_s: float = 0.0
     finished: ev.Finished | None = None
 
@@ -91,6 +92,8 @@ class RunSummary:
                 self.billed_s += event.billed_s
                 if event.cost_usd is not None:
                     self.cost_usd = (self.cost_usd or 0.0) + event.cost_usd
+                elif event.cost_at_most_usd is not None:
+                    self.cost_at_most_usd = (self.cost_at_most_usd or 0.0) + event.cost_at_most_usd
             case ev.TeardownFailed():
                 self.not_gone.append(event.name)
             case ev.Kept():
@@ -101,6 +104,8 @@ class RunSummary:
                 self.finished = event
                 if self.cost_usd is None:
                     self.cost_usd = event.cost_usd
+                if self.cost_usd is None and event.cost_at_most_usd is not None:
+                    self.cost_at_most_usd = event.cost_at_most_usd
             case _:
                 pass
 

@@ -43,6 +43,11 @@ def reconcile_backends(
             said = f"{words}: {why}" if len(clouds) > 1 else why
             earlier = merged.skipped.get(zone)
             merged.skipped[zone] = f"{earlier}; {said}" if earlier else said
+            # Refused only while every backend that skipped it refused it the same way.
+            if zone in found.refused and (earlier is None or zone in merged.refused):
+                merged.refused.add(zone)
+            else:
+                merged.refused.discard(zone)
         merged.others.extend(found.others)
         merged.unchecked.extend(found.unchecked)
         merged.unreadable = found.unreadable or merged.unreadable

@@ -217,6 +217,9 @@ class Found(list[Billable]):
     ) -> None:
         super().__init__(items)
         self.skipped: dict[str, str] = dict(skipped or {})
+        # Of those, the zones Google says this project may not use: the same answer each time,
+        # and nothing can be there (the command says it once, not as a problem).
+        self.refused: set[str] = set()
         self.others: list[Billable] = list(others or [])
         self.unchecked: list[Unchecked] = list(unchecked or [])
         # Ledger lines that could not be read: (line number, why), and where they were kept.
@@ -256,7 +259,7 @@ def reconcile(
             unchecked.append(Unchecked(r, check_failed(err, r)))
         elif billable is not None:
             found[r.key] = billable
-    labelled, skipped = _labelled(cloud, zones, now)
+    labelled, skipped, not_usable = _labelled(cloud, zones, now)
     for billable in labelled:
         key = billable.resource.key
         if owner is None or billable.resource.owner != owner:
@@ -273,6 +276,7 @@ def reconcile(
         # What the survey found after all is listed, not unchecked.
         unchecked=[u for u in unchecked if u.resource.key not in found],
     )
+    result.refused = not_usable
     result.unreadable = list(ledger.unreadable)
     if result.unreadable:
         result.unreadable_kept_in = str(ledger.side_file)
@@ -337,7 +341,7 @@ def _owned_by_queued(billable: Billable, found: dict[tuple[str, ...], Billable])
 
 def _labelled(
     cloud: Cloud, zones: list[str] | None, now: float
-) -> tuple[list[Billable], dict[str, str]]:
+) -> tuple[list[Billable], dict[str, str], set[str]]:
     zones = zones if zones is not None else cloud.list_zones()
 
     def survey(zone: str) -> list[Billable]:
@@ -378,13 +382,17 @@ def _labelled(
 
     found: list[Billable] = []
     skipped: dict[str, str] = {}
+    refused: set[str] = set()
     with ThreadPoolExecutor(max_workers=16) as pool:
         futures = {zone: pool.submit(survey, zone) for zone in zones}
         for zone, future in futures.items():
             try:
                 found += future.result()
             except Exception as err:  # one zone failing must not hide the others
-                skipped[zone] = diagnose(err, Context(project=cloud.project, zone=zone)).title
+                d = diagnose(err, Context(project=cloud.project, zone=zone))
+                skipped[zone] = d.title
+                if d.kind == "zone_unavailable":
+                    refused.add(zone)
     if skipped and len(skipped) == len(zones):
         raise next(iter(futures.values())).exception()  # type: ignore[misc]
-    return found, skipped
+    return found, skipped, refused

@@ -70,10 +70,12 @@ class Generation:
     def price_per_chip_hour(self, route: str = "on-demand") -> float | None:
         """Approximate USD per chip-hour by route.
 
-        Flex-start is billed at its own discounted rate, which the catalog has no figure for; the
-        spot price stands in for it as the closer approximation.
+        Flex-start is billed at its own discounted rate, which the catalog has no figure for:
+        None, never spot's (``cost.at_most_hourly`` gives the most it costs).
         """
-        return self.price_spot if route in ("spot", "flex") else self.price_on_demand
+        if route == "flex":
+            return None
+        return self.price_spot if route == "spot" else self.price_on_demand
 
 
 @dataclass(frozen=True)

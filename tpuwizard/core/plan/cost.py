@@ -2,7 +2,9 @@
 
 A price can depend on the zone (spot prices differ by zone; some regions cost more), on the size
 (v2 pods have their own rate) and on the route. Flex-start is billed at its own SKU, which the
-catalog has no figure for: its price is unknown (None), never the spot price.
+catalog has no figure for (None, never the spot price); Google bills it at a discount on
+on-demand (catalog.toml, [flex_start_price]), so on-demand's figure is the most it costs:
+``at_most_hourly`` and ``at_most`` say that bound, and every front end calls it "at most".
 """
 
 from __future__ import annotations
@@ -13,8 +15,12 @@ from tpuwizard.core.plan import catalog
 
 ROUTE_KEY = {"vm": "on_demand", "on-demand": "on_demand", "spot": "spot"}
 LIST_PRICE_NOTE = "list price, may differ in this region"
-# No Flex-start figure with a source was found (catalog.toml, [zone_prices]): said, never guessed.
-FLEX_PRICE_NOTE = "Flex-start's own price is not in the catalog"
+# No Flex-start figure with a source was found (catalog.toml, [zone_prices]): said, never guessed;
+# the bound it has is sourced ([flex_start_price]).
+FLEX_PRICE_NOTE = (
+    "Flex-start's own price is not published in the catalog; Google bills it at a discount on "
+    "on-demand, so on-demand's price is shown as the most it costs"
+)
 
 
 @dataclass(frozen=True)
@@ -25,12 +31,13 @@ class ZonePrice:
 
     hourly: float | None
     note: str
+    at_most: float | None = None  # where there is no figure but a bound (Flex-start: on-demand's)
 
 
 def zone_price(accelerator: str, route: str = "vm", zone: str | None = None) -> ZonePrice:
     """What ``accelerator`` costs per hour on ``route`` in ``zone``, with what that figure is."""
     if route == "flex":
-        return ZonePrice(None, FLEX_PRICE_NOTE)
+        return ZonePrice(None, FLEX_PRICE_NOTE, at_most_hourly(accelerator, route, zone))
     slice_ = catalog.parse_accelerator(accelerator)
     kind = ROUTE_KEY.get(route, route)
     zoned = None if _is_pod_priced(slice_, kind) else _zone_price(slice_.generation.key, kind, zone)
@@ -84,11 +91,26 @@ def estimate(accelerator: str, route: str, seconds: float, zone: str | None = No
     return None if per_hour is None else round(per_hour * max(0.0, seconds) / 3600, 4)
 
 
+def at_most_hourly(accelerator: str, route: str, zone: str | None = None) -> float | None:
+    """The most ``accelerator`` costs per hour on ``route``: its price where the catalog has
+    one; for Flex-start, which has none, the on-demand price that Google discounts it from."""
+    if route == "flex" and catalog.price_table("flex_start_price").get("at_most") == "on_demand":
+        return hourly(accelerator, "vm", zone)
+    return hourly(accelerator, route, zone)
+
+
+def at_most(accelerator: str, route: str, seconds: float, zone: str | None = None) -> float | None:
+    """The most ``seconds`` of ``accelerator`` on ``route`` cost (see :func:`at_most_hourly`)."""
+    per_hour = at_most_hourly(accelerator, route, zone)
+    return None if per_hour is None else round(per_hour * max(0.0, seconds) / 3600, 4)
+
+
 def label() -> str:
     """How every figure is labelled: an estimate, with where the prices came from and when."""
     src = catalog.sources()
     return (
         f"estimate from approximate list prices (a public price-catalog snapshot, read "
-        f"{src['price_date']}; per-zone prices from skypilot-catalog v9); Flex-start's price is "
-        "unknown; check the pricing page"
+        f"{src['price_date']}; per-zone prices from skypilot-catalog v9); Flex-start's own price "
+        "is not published in the catalog, and at most on-demand's (Google bills it at a "
+        "discount); check the pricing page"
     )

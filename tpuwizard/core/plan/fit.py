@@ -17,7 +17,7 @@ import re
 from dataclasses import asdict, dataclass
 
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.plan import catalog
+from tpuwizard.core.plan import catalog, cost
 
 DEFAULT_RESERVE = 0.06
 
@@ -165,6 +165,9 @@ class SliceFit:
     headroom_gib: float
     price_per_hour_usd: float | None
     single_host: bool
+    # The most an hour costs where the route has no figure (Flex-start: the on-demand price
+    # Google discounts it from); else the price itself.
+    price_at_most_usd: float | None = None
 
     def to_dict(self) -> dict[str, object]:
         # "hosts" was physical_hosts's old name: kept, same value, for one release (README).
@@ -189,6 +192,7 @@ def fit_slice(
     # half the chip's HBM.
     usable_per_device = usable_per_chip / gen.devices_per_chip
     per_chip_share = state_gib / slice_.chips
+    price = slice_.price_per_hour(route)
     return SliceFit(
         name=slice_.name,
         chips=slice_.chips,
@@ -201,8 +205,9 @@ def fit_slice(
         fits_replicated=state_gib <= usable_per_device,
         fits_total=slice_.hbm_gib_total >= state_gib,
         headroom_gib=round(usable_per_chip - per_chip_share, 3),
-        price_per_hour_usd=slice_.price_per_hour(route),
+        price_per_hour_usd=price,
         single_host=slice_.single_host,
+        price_at_most_usd=price if price is not None else cost.at_most_hourly(slice_.name, route),
     )
 
 
@@ -264,7 +269,7 @@ def plan(
     fits = [fit_slice(state_gib, s, reserve, route, measured.get(s.generation.key)) for s in slices]
     return sorted(
         fits,
-        key=lambda f: (f.price_per_hour_usd is None, f.price_per_hour_usd or 0.0, f.chips, f.name),
+        key=lambda f: (f.price_at_most_usd is None, f.price_at_most_usd or 0.0, f.chips, f.name),
     )
 
 
@@ -277,7 +282,11 @@ def verdict(state_gib: float, fits: list[SliceFit]) -> str:
             "try a larger slice or a smaller recipe."
         )
     price = (
-        f" at about ${best.price_per_hour_usd:.2f}/h" if best.price_per_hour_usd is not None else ""
+        f" at about ${best.price_per_hour_usd:.2f}/h"
+        if best.price_per_hour_usd is not None
+        else f" at most ${best.price_at_most_usd:.2f}/h"
+        if best.price_at_most_usd is not None
+        else ""
     )
     host = "one VM" if best.single_host else f"{best.vms} VMs"
     return (
@@ -298,7 +307,7 @@ def cheapest_fitting(fits: list[SliceFit]) -> SliceFit | None:
     current = [
         f
         for f in sharded
-        if f.price_per_hour_usd is not None
+        if f.price_at_most_usd is not None
         and catalog.parse_accelerator(f.name).generation.key in CURRENT_GENERATIONS
     ]
     candidates = current or sharded

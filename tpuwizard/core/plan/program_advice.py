@@ -20,6 +20,23 @@ class _Fit(Protocol):
     def usable_bytes_per_device(self) -> int: ...
     @property
     def extra(self) -> dict[str, Any]: ...
+    @property
+    def note(self) -> str: ...
+    @property
+    def advice(self) -> list[str]: ...
+
+
+def slice_notes(fits: Sequence[_Fit]) -> list[str]:
+    """Each slice's own note under the table, the same in the CLI, the wizard and plain mode:
+    what its numbers mean where they are not what they seem (v4-8's compile-only topology has 8
+    devices, the running slice 4), why it was not compiled, and, where it does not fit, the
+    first two things to try."""
+    lines = []
+    for f in fits:
+        if f.note and not f.note.startswith("step time"):  # the step column says that one
+            lines.append(f"{f.name}: {f.note}")
+        lines += [f"{f.name}: {line}" for line in (f.advice[:2] if f.fits is not True else [])]
+    return lines
 
 
 def size_text(count: float | None) -> str:

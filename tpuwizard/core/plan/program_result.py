@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from tpuwizard.core.plan import catalog, program_advice
+from tpuwizard.core.plan import catalog, cost, program_advice
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,8 @@ def summarise(
             f"libtpu's compile-only topology has {devices} devices where a running "
             f"{slice_.name} shows {slice_.devices} (no megacore); bytes are per TensorCore. " + note
         ).strip()
-    price = slice_.price_per_hour(route)
+    # Flex-start has no figure: the most it costs (on-demand's), which the table says.
+    price = cost.at_most_hourly(slice_.name, route)
     usd = None if step is None or price is None else float(f"{price * step * 1000 / 3600:.4g}")
     for key in ("cached", "compile_seconds", "donation_saving", "sharded_over_data"):
         if key in record:

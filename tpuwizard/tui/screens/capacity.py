@@ -8,8 +8,8 @@ from textual.containers import Horizontal
 from textual.widgets import Button, DataTable, Input, Select, Static
 
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.plan import fit
-from tpuwizard.figures import money
+from tpuwizard.core.plan import cost, fit
+from tpuwizard.figures import price_cell
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.state import CapacityAnswer
 from tpuwizard.tui.widgets.row_mark import add_mark_column, mark_row
@@ -28,8 +28,8 @@ class CapacityScreen(WizardScreen[CapacityAnswer]):
         "does not hold it needs a second yes. Launch runs single-host slices. 'From my "
         "program' compiles your own training step for each slice instead, activations "
         "included. '$/h' is the list price on the route you chose (for Flex-start, whose own "
-        "price the catalog lacks, spot's stands in); a zone's own price can differ, and Review "
-        "shows the chosen zone's. " + fit.ACTIVATION_NOTE
+        "price the catalog lacks, '<=' and on-demand's: the most it costs); a zone's own price "
+        "can differ, and Review shows the chosen zone's. " + fit.ACTIVATION_NOTE
     )
 
     def __init__(
@@ -128,11 +128,12 @@ class CapacityScreen(WizardScreen[CapacityAnswer]):
                 _yes(f.fits_replicated),
                 _yes(f.fits_total),
                 f"{f.headroom_gib:.1f}",
-                money(f.price_per_hour_usd),
+                price_cell(f.price_per_hour_usd, "", f.price_at_most_usd),
                 key=f.name,
             )
         table.move_cursor(row=self.fits.index(self.preselected()))
-        verdict.update(fit.verdict(state, self.fits))
+        note = "" if self.route != "flex" else f"\n$/h: {cost.FLEX_PRICE_NOTE}."
+        verdict.update(fit.verdict(state, self.fits) + note)
         self.understood = True
 
     def show_no_table(self, why: str) -> None:

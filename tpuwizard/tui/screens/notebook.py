@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal
@@ -25,8 +26,9 @@ def platform_label(title: str, chosen: bool) -> str:
 class NotebookScreen(WizardScreen[None]):
     STEP = "Notebook"
     HELP = (
-        "Write a notebook, open it in Colab or Kaggle, switch the runtime to TPU and run all "
-        "cells. Then give the downloaded receipt.json here to check that it proves a TPU run."
+        "Write a notebook, upload it to Colab (File → Upload notebook) or Kaggle (File → Import "
+        "Notebook), switch the runtime to TPU and run every cell. Then give the downloaded "
+        "receipt.json here to check that it proves a TPU run."
     )
 
     def __init__(self, folder: Path) -> None:
@@ -64,10 +66,11 @@ class NotebookScreen(WizardScreen[None]):
         key = self.platform()
         path = notebook.write_notebook(key, self.folder / f"tpuwizard-{key}.ipynb")
         plat = notebook.get_platform(key)
-        steps = "\n".join(f"  {i}. {notebook.plain(s)}" for i, s in enumerate(plat.switch_steps, 1))
+        steps = "\n".join(
+            f"  {i}. {notebook.plain(s)}" for i, s in enumerate(notebook.walk_steps(plat), 1)
+        )
         self.query_one("#steps", Static).update(
-            f"Wrote [b]{path}[/b]\nUpload it to {plat.title}, then:\n{steps}\n"
-            f"  Run all cells. {notebook.plain(plat.download)}\n{plat.limits}"
+            Text.assemble(("Wrote ", ""), (str(path), "bold"), f"\n{steps}\n{plat.limits}")
         )
 
     @on(Button.Pressed, "#check")

@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
 from tpuwizard.core.launch.billing import Billed
-from tpuwizard.figures import money
+from tpuwizard.figures import about
 from tpuwizard.tui.host import host
 from tpuwizard.tui.widgets.typed_input import TypedInput
 
@@ -42,7 +42,8 @@ class QuitGuard(ModalScreen[str | None]):
         rows = "\n".join(
             f"  {b.name}  {b.zone}  {b.accelerator}  {b.state or '?'}  "
             + (
-                f"billing {int(b.costing_s())} s, about {money(b.cost_usd())} so far"
+                f"billing {int(b.costing_s())} s, "
+                f"{about(b.cost_usd(), b.cost_at_most_usd())} so far"
                 if b.costing_since is not None
                 else f"exists {int(b.age_s())} s, not billing yet (no VM is running)"
             )

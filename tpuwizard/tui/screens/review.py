@@ -57,10 +57,14 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         slice_ = catalog.parse_accelerator(s.accelerator)
         hourly = cost.hourly(s.accelerator, s.route, s.zone)
         size = f"{count(slice_.chips, 'chip')}, {count(slice_.vms, 'VM')}"
+        bound = cost.at_most_hourly(s.accelerator, s.route, s.zone)
         price = (
-            "Its price per hour is unknown (Flex-start has its own, not in the catalog)."
-            if hourly is None
+            f"At most {money(bound)}/h in this zone: Flex-start's own price is not published "
+            "in the catalog, and Google bills it at a discount on on-demand's."
+            if hourly is None and bound is not None
             else f"About {money(hourly)}/h in this zone, an estimate from approximate prices."
+            if hourly is not None
+            else "No price in the catalog for this type (see the pricing page)."
         )
         # Short enough for 80x24: where the prices come from is in the help (F1).
         yield Static(

@@ -14,7 +14,7 @@ from textual.widgets import Button, Log, Static
 
 from tpuwizard.core.launch import events as ev
 from tpuwizard.event_text import describe
-from tpuwizard.figures import money
+from tpuwizard.figures import about
 from tpuwizard.tui.host import host
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.widgets.checks_panel import ChecksPanel
@@ -85,7 +85,8 @@ class ProvisionScreen(RunScreen):
         ours = [b for b in host(self).billing.existing() if not b.leftover]
         if ours:
             b = ours[0]
-            cost = f", about {money(b.cost_usd())} so far" if b.costing_since is not None else ""
+            spent = about(b.cost_usd(), b.cost_at_most_usd())
+            cost = f", {spent} so far" if b.costing_since is not None else ""
             self.query_one("#node-state", Static).update(
                 f"State: [b]{b.state}[/b], {b.name} exists for {int(b.age_s())} s{cost}"
             )
@@ -226,7 +227,7 @@ class TeardownScreen(RunScreen):
         if isinstance(event, ev.TeardownVerified):
             verdict.update(
                 f"[b]Nothing is billing.[/b] {event.name} is verified gone; it cost "
-                f"about {money(event.cost_usd)} (estimate)."
+                f"{about(event.cost_usd, event.cost_at_most_usd)} (estimate)."
             )
         elif isinstance(event, ev.TeardownFailed):
             verdict.update(

@@ -87,7 +87,7 @@ class ZonesScreen(WizardScreen[str]):
             table.add_column("last tried")  # only once something was tried: no empty column
             self.tried_column = True
         for row in self.rows:
-            price = price_cell(row.price.hourly, row.price.note)
+            price = price_cell(row.price.hourly, row.price.note, row.price.at_most)
             cells = ["", row.zone, price, row.unusable or "usable"]
             cells += [tried.get(row.zone, "")] if self.tried_column else []
             table.add_row(*cells, key=row.zone)

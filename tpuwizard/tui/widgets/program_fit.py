@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -129,9 +130,13 @@ class ProgramFitScreen(ModalScreen[str | None]):
             if fitting
             else "Done: it fits on none of these slices; see the advice below."
         )
+        lines = [*program_advice.slice_notes(self.results), *program_advice.overall(self.results)]
         self.query_one("#program-advice", Static).update(
-            "\n".join(program_advice.overall(self.results))
-            + "\nAn estimate from the compiler, not yet held against a real TPU run."
+            Text(
+                "\n".join(
+                    [*lines, "An estimate from the compiler, not yet held against a real TPU run."]
+                )
+            )
         )
 
     @on(Button.Pressed, "#cancel")

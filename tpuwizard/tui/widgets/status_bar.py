@@ -8,7 +8,7 @@ from textual.content import Content
 from textual.widget import Widget
 
 from tpuwizard.core.launch.billing import Billed, BillingState
-from tpuwizard.figures import count, money
+from tpuwizard.figures import count, short_estimate
 from tpuwizard.tui.host import host
 
 
@@ -16,11 +16,12 @@ def kept_text(item: Billed, names: bool = True) -> str:
     """A node kept for iterating: what it has cost and when its watchdog (or Google) deletes
     it."""
     name = f" {item.name}" if names else ""
+    spent = short_estimate(item.cost_usd(), item.cost_at_most_usd())
     left, what = item.seconds_to_idle_deadline(), "idle deadline"
     if left is None and item.deadline_by_google and item.max_deadline is not None:
         # Compute Engine's own deadline, as the cloud reported it: a time, not a countdown.
         at = time.strftime("%H:%M", time.localtime(item.max_deadline))
-        return f"KEPT{name} ~{money(item.cost_usd())}, Google deletes it at {at}"
+        return f"KEPT{name} {spent}, Google deletes it at {at}"
     if left is None and item.max_deadline is not None:  # kept with a deadline, no idle time
         left, what = max(0.0, item.max_deadline - time.time()), "deadline"
     if left is None:
@@ -29,7 +30,7 @@ def kept_text(item: Billed, names: bool = True) -> str:
         deadline = f"{what} in {left / 60:.0f} min"
     else:  # the last minute counts in seconds
         deadline = f"{what} in {left:.0f} s"
-    return f"KEPT{name} ~{money(item.cost_usd())}, {deadline}"
+    return f"KEPT{name} {spent}, {deadline}"
 
 
 def meter_text(billing: BillingState, names: bool = True) -> str:
@@ -67,7 +68,8 @@ def launch_meter(billing: BillingState, skip: set[str], names: bool) -> str | No
     more = f" +{len(costing) - 1}" if len(costing) > 1 else ""
     name = f" {first.name}{more}" if names else (f" x{len(costing)}" if more else "")
     spent = billing.cost_usd(without=skip)
-    return f"BILLING{name} {int(first.costing_s())}s ~{money(spent)} est."
+    bound = billing.cost_usd(without=skip, at_most=True) if spent is None else None
+    return f"BILLING{name} {int(first.costing_s())}s {short_estimate(spent, bound)} est."
 
 
 class StatusBar(Widget):
