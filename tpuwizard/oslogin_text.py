@@ -16,6 +16,11 @@ IMPORT_CHOSEN = (
 
 def login_key_words(event: ev.LoginKeyForgotten) -> str:
     short = event.fingerprint[:12]
+    if event.still_used_by is not None:
+        return (
+            f"tpuwizard's SSH key {short} stays in your OS Login profile: "
+            f"{event.still_used_by} still logs in with it (its teardown deletes the key)."
+        )
     if event.problem is None:
         return f"Deleted tpuwizard's SSH key {short} from your OS Login profile."
     return (

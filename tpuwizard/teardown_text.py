@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tpuwizard.event_text import diagnosis_text
+from tpuwizard.oslogin_text import login_key_words
 
 if TYPE_CHECKING:
     from tpuwizard.core.launch.teardown import TeardownResult
@@ -22,7 +23,8 @@ def teardown_lines(result: TeardownResult, owner: str) -> list[str]:
             who = f"is someone else's now ({result.held_by}); left alone; yours"
         return [f"  {r.name} in {r.zone} {who} is gone"]
     if result.verified:
-        return [f"  verified gone: {r.name}"]
+        key = [f"  {login_key_words(result.login_key)}"] if result.login_key else []
+        return [f"  verified gone: {r.name}", *key]
     lines = [f"  NOT verified gone: {r.name}; it may still bill."]
     return lines + ([diagnosis_text(result.diagnosis)] if result.diagnosis else [])
 

@@ -63,7 +63,7 @@ def test_a_project_with_nothing_in_the_way_passes_every_check(sandbox):
             "quota_limit=PREEMPTIBLE-TPU-V6E-per-project-region@us-east5:0",
             {"accelerator": "v6e-4", "zone": "us-east5-a", "route": "spot", "backend": "compute"},
             "Quota",
-            "PREEMPTIBLE-TPU-V6E-per-project-region allows 0 in us-east5",
+            "PREEMPTIBLE-TPU-V6E-per-project-region allows 0 in us-east5, 0 used",
             "gcloud quotas preferences create --service=compute.googleapis.com",
         ),
         ("oslogin=2fa", {}, "OS Login", "enable-oslogin-2fa", "--transport gcloud"),
@@ -87,6 +87,13 @@ def test_a_project_with_nothing_in_the_way_passes_every_check(sandbox):
             "Internal IPs",
             "no Cloud NAT in us-east5",
             "gcloud compute routers nats create",
+        ),
+        (
+            "cloud_nat=1;iap_denied=1",
+            {"internal_ips": True, "transport": "gcloud"},
+            "Internal IPs",
+            "IAP-secured Tunnel User",
+            "--role=roles/iap.tunnelResourceAccessor",
         ),
     ],
 )

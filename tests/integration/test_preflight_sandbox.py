@@ -250,14 +250,18 @@ def test_a_login_profile_names_the_current_user_and_holds_imported_keys(prefligh
     assert bad.status_code == 400
 
 
-def test_the_caller_may_log_in_unless_oslogin_denied(preflight):
+def test_the_caller_may_log_in_and_tunnel_unless_oslogin_or_iap_denied(preflight):
     path = f"/v1/projects/{PROJECT}:testIamPermissions"
-    wanted = {"permissions": ["compute.instances.osLogin", "tpu.nodes.create"]}
+    iap = "iap.tunnelInstances.accessViaIAP"
+    wanted = {"permissions": ["compute.instances.osLogin", iap, "tpu.nodes.create"]}
     held = requests.post(preflight().endpoint + path, json=wanted, timeout=30).json()
     assert held["permissions"] == wanted["permissions"]
-    denied = preflight("oslogin_denied=1")
+    denied = preflight("oslogin_denied=1;iap_denied=1")
     held = requests.post(denied.endpoint + path, json=wanted, timeout=30).json()
     assert held["permissions"] == ["tpu.nodes.create"]
+    # None held: Google answers an empty object, not an empty list.
+    none = {"permissions": [iap]}
+    assert requests.post(denied.endpoint + path, json=none, timeout=30).json() == {}
 
 
 @pytest.mark.parametrize(

@@ -224,7 +224,37 @@ def test_internal_ips_through_iap_need_a_firewall_rule_for_iap():
             },
         }
     )
+    open_.answers[TEST_IAM] = {"permissions": [network.IAP_PERMISSION]}
     assert network.check_internal_ips(internal, reach(open_)).verdict is Verdict.PASS
+    ((method, _path, body),) = [a for a in open_.asked if a[1] == TEST_IAM]
+    assert (method, body) == ("POST", {"permissions": ["iap.tunnelInstances.accessViaIAP"]})
+
+
+def iap_ready(permission_answer):
+    """NAT and an IAP firewall rule in place; testIamPermissions answers ``permission_answer``."""
+    rule = {"sourceRanges": ["35.235.240.0/20"], "allowed": [{"IPProtocol": "tcp"}]}
+    return FakeRest(
+        {
+            ROUTERS: {"items": [{"nats": [{"name": "n"}]}]},
+            FIREWALLS: {"items": [rule]},
+            TEST_IAM: permission_answer,
+        }
+    )
+
+
+def test_iap_without_the_tunnel_user_role_fails_with_the_grant():
+    internal = ask(internal_ips=True, transport="gcloud")
+    # Google answers only the asked permissions the caller holds: none, an empty object.
+    check = network.check_internal_ips(internal, reach(iap_ready({})))
+    assert check.verdict is Verdict.FAIL and "IAP-secured Tunnel User" in check.detail
+    assert check.fix is not None and "--role=roles/iap.tunnelResourceAccessor" in check.fix
+
+
+def test_iap_role_unreadable_is_unknown_never_a_fail():
+    internal = ask(internal_ips=True, transport="gcloud")
+    refused = error(403, "PERMISSION_DENIED", "The caller does not have permission")
+    check = network.check_internal_ips(internal, reach(iap_ready(refused)))
+    assert check.verdict is Verdict.UNKNOWN and "Tunnel User role is not known" in check.detail
 
 
 # -- the zone's offer ------------------------------------------------------------------------

@@ -122,3 +122,46 @@ def test_v5p_counted_in_tensorcores_needs_two_per_chip():
         ask("v5p-8", "us-east5-a"), reach(FakeRest({f"{TPU}/{name}": body}))
     ).check
     assert check.verdict is Verdict.FAIL and "8 TensorCores" in check.detail
+
+
+SPOT_V6E = "PREEMPTIBLE-TPU-V6E-per-project-region"
+REGION = f"/compute/v1/projects/{P}/regions/us-east5"
+
+
+def spot_metric(limit):
+    body = region_info(SPOT_V6E, limit)
+    return dict(body, metric="compute.googleapis.com/preemptible_tpu_v6e")
+
+
+def region_quotas(*entries):
+    """regions.get's answer: quotas[] as compute.v1.json's Quota (limit and usage are doubles)."""
+    return {"name": "us-east5", "quotas": [dict(e) for e in entries]}
+
+
+def test_compute_engine_subtracts_the_usage_regions_get_reports():
+    used = {"metric": "PREEMPTIBLE_TPU_V6E", "limit": 8.0, "usage": 6.0}
+    cpus = {"metric": "CPUS", "limit": 24.0, "usage": 0.0}
+    rest = FakeRest({f"{CE}/{SPOT_V6E}": spot_metric(8), REGION: region_quotas(cpus, used)})
+    reading = quota.read_quota(ask(backend="compute", route="spot"), reach(rest))
+    check = reading.check
+    # 8 allowed, 6 in use: the 4 chips asked for do not fit, though the limit alone would say so.
+    assert check.verdict is Verdict.FAIL and reading.room == 2
+    assert "allows 8 in us-east5, 6 used, so 2 left" in check.detail
+    assert "--preferred-value=10" in (check.fix or "")  # what is used plus what is asked
+    rest.answers[REGION] = region_quotas(cpus, dict(used, usage=2.0))
+    reading = quota.read_quota(ask(backend="compute", route="spot"), reach(rest))
+    assert reading.check.verdict is Verdict.PASS and reading.room == 6
+    assert f"{SPOT_V6E} limit 8, 2 used in us-east5" in reading.check.detail
+    assert "usage not known" not in reading.check.detail
+
+
+def test_where_no_usage_is_reported_the_line_says_so():
+    # The TPU API: Cloud Quotas alone, which reports no usage.
+    name = "TPUV6EPerProjectPerRegionForTPUAPI"
+    tpu_api = quota.read_quota(ask(), reach(FakeRest({f"{TPU}/{name}": region_info(name, 16)})))
+    assert "limit 16 in us-east5" in tpu_api.check.detail
+    assert "usage not known" in tpu_api.check.detail
+    # Compute Engine whose regions.get cannot be read: the limit alone, said as such.
+    refused = FakeRest({f"{CE}/{SPOT_V6E}": spot_metric(8)})  # regions.get answers 404
+    check = quota.read_quota(ask(backend="compute", route="spot"), reach(refused)).check
+    assert check.verdict is Verdict.PASS and "usage not known" in check.detail

@@ -163,4 +163,5 @@ def result_data(result: TeardownResult) -> dict[str, object]:
         "verified": result.verified,
         "held_by": result.held_by,
         "diagnosis": plain_data(result.diagnosis) if result.diagnosis else None,
+        "login_key_forgotten": plain_data(result.login_key) if result.login_key else None,
     }

@@ -4,7 +4,6 @@ them). Read-only: each fix is printed, never applied."""
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from typing import TYPE_CHECKING
 
@@ -120,48 +119,25 @@ def preflight_before_create(
     compute_ok: bool,
     as_json: bool,
 ) -> tuple[BackendChoice | None, LaunchPlan]:
-    """Run the preflight for ``plan``; any FAIL ends the command here, before any create (exit
-    3, its lines said). Returns the backend decided (``auto`` may move to Compute Engine where
-    its quota covers the slice), or None when none was decided; and ``plan`` on that backend,
-    importing its key into the OS Login profile where the preflight found OS Login on."""
+    """Run the preflight for ``plan`` (:func:`~tpuwizard.session.preflight.before_create`, as
+    the wizard's Create does); any FAIL ends the command here, before any create (exit 3, its
+    lines said). Returns the backend decided (``auto`` may move to Compute Engine where its quota
+    covers the slice), or None when none was decided; and ``plan`` on that backend, importing its
+    key into the OS Login profile where the preflight found OS Login on."""
     from tpuwizard.oslogin_text import IMPORT_CHOSEN
-    from tpuwizard.session.preflight import run_preflight
+    from tpuwizard.session.preflight import before_create
 
-    result = run_preflight(
-        session,
-        plan.accelerator,
-        plan.zone,
-        plan.route,
-        asked,
-        plan.internal_ips,
-        transport,
-        compute_ok,
-    )
+    before = before_create(session, plan, asked, transport, compute_ok)
     echo = say if as_json else click.echo
-    for check in result.checks:
+    for check in before.result.checks:
         echo(f"Preflight: {check.line()}")
-    if result.failures:
+    if before.refused:
         say(
-            f"Nothing was created: {len(result.failures)} check(s) before create failed (each "
-            "line above says how to fix it). `tpuwizard preflight` runs them again; "
+            f"Nothing was created: {len(before.result.failures)} check(s) before create failed "
+            "(each line above says how to fix it). `tpuwizard preflight` runs them again; "
             "--no-preflight skips them."
         )
         sys.exit(EXIT_CLOUD)
-    if result.imports_login_key:
+    if before.result.imports_login_key:
         echo(IMPORT_CHOSEN)
-    moved = moved_to(plan, result.choice.backend if result.choice else plan.backend)
-    return result.choice, dataclasses.replace(moved, os_login_key=result.imports_login_key)
-
-
-def moved_to(plan: LaunchPlan, backend: str) -> LaunchPlan:
-    """``plan`` on the backend the preflight decided. On Compute Engine Google's max run duration
-    is the deadline: no watchdog to arm, no idle time (launch and up refuse those flags there)."""
-    from tpuwizard.core.cloud.backends import COMPUTE
-
-    if backend == plan.backend:
-        return plan
-    moved = dataclasses.replace(plan, backend=backend)
-    if backend == COMPUTE:
-        moved = dataclasses.replace(moved, watchdog=False, idle_minutes=None)
-    moved.validate()
-    return moved
+    return before.result.choice, before.plan

@@ -266,3 +266,48 @@ def nat_routers(project: str, region: str, cloud_nat: set[str]) -> list[dict[str
             ],
         }
     ]
+
+
+def region_resource(
+    project: str, region: str, zones: list[str], quotas: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """A Region as compute.v1.json defines it (``quotas[]``: metric, limit, usage)."""
+    return {
+        "kind": "compute#region",
+        "id": stable_id(region),
+        "creationTimestamp": "1969-12-31T16:00:00.000-08:00",
+        "name": region,
+        "description": region,
+        "status": "UP",
+        "zones": [zone_url(project, z) for z in zones],
+        "quotas": quotas,
+        "selfLink": f"{BASE}projects/{project}/regions/{region}",
+    }
+
+
+def default_firewalls(project: str) -> list[dict[str, Any]]:
+    """The default network's prepopulated ingress rules (Google's VPC firewall docs: the default
+    network has default-allow-internal, -ssh, -rdp and -icmp): SSH from 0.0.0.0/0, which holds
+    IAP's 35.235.240.0/20."""
+    network = f"{BASE}projects/{project}/global/networks/default"
+    rules = [
+        ("default-allow-internal", ["10.128.0.0/9"], [{"IPProtocol": "tcp", "ports": ["0-65535"]}]),
+        ("default-allow-ssh", ["0.0.0.0/0"], [{"IPProtocol": "tcp", "ports": ["22"]}]),
+        ("default-allow-rdp", ["0.0.0.0/0"], [{"IPProtocol": "tcp", "ports": ["3389"]}]),
+        ("default-allow-icmp", ["0.0.0.0/0"], [{"IPProtocol": "icmp"}]),
+    ]
+    return [
+        {
+            "kind": "compute#firewall",
+            "id": stable_id(f"firewall/{name}"),
+            "name": name,
+            "network": network,
+            "priority": 65534,
+            "direction": "INGRESS",
+            "sourceRanges": ranges,
+            "allowed": allowed,
+            "disabled": False,
+            "selfLink": f"{BASE}projects/{project}/global/firewalls/{name}",
+        }
+        for name, ranges, allowed in rules
+    ]

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from tpuwizard.sandbox import compute_google as ce
-from tpuwizard.sandbox import instance_rules, mig_routes
+from tpuwizard.sandbox import instance_rules, mig_routes, quota_limits
 from tpuwizard.sandbox.compute_filter import matches, parse_filter
 from tpuwizard.sandbox.model import ApiError
 
@@ -41,12 +41,15 @@ ROUTES: list[tuple[str, re.Pattern[str], str]] = [
         ("DELETE", ZONE + r"/instances/(?P<name>[^/]+)", "delete_instance"),
         ("POST", ZONE + r"/instances/(?P<name>[^/]+)/setScheduling", "set_scheduling"),
         ("GET", PREFIX + r"/aggregated/instances", "aggregated_instances"),
+        ("GET", PREFIX + r"/regions/(?P<region>[^/]+)", "get_region"),
         ("GET", PREFIX + r"/regions/(?P<region>[^/]+)/routers", "list_routers"),
+        ("GET", PREFIX + r"/global/firewalls", "list_firewalls"),
         ("GET", ZONE + r"/operations/(?P<name>[^/]+)", "get_operation"),
         ("POST", ZONE + r"/operations/(?P<name>[^/]+)/wait", "wait_operation"),
         *[(m, p, f"mig.{h}") for m, p, h in mig_routes.PATHS],
     ]
 ]
+PREFLIGHT_READS = ("get_region", "list_firewalls")  # read by the preflight alone
 WORKERS_RE = re.compile(
     r"^/sandbox/v1/projects/(?P<project>[^/]+)/zones/(?P<zone>[^/]+)"
     r"/(?P<kind>instances|instanceGroupManagers)/(?P<name>[^/:]+):workers$"
@@ -143,7 +146,8 @@ def answer(
         match, handler = route
         assert match is not None
         args = match.groupdict()
-        fault = injected(state, method, args["project"])
+        # The preflight's own reads leave the counted faults to the launch (preflight-sandbox.md).
+        fault = None if handler in PREFLIGHT_READS else injected(state, method, args["project"])
         if fault is not None:
             raise fault
         if handler in ("wait_operation", "mig.wait_region_operation"):
@@ -278,6 +282,26 @@ class Routes:
         items = ce.nat_routers(project, region, self.s.faults.cloud_nat)
         link = f"{ce.BASE}projects/{project}/regions/{region}/routers"
         return self._listing("compute#routerList", link, items, query)
+
+    def get_region(self, project: str, region: str, query: dict, body: Any) -> dict:
+        """regions.get: the region, its zones, and ``quotas[]`` with each TPU metric's limit and
+        usage (the chips of the project's instances there): quota_limits.region_quotas."""
+        zones = [z for z in instance_rules.zones() if ce.region_of(z) == region]
+        if not zones:
+            raise ApiError(
+                404, "notFound", f"The resource 'projects/{project}/regions/{region}' was not found"
+            )
+        return ce.region_resource(
+            project,
+            region,
+            zones,
+            quota_limits.region_quotas(self.s.faults, self.s.instances.records, project, region),
+        )
+
+    def list_firewalls(self, project: str, query: dict, body: Any) -> dict:
+        """The default network's prepopulated rules, which admit SSH from anywhere."""
+        link = f"{ce.BASE}projects/{project}/global/firewalls"
+        return self._listing("compute#firewallList", link, ce.default_firewalls(project), query)
 
     def insert_instance(self, project: str, zone: str, query: dict, body: Any) -> dict:
         return self.s.instances.insert(project, zone, body)

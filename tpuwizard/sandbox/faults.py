@@ -51,6 +51,8 @@ requests left, Service Usage says tpu.googleapis.com and compute.googleapis.com 
                         the keys imported into an OS Login profile, never ssh-keys metadata
   oslogin_denied=1      the caller lacks compute.instances.osLogin and osAdminLogin
                         (testIamPermissions leaves them out), and no VM accepts its OS Login keys
+  iap_denied=1          the caller lacks the IAP-secured Tunnel User role: testIamPermissions
+                        leaves out iap.tunnelInstances.accessViaIAP (and the dest groups' one)
   no_external_ip=1      the org policy compute.vmExternalIpAccess denies every external IP; a create
                         asking for one is refused (412 conditionNotMet on Compute Engine)
   orgpolicy_unreadable=1 getEffectivePolicy answers 403: the caller may not read org policies
@@ -114,6 +116,7 @@ FLAGS = (
     "flex_pending",
     "no_billing",
     "oslogin_denied",
+    "iap_denied",
     "no_external_ip",
     "orgpolicy_unreadable",
 )
@@ -146,6 +149,7 @@ class Faults:
     oslogin_2fa: bool = False  # and enable-oslogin-2fa TRUE
     oslogin_policy: bool = False  # org policy compute.requireOsLogin enforced
     oslogin_denied: bool = False
+    iap_denied: bool = False  # testIamPermissions leaves out IAP's tunnel permissions
     no_external_ip: bool = False
     orgpolicy_unreadable: bool = False
     cloud_nat: set[str] = field(default_factory=set)  # regions; "*" every region

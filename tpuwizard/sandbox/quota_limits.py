@@ -210,6 +210,16 @@ def compute_over_limit(
     """The limit an insert of ``machine`` under ``model`` would exceed; None if it fits."""
     region = ce.region_of(zone)
     _, quota_id, dimensions = ce.quota_metric(machine, model)
+    used = compute_in_use(instances, project, region, quota_id, dimensions)
+    cap = limit(faults, quota_id, region)
+    return float(cap) if used + machine.chips > cap else None
+
+
+def compute_in_use(
+    instances: dict[str, Any], project: str, region: str, quota_id: str, dimensions: dict[str, str]
+) -> int:
+    """Chips the project's instances in ``region`` hold against ``quota_id`` (and its
+    dimensions): every one not stopped or terminated."""
     used = 0
     for key, record in instances.items():
         _, rec_project, _, rec_zone, *_ = key.split("/")
@@ -224,5 +234,26 @@ def compute_over_limit(
         _, other_id, other_dimensions = ce.quota_metric(other, other_model)
         if (other_id, other_dimensions) == (quota_id, dimensions):
             used += other.chips
-    cap = limit(faults, quota_id, region)
-    return float(cap) if used + machine.chips > cap else None
+    return used
+
+
+def region_quotas(
+    faults: Faults, instances: dict[str, Any], project: str, region: str
+) -> list[dict[str, Any]]:
+    """A Region's ``quotas[]`` (compute.v1.json's Quota: metric, limit, usage, as doubles) for
+    the TPU quotas defined on the region alone, named as Compute Engine's metrics are (the Cloud
+    Quotas metric's last part in capitals). A family quota (``tpu_family``) is not among them:
+    one regional number could not say which family it counts."""
+    out = []
+    for quota in quotas(COMPUTE_SERVICE):
+        if quota.family_dimension:
+            continue
+        used = compute_in_use(instances, project, region, quota.quota_id, {})
+        out.append(
+            {
+                "metric": quota.metric.rsplit("/", 1)[-1].upper(),
+                "limit": float(limit(faults, quota.quota_id, region)),
+                "usage": float(used),
+            }
+        )
+    return out

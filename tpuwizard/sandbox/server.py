@@ -60,6 +60,8 @@ PROJECT_RE = re.compile(r"^/v1/projects/(?P<project>[^/:]+)$")
 POLICY_RE = re.compile(r"^/v1/projects/(?P<project>[^/:]+):getIamPolicy$")
 ACT_AS_RE = re.compile(r"^/v1/projects/-/serviceAccounts/(?P<email>[^/:]+):testIamPermissions$")
 OSLOGIN_PERMISSIONS = ("compute.instances.osLogin", "compute.instances.osAdminLogin")
+# roles/iap.tunnelResourceAccessor's permissions (Google's IAP roles page; preflight-sandbox.md)
+IAP_PERMISSIONS = ("iap.tunnelInstances.accessViaIAP", "iap.tunnelDestGroups.accessViaIAP")
 # google.rpc.Code's HTTP mapping, for the errors http.server answers by itself.
 HTTP_STATUS = {400: "INVALID_ARGUMENT", 404: "NOT_FOUND", 501: "UNIMPLEMENTED"}
 
@@ -281,7 +283,10 @@ class Api:
             wanted = [p for p in wanted if not p.endswith(".delete")]
         if self.s.faults.oslogin_denied:  # the caller may not log in through OS Login
             wanted = [p for p in wanted if p not in OSLOGIN_PERMISSIONS]
-        return {"permissions": wanted}
+        if self.s.faults.iap_denied:
+            wanted = [p for p in wanted if p not in IAP_PERMISSIONS]
+        # Google answers only the asked permissions the caller holds: none is an empty object.
+        return {"permissions": wanted} if wanted else {}
 
     def iam_call(self, method: str, path: str, body: dict) -> dict | None:
         """Resource Manager's projects.get and getIamPolicy, IAM's actAs test; None: not one."""

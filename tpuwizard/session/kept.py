@@ -155,13 +155,19 @@ class KeptNode:
     """One kept, bootstrapped node: run scripts on it, send it heartbeats, open a shell."""
 
     def __init__(self, nodes: KeptNodes, entry: Entry, node: NodeInfo) -> None:
+        from tpuwizard.session.login import recorded_login
         from tpuwizard.session.runtime import build_runtime
 
         self.nodes, self.entry, self.node = nodes, entry, node
         self.name = node_id(entry.resource)
         session = nodes.session
         cloud = session.cloud_for(entry.resource.backend)
-        self.rt: Runtime = build_runtime(cloud, session.practice)
+        # As up chose: under OS Login the key in the same profile (imported again where it
+        # expired or was removed, until the node's deadline), as the POSIX user Google names.
+        login, os_login = recorded_login(entry)
+        self.rt: Runtime = build_runtime(
+            cloud, session.practice, login.transport, os_login, login.account
+        )
         self.transport: Transport = self.rt.make_transport(node)
         self.idle_s: float | None = entry.extra.get("idle_s")
 

@@ -20,6 +20,7 @@ from tpuwizard.core.launch.summary import RunSummary
 
 if TYPE_CHECKING:
     from tpuwizard.core.launch.rerun import Reruns
+    from tpuwizard.session.login import OsLoginAsk
     from tpuwizard.session.session import Session
 
 
@@ -87,12 +88,15 @@ class LaunchHandle:
         """The user's answer to ``KeepNeedsAnswer``: keep it; only a teardown ends it."""
         self.cancel.request_keep()
 
-    def login_key_until(self, ready_timeout: float) -> float | None:
-        """When an OS Login key imported for this launch expires: the latest its deadline can
-        fall (ready by ``ready_timeout``, then ``max_run``); None where none is imported."""
+    def os_login(self, ready_timeout: float) -> OsLoginAsk | None:
+        """Under OS Login, until when the key must be in the profile: the latest the launch's
+        deadline can fall (ready by ``ready_timeout``, then ``max_run``); None where the
+        preflight found OS Login off (or gcloud's SSH is used)."""
+        from tpuwizard.session.login import OsLoginAsk
+
         if not self.plan.os_login_key or self.transport == "gcloud":
             return None
-        return time.time() + ready_timeout + self.plan.max_run * 60
+        return OsLoginAsk(time.time() + ready_timeout + self.plan.max_run * 60)
 
     def events(self) -> Iterator[ev.Event]:
         """Run the launch in a thread; yield its events after the billing state has seen them."""
@@ -111,7 +115,7 @@ class LaunchHandle:
                     cloud,
                     self.session.practice,
                     self.transport,
-                    self.login_key_until(ready_timeout),
+                    self.os_login(ready_timeout),
                 )
                 runtime.ready_timeout = ready_timeout
                 runtime.reruns = self.reruns

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from tpuwizard.core.cloud.backend_choice import BackendChoice
     from tpuwizard.core.cloud.client import TpuCloud
     from tpuwizard.core.cloud.compute import ComputeCloud
+    from tpuwizard.core.launch.plan import LaunchPlan
     from tpuwizard.core.preflight.quota import QuotaReading
     from tpuwizard.session.session import Session
 
@@ -154,3 +155,55 @@ def run_preflight(
 
         why = diagnose(err).title or str(err)
         return PreflightResult(choice, [unknown("Preflight", f"it could not be made ({why})")])
+
+
+@dataclass(frozen=True)
+class BeforeCreate:
+    """The preflight before a launch's first create, as ``launch``, ``up`` and the wizard's
+    Create run it: its lines, and ``plan`` on the backend decided, importing its key into the OS
+    Login profile where the preflight found OS Login on. Any FAIL refuses the create; an
+    UNKNOWN never does."""
+
+    result: PreflightResult
+    plan: LaunchPlan
+
+    @property
+    def refused(self) -> bool:
+        return bool(self.result.failures)
+
+
+def before_create(
+    session: Session, plan: LaunchPlan, asked: str, transport: str = "ssh", compute_ok: bool = True
+) -> BeforeCreate:
+    """Run the preflight for ``plan`` (``asked``: the backend asked for; ``auto`` may move to
+    Compute Engine where its quota covers the slice, unless ``compute_ok`` is False)."""
+    import dataclasses
+
+    result = run_preflight(
+        session,
+        plan.accelerator,
+        plan.zone,
+        plan.route,
+        asked,
+        plan.internal_ips,
+        transport,
+        compute_ok,
+    )
+    if result.failures:
+        return BeforeCreate(result, plan)
+    moved = moved_to(plan, result.choice.backend if result.choice else plan.backend)
+    return BeforeCreate(result, dataclasses.replace(moved, os_login_key=result.imports_login_key))
+
+
+def moved_to(plan: LaunchPlan, backend: str) -> LaunchPlan:
+    """``plan`` on the backend the preflight decided. On Compute Engine Google's max run duration
+    is the deadline: no watchdog to arm, no idle time (launch and up refuse those flags there)."""
+    import dataclasses
+
+    if backend == plan.backend:
+        return plan
+    moved = dataclasses.replace(plan, backend=backend)
+    if backend == COMPUTE:
+        moved = dataclasses.replace(moved, watchdog=False, idle_minutes=None)
+    moved.validate()
+    return moved

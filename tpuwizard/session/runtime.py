@@ -10,14 +10,8 @@ from typing import Any
 
 from tpuwizard.core import paths
 from tpuwizard.core.cloud.backends import COMPUTE
-from tpuwizard.core.cloud.endpoint import GOOGLE_ENDPOINTS, TOKEN_ENV
-from tpuwizard.core.cloud.oslogin import (
-    OSLOGIN_ENDPOINT,
-    LoginKey,
-    OsLoginError,
-    OsLoginKeys,
-    account_email,
-)
+from tpuwizard.core.cloud.endpoint import TOKEN_ENV
+from tpuwizard.core.cloud.oslogin import LoginChoice, LoginKey, OsLoginKeys
 from tpuwizard.core.cloud.types import NodeInfo
 from tpuwizard.core.errors import RemoteError
 from tpuwizard.core.launch.ledger import Ledger
@@ -33,9 +27,9 @@ from tpuwizard.core.remote.transports import (
     Transport,
 )
 from tpuwizard.session import practice
+from tpuwizard.session.login import OsLoginAsk, choose_login, forget_unless_used
 
 REMOTE_USER = "tpuwizard"
-PRACTICE_ACCOUNT = "you@practice.invalid"  # whose OS Login profile a practice launch uses
 
 
 def ledger_for(is_practice: bool) -> Ledger:
@@ -67,58 +61,41 @@ def sandbox_worker_homes(cloud: Any, node: NodeInfo) -> list[Path]:
     return homes
 
 
-def import_login_key(
-    cloud: Any, public_key: str, until: float, is_practice: bool = False
-) -> tuple[LoginKey, OsLoginKeys]:
-    """OS Login is on: import ``public_key`` into the profile of the account ``cloud``'s
-    credentials act for (gcloud's account where they do not say; in practice the sandbox's
-    token names none, and the sandbox takes any), expiring at ``until``."""
-    from tpuwizard.core.cloud import gcloud_config
-
-    endpoint = cloud.endpoint.rstrip("/")
-    on_google = endpoint in (e.rstrip("/") for e in GOOGLE_ENDPOINTS)
-    # The sandbox serves OS Login beside the rest, and takes any account.
-    keys = OsLoginKeys(
-        cloud.credentials, cloud.project, OSLOGIN_ENDPOINT if on_google else endpoint
-    )
-    email = account_email(cloud.credentials)
-    if email is None:
-        email = PRACTICE_ACCOUNT if is_practice else gcloud_config.discover().account
-    if not email:
-        raise OsLoginError(
-            "OS Login is on, and neither your credentials nor gcloud name your account, so "
-            "tpuwizard cannot import its key into your OS Login profile. Fix: `gcloud auth "
-            "login`, or use --transport gcloud."
-        )
-    return keys.import_key(email, public_key, until), keys
-
-
-def with_login_key(runtime: Runtime, imported: tuple[LoginKey, OsLoginKeys] | None) -> Runtime:
-    """The runtime deletes the imported key once nothing of the launch is left."""
+def with_login_key(
+    runtime: Runtime, choice: LoginChoice, imported: tuple[LoginKey, OsLoginKeys] | None
+) -> Runtime:
+    """The runtime records how it logs in, and deletes the imported key once nothing of the
+    launch is left (and nothing else recorded logs in with it)."""
+    runtime.login = choice
     if imported is not None:
         key, keys = imported
+        ledger = runtime.ledger
         runtime.login_key = key.fingerprint
-        runtime.forget_login_key = lambda: keys.delete_key(key)
+        runtime.forget_login_key = lambda: forget_unless_used(ledger, key, keys)
     return runtime
 
 
 def build_runtime(
-    cloud: Any, is_practice: bool, transport: str = "ssh", login_key_until: float | None = None
+    cloud: Any,
+    is_practice: bool,
+    transport: str = "ssh",
+    os_login: OsLoginAsk | None = None,
+    account: str | None = None,
 ) -> Runtime:
     """How a launch on ``cloud`` (TpuCloud or ComputeCloud: its endpoint and credentials are
     read in practice) reaches its workers and where it records what it makes. With
-    ``login_key_until`` (OS Login is on, tpuwizard's own SSH): its key is imported into the OS
-    Login profile until then, and SSH logs in as the POSIX user that answers."""
+    ``os_login`` (OS Login is on, tpuwizard's own SSH): its key is in ``account``'s OS Login
+    profile (the caller's by default) until then, imported where it is not, and SSH logs in as
+    the POSIX user that answers (:func:`~tpuwizard.session.login.choose_login`)."""
     state = paths.state_dir()
     known_hosts = state / "ssh" / "known_hosts"
-    imported = None
     if is_practice:
         port = os.environ.get(practice.SSH_PORT_ENV)
-        user = getpass.getuser()
         key, pub = ensure_key(state) if port else (None, "")
-        if login_key_until is not None and pub:
-            imported = import_login_key(cloud, pub, login_key_until, is_practice=True)
-            user = imported[0].username
+        choice, imported = choose_login(
+            cloud, True, transport, pub, getpass.getuser(), os_login, account
+        )
+        user = choice.username or getpass.getuser()
         sandbox_token = os.environ.get(TOKEN_ENV, "")
 
         def make_sandbox(node: NodeInfo) -> Transport:
@@ -172,14 +149,13 @@ def build_runtime(
                 reachable_timeout=30,
                 owner=paths.owner_label(),
             ),
+            choice,
             imported,
         )
 
     key, pub = ensure_key(state)
-    remote_user = REMOTE_USER
-    if login_key_until is not None and transport != "gcloud":
-        imported = import_login_key(cloud, pub, login_key_until)
-        remote_user = imported[0].username
+    choice, imported = choose_login(cloud, False, transport, pub, REMOTE_USER, os_login, account)
+    remote_user = choice.username or REMOTE_USER
 
     def make_real(node: NodeInfo) -> Transport:
         if transport == "gcloud":
@@ -203,4 +179,4 @@ def build_runtime(
         ssh_metadata={"ssh-keys": f"{REMOTE_USER}:{pub}"},
         owner=paths.owner_label(),
     )
-    return with_login_key(runtime, imported)
+    return with_login_key(runtime, choice, imported)

@@ -325,7 +325,10 @@ class Session:
                 if result.verified:
                     self.billing.forget(resource.name, resource.zone)
                 results.append(result)
-        return results
+        from tpuwizard.session.login import forget_after_teardown
+
+        # Its OS Login key goes too, once nothing recorded logs in with it (each result says).
+        return forget_after_teardown(self.cloud_for, self.ledger, results)
 
     def zone_listed(self, zone: str, backend: str) -> ZoneListed:
         """What the zone's TPU list shows now (after a teardown, as the course looks)."""

@@ -238,8 +238,9 @@ class WizardApp(App[int]):
     # -- the launch -------------------------------------------------------------------------
     async def run_launch(self) -> str | None:
         """One launch, then its summary: quit, or a zone the summary offered, or a new launch;
-        the way on chosen ("again", "zone"), None when the wizard is leaving."""
+        the way on chosen ("again", "zone", "review"), None when the wizard is leaving."""
         from tpuwizard.core import paths
+        from tpuwizard.tui.before_create import checked_plan
         from tpuwizard.tui.screens.run import ProvisionScreen, phase_screen
         from tpuwizard.tui.screens.summary import SummaryScreen
 
@@ -247,9 +248,12 @@ class WizardApp(App[int]):
         run_id = paths.new_run_id()
         plan = s.plan(run_id, self.session.run_folder(run_id))
         s.last_failure, s.finished_code, s.total_cost_usd, s.kept = None, None, None, None
-        self.handle = self.session.start_launch(plan, reruns=True)
         screen: Any = ProvisionScreen()
         await self.push_screen(screen)
+        checked = await checked_plan(self, screen, plan)  # as launch and up, before any create
+        if checked is None:
+            return "review"  # a check FAILed: nothing was created, Review shows again
+        self.handle = self.session.start_launch(checked, reruns=True)
         pending: Any = None  # the next phase's screen, while a dialog covers the current one
         backlog: list[ev.Event] = []
         async for event in self.handle.async_events():

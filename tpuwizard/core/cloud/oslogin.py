@@ -2,6 +2,8 @@
 (google-behaviour.md:60) and accepts the keys in the caller's OS Login profile. So tpuwizard
 imports its public key there (``users.importSshPublicKey``, expiring at the launch's deadline),
 connects as the POSIX user the answer names, and deletes the key once the node is verified gone.
+How a launch logs in is a :class:`LoginChoice`, recorded in the ledger so that ``run``, ``watch``
+and ``ssh`` on a node ``up`` kept log in the same way.
 
 Calls are made with google-auth's ``AuthorizedSession``, as :mod:`tpuwizard.core.cloud.iam` does;
 in practice the sandbox serves the same paths.
@@ -9,11 +11,15 @@ in practice the sandbox serves the same paths.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import asdict, dataclass
 from typing import Any
 from urllib.parse import quote
 
 OSLOGIN_ENDPOINT = "https://oslogin.googleapis.com"
+# How SSH logs in: tpuwizard's key in the VM's ssh-keys metadata; the key imported into the OS
+# Login profile (the VM ignores that metadata); or gcloud's own SSH (which handles OS Login).
+METADATA, OS_LOGIN, GCLOUD = "metadata", "os-login", "gcloud"
 
 
 class OsLoginError(RuntimeError):
@@ -27,7 +33,35 @@ class LoginKey:
     user: str  # the account's email: users/USER
     username: str  # the POSIX user the VM knows the account as
     fingerprint: str
-    expires_at: float  # seconds since the epoch
+    expires_at: float | None  # seconds since the epoch; None: it does not expire
+
+
+@dataclass(frozen=True)
+class LoginChoice:
+    """How tpuwizard's SSH logs in to a launch's VMs, chosen before the create: ``way`` is
+    METADATA, OS_LOGIN (as ``username``, with the key ``fingerprint`` in ``account``'s profile) or
+    GCLOUD. The ledger records it (:meth:`record`) with the resource."""
+
+    way: str
+    username: str | None = None
+    account: str | None = None
+    fingerprint: str | None = None
+
+    @property
+    def transport(self) -> str:
+        return "gcloud" if self.way == GCLOUD else "ssh"
+
+    def record(self) -> dict[str, str]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+    @classmethod
+    def from_record(cls, data: Any) -> LoginChoice:
+        """What the ledger recorded; a record made before there was one: the metadata way."""
+        if not isinstance(data, dict) or data.get("way") not in (METADATA, OS_LOGIN, GCLOUD):
+            return cls(METADATA)
+        fields = ("username", "account", "fingerprint")
+        named = [data.get(k) if isinstance(data.get(k), str) else None for k in fields]
+        return cls(str(data["way"]), *named)
 
 
 def posix_username(profile: dict[str, Any]) -> str:
@@ -48,11 +82,31 @@ def posix_username(profile: dict[str, Any]) -> str:
 
 def fingerprint_of(profile: dict[str, Any], public_key: str) -> str:
     """The fingerprint under which ``profile`` holds ``public_key`` (its type and blob)."""
+    held = held_key(profile, public_key)
+    if held is None:
+        raise OsLoginError("OS Login answered the import without the key tpuwizard imported.")
+    return held[0]
+
+
+def held_key(profile: dict[str, Any], public_key: str) -> tuple[str, float | None] | None:
+    """(fingerprint, expiry in epoch seconds or None) of ``public_key`` in ``profile``; None
+    where the profile does not hold it."""
     ours = public_key.split()[:2]
     for fingerprint, entry in (profile.get("sshPublicKeys") or {}).items():
         if isinstance(entry, dict) and str(entry.get("key", "")).split()[:2] == ours:
-            return str(entry.get("fingerprint") or fingerprint)
-    raise OsLoginError("OS Login answered the import without the key tpuwizard imported.")
+            expires = str(entry.get("expirationTimeUsec") or "")
+            until = int(expires) / 1_000_000 if expires.isdigit() else None
+            return str(entry.get("fingerprint") or fingerprint), until
+    return None
+
+
+def lasts(held_until: float | None, wanted: float | None, now: float | None = None) -> bool:
+    """A key held until ``held_until`` serves a login wanted until ``wanted`` (None: for ever)."""
+    if held_until is None:
+        return True
+    if held_until <= (time.time() if now is None else now):
+        return False  # expired: Google's VMs refuse it
+    return wanted is not None and held_until >= wanted
 
 
 class OsLoginKeys:
@@ -71,9 +125,22 @@ class OsLoginKeys:
         self.session = AuthorizedSession(credentials)
         self.project, self.endpoint, self.timeout = project, endpoint.rstrip("/"), timeout
 
-    def import_key(self, user: str, public_key: str, expires_at: float) -> LoginKey:
+    def ensure_key(self, user: str, public_key: str, expires_at: float | None) -> LoginKey:
+        """``public_key`` in ``user``'s profile until ``expires_at`` at least (None: without
+        expiry): the one there where it lasts that long, else imported (again, where it expired
+        or was removed, or with the later expiry)."""
+        url = f"{self.endpoint}/v1/users/{quote(user, safe='@')}/loginProfile"
+        profile = self._call("GET", url, "read", user)
+        held = held_key(profile, public_key)
+        if held is not None and lasts(held[1], expires_at):
+            return LoginKey(user, posix_username(profile), held[0], held[1])
+        return self.import_key(user, public_key, expires_at)
+
+    def import_key(self, user: str, public_key: str, expires_at: float | None) -> LoginKey:
         url = f"{self.endpoint}/v1/users/{quote(user, safe='@')}:importSshPublicKey"
-        body = {"key": public_key, "expirationTimeUsec": str(int(expires_at * 1_000_000))}
+        body = {"key": public_key}
+        if expires_at is not None:
+            body["expirationTimeUsec"] = str(int(expires_at * 1_000_000))
         answer = self._call("POST", url, "import tpuwizard's SSH key into", user, json=body)
         profile = answer.get("loginProfile") or {}
         return LoginKey(
@@ -84,9 +151,12 @@ class OsLoginKeys:
         url = (
             f"{self.endpoint}/v1/users/{quote(key.user, safe='@')}/sshPublicKeys/{key.fingerprint}"
         )
-        self._call("DELETE", url, "delete tpuwizard's SSH key from", key.user)
+        # Already gone (removed by hand, or expired and dropped): what the delete was for.
+        self._call("DELETE", url, "delete tpuwizard's SSH key from", key.user, missing_ok=True)
 
-    def _call(self, method: str, url: str, what: str, user: str, **kwargs: Any) -> dict[str, Any]:
+    def _call(
+        self, method: str, url: str, what: str, user: str, missing_ok: bool = False, **kwargs: Any
+    ) -> dict[str, Any]:
         params = {"projectId": self.project} if self.project else None
         try:
             response = self.session.request(
@@ -101,6 +171,8 @@ class OsLoginKeys:
             payload = response.json()
         except ValueError:
             payload = {}
+        if missing_ok and response.status_code == 404:
+            return {}
         if response.status_code >= 400:
             message = (payload.get("error") or {}).get("message") if payload else None
             raise OsLoginError(

@@ -91,17 +91,18 @@ class Ending:
         return code
 
     def forget_login_key(self) -> None:
-        """Nothing of the launch is left: delete the key it imported into the OS Login profile.
-        A refused delete is said, and changes nothing else (the key expires at the deadline)."""
+        """Nothing of the launch is left: delete the key it imported into the OS Login profile
+        (unless another resource still logs in with it: said). A refused delete is said, and
+        changes nothing else (the key expires at the deadline)."""
         forget, self.rt.forget_login_key = self.rt.forget_login_key, None
         if forget is None or self.rt.login_key is None:
             return
         try:
-            forget()
+            still_used_by = forget()  # a kept node that logs in with the same key keeps it
         except Exception as err:  # said; the verified teardown stands
             self.emit(ev.LoginKeyForgotten(self.rt.login_key, str(err)))
             return
-        self.emit(ev.LoginKeyForgotten(self.rt.login_key))
+        self.emit(ev.LoginKeyForgotten(self.rt.login_key, still_used_by=still_used_by))
 
     def kept_at_end(self) -> bool:
         """Keep only what the user asked to keep and was not stopped before it was handed over.

@@ -319,10 +319,12 @@ class TeardownFailed(Event):
 @dataclass(frozen=True)
 class LoginKeyForgotten(Event):
     """After the verified teardown: the key imported into the OS Login profile deleted, or
-    not (``problem``; it still expires at the launch's deadline)."""
+    not (``problem``; it still expires at the launch's deadline), or left for a kept node that
+    still logs in with it (``still_used_by``)."""
 
     fingerprint: str
     problem: str | None = None
+    still_used_by: str | None = None
 
 
 @dataclass(frozen=True)

@@ -146,7 +146,8 @@ class Provisioner:
         self.cancel.check()
         if stopped():
             raise Cancelled("another zone's request was ready first")
-        rt.ledger.record("intent", resource)  # before the call: a crash now still leaves a trace
+        # Before the call: a crash now still leaves a trace (and how SSH logs in to it).
+        rt.ledger.record("intent", resource, **({"login": rt.login.record()} if rt.login else {}))
         state.resource = resource
         self.emit(
             ev.ResourceExists(name, resource.kind, zone, plan.accelerator, plan.route, plan.run_id)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from tpuwizard.core.cloud.oslogin import LoginChoice
 from tpuwizard.core.cloud.protocol import Cloud
 from tpuwizard.core.cloud.types import NodeInfo
 from tpuwizard.core.launch.ledger import Ledger
@@ -55,6 +56,10 @@ class Runtime:
     # The owner label every resource this install creates carries (paths.owner_label()).
     owner: str | None = None
     # OS Login: the fingerprint of the key imported for this launch, and what deletes it
-    # (raises when that is refused); called once nothing of the launch is left (Ending.finish).
+    # (raises when that is refused; returns the name of another resource that still logs in with
+    # the key, which then stays); called once nothing of the launch is left (Ending.finish).
     login_key: str | None = None
-    forget_login_key: Callable[[], None] | None = None
+    forget_login_key: Callable[[], str | None] | None = None
+    # How SSH logs in (chosen before the create): recorded with each create's intent, so that a
+    # kept node's later commands log in the same way.
+    login: LoginChoice | None = None

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from tpuwizard.core.cloud.diagnose import Context, Diagnosis, diagnose
 from tpuwizard.core.cloud.protocol import Cloud, Part
 from tpuwizard.core.cloud.types import MANAGED_BY, OWNER_LABEL, RUN_LABEL, NodeInfo
+from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.billing import bills_in_state
 from tpuwizard.core.launch.by_hand import ZONE_LEVEL, check_failed, manual_command
 from tpuwizard.core.launch.ledger import Entry, Ledger, Resource
@@ -32,6 +33,8 @@ class TeardownResult:
     # and the holder's owner label (None: no owner label, or nothing held the name).
     held_by: str | None = None
     holder_owner: str | None = None
+    # Verified gone and it logged in through OS Login: what became of the key (session/login.py).
+    login_key: ev.LoginKeyForgotten | None = None
 
 
 # Google refuses a delete for a while right after create ("not in a deletable state"; its own

@@ -2,7 +2,10 @@
 ``constraints/compute.vmExternalIpAccess`` (Org Policy v2 getEffectivePolicy); with
 ``--internal-ips``, Cloud NAT in the region (else the VM cannot reach PyPI: google-behaviour.md:15,
 compute-engine.md:35) and, for gcloud's IAP tunnel, a firewall rule admitting IAP's range on
-port 22."""
+port 22 and the caller's IAP-secured Tunnel User role (``roles/iap.tunnelResourceAccessor``), read
+as its permission ``iap.tunnelInstances.accessViaIAP`` through Resource Manager's
+``projects.testIamPermissions``, which answers only the asked permissions the caller holds (the
+sources: docs/preflight-sandbox.md, "IAP")."""
 
 from __future__ import annotations
 
@@ -12,11 +15,19 @@ from typing import Any
 from tpuwizard.core.cloud.backends import COMPUTE as COMPUTE_BACKEND
 from tpuwizard.core.preflight.ask import PreflightAsk, Reach
 from tpuwizard.core.preflight.model import Check, failed, in_parallel, passed, unknown
-from tpuwizard.core.preflight.rest import COMPUTE, ORG_POLICY, cannot_read
+from tpuwizard.core.preflight.rest import (
+    COMPUTE,
+    ORG_POLICY,
+    RESOURCE_MANAGER,
+    Answer,
+    cannot_read,
+)
 
 EXTERNAL, INTERNAL = "External IPs", "Internal IPs"
 EXTERNAL_IP_ACCESS = "compute.vmExternalIpAccess"
 IAP_RANGE = ipaddress.ip_network("35.235.240.0/20")  # where IAP's TCP forwarding comes from
+IAP_PERMISSION = "iap.tunnelInstances.accessViaIAP"  # in roles/iap.tunnelResourceAccessor
+IAP_ROLE = "roles/iap.tunnelResourceAccessor"
 
 
 def external_ips_forbidden(policy: dict[str, Any]) -> bool:
@@ -90,7 +101,8 @@ def _port_in(port: int, spec: str) -> bool:
 
 
 def check_internal_ips(ask: PreflightAsk, reach: Reach) -> Check:
-    """Cloud NAT in the region; for the TPU API's gcloud transport, the IAP firewall rule."""
+    """Cloud NAT in the region; for the TPU API's gcloud transport, the IAP firewall rule and
+    the caller's IAP-secured Tunnel User permission."""
     if reach.rest is None:
         return unknown(INTERNAL, "no credentials to read the network with")
     rest, base = reach.rest, f"{reach.endpoints.compute}/compute/v1/projects/{ask.project}"
@@ -98,6 +110,12 @@ def check_internal_ips(ask: PreflightAsk, reach: Reach) -> Check:
     calls = [lambda: rest.get(f"{base}/regions/{ask.region}/routers")]
     if iap:
         calls.append(lambda: rest.get(f"{base}/global/firewalls"))
+        calls.append(
+            lambda: rest.post(
+                f"{reach.endpoints.resource_manager}/v1/projects/{ask.project}:testIamPermissions",
+                {"permissions": [IAP_PERMISSION]},
+            )
+        )
     answers = in_parallel(*calls)
     routers = answers[0]
     if not routers.ok:
@@ -114,7 +132,11 @@ def check_internal_ips(ask: PreflightAsk, reach: Reach) -> Check:
         )
     if not iap:
         return passed(INTERNAL, f"Cloud NAT in {ask.region}")
-    firewalls = answers[1]
+    return _judge_iap(ask, answers[1], answers[2])
+
+
+def _judge_iap(ask: PreflightAsk, firewalls: Answer, permission: Answer) -> Check:
+    """What gcloud's IAP tunnel needs, Cloud NAT being there: the firewall rule, then the role."""
     if not firewalls.ok:
         return cannot_read(INTERNAL, firewalls, COMPUTE, ask.project, "the firewall rules")
     if not admits_iap_ssh(firewalls.body):
@@ -126,8 +148,26 @@ def check_internal_ips(ask: PreflightAsk, reach: Reach) -> Check:
             f"--direction=INGRESS --allow=tcp:22 --source-ranges={IAP_RANGE} "
             f"--project {ask.project}",
         )
+    if not permission.ok:
+        what = f"whether you hold {IAP_PERMISSION}"
+        unread = cannot_read(INTERNAL, permission, RESOURCE_MANAGER, ask.project, what)
+        return unknown(
+            INTERNAL,
+            f"Cloud NAT in {ask.region} and a firewall rule admits IAP on port 22; your IAP-"
+            f"secured Tunnel User role is not known: {unread.detail}",
+            unread.fix,
+        )
+    if IAP_PERMISSION not in (permission.body.get("permissions") or []):
+        return failed(
+            INTERNAL,
+            f"Cloud NAT in {ask.region} and a firewall rule admits IAP on port 22, but you lack "
+            f"{IAP_PERMISSION} (the IAP-secured Tunnel User role) on project {ask.project}, so "
+            "IAP would refuse gcloud's tunnel",
+            f"gcloud projects add-iam-policy-binding {ask.project} "
+            f'--member="user:$(gcloud config get-value account)" --role={IAP_ROLE}',
+        )
     return passed(
         INTERNAL,
-        f"Cloud NAT in {ask.region}; a firewall rule admits IAP on port 22 (your IAP-secured "
-        "Tunnel User role is not checked)",
+        f"Cloud NAT in {ask.region}; a firewall rule admits IAP on port 22; you hold "
+        f"{IAP_PERMISSION} (IAP-secured Tunnel User)",
     )

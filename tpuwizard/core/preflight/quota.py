@@ -1,7 +1,10 @@
 """Quota: the exact bucket the backend and route draw on, in the zone's region (and, on the TPU
 API, the zone's own bucket too: both bind), its limit read from the Cloud Quotas API against the
-chips asked for. Cloud Quotas reports limits, not usage: what already runs there counts too, and
-the line says so.
+chips asked for. Cloud Quotas reports limits, not usage. On Compute Engine ``regions.get`` answers
+``quotas[]`` with each metric's ``limit`` and ``usage`` (compute.v1.json's Quota), so there what
+is already used is subtracted and the line says "limit N, M used"; where no usage is reported
+(the TPU API; a quota with a dimension besides the region, such as ``tpu_family``, which a
+region's ``quotas[]`` cannot tell apart), the line says usage is not known.
 
 The TPU API's quota ids are named by Google's errors and users' reports, not by a Google page
 that lists them: google-behaviour.md:42 ('TPUV6EPreemptiblePerProjectPerRegionForTPUAPI';
@@ -12,6 +15,7 @@ are :func:`tpuwizard.core.cloud.backend_choice.compute_quota_metric`'s.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 from typing import Any
@@ -63,6 +67,16 @@ class QuotaRead:
     scope: str  # the region or zone its value is for
     limit: int | None  # UNLIMITED (-1) for no limit
     unit: str = ""
+    metric: str = ""  # Cloud Quotas' metric, e.g. compute.googleapis.com/preemptible_tpu_v6e
+    regional: bool = True  # defined on the region (or zone) alone: no other dimension
+    used: int | None = None  # what is in use there, where the backend reports it
+
+    @property
+    def left(self) -> int | None:
+        """What the limit leaves (the limit itself where usage is not known)."""
+        if self.limit is None or self.limit == UNLIMITED:
+            return self.limit
+        return self.limit - (self.used or 0)
 
 
 @dataclass(frozen=True)
@@ -117,16 +131,40 @@ def read_quota(ask: PreflightAsk, reach: Reach) -> QuotaReading:
         return QuotaReading(unknown(NAME, "no credentials to read it with"), None)
     rest = reach.rest
     base = f"{reach.endpoints.quotas}/v1/projects/{ask.project}/locations/global/services/{service}"
-    answers = in_parallel(*[functools.partial(rest.get, f"{base}/quotaInfos/{i}") for i in ids])
+    calls = [functools.partial(rest.get, f"{base}/quotaInfos/{i}") for i in ids]
+    if service == COMPUTE:  # Compute Engine reports each regional metric's usage
+        region_url = f"{reach.endpoints.compute}/compute/v1/projects/{ask.project}/regions/"
+        calls.append(functools.partial(rest.get, region_url + ask.region))
+    answers = in_parallel(*calls)
     reads: list[QuotaRead] = []
-    for quota_id, answer in zip(ids, answers, strict=True):
+    for quota_id, answer in zip(ids, answers, strict=False):
         if answer.status == 404:
             continue  # this id does not exist for the project: the others may
         if not answer.ok:
             what = f"the quota {quota_id}"
             return QuotaReading(cannot_read(NAME, answer, QUOTAS, ask.project, what), None)
         reads.append(_limit_at(quota_id, answer.body, ask, extra))
+    if service == COMPUTE and answers[-1].ok:
+        reads = [with_usage(r, answers[-1].body) for r in reads]
     return _judge(ask, service, reads, extra, ids)
+
+
+def with_usage(read: QuotaRead, region: dict[str, Any]) -> QuotaRead:
+    """``read`` with the usage a Compute Engine Region reports for its metric: ``quotas[]``
+    names a metric as Cloud Quotas' metric's last part in capitals (compute.googleapis.com/
+    n2_cpus is N2_CPUS). Not for a quota with a dimension besides the region: one regional
+    number cannot say which family it counts."""
+    if not read.regional or not read.metric:
+        return read
+    wanted = read.metric.rsplit("/", 1)[-1].upper()
+    for entry in region.get("quotas") or []:
+        if isinstance(entry, dict) and str(entry.get("metric", "")).upper() == wanted:
+            try:
+                used = int(float(entry.get("usage", 0)))
+            except (TypeError, ValueError):
+                return read
+            return dataclasses.replace(read, used=used)
+    return read
 
 
 def _limit_at(
@@ -150,8 +188,9 @@ def _limit_at(
             continue
         if best is None or len(dims) > best[0]:
             best = (len(dims), value)
-    unit = str(info.get("metricUnit") or "")
-    return QuotaRead(quota_id, scope, None if best is None else best[1], unit)
+    unit, metric = str(info.get("metricUnit") or ""), str(info.get("metric") or "")
+    regional = all(k in ("region", "zone") for k in keys)
+    return QuotaRead(quota_id, scope, None if best is None else best[1], unit, metric, regional)
 
 
 def needed(ask: PreflightAsk, read: QuotaRead) -> int:
@@ -178,18 +217,25 @@ def _judge(
         if r.limit is None:
             return QuotaReading(unknown(NAME, f"{r.quota_id} has no value for {r.scope}"), None)
     for r in reads:
-        want = needed(ask, r)
-        if r.limit is not None and r.limit != UNLIMITED and r.limit < want:
-            return QuotaReading(_short(ask, service, r, want, extra), max(r.limit, 0))
-    finite = [r.limit for r in reads if r.limit is not None and r.limit != UNLIMITED]
-    words = "; ".join(
-        f"{r.quota_id} {'unlimited' if r.limit == UNLIMITED else r.limit} in {r.scope}"
-        for r in reads
-    )
-    detail = f"{words}: covers {ask.accelerator} (limits only: what already runs there counts too)"
-    # The room in chips for --backend auto: the smallest limit (no limit: the slice fits).
+        want, left = needed(ask, r), r.left
+        if left is not None and left != UNLIMITED and left < want:
+            return QuotaReading(_short(ask, service, r, want, extra), max(left, 0))
+    finite = [r.left for r in reads if r.left is not None and r.left != UNLIMITED]
+    words = "; ".join(f"{r.quota_id} {_amount(r)}" for r in reads)
+    unknown_use = any(r.used is None and r.limit != UNLIMITED for r in reads)
+    caveat = " (usage not known: what already runs there counts too)" if unknown_use else ""
+    detail = f"{words}: covers {ask.accelerator}{caveat}"
+    # The room in chips for --backend auto: the least left (no limit: the slice fits).
     room = min(finite) if finite else ask.slice.chips
     return QuotaReading(passed(NAME, detail), room)
+
+
+def _amount(r: QuotaRead) -> str:
+    """ "limit 8, 4 used in us-east5", or "limit 8 in us-east5" where usage is not known."""
+    if r.limit == UNLIMITED:
+        return f"unlimited in {r.scope}"
+    used = "" if r.used is None else f", {r.used} used"
+    return f"limit {r.limit}{used} in {r.scope}"
 
 
 def _short(
@@ -199,13 +245,17 @@ def _short(
     dims = ",".join(f"{k}={v}" for k, v in where.items())
     fix = (
         f"gcloud quotas preferences create --service={service} --project={ask.project} "
-        f"--quota-id={r.quota_id} --preferred-value={want} --dimensions={dims} "
+        f"--quota-id={r.quota_id} --preferred-value={want + (r.used or 0)} --dimensions={dims} "
         '--email="$(gcloud config get-value account)"'
     )
     unit = "TensorCores" if want != ask.slice.chips else "chips"
+    if r.used is None:
+        allows = f"allows {r.limit} in {r.scope} (usage not known)"
+    else:
+        allows = f"allows {r.limit} in {r.scope}, {r.used} used, so {r.left} left"
     return failed(
         NAME,
-        f"{r.quota_id} allows {r.limit} in {r.scope}, and {ask.accelerator} needs {want} {unit} "
+        f"{r.quota_id} {allows}, and {ask.accelerator} needs {want} {unit} "
         f"(or ask in the console: https://console.cloud.google.com/iam-admin/quotas?project="
         f"{ask.project})",
         fix,

@@ -60,6 +60,10 @@ class RunScreen(WizardScreen[None]):
     def show(self, event: ev.Event) -> None:
         self.pending.extend(describe(event, "wizard"))
 
+    def say(self, lines: list[str]) -> None:
+        """Lines that are no event's (the preflight's, before the create)."""
+        self.pending.extend(lines)
+
     def log_text(self) -> str:
         """What the log shows now, and what is about to be written to it."""
         return "\n".join([*self.query_one(Log).lines, *self.pending])
@@ -79,6 +83,12 @@ class ProvisionScreen(RunScreen):
     def on_mount(self) -> None:
         super().on_mount()
         self.set_interval(1.0, self.tick)  # a slow create must not look frozen
+
+    def checking(self) -> None:
+        """Before the create: the preflight is reading what would refuse the TPU."""
+        self.query_one("#node-state", Static).update(
+            "Checking what would refuse the TPU before creating it (preflight)..."
+        )
 
     def tick(self) -> None:
         """The state and its age, from the core's billing state and clock."""
