@@ -1,3 +1,4 @@
+import gc
 import os
 import sys
 from pathlib import Path
@@ -5,6 +6,14 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+FEW_DESCRIPTORS = 256  # a test worker's own, and a test's that are not collected yet
+
+
+def _open_descriptors() -> int:
+    try:
+        return len(os.listdir("/proc/self/fd"))
+    except OSError:  # not Linux: nothing to count by
+        return 0
 
 
 @pytest.fixture(autouse=True)
@@ -22,16 +31,20 @@ def _isolated_state(tmp_path, monkeypatch):
     ):
         monkeypatch.setenv(exported, "")
         monkeypatch.delenv(exported)
-    from tpuwizard.sandbox import server as sandbox_server
+    from tpuwizard.sandbox import serving as sandbox_serving
 
-    serving_before = set(map(id, sandbox_server.served_in_threads()))
+    serving_before = set(map(id, sandbox_serving.served_in_threads()))
     yield
     # A sandbox a test started in this process ends with the test, as it would with the process
     # (left serving, each one's clock kept ticking on a folder no test uses any more).
-    for left in sandbox_server.served_in_threads():
+    for left in sandbox_serving.served_in_threads():
         if id(left) not in serving_before:
             left.shutdown()
             left.server_close()
+    # Clients of those servers hold their sockets until collected; past 1,024 descriptors,
+    # select() (prompt_toolkit's pipe input among others) refuses to watch a new one.
+    if _open_descriptors() > FEW_DESCRIPTORS:
+        gc.collect()
     # A practice node kept or left running lives on in a lasting sandbox, as it would at Google;
     # a test's one ends with the test, and so do its nodes' jobs: none outlives the suite.
     from tests.integration.iterate_helpers import end_practice

@@ -17,7 +17,6 @@ import re
 import sys
 import threading
 import time
-import weakref
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from operator import attrgetter
 from pathlib import Path
@@ -30,6 +29,7 @@ from tpuwizard.sandbox.gcloud_methods import ROUTES as GCLOUD_ROUTES
 from tpuwizard.sandbox.gcloud_methods import GcloudMethods
 from tpuwizard.sandbox.injected import injected_error
 from tpuwizard.sandbox.model import WORKERS_RE, ApiError, error_body, page, worker_locations
+from tpuwizard.sandbox.serving import OpenConnections, start_in_thread
 from tpuwizard.sandbox.state import SandboxState
 
 LOOPBACK = "127.0.0.1"
@@ -330,7 +330,21 @@ class SandboxServer(ThreadingHTTPServer):
         self.state = state
         self.api = Api(state)
         self.token = token  # None: open (tests that build a server by hand); else required
+        self.connections = OpenConnections()
         super().__init__((LOOPBACK, port), Handler)
+
+    def get_request(self) -> tuple[Any, Any]:
+        connection, address = super().get_request()
+        self.connections.opened(connection)
+        return connection, address
+
+    def shutdown_request(self, request: Any) -> None:
+        self.connections.closed(request)
+        super().shutdown_request(request)
+
+    def server_close(self) -> None:
+        super().server_close()
+        self.connections.end_all()
 
     @property
     def endpoint(self) -> str:
@@ -382,18 +396,4 @@ def make_server(
     return SandboxServer(state, port, token)
 
 
-# Weak: a server stopped and dropped is forgotten; a serving one is held by its thread.
-_SERVED_IN_THREADS: weakref.WeakSet[SandboxServer] = weakref.WeakSet()
-
-
-def start_in_thread(server: SandboxServer) -> threading.Thread:
-    thread = threading.Thread(target=server.serve_forever, name="tpuwizard-sandbox", daemon=True)
-    thread.start()
-    _SERVED_IN_THREADS.add(server)
-    return thread
-
-
-def served_in_threads() -> list[SandboxServer]:
-    """The servers this process started with :func:`start_in_thread` and still holds (a test
-    harness stops those a test left serving, as the end of the process would)."""
-    return list(_SERVED_IN_THREADS)
+__all__ = ["SandboxServer", "make_server", "start_in_thread"]

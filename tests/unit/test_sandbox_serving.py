@@ -1,0 +1,29 @@
+"""A stopped sandbox server ends the connections its clients kept open, as the end of its
+process would: otherwise each held a thread and a socket of the process for the client's life
+(a test worker reached 1,700 sockets, past what select() can watch)."""
+
+from __future__ import annotations
+
+import http.client
+import threading
+
+from tpuwizard.sandbox.server import make_server
+from tpuwizard.sandbox.serving import served_in_threads, start_in_thread
+
+
+def test_stopping_the_server_ends_the_connections_clients_kept_open(tmp_path):
+    server = make_server(tmp_path / "sandbox", delay=0)
+    start_in_thread(server)
+    assert server in served_in_threads()
+    before = set(threading.enumerate())
+    client = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=10)
+    client.request("GET", "/v2/projects/p/locations")
+    client.getresponse().read()  # HTTP/1.1: the connection stays open for the next request
+    handlers = [t for t in set(threading.enumerate()) - before if t.name.startswith("Thread-")]
+    assert len(handlers) == 1  # the one waiting for this client's next request
+    server.shutdown()
+    server.server_close()
+    assert client.sock is not None and client.sock.recv(1) == b""  # the server's end, not a hang
+    handlers[0].join(timeout=10)
+    assert not handlers[0].is_alive()
+    client.close()

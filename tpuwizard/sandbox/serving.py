@@ -1,0 +1,60 @@
+"""How a sandbox server runs in a process: from a daemon thread, and with the connections it
+has open ended when it stops, as a process's end would end them.
+
+Clients keep HTTP/1.1 connections open between requests; without this, each one held a thread
+and a socket of the process for as long as the client lived, after the server had stopped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import weakref
+from typing import Any, Protocol
+
+
+class Server(Protocol):
+    def serve_forever(self, poll_interval: float = 0.5) -> None: ...
+
+
+class OpenConnections:
+    """The connections a server has accepted and not yet closed."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open: set[Any] = set()
+
+    def opened(self, connection: Any) -> None:
+        with self._lock:
+            self._open.add(connection)
+
+    def closed(self, connection: Any) -> None:
+        with self._lock:
+            self._open.discard(connection)
+
+    def end_all(self) -> None:
+        """Shut every open connection: a handler waiting for its client's next request reads
+        the end, finishes, and closes it."""
+        with self._lock:
+            still, self._open = self._open, set()
+        for connection in still:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+
+
+# Weak: a server stopped and dropped is forgotten; a serving one is held by its thread.
+_SERVED_IN_THREADS: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def start_in_thread(server: Server) -> threading.Thread:
+    thread = threading.Thread(target=server.serve_forever, name="tpuwizard-sandbox", daemon=True)
+    thread.start()
+    _SERVED_IN_THREADS.add(server)
+    return thread
+
+
+def served_in_threads() -> list[Any]:
+    """The servers this process started with :func:`start_in_thread` and still holds (a test
+    harness stops those a test left serving, as the end of the process would)."""
+    return list(_SERVED_IN_THREADS)
