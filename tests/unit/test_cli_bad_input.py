@@ -194,3 +194,16 @@ def test_a_script_in_the_home_folder_is_refused_before_create(here, home, monkey
     for args in ([*LAUNCH, "--script", "train.py"], ["run", "--sandbox", "train.py"]):
         err = refused(home, *args)
         assert "your home folder" in err and "Put the script in its own folder" in err
+
+
+@pytest.mark.parametrize(
+    ("folder", "words"),
+    [("/tmp/ckpt", "is an absolute path"), ("../ckpt", "climbs out with '..'"), (".", "itself")],
+)
+def test_run_checkpoints_outside_the_scripts_folder_is_refused_before_the_node(
+    home, here, folder, words
+):
+    # launch's rule (plan_resume.checkpoints_problem), said before the session opens.
+    stderr = refused(home, "run", "--sandbox", "--checkpoints", folder, "train.py")
+    assert f"--checkpoints '{folder}' " in stderr and words in stderr, stderr
+    assert "give a folder inside the script's folder" in stderr
