@@ -160,9 +160,12 @@ def test_everything_after_script_reaches_the_script_unchanged(here, monkeypatch,
 
     given: list[tuple[str, ...]] = []
 
-    def run_once(kept, script, args, fetch, folder, token, as_json, wait=False, packages=()):
+    def run_once(
+        kept, script, args, fetch, folder, token, as_json, wait=False, packages=(), resume=None
+    ):
         given.append(tuple(args))
         assert packages == ()  # a --with after SCRIPT is the script's
+        assert resume is None  # ... and so is a --checkpoints
         assert fetch == ("out.txt",)  # tpuwizard's own option, before SCRIPT
         return 0
 
@@ -175,7 +178,8 @@ def test_everything_after_script_reaches_the_script_unchanged(here, monkeypatch,
 
     monkeypatch.setattr(watching, "watch_loop", watch_loop)
     monkeypatch.setattr(iterate, "_offer_teardown", lambda session, name, ask=True: None)
-    script_args = ["--help", "--fetch", "x", "--node", "n", "--with", "jax", "--", "-v"]
+    script_args = ["--help", "--fetch", "x", "--node", "n", "--with", "jax", "--checkpoints"]
+    script_args += ["/abs", "--", "-v"]
     result = CliRunner().invoke(
         main, [command, "--sandbox", "--fetch", "out.txt", "train.py", *script_args]
     )

@@ -227,6 +227,8 @@ def up(
         say(f"\n{plan.node_name} is up and kept (it bills until it is deleted).")
         say(f"  run your script:  tpuwizard run{sandbox_flag} train.py")
         say(f"  re-run on save:   tpuwizard watch{sandbox_flag} train.py")
+        if plan.route == "spot":
+            say(f"  survive preemption: tpuwizard run{sandbox_flag} --checkpoints DIR train.py")
         say(f"  tear it down:     tpuwizard down{sandbox_flag} {plan.node_name}")
         if plan.idle_minutes is not None:
             say(

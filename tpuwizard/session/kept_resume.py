@@ -11,6 +11,7 @@ started again with ``TPUWIZARD_RESUME=1``. The new node keeps the old one's dead
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -162,7 +163,7 @@ class KeptAttempts:
         run_id = paths.new_run_id()
         plan = replace(
             replacement_plan(old.entry, run_id, session.run_folder(run_id)),
-            max_run_minutes=self.minutes,
+            max_run_minutes=float(math.floor(self.minutes)),  # never past the old deadline
         )
         ready_timeout = DEFAULT_READY_TIMEOUT.get(plan.route, 1800.0)
         key_until = time.time() + ready_timeout + self.minutes * 60 if plan.os_login_key else None
