@@ -43,7 +43,7 @@ def world(tmp_path, home, monkeypatch):
     session = Session(practice=True, runs=tmp_path / "runs")
     monkeypatch.setattr(Session, "cloud_for", lambda self, backend: cloud)
 
-    def runtime(_cloud, _practice, _transport="ssh", _until=None):
+    def runtime(_cloud, _practice, _transport="ssh", _os_login=None, _account=None):
         return replace(make_runtime(tmp_path, cloud), ledger=ledger_for(True))
 
     monkeypatch.setattr("tpuwizard.session.runtime.build_runtime", runtime)

@@ -157,6 +157,7 @@ class KeptAttempts:
         from tpuwizard.core import paths
         from tpuwizard.core.launch.lifecycle import run_launch
         from tpuwizard.core.launch.plan import DEFAULT_READY_TIMEOUT
+        from tpuwizard.session.login import recorded_login
         from tpuwizard.session.runtime import build_runtime
 
         session, old = self.session, self.last
@@ -165,10 +166,12 @@ class KeptAttempts:
             replacement_plan(old.entry, run_id, session.run_folder(run_id)),
             max_run_minutes=float(math.floor(self.minutes)),  # never past the old deadline
         )
-        ready_timeout = DEFAULT_READY_TIMEOUT.get(plan.route, 1800.0)
-        key_until = time.time() + ready_timeout + self.minutes * 60 if plan.os_login_key else None
-        runtime = build_runtime(session.cloud_for(plan.backend), session.practice, "ssh", key_until)
-        runtime.ready_timeout = ready_timeout
+        # Logged in to as up chose (session/login.py): under OS Login the key stays in the
+        # profile until the old node's deadline, which the new node's never passes.
+        login, os_login = recorded_login(old.entry)
+        cloud = session.cloud_for(plan.backend)
+        runtime = build_runtime(cloud, session.practice, login.transport, os_login, login.account)
+        runtime.ready_timeout = DEFAULT_READY_TIMEOUT.get(plan.route, 1800.0)
         receipts: list[str] = []
         unarmed: list[ev.Watchdog] = []
 

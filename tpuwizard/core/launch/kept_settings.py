@@ -30,7 +30,6 @@ def kept_settings(plan: LaunchPlan) -> dict[str, Any]:
         "service_account": plan.service_account,
         "queue_wait_minutes": plan.queue_wait_minutes,
         "packages": [[p.text, p.origin] for p in plan.packages],
-        "os_login_key": plan.os_login_key,
     }
 
 
@@ -61,7 +60,6 @@ def replacement_plan(entry: Entry, run_id: str, run_dir: Path) -> LaunchPlan:
         backend=r.backend,
         queue_wait_minutes=settings.get("queue_wait_minutes"),
         packages=tuple(PackageSpec(text, origin) for text, origin in settings.get("packages", ())),
-        os_login_key=bool(settings.get("os_login_key")),
     )
 
 
