@@ -135,6 +135,11 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
                 f"Verified gone. Making a new TPU in {event.zone}: attempt {event.attempt} of "
                 f"{event.attempts_at_most}, {start}."
             ]
+        case ev.KeptReplaced():
+            return [
+                f"{event.new_name} is kept in place of {event.old_name}, in {event.zone} "
+                f"(run {event.run_id}): later commands use it (--node {event.new_name})."
+            ]
         case ev.Resumed():
             at = f"from {event.checkpoint}" if event.checkpoint else "from the start"
             return [f"Attempt {event.attempt}: the script starts again {at} (TPUWIZARD_RESUME=1)."]

@@ -160,9 +160,12 @@ def test_everything_after_script_reaches_the_script_unchanged(here, monkeypatch,
 
     given: list[tuple[str, ...]] = []
 
-    def run_once(kept, script, args, fetch, folder, token, as_json, wait=False, packages=()):
+    def run_once(
+        kept, script, args, fetch, folder, token, as_json, wait=False, packages=(), resume=None
+    ):
         given.append(tuple(args))
         assert packages == ()  # a --with after SCRIPT is the script's
+        assert resume is None  # ... and so is a --checkpoints
         assert fetch == ("out.txt",)  # tpuwizard's own option, before SCRIPT
         return 0
 
@@ -175,7 +178,8 @@ def test_everything_after_script_reaches_the_script_unchanged(here, monkeypatch,
 
     monkeypatch.setattr(watching, "watch_loop", watch_loop)
     monkeypatch.setattr(iterate, "_offer_teardown", lambda session, name, ask=True: None)
-    script_args = ["--help", "--fetch", "x", "--node", "n", "--with", "jax", "--", "-v"]
+    script_args = ["--help", "--fetch", "x", "--node", "n", "--with", "jax", "--checkpoints"]
+    script_args += ["/abs", "--", "-v"]
     result = CliRunner().invoke(
         main, [command, "--sandbox", "--fetch", "out.txt", "train.py", *script_args]
     )
@@ -194,3 +198,16 @@ def test_a_script_in_the_home_folder_is_refused_before_create(here, home, monkey
     for args in ([*LAUNCH, "--script", "train.py"], ["run", "--sandbox", "train.py"]):
         err = refused(home, *args)
         assert "your home folder" in err and "Put the script in its own folder" in err
+
+
+@pytest.mark.parametrize(
+    ("folder", "words"),
+    [("/tmp/ckpt", "is an absolute path"), ("../ckpt", "climbs out with '..'"), (".", "itself")],
+)
+def test_run_checkpoints_outside_the_scripts_folder_is_refused_before_the_node(
+    home, here, folder, words
+):
+    # launch's rule (plan_resume.checkpoints_problem), said before the session opens.
+    stderr = refused(home, "run", "--sandbox", "--checkpoints", folder, "train.py")
+    assert f"--checkpoints '{folder}' " in stderr and words in stderr, stderr
+    assert "give a folder inside the script's folder" in stderr

@@ -32,6 +32,7 @@ from tpuwizard.commands.common import (
 from tpuwizard.commands.kept_nodes import delete_kept, open_kept
 from tpuwizard.commands.packages import asked_packages, check_packages, packages_options
 from tpuwizard.commands.preflight import no_preflight_option, preflight_before_create
+from tpuwizard.commands.resume_options import checkpoint_options, run_checkpoints
 from tpuwizard.commands.zone_options import where_to_create, zones_options
 from tpuwizard.core.cloud.backends import COMPUTE
 from tpuwizard.core.deadlines import deadline_bounds_text
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from tpuwizard.core.launch.plan_packages import PackageSpec
     from tpuwizard.core.remote.sync import LocalFolder
     from tpuwizard.session.kept import KeptNode
+    from tpuwizard.session.kept_resume import CheckpointsAsked
     from tpuwizard.session.session import Session
 
 node_option = click.option("--node", help="The kept node (optional when exactly one is kept).")
@@ -225,6 +227,8 @@ def up(
         say(f"\n{plan.node_name} is up and kept (it bills until it is deleted).")
         say(f"  run your script:  tpuwizard run{sandbox_flag} train.py")
         say(f"  re-run on save:   tpuwizard watch{sandbox_flag} train.py")
+        if plan.route == "spot":
+            say(f"  survive preemption: tpuwizard run{sandbox_flag} --checkpoints DIR train.py")
         say(f"  tear it down:     tpuwizard down{sandbox_flag} {plan.node_name}")
         if plan.idle_minutes is not None:
             say(
@@ -246,6 +250,7 @@ def _run_once(
     as_json: bool,
     wait: bool = False,
     packages: tuple[PackageSpec, ...] = (),
+    checkpoints: CheckpointsAsked | None = None,
 ) -> int:
     """One run on the kept node, its events shown as launch's are; returns its exit code."""
     from tpuwizard.core.cancel import Cancelled
@@ -258,7 +263,7 @@ def _run_once(
 
     try:
         with cloud_errors(passes=(NodeBusy, Cancelled)):
-            return kept.run(script, args, fetch, folder, show, cancel, wait, packages)
+            return kept.run(script, args, fetch, folder, show, cancel, wait, packages, checkpoints)
     except NodeBusy as busy:  # nothing was copied or started: the other run goes on
         say(str(busy))
         return EXIT_FAILED
@@ -273,6 +278,7 @@ def _run_once(
     "--wait", is_flag=True, help="If another run is using the node, wait for it to end first."
 )
 @packages_options
+@checkpoint_options
 @project_option
 @sandbox_option
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
@@ -284,17 +290,22 @@ def run(
     wait: bool,
     with_specs: tuple[str, ...],
     requirements: tuple[Path, ...],
+    checkpoints: str | None,
+    checkpoint_every: str,
+    max_restarts: int | None,
     project: str | None,
     sandbox: bool,
     as_json: bool,
     script: Path,
     args: tuple[str, ...],
 ) -> None:
-    """Copy what changed in SCRIPT's folder to the kept node and run it on every worker."""
+    """Copy what changed in SCRIPT's folder to the kept node and run it on every worker; with
+    --checkpoints (a spot node), survive its preemption on a new one."""
     from tpuwizard.core.remote.sync import LocalFolder
     from tpuwizard.session.signals import StopScriptOnSignals
 
     check_script(script)
+    resume = run_checkpoints(checkpoints, checkpoint_every, max_restarts)
     packages = asked_packages(with_specs, requirements, script)
     check_packages(packages)  # a jax line is refused before the node is touched
     session = open_session(project, sandbox)
@@ -302,7 +313,9 @@ def run(
     with StopScriptOnSignals(say) as stop:
         folder = LocalFolder.of_script(script)
         code = stop.exit_code(
-            _run_once(kept, script, args, fetch, folder, stop.token, as_json, wait, packages)
+            _run_once(
+                kept, script, args, fetch, folder, stop.token, as_json, wait, packages, resume
+            )
         )
     sys.exit(code)  # then cli.py says what each kept node has cost and when it deletes itself
 

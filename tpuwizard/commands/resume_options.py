@@ -1,36 +1,25 @@
-"""``--checkpoints``, ``--checkpoint-every`` and ``--max-restarts``: a spot run that resumes
-after preemption. Read before any call; the plan's rules (plan_resume.py) check the rest."""
+"""``--checkpoints``, ``--checkpoint-every`` and ``--max-restarts`` (launch's and run's; launch's
+also ``--budget`` and ``--resume-from``): a spot run that resumes after preemption. Read before
+any call; the plan's rules (plan_resume.py) check the rest."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import click
 
 from tpuwizard.commands.common import Number
 
+if TYPE_CHECKING:
+    from tpuwizard.session.kept_resume import CheckpointsAsked
+
 F = TypeVar("F", bound=Callable[..., object])
 
 
-def resume_options(command: F) -> F:
-    """The options of a resumable launch."""
+def checkpoint_options(command: F) -> F:
+    """``--checkpoints``, ``--checkpoint-every`` and ``--max-restarts``: launch's and run's."""
     # No core import here: the CLI's start must stay light (test_kept_lines.py).
-    command = click.option(
-        "--resume-from",
-        "resume_from",
-        metavar="RUN_ID",
-        help="With --checkpoints: start from the latest complete checkpoint set of that earlier "
-        "run (runs/RUN_ID/checkpoints), put back before the script's first start.",
-    )(command)
-    command = click.option(
-        "--budget",
-        "budget",
-        type=Number(0, unit="US dollars", above=True),
-        metavar="USD",
-        help="With --checkpoints: every attempt's estimated cost together stays within it; each "
-        "attempt's deadline is what is left of it, and none starts with under 10 minutes.",
-    )(command)
     command = click.option(
         "--max-restarts",
         type=int,
@@ -54,6 +43,26 @@ def resume_options(command: F) -> F:
     )(command)
 
 
+def resume_options(command: F) -> F:
+    """The options of a resumable launch."""
+    command = click.option(
+        "--resume-from",
+        "resume_from",
+        metavar="RUN_ID",
+        help="With --checkpoints: start from the latest complete checkpoint set of that earlier "
+        "run (runs/RUN_ID/checkpoints), put back before the script's first start.",
+    )(command)
+    command = click.option(
+        "--budget",
+        "budget",
+        type=Number(0, unit="US dollars", above=True),
+        metavar="USD",
+        help="With --checkpoints: every attempt's estimated cost together stays within it; each "
+        "attempt's deadline is what is left of it, and none starts with under 10 minutes.",
+    )(command)
+    return checkpoint_options(command)
+
+
 def max_restarts_or_default(asked: int | None) -> int:
     from tpuwizard.core.launch.plan_resume import DEFAULT_MAX_RESTARTS
 
@@ -65,3 +74,24 @@ def checkpoint_every_seconds(text: str) -> float:
     from tpuwizard.core.launch.plan_resume import parse_duration
 
     return parse_duration(text)
+
+
+def run_checkpoints(
+    folder: str | None, every: str, max_restarts: int | None
+) -> CheckpointsAsked | None:
+    """``run``'s --checkpoints, read and checked by launch's rules before the node is touched
+    (exit 2 with what to type); None when not asked for."""
+    from tpuwizard.core.errors import BadInput
+    from tpuwizard.session.kept_resume import CheckpointsAsked, checkpoints_asked_problems
+
+    if folder is None:
+        if max_restarts is not None:
+            raise BadInput("--max-restarts is for a run that resumes: add --checkpoints DIR.")
+        return None
+    asked = CheckpointsAsked(
+        folder, checkpoint_every_seconds(every), max_restarts_or_default(max_restarts)
+    )
+    problems = checkpoints_asked_problems(asked)
+    if problems:
+        raise BadInput(" ".join(problems))
+    return asked

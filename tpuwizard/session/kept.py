@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tpuwizard.core.cancel import Cancelled, CancelToken
-from tpuwizard.core.errors import BadInput, HeartbeatFailed, RemoteError
+from tpuwizard.core.errors import BadInput, HeartbeatFailed, NodeGone, QueueSuspended, RemoteError
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_OK
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.distributed import coordinator_for
@@ -27,6 +27,7 @@ from tpuwizard.core.launch.iterate import (
     run_script,
     send_heartbeat,
 )
+from tpuwizard.core.launch.kept_settings import replaced_by
 from tpuwizard.core.launch.ledger import Entry, Resource
 from tpuwizard.core.launch.ownership import is_instance
 from tpuwizard.core.launch.vanished import went_away
@@ -34,11 +35,13 @@ from tpuwizard.core.remote.sync import LocalFolder
 from tpuwizard.session.kept_lines import KeptInfo, kept_info, node_id
 
 if TYPE_CHECKING:
+    from tpuwizard.core.cloud.diagnose import Context
     from tpuwizard.core.cloud.types import NodeInfo
     from tpuwizard.core.launch.plan_packages import PackageSpec
     from tpuwizard.core.launch.runtime import Runtime
     from tpuwizard.core.launch.teardown import TeardownResult
     from tpuwizard.core.remote.transports import Transport
+    from tpuwizard.session.kept_resume import CheckpointsAsked
     from tpuwizard.session.session import Session
 
 
@@ -115,6 +118,12 @@ class KeptNodes:
             entries = [e for e in entries if name in (e.resource.name, node_id(e.resource))]
         names = ", ".join(node_id(e.resource) for e in self.entries())
         if not entries:
+            new = replaced_by(self.session.ledger.entries(), name) if name is not None else None
+            if new is not None:
+                raise BadInput(
+                    f"{name} was preempted and replaced: `tpuwizard run --checkpoints` made "
+                    f"{new} in its place. Use --node {new}."
+                )
             if name is not None:
                 raise BadInput(f"No kept node called '{name}' (kept: {names or 'none'}).")
             raise BadInput("No kept node: start one with `tpuwizard up --accelerator T --zone Z`.")
@@ -209,16 +218,19 @@ class KeptNode:
         cancel: CancelToken,
         wait: bool = False,
         packages: tuple[PackageSpec, ...] = (),
+        checkpoints: CheckpointsAsked | None = None,
     ) -> int:
         """Copy what changed, install the ``packages`` that are new, and run ``script`` on every
         worker, under heartbeats, holding the
         node's run lock (``NodeBusy`` when another run holds it, unless ``wait``); returns the
         run's exit code. Everything it does reaches ``emit`` as the launch's events do, from
         :class:`RunStarted` to :class:`Finished` (after :class:`Failed` when the node went away
-        or a command on it failed)."""
+        or a command on it failed). With ``checkpoints`` (a spot node) the run survives the
+        node's preemption: it is made again from ``up``'s settings (session/kept_resume.py)."""
         from tpuwizard.core import paths
-        from tpuwizard.core.cloud.diagnose import Context, diagnose
+        from tpuwizard.core.cloud.diagnose import diagnose
         from tpuwizard.core.launch.run_lock import lock_path, run_lock
+        from tpuwizard.session.kept_resume import resume_problems, run_resumable
 
         session, r = self.nodes.session, self.entry.resource
         run_id = paths.new_run_id()
@@ -235,7 +247,9 @@ class KeptNode:
             coordinator,
             packages,
         )
-        problems = plan.problems()
+        if checkpoints is not None:
+            plan = replace(plan, resume=checkpoints.setup(run_dir))
+        problems = plan.problems() + resume_problems(r, checkpoints)
         if problems:
             raise BadInput(" ".join(problems))
         folder.manifest()  # a folder too big to copy is refused here, before the node is touched
@@ -245,31 +259,54 @@ class KeptNode:
         def waiting(text: str) -> None:
             emit(ev.WaitingForNode(self.name, text))
 
+        with run_lock(lock, self.name, command, wait, cancel, waiting):
+            emit(ev.RunStarted(run_id, self.name, self.workers, str(run_dir)))
+            run_dir.mkdir(parents=True, exist_ok=True)
+            if checkpoints is not None:
+                code, kept = run_resumable(self, plan, folder, emit, cancel, checkpoints)
+            else:
+                code, gone = self.run_once(plan, folder, emit, cancel)
+                if gone is not None:
+                    emit(ev.Failed("script", diagnose(gone, self.context())))
+                kept = self.name
+            emit(ev.Finished(code == EXIT_OK, code, str(run_dir), None, [kept] if kept else []))
+            return code
+
+    def context(self) -> Context:
+        """The node's words for a diagnosis."""
+        from tpuwizard.core.cloud.diagnose import Context
+
+        r = self.entry.resource
+        return Context(
+            project=r.project, zone=r.zone, accelerator=r.accelerator, name=self.name, route=r.route
+        )
+
+    def run_once(
+        self,
+        plan: ScriptRun,
+        folder: LocalFolder,
+        emit: Callable[[ev.Event], None],
+        cancel: CancelToken,
+    ) -> tuple[int, Exception | None]:
+        """One run of the script on this node, under heartbeats: its exit code, and what
+        happened to the node when it went away under it (then nothing is said of it here)."""
+        from tpuwizard.core.cloud.diagnose import diagnose
+
         def missed(text: str) -> None:
             emit(ev.HeartbeatMissed(self.name, text))
 
-        with run_lock(lock, self.name, command, wait, cancel, waiting):
-            emit(ev.RunStarted(run_id, self.name, self.workers, str(run_dir)))
-            try:
-                run_dir.mkdir(parents=True, exist_ok=True)
-                with self.keep_alive(missed):
-                    code = self._run_script(plan, folder, emit, cancel)
-            except BadInput:
-                raise
-            except Cancelled:  # a stop where the run did not expect one: still the stop's code
-                code = cancel.exit_code or EXIT_STOPPED
-            except Exception as err:  # the node went away, or a command on it failed
-                context = Context(
-                    project=r.project,
-                    zone=r.zone,
-                    accelerator=r.accelerator,
-                    name=self.name,
-                    route=r.route,
-                )
-                emit(ev.Failed("script", diagnose(err, context)))
-                code = EXIT_CLOUD
-            emit(ev.Finished(code == EXIT_OK, code, str(run_dir), None, [self.name]))
-            return code
+        try:
+            with self.keep_alive(missed):
+                return self._run_script(plan, folder, emit, cancel), None
+        except BadInput:
+            raise
+        except Cancelled:  # a stop where the run did not expect one: still the stop's code
+            return cancel.exit_code or EXIT_STOPPED, None
+        except (NodeGone, QueueSuspended) as gone:
+            return EXIT_CLOUD, gone
+        except Exception as err:  # a command on it failed
+            emit(ev.Failed("script", diagnose(err, self.context())))
+            return EXIT_CLOUD, None
 
     def _run_script(
         self,

@@ -4,8 +4,9 @@ a new TPU, put the resume point back (core/remote/checkpoints.py does the copyin
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from tpuwizard.core.launch import events as ev
@@ -80,3 +81,22 @@ class CheckpointCopier:
             size = sum(int(f["size"]) for f in taken.files.values())
             path = str(setup.home.folder / taken.name)
             self.emit(ev.CheckpointCopied(taken.name, taken.step, len(taken.files), size, path))
+
+
+@contextlib.contextmanager
+def resumed_run(
+    transport: Transport, resume: ResumeSetup | None, emit: Callable[[ev.Event], None]
+) -> Iterator[dict[str, str]]:
+    """Around the script's run, once its folder is copied (a launch's and a kept node's
+    alike): the resume point put back (:class:`Resumed` said), the checkpoints copied home
+    while the block runs; yields the script's extra environment. Without ``resume``, nothing."""
+    if resume is None:
+        yield {}
+        return
+    resume.put_back(transport)
+    if resume.resuming:
+        chosen = resume.resume_from
+        name, step = (chosen.name, chosen.step) if chosen is not None else (None, None)
+        emit(ev.Resumed(resume.attempt, name, step))
+    with CheckpointCopier(transport, resume, emit):
+        yield resume.env()

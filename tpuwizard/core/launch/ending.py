@@ -17,6 +17,7 @@ from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.cloud.diagnosis import Diagnosis
 from tpuwizard.core.exit_codes import EXIT_OK, EXIT_TEARDOWN
 from tpuwizard.core.launch import events as ev
+from tpuwizard.core.launch.kept_settings import kept_settings
 from tpuwizard.core.launch.launch_state import LaunchState
 from tpuwizard.core.launch.ledger import Resource
 from tpuwizard.core.launch.plan import LaunchPlan
@@ -134,6 +135,7 @@ class Ending:
             ended_by=ended_by,
             idle_s=idle * 60 if idle else None,
             kept_at=time.time(),
+            settings=kept_settings(self.plan),  # run --checkpoints makes it again from these
         )
         self.emit(
             ev.Kept(

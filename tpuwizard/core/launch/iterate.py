@@ -20,6 +20,7 @@ from tpuwizard.core.cancel import Cancelled, CancelToken
 from tpuwizard.core.errors import BadInput, RemoteError
 from tpuwizard.core.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from tpuwizard.core.launch import events as ev
+from tpuwizard.core.launch.checkpoint_copier import ResumeSetup, resumed_run
 from tpuwizard.core.launch.missing_module import MissingModuleWatch
 from tpuwizard.core.launch.plan import safe_fetch_pattern, safe_script_name, script_problems
 from tpuwizard.core.launch.plan_packages import PackageSpec, package_problems
@@ -97,6 +98,8 @@ class ScriptRun:
     fetch: Sequence[str] = ()
     coordinator: str | None = None  # where JAX cannot find the slice itself (the sandbox)
     packages: tuple[PackageSpec, ...] = ()  # installed first where they are new
+    # run --checkpoints: the chain's setup (copied home as it runs, put back on a new node).
+    resume: ResumeSetup | None = None
 
     def problems(self) -> list[str]:
         found = script_problems(self.script)
@@ -151,22 +154,24 @@ def run_script(
             return EXIT_FAILED
     except Cancelled:
         return cancel.exit_code or EXIT_STOPPED
-    job = ScriptJob(
-        Job(f"run-{run.run_id}"),
-        WORK_DIR,
-        WORK_PYTHON,
-        safe_script_name(run.script.name),
-        run.args,
-        run.coordinator,
-        run.env(),
-    )
     watch = MissingModuleWatch(run.script)
+    job = Job(f"run-{run.run_id}")
     try:
-        code = run_script_job(
-            transport, job, emit, cancel, output=run.run_dir / OUTPUT_FILE, watch=watch
-        )
+        with resumed_run(transport, run.resume, emit) as resume_env:
+            script = ScriptJob(
+                job,
+                WORK_DIR,
+                WORK_PYTHON,
+                safe_script_name(run.script.name),
+                run.args,
+                run.coordinator,
+                {**run.env(), **resume_env},
+            )
+            code = run_script_job(
+                transport, script, emit, cancel, output=run.run_dir / OUTPUT_FILE, watch=watch
+            )
     except Cancelled:
-        stop_on_workers(transport, job.job)  # the script, not the node
+        stop_on_workers(transport, job)  # the script, not the node
         return cancel.exit_code or EXIT_STOPPED
     transport.cancel = None  # the files are copied back even after a late Ctrl+C
     dest = paths.fetched_files(run.run_dir)  # the one layout, as launch's

@@ -99,9 +99,9 @@ class Launch:
     def steps(self) -> int:
         """One attempt; or with --checkpoints, attempts until one ends other than gone."""
         if self.plan.checkpoints is not None:
-            from tpuwizard.core.launch.resume_chain import ResumeChain
+            from tpuwizard.core.launch.launch_attempts import launch_chain
 
-            return ResumeChain(self).run()
+            return launch_chain(self).run()
         return self.attempt()
 
     def deadline(self) -> float | None:

@@ -17,7 +17,7 @@ from tpuwizard.core.errors import PackagesFailed, RemoteError, ScriptFailed
 from tpuwizard.core.evidence.receipt import parse_marker_line
 from tpuwizard.core.evidence.verifier import VERIFIER_FILENAME, verifier_flags, verifier_source
 from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.checkpoint_copier import CheckpointCopier, ResumeSetup
+from tpuwizard.core.launch.checkpoint_copier import ResumeSetup, resumed_run
 from tpuwizard.core.launch.distributed import coordinator_for
 from tpuwizard.core.launch.launch_state import LaunchState
 from tpuwizard.core.launch.missing_module import MissingModuleWatch
@@ -233,30 +233,20 @@ class WorkerSteps:
         folder = self._folder
         synced = fan_out(transport, lambda w: sync_folder(transport, w, folder))
         self.emit(folder_synced(synced))  # type: ignore[arg-type]
-        resume = self.resume
-        if resume is not None:
-            resume.put_back(transport)
-            if resume.resuming:
-                self.emit(ev.Resumed(resume.attempt, *_set_words(resume)))
-        job = ScriptJob(
-            Job(f"script-{self.plan.run_id}"),
-            WORK_DIR,
-            WORK_PYTHON,
-            name,
-            self.plan.script_args,
-            self._coordinator(),  # a bare jax.distributed.initialize() joins them
-            {**self._env(), **(resume.env() if resume is not None else {})},
-        )
         output, watch = self.plan.run_dir / OUTPUT_FILE, MissingModuleWatch(script)
-        if resume is None:
+        with resumed_run(transport, self.resume, self.emit) as resume_env:
+            job = ScriptJob(
+                Job(f"script-{self.plan.run_id}"),
+                WORK_DIR,
+                WORK_PYTHON,
+                name,
+                self.plan.script_args,
+                self._coordinator(),  # a bare jax.distributed.initialize() joins them
+                {**self._env(), **resume_env},
+            )
             code = run_script_job(
                 transport, job, self.emit, self.cancel, self._started, output, watch
             )
-        else:
-            with CheckpointCopier(transport, resume, self.emit):
-                code = run_script_job(
-                    transport, job, self.emit, self.cancel, self._started, output, watch
-                )
         # A file that did not arrive whole makes the run fail (exit 1); its event comes before
         # teardown, so the user hears of it while the node still exists.
         self.fetch_incomplete = fetch_files(
@@ -283,8 +273,3 @@ class WorkerSteps:
         on_line: Callable[[int, str], None],
     ) -> int:
         return run_on_workers(transport, job, command, env, on_line, self.cancel, self._started)
-
-
-def _set_words(resume: ResumeSetup) -> tuple[str | None, int | None]:
-    chosen = resume.resume_from
-    return (chosen.name, chosen.step) if chosen is not None else (None, None)

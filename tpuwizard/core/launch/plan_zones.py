@@ -30,6 +30,16 @@ def zones_of(plan: LaunchPlan) -> tuple[str, ...]:
     return plan.zones or (plan.zone,)
 
 
+def zones_from(zones: tuple[str, ...], zone: str) -> tuple[str, ...]:
+    """``zones`` in their order, starting at ``zone`` and going round: after a preemption in
+    the second zone of A,B,C a new node is made in B, then C, then A (the zones before it had no
+    capacity when it was made). A zone not listed comes first, the list after it."""
+    if zone not in zones:
+        return (zone, *zones)
+    at = zones.index(zone)
+    return zones[at:] + zones[:at]
+
+
 def fails_over(plan: LaunchPlan) -> bool:
     """Serial failover: after a stockout, the next zone (``--zones``' next, or any offering)."""
     return (plan.failover or len(plan.zones) > 1) and not plan.fan_out

@@ -26,7 +26,7 @@ from tpuwizard.core.launch.ledger import Resource
 from tpuwizard.core.launch.ownership import identity, is_instance, live_labels
 from tpuwizard.core.launch.plan import LaunchPlan
 from tpuwizard.core.launch.plan_backend import queue_wait_seconds
-from tpuwizard.core.launch.plan_zones import fails_over, probes
+from tpuwizard.core.launch.plan_zones import fails_over, probes, zones_from
 from tpuwizard.core.launch.runtime import Runtime
 from tpuwizard.core.launch.vanished import went_away
 from tpuwizard.core.plan import catalog, cost
@@ -80,7 +80,9 @@ class Provisioner:
                 return self.attempt(state.zone, state)
             except CreateFailed as err:
                 d = diagnose(err, state.context(self.plan))
-                ahead = self.plan.zones or tuple(d.alternatives)  # --zones' order, else any
+                # --zones' order from where this provision began (after a preemption, the
+                # zone the node was in), else any zone offering the type.
+                ahead = zones_from(self.plan.zones, tried[0]) if self.plan.zones else d.alternatives
                 left = [z for z in ahead if z not in tried]
                 if not (fails_over(self.plan) and d.kind == "stockout" and left):
                     raise

@@ -47,3 +47,14 @@ class Resumed(Event):
     attempt: int
     checkpoint: str | None
     step: int | None
+
+
+@dataclass(frozen=True)
+class KeptReplaced(Event):
+    """run --checkpoints: the kept node went away and a new one, made from ``up``'s settings,
+    is kept in its place; later commands use ``new_name``."""
+
+    old_name: str
+    new_name: str
+    zone: str
+    run_id: str  # the run that made the new node (its receipt is in its folder)
