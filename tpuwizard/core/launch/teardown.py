@@ -286,14 +286,6 @@ def reconcile(
     return result
 
 
-def cost_so_far(resource: Resource, bills: bool, age_s: float) -> float | None:
-    """The estimate ``status`` shows: nothing while its state bills nothing (CREATING, waiting
-    for capacity), else the price over its age (its READY time is not known from a listing)."""
-    if not bills:
-        return 0.0
-    return cost.estimate(resource.accelerator, resource.route, age_s, resource.zone)
-
-
 def _billable(
     cloud: Cloud,
     resource: Resource,
@@ -305,7 +297,11 @@ def _billable(
 ) -> Billable:
     """What ``status`` shows of a live resource, billing by its cloud's own rule."""
     bills = cloud.bills_in_state(resource.kind, state)
-    cost_usd = cost_so_far(resource, bills, age)
+    # Nothing while its state bills nothing (CREATING, waiting for capacity), else the price
+    # over its age (its READY time is not known from a listing).
+    cost_usd = (
+        cost.estimate(resource.accelerator, resource.route, age, resource.zone) if bills else 0.0
+    )
     return Billable(resource, state, age, cost_usd, source, kept=kept, bills=bills, parts=parts)
 
 
