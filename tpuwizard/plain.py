@@ -19,7 +19,7 @@ from tpuwizard.core.cloud import gcloud_config
 from tpuwizard.core.deadlines import deadline_bounds_text, deadline_problem
 from tpuwizard.core.errors import BadInput, PlanRefused
 from tpuwizard.core.evidence import notebook
-from tpuwizard.core.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED
+from tpuwizard.core.exit_codes import EXIT_BAD_INPUT, EXIT_CLOUD, EXIT_INTERRUPTED
 from tpuwizard.core.launch.events import BootstrapLine, Finished, ScriptLine, VerifierLine
 from tpuwizard.core.launch.plan import DEFAULT_MAX_RUN, LaunchPlan
 from tpuwizard.core.plan import fit, routes
@@ -33,9 +33,11 @@ from tpuwizard.event_text import (
 )
 from tpuwizard.figures import count, price_cell
 from tpuwizard.plain_prompt import text_question
+from tpuwizard.preflight_text import before_create_lines
 from tpuwizard.session.backend import decide_backend
 from tpuwizard.session.kept_lines import recorded_kept
 from tpuwizard.session.launch_handle import LaunchHandle
+from tpuwizard.session.preflight import before_create
 from tpuwizard.session.session import Session
 from tpuwizard.session.signals import exit_code, stop_on_signals
 from tpuwizard.session.watchdog import WATCHDOG_ROUTES, check_words
@@ -182,19 +184,14 @@ class PlainWizard:
         ):
             self.say("Nothing was created.")
             return 0
-        return self.launch(session.start_launch(plan))
+        before = before_create(session, plan, plan.backend)  # as launch, up and the wizard do
+        for line in before_create_lines(before):
+            self.say(line)
+        return EXIT_CLOUD if before.refused else self.launch(session.start_launch(before.plan))
 
     def ask_watchdog(self, default: bool) -> bool:
-        return bool(
-            self.ask(
-                questionary.confirm(
-                    "Watchdog: the VM deletes itself at the deadline, even if this computer is "
-                    "off?",
-                    default=default,
-                    **self.io,
-                )
-            )
-        )
+        words = "Watchdog: the VM deletes itself at the deadline, even if this computer is off?"
+        return bool(self.ask(questionary.confirm(words, default=default, **self.io)))
 
     def choose_route(self) -> str:
         budget = self.select("Budget?", list(routes.BUDGETS), "normal")

@@ -166,3 +166,20 @@ def test_plain_route_questions_count_chips_and_name_the_route(tmp_path, monkeypa
     assert offered["Chips needed?"][:2] == ["1 chip", "4 chips"]
     said = next(line for line in lines if line.startswith("Recommended:"))
     assert said.startswith("Recommended: TPU VM, on demand.")
+
+
+def test_plain_runs_the_preflight_before_its_create_and_a_fail_creates_nothing(
+    tmp_path, home, monkeypatch
+):
+    from tpuwizard.core.exit_codes import EXIT_CLOUD
+    from tpuwizard.core.launch.ledger import Ledger
+
+    monkeypatch.setenv("TPUWIZARD_SANDBOX_FAULTS", "no_billing=1")  # the project has no billing
+    code, lines = run_plain(tmp_path, "\r" * 15, then_close=True)
+    text = "\n".join(lines)
+    assert code == EXIT_CLOUD, text
+    (billing,) = [line for line in lines if line.startswith("Preflight: FAIL    Billing")]
+    assert "gcloud billing projects link tpuwizard-practice" in billing
+    assert "Nothing was created: 1 check(s) before create failed" in text
+    assert sandbox_nodes(home) == {}
+    assert Ledger(home / "sandbox" / "ledger.jsonl").entries() == []

@@ -124,20 +124,18 @@ def preflight_before_create(
     lines said). Returns the backend decided (``auto`` may move to Compute Engine where its quota
     covers the slice), or None when none was decided; and ``plan`` on that backend, importing its
     key into the OS Login profile where the preflight found OS Login on."""
-    from tpuwizard.oslogin_text import IMPORT_CHOSEN
+    from tpuwizard.preflight_text import before_create_lines
     from tpuwizard.session.preflight import before_create
 
     before = before_create(session, plan, asked, transport, compute_ok)
     echo = say if as_json else click.echo
-    for check in before.result.checks:
-        echo(f"Preflight: {check.line()}")
+    lines = before_create_lines(before, "--no-preflight skips them")
     if before.refused:
-        say(
-            f"Nothing was created: {len(before.result.failures)} check(s) before create failed "
-            "(each line above says how to fix it). `tpuwizard preflight` runs them again; "
-            "--no-preflight skips them."
-        )
+        *checks, why_nothing = lines  # the refusal, on stderr even with --json
+        for line in checks:
+            echo(line)
+        say(why_nothing)
         sys.exit(EXIT_CLOUD)
-    if before.result.imports_login_key:
-        echo(IMPORT_CHOSEN)
+    for line in lines:
+        echo(line)
     return before.result.choice, before.plan
