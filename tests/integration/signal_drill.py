@@ -34,6 +34,7 @@ from tests.integration.launch_helpers import (
     teardown_all,
 )
 from tpuwizard.core.launch import events as ev
+from tpuwizard.core.paths import fetched_files
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGKILL)
 STOP_SIGNALS = SIGNALS[:3]
@@ -285,7 +286,8 @@ def run_case_on(
         return job_file("exit") is not None
 
     def copying_back() -> bool:  # the fetched file has begun to arrive (as a hidden .part)
-        return bool(run_id) and any((root / "runs" / run_id[0]).glob(".big.bin.*.part"))
+        arriving = fetched_files(root / "runs" / run_id[0]).glob(".big.bin.*.part") if run_id else ()
+        return any(arriving)
 
     on_disk = copying_back if case.point == "fetch" else None
     stopped = stop_at(argv, root, environ, trigger, case.sig, on_disk)
@@ -295,7 +297,7 @@ def run_case_on(
         out.problems.append(f"the kept node is {state}, not up: a run must never end it")
     if case.sig in STOP_SIGNALS and case.point == "script" and not _soon(script_ended):
         out.problems.append("the script was not stopped on the worker")
-    fetched = root / "runs" / (run_id[0] if run_id else "?") / "big.bin"
+    fetched = fetched_files(root / "runs" / (run_id[0] if run_id else "?")) / "big.bin"
     if case.sig in STOP_SIGNALS and case.point == "fetch" and not _whole(fetched, fetch_mib << 20):
         out.problems.append("a stop during the copy-back did not let the file arrive whole")
     return out
