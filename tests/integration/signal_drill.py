@@ -286,8 +286,9 @@ def run_case_on(
         return job_file("exit") is not None
 
     def copying_back() -> bool:  # the fetched file has begun to arrive (as a hidden .part)
-        arriving = fetched_files(root / "runs" / run_id[0]).glob(".big.bin.*.part") if run_id else ()
-        return any(arriving)
+        if not run_id:
+            return False
+        return any(fetched_files(root / "runs" / run_id[0]).glob(".big.bin.*.part"))
 
     on_disk = copying_back if case.point == "fetch" else None
     stopped = stop_at(argv, root, environ, trigger, case.sig, on_disk)
