@@ -67,3 +67,10 @@ def clean_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("XLA_", "JAX_"))}
     env.update(extra)
     return env
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # One turn of the kill drills for the whole run: xdist's workers inherit it (tests/rotation.py).
+    from tests.rotation import TURN_ENV, todays_turn
+
+    os.environ.setdefault(TURN_ENV, todays_turn())

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.launch_helpers import launch, ledger_all_gone
+from tests.rotation import rotating
 
 ZONE = "us-east5-b"  # the catalog documents v6e there
 SLICE = ("--backend", "compute", "--accelerator", "v6e-16")
@@ -67,7 +68,7 @@ KILLS = {
 }
 
 
-@pytest.mark.parametrize("stage", list(KILLS))
+@pytest.mark.parametrize("stage", rotating(list(KILLS), per_run=1))
 def test_sigkill_after_each_part_s_create_then_teardown_all_leaves_no_part(tmp_path, home, stage):
     import signal
 

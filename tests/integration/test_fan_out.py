@@ -20,6 +20,7 @@ from tests.integration.launch_helpers import (
     status,
     teardown_all,
 )
+from tests.rotation import rotating
 from tpuwizard.core.launch.ledger import Ledger
 
 ZONES = ("us-central1-a", "us-west1-c", "us-east5-a")
@@ -93,7 +94,7 @@ def recover(tmp_path: Path, home: Path) -> None:
     assert sandbox_is_empty(home) and ledger_all_gone(home)
 
 
-@pytest.mark.parametrize("point", list(POINTS))
+@pytest.mark.parametrize("point", rotating(list(POINTS), per_run=2))
 def test_sigkill_at_each_point_of_a_fan_out_then_recover(tmp_path, home, point):
     code, _ = launch_until(
         tmp_path, POINTS[point](), "--accelerator", "v5litepod-1", where=WHERE, **TWO_OUT

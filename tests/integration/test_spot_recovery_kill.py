@@ -21,6 +21,7 @@ from tests.integration.launch_helpers import (
     teardown_all,
 )
 from tests.integration.test_spot_resume import ARGS, EXAMPLE, uninterrupted_final_line
+from tests.rotation import rotating
 from tpuwizard.core.remote.checkpoints import CheckpointsHome
 
 # Preempted once three sets are committed: a copy pass has brought one home by then.
@@ -47,7 +48,9 @@ KILL_POINTS = {
 }
 
 
-@pytest.mark.parametrize("point", list(KILL_POINTS))
+@pytest.mark.parametrize(
+    "point", rotating(list(KILL_POINTS), per_run=1, always=("during the upload",))
+)
 def test_a_kill_during_recovery_leaves_nothing_teardown_misses_and_the_run_resumes(
     tmp_path, home, point
 ):
