@@ -165,3 +165,51 @@ def test_where_no_usage_is_reported_the_line_says_so():
     refused = FakeRest({f"{CE}/{SPOT_V6E}": spot_metric(8)})  # regions.get answers 404
     check = quota.read_quota(ask(backend="compute", route="spot"), reach(refused)).check
     assert check.verdict is Verdict.PASS and "usage not known" in check.detail
+
+
+def test_fan_out_needs_quota_for_every_request_at_once():
+    # 16 chips cover one v6e-4, and three of them in flight at once (--fan-out), not five.
+    name = "TPUV6EPerProjectPerRegionForTPUAPI"
+    rest = FakeRest({f"{TPU}/{name}": region_info(name, 16)})
+    three = quota.read_quota(ask(at_once=3), reach(rest)).check
+    assert three.verdict is Verdict.PASS and "3 requests of v6e-4 at once" in three.detail
+    five = quota.read_quota(ask(at_once=5), reach(rest)).check
+    assert five.verdict is Verdict.FAIL
+    assert "5 requests of v6e-4 at once (--fan-out) needs 20 chips" in five.detail
+    assert "--preferred-value=20" in (five.fix or "")
+
+
+def test_fan_out_counts_the_requests_in_the_first_zone_s_region(tmp_path):
+    from tpuwizard.core.launch.plan import LaunchPlan
+    from tpuwizard.session.preflight import fan_out_in_region
+
+    zones = ("us-east5-a", "us-east5-b", "europe-west4-a")
+    base = {"accelerator": "v6e-4", "zone": zones[0], "project": P, "run_id": "r"}
+    plan = LaunchPlan(**base, run_dir=tmp_path, zones=zones, fan_out=True)  # type: ignore[arg-type]
+    assert fan_out_in_region(plan) == 2  # europe-west4's request draws on that region's quota
+    failover = LaunchPlan(**base, run_dir=tmp_path, zones=zones)  # type: ignore[arg-type]
+    assert fan_out_in_region(failover) == 1  # one request at a time
+
+
+def test_the_launch_is_told_when_the_quota_for_every_request_was_read(tmp_path, monkeypatch):
+    from tpuwizard.core.launch.plan import LaunchPlan
+    from tpuwizard.core.preflight.model import passed, unknown
+    from tpuwizard.session import preflight
+
+    asked: list[int] = []
+
+    def reading(check):
+        def run(session, *args):
+            asked.append(args[-1])  # the requests at once the quota was read for
+            return preflight.PreflightResult(None, [check])
+
+        return run
+
+    zones = ("us-east5-a", "us-east5-b")
+    base = {"accelerator": "v6e-4", "zone": zones[0], "project": P, "run_id": "r"}
+    plan = LaunchPlan(**base, run_dir=tmp_path, zones=zones, fan_out=True)  # type: ignore[arg-type]
+    monkeypatch.setattr(preflight, "run_preflight", reading(passed(quota.NAME, "covers")))
+    assert preflight.before_create(None, plan, "tpu-api").plan.fan_out_quota_checked  # type: ignore[arg-type]
+    monkeypatch.setattr(preflight, "run_preflight", reading(unknown(quota.NAME, "not read")))
+    assert not preflight.before_create(None, plan, "tpu-api").plan.fan_out_quota_checked  # type: ignore[arg-type]
+    assert asked == [2, 2]

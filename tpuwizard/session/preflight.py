@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 from tpuwizard.core.cloud.backends import AUTO, COMPUTE, TPU_API
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.preflight.ask import PreflightAsk, Reach
-from tpuwizard.core.preflight.model import Check, passed, unknown
+from tpuwizard.core.preflight.model import Check, Verdict, passed, unknown
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.backend_choice import BackendChoice
@@ -91,6 +91,7 @@ def decide_with_quota(
     route: str,
     asked: str,
     compute_ok: bool = True,
+    at_once: int = 1,
 ) -> tuple[BackendChoice, QuotaReading | None]:
     """``--backend auto`` for a type both backends serve: Compute Engine when its quota in the
     zone's region is read and covers the chips (``compute_ok`` False: the other flags need the
@@ -111,9 +112,10 @@ def decide_with_quota(
     ):
         return first, None
     _, reach = _reach(session, COMPUTE, zone)
-    ask = PreflightAsk(session.project or "", accelerator, zone, route, COMPUTE)
+    ask = PreflightAsk(session.project or "", accelerator, zone, route, COMPUTE, at_once=at_once)
     reading = read_quota(ask, reach)
-    choice = decide_backend(accelerator, route, asked, reading.room, region_of(zone))
+    room = None if reading.room is None else reading.room // at_once  # per request
+    choice = decide_backend(accelerator, route, asked, room, region_of(zone))
     return choice, reading
 
 
@@ -126,6 +128,7 @@ def run_preflight(
     internal_ips: bool = False,
     transport: str = "ssh",
     compute_ok: bool = True,
+    at_once: int = 1,
 ) -> PreflightResult:
     """Every check for a launch of ``accelerator`` in ``zone`` (None, None: the project's
     checks alone, on the TPU API). Never raises for the cloud's sake."""
@@ -137,14 +140,21 @@ def run_preflight(
         reading = None
         if accelerator is not None and zone is not None:
             choice, reading = decide_with_quota(
-                session, accelerator, zone, route, asked, compute_ok
+                session, accelerator, zone, route, asked, compute_ok, at_once
             )
         elif asked != AUTO:
             choice = None if accelerator is None else decide_backend(accelerator, route, asked)
         backend = choice.backend if choice else (asked if asked != AUTO else TPU_API)
         credentials, reach = _reach(session, backend, zone)
         ask = PreflightAsk(
-            session.project or "", accelerator, zone, route, backend, internal_ips, transport
+            session.project or "",
+            accelerator,
+            zone,
+            route,
+            backend,
+            internal_ips,
+            transport,
+            at_once,
         )
         made = reading.check if reading is not None and backend == COMPUTE else None
         return PreflightResult(choice, run_checks(ask, reach, credentials, made))
@@ -188,11 +198,33 @@ def before_create(
         plan.internal_ips,
         transport,
         compute_ok,
+        fan_out_in_region(plan),
     )
     if result.failures:
         return BeforeCreate(result, plan)
     moved = moved_to(plan, result.choice.backend if result.choice else plan.backend)
-    return BeforeCreate(result, dataclasses.replace(moved, os_login_key=result.imports_login_key))
+    from tpuwizard.core.preflight.quota import NAME as QUOTA
+
+    quota_read = any(c.name == QUOTA and c.verdict is Verdict.PASS for c in result.checks)
+    return BeforeCreate(
+        result,
+        dataclasses.replace(
+            moved,
+            os_login_key=result.imports_login_key,
+            fan_out_quota_checked=plan.fan_out and quota_read,
+        ),
+    )
+
+
+def fan_out_in_region(plan: LaunchPlan) -> int:
+    """The requests --fan-out sends at once in the first zone's region (1 without it): each needs
+    quota of its own while they all exist. Zones in other regions draw on their own quotas."""
+    from tpuwizard.core.preflight.ask import region_of
+
+    if not plan.fan_out or plan.zone is None:
+        return 1
+    region = region_of(plan.zone)
+    return max(1, sum(region_of(z) == region for z in plan.zones))
 
 
 def moved_to(plan: LaunchPlan, backend: str) -> LaunchPlan:

@@ -23,11 +23,6 @@ from tpuwizard.core.launch.plan_zones import worst_case_hourly, zones_of
 if TYPE_CHECKING:
     from tpuwizard.core.launch.provision import Provisioner
 
-# Not checked here: whether the project's quota holds every request at once. The preflight
-# (issue 25's other half) reads it; until a launch is given its answer, the event says so.
-QUOTA_CHECKED = False
-
-
 class FanOut:
     def __init__(self, provisioner: Provisioner) -> None:
         self.p = provisioner
@@ -51,7 +46,7 @@ class FanOut:
                 p.plan.node_name,
                 [r.zone for r in self.requests],
                 worst_case_hourly(p.plan),
-                QUOTA_CHECKED,
+                p.plan.fan_out_quota_checked,  # the preflight's reading, where it was made
             )
         )
         for request in self.requests:

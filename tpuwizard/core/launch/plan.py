@@ -85,6 +85,7 @@ class LaunchPlan:
     # goes to all of them at once (plan_zones.py has their rules).
     zones: tuple[str, ...] = ()
     fan_out: bool = False
+    fan_out_quota_checked: bool = False  # the preflight read quota for every request at once
     # --checkpoints DIR (relative to the script's folder on the worker): copied home while the
     # script runs, put back on a new TPU after a preemption (plan_resume.py, resume_chain.py).
     checkpoints: str | None = None

@@ -21,6 +21,8 @@ class PreflightAsk:
     backend: str
     internal_ips: bool = False
     transport: str = "ssh"  # ssh: tpuwizard's key in the VM's metadata; gcloud: gcloud's SSH
+    # Requests sent together in the zone's region (--fan-out): each takes its own quota.
+    at_once: int = 1
 
     @property
     def region(self) -> str:

@@ -197,9 +197,19 @@ def needed(ask: PreflightAsk, read: QuotaRead) -> int:
     """What the slice takes of a quota: chips, or TensorCores where the quota counts those (v4
     and v5p have two per chip; Google's quota page: "specified in terms of chips or
     TensorCores")."""
-    chips = ask.slice.chips
-    cores = "core" in read.unit.lower() and ask.slice.generation.key in ("v4", "v5p")
-    return chips * 2 if cores else chips
+    per_slice = ask.slice.chips * 2 if _counts_cores(ask, read) else ask.slice.chips
+    return per_slice * ask.at_once
+
+
+def _counts_cores(ask: PreflightAsk, read: QuotaRead) -> bool:
+    return "core" in read.unit.lower() and ask.slice.generation.key in ("v4", "v5p")
+
+
+def _asked(ask: PreflightAsk) -> str:
+    """What is asked of the quota, in words: the slice, or --fan-out's requests at once."""
+    if ask.at_once == 1:
+        return str(ask.accelerator)
+    return f"{ask.at_once} requests of {ask.accelerator} at once (--fan-out)"
 
 
 def _judge(
@@ -224,9 +234,9 @@ def _judge(
     words = "; ".join(f"{r.quota_id} {_amount(r)}" for r in reads)
     unknown_use = any(r.used is None and r.limit != UNLIMITED for r in reads)
     caveat = " (usage not known: what already runs there counts too)" if unknown_use else ""
-    detail = f"{words}: covers {ask.accelerator}{caveat}"
+    detail = f"{words}: covers {_asked(ask)}{caveat}"
     # The room in chips for --backend auto: the least left (no limit: the slice fits).
-    room = min(finite) if finite else ask.slice.chips
+    room = min(finite) if finite else ask.slice.chips * ask.at_once
     return QuotaReading(passed(NAME, detail), room)
 
 
@@ -248,14 +258,14 @@ def _short(
         f"--quota-id={r.quota_id} --preferred-value={want + (r.used or 0)} --dimensions={dims} "
         '--email="$(gcloud config get-value account)"'
     )
-    unit = "TensorCores" if want != ask.slice.chips else "chips"
+    unit = "TensorCores" if _counts_cores(ask, r) else "chips"
     if r.used is None:
         allows = f"allows {r.limit} in {r.scope} (usage not known)"
     else:
         allows = f"allows {r.limit} in {r.scope}, {r.used} used, so {r.left} left"
     return failed(
         NAME,
-        f"{r.quota_id} {allows}, and {ask.accelerator} needs {want} {unit} "
+        f"{r.quota_id} {allows}, and {_asked(ask)} needs {want} {unit} "
         f"(or ask in the console: https://console.cloud.google.com/iam-admin/quotas?project="
         f"{ask.project})",
         fix,
