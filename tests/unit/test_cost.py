@@ -104,3 +104,15 @@ def test_route_zones_put_the_route_s_own_first_and_say_why_the_rest_are_not():
     big = route_zones("v5litepod-16", "flex", offering)
     assert [r.zone for r in big if not r.unusable] == ["us-west4-a"]
     assert all(not r.unusable for r in route_zones("v5litepod-4", "spot", offering))
+
+
+def test_a_flex_start_fan_out_s_worst_case_is_at_most_on_demand_not_unknown(tmp_path):
+    from tpuwizard.core.launch.plan import LaunchPlan
+    from tpuwizard.core.launch.plan_zones import worst_case_hourly
+    from tpuwizard.core.plan import cost
+
+    zones = ("us-east5-a", "us-east5-b")
+    base = {"accelerator": "v6e-4", "zone": zones[0], "project": "p", "run_id": "r"}
+    flex = LaunchPlan(**base, run_dir=tmp_path, route="flex", zones=zones, fan_out=True)  # type: ignore[arg-type]
+    on_demand = sum(cost.hourly("v6e-4", "vm", z) or 0 for z in zones)
+    assert worst_case_hourly(flex) == on_demand > 0

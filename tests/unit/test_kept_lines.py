@@ -113,3 +113,19 @@ def test_down_without_kept_nodes_says_none(home):
     done = cli("down", "--sandbox", "--all", "--yes", "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["kept"] == [] and "Kept:" not in done.stderr
+
+
+def test_a_kept_flex_start_node_says_the_most_it_has_cost_not_unknown(home):
+    from tpuwizard.core.plan import cost
+    from tpuwizard.session.kept_lines import kept_info
+
+    ledger = Ledger(home / "ledger.jsonl")
+    flex = Resource("node", "my-project", "us-east5-a", "tpuwizard-fx", "v6e-4", "r", "flex")
+    ledger.record("intent", flex)
+    ledger.record("kept", flex, deadline=time.time() + 7200, kept_at=time.time())
+    (entry,) = [e for e in ledger.entries() if e.op == "kept"]
+    info = kept_info(entry, "READY", {}, practice=False)
+    assert cost.estimate("v6e-4", "flex", 60, "us-east5-a") is None  # no published price
+    assert info.cost_usd is None and info.cost_at_most_usd is not None
+    assert f"at most ${info.cost_at_most_usd:.2f} so far" in info.describe()
+    assert "unknown" not in info.describe()

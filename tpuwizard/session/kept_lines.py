@@ -35,6 +35,7 @@ class KeptInfo:
     last_heartbeat: float | None
     practice: bool = False
     checked: bool = True  # False: from the ledger alone, the cloud was not asked
+    cost_at_most_usd: float | None = None  # where no price is known (Flex-start): the bound
 
     @property
     def idle_deadline(self) -> float | None:
@@ -61,7 +62,12 @@ class KeptInfo:
     def describe(self) -> str:
         """The one line every command, status and plain mode show for a kept node: where it is,
         what it has cost, when it deletes itself, and how to end it now."""
-        spent = f"${self.cost_usd:.2f} so far" if self.cost_usd is not None else "cost unknown"
+        if self.cost_usd is not None:
+            spent = f"${self.cost_usd:.2f} so far"
+        elif self.cost_at_most_usd is not None:
+            spent = f"at most ${self.cost_at_most_usd:.2f} so far (no published price)"
+        else:
+            spent = "cost unknown (no price for it in the catalog)"
         label, flag = ("[practice] ", " --sandbox") if self.practice else ("", "")
         down, ends = f"`tpuwizard down{flag} {self.name}`", "ends it"
         now, idle = time.time(), self.idle_deadline
@@ -107,19 +113,21 @@ def kept_info(
 ) -> KeptInfo:
     """A kept node's line from its ledger entry, in ``state``, priced from its first record."""
     r = entry.resource
+    age = time.time() - entry.first_at
     return KeptInfo(
         node_id(r),
         r.zone,
         r.accelerator,
         state,
         float(entry.extra.get("kept_at") or entry.at),
-        cost.estimate(r.accelerator, r.route, time.time() - entry.first_at, r.zone),
+        cost.estimate(r.accelerator, r.route, age, r.zone),
         cost.hourly(r.accelerator, r.route, r.zone),
         entry.extra.get("deadline"),
         entry.extra.get("idle_s"),
         beats.get(node_id(r)),
         practice,
         checked,
+        cost.at_most(r.accelerator, r.route, age, r.zone),
     )
 
 

@@ -116,12 +116,12 @@ def _offered_problems(plan: LaunchPlan, zones: list[str]) -> list[Said]:
 
 def worst_case_hourly(plan: LaunchPlan) -> float | None:
     """A fan-out's price per hour if every request got a node at once, until the losers are
-    verified gone; None where a zone's price is unknown."""
+    verified gone (Flex-start: at most on-demand's); None where a zone's price is unknown."""
     from tpuwizard.core.plan import cost
 
     total = 0.0
     for zone in zones_of(plan):
-        hourly = cost.hourly(plan.accelerator, plan.route, zone)
+        hourly = cost.at_most_hourly(plan.accelerator, plan.route, zone)
         if hourly is None:
             return None
         total += hourly
