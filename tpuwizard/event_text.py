@@ -106,7 +106,9 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
             n = len(event.zones)
             worst = event.worst_case_per_hour_usd
             cost_words = (
-                f"at most {money(worst)}/h (estimate)" if worst is not None else "no price for it in the catalog"
+                f"at most {money(worst)}/h (estimate)"
+                if worst is not None
+                else "no price for it in the catalog"
             )
             quota = (
                 "Quota for all of them at once was checked."

@@ -11,6 +11,14 @@ def money(usd: float | None) -> str:
     return "unknown" if usd is None else f"${usd:,.2f}"
 
 
+def spent(estimate_usd: float | None, at_most_usd: float | None) -> str:
+    """A cost so far: ``$1.20``; ``at most $1.20`` where only a bound is known (Flex-start's
+    price is not published); ``unknown`` where neither is."""
+    if estimate_usd is None and at_most_usd is not None:
+        return f"at most {money(at_most_usd)}"
+    return money(estimate_usd)
+
+
 def count(n: int, noun: str) -> str:
     """``1 chip``, ``4 chips``: never ``1 chips``."""
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -242,7 +242,7 @@ def render_zones(
 def render_status(
     found: list, cost_label: str, title: str = "May still be billing", practice: bool = False
 ) -> None:
-    from tpuwizard.figures import money
+    from tpuwizard.figures import spent
 
     out = console()
     rows = [
@@ -254,7 +254,7 @@ def render_status(
             b.resource.accelerator,
             state_words(b.resource.backend, b.state),
             _age(b.age_s),
-            money(b.cost_usd) if b.billing else "not billing yet",
+            spent(b.cost_usd, b.cost_at_most_usd) if b.billing else "not billing yet",
         )
         for b in found
     ]

@@ -226,8 +226,8 @@ def test_notebook(snap_compare, size):
 
 
 def test_leftovers(snap_compare, size):
+    from tpuwizard.core.launch.billable import Billable
     from tpuwizard.core.launch.ledger import Resource
-    from tpuwizard.core.launch.teardown import Billable
     from tpuwizard.tui.screens.leftovers import LeftoversScreen
 
     found = [

@@ -7,9 +7,9 @@ import pytest
 from tests.lifecycle_events import planned
 from tpuwizard.core.cloud.diagnosis import Diagnosis
 from tpuwizard.core.launch import events as ev
+from tpuwizard.core.launch.billable import Billable
 from tpuwizard.core.launch.billing import BillingState
 from tpuwizard.core.launch.ledger import Resource
-from tpuwizard.core.launch.teardown import Billable
 
 NAME = "tpuwizard-run"
 
@@ -125,3 +125,15 @@ def test_a_leftover_the_ledger_says_was_kept_bills_but_needs_no_decision():
     (item,) = state.existing()
     assert item.kept and item.costing_since is not None
     assert state.undecided() == []
+
+
+def test_a_flex_start_leftover_shows_the_most_it_has_cost_in_status(capsys):
+    from tpuwizard.render import render_status
+
+    flex = Resource("node", "p", "us-east5-a", "tpuwizard-fx", "v6e-4", "r1", route="flex")
+    found = Billable(flex, "READY", age_s=3600.0, cost_usd=None, source="ledger", bills=True)
+    assert found.cost_at_most_usd is not None and found.cost_at_most_usd > 0
+    assert Billable(flex, "WAITING", 3600.0, None, "ledger", bills=False).cost_at_most_usd == 0.0
+    render_status([found], "estimate")
+    shown = capsys.readouterr().out
+    assert f"at most ${found.cost_at_most_usd:,.2f}" in shown and "unknown" not in shown

@@ -190,7 +190,7 @@ def test_a_single_vm_s_teardown_reads_no_slice_part_when_the_ledger_says_single_
 
 
 def test_status_shows_a_slice_as_one_resource_with_the_parts_read_with_it(monkeypatch, capsys):
-    from tpuwizard.core.launch.teardown import Billable
+    from tpuwizard.core.launch.billable import Billable
     from tpuwizard.render import render_status
 
     graph = FakeGraph()

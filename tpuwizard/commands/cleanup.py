@@ -34,7 +34,8 @@ from tpuwizard.core.errors import BadInput
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_OK, EXIT_TEARDOWN
 
 if TYPE_CHECKING:
-    from tpuwizard.core.launch.teardown import Billable, TeardownResult, Unchecked
+    from tpuwizard.core.launch.billable import Billable
+    from tpuwizard.core.launch.teardown import TeardownResult, Unchecked
     from tpuwizard.session.session import Session
 
 

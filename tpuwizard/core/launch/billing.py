@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     # Imported where used: the wizard's first screen shows a meter before any event exists,
     # and the events' dataclasses and the price catalog take longer to import than it to draw.
     from tpuwizard.core.launch import events as ev
-    from tpuwizard.core.launch.teardown import Billable
+    from tpuwizard.core.launch.billable import Billable
 
 
 def idle_deadline(

@@ -23,6 +23,7 @@ from tpuwizard.core.launch.plan_zones import worst_case_hourly, zones_of
 if TYPE_CHECKING:
     from tpuwizard.core.launch.provision import Provisioner
 
+
 class FanOut:
     def __init__(self, provisioner: Provisioner) -> None:
         self.p = provisioner

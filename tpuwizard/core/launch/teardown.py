@@ -16,7 +16,7 @@ from tpuwizard.core.cloud.diagnose import Context, Diagnosis, diagnose
 from tpuwizard.core.cloud.protocol import Cloud, Part
 from tpuwizard.core.cloud.types import MANAGED_BY, OWNER_LABEL, RUN_LABEL, NodeInfo
 from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.billing import bills_in_state
+from tpuwizard.core.launch.billable import Billable
 from tpuwizard.core.launch.by_hand import ZONE_LEVEL, check_failed, manual_command
 from tpuwizard.core.launch.ledger import Entry, Ledger, Resource
 from tpuwizard.core.launch.ownership import held_by, is_instance, live_labels
@@ -157,53 +157,6 @@ def _delete_when_deletable(cloud: Cloud, ledger: Ledger, resource: Resource, wai
                 pending = True
             time.sleep(max(0.0, min(delay, deadline - time.monotonic())))
             delay = min(delay * 2, 30.0)
-
-
-@dataclass(frozen=True)
-class Billable:
-    """Something that exists (or may) and may bill, as ``status`` shows it."""
-
-    resource: Resource
-    state: str
-    age_s: float
-    cost_usd: float | None
-    source: str  # "ledger", "labels" or "ledger+labels"
-    # Made by this install (its ledger knows it, or its owner label is ours). Others' resources
-    # are shown apart and never deleted without their exact name and a confirmation.
-    mine: bool = True
-    kept: bool = False  # the ledger says the user kept it on purpose (``up``, Keep, --keep)
-    # What its cloud says the state means (``Cloud.bills_in_state``, asked by reconcile); None
-    # when made without a cloud at hand, and the TPU API's rule answers.
-    bills: bool | None = None
-    parts: tuple[str, ...] = ()  # what it is made of, where it has parts (NodeInfo.parts)
-
-    @property
-    def billing(self) -> bool:
-        """Does it cost money now, by its state (the rule the quit guard and meter follow)?"""
-        if self.bills is not None:
-            return self.bills
-        return bills_in_state(self.resource.kind, self.state)
-
-    def to_dict(self) -> dict[str, object]:
-        r = self.resource
-        return {
-            "name": r.name,
-            "kind": r.kind,
-            "zone": r.zone,
-            "project": r.project,
-            "accelerator": r.accelerator,
-            "route": r.route,
-            "run_id": r.run_id,
-            "state": self.state,
-            "age_s": round(self.age_s, 1),
-            "cost_usd": self.cost_usd,
-            "billing": self.billing,
-            "source": self.source,
-            "mine": self.mine,
-            "owner": r.owner,
-            "backend": r.backend,
-            "parts": list(self.parts),
-        }
 
 
 class Found(list[Billable]):

@@ -11,10 +11,10 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from tpuwizard.figures import money
+from tpuwizard.figures import spent
 
 if TYPE_CHECKING:
-    from tpuwizard.core.launch.teardown import Billable
+    from tpuwizard.core.launch.billable import Billable
 
 
 class LeftoversScreen(ModalScreen[bool]):
@@ -32,7 +32,8 @@ class LeftoversScreen(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         rows = "\n".join(
             f"  {b.resource.name}  {b.resource.zone}  {b.resource.accelerator}  "
-            f"{b.state}  about {money(b.cost_usd)} so far"
+            f"{b.state}  {'about ' if b.cost_usd is not None else ''}"
+            f"{spent(b.cost_usd, b.cost_at_most_usd)} so far"
             for b in self.found
         )
         with Vertical(id="dialog"):
