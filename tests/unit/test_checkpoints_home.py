@@ -54,6 +54,8 @@ def test_only_committed_sets_come_home_and_an_unchanged_set_is_not_copied_again(
 
 def test_orbax_step_folders_count_once_renamed_from_their_temporary_name() -> None:
     listing = {"100": {"a": [1, 1]}, "200.orbax-checkpoint-tmp-123": {"a": [1, 1]}, "x": {}}
+    listing["300.orbax-checkpoint-tmp"] = {"a": [1, 1]}  # orbax 0.12's own name for it
+    listing["p_400.orbax-checkpoint-tmp7"] = {"a": [1, 1]}  # a name ending in digits all the same
     assert ck.complete_sets(listing) == ["100"]
     # Where sets carry COMMITTED, a folder without it is never complete, whatever its name.
     listing["150"] = {"a": [1, 1], "COMMITTED": [0, 1]}
@@ -143,11 +145,12 @@ def test_on_a_multi_host_slice_checkpoints_come_from_worker_0_and_go_back_to_eve
         assert (new / "work/ckpt/step_5/state.npz").read_bytes() == b"worker 0's"
 
 
-def test_an_orbax_step_still_under_its_temporary_name_does_not_come_home(worker, tmp_path):
-    # orbax-checkpoint writes step 20 into 20.orbax-checkpoint-tmp-<n>, then renames it to 20.
+@pytest.mark.parametrize("saving", ["20.orbax-checkpoint-tmp", "20.orbax-checkpoint-tmp-17645"])
+def test_an_orbax_step_still_under_its_temporary_name_does_not_come_home(worker, tmp_path, saving):
+    # orbax-checkpoint writes step 20 into 20.orbax-checkpoint-tmp (0.12; some releases add
+    # -<timestamp>), then renames it to 20.
     put(worker, "10/default/manifest.ocdbt", b"ten")
     put(worker, "10/_CHECKPOINT_METADATA", b"{}")
-    saving = "20.orbax-checkpoint-tmp-1764590000"
     put(worker, f"{saving}/default/manifest.ocdbt", b"twenty, half written")
     home = ck.CheckpointsHome(tmp_path / "home")
     first = copy(home, worker)
