@@ -65,16 +65,18 @@ async def test_a_spot_run_preempted_once_resumes_and_the_wizard_shows_every_atte
     tmp_path, home, monkeypatch
 ):
     monkeypatch.setenv("TPUWIZARD_SANDBOX_DELAY", "0.05")
-    # Preempted 6 s after READY: in the script (or, on a slow machine, before it: the chain
-    # starts from the start then). Only the first spot node is preempted.
-    monkeypatch.setenv("TPUWIZARD_SANDBOX_FAULTS", "preempt_after=6;preempt_times=1")
+    # Preempted once the script has committed its first set on worker 0: before the first copy
+    # pass (the wizard copies every minute), so the new attempt starts from the start.
+    monkeypatch.setenv(
+        "TPUWIZARD_SANDBOX_FAULTS", "preempt_on=.tpuwizard/work/ckpt/*/COMMITTED;preempt_times=1"
+    )
     job = tmp_path / "job"
     job.mkdir()
     shutil.copy(EXAMPLE, job / "train.py")
     # The wizard gives a script no arguments: this one runs the example with a few slow steps.
     (job / "main.py").write_text(
         "import runpy, sys\n"
-        "sys.argv = ['train.py', '--steps', '24', '--save-every', '3', '--step-seconds', '0.2']\n"
+        "sys.argv = ['train.py', '--steps', '12', '--save-every', '3', '--step-seconds', '0.2']\n"
         "runpy.run_path('train.py', run_name='__main__')\n"
     )
     app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
@@ -93,17 +95,19 @@ async def test_a_spot_run_preempted_once_resumes_and_the_wizard_shows_every_atte
 
         await until(pilot, lambda: attempt_line().startswith("Attempt 1 of 4"), 120, "attempt 1")
         await until(pilot, lambda: attempt_line().startswith("Attempt 2 of 4"), 120, "attempt 2")
-        assert "from the start" in attempt_line() or "resume" in attempt_line()
+        assert attempt_line().startswith(
+            "Attempt 2 of 4, from the start (no checkpoint had come home)"
+        )
         # The first attempt's node is verified gone, and what it billed stays on the meter.
         assert app.billing.gone_cost_usd > 0
         await until(pilot, lambda: app.screen.query("#end-runs"), 120, "the resumed run's end")
-        assert "final step 24" in app.screen.log_text()
+        assert "final step 12" in app.screen.log_text()
         await press(pilot, "#end-runs")
         await on_screen(pilot, "SummaryScreen", 120)
         summary = summary_lines(app.screen.summary, "wizard")  # what the screen shows
         assert "  Attempts: 2 of at most 4" in summary
         first = next(line for line in summary if line.startswith("    1 in "))
         second = next(line for line in summary if line.startswith("    2 in "))
-        assert first.endswith("preempted") and second.endswith("finished"), (first, second)
+        assert first.endswith(": preempted") and second.endswith("from the start, finished")
         assert not app.billing.existing()
     assert sandbox_nodes(home) == {}
