@@ -68,9 +68,9 @@ def checkpoints_problem(folder: str) -> Said | None:
         except BadInput:
             why = "has a character or part a remote path may not have ('.', '-x', a space)"
     return phrase(
-        f"The checkpoints folder {shown(folder)} {why}: give a folder inside the script's "
-        "folder, as the script sees it, such as {0} (letters, digits, '.', '_', '-' and '/').",
-        Choice("checkpoints", "checkpoints"),
+        "{0} " + f"{why}: give a folder inside the script's folder, as the script sees it, such "
+        "as checkpoints (letters, digits, '.', '_', '-' and '/').",
+        Choice("checkpoints", shown(folder)),
     )
 
 
