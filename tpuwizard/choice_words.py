@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from tpuwizard.core.choices import Choice, Phrase
 from tpuwizard.core.plan.routes import route_table
+from tpuwizard.resume_text import RESUME_TITLE
 
 Audience = Literal["cli", "wizard", "plain"]
 AUDIENCES: tuple[Audience, ...] = ("cli", "wizard", "plain")
@@ -63,6 +64,19 @@ def choice_words(choice: Choice, audience: Audience) -> str:
         if audience == "wizard":
             return f'type {v} in the "Packages" field on Review'
         return f"put a line {v} in a requirements.txt beside your script"
+    if c == "script":
+        if audience == "wizard":
+            return 'the "Your script" field on Review'
+        return "the question for your script"
+    if c == "checkpoints":
+        named = f"{v} in " if v else ""
+        if audience == "wizard":
+            return f'{named}the "{RESUME_TITLE}" field on Review'
+        return f"{named}the {RESUME_TITLE} question"
+    if c == "max_run":
+        if audience == "wizard":
+            return f'{v} or more in the "Deadline (minutes)" field on Review'
+        return f"{v} or more at the Deadline question"
     if c == "external_ips" and v == "on":
         return "tpuwizard asked for them: check that the project's firewall lets SSH in"
     if c == "external_ips":
@@ -85,11 +99,16 @@ def _cli(control: str, value: str) -> str:
         "watchdog": "--no-watchdog",
         "service_account": "--service-account EMAIL",
         "transport": "--transport gcloud",
+        "script": "--script FILE",
     }
     if control == "backend":
         return f"--backend {value or 'tpu-api'}"
     if control == "packages":  # before the script's name: after it, words are the script's
         return f"--with {value or 'PACKAGE'}, before the script's name"
+    if control == "checkpoints":
+        return f"--checkpoints {value or 'DIR'}"
+    if control == "max_run":
+        return f"--max-run {value} or more" if value else "--max-run MINUTES"
     if control == "external_ips":
         return "without --internal-ips" if value == "on" else "--internal-ips --transport gcloud"
     return flags[control]

@@ -19,6 +19,7 @@ from tpuwizard.core.launch.summary import RunSummary
 from tpuwizard.core.plan import cost
 from tpuwizard.figures import about, count, money
 from tpuwizard.oslogin_text import login_key_words
+from tpuwizard.resume_text import attempt_lines, chain_event_lines
 
 if TYPE_CHECKING:
     from tpuwizard.core.launch.ledger import Resource
@@ -126,25 +127,13 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
                 f"  {event.name} in {event.zone} was READY first: kept. Deleting the requests in "
                 f"{loser_zones} (each bills until verified gone)."
             ]
-        case ev.CheckpointCopied():
-            return [f"  Checkpoint {event.name} came home whole ({event.files} file(s))."]
-        case ev.Preempted():
-            how = "was preempted by Google" if event.state == "PREEMPTED" else "is gone"
-            return [f"{event.name} {how} during attempt {event.attempt}."]
-        case ev.Recreating():
-            start = f"resuming from {event.resume_from}" if event.resume_from else "from the start"
-            return [
-                f"Verified gone. Making a new TPU in {event.zone}: attempt {event.attempt} of "
-                f"{event.attempts_at_most}, {start}."
-            ]
+        case ev.CheckpointCopied() | ev.Preempted() | ev.Recreating() | ev.Resumed():
+            return chain_event_lines(event)
         case ev.KeptReplaced():
             return [
                 f"{event.new_name} is kept in place of {event.old_name}, in {event.zone} "
                 f"(run {event.run_id}): later commands use it (--node {event.new_name})."
             ]
-        case ev.Resumed():
-            at = f"from {event.checkpoint}" if event.checkpoint else "from the start"
-            return [f"Attempt {event.attempt}: the script starts again {at} (TPUWIZARD_RESUME=1)."]
         case ev.ZoneFailover():
             return [f"  {event.reason}: trying {event.to_zone} instead of {event.from_zone}"]
         case ev.Ready():
@@ -275,7 +264,7 @@ def summary_lines(summary: RunSummary, audience: Audience = "cli") -> list[str]:
     next steps each in the audience's own words)."""
     s = summary
     where = f" ({s.accelerator} in {s.zone}{', practice' if s.practice else ''})" if s.name else ""
-    lines = [f"Summary of {s.name or 'the launch'}{where}"]
+    lines = [f"Summary of {s.name or 'the launch'}{where}", *attempt_lines(s)]
     if s.checks:
         passed = sum(c.ok for c in s.checks.values())
         lines.append(f"  Checks: {passed} of {len(s.checks)} PASS")

@@ -3,7 +3,6 @@ the scrolling terminal, over the same core and the same lifecycle events."""
 
 from __future__ import annotations
 
-import contextlib
 import shutil
 import sys
 import time
@@ -22,6 +21,7 @@ from tpuwizard.core.evidence import notebook
 from tpuwizard.core.exit_codes import EXIT_BAD_INPUT, EXIT_CLOUD, EXIT_INTERRUPTED
 from tpuwizard.core.launch.events import BootstrapLine, Finished, ScriptLine, VerifierLine
 from tpuwizard.core.launch.plan import DEFAULT_MAX_RUN, LaunchPlan
+from tpuwizard.core.launch.plan_resume import RESUME_ROUTES
 from tpuwizard.core.plan import fit, routes
 from tpuwizard.event_text import (
     SCRIPT_TAIL,
@@ -32,8 +32,9 @@ from tpuwizard.event_text import (
     survey_words,
 )
 from tpuwizard.figures import count, price_cell
-from tpuwizard.plain_prompt import text_question
+from tpuwizard.plain_prompt import checkpoints_check, is_file, size_or_params, text_question
 from tpuwizard.preflight_text import before_create_lines
+from tpuwizard.resume_text import resume_question
 from tpuwizard.session.backend import decide_backend
 from tpuwizard.session.kept_lines import recorded_kept
 from tpuwizard.session.launch_handle import LaunchHandle
@@ -135,13 +136,14 @@ class PlainWizard:
         )
         script = self.text(
             "Your script to run after the verifier (empty for none)",
-            check=lambda t: _is_file(t) if t else None,
+            check=lambda t: is_file(t) if t else None,
         )
         fetch = (
             self.text("Files it writes, to copy back (e.g. reports/*.json; empty for none)")
             if script
             else ""
         )
+        checkpoints = self.ask_checkpoints(route, script)
         from tpuwizard.core.launch.plan_packages import gather_packages
 
         # No question for packages: a requirements.txt beside the script is used, and said.
@@ -166,6 +168,7 @@ class PlainWizard:
             precision=deep,
             trace=deep,
             backend=chosen.backend,
+            checkpoints=checkpoints,
         )
         while problems := plan.problems():
             for problem in all_words(problems, "plain"):
@@ -188,6 +191,13 @@ class PlainWizard:
         for line in before_create_lines(before):
             self.say(line)
         return EXIT_CLOUD if before.refused else self.launch(session.start_launch(before.plan))
+
+    def ask_checkpoints(self, route: str, script: str) -> str | None:
+        """A spot run with a script: the folder it saves checkpoints in, to resume after a
+        preemption (the wizard's field on Review); None: it does not resume."""
+        if route not in RESUME_ROUTES or not script:
+            return None
+        return self.text(resume_question(), check=checkpoints_check).strip() or None
 
     def ask_watchdog(self, default: bool) -> bool:
         words = "Watchdog: the VM deletes itself at the deadline, even if this computer is off?"
@@ -238,7 +248,7 @@ class PlainWizard:
         params = ""
         if known == "size":
             size = self.text(
-                "Training state size (GiB, or e.g. 51.5GB)", "48", check=_size_or_params
+                "Training state size (GiB, or e.g. 51.5GB)", "48", check=size_or_params
             )
             try:
                 return fit.parse_size_gib(size)
@@ -275,7 +285,7 @@ class PlainWizard:
             "size",
         )
         if known == "program":
-            program = self.text("Your program's file (it defines tpuwizard_plan)", check=_is_file)
+            program = self.text("Your program's file (it defines tpuwizard_plan)", check=is_file)
             return self.choose_slice_from_program(program)
         state = self.ask_state(known)
         fits = fit.plan(state, fit.select_slices(single_host=True))
@@ -360,12 +370,6 @@ class PlainWizard:
             self.say(info.describe())
 
 
-def _size_or_params(text: str) -> None:
-    """A size, or what looks like a parameter count (the next question offers to switch)."""
-    with contextlib.suppress(fit.LooksLikeParams):
-        fit.parse_size_gib(text)
-
-
 def _minutes(text: str) -> None:
     """The core's deadline bounds, as every front end checks them."""
     try:
@@ -375,11 +379,6 @@ def _minutes(text: str) -> None:
     problem = deadline_problem(minutes)
     if problem:
         raise BadInput(problem)
-
-
-def _is_file(text: str) -> None:
-    if not Path(text).expanduser().is_file():
-        raise BadInput(f"{text} is not a file.")
 
 
 def run_plain(sandbox: bool = False) -> int:

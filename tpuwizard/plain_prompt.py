@@ -3,13 +3,18 @@ raises BadInput, and a text question whose default is a greyed placeholder."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import questionary
 from prompt_toolkit.formatted_text import FormattedText
 
+from tpuwizard.choice_words import words
 from tpuwizard.core.errors import BadInput
+from tpuwizard.core.launch.plan_resume import checkpoints_problem
+from tpuwizard.core.plan import fit
 from tpuwizard.text_wrap import wrap_paragraph
 
 
@@ -60,3 +65,21 @@ def text_question(
         kwargs["placeholder"] = FormattedText([("fg:ansibrightblack", default)])
         message = f"{message} [Enter: {default}]"
     return _tall_validation_toolbar(questionary.text(message, **kwargs, **io))
+
+
+def size_or_params(text: str) -> None:
+    """A size, or what looks like a parameter count (the next question offers to switch)."""
+    with contextlib.suppress(fit.LooksLikeParams):
+        fit.parse_size_gib(text)
+
+
+def is_file(text: str) -> None:
+    if not Path(text).expanduser().is_file():
+        raise BadInput(f"{text} is not a file.")
+
+
+def checkpoints_check(text: str) -> None:
+    """The checkpoints folder typed (empty: no resume), checked by the plan's own rule."""
+    problem = checkpoints_problem(text) if text.strip() else None
+    if problem is not None:
+        raise BadInput(words(problem, "plain"))

@@ -117,3 +117,36 @@ def test_a_checkpoints_folder_outside_the_scripts_folder_exits_2_before_any_crea
     )
     assert code == 2 and "'..'" in stderr
     assert "resource_exists" not in names(events) and sandbox_is_empty(home)
+
+
+def test_on_compute_engine_a_preempted_spot_vm_is_simply_gone_and_the_run_resumes(tmp_path, home):
+    """A SPOT VM with instanceTerminationAction DELETE: preempted, it is deleted by Google (no
+    PREEMPTED state to read), and the chain goes on from the checkpoint that came home (or from
+    the start, when the preemption came before the script saved: the path is the same)."""
+    job = tmp_path / "job"
+    job.mkdir()
+    shutil.copy(EXAMPLE, job / "train.py")
+    args = ("--steps", "12", "--save-every", "2", "--step-seconds", "0.3")
+    code, events, stderr = launch(
+        tmp_path,
+        *("--backend", "compute", "--accelerator", "v6e-1", "--route", "spot", "--no-preflight"),
+        *("--script", str(job / "train.py"), "--checkpoints", "ckpt", "--checkpoint-every", "2s"),
+        "--",
+        *args,
+        where=("--zone", "us-east5-b"),
+        timeout=600,
+        TPUWIZARD_SANDBOX_DELAY="0.05",
+        TPUWIZARD_SANDBOX_FAULTS="preempt_after=6;preempt_times=1",
+    )
+    kinds = names(events)
+    assert code == 0, (stderr, kinds)
+    preempted = next(e for e in events if e["event"] == "preempted")
+    assert preempted["state"] is None  # gone, not PREEMPTED: Compute Engine deleted it
+    assert kinds.count("recreating") == 1 and kinds.count("teardown_verified") == 2
+    assert [e["text"] for e in events if e["event"] == "script_line"][-1].startswith(
+        "final step 12 "
+    )
+    run_dir = Path(events[-1]["run_dir"])
+    chain = json.loads((run_dir / "chain.json").read_text())
+    assert [a["ended"] for a in chain["attempts"]] == ["gone", "finished"]
+    assert sandbox_is_empty(home) and ledger_all_gone(home)

@@ -183,3 +183,40 @@ def test_plain_runs_the_preflight_before_its_create_and_a_fail_creates_nothing(
     assert "Nothing was created: 1 check(s) before create failed" in text
     assert sandbox_nodes(home) == {}
     assert Ledger(home / "sandbox" / "ledger.jsonl").entries() == []
+
+
+def test_plain_spot_asks_resume_after_preemption_into_the_same_plan_field(tmp_path, monkeypatch):
+    script = tmp_path / "train.py"
+    script.write_text("print('hi')\n")
+    planned = []
+    # The walk's answers are the subject: the launch itself is the CLI's and the wizard's test.
+    monkeypatch.setattr(PlainWizard, "launch", lambda self, handle: planned.append(handle.plan))
+    down, back = "\x1b[B", "\x7f" * 4
+    keys = (
+        "\r" * 4  # budget, chips, length, billing
+        + down
+        + "\r"  # TPU VM, spot
+        + "\r" * 8  # size, 48 GiB, slice, zone, name, deadline, watchdog, deeper checks
+        + f"{script}\r"
+        + "\r"  # nothing to copy back
+        + "../x\r"  # refused by the plan's own rule: asked again
+        + back
+        + "ckpt\r"
+        + "\r"  # create
+    )
+    _code, lines = run_plain(tmp_path, keys, then_close=True)
+    assert planned, "\n".join(lines)
+    (plan,) = planned
+    assert plan.route == "spot" and plan.checkpoints == "ckpt" and plan.problems() == []
+
+
+def test_plain_checks_the_checkpoints_folder_in_its_own_words():
+    from tpuwizard.core.errors import BadInput
+    from tpuwizard.plain_prompt import checkpoints_check
+
+    checkpoints_check("")  # no resume
+    checkpoints_check("out/ckpt")
+    with pytest.raises(BadInput) as refused:
+        checkpoints_check("../x")
+    assert "'..'" in str(refused.value) and "Resume after preemption question" in str(refused.value)
+    assert "--" not in str(refused.value)

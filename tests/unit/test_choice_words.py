@@ -92,6 +92,8 @@ def said_with_choices(tmp_path: Path) -> list[Phrase]:
             tmp_path, service_account="sa@p.iam.gserviceaccount.com", watchdog_check=ACT_AS_REFUSED
         ).problems(),
         *_plan(tmp_path, run_dir=file / "runs").problems(),
+        # A spot run that resumes: its folder, its script, its route and its deadline.
+        *_plan(tmp_path, route="vm", checkpoints="../x", max_run_minutes=5).problems(),
     ]
     notices = [account_notice("p", None).detail, not_armed("p", None, "tpu.nodes.delete")]
     phrases = [s for s in [*steps, *problems, *notices] if isinstance(s, Phrase)]

@@ -41,4 +41,8 @@ def test_resume_from_a_run_with_no_complete_set_is_refused(home, here):
 )
 def test_a_checkpoints_folder_outside_the_scripts_folder_is_refused(home, here, folder, said):
     stderr = refused(home, *SPOT, "--script", "train.py", "--checkpoints", folder)
-    assert said in stderr and "--checkpoints checkpoints" in stderr
+    assert (
+        said in stderr
+        and f"--checkpoints {folder!r} " in stderr
+        and "such as checkpoints" in stderr
+    )

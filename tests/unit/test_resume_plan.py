@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tpuwizard.choice_words import all_words
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.plan import LaunchPlan
 from tpuwizard.core.launch.plan_resume import parse_duration
@@ -46,17 +47,36 @@ def test_a_folder_inside_the_scripts_folder_is_accepted(tmp_path):
     ],
 )
 def test_a_folder_outside_it_is_refused_with_what_to_type(tmp_path, folder, said):
-    problems = [str(p) for p in plan(tmp_path, checkpoints=folder).problems()]
-    assert len(problems) == 1 and said in problems[0] and "--checkpoints checkpoints" in problems[0]
+    problems = cli(plan(tmp_path, checkpoints=folder))
+    assert len(problems) == 1 and said in problems[0] and "such as checkpoints" in problems[0]
+    assert problems[0].startswith("--checkpoints ")
+    # The wizard names its field, plain mode its question; neither names a flag.
+    (wizard,) = all_words(plan(tmp_path, checkpoints=folder).problems(), "wizard")
+    assert said in wizard
+    assert 'in the "Resume after preemption" field on Review' in wizard
+    assert "--" not in wizard
+    (plain,) = all_words(plan(tmp_path, checkpoints=folder).problems(), "plain")
+    assert "the Resume after preemption question" in plain and "--" not in plain
+
+
+def cli(p: LaunchPlan) -> list[str]:
+    return all_words(p.problems(), "cli")
 
 
 def test_checkpoints_need_a_script_and_the_spot_route(tmp_path):
-    assert any("--script" in str(p) for p in plan(tmp_path, script=None).problems())
-    assert any("--route spot" in str(p) for p in plan(tmp_path, route="vm").problems())
-    assert any("--max-restarts" in str(p) for p in plan(tmp_path, max_restarts=-1).problems())
-    assert any("10" in str(p) for p in plan(tmp_path, max_run_minutes=5).problems())
-    alone = plan(tmp_path, checkpoints=None, max_restarts=5).problems()
-    assert any("add --checkpoints" in str(p) for p in alone)
+    assert any("--script" in p for p in cli(plan(tmp_path, script=None)))
+    assert any("--route spot" in p for p in cli(plan(tmp_path, route="vm")))
+    assert any("--max-restarts" in p for p in cli(plan(tmp_path, max_restarts=-1)))
+    assert any("--max-run 10 or more" in p for p in cli(plan(tmp_path, max_run_minutes=5)))
+    alone = cli(plan(tmp_path, checkpoints=None, max_restarts=5))
+    assert any("add --checkpoints" in p for p in alone)
+
+
+def test_the_wizard_says_its_own_fields_for_the_script_and_the_deadline(tmp_path):
+    no_script = all_words(plan(tmp_path, script=None).problems(), "wizard")
+    assert any('the "Your script" field on Review' in p for p in no_script)
+    short = all_words(plan(tmp_path, max_run_minutes=5).problems(), "wizard")
+    assert any('10 or more in the "Deadline (minutes)" field' in p for p in short)
 
 
 @pytest.mark.parametrize(("text", "seconds"), [("30s", 30), ("5m", 300), ("2", 120), ("1m", 60)])

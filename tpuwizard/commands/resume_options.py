@@ -81,7 +81,7 @@ def run_checkpoints(
 ) -> CheckpointsAsked | None:
     """``run``'s --checkpoints, read and checked by launch's rules before the node is touched
     (exit 2 with what to type); None when not asked for."""
-    from tpuwizard.core.errors import BadInput
+    from tpuwizard.core.errors import BadInput, PlanRefused
     from tpuwizard.session.kept_resume import CheckpointsAsked, checkpoints_asked_problems
 
     if folder is None:
@@ -93,5 +93,5 @@ def run_checkpoints(
     )
     problems = checkpoints_asked_problems(asked)
     if problems:
-        raise BadInput(" ".join(problems))
+        raise PlanRefused(problems)  # worded as the CLI says them
     return asked

@@ -28,6 +28,9 @@ CONTROLS = (
     "service_account",  # name another account for the node
     "backend",  # value: "tpu-api" or "compute", the API that creates the TPU
     "packages",  # value: a package to add to the worker venv
+    "script",  # the user's script, run after the verifier
+    "checkpoints",  # value: a folder the script saves checkpoints in (resume after preemption)
+    "max_run",  # value: minutes, the deadline
 )
 
 

@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tpuwizard.core.cancel import Cancelled, CancelToken
-from tpuwizard.core.errors import BadInput, HeartbeatFailed, NodeGone, QueueSuspended, RemoteError
+from tpuwizard.core.errors import (
+    BadInput,
+    HeartbeatFailed,
+    NodeGone,
+    PlanRefused,
+    QueueSuspended,
+    RemoteError,
+)
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_OK
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.distributed import coordinator_for
@@ -249,9 +256,9 @@ class KeptNode:
         )
         if checkpoints is not None:
             plan = replace(plan, resume=checkpoints.setup(run_dir))
-        problems = plan.problems() + resume_problems(r, checkpoints)
+        problems = [*plan.problems(), *resume_problems(r, checkpoints)]
         if problems:
-            raise BadInput(" ".join(problems))
+            raise PlanRefused(problems)  # each front end words them
         folder.manifest()  # a folder too big to copy is refused here, before the node is touched
         lock = lock_path(session.ledger.path.parent, r.zone, self.name)
         command = f"tpuwizard run {script.name}"

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tpuwizard.core.cancel import CancelToken
+from tpuwizard.core.choices import Said
 from tpuwizard.core.cloud.diagnose import diagnose
 from tpuwizard.core.cloud.diagnosis import Diagnosis
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_OK
@@ -52,9 +53,9 @@ class CheckpointsAsked:
         return ResumeChain.setup_for(self.folder, run_dir, self.every_s)
 
 
-def checkpoints_asked_problems(asked: CheckpointsAsked) -> list[str]:
+def checkpoints_asked_problems(asked: CheckpointsAsked) -> list[Said]:
     """The rules of ``run --checkpoints`` that need no node: launch's for the folder."""
-    found = []
+    found: list[Said] = []
     problem = checkpoints_problem(asked.folder)
     if problem:
         found.append(problem)
@@ -63,7 +64,7 @@ def checkpoints_asked_problems(asked: CheckpointsAsked) -> list[str]:
     return found
 
 
-def resume_problems(resource: Resource, asked: CheckpointsAsked | None) -> list[str]:
+def resume_problems(resource: Resource, asked: CheckpointsAsked | None) -> list[Said]:
     """Why the kept node cannot run with ``--checkpoints``; empty when it can (or is not
     asked)."""
     if asked is None:

@@ -264,7 +264,7 @@ class WizardApp(App[int]):
 
                 while_leaving(self, self.handle, event)
                 continue
-            phase = phase_screen(event, pending or screen)
+            phase = phase_screen(event, pending or screen, self.handle.summary.recovering)
             if phase is not screen:
                 pending = phase
                 backlog.append(event)

@@ -40,6 +40,7 @@ class ReviewAnswer:
     fetch: tuple[str, ...]
     backend: str = "auto"  # auto, tpu-api or compute (Review's switch where both serve it)
     packages: str = ""  # the Packages field: requirements separated by spaces
+    checkpoints: str = ""  # Resume after preemption: the checkpoints folder; empty: off
 
 
 @dataclass
@@ -67,6 +68,7 @@ class WizardState:
     script: Path | None = None
     fetch: tuple[str, ...] = ()
     packages: str = ""  # the Packages field as typed (a requirements.txt beside the script adds)
+    checkpoints: str = ""  # Resume after preemption (spot): the checkpoints folder as typed
     run_dir: Path = field(default_factory=paths.runs_folder)  # the session's (runs_base)
     total_cost_usd: float | None = None
     receipt_path: str | None = None
@@ -87,6 +89,7 @@ class WizardState:
         self.watchdog, self.deep_checks = answer.watchdog, answer.deep_checks
         self.script, self.fetch = answer.script, answer.fetch
         self.backend, self.packages = answer.backend, answer.packages
+        self.checkpoints = answer.checkpoints
 
     def reviewed(self, answer: ReviewAnswer) -> WizardState:
         """A copy with Review's answers taken: what Create would launch."""
@@ -120,8 +123,11 @@ class WizardState:
         """The launch plan these answers describe (its problems() say what is wrong with it);
         ``run_dir``: the session's run folder for ``run_id`` (a preview goes under run_dir)."""
         from tpuwizard.core.launch.plan import LaunchPlan
+        from tpuwizard.core.launch.plan_resume import RESUME_ROUTES
 
         choice = self.backend_choice()
+        # Offered on the routes Google preempts; a folder typed there stays for going back.
+        resumes = self.route in RESUME_ROUTES and self.checkpoints.strip()
         return LaunchPlan(
             accelerator=self.accelerator,
             zone=self.zone or "",
@@ -140,6 +146,7 @@ class WizardState:
             trace=self.deep_checks,
             # An impossible pair keeps what was asked: the plan's problems say why.
             backend=choice.backend if choice else self.backend,
+            checkpoints=self.checkpoints.strip() if resumes else None,
         )
 
     def package_request(self) -> Any:

@@ -127,6 +127,9 @@ class BillingState:
         # Whether earlier runs' resources are known: "not asked" (a launch from the command
         # line, which reconciles on its own), "checking", "known", or "unknown" (the check failed).
         self.leftovers = "not asked"
+        # What this launch's resources verified gone cost (a spot chain's earlier attempts,
+        # --fan-out's other requests): the meter counts them beside what bills now.
+        self.gone_cost_usd = 0.0
 
     # -- reading ----------------------------------------------------------------------------
     def existing(self) -> list[Billed]:
@@ -186,6 +189,7 @@ class BillingState:
         match event:
             case ev.Planned():
                 self._planned = event
+                self.gone_cost_usd = 0.0  # a new launch
             case ev.ResourceExists():
                 self._items[(event.name, event.zone)] = Billed(
                     event.name,
@@ -203,6 +207,9 @@ class BillingState:
             case ev.BillingStopped():
                 self._update(event.name, event.zone, costing_since=None, stopped_billing=True)
             case ev.TeardownVerified():
+                ours = any(not self._items[k].leftover for k in self._keys(event.name, event.zone))
+                if ours and event.cost_usd:
+                    self.gone_cost_usd = round(self.gone_cost_usd + event.cost_usd, 4)
                 self._pop(event.name, event.zone)
             case ev.Kept():
                 self._update(event.name, event.zone, kept=True)

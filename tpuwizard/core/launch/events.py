@@ -41,6 +41,8 @@ class Planned(Event):
     # Where the catalog has no price but a bound (Flex-start: the on-demand price Google
     # discounts it from; cost.at_most_hourly), the most it costs; else None.
     price_at_most_usd: float | None = None
+    # --checkpoints: how many attempts the chain may make (restarts + 1); None: no resume.
+    attempts_at_most: int | None = None
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tpuwizard.core.choices import Said
+from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.errors import BadInput, shown
 from tpuwizard.core.plan import catalog, cost
 from tpuwizard.core.remote.checkpoints import CheckpointsHome
@@ -26,6 +26,7 @@ DEFAULT_CHECKPOINT_EVERY_S = 60.0
 DEFAULT_MAX_RESTARTS = 3
 MAX_RESTARTS = 20
 MIN_ATTEMPT_MINUTES = 10.0  # no attempt starts with less time left before --max-run's end
+RESUME_ROUTES = ("spot",)  # the routes Google preempts, where a run resumes after it
 EVERY_BOUNDS_S = (1.0, 86400.0)
 # --budget: what an attempt may still bill after its deadline, while its delete is verified, is
 # held back from the budget, so the attempts' deadlines keep their estimated cost within it.
@@ -51,7 +52,7 @@ def parse_duration(text: str) -> float:
     return seconds
 
 
-def checkpoints_problem(folder: str) -> str | None:
+def checkpoints_problem(folder: str) -> Said | None:
     """Why ``folder`` cannot be the checkpoints folder; None when it can."""
     cleaned = folder.strip().rstrip("/")
     if cleaned.startswith("/") or cleaned.startswith("~"):
@@ -66,10 +67,10 @@ def checkpoints_problem(folder: str) -> str | None:
             return None
         except BadInput:
             why = "has a character or part a remote path may not have ('.', '-x', a space)"
-    return (
-        f"--checkpoints {shown(folder)} {why}: give a folder inside the script's folder, as "
-        "the script sees it, such as --checkpoints checkpoints (letters, digits, '.', '_', '-' "
-        "and '/')."
+    return phrase(
+        "{0} " + f"{why}: give a folder inside the script's folder, as the script sees it, such "
+        "as checkpoints (letters, digits, '.', '_', '-' and '/').",
+        Choice("checkpoints", shown(folder)),
     )
 
 
@@ -94,13 +95,22 @@ def resume_problems(plan: LaunchPlan) -> list[Said]:
         found.append(problem)
     if plan.script is None:
         found.append(
-            "--checkpoints is the folder your script saves into: add --script FILE (the script "
-            "reads TPUWIZARD_CHECKPOINTS and TPUWIZARD_RESUME, as examples/resumable_train.py)."
+            phrase(
+                "The checkpoints folder is the one your script saves into: give your script in "
+                "{0} (it reads TPUWIZARD_CHECKPOINTS and TPUWIZARD_RESUME, as "
+                "examples/resumable_train.py).",
+                Choice("script"),
+            )
         )
-    if plan.route != "spot":
+    if plan.route not in RESUME_ROUTES:
         found.append(
-            f"--checkpoints resumes a run after Google preempts its spot TPU; the {plan.route} "
-            "route is not preempted that way: use --route spot, or leave --checkpoints out."
+            phrase(
+                "A run resumes after Google preempts its spot TPU; the "
+                f"{plan.route} route is not preempted that way: choose {{0}}, or leave out "
+                "{1}.",
+                Choice("route", ",".join(RESUME_ROUTES)),
+                Choice("checkpoints"),
+            )
         )
     if plan.keep:
         found.append("--checkpoints with --keep is not supported yet: leave one of them out.")
@@ -108,8 +118,11 @@ def resume_problems(plan: LaunchPlan) -> list[Said]:
         found.append(f"--max-restarts must be 0 to {MAX_RESTARTS}, not {plan.max_restarts}.")
     if plan.max_run < MIN_ATTEMPT_MINUTES:
         found.append(
-            f"--max-run {plan.max_run:g} leaves no attempt its {MIN_ATTEMPT_MINUTES:g} minutes: "
-            f"give --max-run {MIN_ATTEMPT_MINUTES:g} or more."
+            phrase(
+                f"A deadline of {plan.max_run:g} minutes leaves no attempt its "
+                f"{MIN_ATTEMPT_MINUTES:g} minutes: give {{0}}.",
+                Choice("max_run", f"{MIN_ATTEMPT_MINUTES:g}"),
+            )
         )
     return found
 

@@ -20,6 +20,20 @@ class CheckResult:
 
 
 @dataclass
+class AttemptRecord:
+    """One attempt of a spot run that resumes after preemption (``--checkpoints``)."""
+
+    number: int  # 1 is the first
+    zone: str
+    resume_from: str | None = None  # the set it resumed from (from the second attempt on)
+    resumed_step: int | None = None
+    resumed: bool = False  # the script started again on this attempt's node
+    last_home: str | None = None  # the last set that came home while it ran
+    last_home_step: int | None = None
+    ended: str | None = None  # "preempted", "gone", "finished", "failed"; None while it runs
+
+
+@dataclass
 class RunSummary:
     """One launch's results. ``apply`` every event of the launch, in order."""
 
@@ -48,6 +62,10 @@ class RunSummary:
     cost_at_most_usd: float | None = None  # where cost_usd has no figure (Flex-start)
     billed_s: float = 0.0
     finished: ev.Finished | None = None
+    # --checkpoints: how many attempts the chain may make, and each one so far (None, []: a
+    # launch that does not resume after preemption).
+    attempts_at_most: int | None = None
+    attempts: list[AttemptRecord] = field(default_factory=list)
 
     def apply(self, event: ev.Event) -> None:
         match event:
@@ -55,10 +73,16 @@ class RunSummary:
                 self.name, self.accelerator = event.name, event.accelerator
                 self.zone, self.practice = event.zone, event.practice
                 self.fetch = event.fetch
+                self.attempts_at_most = event.attempts_at_most
+                self.attempts = [AttemptRecord(1, event.zone)] if event.attempts_at_most else []
             case ev.ZoneFailover():
                 self.zone = event.to_zone
+                self._attempt_zone(event.to_zone)
             case ev.FanOutWon():
                 self.zone = event.zone
+                self._attempt_zone(event.zone)
+            case ev.CheckpointCopied() | ev.Preempted() | ev.Recreating() | ev.Resumed():
+                self._chain(event)
             case ev.Check():
                 self.checks[(event.worker, event.name)] = CheckResult(
                     event.worker, event.name, event.ok, event.detail
@@ -106,8 +130,43 @@ class RunSummary:
                     self.cost_usd = event.cost_usd
                 if self.cost_usd is None and event.cost_at_most_usd is not None:
                     self.cost_at_most_usd = event.cost_at_most_usd
+                if self.attempts and self.attempts[-1].ended is None:
+                    self.attempts[-1].ended = "finished" if event.ok else "failed"
             case _:
                 pass
+
+    def _attempt_zone(self, zone: str) -> None:
+        if self.attempts:
+            self.attempts[-1].zone = zone
+
+    def _chain(self, event: ev.Event) -> None:
+        """An event of the chain of attempts, folded into the attempt it belongs to."""
+        if not self.attempts:
+            return
+        now = self.attempts[-1]
+        match event:
+            case ev.CheckpointCopied():
+                now.last_home, now.last_home_step = event.name, event.step
+            case ev.Preempted():
+                now.ended = "preempted" if event.state == "PREEMPTED" else "gone"
+            case ev.Recreating():
+                self.zone = event.zone
+                self.attempts.append(AttemptRecord(event.attempt, event.zone, event.resume_from))
+            case ev.Resumed():
+                now.resume_from, now.resumed_step = event.checkpoint, event.step
+                now.resumed = True
+
+    @property
+    def attempt(self) -> AttemptRecord | None:
+        """The attempt under way (or the last one); None for a launch that does not resume."""
+        return self.attempts[-1] if self.attempts else None
+
+    @property
+    def recovering(self) -> bool:
+        """Between a node going away and the next attempt: its teardown is part of the chain,
+        not the end of the launch."""
+        now = self.attempt
+        return now is not None and now.ended in ("preempted", "gone")
 
     @property
     def still_existing(self) -> list[str]:

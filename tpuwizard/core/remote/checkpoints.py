@@ -30,7 +30,9 @@ from tpuwizard.core.remote.jobs import fan_out
 from tpuwizard.core.remote.transports import Raw, Transport, shell
 
 COMMITTED = "COMMITTED"
-ORBAX_TMP = ".orbax-checkpoint-tmp-"
+# orbax names a step it is writing "<step>.orbax-checkpoint-tmp" (0.12), some releases with
+# "-<timestamp>" after it: either way the suffix is in the name until the rename.
+ORBAX_TMP = ".orbax-checkpoint-tmp"
 MANIFEST = "manifest.json"
 STAGING = ".incoming"
 _STEP = re.compile(r".*?(\d+)$")

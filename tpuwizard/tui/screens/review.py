@@ -16,8 +16,10 @@ from textual.widgets import Button, Input, Label, Static, Switch
 from tpuwizard.choice_words import all_words
 from tpuwizard.core.launch.plan import DEFAULT_MAX_RUN, LaunchPlan
 from tpuwizard.core.launch.plan_packages import AUTO_FILE, COURSE_PACKAGES
+from tpuwizard.core.launch.plan_resume import RESUME_ROUTES
 from tpuwizard.core.plan import catalog, cost, fit
 from tpuwizard.figures import count, money
+from tpuwizard.resume_text import RESUME_HELP, RESUME_PLACEHOLDER, RESUME_TITLE, field_words
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.state import ReviewAnswer, WizardState
 from tpuwizard.tui.widgets.typed_input import TypedInput
@@ -45,7 +47,7 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         "script is installed too; a package cannot change the pinned JAX). Deeper "
         "checks add the verifier's precision profile and a profiler trace (open it with "
         "TensorBoard's profile plugin, xprof or Perfetto). Prices are estimates from "
-        "approximate list prices; check the pricing page."
+        f"approximate list prices; check the pricing page. {RESUME_HELP}"
     )
 
     def __init__(self, state: WizardState) -> None:
@@ -107,15 +109,24 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
                 deep_checks_label(s.deep_checks), id="deep-checks-label", classes="switch-label"
             )
         with Horizontal(classes="row"):
-            yield _titled(
-                TypedInput(value=str(s.script or ""), placeholder="path/to/main.py", id="script"),
-                "Your script (optional)",
+            script = TypedInput(
+                value=str(s.script or ""), placeholder="path/to/main.py", id="script"
             )
+            script.border_subtitle = "optional"
+            # Short titles: beside spot's third field they still fit 80 columns whole.
+            yield _titled(script, "Your script")
             yield _titled(
                 # An example, not a default: left empty, nothing is copied back (said below).
                 TypedInput(value=",".join(s.fetch), placeholder="e.g. reports/*.json", id="fetch"),
-                "Files it writes, to copy back",
+                "Files to copy back",
             )
+            if s.route in RESUME_ROUTES:  # Google preempts spot TPUs: the run can come back
+                yield _titled(
+                    TypedInput(
+                        value=s.checkpoints, placeholder=RESUME_PLACEHOLDER, id="checkpoints"
+                    ),
+                    RESUME_TITLE,
+                )
         yield Static(id="deadline-words")
         yield Static(f"Run folder: {shown_folder(s.run_dir)}/<run id>", id="run-folder")
         yield Static(id="error")
@@ -158,6 +169,9 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
             fetch=fetch,
             backend=backend,
             packages=self.query_one("#packages", Input).value.strip(),
+            checkpoints=self.query_one("#checkpoints", Input).value.strip()
+            if self.query("#checkpoints")
+            else "",
         )
 
     def problems(self) -> list[str]:
@@ -193,6 +207,10 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         # nothing will (its grey example is not a default).
         fetch = self.query_one("#fetch", Input)
         fetch.border_subtitle = copy_back_words(answers.script, answers.fetch)
+        if self.query("#checkpoints"):
+            self.query_one("#checkpoints", Input).border_subtitle = field_words(
+                answers.checkpoints, candidate.checkpoint_every_s, candidate.max_restarts
+            )
         self.query_one("#deadline-words", Static).update(words)
         self.query_one("#error", Static).update("\n".join(problems))
         # Words or problems, never both: an empty line would push Create off an 80x24 screen.

@@ -15,6 +15,7 @@ from textual.widgets import Button, Log, Static
 from tpuwizard.core.launch import events as ev
 from tpuwizard.event_text import describe
 from tpuwizard.figures import about
+from tpuwizard.resume_text import attempt_words
 from tpuwizard.tui.host import host
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.widgets.checks_panel import ChecksPanel
@@ -50,6 +51,7 @@ class RunScreen(WizardScreen[None]):
         # Lines are written in batches: one Log update per 50 ms keeps keys answered however
         # chatty the worker is.
         self.set_interval(0.05, self.flush)
+        self.show_attempt()
 
     def flush(self) -> None:
         if self.pending:
@@ -59,6 +61,20 @@ class RunScreen(WizardScreen[None]):
 
     def show(self, event: ev.Event) -> None:
         self.pending.extend(describe(event, "wizard"))
+        self.show_attempt()
+
+    def compose_attempt(self) -> ComposeResult:
+        """A spot run that resumes: the attempt under way, on its own line above the log."""
+        yield Static(id="attempt")
+
+    def show_attempt(self) -> None:
+        """The attempt line from the launch's summary (it folds every event before we see
+        it); hidden for a launch that does not resume after preemption."""
+        handle = getattr(self.app, "handle", None)
+        words = attempt_words(handle.summary) if handle is not None else None
+        for line in self.query("#attempt").results(Static):
+            line.update(words or "")
+            line.display = words is not None
 
     def say(self, lines: list[str]) -> None:
         """Lines that are no event's (the preflight's, before the create)."""
@@ -77,6 +93,7 @@ class ProvisionScreen(RunScreen):
     )
 
     def compose_body(self) -> ComposeResult:
+        yield from self.compose_attempt()
         yield Static("Creating...", id="node-state")
         yield FollowLog(max_lines=LOG_LINES, id="log")
 
@@ -118,6 +135,7 @@ class VerifyScreen(RunScreen):
     )
 
     def compose_body(self) -> ComposeResult:
+        yield from self.compose_attempt()
         with Horizontal(id="verify"):
             yield FollowLog(max_lines=LOG_LINES, id="log")
             yield ChecksPanel()
@@ -139,10 +157,12 @@ class ScriptScreen(RunScreen):
         "When it ends, run it again on the same node (Edit and rerun opens your editor first) "
         "while time remains before the deadline, or open a Shell on worker 0 to look around "
         "(the wizard comes back when you exit it; the node keeps billing meanwhile); Tear down "
-        "deletes the node."
+        "deletes the node. A spot run that resumes after preemption says above the log which "
+        "attempt this is and where it resumed from; the meter counts every attempt's billing."
     )
 
     def compose_body(self) -> ComposeResult:
+        yield from self.compose_attempt()
         yield FollowLog(max_lines=LOG_LINES, id="log")
 
     def show(self, event: ev.Event) -> None:
@@ -248,26 +268,28 @@ class TeardownScreen(RunScreen):
             verdict.update(f"[b]{event.name} is still running and billing[/b], as you asked.")
 
 
-def phase_screen(event: ev.Event, current: Any) -> Any:
-    """The run screen for ``event``: ``current`` unless the event belongs to a later phase."""
+def phase_screen(event: ev.Event, current: Any, recovering: bool = False) -> Any:
+    """The run screen for ``event``: ``current`` unless the event belongs to a later phase.
+
+    ``recovering``: a spot run's node went away and the chain makes a new one (the launch's
+    summary says so): its old node's teardown is not the launch's end, and the new attempt
+    goes through Provision, Verify and the script again."""
     wanted: type | None = None
-    if isinstance(
+    if isinstance(event, ev.Preempted):
+        wanted = ProvisionScreen
+    elif isinstance(
         event,
         ev.SshReady | ev.BootstrapLine | ev.Versions | ev.VerifierLine | ev.Check | ev.ReceiptSaved,
     ):
         wanted = VerifyScreen
-    elif isinstance(event, ev.ScriptLine | ev.ScriptDone | ev.FileFetched | ev.FileNotFetched):
-        wanted = ScriptScreen
     elif isinstance(
-        event,
-        ev.TeardownStarted
-        | ev.TeardownVerified
-        | ev.ZoneListed
-        | ev.TeardownFailed
-        | ev.Kept
-        | ev.Finished,
+        event, ev.ScriptLine | ev.ScriptDone | ev.FileFetched | ev.FileNotFetched | ev.Resumed
     ):
+        wanted = ScriptScreen
+    elif isinstance(event, ev.TeardownFailed | ev.Kept | ev.Finished):
         wanted = TeardownScreen
+    elif isinstance(event, ev.TeardownStarted | ev.TeardownVerified | ev.ZoneListed):
+        wanted = None if recovering else TeardownScreen
     if wanted is None or isinstance(current, wanted):
         return current
     if isinstance(current, TeardownScreen):

@@ -68,6 +68,8 @@ def launch_meter(billing: BillingState, skip: set[str], names: bool) -> str | No
     more = f" +{len(costing) - 1}" if len(costing) > 1 else ""
     name = f" {first.name}{more}" if names else (f" x{len(costing)}" if more else "")
     spent = billing.cost_usd(without=skip)
+    if spent is not None:  # and what this launch's resources verified gone cost (earlier attempts)
+        spent = round(spent + billing.gone_cost_usd, 2)
     bound = billing.cost_usd(without=skip, at_most=True) if spent is None else None
     return f"BILLING{name} {int(first.costing_s())}s {short_estimate(spent, bound)} est."
 
