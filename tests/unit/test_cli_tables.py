@@ -89,6 +89,7 @@ def test_status_at_80_columns_keeps_names_states_and_money(monkeypatch, capsys):
             state=state,
             age_s=3725.0 + i,
             cost_usd=1234.5 if billing else 0.0,
+            cost_at_most_usd=1234.5 if billing else 0.0,
             billing=billing,
             parts=(),
         )
