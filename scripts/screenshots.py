@@ -52,10 +52,13 @@ async def walk(tmp: Path) -> None:
     from tpuwizard.tui.app import WizardApp
     from tpuwizard.tui.widgets.route_cards import RouteCards
 
+    taken: set[str] = set()  # pictures taken at their moment, not again on the way out
+
     class Recording(WizardApp):
         async def switch_screen(self, screen):  # type: ignore[override]
             await settle(self)  # the run screen as last seen, before the next phase replaces it
-            save(self)
+            if NAMES.get(type(self.screen).__name__) not in taken:
+                save(self)
             return await super().switch_screen(screen)
 
     def save(app) -> None:
@@ -98,6 +101,9 @@ async def walk(tmp: Path) -> None:
         await press(pilot, "#stay")
         # The script screen offers Run again / Edit and rerun / Tear down when the script ends.
         await until(pilot, lambda: app.screen.query("#end-runs"), 180, "the rerun choices")
+        await settle(app)
+        save(app)  # with its choices: pressing Tear down takes them away
+        taken.add("08-script")
         await press(pilot, "#end-runs")
         await until(pilot, lambda: app.state.finished_code is not None, 180, "the end")
         await on_screen(pilot, "SummaryScreen")
