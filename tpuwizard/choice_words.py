@@ -56,6 +56,8 @@ def choice_words(choice: Choice, audience: Audience) -> str:
         return "answer no to the Watchdog question"
     if c == "service_account":
         return "only from the command line: `tpuwizard launch --service-account EMAIL`"
+    if c == "transport" and v == "ssh":
+        return "tpuwizard's own SSH (what the wizard and plain mode use)"
     if c == "transport":
         return "only from the command line: `tpuwizard launch --transport gcloud`"
     if c == "backend":
@@ -73,6 +75,10 @@ def choice_words(choice: Choice, audience: Audience) -> str:
         if audience == "wizard":
             return f'{named}the "{RESUME_TITLE}" field on Review'
         return f"{named}the {RESUME_TITLE} question"
+    if c == "max_run" and not v:
+        if audience == "wizard":
+            return 'a number of minutes in the "Deadline (minutes)" field on Review'
+        return "a number of minutes at the Deadline question"
     if c == "max_run":
         if audience == "wizard":
             return f'{v} or more in the "Deadline (minutes)" field on Review'
@@ -81,6 +87,10 @@ def choice_words(choice: Choice, audience: Audience) -> str:
         return "tpuwizard asked for them: check that the project's firewall lets SSH in"
     if c == "external_ips":
         return "only from the command line: `tpuwizard launch --internal-ips --transport gcloud`"
+    if c == "idle":  # only `up` keeps a node with an idle deadline
+        if v == "off":
+            return "leave the idle deadline out"
+        return "An idle deadline (only `tpuwizard up --idle` sets one)"
     raise ValueError(f"no words for {choice}")  # pragma: no cover - CONTROLS are all above
 
 
@@ -98,7 +108,6 @@ def _cli(control: str, value: str) -> str:
         "practice": "tpuwizard --sandbox",
         "watchdog": "--no-watchdog",
         "service_account": "--service-account EMAIL",
-        "transport": "--transport gcloud",
         "script": "--script FILE",
     }
     if control == "backend":
@@ -111,6 +120,10 @@ def _cli(control: str, value: str) -> str:
         return f"--max-run {value} or more" if value else "--max-run MINUTES"
     if control == "external_ips":
         return "without --internal-ips" if value == "on" else "--internal-ips --transport gcloud"
+    if control == "transport":
+        return f"--transport {value or 'gcloud'}"
+    if control == "idle":
+        return "leave --idle out" if value == "off" else "--idle"
     return flags[control]
 
 

@@ -51,7 +51,7 @@ def test_a_zone_the_project_may_not_use_is_said_in_words_not_as_google_s_403():
     proc = run("zones", "--sandbox")
     assert proc.returncode == 0, proc.stderr
     said = proc.stdout + proc.stderr
-    assert "europe-west1-b: not surveyed (not available to your project)" in said
+    assert "Not searched: europe-west1-b. Google says your project may not use it" in said
     assert "http://" not in said and "Forbidden" not in said
 
 

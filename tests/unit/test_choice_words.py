@@ -94,11 +94,16 @@ def said_with_choices(tmp_path: Path) -> list[Phrase]:
         *_plan(tmp_path, run_dir=file / "runs").problems(),
         # A spot run that resumes: its folder, its script, its route and its deadline.
         *_plan(tmp_path, route="vm", checkpoints="../x", max_run_minutes=5).problems(),
+        # How the workers are reached, and a kept node's idle deadline (plan_reach, plan_idle).
+        *_plan(tmp_path, accelerator="v6e-4", backend="compute", transport="gcloud").problems(),
+        *_plan(tmp_path, internal_ips=True).problems(),
+        *_plan(tmp_path, route="flex", zone="us-east5-a", idle_minutes=10.0).problems(),
+        *_plan(tmp_path, idle_minutes=10.0).problems(),
     ]
     notices = [account_notice("p", None).detail, not_armed("p", None, "tpu.nodes.delete")]
     phrases = [s for s in [*steps, *problems, *notices] if isinstance(s, Phrase)]
     # Each source above names a choice: a source that stopped doing so is a failure here.
-    assert len(phrases) >= 20, phrases
+    assert len(phrases) >= 24, phrases
     return phrases
 
 

@@ -1,4 +1,5 @@
-"""What ``status`` and ``teardown`` say about what they found, and how teardown chooses."""
+"""What ``status`` and ``teardown`` say about what they found (and ``zones`` about the zones
+Google refuses), and how teardown chooses."""
 
 from __future__ import annotations
 
@@ -32,17 +33,25 @@ def say_skipped(found: Found, project: str | None) -> None:
         if zone in recorded_in or zone in refused:
             continue
         say(f"Skipped {zone}: {why}. Nothing tpuwizard made can be there unless you made it there.")
-    new = first_time_refused(project or "", refused)
-    if new:
-        them = "it" if len(new) == 1 else "them"
-        say(
-            f"Not searched: {', '.join(new)}. Google says your project may not use {them}, so "
-            f"nothing can be there. (Said once; --json lists {them} under skipped_zones.)"
-        )
+    say_refused_once(project, refused, "nothing can be there", "skipped_zones")
     for number, why in found.unreadable:
         say(f"Ledger line {number} could not be read ({why}); it was skipped.")
     if found.unreadable:
         say(f"The unreadable lines are kept in {found.unreadable_kept_in}.")
+
+
+def say_refused_once(project: str | None, zones: Sequence[str], so: str, json_key: str) -> None:
+    """Zones Google says ``project`` may not use: that answer is the same every time, so it is
+    said once per project (``status``, ``teardown`` and ``zones`` share the memory), and again
+    only for a zone not said before; ``so``: what follows for the command, ``json_key``: where
+    its ``--json`` always lists them."""
+    new = first_time_refused(project or "", zones)
+    if new:
+        them = "it" if len(new) == 1 else "them"
+        say(
+            f"Not searched: {', '.join(new)}. Google says your project may not use {them}, so "
+            f"{so}. (Said once; --json lists {them} under {json_key}.)"
+        )
 
 
 def first_time_refused(project: str, zones: Sequence[str]) -> list[str]:

@@ -14,7 +14,6 @@ from tpuwizard.commands.common import (
     Group,
     Number,
     backend_option,
-    check_reach,
     check_transport,
     open_session,
     project_option,
@@ -210,7 +209,6 @@ def launch(
     if ready_timeout is None:
         ready_timeout = DEFAULT_READY_TIMEOUT.get(route, 1800.0)
     chosen = decide_backend(accelerator, route, backend)  # an impossible pair: exit 2 now
-    check_reach(internal_ips, transport, chosen.backend)
     session = open_session(project, sandbox, run_dir)
     check_transport(transport, session.practice)
     run_id = paths.new_run_id()
@@ -240,6 +238,7 @@ def launch(
         precision=precision,
         trace=trace,
         internal_ips=internal_ips,
+        transport=transport,
         service_account=service_account,
         backend=chosen.backend,
         queue_wait_minutes=queue_wait,
@@ -258,7 +257,7 @@ def launch(
     notes = [chosen.reason] if chosen.reason else []
     for line in [*notes, *backend_notes(plan, nat_checked=not no_preflight), *choice.lines()]:
         (say if as_json else click.echo)(line)
-    handle = session.start_launch(plan, transport, ready_timeout)
+    handle = session.start_launch(plan, ready_timeout)
     code = EXIT_CLOUD
     with stop_on_signals(handle, say) as received:
         for event in handle.events():  # after a stop signal, Finished says 128 + it already

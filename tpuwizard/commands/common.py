@@ -245,22 +245,6 @@ def open_session(project: str | None, sandbox: bool, runs: Path | None = None) -
     return session
 
 
-def check_reach(internal_ips: bool, transport: str, backend: str) -> None:
-    """A TPU API node without external addresses is reached only through IAP (gcloud); a
-    Compute Engine VM's internal address is reached by SSH from inside its network."""
-    if transport == "gcloud" and backend == "compute":
-        raise BadInput(
-            "--transport gcloud runs `gcloud compute tpus tpu-vm ssh`, which reaches TPU API "
-            "nodes only; a Compute Engine TPU VM is reached by SSH: leave --transport out, or "
-            "use --backend tpu-api."
-        )
-    if internal_ips and transport != "gcloud" and backend != "compute":
-        raise BadInput(
-            "--internal-ips gives the VMs no external address, so SSH from this computer cannot "
-            "reach them: add --transport gcloud (it tunnels through IAP)."
-        )
-
-
 def check_script(script: Path) -> None:
     """Before anything reaches the node: the rules the workers would otherwise refuse late."""
     from tpuwizard.core.launch.plan import script_problems

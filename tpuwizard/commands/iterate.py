@@ -17,7 +17,6 @@ from tpuwizard.commands.common import (
     Number,
     ask_yes_no,
     backend_option,
-    check_reach,
     check_script,
     check_transport,
     cloud_errors,
@@ -34,9 +33,7 @@ from tpuwizard.commands.packages import asked_packages, check_packages, packages
 from tpuwizard.commands.preflight import no_preflight_option, preflight_before_create
 from tpuwizard.commands.resume_options import checkpoint_options, run_checkpoints
 from tpuwizard.commands.zone_options import where_to_create, zones_options
-from tpuwizard.core.cloud.backends import COMPUTE
 from tpuwizard.core.deadlines import deadline_bounds_text
-from tpuwizard.core.errors import BadInput
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK, for_signal
 
 if TYPE_CHECKING:
@@ -142,23 +139,16 @@ def up(
     from tpuwizard.core import paths
     from tpuwizard.core.launch import events as ev
     from tpuwizard.core.launch.plan import LaunchPlan
+    from tpuwizard.core.launch.plan_idle import googles_deadline_only
     from tpuwizard.event_text import json_event
     from tpuwizard.session.backend import backend_notes, decide_backend
     from tpuwizard.session.signals import exit_code, stop_on_signals
 
     zone, zone_list, failover = where_to_create(accelerator, zone, zones, failover)
     chosen = decide_backend(accelerator, route, backend)  # an impossible pair: exit 2 now
-    # The idle deadline is the on-VM watchdog's; where Google's deadline is the only one (Flex-
-    # start, Compute Engine) the node is kept until --max-run, and --idle is refused.
-    googles = route == "flex" or chosen.backend == COMPUTE
-    if googles and idle is not None:
-        raise BadInput(
-            "--idle needs the on-VM watchdog, which "
-            + ("Flex-start" if route == "flex" else "Compute Engine")
-            + " does not have: Google deletes the node at its deadline. Give --max-run MINUTES "
-            "for that deadline, and leave --idle out."
-        )
-    check_reach(internal_ips, transport, chosen.backend)
+    # Where Google's deadline is the only one (Flex-start, Compute Engine) there is no watchdog:
+    # the node is kept until --max-run, and the plan refuses an --idle (plan_idle.py).
+    googles = googles_deadline_only(route, chosen.backend)
     watchdog = not (no_watchdog or googles)
     session = open_session(project, sandbox)
     run_id = paths.new_run_id()
@@ -176,8 +166,9 @@ def up(
         keep=True,
         max_run_minutes=max_run,
         watchdog=watchdog,
-        idle_minutes=(30.0 if idle is None else idle) if watchdog else None,
+        idle_minutes=idle if idle is not None else (30.0 if watchdog else None),
         internal_ips=internal_ips,
+        transport=transport,
         service_account=service_account,
         backend=chosen.backend,
         queue_wait_minutes=queue_wait,
@@ -199,7 +190,7 @@ def up(
             say(f"To allow the watchdog: {check.fix}")
             say("(Give --no-watchdog to keep it anyway; then only `tpuwizard down` ends it.)")
             sys.exit(EXIT_FAILED)
-    handle = session.start_launch(plan, transport, ready_timeout)
+    handle = session.start_launch(plan, ready_timeout)
     kept: ev.Kept | None = None
     code = EXIT_CLOUD
     with stop_on_signals(handle, say) as received:

@@ -275,10 +275,12 @@ def zones(
 
         tried = zone_history(False) if accelerator else ()
         answer = ZoneAnswer(zone_survey.documented(), practice=False, attempts=tried)
+        surveyed_for = project
     else:  # the session's survey, as the wizard and plain mode show it
         session = open_session(project, sandbox)
         with cloud_errors(Context(project=session.project, accelerator=accelerator)):
             answer = session.zone_survey(refresh=refresh, strict=True)
+        surveyed_for = session.project
     survey = answer.survey
     table = survey.narrowed(accelerator)
     offers = None
@@ -294,7 +296,12 @@ def zones(
         table = {o.zone: [accelerator] for o in offers}
     last_tried = answer.last_tried(accelerator) if accelerator else {}
     if as_json:
-        doc: dict[str, object] = {"source": survey.source, "zones": table}
+        # failures: each zone that could not be surveyed, and why (NOT_AVAILABLE: refused).
+        doc: dict[str, object] = {
+            "source": survey.source,
+            "zones": table,
+            "failures": survey.failures,
+        }
         if accelerator and offers is not None:
             doc.update(
                 accelerator=accelerator,
@@ -330,11 +337,14 @@ def zones(
             accelerator,
             runtime,
             zone_survey.OFFERED_NOTE,
-            survey.failures,
+            {z: why for z, why in survey.failures.items() if z not in survey.refused},
             unconfirmed,
             offers,
             survey.source,
             last_tried,
         )
+        from tpuwizard.commands.choosing import say_refused_once
+
+        say_refused_once(surveyed_for, survey.refused, "no TPU can be made there", "failures")
     if accelerator and not table:
         raise click.exceptions.Exit(EXIT_FAILED)

@@ -22,7 +22,7 @@ CONTROLS = (
     "name",  # another name for the node
     "run_dir",  # where run folders go
     "practice",  # practise against the local sandbox
-    "transport",  # value "gcloud": gcloud's SSH (OS Login, IAP)
+    "transport",  # value "gcloud": gcloud's SSH (OS Login, IAP); "ssh": tpuwizard's own SSH
     "external_ips",  # value "on": ask for external addresses; "off": internal ones through IAP
     "watchdog",  # value "off": go on without the watchdog
     "service_account",  # name another account for the node
@@ -30,7 +30,8 @@ CONTROLS = (
     "packages",  # value: a package to add to the worker venv
     "script",  # the user's script, run after the verifier
     "checkpoints",  # value: a folder the script saves checkpoints in (resume after preemption)
-    "max_run",  # value: minutes, the deadline
+    "max_run",  # value: minutes, the deadline ("": any)
+    "idle",  # value "": a kept node's idle deadline, as a noun; "off": leave it out
 )
 
 

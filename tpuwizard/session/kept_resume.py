@@ -163,13 +163,14 @@ class KeptAttempts:
 
         session, old = self.session, self.last
         run_id = paths.new_run_id()
-        plan = replace(
-            replacement_plan(old.entry, run_id, session.run_folder(run_id)),
-            max_run_minutes=float(math.floor(self.minutes)),  # never past the old deadline
-        )
         # Logged in to as up chose (session/login.py): under OS Login the key stays in the
         # profile until the old node's deadline, which the new node's never passes.
         login, os_login = recorded_login(old.entry)
+        plan = replace(
+            replacement_plan(old.entry, run_id, session.run_folder(run_id)),
+            max_run_minutes=float(math.floor(self.minutes)),  # never past the old deadline
+            transport=login.transport,  # the plan's reach rules hold for the way it is reached
+        )
         cloud = session.cloud_for(plan.backend)
         runtime = build_runtime(cloud, session.practice, login.transport, os_login, login.account)
         runtime.ready_timeout = DEFAULT_READY_TIMEOUT.get(plan.route, 1800.0)

@@ -205,18 +205,18 @@ class Session:
     def start_launch(
         self,
         plan: LaunchPlan,
-        transport: str = "ssh",
         ready_timeout: float | None = None,
         reruns: bool = False,
     ) -> LaunchHandle:
-        """A launch ready to run; its events flow through this session's billing state.
+        """A launch ready to run; its events flow through this session's billing state. Its
+        workers are reached as the plan says (``plan.transport``, whose rules it checked).
 
         With ``reruns`` the launch waits after each run of the script (``ScriptDone``) for
         :meth:`LaunchHandle.run_again` or :meth:`LaunchHandle.end_runs`.
         """
         from tpuwizard.session.launch_handle import LaunchHandle
 
-        handle = LaunchHandle(self, plan, transport, ready_timeout)
+        handle = LaunchHandle(self, plan, plan.transport, ready_timeout)
         self._launches.append(handle)
         if reruns:
             from tpuwizard.core.launch.rerun import Reruns

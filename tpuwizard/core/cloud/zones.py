@@ -16,6 +16,8 @@ from tpuwizard.core.plan import catalog, cost
 
 CACHE_TTL_S = 6 * 3600
 MAX_WORKERS = 16  # bounded: the API allows plenty, but a laptop's connection pool does not
+# A zone's failure when Google says the project may not use it: the same answer every time.
+NOT_AVAILABLE = "not available to your project"
 OFFERED_NOTE = (
     "Offered is not the same as free capacity right now: a create can still fail with a stockout."
 )
@@ -27,6 +29,11 @@ class ZoneSurvey:
     zones: dict[str, list[str]]
     cached: bool = False
     failures: dict[str, str] = field(default_factory=dict)  # zone -> error, for live surveys
+
+    @property
+    def refused(self) -> list[str]:
+        """The zones Google says the project may not use (no TPU can be made there)."""
+        return sorted(z for z, why in self.failures.items() if why == NOT_AVAILABLE)
 
     def offering(self, accelerator: str) -> list[str]:
         return [zone for zone, types in self.zones.items() if accelerator in types]
@@ -96,11 +103,7 @@ def live(
             except Exception as err:  # one zone failing must not hide the others
                 unavailable = location_unavailable(err)
                 # Google's 403 for a zone the project may not use says so at length, with URLs.
-                failures[zone] = (
-                    "not available to your project"
-                    if unavailable
-                    else f"{type(err).__name__}: {err}"
-                )
+                failures[zone] = NOT_AVAILABLE if unavailable else f"{type(err).__name__}: {err}"
                 lasting = lasting and unavailable
     if not table and failures:
         # Nothing answered: let the caller diagnose the first error.

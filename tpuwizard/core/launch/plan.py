@@ -23,7 +23,9 @@ from tpuwizard.core.exit_codes import EXIT_FAILED as EXIT_FAILED
 from tpuwizard.core.exit_codes import EXIT_OK as EXIT_OK
 from tpuwizard.core.exit_codes import EXIT_TEARDOWN as EXIT_TEARDOWN
 from tpuwizard.core.launch.plan_backend import backend_problems
+from tpuwizard.core.launch.plan_idle import idle_problems
 from tpuwizard.core.launch.plan_packages import PackageSpec, package_problems
+from tpuwizard.core.launch.plan_reach import reach_problems
 from tpuwizard.core.launch.plan_resume import (
     DEFAULT_CHECKPOINT_EVERY_S,
     DEFAULT_MAX_RESTARTS,
@@ -66,6 +68,8 @@ class LaunchPlan:
     precision: bool = False  # the verifier's fp32/bf16/int8 precision profile
     trace: bool = False  # a jax.profiler trace from every worker, copied into run_dir
     internal_ips: bool = False  # no external addresses: only the gcloud (IAP) transport reaches
+    # How the workers are reached: "ssh" (tpuwizard's own), "gcloud" (plan_reach.py's rules).
+    transport: str = "ssh"
     # The node's service account (the watchdog deletes with its token); None: the default one.
     service_account: str | None = None
     # A kept node for iterating (``tpuwizard up``): the watchdog also deletes it after this many
@@ -192,6 +196,8 @@ class LaunchPlan:
         if self.route == "flex" and not refusal:
             found.extend(flex_problems(self.accelerator, self.zone))
         found.extend(backend_problems(self))
+        found.extend(reach_problems(self))
+        found.extend(idle_problems(self))
         for minutes, what in ((self.max_run_minutes, "deadline"), (self.idle_minutes, "idle time")):
             problem = deadline_problem(minutes, what)
             if problem:

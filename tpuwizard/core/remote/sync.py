@@ -21,7 +21,7 @@ import json
 import os
 import tarfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,6 +51,7 @@ IGNORED_DIRS = frozenset(
     }
 )
 MAX_FOLDER_BYTES = 512 * 1024 * 1024
+FOLDER_WALK_TTL_S = 2.0  # how long a script folder's size is taken as known (FolderSizes)
 # rsync from this many bytes of changed files that the worker holds an older version of. Below
 # it the tar's one round trip is quicker (measured over loopback: a one-line edit 0.9 s by tar,
 # 1.2 s by rsync); above it, at a laptop's upload speed, rsync's delta saves seconds.
@@ -173,12 +174,52 @@ def folder_problems(script: Path) -> list[str]:
             f"TPU, so it would copy everything there. Put the script in its own folder "
             f"(mkdir ~/tpu-lesson && mv {script.name} ~/tpu-lesson/) and give that path."
         ]
+    return [too_big(root)] if FOLDER_SIZES.too_big(root, script.name) else []
+
+
+def _walk_too_big(root: Path, script: str) -> bool:
     total = 0
-    for _rel, _path, stat in folder_files(root, script.name):
+    for _rel, _path, stat in folder_files(root, script):
         total += stat.st_size
         if total > MAX_FOLDER_BYTES:
-            return [too_big(root)]
-    return []
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class _Walk:
+    folder_mtime_ns: int
+    at: float  # the clock's reading when it was walked
+    too_big: bool
+
+
+class FolderSizes:
+    """Whether a script's folder is over :data:`MAX_FOLDER_BYTES`, walked at most once per
+    ``ttl_s`` per folder: the wizard asks the plan's problems as the user types. A file added to
+    or removed from the folder itself changes its mtime, so that is walked again at once; a change
+    deeper down is seen within ``ttl_s``. The upload counts again as it sends (LocalFolder), so
+    nothing over the limit is ever sent."""
+
+    KEPT = 16  # folders remembered: the few the user types on the way to one
+
+    def __init__(
+        self, ttl_s: float = FOLDER_WALK_TTL_S, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.ttl_s, self.clock = ttl_s, clock
+        self._walks: dict[tuple[Path, str, Path | None, int], _Walk] = {}
+
+    def too_big(self, root: Path, script: str) -> bool:
+        key = (root, script, _state_inside(root), MAX_FOLDER_BYTES)
+        mtime, now = root.stat().st_mtime_ns, self.clock()
+        walk = self._walks.get(key)
+        if walk is None or walk.folder_mtime_ns != mtime or not 0 <= now - walk.at < self.ttl_s:
+            if len(self._walks) >= self.KEPT:
+                self._walks.clear()
+            walk = self._walks[key] = _Walk(mtime, now, _walk_too_big(root, script))
+        return walk.too_big
+
+
+FOLDER_SIZES = FolderSizes()
 
 
 def remote_state(transport: Transport, worker: int) -> tuple[Manifest, str]:

@@ -1,0 +1,59 @@
+"""`tpuwizard zones` says a zone Google refuses to the project once per project, as `status` and
+`teardown` do (the same memory and words, commands/choosing.py), and always lists it in --json."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from tpuwizard.cli import main
+from tpuwizard.commands import planning as planning_commands
+from tpuwizard.core.cloud.zones import NOT_AVAILABLE, ZoneSurvey
+from tpuwizard.session.decision import ZoneAnswer
+from tpuwizard.session.session import Session
+
+BAD, BROKEN = "europe-west1-b", "us-east1-d"
+
+
+@pytest.fixture
+def session(monkeypatch) -> Session:
+    """A practice session whose live survey found one zone refused and one failing otherwise."""
+    s = Session(practice=True, project="practice-project")
+    survey = ZoneSurvey(
+        "live",
+        {"us-central1-a": ["v5litepod-4"]},
+        failures={BAD: NOT_AVAILABLE, BROKEN: "ServiceUnavailable: try again"},
+    )
+    monkeypatch.setattr(s, "zone_survey", lambda **_: ZoneAnswer(survey, practice=True))
+    monkeypatch.setattr(planning_commands, "open_session", lambda project, sandbox: s)
+    return s
+
+
+def zones(*args: str):
+    result = CliRunner().invoke(main, ["zones", "--sandbox", *args])
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def test_a_refused_zone_is_said_once_per_project_and_another_failure_every_time(session):
+    first = zones()
+    assert first.stderr.count(f"Not searched: {BAD}.") == 1
+    assert "may not use it, so no TPU can be made there" in first.stderr
+    assert f"{BAD}: not surveyed" not in first.output
+    assert f"{BROKEN}: not surveyed (ServiceUnavailable" in first.stdout
+    again = zones()
+    assert BAD not in again.output  # the same known refusal: not repeated
+    assert f"{BROKEN}: not surveyed" in again.stdout  # not a lasting answer: said each time
+    doc = json.loads(zones("--json").stdout)
+    assert doc["failures"][BAD] == NOT_AVAILABLE  # the document still says it
+    session.project = "other-project"  # another project has not heard it yet
+    assert f"Not searched: {BAD}." in zones().stderr
+
+
+def test_status_having_said_it_zones_does_not_say_it_again(session):
+    from tpuwizard.commands.choosing import first_time_refused
+
+    assert first_time_refused("practice-project", [BAD]) == [BAD]  # as status said it
+    assert BAD not in zones().output

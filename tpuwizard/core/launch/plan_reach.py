@@ -1,0 +1,45 @@
+"""How the workers are reached (the transport, external addresses), as rules a plan must satisfy
+before any cloud call (LaunchPlan.problems).
+
+``gcloud compute tpus tpu-vm ssh`` reaches Cloud TPU API nodes only; a Compute Engine TPU VM is
+an instance, reached by SSH. A TPU API node without external addresses is reached only through
+IAP, which the gcloud transport tunnels through; a Compute Engine VM's internal address is
+reached by SSH from inside its network (google-behaviour.md, "External IPs are opt-in").
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tpuwizard.core.choices import Choice, Said, phrase
+from tpuwizard.core.cloud.backends import COMPUTE
+
+if TYPE_CHECKING:
+    from tpuwizard.core.launch.plan import LaunchPlan
+
+GCLOUD = "gcloud"
+TRANSPORTS = ("ssh", GCLOUD)  # in practice "ssh" reaches the sandbox's workers as they are
+
+
+def reach_problems(plan: LaunchPlan) -> list[Said]:
+    """Why ``plan``'s workers could not be reached as it asks; empty when they can."""
+    if plan.transport not in TRANSPORTS:
+        return [f"Unknown transport '{plan.transport}'. Choose one of: {', '.join(TRANSPORTS)}."]
+    if plan.transport == GCLOUD and plan.backend == COMPUTE:
+        return [
+            phrase(
+                "The gcloud transport runs `gcloud compute tpus tpu-vm ssh`, which reaches TPU "
+                "API nodes only; a Compute Engine TPU VM is reached by SSH: use {0}, or {1}.",
+                Choice("transport", "ssh"),
+                Choice("backend", "tpu-api"),
+            )
+        ]
+    if plan.internal_ips and plan.transport != GCLOUD and plan.backend != COMPUTE:
+        return [
+            phrase(
+                "Without external addresses (internal IPs only) SSH from this computer cannot "
+                "reach the VMs: add {0} (it tunnels through IAP).",
+                Choice("transport", "gcloud"),
+            )
+        ]
+    return []
