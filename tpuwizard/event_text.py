@@ -114,7 +114,7 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
             quota = (
                 "Quota for all of them at once was checked."
                 if event.quota_checked
-                else f"Quota for {n} at once was not checked (no preflight, or it could not read)."
+                else f"Quota for {n} at once was not checked (one region's or none was read)."
             )
             return [
                 f"Fan-out: asking for {event.name} in {', '.join(event.zones)} at once; the first "

@@ -212,4 +212,8 @@ def test_the_launch_is_told_when_the_quota_for_every_request_was_read(tmp_path, 
     assert preflight.before_create(None, plan, "tpu-api").plan.fan_out_quota_checked  # type: ignore[arg-type]
     monkeypatch.setattr(preflight, "run_preflight", reading(unknown(quota.NAME, "not read")))
     assert not preflight.before_create(None, plan, "tpu-api").plan.fan_out_quota_checked  # type: ignore[arg-type]
-    assert asked == [2, 2]
+    # A zone in another region draws on a quota that was not read: not "all of them".
+    monkeypatch.setattr(preflight, "run_preflight", reading(passed(quota.NAME, "covers")))
+    apart = LaunchPlan(**base, run_dir=tmp_path, zones=(*zones, "europe-west4-a"), fan_out=True)  # type: ignore[arg-type]
+    assert not preflight.before_create(None, apart, "tpu-api").plan.fan_out_quota_checked  # type: ignore[arg-type]
+    assert asked == [2, 2, 2]

@@ -211,7 +211,10 @@ def before_create(
         dataclasses.replace(
             moved,
             os_login_key=result.imports_login_key,
-            fan_out_quota_checked=plan.fan_out and quota_read,
+            # All of them only where every zone is in the one region the reading was for.
+            fan_out_quota_checked=plan.fan_out
+            and quota_read
+            and fan_out_in_region(plan) == len(plan.zones),
         ),
     )
 
