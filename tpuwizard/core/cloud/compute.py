@@ -27,7 +27,11 @@ from tpuwizard.core.cloud import compute_slice_body as slice_body
 from tpuwizard.core.cloud import compute_states, google_errors
 from tpuwizard.core.cloud.backends import COMPUTE
 from tpuwizard.core.cloud.compute_body import MACHINE_TYPES, accelerator_of, instance_body
-from tpuwizard.core.cloud.compute_errors import OperationError, operation_errors
+from tpuwizard.core.cloud.compute_errors import (
+    OperationError,
+    operation_errors,
+    raise_delete_errors,
+)
 from tpuwizard.core.cloud.compute_errors import resource_not_ready as _not_ready
 from tpuwizard.core.cloud.compute_read import label_filter, matching, node_info, parse_time
 from tpuwizard.core.cloud.compute_slice_body import is_multi_host, is_single_vm
@@ -277,10 +281,7 @@ class ComputeCloud:
             self.slices.delete(zone, node_id, timeout)
             return
         final = self._wait_operation(zone, op.name, f"delete of instance {node_id}", timeout)
-        errors = [e for e in operation_errors(final) if e["code"] != "RESOURCE_NOT_FOUND"]
-        if errors:
-            code = final.http_error_status_code or None
-            raise OperationError(final.name, errors, code, doing="delete")
+        raise_delete_errors(final)
 
     def node_gone(self, zone: str, node_id: str) -> bool:
         """Verified: ``get`` says NotFound and the zone's list no longer holds it."""

@@ -94,6 +94,15 @@ def operation_errors(op: Any) -> list[dict[str, Any]]:
     return out
 
 
+def raise_delete_errors(final: Any) -> None:
+    """A DONE delete operation that failed raises; one whose target was already gone
+    (RESOURCE_NOT_FOUND) is the delete's wish come true."""
+    errors = [e for e in operation_errors(final) if e["code"] != "RESOURCE_NOT_FOUND"]
+    if errors:
+        code = final.http_error_status_code or None
+        raise OperationError(final.name, errors, code, doing="delete")
+
+
 def capacity_refused(err: BaseException) -> bool:
     """No capacity in the zone: the code on an operation, or in the words of a refused call."""
     if isinstance(err, OperationError):

@@ -25,7 +25,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tpuwizard.core.cloud import compute_slice_body as body
-from tpuwizard.core.cloud.compute_errors import OperationError, operation_errors
+from tpuwizard.core.cloud.compute_errors import (
+    OperationError,
+    operation_errors,
+    raise_delete_errors,
+)
 from tpuwizard.core.cloud.compute_slice_read import (
     PARTS_LEFT,
     TOPOLOGY_DEAD_ENDS,
@@ -288,10 +292,7 @@ class ComputeSlices:
             if op is None:
                 continue
             final = self._wait_operation(where, op.name, regional, timeout)
-            errors = [e for e in operation_errors(final) if e["code"] != "RESOURCE_NOT_FOUND"]
-            if errors:
-                code = final.http_error_status_code or None
-                raise OperationError(final.name, errors, code, doing="delete")
+            raise_delete_errors(final)
 
     def gone(self, zone: str, name: str) -> bool:
         """Verified: no part answers a read, the zone's MIG list lacks it, no VM of it is left."""
