@@ -19,13 +19,19 @@ def ended_launch() -> RunSummary:
     return summary
 
 
-async def test_quit_from_the_summary_prints_the_summary(tmp_path, monkeypatch):
-    app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
+def finish_messages(app: WizardApp, monkeypatch) -> list[str | None]:
+    """What the app is given to print on its way out, each time it finishes."""
     said: list[str | None] = []
     finish = app.finish
     monkeypatch.setattr(
         app, "finish", lambda code, message=None: (said.append(message), finish(code, message))
     )
+    return said
+
+
+async def test_quit_from_the_summary_prints_the_summary(tmp_path, monkeypatch):
+    app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
+    said = finish_messages(app, monkeypatch)
     async with app.run_test(size=(100, 32)) as pilot:
         await on_screen(pilot, "RouteScreen")
         app.last_summary = ended_launch()  # what the Summary step showed, the launch over
@@ -40,11 +46,7 @@ async def test_quit_from_the_summary_prints_the_summary(tmp_path, monkeypatch):
 
 async def test_quit_without_a_launch_prints_nothing(tmp_path, monkeypatch):
     app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
-    said: list[str | None] = []
-    finish = app.finish
-    monkeypatch.setattr(
-        app, "finish", lambda code, message=None: (said.append(message), finish(code, message))
-    )
+    said = finish_messages(app, monkeypatch)
     async with app.run_test(size=(100, 32)) as pilot:
         await on_screen(pilot, "RouteScreen")
         app.action_quit()
