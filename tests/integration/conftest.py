@@ -33,3 +33,17 @@ def sshd(tmp_path):
     yield server
     server.process.terminate()
     server.process.wait(timeout=10)
+
+
+@pytest.fixture
+def project(tmp_path, home):
+    """A script folder; afterwards every node is deleted and the practice cloud (the lasting
+    sandbox a kept node lives in) stopped."""
+    from tests.integration.iterate_helpers import stop_lasting_sandbox
+    from tests.integration.launch_helpers import teardown_all
+
+    folder = tmp_path / "project"
+    folder.mkdir()
+    yield folder
+    teardown_all(tmp_path)
+    stop_lasting_sandbox(home)

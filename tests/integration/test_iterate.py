@@ -8,8 +8,6 @@ import subprocess
 import time
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import tpuwizard_cmd
 from tests.integration.iterate_helpers import (
     down,
@@ -17,7 +15,6 @@ from tests.integration.iterate_helpers import (
     read_until,
     run,
     start,
-    stop_lasting_sandbox,
     up,
 )
 from tests.integration.launch_helpers import (
@@ -25,21 +22,10 @@ from tests.integration.launch_helpers import (
     env,
     ledger_all_gone,
     sandbox_is_empty,
-    teardown_all,
 )
 from tests.integration.test_multihost import JOINS
 from tpuwizard.core.cloud.client import TpuCloud
 from tpuwizard.session.practice import PRACTICE_PROJECT
-
-
-@pytest.fixture
-def project(tmp_path, home):
-    """A script folder; afterwards every node is deleted and the practice cloud stopped."""
-    folder = tmp_path / "project"
-    folder.mkdir()
-    yield folder
-    teardown_all(tmp_path)
-    stop_lasting_sandbox(home)
 
 
 def cloud_of(home: Path) -> TpuCloud:

@@ -22,7 +22,6 @@ from tests.integration.iterate_helpers import (
     read_until,
     run,
     start,
-    stop_lasting_sandbox,
     up,
 )
 from tests.integration.launch_helpers import ledger_all_gone, sandbox_is_empty, teardown_all
@@ -34,14 +33,10 @@ RESUMABLE = ("--json", "--checkpoints", "ckpt", "--checkpoint-every", "1s")
 
 
 @pytest.fixture
-def project(tmp_path, home):
-    """The example's folder; afterwards everything is deleted and the practice cloud stopped."""
-    folder = tmp_path / "project"
-    folder.mkdir()
-    shutil.copy(EXAMPLE, folder / "train.py")
-    yield folder
-    teardown_all(tmp_path)
-    stop_lasting_sandbox(home)
+def project(project):
+    """The shared script folder (tests/integration/conftest.py), holding the example."""
+    shutil.copy(EXAMPLE, project / "train.py")
+    return project
 
 
 def test_a_preempted_kept_node_is_replaced_and_the_run_resumes_bit_for_bit(tmp_path, home, project):

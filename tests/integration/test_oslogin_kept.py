@@ -8,22 +8,12 @@ import subprocess
 from pathlib import Path
 from urllib.parse import quote
 
-import pytest
 import requests
 
 from tests.conftest import tpuwizard_cmd
-from tests.integration.iterate_helpers import down, stop_lasting_sandbox, up
-from tests.integration.launch_helpers import env, ledger_all_gone, sandbox_is_empty, teardown_all
+from tests.integration.iterate_helpers import down, up
+from tests.integration.launch_helpers import env, ledger_all_gone, sandbox_is_empty
 from tpuwizard.session.login import PRACTICE_ACCOUNT
-
-
-@pytest.fixture
-def project(tmp_path, home):
-    folder = tmp_path / "project"
-    folder.mkdir()
-    yield folder
-    teardown_all(tmp_path)
-    stop_lasting_sandbox(home)
 
 
 def profile_keys(home: Path) -> dict:
