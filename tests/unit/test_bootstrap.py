@@ -47,7 +47,7 @@ def test_pyproject_and_the_docs_pin_the_jax_the_workers_install():
     extras = project["optional-dependencies"].values()
     requirements = [*project["dependencies"], *(r for extra in extras for r in extra)]
     assert f"jax=={TESTED_JAX}" in requirements and f"jax[tpu]=={TESTED_JAX}" in requirements
-    docs = [REPO / "README.md", *(REPO / "docs").glob("*.md"), *(REPO / "scripts").glob("*.sh")]
+    docs = [REPO / "README.md", *(REPO / "docs").rglob("*.md"), *(REPO / "scripts").glob("*.sh")]
     quoted = [pin for path in docs for pin in JAX_PIN.findall(path.read_text())]
     pinned = [m.group(1) for r in requirements if (m := JAX_PIN.fullmatch(r))]
     assert quoted and set(quoted + pinned) == {TESTED_JAX}

@@ -206,13 +206,14 @@ def test_status_shows_a_slice_as_one_resource_with_the_parts_read_with_it(monkey
     assert f"{NAME}: MIG + 4 VMs + template + policy" in capsys.readouterr().out
 
 
-def test_the_readme_and_the_wizard_s_help_say_route_2b_is_refused_and_what_tpuwizard_does():
+def test_the_compute_engine_guide_and_the_wizard_s_help_say_route_2b_is_refused_and_what_we_do():
     from pathlib import Path
 
     from tpuwizard.sandbox.migs import RESIZE_REQUEST_REFUSED
     from tpuwizard.tui.screens.review import ReviewScreen
 
-    readme = " ".join((Path(__file__).parents[2] / "README.md").read_text().split())
+    guide = Path(__file__).parents[2] / "docs/guides/compute-engine.md"
+    readme = " ".join(guide.read_text().split())
     for text in (readme, ReviewScreen.HELP):
         assert "Route 2B" in text and RESIZE_REQUEST_REFUSED in text  # Google's words
         assert all(word in text for word in ("workload policy", "template", "BULK", "MIG"))

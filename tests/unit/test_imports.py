@@ -83,7 +83,7 @@ def test_every_subpackage_is_listed_for_installation():
 
 
 def test_every_test_file_the_config_and_docs_name_exists():
-    texts = [REPO / "pyproject.toml", REPO / "README.md", *(REPO / "docs").glob("*.md")]
+    texts = [REPO / "pyproject.toml", REPO / "README.md", *(REPO / "docs").rglob("*.md")]
     named = {name for p in texts for name in re.findall(r"tests/[\w/]+\.py", p.read_text())}
     assert named and {n for n in named if not (REPO / n).exists()} == set()
 

@@ -1,34 +1,21 @@
-"""The README's `--json` event table and core/launch/events.py stay in step: one row per event
-class, its fields exactly the event's, and the commands it names ones that have `--json`."""
+"""The `--json` event reference and core/launch/events.py stay in step: the reference page is
+generated from EVENT_GUIDE and the event classes, so EVENT_GUIDE must hold one entry per event
+class, and the commands it names must be ones with `--json`."""
 
 from __future__ import annotations
 
-import dataclasses
-import re
 from pathlib import Path
 
 from tpuwizard.core.launch import events as ev
+from tpuwizard.core.launch.event_guide import EVENT_GUIDE
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 COMMANDS = {"launch", "up", "run", "watch"}
 
 
-def event_table() -> dict[str, tuple[list[str], set[str]]]:
-    """The table's rows: event name -> (its fields in order, the commands that emit it)."""
-    text = README.read_text()
-    section = text[text.index("### The `--json` event stream") :]
-    section = section[: section.index("\n\n", section.index("| event |"))]
-    rows: dict[str, tuple[list[str], set[str]]] = {}
-    for line in section.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) != 4 or not cells[0].startswith("`"):
-            continue
-        name = cells[0].strip("`")
-        assert name not in rows, f"{name} has two rows"
-        fields = re.findall(r"`([a-z_0-9]+)`", cells[2])
-        commands = {c.strip() for c in cells[3].split(",")} - {"—"}
-        rows[name] = (fields, commands)
-    return rows
+def event_table() -> dict[str, tuple[str, set[str]]]:
+    """Each event's documented row: name -> (when it comes, the commands that emit it)."""
+    return {name: (when, set(commands)) for name, (when, commands) in EVENT_GUIDE.items()}
 
 
 def event_classes() -> list[type[ev.Event]]:
@@ -39,18 +26,42 @@ def event_classes() -> list[type[ev.Event]]:
     ]
 
 
-def test_every_event_has_one_row_with_exactly_its_fields():
-    rows = event_table()
+def test_every_event_class_has_exactly_one_entry_and_no_entry_is_for_a_gone_event():
     classes = event_classes()
     assert len(classes) > 30  # the module was read, not an empty list
-    for cls in classes:
-        name = cls.event_name()
-        assert name in rows, f"README's --json table has no row for {name}"
-        fields = [f.name for f in dataclasses.fields(cls)]
-        assert rows[name][0] == fields, f"{name}: the README lists {rows[name][0]}"
-    assert set(rows) == {cls.event_name() for cls in classes}  # no row for a gone event
+    assert set(EVENT_GUIDE) == {cls.event_name() for cls in classes}
+    assert all(when.strip() for when, _ in EVENT_GUIDE.values())
 
 
-def test_each_row_names_only_commands_with_a_json_event_stream():
-    for name, (_fields, commands) in event_table().items():
+def test_each_entry_names_only_commands_with_a_json_event_stream():
+    for name, (_when, commands) in event_table().items():
         assert commands <= COMMANDS, f"{name}: {commands - COMMANDS}"
+
+
+def test_the_reference_page_is_generated_with_every_event_s_own_fields():
+    import dataclasses
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "docs_hooks", DOCS.parent / "scripts/docs_hooks.py"
+    )
+    assert spec and spec.loader
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    page = (DOCS / "reference/events.md").read_text()
+    table = hooks.on_page_markdown(page)
+    assert "<!-- generated" not in table
+    for cls in event_classes():
+        fields = ", ".join(f"`{f.name}`" for f in dataclasses.fields(cls))
+        assert f"| `{cls.event_name()}` |" in table and fields in table, cls.event_name()
+
+
+def test_every_exit_code_has_one_meaning_in_the_generated_table():
+    from tpuwizard.core import exit_codes
+
+    codes = [
+        v for k, v in vars(exit_codes).items() if k.startswith("EXIT_") and k != "EXIT_INTERRUPTED"
+    ]
+    documented = [code for code, _ in exit_codes.MEANINGS]
+    assert sorted(documented[:-1]) == sorted(str(c) for c in codes)  # each once, none missing
+    assert documented[-1] == "128+N" and "129 SIGHUP" in exit_codes.MEANINGS[-1][1]

@@ -147,7 +147,7 @@ def test_run_json_and_launch_json_speak_one_vocabulary(worker, tmp_path, script,
     assert script_lines == [(0, "step 1 ['a']")]
     assert next(x for x in launch if x["event"] == "script_line")["text"] == "step 1 ['a']"
     assert kept[-1]["event"] == "finished" and kept[-1]["exit_code"] == 0
-    table = event_table()  # the README's table says so of each
+    table = event_table()  # the event reference says so of each
     assert all({"run", "watch"} <= table[x["event"]][1] for x in kept)
     assert all("launch" in table[x["event"]][1] for x in launch)
 

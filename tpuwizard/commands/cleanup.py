@@ -182,6 +182,7 @@ def teardown(
 # `down`, the pair of `up`: the same command, with help in its own words (click prints a
 # docstring as it is, so the help is plain text, without the reST quotes of the code's comments).
 down = copy.copy(teardown)
+down.name = "down"  # the reference lists it under its own name
 down.help = (
     "Delete the node kept by up (NAME, or without it the only kept node) and verify by listing "
     "that it is gone. Exit 4 if anything could not be verified gone (or checked)."

@@ -19,3 +19,21 @@ def for_signal(signum: int) -> int:
 
 
 EXIT_INTERRUPTED = for_signal(signal.SIGINT)  # Ctrl+C: 130
+
+# What each code means, as the reference page says it (generated from this table, never retyped).
+MEANINGS: tuple[tuple[str, str], ...] = (
+    (str(EXIT_OK), "done; also when you answer no at a question and nothing is deleted"),
+    (
+        str(EXIT_FAILED),
+        "the verifier or your script failed, or a `--fetch` file did not come back whole",
+    ),
+    (str(EXIT_BAD_INPUT), "bad input: what was typed is wrong; nothing was asked of the cloud"),
+    (str(EXIT_CLOUD), "the cloud refused or failed; a diagnosis says why and what to do"),
+    (str(EXIT_TEARDOWN), "something could not be verified gone (or checked): it may still bill"),
+    (
+        f"{SIGNAL_BASE}+N",
+        f"stopped by signal N: {EXIT_INTERRUPTED} Ctrl+C (SIGINT), "
+        f"{for_signal(signal.SIGTERM)} SIGTERM, {for_signal(signal.SIGHUP)} SIGHUP "
+        "(a closed terminal or a dropped SSH session)",
+    ),
+)

@@ -1,0 +1,191 @@
+"""The ``--json`` event stream as the documentation states it: when each event comes, and
+which commands emit it. Its fields are the event classes' own (``events.py``); the reference page
+is generated from both (``docs/hooks.py``), and a test keeps one entry per event class."""
+
+from __future__ import annotations
+
+# event name -> (when it comes, the commands that emit it)
+EVENT_GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
+    "planned": (
+        "first: what will be created, at what price (`attempts_at_most`: with `--checkpoints`, "
+        "how many attempts the chain may make, restarts + 1; else null)",
+        ("launch", "up"),
+    ),
+    "resource_exists": (
+        "before the create call: from now on it may exist and must be cleaned up",
+        ("launch", "up"),
+    ),
+    "create_refused": (
+        "the create was refused: nothing exists, nothing bills",
+        ("launch", "up"),
+    ),
+    "billing_started": (
+        "the first READY: it bills from now until verified gone",
+        ("launch", "up"),
+    ),
+    "billing_stopped": (
+        "it no longer bills (verified gone, or Google took the VM)",
+        ("launch", "up"),
+    ),
+    "provisioning": (
+        "each state the node or queued resource passes while it is made",
+        ("launch", "up"),
+    ),
+    "fan_out_started": (
+        "`--fan-out`: the create goes to every zone at once; until the losers are verified gone "
+        "up to one node per zone may bill",
+        ("launch", "up"),
+    ),
+    "fan_out_won": (
+        "`--fan-out`: the first request READY is kept; the others (`losers`: their zones) are "
+        "being deleted",
+        ("launch", "up"),
+    ),
+    "zone_failover": (
+        "`--failover` or `--zones`: a stockout moved the launch to the next zone",
+        ("launch", "up"),
+    ),
+    "preempted": (
+        "`--checkpoints`: the node went away under the script (`state` PREEMPTED, or null: simply"
+        " gone)",
+        ("launch", "run"),
+    ),
+    "recreating": (
+        "`--checkpoints`: the old node is verified gone (its queued resource too); a new one is "
+        "made for `attempt`, to resume from `resume_from` (null: from the start)",
+        ("launch", "run"),
+    ),
+    "resumed": (
+        "`--checkpoints`: the set is on the new node, and the script starts again with "
+        "`TPUWIZARD_RESUME=1`",
+        ("launch", "run"),
+    ),
+    "kept_replaced": (
+        "`run --checkpoints`: the kept node went away under the script; `new_name`, made by run "
+        "`run_id` from the settings `up` recorded, is kept in its place (`watch`, `ssh` and `run "
+        "--node` on `old_name` say so)",
+        ("run",),
+    ),
+    "ready": (
+        "the node is READY",
+        ("launch", "up"),
+    ),
+    "ssh_ready": (
+        "every worker answers",
+        ("launch", "up"),
+    ),
+    "bootstrap_line": (
+        "each line of setting up JAX on a worker",
+        ("launch", "up"),
+    ),
+    "versions": (
+        "the JAX, jaxlib, libtpu and Python a worker ended up with",
+        ("launch", "up"),
+    ),
+    "watchdog_account": (
+        "before arming: the service account the watchdog runs as",
+        ("launch", "up"),
+    ),
+    "watchdog": (
+        "the on-VM watchdog was armed, or could not be",
+        ("launch", "up"),
+    ),
+    "verifier_line": (
+        "each line the verifier prints",
+        ("launch", "up"),
+    ),
+    "check": (
+        "each check of the verifier, passed or failed",
+        ("launch", "up"),
+    ),
+    "receipt_saved": (
+        "the receipt (a slice's receipt on multi-host) is copied back",
+        ("launch", "up"),
+    ),
+    "run_started": (
+        "a run on the kept node begins (it holds the node's run lock)",
+        ("run", "watch"),
+    ),
+    "waiting_for_node": (
+        "`--wait` (and `watch`, always): another command runs on the node",
+        ("run", "watch"),
+    ),
+    "folder_synced": (
+        "what changed in the script's folder was copied to every worker",
+        ("launch", "run", "watch"),
+    ),
+    "heartbeat_missed": (
+        "a heartbeat to the watchdog was not sent (the run goes on)",
+        ("run", "watch"),
+    ),
+    "script_line": (
+        "each line your script prints, on each worker",
+        ("launch", "run", "watch"),
+    ),
+    "script_finished": (
+        "your script ended on every worker: the first non-zero code, else 0; `output` is the file"
+        " in the run folder that holds its whole output, every worker's lines",
+        ("launch", "run", "watch"),
+    ),
+    "script_done": (
+        'after a script that exited 0: whether the node waits for "run again" (the wizard)',
+        ("launch",),
+    ),
+    "file_fetched": (
+        "a file `--fetch` matched came back whole",
+        ("launch", "run", "watch"),
+    ),
+    "file_not_fetched": (
+        "an entry `--fetch` matched did not come back, and why (`incomplete`: it broke off, and "
+        "the run fails for it)",
+        ("launch", "run", "watch"),
+    ),
+    "checkpoint_copied": (
+        "`--checkpoints`: a complete set came home whole to `path`, every file size- and "
+        "sha256-checked",
+        ("launch", "run"),
+    ),
+    "teardown_started": (
+        "the delete is issued",
+        ("launch", "up"),
+    ),
+    "teardown_verified": (
+        "the API says it is gone, and the zone's list agrees (`others_left`: this launch's other "
+        "`--fan-out` requests that still exist)",
+        ("launch", "up"),
+    ),
+    "zone_listed": (
+        "after a verified teardown, what the zone's TPU list shows now, as the course checks it: "
+        "each TPU's `name`, `accelerator`, `state` and `made_by` (`yours`, `another tpuwizard "
+        "user's`, or `not made by tpuwizard`: one tpuwizard never deletes); `command` is the "
+        "gcloud list that shows the same (empty in practice)",
+        ("launch", "up"),
+    ),
+    "login_key_forgotten": (
+        "after the verified teardown, the key imported into the OS Login profile was deleted "
+        "(`problem`: why not; it expires at the deadline; `still_used_by`: a kept node that still"
+        " logs in with it, so it stays)",
+        ("launch", "up"),
+    ),
+    "teardown_failed": (
+        "it could not be verified gone: it may still bill",
+        ("launch", "up"),
+    ),
+    "kept": (
+        "it was kept on purpose and keeps billing; `up --json`'s last line",
+        ("launch", "up"),
+    ),
+    "keep_needs_answer": (
+        "Keep was asked for and no watchdog could be armed (the wizard asks)",
+        (),
+    ),
+    "failed": (
+        "a stage failed: what happened and what to do",
+        ("launch", "up", "run", "watch"),
+    ),
+    "finished": (
+        "the end of a launch, or of one run on a kept node (`remaining`: what still exists and "
+        "bills)",
+        ("launch", "up", "run", "watch"),
+    ),
+}
