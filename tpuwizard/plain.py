@@ -22,7 +22,7 @@ from tpuwizard.core.exit_codes import EXIT_BAD_INPUT, EXIT_CLOUD, EXIT_INTERRUPT
 from tpuwizard.core.launch.events import BootstrapLine, Finished, ScriptLine, VerifierLine
 from tpuwizard.core.launch.plan import DEFAULT_MAX_RUN, LaunchPlan
 from tpuwizard.core.launch.plan_resume import RESUME_ROUTES
-from tpuwizard.core.plan import fit, routes
+from tpuwizard.core.plan import routes
 from tpuwizard.event_text import (
     SCRIPT_TAIL,
     describe,
@@ -31,8 +31,15 @@ from tpuwizard.event_text import (
     summary_lines,
     survey_words,
 )
-from tpuwizard.figures import count, price_cell
-from tpuwizard.plain_prompt import checkpoints_check, is_file, size_or_params, text_question
+from tpuwizard.figures import count, price_footnote
+from tpuwizard.plain_capacity import SliceQuestions
+from tpuwizard.plain_prompt import (
+    checkpoints_check,
+    is_file,
+    packages_check,
+    text_question,
+    zone_choices,
+)
 from tpuwizard.preflight_text import before_create_lines
 from tpuwizard.resume_text import resume_question
 from tpuwizard.session.backend import decide_backend
@@ -96,8 +103,8 @@ class PlainWizard:
             return self.notebook_route(session)
         project = self.choose_project(ctx, session)
         session.switch(session.practice, project)
-        accelerator = self.choose_slice()
-        zone = self.choose_zone(session, accelerator, ctx.zone)
+        accelerator = self.choose_slice(route)
+        zone = self.choose_zone(session, accelerator, ctx.zone, route)
         name = (
             self.text(
                 "Name (empty for tpuwizard-<run id>)",
@@ -144,12 +151,22 @@ class PlainWizard:
             else ""
         )
         checkpoints = self.ask_checkpoints(route, script)
-        from tpuwizard.core.launch.plan_packages import gather_packages
+        from tpuwizard.core.launch.plan_packages import (
+            COURSE_PACKAGES,
+            gather_packages,
+            specs_from_field,
+        )
 
-        # No question for packages: a requirements.txt beside the script is used, and said.
         packages = gather_packages((), (), Path(script) if script else None)
         if packages.auto_words():
             self.say(packages.auto_words() or "")
+        if script:  # as the wizard's Packages field: beside the pinned JAX, checked when typed
+            typed = self.text(
+                f"Packages to add, separated by spaces (the course's: {' '.join(COURSE_PACKAGES)}"
+                "; empty for none)",
+                check=packages_check,
+            )
+            packages = replace(packages, specs=(*packages.specs, *specs_from_field(typed)))
         run_id = paths.new_run_id()
         plan = LaunchPlan(
             accelerator=accelerator,
@@ -235,116 +252,35 @@ class PlainWizard:
             self.say(f"{what}: {command}")
         return self.text("Project id", session.project or "", check=gcloud_config.validate_project)
 
-    def ask_state(self, known: str | None = None) -> float:
-        """The training state in GiB: a size, or parameters and a recipe (as the wizard asks)."""
-        known = known or self.select(
-            "What do you know about your training state?",
-            [
-                questionary.Choice("its size in GiB", "size"),
-                questionary.Choice("the model's parameter count", "params"),
-            ],
-            "size",
-        )
-        params = ""
-        if known == "size":
-            size = self.text(
-                "Training state size (GiB, or e.g. 51.5GB)", "48", check=size_or_params
-            )
-            try:
-                return fit.parse_size_gib(size)
-            except fit.LooksLikeParams as err:
-                self.say(str(err))
-                if not self.ask(
-                    questionary.confirm(
-                        f"Use {err.params} as the parameter count?", default=True, **self.io
-                    )
-                ):
-                    return self.ask_state()
-                params = err.params
-        params = self.text("Parameters (e.g. 7B, 350M)", params or "1B", check=fit.parse_params)
-        recipe = self.select(
-            "Recipe",
-            [
-                questionary.Choice(f"{k}: {v[0]:g} bytes/param, {v[1]}", k)
-                for k, v in fit.RECIPES.items()
-            ],
-            "bf16-adam",
-        )
-        return fit.state_from_params(fit.parse_params(params), recipe)
+    def choose_slice(self, route: str = "vm") -> str:
+        return SliceQuestions(self).choose_slice(route)
 
-    def choose_slice(self) -> str:
-        known = self.select(
-            "What do you know about your training state?",
-            [
-                questionary.Choice("its size in GiB", "size"),
-                questionary.Choice("the model's parameter count", "params"),
-                questionary.Choice(
-                    "my program (compile its training step for each slice)", "program"
-                ),
-            ],
-            "size",
-        )
-        if known == "program":
-            program = self.text("Your program's file (it defines tpuwizard_plan)", check=is_file)
-            return self.choose_slice_from_program(program)
-        state = self.ask_state(known)
-        fits = fit.plan(state, fit.select_slices(single_host=True))
-        self.say(fit.verdict(state, fits))
-        choices = [
-            questionary.Choice(
-                f"{f.name:<13} {'fits' if f.fits_sharded else 'too small':<9} "
-                f"spare {f.headroom_gib:6.1f} GiB/chip  "
-                + price_cell(f.price_per_hour_usd, "", f.price_at_most_usd)
-                + "/h",
-                f.name,
-            )
-            for f in fits
-        ]
-        best = fit.cheapest_fitting(fits) or fits[0]
-        while True:
-            name = self.select("Slice", choices, next(c for c in choices if c.value == best.name))
-            chosen = next(f for f in fits if f.name == name)
-            if chosen.fits_sharded:
-                return name
-            self.say(fit.slice_verdict(state, chosen))
-            if self.ask(
-                questionary.confirm(
-                    f"Use {name} anyway? The run will fail.", default=False, **self.io
-                )
-            ):
-                return name
-
-    def choose_slice_from_program(self, program: str) -> str:
-        """Compile the program's step for each single-host slice; the rows print as they come."""
-        from tpuwizard.core.plan import program_advice, program_fit
-
-        size = program_advice.size_text
-        results = []
-        planner = program_fit.ProgramPlanner(program, fit.select_slices(single_host=True))
-        self.say(f"Compiling {program} for each slice ({planner.method})...")
-        for r in planner.results():
-            results.append(r)
-            took = "cached" if r.cached else f"{r.seconds:.1f} s"
-            self.say(
-                f"  {r.name:<13} {'fits' if r.fits else 'too big':<8} peak "
-                f"{size(r.per_device_bytes['peak'])} of {size(r.usable_bytes_per_device)} ({took})"
-            )
-        for line in [*program_advice.slice_notes(results), *program_advice.overall(results)]:
-            self.say(line)
-        choices = [questionary.Choice(r.name, r.name) for r in results]
-        best = next((c for c, r in zip(choices, results, strict=True) if r.fits), choices[0])
-        return self.select("Slice", choices, best)
-
-    def choose_zone(self, session: Session, accelerator: str, current: str | None) -> str:
+    def choose_zone(
+        self, session: Session, accelerator: str, current: str | None, route: str = "vm"
+    ) -> str:
+        """The zones offering the type as the wizard's Zones step lists them: the route's usable
+        ones first, the cheapest first, each with its price; one the route cannot use is shown
+        with why, and cannot be chosen, so no answer is refused later."""
         from tpuwizard.core.cloud import zones
 
         answer = session.zone_survey(strict=False)  # a failed live survey: the catalog, said so
         offering = answer.survey.offering(accelerator)
         if not offering:
             raise BadInput(f"No zone offers {accelerator}.")
+        offering = answer.by_recent_success(accelerator, offering)
+        unconfirmed = zones.unconfirmed_zones(answer.survey, accelerator)
+        rows = zones.route_zones(accelerator, route, offering, unconfirmed)
         where = survey_words(answer)
         self.say(f"Zones offering {accelerator} ({where}). {zones.OFFERED_NOTE}")
-        return self.select("Zone", offering, current if current in offering else offering[0])
+        choices = zone_choices(rows)
+        footnote = price_footnote([r.price.note for r in rows])
+        if footnote:
+            self.say(footnote)
+        usable = [r.zone for r in rows if not r.unusable]
+        if not usable:
+            raise BadInput(f"No zone offering {accelerator} serves this route: {rows[0].unusable}.")
+        start = current if current in usable else usable[0]
+        return self.select("Zone", choices, start)
 
     def launch(self, handle: LaunchHandle) -> int:
         code = 3

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import questionary
 from prompt_toolkit.formatted_text import FormattedText
@@ -16,6 +16,9 @@ from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.plan_resume import checkpoints_problem
 from tpuwizard.core.plan import fit
 from tpuwizard.text_wrap import wrap_paragraph
+
+if TYPE_CHECKING:
+    from tpuwizard.core.cloud.zones import RouteZone
 
 
 def validator(check: Callable[[str], object]) -> Callable[[str], bool | str]:
@@ -83,3 +86,30 @@ def checkpoints_check(text: str) -> None:
     problem = checkpoints_problem(text) if text.strip() else None
     if problem is not None:
         raise BadInput(words(problem, "plain"))
+
+
+def packages_check(text: str) -> None:
+    """Packages typed for the worker venv (as Review's Packages field): the first reason one
+    cannot go there, said as plain mode says it."""
+    from tpuwizard.choice_words import all_words
+    from tpuwizard.core.launch.plan_packages import package_problems, specs_from_field
+
+    problems = all_words(package_problems(specs_from_field(text)), "plain")
+    if problems:
+        raise BadInput(problems[0])
+
+
+def zone_choices(rows: list[RouteZone]) -> list[questionary.Choice]:
+    """A route's zones as choices, each with its price and, where the catalog's source leaves it
+    unconfirmed, said so; one the route cannot use is shown with why and cannot be chosen."""
+    from tpuwizard.figures import price_cell
+
+    return [
+        questionary.Choice(
+            f"{r.zone:<18} {price_cell(r.price.hourly, r.price.note, r.price.at_most)}/h"
+            + (" (unconfirmed)" if r.unconfirmed else ""),
+            r.zone,
+            disabled=r.unusable or None,
+        )
+        for r in rows
+    ]

@@ -181,9 +181,13 @@ def render_zones(
     offers: list | None = None,
     survey_source: str = "documented",
     last_tried: dict[str, str] | None = None,
+    route: str = "vm",
+    unusable: dict[str, str] | None = None,
 ) -> None:
     """With ``offers`` (backend_choice.ZoneOffer, one per zone of ``table``), a backends column:
-    each backend that offers the type there, its source named where it is not the survey's."""
+    each backend that offers the type there, its source named where it is not the survey's.
+    ``route``'s price is shown; with ``unusable`` (``zones --route``), a column says for each
+    zone whether the route can use it, or why not."""
     out = console()
     title = f"Zones offering {accelerator}" if accelerator else "TPU types by zone"
     out.print(f"[bold]{title}[/] ({label})")
@@ -204,10 +208,11 @@ def render_zones(
         # The runtime version is the TPU API's; a zone only Compute Engine offers has none.
         from tpuwizard.core.plan import cost
 
-        prices = {zone: cost.zone_price(accelerator, "vm", zone) for zone in table}
+        prices = {zone: cost.zone_price(accelerator, route, zone) for zone in table}
 
         def price_cell(zone: str) -> str:
-            return figures.price_cell(prices[zone].hourly, prices[zone].note)
+            price = prices[zone]
+            return figures.price_cell(price.hourly, price.note, price.at_most)
 
         headers: tuple[str, ...] = ("zone", second, "backends", "$/h")
         rows: list[tuple[str, ...]] = [
@@ -219,6 +224,12 @@ def render_zones(
             )
             for zone in table
         ]
+        if unusable is not None:
+            headers += (f"for {ROUTE_WORDS.get(route, route)}",)
+            rows = [
+                (*row, unusable.get(zone) or "usable")
+                for row, zone in zip(rows, table, strict=True)
+            ]
         tried = last_tried or {}
         if any(zone in tried for zone in table):  # a column only once something was tried
             headers += ("last tried",)
@@ -233,10 +244,13 @@ def render_zones(
         print_table(out, None, headers, rows, wrap=(second, "backends"))
         footnote = figures.price_footnote([p.note for p in prices.values()])
         if footnote:
-            out.print(f"[dim]$/h: on demand. {footnote}[/]")
+            out.print(f"[dim]$/h: {ROUTE_WORDS.get(route, route)}. {footnote}[/]")
     for zone, error in failures.items():
         out.print(f"[yellow]{zone}: not surveyed ({error})[/]")
     out.print(f"[dim]{note}[/]")
+
+
+ROUTE_WORDS = {"vm": "on demand", "spot": "spot", "flex": "Flex-start"}
 
 
 def render_status(

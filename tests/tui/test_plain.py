@@ -202,12 +202,16 @@ def test_plain_spot_asks_resume_after_preemption_into_the_same_plan_field(tmp_pa
         + "../x\r"  # refused by the plan's own rule: asked again
         + back
         + "ckpt\r"
+        + "optax jax\r"  # packages: jax is tpuwizard's own, refused as typed and asked again
+        + "\x7f" * 4
+        + "\r"
         + "\r"  # create
     )
     _code, lines = run_plain(tmp_path, keys, then_close=True)
     assert planned, "\n".join(lines)
     (plan,) = planned
     assert plan.route == "spot" and plan.checkpoints == "ckpt" and plan.problems() == []
+    assert [spec.text for spec in plan.packages] == ["optax"]
 
 
 def test_plain_checks_the_checkpoints_folder_in_its_own_words():

@@ -1,6 +1,8 @@
 """Plain mode's own paragraphs fit the terminal at word boundaries, and its zone survey is named
 in the CLI's words."""
 
+import pytest
+
 from tests.fakes import MemoryCloud
 from tpuwizard.core.cloud import zones
 from tpuwizard.plain import PlainWizard
@@ -46,3 +48,39 @@ def test_plain_mode_names_practice_zones_as_the_cli_does(monkeypatch):
     assert wizard.choose_zone(session, "v5litepod-4", None) == "us-central1-a"
     said = next(line for line in lines if line.startswith("Zones offering v5litepod-4"))
     assert "(from the practice sandbox" in said and "(live)" not in said
+
+
+def test_plain_mode_lists_zones_with_the_route_s_prices_and_cannot_choose_one_it_refuses(
+    monkeypatch,
+):
+    """Flex-start v6e-4 from the catalog: the zones Flex-start serves come first, priced at most
+    on-demand's; the others say why and are disabled, so no answer is refused eight questions
+    later."""
+    asked: dict = {}
+
+    def select(message, choices, default=None):
+        asked.update(choices=choices, default=default)
+        return default
+
+    lines: list[str] = []
+    wizard = PlainWizard(sandbox=True, echo=lines.append)
+    monkeypatch.setattr(wizard, "select", select)
+    monkeypatch.setattr(zones, "live", lambda cloud, refresh=False: zones.documented())
+    session = Session(practice=True, project="practice-project")
+    session.clouds.use(MemoryCloud())
+    chosen = wizard.choose_zone(session, "v6e-4", "europe-west4-a", "flex")
+    usable = [c for c in asked["choices"] if not c.disabled]
+    refused = [c for c in asked["choices"] if c.disabled]
+    assert chosen == usable[0].value != "europe-west4-a"  # the earlier zone Flex cannot use
+    assert asked["choices"][: len(usable)] == usable and refused
+    assert all("no Flex-start here" in c.disabled for c in refused)
+    assert all("<=$" in c.title for c in asked["choices"])  # at most, never a bare price
+
+
+def test_plain_mode_s_packages_answer_is_checked_as_typed():
+    from tpuwizard.core.errors import BadInput
+    from tpuwizard.plain_prompt import packages_check
+
+    packages_check("flax optax, orbax-checkpoint")  # the course's, as typed
+    with pytest.raises(BadInput, match="jax"):
+        packages_check("flax jax==0.4.1")  # tpuwizard's tested JAX stays

@@ -234,3 +234,33 @@ def test_zones_puts_recent_success_first_and_says_when_each_was_tried(home):
     }
     table = " ".join(CliRunner().invoke(main, args).stdout.split())  # a table or paragraphs
     assert "last tried" in table and "no capacity 12 min ago" in table
+
+
+# -- zones --route ---------------------------------------------------------------------------
+def test_zones_route_prices_the_route_orders_the_usable_cheapest_first_and_says_why_not():
+    import json
+
+    result = CliRunner().invoke(
+        main, ["zones", "--offline", "--accelerator", "v6e-4", "--route", "flex", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    zones = list(doc["zones"])
+    usable = [z for z in zones if not doc["unusable"][z]]
+    assert usable and zones[: len(usable)] == usable  # the route's own zones first
+    assert all("no Flex-start here" in doc["unusable"][z] for z in zones[len(usable) :])
+    # Flex-start has no published price: null, and at most on-demand's, never spot's.
+    assert all(doc["price_per_hour_usd"][z] is None for z in zones)
+    assert all(doc["price_at_most_usd"][z] for z in zones)
+    human = CliRunner().invoke(
+        main, ["zones", "--offline", "--accelerator", "v5litepod-4", "--route", "vm"]
+    )
+    text = human.stdout
+    # The dearer, unconfirmed europe-west4-b comes after every confirmed $4.80 zone.
+    assert text.index("us-central1-a") < text.index("europe-west4-b (unconfirmed)")
+    assert "for on" in text and "usable" in text
+
+
+def test_zones_route_without_an_accelerator_is_bad_input():
+    result = CliRunner().invoke(main, ["zones", "--offline", "--route", "spot"])
+    assert result.exit_code == 2 and "add --accelerator TYPE" in result.output

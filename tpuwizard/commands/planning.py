@@ -242,6 +242,13 @@ def _fit_program(program: str, chosen: list, as_json: bool, **options: object) -
     show_default=True,
     help="With --accelerator: only zones where this backend offers it (auto: either).",
 )
+@click.option(
+    "--route",
+    type=click.Choice(["vm", "spot", "flex"]),
+    default=None,
+    help="With --accelerator: this route's price, and whether it can use each zone (the cheapest "
+    "usable zone first). Default: on-demand prices, every zone.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def zones(
     accelerator: str | None,
@@ -250,17 +257,24 @@ def zones(
     sandbox: bool,
     refresh: bool,
     backend: str,
+    route: str | None,
     as_json: bool,
 ) -> None:
     """Which zones offer which TPU types."""
     from tpuwizard.core.cloud import gcloud_config
     from tpuwizard.core.cloud import zones as zone_survey
     from tpuwizard.core.cloud.diagnose import Context
+    from tpuwizard.core.cloud.zones import unconfirmed_zones
     from tpuwizard.core.plan import catalog, cost
 
     runtime = None
+    unusable: dict[str, str] | None = None  # with --route: per zone, why the route cannot use it
     if backend != "auto" and not accelerator:
         raise BadInput("--backend narrows the zones offering a type: add --accelerator TYPE.")
+    if route and not accelerator:
+        raise BadInput(
+            "--route prices and checks the zones offering a type: add --accelerator TYPE."
+        )
     if accelerator:
         try:
             runtime = catalog.parse_accelerator(accelerator).generation.runtime_version
@@ -293,6 +307,13 @@ def zones(
         # The zones that lately had capacity for it first (the attempt history).
         order = answer.by_recent_success(accelerator, [o.zone for o in offers])
         offers.sort(key=lambda o: order.index(o.zone))
+        if route:  # the route's usable zones first, the cheapest first, as the wizard orders them
+            rows = zone_survey.route_zones(
+                accelerator, route, [o.zone for o in offers], unconfirmed_zones(survey, accelerator)
+            )
+            unusable = {r.zone: r.unusable for r in rows}
+            ranked = list(unusable)
+            offers.sort(key=lambda o: ranked.index(o.zone))
         table = {o.zone: [accelerator] for o in offers}
     last_tried = answer.last_tried(accelerator) if accelerator else {}
     if as_json:
@@ -310,27 +331,30 @@ def zones(
                 backends={
                     o.zone: [{"backend": b, "source": src} for b, src in o.backends] for o in offers
                 },
-                # On-demand, per hour, an estimate from the catalog's prices (None: unknown).
-                price_per_hour_usd={o.zone: cost.hourly(accelerator, "vm", o.zone) for o in offers},
+                # The route's (on-demand without --route), per hour, an estimate from the
+                # catalog's prices (None: unknown; for Flex-start, price_at_most_usd bounds it).
+                price_per_hour_usd={
+                    o.zone: cost.hourly(accelerator, route or "vm", o.zone) for o in offers
+                },
                 # What the last attempt there found, and when: "no capacity 12 min ago".
                 last_tried={z: w for z, w in last_tried.items() if z in table},
             )
+            if route and unusable is not None:
+                doc.update(
+                    route=route,
+                    price_at_most_usd={
+                        o.zone: cost.at_most_hourly(accelerator, route, o.zone) for o in offers
+                    },
+                    # Per zone: "" where the route can use it, else why not.
+                    unusable={z: unusable[z] for z in table},
+                )
         print_json(doc)
     else:
         from tpuwizard.event_text import survey_words
         from tpuwizard.render import render_zones
 
         label = survey_words(answer)
-        unconfirmed: frozenset[str] = frozenset()
-        if survey.source == "documented":
-            gens = (
-                [catalog.parse_accelerator(accelerator).generation]
-                if accelerator
-                else list(catalog.generations().values())
-            )
-            # A zone is unconfirmed when no generation shown there is confirmed in it.
-            confirmed = {z for g in gens for z in g.zones if z not in g.zones_unconfirmed}
-            unconfirmed = frozenset(z for z in table if z not in confirmed)
+        unconfirmed = unconfirmed_zones(survey, accelerator)
         render_zones(
             table,
             label,
@@ -342,6 +366,8 @@ def zones(
             offers,
             survey.source,
             last_tried,
+            route or "vm",
+            unusable,
         )
         from tpuwizard.commands.choosing import say_refused_once
 

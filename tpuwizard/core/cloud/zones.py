@@ -46,26 +46,56 @@ class ZoneSurvey:
 
 @dataclass(frozen=True)
 class RouteZone:
-    """A zone that offers the type, as one route sees it: its price there, and why the route
-    cannot use it (empty when it can)."""
+    """A zone that offers the type, as one route sees it: its price there, why the route cannot
+    use it (empty when it can), and whether the catalog's source leaves the zone unconfirmed."""
 
     zone: str
     price: cost.ZonePrice
     unusable: str = ""
+    unconfirmed: bool = False
 
 
-def route_zones(accelerator: str, route: str, offering: list[str]) -> list[RouteZone]:
-    """The zones in ``offering``, those ``route`` can use first (in their order), then the rest
-    with the reason; each with the route's price there."""
+def route_zones(
+    accelerator: str, route: str, offering: list[str], unconfirmed: frozenset[str] = frozenset()
+) -> list[RouteZone]:
+    """The zones in ``offering`` as ``route`` sees them: those it can use first, the cheapest
+    first and the ``unconfirmed`` ones after the rest (among equal prices, ``offering``'s order
+    stands: the zone that lately had capacity first); then those it cannot use, with why."""
     usable = offering
     reason = ""
     if route == "flex":
         where = flex_zones(accelerator)
         usable = [z for z in offering if z in where]
         reason = f"no Flex-start here (only {', '.join(where)})" if where else "no Flex-start"
-    rows = [RouteZone(z, cost.zone_price(accelerator, route, z)) for z in usable]
+    rows = [
+        RouteZone(z, cost.zone_price(accelerator, route, z), unconfirmed=z in unconfirmed)
+        for z in usable
+    ]
+    rows.sort(key=lambda r: (r.unconfirmed, _price_key(r.price)))  # stable: keeps ties' order
     rest = [z for z in offering if z not in usable]
-    return rows + [RouteZone(z, cost.zone_price(accelerator, route, z), reason) for z in rest]
+    return rows + [
+        RouteZone(z, cost.zone_price(accelerator, route, z), reason, z in unconfirmed) for z in rest
+    ]
+
+
+def _price_key(price: cost.ZonePrice) -> float:
+    """A figure, or the most it can be (Flex-start), to compare by; none at all sorts last."""
+    figure = price.hourly if price.hourly is not None else price.at_most
+    return figure if figure is not None else float("inf")
+
+
+def unconfirmed_zones(survey: ZoneSurvey, accelerator: str | None) -> frozenset[str]:
+    """The zones of a documented survey where no generation shown there is confirmed (the
+    catalog's source lists them without confirming); a live survey is Google's own answer."""
+    if survey.source != "documented":
+        return frozenset()
+    gens = (
+        [catalog.parse_accelerator(accelerator).generation]
+        if accelerator
+        else list(catalog.generations().values())
+    )
+    confirmed = {z for g in gens for z in g.zones if z not in g.zones_unconfirmed}
+    return frozenset(z for z in survey.narrowed(accelerator) if z not in confirmed)
 
 
 def documented() -> ZoneSurvey:

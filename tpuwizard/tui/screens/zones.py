@@ -10,7 +10,13 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.widgets import Button, DataTable, Static
 
-from tpuwizard.core.cloud.zones import OFFERED_NOTE, RouteZone, ZoneSurvey, route_zones
+from tpuwizard.core.cloud.zones import (
+    OFFERED_NOTE,
+    RouteZone,
+    ZoneSurvey,
+    route_zones,
+    unconfirmed_zones,
+)
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.plan import catalog
 from tpuwizard.event_text import survey_words
@@ -25,7 +31,9 @@ class ZonesScreen(WizardScreen[str]):
     HELP = (
         "Zones that offer your accelerator type, those your route can use first. '$/h' is the "
         "route's price in that zone, an estimate; * marks a list price that may differ in that "
-        "region, or says why there is none. A zone your route cannot use says why, and cannot "
+        "region, or says why there is none. The cheapest zone your route can use comes first; "
+        "'(unconfirmed)' marks a zone the catalog's source lists without confirming it, and "
+        "those come after the rest. A zone your route cannot use says why, and cannot "
         "be chosen. 'Offered' is not 'free right now': a create can still meet a stockout, and "
         "tpuwizard then offers the other zones."
     )
@@ -78,7 +86,10 @@ class ZonesScreen(WizardScreen[str]):
         if answer is not None:
             offering = answer.by_recent_success(self.accelerator, offering)
             tried = answer.last_tried(self.accelerator)
-        self.rows = route_zones(self.accelerator, self.route, offering)  # keeps that order
+        # The route's usable zones first, the cheapest first, unconfirmed ones after (among
+        # equal prices that order stands: the zone that lately had capacity first).
+        unconfirmed = unconfirmed_zones(survey, self.accelerator)
+        self.rows = route_zones(self.accelerator, self.route, offering, unconfirmed)
         self.zones = [r.zone for r in self.rows]
         self.query_one("#source", Static).update(f"Source: {label}")
         table = self.query_one(DataTable)
@@ -88,13 +99,15 @@ class ZonesScreen(WizardScreen[str]):
             self.tried_column = True
         for row in self.rows:
             price = price_cell(row.price.hourly, row.price.note, row.price.at_most)
-            cells = ["", row.zone, price, row.unusable or "usable"]
+            zone = row.zone + (" (unconfirmed)" if row.unconfirmed else "")
+            cells = ["", zone, price, row.unusable or "usable"]
             cells += [tried.get(row.zone, "")] if self.tried_column else []
             table.add_row(*cells, key=row.zone)
         footnote = price_footnote([r.price.note for r in self.rows])
         self.query_one("#prices", Static).update(footnote)
         self.query_one("#prices", Static).display = bool(footnote)
-        # The zone chosen before while this route can use it; else the route's first.
+        # The zone chosen before while this route can use it; else the route's first: the
+        # cheapest confirmed one.
         usable = [r.zone for r in self.rows if not r.unusable]
         start = self.current if self.current in usable else next(iter(usable or self.zones), None)
         if start is not None:
