@@ -16,11 +16,19 @@ def _open_descriptors() -> int:
         return 0
 
 
+CLOSED_INDEX = "http://127.0.0.1:9/simple"  # the discard port: nothing listens there
+
+
 @pytest.fixture(autouse=True)
 def _isolated_state(tmp_path, monkeypatch):
     """Every test gets its own state directory and never probes the GCE metadata server."""
     monkeypatch.setenv("TPUWIZARD_HOME", str(tmp_path / "state"))
     monkeypatch.setenv("NO_GCE_CHECK", "true")
+    # A practice worker downloads a package that is not in the wheel folder from this
+    # computer's package index: in tests, one that refuses at once (nothing is downloaded).
+    monkeypatch.setenv("PIP_INDEX_URL", CLOSED_INDEX)
+    monkeypatch.setenv("PIP_EXTRA_INDEX_URL", "")
+    monkeypatch.setenv("PIP_FIND_LINKS", "")
     monkeypatch.delenv("COURSE_EXPECT_PLATFORM", raising=False)
     # Practice mode exports its sandbox's address and token into os.environ: set, then unset,
     # so that monkeypatch restores them at the end and no test starts with an earlier one's.

@@ -126,3 +126,32 @@ async def test_a_wizard_closed_between_runs_deletes_its_node_instead_of_waiting(
     while sandbox_nodes(home) and time.monotonic() < deadline:
         await asyncio.sleep(0.1)
     assert sandbox_nodes(home) == {}
+
+
+async def test_a_missing_package_is_said_on_the_script_step_and_run_again_adds_it(tmp_path, home):
+    """The script stops on ModuleNotFoundError: the Script step says why while the node is
+    there, the package is filled in, and Run again installs it on the node, then the script
+    passes; a package the plan refuses (jax) is said at once and nothing runs."""
+    from tests.wheels import make_wheel
+
+    make_wheel(home / "sandbox" / "wheels", "rerunpkg", "0.1", "VALUE = 42\n")
+    script = tmp_path / "train.py"
+    script.write_text("import rerunpkg\nprint('value', rerunpkg.VALUE, flush=True)\n")
+    app = WizardApp(run_dir=tmp_path / "runs")
+    async with app.run_test(size=SIZE) as pilot:
+        await launch_until_the_rerun_choices(pilot, script)
+        verdict = str(app.screen.query_one("#script-verdict").render())
+        assert "needs the package rerunpkg" in verdict and "ModuleNotFoundError" in verdict
+        field = app.screen.query_one("#rerun-packages", Input)
+        assert field.value == "rerunpkg"
+        field.value = "jax==0.1"
+        await press(pilot, "#run-again")
+        assert app.screen.query("#rerun-choices")  # refused here: the choices stay
+        field.value = "rerunpkg"
+        await press(pilot, "#run-again")
+        await until(pilot, lambda: "value 42" in app.screen.log_text(), 90, "the rerun")
+        await until(pilot, lambda: app.screen.query("#end-runs"), 60, "the choices again")
+        assert not app.screen.query_one("#script-verdict").display  # it passed now
+        await press(pilot, "#end-runs")
+        await until(pilot, lambda: not app.billing.existing(), 60, "verified teardown")
+    assert sandbox_nodes(home) == {}

@@ -66,3 +66,53 @@ def test_a_stop_ends_the_wait():
     threading.Timer(0.2, launch.cancel.set, args=("Delete now",)).start()
     with pytest.raises(Cancelled):
         run_script_with_reruns(launch, None, reruns, None)  # type: ignore[arg-type]
+
+
+class MissingFlax(FakeLaunch):
+    """Fails on a missing module until flax is installed on the node."""
+
+    def __init__(self) -> None:
+        super().__init__([])
+        self.installed: list[str] = []
+
+    def run_script(self, transport) -> None:
+        self.runs += 1
+        self.script_exit_code = 0 if "flax" in self.installed else 1
+        if self.script_exit_code:
+            raise ScriptFailed(1, "flax", "flax")
+
+
+def test_a_failed_run_says_why_at_once_and_a_rerun_adds_the_package_first(monkeypatch):
+    from tpuwizard.core.launch import rerun
+    from tpuwizard.core.launch.plan_packages import specs_from_field
+
+    launch, reruns = MissingFlax(), Reruns()
+
+    def install(transport, packages, job_name, emit, cancel):
+        launch.installed += [p.text for p in packages]
+        return True
+
+    monkeypatch.setattr(rerun, "install_packages", install)
+    reruns.answer(True, specs_from_field("flax"))
+    reruns.answer(False)
+    run_script_with_reruns(launch, None, reruns, None)  # type: ignore[arg-type]  # no raise
+    first, second = [e for e in launch.events if isinstance(e, ev.ScriptDone)]
+    assert first.exit_code == 1 and first.missing_package == "flax"
+    assert first.diagnosis is not None and first.diagnosis.kind == "missing_package"
+    assert launch.installed == ["flax"] and second.exit_code == 0 and second.diagnosis is None
+
+
+def test_a_package_that_does_not_install_leaves_the_script_unrun_and_its_failure_standing(
+    monkeypatch,
+):
+    from tpuwizard.core.launch import rerun
+    from tpuwizard.core.launch.plan_packages import specs_from_field
+
+    launch, reruns = MissingFlax(), Reruns()
+    monkeypatch.setattr(rerun, "install_packages", lambda *args: False)  # its Failed said why
+    reruns.answer(True, specs_from_field("flaxx"))
+    reruns.answer(False)
+    with pytest.raises(ScriptFailed):
+        run_script_with_reruns(launch, None, reruns, None)  # type: ignore[arg-type]
+    done = [e for e in launch.events if isinstance(e, ev.ScriptDone)]
+    assert launch.runs == 1 and [d.exit_code for d in done] == [1, 1]

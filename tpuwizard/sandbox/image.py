@@ -5,22 +5,27 @@ gb:52-56 "TPU runtime images ... ship Python 3.10 ... `python3 -m venv` can fail
 venv --python 3.12`), which a real VM downloads." So a sandbox worker's ``python3`` is a stand-in
 that reports 3.10 and has no ``venv`` module, and no ``uv`` is on its PATH until ``pip install
 --user uv`` puts one in ``~/.local/bin``. That uv is the real uv from tpuwizard's environment,
-told to work offline: where a VM would download a managed Python, it is handed tpuwizard's own
-interpreter, and where it would download packages, it finds tpuwizard's own, and the wheels in
-the sandbox's wheel folder (``$TPUWIZARD_SANDBOX_WHEELS``, else ``wheels/`` in the sandbox's
-home): a package in neither fails as a download with no route out does (see ``worker_tools``).
-gb:14 "then the VM has no route to PyPI either": on a node created without
-external addresses, pip and curl fail as they would with no route. Nothing here downloads.
+told to work offline first: where a VM would download a managed Python, it is handed
+tpuwizard's own interpreter, and where it would download packages, it finds tpuwizard's own,
+and the wheels in the sandbox's wheel folder (``$TPUWIZARD_SANDBOX_WHEELS``, else ``wheels/``
+in the sandbox's home). A package in neither is downloaded as a real worker would download it,
+since this computer is online where a VM would be: from the package index this computer's pip
+uses (``pip config list``: index-url, extra-index-url, find-links; PyPI when none is set), the
+wheel folder still first. This is the one place practice reaches past loopback; the sandbox's
+APIs stay on 127.0.0.1. gb:14 "then the VM has no route to PyPI either": on a node created
+without external addresses, pip, uv and curl fail as they would with no route.
 
 The image lives beside the node's worker homes (``<node>/image``) and goes with the node.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shlex
 import shutil
+import subprocess
 import sys
 import sysconfig
 from pathlib import Path
@@ -29,6 +34,35 @@ from tpuwizard.sandbox import worker_tools
 
 IMAGE_PYTHON_VERSION = "3.10.12"  # gb:53 (Ubuntu 22.04's python3)
 WHEELS_ENV = "TPUWIZARD_SANDBOX_WHEELS"
+
+
+PYPI = "https://pypi.org/simple"
+# The pip settings a practice worker's downloads follow, and the sections pip reads them from
+# for an install (later ones win, as they do for pip: the environment last).
+INDEX_KEYS = ("index-url", "extra-index-url", "find-links")
+INDEX_SECTIONS = ("global", "install", ":env:")
+
+
+@functools.cache
+def index_settings() -> dict[str, list[str]]:
+    """Where this computer's pip installs from: ``pip config list``'s index-url (PyPI when
+    unset), extra-index-url and find-links, each a list (pip separates several by spaces)."""
+    settings: dict[str, list[str]] = {"index-url": [PYPI]}
+    try:
+        listed = subprocess.run(
+            [sys.executable, "-m", "pip", "config", "list"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):  # no pip here: PyPI, as pip's default
+        return settings
+    for line in listed.splitlines():
+        key, _, value = line.partition("=")
+        section, _, name = key.rpartition(".")
+        if section in INDEX_SECTIONS and name in INDEX_KEYS:
+            settings[name] = value.strip().strip("'\"").split()
+    return settings
 
 
 def wheel_folder(sandbox_home: Path) -> Path:
@@ -68,6 +102,7 @@ def install_image(node_folder: Path, external: bool, wheels: Path | None = None)
                 "site": list(dict.fromkeys([paths["purelib"], paths["platlib"]])),
                 "python_version": IMAGE_PYTHON_VERSION,
                 "wheels": str(wheels) if wheels is not None else None,
+                "index": index_settings() if external else None,
             }
         )
     )

@@ -47,6 +47,8 @@ UV_NO_ROUTE = (
     "  Caused by: Network is unreachable (os error 101)\n"
 )
 _NOT_OFFLINE = re.compile(r"Because (\S+) was not found in the cache")
+# uv's words for an index it cannot reach (no route, DNS, refused, timed out).
+UNREACHABLE = ("Failed to fetch", "error sending request", "client error (Connect)")
 
 
 def pip(image: dict[str, Any], args: list[str]) -> int:
@@ -156,15 +158,19 @@ def uv(image: dict[str, Any], args: list[str]) -> int:
 
 
 def uv_install(image: dict[str, Any], args: list[str], env: dict[str, str]) -> int:
-    """``uv pip install``, offline, also finding the wheels of the sandbox's wheel folder. A
-    package found in neither fails as it would on a worker with no route (gb:14), since the
-    sandbox downloads nothing; a line of the sandbox's own says where it looked."""
+    """``uv pip install``: offline first, also finding the wheels of the sandbox's wheel folder;
+    then, for a worker with a route out, from the package index this computer's pip uses, as a
+    real worker downloads (the wheel folder still first). Without a route out, a package found
+    offline nowhere fails as it would on a worker with no route (gb:14)."""
     wheels = image.get("wheels")
     if wheels and Path(wheels).is_dir():
         args = [*args, "--find-links", wheels]
     done = subprocess.run([image["uv"], *args], env=env, capture_output=True, text=True)
-    sys.stdout.write(done.stdout)
     missing = _NOT_OFFLINE.search(done.stderr)
+    index = image.get("index")
+    if done.returncode != 0 and missing and image["external"] and index:
+        return uv_download(image, args, env, index, missing.group(1))
+    sys.stdout.write(done.stdout)
     if done.returncode == 0 or not missing:
         sys.stderr.write(done.stderr)
         return done.returncode
@@ -174,6 +180,45 @@ def uv_install(image: dict[str, Any], args: list[str], env: dict[str, str]) -> i
     sys.stderr.write(
         f"sandbox: {name} is neither in tpuwizard's environment nor in the wheel folder "
         f"{wheels or '(none)'}; a real worker would download it from PyPI\n"
+    )
+    return done.returncode
+
+
+def uv_download(
+    image: dict[str, Any],
+    args: list[str],
+    env: dict[str, str],
+    index: dict[str, list[str]],
+    name: str,
+) -> int:
+    """The install again, online, from ``index`` (this computer's pip settings). Where the index
+    cannot be reached, the words are practice's: where it looked, and what to do here, never a
+    network fix for a Google VM (uv's own network words are left out for that reason)."""
+    online = {k: v for k, v in env.items() if k != "UV_OFFLINE"}
+    sources = ["--index-url", index["index-url"][0]]
+    sources += [a for url in index.get("extra-index-url", []) for a in ("--extra-index-url", url)]
+    sources += [a for link in index.get("find-links", []) for a in ("--find-links", link)]
+    done = subprocess.run(
+        [image["uv"], *args, *sources], env=online, capture_output=True, text=True
+    )
+    sys.stdout.write(done.stdout)
+    unreachable = any(words in done.stderr for words in UNREACHABLE)
+    if done.returncode == 0 or not unreachable:
+        sys.stderr.write(done.stderr)
+        return done.returncode
+    causes = [  # uv's chain of causes ("cause:" now, "Caused by:" in older releases)
+        re.split(r"(?:cause|Caused by):", line, maxsplit=1)[1].strip()
+        for line in done.stderr.splitlines()
+        if re.match(r"\s*(?:cause|Caused by):", line)
+    ]
+    cause = next((c for c in reversed(causes) if c), "no answer")
+    # Said in this computer's terms: uv's "Network is unreachable" would read as a VM's.
+    cause = cause.replace("Network is unreachable", "no network route from this computer")
+    wheels = image.get("wheels") or "(none)"
+    sys.stderr.write(
+        f"error: practice: {name} is not in the wheel folder {wheels}, and the package index "
+        f"{index['index-url'][0]} cannot be reached from this computer ({cause}). Put its wheel "
+        "in the wheel folder, or connect this computer and try again.\n"
     )
     return done.returncode
 

@@ -19,6 +19,7 @@ from tpuwizard.core.launch.plan import DEFAULT_READY_TIMEOUT, LaunchPlan
 from tpuwizard.core.launch.summary import RunSummary
 
 if TYPE_CHECKING:
+    from tpuwizard.core.launch.plan_packages import PackageSpec
     from tpuwizard.core.launch.rerun import Reruns
     from tpuwizard.session.login import OsLoginAsk
     from tpuwizard.session.session import Session
@@ -45,10 +46,25 @@ class LaunchHandle:
         """The launch's thread is alive: it may be creating, or deleting in its teardown."""
         return self._thread is not None and self._thread.is_alive()
 
-    def run_again(self) -> None:
-        """After ``ScriptDone``: run the script again (its file is read again)."""
+    def run_again(self, packages: str = "") -> None:
+        """After ``ScriptDone``: run the script again (its file is read again), first adding
+        ``packages`` (typed as Review's Packages field takes them) to the running node.
+        Raises :class:`PlanRefused` for a package that cannot go there; nothing is asked then."""
+        specs = self.check_packages(packages)
         if self.reruns is not None:
-            self.reruns.answer(True)
+            self.reruns.answer(True, specs)
+
+    @staticmethod
+    def check_packages(packages: str) -> tuple[PackageSpec, ...]:
+        """The packages typed for a rerun, parsed once; :class:`PlanRefused` says why one cannot
+        go into the worker venv (a jax pin, a line that is not a requirement)."""
+        from tpuwizard.core.errors import PlanRefused
+        from tpuwizard.core.launch.plan_packages import package_problems, specs_from_field
+
+        specs = specs_from_field(packages)
+        if problems := package_problems(specs):
+            raise PlanRefused(problems)
+        return specs
 
     def end_runs(self) -> None:
         """After ``ScriptDone``: no more runs; the launch goes on to teardown."""

@@ -128,7 +128,9 @@ EVENT_GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
         ("launch", "run", "watch"),
     ),
     "script_done": (
-        'after a script that exited 0: whether the node waits for "run again" (the wizard)',
+        'after each run of the script: whether the node waits for "run again" (the wizard); '
+        "`diagnosis`: why a run that failed did, while the node is still there; "
+        "`missing_package`: the package that provides a module the script could not import",
         ("launch",),
     ),
     "file_fetched": (

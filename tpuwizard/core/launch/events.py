@@ -197,11 +197,15 @@ class ScriptLine(Event):
 
 @dataclass(frozen=True)
 class ScriptDone(Event):
-    """The script ended; with ``can_rerun`` the launch waits to be told: again, or teardown."""
+    """The script ended; with ``can_rerun`` the launch waits to be told: again, or teardown.
+    ``diagnosis``: why a run that failed did, said while the node is still there;
+    ``missing_package``: the package that provides a module it could not import."""
 
     exit_code: int
     can_rerun: bool
     seconds_left: float | None  # until the node's deadline
+    diagnosis: Diagnosis | None = None
+    missing_package: str | None = None
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from tpuwizard.core.cancel import Cancelled, CancelToken
 from tpuwizard.core.errors import BadInput, RemoteError
 from tpuwizard.core.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from tpuwizard.core.launch import events as ev
+from tpuwizard.core.launch.add_packages import install_packages
 from tpuwizard.core.launch.checkpoint_copier import ResumeSetup, resumed_run
 from tpuwizard.core.launch.missing_module import MissingModuleWatch
 from tpuwizard.core.launch.plan import safe_fetch_pattern, safe_script_name, script_problems
@@ -29,7 +30,6 @@ from tpuwizard.core.launch.worker_jobs import (
     OUTPUT_FILE,
     ScriptJob,
     fetch_files,
-    run_on_workers,
     run_script_job,
     script_env,
     stop_on_workers,
@@ -150,7 +150,8 @@ def run_script(
         return cancel.exit_code or EXIT_STOPPED
     emit(folder_synced(synced))  # type: ignore[arg-type]
     try:
-        if run.packages and not install_packages(transport, run, emit, cancel):
+        job_name = f"packages-{run.run_id}"
+        if run.packages and not install_packages(transport, run.packages, job_name, emit, cancel):
             return EXIT_FAILED
     except Cancelled:
         return cancel.exit_code or EXIT_STOPPED
@@ -181,43 +182,3 @@ def run_script(
 
         emit(ev.Failed("script", missing_package_diagnosis(watch.module or "", watch.package)))
     return EXIT_FAILED if code != 0 or incomplete else EXIT_OK
-
-
-def install_packages(
-    transport: Transport, run: ScriptRun, emit: Callable[[ev.Event], None], cancel: CancelToken
-) -> bool:
-    """Install the run's packages on every worker where they are new (uv leaves satisfied ones
-    alone), the pinned JAX held; False, after a :class:`Failed`, when that did not work."""
-    from tpuwizard.core.cloud.diagnose_remote import packages_failed_diagnosis
-    from tpuwizard.core.errors import PackagesFailed
-    from tpuwizard.core.evidence.receipt import parse_marker_line
-    from tpuwizard.core.remote.packages import FAILED_KIND, install_failure, install_script
-
-    specs = [s.text for s in run.packages]
-    lines: dict[int, list[str]] = {}
-    failed: list[int] = []
-    workers = transport.workers
-
-    def line(worker: int, text: str) -> None:
-        payload = parse_marker_line(text)
-        if payload and payload.get("kind") == FAILED_KIND:
-            failed.append(worker)
-            return
-        lines.setdefault(worker, []).append(text)
-        emit(ev.BootstrapLine(worker, text, workers))
-
-    job = Job(f"packages-{run.run_id}")
-    try:
-        code = run_on_workers(
-            transport, job, shell("bash", "-c", install_script(specs)), {}, line, cancel
-        )
-    except Cancelled:
-        stop_on_workers(transport, job)
-        raise
-    if not failed and code == 0:
-        return True
-    worker = min(failed) if failed else 0
-    why = install_failure(lines.get(worker, []), specs, code)
-    err = PackagesFailed(worker, why.kind, why.why, why.fix)
-    emit(ev.Failed("packages", packages_failed_diagnosis(err)))
-    return False

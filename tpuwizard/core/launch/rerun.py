@@ -15,8 +15,11 @@ from collections.abc import Callable
 from typing import Protocol
 
 from tpuwizard.core.cancel import CancelToken
-from tpuwizard.core.errors import BadInput, RemoteError
+from tpuwizard.core.cloud.diagnose_remote import remote_diagnosis
+from tpuwizard.core.errors import BadInput, RemoteError, ScriptFailed
 from tpuwizard.core.launch import events as ev
+from tpuwizard.core.launch.add_packages import install_packages
+from tpuwizard.core.launch.plan_packages import PackageSpec
 from tpuwizard.core.remote.transports import Transport
 
 # A rerun is offered only while at least this much time is left before the deadline.
@@ -24,14 +27,16 @@ MIN_SECONDS_LEFT = 120.0
 
 
 class Reruns:
-    """The front end's answers: True to run the script again, False to go on to teardown.
+    """The front end's answers: True to run the script again (with packages to add to the
+    running node first, as ``run --with`` adds them), False to go on to teardown.
 
     While it waits for an answer, the node's transport is here too, so the front end can open a
     shell on a worker (the node stays up: it is waiting for the answer).
     """
 
     def __init__(self) -> None:
-        self._answers: queue.Queue[bool] = queue.Queue()
+        self._answers: queue.Queue[tuple[bool, tuple[PackageSpec, ...]]] = queue.Queue()
+        self.packages: tuple[PackageSpec, ...] = ()  # the last answer's, for the next run
         self.transport: Transport | None = None  # set while a ScriptDone waits for an answer
         self.folder: str | None = None  # where the script ran, under the worker's home
         self.workers = 0
@@ -49,14 +54,15 @@ class Reruns:
             return interactive_command(transport, worker)
         return interactive_command(transport, worker, self.folder)
 
-    def answer(self, again: bool) -> None:
-        self._answers.put(again)
+    def answer(self, again: bool, packages: tuple[PackageSpec, ...] = ()) -> None:
+        self._answers.put((again, packages))
 
     def wait(self, cancel: CancelToken) -> bool:
         while True:
             cancel.check()
             try:
-                return self._answers.get(timeout=0.1)
+                again, self.packages = self._answers.get(timeout=0.1)
+                return again
             except queue.Empty:
                 continue
 
@@ -79,20 +85,32 @@ def run_script_with_reruns(
 
     Raises the last run's failure (a script that exited non-zero) once the user moves on.
     """
+    packages: tuple[PackageSpec, ...] = ()  # to add to the node before the next run
+    failure: RemoteError | None = None  # the last run's, raised once the user moves on
+    code, runs = 0, 0
     while True:
-        failure: RemoteError | None = None
-        launch.script_exit_code = None
-        try:
-            launch.run_script(transport)
-        except RemoteError as err:
-            if reruns is None or launch.script_exit_code is None:
-                raise  # no reruns, or not the script's own exit: the launch's usual failure
-            failure = err
+        runs += 1
+        why, package = None, None
+        if packages and not install_packages(
+            transport, packages, f"packages-rerun-{runs}", launch.emit, launch.cancel
+        ):
+            pass  # its Failed said why; the script did not run: the last run's result stands
+        else:
+            failure, launch.script_exit_code = None, None
+            try:
+                launch.run_script(transport)
+            except RemoteError as err:
+                if reruns is None or launch.script_exit_code is None:
+                    raise  # no reruns, or not the script's own exit: the launch's usual failure
+                failure = err
+                # Why it failed, said now, while the node is there to add a package to.
+                why = remote_diagnosis(err, str(err))
+                package = err.package if isinstance(err, ScriptFailed) else None
+            code = launch.script_exit_code or 0
         left = None if deadline is None else deadline - time.time()
         can_rerun = reruns is not None and (left is None or left >= MIN_SECONDS_LEFT)
-        launch.emit(
-            ev.ScriptDone(launch.script_exit_code or 0, can_rerun, None if left is None else left)
-        )
+        seconds_left = None if left is None else left
+        launch.emit(ev.ScriptDone(code, can_rerun, seconds_left, why, package))
         if reruns is not None and can_rerun and transport is not None:
             reruns.transport, reruns.workers = transport, transport.workers
             reruns.folder = launch.script_folder  # a shell starts where the script ran
@@ -105,3 +123,4 @@ def run_script_with_reruns(
             if failure is not None:
                 raise failure
             return
+        packages = reruns.packages if reruns is not None else ()

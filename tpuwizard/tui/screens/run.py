@@ -7,13 +7,15 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from rich.markup import escape
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal
-from textual.widgets import Button, Log, Static
+from textual.widgets import Button, Input, Log, Static
 
+from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch import events as ev
-from tpuwizard.event_text import describe
+from tpuwizard.event_text import describe, refusal_text
 from tpuwizard.figures import about
 from tpuwizard.resume_text import attempt_words
 from tpuwizard.tui.host import host
@@ -81,8 +83,10 @@ class RunScreen(WizardScreen[None]):
         self.pending.extend(lines)
 
     def log_text(self) -> str:
-        """What the log shows now, and what is about to be written to it."""
-        return "\n".join([*self.query_one(Log).lines, *self.pending])
+        """What the log shows now, and what is about to be written to it (only the latter while
+        the screen is still being put together)."""
+        shown = [line for log in self.query(Log).results(Log) for line in log.lines]
+        return "\n".join([*shown, *self.pending])
 
 
 class ProvisionScreen(RunScreen):
@@ -164,12 +168,22 @@ class ScriptScreen(RunScreen):
     def compose_body(self) -> ComposeResult:
         yield from self.compose_attempt()
         yield FollowLog(max_lines=LOG_LINES, id="log")
+        yield Static(id="script-verdict")
 
     def show(self, event: ev.Event) -> None:
         super().show(event)
+        if isinstance(event, ev.ScriptDone):
+            self.show_verdict(event)
         if isinstance(event, ev.ScriptDone) and event.can_rerun:
             # Mounted only when offered, so the screen is unchanged while the script runs;
             # Run again has the focus, so Enter runs it again and Tab goes along the choices.
+            self.query_one("#body").mount(
+                Input(
+                    value=event.missing_package or "",
+                    placeholder="packages to add before the next run (none)",
+                    id="rerun-packages",
+                )
+            )
             self.query_one("#body").mount(
                 Horizontal(
                     Button("Run again", id="run-again", variant="primary"),
@@ -181,6 +195,23 @@ class ScriptScreen(RunScreen):
             )
             self.call_after_refresh(self.focus_run_again)
 
+    def show_verdict(self, event: ev.ScriptDone) -> None:
+        """Why a failed run failed, above the choices, while the node is still there: not only
+        on the Summary after teardown."""
+        verdict = self.query_one("#script-verdict", Static)
+        verdict.display = event.exit_code != 0
+        if event.exit_code == 0:
+            return
+        said = f"[b]Your script exited with code {event.exit_code}.[/b]"
+        if event.diagnosis is not None:
+            said = f"[b]{escape(event.diagnosis.title)}.[/b] {escape(event.diagnosis.explanation)}"
+        if event.missing_package and event.can_rerun:
+            said += (
+                f" {escape(event.missing_package)} is filled in below: Run again adds it to "
+                "this node first, then runs your script."
+            )
+        verdict.update(said)
+
     def focus_run_again(self) -> None:
         for button in self.query("#run-again"):
             button.focus()
@@ -190,14 +221,23 @@ class ScriptScreen(RunScreen):
         handle = getattr(self.app, "handle", None)
         if handle is None:
             return
+        packages = self.query_one("#rerun-packages", Input).value.strip()
+        if event.button.id != "end-runs":
+            try:  # checked before anything is asked of the node: a wrong one is said here
+                handle.check_packages(packages)
+            except BadInput as err:
+                self.notify(refusal_text(err, "wizard"), severity="warning")
+                return
         self.query_one("#rerun-choices", Horizontal).remove()
+        self.query_one("#rerun-packages", Input).remove()
         if event.button.id == "end-runs":
             handle.end_runs()
             return
         if event.button.id == "edit-rerun":
             self.edit_script(host(self).state.script)
-        self.pending.append("--- running your script again ---")
-        handle.run_again()
+        added = f" (adding {packages} first)" if packages else ""
+        self.pending.append(f"--- running your script again{added} ---")
+        handle.run_again(packages)
 
     @on(Button.Pressed, "#open-shell")
     def open_shell(self) -> None:
