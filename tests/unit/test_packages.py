@@ -252,3 +252,22 @@ def test_the_sandbox_wheel_folder_is_named_by_its_variable(tmp_path, monkeypatch
     assert wheel_folder(tmp_path) == tmp_path / "wheels"
     monkeypatch.setenv(WHEELS_ENV, str(tmp_path / "mine"))
     assert wheel_folder(tmp_path) == Path(tmp_path / "mine")
+
+
+def test_a_practice_worker_downloads_from_the_index_this_computer_s_pip_names():
+    from tpuwizard.sandbox.image import PYPI, parse_pip_config
+
+    assert parse_pip_config("") == {"index-url": [PYPI]}  # nothing set: PyPI, as pip does
+    listed = (
+        "global.index-url='https://mirror.example/simple'\n"
+        "global.extra-index-url='file:///a/simple file:///b/simple'\n"
+        "global.cert='/etc/ssl/certs/ca.crt'\n"
+        "download.index-url='https://not-for-installs.example'\n"
+        ":env:.index-url='http://127.0.0.1:8080/simple'\n"  # the environment wins, as in pip
+        ":env:.find-links=''\n"
+    )
+    assert parse_pip_config(listed) == {
+        "index-url": ["http://127.0.0.1:8080/simple"],
+        "extra-index-url": ["file:///a/simple", "file:///b/simple"],
+        "find-links": [],
+    }

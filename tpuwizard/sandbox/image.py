@@ -47,7 +47,6 @@ INDEX_SECTIONS = ("global", "install", ":env:")
 def index_settings() -> dict[str, list[str]]:
     """Where this computer's pip installs from: ``pip config list``'s index-url (PyPI when
     unset), extra-index-url and find-links, each a list (pip separates several by spaces)."""
-    settings: dict[str, list[str]] = {"index-url": [PYPI]}
     try:
         listed = subprocess.run(
             [sys.executable, "-m", "pip", "config", "list"],
@@ -56,12 +55,20 @@ def index_settings() -> dict[str, list[str]]:
             timeout=30,
         ).stdout
     except (OSError, subprocess.SubprocessError):  # no pip here: PyPI, as pip's default
-        return settings
+        listed = ""
+    return parse_pip_config(listed)
+
+
+def parse_pip_config(listed: str) -> dict[str, list[str]]:
+    """``pip config list``'s lines (``global.index-url='...'``) as the install settings."""
+    settings: dict[str, list[str]] = {"index-url": [PYPI]}
     for line in listed.splitlines():
         key, _, value = line.partition("=")
         section, _, name = key.rpartition(".")
         if section in INDEX_SECTIONS and name in INDEX_KEYS:
             settings[name] = value.strip().strip("'\"").split()
+    if not settings["index-url"]:  # set to nothing: pip's own default
+        settings["index-url"] = [PYPI]
     return settings
 
 
