@@ -260,7 +260,7 @@ class Verifier:
     # -- stages -------------------------------------------------------------------------------
     def run(self):
         self.say(
-            "tpu_verify: expecting platform '%s' on %s (Python %s)"
+            "tpu_verify: expecting platform '%s' on host %s (Python %s)"
             % (self.expect, self.receipt["hostname"], self.receipt["python"])
         )
         modules = self.stage_import()

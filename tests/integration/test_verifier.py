@@ -84,6 +84,10 @@ def test_the_course_environment_variable_selects_the_platform():
     proc = run_verifier(env_extra={"COURSE_EXPECT_PLATFORM": "tpu"})
     assert proc.returncode == 1
     assert "expecting platform 'tpu'" in proc.stdout
+    # The computer's name is said as a host's, not as if it were a VM ("on vm" on a laptop).
+    import socket
+
+    assert f"on host {socket.gethostname()} (Python" in proc.stdout
 
 
 def test_too_few_devices_breaks_the_contract(tmp_path):

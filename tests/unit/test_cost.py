@@ -116,3 +116,11 @@ def test_a_flex_start_fan_out_s_worst_case_is_at_most_on_demand_not_unknown(tmp_
     flex = LaunchPlan(**base, run_dir=tmp_path, route="flex", zones=zones, fan_out=True)  # type: ignore[arg-type]
     on_demand = sum(cost.hourly("v6e-4", "vm", z) or 0 for z in zones)
     assert worst_case_hourly(flex) == on_demand > 0
+
+
+def test_the_flex_start_caveat_is_said_only_where_a_flex_start_figure_is_shown():
+    from tpuwizard.core.plan import cost
+
+    assert "Flex-start" not in cost.label(flex=False)  # status with on-demand nodes only
+    assert "at most on-demand's" in cost.label(flex=True)
+    assert cost.label(flex=False).startswith("estimate from approximate list prices")

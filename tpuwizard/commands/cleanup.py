@@ -75,13 +75,16 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
         from tpuwizard.render import render_status
 
         if found:
-            render_status(found, cost.label(), practice=session.practice)
+            flex = any(b.resource.route == "flex" for b in found)  # its caveat only where shown
+            render_status(found, cost.label(flex), practice=session.practice)
         elif not found.unchecked:
             show("Nothing you created with tpuwizard exists any more: nothing of yours is billing.")
         for info in kept.infos:  # kept for iterating: what they cost, when they delete themselves
             show(info.describe())  # checked with the cloud: part of status's answer, so on stdout
         if found.others:
-            render_status(found.others, cost.label(), title=OTHERS_TITLE, practice=session.practice)
+            flex = any(b.resource.route == "flex" for b in found.others)
+            label = cost.label(flex)
+            render_status(found.others, label, title=OTHERS_TITLE, practice=session.practice)
     say_unchecked(found.unchecked)  # last, after everything that could be checked
     if not all(r.verified for r in [*kept.preempted, *found.stopped_ended]):
         raise click.exceptions.Exit(EXIT_TEARDOWN)

@@ -105,12 +105,18 @@ def at_most(accelerator: str, route: str, seconds: float, zone: str | None = Non
     return None if per_hour is None else round(per_hour * max(0.0, seconds) / 3600, 4)
 
 
-def label() -> str:
-    """How every figure is labelled: an estimate, with where the prices came from and when."""
+def label(flex: bool = True) -> str:
+    """How every figure is labelled: an estimate, with where the prices came from and when;
+    ``flex``: a Flex-start figure is among them, so say what its bound is."""
     src = catalog.sources()
+    flex_words = (
+        "; Flex-start's own price is not published in the catalog, and at most on-demand's "
+        "(Google bills it at a discount)"
+        if flex
+        else ""
+    )
     return (
         f"estimate from approximate list prices (a public price-catalog snapshot, read "
-        f"{src['price_date']}; per-zone prices from skypilot-catalog v9); Flex-start's own price "
-        "is not published in the catalog, and at most on-demand's (Google bills it at a "
-        "discount); check the pricing page"
+        f"{src['price_date']}; per-zone prices from skypilot-catalog v9){flex_words}; check the "
+        "pricing page"
     )
