@@ -342,18 +342,21 @@ class WizardApp(App[int]):
         else:
             self.finish(code, self.goodbye())
 
-    def delete_then_exit(self, code: int) -> None:
+    def delete_then_exit(self, code: int, only_made_here: bool = False) -> None:
+        """Delete all that may bill, or ``only_made_here`` what this session made and did not
+        keep (a stop signal); then exit ``code``."""
         self.leaving = code
         if self.handle is not None:
             self.handle.delete_now("quit", code)  # it deletes in its finally, then we exit
         else:
-            self.delete_left_things(code)
+            names = [b.name for b in self.billing.made_here()] if only_made_here else None
+            self.delete_left_things(code, names)
 
     @work(thread=True, exclusive=True, group="teardown", exit_on_error=False)
-    def delete_left_things(self, code: int) -> None:
-        """No launch is running but something may bill (leftovers, a failed teardown)."""
+    def delete_left_things(self, code: int, names: list[str] | None = None) -> None:
+        """No launch runs but something may bill (leftovers, a failed teardown): ``names``."""
         try:
-            self.session.delete_everything_left()
+            self.session.delete_everything_left(names)
         finally:
             self.call_from_thread(self.finish, code, self.goodbye())
 
@@ -386,9 +389,10 @@ class WizardApp(App[int]):
         if self.signal_received is not None or self.exiting:
             return  # on the way out already: a second signal starts no second teardown
         self.signal_received = signum
-        # A launch, or what this session made: it does not outlive us.
-        if self.handle is not None or any(not b.leftover for b in self.billing.existing()):
-            self.delete_then_exit(128 + signum)
+        # A launch, or what this session made: it does not outlive us. A node kept on purpose
+        # (here or by an earlier run) stays kept, and the parting line says so.
+        if self.handle is not None or self.billing.made_here():
+            self.delete_then_exit(128 + signum, only_made_here=True)
         else:
             self.finish(128 + signum, self.goodbye() if self.billing.may_bill() else None)
 

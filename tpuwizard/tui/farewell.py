@@ -8,6 +8,7 @@ from tpuwizard.core.launch.summary import RunSummary
 from tpuwizard.core.plan import cost
 from tpuwizard.event_text import kept_guard_words, summary_lines
 from tpuwizard.figures import about
+from tpuwizard.kept_text import kept_line
 
 
 def farewell(
@@ -20,6 +21,9 @@ def farewell(
     if not existing:
         return "\n".join([*lines, "Nothing tpuwizard created is billing."])
     for b in existing:
+        if (b.kept or b.kept_since) and not (kept is not None and kept.name == b.name):
+            lines.append(kept_line(b, practice))  # kept before: it stays kept, said so
+            continue
         command = (
             kept.delete_command
             if kept is not None and kept.name == b.name
