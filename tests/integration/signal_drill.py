@@ -47,6 +47,9 @@ POINTS: dict[str, tuple[str, ...]] = {
     "up": ("create", "ready", "bootstrap", "verify"),
     "run": ("sync", "script", "fetch"),
     "wizard": ("create", "ready", "bootstrap", "script", "teardown"),  # signal_drill_wizard.py
+    # The wizard opened beside a node `up` kept: stopped on its first screen, or while its own
+    # launch makes a node; what it made goes, the kept node stays (issue 39, item 1).
+    "wizard+kept": ("route", "create"),
 }
 # `launch --json`'s event lines that mark each point (the names the CLI writes).
 LAUNCH_EVENTS: dict[str, Callable[[dict], bool]] = {
