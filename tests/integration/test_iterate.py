@@ -185,6 +185,14 @@ def test_the_idle_deadline_deletes_the_node_after_the_laptop_is_killed(tmp_path,
     assert time.time() - killed >= idle_s - idle_s / 4 - 1
     proc_status = run(tmp_path, str(script))
     assert proc_status.returncode == 2 and "is gone" in proc_status.stderr
+    # Its name used again (issue 39, item 5): the deleted node's record is closed first, so
+    # `up` hands the new one over and `run --node` finds one node, no `status` in between.
+    again = up(tmp_path, "--name", kept["name"])
+    assert again["name"] == kept["name"]
+    (project / "hello.py").write_text("print('hello again')\n")
+    ran = run(tmp_path, "--node", kept["name"], str(project / "hello.py"))
+    assert ran.returncode == 0 and "hello again" in ran.stdout, ran.stderr
+    down(tmp_path, kept["name"])
 
 
 def test_up_refuses_to_keep_a_node_no_watchdog_would_delete(tmp_path, home, project):

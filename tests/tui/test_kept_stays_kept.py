@@ -31,7 +31,8 @@ async def test_a_stop_signal_on_the_first_screen_leaves_a_kept_node_kept(
             "the stop deleted a node kept on purpose"
         )
         (message,) = said
-        assert message is not None and f"{name} (v5litepod-1) in us-central1-a stays kept" in message
+        assert message is not None
+        assert f"{name} (v5litepod-1) in us-central1-a stays kept" in message
         assert f"tpuwizard down --sandbox {name}" in message
     finally:
         down(tmp_path, name)
