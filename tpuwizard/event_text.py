@@ -218,6 +218,8 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
                 f"Kept {event.name} in {event.zone} on purpose: it keeps billing {hourly}/h "
                 f"(estimate) until you delete it: {event.delete_command}.{until}"
             ]
+        case ev.DeletingOnRequest():
+            return ["Your script finished: deleting the node, as you asked."]
         case ev.Failed():
             return [f"Failed during {event.stage}:", *_diagnosis(event.diagnosis, audience)]
         case ev.Finished():
@@ -295,6 +297,8 @@ def summary_lines(summary: RunSummary, audience: Audience = "cli") -> list[str]:
     if s.failure is not None:
         lines.append(f"  Failed during {s.failure.stage}: {s.failure.diagnosis.title}")
         lines += [f"    - {step}" for step in next_steps(s.failure.diagnosis, audience)]
+    if s.deleted_on_request and s.failure is None:
+        lines.append("  Deleted at your request after your script finished.")
     if s.nothing_billing and not s.gone:
         lines.append("  Cost: nothing.")
     else:
