@@ -41,11 +41,11 @@ from tests.integration.signal_drill import (
 from tests.integration.signal_drill_wizard import run_wizard_case
 
 COMMANDS = tuple(POINTS)
-TPU_API_ONLY = ("wizard",)  # it walks with its defaults, a v5e: the TPU API's
+TPU_API_ONLY = ("wizard", "wizard+kept")  # it walks with its defaults, a v5e: the TPU API's
 
 
 def one(case: Case, root: Path) -> Outcome:
-    if case.command == "wizard":
+    if case.command.startswith("wizard"):
         return run_wizard_case(case, root)
     if case.command != "run":
         return run_case(case, root)

@@ -6,6 +6,7 @@ the CLI's flag to the CLI and the wizard's own control to the wizard.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -218,6 +219,8 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
                 f"Kept {event.name} in {event.zone} on purpose: it keeps billing {hourly}/h "
                 f"(estimate) until you delete it: {event.delete_command}.{until}"
             ]
+        case ev.DeletingOnRequest():
+            return ["Your script finished: deleting the node, as you asked."]
         case ev.Failed():
             return [f"Failed during {event.stage}:", *_diagnosis(event.diagnosis, audience)]
         case ev.Finished():
@@ -259,9 +262,12 @@ def zone_listed_lines(event: ev.ZoneListed) -> list[str]:
     return lines
 
 
-def summary_lines(summary: RunSummary, audience: Audience = "cli") -> list[str]:
+def summary_lines(
+    summary: RunSummary, audience: Audience = "cli", elsewhere: Sequence[str] = ()
+) -> list[str]:
     """The end-of-run summary, the same words in the wizard, plain mode and the CLI (a failure's
-    next steps each in the audience's own words)."""
+    next steps each in the audience's own words). ``elsewhere``: what still bills that this run
+    did not make (a node kept earlier), a line each; "nothing is billing" is then this run's."""
     s = summary
     where = f" ({s.accelerator} in {s.zone}{', practice' if s.practice else ''})" if s.name else ""
     lines = [f"Summary of {s.name or 'the launch'}{where}", *attempt_lines(s)]
@@ -295,6 +301,8 @@ def summary_lines(summary: RunSummary, audience: Audience = "cli") -> list[str]:
     if s.failure is not None:
         lines.append(f"  Failed during {s.failure.stage}: {s.failure.diagnosis.title}")
         lines += [f"    - {step}" for step in next_steps(s.failure.diagnosis, audience)]
+    if s.deleted_on_request and s.failure is None:
+        lines.append("  Deleted at your request after your script finished.")
     if s.nothing_billing and not s.gone:
         lines.append("  Cost: nothing.")
     else:
@@ -304,12 +312,14 @@ def summary_lines(summary: RunSummary, audience: Audience = "cli") -> list[str]:
             lines.append(f"    ({cost.FLEX_PRICE_NOTE}.)")
     if s.nothing_billing:
         gone = f" {', '.join(s.gone)} verified gone." if s.gone else " Nothing was created."
-        lines.append(f"  Nothing is billing.{gone}")
+        nothing = "Nothing from this run is billing." if elsewhere else "Nothing is billing."
+        lines.append(f"  {nothing}{gone}")
     elif s.finished is None:
         lines.append("  The launch did not finish: check with tpuwizard status.")
     else:
         lines.append(f"  STILL BILLING: {', '.join(s.still_existing)}.")
         lines += [f"    Delete it with: {k.delete_command}" for k in s.kept]
+    lines += [f"  Still billing: {line}" for line in elsewhere]
     if s.finished is not None:
         lines.append(f"  Exit code {s.finished.exit_code}. Run folder: {s.finished.run_dir}")
     return lines

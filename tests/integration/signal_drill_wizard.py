@@ -18,7 +18,16 @@ from pathlib import Path
 from tests.conftest import tpuwizard_cmd
 from tests.integration.drill_backends import node_state, sandbox_names
 from tests.integration.launch_helpers import env, ledger_holds
-from tests.integration.signal_drill import LONG, Case, Outcome, Stopped, clean_up, judge, shell_code
+from tests.integration.signal_drill import (
+    LONG,
+    Case,
+    Outcome,
+    Stopped,
+    clean_up,
+    judge,
+    shell_code,
+    up_node,
+)
 
 ANSI = re.compile(rb"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]|\x1b\][^\x07]*\x07")
 SIZE = (120, 36)  # columns, rows: every step and its buttons in view
@@ -100,11 +109,13 @@ def run_wizard_case(
     case: Case, root: Path, delay: float = 0.3, create_delay: float = 2.0
 ) -> Outcome:
     """One wizard case in its own state folder under ``root``; cleaned up as the others. The
-    wizard walks with its defaults (a v5e, the TPU API's): its cases are the TPU API's only."""
+    wizard walks with its defaults (a v5e, the TPU API's): its cases are the TPU API's only.
+    ``wizard+kept``: a node kept by `up` first; it must stay, READY, whatever the stop."""
     if case.backend != "tpu-api":
         raise ValueError(f"the wizard's drill walks the TPU API only, not {case.backend}")
     home = root / "state"
     root.mkdir(parents=True, exist_ok=True)
+    kept = up_node(root, delay) if case.command == "wizard+kept" else None
     wait = create_delay if case.point == "create" else delay
     environ = env(TPUWIZARD_HOME=str(home), TPUWIZARD_SANDBOX_DELAY=str(wait))
     script = None
@@ -113,19 +124,28 @@ def run_wizard_case(
         script.write_text(LONG)
     term = Terminal(root, environ)
     try:
-        stopped = _stop_at(term, case, home, script)
-        return judge(case, stopped, home, root, left_expected=0)
+        stopped = _stop_at(term, case, home, script, kept)
+        state = node_state(home, kept) if kept else None  # before any follow-up teardown
+        out = judge(case, stopped, home, root, left_expected=1 if kept else 0)
+        if kept and state != "READY":
+            out.problems.append(f"the kept node {kept} is {state}: a stop must leave it kept")
+        return out
     finally:
         term.close()
         clean_up(home, root)
 
 
-def _stop_at(term: Terminal, case: Case, home: Path, script: Path | None) -> Stopped:
+def _stop_at(
+    term: Terminal, case: Case, home: Path, script: Path | None, kept: str | None = None
+) -> Stopped:
     try:
-        walk_to_create(term, script)
+        if case.point == "route":  # the first screen, once the kept node is on its bar
+            term.wait_for("KEPT")
+        else:
+            walk_to_create(term, script)
     except AssertionError as err:
         return Stopped(shell_code(term.proc.poll()), False, [("err", str(err))])
-    reached = _wait_for_point(term, case.point, home)
+    reached = case.point == "route" or _wait_for_point(term, case.point, home, kept)
     if reached:
         term.proc.send_signal(case.sig)
         if case.sig == signal.SIGHUP:  # the terminal was closed: nothing reads it any more
@@ -138,13 +158,17 @@ def _stop_at(term: Terminal, case: Case, home: Path, script: Path | None) -> Sto
     return Stopped(shell_code(term.proc.poll()), reached, [("err", line) for line in said])
 
 
-def _wait_for_point(term: Terminal, point: str, home: Path, seconds: float = 120) -> bool:
+def _wait_for_point(
+    term: Terminal, point: str, home: Path, kept: str | None = None, seconds: float = 120
+) -> bool:
     def job_started(kind: str) -> bool:
         return any(home.glob(f"sandbox/workers/*/*/*/w0/.tpuwizard/jobs/{kind}-*/pid"))
 
     def there() -> bool:
-        names = sandbox_names(home)
+        names = sandbox_names(home) - {kept}
         state = node_state(home, next(iter(names))) if names else None
+        if point == "create" and kept:  # the ledger holds the kept node's records already
+            return bool(names)
         if point == "create":
             return ledger_holds(home, "created")
         if point == "ready":

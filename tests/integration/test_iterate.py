@@ -234,3 +234,20 @@ def test_a_node_deleted_under_a_running_script_says_it_went_away(tmp_path, home,
     said = proc.stderr.read()  # type: ignore[union-attr]
     assert "The TPU VM went away" in said and f"{kept['name']} no longer exists" in said
     assert "file on this computer" not in said and "OS Login" not in said
+
+
+def test_a_kept_name_used_again_after_its_node_was_deleted_keeps_one_node(tmp_path, home, project):
+    """Issue 39, item 5: the earlier record (its node verified gone) is closed first, so `up`
+    hands the new node over and `run --node` finds one node, with no `status` in between."""
+    first = up(tmp_path, "--name", "wd2")
+    cloud = cloud_of(home)
+    cloud.delete_node(ZONE, first["name"])  # what its idle watchdog does, behind our back
+    assert cloud.node_gone(ZONE, "wd2")
+    again = up(tmp_path, "--name", "wd2")  # exit 0, or `up` asserts
+    assert again["name"] == "wd2"
+    (project / "hello.py").write_text("print('hello again')\n")
+    ran = run(tmp_path, "--node", "wd2", str(project / "hello.py"))
+    assert ran.returncode == 0 and "hello again" in ran.stdout, ran.stderr
+    assert run(tmp_path, str(project / "hello.py")).returncode == 0  # the only kept node
+    down(tmp_path, "wd2")
+    assert sandbox_is_empty(home) and ledger_all_gone(home)

@@ -24,10 +24,10 @@ from tests.integration.signal_drill import (
 )
 from tests.integration.signal_drill_wizard import run_wizard_case
 
-COMMANDS = ("launch", "launch --keep", "up", "run", "wizard")
+COMMANDS = ("launch", "launch --keep", "up", "run", "wizard", "wizard+kept")
 ROTATION = rotated_cases(COMMANDS)
 COMPUTE = rotated_cases(COMMANDS[:4], backend="compute", offset=2)  # the wizard: TPU API only
-LAUNCHES = [c for c in ROTATION + COMPUTE if c.command not in ("run", "wizard")]
+LAUNCHES = [c for c in ROTATION + COMPUTE if c.command not in ("run", "wizard", "wizard+kept")]
 # The rotation gives Compute Engine's copy-back SIGKILL; a stop signal there too (on the node
 # that is up already: one run more, not one `up` more).
 COPY_BACK_STOPPED = Case("run", "fetch", signal.SIGINT, "compute")
@@ -40,7 +40,7 @@ RUNS = {
 # The file the copy-back cases fetch, in MiB: on Compute Engine the least that is streamed in
 # more than one chunk (core/remote/fetch.py's FetchLimits.chunk, 1 MiB).
 FETCH_MIB = {"tpu-api": 64, "compute": 2}
-WIZARD = [c for c in ROTATION if c.command == "wizard"]
+WIZARD = [c for c in ROTATION if c.command.startswith("wizard")]
 
 
 def label(case) -> str:
@@ -86,6 +86,6 @@ def test_a_signal_at_each_point_of_run_stops_the_script_never_the_node(tmp_path,
 
 
 @pytest.mark.parametrize("case", WIZARD, ids=[label(c) for c in WIZARD])
-def test_a_signal_at_each_point_of_the_wizard_leaves_nothing_billing(tmp_path, case):
+def test_a_signal_at_each_point_of_the_wizard_leaves_only_what_was_kept(tmp_path, case):
     outcome = run_wizard_case(case, tmp_path / "case")
     assert outcome.passed, outcome.problems

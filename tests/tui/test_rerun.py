@@ -154,4 +154,27 @@ async def test_a_missing_package_is_said_on_the_script_step_and_run_again_adds_i
         assert not app.screen.query_one("#script-verdict").display  # it passed now
         await press(pilot, "#end-runs")
         await until(pilot, lambda: not app.billing.existing(), 60, "verified teardown")
+
+
+async def test_delete_now_at_the_rerun_choice_after_a_good_run_is_no_failure(
+    tmp_path, home, monkeypatch
+):
+    """Issue 31, item 6: the script exited 0 and the user chose Delete now: the summary says the
+    node was deleted as asked, never "Failed during script: Stopped"."""
+    from tests.tui.test_quit_summary import finish_messages
+
+    script = tmp_path / "train.py"
+    script.write_text("print('done', flush=True)\n")
+    app = WizardApp(run_dir=tmp_path / "runs")
+    said = finish_messages(app, monkeypatch)
+    async with app.run_test(size=SIZE) as pilot:
+        await launch_until_the_rerun_choices(pilot, script)
+        app.action_quit()
+        await on_screen(pilot, "QuitGuard")
+        await press(pilot, "#delete")
+        await until(pilot, lambda: not app.is_running, 60, "the exit")
+    assert app.return_code == 0
+    (message,) = said
+    assert message is not None and "Deleted at your request after your script finished." in message
+    assert "Failed" not in message and "Stopped" not in message
     assert sandbox_nodes(home) == {}

@@ -137,3 +137,19 @@ def test_a_flex_start_leftover_shows_the_most_it_has_cost_in_status(capsys):
     render_status([found], "estimate")
     shown = capsys.readouterr().out
     assert f"at most ${found.cost_at_most_usd:,.2f}" in shown and "unknown" not in shown
+
+
+def test_a_stop_deletes_what_this_session_made_never_a_kept_node_nor_a_leftover():
+    from tpuwizard.core.launch.billing import Billed
+
+    state = BillingState()
+    # A node kept by an earlier `up`, as the wizard's heartbeats note it (not a leftover).
+    state.note_kept(
+        Billed("kept-up", "node", "us-central1-a", "v5litepod-4", "vm", 0.0, 0.0, kept_since=1.0)
+    )
+    state.add_leftovers([leftover("old", "READY")])
+    assert state.made_here() == [], "nothing of this session's: a stop deletes nothing"
+    exists(state)  # this session's launch makes one
+    assert [b.name for b in state.made_here()] == [NAME]
+    state.apply(ev.Kept(NAME, "us-central1-a", f"tpuwizard teardown {NAME}", 4.8))
+    assert state.made_here() == [], "kept in this session: kept too"

@@ -70,3 +70,27 @@ def test_a_node_that_took_the_name_is_refused_and_ours_recorded_gone(
     assert words in str(refused.value)
     assert [e.op for e in Ledger(ledger.path).entries()] == ["gone"]
     assert (ZONE, "dev") in cloud.nodes and cloud.count("delete_node") == 0  # left alone
+
+
+def test_a_name_kept_again_after_its_node_was_deleted_names_one_kept_node(tmp_path, monkeypatch):
+    import tpuwizard.session.kept as kept_module
+
+    cloud, ledger, session = kept_by_alice(tmp_path)
+    del cloud.nodes[(ZONE, "dev")]  # the idle watchdog deleted Alice's dev...
+    again = Resource("node", cloud.project, ZONE, "dev", "v5litepod-1", "run-b", owner=ALICE)
+    cloud.create_node(  # ...and `up --name dev` made and kept a new one
+        NodeRequest(
+            zone=ZONE, node_id="dev", accelerator_type="v5litepod-1", run_id="run-b", owner=ALICE
+        )
+    )
+    for op in ("intent", "created", "kept"):
+        ledger.record(op, again)
+    monkeypatch.setattr(kept_module, "KeptNode", lambda nodes, entry, node: entry)
+    opened = KeptNodes(session).open("dev")  # type: ignore[arg-type]
+    assert opened.resource.run_id == "run-b"
+    assert [(e.resource.run_id, e.op) for e in Ledger(ledger.path).entries()] == [
+        ("run-a", "gone"),
+        ("run-b", "kept"),
+    ]
+    assert KeptNodes(session).open(None).resource.run_id == "run-b"  # type: ignore[arg-type]
+    assert (ZONE, "dev") in cloud.nodes and cloud.count("delete_node") == 0

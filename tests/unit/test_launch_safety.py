@@ -217,3 +217,26 @@ def test_a_kept_flex_start_node_records_the_deadline_google_ends_it_at(tmp_path)
     # would be wrong for a node Google ends at its maximum run time.
     assert entry.op == "kept" and entry.extra["deadline"] == kept.deadline
     assert entry.extra["ended_by"] == "google"
+
+
+def test_a_spot_node_preempted_during_a_kept_launch_is_deleted_not_kept(tmp_path):
+    from dataclasses import replace
+
+    cloud = MemoryCloud()
+    rt = make_runtime(tmp_path, cloud)
+
+    def preempted_once_reached(node):  # Google takes the VM while the launch works on it
+        cloud.nodes[(ZONE, node.name)] = replace(node, state="PREEMPTED", endpoints=())
+        return FakeTransport(len(node.endpoints))
+
+    rt.make_transport = preempted_once_reached
+    events: list = []
+    plan = replace(make_plan(tmp_path, "spot"), keep=True)
+    code = run_launch(plan, rt, events.append, CancelToken())
+    names = [type(e).__name__ for e in events]
+    assert "Kept" not in names and "TeardownVerified" in names
+    (failed,) = [e for e in events if type(e).__name__ == "Failed"]
+    assert "preempted" in failed.diagnosis.title
+    assert cloud.nodes == {} and cloud.queued == {}
+    assert on_disk(tmp_path)[-1] == ("tpu-a-qr", RUN, "gone")
+    assert code == EXIT_CLOUD

@@ -61,8 +61,8 @@ def test_without_reruns_a_failure_is_the_launch_failure_at_once():
     assert not [e for e in launch.events if isinstance(e, ev.ScriptDone)]
 
 
-def test_a_stop_ends_the_wait():
-    launch, reruns = FakeLaunch([0]), Reruns()
+def test_a_stop_ends_the_wait_after_a_failed_run_as_a_stop():
+    launch, reruns = FakeLaunch([1]), Reruns()
     threading.Timer(0.2, launch.cancel.set, args=("Delete now",)).start()
     with pytest.raises(Cancelled):
         run_script_with_reruns(launch, None, reruns, None)  # type: ignore[arg-type]
@@ -116,3 +116,19 @@ def test_a_package_that_does_not_install_leaves_the_script_unrun_and_its_failure
         run_script_with_reruns(launch, None, reruns, None)  # type: ignore[arg-type]
     done = [e for e in launch.events if isinstance(e, ev.ScriptDone)]
     assert launch.runs == 1 and [d.exit_code for d in done] == [1, 1]
+
+
+def test_delete_now_after_a_run_that_succeeded_is_no_failure():
+    from tpuwizard.core.launch.summary import RunSummary
+    from tpuwizard.event_text import summary_lines
+
+    launch, reruns = FakeLaunch([0]), Reruns()
+    threading.Timer(0.2, launch.cancel.set, args=("quit", 0)).start()
+    run_script_with_reruns(launch, None, reruns, None)  # type: ignore[arg-type]: no raise
+    assert isinstance(launch.events[-1], ev.DeletingOnRequest)
+    summary = RunSummary()
+    for event in (*launch.events, ev.Finished(True, 0, "runs/x", 0.01)):
+        summary.apply(event)
+    text = "\n".join(summary_lines(summary, "wizard"))
+    assert "Deleted at your request after your script finished." in text
+    assert "Failed" not in text and "Stopped" not in text

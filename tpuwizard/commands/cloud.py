@@ -198,7 +198,7 @@ def launch(
 ) -> None:
     """Create a TPU, verify JAX on it, run your script, copy results back, and tear it down."""
     from tpuwizard.core import paths
-    from tpuwizard.core.launch.events import Finished
+    from tpuwizard.core.launch.events import Finished, Kept
     from tpuwizard.core.launch.plan import DEFAULT_READY_TIMEOUT, LaunchPlan
     from tpuwizard.event_text import summary_lines
     from tpuwizard.session.backend import backend_notes, decide_backend
@@ -246,6 +246,7 @@ def launch(
     plan.validate()  # every rule, before any cloud call (or sandbox): exit 2 with all of them
     if keep:  # in practice the sandbox (and a watchdog's endpoint) must outlive this command
         session.prepare_to_keep()
+        session.kept.settle(plan.node_name)  # a name kept before: its deleted node's closed
     if not no_preflight:  # a FAIL ends it here, nothing created; auto may move to Compute Engine
         ok_on_compute = transport != "gcloud" and watchdog is not True
         decided, plan = preflight_before_create(
@@ -260,10 +261,22 @@ def launch(
     handle = session.start_launch(plan, ready_timeout)
     code = EXIT_CLOUD
     with stop_on_signals(handle, say) as received:
-        for event in handle.events():  # after a stop signal, Finished says 128 + it already
-            show_event(event, as_json)
+        ended: list[Finished] = []  # after a stop signal, Finished says 128 + it already
+        for event in handle.events():
             if isinstance(event, Finished):
-                code = event.exit_code
+                ended.append(event)  # said last: a stop may yet delete what --keep kept
+            elif not (received and isinstance(event, Kept)):  # a stop came first: not kept
+                show_event(event, as_json)
+        # --keep hands the node over with the summary below: a stop before it deletes, as
+        # during the launch and as `up`'s does, so "deleting what this run created" holds.
+        for event in handle.delete_kept_after_stop() if received else ():
+            if isinstance(event, Finished):
+                ended.append(event)
+            else:
+                show_event(event, as_json)
+        for event in ended[-1:]:
+            show_event(event, as_json)
+            code = event.exit_code
     for line in summary_lines(handle.summary):
         (say if as_json else click.echo)(line)
     sys.exit(exit_code(received, code))

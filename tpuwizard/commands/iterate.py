@@ -177,6 +177,7 @@ def up(
     plan.validate()  # every rule before anything starts, the practice sandbox included
     check_transport(transport, session.practice)
     session.prepare_to_keep()
+    session.kept.settle(plan.node_name)  # a name kept before: its deleted node's record closed
     if not no_preflight:  # a FAIL ends it here; auto may move to Compute Engine (then no --idle)
         _, plan = preflight_before_create(
             session, plan, backend, transport, transport != "gcloud" and idle is None, as_json

@@ -118,9 +118,29 @@ class KeptNodes:
         resource stays ACTIVE, so nothing else would delete it. Delete both and verify."""
         return self.session.delete([entry.resource])
 
+    def settle(self, name: str) -> None:
+        """Check the kept records called ``name`` against the cloud, as ``status`` does: one
+        whose node is verified gone (its idle watchdog deleted it) or whose name a newer node
+        holds is closed, so that a name used again names one kept node. A record that cannot
+        be checked now stays open (``status`` says why)."""
+        from tpuwizard.core.launch.teardown import check_record
+
+        for entry in self.entries():
+            if name in (entry.resource.name, node_id(entry.resource)):
+                try:
+                    cloud = self.session.cloud_for(entry.resource.backend)
+                    check_record(cloud, self.session.ledger, entry)
+                except Exception:  # unreachable: it may still exist, so it stays recorded
+                    continue
+
     def open(self, name: str | None) -> KeptNode:
         """The kept node called ``name``, or the only one when no name is given."""
         entries = self.entries()
+        called = [node_id(e.resource) for e in entries]
+        twice = {n for n in called if called.count(n) > 1}  # a name used again since
+        for again in twice:
+            self.settle(again)  # its earlier node, deleted meanwhile, is closed first
+        entries = self.entries() if twice else entries
         if name is not None:
             entries = [e for e in entries if name in (e.resource.name, node_id(e.resource))]
         names = ", ".join(node_id(e.resource) for e in self.entries())

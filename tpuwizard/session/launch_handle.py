@@ -86,7 +86,8 @@ class LaunchHandle:
         self.cancel.set(reason)
 
     def stop_for_signal(self, signum: int, name: str) -> None:
-        """A stop signal: delete now; the process exits 128 + the first signal."""
+        """A stop signal: delete now; the process exits 128 + the first signal. One after the
+        launch kept its node, before the front end handed it over: ``delete_kept_after_stop``."""
         self.delete_now(name, for_signal(signum))
 
     def keep(self, exit_code: int | None = None) -> str:
@@ -156,6 +157,48 @@ class LaunchHandle:
                 self.finished = item
             yield item
         thread.join()
+
+    def delete_kept_after_stop(self) -> Iterator[ev.Event]:
+        """A stop signal after the launch kept its node (``plan.keep``: ``launch --keep``) but
+        before the front end handed it over: the stop means delete, as it does for ``up``.
+        Deletes what this launch kept, verified, and yields what became of each, then a
+        ``Finished`` that says what is left. A Keep the user chose (the wizard's) stands."""
+        stopped = self.cancel.is_set() and self.exit_after_stop is not None
+        if not stopped or self.finished is None or self.cancel.keep or not self.plan.keep:
+            return
+        kept = [
+            e.resource
+            for e in self.session.ledger.open_entries()
+            if e.op == "kept" and e.resource.run_id == self.plan.run_id
+        ]
+        if not kept:
+            return
+        before = {r.name: self.session.billing.get(r.name) for r in kept}
+        results = self.session.delete(kept)
+        self.summary.cost_usd = None  # counted again below, to the verified delete
+        events: list[ev.Event] = []
+        for result in results:
+            r, billed = result.resource, before.get(result.resource.name)
+            if not result.verified:
+                from tpuwizard.core.launch.teardown import still_listed
+
+                why = result.diagnosis or still_listed(r)
+                events.append(ev.TeardownFailed(r.name, r.kind, why, r.zone))
+                continue
+            spent = billed.cost_usd() if billed is not None else None
+            seconds = round(billed.costing_s(), 1) if billed is not None else 0.0
+            events.append(ev.TeardownVerified(r.name, r.kind, seconds, spent, r.zone))
+        gone = {r.resource.name for r in results if r.verified}
+        gone |= {r.resource.node_id for r in results if r.verified and r.resource.node_id}
+        left = [name for name in self.finished.remaining if name not in gone]
+        self.summary.kept = [k for k in self.summary.kept if k.name not in gone]
+        code = self.exit_after_stop or self.finished.exit_code
+        events.append(dataclasses.replace(self.finished, ok=False, exit_code=code, remaining=left))
+        for event in events:
+            self.session.billing.apply(event)
+            self.summary.apply(event)
+            yield event
+        self.finished = events[-1]  # type: ignore[assignment]
 
     def _with_exit_code(self, finished: ev.Finished) -> ev.Finished:
         """The code the process exits with, stamped on ``Finished``: the summary says it too."""

@@ -336,10 +336,14 @@ class Session:
 
         return zone_listed(self.cloud_for(backend), zone, self.owner, self.practice)
 
-    def delete_everything_left(self) -> list[TeardownResult]:
-        """Delete what this session knows exists outside a running launch."""
+    def delete_everything_left(self, only: Sequence[str] | None = None) -> list[TeardownResult]:
+        """Delete what this session knows exists outside a running launch (``only``: just the
+        resources so named)."""
         with self._deleting():
             names = {b.name for b in self.billing.existing()}
+            names = names if only is None else names & set(only)
+            if not names:
+                return []
             found = [b.resource for b in self.find_leftovers() if b.resource.name in names]
             return self.delete(found)
 

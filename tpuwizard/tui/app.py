@@ -3,9 +3,8 @@
 A controller worker walks the step screens with ``push_screen_wait``; each screen returns what the
 user chose (or ``BACK``). The launch is ``LaunchHandle.async_events``: the App folds each event
 into its state and hands it to the screen of that phase. Quitting goes through ``action_quit``
-alone; SIGINT (from outside: in the terminal Ctrl+C is a key), SIGTERM and SIGHUP (a terminal
-gone: tui/hangup.py) tear down, then exit 128+signal.
-"""
+alone; SIGINT (Ctrl+C is a key here), SIGTERM and SIGHUP (tui/hangup.py) tear down what this
+session made (a kept node stays kept), then exit 128+signal."""
 
 from __future__ import annotations
 
@@ -342,18 +341,18 @@ class WizardApp(App[int]):
         else:
             self.finish(code, self.goodbye())
 
-    def delete_then_exit(self, code: int) -> None:
-        self.leaving = code
+    def delete_then_exit(self, code: int, only: list[str] | None = None) -> None:
+        self.leaving = code  # ``only``: a stop signal's, what this session made and did not keep
         if self.handle is not None:
             self.handle.delete_now("quit", code)  # it deletes in its finally, then we exit
         else:
-            self.delete_left_things(code)
+            self.delete_left_things(code, only)
 
     @work(thread=True, exclusive=True, group="teardown", exit_on_error=False)
-    def delete_left_things(self, code: int) -> None:
-        """No launch is running but something may bill (leftovers, a failed teardown)."""
+    def delete_left_things(self, code: int, names: list[str] | None = None) -> None:
+        """No launch runs but something may bill (leftovers, a failed teardown): ``names``."""
         try:
-            self.session.delete_everything_left()
+            self.session.delete_everything_left(names)
         finally:
             self.call_from_thread(self.finish, code, self.goodbye())
 
@@ -386,9 +385,10 @@ class WizardApp(App[int]):
         if self.signal_received is not None or self.exiting:
             return  # on the way out already: a second signal starts no second teardown
         self.signal_received = signum
-        # A launch, or what this session made: it does not outlive us.
-        if self.handle is not None or any(not b.leftover for b in self.billing.existing()):
-            self.delete_then_exit(128 + signum)
+        # A launch, or what this session made: it does not outlive us; a kept node stays kept.
+        made = [b.name for b in self.billing.made_here()]
+        if self.handle is not None or made:
+            self.delete_then_exit(128 + signum, made)
         else:
             self.finish(128 + signum, self.goodbye() if self.billing.may_bill() else None)
 

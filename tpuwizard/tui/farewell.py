@@ -8,18 +8,23 @@ from tpuwizard.core.launch.summary import RunSummary
 from tpuwizard.core.plan import cost
 from tpuwizard.event_text import kept_guard_words, summary_lines
 from tpuwizard.figures import about
+from tpuwizard.kept_text import kept_elsewhere, kept_line
 
 
 def farewell(
     billing: BillingState, kept: ev.Kept | None, practice: bool, summary: RunSummary | None
 ) -> str:
     """The run's summary (when a launch ended the session), then what still runs and bills and
-    the command that deletes each."""
-    lines = summary_lines(summary) if summary is not None else []
+    the command that deletes each; a node kept earlier stays kept, and is said so."""
+    before = kept_elsewhere(billing, kept.name if kept is not None else None)
+    stays = [kept_line(b, practice) for b in before]
+    lines = summary_lines(summary, elsewhere=stays) if summary is not None else stays
     existing = billing.existing()
     if not existing:
         return "\n".join([*lines, "Nothing tpuwizard created is billing."])
     for b in existing:
+        if b in before:
+            continue  # said above
         command = (
             kept.delete_command
             if kept is not None and kept.name == b.name

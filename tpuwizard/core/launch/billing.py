@@ -147,6 +147,12 @@ class BillingState:
     def may_bill(self) -> bool:
         return bool(self._items)
 
+    def made_here(self) -> list[Billed]:
+        """What this session was creating, or made and did not keep: what a stop signal
+        deletes. A node kept on purpose (in this session or an earlier run) stays kept, and an
+        earlier run's leftover is not this run's to delete unasked."""
+        return [b for b in self._items.values() if not (b.leftover or b.kept or b.kept_since)]
+
     def cost_usd(
         self, now: float | None = None, without: Collection[str] = (), at_most: bool = False
     ) -> float | None:

@@ -110,8 +110,11 @@ class Ending:
 
         ``plan.keep`` (``up``, ``launch --keep``) hands the node over at the end of the run; a
         stop (a signal, Delete now) before that end means delete, as on every other path. Keep
-        asked for by the user (``cancel.keep``) is the user's last word and stands.
+        asked for by the user (``cancel.keep``) is the user's last word and stands. A node
+        that went away under the launch (preempted) is never kept: its watchdog went with it.
         """
+        if self.state.went_away is not None:
+            return False
         if self.cancel.keep:
             return True
         return self.plan.keep and not self.cancel.is_set()

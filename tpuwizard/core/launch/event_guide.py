@@ -133,6 +133,11 @@ EVENT_GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
         "`missing_package`: the package that provides a module the script could not import",
         ("launch",),
     ),
+    "deleting_on_request": (
+        "Delete now (or a stop signal) while the wizard waited after a script that exited 0: "
+        "no failure, the node is deleted as asked",
+        (),
+    ),
     "file_fetched": (
         "a file `--fetch` matched came back whole",
         ("launch", "run", "watch"),

@@ -209,6 +209,14 @@ class ScriptDone(Event):
 
 
 @dataclass(frozen=True)
+class DeletingOnRequest(Event):
+    """A stop (Delete now, a signal) while the launch waited after a run of the script that
+    exited 0: nothing failed; the node is deleted as asked."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
 class ScriptFinished(Event):
     """Your script ended on every worker; ``exit_code`` is the first non-zero one, else 0.
     ``output``: the local file that holds its whole output (every worker's lines)."""

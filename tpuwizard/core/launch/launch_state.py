@@ -28,6 +28,9 @@ class LaunchState:
     gone_at: float | None = None  # verified gone
     watchdog_deadline: float | None = None  # once the on-VM watchdog is armed
     receipt: str | None = None  # the verifier's receipt here, once saved
+    # The node went away under a step (Google preempted it, someone deleted it): its watchdog
+    # went with its VM, so there is nothing to keep, only a request or a husk to delete.
+    went_away: Exception | None = None
     transport: Transport | None = None
     # Jobs started on the workers, so that a stop can end them (the watchdog is not one).
     running_jobs: list[tuple[int, Job]] = field(default_factory=list)

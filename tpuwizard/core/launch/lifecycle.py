@@ -116,7 +116,7 @@ class Launch:
 
         ``quiet_gone``: a node that went away is kept in ``self.gone``, not said as Failed."""
         stage, state, workers = "provision", self.state, self.workers
-        self.gone = None
+        self.gone = state.went_away = None
         try:
             node = self.provisioner.provision()
             transport = self.rt.make_transport(node)
@@ -143,6 +143,7 @@ class Launch:
                 return EXIT_FAILED
             d = diagnose(err, state.context(self.plan))
             gone = self.provisioner.went_away(stage, err) if stage != "provision" else None
+            state.went_away = gone
             if gone is not None and quiet_gone:
                 self.gone = gone
                 return EXIT_CLOUD

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
-from tpuwizard.core.cancel import CancelToken
+from tpuwizard.core.cancel import Cancelled, CancelToken
 from tpuwizard.core.cloud.diagnose_remote import remote_diagnosis
 from tpuwizard.core.errors import BadInput, RemoteError, ScriptFailed
 from tpuwizard.core.launch import events as ev
@@ -116,6 +116,12 @@ def run_script_with_reruns(
             reruns.folder = launch.script_folder  # a shell starts where the script ran
         try:
             again = can_rerun and reruns is not None and reruns.wait(launch.cancel)
+        except Cancelled:
+            if failure is not None or launch.cancel.keep or code:
+                raise  # a failed run stays the news; a Keep is the ending's to carry out
+            # Delete now after a run that succeeded: no failure, the deletion was asked for.
+            launch.emit(ev.DeletingOnRequest(launch.cancel.reason))
+            return
         finally:
             if reruns is not None:
                 reruns.transport = None  # the node may be going: no shells from here on

@@ -58,6 +58,7 @@ class RunSummary:
     not_gone: list[str] = field(default_factory=list)
     kept: list[ev.Kept] = field(default_factory=list)
     failure: ev.Failed | None = None
+    deleted_on_request: bool = False  # Delete now after the script's run succeeded
     cost_usd: float | None = None
     cost_at_most_usd: float | None = None  # where cost_usd has no figure (Flex-start)
     billed_s: float = 0.0
@@ -122,6 +123,8 @@ class RunSummary:
                 self.not_gone.append(event.name)
             case ev.Kept():
                 self.kept.append(event)
+            case ev.DeletingOnRequest():
+                self.deleted_on_request = True
             case ev.Failed():
                 self.failure = self.failure or event  # the first failure is the cause
             case ev.Finished():

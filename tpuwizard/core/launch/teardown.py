@@ -282,6 +282,12 @@ def _check_record(cloud: Cloud, ledger: Ledger, entry: Entry, now: float) -> Bil
     return _billable(cloud, r, info.state, age, "ledger", entry.op == "kept", parts)
 
 
+def check_record(cloud: Cloud, ledger: Ledger, entry: Entry) -> Billable | None:
+    """One open record against the API, as :func:`reconcile` checks each (the ledger closed
+    where it is verified gone or its name is another instance's); None once it is not there."""
+    return _check_record(cloud, ledger, entry, time.time())
+
+
 def _owned_by_queued(billable: Billable, found: dict[tuple[str, ...], Billable]) -> bool:
     """A node that belongs to a listed queued resource is shown as that request."""
     r = billable.resource

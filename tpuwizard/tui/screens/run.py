@@ -113,7 +113,7 @@ class ProvisionScreen(RunScreen):
 
     def tick(self) -> None:
         """The state and its age, from the core's billing state and clock."""
-        ours = [b for b in host(self).billing.existing() if not b.leftover]
+        ours = host(self).billing.made_here()  # never a node kept earlier: it is not this one
         if ours:
             b = ours[0]
             spent = about(b.cost_usd(), b.cost_at_most_usd())

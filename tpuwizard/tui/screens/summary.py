@@ -8,6 +8,7 @@ mode and the CLI print (``event_text.summary_lines``), folded by the core's ``Ru
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -19,12 +20,18 @@ from textual.widgets import Button, Static
 
 from tpuwizard.core.launch.summary import RunSummary
 from tpuwizard.event_text import summary_lines
+from tpuwizard.kept_text import kept_elsewhere, kept_line
+from tpuwizard.tui.host import host
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.widgets.hanging_lines import HangingLines
 
 
-def headline(summary: RunSummary) -> str:
-    """One line on top, in words: whether anything still bills."""
+def headline(summary: RunSummary, kept_before: Sequence[str] = ()) -> str:
+    """One line on top, in words: whether anything still bills (``kept_before``: the names of
+    nodes kept earlier, which this run leaves as they are)."""
+    if summary.nothing_billing and kept_before:
+        names = ", ".join(kept_before)
+        return f"Nothing from this run is billing. Kept earlier, still billing: {names}."
     if summary.nothing_billing:
         return "Nothing is billing."
     if summary.finished is None:
@@ -57,9 +64,15 @@ class SummaryScreen(WizardScreen[None]):
         self.ways = {"again": SummaryChoice("again"), "quit": SummaryChoice("quit")}
 
     def compose_body(self) -> ComposeResult:
-        yield Static(Text(headline(self.summary), style="bold"), id="verdict")
+        app = host(self)
+        # Nodes kept earlier bill on beside this run's result: said with price and deadline.
+        ours = self.summary.kept[-1].name if self.summary.kept else None
+        before = kept_elsewhere(app.billing, ours)
+        stays = [kept_line(b, app.state.practice) for b in before]
+        verdict = headline(self.summary, [b.name for b in before])
+        yield Static(Text(verdict, style="bold"), id="verdict")
         # Folded with a hanging indent, so each line's place in the outline survives 80 columns.
-        yield HangingLines(summary_lines(self.summary, "wizard"), id="summary")
+        yield HangingLines(summary_lines(self.summary, "wizard", stays), id="summary")
         yield Horizontal(id="choices")
 
     def offer(self, zones: list[str]) -> None:
