@@ -17,6 +17,7 @@ from tpuwizard.core.exit_codes import EXIT_BAD_INPUT, EXIT_CLOUD, for_signal
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.plan import DEFAULT_READY_TIMEOUT, LaunchPlan
 from tpuwizard.core.launch.summary import RunSummary
+from tpuwizard.session.run_outcome import write_outcome
 
 if TYPE_CHECKING:
     from tpuwizard.core.launch.rerun import Reruns
@@ -72,6 +73,17 @@ class LaunchHandle:
     def stop_for_signal(self, signum: int, name: str) -> None:
         """A stop signal: delete now; the process exits 128 + the first signal."""
         self.delete_now(name, for_signal(signum))
+
+    def stop_and_wait(self) -> None:
+        """However its front end ends, the launch has ended before it does: one still going
+        (the front end failed, or stopped reading) is stopped as a stop signal stops it, and
+        waited for while it deletes what it created and verifies that it is gone."""
+        thread = self._thread
+        if thread is None or thread is threading.current_thread():
+            return
+        if thread.is_alive():
+            self.delete_now("the command ended before its launch did")
+        thread.join()
 
     def keep(self, exit_code: int | None = None) -> str:
         """Stop following and leave what exists running, once that is safe: its watchdog armed
@@ -138,6 +150,7 @@ class LaunchHandle:
             self.summary.apply(item)
             if isinstance(item, ev.Finished):
                 self.finished = item
+                write_outcome(self.plan.run_dir, item, self.summary, self.cancel)
             yield item
         thread.join()
 
@@ -159,6 +172,7 @@ class LaunchHandle:
             self.session.billing.apply(item)
             self.summary.apply(item)
         self.finished = finished
+        write_outcome(self.plan.run_dir, finished, self.summary, self.cancel)
         yield failed
         yield finished
 
