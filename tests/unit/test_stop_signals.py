@@ -11,6 +11,7 @@ import json
 import os
 import signal
 import threading
+import time
 
 import pytest
 
@@ -129,12 +130,17 @@ def test_a_script_stop_sets_its_token_once_with_the_first_signals_code():
     assert stop.next_run() is stop.token  # a stop came: no fresh run after it
 
 
-def fake_launch(monkeypatch, deleted: list[str], started: threading.Event) -> None:
-    """A launch whose script runs until it is stopped, then deletes (said in ``deleted``)."""
+def fake_launch(monkeypatch, deleted: list[str], hang_up: bool = False) -> None:
+    """A launch whose script runs until it is stopped, then deletes (said in ``deleted``). With
+    ``hang_up``, the terminal is closed during the script: SIGHUP, and again 10 ms later (the
+    shell passes it on, and the kernel sends it too)."""
 
     def run_launch(plan, rt, emit, cancel) -> None:
         emit(ev.ScriptLine(0, "tick 0"))
-        started.set()
+        if hang_up:
+            os.kill(os.getpid(), signal.SIGHUP)
+            time.sleep(0.01)
+            os.kill(os.getpid(), signal.SIGHUP)  # both sent before the launch can end
         try:
             while True:
                 cancel.sleep(0.01)
@@ -161,31 +167,37 @@ def test_a_hangup_during_the_script_deletes_once_and_exits_129_on_a_gone_termina
 ):
     gone = gone_terminal(monkeypatch)
     deleted: list[str] = []
-    started = threading.Event()
-    fake_launch(monkeypatch, deleted, started)
+    fake_launch(monkeypatch, deleted, hang_up=True)
     handle = start(tmp_path)
     code = 0
     with stop_on_signals(handle, say) as received:
         for event in handle.events():
             show_event(event, as_json=False)
-            if event == ev.ScriptLine(0, "tick 0"):
-                signal.raise_signal(signal.SIGHUP)  # the shell passes the hangup on...
-                threading.Timer(0.01, os.kill, (os.getpid(), signal.SIGHUP)).start()  # ...twice
             if isinstance(event, ev.Finished):
                 code = event.exit_code
         wait_until(lambda: len(received) == 2, 10, "the second SIGHUP")
     assert deleted == ["SIGHUP"] and not handle.running and gone.tries == 2
     assert exit_code(received, code) == 129 and code == 129
-    outcome = json.loads((plan_dir := tmp_path / "r1" / OUTCOME_FILE).read_text())
-    assert (outcome["exit_code"], outcome["stopped_by"]) == (129, "SIGHUP"), plan_dir
+    outcome = json.loads((tmp_path / "r1" / OUTCOME_FILE).read_text())
+    assert (outcome["exit_code"], outcome["stopped_by"]) == (129, "SIGHUP")
+
+
+def test_plain_mode_on_a_gone_terminal_deletes_once_and_exits_129(tmp_path, monkeypatch):
+    from tpuwizard.plain import PlainWizard
+
+    gone_terminal(monkeypatch)
+    deleted: list[str] = []
+    fake_launch(monkeypatch, deleted, hang_up=True)
+    handle = start(tmp_path)
+    assert PlainWizard(sandbox=True).launch(handle) == 129
+    assert deleted == ["SIGHUP"] and not handle.running
 
 
 def test_a_front_end_that_fails_mid_launch_leaves_only_after_the_launch_stopped(
     tmp_path, monkeypatch
 ):
     deleted: list[str] = []
-    started = threading.Event()
-    fake_launch(monkeypatch, deleted, started)
+    fake_launch(monkeypatch, deleted)
     handle = start(tmp_path)
     with pytest.raises(RuntimeError), stop_on_signals(handle, eio):
         for _event in handle.events():
