@@ -10,7 +10,6 @@ import io
 import json
 import os
 import signal
-import threading
 import time
 
 import pytest
