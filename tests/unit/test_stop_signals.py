@@ -10,6 +10,7 @@ import io
 import json
 import os
 import signal
+import threading
 import time
 
 import pytest
@@ -203,3 +204,36 @@ def test_a_front_end_that_fails_mid_launch_leaves_only_after_the_launch_stopped(
             raise RuntimeError("a bug in the front end")
     assert not handle.running  # no thread of it outlives its command with a node alive
     assert deleted == ["the command ended before its launch did"]
+
+
+def test_ssh_ends_its_shell_on_a_hangup_keeps_the_node_and_exits_129(tmp_path, monkeypatch):
+    import contextlib
+
+    from click.testing import CliRunner
+
+    from tpuwizard.cli import main
+    from tpuwizard.commands import iterate
+
+    started = tmp_path / "started"
+
+    class Kept:  # the kept node: its shell is a local one that waits to be ended
+        name = "dev"
+
+        def shell_command(self, worker):
+            return ["sh", "-c", f"touch {started}; exec sleep 60"], None, None
+
+        def keep_alive(self, say):
+            return contextlib.nullcontext()
+
+    def hang_up() -> None:
+        wait_until(started.exists, 30, "the shell")
+        os.kill(os.getpid(), signal.SIGHUP)
+
+    monkeypatch.setattr(iterate, "open_session", lambda project, sandbox: object())
+    monkeypatch.setattr(iterate, "open_kept", lambda session, node: Kept())
+    hangup = threading.Thread(target=hang_up)
+    hangup.start()
+    result = CliRunner().invoke(main, ["ssh", "--sandbox"])
+    hangup.join()
+    assert result.exit_code == 129, result.output
+    assert "SIGHUP: ending the shell (the node stays)." in result.output
