@@ -6,6 +6,7 @@ there); CMD starts with the default action for every signal, as a shell's job do
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -21,8 +22,6 @@ def main() -> None:
     code = proc.wait()
     with open(code_file + ".part", "w") as f:
         json.dump({"code": 128 - code if code < 0 else code, "pid": proc.pid}, f)
-    import os
-
     os.replace(code_file + ".part", code_file)
 
 
