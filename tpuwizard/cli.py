@@ -26,6 +26,11 @@ def main(ctx: click.Context, sandbox: bool, plain: bool) -> None:
 
     Without a command, the wizard starts (in a terminal).
     """
+    from tpuwizard.session.gone_terminal import drop_output_to_gone_terminals
+
+    # A terminal closed (or a pipe's reader gone) while a command runs costs its lines only:
+    # never the stop that deletes what it created, nor the exit code.
+    drop_output_to_gone_terminals()
     if ctx.invoked_subcommand is not None:
         return
     if not (sys.stdin.isatty() and sys.stdout.isatty()):

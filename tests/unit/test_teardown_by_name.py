@@ -5,6 +5,7 @@ delete. Without a record, the survey decides, and its failure is a cloud error (
 from __future__ import annotations
 
 import json
+import signal
 from dataclasses import dataclass
 
 import pytest
@@ -175,3 +176,26 @@ def test_a_name_now_someone_elses_is_left_alone_and_not_called_verified_gone(sur
     assert surveyable.cloud.count("delete_node") == 0
     (row,) = json.loads(result.stdout)["results"]
     assert row["verified"] and row["held_by"] == f"owner {BOB}, tpuwizard run run-b"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_stop_signal_at_deleting_finishes_that_delete_then_stops(monkeypatch, sig):
+    """Ctrl+C (or SIGTERM, a closed terminal) while a node is being deleted: the delete goes
+    through, is verified and recorded; the next is not started; exit 128 + N, no 'Aborted!'."""
+    session = Session(practice=True, project="practice-project")
+    session.clouds.use(MemoryCloud())
+    monkeypatch.setattr(cleanup_commands, "open_session", lambda project, sandbox: session)
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    for name in ("first", "second"):
+        make_node(session, name)
+    session.cloud.on_delete = lambda zone, name: signal.raise_signal(sig)
+    try:
+        result = CliRunner().invoke(main, ["teardown", "--all", "--yes", "--sandbox"])
+    finally:
+        for s, handler in saved.items():
+            signal.signal(s, handler)
+    assert result.exit_code == 128 + sig, result.output
+    assert "Aborted" not in result.output and "Traceback" not in result.output
+    assert len(session.cloud.nodes) == 1  # one deleted, the other not started
+    assert [e.op for e in session.ledger.entries()].count("gone") == 1
+    assert "Stopped before deleting" in result.output

@@ -35,6 +35,7 @@ from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_OK, EXIT_TEARDOWN
 
 if TYPE_CHECKING:
     from tpuwizard.core.launch.billable import Billable
+    from tpuwizard.core.launch.ledger import Resource
     from tpuwizard.core.launch.teardown import TeardownResult, Unchecked
     from tpuwizard.session.session import Session
 
@@ -157,14 +158,21 @@ def teardown(
         if not ask_yes_no(f"Delete {listing}?"):
             say("Nothing deleted.")  # the user's answer, not a failure: exit 0
             raise click.exceptions.Exit(EXIT_OK)
+    from tpuwizard.session.signals import StopSignals
+
     results = []
     targets = [(r, False) for r in mine] + [(b.resource, True) for b in theirs]
-    for resource, confirmed in targets:
-        say(f"Deleting {resource.name} and checking that it is gone...")
-        (result,) = session.delete([resource], others_confirmed=confirmed)
-        results.append(result)
-        for line in teardown_lines(result, session.owner):
-            say(line)
+    # A stop signal (Ctrl+C, a closed terminal) lets the delete under way finish and be
+    # verified, its ledger record with it; the next one is not started.
+    with StopSignals(say, FINISHING_WORDS) as stop:
+        for resource, confirmed in targets:
+            if stop.first is not None:
+                break
+            say(f"Deleting {resource.name} and checking that it is gone...")
+            (result,) = session.delete([resource], others_confirmed=confirmed)
+            results.append(result)
+            for line in teardown_lines(result, session.owner):
+                say(line)
     if as_json:
         print_json(
             {
@@ -173,6 +181,9 @@ def teardown(
                 "kept": kept_now(),  # what still bills after this (also said on stderr)
             }
         )
+    if stop.first is not None:
+        _say_stopped(targets[len(results) :], session.practice)
+        raise click.exceptions.Exit(stop.exit_code(EXIT_TEARDOWN))
     _say_zone_lists(session, results, as_json)
     if unchecked:
         names = ", ".join(f"{u.resource.name} ({u.resource.zone})" for u in unchecked)
@@ -190,6 +201,18 @@ down.help = (
     "Delete the node kept by up (NAME, or without it the only kept node) and verify by listing "
     "that it is gone. Exit 4 if anything could not be verified gone (or checked)."
 )
+
+
+FINISHING_WORDS = "finishing the delete under way and checking that it is gone; then stopping."
+
+
+def _say_stopped(not_started: list[tuple[Resource, bool]], practice: bool) -> None:
+    """After a stop signal: what was not deleted, since the stop came before its turn."""
+    if not not_started:
+        return
+    names = ", ".join(f"{r.name} ({r.zone})" for r, _ in not_started)
+    flag = " --sandbox" if practice else ""
+    say(f"Stopped before deleting {names}: it may still bill; `tpuwizard status{flag}` lists it.")
 
 
 def _say_zone_lists(session: Session, results: list[TeardownResult], as_json: bool) -> None:

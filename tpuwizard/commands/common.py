@@ -187,6 +187,9 @@ class Group(click.Group):
             raise click.exceptions.Exit(EXIT_BAD_INPUT) from None
         except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
             raise
+        except KeyboardInterrupt:  # Ctrl+C where no stop was under way: 130, as a stop exits
+            say("\nStopped (Ctrl+C).")
+            raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
         except Exception as err:  # a bug: keep the traceback in a file, not on the screen
             import traceback
 

@@ -377,10 +377,22 @@ def ssh(node: str | None, worker: int, project: str | None, sandbox: bool) -> No
     """An interactive shell on a worker of the kept node (heartbeats while it is open)."""
     import subprocess
 
+    from tpuwizard.session.signals import StopSignals
+
     session = open_session(project, sandbox)
     kept = open_kept(session, node)
     argv, cwd, env = kept.shell_command(worker)
     say(f"Shell on {kept.name} worker {worker}; exit to come back. The node keeps running.")
-    with cloud_errors(), kept.keep_alive(say):
-        code = subprocess.call(argv, cwd=cwd, env=env)
-    sys.exit(code)  # the shell's own exit status (then cli.py: the kept nodes)
+    shell: list[subprocess.Popen[bytes]] = []
+
+    def end_shell(_signum: int) -> None:  # a stop signal (a closed terminal): the shell ends
+        for proc in shell:
+            proc.terminate()
+
+    words = "ending the shell (the node stays)."
+    with cloud_errors(), kept.keep_alive(say), StopSignals(say, words, end_shell) as stop:
+        shell.append(subprocess.Popen(argv, cwd=cwd, env=env))
+        if stop.first is not None:  # the stop came as the shell started
+            end_shell(stop.first)
+        code = shell[0].wait()
+    sys.exit(stop.exit_code(code))  # the shell's own exit status (then cli.py: the kept nodes)

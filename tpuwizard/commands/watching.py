@@ -30,7 +30,8 @@ def watch_loop(
 
     folder = LocalFolder.of_script(script)
     with (
-        StopScriptOnSignals(say, "ending the watch (the node stays).") as stop,
+        # Not absorbed after the watch: Ctrl+C must reach the question that may follow.
+        StopScriptOnSignals(say, "ending the watch (the node stays).", absorb_after=False) as stop,
         kept.keep_alive(say),  # heartbeats while watching, not only while running
     ):
         while not stop.ended.is_set():

@@ -17,6 +17,7 @@ from tpuwizard.core.exit_codes import EXIT_BAD_INPUT, EXIT_CLOUD, for_signal
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.plan import DEFAULT_READY_TIMEOUT, LaunchPlan
 from tpuwizard.core.launch.summary import RunSummary
+from tpuwizard.session.run_outcome import write_outcome
 
 if TYPE_CHECKING:
     from tpuwizard.core.launch.plan_packages import PackageSpec
@@ -90,6 +91,17 @@ class LaunchHandle:
         launch kept its node, before the front end handed it over: ``delete_kept_after_stop``."""
         self.delete_now(name, for_signal(signum))
 
+    def stop_and_wait(self) -> None:
+        """However its front end ends, the launch has ended before it does: one still going
+        (the front end failed, or stopped reading) is stopped as a stop signal stops it, and
+        waited for while it deletes what it created and verifies that it is gone."""
+        thread = self._thread
+        if thread is None or thread is threading.current_thread():
+            return
+        if thread.is_alive():
+            self.delete_now("the command ended before its launch did")
+        thread.join()
+
     def keep(self, exit_code: int | None = None) -> str:
         """Stop following and leave what exists running, once that is safe: its watchdog armed
         (when the plan has one). Returns the cancel token's ``KEEP_SAFE`` (kept now),
@@ -155,6 +167,7 @@ class LaunchHandle:
             self.summary.apply(item)
             if isinstance(item, ev.Finished):
                 self.finished = item
+                write_outcome(self.plan.run_dir, item, self.summary, self.cancel)
             yield item
         thread.join()
 
@@ -218,6 +231,7 @@ class LaunchHandle:
             self.session.billing.apply(item)
             self.summary.apply(item)
         self.finished = finished
+        write_outcome(self.plan.run_dir, finished, self.summary, self.cancel)
         yield failed
         yield finished
 

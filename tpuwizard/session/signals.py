@@ -1,45 +1,98 @@
-"""Stop signals (Ctrl+C, SIGTERM, SIGHUP): during a launch they mean "stop now and delete";
-on a kept node (``run``, ``watch``) "stop the script, keep the node"."""
+"""Stop signals (Ctrl+C, SIGTERM, SIGHUP): the one way every command and plain mode take them.
+
+During a launch they mean "stop now and delete"; on a kept node (``run``, ``watch``) "stop the
+script, keep the node"; during a teardown "finish the delete under way, then stop". The first
+signal starts that stop; later ones are absorbed while it runs (a closed terminal's shell passes
+SIGHUP on to its job, and the kernel sends it too). Nothing the stop does depends on the
+terminal: its announcement is dropped when it cannot be written (gone_terminal.py), and the
+launch's own thread is always ended and waited for before the command goes on to exit.
+"""
 
 from __future__ import annotations
 
-import contextlib
 import signal
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tpuwizard.core.exit_codes import for_signal
+from tpuwizard.session.gone_terminal import quietly
 
 if TYPE_CHECKING:
     from tpuwizard.core.cancel import CancelToken
     from tpuwizard.session.launch_handle import LaunchHandle
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+LAUNCH_STOP_WORDS = "stopping now and deleting what this run created. Please wait..."
+
+
+class StopSignals:
+    """While inside, the first stop signal calls ``on_stop`` with it, then says ``words`` (when
+    it can); later ones change nothing. Once a stop has come, stop signals stay absorbed after
+    the block too (the process is on its way out with 128 + the first), unless
+    ``absorb_after`` is false (a question follows: Ctrl+C must reach it).
+    """
+
+    def __init__(
+        self,
+        announce: Callable[[str], None],
+        words: str,
+        on_stop: Callable[[int], None] | None = None,
+        absorb_after: bool = True,
+    ) -> None:
+        self.announce, self.words, self.on_stop = announce, words, on_stop
+        self.absorb_after = absorb_after
+        self.first: int | None = None
+        self.received: list[int] = []  # every stop signal, the first first
+        self.ended = threading.Event()  # set by the first
+        self.previous: dict[int, Any] = {}
+
+    def exit_code(self, code: int) -> int:
+        """The code the command exits with: 128 + the first stop signal, else ``code``."""
+        return for_signal(self.first) if self.first is not None else code
+
+    def _signalled(self, signum: int, _frame: FrameType | None) -> None:
+        self.received.append(signum)
+        if self.first is not None:
+            return  # absorbed: the stop under way is the first signal's
+        self.first = signum
+        self.ended.set()
+        try:
+            if self.on_stop is not None:
+                self.on_stop(signum)  # before any word: a terminal may block or fail
+        finally:
+            quietly(self.announce, f"\n{signal.Signals(signum).name}: {self.words}")
+
+    def __enter__(self) -> StopSignals:
+        self.previous = {sig: signal.signal(sig, self._signalled) for sig in STOP_SIGNALS}
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.first is not None and self.absorb_after:
+            return
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler)
 
 
 @contextmanager
 def stop_on_signals(handle: LaunchHandle, announce: Callable[[str], None]) -> Iterator[list[int]]:
-    """While inside, a stop signal cancels the launch at once (its teardown follows).
+    """While inside, a stop signal cancels the launch at once (its teardown follows). However
+    the block is left (an error of the front end's included), the launch's thread has ended by
+    then: a launch that is still going is stopped (what it created deleted) and waited for.
 
     Yields the list of signals received: the front end exits with 128 + the first one.
     """
-    received: list[int] = []
 
-    def stop(signum: int, _frame: FrameType | None) -> None:
-        name = signal.Signals(signum).name
-        if not received:
-            announce(f"\n{name}: stopping now and deleting what this run created. Please wait...")
-        received.append(signum)
-        handle.stop_for_signal(signum, name)
+    def stop(signum: int) -> None:
+        handle.stop_for_signal(signum, signal.Signals(signum).name)
 
-    previous = {sig: signal.signal(sig, stop) for sig in STOP_SIGNALS}
-    try:
-        yield received
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    with StopSignals(announce, LAUNCH_STOP_WORDS, stop) as signals:
+        try:
+            yield signals.received
+        finally:
+            handle.stop_and_wait()
 
 
 def exit_code(received: list[int], code: int) -> int:
@@ -47,7 +100,7 @@ def exit_code(received: list[int], code: int) -> int:
     return for_signal(received[0]) if received else code
 
 
-class StopScriptOnSignals:
+class StopScriptOnSignals(StopSignals):
     """On a kept node (``run``, ``watch``): Ctrl+C, SIGTERM and SIGHUP (a closed terminal) stop
     the script on the workers, never the node; the command then exits 128 + the first signal.
 
@@ -60,15 +113,15 @@ class StopScriptOnSignals:
         self,
         announce: Callable[[str], None],
         words: str = "stopping your script (the node stays)...",
+        absorb_after: bool = True,
     ) -> None:
-        import threading
-
         from tpuwizard.core.cancel import CancelToken
 
-        self.announce, self.words = announce, words
+        super().__init__(announce, words, self._stop_script, absorb_after)
         self.token = CancelToken()
-        self.first: int | None = None
-        self.ended = threading.Event()
+
+    def _stop_script(self, signum: int) -> None:
+        self.token.set(signal.Signals(signum).name, for_signal(signum))
 
     def next_run(self) -> CancelToken:
         """The token for the next run: a fresh one, unless a stop has come (then it is set)."""
@@ -77,25 +130,9 @@ class StopScriptOnSignals:
         if self.first is None:
             self.token = CancelToken()
             if self.first is not None:  # a stop came in between: it stops this run too
-                self.token.set(signal.Signals(self.first).name, for_signal(self.first))
+                self._stop_script(self.first)
         return self.token
 
-    def exit_code(self, code: int) -> int:
-        return for_signal(self.first) if self.first is not None else code
-
     def __enter__(self) -> StopScriptOnSignals:
-        def stop(signum: int, _frame: FrameType | None) -> None:
-            name = signal.Signals(signum).name
-            if self.first is None:
-                self.first = signum
-                with contextlib.suppress(OSError):  # after SIGHUP there may be no terminal
-                    self.announce(f"\n{name}: {self.words}")
-            self.ended.set()
-            self.token.set(name, for_signal(signum))
-
-        self.previous = {sig: signal.signal(sig, stop) for sig in STOP_SIGNALS}
+        super().__enter__()
         return self
-
-    def __exit__(self, *exc: object) -> None:
-        for sig, handler in self.previous.items():
-            signal.signal(sig, handler)

@@ -13,7 +13,6 @@ ledger needs no flush: each record is fsynced as it is written.
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import select
 import signal
@@ -24,12 +23,12 @@ from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 from textual.drivers.linux_driver import LinuxDriver
 
+from tpuwizard.session.gone_terminal import GONE_ERRNOS
+
 if TYPE_CHECKING:
     from textual.driver import Driver
 
 SHUTDOWN_GRACE_S = 2.0  # for Textual's own shutdown, before the exit is forced
-# What a terminal that is gone answers a write: EIO once hung up; a closed one, EBADF.
-GONE_ERRNOS = frozenset({errno.EIO, errno.ENXIO, errno.EBADF, errno.EPIPE})
 WATCH_S = 1.0  # how often the watch on the terminal wakes (it is woken at once by a hangup)
 
 
