@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.conftest import tpuwizard_cmd
+from tests.conftest import REPO, tpuwizard_cmd
 
 # Makes the pseudo-terminal the shell's controlling terminal (as a terminal window does), then
 # becomes the shell. Popen's start_new_session gives it a session of its own first.
@@ -35,7 +35,17 @@ class ShellTerminal:
             stdout=child,
             stderr=child,
             cwd=cwd,
-            env={**environ, "TERM": "xterm", "PS1": "$ ", "HISTFILE": "/dev/null"},
+            # The typed command's recorder is this repository's tests.integration.exit_recorder:
+            # found from the shell's folder through PYTHONPATH, as it is run there.
+            env={
+                **environ,
+                "TERM": "xterm",
+                "PS1": "$ ",
+                "HISTFILE": "/dev/null",
+                "PYTHONPATH": os.pathsep.join(
+                    p for p in (str(REPO), environ.get("PYTHONPATH", "")) if p
+                ),
+            },
             start_new_session=True,
         )
         os.close(child)
