@@ -127,7 +127,13 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
                 f"  {event.name} in {event.zone} was READY first: kept. Deleting the requests in "
                 f"{loser_zones} (each bills until verified gone)."
             ]
-        case ev.CheckpointCopied() | ev.Preempted() | ev.Recreating() | ev.Resumed():
+        case (
+            ev.CheckpointCopied()
+            | ev.CheckpointsUnusable()
+            | ev.Preempted()
+            | ev.Recreating()
+            | ev.Resumed()
+        ):
             return chain_event_lines(event)
         case ev.KeptReplaced():
             return [

@@ -53,6 +53,7 @@ class CheckpointCopier:
     ) -> None:
         self.transport, self.setup, self.emit = transport, setup, emit
         self._stop = threading.Event()
+        self._said_unusable = False
         self._thread = threading.Thread(
             target=self._loop, name="tpuwizard-checkpoints", daemon=True
         )
@@ -77,10 +78,17 @@ class CheckpointCopier:
             result = setup.home.copy_pass(self.transport, WORK_DIR, WORK_PYTHON, setup.folder)
         except Exception:  # the node is going or gone: the chain hears of it from the script
             return
+        if result.unusable_files and not self._said_unusable:
+            self._said_unusable = True  # once: the script's author needs it only once
+            self.emit(ev.CheckpointsUnusable(setup.folder, result.unusable_files))
         for taken in result.taken:
             size = sum(int(f["size"]) for f in taken.files.values())
             path = str(setup.home.folder / taken.name)
-            self.emit(ev.CheckpointCopied(taken.name, taken.step, len(taken.files), size, path))
+            self.emit(
+                ev.CheckpointCopied(
+                    taken.name, taken.step, len(taken.files), size, path, taken.assumed
+                )
+            )
 
 
 @contextlib.contextmanager

@@ -18,6 +18,18 @@ class CheckpointCopied(Event):
     files: int
     size_bytes: int
     path: str
+    # Loose files with no COMMITTED marker, taken because they held still from one copy pass to
+    # the next: assumed complete, not known to be.
+    assumed: bool = False
+
+
+@dataclass(frozen=True)
+class CheckpointsUnusable(Event):
+    """--checkpoints: the folder holds files, yet none of them can come home as a complete set
+    (said once, on the first pass that finds it so, long before a preemption)."""
+
+    folder: str  # as the script sees it (--checkpoints)
+    files: int
 
 
 @dataclass(frozen=True)
