@@ -101,6 +101,7 @@ def receipt_check(file: Path, expect: str | None, accelerator: str | None, as_js
 
     if file.name == "chain.json":
         chain_check(file, as_json)
+    course_report_check(file, expect, as_json)  # lesson one's printout: exits when it is one
     data = load_receipt(file)
     if data.get("kind") == "slice":
         from tpuwizard.core.evidence.slice_receipt import check_slice_receipt
@@ -128,6 +129,39 @@ def receipt_check(file: Path, expect: str | None, accelerator: str | None, as_js
             show(f"  FAIL {problem}")
         show(f"{file}: {'valid' if result.ok else 'REJECTED'}")
         say(HASH_MEANING)
+    sys.exit(EXIT_OK if result.ok else EXIT_FAILED)
+
+
+def course_report_check(file: Path, expect: str | None, as_json: bool) -> None:
+    """The course's lesson-one report (tpu-report.txt), checked by the course's own checks;
+    returns when ``file`` is not one."""
+    from tpuwizard.core.evidence.course_report import (
+        REPORT_MEANING,
+        check_course_report,
+        read_course_report,
+    )
+
+    reports = read_course_report(file)
+    if reports is None:
+        return
+    result = check_course_report(reports, expect)
+    if as_json:
+        print_json(
+            {
+                "ok": result.ok,
+                "kind": "course-report",
+                "problems": result.problems,
+                "facts": result.facts,
+                "hash_meaning": REPORT_MEANING,
+            }
+        )
+    else:
+        for fact in result.facts:
+            show(f"  ok   {fact}")
+        for problem in result.problems:
+            show(f"  FAIL {problem}")
+        show(f"{file}: {'valid' if result.ok else 'REJECTED'} (the course's report)")
+        say(REPORT_MEANING)
     sys.exit(EXIT_OK if result.ok else EXIT_FAILED)
 
 
