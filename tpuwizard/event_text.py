@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from tpuwizard.choice_words import Audience, plain_data, words
+from tpuwizard.course_text import OUTPUT_WORDS, not_fetched_hint
 from tpuwizard.core.cloud.diagnosis import Diagnosis
 from tpuwizard.core.cloud.endpoint import ENDPOINT_ENV
 from tpuwizard.core.cloud.types import UP_STATES
@@ -180,13 +181,15 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
             verdict = "proves the run" if event.ok else "does NOT prove the run"
             return [f"Receipt {event.receipt_sha256} saved to {event.path}: {verdict}"]
         case ev.ScriptFinished():
-            kept = f" Its whole output: {event.output}" if event.output else ""
+            kept = f" {OUTPUT_WORDS.capitalize()}: {event.output}" if event.output else ""
             return [f"Your script exited with code {event.exit_code}.{kept}"]
         case ev.FileFetched():
             return [f"Copied back {event.path}"]
         case ev.FileNotFetched():
             broke = " (it did not arrive whole: the run fails for it)" if event.incomplete else ""
-            return [f"Not copied back: {event.path!r}: {event.reason}{broke}"]
+            hint = not_fetched_hint(event.path)
+            line = f"Not copied back: {event.path!r}: {event.reason}{broke}"
+            return [line, hint] if hint else [line]
         case ev.RunStarted():
             return [f"run {event.run_id} on {event.node} ({count(event.workers, 'worker')})"]
         case ev.WaitingForNode() | ev.HeartbeatMissed():
@@ -290,9 +293,12 @@ def summary_lines(summary: RunSummary, audience: Audience = "cli") -> list[str]:
         lines.append(f"  Your script: {code}. Its last lines:")
         lines += [f"{SCRIPT_TAIL}{line}" for line in s.script_tail] or ["    (no output)"]
         if s.script_output:
-            lines.append(f"  Its whole output, every worker's lines: {s.script_output}")
+            lines.append(f"  {OUTPUT_WORDS.capitalize()}, every worker's lines: {s.script_output}")
     lines += [f"  Copied back: {path}" for path in s.fetched]
-    lines += [f"  Not copied back: {path!r}: {why}" for path, why in s.not_fetched]
+    for path, why in s.not_fetched:
+        lines.append(f"  Not copied back: {path!r}: {why}")
+        hint = not_fetched_hint(path)
+        lines += [f"  {hint}"] if hint else []
     if s.script_exit_code is not None and not s.script_files_seen:
         why = f"no file matched {', '.join(s.fetch)}" if s.fetch else "no files were named"
         lines.append(f"  Nothing was copied back from your script: {why}.")

@@ -13,6 +13,7 @@ from typing import Any
 import questionary
 
 from tpuwizard.choice_words import all_words
+from tpuwizard.course_text import fetch_note
 from tpuwizard.core import paths
 from tpuwizard.core.cloud import gcloud_config
 from tpuwizard.core.deadlines import deadline_bounds_text, deadline_problem
@@ -143,6 +144,8 @@ class PlainWizard:
             if script
             else ""
         )
+        if note := fetch_note(fetch.split(",")):
+            self.say(note)
         checkpoints = self.ask_checkpoints(route, script)
         from tpuwizard.core.launch.plan_packages import gather_packages
 

@@ -295,8 +295,12 @@ def run(
     from tpuwizard.core.remote.sync import LocalFolder
     from tpuwizard.session.signals import StopScriptOnSignals
 
+    from tpuwizard.course_text import fetch_note
+
     check_script(script)
     resume = run_checkpoints(checkpoints, checkpoint_every, max_restarts)
+    if note := fetch_note(fetch):
+        say(note)
     packages = asked_packages(with_specs, requirements, script)
     check_packages(packages)  # a jax line is refused before the node is touched
     session = open_session(project, sandbox)
