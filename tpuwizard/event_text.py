@@ -10,7 +10,6 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from tpuwizard.choice_words import Audience, plain_data, words
-from tpuwizard.course_text import OUTPUT_WORDS, not_fetched_hint
 from tpuwizard.core.cloud.diagnosis import Diagnosis
 from tpuwizard.core.cloud.endpoint import ENDPOINT_ENV
 from tpuwizard.core.cloud.types import UP_STATES
@@ -18,6 +17,7 @@ from tpuwizard.core.errors import BadInput, PlanRefused
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.summary import RunSummary
 from tpuwizard.core.plan import cost
+from tpuwizard.course_text import OUTPUT_WORDS, not_fetched_hint
 from tpuwizard.figures import about, count, money
 from tpuwizard.oslogin_text import login_key_words
 from tpuwizard.resume_text import attempt_lines, chain_event_lines

@@ -13,7 +13,6 @@ from typing import Any
 import questionary
 
 from tpuwizard.choice_words import all_words
-from tpuwizard.course_text import fetch_note
 from tpuwizard.core import paths
 from tpuwizard.core.cloud import gcloud_config
 from tpuwizard.core.deadlines import deadline_bounds_text, deadline_problem
@@ -24,6 +23,7 @@ from tpuwizard.core.launch.events import BootstrapLine, Finished, ScriptLine, Ve
 from tpuwizard.core.launch.plan import DEFAULT_MAX_RUN, LaunchPlan
 from tpuwizard.core.launch.plan_resume import RESUME_ROUTES
 from tpuwizard.core.plan import fit, routes
+from tpuwizard.course_text import fetch_note
 from tpuwizard.event_text import (
     SCRIPT_TAIL,
     describe,

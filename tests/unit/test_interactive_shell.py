@@ -58,7 +58,8 @@ def test_the_shell_has_the_scripts_venv_variables_and_a_dot_venv_link(tmp_path: 
         argv,
         cwd=cwd,
         env=env,
-        input='echo "py=$(command -v python)"\n.venv/bin/python -c "import sys; print(sys.prefix)"\n'
+        input='echo "py=$(command -v python)"\n'
+        '.venv/bin/python -c "import sys; print(sys.prefix)"\n'
         'echo "expect=$COURSE_EXPECT_PLATFORM jax=$JAX_PLATFORMS"\nexit\n',
         capture_output=True,
         text=True,

@@ -293,9 +293,8 @@ def run(
     """Copy what changed in SCRIPT's folder to the kept node and run it on every worker; with
     --checkpoints (a spot node), survive its preemption on a new one."""
     from tpuwizard.core.remote.sync import LocalFolder
-    from tpuwizard.session.signals import StopScriptOnSignals
-
     from tpuwizard.course_text import fetch_note
+    from tpuwizard.session.signals import StopScriptOnSignals
 
     check_script(script)
     resume = run_checkpoints(checkpoints, checkpoint_every, max_restarts)

@@ -17,7 +17,7 @@ import math
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.evidence.receipt import ReceiptCheck, json_limit_problem
@@ -166,5 +166,5 @@ def _prediction_check(prediction: list[Any]) -> tuple[bool, str]:
     return (True, f"the completed prediction is the course's {list(COURSE_PREDICTION)}")
 
 
-def _number(value: Any) -> bool:
+def _number(value: Any) -> TypeGuard[float]:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)

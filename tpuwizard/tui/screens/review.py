@@ -14,11 +14,11 @@ from textual.containers import Horizontal
 from textual.widgets import Button, Input, Label, Static, Switch
 
 from tpuwizard.choice_words import all_words
-from tpuwizard.course_text import fetch_note
 from tpuwizard.core.launch.plan import DEFAULT_MAX_RUN, LaunchPlan
 from tpuwizard.core.launch.plan_packages import AUTO_FILE, COURSE_PACKAGES
 from tpuwizard.core.launch.plan_resume import RESUME_ROUTES
 from tpuwizard.core.plan import catalog, cost, fit
+from tpuwizard.course_text import fetch_note
 from tpuwizard.figures import count, money
 from tpuwizard.resume_text import RESUME_HELP, RESUME_PLACEHOLDER, RESUME_TITLE, field_words
 from tpuwizard.tui.screens.base import WizardScreen
