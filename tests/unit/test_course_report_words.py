@@ -51,3 +51,12 @@ def test_a_named_file_the_script_did_not_leave_is_said_when_the_files_come_back(
     lines = describe(missing[0])
     assert "no file of that name" in lines[0]
     assert "output.txt" in lines[1]  # where the course's tpu-report.txt is instead
+
+
+def test_where_the_worker_could_not_list_its_files_none_is_called_missing(tmp_path: Path) -> None:
+    (tmp_path / "w0").mkdir()  # no "work" folder there: the listing's cd fails
+    heard: list[ev.Event] = []
+    transport = LocalTransport([tmp_path / "w0"])
+    patterns = ["tpu-report.txt"]
+    fetch_files(transport, "work", sys.executable, patterns, tmp_path / "files", heard.append)
+    assert not any("no file of that name" in getattr(e, "reason", "") for e in heard)

@@ -207,11 +207,14 @@ def fetch_files(
             incomplete |= outcome.incomplete
             emit(ev.FileNotFetched(outcome.rel, outcome.reason, outcome.incomplete))
 
-    fetch_matching(transport, folder, python, patterns, dest, report)
+    listed = fetch_matching(transport, folder, python, patterns, dest, report)
     # A file named outright (no wildcard) that matched nothing: said now, on the script's
-    # step, not only in the summary after the teardown.
+    # step, not only in the summary after the teardown (where the listing failed, nothing is
+    # known to be missing).
     for named in patterns:
-        if not any(c in named for c in "*?[") and not any(_under(rel, named) for rel in seen):
+        if not listed or any(c in named for c in "*?["):
+            continue
+        if not any(_under(rel, named) for rel in seen):
             emit(ev.FileNotFetched(named, "your script left no file of that name"))
     return incomplete
 
