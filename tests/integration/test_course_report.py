@@ -62,6 +62,8 @@ def test_the_course_checks_accept_lesson_ones_report(report: Path) -> None:
     assert "valid (the course's report)" in done.stdout
     assert "max_absolute_error" in done.stdout and "[verify_report]" in done.stdout
     assert check(report, "--expect", "cpu").returncode == 0
+    typed = check(report, "--accelerator", "v5litepod-4")
+    assert typed.returncode == 0 and "--accelerator v5litepod-4 is not checked" in typed.stdout
 
 
 def test_expect_tpu_rejects_a_cpu_report_and_says_the_platform_check_failed(report: Path) -> None:

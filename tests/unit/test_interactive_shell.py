@@ -9,7 +9,7 @@ from pathlib import Path
 from tpuwizard.core.remote.bootstrap import VENV
 from tpuwizard.core.remote.interactive import SHELL_RC, interactive_command, shell_rc
 from tpuwizard.core.remote.sync import WORK_DIR
-from tpuwizard.core.remote.transports import LocalTransport, SshTransport
+from tpuwizard.core.remote.transports import GcloudTransport, LocalTransport, SshTransport
 
 SCRIPT_ENV = {"COURSE_EXPECT_PLATFORM": "cpu", "JAX_PLATFORMS": "cpu"}
 
@@ -42,6 +42,19 @@ def test_an_ssh_shell_writes_its_rc_file_then_opens_bash_with_it(tmp_path: Path)
     rc = sent[SHELL_RC].decode()
     assert "cd \"$HOME\"/'.tpuwizard/runs/r 1'" in rc
     assert "export COURSE_EXPECT_PLATFORM=cpu" in rc and "export JAX_PLATFORMS=cpu" in rc
+
+
+def test_a_gcloud_shell_asks_ssh_for_a_terminal_and_opens_bash_with_the_rc_file() -> None:
+    sent: list[str] = []
+
+    class Recording(GcloudTransport):
+        def upload(self, worker: int, data: bytes, remote_path: str, mode: str = "600") -> None:
+            sent.append(remote_path)
+
+    transport = Recording("node-1", "us-central1-a", "proj", workers=1)
+    argv, cwd, env = interactive_command(transport, 0, env=SCRIPT_ENV)
+    assert sent == [SHELL_RC] and cwd is None and env is None
+    assert f"--command=exec bash --rcfile {SHELL_RC} -i" in argv and argv[-2:] == ["--", "-t"]
 
 
 def test_the_shell_has_the_scripts_venv_variables_and_a_dot_venv_link(tmp_path: Path) -> None:
