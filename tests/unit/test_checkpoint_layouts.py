@@ -156,3 +156,24 @@ def test_an_empty_folder_or_a_set_being_written_is_not_called_unusable() -> None
     assert not layouts.find_sets(loose, "ckpt", None, False).unusable
     named = layouts.Listing({"latest": {"a": [1, 1]}})
     assert layouts.find_sets(named, "ckpt", None, False).unusable
+
+
+def test_loose_files_rewritten_between_every_pass_are_said_after_three_passes(
+    folder: Path, tmp_path: Path
+) -> None:
+    worker = folder.parents[1]
+
+    class Here(ck.CheckpointsHome):  # the worker's folders here, not on a TPU VM
+        def copy_pass(self, transport: Transport, *_args: Any) -> ck.PassResult:
+            return super().copy_pass(transport, "work", PYTHON, "ckpt")
+
+    heard: list[ev.Event] = []
+    setup = ResumeSetup("ckpt", Here(tmp_path / "home"), every_s=60)
+    copier = CheckpointCopier(LocalTransport([worker]), setup, heard.append)
+    for step in range(6):  # the script saves between every two passes
+        (folder / "state.npz").write_bytes(b"x" * (step + 1))
+        copier.copy_once()
+    assert heard == [ev.CheckpointsUnusable("ckpt", 1, 3, 60)]  # once, at the third change
+    line = chain_event_lines(heard[0])[0]
+    assert "changed between each of the last 3 copy passes (one every 1m)" in line
+    assert "write COMMITTED last" in line

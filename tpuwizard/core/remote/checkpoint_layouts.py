@@ -79,6 +79,9 @@ class Found:
     sets: dict[str, FoundSet]
     pending: bool
     file_count: int
+    # Loose files (no marker) that changed since the last pass: they come home only once a
+    # pass finds them as the one before left them.
+    restless: int = 0
 
     @property
     def unusable(self) -> bool:
@@ -133,7 +136,8 @@ def find_sets(
     still = previous is not None and previous.top == listing.top
     if still:
         sets[folder_name] = FoundSet(folder_name, LOOSE_FILES, None, loose)
-    return Found(sets, writing or not still, count)
+    restless = len(loose) if previous is not None and not still else 0
+    return Found(sets, writing or not still, count, restless)
 
 
 def current_files(listing: Listing, found: FoundSet) -> Files | None:

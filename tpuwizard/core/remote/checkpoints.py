@@ -92,6 +92,8 @@ class PassResult:
     # The folder holds this many files, yet none of them can come home as a set (nothing
     # complete, nothing on its way): 0 when some can, or the folder is empty.
     unusable_files: int = 0
+    # Loose files that changed since the last pass (so none came home this time): 0 otherwise.
+    restless_files: int = 0
 
 
 class CheckpointsHome:
@@ -176,6 +178,7 @@ class CheckpointsHome:
         self._previous = listing
         if found.unusable:
             result.unusable_files = found.file_count
+        result.restless_files = found.restless
         self.folder.mkdir(parents=True, exist_ok=True)
         staged: dict[str, tuple[Path, dict[str, dict[str, Any]]]] = {}
         for name, each in found.sets.items():
