@@ -18,6 +18,7 @@ from tpuwizard.core.errors import BadInput, PlanRefused
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.summary import RunSummary
 from tpuwizard.core.plan import cost
+from tpuwizard.course_text import OUTPUT_WORDS, not_fetched_hint
 from tpuwizard.figures import about, count, money
 from tpuwizard.oslogin_text import login_key_words
 from tpuwizard.resume_text import attempt_lines, chain_event_lines
@@ -128,7 +129,13 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
                 f"  {event.name} in {event.zone} was READY first: kept. Deleting the requests in "
                 f"{loser_zones} (each bills until verified gone)."
             ]
-        case ev.CheckpointCopied() | ev.Preempted() | ev.Recreating() | ev.Resumed():
+        case (
+            ev.CheckpointCopied()
+            | ev.CheckpointsUnusable()
+            | ev.Preempted()
+            | ev.Recreating()
+            | ev.Resumed()
+        ):
             return chain_event_lines(event)
         case ev.KeptReplaced():
             return [
@@ -175,13 +182,15 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
             verdict = "proves the run" if event.ok else "does NOT prove the run"
             return [f"Receipt {event.receipt_sha256} saved to {event.path}: {verdict}"]
         case ev.ScriptFinished():
-            kept = f" Its whole output: {event.output}" if event.output else ""
+            kept = f" {OUTPUT_WORDS.capitalize()}: {event.output}" if event.output else ""
             return [f"Your script exited with code {event.exit_code}.{kept}"]
         case ev.FileFetched():
             return [f"Copied back {event.path}"]
         case ev.FileNotFetched():
             broke = " (it did not arrive whole: the run fails for it)" if event.incomplete else ""
-            return [f"Not copied back: {event.path!r}: {event.reason}{broke}"]
+            hint = not_fetched_hint(event.path)
+            line = f"Not copied back: {event.path!r}: {event.reason}{broke}"
+            return [line, hint] if hint else [line]
         case ev.RunStarted():
             return [f"run {event.run_id} on {event.node} ({count(event.workers, 'worker')})"]
         case ev.WaitingForNode() | ev.HeartbeatMissed():
@@ -290,9 +299,12 @@ def summary_lines(
         lines.append(f"  Your script: {code}. Its last lines:")
         lines += [f"{SCRIPT_TAIL}{line}" for line in s.script_tail] or ["    (no output)"]
         if s.script_output:
-            lines.append(f"  Its whole output, every worker's lines: {s.script_output}")
+            lines.append(f"  {OUTPUT_WORDS.capitalize()}, every worker's lines: {s.script_output}")
     lines += [f"  Copied back: {path}" for path in s.fetched]
-    lines += [f"  Not copied back: {path!r}: {why}" for path, why in s.not_fetched]
+    for path, why in s.not_fetched:
+        lines.append(f"  Not copied back: {path!r}: {why}")
+        hint = not_fetched_hint(path)
+        lines += [f"  {hint}"] if hint else []
     if s.script_exit_code is not None and not s.script_files_seen:
         why = f"no file matched {', '.join(s.fetch)}" if s.fetch else "no files were named"
         lines.append(f"  Nothing was copied back from your script: {why}.")

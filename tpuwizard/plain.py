@@ -23,6 +23,7 @@ from tpuwizard.core.launch.events import BootstrapLine, Finished, ScriptLine, Ve
 from tpuwizard.core.launch.plan import DEFAULT_MAX_RUN, LaunchPlan
 from tpuwizard.core.launch.plan_resume import RESUME_ROUTES
 from tpuwizard.core.plan import routes
+from tpuwizard.course_text import fetch_note
 from tpuwizard.event_text import (
     SCRIPT_TAIL,
     describe,
@@ -150,6 +151,8 @@ class PlainWizard:
             if script
             else ""
         )
+        if note := fetch_note(fetch.split(",")):
+            self.say(note)
         checkpoints = self.ask_checkpoints(route, script)
         from tpuwizard.core.launch.plan_packages import (
             COURSE_PACKAGES,

@@ -94,13 +94,39 @@ def _attempt_line(a: AttemptRecord) -> str:
     return f"{a.number} in {a.zone}: " + ", ".join(parts)
 
 
+def unusable_words(folder: str, files: int) -> str:
+    """A checkpoints folder with files but no set that can come home, and what to write."""
+    shown = folder.rstrip("/") + "/"
+    return (
+        f"{shown} holds {files} file(s) but no complete set: write COMMITTED last (in the "
+        "folder, or in a folder per step), or use step folders (step_100/, orbax's 100/). "
+        "Until then nothing comes home and a preempted run starts from the start."
+    )
+
+
+def restless_words(folder: str, files: int, passes: int, every_s: float) -> str:
+    """Files with no marker that never held still from one copy pass to the next."""
+    shown = folder.rstrip("/") + "/"
+    every = f"{every_s:g}s" if every_s < 60 else f"{every_s / 60:g}m"
+    return (
+        f"{shown} holds {files} file(s) with no COMMITTED marker that changed between each of "
+        f"the last {passes} copy passes (one every {every}), so none of those versions came "
+        "home: write COMMITTED last, use step folders, or save less often than that."
+    )
+
+
 def chain_event_lines(event: ev.Event) -> list[str]:
     """What to print for one of the chain's events (describe() hands them here)."""
     from tpuwizard.core.launch import events as ev
 
     match event:
         case ev.CheckpointCopied():
-            return [f"  Checkpoint {event.name} came home whole ({event.files} file(s))."]
+            how = "assumed complete: no COMMITTED marker" if event.assumed else "whole"
+            return [f"  Checkpoint {event.name} came home {how} ({event.files} file(s))."]
+        case ev.CheckpointsUnusable() if event.restless_passes:
+            return [restless_words(event.folder, event.files, event.restless_passes, event.every_s)]
+        case ev.CheckpointsUnusable():
+            return [unusable_words(event.folder, event.files)]
         case ev.Preempted():
             how = "was preempted by Google" if event.state == "PREEMPTED" else "is gone"
             return [f"{event.name} {how} during attempt {event.attempt}."]

@@ -68,8 +68,10 @@ def _sandbox_call(home: Path, method: str, path: str, body: dict | None = None, 
 
 def test_the_course_programs_run_unchanged_through_launch_script(lessons):
     for lesson, expected in (("tpu-setup", 140.0), ("move-your-experiment", None)):
+        # Lesson one's learner names the course's tpu-report.txt to copy back.
+        fetch = ("--fetch", "tpu-report.txt") if expected is None else ()
         code, events, stderr = launch(
-            lessons, "--accelerator", "v5litepod-1", "--script", f"{lesson}/main.py"
+            lessons, "--accelerator", "v5litepod-1", "--script", f"{lesson}/main.py", *fetch
         )
         assert code == 0, stderr
         said = "\n".join(e["text"] for e in events if e["event"] == "script_line")
@@ -78,6 +80,23 @@ def test_the_course_programs_run_unchanged_through_launch_script(lessons):
         assert saved.splitlines() == said.splitlines()  # the whole output, kept
         if expected is None:
             assert PREDICTION in said and '"expected": "cpu"' in said
+            # Told before the run where the course's report is, and after it, before the
+            # teardown, that no file of that name came back.
+            assert "tpu-report.txt is your script's output tee'd to a file" in stderr
+            (missing,) = [e for e in events if e["event"] == "file_not_fetched"]
+            assert missing["path"] == "tpu-report.txt"
+            kinds = [e["event"] for e in events]
+            assert kinds.index("file_not_fetched") < kinds.index("teardown_started")
+            # output.txt is lesson one's tpu-report.txt: the course's checks accept it, and
+            # --expect tpu rejects it in practice, where it ran on the CPU.
+            for expect, code_wanted in (("cpu", 0), ("tpu", 1)):
+                checked = subprocess.run(
+                    tpuwizard_cmd("receipt", "check", finished["output"], "--expect", expect),
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                )
+                assert checked.returncode == code_wanted, checked.stdout + checked.stderr
             continue
         receipt = receipt_line(said)
         assert receipt["pmap_sum_of_squares"] == expected and receipt["contract_ok"] is True
@@ -99,7 +118,7 @@ def test_the_course_programs_run_unchanged_through_up_and_run(lessons, home):
     receipt = receipt_line(four.stdout)
     assert receipt["pmap_sum_of_squares"] == 10416.0 and receipt["local_device_count"] == 4
     assert receipt["contract_ok"] is True
-    saved = re.search(r"Its whole output: (\S+)", four.stderr + four.stdout)
+    saved = re.search(r"keeps it as tpu-report.txt\): (\S+)", four.stderr + four.stdout)
     assert saved and "Verified runtime receipt: " in Path(saved.group(1)).read_text()
     first = run(lessons, "move-your-experiment/main.py")
     assert first.returncode == 0, first.stderr

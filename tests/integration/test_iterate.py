@@ -144,12 +144,15 @@ def test_watch_runs_again_when_a_file_is_saved(tmp_path, home, project):
     err = proc.stderr.read()  # type: ignore[union-attr]
     assert "ending the watch" in err and "tpuwizard down --sandbox" in err  # no terminal to ask
 
-    # ssh: a shell on the worker, in the folder the runs use, with a heartbeat as it opens.
+    # ssh: a shell on the worker, in the folder the runs use, with a heartbeat as it opens,
+    # the venv active and the script's variables set; the course's .venv/bin/python works.
     before = time.time()
     shell = subprocess.run(
         tpuwizard_cmd("ssh", "--sandbox"),
         cwd=tmp_path,
-        input="pwd\necho marker-$((6*7))\nexit 5\n",
+        input="pwd\necho marker-$((6*7))\n"
+        "python -c \"import jax; print('backend', jax.default_backend())\"\n"
+        "test -x .venv/bin/python && echo dot-venv-ok\nexit 5\n",
         capture_output=True,
         text=True,
         timeout=60,
@@ -158,6 +161,8 @@ def test_watch_runs_again_when_a_file_is_saved(tmp_path, home, project):
     assert shell.returncode == 5, shell.stderr  # the shell's own exit status
     home_w0 = next(home.glob("sandbox/workers/*/*/*/w0"))
     assert str(home_w0 / ".tpuwizard" / "work") in shell.stdout and "marker-42" in shell.stdout
+    assert "backend cpu" in shell.stdout and "dot-venv-ok" in shell.stdout
+    assert "COURSE_EXPECT_PLATFORM=cpu JAX_PLATFORMS=cpu set" in shell.stdout  # the banner
     assert (home_w0 / ".tpuwizard" / "heartbeat").stat().st_mtime >= before - 1
     assert "[practice] Kept: " in shell.stderr and "unless used" in shell.stderr  # its state
 

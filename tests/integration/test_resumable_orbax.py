@@ -1,5 +1,6 @@
-"""examples/resumable_orbax.py, where orbax-checkpoint is installed (it is not a test dependency):
-killed mid-run, its latest finished step copied home as tpuwizard copies it and put back into an
+"""orbax-checkpoint's own layout (orbax is in the test extra): steps a CheckpointManager wrote,
+found and put back where orbax restores them; and examples/resumable_orbax.py killed mid-run,
+its latest finished step copied home as tpuwizard copies it and put back into an
 empty folder as on a new TPU, the resumed run ends bit for bit where an uninterrupted one does,
 and where resumable_train.py ends."""
 
@@ -11,12 +12,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+import numpy as np
+import orbax.checkpoint as ocp
 
+from tpuwizard.core.remote import checkpoint_layouts as layouts
 from tpuwizard.core.remote import checkpoints as ck
 from tpuwizard.core.remote.transports import LocalTransport
-
-pytest.importorskip("orbax.checkpoint")
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 ARGS = ["--steps", "20", "--save-every", "4"]
@@ -71,3 +72,34 @@ def test_a_resumed_orbax_run_from_the_copied_step_ends_bit_for_bit(tmp_path: Pat
     assert resumed[0] == f"resume: from step {chosen.step}"
     assert resumed[1] == whole[chosen.step]  # the step after it again, the same loss
     assert resumed[-1] == whole[-1]  # the final state's sha256
+
+
+def test_orbax_checkpoint_manager_steps_written_by_orbax_come_home_and_restore(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "w0" / "work" / "ckpt"
+    folder.mkdir(parents=True)
+    state = {"w": np.arange(8, dtype=np.float32)}
+    with ocp.CheckpointManager(folder, options=ocp.CheckpointManagerOptions(max_to_keep=2)) as m:
+        for step in (1, 2, 3):
+            m.save(step, args=ocp.args.StandardSave({"w": state["w"] * step}))
+        m.wait_until_finished()
+    # A step orbax has not finished: under its temporary name, never taken.
+    (folder / "4.orbax-checkpoint-tmp-99").mkdir()
+    (folder / "4.orbax-checkpoint-tmp-99" / "part").write_bytes(b"half")
+    home = ck.CheckpointsHome(tmp_path / "home")
+    taken = home.copy_pass(
+        LocalTransport([folder.parents[1]]), "work", sys.executable, "ckpt"
+    ).taken
+    assert sorted(s.step for s in taken if s.step is not None) == [2, 3]
+    assert {s.kind for s in taken} == {layouts.STEP_FOLDER}
+    fresh = tmp_path / "new-tpu"
+    fresh.mkdir()
+    chosen = home.latest()
+    assert chosen is not None and chosen.step == 3
+    ck.upload_set(LocalTransport([fresh]), home, chosen, "work/ckpt")
+    resumed = fresh / "work" / "ckpt"
+    with ocp.CheckpointManager(resumed.resolve()) as again:
+        assert again.latest_step() == 3
+        back = again.restore(3, args=ocp.args.StandardRestore(state))
+    assert back["w"].tolist() == (state["w"] * 3).tolist()

@@ -101,10 +101,14 @@ async def test_a_shell_on_worker_0_between_runs_and_the_choices_stay(tmp_path, h
         (out,) = shells
         assert str(home) in out and node.name in out  # a worker's home of this node
         assert "made-by-the-script.txt" in out  # the worker the script ran on
-        # It starts in the folder the script ran in (its folder's copy, as `run`'s): ls there
-        # shows the script's file.
-        assert out.splitlines()[0].endswith("/.tpuwizard/work")
-        assert "made-by-the-script.txt" in out.splitlines()[1:-1]
+        # It starts in the folder the script ran in (its folder's copy, as `run`'s), under a
+        # banner naming the folder, the venv and the script's variables: ls there shows the
+        # script's file.
+        banner, where, *rest = out.splitlines()
+        assert banner.startswith("tpuwizard shell: in ") and "/.tpuwizard/work " in banner
+        assert "COURSE_EXPECT_PLATFORM=cpu JAX_PLATFORMS=cpu" in banner
+        assert where.endswith("/.tpuwizard/work")
+        assert "made-by-the-script.txt" in rest[:-1]
         assert app.screen.query("#run-again") and app.billing.existing()  # nothing changed
         handle = app.handle
         await press(pilot, "#end-runs")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tpuwizard.core.remote import checkpoint_layouts as layouts
 from tpuwizard.core.remote import checkpoints as ck
 from tpuwizard.core.remote.transports import LocalTransport
 
@@ -56,10 +57,10 @@ def test_orbax_step_folders_count_once_renamed_from_their_temporary_name() -> No
     listing = {"100": {"a": [1, 1]}, "200.orbax-checkpoint-tmp-123": {"a": [1, 1]}, "x": {}}
     listing["300.orbax-checkpoint-tmp"] = {"a": [1, 1]}  # orbax 0.12's own name for it
     listing["p_400.orbax-checkpoint-tmp7"] = {"a": [1, 1]}  # a name ending in digits all the same
-    assert ck.complete_sets(listing) == ["100"]
+    assert layouts.complete_folders(listing) == ["100"]
     # Where sets carry COMMITTED, a folder without it is never complete, whatever its name.
     listing["150"] = {"a": [1, 1], "COMMITTED": [0, 1]}
-    assert ck.complete_sets(listing) == ["150"]
+    assert layouts.complete_folders(listing) == ["150"]
 
 
 def test_a_set_that_changes_during_the_pass_is_dropped_and_the_last_whole_one_stays(

@@ -106,7 +106,8 @@ def test_the_whole_output_of_every_worker_is_kept_and_said(tmp_path, workers, sc
         assert "[w0] step 0 from-helper" in saved and "[w1] step 19 from-helper" in saved
         (finished,) = [e for e in events if isinstance(e, ev.ScriptFinished)]
         assert finished.output == str(run_dir / "output.txt")
-        assert f"Its whole output: {run_dir / 'output.txt'}" in describe(finished)[0]
+        said = describe(finished)[0]
+        assert f"(the course keeps it as tpu-report.txt): {run_dir / 'output.txt'}" in said
         summary = RunSummary()
         for event in events:
             summary.apply(event)

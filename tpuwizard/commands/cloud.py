@@ -200,6 +200,7 @@ def launch(
     from tpuwizard.core import paths
     from tpuwizard.core.launch.events import Finished, Kept
     from tpuwizard.core.launch.plan import DEFAULT_READY_TIMEOUT, LaunchPlan
+    from tpuwizard.course_text import fetch_note
     from tpuwizard.event_text import summary_lines
     from tpuwizard.session.backend import backend_notes, decide_backend
     from tpuwizard.session.signals import exit_code, stop_on_signals
@@ -256,6 +257,7 @@ def launch(
     choice = choose_watchdog(session, plan, watchdog)
     plan = choice.plan
     notes = [chosen.reason] if chosen.reason else []
+    notes += [note] if (note := fetch_note(fetch)) else []
     for line in [*notes, *backend_notes(plan, nat_checked=not no_preflight), *choice.lines()]:
         (say if as_json else click.echo)(line)
     handle = session.start_launch(plan, ready_timeout)

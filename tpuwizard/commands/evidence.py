@@ -101,6 +101,7 @@ def receipt_check(file: Path, expect: str | None, accelerator: str | None, as_js
 
     if file.name == "chain.json":
         chain_check(file, as_json)
+    course_report_check(file, expect, accelerator, as_json)  # lesson one's: exits when it is
     data = load_receipt(file)
     if data.get("kind") == "slice":
         from tpuwizard.core.evidence.slice_receipt import check_slice_receipt
@@ -128,6 +129,49 @@ def receipt_check(file: Path, expect: str | None, accelerator: str | None, as_js
             show(f"  FAIL {problem}")
         show(f"{file}: {'valid' if result.ok else 'REJECTED'}")
         say(HASH_MEANING)
+    sys.exit(EXIT_OK if result.ok else EXIT_FAILED)
+
+
+def course_report_check(
+    file: Path, expect: str | None, accelerator: str | None, as_json: bool
+) -> None:
+    """The course's lesson-one report (tpu-report.txt), checked by the course's own checks;
+    returns when ``file`` is not one."""
+    from tpuwizard.core.evidence.course_report import (
+        REPORT_MEANING,
+        check_course_report,
+        read_course_report,
+    )
+
+    reports = read_course_report(file)
+    if reports is None:
+        return
+    result = check_course_report(reports, expect)
+    if accelerator:  # not a failure, and not a pass either: the report cannot say
+        result.measurements.append(
+            f"--accelerator {accelerator} is not checked: the course's report does not name "
+            "the TPU type (a tpuwizard run's receipt.json does)"
+        )
+    if as_json:
+        print_json(
+            {
+                "ok": result.ok,
+                "kind": "course-report",
+                "problems": result.problems,
+                "facts": result.facts,
+                "measurements": result.measurements,
+                "hash_meaning": REPORT_MEANING,
+            }
+        )
+    else:
+        for fact in result.facts:
+            show(f"  ok   {fact}")
+        for line in result.measurements:
+            show(f"  -    {line}")
+        for problem in result.problems:
+            show(f"  FAIL {problem}")
+        show(f"{file}: {'valid' if result.ok else 'REJECTED'} (the course's report)")
+        say(REPORT_MEANING)
     sys.exit(EXIT_OK if result.ok else EXIT_FAILED)
 
 

@@ -294,10 +294,13 @@ def run(
     """Copy what changed in SCRIPT's folder to the kept node and run it on every worker; with
     --checkpoints (a spot node), survive its preemption on a new one."""
     from tpuwizard.core.remote.sync import LocalFolder
+    from tpuwizard.course_text import fetch_note
     from tpuwizard.session.signals import StopScriptOnSignals
 
     check_script(script)
     resume = run_checkpoints(checkpoints, checkpoint_every, max_restarts)
+    if note := fetch_note(fetch):
+        say(note)
     packages = asked_packages(with_specs, requirements, script)
     check_packages(packages)  # a jax line is refused before the node is touched
     session = open_session(project, sandbox)
@@ -379,18 +382,17 @@ def ssh(node: str | None, worker: int, project: str | None, sandbox: bool) -> No
 
     from tpuwizard.session.signals import StopSignals
 
-    session = open_session(project, sandbox)
-    kept = open_kept(session, node)
+    kept = open_kept(open_session(project, sandbox), node)
     argv, cwd, env = kept.shell_command(worker)
     say(f"Shell on {kept.name} worker {worker}; exit to come back. The node keeps running.")
-    shell: list[subprocess.Popen[bytes]] = []
+    shell: list[subprocess.Popen[bytes]] = []  # the one shell, once started
 
     def end_shell(_signum: int) -> None:  # a stop signal (a closed terminal): the shell ends
         for proc in shell:
             proc.terminate()
 
-    words = "ending the shell (the node stays)."
-    with cloud_errors(), kept.keep_alive(say), StopSignals(say, words, end_shell) as stop:
+    ending = StopSignals(say, "ending the shell (the node stays).", end_shell)
+    with cloud_errors(), kept.keep_alive(say), ending as stop:
         shell.append(subprocess.Popen(argv, cwd=cwd, env=env))
         if stop.first is not None:  # the stop came as the shell started
             end_shell(stop.first)

@@ -352,8 +352,10 @@ class KeptNode:
 
     def shell_command(self, worker: int) -> tuple[list[str], str | None, dict[str, str] | None]:
         """The local argv (with its cwd and env) of an interactive shell on ``worker``."""
+        from tpuwizard.core.launch.worker_jobs import shell_env
         from tpuwizard.core.remote.interactive import interactive_command
 
         if not 0 <= worker < self.workers:
             raise BadInput(f"--worker must be 0-{self.workers - 1} on {self.name}.")
-        return interactive_command(self.transport, worker)
+        env = shell_env(self.rt.expect, self.entry.resource.accelerator)
+        return interactive_command(self.transport, worker, env=env)

@@ -14,6 +14,10 @@ from tpuwizard.core.remote.checkpoints import CheckpointSet, CheckpointsHome, up
 from tpuwizard.core.remote.sync import WORK_DIR, WORK_PYTHON
 from tpuwizard.core.remote.transports import Transport
 
+# Loose files changed at this many passes in a row are said never to hold still: the script
+# rewrites them more often than they are copied (--checkpoint-every), so none comes home.
+RESTLESS_PASSES = 3
+
 
 @dataclass
 class ResumeSetup:
@@ -53,6 +57,8 @@ class CheckpointCopier:
     ) -> None:
         self.transport, self.setup, self.emit = transport, setup, emit
         self._stop = threading.Event()
+        self._said_unusable = False
+        self._restless = 0  # passes in a row that found loose files changed since the last
         self._thread = threading.Thread(
             target=self._loop, name="tpuwizard-checkpoints", daemon=True
         )
@@ -77,10 +83,26 @@ class CheckpointCopier:
             result = setup.home.copy_pass(self.transport, WORK_DIR, WORK_PYTHON, setup.folder)
         except Exception:  # the node is going or gone: the chain hears of it from the script
             return
+        self._restless = self._restless + 1 if result.restless_files else 0
+        if not self._said_unusable:  # once: the script's author needs it only once
+            if result.unusable_files:
+                self._said_unusable = True
+                self.emit(ev.CheckpointsUnusable(setup.folder, result.unusable_files))
+            elif self._restless >= RESTLESS_PASSES:
+                self._said_unusable = True
+                self.emit(
+                    ev.CheckpointsUnusable(
+                        setup.folder, result.restless_files, self._restless, setup.every_s
+                    )
+                )
         for taken in result.taken:
             size = sum(int(f["size"]) for f in taken.files.values())
             path = str(setup.home.folder / taken.name)
-            self.emit(ev.CheckpointCopied(taken.name, taken.step, len(taken.files), size, path))
+            self.emit(
+                ev.CheckpointCopied(
+                    taken.name, taken.step, len(taken.files), size, path, taken.assumed
+                )
+            )
 
 
 @contextlib.contextmanager

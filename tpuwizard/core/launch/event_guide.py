@@ -147,6 +147,12 @@ EVENT_GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
         "the run fails for it)",
         ("launch", "run", "watch"),
     ),
+    "checkpoints_unusable": (
+        "`--checkpoints`: the folder holds `files` but no complete set can come home (said on "
+        "the first pass), or its unmarked files changed between `restless_passes` passes in a "
+        "row (`every_s` apart)",
+        ("launch", "run"),
+    ),
     "checkpoint_copied": (
         "`--checkpoints`: a complete set came home whole to `path`, every file size- and "
         "sha256-checked",

@@ -16,6 +16,7 @@ from tpuwizard.core.launch.event_base import Event as Event
 
 # A spot run's chain (--checkpoints), in a module of their own; part of this vocabulary.
 from tpuwizard.core.launch.resume_events import CheckpointCopied as CheckpointCopied
+from tpuwizard.core.launch.resume_events import CheckpointsUnusable as CheckpointsUnusable
 from tpuwizard.core.launch.resume_events import KeptReplaced as KeptReplaced
 from tpuwizard.core.launch.resume_events import Preempted as Preempted
 from tpuwizard.core.launch.resume_events import Recreating as Recreating

@@ -128,6 +128,11 @@ class WorkerSteps:
         return f"{REMOTE_DIR}/runs/{self.plan.run_id}"
 
     @property
+    def script_environment(self) -> dict[str, str]:
+        """What the script runs with (a shell between runs gets it too)."""
+        return self._env()
+
+    @property
     def script_folder(self) -> str:
         """Where the script runs on the workers: its folder's copy, as ``tpuwizard run``'s."""
         return WORK_DIR

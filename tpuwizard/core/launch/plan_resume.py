@@ -193,7 +193,8 @@ def resume_from_problems(plan: LaunchPlan) -> list[Said]:
     if latest is None:
         return [
             f"--resume-from {run_id}: no complete checkpoint set came home in {home.folder} "
-            "(only a set with COMMITTED, or a finished step folder, copied whole, is kept). "
+            "(only a complete set copied whole is kept: a folder with COMMITTED written last, a "
+            "finished step folder or flax step file, or files that held still). "
             "Leave --resume-from out to start from the start."
         ]
     missing = home.missing_files(latest)

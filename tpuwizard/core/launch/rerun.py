@@ -39,6 +39,7 @@ class Reruns:
         self.packages: tuple[PackageSpec, ...] = ()  # the last answer's, for the next run
         self.transport: Transport | None = None  # set while a ScriptDone waits for an answer
         self.folder: str | None = None  # where the script ran, under the worker's home
+        self.env: dict[str, str] = {}  # the script's environment, for the shell's too
         self.workers = 0
 
     def shell_command(self, worker: int) -> tuple[list[str], str | None, dict[str, str] | None]:
@@ -51,8 +52,8 @@ class Reruns:
         if not 0 <= worker < self.workers:
             raise BadInput(f"The worker must be 0-{self.workers - 1}.")
         if self.folder is None:
-            return interactive_command(transport, worker)
-        return interactive_command(transport, worker, self.folder)
+            return interactive_command(transport, worker, env=self.env)
+        return interactive_command(transport, worker, self.folder, self.env)
 
     def answer(self, again: bool, packages: tuple[PackageSpec, ...] = ()) -> None:
         self._answers.put((again, packages))
@@ -74,6 +75,9 @@ class _ScriptLaunch(Protocol):
 
     @property
     def script_folder(self) -> str: ...
+
+    @property
+    def script_environment(self) -> dict[str, str]: ...
 
     def run_script(self, transport: Transport) -> None: ...
 
@@ -114,6 +118,7 @@ def run_script_with_reruns(
         if reruns is not None and can_rerun and transport is not None:
             reruns.transport, reruns.workers = transport, transport.workers
             reruns.folder = launch.script_folder  # a shell starts where the script ran
+            reruns.env = launch.script_environment  # ... with what the script had
         try:
             again = can_rerun and reruns is not None and reruns.wait(launch.cancel)
         except Cancelled:

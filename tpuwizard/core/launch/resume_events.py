@@ -18,6 +18,23 @@ class CheckpointCopied(Event):
     files: int
     size_bytes: int
     path: str
+    # Loose files with no COMMITTED marker, taken because they held still from one copy pass to
+    # the next: assumed complete, not known to be.
+    assumed: bool = False
+
+
+@dataclass(frozen=True)
+class CheckpointsUnusable(Event):
+    """--checkpoints: the folder holds files, yet none of them can come home as a complete set
+    (said once, on the first pass that finds it so, long before a preemption), or its files
+    without a marker change between every pass (said once, after RESTLESS_PASSES passes)."""
+
+    folder: str  # as the script sees it (--checkpoints)
+    files: int
+    # 0: no layout fits them. N: files with no marker that changed between each of the last N
+    # passes, so they never held still long enough to be taken.
+    restless_passes: int = 0
+    every_s: float = 0.0  # how often the passes come
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,11 @@ def platform_env(expect: str, accelerator: str) -> dict[str, str]:
     return env
 
 
+def shell_env(expect: str, accelerator: str) -> dict[str, str]:
+    """What a shell on a worker gets of the scripts' environment (script_env), run id aside."""
+    return {"COURSE_EXPECT_PLATFORM": expect, **platform_env(expect, accelerator)}
+
+
 def script_env(expect: str, accelerator: str, run_id: str) -> dict[str, str]:
     """The one environment of tpuwizard's jobs on the workers (the verifier, a launch's script,
     ``run``'s and ``watch``'s): JAX's platform and the course's own variable, as the course runs
@@ -191,14 +196,29 @@ def fetch_files(
     own, as :class:`FileFetched` and :class:`FileNotFetched`; True when a file did not come
     back whole (the run fails for it)."""
     incomplete = False
+    seen: list[str] = []
 
     def report(outcome: FetchOutcome) -> None:
         nonlocal incomplete
+        seen.append(outcome.rel)
         if outcome.local is not None:
             emit(ev.FileFetched(outcome.local))
         else:
             incomplete |= outcome.incomplete
             emit(ev.FileNotFetched(outcome.rel, outcome.reason, outcome.incomplete))
 
-    fetch_matching(transport, folder, python, patterns, dest, report)
+    listed = fetch_matching(transport, folder, python, patterns, dest, report)
+    # A file named outright (no wildcard) that matched nothing: said now, on the script's
+    # step, not only in the summary after the teardown (where the listing failed, nothing is
+    # known to be missing).
+    for named in patterns:
+        if not listed or any(c in named for c in "*?["):
+            continue
+        if not any(_under(rel, named) for rel in seen):
+            emit(ev.FileNotFetched(named, "your script left no file of that name"))
     return incomplete
+
+
+def _under(rel: str, named: str) -> bool:
+    clean = named.strip().strip("/").removeprefix("./")
+    return rel == clean or rel.startswith(clean + "/")

@@ -1,10 +1,8 @@
 """Checkpoints home and back: a worker's checkpoints folder copied into ``runs/<id>/checkpoints``
 while the script runs, and the latest complete set put back into it on a new TPU.
 
-A *set* is one folder directly inside the checkpoints folder. It is complete when it holds
-``COMMITTED`` (the marker examples/resumable_train.py writes last), or, where no set holds one,
-when it is a step folder (a name ending in digits) without orbax-checkpoint's temporary suffix
-(orbax finalises a step by renaming its ``*.orbax-checkpoint-tmp-*`` folder). A copy pass lists
+Which files make a complete *set* (step folders, flax's step files, the folder itself with
+``COMMITTED``, loose files that held still) is checkpoint_layouts.py's to say. A copy pass lists
 the folder, streams each new or changed file through fetch's size- and SHA-256-checked stream
 (fetch.py) into a staging folder, lists again, and takes a set only when every file arrived
 whole and the set did not change or vanish meanwhile (orbax deletes old steps); otherwise the
@@ -18,35 +16,39 @@ import contextlib
 import hashlib
 import json
 import os
-import re
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tpuwizard.core.remote import checkpoint_layouts as layouts
+from tpuwizard.core.remote.checkpoint_layouts import COMMITTED as COMMITTED
+from tpuwizard.core.remote.checkpoint_layouts import ORBAX_TMP as ORBAX_TMP
+from tpuwizard.core.remote.checkpoint_layouts import Listing
 from tpuwizard.core.remote.fetch import FetchFailed, fetch_file
 from tpuwizard.core.remote.jobs import fan_out
 from tpuwizard.core.remote.transports import Raw, Transport, shell
 
-COMMITTED = "COMMITTED"
-# orbax names a step it is writing "<step>.orbax-checkpoint-tmp" (0.12), some releases with
-# "-<timestamp>" after it: either way the suffix is in the name until the rename.
-ORBAX_TMP = ".orbax-checkpoint-tmp"
 MANIFEST = "manifest.json"
 STAGING = ".incoming"
-_STEP = re.compile(r".*?(\d+)$")
 
-# Runs on the worker in the checkpoints folder's parent: every regular file of every set, with
-# its size and modification time (links are never followed nor listed).
+# Runs on the worker in the checkpoints folder's parent: every regular file of every sub-folder,
+# and the folder's own files, with size and modification time (links never followed nor listed).
 LISTER = """
 import json, os, sys
 root = sys.argv[1]
-sets = {}
+sets, own = {}, {}
 if os.path.isdir(root) and not os.path.islink(root):
     for name in sorted(os.listdir(root)):
         top = os.path.join(root, name)
-        if os.path.islink(top) or not os.path.isdir(top):
+        if os.path.islink(top):
+            continue
+        if os.path.isfile(top):
+            info = os.stat(top)
+            own[name] = [info.st_size, info.st_mtime_ns]
+            continue
+        if not os.path.isdir(top):
             continue
         files = {}
         for folder, dirs, names in os.walk(top):
@@ -59,17 +61,24 @@ if os.path.isdir(root) and not os.path.islink(root):
                 rel = os.path.relpath(path, top)
                 files[rel] = [info.st_size, info.st_mtime_ns]
         sets[name] = files
-print(json.dumps(sets))
+print(json.dumps({"folders": sets, "top": own}))
 """
 
 
 @dataclass(frozen=True)
 class CheckpointSet:
-    """One complete set at home: its folder's name, its step, and each file's size and sha256."""
+    """One complete set at home (in ``<home>/<name>/``): its name, its step, each file's size
+    and sha256, and its kind (checkpoint_layouts.py: where its files go back on a worker)."""
 
     name: str
     step: int | None
     files: dict[str, dict[str, Any]]  # rel -> {"size", "mtime_ns", "sha256"}
+    kind: str = layouts.STEP_FOLDER
+
+    @property
+    def assumed(self) -> bool:
+        """Taken with no marker, because its files held still (loose files)."""
+        return self.kind == layouts.LOOSE_FILES
 
 
 @dataclass
@@ -80,19 +89,11 @@ class PassResult:
     dropped: dict[str, str] = field(default_factory=dict)
     files_copied: int = 0
     bytes_copied: int = 0
-
-
-def step_of(name: str) -> int | None:
-    match = _STEP.fullmatch(name)
-    return int(match.group(1)) if match else None
-
-
-def complete_sets(listing: dict[str, dict[str, list[int]]]) -> list[str]:
-    """The sets of a listing that are complete by their names and markers (see the module)."""
-    marked = [n for n, files in listing.items() if COMMITTED in files]
-    if marked:
-        return marked
-    return [n for n in listing if ORBAX_TMP not in n and step_of(n) is not None and listing[n]]
+    # The folder holds this many files, yet none of them can come home as a set (nothing
+    # complete, nothing on its way): 0 when some can, or the folder is empty.
+    unusable_files: int = 0
+    # Loose files that changed since the last pass (so none came home this time): 0 otherwise.
+    restless_files: int = 0
 
 
 class CheckpointsHome:
@@ -100,6 +101,7 @@ class CheckpointsHome:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
+        self._previous: Listing | None = None  # the last pass's listing (loose files)
 
     def sets(self) -> dict[str, CheckpointSet]:
         try:
@@ -107,7 +109,9 @@ class CheckpointsHome:
         except (OSError, ValueError):
             return {}
         return {
-            name: CheckpointSet(name, entry.get("step"), entry["files"])
+            name: CheckpointSet(
+                name, entry.get("step"), entry["files"], entry.get("kind", layouts.STEP_FOLDER)
+            )
             for name, entry in data.get("sets", {}).items()
         }
 
@@ -152,7 +156,11 @@ class CheckpointsHome:
         return chosen
 
     def _write(self, sets: dict[str, CheckpointSet]) -> None:
-        record = {"sets": {s.name: {"step": s.step, "files": s.files} for s in sets.values()}}
+        record = {
+            "sets": {
+                s.name: {"step": s.step, "files": s.files, "kind": s.kind} for s in sets.values()
+            }
+        }
         part = self.folder / f".{MANIFEST}.part"
         part.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
         os.replace(part, self.folder / MANIFEST)
@@ -162,31 +170,28 @@ class CheckpointsHome:
     ) -> PassResult:
         """One pass: every new or changed complete set, copied whole or not at all."""
         result = PassResult()
-        before = list_sets(transport, work_dir, python, checkpoints)
+        listing = list_sets(transport, work_dir, python, checkpoints)
         home = self.sets()
+        committed_before = any(s.kind == layouts.FOLDER_ITSELF for s in home.values())
+        folder_name = checkpoints.rstrip("/").rsplit("/", 1)[-1]
+        found = layouts.find_sets(listing, folder_name, self._previous, committed_before)
+        self._previous = listing
+        if found.unusable:
+            result.unusable_files = found.file_count
+        result.restless_files = found.restless
         self.folder.mkdir(parents=True, exist_ok=True)
         staged: dict[str, tuple[Path, dict[str, dict[str, Any]]]] = {}
-        for name in complete_sets(before):
-            files = before[name]
+        for name, each in found.sets.items():
             known = home.get(name)
-            if known is not None and _same(known.files, files):
+            if known is not None and known.kind == each.kind and _same(known.files, each.files):
                 continue  # home already, unchanged
             staging = self.folder / STAGING / name
             shutil.rmtree(staging, ignore_errors=True)
+            base = layouts.remote_base(checkpoints, name, each.kind)
             try:
                 staged[name] = (
                     staging,
-                    self._stage(
-                        transport,
-                        work_dir,
-                        python,
-                        checkpoints,
-                        name,
-                        files,
-                        known,
-                        staging,
-                        result,
-                    ),
+                    self._stage(transport, work_dir, python, base, each, known, staging, result),
                 )
             except (FetchFailed, OSError) as err:
                 result.dropped[name] = str(err)
@@ -194,21 +199,24 @@ class CheckpointsHome:
         after = (
             list_sets(transport, work_dir, python, checkpoints)
             if staged or result.dropped
-            else before
+            else listing
         )
         for name in result.dropped:
-            if name not in after:  # a file that could not be read is part of a deleted set
+            if layouts.current_files(after, found.sets[name]) is None:
+                # a file that could not be read is part of a deleted set
                 result.dropped[name] = "it vanished while it was being copied"
         for name, (staging, took) in staged.items():
-            if name not in after:
+            each = found.sets[name]
+            now = layouts.current_files(after, each)
+            if now is None:
                 result.dropped[name] = "it vanished while it was being copied"
-            elif not _same(took, after[name]):
+            elif not _same(took, now):
                 result.dropped[name] = "it changed while it was being copied"
             else:
                 target = self.folder / name
                 shutil.rmtree(target, ignore_errors=True)
                 os.replace(staging, target)
-                home[name] = CheckpointSet(name, step_of(name), took)
+                home[name] = CheckpointSet(name, each.step, took, each.kind)
                 result.taken.append(home[name])
                 continue
             shutil.rmtree(staging, ignore_errors=True)
@@ -223,16 +231,17 @@ class CheckpointsHome:
         transport: Transport,
         work_dir: str,
         python: str,
-        checkpoints: str,
-        name: str,
-        files: dict[str, list[int]],
+        base: str,
+        each: layouts.FoundSet,
         known: CheckpointSet | None,
         staging: Path,
         result: PassResult,
     ) -> dict[str, dict[str, Any]]:
-        """The set's files in ``staging``: unchanged ones linked from home, the rest fetched."""
+        """The set's files in ``staging``: unchanged ones linked from home, the rest fetched
+        from ``base`` (where the set lies on the worker)."""
         took: dict[str, dict[str, Any]] = {}
-        for rel, (size, mtime_ns) in sorted(files.items()):
+        name = each.name
+        for rel, (size, mtime_ns) in sorted(each.files.items()):
             target = staging / rel
             old = known.files.get(rel) if known is not None else None
             if old is not None and [old["size"], old["mtime_ns"]] == [size, mtime_ns]:
@@ -240,7 +249,7 @@ class CheckpointsHome:
                 os.link(self.folder / name / rel, target)
                 took[rel] = old
                 continue
-            got = fetch_file(transport, 0, work_dir, python, f"{checkpoints}/{name}/{rel}", target)
+            got = fetch_file(transport, 0, work_dir, python, f"{base}/{rel}", target)
             if got != size:
                 raise FetchFailed(
                     f"it changed while it was being copied ({rel}: {size} bytes listed, {got} "
@@ -266,10 +275,9 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def list_sets(
-    transport: Transport, work_dir: str, python: str, checkpoints: str
-) -> dict[str, dict[str, list[int]]]:
-    """Every set in the worker's checkpoints folder (worker 0), each file's [size, mtime_ns]."""
+def list_sets(transport: Transport, work_dir: str, python: str, checkpoints: str) -> Listing:
+    """The worker's checkpoints folder (worker 0): each file's [size, mtime_ns], in its
+    sub-folders and in itself."""
     listing = transport.run(
         0, shell("cd", work_dir, Raw("&&"), python, "-c", LISTER, checkpoints), timeout=600
     )
@@ -279,7 +287,13 @@ def list_sets(
         found = json.loads(listing.stdout or "{}")
     except ValueError as err:
         raise FetchFailed(f"could not list the checkpoints: {err}") from err
-    return {str(k): {str(r): list(v) for r, v in files.items()} for k, files in found.items()}
+    if not isinstance(found, dict):
+        raise FetchFailed(f"could not list the checkpoints: {listing.stdout[:200]!r}")
+    folders = found.get("folders", {})
+    return Listing(
+        {str(k): {str(r): list(v) for r, v in files.items()} for k, files in folders.items()},
+        {str(r): list(v) for r, v in found.get("top", {}).items()},
+    )
 
 
 def upload_set(
@@ -289,14 +303,16 @@ def upload_set(
     remote_folder: str,
     on_file: Callable[[int], None] | None = None,
 ) -> None:
-    """Put ``chosen`` into ``remote_folder/<its name>`` on every worker, each file checked
-    against the sha256 it had when it came home (a changed file at home is refused)."""
+    """Put ``chosen`` back where it lay in ``remote_folder`` (its own folder, or the folder
+    itself) on every worker, each file checked against the sha256 it had when it came home (a
+    changed file at home is refused)."""
+    base = layouts.remote_base(remote_folder, chosen.name, chosen.kind)
     for rel, entry in sorted(chosen.files.items()):
         local = home.folder / chosen.name / rel
         data = local.read_bytes()
         if hashlib.sha256(data).hexdigest() != entry["sha256"]:
             raise FetchFailed(f"{local} is not what came home (its sha256 differs)")
-        path = f"{remote_folder}/{chosen.name}/{rel}"
+        path = f"{base}/{rel}"
 
         def send(worker: int, data: bytes = data, path: str = path) -> None:
             transport.upload(worker, data, path)

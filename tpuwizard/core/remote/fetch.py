@@ -188,8 +188,9 @@ def fetch_matching(
     report: Callable[[FetchOutcome], None],
     worker: int = 0,
     limits: FetchLimits | None = None,
-) -> None:
-    """Copy what ``patterns`` match in ``folder`` (under the worker's home) into ``dest``.
+) -> bool:
+    """Copy what ``patterns`` match in ``folder`` (under the worker's home) into ``dest``;
+    True when the worker listed what they match (so what they did not match is known).
 
     ``python`` runs the worker's side, as a path from ``folder``. Each entry is reported as it
     is settled; one odd entry (a folder, a link, a name with a space or a newline, a file that
@@ -197,7 +198,7 @@ def fetch_matching(
     names say.
     """
     if not patterns:
-        return
+        return True
     listing = transport.run(
         worker, shell("cd", folder, Raw("&&"), python, "-c", LISTER, *patterns), timeout=600
     )
@@ -205,7 +206,7 @@ def fetch_matching(
         entries = json.loads(listing.stdout or "[]")
     except json.JSONDecodeError:
         report(FetchOutcome("*", None, f"could not list files: {listing.stderr.strip()}", True))
-        return
+        return False
     base = dest.resolve()
     for entry in entries:
         rel, kind = str(entry.get("path", "")), entry.get("kind")
@@ -221,6 +222,7 @@ def fetch_matching(
                 report(FetchOutcome(rel, None, str(err), True))
             else:
                 report(FetchOutcome(rel, str(target)))
+    return listing.code == 0
 
 
 def fetch_file(

@@ -18,6 +18,7 @@ from tpuwizard.core.launch.plan import DEFAULT_MAX_RUN, LaunchPlan
 from tpuwizard.core.launch.plan_packages import AUTO_FILE, COURSE_PACKAGES
 from tpuwizard.core.launch.plan_resume import RESUME_ROUTES
 from tpuwizard.core.plan import catalog, cost, fit
+from tpuwizard.course_text import fetch_note
 from tpuwizard.figures import count, money
 from tpuwizard.resume_text import RESUME_HELP, RESUME_PLACEHOLDER, RESUME_TITLE, field_words
 from tpuwizard.tui.screens.base import WizardScreen
@@ -53,6 +54,7 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
     def __init__(self, state: WizardState) -> None:
         super().__init__()
         self.state = state
+        self.told_course_report = False  # the note on tpu-report.txt, said once
 
     def compose_body(self) -> ComposeResult:
         s = self.state
@@ -207,6 +209,10 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         # nothing will (its grey example is not a default).
         fetch = self.query_one("#fetch", Input)
         fetch.border_subtitle = copy_back_words(answers.script, answers.fetch)
+        note = fetch_note(answers.fetch)
+        if note and not self.told_course_report:
+            self.told_course_report = True
+            self.notify(note, title="Files to copy back", timeout=30)
         if self.query("#checkpoints"):
             self.query_one("#checkpoints", Input).border_subtitle = field_words(
                 answers.checkpoints, candidate.checkpoint_every_s, candidate.max_restarts

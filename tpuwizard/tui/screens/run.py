@@ -62,7 +62,11 @@ class RunScreen(WizardScreen[None]):
             log.write_lines(wrap_lines(lines, log.scrollable_content_region.width))
 
     def show(self, event: ev.Event) -> None:
-        self.pending.extend(describe(event, "wizard"))
+        lines = describe(event, "wizard")
+        self.pending.extend(lines)
+        if isinstance(event, ev.CheckpointsUnusable):
+            # Said once, and it decides whether a preemption loses the run: not only in the log.
+            self.notify(" ".join(lines), severity="warning", timeout=30)
         self.show_attempt()
 
     def compose_attempt(self) -> ComposeResult:
