@@ -17,6 +17,7 @@ from tpuwizard.core.errors import BadInput, PlanRefused
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.summary import RunSummary
 from tpuwizard.core.plan import cost
+from tpuwizard.core.terminal_text import visible
 from tpuwizard.figures import about, count, money
 from tpuwizard.oslogin_text import login_key_words
 from tpuwizard.resume_text import attempt_lines, chain_event_lines
@@ -68,7 +69,12 @@ def practice_words(mode: Mode) -> str:
 
 
 def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
-    """What to print for ``event``; an empty list means nothing worth a line."""
+    """What to print for ``event``; an empty list means nothing worth a line. Worker text in it
+    (output lines, file names, check details) shows its control characters as ``cat -v`` does."""
+    return [visible(line) for line in _describe(event, audience)]
+
+
+def _describe(event: ev.Event, audience: Audience) -> list[str]:
     match event:
         case ev.Planned():
             practice = "[practice] " if event.practice else ""
@@ -260,6 +266,11 @@ def zone_listed_lines(event: ev.ZoneListed) -> list[str]:
 
 
 def summary_lines(summary: RunSummary, audience: Audience = "cli") -> list[str]:
+    """The launch's parting summary; the script's last lines and file names made harmless."""
+    return [visible(line) for line in _summary_lines(summary, audience)]
+
+
+def _summary_lines(summary: RunSummary, audience: Audience) -> list[str]:
     """The end-of-run summary, the same words in the wizard, plain mode and the CLI (a failure's
     next steps each in the audience's own words)."""
     s = summary

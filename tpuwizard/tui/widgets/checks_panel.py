@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.widgets import Static
+
+from tpuwizard.core.terminal_text import visible
 
 EXPECTED = ("import", "backend", "placement", "numeric", "changed_bias", "row_reversal", "contract")
 
@@ -20,16 +23,21 @@ class ChecksPanel(Static):
         self.render_checks()
 
     def render_checks(self) -> None:
-        lines = ["Checks"]
+        # Built as Text, not markup: the names and details are the verifier's words, from the
+        # worker, and neither a "[" in them nor a control character may act.
+        text = Text("Checks")
         for name in [*EXPECTED, *[n for n in self.results if n not in EXPECTED]]:
+            text.append(f"\n{visible(name):<13} ")
             if name in self.results:
                 ok, _detail, boundary = self.results[name]
-                mark = "[green]PASS[/]" if ok else f"[red]FAIL: {boundary}[/]"
+                text.append(*(("PASS", "green") if ok else (f"FAIL: {visible(boundary)}", "red")))
             else:
-                mark = "[dim]waiting[/]"
-            lines.append(f"{name:<13} {mark}")
+                text.append("waiting", "dim")
         failed = [(n, d) for n, (ok, d, _b) in self.results.items() if not ok]
         if failed:
-            lines.append("")
-            lines += [f"[b]{name}[/b]: {detail}" for name, detail in failed]
-        self.update("\n".join(lines))
+            text.append("\n")
+        for name, detail in failed:
+            text.append("\n")
+            text.append(visible(name), "bold")
+            text.append(f": {visible(detail)}")
+        self.update(text)
