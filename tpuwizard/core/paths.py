@@ -109,5 +109,30 @@ def owner_label() -> str:
             pass
         finally:
             tmp.unlink(missing_ok=True)
-    install_id = path.read_text().strip()
-    return hashlib.sha256(install_id.encode()).hexdigest()[:16]
+    # Its bytes, not its text: any bytes are an id (an edited or binary file must neither fail
+    # every command nor change the label, which would disown what was made under it).
+    install_id = _read_install_id(path)
+    return hashlib.sha256(install_id).hexdigest()[:16]
+
+
+_INSTALL_ID_BYTES = 4096  # made as 32 hex digits; more is read no further
+
+
+def _read_install_id(path: Path) -> bytes:
+    """The id's bytes; an id that is empty or cannot be read raises :class:`BadInput` (an
+    empty one would be every such install's: others' resources would count as this one's)."""
+    from tpuwizard.core.errors import BadInput
+
+    keep = (
+        f"Restore {path} from a backup if you have one; else delete it and tpuwizard makes a "
+        "new one (what was made under the old id is then no longer recognised as yours: check "
+        "the Cloud Console for it)."
+    )
+    try:
+        with open(path, "rb") as f:
+            install_id = f.read(_INSTALL_ID_BYTES).strip()
+    except OSError as err:
+        raise BadInput(f"Cannot read this install's id, {path} ({err.strerror}). {keep}") from None
+    if not install_id:
+        raise BadInput(f"This install's id, {path}, is empty. {keep}")
+    return install_id
