@@ -187,6 +187,10 @@ def _describe(event: ev.Event, audience: Audience) -> list[str]:
         case ev.FileNotFetched():
             broke = " (it did not arrive whole: the run fails for it)" if event.incomplete else ""
             return [f"Not copied back: {event.path!r}: {event.reason}{broke}"]
+        case ev.NothingMatched():
+            globs = " or ".join(repr(p) for p in event.patterns)
+            asked = f"--fetch {globs}" if audience == "cli" else f"the files to copy back, {globs}"
+            return [f"Nothing in the script's folder matched {asked}: nothing was copied back."]
         case ev.RunStarted():
             return [f"run {event.run_id} on {event.node} ({count(event.workers, 'worker')})"]
         case ev.WaitingForNode() | ev.HeartbeatMissed():

@@ -232,6 +232,13 @@ class FileNotFetched(Event):
 
 
 @dataclass(frozen=True)
+class NothingMatched(Event):
+    """No entry in the script's folder matched any of the fetch ``patterns``: nothing came back."""
+
+    patterns: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class RunStarted(Event):
     """A run of your script on a kept node began (``run``, each run of ``watch``); it holds the
     node's run lock until its ``Finished``."""

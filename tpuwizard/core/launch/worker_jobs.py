@@ -190,10 +190,11 @@ def fetch_files(
     """Copy what ``patterns`` match in ``folder`` on worker 0 into ``dest``, each file on its
     own, as :class:`FileFetched` and :class:`FileNotFetched`; True when a file did not come
     back whole (the run fails for it)."""
-    incomplete = False
+    incomplete, reported = False, False
 
     def report(outcome: FetchOutcome) -> None:
-        nonlocal incomplete
+        nonlocal incomplete, reported
+        reported = True
         if outcome.local is not None:
             emit(ev.FileFetched(outcome.local))
         else:
@@ -201,4 +202,6 @@ def fetch_files(
             emit(ev.FileNotFetched(outcome.rel, outcome.reason, outcome.incomplete))
 
     fetch_matching(transport, folder, python, patterns, dest, report)
+    if patterns and not reported:  # a listing that failed is reported: this is an empty one
+        emit(ev.NothingMatched(tuple(patterns)))
     return incomplete
