@@ -26,7 +26,9 @@ if TYPE_CHECKING:
     from tpuwizard.core.launch.ledger import Resource
     from tpuwizard.session.decision import Mode, ZoneAnswer
 
-# How each front end stops a wait (the CLI's bound is a flag; the others stop by hand).
+# How each front end stops a wait (the CLI's bound is a flag, Flex-start's its own: see
+# provision.py; the others stop by hand).
+FLEX_WAIT_BOUND = "--queue-wait bounds the wait"
 STOP_WAITING = {
     "cli": "--ready-timeout bounds the wait",
     "wizard": "Ctrl+Q stops the wait and deletes the request",
@@ -91,9 +93,10 @@ def _describe(event: ev.Event, audience: Audience) -> list[str]:
         case ev.Provisioning():
             note = "" if event.state in UP_STATES else " (not billing yet)"
             if event.state in QUEUE_WAITING:
+                flex = audience == "cli" and event.route == "flex"
                 note = (
                     " (waiting for capacity: a waiting request costs nothing; "
-                    f"{STOP_WAITING[audience]})"
+                    f"{FLEX_WAIT_BOUND if flex else STOP_WAITING[audience]})"
                 )
             return [f"  state {event.state}{_in(event.zone)} after {event.elapsed_s:.0f} s{note}"]
         case ev.ResourceExists(kind="queued"):

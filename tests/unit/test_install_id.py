@@ -32,7 +32,7 @@ def test_a_binary_install_id_is_an_id_and_a_text_one_keeps_its_label(home):
 
 def test_an_empty_or_unreadable_install_id_is_bad_input_that_says_what_to_do(home):
     (home / "install-id").write_bytes(b"  \n")
-    with pytest.raises(BadInput, match="install-id, is empty. Restore"):
+    with pytest.raises(BadInput, match=r"install-id, is empty\. Restore"):
         paths.owner_label()
     (home / "install-id").unlink()
     (home / "install-id").mkdir()

@@ -217,3 +217,10 @@ def test_a_kept_flex_start_node_records_the_deadline_google_ends_it_at(tmp_path)
     # would be wrong for a node Google ends at its maximum run time.
     assert entry.op == "kept" and entry.extra["deadline"] == kept.deadline
     assert entry.extra["ended_by"] == "google"
+
+
+@pytest.mark.parametrize("route", ["vm", "spot", "flex"])
+def test_each_state_on_the_way_names_the_route_whose_bound_it_waits_under(tmp_path, route):
+    outcome = launch(tmp_path, MemoryCloud(), route)
+    states = [e for e in outcome.events if type(e).__name__ == "Provisioning"]
+    assert states and {e.route for e in states} == {route}

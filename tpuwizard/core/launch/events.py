@@ -96,6 +96,7 @@ class Provisioning(Event):
     elapsed_s: float
     cost_usd: float | None
     zone: str = ""  # the request's zone (several at once with --fan-out)
+    route: str = ""  # vm, spot, flex: what bounds a wait for capacity (flex: its queue wait)
 
 
 @dataclass(frozen=True)
