@@ -52,7 +52,29 @@ def folder_problem(path: Path, what: str) -> str | None:
         return f"{what}: {probe} is a file, not a folder."
     if not os.access(probe, os.W_OK | os.X_OK):
         return f"{what}: {probe} is not writable by you."
+    free = free_bytes(probe)
+    if free is not None and free < MIN_FREE_BYTES:
+        return (
+            f"{what}: the disk of {probe} has {free // 1024} KiB free, less than the "
+            f"{MIN_FREE_BYTES // 2**20} MiB a run needs for its receipt, output and copied-back "
+            "files (found after the TPU is made, it would cost the run): free some space, or "
+            "choose a folder on another disk."
+        )
     return None
+
+
+# A run writes its receipt, cost, output and copied-back files: less than this free is a disk
+# that is full for practical purposes.
+MIN_FREE_BYTES = 16 * 2**20
+
+
+def free_bytes(path: Path) -> int | None:
+    """Bytes an unprivileged user may still write on ``path``'s disk; None if it cannot say."""
+    try:
+        info = os.statvfs(path)
+    except (OSError, AttributeError):  # no statvfs (Windows), or the disk cannot say
+        return None
+    return info.f_bavail * info.f_frsize
 
 
 def cache_dir() -> Path:
