@@ -106,3 +106,17 @@ async def test_the_wizards_log_and_checks_show_worker_text_harmlessly():
         shown = str(app.query_one(ChecksPanel).render())
         assert "numeric^[[2J" in shown and "[b]x[/b]^G" in shown
         assert all(harmless(line) for line in shown.splitlines())
+
+
+def test_the_clis_own_words_show_what_a_file_said_harmlessly(tmp_path):
+    # A chain (or receipt) is written by the worker's side: `receipt check` repeats its fields.
+    from click.testing import CliRunner
+
+    from tpuwizard.cli import main
+    from tpuwizard.core.evidence.chain import ChainEntry, append_entry
+
+    entry = ChainEntry(1, "us-central1-a", HOSTILE, 1.0, 2.0, "finished", None, 0, None, None)
+    append_entry(tmp_path, "r1", entry)
+    result = CliRunner().invoke(main, ["receipt", "check", str(tmp_path / "chain.json")])
+    assert result.exit_code == 0, result.output
+    assert SHOWN in result.stdout and all(harmless(line) for line in result.output.splitlines())

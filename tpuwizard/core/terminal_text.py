@@ -36,6 +36,11 @@ def visible(text: str) -> str:
     return _CONTROL.sub(_caret, text)
 
 
+def visible_lines(text: str) -> str:
+    """:func:`visible` for a message of several lines: its newlines stay line breaks."""
+    return "\n".join(visible(line) for line in text.split("\n"))
+
+
 def without_sgr(text: str) -> str:
     """``text`` without colour and weight escapes (only those: any other escape stays, to be
     refused by whoever reads the text)."""
