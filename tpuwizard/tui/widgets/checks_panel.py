@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rich.text import Text
+from textual.content import Content
 from textual.widgets import Static
 
 from tpuwizard.core.terminal_text import visible
@@ -23,21 +23,25 @@ class ChecksPanel(Static):
         self.render_checks()
 
     def render_checks(self) -> None:
-        # Built as Text, not markup: the names and details are the verifier's words, from the
-        # worker, and neither a "[" in them nor a control character may act.
-        text = Text("Checks")
+        # The names and details are the verifier's words, from the worker: they go in as
+        # template variables, never read as markup, and shown as cat -v shows control codes.
+        words: dict[str, str] = {}
+
+        def said(text: str) -> str:
+            key = f"w{len(words)}"
+            words[key] = text
+            return "${" + key + "}"
+
+        lines = ["Checks"]
         for name in [*EXPECTED, *[n for n in self.results if n not in EXPECTED]]:
-            text.append(f"\n{visible(name):<13} ")
             if name in self.results:
                 ok, _detail, boundary = self.results[name]
-                text.append(*(("PASS", "green") if ok else (f"FAIL: {visible(boundary)}", "red")))
+                mark = "[green]PASS[/]" if ok else f"[red]FAIL: {said(visible(boundary))}[/]"
             else:
-                text.append("waiting", "dim")
+                mark = "[dim]waiting[/]"
+            lines.append(f"{said(f'{visible(name):<13}')} {mark}")
         failed = [(n, d) for n, (ok, d, _b) in self.results.items() if not ok]
         if failed:
-            text.append("\n")
-        for name, detail in failed:
-            text.append("\n")
-            text.append(visible(name), "bold")
-            text.append(f": {visible(detail)}")
-        self.update(text)
+            lines.append("")
+            lines += [f"[b]{said(visible(n))}[/b]: {said(visible(d))}" for n, d in failed]
+        self.update(Content.from_markup("\n".join(lines), **words))
