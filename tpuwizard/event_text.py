@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 from tpuwizard.choice_words import Audience, plain_data, words
 from tpuwizard.core.cloud.diagnosis import Diagnosis
-from tpuwizard.core.cloud.endpoint import ENDPOINT_ENV
 from tpuwizard.core.cloud.types import UP_STATES
 from tpuwizard.core.errors import BadInput, PlanRefused
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.summary import RunSummary
 from tpuwizard.core.plan import cost
+from tpuwizard.core.terminal_text import visible
 from tpuwizard.course_text import OUTPUT_WORDS, not_fetched_hint
 from tpuwizard.figures import about, count, money
 from tpuwizard.oslogin_text import login_key_words
@@ -25,9 +25,10 @@ from tpuwizard.resume_text import attempt_lines, chain_event_lines
 
 if TYPE_CHECKING:
     from tpuwizard.core.launch.ledger import Resource
-    from tpuwizard.session.decision import Mode, ZoneAnswer
 
-# How each front end stops a wait (the CLI's bound is a flag; the others stop by hand).
+# How each front end stops a wait (the CLI's bound is a flag, Flex-start's its own: see
+# provision.py; the others stop by hand).
+FLEX_WAIT_BOUND = "--queue-wait bounds the wait"
 STOP_WAITING = {
     "cli": "--ready-timeout bounds the wait",
     "wizard": "Ctrl+Q stops the wait and deletes the request",
@@ -43,34 +44,13 @@ SCRIPT_TAIL = "    | "
 QUEUE_WAITING = ("ACCEPTED", "WAITING_FOR_RESOURCES", "PENDING")
 
 
-def survey_words(answer: ZoneAnswer) -> str:
-    """Where a zone survey came from, in the same words in every front end."""
-    if not answer.live:
-        return "documented, not live" + (f" ({answer.failure})" if answer.failure else "")
-    where = "from the practice sandbox" if answer.practice else "live from the TPU API"
-    return where + (", cached" if answer.survey.cached else "")
-
-
-def practice_words(mode: Mode) -> str:
-    """Why this session is practice, in one line every front end says the same way."""
-    why = {
-        "asked": "practice was asked for (--sandbox)",
-        "endpoint": f"{ENDPOINT_ENV} points at a sandbox ({mode.endpoint})",
-        "no credentials": "no Google credentials were found",
-    }.get(mode.why, "practice was chosen")
-    if mode.why == "no credentials" and mode.adc_missing:  # `gcloud auth login` alone: say so
-        return (
-            "[practice] Using the local sandbox (nothing here is a real Cloud TPU, nothing is "
-            f"billed) because {mode.adc_missing}"
-        )
-    return (
-        f"[practice] Using the local sandbox because {why}: nothing here is a real Cloud TPU "
-        "and nothing is billed."
-    )
-
-
 def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
-    """What to print for ``event``; an empty list means nothing worth a line."""
+    """What to print for ``event``; an empty list means nothing worth a line. Worker text in it
+    (output lines, file names, check details) shows its control characters as ``cat -v`` does."""
+    return [visible(line) for line in _describe(event, audience)]
+
+
+def _describe(event: ev.Event, audience: Audience) -> list[str]:
     match event:
         case ev.Planned():
             practice = "[practice] " if event.practice else ""
@@ -87,9 +67,10 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
         case ev.Provisioning():
             note = "" if event.state in UP_STATES else " (not billing yet)"
             if event.state in QUEUE_WAITING:
+                flex = audience == "cli" and event.route == "flex"
                 note = (
                     " (waiting for capacity: a waiting request costs nothing; "
-                    f"{STOP_WAITING[audience]})"
+                    f"{FLEX_WAIT_BOUND if flex else STOP_WAITING[audience]})"
                 )
             return [f"  state {event.state}{_in(event.zone)} after {event.elapsed_s:.0f} s{note}"]
         case ev.ResourceExists(kind="queued"):
@@ -191,6 +172,10 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
             hint = not_fetched_hint(event.path)
             line = f"Not copied back: {event.path!r}: {event.reason}{broke}"
             return [line, hint] if hint else [line]
+        case ev.NothingMatched():
+            globs = " or ".join(repr(p) for p in event.patterns)
+            asked = f"--fetch {globs}" if audience == "cli" else f"the files to copy back, {globs}"
+            return [f"Nothing in the script's folder matched {asked}: nothing was copied back."]
         case ev.RunStarted():
             return [f"run {event.run_id} on {event.node} ({count(event.workers, 'worker')})"]
         case ev.WaitingForNode() | ev.HeartbeatMissed():
@@ -274,6 +259,11 @@ def zone_listed_lines(event: ev.ZoneListed) -> list[str]:
 def summary_lines(
     summary: RunSummary, audience: Audience = "cli", elsewhere: Sequence[str] = ()
 ) -> list[str]:
+    """The launch's parting summary; the script's last lines and file names made harmless."""
+    return [visible(line) for line in _summary_lines(summary, audience, elsewhere)]
+
+
+def _summary_lines(summary: RunSummary, audience: Audience, elsewhere: Sequence[str]) -> list[str]:
     """The end-of-run summary, the same words in the wizard, plain mode and the CLI (a failure's
     next steps each in the audience's own words). ``elsewhere``: what still bills that this run
     did not make (a node kept earlier), a line each; "nothing is billing" is then this run's."""

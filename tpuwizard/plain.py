@@ -27,10 +27,8 @@ from tpuwizard.course_text import fetch_note
 from tpuwizard.event_text import (
     SCRIPT_TAIL,
     describe,
-    practice_words,
     refusal_text,
     summary_lines,
-    survey_words,
 )
 from tpuwizard.figures import count, price_footnote
 from tpuwizard.plain_capacity import SliceQuestions
@@ -50,6 +48,7 @@ from tpuwizard.session.preflight import before_create
 from tpuwizard.session.session import Session
 from tpuwizard.session.signals import exit_code, stop_on_signals
 from tpuwizard.session.watchdog import WATCHDOG_ROUTES, check_words
+from tpuwizard.session_text import practice_words, survey_words
 from tpuwizard.text_wrap import wrap_paragraph
 
 

@@ -175,3 +175,25 @@ def test_safe_relative_accepts_only_plain_relative_paths(path):
 
 def test_raw_fragments_are_the_only_unquoted_text():
     assert shell("cd", "a b", Raw("&&"), "ls") == "cd 'a b' && ls"
+
+
+def test_a_huge_line_comes_in_pieces_once_each_across_a_drop_and_a_last_line_is_kept(tmp_path):
+    # issue 39, item 11: one 150 MB line took minutes and 755 MB; here 3 MB, cut mid-line.
+    from tpuwizard.core.remote.line_pieces import MAX_LINE_BYTES
+
+    (tmp_path / "w0").mkdir()
+    transport = LocalTransport([tmp_path / "w0"])
+    dropping = DroppingTransport(transport, drops=(3,))
+    job = Job("huge")
+    size = 3 * 1024 * 1024
+    start_job(transport, 0, job, f"head -c {size} /dev/zero | tr '\\0' x; echo; printf last")
+    seen: list[str] = []
+
+    def on_line(text):
+        seen.append(text)
+        dropping.on_line(seen)
+
+    assert follow_job(dropping, 0, job, on_line, poll=0.2) == 0
+    *pieces, last = seen
+    assert last == "last" and not dropping.drops  # the drop came mid-line
+    assert "".join(pieces) == "x" * size and max(map(len, pieces)) == MAX_LINE_BYTES

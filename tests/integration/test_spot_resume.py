@@ -82,7 +82,8 @@ def test_two_preemptions_resume_from_the_copied_checkpoints_bit_for_bit(tmp_path
             assert f"resume: from step {each['step']}" in lines
             assert (run_dir / "checkpoints" / each["checkpoint"] / "COMMITTED").is_file()
     assert sandbox_is_empty(home) and ledger_all_gone(home)
-    chain = json.loads((run_dir / "chain.json").read_text())
+    checked_text = (run_dir / "chain.json").read_text()
+    chain = json.loads(checked_text)
     assert [a["ended"] for a in chain["attempts"]] == ["preempted", "preempted", "finished"]
     assert [a["resumed_from"] for a in chain["attempts"][1:]] == [e["checkpoint"] for e in resumed]
     checked = subprocess.run(
@@ -100,6 +101,16 @@ def test_two_preemptions_resume_from_the_copied_checkpoints_bit_for_bit(tmp_path
         text=True,
     )
     assert tampered.returncode == 1 and "link" in tampered.stdout
+    # The last attempt has no entry after it to link it: the chain's own seal covers it.
+    chain["attempts"][0]["zone"] = json.loads(checked_text)["attempts"][0]["zone"]
+    chain["attempts"][-1]["script_exit"] = 1
+    (run_dir / "chain.json").write_text(json.dumps(chain))
+    tampered = subprocess.run(
+        tpuwizard_cmd("receipt", "check", str(run_dir / "chain.json")),
+        capture_output=True,
+        text=True,
+    )
+    assert tampered.returncode == 1 and "chain_sha256 does not match" in tampered.stdout
 
 
 def test_a_checkpoints_folder_outside_the_scripts_folder_exits_2_before_any_create(tmp_path, home):

@@ -72,3 +72,32 @@ def test_disk_errors_are_never_called_network_errors(err):
 
 def test_a_refused_connection_is_still_the_network():
     assert diagnose(ConnectionRefusedError(errno.ECONNREFUSED, "refused")).kind == "unreachable"
+
+
+@pytest.mark.parametrize("command", ["launch", "up"])
+def test_a_run_folder_on_a_full_disk_is_refused_before_anything_is_made(
+    tmp_path, home, monkeypatch, command
+):
+    # issue 39, item 11: found only after the TPU was made and verified.
+    from tests.unit.test_cli_bad_input import refused
+    from tpuwizard.core import paths
+
+    full = tmp_path / "full-disk"
+    full.mkdir()
+    real = paths.free_bytes
+    monkeypatch.setattr(
+        paths, "free_bytes", lambda p: 512 * 1024 if p.is_relative_to(full) else real(p)
+    )
+    monkeypatch.chdir(full)  # runs/ here: where both put run folders by default
+    said = refused(
+        home, command, "--sandbox", "--accelerator", "v5litepod-1", "--zone", "us-central1-a"
+    )
+    assert f"the disk of {full} has 512 KiB free, less than the 16 MiB a run needs" in said
+    assert "another disk" in said
+
+
+def test_the_free_space_of_a_real_folder_is_read(tmp_path):
+    from tpuwizard.core import paths
+
+    assert (paths.free_bytes(tmp_path) or 0) > 0
+    assert paths.folder_problem(tmp_path / "runs", "The run folder") is None

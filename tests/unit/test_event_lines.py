@@ -22,3 +22,14 @@ def test_the_queued_request_is_explained_where_its_name_first_appears():
     # A node made directly has no request to explain.
     node = ev.ResourceExists("tpuwizard-r1", "node", "us-central1-a", "v5litepod-4", "vm", "r1")
     assert describe(node) == []
+
+
+def test_a_flex_start_wait_names_queue_wait_as_its_bound_and_spot_names_ready_timeout():
+    # issue 39, item 11: a Flex-start wait said --ready-timeout, which does not bound it.
+    waiting = ev.Provisioning("WAITING_FOR_RESOURCES", 30.0, 0.0, "us-central1-a", "flex")
+    (line,) = describe(waiting)
+    assert "--queue-wait bounds the wait" in line and "--ready-timeout" not in line
+    (line,) = describe(ev.Provisioning("WAITING_FOR_RESOURCES", 30.0, 0.0, "us-east5-a", "spot"))
+    assert "--ready-timeout bounds the wait" in line
+    (line,) = describe(waiting, "wizard")
+    assert "Ctrl+Q stops the wait" in line

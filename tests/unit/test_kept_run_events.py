@@ -25,6 +25,7 @@ from tpuwizard.core.launch.on_workers import WorkerSteps
 from tpuwizard.core.launch.plan import LaunchPlan
 from tpuwizard.core.remote.sync import LocalFolder
 from tpuwizard.core.remote.transports import LocalTransport
+from tpuwizard.event_text import describe
 from tpuwizard.session.kept import KeptNode
 
 SCRIPT = (
@@ -248,3 +249,20 @@ def test_watch_json_is_one_event_stream_across_its_runs(worker, tmp_path, script
     assert names.count("run_started") == 2 and names.count("finished") == 2
     assert names[0] == "run_started" and names[-1] == "finished"
     assert names.index("finished") < names.index("run_started", 1)  # one run after the other
+
+
+def test_a_fetch_glob_that_matches_nothing_is_said_naming_the_glob(worker, tmp_path, script):
+    # issue 39, item 11: `run --fetch` matching nothing said nothing.
+    events: list[ev.Event] = []
+    node = kept_node(worker, tmp_path)
+    folder = LocalFolder.of_script(script)
+    code = node.run(script, [], ["*.csv", "out/*.png"], folder, events.append, CancelToken())
+    assert code == 0
+    (nothing,) = [e for e in events if isinstance(e, ev.NothingMatched)]
+    assert nothing.patterns == ("*.csv", "out/*.png")
+    assert describe(nothing) == [
+        "Nothing in the script's folder matched --fetch '*.csv' or 'out/*.png': nothing was "
+        "copied back."
+    ]
+    matched = kept_run(worker, tmp_path, script)  # out.txt: something matched, nothing said
+    assert not any(isinstance(e, ev.NothingMatched) for e in matched)

@@ -240,3 +240,10 @@ def test_a_spot_node_preempted_during_a_kept_launch_is_deleted_not_kept(tmp_path
     assert cloud.nodes == {} and cloud.queued == {}
     assert on_disk(tmp_path)[-1] == ("tpu-a-qr", RUN, "gone")
     assert code == EXIT_CLOUD
+
+
+@pytest.mark.parametrize("route", ["vm", "spot", "flex"])
+def test_each_state_on_the_way_names_the_route_whose_bound_it_waits_under(tmp_path, route):
+    outcome = launch(tmp_path, MemoryCloud(), route)
+    states = [e for e in outcome.events if type(e).__name__ == "Provisioning"]
+    assert states and {e.route for e in states} == {route}

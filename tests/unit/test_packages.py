@@ -271,3 +271,28 @@ def test_a_practice_worker_downloads_from_the_index_this_computer_s_pip_names():
         "extra-index-url": ["file:///a/simple", "file:///b/simple"],
         "find-links": [],
     }
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["foo; touch MARKER", "foo>=1 bar", "foo[bar", "foo ==", "foo; os_name == posix", "foo @"],
+)
+def test_a_line_that_is_not_pep_508_is_not_a_requirement(text):
+    (problem,) = package_problems([spec(text)])
+    assert "is not a package requirement" in problem
+
+
+def test_a_requirements_file_over_the_limit_is_refused_after_reading_only_the_limit(tmp_path):
+    from tpuwizard.core.launch.plan_packages import MAX_REQUIREMENTS_BYTES
+
+    big = tmp_path / "big.txt"
+    big.write_text("optax\n" * (MAX_REQUIREMENTS_BYTES // 6 + 1))
+    with pytest.raises(BadInput, match="larger than 1024 KiB"):
+        read_requirements(big)
+    big.write_text("optax\n" * (MAX_REQUIREMENTS_BYTES // 6))
+    assert len(read_requirements(big)) == MAX_REQUIREMENTS_BYTES // 6
+
+
+def test_a_folder_as_requirements_is_not_a_regular_file(tmp_path):
+    with pytest.raises(BadInput, match="is not a regular file"):
+        read_requirements(tmp_path)

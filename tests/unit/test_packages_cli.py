@@ -28,3 +28,25 @@ def test_a_jax_line_in_the_requirements_beside_the_script_is_refused(home, here)
 def test_a_requirements_file_that_is_not_there_is_refused(home, here):
     stderr = refused(home, *UP, "--requirements", "missing.txt")
     assert "No requirements file at missing.txt" in stderr
+
+
+# -- issue 39, item 8: every line parses as PEP 508; requirement files are small regular files --
+@pytest.mark.parametrize("command", [LAUNCH, UP, ["run", "--sandbox"]], ids=["launch", "up", "run"])
+def test_a_line_uv_would_refuse_is_refused_before_anything(home, here, command):
+    script = ["train.py"] if command[0] == "run" else []
+    stderr = refused(home, *command, "--with", "foo; touch MARKER", *script)
+    assert "'foo; touch MARKER' (--with) is not a package requirement" in stderr, stderr
+    assert not (here / "MARKER").exists()
+
+
+def test_dev_zero_as_requirements_is_refused_without_reading_it_all(home, here):
+    stderr = refused(home, *LAUNCH, "--requirements", "/dev/zero")
+    assert "Cannot read the requirements file /dev/zero: it is not a regular file" in stderr
+
+
+def test_a_fifo_as_requirements_is_refused_without_waiting_for_a_writer(home, here):
+    import os
+
+    os.mkfifo(here / "reqs.fifo")
+    stderr = refused(home, *UP, "--requirements", "reqs.fifo")
+    assert "reqs.fifo: it is not a regular file" in stderr

@@ -105,6 +105,9 @@ def test_receipts_with_the_new_fields_hash_check_and_show_them(tmp_path):
     trace_file.parent.mkdir(parents=True)
     trace_file.write_bytes(b"abc")
     receipt = sealed(
+        expected_backend="gpu",  # the measurements are an H200's: its fields agree (item 9)
+        observed_backend="gpu",
+        device_kinds=["NVIDIA H200"],
         perf={
             "bf16_tflops": 805.2,
             "fp32_tflops": 51.0,
@@ -123,7 +126,7 @@ def test_receipts_with_the_new_fields_hash_check_and_show_them(tmp_path):
         memory_limit_is="jax_gpu_pool",
         trace={"dir": "trace", "files": [{"path": "plugins/profile/s/h.xplane.pb", "bytes": 3}]},
     )
-    result = check_receipt(receipt, "cpu", folder=tmp_path)
+    result = check_receipt(receipt, "gpu", folder=tmp_path)
     assert result.ok, result.problems
     shown = "\n".join(result.measurements)
     assert "81.4% of NVIDIA H200's 989.0 TFLOP/s bf16 peak" in shown
@@ -131,7 +134,7 @@ def test_receipts_with_the_new_fields_hash_check_and_show_them(tmp_path):
     assert "not the GPU's total memory" in shown
     assert "1 file(s), 3 bytes in trace/, all present beside the receipt" in shown
     trace_file.write_bytes(b"abcd")
-    changed = check_receipt(receipt, "cpu", folder=tmp_path)
+    changed = check_receipt(receipt, "gpu", folder=tmp_path)
     assert changed.ok and "1 missing or changed" in "\n".join(changed.measurements)
     receipt["precision"]["bf16"]["max_rel_error"] = 0.0
     assert not check_receipt(receipt, "cpu").ok  # edited after sealing

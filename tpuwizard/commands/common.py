@@ -14,6 +14,7 @@ import click
 
 from tpuwizard.core.errors import BadInput, shown
 from tpuwizard.core.exit_codes import EXIT_BAD_INPUT, EXIT_CLOUD, EXIT_INTERRUPTED
+from tpuwizard.core.terminal_text import visible_lines
 
 if TYPE_CHECKING:
     from tpuwizard.core.launch.events import Event
@@ -23,8 +24,9 @@ if TYPE_CHECKING:
 
 def say(text: str = "") -> None:
     """Notes, progress and warnings go to stderr, so that stdout holds only the result (one JSON
-    document with ``--json``) and ``tpuwizard fit 48 | less`` shows the table alone."""
-    click.echo(text, err=True)
+    document with ``--json``) and ``tpuwizard fit 48 | less`` shows the table alone. What a
+    worker or a file said (a node name in a chain, a receipt's field) cannot act on the terminal."""
+    click.echo(visible_lines(text), err=True)
 
 
 class Number(click.ParamType):
@@ -117,7 +119,7 @@ transport_option = click.option(
 def show(text: str = "") -> None:
     """A command's human result (a table's lines, a verdict) goes to stdout, for pipes and files;
     never with ``--json``, whose stdout is the JSON document alone."""
-    click.echo(text)
+    click.echo(visible_lines(text))
 
 
 def say_kept_nodes() -> None:
@@ -239,8 +241,8 @@ def cloud_errors(
 
 def open_session(project: str | None, sandbox: bool, runs: Path | None = None) -> Session:
     """The session for a command, practice or real as :meth:`Session.decide` says."""
-    from tpuwizard.event_text import practice_words
     from tpuwizard.session.session import Session
+    from tpuwizard.session_text import practice_words
 
     session = Session.open(project, sandbox, runs)
     if session.practice:

@@ -73,7 +73,7 @@ def verify(
             code = done.value
             break
         if line.payload is None:
-            click.echo(line.text)
+            show(line.text)
     if receipt_path.exists():
         say(f"Receipt: {receipt_path}")
     if trace and (receipt_path.parent / "trace").is_dir():

@@ -350,8 +350,8 @@ def zones(
                 )
         print_json(doc)
     else:
-        from tpuwizard.event_text import survey_words
         from tpuwizard.render import render_zones
+        from tpuwizard.session_text import survey_words
 
         label = survey_words(answer)
         unconfirmed = unconfirmed_zones(survey, accelerator)

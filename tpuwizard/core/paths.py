@@ -52,7 +52,29 @@ def folder_problem(path: Path, what: str) -> str | None:
         return f"{what}: {probe} is a file, not a folder."
     if not os.access(probe, os.W_OK | os.X_OK):
         return f"{what}: {probe} is not writable by you."
+    free = free_bytes(probe)
+    if free is not None and free < MIN_FREE_BYTES:
+        return (
+            f"{what}: the disk of {probe} has {free // 1024} KiB free, less than the "
+            f"{MIN_FREE_BYTES // 2**20} MiB a run needs for its receipt, output and copied-back "
+            "files (found after the TPU is made, it would cost the run): free some space, or "
+            "choose a folder on another disk."
+        )
     return None
+
+
+# A run writes its receipt, cost, output and copied-back files: less than this free is a disk
+# that is full for practical purposes.
+MIN_FREE_BYTES = 16 * 2**20
+
+
+def free_bytes(path: Path) -> int | None:
+    """Bytes an unprivileged user may still write on ``path``'s disk; None if it cannot say."""
+    try:
+        info = os.statvfs(path)
+    except (OSError, AttributeError):  # no statvfs (Windows), or the disk cannot say
+        return None
+    return info.f_bavail * info.f_frsize
 
 
 def cache_dir() -> Path:
@@ -109,5 +131,30 @@ def owner_label() -> str:
             pass
         finally:
             tmp.unlink(missing_ok=True)
-    install_id = path.read_text().strip()
-    return hashlib.sha256(install_id.encode()).hexdigest()[:16]
+    # Its bytes, not its text: any bytes are an id (an edited or binary file must neither fail
+    # every command nor change the label, which would disown what was made under it).
+    install_id = _read_install_id(path)
+    return hashlib.sha256(install_id).hexdigest()[:16]
+
+
+_INSTALL_ID_BYTES = 4096  # made as 32 hex digits; more is read no further
+
+
+def _read_install_id(path: Path) -> bytes:
+    """The id's bytes; an id that is empty or cannot be read raises :class:`BadInput` (an
+    empty one would be every such install's: others' resources would count as this one's)."""
+    from tpuwizard.core.errors import BadInput
+
+    keep = (
+        f"Restore {path} from a backup if you have one; else delete it and tpuwizard makes a "
+        "new one (what was made under the old id is then no longer recognised as yours: check "
+        "the Cloud Console for it)."
+    )
+    try:
+        with open(path, "rb") as f:
+            install_id = f.read(_INSTALL_ID_BYTES).strip()
+    except OSError as err:
+        raise BadInput(f"Cannot read this install's id, {path} ({err.strerror}). {keep}") from None
+    if not install_id:
+        raise BadInput(f"This install's id, {path}, is empty. {keep}")
+    return install_id

@@ -3,7 +3,10 @@
 Each entry says where the attempt ran (zone, node), when, how it ended, which checkpoint set it
 resumed from, the sha256 of its verifier receipt (kept in ``attempts/<n>/receipt.json``), and the
 sha256 of the entry before it, so an entry cannot be dropped, reordered or edited without
-``receipt check`` saying so.
+``receipt check`` saying so. The last entry has none after it to link it: ``chain_sha256``, over
+the whole document, covers it (and the stop record), as ``receipt_sha256`` covers a receipt.
+Each attempt's receipt is also checked on its own, as ``receipt check`` checks a receipt, so a
+chain whose links were recomputed still refuses a receipt edited inside it.
 """
 
 from __future__ import annotations
@@ -14,6 +17,9 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+from tpuwizard.core.errors import BadInput
+from tpuwizard.core.evidence.receipt import check_receipt, load_receipt
 
 CHAIN_FILE = "chain.json"
 ENDINGS = ("finished", "failed", "preempted", "gone", "stopped")
@@ -47,6 +53,19 @@ def file_sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def chain_sha256(data: dict[str, Any]) -> str:
+    """The whole chain's hash: every field but itself, as canonical JSON."""
+    return entry_sha256({k: v for k, v in data.items() if k != "chain_sha256"})
+
+
+def _write(path: Path, data: dict[str, Any]) -> None:
+    """The chain sealed with its chain_sha256, replaced at once (a reader never sees half)."""
+    data["chain_sha256"] = chain_sha256(data)
+    part = path.with_name(f".{CHAIN_FILE}.part")
+    part.write_text(json.dumps(data, indent=2) + "\n")
+    os.replace(part, path)
+
+
 def append_entry(run_dir: Path, run_id: str, entry: ChainEntry) -> dict[str, Any]:
     """Add ``entry`` (linked to the last one) to the run's chain.json; the entry as written."""
     path = run_dir / CHAIN_FILE
@@ -57,9 +76,7 @@ def append_entry(run_dir: Path, run_id: str, entry: ChainEntry) -> dict[str, Any
     written = asdict(entry)
     written["previous_sha256"] = entry_sha256(attempts[-1]) if attempts else None
     attempts.append(written)
-    part = path.with_name(f".{CHAIN_FILE}.part")
-    part.write_text(json.dumps(data, indent=2) + "\n")
-    os.replace(part, path)
+    _write(path, data)
     return written
 
 
@@ -79,9 +96,7 @@ def record_stop(run_dir: Path, by: str, detail: str) -> None:
     path = run_dir / CHAIN_FILE
     data: dict[str, Any] = json.loads(path.read_text())
     data["stopped"] = {"by": by, "detail": detail}
-    part = path.with_name(f".{CHAIN_FILE}.part")
-    part.write_text(json.dumps(data, indent=2) + "\n")
-    os.replace(part, path)
+    _write(path, data)
 
 
 def _check_earlier(link: Any, folder: Path) -> tuple[list[str], list[str]]:
@@ -108,6 +123,19 @@ def check_chain(data: dict[str, Any], folder: Path) -> tuple[list[str], list[str
     attempts = data.get("attempts")
     if data.get("kind") != "chain" or not isinstance(attempts, list) or not attempts:
         return facts, ["it is not a chain of attempts (no 'attempts' list)"]
+    if not all(isinstance(entry, dict) for entry in attempts):
+        return facts, ["its attempts are not all entries (objects)"]
+    sealed = data.get("chain_sha256")
+    if sealed is None:
+        problems.append(
+            "it has no chain_sha256, so its last attempt is covered by no hash (the chain was "
+            "edited, or written by a tpuwizard that did not seal chains)"
+        )
+    elif sealed != chain_sha256(data):
+        problems.append(
+            "its chain_sha256 does not match its contents: the chain was edited after it was "
+            "written (an attempt's zone, node, times or ending, or the last attempt removed)"
+        )
     previous: dict[str, Any] | None = None
     for index, entry in enumerate(attempts, start=1):
         n = entry.get("attempt")
@@ -127,11 +155,7 @@ def check_chain(data: dict[str, Any], folder: Path) -> tuple[list[str], list[str
             problems.append(f"attempt {index} ended {entry.get('ended')}, yet another followed")
         receipt = entry.get("receipt")
         if receipt:
-            path = folder / receipt
-            if not path.is_file():
-                problems.append(f"attempt {index}: its receipt {receipt} is missing")
-            elif file_sha256(path) != entry.get("receipt_sha256"):
-                problems.append(f"attempt {index}: its receipt {receipt} was changed")
+            problems.extend(_receipt_problems(index, receipt, entry, folder))
         resumed = entry.get("resumed_from") or "the start"
         facts.append(
             f"attempt {index} in {entry.get('zone')} on {entry.get('node')}: from {resumed}, "
@@ -142,3 +166,25 @@ def check_chain(data: dict[str, Any], folder: Path) -> tuple[list[str], list[str
     if isinstance(stopped, dict):
         facts.append(f"no further attempt: {stopped.get('by')} ({stopped.get('detail')})")
     return facts, problems
+
+
+def _receipt_problems(
+    index: int, receipt: object, entry: dict[str, Any], folder: Path
+) -> list[str]:
+    """An attempt's receipt: inside the run folder, the file the entry's sha256 names, and a
+    receipt ``receipt check`` accepts on its own (its own hash, its own fields)."""
+    where = f"attempt {index}: its receipt {receipt}"
+    base = folder.resolve()
+    path = (base / str(receipt)).resolve()
+    if not isinstance(receipt, str) or not path.is_relative_to(base):
+        return [f"{where} is not in the run folder"]
+    if not path.is_file():
+        return [f"{where} is missing"]
+    problems = []
+    if file_sha256(path) != entry.get("receipt_sha256"):
+        problems.append(f"{where} was changed")
+    try:
+        checked = check_receipt(load_receipt(path), folder=path.parent)
+    except BadInput as err:
+        return [*problems, f"{where} cannot be read as a receipt: {err}"]
+    return problems + [f"{where}: {problem}" for problem in checked.problems]

@@ -19,6 +19,7 @@ from tpuwizard_verify.tpu_verify import MARKER, PLATFORMS, receipt_hash
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.evidence.receipt_rules import consistency_problems
 from tpuwizard.core.plan import catalog
+from tpuwizard.core.terminal_text import without_sgr
 
 __all__ = [
     "HASH_MEANING",
@@ -99,9 +100,11 @@ def course_printout_receipt(text: str) -> str | None:
     course tees its script's output to a file), or None when ``text`` is not such a printout."""
     if text.lstrip().startswith("{"):
         return None  # a receipt file itself
+    # A terminal's colours saved with the output (`script`, a coloured tee) are no part of it:
+    # JSON escapes a real ESC, so a raw one in the line is decoration.
     found = [
         line.split(COURSE_PREFIX, 1)[1].strip()
-        for line in text.splitlines()
+        for line in map(without_sgr, text.splitlines())
         if COURSE_PREFIX in line
     ]
     return found[-1] if found else None

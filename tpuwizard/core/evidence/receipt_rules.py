@@ -24,6 +24,8 @@ from tpuwizard_verify.tpu_verify import (
     expected_sum_of_squares,
 )
 
+from tpuwizard.core.evidence.receipt_agreement import agreement_problems
+
 VERIFIER_TOOL = "tpu_verify"
 
 
@@ -74,6 +76,7 @@ def consistency_problems(receipt: dict[str, Any]) -> list[str]:
     problems += _prediction_problems(receipt, full)
     problems += _count_problems(receipt, full)
     problems += _precision_problems(receipt.get("precision"))
+    problems += agreement_problems(receipt)
     return problems
 
 

@@ -142,6 +142,10 @@ EVENT_GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
         "a file `--fetch` matched came back whole",
         ("launch", "run", "watch"),
     ),
+    "nothing_matched": (
+        "no entry in the script's folder matched any `--fetch` glob: nothing came back",
+        ("launch", "run", "watch"),
+    ),
     "file_not_fetched": (
         "an entry `--fetch` matched did not come back, and why (`incomplete`: it broke off, and "
         "the run fails for it)",

@@ -14,6 +14,12 @@ from tpuwizard.core.choices import Said
 from tpuwizard.core.cloud.diagnosis import Diagnosis
 from tpuwizard.core.launch.event_base import Event as Event
 
+# A run of the script on a kept node (run, watch), in a module of their own; part of it too.
+from tpuwizard.core.launch.kept_run_events import FolderSynced as FolderSynced
+from tpuwizard.core.launch.kept_run_events import HeartbeatMissed as HeartbeatMissed
+from tpuwizard.core.launch.kept_run_events import RunStarted as RunStarted
+from tpuwizard.core.launch.kept_run_events import WaitingForNode as WaitingForNode
+
 # A spot run's chain (--checkpoints), in a module of their own; part of this vocabulary.
 from tpuwizard.core.launch.resume_events import CheckpointCopied as CheckpointCopied
 from tpuwizard.core.launch.resume_events import CheckpointsUnusable as CheckpointsUnusable
@@ -97,6 +103,7 @@ class Provisioning(Event):
     elapsed_s: float
     cost_usd: float | None
     zone: str = ""  # the request's zone (several at once with --fan-out)
+    route: str = ""  # vm, spot, flex: what bounds a wait for capacity (flex: its queue wait)
 
 
 @dataclass(frozen=True)
@@ -245,43 +252,10 @@ class FileNotFetched(Event):
 
 
 @dataclass(frozen=True)
-class RunStarted(Event):
-    """A run of your script on a kept node began (``run``, each run of ``watch``); it holds the
-    node's run lock until its ``Finished``."""
+class NothingMatched(Event):
+    """No entry in the script's folder matched any of the fetch ``patterns``: nothing came back."""
 
-    run_id: str
-    node: str
-    workers: int
-    run_dir: str
-
-
-@dataclass(frozen=True)
-class WaitingForNode(Event):
-    """``run --wait``: another command is running on the kept node; this run starts after it."""
-
-    node: str
-    detail: str
-
-
-@dataclass(frozen=True)
-class FolderSynced(Event):
-    """What changed in the script's folder was copied to every worker of the kept node."""
-
-    changed: list[str]  # as worker 0 needed them (each worker gets what it lacks)
-    deleted: list[str]
-    bytes_sent: int
-    workers: int
-    seconds: float  # the slowest worker's
-    ways: list[str]  # "rsync", or "tar: <why not rsync>", each way used once
-
-
-@dataclass(frozen=True)
-class HeartbeatMissed(Event):
-    """A heartbeat to the kept node's watchdog was not sent; the run goes on (the next one may
-    land before the idle deadline)."""
-
-    node: str
-    detail: str
+    patterns: tuple[str, ...]
 
 
 @dataclass(frozen=True)

@@ -154,8 +154,13 @@ def _parse(raw: bytes) -> tuple[str, float, Resource, dict[str, Any]] | str | No
         return "not UTF-8"
     except ValueError:
         return "not JSON (torn by a crash, or edited)"
+    except RecursionError:  # '[' * 100000: Python's parser gives up; the line is unreadable
+        return _TOO_DEEP
     if not isinstance(data, dict):
         return "not a JSON object"
+    # A record is flat; a deep value that did parse would still break a later repr or dumps.
+    if _depth_over(data, _MAX_DEPTH):
+        return _TOO_DEEP
     if data.get("op") not in OPS:
         return f"unknown op {data.get('op')!r}"
     try:
@@ -169,6 +174,23 @@ def _parse(raw: bytes) -> tuple[str, float, Resource, dict[str, Any]] | str | No
         return why
     extra = {k: v for k, v in data.items() if k not in _FIELDS and k not in ("op", "at")}
     return str(data["op"]), at, resource, extra
+
+
+_MAX_DEPTH = 16
+_TOO_DEEP = "nested too deeply to be a record"
+
+
+def _depth_over(value: object, limit: int) -> bool:
+    """Whether lists and objects nest deeper than ``limit`` (walked without recursion)."""
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > limit:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def _unaddressable(r: Resource) -> str | None:

@@ -9,10 +9,14 @@ a line naming jax, jaxlib or libtpu is refused here, before anything is created.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
 
 from tpuwizard.core.choices import Said
 from tpuwizard.core.errors import BadInput, shown
@@ -24,11 +28,8 @@ COURSE_PACKAGES = ("flax", "optax", "orbax-checkpoint", "numpy", "matplotlib")
 # tpuwizard's own pin: the packages its constraint holds (core/remote/packages.py).
 HELD = ("jax", "jaxlib", "libtpu", "libtpu-nightly")
 AUTO_FILE = "requirements.txt"  # beside the script: used automatically
-# A PEP 508 name, its extras, then a version, a marker or a URL (uv checks the rest).
-_REQUIREMENT = re.compile(
-    r"(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[[A-Za-z0-9._,\s-]*\])?"
-    r"\s*(?P<rest>[<>=!~;@(].*)?"
-)
+# A requirements file is a few lines; a bigger one (or /dev/zero) is a mistake, read no further.
+MAX_REQUIREMENTS_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -46,9 +47,13 @@ def canonical_name(name: str) -> str:
 
 
 def requirement_name(text: str) -> str | None:
-    """The canonical name a requirement line installs, or None when it is not one."""
-    match = _REQUIREMENT.fullmatch(text.strip())
-    return canonical_name(match.group("name")) if match else None
+    """The canonical name a requirement line installs, or None when it is not one: the whole
+    line must parse as PEP 508 (name, extras, versions, a URL, a marker), so nothing that uv
+    would refuse after create (``foo; touch MARKER``) passes before it."""
+    try:
+        return canonical_name(Requirement(text.strip()).name)
+    except InvalidRequirement:
+        return None
 
 
 def package_names(specs: Iterable[PackageSpec]) -> list[str]:
@@ -84,18 +89,54 @@ def read_requirements(path: Path, origin: str | None = None) -> list[PackageSpec
     cannot be read raises :class:`BadInput`. Lines are checked by :func:`package_problems`."""
     label = origin or path.name
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = _read_small_file(path).decode("utf-8-sig")
     except FileNotFoundError:
         raise BadInput(f"No requirements file at {path}: give the path of one.") from None
     except (OSError, UnicodeDecodeError) as err:
         why = err.strerror if isinstance(err, OSError) else "it is not UTF-8 text"
         raise BadInput(f"Cannot read the requirements file {path} ({why}).") from None
+    except _NotARequirementsFile as err:
+        raise BadInput(f"Cannot read the requirements file {path}: {err}") from None
     specs = []
     for number, line in enumerate(text.splitlines(), 1):
         line = re.sub(r"(^|\s)#.*", "", line).strip()
         if line:
             specs.append(PackageSpec(line, f"{label} line {number}"))
     return specs
+
+
+class _NotARequirementsFile(Exception):
+    """A path that names no small regular file (a device, a FIFO, a folder, a huge file)."""
+
+
+def _read_small_file(path: Path) -> bytes:
+    """The bytes of a regular file of at most :data:`MAX_REQUIREMENTS_BYTES`. Opened without
+    blocking (a FIFO with no writer would hang the open) and checked after the open, so what is
+    read is what was checked; never more than the limit is read (``/dev/zero`` is endless)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _NotARequirementsFile(
+                "it is not a regular file (a device, a pipe or a folder). Give the path of a "
+                "text file with one requirement per line."
+            )
+        os.set_blocking(fd, True)
+        chunks, size = [], 0
+        while size <= MAX_REQUIREMENTS_BYTES:
+            chunk = os.read(fd, MAX_REQUIREMENTS_BYTES + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    if size > MAX_REQUIREMENTS_BYTES:
+        raise _NotARequirementsFile(
+            f"it is larger than {MAX_REQUIREMENTS_BYTES // 1024} KiB, which no list of "
+            "requirements needs. Give the path of a file with one requirement per line."
+        )
+    return b"".join(chunks)
 
 
 def beside_script(script: Path | None) -> Path | None:

@@ -161,7 +161,8 @@ class Provisioner:
 
         def on_state(status: str) -> None:
             # Nothing costs until READY: a node being made or a request waiting costs nothing.
-            self.emit(ev.Provisioning(status, round(time.time() - started, 1), 0.0, zone))
+            elapsed = round(time.time() - started, 1)
+            self.emit(ev.Provisioning(status, elapsed, 0.0, zone, plan.route))
 
         # Flex-start waits for capacity first (--queue-wait), then --ready-timeout for the
         # VM; on Compute Engine both waits are the one instance's.

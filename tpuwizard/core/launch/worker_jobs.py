@@ -208,14 +208,16 @@ def fetch_files(
             emit(ev.FileNotFetched(outcome.rel, outcome.reason, outcome.incomplete))
 
     listed = fetch_matching(transport, folder, python, patterns, dest, report)
-    # A file named outright (no wildcard) that matched nothing: said now, on the script's
-    # step, not only in the summary after the teardown (where the listing failed, nothing is
-    # known to be missing).
+    if not listed:  # the listing failed (reported): nothing is known to be missing
+        return incomplete
+    # A file named outright (no wildcard) that matched nothing: said now, on the script's step,
+    # not only in the summary after the teardown; globs that matched nothing at all, together.
+    globs = [p for p in patterns if any(c in p for c in "*?[")]
     for named in patterns:
-        if not listed or any(c in named for c in "*?["):
-            continue
-        if not any(_under(rel, named) for rel in seen):
+        if named not in globs and not any(_under(rel, named) for rel in seen):
             emit(ev.FileNotFetched(named, "your script left no file of that name"))
+    if globs and not seen:
+        emit(ev.NothingMatched(tuple(globs)))
     return incomplete
 
 

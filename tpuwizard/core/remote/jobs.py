@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from tpuwizard.core.cancel import CancelToken, kill_tree
 from tpuwizard.core.errors import RemoteError
+from tpuwizard.core.remote.line_pieces import LinePieces
 from tpuwizard.core.remote.transports import REMOTE_DIR, Transport, safe_relative, shell
 
 
@@ -74,8 +75,10 @@ def follow_job(
     A dropped connection is followed by a reconnect from the first unseen line. A set ``cancel``
     token kills the follower (not the job) and raises :class:`Cancelled`.
     """
-    seen = 0
+    lines = LinePieces(on_line)  # linear in a line's length; a huge one comes in pieces
     for attempt in range(reconnects + 1):
+        if attempt:
+            lines.reconnect()  # what was left of an unfinished line comes again with this tail
         # tail stops once the watcher exits, which it does when the exit file appears; tail
         # --pid on the job itself would wait until init reaps it, seconds later in containers.
         command = (
@@ -85,20 +88,15 @@ def follow_job(
             f"( while [ ! -e {shlex.quote(job.folder + '/exit')} ] && "
             f"[ -d {shlex.quote(job.folder)} ] && kill -0 $$ 2>/dev/null; do sleep 0.1; done "
             ") >/dev/null 2>&1 & "
-            f"tail -n +{seen + 1} -F -s 0.1 --pid=$! {shlex.quote(job.log)} 2>/dev/null"
+            f"tail -n +{lines.seen + 1} -F -s 0.1 --pid=$! {shlex.quote(job.log)} 2>/dev/null"
         )
         proc = transport.popen(worker, command)
         if cancel is not None:
             cancel.register(proc)
         assert proc.stdout is not None
-        buffer = b""
         try:
             while chunk := proc.stdout.read1(65536):  # type: ignore[attr-defined]
-                buffer += chunk
-                *lines, buffer = buffer.split(b"\n")
-                for line in lines:
-                    seen += 1
-                    on_line(line.decode(errors="replace"))
+                lines.feed(chunk)
         finally:
             kill_tree(proc)
             proc.wait()
@@ -110,6 +108,7 @@ def follow_job(
         # A follower that was cut off may have missed the job's last lines even though the job
         # has ended by now: read on from the first unseen line before returning its code.
         if code is not None and (proc.returncode == 0 or attempt == reconnects):
+            lines.finish()  # a last line without its newline is still the job's
             return code
         if attempt < reconnects and code is None:
             time.sleep(poll)

@@ -327,7 +327,13 @@ def phase_screen(event: ev.Event, current: Any, recovering: bool = False) -> Any
     ):
         wanted = VerifyScreen
     elif isinstance(
-        event, ev.ScriptLine | ev.ScriptDone | ev.FileFetched | ev.FileNotFetched | ev.Resumed
+        event,
+        ev.ScriptLine
+        | ev.ScriptDone
+        | ev.FileFetched
+        | ev.FileNotFetched
+        | ev.NothingMatched
+        | ev.Resumed,
     ):
         wanted = ScriptScreen
     elif isinstance(event, ev.TeardownFailed | ev.Kept | ev.Finished):

@@ -12,6 +12,8 @@ from typing import Any
 
 from textual.widgets import Log
 
+from tpuwizard.core.terminal_text import visible
+
 
 class FollowLog(Log):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -25,7 +27,8 @@ class FollowLog(Log):
 
     def write_lines(self, lines: Iterable[str], scroll_end: bool | None = None) -> FollowLog:
         follow = self.following if scroll_end is None else scroll_end
-        super().write_lines(lines, scroll_end=False)
+        # Worker lines reach the terminal through here: shown as cat -v shows them.
+        super().write_lines((visible(line) for line in lines), scroll_end=False)
         if follow:
             self.to_end()
         return self
