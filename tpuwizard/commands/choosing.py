@@ -23,11 +23,18 @@ OTHERS_TITLE = "Made by another tpuwizard user (left alone by teardown --all)"
 
 def say_skipped(found: Found, project: str | None) -> None:
     """Zones that could not be surveyed (the rest still answered, these are unknown), and ledger
-    lines that could not be read (the rest still count). A zone where a record could not be
-    checked is said with that record (:func:`say_unchecked`), not here. A zone Google says the
-    project may not use is no problem (nothing can be there) and answers so every time: it is
-    said once per project, quietly, and again only for a zone not said before."""
-    recorded_in = {u.resource.zone for u in found.unchecked}
+    lines that could not be read (the rest still count). A zone (or a whole backend) where a
+    record could not be checked is said with that record (:func:`say_unchecked`), not here. A
+    zone Google says the project may not use is no problem (nothing can be there) and answers so
+    every time: it is said once per project, quietly, and again only for a zone not said
+    before."""
+    from tpuwizard.core.launch.survey import BACKEND_WORDS
+
+    # Where a record stands unchecked (a zone, or a whole backend by its name), something
+    # tpuwizard made may be there: that record's own line says so, not "nothing can be there".
+    recorded_in = {u.resource.zone for u in found.unchecked} | {
+        BACKEND_WORDS.get(u.resource.backend, u.resource.backend) for u in found.unchecked
+    }
     refused = sorted(z for z in found.refused if z not in recorded_in)
     for zone, why in sorted(found.skipped.items()):
         if zone in recorded_in or zone in refused:
