@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from tpuwizard.core.launch.ledger import Resource
     from tpuwizard.core.launch.teardown import Found, TeardownResult, Unchecked
+    from tpuwizard.session.kept import KeptGone
 
 
 OTHERS_TITLE = "Made by another tpuwizard user (left alone by teardown --all)"
@@ -146,6 +147,14 @@ def say_unchecked(unchecked: Sequence[Unchecked]) -> None:
 
     for item in unchecked:
         say(unchecked_text(item.resource, item.diagnosis))
+
+
+def say_kept_gone(gone: Sequence[KeptGone]) -> None:
+    """The kept nodes found gone that no tpuwizard command here deleted: each said."""
+    from tpuwizard.teardown_text import kept_gone_line
+
+    for item in gone:
+        say(kept_gone_line(item))
 
 
 def say_preempted(results: Sequence[TeardownResult], practice: bool) -> None:
