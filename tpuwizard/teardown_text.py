@@ -10,6 +10,7 @@ from tpuwizard.oslogin_text import login_key_words
 
 if TYPE_CHECKING:
     from tpuwizard.core.launch.teardown import TeardownResult
+    from tpuwizard.session.kept import KeptGone
 
 
 def teardown_lines(result: TeardownResult, owner: str) -> list[str]:
@@ -41,6 +42,23 @@ def preempted_lines(result: TeardownResult, practice: bool) -> list[str]:
     are = f"{what} are" if r.kind == "queued" else "it is"
     lines = [f"{head}; {are} NOT verified gone and may still bill: `{down}` tries again."]
     return lines + ([diagnosis_text(result.diagnosis)] if result.diagnosis else [])
+
+
+def kept_gone_line(gone: KeptGone) -> str:
+    """A kept node that no tpuwizard command here deleted is gone: what is known of who did.
+    Its deadline (idle or --max-run, as recorded) had passed: its watchdog, or Google at its
+    run's end; it had not: not its watchdog (a spot node: perhaps Google's preemption)."""
+    import time
+
+    info = gone.info
+    head = f"{info.name}, kept in {info.zone}, is gone, and no tpuwizard command here deleted it"
+    end = info.idle_deadline if info.idle_deadline is not None else info.max_deadline
+    if end is not None and end <= time.time():
+        return f"{head}: its deadline had passed, so its watchdog (or Google) most likely did."
+    so = "its deadline had not passed, so not its watchdog: " if end else "it had no deadline: "
+    if gone.route == "spot":
+        return f"{head}: {so}Google preempted it, or someone deleted it by hand."
+    return f"{head}: {so}someone deleted it by hand (another person, or another tool)."
 
 
 def stopped_lines(result: TeardownResult, practice: bool) -> list[str]:

@@ -118,6 +118,17 @@ def test_a_bad_sandbox_delay_is_said_before_the_practice_cloud_starts(
     assert f"TPUWIZARD_SANDBOX_DELAY='{value}' is not a number of seconds of 0 or more" in stderr
 
 
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "abc"])
+@pytest.mark.parametrize("command", [LAUNCH, UP], ids=["launch", "up"])
+def test_a_bad_sandbox_linger_is_said_before_the_practice_cloud_starts(
+    home, here, monkeypatch, command, value
+):
+    monkeypatch.setenv("TPUWIZARD_SANDBOX_LINGER", value)
+    stderr = refused(home, *command)
+    assert f"TPUWIZARD_SANDBOX_LINGER='{value}' is not a number of seconds of 0 or more" in stderr
+    assert not (home / "sandbox" / "server.json").exists()  # no practice cloud was left running
+
+
 def test_a_script_named_like_an_option_is_refused_before_create(home, here):
     (here / "-x.py").write_text("print('hi')\n")
     stderr = refused(home, *LAUNCH, "--script", "./-x.py")

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from tpuwizard.core.launch.ledger import Resource
     from tpuwizard.core.launch.teardown import Found, TeardownResult, Unchecked
+    from tpuwizard.session.kept import KeptGone
 
 
 OTHERS_TITLE = "Made by another tpuwizard user (left alone by teardown --all)"
@@ -23,11 +24,18 @@ OTHERS_TITLE = "Made by another tpuwizard user (left alone by teardown --all)"
 
 def say_skipped(found: Found, project: str | None) -> None:
     """Zones that could not be surveyed (the rest still answered, these are unknown), and ledger
-    lines that could not be read (the rest still count). A zone where a record could not be
-    checked is said with that record (:func:`say_unchecked`), not here. A zone Google says the
-    project may not use is no problem (nothing can be there) and answers so every time: it is
-    said once per project, quietly, and again only for a zone not said before."""
-    recorded_in = {u.resource.zone for u in found.unchecked}
+    lines that could not be read (the rest still count). A zone (or a whole backend) where a
+    record could not be checked is said with that record (:func:`say_unchecked`), not here. A
+    zone Google says the project may not use is no problem (nothing can be there) and answers so
+    every time: it is said once per project, quietly, and again only for a zone not said
+    before."""
+    from tpuwizard.core.launch.survey import BACKEND_WORDS
+
+    # Where a record stands unchecked (a zone, or a whole backend by its name), something
+    # tpuwizard made may be there: that record's own line says so, not "nothing can be there".
+    recorded_in = {u.resource.zone for u in found.unchecked} | {
+        BACKEND_WORDS.get(u.resource.backend, u.resource.backend) for u in found.unchecked
+    }
     refused = sorted(z for z in found.refused if z not in recorded_in)
     for zone, why in sorted(found.skipped.items()):
         if zone in recorded_in or zone in refused:
@@ -139,6 +147,14 @@ def say_unchecked(unchecked: Sequence[Unchecked]) -> None:
 
     for item in unchecked:
         say(unchecked_text(item.resource, item.diagnosis))
+
+
+def say_kept_gone(gone: Sequence[KeptGone]) -> None:
+    """The kept nodes found gone that no tpuwizard command here deleted: each said."""
+    from tpuwizard.teardown_text import kept_gone_line
+
+    for item in gone:
+        say(kept_gone_line(item))
 
 
 def say_preempted(results: Sequence[TeardownResult], practice: bool) -> None:

@@ -12,6 +12,7 @@ from tpuwizard.commands.choosing import (
     OTHERS_TITLE,
     confirm_theirs,
     result_data,
+    say_kept_gone,
     say_preempted,
     say_skipped,
     say_stopped,
@@ -56,12 +57,14 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
         found = session.find_leftovers()
     say_skipped(found, session.project)
     say_preempted(kept.preempted, session.practice)
+    say_kept_gone(kept.gone)
     say_stopped(found.stopped_ended, session.practice)
     if as_json:
         print_json(
             {
                 "resources": [b.to_dict() for b in found],
                 "kept": [k.to_dict() for k in kept.infos],
+                "kept_gone": [g.info.to_dict() for g in kept.gone],
                 "others": [b.to_dict() for b in found.others],
                 "unchecked": [u.to_dict() for u in found.unchecked],
                 "preempted": [result_data(r) for r in kept.preempted],

@@ -6,7 +6,8 @@ Keys:
   stockout_code=N       the stockout's code and text instead: 9 reserved capacity, 13 or 5 a
                         refused spot create (a spot queued resource then goes FAILED)
   unavailable=N         the next N requests answer 503
-  delete_fail=N         the next N delete operations end with an internal error
+  delete_fail=N         the next N delete operations (a node's or a queued resource's) end with
+                        an internal error, leaving it as it was
   lying_delete=N        the next N delete operations end "done" without an error, but the node (or
                         queued resource) is still there: listed, gettable and READY
   lost_create=N         the next N creates are carried out, but their answer is a 503

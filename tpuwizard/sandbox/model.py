@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
-import signal
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -76,18 +73,6 @@ def parse_duration(text: str) -> float:
     if not match:
         raise ApiError(400, "INVALID_ARGUMENT", f"Invalid duration '{text}': use e.g. '3600s'.")
     return float(match.group(1))
-
-
-def end_worker_processes(node_folder: Path) -> None:
-    """Kill the process group of every job under a sandbox node's worker homes."""
-    for pid_file in node_folder.glob("w*/.tpuwizard/jobs/*/pid"):
-        try:
-            pgid = int(pid_file.read_text().strip())
-        except (OSError, ValueError):
-            continue
-        if pgid > 1:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pgid, signal.SIGKILL)
 
 
 def page(items: list[Any], key: str, query: dict[str, str]) -> dict[str, Any]:

@@ -206,9 +206,11 @@ class QueuedResources:
         qr = self.store.data["queued"][name]
         refuse_early_delete(qr, qr_id, self.delay)  # google-behaviour.md:47
         free = qr["state"]["state"] in ("ACCEPTED", "FAILED", "SUSPENDED")
-        if qr.get("_node") in self.store.data["nodes"] and not force and not free:
+        if self._own_node(qr) is not None and not force and not free:
             raise google.queued_has_nodes(qr_id)  # google-behaviour.md:48
         was, qr["state"] = qr["state"], {"state": "DELETING"}
+        fail = self.faults.take("delete_fail")
+        lie = not fail and self.faults.take("lying_delete")
         op = self.operations.start(
             project,
             zone,
@@ -216,7 +218,7 @@ class QueuedResources:
             name,
             version,
             time.time() + DELETE_SECONDS,
-            {"kind": "delete_queued", "lie": self.faults.take("lying_delete"), "was": was},
+            {"kind": "delete_queued", "fail": fail, "lie": lie, "was": was},
         )
         self.store.save()
         return public(op)
@@ -230,18 +232,37 @@ class QueuedResources:
             **{"@type": RESPONSE_TYPE.format(version=version, kind="QueuedResource")},
         )
 
+    def _own_node(self, qr: dict[str, Any]) -> str | None:
+        """The node this request made, while it exists: the one whose ``queuedResource`` names
+        the request ("The qualified name of the QueuedResource that requested this Node", Node
+        in tpu.v2.json). A node that merely has the name in the request's node spec (made
+        before it, by anyone) is not the request's: its create failed on that name."""
+        node = self.store.data["nodes"].get(qr.get("_node", ""))
+        if node is None or node.get("queuedResource") != qr["name"]:
+            return None
+        return str(node["name"])
+
     def finish_delete(self, op: dict[str, Any]) -> None:
-        """A queued resource's delete operation is done: it and its node are gone (or, with a
-        lying delete, it is back in the state it was in)."""
+        """A queued resource's delete operation is done: it and the node it made are gone (or,
+        with a lying delete, it is back in the state it was in; with a failing one, the same and
+        the operation ends with an internal error).
+
+        Only the request's own node goes: "all running nodes belonging to this queued resource
+        will be deleted first" (DeleteQueuedResourceRequest.force, cloud.google.com/tpu/docs/
+        reference/rest/v2/projects.locations.queuedResources/delete). A node of the spec's name
+        that the request did not make (another user's, made earlier) is left alone."""
         action, target = op["_on_done"], op["metadata"]["target"]
         queued = self.store.data["queued"]
-        if action.get("lie"):  # done, no error, and the request is still there
+        if action.get("lie") or action.get("fail"):  # the request is still there
             if target in queued:
                 queued[target]["state"] = action["was"]
-            op["response"] = {"@type": EMPTY_TYPE}
+            if action.get("fail"):
+                op["error"] = {"code": 13, "message": "Internal error while deleting the request."}
+            else:
+                op["response"] = {"@type": EMPTY_TYPE}
             return
         qr = queued.pop(target, None)
-        if qr is not None:
-            for spec in qr["tpu"]["nodeSpec"]:
-                self.vms.remove_node(f"{spec['parent']}/nodes/{spec['nodeId']}")
+        own = self._own_node(qr) if qr is not None else None
+        if own is not None:
+            self.vms.remove_node(own)
         op["response"] = {"@type": EMPTY_TYPE}

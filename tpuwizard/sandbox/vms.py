@@ -16,8 +16,9 @@ from typing import Any
 from tpuwizard.core.plan import catalog
 from tpuwizard.sandbox import compute_google, google, image, oslogin
 from tpuwizard.sandbox.faults import Faults
-from tpuwizard.sandbox.model import ApiError, end_worker_processes, worker_home
+from tpuwizard.sandbox.model import ApiError, worker_home
 from tpuwizard.sandbox.store import StateStore
+from tpuwizard.sandbox.vm_processes import end_worker_processes
 
 
 class VirtualMachines:

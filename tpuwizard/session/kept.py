@@ -9,7 +9,7 @@ from the ledger alone, is in :mod:`~tpuwizard.session.kept_lines`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -52,12 +52,23 @@ if TYPE_CHECKING:
     from tpuwizard.session.session import Session
 
 
+@dataclass(frozen=True)
+class KeptGone:
+    """A kept node no tpuwizard command here deleted, found gone: its line, and its route (a
+    spot node may have been preempted away)."""
+
+    info: KeptInfo
+    route: str | None
+
+
 @dataclass
 class KeptCheck:
-    """The kept nodes as the cloud sees them now, and the preempted ones just deleted."""
+    """The kept nodes as the cloud sees them now, the preempted ones just deleted, and those
+    that something other than tpuwizard deleted (``gone``: said, never dropped silently)."""
 
     infos: list[KeptInfo]
     preempted: list[TeardownResult]
+    gone: list[KeptGone] = field(default_factory=list)
 
 
 class KeptPreempted(Exception):
@@ -98,8 +109,10 @@ class KeptNodes:
                 node = cloud.get_node(r.zone, node_id(r))
             except Exception:  # that zone's error is reported once, by the reconciliation
                 continue
-            if node is None:
-                continue  # deleted (its idle deadline, or by hand): status reconciles the ledger
+            if node is None:  # deleted (its deadline, or by hand): status reconciles the ledger
+                info = kept_info(entry, "gone", beats, self.session.practice)
+                checked.gone.append(KeptGone(info, r.route))
+                continue
             if preempted(node, r):
                 checked.preempted += self.end_preempted(entry)
                 continue

@@ -19,12 +19,12 @@ from pathlib import Path
 
 from tpuwizard.session import practice
 
-LINGER_ENV = "TPUWIZARD_SANDBOX_LINGER"  # seconds to stay up with nothing in it (default 60)
-
 
 def main() -> int:
     from tpuwizard.sandbox.server import start_in_thread
 
+    # Seconds to stay up holding nothing (checked by the command that starts this one, too).
+    linger = practice.sandbox_linger()
     # Taking over from an ending process (practice.hand_over): its port and token.
     port = int(os.environ.pop(practice.LASTING_PORT_ENV, "0") or 0)
     token = os.environ.pop(practice.LASTING_TOKEN_ENV, None)
@@ -48,7 +48,6 @@ def main() -> int:
             f,
         )
     os.replace(tmp, info)
-    linger = float(os.environ.get(LINGER_ENV, "60"))
     empty_since: float | None = None
     try:
         while True:

@@ -11,6 +11,7 @@ from tpuwizard.core.cloud.endpoint import ENDPOINT_ENV, GOOGLE_ENDPOINT, TOKEN_E
 PRACTICE_PROJECT = "tpuwizard-practice"
 FAULTS_ENV = "TPUWIZARD_SANDBOX_FAULTS"
 DELAY_ENV = "TPUWIZARD_SANDBOX_DELAY"
+LINGER_ENV = "TPUWIZARD_SANDBOX_LINGER"  # seconds a lasting sandbox stays up holding nothing
 # Pairing with an OpenSSH server: the sandbox writes node ssh-keys into this file, and workers
 # are reached over SSH on this loopback port instead of through a local shell.
 SSH_PORT_ENV = "TPUWIZARD_SANDBOX_SSH_PORT"
@@ -34,6 +35,7 @@ def start_sandbox(faults: str | None = None, delay: float | None = None):  # -> 
     from tpuwizard.sandbox.server import start_in_thread
 
     sandbox_delay()  # a bad setting is bad input, whichever sandbox would serve
+    sandbox_linger()  # the same: this one may be handed to a lasting sandbox at the end
     if attach_lasting_sandbox():
         return None
     server = make_sandbox_server(faults, delay)
@@ -65,21 +67,33 @@ def make_sandbox_server(
 
 def sandbox_delay() -> float:
     """Seconds a practice node takes to become READY: ``TPUWIZARD_SANDBOX_DELAY``, default 2."""
+    return _seconds_setting(DELAY_ENV, 2.0, "0.5")
+
+
+def sandbox_linger() -> float:
+    """Seconds a lasting sandbox stays up once it holds nothing: ``TPUWIZARD_SANDBOX_LINGER``,
+    default 60. Never nan (it would never end: no comparison with nan holds) nor infinite."""
+    return _seconds_setting(LINGER_ENV, 60.0, "5")
+
+
+def _seconds_setting(name: str, default: float, example: str) -> float:
+    """The environment variable ``name`` as a finite number of seconds of 0 or more; anything
+    else is bad input, said before any sandbox starts."""
     import math
 
     from tpuwizard.core.errors import BadInput, shown
 
-    text = os.environ.get(DELAY_ENV, "").strip() or "2.0"
+    text = os.environ.get(name, "").strip() or str(default)
     try:
-        delay = float(text)
+        seconds = float(text)
     except ValueError:
-        delay = math.nan
-    if not math.isfinite(delay) or delay < 0:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds < 0:
         raise BadInput(
-            f"{DELAY_ENV}={shown(text)} is not a number of seconds of 0 or more: set it to one "
-            f"(e.g. {DELAY_ENV}=0.5), or unset it for the default of 2 seconds."
+            f"{name}={shown(text)} is not a number of seconds of 0 or more: set it to one "
+            f"(e.g. {name}={example}), or unset it for the default of {default:g} seconds."
         )
-    return delay
+    return seconds
 
 
 def attach_lasting_sandbox() -> bool:
@@ -161,6 +175,7 @@ def start_lasting_sandbox(timeout: float = 30.0, port: int = 0, token: str | Non
     import time
 
     sandbox_delay()  # said here, not as "did not start" after the child failed on it
+    sandbox_linger()
     if attach_lasting_sandbox():
         return
     env = dict(os.environ)

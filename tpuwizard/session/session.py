@@ -254,7 +254,7 @@ class Session:
         from tpuwizard.core.launch.survey import reconcile_backends
 
         each = [(b, partial(self.cloud_for, b)) for b in self.clouds.surveyed()]
-        found = reconcile_backends(each, self.ledger, zones, owner=self.owner)
+        found = reconcile_backends(each, self.ledger, zones, owner=self.owner, project=self.project)
         found.stopped_ended = self._end_stopped(found)
         self.billing.add_leftovers(found)  # only this install's: others' do not bill this user
         return found

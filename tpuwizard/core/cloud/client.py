@@ -24,7 +24,13 @@ from tpuwizard.core.cloud.endpoint import ENDPOINT_ENV, GOOGLE_ENDPOINT
 from tpuwizard.core.cloud.google_calls import credentials_for, quota_is_final, retry_reads
 from tpuwizard.core.cloud.polling import poll_until
 from tpuwizard.core.cloud.protocol import NodeIdentity, Part
-from tpuwizard.core.cloud.queued import QUEUE_WAITING, QueuedCalls, ended_error, route_of
+from tpuwizard.core.cloud.queued import (
+    QUEUE_WAITING,
+    QueuedCalls,
+    ended_error,
+    made_by,
+    route_of,
+)
 from tpuwizard.core.cloud.types import CALL_TIMEOUT, NodeInfo, NodeRequest, QueuedInfo
 from tpuwizard.core.errors import CreateFailed, QueueExpired, WaitTimedOut
 
@@ -250,8 +256,18 @@ class TpuCloud:
         return self.queued_calls.list_queued(zone)
 
     def delete_queued(self, zone: str, qr_id: str, timeout: float = 600) -> None:
-        """Delete with force (its node goes too) and wait; already gone is fine."""
-        self.queued_calls.delete_queued(zone, qr_id, timeout)
+        """Delete the request and the node it made, and wait; already gone is fine.
+
+        ``force`` (which deletes the request's nodes first) is sent only when the node under
+        the request's node id is absent or the request's own: a node of that name that the
+        request did not make (someone's, made before; the request then FAILED) is never within
+        reach of the delete, whatever the server makes of ``force``."""
+        qr = self.get_queued(zone, qr_id)
+        if qr is None:
+            return
+        holder = self.get_node(zone, qr.node_id) if qr.node_id else None
+        force = holder is None or made_by(holder, qr_id)
+        self.queued_calls.delete_queued(zone, qr_id, timeout, force=force)
 
     def wait_for_queued(
         self,

@@ -13,6 +13,7 @@ import re
 
 from tpuwizard.core.choices import Choice, phrase
 from tpuwizard.core.cloud import google_errors as ge
+from tpuwizard.core.cloud.backends import COMPUTE
 from tpuwizard.core.cloud.diagnose_capacity import (
     invalid_zone_diagnosis,
     other_zones,
@@ -89,6 +90,8 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
     if isinstance(err, gx.RetryError) and err.cause is not None:
         err = err.cause  # retries ran out: what matters is what kept failing
     project = ctx.project or "PROJECT_ID"
+    api = "Compute Engine" if ctx.backend == COMPUTE else "the Cloud TPU API"
+    api_title = api[0].upper() + api[1:]
     where = f" in {ctx.zone}" if ctx.zone else ""
     message = _message(err)
     account = ctx.account or _configured_account()
@@ -228,7 +231,7 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
     if isinstance(err, gx.ServiceUnavailable | gx.TooManyRequests):
         return Diagnosis(
             "unavailable",
-            "The Cloud TPU API is busy or unavailable",
+            f"{api_title} is busy or unavailable",
             f"It kept answering {type(err).__name__} after several retries ({message}).",
             [
                 "Wait a few minutes and try again.",
@@ -243,7 +246,7 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
     ) or _is_requests_connection_error(err):
         return Diagnosis(
             "unreachable",
-            "Cannot reach the Cloud TPU API",
+            f"Cannot reach {api}",
             f"The network call failed ({type(err).__name__}: {message}).",
             [
                 "Check your internet connection, VPN or proxy settings.",
@@ -253,7 +256,7 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
     if isinstance(err, gx.GoogleAPICallError):
         return Diagnosis(
             "api_error",
-            "The Cloud TPU API returned an error",
+            f"{api_title} returned an error",
             f"{type(err).__name__}: {message}",
             ["Try again; if it persists, run tpuwizard status and check the Cloud Console."],
         )

@@ -36,3 +36,4 @@ class Context:
     account: str | None = None
     name: str | None = None
     route: str | None = None  # vm, spot or flex
+    backend: str | None = None  # whose API was called: "tpu-api" (the default) or "compute"

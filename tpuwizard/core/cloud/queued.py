@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tpuwizard.core.cloud import google_errors as ge
-from tpuwizard.core.cloud.types import NodeRequest, QueuedInfo, queued_info
+from tpuwizard.core.cloud.types import NodeInfo, NodeRequest, QueuedInfo, queued_info
 from tpuwizard.core.errors import CreateFailed, QueueExpired, QueueSuspended
 
 # The states of a request still waiting for capacity ("It will remain in this state until there
@@ -34,6 +34,14 @@ def failed_error(qr: QueuedInfo) -> Exception:
     if isinstance(code, int) and code:
         return exceptions.from_grpc_status(code, message or f"the queued resource {qr.name} failed")
     return RuntimeError(f"the queued resource is FAILED{': ' + message if message else ''}")
+
+
+def made_by(node: NodeInfo, qr_id: str) -> bool:
+    """Did the queued request ``qr_id`` make ``node``? Its ``queuedResource`` names "the
+    QueuedResource that requested this Node" (Node, tpu.v2.json); a node of the same name made
+    otherwise names none, or another."""
+    requester = node.queued_resource or ""
+    return bool(requester) and requester.rsplit("/", 1)[-1] == qr_id
 
 
 def route_of(qr: QueuedInfo) -> str | None:
@@ -195,12 +203,17 @@ class QueuedCalls:
             if not token:
                 return out
 
-    def delete_queued(self, zone: str, qr_id: str, timeout: float = 600) -> None:
-        """Delete with force (its node goes too) and wait; already gone is fine."""
+    def delete_queued(
+        self, zone: str, qr_id: str, timeout: float = 600, force: bool = True
+    ) -> None:
+        """Delete and wait; already gone is fine. With ``force`` the request's own nodes go
+        first ("all running nodes belonging to this queued resource", the delete's ``force``);
+        without it Google deletes a request whose nodes are gone, or that is ACCEPTED, FAILED
+        or SUSPENDED, and refuses any other."""
         from google.api_core import exceptions
 
         request = self.tpu_v2.DeleteQueuedResourceRequest(
-            name=self.queued_path(zone, qr_id), force=True
+            name=self.queued_path(zone, qr_id), force=force
         )
         try:
             op = self.client.delete_queued_resource(

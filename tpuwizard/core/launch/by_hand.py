@@ -5,14 +5,23 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from tpuwizard.core.cloud.backends import COMPUTE
 from tpuwizard.core.cloud.diagnose import Context, Diagnosis, diagnose
 from tpuwizard.core.launch.ledger import Resource
 
 
 def manual_command(resource: Resource) -> str:
     """The gcloud command that deletes ``resource`` by hand; a queued resource with nodes needs
-    ``--force`` (Google refuses it otherwise)."""
+    ``--force`` (Google refuses it otherwise; it deletes only the nodes the request made)."""
     project = f" --project {resource.project}"
+    where = f"--zone {resource.zone}{project}"
+    if resource.backend == COMPUTE and _one_vm(resource):
+        return f"gcloud compute instances delete {resource.name} {where}"
+    if resource.backend == COMPUTE:  # a slice: its MIG, then what the MIG was made from
+        return (
+            f"gcloud compute instance-groups managed delete {resource.name} {where}, then its "
+            "instance template and resource policy"
+        )
     if resource.kind == "queued":
         return (
             f"gcloud compute tpus queued-resources delete {resource.name} --zone {resource.zone}"
@@ -23,8 +32,17 @@ def manual_command(resource: Resource) -> str:
 
 def list_command(resource: Resource) -> str:
     """The gcloud command that lists what is in ``resource``'s zone, to look by hand."""
+    if resource.backend == COMPUTE:
+        return f"gcloud compute instances list --zones {resource.zone} --project {resource.project}"
     what = "queued-resources" if resource.kind == "queued" else "tpu-vm"
     return f"gcloud compute tpus {what} list --zone {resource.zone} --project {resource.project}"
+
+
+def _one_vm(resource: Resource) -> bool:
+    """A Compute Engine record of one instance, not of a slice (a MIG and its parts)."""
+    from tpuwizard.core.cloud.compute_slice_body import is_single_vm
+
+    return not resource.accelerator or is_single_vm(resource.accelerator)
 
 
 # Diagnoses of the zone itself (it refuses this project, or the API does not know it): their own
@@ -41,6 +59,7 @@ def check_failed(err: BaseException, resource: Resource) -> Diagnosis:
             zone=resource.zone,
             accelerator=resource.accelerator,
             name=resource.name,
+            backend=resource.backend,
         ),
     )
     by_hand = [

@@ -148,6 +148,8 @@ class Provisioner:
         self.cancel.check()
         if stopped():
             raise Cancelled("another zone's request was ready first")
+        if queued:
+            self._refuse_a_taken_name(zone)
         # Before the call: a crash now still leaves a trace (and how SSH logs in to it).
         rt.ledger.record("intent", resource, **({"login": rt.login.record()} if rt.login else {}))
         state.resource = resource
@@ -217,6 +219,16 @@ class Provisioner:
         server = rt.cloud.identity_of(node)
         rt.ledger.record("created", resource, **identity(server.uid, server.create_time))
         return node
+
+    def _refuse_a_taken_name(self, zone: str) -> None:
+        """A queued request for a node whose name is taken is accepted, and fails only later,
+        when Google comes to make the node: ask first, so that nothing is created (nor, after,
+        deleted) for a name someone else holds. The answer is a create's 409, which says so."""
+        from google.api_core import exceptions as gx
+
+        name = self.plan.node_name
+        if self.rt.cloud.get_node(zone, name) is not None:
+            raise gx.Conflict(f"A node called {name} already exists in {zone}.")
 
     def _create_checked(
         self, req: NodeRequest, resource: Resource, qr_name: str, state: LaunchState

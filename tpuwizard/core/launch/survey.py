@@ -1,8 +1,9 @@
 """Everything of this user's on every backend: :func:`reconcile` once per cloud, in one answer.
 
-A backend that cannot be surveyed at all (Compute Engine's API not enabled, no permission) is
-one line in ``skipped``, as a zone that refuses is: what the other backend found still counts,
-and the command that asked says what it could not see.
+A backend that cannot be surveyed at all (Compute Engine's API not enabled, no permission, not
+reachable) is one line in ``skipped``, as a zone that refuses is: what the other backend found
+still counts, and the command that asked says what it could not see. Its ledger records are
+``unchecked``, as a refused zone's are: they may still exist and bill, never "gone".
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from collections.abc import Callable, Sequence
 
 from tpuwizard.core.cloud.diagnose import Context, diagnose
 from tpuwizard.core.cloud.protocol import Cloud
+from tpuwizard.core.launch.by_hand import check_failed
 from tpuwizard.core.launch.ledger import Ledger
-from tpuwizard.core.launch.teardown import Found, reconcile
+from tpuwizard.core.launch.teardown import Found, Unchecked, reconcile
 
 BACKEND_WORDS = {"tpu-api": "TPU API", "compute": "Compute Engine"}
 
@@ -22,12 +24,15 @@ def reconcile_backends(
     ledger: Ledger,
     zones: list[str] | None = None,
     owner: str | None = None,
+    project: str | None = None,
 ) -> Found:
     """:func:`reconcile` for each ``(backend, open its cloud)``; the answers merged.
 
     With more than one backend, why a zone was skipped names the backend ("TPU API: ..."): the
     same zone may answer one API and refuse the other. A backend that fails as a whole is
-    skipped under its own name ("Compute Engine")."""
+    skipped under its own name ("Compute Engine"), and each open ledger record it made (in
+    ``project``, when given) is unchecked with why. Only when nothing could be surveyed and no
+    record stands unchecked is the failure raised: then it is the whole answer."""
     merged = Found([])
     failed: list[BaseException] = []
     for backend, open_cloud in clouds:
@@ -36,7 +41,8 @@ def reconcile_backends(
             found = reconcile(open_cloud(), ledger, zones, owner=owner)
         except Exception as err:  # this backend's survey failed as a whole: one line
             failed.append(err)
-            merged.skipped[words] = diagnose(err, Context()).title
+            merged.skipped[words] = diagnose(err, Context(backend=backend)).title
+            merged.unchecked.extend(_unchecked(ledger, backend, project, err))
             continue
         merged.extend(found)
         for zone, why in found.skipped.items():
@@ -52,7 +58,21 @@ def reconcile_backends(
         merged.unchecked.extend(found.unchecked)
         merged.unreadable = found.unreadable or merged.unreadable
         merged.unreadable_kept_in = found.unreadable_kept_in or merged.unreadable_kept_in
-    if failed and len(failed) == len(clouds):
+    if ledger.unreadable and not merged.unreadable:  # read by _unchecked alone
+        merged.unreadable = list(ledger.unreadable)
+        merged.unreadable_kept_in = str(ledger.side_file)
+    if failed and len(failed) == len(clouds) and not merged.unchecked:
         raise failed[0]  # nothing could be surveyed: that is the answer, as with one zone
     merged.sort(key=lambda b: (b.resource.zone, b.resource.name))
     return merged
+
+
+def _unchecked(
+    ledger: Ledger, backend: str, project: str | None, err: BaseException
+) -> list[Unchecked]:
+    """The open records ``backend`` made, none of which could be checked because of ``err``."""
+    return [
+        Unchecked(e.resource, check_failed(err, e.resource))
+        for e in ledger.open_entries()
+        if e.resource.backend == backend and project in (None, e.resource.project)
+    ]
