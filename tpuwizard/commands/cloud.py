@@ -146,7 +146,7 @@ def _interrupt(signum: int, _frame: object) -> None:
     "--ready-timeout",
     type=READY_TIMEOUT,
     help="Seconds to wait for the node (or queued resource) to be ready "
-    "(default 1800; Flex-start 21600: a waiting request costs nothing).",
+    "(default 1800 on every route; for Flex-start, the wait after --queue-wait).",
 )
 @click.option(
     "--service-account",

@@ -26,7 +26,12 @@ from typing import Any
 from tpuwizard.core.cloud import compute_slice_body as slice_body
 from tpuwizard.core.cloud import compute_states, google_errors
 from tpuwizard.core.cloud.backends import COMPUTE
-from tpuwizard.core.cloud.compute_body import MACHINE_TYPES, accelerator_of, instance_body
+from tpuwizard.core.cloud.compute_body import (
+    MACHINE_TYPES,
+    accelerator_of,
+    instance_body,
+    queue_wait_seconds,
+)
 from tpuwizard.core.cloud.compute_errors import (
     OperationError,
     operation_errors,
@@ -35,6 +40,7 @@ from tpuwizard.core.cloud.compute_errors import (
 from tpuwizard.core.cloud.compute_errors import resource_not_ready as _not_ready
 from tpuwizard.core.cloud.compute_read import label_filter, matching, node_info, parse_time
 from tpuwizard.core.cloud.compute_slice_body import is_multi_host, is_single_vm
+from tpuwizard.core.cloud.compute_flex import PendingLimit
 from tpuwizard.core.cloud.compute_slices import ComputeSlices, SliceBuild
 from tpuwizard.core.cloud.endpoint import compute_endpoint
 from tpuwizard.core.cloud.google_calls import credentials_for, quota_is_final, retry_reads
@@ -76,6 +82,8 @@ class ComputeCloud:
         self.retry = retry_reads(retry_deadline)
         self.compute_v1 = compute_v1
         self._routes: dict[tuple[str, str], str] = {}  # (zone, name) -> route, for diagnoses
+        self._queue_waits: dict[tuple[str, str], float] = {}  # Flex-start VMs' waits, in s
+        self.clock = time.monotonic  # the Flex-start waits' (a test's own)
         options = {"api_endpoint": self.endpoint}
 
         def client(kind: Any) -> Any:
@@ -142,6 +150,8 @@ class ComputeCloud:
             with quota_is_final():
                 return self.slices.create(req, on_part)
         body = instance_body(req)
+        if req.route == "flex":
+            self._queue_waits[(req.zone, req.node_id)] = queue_wait_seconds(req.queue_wait_s)
         instance = self.compute_v1.Instance.from_json(json.dumps(body))
         with quota_is_final():
             return self.instances.insert_unary(
@@ -221,6 +231,8 @@ class ComputeCloud:
         done = op_name is None
         last: str | None = None
         spot = self._routes.get((zone, node_id)) == "spot"
+        wait_s = self._queue_waits.get((zone, node_id))
+        pending = PendingLimit(node_id, wait_s, self.clock) if wait_s is not None else None
 
         def operation_failed() -> None:
             nonlocal done
@@ -245,6 +257,8 @@ class ComputeCloud:
             if node is None:
                 operation_failed()  # it may have ended between the two reads
             last = node.state if node is not None else last
+            if pending is not None and node is not None:
+                pending.check(node.state)  # PENDING past its queue wait + 5 min: given up
             return node
 
         def failure(node: NodeInfo | None, state: str) -> str | None:
