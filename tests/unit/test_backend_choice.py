@@ -197,4 +197,4 @@ def test_zone_offers_leave_out_the_backend_that_does_not_serve_it():
 @pytest.mark.parametrize(("asked", "name"), [(COMPUTE, "Compute Engine"), (TPU_API, "the TPU API")])
 def test_the_backend_asked_for_is_said_as_a_sentence(asked, name):
     choice = bc.choose_backend("v6e-4", "vm", asked, compute_quota_chips=None)
-    assert choice.reason == f"Backend: {name} (you asked for it with --backend)"
+    assert choice.reason == f"{name} (you asked for it with --backend)"  # after "Backend: "

@@ -254,7 +254,7 @@ def launch(
         chosen = decided or chosen
     choice = choose_watchdog(session, plan, watchdog)
     plan = choice.plan
-    notes = [chosen.reason] if chosen.reason else []
+    notes = [f"Backend: {chosen.reason}"] if chosen.reason else []  # as preflight says it
     for line in [*notes, *backend_notes(plan, nat_checked=not no_preflight), *choice.lines()]:
         (say if as_json else click.echo)(line)
     handle = session.start_launch(plan, ready_timeout)

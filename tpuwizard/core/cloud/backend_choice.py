@@ -113,7 +113,7 @@ def choose_backend(
     support = SUPPORT[s.generation.key]
     if asked != AUTO:
         _check_possible(s, support, asked)
-        reason = f"Backend: {_NAMES[asked]} (you asked for it with --backend)"
+        reason = f"{_NAMES[asked]} (you asked for it with --backend)"
         return BackendChoice(asked, reason, support.source)
     if support.backends == (TPU_API,):
         reason = (

@@ -36,7 +36,7 @@ def stockout_diagnosis(ctx: Context, capacity: str, spot: bool) -> Diagnosis:
                 Choice("failover"),
             )
         )
-    flex = ge.flex_zones(ctx.accelerator or "")
+    flex = ge.flex_zones(ctx.accelerator or "", ctx.backend or "auto")
     if flex and ctx.route != "flex":
         steps.append(
             phrase(

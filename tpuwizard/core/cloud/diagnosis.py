@@ -36,3 +36,4 @@ class Context:
     account: str | None = None
     name: str | None = None
     route: str | None = None  # vm, spot or flex
+    backend: str | None = None  # tpu-api or compute (None: not known; the TPU API's words)
