@@ -205,6 +205,13 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
         case ev.ZoneListed():
             return zone_listed_lines(event)
         case ev.TeardownFailed():
+            if not event.seen:  # its create's answer was lost: no evidence that it exists
+                return [
+                    f"NOT verified gone: {event.name}. Its create may have landed before the "
+                    "network failed, so it may exist; tpuwizard status checks once the network "
+                    "is back.",
+                    *_diagnosis(event.diagnosis, audience),
+                ]
             return [
                 f"NOT verified gone: {event.name}. It may still be billing.",
                 *_diagnosis(event.diagnosis, audience),
@@ -221,8 +228,10 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
         case ev.Failed():
             return [f"Failed during {event.stage}:", *_diagnosis(event.diagnosis, audience)]
         case ev.Finished():
-            rest = ", ".join(event.remaining)
+            rest = ", ".join(n for n in event.remaining if n not in event.unseen)
             still = f" Still running and billing: {rest}." if rest else ""
+            if event.unseen:
+                still += f" May exist (never seen): {', '.join(event.unseen)}."
             return [f"Done (exit {event.exit_code}). Run folder: {event.run_dir}.{still}"]
     return []
 
@@ -295,8 +304,11 @@ def summary_lines(summary: RunSummary, audience: Audience = "cli") -> list[str]:
     if s.failure is not None:
         lines.append(f"  Failed during {s.failure.stage}: {s.failure.diagnosis.title}")
         lines += [f"    - {step}" for step in next_steps(s.failure.diagnosis, audience)]
+    unseen = s.finished.unseen if s.finished is not None else []
     if s.nothing_billing and not s.gone:
         lines.append("  Cost: nothing.")
+    elif s.cost_usd is None and s.cost_at_most_usd is None and not s.gone and unseen:
+        lines.append("  Cost: none seen (nothing was seen running).")
     else:
         billed = f" for {s.billed_s:.0f} s of billing" if s.gone else ""
         lines.append(f"  Cost: {about(s.cost_usd, s.cost_at_most_usd)} (estimate){billed}.")
@@ -308,7 +320,14 @@ def summary_lines(summary: RunSummary, audience: Audience = "cli") -> list[str]:
     elif s.finished is None:
         lines.append("  The launch did not finish: check with tpuwizard status.")
     else:
-        lines.append(f"  STILL BILLING: {', '.join(s.still_existing)}.")
+        billing = [n for n in s.still_existing if n not in unseen]
+        if billing:
+            lines.append(f"  STILL BILLING: {', '.join(billing)}.")
+        if unseen:
+            lines.append(
+                f"  MAY EXIST: {', '.join(unseen)} (its create's answer was lost on the network); "
+                "tpuwizard status checks it once the network is back."
+            )
         lines += [f"    Delete it with: {k.delete_command}" for k in s.kept]
     if s.finished is not None:
         lines.append(f"  Exit code {s.finished.exit_code}. Run folder: {s.finished.run_dir}")

@@ -14,7 +14,8 @@ from tpuwizard.core.choices import Choice, Phrase
 from tpuwizard.core.cloud.diagnose import diagnose
 from tpuwizard.core.cloud.diagnosis import Context
 from tpuwizard.core.errors import CreateFailed, RemoteError, Unreachable
-from tpuwizard.core.launch.advice import possible, refused as refuses
+from tpuwizard.core.launch.advice import possible
+from tpuwizard.core.launch.advice import refused as refuses
 from tpuwizard.core.launch.plan import LaunchPlan
 
 
@@ -82,8 +83,8 @@ def test_on_compute_engine_iap_and_gcloud_s_ssh_are_not_advised():
     assert Choice("external_ips", "off") in named_choices(possible(full, PLANS["tpu-api, ssh"]))
 
 
-def test_internal_ips_on_compute_engine_are_refused_before_create(here, tmp_path):
-    home = tmp_path
+@pytest.mark.usefixtures("here")
+def test_internal_ips_on_compute_engine_are_refused_before_create(home):
     words = refused(
         home,
         "launch", "--sandbox", "--accelerator", "v6e-4", "--zone", "us-east5-a",

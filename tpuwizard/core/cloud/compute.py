@@ -38,9 +38,9 @@ from tpuwizard.core.cloud.compute_errors import (
     raise_delete_errors,
 )
 from tpuwizard.core.cloud.compute_errors import resource_not_ready as _not_ready
+from tpuwizard.core.cloud.compute_flex import PendingLimit
 from tpuwizard.core.cloud.compute_read import label_filter, matching, node_info, parse_time
 from tpuwizard.core.cloud.compute_slice_body import is_multi_host, is_single_vm
-from tpuwizard.core.cloud.compute_flex import PendingLimit
 from tpuwizard.core.cloud.compute_slices import ComputeSlices, SliceBuild
 from tpuwizard.core.cloud.endpoint import compute_endpoint
 from tpuwizard.core.cloud.google_calls import credentials_for, quota_is_final, retry_reads
