@@ -96,6 +96,8 @@ Known only to the in-memory cloud of the unit tests (tests/fakes.py), which read
 from __future__ import annotations
 
 import math
+import socket
+import struct
 import threading
 from dataclasses import dataclass, field
 
@@ -122,6 +124,13 @@ MEMORY_ONLY = ("listed_after_delete", "refused_create", "timeout_create")
 class ConnectionDropped(Exception):
     """Raised after a create was carried out under ``reset_create``: the server resets the
     connection instead of answering."""
+
+
+def reset_connection(connection: socket.socket) -> bool:
+    """Close ``connection`` with a reset (RST), as a network that dropped after the request
+    landed; True, for the handler's ``close_connection``."""
+    connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    return True
 
 
 FLAGS = (

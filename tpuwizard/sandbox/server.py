@@ -14,8 +14,6 @@ import hmac
 import json
 import os
 import re
-import socket
-import struct
 import sys
 import threading
 import time
@@ -26,10 +24,10 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from tpuwizard.sandbox import compute_routes, google, locations, preflight_routes
-from tpuwizard.sandbox.faults import ConnectionDropped, parse_faults
+from tpuwizard.sandbox.faults import ConnectionDropped, parse_faults, reset_connection
 from tpuwizard.sandbox.gcloud_methods import ROUTES as GCLOUD_ROUTES
 from tpuwizard.sandbox.gcloud_methods import GcloudMethods
-from tpuwizard.sandbox.injected import injected_error
+from tpuwizard.sandbox.injected import answer_lost, injected_error
 from tpuwizard.sandbox.model import WORKERS_RE, ApiError, error_body, page, worker_locations
 from tpuwizard.sandbox.serving import OpenConnections, start_in_thread
 from tpuwizard.sandbox.state import SandboxState
@@ -79,7 +77,10 @@ class Handler(BaseHTTPRequestHandler):
         self._dispatch("GET")
 
     def do_POST(self) -> None:
-        self._dispatch("POST")
+        try:  # fault reset_create (creates are POSTs): no answer, the connection reset
+            self._dispatch("POST")
+        except ConnectionDropped:
+            self.close_connection = reset_connection(self.connection)
 
     def do_DELETE(self) -> None:
         self._dispatch("DELETE")
@@ -111,10 +112,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         if compute_routes.serves(url.path):  # Compute Engine's, in its shape of errors
             state, check = self.server.state, self._authenticate
-            try:
-                self._reply(*compute_routes.answer(state, method, url.path, query, raw, check))
-            except ConnectionDropped:
-                self._reset()
+            self._reply(*compute_routes.answer(state, method, url.path, query, raw, check))
             return
         try:
             self._authenticate()
@@ -139,11 +137,7 @@ class Handler(BaseHTTPRequestHandler):
                         result = attrgetter(handler)(self.server.api)(
                             query=query, body=body, **match.groupdict()
                         )
-                    if handler.startswith("create_") and faults.take("lost_create"):
-                        # Carried out and saved, but the answer is lost on the way back.
-                        raise ApiError(503, "UNAVAILABLE", "The service is currently unavailable.")
-                    if handler.startswith("create_") and faults.take("reset_create"):
-                        raise ConnectionDropped(handler)
+                    answer_lost(faults, handler)  # lost_create, reset_create: after a create
                     self._reply(200, result)
                     return
             iam = IAM_RE.match(url.path)
@@ -159,15 +153,6 @@ class Handler(BaseHTTPRequestHandler):
             self._reply(err.http, error_body(err.http, err.status, err.message, err.details))
         except json.JSONDecodeError:
             self._reply(400, error_body(400, "INVALID_ARGUMENT", "The body is not JSON."))
-        except ConnectionDropped:
-            self._reset()
-
-    def _reset(self) -> None:
-        """Fault reset_create: the connection is reset (RST) with no answer, as a network that
-        dropped after the request landed."""
-        linger = struct.pack("ii", 1, 0)
-        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger)
-        self.close_connection = True
 
     def _authenticate(self) -> None:
         """With a token, every request must carry it as a bearer token: anyone on this machine

@@ -26,12 +26,7 @@ from typing import Any
 from tpuwizard.core.cloud import compute_slice_body as slice_body
 from tpuwizard.core.cloud import compute_states, google_errors
 from tpuwizard.core.cloud.backends import COMPUTE
-from tpuwizard.core.cloud.compute_body import (
-    MACHINE_TYPES,
-    accelerator_of,
-    instance_body,
-    queue_wait_seconds,
-)
+from tpuwizard.core.cloud.compute_body import MACHINE_TYPES, accelerator_of, instance_body
 from tpuwizard.core.cloud.compute_errors import (
     OperationError,
     operation_errors,
@@ -39,6 +34,7 @@ from tpuwizard.core.cloud.compute_errors import (
 )
 from tpuwizard.core.cloud.compute_errors import resource_not_ready as _not_ready
 from tpuwizard.core.cloud.compute_flex import PendingLimit
+from tpuwizard.core.cloud.compute_no_queue import NoQueuedKind
 from tpuwizard.core.cloud.compute_read import label_filter, matching, node_info, parse_time
 from tpuwizard.core.cloud.compute_slice_body import is_multi_host, is_single_vm
 from tpuwizard.core.cloud.compute_slices import ComputeSlices, SliceBuild
@@ -46,7 +42,7 @@ from tpuwizard.core.cloud.endpoint import compute_endpoint
 from tpuwizard.core.cloud.google_calls import credentials_for, quota_is_final, retry_reads
 from tpuwizard.core.cloud.polling import pause, poll_until
 from tpuwizard.core.cloud.protocol import NodeIdentity, Part
-from tpuwizard.core.cloud.types import CALL_TIMEOUT, NodeInfo, NodeRequest, QueuedInfo
+from tpuwizard.core.cloud.types import CALL_TIMEOUT, NodeInfo, NodeRequest
 from tpuwizard.core.errors import CreateFailed, WaitTimedOut
 
 # zoneOperations.wait answers within about two minutes (compute.v1.json): a call may take that long.
@@ -57,7 +53,7 @@ _DEAD_ENDS = compute_states.STOPPED_STATES | {"REPAIRING", "DEPROVISIONING", "PE
 _TPU_MACHINES = "|".join(sorted({m.rsplit("-", 1)[0] for m in MACHINE_TYPES.values()}))
 
 
-class ComputeCloud:
+class ComputeCloud(NoQueuedKind):
     """The ``Cloud`` protocol on Compute Engine: TPU VM instances, waited on and deleted through
     this endpoint's zonal operations, and the "verified gone" checks."""
 
@@ -82,7 +78,7 @@ class ComputeCloud:
         self.retry = retry_reads(retry_deadline)
         self.compute_v1 = compute_v1
         self._routes: dict[tuple[str, str], str] = {}  # (zone, name) -> route, for diagnoses
-        self._queue_waits: dict[tuple[str, str], float] = {}  # Flex-start VMs' waits, in s
+        self._pending: dict[tuple[str, str], PendingLimit] = {}  # Flex-start VMs' waits
         self.clock = time.monotonic  # the Flex-start waits' (a test's own)
         options = {"api_endpoint": self.endpoint}
 
@@ -151,7 +147,7 @@ class ComputeCloud:
                 return self.slices.create(req, on_part)
         body = instance_body(req)
         if req.route == "flex":
-            self._queue_waits[(req.zone, req.node_id)] = queue_wait_seconds(req.queue_wait_s)
+            self._pending[(req.zone, req.node_id)] = PendingLimit.of(req, self.clock)
         instance = self.compute_v1.Instance.from_json(json.dumps(body))
         with quota_is_final():
             return self.instances.insert_unary(
@@ -231,8 +227,7 @@ class ComputeCloud:
         done = op_name is None
         last: str | None = None
         spot = self._routes.get((zone, node_id)) == "spot"
-        wait_s = self._queue_waits.get((zone, node_id))
-        pending = PendingLimit(node_id, wait_s, self.clock) if wait_s is not None else None
+        pending = self._pending.get((zone, node_id))
 
         def operation_failed() -> None:
             nonlocal done
@@ -334,35 +329,6 @@ class ComputeCloud:
             if time.monotonic() >= deadline:
                 raise WaitTimedOut(what, _status(op), timeout)
             pause(0.5, None)  # an early answer (Google may return before DONE): not a busy loop
-
-    # -- no queued kind on Compute Engine ---------------------------------------------------
-    def create_queued(
-        self, req: NodeRequest, qr_id: str, route: str, max_run_seconds: int | None = None
-    ) -> None:
-        raise NotImplementedError("Compute Engine queues nothing: create_node takes every route")
-
-    def wait_for_queued(
-        self,
-        zone: str,
-        qr_id: str,
-        on_state: Callable[[str], None] | None = None,
-        timeout: float = 3600,
-        poll: float = 2.0,
-        cancelled: Callable[[], bool] | None = None,
-    ) -> QueuedInfo:
-        raise NotImplementedError("Compute Engine queues nothing: wait_for_node waits")
-
-    def get_queued(self, zone: str, qr_id: str) -> QueuedInfo | None:
-        return None
-
-    def list_queued(self, zone: str) -> list[QueuedInfo]:
-        return []
-
-    def delete_queued(self, zone: str, qr_id: str, timeout: float = 600) -> None:
-        return None  # nothing of the kind can exist here
-
-    def queued_gone(self, zone: str, qr_id: str) -> bool:
-        return True
 
     # -- what things mean (the Cloud protocol) ---------------------------------------------
     def not_deletable_yet(self, err: BaseException) -> bool:

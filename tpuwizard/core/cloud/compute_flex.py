@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from tpuwizard.core.cloud.compute_body import queue_wait_seconds
+from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.errors import QueueExpired
 
 GRACE_S = 300.0  # 5 minutes past the queue wait for Google's answer
@@ -23,6 +25,11 @@ class PendingLimit:
     def __init__(self, name: str, wait_s: float, clock: Callable[[], float]) -> None:
         self.name, self.wait_s, self.clock = name, wait_s, clock
         self.started = clock()
+
+    @classmethod
+    def of(cls, req: NodeRequest, clock: Callable[[], float]) -> PendingLimit:
+        """The limit of the Flex-start VM ``req`` makes, from its create on."""
+        return cls(req.node_id, queue_wait_seconds(req.queue_wait_s), clock)
 
     @property
     def limit_s(self) -> float:

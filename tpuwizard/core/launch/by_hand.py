@@ -12,7 +12,7 @@ from tpuwizard.core.cloud.compute_slice_body import (
     region_of,
     template_name,
 )
-from tpuwizard.core.cloud.diagnose import Context, Diagnosis, api_name, diagnose
+from tpuwizard.core.cloud.diagnose import Context, Diagnosis, diagnose
 from tpuwizard.core.launch.ledger import Resource
 
 
@@ -94,7 +94,7 @@ def check_failed(err: BaseException, resource: Resource) -> Diagnosis:
         return replace(d, next_steps=[*d.next_steps, *by_hand])
     title = d.title  # "Z is not available to your project"
     if d.kind == "invalid_zone":  # its own title is about offering a TPU type, not existing
-        api = api_name(resource.backend)
-        title = f"{api[:1].upper()}{api[1:]} does not know the zone {resource.zone}"
+        api = "Compute Engine" if resource.backend == COMPUTE else "The TPU API"
+        title = f"{api} does not know the zone {resource.zone}"
     again = f"Once {resource.zone} answers, tpuwizard teardown {resource.name} deletes it."
     return replace(d, title=title, next_steps=[*by_hand, again], alternatives=[])
