@@ -125,3 +125,12 @@ def test_a_create_that_may_have_landed_and_cannot_be_checked_is_may_exist_never_
     assert tpus is (backend == "tpu-api") and ("compute instances" in text) is (
         backend == "compute"
     )
+
+
+def test_the_wizard_s_headline_says_may_exist_for_what_was_never_seen():
+    from tpuwizard.core.launch import events as ev
+    from tpuwizard.tui.screens.summary import headline
+
+    summary = RunSummary()
+    summary.apply(ev.Finished(False, 4, "/runs/r1", None, ["tpu-a", "tpu-b"], None, ["tpu-b"]))
+    assert headline(summary) == "STILL BILLING: tpu-a. MAY EXIST (never seen): tpu-b."

@@ -29,7 +29,12 @@ def headline(summary: RunSummary) -> str:
         return "Nothing is billing."
     if summary.finished is None:
         return "The launch did not finish: check with tpuwizard status."
-    return f"STILL BILLING: {', '.join(summary.still_existing)}."
+    unseen = summary.finished.unseen
+    billing = [n for n in summary.still_existing if n not in unseen]
+    said = [f"STILL BILLING: {', '.join(billing)}."] if billing else []
+    if unseen:  # their creates' answers were lost: no evidence that they exist
+        said.append(f"MAY EXIST (never seen): {', '.join(unseen)}.")
+    return " ".join(said)
 
 
 @dataclass(frozen=True)
