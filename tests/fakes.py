@@ -93,6 +93,7 @@ class MemoryCloud(MemoryWorld):
     def create_node(
         self, req: NodeRequest, on_part: Callable[[Part], None] | None = None
     ) -> MemoryOperation:
+        self._connect_for_create()
         self._request("create_node", req.zone, req.node_id, "POST", self._body(req))
         if self.on_create:
             self.on_create(req.zone, req.node_id)
@@ -110,7 +111,40 @@ class MemoryCloud(MemoryWorld):
         self._advance()
         if self.faults.take("lost_create"):  # carried out, but the answer is lost
             raise gx.ServiceUnavailable("The service is currently unavailable.")
+        self._answer_lost_on_the_way()
         return operation
+
+    def _connect_for_create(self) -> None:
+        """refused_create: no connection is made (the network is down): nothing is sent. As
+        Google's REST clients raise it: requests' ConnectionError over urllib3's
+        NewConnectionError."""
+        import requests
+        import urllib3
+
+        if self.faults.take("refused_create"):
+            refused = ConnectionRefusedError(111, "Connection refused")
+            new = urllib3.exceptions.NewConnectionError(None, f"Failed to connect: {refused}")  # type: ignore[arg-type]
+            new.__cause__ = refused
+            raise requests.ConnectionError(urllib3.exceptions.MaxRetryError(None, "/", new))  # type: ignore[arg-type]
+
+    def _answer_lost_on_the_way(self) -> None:
+        """reset_create / timeout_create: carried out, then the connection reset, or the answer
+        never came (a read timeout), as requests raises them."""
+        import http.client
+
+        import requests
+        import urllib3
+
+        if self.faults.take("reset_create"):
+            reset = ConnectionResetError(104, "Connection reset by peer")
+            raise requests.ConnectionError(
+                urllib3.exceptions.ProtocolError("Connection aborted.", reset)
+            )
+        if self.faults.take("timeout_create"):
+            raise requests.ReadTimeout(
+                urllib3.exceptions.ReadTimeoutError(None, "/", "Read timed out."),  # type: ignore[arg-type]
+                http.client.HTTPException(),
+            )
 
     def get_node(self, zone: str, node_id: str) -> NodeInfo | None:
         try:
@@ -164,6 +198,7 @@ class MemoryCloud(MemoryWorld):
     def create_queued(
         self, req: NodeRequest, qr_id: str, route: str, max_run_seconds: int | None = None
     ) -> None:
+        self._connect_for_create()
         body: dict[str, Any] = {"tpu": {"nodeSpec": [{"node": self._body(req)}]}}
         if route == "spot":
             body["spot"] = {}
@@ -202,6 +237,7 @@ class MemoryCloud(MemoryWorld):
         self._advance()
         if self.faults.take("lost_create"):
             raise gx.ServiceUnavailable("The service is currently unavailable.")
+        self._answer_lost_on_the_way()
 
     def get_queued(self, zone: str, qr_id: str) -> QueuedInfo | None:
         try:

@@ -28,7 +28,6 @@ from tpuwizard.event_text import (
     SCRIPT_TAIL,
     describe,
     refusal_text,
-    summary_lines,
 )
 from tpuwizard.figures import count, price_footnote
 from tpuwizard.plain_capacity import SliceQuestions
@@ -49,6 +48,7 @@ from tpuwizard.session.session import Session
 from tpuwizard.session.signals import exit_code, stop_on_signals
 from tpuwizard.session.watchdog import WATCHDOG_ROUTES, check_words
 from tpuwizard.session_text import practice_words, survey_words
+from tpuwizard.summary_text import summary_lines
 from tpuwizard.text_wrap import wrap_paragraph
 
 

@@ -18,8 +18,13 @@ _ids = itertools.count(1)
 
 
 class FakeGraph:
-    def __init__(self, topology_state: str = "ACTIVE", stockout: bool = False) -> None:
+    def __init__(
+        self, topology_state: str = "ACTIVE", stockout: bool = False, waiting: bool = False
+    ) -> None:
         self.topology_state, self.stockout = topology_state, stockout
+        # A BULK MIG with no capacity, as Google's resize answers it: DONE at once, no VM made,
+        # each managed instance's last attempt ZONE_RESOURCE_POOL_EXHAUSTED.
+        self.waiting = waiting
         self.policies: dict[str, Any] = {}
         self.templates: dict[str, Any] = {}
         self.migs: dict[str, Any] = {}
@@ -120,6 +125,9 @@ class _Migs(_Part):
         mig = _get(self.g.migs, instance_group_manager)
         if self.g.stockout:  # BULK: all or none
             return self.g.op([("ZONE_RESOURCE_POOL_EXHAUSTED", "no capacity in " + zone)])
+        mig.target_size = size
+        if self.g.waiting:
+            return self.g.op()
         template = self.g.templates[mig.instance_template.rsplit("/", 1)[-1]]
         for i in range(size):
             name = f"{mig.base_instance_name}-{'dcba'[i % 4]}{i}"  # not in worker order
@@ -149,6 +157,12 @@ class _Migs(_Part):
     def list_managed_instances(self, instance_group_manager: str, **kw: Any) -> list[Any]:
         self.g.log("migs.list_managed_instances", **kw)
         mig = _get(self.g.migs, instance_group_manager)
+        if self.g.waiting:
+            tried = {"errors": {"errors": [{"code": "ZONE_RESOURCE_POOL_EXHAUSTED"}]}}
+            return [
+                compute_v1.ManagedInstance(name=f"{mig.name}-{i}", last_attempt=tried)
+                for i in range(mig.target_size)
+            ]
         return [
             compute_v1.ManagedInstance(name=n, instance_status=v.status)
             for n, v in self.g.instances.items()

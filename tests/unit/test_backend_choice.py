@@ -192,3 +192,9 @@ def test_zone_offers_leave_out_the_backend_that_does_not_serve_it():
     # catalog documents v6e, beside the TPU API's live zone.
     v6e16 = {o.zone: o.backends for o in bc.zone_offers("v6e-16", ["us-east5-a"], "live")}
     assert v6e16["us-east5-a"] == ((TPU_API, "live"), (COMPUTE, "documented"))
+
+
+@pytest.mark.parametrize(("asked", "name"), [(COMPUTE, "Compute Engine"), (TPU_API, "the TPU API")])
+def test_the_backend_asked_for_is_said_as_a_sentence(asked, name):
+    choice = bc.choose_backend("v6e-4", "vm", asked, compute_quota_chips=None)
+    assert choice.reason == f"{name} (you asked for it with --backend)"  # after "Backend: "

@@ -52,7 +52,7 @@ def test_the_meter_and_the_summary_say_at_most_for_flex_start_never_unknown():
     from tpuwizard.core.launch import events as ev
     from tpuwizard.core.launch.billing import BillingState
     from tpuwizard.core.launch.summary import RunSummary
-    from tpuwizard.event_text import summary_lines
+    from tpuwizard.summary_text import summary_lines
     from tpuwizard.tui.widgets.status_bar import meter_text
 
     billing = BillingState()

@@ -14,7 +14,8 @@ from tpuwizard.core.launch.summary import RunSummary
 from tpuwizard.core.launch.worker_jobs import fetch_files
 from tpuwizard.core.remote.transports import LocalTransport
 from tpuwizard.course_text import fetch_note
-from tpuwizard.event_text import describe, summary_lines
+from tpuwizard.event_text import describe
+from tpuwizard.summary_text import summary_lines
 
 COURSE_WORDS = "your script's whole output (the course keeps it as tpu-report.txt)"
 

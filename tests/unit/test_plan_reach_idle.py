@@ -37,11 +37,11 @@ def test_gcloud_s_ssh_on_compute_engine_is_refused_with_both_ways_on():
     assert plan(transport="gcloud").problems() == []  # the TPU API: gcloud reaches it
 
 
-def test_internal_ips_need_iap_on_the_tpu_api_but_not_on_compute_engine():
+def test_internal_ips_need_iap_on_the_tpu_api_and_are_refused_on_compute_engine():
     assert "add --transport gcloud" in cli(plan(internal_ips=True))
     assert plan(internal_ips=True, transport="gcloud").problems() == []
-    # A Compute Engine VM's internal address is reached by SSH from inside its network.
-    assert plan(internal_ips=True, backend="compute").problems() == []
+    # Nothing here reaches a Compute Engine VM without an external address: refused.
+    assert "no IAP transport for Compute Engine" in cli(plan(internal_ips=True, backend="compute"))
 
 
 def test_an_unknown_transport_is_named():

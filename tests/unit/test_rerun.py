@@ -120,7 +120,7 @@ def test_a_package_that_does_not_install_leaves_the_script_unrun_and_its_failure
 
 def test_delete_now_after_a_run_that_succeeded_is_no_failure():
     from tpuwizard.core.launch.summary import RunSummary
-    from tpuwizard.event_text import summary_lines
+    from tpuwizard.summary_text import summary_lines
 
     launch, reruns = FakeLaunch([0]), Reruns()
     threading.Timer(0.2, launch.cancel.set, args=("quit", 0)).start()

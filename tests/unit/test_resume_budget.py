@@ -25,7 +25,8 @@ from tpuwizard.core.launch.plan_resume import DELETE_ALLOWANCE_MINUTES
 from tpuwizard.core.launch.summary import RunSummary
 from tpuwizard.core.plan import cost
 from tpuwizard.core.remote.checkpoints import CheckpointSet, CheckpointsHome, file_sha256
-from tpuwizard.event_text import describe, summary_lines
+from tpuwizard.event_text import describe
+from tpuwizard.summary_text import summary_lines
 
 ACCELERATOR = "v5litepod-4"
 PER_HOUR = cost.hourly(ACCELERATOR, "spot", ZONE) or 0.0

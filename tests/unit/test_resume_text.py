@@ -8,8 +8,8 @@ from tests.lifecycle_events import planned
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.billing import BillingState
 from tpuwizard.core.launch.summary import RunSummary
-from tpuwizard.event_text import summary_lines
 from tpuwizard.resume_text import attempt_lines, attempt_words, field_words
+from tpuwizard.summary_text import summary_lines
 
 ZONE = "us-central1-a"
 

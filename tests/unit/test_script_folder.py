@@ -19,7 +19,8 @@ from tpuwizard.core.launch.summary import LAST_LINES, RunSummary
 from tpuwizard.core.remote import sync
 from tpuwizard.core.remote.sync import LocalFolder, folder_problems
 from tpuwizard.core.remote.transports import LocalTransport
-from tpuwizard.event_text import describe, summary_lines
+from tpuwizard.event_text import describe
+from tpuwizard.summary_text import summary_lines
 
 # What the course's programs read, and what tpuwizard adds: printed by the script, one a line.
 SHOWN = ("COURSE_EXPECT_PLATFORM", "JAX_PLATFORMS", "XLA_FLAGS", "TPUWIZARD_RUN_ID")

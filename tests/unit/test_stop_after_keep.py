@@ -14,8 +14,8 @@ from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.billing import BillingState
 from tpuwizard.core.launch.ledger import Ledger, Resource
 from tpuwizard.core.launch.teardown import TeardownResult
-from tpuwizard.event_text import summary_lines
 from tpuwizard.session.launch_handle import LaunchHandle
+from tpuwizard.summary_text import summary_lines
 
 
 def kept_launch(tmp_path, keep: bool = True):

@@ -4,7 +4,7 @@ from tests.lifecycle_events import planned
 from tpuwizard.core.cloud.diagnosis import Diagnosis
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.summary import LAST_LINES, RunSummary
-from tpuwizard.event_text import summary_lines
+from tpuwizard.summary_text import summary_lines
 
 
 def fold(*events: ev.Event) -> RunSummary:
@@ -110,7 +110,7 @@ def test_after_run_again_the_summary_has_the_last_runs_lines_and_each_file_once(
 def test_a_launch_that_created_nothing_says_it_cost_nothing():
     from tpuwizard.core.launch import events as ev
     from tpuwizard.core.launch.summary import RunSummary
-    from tpuwizard.event_text import summary_lines
+    from tpuwizard.summary_text import summary_lines
 
     s = RunSummary()
     for event in (

@@ -12,8 +12,9 @@ from textual.app import App, ComposeResult
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.summary import RunSummary
 from tpuwizard.core.terminal_text import visible, without_sgr
-from tpuwizard.event_text import describe, summary_lines
+from tpuwizard.event_text import describe
 from tpuwizard.plain import PlainWizard
+from tpuwizard.summary_text import summary_lines
 from tpuwizard.tui.widgets.checks_panel import ChecksPanel
 from tpuwizard.tui.widgets.follow_log import FollowLog
 

@@ -85,8 +85,11 @@ def test_compute_engine_spot_and_flex_fail_over(tmp_path):
     assert flex.problems() == []
     # Each zone is probed with a zero queue wait: a longer one has no place.
     assert "zero queue wait" in problems(replace(flex, queue_wait_minutes=30.0))
-    # Every zone of a Flex-start list must offer Flex-start.
-    said = problems(replace(flex, zones=(*flex_zones, "us-east5-b")))
+    # Every zone of a Flex-start list must offer Flex-start on the plan's backend: on Compute
+    # Engine wherever the machine type is, on the TPU API only in its own Flex-start zones.
+    more = replace(flex, zones=(*flex_zones, "us-east5-b"))
+    assert "Flex-start" not in problems(more)
+    said = problems(replace(more, backend="tpu-api", watchdog=None))
     assert "Flex-start is not offered for v6e-4 in us-east5-b" in said
 
 

@@ -146,7 +146,7 @@ def _interrupt(signum: int, _frame: object) -> None:
     "--ready-timeout",
     type=READY_TIMEOUT,
     help="Seconds to wait for the node (or queued resource) to be ready "
-    "(default 1800; Flex-start 21600: a waiting request costs nothing).",
+    "(default 1800 on every route; for Flex-start, the wait after --queue-wait).",
 )
 @click.option(
     "--service-account",
@@ -201,10 +201,10 @@ def launch(
     from tpuwizard.core.launch.events import Finished, Kept
     from tpuwizard.core.launch.plan import DEFAULT_READY_TIMEOUT, LaunchPlan
     from tpuwizard.course_text import fetch_note
-    from tpuwizard.event_text import summary_lines
     from tpuwizard.session.backend import backend_notes, decide_backend
     from tpuwizard.session.signals import exit_code, stop_on_signals
     from tpuwizard.session.watchdog import choose_watchdog
+    from tpuwizard.summary_text import summary_lines
 
     zone, zone_list, failover = where_to_create(accelerator, zone, zones, failover)
     if ready_timeout is None:
@@ -256,7 +256,7 @@ def launch(
         chosen = decided or chosen
     choice = choose_watchdog(session, plan, watchdog)
     plan = choice.plan
-    notes = [chosen.reason] if chosen.reason else []
+    notes = [f"Backend: {chosen.reason}"] if chosen.reason else []  # as preflight says it
     notes += [note] if (note := fetch_note(fetch)) else []
     for line in [*notes, *backend_notes(plan, nat_checked=not no_preflight), *choice.lines()]:
         (say if as_json else click.echo)(line)

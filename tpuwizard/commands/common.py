@@ -105,7 +105,9 @@ queue_wait_option = click.option(
     "--queue-wait",
     type=Number(0, 7 * 24 * 60, unit="minutes"),
     help="Flex-start: minutes to wait for capacity (default 120; at most 120 on Compute "
-    "Engine; 0: only if capacity is there now). --ready-timeout is then the wait after it.",
+    "Engine; 0: only if capacity is there now). --ready-timeout is then the wait after it. "
+    "On Compute Engine a VM still PENDING 5 minutes after the queue wait is given up and "
+    "deleted; a slice's MIG has no wait of Google's, so tpuwizard deletes it at the queue wait.",
 )
 transport_option = click.option(
     "--transport",

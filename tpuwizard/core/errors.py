@@ -37,13 +37,24 @@ class QueueExpired(CreateFailed):
     """A queued request waited for capacity as long as it was allowed and got none: Google failed
     it at its ``queueingPolicy.validUntilDuration`` ("unavailability of resources within the
     constraints of the request", the v2 discovery document's FAILED), or this client's wait, of
-    the same length, ended first while it was still queued."""
+    the same length, ended first while it was still queued. On Compute Engine: a Flex-start VM
+    or a Flex-start slice's BULK MIG that got no capacity in its wait."""
 
     def __init__(
-        self, name: str, state: str, waited_s: float | None, error: Exception, route: str | None
+        self,
+        name: str,
+        state: str,
+        waited_s: float | None,
+        error: Exception,
+        route: str | None,
+        bound: str | None = None,
     ) -> None:
         super().__init__(error, route)
         self.name, self.state, self.waited_s = name, state, waited_s
+        # What bounded the wait, in words (None: the TPU API's validUntilDuration); on Compute
+        # Engine a Flex-start VM's requestValidForDuration, or for a BULK MIG tpuwizard's own
+        # --queue-wait (Google sets none there).
+        self.bound = bound
 
 
 class QueueSuspended(CreateFailed):

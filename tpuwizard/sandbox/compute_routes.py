@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from tpuwizard.sandbox import compute_google as ce
 from tpuwizard.sandbox import instance_rules, mig_routes, quota_limits
 from tpuwizard.sandbox.compute_filter import matches, parse_filter
+from tpuwizard.sandbox.faults import ConnectionDropped
 from tpuwizard.sandbox.model import ApiError
 
 if TYPE_CHECKING:
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
 
 PREFIX = r"^/compute/v1/projects/(?P<project>[^/]+)"
 ZONE = PREFIX + r"/zones/(?P<zone>[^/]+)"
+# tpuwizard's create call of each kind: an instance's insert, a slice's first part (its policy).
+CREATE_CALLS = ("insert_instance", "mig.insert_policy")
 ROUTES: list[tuple[str, re.Pattern[str], str]] = [
     (m, re.compile(p + "$"), h)
     for m, p, h in [
@@ -157,9 +160,10 @@ def answer(
             routes: Any = (
                 mig_routes.MigRoutes(state) if handler.startswith("mig.") else Routes(state)
             )
-            return 200, getattr(routes, handler.removeprefix("mig."))(
-                query=query, body=body, **args
-            )
+            result = getattr(routes, handler.removeprefix("mig."))(query=query, body=body, **args)
+        if handler in CREATE_CALLS and state.faults.take("reset_create"):
+            raise ConnectionDropped(handler)  # carried out and saved; the answer never goes
+        return 200, result
     except ApiError as err:
         return err.http, error_body(err)
 

@@ -11,6 +11,8 @@ Keys:
   lying_delete=N        the next N delete operations end "done" without an error, but the node (or
                         queued resource) is still there: listed, gettable and READY
   lost_create=N         the next N creates are carried out, but their answer is a 503
+  reset_create=N        the next N creates are carried out, then the connection is reset before
+                        any answer (a dropped network after the create landed: it may exist)
   slow_create=SECONDS   provisioning takes this long
   never_ready=1         nodes stay CREATING
   preempt_after=SECONDS spot nodes become PREEMPTED this long after READY (their VMs vanish)
@@ -81,6 +83,11 @@ instance deletes. And these are theirs:
                         (TERMINATED); under DO_NOTHING the MIG leaves it: ACTIVE_DEGRADED
 
 Known only to the in-memory cloud of the unit tests (tests/fakes.py), which reads the same spec:
+  refused_create=N      the next N creates make no connection (refused, as when the network is
+                        down): nothing is sent. A server cannot stage this for one request: a
+                        refusal happens before any server sees the request.
+  timeout_create=N      the next N creates are carried out and their answer never comes (a read
+                        timeout): the sandbox would have to hold the client for its whole timeout.
   listed_after_delete=N the next N node deletes leave the node in its zone's list (DELETING) while
                         a get already answers NotFound, until it is deleted again. The sandbox's
                         node store (state.py) has no such half-deleted record yet; it refuses the
@@ -90,6 +97,8 @@ Known only to the in-memory cloud of the unit tests (tests/fakes.py), which read
 from __future__ import annotations
 
 import math
+import socket
+import struct
 import threading
 from dataclasses import dataclass, field
 
@@ -100,6 +109,7 @@ COUNTED = (
     "delete_fail",
     "lying_delete",
     "lost_create",
+    "reset_create",
     "forbidden",
     "api_disabled",
     "quota",
@@ -109,7 +119,21 @@ COUNTED = (
     "staging_error",
     "vm_failure",
 )
-MEMORY_ONLY = ("listed_after_delete",)
+MEMORY_ONLY = ("listed_after_delete", "refused_create", "timeout_create")
+
+
+class ConnectionDropped(Exception):
+    """Raised after a create was carried out under ``reset_create``: the server resets the
+    connection instead of answering."""
+
+
+def reset_connection(connection: socket.socket) -> bool:
+    """Close ``connection`` with a reset (RST), as a network that dropped after the request
+    landed; True, for the handler's ``close_connection``."""
+    connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    return True
+
+
 FLAGS = (
     "sa_no_delete",
     "policy_unreadable",

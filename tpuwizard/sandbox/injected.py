@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tpuwizard.sandbox import google
-from tpuwizard.sandbox.faults import Faults
+from tpuwizard.sandbox.faults import ConnectionDropped, Faults
 from tpuwizard.sandbox.model import ApiError
 
 
@@ -84,3 +84,15 @@ def spec_node(body: Any) -> dict[str, Any]:
         return dict(body["tpu"]["nodeSpec"][0]["node"])
     except (KeyError, IndexError, TypeError):
         return {}
+
+
+def answer_lost(faults: Faults, handler: str) -> None:
+    """After a create of the TPU API (a ``create_`` handler) was carried out and saved: its answer
+    lost on the way back (lost_create: a 503), or the connection reset with no answer
+    (reset_create)."""
+    if not handler.startswith("create_"):
+        return
+    if faults.take("lost_create"):
+        raise ApiError(503, "UNAVAILABLE", "The service is currently unavailable.")
+    if faults.take("reset_create"):
+        raise ConnectionDropped("create")

@@ -24,10 +24,10 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from tpuwizard.sandbox import compute_routes, google, locations, preflight_routes
-from tpuwizard.sandbox.faults import parse_faults
+from tpuwizard.sandbox.faults import ConnectionDropped, parse_faults, reset_connection
 from tpuwizard.sandbox.gcloud_methods import ROUTES as GCLOUD_ROUTES
 from tpuwizard.sandbox.gcloud_methods import GcloudMethods
-from tpuwizard.sandbox.injected import injected_error
+from tpuwizard.sandbox.injected import answer_lost, injected_error
 from tpuwizard.sandbox.model import WORKERS_RE, ApiError, error_body, page, worker_locations
 from tpuwizard.sandbox.serving import OpenConnections, start_in_thread
 from tpuwizard.sandbox.state import SandboxState
@@ -77,7 +77,10 @@ class Handler(BaseHTTPRequestHandler):
         self._dispatch("GET")
 
     def do_POST(self) -> None:
-        self._dispatch("POST")
+        try:  # fault reset_create (creates are POSTs): no answer, the connection reset
+            self._dispatch("POST")
+        except ConnectionDropped:
+            self.close_connection = reset_connection(self.connection)
 
     def do_DELETE(self) -> None:
         self._dispatch("DELETE")
@@ -134,9 +137,7 @@ class Handler(BaseHTTPRequestHandler):
                         result = attrgetter(handler)(self.server.api)(
                             query=query, body=body, **match.groupdict()
                         )
-                    if handler.startswith("create_") and faults.take("lost_create"):
-                        # Carried out and saved, but the answer is lost on the way back.
-                        raise ApiError(503, "UNAVAILABLE", "The service is currently unavailable.")
+                    answer_lost(faults, handler)  # lost_create, reset_create: after a create
                     self._reply(200, result)
                     return
             iam = IAM_RE.match(url.path)

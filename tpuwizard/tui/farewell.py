@@ -6,9 +6,10 @@ from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.billing import BillingState
 from tpuwizard.core.launch.summary import RunSummary
 from tpuwizard.core.plan import cost
-from tpuwizard.event_text import kept_guard_words, summary_lines
+from tpuwizard.event_text import kept_guard_words
 from tpuwizard.figures import about
 from tpuwizard.kept_text import kept_elsewhere, kept_line
+from tpuwizard.summary_text import summary_lines
 
 
 def farewell(

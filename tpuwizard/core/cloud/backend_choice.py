@@ -113,7 +113,8 @@ def choose_backend(
     support = SUPPORT[s.generation.key]
     if asked != AUTO:
         _check_possible(s, support, asked)
-        return BackendChoice(asked, f"{_NAMES[asked]}: asked for with --backend", support.source)
+        reason = f"{_NAMES[asked]} (you asked for it with --backend)"
+        return BackendChoice(asked, reason, support.source)
     if support.backends == (TPU_API,):
         reason = (
             f"auto: {_NAMES[TPU_API]}: Google serves {s.generation.key} only there ({support.why})"

@@ -33,6 +33,7 @@ from tpuwizard.core.cloud.compute_errors import (
     raise_delete_errors,
 )
 from tpuwizard.core.cloud.compute_errors import resource_not_ready as _not_ready
+from tpuwizard.core.cloud.compute_flex import PendingLimit
 from tpuwizard.core.cloud.compute_read import label_filter, matching, node_info, parse_time
 from tpuwizard.core.cloud.compute_slice_body import is_multi_host, is_single_vm
 from tpuwizard.core.cloud.compute_slices import ComputeSlices, SliceBuild
@@ -76,6 +77,8 @@ class ComputeCloud:
         self.retry = retry_reads(retry_deadline)
         self.compute_v1 = compute_v1
         self._routes: dict[tuple[str, str], str] = {}  # (zone, name) -> route, for diagnoses
+        self._pending: dict[tuple[str, str], PendingLimit] = {}  # Flex-start VMs' waits
+        self.clock = time.monotonic  # the Flex-start waits' (a test's own)
         options = {"api_endpoint": self.endpoint}
 
         def client(kind: Any) -> Any:
@@ -142,6 +145,8 @@ class ComputeCloud:
             with quota_is_final():
                 return self.slices.create(req, on_part)
         body = instance_body(req)
+        if req.route == "flex":
+            self._pending[(req.zone, req.node_id)] = PendingLimit.of(req, self.clock)
         instance = self.compute_v1.Instance.from_json(json.dumps(body))
         with quota_is_final():
             return self.instances.insert_unary(
@@ -221,6 +226,7 @@ class ComputeCloud:
         done = op_name is None
         last: str | None = None
         spot = self._routes.get((zone, node_id)) == "spot"
+        pending = self._pending.get((zone, node_id))
 
         def operation_failed() -> None:
             nonlocal done
@@ -245,6 +251,8 @@ class ComputeCloud:
             if node is None:
                 operation_failed()  # it may have ended between the two reads
             last = node.state if node is not None else last
+            if pending is not None and node is not None:
+                pending.check(node.state)  # PENDING past its queue wait + 5 min: given up
             return node
 
         def failure(node: NodeInfo | None, state: str) -> str | None:
@@ -321,35 +329,6 @@ class ComputeCloud:
                 raise WaitTimedOut(what, _status(op), timeout)
             pause(0.5, None)  # an early answer (Google may return before DONE): not a busy loop
 
-    # -- no queued kind on Compute Engine ---------------------------------------------------
-    def create_queued(
-        self, req: NodeRequest, qr_id: str, route: str, max_run_seconds: int | None = None
-    ) -> None:
-        raise NotImplementedError("Compute Engine queues nothing: create_node takes every route")
-
-    def wait_for_queued(
-        self,
-        zone: str,
-        qr_id: str,
-        on_state: Callable[[str], None] | None = None,
-        timeout: float = 3600,
-        poll: float = 2.0,
-        cancelled: Callable[[], bool] | None = None,
-    ) -> QueuedInfo:
-        raise NotImplementedError("Compute Engine queues nothing: wait_for_node waits")
-
-    def get_queued(self, zone: str, qr_id: str) -> QueuedInfo | None:
-        return None
-
-    def list_queued(self, zone: str) -> list[QueuedInfo]:
-        return []
-
-    def delete_queued(self, zone: str, qr_id: str, timeout: float = 600) -> None:
-        return None  # nothing of the kind can exist here
-
-    def queued_gone(self, zone: str, qr_id: str) -> bool:
-        return True
-
     # -- what things mean (the Cloud protocol) ---------------------------------------------
     def not_deletable_yet(self, err: BaseException) -> bool:
         """A delete refused while another operation on the instance runs: ask again later."""
@@ -388,6 +367,26 @@ class ComputeCloud:
     def identity_of(self, node: NodeInfo) -> NodeIdentity:
         """The instance's numeric ``id`` and its ``creationTimestamp``."""
         return NodeIdentity(node.uid, node.create_time)
+
+    # The Cloud protocol's queued kind: Compute Engine has none (spot and Flex-start are the
+    # instance's own scheduling), so nothing of the kind can exist here or be waited on.
+    def create_queued(self, *args: Any, **kwargs: Any) -> None:
+        raise NotImplementedError("Compute Engine queues nothing: create_node takes every route")
+
+    def wait_for_queued(self, *args: Any, **kwargs: Any) -> QueuedInfo:
+        raise NotImplementedError("Compute Engine queues nothing: wait_for_node waits")
+
+    def get_queued(self, zone: str, qr_id: str) -> QueuedInfo | None:
+        return None
+
+    def list_queued(self, zone: str) -> list[QueuedInfo]:
+        return []
+
+    def delete_queued(self, zone: str, qr_id: str, timeout: float = 600) -> None:
+        return None
+
+    def queued_gone(self, zone: str, qr_id: str) -> bool:
+        return True
 
 
 def _status(op: Any) -> str:

@@ -115,11 +115,17 @@ def policy_body(req: NodeRequest) -> dict[str, Any]:
 
 def template_body(req: NodeRequest) -> dict[str, Any]:
     """One VM's instance body (the deadline, ``maxRunDuration`` + DELETE, included) as the
-    template's properties; a template names its machine and disk types without a zone."""
+    template's properties; a template names its machine and disk types without a zone.
+
+    Flex-start keeps ``provisioningModel: FLEX_START`` and its reservation affinity, but not
+    ``params``: compute.v1.json's InstanceProperties has no such field (``requestValidForDuration``
+    is "Relevant only for Instances.Insert API"), so a BULK MIG's wait for capacity has no bound
+    of Google's and tpuwizard's --queue-wait is its own timer (compute_slices.py)."""
     s = catalog.parse_accelerator(req.accelerator_type)
     one_vm = replace(req, accelerator_type=s.generation.name_for_chips(s.chips_per_vm))
     properties = instance_body(one_vm)
     properties.pop("name")
+    properties.pop("params", None)
     properties["machineType"] = properties["machineType"].rsplit("/", 1)[-1]
     for disk in properties["disks"]:
         params = disk["initializeParams"]

@@ -25,8 +25,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tpuwizard.core.cloud import compute_slice_body as body
+from tpuwizard.core.cloud.compute_body import queue_wait_seconds
 from tpuwizard.core.cloud.compute_errors import (
     OperationError,
+    capacity_refused,
     operation_errors,
     raise_delete_errors,
 )
@@ -40,7 +42,7 @@ from tpuwizard.core.cloud.compute_slice_read import (
 from tpuwizard.core.cloud.polling import pause, poll_until
 from tpuwizard.core.cloud.protocol import Part
 from tpuwizard.core.cloud.types import NodeInfo, NodeRequest
-from tpuwizard.core.errors import CreateFailed, WaitTimedOut
+from tpuwizard.core.errors import CreateFailed, QueueExpired, WaitTimedOut
 
 OPERATION_WAIT_S = 120.0
 # What the wait reports while a part is made: nothing bills yet (compute_states).
@@ -62,6 +64,12 @@ class SliceBuild:
     step: str  # the part whose operation runs: body.POLICY, TEMPLATE, MIG, then "resize"
     operation: str
     steps_done: list[str] = field(default_factory=list)
+    resized_at: float | None = None  # when the resize was sent (the slices' clock)
+    capacity_error: OperationError | None = None  # Flex-start: the MIG's last try, waited on
+
+    @property
+    def flex(self) -> bool:
+        return self.req.route == "flex"
 
 
 class ComputeSlices:
@@ -74,9 +82,11 @@ class ComputeSlices:
         client: Callable[[Any], Any],
         timeout: float,
         retry: Any,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.v1, self.project = compute_v1, project
         self.timeout, self.retry = timeout, retry
+        self.clock = clock  # the Flex-start queue wait's (a test's own clock)
         self.policies = client(compute_v1.ResourcePoliciesClient)
         self.templates = client(compute_v1.RegionInstanceTemplatesClient)
         self.migs = client(compute_v1.InstanceGroupManagersClient)
@@ -145,6 +155,7 @@ class ComputeSlices:
                 size=vms,
             )
             build.step = "resize"
+            build.resized_at = self.clock()
         else:
             build.step = "done"
             return True
@@ -170,12 +181,14 @@ class ComputeSlices:
             node = self.get(zone, name)
             if node is not None and node.state in TOPOLOGY_DEAD_ENDS:
                 raise CreateFailed(degraded(name, node.state, zone))
-            self._instance_failures(zone, name)
+            self._instance_failures(zone, name, build)
             if node is None or node.state != "RUNNING":
+                self._queue_wait_over(build, node)
                 return node
             # Every VM of the slice RUNNING with an address, or it is not ready yet.
             expected = _vms_of(build.req.accelerator_type if build else node.accelerator_type)
             if len(node.endpoints) != expected or not all(node.endpoints):
+                self._queue_wait_over(build, node)
                 return replace(node, state="ACTIVATING")
             return node
 
@@ -188,14 +201,37 @@ class ComputeSlices:
             f"slice {name}", read, "RUNNING", failure, on_state, timeout, poll, cancelled
         )
 
-    def _instance_failures(self, zone: str, name: str) -> None:
+    def _instance_failures(self, zone: str, name: str, build: SliceBuild | None) -> None:
         """A managed instance whose last attempt failed (no capacity, quota): the create's
-        error, as the operation would have said it."""
+        error, as the operation would have said it. A Flex-start slice waits out no capacity:
+        in bulk mode "the MIG waits until all VMs can be created at the same time"
+        (compute.v1.json, targetSizePolicy), until its queue wait is over."""
         for managed in self._managed(zone, name):
             errors = managed.last_attempt.errors.errors if managed.last_attempt.errors else []
             if errors:
                 found = [{"code": e.code, "message": e.message} for e in errors]
-                raise CreateFailed(OperationError(f"{name}/{managed.name}", found))
+                failed = OperationError(f"{name}/{managed.name}", found)
+                if build is not None and build.flex and capacity_refused(failed):
+                    build.capacity_error = failed
+                    continue
+                raise CreateFailed(failed)
+
+    def _queue_wait_over(self, build: SliceBuild | None, node: NodeInfo | None) -> None:
+        """A Flex-start slice not whole when its queue wait (--queue-wait; Google bounds a BULK
+        MIG's wait by nothing) is over: QueueExpired, which the launch answers by deleting the
+        MIG, the template and the policy, each verified gone."""
+        if build is None or not build.flex or build.resized_at is None:
+            return
+        wait_s = queue_wait_seconds(build.req.queue_wait_s)
+        waited = self.clock() - build.resized_at
+        if waited < wait_s:
+            return
+        state = node.state if node is not None else "NOT_FOUND"
+        why: Exception = build.capacity_error or RuntimeError(
+            f"the slice {build.req.node_id} was still {state} after {waited:.0f} s"
+        )
+        bound = f"tpuwizard's --queue-wait of {wait_s / 60:g} min: Google bounds a MIG's by none"
+        raise QueueExpired(build.req.node_id, state, waited, why, "flex", bound)
 
     # -- read -------------------------------------------------------------------------------
     def get(self, zone: str, name: str) -> NodeInfo | None:

@@ -13,7 +13,6 @@ import re
 
 from tpuwizard.core.choices import Choice, phrase
 from tpuwizard.core.cloud import google_errors as ge
-from tpuwizard.core.cloud.backends import COMPUTE
 from tpuwizard.core.cloud.diagnose_capacity import (
     invalid_zone_diagnosis,
     other_zones,
@@ -90,11 +89,11 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
     if isinstance(err, gx.RetryError) and err.cause is not None:
         err = err.cause  # retries ran out: what matters is what kept failing
     project = ctx.project or "PROJECT_ID"
-    api = "Compute Engine" if ctx.backend == COMPUTE else "the Cloud TPU API"
-    api_title = api[0].upper() + api[1:]
     where = f" in {ctx.zone}" if ctx.zone else ""
     message = _message(err)
     account = ctx.account or _configured_account()
+    named = api_name(ctx.backend)
+    api = named[:1].upper() + named[1:]  # at a sentence's start: "The Cloud TPU API"
 
     compute = compute_diagnosis(err, ctx, spot)  # Compute Engine's codes and words first
     if compute is not None:
@@ -196,7 +195,7 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
         return Diagnosis(
             "not_found",
             "Not found",
-            f"The TPU API does not know this resource ({message}).",
+            f"{api} does not know this resource ({message}).",
             ["Check the project id and zone: tpuwizard status lists what exists."],
         )
     if isinstance(err, gx.BadRequest):
@@ -204,7 +203,7 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
             return invalid_zone_diagnosis(ctx, message)
         return Diagnosis(
             "invalid",
-            "The TPU API rejected the request",
+            f"{api} rejected the request",
             message,
             ["Check the values you gave; tpuwizard zones lists valid combinations."],
         )
@@ -231,7 +230,7 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
     if isinstance(err, gx.ServiceUnavailable | gx.TooManyRequests):
         return Diagnosis(
             "unavailable",
-            f"{api_title} is busy or unavailable",
+            f"{api} is busy or unavailable",
             f"It kept answering {type(err).__name__} after several retries ({message}).",
             [
                 "Wait a few minutes and try again.",
@@ -244,19 +243,21 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
     if isinstance(
         err, gx.RetryError | auth_exc.TransportError | ConnectionError | OSError
     ) or _is_requests_connection_error(err):
+        # Whether anything was made is the caller's to say (a create's outcome is its own
+        # event): the network failing says nothing about it.
         return Diagnosis(
             "unreachable",
-            f"Cannot reach {api}",
+            f"Cannot reach {api_name(ctx.backend)}",
             f"The network call failed ({type(err).__name__}: {message}).",
             [
                 "Check your internet connection, VPN or proxy settings.",
-                "Then try again; nothing new was created.",
+                "Then try again: tpuwizard status shows what exists once the network is back.",
             ],
         )
     if isinstance(err, gx.GoogleAPICallError):
         return Diagnosis(
             "api_error",
-            f"{api_title} returned an error",
+            f"{api} returned an error",
             f"{type(err).__name__}: {message}",
             ["Try again; if it persists, run tpuwizard status and check the Cloud Console."],
         )
@@ -266,6 +267,11 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
         f"{type(err).__name__}: {message}",
         ["Run tpuwizard status to see what exists, and report this problem."],
     )
+
+
+def api_name(backend: str | None) -> str:
+    """The API a resource is on, by its backend (None: the TPU API, the default one)."""
+    return "Compute Engine" if backend == "compute" else "the Cloud TPU API"
 
 
 def _is_requests_connection_error(err: BaseException) -> bool:

@@ -36,7 +36,7 @@ def stockout_diagnosis(ctx: Context, capacity: str, spot: bool) -> Diagnosis:
                 Choice("failover"),
             )
         )
-    flex = ge.flex_zones(ctx.accelerator or "")
+    flex = ge.flex_zones(ctx.accelerator or "", ctx.backend or "auto")
     if flex and ctx.route != "flex":
         steps.append(
             phrase(
@@ -67,10 +67,10 @@ def queue_expired_diagnosis(err: QueueExpired, ctx: Context) -> Diagnosis:
     route = err.route or ctx.route
     ctx = dataclasses.replace(ctx, route=route)
     waited = f" for {err.waited_s / 60:.0f} min" if err.waited_s else ""
+    bound = err.bound or "queueingPolicy.validUntilDuration"
     capacity = (
         f"the {_route_words(route)}request {err.name} waited in Google's queue{waited} "
-        f"(last {err.state}) and no capacity came free in the time it was allowed "
-        "(queueingPolicy.validUntilDuration)"
+        f"(last {err.state}) and no capacity came free in the time it was allowed ({bound})"
     )
     return stockout_diagnosis(ctx, capacity, route == "spot")
 

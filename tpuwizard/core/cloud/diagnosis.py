@@ -36,4 +36,4 @@ class Context:
     account: str | None = None
     name: str | None = None
     route: str | None = None  # vm, spot or flex
-    backend: str | None = None  # whose API was called: "tpu-api" (the default) or "compute"
+    backend: str | None = None  # tpu-api or compute (None: not known; the TPU API's words)

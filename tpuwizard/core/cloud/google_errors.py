@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from tpuwizard.core.cloud.backends import AUTO, COMPUTE, TPU_API
 from tpuwizard.core.plan import catalog
 
 # google-behaviour.md, Creating: Flex-start only for v6e in asia-northeast1-b and us-east5-a;
@@ -27,12 +28,19 @@ TPU7X_MESSAGE = (
 )
 
 
-def flex_zones(accelerator: str) -> list[str]:
-    """Zones where Google offers Flex-start for ``accelerator`` (empty: nowhere)."""
+def flex_zones(accelerator: str, backend: str = TPU_API) -> list[str]:
+    """Zones where Google offers Flex-start for ``accelerator`` on ``backend`` (empty: nowhere):
+    one rule for the plan, the zone lists and the diagnoses. The TPU API's is its own table;
+    on Compute Engine Flex-start is a provisioning model of the instance, so it is wherever the
+    machine type is (no Compute Engine page limits Flex-start VMs to fewer zones). ``auto``: the
+    backend the type has without a quota reading (Compute Engine only where the TPU API cannot
+    make it)."""
     try:
         slice_ = catalog.parse_accelerator(accelerator)
     except catalog.UnknownAcceleratorError:
         return []
+    if backend == COMPUTE or (backend == AUTO and launchable(accelerator)):
+        return list(slice_.zones) if slice_.generation.machine_types else []
     out = []
     for zone, use in FLEX_OFFERS.get(slice_.generation.key, {}).items():
         if use != "serving" or slice_.chips in (1, 4, 8):

@@ -6,22 +6,35 @@ from __future__ import annotations
 from dataclasses import replace
 
 from tpuwizard.core.cloud.backends import COMPUTE
+from tpuwizard.core.cloud.compute_slice_body import (
+    is_single_vm,
+    policy_name,
+    region_of,
+    template_name,
+)
 from tpuwizard.core.cloud.diagnose import Context, Diagnosis, diagnose
 from tpuwizard.core.launch.ledger import Resource
 
 
 def manual_command(resource: Resource) -> str:
-    """The gcloud command that deletes ``resource`` by hand; a queued resource with nodes needs
-    ``--force`` (Google refuses it otherwise; it deletes only the nodes the request made)."""
+    """The gcloud command(s) that delete ``resource`` by hand, on its own backend; a queued
+    resource with nodes needs ``--force`` (Google refuses it otherwise). A Compute Engine slice
+    is its MIG (its VMs with it), then its template, then its policy, in that order."""
     project = f" --project {resource.project}"
-    where = f"--zone {resource.zone}{project}"
-    if resource.backend == COMPUTE and _one_vm(resource):
-        return f"gcloud compute instances delete {resource.name} {where}"
-    if resource.backend == COMPUTE:  # a slice: its MIG, then what the MIG was made from
-        return (
-            f"gcloud compute instance-groups managed delete {resource.name} {where}, then its "
-            "instance template and resource policy"
-        )
+    if resource.backend == COMPUTE:
+        if _is_slice(resource):
+            region = region_of(resource.zone)
+            return " && ".join(
+                [
+                    f"gcloud compute instance-groups managed delete {resource.name} "
+                    f"--zone {resource.zone}{project} --quiet",
+                    f"gcloud compute instance-templates delete {template_name(resource.name)} "
+                    f"--region {region}{project} --quiet",
+                    f"gcloud compute resource-policies delete {policy_name(resource.name)} "
+                    f"--region {region}{project} --quiet",
+                ]
+            )
+        return f"gcloud compute instances delete {resource.name} --zone {resource.zone}{project}"
     if resource.kind == "queued":
         return (
             f"gcloud compute tpus queued-resources delete {resource.name} --zone {resource.zone}"
@@ -31,18 +44,29 @@ def manual_command(resource: Resource) -> str:
 
 
 def list_command(resource: Resource) -> str:
-    """The gcloud command that lists what is in ``resource``'s zone, to look by hand."""
+    """The gcloud command that shows whether ``resource`` is there, on its own backend."""
+    project = f" --project {resource.project}"
     if resource.backend == COMPUTE:
-        return f"gcloud compute instances list --zones {resource.zone} --project {resource.project}"
+        if _is_slice(resource):
+            region = region_of(resource.zone)
+            return (
+                f"gcloud compute instance-groups managed list --filter=name={resource.name} "
+                f"--zones={resource.zone}{project} && gcloud compute instance-templates list "
+                f"--filter=name={template_name(resource.name)} --regions={region}{project} && "
+                f"gcloud compute resource-policies list --filter=name={policy_name(resource.name)}"
+                f"{project}"
+            )
+        return (
+            f"gcloud compute instances list --filter=name={resource.name} "
+            f"--zones={resource.zone}{project}"
+        )
     what = "queued-resources" if resource.kind == "queued" else "tpu-vm"
-    return f"gcloud compute tpus {what} list --zone {resource.zone} --project {resource.project}"
+    return f"gcloud compute tpus {what} list --zone {resource.zone}{project}"
 
 
-def _one_vm(resource: Resource) -> bool:
-    """A Compute Engine record of one instance, not of a slice (a MIG and its parts)."""
-    from tpuwizard.core.cloud.compute_slice_body import is_single_vm
-
-    return not resource.accelerator or is_single_vm(resource.accelerator)
+def _is_slice(resource: Resource) -> bool:
+    """A Compute Engine slice (a MIG and its parts), unless the ledger says single-host."""
+    return not is_single_vm(resource.accelerator) if resource.accelerator else False
 
 
 # Diagnoses of the zone itself (it refuses this project, or the API does not know it): their own
@@ -70,6 +94,7 @@ def check_failed(err: BaseException, resource: Resource) -> Diagnosis:
         return replace(d, next_steps=[*d.next_steps, *by_hand])
     title = d.title  # "Z is not available to your project"
     if d.kind == "invalid_zone":  # its own title is about offering a TPU type, not existing
-        title = f"The TPU API does not know the zone {resource.zone}"
+        api = "Compute Engine" if resource.backend == COMPUTE else "The TPU API"
+        title = f"{api} does not know the zone {resource.zone}"
     again = f"Once {resource.zone} answers, tpuwizard teardown {resource.name} deletes it."
     return replace(d, title=title, next_steps=[*by_hand, again], alternatives=[])

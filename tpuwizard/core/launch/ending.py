@@ -86,8 +86,15 @@ class Ending:
         remaining = [self.state.resource.name] if self.state.resource is not None else []
         remaining += [r.name for r in left]
         bound = self.total_cost(at_most=True) if total is None else None
+        unseen = [
+            s.resource.name
+            for s in (self.state, *self.state.others)
+            if s.resource is not None and s.created_at is None
+        ]
         self.emit(
-            ev.Finished(code == EXIT_OK, code, str(self.plan.run_dir), total, remaining, bound)
+            ev.Finished(
+                code == EXIT_OK, code, str(self.plan.run_dir), total, remaining, bound, unseen
+            )
         )
         return code
 
@@ -194,7 +201,8 @@ class Ending:
         )
         if not result.verified:
             d = result.diagnosis or still_listed(resource)  # delete_and_verify gives one
-            self.emit(ev.TeardownFailed(resource.name, resource.kind, d, zone))
+            seen = state.created_at is not None  # else the create's answer never came
+            self.emit(ev.TeardownFailed(resource.name, resource.kind, d, zone, seen))
             return False
         transport = state.transport
         if transport is not None and result.held_by is None:

@@ -185,7 +185,8 @@ EVENT_GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
         ("launch", "up"),
     ),
     "teardown_failed": (
-        "it could not be verified gone: it may still bill",
+        "it could not be verified gone: it may still bill (`seen` false: it was never seen to "
+        "exist, its create's answer lost: it may exist)",
         ("launch", "up"),
     ),
     "kept": (
@@ -202,7 +203,7 @@ EVENT_GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "finished": (
         "the end of a launch, or of one run on a kept node (`remaining`: what still exists and "
-        "bills)",
+        "bills; `unseen`: those of them never seen to exist, which may)",
         ("launch", "up", "run", "watch"),
     ),
 }

@@ -304,6 +304,9 @@ class TeardownFailed(Event):
     kind: str
     diagnosis: Diagnosis
     zone: str = ""
+    # False: it was never seen to exist (its create's answer was lost on the network), so it
+    # may exist, and nothing says it bills.
+    seen: bool = True
 
 
 @dataclass(frozen=True)
@@ -365,3 +368,5 @@ class Finished(Event):
     cost_usd: float | None
     remaining: list[str] = field(default_factory=list)  # names that still exist (kept or not)
     cost_at_most_usd: float | None = None  # where cost_usd is None: the most it cost (above)
+    # Of ``remaining``, those never seen to exist (a create whose answer was lost): they may.
+    unseen: list[str] = field(default_factory=list)

@@ -48,4 +48,5 @@ class LaunchState:
             accelerator=plan.accelerator,
             name=plan.node_name,
             route=plan.route,
+            backend=plan.backend,
         )

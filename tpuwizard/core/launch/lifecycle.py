@@ -22,6 +22,7 @@ from tpuwizard.core.choices import Said
 from tpuwizard.core.cloud.diagnose import diagnose
 from tpuwizard.core.cloud.diagnosis import Diagnosis
 from tpuwizard.core.launch import events as ev
+from tpuwizard.core.launch.advice import possible
 from tpuwizard.core.launch.ending import Ending, stopped_diagnosis
 from tpuwizard.core.launch.launch_state import LaunchState
 from tpuwizard.core.launch.on_workers import WorkerSteps
@@ -91,7 +92,8 @@ class Launch:
                 self.cancel.settle_keep(KEEP_SAFE)
             code = self.steps()
         except Exception as err:  # a bug or the local disk: still a diagnosis, still torn down
-            self.emit(ev.Failed("launch", diagnose(err, self.state.context(plan))))
+            d = possible(diagnose(err, self.state.context(plan)), plan)
+            self.emit(ev.Failed("launch", d))
             code = EXIT_FAILED
         finally:
             code = self.ending.finish(code)
@@ -149,7 +151,7 @@ class Launch:
                 return EXIT_CLOUD
             if gone is not None:  # Google took it away, or someone deleted it: a cloud event
                 d = diagnose(gone, state.context(self.plan))
-            self.emit(ev.Failed(stage, d))
+            self.emit(ev.Failed(stage, possible(d, self.plan)))
             cloud_event = gone is not None or stage in ("provision", "connect")
             return EXIT_CLOUD if cloud_event else EXIT_FAILED
 

@@ -194,7 +194,7 @@ class LaunchPlan:
                 "(the queued resource adds '-qr')."
             )
         if self.route == "flex" and not refusal:
-            found.extend(flex_problems(self.accelerator, self.zone))
+            found.extend(flex_problems(self.accelerator, self.zone, self.backend))
         found.extend(backend_problems(self))
         found.extend(reach_problems(self))
         found.extend(idle_problems(self))
@@ -265,17 +265,20 @@ class LaunchPlan:
         return catalog.parse_accelerator(self.accelerator)
 
 
-def flex_problems(accelerator: str, zone: str) -> list[Said]:
-    """Flex-start exists only for a few types and zones (google-behaviour.md, Creating): say so
-    before any API call, with where it does exist."""
+def flex_problems(accelerator: str, zone: str, backend: str = "auto") -> list[Said]:
+    """Flex-start exists only for a few types and zones on the TPU API (google-behaviour.md,
+    Creating), wherever the machine type is on Compute Engine (google_errors.flex_zones, the
+    one rule): say so before any API call, with where it does exist."""
     try:
         catalog.parse_accelerator(accelerator)
     except catalog.UnknownAcceleratorError:
         return []  # reported once, by the accelerator rule
-    where = google_errors.flex_zones(accelerator)
+    where = google_errors.flex_zones(accelerator, backend)
     if zone in where:
         return []
     offered = f"only in {', '.join(where)}" if where else "in no zone"
+    if backend == "compute":
+        offered += " (where Compute Engine has its machine type)"
     return [
         phrase(
             f"Flex-start is not offered for {accelerator} in {zone}: Google offers it for "

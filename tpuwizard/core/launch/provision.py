@@ -16,6 +16,7 @@ from collections.abc import Callable
 from tpuwizard.core.cancel import Cancelled, CancelToken
 from tpuwizard.core.cloud.diagnose import diagnose
 from tpuwizard.core.cloud.diagnosis import Diagnosis
+from tpuwizard.core.cloud.network_errors import never_sent
 from tpuwizard.core.cloud.protocol import Part
 from tpuwizard.core.cloud.types import NodeInfo, NodeRequest
 from tpuwizard.core.errors import CreateFailed, RemoteError
@@ -233,7 +234,10 @@ class Provisioner:
     def _create_checked(
         self, req: NodeRequest, resource: Resource, qr_name: str, state: LaunchState
     ) -> object:
-        """Call create; after a transient failure, retry only once ``get`` shows nothing exists."""
+        """Call create; after a transient failure, retry only once ``get`` shows nothing exists.
+        A call that made no connection (refused, DNS, connect timeout) was never sent: the
+        intent is closed at once, nothing exists, and nothing is read over a network that is
+        down."""
         from google.api_core import exceptions as gx
 
         rt, plan = self.rt, self.plan
@@ -244,6 +248,11 @@ class Provisioner:
                     return None
                 return rt.cloud.create_node(req, on_part=self._part_intent(resource))
             except Exception as err:
+                if never_sent(err):  # no connection was made: nothing can exist
+                    rt.ledger.record("gone", resource, never_created=True, never_sent=True)
+                    state.resource = None
+                    self.emit(ev.CreateRefused(resource.name, resource.kind, resource.zone))
+                    raise
                 exists = self._exists(resource)
                 if exists is True:  # the call went through although its answer was lost
                     return None

@@ -12,7 +12,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
-from tpuwizard.core.cloud.diagnose import Context, Diagnosis, diagnose
+from tpuwizard.core.cloud.diagnose import Context, Diagnosis, api_name, diagnose
 from tpuwizard.core.cloud.protocol import Cloud, Part
 from tpuwizard.core.cloud.types import MANAGED_BY, OWNER_LABEL, RUN_LABEL, NodeInfo
 from tpuwizard.core.launch import events as ev
@@ -130,7 +130,7 @@ def still_listed(resource: Resource) -> Diagnosis:
     return Diagnosis(
         "not_gone",
         f"{resource.name} is still listed",
-        "The delete finished but the TPU API still lists it.",
+        f"The delete finished but {api_name(resource.backend)} still lists it.",
         [
             f"Run tpuwizard teardown {resource.name} again in a minute.",
             f"Or by hand: {manual_command(resource)}",

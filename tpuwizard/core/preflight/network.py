@@ -56,7 +56,9 @@ def check_external_ips(ask: PreflightAsk, reach: Reach) -> Check:
     if not external_ips_forbidden(answer.body):
         return passed(EXTERNAL, f"allowed ({EXTERNAL_IP_ACCESS} does not forbid them)")
     way = (
-        "add --internal-ips (then SSH reaches the VM only from inside its network)"
+        # No IAP transport on Compute Engine: --internal-ips is refused there (plan_reach.py).
+        "--backend tpu-api --internal-ips --transport gcloud (gcloud reaches TPU API VMs "
+        "through IAP), where the TPU API serves the type"
         if ask.backend == COMPUTE_BACKEND
         else "add --internal-ips --transport gcloud (gcloud reaches the VMs through IAP)"
     )

@@ -13,9 +13,12 @@ NAME = "Offered in zone"
 def check_offered(ask: PreflightAsk, reach: Reach) -> Check:
     """The backend's own list of the zone's types (TPU API accelerator types, Compute Engine
     machine types)."""
+    where = "Compute Engine" if ask.backend == COMPUTE_BACKEND else "the TPU API"
+    flex = _no_flex(ask, where)
+    if flex is not None:  # the launch's own rule (google_errors.flex_zones), said the same way
+        return flex
     if reach.rest is None:
         return unknown(NAME, "no credentials to list the zone's types with")
-    where = "Compute Engine" if ask.backend == COMPUTE_BACKEND else "the TPU API"
     try:
         types = reach.offered()
     except Exception as err:
@@ -41,6 +44,23 @@ def check_offered(ask: PreflightAsk, reach: Reach) -> Check:
         + (
             f" (it offers {', '.join(sorted(types)[:6])})" if types else " (it offers no TPU there)"
         ),
+        f"tpuwizard zones --accelerator {ask.accelerator} --backend {ask.backend}",
+    )
+
+
+def _no_flex(ask: PreflightAsk, where: str) -> Check | None:
+    """Flex-start asked for in a zone where this backend has none for the type: a FAIL."""
+    from tpuwizard.core.cloud.google_errors import flex_zones
+
+    if ask.route != "flex" or not ask.accelerator or not ask.zone:
+        return None
+    zones = flex_zones(ask.accelerator, ask.backend)
+    if ask.zone in zones:
+        return None
+    offered = f"only in {', '.join(zones)}" if zones else "in no zone"
+    return failed(
+        NAME,
+        f"{where} offers Flex-start for {ask.accelerator} {offered}, not in {ask.zone}",
         f"tpuwizard zones --accelerator {ask.accelerator} --backend {ask.backend}",
     )
 

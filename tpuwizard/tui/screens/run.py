@@ -304,8 +304,9 @@ class TeardownScreen(RunScreen):
                 f"{about(event.cost_usd, event.cost_at_most_usd)} (estimate)."
             )
         elif isinstance(event, ev.TeardownFailed):
+            claim = "may still be billing" if event.seen else "may exist (never seen)"
             verdict.update(
-                f"[b]NOT verified gone: {event.name} may still be billing.[/b] "
+                f"[b]NOT verified gone: {event.name} {claim}.[/b] "
                 "Run tpuwizard teardown --all, or delete it in the Cloud Console."
             )
         elif isinstance(event, ev.Kept):

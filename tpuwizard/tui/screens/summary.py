@@ -19,8 +19,8 @@ from textual.containers import Horizontal
 from textual.widgets import Button, Static
 
 from tpuwizard.core.launch.summary import RunSummary
-from tpuwizard.event_text import summary_lines
 from tpuwizard.kept_text import kept_elsewhere, kept_line
+from tpuwizard.summary_text import summary_lines
 from tpuwizard.tui.host import host
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.widgets.hanging_lines import HangingLines
@@ -36,7 +36,12 @@ def headline(summary: RunSummary, kept_before: Sequence[str] = ()) -> str:
         return "Nothing is billing."
     if summary.finished is None:
         return "The launch did not finish: check with tpuwizard status."
-    return f"STILL BILLING: {', '.join(summary.still_existing)}."
+    unseen = summary.finished.unseen
+    billing = [n for n in summary.still_existing if n not in unseen]
+    said = [f"STILL BILLING: {', '.join(billing)}."] if billing else []
+    if unseen:  # their creates' answers were lost: no evidence that they exist
+        said.append(f"MAY EXIST (never seen): {', '.join(unseen)}.")
+    return " ".join(said)
 
 
 @dataclass(frozen=True)
