@@ -23,8 +23,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from tpuwizard.core.cloud import compute_read, compute_states, google_errors
 from tpuwizard.core.cloud import compute_slice_body as slice_body
-from tpuwizard.core.cloud import compute_states, google_errors
 from tpuwizard.core.cloud.backends import COMPUTE
 from tpuwizard.core.cloud.compute_body import MACHINE_TYPES, accelerator_of, instance_body
 from tpuwizard.core.cloud.compute_errors import (
@@ -222,7 +222,7 @@ class ComputeCloud:
         ):
             build = operation if isinstance(operation, SliceBuild) else None
             return self.slices.wait(zone, node_id, build, on_state, timeout, poll, cancelled)
-        op_name = _operation_name(operation)
+        op_name = compute_read.operation_name(operation)
         done = op_name is None
         last: str | None = None
         spot = self._routes.get((zone, node_id)) == "spot"
@@ -233,7 +233,7 @@ class ComputeCloud:
             if done:
                 return
             op = self._get_operation(zone, str(op_name))
-            if _status(op) != "DONE":
+            if compute_read.operation_status(op) != "DONE":
                 return
             done = True
             errors = operation_errors(op)
@@ -323,10 +323,10 @@ class ComputeCloud:
                 retry=self.retry,
                 timeout=min(max(left, 1.0), OPERATION_WAIT_S) + self.timeout,
             )
-            if _status(op) == "DONE":
+            if compute_read.operation_status(op) == "DONE":
                 return op
             if time.monotonic() >= deadline:
-                raise WaitTimedOut(what, _status(op), timeout)
+                raise WaitTimedOut(what, compute_read.operation_status(op), timeout)
             pause(0.5, None)  # an early answer (Google may return before DONE): not a busy loop
 
     # -- what things mean (the Cloud protocol) ---------------------------------------------
@@ -370,10 +370,20 @@ class ComputeCloud:
 
     # The Cloud protocol's queued kind: Compute Engine has none (spot and Flex-start are the
     # instance's own scheduling), so nothing of the kind can exist here or be waited on.
-    def create_queued(self, *args: Any, **kwargs: Any) -> None:
+    def create_queued(
+        self, req: NodeRequest, qr_id: str, route: str, max_run_seconds: int | None = None
+    ) -> None:
         raise NotImplementedError("Compute Engine queues nothing: create_node takes every route")
 
-    def wait_for_queued(self, *args: Any, **kwargs: Any) -> QueuedInfo:
+    def wait_for_queued(
+        self,
+        zone: str,
+        qr_id: str,
+        on_state: Callable[[str], None] | None = None,
+        timeout: float = 3600,
+        poll: float = 2.0,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> QueuedInfo:
         raise NotImplementedError("Compute Engine queues nothing: wait_for_node waits")
 
     def get_queued(self, zone: str, qr_id: str) -> QueuedInfo | None:
@@ -387,13 +397,3 @@ class ComputeCloud:
 
     def queued_gone(self, zone: str, qr_id: str) -> bool:
         return True
-
-
-def _status(op: Any) -> str:
-    return str(getattr(op.status, "name", op.status))
-
-
-def _operation_name(operation: Any) -> str | None:
-    if operation is None or isinstance(operation, str):
-        return operation or None
-    return str(operation.name) or None

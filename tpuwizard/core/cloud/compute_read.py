@@ -43,3 +43,15 @@ def node_info(instance: Any, zone: str) -> NodeInfo:
         external_ips=tuple(c[0].nat_i_p if c else "" for c in natted),
         uid=str(instance.id or ""),
     )
+
+
+def operation_status(op: Any) -> str:
+    """An operation's status as a word (DONE, RUNNING...), whatever form the client gives."""
+    return str(getattr(op.status, "name", op.status))
+
+
+def operation_name(operation: Any) -> str | None:
+    """The name of the operation a call answered with (None: the call gave none)."""
+    if operation is None or isinstance(operation, str):
+        return operation or None
+    return str(operation.name) or None
