@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from tpuwizard.sandbox import compute_routes, google, locations, preflight_routes
+from tpuwizard.sandbox import compute_batch, compute_routes, google, locations, preflight_routes
 from tpuwizard.sandbox.faults import parse_faults
 from tpuwizard.sandbox.gcloud_methods import ROUTES as GCLOUD_ROUTES
 from tpuwizard.sandbox.gcloud_methods import GcloudMethods
@@ -107,6 +107,11 @@ class Handler(BaseHTTPRequestHandler):
             args = (state, method, url.path, url.query, raw, check, quota_project)
             self._reply(*preflight_routes.answer(*args))
             return
+        if compute_batch.serves(url.path):  # several Compute Engine calls in one (gcloud's)
+            kind = self.headers.get("Content-Type", "")
+            state, check = self.server.state, self._authenticate
+            self._send(*compute_batch.answer(state, method, kind, raw, check))
+            return
         if compute_routes.serves(url.path):  # Compute Engine's, in its shape of errors
             state, check = self.server.state, self._authenticate
             self._reply(*compute_routes.answer(state, method, url.path, query, raw, check))
@@ -170,9 +175,11 @@ class Handler(BaseHTTPRequestHandler):
             )
 
     def _reply(self, status: int, payload: dict[str, Any]) -> None:
-        data = json.dumps(payload).encode()
+        self._send(status, "application/json; charset=UTF-8", json.dumps(payload).encode())
+
+    def _send(self, status: int, content_type: str, data: bytes) -> None:
         self.send_response(status)
-        self.send_header("Content-Type", "application/json; charset=UTF-8")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
