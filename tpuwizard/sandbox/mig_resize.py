@@ -67,6 +67,10 @@ class ResizeRequests:
         mig = self.migs.record(project, zone, mig_name)
         if self.migs.faults.resize_request_refused:
             raise ApiError(400, "invalid", RESIZE_REQUEST_REFUSED)
+        if "instances" in body:  # compute.v1.json has it (named VMs); the sandbox does not
+            raise instance_rules.invalid(
+                "resource.instances", "", "The sandbox serves resizeBy only: give the count."
+            )
         unknown_fields(body, FIELDS, "resource")
         name = check_name(body.get("name"))
         if name in self._table(mig):
