@@ -36,6 +36,9 @@ def slice_traffic(compute: Slices) -> None:
     compute.managed("s1")
     compute.ok("GET", MIGS)
     compute.ok("GET", "/aggregated/instanceGroupManagers")
+    compute.ok("GET", f"/zones/{V6E_ZONE}/instanceGroups")  # `instance-groups managed list`
+    compute.ok("GET", f"/zones/{V6E_ZONE}/instanceGroups/s1")
+    compute.ok("GET", "/aggregated/operations")  # `operations list` without a zone
     for kind, name in (("resourcePolicies", "s1-policy"), ("instanceTemplates", "s1-template")):
         compute.ok("GET", f"/regions/{REGION}/{kind}")
         compute.ok("GET", f"/regions/{REGION}/{kind}/{name}")
@@ -165,6 +168,9 @@ def test_every_slice_and_route_2b_body_and_answer_matches_googles_discovery_docu
         "compute.images.getFromFamily",
         "compute.images.get",
         "compute.autoscalers.list",
+        "compute.instanceGroups.list",
+        "compute.instanceGroups.get",
+        "compute.globalOperations.aggregatedList",
         "compute.autoscalers.get",
         "compute.zoneOperations.list",
         "compute.globalOperations.get",

@@ -170,6 +170,8 @@ SLICE = textwrap.dedent(
     echo "== instances"
     gcloud compute instance-groups managed list-instances sm --zone="$Z" \\
         --format 'value(instanceStatus)'
+    echo "== groups"
+    gcloud compute instance-groups managed list --format 'value(name,size)'
     echo "== deletes"
     gcloud compute instance-groups managed delete sm --zone="$Z" --quiet
     gcloud compute instance-templates delete st --region=$R --quiet
@@ -193,6 +195,8 @@ MULTI_DELETE = textwrap.dedent(
     gcloud compute instance-templates delete a-tmpl b-tmpl --quiet
     echo "== after"
     gcloud compute instance-templates list --format 'value(name)'
+    echo "== operations"
+    gcloud compute operations list --format 'value(operationType)'
     echo "== end"
     """
 )
@@ -218,12 +222,14 @@ def check_slice(sections: dict[str, str]) -> None:
     assert sections["mig"].split() == ["sm"] and sections["resize"].split() == ["4"]
     assert sections["describe"].split() == ["ACTIVE", "BULK"]
     assert sections["instances"].split() == ["RUNNING"] * 4
+    assert sections["groups"].split() == ["sm", "4"]
     assert sections["after"].split() == []
 
 
 def check_multi_delete(sections: dict[str, str]) -> None:
     assert sections["templates"].split() == ["a-tmpl", "b-tmpl"]
     assert sections["after"].split() == []  # both gone, from one command
+    assert sorted(sections["operations"].split()) == ["delete"] * 2 + ["insert"] * 2
 
 
 # Route 2B in every run; the slice's parts and the multi-name delete take turns (gcloud starts

@@ -45,6 +45,7 @@ ROUTES: list[tuple[str, re.Pattern[str], str]] = [
         ("GET", PREFIX + r"/regions/(?P<region>[^/]+)/routers", "list_routers"),
         ("GET", PREFIX + r"/global/firewalls", "list_firewalls"),
         ("GET", ZONE + r"/operations", "list_operations"),
+        ("GET", PREFIX + r"/aggregated/operations", "aggregated_operations"),
         ("GET", ZONE + r"/operations/(?P<name>[^/]+)", "get_operation"),
         ("GET", PREFIX + r"/global/images/family/(?P<family>[^/]+)", "get_image_from_family"),
         ("GET", PREFIX + r"/global/images/(?P<name>[^/]+)", "get_image"),
@@ -329,6 +330,21 @@ class Routes:
         ops = [op for op in self.s.zone_operations.listing(project, zone) if matches(wanted, op)]
         link = f"{ce.zone_url(project, zone)}/operations"
         return self._listing("compute#operationList", link, ops, query)
+
+    def aggregated_operations(self, project: str, query: dict, body: Any) -> dict:
+        wanted = parse_filter(query.get("filter", ""))
+        items: dict[str, Any] = {}
+        for scope, ops in self.s.zone_operations.scopes(project).items():
+            mine = [op for op in ops if matches(wanted, op)]
+            if mine:
+                items[scope] = {"operations": mine}
+        link = f"{ce.BASE}projects/{project}/aggregated/operations"
+        return {
+            "kind": "compute#operationAggregatedList",
+            "id": link,
+            "items": items,
+            "selfLink": link,
+        }
 
     def get_image_from_family(self, project: str, family: str, query: dict, body: Any) -> dict:
         return compute_images.from_family(project, family)

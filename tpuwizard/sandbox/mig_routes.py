@@ -57,6 +57,9 @@ PATHS = [
     # gcloud's `instance-groups managed delete` and `describe` read the zone's autoscalers first
     # (an autoscaled MIG is deleted with its autoscaler): the sandbox makes none, so none exist.
     ("GET", PREFIX + r"/zones/(?P<zone>[^/]+)/autoscalers", "list_autoscalers"),
+    # ... and `instance-groups managed list` reads each zone's instance groups for their sizes.
+    ("GET", PREFIX + r"/zones/(?P<zone>[^/]+)/instanceGroups", "list_instance_groups"),
+    ("GET", PREFIX + r"/zones/(?P<zone>[^/]+)/instanceGroups" + NAME, "get_instance_group"),
     ("GET", PREFIX + r"/zones/(?P<zone>[^/]+)/autoscalers" + NAME, "get_autoscaler"),
 ]
 
@@ -223,3 +226,11 @@ class MigRoutes:
             "items": items,
             "selfLink": link,
         }
+
+    def list_instance_groups(self, project: str, zone: str, query: dict, body: Any) -> dict:
+        link = f"{ce.zone_url(project, zone)}/instanceGroups"
+        groups = [self.s.migs.instance_group(m) for m in self.s.migs.in_zone(project, zone)]
+        return listing("compute#instanceGroupList", link, groups, query)
+
+    def get_instance_group(self, project: str, zone: str, name: str, query: dict, body: Any):
+        return self.s.migs.instance_group(self.s.migs.get(project, zone, name))

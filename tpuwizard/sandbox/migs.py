@@ -22,7 +22,7 @@ from tpuwizard.sandbox import instance_rules, mig_status
 from tpuwizard.sandbox.faults import Faults
 from tpuwizard.sandbox.google import internal_address
 from tpuwizard.sandbox.instances import Instances
-from tpuwizard.sandbox.mig_parts import SliceParts, check_name, unknown_fields
+from tpuwizard.sandbox.mig_parts import SliceParts, check_name, short_link, unknown_fields
 from tpuwizard.sandbox.model import ApiError, public
 from tpuwizard.sandbox.store import StateStore
 from tpuwizard.sandbox.vms import VirtualMachines
@@ -85,6 +85,21 @@ class ManagedInstanceGroups:
         instance_rules.require_zone(zone)
         prefix = f"projects/{project}/zones/{zone}/instanceGroupManagers/"
         return [public(r) for k, r in sorted(self.records.items()) if k.startswith(prefix)]
+
+    def instance_group(self, mig: dict[str, Any]) -> dict[str, Any]:
+        """The MIG's instance group (its ``instanceGroup`` URL), as compute.v1.json's
+        InstanceGroup: ``size`` is how many of its VMs exist."""
+        found = self.records[short_link(mig["selfLink"], "")]
+        return {
+            "kind": "compute#instanceGroup",
+            "id": mig["id"],
+            "creationTimestamp": mig["creationTimestamp"],
+            "name": mig["name"],
+            "zone": mig["zone"],
+            "size": sum(1 for vm in self._vm_records(found) if vm is not None),
+            "fingerprint": "42WmSpB8rSM=",
+            "selfLink": mig["instanceGroup"],
+        }
 
     # --- insert ------------------------------------------------------------------------------
 

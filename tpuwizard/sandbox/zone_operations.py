@@ -117,6 +117,16 @@ class ZoneOperations:
             )
         return public(op)
 
+    def scopes(self, project: str) -> dict[str, list[dict[str, Any]]]:
+        """Every scope's operations ("zones/Z", "regions/R", "global"), oldest first: what
+        globalOperations.aggregatedList answers (gcloud's ``operations list`` without a zone)."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        for key, op in sorted(self.ops.items(), key=lambda item: int(item[1]["id"])):
+            parts = key.split("/")
+            if parts[1] == project:
+                out.setdefault("/".join(parts[2:-2]), []).append(public(op))
+        return out
+
     def listing(self, project: str, zone: str, scope: str = "zones") -> list[dict[str, Any]]:
         """The operations of a zone (or region, or "global" with ``zone`` empty), oldest first:
         zoneOperations.list (compute.v1.json), which gcloud's ``operations list`` reads."""
