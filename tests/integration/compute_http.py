@@ -233,3 +233,55 @@ class Slices(Compute):
                 return self.mig(name)
             time.sleep(0.05)
         raise AssertionError(f"{name}'s topology went {seen}, never {states}")
+
+
+def course_template(
+    name: str, model: str = "FLEX_START", machine: str = "ct6e-standard-4t"
+) -> dict:
+    """A global template as gcloud 528 sends the course's Route 2B one (`beta compute
+    instance-templates create --provisioning-model=FLEX_START --max-run-duration=4h
+    --instance-termination-action=DELETE --reservation-affinity=none`, with
+    `--maintenance-policy=TERMINATE`): its default image and scopes, no labels."""
+    scheduling: dict[str, Any] = {
+        "automaticRestart": True,
+        "onHostMaintenance": "TERMINATE",
+        "provisioningModel": model,
+    }
+    if model == "FLEX_START":
+        scheduling.update(instanceTerminationAction="DELETE", maxRunDuration={"seconds": "14400"})
+    body: dict[str, Any] = {
+        "name": name,
+        "properties": {
+            "canIpForward": False,
+            "disks": [
+                {
+                    "autoDelete": True,
+                    "boot": True,
+                    "initializeParams": {
+                        "sourceImage": "projects/debian-cloud/global/images/family/debian-12"
+                    },
+                    "mode": "READ_WRITE",
+                    "type": "PERSISTENT",
+                }
+            ],
+            "machineType": machine,
+            "metadata": {},
+            "networkInterfaces": [
+                {"accessConfigs": [{"name": "external-nat", "type": "ONE_TO_ONE_NAT"}]}
+            ],
+            "scheduling": scheduling,
+            "serviceAccounts": [
+                {"email": "default", "scopes": ["https://www.googleapis.com/auth/logging.write"]}
+            ],
+        },
+    }
+    if model == "FLEX_START":
+        body["properties"]["reservationAffinity"] = {"consumeReservationType": "NO_RESERVATION"}
+    return body
+
+
+def course_mig(name: str, template: str, zone: str = V6E_ZONE) -> dict[str, Any]:
+    """A MIG of size 0 as gcloud 528 sends it: the template's URL, and the zone's name (output
+    only in compute.v1.json, sent all the same)."""
+    link = f"https://compute.googleapis.com/compute/v1/projects/{PROJECT}/global/instanceTemplates"
+    return {"instanceTemplate": f"{link}/{template}", "name": name, "targetSize": 0, "zone": zone}

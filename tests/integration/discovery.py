@@ -62,9 +62,16 @@ def methods(doc: dict[str, Any]) -> list[Method]:
     return found
 
 
+_METHODS: dict[tuple[str, str], list[Method]] = {}
+
+
 def find_method(doc: dict[str, Any], http: str, path: str) -> Method | None:
+    # Each document's methods are read once (Compute Engine's has hundreds, each a pattern).
+    key = (str(doc.get("id")), str(doc.get("revision")))
+    if key not in _METHODS:
+        _METHODS[key] = methods(doc)
     # Literal paths (.../nodes/{id}:getGuestAttributes) are tried before the general ones.
-    candidates = [m for m in methods(doc) if m.http == http and m.path.match(path)]
+    candidates = [m for m in _METHODS[key] if m.http == http and m.path.match(path)]
     return min(candidates, key=lambda m: m.path.pattern.count("[^/:]+"), default=None)
 
 

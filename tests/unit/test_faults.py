@@ -167,3 +167,10 @@ def test_preempt_on_names_a_moment_of_the_script_inside_the_workers_home():
     for outside in ("/etc/passwd", "../x", "a/../../x", "~/x"):
         with pytest.raises(BadInput, match="inside the worker's home"):
             parse_faults(f"preempt_on={outside}")
+
+
+def test_the_reported_resize_request_refusal_is_a_flag_off_by_default():
+    assert parse_faults("").resize_request_refused is False  # Google's pages: served
+    assert parse_faults("resize_request_refused=1").resize_request_refused is True
+    with pytest.raises(BadInput, match="resize_request_refused"):
+        parse_faults("nope=1")  # the known keys name it

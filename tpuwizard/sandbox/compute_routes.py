@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from tpuwizard.sandbox import compute_google as ce
-from tpuwizard.sandbox import instance_rules, mig_routes, quota_limits
+from tpuwizard.sandbox import compute_images, instance_rules, mig_routes, quota_limits
 from tpuwizard.sandbox.compute_filter import matches, parse_filter
 from tpuwizard.sandbox.faults import ConnectionDropped
 from tpuwizard.sandbox.model import ApiError
@@ -47,7 +47,11 @@ ROUTES: list[tuple[str, re.Pattern[str], str]] = [
         ("GET", PREFIX + r"/regions/(?P<region>[^/]+)", "get_region"),
         ("GET", PREFIX + r"/regions/(?P<region>[^/]+)/routers", "list_routers"),
         ("GET", PREFIX + r"/global/firewalls", "list_firewalls"),
+        ("GET", ZONE + r"/operations", "list_operations"),
+        ("GET", PREFIX + r"/aggregated/operations", "aggregated_operations"),
         ("GET", ZONE + r"/operations/(?P<name>[^/]+)", "get_operation"),
+        ("GET", PREFIX + r"/global/images/family/(?P<family>[^/]+)", "get_image_from_family"),
+        ("GET", PREFIX + r"/global/images/(?P<name>[^/]+)", "get_image"),
         ("POST", ZONE + r"/operations/(?P<name>[^/]+)/wait", "wait_operation"),
         *[(m, p, f"mig.{h}") for m, p, h in mig_routes.PATHS],
     ]
@@ -153,7 +157,7 @@ def answer(
         fault = None if handler in PREFLIGHT_READS else injected(state, method, args["project"])
         if fault is not None:
             raise fault
-        if handler in ("wait_operation", "mig.wait_region_operation"):
+        if handler in ("wait_operation", "mig.wait_region_operation", "mig.wait_global_operation"):
             return 200, wait_operation(state, **args)
         with state.store.transaction():
             state.tick()
@@ -171,10 +175,10 @@ def answer(
 def wait_operation(
     state: SandboxState, project: str, name: str, zone: str = "", region: str = ""
 ) -> dict[str, Any]:
-    """The operation (of a zone, or of a region) once DONE, or as it is after the default
-    deadline; the state file is not held while it waits."""
+    """The operation (of a zone, of a region, or global: neither given) once DONE, or as it is
+    after the default deadline; the state file is not held while it waits."""
     deadline = time.monotonic() + WAIT_S
-    where, scope = (zone, "zones") if zone else (region, "regions")
+    where, scope = (zone, "zones") if zone else (region, "regions") if region else ("", "global")
     while True:
         with state.store.transaction():
             state.tick()
@@ -322,3 +326,32 @@ class Routes:
     def get_operation(self, project: str, zone: str, name: str, query: dict, body: Any) -> dict:
         instance_rules.require_zone(zone)
         return self.s.zone_operations.get(project, zone, name)
+
+    def list_operations(self, project: str, zone: str, query: dict, body: Any) -> dict:
+        """zoneOperations.list: a failed Flex-start create shows only here (ce:62-63)."""
+        instance_rules.require_zone(zone)
+        wanted = parse_filter(query.get("filter", ""))
+        ops = [op for op in self.s.zone_operations.listing(project, zone) if matches(wanted, op)]
+        link = f"{ce.zone_url(project, zone)}/operations"
+        return self._listing("compute#operationList", link, ops, query)
+
+    def aggregated_operations(self, project: str, query: dict, body: Any) -> dict:
+        wanted = parse_filter(query.get("filter", ""))
+        items: dict[str, Any] = {}
+        for scope, ops in self.s.zone_operations.scopes(project).items():
+            mine = [op for op in ops if matches(wanted, op)]
+            if mine:
+                items[scope] = {"operations": mine}
+        link = f"{ce.BASE}projects/{project}/aggregated/operations"
+        return {
+            "kind": "compute#operationAggregatedList",
+            "id": link,
+            "items": items,
+            "selfLink": link,
+        }
+
+    def get_image_from_family(self, project: str, family: str, query: dict, body: Any) -> dict:
+        return compute_images.from_family(project, family)
+
+    def get_image(self, project: str, name: str, query: dict, body: Any) -> dict:
+        return compute_images.by_name(project, name)

@@ -81,6 +81,10 @@ instance deletes. And these are theirs:
                         (compute-engine.md:63-64)
   vm_failure=N          the next N MIGs to reach ACTIVE lose their last VM to a host failure
                         (TERMINATED); under DO_NOTHING the MIG leaves it: ACTIVE_DEGRADED
+  resize_request_refused=1 a MIG's resize requests are refused with the words users report for
+                        TPU MIGs ("Creating resize requests for managed instance group with TPU
+                        is not allowed", compute-engine.md); by default they are served, as
+                        Google's about-resize-requests-mig page describes (mig_resize.py)
 
 Known only to the in-memory cloud of the unit tests (tests/fakes.py), which reads the same spec:
   refused_create=N      the next N creates make no connection (refused, as when the network is
@@ -144,6 +148,7 @@ FLAGS = (
     "iap_denied",
     "no_external_ip",
     "orgpolicy_unreadable",
+    "resize_request_refused",
 )
 PREFLIGHT_KEYS = ("quota_limit", "oslogin", "cloud_nat", "disabled_services", "no_quota_project")
 OSLOGIN_WORDS = ("1", "true", "yes", "on", "2fa", "policy")
@@ -177,6 +182,7 @@ class Faults:
     iap_denied: bool = False  # testIamPermissions leaves out IAP's tunnel permissions
     no_external_ip: bool = False
     orgpolicy_unreadable: bool = False
+    resize_request_refused: bool = False  # MIG resize requests refused in users' reported words
     cloud_nat: set[str] = field(default_factory=set)  # regions; "*" every region
     disabled_services: set[str] = field(default_factory=set)
     needs_quota_project: set[str] = field(default_factory=set)  # services; "*" all preflight

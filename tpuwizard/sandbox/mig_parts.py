@@ -20,6 +20,10 @@ from tpuwizard.sandbox.zone_operations import ZoneOperations, rfc3339
 
 POLICY_FIELDS = ("description", "workloadPolicy", "groupPlacementPolicy")
 TEMPLATE_FIELDS = ("description", "properties")
+# Output-only in compute.v1.json (ResourcePolicy.region, InstanceTemplate.region: "readOnly"), yet
+# gcloud 528 always sends the region's name in a regional insert, and Google serves it: accepted,
+# and the resource's own region (from the path) is what it reads back.
+OUTPUT_ONLY_SENT = ("region",)
 # compute.v1.json InstanceProperties.machineType: "This field only accepts a machine type name
 # ... If you use the machine type full or partial URL ... the request will result in an
 # INTERNAL_ERROR".
@@ -38,6 +42,11 @@ def short_link(link: Any, project: str) -> str:
 
 def region_url(project: str, region: str) -> str:
     return f"{ce.BASE}projects/{project}/regions/{region}"
+
+
+def scope_path(project: str, region: str | None) -> str:
+    """``projects/P/regions/R``, or ``projects/P/global`` for a global resource (None)."""
+    return f"projects/{project}/regions/{region}" if region else f"projects/{project}/global"
 
 
 def require_region(region: str) -> None:
@@ -96,10 +105,10 @@ class SliceParts:
     def templates(self) -> dict[str, Any]:
         return self.store.data.get("instance_templates", {})
 
-    def _new(self, project: str, region: str, kind: str, table: str, body: dict) -> dict:
-        """The record of a new regional resource, with its DONE insert operation."""
+    def _new(self, project: str, region: str | None, kind: str, table: str, body: dict) -> dict:
+        """The record of a new regional (or, ``region`` None, global) resource."""
         name = check_name(body.get("name"))
-        key = f"projects/{project}/regions/{region}/{kind}/{name}"
+        key = f"{scope_path(project, region)}/{kind}/{name}"
         if key in self.store.data.get(table, {}):
             raise ApiError(409, "alreadyExists", f"The resource '{key}' already exists")
         self.store.data["counter"] += 1
@@ -107,14 +116,22 @@ class SliceParts:
             "id": str(ce.ID_BASE + self.store.data["counter"]),
             "creationTimestamp": rfc3339(),
             "name": name,
-            "region": region_url(project, region),
-            "selfLink": f"{region_url(project, region)}/{kind}/{name}",
+            "selfLink": f"{ce.BASE}{key}",
             "_name": key,
         }
+        if region:
+            record["region"] = region_url(project, region)
         return record
 
-    def _done(self, project: str, region: str, kind: str, record: dict, error=None) -> dict:
-        op = self.operations.start_regional(project, region, kind, record["_name"], record["id"])
+    def _done(self, project: str, region: str | None, kind: str, record: dict, error=None) -> dict:
+        """The insert's or delete's operation, DONE at once: regional, or global (``region``
+        None)."""
+        if region:
+            op = self.operations.start_regional(
+                project, region, kind, record["_name"], record["id"]
+            )
+        else:
+            op = self.operations.start_global(project, kind, record["_name"], record["id"])
         self.operations.finish(op, error)
         self.store.save()
         return public(op)
@@ -123,7 +140,7 @@ class SliceParts:
 
     def insert_policy(self, project: str, region: str, body: dict[str, Any]) -> dict[str, Any]:
         require_region(region)
-        unknown_fields(body, ("name", *POLICY_FIELDS), "resource")
+        unknown_fields(body, ("name", *POLICY_FIELDS, *OUTPUT_ONLY_SENT), "resource")
         workload = body.get("workloadPolicy")
         if workload is not None and workload.get("type") != "HIGH_THROUGHPUT":
             # ce:70 TPU slices use HIGH_THROUGHPUT with an acceleratorTopology.
@@ -158,15 +175,22 @@ class SliceParts:
 
     # --- instance templates ---------------------------------------------------------------
 
-    def insert_template(self, project: str, region: str, body: dict[str, Any]) -> dict[str, Any]:
-        require_region(region)
-        unknown_fields(body, ("name", *TEMPLATE_FIELDS), "resource")
+    def insert_template(
+        self, project: str, region: str | None, body: dict[str, Any]
+    ) -> dict[str, Any]:
+        """A regional instance template, or a global one (``region`` None): the course's Route 2B
+        makes a global one (``gcloud beta compute instance-templates create`` without
+        ``--instance-template-region``; compute.v1.json instanceTemplates.insert)."""
+        if region:
+            require_region(region)
+        sent = ("name", *TEMPLATE_FIELDS, *(OUTPUT_ONLY_SENT if region else ()))
+        unknown_fields(body, sent, "resource")
         properties = dict(body.get("properties") or {})
         record = self._new(project, region, "instanceTemplates", "instance_templates", body)
         if "/" in str(properties.get("machineType", "")):
             return self._done(project, region, "insert", record, TEMPLATE_URL_ERROR)
         machine = str(properties.get("machineType") or "")
-        zones = [z for z in instance_rules.zones() if ce.region_of(z) == region]
+        zones = [z for z in instance_rules.zones() if region in (None, ce.region_of(z))]
         if machine.startswith(ce.REFUSED_PREFIXES):  # ce:14-16, Google's words
             raise ApiError(
                 403,
@@ -177,7 +201,8 @@ class SliceParts:
             raise instance_rules.invalid(
                 "resource.properties.machineType",
                 machine,
-                f"Machine type with name '{machine}' does not exist in region '{region}'.",
+                f"Machine type with name '{machine}' does not exist in "
+                + (f"region '{region}'." if region else "any zone."),
             )
         scheduling = properties.get("scheduling") or {}
         instance_rules.check_scheduling(scheduling, scheduling.get("provisioningModel", "STANDARD"))
@@ -189,9 +214,10 @@ class SliceParts:
         self.store.data.setdefault("instance_templates", {})[record["_name"]] = record
         return self._done(project, region, "insert", record)
 
-    def template(self, project: str, region: str, name: str) -> dict[str, Any]:
-        require_region(region)
-        key = f"projects/{project}/regions/{region}/instanceTemplates/{name}"
+    def template(self, project: str, region: str | None, name: str) -> dict[str, Any]:
+        if region:
+            require_region(region)
+        key = f"{scope_path(project, region)}/instanceTemplates/{name}"
         if key not in self.templates:
             raise ApiError(404, "notFound", f"The resource '{key}' was not found")
         return self.templates[key]
@@ -202,7 +228,7 @@ class SliceParts:
     def policy_by_link(self, link: Any, project: str) -> dict[str, Any] | None:
         return self.policies.get(short_link(link, project))
 
-    def delete_template(self, project: str, region: str, name: str) -> dict[str, Any]:
+    def delete_template(self, project: str, region: str | None, name: str) -> dict[str, Any]:
         found = self.template(project, region, name)
         for user in self.users_of(found["selfLink"]):
             raise in_use("instance_template", found["_name"], user)
@@ -224,8 +250,21 @@ class SliceParts:
                 users.append(key)
         return users
 
-    def listing(self, table: str, project: str, region: str) -> list[dict[str, Any]]:
-        require_region(region)
-        prefix = f"projects/{project}/regions/{region}/"
+    def listing(self, table: str, project: str, region: str | None) -> list[dict[str, Any]]:
+        if region:
+            require_region(region)
+        prefix = f"{scope_path(project, region)}/"
         items = self.store.data.get(table, {})
         return [public(r) for k, r in sorted(items.items()) if k.startswith(prefix)]
+
+    def scopes(self, table: str, project: str) -> dict[str, list[dict[str, Any]]]:
+        """An aggregated list's items: each scope ("global", "regions/R") that holds any of
+        ``table``'s resources, with them (resourcePolicies.aggregatedList,
+        instanceTemplates.aggregatedList in compute.v1.json)."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        prefix = f"projects/{project}/"
+        for key, record in sorted(self.store.data.get(table, {}).items()):
+            if key.startswith(prefix):
+                scope = "/".join(key.split("/")[2:-2])  # "global" or "regions/R"
+                out.setdefault(scope, []).append(public(record))
+        return out

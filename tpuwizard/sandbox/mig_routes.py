@@ -1,6 +1,8 @@
 """The routes of a multi-host slice on Compute Engine: resource policies and instance templates
-(regional), MIGs (zonal), regional operations; :mod:`tpuwizard.sandbox.compute_routes` answers
-them beside the single-host ones, in the same envelope.
+(regional, or global as the course's Route 2B makes its template), MIGs (zonal) with their resize
+requests, regional and global operations, and what gcloud 528 reads around them (aggregated lists,
+autoscalers); :mod:`tpuwizard.sandbox.compute_routes` answers them beside the single-host ones, in
+the same envelope.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ PREFIX = r"^/compute/v1/projects/(?P<project>[^/]+)"
 REGION = PREFIX + r"/regions/(?P<region>[^/]+)"
 MIG = PREFIX + r"/zones/(?P<zone>[^/]+)/instanceGroupManagers"
 NAME = r"/(?P<name>[^/]+)"
+GLOBAL = PREFIX + r"/global"
+RESIZE = MIG + r"/(?P<mig>[^/]+)/resizeRequests"
 # (method, path, handler): the handler is a MigRoutes method.
 PATHS = [
     ("POST", REGION + r"/resourcePolicies", "insert_policy"),
@@ -36,8 +40,27 @@ PATHS = [
     ("DELETE", MIG + NAME, "delete_mig"),
     ("POST", MIG + NAME + "/resize", "resize_mig"),
     ("POST", MIG + NAME + "/listManagedInstances", "list_managed_instances"),
-    ("POST", MIG + NAME + "/resizeRequests", "insert_resize_request"),
+    ("POST", RESIZE, "insert_resize_request"),
+    ("GET", RESIZE, "list_resize_requests"),
+    ("GET", RESIZE + NAME, "get_resize_request"),
+    ("DELETE", RESIZE + NAME, "delete_resize_request"),
+    ("POST", RESIZE + NAME + "/cancel", "cancel_resize_request"),
     ("GET", PREFIX + r"/aggregated/instanceGroupManagers", "aggregated_migs"),
+    ("POST", GLOBAL + r"/instanceTemplates", "insert_global_template"),
+    ("GET", GLOBAL + r"/instanceTemplates", "list_global_templates"),
+    ("GET", GLOBAL + r"/instanceTemplates" + NAME, "get_global_template"),
+    ("DELETE", GLOBAL + r"/instanceTemplates" + NAME, "delete_global_template"),
+    ("GET", GLOBAL + r"/operations" + NAME, "get_global_operation"),
+    ("POST", GLOBAL + r"/operations" + NAME + "/wait", "wait_global_operation"),
+    ("GET", PREFIX + r"/aggregated/instanceTemplates", "aggregated_templates"),
+    ("GET", PREFIX + r"/aggregated/resourcePolicies", "aggregated_policies"),
+    # gcloud's `instance-groups managed delete` and `describe` read the zone's autoscalers first
+    # (an autoscaled MIG is deleted with its autoscaler): the sandbox makes none, so none exist.
+    ("GET", PREFIX + r"/zones/(?P<zone>[^/]+)/autoscalers", "list_autoscalers"),
+    # ... and `instance-groups managed list` reads each zone's instance groups for their sizes.
+    ("GET", PREFIX + r"/zones/(?P<zone>[^/]+)/instanceGroups", "list_instance_groups"),
+    ("GET", PREFIX + r"/zones/(?P<zone>[^/]+)/instanceGroups" + NAME, "get_instance_group"),
+    ("GET", PREFIX + r"/zones/(?P<zone>[^/]+)/autoscalers" + NAME, "get_autoscaler"),
 ]
 
 
@@ -117,10 +140,75 @@ class MigRoutes:
     ) -> dict:
         return self.s.migs.managed_instances(project, zone, name)
 
-    def insert_resize_request(
-        self, project: str, zone: str, name: str, query: dict, body: Any
-    ) -> dict:
-        return self.s.migs.refuse_resize_request(project, zone, name)
+    def insert_resize_request(self, project: str, zone: str, mig: str, query: dict, body: Any):
+        return self.s.resize_requests.insert(project, zone, mig, body)
+
+    def list_resize_requests(self, project: str, zone: str, mig: str, query: dict, body: Any):
+        link = f"{ce.zone_url(project, zone)}/instanceGroupManagers/{mig}/resizeRequests"
+        items = self.s.resize_requests.listing(project, zone, mig)
+        return listing("compute#instanceGroupManagerResizeRequestList", link, items, query)
+
+    def get_resize_request(self, project: str, zone: str, mig: str, name: str, **_: Any) -> dict:
+        return self.s.resize_requests.get(project, zone, mig, name)
+
+    def delete_resize_request(self, project: str, zone: str, mig: str, name: str, **_: Any):
+        return self.s.resize_requests.delete(project, zone, mig, name)
+
+    def cancel_resize_request(self, project: str, zone: str, mig: str, name: str, **_: Any):
+        return self.s.resize_requests.cancel(project, zone, mig, name)
+
+    # --- global instance templates, aggregated lists, autoscalers ---------------------------
+
+    def insert_global_template(self, project: str, query: dict, body: dict) -> dict:
+        return self.s.slice_parts.insert_template(project, None, body)
+
+    def list_global_templates(self, project: str, query: dict, body: Any) -> dict:
+        items = self.s.slice_parts.listing("instance_templates", project, None)
+        link = f"{ce.BASE}projects/{project}/global/instanceTemplates"
+        return listing("compute#instanceTemplateList", link, items, query)
+
+    def get_global_template(self, project: str, name: str, query: dict, body: Any) -> dict:
+        from tpuwizard.sandbox.model import public
+
+        return public(self.s.slice_parts.template(project, None, name))
+
+    def delete_global_template(self, project: str, name: str, query: dict, body: Any) -> dict:
+        return self.s.slice_parts.delete_template(project, None, name)
+
+    def get_global_operation(self, project: str, name: str, query: dict, body: Any) -> dict:
+        return self.s.zone_operations.get(project, "", name, scope="global")
+
+    def aggregated_templates(self, project: str, query: dict, body: Any) -> dict:
+        return self._aggregated(project, "instance_templates", "instanceTemplates", query)
+
+    def aggregated_policies(self, project: str, query: dict, body: Any) -> dict:
+        return self._aggregated(project, "resource_policies", "resourcePolicies", query)
+
+    def _aggregated(self, project: str, table: str, key: str, query: dict) -> dict:
+        wanted = parse_filter(query.get("filter", ""))
+        items: dict[str, Any] = {}
+        for scope, found in self.s.slice_parts.scopes(table, project).items():
+            mine = [r for r in found if matches(wanted, r)]
+            if mine:
+                items[scope] = {key: mine}
+        link = f"{ce.BASE}projects/{project}/aggregated/{key}"
+        kind = "compute#instanceTemplateAggregatedList"
+        if key == "resourcePolicies":
+            kind = "compute#resourcePolicyAggregatedList"
+        return {"kind": kind, "id": link, "items": items, "selfLink": link}
+
+    def list_autoscalers(self, project: str, zone: str, query: dict, body: Any) -> dict:
+        from tpuwizard.sandbox import instance_rules
+
+        instance_rules.require_zone(zone)
+        link = f"{ce.zone_url(project, zone)}/autoscalers"
+        return listing("compute#autoscalerList", link, [], query)
+
+    def get_autoscaler(self, project: str, zone: str, name: str, query: dict, body: Any):
+        from tpuwizard.sandbox.model import ApiError
+
+        key = f"projects/{project}/zones/{zone}/autoscalers/{name}"
+        raise ApiError(404, "notFound", f"The resource '{key}' was not found")
 
     def aggregated_migs(self, project: str, query: dict, body: Any) -> dict:
         from tpuwizard.sandbox import instance_rules
@@ -138,3 +226,11 @@ class MigRoutes:
             "items": items,
             "selfLink": link,
         }
+
+    def list_instance_groups(self, project: str, zone: str, query: dict, body: Any) -> dict:
+        link = f"{ce.zone_url(project, zone)}/instanceGroups"
+        groups = [self.s.migs.instance_group(m) for m in self.s.migs.in_zone(project, zone)]
+        return listing("compute#instanceGroupList", link, groups, query)
+
+    def get_instance_group(self, project: str, zone: str, name: str, query: dict, body: Any):
+        return self.s.migs.instance_group(self.s.migs.get(project, zone, name))

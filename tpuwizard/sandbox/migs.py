@@ -22,7 +22,7 @@ from tpuwizard.sandbox import instance_rules, mig_status
 from tpuwizard.sandbox.faults import Faults
 from tpuwizard.sandbox.google import internal_address
 from tpuwizard.sandbox.instances import Instances
-from tpuwizard.sandbox.mig_parts import SliceParts, check_name, unknown_fields
+from tpuwizard.sandbox.mig_parts import SliceParts, check_name, short_link, unknown_fields
 from tpuwizard.sandbox.model import ApiError, public
 from tpuwizard.sandbox.store import StateStore
 from tpuwizard.sandbox.vms import VirtualMachines
@@ -39,10 +39,9 @@ MIG_FIELDS = (
     "resourcePolicies",
     "listManagedInstancesResults",
 )
-# ce:79-80 (report): resize requests are refused for TPU MIGs, in these words.
-RESIZE_REQUEST_REFUSED = (
-    "Creating resize requests for managed instance group with TPU is not allowed"
-)
+# Output-only in compute.v1.json (InstanceGroupManager.zone: "readOnly"), yet gcloud 528 always
+# sends the zone's name in its insert, and Google serves it: accepted; the path's zone is read back.
+OUTPUT_ONLY_SENT = ("zone",)
 
 
 def not_found(key: str) -> ApiError:
@@ -87,11 +86,26 @@ class ManagedInstanceGroups:
         prefix = f"projects/{project}/zones/{zone}/instanceGroupManagers/"
         return [public(r) for k, r in sorted(self.records.items()) if k.startswith(prefix)]
 
+    def instance_group(self, mig: dict[str, Any]) -> dict[str, Any]:
+        """The MIG's instance group (its ``instanceGroup`` URL), as compute.v1.json's
+        InstanceGroup: ``size`` is how many of its VMs exist."""
+        found = self.records[short_link(mig["selfLink"], "")]
+        return {
+            "kind": "compute#instanceGroup",
+            "id": mig["id"],
+            "creationTimestamp": mig["creationTimestamp"],
+            "name": mig["name"],
+            "zone": mig["zone"],
+            "size": sum(1 for vm in self._vm_records(found) if vm is not None),
+            "fingerprint": "42WmSpB8rSM=",
+            "selfLink": mig["instanceGroup"],
+        }
+
     # --- insert ------------------------------------------------------------------------------
 
     def insert(self, project: str, zone: str, body: dict[str, Any]) -> dict[str, Any]:
         instance_rules.require_zone(zone)
-        unknown_fields(body, MIG_FIELDS, "resource")
+        unknown_fields(body, (*MIG_FIELDS, *OUTPUT_ONLY_SENT), "resource")
         name = check_name(body.get("name"))
         key = f"projects/{project}/zones/{zone}/instanceGroupManagers/{name}"
         if key in self.records:
@@ -103,7 +117,8 @@ class ManagedInstanceGroups:
                 body.get("instanceTemplate", ""),
                 "The instance template does not exist.",
             )
-        if template["_name"].split("/")[3] != ce.region_of(zone):
+        regional = template["_name"].split("/")[2] == "regions"  # else a global template
+        if regional and template["_name"].split("/")[3] != ce.region_of(zone):
             raise instance_rules.invalid(
                 "resource.instanceTemplate",
                 body["instanceTemplate"],
@@ -146,7 +161,7 @@ class ManagedInstanceGroups:
             _chips=machine.chips,
         )
         self.store.data.setdefault("migs", {})[key] = record
-        self._resize_to(record, size)
+        self.set_size(record, size)
         op = self.operations.start(project, zone, "insert", key, mig_id)
         self.operations.finish(op)
         mig_status.refresh(record, self._vm_records(record), self.store.data)
@@ -180,7 +195,7 @@ class ManagedInstanceGroups:
             raise instance_rules.invalid("size", size, "Must be a whole number.") from None
         if wanted < 0:
             raise instance_rules.invalid("size", size, "Must be 0 or more.")
-        self._resize_to(found, wanted)
+        self.set_size(found, wanted)
         # compute.v1.json instanceGroupManagers.resize: "The resize operation is marked DONE when
         # the resize actions are scheduled even if the group has not yet added or deleted any
         # instances. You must separately verify the status ... with the listmanagedinstances
@@ -192,11 +207,11 @@ class ManagedInstanceGroups:
         self.store.save()
         return public(op)
 
-    def _resize_to(self, mig: dict[str, Any], size: int) -> None:
+    def set_size(self, mig: dict[str, Any], size: int) -> None:
         members = mig["_members"]
         while len(members) > size:  # "If you decrease the size, the group deletes instances"
             gone = members.pop()
-            self._delete_vm(mig, gone["name"])
+            self.delete_vm(mig, gone["name"])
         used = {m["index"] for m in members}
         while len(members) < size:
             index = min(i for i in range(size + 1) if i not in used)
@@ -206,7 +221,7 @@ class ManagedInstanceGroups:
         members.sort(key=lambda m: m["index"])
         mig["targetSize"] = size
 
-    def _delete_vm(self, mig: dict[str, Any], name: str) -> None:
+    def delete_vm(self, mig: dict[str, Any], name: str) -> None:
         project, zone = mig["_name"].split("/")[1], mig["_name"].split("/")[3]
         if f"projects/{project}/zones/{zone}/instances/{name}" in self.instances.records:
             self.instances.delete(project, zone, name, faulty=False)
@@ -219,31 +234,26 @@ class ManagedInstanceGroups:
         if not found.get("_deleting"):
             found["_deleting"] = op["selfLink"]
             for member in found["_members"]:
-                self._delete_vm(found, member["name"])
+                self.delete_vm(found, member["name"])
         else:
             self.operations.finish(op)
         self.advance(found)
         self.store.save()
         return public(op)
 
-    def refuse_resize_request(self, project: str, zone: str, name: str) -> dict[str, Any]:
-        """ce:79-80 every MIG here is of TPU VMs (the only machine types offered)."""
-        self.record(project, zone, name)
-        raise ApiError(400, "invalid", RESIZE_REQUEST_REFUSED)
-
     # --- reads of the VMs --------------------------------------------------------------------
 
-    def _vm_key(self, mig: dict[str, Any], name: str) -> str:
+    def vm_key(self, mig: dict[str, Any], name: str) -> str:
         project, zone = mig["_name"].split("/")[1], mig["_name"].split("/")[3]
         return f"projects/{project}/zones/{zone}/instances/{name}"
 
     def _vm_records(self, mig: dict[str, Any]) -> list[dict[str, Any] | None]:
-        return [self.instances.records.get(self._vm_key(mig, m["name"])) for m in mig["_members"]]
+        return [self.instances.records.get(self.vm_key(mig, m["name"])) for m in mig["_members"]]
 
     def _workers(self, mig: dict[str, Any]) -> list[dict[str, Any] | None]:
         """The VMs in worker order: by name, as the client orders the slice's endpoints."""
         by_name = sorted(mig["_members"], key=lambda m: str(m["name"]))
-        return [self.instances.records.get(self._vm_key(mig, m["name"])) for m in by_name]
+        return [self.instances.records.get(self.vm_key(mig, m["name"])) for m in by_name]
 
     def managed_instances(self, project: str, zone: str, name: str) -> dict[str, Any]:
         found = self.record(project, zone, name)
@@ -326,6 +336,14 @@ class ManagedInstanceGroups:
             return False
         for member in missing:
             body = dict(template["properties"], name=member["name"])
+            if member.get("run_s") is not None:
+                # A resize request's requestedRunDuration: "At the end of the run duration, the
+                # MIG deletes the created VMs" (about-resize-requests-mig), as maxRunDuration.
+                body["scheduling"] = dict(
+                    body.get("scheduling") or {},
+                    maxRunDuration={"seconds": str(member["run_s"])},
+                    instanceTerminationAction="DELETE",
+                )
             body["machineType"] = f"zones/{zone}/machineTypes/{body['machineType']}"
             body.pop("resourcePolicies", None)  # the template's, not the instance's, here
             try:
@@ -334,7 +352,7 @@ class ManagedInstanceGroups:
                 mig["_bulk_error"] = {"code": err.status, "message": err.message}
                 mig["_bulk_checked"] = rfc3339()
                 return False
-            vm = self.instances.records.get(self._vm_key(mig, member["name"]))
+            vm = self.instances.records.get(self.vm_key(mig, member["name"]))
             if vm is not None:
                 vm.update(_mig=mig["_name"], _index=member["index"])
                 vm["networkInterfaces"][0]["networkIP"] = internal_address(member["index"])

@@ -23,7 +23,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from tpuwizard.sandbox import compute_routes, google, locations, preflight_routes
+from tpuwizard.sandbox import (
+    compute_batch,
+    compute_routes,
+    iam_routes,
+    locations,
+    preflight_routes,
+)
 from tpuwizard.sandbox.faults import ConnectionDropped, parse_faults, reset_connection
 from tpuwizard.sandbox.gcloud_methods import ROUTES as GCLOUD_ROUTES
 from tpuwizard.sandbox.gcloud_methods import GcloudMethods
@@ -52,16 +58,6 @@ ROUTES: list[tuple[str, re.Pattern[str], str]] = [
         ("GET", r"/locations/(?P<zone>[^/]+)/operations/(?P<id>[^/:]+)", "get_operation"),
     ]
 ] + GCLOUD_ROUTES
-# The one Resource Manager call the watchdog makes, to learn whether the VM may delete itself.
-IAM_RE = re.compile(r"^/v1/projects/(?P<project>[^/:]+):testIamPermissions$")
-# The check before create (core/cloud/iam.py), gb:45 and gb:62-68: Resource Manager's
-# projects.get and projects.getIamPolicy, and IAM's serviceAccounts.testIamPermissions (actAs).
-PROJECT_RE = re.compile(r"^/v1/projects/(?P<project>[^/:]+)$")
-POLICY_RE = re.compile(r"^/v1/projects/(?P<project>[^/:]+):getIamPolicy$")
-ACT_AS_RE = re.compile(r"^/v1/projects/-/serviceAccounts/(?P<email>[^/:]+):testIamPermissions$")
-OSLOGIN_PERMISSIONS = ("compute.instances.osLogin", "compute.instances.osAdminLogin")
-# roles/iap.tunnelResourceAccessor's permissions (Google's IAP roles page; preflight-sandbox.md)
-IAP_PERMISSIONS = ("iap.tunnelInstances.accessViaIAP", "iap.tunnelDestGroups.accessViaIAP")
 # google.rpc.Code's HTTP mapping, for the errors http.server answers by itself.
 HTTP_STATUS = {400: "INVALID_ARGUMENT", 404: "NOT_FOUND", 501: "UNIMPLEMENTED"}
 
@@ -110,6 +106,11 @@ class Handler(BaseHTTPRequestHandler):
             args = (state, method, url.path, url.query, raw, check, quota_project)
             self._reply(*preflight_routes.answer(*args))
             return
+        if compute_batch.serves(url.path):  # several Compute Engine calls in one (gcloud's)
+            kind = self.headers.get("Content-Type", "")
+            state, check = self.server.state, self._authenticate
+            self._send(*compute_batch.answer(state, method, kind, raw, check))
+            return
         if compute_routes.serves(url.path):  # Compute Engine's, in its shape of errors
             state, check = self.server.state, self._authenticate
             self._reply(*compute_routes.answer(state, method, url.path, query, raw, check))
@@ -140,11 +141,7 @@ class Handler(BaseHTTPRequestHandler):
                     answer_lost(faults, handler)  # lost_create, reset_create: after a create
                     self._reply(200, result)
                     return
-            iam = IAM_RE.match(url.path)
-            if iam and method == "POST":
-                self._reply(200, self.server.api.test_iam_permissions(body))
-                return
-            answer = self.server.api.iam_call(method, url.path, body)
+            answer = iam_routes.answer(faults, method, url.path, body)
             if answer is not None:
                 self._reply(200, answer)
                 return
@@ -171,9 +168,11 @@ class Handler(BaseHTTPRequestHandler):
             )
 
     def _reply(self, status: int, payload: dict[str, Any]) -> None:
-        data = json.dumps(payload).encode()
+        self._send(status, "application/json; charset=UTF-8", json.dumps(payload).encode())
+
+    def _send(self, status: int, content_type: str, data: bytes) -> None:
         self.send_response(status)
-        self.send_header("Content-Type", "application/json; charset=UTF-8")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
@@ -277,34 +276,6 @@ class Api:
     ) -> dict:
         force = query.get("force", "").lower() in ("true", "1")
         return self.s.queued.delete_queued(project, zone, id, force, version)
-
-    def test_iam_permissions(self, body: dict) -> dict:
-        wanted = list(body.get("permissions", []))
-        if self.s.faults.sa_no_delete:
-            wanted = [p for p in wanted if not p.endswith(".delete")]
-        if self.s.faults.oslogin_denied:  # the caller may not log in through OS Login
-            wanted = [p for p in wanted if p not in OSLOGIN_PERMISSIONS]
-        if self.s.faults.iap_denied:
-            wanted = [p for p in wanted if p not in IAP_PERMISSIONS]
-        # Google answers only the asked permissions the caller holds: none is an empty object.
-        return {"permissions": wanted} if wanted else {}
-
-    def iam_call(self, method: str, path: str, body: dict) -> dict | None:
-        """Resource Manager's projects.get and getIamPolicy, IAM's actAs test; None: not one."""
-        faults = self.s.faults
-        if (m := PROJECT_RE.match(path)) and method == "GET":
-            return google.project_resource(m["project"])
-        if (m := POLICY_RE.match(path)) and method == "POST":
-            if faults.policy_unreadable:
-                raise google.policy_forbidden(m["project"])
-            return google.iam_policy(m["project"], not faults.sa_no_delete)
-        if ACT_AS_RE.match(path) and method == "POST":
-            # Google answers with the subset of the asked permissions the caller holds ({} if
-            # none): testIamPermissions itself is never refused for lacking them.
-            wanted = [str(p) for p in body.get("permissions", [])]
-            held = [p for p in wanted if not (faults.no_act_as and p.endswith(".actAs"))]
-            return {"permissions": held} if held else {}
-        return None
 
     def get_operation(
         self,

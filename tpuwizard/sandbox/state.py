@@ -21,6 +21,7 @@ from typing import Any
 from tpuwizard.sandbox.faults import Faults
 from tpuwizard.sandbox.instances import Instances
 from tpuwizard.sandbox.mig_parts import SliceParts
+from tpuwizard.sandbox.mig_resize import ResizeRequests
 from tpuwizard.sandbox.migs import ManagedInstanceGroups
 from tpuwizard.sandbox.nodes import Nodes
 from tpuwizard.sandbox.operations import Operations
@@ -64,6 +65,7 @@ class SandboxState:
         self.migs = ManagedInstanceGroups(
             self.store, self.zone_operations, self.instances, self.slice_parts, self.vms, faults
         )
+        self.resize_requests = ResizeRequests(self.migs)  # the MIGs' resize requests
         # Which part finishes an operation, by the kind it was started with.
         self._finishers: dict[str, Callable[[dict[str, Any]], None]] = {
             "create_node": self.nodes.finish_create,
@@ -102,6 +104,7 @@ class SandboxState:
         changed |= self.vms.preempt_spot(t)
         changed |= self.instances.advance_all(t)
         changed |= self.migs.advance_all(t)  # after the instances: it reads what they lost
+        changed |= self.resize_requests.advance_all()  # after the MIGs: their VMs as they are
         for node in self.store.data["nodes"].values():
             boots_at = node.get("_reachable_at")
             if boots_at is not None and boots_at <= t and node["state"] == "CREATING":

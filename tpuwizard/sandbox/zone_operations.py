@@ -51,6 +51,12 @@ class ZoneOperations:
         resource policies are regional, so their inserts and deletes are."""
         return self._start(project, "regions", region, kind, target, target_id)
 
+    def start_global(self, project: str, kind: str, target: str, target_id: str) -> dict[str, Any]:
+        """A RUNNING global operation (``global/operations/OP``): a global instance template's
+        insert and delete are (compute.v1.json instanceTemplates.insert answers an Operation
+        there, which gcloud polls with globalOperations)."""
+        return self._start(project, "global", "", kind, target, target_id)
+
     def _start(
         self, project: str, scope: str, where: str, kind: str, target: str, target_id: str
     ) -> dict[str, Any]:
@@ -58,12 +64,12 @@ class ZoneOperations:
         data["counter"] += 1
         now = time.time()
         name = f"operation-{int(now * 1000)}-{secrets.token_hex(6)}"
-        zone_url = f"{compute_google.BASE}projects/{project}/{scope}/{where}"
+        scope_path = f"{scope}/{where}" if where else scope  # "global" has no name after it
+        zone_url = f"{compute_google.BASE}projects/{project}/{scope_path}"
         op = {
             "kind": "compute#operation",
             "id": str(compute_google.ID_BASE + data["counter"]),
             "name": name,
-            "zone" if scope == "zones" else "region": zone_url,
             "operationType": kind,
             "targetLink": f"{compute_google.BASE}{target}",
             "targetId": target_id,
@@ -74,7 +80,9 @@ class ZoneOperations:
             "startTime": rfc3339(now),
             "selfLink": f"{zone_url}/operations/{name}",
         }
-        key = f"projects/{project}/{scope}/{where}/operations/{name}"
+        if scope != "global":
+            op["zone" if scope == "zones" else "region"] = zone_url
+        key = f"projects/{project}/{scope_path}/operations/{name}"
         data.setdefault("zone_operations", {})[key] = op
         return op
 
@@ -89,7 +97,9 @@ class ZoneOperations:
     def find(
         self, project: str, zone: str, name: str, scope: str = "zones"
     ) -> dict[str, Any] | None:
-        return self.ops.get(f"projects/{project}/{scope}/{zone}/operations/{name}")
+        """``scope`` "zones", "regions" (``zone`` naming it) or "global" (``zone`` empty)."""
+        where = f"{scope}/{zone}" if zone else scope
+        return self.ops.get(f"projects/{project}/{where}/operations/{name}")
 
     def by_link(self, self_link: str) -> dict[str, Any] | None:
         name = self_link.removeprefix(compute_google.BASE)
@@ -99,9 +109,28 @@ class ZoneOperations:
         """The operation ``name`` of a zone (``scope`` "zones") or a region ("regions")."""
         op = self.find(project, zone, name, scope)
         if op is None:
+            where = f"{scope}/{zone}" if zone else scope
             raise ApiError(
                 404,
                 "notFound",
-                f"The resource 'projects/{project}/{scope}/{zone}/operations/{name}' was not found",
+                f"The resource 'projects/{project}/{where}/operations/{name}' was not found",
             )
         return public(op)
+
+    def scopes(self, project: str) -> dict[str, list[dict[str, Any]]]:
+        """Every scope's operations ("zones/Z", "regions/R", "global"), oldest first: what
+        globalOperations.aggregatedList answers (gcloud's ``operations list`` without a zone)."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        for key, op in sorted(self.ops.items(), key=lambda item: int(item[1]["id"])):
+            parts = key.split("/")
+            if parts[1] == project:
+                out.setdefault("/".join(parts[2:-2]), []).append(public(op))
+        return out
+
+    def listing(self, project: str, zone: str, scope: str = "zones") -> list[dict[str, Any]]:
+        """The operations of a zone (or region, or "global" with ``zone`` empty), oldest first:
+        zoneOperations.list (compute.v1.json), which gcloud's ``operations list`` reads."""
+        where = f"{scope}/{zone}" if zone else scope
+        prefix = f"projects/{project}/{where}/operations/"
+        found = [op for key, op in self.ops.items() if key.startswith(prefix)]
+        return [public(op) for op in sorted(found, key=lambda op: int(op["id"]))]
