@@ -141,11 +141,12 @@ async def test_sigterm_during_provisioning_tears_down_and_exits_143(tmp_path, ho
 
 
 async def test_stockout_offers_other_zones_and_the_retry_succeeds(tmp_path, home, monkeypatch):
-    monkeypatch.setenv("TPUWIZARD_SANDBOX_FAULTS", "stockout=europe-west4-b")
+    # The zone Zones preselects (the cheapest confirmed one) has no capacity.
+    monkeypatch.setenv("TPUWIZARD_SANDBOX_FAULTS", "stockout=us-central1-a")
     app = WizardApp(run_dir=tmp_path / "runs")
     async with app.run_test(size=SIZE) as pilot:
         await walk_to_review(pilot)
-        assert app.state.zone == "europe-west4-b"
+        assert app.state.zone == "us-central1-a"
         await press(pilot, "#create")
         await until(pilot, lambda: app.state.finished_code is not None, 60, "the stockout")
         await on_screen(pilot, "SummaryScreen")
@@ -153,16 +154,17 @@ async def test_stockout_offers_other_zones_and_the_retry_succeeds(tmp_path, home
             pilot, lambda: any(b.startswith("Try ") for b in buttons(app)), 10, "zone buttons"
         )
         assert app.state.last_failure.kind == "stockout"
-        assert "Try us-central1-a" in buttons(app)
+        offered = [b.removeprefix("Try ") for b in buttons(app) if b.startswith("Try ")]
+        assert "us-central1-a" not in offered  # the zone that had none is not offered again
         # The next steps stay on the summary in the wizard's own words: its buttons and its
         # Route step's choices, never the CLI's --failover or --route.
         summary = app.screen.query_one("#summary").plain
         assert 'the summary\'s "Try <zone>" buttons start the same launch there' in summary
         assert '"TPU VM, spot" on the Route step' in summary
         assert "--" not in summary
-        await press(pilot, "#zone-us-central1-a")
+        await press(pilot, f"#zone-{offered[0]}")
         await on_screen(pilot, "ReviewScreen")
-        assert app.state.zone == "us-central1-a"
+        assert app.state.zone == offered[0]
         await press(pilot, "#create")
         await until(
             pilot,
