@@ -206,7 +206,7 @@ def test_status_shows_a_slice_as_one_resource_with_the_parts_read_with_it(monkey
     assert f"{NAME}: MIG + 4 VMs + template + policy" in capsys.readouterr().out
 
 
-def test_the_compute_engine_guide_and_the_wizard_s_help_say_route_2b_is_refused_and_what_we_do():
+def test_the_compute_engine_guide_and_the_wizard_s_help_say_what_route_2b_meets_and_what_we_do():
     from pathlib import Path
 
     from tpuwizard.sandbox.mig_resize import RESIZE_REQUEST_REFUSED
@@ -215,6 +215,6 @@ def test_the_compute_engine_guide_and_the_wizard_s_help_say_route_2b_is_refused_
     guide = Path(__file__).parents[2] / "docs/guides/compute-engine.md"
     readme = " ".join(guide.read_text().split())
     for text in (readme, ReviewScreen.HELP):
-        assert "Route 2B" in text and RESIZE_REQUEST_REFUSED in text  # Google's words
+        assert "Route 2B" in text and RESIZE_REQUEST_REFUSED in text  # the refusal users report
         assert all(word in text for word in ("workload policy", "template", "BULK", "MIG"))
     assert "reference/compute-engine.md" in readme and "2024-04-29" in readme  # the sources
