@@ -16,6 +16,7 @@ def test_plain_names_output_txt_when_tpu_report_txt_is_to_be_copied_back(tmp_pat
         + "\r" * 8  # size, 48 GiB, slice, zone, name, deadline, watchdog, deeper checks
         + f"{script}\r"
         + "tpu-report.txt\r"
+        + "\r"  # no packages to add
         + "\r"  # create
     )
     _code, lines = run_plain(tmp_path, keys, then_close=True)
