@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any, NoReturn
 
 import click
 
@@ -109,26 +110,36 @@ def receipt_check(file: Path, expect: str | None, accelerator: str | None, as_js
         result = check_slice_receipt(data, file.parent, accelerator, expect)
     else:
         result = check_receipt(data, expect, accelerator, folder=file.parent)
+    say_verdict(file, result, HASH_MEANING, as_json)
+
+
+def say_verdict(
+    file: Path, result: Any, meaning: str, as_json: bool, kind: str | None = None
+) -> NoReturn:
+    """A check's verdict (a receipt's, or the course's report's: ``kind``) as the command's
+    result, on stdout for `> verdict.txt` and pipes; exit 0 when it holds, 1 when not."""
     if as_json:
+        extra = {"kind": kind} if kind else {}
         print_json(
             {
                 "ok": result.ok,
+                **extra,
                 "problems": result.problems,
                 "facts": result.facts,
                 "measurements": result.measurements,
-                "hash_meaning": HASH_MEANING,
+                "hash_meaning": meaning,
             }
         )
     else:
-        # The verdict is the command's result: on stdout, for `> verdict.txt` and pipes.
         for fact in result.facts:
             show(f"  ok   {fact}")
         for line in result.measurements:
             show(f"  -    {line}")
         for problem in result.problems:
             show(f"  FAIL {problem}")
-        show(f"{file}: {'valid' if result.ok else 'REJECTED'}")
-        say(HASH_MEANING)
+        which = " (the course's report)" if kind else ""
+        show(f"{file}: {'valid' if result.ok else 'REJECTED'}{which}")
+        say(meaning)
     sys.exit(EXIT_OK if result.ok else EXIT_FAILED)
 
 
@@ -152,27 +163,7 @@ def course_report_check(
             f"--accelerator {accelerator} is not checked: the course's report does not name "
             "the TPU type (a tpuwizard run's receipt.json does)"
         )
-    if as_json:
-        print_json(
-            {
-                "ok": result.ok,
-                "kind": "course-report",
-                "problems": result.problems,
-                "facts": result.facts,
-                "measurements": result.measurements,
-                "hash_meaning": REPORT_MEANING,
-            }
-        )
-    else:
-        for fact in result.facts:
-            show(f"  ok   {fact}")
-        for line in result.measurements:
-            show(f"  -    {line}")
-        for problem in result.problems:
-            show(f"  FAIL {problem}")
-        show(f"{file}: {'valid' if result.ok else 'REJECTED'} (the course's report)")
-        say(REPORT_MEANING)
-    sys.exit(EXIT_OK if result.ok else EXIT_FAILED)
+    say_verdict(file, result, REPORT_MEANING, as_json, "course-report")
 
 
 @click.command()
