@@ -1,30 +1,12 @@
-"""The leftover check beside the first step (what earlier runs left that may still bill), and
-the cloud chosen on Account opened after it."""
+"""The leftover check beside the first step: what earlier runs left that may still bill."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import threading
 from typing import TYPE_CHECKING
-
-from textual.worker import WorkerCancelled
 
 if TYPE_CHECKING:
     from tpuwizard.tui.app import WizardApp
-
-
-async def connect_after_leftovers(app: WizardApp, connected: threading.Event) -> None:
-    """Open the cloud chosen on Account beside the walk (Capacity needs none), after the
-    leftover check, which connects too: one connect at a time. ``connected`` is set then,
-    however it ends (a failed open is the Zones step's to say)."""
-    try:
-        if app.start_leftover_check() is not None:
-            with contextlib.suppress(WorkerCancelled):  # the wizard is closing
-                await app.leftover_check.wait()
-        await asyncio.to_thread(app.connect)
-    finally:
-        connected.set()
 
 
 async def offer_leftovers(app: WizardApp) -> None:

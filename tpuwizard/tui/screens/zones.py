@@ -52,6 +52,7 @@ class ZonesScreen(WizardScreen[str]):
         self.zones: list[str] = []  # in the table's order: the route's own first
         self.rows: list[RouteZone] = []
         self.tried_column = False
+        self.enter_early = False  # Enter came before the zones did: it takes the first one
 
     def compose_body(self) -> ComposeResult:
         runtime = catalog.parse_accelerator(self.accelerator).generation.runtime_version
@@ -113,6 +114,9 @@ class ZonesScreen(WizardScreen[str]):
         if start is not None:
             table.move_cursor(row=self.zones.index(start))
         mark_row(table, table.cursor_row)
+        if self.enter_early:  # a key typed while the survey ran is not lost
+            self.enter_early = False
+            self.choose()
 
     @on(DataTable.RowHighlighted)
     def mark(self, event: DataTable.RowHighlighted) -> None:
@@ -122,6 +126,7 @@ class ZonesScreen(WizardScreen[str]):
     @on(DataTable.RowSelected)
     def choose(self) -> None:
         if not self.rows:
+            self.enter_early = True
             return
         row = self.rows[self.query_one(DataTable).cursor_row]
         if row.unusable:  # said on its row; the source line says what to do
