@@ -15,6 +15,7 @@ lists what still exists. :class:`~tpuwizard.core.launch.billing.BillingState` fo
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 
 from tpuwizard.core.cancel import KEEP_SAFE, KEEP_UNSAFE, CancelToken
@@ -24,6 +25,7 @@ from tpuwizard.core.cloud.diagnosis import Diagnosis
 from tpuwizard.core.launch import events as ev
 from tpuwizard.core.launch.advice import possible
 from tpuwizard.core.launch.ending import Ending, stopped_diagnosis
+from tpuwizard.core.launch.iterate import heartbeat_interval, heartbeats, send_heartbeat
 from tpuwizard.core.launch.launch_state import LaunchState
 from tpuwizard.core.launch.on_workers import WorkerSteps
 from tpuwizard.core.launch.plan import (
@@ -132,11 +134,12 @@ class Launch:
             workers.bootstrap(transport)
             if self.plan.watchdog:
                 self.arm_watchdog(transport)
-            stage = "verify"
-            workers.verify(transport)
-            if self.plan.script is not None:
-                stage = "script"
-                run_script_with_reruns(workers, transport, self.rt.reruns, self.deadline())
+            with self.holding(transport):
+                stage = "verify"
+                workers.verify(transport)
+                if self.plan.script is not None:
+                    stage = "script"
+                    run_script_with_reruns(workers, transport, self.rt.reruns, self.deadline())
             return EXIT_OK if workers.receipt_ok and not workers.fetch_incomplete else EXIT_FAILED
         except Exception as err:  # every failure becomes a diagnosis, never a traceback
             if self.cancel.is_set():  # a stop, or a command the stop broke: the stop is the news
@@ -154,6 +157,25 @@ class Launch:
             self.emit(ev.Failed(stage, possible(d, self.plan)))
             cloud_event = gone is not None or stage in ("provision", "connect")
             return EXIT_CLOUD if cloud_event else EXIT_FAILED
+
+    def holding(self, transport: Transport) -> contextlib.AbstractContextManager[None]:
+        """Heartbeats while this launch still holds the node (an idle watchdog waits for them).
+
+        The idle time of ``up --idle`` starts when the watchdog is armed; the verifier (and a
+        slow machine) can outlast a short one, and the node must not be deleted under its own
+        launch. A missed beat is said as a bootstrap line; the run goes on."""
+        if not (self.plan.watchdog and self.plan.idle_minutes):
+            return contextlib.nullcontext()
+        def said(problem: str) -> None:
+            self.emit(ev.BootstrapLine(0, problem, transport.workers))
+
+        def beat() -> None:
+            try:
+                send_heartbeat(transport)
+            except Exception as err:  # the first beat too: a missed one is no failure
+                said(f"heartbeat not sent: {err}")
+
+        return heartbeats(beat, heartbeat_interval(self.plan.idle_minutes * 60), said)
 
     def arm_watchdog(self, transport: Transport) -> None:
         """Arm the on-VM watchdog, and settle a Keep asked for meanwhile by how that went."""
