@@ -1,0 +1,75 @@
+"""The one job every hand-over target runs on every VM: the bootstrap ``launch`` runs on a TPU VM
+(uv, the pinned ``jax[tpu]``, the plan's packages), then tpuwizard's verifier, then the script.
+
+``launch`` runs the same three pieces as three jobs over SSH (core/launch/on_workers.py); here
+they are one bash file, ``tpuwizard_job.sh``, written into the folder the engine ships (xpk's
+``--script-dir``, SkyPilot's ``workdir``, the JobSet's image) beside the verifier. The pieces are
+the launch's own functions, so a change to the bootstrap or the verifier's arguments reaches both.
+The verifier prints its receipt as a ``TPUWIZARD {json}`` line, so each VM's log holds it.
+"""
+
+from __future__ import annotations
+
+from tpuwizard.core.evidence.verifier import VERIFIER_FILENAME
+from tpuwizard.core.handover.plan import HandoverPlan
+from tpuwizard.core.launch.distributed import script_command
+from tpuwizard.core.launch.multihost import JoinPlan
+from tpuwizard.core.launch.plan_packages import PackageSpec, package_names
+from tpuwizard.core.launch.worker_jobs import script_env
+from tpuwizard.core.remote.bootstrap import VENV, BootstrapPlan, bootstrap_script
+from tpuwizard.core.remote.packages import install_commands
+from tpuwizard.core.remote.transports import REMOTE_DIR, shell
+
+JOB_FILENAME = "tpuwizard_job.sh"
+# Seconds the verifier waits for every process of the slice to join: launch's (Runtime).
+JOIN_TIMEOUT = 300
+
+
+def receipt_path(plan: HandoverPlan) -> str:
+    """Where the verifier writes its receipt, relative to the job's folder."""
+    return f"{REMOTE_DIR}/runs/{plan.workload}/receipt.json"
+
+
+def verifier_command(plan: HandoverPlan) -> str:
+    """The verifier's command line, as launch's on a TPU VM (where JAX finds the slice itself)."""
+    specs = [PackageSpec(text, "--with") for text in plan.packages]
+    extras: list[str] = []
+    for name in package_names(specs):
+        extras += ["--package", name]
+    join = JoinPlan(plan.processes, plan.slice.devices * plan.slices, None, JOIN_TIMEOUT)
+    return shell(
+        f"{VENV}/bin/python",
+        "-u",
+        VERIFIER_FILENAME,
+        "--expect",
+        "tpu",
+        "--min-devices",
+        str(plan.gke.chips_per_vm * plan.slice.generation.devices_per_chip),
+        "--receipt",
+        receipt_path(plan),
+        *extras,
+        *join.args(0),
+    )
+
+
+def job_script(plan: HandoverPlan) -> str:
+    """The bash file every target runs (``bash tpuwizard_job.sh``); exits non-zero at the first
+    step that fails, so the engine's restarts and logs see the failure."""
+    specs = [PackageSpec(text, "--with") for text in plan.packages]
+    bootstrap = bootstrap_script(
+        BootstrapPlan(), install_commands(plan.packages), package_names(specs)
+    )
+    env = script_env("tpu", plan.slice.name, plan.workload)
+    lines = [
+        "#!/usr/bin/env bash",
+        f"# Written by tpuwizard export for {plan.slice.name} x {plan.slices}: the bootstrap, the",
+        "# verifier and the script, as tpuwizard launch runs them on a TPU VM.",
+        bootstrap,
+        "# The environment every tpuwizard route gives the verifier and the script.",
+        *(f"export {name}={shell(value)}" for name, value in env.items()),
+        f"{verifier_command(plan)} || exit $?",
+    ]
+    if plan.script is not None:
+        python = f"{VENV}/bin/python"
+        lines.append(f"{script_command(python, plan.script, plan.script_args, None)} || exit $?")
+    return "\n".join(lines) + "\n"
