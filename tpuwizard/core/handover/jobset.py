@@ -1,0 +1,119 @@
+"""The plan as a JobSet for GKE (``jobset.x-k8s.io/v1alpha2``, as xpk 1.16.0 writes it for TPUs).
+
+One replicatedJob whose ``replicas`` is the number of slices; each Job has ``parallelism`` =
+``completions`` = the VMs of one slice, one Pod per VM asking for the VM's chips as
+``google.com/tpu``, placed by the TPU node selectors, one slice per node pool
+(``exclusive-topology``). The deadline is each Job's ``activeDeadlineSeconds``: it bounds one
+attempt, so a run may last (max restarts + 1) x the deadline. Restarts are
+``failurePolicy.maxRestarts``.
+"""
+
+from __future__ import annotations
+
+from tpuwizard.core.handover.idle import cluster_bills, header
+from tpuwizard.core.handover.job import JOB_FILENAME
+from tpuwizard.core.handover.plan import HandoverPlan
+from tpuwizard.core.handover.yaml_text import Value, comment, dump
+from tpuwizard.core.remote.transports import shell
+
+API_VERSION = "jobset.x-k8s.io/v1alpha2"
+# The image's Python runs only uv's installer: the job builds its own Python 3.12 and venv.
+DEFAULT_IMAGE = "python:3.12"
+# The node label GKE gives a capacity type (xpk/core/capacity.py, xpk 1.16.0).
+CAPACITY_SELECTOR = {
+    "spot": {"cloud.google.com/gke-spot": "true"},
+    "flex": {"cloud.google.com/gke-queued": "true"},
+}
+
+
+def manifest(plan: HandoverPlan, image: str = DEFAULT_IMAGE) -> dict[str, Value]:
+    """The JobSet as data (validated against the JobSet CRD's schema in the tests)."""
+    gke = plan.gke
+    selector: dict[str, Value] = {
+        "cloud.google.com/gke-tpu-accelerator": gke.accelerator_label,
+        "cloud.google.com/gke-tpu-topology": gke.topology,
+        **CAPACITY_SELECTOR.get(plan.route, {}),
+    }
+    job: dict[str, Value] = {
+        "parallelism": gke.vms,
+        "completions": gke.vms,
+        "backoffLimit": 0,
+    }
+    if plan.deadline_seconds is not None:
+        job["activeDeadlineSeconds"] = plan.deadline_seconds
+    job["template"] = {
+        "metadata": {"labels": {"tpuwizard.dev/workload": plan.workload}},
+        "spec": {
+            "restartPolicy": "Never",
+            "hostNetwork": True,
+            "dnsPolicy": "ClusterFirstWithHostNet",
+            "nodeSelector": selector,
+            "tolerations": [{"key": "google.com/tpu", "operator": "Exists"}],
+            "containers": [
+                {
+                    "name": "jax-tpu",
+                    "image": image,
+                    "command": ["bash", JOB_FILENAME],
+                    "securityContext": {"privileged": True},
+                    "resources": {"limits": {"google.com/tpu": gke.chips_per_vm}},
+                }
+            ],
+        },
+    }
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "JobSet",
+        "metadata": {
+            "name": plan.workload,
+            "annotations": {
+                "alpha.jobset.sigs.k8s.io/exclusive-topology": "cloud.google.com/gke-nodepool"
+            },
+        },
+        "spec": {
+            "failurePolicy": {"maxRestarts": plan.max_restarts},
+            "replicatedJobs": [
+                {"name": "slice", "replicas": plan.slices, "template": {"spec": job}}
+            ],
+        },
+    }
+
+
+def teardown(plan: HandoverPlan) -> list[str]:
+    where = shell("--zone", plan.zone, *(["--project", plan.project] if plan.project else []))
+    return [
+        shell("kubectl", "delete", "jobset", plan.workload),
+        shell("xpk", "cluster", "delete", "--cluster", plan.cluster) + f" {where}"
+        + "  (if xpk made the cluster)",
+        shell("gcloud", "container", "clusters", "list") + f" {where}",
+    ]
+
+
+def notes(plan: HandoverPlan, image: str) -> list[str]:
+    attempt = plan.max_run_minutes
+    if attempt is None:
+        deadline = "No deadline: the Jobs run until they end or you delete the JobSet."
+    else:
+        whole = attempt * (plan.max_restarts + 1)
+        deadline = (
+            f"Deadline: activeDeadlineSeconds {plan.deadline_seconds} bounds ONE attempt; with "
+            f"{plan.max_restarts} restart(s) the run can last ({plan.max_restarts} + 1) x "
+            f"{attempt:g} = {whole:g} minutes."
+        )
+    return [
+        f"The image ({image}) must hold your folder ({plan.script or 'your code'}, "
+        f"tpu_verify.py, {JOB_FILENAME}) in its working directory: xpk's --script-dir builds "
+        "such an image (tpuwizard export --to xpk); give it with --image.",
+        deadline,
+        "Apply on a cluster with TPU node pools of this accelerator and topology: "
+        "kubectl apply -f THIS_FILE. Each VM's log holds the verifier's receipt line.",
+    ]
+
+
+def render(plan: HandoverPlan, image: str = DEFAULT_IMAGE) -> str:
+    head = header(
+        f"JobSet ({API_VERSION}) for GKE: {plan.slices} x {plan.slice.name}.",
+        plan,
+        cluster_bills(plan),
+        teardown(plan),
+    )
+    return comment([*head, "", *notes(plan, image)]) + dump(manifest(plan, image))

@@ -1,0 +1,99 @@
+"""The plan as a SkyPilot task and its ``sky launch`` line.
+
+SkyPilot makes TPU VMs through the Cloud TPU API, which Google keeps for bug and security fixes
+only, serving no generation after v6e (reference/compute-engine.md): TPU7x cannot go this way,
+nor can several slices (SkyPilot runs one slice per cluster) or Flex-start (no flag of SkyPilot's
+that this export knows asks for it).
+"""
+
+from __future__ import annotations
+
+from tpuwizard.core.errors import BadInput
+from tpuwizard.core.handover.idle import ROUTE_WORDS, Bill, header, tpu_price_source
+from tpuwizard.core.handover.job import JOB_FILENAME
+from tpuwizard.core.handover.plan import HandoverPlan
+from tpuwizard.core.handover.yaml_text import Value, comment, dump
+from tpuwizard.core.plan import cost
+from tpuwizard.core.remote.transports import shell
+
+FROZEN_API = (
+    "SkyPilot's TPU path uses the Cloud TPU API, which Google keeps for bug and security fixes "
+    "only; new generations (TPU7x on) come through Compute Engine or GKE "
+    "(cloud.google.com/tpu/docs/tpus-in-compute-engine, via reference/compute-engine.md)."
+)
+_SERVED = ("v4", "v5e", "v5p", "v6e")
+
+
+def check(plan: HandoverPlan) -> None:
+    """What SkyPilot's TPU path cannot take raises :class:`BadInput`, saying what to use."""
+    if plan.slice.generation.key not in _SERVED:
+        raise BadInput(
+            f"{plan.slice.name} cannot go to SkyPilot: {FROZEN_API} Use --to xpk or --to jobset."
+        )
+    if plan.slices > 1:
+        raise BadInput(
+            "SkyPilot runs one TPU slice per cluster, not Multislice: use --to xpk or "
+            "--to jobset for --slices above 1."
+        )
+    if plan.route == "flex":
+        raise BadInput(
+            "tpuwizard's SkyPilot export has no Flex-start: use --route vm or spot, or --to xpk."
+        )
+
+
+def task_file(plan: HandoverPlan) -> str:
+    return f"{plan.workload}.sky.yaml"
+
+
+def launch_line(plan: HandoverPlan, path: str | None = None) -> str:
+    """``--down``: SkyPilot tears the cluster down once the job ends."""
+    return shell("sky", "launch", "--down", "-c", plan.workload, path or task_file(plan))
+
+
+def task(plan: HandoverPlan) -> dict[str, Value]:
+    resources: dict[str, Value] = {
+        "cloud": "gcp",
+        "zone": plan.zone,
+        "accelerators": f"tpu-{plan.slice.name}",
+        "accelerator_args": {
+            "runtime_version": plan.slice.generation.runtime_version,
+            "tpu_vm": True,
+        },
+    }
+    if plan.route == "spot":
+        resources["use_spot"] = True
+    return {
+        "name": plan.workload,
+        "resources": resources,
+        "workdir": ".",
+        "run": shell("bash", JOB_FILENAME),
+    }
+
+
+def render(plan: HandoverPlan, path: str | None = None) -> str:
+    check(plan)
+    hourly = cost.hourly(plan.slice.name, plan.route, plan.zone)
+    bills = [
+        Bill(
+            f"the TPU slice {plan.slice.name} ({ROUTE_WORDS[plan.route]}), from sky launch "
+            "until SkyPilot tears it down after the job (--down) or you run sky down",
+            hourly,
+            tpu_price_source(plan),
+        )
+    ]
+    teardown = [
+        shell("sky", "down", plan.workload),
+        shell("sky", "status"),
+        shell("gcloud", "compute", "tpus", "tpu-vm", "list", "--zone", plan.zone),
+    ]
+    head = header(f"SkyPilot task for {plan.slice.name}.", plan, bills, teardown)
+    notes = [
+        FROZEN_API,
+        f"Run from the folder that holds {plan.script or 'your code'}, tpu_verify.py and "
+        f"{JOB_FILENAME} (SkyPilot copies it, workdir: .):",
+        f"  {launch_line(plan, path)}",
+        "No deadline: SkyPilot has none for a task; --max-run is not enforced here."
+        if plan.max_run_minutes is not None
+        else "No deadline: the task runs until it ends.",
+    ]
+    return comment([*head, "", *notes]) + dump(task(plan))

@@ -1,0 +1,123 @@
+"""The xpk commands for a plan: make (or adapt) the cluster, write the JobSet to read, run the
+workload, delete both. Each value is shell-quoted; the flags are xpk 1.16.0's."""
+
+from __future__ import annotations
+
+from tpuwizard.core.handover.gke import XPK_VERSION
+from tpuwizard.core.handover.idle import CPU_POOL_NODES, cluster_bills, header
+from tpuwizard.core.handover.job import JOB_FILENAME
+from tpuwizard.core.handover.plan import HandoverPlan
+from tpuwizard.core.handover.yaml_text import comment
+from tpuwizard.core.remote.transports import shell
+
+# xpk cluster create's capacity flags, by route (xpk/parser/cluster.py).
+CAPACITY_FLAG = {"vm": "--on-demand", "spot": "--spot", "flex": "--flex"}
+
+
+def manifest_file(plan: HandoverPlan) -> str:
+    return f"{plan.workload}-jobset.yaml"
+
+
+def _where(plan: HandoverPlan) -> list[str]:
+    words = ["--cluster", plan.cluster, "--zone", plan.zone]
+    return words + (["--project", plan.project] if plan.project else [])
+
+
+def _slices(plan: HandoverPlan) -> list[str]:
+    return ["--tpu-type", plan.slice.name, "--num-slices", str(plan.slices)]
+
+
+def cluster_create(plan: HandoverPlan) -> str:
+    return shell(
+        "xpk",
+        "cluster",
+        "create",
+        *_where(plan),
+        *_slices(plan),
+        CAPACITY_FLAG[plan.route],
+        "--default-pool-cpu-num-nodes",
+        str(CPU_POOL_NODES),
+    )
+
+
+def cluster_adapt(plan: HandoverPlan) -> str:
+    return shell("xpk", "cluster", "adapt", *_where(plan), *_slices(plan), CAPACITY_FLAG[plan.route])
+
+
+def workload_create(plan: HandoverPlan, dry_run: bool) -> str:
+    words = [
+        "xpk",
+        "workload",
+        "create",
+        *_where(plan),
+        "--workload",
+        plan.workload,
+        *_slices(plan),
+        "--script-dir",
+        ".",
+        "--command",
+        shell("bash", JOB_FILENAME),
+        "--max-restarts",
+        str(plan.max_restarts),
+        "--output-manifest-file",
+        manifest_file(plan),
+    ]
+    return shell(*words, *(["--dry-run"] if dry_run else []))
+
+
+def teardown(plan: HandoverPlan) -> list[str]:
+    where = shell("--zone", plan.zone, *(["--project", plan.project] if plan.project else []))
+    return [
+        shell("xpk", "workload", "delete", "--workload", plan.workload, "--cluster", plan.cluster)
+        + f" {where}",
+        shell("xpk", "cluster", "delete", "--cluster", plan.cluster) + f" {where}",
+        shell("gcloud", "container", "clusters", "list") + f" {where}",
+    ]
+
+
+def commands(plan: HandoverPlan) -> list[str]:
+    """The command lines in the order they are run (the export's body)."""
+    return [
+        cluster_create(plan),
+        workload_create(plan, dry_run=True),
+        workload_create(plan, dry_run=False),
+    ]
+
+
+def notes(plan: HandoverPlan) -> list[str]:
+    deadline = (
+        f"Your --max-run of {plan.max_run_minutes:g} minutes is NOT enforced: xpk has no "
+        "deadline flag. Delete the workload yourself, or use --to jobset, which sets it as "
+        "each Job's activeDeadlineSeconds."
+        if plan.max_run_minutes is not None
+        else "No deadline: the workload runs until it ends or you delete it."
+    )
+    return [
+        f"Run these from the folder that holds {plan.script or 'your code'}, tpu_verify.py and "
+        f"{JOB_FILENAME}: xpk's --script-dir . builds an image of it (xpk {XPK_VERSION}).",
+        deadline,
+        f"A failed run is restarted whole up to {plan.max_restarts} time(s) (--max-restarts).",
+    ]
+
+
+def render(plan: HandoverPlan) -> str:
+    head = header(
+        f"xpk {XPK_VERSION} commands for {plan.slice.name}: run each line yourself, in order.",
+        plan,
+        cluster_bills(plan),
+        teardown(plan),
+    )
+    body = [
+        "# 1. The cluster and its TPU node pools (they bill from here on). For a cluster you",
+        "#    have already, adapt it instead:",
+        f"#    {cluster_adapt(plan)}",
+        cluster_create(plan),
+        "",
+        f"# 2. Write the JobSet to {manifest_file(plan)} and read it; nothing is applied.",
+        workload_create(plan, dry_run=True),
+        "",
+        "# 3. Run it: bootstrap, verifier (its receipt line is in each VM's log), your script.",
+        workload_create(plan, dry_run=False),
+        "",
+    ]
+    return comment([*head, "", *notes(plan)]) + "\n" + "\n".join(body)
