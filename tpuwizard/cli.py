@@ -9,7 +9,7 @@ import sys
 import click
 
 from tpuwizard import __version__
-from tpuwizard.commands import cleanup, cloud, evidence, iterate, planning, preflight
+from tpuwizard.commands import cleanup, cloud, evidence, handover, iterate, planning, preflight
 from tpuwizard.commands.common import Group, say_kept_nodes
 from tpuwizard.core.exit_codes import EXIT_BAD_INPUT
 
@@ -97,3 +97,5 @@ for command in (
     )
 # Iterating on a kept node ends with `down`: the same verified teardown under its pair's name.
 main.add_command(_then_kept_nodes(cleanup.down), name="down")
+# Only writes files: no cloud, no ledger, so no kept-nodes lines after it.
+main.add_command(handover.export)

@@ -173,9 +173,22 @@ def fit(
         recipe if params else None,
         fits,
         route,
-        fitting.verdict(state, fits),
+        _verdict(state, fits, reserve, route),
         fitting.ACTIVATION_NOTE,
     )
+
+
+def _verdict(state: float, fits: list, reserve: float, route: str) -> str:
+    """fit's verdict; where no listed slice holds the state, which larger one does and how to
+    run it on GKE."""
+    from tpuwizard.core.plan import fit as fitting
+
+    verdict = fitting.verdict(state, fits)
+    if fitting.cheapest_fitting(fits) is not None:
+        return verdict
+    from tpuwizard.core.handover.larger import larger_slice_text
+
+    return f"{verdict}\n{larger_slice_text(state, reserve, route)}"
 
 
 def _usable(usable: float) -> float:

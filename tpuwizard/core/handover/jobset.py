@@ -82,7 +82,8 @@ def teardown(plan: HandoverPlan) -> list[str]:
     where = shell("--zone", plan.zone, *(["--project", plan.project] if plan.project else []))
     return [
         shell("kubectl", "delete", "jobset", plan.workload),
-        shell("xpk", "cluster", "delete", "--cluster", plan.cluster) + f" {where}"
+        shell("xpk", "cluster", "delete", "--cluster", plan.cluster)
+        + f" {where}"
         + "  (if xpk made the cluster)",
         shell("gcloud", "container", "clusters", "list") + f" {where}",
     ]

@@ -41,7 +41,9 @@ def cluster_create(plan: HandoverPlan) -> str:
 
 
 def cluster_adapt(plan: HandoverPlan) -> str:
-    return shell("xpk", "cluster", "adapt", *_where(plan), *_slices(plan), CAPACITY_FLAG[plan.route])
+    return shell(
+        "xpk", "cluster", "adapt", *_where(plan), *_slices(plan), CAPACITY_FLAG[plan.route]
+    )
 
 
 def workload_create(plan: HandoverPlan, dry_run: bool) -> str:

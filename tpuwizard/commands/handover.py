@@ -1,0 +1,129 @@
+"""``tpuwizard export``: the same plan, written for GKE (xpk, a JobSet) or SkyPilot. It only
+writes files: no cloud call, in practice as in real mode."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from tpuwizard.commands.common import Number, say
+from tpuwizard.commands.packages import asked_packages, check_packages, packages_options
+from tpuwizard.core.deadlines import deadline_bounds_text
+from tpuwizard.core.errors import BadInput
+
+
+@click.command()
+@click.option(
+    "--to",
+    "target",
+    type=click.Choice(["xpk", "jobset", "skypilot"]),
+    default="xpk",
+    show_default=True,
+    help="xpk commands (and the JobSet they apply), a JobSet YAML for GKE, or a SkyPilot task.",
+)
+@click.option("--accelerator", required=True, help="TPU type of one slice, e.g. v5litepod-16.")
+@click.option(
+    "--slices",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Slices joined by Multislice: data-parallel copies, not room for a larger state.",
+)
+@click.option(
+    "--route",
+    type=click.Choice(["vm", "spot", "flex"]),
+    default="vm",
+    show_default=True,
+    help="On-demand, spot, or Flex-start capacity.",
+)
+@click.option("--zone", help="Zone (default: the first documented zone offering the slice).")
+@click.option("--project", help="Project (default: xpk's and gcloud's own).")
+@click.option("--cluster", default="tpuwizard", show_default=True, help="GKE cluster name.")
+@click.option("--name", default="tpuwizard-run", show_default=True, help="Workload name.")
+@click.option(
+    "--script", type=click.Path(path_type=Path), help="Your script to run after the verifier."
+)
+@packages_options
+@click.option(
+    "--max-run",
+    type=Number(unit="minutes"),
+    help=f"Deadline of one attempt in minutes, {deadline_bounds_text()} (the JobSet's "
+    "activeDeadlineSeconds; xpk and SkyPilot have none, and the header says so).",
+)
+@click.option(
+    "--max-restarts",
+    type=int,
+    default=0,
+    show_default=True,
+    help="How many times the engine restarts a failed run (xpk's --max-restarts, the JobSet's "
+    "failurePolicy.maxRestarts).",
+)
+@click.option("--image", help="--to jobset: a container image holding your folder.")
+@click.option(
+    "--out", type=click.Path(path_type=Path), help="Write to FILE instead of standard output."
+)
+# `export --script train.py -- --lr 3e-4`: after `--`, the script's own arguments, unchanged.
+@click.argument("script_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- SCRIPT_ARGS...]")
+def export(
+    target: str,
+    accelerator: str,
+    slices: int,
+    route: str,
+    zone: str | None,
+    project: str | None,
+    cluster: str,
+    name: str,
+    script: Path | None,
+    with_specs: tuple[str, ...],
+    requirements: tuple[Path, ...],
+    max_run: float | None,
+    max_restarts: int,
+    image: str | None,
+    out: Path | None,
+    script_args: tuple[str, ...],
+) -> None:
+    """Hand the plan to GKE (xpk or a JobSet) or SkyPilot: write the commands, with what bills
+    while idle and how to tear down. Nothing is created."""
+    from tpuwizard.core.handover.export import folder_files, render
+    from tpuwizard.core.handover.plan import make_plan
+
+    if script_args and script is None:
+        raise BadInput("Arguments after -- are the script's: give --script FILE too.")
+    if script is not None and not script.is_file():
+        raise BadInput(f"No file {script}: give --script the path of your script.")
+    if image is not None and target != "jobset":
+        raise BadInput("--image is for --to jobset (xpk builds its image from the folder).")
+    specs = asked_packages(with_specs, requirements, script)
+    check_packages(specs)
+    plan = make_plan(
+        accelerator,
+        slices=slices,
+        route=route,
+        packages=[s.text for s in specs],
+        script=script.name if script is not None else None,
+        script_args=script_args,
+        max_run_minutes=max_run,
+        max_restarts=max_restarts,
+        cluster=cluster,
+        workload=name,
+        zone=zone,
+        project=project,
+    )
+    text = render(target, plan, image)  # before any file is written: it may refuse the pair
+    folder = script.parent if script is not None else Path(".")
+    for filename, content in folder_files(plan).items():
+        path = folder / filename
+        try:
+            path.write_text(content, "utf-8")
+        except OSError as err:
+            raise BadInput(f"Cannot write {path} ({err.strerror}): check the folder.") from None
+        say(f"Wrote {path} (every target runs it from that folder).")
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        out.write_text(text, "utf-8")
+    except OSError as err:
+        raise BadInput(f"Cannot write {out} ({err.strerror}): choose another --out.") from None
+    say(f"Wrote {out}: nothing was created; read its header for the idle cost and teardown.")
