@@ -55,11 +55,12 @@ def _money(usd: float | None) -> str:
 def tpu_price_source(plan: HandoverPlan) -> str:
     src = catalog.sources()
     note = cost.zone_price(plan.slice.name, plan.route, plan.zone).note
-    return (
-        f"tpuwizard's catalog, {src['prices']}" + (f"; {note}" if note else "")
-        if plan.route != "flex"
-        else f"{catalog.price_table('flex_start_price').get('source', '')}"
+    found = f"tpuwizard's catalog, {src['prices']}" + (
+        f"; {note}" if note and plan.route != "flex" else ""
     )
+    if plan.route == "flex":
+        found += f"; {catalog.price_table('flex_start_price').get('source', '')}"
+    return found
 
 
 def tpu_pool_bill(plan: HandoverPlan) -> Bill:
@@ -72,7 +73,7 @@ def tpu_pool_bill(plan: HandoverPlan) -> Bill:
         at_most = cost.at_most_hourly(s.name, "flex", plan.zone)
         each = "no price known" if at_most is None else f"at most ${at_most:.2f}/h each"
         return Bill(
-            f"{pools} of {s.name}, Flex-start: they start at 0 nodes and bill nothing until a "
+            f"{pools} of {s.name}, Flex-start: made with 0 nodes, billing nothing until a "
             f"workload runs; then {many}{s.name} ({each}, on-demand's price bounds Flex-start's)",
             0.0,
             tpu_price_source(plan),

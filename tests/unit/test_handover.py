@@ -1,0 +1,233 @@
+"""The hand-over (``tpuwizard export``): golden files per plan and target, the JobSet against
+the JobSet v0.10.1 CRD's schema, quoting, and refusals.
+
+The goldens in tests/data/handover were read by eye once; a change to them is a change to what
+users are told to run. Regenerate on purpose only:
+``TPUWIZARD_UPDATE_GOLDENS=1 pytest tests/unit/test_handover.py``, then read the diff.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from tpuwizard.core.errors import BadInput
+from tpuwizard.core.handover import jobset, skypilot, xpk
+from tpuwizard.core.handover.export import render
+from tpuwizard.core.handover.job import job_script, verifier_command
+from tpuwizard.core.handover.plan import make_plan
+from tpuwizard.core.launch.plan_packages import PackageSpec, package_names
+from tpuwizard.core.remote.bootstrap import BootstrapPlan, bootstrap_script
+from tpuwizard.core.remote.packages import install_commands
+
+DATA = Path(__file__).parents[1] / "data"
+GOLDEN = DATA / "handover"
+# kubernetes-sigs/jobset v0.10.1 (the version xpk 1.16.0 installs), commit
+# da72d32bb0060354aa04b1a5868f3b363b088446, config/components/crd/bases/ (tests/data/jobset/README.md).
+CRD = DATA / "jobset" / "jobset.x-k8s.io_jobsets.yaml"
+UPDATE = os.environ.get("TPUWIZARD_UPDATE_GOLDENS") == "1"
+
+COMMON = dict(
+    script="train.py",
+    packages=("optax",),
+    script_args=("--steps", "100"),
+    max_run_minutes=120,
+    max_restarts=2,
+)
+PLANS = {
+    "v5litepod-16-spot": dict(accelerator="v5litepod-16", route="spot"),
+    "v6e-16-flex": dict(accelerator="v6e-16", route="flex"),
+    "v5p-16-x2": dict(accelerator="v5p-16", slices=2),
+    "tpu7x-16": dict(accelerator="tpu7x-16"),
+}
+FILES = {"xpk": "xpk.sh", "jobset": "jobset.yaml", "skypilot": "skypilot.yaml"}
+HOSTILE = ("$(touch pwned)", "`touch pwned`", "a'b\"c", "; rm -rf ~ #", "two words", "x\ny", "")
+
+
+def _plan(name: str):
+    spec = PLANS[name]
+    return make_plan(
+        spec["accelerator"], **{k: v for k, v in spec.items() if k != "accelerator"}, **COMMON
+    )
+
+
+def _text(target: str, name: str) -> str:
+    """The target's text, or its refusal (SkyPilot cannot take every plan), as held in a file."""
+    try:
+        return render(target, _plan(name))
+    except BadInput as err:
+        return f"refused: {err}\n"
+
+
+def _golden(path: Path, text: str) -> None:
+    if UPDATE:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, "utf-8")
+    assert path.exists(), f"no golden {path}: TPUWIZARD_UPDATE_GOLDENS=1 writes it (read it)"
+    assert text == path.read_text("utf-8"), f"{path} differs (regenerate on purpose only)"
+
+
+@pytest.mark.parametrize("target", FILES)
+@pytest.mark.parametrize("name", PLANS)
+def test_each_plan_and_target_matches_its_golden(name: str, target: str) -> None:
+    _golden(GOLDEN / name / FILES[target], _text(target, name))
+
+
+@pytest.mark.parametrize("name", PLANS)
+def test_the_job_every_target_runs_matches_its_golden(name: str) -> None:
+    _golden(GOLDEN / name / "job.sh", job_script(_plan(name)))
+
+
+def test_the_job_runs_launchs_own_bootstrap_then_the_verifier_then_the_script() -> None:
+    plan = _plan("v5p-16-x2")
+    script = job_script(plan)
+    specs = [PackageSpec("optax", "--with")]
+    boot = bootstrap_script(BootstrapPlan(), install_commands(["optax"]), package_names(specs))
+    assert boot in script  # the very text launch runs on a TPU VM
+    at_boot, at_verify = script.index(boot), script.index(verifier_command(plan))
+    at_script = script.index(".tpuwizard/venv/bin/python -u train.py --steps 100")
+    assert at_boot < at_verify < at_script
+    # Two slices of two VMs: four processes join, 2 x 8 devices (v5p: one device per chip).
+    assert "--num-processes 4 --global-devices 16" in verifier_command(plan)
+
+
+def test_every_target_runs_the_same_job_file() -> None:
+    plan = _plan("v5litepod-16-spot")
+    assert "--command 'bash tpuwizard_job.sh'" in xpk.workload_create(plan, dry_run=False)
+    containers = jobset.manifest(plan)["spec"]["replicatedJobs"][0]["template"]["spec"][  # type: ignore[index,call-overload]
+        "template"
+    ]["spec"]["containers"]
+    assert containers[0]["command"] == ["bash", "tpuwizard_job.sh"]
+    assert skypilot.task(plan)["run"] == "bash tpuwizard_job.sh"
+
+
+@pytest.fixture(scope="module")
+def jobset_schema() -> jsonschema.Draft7Validator:
+    """The CRD's v1alpha2 schema, checked once (validate() would check it at every call)."""
+    crd = yaml.load(CRD.read_text("utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    (version,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1alpha2"]
+    schema = version["schema"]["openAPIV3Schema"]
+    jsonschema.Draft7Validator.check_schema(schema)
+    return jsonschema.Draft7Validator(schema)
+
+
+@pytest.mark.parametrize("name", PLANS)
+def test_the_jobset_is_valid_by_the_jobset_crd_and_reads_back_as_written(
+    name: str, jobset_schema: jsonschema.Draft7Validator
+) -> None:
+    plan = _plan(name)
+    text = jobset.render(plan)
+    loaded = yaml.safe_load(text)
+    assert loaded == jobset.manifest(plan)  # the YAML writer kept every value
+    jobset_schema.validate(loaded)
+    job = loaded["spec"]["replicatedJobs"][0]
+    assert job["replicas"] == plan.slices
+    assert (
+        job["template"]["spec"]["parallelism"]
+        == plan.gke.vms
+        == job["template"]["spec"]["completions"]
+    )
+    assert job["template"]["spec"]["activeDeadlineSeconds"] == 7200
+    assert loaded["spec"]["failurePolicy"]["maxRestarts"] == 2
+
+
+def test_the_crd_schema_refuses_a_wrong_jobset(jobset_schema: jsonschema.Draft7Validator) -> None:
+    """The validation can fail: a count as text, or a replicated job without its name."""
+    bad = jobset.manifest(_plan("v5p-16-x2"))
+    bad["spec"]["replicatedJobs"][0]["replicas"] = "two"  # type: ignore[index,call-overload]
+    with pytest.raises(jsonschema.ValidationError):
+        jobset_schema.validate(bad)
+    bad = jobset.manifest(_plan("v5p-16-x2"))
+    del bad["spec"]["replicatedJobs"][0]["name"]  # type: ignore[index,call-overload]
+    with pytest.raises(jsonschema.ValidationError):
+        jobset_schema.validate(bad)
+
+
+def test_hostile_script_arguments_reach_the_script_unchanged(tmp_path: Path) -> None:
+    """Run the job file's script line with a stand-in Python that prints what it was given."""
+    plan = make_plan("v6e-16", script="train.py", script_args=HOSTILE)
+    python = tmp_path / ".tpuwizard" / "venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(f"#!{sys.executable}\nimport json, sys\nprint(json.dumps(sys.argv[1:]))\n")
+    python.chmod(0o755)
+    after_verifier = job_script(plan).split(f"{verifier_command(plan)} || exit $?\n")[1]
+    run = subprocess.run(
+        ["bash", "-c", after_verifier], cwd=tmp_path, capture_output=True, text=True, timeout=30
+    )
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == ["-u", "train.py", *HOSTILE]
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_every_xpk_line_splits_back_into_the_values_given() -> None:
+    plan = make_plan(
+        "v5litepod-16",
+        cluster="my-cluster",
+        workload="w-1",
+        project="my-project-1",
+        zone="us-west4-a",
+    )
+    for line in xpk.commands(plan):
+        words = shlex.split(line)
+        assert words[words.index("--project") + 1] == "my-project-1"
+        assert words[words.index("--cluster") + 1] == "my-cluster"
+
+
+@pytest.mark.parametrize(
+    "kwargs, words",
+    [
+        (dict(accelerator="v9-8"), "not a TPU accelerator type"),
+        (dict(accelerator="v3-8"), "cannot go to GKE"),
+        (dict(accelerator="v5p-16", slices=0), "--slices must be 1"),
+        (dict(accelerator="v5p-16", workload="Bad_Name"), "--name 'Bad_Name'"),
+        (dict(accelerator="v5p-16", cluster="a;b"), "--cluster 'a;b'"),
+        (dict(accelerator="v5p-16", zone="us-central1-a; id"), "not a zone name"),
+        (dict(accelerator="v5p-16", project="$(id)"), "not a project ID"),
+        (dict(accelerator="v5p-16", script="-x.py"), "Script name"),
+        (dict(accelerator="v5p-16", script="a b.py"), "Script name"),
+        (dict(accelerator="v5p-16", max_run_minutes=0), "deadline must be between"),
+        (dict(accelerator="v5p-16", max_restarts=-1), "--max-restarts must be 0"),
+    ],
+)
+def test_bad_plans_are_refused_with_what_to_type(kwargs: dict, words: str) -> None:
+    accelerator = kwargs.pop("accelerator")
+    with pytest.raises(BadInput, match=None) as err:
+        make_plan(accelerator, **kwargs)
+    assert words in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "accelerator, topology, vms",
+    [
+        ("v5litepod-16", "4x4", 4),
+        ("v5litepod-8", "2x4", 2),  # GKE: two 4-chip VMs, as xpk makes it
+        ("v6e-256", "16x16", 64),
+        ("v5p-8", "2x2x1", 1),
+        ("v5p-128", "4x4x4", 16),
+        ("v5p-1024", "8x8x8", 128),
+        ("tpu7x-16", "2x2x2", 2),
+    ],
+)
+def test_gke_topologies_are_xpks(accelerator: str, topology: str, vms: int) -> None:
+    plan = make_plan(accelerator)
+    assert (plan.gke.topology, plan.gke.vms) == (topology, vms)
+
+
+def test_the_larger_slice_is_the_one_of_fewest_chips_that_holds_the_state() -> None:
+    from tpuwizard.core.handover.larger import larger_slice, larger_slice_text, launch_backends
+
+    found = larger_slice(3000)
+    assert found is not None and (found.name, found.chips) == ("tpu7x-64", 32)
+    assert larger_slice(20000) is not None and larger_slice(20000).name == "v5p-512"  # type: ignore[union-attr]
+    assert launch_backends("tpu7x-64") == ("compute",)
+    assert launch_backends("v5litepod-16") == ("tpu-api",)
+    assert larger_slice(1e6) is None
+    assert "No single slice in tpuwizard's catalog holds" in larger_slice_text(1e6, 0.06, "vm")
