@@ -4,15 +4,15 @@ xpk cannot share tpuwizard's environment (it pins google-api-core 2.24.1; google
 needs 2.28 or newer), so the test builds a virtual environment of its own once, with uv from
 PyPI (``--index-url`` given: the suite points pip at a closed index), and keeps it under
 ~/.cache/tpuwizard-tests/. Measured on a loaded 2-core machine: the environment alone takes 21 s
-with uv (pip took 7 min 21 s for it), this test 46 s cold and 8 s once cached. The parse itself runs offline: the proxy it is given
-is a closed port, and HOME is a fresh folder, so no xpk config (nor telemetry) is read or sent.
+with uv (pip took 7 min 21 s for it), this test 46 s cold and 8 s once cached. The parse itself
+runs offline: the proxy it is given is a closed port, and HOME is a fresh folder, so no xpk
+config (nor telemetry) is read or sent.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shlex
 import shutil
 import subprocess
 import sys
@@ -29,10 +29,11 @@ from xpk.parser.core import set_parser
 parser = argparse.ArgumentParser(prog="xpk")
 set_parser(parser)
 plain = (str, int, bool, type(None))
-print(json.dumps([
-    {k: v for k, v in vars(parser.parse_args(shlex.split(line)[1:])).items() if isinstance(v, plain)}
-    for line in json.load(sys.stdin)
-]))
+found = []
+for line in json.load(sys.stdin):
+    args = vars(parser.parse_args(shlex.split(line)[1:]))
+    found.append({k: v for k, v in args.items() if isinstance(v, plain)})
+print(json.dumps(found))
 """
 
 

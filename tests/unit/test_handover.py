@@ -31,7 +31,8 @@ from tpuwizard.core.remote.packages import install_commands
 DATA = Path(__file__).parents[1] / "data"
 GOLDEN = DATA / "handover"
 # kubernetes-sigs/jobset v0.10.1 (the version xpk 1.16.0 installs), commit
-# da72d32bb0060354aa04b1a5868f3b363b088446, config/components/crd/bases/ (tests/data/jobset/README.md).
+# da72d32bb0060354aa04b1a5868f3b363b088446, config/components/crd/bases/
+# (tests/data/jobset/README.md).
 CRD = DATA / "jobset" / "jobset.x-k8s.io_jobsets.yaml"
 UPDATE = os.environ.get("TPUWIZARD_UPDATE_GOLDENS") == "1"
 
