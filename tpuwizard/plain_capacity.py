@@ -89,7 +89,9 @@ class SliceQuestions:
         state = self.ask_state(known)
         # The route's prices, as the wizard's Capacity shows them (Flex-start's as "at most").
         fits = fit.plan(state, fit.select_slices(single_host=True), route=route)
-        self.asker.say(fit.verdict(state, fits))
+        from tpuwizard.core.handover.larger import verdict_with_larger
+
+        self.asker.say(verdict_with_larger(state, fits, route=route))
         choices = [
             questionary.Choice(
                 f"{f.name:<13} {'fits' if f.fits_sharded else 'too small':<9} "

@@ -232,3 +232,15 @@ def test_the_larger_slice_is_the_one_of_fewest_chips_that_holds_the_state() -> N
     assert launch_backends("v5litepod-16") == ("tpu-api",)
     assert larger_slice(1e6) is None
     assert "No single slice in tpuwizard's catalog holds" in larger_slice_text(1e6, 0.06, "vm")
+
+
+def test_fit_the_wizard_and_plain_mode_add_the_larger_slice_only_when_none_listed_holds() -> None:
+    from tpuwizard.core.handover.larger import verdict_with_larger
+    from tpuwizard.core.plan import fit
+
+    listed = fit.select_slices(single_host=True)
+    small = verdict_with_larger(48, fit.plan(48, listed))
+    assert small == fit.verdict(48, fit.plan(48, listed))  # something listed holds it: as before
+    big = verdict_with_larger(3000, fit.plan(3000, listed))
+    assert big.startswith(fit.verdict(3000, fit.plan(3000, listed)) + "\n")
+    assert "tpu7x-64" in big and "tpuwizard export --accelerator tpu7x-64" in big

@@ -179,16 +179,9 @@ def fit(
 
 
 def _verdict(state: float, fits: list, reserve: float, route: str) -> str:
-    """fit's verdict; where no listed slice holds the state, which larger one does and how to
-    run it on GKE."""
-    from tpuwizard.core.plan import fit as fitting
+    from tpuwizard.core.handover.larger import verdict_with_larger
 
-    verdict = fitting.verdict(state, fits)
-    if fitting.cheapest_fitting(fits) is not None:
-        return verdict
-    from tpuwizard.core.handover.larger import larger_slice_text
-
-    return f"{verdict}\n{larger_slice_text(state, reserve, route)}"
+    return verdict_with_larger(state, fits, reserve, route)
 
 
 def _usable(usable: float) -> float:

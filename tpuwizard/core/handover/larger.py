@@ -80,3 +80,17 @@ def larger_slice_text(state_gib: float, reserve: float, route: str) -> str:
         f"it, on GKE: tpuwizard export --accelerator {f.name} (--slices N for several). "
         f"{MULTISLICE_NOTE}"
     )
+
+
+def verdict_with_larger(
+    state_gib: float,
+    fits: list[fitting.SliceFit],
+    reserve: float = fitting.DEFAULT_RESERVE,
+    route: str = "vm",
+) -> str:
+    """``fit``'s verdict over ``fits``; where none of them holds the state, followed by which
+    larger slice does and how to run it on GKE (``fit``, the wizard's Capacity, plain mode)."""
+    verdict = fitting.verdict(state_gib, fits)
+    if fitting.cheapest_fitting(fits) is not None:
+        return verdict
+    return f"{verdict}\n{larger_slice_text(state_gib, reserve, route)}"

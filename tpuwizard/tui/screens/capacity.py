@@ -133,7 +133,9 @@ class CapacityScreen(WizardScreen[CapacityAnswer]):
             )
         table.move_cursor(row=self.fits.index(self.preselected()))
         note = "" if self.route != "flex" else f"\n$/h: {cost.FLEX_PRICE_NOTE}."
-        verdict.update(fit.verdict(state, self.fits) + note)
+        from tpuwizard.core.handover.larger import verdict_with_larger
+
+        verdict.update(verdict_with_larger(state, self.fits, route=self.route) + note)
         self.understood = True
 
     def show_no_table(self, why: str) -> None:
