@@ -244,3 +244,6 @@ def test_fit_the_wizard_and_plain_mode_add_the_larger_slice_only_when_none_liste
     big = verdict_with_larger(3000, fit.plan(3000, listed))
     assert big.startswith(fit.verdict(3000, fit.plan(3000, listed)) + "\n")
     assert "tpu7x-64" in big and "tpuwizard export --accelerator tpu7x-64" in big
+    short = verdict_with_larger(3000, fit.plan(3000, listed), short=True)
+    assert short.startswith("No listed slice holds 3000.0 GiB. The smallest that does: tpu7x-64")
+    assert "tpuwizard export" in short and short.endswith("More slices add copies, not room.")

@@ -82,15 +82,37 @@ def larger_slice_text(state_gib: float, reserve: float, route: str) -> str:
     )
 
 
+def short_larger_text(state_gib: float, reserve: float, route: str) -> str:
+    """The same in three lines at 80 columns, for the wizard's Capacity (its Next button stays
+    on an 80x24 screen)."""
+    gib = fitting.gib_text(state_gib)
+    f = larger_slice(state_gib, reserve, route)
+    if f is None:
+        return f"No slice holds {gib} GiB sharded: choose a smaller recipe. {MULTISLICE_SHORT}"
+    can = "launch can make it" if launch_backends(f.name) else "launch cannot make it"
+    vms = "one VM" if f.vms == 1 else f"{f.vms} VMs"
+    return (
+        f"No listed slice holds {gib} GiB. The smallest that does: {f.name} ({f.chips} chips, "
+        f"{vms}, {_price(f)}; {can}); on GKE: tpuwizard export. {MULTISLICE_SHORT}"
+    )
+
+
+MULTISLICE_SHORT = "More slices add copies, not room."
+
+
 def verdict_with_larger(
     state_gib: float,
     fits: list[fitting.SliceFit],
     reserve: float = fitting.DEFAULT_RESERVE,
     route: str = "vm",
+    short: bool = False,
 ) -> str:
     """``fit``'s verdict over ``fits``; where none of them holds the state, followed by which
-    larger slice does and how to run it on GKE (``fit``, the wizard's Capacity, plain mode)."""
+    larger slice does and how to run it on GKE (``fit`` and plain mode; ``short``: in its place,
+    the wizard's Capacity)."""
     verdict = fitting.verdict(state_gib, fits)
     if fitting.cheapest_fitting(fits) is not None:
         return verdict
+    if short:
+        return short_larger_text(state_gib, reserve, route)
     return f"{verdict}\n{larger_slice_text(state_gib, reserve, route)}"

@@ -135,7 +135,7 @@ class CapacityScreen(WizardScreen[CapacityAnswer]):
         note = "" if self.route != "flex" else f"\n$/h: {cost.FLEX_PRICE_NOTE}."
         from tpuwizard.core.handover.larger import verdict_with_larger
 
-        verdict.update(verdict_with_larger(state, self.fits, route=self.route) + note)
+        verdict.update(verdict_with_larger(state, self.fits, route=self.route, short=True) + note)
         self.understood = True
 
     def show_no_table(self, why: str) -> None:
