@@ -28,6 +28,7 @@ from tpuwizard.commands.common import (
     show_event,
     transport_option,
 )
+from tpuwizard.commands.jax_option import jax_option
 from tpuwizard.commands.kept_nodes import delete_kept, open_kept
 from tpuwizard.commands.packages import asked_packages, check_packages, packages_options
 from tpuwizard.commands.preflight import no_preflight_option, preflight_before_create
@@ -99,6 +100,7 @@ SCRIPT_LAST = {"allow_interspersed_args": False}
 )
 @click.option("--service-account", metavar="EMAIL", help="The VM's service account.")
 @packages_options
+@jax_option
 @backend_option
 @queue_wait_option
 @no_preflight_option
@@ -127,6 +129,7 @@ def up(
     service_account: str | None,
     with_specs: tuple[str, ...],
     requirements: tuple[Path, ...],
+    jax: str | None,
     backend: str,
     queue_wait: float | None,
     no_preflight: bool,
@@ -173,6 +176,7 @@ def up(
         backend=chosen.backend,
         queue_wait_minutes=queue_wait,
         packages=asked_packages(with_specs, requirements),
+        jax=jax,
     )
     plan.validate()  # every rule before anything starts, the practice sandbox included
     check_transport(transport, session.practice)
