@@ -6,13 +6,15 @@ A practice worker whose JAX is tpuwizard's own runs on tpuwizard's interpreter, 
 0.12.0.1``, which needs Python >= 3.12) needs a real 3.12 with its own packages. The sandbox never
 downloads a Python: it takes one uv finds on this computer without downloading, else one of
 pyenv's (uv does not look in pyenv's versions folder, and pyenv's shims answer uv only for the
-selected version). None found: the worker stays on tpuwizard's Python, and says so.
+selected version). None found: the worker stays on tpuwizard's Python, and says so. Looked for
+only when a worker asks for another JAX, never at each node's create.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -66,8 +68,10 @@ def _pyenv_versions(version: str) -> list[Path]:
 
 @functools.cache
 def find_worker_python(uv: str | None, version: str = WORKER_PYTHON) -> str | None:
-    """A Python ``version`` on this computer, as uv finds it (no download), else pyenv's."""
-    found = _uv_finds(uv, version)
-    if found:
-        return found
-    return next((str(p) for p in _pyenv_versions(version) if _reports(str(p), version)), None)
+    """A Python ``version`` on this computer: ``python3.12`` on PATH, pyenv's, else one uv finds
+    without downloading (asked last: uv's search takes seconds where pyenv's shims stand in)."""
+    on_path = shutil.which(f"python{version}")
+    # pyenv's shims answer only for pyenv's selected version, slowly: its folders are read below.
+    quick = [on_path] if on_path and "shims" not in Path(on_path).parts else []
+    quick += [str(p) for p in _pyenv_versions(version)]
+    return next((p for p in quick if _reports(p, version)), None) or _uv_finds(uv, version)

@@ -216,7 +216,14 @@ def install_other_jax(
     if made.returncode != 0:
         sys.stderr.write(made.stderr)
         return made.returncode
-    return uv_install(image, args, cached)
+    index, wheels = image.get("index"), image.get("wheels")
+    if not (image["external"] and index):  # no route out: as offline as a VM without one
+        return uv_install(image, args, cached)
+    # Straight to the index: uv offline refuses a resolution the cache cannot fully answer,
+    # and online it still takes every wheel the cache holds.
+    if wheels and Path(wheels).is_dir():
+        args = [*args, "--find-links", wheels]
+    return uv_download(image, args, cached, index, f"jax {version}")
 
 
 def uv_install(image: dict[str, Any], args: list[str], env: dict[str, str]) -> int:
