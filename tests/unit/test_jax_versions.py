@@ -27,7 +27,7 @@ def test_the_table_holds_each_version_once_newest_last_with_its_facts():
     for v in TABLE:
         assert v.libtpu.startswith("0.0.") and v.python.startswith(">=3.")
         assert v.source.startswith(f"https://pypi.org/project/jax/{v.version}/")
-        assert v.runs_here or not v.in_suite  # the suite's versions have their runs recorded
+        assert v.runs_here and (v.in_suite or v.in_drill)  # each is run here, and by the tests
         assert v.tpu_runs == ()  # nothing here was run on a TPU, and the table says so
         assert "not run on v6e" in v.generation_support("v6e")
 
