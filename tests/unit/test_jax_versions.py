@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.kept_settings import kept_settings
+from tpuwizard.core.launch.kept_settings import SETTINGS_FIELD, kept_settings, replacement_plan
+from tpuwizard.core.launch.ledger import Entry, Resource
 from tpuwizard.core.launch.plan import LaunchPlan
 from tpuwizard.core.plan import jax_versions
 from tpuwizard.core.plan.jax_versions import DEFAULT, TABLE, jax_problems
@@ -60,8 +61,15 @@ def test_the_plans_jax_replaces_the_pin_on_a_vm_and_in_practice():
 
 
 def test_a_kept_node_remembers_its_jax_for_a_replacement():
+    """`run --checkpoints` makes a preempted kept node again from its record: with its JAX, or
+    the new venv would not be the one the kept node's runs were verified on."""
     plan = LaunchPlan("v5litepod-1", "us-central1-a", "p", "r1", Path("runs/r1"), jax="0.11.2")
-    assert kept_settings(plan)["jax"] == "0.11.2"
+    settings = kept_settings(plan)
+    assert settings["jax"] == "0.11.2"
+    r = Resource("node", "p", "us-central1-a", "dev", "v5litepod-1", "r1", "vm", "dev")
+    again = replacement_plan(Entry(r, "kept", 1, 1, {SETTINGS_FIELD: settings}), "r2", Path("x"))
+    assert again.jax == "0.11.2"
+    assert replacement_plan(Entry(r, "kept", 1, 1, {}), "r2", Path("x")).jax is None  # default
 
 
 def test_the_versions_line_names_this_computers_jax_and_says_when_it_differs():
