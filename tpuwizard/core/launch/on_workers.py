@@ -83,6 +83,8 @@ class WorkerSteps:
         for worker in range(transport.workers):
             transport.upload(worker, data, f"{REMOTE_DIR}/{VERIFIER_FILENAME}")
         job = Job(f"bootstrap-{self.plan.run_id}")
+        if self.rt.worker_jax is not None and (said := self.rt.worker_jax(self.plan.jax)[1]):
+            self.emit(ev.BootstrapLine(0, said, self.slice.vms))
         self.bootstrap_failures, self.bootstrap_lines, self.packages_failed = {}, {}, []
         specs = [s.text for s in self.plan.packages]
         script = bootstrap_script(
@@ -101,8 +103,12 @@ class WorkerSteps:
 
     @property
     def worker_jax(self) -> BootstrapPlan:
-        """The runtime's bootstrap, pinned to the plan's --jax where it names one."""
-        return self.rt.bootstrap.with_jax(self.plan.jax)
+        """The runtime's bootstrap, pinned to the plan's --jax where it names one (in practice,
+        one the worker can run: Runtime.worker_jax)."""
+        version = self.plan.jax
+        if self.rt.worker_jax is not None:
+            version, _ = self.rt.worker_jax(version)
+        return self.rt.bootstrap.with_jax(version)
 
     def _bootstrap_line(self, worker: int, text: str) -> None:
         payload = parse_marker_line(text)
