@@ -128,6 +128,15 @@ def jax_problems(version: str | None) -> list[str]:
     ]
 
 
+def check_jax(version: str) -> None:
+    """A typed version (plain mode): :class:`BadInput` saying why it cannot be the worker's."""
+    from tpuwizard.core.errors import BadInput
+
+    problems = jax_problems(version.strip() or None)
+    if problems:
+        raise BadInput(problems[0])
+
+
 def laptop_jax() -> str | None:
     """The JAX installed beside tpuwizard on this computer, read without importing it."""
     try:
