@@ -9,8 +9,9 @@ is empty for each, and the table says so rather than guess.
 
 What *was* run here is recorded per entry (:attr:`JaxVersion.runs_here`): the verifier and the
 course's two programs on CPU, in the practice sandbox, and on which Python (for 0.11.2 and
-0.12.0.1: by hand on 2026-12-02, launch --sandbox --jax V on v5litepod-1 and -4, the course's
-numbers 140.0, 10416.0 and its prediction reproduced; then in the rotating drill). The default
+0.12.0.1: by hand on 2026-12-02, launch --sandbox --jax V on v5litepod-1 and -4, 0.12.0.1 also
+on v5litepod-16's four workers, the course's numbers 140.0, 10416.0 and its prediction
+reproduced; then in the rotating drill). The default
 is the newest version the test suite runs in the sandbox at every run (:data:`DEFAULT`).
 """
 
