@@ -14,6 +14,7 @@ from tpuwizard.core.cloud.diagnosis import Diagnosis
 from tpuwizard.core.cloud.types import UP_STATES
 from tpuwizard.core.errors import BadInput, PlanRefused
 from tpuwizard.core.launch import events as ev
+from tpuwizard.core.plan.jax_versions import differs_words
 from tpuwizard.core.terminal_text import visible
 from tpuwizard.course_text import OUTPUT_WORDS, not_fetched_hint
 from tpuwizard.figures import about, count, money
@@ -137,18 +138,23 @@ def _describe(event: ev.Event, audience: Audience) -> list[str]:
         case ev.Versions():
             v = event.versions
             added = v.get("packages") or {}
-            return [
-                f"{_prefix(event.worker, event.workers)}JAX {v.get('jax')}, "
-                f"jaxlib {v.get('jaxlib')}, "
-                f"libtpu {v.get('libtpu')}, Python {v.get('python')}"
-                + (f" (tpuwizard pins {v['requested']})" if v.get("requested") else "")
-            ] + (
+            return (
                 [
-                    f"{_prefix(event.worker, event.workers)}Added packages: "
-                    + ", ".join(f"{n} {ver}" for n, ver in added.items())
+                    f"{_prefix(event.worker, event.workers)}JAX {v.get('jax')}, "
+                    f"jaxlib {v.get('jaxlib')}, "
+                    f"libtpu {v.get('libtpu')}, Python {v.get('python')}"
+                    + (f" (tpuwizard pins {v['requested']})" if v.get("requested") else "")
+                    + (f"; this computer: JAX {event.laptop_jax}" if event.laptop_jax else "")
                 ]
-                if added
-                else []
+                + (
+                    [
+                        f"{_prefix(event.worker, event.workers)}Added packages: "
+                        + ", ".join(f"{n} {ver}" for n, ver in added.items())
+                    ]
+                    if added
+                    else []
+                )
+                + _jax_differs(event)
             )
         case ev.WatchdogAccount():
             return [f"Watchdog: {words(event.detail, audience)}"]
@@ -270,6 +276,12 @@ def _clock(epoch: float) -> str:
 
 def _prefix(worker: int, workers: int = 1) -> str:
     return f"[w{worker}] " if workers > 1 else ""
+
+
+def _jax_differs(event: ev.Versions) -> list[str]:
+    """Said once (worker 0's line) when this computer's JAX is not the worker's."""
+    differs = differs_words(event.laptop_jax, event.versions.get("jax"))
+    return [differs] if differs and event.worker == 0 else []
 
 
 def _diagnosis(d: Diagnosis, audience: Audience) -> list[str]:

@@ -169,6 +169,13 @@ class PlainWizard:
                 check=packages_check,
             )
             packages = replace(packages, specs=(*packages.specs, *specs_from_field(typed)))
+        from tpuwizard.core.plan.jax_versions import DEFAULT, check_jax, versions
+
+        jax = (  # the course's programs behave differently across JAX versions: asked with them
+            self.text(f"The worker's JAX ({', '.join(versions())})", DEFAULT.version, check_jax)
+            if script
+            else None
+        )
         run_id = paths.new_run_id()
         plan = LaunchPlan(
             accelerator=accelerator,
@@ -181,6 +188,7 @@ class PlainWizard:
             script=Path(script) if script else None,
             fetch=tuple(p.strip() for p in fetch.split(",") if p.strip()),
             packages=packages.specs,
+            jax=jax.strip() if jax else None,
             max_run_minutes=minutes,
             watchdog=watchdog,
             watchdog_check=check,

@@ -195,6 +195,7 @@ class Verifier:
         trace_dir=None,
         receipt_dir=None,
         packages=(),
+        laptop_jax=None,
     ):
         self.expect = expect
         self.min_devices = min_devices
@@ -239,6 +240,8 @@ class Verifier:
             "precision": None,
             "trace": None,
         }
+        if laptop_jax:  # the JAX on the computer that launched this run, beside the worker's
+            self.receipt["laptop_jax"] = laptop_jax
         if packages:  # added to the venv beside jax: the versions this run imported
             self.receipt["packages"] = {name: _package_version(name) for name in packages}
         self._t0 = time.perf_counter()
@@ -883,6 +886,11 @@ def main(argv=None):
         help="record this installed package's version in the receipt (repeatable)",
     )
     parser.add_argument(
+        "--laptop-jax",
+        metavar="VERSION",
+        help="record the JAX version of the computer that launched this run in the receipt",
+    )
+    parser.add_argument(
         "--num-processes",
         type=int,
         default=1,
@@ -932,6 +940,7 @@ def main(argv=None):
         trace_dir=trace_dir,
         receipt_dir=receipt_dir,
         packages=args.package,
+        laptop_jax=args.laptop_jax,
     ).run()
     if args.receipt:
         path = os.path.abspath(args.receipt)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from importlib import metadata
 from pathlib import Path
 
 from tests.conftest import tpuwizard_cmd
@@ -54,7 +55,10 @@ def test_launch_installs_them_beside_the_pinned_jax_and_the_receipt_records_them
     assert versions["packages"] == {"otherpkg": "1.2", "tinypkg": "0.3.1"}
     assert f"jax=={versions['jax']}" == versions["requested"]  # the pin held
     receipt = Path(next(e for e in events if e["event"] == "receipt_saved")["path"])
-    assert json.loads(receipt.read_text())["packages"] == {"otherpkg": "1.2", "tinypkg": "0.3.1"}
+    saved = json.loads(receipt.read_text())
+    assert saved["packages"] == {"otherpkg": "1.2", "tinypkg": "0.3.1"}
+    # Issue 36: the receipt names this computer's JAX beside the worker's.
+    assert saved["laptop_jax"] == metadata.version("jax") and saved["jax"] == versions["jax"]
     checked = subprocess.run(
         tpuwizard_cmd("receipt", "check", str(receipt), "--expect", "cpu"),
         capture_output=True,

@@ -50,3 +50,8 @@ def test_a_fifo_as_requirements_is_refused_without_waiting_for_a_writer(home, he
     os.mkfifo(here / "reqs.fifo")
     stderr = refused(home, *UP, "--requirements", "reqs.fifo")
     assert "reqs.fifo: it is not a regular file" in stderr
+
+
+# -- issue 36: --jax names a version of tpuwizard's table, or nothing starts --
+def test_up_refuses_a_jax_version_outside_the_table(home, here):
+    assert "JAX '1.0' is not in tpuwizard's table" in refused(home, *UP, "--jax", "1.0")

@@ -23,6 +23,7 @@ from tpuwizard.commands.common import (
     show_event,
     transport_option,
 )
+from tpuwizard.commands.jax_option import jax_option
 from tpuwizard.commands.packages import asked_packages, packages_options
 from tpuwizard.commands.preflight import no_preflight_option, preflight_before_create
 from tpuwizard.commands.resume_options import (
@@ -114,6 +115,7 @@ def _interrupt(signum: int, _frame: object) -> None:
     help="Glob of files your script writes, copied back to runs/<run id>/files/ (repeatable).",
 )
 @packages_options
+@jax_option
 @click.option("--keep", is_flag=True, help="Leave the node running at the end (it keeps billing).")
 @click.option(
     "--max-run",
@@ -171,6 +173,7 @@ def launch(
     fetch: tuple[str, ...],
     with_specs: tuple[str, ...],
     requirements: tuple[Path, ...],
+    jax: str | None,
     keep: bool,
     max_run: float | None,
     watchdog: bool | None,
@@ -225,6 +228,7 @@ def launch(
         script_args=script_args,
         fetch=fetch,
         packages=asked_packages(with_specs, requirements, script),
+        jax=jax,
         keep=keep,
         max_run_minutes=max_run,
         watchdog=bool(watchdog),

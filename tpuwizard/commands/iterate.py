@@ -15,7 +15,6 @@ import click
 from tpuwizard.commands.common import (
     READY_TIMEOUT,
     Number,
-    ask_yes_no,
     backend_option,
     check_script,
     check_transport,
@@ -28,7 +27,9 @@ from tpuwizard.commands.common import (
     show_event,
     transport_option,
 )
+from tpuwizard.commands.jax_option import jax_option
 from tpuwizard.commands.kept_nodes import delete_kept, open_kept
+from tpuwizard.commands.kept_nodes import offer_teardown as _offer_teardown
 from tpuwizard.commands.packages import asked_packages, check_packages, packages_options
 from tpuwizard.commands.preflight import no_preflight_option, preflight_before_create
 from tpuwizard.commands.resume_options import checkpoint_options, run_checkpoints
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
     from tpuwizard.core.remote.sync import LocalFolder
     from tpuwizard.session.kept import KeptNode
     from tpuwizard.session.kept_resume import CheckpointsAsked
-    from tpuwizard.session.session import Session
 
 node_option = click.option("--node", help="The kept node (optional when exactly one is kept).")
 # tpuwizard's options come before SCRIPT; everything after it is the script's own, unchanged
@@ -99,6 +99,7 @@ SCRIPT_LAST = {"allow_interspersed_args": False}
 )
 @click.option("--service-account", metavar="EMAIL", help="The VM's service account.")
 @packages_options
+@jax_option
 @backend_option
 @queue_wait_option
 @no_preflight_option
@@ -127,6 +128,7 @@ def up(
     service_account: str | None,
     with_specs: tuple[str, ...],
     requirements: tuple[Path, ...],
+    jax: str | None,
     backend: str,
     queue_wait: float | None,
     no_preflight: bool,
@@ -173,6 +175,7 @@ def up(
         backend=chosen.backend,
         queue_wait_minutes=queue_wait,
         packages=asked_packages(with_specs, requirements),
+        jax=jax,
     )
     plan.validate()  # every rule before anything starts, the practice sandbox included
     check_transport(transport, session.practice)
@@ -358,17 +361,6 @@ def watch(
     _offer_teardown(session, kept.name, ask=ended_by != signal.SIGHUP)
     if ended_by is not None:
         sys.exit(for_signal(ended_by))  # ended by a signal, as every command says it
-
-
-def _offer_teardown(session: Session, name: str, ask: bool = True) -> None:
-    sandbox_flag = " --sandbox" if session.practice else ""
-    if not ask or not sys.stdin.isatty():  # no terminal (or it hung up): nobody to ask
-        say(f"{name} is still running and billing: `tpuwizard down{sandbox_flag} {name}` ends it.")
-        return
-    if ask_yes_no(f"Tear down {name} now?"):
-        delete_kept(session, name)
-    else:
-        say(f"{name} keeps running (and billing): `tpuwizard down{sandbox_flag} {name}` ends it.")
 
 
 @click.command()

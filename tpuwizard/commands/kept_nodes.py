@@ -3,11 +3,12 @@ what each says when the node was preempted or could not be verified gone."""
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 import click
 
-from tpuwizard.commands.common import cloud_errors, say
+from tpuwizard.commands.common import ask_yes_no, cloud_errors, say
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_TEARDOWN
 
 if TYPE_CHECKING:
@@ -44,3 +45,16 @@ def open_kept(session: Session, node: str | None) -> KeptNode:
                 f"--zone {r.zone} --route {r.route}"
             )
             raise click.exceptions.Exit(EXIT_CLOUD) from None
+
+
+def offer_teardown(session: Session, name: str, ask: bool = True) -> None:
+    """After ``run``, ``watch`` or ``ssh``: ask whether to tear the kept node down (said, not
+    asked, without a terminal or after a hang-up)."""
+    sandbox_flag = " --sandbox" if session.practice else ""
+    if not ask or not sys.stdin.isatty():  # no terminal (or it hung up): nobody to ask
+        say(f"{name} is still running and billing: `tpuwizard down{sandbox_flag} {name}` ends it.")
+        return
+    if ask_yes_no(f"Tear down {name} now?"):
+        delete_kept(session, name)
+    else:
+        say(f"{name} keeps running (and billing): `tpuwizard down{sandbox_flag} {name}` ends it.")

@@ -92,6 +92,25 @@ def find_uv() -> str | None:
         return shutil.which("uv")
 
 
+def own_jax() -> str | None:
+    """The jax in tpuwizard's environment, which the image hands workers without a download."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("jax")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def uv_cache_dir() -> str:
+    """This computer's uv cache (as ``uv cache dir`` finds it), not a worker home's."""
+    named = os.environ.get("UV_CACHE_DIR")
+    if named:
+        return named
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return str(Path(base) / "uv")
+
+
 def install_image(node_folder: Path, external: bool, wheels: Path | None = None) -> None:
     """Write the image's ``bin`` (python3, curl, wget) and the settings its tools read;
     ``wheels``: the local folder its uv finds added packages in."""
@@ -110,6 +129,10 @@ def install_image(node_folder: Path, external: bool, wheels: Path | None = None)
                 "python_version": IMAGE_PYTHON_VERSION,
                 "wheels": str(wheels) if wheels is not None else None,
                 "index": index_settings() if external else None,
+                # A worker asking for another JAX (--jax) gets a Python 3.12 and downloads
+                # (worker_python.py): into this computer's uv cache, so once is enough.
+                "jax": own_jax(),
+                "uv_cache": uv_cache_dir(),
             }
         )
     )

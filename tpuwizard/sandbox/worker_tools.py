@@ -150,11 +150,80 @@ def uv(image: dict[str, Any], args: list[str]) -> int:
             args[at] = image["python"]
     elif args[:2] == ["pip", "install"]:
         at = _option(args, "--python")
+        other = other_jax(image, args)
+        if at is not None and other:
+            return install_other_jax(image, args, args[at], other, env)
         if at is not None:
             link_parent_packages(image, args[at])
         return uv_install(image, args, env)
     os.execve(image["uv"], [image["uv"], *args], env)
     return 127  # not reached
+
+
+def other_jax(image: dict[str, Any], args: list[str]) -> str | None:
+    """The jax version an install pins, where it is not the one tpuwizard's environment has."""
+    for arg in args:
+        pinned = re.fullmatch(r"jax(?:\[[\w,]+\])?==([\w.]+)", arg)
+        if pinned and image.get("jax") and pinned.group(1) != image["jax"]:
+            return pinned.group(1)
+    return None
+
+
+def _worker_python() -> Any:
+    """worker_python.py, beside this file (``-I`` leaves this folder off sys.path)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "worker_python", Path(__file__).with_name("worker_python.py")
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def install_other_jax(
+    image: dict[str, Any], args: list[str], venv_python: str, version: str, env: dict[str, str]
+) -> int:
+    """An install pinning another JAX than tpuwizard's: the venv is made again on the Python
+    3.12 a real VM's uv provides (gb:56), found on this computer, and gets its own packages
+    (tpuwizard's are for its own Python), from this computer's uv cache, else downloaded as a
+    real worker downloads them. With no 3.12 here, the worker stays on tpuwizard's Python."""
+    finder = _worker_python()
+    python = finder.find_worker_python(image["uv"])
+    own = sys.version.split()[0]
+    if python is None:
+        sys.stderr.write(
+            f"sandbox: jax {version} is not tpuwizard's own ({image['jax']}), and no Python "
+            f"{finder.WORKER_PYTHON} is on this computer for uv to find: this worker stays on "
+            f"tpuwizard's Python {own}\n"
+        )
+        return uv_install(image, args, env)
+    sys.stderr.write(
+        f"sandbox: jax {version} is not tpuwizard's own ({image['jax']}): this worker's venv is "
+        f"made again on Python {finder.WORKER_PYTHON} ({python}), as a real VM's uv provides "
+        "it, and its packages come from this computer's uv cache or package index\n"
+    )
+    venv = Path(venv_python).parent.parent
+    cache = image.get("uv_cache")
+    cached = dict(env, UV_CACHE_DIR=cache) if cache else env
+    made = subprocess.run(
+        [image["uv"], "venv", "--quiet", "--clear", "--python", python, str(venv)],
+        env=cached,
+        capture_output=True,
+        text=True,
+    )
+    if made.returncode != 0:
+        sys.stderr.write(made.stderr)
+        return made.returncode
+    index, wheels = image.get("index"), image.get("wheels")
+    if not (image["external"] and index):  # no route out: as offline as a VM without one
+        return uv_install(image, args, cached)
+    # Straight to the index: uv offline refuses a resolution the cache cannot fully answer,
+    # and online it still takes every wheel the cache holds.
+    if wheels and Path(wheels).is_dir():
+        args = [*args, "--find-links", wheels]
+    return uv_download(image, args, cached, index, f"jax {version}")
 
 
 def uv_install(image: dict[str, Any], args: list[str], env: dict[str, str]) -> int:
@@ -198,6 +267,9 @@ def uv_download(
     sources = ["--index-url", index["index-url"][0]]
     sources += [a for url in index.get("extra-index-url", []) for a in ("--extra-index-url", url)]
     sources += [a for link in index.get("find-links", []) for a in ("--find-links", link)]
+    # pip weighs every index's versions; uv by default only the first index holding the name,
+    # so a local mirror with an older jax would hide PyPI's newer one.
+    sources += ["--index-strategy", "unsafe-best-match"]
     done = subprocess.run(
         [image["uv"], *args, *sources], env=online, capture_output=True, text=True
     )

@@ -28,6 +28,7 @@ from tpuwizard.core.remote.transports import (
 )
 from tpuwizard.session import practice
 from tpuwizard.session.login import OsLoginAsk, choose_login, forget_unless_used
+from tpuwizard.session.practice_jax import practice_jax
 
 REMOTE_USER = "tpuwizard"
 
@@ -148,6 +149,7 @@ def build_runtime(
                 poll=0.25,
                 reachable_timeout=30,
                 owner=paths.owner_label(),
+                worker_jax=practice_jax,
             ),
             choice,
             imported,

@@ -156,6 +156,7 @@ class Versions(Event):
     worker: int
     versions: dict[str, Any]
     workers: int = 1
+    laptop_jax: str | None = None  # the JAX beside tpuwizard on this computer, if any
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ def kept_settings(plan: LaunchPlan) -> dict[str, Any]:
         "service_account": plan.service_account,
         "queue_wait_minutes": plan.queue_wait_minutes,
         "packages": [[p.text, p.origin] for p in plan.packages],
+        "jax": plan.jax,
     }
 
 
@@ -60,6 +61,7 @@ def replacement_plan(entry: Entry, run_id: str, run_dir: Path) -> LaunchPlan:
         backend=r.backend,
         queue_wait_minutes=settings.get("queue_wait_minutes"),
         packages=tuple(PackageSpec(text, origin) for text, origin in settings.get("packages", ())),
+        jax=settings.get("jax"),
     )
 
 

@@ -32,8 +32,8 @@ from tpuwizard.core.launch.worker_jobs import (
     run_script_job,
     script_env,
 )
-from tpuwizard.core.plan import catalog
-from tpuwizard.core.remote.bootstrap import bootstrap_script, unpinned_jax
+from tpuwizard.core.plan import catalog, jax_versions
+from tpuwizard.core.remote.bootstrap import BootstrapPlan, bootstrap_script, unpinned_jax
 from tpuwizard.core.remote.jobs import Job, fan_out
 from tpuwizard.core.remote.packages import FAILED_KIND, install_commands, install_failure
 from tpuwizard.core.remote.sync import WORK_DIR, WORK_PYTHON, LocalFolder, sync_folder
@@ -83,10 +83,12 @@ class WorkerSteps:
         for worker in range(transport.workers):
             transport.upload(worker, data, f"{REMOTE_DIR}/{VERIFIER_FILENAME}")
         job = Job(f"bootstrap-{self.plan.run_id}")
+        if self.rt.worker_jax is not None and (said := self.rt.worker_jax(self.plan.jax)[1]):
+            self.emit(ev.BootstrapLine(0, said, self.slice.vms))
         self.bootstrap_failures, self.bootstrap_lines, self.packages_failed = {}, {}, []
         specs = [s.text for s in self.plan.packages]
         script = bootstrap_script(
-            self.rt.bootstrap, install_commands(specs), package_names(self.plan.packages)
+            self.worker_jax, install_commands(specs), package_names(self.plan.packages)
         )
         code = self._job(transport, job, shell("bash", "-c", script), {}, self._bootstrap_line)
         if self.packages_failed:
@@ -95,9 +97,18 @@ class WorkerSteps:
             raise PackagesFailed(worker, failure.kind, failure.why, failure.fix)
         if code != 0:
             raise RemoteError(bootstrap_failure_text(code, self.bootstrap_failures))
-        problem = unpinned_jax(self.rt.bootstrap, self.versions)
+        problem = unpinned_jax(self.worker_jax, self.versions)
         if problem:
             raise RemoteError(problem)
+
+    @property
+    def worker_jax(self) -> BootstrapPlan:
+        """The runtime's bootstrap, pinned to the plan's --jax where it names one (in practice,
+        one the worker can run: Runtime.worker_jax)."""
+        version = self.plan.jax
+        if self.rt.worker_jax is not None:
+            version, _ = self.rt.worker_jax(version)
+        return self.rt.bootstrap.with_jax(version)
 
     def _bootstrap_line(self, worker: int, text: str) -> None:
         payload = parse_marker_line(text)
@@ -107,7 +118,8 @@ class WorkerSteps:
         elif payload and payload.get("kind") == "versions":
             versions = {k: v for k, v in payload.items() if k != "kind"}
             self.versions[worker] = versions
-            self.emit(ev.Versions(worker, versions, self.slice.vms))
+            laptop = jax_versions.laptop_jax()
+            self.emit(ev.Versions(worker, versions, self.slice.vms, laptop_jax=laptop))
         elif payload and payload.get("kind") == "bootstrap_failed":
             self.bootstrap_failures[worker] = payload
             missing = f"missing: {payload.get('missing')}"
@@ -151,6 +163,8 @@ class WorkerSteps:
             extras = verifier_flags(precision=self.plan.precision, trace=self.plan.trace)
             for name in package_names(self.plan.packages):  # their versions go in the receipt
                 extras += ["--package", name]
+            laptop = jax_versions.laptop_jax()
+            extras += ["--laptop-jax", laptop] if laptop else []
             if self.plan.trace:
                 extras += ["--trace-dir", f"{self.remote_run}/{self._trace_dir(worker)}"]
             return shell(

@@ -32,7 +32,7 @@ from tpuwizard.core.launch.plan_resume import (
     resume_problems,
 )
 from tpuwizard.core.launch.plan_zones import zones_problems
-from tpuwizard.core.plan import catalog
+from tpuwizard.core.plan import catalog, jax_versions
 from tpuwizard.core.remote.sync import folder_problems
 
 if TYPE_CHECKING:
@@ -102,6 +102,9 @@ class LaunchPlan:
     # OS Login is on (the preflight read it) and tpuwizard's own SSH is used: import its key
     # into the caller's OS Login profile and log in as the POSIX user that answers.
     os_login_key: bool = False
+    # --jax VERSION: the worker's jax[tpu], one of the table's (core/plan/jax_versions.py);
+    # None: the table's default.
+    jax: str | None = None
 
     @property
     def node_name(self) -> str:
@@ -227,6 +230,7 @@ class LaunchPlan:
                 "script is given: add --script FILE, or leave the arguments out."
             )
         found.extend(package_problems(self.packages))
+        found.extend(jax_versions.jax_problems(self.jax))
         found.extend(resume_problems(self))
         for pattern in self.fetch:
             check(partial(safe_fetch_pattern, pattern))

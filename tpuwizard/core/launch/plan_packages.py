@@ -20,6 +20,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from tpuwizard.core.choices import Said
 from tpuwizard.core.errors import BadInput, shown
+from tpuwizard.core.plan.jax_versions import versions
 from tpuwizard.core.remote.bootstrap import TPU_REQUIREMENT
 
 # The course installs these next to jax[tpu] on its TPU VM (lesson "Select a TPU slice and
@@ -77,9 +78,10 @@ def package_problems(specs: Sequence[PackageSpec]) -> list[Said]:
             )
         elif name in HELD:
             found.append(
-                f"{shown(spec.text)} ({spec.origin}) names {name}: tpuwizard installs the one "
-                f"JAX it tested ({TPU_REQUIREMENT}, with its jaxlib and libtpu) and never lets "
-                "a package change it. Remove that line; the other packages install beside it."
+                f"{shown(spec.text)} ({spec.origin}) names {name}: tpuwizard installs a JAX of "
+                f"its table ({TPU_REQUIREMENT} unless another of {', '.join(versions())} is "
+                "chosen as the worker's JAX), with its jaxlib and libtpu, and never lets a "
+                "package change it. Remove that line; the other packages install beside it."
             )
     return found
 

@@ -63,3 +63,6 @@ class Runtime:
     # How SSH logs in (chosen before the create): recorded with each create's intent, so that a
     # kept node's later commands log in the same way.
     login: LoginChoice | None = None
+    # Practice only: the JAX its worker can run for the plan's --jax, and a line saying why it
+    # is another (session/practice_jax.py); None: the plan's, as on a real VM.
+    worker_jax: Callable[[str | None], tuple[str | None, str | None]] | None = None

@@ -4,9 +4,10 @@ TPU runtime images ship Python 3.10 and often no ``venv`` module (google-behavio
 VM"); current JAX needs Python >= 3.11, and ``pip install jax[tpu]`` on 3.10 quietly resolves
 jax 0.6.2 / libtpu 0.0.17. So the worker never builds on the system Python: it installs uv
 (``pip --user``, else uv's standalone installer), lets uv provide Python 3.12, and installs the
-one ``jax[tpu]`` version this project tested. Nothing falls back to an older JAX: when a step
-fails, the script prints a ``TPUWIZARD {"kind": "bootstrap_failed"}`` line naming the missing
-piece and the apt command that supplies it, and exits non-zero.
+``jax[tpu]`` version the plan names from tpuwizard's table (core/plan/jax_versions.py). Nothing
+falls back to an older JAX: when a step fails, the script prints a ``TPUWIZARD {"kind":
+"bootstrap_failed"}`` line naming the missing piece and the apt command that supplies it, and
+exits non-zero.
 
 The same script runs on a real TPU VM and in the sandbox; only the requirement differs (the
 sandbox's image hands uv tpuwizard's own interpreter and environment, see
@@ -19,15 +20,16 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from tpuwizard.core.plan import jax_versions
 from tpuwizard.core.remote.transports import REMOTE_DIR
 
 VENV = f"{REMOTE_DIR}/venv"
-# The one JAX version tpuwizard installs on a TPU VM: the version its verifier and tests run
-# with. Change it here only; the receipt shows it next to what the worker resolved.
-TESTED_JAX = "0.10.2"
+# The JAX version tpuwizard installs on a TPU VM unless --jax names another from the table
+# (core/plan/jax_versions.py): the newest one its verifier and tests run with every time.
+TESTED_JAX = jax_versions.DEFAULT.version
 TPU_REQUIREMENT = f"jax[tpu]=={TESTED_JAX}"
 # uv downloads this Python on the VM (python-build-standalone); JAX needs >= 3.11.
 MANAGED_PYTHON = "3.12"
@@ -41,6 +43,14 @@ class BootstrapPlan:
     requirement: str = TPU_REQUIREMENT
     python_request: str = MANAGED_PYTHON
     system_python: str = "python3"  # only to install uv with pip --user
+
+    def with_jax(self, version: str | None) -> BootstrapPlan:
+        """The same plan pinned to ``version`` (from the table; None: unchanged), keeping the
+        requirement's name and extras (``jax[tpu]`` on a VM, ``jax`` in practice)."""
+        if version is None:
+            return self
+        name = self.requirement.partition("==")[0].strip()
+        return replace(self, requirement=f"{name}=={version}")
 
     @property
     def pinned_jax(self) -> str | None:

@@ -1,0 +1,103 @@
+"""Issue 36: a practice worker asking for another JAX than tpuwizard's (``--jax``) runs the Python
+a real worker runs, 3.12 (found on this computer, never downloaded), with its own packages; with
+none found it stays on tpuwizard's Python and says so in one line. The packages here are tiny
+stand-ins served from a local index (the real jax 0.12.0.1 was run by hand: docs/guides/
+packages.md), so nothing is downloaded."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import shlex
+import sys
+import threading
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from tests.integration.test_worker_image import markers, worker
+from tests.wheels import make_wheel
+from tpuwizard.core.remote.bootstrap import bootstrap_script, sandbox_plan
+from tpuwizard.sandbox import image, worker_tools
+from tpuwizard.sandbox.worker_python import find_worker_python
+
+OTHER = "0.12.0.1"
+
+
+@pytest.fixture
+def local_index(tmp_path, monkeypatch):
+    """A package index on loopback with stand-ins for jax OTHER and numpy, named as this
+    computer's pip index (the sandbox's workers download from it)."""
+    served = tmp_path / "index"
+    for name, version in (("jax", OTHER), ("numpy", "9.9")):
+        wheel = make_wheel(served, name, version, f"__version__ = {version!r}\n")
+        listing = served / "simple" / name
+        listing.mkdir(parents=True)
+        link = f'<a href="../../{wheel.name}">{wheel.name}</a>'
+        (listing / "index.html").write_text(f"<html><body>{link}</body></html>\n")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("PIP_INDEX_URL", f"http://127.0.0.1:{server.server_address[1]}/simple")
+    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))  # not this user's cache
+    image.index_settings.cache_clear()
+    yield
+    server.shutdown()
+    image.index_settings.cache_clear()
+
+
+def test_another_jax_gets_a_python_312_venv_with_its_own_packages(sandbox, local_index):
+    python = find_worker_python(image.find_uv())
+    if python is None:  # CI's image has pyenv's 3.12; a computer without one says so (below)
+        pytest.skip("no Python 3.12 on this computer")
+    vm = worker(sandbox)
+    plan = sandbox_plan().with_jax(OTHER)
+    result = vm.run(0, f"bash -c {shlex.quote(bootstrap_script(plan))}")
+    assert result.code == 0, result.stdout + result.stderr
+    assert f"made again on Python 3.12 ({python})" in result.stderr
+    versions = markers(result.stdout)[-1]
+    assert versions["jax"] == OTHER and versions["numpy"] == "9.9"  # its own, not tpuwizard's
+    assert versions["python"].startswith("3.12.") and versions["requested"] == f"jax=={OTHER}"
+
+
+def test_tpuwizards_own_jax_stays_on_its_python_with_nothing_downloaded(tmp_path):
+    own = {"jax": "0.10.2"}
+    assert worker_tools.other_jax(own, ["pip", "install", "jax==0.10.2", "numpy"]) is None
+    assert worker_tools.other_jax(own, ["pip", "install", "jax[tpu]==0.12.0.1"]) == "0.12.0.1"
+    assert worker_tools.other_jax(own, ["pip", "install", "optax"]) is None
+
+
+def test_with_no_python_312_the_worker_says_so_and_stays_on_tpuwizards(monkeypatch, capsys):
+    stand_in = SimpleNamespace(WORKER_PYTHON="3.12", find_worker_python=lambda uv: None)
+    monkeypatch.setattr(worker_tools, "_worker_python", lambda: stand_in)
+    installed = []
+    monkeypatch.setattr(worker_tools, "uv_install", lambda *a: installed.append(a) or 0)
+    image_json = {"uv": "uv", "jax": "0.10.2", "external": True}
+    args = ["pip", "install", "--python", "v/bin/python", "jax==0.12.0.1"]
+    assert worker_tools.install_other_jax(image_json, args, "v/bin/python", OTHER, {}) == 0
+    said = capsys.readouterr().err.splitlines()
+    own = sys.version.split()[0]
+    assert said == [
+        f"sandbox: jax {OTHER} is not tpuwizard's own (0.10.2), and no Python 3.12 is on this "
+        f"computer for uv to find: this worker stays on tpuwizard's Python {own}"
+    ]
+    assert installed  # the install goes on, where uv says why it cannot
+
+
+def test_pyenv_versions_are_found_newest_patch_first(tmp_path, monkeypatch):
+    for patch in ("9", "10", "x"):
+        folder = tmp_path / "versions" / f"3.77.{patch}" / "bin"
+        folder.mkdir(parents=True)
+        python = folder / "python3.77"
+        python.write_text("#!/bin/sh\necho 3.77\n")
+        python.chmod(0o755)
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path))
+    find_worker_python.cache_clear()
+    try:
+        found = find_worker_python(None, "3.77")
+        assert found == str(tmp_path / "versions" / "3.77.10" / "bin" / "python3.77")
+        assert find_worker_python(None, "3.78") is None
+    finally:
+        find_worker_python.cache_clear()
+    assert Path(found).is_file()
