@@ -93,14 +93,17 @@ def _interrupt(signum: int, _frame: object) -> None:
 
 
 @click.command()
-@click.option("--accelerator", required=True, help="TPU type, e.g. v5litepod-4.")
+@click.option(
+    "--accelerator", help="TPU type, e.g. v5litepod-4 (required, except with --route kaggle)."
+)
 @click.option("--zone", help="Zone (default from gcloud config), e.g. us-central1-a.")
 @click.option(
     "--route",
-    type=click.Choice(["vm", "spot", "flex"]),
+    type=click.Choice(["vm", "spot", "flex", "kaggle"]),
     default="vm",
     show_default=True,
-    help="On-demand VM, spot, or Flex-start (queued, bounded).",
+    help="On-demand VM, spot, Flex-start (queued, bounded), or kaggle: your script as a private "
+    "Kaggle kernel on Kaggle's free TPU.",
 )
 @project_option
 @click.option("--name", help="Node name (default tpuwizard-<run id>).")
@@ -162,7 +165,7 @@ def _interrupt(signum: int, _frame: object) -> None:
 # `launch --script train.py -- --lr 3e-4`: after `--`, the script's own arguments, unchanged.
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- SCRIPT_ARGS...]")
 def launch(
-    accelerator: str,
+    accelerator: str | None,
     zone: str | None,
     route: str,
     project: str | None,
@@ -206,6 +209,17 @@ def launch(
     from tpuwizard.session.watchdog import choose_watchdog
     from tpuwizard.summary_text import summary_lines
 
+    if route == "kaggle":
+        from tpuwizard.commands.kaggle_launch import launch_on_kaggle
+
+        refused = {"--with": bool(with_specs), "--requirements": bool(requirements)}
+        refused |= {"--keep": keep, "--zone": zone is not None, "--checkpoints": bool(checkpoints)}
+        launch_on_kaggle(
+            accelerator, script, script_args, fetch, max_run, run_dir, sandbox, as_json, refused
+        )
+        return
+    if accelerator is None:
+        raise BadInput("Missing option '--accelerator' (a TPU type, e.g. v5litepod-4).")
     zone, zone_list, failover = where_to_create(accelerator, zone, zones, failover)
     if ready_timeout is None:
         ready_timeout = DEFAULT_READY_TIMEOUT.get(route, 1800.0)
