@@ -5,8 +5,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import click
-
 from tpuwizard.commands.common import say, show_event
 from tpuwizard.core.errors import BadInput
 
@@ -52,7 +50,4 @@ def launch_on_kaggle(
         sandbox,
     )
     route = KaggleRoute(sandbox, run)
-    code = route.follow(lambda event: show_event(event, as_json), say)
-    if not as_json:
-        click.echo(f"Run folder: {run.run_dir}")
-    sys.exit(code)
+    sys.exit(route.follow(lambda event: show_event(event, as_json), say))

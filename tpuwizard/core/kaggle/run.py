@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.evidence.receipt import check_receipt, load_receipt
+from tpuwizard.core.evidence.receipt import check_receipt, load_receipt, parse_marker_line
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK
 from tpuwizard.core.kaggle import diagnosis
 from tpuwizard.core.kaggle.kernel import OUTPUT_FOLDER, KernelSpec, pack_folder, write_kernel_folder
@@ -140,7 +140,8 @@ def _follow(
         if state == "RUNNING" and not streamed:
             streamed = True
             for line in kernels.log_lines(spec.ref):
-                yield ScriptLine(worker=0, text=line)
+                if parse_marker_line(line) is None:  # the verifier's JSON twins: in kernel.log
+                    yield ScriptLine(worker=0, text=line)
             continue
         time.sleep(poll_s)
 
@@ -164,6 +165,7 @@ def _collect(
                 yield FileFetched(str(path))
     for log in downloaded.glob("*.log"):
         shutil.move(log, run_dir / "kernel.log")
+    shutil.rmtree(downloaded, ignore_errors=True)
     receipt_path = run_dir / "receipt.json"
     if not receipt_path.is_file():
         yield Failed("verification", diagnosis.no_receipt(state, failure))
