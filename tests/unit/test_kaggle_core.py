@@ -81,7 +81,7 @@ def test_nothing_found_names_where_it_looked(tmp_path):
 
 
 def test_a_retired_shape_is_refused_naming_what_kaggle_would_run_instead():
-    with pytest.raises(BadInput, match="retired.*CPU instead"):
+    with pytest.raises(BadInput, match=r"retired.*CPU instead"):
         kernel.machine_shape("TpuV232")
     with pytest.raises(BadInput, match="not a TPU Kaggle offers"):
         kernel.machine_shape("v4-8")
@@ -129,8 +129,8 @@ def test_the_kernel_script_carries_the_verifier_and_the_folder(tmp_path):
     values: dict = {}
     exec(source.split("\nimport ", 1)[0], values)  # only the constants
     assert base64.b64decode(values["VERIFIER"]).decode() == verifier_source()
-    packed = tarfile.open(fileobj=io.BytesIO(base64.b64decode(values["FOLDER"])))
-    assert packed.getnames() == ["main.py"]
+    with tarfile.open(fileobj=io.BytesIO(base64.b64decode(values["FOLDER"]))) as packed:
+        assert packed.getnames() == ["main.py"]
     settings = json.loads(values["SETTINGS"])
     assert settings["expect"] == "tpu" and settings["args"] == ["--steps", "3"]
 
@@ -138,7 +138,7 @@ def test_the_kernel_script_carries_the_verifier_and_the_folder(tmp_path):
 def test_a_folder_over_the_limit_is_refused_with_the_limit_named(tmp_path):
     (tmp_path / "main.py").write_text("print('hi')\n")
     (tmp_path / "weights.bin").write_bytes(os.urandom(kernel.PACKED_LIMIT_BYTES + 4096))
-    with pytest.raises(BadInput, match="more than 1024 KiB.*nothing was pushed"):
+    with pytest.raises(BadInput, match=r"more than 1024 KiB.*nothing was pushed"):
         kernel.pack_folder(tmp_path)
 
 
