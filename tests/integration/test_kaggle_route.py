@@ -1,0 +1,195 @@
+"""`launch --route kaggle` end to end, with kaggle 2.2.5's own client talking to the Kaggle
+stand-in: practice (`--sandbox`), and the real path (no `--sandbox`: expected `tpu`) pointed at
+a stand-in this test runs, the way the client allows (KAGGLE_API_ENVIRONMENT=LOCALHOST and the
+stand-in as its HTTP proxy). Every kernel here runs on this computer's CPU."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import clean_env, tpuwizard_cmd
+from tests.waiting import wait_until
+from tpuwizard.sandbox.kaggle import start_kaggle_stand_in
+from tpuwizard.sandbox.kaggle_sessions import PINNED_IMAGE
+
+pytestmark = pytest.mark.slow
+
+MAIN = """\
+import jax, sys
+print("devices:", len(jax.devices()), jax.devices()[0].platform)
+open("result.txt", "w").write("done")
+"""
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "main.py").write_text(MAIN)
+    return folder
+
+
+@pytest.fixture
+def stand_in(tmp_path):
+    servers = []
+
+    def start(faults: str | None = None):
+        server = start_kaggle_stand_in(tmp_path / "kaggle", faults, username="ada")
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.switch_off()
+
+
+def cli_env(tmp_path: Path, server=None, **extra: str) -> dict[str, str]:
+    """A user's environment: a HOME of its own; with ``server``, kaggle pointed at it."""
+    env = clean_env(HOME=str(tmp_path / "home"), TPUWIZARD_KAGGLE_POLL="0.1", **extra)
+    for name in ("NO_PROXY", "no_proxy", "KAGGLE_API_TOKEN", "KAGGLE_CONFIG_DIR"):
+        env.pop(name, None)
+    if server is not None:
+        env.update(
+            KAGGLE_API_ENVIRONMENT="LOCALHOST",
+            HTTP_PROXY=server.proxy,
+            KAGGLE_API_TOKEN=server.token,
+        )
+    return env
+
+
+def launch(cwd: Path, env: dict[str, str], *args: str, timeout: float = 180):
+    proc = subprocess.run(
+        tpuwizard_cmd("launch", "--route", "kaggle", "--json", "--script", "main.py", *args),
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    return proc.returncode, [json.loads(line) for line in proc.stdout.splitlines()], proc.stderr
+
+
+def named(events: list[dict], name: str) -> list[dict]:
+    return [e for e in events if e["event"] == name]
+
+
+def test_practice_pushes_follows_downloads_and_checks_the_receipt(tmp_path, project):
+    # A token of the user's own is in the environment: practice never uses it.
+    env = cli_env(tmp_path, KAGGLE_API_TOKEN="KGAT_users_real_token")
+    code, events, err = launch(project, env, "--sandbox", "--fetch", "*.txt", "--max-run", "5")
+    assert code == 0, err
+    [planned] = named(events, "kernel_planned")
+    assert planned["practice"] and planned["expect"] == "cpu" and planned["max_run_minutes"] == 5
+    assert planned["quota_left_s"] == 20 * 3600
+    states = [e["state"] for e in named(events, "kernel_state")]
+    assert states[0] in ("QUEUED", "RUNNING") and states[-1] == "COMPLETE"
+    lines = [e["text"] for e in named(events, "script_line")]
+    assert "devices: 8 cpu" in lines and any("PASS" in line for line in lines)
+    [receipt] = named(events, "receipt_saved")
+    assert receipt["ok"]
+    run_dir = Path(events[-1]["run_dir"])
+    assert events[-1]["exit_code"] == 0 and run_dir.parent == project / "runs"
+    assert (run_dir / "receipt.json").is_file() and (run_dir / "kernel.log").is_file()
+    assert "devices: 8 cpu" in (run_dir / "output.txt").read_text()
+    assert (run_dir / "files" / "result.txt").read_text() == "done"
+
+
+def test_a_kernel_that_ran_on_cpu_fails_naming_the_pinned_image(tmp_path, project, stand_in):
+    server = stand_in("pinned")
+    code, events, err = launch(project, cli_env(tmp_path, server))
+    assert code == 1, err
+    [planned] = named(events, "kernel_planned")
+    assert planned["expect"] == "tpu" and not planned["practice"]
+    [failed] = named(events, "failed")
+    assert failed["diagnosis"]["kind"] == "kaggle_cpu_run"
+    assert PINNED_IMAGE in failed["diagnosis"]["explanation"]
+    [push] = server.pushes  # what went over the wire, as kaggle 2.2.5 sent it
+    assert push["isPrivate"] is True and push["enableTpu"] is True
+    assert push["machineShape"] == "TpuV5E8" and push["sessionTimeoutSeconds"] == 3600
+    assert "dockerImage" not in push and push["slug"].startswith("ada/tpuwizard-")
+
+
+@pytest.mark.parametrize(
+    ("faults", "kind"),
+    [("quota_exhausted", "kaggle_quota"), ("unverified", "kaggle_unverified")],
+)
+def test_refusals_known_before_a_run_end_with_their_diagnosis(
+    tmp_path, project, stand_in, faults, kind
+):
+    server = stand_in(faults)
+    code, events, err = launch(project, cli_env(tmp_path, server))
+    assert code == 3, err
+    assert named(events, "failed")[0]["diagnosis"]["kind"] == kind
+    assert not named(events, "kernel_pushed")
+    assert server.sessions.latest == {}  # no session was started
+
+
+def test_missing_credentials_end_before_any_call(tmp_path, project):
+    code, events, err = launch(project, cli_env(tmp_path))
+    assert code == 3, err
+    [failed] = named(events, "failed")
+    assert failed["diagnosis"]["kind"] == "kaggle_credentials"
+    assert "kaggle.json" in failed["diagnosis"]["explanation"]
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [(("--accelerator", "tpuv38"), "retired"), (("--with", "optax"), "--with cannot be used")],
+)
+def test_bad_input_exits_2_before_any_push(tmp_path, project, stand_in, args, words):
+    server = stand_in()
+    code, events, err = launch(project, cli_env(tmp_path, server), *args)
+    assert code == 2 and words in err and events == []
+    assert server.pushes == []
+
+
+def test_a_folder_too_large_is_refused_before_any_push(tmp_path, project, stand_in):
+    server = stand_in()
+    (project / "data.bin").write_bytes(os.urandom(1 << 21))
+    code, _, err = launch(project, cli_env(tmp_path, server))
+    assert code == 2 and "1024 KiB" in err and server.pushes == []
+
+
+def test_sigterm_while_the_kernel_waits_says_it_was_left_on_kaggle(tmp_path, project, stand_in):
+    server = stand_in("queue=600")  # its session stays QUEUED: a state no later line changes
+    proc = subprocess.Popen(
+        tpuwizard_cmd("launch", "--route", "kaggle", "--json", "--script", "main.py"),
+        cwd=project,
+        env=cli_env(tmp_path, server),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    events: list[dict] = []
+
+    def read() -> None:
+        assert proc.stdout is not None
+        events.extend(json.loads(line) for line in proc.stdout)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        wait_until(lambda: named(events, "kernel_state"), 60, "the kernel's first state")
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 128 + signal.SIGTERM
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    reader.join(timeout=10)
+    [left] = named(events, "kernel_left_running")
+    assert left["state"] == "QUEUED" and left["url"].endswith(left["kernel"])
+    # Not cancelled (nothing public can): the stand-in, as Kaggle, still holds its session,
+    # and the ledger keeps it open.
+    [session] = server.sessions.latest.values()
+    assert session.state == "QUEUED" and not session.ended.is_set()
+    from tpuwizard.core.kaggle.ledger import KernelLedger
+
+    ledger = KernelLedger(Path(clean_env()["TPUWIZARD_HOME"]) / "kaggle-ledger.jsonl")
+    assert [r["kernel"] for r in ledger.open_sessions()] == [left["kernel"]]
