@@ -157,7 +157,10 @@ def test_a_folder_too_large_is_refused_before_any_push(tmp_path, project, stand_
     assert code == 2 and "1024 KiB" in err and server.pushes == []
 
 
-def test_sigterm_while_the_kernel_waits_says_it_was_left_on_kaggle(tmp_path, project, stand_in):
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_while_the_kernel_waits_says_it_was_left_on_kaggle(
+    tmp_path, project, stand_in, stop
+):
     server = stand_in("queue=600")  # its session stays QUEUED: a state no later line changes
     proc = subprocess.Popen(
         tpuwizard_cmd("launch", "--route", "kaggle", "--json", "--script", "main.py"),
@@ -177,8 +180,8 @@ def test_sigterm_while_the_kernel_waits_says_it_was_left_on_kaggle(tmp_path, pro
     reader.start()
     try:
         wait_until(lambda: named(events, "kernel_state"), 60, "the kernel's first state")
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=60) == 128 + signal.SIGTERM
+        proc.send_signal(stop)
+        assert proc.wait(timeout=60) == 128 + stop
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -273,3 +273,13 @@ def test_a_stop_on_a_running_kernel_says_it_is_left_running_and_keeps_it_open(tm
     fake.states = ["COMPLETE"]
     [ended] = stop_kernel(fake, run, ledger)
     assert isinstance(ended, ev.KernelState) and ledger.open_sessions() == []
+
+
+def test_the_words_for_a_kernel_left_running_say_it_was_not_cancelled_and_where_to_stop_it():
+    from tpuwizard.event_text import describe
+
+    left = ev.KernelLeftRunning("ada/k", "RUNNING", 0.0, "https://www.kaggle.com/code/ada/k")
+    [line] = describe(left)
+    assert "could not be cancelled" in line and line.endswith("https://www.kaggle.com/code/ada/k")
+    [practice] = describe(ev.KernelLeftRunning("ada/k", "RUNNING", 0.0, "u", practice=True))
+    assert practice.startswith("[practice]") and "ends with this command" in practice
