@@ -196,3 +196,52 @@ def test_a_stop_while_the_kernel_waits_says_it_was_left_on_kaggle(
 
     ledger = KernelLedger(Path(clean_env()["TPUWIZARD_HOME"]) / "kaggle-ledger.jsonl")
     assert [r["kernel"] for r in ledger.open_sessions()] == [left["kernel"]]
+
+
+OFFLINE = """
+set -u
+ip link set lo up
+# The audit's own check: a look-up of Kaggle's name is written down (and fails here).
+OFFLINE_AUDIT_LOG="$PWD/control.log" "$PY" -c "import socket
+try: socket.getaddrinfo('api.kaggle.com', 443)
+except OSError: pass"
+export OFFLINE_AUDIT_LOG="$PWD/audit.log"
+cd project
+"$PY" -m tpuwizard launch --route kaggle --sandbox --json --script main.py > ../events.jsonl \\
+    2> ../launch.err
+echo "launch exit $?"
+"""
+
+
+def test_a_practice_run_never_leaves_this_machine_even_with_a_token_set(tmp_path, project):
+    """Inside `unshare -rn` with only loopback, and an audit hook in every Python process: the
+    practice run ends 0 and nothing looked up or connected to anything but this machine."""
+    import shutil
+    import sys
+
+    from tests.integration.test_practice_launch_offline import AUDIT
+
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        pytest.skip("unshare or ip is not installed")
+    if subprocess.run(["unshare", "-rn", "true"], capture_output=True).returncode != 0:
+        pytest.skip("unshare -rn is not permitted here")
+    (tmp_path / "audit").mkdir()
+    (tmp_path / "audit" / "sitecustomize.py").write_text(AUDIT)
+    path = os.pathsep.join(p for p in (str(tmp_path / "audit"), os.environ.get("PYTHONPATH")) if p)
+    env = cli_env(tmp_path, PY=sys.executable, PYTHONPATH=path, KAGGLE_API_TOKEN="KGAT_real")
+    (tmp_path / "offline.sh").write_text(OFFLINE)
+    done = subprocess.run(
+        ["unshare", "-rn", "bash", "offline.sh"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    said = done.stdout + done.stderr + (tmp_path / "launch.err").read_text()
+    assert "launch exit 0" in done.stdout, said
+    assert "getaddrinfo api.kaggle.com" in (tmp_path / "control.log").read_text()
+    audit = tmp_path / "audit.log"
+    assert not audit.exists(), f"calls meant to leave this machine:\n{audit.read_text()}"
+    events = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+    assert events[-1]["event"] == "finished" and events[-1]["exit_code"] == 0
