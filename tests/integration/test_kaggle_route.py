@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import clean_env, tpuwizard_cmd
+from tests.rotation import rotating
 from tests.waiting import wait_until
 from tpuwizard.sandbox.kaggle import start_kaggle_stand_in
 from tpuwizard.sandbox.kaggle_sessions import PINNED_IMAGE
@@ -157,7 +158,10 @@ def test_a_folder_too_large_is_refused_before_any_push(tmp_path, project, stand_
     assert code == 2 and "1024 KiB" in err and server.pushes == []
 
 
-@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+# SIGTERM every run; Ctrl+C's SIGINT (the same handler) with TPUWIZARD_DRILL=all.
+@pytest.mark.parametrize(
+    "stop", [getattr(signal, n) for n in rotating(["SIGTERM", "SIGINT"], 0, ("SIGTERM",))]
+)
 def test_a_stop_while_the_kernel_waits_says_it_was_left_on_kaggle(
     tmp_path, project, stand_in, stop
 ):

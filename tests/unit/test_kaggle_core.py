@@ -283,3 +283,10 @@ def test_the_words_for_a_kernel_left_running_say_it_was_not_cancelled_and_where_
     assert "could not be cancelled" in line and line.endswith("https://www.kaggle.com/code/ada/k")
     [practice] = describe(ev.KernelLeftRunning("ada/k", "RUNNING", 0.0, "u", practice=True))
     assert practice.startswith("[practice]") and "ends with this command" in practice
+
+
+def test_a_tpu_receipt_with_fewer_devices_than_the_shape_has_does_not_prove_the_run(tmp_path):
+    fake = FakeKernels(tmp_path, receipt=verifier_receipt("tpu", 4, kind="TPU v5 lite"))
+    _, _, events = _run(tmp_path, fake)
+    failed = next(e for e in events if isinstance(e, ev.Failed))
+    assert "4 devices, but v5litepod-8 has 8" in failed.diagnosis.explanation

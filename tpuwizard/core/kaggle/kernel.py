@@ -24,6 +24,8 @@ METADATA_FILE = "kernel-metadata.json"  # the name kaggle's kernels_push reads
 # The TPU Kaggle offers now (kaggle 2.2.5 names it the default TPU), by the names a user may type.
 TPU_SHAPE = "TpuV5E8"
 SHAPE_NAMES = {"tpuv5e8": TPU_SHAPE, "v5litepod-8": TPU_SHAPE, "v5e-8": TPU_SHAPE}
+# The Cloud TPU type with the same chips, for the receipt check (8 devices, one host).
+CLOUD_TYPE = {TPU_SHAPE: "v5litepod-8"}
 # Retired shapes Kaggle's server substitutes, from kaggle 2.2.5's own table (it only warns).
 RETIRED_SHAPES = {
     "tpuv38": "runs on the default TPU (TpuV5E8) instead",

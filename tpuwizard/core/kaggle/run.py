@@ -16,7 +16,13 @@ from tpuwizard.core.errors import BadInput
 from tpuwizard.core.evidence.receipt import check_receipt, load_receipt, parse_marker_line
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK
 from tpuwizard.core.kaggle import diagnosis
-from tpuwizard.core.kaggle.kernel import OUTPUT_FOLDER, KernelSpec, pack_folder, write_kernel_folder
+from tpuwizard.core.kaggle.kernel import (
+    CLOUD_TYPE,
+    OUTPUT_FOLDER,
+    KernelSpec,
+    pack_folder,
+    write_kernel_folder,
+)
 from tpuwizard.core.kaggle.ledger import KernelLedger
 from tpuwizard.core.kaggle.protocol import KaggleCallFailed, Kernels
 from tpuwizard.core.launch.event_base import Event
@@ -177,7 +183,9 @@ def _collect(
         yield Failed("verification", diagnosis.no_receipt(state, str(err)))
         yield Finished(False, EXIT_FAILED, folder, None)
         return
-    check = check_receipt(receipt, expect=spec.expect, folder=run_dir)
+    # On Kaggle the TPU's own shape is checked too (its devices, their kind, one host).
+    slice_name = CLOUD_TYPE.get(spec.shape) if spec.expect == "tpu" else None
+    check = check_receipt(receipt, expect=spec.expect, accelerator=slice_name, folder=run_dir)
     yield ReceiptSaved(str(receipt_path), check.ok, str(receipt.get("receipt_sha256", "")))
     if not check.ok:
         image = kernels.docker_image(spec.ref)
