@@ -30,6 +30,12 @@ def kaggle_lines(event: KaggleEvent) -> list[str]:
             ]
         case KernelPushed():
             version = f" (version {event.version})" if event.version is not None else ""
+            if event.found_after_lost_answer:
+                return [
+                    f"Kaggle's answer to the push was lost; {event.kernel} was found by its name, "
+                    "so it was not pushed again. It stays in your Kaggle account as this run's "
+                    "record."
+                ]
             return [
                 f"Pushed {event.kernel}{version}: {event.url}. It stays in your Kaggle account as "
                 "this run's record."

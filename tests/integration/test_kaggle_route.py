@@ -117,6 +117,17 @@ def test_a_kernel_that_ran_on_cpu_fails_naming_the_pinned_image(tmp_path, projec
     assert "dockerImage" not in push and push["slug"].startswith("ada/tpuwizard-")
 
 
+def test_a_push_whose_answer_is_lost_is_found_by_its_slug_not_pushed_twice(
+    tmp_path, project, stand_in
+):
+    server = stand_in("lose_push;kernel_error")  # the kernel ends at once: no JAX run needed
+    code, events, err = launch(project, cli_env(tmp_path, server))
+    [pushed] = named(events, "kernel_pushed")
+    assert pushed["found_after_lost_answer"], err
+    assert len(server.pushes) == 1 and named(events, "kernel_state")[-1]["state"] == "ERROR"
+    assert code == 1 and named(events, "failed")[0]["diagnosis"]["kind"] == "kaggle_kernel_error"
+
+
 @pytest.mark.parametrize(
     ("faults", "kind"),
     [("quota_exhausted", "kaggle_quota"), ("unverified", "kaggle_unverified")],

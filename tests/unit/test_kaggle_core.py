@@ -17,7 +17,7 @@ from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK
 from tpuwizard.core.kaggle import kernel
 from tpuwizard.core.kaggle.credentials import KaggleCredentials, NoCredentials, find_credentials
 from tpuwizard.core.kaggle.ledger import KernelLedger
-from tpuwizard.core.kaggle.protocol import Pushed, Quota
+from tpuwizard.core.kaggle.protocol import KaggleCallFailed, Pushed, Quota
 from tpuwizard.core.kaggle.run import prepare_run, run_kernel, stop_kernel
 from tpuwizard.core.launch import events as ev
 
@@ -290,3 +290,35 @@ def test_a_tpu_receipt_with_fewer_devices_than_the_shape_has_does_not_prove_the_
     _, _, events = _run(tmp_path, fake)
     failed = next(e for e in events if isinstance(e, ev.Failed))
     assert "4 devices, but v5litepod-8 has 8" in failed.diagnosis.explanation
+
+
+class LostAnswer(FakeKernels):
+    """The push lands, and its answer is lost on the way back."""
+
+    def __init__(self, tmp: Path, landed: bool):
+        super().__init__(tmp)
+        self.landed = landed
+
+    def push(self, folder: Path, timeout_s: int, shape: str) -> Pushed:
+        super().push(folder, timeout_s, shape)
+        raise KaggleCallFailed("pushing the kernel", "Connection reset by peer", None)
+
+    def status(self, ref: str) -> tuple[str, str | None]:
+        if not self.landed:
+            raise KaggleCallFailed("reading the kernel's status", "Kernel not found", 404)
+        return super().status(ref)
+
+
+def test_a_push_whose_answer_is_lost_is_found_by_its_slug_and_not_pushed_again(tmp_path):
+    fake = LostAnswer(tmp_path, landed=True)
+    _, _, events = _run(tmp_path, fake)
+    [pushed] = [e for e in events if isinstance(e, ev.KernelPushed)]
+    assert pushed.found_after_lost_answer and len(fake.pushed) == 1
+    assert events[-1].exit_code == EXIT_OK
+
+
+def test_a_push_whose_answer_is_lost_and_that_did_not_land_ends_closed(tmp_path):
+    fake = LostAnswer(tmp_path, landed=False)
+    _, ledger, events = _run(tmp_path, fake)
+    assert len(fake.pushed) == 1 and not [e for e in events if isinstance(e, ev.KernelPushed)]
+    assert events[-1].exit_code == EXIT_CLOUD and ledger.open_sessions() == []

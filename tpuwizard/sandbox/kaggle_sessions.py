@@ -5,7 +5,8 @@ Faults (``;``-separated, as the TPU sandbox's): ``queue=S`` keeps a session QUEU
 seconds; ``pinned`` gives every kernel a pinned Docker image in its metadata (it runs on CPU,
 as every kernel here does: Kaggle/kaggle-cli#1197); ``quota_exhausted`` spends the weekly TPU
 quota; ``unverified`` refuses pushes as for an account without a verified phone (the words are
-the stand-in's own); ``kernel_error`` ends every session with ERROR as soon as it starts.
+the stand-in's own); ``kernel_error`` ends every session with ERROR as soon as it starts;
+``lose_push`` takes the first push and resets the connection instead of answering it.
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ class Pushed:
     url: str
     version: int | None
     error: str | None  # Kaggle's own words when it refused the push
+    found: bool = False  # its answer was lost; it was found by its slug
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from tpuwizard.core.kaggle.kernel import (
     write_kernel_folder,
 )
 from tpuwizard.core.kaggle.ledger import KernelLedger
-from tpuwizard.core.kaggle.protocol import KaggleCallFailed, Kernels
+from tpuwizard.core.kaggle.protocol import KaggleCallFailed, Kernels, Pushed
 from tpuwizard.core.launch.event_base import Event
 from tpuwizard.core.launch.events import Failed, FileFetched, Finished, ReceiptSaved, ScriptLine
 from tpuwizard.core.launch.kaggle_events import (
@@ -111,7 +111,12 @@ def run_kernel(
         with tempfile.TemporaryDirectory(prefix="tpuwizard-kernel-") as staging:
             write_kernel_folder(spec, run.packed, Path(staging))
             ledger.record("intent", spec.ref, run.run_id, timeout_s=spec.timeout_s)
-            pushed = kernels.push(Path(staging), spec.timeout_s, spec.shape)
+            try:
+                pushed = kernels.push(Path(staging), spec.timeout_s, spec.shape)
+            except KaggleCallFailed as err:
+                if err.status is not None:
+                    raise  # Kaggle answered: refused, nothing was made
+                pushed = _found_after_lost_answer(kernels, spec, run, ledger, err)
         started = clock()
         if pushed.error:
             ledger.record("ended", spec.ref, run.run_id, refused=pushed.error)
@@ -121,13 +126,28 @@ def run_kernel(
         ledger.record(
             "pushed", spec.ref, run.run_id, url=pushed.url, ends_by=time.time() + spec.timeout_s
         )
-        yield KernelPushed(spec.ref, pushed.url, pushed.version)
+        yield KernelPushed(spec.ref, pushed.url, pushed.version, pushed.found)
         state, failure = yield from _follow(kernels, spec, poll_s, clock, started)
         ledger.record("ended", spec.ref, run.run_id, state=state)
         yield from _collect(kernels, spec, run.run_dir, state, failure)
     except KaggleCallFailed as err:
         yield Failed(err.what, diagnosis.call_failed(err.what, err.detail, err.status))
         yield Finished(False, EXIT_CLOUD, folder, None)
+
+
+def _found_after_lost_answer(
+    kernels: Kernels, spec: KernelSpec, run: KaggleRun, ledger: KernelLedger, lost: Exception
+) -> Pushed:
+    """The push's answer was lost: the kernel is looked for by its slug, never pushed twice.
+    Not found (Kaggle says so): the push did not land. Not answered: it may exist, and its
+    ledger record stays open."""
+    try:
+        kernels.status(spec.ref)
+    except KaggleCallFailed as err:
+        if err.status == 404:
+            ledger.record("ended", spec.ref, run.run_id, refused="the push did not land")
+        raise KaggleCallFailed("pushing the kernel", str(lost), err.status) from None
+    return Pushed(ref=spec.ref, url="", version=None, error=None, found=True)
 
 
 def _follow(

@@ -29,6 +29,8 @@ class KernelPushed(Event):
     kernel: str
     url: str
     version: int | None
+    # The push's answer was lost, and the kernel was found by its name: it was not pushed again.
+    found_after_lost_answer: bool = False
 
 
 @dataclass(frozen=True)
