@@ -143,6 +143,17 @@ def test_refusals_known_before_a_run_end_with_their_diagnosis(
     assert server.sessions.latest == {}  # no session was started
 
 
+def test_kaggle_s_own_notices_stay_off_the_json_stream(tmp_path, project, stand_in):
+    """With a legacy key (no sign-in call first), the first answer announcing a newer API makes
+    kaggle print a notice on stdout: it must not break `--json`'s one object per line."""
+    server = stand_in("quota_exhausted;newer_client=99.0")
+    env = cli_env(tmp_path, server, KAGGLE_USERNAME="ada", KAGGLE_KEY=server.token)
+    del env["KAGGLE_API_TOKEN"]
+    code, events, err = launch(project, env)  # every stdout line parsed as JSON
+    assert code == 3, err
+    assert named(events, "failed")[0]["diagnosis"]["kind"] == "kaggle_quota"
+
+
 def test_missing_credentials_end_before_any_call(tmp_path, project):
     code, events, err = launch(project, cli_env(tmp_path))
     assert code == 3, err

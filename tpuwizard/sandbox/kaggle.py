@@ -66,6 +66,8 @@ class KaggleHandler(BaseHTTPRequestHandler):
         data = body if isinstance(body, bytes) else json.dumps(body).encode()
         self.send_response(status)
         self.send_header("Content-Type", content_type)
+        if newer := self.server.faults.get("newer_client"):  # kaggle then says it is outdated
+            self.send_header("X-Kaggle-APIVersion", newer)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)

@@ -6,7 +6,8 @@ seconds; ``pinned`` gives every kernel a pinned Docker image in its metadata (it
 as every kernel here does: Kaggle/kaggle-cli#1197); ``quota_exhausted`` spends the weekly TPU
 quota; ``unverified`` refuses pushes as for an account without a verified phone (the words are
 the stand-in's own); ``kernel_error`` ends every session with ERROR as soon as it starts;
-``lose_push`` takes the first push and resets the connection instead of answering it.
+``lose_push`` takes the first push and resets the connection instead of answering it;
+``newer_client=V`` announces API version V on every answer (kaggle then prints a notice).
 """
 
 from __future__ import annotations

@@ -21,6 +21,12 @@ from typing import Any
 from tpuwizard.core.kaggle.protocol import KaggleCallFailed, Pushed, Quota
 
 
+def _quiet() -> contextlib.AbstractContextManager[object]:
+    """kaggle prints notices (an outdated client, a readable key file) on stdout, where the
+    command's own output (``--json``) goes: they are kept off it. Never around a ``yield``."""
+    return contextlib.redirect_stdout(io.StringIO())
+
+
 def _failed(what: str, err: Exception) -> KaggleCallFailed:
     response = getattr(err, "response", None)
     status = getattr(response, "status_code", None)
@@ -35,9 +41,8 @@ class KaggleApiKernels:
     """:class:`Kernels` through ``kaggle.api.kaggle_api_extended.KaggleApi``."""
 
     def __init__(self) -> None:
-        quiet = io.StringIO()
         try:
-            with contextlib.redirect_stdout(quiet):
+            with _quiet():
                 from kaggle.api.kaggle_api_extended import KaggleApi
 
                 api = KaggleApi()
@@ -53,7 +58,8 @@ class KaggleApiKernels:
 
     def tpu_quota(self) -> Quota | None:
         try:
-            answer = self._api.quota_view()
+            with _quiet():
+                answer = self._api.quota_view()
         except Exception as err:
             raise _failed("reading the weekly quota", err) from None
         tpu = answer.tpu_quota
@@ -66,7 +72,7 @@ class KaggleApiKernels:
 
     def push(self, folder: Path, timeout_s: int, shape: str) -> Pushed:
         try:
-            with contextlib.redirect_stdout(io.StringIO()):
+            with _quiet():
                 answer = self._api.kernels_push(str(folder), timeout=str(timeout_s), acc=shape)
         except Exception as err:
             raise _failed("pushing the kernel", err) from None
@@ -79,7 +85,8 @@ class KaggleApiKernels:
 
     def status(self, ref: str) -> tuple[str, str | None]:
         try:
-            answer = self._api.kernels_status(ref)
+            with _quiet():
+                answer = self._api.kernels_status(ref)
         except Exception as err:
             raise _failed("reading the kernel's status", err) from None
         return answer.status.name, answer.failure_message or None
@@ -93,7 +100,8 @@ class KaggleApiKernels:
 
     def download(self, ref: str, folder: Path) -> list[Path]:
         try:
-            files, _ = self._api.kernels_output(ref, str(folder), force=True, quiet=True)
+            with _quiet():
+                files, _ = self._api.kernels_output(ref, str(folder), force=True, quiet=True)
         except Exception as err:
             raise _failed("downloading the kernel's output", err) from None
         return [Path(f) for f in files]
@@ -105,7 +113,7 @@ class KaggleApiKernels:
         request = ApiGetKernelRequest()
         request.user_name, request.kernel_slug = owner, slug
         try:
-            with self._api.build_kaggle_client() as kaggle:
+            with _quiet(), self._api.build_kaggle_client() as kaggle:
                 answer = kaggle.kernels.kernels_api_client.get_kernel(request)
         except Exception as err:
             raise _failed("reading the kernel's metadata", err) from None
