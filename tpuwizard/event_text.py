@@ -228,7 +228,13 @@ def _describe(event: ev.Event, audience: Audience) -> list[str]:
             if event.unseen:
                 still += f" May exist (never seen): {', '.join(event.unseen)}."
             return [f"Done (exit {event.exit_code}). Run folder: {event.run_dir}.{still}"]
-        case ev.KernelPlanned() | ev.KernelPushed() | ev.KernelState() | ev.KernelLeftRunning():
+        case (
+            ev.KernelPlanned()
+            | ev.KernelPushed()
+            | ev.KernelState()
+            | ev.KernelLeftRunning()
+            | ev.KernelDeleted()
+        ):
             return kaggle_lines(event)
     return []
 

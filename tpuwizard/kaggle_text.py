@@ -5,13 +5,14 @@ from __future__ import annotations
 import time
 
 from tpuwizard.core.launch.kaggle_events import (
+    KernelDeleted,
     KernelLeftRunning,
     KernelPlanned,
     KernelPushed,
     KernelState,
 )
 
-KaggleEvent = KernelPlanned | KernelPushed | KernelState | KernelLeftRunning
+KaggleEvent = KernelPlanned | KernelPushed | KernelState | KernelLeftRunning | KernelDeleted
 
 
 def kaggle_lines(event: KaggleEvent) -> list[str]:
@@ -59,5 +60,12 @@ def kaggle_lines(event: KaggleEvent) -> list[str]:
                 "(https://github.com/Kaggle/kaggle-cli/pull/1174). Kaggle ends it by about "
                 f"{until} (its session limit); until then it spends your weekly TPU quota. Stop "
                 f"it sooner on its page: {event.url}"
+            ]
+        case KernelDeleted():
+            if event.verified:
+                return [f"Deleted {event.kernel} from your Kaggle account (--delete-kernel)."]
+            return [
+                f"{event.kernel} was NOT verified deleted: {event.detail}. It costs nothing; "
+                "delete it on its page on kaggle.com if you wish."
             ]
     return []

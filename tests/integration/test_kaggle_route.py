@@ -121,11 +121,14 @@ def test_a_push_whose_answer_is_lost_is_found_by_its_slug_not_pushed_twice(
     tmp_path, project, stand_in
 ):
     server = stand_in("lose_push;kernel_error")  # the kernel ends at once: no JAX run needed
-    code, events, err = launch(project, cli_env(tmp_path, server))
+    code, events, err = launch(project, cli_env(tmp_path, server), "--delete-kernel")
     [pushed] = named(events, "kernel_pushed")
     assert pushed["found_after_lost_answer"], err
     assert len(server.pushes) == 1 and named(events, "kernel_state")[-1]["state"] == "ERROR"
     assert code == 1 and named(events, "failed")[0]["diagnosis"]["kind"] == "kaggle_kernel_error"
+    # --delete-kernel: deleted once it ended, and verified by asking for it.
+    [deleted] = named(events, "kernel_deleted")
+    assert deleted["verified"] and server.sessions.latest == {}
 
 
 @pytest.mark.parametrize(

@@ -163,6 +163,7 @@ class FakeKernels:
         self.pushed: list[dict] = []
         self.ledger_at_push: list[dict] = []
         self.ledger: KernelLedger | None = None
+        self.deleted = []
 
     def tpu_quota(self) -> Quota | None:
         return Quota(used_s=72000 - self.quota_left, allowed_s=72000)
@@ -174,6 +175,8 @@ class FakeKernels:
         return Pushed("/code/ada/k", "https://www.kaggle.com/code/ada/k", 1, self.error)
 
     def status(self, ref: str) -> tuple[str, str | None]:
+        if self.states == ["gone"]:
+            raise KaggleCallFailed("reading the kernel's status", "Kernel not found", 404)
         state = self.states.pop(0) if len(self.states) > 1 else self.states[0]
         return state, None
 
@@ -191,12 +194,26 @@ class FakeKernels:
     def docker_image(self, ref: str) -> str | None:
         return self.image
 
+    def delete(self, ref: str) -> None:
+        self.deleted.append(ref)
+        self.states = ["gone"]
 
-def _run(tmp_path, fake, practice=False):
+    deleted: list[str]
+
+
+def _run(tmp_path, fake, practice=False, delete=False):
     (tmp_path / "src").mkdir(exist_ok=True)
     (tmp_path / "src" / "main.py").write_text("print('hi')\n")
     run = prepare_run(
-        tmp_path / "src" / "main.py", (), (), 10, "TpuV5E8", "r1", tmp_path / "run", practice
+        tmp_path / "src" / "main.py",
+        (),
+        (),
+        10,
+        "TpuV5E8",
+        "r1",
+        tmp_path / "run",
+        practice,
+        delete,
     )
     ledger = KernelLedger(tmp_path / "ledger.jsonl")
     fake.ledger = ledger
@@ -322,3 +339,15 @@ def test_a_push_whose_answer_is_lost_and_that_did_not_land_ends_closed(tmp_path)
     _, ledger, events = _run(tmp_path, fake)
     assert len(fake.pushed) == 1 and not [e for e in events if isinstance(e, ev.KernelPushed)]
     assert events[-1].exit_code == EXIT_CLOUD and ledger.open_sessions() == []
+
+
+def test_the_kernel_stays_unless_asked_and_a_delete_is_verified_by_asking_for_it(tmp_path):
+    fake = FakeKernels(tmp_path)
+    _, _, events = _run(tmp_path, fake)
+    assert fake.deleted == [] and not [e for e in events if isinstance(e, ev.KernelDeleted)]
+    (tmp_path / "again").mkdir()
+    fake = FakeKernels(tmp_path / "again")
+    _, _, events = _run(tmp_path / "again", fake, delete=True)
+    [deleted] = [e for e in events if isinstance(e, ev.KernelDeleted)]
+    assert deleted.verified and fake.deleted == [deleted.kernel]
+    assert isinstance(events[-1], ev.Finished) and events[-1].ok

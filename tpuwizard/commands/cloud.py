@@ -119,6 +119,12 @@ def _interrupt(signum: int, _frame: object) -> None:
 @packages_options
 @click.option("--keep", is_flag=True, help="Leave the node running at the end (it keeps billing).")
 @click.option(
+    "--delete-kernel",
+    is_flag=True,
+    help="--route kaggle: delete the kernel once its output is back (default: it stays in your "
+    "Kaggle account as the run's record; it costs nothing).",
+)
+@click.option(
     "--max-run",
     type=Number(unit="minutes"),
     help=f"Deadline in minutes, {deadline_bounds_text()} (Flex-start's maxRunDuration; the "
@@ -175,6 +181,7 @@ def launch(
     with_specs: tuple[str, ...],
     requirements: tuple[Path, ...],
     keep: bool,
+    delete_kernel: bool,
     max_run: float | None,
     watchdog: bool | None,
     failover: bool,
@@ -215,9 +222,20 @@ def launch(
         refused = {"--with": bool(with_specs), "--requirements": bool(requirements)}
         refused |= {"--keep": keep, "--zone": zone is not None, "--checkpoints": bool(checkpoints)}
         launch_on_kaggle(
-            accelerator, script, script_args, fetch, max_run, run_dir, sandbox, as_json, refused
+            accelerator,
+            script,
+            script_args,
+            fetch,
+            max_run,
+            run_dir,
+            sandbox,
+            as_json,
+            refused,
+            delete_kernel,
         )
         return
+    if delete_kernel:
+        raise BadInput("--delete-kernel goes with --route kaggle only: a TPU VM is always deleted.")
     if accelerator is None:
         raise BadInput("Missing option '--accelerator' (a TPU type, e.g. v5litepod-4).")
     zone, zone_list, failover = where_to_create(accelerator, zone, zones, failover)

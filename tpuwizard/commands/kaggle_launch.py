@@ -19,6 +19,7 @@ def launch_on_kaggle(
     sandbox: bool,
     as_json: bool,
     refused: dict[str, bool],
+    delete_kernel: bool = False,
 ) -> None:
     """Check everything that can be checked here (exit 2, nothing pushed), then follow the run.
 
@@ -48,6 +49,7 @@ def launch_on_kaggle(
         run_id,
         paths.runs_folder(run_dir) / run_id,
         sandbox,
+        delete_kernel,
     )
     route = KaggleRoute(sandbox, run)
     sys.exit(route.follow(lambda event: show_event(event, as_json), say))

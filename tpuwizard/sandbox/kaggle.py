@@ -128,6 +128,15 @@ class KaggleHandler(BaseHTTPRequestHandler):
             "kernelId": abs(hash(slug)) % 10**6,
         }
 
+    def kernels_DeleteKernel(self, user: str, body: dict[str, Any]) -> tuple[int, Any]:
+        session = self._session(body)
+        if session is None:
+            return 404, {"code": 404, "message": "Kernel not found"}
+        if not session.ended.is_set():  # what Kaggle does to a running one is not known here
+            return 400, {"code": 400, "message": "the sandbox deletes only ended kernels"}
+        del self.server.sessions.latest[session.slug]
+        return 200, {}
+
     def kernels_GetKernelSessionStatus(self, user: str, body: dict[str, Any]) -> tuple[int, Any]:
         session = self._session(body)
         if session is None:

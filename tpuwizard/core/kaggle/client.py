@@ -118,3 +118,10 @@ class KaggleApiKernels:
         except Exception as err:
             raise _failed("reading the kernel's metadata", err) from None
         return (answer.metadata.docker_image if answer.metadata else None) or None
+
+    def delete(self, ref: str) -> None:
+        try:
+            with _quiet():
+                self._api.kernels_delete(ref, no_confirm=True)
+        except Exception as err:
+            raise _failed("deleting the kernel", err) from None

@@ -28,6 +28,7 @@ from tpuwizard.core.kaggle.protocol import KaggleCallFailed, Kernels, Pushed
 from tpuwizard.core.launch.event_base import Event
 from tpuwizard.core.launch.events import Failed, FileFetched, Finished, ReceiptSaved, ScriptLine
 from tpuwizard.core.launch.kaggle_events import (
+    KernelDeleted,
     KernelLeftRunning,
     KernelPlanned,
     KernelPushed,
@@ -48,6 +49,7 @@ class KaggleRun:
     run_dir: Path
     practice: bool
     max_run_minutes: float
+    delete_kernel: bool = False  # default: the kernel stays in the account as the run's record
 
 
 def prepare_run(
@@ -59,6 +61,7 @@ def prepare_run(
     run_id: str,
     run_dir: Path,
     practice: bool,
+    delete_kernel: bool = False,
 ) -> KaggleRun:
     """The run, or :class:`BadInput` (exit 2, nothing pushed): no script, a folder too large."""
     from tpuwizard.core.kaggle.kernel import kernel_name
@@ -79,7 +82,8 @@ def prepare_run(
         fetch=fetch,
         expect="cpu" if practice else "tpu",
     )
-    return KaggleRun(spec, pack_folder(folder), run_id, run_dir, practice, minutes)
+    packed = pack_folder(folder)
+    return KaggleRun(spec, packed, run_id, run_dir, practice, minutes, delete_kernel)
 
 
 def run_kernel(
@@ -129,7 +133,11 @@ def run_kernel(
         yield KernelPushed(spec.ref, pushed.url, pushed.version, pushed.found)
         state, failure = yield from _follow(kernels, spec, poll_s, clock, started)
         ledger.record("ended", spec.ref, run.run_id, state=state)
-        yield from _collect(kernels, spec, run.run_dir, state, failure)
+        collected = list(_collect(kernels, spec, run.run_dir, state, failure))
+        yield from collected[:-1]
+        if run.delete_kernel:
+            yield _delete(kernels, spec.ref)
+        yield collected[-1]  # Finished, last
     except KaggleCallFailed as err:
         yield Failed(err.what, diagnosis.call_failed(err.what, err.detail, err.status))
         yield Finished(False, EXIT_CLOUD, folder, None)
@@ -148,6 +156,21 @@ def _found_after_lost_answer(
             ledger.record("ended", spec.ref, run.run_id, refused="the push did not land")
         raise KaggleCallFailed("pushing the kernel", str(lost), err.status) from None
     return Pushed(ref=spec.ref, url="", version=None, error=None, found=True)
+
+
+def _delete(kernels: Kernels, ref: str) -> KernelDeleted:
+    """Delete the ended kernel, then ask for it: gone only when Kaggle says it is not found."""
+    try:
+        kernels.delete(ref)
+    except KaggleCallFailed as err:
+        return KernelDeleted(ref, False, f"the delete failed: {err.detail}")
+    try:
+        kernels.status(ref)
+    except KaggleCallFailed as err:
+        if err.status == 404:
+            return KernelDeleted(ref, True)
+        return KernelDeleted(ref, False, f"it could not be checked: {err.detail}")
+    return KernelDeleted(ref, False, "Kaggle still lists it")
 
 
 def _follow(

@@ -80,6 +80,11 @@ EVENT_GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
         "COMPLETE, ERROR...), with the seconds since the push against the limit",
         ("launch",),
     ),
+    "kernel_deleted": (
+        "`--route kaggle --delete-kernel`: after the output came back, the kernel was deleted; "
+        "`verified`: Kaggle then answered that it is not found",
+        ("launch",),
+    ),
     "kernel_left_running": (
         "`--route kaggle`, after a stop signal: the kernel still runs and no public call cancels "
         "it; Kaggle ends it by `ends_by`, its page (`url`) can stop it sooner",

@@ -15,6 +15,7 @@ from tpuwizard.core.cloud.diagnosis import Diagnosis
 from tpuwizard.core.launch.event_base import Event as Event
 
 # A run on Kaggle (launch --route kaggle), in a module of their own; part of this vocabulary.
+from tpuwizard.core.launch.kaggle_events import KernelDeleted as KernelDeleted
 from tpuwizard.core.launch.kaggle_events import KernelLeftRunning as KernelLeftRunning
 from tpuwizard.core.launch.kaggle_events import KernelPlanned as KernelPlanned
 from tpuwizard.core.launch.kaggle_events import KernelPushed as KernelPushed

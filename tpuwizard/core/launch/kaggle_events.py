@@ -55,3 +55,13 @@ class KernelLeftRunning(Event):
     ends_by: float
     url: str
     practice: bool = False  # the stand-in ends with the command, and its kernel with it
+
+
+@dataclass(frozen=True)
+class KernelDeleted(Event):
+    """``--delete-kernel``: after its output came back, the kernel was deleted from the account,
+    and ``verified`` says whether Kaggle then answered that it is not found."""
+
+    kernel: str
+    verified: bool
+    detail: str = ""
