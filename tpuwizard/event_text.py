@@ -18,6 +18,7 @@ from tpuwizard.core.plan.jax_versions import differs_words
 from tpuwizard.core.terminal_text import visible
 from tpuwizard.course_text import OUTPUT_WORDS, not_fetched_hint
 from tpuwizard.figures import about, count, money
+from tpuwizard.kaggle_text import kaggle_lines
 from tpuwizard.oslogin_text import login_key_words
 from tpuwizard.resume_text import chain_event_lines
 
@@ -233,6 +234,14 @@ def _describe(event: ev.Event, audience: Audience) -> list[str]:
             if event.unseen:
                 still += f" May exist (never seen): {', '.join(event.unseen)}."
             return [f"Done (exit {event.exit_code}). Run folder: {event.run_dir}.{still}"]
+        case (
+            ev.KernelPlanned()
+            | ev.KernelPushed()
+            | ev.KernelState()
+            | ev.KernelLeftRunning()
+            | ev.KernelDeleted()
+        ):
+            return kaggle_lines(event)
     return []
 
 

@@ -8,7 +8,7 @@ import tomllib
 
 from tests.conftest import REPO
 
-HEAVY = ("jax", "grpc", "google.cloud", "textual", "questionary")
+HEAVY = ("jax", "grpc", "google.cloud", "textual", "questionary", "kaggle", "kagglesdk")
 
 PROBE = """
 import json, sys

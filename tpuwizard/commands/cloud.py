@@ -94,14 +94,17 @@ def _interrupt(signum: int, _frame: object) -> None:
 
 
 @click.command()
-@click.option("--accelerator", required=True, help="TPU type, e.g. v5litepod-4.")
+@click.option(
+    "--accelerator", help="TPU type, e.g. v5litepod-4 (required, except with --route kaggle)."
+)
 @click.option("--zone", help="Zone (default from gcloud config), e.g. us-central1-a.")
 @click.option(
     "--route",
-    type=click.Choice(["vm", "spot", "flex"]),
+    type=click.Choice(["vm", "spot", "flex", "kaggle"]),
     default="vm",
     show_default=True,
-    help="On-demand VM, spot, or Flex-start (queued, bounded).",
+    help="On-demand VM, spot, Flex-start (queued, bounded), or kaggle: your script as a private "
+    "Kaggle kernel on Kaggle's free TPU.",
 )
 @project_option
 @click.option("--name", help="Node name (default tpuwizard-<run id>).")
@@ -117,6 +120,12 @@ def _interrupt(signum: int, _frame: object) -> None:
 @packages_options
 @jax_option
 @click.option("--keep", is_flag=True, help="Leave the node running at the end (it keeps billing).")
+@click.option(
+    "--delete-kernel",
+    is_flag=True,
+    help="--route kaggle: delete the kernel once its output is back (default: it stays in your "
+    "Kaggle account as the run's record; it costs nothing).",
+)
 @click.option(
     "--max-run",
     type=Number(unit="minutes"),
@@ -164,7 +173,7 @@ def _interrupt(signum: int, _frame: object) -> None:
 # `launch --script train.py -- --lr 3e-4`: after `--`, the script's own arguments, unchanged.
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- SCRIPT_ARGS...]")
 def launch(
-    accelerator: str,
+    accelerator: str | None,
     zone: str | None,
     route: str,
     project: str | None,
@@ -175,6 +184,7 @@ def launch(
     requirements: tuple[Path, ...],
     jax: str | None,
     keep: bool,
+    delete_kernel: bool,
     max_run: float | None,
     watchdog: bool | None,
     failover: bool,
@@ -209,6 +219,28 @@ def launch(
     from tpuwizard.session.watchdog import choose_watchdog
     from tpuwizard.summary_text import summary_lines
 
+    if route == "kaggle":
+        from tpuwizard.commands.kaggle_launch import launch_on_kaggle
+
+        refused = {"--with": bool(with_specs), "--requirements": bool(requirements)}
+        refused |= {"--keep": keep, "--zone": zone is not None, "--checkpoints": bool(checkpoints)}
+        launch_on_kaggle(
+            accelerator,
+            script,
+            script_args,
+            fetch,
+            max_run,
+            run_dir,
+            sandbox,
+            as_json,
+            refused,
+            delete_kernel,
+        )
+        return
+    if delete_kernel:
+        raise BadInput("--delete-kernel goes with --route kaggle only: a TPU VM is always deleted.")
+    if accelerator is None:
+        raise BadInput("Missing option '--accelerator' (a TPU type, e.g. v5litepod-4).")
     zone, zone_list, failover = where_to_create(accelerator, zone, zones, failover)
     if ready_timeout is None:
         ready_timeout = DEFAULT_READY_TIMEOUT.get(route, 1800.0)

@@ -66,6 +66,30 @@ EVENT_GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
         "--node` on `old_name` say so)",
         ("run",),
     ),
+    "kernel_planned": (
+        "`--route kaggle`, first: the kernel to push, its shape, its session limit, the platform "
+        "the receipt must show, the weekly TPU quota left (`quota_left_s`, null: not given)",
+        ("launch",),
+    ),
+    "kernel_pushed": (
+        "`--route kaggle`: Kaggle accepted the kernel; it stays in the account as the run's record",
+        ("launch",),
+    ),
+    "kernel_state": (
+        "`--route kaggle`: each state Kaggle gives the kernel's session (QUEUED, RUNNING, "
+        "COMPLETE, ERROR...), with the seconds since the push against the limit",
+        ("launch",),
+    ),
+    "kernel_deleted": (
+        "`--route kaggle --delete-kernel`: after the output came back, the kernel was deleted; "
+        "`verified`: Kaggle then answered that it is not found",
+        ("launch",),
+    ),
+    "kernel_left_running": (
+        "`--route kaggle`, after a stop signal: the kernel still runs and no public call cancels "
+        "it; Kaggle ends it by `ends_by`, its page (`url`) can stop it sooner",
+        ("launch",),
+    ),
     "ready": (
         "the node is READY",
         ("launch", "up"),

@@ -14,6 +14,13 @@ from tpuwizard.core.choices import Said
 from tpuwizard.core.cloud.diagnosis import Diagnosis
 from tpuwizard.core.launch.event_base import Event as Event
 
+# A run on Kaggle (launch --route kaggle), in a module of their own; part of this vocabulary.
+from tpuwizard.core.launch.kaggle_events import KernelDeleted as KernelDeleted
+from tpuwizard.core.launch.kaggle_events import KernelLeftRunning as KernelLeftRunning
+from tpuwizard.core.launch.kaggle_events import KernelPlanned as KernelPlanned
+from tpuwizard.core.launch.kaggle_events import KernelPushed as KernelPushed
+from tpuwizard.core.launch.kaggle_events import KernelState as KernelState
+
 # A run of the script on a kept node (run, watch), in a module of their own; part of it too.
 from tpuwizard.core.launch.kept_run_events import FolderSynced as FolderSynced
 from tpuwizard.core.launch.kept_run_events import HeartbeatMissed as HeartbeatMissed

@@ -1,0 +1,276 @@
+"""`launch --route kaggle` end to end, with kaggle 2.2.5's own client talking to the Kaggle
+stand-in: practice (`--sandbox`), and the real path (no `--sandbox`: expected `tpu`) pointed at
+a stand-in this test runs, the way the client allows (KAGGLE_API_ENVIRONMENT=LOCALHOST and the
+stand-in as its HTTP proxy). Every kernel here runs on this computer's CPU."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import clean_env, tpuwizard_cmd
+from tests.rotation import rotating
+from tests.waiting import wait_until
+from tpuwizard.sandbox.kaggle import start_kaggle_stand_in
+from tpuwizard.sandbox.kaggle_sessions import PINNED_IMAGE
+
+pytestmark = pytest.mark.slow
+
+MAIN = """\
+import jax, sys
+print("devices:", len(jax.devices()), jax.devices()[0].platform)
+open("result.txt", "w").write("done")
+"""
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "main.py").write_text(MAIN)
+    return folder
+
+
+@pytest.fixture
+def stand_in(tmp_path):
+    servers = []
+
+    def start(faults: str | None = None):
+        server = start_kaggle_stand_in(tmp_path / "kaggle", faults, username="ada")
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.switch_off()
+
+
+def cli_env(tmp_path: Path, server=None, **extra: str) -> dict[str, str]:
+    """A user's environment: a HOME of its own; with ``server``, kaggle pointed at it."""
+    env = clean_env(HOME=str(tmp_path / "home"), TPUWIZARD_KAGGLE_POLL="0.1", **extra)
+    for name in ("NO_PROXY", "no_proxy", "KAGGLE_API_TOKEN", "KAGGLE_CONFIG_DIR"):
+        env.pop(name, None)
+    if server is not None:
+        env.update(
+            KAGGLE_API_ENVIRONMENT="LOCALHOST",
+            HTTP_PROXY=server.proxy,
+            KAGGLE_API_TOKEN=server.token,
+        )
+    return env
+
+
+def launch(cwd: Path, env: dict[str, str], *args: str, timeout: float = 180):
+    proc = subprocess.run(
+        tpuwizard_cmd("launch", "--route", "kaggle", "--json", "--script", "main.py", *args),
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    return proc.returncode, [json.loads(line) for line in proc.stdout.splitlines()], proc.stderr
+
+
+def named(events: list[dict], name: str) -> list[dict]:
+    return [e for e in events if e["event"] == name]
+
+
+def test_practice_pushes_follows_downloads_and_checks_the_receipt(tmp_path, project):
+    # A token of the user's own is in the environment: practice never uses it.
+    env = cli_env(tmp_path, KAGGLE_API_TOKEN="KGAT_users_real_token")
+    code, events, err = launch(project, env, "--sandbox", "--fetch", "*.txt", "--max-run", "5")
+    assert code == 0, err
+    [planned] = named(events, "kernel_planned")
+    assert planned["practice"] and planned["expect"] == "cpu" and planned["max_run_minutes"] == 5
+    assert planned["quota_left_s"] == 20 * 3600
+    states = [e["state"] for e in named(events, "kernel_state")]
+    assert states[0] in ("QUEUED", "RUNNING") and states[-1] == "COMPLETE"
+    lines = [e["text"] for e in named(events, "script_line")]
+    assert "devices: 8 cpu" in lines and any("PASS" in line for line in lines)
+    [receipt] = named(events, "receipt_saved")
+    assert receipt["ok"]
+    run_dir = Path(events[-1]["run_dir"])
+    assert events[-1]["exit_code"] == 0 and run_dir.parent == project / "runs"
+    assert (run_dir / "receipt.json").is_file() and (run_dir / "kernel.log").is_file()
+    assert "devices: 8 cpu" in (run_dir / "output.txt").read_text()
+    assert (run_dir / "files" / "result.txt").read_text() == "done"
+
+
+def test_a_kernel_that_ran_on_cpu_fails_naming_the_pinned_image(tmp_path, project, stand_in):
+    server = stand_in("pinned")
+    code, events, err = launch(project, cli_env(tmp_path, server))
+    assert code == 1, err
+    [planned] = named(events, "kernel_planned")
+    assert planned["expect"] == "tpu" and not planned["practice"]
+    [failed] = named(events, "failed")
+    assert failed["diagnosis"]["kind"] == "kaggle_cpu_run"
+    assert PINNED_IMAGE in failed["diagnosis"]["explanation"]
+    [push] = server.pushes  # what went over the wire, as kaggle 2.2.5 sent it
+    assert push["isPrivate"] is True and push["enableTpu"] is True
+    assert push["machineShape"] == "TpuV5E8" and push["sessionTimeoutSeconds"] == 3600
+    assert "dockerImage" not in push and push["slug"].startswith("ada/tpuwizard-")
+
+
+def test_a_push_whose_answer_is_lost_is_found_by_its_slug_not_pushed_twice(
+    tmp_path, project, stand_in
+):
+    server = stand_in("lose_push;kernel_error")  # the kernel ends at once: no JAX run needed
+    code, events, err = launch(project, cli_env(tmp_path, server), "--delete-kernel")
+    [pushed] = named(events, "kernel_pushed")
+    assert pushed["found_after_lost_answer"], err
+    assert len(server.pushes) == 1 and named(events, "kernel_state")[-1]["state"] == "ERROR"
+    assert code == 1 and named(events, "failed")[0]["diagnosis"]["kind"] == "kaggle_kernel_error"
+    # --delete-kernel: deleted once it ended, and verified by asking for it.
+    [deleted] = named(events, "kernel_deleted")
+    assert deleted["verified"] and server.sessions.latest == {}
+
+
+@pytest.mark.parametrize(
+    ("faults", "kind"),
+    [("quota_exhausted", "kaggle_quota"), ("unverified", "kaggle_unverified")],
+)
+def test_refusals_known_before_a_run_end_with_their_diagnosis(
+    tmp_path, project, stand_in, faults, kind
+):
+    server = stand_in(faults)
+    code, events, err = launch(project, cli_env(tmp_path, server))
+    assert code == 3, err
+    assert named(events, "failed")[0]["diagnosis"]["kind"] == kind
+    assert not named(events, "kernel_pushed")
+    assert server.sessions.latest == {}  # no session was started
+
+
+def test_kaggle_s_own_notices_stay_off_the_json_stream(tmp_path, project, stand_in):
+    """With a legacy key (no sign-in call first), the first answer announcing a newer API makes
+    kaggle print a notice on stdout: it must not break `--json`'s one object per line."""
+    server = stand_in("quota_exhausted;newer_client=99.0")
+    env = cli_env(tmp_path, server, KAGGLE_USERNAME="ada", KAGGLE_KEY=server.token)
+    del env["KAGGLE_API_TOKEN"]
+    code, events, err = launch(project, env)  # every stdout line parsed as JSON
+    assert code == 3, err
+    assert named(events, "failed")[0]["diagnosis"]["kind"] == "kaggle_quota"
+
+
+def test_missing_credentials_end_before_any_call(tmp_path, project):
+    code, events, err = launch(project, cli_env(tmp_path))
+    assert code == 3, err
+    [failed] = named(events, "failed")
+    assert failed["diagnosis"]["kind"] == "kaggle_credentials"
+    assert "kaggle.json" in failed["diagnosis"]["explanation"]
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [(("--accelerator", "tpuv38"), "retired"), (("--with", "optax"), "--with cannot be used")],
+)
+def test_bad_input_exits_2_before_any_push(tmp_path, project, stand_in, args, words):
+    server = stand_in()
+    code, events, err = launch(project, cli_env(tmp_path, server), *args)
+    assert code == 2 and words in err and events == []
+    assert server.pushes == []
+
+
+def test_a_folder_too_large_is_refused_before_any_push(tmp_path, project, stand_in):
+    server = stand_in()
+    (project / "data.bin").write_bytes(os.urandom(1 << 21))
+    code, _, err = launch(project, cli_env(tmp_path, server))
+    assert code == 2 and "1024 KiB" in err and server.pushes == []
+
+
+# SIGTERM every run; Ctrl+C's SIGINT (the same handler) with TPUWIZARD_DRILL=all.
+@pytest.mark.parametrize(
+    "stop", [getattr(signal, n) for n in rotating(["SIGTERM", "SIGINT"], 0, ("SIGTERM",))]
+)
+def test_a_stop_while_the_kernel_waits_says_it_was_left_on_kaggle(
+    tmp_path, project, stand_in, stop
+):
+    server = stand_in("queue=600")  # its session stays QUEUED: a state no later line changes
+    proc = subprocess.Popen(
+        tpuwizard_cmd("launch", "--route", "kaggle", "--json", "--script", "main.py"),
+        cwd=project,
+        env=cli_env(tmp_path, server),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    events: list[dict] = []
+
+    def read() -> None:
+        assert proc.stdout is not None
+        events.extend(json.loads(line) for line in proc.stdout)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        wait_until(lambda: named(events, "kernel_state"), 60, "the kernel's first state")
+        proc.send_signal(stop)
+        assert proc.wait(timeout=60) == 128 + stop
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    reader.join(timeout=10)
+    [left] = named(events, "kernel_left_running")
+    assert left["state"] == "QUEUED" and left["url"].endswith(left["kernel"])
+    # Not cancelled (nothing public can): the stand-in, as Kaggle, still holds its session,
+    # and the ledger keeps it open.
+    [session] = server.sessions.latest.values()
+    assert session.state == "QUEUED" and not session.ended.is_set()
+    from tpuwizard.core.kaggle.ledger import KernelLedger
+
+    ledger = KernelLedger(Path(clean_env()["TPUWIZARD_HOME"]) / "kaggle-ledger.jsonl")
+    assert [r["kernel"] for r in ledger.open_sessions()] == [left["kernel"]]
+
+
+OFFLINE = """
+set -u
+ip link set lo up
+# The audit's own check: a look-up of Kaggle's name is written down (and fails here).
+OFFLINE_AUDIT_LOG="$PWD/control.log" "$PY" -c "import socket
+try: socket.getaddrinfo('api.kaggle.com', 443)
+except OSError: pass"
+export OFFLINE_AUDIT_LOG="$PWD/audit.log"
+cd project
+"$PY" -m tpuwizard launch --route kaggle --sandbox --json --script main.py > ../events.jsonl \\
+    2> ../launch.err
+echo "launch exit $?"
+"""
+
+
+def test_a_practice_run_never_leaves_this_machine_even_with_a_token_set(tmp_path, project):
+    """Inside `unshare -rn` with only loopback, and an audit hook in every Python process: the
+    practice run ends 0 and nothing looked up or connected to anything but this machine."""
+    import shutil
+    import sys
+
+    from tests.integration.test_practice_launch_offline import AUDIT
+
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        pytest.skip("unshare or ip is not installed")
+    if subprocess.run(["unshare", "-rn", "true"], capture_output=True).returncode != 0:
+        pytest.skip("unshare -rn is not permitted here")
+    (tmp_path / "audit").mkdir()
+    (tmp_path / "audit" / "sitecustomize.py").write_text(AUDIT)
+    path = os.pathsep.join(p for p in (str(tmp_path / "audit"), os.environ.get("PYTHONPATH")) if p)
+    env = cli_env(tmp_path, PY=sys.executable, PYTHONPATH=path, KAGGLE_API_TOKEN="KGAT_real")
+    (tmp_path / "offline.sh").write_text(OFFLINE)
+    done = subprocess.run(
+        ["unshare", "-rn", "bash", "offline.sh"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    said = done.stdout + done.stderr + (tmp_path / "launch.err").read_text()
+    assert "launch exit 0" in done.stdout, said
+    assert "getaddrinfo api.kaggle.com" in (tmp_path / "control.log").read_text()
+    audit = tmp_path / "audit.log"
+    assert not audit.exists(), f"calls meant to leave this machine:\n{audit.read_text()}"
+    events = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+    assert events[-1]["event"] == "finished" and events[-1]["exit_code"] == 0

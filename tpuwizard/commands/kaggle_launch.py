@@ -1,0 +1,55 @@
+"""``launch --route kaggle``: the script run as a private Kaggle kernel on Kaggle's TPU."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from tpuwizard.commands.common import say, show_event
+from tpuwizard.core.errors import BadInput
+
+
+def launch_on_kaggle(
+    accelerator: str | None,
+    script: Path | None,
+    script_args: tuple[str, ...],
+    fetch: tuple[str, ...],
+    max_run: float | None,
+    run_dir: Path | None,
+    sandbox: bool,
+    as_json: bool,
+    refused: dict[str, bool],
+    delete_kernel: bool = False,
+) -> None:
+    """Check everything that can be checked here (exit 2, nothing pushed), then follow the run.
+
+    ``refused``: options of the TPU routes given with this one, by name (each exits 2)."""
+    from tpuwizard.core import paths
+    from tpuwizard.core.kaggle.kernel import machine_shape
+    from tpuwizard.core.kaggle.run import prepare_run
+    from tpuwizard.session.kaggle_route import KaggleRoute
+
+    given = [name for name, on in refused.items() if on]
+    if given:
+        raise BadInput(
+            f"{', '.join(given)} cannot be used with --route kaggle (a Kaggle kernel has no "
+            "internet for packages here, no zone and nothing to keep); leave "
+            f"{'it' if len(given) == 1 else 'them'} out."
+        )
+    if script is None:
+        raise BadInput("--route kaggle needs --script: the Python script to run on Kaggle.")
+    shape = machine_shape(accelerator)
+    run_id = paths.new_run_id()
+    run = prepare_run(
+        script,
+        script_args,
+        fetch,
+        max_run,
+        shape,
+        run_id,
+        paths.runs_folder(run_dir) / run_id,
+        sandbox,
+        delete_kernel,
+    )
+    route = KaggleRoute(sandbox, run)
+    sys.exit(route.follow(lambda event: show_event(event, as_json), say))

@@ -1,0 +1,196 @@
+"""The kernel tpuwizard pushes to Kaggle: one generated Python script that carries the verifier
+and the user's script folder (a gzip'd tar, base64 inside the script), so a run owns exactly
+one thing on Kaggle, never a private dataset beside it.
+
+Its metadata is private, asks for a TPU shape Kaggle offers now, and never pins a Docker image
+(a pinned ``docker_image`` runs on CPU although a TPU was asked for: Kaggle/kaggle-cli#1197).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tpuwizard.core.errors import BadInput
+from tpuwizard.core.evidence.verifier import verifier_source
+
+KERNEL_FILE = "tpuwizard_kernel.py"
+METADATA_FILE = "kernel-metadata.json"  # the name kaggle's kernels_push reads
+# The TPU Kaggle offers now (kaggle 2.2.5 names it the default TPU), by the names a user may type.
+TPU_SHAPE = "TpuV5E8"
+SHAPE_NAMES = {"tpuv5e8": TPU_SHAPE, "v5litepod-8": TPU_SHAPE, "v5e-8": TPU_SHAPE}
+# The Cloud TPU type with the same chips, for the receipt check (8 devices, one host).
+CLOUD_TYPE = {TPU_SHAPE: "v5litepod-8"}
+# Retired shapes Kaggle's server substitutes, from kaggle 2.2.5's own table (it only warns).
+RETIRED_SHAPES = {
+    "tpuv38": "runs on the default TPU (TpuV5E8) instead",
+    "tpu1vmv38": "runs on the default TPU (TpuV5E8) instead",
+    "tpuv232": "runs on CPU instead, with no accelerator at all",
+    "tpuv2256": "runs on CPU instead, with no accelerator at all",
+}
+# tpuwizard's own bound on the packed folder (Kaggle states none for a script's text): the
+# whole folder travels inside the kernel's source on every push.
+PACKED_LIMIT_BYTES = 1024 * 1024
+# Never packed: they are rebuilt or fetched, not the experiment's source.
+SKIPPED_PARTS = {".git", "__pycache__", ".venv", "venv", "runs", ".ipynb_checkpoints"}
+OUTPUT_FOLDER = "tpuwizard"  # under the kernel's working folder, which Kaggle keeps as output
+
+
+def machine_shape(name: str | None) -> str:
+    """The Kaggle machine shape for ``--accelerator`` (default: the TPU Kaggle offers now)."""
+    if name is None:
+        return TPU_SHAPE
+    key = name.strip().lower()
+    if key in RETIRED_SHAPES:
+        raise BadInput(
+            f"Kaggle retired the shape {name}: a kernel asking for it {RETIRED_SHAPES[key]}. "
+            f"Leave out --accelerator to use {TPU_SHAPE} (8 TPU v5e chips)."
+        )
+    if key not in SHAPE_NAMES:
+        raise BadInput(
+            f"--accelerator {name} is not a TPU Kaggle offers: leave it out (or give "
+            f"v5litepod-8) for {TPU_SHAPE}."
+        )
+    return SHAPE_NAMES[key]
+
+
+def pack_folder(folder: Path) -> bytes:
+    """The folder as a gzip'd tar (its cache, venv and run folders left out), refused before
+    anything is pushed when it is over :data:`PACKED_LIMIT_BYTES`."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for path in sorted(folder.rglob("*")):
+            parts = path.relative_to(folder).parts
+            if SKIPPED_PARTS.intersection(parts) or not path.is_file() or path.is_symlink():
+                continue
+            tar.add(path, arcname="/".join(parts), recursive=False)
+            if buffer.tell() > PACKED_LIMIT_BYTES:
+                break
+    packed = buffer.getvalue()
+    if len(packed) > PACKED_LIMIT_BYTES:
+        raise BadInput(
+            f"{folder} packs to more than {PACKED_LIMIT_BYTES // 1024} KiB (tpuwizard's limit for "
+            "a folder carried inside a Kaggle kernel); nothing was pushed. Move data files out "
+            "of the script's folder (or into runs/, which is left out) and try again."
+        )
+    return packed
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """What one run pushes: the slug (``<user>/<name>``), its shape and deadline, the script."""
+
+    username: str
+    name: str  # tpuwizard-<run id>: the slug's second half, and the kernel's title
+    shape: str
+    timeout_s: int
+    script: str  # the script's path inside its folder
+    script_args: tuple[str, ...]
+    fetch: tuple[str, ...]
+    expect: str  # the platform the verifier must see: tpu on Kaggle, cpu in practice
+
+    @property
+    def ref(self) -> str:
+        return f"{self.username}/{self.name}"
+
+
+def kernel_name(run_id: str) -> str:
+    """The kernel's slug name: what `status` later recognises as tpuwizard's."""
+    return f"tpuwizard-{run_id}".lower()
+
+
+def metadata(spec: KernelSpec) -> dict[str, Any]:
+    """``kernel-metadata.json``: private, on a TPU, no internet, no pinned image."""
+    return {
+        "id": spec.ref,
+        "title": spec.name,
+        "code_file": KERNEL_FILE,
+        "language": "python",
+        "kernel_type": "script",
+        "is_private": True,
+        "enable_gpu": False,
+        "enable_tpu": True,
+        "enable_internet": False,
+        "machine_shape": spec.shape,
+        "dataset_sources": [],
+        "competition_sources": [],
+        "kernel_sources": [],
+        "model_sources": [],
+    }
+
+
+def kernel_source(spec: KernelSpec, packed: bytes) -> str:
+    """The kernel's one script: unpack, verify with the kernel's own JAX, run, keep output."""
+    settings = {
+        "expect": spec.expect,
+        "script": spec.script,
+        "args": list(spec.script_args),
+        "fetch": list(spec.fetch),
+        "output": OUTPUT_FOLDER,
+    }
+    return (
+        f"# tpuwizard run {spec.name}: the verifier, then your script, on Kaggle's TPU.\n"
+        f"SETTINGS = {json.dumps(settings)!r}\n"
+        f"VERIFIER = {base64.b64encode(verifier_source().encode()).decode()!r}\n"
+        f"FOLDER = {base64.b64encode(packed).decode()!r}\n" + _RUNNER
+    )
+
+
+def write_kernel_folder(spec: KernelSpec, packed: bytes, folder: Path) -> None:
+    """The folder kaggle's ``kernels_push`` reads: the metadata and the one script."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / METADATA_FILE).write_text(json.dumps(metadata(spec), indent=2))
+    (folder / KERNEL_FILE).write_text(kernel_source(spec, packed))
+
+
+# Runs on Kaggle (Python 3.10 or newer); its working folder is what Kaggle keeps as output.
+_RUNNER = r"""
+import base64, glob, io, json, os, shutil, subprocess, sys, tarfile, tempfile
+
+settings = json.loads(SETTINGS)
+out = os.path.join(os.getcwd(), settings["output"])
+os.makedirs(os.path.join(out, "files"), exist_ok=True)
+work = tempfile.mkdtemp(prefix="tpuwizard-")
+src = os.path.join(work, "src")
+with tarfile.open(fileobj=io.BytesIO(base64.b64decode(FOLDER)), mode="r:gz") as tar:
+    for member in tar.getmembers():
+        safe = not member.name.startswith(("/", "..")) and "/../" not in member.name
+        if member.isfile() and safe:
+            tar.extract(member, src)
+verifier = os.path.join(work, "tpu_verify.py")
+with open(verifier, "wb") as f:
+    f.write(base64.b64decode(VERIFIER))
+expect = settings["expect"]
+env = dict(os.environ, COURSE_EXPECT_PLATFORM=expect, JAX_PLATFORMS=expect)
+print("[tpuwizard] verifying JAX on this kernel (expected platform: %s)" % expect, flush=True)
+code = subprocess.call(
+    [sys.executable, "-u", verifier, "--receipt", os.path.join(out, "receipt.json")], env=env
+)
+if code:
+    print("[tpuwizard] the verifier failed (exit %d): your script was not run" % code, flush=True)
+    sys.exit(code)
+print("[tpuwizard] running %s" % settings["script"], flush=True)
+proc = subprocess.Popen(
+    [sys.executable, "-u", settings["script"]] + settings["args"],
+    cwd=src, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+)
+with open(os.path.join(out, "output.txt"), "w") as kept:
+    for line in proc.stdout:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+        kept.write(line)
+code = proc.wait()
+for pattern in settings["fetch"]:
+    for path in glob.glob(os.path.join(src, pattern), recursive=True):
+        if os.path.isfile(path):
+            target = os.path.join(out, "files", os.path.relpath(path, src))
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            shutil.copy2(path, target)
+print("[tpuwizard] your script exited %d" % code, flush=True)
+sys.exit(code)
+"""

@@ -1,0 +1,52 @@
+"""The calls a run on Kaggle makes, and what they answer: client.py makes them with Kaggle's
+own client; the unit tests with an in-memory fake."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+
+class KaggleCallFailed(Exception):
+    """A call to Kaggle failed: ``status`` is the HTTP status where one came back."""
+
+    def __init__(self, what: str, detail: str, status: int | None = None) -> None:
+        super().__init__(f"{what}: {detail}")
+        self.what, self.detail, self.status = what, detail, status
+
+
+@dataclass(frozen=True)
+class Pushed:
+    ref: str
+    url: str
+    version: int | None
+    error: str | None  # Kaggle's own words when it refused the push
+    found: bool = False  # its answer was lost; it was found by its slug
+
+
+@dataclass(frozen=True)
+class Quota:
+    """The weekly TPU quota, in seconds."""
+
+    used_s: float
+    allowed_s: float
+
+    @property
+    def left_s(self) -> float:
+        return max(0.0, self.allowed_s - self.used_s)
+
+
+class Kernels(Protocol):
+    """The calls a Kaggle run makes (an in-memory fake implements them in the unit tests)."""
+
+    username: str
+
+    def tpu_quota(self) -> Quota | None: ...
+    def push(self, folder: Path, timeout_s: int, shape: str) -> Pushed: ...
+    def status(self, ref: str) -> tuple[str, str | None]: ...
+    def log_lines(self, ref: str) -> Iterator[str]: ...
+    def download(self, ref: str, folder: Path) -> list[Path]: ...
+    def docker_image(self, ref: str) -> str | None: ...
+    def delete(self, ref: str) -> None: ...

@@ -1,0 +1,265 @@
+"""One run on Kaggle: checked before the push, pushed, followed, downloaded, its receipt checked.
+
+Events come from :func:`run_kernel`; a stop while the kernel runs goes to :func:`stop_kernel`.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from tpuwizard.core.errors import BadInput
+from tpuwizard.core.evidence.receipt import check_receipt, load_receipt, parse_marker_line
+from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK
+from tpuwizard.core.kaggle import diagnosis
+from tpuwizard.core.kaggle.kernel import (
+    CLOUD_TYPE,
+    OUTPUT_FOLDER,
+    KernelSpec,
+    pack_folder,
+    write_kernel_folder,
+)
+from tpuwizard.core.kaggle.ledger import KernelLedger
+from tpuwizard.core.kaggle.protocol import KaggleCallFailed, Kernels, Pushed
+from tpuwizard.core.launch.event_base import Event
+from tpuwizard.core.launch.events import Failed, FileFetched, Finished, ReceiptSaved, ScriptLine
+from tpuwizard.core.launch.kaggle_events import (
+    KernelDeleted,
+    KernelLeftRunning,
+    KernelPlanned,
+    KernelPushed,
+    KernelState,
+)
+
+ENDED = ("COMPLETE", "ERROR", "CANCEL_ACKNOWLEDGED")
+DEFAULT_MAX_RUN_MINUTES = 60.0  # tpuwizard's default; --max-run changes it
+
+
+@dataclass(frozen=True)
+class KaggleRun:
+    """Everything a run needs, checked before any call to Kaggle (``prepare_run``)."""
+
+    spec: KernelSpec  # username "" until signed in
+    packed: bytes
+    run_id: str
+    run_dir: Path
+    practice: bool
+    max_run_minutes: float
+    delete_kernel: bool = False  # default: the kernel stays in the account as the run's record
+
+
+def prepare_run(
+    script: Path,
+    script_args: tuple[str, ...],
+    fetch: tuple[str, ...],
+    max_run_minutes: float | None,
+    shape: str,
+    run_id: str,
+    run_dir: Path,
+    practice: bool,
+    delete_kernel: bool = False,
+) -> KaggleRun:
+    """The run, or :class:`BadInput` (exit 2, nothing pushed): no script, a folder too large."""
+    from tpuwizard.core.kaggle.kernel import kernel_name
+
+    if not script.is_file():
+        raise BadInput(f"--script {script}: no such file. Give the path of your Python script.")
+    minutes = DEFAULT_MAX_RUN_MINUTES if max_run_minutes is None else max_run_minutes
+    if not 1 <= minutes <= 12 * 60:
+        raise BadInput(f"--max-run must be 1 to 720 minutes on Kaggle, not {minutes:g}.")
+    folder = script.resolve().parent
+    spec = KernelSpec(
+        username="",
+        name=kernel_name(run_id),
+        shape=shape,
+        timeout_s=round(minutes * 60),
+        script=script.resolve().relative_to(folder).as_posix(),
+        script_args=script_args,
+        fetch=fetch,
+        expect="cpu" if practice else "tpu",
+    )
+    packed = pack_folder(folder)
+    return KaggleRun(spec, packed, run_id, run_dir, practice, minutes, delete_kernel)
+
+
+def run_kernel(
+    kernels: Kernels,
+    run: KaggleRun,
+    ledger: KernelLedger,
+    poll_s: float = 5.0,
+    clock: Callable[[], float] = time.monotonic,
+) -> Iterator[Event]:
+    """The run's events, ending with ``Finished``; a Kaggle failure ends it with a diagnosis."""
+    spec = replace(run.spec, username=kernels.username)
+    folder = str(run.run_dir)
+    try:
+        quota = kernels.tpu_quota()
+        yield KernelPlanned(
+            run.run_id,
+            spec.ref,
+            spec.shape,
+            run.max_run_minutes,
+            spec.expect,
+            run.practice,
+            folder,
+            quota.left_s if quota else None,
+        )
+        if quota is not None and quota.left_s <= 0:
+            yield Failed("quota", diagnosis.quota_exhausted(quota.left_s, quota.allowed_s))
+            yield Finished(False, EXIT_CLOUD, folder, None)
+            return
+        with tempfile.TemporaryDirectory(prefix="tpuwizard-kernel-") as staging:
+            write_kernel_folder(spec, run.packed, Path(staging))
+            ledger.record("intent", spec.ref, run.run_id, timeout_s=spec.timeout_s)
+            try:
+                pushed = kernels.push(Path(staging), spec.timeout_s, spec.shape)
+            except KaggleCallFailed as err:
+                if err.status is not None:
+                    raise  # Kaggle answered: refused, nothing was made
+                pushed = _found_after_lost_answer(kernels, spec, run, ledger, err)
+        started = clock()
+        if pushed.error:
+            ledger.record("ended", spec.ref, run.run_id, refused=pushed.error)
+            yield Failed("push", diagnosis.push_refused(pushed.error))
+            yield Finished(False, EXIT_CLOUD, folder, None)
+            return
+        ledger.record(
+            "pushed", spec.ref, run.run_id, url=pushed.url, ends_by=time.time() + spec.timeout_s
+        )
+        yield KernelPushed(spec.ref, pushed.url, pushed.version, pushed.found)
+        state, failure = yield from _follow(kernels, spec, poll_s, clock, started)
+        ledger.record("ended", spec.ref, run.run_id, state=state)
+        collected = list(_collect(kernels, spec, run.run_dir, state, failure))
+        yield from collected[:-1]
+        if run.delete_kernel:
+            yield _delete(kernels, spec.ref)
+        yield collected[-1]  # Finished, last
+    except KaggleCallFailed as err:
+        yield Failed(err.what, diagnosis.call_failed(err.what, err.detail, err.status))
+        yield Finished(False, EXIT_CLOUD, folder, None)
+
+
+def _found_after_lost_answer(
+    kernels: Kernels, spec: KernelSpec, run: KaggleRun, ledger: KernelLedger, lost: Exception
+) -> Pushed:
+    """The push's answer was lost: the kernel is looked for by its slug, never pushed twice.
+    Not found (Kaggle says so): the push did not land. Not answered: it may exist, and its
+    ledger record stays open."""
+    try:
+        kernels.status(spec.ref)
+    except KaggleCallFailed as err:
+        if err.status == 404:
+            ledger.record("ended", spec.ref, run.run_id, refused="the push did not land")
+        raise KaggleCallFailed("pushing the kernel", str(lost), err.status) from None
+    return Pushed(ref=spec.ref, url="", version=None, error=None, found=True)
+
+
+def _delete(kernels: Kernels, ref: str) -> KernelDeleted:
+    """Delete the ended kernel, then ask for it: gone only when Kaggle says it is not found."""
+    try:
+        kernels.delete(ref)
+    except KaggleCallFailed as err:
+        return KernelDeleted(ref, False, f"the delete failed: {err.detail}")
+    try:
+        kernels.status(ref)
+    except KaggleCallFailed as err:
+        if err.status == 404:
+            return KernelDeleted(ref, True)
+        return KernelDeleted(ref, False, f"it could not be checked: {err.detail}")
+    return KernelDeleted(ref, False, "Kaggle still lists it")
+
+
+def _follow(
+    kernels: Kernels, spec: KernelSpec, poll_s: float, clock: Callable[[], float], started: float
+) -> Generator[Event, None, tuple[str, str | None]]:
+    """States until the session runs, its log while it runs, then states until it ended."""
+    said = ""
+    streamed = False
+    while True:
+        state, failure = kernels.status(spec.ref)
+        if state != said:
+            yield KernelState(spec.ref, state, clock() - started, spec.timeout_s)
+            said = state
+        if state in ENDED:
+            return state, failure
+        if state == "RUNNING" and not streamed:
+            streamed = True
+            for line in kernels.log_lines(spec.ref):
+                if parse_marker_line(line) is None:  # the verifier's JSON twins: in kernel.log
+                    yield ScriptLine(worker=0, text=line)
+            continue
+        time.sleep(poll_s)
+
+
+def _collect(
+    kernels: Kernels, spec: KernelSpec, run_dir: Path, state: str, failure: str | None
+) -> Iterator[Event]:
+    """Download the output into the run folder's usual layout and check the receipt."""
+    folder = str(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    downloaded = run_dir / "kaggle-output"
+    kernels.download(spec.ref, downloaded)
+    ours = downloaded / OUTPUT_FOLDER
+    for name in ("receipt.json", "output.txt"):
+        if (ours / name).is_file():
+            shutil.move(ours / name, run_dir / name)
+    if (ours / "files").is_dir():
+        shutil.copytree(ours / "files", run_dir / "files", dirs_exist_ok=True)
+        for path in sorted((run_dir / "files").rglob("*")):
+            if path.is_file():
+                yield FileFetched(str(path))
+    for log in downloaded.glob("*.log"):
+        shutil.move(log, run_dir / "kernel.log")
+    shutil.rmtree(downloaded, ignore_errors=True)
+    receipt_path = run_dir / "receipt.json"
+    if not receipt_path.is_file():
+        yield Failed("verification", diagnosis.no_receipt(state, failure))
+        yield Finished(False, EXIT_FAILED, folder, None)
+        return
+    try:
+        receipt = load_receipt(receipt_path)
+    except BadInput as err:
+        yield Failed("verification", diagnosis.no_receipt(state, str(err)))
+        yield Finished(False, EXIT_FAILED, folder, None)
+        return
+    # On Kaggle the TPU's own shape is checked too (its devices, their kind, one host).
+    slice_name = CLOUD_TYPE.get(spec.shape) if spec.expect == "tpu" else None
+    check = check_receipt(receipt, expect=spec.expect, accelerator=slice_name, folder=run_dir)
+    yield ReceiptSaved(str(receipt_path), check.ok, str(receipt.get("receipt_sha256", "")))
+    if not check.ok:
+        image = kernels.docker_image(spec.ref)
+        yield Failed(
+            "verification", diagnosis.not_on_expected_platform(spec.expect, check.problems, image)
+        )
+        yield Finished(False, EXIT_FAILED, folder, None)
+        return
+    if state != "COMPLETE":
+        yield Failed("script", diagnosis.script_failed(state, failure))
+        yield Finished(False, EXIT_FAILED, folder, None)
+        return
+    yield Finished(True, EXIT_OK, folder, None)
+
+
+def stop_kernel(kernels: Kernels, run: KaggleRun, ledger: KernelLedger) -> Iterator[Event]:
+    """After a stop signal: a kernel that already ended is recorded so; one still running is
+    said to be left running until its session limit (no public call cancels it), and stays
+    open in the ledger."""
+    spec = replace(run.spec, username=kernels.username)
+    record = ledger.last_words().get((spec.ref, run.run_id))
+    if record is None or record["op"] == "ended":
+        return  # nothing was pushed, or its end is already recorded
+    try:
+        state, _ = kernels.status(spec.ref)
+    except KaggleCallFailed:
+        state = "UNKNOWN"
+    if state in ENDED:
+        ledger.record("ended", spec.ref, run.run_id, state=state)
+        yield KernelState(spec.ref, state, 0.0, spec.timeout_s)
+        return
+    ends_by = float(record.get("ends_by") or record["at"] + spec.timeout_s)
+    url = str(record.get("url") or "")
+    yield KernelLeftRunning(spec.ref, state, ends_by, url, run.practice)

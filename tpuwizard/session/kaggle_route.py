@@ -1,0 +1,123 @@
+"""The Kaggle route through the session: practice or real, its client, its ledger, its stops.
+
+Practice (``--sandbox``) starts the Kaggle stand-in in this process and points kaggle's own
+client at it the way the client allows: ``KAGGLE_API_ENVIRONMENT=LOCALHOST`` and the stand-in as
+the HTTP proxy, with the stand-in's token in place of any of the user's (a practice run never
+reaches Kaggle). Real runs use the credentials kaggle 2.2.5 would find; where none are, the run
+ends with that diagnosis before anything is asked of Kaggle.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from tpuwizard.core import paths
+from tpuwizard.core.exit_codes import EXIT_CLOUD
+from tpuwizard.core.kaggle import diagnosis
+from tpuwizard.core.kaggle.credentials import NoCredentials, find_credentials
+from tpuwizard.core.kaggle.ledger import KernelLedger
+from tpuwizard.core.kaggle.protocol import KaggleCallFailed, Kernels
+from tpuwizard.core.kaggle.run import KaggleRun, run_kernel, stop_kernel
+from tpuwizard.core.launch.event_base import Event
+from tpuwizard.core.launch.events import Failed, Finished
+from tpuwizard.session.signals import StopSignals
+
+KAGGLE_FAULTS_ENV = "TPUWIZARD_KAGGLE_FAULTS"  # practice: the stand-in's faults
+POLL_ENV = "TPUWIZARD_KAGGLE_POLL"  # seconds between status reads (default 5)
+STOP_WORDS = "stopping: asking Kaggle whether the kernel still runs..."
+LEDGER_FILE = "kaggle-ledger.jsonl"
+
+
+class _StopAsked(Exception):
+    """Raised in the main thread by the first stop signal: the run's calls end where they are."""
+
+
+def kernel_ledger() -> KernelLedger:
+    return KernelLedger(paths.state_dir() / LEDGER_FILE)
+
+
+def start_practice_kaggle(faults: str | None = None) -> Any:  # -> KaggleStandIn
+    """The stand-in, with kaggle's client pointed at it for the rest of this process."""
+    from tpuwizard.sandbox.kaggle import start_kaggle_stand_in
+
+    home = paths.state_dir() / "kaggle-sandbox"
+    server = start_kaggle_stand_in(home / "kernels", faults or os.environ.get(KAGGLE_FAULTS_ENV))
+    os.environ.update(
+        KAGGLE_API_ENVIRONMENT="LOCALHOST",
+        KAGGLE_API_TOKEN=server.token,
+        KAGGLE_CONFIG_DIR=str(home / "config"),
+        HTTP_PROXY=server.proxy,
+        http_proxy=server.proxy,
+    )
+    for name in ("NO_PROXY", "no_proxy", "KAGGLE_USERNAME", "KAGGLE_KEY"):
+        os.environ.pop(name, None)
+    return server
+
+
+class KaggleRoute:
+    """One run on Kaggle, as a front end drives it."""
+
+    def __init__(self, practice: bool, run: KaggleRun) -> None:
+        self.practice, self.run = practice, run
+        self.ledger = kernel_ledger()
+        self.kernels: Kernels | None = None
+        self.stand_in: Any = None
+
+    def _poll_s(self) -> float:
+        try:
+            return max(0.05, float(os.environ.get(POLL_ENV) or 5.0))
+        except ValueError:
+            return 5.0
+
+    def events(self) -> Iterator[Event]:
+        folder = str(self.run.run_dir)
+        if self.practice:
+            self.stand_in = start_practice_kaggle()
+        else:
+            found = find_credentials()
+            if isinstance(found, NoCredentials):
+                yield Failed("sign-in", diagnosis.no_credentials(found))
+                yield Finished(False, EXIT_CLOUD, folder, None)
+                return
+        try:
+            from tpuwizard.core.kaggle.client import KaggleApiKernels
+
+            self.kernels = KaggleApiKernels()
+        except KaggleCallFailed as err:
+            yield Failed(err.what, diagnosis.call_failed(err.what, err.detail, err.status))
+            yield Finished(False, EXIT_CLOUD, folder, None)
+            return
+        yield from run_kernel(self.kernels, self.run, self.ledger, poll_s=self._poll_s())
+
+    def stop_events(self) -> Iterator[Event]:
+        if self.kernels is not None:
+            yield from stop_kernel(self.kernels, self.run, self.ledger)
+
+    def close(self) -> None:
+        if self.stand_in is not None:
+            self.stand_in.switch_off()
+            self.stand_in = None
+
+    def follow(self, show: Callable[[Event], None], announce: Callable[[str], None]) -> int:
+        """Every event shown; a stop signal ends the run's calls and asks about the kernel.
+        Returns the exit code: the run's, or 128 + the first stop signal."""
+        code = EXIT_CLOUD
+
+        def stop(_signum: int) -> None:
+            raise _StopAsked
+
+        try:
+            with StopSignals(announce, STOP_WORDS, stop) as signals:
+                try:
+                    for event in self.events():
+                        show(event)
+                        if isinstance(event, Finished):
+                            code = event.exit_code
+                except _StopAsked:
+                    for event in self.stop_events():
+                        show(event)
+            return signals.exit_code(code)
+        finally:
+            self.close()
