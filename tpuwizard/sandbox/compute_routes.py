@@ -292,8 +292,8 @@ class Routes:
         return self._listing("compute#routerList", link, items, query)
 
     def get_region(self, project: str, region: str, query: dict, body: Any) -> dict:
-        """regions.get: the region, its zones, and ``quotas[]`` with each TPU metric's limit and
-        usage (the chips of the project's instances there): quota_limits.region_quotas."""
+        """regions.get: the region, its zones, and ``quotas[]`` with the limit and usage of each
+        TPU metric compute.v1.json's enum names: quota_limits.region_quotas."""
         zones = [z for z in instance_rules.zones() if ce.region_of(z) == region]
         if not zones:
             raise ApiError(
@@ -303,7 +303,7 @@ class Routes:
             project,
             region,
             zones,
-            quota_limits.region_quotas(self.s.faults, self.s.instances.records, project, region),
+            quota_limits.region_quotas(self.s.faults, project, region),
         )
 
     def list_firewalls(self, project: str, query: dict, body: Any) -> dict:
