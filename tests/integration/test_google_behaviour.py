@@ -87,9 +87,10 @@ def test_tpu7x_is_not_an_accelerator_type_of_this_api(sandbox):
         cloud.create_node(request("seven", "tpu7x-8", zone="us-central1-c"))
 
 
-def test_launch_refuses_tpu7x_with_the_gke_message(tmp_path):
+def test_launch_refuses_tpu7x_on_the_tpu_api_saying_to_use_compute_engine(tmp_path):
+    args = ("--accelerator", "tpu7x-8", "--zone", "us-central1-c", "--backend", "tpu-api")
     proc = subprocess.run(
-        tpuwizard_cmd("launch", "--accelerator", "tpu7x-8", "--zone", "us-central1-c", "--sandbox"),
+        tpuwizard_cmd("launch", *args, "--sandbox"),
         capture_output=True,
         text=True,
         env=clean_env(),
@@ -97,7 +98,7 @@ def test_launch_refuses_tpu7x_with_the_gke_message(tmp_path):
         timeout=60,
     )
     assert proc.returncode == 2
-    assert "GKE or Compute Engine, not the Cloud TPU API" in proc.stderr
+    assert "Compute Engine or GKE" in proc.stderr and "--backend compute" in proc.stderr
 
 
 def test_flex_start_only_where_google_offers_it_and_only_in_v2alpha1(sandbox):

@@ -43,6 +43,20 @@ MACHINE_TYPES = (
 # ce:14-16 "reports show HTTPError 403: This user agent is not allowed to use the machine type
 # [ct5lp-hightpu-4t]": v5e's machine types are refused, whatever the zone.
 REFUSED_PREFIXES = ("ct5lp-",)
+# TPU7x is granted through the account team (docs.cloud.google.com/tpu/docs/tpu7x-training:
+# "get access to TPU7x ... contact your account team"). What Google answers a project without
+# access is on no page we have: the fault no_tpu7x_access assumes a 403, UNCONFIRMED, with words
+# of the sandbox's own that say so (a client must key on the code, never on this text).
+TPU7X_PREFIX = "tpu7x-"
+
+
+def tpu7x_access_refused(machine: str) -> ApiError:
+    return ApiError(
+        403,
+        "forbidden",
+        f"[tpuwizard sandbox, unconfirmed] The project has no access to machine type "
+        f"[{machine}]: Google's exact answer is unpublished; 403 is the code assumed.",
+    )
 # Google's limit-vm-runtime page (ce:40-42): 30 s to 120 days; Flex-start at most 7 days.
 MIN_RUN_S = 30
 MAX_RUN_S = 120 * 24 * 3600

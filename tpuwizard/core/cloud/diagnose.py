@@ -22,6 +22,7 @@ from tpuwizard.core.cloud.diagnose_capacity import (
     quota_diagnosis,
     stockout_diagnosis,
 )
+from tpuwizard.core.cloud import tpu7x_access
 from tpuwizard.core.cloud.diagnose_compute import compute_diagnosis
 from tpuwizard.core.cloud.diagnose_remote import remote_diagnosis
 from tpuwizard.core.cloud.diagnosis import Context, Diagnosis
@@ -153,6 +154,9 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
                 "Then wait a minute and try again.",
             ],
         )
+    access = tpu7x_access.access_diagnosis(err, ctx)  # a 403 on TPU7x: access, most likely
+    if access is not None:
+        return access
     if isinstance(err, gx.Forbidden):
         return Diagnosis(
             "permission",

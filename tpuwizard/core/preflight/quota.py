@@ -23,6 +23,7 @@ from typing import Any
 
 from tpuwizard.core.cloud.backends import COMPUTE as COMPUTE_BACKEND
 from tpuwizard.core.cloud.quota_ids import QuotaCandidate, compute_candidates
+from tpuwizard.core.cloud.tpu7x_access import access_note
 from tpuwizard.core.preflight.ask import PreflightAsk, Reach
 from tpuwizard.core.preflight.model import Check, failed, in_parallel, passed, unknown
 from tpuwizard.core.preflight.rest import COMPUTE, QUOTAS, TPU, cannot_read
@@ -147,9 +148,9 @@ def _read_compute(ask: PreflightAsk, reach: Reach) -> QuotaReading:
     gen = ask.slice.generation.key
     candidates = compute_candidates(gen, ask.route)
     if not candidates:
-        return QuotaReading(
-            unknown(NAME, f"no source names the Compute Engine quota for {gen}"), None
-        )
+        note = access_note(ask.accelerator)  # TPU7x: the account team grants it
+        words = f"no source names the Compute Engine quota for {gen}"
+        return QuotaReading(unknown(NAME, f"{words}; {note}" if note else words), None)
     if reach.rest is None:
         return QuotaReading(unknown(NAME, "no credentials to read it with"), None)
     rest, base = reach.rest, _base(ask, reach, COMPUTE)
