@@ -20,7 +20,7 @@ def tpu7x(route: str = "vm"):
     return request(route, zone=ZONE7, accelerator_type="tpu7x-8")
 
 
-def test_a_tpu7x_vm_is_made_runs_and_is_deleted(compute):  # noqa: F811
+def test_a_tpu7x_vm_is_made_runs_and_is_deleted(compute):
     cloud = compute(delay=0.05)
     seen, node = launched(cloud, tpu7x())
     assert seen[-1] == "RUNNING" and node.accelerator_type == "tpu7x-8"
@@ -30,7 +30,7 @@ def test_a_tpu7x_vm_is_made_runs_and_is_deleted(compute):  # noqa: F811
     assert cloud.node_gone(ZONE7, "tpu-a")
 
 
-def test_a_project_without_tpu7x_access_is_refused_and_told_to_ask_the_account_team(compute):  # noqa: F811
+def test_a_project_without_tpu7x_access_is_refused_and_told_to_ask_the_account_team(compute):
     cloud = compute("no_tpu7x_access=1", delay=0.05)
     req = tpu7x()
     with pytest.raises(gx.Forbidden) as refused:  # the insert itself is refused

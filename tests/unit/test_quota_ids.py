@@ -46,9 +46,8 @@ def info(quota_id, value, **dims):
 
 
 def test_flex_start_reads_every_candidate_and_says_which_governs_and_why():
-    rest = FakeRest(
-        {f"{CE}/{SPOT_V6E}": info(SPOT_V6E, 16), f"{CE}/{FAMILY}": info(FAMILY, 0, tpu_family="CT6E")}
-    )
+    family = info(FAMILY, 0, tpu_family="CT6E")
+    rest = FakeRest({f"{CE}/{SPOT_V6E}": info(SPOT_V6E, 16), f"{CE}/{FAMILY}": family})
     reading = quota.read_quota(ask(backend="compute", route="flex"), reach(rest))
     detail = reading.check.detail
     # The preemptible pool governs (the documented rule); the family one is read and shown.

@@ -57,6 +57,8 @@ def tpu7x_access_refused(machine: str) -> ApiError:
         f"[tpuwizard sandbox, unconfirmed] The project has no access to machine type "
         f"[{machine}]: Google's exact answer is unpublished; 403 is the code assumed.",
     )
+
+
 # Google's limit-vm-runtime page (ce:40-42): 30 s to 120 days; Flex-start at most 7 days.
 MIN_RUN_S = 30
 MAX_RUN_S = 120 * 24 * 3600

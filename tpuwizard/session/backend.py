@@ -45,7 +45,6 @@ def backend_notes(plan: LaunchPlan, nat_checked: bool = False) -> list[str]:
     looked for Cloud NAT (and said what it found)."""
     from tpuwizard.core.cloud.backends import COMPUTE
     from tpuwizard.core.cloud.compute_body import FLEX_MIN_WAIT_S
-
     from tpuwizard.core.cloud.tpu7x_access import access_note
 
     if plan.backend != COMPUTE:

@@ -13,6 +13,7 @@ import re
 
 from tpuwizard.core.choices import Choice, phrase
 from tpuwizard.core.cloud import google_errors as ge
+from tpuwizard.core.cloud import tpu7x_access
 from tpuwizard.core.cloud.diagnose_capacity import (
     invalid_zone_diagnosis,
     other_zones,
@@ -22,7 +23,6 @@ from tpuwizard.core.cloud.diagnose_capacity import (
     quota_diagnosis,
     stockout_diagnosis,
 )
-from tpuwizard.core.cloud import tpu7x_access
 from tpuwizard.core.cloud.diagnose_compute import compute_diagnosis
 from tpuwizard.core.cloud.diagnose_remote import remote_diagnosis
 from tpuwizard.core.cloud.diagnosis import Context, Diagnosis

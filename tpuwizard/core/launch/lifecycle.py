@@ -166,6 +166,7 @@ class Launch:
         launch. A missed beat is said as a bootstrap line; the run goes on."""
         if not (self.plan.watchdog and self.plan.idle_minutes):
             return contextlib.nullcontext()
+
         def said(problem: str) -> None:
             self.emit(ev.BootstrapLine(0, problem, transport.workers))
 

@@ -70,7 +70,6 @@ class QuotaRead:
     limit: int | None  # UNLIMITED (-1) for no limit
     unit: str = ""
     metric: str = ""  # Cloud Quotas' metric, e.g. compute.googleapis.com/preemptible_tpu_v6e
-    regional: bool = True  # defined on the region (or zone) alone: no other dimension
     used: int | None = None  # what is in use there, where the backend reports it
     extra: tuple[tuple[str, str], ...] = ()  # its dimensions besides the region (tpu_family)
 
@@ -222,9 +221,8 @@ def _limit_at(
         if best is None or len(dims) > best[0]:
             best = (len(dims), value)
     unit, metric = str(info.get("metricUnit") or ""), str(info.get("metric") or "")
-    regional = all(k in ("region", "zone") for k in keys)
-    value = None if best is None else best[1]
-    return QuotaRead(quota_id, scope, value, unit, metric, regional, extra=tuple(extra.items()))
+    limit = None if best is None else best[1]
+    return QuotaRead(quota_id, scope, limit, unit, metric, extra=tuple(extra.items()))
 
 
 def needed(ask: PreflightAsk, read: QuotaRead) -> int:
