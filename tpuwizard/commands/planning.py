@@ -299,9 +299,11 @@ def zones(
     table = survey.narrowed(accelerator)
     offers = None
     if accelerator:  # per zone, which backend offers it: the survey's TPU API, Compute's catalog
+        from tpuwizard.core.cloud.ai_zones import visible_ai_zones
         from tpuwizard.core.cloud.backend_choice import zone_offers
 
-        offers = zone_offers(accelerator, table, survey.source)
+        shown_ai = visible_ai_zones(accelerator, survey.zones)
+        offers = zone_offers(accelerator, table, survey.source, shown_ai)
         if backend != "auto":
             offers = [o for o in offers if any(b == backend for b, _ in o.backends)]
         # The zones that lately had capacity for it first (the attempt history).
@@ -316,12 +318,18 @@ def zones(
             offers.sort(key=lambda o: ranked.index(o.zone))
         table = {o.zone: [accelerator] for o in offers}
     last_tried = answer.last_tried(accelerator) if accelerator else {}
+    from tpuwizard.core.cloud import ai_zones
+
+    ai_line = ai_zones.ai_zone_line(accelerator, survey.zones, survey.source)
     if as_json:
         # failures: each zone that could not be surveyed, and why (NOT_AVAILABLE: refused).
         doc: dict[str, object] = {
             "source": survey.source,
             "zones": table,
             "failures": survey.failures,
+            # The catalog's AI zones: "listed" by the live survey, "not visible" to this
+            # project (hidden until AI zone visibility is on), or "documented" (the catalog's).
+            "ai_zones": _ai_zone_states(accelerator, survey.zones, survey.source),
         }
         if accelerator and offers is not None:
             doc.update(
@@ -372,5 +380,21 @@ def zones(
         from tpuwizard.commands.choosing import say_refused_once
 
         say_refused_once(surveyed_for, survey.refused, "no TPU can be made there", "failures")
+        if ai_line:  # a note: stderr, fitted to a pipe's 80 columns as the tables are
+            from tpuwizard.text_wrap import wrap_paragraph
+
+            click.echo(wrap_paragraph(ai_line, 80), err=True)
     if accelerator and not table:
         raise click.exceptions.Exit(EXIT_FAILED)
+
+
+def _ai_zone_states(accelerator: str | None, listed: dict[str, list[str]], source: str) -> dict:
+    from tpuwizard.core.cloud import ai_zones
+
+    if source != "live":
+        return {z: "documented" for z in ai_zones.catalog_ai_zones(accelerator)}
+    hidden = set(ai_zones.hidden_ai_zones(accelerator, listed, source))
+    return {
+        z: "not visible" if z in hidden else "listed"
+        for z in ai_zones.catalog_ai_zones(accelerator)
+    }

@@ -74,7 +74,10 @@ def zone_table() -> dict[str, list[TpuMachineType]]:
     (the same table the TPU API side is built from), so the two backends agree on where a
     generation exists (ce:17-18: v5p and v6e on both, TPU7x here only)."""
     table: dict[str, list[TpuMachineType]] = {}
-    for zone, types in sorted(catalog.documented_zone_table().items()):
+    documented = catalog.documented_zone_table()
+    for zone, ai_types in catalog.documented_ai_zone_table().items():  # AI zones too (gb:32)
+        documented.setdefault(zone, []).extend(ai_types)
+    for zone, types in sorted(documented.items()):
         generations = {catalog.parse_accelerator(t).generation.key for t in types}
         offered = [m for m in MACHINE_TYPES if m.generation in generations]
         if offered:

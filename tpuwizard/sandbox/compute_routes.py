@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from tpuwizard.sandbox import compute_google as ce
-from tpuwizard.sandbox import compute_images, instance_rules, mig_routes, quota_limits
+from tpuwizard.sandbox import compute_images, google, instance_rules, mig_routes, quota_limits
 from tpuwizard.sandbox.compute_filter import matches, parse_filter
 from tpuwizard.sandbox.faults import ConnectionDropped
 from tpuwizard.sandbox.model import ApiError
@@ -214,7 +214,8 @@ class Routes:
         return out
 
     def list_zones(self, project: str, query: dict, body: Any) -> dict:
-        zones = [ce.zone_resource(project, z) for z in instance_rules.zones()]
+        shown = google.listed(instance_rules.zones(), self.s.faults.ai_zones_visible)
+        zones = [ce.zone_resource(project, z) for z in shown]
         wanted = parse_filter(query.get("filter", ""))
         zones = [z for z in zones if matches(wanted, z)]
         return self._listing("compute#zoneList", f"{ce.BASE}projects/{project}/zones", zones, query)

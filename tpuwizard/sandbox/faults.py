@@ -78,6 +78,10 @@ instance deletes. And these are theirs:
                         (compute-engine.md:64: 39 minutes once)
   staging_error=N       the next N inserts to reach the end of STAGING end with INTERNAL_ERROR
                         instead of RUNNING, the instance gone
+  ai_zones_visible=1    the project turned on AI zone visibility (a preview setting): the TPU
+                        API's locations and Compute Engine's zones list the AI zones
+                        (us-central1-ai1a, ...). Unset, they are hidden from both lists, as Google
+                        hides them, yet a request naming one is served
   no_tpu7x_access=1     the project has no TPU7x access (Google grants it through the account
                         team): a tpu7x instance insert answers 403. UNCONFIRMED:
                         Google's answer to such a project is on no page we have; 403 is the code
@@ -155,6 +159,7 @@ FLAGS = (
     "orgpolicy_unreadable",
     "resize_request_refused",
     "no_tpu7x_access",
+    "ai_zones_visible",
 )
 PREFLIGHT_KEYS = ("quota_limit", "oslogin", "cloud_nat", "disabled_services", "no_quota_project")
 OSLOGIN_WORDS = ("1", "true", "yes", "on", "2fa", "policy")
@@ -190,6 +195,7 @@ class Faults:
     orgpolicy_unreadable: bool = False
     resize_request_refused: bool = False  # MIG resize requests refused in users' reported words
     no_tpu7x_access: bool = False  # tpu7x inserts answer 403 (unconfirmed: faults' docstring)
+    ai_zones_visible: bool = False  # the project turned on AI zone visibility: lists show them
     cloud_nat: set[str] = field(default_factory=set)  # regions; "*" every region
     disabled_services: set[str] = field(default_factory=set)
     needs_quota_project: set[str] = field(default_factory=set)  # services; "*" all preflight

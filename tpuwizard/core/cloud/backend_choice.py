@@ -199,12 +199,16 @@ class ZoneOffer:
 
 
 def zone_offers(
-    accelerator: str, tpu_api_zones: Iterable[str], tpu_api_source: str
+    accelerator: str,
+    tpu_api_zones: Iterable[str],
+    tpu_api_source: str,
+    ai_zones: Iterable[str] = (),
 ) -> list[ZoneOffer]:
     """Per zone, which backends offer ``accelerator``: the TPU API where the zone survey found
     it (``tpu_api_source``: live or documented), Compute Engine where the catalog documents the
     generation and it has a machine type for the slice's VM (a multi-host slice is a MIG of
-    them), labelled documented."""
+    them), labelled documented; ``ai_zones`` (the catalog's AI zones a live zone list showed:
+    ai_zones.visible_ai_zones) count as documented zones of the generation too."""
     s = _slice(accelerator)
     support = SUPPORT[s.generation.key]
     found: dict[str, dict[str, str]] = {}
@@ -213,7 +217,7 @@ def zone_offers(
             found.setdefault(zone, {})[TPU_API] = tpu_api_source
     one_vm = s.generation.name_for_chips(s.chips_per_vm)
     if COMPUTE in support.backends and catalog.machine_type(one_vm) is not None:
-        for zone in s.zones:
+        for zone in (*s.zones, *(z for z in ai_zones if z in s.generation.ai_zones)):
             found.setdefault(zone, {})[COMPUTE] = "documented"
     return [
         ZoneOffer(zone, tuple((b, by[b]) for b in BACKENDS if b in by))
