@@ -236,6 +236,11 @@ def _fit_program(program: str, chosen: list, as_json: bool, **options: object) -
 @click.option("--sandbox", is_flag=True, help="Survey the local practice sandbox.")
 @click.option("--refresh", is_flag=True, help="Ignore the cached live answer.")
 @click.option(
+    "--refresh-prices",
+    is_flag=True,
+    help="Read the Cloud Billing Catalog's prices again, however fresh the cached read.",
+)
+@click.option(
     "--backend",
     type=click.Choice(["auto", "tpu-api", "compute"]),
     default="auto",
@@ -256,6 +261,7 @@ def zones(
     project: str | None,
     sandbox: bool,
     refresh: bool,
+    refresh_prices: bool,
     backend: str,
     route: str | None,
     as_json: bool,
@@ -296,6 +302,11 @@ def zones(
             answer = session.zone_survey(refresh=refresh, strict=True)
         surveyed_for = session.project
     survey = answer.survey
+    from tpuwizard.commands import zone_prices
+
+    price_book = (
+        None if live is False else zone_prices.price_book_for(session, accelerator, refresh_prices)
+    )
     table = survey.narrowed(accelerator)
     offers = None
     if accelerator:  # per zone, which backend offers it: the survey's TPU API, Compute's catalog
@@ -321,6 +332,7 @@ def zones(
     from tpuwizard.core.cloud import ai_zones
 
     ai_line = ai_zones.ai_zone_line(accelerator, survey.zones, survey.source)
+    quotes = zone_prices.quotes_for(price_book, accelerator, route or "vm", list(table))
     if as_json:
         # failures: each zone that could not be surveyed, and why (NOT_AVAILABLE: refused).
         doc: dict[str, object] = {
@@ -329,7 +341,7 @@ def zones(
             "failures": survey.failures,
             # The catalog's AI zones: "listed" by the live survey, "not visible" to this
             # project (hidden until AI zone visibility is on), or "documented" (the catalog's).
-            "ai_zones": _ai_zone_states(accelerator, survey.zones, survey.source),
+            "ai_zones": zone_prices.ai_zone_states(accelerator, survey.zones, survey.source),
         }
         if accelerator and offers is not None:
             doc.update(
@@ -341,18 +353,17 @@ def zones(
                 },
                 # The route's (on-demand without --route), per hour, an estimate from the
                 # catalog's prices (None: unknown; for Flex-start, price_at_most_usd bounds it).
-                price_per_hour_usd={
-                    o.zone: cost.hourly(accelerator, route or "vm", o.zone) for o in offers
-                },
+                price_per_hour_usd=zone_prices.hourly(quotes, accelerator, route, table),
+                # Where each price is from: the Billing Catalog (with the date it was read) or
+                # the offline table, and why not the catalog's.
+                price_sources={z: q.as_json() for z, q in quotes.items()},
                 # What the last attempt there found, and when: "no capacity 12 min ago".
                 last_tried={z: w for z, w in last_tried.items() if z in table},
             )
             if route and unusable is not None:
                 doc.update(
                     route=route,
-                    price_at_most_usd={
-                        o.zone: cost.at_most_hourly(accelerator, route, o.zone) for o in offers
-                    },
+                    price_at_most_usd=zone_prices.at_most(quotes, accelerator, route, table),
                     # Per zone: "" where the route can use it, else why not.
                     unusable={z: unusable[z] for z in table},
                 )
@@ -376,25 +387,20 @@ def zones(
             last_tried,
             route or "vm",
             unusable,
+            {z: cost.ZonePrice(q.hourly, q.note, q.at_most) for z, q in quotes.items()} or None,
         )
         from tpuwizard.commands.choosing import say_refused_once
 
         say_refused_once(surveyed_for, survey.refused, "no TPU can be made there", "failures")
+        if quotes and price_book is not None:
+            from tpuwizard.core.prices.quote import price_source_line
+            from tpuwizard.text_wrap import wrap_paragraph
+
+            line = price_source_line(list(quotes.values()), price_book[1])
+            click.echo(wrap_paragraph(line, 80), err=True)
         if ai_line:  # a note: stderr, fitted to a pipe's 80 columns as the tables are
             from tpuwizard.text_wrap import wrap_paragraph
 
             click.echo(wrap_paragraph(ai_line, 80), err=True)
     if accelerator and not table:
         raise click.exceptions.Exit(EXIT_FAILED)
-
-
-def _ai_zone_states(accelerator: str | None, listed: dict[str, list[str]], source: str) -> dict:
-    from tpuwizard.core.cloud import ai_zones
-
-    if source != "live":
-        return {z: "documented" for z in ai_zones.catalog_ai_zones(accelerator)}
-    hidden = set(ai_zones.hidden_ai_zones(accelerator, listed, source))
-    return {
-        z: "not visible" if z in hidden else "listed"
-        for z in ai_zones.catalog_ai_zones(accelerator)
-    }

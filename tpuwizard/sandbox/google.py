@@ -23,6 +23,8 @@ AI_ZONES = tuple(catalog.documented_ai_zone_table())
 def listed(zones: list[str], ai_zones_visible: bool) -> list[str]:
     """``zones`` as a zone list shows them: without the AI zones unless they are visible."""
     return [z for z in zones if ai_zones_visible or z not in AI_ZONES]
+
+
 # gb:44 "listing a zone answers 403 Location europe-west1-b is not found or access is
 # unauthorized." One such zone is in every sandbox project's location list.
 FORBIDDEN_ZONES = ("europe-west1-b",)

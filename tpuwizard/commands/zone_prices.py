@@ -1,0 +1,83 @@
+"""`tpuwizard zones`'s prices and AI zones: the Billing Catalog's prices through the session
+(cached, or read again with --refresh-prices), and the state of each AI zone the catalog lists.
+Split from planning.py, which renders them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tpuwizard.core.prices.cache import PriceBook
+    from tpuwizard.core.prices.quote import Quote
+    from tpuwizard.session.session import Session
+
+
+def price_book_for(
+    session: Session, accelerator: str | None, refresh: bool
+) -> tuple[PriceBook | None, str] | None:
+    """(book, why) from the session's Billing Catalog reader when prices are shown (a type is
+    asked about), else None: nothing is read."""
+    if not accelerator:
+        return None
+    from tpuwizard.session.prices import price_book
+
+    return price_book(session, refresh)
+
+
+def quotes_for(
+    found: tuple[PriceBook | None, str] | None,
+    accelerator: str | None,
+    route: str,
+    zones: list[str],
+) -> dict[str, Quote]:
+    """zone -> its price; empty without a reading (the catalog's own survey: no session)."""
+    if found is None or not accelerator:
+        return {}
+    from tpuwizard.core.prices.quote import quote
+
+    book, why = found
+    return {z: quote(book, why, accelerator, route, z) for z in zones}
+
+
+def hourly(
+    quotes: dict[str, Quote], accelerator: str, route: str | None, zones: Iterable[str]
+) -> dict[str, float | None]:
+    """zone -> USD per hour on ``route`` (on-demand without one): the quote's, else the
+    offline table's (the catalog's own survey)."""
+    from tpuwizard.core.plan import cost
+
+    return {
+        z: quotes[z].hourly if z in quotes else cost.hourly(accelerator, route or "vm", z)
+        for z in zones
+    }
+
+
+def at_most(
+    quotes: dict[str, Quote], accelerator: str, route: str, zones: Iterable[str]
+) -> dict[str, float | None]:
+    """zone -> the most an hour costs: the catalog's figure where it has one (Flex-start's SKU
+    included), else the offline table's bound."""
+    from tpuwizard.core.plan import cost
+
+    out: dict[str, float | None] = {}
+    for z in zones:
+        q = quotes.get(z)
+        out[z] = (q.hourly or q.at_most) if q else cost.at_most_hourly(accelerator, route, z)
+    return out
+
+
+def ai_zone_states(
+    accelerator: str | None, listed: dict[str, list[str]], source: str
+) -> dict[str, str]:
+    """Each AI zone the catalog lists for the type: "listed" by a live survey, "not visible" to
+    this project, or "documented" (the catalog's own survey)."""
+    from tpuwizard.core.cloud import ai_zones
+
+    if source != "live":
+        return {z: "documented" for z in ai_zones.catalog_ai_zones(accelerator)}
+    hidden = set(ai_zones.hidden_ai_zones(accelerator, listed, source))
+    return {
+        z: "not visible" if z in hidden else "listed"
+        for z in ai_zones.catalog_ai_zones(accelerator)
+    }

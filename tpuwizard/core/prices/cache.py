@@ -1,0 +1,71 @@
+"""The prices read from the Billing Catalog, on disk with the time they were read: re-read when
+older than a day (Google: the latest pricing is "up to 12 hours old") or when asked; a torn or
+foreign file is ignored (and replaced by the next read). One file for Google's catalog and one
+for the practice sandbox's, so the sandbox's figures never stand in for Google's."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from tpuwizard.core.prices.skus import SkuPrice
+
+MAX_AGE_S = 24 * 3600
+_VERSION = 1
+
+
+@dataclass(frozen=True)
+class PriceBook:
+    """Every TPU price one read of the catalog found, and when it was read."""
+
+    read_at: float
+    prices: tuple[SkuPrice, ...]
+
+    def per_chip_hour(self, generation: str, model: str, region: str) -> float | None:
+        for p in self.prices:
+            if (p.generation, p.model, p.region) == (generation, model, region):
+                return p.usd_per_chip_hour
+        return None
+
+    def generations(self) -> set[str]:
+        return {p.generation for p in self.prices}
+
+    def fresh(self, now: float | None = None) -> bool:
+        return (now if now is not None else time.time()) - self.read_at < MAX_AGE_S
+
+    @property
+    def date(self) -> str:
+        return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(self.read_at))
+
+
+def cache_file(folder: Path, practice: bool) -> Path:
+    return folder / ("prices-practice.json" if practice else "prices-google.json")
+
+
+def load(path: Path) -> PriceBook | None:
+    """The book saved at ``path``; None when there is none, or it is torn or not ours."""
+    try:
+        saved = json.loads(path.read_text("utf-8"))
+        if saved.get("version") != _VERSION:
+            return None
+        prices = tuple(
+            SkuPrice(str(g), str(m), str(r), float(usd), str(sku))
+            for g, m, r, usd, sku in saved["prices"]
+        )
+        return PriceBook(float(saved["read_at"]), prices)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def save(path: Path, book: PriceBook) -> None:
+    """Write ``book`` whole or not at all (a temporary file renamed over the old one), so a
+    reader never meets half a file of ours."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows = [[p.generation, p.model, p.region, p.usd_per_chip_hour, p.sku] for p in book.prices]
+    text = json.dumps({"version": _VERSION, "read_at": book.read_at, "prices": rows})
+    temporary = path.with_suffix(f".{os.getpid()}.tmp")
+    temporary.write_text(text, "utf-8")
+    os.replace(temporary, path)
