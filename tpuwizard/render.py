@@ -188,8 +188,8 @@ def render_zones(
     """``quoted``: zone -> cost.ZonePrice from the Billing Catalog where read (else the offline
     table's are computed here). With ``offers`` (backend_choice.ZoneOffer, one per zone of
     ``table``), a backends column: each backend that offers the type there, its source named
-    where it is not the survey's. ``route``'s price is shown; with ``unusable`` (``zones --route``), a column says for each
-    zone whether the route can use it, or why not."""
+    where it is not the survey's. ``route``'s price is shown; with ``unusable`` (``zones
+    --route``), a column says for each zone whether the route can use it, or why not."""
     out = console()
     title = f"Zones offering {accelerator}" if accelerator else "TPU types by zone"
     out.print(f"[bold]{title}[/] ({label})")
