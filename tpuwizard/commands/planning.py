@@ -271,7 +271,7 @@ def zones(
     from tpuwizard.core.cloud import zones as zone_survey
     from tpuwizard.core.cloud.diagnose import Context
     from tpuwizard.core.cloud.zones import unconfirmed_zones
-    from tpuwizard.core.plan import catalog, cost
+    from tpuwizard.core.plan import catalog
 
     runtime = None
     unusable: dict[str, str] | None = None  # with --route: per zone, why the route cannot use it
@@ -329,9 +329,6 @@ def zones(
             offers.sort(key=lambda o: ranked.index(o.zone))
         table = {o.zone: [accelerator] for o in offers}
     last_tried = answer.last_tried(accelerator) if accelerator else {}
-    from tpuwizard.core.cloud import ai_zones
-
-    ai_line = ai_zones.ai_zone_line(accelerator, survey.zones, survey.source)
     quotes = zone_prices.quotes_for(price_book, accelerator, route or "vm", list(table))
     if as_json:
         # failures: each zone that could not be surveyed, and why (NOT_AVAILABLE: refused).
@@ -387,20 +384,11 @@ def zones(
             last_tried,
             route or "vm",
             unusable,
-            {z: cost.ZonePrice(q.hourly, q.note, q.at_most) for z, q in quotes.items()} or None,
+            zone_prices.zone_prices(quotes),
         )
         from tpuwizard.commands.choosing import say_refused_once
 
         say_refused_once(surveyed_for, survey.refused, "no TPU can be made there", "failures")
-        if quotes and price_book is not None:
-            from tpuwizard.core.prices.quote import price_source_line
-            from tpuwizard.text_wrap import wrap_paragraph
-
-            line = price_source_line(list(quotes.values()), price_book[1])
-            click.echo(wrap_paragraph(line, 80), err=True)
-        if ai_line:  # a note: stderr, fitted to a pipe's 80 columns as the tables are
-            from tpuwizard.text_wrap import wrap_paragraph
-
-            click.echo(wrap_paragraph(ai_line, 80), err=True)
+        zone_prices.say_notes(quotes, price_book, accelerator, survey.zones, survey.source)
     if accelerator and not table:
         raise click.exceptions.Exit(EXIT_FAILED)

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from tpuwizard.core.plan.cost import ZonePrice
     from tpuwizard.core.prices.cache import PriceBook
     from tpuwizard.core.prices.quote import Quote
     from tpuwizard.session.session import Session
@@ -65,6 +66,36 @@ def at_most(
         q = quotes.get(z)
         out[z] = (q.hourly or q.at_most) if q else cost.at_most_hourly(accelerator, route, z)
     return out
+
+
+def zone_prices(quotes: dict[str, Quote]) -> dict[str, ZonePrice] | None:
+    """The quotes as render_zones' price cells (None: it computes the offline table's)."""
+    from tpuwizard.core.plan.cost import ZonePrice
+
+    return {z: ZonePrice(q.hourly, q.note, q.at_most) for z, q in quotes.items()} or None
+
+
+def say_notes(
+    quotes: dict[str, Quote],
+    found: tuple[PriceBook | None, str] | None,
+    accelerator: str | None,
+    listed: dict[str, list[str]],
+    source: str,
+) -> None:
+    """Under the table, on stderr and fitted to a pipe's 80 columns as the tables are: whose
+    prices these are (and when read), then the AI zones this project cannot see, once."""
+    import click
+
+    from tpuwizard.core.cloud.ai_zones import ai_zone_line
+    from tpuwizard.core.prices.quote import price_source_line
+    from tpuwizard.text_wrap import wrap_paragraph
+
+    if quotes and found is not None:
+        line = price_source_line(list(quotes.values()), found[1])
+        click.echo(wrap_paragraph(line, 80), err=True)
+    ai_line = ai_zone_line(accelerator, listed, source)
+    if ai_line:
+        click.echo(wrap_paragraph(ai_line, 80), err=True)
 
 
 def ai_zone_states(
