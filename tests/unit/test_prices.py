@@ -191,3 +191,27 @@ def test_zones_shows_the_catalog_s_price_with_its_date_and_the_offline_one_marke
     text = CliRunner().invoke(main, [*args, "--refresh-prices"]).output
     assert f"Prices: the Cloud Billing Catalog, read {read.date}" in text
     assert asked == [False, True]
+
+
+def test_fit_json_gives_each_slice_per_region_route_prices_from_the_cached_read(
+    monkeypatch, tmp_path
+):
+    import json
+
+    from click.testing import CliRunner
+
+    from tpuwizard.cli import main
+    from tpuwizard.core import paths
+
+    monkeypatch.setattr(paths, "cache_dir", lambda: tmp_path)
+    args = ["fit", "48", "--json", "--slices", "v6e-4", "--sandbox"]
+    unread = json.loads(CliRunner().invoke(main, args).stdout)["prices"]
+    assert unread["read"] is None and "--refresh-prices" in unread["why_not_read"]
+    saved = book(SkuPrice("v6e", FLEX, "us-east5", 1.35, "F"))
+    cache.save(cache.cache_file(tmp_path, practice=True), saved)
+    prices = json.loads(CliRunner().invoke(main, args).stdout)["prices"]
+    flex = prices["slices"]["v6e-4"]["us-east5"]["flex"]
+    assert prices["read"] == saved.date
+    assert flex["usd_per_hour"] == 5.4 and flex["source"] == "catalog" and flex["at_most"] is None
+    on_demand = prices["slices"]["v6e-4"]["europe-west4"]["vm"]
+    assert on_demand["source"] == "offline" and "no on-demand SKU" in on_demand["note"]

@@ -83,6 +83,8 @@ class _SizeCommand(click.Command):
     help="With --program: compile with libtpu, or only count the state from the shapes.",
 )
 @click.option("--no-cache", is_flag=True, help="With --program: compile again, ignoring the cache.")
+@click.option("--sandbox", is_flag=True, help="With --json: the practice catalog's prices.")
+@click.option("--refresh-prices", is_flag=True, help="With --json: read the Billing Catalog first.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def fit(
     size: str | None,
@@ -100,9 +102,12 @@ def fit(
     mesh_axes: str | None,
     method: str,
     no_cache: bool,
+    sandbox: bool,
+    refresh_prices: bool,
     as_json: bool,
 ) -> None:
     """Which TPU slices hold a training state of SIZE (48, 48GiB, 51.5GB), or your program?"""
+    from tpuwizard.commands.zone_prices import fit_prices
     from tpuwizard.core.plan import fit as fitting
 
     route = "vm" if route == "on-demand" else route  # one spelling of the routes everywhere
@@ -162,6 +167,7 @@ def fit(
                 "state_gib": round(state, 6),
                 "bytes_per_param": per_param,
                 "slices": [f.to_dict() for f in fits],
+                "prices": fit_prices([f.name for f in fits], sandbox, refresh_prices),
             }
         )
         return

@@ -112,3 +112,37 @@ def ai_zone_states(
         z: "not visible" if z in hidden else "listed"
         for z in ai_zones.catalog_ai_zones(accelerator)
     }
+
+
+def fit_prices(names: list[str], sandbox: bool, refresh: bool) -> dict[str, object]:
+    """``fit --json``'s prices: per slice, per region where its generation is documented, per
+    route (on-demand, spot, Flex-start), each with its source and date. The book on disk is
+    used without a call; ``refresh`` (``--refresh-prices``) reads the catalog first."""
+    from tpuwizard.core import paths
+    from tpuwizard.core.plan import catalog
+    from tpuwizard.core.prices import cache
+    from tpuwizard.core.prices.quote import quote
+
+    if refresh:
+        from tpuwizard.commands.common import open_session
+        from tpuwizard.session.prices import price_book
+
+        book, why = price_book(open_session(None, sandbox), refresh=True)
+    else:
+        book = cache.load(cache.cache_file(paths.cache_dir(), sandbox))
+        why = "" if book else "not read yet: tpuwizard fit --json --refresh-prices reads it"
+    out: dict[str, object] = {}
+    for name in names:
+        g = catalog.parse_accelerator(name).generation
+        by_region: dict[str, str] = {}  # region -> the first documented zone there
+        for zone in (*catalog.parse_accelerator(name).zones, *g.ai_zones):
+            by_region.setdefault(zone.rsplit("-", 1)[0], zone)
+        out[name] = {
+            region: {
+                route: {"usd_per_hour": q.hourly, "at_most": q.at_most, **q.as_json()}
+                for route in ("vm", "spot", "flex")
+                for q in [quote(book, why, name, route, zone)]
+            }
+            for region, zone in sorted(by_region.items())
+        }
+    return {"read": book.date if book else None, "why_not_read": why or None, "slices": out}
