@@ -207,6 +207,7 @@ def test_fit_json_gives_each_slice_per_region_route_prices_from_the_cached_read(
     args = ["fit", "48", "--json", "--slices", "v6e-4", "--sandbox"]
     unread = json.loads(CliRunner().invoke(main, args).stdout)["prices"]
     assert unread["read"] is None and "--refresh-prices" in unread["why_not_read"]
+    assert unread["slices"] == {}  # each slice's price_per_hour_usd is the offline table's
     saved = book(SkuPrice("v6e", FLEX, "us-east5", 1.35, "F"))
     cache.save(cache.cache_file(tmp_path, practice=True), saved)
     prices = json.loads(CliRunner().invoke(main, args).stdout)["prices"]

@@ -116,8 +116,9 @@ def ai_zone_states(
 
 def fit_prices(names: list[str], sandbox: bool, refresh: bool) -> dict[str, object]:
     """``fit --json``'s prices: per slice, per region where its generation is documented, per
-    route (on-demand, spot, Flex-start), each with its source and date. The book on disk is
-    used without a call; ``refresh`` (``--refresh-prices``) reads the catalog first."""
+    route (on-demand, spot, Flex-start), each with its source and date; none until the catalog
+    has been read. The book on disk is used without a call; ``refresh`` (``--refresh-prices``)
+    reads the catalog first."""
     from tpuwizard.core import paths
     from tpuwizard.core.plan import catalog
     from tpuwizard.core.prices import cache
@@ -132,7 +133,9 @@ def fit_prices(names: list[str], sandbox: bool, refresh: bool) -> dict[str, obje
         book = cache.load(cache.cache_file(paths.cache_dir(), sandbox))
         why = "" if book else "not read yet: tpuwizard fit --json --refresh-prices reads it"
     out: dict[str, object] = {}
-    for name in names:
+    # Without a read, the slices' own price_per_hour_usd is the offline table's already, and
+    # quoting every region of every slice would cost the CLI's start-up budget for nothing.
+    for name in names if book is not None else []:
         g = catalog.parse_accelerator(name).generation
         by_region: dict[str, str] = {}  # region -> the first documented zone there
         for zone in (*catalog.parse_accelerator(name).zones, *g.ai_zones):
