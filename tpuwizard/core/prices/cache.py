@@ -5,6 +5,7 @@ for the practice sandbox's, so the sandbox's figures never stand in for Google's
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
@@ -24,11 +25,16 @@ class PriceBook:
     read_at: float
     prices: tuple[SkuPrice, ...]
 
-    def per_chip_hour(self, generation: str, model: str, region: str) -> float | None:
+    @functools.cached_property
+    def _index(self) -> dict[tuple[str, str, str], float]:
+        # The first SKU for a place wins, as a reader scanning in Google's order would take it.
+        index: dict[tuple[str, str, str], float] = {}
         for p in self.prices:
-            if (p.generation, p.model, p.region) == (generation, model, region):
-                return p.usd_per_chip_hour
-        return None
+            index.setdefault((p.generation, p.model, p.region), p.usd_per_chip_hour)
+        return index
+
+    def per_chip_hour(self, generation: str, model: str, region: str) -> float | None:
+        return self._index.get((generation, model, region))
 
     def generations(self) -> set[str]:
         return {p.generation for p in self.prices}
@@ -51,10 +57,10 @@ def load(path: Path) -> PriceBook | None:
         saved = json.loads(path.read_text("utf-8"))
         if saved.get("version") != _VERSION:
             return None
-        prices = tuple(
-            SkuPrice(str(g), str(m), str(r), float(usd), str(sku))
-            for g, m, r, usd, sku in saved["prices"]
-        )
+        rows = saved["prices"]
+        prices = tuple(SkuPrice(*row) for row in rows)
+        if not all(isinstance(p.usd_per_chip_hour, int | float) for p in prices):
+            return None  # not ours: a figure that is not a number
         return PriceBook(float(saved["read_at"]), prices)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
