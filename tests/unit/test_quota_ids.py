@@ -80,3 +80,14 @@ def test_a_generation_no_report_names_is_unknown_never_guessed(accelerator, zone
     reading = quota.read_quota(ask(accelerator, zone, backend="compute"), reach(rest))
     assert reading.check.verdict is Verdict.UNKNOWN and "no source names" in reading.check.detail
     assert rest.asked == []
+
+
+def test_the_tpu_api_s_guessed_ids_say_they_are_by_analogy():
+    tpu = f"/v1/projects/{P}/locations/global/services/tpu.googleapis.com/quotaInfos"
+    name = "TPUV5PPerProjectPerRegionForTPUAPI"
+    rest = FakeRest({f"{tpu}/{name}": info(name, 64)})
+    check = quota.read_quota(ask("v5p-8", "us-east5-a"), reach(rest)).check
+    assert "v5p's ids are by analogy" in check.detail
+    v6e = "TPUV6EPerProjectPerRegionForTPUAPI"
+    rest = FakeRest({f"{tpu}/{v6e}": info(v6e, 64)})
+    assert "analogy" not in quota.read_quota(ask(), reach(rest)).check.detail
