@@ -216,3 +216,30 @@ def test_fit_json_gives_each_slice_per_region_route_prices_from_the_cached_read(
     assert flex["usd_per_hour"] == 5.4 and flex["source"] == "catalog" and flex["at_most"] is None
     on_demand = prices["slices"]["v6e-4"]["europe-west4"]["vm"]
     assert on_demand["source"] == "offline" and "no on-demand SKU" in on_demand["note"]
+
+
+def test_status_costs_use_the_cached_catalog_read_flex_start_s_at_most_replaced(
+    monkeypatch, tmp_path
+):
+    from tpuwizard.commands.catalog_prices import priced
+    from tpuwizard.core import paths
+    from tpuwizard.core.launch.billable import Billable
+    from tpuwizard.core.launch.ledger import Resource
+
+    monkeypatch.setattr(paths, "cache_dir", lambda: tmp_path)
+
+    def running(route, zone):
+        r = Resource(
+            "node", "p", zone, f"tpu-{route}", "v6e-4", "run1", route, None, "o", "compute"
+        )
+        return Billable(r, "RUNNING", 1800.0, None, "ledger", bills=True)
+
+    flex, elsewhere = running("flex", "us-east5-a"), running("flex", "europe-west4-a")
+    unread, words = priced([flex], FakeSession())  # type: ignore[arg-type]
+    assert unread == [flex] and words == ""  # no read on disk: the offline table's, as before
+    saved = book(SkuPrice("v6e", FLEX, "us-east5", 1.35, "F"))
+    cache.save(cache.cache_file(tmp_path, practice=True), saved)
+    shown, words = priced([flex, elsewhere], FakeSession())  # type: ignore[arg-type]
+    assert shown[0].cost_usd == 2.7  # 4 chips x $1.35 x half an hour: no longer "at most"
+    assert shown[1] == elsewhere and shown[1].cost_usd is None  # no SKU there: at most, as before
+    assert saved.date in words
