@@ -64,3 +64,26 @@ def test_a_missing_sku_is_missing_and_refusals_say_what_is_wanting(sandbox):
         read(sandbox, "billing_unauthenticated=1")
     with pytest.raises(PriceReadError, match=r"Cloud Billing API is not enabled \(gcloud services"):
         read(sandbox, "disabled_services=cloudbilling.googleapis.com")
+
+
+def test_every_field_the_sandbox_sends_is_one_of_google_s_sku_message():
+    from google.cloud import billing_v1
+
+    from tpuwizard.sandbox import billing_catalog
+    from tpuwizard.sandbox.faults import Faults
+
+    def unknown(descriptor, value, where):
+        fields = {f.json_name: f for f in descriptor.fields}
+        found = [f"{where}.{k}" for k in value if k not in fields]
+        for key, item in value.items():
+            field = fields.get(key)
+            if field is None or field.message_type is None:
+                continue
+            for one in item if isinstance(item, list) else [item]:
+                if isinstance(one, dict):  # a Timestamp is a string in JSON
+                    found += unknown(field.message_type, one, f"{where}.{key}")
+        return found
+
+    skus = billing_catalog.skus(Faults())
+    sku = billing_v1.Sku.pb().DESCRIPTOR
+    assert skus and all(unknown(sku, s, "Sku") == [] for s in skus)
