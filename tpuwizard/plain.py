@@ -15,6 +15,7 @@ import questionary
 from tpuwizard.choice_words import all_words
 from tpuwizard.core import paths
 from tpuwizard.core.cloud import gcloud_config
+from tpuwizard.core.cloud.tpu7x_access import access_note
 from tpuwizard.core.deadlines import deadline_bounds_text, deadline_problem
 from tpuwizard.core.errors import BadInput, PlanRefused
 from tpuwizard.core.evidence import notebook
@@ -126,6 +127,8 @@ class PlainWizard:
         on_compute = chosen.backend == "compute"  # Google's deadline: no watchdog to ask about
         if on_compute:
             self.say(f"Made through Compute Engine: {chosen.reason}")
+            if note := access_note(accelerator):  # TPU7x: granted through the account team
+                self.say(f"{note}.")
         check = session.watchdog_check() if route in WATCHDOG_ROUTES and not on_compute else None
         if on_compute:
             watchdog = False

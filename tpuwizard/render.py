@@ -183,11 +183,13 @@ def render_zones(
     last_tried: dict[str, str] | None = None,
     route: str = "vm",
     unusable: dict[str, str] | None = None,
+    quoted: dict | None = None,
 ) -> None:
-    """With ``offers`` (backend_choice.ZoneOffer, one per zone of ``table``), a backends column:
-    each backend that offers the type there, its source named where it is not the survey's.
-    ``route``'s price is shown; with ``unusable`` (``zones --route``), a column says for each
-    zone whether the route can use it, or why not."""
+    """``quoted``: zone -> cost.ZonePrice from the Billing Catalog where read (else the offline
+    table's are computed here). With ``offers`` (backend_choice.ZoneOffer, one per zone of
+    ``table``), a backends column: each backend that offers the type there, its source named
+    where it is not the survey's. ``route``'s price is shown; with ``unusable`` (``zones
+    --route``), a column says for each zone whether the route can use it, or why not."""
     out = console()
     title = f"Zones offering {accelerator}" if accelerator else "TPU types by zone"
     out.print(f"[bold]{title}[/] ({label})")
@@ -208,7 +210,7 @@ def render_zones(
         # The runtime version is the TPU API's; a zone only Compute Engine offers has none.
         from tpuwizard.core.plan import cost
 
-        prices = {zone: cost.zone_price(accelerator, route, zone) for zone in table}
+        prices = quoted or {zone: cost.zone_price(accelerator, route, zone) for zone in table}
 
         def price_cell(zone: str) -> str:
             price = prices[zone]

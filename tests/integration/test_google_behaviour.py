@@ -66,10 +66,15 @@ def test_a_worker_without_external_address_fails_fast_with_a_diagnosis(sandbox):
     assert any("--transport gcloud" in s for s in all_words(d.next_steps, "cli"))
 
 
-def test_locations_include_ai_zones_and_one_the_project_may_not_use(sandbox):
+def test_locations_hide_ai_zones_until_visible_and_list_one_the_project_may_not_use(sandbox):
     _, cloud = sandbox()
     zones = cloud.list_zones()
-    assert {"us-central1-ai1a", "us-south1-ai1b", "europe-west1-b"} <= set(zones)
+    assert "europe-west1-b" in zones and not any("-ai1" in z for z in zones)
+    # Hidden, yet served when named: Google's visibility "doesn't restrict API endpoints".
+    assert "v6e-4" in cloud.accelerator_types("us-south1-ai1b")
+    _, visible = sandbox("ai_zones_visible=1", folder="visible")
+    ai = {"us-central1-ai1a", "us-central1-ai1", "us-south1-ai1b"}
+    assert ai <= set(visible.list_zones())
     with pytest.raises(gx.Forbidden) as caught:
         cloud.list_nodes("europe-west1-b")
     assert caught.value.message.endswith(
@@ -87,9 +92,10 @@ def test_tpu7x_is_not_an_accelerator_type_of_this_api(sandbox):
         cloud.create_node(request("seven", "tpu7x-8", zone="us-central1-c"))
 
 
-def test_launch_refuses_tpu7x_with_the_gke_message(tmp_path):
+def test_launch_refuses_tpu7x_on_the_tpu_api_saying_to_use_compute_engine(tmp_path):
+    args = ("--accelerator", "tpu7x-8", "--zone", "us-central1-c", "--backend", "tpu-api")
     proc = subprocess.run(
-        tpuwizard_cmd("launch", "--accelerator", "tpu7x-8", "--zone", "us-central1-c", "--sandbox"),
+        tpuwizard_cmd("launch", *args, "--sandbox"),
         capture_output=True,
         text=True,
         env=clean_env(),
@@ -97,7 +103,7 @@ def test_launch_refuses_tpu7x_with_the_gke_message(tmp_path):
         timeout=60,
     )
     assert proc.returncode == 2
-    assert "GKE or Compute Engine, not the Cloud TPU API" in proc.stderr
+    assert "Compute Engine or GKE" in proc.stderr and "--backend compute" in proc.stderr
 
 
 def test_flex_start_only_where_google_offers_it_and_only_in_v2alpha1(sandbox):

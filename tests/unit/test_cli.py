@@ -35,7 +35,7 @@ def test_fit_json_has_exactly_the_documented_keys():
     result = run("fit", "48", "--json", "--slices", "v5litepod-1,v5litepod-4,v5litepod-8,v6e-4")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert set(data) == {"state_gib", "bytes_per_param", "slices"}
+    assert set(data) == {"state_gib", "bytes_per_param", "slices", "prices"}
     assert data["state_gib"] == 48 and data["bytes_per_param"] is None
     assert all(set(s) == FIT_KEYS for s in data["slices"])
     fitting = [s["name"] for s in data["slices"] if s["fits_total"]]

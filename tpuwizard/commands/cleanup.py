@@ -55,6 +55,9 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     with cloud_errors(Context(project=session.project)):
         kept = session.kept.check()  # first: a preempted kept node is deleted, not listed
         found = session.find_leftovers()
+    from tpuwizard.commands.catalog_prices import priced
+
+    shown, read = priced(list(found), session)  # the cached catalog read's prices, no call
     say_skipped(found, session.project)
     say_preempted(kept.preempted, session.practice)
     say_kept_gone(kept.gone)
@@ -62,7 +65,7 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     if as_json:
         print_json(
             {
-                "resources": [b.to_dict() for b in found],
+                "resources": [b.to_dict() for b in shown],
                 "kept": [k.to_dict() for k in kept.infos],
                 "kept_gone": [g.info.to_dict() for g in kept.gone],
                 "others": [b.to_dict() for b in found.others],
@@ -80,7 +83,7 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
 
         if found:
             flex = any(b.resource.route == "flex" for b in found)  # its caveat only where shown
-            render_status(found, cost.label(flex), practice=session.practice)
+            render_status(shown, cost.label(flex) + read, practice=session.practice)
         elif not found.unchecked:
             show("Nothing you created with tpuwizard exists any more: nothing of yours is billing.")
         for info in kept.infos:  # kept for iterating: what they cost, when they delete themselves

@@ -83,6 +83,8 @@ class _SizeCommand(click.Command):
     help="With --program: compile with libtpu, or only count the state from the shapes.",
 )
 @click.option("--no-cache", is_flag=True, help="With --program: compile again, ignoring the cache.")
+@click.option("--sandbox", is_flag=True, help="With --json: the practice catalog's prices.")
+@click.option("--refresh-prices", is_flag=True, help="With --json: read the Billing Catalog first.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def fit(
     size: str | None,
@@ -100,9 +102,12 @@ def fit(
     mesh_axes: str | None,
     method: str,
     no_cache: bool,
+    sandbox: bool,
+    refresh_prices: bool,
     as_json: bool,
 ) -> None:
     """Which TPU slices hold a training state of SIZE (48, 48GiB, 51.5GB), or your program?"""
+    from tpuwizard.commands.zone_prices import fit_prices
     from tpuwizard.core.plan import fit as fitting
 
     route = "vm" if route == "on-demand" else route  # one spelling of the routes everywhere
@@ -162,6 +167,7 @@ def fit(
                 "state_gib": round(state, 6),
                 "bytes_per_param": per_param,
                 "slices": [f.to_dict() for f in fits],
+                "prices": fit_prices([f.name for f in fits], sandbox, refresh_prices),
             }
         )
         return
@@ -242,6 +248,11 @@ def _fit_program(program: str, chosen: list, as_json: bool, **options: object) -
 @click.option("--sandbox", is_flag=True, help="Survey the local practice sandbox.")
 @click.option("--refresh", is_flag=True, help="Ignore the cached live answer.")
 @click.option(
+    "--refresh-prices",
+    is_flag=True,
+    help="Read the Cloud Billing Catalog's prices again, however fresh the cached read.",
+)
+@click.option(
     "--backend",
     type=click.Choice(["auto", "tpu-api", "compute"]),
     default="auto",
@@ -262,6 +273,7 @@ def zones(
     project: str | None,
     sandbox: bool,
     refresh: bool,
+    refresh_prices: bool,
     backend: str,
     route: str | None,
     as_json: bool,
@@ -271,7 +283,7 @@ def zones(
     from tpuwizard.core.cloud import zones as zone_survey
     from tpuwizard.core.cloud.diagnose import Context
     from tpuwizard.core.cloud.zones import unconfirmed_zones
-    from tpuwizard.core.plan import catalog, cost
+    from tpuwizard.core.plan import catalog
 
     runtime = None
     unusable: dict[str, str] | None = None  # with --route: per zone, why the route cannot use it
@@ -302,12 +314,19 @@ def zones(
             answer = session.zone_survey(refresh=refresh, strict=True)
         surveyed_for = session.project
     survey = answer.survey
+    from tpuwizard.commands import zone_prices
+
+    price_book = (
+        None if live is False else zone_prices.price_book_for(session, accelerator, refresh_prices)
+    )
     table = survey.narrowed(accelerator)
     offers = None
     if accelerator:  # per zone, which backend offers it: the survey's TPU API, Compute's catalog
+        from tpuwizard.core.cloud.ai_zones import visible_ai_zones
         from tpuwizard.core.cloud.backend_choice import zone_offers
 
-        offers = zone_offers(accelerator, table, survey.source)
+        shown_ai = visible_ai_zones(accelerator, survey.zones)
+        offers = zone_offers(accelerator, table, survey.source, shown_ai)
         if backend != "auto":
             offers = [o for o in offers if any(b == backend for b, _ in o.backends)]
         # The zones that lately had capacity for it first (the attempt history).
@@ -322,12 +341,16 @@ def zones(
             offers.sort(key=lambda o: ranked.index(o.zone))
         table = {o.zone: [accelerator] for o in offers}
     last_tried = answer.last_tried(accelerator) if accelerator else {}
+    quotes = zone_prices.quotes_for(price_book, accelerator, route or "vm", list(table))
     if as_json:
         # failures: each zone that could not be surveyed, and why (NOT_AVAILABLE: refused).
         doc: dict[str, object] = {
             "source": survey.source,
             "zones": table,
             "failures": survey.failures,
+            # The catalog's AI zones: "listed" by the live survey, "not visible" to this
+            # project (hidden until AI zone visibility is on), or "documented" (the catalog's).
+            "ai_zones": zone_prices.ai_zone_states(accelerator, survey.zones, survey.source),
         }
         if accelerator and offers is not None:
             doc.update(
@@ -339,18 +362,17 @@ def zones(
                 },
                 # The route's (on-demand without --route), per hour, an estimate from the
                 # catalog's prices (None: unknown; for Flex-start, price_at_most_usd bounds it).
-                price_per_hour_usd={
-                    o.zone: cost.hourly(accelerator, route or "vm", o.zone) for o in offers
-                },
+                price_per_hour_usd=zone_prices.hourly(quotes, accelerator, route, table),
+                # Where each price is from: the Billing Catalog (with the date it was read) or
+                # the offline table, and why not the catalog's.
+                price_sources={z: q.as_json() for z, q in quotes.items()},
                 # What the last attempt there found, and when: "no capacity 12 min ago".
                 last_tried={z: w for z, w in last_tried.items() if z in table},
             )
             if route and unusable is not None:
                 doc.update(
                     route=route,
-                    price_at_most_usd={
-                        o.zone: cost.at_most_hourly(accelerator, route, o.zone) for o in offers
-                    },
+                    price_at_most_usd=zone_prices.at_most(quotes, accelerator, route, table),
                     # Per zone: "" where the route can use it, else why not.
                     unusable={z: unusable[z] for z in table},
                 )
@@ -374,9 +396,11 @@ def zones(
             last_tried,
             route or "vm",
             unusable,
+            zone_prices.zone_prices(quotes),
         )
         from tpuwizard.commands.choosing import say_refused_once
 
         say_refused_once(surveyed_for, survey.refused, "no TPU can be made there", "failures")
+        zone_prices.say_notes(quotes, price_book, accelerator, survey.zones, survey.source)
     if accelerator and not table:
         raise click.exceptions.Exit(EXIT_FAILED)

@@ -43,6 +43,22 @@ MACHINE_TYPES = (
 # ce:14-16 "reports show HTTPError 403: This user agent is not allowed to use the machine type
 # [ct5lp-hightpu-4t]": v5e's machine types are refused, whatever the zone.
 REFUSED_PREFIXES = ("ct5lp-",)
+# TPU7x is granted through the account team (docs.cloud.google.com/tpu/docs/tpu7x-training:
+# "get access to TPU7x ... contact your account team"). What Google answers a project without
+# access is on no page we have: the fault no_tpu7x_access assumes a 403, UNCONFIRMED, with words
+# of the sandbox's own that say so (a client must key on the code, never on this text).
+TPU7X_PREFIX = "tpu7x-"
+
+
+def tpu7x_access_refused(machine: str) -> ApiError:
+    return ApiError(
+        403,
+        "forbidden",
+        f"[tpuwizard sandbox, unconfirmed] The project has no access to machine type "
+        f"[{machine}]: Google's exact answer is unpublished; 403 is the code assumed.",
+    )
+
+
 # Google's limit-vm-runtime page (ce:40-42): 30 s to 120 days; Flex-start at most 7 days.
 MIN_RUN_S = 30
 MAX_RUN_S = 120 * 24 * 3600
@@ -58,7 +74,10 @@ def zone_table() -> dict[str, list[TpuMachineType]]:
     (the same table the TPU API side is built from), so the two backends agree on where a
     generation exists (ce:17-18: v5p and v6e on both, TPU7x here only)."""
     table: dict[str, list[TpuMachineType]] = {}
-    for zone, types in sorted(catalog.documented_zone_table().items()):
+    documented = catalog.documented_zone_table()
+    for zone, ai_types in catalog.documented_ai_zone_table().items():  # AI zones too (gb:32)
+        documented.setdefault(zone, []).extend(ai_types)
+    for zone, types in sorted(documented.items()):
         generations = {catalog.parse_accelerator(t).generation.key for t in types}
         offered = [m for m in MACHINE_TYPES if m.generation in generations]
         if offered:

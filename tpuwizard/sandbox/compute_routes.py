@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from tpuwizard.sandbox import compute_google as ce
-from tpuwizard.sandbox import compute_images, instance_rules, mig_routes, quota_limits
+from tpuwizard.sandbox import compute_images, google, instance_rules, mig_routes, quota_limits
 from tpuwizard.sandbox.compute_filter import matches, parse_filter
 from tpuwizard.sandbox.faults import ConnectionDropped
 from tpuwizard.sandbox.model import ApiError
@@ -214,7 +214,8 @@ class Routes:
         return out
 
     def list_zones(self, project: str, query: dict, body: Any) -> dict:
-        zones = [ce.zone_resource(project, z) for z in instance_rules.zones()]
+        shown = google.listed(instance_rules.zones(), self.s.faults.ai_zones_visible)
+        zones = [ce.zone_resource(project, z) for z in shown]
         wanted = parse_filter(query.get("filter", ""))
         zones = [z for z in zones if matches(wanted, z)]
         return self._listing("compute#zoneList", f"{ce.BASE}projects/{project}/zones", zones, query)
@@ -292,8 +293,8 @@ class Routes:
         return self._listing("compute#routerList", link, items, query)
 
     def get_region(self, project: str, region: str, query: dict, body: Any) -> dict:
-        """regions.get: the region, its zones, and ``quotas[]`` with each TPU metric's limit and
-        usage (the chips of the project's instances there): quota_limits.region_quotas."""
+        """regions.get: the region, its zones, and ``quotas[]`` with the limit and usage of each
+        TPU metric compute.v1.json's enum names: quota_limits.region_quotas."""
         zones = [z for z in instance_rules.zones() if ce.region_of(z) == region]
         if not zones:
             raise ApiError(
@@ -303,7 +304,7 @@ class Routes:
             project,
             region,
             zones,
-            quota_limits.region_quotas(self.s.faults, self.s.instances.records, project, region),
+            quota_limits.region_quotas(self.s.faults, project, region),
         )
 
     def list_firewalls(self, project: str, query: dict, body: Any) -> dict:

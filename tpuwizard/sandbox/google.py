@@ -13,9 +13,18 @@ from typing import Any
 from tpuwizard.core.plan import catalog
 from tpuwizard.sandbox.model import ApiError
 
-# gb:32 "Zones include AI zones such as us-central1-ai1a, us-central1-ai1, us-south1-ai1b". Which
-# types they offer through this API is not in the reference: the sandbox lists none there.
-AI_ZONES = ("us-central1-ai1a", "us-south1-ai1b")
+# gb:32 "Zones include AI zones such as us-central1-ai1a, us-central1-ai1, us-south1-ai1b". What
+# each offers is the catalog's ai_zones (a report); Google hides them from zone lists until the
+# project turns on AI zone visibility, and a request naming one is still served (manage-ai-zones:
+# visibility "doesn't restrict API endpoints"): the fault ai_zones_visible=1 lists them.
+AI_ZONES = tuple(catalog.documented_ai_zone_table())
+
+
+def listed(zones: list[str], ai_zones_visible: bool) -> list[str]:
+    """``zones`` as a zone list shows them: without the AI zones unless they are visible."""
+    return [z for z in zones if ai_zones_visible or z not in AI_ZONES]
+
+
 # gb:44 "listing a zone answers 403 Location europe-west1-b is not found or access is
 # unauthorized." One such zone is in every sandbox project's location list.
 FORBIDDEN_ZONES = ("europe-west1-b",)
@@ -77,6 +86,8 @@ def api_zone_table() -> dict[str, list[str]]:
         return not is_pod(name) or zone in POD_ZONES[name.rpartition("-")[0]]
 
     documented = catalog.documented_zone_table()
+    for zone, types in catalog.documented_ai_zone_table().items():
+        documented.setdefault(zone, []).extend(types)
     pods = {t for types in documented.values() for t in types if is_pod(t)}
     for generation, zones in POD_ZONES.items():  # gb:33-34: where pods are, whatever else is
         for zone in zones:

@@ -48,9 +48,10 @@ def invalid(field: str, value: Any, why: str) -> ApiError:
 
 
 def zones() -> list[str]:
-    """Every zone the catalog documents TPUs in: Compute Engine lists them all (with or without
-    TPU machine types)."""
-    return sorted(catalog.documented_zone_table())
+    """Every zone the catalog documents TPUs in, its AI zones too: Compute Engine knows them all
+    (with or without TPU machine types); zones.list hides the AI zones unless they are visible
+    (google.listed)."""
+    return sorted({*catalog.documented_zone_table(), *catalog.documented_ai_zone_table()})
 
 
 def require_zone(zone: str) -> None:

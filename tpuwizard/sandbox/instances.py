@@ -91,6 +91,8 @@ class Instances:
             raise ApiError(409, "alreadyExists", f"The resource '{key}' already exists")
         if self.faults.no_external_ip and ce.wants_external(body):
             raise ce.external_ip_forbidden(project, zone, checked.name)
+        if self.faults.no_tpu7x_access and checked.machine.name.startswith(ce.TPU7X_PREFIX):
+            raise ce.tpu7x_access_refused(checked.machine.name)
         self.store.data["counter"] += 1
         instance_id = str(ce.ID_BASE + self.store.data["counter"])
         op = self.operations.start(project, zone, "insert", key, instance_id)

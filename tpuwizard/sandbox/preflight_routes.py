@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote
 
-from tpuwizard.sandbox import google, oslogin, quota_limits
+from tpuwizard.sandbox import billing_catalog, google, oslogin, quota_limits
 from tpuwizard.sandbox.faults import Faults
 from tpuwizard.sandbox.model import ApiError, error_body
 
@@ -35,6 +35,7 @@ ROUTES: list[tuple[str, re.Pattern[str], str, str]] = [
         ("GET", _P + r"/services:batchGet", "batch_get_services", "serviceusage"),
         ("GET", _P + r"/services/(?P<service>[^/:]+)", "get_service", "serviceusage"),
         ("GET", _P + r"/billingInfo", "get_billing_info", "cloudbilling"),
+        ("GET", r"^/v1/services/(?P<service>[^/:]+)/skus", "list_skus", "cloudbilling"),
         ("GET", _QUOTAS, "list_quota_infos", "cloudquotas"),
         ("GET", _QUOTAS + r"/(?P<quota>[^/:]+)", "get_quota_info", "cloudquotas"),
         ("GET", r"^/v1/users/(?P<user>[^/:]+)/loginProfile", "get_login_profile", "oslogin"),
@@ -219,6 +220,10 @@ class Methods:
             "billingAccountName": BILLING_ACCOUNT if linked else "",
             "billingEnabled": linked,
         }
+
+    def list_skus(self, service: str, query: dict, body: dict) -> dict:
+        """The Billing Catalog's SKUs (billing_catalog.py): the offline table's figures."""
+        return billing_catalog.list_skus(self.faults, service, query)
 
     # --- Cloud Quotas ------------------------------------------------------------------------
 

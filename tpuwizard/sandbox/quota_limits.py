@@ -237,23 +237,35 @@ def compute_in_use(
     return used
 
 
-def region_quotas(
-    faults: Faults, instances: dict[str, Any], project: str, region: str
-) -> list[dict[str, Any]]:
+# compute.v1.json (revision 20261106) ``Quota.metric``: its only TPU values. A Region's
+# ``quotas[]`` names nothing else for TPUs (a test reads the enum), so the sandbox never answers a
+# metric Google does not publish (such as PREEMPTIBLE_TPU_V6E: no metric counts v6e, v5p or TPU7x).
+REGION_TPU_METRICS = (
+    "PREEMPTIBLE_TPU_LITE_DEVICE_V5",
+    "PREEMPTIBLE_TPU_LITE_PODSLICE_V5",
+    "PREEMPTIBLE_TPU_PODSLICE_V4",
+    "TPU_LITE_DEVICE_V5",
+    "TPU_LITE_PODSLICE_V5",
+    "TPU_PODSLICE_V4",
+)
+
+
+def region_metric_quota_id(metric: str) -> str:
+    """The Cloud Quotas id whose limit a Region reports for ``metric``: its name in Cloud Quotas'
+    spelling (TPU_LITE_PODSLICE_V5 -> TPU-LITE-PODSLICE-V5-per-project-region, the id users report
+    for v5e), so ``quota_limit=`` sets both."""
+    return metric.replace("_", "-") + "-per-project-region"
+
+
+def region_quotas(faults: Faults, project: str, region: str) -> list[dict[str, Any]]:
     """A Region's ``quotas[]`` (compute.v1.json's Quota: metric, limit, usage, as doubles) for
-    the TPU quotas defined on the region alone, named as Compute Engine's metrics are (the Cloud
-    Quotas metric's last part in capitals). A family quota (``tpu_family``) is not among them:
-    one regional number could not say which family it counts."""
-    out = []
-    for quota in quotas(COMPUTE_SERVICE):
-        if quota.family_dimension:
-            continue
-        used = compute_in_use(instances, project, region, quota.quota_id, {})
-        out.append(
-            {
-                "metric": quota.metric.rsplit("/", 1)[-1].upper(),
-                "limit": float(limit(faults, quota.quota_id, region)),
-                "usage": float(used),
-            }
-        )
-    return out
+    the TPU metrics of the enum. Their usage is 0: they count v5e and v4, and the sandbox's
+    Compute Engine makes neither (it refuses ct5lp- machine types and has none for v4)."""
+    return [
+        {
+            "metric": metric,
+            "limit": float(limit(faults, region_metric_quota_id(metric), region)),
+            "usage": 0.0,
+        }
+        for metric in REGION_TPU_METRICS
+    ]

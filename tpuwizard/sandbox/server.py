@@ -26,6 +26,7 @@ from urllib.parse import parse_qs, urlsplit
 from tpuwizard.sandbox import (
     compute_batch,
     compute_routes,
+    google,
     iam_routes,
     locations,
     preflight_routes,
@@ -188,7 +189,7 @@ class Api:
     def list_locations(self, version: str, project: str, query: dict, body: dict) -> dict:
         zones = [
             {"name": f"projects/{project}/locations/{z}", "locationId": z}
-            for z in locations.zones()
+            for z in google.listed(locations.zones(), self.s.faults.ai_zones_visible)
         ]
         return page(zones, "locations", query)
 

@@ -45,10 +45,13 @@ def backend_notes(plan: LaunchPlan, nat_checked: bool = False) -> list[str]:
     looked for Cloud NAT (and said what it found)."""
     from tpuwizard.core.cloud.backends import COMPUTE
     from tpuwizard.core.cloud.compute_body import FLEX_MIN_WAIT_S
+    from tpuwizard.core.cloud.tpu7x_access import access_note
 
     if plan.backend != COMPUTE:
         return []
     notes = []
+    if note := access_note(plan.accelerator):
+        notes.append(f"{note}.")
     wait = plan.queue_wait_minutes
     if plan.route == "flex" and wait is not None and wait * 60 < FLEX_MIN_WAIT_S:
         notes.append(

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from tpuwizard.core.cloud import quota_ids
 from tpuwizard.core.cloud.backends import AUTO, BACKENDS, CHOICES, COMPUTE, TPU_API
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.plan import catalog
@@ -174,27 +175,18 @@ def _check_possible(s: catalog.Slice, support: Support, backend: str) -> None:
         )
 
 
-# The Compute Engine quota each route draws on, by generation: (metric, dimensions besides the
-# region). SPOT and FLEX_START draw on the preemptible pool, STANDARD on-demand on the family
-# quota (v6e, compute-engine.md "report"; one user's `gcloud quotas info`, 2026-08-11, read the
-# same for v6e and gave v5p its own pair). No source names TPU7x's: none is given for it.
-_COMPUTE_QUOTA: dict[tuple[str, str], tuple[str, dict[str, str]]] = {
-    ("v6e", "preemptible"): ("PREEMPTIBLE-TPU-V6E-per-project-region", {}),
-    ("v6e", "standard"): ("TPUS-PER-TPU-FAMILY-per-project-region", {"tpu_family": "CT6E"}),
-    ("v5p", "preemptible"): ("PREEMPTIBLE-TPU-V5P-per-project-region", {}),
-    ("v5p", "standard"): ("TPU-V5P-per-project-region", {}),
-}
-
-
 def compute_quota_metric(accelerator: str, route: str) -> tuple[str, dict[str, str]] | None:
     """The Compute Engine quota ``route`` (vm, spot, flex) draws on for ``accelerator``'s
     generation: its metric and dimensions (besides the region), or None where no source names it
-    (TPU7x) or Compute Engine does not serve the generation."""
+    (TPU7x) or Compute Engine does not serve the generation. The likeliest of
+    quota_ids.compute_candidates (the preflight reads them all, by name)."""
     if route not in _ROUTE_WORDS:
         raise BadInput(f"Unknown route '{route}': the routes are vm, spot and flex.")
-    pool = "preemptible" if route in ("spot", "flex") else "standard"
-    found = _COMPUTE_QUOTA.get((_slice(accelerator).generation.key, pool))
-    return None if found is None else (found[0], dict(found[1]))
+    s = _slice(accelerator)
+    if COMPUTE not in SUPPORT[s.generation.key].backends:
+        return None
+    found = quota_ids.compute_candidates(s.generation.key, route)
+    return (found[0].quota_id, found[0].dimension_map) if found else None
 
 
 @dataclass(frozen=True)
@@ -207,12 +199,16 @@ class ZoneOffer:
 
 
 def zone_offers(
-    accelerator: str, tpu_api_zones: Iterable[str], tpu_api_source: str
+    accelerator: str,
+    tpu_api_zones: Iterable[str],
+    tpu_api_source: str,
+    ai_zones: Iterable[str] = (),
 ) -> list[ZoneOffer]:
     """Per zone, which backends offer ``accelerator``: the TPU API where the zone survey found
     it (``tpu_api_source``: live or documented), Compute Engine where the catalog documents the
     generation and it has a machine type for the slice's VM (a multi-host slice is a MIG of
-    them), labelled documented."""
+    them), labelled documented; ``ai_zones`` (the catalog's AI zones a live zone list showed:
+    ai_zones.visible_ai_zones) count as documented zones of the generation too."""
     s = _slice(accelerator)
     support = SUPPORT[s.generation.key]
     found: dict[str, dict[str, str]] = {}
@@ -221,7 +217,7 @@ def zone_offers(
             found.setdefault(zone, {})[TPU_API] = tpu_api_source
     one_vm = s.generation.name_for_chips(s.chips_per_vm)
     if COMPUTE in support.backends and catalog.machine_type(one_vm) is not None:
-        for zone in s.zones:
+        for zone in (*s.zones, *(z for z in ai_zones if z in s.generation.ai_zones)):
             found.setdefault(zone, {})[COMPUTE] = "documented"
     return [
         ZoneOffer(zone, tuple((b, by[b]) for b in BACKENDS if b in by))

@@ -13,6 +13,7 @@ import re
 
 from tpuwizard.core.choices import Choice, phrase
 from tpuwizard.core.cloud import google_errors as ge
+from tpuwizard.core.cloud import tpu7x_access
 from tpuwizard.core.cloud.diagnose_capacity import (
     invalid_zone_diagnosis,
     other_zones,
@@ -153,6 +154,9 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
                 "Then wait a minute and try again.",
             ],
         )
+    access = tpu7x_access.access_diagnosis(err, ctx)  # a 403 on TPU7x: access, most likely
+    if access is not None:
+        return access
     if isinstance(err, gx.Forbidden):
         return Diagnosis(
             "permission",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.cloud import compute_errors as ce
+from tpuwizard.core.cloud import tpu7x_access
 from tpuwizard.core.cloud.diagnose_capacity import quota_diagnosis, stockout_diagnosis
 from tpuwizard.core.cloud.diagnosis import Context, Diagnosis
 from tpuwizard.core.plan import catalog
@@ -68,13 +69,17 @@ def _quota(facts: ce.QuotaFacts, ctx: Context) -> Diagnosis:
             f"QUOTA_ID: the id of {quota.name or 'the TPU quota'} under IAM & Admin → Quotas "
             "(service compute.googleapis.com)."
         )
-    steps.append(
-        phrase(
-            "Compute Engine's TPU quota is not the Cloud TPU API's: {0} draws on the other "
-            "pool, which may have room.",
-            Choice("backend", "tpu-api"),
+    if tpu7x_access.is_tpu7x(ctx.accelerator):
+        # A zero TPU7x quota may be a project without access (unconfirmed: tpu7x_access).
+        steps.append(f"A limit of 0 may mean no TPU7x access: {tpu7x_access.ACCESS_NOTE}.")
+    else:
+        steps.append(
+            phrase(
+                "Compute Engine's TPU quota is not the Cloud TPU API's: {0} draws on the other "
+                "pool, which may have room.",
+                Choice("backend", "tpu-api"),
+            )
         )
-    )
     return Diagnosis(d.kind, d.title, d.explanation, steps + list(d.next_steps), d.alternatives)
 
 

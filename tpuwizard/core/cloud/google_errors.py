@@ -23,8 +23,7 @@ FLEX_OFFERS: dict[str, dict[str, str]] = {
 }
 TPU7X_MESSAGE = (
     "TPU7x is created through GKE or Compute Engine, not the Cloud TPU API "
-    "(https://cloud.google.com/tpu/docs/tpus-in-compute-engine). tpuwizard fit and zones still "
-    "describe it; launch cannot create it."
+    "(https://cloud.google.com/tpu/docs/tpus-in-compute-engine): use --backend compute."
 )
 
 
@@ -48,13 +47,14 @@ def flex_zones(accelerator: str, backend: str = TPU_API) -> list[str]:
     return out
 
 
-def launchable(accelerator: str) -> str | None:
-    """Why the Cloud TPU API cannot create ``accelerator``, or None when it can."""
+def launchable(accelerator: str, backend: str = TPU_API) -> str | None:
+    """Why ``backend`` cannot create ``accelerator`` for the generation's sake, or None when it
+    can. TPU7x: Compute Engine (and ``auto``, which picks it for TPU7x) can; the TPU API cannot."""
     try:
         generation = catalog.parse_accelerator(accelerator).generation.key
     except catalog.UnknownAcceleratorError:
         return None
-    return TPU7X_MESSAGE if generation == "tpu7x" else None
+    return TPU7X_MESSAGE if generation == "tpu7x" and backend == TPU_API else None
 
 
 def grpc_code(err: BaseException) -> int | None:

@@ -103,7 +103,7 @@ def _offered_problems(plan: LaunchPlan, zones: list[str]) -> list[Said]:
             f"it: {', '.join(offered)}): leave {'it' if len(missing) == 1 else 'them'} out of "
             "--zones."
         )
-    if plan.route == "flex" and not google_errors.launchable(plan.accelerator):
+    if plan.route == "flex" and not google_errors.launchable(plan.accelerator, plan.backend):
         flex = google_errors.flex_zones(plan.accelerator, plan.backend)
         no_flex = [z for z in zones if z in offered and z not in flex and z != plan.zone]
         if no_flex:  # the first zone's rule is LaunchPlan's own (flex_problems)

@@ -59,6 +59,9 @@ class Generation:
     # empty and None for a generation Compute Engine does not serve.
     machine_types: tuple[tuple[int, str], ...] = ()
     image_family: str | None = None
+    # AI zones offering it: hidden from zone lists until the project turns on AI zone
+    # visibility, but not refused when named (core/cloud/ai_zones.py).
+    ai_zones: tuple[str, ...] = ()
 
     def chips_for(self, number: int) -> int:
         return number // self.tensorcores_per_chip if self.name_counts == "tensorcores" else number
@@ -165,6 +168,7 @@ def generations() -> dict[str, Generation]:
                 sorted((int(chips), name) for chips, name in g.get("machine_types", {}).items())
             ),
             image_family=g.get("image_family"),
+            ai_zones=tuple(g.get("ai_zones", [])),
         )
     return out
 
@@ -292,8 +296,20 @@ def generation_for_device_kind(device_kind: str) -> Generation | None:
 
 
 def zones_offering(accelerator: str) -> list[str]:
-    """Documented zones offering an accelerator type (not a promise of free capacity)."""
-    return list(parse_accelerator(accelerator).zones)
+    """Documented zones offering an accelerator type (not a promise of free capacity), its AI
+    zones last."""
+    s = parse_accelerator(accelerator)
+    return [*s.zones, *(z for z in s.generation.ai_zones if z not in s.zones)]
+
+
+def documented_ai_zone_table() -> dict[str, list[str]]:
+    """AI zone -> accelerator types the catalog lists there (hidden from zone lists unless the
+    project turns on AI zone visibility)."""
+    table: dict[str, list[str]] = {}
+    for s in all_slices():
+        for zone in s.generation.ai_zones:
+            table.setdefault(zone, []).append(s.name)
+    return dict(sorted(table.items()))
 
 
 def documented_zone_table() -> dict[str, list[str]]:

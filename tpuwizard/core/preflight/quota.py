@@ -1,16 +1,17 @@
 """Quota: the exact bucket the backend and route draw on, in the zone's region (and, on the TPU
 API, the zone's own bucket too: both bind), its limit read from the Cloud Quotas API against the
 chips asked for. Cloud Quotas reports limits, not usage. On Compute Engine ``regions.get`` answers
-``quotas[]`` with each metric's ``limit`` and ``usage`` (compute.v1.json's Quota), so there what
-is already used is subtracted and the line says "limit N, M used"; where no usage is reported
-(the TPU API; a quota with a dimension besides the region, such as ``tpu_family``, which a
-region's ``quotas[]`` cannot tell apart), the line says usage is not known.
+``quotas[]`` with each metric's ``limit`` and ``usage`` (compute.v1.json's Quota), but its metric
+enum names only v5e's and v4's TPU quotas (quota_ids.ENUM_TPU_METRICS): usage is read by those
+names alone, and where no metric counts the generation (v6e, v5p, TPU7x) the line says usage is
+not known, never 0.
 
 The TPU API's quota ids are named by Google's errors and users' reports, not by a Google page
 that lists them: google-behaviour.md:42 ('TPUV6EPreemptiblePerProjectPerRegionForTPUAPI';
 single-host v5e on-demand draws on the *serving* bucket); users' `gcloud quotas info` reads
 (2025-26) for the rest. A generation no source names is UNKNOWN, never guessed. Compute Engine's
-are :func:`tpuwizard.core.cloud.backend_choice.compute_quota_metric`'s.
+are candidates (:mod:`tpuwizard.core.cloud.quota_ids`, every one a report): all are read by name,
+and the line says which one governs the plan and why.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from tpuwizard.core.cloud.backend_choice import compute_quota_metric
 from tpuwizard.core.cloud.backends import COMPUTE as COMPUTE_BACKEND
+from tpuwizard.core.cloud.quota_ids import QuotaCandidate, compute_candidates
+from tpuwizard.core.cloud.tpu7x_access import access_note
 from tpuwizard.core.preflight.ask import PreflightAsk, Reach
 from tpuwizard.core.preflight.model import Check, failed, in_parallel, passed, unknown
 from tpuwizard.core.preflight.rest import COMPUTE, QUOTAS, TPU, cannot_read
@@ -57,6 +59,7 @@ TPU_API_QUOTAS: dict[tuple[str, str], tuple[str, ...]] = {
     ("v4", _PREEMPTIBLE): ("TPUV4sPreemptiblePodPerProjectPerZoneForTPUAPI",),
 }
 UNLIMITED = -1
+BY_ANALOGY = ("v5p", "v4")  # their TPU API ids above: guessed by analogy, labelled as such
 
 
 @dataclass(frozen=True)
@@ -68,8 +71,8 @@ class QuotaRead:
     limit: int | None  # UNLIMITED (-1) for no limit
     unit: str = ""
     metric: str = ""  # Cloud Quotas' metric, e.g. compute.googleapis.com/preemptible_tpu_v6e
-    regional: bool = True  # defined on the region (or zone) alone: no other dimension
     used: int | None = None  # what is in use there, where the backend reports it
+    extra: tuple[tuple[str, str], ...] = ()  # its dimensions besides the region (tpu_family)
 
     @property
     def left(self) -> int | None:
@@ -106,59 +109,98 @@ def read_quota(ask: PreflightAsk, reach: Reach) -> QuotaReading:
     assert ask.accelerator is not None and ask.zone is not None
     s = ask.slice
     if ask.backend == COMPUTE_BACKEND:
-        metric = compute_quota_metric(ask.accelerator, ask.route)
-        if metric is None:
-            return QuotaReading(
-                unknown(NAME, f"no source names the Compute Engine quota for {s.generation.key}"),
-                None,
-            )
-        ids: tuple[str, ...] = (metric[0],)
-        service, extra = COMPUTE, metric[1]
-    else:
-        bucket = tpu_api_bucket(ask)
-        found = TPU_API_QUOTAS.get((s.generation.key, bucket))
-        if found is None:
-            return QuotaReading(
-                unknown(
-                    NAME,
-                    f"no source names the TPU API's {bucket} quota for {s.generation.key}; "
-                    f"see https://console.cloud.google.com/iam-admin/quotas?project={ask.project}",
-                ),
-                None,
-            )
-        service, ids, extra = TPU, found, {}
+        return _read_compute(ask, reach)
+    bucket = tpu_api_bucket(ask)
+    found = TPU_API_QUOTAS.get((s.generation.key, bucket))
+    if found is None:
+        return QuotaReading(
+            unknown(
+                NAME,
+                f"no source names the TPU API's {bucket} quota for {s.generation.key}; "
+                f"see https://console.cloud.google.com/iam-admin/quotas?project={ask.project}",
+            ),
+            None,
+        )
     if reach.rest is None:
         return QuotaReading(unknown(NAME, "no credentials to read it with"), None)
-    rest = reach.rest
-    base = f"{reach.endpoints.quotas}/v1/projects/{ask.project}/locations/global/services/{service}"
-    calls = [functools.partial(rest.get, f"{base}/quotaInfos/{i}") for i in ids]
-    if service == COMPUTE:  # Compute Engine reports each regional metric's usage
-        region_url = f"{reach.endpoints.compute}/compute/v1/projects/{ask.project}/regions/"
-        calls.append(functools.partial(rest.get, region_url + ask.region))
-    answers = in_parallel(*calls)
+    base = _base(ask, reach, TPU)
+    answers = in_parallel(*[functools.partial(reach.rest.get, f"{base}/{i}") for i in found])
     reads: list[QuotaRead] = []
-    for quota_id, answer in zip(ids, answers, strict=False):
+    for quota_id, answer in zip(found, answers, strict=True):
         if answer.status == 404:
             continue  # this id does not exist for the project: the others may
         if not answer.ok:
             what = f"the quota {quota_id}"
             return QuotaReading(cannot_read(NAME, answer, QUOTAS, ask.project, what), None)
-        reads.append(_limit_at(quota_id, answer.body, ask, extra))
-    if service == COMPUTE and answers[-1].ok:
-        reads = [with_usage(r, answers[-1].body) for r in reads]
-    return _judge(ask, service, reads, extra, ids)
+        reads.append(_limit_at(quota_id, answer.body, ask, {}))
+    reading = _judge(ask, TPU, reads, found)
+    if s.generation.key in BY_ANALOGY:  # said, so an id no report names is not taken as Google's
+        note = (
+            f"{s.generation.key}'s ids are by analogy with v5e's and v6e's (no report names them)"
+        )
+        reading = QuotaReading(
+            dataclasses.replace(reading.check, detail=f"{reading.check.detail}; {note}"),
+            reading.room,
+        )
+    return reading
 
 
-def with_usage(read: QuotaRead, region: dict[str, Any]) -> QuotaRead:
-    """``read`` with the usage a Compute Engine Region reports for its metric: ``quotas[]``
-    names a metric as Cloud Quotas' metric's last part in capitals (compute.googleapis.com/
-    n2_cpus is N2_CPUS). Not for a quota with a dimension besides the region: one regional
-    number cannot say which family it counts."""
-    if not read.regional or not read.metric:
-        return read
-    wanted = read.metric.rsplit("/", 1)[-1].upper()
+def _base(ask: PreflightAsk, reach: Reach, service: str) -> str:
+    return (
+        f"{reach.endpoints.quotas}/v1/projects/{ask.project}/locations/global/services/{service}"
+        "/quotaInfos"
+    )
+
+
+def _read_compute(ask: PreflightAsk, reach: Reach) -> QuotaReading:
+    """Compute Engine: every candidate id read by name; the first that exists governs."""
+    gen = ask.slice.generation.key
+    candidates = compute_candidates(gen, ask.route)
+    if not candidates:
+        note = access_note(ask.accelerator)  # TPU7x: the account team grants it
+        words = f"no source names the Compute Engine quota for {gen}"
+        return QuotaReading(unknown(NAME, f"{words}; {note}" if note else words), None)
+    if reach.rest is None:
+        return QuotaReading(unknown(NAME, "no credentials to read it with"), None)
+    rest, base = reach.rest, _base(ask, reach, COMPUTE)
+    calls = [functools.partial(rest.get, f"{base}/{c.quota_id}") for c in candidates]
+    if any(c.usage_metric for c in candidates):  # only where compute.v1.json's enum names one
+        region_url = f"{reach.endpoints.compute}/compute/v1/projects/{ask.project}/regions/"
+        calls.append(functools.partial(rest.get, region_url + ask.region))
+    answers = in_parallel(*calls)
+    region = answers[-1].body if len(answers) > len(candidates) and answers[-1].ok else None
+    found: list[tuple[QuotaCandidate, QuotaRead]] = []
+    for candidate, answer in zip(candidates, answers, strict=False):
+        if answer.status == 404:
+            continue  # not an id of this project's: the next candidate may be
+        if not answer.ok:
+            what = f"the quota {candidate.quota_id}"
+            return QuotaReading(cannot_read(NAME, answer, QUOTAS, ask.project, what), None)
+        read = _limit_at(candidate.quota_id, answer.body, ask, candidate.dimension_map)
+        if candidate.usage_metric and isinstance(region, dict):
+            read = with_usage(read, region, candidate.usage_metric)
+        found.append((candidate, read))
+    ids = tuple(c.quota_id for c in candidates)
+    if not found:
+        return _judge(ask, COMPUTE, [], ids)
+    (governing, read), others = found[0], found[1:]
+    reading = _judge(ask, COMPUTE, [read], ids)
+    why = f"{governing.quota_id} governs: {governing.why} ({governing.source})"
+    missing = [c.quota_id for c in candidates if c not in [f[0] for f in found]]
+    also = [f"{c.quota_id} {_amount(r)} ({c.why})" for c, r in others]
+    if also:
+        why += "; reports disagree, also read: " + "; ".join(also)
+    if missing:
+        why += f"; not found for the project: {', '.join(missing)}"
+    check = dataclasses.replace(reading.check, detail=f"{reading.check.detail}. {why}")
+    return QuotaReading(check, reading.room)
+
+
+def with_usage(read: QuotaRead, region: dict[str, Any], metric: str) -> QuotaRead:
+    """``read`` with the usage a Compute Engine Region reports under ``metric`` (a value of
+    compute.v1.json's ``Quota.metric`` enum), if the region lists it."""
     for entry in region.get("quotas") or []:
-        if isinstance(entry, dict) and str(entry.get("metric", "")).upper() == wanted:
+        if isinstance(entry, dict) and str(entry.get("metric", "")) == metric:
             try:
                 used = int(float(entry.get("usage", 0)))
             except (TypeError, ValueError):
@@ -189,8 +231,8 @@ def _limit_at(
         if best is None or len(dims) > best[0]:
             best = (len(dims), value)
     unit, metric = str(info.get("metricUnit") or ""), str(info.get("metric") or "")
-    regional = all(k in ("region", "zone") for k in keys)
-    return QuotaRead(quota_id, scope, None if best is None else best[1], unit, metric, regional)
+    limit = None if best is None else best[1]
+    return QuotaRead(quota_id, scope, limit, unit, metric, extra=tuple(extra.items()))
 
 
 def needed(ask: PreflightAsk, read: QuotaRead) -> int:
@@ -216,7 +258,6 @@ def _judge(
     ask: PreflightAsk,
     service: str,
     reads: list[QuotaRead],
-    extra: dict[str, str],
     ids: tuple[str, ...],
 ) -> QuotaReading:
     if not reads:
@@ -229,7 +270,7 @@ def _judge(
     for r in reads:
         want, left = needed(ask, r), r.left
         if left is not None and left != UNLIMITED and left < want:
-            return QuotaReading(_short(ask, service, r, want, extra), max(left, 0))
+            return QuotaReading(_short(ask, service, r, want), max(left, 0))
     finite = [r.left for r in reads if r.left is not None and r.left != UNLIMITED]
     words = "; ".join(f"{r.quota_id} {_amount(r)}" for r in reads)
     unknown_use = any(r.used is None and r.limit != UNLIMITED for r in reads)
@@ -248,10 +289,8 @@ def _amount(r: QuotaRead) -> str:
     return f"limit {r.limit}{used} in {r.scope}"
 
 
-def _short(
-    ask: PreflightAsk, service: str, r: QuotaRead, want: int, extra: dict[str, str]
-) -> Check:
-    where = {"zone" if r.scope == ask.zone else "region": r.scope, **extra}
+def _short(ask: PreflightAsk, service: str, r: QuotaRead, want: int) -> Check:
+    where = {"zone" if r.scope == ask.zone else "region": r.scope, **dict(r.extra)}
     dims = ",".join(f"{k}={v}" for k, v in where.items())
     fix = (
         f"gcloud quotas preferences create --service={service} --project={ask.project} "

@@ -14,6 +14,7 @@ from textual.containers import Horizontal
 from textual.widgets import Button, Input, Label, Static, Switch
 
 from tpuwizard.choice_words import all_words
+from tpuwizard.core.cloud.tpu7x_access import access_note
 from tpuwizard.core.launch.plan import DEFAULT_MAX_RUN, LaunchPlan
 from tpuwizard.core.launch.plan_packages import AUTO_FILE, COURSE_PACKAGES
 from tpuwizard.core.launch.plan_resume import RESUME_ROUTES
@@ -286,7 +287,10 @@ def backend_words(state: WizardState, answers: ReviewAnswer) -> str:
     if both_backends(state):  # the switch above chose
         switch = "switched ON" if chosen.backend == "compute" else "Compute Engine OFF"
         return f"Made through {api} ({switch}); both APIs serve {generation}."
-    return f"Made through {api}: Google serves {generation} only there."
+    note = access_note(state.accelerator)  # TPU7x: granted through the account team
+    return f"Made through {api}: Google serves {generation} only there." + (
+        f" {note}." if note else ""
+    )
 
 
 def compute_label(on: bool) -> str:

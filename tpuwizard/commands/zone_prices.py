@@ -1,0 +1,151 @@
+"""`tpuwizard zones`'s prices and AI zones: the Billing Catalog's prices through the session
+(cached, or read again with --refresh-prices), and the state of each AI zone the catalog lists.
+Split from planning.py, which renders them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tpuwizard.core.plan.cost import ZonePrice
+    from tpuwizard.core.prices.cache import PriceBook
+    from tpuwizard.core.prices.quote import Quote
+    from tpuwizard.session.session import Session
+
+
+def price_book_for(
+    session: Session, accelerator: str | None, refresh: bool
+) -> tuple[PriceBook | None, str] | None:
+    """(book, why) from the session's Billing Catalog reader when prices are shown (a type is
+    asked about), else None: nothing is read."""
+    if not accelerator:
+        return None
+    from tpuwizard.session.prices import price_book
+
+    return price_book(session, refresh)
+
+
+def quotes_for(
+    found: tuple[PriceBook | None, str] | None,
+    accelerator: str | None,
+    route: str,
+    zones: list[str],
+) -> dict[str, Quote]:
+    """zone -> its price; empty without a reading (the catalog's own survey: no session)."""
+    if found is None or not accelerator:
+        return {}
+    from tpuwizard.core.prices.quote import quote
+
+    book, why = found
+    return {z: quote(book, why, accelerator, route, z) for z in zones}
+
+
+def hourly(
+    quotes: dict[str, Quote], accelerator: str, route: str | None, zones: Iterable[str]
+) -> dict[str, float | None]:
+    """zone -> USD per hour on ``route`` (on-demand without one): the quote's, else the
+    offline table's (the catalog's own survey)."""
+    from tpuwizard.core.plan import cost
+
+    return {
+        z: quotes[z].hourly if z in quotes else cost.hourly(accelerator, route or "vm", z)
+        for z in zones
+    }
+
+
+def at_most(
+    quotes: dict[str, Quote], accelerator: str, route: str, zones: Iterable[str]
+) -> dict[str, float | None]:
+    """zone -> the most an hour costs: the catalog's figure where it has one (Flex-start's SKU
+    included), else the offline table's bound."""
+    from tpuwizard.core.plan import cost
+
+    out: dict[str, float | None] = {}
+    for z in zones:
+        q = quotes.get(z)
+        out[z] = (q.hourly or q.at_most) if q else cost.at_most_hourly(accelerator, route, z)
+    return out
+
+
+def zone_prices(quotes: dict[str, Quote]) -> dict[str, ZonePrice] | None:
+    """The quotes as render_zones' price cells (None: it computes the offline table's)."""
+    from tpuwizard.core.plan.cost import ZonePrice
+
+    return {z: ZonePrice(q.hourly, q.note, q.at_most) for z, q in quotes.items()} or None
+
+
+def say_notes(
+    quotes: dict[str, Quote],
+    found: tuple[PriceBook | None, str] | None,
+    accelerator: str | None,
+    listed: dict[str, list[str]],
+    source: str,
+) -> None:
+    """Under the table, on stderr and fitted to a pipe's 80 columns as the tables are: whose
+    prices these are (and when read), then the AI zones this project cannot see, once."""
+    import click
+
+    from tpuwizard.core.cloud.ai_zones import ai_zone_line
+    from tpuwizard.core.prices.quote import price_source_line
+    from tpuwizard.text_wrap import wrap_paragraph
+
+    if quotes and found is not None:
+        line = price_source_line(list(quotes.values()), found[1])
+        click.echo(wrap_paragraph(line, 80), err=True)
+    ai_line = ai_zone_line(accelerator, listed, source)
+    if ai_line:
+        click.echo(wrap_paragraph(ai_line, 80), err=True)
+
+
+def ai_zone_states(
+    accelerator: str | None, listed: dict[str, list[str]], source: str
+) -> dict[str, str]:
+    """Each AI zone the catalog lists for the type: "listed" by a live survey, "not visible" to
+    this project, or "documented" (the catalog's own survey)."""
+    from tpuwizard.core.cloud import ai_zones
+
+    if source != "live":
+        return {z: "documented" for z in ai_zones.catalog_ai_zones(accelerator)}
+    hidden = set(ai_zones.hidden_ai_zones(accelerator, listed, source))
+    return {
+        z: "not visible" if z in hidden else "listed"
+        for z in ai_zones.catalog_ai_zones(accelerator)
+    }
+
+
+def fit_prices(names: list[str], sandbox: bool, refresh: bool) -> dict[str, object]:
+    """``fit --json``'s prices: per slice, per region where its generation is documented, per
+    route (on-demand, spot, Flex-start), each with its source and date; none until the catalog
+    has been read. The book on disk is used without a call; ``refresh`` (``--refresh-prices``)
+    reads the catalog first."""
+    from tpuwizard.core import paths
+    from tpuwizard.core.plan import catalog
+    from tpuwizard.core.prices import cache
+    from tpuwizard.core.prices.quote import quote
+
+    if refresh:
+        from tpuwizard.commands.common import open_session
+        from tpuwizard.session.prices import price_book
+
+        book, why = price_book(open_session(None, sandbox), refresh=True)
+    else:
+        book = cache.load(cache.cache_file(paths.cache_dir(), sandbox))
+        why = "" if book else "not read yet: tpuwizard fit --json --refresh-prices reads it"
+    out: dict[str, object] = {}
+    # Without a read, the slices' own price_per_hour_usd is the offline table's already, and
+    # quoting every region of every slice would cost the CLI's start-up budget for nothing.
+    for name in names if book is not None else []:
+        g = catalog.parse_accelerator(name).generation
+        by_region: dict[str, str] = {}  # region -> the first documented zone there
+        for zone in (*catalog.parse_accelerator(name).zones, *g.ai_zones):
+            by_region.setdefault(zone.rsplit("-", 1)[0], zone)
+        out[name] = {
+            region: {
+                route: {"usd_per_hour": q.hourly, "at_most": q.at_most, **q.as_json()}
+                for route in ("vm", "spot", "flex")
+                for q in [quote(book, why, name, route, zone)]
+            }
+            for region, zone in sorted(by_region.items())
+        }
+    return {"read": book.date if book else None, "why_not_read": why or None, "slices": out}

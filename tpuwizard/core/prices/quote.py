@@ -1,0 +1,87 @@
+"""One slice's price per hour in one zone, on one route, from the Billing Catalog where its SKU
+was read, else from the offline table (core/plan/cost.py), always saying which and, where the
+catalog has no figure, why not. Flex-start's "at most on-demand" stays only beside the offline
+table: where the catalog has Flex-start's SKU, that is its price."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tpuwizard.core.plan import catalog, cost
+from tpuwizard.core.prices.cache import PriceBook
+from tpuwizard.core.prices.skus import FLEX, ON_DEMAND, SPOT
+
+_MODEL = {"vm": ON_DEMAND, "on-demand": ON_DEMAND, "spot": SPOT, "flex": FLEX}
+_MODEL_WORDS = {ON_DEMAND: "on-demand", SPOT: "spot", FLEX: "Flex-start"}
+# The generations whose SKUs the reader knows by name (skus.py); the others' are not read.
+READ_GENERATIONS = ("v5e", "v5p", "v6e")
+CATALOG = "catalog"
+OFFLINE = "offline"
+
+
+@dataclass(frozen=True)
+class Quote:
+    """``hourly``: USD per hour (None: no figure; ``at_most`` then bounds it where it can).
+    ``source``: CATALOG or OFFLINE; ``label``: where the figure is from and its date;
+    ``note``: why it is not the catalog's, or empty when it is."""
+
+    hourly: float | None
+    source: str
+    label: str
+    note: str = ""
+    at_most: float | None = None
+
+    def as_json(self) -> dict[str, str]:
+        return {"source": self.source, "label": self.label, "note": self.note}
+
+
+def offline_label() -> str:
+    return f"offline table ({catalog.sources()['price_date']}, estimate)"
+
+
+def quote(
+    book: PriceBook | None, why_no_book: str, accelerator: str, route: str, zone: str
+) -> Quote:
+    """``accelerator`` on ``route`` in ``zone``: the catalog's SKU from ``book``, else the
+    offline table's figure with why (``why_no_book`` when there is no book at all)."""
+    s = catalog.parse_accelerator(accelerator)
+    gen, model, region = s.generation.key, _MODEL.get(route, route), zone.rsplit("-", 1)[0]
+    if book is not None:
+        found = book.per_chip_hour(gen, model, region)
+        if found is not None:
+            label = f"Cloud Billing Catalog, read {book.date}"
+            return Quote(round(found * s.chips, 4), CATALOG, label)
+        why = _no_sku(gen, model)
+    else:
+        why = f"the Billing Catalog could not be read: {why_no_book}"
+    return _offline(accelerator, route, zone, why)
+
+
+def _no_sku(gen: str, model: str) -> str:
+    if gen not in READ_GENERATIONS:
+        if gen == "tpu7x":
+            return "no report names TPU7x's Billing Catalog SKU, so tpuwizard reads none"
+        return (
+            f"{gen} is priced in the Cloud TPU service's SKUs (E000-3F24-B8AA), which "
+            "tpuwizard does not read"
+        )
+    # Region-free, so that one footnote says it for every zone it applies to.
+    return f"the Billing Catalog has no {_MODEL_WORDS[model]} SKU for {gen} in this region"
+
+
+def _offline(accelerator: str, route: str, zone: str, why: str) -> Quote:
+    figure = cost.zone_price(accelerator, route, zone)
+    note = why if not figure.note else f"{why}; {figure.note}"
+    return Quote(figure.hourly, OFFLINE, offline_label(), note, figure.at_most)
+
+
+def price_source_line(quotes: list[Quote], why_no_book: str = "") -> str:
+    """One line under a price table: whose prices these are, and the date of each source;
+    ``why_no_book``: why the catalog was not read (or not re-read)."""
+    labels = list(dict.fromkeys(q.label for q in quotes if q.source == CATALOG))
+    why = f" ({why_no_book})" if why_no_book else ""
+    if not labels:
+        return f"Prices: the {offline_label()}{why}."
+    offline = any(q.source == OFFLINE for q in quotes)
+    rest = f"; the {offline_label()} where marked *" if offline else ""
+    return f"Prices: the {labels[0]}{why}{rest}."

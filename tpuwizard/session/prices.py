@@ -1,0 +1,69 @@
+"""The session's prices: the Billing Catalog's (Google's, or in practice the sandbox's), read
+through the disk cache; the offline table where neither a fresh read nor a cached one exists.
+Never raises for the cloud's sake: a failed read is a reason, said beside the offline figures."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from tpuwizard.core import paths
+from tpuwizard.core.prices import cache
+from tpuwizard.core.prices.cache import PriceBook
+
+if TYPE_CHECKING:
+    from tpuwizard.session.session import Session
+
+
+def price_book(session: Session, refresh: bool = False) -> tuple[PriceBook | None, str]:
+    """(the book, "") when one is read or cached; (an older book, why it was not re-read) when
+    the read failed but an earlier one is on disk; (None, why) when there is neither. A fresh
+    cached book answers without a call unless ``refresh`` (``--refresh-prices``)."""
+    from tpuwizard.core.prices.reader import PriceReadError, read_catalog
+
+    path = cache.cache_file(paths.cache_dir(), session.practice)
+    saved = cache.load(path)
+    if saved is not None and saved.fresh() and not refresh:
+        return saved, ""
+    try:
+        endpoint, credentials = _where(session)
+        book = read_catalog(endpoint, credentials() if callable(credentials) else credentials)
+    except PriceReadError as err:  # said beside the figures, with what to do
+        if saved is not None:
+            return saved, f"not re-read ({err}); the read of {saved.date} stands"
+        return None, str(err)
+    cache.save(path, book)
+    return book, ""
+
+
+def cached_book(session: Session) -> PriceBook | None:
+    """The book on disk, however old, without a call (for screens that must not wait)."""
+    return cache.load(cache.cache_file(paths.cache_dir(), session.practice))
+
+
+def _where(session: Session) -> tuple[str, Any]:
+    """The catalog's address and credentials: in practice the sandbox's (it serves every API
+    on one port), else Google's with Google's default credentials (read only when called)."""
+    from tpuwizard.core.prices.reader import GOOGLE_BILLING_ENDPOINT
+
+    if session.practice:
+        cloud = session.cloud  # starts the sandbox once
+        return cloud.endpoint, cloud.credentials
+    return GOOGLE_BILLING_ENDPOINT, _google_default
+
+
+def _google_default() -> Any:
+    import google.auth
+    from google.auth import exceptions as auth_exc
+
+    from tpuwizard.core.prices.reader import PriceReadError
+
+    try:
+        credentials, _ = google.auth.default(
+            scopes=["https://www.googleapis.com/auth/cloud-platform"]
+        )
+    except auth_exc.GoogleAuthError as err:
+        raise PriceReadError(
+            "no credentials the Cloud Billing API accepts (gcloud auth application-default "
+            f"login): {err}"
+        ) from None
+    return credentials
