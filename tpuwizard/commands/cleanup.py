@@ -150,6 +150,7 @@ def teardown(
     if not mine and not theirs:
         if not unchecked:
             say("Nothing to delete: nothing tpuwizard created exists.")
+            _end_practice(session, everything)
         if as_json:
             unchecked_data = [u.to_dict() for u in unchecked]
             print_json({"results": [], "unchecked": unchecked_data, "kept": kept_now()})
@@ -196,6 +197,16 @@ def teardown(
     if unchecked or not all(r.verified for r in results):
         raise click.exceptions.Exit(EXIT_TEARDOWN)
     say("Nothing tpuwizard deleted is billing any more.")
+    _end_practice(session, everything)
+
+
+def _end_practice(session: Session, everything: bool) -> None:
+    """After --all in practice, everything verified gone: the lasting sandbox ends too."""
+    if everything and session.practice:
+        from tpuwizard.session.lasting_end import end_lasting_sandbox
+
+        if words := end_lasting_sandbox():
+            say(words)
 
 
 # `down`, the pair of `up`: the same command, with help in its own words (click prints a

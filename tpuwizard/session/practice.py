@@ -142,8 +142,9 @@ def _refuse_faults_it_does_not_serve(serving: str) -> None:
         return
     now = f"with {FAULTS_ENV}={shown(serving)}" if serving.strip() else "with no faults"
     raise BadInput(
-        f"{FAULTS_ENV}={shown(asked)} cannot apply: a lasting practice sandbox (it holds a kept "
-        f"node) is already serving, started {now}. Unset {FAULTS_ENV}, end it with "
+        f"{FAULTS_ENV}={shown(asked)} cannot apply: a lasting practice sandbox (one that "
+        "outlives its command, for a node kept or left running; it stays up a while once it "
+        f"holds nothing) is already serving, started {now}. Unset {FAULTS_ENV}, end it with "
         "`tpuwizard down --sandbox --all`, then set it again."
     )
 
