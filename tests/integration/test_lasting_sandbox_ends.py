@@ -60,3 +60,42 @@ def test_the_faults_refusal_claims_no_kept_node(monkeypatch):
     words = " ".join(str(refused.value).split())
     assert "it holds a kept node" not in words
     assert "tpuwizard down --sandbox --all" in words
+
+
+ONE_CALL = """
+import json, os, time, urllib.request
+from tpuwizard.core.cloud.endpoint import ENDPOINT_ENV, TOKEN_ENV
+from tpuwizard.session import practice
+assert practice.attach_lasting_sandbox()
+url = os.environ[ENDPOINT_ENV] + "/v2/projects/tpuwizard-practice/locations/us-central1-a/nodes"
+request = urllib.request.Request(url, headers={"Authorization": "Bearer " + os.environ[TOKEN_ENV]})
+start = time.monotonic()
+urllib.request.urlopen(request, timeout=60).read()
+print(json.dumps({"seconds": time.monotonic() - start}))
+"""
+
+
+def test_a_rehearsals_faults_end_with_it(tmp_path):
+    """A lasting sandbox started by a rehearsal (every request 5 s late): the next command that
+    asks for no faults is served without them."""
+    home = tmp_path / "state"
+    environ = env(TPUWIZARD_HOME=str(home), TPUWIZARD_SANDBOX_LINGER="600")
+    rehearsal = {**environ, practice.FAULTS_ENV: "latency_ms=5000"}
+    subprocess.run([sys.executable, "-c", START], env=rehearsal, check=True, timeout=60)
+    info = home / "sandbox" / practice.LASTING_SERVER_FILE
+    pid = int(json.loads(info.read_text())["pid"])
+    try:
+        assert json.loads(info.read_text())["faults"] == "latency_ms=5000"
+        done = subprocess.run(
+            [sys.executable, "-c", ONE_CALL],
+            env=environ,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout.splitlines()[-1])["seconds"] < 4
+        assert json.loads(info.read_text())["faults"] == ""
+    finally:
+        if alive(pid):
+            os.kill(pid, 9)
