@@ -65,7 +65,9 @@ def choice_words(choice: Choice, audience: Audience) -> str:
     if c == "packages":
         if audience == "wizard":
             return f'type {v} in the "Packages" field on Review'
-        return f"put a line {v} in a requirements.txt beside your script"
+        # Plain mode asks for packages as Review does; a requirements.txt is the other way,
+        # which the diagnosis names on its own line.
+        return f'type {v} at the "Packages to add" question'
     if c == "script":
         if audience == "wizard":
             return 'the "Your script" field on Review'

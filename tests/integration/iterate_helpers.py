@@ -37,18 +37,21 @@ def up(
     return events[-1]
 
 
-def run(cwd: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def run(
+    cwd: Path, *args: str, timeout: float = 120, **extra: str
+) -> subprocess.CompletedProcess[str]:
+    """``extra``: the environment's settings (a rehearsal's faults are each command's own)."""
     return subprocess.run(
         tpuwizard_cmd("run", "--sandbox", *args),
         cwd=cwd,
         capture_output=True,
         text=True,
         timeout=timeout,
-        env=env(),
+        env=env(**extra),
     )
 
 
-def start(cwd: Path, command: str, *args: str) -> subprocess.Popen[str]:
+def start(cwd: Path, command: str, *args: str, **extra: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         tpuwizard_cmd(command, "--sandbox", *args),
         cwd=cwd,
@@ -56,7 +59,7 @@ def start(cwd: Path, command: str, *args: str) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
         text=True,
-        env=env(),
+        env=env(**extra),
     )
 
 

@@ -41,7 +41,8 @@ def project(project):
 
 def test_a_preempted_kept_node_is_replaced_and_the_run_resumes_bit_for_bit(tmp_path, home, project):
     kept = up(tmp_path, "--route", "spot", **FAST)
-    done = run(tmp_path, *RESUMABLE, str(project / "train.py"), *ARGS, timeout=300)
+    # The rehearsal's faults are each command's own: run asks for them too.
+    done = run(tmp_path, *RESUMABLE, str(project / "train.py"), *ARGS, timeout=300, **FAST)
     events = json_events(done.stdout)
     kinds = [e["event"] for e in events]
     assert done.returncode == 0, (done.stderr, kinds)
@@ -69,7 +70,7 @@ def test_a_kill_of_run_while_it_makes_the_new_node_leaves_nothing_teardown_misse
     tmp_path, home, project
 ):
     up(tmp_path, "--route", "spot", **FAST)
-    proc = start(tmp_path, "run", *RESUMABLE, str(project / "train.py"), *ARGS)
+    proc = start(tmp_path, "run", *RESUMABLE, str(project / "train.py"), *ARGS, **FAST)
     seen: list[str] = []
     # The new node's intent is in the ledger: the create is under way.
     read_until(proc, lambda line: '"event": "resource_exists"' in line, seen)

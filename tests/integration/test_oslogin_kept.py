@@ -55,7 +55,7 @@ def test_run_on_a_node_kept_under_os_login_logs_in_as_up_chose(sshd, tmp_path, h
         capture_output=True,
         text=True,
         timeout=120,
-        env=env(**ssh),
+        env=env(TPUWIZARD_SANDBOX_FAULTS="oslogin=1", **ssh),  # each command's own faults
     )
     assert ran.returncode == 0, ran.stderr
     assert "hello from the kept node" in ran.stdout

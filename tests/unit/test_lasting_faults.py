@@ -4,12 +4,15 @@ import json
 import socket
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
 from tpuwizard.core.cloud.endpoint import ENDPOINT_ENV, TOKEN_ENV
 from tpuwizard.core.errors import BadInput
 from tpuwizard.session import practice
+from tpuwizard.session.lasting_faults import FAULTS_REQUEST, take_request
 
 
 @pytest.fixture
@@ -45,9 +48,31 @@ def test_faults_the_lasting_sandbox_does_not_serve_are_refused_with_the_way_out(
     assert "started with no faults" in said and "tpuwizard down --sandbox --all" in said
 
 
-def test_the_same_faults_or_none_attach_as_before(lasting, monkeypatch):
+def test_the_same_faults_attach_as_before(lasting, monkeypatch):
     lasting("create:stockout")
     monkeypatch.setenv(practice.FAULTS_ENV, "create:stockout")
     assert practice.attach_lasting_sandbox()
-    monkeypatch.delenv(practice.FAULTS_ENV)
+
+
+def test_a_command_asking_for_none_ends_a_rehearsals_faults_before_its_first_call(
+    lasting, home, monkeypatch
+):
+    """Faults are the rehearsal's: the next command that asks for none gets none (they stayed,
+    slow_create=30 minutes later). It waits until the sandbox says it serves none."""
+    lasting("slow_create=30")
+    monkeypatch.delenv(practice.FAULTS_ENV, raising=False)
+    folder = home / "sandbox"
+    taken: list[str | None] = []
+
+    def sandbox_loop() -> None:  # what lasting_sandbox.py's loop does with the request
+        while not (folder / FAULTS_REQUEST).exists():
+            time.sleep(0.02)
+        taken.append(take_request(folder))
+        info = folder / practice.LASTING_SERVER_FILE
+        info.write_text(json.dumps({**json.loads(info.read_text()), "faults": taken[-1]}))
+
+    loop = threading.Thread(target=sandbox_loop, daemon=True)
+    loop.start()
     assert practice.attach_lasting_sandbox()
+    loop.join(10)
+    assert taken == [""]

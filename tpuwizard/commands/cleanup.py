@@ -50,7 +50,9 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     when a zone could not be checked, 4 when a preempted kept node could not be deleted."""
     from tpuwizard.core.cloud.diagnose import Context
     from tpuwizard.core.plan import cost
+    from tpuwizard.session.early_import import import_compute_early
 
+    import_compute_early()  # both backends are listed: its seconds pass beside the rest
     session = open_session(project, sandbox)
     with cloud_errors(Context(project=session.project)):
         kept = session.kept.check()  # first: a preempted kept node is deleted, not listed
@@ -151,6 +153,7 @@ def teardown(
     if not mine and not theirs:
         if not unchecked:
             say("Nothing to delete: nothing tpuwizard created exists.")
+            _end_practice(session, everything)
         if as_json:
             unchecked_data = [u.to_dict() for u in unchecked]
             print_json({"results": [], "unchecked": unchecked_data, "kept": kept_now()})
@@ -197,6 +200,16 @@ def teardown(
     if unchecked or not all(r.verified for r in results):
         raise click.exceptions.Exit(EXIT_TEARDOWN)
     say("Nothing tpuwizard deleted is billing any more.")
+    _end_practice(session, everything)
+
+
+def _end_practice(session: Session, everything: bool) -> None:
+    """After --all in practice, everything verified gone: the lasting sandbox ends too."""
+    if everything and session.practice:
+        from tpuwizard.session.lasting_end import end_lasting_sandbox
+
+        if words := end_lasting_sandbox():
+            say(words)
 
 
 # `down`, the pair of `up`: the same command, with help in its own words (click prints a

@@ -216,10 +216,15 @@ def _fit_program(program: str, chosen: list, as_json: bool, **options: object) -
     if not as_json:
         say(f"Compiling {program} for {len(chosen)} slice(s) ({planner.method})...")
     results = []
-    for result in planner.results():
-        results.append(result)
-        if not as_json:
-            say(f"  {result.name}: {'cached' if result.cached else f'{result.seconds:.1f} s'}")
+    try:
+        for result in planner.results():
+            results.append(result)
+            if not as_json:
+                say(f"  {result.name}: {'cached' if result.cached else f'{result.seconds:.1f} s'}")
+    except program_fit.ProgramInputError as err:
+        if err.kind != "no-function":
+            raise
+        raise BadInput(f"{err} Or name another with --function.") from None
     advice = program_advice.overall(results)
     if as_json:
         print_json(

@@ -25,17 +25,27 @@ class CloudBook:
         self._open = open_cloud
         self._clouds: dict[str, Cloud] = {}
         self._lock = threading.Lock()
+        self._opening: dict[str, threading.Lock] = {}  # per backend: held while it opens
         self._given = False  # a test (or a caller) gave the clouds: survey only those
 
     def get(self, backend: str = TPU_API) -> Cloud:
         if backend not in BACKENDS:
             raise ValueError(f"unknown backend {backend!r}")
         with self._lock:
-            if backend not in self._clouds:
+            opening = self._opening.setdefault(backend, threading.Lock())
+        # One backend's opening (Compute Engine's library takes seconds to import) never
+        # holds up another's: each has its own lock, and one book-wide for the dict alone.
+        with opening:
+            with self._lock:
+                if backend in self._clouds:
+                    return self._clouds[backend]
                 if self._given:
                     raise LookupError(f"no {backend} cloud was given to this session")
-                self._clouds[backend] = self._open(backend)
-            return self._clouds[backend]
+                book = self._clouds
+            cloud = self._open(backend)
+            with self._lock:
+                book[backend] = cloud  # into the book it was asked of: forget() made a new one
+            return cloud
 
     def use(self, *clouds: Cloud) -> None:
         """Talk to these clouds (one per backend) and survey no other."""

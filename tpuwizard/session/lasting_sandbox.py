@@ -16,11 +16,14 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from tpuwizard.session import practice
+from tpuwizard.session.lasting_faults import take_request
 
 
 def main() -> int:
+    from tpuwizard.sandbox.fault_switch import switch_faults
     from tpuwizard.sandbox.server import start_in_thread
 
     # Seconds to stay up holding nothing (checked by the command that starts this one, too).
@@ -32,28 +35,19 @@ def main() -> int:
     folder = server.state.home
     start_in_thread(server)
     info = folder / practice.LASTING_SERVER_FILE
-    tmp = info.with_suffix(f".{os.getpid()}.tmp")
-    # It holds the server's token: readable by this user only, written whole.
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        # Its faults too: a later command asking for others is told they do not apply.
-        faults = os.environ.get(practice.FAULTS_ENV, "")
-        json.dump(
-            {
-                "endpoint": server.endpoint,
-                "pid": os.getpid(),
-                "token": server.token,
-                "faults": faults,
-            },
-            f,
-        )
-    os.replace(tmp, info)
+    # Its faults too: a later command asking for others is told they do not apply.
+    _write_info(info, server, os.environ.get(practice.FAULTS_ENV, ""))
+    delay = practice.sandbox_delay()
     empty_since: float | None = None
     try:
         while True:
             time.sleep(0.5)
             if not folder.is_dir() or _no_longer_mine(info):
                 return 0
+            asked = take_request(folder)  # a command's own faults (none): a rehearsal's end
+            if asked is not None:
+                switch_faults(server.state, asked, delay)
+                _write_info(info, server, asked)
             with server.state.lock:
                 empty = not server.state.holds_resources()
             if not empty:
@@ -82,6 +76,16 @@ def _withdrawn(folder: Path, info: Path) -> bool:
         return True
     finally:
         os.close(fd)
+
+
+def _write_info(info: Path, server: Any, faults: str) -> None:
+    """server.json, whole: where it serves, its token (readable by this user only), its faults."""
+    tmp = info.with_suffix(f".{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        data = {"endpoint": server.endpoint, "pid": os.getpid(), "token": server.token}
+        json.dump({**data, "faults": faults}, f)
+    os.replace(tmp, info)
 
 
 def _no_longer_mine(info: Path) -> bool:

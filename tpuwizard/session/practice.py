@@ -128,8 +128,24 @@ def attach_lasting_sandbox() -> bool:
         _ATTACHED[str(folder)] = fd  # held until this process exits
     os.environ[ENDPOINT_ENV] = endpoint
     os.environ[TOKEN_ENV] = token
-    _refuse_faults_it_does_not_serve(str(data.get("faults") or ""))
+    serving = str(data.get("faults") or "")
+    _refuse_faults_it_does_not_serve(serving)
+    if serving.strip() and not os.environ.get(FAULTS_ENV, "").strip():
+        _end_its_faults(folder, info)
     return True
+
+
+def _end_its_faults(folder: Path, info: Path) -> None:
+    """This command asks for no faults: a rehearsal's faults were that rehearsal's, and end
+    before this command's first call (they stayed for every later command)."""
+    from tpuwizard.core.errors import BadInput
+    from tpuwizard.session.lasting_faults import ask_for_faults
+
+    if not ask_for_faults(folder, info, ""):
+        raise BadInput(
+            "The lasting practice sandbox did not drop an earlier rehearsal's faults in time: "
+            "end it with `tpuwizard down --sandbox --all`, then try again."
+        )
 
 
 def _refuse_faults_it_does_not_serve(serving: str) -> None:
@@ -142,8 +158,9 @@ def _refuse_faults_it_does_not_serve(serving: str) -> None:
         return
     now = f"with {FAULTS_ENV}={shown(serving)}" if serving.strip() else "with no faults"
     raise BadInput(
-        f"{FAULTS_ENV}={shown(asked)} cannot apply: a lasting practice sandbox (it holds a kept "
-        f"node) is already serving, started {now}. Unset {FAULTS_ENV}, end it with "
+        f"{FAULTS_ENV}={shown(asked)} cannot apply: a lasting practice sandbox (one that "
+        "outlives its command, for a node kept or left running; it stays up a while once it "
+        f"holds nothing) is already serving, started {now}. Unset {FAULTS_ENV}, end it with "
         "`tpuwizard down --sandbox --all`, then set it again."
     )
 

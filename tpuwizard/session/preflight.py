@@ -242,3 +242,9 @@ def moved_to(plan: LaunchPlan, backend: str) -> LaunchPlan:
         moved = dataclasses.replace(moved, watchdog=False, idle_minutes=None)
     moved.validate()
     return moved
+
+
+def project_checks(session: Session) -> list[Check]:
+    """The project's own checks (credentials, APIs, billing, OS Login, external IPs), as the
+    wizard's Account step shows them: no slice or zone asked about yet."""
+    return run_preflight(session, None, None).checks

@@ -58,6 +58,7 @@ class Session:
         self._launches: list[LaunchHandle] = []
         self._deletions = 0  # deletions under way outside a launch (the wizard's, in threads)
         self._deletions_lock = threading.Lock()
+        self._sandbox_lock = threading.Lock()
 
     @staticmethod
     def decide(sandbox: bool, ctx: gcloud_config.GcloudContext) -> Mode:
@@ -109,10 +110,11 @@ class Session:
     def _open_cloud(self, backend: str) -> Cloud:
         from tpuwizard.core.cloud.endpoint import GOOGLE_COMPUTE_ENDPOINT, GOOGLE_ENDPOINT
 
-        if self.practice and not practice_mode.is_practice():
-            # None when a lasting one was running: then this process serves nothing. The
-            # sandbox serves both backends on one port.
-            self._sandbox_server = practice_mode.start_sandbox()
+        with self._sandbox_lock:  # two backends opening at once start one sandbox
+            if self.practice and not practice_mode.is_practice():
+                # None when a lasting one was running: then this process serves nothing. The
+                # sandbox serves both backends on one port.
+                self._sandbox_server = practice_mode.start_sandbox()
         if not self.project:
             raise BadInput("No project is set: choose a project id first.")
         # Real means Google, even after a practice sandbox of ours exported its address.

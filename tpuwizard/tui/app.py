@@ -10,24 +10,26 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import signal
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from textual import work
+from textual import events, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
 from tpuwizard.core.launch.billing import BillingState
 from tpuwizard.tui.hangup import Hangup, safe_driver
+from tpuwizard.tui.held_keys import HeldKeys
 from tpuwizard.tui.screens.base import BACK
 from tpuwizard.tui.state import WizardState
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud import gcloud_config
     from tpuwizard.core.launch import events as ev
-    from tpuwizard.core.preflight.model import Check
 
 HERE = Path(__file__).parent
 
@@ -58,6 +60,9 @@ class WizardApp(App[int]):
         self.signal_received: int | None = None
         self.heartbeats: Any = None  # KeptHeartbeats: the kept nodes' heartbeats while open
         self.leftover_check: Any = None  # the worker checking for earlier runs' resources
+        self.connected = threading.Event()  # the cloud chosen on Account is open (set each time)
+        self.connecting = threading.Lock()  # one connect at a time (tui/leftover_check.py)
+        self.held_keys = HeldKeys()  # typed while no step is on screen: the next step's
         self.hangup = Hangup(lambda: self.session is not None and self.session.busy)
         self.exiting = False
 
@@ -68,6 +73,9 @@ class WizardApp(App[int]):
 
     def compose(self) -> ComposeResult:
         yield Static("Starting...", id="welcome")
+
+    def on_key(self, event: events.Key) -> None:
+        self.held_keys.hold(self, event)
 
     def on_mount(self) -> None:
         loop = asyncio.get_running_loop()
@@ -140,29 +148,24 @@ class WizardApp(App[int]):
         return result
 
     async def step_account(self, ctx: gcloud_config.GcloudContext) -> Any:
+        from tpuwizard.session.preflight import project_checks
+        from tpuwizard.tui.leftover_check import connect_after_leftovers
         from tpuwizard.tui.screens.account import AccountScreen
 
-        s = self.state
+        s, checks = self.state, functools.partial(project_checks, self.session)
+        refusal = self.session.mode.real_refusal
         result = await self.push_screen_wait(
-            AccountScreen(
-                ctx, s.practice, s.project, self.session.mode.real_refusal, self.project_preflight
-            )
+            AccountScreen(ctx, s.practice, s.project, refusal, checks)
         )
         if result == BACK:
             return result
         self.state.practice = result.practice
         self.state.project = result.project
-        if self.start_leftover_check() is not None:
-            await self.leftover_check.wait()  # it connects too: one connect at a time
-        await asyncio.to_thread(self.connect)
+        # Capacity needs no cloud: it shows at once while the chosen one opens (after the
+        # leftover check, which connects too); Zones waits for it in its survey's thread.
+        self.connected = threading.Event()
+        self.run_worker(connect_after_leftovers(self, self.connected), group="connect")
         return result
-
-    def project_preflight(self) -> list[Check]:
-        """The project's checks (credentials, APIs, billing, OS Login, external IPs), shown by
-        the Account step; they never hold the walk."""
-        from tpuwizard.session.preflight import run_preflight
-
-        return run_preflight(self.session, None, None).checks
 
     def start_leftover_check(self) -> Any:
         """Look for earlier runs' resources, beside the walk (once); the worker, if asked for."""
@@ -176,12 +179,6 @@ class WizardApp(App[int]):
         from tpuwizard.tui.kept_beat import start_heartbeats
 
         self.heartbeats = start_heartbeats(self)
-
-    def connect(self) -> None:
-        """Point the session at the chosen mode and project, and open the cloud."""
-        self.session.switch(self.state.practice, self.state.project)
-        self.state.project = self.session.project
-        assert self.session.cloud is not None
 
     async def step_capacity(self) -> Any:
         from tpuwizard.tui.screens.capacity import CapacityScreen
@@ -199,6 +196,7 @@ class WizardApp(App[int]):
         from tpuwizard.tui.screens.zones import ZonesScreen
 
         def survey() -> Any:  # a ZoneAnswer: a failed live survey gives the catalog, said so
+            self.connected.wait()  # the cloud chosen on Account is open
             return self.session.zone_survey(strict=False)
 
         result = await self.push_screen_wait(

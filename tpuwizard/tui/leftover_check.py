@@ -1,22 +1,50 @@
-"""The leftover check beside the first step: what earlier runs left that may still bill."""
+"""The leftover check beside the first step (what earlier runs left that may still bill), and
+the cloud chosen on Account opened after it."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import threading
 from typing import TYPE_CHECKING
+
+from textual.worker import WorkerCancelled
 
 if TYPE_CHECKING:
     from tpuwizard.tui.app import WizardApp
+
+
+def connect(app: WizardApp) -> None:
+    """Point the session at the mode and project chosen, and open the cloud."""
+    with app.connecting:  # the leftover check's and the walk's: one at a time
+        app.session.switch(app.state.practice, app.state.project)
+        app.state.project = app.session.project
+        assert app.session.cloud is not None
+
+
+async def connect_after_leftovers(app: WizardApp, connected: threading.Event) -> None:
+    """Open the cloud chosen on Account beside the walk (Capacity needs none), after the
+    leftover check, which connects too: one connect at a time. ``connected`` is set then,
+    however it ends (a failed open is the Zones step's to say)."""
+    try:
+        if app.start_leftover_check() is not None:
+            with contextlib.suppress(WorkerCancelled):  # the wizard is closing
+                await app.leftover_check.wait()
+        await asyncio.to_thread(connect, app)
+    finally:
+        connected.set()
 
 
 async def offer_leftovers(app: WizardApp) -> None:
     """Look for what earlier runs left billing, and offer to delete it (Delete now or leave
     it running); a zone that cannot be checked is said, never taken for nothing there."""
     from tpuwizard.event_text import unchecked_text
+    from tpuwizard.session.early_import import import_compute_early
     from tpuwizard.tui.screens.leftovers import LeftoversScreen
 
+    import_compute_early()  # while the sandbox starts and the TPU API is asked
     try:
-        await asyncio.to_thread(app.connect)
+        await asyncio.to_thread(connect, app)
         found = await asyncio.to_thread(app.session.find_leftovers)
     except Exception as err:  # no project yet, or no network: the walk goes on
         app.session.billing.leftover_check_failed()

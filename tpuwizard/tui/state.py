@@ -76,6 +76,10 @@ class WizardState:
     last_failure: Diagnosis | None = None
     finished_code: int | None = None
     kept: ev.Kept | None = None
+    # The launch's node and, once its watchdog is armed, when that deletes it (the quit guard
+    # says so, as the parting line does).
+    launching: str | None = None
+    watchdog_deadline: float | None = None
 
     def choose_route(self, route: str) -> None:
         """A route chosen on the first step. A deadline typed for another route does not carry
@@ -103,7 +107,9 @@ class WizardState:
 
         match event:
             case ev.Planned():
-                self.zone = event.zone
+                self.zone, self.launching, self.watchdog_deadline = event.zone, event.name, None
+            case ev.Watchdog():
+                self.watchdog_deadline = event.deadline if event.armed else None
             case ev.ZoneFailover():
                 self.zone = event.to_zone
             case ev.ReceiptSaved():

@@ -9,6 +9,7 @@ still counts, and the command that asked says what it could not see. Its ledger 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 from tpuwizard.core.cloud.diagnose import Context, diagnose
 from tpuwizard.core.cloud.protocol import Cloud
@@ -35,11 +36,21 @@ def reconcile_backends(
     record stands unchecked is the failure raised: then it is the whole answer."""
     merged = Found([])
     failed: list[BaseException] = []
-    for backend, open_cloud in clouds:
-        words = BACKEND_WORDS.get(backend, backend)
+
+    def survey(open_cloud: Callable[[], Cloud]) -> Found | Exception:
         try:
-            found = reconcile(open_cloud(), ledger, zones, owner=owner)
+            return reconcile(open_cloud(), ledger, zones, owner=owner)
         except Exception as err:  # this backend's survey failed as a whole: one line
+            return err
+
+    # The backends at once: each answers at its own pace (Compute Engine's client library
+    # alone takes seconds to import); merged below in the order given.
+    with ThreadPoolExecutor(max_workers=max(1, len(clouds))) as pool:
+        answers = list(pool.map(survey, [open_cloud for _, open_cloud in clouds]))
+    for (backend, _), found in zip(clouds, answers, strict=True):
+        words = BACKEND_WORDS.get(backend, backend)
+        if isinstance(found, Exception):
+            err = found
             failed.append(err)
             merged.skipped[words] = diagnose(err, Context(backend=backend)).title
             merged.unchecked.extend(_unchecked(ledger, backend, project, err))

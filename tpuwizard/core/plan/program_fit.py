@@ -48,7 +48,12 @@ _THREE_D = {"v4", "v5p", "tpu7x"}
 
 
 class ProgramInputError(BadInput):
-    """The program, its function or what it returned is wrong; the message says what."""
+    """The program, its function or what it returned is wrong; the message says what, and
+    ``kind`` which (``no-function``: it defines no function of the name asked for)."""
+
+    def __init__(self, message: str, kind: str = "") -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 @dataclass(frozen=True)
@@ -245,7 +250,7 @@ class ProgramPlanner:
                         continue
                     record = json.loads(line[len(MARK) :])
                     if "problem" in record:
-                        raise ProgramInputError(record["message"])
+                        raise ProgramInputError(record["message"], record["problem"])
                     yield summarise(
                         by_name[record["slice"]], record, self.method, self.reserve, self.route
                     )

@@ -67,8 +67,9 @@ def load_function(program: Path, name: str) -> Any:
         found = sorted(n for n, v in vars(module).items() if callable(v) and not n.startswith("_"))
         raise ProgramProblem(
             "no-function",
-            f"{program} defines no function {name}(mesh). Define it (it returns (step, args)), "
-            f"or name another with --function. Functions it defines: {', '.join(found) or 'none'}.",
+            # No way to name another here: the wizard has none; `fit` adds its --function.
+            f"{program} defines no function {name}(mesh). Define it: it returns (step, args). "
+            f"Functions it defines: {', '.join(found) or 'none'}.",
         )
     return function
 

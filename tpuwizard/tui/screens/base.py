@@ -56,6 +56,9 @@ class WizardScreen(Screen[AnswerT | Back], Generic[AnswerT]):
     def on_screen_resume(self) -> None:
         # A step shown while the terminal is too small gets the too-small cover at once.
         self.call_after_refresh(cover_if_too_small, self.app)
+        held = getattr(self.app, "held_keys", None)  # typed while no step showed: this one's
+        if held is not None:
+            self.call_after_refresh(held.give, self.app)
 
     def on_resize(self, event: events.Resize) -> None:
         # And so does a step whose terminal is made too small (the App hears no resize).

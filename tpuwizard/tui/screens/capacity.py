@@ -46,6 +46,9 @@ class CapacityScreen(WizardScreen[CapacityAnswer]):
         self.fits: list[fit.SliceFit] = []
         self.suggested_params: str | None = None  # set when the size looks like parameters
         self.understood = False  # whether the fields as they are gave the table shown
+        # Enter in a field sent the focus to the table and it has not landed yet: a busy app
+        # handles keys late, and an Enter typed meanwhile still reaches the field.
+        self.to_table = False
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="sizes"):
@@ -173,8 +176,16 @@ class CapacityScreen(WizardScreen[CapacityAnswer]):
     def to_the_table(self) -> None:
         """Enter in a field: what was typed is applied as it changed; if understood, the table
         takes the focus, where Enter takes the slice it highlights."""
-        if self.understood:
-            self.query_one(DataTable).focus()
+        if not self.understood:
+            return
+        if self.to_table:  # a second Enter, typed before the first had moved the focus
+            self.choose()
+            return
+        self.to_table = True
+        self.query_one(DataTable).focus()
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        self.to_table = False  # the focus has moved: the next Enter is where it landed
 
     @on(Button.Pressed, "#as-params")
     def use_as_parameters(self) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import ClassVar
 
 from textual import on
@@ -55,12 +56,25 @@ class QuitGuard(ModalScreen[str | None]):
                 "[b]These may still be billing:[/b]\n"
                 f"{rows}\n(estimates)\n\n"
                 "Delete now (then tpuwizard quits), or keep running: to keep, type "
-                f"[b]{keep_word(self.undecided)}[/b]; it bills until you delete it."
+                f"[b]{keep_word(self.undecided)}[/b]; {self.until_words()}."
             )
         return (
             f"[b]You chose to leave these running; they keep billing:[/b]\n{rows}\n\n"
             "Quit and leave them, delete them now, or stay."
         )
+
+    def until_words(self) -> str:
+        """What ends what is kept: the launch's watchdog, once armed, as the parting line says;
+        else only a delete."""
+        state = host(self).state
+        ours = state.launching and all(b.name.startswith(state.launching) for b in self.undecided)
+        if ours and state.watchdog_deadline is not None:
+            at = time.strftime("%H:%M", time.localtime(state.watchdog_deadline))
+            return (
+                f"it bills until you delete it, or until its watchdog deletes it at {at}, even "
+                "if this laptop sleeps"
+            )
+        return "it bills until you delete it"
 
     def on_mount(self) -> None:
         self.set_interval(1.0, self.tick)

@@ -57,6 +57,7 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         super().__init__()
         self.state = state
         self.told_course_report = False  # the note on tpu-report.txt, said once
+        self.short_deep_label = False  # set as the switches are made
 
     def compose_body(self) -> ComposeResult:
         s = self.state
@@ -109,8 +110,13 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
                 yield Switch(value=s.watchdog and not on_compute, id="watchdog")
                 yield Label(watchdog_label(s.watchdog), id="watchdog-label", classes="switch-label")
             yield Switch(value=s.deep_checks, id="deep-checks")
+            # Beside a third switch its words are short (F1 says what it adds): 100 columns
+            # hold the row whole.
+            self.short_deep_label = both_backends(s) and s.route in ("vm", "spot")
             yield Label(
-                deep_checks_label(s.deep_checks), id="deep-checks-label", classes="switch-label"
+                deep_checks_label(s.deep_checks, self.short_deep_label),
+                id="deep-checks-label",
+                classes="switch-label",
             )
         with Horizontal(classes="row"):
             script = TypedInput(
@@ -198,7 +204,8 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
             # Compute Engine deletes the VM at its deadline itself: no watchdog to switch.
             self.query_one("#watchdog-label", Label).display = not on_compute
             self.query_one("#watchdog", Switch).display = not on_compute
-        self.query_one("#deep-checks-label", Label).update(deep_checks_label(answers.deep_checks))
+        deep = deep_checks_label(answers.deep_checks, self.short_deep_label)
+        self.query_one("#deep-checks-label", Label).update(deep)
         auto = self.state.reviewed(answers).package_request().auto_file
         # The file beside the script is used unasked: its field says so, on its lower border.
         self.query_one("#packages", Input).border_subtitle = f"+ {AUTO_FILE}" if auto else None
@@ -303,8 +310,8 @@ def watchdog_label(on: bool) -> str:
     return f"Watchdog {'ON' if on else 'OFF'}"
 
 
-def deep_checks_label(on: bool) -> str:
-    return f"Deeper checks {'ON' if on else 'OFF'} (precision, trace)"
+def deep_checks_label(on: bool, short: bool = False) -> str:
+    return f"Deeper checks {'ON' if on else 'OFF'}" + ("" if short else " (precision, trace)")
 
 
 def _titled(widget: Input, title: str) -> Input:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.widgets import Button, DataTable, Static
 
@@ -117,6 +117,12 @@ class ZonesScreen(WizardScreen[str]):
         if self.enter_early:  # a key typed while the survey ran is not lost
             self.enter_early = False
             self.choose()
+
+    def on_key(self, event: events.Key) -> None:
+        # An empty table posts no RowSelected: an Enter typed before the survey's rows came
+        # is kept here, and takes the first usable zone once they come.
+        if event.key == "enter" and not self.rows:
+            self.enter_early = True
 
     @on(DataTable.RowHighlighted)
     def mark(self, event: DataTable.RowHighlighted) -> None:

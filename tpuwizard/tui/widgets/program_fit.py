@@ -52,7 +52,9 @@ class ProgramFitScreen(ModalScreen[str | None]):
             )
             with Horizontal(id="program-row"):
                 yield TypedInput(
-                    self.program, placeholder="examples/mlp_adam.py", id="program-path"
+                    self.program,
+                    placeholder="your program's file, e.g. train.py",
+                    id="program-path",
                 )
                 yield Button("Compile", id="compile", variant="primary")
                 yield Button("Cancel", id="cancel", disabled=True)

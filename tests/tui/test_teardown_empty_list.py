@@ -1,0 +1,22 @@
+"""The Teardown step says the course's last check as the CLI and plain mode do: the zone's TPU
+list, empty."""
+
+from tests.tui.test_snapshots import Harness
+from tpuwizard.core.launch import events as ev
+from tpuwizard.tui.screens.run import TeardownScreen
+
+
+async def test_the_teardown_step_says_the_course_s_empty_list_line():
+    feed = [
+        ev.TeardownStarted("tpuwizard-demo", "node"),
+        ev.TeardownVerified("tpuwizard-demo", "node", 312.0, 0.416),
+        ev.ZoneListed("us-central1-a", "tpu-api", "", ()),
+        ev.Finished(True, 0, "runs/demo", 0.416),
+    ]
+    app = Harness(TeardownScreen, None, feed)
+    async with app.run_test(size=(100, 32)) as pilot:
+        await pilot.pause(0.3)
+        text = " ".join(app.screen.log_text().split())
+        assert (
+            "The TPU list of us-central1-a now: empty. No TPU, yours or anyone's, is there." in text
+        )
