@@ -9,7 +9,16 @@ import sys
 import click
 
 from tpuwizard import __version__
-from tpuwizard.commands import cleanup, cloud, evidence, handover, iterate, planning, preflight
+from tpuwizard.commands import (
+    cleanup,
+    cloud,
+    evidence,
+    handover,
+    iterate,
+    planning,
+    preflight,
+    zones,
+)
 from tpuwizard.commands.common import Group, say_kept_nodes
 from tpuwizard.core.exit_codes import EXIT_BAD_INPUT
 
@@ -77,7 +86,7 @@ def _then_kept_nodes(command: click.Command) -> click.Command:
 
 for command in (
     planning.fit,
-    planning.zones,
+    zones.zones,
     preflight.preflight,
     evidence.verify,
     evidence.receipt,

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from tpuwizard.cli import main
-from tpuwizard.commands import planning as planning_commands
+from tpuwizard.commands import zones as zones_command
 from tpuwizard.core.cloud import ai_zones
 from tpuwizard.core.cloud.backend_choice import zone_offers
 from tpuwizard.core.cloud.zones import ZoneSurvey
@@ -65,7 +65,7 @@ def survey(monkeypatch):
         s = Session(practice=True, project="practice-project")
         answer = ZoneAnswer(ZoneSurvey("live", zones), practice=True)
         monkeypatch.setattr(s, "zone_survey", lambda **_: answer)
-        monkeypatch.setattr(planning_commands, "open_session", lambda project, sandbox: s)
+        monkeypatch.setattr(zones_command, "open_session", lambda project, sandbox: s)
 
     return use
 

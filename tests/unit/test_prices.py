@@ -166,7 +166,8 @@ def test_zones_shows_the_catalog_s_price_with_its_date_and_the_offline_one_marke
     from click.testing import CliRunner
 
     from tpuwizard.cli import main
-    from tpuwizard.commands import planning, zone_prices
+    from tpuwizard.commands import zone_prices
+    from tpuwizard.commands import zones as zones_command
     from tpuwizard.core.cloud.zones import ZoneSurvey
     from tpuwizard.session.decision import ZoneAnswer
     from tpuwizard.session.session import Session
@@ -174,7 +175,7 @@ def test_zones_shows_the_catalog_s_price_with_its_date_and_the_offline_one_marke
     s = Session(practice=True, project="practice-project")
     survey = ZoneSurvey("live", {"us-east5-a": ["v6e-4"], "europe-west4-a": ["v6e-4"]})
     monkeypatch.setattr(s, "zone_survey", lambda **_: ZoneAnswer(survey, practice=True))
-    monkeypatch.setattr(planning, "open_session", lambda project, sandbox: s)
+    monkeypatch.setattr(zones_command, "open_session", lambda project, sandbox: s)
     read = book(SkuPrice("v6e", SPOT, "us-east5", 1.40, "S"))
     asked: list[bool] = []
 

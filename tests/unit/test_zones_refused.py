@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from tpuwizard.cli import main
-from tpuwizard.commands import planning as planning_commands
+from tpuwizard.commands import zones as zones_command
 from tpuwizard.core.cloud.zones import NOT_AVAILABLE, ZoneSurvey
 from tpuwizard.session.decision import ZoneAnswer
 from tpuwizard.session.session import Session
@@ -27,7 +27,7 @@ def session(monkeypatch) -> Session:
         failures={BAD: NOT_AVAILABLE, BROKEN: "ServiceUnavailable: try again"},
     )
     monkeypatch.setattr(s, "zone_survey", lambda **_: ZoneAnswer(survey, practice=True))
-    monkeypatch.setattr(planning_commands, "open_session", lambda project, sandbox: s)
+    monkeypatch.setattr(zones_command, "open_session", lambda project, sandbox: s)
     return s
 
 
