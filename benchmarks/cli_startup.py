@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 import tpuwizard
-from tpuwizard.core.launch.ledger import Ledger, Resource
+from tpuwizard.core.launch.records.ledger import Ledger, Resource
 
 GOAL = 4.0
 FIT_JSON = ["-m", "tpuwizard", "fit", "48", "--json"]

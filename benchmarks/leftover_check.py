@@ -49,7 +49,7 @@ print(json.dumps({"import": imported - start, "open": opened - imported,
 
 def record_both(home: Path) -> None:
     """An open ledger record on each backend, as a launch killed after create leaves one."""
-    from tpuwizard.core.launch.ledger import Ledger, Resource
+    from tpuwizard.core.launch.records.ledger import Ledger, Resource
     from tpuwizard.session.practice import PRACTICE_PROJECT
 
     ledger = Ledger(home / "ledger.jsonl")

@@ -15,8 +15,8 @@ import time
 from textual.app import App
 from textual.events import Key
 
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.billing import BillingState
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.records.billing_state import BillingState
 from tpuwizard.tui.app import WizardApp
 from tpuwizard.tui.screens.run import LOG_LINES, VerifyScreen
 from tpuwizard.tui.state import WizardState

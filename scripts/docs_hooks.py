@@ -17,8 +17,8 @@ MARKERS = {
 
 
 def events_table() -> str:
-    from tpuwizard.core.launch import events as ev
-    from tpuwizard.core.launch.event_guide import EVENT_GUIDE
+    from tpuwizard.core.launch.events import launch_events as ev
+    from tpuwizard.core.launch.events.guide import EVENT_GUIDE
 
     classes = {
         c.event_name(): c

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tpuwizard.core.launch import events as ev
+from tpuwizard.core.launch.events import launch_events as ev
 
 
 def planned(run_id: str = "r1", **fields: Any) -> ev.Planned:

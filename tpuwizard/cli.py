@@ -51,7 +51,7 @@ def main(ctx: click.Context, sandbox: bool, plain: bool) -> None:
         )
         raise click.exceptions.Exit(EXIT_BAD_INPUT)
     if plain:
-        from tpuwizard.plain import run_plain
+        from tpuwizard.plain.walk import run_plain
 
         sys.exit(run_plain(sandbox))
     from tpuwizard.tui.app import run_wizard

@@ -145,7 +145,7 @@ def sandbox_is_empty(home: Path) -> bool:
 
 
 def ledger_all_gone(home: Path) -> bool:
-    from tpuwizard.core.launch.ledger import Ledger
+    from tpuwizard.core.launch.records.ledger import Ledger
 
     return Ledger(home / "sandbox" / "ledger.jsonl").open_entries() == []
 

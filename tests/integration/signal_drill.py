@@ -33,7 +33,7 @@ from tests.integration.launch_helpers import (
     status,
     teardown_all,
 )
-from tpuwizard.core.launch import events as ev
+from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.paths import fetched_files
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGKILL)

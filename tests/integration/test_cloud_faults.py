@@ -6,15 +6,15 @@ import pytest
 from google.api_core import exceptions as gx
 from google.auth.exceptions import GoogleAuthError
 
-from tpuwizard.choice_words import all_words
 from tpuwizard.core.cloud.client import TpuCloud
 from tpuwizard.core.cloud.diagnose import Context, diagnose
 from tpuwizard.core.cloud.types import RUN_LABEL, NodeRequest
 from tpuwizard.core.cloud.zones import live
 from tpuwizard.core.errors import CreateFailed, QueueExpired, WaitTimedOut
-from tpuwizard.core.launch.ledger import Ledger, Resource
-from tpuwizard.core.launch.teardown import delete_and_verify
-from tpuwizard.event_text import diagnosis_text
+from tpuwizard.core.launch.records.ledger import Ledger, Resource
+from tpuwizard.core.launch.teardown.verified import delete_and_verify
+from tpuwizard.words.choice_words import all_words
+from tpuwizard.words.event_text import diagnosis_text
 
 ZONE = "us-central1-a"
 

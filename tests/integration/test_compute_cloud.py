@@ -167,7 +167,7 @@ def test_an_internal_error_after_staging_is_a_stockout(compute):
 def test_a_quota_refusal_names_the_metric_the_region_and_the_command(
     compute, route, metric, quota_id
 ):
-    from tpuwizard.choice_words import all_words
+    from tpuwizard.words.choice_words import all_words
 
     cloud = compute("quota=1")
     req = request(route)
@@ -278,8 +278,8 @@ def test_every_body_sent_conforms_to_google_s_discovery_document(route, accelera
 
 
 def test_status_and_teardown_find_and_delete_a_leftover_through_the_protocol(compute, tmp_path):
-    from tpuwizard.core.launch.ledger import Ledger, Resource
-    from tpuwizard.core.launch.teardown import delete_and_verify, reconcile
+    from tpuwizard.core.launch.records.ledger import Ledger, Resource
+    from tpuwizard.core.launch.teardown.verified import delete_and_verify, reconcile
 
     cloud = compute("lying_delete=1")  # the first delete says DONE and leaves it there
     ledger = Ledger(tmp_path / "ledger.jsonl")

@@ -21,7 +21,7 @@ from tests.integration.launch_helpers import (
     teardown_all,
 )
 from tests.rotation import rotating
-from tpuwizard.core.launch.ledger import Ledger
+from tpuwizard.core.launch.records.ledger import Ledger
 
 STAGES = {
     "while creating": lambda e: e["event"] == "provisioning" and e["state"] == "CREATING",

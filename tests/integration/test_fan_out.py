@@ -21,7 +21,7 @@ from tests.integration.launch_helpers import (
     teardown_all,
 )
 from tests.rotation import rotating
-from tpuwizard.core.launch.ledger import Ledger
+from tpuwizard.core.launch.records.ledger import Ledger
 
 ZONES = ("us-central1-a", "us-west1-c", "us-east5-a")
 WHERE = ("--zones", ",".join(ZONES), "--fan-out")

@@ -9,13 +9,13 @@ import requests
 from google.api_core import exceptions as gx
 
 from tests.conftest import clean_env, tpuwizard_cmd
-from tpuwizard.choice_words import all_words
 from tpuwizard.core.cloud.diagnose import Context, diagnose
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.errors import CreateFailed, QueueExpired, Unreachable
-from tpuwizard.core.launch.ledger import Ledger, Resource
-from tpuwizard.core.launch.teardown import delete_and_verify, reconcile
+from tpuwizard.core.launch.records.ledger import Ledger, Resource
+from tpuwizard.core.launch.teardown.verified import delete_and_verify, reconcile
 from tpuwizard.core.remote.reach import check_reachable
+from tpuwizard.words.choice_words import all_words
 
 ZONE = "us-central1-a"
 RUN = "20261129-152500-ab12"

@@ -15,7 +15,7 @@ from tests.integration.launch_helpers import launch, ledger_all_gone, sandbox_is
 from tests.receipt_fixtures import assert_shaped_like, verifier_receipt
 from tpuwizard.core.errors import VersionMismatch
 from tpuwizard.core.evidence.slice_receipt import check_slice_receipt
-from tpuwizard.core.launch.multihost import check_versions
+from tpuwizard.core.launch.workers.multihost import check_versions
 
 JOINS = (
     "import jax\n"

@@ -70,7 +70,7 @@ def test_another_owners_node_is_shown_apart_and_survives_teardown_all(tmp_path, 
 
 def test_reusing_the_name_of_a_kept_node_neither_deletes_it_nor_records_it_gone(tmp_path, home):
     from tests.integration.launch_helpers import launch
-    from tpuwizard.core.launch.ledger import Ledger
+    from tpuwizard.core.launch.records.ledger import Ledger
 
     code, first, err = launch(tmp_path, "--accelerator", "v5litepod-1", "--name", "kept", "--keep")
     assert code == 0, err

@@ -11,12 +11,12 @@ from google.api_core import exceptions as gx
 from google.auth import exceptions as auth_exc
 from tpuwizard_verify import tpu_watchdog
 
-from tpuwizard.choice_words import all_words
 from tpuwizard.core.cloud.client import TpuCloud
 from tpuwizard.core.cloud.diagnose import diagnose
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.remote.transports import LocalTransport
 from tpuwizard.sandbox.server import make_server, start_in_thread
+from tpuwizard.words.choice_words import all_words
 
 ZONE = "us-central1-a"
 

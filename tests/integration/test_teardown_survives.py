@@ -16,7 +16,7 @@ from tests.waiting import wait_until
 from tpuwizard.core import paths
 from tpuwizard.core.cloud.client import TpuCloud
 from tpuwizard.core.cloud.types import NodeRequest
-from tpuwizard.core.launch.ledger import Ledger, Resource
+from tpuwizard.core.launch.records.ledger import Ledger, Resource
 from tpuwizard.sandbox.server import make_server, start_in_thread
 from tpuwizard.session.practice import PRACTICE_PROJECT
 

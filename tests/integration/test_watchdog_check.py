@@ -5,7 +5,7 @@ import pytest
 
 from tpuwizard.core.cloud.iam import check_watchdog, default_account
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.launch.plan import LaunchPlan
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.sandbox.google import project_number
 from tpuwizard.session.session import Session
 from tpuwizard.session.watchdog import choose_watchdog

@@ -7,7 +7,7 @@ from textual.app import App
 from textual.widgets import Static
 
 from tpuwizard.core.cloud import gcloud_config
-from tpuwizard.core.launch.billing import BillingState
+from tpuwizard.core.launch.records.billing_state import BillingState
 from tpuwizard.core.preflight.model import Check, Verdict
 from tpuwizard.tui.app import WizardApp
 from tpuwizard.tui.screens.account import AccountScreen

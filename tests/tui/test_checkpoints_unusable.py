@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from tests.tui.pilot_helpers import until
 from tests.tui.test_snapshots import Harness
-from tpuwizard.core.launch import events as ev
-from tpuwizard.event_text import describe
+from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.tui.screens.run import ScriptScreen
+from tpuwizard.words.event_text import describe
 
 UNUSABLE = ev.CheckpointsUnusable("ckpt", 3)
 LINE = "ckpt/ holds 3 file(s) but no complete set: write COMMITTED last"

@@ -17,7 +17,7 @@ from tests.tui.pilot_helpers import (
     until,
     walk_to_capacity,
 )
-from tpuwizard.core.launch.ledger import Ledger
+from tpuwizard.core.launch.records.ledger import Ledger
 from tpuwizard.tui.app import WizardApp
 
 ACCELERATOR = "v6e-4"

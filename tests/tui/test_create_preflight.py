@@ -5,7 +5,7 @@ back is Review."""
 from textual.widgets import Static
 
 from tests.tui.pilot_helpers import on_screen, press, sandbox_nodes, walk_to_review
-from tpuwizard.core.launch.ledger import Ledger
+from tpuwizard.core.launch.records.ledger import Ledger
 from tpuwizard.tui.app import WizardApp
 from tpuwizard.tui.widgets.hanging_lines import HangingLines
 

@@ -7,7 +7,7 @@ from textual.widgets import Input
 
 from tests.tui.pilot_helpers import on_screen, press, until, walk_to_review
 from tests.tui.test_money_guard import SIZE, ledger_ops
-from tpuwizard.core.launch.ledger import Ledger
+from tpuwizard.core.launch.records.ledger import Ledger
 from tpuwizard.tui.app import WizardApp
 
 

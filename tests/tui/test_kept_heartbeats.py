@@ -56,7 +56,7 @@ async def test_a_kept_node_outlives_its_idle_time_while_the_wizard_is_open(tmp_p
 async def test_a_node_kept_on_compute_engine_shows_googles_deadline_in_the_status_bar(
     tmp_path, home
 ):
-    from tpuwizard.core.launch.ledger import Ledger
+    from tpuwizard.core.launch.records.ledger import Ledger
 
     kept = up(
         tmp_path,

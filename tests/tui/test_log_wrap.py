@@ -7,8 +7,8 @@ from textual.app import App
 from textual.widgets import Log
 
 from tests.tui.pilot_helpers import until
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.billing import BillingState
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.records.billing_state import BillingState
 from tpuwizard.tui.app import WizardApp
 from tpuwizard.tui.screens.run import VerifyScreen, wrap_lines
 from tpuwizard.tui.state import WizardState

@@ -23,7 +23,7 @@ from tests.tui.pilot_helpers import (
     until,
     walk_to_review,
 )
-from tpuwizard.core.launch.ledger import Ledger
+from tpuwizard.core.launch.records.ledger import Ledger
 from tpuwizard.tui.app import WizardApp
 
 SIZE = (100, 32)
@@ -256,7 +256,7 @@ async def test_a_leftover_record_in_a_zone_that_refuses_is_said_and_the_rest_sti
 ):
     # Issue 22, item 3: before, one such record made the whole check fail ("Could not check
     # for leftovers") and the leftover in a good zone was never offered.
-    from tpuwizard.core.launch.ledger import Resource
+    from tpuwizard.core.launch.records.ledger import Resource
     from tpuwizard.core.paths import owner_label
     from tpuwizard.session.practice import PRACTICE_PROJECT
 

@@ -36,9 +36,9 @@ from tpuwizard.core import exit_codes
 from tpuwizard.core.cloud.endpoint import ENDPOINT_ENV, TOKEN_ENV
 from tpuwizard.core.deadlines import deadline_problem
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.launch.plan import LaunchPlan
-from tpuwizard.plain import PlainWizard, _minutes
-from tpuwizard.plain_prompt import validator as _validator
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.plain.prompt import validator as _validator
+from tpuwizard.plain.walk import PlainWizard, _minutes
 from tpuwizard.session.practice import PRACTICE_PROJECT
 from tpuwizard.session.session import Session
 from tpuwizard.tui.app import WizardApp

@@ -9,7 +9,7 @@ from prompt_toolkit.output import DummyOutput
 
 from tests.tui.pilot_helpers import sandbox_nodes
 from tests.unit.test_kept_lines import LINE, keep
-from tpuwizard.plain import PlainWizard
+from tpuwizard.plain.walk import PlainWizard
 
 
 def run_plain(tmp_path, keys: str, then_close: bool = False):
@@ -172,7 +172,7 @@ def test_plain_runs_the_preflight_before_its_create_and_a_fail_creates_nothing(
     tmp_path, home, monkeypatch
 ):
     from tpuwizard.core.exit_codes import EXIT_CLOUD
-    from tpuwizard.core.launch.ledger import Ledger
+    from tpuwizard.core.launch.records.ledger import Ledger
 
     monkeypatch.setenv("TPUWIZARD_SANDBOX_FAULTS", "no_billing=1")  # the project has no billing
     code, lines = run_plain(tmp_path, "\r" * 15, then_close=True)
@@ -216,7 +216,7 @@ def test_plain_spot_asks_resume_after_preemption_into_the_same_plan_field(tmp_pa
 
 def test_plain_checks_the_checkpoints_folder_in_its_own_words():
     from tpuwizard.core.errors import BadInput
-    from tpuwizard.plain_prompt import checkpoints_check
+    from tpuwizard.plain.prompt import checkpoints_check
 
     checkpoints_check("")  # no resume
     checkpoints_check("out/ckpt")

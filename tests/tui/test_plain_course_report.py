@@ -2,7 +2,7 @@
 tpuwizard keeps the script's output, right after the answer (the same words as the wizard's)."""
 
 from tests.tui.test_plain import run_plain
-from tpuwizard.plain import PlainWizard
+from tpuwizard.plain.walk import PlainWizard
 
 
 def test_plain_names_output_txt_when_tpu_report_txt_is_to_be_copied_back(tmp_path, monkeypatch):

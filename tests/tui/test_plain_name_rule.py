@@ -15,7 +15,7 @@ from prompt_toolkit.output import DummyOutput
 from prompt_toolkit.validation import ValidationError
 
 from tpuwizard.core.cloud import gcloud_config
-from tpuwizard.plain_prompt import text_question
+from tpuwizard.plain.prompt import text_question
 
 
 class HundredColumns(DummyOutput):

@@ -6,7 +6,7 @@ from prompt_toolkit.output import DummyOutput
 
 from tests.conftest import REPO
 from tpuwizard.core.plan import program_fit
-from tpuwizard.plain import PlainWizard
+from tpuwizard.plain.walk import PlainWizard
 
 DOWN = "\x1b[B"
 

@@ -8,7 +8,7 @@ from textual.app import App
 from textual.widgets import Button, DataTable, Input, Static
 
 from tests.conftest import REPO
-from tpuwizard.core.launch.billing import BillingState
+from tpuwizard.core.launch.records.billing_state import BillingState
 from tpuwizard.core.plan import fit, program_fit
 from tpuwizard.tui.app import WizardApp
 from tpuwizard.tui.state import CapacityAnswer, WizardState

@@ -9,7 +9,7 @@ import time
 from textual.widgets import Static
 
 from tests.tui.test_snapshots import NOW, Harness, billing_state, demo_billing
-from tpuwizard.core.launch import events as ev
+from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.tui.screens.quit_guard import QuitGuard
 
 

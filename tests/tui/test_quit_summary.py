@@ -4,8 +4,8 @@ as Delete now and Keep do (issue 27, item 14)."""
 from __future__ import annotations
 
 from tests.tui.pilot_helpers import on_screen, until
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.summary import RunSummary
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.events.summary import RunSummary
 from tpuwizard.tui.app import WizardApp
 
 

@@ -13,8 +13,8 @@ from textual.widgets import Button, Input, Static
 from tests.tui.pilot_helpers import on_screen, press, sandbox_nodes, until, walk_to_review
 from tests.tui.test_review_packages import review_state, whole_on_screen
 from tests.tui.test_snapshots import Harness
-from tpuwizard.summary_text import summary_lines
 from tpuwizard.tui.app import WizardApp
+from tpuwizard.words.summary_text import summary_lines
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "resumable_train.py"
 

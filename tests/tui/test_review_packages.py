@@ -8,7 +8,7 @@ from textual.widgets import Button, Input
 
 from tests.tui.pilot_helpers import on_screen, until
 from tests.tui.test_snapshots import Harness
-from tpuwizard.core.launch.plan_packages import COURSE_PACKAGES
+from tpuwizard.core.launch.plan.packages import COURSE_PACKAGES
 from tpuwizard.tui.state import WizardState
 
 

@@ -8,7 +8,7 @@ import pytest
 from textual import events
 
 from tests.tui.test_snapshots import Harness
-from tpuwizard.core.launch import events as ev
+from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.tui.screens.run import ScriptScreen
 from tpuwizard.tui.widgets.follow_log import FollowLog
 

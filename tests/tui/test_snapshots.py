@@ -14,8 +14,8 @@ from textual.app import App
 from tests.lifecycle_events import planned
 from tpuwizard.core.cloud import gcloud_config
 from tpuwizard.core.cloud.zones import documented
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.billing import BillingState
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.records.billing_state import BillingState
 from tpuwizard.tui.app import WizardApp
 from tpuwizard.tui.state import WizardState
 
@@ -173,7 +173,7 @@ def test_teardown_verified(snap_compare, size):
 
 
 def test_summary(snap_compare, size):
-    from tpuwizard.core.launch.summary import RunSummary
+    from tpuwizard.core.launch.events.summary import RunSummary
     from tpuwizard.tui.screens.summary import SummaryScreen
 
     summary = RunSummary()
@@ -226,8 +226,8 @@ def test_notebook(snap_compare, size):
 
 
 def test_leftovers(snap_compare, size):
-    from tpuwizard.core.launch.billable import Billable
-    from tpuwizard.core.launch.ledger import Resource
+    from tpuwizard.core.launch.records.billable import Billable
+    from tpuwizard.core.launch.records.ledger import Resource
     from tpuwizard.tui.screens.leftovers import LeftoversScreen
 
     found = [

@@ -2,8 +2,8 @@
 
 from tests.lifecycle_events import planned
 from tests.tui.test_snapshots import Harness
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.summary import RunSummary
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.events.summary import RunSummary
 from tpuwizard.tui.screens.summary import SummaryScreen
 
 LONG = "epoch 3: " + " ".join(f"metric_{i}=0.{i}" for i in range(12))  # longer than 80

@@ -2,7 +2,7 @@
 list, empty."""
 
 from tests.tui.test_snapshots import Harness
-from tpuwizard.core.launch import events as ev
+from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.tui.screens.run import TeardownScreen
 
 

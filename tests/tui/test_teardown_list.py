@@ -4,7 +4,7 @@ hand with the course's commands among them, labelled as not tpuwizard's."""
 from __future__ import annotations
 
 from tests.tui.test_snapshots import Harness
-from tpuwizard.core.launch import events as ev
+from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.tui.screens.run import TeardownScreen
 
 

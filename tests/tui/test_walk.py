@@ -16,7 +16,7 @@ from tests.tui.pilot_helpers import (
     until,
     walk_to_review,
 )
-from tpuwizard.core.launch.ledger import Ledger
+from tpuwizard.core.launch.records.ledger import Ledger
 from tpuwizard.tui.app import WizardApp
 from tpuwizard.tui.widgets.route_cards import RouteCards
 

@@ -8,7 +8,7 @@ from textual.widgets import DataTable
 
 from tests.tui.test_snapshots import Harness
 from tpuwizard.core.cloud.zones import documented
-from tpuwizard.core.launch.attempts import NO_CAPACITY, READY, Attempt
+from tpuwizard.core.launch.records.attempts import NO_CAPACITY, READY, Attempt
 from tpuwizard.session.decision import ZoneAnswer
 
 

@@ -1,4 +1,4 @@
-"""Advice never names an option the same plan refuses (core/launch/advice.py): one rule, the
+"""Advice never names an option the same plan refuses (core/launch/plan/advice.py): one rule, the
 plan's own, asked for every choice a diagnosis suggests. And ``--internal-ips`` on Compute
 Engine, which nothing here can reach, is refused before create (exit 2)."""
 
@@ -14,9 +14,9 @@ from tpuwizard.core.choices import Choice, Phrase
 from tpuwizard.core.cloud.diagnose import diagnose
 from tpuwizard.core.cloud.diagnosis import Context
 from tpuwizard.core.errors import CreateFailed, RemoteError, Unreachable
-from tpuwizard.core.launch.advice import possible
-from tpuwizard.core.launch.advice import refused as refuses
-from tpuwizard.core.launch.plan import LaunchPlan
+from tpuwizard.core.launch.plan.advice import possible
+from tpuwizard.core.launch.plan.advice import refused as refuses
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 
 
 def plan(**fields) -> LaunchPlan:

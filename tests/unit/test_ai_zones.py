@@ -15,7 +15,7 @@ from tpuwizard.commands import zones as zones_command
 from tpuwizard.core.cloud import ai_zones
 from tpuwizard.core.cloud.backend_choice import zone_offers
 from tpuwizard.core.cloud.zones import ZoneSurvey
-from tpuwizard.core.launch.plan import LaunchPlan
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.plan import catalog
 from tpuwizard.session.decision import ZoneAnswer
 from tpuwizard.session.session import Session

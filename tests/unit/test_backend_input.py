@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.unit.test_cli_bad_input import _no_sandbox, here, refused  # noqa: F401 (fixtures)
-from tpuwizard.core.launch.plan import LaunchPlan
-from tpuwizard.core.launch.plan_backend import queue_wait_seconds
+from tpuwizard.core.launch.plan.backend_rules import queue_wait_seconds
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 
 V6E = ["--sandbox", "--accelerator", "v6e-4", "--zone", "us-east5-b"]
 

@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from tests.fakes import MemoryCloud
 from tpuwizard.core import paths
 from tpuwizard.core.cloud.types import NodeRequest
-from tpuwizard.core.launch.ledger import Ledger, Resource
-from tpuwizard.core.launch.survey import reconcile_backends
+from tpuwizard.core.launch.records.ledger import Ledger, Resource
+from tpuwizard.core.launch.teardown.survey import reconcile_backends
 from tpuwizard.session.session import Session
 
 ZONE = "us-east5-a"

@@ -6,10 +6,10 @@ import pytest
 
 from tests.lifecycle_events import planned
 from tpuwizard.core.cloud.diagnosis import Diagnosis
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.billable import Billable
-from tpuwizard.core.launch.billing import BillingState
-from tpuwizard.core.launch.ledger import Resource
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.records.billable import Billable
+from tpuwizard.core.launch.records.billing_state import BillingState
+from tpuwizard.core.launch.records.ledger import Resource
 
 NAME = "tpuwizard-run"
 
@@ -128,7 +128,7 @@ def test_a_leftover_the_ledger_says_was_kept_bills_but_needs_no_decision():
 
 
 def test_a_flex_start_leftover_shows_the_most_it_has_cost_in_status(capsys):
-    from tpuwizard.render import render_status
+    from tpuwizard.words.render import render_status
 
     flex = Resource("node", "p", "us-east5-a", "tpuwizard-fx", "v6e-4", "r1", route="flex")
     found = Billable(flex, "READY", age_s=3600.0, cost_usd=None, source="ledger", bills=True)
@@ -140,7 +140,7 @@ def test_a_flex_start_leftover_shows_the_most_it_has_cost_in_status(capsys):
 
 
 def test_a_stop_deletes_what_this_session_made_never_a_kept_node_nor_a_leftover():
-    from tpuwizard.core.launch.billing import Billed
+    from tpuwizard.core.launch.records.billing_state import Billed
 
     state = BillingState()
     # A node kept by an earlier `up`, as the wizard's heartbeats note it (not a leftover).

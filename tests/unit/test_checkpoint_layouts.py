@@ -14,12 +14,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.checkpoint_copier import CheckpointCopier, ResumeSetup
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.resume.checkpoint_copier import CheckpointCopier, ResumeSetup
 from tpuwizard.core.remote import checkpoint_layouts as layouts
 from tpuwizard.core.remote import checkpoints as ck
 from tpuwizard.core.remote.transports import LocalTransport, Transport
-from tpuwizard.resume_text import chain_event_lines
+from tpuwizard.words.resume_text import chain_event_lines
 
 PYTHON = sys.executable
 

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from tpuwizard.choice_words import AUDIENCES, choice_words, words
 from tpuwizard.core.choices import CONTROLS, Choice, Phrase
 from tpuwizard.core.cloud.diagnose import (
     Context,
@@ -23,8 +22,9 @@ from tpuwizard.core.cloud.diagnose import (
 from tpuwizard.core.cloud.diagnose_remote import remote_diagnosis
 from tpuwizard.core.cloud.iam import decide
 from tpuwizard.core.errors import PlanRefused, RemoteError, Unreachable
-from tpuwizard.core.launch.plan import LaunchPlan
-from tpuwizard.core.launch.watchdog import account_notice, not_armed
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.launch.workers.watchdog import account_notice, not_armed
+from tpuwizard.words.choice_words import AUDIENCES, choice_words, words
 
 FLAG = re.compile(r"(?<![\w-])--[a-z][-a-z]*")
 
@@ -176,7 +176,7 @@ def test_every_control_has_words_for_every_audience():
 
 
 def test_a_refused_plan_is_worded_per_audience(tmp_path):
-    from tpuwizard.event_text import refusal_text
+    from tpuwizard.words.event_text import refusal_text
 
     with pytest.raises(PlanRefused) as caught:
         _plan(tmp_path, route="flex", zone="europe-west4-b").validate()
@@ -187,8 +187,8 @@ def test_a_refused_plan_is_worded_per_audience(tmp_path):
 
 
 def test_launch_json_keeps_next_steps_as_cli_strings():
-    from tpuwizard.core.launch import events as ev
-    from tpuwizard.event_text import json_event
+    from tpuwizard.core.launch.events import launch_events as ev
+    from tpuwizard.words.event_text import json_event
 
     d = stockout_diagnosis(CTX, "no capacity", spot=False)
     line = json_event(ev.Failed("create", d))
@@ -202,8 +202,8 @@ def test_a_failed_launchs_json_lines_keep_their_keys_and_order():
     it always was: kind, title, explanation, next_steps (CLI words), alternatives, in order."""
     import json
 
-    from tpuwizard.core.launch import events as ev
-    from tpuwizard.event_text import json_event
+    from tpuwizard.core.launch.events import launch_events as ev
+    from tpuwizard.words.event_text import json_event
 
     d = stockout_diagnosis(CTX, "no capacity", spot=False)
     steps = [words(step, "cli") for step in d.next_steps]

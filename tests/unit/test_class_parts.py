@@ -18,7 +18,7 @@ ALLOWED = {
         "each wizard step is one Textual Screen; WizardScreen is Textual's way to give them "
         "one layout, key bar and answer (dismiss with a typed value or Back)"
     ),
-    "tpuwizard.core.launch.event_base.Event": (
+    "tpuwizard.core.launch.events.base.Event": (
         "every lifecycle event is a frozen dataclass of data; Event gives each its JSON name "
         "and dict, one vocabulary split over two modules only for size (events.py, "
         "resume_events.py)"

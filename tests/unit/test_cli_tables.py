@@ -69,7 +69,7 @@ def test_a_narrow_terminal_stacks_rows_instead_of_cutting_them(monkeypatch):
 
 
 def test_status_at_80_columns_keeps_names_states_and_money(monkeypatch, capsys):
-    from tpuwizard.render import render_status
+    from tpuwizard.words.render import render_status
 
     monkeypatch.setenv("COLUMNS", "80")
     rows = [
@@ -139,7 +139,7 @@ def test_zones_json_says_per_zone_which_backends_offer_the_type(accelerator, zon
 
 def test_a_live_zone_table_labels_compute_engine_documented(monkeypatch, capsys):
     from tpuwizard.core.cloud.backend_choice import zone_offers
-    from tpuwizard.render import render_zones
+    from tpuwizard.words.render import render_zones
 
     monkeypatch.setenv("COLUMNS", "80")
     offers = zone_offers("v6e-4", ["us-east5-a"], "live")

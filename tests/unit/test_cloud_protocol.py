@@ -18,9 +18,9 @@ from tpuwizard.core.cloud import client
 from tpuwizard.core.cloud.client import TpuCloud
 from tpuwizard.core.cloud.protocol import Cloud, NodeIdentity
 from tpuwizard.core.cloud.types import NodeInfo, NodeRequest
-from tpuwizard.core.launch.ledger import Ledger, Resource
-from tpuwizard.core.launch.ownership import CREATED_KEY, UID_KEY
-from tpuwizard.core.launch.teardown import delete_and_verify, reconcile
+from tpuwizard.core.launch.records.ledger import Ledger, Resource
+from tpuwizard.core.launch.records.ownership import CREATED_KEY, UID_KEY
+from tpuwizard.core.launch.teardown.verified import delete_and_verify, reconcile
 
 MEMBERS = sorted(
     name for name, value in vars(Cloud).items() if callable(value) and not name.startswith("_")

@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 from google.api_core import exceptions as gx
 
-from tpuwizard.choice_words import all_words
 from tpuwizard.core.cloud.compute_errors import OperationError
 from tpuwizard.core.cloud.diagnose import Context, diagnose
 from tpuwizard.core.errors import CreateFailed
-from tpuwizard.event_text import diagnosis_text
+from tpuwizard.words.choice_words import all_words
+from tpuwizard.words.event_text import diagnosis_text
 
 ZONE = "us-east5-a"
 CTX = Context(project="p", zone=ZONE, accelerator="v6e-4", name="tpu-a", route="vm")

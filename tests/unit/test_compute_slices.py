@@ -15,8 +15,8 @@ from tpuwizard.core.cloud.compute_states import bills_in_state
 from tpuwizard.core.cloud.protocol import Part
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.errors import CreateFailed
-from tpuwizard.core.launch.ledger import Resource
-from tpuwizard.core.launch.ownership import is_instance
+from tpuwizard.core.launch.records.ledger import Resource
+from tpuwizard.core.launch.records.ownership import is_instance
 
 ZONE, REGION, NAME = "us-east5-b", "us-east5", "tpuwizard-r1"
 
@@ -174,7 +174,7 @@ def test_a_single_vm_s_teardown_reads_no_slice_part_when_the_ledger_says_single_
     # A slice's name reads as an instance's: without the ledger's accelerator, three reads
     # (a VM list, a template get, a policy get) for parts a single VM never has.
     from tpuwizard.core.cloud.compute import ComputeCloud
-    from tpuwizard.core.launch.teardown import _whole_gone
+    from tpuwizard.core.launch.teardown.verified import _whole_gone
 
     cloud = ComputeCloud("p", endpoint="http://127.0.0.1:1")
     graph = FakeGraph()
@@ -190,8 +190,8 @@ def test_a_single_vm_s_teardown_reads_no_slice_part_when_the_ledger_says_single_
 
 
 def test_status_shows_a_slice_as_one_resource_with_the_parts_read_with_it(monkeypatch, capsys):
-    from tpuwizard.core.launch.billable import Billable
-    from tpuwizard.render import render_status
+    from tpuwizard.core.launch.records.billable import Billable
+    from tpuwizard.words.render import render_status
 
     graph = FakeGraph()
     s, _ = made(graph)

@@ -49,11 +49,11 @@ def test_the_fit_table_for_flex_start_shows_the_bound_not_spot_s_price():
 
 
 def test_the_meter_and_the_summary_say_at_most_for_flex_start_never_unknown():
-    from tpuwizard.core.launch import events as ev
-    from tpuwizard.core.launch.billing import BillingState
-    from tpuwizard.core.launch.summary import RunSummary
-    from tpuwizard.summary_text import summary_lines
+    from tpuwizard.core.launch.events import launch_events as ev
+    from tpuwizard.core.launch.events.summary import RunSummary
+    from tpuwizard.core.launch.records.billing_state import BillingState
     from tpuwizard.tui.widgets.status_bar import meter_text
+    from tpuwizard.words.summary_text import summary_lines
 
     billing = BillingState()
     billing.apply(ev.ResourceExists("f", "queued", "us-west4-a", "v5litepod-4", "flex", "r"))
@@ -107,8 +107,8 @@ def test_route_zones_put_the_route_s_own_first_and_say_why_the_rest_are_not():
 
 
 def test_a_flex_start_fan_out_s_worst_case_is_at_most_on_demand_not_unknown(tmp_path):
-    from tpuwizard.core.launch.plan import LaunchPlan
-    from tpuwizard.core.launch.plan_zones import worst_case_hourly
+    from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+    from tpuwizard.core.launch.plan.zone_rules import worst_case_hourly
     from tpuwizard.core.plan import cost
 
     zones = ("us-east5-a", "us-east5-b")

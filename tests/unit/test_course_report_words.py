@@ -9,13 +9,13 @@ import sys
 from pathlib import Path
 
 from tests.lifecycle_events import planned
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.summary import RunSummary
-from tpuwizard.core.launch.worker_jobs import fetch_files
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.events.summary import RunSummary
+from tpuwizard.core.launch.workers.jobs import fetch_files
 from tpuwizard.core.remote.transports import LocalTransport
-from tpuwizard.course_text import fetch_note
-from tpuwizard.event_text import describe
-from tpuwizard.summary_text import summary_lines
+from tpuwizard.words.course_text import fetch_note
+from tpuwizard.words.event_text import describe
+from tpuwizard.words.summary_text import summary_lines
 
 COURSE_WORDS = "your script's whole output (the course keeps it as tpu-report.txt)"
 

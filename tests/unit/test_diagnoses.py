@@ -13,7 +13,6 @@ import pytest
 from google.api_core import exceptions as gx
 
 from tests.fakes import FakeTransport, MemoryCloud
-from tpuwizard.choice_words import all_words
 from tpuwizard.core.cloud.diagnose import Context, diagnose
 from tpuwizard.core.cloud.types import NodeRequest, QueuedInfo
 from tpuwizard.core.errors import (
@@ -25,7 +24,8 @@ from tpuwizard.core.errors import (
     RemoteError,
 )
 from tpuwizard.core.remote.transports import Result
-from tpuwizard.event_text import diagnosis_text
+from tpuwizard.words.choice_words import all_words
+from tpuwizard.words.event_text import diagnosis_text
 
 ZONE = "us-central1-a"
 
@@ -150,9 +150,9 @@ class VanishingTransport(FakeTransport):
 def test_a_launch_whose_node_is_deleted_under_it_says_it_went_away(tmp_path):
     from tests.unit.test_launch_safety import make_plan, make_runtime
     from tpuwizard.core.cancel import CancelToken
-    from tpuwizard.core.launch import events as ev
-    from tpuwizard.core.launch.lifecycle import run_launch
-    from tpuwizard.core.launch.plan import EXIT_CLOUD
+    from tpuwizard.core.launch.events import launch_events as ev
+    from tpuwizard.core.launch.lifecycle.launch import run_launch
+    from tpuwizard.core.launch.plan.launch_plan import EXIT_CLOUD
 
     cloud = MemoryCloud()
     rt = make_runtime(tmp_path, cloud)
@@ -169,7 +169,7 @@ class BeatingNode:
     """A KeptNode's own heartbeat, over a worker whose ``touch`` fails."""
 
     def __init__(self, cloud: MemoryCloud, reason: str) -> None:
-        from tpuwizard.core.launch.ledger import Entry, Resource
+        from tpuwizard.core.launch.records.ledger import Entry, Resource
         from tpuwizard.session.kept import KeptNode
 
         transport = FakeTransport()

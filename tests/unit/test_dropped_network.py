@@ -13,13 +13,13 @@ import pytest
 from tests.fakes import MemoryCloud
 from tests.unit.test_launch_safety import make_plan, make_runtime
 from tpuwizard.core.cancel import CancelToken
-from tpuwizard.core.launch.by_hand import check_failed, list_command, manual_command
-from tpuwizard.core.launch.ledger import Ledger, Resource
-from tpuwizard.core.launch.lifecycle import run_launch
-from tpuwizard.core.launch.plan import EXIT_CLOUD
-from tpuwizard.core.launch.summary import RunSummary
-from tpuwizard.event_text import describe
-from tpuwizard.summary_text import summary_lines
+from tpuwizard.core.launch.events.summary import RunSummary
+from tpuwizard.core.launch.lifecycle.launch import run_launch
+from tpuwizard.core.launch.plan.launch_plan import EXIT_CLOUD
+from tpuwizard.core.launch.records.ledger import Ledger, Resource
+from tpuwizard.core.launch.teardown.by_hand import check_failed, list_command, manual_command
+from tpuwizard.words.event_text import describe
+from tpuwizard.words.summary_text import summary_lines
 
 BACKENDS = {"tpu-api": ("v5litepod-1", "us-central1-a"), "compute": ("v6e-4", "us-east5-a")}
 NAMES = {"tpu-api": "the Cloud TPU API", "compute": "Compute Engine"}
@@ -129,7 +129,7 @@ def test_a_create_that_may_have_landed_and_cannot_be_checked_is_may_exist_never_
 
 
 def test_the_wizard_s_headline_says_may_exist_for_what_was_never_seen():
-    from tpuwizard.core.launch import events as ev
+    from tpuwizard.core.launch.events import launch_events as ev
     from tpuwizard.tui.screens.summary import headline
 
     summary = RunSummary()

@@ -1,8 +1,8 @@
 """The lines printed for lifecycle events (the CLI, plain mode and the wizard's logs)."""
 
 from tests.lifecycle_events import planned
-from tpuwizard.core.launch import events as ev
-from tpuwizard.event_text import describe
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.words.event_text import describe
 
 
 def test_the_creating_line_says_the_deadline_in_whole_minutes_or_that_there_is_none():

@@ -13,12 +13,12 @@ import pytest
 from tests.fakes import Crash, MemoryCloud
 from tests.unit.test_launch_safety import make_runtime
 from tpuwizard.core.cancel import CancelToken
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.attempts import NO_CAPACITY, READY, AttemptHistory
-from tpuwizard.core.launch.billing import BillingState
-from tpuwizard.core.launch.ledger import Ledger
-from tpuwizard.core.launch.lifecycle import run_launch
-from tpuwizard.core.launch.plan import EXIT_CLOUD, EXIT_FAILED, LaunchPlan
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.lifecycle.launch import run_launch
+from tpuwizard.core.launch.plan.launch_plan import EXIT_CLOUD, EXIT_FAILED, LaunchPlan
+from tpuwizard.core.launch.records.attempts import NO_CAPACITY, READY, AttemptHistory
+from tpuwizard.core.launch.records.billing_state import BillingState
+from tpuwizard.core.launch.records.ledger import Ledger
 
 RUN = "20261201-101500-fa01"
 ZONES = ("us-central1-a", "us-west1-c", "us-east5-a")

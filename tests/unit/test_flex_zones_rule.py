@@ -11,7 +11,7 @@ from tpuwizard.core.choices import Phrase
 from tpuwizard.core.cloud.diagnose_capacity import stockout_diagnosis
 from tpuwizard.core.cloud.diagnosis import Context
 from tpuwizard.core.cloud.google_errors import flex_zones
-from tpuwizard.core.launch.plan import LaunchPlan
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.preflight.ask import PreflightAsk, Reach
 from tpuwizard.core.preflight.model import Verdict
 from tpuwizard.core.preflight.offer import check_offered

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tpuwizard.core.launch.plan import LaunchPlan
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.remote import sync
 
 

@@ -24,7 +24,7 @@ from tpuwizard.core.handover import jobset, skypilot, xpk
 from tpuwizard.core.handover.export import render
 from tpuwizard.core.handover.job import job_script, verifier_command
 from tpuwizard.core.handover.plan import make_plan
-from tpuwizard.core.launch.plan_packages import PackageSpec, package_names
+from tpuwizard.core.launch.plan.packages import PackageSpec, package_names
 from tpuwizard.core.remote.bootstrap import BootstrapPlan, bootstrap_script
 from tpuwizard.core.remote.packages import install_commands
 

@@ -14,7 +14,7 @@ from tests.fakes import MemoryCloud
 from tests.waiting import wait_until
 from tpuwizard.core import paths
 from tpuwizard.core.cloud.types import NodeRequest
-from tpuwizard.core.launch.ledger import Resource
+from tpuwizard.core.launch.records.ledger import Resource
 from tpuwizard.session import runtime
 from tpuwizard.session.session import Session
 from tpuwizard.tui import hangup
@@ -134,7 +134,7 @@ def test_a_session_is_busy_while_it_deletes():
 
 
 def test_a_session_is_busy_while_its_launch_thread_runs(tmp_path, monkeypatch):
-    from tpuwizard.core.launch.plan import LaunchPlan
+    from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 
     release = threading.Event()
 

@@ -11,9 +11,9 @@ import pytest
 from tpuwizard_verify import tpu_watchdog
 
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.launch.heartbeat_book import HeartbeatBook
-from tpuwizard.core.launch.iterate import ScriptRun, heartbeat_interval, heartbeats
-from tpuwizard.core.launch.worker_jobs import ScriptJob
+from tpuwizard.core.launch.kept.heartbeat_book import HeartbeatBook
+from tpuwizard.core.launch.kept.iterate import ScriptRun, heartbeat_interval, heartbeats
+from tpuwizard.core.launch.workers.jobs import ScriptJob
 from tpuwizard.core.remote.jobs import Job
 from tpuwizard.core.remote.sync import WORK_DIR, LocalFolder, sync_folder
 from tpuwizard.core.remote.transports import LocalTransport

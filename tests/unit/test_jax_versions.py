@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.kept_settings import SETTINGS_FIELD, kept_settings, replacement_plan
-from tpuwizard.core.launch.ledger import Entry, Resource
-from tpuwizard.core.launch.plan import LaunchPlan
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.kept.settings import SETTINGS_FIELD, kept_settings, replacement_plan
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.launch.records.ledger import Entry, Resource
 from tpuwizard.core.plan import jax_versions
 from tpuwizard.core.plan.jax_versions import DEFAULT, TABLE, jax_problems
 from tpuwizard.core.remote.bootstrap import (
@@ -18,7 +18,7 @@ from tpuwizard.core.remote.bootstrap import (
     sandbox_plan,
     unpinned_jax,
 )
-from tpuwizard.event_text import describe as event_lines
+from tpuwizard.words.event_text import describe as event_lines
 
 
 def test_the_table_holds_each_version_once_newest_last_with_its_facts():

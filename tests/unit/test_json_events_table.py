@@ -1,4 +1,4 @@
-"""The `--json` event reference and core/launch/events.py stay in step: the reference page is
+"""The `--json` event reference and core/launch/events/launch_events.py stay in step: the reference page is
 generated from EVENT_GUIDE and the event classes, so EVENT_GUIDE must hold one entry per event
 class, and the commands it names must be ones with `--json`."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.event_guide import EVENT_GUIDE
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.events.guide import EVENT_GUIDE
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 COMMANDS = {"launch", "up", "run", "watch"}

@@ -19,7 +19,7 @@ from tpuwizard.core.kaggle.credentials import KaggleCredentials, NoCredentials, 
 from tpuwizard.core.kaggle.ledger import KernelLedger
 from tpuwizard.core.kaggle.protocol import KaggleCallFailed, Pushed, Quota
 from tpuwizard.core.kaggle.run import prepare_run, run_kernel, stop_kernel
-from tpuwizard.core.launch import events as ev
+from tpuwizard.core.launch.events import launch_events as ev
 
 # ---- credentials ----
 
@@ -293,7 +293,7 @@ def test_a_stop_on_a_running_kernel_says_it_is_left_running_and_keeps_it_open(tm
 
 
 def test_the_words_for_a_kernel_left_running_say_it_was_not_cancelled_and_where_to_stop_it():
-    from tpuwizard.event_text import describe
+    from tpuwizard.words.event_text import describe
 
     left = ev.KernelLeftRunning("ada/k", "RUNNING", 0.0, "https://www.kaggle.com/code/ada/k")
     [line] = describe(left)

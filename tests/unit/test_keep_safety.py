@@ -11,10 +11,10 @@ import pytest
 from tests.fakes import FakeTransport, MemoryCloud
 from tests.unit.test_launch_safety import ZONE, make_plan, make_runtime
 from tpuwizard.core.cancel import KEEP_PENDING, KEEP_SAFE, KEEP_UNSAFE, Cancelled, CancelToken
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch import lifecycle
-from tpuwizard.core.launch.ledger import Resource
-from tpuwizard.event_text import describe
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.lifecycle import launch as lifecycle
+from tpuwizard.core.launch.records.ledger import Resource
+from tpuwizard.words.event_text import describe
 
 
 def test_keep_asked_before_the_watchdog_waits_for_it():

@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 from types import SimpleNamespace
 
-from tpuwizard.core.launch.billing import Billed, BillingState, idle_deadline
-from tpuwizard.core.launch.ledger import Entry, Resource
+from tpuwizard.core.launch.records.billing_state import Billed, BillingState, idle_deadline
+from tpuwizard.core.launch.records.ledger import Entry, Resource
 from tpuwizard.session.kept_heartbeats import IDLE_CHECK_S, KeptHeartbeats
 from tpuwizard.tui.widgets.status_bar import meter_text
 
@@ -160,7 +160,7 @@ def test_the_bar_shows_the_deadline_of_a_node_kept_without_idle_time():
 
 
 def test_the_meter_says_a_resource_that_stopped_billing_no_longer_bills_until_it_is_gone():
-    from tpuwizard.core.launch import events as ev
+    from tpuwizard.core.launch.events import launch_events as ev
 
     state = BillingState()
     state.apply(ev.ResourceExists("node-a", "node", ZONE, "v5litepod-1", "vm", "run-1"))

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from tests.fakes import MemoryCloud
 from tpuwizard.core import paths
 from tpuwizard.core.cloud.types import NodeRequest
-from tpuwizard.core.launch.ledger import Ledger, Resource
+from tpuwizard.core.launch.records.ledger import Ledger, Resource
 from tpuwizard.session.session import Session
 
 ZONE = "us-central1-a"

@@ -11,8 +11,8 @@ import pytest
 from tests.fakes import MemoryCloud
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.launch.ledger import Ledger, Resource
-from tpuwizard.core.launch.ownership import identity, not_the_recorded_node
+from tpuwizard.core.launch.records.ledger import Ledger, Resource
+from tpuwizard.core.launch.records.ownership import identity, not_the_recorded_node
 from tpuwizard.session.kept import KeptNodes
 
 ZONE = "us-central1-a"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tests.conftest import tpuwizard_cmd
 from tests.unit.test_imports import heavy, loaded_after, run_probe
-from tpuwizard.core.launch.ledger import Ledger, Resource
+from tpuwizard.core.launch.records.ledger import Ledger, Resource
 from tpuwizard.session.kept_lines import recorded_kept
 from tpuwizard.session.practice import LASTING_SERVER_FILE, PRACTICE_PROJECT
 
@@ -49,9 +49,9 @@ def test_fit_says_the_kept_node_on_stderr_and_its_json_stays_json(home):
 # arithmetic. Not the launch (lifecycle, its events, the run machinery) nor any transport.
 LINE_ONLY_LAUNCH_MODULES = {
     "tpuwizard.core.launch",
-    "tpuwizard.core.launch.billing",
-    "tpuwizard.core.launch.heartbeat_book",
-    "tpuwizard.core.launch.ledger",
+    "tpuwizard.core.launch.records.billing_state",
+    "tpuwizard.core.launch.kept.heartbeat_book",
+    "tpuwizard.core.launch.records.ledger",
 }
 
 
@@ -63,7 +63,7 @@ def test_the_kept_line_imports_only_the_ledger_reader(home):
     assert heavy(modules) == []
     launch = {m for m in modules if m.startswith("tpuwizard.core.launch")}
     assert launch <= LINE_ONLY_LAUNCH_MODULES, sorted(launch - LINE_ONLY_LAUNCH_MODULES)
-    assert "tpuwizard.core.launch.lifecycle" not in modules
+    assert "tpuwizard.core.launch.lifecycle.launch" not in modules
     assert "tpuwizard.session.kept" not in modules
     assert not [m for m in modules if m.startswith("tpuwizard.core.remote")]
 

@@ -18,13 +18,13 @@ from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.errors import BadInput, NodeGone
 from tpuwizard.core.evidence.chain import CHAIN_FILE, check_chain
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_OK
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.kept_settings import SETTINGS_FIELD, kept_chain_end
-from tpuwizard.core.launch.ledger import Entry, Ledger, Resource
-from tpuwizard.core.launch.lifecycle import run_launch
-from tpuwizard.core.launch.on_workers import WorkerSteps
-from tpuwizard.core.launch.plan import LaunchPlan
-from tpuwizard.core.launch.plan_packages import PackageSpec
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.kept.settings import SETTINGS_FIELD, kept_chain_end
+from tpuwizard.core.launch.lifecycle.launch import run_launch
+from tpuwizard.core.launch.lifecycle.on_workers import WorkerSteps
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.launch.plan.packages import PackageSpec
+from tpuwizard.core.launch.records.ledger import Entry, Ledger, Resource
 from tpuwizard.core.remote.checkpoints import CheckpointSet, CheckpointsHome, file_sha256
 from tpuwizard.core.remote.sync import LocalFolder
 from tpuwizard.session.kept import KeptNode

@@ -17,16 +17,16 @@ import pytest
 from tests.unit.test_json_events_table import event_table
 from tpuwizard.commands.common import show_event
 from tpuwizard.core.cancel import CancelToken
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.heartbeat_book import HeartbeatBook
-from tpuwizard.core.launch.launch_state import LaunchState
-from tpuwizard.core.launch.ledger import Entry, Resource
-from tpuwizard.core.launch.on_workers import WorkerSteps
-from tpuwizard.core.launch.plan import LaunchPlan
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.kept.heartbeat_book import HeartbeatBook
+from tpuwizard.core.launch.lifecycle.launch_state import LaunchState
+from tpuwizard.core.launch.lifecycle.on_workers import WorkerSteps
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.launch.records.ledger import Entry, Resource
 from tpuwizard.core.remote.sync import LocalFolder
 from tpuwizard.core.remote.transports import LocalTransport
-from tpuwizard.event_text import describe
 from tpuwizard.session.kept import KeptNode
+from tpuwizard.words.event_text import describe
 
 SCRIPT = (
     "import sys\n"

@@ -10,9 +10,9 @@ import time
 from tests.fakes import FakeTransport, MemoryCloud
 from tests.unit.test_launch_safety import make_plan, make_runtime
 from tpuwizard.core.cancel import CancelToken
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.lifecycle import Launch
-from tpuwizard.core.launch.watchdog import HEARTBEAT_FILE
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.lifecycle.launch import Launch
+from tpuwizard.core.launch.workers.watchdog import HEARTBEAT_FILE
 from tpuwizard.core.remote.transports import Result
 
 

@@ -10,10 +10,15 @@ import pytest
 
 from tests.fakes import FakeTransport, MemoryCloud
 from tpuwizard.core.cancel import CancelToken
-from tpuwizard.core.launch.ledger import Ledger
-from tpuwizard.core.launch.lifecycle import run_launch
-from tpuwizard.core.launch.plan import EXIT_CLOUD, EXIT_FAILED, EXIT_TEARDOWN, LaunchPlan
-from tpuwizard.core.launch.runtime import Runtime
+from tpuwizard.core.launch.lifecycle.launch import run_launch
+from tpuwizard.core.launch.lifecycle.runtime import Runtime
+from tpuwizard.core.launch.plan.launch_plan import (
+    EXIT_CLOUD,
+    EXIT_FAILED,
+    EXIT_TEARDOWN,
+    LaunchPlan,
+)
+from tpuwizard.core.launch.records.ledger import Ledger
 from tpuwizard.core.remote.bootstrap import sandbox_plan
 
 ZONE = "us-central1-a"

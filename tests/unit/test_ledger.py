@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from tpuwizard.core.launch.ledger import Ledger, Resource
+from tpuwizard.core.launch.records.ledger import Ledger, Resource
 
 
 def node(name="tpu-a", run_id="run-1", zone="us-central1-a"):

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tpuwizard.core.launch.ledger import Ledger, Resource
+from tpuwizard.core.launch.records.ledger import Ledger, Resource
 
 GOOD = Resource("node", "my-project", "us-central1-a", "good", "v5litepod-4", "run-1")
 

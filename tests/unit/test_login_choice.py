@@ -11,12 +11,12 @@ from tests.fakes import MemoryCloud
 from tests.unit.test_launch_safety import make_plan, make_runtime
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.cloud.oslogin import METADATA, OS_LOGIN, LoginChoice, LoginKey, OsLoginKeys
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.ledger import Entry, Ledger, Resource
-from tpuwizard.core.launch.lifecycle import run_launch
-from tpuwizard.core.launch.teardown import TeardownResult
-from tpuwizard.event_text import describe
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.lifecycle.launch import run_launch
+from tpuwizard.core.launch.records.ledger import Entry, Ledger, Resource
+from tpuwizard.core.launch.teardown.verified import TeardownResult
 from tpuwizard.session import login
+from tpuwizard.words.event_text import describe
 
 ANSWER = json.loads((Path(__file__).parents[1] / "data" / "oslogin_import_answer.json").read_text())
 PROFILE = ANSWER["loginProfile"]

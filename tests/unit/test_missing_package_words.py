@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tpuwizard.choice_words import AUDIENCES, all_words
 from tpuwizard.core.cloud.diagnose_remote import missing_package_diagnosis
+from tpuwizard.words.choice_words import AUDIENCES, all_words
 
 
 @pytest.mark.parametrize("audience", AUDIENCES)
@@ -22,4 +22,4 @@ def test_the_advice_to_add_a_missing_package_is_said_once(audience):
 def test_plain_mode_names_its_packages_question():
     (add, _) = all_words(missing_package_diagnosis("flax", "flax").next_steps, "plain")
     assert add == 'Add flax: type flax at the "Packages to add" question.'
-    assert '"Packages to add, separated by spaces' in Path("tpuwizard/plain.py").read_text()
+    assert '"Packages to add, separated by spaces' in Path("tpuwizard/plain/walk.py").read_text()

@@ -16,10 +16,10 @@ from tpuwizard.core.cloud.oslogin import (
     fingerprint_of,
     posix_username,
 )
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.lifecycle import run_launch
-from tpuwizard.core.launch.plan import EXIT_FAILED, EXIT_TEARDOWN
-from tpuwizard.event_text import describe
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.lifecycle.launch import run_launch
+from tpuwizard.core.launch.plan.launch_plan import EXIT_FAILED, EXIT_TEARDOWN
+from tpuwizard.words.event_text import describe
 
 # users.importSshPublicKey's answer as Google's reference shapes it (ImportSshPublicKeyResponse):
 # two POSIX accounts, the primary one second; two keys, ours the second.

@@ -7,12 +7,12 @@ from google.api_core import exceptions as gx
 from tests.fakes import MemoryCloud, foreign_node
 from tpuwizard.core.cloud.types import OWNER_LABEL, RUN_LABEL, NodeRequest
 from tpuwizard.core.errors import RemoteError
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.ledger import Ledger, Resource
-from tpuwizard.core.launch.lifecycle import run_launch
-from tpuwizard.core.launch.plan import LaunchPlan
-from tpuwizard.core.launch.runtime import Runtime
-from tpuwizard.core.launch.teardown import delete_and_verify, reconcile
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.lifecycle.launch import run_launch
+from tpuwizard.core.launch.lifecycle.runtime import Runtime
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.launch.records.ledger import Ledger, Resource
+from tpuwizard.core.launch.teardown.verified import delete_and_verify, reconcile
 from tpuwizard.core.remote.bootstrap import BootstrapPlan
 
 ZONE, PROJECT, OURS = "us-central1-a", "my-project", "0123456789abcdef"

@@ -20,11 +20,11 @@ from hypothesis import strategies as st
 from tests.fakes import Crash, MemoryCloud, foreign_node, foreign_queued, same_instance
 from tpuwizard.core.cloud.types import OWNER_LABEL, RUN_LABEL, NodeInfo, QueuedInfo
 from tpuwizard.core.errors import RemoteError
-from tpuwizard.core.launch.ledger import Ledger
-from tpuwizard.core.launch.lifecycle import run_launch
-from tpuwizard.core.launch.plan import LaunchPlan
-from tpuwizard.core.launch.runtime import Runtime
-from tpuwizard.core.launch.teardown import delete_and_verify, reconcile
+from tpuwizard.core.launch.lifecycle.launch import run_launch
+from tpuwizard.core.launch.lifecycle.runtime import Runtime
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.launch.records.ledger import Ledger
+from tpuwizard.core.launch.teardown.verified import delete_and_verify, reconcile
 from tpuwizard.core.remote.bootstrap import BootstrapPlan
 from tpuwizard.sandbox.faults import Faults
 

@@ -8,12 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from tpuwizard.choice_words import all_words
 from tpuwizard.core.cloud.diagnose_remote import remote_diagnosis
 from tpuwizard.core.errors import BadInput, PackagesFailed, ScriptFailed
-from tpuwizard.core.launch.missing_module import MissingModuleWatch, package_for
-from tpuwizard.core.launch.plan import LaunchPlan
-from tpuwizard.core.launch.plan_packages import (
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.launch.plan.packages import (
     COURSE_PACKAGES,
     PackageSpec,
     gather_packages,
@@ -22,9 +20,11 @@ from tpuwizard.core.launch.plan_packages import (
     read_requirements,
     specs_from_field,
 )
+from tpuwizard.core.launch.workers.missing_module import MissingModuleWatch, package_for
 from tpuwizard.core.remote.bootstrap import BootstrapPlan, bootstrap_script
 from tpuwizard.core.remote.packages import install_commands, install_failure
 from tpuwizard.sandbox.worker_tools import UV_NO_ROUTE
+from tpuwizard.words.choice_words import all_words
 
 
 def spec(text: str) -> PackageSpec:
@@ -283,7 +283,7 @@ def test_a_line_that_is_not_pep_508_is_not_a_requirement(text):
 
 
 def test_a_requirements_file_over_the_limit_is_refused_after_reading_only_the_limit(tmp_path):
-    from tpuwizard.core.launch.plan_packages import MAX_REQUIREMENTS_BYTES
+    from tpuwizard.core.launch.plan.packages import MAX_REQUIREMENTS_BYTES
 
     big = tmp_path / "big.txt"
     big.write_text("optax\n" * (MAX_REQUIREMENTS_BYTES // 6 + 1))

@@ -22,7 +22,7 @@ CHILD = textwrap.dedent(
     import questionary
     from prompt_toolkit.input import create_pipe_input
     from prompt_toolkit.output import DummyOutput
-    from tpuwizard.plain import PlainWizard
+    from tpuwizard.plain.walk import PlainWizard
 
     class Unreadable(io.TextIOBase):  # stdin as pytest's capture leaves it
         def fileno(self):

@@ -5,9 +5,9 @@ import pytest
 
 from tests.fakes import MemoryCloud
 from tpuwizard.core.cloud import zones
-from tpuwizard.plain import PlainWizard
+from tpuwizard.plain.walk import PlainWizard
 from tpuwizard.session.session import Session
-from tpuwizard.text_wrap import wrap_paragraph
+from tpuwizard.words.text_wrap import wrap_paragraph
 
 KEPT = (
     "Kept tpuwizard-20261129-154550-c2a0 in us-central1-a on purpose: it keeps billing about "
@@ -79,7 +79,7 @@ def test_plain_mode_lists_zones_with_the_route_s_prices_and_cannot_choose_one_it
 
 def test_plain_mode_s_packages_answer_is_checked_as_typed():
     from tpuwizard.core.errors import BadInput
-    from tpuwizard.plain_prompt import packages_check
+    from tpuwizard.plain.prompt import packages_check
 
     packages_check("flax optax, orbax-checkpoint")  # the course's, as typed
     with pytest.raises(BadInput, match="jax"):

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from tpuwizard.choice_words import all_words
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.launch.plan import LaunchPlan
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.words.choice_words import all_words
 
 
 def plan(tmp_path: Path, **changes) -> LaunchPlan:
@@ -82,7 +82,7 @@ def test_flex_start_where_google_offers_it_is_no_problem(tmp_path):
 
 @pytest.mark.parametrize("route", ["spot", "flex"])
 def test_failover_is_refused_where_it_could_never_act(tmp_path, route):
-    from tpuwizard.core.launch.plan import LaunchPlan
+    from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 
     plan = LaunchPlan(
         "v5litepod-4", "us-central1-a", "my-project", "r1", tmp_path, route=route, failover=True

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.unit.test_cli_bad_input import UP, _no_sandbox, here, refused  # noqa: F401 (fixtures)
-from tpuwizard.choice_words import all_words
-from tpuwizard.core.launch.plan import LaunchPlan
-from tpuwizard.core.launch.plan_idle import googles_deadline_only
+from tpuwizard.core.launch.plan.idle_rules import googles_deadline_only
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.words.choice_words import all_words
 
 
 def plan(**fields) -> LaunchPlan:

@@ -12,10 +12,10 @@ import pytest
 from tests.fakes import MemoryCloud
 from tests.unit.test_launch_safety import make_plan, make_runtime
 from tpuwizard.core.cancel import CancelToken
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.launch_state import LaunchState
-from tpuwizard.core.launch.lifecycle import run_launch
-from tpuwizard.core.launch.on_workers import WorkerSteps
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.lifecycle.launch import run_launch
+from tpuwizard.core.launch.lifecycle.launch_state import LaunchState
+from tpuwizard.core.launch.lifecycle.on_workers import WorkerSteps
 from tpuwizard.core.plan.jax_versions import TABLE
 from tpuwizard.session import practice_jax as chooser
 

@@ -71,7 +71,7 @@ def test_which_checks_apply():
 
 
 def test_a_plan_moved_to_compute_engine_by_auto_drops_the_watchdog_and_idle_time(tmp_path):
-    from tpuwizard.core.launch.plan import LaunchPlan
+    from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
     from tpuwizard.session.preflight import moved_to
 
     plan = LaunchPlan(

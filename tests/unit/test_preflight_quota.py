@@ -198,7 +198,7 @@ def test_fan_out_needs_quota_for_every_request_at_once():
 
 
 def test_fan_out_counts_the_requests_in_the_first_zone_s_region(tmp_path):
-    from tpuwizard.core.launch.plan import LaunchPlan
+    from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
     from tpuwizard.session.preflight import fan_out_in_region
 
     zones = ("us-east5-a", "us-east5-b", "europe-west4-a")
@@ -210,7 +210,7 @@ def test_fan_out_counts_the_requests_in_the_first_zone_s_region(tmp_path):
 
 
 def test_the_launch_is_told_when_the_quota_for_every_request_was_read(tmp_path, monkeypatch):
-    from tpuwizard.core.launch.plan import LaunchPlan
+    from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
     from tpuwizard.core.preflight.model import passed, unknown
     from tpuwizard.session import preflight
 

@@ -224,8 +224,8 @@ def test_status_costs_use_the_cached_catalog_read_flex_start_s_at_most_replaced(
 ):
     from tpuwizard.commands.catalog_prices import priced
     from tpuwizard.core import paths
-    from tpuwizard.core.launch.billable import Billable
-    from tpuwizard.core.launch.ledger import Resource
+    from tpuwizard.core.launch.records.billable import Billable
+    from tpuwizard.core.launch.records.ledger import Resource
 
     monkeypatch.setattr(paths, "cache_dir", lambda: tmp_path)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from tpuwizard.choice_words import AUDIENCES
-from tpuwizard.core.launch import events as ev
-from tpuwizard.event_text import describe
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.words.choice_words import AUDIENCES
+from tpuwizard.words.event_text import describe
 
 
 @pytest.mark.parametrize("audience", AUDIENCES)

@@ -24,7 +24,7 @@ from tpuwizard.core.evidence.receipt import (
 )
 from tpuwizard.core.evidence.slice_receipt import check_slice_receipt
 from tpuwizard.core.evidence.verifier import check_device_count
-from tpuwizard.core.launch.multihost import SLICE_RECEIPT, write_slice_receipt
+from tpuwizard.core.launch.workers.multihost import SLICE_RECEIPT, write_slice_receipt
 
 # The precision profile the verifier wrote on CPU (tpuwizard verify --precision), rounded.
 PRECISION = {

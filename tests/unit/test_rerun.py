@@ -7,8 +7,8 @@ import pytest
 
 from tpuwizard.core.cancel import Cancelled, CancelToken
 from tpuwizard.core.errors import RemoteError, ScriptFailed
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.rerun import MIN_SECONDS_LEFT, Reruns, run_script_with_reruns
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.workers.rerun import MIN_SECONDS_LEFT, Reruns, run_script_with_reruns
 
 
 class FakeLaunch:
@@ -83,8 +83,8 @@ class MissingFlax(FakeLaunch):
 
 
 def test_a_failed_run_says_why_at_once_and_a_rerun_adds_the_package_first(monkeypatch):
-    from tpuwizard.core.launch import rerun
-    from tpuwizard.core.launch.plan_packages import specs_from_field
+    from tpuwizard.core.launch.plan.packages import specs_from_field
+    from tpuwizard.core.launch.workers import rerun
 
     launch, reruns = MissingFlax(), Reruns()
 
@@ -105,8 +105,8 @@ def test_a_failed_run_says_why_at_once_and_a_rerun_adds_the_package_first(monkey
 def test_a_package_that_does_not_install_leaves_the_script_unrun_and_its_failure_standing(
     monkeypatch,
 ):
-    from tpuwizard.core.launch import rerun
-    from tpuwizard.core.launch.plan_packages import specs_from_field
+    from tpuwizard.core.launch.plan.packages import specs_from_field
+    from tpuwizard.core.launch.workers import rerun
 
     launch, reruns = MissingFlax(), Reruns()
     monkeypatch.setattr(rerun, "install_packages", lambda *args: False)  # its Failed said why
@@ -119,8 +119,8 @@ def test_a_package_that_does_not_install_leaves_the_script_unrun_and_its_failure
 
 
 def test_delete_now_after_a_run_that_succeeded_is_no_failure():
-    from tpuwizard.core.launch.summary import RunSummary
-    from tpuwizard.summary_text import summary_lines
+    from tpuwizard.core.launch.events.summary import RunSummary
+    from tpuwizard.words.summary_text import summary_lines
 
     launch, reruns = FakeLaunch([0]), Reruns()
     threading.Timer(0.2, launch.cancel.set, args=("quit", 0)).start()

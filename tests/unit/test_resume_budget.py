@@ -16,17 +16,17 @@ from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.errors import NodeGone
 from tpuwizard.core.evidence.chain import CHAIN_FILE, check_chain, entry_sha256
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_OK
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch import lifecycle
-from tpuwizard.core.launch.ending import Ending
-from tpuwizard.core.launch.ledger import Resource
-from tpuwizard.core.launch.plan import LaunchPlan
-from tpuwizard.core.launch.plan_resume import DELETE_ALLOWANCE_MINUTES
-from tpuwizard.core.launch.summary import RunSummary
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.events.summary import RunSummary
+from tpuwizard.core.launch.lifecycle import launch as lifecycle
+from tpuwizard.core.launch.lifecycle.ending import Ending
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.launch.plan.resume_rules import DELETE_ALLOWANCE_MINUTES
+from tpuwizard.core.launch.records.ledger import Resource
 from tpuwizard.core.plan import cost
 from tpuwizard.core.remote.checkpoints import CheckpointSet, CheckpointsHome, file_sha256
-from tpuwizard.event_text import describe
-from tpuwizard.summary_text import summary_lines
+from tpuwizard.words.event_text import describe
+from tpuwizard.words.summary_text import summary_lines
 
 ACCELERATOR = "v5litepod-4"
 PER_HOUR = cost.hourly(ACCELERATOR, "spot", ZONE) or 0.0

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from tpuwizard.choice_words import all_words
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.launch.plan import LaunchPlan
-from tpuwizard.core.launch.plan_resume import parse_duration
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.launch.plan.resume_rules import parse_duration
+from tpuwizard.words.choice_words import all_words
 
 
 def plan(tmp_path: Path, **changes: object) -> LaunchPlan:

@@ -5,11 +5,11 @@ meter counting every attempt's billing; the wizard's screens following a new att
 from __future__ import annotations
 
 from tests.lifecycle_events import planned
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.billing import BillingState
-from tpuwizard.core.launch.summary import RunSummary
-from tpuwizard.resume_text import attempt_lines, attempt_words, field_words
-from tpuwizard.summary_text import summary_lines
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.events.summary import RunSummary
+from tpuwizard.core.launch.records.billing_state import BillingState
+from tpuwizard.words.resume_text import attempt_lines, attempt_words, field_words
+from tpuwizard.words.summary_text import summary_lines
 
 ZONE = "us-central1-a"
 
@@ -95,8 +95,8 @@ def _billed(billing: BillingState, name: str, since: float) -> None:
 def test_the_meter_counts_the_earlier_attempts_billing():
     import time
 
-    from tpuwizard.figures import money
     from tpuwizard.tui.widgets.status_bar import meter_text
+    from tpuwizard.words.figures import money
 
     billing = BillingState()
     billing.apply(planned(route="spot", attempts_at_most=4))
@@ -114,8 +114,8 @@ def test_the_meter_counts_the_earlier_attempts_billing():
 
 
 def test_a_leftovers_teardown_is_not_this_launchs_cost():
-    from tpuwizard.core.launch.ledger import Resource
-    from tpuwizard.core.launch.teardown import Billable
+    from tpuwizard.core.launch.records.ledger import Resource
+    from tpuwizard.core.launch.teardown.verified import Billable
 
     billing = BillingState()
     billing.apply(planned())

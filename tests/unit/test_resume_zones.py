@@ -10,10 +10,10 @@ from tests.unit.test_launch_safety import make_runtime
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.errors import NodeGone
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_OK
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch import lifecycle
-from tpuwizard.core.launch.plan import LaunchPlan
-from tpuwizard.core.launch.plan_zones import zones_from
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.lifecycle import launch as lifecycle
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.launch.plan.zone_rules import zones_from
 
 A, B, C = "us-central1-b", "us-east1-d", "us-east5-a"  # each offers v6e-4
 

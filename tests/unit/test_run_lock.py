@@ -12,7 +12,7 @@ import threading
 import pytest
 
 from tpuwizard.core.cancel import Cancelled, CancelToken
-from tpuwizard.core.launch.run_lock import NodeBusy, lock_path, run_lock
+from tpuwizard.core.launch.kept.run_lock import NodeBusy, lock_path, run_lock
 
 
 @pytest.fixture
@@ -75,7 +75,7 @@ def test_a_killed_holder_leaves_the_node_free(path):
             "-c",
             "import sys, time\n"
             "from pathlib import Path\n"
-            "from tpuwizard.core.launch.run_lock import run_lock\n"
+            "from tpuwizard.core.launch.kept.run_lock import run_lock\n"
             f"with run_lock(Path({str(path)!r}), 'dev', 'tpuwizard run a.py'):\n"
             "    print('in', flush=True); time.sleep(600)\n",
         ],

@@ -10,17 +10,17 @@ from types import SimpleNamespace
 import pytest
 
 from tpuwizard.core.cancel import CancelToken
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.iterate import ScriptRun, run_script
-from tpuwizard.core.launch.launch_state import LaunchState
-from tpuwizard.core.launch.on_workers import WorkerSteps
-from tpuwizard.core.launch.plan import LaunchPlan
-from tpuwizard.core.launch.summary import LAST_LINES, RunSummary
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.events.summary import LAST_LINES, RunSummary
+from tpuwizard.core.launch.kept.iterate import ScriptRun, run_script
+from tpuwizard.core.launch.lifecycle.launch_state import LaunchState
+from tpuwizard.core.launch.lifecycle.on_workers import WorkerSteps
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.remote import sync
 from tpuwizard.core.remote.sync import LocalFolder, folder_problems
 from tpuwizard.core.remote.transports import LocalTransport
-from tpuwizard.event_text import describe
-from tpuwizard.summary_text import summary_lines
+from tpuwizard.words.event_text import describe
+from tpuwizard.words.summary_text import summary_lines
 
 # What the course's programs read, and what tpuwizard adds: printed by the script, one a line.
 SHOWN = ("COURSE_EXPECT_PLATFORM", "JAX_PLATFORMS", "XLA_FLAGS", "TPUWIZARD_RUN_ID")

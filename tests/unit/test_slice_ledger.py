@@ -12,9 +12,9 @@ from tests.fakes import Crash, MemoryCloud
 from tests.unit.test_launch_safety import make_runtime
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.cloud.protocol import Part
-from tpuwizard.core.launch.launch_state import LaunchState
-from tpuwizard.core.launch.lifecycle import Launch
-from tpuwizard.core.launch.plan import LaunchPlan
+from tpuwizard.core.launch.lifecycle.launch import Launch
+from tpuwizard.core.launch.lifecycle.launch_state import LaunchState
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 
 ZONE = "us-east5-b"
 PARTS = [

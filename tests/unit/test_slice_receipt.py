@@ -14,7 +14,7 @@ from tests.receipt_fixtures import verifier_receipt
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.evidence.receipt import load_receipt, receipt_hash
 from tpuwizard.core.evidence.slice_receipt import check_slice_receipt
-from tpuwizard.core.launch.multihost import SLICE_RECEIPT, write_slice_receipt
+from tpuwizard.core.launch.workers.multihost import SLICE_RECEIPT, write_slice_receipt
 
 ACCEL = "v5litepod-16"  # 4 VMs of 4 chips
 

@@ -10,12 +10,12 @@ from dataclasses import replace
 from types import SimpleNamespace
 
 from tests.unit.test_launch_safety import ZONE, make_plan
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.billing import BillingState
-from tpuwizard.core.launch.ledger import Ledger, Resource
-from tpuwizard.core.launch.teardown import TeardownResult
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.records.billing_state import BillingState
+from tpuwizard.core.launch.records.ledger import Ledger, Resource
+from tpuwizard.core.launch.teardown.verified import TeardownResult
 from tpuwizard.session.launch_handle import LaunchHandle
-from tpuwizard.summary_text import summary_lines
+from tpuwizard.words.summary_text import summary_lines
 
 
 def kept_launch(tmp_path, keep: bool = True):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tpuwizard.core.cancel import Cancelled, CancelToken
-from tpuwizard.core.launch import events as ev
+from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.remote.jobs import Job, follow_job, start_job, stop_job
 from tpuwizard.core.remote.transports import LocalTransport
 
@@ -104,7 +104,7 @@ def test_a_transport_command_in_flight_is_killed_by_a_cancel(worker):
 
 
 def test_a_launch_that_cannot_start_ends_with_failed_and_finished(tmp_path, monkeypatch):
-    from tpuwizard.core.launch.plan import LaunchPlan
+    from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
     from tpuwizard.session import runtime
     from tpuwizard.session.session import Session
 
@@ -122,8 +122,8 @@ def test_a_launch_that_cannot_start_ends_with_failed_and_finished(tmp_path, monk
 
 
 def test_a_plan_with_problems_ends_with_failed_and_exit_2_before_any_call(tmp_path, monkeypatch):
-    from tpuwizard.core.launch.lifecycle import run_launch
-    from tpuwizard.core.launch.plan import LaunchPlan
+    from tpuwizard.core.launch.lifecycle.launch import run_launch
+    from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 
     plan = LaunchPlan(
         "v5litepod-4",

@@ -18,8 +18,8 @@ import pytest
 from tests.waiting import wait_until
 from tpuwizard.commands.common import say, show, show_event
 from tpuwizard.core.cancel import Cancelled
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.plan import LaunchPlan
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.session import runtime
 from tpuwizard.session.gone_terminal import DroppingStream, drop_output_to_gone_terminals
 from tpuwizard.session.run_outcome import OUTCOME_FILE
@@ -151,7 +151,7 @@ def fake_launch(monkeypatch, deleted: list[str], hang_up: bool = False) -> None:
     class Runtime:
         ready_timeout = reruns = None
 
-    monkeypatch.setattr("tpuwizard.core.launch.lifecycle.run_launch", run_launch)
+    monkeypatch.setattr("tpuwizard.core.launch.lifecycle.launch.run_launch", run_launch)
     monkeypatch.setattr(runtime, "build_runtime", lambda *args, **kwargs: Runtime())
     monkeypatch.setattr(Session, "cloud_for", lambda self, backend: object())
 
@@ -183,7 +183,7 @@ def test_a_hangup_during_the_script_deletes_once_and_exits_129_on_a_gone_termina
 
 
 def test_plain_mode_on_a_gone_terminal_deletes_once_and_exits_129(tmp_path, monkeypatch):
-    from tpuwizard.plain import PlainWizard
+    from tpuwizard.plain.walk import PlainWizard
 
     gone_terminal(monkeypatch)
     deleted: list[str] = []

@@ -2,9 +2,9 @@
 
 from tests.lifecycle_events import planned
 from tpuwizard.core.cloud.diagnosis import Diagnosis
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.summary import LAST_LINES, RunSummary
-from tpuwizard.summary_text import summary_lines
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.events.summary import LAST_LINES, RunSummary
+from tpuwizard.words.summary_text import summary_lines
 
 
 def fold(*events: ev.Event) -> RunSummary:
@@ -77,8 +77,8 @@ def test_multi_worker_checks_name_their_worker():
 
 
 def test_the_end_of_a_run_is_said_once_and_the_rerun_offer_names_every_choice():
-    from tpuwizard.core.launch import events as ev
-    from tpuwizard.event_text import describe
+    from tpuwizard.core.launch.events import launch_events as ev
+    from tpuwizard.words.event_text import describe
 
     lines = [*describe(ev.ScriptFinished(3)), *describe(ev.ScriptDone(3, True, 600.0))]
     assert sum("exited" in line for line in lines) == 1
@@ -108,9 +108,9 @@ def test_after_run_again_the_summary_has_the_last_runs_lines_and_each_file_once(
 
 
 def test_a_launch_that_created_nothing_says_it_cost_nothing():
-    from tpuwizard.core.launch import events as ev
-    from tpuwizard.core.launch.summary import RunSummary
-    from tpuwizard.summary_text import summary_lines
+    from tpuwizard.core.launch.events import launch_events as ev
+    from tpuwizard.core.launch.events.summary import RunSummary
+    from tpuwizard.words.summary_text import summary_lines
 
     s = RunSummary()
     for event in (

@@ -7,8 +7,8 @@ import threading
 
 from tests.fakes import MemoryCloud
 from tpuwizard.core import paths
-from tpuwizard.core.launch.ledger import Ledger
-from tpuwizard.core.launch.survey import reconcile_backends
+from tpuwizard.core.launch.records.ledger import Ledger
+from tpuwizard.core.launch.teardown.survey import reconcile_backends
 from tpuwizard.session.clouds import CloudBook
 
 

@@ -7,11 +7,11 @@ from tests.sync_scenario import (
     sync_three_times,
     worker_home,
 )
-from tpuwizard.core.launch.iterate import folder_synced
+from tpuwizard.core.launch.kept.iterate import folder_synced
 from tpuwizard.core.remote import rsync
 from tpuwizard.core.remote.sync import LocalFolder, SyncResult, sync_folder
 from tpuwizard.core.remote.transports import GcloudTransport, LocalTransport
-from tpuwizard.event_text import synced_words
+from tpuwizard.words.event_text import synced_words
 
 
 def sync_note(synced: list[SyncResult]) -> str:

@@ -6,8 +6,8 @@ import pytest
 
 from tests.fakes import MemoryCloud
 from tpuwizard.core.cloud.types import NodeRequest
-from tpuwizard.core.launch.ledger import Ledger, Resource
-from tpuwizard.core.launch.teardown import delete_and_verify, reconcile
+from tpuwizard.core.launch.records.ledger import Ledger, Resource
+from tpuwizard.core.launch.teardown.verified import delete_and_verify, reconcile
 
 ZONE = "us-central1-a"
 

@@ -17,7 +17,7 @@ from tpuwizard.cli import main
 from tpuwizard.commands import cleanup as cleanup_commands
 from tpuwizard.core import paths
 from tpuwizard.core.cloud.types import NodeRequest
-from tpuwizard.core.launch.ledger import Resource
+from tpuwizard.core.launch.records.ledger import Resource
 from tpuwizard.session.session import Session
 
 ZONE = "us-central1-a"

@@ -16,7 +16,7 @@ from tpuwizard.commands import cleanup as cleanup_commands
 from tpuwizard.commands import iterate as iterate_commands
 from tpuwizard.core import paths
 from tpuwizard.core.cloud.types import NodeRequest
-from tpuwizard.core.launch.ledger import Ledger, Resource
+from tpuwizard.core.launch.records.ledger import Ledger, Resource
 from tpuwizard.sandbox.google import FORBIDDEN_ZONES
 from tpuwizard.session.kept import KeptInfo
 from tpuwizard.session.session import Session

@@ -9,14 +9,14 @@ from types import SimpleNamespace
 import pytest
 from textual.app import App, ComposeResult
 
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.summary import RunSummary
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.events.summary import RunSummary
 from tpuwizard.core.terminal_text import visible, without_sgr
-from tpuwizard.event_text import describe
-from tpuwizard.plain import PlainWizard
-from tpuwizard.summary_text import summary_lines
+from tpuwizard.plain.walk import PlainWizard
 from tpuwizard.tui.widgets.checks_panel import ChecksPanel
 from tpuwizard.tui.widgets.follow_log import FollowLog
+from tpuwizard.words.event_text import describe
+from tpuwizard.words.summary_text import summary_lines
 
 HOSTILE = "\x1b]0;pwned\x07title \x1b[2Jclear \rforged"
 SHOWN = "^[]0;pwned^Gtitle ^[[2Jclear ^Mforged"

@@ -12,7 +12,7 @@ from tests.unit.fake_rest import FakeRest, ask, reach
 from tpuwizard.core.cloud.diagnose import Context, diagnose
 from tpuwizard.core.cloud.google_errors import launchable
 from tpuwizard.core.cloud.tpu7x_access import ACCESS_NOTE, ACCESS_PAGE, access_note
-from tpuwizard.core.launch.plan import LaunchPlan
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.preflight import quota
 from tpuwizard.core.preflight.model import Verdict
 from tpuwizard.session.backend import backend_notes

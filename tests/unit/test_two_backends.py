@@ -13,8 +13,8 @@ from tests.fakes import MemoryCloud
 from tests.unit.test_launch_safety import launch
 from tpuwizard.core import paths
 from tpuwizard.core.cloud.types import NodeRequest
-from tpuwizard.core.launch.ledger import Ledger, Resource
-from tpuwizard.core.launch.survey import reconcile_backends
+from tpuwizard.core.launch.records.ledger import Ledger, Resource
+from tpuwizard.core.launch.teardown.survey import reconcile_backends
 from tpuwizard.session.session import Session
 
 ZONE = "us-central1-a"

@@ -8,9 +8,9 @@ from tests.fakes import MemoryCloud
 from tests.memory_world import foreign_node
 from tests.unit.test_launch_safety import ZONE, launch
 from tpuwizard.core.cloud.types import MANAGED_BY, OWNER_LABEL
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.zone_list import NOT_OURS, OTHER_USERS, YOURS, zone_listed
-from tpuwizard.event_text import describe
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.teardown.zone_list import NOT_OURS, OTHER_USERS, YOURS, zone_listed
+from tpuwizard.words.event_text import describe
 
 COURSE_TPU = "jax-course-tpu-01"  # the course's own `gcloud compute tpus tpu-vm create` name
 

@@ -11,11 +11,13 @@ from click.testing import CliRunner
 from tests.fakes import MemoryCloud
 from tests.unit.test_cli_bad_input import LAUNCH, UP, refused
 from tests.unit.test_launch_safety import make_runtime
-from tpuwizard.choice_words import all_words
 from tpuwizard.cli import main
 from tpuwizard.core.cancel import CancelToken
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.attempts import (
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.lifecycle.launch import Launch, run_launch
+from tpuwizard.core.launch.lifecycle.launch_state import LaunchState
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.launch.records.attempts import (
     CUT_SHORT,
     NO_CAPACITY,
     READY,
@@ -24,10 +26,8 @@ from tpuwizard.core.launch.attempts import (
     last_tried_words,
     order_zones,
 )
-from tpuwizard.core.launch.launch_state import LaunchState
-from tpuwizard.core.launch.ledger import Ledger
-from tpuwizard.core.launch.lifecycle import Launch, run_launch
-from tpuwizard.core.launch.plan import LaunchPlan
+from tpuwizard.core.launch.records.ledger import Ledger
+from tpuwizard.words.choice_words import all_words
 
 RUN = "20261201-120000-zz01"
 
@@ -181,7 +181,7 @@ def test_last_tried_words():
 
 
 def test_the_history_survives_a_torn_line_and_keeps_the_newest(tmp_path, monkeypatch):
-    from tpuwizard.core.launch import attempts
+    from tpuwizard.core.launch.records import attempts
 
     monkeypatch.setattr(attempts, "KEEP", 5)
     book = AttemptHistory(tmp_path / "attempts.jsonl")

@@ -10,7 +10,7 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tpuwizard.core.launch.billable import Billable
+    from tpuwizard.core.launch.records.billable import Billable
     from tpuwizard.session.session import Session
 
 

@@ -14,8 +14,8 @@ from tpuwizard.core.exit_codes import EXIT_OK
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from tpuwizard.core.launch.ledger import Resource
-    from tpuwizard.core.launch.teardown import Found, TeardownResult, Unchecked
+    from tpuwizard.core.launch.records.ledger import Resource
+    from tpuwizard.core.launch.teardown.verified import Found, TeardownResult, Unchecked
     from tpuwizard.session.kept import KeptGone
 
 
@@ -29,7 +29,7 @@ def say_skipped(found: Found, project: str | None) -> None:
     zone Google says the project may not use is no problem (nothing can be there) and answers so
     every time: it is said once per project, quietly, and again only for a zone not said
     before."""
-    from tpuwizard.core.launch.survey import BACKEND_WORDS
+    from tpuwizard.core.launch.teardown.survey import BACKEND_WORDS
 
     # Where a record stands unchecked (a zone, or a whole backend by its name), something
     # tpuwizard made may be there: that record's own line says so, not "nothing can be there".
@@ -143,7 +143,7 @@ def confirm_theirs(theirs: list, yes: bool, other_owner: bool, command: str = "t
 
 def say_unchecked(unchecked: Sequence[Unchecked]) -> None:
     """Each record whose zone could not be read, on its own line: the zone, why, what to do."""
-    from tpuwizard.event_text import unchecked_text
+    from tpuwizard.words.event_text import unchecked_text
 
     for item in unchecked:
         say(unchecked_text(item.resource, item.diagnosis))
@@ -151,7 +151,7 @@ def say_unchecked(unchecked: Sequence[Unchecked]) -> None:
 
 def say_kept_gone(gone: Sequence[KeptGone]) -> None:
     """The kept nodes found gone that no tpuwizard command here deleted: each said."""
-    from tpuwizard.teardown_text import kept_gone_line
+    from tpuwizard.words.teardown_text import kept_gone_line
 
     for item in gone:
         say(kept_gone_line(item))
@@ -159,7 +159,7 @@ def say_kept_gone(gone: Sequence[KeptGone]) -> None:
 
 def say_preempted(results: Sequence[TeardownResult], practice: bool) -> None:
     """The kept nodes Google preempted that this command deleted (or could not)."""
-    from tpuwizard.teardown_text import preempted_lines
+    from tpuwizard.words.teardown_text import preempted_lines
 
     for result in results:
         for line in preempted_lines(result, practice):
@@ -168,7 +168,7 @@ def say_preempted(results: Sequence[TeardownResult], practice: bool) -> None:
 
 def say_stopped(results: Sequence[TeardownResult], practice: bool) -> None:
     """Compute Engine VMs Google had stopped that this command deleted (or could not)."""
-    from tpuwizard.teardown_text import stopped_lines
+    from tpuwizard.words.teardown_text import stopped_lines
 
     for result in results:
         for line in stopped_lines(result, practice):
@@ -177,7 +177,7 @@ def say_stopped(results: Sequence[TeardownResult], practice: bool) -> None:
 
 def result_data(result: TeardownResult) -> dict[str, object]:
     """One teardown result in a ``--json`` document."""
-    from tpuwizard.event_text import plain_data
+    from tpuwizard.words.event_text import plain_data
 
     r = result.resource
     return {

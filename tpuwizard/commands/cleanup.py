@@ -35,9 +35,9 @@ from tpuwizard.core.errors import BadInput
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_OK, EXIT_TEARDOWN
 
 if TYPE_CHECKING:
-    from tpuwizard.core.launch.billable import Billable
-    from tpuwizard.core.launch.ledger import Resource
-    from tpuwizard.core.launch.teardown import TeardownResult, Unchecked
+    from tpuwizard.core.launch.records.billable import Billable
+    from tpuwizard.core.launch.records.ledger import Resource
+    from tpuwizard.core.launch.teardown.verified import TeardownResult, Unchecked
     from tpuwizard.session.session import Session
 
 
@@ -81,7 +81,7 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
             }
         )
     else:
-        from tpuwizard.render import render_status
+        from tpuwizard.words.render import render_status
 
         if found:
             flex = any(b.resource.route == "flex" for b in found)  # its caveat only where shown
@@ -127,7 +127,7 @@ def teardown(
     """Delete what tpuwizard created (NAME, or --all) and verify by listing that it is gone.
     Exit 4 if anything could not be verified gone (or checked)."""
     from tpuwizard.core.cloud.diagnose import Context
-    from tpuwizard.teardown_text import teardown_lines
+    from tpuwizard.words.teardown_text import teardown_lines
 
     command = click.get_current_context().info_name or "teardown"  # said back as it was typed
     if bool(name) == everything and not (command == "down" and not name):
@@ -238,7 +238,7 @@ def _say_zone_lists(session: Session, results: list[TeardownResult], as_json: bo
     """What each zone's TPU list shows now, as the course's last step looks: ours and, said as
     such, TPUs tpuwizard did not make (it never deletes them). A list that fails costs only
     its lines: what was deleted was verified already."""
-    from tpuwizard.event_text import zone_listed_lines
+    from tpuwizard.words.event_text import zone_listed_lines
 
     for zone, backend in sorted({(r.resource.zone, r.resource.backend) for r in results}):
         try:

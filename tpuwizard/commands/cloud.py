@@ -211,13 +211,13 @@ def launch(
 ) -> None:
     """Create a TPU, verify JAX on it, run your script, copy results back, and tear it down."""
     from tpuwizard.core import paths
-    from tpuwizard.core.launch.events import Finished, Kept
-    from tpuwizard.core.launch.plan import DEFAULT_READY_TIMEOUT, LaunchPlan
-    from tpuwizard.course_text import fetch_note
+    from tpuwizard.core.launch.events.launch_events import Finished, Kept
+    from tpuwizard.core.launch.plan.launch_plan import DEFAULT_READY_TIMEOUT, LaunchPlan
     from tpuwizard.session.backend import backend_notes, decide_backend
     from tpuwizard.session.signals import exit_code, stop_on_signals
     from tpuwizard.session.watchdog import choose_watchdog
-    from tpuwizard.summary_text import summary_lines
+    from tpuwizard.words.course_text import fetch_note
+    from tpuwizard.words.summary_text import summary_lines
 
     if route == "kaggle":
         from tpuwizard.commands.kaggle_launch import launch_on_kaggle

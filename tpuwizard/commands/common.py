@@ -17,7 +17,7 @@ from tpuwizard.core.exit_codes import EXIT_BAD_INPUT, EXIT_CLOUD, EXIT_INTERRUPT
 from tpuwizard.core.terminal_text import visible_lines
 
 if TYPE_CHECKING:
-    from tpuwizard.core.launch.events import Event
+    from tpuwizard.core.launch.events.launch_events import Event
     from tpuwizard.session.kept_lines import KeptInfo
     from tpuwizard.session.session import Session
 
@@ -158,7 +158,7 @@ def show_event(event: Event, as_json: bool, result: bool = True) -> None:
     """One event as every command prints it (``launch``, ``up``, ``run``, ``watch``): with
     ``--json`` its JSON line on stdout and its words on stderr; else its words, on stdout when
     they are the command's ``result`` (a launch's lines, a script's output), else on stderr."""
-    from tpuwizard.event_text import describe, json_event
+    from tpuwizard.words.event_text import describe, json_event
 
     if as_json:
         click.echo(json.dumps(json_event(event)))
@@ -185,7 +185,7 @@ class Group(click.Group):
         try:
             return super().invoke(ctx)
         except BadInput as err:
-            from tpuwizard.event_text import refusal_text
+            from tpuwizard.words.event_text import refusal_text
 
             say(f"Error: {refusal_text(err)}")
             raise click.exceptions.Exit(EXIT_BAD_INPUT) from None
@@ -199,7 +199,7 @@ class Group(click.Group):
 
             from tpuwizard.core import paths
             from tpuwizard.core.cloud.diagnose import local_disk_diagnosis
-            from tpuwizard.event_text import diagnosis_text
+            from tpuwizard.words.event_text import diagnosis_text
 
             disk = local_disk_diagnosis(err)
             if disk is not None:  # this computer's disk: neither a bug nor the network
@@ -235,7 +235,7 @@ def cloud_errors(
         raise
     except Exception as err:
         from tpuwizard.core.cloud.diagnose import diagnose
-        from tpuwizard.event_text import diagnosis_text
+        from tpuwizard.words.event_text import diagnosis_text
 
         say(diagnosis_text(diagnose(err, context)))  # type: ignore[arg-type]
         raise click.exceptions.Exit(EXIT_CLOUD) from None
@@ -244,7 +244,7 @@ def cloud_errors(
 def open_session(project: str | None, sandbox: bool, runs: Path | None = None) -> Session:
     """The session for a command, practice or real as :meth:`Session.decide` says."""
     from tpuwizard.session.session import Session
-    from tpuwizard.session_text import practice_words
+    from tpuwizard.words.session_text import practice_words
 
     session = Session.open(project, sandbox, runs)
     if session.practice:
@@ -254,7 +254,7 @@ def open_session(project: str | None, sandbox: bool, runs: Path | None = None) -
 
 def check_script(script: Path) -> None:
     """Before anything reaches the node: the rules the workers would otherwise refuse late."""
-    from tpuwizard.core.launch.plan import script_problems
+    from tpuwizard.core.launch.plan.launch_plan import script_problems
 
     problems = script_problems(script)
     if problems:

@@ -39,7 +39,7 @@ from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK, for_sign
 
 if TYPE_CHECKING:
     from tpuwizard.core.cancel import CancelToken
-    from tpuwizard.core.launch.plan_packages import PackageSpec
+    from tpuwizard.core.launch.plan.packages import PackageSpec
     from tpuwizard.core.remote.sync import LocalFolder
     from tpuwizard.session.kept import KeptNode
     from tpuwizard.session.kept_resume import CheckpointsAsked
@@ -139,12 +139,12 @@ def up(
     import json
 
     from tpuwizard.core import paths
-    from tpuwizard.core.launch import events as ev
-    from tpuwizard.core.launch.plan import LaunchPlan
-    from tpuwizard.core.launch.plan_idle import googles_deadline_only
-    from tpuwizard.event_text import json_event
+    from tpuwizard.core.launch.events import launch_events as ev
+    from tpuwizard.core.launch.plan.idle_rules import googles_deadline_only
+    from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
     from tpuwizard.session.backend import backend_notes, decide_backend
     from tpuwizard.session.signals import exit_code, stop_on_signals
+    from tpuwizard.words.event_text import json_event
 
     zone, zone_list, failover = where_to_create(accelerator, zone, zones, failover)
     chosen = decide_backend(accelerator, route, backend)  # an impossible pair: exit 2 now
@@ -249,9 +249,9 @@ def _run_once(
 ) -> int:
     """One run on the kept node, its events shown as launch's are; returns its exit code."""
     from tpuwizard.core.cancel import Cancelled
-    from tpuwizard.core.launch import events as ev
-    from tpuwizard.core.launch.iterate import EXIT_STOPPED
-    from tpuwizard.core.launch.run_lock import NodeBusy
+    from tpuwizard.core.launch.events import launch_events as ev
+    from tpuwizard.core.launch.kept.iterate import EXIT_STOPPED
+    from tpuwizard.core.launch.kept.run_lock import NodeBusy
 
     def show(event: ev.Event) -> None:  # the script's own lines are the result, on stdout
         show_event(event, as_json, result=isinstance(event, ev.ScriptLine))
@@ -297,8 +297,8 @@ def run(
     """Copy what changed in SCRIPT's folder to the kept node and run it on every worker; with
     --checkpoints (a spot node), survive its preemption on a new one."""
     from tpuwizard.core.remote.sync import LocalFolder
-    from tpuwizard.course_text import fetch_note
     from tpuwizard.session.signals import StopScriptOnSignals
+    from tpuwizard.words.course_text import fetch_note
 
     check_script(script)
     resume = run_checkpoints(checkpoints, checkpoint_every, max_restarts)

@@ -16,7 +16,7 @@ import click
 from tpuwizard.commands.common import say
 
 if TYPE_CHECKING:
-    from tpuwizard.core.launch.plan_packages import PackageSpec
+    from tpuwizard.core.launch.plan.packages import PackageSpec
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -46,7 +46,7 @@ def asked_packages(
     with_specs: tuple[str, ...], requirements: tuple[Path, ...], script: Path | None = None
 ) -> tuple[PackageSpec, ...]:
     """What was asked for, saying so when a requirements.txt beside the script is used."""
-    from tpuwizard.core.launch.plan_packages import gather_packages
+    from tpuwizard.core.launch.plan.packages import gather_packages
 
     request = gather_packages(with_specs, requirements, script)
     words = request.auto_words()
@@ -57,9 +57,9 @@ def asked_packages(
 
 def check_packages(specs: tuple[PackageSpec, ...]) -> None:
     """The plan's package rules, for a run on a kept node (a launch checks its whole plan)."""
-    from tpuwizard.choice_words import all_words
     from tpuwizard.core.errors import BadInput
-    from tpuwizard.core.launch.plan_packages import package_problems
+    from tpuwizard.core.launch.plan.packages import package_problems
+    from tpuwizard.words.choice_words import all_words
 
     problems = all_words(package_problems(specs), "cli")
     if problems:

@@ -170,7 +170,7 @@ def fit(
             }
         )
         return
-    from tpuwizard.render import render_fit
+    from tpuwizard.words.render import render_fit
 
     render_fit(
         state,
@@ -235,6 +235,6 @@ def _fit_program(program: str, chosen: list, as_json: bool, **options: object) -
             }
         )
         return
-    from tpuwizard.render import render_program_fit
+    from tpuwizard.words.render import render_program_fit
 
     render_program_fit(str(planner.program), planner.method, results, str(options["route"]), advice)

@@ -24,7 +24,7 @@ from tpuwizard.core.exit_codes import EXIT_CLOUD
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.backend_choice import BackendChoice
-    from tpuwizard.core.launch.plan import LaunchPlan
+    from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
     from tpuwizard.session.preflight import PreflightResult
     from tpuwizard.session.session import Session
 
@@ -124,8 +124,8 @@ def preflight_before_create(
     lines said). Returns the backend decided (``auto`` may move to Compute Engine where its quota
     covers the slice), or None when none was decided; and ``plan`` on that backend, importing its
     key into the OS Login profile where the preflight found OS Login on."""
-    from tpuwizard.preflight_text import before_create_lines
     from tpuwizard.session.preflight import before_create
+    from tpuwizard.words.preflight_text import before_create_lines
 
     before = before_create(session, plan, asked, transport, compute_ok)
     echo = say if as_json else click.echo

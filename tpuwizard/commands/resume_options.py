@@ -64,14 +64,14 @@ def resume_options(command: F) -> F:
 
 
 def max_restarts_or_default(asked: int | None) -> int:
-    from tpuwizard.core.launch.plan_resume import DEFAULT_MAX_RESTARTS
+    from tpuwizard.core.launch.plan.resume_rules import DEFAULT_MAX_RESTARTS
 
     return DEFAULT_MAX_RESTARTS if asked is None else asked
 
 
 def checkpoint_every_seconds(text: str) -> float:
     """The copy interval in seconds; exit 2 with what to type for a duration it cannot read."""
-    from tpuwizard.core.launch.plan_resume import parse_duration
+    from tpuwizard.core.launch.plan.resume_rules import parse_duration
 
     return parse_duration(text)
 

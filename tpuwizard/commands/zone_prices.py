@@ -88,7 +88,7 @@ def say_notes(
 
     from tpuwizard.core.cloud.ai_zones import ai_zone_line
     from tpuwizard.core.prices.quote import price_source_line
-    from tpuwizard.text_wrap import wrap_paragraph
+    from tpuwizard.words.text_wrap import wrap_paragraph
 
     if quotes and found is not None:
         line = price_source_line(list(quotes.values()), found[1])

@@ -151,8 +151,8 @@ def zones(
                 )
         print_json(doc)
     else:
-        from tpuwizard.render import render_zones
-        from tpuwizard.session_text import survey_words
+        from tpuwizard.words.render import render_zones
+        from tpuwizard.words.session_text import survey_words
 
         label = survey_words(answer)
         unconfirmed = unconfirmed_zones(survey, accelerator)

@@ -3,7 +3,7 @@
 The core says *which* choice would help: the route, the watchdog, another zone, a name... Each
 front end names it in its own words: the CLI its flag (``--route flex``), the wizard its control
 ("Flex-start, queued" on the Route step), plain mode its question. Those words live below the
-front ends, in ``tpuwizard/choice_words.py``; the core never spells a flag for one.
+front ends, in ``tpuwizard/words/choice_words.py``; the core never spells a flag for one.
 
 A sentence that names choices is a :class:`Phrase`: its text holds ``{0}``, ``{1}``... where the
 choices are named. Everything else stays a plain ``str``; :data:`Said` is either.

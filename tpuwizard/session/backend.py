@@ -15,7 +15,7 @@ from tpuwizard.core.cloud.backends import TPU_API
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.backend_choice import BackendChoice
-    from tpuwizard.core.launch.plan import LaunchPlan
+    from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 
 
 def decide_backend(

@@ -17,7 +17,7 @@ from tpuwizard.session import practice as practice_mode
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.gcloud_config import GcloudContext
     from tpuwizard.core.cloud.zones import ZoneSurvey
-    from tpuwizard.core.launch.attempts import Attempt
+    from tpuwizard.core.launch.records.attempts import Attempt
 
 # Why practice: asked for (--sandbox), already pointed at a sandbox (TPUWIZARD_TPU_ENDPOINT, as
 # `tpuwizard sandbox serve` says to export), or no Google credentials; "real" otherwise.
@@ -78,7 +78,7 @@ def zone_history(practice: bool) -> tuple[Attempt, ...]:
     """What each create attempt found, from the history kept beside that mode's ledger
     (session/runtime.py's ledger_for): practice attempts never order real zones."""
     from tpuwizard.core import paths
-    from tpuwizard.core.launch.attempts import AttemptHistory
+    from tpuwizard.core.launch.records.attempts import AttemptHistory
 
     state = paths.state_dir()
     folder = state / "sandbox" if practice else state
@@ -102,13 +102,13 @@ class ZoneAnswer:
 
     def by_recent_success(self, accelerator: str, zones: list[str]) -> list[str]:
         """``zones`` with those that lately had capacity for ``accelerator`` first."""
-        from tpuwizard.core.launch.attempts import order_zones
+        from tpuwizard.core.launch.records.attempts import order_zones
 
         return order_zones(zones, [a for a in self.attempts if a.accelerator == accelerator])
 
     def last_tried(self, accelerator: str) -> dict[str, str]:
         """Per zone tried lately: "no capacity 12 min ago", "ready 3 h ago"."""
-        from tpuwizard.core.launch.attempts import last_tried_words, latest_by_zone
+        from tpuwizard.core.launch.records.attempts import last_tried_words, latest_by_zone
 
         mine = [a for a in self.attempts if a.accelerator == accelerator]
         return {z: last_tried_words(a) for z, a in latest_by_zone(mine).items()}

@@ -20,8 +20,8 @@ from tpuwizard.core.kaggle.credentials import NoCredentials, find_credentials
 from tpuwizard.core.kaggle.ledger import KernelLedger
 from tpuwizard.core.kaggle.protocol import KaggleCallFailed, Kernels
 from tpuwizard.core.kaggle.run import KaggleRun, run_kernel, stop_kernel
-from tpuwizard.core.launch.event_base import Event
-from tpuwizard.core.launch.events import Failed, Finished
+from tpuwizard.core.launch.events.base import Event
+from tpuwizard.core.launch.events.launch_events import Failed, Finished
 from tpuwizard.session.signals import StopSignals
 
 KAGGLE_FAULTS_ENV = "TPUWIZARD_KAGGLE_FAULTS"  # practice: the stand-in's faults

@@ -23,10 +23,9 @@ from tpuwizard.core.errors import (
     RemoteError,
 )
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_OK
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.distributed import coordinator_for
-from tpuwizard.core.launch.heartbeat_book import HeartbeatBook
-from tpuwizard.core.launch.iterate import (
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.kept.heartbeat_book import HeartbeatBook
+from tpuwizard.core.launch.kept.iterate import (
     EXIT_STOPPED,
     ScriptRun,
     heartbeat_interval,
@@ -34,19 +33,20 @@ from tpuwizard.core.launch.iterate import (
     run_script,
     send_heartbeat,
 )
-from tpuwizard.core.launch.kept_settings import replaced_by
-from tpuwizard.core.launch.ledger import Entry, Resource
-from tpuwizard.core.launch.ownership import is_instance
-from tpuwizard.core.launch.vanished import went_away
+from tpuwizard.core.launch.kept.settings import replaced_by
+from tpuwizard.core.launch.lifecycle.vanished import went_away
+from tpuwizard.core.launch.records.ledger import Entry, Resource
+from tpuwizard.core.launch.records.ownership import is_instance
+from tpuwizard.core.launch.workers.distributed import coordinator_for
 from tpuwizard.core.remote.sync import LocalFolder
 from tpuwizard.session.kept_lines import KeptInfo, kept_info, node_id
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.diagnose import Context
     from tpuwizard.core.cloud.types import NodeInfo
-    from tpuwizard.core.launch.plan_packages import PackageSpec
-    from tpuwizard.core.launch.runtime import Runtime
-    from tpuwizard.core.launch.teardown import TeardownResult
+    from tpuwizard.core.launch.lifecycle.runtime import Runtime
+    from tpuwizard.core.launch.plan.packages import PackageSpec
+    from tpuwizard.core.launch.teardown.verified import TeardownResult
     from tpuwizard.core.remote.transports import Transport
     from tpuwizard.session.kept_resume import CheckpointsAsked
     from tpuwizard.session.session import Session
@@ -136,7 +136,7 @@ class KeptNodes:
         whose node is verified gone (its idle watchdog deleted it) or whose name a newer node
         holds is closed, so that a name used again names one kept node. A record that cannot
         be checked now stays open (``status`` says why)."""
-        from tpuwizard.core.launch.teardown import check_record
+        from tpuwizard.core.launch.teardown.verified import check_record
 
         for entry in self.entries():
             if name in (entry.resource.name, node_id(entry.resource)):
@@ -187,7 +187,7 @@ class KeptNodes:
     def _check_identity(self, entry: Entry, node: NodeInfo) -> None:
         """Touch only the node that was kept: the same labels, server-side id and create time.
         Another node under its name means ours is gone: the ledger says so, nothing is touched."""
-        from tpuwizard.core.launch.ownership import not_the_recorded_node
+        from tpuwizard.core.launch.records.ownership import not_the_recorded_node
 
         r = entry.resource
         why = not_the_recorded_node(r, entry.extra, node.labels, node.uid, node.create_time)
@@ -269,7 +269,7 @@ class KeptNode:
         node's preemption: it is made again from ``up``'s settings (session/kept_resume.py)."""
         from tpuwizard.core import paths
         from tpuwizard.core.cloud.diagnose import diagnose
-        from tpuwizard.core.launch.run_lock import lock_path, run_lock
+        from tpuwizard.core.launch.kept.run_lock import lock_path, run_lock
         from tpuwizard.session.kept_resume import resume_problems, run_resumable
 
         session, r = self.nodes.session, self.entry.resource
@@ -365,7 +365,7 @@ class KeptNode:
 
     def shell_command(self, worker: int) -> tuple[list[str], str | None, dict[str, str] | None]:
         """The local argv (with its cwd and env) of an interactive shell on ``worker``."""
-        from tpuwizard.core.launch.worker_jobs import shell_env
+        from tpuwizard.core.launch.workers.jobs import shell_env
         from tpuwizard.core.remote.interactive import interactive_command
 
         if not 0 <= worker < self.workers:

@@ -15,12 +15,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from tpuwizard.core.cloud.backends import COMPUTE
-from tpuwizard.core.launch.billing import Billed
-from tpuwizard.core.launch.iterate import heartbeat_interval
+from tpuwizard.core.launch.kept.iterate import heartbeat_interval
+from tpuwizard.core.launch.records.billing_state import Billed
 from tpuwizard.session.kept_lines import node_id
 
 if TYPE_CHECKING:
-    from tpuwizard.core.launch.ledger import Entry
+    from tpuwizard.core.launch.records.ledger import Entry
     from tpuwizard.session.kept import KeptNode
     from tpuwizard.session.session import Session
 

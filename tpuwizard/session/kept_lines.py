@@ -12,9 +12,9 @@ import time
 from dataclasses import dataclass
 
 from tpuwizard.core import paths
-from tpuwizard.core.launch.billing import idle_deadline
-from tpuwizard.core.launch.heartbeat_book import HeartbeatBook
-from tpuwizard.core.launch.ledger import Entry, Ledger, Resource
+from tpuwizard.core.launch.kept.heartbeat_book import HeartbeatBook
+from tpuwizard.core.launch.records.billing_state import idle_deadline
+from tpuwizard.core.launch.records.ledger import Entry, Ledger, Resource
 from tpuwizard.core.plan import cost
 from tpuwizard.session import practice as practice_mode
 

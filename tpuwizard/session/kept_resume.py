@@ -1,5 +1,5 @@
 """``run --checkpoints DIR``: a run on a kept spot node that survives its preemption, as a
-launch's does (core/launch/resume_chain.py runs both chains).
+launch's does (core/launch/resume/chain.py runs both chains).
 
 While the script runs, its checkpoints come home to ``runs/<id>/checkpoints``. When the kept
 node goes away under it, it is deleted and verified gone (its queued resource too), and a new
@@ -23,21 +23,21 @@ from tpuwizard.core.choices import Said
 from tpuwizard.core.cloud.diagnose import diagnose
 from tpuwizard.core.cloud.diagnosis import Diagnosis
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_OK
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.checkpoint_copier import ResumeSetup
-from tpuwizard.core.launch.kept_settings import (
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.kept.settings import (
     REPLACED_BY_FIELD,
     kept_chain_end,
     replacement_plan,
 )
-from tpuwizard.core.launch.ledger import Resource
-from tpuwizard.core.launch.plan_resume import MAX_RESTARTS, checkpoints_problem
-from tpuwizard.core.launch.resume_chain import AttemptEnd, ChainLimits, ResumeChain
+from tpuwizard.core.launch.plan.resume_rules import MAX_RESTARTS, checkpoints_problem
+from tpuwizard.core.launch.records.ledger import Resource
+from tpuwizard.core.launch.resume.chain import AttemptEnd, ChainLimits, ResumeChain
+from tpuwizard.core.launch.resume.checkpoint_copier import ResumeSetup
 from tpuwizard.core.plan import cost
 from tpuwizard.core.remote.sync import LocalFolder
 
 if TYPE_CHECKING:
-    from tpuwizard.core.launch.iterate import ScriptRun
+    from tpuwizard.core.launch.kept.iterate import ScriptRun
     from tpuwizard.session.kept import KeptNode
 
 
@@ -80,7 +80,7 @@ def resume_problems(resource: Resource, asked: CheckpointsAsked | None) -> list[
 
 
 class KeptAttempts:
-    """:class:`~tpuwizard.core.launch.resume_chain.ChainAttempts` of a kept node: the first
+    """:class:`~tpuwizard.core.launch.resume.chain.ChainAttempts` of a kept node: the first
     attempt on it, each later one on a new node made from ``up``'s settings."""
 
     def __init__(
@@ -156,8 +156,8 @@ class KeptAttempts:
         create, bootstrap, verify, watchdog, kept); the old record names it. A failure is
         the attempt's end, and whatever the new launch left is deleted (as ``up`` does)."""
         from tpuwizard.core import paths
-        from tpuwizard.core.launch.lifecycle import run_launch
-        from tpuwizard.core.launch.plan import DEFAULT_READY_TIMEOUT
+        from tpuwizard.core.launch.lifecycle.launch import run_launch
+        from tpuwizard.core.launch.plan.launch_plan import DEFAULT_READY_TIMEOUT
         from tpuwizard.session.login import recorded_login
         from tpuwizard.session.runtime import build_runtime
 

@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.exit_codes import EXIT_BAD_INPUT, EXIT_CLOUD, for_signal
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.plan import DEFAULT_READY_TIMEOUT, LaunchPlan
-from tpuwizard.core.launch.summary import RunSummary
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.events.summary import RunSummary
+from tpuwizard.core.launch.plan.launch_plan import DEFAULT_READY_TIMEOUT, LaunchPlan
 from tpuwizard.session.run_outcome import write_outcome
 
 if TYPE_CHECKING:
-    from tpuwizard.core.launch.plan_packages import PackageSpec
-    from tpuwizard.core.launch.rerun import Reruns
+    from tpuwizard.core.launch.plan.packages import PackageSpec
+    from tpuwizard.core.launch.workers.rerun import Reruns
     from tpuwizard.session.login import OsLoginAsk
     from tpuwizard.session.session import Session
 
@@ -60,7 +60,7 @@ class LaunchHandle:
         """The packages typed for a rerun, parsed once; :class:`PlanRefused` says why one cannot
         go into the worker venv (a jax pin, a line that is not a requirement)."""
         from tpuwizard.core.errors import PlanRefused
-        from tpuwizard.core.launch.plan_packages import package_problems, specs_from_field
+        from tpuwizard.core.launch.plan.packages import package_problems, specs_from_field
 
         specs = specs_from_field(packages)
         if problems := package_problems(specs):
@@ -129,7 +129,7 @@ class LaunchHandle:
 
     def events(self) -> Iterator[ev.Event]:
         """Run the launch in a thread; yield its events after the billing state has seen them."""
-        from tpuwizard.core.launch.lifecycle import run_launch
+        from tpuwizard.core.launch.lifecycle.launch import run_launch
         from tpuwizard.session.runtime import build_runtime
 
         q: queue.Queue[ev.Event | BaseException | None] = queue.Queue()
@@ -193,7 +193,7 @@ class LaunchHandle:
         for result in results:
             r, billed = result.resource, before.get(result.resource.name)
             if not result.verified:
-                from tpuwizard.core.launch.teardown import still_listed
+                from tpuwizard.core.launch.teardown.verified import still_listed
 
                 why = result.diagnosis or still_listed(r)
                 events.append(ev.TeardownFailed(r.name, r.kind, why, r.zone))

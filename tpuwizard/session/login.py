@@ -27,9 +27,9 @@ from tpuwizard.core.cloud.oslogin import (
     OsLoginKeys,
     account_email,
 )
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.ledger import Entry, Ledger, Resource
-from tpuwizard.core.launch.teardown import TeardownResult
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.records.ledger import Entry, Ledger, Resource
+from tpuwizard.core.launch.teardown.verified import TeardownResult
 
 PRACTICE_ACCOUNT = "you@practice.invalid"  # whose OS Login profile a practice launch uses
 

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from tpuwizard.core.cloud.backend_choice import BackendChoice
     from tpuwizard.core.cloud.client import TpuCloud
     from tpuwizard.core.cloud.compute import ComputeCloud
-    from tpuwizard.core.launch.plan import LaunchPlan
+    from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
     from tpuwizard.core.preflight.quota import QuotaReading
     from tpuwizard.session.session import Session
 

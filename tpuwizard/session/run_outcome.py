@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tpuwizard.core.cancel import CancelToken
-    from tpuwizard.core.launch import events as ev
-    from tpuwizard.core.launch.summary import RunSummary
+    from tpuwizard.core.launch.events import launch_events as ev
+    from tpuwizard.core.launch.events.summary import RunSummary
 
 OUTCOME_FILE = "outcome.json"
 

@@ -17,7 +17,7 @@ from tpuwizard.core import paths
 from tpuwizard.core.cloud import gcloud_config
 from tpuwizard.core.cloud.backends import COMPUTE, TPU_API
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.launch.billing import BillingState
+from tpuwizard.core.launch.records.billing_state import BillingState
 from tpuwizard.session import decision
 from tpuwizard.session import practice as practice_mode
 from tpuwizard.session.clouds import CloudBook
@@ -28,10 +28,10 @@ if TYPE_CHECKING:
     from tpuwizard.core.cloud.client import TpuCloud
     from tpuwizard.core.cloud.iam import WatchdogCheck
     from tpuwizard.core.cloud.protocol import Cloud
-    from tpuwizard.core.launch.events import ZoneListed
-    from tpuwizard.core.launch.ledger import Ledger, Resource
-    from tpuwizard.core.launch.plan import LaunchPlan
-    from tpuwizard.core.launch.teardown import Found, TeardownResult
+    from tpuwizard.core.launch.events.launch_events import ZoneListed
+    from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+    from tpuwizard.core.launch.records.ledger import Ledger, Resource
+    from tpuwizard.core.launch.teardown.verified import Found, TeardownResult
     from tpuwizard.session.kept import KeptNodes
     from tpuwizard.session.launch_handle import LaunchHandle
 
@@ -221,7 +221,7 @@ class Session:
         handle = LaunchHandle(self, plan, plan.transport, ready_timeout)
         self._launches.append(handle)
         if reruns:
-            from tpuwizard.core.launch.rerun import Reruns
+            from tpuwizard.core.launch.workers.rerun import Reruns
 
             handle.reruns = Reruns()
         return handle
@@ -253,7 +253,7 @@ class Session:
         """What earlier runs left that still exists (ledger + labels); they count as billing."""
         from functools import partial
 
-        from tpuwizard.core.launch.survey import reconcile_backends
+        from tpuwizard.core.launch.teardown.survey import reconcile_backends
 
         each = [(b, partial(self.cloud_for, b)) for b in self.clouds.surveyed()]
         found = reconcile_backends(each, self.ledger, zones, owner=self.owner, project=self.project)
@@ -308,7 +308,7 @@ class Session:
         front end asked for it by its exact name and the user confirmed: ``others_confirmed``.
         """
         from tpuwizard.core.cloud.diagnosis import Diagnosis
-        from tpuwizard.core.launch.teardown import TeardownResult, delete_and_verify
+        from tpuwizard.core.launch.teardown.verified import TeardownResult, delete_and_verify
 
         results = []
         with self._deleting():
@@ -334,7 +334,7 @@ class Session:
 
     def zone_listed(self, zone: str, backend: str) -> ZoneListed:
         """What the zone's TPU list shows now (after a teardown, as the course looks)."""
-        from tpuwizard.core.launch.zone_list import zone_listed
+        from tpuwizard.core.launch.teardown.zone_list import zone_listed
 
         return zone_listed(self.cloud_for(backend), zone, self.owner, self.practice)
 

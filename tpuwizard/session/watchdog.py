@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from tpuwizard.core.cloud.backends import COMPUTE
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.launch.plan import LaunchPlan
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.iam import WatchdogCheck

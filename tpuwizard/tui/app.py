@@ -21,7 +21,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
-from tpuwizard.core.launch.billing import BillingState
+from tpuwizard.core.launch.records.billing_state import BillingState
 from tpuwizard.tui.hangup import Hangup, safe_driver
 from tpuwizard.tui.held_keys import HeldKeys
 from tpuwizard.tui.screens.base import BACK
@@ -29,7 +29,7 @@ from tpuwizard.tui.state import WizardState
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud import gcloud_config
-    from tpuwizard.core.launch import events as ev
+    from tpuwizard.core.launch.events import launch_events as ev
 
 HERE = Path(__file__).parent
 

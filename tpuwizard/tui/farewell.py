@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from tpuwizard.core.launch import events as ev
-from tpuwizard.core.launch.billing import BillingState
-from tpuwizard.core.launch.summary import RunSummary
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.events.summary import RunSummary
+from tpuwizard.core.launch.records.billing_state import BillingState
 from tpuwizard.core.plan import cost
-from tpuwizard.event_text import kept_guard_words
-from tpuwizard.figures import about
-from tpuwizard.kept_text import kept_elsewhere, kept_line
-from tpuwizard.summary_text import summary_lines
+from tpuwizard.words.event_text import kept_guard_words
+from tpuwizard.words.figures import about
+from tpuwizard.words.kept_text import kept_elsewhere, kept_line
+from tpuwizard.words.summary_text import summary_lines
 
 
 def farewell(

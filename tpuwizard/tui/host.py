@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 if TYPE_CHECKING:
     from textual.message_pump import MessagePump
 
-    from tpuwizard.core.launch.billing import BillingState
+    from tpuwizard.core.launch.records.billing_state import BillingState
     from tpuwizard.tui.state import WizardState
 
 

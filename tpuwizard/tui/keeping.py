@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from tpuwizard.core.cancel import KEEP_PENDING, KEEP_UNSAFE
 
 if TYPE_CHECKING:
-    from tpuwizard.core.launch import events as ev
+    from tpuwizard.core.launch.events import launch_events as ev
     from tpuwizard.session.launch_handle import LaunchHandle
     from tpuwizard.tui.app import WizardApp
 
@@ -51,7 +51,7 @@ def ask_keep_without_watchdog(app: WizardApp, handle: LaunchHandle, name: str) -
 
 def while_leaving(app: WizardApp, handle: LaunchHandle, event: ev.Event) -> None:
     """An event after a way out was chosen: only a Keep that lost its watchdog needs the user."""
-    from tpuwizard.core.launch import events as ev
+    from tpuwizard.core.launch.events import launch_events as ev
 
     if isinstance(event, ev.KeepNeedsAnswer):
         ask_keep_without_watchdog(app, handle, event.name)

@@ -12,8 +12,8 @@ from tpuwizard.core import paths
 if TYPE_CHECKING:
     # Imported where used, after the first screen (see WizardApp): both take long to import.
     from tpuwizard.core.cloud.diagnosis import Diagnosis
-    from tpuwizard.core.launch import events as ev
-    from tpuwizard.core.launch.plan import LaunchPlan
+    from tpuwizard.core.launch.events import launch_events as ev
+    from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,7 @@ class WizardState:
 
     def apply(self, event: ev.Event) -> None:
         """Fold a lifecycle event into what the screens show (billing lives in the core)."""
-        from tpuwizard.core.launch import events as ev
+        from tpuwizard.core.launch.events import launch_events as ev
 
         match event:
             case ev.Planned():
@@ -128,8 +128,8 @@ class WizardState:
     def plan(self, run_id: str, run_dir: Path | None = None) -> LaunchPlan:
         """The launch plan these answers describe (its problems() say what is wrong with it);
         ``run_dir``: the session's run folder for ``run_id`` (a preview goes under run_dir)."""
-        from tpuwizard.core.launch.plan import LaunchPlan
-        from tpuwizard.core.launch.plan_resume import RESUME_ROUTES
+        from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+        from tpuwizard.core.launch.plan.resume_rules import RESUME_ROUTES
 
         choice = self.backend_choice()
         # Offered on the routes Google preempts; a folder typed there stays for going back.
@@ -159,7 +159,7 @@ class WizardState:
         """The Packages field's requirements, then those of a requirements.txt beside the
         script (a PackageRequest, which says when that file is used)."""
         from tpuwizard.core.errors import BadInput
-        from tpuwizard.core.launch.plan_packages import (
+        from tpuwizard.core.launch.plan.packages import (
             PackageRequest,
             PackageSpec,
             gather_packages,

@@ -1,7 +1,7 @@
 """The one job every hand-over target runs on every VM: the bootstrap ``launch`` runs on a TPU VM
 (uv, the pinned ``jax[tpu]``, the plan's packages), then tpuwizard's verifier, then the script.
 
-``launch`` runs the same three pieces as three jobs over SSH (core/launch/on_workers.py); here
+``launch`` runs the same three pieces as three jobs over SSH (core/launch/lifecycle/on_workers.py); here
 they are one bash file, ``tpuwizard_job.sh``, written into the folder the engine ships (xpk's
 ``--script-dir``, SkyPilot's ``workdir``, the JobSet's image) beside the verifier. The pieces are
 the launch's own functions, so a change to the bootstrap or the verifier's arguments reaches both.
@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from tpuwizard.core.evidence.verifier import VERIFIER_FILENAME
 from tpuwizard.core.handover.plan import HandoverPlan
-from tpuwizard.core.launch.distributed import script_command
-from tpuwizard.core.launch.multihost import JoinPlan
-from tpuwizard.core.launch.plan_packages import PackageSpec, package_names
-from tpuwizard.core.launch.worker_jobs import script_env
+from tpuwizard.core.launch.plan.packages import PackageSpec, package_names
+from tpuwizard.core.launch.workers.distributed import script_command
+from tpuwizard.core.launch.workers.jobs import script_env
+from tpuwizard.core.launch.workers.multihost import JoinPlan
 from tpuwizard.core.remote.bootstrap import VENV, BootstrapPlan, bootstrap_script
 from tpuwizard.core.remote.packages import install_commands
 from tpuwizard.core.remote.transports import REMOTE_DIR, shell

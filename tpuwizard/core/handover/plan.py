@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from tpuwizard.core.deadlines import deadline_problem
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.handover.gke import GkeSlice, gke_slice
-from tpuwizard.core.launch.plan import safe_script_name
+from tpuwizard.core.launch.plan.launch_plan import safe_script_name
 from tpuwizard.core.plan import catalog
 
 TARGETS = ("xpk", "jobset", "skypilot")

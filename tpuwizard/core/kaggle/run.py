@@ -25,14 +25,20 @@ from tpuwizard.core.kaggle.kernel import (
 )
 from tpuwizard.core.kaggle.ledger import KernelLedger
 from tpuwizard.core.kaggle.protocol import KaggleCallFailed, Kernels, Pushed
-from tpuwizard.core.launch.event_base import Event
-from tpuwizard.core.launch.events import Failed, FileFetched, Finished, ReceiptSaved, ScriptLine
-from tpuwizard.core.launch.kaggle_events import (
+from tpuwizard.core.launch.events.base import Event
+from tpuwizard.core.launch.events.kaggle import (
     KernelDeleted,
     KernelLeftRunning,
     KernelPlanned,
     KernelPushed,
     KernelState,
+)
+from tpuwizard.core.launch.events.launch_events import (
+    Failed,
+    FileFetched,
+    Finished,
+    ReceiptSaved,
+    ScriptLine,
 )
 
 ENDED = ("COMPLETE", "ERROR", "CANCEL_ACKNOWLEDGED")

@@ -11,10 +11,10 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from tpuwizard.figures import spent
+from tpuwizard.words.figures import spent
 
 if TYPE_CHECKING:
-    from tpuwizard.core.launch.billable import Billable
+    from tpuwizard.core.launch.records.billable import Billable
 
 
 class LeftoversScreen(ModalScreen[bool]):

@@ -12,10 +12,10 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
-from tpuwizard.core.launch.billing import Billed
-from tpuwizard.figures import about
+from tpuwizard.core.launch.records.billing_state import Billed
 from tpuwizard.tui.host import host
 from tpuwizard.tui.widgets.typed_input import TypedInput
+from tpuwizard.words.figures import about
 
 
 def keep_word(undecided: list[Billed]) -> str:

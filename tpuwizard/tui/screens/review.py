@@ -13,18 +13,18 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.widgets import Button, Input, Label, Static, Switch
 
-from tpuwizard.choice_words import all_words
 from tpuwizard.core.cloud.tpu7x_access import access_note
-from tpuwizard.core.launch.plan import DEFAULT_MAX_RUN, LaunchPlan
-from tpuwizard.core.launch.plan_packages import AUTO_FILE, COURSE_PACKAGES
-from tpuwizard.core.launch.plan_resume import RESUME_ROUTES
+from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN, LaunchPlan
+from tpuwizard.core.launch.plan.packages import AUTO_FILE, COURSE_PACKAGES
+from tpuwizard.core.launch.plan.resume_rules import RESUME_ROUTES
 from tpuwizard.core.plan import catalog, cost, fit
-from tpuwizard.course_text import fetch_note
-from tpuwizard.figures import count, money
-from tpuwizard.resume_text import RESUME_HELP, RESUME_PLACEHOLDER, RESUME_TITLE, field_words
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.state import ReviewAnswer, WizardState
 from tpuwizard.tui.widgets.typed_input import TypedInput
+from tpuwizard.words.choice_words import all_words
+from tpuwizard.words.course_text import fetch_note
+from tpuwizard.words.figures import count, money
+from tpuwizard.words.resume_text import RESUME_HELP, RESUME_PLACEHOLDER, RESUME_TITLE, field_words
 
 
 class ReviewScreen(WizardScreen[ReviewAnswer]):

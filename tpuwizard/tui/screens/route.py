@@ -18,10 +18,10 @@ from tpuwizard.core.plan.routes import (
     route_table,
     route_title,
 )
-from tpuwizard.figures import count
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.widgets.choice import Choice
 from tpuwizard.tui.widgets.route_cards import RouteCards
+from tpuwizard.words.figures import count
 
 TITLE = "[b]How will you get a TPU?[/b] Pick a card with ← → or a click; Tab goes to the questions."
 ASK = "A few questions for a recommendation (change an answer with ← →):"

@@ -14,14 +14,14 @@ from textual.containers import Horizontal
 from textual.widgets import Button, Input, Log, Static
 
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.launch import events as ev
-from tpuwizard.event_text import describe, refusal_text
-from tpuwizard.figures import about
-from tpuwizard.resume_text import attempt_words
+from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.tui.host import host
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.widgets.checks_panel import ChecksPanel
 from tpuwizard.tui.widgets.follow_log import FollowLog
+from tpuwizard.words.event_text import describe, refusal_text
+from tpuwizard.words.figures import about
+from tpuwizard.words.resume_text import attempt_words
 
 LOG_LINES = 5000  # bounded memory however chatty the worker is
 

@@ -18,12 +18,12 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Button, Static
 
-from tpuwizard.core.launch.summary import RunSummary
-from tpuwizard.kept_text import kept_elsewhere, kept_line
-from tpuwizard.summary_text import summary_lines
+from tpuwizard.core.launch.events.summary import RunSummary
 from tpuwizard.tui.host import host
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.widgets.hanging_lines import HangingLines
+from tpuwizard.words.kept_text import kept_elsewhere, kept_line
+from tpuwizard.words.summary_text import summary_lines
 
 
 def headline(summary: RunSummary, kept_before: Sequence[str] = ()) -> str:

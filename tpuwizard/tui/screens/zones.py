@@ -19,11 +19,11 @@ from tpuwizard.core.cloud.zones import (
 )
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.plan import catalog
-from tpuwizard.figures import price_cell, price_footnote
 from tpuwizard.session.decision import ZoneAnswer
-from tpuwizard.session_text import survey_words
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.widgets.row_mark import add_mark_column, mark_row
+from tpuwizard.words.figures import price_cell, price_footnote
+from tpuwizard.words.session_text import survey_words
 
 
 class ZonesScreen(WizardScreen[str]):

@@ -7,9 +7,9 @@ import time
 from textual.content import Content
 from textual.widget import Widget
 
-from tpuwizard.core.launch.billing import Billed, BillingState
-from tpuwizard.figures import count, short_estimate
+from tpuwizard.core.launch.records.billing_state import Billed, BillingState
 from tpuwizard.tui.host import host
+from tpuwizard.words.figures import count, short_estimate
 
 
 def kept_text(item: Billed, names: bool = True) -> str:

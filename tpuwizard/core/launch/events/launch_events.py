@@ -1,0 +1,380 @@
+"""The events a launch and a run on a kept node produce: one vocabulary for the TUI, plain mode
+and every ``--json`` stream (``launch``, ``up``, ``run``, ``watch``; the README's table lists
+each event, when it comes and which commands emit it).
+
+Each is a small dataclass; ``to_dict()`` gives ``{"event": "provisioning", ...}`` for JSON lines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from tpuwizard.core.choices import Said
+from tpuwizard.core.cloud.diagnosis import Diagnosis
+from tpuwizard.core.launch.events.base import Event as Event
+
+# A run on Kaggle (launch --route kaggle), in a module of their own; part of this vocabulary.
+from tpuwizard.core.launch.events.kaggle import KernelDeleted as KernelDeleted
+from tpuwizard.core.launch.events.kaggle import KernelLeftRunning as KernelLeftRunning
+from tpuwizard.core.launch.events.kaggle import KernelPlanned as KernelPlanned
+from tpuwizard.core.launch.events.kaggle import KernelPushed as KernelPushed
+from tpuwizard.core.launch.events.kaggle import KernelState as KernelState
+
+# A run of the script on a kept node (run, watch), in a module of their own; part of it too.
+from tpuwizard.core.launch.events.kept_run import FolderSynced as FolderSynced
+from tpuwizard.core.launch.events.kept_run import HeartbeatMissed as HeartbeatMissed
+from tpuwizard.core.launch.events.kept_run import RunStarted as RunStarted
+from tpuwizard.core.launch.events.kept_run import WaitingForNode as WaitingForNode
+
+# A spot run's chain (--checkpoints), in a module of their own; part of this vocabulary.
+from tpuwizard.core.launch.events.resume import CheckpointCopied as CheckpointCopied
+from tpuwizard.core.launch.events.resume import CheckpointsUnusable as CheckpointsUnusable
+from tpuwizard.core.launch.events.resume import KeptReplaced as KeptReplaced
+from tpuwizard.core.launch.events.resume import Preempted as Preempted
+from tpuwizard.core.launch.events.resume import Recreating as Recreating
+from tpuwizard.core.launch.events.resume import Resumed as Resumed
+
+
+@dataclass(frozen=True)
+class Planned(Event):
+    run_id: str
+    name: str
+    accelerator: str
+    zone: str
+    route: str
+    project: str
+    chips: int
+    workers: int
+    price_per_hour_usd: float | None
+    max_run_minutes: float | None
+    practice: bool
+    run_dir: str
+    fetch: tuple[str, ...] = ()  # what the script's files to copy back are, as asked
+    budget_usd: float | None = None  # --budget: every attempt's estimated cost together
+    # Where the catalog has no price but a bound (Flex-start: the on-demand price Google
+    # discounts it from; cost.at_most_hourly), the most it costs; else None.
+    price_at_most_usd: float | None = None
+    # --checkpoints: how many attempts the chain may make (restarts + 1); None: no resume.
+    attempts_at_most: int | None = None
+
+
+@dataclass(frozen=True)
+class ResourceExists(Event):
+    """From the create call on, this resource may exist and must be cleaned up."""
+
+    name: str
+    kind: str  # "node" or "queued"
+    zone: str
+    accelerator: str
+    route: str
+    run_id: str
+
+
+@dataclass(frozen=True)
+class CreateRefused(Event):
+    """The create was refused and nothing exists: nothing to clean up, nothing bills."""
+
+    name: str
+    kind: str
+    zone: str
+
+
+@dataclass(frozen=True)
+class BillingStarted(Event):
+    """The resource reached READY: from now on it costs money until it is verified gone."""
+
+    name: str
+    since: float  # seconds since the epoch
+    price_per_hour_usd: float | None
+    # Where it is: with --fan-out one name is requested in several zones at once.
+    zone: str = ""
+    # Where the catalog has no price but a bound (Flex-start: the on-demand price Google
+    # discounts it from; cost.at_most_hourly), the most it costs; else None.
+    price_at_most_usd: float | None = None
+
+
+@dataclass(frozen=True)
+class BillingStopped(Event):
+    """It no longer costs money (verified gone, or Google took the VM away)."""
+
+    name: str
+    billed_s: float
+    cost_usd: float | None
+    zone: str = ""
+
+
+@dataclass(frozen=True)
+class Provisioning(Event):
+    state: str
+    elapsed_s: float
+    cost_usd: float | None
+    zone: str = ""  # the request's zone (several at once with --fan-out)
+    route: str = ""  # vm, spot, flex: what bounds a wait for capacity (flex: its queue wait)
+
+
+@dataclass(frozen=True)
+class FanOutStarted(Event):
+    """``--fan-out``: the create goes to every zone at once; the first READY is kept, the others
+    are deleted and verified gone. Until then up to ``len(zones)`` nodes may bill at once."""
+
+    name: str
+    zones: list[str]
+    worst_case_per_hour_usd: float | None  # every request granted at once
+    quota_checked: bool  # quota for every request at once (the preflight's), or not checked
+
+
+@dataclass(frozen=True)
+class FanOutWon(Event):
+    """The first request to be READY: kept; ``losers`` (their zones) are being deleted."""
+
+    name: str
+    zone: str
+    losers: list[str]
+
+
+@dataclass(frozen=True)
+class ZoneFailover(Event):
+    from_zone: str
+    to_zone: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Ready(Event):
+    workers: int
+    endpoints: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SshReady(Event):
+    workers: int
+
+
+@dataclass(frozen=True)
+class BootstrapLine(Event):
+    worker: int
+    text: str
+    workers: int = 1  # lines are prefixed [wN] when the slice has more than one VM
+
+
+@dataclass(frozen=True)
+class Versions(Event):
+    worker: int
+    versions: dict[str, Any]
+    workers: int = 1
+    laptop_jax: str | None = None  # the JAX beside tpuwizard on this computer, if any
+
+
+@dataclass(frozen=True)
+class WatchdogAccount(Event):
+    """Before the watchdog is armed: which service account it runs as, and what that needs."""
+
+    account: str  # an email, or "" for the project's default compute service account
+    detail: Said
+
+
+@dataclass(frozen=True)
+class Watchdog(Event):
+    armed: bool
+    deadline: float  # seconds since the epoch
+    detail: Said
+
+
+@dataclass(frozen=True)
+class VerifierLine(Event):
+    worker: int
+    text: str
+    workers: int = 1  # lines are prefixed [wN] when the slice has more than one VM
+
+
+@dataclass(frozen=True)
+class Check(Event):
+    worker: int
+    name: str
+    ok: bool
+    detail: str
+    boundary: str
+
+
+@dataclass(frozen=True)
+class ReceiptSaved(Event):
+    path: str
+    ok: bool
+    receipt_sha256: str
+
+
+@dataclass(frozen=True)
+class ScriptLine(Event):
+    worker: int
+    text: str
+    workers: int = 1  # lines are prefixed [wN] when the slice has more than one VM
+
+
+@dataclass(frozen=True)
+class ScriptDone(Event):
+    """The script ended; with ``can_rerun`` the launch waits to be told: again, or teardown.
+    ``diagnosis``: why a run that failed did, said while the node is still there;
+    ``missing_package``: the package that provides a module it could not import."""
+
+    exit_code: int
+    can_rerun: bool
+    seconds_left: float | None  # until the node's deadline
+    diagnosis: Diagnosis | None = None
+    missing_package: str | None = None
+
+
+@dataclass(frozen=True)
+class DeletingOnRequest(Event):
+    """A stop (Delete now, a signal) while the launch waited after a run of the script that
+    exited 0: nothing failed; the node is deleted as asked."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class ScriptFinished(Event):
+    """Your script ended on every worker; ``exit_code`` is the first non-zero one, else 0.
+    ``output``: the local file that holds its whole output (every worker's lines)."""
+
+    exit_code: int
+    output: str | None = None
+
+
+@dataclass(frozen=True)
+class FileFetched(Event):
+    path: str
+
+
+@dataclass(frozen=True)
+class FileNotFetched(Event):
+    """An entry the fetch patterns matched that was not copied back, and why.
+
+    ``incomplete``: a file that should have come back and did not arrive whole (the run fails
+    for it), not an entry that is no file to copy (a folder, a link).
+    """
+
+    path: str
+    reason: str
+    incomplete: bool = False
+
+
+@dataclass(frozen=True)
+class NothingMatched(Event):
+    """No entry in the script's folder matched any of the fetch ``patterns``: nothing came back."""
+
+    patterns: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TeardownStarted(Event):
+    name: str
+    kind: str
+    zone: str = ""
+
+
+@dataclass(frozen=True)
+class TeardownVerified(Event):
+    name: str
+    kind: str
+    billed_s: float
+    cost_usd: float | None
+    zone: str = ""
+    others_left: int = 0  # this launch's other requests (--fan-out) that still exist
+    cost_at_most_usd: float | None = None  # where cost_usd is None: the most it cost (above)
+
+
+@dataclass(frozen=True)
+class ListedTpu:
+    """One TPU of a zone's list: ``made_by`` is "yours", "another tpuwizard user's" or "not
+    made by tpuwizard" (tpuwizard never deletes one it did not make)."""
+
+    name: str
+    accelerator: str
+    state: str
+    made_by: str
+
+
+@dataclass(frozen=True)
+class ZoneListed(Event):
+    """What the zone's TPU list shows now, after a teardown (the course's last step), and the
+    gcloud command that shows the same ("" in practice)."""
+
+    zone: str
+    backend: str
+    command: str
+    tpus: tuple[ListedTpu, ...]
+
+
+@dataclass(frozen=True)
+class TeardownFailed(Event):
+    name: str
+    kind: str
+    diagnosis: Diagnosis
+    zone: str = ""
+    # False: it was never seen to exist (its create's answer was lost on the network), so it
+    # may exist, and nothing says it bills.
+    seen: bool = True
+
+
+@dataclass(frozen=True)
+class LoginKeyForgotten(Event):
+    """After the verified teardown: the key imported into the OS Login profile deleted, or
+    not (``problem``; it still expires at the launch's deadline), or left for a kept node that
+    still logs in with it (``still_used_by``)."""
+
+    fingerprint: str
+    problem: str | None = None
+    still_used_by: str | None = None
+
+
+@dataclass(frozen=True)
+class Kept(Event):
+    """The user chose to leave it running: nothing will delete it, and it keeps billing."""
+
+    name: str
+    zone: str
+    delete_command: str
+    price_per_hour_usd: float | None = None
+    deadline: float | None = None  # when it is deleted without us, if anything will
+    # What ends it without us: "watchdog" (armed on the VM), "google" (Flex-start's run
+    # time, enforced by Google) or "nothing" (only a teardown ends it).
+    ended_by: str = "nothing"
+    # What `up --json`'s last line tells a script (this event is that line): the node to give
+    # `run --node` (for a queued resource, the node it asked for), its type, the idle minutes
+    # its watchdog allows without a heartbeat, and the receipt of its one verification.
+    node: str = ""
+    accelerator: str = ""
+    idle_minutes: float | None = None
+    receipt: str | None = None
+    price_at_most_usd: float | None = None  # as Planned's
+
+
+@dataclass(frozen=True)
+class KeepNeedsAnswer(Event):
+    """Keep was asked for, and no watchdog could be armed: delete now, or keep without one."""
+
+    name: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Failed(Event):
+    stage: str
+    diagnosis: Diagnosis
+
+
+@dataclass(frozen=True)
+class Finished(Event):
+    """The launch ended, or one run on a kept node did (then ``remaining`` names the node, and
+    ``cost_usd`` is None: the node's cost is status's to say). Always the last event of its
+    stream, except that ``up --json`` ends with ``Kept`` once the node is handed over."""
+
+    ok: bool
+    exit_code: int
+    run_dir: str
+    cost_usd: float | None
+    remaining: list[str] = field(default_factory=list)  # names that still exist (kept or not)
+    cost_at_most_usd: float | None = None  # where cost_usd is None: the most it cost (above)
+    # Of ``remaining``, those never seen to exist (a create whose answer was lost): they may.
+    unseen: list[str] = field(default_factory=list)

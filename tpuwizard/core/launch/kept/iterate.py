@@ -1,0 +1,188 @@
+"""Working with a kept node: copy what changed, run the script on every worker, send heartbeats.
+
+A node kept by ``tpuwizard up`` was bootstrapped and verified once; each run afterwards only
+copies the changed files of the script's folder (:mod:`tpuwizard.core.remote.sync`) and starts
+the script as a detached job in the venv on every worker. A stop (Ctrl+C) ends the script's jobs,
+never the node. While a run goes on, a heartbeat keeps the on-VM watchdog's idle deadline away.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tpuwizard.core import paths
+from tpuwizard.core.cancel import Cancelled, CancelToken
+from tpuwizard.core.errors import BadInput, RemoteError
+from tpuwizard.core.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.plan.launch_plan import (
+    safe_fetch_pattern,
+    safe_script_name,
+    script_problems,
+)
+from tpuwizard.core.launch.plan.packages import PackageSpec, package_problems
+from tpuwizard.core.launch.resume.checkpoint_copier import ResumeSetup, resumed_run
+from tpuwizard.core.launch.workers.add_packages import install_packages
+from tpuwizard.core.launch.workers.jobs import (
+    OUTPUT_FILE,
+    ScriptJob,
+    fetch_files,
+    run_script_job,
+    script_env,
+    stop_on_workers,
+)
+from tpuwizard.core.launch.workers.missing_module import MissingModuleWatch
+from tpuwizard.core.launch.workers.watchdog import HEARTBEAT_FILE
+from tpuwizard.core.remote.jobs import Job, fan_out
+from tpuwizard.core.remote.sync import (
+    WORK_DIR,
+    WORK_PYTHON,
+    LocalFolder,
+    SyncResult,
+    sync_folder,
+)
+from tpuwizard.core.remote.transports import Transport, shell
+
+EXIT_STOPPED = EXIT_INTERRUPTED  # the user stopped the script (Ctrl+C); the node is kept
+
+
+def send_heartbeat(transport: Transport) -> float:
+    """Touch the heartbeat file on worker 0 (the watchdog's); returns when it was sent."""
+    sent = time.time()
+    result = transport.run(0, shell("touch", HEARTBEAT_FILE), timeout=60, cancellable=False)
+    if result.code != 0:
+        raise RemoteError(f"worker 0: {result.stderr.strip() or f'exit code {result.code}'}")
+    return sent
+
+
+@contextlib.contextmanager
+def heartbeats(
+    beat: Callable[[], object], interval: float, on_error: Callable[[str], None]
+) -> Iterator[None]:
+    """Call ``beat`` now and every ``interval`` seconds until the block ends."""
+    stop = threading.Event()
+
+    def loop() -> None:
+        while not stop.wait(interval):
+            try:
+                beat()
+            except Exception as err:  # a missed beat is reported; the run goes on
+                on_error(f"heartbeat not sent: {err}")
+
+    beat()
+    thread = threading.Thread(target=loop, name="tpuwizard-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+
+
+def heartbeat_interval(idle_s: float | None) -> float:
+    """Often enough that two missed beats still leave time before the idle deadline."""
+    return max(1.0, min(60.0, (idle_s or 1800) / 4))
+
+
+@dataclass(frozen=True)
+class ScriptRun:
+    """One run of the user's script on a kept node."""
+
+    script: Path
+    args: Sequence[str]
+    run_id: str
+    run_dir: Path
+    accelerator: str
+    expect: str  # "tpu", or "cpu" in the sandbox
+    fetch: Sequence[str] = ()
+    coordinator: str | None = None  # where JAX cannot find the slice itself (the sandbox)
+    packages: tuple[PackageSpec, ...] = ()  # installed first where they are new
+    # run --checkpoints: the chain's setup (copied home as it runs, put back on a new node).
+    resume: ResumeSetup | None = None
+
+    def problems(self) -> list[str]:
+        found = script_problems(self.script)
+        found += [str(p) for p in package_problems(self.packages)]
+        for pattern in self.fetch:
+            try:
+                safe_fetch_pattern(pattern)
+            except BadInput as err:
+                found.append(str(err))
+        return found
+
+    def env(self) -> dict[str, str]:
+        """Every worker's environment (``jax.distributed``'s part is added per worker)."""
+        return script_env(self.expect, self.accelerator, self.run_id)
+
+
+def folder_synced(synced: Sequence[SyncResult]) -> ev.FolderSynced:
+    """What was copied to the workers, and how (rsync, or tar and why not rsync)."""
+    first = synced[0]
+    ways = sorted({s.method if s.method == "rsync" else f"tar: {s.why_not_rsync}" for s in synced})
+    return ev.FolderSynced(
+        list(first.changed),
+        list(first.deleted),
+        first.bytes_sent,
+        len(synced),
+        round(max(s.seconds for s in synced), 3),
+        ways,
+    )
+
+
+def run_script(
+    transport: Transport,
+    run: ScriptRun,
+    folder: LocalFolder,
+    emit: Callable[[ev.Event], None],
+    cancel: CancelToken,
+) -> int:
+    """Copy what changed, run the script on every worker, stream it, fetch its files; returns
+    tpuwizard's exit code for the run: 0, 1 when the script failed or a file did not come back
+    whole, or the stop's (128 + the signal; :data:`EXIT_STOPPED` when the stopper gave none).
+
+    A set ``cancel`` stops the script's jobs on every worker, never the node.
+    """
+    transport.cancel = cancel
+    try:
+        synced = fan_out(transport, lambda w: sync_folder(transport, w, folder))
+    except Cancelled:
+        return cancel.exit_code or EXIT_STOPPED
+    emit(folder_synced(synced))  # type: ignore[arg-type]
+    try:
+        job_name = f"packages-{run.run_id}"
+        if run.packages and not install_packages(transport, run.packages, job_name, emit, cancel):
+            return EXIT_FAILED
+    except Cancelled:
+        return cancel.exit_code or EXIT_STOPPED
+    watch = MissingModuleWatch(run.script)
+    job = Job(f"run-{run.run_id}")
+    try:
+        with resumed_run(transport, run.resume, emit) as resume_env:
+            script = ScriptJob(
+                job,
+                WORK_DIR,
+                WORK_PYTHON,
+                safe_script_name(run.script.name),
+                run.args,
+                run.coordinator,
+                {**run.env(), **resume_env},
+            )
+            code = run_script_job(
+                transport, script, emit, cancel, output=run.run_dir / OUTPUT_FILE, watch=watch
+            )
+    except Cancelled:
+        stop_on_workers(transport, job)  # the script, not the node
+        return cancel.exit_code or EXIT_STOPPED
+    transport.cancel = None  # the files are copied back even after a late Ctrl+C
+    dest = paths.fetched_files(run.run_dir)  # the one layout, as launch's
+    incomplete = fetch_files(transport, WORK_DIR, WORK_PYTHON, run.fetch, dest, emit)
+    if code != 0 and watch.package:
+        from tpuwizard.core.cloud.diagnose_remote import missing_package_diagnosis
+
+        emit(ev.Failed("script", missing_package_diagnosis(watch.module or "", watch.package)))
+    return EXIT_FAILED if code != 0 or incomplete else EXIT_OK

@@ -1,0 +1,95 @@
+"""What ``up`` asked for, recorded with the kept node in the ledger, so that ``run
+--checkpoints`` can make the same node again after Google preempts it: the plan of its
+replacement is made from the record alone (the old node is gone by then)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN, LaunchPlan
+from tpuwizard.core.launch.plan.packages import PackageSpec
+from tpuwizard.core.launch.plan.zone_rules import zones_from
+from tpuwizard.core.launch.records.ledger import Entry
+
+SETTINGS_FIELD = "settings"  # the kept record's field
+REPLACED_BY_FIELD = "replaced_by"  # on the old node's gone record: the node made in its place
+
+
+def kept_settings(plan: LaunchPlan) -> dict[str, Any]:
+    """The plan's settings that the resource record does not hold already (accelerator, zone,
+    route, project and backend are the resource's own)."""
+    return {
+        "zones": list(plan.zones),
+        "failover": plan.failover,
+        "fan_out": plan.fan_out,
+        "watchdog": plan.watchdog,
+        "idle_minutes": plan.idle_minutes,
+        "max_run_minutes": plan.max_run,
+        "internal_ips": plan.internal_ips,
+        "service_account": plan.service_account,
+        "queue_wait_minutes": plan.queue_wait_minutes,
+        "packages": [[p.text, p.origin] for p in plan.packages],
+        "jax": plan.jax,
+    }
+
+
+def replacement_plan(entry: Entry, run_id: str, run_dir: Path) -> LaunchPlan:
+    """The plan ``up`` made ``entry``'s node with, for a new node in the same zone (then the
+    zones after it in ``--zones``), named for ``run_id``; the chain sets its deadline
+    (:func:`kept_chain_end` bounds it). A record from before settings were recorded gives the
+    route's defaults, and the watchdog its recorded idle time, as ``up`` does."""
+    r, settings = entry.resource, entry.extra.get(SETTINGS_FIELD) or {}
+    zones = tuple(settings.get("zones") or ())
+    idle_s = entry.extra.get("idle_s")
+    return LaunchPlan(
+        accelerator=r.accelerator,
+        zone=r.zone,
+        project=r.project,
+        run_id=run_id,
+        run_dir=run_dir,
+        route=r.route,
+        failover=bool(settings.get("failover")),
+        zones=zones_from(zones, r.zone) if zones else (),
+        fan_out=bool(settings.get("fan_out")),
+        keep=True,
+        max_run_minutes=settings.get("max_run_minutes"),
+        watchdog=bool(settings.get("watchdog", idle_s is not None)),
+        idle_minutes=settings.get("idle_minutes", idle_s / 60 if idle_s else None),
+        internal_ips=bool(settings.get("internal_ips")),
+        service_account=settings.get("service_account"),
+        backend=r.backend,
+        queue_wait_minutes=settings.get("queue_wait_minutes"),
+        packages=tuple(PackageSpec(text, origin) for text, origin in settings.get("packages", ())),
+        jax=settings.get("jax"),
+    )
+
+
+def kept_chain_end(entry: Entry, now: float) -> float:
+    """When a kept node's chain ends: its deadline (a replacement keeps it, never extends it);
+    with none recorded, ``up``'s --max-run from now."""
+    deadline = entry.extra.get("deadline")
+    if deadline:
+        return float(deadline)
+    settings = entry.extra.get(SETTINGS_FIELD) or {}
+    minutes = settings.get("max_run_minutes") or DEFAULT_MAX_RUN.get(entry.resource.route, 120)
+    return now + float(minutes) * 60
+
+
+def replaced_by(entries: list[Entry], name: str) -> str | None:
+    """The node ``run --checkpoints`` made in place of the kept node ``name`` (the last of a
+    line of replacements); None when it was not replaced."""
+    seen, found = {name}, None
+    while True:
+        new = next(
+            (
+                e.extra[REPLACED_BY_FIELD]
+                for e in entries
+                if name in (e.resource.name, e.resource.node_id) and e.extra.get(REPLACED_BY_FIELD)
+            ),
+            None,
+        )
+        if new is None or new in seen:
+            return found
+        seen.add(new)
+        found = name = new

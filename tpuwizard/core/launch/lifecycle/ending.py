@@ -1,0 +1,296 @@
+"""How a launch ends: kept on purpose, or stopped and deleted, verified, and priced.
+
+:class:`~tpuwizard.core.launch.lifecycle.launch.Launch` calls ``Ending.finish`` in its ``finally``, so
+every way out (success, failure, a stop, a bug) passes through it. It reads what exists from the
+launch's shared :class:`~tpuwizard.core.launch.lifecycle.launch_state.LaunchState`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+from collections.abc import Callable
+
+from tpuwizard.core.cancel import CancelToken
+from tpuwizard.core.cloud.diagnosis import Diagnosis
+from tpuwizard.core.exit_codes import EXIT_OK, EXIT_TEARDOWN
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.kept.settings import kept_settings
+from tpuwizard.core.launch.lifecycle.launch_state import LaunchState
+from tpuwizard.core.launch.lifecycle.runtime import Runtime
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.launch.records.ledger import Resource
+from tpuwizard.core.launch.teardown.verified import delete_and_verify, still_listed
+from tpuwizard.core.launch.teardown.zone_list import zone_listed
+from tpuwizard.core.plan import catalog, cost
+from tpuwizard.core.remote.jobs import stop_job
+
+
+def stopped_diagnosis(reason: str) -> Diagnosis:
+    return Diagnosis("cancelled", "Stopped", f"The launch was stopped ({reason}).")
+
+
+def delete_command(resource: Resource, practice: bool) -> str:
+    """The exact command that deletes a kept resource later."""
+    if practice:
+        return f"tpuwizard teardown {resource.name} --sandbox"
+    what = "queued-resources delete" if resource.kind == "queued" else "tpu-vm delete"
+    force = " --force" if resource.kind == "queued" else ""
+    return (
+        f"tpuwizard teardown {resource.name}   (or: gcloud compute tpus {what} "
+        f"{resource.name} --zone {resource.zone} --project {resource.project}{force})"
+    )
+
+
+class Ending:
+    """Keep, or stop the jobs and delete; then price the run and say what still exists."""
+
+    def __init__(
+        self,
+        plan: LaunchPlan,
+        rt: Runtime,
+        emit: Callable[[ev.Event], None],
+        cancel: CancelToken,
+        state: LaunchState,
+    ) -> None:
+        self.plan, self.rt, self.emit, self.cancel = plan, rt, emit, cancel
+        self.state = state
+        self.slice = catalog.parse_accelerator(plan.accelerator)
+        # What --fan-out's other requests cost until verified gone (they tear down in threads).
+        self.others_cost: float | None = 0.0
+        self.others_at_most: float | None = 0.0  # the most they cost (cost.at_most)
+        # --checkpoints: what the earlier attempts' nodes cost, each until verified gone.
+        self.earlier_cost = 0.0
+        self._lock = threading.Lock()
+
+    def finish(self, code: int) -> int:
+        resource = self.state.resource
+        if resource is not None and self.kept_at_end():
+            self.keep(resource)
+        else:
+            if self.cancel.is_set():
+                self.stop_jobs_in_background()
+            if not self.teardown():
+                code = EXIT_TEARDOWN
+        if self.state.settle_others is not None:
+            self.state.settle_others()  # --fan-out: every other request deleted, or not
+        left = [o.resource for o in self.state.others if o.resource is not None]
+        if left:
+            code = EXIT_TEARDOWN
+        if self.state.resource is None and not left:
+            self.forget_login_key()
+        total = self.total_cost()
+        self._write_cost(total)
+        remaining = [self.state.resource.name] if self.state.resource is not None else []
+        remaining += [r.name for r in left]
+        bound = self.total_cost(at_most=True) if total is None else None
+        unseen = [
+            s.resource.name
+            for s in (self.state, *self.state.others)
+            if s.resource is not None and s.created_at is None
+        ]
+        self.emit(
+            ev.Finished(
+                code == EXIT_OK, code, str(self.plan.run_dir), total, remaining, bound, unseen
+            )
+        )
+        return code
+
+    def forget_login_key(self) -> None:
+        """Nothing of the launch is left: delete the key it imported into the OS Login profile
+        (unless another resource still logs in with it: said). A refused delete is said, and
+        changes nothing else (the key expires at the deadline)."""
+        forget, self.rt.forget_login_key = self.rt.forget_login_key, None
+        if forget is None or self.rt.login_key is None:
+            return
+        try:
+            still_used_by = forget()  # a kept node that logs in with the same key keeps it
+        except Exception as err:  # said; the verified teardown stands
+            self.emit(ev.LoginKeyForgotten(self.rt.login_key, str(err)))
+            return
+        self.emit(ev.LoginKeyForgotten(self.rt.login_key, still_used_by=still_used_by))
+
+    def kept_at_end(self) -> bool:
+        """Keep only what the user asked to keep and was not stopped before it was handed over.
+
+        ``plan.keep`` (``up``, ``launch --keep``) hands the node over at the end of the run; a
+        stop (a signal, Delete now) before that end means delete, as on every other path. Keep
+        asked for by the user (``cancel.keep``) is the user's last word and stands. A node
+        that went away under the launch (preempted) is never kept: its watchdog went with it.
+        """
+        if self.state.went_away is not None:
+            return False
+        if self.cancel.keep:
+            return True
+        return self.plan.keep and not self.cancel.is_set()
+
+    def keep(self, resource: Resource) -> None:
+        """Detach: nothing of ours will delete it later; the ledger says so, with any deadline."""
+        state = self.state
+        idle = self.plan.idle_minutes if state.watchdog_deadline is not None else None
+        deadline, ended_by = state.watchdog_deadline, "watchdog"
+        googles = self.plan.route == "flex" or self.plan.backend == "compute"
+        if deadline is None and googles and state.created_at is not None:
+            # Google's own deadline: read back where the cloud says it (Compute Engine's
+            # terminationTimestamp), else the one asked for at create.
+            deadline, ended_by = self._googles_deadline(resource, state.created_at), "google"
+        elif deadline is None:
+            ended_by = "nothing"
+        self.rt.ledger.record(
+            "kept",
+            resource,
+            deadline=deadline,  # when it ends without us: its watchdog, or Flex-start's limit
+            ended_by=ended_by,
+            idle_s=idle * 60 if idle else None,
+            kept_at=time.time(),
+            settings=kept_settings(self.plan),  # run --checkpoints makes it again from these
+        )
+        self.emit(
+            ev.Kept(
+                resource.name,
+                resource.zone,
+                delete_command(resource, self.rt.practice),
+                cost.hourly(resource.accelerator, resource.route, resource.zone),
+                deadline,
+                ended_by,
+                resource.node_id or resource.name,
+                resource.accelerator,
+                idle,
+                state.receipt,
+                cost.at_most_hourly(resource.accelerator, resource.route, resource.zone),
+            )
+        )
+
+    def _googles_deadline(self, resource: Resource, created_at: float) -> float:
+        try:
+            read = self.rt.cloud.deadline_at(resource.kind, resource.zone, resource.name)
+        except Exception:  # unread: the deadline asked for at create stands
+            read = None
+        return read if read is not None else created_at + self.plan.max_run * 60
+
+    def stop_jobs_in_background(self) -> None:
+        """End the jobs on the workers while the delete is issued, not before it.
+
+        On Google the delete ends them anyway; stopping them first would only delay the delete
+        behind an SSH round trip. The watchdog is not among them: it is the safety net until
+        the delete is verified.
+        """
+        transport, jobs = self.state.transport, list(self.state.running_jobs)
+        if transport is None or not jobs:
+            return
+
+        def stop_all() -> None:
+            for worker, job in jobs:
+                stop_job(transport, worker, job)
+
+        threading.Thread(target=stop_all, name="tpuwizard-stop-jobs", daemon=True).start()
+
+    def teardown(self, state: LaunchState | None = None) -> bool:
+        """Delete the resource of ``state`` (this launch's; with --fan-out, one of its other
+        requests) and verify it is gone; True when nothing is left."""
+        state = state or self.state
+        resource = state.resource
+        if resource is None:
+            return True
+        zone = resource.zone
+        self.emit(ev.TeardownStarted(resource.name, resource.kind, zone))
+        result = delete_and_verify(
+            self.rt.cloud, self.rt.ledger, resource, pause=min(2.0, self.rt.poll)
+        )
+        if not result.verified:
+            d = result.diagnosis or still_listed(resource)  # delete_and_verify gives one
+            seen = state.created_at is not None  # else the create's answer never came
+            self.emit(ev.TeardownFailed(resource.name, resource.kind, d, zone, seen))
+            return False
+        transport = state.transport
+        if transport is not None and result.held_by is None:
+            transport.forget_host_keys()  # gone for good: its keys must not linger
+        state.gone_at = time.time()
+        billed, total = self.costing_seconds(state), self.cost_so_far(state)
+        bound = self.cost_so_far(state, at_most=True)
+        # One at a time (--fan-out's requests end in threads), so that each says truly how
+        # many of the others still exist, in the order the events arrive.
+        with self._lock:
+            state.resource = None
+            if state is not self.state:
+                part = total or 0.0
+                self.others_cost = None if total is None else (self.others_cost or 0.0) + part
+                most = self.others_at_most
+                self.others_at_most = None if bound is None else (most or 0.0) + bound
+            others = sum(s.resource is not None for s in (self.state, *self.state.others))
+            self.emit(ev.BillingStopped(resource.name, round(billed, 1), total, zone))
+            self.emit(
+                ev.TeardownVerified(
+                    resource.name,
+                    resource.kind,
+                    round(billed, 1),
+                    total,
+                    zone,
+                    others,
+                    None if total is not None else bound,
+                )
+            )
+        if state is self.state:
+            self.list_zone(resource.zone)
+        return True
+
+    def list_zone(self, zone: str) -> None:
+        """Say what the zone's TPU list shows now, as the course's last step looks; a list that
+        fails costs only this line (the teardown was verified already)."""
+        with contextlib.suppress(Exception):  # the verified teardown stands; the list is extra
+            self.emit(zone_listed(self.rt.cloud, zone, self.rt.owner, self.rt.practice))
+
+    def costing_seconds(self, state: LaunchState | None = None) -> float:
+        """Seconds from the first READY until verified gone (or now, if it still exists)."""
+        state = state or self.state
+        since = state.costing_since
+        if since is None:
+            return 0.0
+        return max(0.0, (state.gone_at or time.time()) - since)
+
+    def cost_so_far(self, state: LaunchState | None = None, at_most: bool = False) -> float | None:
+        """The estimate of ``state``'s resource; with ``at_most``, the most it cost (for
+        Flex-start, which has no figure: on-demand's)."""
+        state = state or self.state
+        if state.created_at is None:
+            return None
+        figure = cost.at_most if at_most else cost.estimate
+        return figure(
+            self.plan.accelerator, self.plan.route, self.costing_seconds(state), state.zone
+        )
+
+    def total_cost(self, at_most: bool = False) -> float | None:
+        """This launch's resource and, with --fan-out, what its other requests cost (with
+        ``at_most``, the most they cost)."""
+        own = self.cost_so_far(at_most=at_most)
+        if self.earlier_cost:
+            own = round((own or 0.0) + self.earlier_cost, 4)
+        if not self.state.others:
+            return own
+        others = self.others_at_most if at_most else self.others_cost
+        if others is None:
+            return None
+        return round((own or 0.0) + others, 4)
+
+    def _write_cost(self, total: float | None) -> None:
+        """The run's cost estimate, next to its receipt."""
+        if self.state.created_at is None and not self.state.others:
+            return
+        zone = self.state.zone
+        record = {
+            "accelerator": self.plan.accelerator,
+            "route": self.plan.route,
+            "chips": self.slice.chips,
+            "seconds": round(self.costing_seconds(), 1),
+            "billed_from": "first READY until verified gone",
+            "price_per_hour_usd": cost.hourly(self.plan.accelerator, self.plan.route, zone),
+            "cost_usd": total,
+            # Flex-start has no figure: the most it cost, at the on-demand price (cost.py).
+            "cost_at_most_usd": self.total_cost(at_most=True) if total is None else None,
+            "estimate": cost.label(),
+            "practice": self.rt.practice,
+            "still_running": self.state.resource is not None,
+        }
+        (self.plan.run_dir / "cost.json").write_text(json.dumps(record, indent=2) + "\n")

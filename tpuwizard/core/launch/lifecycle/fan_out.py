@@ -1,0 +1,113 @@
+"""``--fan-out``: send the create to every zone of ``--zones`` at once; the first READY wins.
+
+Each request is the ordinary create of :class:`~tpuwizard.core.launch.lifecycle.provision.Provisioner`
+in a thread of its own, with its own :class:`LaunchState`: its ledger intent is written before
+its call is sent and its billing events name its zone, so a crash at any moment leaves only what
+``status`` and ``teardown --all`` find, and the meter counts every request that exists. The
+winner's state becomes the launch's; every other request is stopped, deleted and verified gone
+in its own thread while the launch goes on, and the ending waits for them before it says what
+still exists. A winner never waits for the losers' deletes: time to READY is the first zone's.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+from tpuwizard.core.cancel import Cancelled
+from tpuwizard.core.cloud.types import NodeInfo
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.lifecycle.launch_state import LaunchState
+from tpuwizard.core.launch.plan.zone_rules import worst_case_hourly, zones_of
+
+if TYPE_CHECKING:
+    from tpuwizard.core.launch.lifecycle.provision import Provisioner
+
+
+class FanOut:
+    def __init__(self, provisioner: Provisioner) -> None:
+        self.p = provisioner
+        self.root = provisioner.state
+        self.requests = [LaunchState(zone) for zone in zones_of(provisioner.plan)]
+        self.winner: LaunchState | None = None
+        self.errors: dict[str, BaseException] = {}
+        self.lost = threading.Event()  # set at the win: every other request stops waiting
+        self.settled = threading.Condition()
+        self.running = len(self.requests)
+        self.threads: list[threading.Thread] = []
+
+    def provision(self) -> NodeInfo:
+        """The first READY node; raises the first zone's error when none became READY (every
+        request then already deleted, or left open in the ledger where that failed)."""
+        p, root = self.p, self.root
+        root.others = list(self.requests)
+        root.settle_others = self.join
+        p.emit(
+            ev.FanOutStarted(
+                p.plan.node_name,
+                [r.zone for r in self.requests],
+                worst_case_hourly(p.plan),
+                p.plan.fan_out_quota_checked,  # the preflight's reading, where it was made
+            )
+        )
+        for request in self.requests:
+            thread = threading.Thread(
+                target=self._run, args=(request,), name=f"tpuwizard-fan-out-{request.zone}"
+            )
+            self.threads.append(thread)
+            thread.start()
+        # Not interruptible on purpose: a stop reaches every request's own wait, and each
+        # request deletes what it made before its thread ends.
+        with self.settled:
+            self.settled.wait_for(lambda: self.winner is not None or self.running == 0)
+        winner = self.winner
+        if winner is None:
+            self.join()
+            root.zone, error = self._first_error()
+            raise error
+        # Copied before it leaves the others: never a moment where it is in neither.
+        root.zone, root.resource, root.node = winner.zone, winner.resource, winner.node
+        root.created_at, root.costing_since = winner.created_at, winner.costing_since
+        root.others.remove(winner)
+        p.emit(ev.FanOutWon(p.plan.node_name, winner.zone, [r.zone for r in root.others]))
+        assert winner.node is not None
+        return winner.node
+
+    def _run(self, request: LaunchState) -> None:
+        try:
+            self._request(request)
+        finally:  # whatever happened, the launch's wait hears that this request is done
+            with self.settled:
+                self.running -= 1
+                self.settled.notify_all()
+
+    def _request(self, request: LaunchState) -> None:
+        p = self.p
+        try:
+            p.attempt(request.zone, request, lambda: p.cancel.is_set() or self.lost.is_set())
+        except Exception as err:
+            self.errors[request.zone] = err
+            p.teardown(request)  # what a stopped or failed request may have made
+            return
+        except BaseException as err:  # going down (KeyboardInterrupt...): the launch re-raises it
+            self.errors[request.zone] = err
+            return
+        with self.settled:
+            won = self.winner is None
+            if won:
+                self.winner = request
+                self.lost.set()
+            self.settled.notify_all()
+        if not won:  # READY too, but later: it bills until verified gone, like every loser
+            p.teardown(request)
+
+    def join(self) -> None:
+        """Wait until every request's thread has ended: won, or deleted (verified or not)."""
+        for thread in self.threads:
+            thread.join()
+
+    def _first_error(self) -> tuple[str, BaseException]:
+        """In zone order, the first error that is not just a stopped wait, and its zone."""
+        ordered = [(r.zone, self.errors[r.zone]) for r in self.requests if r.zone in self.errors]
+        real = [(z, e) for z, e in ordered if not isinstance(e, Cancelled)]
+        return (real or ordered or [(self.root.zone, Cancelled("stopped"))])[0]

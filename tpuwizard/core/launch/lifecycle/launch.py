@@ -1,0 +1,222 @@
+"""One launch, from plan to verified teardown, as a stream of events.
+
+``run_launch`` does the work in the calling thread and reports through ``emit``; the session's
+:class:`~tpuwizard.session.launch_handle.LaunchHandle` runs it in a thread and hands the events to
+a front end. Teardown runs in a
+``finally`` unless the plan or the user says keep, so cancellation (a signal, Delete now, an
+exception) still tears down. A stop is immediate: the :class:`CancelToken` kills every local
+process in flight, the jobs on the workers are ended, and the delete is issued at once.
+
+Billing is stated, not guessed: ``ResourceExists`` before the create call, ``CreateRefused`` when
+nothing came of it, ``BillingStarted`` at the first READY, ``BillingStopped`` and
+``TeardownVerified`` when it is verified gone, ``Kept`` when the user keeps it, and ``Finished``
+lists what still exists. :class:`~tpuwizard.core.launch.records.billing_state.BillingState` folds them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+
+from tpuwizard.core.cancel import KEEP_SAFE, KEEP_UNSAFE, CancelToken
+from tpuwizard.core.choices import Said
+from tpuwizard.core.cloud.diagnose import diagnose
+from tpuwizard.core.cloud.diagnosis import Diagnosis
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.kept.iterate import heartbeat_interval, heartbeats, send_heartbeat
+from tpuwizard.core.launch.lifecycle.ending import Ending, stopped_diagnosis
+from tpuwizard.core.launch.lifecycle.launch_state import LaunchState
+from tpuwizard.core.launch.lifecycle.on_workers import WorkerSteps
+from tpuwizard.core.launch.lifecycle.provision import Provisioner
+from tpuwizard.core.launch.lifecycle.runtime import Runtime
+from tpuwizard.core.launch.plan.advice import possible
+from tpuwizard.core.launch.plan.launch_plan import (
+    EXIT_BAD_INPUT,
+    EXIT_CLOUD,
+    EXIT_FAILED,
+    EXIT_OK,
+    LaunchPlan,
+)
+from tpuwizard.core.launch.workers.rerun import run_script_with_reruns
+from tpuwizard.core.launch.workers.watchdog import arm_watchdog
+from tpuwizard.core.plan import catalog, cost
+from tpuwizard.core.remote.transports import Transport
+
+
+class Launch:
+    """One launch, composed of its parts: the :class:`Provisioner` (what exists and bills), the
+    :class:`WorkerSteps` (what runs on the workers) and the :class:`Ending` (keep or delete,
+    verified, priced), sharing one :class:`LaunchState`. This class only sequences them.
+
+    Private to this module: use :func:`run_launch`, which checks the plan first.
+    """
+
+    def __init__(
+        self, plan: LaunchPlan, rt: Runtime, emit: Callable[[ev.Event], None], cancel: CancelToken
+    ) -> None:
+        self.plan, self.rt, self.emit, self.cancel = plan, rt, emit, cancel
+        self.slice = catalog.parse_accelerator(plan.accelerator)
+        self.state = LaunchState(plan.zone)
+        self.ending = Ending(plan, rt, emit, cancel, self.state)
+        self.provisioner = Provisioner(plan, rt, emit, cancel, self.state, self.ending.teardown)
+        self.workers = WorkerSteps(plan, rt, emit, cancel, self.state)
+        # --checkpoints: the whole chain's end (--max-run from its start), and the node that went
+        # away under the last attempt (the chain, not the attempt, says so).
+        self.chain_deadline: float | None = None
+        self.gone: Exception | None = None
+
+    def run(self) -> int:
+        plan = self.plan
+        code = EXIT_FAILED
+        try:
+            plan.run_dir.mkdir(parents=True, exist_ok=True)
+            self.emit(
+                ev.Planned(
+                    plan.run_id,
+                    plan.node_name,
+                    plan.accelerator,
+                    plan.zone,
+                    plan.route,
+                    plan.project,
+                    self.slice.chips,
+                    self.slice.vms,
+                    cost.hourly(plan.accelerator, plan.route, plan.zone),
+                    plan.max_run,
+                    self.rt.practice,
+                    str(plan.run_dir),
+                    plan.fetch,
+                    plan.budget_usd,
+                    cost.at_most_hourly(plan.accelerator, plan.route, plan.zone),
+                    plan.max_restarts + 1 if plan.checkpoints is not None else None,
+                )
+            )
+            if not plan.watchdog:  # nothing better will come: Keep keeps at once, as it is
+                self.cancel.settle_keep(KEEP_SAFE)
+            code = self.steps()
+        except Exception as err:  # a bug or the local disk: still a diagnosis, still torn down
+            d = possible(diagnose(err, self.state.context(plan)), plan)
+            self.emit(ev.Failed("launch", d))
+            code = EXIT_FAILED
+        finally:
+            code = self.ending.finish(code)
+        return code
+
+    def steps(self) -> int:
+        """One attempt; or with --checkpoints, attempts until one ends other than gone."""
+        if self.plan.checkpoints is not None:
+            from tpuwizard.core.launch.lifecycle.attempts import launch_chain
+
+            return launch_chain(self).run()
+        return self.attempt()
+
+    def deadline(self) -> float | None:
+        created = self.state.created_at
+        if self.chain_deadline is not None:
+            return self.chain_deadline
+        return created + self.plan.max_run * 60 if created else None
+
+    def attempt(self, quiet_gone: bool = False) -> int:
+        """Provision, connect, bootstrap, verify, run the script; the exit code, never raises.
+
+        ``quiet_gone``: a node that went away is kept in ``self.gone``, not said as Failed."""
+        stage, state, workers = "provision", self.state, self.workers
+        self.gone = state.went_away = None
+        try:
+            node = self.provisioner.provision()
+            transport = self.rt.make_transport(node)
+            transport.cancel = self.cancel
+            state.transport = transport
+            stage = "connect"
+            transport.wait_until_reachable(self.rt.reachable_timeout)
+            self.emit(ev.SshReady(transport.workers))
+            self.cancel.check()
+            stage = "bootstrap"
+            workers.bootstrap(transport)
+            if self.plan.watchdog:
+                self.arm_watchdog(transport)
+            with self.holding(transport):
+                stage = "verify"
+                workers.verify(transport)
+                if self.plan.script is not None:
+                    stage = "script"
+                    run_script_with_reruns(workers, transport, self.rt.reruns, self.deadline())
+            return EXIT_OK if workers.receipt_ok and not workers.fetch_incomplete else EXIT_FAILED
+        except Exception as err:  # every failure becomes a diagnosis, never a traceback
+            if self.cancel.is_set():  # a stop, or a command the stop broke: the stop is the news
+                if not self.cancel.keep:
+                    self.emit(ev.Failed(stage, stopped_diagnosis(self.cancel.reason)))
+                return EXIT_FAILED
+            d = diagnose(err, state.context(self.plan))
+            gone = self.provisioner.went_away(stage, err) if stage != "provision" else None
+            state.went_away = gone
+            if gone is not None and quiet_gone:
+                self.gone = gone
+                return EXIT_CLOUD
+            if gone is not None:  # Google took it away, or someone deleted it: a cloud event
+                d = diagnose(gone, state.context(self.plan))
+            self.emit(ev.Failed(stage, possible(d, self.plan)))
+            cloud_event = gone is not None or stage in ("provision", "connect")
+            return EXIT_CLOUD if cloud_event else EXIT_FAILED
+
+    def holding(self, transport: Transport) -> contextlib.AbstractContextManager[None]:
+        """Heartbeats while this launch still holds the node (an idle watchdog waits for them).
+
+        The idle time of ``up --idle`` starts when the watchdog is armed; the verifier (and a
+        slow machine) can outlast a short one, and the node must not be deleted under its own
+        launch. A missed beat is said as a bootstrap line; the run goes on."""
+        if not (self.plan.watchdog and self.plan.idle_minutes):
+            return contextlib.nullcontext()
+
+        def said(problem: str) -> None:
+            self.emit(ev.BootstrapLine(0, problem, transport.workers))
+
+        def beat() -> None:
+            try:
+                send_heartbeat(transport)
+            except Exception as err:  # the first beat too: a missed one is no failure
+                said(f"heartbeat not sent: {err}")
+
+        return heartbeats(beat, heartbeat_interval(self.plan.idle_minutes * 60), said)
+
+    def arm_watchdog(self, transport: Transport) -> None:
+        """Arm the on-VM watchdog, and settle a Keep asked for meanwhile by how that went."""
+        state = self.state
+        assert state.resource is not None and state.created_at is not None
+        deadline = self.deadline() or state.created_at + self.plan.max_run * 60
+        account = self.plan.service_account
+        idle_s = self.plan.idle_minutes * 60 if self.plan.idle_minutes else None
+        if arm_watchdog(
+            transport, state.resource, deadline, self.rt.watchdog, self.emit, account, idle_s
+        ):
+            state.watchdog_deadline = deadline
+            self.cancel.settle_keep(KEEP_SAFE)  # a Keep asked for meanwhile is kept now
+        elif self.cancel.settle_keep(KEEP_UNSAFE):
+            # Keep was promised with a watchdog that could not be armed: the user decides
+            # (Delete now, or Keep without one); until then the launch waits, billing.
+            self.emit(ev.KeepNeedsAnswer(state.resource.name, "the watchdog could not be armed"))
+            while True:
+                self.cancel.sleep(3600.0)  # an answer sets the token: Cancelled ends this
+
+
+def bad_plan_diagnosis(problems: list[Said]) -> Diagnosis:
+    return Diagnosis(
+        "bad_input",
+        "The plan is not valid",
+        "It breaks the rules below; nothing was created.",
+        list(problems),
+    )
+
+
+def run_launch(
+    plan: LaunchPlan,
+    rt: Runtime,
+    emit: Callable[[ev.Event], None],
+    cancel: CancelToken | None = None,
+) -> int:
+    """Run one launch in this thread; returns its exit code (0, 1, 2, 3 or 4)."""
+    problems = plan.problems()
+    if problems:  # front ends check as the user types; this is the last line, before any call
+        emit(ev.Failed("plan", bad_plan_diagnosis(problems)))
+        emit(ev.Finished(False, EXIT_BAD_INPUT, str(plan.run_dir), None))
+        return EXIT_BAD_INPUT
+    return Launch(plan, rt, emit, cancel or CancelToken()).run()

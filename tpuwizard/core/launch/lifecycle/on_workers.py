@@ -1,0 +1,294 @@
+"""The part of a launch that runs on the workers: bootstrap, the verifier, the user's script.
+
+:class:`~tpuwizard.core.launch.lifecycle.launch.Launch` runs ``WorkerSteps`` once the node answers; the
+node and the list of running jobs (which a stop ends) are in the launch's shared
+:class:`~tpuwizard.core.launch.lifecycle.launch_state.LaunchState`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tpuwizard.core import paths
+from tpuwizard.core.cancel import CancelToken
+from tpuwizard.core.errors import PackagesFailed, RemoteError, ScriptFailed
+from tpuwizard.core.evidence.receipt import parse_marker_line
+from tpuwizard.core.evidence.verifier import VERIFIER_FILENAME, verifier_flags, verifier_source
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.lifecycle.launch_state import LaunchState
+from tpuwizard.core.launch.lifecycle.runtime import Runtime
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan, safe_script_name
+from tpuwizard.core.launch.plan.packages import package_names
+from tpuwizard.core.launch.resume.checkpoint_copier import ResumeSetup, resumed_run
+from tpuwizard.core.launch.workers.distributed import coordinator_for
+from tpuwizard.core.launch.workers.jobs import (
+    OUTPUT_FILE,
+    ScriptJob,
+    fetch_files,
+    run_on_workers,
+    run_script_job,
+    script_env,
+)
+from tpuwizard.core.launch.workers.missing_module import MissingModuleWatch
+from tpuwizard.core.plan import catalog, jax_versions
+from tpuwizard.core.remote.bootstrap import BootstrapPlan, bootstrap_script, unpinned_jax
+from tpuwizard.core.remote.jobs import Job, fan_out
+from tpuwizard.core.remote.packages import FAILED_KIND, install_commands, install_failure
+from tpuwizard.core.remote.sync import WORK_DIR, WORK_PYTHON, LocalFolder, sync_folder
+from tpuwizard.core.remote.transports import REMOTE_DIR, Transport, shell
+
+
+def bootstrap_failure_text(code: int, failures: dict[int, dict[str, Any]]) -> str:
+    """What a failed bootstrap lacked and the command that supplies it, from its marker."""
+    if not failures:
+        return f"setting up JAX on the worker failed (exit {code}); the lines above say why"
+    worker, failure = min(failures.items())
+    return (
+        f"setting up JAX on worker {worker} failed: missing {failure.get('missing')}. "
+        f"Fix: {failure.get('fix')}"
+    )
+
+
+class WorkerSteps:
+    """Bootstrap, verify and run the script on every worker, streaming their lines as events."""
+
+    def __init__(
+        self,
+        plan: LaunchPlan,
+        rt: Runtime,
+        emit: Callable[[ev.Event], None],
+        cancel: CancelToken,
+        state: LaunchState,
+    ) -> None:
+        self.plan, self.rt, self.emit, self.cancel = plan, rt, emit, cancel
+        self.state = state
+        self.slice = catalog.parse_accelerator(plan.accelerator)
+        self.versions: dict[int, dict[str, Any]] = {}
+        self.checks: dict[int, dict[str, bool]] = {}
+        self.bootstrap_failures: dict[int, dict[str, Any]] = {}
+        # Each worker's bootstrap lines, and the workers whose package install failed: uv's
+        # words there say why (core/remote/packages.py).
+        self.bootstrap_lines: dict[int, list[str]] = {}
+        self.packages_failed: list[int] = []
+        self.receipt_ok = False
+        self.script_exit_code: int | None = None  # the last run's, once it finished
+        self.fetch_incomplete = False  # a file of the last run's did not come back whole
+        self._folder: LocalFolder | None = None  # the script's folder, hashed once per file
+        self.resume: ResumeSetup | None = None  # --checkpoints: set by the chain per attempt
+
+    def bootstrap(self, transport: Transport) -> None:
+        data = verifier_source().encode()
+        for worker in range(transport.workers):
+            transport.upload(worker, data, f"{REMOTE_DIR}/{VERIFIER_FILENAME}")
+        job = Job(f"bootstrap-{self.plan.run_id}")
+        if self.rt.worker_jax is not None and (said := self.rt.worker_jax(self.plan.jax)[1]):
+            self.emit(ev.BootstrapLine(0, said, self.slice.vms))
+        self.bootstrap_failures, self.bootstrap_lines, self.packages_failed = {}, {}, []
+        specs = [s.text for s in self.plan.packages]
+        script = bootstrap_script(
+            self.worker_jax, install_commands(specs), package_names(self.plan.packages)
+        )
+        code = self._job(transport, job, shell("bash", "-c", script), {}, self._bootstrap_line)
+        if self.packages_failed:
+            worker = min(self.packages_failed)
+            failure = install_failure(self.bootstrap_lines.get(worker, []), specs, code)
+            raise PackagesFailed(worker, failure.kind, failure.why, failure.fix)
+        if code != 0:
+            raise RemoteError(bootstrap_failure_text(code, self.bootstrap_failures))
+        problem = unpinned_jax(self.worker_jax, self.versions)
+        if problem:
+            raise RemoteError(problem)
+
+    @property
+    def worker_jax(self) -> BootstrapPlan:
+        """The runtime's bootstrap, pinned to the plan's --jax where it names one (in practice,
+        one the worker can run: Runtime.worker_jax)."""
+        version = self.plan.jax
+        if self.rt.worker_jax is not None:
+            version, _ = self.rt.worker_jax(version)
+        return self.rt.bootstrap.with_jax(version)
+
+    def _bootstrap_line(self, worker: int, text: str) -> None:
+        payload = parse_marker_line(text)
+        self.bootstrap_lines.setdefault(worker, []).append(text)
+        if payload and payload.get("kind") == FAILED_KIND:
+            self.packages_failed.append(worker)
+        elif payload and payload.get("kind") == "versions":
+            versions = {k: v for k, v in payload.items() if k != "kind"}
+            self.versions[worker] = versions
+            laptop = jax_versions.laptop_jax()
+            self.emit(ev.Versions(worker, versions, self.slice.vms, laptop_jax=laptop))
+        elif payload and payload.get("kind") == "bootstrap_failed":
+            self.bootstrap_failures[worker] = payload
+            missing = f"missing: {payload.get('missing')}"
+            self.emit(ev.BootstrapLine(worker, missing, self.slice.vms))
+        else:
+            self.emit(ev.BootstrapLine(worker, text, self.slice.vms))
+
+    def _env(self) -> dict[str, str]:
+        return script_env(self.rt.expect, self.plan.accelerator, self.plan.run_id)
+
+    def _coordinator(self) -> str | None:
+        node = self.state.node
+        return coordinator_for(node.endpoints if node else (), self.rt.explicit_coordinator)
+
+    @property
+    def remote_run(self) -> str:
+        """This launch's folder on the workers: the verifier's receipt and trace."""
+        return f"{REMOTE_DIR}/runs/{self.plan.run_id}"
+
+    @property
+    def script_environment(self) -> dict[str, str]:
+        """What the script runs with (a shell between runs gets it too)."""
+        return self._env()
+
+    @property
+    def script_folder(self) -> str:
+        """Where the script runs on the workers: its folder's copy, as ``tpuwizard run``'s."""
+        return WORK_DIR
+
+    def verify(self, transport: Transport) -> None:
+        from tpuwizard.core.evidence.receipt import check_receipt, load_receipt
+        from tpuwizard.core.launch.workers import multihost
+
+        receipt = f"{self.remote_run}/receipt.json"
+        multihost.check_versions(self.versions)  # before they hang on a mismatch
+        join = multihost.JoinPlan(
+            self.slice.vms, self.slice.devices, self._coordinator(), self.rt.join_timeout
+        )
+
+        def command(worker: int) -> str:
+            extras = verifier_flags(precision=self.plan.precision, trace=self.plan.trace)
+            for name in package_names(self.plan.packages):  # their versions go in the receipt
+                extras += ["--package", name]
+            laptop = jax_versions.laptop_jax()
+            extras += ["--laptop-jax", laptop] if laptop else []
+            if self.plan.trace:
+                extras += ["--trace-dir", f"{self.remote_run}/{self._trace_dir(worker)}"]
+            return shell(
+                f"{REMOTE_DIR}/venv/bin/python",
+                "-u",
+                f"{REMOTE_DIR}/{VERIFIER_FILENAME}",
+                "--expect",
+                self.rt.expect,
+                "--min-devices",
+                str(self.slice.devices_per_vm),
+                "--receipt",
+                receipt,
+                *extras,
+                *join.args(worker),
+            )
+
+        self._job(
+            transport, Job(f"verify-{self.plan.run_id}"), command, self._env(), self._verifier_line
+        )
+        if self.slice.vms > 1:
+            multihost.incomplete(self.slice.vms, self.checks, join.timeout)
+        saved: dict[int, Path] = {}
+        for worker in range(transport.workers):
+            local = self.plan.run_dir / (
+                "receipt.json" if transport.workers == 1 else f"receipt-w{worker}.json"
+            )
+            local.write_bytes(transport.fetch(worker, receipt))
+            saved[worker] = local
+            data = load_receipt(local)
+            self.receipt_ok = check_receipt(data, self.rt.expect, None).ok
+            if self.plan.trace:
+                self._fetch_trace(transport, worker, data)
+            if transport.workers == 1:
+                self.state.receipt = str(local)
+                self.emit(ev.ReceiptSaved(str(local), self.receipt_ok, data["receipt_sha256"]))
+        if transport.workers > 1:
+            whole = multihost.write_slice_receipt(self.plan.run_dir, self.plan.accelerator, saved)
+            self.receipt_ok = bool(whole["ok"])
+            self.state.receipt = str(self.plan.run_dir / multihost.SLICE_RECEIPT)
+            self.emit(ev.ReceiptSaved(self.state.receipt, self.receipt_ok, whole["receipt_sha256"]))
+
+    def _trace_dir(self, worker: int) -> str:
+        """Each worker's trace folder, named as it will be in the local run folder."""
+        return "trace" if self.slice.vms == 1 else f"trace-w{worker}"
+
+    def _fetch_trace(self, transport: Transport, worker: int, receipt: dict[str, Any]) -> None:
+        """Copy back the trace files the worker's receipt lists, into run_dir/trace[-wN]/."""
+        folder = self._trace_dir(worker)
+        trace = receipt.get("trace") or {}
+        for entry in trace.get("files") or []:
+            rel = str(entry.get("path", ""))
+            if not rel or rel.startswith("/") or ".." in rel.split("/"):
+                continue  # only files inside the trace folder
+            target = self.plan.run_dir / folder / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(transport.fetch(worker, f"{self.remote_run}/{folder}/{rel}"))
+            self.emit(ev.FileFetched(str(target)))
+
+    def _verifier_line(self, worker: int, text: str) -> None:
+        payload = parse_marker_line(text)
+        if payload is None:
+            self.emit(ev.VerifierLine(worker, text, self.slice.vms))
+        elif payload.get("kind") == "check":
+            self.checks.setdefault(worker, {})[payload["name"]] = bool(payload["ok"])
+            self.emit(
+                ev.Check(
+                    worker,
+                    payload["name"],
+                    bool(payload["ok"]),
+                    payload["detail"],
+                    payload["boundary"],
+                )
+            )
+
+    def run_script(self, transport: Transport) -> None:
+        """Copy the script's folder (what changed since the last copy: a rerun sends only the
+        edit) and run the script there on every worker, as ``tpuwizard run`` does."""
+        from tpuwizard.core.launch.kept.iterate import folder_synced
+
+        script = self.plan.script
+        assert script is not None
+        name = safe_script_name(script.name)
+        if self._folder is None:
+            self._folder = LocalFolder.of_script(script)
+        folder = self._folder
+        synced = fan_out(transport, lambda w: sync_folder(transport, w, folder))
+        self.emit(folder_synced(synced))  # type: ignore[arg-type]
+        output, watch = self.plan.run_dir / OUTPUT_FILE, MissingModuleWatch(script)
+        with resumed_run(transport, self.resume, self.emit) as resume_env:
+            job = ScriptJob(
+                Job(f"script-{self.plan.run_id}"),
+                WORK_DIR,
+                WORK_PYTHON,
+                name,
+                self.plan.script_args,
+                self._coordinator(),  # a bare jax.distributed.initialize() joins them
+                {**self._env(), **resume_env},
+            )
+            code = run_script_job(
+                transport, job, self.emit, self.cancel, self._started, output, watch
+            )
+        # A file that did not arrive whole makes the run fail (exit 1); its event comes before
+        # teardown, so the user hears of it while the node still exists.
+        self.fetch_incomplete = fetch_files(
+            transport,
+            WORK_DIR,
+            WORK_PYTHON,
+            self.plan.fetch,
+            paths.fetched_files(self.plan.run_dir),
+            self.emit,
+        )
+        self.script_exit_code = code
+        if code != 0:
+            raise ScriptFailed(code, watch.module, watch.package)
+
+    def _started(self, worker: int, job: Job) -> None:
+        self.state.running_jobs.append((worker, job))  # a stop ends it
+
+    def _job(
+        self,
+        transport: Transport,
+        job: Job,
+        command: str | Callable[[int], str],
+        env: dict[str, str],
+        on_line: Callable[[int, str], None],
+    ) -> int:
+        return run_on_workers(transport, job, command, env, on_line, self.cancel, self._started)

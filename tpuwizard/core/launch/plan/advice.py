@@ -1,0 +1,57 @@
+"""Advice never names an option the same plan refuses: one rule for every diagnosis.
+
+A diagnosis's next steps may name choices (a :class:`~tpuwizard.core.choices.Phrase`: another
+transport, external addresses, the other backend, a route...). Each such choice is applied to
+the plan that failed and the plan's own rules (``LaunchPlan.problems``) are asked; a step naming
+a choice the plan would then refuse is left out, so no front end ever suggests a flag that the
+next launch would answer with exit 2.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from tpuwizard.core.choices import Choice, Phrase, Said
+from tpuwizard.core.cloud.backends import COMPUTE
+from tpuwizard.core.cloud.diagnosis import Diagnosis
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+
+
+def with_choice(plan: LaunchPlan, choice: Choice) -> list[LaunchPlan]:
+    """The plans ``choice`` would make of ``plan`` (several where it names alternatives, as
+    ``route`` "spot,vm"); empty for a choice that is no field of a plan (a zone to look up, a
+    name to type, practice mode): those are not the plan's rules to judge."""
+    c, v = choice.control, choice.value
+    replace = dataclasses.replace
+    if c == "transport":
+        return [replace(plan, transport=v or "gcloud")]
+    if c == "external_ips":
+        if v == "on":
+            return [replace(plan, internal_ips=False)]
+        return [replace(plan, internal_ips=True, transport="gcloud")]
+    if c == "backend":
+        moved = replace(plan, backend=v or "tpu-api")
+        if moved.backend == COMPUTE:  # as the preflight moves a plan there (session/preflight)
+            moved = replace(moved, watchdog=False, idle_minutes=None)
+        return [moved]
+    if c == "route" and v:
+        return [replace(plan, route=r, queue_wait_minutes=None) for r in v.split(",")]
+    if c == "watchdog" and v == "off":
+        return [replace(plan, watchdog=False)]
+    return []
+
+
+def refused(plan: LaunchPlan, choice: Choice) -> bool:
+    """Would ``plan`` with ``choice`` be refused (every alternative it names)?"""
+    plans = with_choice(plan, choice)
+    return bool(plans) and all(p.problems() for p in plans)
+
+
+def possible(d: Diagnosis, plan: LaunchPlan) -> Diagnosis:
+    """``d`` without the next steps that name a choice ``plan`` would refuse."""
+
+    def allowed(step: Said) -> bool:
+        return not isinstance(step, Phrase) or not any(refused(plan, c) for c in step.choices)
+
+    kept = [s for s in d.next_steps if allowed(s)]
+    return d if len(kept) == len(d.next_steps) else dataclasses.replace(d, next_steps=kept)

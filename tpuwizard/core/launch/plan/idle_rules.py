@@ -1,0 +1,54 @@
+"""The idle deadline of a kept node (``tpuwizard up --idle``), as rules a plan must satisfy
+before any cloud call (LaunchPlan.problems).
+
+The idle deadline is the on-VM watchdog's: it deletes the node after so many minutes without a
+heartbeat. Where Google's deadline is the only one (Flex-start's run duration, Compute Engine's
+max run duration: plan_backend.py) there is no watchdog, so no idle deadline either.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tpuwizard.core.choices import Choice, Said, phrase
+from tpuwizard.core.cloud.backends import COMPUTE
+
+if TYPE_CHECKING:
+    from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+
+
+def googles_deadline_only(route: str, backend: str) -> str | None:
+    """What deletes the node at its deadline where Google alone does (no on-VM watchdog):
+    "Flex-start" or "Compute Engine"; None where the watchdog is tpuwizard's way."""
+    if route == "flex":
+        return "Flex-start"
+    if backend == COMPUTE:
+        return "Compute Engine"
+    return None
+
+
+def idle_problems(plan: LaunchPlan) -> list[Said]:
+    """Why ``plan``'s idle deadline cannot be kept; empty when it can (or there is none)."""
+    if plan.idle_minutes is None:
+        return []
+    googles = googles_deadline_only(plan.route, plan.backend)
+    if googles:
+        return [
+            phrase(
+                f"{{0}} needs the on-VM watchdog, which {googles} does not have: Google deletes "
+                "the node at its deadline. Give {1} for that deadline, and {2}.",
+                Choice("idle"),
+                Choice("max_run"),
+                Choice("idle", "off"),
+            )
+        ]
+    if not plan.watchdog:
+        return [
+            phrase(
+                "{0} needs the on-VM watchdog, which this plan goes without: keep the watchdog "
+                "on, or {1}.",
+                Choice("idle"),
+                Choice("idle", "off"),
+            )
+        ]
+    return []

@@ -1,0 +1,340 @@
+"""LaunchPlan: what one launch will do, and every rule it must satisfy before any cloud call."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tpuwizard.core import paths
+from tpuwizard.core.choices import Choice, Said, phrase
+from tpuwizard.core.cloud import gcloud_config, google_errors
+from tpuwizard.core.deadlines import deadline_problem
+from tpuwizard.core.errors import BadInput, PlanRefused, shown
+
+# The exit codes, named here too for the lifecycle, which has always imported them from here.
+from tpuwizard.core.exit_codes import EXIT_BAD_INPUT as EXIT_BAD_INPUT
+from tpuwizard.core.exit_codes import EXIT_CLOUD as EXIT_CLOUD
+from tpuwizard.core.exit_codes import EXIT_FAILED as EXIT_FAILED
+from tpuwizard.core.exit_codes import EXIT_OK as EXIT_OK
+from tpuwizard.core.exit_codes import EXIT_TEARDOWN as EXIT_TEARDOWN
+from tpuwizard.core.launch.plan.backend_rules import backend_problems
+from tpuwizard.core.launch.plan.idle_rules import idle_problems
+from tpuwizard.core.launch.plan.packages import PackageSpec, package_problems
+from tpuwizard.core.launch.plan.reach_rules import reach_problems
+from tpuwizard.core.launch.plan.resume_rules import (
+    DEFAULT_CHECKPOINT_EVERY_S,
+    DEFAULT_MAX_RESTARTS,
+    resume_problems,
+)
+from tpuwizard.core.launch.plan.zone_rules import zones_problems
+from tpuwizard.core.plan import catalog, jax_versions
+from tpuwizard.core.remote.sync import folder_problems
+
+if TYPE_CHECKING:
+    from tpuwizard.core.cloud.iam import WatchdogCheck
+
+ROUTES = ("vm", "spot", "flex")
+# A service account's email: what Google accepts in Node.serviceAccount.email.
+SERVICE_ACCOUNT_RE = re.compile(r"[a-z0-9][-a-z0-9_.+]*@[a-z0-9][-a-z0-9.]*\.[a-z]{2,}")
+DEFAULT_MAX_RUN = {"vm": 120, "spot": 120, "flex": 240}  # minutes
+# How long to wait for a node to be ready, in seconds (a spot request's wait is sent as its
+# queueingPolicy.validUntilDuration, so Google ends it too). Flex-start's wait for capacity is
+# apart (--queue-wait, plan_backend.py): for it this is the wait once capacity is granted.
+DEFAULT_READY_TIMEOUT = {"vm": 1800.0, "spot": 1800.0, "flex": 1800.0}
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    accelerator: str
+    zone: str
+    project: str
+    run_id: str
+    run_dir: Path
+    route: str = "vm"
+    name: str | None = None
+    script: Path | None = None
+    # The script's own arguments (``launch --script FILE -- ARGS``), passed to it unchanged.
+    script_args: tuple[str, ...] = ()
+    fetch: tuple[str, ...] = ()
+    keep: bool = False
+    max_run_minutes: float | None = None
+    watchdog: bool = False
+    failover: bool = False
+    precision: bool = False  # the verifier's fp32/bf16/int8 precision profile
+    trace: bool = False  # a jax.profiler trace from every worker, copied into run_dir
+    internal_ips: bool = False  # no external addresses: only the gcloud (IAP) transport reaches
+    # How the workers are reached: "ssh" (tpuwizard's own), "gcloud" (plan_reach.py's rules).
+    transport: str = "ssh"
+    # The node's service account (the watchdog deletes with its token); None: the default one.
+    service_account: str | None = None
+    # A kept node for iterating (``tpuwizard up``): the watchdog also deletes it after this many
+    # minutes without a heartbeat from run, watch, ssh or the wizard.
+    idle_minutes: float | None = None
+    # The check before create's answer for this plan's account, when it was asked
+    # (Session.watchdog_check): problems() refuses a plan the check says Google would refuse.
+    watchdog_check: WatchdogCheck | None = None
+    # Which API creates it (core/cloud/backends.py), decided before the plan is made
+    # (Session.choose_backend: --backend, or auto by the support matrix).
+    backend: str = "tpu-api"
+    # Flex-start: how long to wait for capacity (--queue-wait); None: the route's default.
+    queue_wait_minutes: float | None = None
+    # Packages added to the worker venv beside the pinned JAX (plan_packages.py).
+    packages: tuple[PackageSpec, ...] = ()
+    # --zones: the zones to try, in order (``zone`` is the first); with ``fan_out`` the create
+    # goes to all of them at once (plan_zones.py has their rules).
+    zones: tuple[str, ...] = ()
+    fan_out: bool = False
+    fan_out_quota_checked: bool = False  # the preflight read quota for every request at once
+    # --checkpoints DIR (relative to the script's folder on the worker): copied home while the
+    # script runs, put back on a new TPU after a preemption (plan_resume.py, resume_chain.py).
+    checkpoints: str | None = None
+    checkpoint_every_s: float = DEFAULT_CHECKPOINT_EVERY_S
+    max_restarts: int = DEFAULT_MAX_RESTARTS
+    # --budget USD: every attempt's estimated cost together stays within it (resume_chain.py);
+    # --resume-from RUN_ID: that run's latest complete checkpoint set is the first resume point.
+    budget_usd: float | None = None
+    resume_from: str | None = None
+    # OS Login is on (the preflight read it) and tpuwizard's own SSH is used: import its key
+    # into the caller's OS Login profile and log in as the POSIX user that answers.
+    os_login_key: bool = False
+    # --jax VERSION: the worker's jax[tpu], one of the table's (core/plan/jax_versions.py);
+    # None: the table's default.
+    jax: str | None = None
+
+    @property
+    def node_name(self) -> str:
+        return self.name or f"tpuwizard-{self.run_id}"
+
+    @property
+    def attaches_account(self) -> bool:
+        """The create attaches a service account: the watchdog's scope, or a named account."""
+        return self.watchdog or self.service_account is not None
+
+    @property
+    def max_run(self) -> float:
+        """Minutes the node may run: ``--max-run``, else the route's default."""
+        return self.max_run_minutes or DEFAULT_MAX_RUN[self.route]
+
+    @property
+    def _multi_host(self) -> bool:
+        try:
+            return not catalog.parse_accelerator(self.accelerator).single_host
+        except catalog.UnknownAcceleratorError:  # problems() says so
+            return False
+
+    def deadline_words(self, now: float, why_no_watchdog: str | None = None) -> str:
+        """What the deadline really does for this plan, in words (the clock is local time).
+
+        ``why_no_watchdog``: the check before create's reason, said when the watchdog is off."""
+        minutes = self.max_run
+        at = time.strftime("%H:%M", time.localtime(now + minutes * 60))
+        if self.backend == "compute" and self._multi_host:
+            # Each VM's max run duration ends it at the deadline, but its MIG may make it again
+            # (compute-engine.md): Google's deadline is not the slice's, tpuwizard's teardown is.
+            return (
+                f"Not Google's deadline: each VM's max run duration ends it at {at}, but the MIG "
+                "may recreate it; tpuwizard deletes the whole slice when the run ends, only "
+                "while tpuwizard runs."
+            )
+        if self.backend == "compute":
+            return (
+                f"Google deletes it at {at} (Compute Engine's max run duration), even if this "
+                "laptop sleeps."
+            )
+        if self.route == "flex":
+            return (
+                f"Google ends it at {at} (Flex-start's run duration), even if this laptop sleeps."
+            )
+        if self.watchdog:
+            return (
+                f"Once created, the TPU is deleted at {at} (its deadline) even if this laptop "
+                "sleeps: a watchdog on the VM sees to it."
+            )
+        if why_no_watchdog:  # short enough for two lines of an 80x24 screen
+            return (
+                f"No watchdog: deleted only while tpuwizard runs, because {why_no_watchdog}; "
+                f"if this laptop sleeps, it bills past {at}."
+            )
+        return (
+            f"No watchdog: nothing deletes it at {at}. tpuwizard deletes it when the run ends, "
+            "but only while tpuwizard runs; if this laptop sleeps, it keeps billing."
+        )
+
+    def problems(self) -> list[Said]:
+        """Every rule the plan breaks, as messages that say what to type instead.
+
+        Front ends call this as the user types (Create stays disabled while it is not empty);
+        the launch calls it before any cloud call. An empty list means the plan may run.
+        """
+        found: list[Said] = []
+
+        def check(rule: Callable[[], object]) -> None:
+            try:
+                rule()
+            except BadInput as err:
+                found.append(str(err))
+
+        try:
+            catalog.parse_accelerator(self.accelerator)
+        except catalog.UnknownAcceleratorError as err:
+            found.append(str(err))
+        # TPU7x on the TPU API: backend_problems says so, with what to type instead.
+        refusal = google_errors.launchable(self.accelerator, self.backend)
+        check(lambda: gcloud_config.validate_zone(self.zone))
+        check(lambda: gcloud_config.validate_project(self.project))
+        check(lambda: gcloud_config.validate_node_name(self.node_name))
+        if self.route not in ROUTES:
+            found.append(f"Unknown route '{self.route}'. Choose one of: {', '.join(ROUTES)}.")
+        if len(self.node_name) > 60 and self.route != "vm":
+            found.append(
+                "Names for spot and flex routes must be at most 60 characters "
+                "(the queued resource adds '-qr')."
+            )
+        if self.route == "flex" and not refusal:
+            found.extend(flex_problems(self.accelerator, self.zone, self.backend))
+        found.extend(backend_problems(self))
+        found.extend(reach_problems(self))
+        found.extend(idle_problems(self))
+        for minutes, what in ((self.max_run_minutes, "deadline"), (self.idle_minutes, "idle time")):
+            problem = deadline_problem(minutes, what)
+            if problem:
+                found.append(problem)
+        found.extend(zones_problems(self))
+        if self.watchdog and self.route == "flex":
+            found.append(
+                "Flex-start already ends at its deadline (its maxRunDuration): "
+                "the watchdog is for the vm and spot routes."
+            )
+        if self.service_account is not None and not SERVICE_ACCOUNT_RE.fullmatch(
+            self.service_account
+        ):
+            found.append(
+                f"{shown(self.service_account)} is not a service account email: use one such as "
+                f"NAME@{self.project or 'PROJECT'}.iam.gserviceaccount.com."
+            )
+        refused = self.watchdog_check is not None and self.watchdog_check.may_attach is False
+        if refused and self.attaches_account:
+            found.append(self._attach_problem())
+        if self.script is not None:
+            found.extend(script_problems(self.script))
+        elif self.script_args:
+            # Only the command line takes them (after `--`), so its words are the only ones.
+            found.append(
+                f"Arguments {shown(' '.join(self.script_args))} are for a script, but no "
+                "script is given: add --script FILE, or leave the arguments out."
+            )
+        found.extend(package_problems(self.packages))
+        found.extend(jax_versions.jax_problems(self.jax))
+        found.extend(resume_problems(self))
+        for pattern in self.fetch:
+            check(partial(safe_fetch_pattern, pattern))
+        folder = paths.folder_problem(self.run_dir, "The run folder ({0})")
+        if folder:
+            found.append(phrase(folder, Choice("run_dir")))
+        return found
+
+    def _attach_problem(self) -> Said:
+        """The create would attach an account the check says the caller may not attach: Google
+        answers 403. Said before any call, with every way on."""
+        assert self.watchdog_check is not None
+        check = self.watchdog_check
+        grant = f"grant yourself roles/iam.serviceAccountUser on it: {check.fix}"
+        if not self.watchdog:  # a named account, attached whatever the watchdog
+            return phrase(
+                f"You may not attach the service account {check.account} to a VM (that needs "
+                f"iam.serviceAccounts.actAs), so Google would refuse the create. Name another "
+                f"account ({{0}}), or {grant}",
+                Choice("service_account"),
+            )
+        return phrase(
+            f"The watchdog cannot run: you may not attach its service account {check.account} "
+            "to a VM (that needs iam.serviceAccounts.actAs), so Google would refuse the create. "
+            f"Go on without it ({{0}}), give the node another account ({{1}}), or {grant}",
+            Choice("watchdog", "off"),
+            Choice("service_account"),
+        )
+
+    def validate(self) -> catalog.Slice:
+        """Raise :class:`PlanRefused` naming every problem; return the slice when there are
+        none."""
+        problems = self.problems()
+        if problems:
+            raise PlanRefused(problems)
+        return catalog.parse_accelerator(self.accelerator)
+
+
+def flex_problems(accelerator: str, zone: str, backend: str = "auto") -> list[Said]:
+    """Flex-start exists only for a few types and zones on the TPU API (google-behaviour.md,
+    Creating), wherever the machine type is on Compute Engine (google_errors.flex_zones, the
+    one rule): say so before any API call, with where it does exist."""
+    try:
+        catalog.parse_accelerator(accelerator)
+    except catalog.UnknownAcceleratorError:
+        return []  # reported once, by the accelerator rule
+    where = google_errors.flex_zones(accelerator, backend)
+    if zone in where:
+        return []
+    offered = f"only in {', '.join(where)}" if where else "in no zone"
+    if backend == "compute":
+        offered += " (where Compute Engine has its machine type)"
+    return [
+        phrase(
+            f"Flex-start is not offered for {accelerator} in {zone}: Google offers it for "
+            f"{accelerator} {offered}. Choose one of those zones, or another route: {{0}}.",
+            Choice("route", "spot,vm"),
+        )
+    ]
+
+
+def script_problems(script: Path) -> list[str]:
+    """Why ``script`` cannot be run on the workers, before anything is created.
+
+    A link is followed: its target's content goes to the workers under the link's name (the
+    user named the link to run it), so only a link to nothing is a problem."""
+    found = []
+    if script.is_symlink() and not script.exists():
+        found.append(
+            f"Script {script} is a link to {script.readlink()}, which does not exist: "
+            "point it at your script, or name the script itself."
+        )
+    elif not script.is_file():
+        found.append(f"Script {script} does not exist or is not a file.")
+    try:
+        safe_script_name(script.name)
+    except BadInput as err:
+        found.append(str(err))
+    if not found:  # its folder goes with it, as `tpuwizard run` sends it
+        found.extend(folder_problems(script))
+    return found
+
+
+def safe_script_name(name: str) -> str:
+    """The name the script gets on the workers: the same rule as every remote path
+    (transports.safe_relative), so the upload can never refuse it after the create."""
+    if (
+        not name
+        or name.startswith((".", "-"))  # hidden, or read as an option on the worker
+        or not all((c.isascii() and c.isalnum()) or c in "._-" for c in name)
+    ):
+        raise BadInput(
+            f"Script name {shown(name)} must be ASCII letters, digits, '.', '_' and '-' only, "
+            "and start with a letter, a digit or '_' (a name starting with '-' reads as an "
+            "option): rename the file."
+        )
+    return name
+
+
+def safe_fetch_pattern(pattern: str) -> str:
+    """A glob of files the script writes, relative to its folder on the worker."""
+    parts = pattern.split("/")
+    if not pattern.strip() or pattern.startswith("/") or ".." in parts or "\n" in pattern:
+        raise BadInput(
+            f"Files to copy back ('{pattern}') must be a pattern relative to the script's "
+            "folder, such as out/*.json, without '..'."
+        )
+    return pattern

@@ -1,0 +1,249 @@
+"""A spot run that survives preemption (``--checkpoints DIR``): attempts in a chain.
+
+Each attempt runs the script on a node, its checkpoints copied home as it runs. When the node
+goes away under it (Google preempts a spot TPU, or it is simply gone) the old node is deleted
+and verified gone, its queued resource included, and a new one is made in the same zone (then
+the next zones of ``--zones``), the latest complete checkpoint set put back and the script
+started again with ``TPUWIZARD_RESUME=1``, up to ``--max-restarts`` times, while the chain's end
+(``--max-run`` from its start; a kept node's deadline) leaves an attempt at least ten minutes.
+Every attempt is an entry of ``chain.json`` (core/evidence/chain.py), its receipt kept in
+``attempts/<n>/``.
+
+The chain is one loop over :class:`ChainAttempts`: a launch's (launch_attempts.py) or a kept
+node's that ``run --checkpoints`` recreates from ``up``'s settings (session/kept_resume.py).
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from tpuwizard.core.cloud.diagnosis import Diagnosis
+from tpuwizard.core.errors import NodeGone
+from tpuwizard.core.evidence.chain import (
+    ChainEntry,
+    append_entry,
+    earlier_run_link,
+    file_sha256,
+    record_stop,
+)
+from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_OK, EXIT_TEARDOWN
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.plan.resume_rules import (
+    CHECKPOINTS_FOLDER,
+    MIN_ATTEMPT_MINUTES,
+    budget_minutes,
+)
+from tpuwizard.core.launch.resume.checkpoint_copier import ResumeSetup
+from tpuwizard.core.remote.checkpoints import CheckpointsHome
+
+# What ended the chain, in the words of the summary's "Failed during script" line.
+STOPPED_BY = {
+    "budget": "--budget would be passed",
+    "max_restarts": "--max-restarts used up",
+    "max_run": "--max-run nearly over",
+}
+
+
+@dataclass(frozen=True)
+class AttemptEnd:
+    """How one attempt ended, as its entry in chain.json says it."""
+
+    code: int
+    gone: Exception | None  # the node went away under it (preempted, or simply gone)
+    zone: str
+    node: str
+    receipt: str | None  # the verifier's receipt of its node, when it made one
+    script_exit: int | None
+    stopped: bool  # a stop (a signal, Delete now) ended it
+
+
+@dataclass(frozen=True)
+class ChainLimits:
+    """What bounds a chain, and where it is written."""
+
+    run_dir: Path
+    run_id: str
+    max_restarts: int
+    ends_at: float  # no attempt starts with under ten minutes before this (--max-run's end)
+    accelerator: str
+    route: str
+    budget_usd: float | None = None
+    resume_from: str | None = None  # --resume-from: the earlier run's id ...
+    earlier_folder: Path | None = None  # ... and its folder
+
+
+class ChainAttempts(Protocol):
+    """The attempts of one kind of chain."""
+
+    emit: Callable[[ev.Event], None]
+
+    @property
+    def zone(self) -> str:
+        """Where the next attempt's node is made first (the last one's zone)."""
+        ...
+
+    def bound(self, minutes: float) -> None:
+        """The next attempt's node may run this long (its deadline)."""
+
+    def attempt(self) -> AttemptEnd:
+        """Run the script on a node (made first, from the second attempt on); never raises."""
+        ...
+
+    def end_gone(self) -> bool:
+        """Delete the node that went away (its queued resource too); True: verified gone."""
+        ...
+
+    def spent(self) -> float:
+        """The estimated cost of every attempt so far, the last one's included."""
+        ...
+
+    def next_attempt(self) -> None:
+        """The last attempt is over and counted: start the next from nothing made."""
+
+    def gone_diagnosis(self, gone: Exception) -> Diagnosis:
+        """What the node going away means, as the Failed event says it."""
+        ...
+
+
+class ResumeChain:
+    """Runs the attempts until one ends other than by its node going away."""
+
+    def __init__(self, attempts: ChainAttempts, limits: ChainLimits, setup: ResumeSetup) -> None:
+        self.attempts, self.limits, self.setup = attempts, limits, setup
+        self.home = setup.home
+
+    @classmethod
+    def setup_for(cls, folder: str, run_dir: Path, every_s: float) -> ResumeSetup:
+        """The resume setup of a chain whose sets come home to ``run_dir/checkpoints``."""
+        return ResumeSetup(folder, CheckpointsHome(run_dir / CHECKPOINTS_FOLDER), every_s)
+
+    def run(self) -> int:
+        attempts, limits = self.attempts, self.limits
+        attempts_at_most = limits.max_restarts + 1
+        if limits.earlier_folder is not None:  # checked by the plan: it has a complete set
+            earlier = CheckpointsHome(limits.earlier_folder / CHECKPOINTS_FOLDER)
+            chosen = earlier.latest()
+            assert chosen is not None
+            self.setup.resume_from = self.home.take_from(earlier, chosen)
+        attempts.bound(self._attempt_minutes(attempts.spent())[0])
+        while True:
+            started = time.time()
+            end = attempts.attempt()
+            self._record(started, end)
+            if end.gone is None:
+                return end.code
+            attempts.emit(ev.Preempted(end.node, end.zone, self.setup.attempt, _state_of(end.gone)))
+            if not attempts.end_gone():  # verified gone, queued resource included
+                return EXIT_TEARDOWN
+            # Until verified gone; counted once, whether or not a next attempt starts.
+            spent = attempts.spent()
+            stop = self._why_no_restart(attempts_at_most, spent)
+            if stop is not None:
+                by, why_not = stop
+                record_stop(limits.run_dir, by, why_not)
+                d = attempts.gone_diagnosis(end.gone)
+                title = f"{d.title}; no new attempt: {STOPPED_BY[by]}"  # the summary's line
+                attempts.emit(ev.Failed("script", Diagnosis(d.kind, title, why_not, d.next_steps)))
+                return EXIT_CLOUD
+            self.setup.attempt += 1
+            self.setup.resume_from = self.home.latest()
+            chosen = self.setup.resume_from
+            attempts.emit(
+                ev.Recreating(
+                    self.setup.attempt,
+                    attempts_at_most,
+                    attempts.zone,
+                    chosen.name if chosen is not None else None,
+                )
+            )
+            attempts.next_attempt()
+            attempts.bound(self._attempt_minutes(spent)[0])
+
+    def _attempt_minutes(self, spent: float) -> tuple[float, str]:
+        """How long the next attempt may run, and what bounds it: the chain's end, or what is
+        left of --budget after ``spent`` (less the delete allowance) at the plan's price."""
+        limits = self.limits
+        left = (limits.ends_at - time.time()) / 60
+        if limits.budget_usd is None:
+            return left, "max_run"
+        bought = budget_minutes(
+            limits.accelerator, limits.route, self.attempts.zone, limits.budget_usd - spent
+        )
+        if bought is not None and bought < left:
+            return bought, "budget"
+        return left, "max_run"
+
+    def _why_no_restart(self, attempts_at_most: int, spent: float) -> tuple[str, str] | None:
+        """What stops a new attempt (restarts used up, too little time or budget left after
+        ``spent``) and why, in words; None: it starts."""
+        if self.setup.attempt >= attempts_at_most:
+            return "max_restarts", (
+                f"It was preempted {self.setup.attempt} time(s), and --max-restarts allows "
+                f"{attempts_at_most - 1}. Its checkpoints are in {self.home.folder}."
+            )
+        minutes, by = self._attempt_minutes(spent)
+        if minutes >= MIN_ATTEMPT_MINUTES:
+            return None
+        if by == "budget":
+            budget = self.limits.budget_usd or 0.0
+            return "budget", (
+                f"--budget ${budget:.2f}: the attempts so far cost about ${spent:.2f} "
+                f"(estimate), and what is left buys {max(0.0, minutes):.0f} minute(s), less "
+                f"than the {MIN_ATTEMPT_MINUTES:g} an attempt needs, so no new TPU was made. "
+                f"Its checkpoints are in {self.home.folder}: resume with --resume-from "
+                f"{self.limits.run_id}."
+            )
+        return "max_run", (
+            f"Only {max(0.0, minutes):.0f} minute(s) of --max-run are left, less than the "
+            f"{MIN_ATTEMPT_MINUTES:g} an attempt needs. Its checkpoints are in "
+            f"{self.home.folder}."
+        )
+
+    def _record(self, started: float, end: AttemptEnd) -> None:
+        """The attempt's entry in chain.json, its receipt kept beside it."""
+        limits = self.limits
+        kept: str | None = None
+        sha: str | None = None
+        if end.receipt is not None:
+            folder = limits.run_dir / "attempts" / str(self.setup.attempt)
+            folder.mkdir(parents=True, exist_ok=True)
+            target = folder / "receipt.json"
+            shutil.copyfile(end.receipt, target)
+            kept, sha = str(target.relative_to(limits.run_dir)), file_sha256(target)
+        if end.gone is not None:
+            ended = "preempted" if _state_of(end.gone) == "PREEMPTED" else "gone"
+        elif end.stopped:
+            ended = "stopped"
+        else:
+            ended = "finished" if end.code == EXIT_OK else "failed"
+        chosen = self.setup.resume_from
+        earlier = None
+        first = self.setup.attempt == 1
+        if first and limits.resume_from is not None and limits.earlier_folder is not None:
+            earlier = earlier_run_link(limits.earlier_folder, limits.resume_from)
+        append_entry(
+            limits.run_dir,
+            limits.run_id,
+            ChainEntry(
+                self.setup.attempt,
+                end.zone,
+                end.node,
+                round(started, 3),
+                round(time.time(), 3),
+                ended,
+                chosen.name if chosen is not None else None,
+                end.script_exit,
+                kept,
+                sha,
+                earlier_run=earlier,
+            ),
+        )
+
+
+def _state_of(gone: Exception) -> str | None:
+    return gone.state if isinstance(gone, NodeGone) else None

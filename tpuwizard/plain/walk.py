@@ -1,0 +1,346 @@
+"""The plain prompt mode (``tpuwizard --plain``): the same walk as the wizard, as questions in
+the scrolling terminal, over the same core and the same lifecycle events."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import questionary
+
+from tpuwizard.core import paths
+from tpuwizard.core.cloud import gcloud_config
+from tpuwizard.core.cloud.tpu7x_access import access_note
+from tpuwizard.core.deadlines import deadline_bounds_text, deadline_problem
+from tpuwizard.core.errors import BadInput, PlanRefused
+from tpuwizard.core.evidence import notebook
+from tpuwizard.core.exit_codes import EXIT_BAD_INPUT, EXIT_CLOUD, EXIT_INTERRUPTED
+from tpuwizard.core.launch.events.launch_events import (
+    BootstrapLine,
+    Finished,
+    ScriptLine,
+    VerifierLine,
+)
+from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN, LaunchPlan
+from tpuwizard.core.launch.plan.resume_rules import RESUME_ROUTES
+from tpuwizard.core.plan import routes
+from tpuwizard.plain.capacity import SliceQuestions
+from tpuwizard.plain.prompt import (
+    checkpoints_check,
+    is_file,
+    packages_check,
+    text_question,
+    zone_choices,
+)
+from tpuwizard.session.backend import decide_backend
+from tpuwizard.session.kept_lines import recorded_kept
+from tpuwizard.session.launch_handle import LaunchHandle
+from tpuwizard.session.preflight import before_create
+from tpuwizard.session.session import Session
+from tpuwizard.session.signals import exit_code, stop_on_signals
+from tpuwizard.session.watchdog import WATCHDOG_ROUTES, check_words
+from tpuwizard.words.choice_words import all_words
+from tpuwizard.words.course_text import fetch_note
+from tpuwizard.words.event_text import (
+    SCRIPT_TAIL,
+    describe,
+    refusal_text,
+)
+from tpuwizard.words.figures import count, price_footnote
+from tpuwizard.words.preflight_text import before_create_lines
+from tpuwizard.words.resume_text import resume_question
+from tpuwizard.words.session_text import practice_words, survey_words
+from tpuwizard.words.summary_text import summary_lines
+from tpuwizard.words.text_wrap import wrap_paragraph
+
+
+class PlainWizard:
+    def __init__(
+        self, sandbox: bool = False, run_dir: Path | None = None, **prompt_io: Any
+    ) -> None:
+        # prompt_io (input=, output=) lets tests drive the prompts through a pipe.
+        self.sandbox, self.io = sandbox, prompt_io
+        self.runs = run_dir  # the base of run folders asked for; the session says the default
+        self.session: Session | None = None  # made when the walk starts (run)
+        echo = prompt_io.pop("echo", None)
+        self.out = echo or print  # a line as it is (the script's own output)
+        # Its own paragraphs are fitted to the terminal at word boundaries; lines captured by a
+        # test (echo=) stay whole unless the test gives a width.
+        self.width: int | None = prompt_io.pop("width", None)
+        self.wraps = echo is None or self.width is not None
+
+    def say(self, text: str) -> None:
+        """One of plain mode's own paragraphs, wrapped to the terminal's width."""
+        if not self.wraps:
+            self.out(text)
+            return
+        self.out(wrap_paragraph(text, self.width or shutil.get_terminal_size((80, 24)).columns))
+
+    def ask(self, question: Any) -> Any:
+        """The answer; Ctrl+C raises KeyboardInterrupt instead of returning None.
+
+        Run without prompt_toolkit's own handler of event-loop errors: that one prints the error
+        and waits for Enter in a prompt of its own, which, where it cannot read (piped or closed
+        input), fails in turn, and each failure reaches the handler again, without end and with
+        memory growing. asyncio's default handler logs the error and the question goes on."""
+        if question.should_skip_question:
+            return question.default
+        return question.application.run(set_exception_handler=False)
+
+    def select(self, message: str, choices: list[Any], default: Any = None) -> Any:
+        return self.ask(questionary.select(message, choices=choices, default=default, **self.io))
+
+    def text(self, message: str, default: str = "", check=None) -> str:
+        """A typed answer; Enter alone takes ``default`` (shown greyed, replaced by typing)."""
+        return self.ask(text_question(message, default, check, self.io)) or default
+
+    def run(self) -> int:
+        ctx = gcloud_config.discover()
+        session = self.session = Session.for_walk(self.sandbox, self.runs)
+        if session.practice:
+            self.say(practice_words(session.mode))
+        self.say_kept()  # an earlier `up` may still be billing: say so before anything else
+        route = self.choose_route()
+        if route == "notebook":
+            return self.notebook_route(session)
+        project = self.choose_project(ctx, session)
+        session.switch(session.practice, project)
+        accelerator = self.choose_slice(route)
+        zone = self.choose_zone(session, accelerator, ctx.zone, route)
+        name = (
+            self.text(
+                "Name (empty for tpuwizard-<run id>)",
+                check=lambda t: t and gcloud_config.validate_node_name(t),
+            )
+            or None
+        )
+        minutes = float(
+            self.text(
+                f"Deadline in minutes ({deadline_bounds_text()})",
+                str(DEFAULT_MAX_RUN[route]),
+                check=_minutes,
+            )
+        )
+        try:
+            chosen = decide_backend(accelerator, route, "auto")  # the support matrix decides
+        except BadInput as err:  # a type no backend serves this way (a multi-host TPU7x)
+            raise PlanRefused([str(err)]) from None
+        on_compute = chosen.backend == "compute"  # Google's deadline: no watchdog to ask about
+        if on_compute:
+            self.say(f"Made through Compute Engine: {chosen.reason}")
+            if note := access_note(accelerator):  # TPU7x: granted through the account team
+                self.say(f"{note}.")
+        check = session.watchdog_check() if route in WATCHDOG_ROUTES and not on_compute else None
+        if on_compute:
+            watchdog = False
+        elif check is not None:
+            self.say(check_words(check))
+            watchdog = self.ask_watchdog(session.default_watchdog(route, check))
+        else:
+            watchdog = session.default_watchdog(route, None)  # no watchdog on this route
+        deep = self.ask(
+            questionary.confirm(
+                "Deeper checks: a precision profile and a profiler trace, in the run folder?",
+                default=False,
+                **self.io,
+            )
+        )
+        script = self.text(
+            "Your script to run after the verifier (empty for none)",
+            check=lambda t: is_file(t) if t else None,
+        )
+        fetch = (
+            self.text("Files it writes, to copy back (e.g. reports/*.json; empty for none)")
+            if script
+            else ""
+        )
+        if note := fetch_note(fetch.split(",")):
+            self.say(note)
+        checkpoints = self.ask_checkpoints(route, script)
+        from tpuwizard.core.launch.plan.packages import (
+            COURSE_PACKAGES,
+            gather_packages,
+            specs_from_field,
+        )
+
+        packages = gather_packages((), (), Path(script) if script else None)
+        if packages.auto_words():
+            self.say(packages.auto_words() or "")
+        if script:  # as the wizard's Packages field: beside the pinned JAX, checked when typed
+            typed = self.text(
+                f"Packages to add, separated by spaces (the course's: {' '.join(COURSE_PACKAGES)}"
+                "; empty for none)",
+                check=packages_check,
+            )
+            packages = replace(packages, specs=(*packages.specs, *specs_from_field(typed)))
+        from tpuwizard.core.plan.jax_versions import DEFAULT, check_jax, versions
+
+        jax = (  # the course's programs behave differently across JAX versions: asked with them
+            self.text(f"The worker's JAX ({', '.join(versions())})", DEFAULT.version, check_jax)
+            if script
+            else None
+        )
+        run_id = paths.new_run_id()
+        plan = LaunchPlan(
+            accelerator=accelerator,
+            zone=zone,
+            project=project,
+            run_id=run_id,
+            run_dir=session.run_folder(run_id),
+            route=route,
+            name=name,
+            script=Path(script) if script else None,
+            fetch=tuple(p.strip() for p in fetch.split(",") if p.strip()),
+            packages=packages.specs,
+            jax=jax.strip() if jax else None,
+            max_run_minutes=minutes,
+            watchdog=watchdog,
+            watchdog_check=check,
+            precision=deep,
+            trace=deep,
+            backend=chosen.backend,
+            checkpoints=checkpoints,
+        )
+        while problems := plan.problems():
+            for problem in all_words(problems, "plain"):
+                self.say(problem)
+            if not (plan.watchdog and not replace(plan, watchdog=False).problems()):
+                raise PlanRefused(problems)
+            # Only the watchdog stands in the way (an account you may not attach): ask again.
+            plan = replace(plan, watchdog=self.ask_watchdog(False))
+            watchdog = plan.watchdog
+        why_not = None
+        if check is not None and not watchdog:
+            why_not = check.reason if check.can_arm is False else "the watchdog was switched off"
+        self.say(plan.deadline_words(time.time(), why_not))
+        if not self.ask(
+            questionary.confirm(f"Create {accelerator} in {zone} now?", default=True, **self.io)
+        ):
+            self.say("Nothing was created.")
+            return 0
+        before = before_create(session, plan, plan.backend)  # as launch, up and the wizard do
+        for line in before_create_lines(before):
+            self.say(line)
+        return EXIT_CLOUD if before.refused else self.launch(session.start_launch(before.plan))
+
+    def ask_checkpoints(self, route: str, script: str) -> str | None:
+        """A spot run with a script: the folder it saves checkpoints in, to resume after a
+        preemption (the wizard's field on Review); None: it does not resume."""
+        if route not in RESUME_ROUTES or not script:
+            return None
+        return self.text(resume_question(), check=checkpoints_check).strip() or None
+
+    def ask_watchdog(self, default: bool) -> bool:
+        words = "Watchdog: the VM deletes itself at the deadline, even if this computer is off?"
+        return bool(self.ask(questionary.confirm(words, default=default, **self.io)))
+
+    def choose_route(self) -> str:
+        budget = self.select("Budget?", list(routes.BUDGETS), "normal")
+        chip_choices = [questionary.Choice(count(c, "chip"), c) for c in routes.CHIP_COUNTS]
+        chips = self.select("Chips needed?", chip_choices, chip_choices[1])
+        length = self.select("How long will it run?", list(routes.RUN_LENGTHS), "1-4 hours")
+        billing = self.select("Do you have a billing account?", ["yes", "no"], "yes") == "yes"
+        advice = routes.recommend(budget, chips, length, billing)
+        self.say(f"Recommended: {routes.route_title(advice.route)}. {advice.reason}")
+        table = routes.route_table()
+        choices = [
+            questionary.Choice(f"{r.title}: {r.cost}, runs {r.max_run}", r.key) for r in table
+        ]
+        default = next(c for c in choices if c.value == advice.route)
+        return self.select("Route", choices, default)
+
+    def notebook_route(self, session: Session) -> int:
+        key = self.select("Which notebook?", ["colab", "kaggle"], "colab")
+        path = notebook.write_notebook(key, session.runs_base.parent / f"tpuwizard-{key}.ipynb")
+        plat = notebook.get_platform(key)
+        self.say(f"Wrote {path}. Then, in {plat.title}:")
+        for i, step in enumerate(notebook.walk_steps(plat), 1):
+            self.say(f"  {i}. {notebook.plain(step)}")
+        self.say(f"Then check it: {notebook.check_command(key)}")
+        return 0
+
+    def choose_project(self, ctx: gcloud_config.GcloudContext, session: Session) -> str:
+        if session.practice and session.project:
+            return session.project  # the session's practice project
+        for what, command in ctx.problems:
+            self.say(f"{what}: {command}")
+        return self.text("Project id", session.project or "", check=gcloud_config.validate_project)
+
+    def choose_slice(self, route: str = "vm") -> str:
+        return SliceQuestions(self).choose_slice(route)
+
+    def choose_zone(
+        self, session: Session, accelerator: str, current: str | None, route: str = "vm"
+    ) -> str:
+        """The zones offering the type as the wizard's Zones step lists them: the route's usable
+        ones first, the cheapest first, each with its price; one the route cannot use is shown
+        with why, and cannot be chosen, so no answer is refused later."""
+        from tpuwizard.core.cloud import zones
+
+        answer = session.zone_survey(strict=False)  # a failed live survey: the catalog, said so
+        offering = answer.survey.offering(accelerator)
+        if not offering:
+            raise BadInput(f"No zone offers {accelerator}.")
+        offering = answer.by_recent_success(accelerator, offering)
+        unconfirmed = zones.unconfirmed_zones(answer.survey, accelerator)
+        rows = zones.route_zones(accelerator, route, offering, unconfirmed)
+        where = survey_words(answer)
+        self.say(f"Zones offering {accelerator} ({where}). {zones.OFFERED_NOTE}")
+        choices = zone_choices(rows)
+        footnote = price_footnote([r.price.note for r in rows])
+        if footnote:
+            self.say(footnote)
+        usable = [r.zone for r in rows if not r.unusable]
+        if not usable:
+            raise BadInput(f"No zone offering {accelerator} serves this route: {rows[0].unusable}.")
+        start = current if current in usable else usable[0]
+        return self.select("Zone", choices, start)
+
+    def launch(self, handle: LaunchHandle) -> int:
+        code = 3
+        with stop_on_signals(handle, self.say) as received:
+            for event in handle.events():
+                raw = isinstance(event, BootstrapLine | VerifierLine | ScriptLine)
+                for line in describe(event, "plain"):
+                    (self.out if raw else self.say)(line)  # the worker's own lines as they are
+                if isinstance(event, Finished):
+                    code = event.exit_code
+            for line in summary_lines(handle.summary, "plain"):
+                (self.out if line.startswith(SCRIPT_TAIL) else self.say)(line)
+        self.say_kept()
+        return exit_code(received, code)
+
+    def say_kept(self) -> None:
+        """One line per kept node, from the ledger (what `status` checks with the cloud)."""
+        try:
+            infos = recorded_kept()
+        except Exception:  # a ledger that cannot be read costs these lines, not the walk
+            return
+        for info in infos:
+            self.say(info.describe())
+
+
+def _minutes(text: str) -> None:
+    """The core's deadline bounds, as every front end checks them."""
+    try:
+        minutes = float(text)
+    except ValueError:
+        raise BadInput(f"A number of minutes, {deadline_bounds_text()}.") from None
+    problem = deadline_problem(minutes)
+    if problem:
+        raise BadInput(problem)
+
+
+def run_plain(sandbox: bool = False) -> int:
+    try:
+        return PlainWizard(sandbox).run()
+    except KeyboardInterrupt:
+        print("Stopped before anything was created.", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BadInput as err:
+        print(f"Error: {refusal_text(err, 'plain')}", file=sys.stderr)
+        return EXIT_BAD_INPUT

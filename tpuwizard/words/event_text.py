@@ -1,0 +1,341 @@
+"""Plain-text lines for lifecycle events, shared by the CLI, the wizard and plain mode.
+
+Each line is worded for its ``audience`` (choice_words.py): a remedy that names a choice says
+the CLI's flag to the CLI and the wizard's own control to the wizard.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from tpuwizard.core.cloud.diagnosis import Diagnosis
+from tpuwizard.core.cloud.types import UP_STATES
+from tpuwizard.core.errors import BadInput, PlanRefused
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.plan.jax_versions import differs_words
+from tpuwizard.core.terminal_text import visible
+from tpuwizard.words.choice_words import Audience, plain_data, words
+from tpuwizard.words.course_text import OUTPUT_WORDS, not_fetched_hint
+from tpuwizard.words.figures import about, count, money
+from tpuwizard.words.kaggle_text import kaggle_lines
+from tpuwizard.words.oslogin_text import login_key_words
+from tpuwizard.words.resume_text import chain_event_lines
+
+if TYPE_CHECKING:
+    from tpuwizard.core.launch.records.ledger import Resource
+
+# How each front end stops a wait (the CLI's bound is a flag, Flex-start's its own: see
+# provision.py; the others stop by hand).
+FLEX_WAIT_BOUND = "--queue-wait bounds the wait"
+STOP_WAITING = {
+    "cli": "--ready-timeout bounds the wait",
+    "wizard": "Ctrl+Q stops the wait and deletes the request",
+    "plain": "Ctrl+C stops the wait and deletes the request",
+}
+
+
+# How the summary marks the script's own last lines (printed as they are, never re-wrapped).
+SCRIPT_TAIL = "    | "
+
+# Queued-resource states that mean "no capacity yet" (spot and Flex-start can wait a long time).
+# A queued request, or a Compute Engine Flex-start VM (PENDING), waiting for capacity.
+QUEUE_WAITING = ("ACCEPTED", "WAITING_FOR_RESOURCES", "PENDING")
+
+
+def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
+    """What to print for ``event``; an empty list means nothing worth a line. Worker text in it
+    (output lines, file names, check details) shows its control characters as ``cat -v`` does."""
+    return [visible(line) for line in _describe(event, audience)]
+
+
+def _describe(event: ev.Event, audience: Audience) -> list[str]:
+    match event:
+        case ev.Planned():
+            practice = "[practice] " if event.practice else ""
+            price = f"{about(event.price_per_hour_usd, event.price_at_most_usd)}/h (estimate)"
+            chips = count(event.chips, "chip")
+            minutes = event.max_run_minutes
+            deadline = "no deadline" if minutes is None else f"deadline {minutes:g} min"
+            if event.budget_usd is not None:
+                deadline += f", budget {money(event.budget_usd)} for every attempt together"
+            return [
+                f"{practice}Creating {event.name}: {event.accelerator} ({chips}) "
+                f"in {event.zone}, route {event.route}, {price}, {deadline}. Run {event.run_id}."
+            ]
+        case ev.Provisioning():
+            note = "" if event.state in UP_STATES else " (not billing yet)"
+            if event.state in QUEUE_WAITING:
+                flex = audience == "cli" and event.route == "flex"
+                note = (
+                    " (waiting for capacity: a waiting request costs nothing; "
+                    f"{FLEX_WAIT_BOUND if flex else STOP_WAITING[audience]})"
+                )
+            return [f"  state {event.state}{_in(event.zone)} after {event.elapsed_s:.0f} s{note}"]
+        case ev.ResourceExists(kind="queued"):
+            # Its name (the node's plus "-qr") shows up later in deletes and listings.
+            return [
+                f"  Asked for {event.name}: the queued request that asks Google for the node "
+                "(spot and Flex-start go through one); it is deleted with the node."
+            ]
+        case ev.CreateRefused():
+            return [f"  {event.name} was not created: nothing exists and nothing is billing."]
+        case ev.BillingStarted():
+            price = about(event.price_per_hour_usd, event.price_at_most_usd)
+            return [
+                f"  {event.name} is up{_in(event.zone)}: billing from now, {price}/h (estimate)."
+            ]
+        case ev.FanOutStarted():
+            n = len(event.zones)
+            worst = event.worst_case_per_hour_usd
+            cost_words = (
+                f"at most {money(worst)}/h (estimate)"
+                if worst is not None
+                else "no price for it in the catalog"
+            )
+            quota = (
+                "Quota for all of them at once was checked."
+                if event.quota_checked
+                else f"Quota for {n} at once was not checked (one region's or none was read)."
+            )
+            return [
+                f"Fan-out: asking for {event.name} in {', '.join(event.zones)} at once; the first "
+                f"READY is kept, the others are deleted and verified gone. Until then up to {n} "
+                f"may bill: {cost_words}. {quota}"
+            ]
+        case ev.FanOutWon():
+            loser_zones = ", ".join(event.losers) or "no other zone"
+            return [
+                f"  {event.name} in {event.zone} was READY first: kept. Deleting the requests in "
+                f"{loser_zones} (each bills until verified gone)."
+            ]
+        case (
+            ev.CheckpointCopied()
+            | ev.CheckpointsUnusable()
+            | ev.Preempted()
+            | ev.Recreating()
+            | ev.Resumed()
+        ):
+            return chain_event_lines(event)
+        case ev.KeptReplaced():
+            return [
+                f"{event.new_name} is kept in place of {event.old_name}, in {event.zone} "
+                f"(run {event.run_id}): later commands use it (--node {event.new_name})."
+            ]
+        case ev.ZoneFailover():
+            return [f"  {event.reason}: trying {event.to_zone} instead of {event.from_zone}"]
+        case ev.Ready():
+            return [f"Ready: {event.workers} worker(s) at {', '.join(event.endpoints)}"]
+        case ev.SshReady():
+            return ["Connected to every worker."]
+        case ev.ScriptDone():
+            # ScriptFinished, just before, has said how it exited.
+            if not event.can_rerun:
+                return []
+            left = f" ({event.seconds_left / 60:.0f} min left)" if event.seconds_left else ""
+            return [f"Run it again, edit and rerun, open a shell, or tear down{left}."]
+        case ev.BootstrapLine() | ev.VerifierLine() | ev.ScriptLine():
+            return [f"{_prefix(event.worker, event.workers)}{event.text}"]
+        case ev.Versions():
+            v = event.versions
+            added = v.get("packages") or {}
+            return (
+                [
+                    f"{_prefix(event.worker, event.workers)}JAX {v.get('jax')}, "
+                    f"jaxlib {v.get('jaxlib')}, "
+                    f"libtpu {v.get('libtpu')}, Python {v.get('python')}"
+                    + (f" (tpuwizard pins {v['requested']})" if v.get("requested") else "")
+                    + (f"; this computer: JAX {event.laptop_jax}" if event.laptop_jax else "")
+                ]
+                + (
+                    [
+                        f"{_prefix(event.worker, event.workers)}Added packages: "
+                        + ", ".join(f"{n} {ver}" for n, ver in added.items())
+                    ]
+                    if added
+                    else []
+                )
+                + _jax_differs(event)
+            )
+        case ev.WatchdogAccount():
+            return [f"Watchdog: {words(event.detail, audience)}"]
+        case ev.Watchdog():
+            return [f"Watchdog {words(event.detail, audience)}"]
+        case ev.Check():
+            return []  # the verifier's own lines already show each check
+        case ev.ReceiptSaved():
+            verdict = "proves the run" if event.ok else "does NOT prove the run"
+            return [f"Receipt {event.receipt_sha256} saved to {event.path}: {verdict}"]
+        case ev.ScriptFinished():
+            kept = f" {OUTPUT_WORDS.capitalize()}: {event.output}" if event.output else ""
+            return [f"Your script exited with code {event.exit_code}.{kept}"]
+        case ev.FileFetched():
+            return [f"Copied back {event.path}"]
+        case ev.FileNotFetched():
+            broke = " (it did not arrive whole: the run fails for it)" if event.incomplete else ""
+            hint = not_fetched_hint(event.path)
+            line = f"Not copied back: {event.path!r}: {event.reason}{broke}"
+            return [line, hint] if hint else [line]
+        case ev.NothingMatched():
+            globs = " or ".join(repr(p) for p in event.patterns)
+            asked = f"--fetch {globs}" if audience == "cli" else f"the files to copy back, {globs}"
+            return [f"Nothing in the script's folder matched {asked}: nothing was copied back."]
+        case ev.RunStarted():
+            return [f"run {event.run_id} on {event.node} ({count(event.workers, 'worker')})"]
+        case ev.WaitingForNode() | ev.HeartbeatMissed():
+            return [event.detail]
+        case ev.FolderSynced():
+            return [synced_words(event)]
+        case ev.TeardownStarted():
+            return [f"Deleting {event.name}{_in(event.zone)} and checking that it is gone..."]
+        case ev.TeardownVerified():
+            others = event.others_left
+            now = (
+                "Nothing is billing."
+                if not others
+                else f"{count(others, 'other request')} of this launch still "
+                + ("exists." if others == 1 else "exist.")
+            )
+            return [
+                f"Verified gone: {event.name}{_in(event.zone)}. {now} It billed "
+                f"{event.billed_s:.0f} s: {about(event.cost_usd, event.cost_at_most_usd)} "
+                "(estimate)."
+            ]
+        case ev.ZoneListed():
+            return zone_listed_lines(event)
+        case ev.TeardownFailed():
+            if not event.seen:  # its create's answer was lost: no evidence that it exists
+                return [
+                    f"NOT verified gone: {event.name}. Its create may have landed before the "
+                    "network failed, so it may exist; tpuwizard status checks once the network "
+                    "is back.",
+                    *_diagnosis(event.diagnosis, audience),
+                ]
+            return [
+                f"NOT verified gone: {event.name}. It may still be billing.",
+                *_diagnosis(event.diagnosis, audience),
+            ]
+        case ev.LoginKeyForgotten():
+            return [login_key_words(event)]
+        case ev.Kept():
+            hourly = about(event.price_per_hour_usd, event.price_at_most_usd)
+            until = kept_guard_words(event)
+            return [
+                f"Kept {event.name} in {event.zone} on purpose: it keeps billing {hourly}/h "
+                f"(estimate) until you delete it: {event.delete_command}.{until}"
+            ]
+        case ev.DeletingOnRequest():
+            return ["Your script finished: deleting the node, as you asked."]
+        case ev.Failed():
+            return [f"Failed during {event.stage}:", *_diagnosis(event.diagnosis, audience)]
+        case ev.Finished():
+            rest = ", ".join(n for n in event.remaining if n not in event.unseen)
+            still = f" Still running and billing: {rest}." if rest else ""
+            if event.unseen:
+                still += f" May exist (never seen): {', '.join(event.unseen)}."
+            return [f"Done (exit {event.exit_code}). Run folder: {event.run_dir}.{still}"]
+        case (
+            ev.KernelPlanned()
+            | ev.KernelPushed()
+            | ev.KernelState()
+            | ev.KernelLeftRunning()
+            | ev.KernelDeleted()
+        ):
+            return kaggle_lines(event)
+    return []
+
+
+def synced_words(event: ev.FolderSynced) -> str:
+    """What was copied to the workers, and how (rsync, or tar and why not rsync)."""
+    if not event.changed and not event.deleted:
+        return "nothing changed since the last copy"
+    removed = f", removed {len(event.deleted)}" if event.deleted else ""
+    return (
+        f"copied {len(event.changed)} changed file(s), {event.bytes_sent} bytes{removed} to "
+        f"{count(event.workers, 'worker')} in {event.seconds:.2f} s ({'; '.join(event.ways)})"
+    )
+
+
+def zone_listed_lines(event: ev.ZoneListed) -> list[str]:
+    """The zone's TPU list now, as the course checks it after deleting: each TPU with who made
+    it; one tpuwizard did not make is never deleted by it, and this says how to end it."""
+    shown = f" (as `{event.command}` shows it)" if event.command else ""
+    head = f"The TPU list of {event.zone} now{shown}:"
+    if not event.tpus:
+        return [f"{head} empty. No TPU, yours or anyone's, is there."]
+    lines = [f"{head} {count(len(event.tpus), 'TPU')}."]
+    for tpu in event.tpus:
+        line = f"  {tpu.name}  {tpu.accelerator}  {tpu.state}  {tpu.made_by}"
+        if tpu.made_by == "not made by tpuwizard":
+            how = (
+                f"gcloud compute instances delete {tpu.name} --zone {event.zone}"
+                if event.backend == "compute"
+                else f"gcloud compute tpus tpu-vm delete {tpu.name} --zone {event.zone}"
+            )
+            line += f": tpuwizard never deletes it; it bills until you do: {how}"
+        lines.append(line)
+    return lines
+
+
+def _clock(epoch: float) -> str:
+    import time
+
+    return time.strftime("%H:%M", time.localtime(epoch))
+
+
+def _prefix(worker: int, workers: int = 1) -> str:
+    return f"[w{worker}] " if workers > 1 else ""
+
+
+def _jax_differs(event: ev.Versions) -> list[str]:
+    """Said once (worker 0's line) when this computer's JAX is not the worker's."""
+    differs = differs_words(event.laptop_jax, event.versions.get("jax"))
+    return [differs] if differs and event.worker == 0 else []
+
+
+def _diagnosis(d: Diagnosis, audience: Audience) -> list[str]:
+    lines = [f"  {d.title}", f"  {d.explanation}"]
+    return lines + [f"    - {step}" for step in next_steps(d, audience)]
+
+
+def next_steps(d: Diagnosis, audience: Audience) -> list[str]:
+    """A diagnosis's next steps in ``audience``'s words."""
+    return [words(step, audience) for step in d.next_steps]
+
+
+def diagnosis_text(d: Diagnosis, audience: Audience = "cli") -> str:
+    """A diagnosis as the CLI prints it: title, explanation, each next step."""
+    lines = [d.title, d.explanation]
+    lines += [f"  - {words(step, audience)}" for step in d.next_steps]
+    return "\n".join(lines)
+
+
+def unchecked_text(resource: Resource, d: Diagnosis, audience: Audience = "cli") -> str:
+    """A record whose zone could not be read: on its own line, with why and what to do."""
+    head = f"Could not check {resource.name} in {resource.zone}: {d.title}; it may still exist "
+    return diagnosis_text(replace(d, title=head + "and bill."), audience)
+
+
+def refusal_text(err: BadInput, audience: Audience = "cli") -> str:
+    """A BadInput's message; a refused plan's problems each in ``audience``'s words."""
+    if isinstance(err, PlanRefused):
+        return " ".join(words(p, audience) for p in err.problems)
+    return str(err)
+
+
+def kept_guard_words(event: ev.Kept) -> str:
+    """What ends a kept node without us, said as it is (a sentence with a leading space)."""
+    if event.ended_by == "watchdog" and event.deadline is not None:
+        return f" Its watchdog deletes it at {_clock(event.deadline)}, even if this laptop sleeps."
+    if event.ended_by == "google" and event.deadline is not None:
+        return f" Google ends it at its maximum run time, about {_clock(event.deadline)}."
+    return " No watchdog guards it: only a teardown ends it."
+
+
+def json_event(event: ev.Event) -> dict[str, Any]:
+    """``launch --json``'s line: the event's fields, every remedy in the CLI's words."""
+    return {"event": event.event_name(), **plain_data(event)}
+
+
+def _in(zone: str) -> str:
+    return f" in {zone}" if zone else ""

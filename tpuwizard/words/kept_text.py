@@ -1,0 +1,50 @@
+"""What the wizard says of a node kept on purpose that still bills while it ends a run or exits:
+its price, when it ends without us, and the command that ends it now (from the core's billing
+state alone)."""
+
+from __future__ import annotations
+
+import time
+
+from tpuwizard.core.launch.records.billing_state import Billed, BillingState
+from tpuwizard.core.plan import cost
+from tpuwizard.words.figures import about
+
+
+def _clock(epoch: float) -> str:
+    return time.strftime("%H:%M", time.localtime(epoch))
+
+
+def kept_deadline_words(item: Billed) -> str:
+    """When it ends without us, as far as this session knows ("" when it does not)."""
+    idle = item.idle_deadline()
+    if item.deadline_by_google and item.max_deadline is not None:
+        return f"Google deletes it at about {_clock(item.max_deadline)}"
+    if idle is not None and item.idle_s is not None and idle != item.max_deadline:
+        return f"its watchdog deletes it at {_clock(idle)} unless it is used"
+    if item.max_deadline is not None:
+        return f"its watchdog deletes it at {_clock(item.max_deadline)} (its deadline)"
+    if item.kept_since is not None:
+        return "no watchdog: it bills until you delete it"
+    return ""
+
+
+def kept_line(item: Billed, practice: bool) -> str:
+    """One kept node: it stays kept, what it costs an hour, its deadline, how to end it."""
+    hourly = about(
+        cost.hourly(item.accelerator, item.route, item.zone),
+        cost.at_most_hourly(item.accelerator, item.route, item.zone),
+    )
+    deadline = kept_deadline_words(item)
+    flag = " --sandbox" if practice else ""
+    return (
+        f"{item.name} ({item.accelerator}) in {item.zone} stays kept, as you chose: it bills "
+        f"{hourly}/h (estimate){'; ' + deadline if deadline else ''}. "
+        f"Delete it with: tpuwizard down{flag} {item.name}."
+    )
+
+
+def kept_elsewhere(billing: BillingState, but: str | None = None) -> list[Billed]:
+    """The nodes kept on purpose that this session knows still exist, less the one called
+    ``but`` (the run's own, said by its summary)."""
+    return [b for b in billing.existing() if (b.kept or b.kept_since) and b.name != but]

@@ -1,0 +1,375 @@
+"""Rich renderings for the command line (the TUI has its own widgets)."""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from collections.abc import Sequence
+from typing import TextIO, cast
+
+from rich import box
+from rich.cells import cell_len
+from rich.console import Console
+from rich.padding import Padding
+from rich.table import Table
+from rich.text import Text
+
+from tpuwizard.core.cloud.backends import TPU_API
+from tpuwizard.core.plan import program_advice
+from tpuwizard.core.plan.fit import SliceFit, gib_text
+from tpuwizard.words import figures
+
+# The price each route pays, in the words launch uses for the routes.
+ROUTE_PRICE = {
+    "vm": "vm (on-demand)",
+    "spot": "spot",
+    # cost.FLEX_PRICE_NOTE's rule: no Flex-start figure, on-demand's is the most it costs.
+    "flex": "flex: at most (<=) the on-demand",
+}
+
+
+def console() -> Console:
+    # A command's result goes to stdout (notes go to stderr); only without --json, so stdout is
+    # the table or the JSON, never both. NO_COLOR is honoured by rich itself.
+    no_color = bool(os.environ.get("NO_COLOR"))
+    if sys.stdout.isatty():
+        return Console(no_color=no_color)
+    return Console(file=cast(TextIO, LineEnds(sys.stdout)), no_color=no_color)
+
+
+class LineEnds(io.TextIOBase):
+    """Text for a pipe or a file: rich pads tables and wrapped lines with spaces to their width,
+    which a terminal hides and a file keeps; here each line loses them."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out, self.pending = out, ""
+
+    def write(self, text: str) -> int:
+        *lines, self.pending = (self.pending + text).split("\n")
+        for line in lines:
+            self.out.write(line.rstrip(" ") + "\n")
+        return len(text)
+
+    def flush(self) -> None:
+        self.out.write(self.pending)  # a line without its end yet: as it is
+        self.pending = ""
+        self.out.flush()
+
+
+def print_table(
+    out: Console,
+    title: str | None,
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    wrap: Sequence[str] = (),
+) -> None:
+    """A table when it fits the terminal (or the 80 columns of a pipe), else one record per row.
+
+    Names, types, states and money are never cut: only the ``wrap`` columns may wrap, at spaces,
+    and when even that does not fit, each row is printed as its own short paragraph.
+    """
+    table = Table(
+        title=title,
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        padding=(0, 1),
+        collapse_padding=True,
+        pad_edge=False,
+        show_edge=False,
+    )
+    for i, header in enumerate(headers):
+        table.add_column(
+            header,
+            justify="left" if i == 0 or header in wrap else "right",
+            no_wrap=header not in wrap,
+        )
+    for row in rows:
+        table.add_row(*row)
+    if _narrowest(headers, rows, wrap) <= out.width:
+        out.print(table)
+        return
+    if title:
+        out.print(title)
+    for row in rows:
+        out.print(f"[b]{row[0]}[/b]")
+        pairs = zip(headers[1:], row[1:], strict=True)
+        details = "; ".join(f"{h}: {v}" for h, v in pairs if v)  # an empty cell says nothing
+        out.print(Padding(Text.from_markup(details), (0, 0, 0, 2)))
+
+
+def _narrowest(headers: Sequence[str], rows: Sequence[Sequence[str]], wrap: Sequence[str]) -> int:
+    """Columns the table needs with nothing cut: whole cells, or the longest word of a wrap
+    column, and the two-column gap between columns."""
+
+    def need(text: str, wraps: bool) -> int:
+        plain = Text.from_markup(text).plain
+        return max((cell_len(w) for w in plain.split()), default=0) if wraps else cell_len(plain)
+
+    widths = [
+        max(need(h, h in wrap), *(need(row[i], h in wrap) for row in rows))
+        for i, h in enumerate(headers)
+    ]
+    return sum(widths) + 2 * (len(widths) - 1)
+
+
+def _mark(ok: bool) -> str:
+    # A word as well as a colour, so nothing is conveyed by colour alone.
+    return "[green]yes[/]" if ok else "[red]no[/]"
+
+
+def render_fit(
+    state_gib: float,
+    bytes_per_param: float | None,
+    recipe: str | None,
+    fits: list[SliceFit],
+    route: str,
+    verdict: str,
+    note: str,
+) -> None:
+    out = console()
+    title = f"Training state {gib_text(state_gib, 2)} GiB"
+    if bytes_per_param is not None:
+        title += f" ({recipe}: {bytes_per_param:g} bytes per parameter)"
+    headers = (
+        "slice",
+        "chips",
+        "VMs",
+        "HBM",
+        "all",
+        "usable",
+        "shard",
+        "repl",
+        "total",
+        "spare",
+        "$/h",
+    )
+    rows = [
+        (
+            f.name,
+            str(f.chips),
+            str(f.vms),
+            f"{f.hbm_gib_per_chip:g}",
+            f"{f.total_hbm_gib:g}",
+            f"{f.usable_gib_per_chip:.1f}",
+            _mark(f.fits_sharded),
+            _mark(f.fits_replicated),
+            _mark(f.fits_total),
+            gib_text(f.headroom_gib),
+            _price(f.price_per_hour_usd, f.price_at_most_usd),
+        )
+        for f in fits
+    ]
+    print_table(out, title, headers, rows)
+    out.print(
+        "[dim]HBM, usable and spare: GiB per chip; all: GiB in the slice. shard: the state "
+        "split over every chip fits; repl: a full copy fits one device; total: the slice's "
+        f"HBM >= the state. $/h: {ROUTE_PRICE.get(route, route)} price.[/]"
+    )
+    out.print(verdict)
+    out.print(f"[dim]{note} Prices are approximate list prices; check the pricing page.[/]")
+
+
+def render_zones(
+    table: dict[str, list[str]],
+    label: str,
+    accelerator: str | None,
+    runtime: str | None,
+    note: str,
+    failures: dict[str, str],
+    unconfirmed: frozenset[str] = frozenset(),
+    offers: list | None = None,
+    survey_source: str = "documented",
+    last_tried: dict[str, str] | None = None,
+    route: str = "vm",
+    unusable: dict[str, str] | None = None,
+    quoted: dict | None = None,
+) -> None:
+    """``quoted``: zone -> cost.ZonePrice from the Billing Catalog where read (else the offline
+    table's are computed here). With ``offers`` (backend_choice.ZoneOffer, one per zone of
+    ``table``), a backends column: each backend that offers the type there, its source named
+    where it is not the survey's. ``route``'s price is shown; with ``unusable`` (``zones
+    --route``), a column says for each zone whether the route can use it, or why not."""
+    out = console()
+    title = f"Zones offering {accelerator}" if accelerator else "TPU types by zone"
+    out.print(f"[bold]{title}[/] ({label})")
+    if not table:
+        out.print(f"No zone offers {accelerator}." if accelerator else "No zones found.")
+    second = "runtime version" if accelerator else "accelerator types"
+    by_zone = {o.zone: o.backends for o in offers or []}
+    prices: dict = {}  # zone -> cost.ZonePrice, where the table has a price column
+
+    def zone_cell(zone: str) -> str:
+        return zone + (" (unconfirmed)" if zone in unconfirmed else "")
+
+    def backends_cell(zone: str) -> str:
+        said = by_zone.get(zone, ())
+        return ", ".join(b + (f" ({src})" if src != survey_source else "") for b, src in said)
+
+    if accelerator and offers is not None:
+        # The runtime version is the TPU API's; a zone only Compute Engine offers has none.
+        from tpuwizard.core.plan import cost
+
+        prices = quoted or {zone: cost.zone_price(accelerator, route, zone) for zone in table}
+
+        def price_cell(zone: str) -> str:
+            price = prices[zone]
+            return figures.price_cell(price.hourly, price.note, price.at_most)
+
+        headers: tuple[str, ...] = ("zone", second, "backends", "$/h")
+        rows: list[tuple[str, ...]] = [
+            (
+                zone_cell(zone),
+                (runtime or "") if any(b == TPU_API for b, _ in by_zone.get(zone, ())) else "",
+                backends_cell(zone),
+                price_cell(zone),
+            )
+            for zone in table
+        ]
+        if unusable is not None:
+            headers += (f"for {ROUTE_WORDS.get(route, route)}",)
+            rows = [
+                (*row, unusable.get(zone) or "usable")
+                for row, zone in zip(rows, table, strict=True)
+            ]
+        tried = last_tried or {}
+        if any(zone in tried for zone in table):  # a column only once something was tried
+            headers += ("last tried",)
+            rows = [(*row, tried.get(zone, "")) for row, zone in zip(rows, table, strict=True)]
+    else:
+        headers = ("zone", second)
+        rows = [
+            (zone_cell(zone), (runtime or "") if accelerator else ", ".join(types))
+            for zone, types in table.items()
+        ]
+    if table:
+        print_table(out, None, headers, rows, wrap=(second, "backends"))
+        footnote = figures.price_footnote([p.note for p in prices.values()])
+        if footnote:
+            out.print(f"[dim]$/h: {ROUTE_WORDS.get(route, route)}. {footnote}[/]")
+    for zone, error in failures.items():
+        out.print(f"[yellow]{zone}: not surveyed ({error})[/]")
+    out.print(f"[dim]{note}[/]")
+
+
+ROUTE_WORDS = {"vm": "on demand", "spot": "spot", "flex": "Flex-start"}
+
+
+def render_status(
+    found: list, cost_label: str, title: str = "May still be billing", practice: bool = False
+) -> None:
+    from tpuwizard.words.figures import spent
+
+    out = console()
+    rows = [
+        (
+            f"{b.resource.name}: {' + '.join(b.parts)}" if b.parts else b.resource.name,
+            b.resource.kind,
+            b.resource.backend,
+            b.resource.zone,
+            b.resource.accelerator,
+            state_words(b.resource.backend, b.state),
+            _age(b.age_s),
+            spent(b.cost_usd, b.cost_at_most_usd) if b.billing else "not billing yet",
+        )
+        for b in found
+    ]
+    headers = ("name", "kind", "backend", "zone", "type", "state", "age", "cost so far")
+    print_table(out, title, headers, rows)
+    teardown = "tpuwizard teardown" + (" --sandbox" if practice else "")
+    out.print(f"[dim]Costs are an {cost_label}. Delete with: {teardown} NAME (or --all)[/]")
+
+
+def state_words(backend: str, state: str) -> str:
+    """A state as status shows it: a Compute Engine VM that Google stopped has no deadline any
+    more (Google clears it on stop) and its disk still bills."""
+    from tpuwizard.core.cloud.compute_states import STOPPED_STATES
+
+    if backend == "compute" and state in STOPPED_STATES:
+        return f"{state} (stopped by Google, disk still billing)"
+    return state
+
+
+def _age(seconds: float) -> str:
+    minutes = int(seconds // 60)
+    return (
+        f"{minutes // 60}h{minutes % 60:02d}m"
+        if minutes >= 60
+        else f"{minutes}m{int(seconds) % 60:02d}s"
+    )
+
+
+def _short(count: int | None) -> str:
+    if count is None:
+        return "-"
+    for unit, scale in (("G", 2**30), ("M", 2**20), ("K", 2**10)):
+        if count >= scale:
+            return f"{count / scale:.3g}{unit}"
+    return f"{count}B"
+
+
+def _duration(seconds: float) -> str:
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g}{unit}"
+    return f"{seconds / 1e-9:.3g}ns"
+
+
+def _dollars(usd: float) -> str:
+    return "<0.01" if usd < 0.005 else f"{usd:.2f}"
+
+
+_BYTE_KEYS = ("arguments", "outputs", "temporaries", "aliased", "code", "peak")
+_BYTE_HEADERS = dict(zip(_BYTE_KEYS, ("args", "out", "temp", "alias", "code", "peak"), strict=True))
+
+
+def _price(hourly: float | None, at_most: float | None) -> str:
+    if hourly is not None:
+        return f"{hourly:.2f}"
+    return "?" if at_most is None else f"<={at_most:.2f}"
+
+
+def render_program_fit(
+    program: str, method: str, results: list, route: str, advice: list[str]
+) -> None:
+    """``fit --program``: per-device bytes, fit, step time and price per slice."""
+    out = console()
+    table = Table(
+        title=f"{program} ({method})",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        padding=(0, 1),
+        collapse_padding=True,
+        show_edge=False,
+        pad_edge=False,
+    )
+    # The aliased column only when something is aliased (donated), to stay within 80 columns.
+    keys = [k for k in _BYTE_KEYS if k != "aliased" or any(r.per_device_bytes[k] for r in results)]
+    headers = ("slice", "dev", *(_BYTE_HEADERS[k] for k in keys), "usable", "fits", "step", "$/1k")
+    for header in headers:
+        table.add_column(header, justify="left" if header == "slice" else "right", no_wrap=True)
+    for r in results:
+        b = r.per_device_bytes
+        fits = "?" if r.fits is None else _mark(r.fits)
+        step = "?" if r.step_seconds is None else _duration(r.step_seconds)
+        usd = "?" if r.usd_per_1000_steps is None else _dollars(r.usd_per_1000_steps)
+        table.add_row(
+            r.name,
+            str(r.devices),
+            *(_short(b[k]) for k in keys),
+            _short(r.usable_bytes_per_device),
+            fits,
+            step,
+            usd,
+        )
+    out.print(table)
+    out.print(
+        "[dim]Bytes per device (K, M, G: KiB, MiB, GiB). peak = args + out + temp - alias + "
+        "code. step: XLA's estimate of one step; $/1k steps at the "
+        f"{ROUTE_PRICE.get(route, route)} price. An estimate: not yet held against a real TPU "
+        "run.[/]"
+    )
+    for line in program_advice.slice_notes(results):
+        out.print(line, markup=False, highlight=False)
+    for line in advice:
+        out.print(line)

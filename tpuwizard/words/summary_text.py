@@ -1,0 +1,96 @@
+"""The end-of-run summary: the same words in the wizard, plain mode and the CLI, every check,
+the receipt, the script's last lines, the cost, and what still bills."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tpuwizard.core.launch.events.summary import RunSummary
+from tpuwizard.core.plan import cost
+from tpuwizard.core.terminal_text import visible
+from tpuwizard.words.choice_words import Audience
+from tpuwizard.words.course_text import OUTPUT_WORDS, not_fetched_hint
+from tpuwizard.words.event_text import SCRIPT_TAIL, next_steps
+from tpuwizard.words.figures import about
+from tpuwizard.words.resume_text import attempt_lines
+
+
+def summary_lines(
+    summary: RunSummary, audience: Audience = "cli", elsewhere: Sequence[str] = ()
+) -> list[str]:
+    """The launch's parting summary; the script's last lines and file names made harmless."""
+    return [visible(line) for line in _summary_lines(summary, audience, elsewhere)]
+
+
+def _summary_lines(summary: RunSummary, audience: Audience, elsewhere: Sequence[str]) -> list[str]:
+    """The end-of-run summary, the same words in the wizard, plain mode and the CLI (a failure's
+    next steps each in the audience's own words). ``elsewhere``: what still bills that this run
+    did not make (a node kept earlier), a line each; "nothing is billing" is then this run's."""
+    s = summary
+    where = f" ({s.accelerator} in {s.zone}{', practice' if s.practice else ''})" if s.name else ""
+    lines = [f"Summary of {s.name or 'the launch'}{where}", *attempt_lines(s)]
+    if s.checks:
+        passed = sum(c.ok for c in s.checks.values())
+        lines.append(f"  Checks: {passed} of {len(s.checks)} PASS")
+        workers = {c.worker for c in s.checks.values()}
+        for c in s.checks.values():
+            who = f"[w{c.worker}] " if len(workers) > 1 else ""
+            lines.append(f"    {'PASS' if c.ok else 'FAIL'} {who}{c.name}: {c.detail}")
+    else:
+        lines.append("  Checks: none ran.")
+    if s.receipt is not None:
+        verdict = "proves the run" if s.receipt.ok else "does NOT prove the run"
+        lines.append(f"  Receipt {s.receipt.receipt_sha256}: {s.receipt.path} ({verdict})")
+    else:
+        lines.append("  Receipt: none was saved.")
+    if s.script_ran:
+        code = "did not finish" if s.script_exit_code is None else f"exit {s.script_exit_code}"
+        lines.append(f"  Your script: {code}. Its last lines:")
+        lines += [f"{SCRIPT_TAIL}{line}" for line in s.script_tail] or ["    (no output)"]
+        if s.script_output:
+            lines.append(f"  {OUTPUT_WORDS.capitalize()}, every worker's lines: {s.script_output}")
+    lines += [f"  Copied back: {path}" for path in s.fetched]
+    for path, why in s.not_fetched:
+        lines.append(f"  Not copied back: {path!r}: {why}")
+        hint = not_fetched_hint(path)
+        lines += [f"  {hint}"] if hint else []
+    if s.script_exit_code is not None and not s.script_files_seen:
+        why = f"no file matched {', '.join(s.fetch)}" if s.fetch else "no files were named"
+        lines.append(f"  Nothing was copied back from your script: {why}.")
+    if s.incomplete:
+        lines.append(f"  {len(s.incomplete)} file(s) did not come back whole (a run fails for it).")
+    if s.failure is not None:
+        lines.append(f"  Failed during {s.failure.stage}: {s.failure.diagnosis.title}")
+        lines += [f"    - {step}" for step in next_steps(s.failure.diagnosis, audience)]
+    if s.deleted_on_request and s.failure is None:
+        lines.append("  Deleted at your request after your script finished.")
+    unseen = s.finished.unseen if s.finished is not None else []
+    if s.nothing_billing and not s.gone:
+        lines.append("  Cost: nothing.")
+    elif s.cost_usd is None and s.cost_at_most_usd is None and not s.gone and unseen:
+        lines.append("  Cost: none seen (nothing was seen running).")
+    else:
+        billed = f" for {s.billed_s:.0f} s of billing" if s.gone else ""
+        lines.append(f"  Cost: {about(s.cost_usd, s.cost_at_most_usd)} (estimate){billed}.")
+        if s.cost_usd is None and s.cost_at_most_usd is not None:
+            lines.append(f"    ({cost.FLEX_PRICE_NOTE}.)")
+    if s.nothing_billing:
+        gone = f" {', '.join(s.gone)} verified gone." if s.gone else " Nothing was created."
+        nothing = "Nothing from this run is billing." if elsewhere else "Nothing is billing."
+        lines.append(f"  {nothing}{gone}")
+    elif s.finished is None:
+        lines.append("  The launch did not finish: check with tpuwizard status.")
+    else:
+        billing = [n for n in s.still_existing if n not in unseen]
+        if billing:
+            lines.append(f"  STILL BILLING: {', '.join(billing)}.")
+        if unseen:
+            lines.append(
+                f"  MAY EXIST: {', '.join(unseen)} (its create's answer was lost on the network); "
+                "tpuwizard status checks it once the network is back."
+            )
+        lines += [f"    Delete it with: {k.delete_command}" for k in s.kept]
+    lines += [f"  Still billing: {line}" for line in elsewhere]
+    if s.finished is not None:
+        lines.append(f"  Exit code {s.finished.exit_code}. Run folder: {s.finished.run_dir}")
+    return lines

@@ -1,0 +1,73 @@
+"""What a delete-and-verify came to, in words: ``teardown``'s lines, and the resources other
+commands deleted because Google had ended them (a preempted kept node, a stopped VM)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tpuwizard.words.event_text import diagnosis_text
+from tpuwizard.words.oslogin_text import login_key_words
+
+if TYPE_CHECKING:
+    from tpuwizard.core.launch.teardown.verified import TeardownResult
+    from tpuwizard.session.kept import KeptGone
+
+
+def teardown_lines(result: TeardownResult, owner: str) -> list[str]:
+    """What one delete-and-verify came to. A name another instance holds now was left alone:
+    that is said as such, never as "verified gone" (``owner``: this install's owner label)."""
+    r = result.resource
+    if result.held_by is not None:
+        if result.holder_owner == owner:  # this install's, from another run (another machine)
+            who = f"is another of your runs now ({result.held_by}); left alone; the recorded one"
+        else:
+            who = f"is someone else's now ({result.held_by}); left alone; yours"
+        return [f"  {r.name} in {r.zone} {who} is gone"]
+    if result.verified:
+        key = [f"  {login_key_words(result.login_key)}"] if result.login_key else []
+        return [f"  verified gone: {r.name}", *key]
+    lines = [f"  NOT verified gone: {r.name}; it may still bill."]
+    return lines + ([diagnosis_text(result.diagnosis)] if result.diagnosis else [])
+
+
+def preempted_lines(result: TeardownResult, practice: bool) -> list[str]:
+    """A kept node Google preempted (its watchdog died with its VM), deleted by this command."""
+    r = result.resource
+    name = r.node_id or r.name
+    what = f"it and its queued resource {r.name}" if r.kind == "queued" else "it"
+    head = f"{name} was preempted by Google, and its watchdog went with its VM"
+    if result.verified:
+        return [f"{head}: deleted {what}: verified gone."]
+    down = f"tpuwizard down{' --sandbox' if practice else ''} {name}"
+    are = f"{what} are" if r.kind == "queued" else "it is"
+    lines = [f"{head}; {are} NOT verified gone and may still bill: `{down}` tries again."]
+    return lines + ([diagnosis_text(result.diagnosis)] if result.diagnosis else [])
+
+
+def kept_gone_line(gone: KeptGone) -> str:
+    """A kept node that no tpuwizard command here deleted is gone: what is known of who did.
+    Its deadline (idle or --max-run, as recorded) had passed: its watchdog, or Google at its
+    run's end; it had not: not its watchdog (a spot node: perhaps Google's preemption)."""
+    import time
+
+    info = gone.info
+    head = f"{info.name}, kept in {info.zone}, is gone, and no tpuwizard command here deleted it"
+    end = info.idle_deadline if info.idle_deadline is not None else info.max_deadline
+    if end is not None and end <= time.time():
+        return f"{head}: its deadline had passed, so its watchdog (or Google) most likely did."
+    so = "its deadline had not passed, so not its watchdog: " if end else "it had no deadline: "
+    if gone.route == "spot":
+        return f"{head}: {so}Google preempted it, or someone deleted it by hand."
+    return f"{head}: {so}someone deleted it by hand (another person, or another tool)."
+
+
+def stopped_lines(result: TeardownResult, practice: bool) -> list[str]:
+    """A Compute Engine VM of ours that Google stopped (no deadline any more, its disk billing),
+    deleted by this command."""
+    name = result.resource.name
+    head = f"{name} was stopped by Google (no deadline any more, its disk still billing)"
+    if result.verified:
+        return [f"{head}: deleted: verified gone."]
+    down = f"tpuwizard teardown{' --sandbox' if practice else ''} {name}"
+    lines = [f"{head}; it is NOT verified gone and may still bill: `{down}` tries again."]
+    return lines + ([diagnosis_text(result.diagnosis)] if result.diagnosis else [])
