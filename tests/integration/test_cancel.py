@@ -14,6 +14,7 @@ import pytest
 
 from tests.conftest import tpuwizard_cmd
 from tests.integration.launch_helpers import ZONE, env, launch, ledger_all_gone, sandbox_is_empty
+from tests.waiting import wait_until
 
 LONG = "import time\nfor i in range(600):\n    print('tick', i, flush=True)\n    time.sleep(1)\n"
 
@@ -32,14 +33,6 @@ def processes_mentioning(marker: str) -> list[str]:
         if marker in cmdline and "State:\tZ" not in status and str(os.getpid()) != proc.name:
             found.append(cmdline)
     return found
-
-
-def wait_until(condition, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.05)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])

@@ -229,7 +229,8 @@ async def test_a_node_kept_in_practice_outlives_the_wizard_and_its_watchdog_stil
         async with app.run_test(size=SIZE) as pilot:
             await walk_to_review(pilot)
             app.screen.query_one("#script", Input).value = str(script)
-            app.screen.query_one("#max-run", Input).value = "0.5"  # the deadline: 30 s
+            # The deadline: 60 s, so a loaded machine still reaches the script before it.
+            app.screen.query_one("#max-run", Input).value = "1"
             assert app.screen.query_one("#watchdog").value  # armed by default in practice
             await press(pilot, "#create")
             await on_screen(pilot, "ScriptScreen", 120)
@@ -243,7 +244,7 @@ async def test_a_node_kept_in_practice_outlives_the_wizard_and_its_watchdog_stil
         lasting = json.loads((home / "sandbox" / "server.json").read_text())
         assert lasting["endpoint"] == os.environ[ENDPOINT_ENV]  # where the watchdog calls
         assert node.name in {n.rsplit("/", 1)[-1] for n in sandbox_nodes(home)}
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + 120
         while sandbox_nodes(home) and time.monotonic() < deadline:
             await asyncio.sleep(0.5)
         assert sandbox_nodes(home) == {}, "the watchdog did not delete the kept node"

@@ -21,7 +21,7 @@ ALLOWED = {
     "tpuwizard.core.launch.events.base.Event": (
         "every lifecycle event is a frozen dataclass of data; Event gives each its JSON name "
         "and dict, one vocabulary split over two modules only for size (events.py, "
-        "resume_events.py)"
+        "events/resume.py)"
     ),
 }
 

@@ -1,6 +1,6 @@
-"""The `--json` event reference and core/launch/events/launch_events.py stay in step: the reference page is
-generated from EVENT_GUIDE and the event classes, so EVENT_GUIDE must hold one entry per event
-class, and the commands it names must be ones with `--json`."""
+"""The `--json` event reference and core/launch/events/launch_events.py stay in step: the
+reference page is generated from EVENT_GUIDE and the event classes, so EVENT_GUIDE must hold one
+entry per event class, and the commands it names must be ones with `--json`."""
 
 from __future__ import annotations
 

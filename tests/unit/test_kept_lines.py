@@ -49,6 +49,8 @@ def test_fit_says_the_kept_node_on_stderr_and_its_json_stays_json(home):
 # arithmetic. Not the launch (lifecycle, its events, the run machinery) nor any transport.
 LINE_ONLY_LAUNCH_MODULES = {
     "tpuwizard.core.launch",
+    "tpuwizard.core.launch.records",  # the rooms' packages: a docstring each
+    "tpuwizard.core.launch.kept",
     "tpuwizard.core.launch.records.billing_state",
     "tpuwizard.core.launch.kept.heartbeat_book",
     "tpuwizard.core.launch.records.ledger",

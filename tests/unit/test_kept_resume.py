@@ -1,5 +1,5 @@
 """`run --checkpoints` on a kept spot node that Google preempts (issue 28): the chain's own loop
-(resume_chain.py) over the kept node's attempts, against the in-memory cloud. The node is kept
+(resume/chain.py) over the kept node's attempts, against the in-memory cloud. The node is kept
 by the launch's code as `up` keeps it; the script's run on the node is stood in for (the first
 is preempted, the second finishes); the recreate is the launch's own, from `up`'s settings in
 the ledger, its intent recorded before the create."""

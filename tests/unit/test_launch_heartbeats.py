@@ -9,6 +9,7 @@ import time
 
 from tests.fakes import FakeTransport, MemoryCloud
 from tests.unit.test_launch_safety import make_plan, make_runtime
+from tests.waiting import wait_until
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.lifecycle.launch import Launch
@@ -32,13 +33,6 @@ def beats(transport: FakeTransport) -> int:
     return sum(w == 0 and HEARTBEAT_FILE in c for w, c in transport.commands)
 
 
-def wait_for(condition, timeout=10.0):
-    end = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < end, "waited in vain"
-        time.sleep(0.02)
-
-
 def kept_launch(tmp_path, idle_minutes, events):
     plan = dataclasses.replace(make_plan(tmp_path), watchdog=True, idle_minutes=idle_minutes)
     return Launch(plan, make_runtime(tmp_path, MemoryCloud()), events.append, CancelToken())
@@ -49,7 +43,7 @@ def test_heartbeats_go_to_worker_0_while_the_launch_holds_the_node_and_stop_afte
     launch = kept_launch(tmp_path, 4 / 60, [])  # idle 4 s: a beat every second
     with launch.holding(transport):
         assert beats(transport) == 1  # at once: the idle time restarts as verify starts
-        wait_for(lambda: beats(transport) >= 3)
+        wait_until(lambda: beats(transport) >= 3, 10, "three heartbeats")
     sent = beats(transport)
     time.sleep(1.5)
     assert beats(transport) == sent  # none once the node is handed over
@@ -59,7 +53,7 @@ def test_a_heartbeat_that_fails_is_said_and_the_launch_goes_on(tmp_path):
     transport, events = TouchingTransport(), []
     transport.failing = True
     with kept_launch(tmp_path, 4 / 60, events).holding(transport):
-        wait_for(lambda: beats(transport) >= 2)
+        wait_until(lambda: beats(transport) >= 2, 10, "two heartbeats")
     said = [e.text for e in events if isinstance(e, ev.BootstrapLine)]
     assert said and all("heartbeat not sent" in text for text in said)
 

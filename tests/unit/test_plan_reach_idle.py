@@ -1,6 +1,6 @@
 """How the workers are reached and a kept node's idle deadline are the plan's rules
-(plan_reach.py, plan_idle.py): every front end refuses the same plans with the same facts, each in
-its own words, and the CLI exits 2 before any call."""
+(plan/reach_rules.py, plan/idle_rules.py): every front end refuses the same plans with the same
+facts, each in its own words, and the CLI exits 2 before any call."""
 
 from __future__ import annotations
 

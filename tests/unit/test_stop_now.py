@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.waiting import wait_until
 from tpuwizard.core.cancel import Cancelled, CancelToken
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.remote.jobs import Job, follow_job, start_job, stop_job
@@ -25,15 +26,6 @@ def alive(pid: int) -> bool:
         return False
     status = Path(f"/proc/{pid}/status")
     return not (status.exists() and "State:\tZ" in status.read_text())
-
-
-def wait_for(condition, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.02)
-    return condition()
 
 
 @pytest.fixture
@@ -58,7 +50,7 @@ def test_a_cancelled_follower_returns_at_once_while_the_job_runs_on(worker, tmp_
 
     thread = threading.Thread(target=follow)
     thread.start()
-    assert wait_for(lambda: lines, 10), "the job never printed"
+    wait_until(lambda: lines, 10, "the job's first line")
     asked = time.monotonic()
     token.set("test")
     thread.join(timeout=5)
@@ -74,7 +66,7 @@ def test_stop_job_ends_the_job_and_its_children_and_writes_an_exit_code(worker, 
     job = Job("chatty")
     start_job(worker, 0, job, f"sleep 600 & {CHATTY}")
     folder = tmp_path / "w0" / job.folder
-    assert wait_for(lambda: (folder / "pid").exists())
+    wait_until(lambda: (folder / "pid").exists(), 5, "the job's pid file")
     pgid = int((folder / "pid").read_text())
     stop_job(worker, 0, job)
     members = [

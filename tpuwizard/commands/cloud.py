@@ -212,7 +212,7 @@ def launch(
     """Create a TPU, verify JAX on it, run your script, copy results back, and tear it down."""
     from tpuwizard.core import paths
     from tpuwizard.core.launch.events.launch_events import Finished, Kept
-    from tpuwizard.core.launch.plan.launch_plan import DEFAULT_READY_TIMEOUT, LaunchPlan
+    from tpuwizard.core.launch.plan.launch_plan import LaunchPlan, ready_timeout_s
     from tpuwizard.session.backend import backend_notes, decide_backend
     from tpuwizard.session.signals import exit_code, stop_on_signals
     from tpuwizard.session.watchdog import choose_watchdog
@@ -243,7 +243,7 @@ def launch(
         raise BadInput("Missing option '--accelerator' (a TPU type, e.g. v5litepod-4).")
     zone, zone_list, failover = where_to_create(accelerator, zone, zones, failover)
     if ready_timeout is None:
-        ready_timeout = DEFAULT_READY_TIMEOUT.get(route, 1800.0)
+        ready_timeout = ready_timeout_s(route)
     chosen = decide_backend(accelerator, route, backend)  # an impossible pair: exit 2 now
     session = open_session(project, sandbox, run_dir)
     check_transport(transport, session.practice)

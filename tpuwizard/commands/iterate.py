@@ -149,7 +149,7 @@ def up(
     zone, zone_list, failover = where_to_create(accelerator, zone, zones, failover)
     chosen = decide_backend(accelerator, route, backend)  # an impossible pair: exit 2 now
     # Where Google's deadline is the only one (Flex-start, Compute Engine) there is no watchdog:
-    # the node is kept until --max-run, and the plan refuses an --idle (plan_idle.py).
+    # the node is kept until --max-run, and the plan refuses an --idle (plan/idle_rules.py).
     googles = googles_deadline_only(route, chosen.backend)
     watchdog = not (no_watchdog or googles)
     session = open_session(project, sandbox)

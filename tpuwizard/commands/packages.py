@@ -2,7 +2,7 @@
 
 Like every option of tpuwizard's they come before SCRIPT; whatever follows it is the script's.
 The rules (no jax, jaxlib or libtpu; a real requirement) are the plan's (core/launch/
-plan_packages.py), checked before anything is created.
+plan/packages.py), checked before anything is created.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``--checkpoints``, ``--checkpoint-every`` and ``--max-restarts`` (launch's and run's; launch's
 also ``--budget`` and ``--resume-from``): a spot run that resumes after preemption. Read before
-any call; the plan's rules (plan_resume.py) check the rest."""
+any call; the plan's rules (plan/resume_rules.py) check the rest."""
 
 from __future__ import annotations
 

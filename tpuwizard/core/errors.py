@@ -14,7 +14,7 @@ class BadInput(ValueError):
 
 class PlanRefused(BadInput):
     """A launch plan breaks rules (``LaunchPlan.problems()``). ``problems`` may name choices,
-    which each front end words (choice_words.py); ``str()`` is only the fallback."""
+    which each front end words (words/choice_words.py); ``str()`` is only the fallback."""
 
     def __init__(self, problems: list[Said]) -> None:
         self.problems = list(problems)

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from tpuwizard.core.launch.teardown.verified import TeardownResult
     from tpuwizard.core.remote.transports import Transport
     from tpuwizard.session.kept_resume import CheckpointsAsked
-    from tpuwizard.session.session import Session
+    from tpuwizard.session.services import SessionServices
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ def preempted(node: NodeInfo, resource: Resource) -> bool:
 class KeptNodes:
     """The kept nodes of one session."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: SessionServices) -> None:
         self.session = session
         self.book = HeartbeatBook(session.ledger.path.parent / "heartbeats.json")
 

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.choices import Said
@@ -37,8 +37,43 @@ from tpuwizard.core.plan import cost
 from tpuwizard.core.remote.sync import LocalFolder
 
 if TYPE_CHECKING:
+    from tpuwizard.core.cloud.diagnose import Context
     from tpuwizard.core.launch.kept.iterate import ScriptRun
-    from tpuwizard.session.kept import KeptNode
+    from tpuwizard.core.launch.records.ledger import Entry
+    from tpuwizard.session.services import SessionServices
+
+
+class KeptNodesView(Protocol):
+    """What the chain uses of the kept nodes (:class:`~tpuwizard.session.kept.KeptNodes`)."""
+
+    @property
+    def session(self) -> SessionServices: ...
+
+    def open(self, name: str | None) -> ResumableNode: ...
+
+
+class ResumableNode(Protocol):
+    """What the chain uses of a kept node (:class:`~tpuwizard.session.kept.KeptNode`): its
+    record, its name, one run of the script on it, and what a diagnosis needs."""
+
+    @property
+    def nodes(self) -> KeptNodesView: ...
+
+    @property
+    def entry(self) -> Entry: ...
+
+    @property
+    def name(self) -> str: ...
+
+    def run_once(
+        self,
+        plan: ScriptRun,
+        folder: LocalFolder,
+        emit: Callable[[ev.Event], None],
+        cancel: CancelToken,
+    ) -> tuple[int, Exception | None]: ...
+
+    def context(self) -> Context: ...
 
 
 @dataclass(frozen=True)
@@ -85,14 +120,14 @@ class KeptAttempts:
 
     def __init__(
         self,
-        node: KeptNode,
+        node: ResumableNode,
         run: ScriptRun,
         folder: LocalFolder,
         emit: Callable[[ev.Event], None],
         cancel: CancelToken,
     ) -> None:
-        self.node: KeptNode | None = node
-        self.last: KeptNode = node  # the node of the last attempt (gone, once it went)
+        self.node: ResumableNode | None = node
+        self.last: ResumableNode = node  # the node of the last attempt (gone, once it went)
         self.run, self.folder, self.emit, self.cancel = run, folder, emit, cancel
         self.session = node.nodes.session
         self.minutes = 0.0
@@ -151,13 +186,13 @@ class KeptAttempts:
     def gone_diagnosis(self, gone: Exception) -> Diagnosis:
         return diagnose(gone, self.last.context())
 
-    def _replace(self) -> tuple[KeptNode, str | None] | AttemptEnd:
+    def _replace(self) -> tuple[ResumableNode, str | None] | AttemptEnd:
         """A new kept node from ``up``'s settings, by the launch's own code (ledger intent,
         create, bootstrap, verify, watchdog, kept); the old record names it. A failure is
         the attempt's end, and whatever the new launch left is deleted (as ``up`` does)."""
         from tpuwizard.core import paths
         from tpuwizard.core.launch.lifecycle.launch import run_launch
-        from tpuwizard.core.launch.plan.launch_plan import DEFAULT_READY_TIMEOUT
+        from tpuwizard.core.launch.plan.launch_plan import ready_timeout_s
         from tpuwizard.session.login import recorded_login
         from tpuwizard.session.runtime import build_runtime
 
@@ -173,7 +208,7 @@ class KeptAttempts:
         )
         cloud = session.cloud_for(plan.backend)
         runtime = build_runtime(cloud, session.practice, login.transport, os_login, login.account)
-        runtime.ready_timeout = DEFAULT_READY_TIMEOUT.get(plan.route, 1800.0)
+        runtime.ready_timeout = ready_timeout_s(plan.route)
         receipts: list[str] = []
         unarmed: list[ev.Watchdog] = []
 
@@ -189,7 +224,7 @@ class KeptAttempts:
         code = run_launch(plan, runtime, forward, self.cancel)
         new = None
         if code == EXIT_OK and not unarmed:
-            new = session.kept.open(plan.node_name)
+            new = old.nodes.open(plan.node_name)
         if new is None:  # a node nothing would delete is not kept, as with up
             left = [
                 e.resource for e in session.ledger.open_entries() if e.resource.run_id == run_id
@@ -221,7 +256,7 @@ def _unarmed(name: str, watchdog: ev.Watchdog) -> Diagnosis:
 
 
 def run_resumable(
-    node: KeptNode,
+    node: ResumableNode,
     run: ScriptRun,
     folder: LocalFolder,
     emit: Callable[[ev.Event], None],

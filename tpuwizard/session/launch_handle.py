@@ -16,21 +16,25 @@ from tpuwizard.core.errors import BadInput
 from tpuwizard.core.exit_codes import EXIT_BAD_INPUT, EXIT_CLOUD, for_signal
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.events.summary import RunSummary
-from tpuwizard.core.launch.plan.launch_plan import DEFAULT_READY_TIMEOUT, LaunchPlan
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan, ready_timeout_s
 from tpuwizard.session.run_outcome import write_outcome
 
 if TYPE_CHECKING:
     from tpuwizard.core.launch.plan.packages import PackageSpec
     from tpuwizard.core.launch.workers.rerun import Reruns
     from tpuwizard.session.login import OsLoginAsk
-    from tpuwizard.session.session import Session
+    from tpuwizard.session.services import SessionServices
 
 
 class LaunchHandle:
     """One launch: its events (folded into the session's billing first), Delete now and Keep."""
 
     def __init__(
-        self, session: Session, plan: LaunchPlan, transport: str, ready_timeout: float | None
+        self,
+        session: SessionServices,
+        plan: LaunchPlan,
+        transport: str,
+        ready_timeout: float | None,
     ) -> None:
         self.session, self.plan = session, plan
         self.transport, self.ready_timeout = transport, ready_timeout
@@ -137,9 +141,7 @@ class LaunchHandle:
         def work() -> None:
             try:
                 cloud = self.session.cloud_for(self.plan.backend)
-                ready_timeout = self.ready_timeout or DEFAULT_READY_TIMEOUT.get(
-                    self.plan.route, 1800.0
-                )
+                ready_timeout = self.ready_timeout or ready_timeout_s(self.plan.route)
                 runtime = build_runtime(
                     cloud,
                     self.session.practice,

@@ -14,8 +14,9 @@ from tpuwizard.core.cloud.endpoint import TOKEN_ENV
 from tpuwizard.core.cloud.oslogin import LoginChoice, LoginKey, OsLoginKeys
 from tpuwizard.core.cloud.types import NodeInfo
 from tpuwizard.core.errors import RemoteError
-from tpuwizard.core.launch.lifecycle.runtime import Runtime, WatchdogConfig
+from tpuwizard.core.launch.lifecycle.runtime import Runtime
 from tpuwizard.core.launch.records.ledger import Ledger
+from tpuwizard.core.launch.workers.watchdog import WatchdogConfig
 from tpuwizard.core.remote.bootstrap import BootstrapPlan, sandbox_plan
 from tpuwizard.core.remote.reach import check_reachable
 from tpuwizard.core.remote.ssh_keys import ensure_key, host_key_aliases

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from tpuwizard.core.cloud.backends import COMPUTE
 from tpuwizard.core.errors import BadInput
@@ -22,9 +22,14 @@ from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.iam import WatchdogCheck
-    from tpuwizard.session.session import Session
 
 WATCHDOG_ROUTES = ("vm", "spot")
+
+
+class AsksWatchdog(Protocol):
+    """The session's check before create (:meth:`Session.watchdog_check`)."""
+
+    def watchdog_check(self, service_account: str | None = None) -> WatchdogCheck: ...
 
 
 @dataclass(frozen=True)
@@ -66,7 +71,7 @@ def default_watchdog(route: str, check: WatchdogCheck | None, backend: str = "tp
     return route in WATCHDOG_ROUTES and (check is None or check.arm_by_default)
 
 
-def choose_watchdog(session: Session, plan: LaunchPlan, asked: bool | None) -> WatchdogChoice:
+def choose_watchdog(session: AsksWatchdog, plan: LaunchPlan, asked: bool | None) -> WatchdogChoice:
     """``asked``: None (decide by the check), True (on; a "no" raises BadInput), False (off)."""
     if plan.backend == COMPUTE:  # Google's max run duration is the deadline: nothing to arm
         decided = dataclasses.replace(plan, watchdog=bool(asked))
@@ -79,7 +84,7 @@ def choose_watchdog(session: Session, plan: LaunchPlan, asked: bool | None) -> W
             dataclasses.replace(plan, watchdog=False), None, "the watchdog was switched off"
         )
     check = session.watchdog_check(plan.service_account)
-    on = bool(asked) or session.default_watchdog(plan.route, check)
+    on = bool(asked) or default_watchdog(plan.route, check)
     decided = dataclasses.replace(plan, watchdog=on, watchdog_check=check)
     decided.validate()  # an account the caller may not attach: refused now, with every way on
     if on and check.can_arm is False:  # --watchdog insists, and the account may not delete

@@ -172,7 +172,7 @@ class WizardApp(App[int]):
         if self.check_leftovers and self.leftover_check is None:
             from tpuwizard.tui.leftover_check import offer_leftovers
 
-            self.leftover_check = self.run_worker(offer_leftovers(self), group="leftovers")
+            self.leftover_check = self.run_worker(offer_leftovers(self, self), group="leftovers")
         return self.leftover_check
 
     def start_heartbeats(self) -> None:
@@ -259,7 +259,7 @@ class WizardApp(App[int]):
             if self.leaving is not None:  # on the way out: the guard's choice is carried out
                 from tpuwizard.tui.keeping import while_leaving
 
-                while_leaving(self, self.handle, event)
+                while_leaving(self, self.handle, event, self.leaving)
                 continue
             phase = phase_screen(event, pending or screen, self.handle.summary.recovering)
             if phase is not screen:
@@ -335,7 +335,7 @@ class WizardApp(App[int]):
         if self.handle is not None:  # the launch loop exits once its Finished arrives
             from tpuwizard.tui.keeping import keep_launch
 
-            keep_launch(self, self.handle, names[0] if names else self.handle.plan.node_name)
+            keep_launch(self, self.handle, names[0] if names else self.handle.plan.node_name, code)
         else:
             self.finish(code, self.goodbye())
 

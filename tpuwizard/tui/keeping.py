@@ -3,20 +3,22 @@ chooses to keep it without one (then only a teardown ends it)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tpuwizard.core.cancel import KEEP_PENDING, KEEP_UNSAFE
 
 if TYPE_CHECKING:
+    from textual.app import App
+
     from tpuwizard.core.launch.events import launch_events as ev
     from tpuwizard.session.launch_handle import LaunchHandle
-    from tpuwizard.tui.app import WizardApp
 
 
-def keep_launch(app: WizardApp, handle: LaunchHandle, name: str) -> None:
+def keep_launch(app: App[Any], handle: LaunchHandle, name: str, leaving: int) -> None:
     """Ask the launch to keep its node; say when that waits for the watchdog, ask when it
-    cannot have one. The launch's Finished then ends the wizard, as for any Keep."""
-    safety = handle.keep(app.leaving)
+    cannot have one. The launch's Finished then ends the wizard (exit code ``leaving``), as for
+    any Keep."""
+    safety = handle.keep(leaving)
     if safety == KEEP_PENDING:
         app.notify(
             f"Keeping {name} once its watchdog is armed (usually within a few minutes). "
@@ -24,10 +26,10 @@ def keep_launch(app: WizardApp, handle: LaunchHandle, name: str) -> None:
             timeout=30,
         )
     elif safety == KEEP_UNSAFE:
-        ask_keep_without_watchdog(app, handle, name)
+        ask_keep_without_watchdog(app, handle, name, leaving)
 
 
-def ask_keep_without_watchdog(app: WizardApp, handle: LaunchHandle, name: str) -> None:
+def ask_keep_without_watchdog(app: App[Any], handle: LaunchHandle, name: str, leaving: int) -> None:
     """The watchdog could not be armed: Delete now (the safe answer, Esc too) or keep anyway."""
     from tpuwizard.tui.screens.confirm import ConfirmScreen
 
@@ -35,7 +37,7 @@ def ask_keep_without_watchdog(app: WizardApp, handle: LaunchHandle, name: str) -
         if keep:
             handle.keep_without_watchdog()
         else:
-            handle.delete_now("no watchdog to keep it with", app.leaving)
+            handle.delete_now("no watchdog to keep it with", leaving)
 
     question = (
         f"{name} cannot be kept as promised: its watchdog could not be armed, so nothing "
@@ -49,9 +51,9 @@ def ask_keep_without_watchdog(app: WizardApp, handle: LaunchHandle, name: str) -
     )
 
 
-def while_leaving(app: WizardApp, handle: LaunchHandle, event: ev.Event) -> None:
+def while_leaving(app: App[Any], handle: LaunchHandle, event: ev.Event, leaving: int) -> None:
     """An event after a way out was chosen: only a Keep that lost its watchdog needs the user."""
     from tpuwizard.core.launch.events import launch_events as ev
 
     if isinstance(event, ev.KeepNeedsAnswer):
-        ask_keep_without_watchdog(app, handle, event.name)
+        ask_keep_without_watchdog(app, handle, event.name, leaving)

@@ -6,15 +6,35 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.worker import WorkerCancelled
 
 if TYPE_CHECKING:
-    from tpuwizard.tui.app import WizardApp
+    from textual.app import App
 
 
-def connect(app: WizardApp) -> None:
+class WalkParts(Protocol):
+    """What the check and the connect use of the wizard besides its screens (the WizardApp
+    has them all): the session and the answers, the lock one connect at a time holds, the
+    leftover check's worker, and the steps that start it, start the kept nodes' heartbeats
+    and redraw the status bar."""
+
+    session: Any
+    state: Any
+    leftover_check: Any
+
+    @property
+    def connecting(self) -> threading.Lock: ...
+
+    def start_leftover_check(self) -> Any: ...
+
+    def start_heartbeats(self) -> None: ...
+
+    def refresh_status(self) -> None: ...
+
+
+def connect(app: WalkParts) -> None:
     """Point the session at the mode and project chosen, and open the cloud."""
     with app.connecting:  # the leftover check's and the walk's: one at a time
         app.session.switch(app.state.practice, app.state.project)
@@ -22,7 +42,7 @@ def connect(app: WizardApp) -> None:
         assert app.session.cloud is not None
 
 
-async def connect_after_leftovers(app: WizardApp, connected: threading.Event) -> None:
+async def connect_after_leftovers(app: WalkParts, connected: threading.Event) -> None:
     """Open the cloud chosen on Account beside the walk (Capacity needs none), after the
     leftover check, which connects too: one connect at a time. ``connected`` is set then,
     however it ends (a failed open is the Zones step's to say)."""
@@ -35,7 +55,7 @@ async def connect_after_leftovers(app: WizardApp, connected: threading.Event) ->
         connected.set()
 
 
-async def offer_leftovers(app: WizardApp) -> None:
+async def offer_leftovers(app: App[Any], walk: WalkParts) -> None:
     """Look for what earlier runs left billing, and offer to delete it (Delete now or leave
     it running); a zone that cannot be checked is said, never taken for nothing there."""
     from tpuwizard.session.early_import import import_compute_early
@@ -44,17 +64,17 @@ async def offer_leftovers(app: WizardApp) -> None:
 
     import_compute_early()  # while the sandbox starts and the TPU API is asked
     try:
-        await asyncio.to_thread(connect, app)
-        found = await asyncio.to_thread(app.session.find_leftovers)
+        await asyncio.to_thread(connect, walk)
+        found = await asyncio.to_thread(walk.session.find_leftovers)
     except Exception as err:  # no project yet, or no network: the walk goes on
-        app.session.billing.leftover_check_failed()
-        app.refresh_status()
+        walk.session.billing.leftover_check_failed()
+        walk.refresh_status()
         app.notify(f"Could not check for leftovers: {err}", severity="warning")
-        app.start_heartbeats()
+        walk.start_heartbeats()
         return
     # Not reached when the wizard closed meanwhile (the worker is cancelled): nothing to beat.
-    app.start_heartbeats()
-    app.refresh_status()
+    walk.start_heartbeats()
+    walk.refresh_status()
     for item in found.unchecked:  # a zone that refused: said, never taken for "nothing there"
         text = unchecked_text(item.resource, item.diagnosis, "wizard")
         app.notify(text, severity="warning", timeout=30)
@@ -62,7 +82,7 @@ async def offer_leftovers(app: WizardApp) -> None:
     if not found:
         return
     if await app.push_screen_wait(LeftoversScreen(found)):
-        results = await asyncio.to_thread(app.session.delete, [b.resource for b in found])
+        results = await asyncio.to_thread(walk.session.delete, [b.resource for b in found])
         for result in results:
             word = "verified gone" if result.verified else "NOT verified gone"
             app.notify(
@@ -70,5 +90,5 @@ async def offer_leftovers(app: WizardApp) -> None:
                 severity="information" if result.verified else "error",
             )
     else:
-        app.session.leave([b.resource.name for b in found])
-    app.refresh_status()
+        walk.session.leave([b.resource.name for b in found])
+    walk.refresh_status()

@@ -1,6 +1,6 @@
 """Plain-text lines for lifecycle events, shared by the CLI, the wizard and plain mode.
 
-Each line is worded for its ``audience`` (choice_words.py): a remedy that names a choice says
+Each line is worded for its ``audience`` (words/choice_words.py): a remedy that names a choice says
 the CLI's flag to the CLI and the wizard's own control to the wizard.
 """
 

@@ -22,7 +22,7 @@ from tpuwizard.core.cloud import google_errors, tpu_states
 from tpuwizard.core.cloud.backends import TPU_API
 from tpuwizard.core.cloud.endpoint import ENDPOINT_ENV, GOOGLE_ENDPOINT
 from tpuwizard.core.cloud.google_calls import credentials_for, quota_is_final, retry_reads
-from tpuwizard.core.cloud.polling import poll_until
+from tpuwizard.core.cloud.polling import READY_TIMEOUT_S, poll_until
 from tpuwizard.core.cloud.protocol import NodeIdentity, Part
 from tpuwizard.core.cloud.queued import (
     QUEUE_WAITING,
@@ -179,7 +179,7 @@ class TpuCloud:
         node_id: str,
         operation: Any = None,
         on_state: Callable[[str], None] | None = None,
-        timeout: float = 1800,
+        timeout: float = READY_TIMEOUT_S,
         poll: float = 2.0,
         cancelled: Callable[[], bool] | None = None,
     ) -> NodeInfo:

@@ -39,7 +39,7 @@ from tpuwizard.core.cloud.compute_slice_body import is_multi_host, is_single_vm
 from tpuwizard.core.cloud.compute_slices import ComputeSlices, SliceBuild
 from tpuwizard.core.cloud.endpoint import compute_endpoint
 from tpuwizard.core.cloud.google_calls import credentials_for, quota_is_final, retry_reads
-from tpuwizard.core.cloud.polling import pause, poll_until
+from tpuwizard.core.cloud.polling import READY_TIMEOUT_S, pause, poll_until
 from tpuwizard.core.cloud.protocol import NodeIdentity, Part
 from tpuwizard.core.cloud.types import CALL_TIMEOUT, NodeInfo, NodeRequest, QueuedInfo
 from tpuwizard.core.errors import CreateFailed, WaitTimedOut
@@ -207,7 +207,7 @@ class ComputeCloud:
         node_id: str,
         operation: Any = None,
         on_state: Callable[[str], None] | None = None,
-        timeout: float = 1800,
+        timeout: float = READY_TIMEOUT_S,
         poll: float = 2.0,
         cancelled: Callable[[], bool] | None = None,
     ) -> NodeInfo:

@@ -12,7 +12,7 @@ class Diagnosis:
     kind: str  # "stockout", "quota", "permission", "api_disabled", ...
     title: str
     explanation: str
-    # Plain words, or a Phrase naming a choice (each front end words it: choice_words.py).
+    # Plain words, or a Phrase naming a choice (each front end words it: words/choice_words.py).
     next_steps: list[Said] = field(default_factory=list)
     alternatives: list[str] = field(default_factory=list)  # zones to try, for a stockout
 

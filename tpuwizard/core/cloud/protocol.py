@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from tpuwizard.core.cloud.polling import READY_TIMEOUT_S
 from tpuwizard.core.cloud.types import NodeInfo, NodeRequest, QueuedInfo
 
 
@@ -79,7 +80,7 @@ class Cloud(Protocol):
         node_id: str,
         operation: object = None,
         on_state: Callable[[str], None] | None = None,
-        timeout: float = 1800,
+        timeout: float = READY_TIMEOUT_S,
         poll: float = 2.0,
         cancelled: Callable[[], bool] | None = None,
     ) -> NodeInfo:

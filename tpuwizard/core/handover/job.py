@@ -1,8 +1,8 @@
 """The one job every hand-over target runs on every VM: the bootstrap ``launch`` runs on a TPU VM
 (uv, the pinned ``jax[tpu]``, the plan's packages), then tpuwizard's verifier, then the script.
 
-``launch`` runs the same three pieces as three jobs over SSH (core/launch/lifecycle/on_workers.py); here
-they are one bash file, ``tpuwizard_job.sh``, written into the folder the engine ships (xpk's
+``launch`` runs the same three pieces as three jobs over SSH (core/launch/lifecycle/on_workers.py);
+here they are one bash file, ``tpuwizard_job.sh``, written into the folder the engine ships (xpk's
 ``--script-dir``, SkyPilot's ``workdir``, the JobSet's image) beside the verifier. The pieces are
 the launch's own functions, so a change to the bootstrap or the verifier's arguments reaches both.
 The verifier prints its receipt as a ``TPUWIZARD {json}`` line, so each VM's log holds it.

@@ -56,7 +56,7 @@ def check_external_ips(ask: PreflightAsk, reach: Reach) -> Check:
     if not external_ips_forbidden(answer.body):
         return passed(EXTERNAL, f"allowed ({EXTERNAL_IP_ACCESS} does not forbid them)")
     way = (
-        # No IAP transport on Compute Engine: --internal-ips is refused there (plan_reach.py).
+        # No IAP transport on Compute Engine: --internal-ips is refused there (plan/reach_rules.py).
         "--backend tpu-api --internal-ips --transport gcloud (gcloud reaches TPU API VMs "
         "through IAP), where the TPU API serves the type"
         if ask.backend == COMPUTE_BACKEND

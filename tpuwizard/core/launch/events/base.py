@@ -1,4 +1,4 @@
-"""The base of every lifecycle event (core/launch/events/launch_events.py): its JSON name and its dict."""
+"""The base of every lifecycle event (events/launch_events.py): its JSON name and its dict."""
 
 from __future__ import annotations
 

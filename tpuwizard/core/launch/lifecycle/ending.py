@@ -1,7 +1,7 @@
 """How a launch ends: kept on purpose, or stopped and deleted, verified, and priced.
 
-:class:`~tpuwizard.core.launch.lifecycle.launch.Launch` calls ``Ending.finish`` in its ``finally``, so
-every way out (success, failure, a stop, a bug) passes through it. It reads what exists from the
+:class:`~tpuwizard.core.launch.lifecycle.launch.Launch` calls ``Ending.finish`` in its ``finally``,
+so every way out (success, failure, a stop, a bug) passes through it. It reads what exists from the
 launch's shared :class:`~tpuwizard.core.launch.lifecycle.launch_state.LaunchState`.
 """
 

@@ -1,31 +1,46 @@
 """``--fan-out``: send the create to every zone of ``--zones`` at once; the first READY wins.
 
-Each request is the ordinary create of :class:`~tpuwizard.core.launch.lifecycle.provision.Provisioner`
-in a thread of its own, with its own :class:`LaunchState`: its ledger intent is written before
-its call is sent and its billing events name its zone, so a crash at any moment leaves only what
-``status`` and ``teardown --all`` find, and the meter counts every request that exists. The
-winner's state becomes the launch's; every other request is stopped, deleted and verified gone
-in its own thread while the launch goes on, and the ending waits for them before it says what
-still exists. A winner never waits for the losers' deletes: time to READY is the first zone's.
+Each request is the ordinary create of the launch's
+:class:`~tpuwizard.core.launch.lifecycle.provision.Provisioner` in a thread of its own, with its
+own :class:`LaunchState`: its ledger intent is written before its call is sent and its billing
+events name its zone, so a crash at any moment leaves only what ``status`` and ``teardown
+--all`` find, and the meter counts every request that exists. The winner's state becomes the
+launch's; every other request is stopped, deleted and verified gone in its own thread while the
+launch goes on, and the ending waits for them before it says what still exists. A winner never
+waits for the losers' deletes: time to READY is the first zone's.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import Protocol
 
-from tpuwizard.core.cancel import Cancelled
+from tpuwizard.core.cancel import Cancelled, CancelToken
 from tpuwizard.core.cloud.types import NodeInfo
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.lifecycle.launch_state import LaunchState
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.zone_rules import worst_case_hourly, zones_of
 
-if TYPE_CHECKING:
-    from tpuwizard.core.launch.lifecycle.provision import Provisioner
+
+class ZoneCreator(Protocol):
+    """What a fan-out uses of the launch's provisioner: one zone's create, and the delete of
+    what a request made."""
+
+    plan: LaunchPlan
+    state: LaunchState
+    cancel: CancelToken
+    emit: Callable[[ev.Event], None]
+    teardown: Callable[[LaunchState], bool]
+
+    def attempt(
+        self, zone: str, state: LaunchState, cancelled: Callable[[], bool] | None = None
+    ) -> NodeInfo: ...
 
 
 class FanOut:
-    def __init__(self, provisioner: Provisioner) -> None:
+    def __init__(self, provisioner: ZoneCreator) -> None:
         self.p = provisioner
         self.root = provisioner.state
         self.requests = [LaunchState(zone) for zone in zones_of(provisioner.plan)]

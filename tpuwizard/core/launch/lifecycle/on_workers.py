@@ -1,7 +1,7 @@
 """The part of a launch that runs on the workers: bootstrap, the verifier, the user's script.
 
-:class:`~tpuwizard.core.launch.lifecycle.launch.Launch` runs ``WorkerSteps`` once the node answers; the
-node and the list of running jobs (which a stop ends) are in the launch's shared
+:class:`~tpuwizard.core.launch.lifecycle.launch.Launch` runs ``WorkerSteps`` once the node answers;
+the node and the list of running jobs (which a stop ends) are in the launch's shared
 :class:`~tpuwizard.core.launch.lifecycle.launch_state.LaunchState`.
 """
 

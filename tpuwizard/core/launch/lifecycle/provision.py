@@ -1,6 +1,6 @@
 """What exists and bills, from the first call: create the node (or the queued request for one),
 wait for READY, fail over to another zone after a stockout (``--zones`` in order, or every zone
-offering the type), or with ``--fan-out`` create in every zone at once (fan_out.py). Each
+offering the type), or with ``--fan-out`` create in every zone at once (lifecycle/fan_out.py). Each
 attempt's outcome goes into the zone history (attempts.py).
 
 The ledger hears of the resource before the create call (a crash then still leaves a trace),
@@ -21,6 +21,7 @@ from tpuwizard.core.cloud.protocol import Part
 from tpuwizard.core.cloud.types import NodeInfo, NodeRequest
 from tpuwizard.core.errors import CreateFailed, RemoteError
 from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.lifecycle.fan_out import FanOut
 from tpuwizard.core.launch.lifecycle.launch_state import LaunchState
 from tpuwizard.core.launch.lifecycle.runtime import Runtime
 from tpuwizard.core.launch.lifecycle.vanished import went_away
@@ -64,12 +65,7 @@ class Provisioner:
 
     def provision(self) -> NodeInfo:
         """A READY node: in this zone, the next ones after stockouts, or the first of a fan-out."""
-        if self.plan.fan_out:
-            from tpuwizard.core.launch.lifecycle.fan_out import FanOut
-
-            node = FanOut(self).provision()
-        else:
-            node = self._one_zone_at_a_time()
+        node = FanOut(self).provision() if self.plan.fan_out else self._one_zone_at_a_time()
         self.emit(ev.Ready(len(node.endpoints), list(node.endpoints)))
         return node
 

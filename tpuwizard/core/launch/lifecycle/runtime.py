@@ -6,31 +6,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tpuwizard.core.cloud.oslogin import LoginChoice
+from tpuwizard.core.cloud.polling import READY_TIMEOUT_S
 from tpuwizard.core.cloud.protocol import Cloud
 from tpuwizard.core.cloud.types import NodeInfo
 from tpuwizard.core.launch.records.ledger import Ledger
 from tpuwizard.core.launch.workers.rerun import Reruns
+from tpuwizard.core.launch.workers.watchdog import WatchdogConfig
 from tpuwizard.core.remote.bootstrap import BootstrapPlan
 from tpuwizard.core.remote.transports import Transport
-
-
-@dataclass(frozen=True)
-class WatchdogConfig:
-    """How the on-VM watchdog reaches the API: Google's, with the VM's token; or the sandbox."""
-
-    python: str = "python3"
-    endpoint: str = "https://tpu.googleapis.com"
-    iam_endpoint: str = "https://cloudresourcemanager.googleapis.com"
-    token: str = "metadata"
-    # For ``token="file:PATH"``: the secret to place at PATH on worker 0 (mode 0600) before
-    # arming, as a metadata server would serve it; never in the worker's environment.
-    token_secret: str | None = None
-    retry: float = 30.0
-    # When to give up on an API that does not answer (verify/tpu_watchdog.py says why): on
-    # Google never before the deadline, and a day of silence past it; in practice, where an API
-    # that does not answer is a sandbox switched off, soon after, whatever the deadline.
-    give_up_after: float = 86400.0
-    give_up_before_deadline: bool = False
 
 
 @dataclass
@@ -49,7 +32,7 @@ class Runtime:
     # Multi-host: the sandbox names the coordinator; on Cloud TPU jax.distributed finds it.
     explicit_coordinator: bool = False
     join_timeout: int = 300
-    ready_timeout: float = 1800
+    ready_timeout: float = READY_TIMEOUT_S
     reachable_timeout: float = 300
     # Set by a front end that offers "Run again": the launch waits for its answer after the script.
     reruns: Reruns | None = None

@@ -1,4 +1,4 @@
-"""The rules a plan must satisfy on its backend, before any cloud call (LaunchPlan.problems).
+"""The rules a plan must satisfy on its backend, before any cloud call (BackendFields.problems).
 
 Compute Engine's bounds are Google's (compute-engine.md, "One VM"): a max run duration of 30 s
 to 120 days (Flex-start at most 7 days; tpuwizard's own bound is 7 days for every route), a
@@ -11,22 +11,45 @@ running tpuwizard deletes them, so ``up`` and ``launch --keep`` refuse one.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.cloud.backends import BACKENDS, COMPUTE, TPU_API
 from tpuwizard.core.cloud.compute_slice_body import is_multi_host
 from tpuwizard.core.errors import BadInput
 
-if TYPE_CHECKING:
-    from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+
+class BackendFields(Protocol):
+    """What these rules read of a plan (a :class:`LaunchPlan` has it all)."""
+
+    @property
+    def accelerator(self) -> str: ...
+
+    @property
+    def backend(self) -> str: ...
+
+    @property
+    def keep(self) -> bool: ...
+
+    @property
+    def max_run(self) -> float: ...
+
+    @property
+    def queue_wait_minutes(self) -> float | None: ...
+
+    @property
+    def route(self) -> str: ...
+
+    @property
+    def watchdog(self) -> bool: ...
+
 
 COMPUTE_MIN_RUN_MINUTES = 0.5  # maxRunDuration's 30 s
 QUEUE_WAIT_MAX_MINUTES = {COMPUTE: 120.0}  # Flex-start's requestValidForDuration: 2 h at most
 DEFAULT_QUEUE_WAIT_MINUTES = 120.0
 
 
-def backend_problems(plan: LaunchPlan) -> list[Said]:
+def backend_problems(plan: BackendFields) -> list[Said]:
     """Why ``plan`` cannot run on its backend; empty when it can."""
     from tpuwizard.core.cloud import backend_choice
     from tpuwizard.core.plan import catalog
@@ -74,7 +97,7 @@ def backend_problems(plan: LaunchPlan) -> list[Said]:
     return found
 
 
-def _kept_slice_refused(plan: LaunchPlan) -> str:
+def _kept_slice_refused(plan: BackendFields) -> str:
     """Why a kept slice on Compute Engine is refused, and the two ways that are kept safely."""
     from tpuwizard.core.cloud import backend_choice
     from tpuwizard.core.plan import catalog
@@ -93,7 +116,7 @@ def _kept_slice_refused(plan: LaunchPlan) -> str:
     )
 
 
-def queue_wait_seconds(plan: LaunchPlan) -> float | None:
+def queue_wait_seconds(plan: BackendFields) -> float | None:
     """How long a Flex-start request may wait for capacity; None for the other routes."""
     if plan.route != "flex":
         return None

@@ -1,20 +1,33 @@
 """The idle deadline of a kept node (``tpuwizard up --idle``), as rules a plan must satisfy
-before any cloud call (LaunchPlan.problems).
+before any cloud call (IdleFields.problems).
 
 The idle deadline is the on-VM watchdog's: it deletes the node after so many minutes without a
 heartbeat. Where Google's deadline is the only one (Flex-start's run duration, Compute Engine's
-max run duration: plan_backend.py) there is no watchdog, so no idle deadline either.
+max run duration: plan/backend_rules.py) there is no watchdog, so no idle deadline either.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.cloud.backends import COMPUTE
 
-if TYPE_CHECKING:
-    from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+
+class IdleFields(Protocol):
+    """What these rules read of a plan (a :class:`LaunchPlan` has it all)."""
+
+    @property
+    def backend(self) -> str: ...
+
+    @property
+    def idle_minutes(self) -> float | None: ...
+
+    @property
+    def route(self) -> str: ...
+
+    @property
+    def watchdog(self) -> bool: ...
 
 
 def googles_deadline_only(route: str, backend: str) -> str | None:
@@ -27,7 +40,7 @@ def googles_deadline_only(route: str, backend: str) -> str | None:
     return None
 
 
-def idle_problems(plan: LaunchPlan) -> list[Said]:
+def idle_problems(plan: IdleFields) -> list[Said]:
     """Why ``plan``'s idle deadline cannot be kept; empty when it can (or there is none)."""
     if plan.idle_minutes is None:
         return []

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from tpuwizard.core import paths
 from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.cloud import gcloud_config, google_errors
+from tpuwizard.core.cloud.polling import READY_TIMEOUT_S
 from tpuwizard.core.deadlines import deadline_problem
 from tpuwizard.core.errors import BadInput, PlanRefused, shown
 
@@ -44,8 +45,13 @@ SERVICE_ACCOUNT_RE = re.compile(r"[a-z0-9][-a-z0-9_.+]*@[a-z0-9][-a-z0-9.]*\.[a-
 DEFAULT_MAX_RUN = {"vm": 120, "spot": 120, "flex": 240}  # minutes
 # How long to wait for a node to be ready, in seconds (a spot request's wait is sent as its
 # queueingPolicy.validUntilDuration, so Google ends it too). Flex-start's wait for capacity is
-# apart (--queue-wait, plan_backend.py): for it this is the wait once capacity is granted.
-DEFAULT_READY_TIMEOUT = {"vm": 1800.0, "spot": 1800.0, "flex": 1800.0}
+# apart (--queue-wait, plan/backend_rules.py): for it this is the wait once capacity is granted.
+DEFAULT_READY_TIMEOUT = {"vm": READY_TIMEOUT_S, "spot": READY_TIMEOUT_S, "flex": READY_TIMEOUT_S}
+
+
+def ready_timeout_s(route: str) -> float:
+    """The wait for READY a route gets unless the user says otherwise (--ready-timeout)."""
+    return DEFAULT_READY_TIMEOUT.get(route, READY_TIMEOUT_S)
 
 
 @dataclass(frozen=True)
@@ -68,7 +74,7 @@ class LaunchPlan:
     precision: bool = False  # the verifier's fp32/bf16/int8 precision profile
     trace: bool = False  # a jax.profiler trace from every worker, copied into run_dir
     internal_ips: bool = False  # no external addresses: only the gcloud (IAP) transport reaches
-    # How the workers are reached: "ssh" (tpuwizard's own), "gcloud" (plan_reach.py's rules).
+    # How the workers are reached: "ssh" (tpuwizard's own), "gcloud" (plan/reach_rules.py's rules).
     transport: str = "ssh"
     # The node's service account (the watchdog deletes with its token); None: the default one.
     service_account: str | None = None
@@ -83,19 +89,19 @@ class LaunchPlan:
     backend: str = "tpu-api"
     # Flex-start: how long to wait for capacity (--queue-wait); None: the route's default.
     queue_wait_minutes: float | None = None
-    # Packages added to the worker venv beside the pinned JAX (plan_packages.py).
+    # Packages added to the worker venv beside the pinned JAX (plan/packages.py).
     packages: tuple[PackageSpec, ...] = ()
     # --zones: the zones to try, in order (``zone`` is the first); with ``fan_out`` the create
-    # goes to all of them at once (plan_zones.py has their rules).
+    # goes to all of them at once (plan/zone_rules.py has their rules).
     zones: tuple[str, ...] = ()
     fan_out: bool = False
     fan_out_quota_checked: bool = False  # the preflight read quota for every request at once
     # --checkpoints DIR (relative to the script's folder on the worker): copied home while the
-    # script runs, put back on a new TPU after a preemption (plan_resume.py, resume_chain.py).
+    # script runs, put back on a new TPU after a preemption (plan/resume_rules.py, resume/chain.py).
     checkpoints: str | None = None
     checkpoint_every_s: float = DEFAULT_CHECKPOINT_EVERY_S
     max_restarts: int = DEFAULT_MAX_RESTARTS
-    # --budget USD: every attempt's estimated cost together stays within it (resume_chain.py);
+    # --budget USD: every attempt's estimated cost together stays within it (resume/chain.py);
     # --resume-from RUN_ID: that run's latest complete checkpoint set is the first resume point.
     budget_usd: float | None = None
     resume_from: str | None = None

@@ -1,5 +1,5 @@
 """How the workers are reached (the transport, external addresses), as rules a plan must satisfy
-before any cloud call (LaunchPlan.problems).
+before any cloud call (ReachFields.problems).
 
 ``gcloud compute tpus tpu-vm ssh`` reaches Cloud TPU API nodes only; a Compute Engine TPU VM is
 an instance, reached by SSH. A TPU API node without external addresses is reached only through
@@ -11,19 +11,33 @@ is refused before create: on Google it would be a billed create and delete for n
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.cloud.backends import COMPUTE
 
-if TYPE_CHECKING:
-    from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+
+class ReachFields(Protocol):
+    """What these rules read of a plan (a :class:`LaunchPlan` has it all)."""
+
+    @property
+    def accelerator(self) -> str: ...
+
+    @property
+    def backend(self) -> str: ...
+
+    @property
+    def internal_ips(self) -> bool: ...
+
+    @property
+    def transport(self) -> str: ...
+
 
 GCLOUD = "gcloud"
 TRANSPORTS = ("ssh", GCLOUD)  # in practice "ssh" reaches the sandbox's workers as they are
 
 
-def reach_problems(plan: LaunchPlan) -> list[Said]:
+def reach_problems(plan: ReachFields) -> list[Said]:
     """Why ``plan``'s workers could not be reached as it asks; empty when they can."""
     if plan.transport not in TRANSPORTS:
         return [f"Unknown transport '{plan.transport}'. Choose one of: {', '.join(TRANSPORTS)}."]
@@ -49,7 +63,7 @@ def reach_problems(plan: LaunchPlan) -> list[Said]:
     return []
 
 
-def _internal_on_compute(plan: LaunchPlan) -> Said:
+def _internal_on_compute(plan: ReachFields) -> Said:
     """Internal addresses only on Compute Engine: nothing here reaches those VMs. The ways out
     name only what the plan then takes: the TPU API's IAP transport where it serves the type."""
     from tpuwizard.core.cloud import backend_choice

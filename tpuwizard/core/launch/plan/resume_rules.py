@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.errors import BadInput, shown
@@ -19,8 +19,46 @@ from tpuwizard.core.plan import catalog, cost
 from tpuwizard.core.remote.checkpoints import CheckpointsHome
 from tpuwizard.core.remote.transports import safe_relative
 
-if TYPE_CHECKING:
-    from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+
+class ResumeFields(Protocol):
+    """What these rules read of a plan (a :class:`LaunchPlan` has it all)."""
+
+    @property
+    def accelerator(self) -> str: ...
+
+    @property
+    def budget_usd(self) -> float | None: ...
+
+    @property
+    def checkpoints(self) -> str | None: ...
+
+    @property
+    def keep(self) -> bool: ...
+
+    @property
+    def max_restarts(self) -> int: ...
+
+    @property
+    def max_run(self) -> float: ...
+
+    @property
+    def resume_from(self) -> str | None: ...
+
+    @property
+    def route(self) -> str: ...
+
+    @property
+    def run_dir(self) -> Path: ...
+
+    @property
+    def run_id(self) -> str: ...
+
+    @property
+    def script(self) -> Path | None: ...
+
+    @property
+    def zone(self) -> str: ...
+
 
 DEFAULT_CHECKPOINT_EVERY_S = 60.0
 DEFAULT_MAX_RESTARTS = 3
@@ -74,7 +112,7 @@ def checkpoints_problem(folder: str) -> Said | None:
     )
 
 
-def resume_problems(plan: LaunchPlan) -> list[Said]:
+def resume_problems(plan: ResumeFields) -> list[Said]:
     """Why the plan's resume settings cannot run; empty when they can (or are not asked for)."""
     if plan.checkpoints is None:
         asked = [
@@ -138,7 +176,7 @@ def budget_minutes(accelerator: str, route: str, zone: str, usd: float) -> float
     return usd / per_hour * 60 - DELETE_ALLOWANCE_MINUTES
 
 
-def budget_problems(plan: LaunchPlan) -> list[Said]:
+def budget_problems(plan: ResumeFields) -> list[Said]:
     """Why ``--budget`` cannot be held: not a positive sum, no price to hold it by, or too
     little for one attempt's ten minutes."""
     usd = plan.budget_usd
@@ -165,13 +203,13 @@ def budget_problems(plan: LaunchPlan) -> list[Said]:
     return []
 
 
-def earlier_run_folder(plan: LaunchPlan) -> Path:
+def earlier_run_folder(plan: ResumeFields) -> Path:
     """The folder of the run ``--resume-from`` names: beside this run's."""
     assert plan.resume_from is not None
     return plan.run_dir.parent / plan.resume_from
 
 
-def resume_from_problems(plan: LaunchPlan) -> list[Said]:
+def resume_from_problems(plan: ResumeFields) -> list[Said]:
     """Why ``--resume-from RUN_ID`` cannot resume: not a run id, no such run, no complete set
     copied home, or a set whose files are no longer all there."""
     run_id = plan.resume_from

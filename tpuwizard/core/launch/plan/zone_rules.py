@@ -1,5 +1,5 @@
 """The rules for a plan over several zones (``--zones``, ``--failover``, ``--fan-out``), before
-any cloud call (LaunchPlan.problems), and what each attempt sends.
+any cloud call (ZoneFields.problems), and what each attempt sends.
 
 Serial failover moves on after a create that fails fast. That is already what a vm create does
 on both backends (a stockout ends its operation) and what a spot create does on Compute Engine
@@ -13,7 +13,7 @@ way there.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.cloud import gcloud_config, google_errors
@@ -21,11 +21,36 @@ from tpuwizard.core.cloud.backends import COMPUTE
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.plan import catalog
 
-if TYPE_CHECKING:
-    from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+
+class ZoneFields(Protocol):
+    """What these rules read of a plan (a :class:`LaunchPlan` has it all)."""
+
+    @property
+    def accelerator(self) -> str: ...
+
+    @property
+    def backend(self) -> str: ...
+
+    @property
+    def failover(self) -> bool: ...
+
+    @property
+    def fan_out(self) -> bool: ...
+
+    @property
+    def queue_wait_minutes(self) -> float | None: ...
+
+    @property
+    def route(self) -> str: ...
+
+    @property
+    def zone(self) -> str: ...
+
+    @property
+    def zones(self) -> tuple[str, ...]: ...
 
 
-def zones_of(plan: LaunchPlan) -> tuple[str, ...]:
+def zones_of(plan: ZoneFields) -> tuple[str, ...]:
     """The zones a launch may create in, in order: ``--zones``, else its one zone."""
     return plan.zones or (plan.zone,)
 
@@ -40,17 +65,17 @@ def zones_from(zones: tuple[str, ...], zone: str) -> tuple[str, ...]:
     return zones[at:] + zones[:at]
 
 
-def fails_over(plan: LaunchPlan) -> bool:
+def fails_over(plan: ZoneFields) -> bool:
     """Serial failover: after a stockout, the next zone (``--zones``' next, or any offering)."""
     return (plan.failover or len(plan.zones) > 1) and not plan.fan_out
 
 
-def probes(plan: LaunchPlan) -> bool:
+def probes(plan: ZoneFields) -> bool:
     """Does each attempt send the probe's zero queue wait (Compute Engine Flex-start, serial)?"""
     return fails_over(plan) and plan.backend == COMPUTE and plan.route == "flex"
 
 
-def zones_problems(plan: LaunchPlan) -> list[Said]:
+def zones_problems(plan: ZoneFields) -> list[Said]:
     """Why ``plan``'s zones cannot be used as asked; empty when they can."""
     found: list[Said] = []
     for zone in sorted({z for z in plan.zones if plan.zones.count(z) > 1}):
@@ -89,7 +114,7 @@ def zones_problems(plan: LaunchPlan) -> list[Said]:
     return found
 
 
-def _offered_problems(plan: LaunchPlan, zones: list[str]) -> list[Said]:
+def _offered_problems(plan: ZoneFields, zones: list[str]) -> list[Said]:
     """Each zone of ``--zones`` must offer the type (and Flex-start, on that route)."""
     try:
         offered = catalog.zones_offering(plan.accelerator)
@@ -106,7 +131,7 @@ def _offered_problems(plan: LaunchPlan, zones: list[str]) -> list[Said]:
     if plan.route == "flex" and not google_errors.launchable(plan.accelerator, plan.backend):
         flex = google_errors.flex_zones(plan.accelerator, plan.backend)
         no_flex = [z for z in zones if z in offered and z not in flex and z != plan.zone]
-        if no_flex:  # the first zone's rule is LaunchPlan's own (flex_problems)
+        if no_flex:  # the first zone's rule is ZoneFields's own (flex_problems)
             found.append(
                 f"Flex-start is not offered for {plan.accelerator} in {', '.join(no_flex)}: "
                 f"Google offers it only in {', '.join(flex) or 'no zone'}."
@@ -114,7 +139,7 @@ def _offered_problems(plan: LaunchPlan, zones: list[str]) -> list[Said]:
     return found
 
 
-def worst_case_hourly(plan: LaunchPlan) -> float | None:
+def worst_case_hourly(plan: ZoneFields) -> float | None:
     """A fan-out's price per hour if every request got a node at once, until the losers are
     verified gone (Flex-start: at most on-demand's); None where a zone's price is unknown."""
     from tpuwizard.core.plan import cost

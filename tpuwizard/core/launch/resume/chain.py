@@ -9,7 +9,7 @@ started again with ``TPUWIZARD_RESUME=1``, up to ``--max-restarts`` times, while
 Every attempt is an entry of ``chain.json`` (core/evidence/chain.py), its receipt kept in
 ``attempts/<n>/``.
 
-The chain is one loop over :class:`ChainAttempts`: a launch's (launch_attempts.py) or a kept
+The chain is one loop over :class:`ChainAttempts`: a launch's (lifecycle/launch.py) or a kept
 node's that ``run --checkpoints`` recreates from ``up``'s settings (session/kept_resume.py).
 """
 

@@ -9,12 +9,12 @@ says which role to grant.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.evidence.receipt import parse_marker_line
 from tpuwizard.core.evidence.verifier import WATCHDOG_FILENAME, watchdog_source
 from tpuwizard.core.launch.events import launch_events as ev
-from tpuwizard.core.launch.lifecycle.runtime import WatchdogConfig
 from tpuwizard.core.launch.records.ledger import Resource
 from tpuwizard.core.remote.jobs import Job, start_job
 from tpuwizard.core.remote.transports import REMOTE_DIR, Transport, shell
@@ -22,6 +22,25 @@ from tpuwizard.core.remote.transports import REMOTE_DIR, Transport, shell
 # Touched on worker 0 by every run, watch and ssh on a kept node (and by the open wizard); the
 # watchdog deletes the node when it has not changed for the idle time.
 HEARTBEAT_FILE = f"{REMOTE_DIR}/heartbeat"
+
+
+@dataclass(frozen=True)
+class WatchdogConfig:
+    """How the on-VM watchdog reaches the API: Google's, with the VM's token; or the sandbox."""
+
+    python: str = "python3"
+    endpoint: str = "https://tpu.googleapis.com"
+    iam_endpoint: str = "https://cloudresourcemanager.googleapis.com"
+    token: str = "metadata"
+    # For ``token="file:PATH"``: the secret to place at PATH on worker 0 (mode 0600) before
+    # arming, as a metadata server would serve it; never in the worker's environment.
+    token_secret: str | None = None
+    retry: float = 30.0
+    # When to give up on an API that does not answer (verify/tpu_watchdog.py says why): on
+    # Google never before the deadline, and a day of silence past it; in practice, where an API
+    # that does not answer is a sandbox switched off, soon after, whatever the deadline.
+    give_up_after: float = 86400.0
+    give_up_before_deadline: bool = False
 
 
 def watchdog_job(run_id: str) -> Job:

@@ -1,0 +1,1 @@
+"""The events a launch and a run on a kept node produce, their documentation and their fold."""

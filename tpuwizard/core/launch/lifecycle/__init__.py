@@ -1,0 +1,1 @@
+"""One launch from plan to verified end, and the parts it sequences."""

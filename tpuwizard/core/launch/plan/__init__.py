@@ -1,0 +1,1 @@
+"""The launch plan and every rule it must satisfy before any cloud call."""

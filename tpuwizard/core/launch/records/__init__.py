@@ -1,0 +1,1 @@
+"""What tpuwizard made and may bill: the write-ahead ledger, ownership by labels, billing."""

@@ -1,0 +1,40 @@
+"""What the session's parts use of the :class:`~tpuwizard.session.session.Session` that made
+them: a launch's handle, the kept nodes, a resumed run on a kept node.
+
+The Session builds these parts and hands itself to them; typed by this Protocol, they depend on
+what they use, not on the facade, so no file imports its own maker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from tpuwizard.core.cloud.protocol import Cloud
+    from tpuwizard.core.launch.records.billing_state import BillingState
+    from tpuwizard.core.launch.records.ledger import Ledger, Resource
+    from tpuwizard.core.launch.teardown.verified import TeardownResult
+
+
+class SessionServices(Protocol):
+    """Practice or real, the billing state every front end reads, the ledger, the clouds, the
+    run folders, and the verified delete."""
+
+    @property
+    def practice(self) -> bool: ...
+
+    @property
+    def billing(self) -> BillingState: ...
+
+    @property
+    def ledger(self) -> Ledger: ...
+
+    def cloud_for(self, backend: str) -> Cloud: ...
+
+    def run_folder(self, run_id: str) -> Path: ...
+
+    def delete(
+        self, resources: Sequence[Resource], others_confirmed: bool = False
+    ) -> list[TeardownResult]: ...
