@@ -30,3 +30,11 @@ def rotating(points: list[str], per_run: int, always: tuple[str, ...] = ()) -> l
     start = turn * per_run % len(rest)
     chosen = {rest[(start + i) % len(rest)] for i in range(per_run)}
     return [p for p in points if p in chosen or p in always]
+
+
+def rotating_tests(nodeids: list[str], per_run: int) -> set[str]:
+    """Of whole end-to-end tests marked ``@pytest.mark.rotating(GROUP)``: this turn's share.
+
+    The same turn for every xdist worker (each collects alike), so all of them run the same
+    share; ``TPUWIZARD_DRILL=all`` runs them all."""
+    return set(rotating(sorted(nodeids), per_run))

@@ -9,9 +9,14 @@ import json
 import socket
 import subprocess
 
+import pytest
+
 from tests.conftest import tpuwizard_cmd
 from tests.integration.drill_backends import BACKENDS
 from tests.integration.launch_helpers import env
+
+# Slow end-to-end: a share runs per suite run (tests/rotation.py, conftest.ROTATING_PER_RUN).
+pytestmark = pytest.mark.rotating("real-tools-e2e")
 
 COMPUTE = BACKENDS["compute"]
 

@@ -22,6 +22,9 @@ from tests.integration.iterate_helpers import end_practice, run, up
 from tests.integration.launch_helpers import ZONE, env, launch, teardown_all
 from tpuwizard.session.practice import PRACTICE_PROJECT
 
+# Slow end-to-end: a share runs per suite run (tests/rotation.py, conftest.ROTATING_PER_RUN).
+pytestmark = pytest.mark.rotating("real-tools-e2e")
+
 COURSE = Path(__file__).resolve().parents[1] / "data" / "course"
 PREDICTION = (
     "Completed prediction: [0.34375, 0.8125, 1.28125, 1.75, 2.21875, 2.6875, 3.15625, 3.625]"

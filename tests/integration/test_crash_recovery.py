@@ -53,7 +53,7 @@ def test_sigkill_once_the_intent_is_on_disk_then_recover(tmp_path, home):
     assert sandbox_is_empty(home) and ledger_all_gone(home)
 
 
-@pytest.mark.parametrize("stage", rotating(list(STAGES), per_run=2))
+@pytest.mark.parametrize("stage", rotating(list(STAGES), per_run=1))
 def test_sigkill_then_recover(tmp_path, stage):
     home = Path(os.environ["TPUWIZARD_HOME"])
     code, _ = launch_until(tmp_path, STAGES[stage], "--accelerator", "v5litepod-4")

@@ -94,7 +94,7 @@ def recover(tmp_path: Path, home: Path) -> None:
     assert sandbox_is_empty(home) and ledger_all_gone(home)
 
 
-@pytest.mark.parametrize("point", rotating(list(POINTS), per_run=2))
+@pytest.mark.parametrize("point", rotating(list(POINTS), per_run=1))
 def test_sigkill_at_each_point_of_a_fan_out_then_recover(tmp_path, home, point):
     code, _ = launch_until(
         tmp_path, POINTS[point](), "--accelerator", "v5litepod-1", where=WHERE, **TWO_OUT

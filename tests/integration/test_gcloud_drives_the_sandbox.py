@@ -20,6 +20,9 @@ import pytest
 from tests.conftest import clean_env
 from tests.integration import loopback_bridge
 
+# Slow end-to-end: a share runs per suite run (tests/rotation.py, conftest.ROTATING_PER_RUN).
+pytestmark = pytest.mark.rotating("real-tools-e2e")
+
 ZONE = "us-central1-a"
 
 # The sandbox serves in the namespace; gcloud gets its token, and both its TPU and its Compute

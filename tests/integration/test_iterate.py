@@ -8,6 +8,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import tpuwizard_cmd
 from tests.integration.iterate_helpers import (
     down,
@@ -26,6 +28,9 @@ from tests.integration.launch_helpers import (
 from tests.integration.test_multihost import JOINS
 from tpuwizard.core.cloud.client import TpuCloud
 from tpuwizard.session.practice import PRACTICE_PROJECT
+
+# Slow end-to-end: a share runs per suite run (tests/rotation.py, conftest.ROTATING_PER_RUN).
+pytestmark = pytest.mark.rotating("kept-node-e2e")
 
 
 def cloud_of(home: Path) -> TpuCloud:
@@ -168,7 +173,10 @@ def test_watch_runs_again_when_a_file_is_saved(tmp_path, home, project):
 
 
 def test_the_idle_deadline_deletes_the_node_after_the_laptop_is_killed(tmp_path, home, project):
-    idle_s = 6.0
+    # Long enough for `run` to start and send its first heartbeat after `up` has handed the node
+    # over, on a loaded machine (up's last beat starts the idle time: a shorter one ends the node
+    # between the two commands, as it should).
+    idle_s = 15.0
     script = project / "count.py"
     script.write_text(
         "import time\nfor i in range(1000):\n    print('tick', i, flush=True)\n    time.sleep(1)\n"

@@ -28,6 +28,9 @@ from tests.integration.launch_helpers import ledger_all_gone, sandbox_is_empty, 
 from tests.integration.test_spot_recovery_kill import PREEMPT_ONCE
 from tests.integration.test_spot_resume import ARGS, EXAMPLE, uninterrupted_final_line
 
+# Slow end-to-end: a share runs per suite run (tests/rotation.py, conftest.ROTATING_PER_RUN).
+pytestmark = pytest.mark.rotating("resume-e2e")
+
 FAST = {"TPUWIZARD_SANDBOX_DELAY": "0.05", "TPUWIZARD_SANDBOX_FAULTS": PREEMPT_ONCE}
 RESUMABLE = ("--json", "--checkpoints", "ckpt", "--checkpoint-every", "1s")
 

@@ -49,9 +49,10 @@ def test_v5litepod_16_runs_on_every_worker_and_proves_the_whole_slice(tmp_path, 
     assert [w["file"] for w in data["workers"]] == [f"receipt-w{i}.json" for i in range(4)]
     assert check_slice_receipt(data, slice_receipt.parent, "v5litepod-16").ok
     for w in range(4):  # the unit tests' stand-in for a worker's receipt is shaped like these
+        receipt = json.loads((slice_receipt.parent / f"receipt-w{w}.json").read_text())
+        assert receipt["laptop_jax"] == receipt["jax"]  # a launch names this computer's JAX too
         assert_shaped_like(
-            json.loads((slice_receipt.parent / f"receipt-w{w}.json").read_text()),
-            verifier_receipt("cpu", 4, processes=4, process_index=w),
+            receipt, verifier_receipt("cpu", 4, processes=4, process_index=w, laptop_jax="0.10.2")
         )
     checked = subprocess.run(
         tpuwizard_cmd("receipt", "check", str(slice_receipt)), capture_output=True, text=True

@@ -7,11 +7,16 @@ from __future__ import annotations
 import json
 import subprocess
 
+import pytest
+
 from tests.conftest import tpuwizard_cmd
 from tests.integration.launch_helpers import ZONE, env
 from tpuwizard.core.cloud.client import TpuCloud
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.sandbox.server import make_server, start_in_thread
+
+# Slow end-to-end: a share runs per suite run (tests/rotation.py, conftest.ROTATING_PER_RUN).
+pytestmark = pytest.mark.rotating("real-tools-e2e")
 
 ALICE = "a11ce0000000000a"
 

@@ -21,6 +21,7 @@ from tests.conftest import REPO, clean_env, tpuwizard_cmd
 from tpuwizard.core.plan import program_fit
 
 pytestmark = [
+    pytest.mark.rotating("program-fit"),
     pytest.mark.slow,
     pytest.mark.skipif(
         not program_fit.libtpu_installed(),

@@ -9,6 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+# Slow end-to-end: a share runs per suite run (tests/rotation.py, conftest.ROTATING_PER_RUN).
+pytestmark = pytest.mark.rotating("resume-e2e")
+
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "resumable_train.py"
 ARGS = ["--steps", "25", "--save-every", "5"]
 

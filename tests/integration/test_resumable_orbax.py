@@ -14,10 +14,14 @@ from pathlib import Path
 
 import numpy as np
 import orbax.checkpoint as ocp
+import pytest
 
 from tpuwizard.core.remote import checkpoint_layouts as layouts
 from tpuwizard.core.remote import checkpoints as ck
 from tpuwizard.core.remote.transports import LocalTransport
+
+# Slow end-to-end: a share runs per suite run (tests/rotation.py, conftest.ROTATING_PER_RUN).
+pytestmark = pytest.mark.rotating("resume-e2e")
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 ARGS = ["--steps", "20", "--save-every", "4"]

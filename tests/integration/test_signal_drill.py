@@ -24,6 +24,9 @@ from tests.integration.signal_drill import (
 )
 from tests.integration.signal_drill_wizard import run_wizard_case
 
+# Slow end-to-end: a share runs per suite run (tests/rotation.py, conftest.ROTATING_PER_RUN).
+pytestmark = pytest.mark.rotating("signal-drill")
+
 COMMANDS = ("launch", "launch --keep", "up", "run", "wizard", "wizard+kept")
 ROTATION = rotated_cases(COMMANDS)
 COMPUTE = rotated_cases(COMMANDS[:4], backend="compute", offset=2)  # the wizard: TPU API only

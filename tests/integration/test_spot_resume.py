@@ -14,8 +14,13 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import tpuwizard_cmd
 from tests.integration.launch_helpers import launch, ledger_all_gone, names, sandbox_is_empty
+
+# Slow end-to-end: a share runs per suite run (tests/rotation.py, conftest.ROTATING_PER_RUN).
+pytestmark = pytest.mark.rotating("resume-e2e")
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "resumable_train.py"
 ARGS = ("--steps", "8", "--save-every", "2", "--step-seconds", "0.6")

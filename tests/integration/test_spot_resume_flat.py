@@ -11,7 +11,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.integration.launch_helpers import launch, ledger_all_gone, names, sandbox_is_empty
+
+# Slow end-to-end: a share runs per suite run (tests/rotation.py, conftest.ROTATING_PER_RUN).
+pytestmark = pytest.mark.rotating("resume-e2e")
 
 SCRIPT = Path(__file__).resolve().parent / "scripts" / "flat_checkpoints.py"
 ARGS = ("--steps", "16", "--save-every", "4", "--step-seconds", "0.75")

@@ -205,6 +205,7 @@ def test_plain_spot_asks_resume_after_preemption_into_the_same_plan_field(tmp_pa
         + "optax jax\r"  # packages: jax is tpuwizard's own, refused as typed and asked again
         + "\x7f" * 4
         + "\r"
+        + "\r"  # the default JAX
         + "\r"  # create
     )
     _code, lines = run_plain(tmp_path, keys, then_close=True)

@@ -15,6 +15,9 @@ from tests.tui.pilot_helpers import on_screen, press, sandbox_nodes, until, walk
 from tpuwizard.core.errors import BadInput
 from tpuwizard.tui.app import WizardApp
 
+# Slow end-to-end: a share runs per suite run (tests/rotation.py, conftest.ROTATING_PER_RUN).
+pytestmark = pytest.mark.rotating("kept-node-e2e")
+
 SIZE = (100, 32)
 
 
