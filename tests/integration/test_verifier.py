@@ -11,7 +11,12 @@ from tpuwizard_verify.tpu_verify import device_holders
 from tests.conftest import clean_env, tpuwizard_cmd
 from tests.receipt_fixtures import assert_shaped_like, verifier_receipt
 from tests.waiting import wait_until
-from tpuwizard.core.evidence.receipt import check_receipt, parse_marker_line, receipt_hash
+from tpuwizard.core.evidence.receipt import (
+    check_receipt,
+    load_receipt,
+    parse_marker_line,
+    receipt_hash,
+)
 from tpuwizard.core.evidence.verifier import cpu_device_env, verifier_path
 
 COURSE = [0.34375, 0.8125, 1.28125, 1.75, 2.21875, 2.6875, 3.15625, 3.625]
@@ -62,6 +67,9 @@ def test_cpu_run_matches_the_course(tmp_path, devices, sum_of_squares):
         "contract",
     }
     assert lines[-1] == {"kind": "receipt", "receipt": receipt}
+    log = tmp_path / "worker-0.log"  # the output as `kubectl logs` saves an exported job's
+    log.write_text(proc.stdout)
+    assert load_receipt(log) == receipt
     assert "PASS: all" in proc.stdout
     assert check_receipt(receipt, "cpu").ok
     # The unit tests' stand-in has this run's fields and checks, so what they judge is real.

@@ -68,7 +68,7 @@ def load_receipt(path: Path) -> dict[str, Any]:
         raise BadInput(f"{path} is {what}: give the path of a receipt.json.")
     try:
         text = path.read_bytes().decode("utf-8-sig")
-        text = course_printout_receipt(text) or text
+        text = course_printout_receipt(text) or logged_receipt(text) or text
         too_odd = json_limit_problem(text)
         if too_odd:
             raise BadInput(f"{path} is refused: {too_odd}; give a receipt.json the verifier wrote.")
@@ -80,8 +80,9 @@ def load_receipt(path: Path) -> dict[str, Any]:
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
         raise BadInput(
             f"{path} is not a readable JSON receipt ({err}), nor a saved printout with the "
-            f"course's line '{COURSE_PREFIX} {{...}}': give the receipt.json the verifier wrote, "
-            "or the file the course's output was saved to."
+            f"course's line '{COURSE_PREFIX} {{...}}' or the verifier's '{MARKER}{{...}}' line: "
+            "give the receipt.json the verifier wrote, the file the course's output was saved "
+            "to, or worker 0's saved log (kubectl logs ... > log.txt)."
         ) from None
     if not isinstance(data, dict) or "receipt_sha256" not in data:
         raise BadInput(
@@ -108,6 +109,28 @@ def course_printout_receipt(text: str) -> str | None:
         if COURSE_PREFIX in line
     ]
     return found[-1] if found else None
+
+
+def logged_receipt(text: str) -> str | None:
+    """The receipt in the last ``TPUWIZARD {"kind": "receipt", ...}`` line of a saved log (worker
+    0's output where tpuwizard does not run the job: ``kubectl logs`` of an exported JobSet or
+    xpk workload), as JSON text; None when ``text`` holds no such line."""
+    if text.lstrip().startswith("{"):
+        return None  # a receipt file itself
+    found = None
+    for line in map(without_sgr, text.splitlines()):
+        start = line.find(MARKER)
+        if start < 0 or json_limit_problem(line[start + len(MARKER) :]):
+            continue
+        try:  # a key given twice is refused here too (load_receipt says so)
+            payload = json.loads(
+                line[start + len(MARKER) :], object_pairs_hook=_refuse_duplicate_keys
+            )
+        except json.JSONDecodeError:
+            continue
+        if isinstance(payload, dict) and payload.get("kind") == "receipt":
+            found = payload.get("receipt")
+    return json.dumps(found) if isinstance(found, dict) else None
 
 
 # A receipt nests 4 deep and its largest integer is a byte count; far past these limits the
