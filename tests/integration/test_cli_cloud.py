@@ -98,3 +98,26 @@ def test_sandbox_serve_answers_the_real_client_until_interrupted():
 def test_sandbox_serve_rejects_a_bad_port():
     proc = run("sandbox", "serve", "--port", "70000")
     assert proc.returncode == 2 and "--port" in proc.stderr
+
+
+def test_sandbox_serve_stops_on_ctrl_c_even_when_started_with_it_ignored():
+    """A shell or a test runner may start it with SIGINT ignored, which Python then leaves
+    ignored; its stop is Ctrl+C, so it asks for SIGINT itself (pytest-xdist's workers hid this)."""
+    proc = subprocess.Popen(
+        tpuwizard_cmd("sandbox", "serve", "--delay", "0.1"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=clean_env(),
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    try:
+        proc.stdout.readline()  # serving
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            _out, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+    assert proc.returncode == 0 and "Sandbox stopped" in err

@@ -72,8 +72,9 @@ def sandbox_serve(port: int, faults: str | None, delay: float) -> None:
     say("Point tpuwizard at it by exporting these two lines (the token is this server's secret):")
     click.echo(f"TPUWIZARD_TPU_ENDPOINT={server.endpoint}")
     click.echo(f"TPUWIZARD_SANDBOX_TOKEN={server.token}")
-    # Stopped by Ctrl+C or by a signal alike: either way its nodes' VMs stop with it.
-    for stop_signal in (signal.SIGTERM, signal.SIGHUP):
+    # Stopped by Ctrl+C or by a signal alike: either way its nodes' VMs stop with it. SIGINT is
+    # asked for too: started with it ignored (a script's `&`, a test runner), Python keeps it so.
+    for stop_signal in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(stop_signal, _interrupt)
     try:
         server.serve_forever()
