@@ -68,15 +68,19 @@ def sandbox_serve(port: int, faults: str | None, delay: float) -> None:
             f"Cannot listen on 127.0.0.1:{port} ({err.strerror}): choose another "
             "--port, or 0 for a free one."
         ) from None
-    say("[practice] tpuwizard sandbox: a local stand-in for the Cloud TPU API.")
-    say("Point tpuwizard at it by exporting these two lines (the token is this server's secret):")
-    click.echo(f"TPUWIZARD_TPU_ENDPOINT={server.endpoint}")
-    click.echo(f"TPUWIZARD_SANDBOX_TOKEN={server.token}")
-    # Stopped by Ctrl+C or by a signal alike: either way its nodes' VMs stop with it. SIGINT is
-    # asked for too: started with it ignored (a script's `&`, a test runner), Python keeps it so.
-    for stop_signal in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(stop_signal, _interrupt)
     try:
+        # Stopped by Ctrl+C or by a signal alike: either way its nodes' VMs stop with it. Asked
+        # for before the lines a user waits on are printed, and SIGINT too: started with it
+        # ignored (a script's `&`, a test runner), Python would leave it so.
+        for stop_signal in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(stop_signal, _interrupt)
+        say("[practice] tpuwizard sandbox: a local stand-in for the Cloud TPU API.")
+        say(
+            "Point tpuwizard at it by exporting these two lines "
+            "(the token is this server's secret):"
+        )
+        click.echo(f"TPUWIZARD_TPU_ENDPOINT={server.endpoint}")
+        click.echo(f"TPUWIZARD_SANDBOX_TOKEN={server.token}")
         server.serve_forever()
     except KeyboardInterrupt:
         say("Sandbox stopped.")
