@@ -100,14 +100,12 @@ async def test_review_disables_create_with_the_reason_for_what_the_plan_refuses(
             ("#script", str(tmp_path / "missing.py")),
         ]:
             app.screen.query_one(field, Input).value = value
-            await pilot.pause(0.05)
-            assert create.disabled, f"{field}={value!r} was accepted"
+            await until(pilot, lambda: create.disabled, 10, f"{field}={value!r} refused")
             assert str(app.screen.query_one("#error").render()).strip()
             app.screen.query_one(field, Input).value = ""
             if field == "#max-run":
                 app.screen.query_one(field, Input).value = "120"
-            await pilot.pause(0.05)
-        assert not create.disabled
+            await until(pilot, lambda: not create.disabled, 10, f"{field} cleared accepted")
         await press(pilot, "#create")  # disabled buttons do nothing; an enabled one creates
         await on_screen(pilot, "ProvisionScreen", 10)
 
@@ -118,8 +116,8 @@ async def test_review_refuses_a_long_name_on_spot(tmp_path):
         await walk_to_review(pilot)
         app.state.route = "spot"
         app.screen.query_one("#name", Input).value = "a" + "b" * 61  # 62 characters
-        await pilot.pause(0.05)
-        assert app.screen.query_one("#create", Button).disabled
+        create = app.screen.query_one("#create", Button)
+        await until(pilot, lambda: create.disabled, 10, "the long name refused")
         assert "60 characters" in str(app.screen.query_one("#error").render())
 
 

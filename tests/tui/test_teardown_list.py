@@ -3,9 +3,16 @@ hand with the course's commands among them, labelled as not tpuwizard's."""
 
 from __future__ import annotations
 
+from tests.tui.pilot_helpers import until
 from tests.tui.test_snapshots import Harness
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.tui.screens.run import TeardownScreen
+
+
+def logged(app) -> str:
+    """The Teardown step's log, its lines joined and spaces folded ('' on another screen)."""
+    screen = app.screen
+    return " ".join(screen.log_text().split()) if isinstance(screen, TeardownScreen) else ""
 
 
 async def test_the_teardown_step_shows_the_zones_list_with_a_hand_made_tpu_labelled():
@@ -18,10 +25,10 @@ async def test_the_teardown_step_shows_the_zones_list_with_a_hand_made_tpu_label
     ]
     app = Harness(TeardownScreen, None, feed)
     async with app.run_test(size=(100, 32)) as pilot:
-        await pilot.pause(0.3)
+        await until(pilot, lambda: "jax-course-tpu-01" in logged(app), 30, "the zone's list")
         screen = app.screen
         assert isinstance(screen, TeardownScreen)
-        text = " ".join(screen.log_text().split())
+        text = logged(app)
         assert "The TPU list of us-central1-a now: 1 TPU." in text
         assert "jax-course-tpu-01 v5litepod-1 READY not made by tpuwizard" in text
         assert "tpuwizard never deletes it" in text
@@ -42,7 +49,7 @@ async def test_the_screenshot_script_draws_the_lines_a_run_screen_still_holds(tm
     spec.loader.exec_module(screenshots)
     app = Harness(TeardownScreen, None, [])
     async with app.run_test(size=(100, 32)) as pilot:
-        await pilot.pause(0.2)
+        await until(pilot, lambda: isinstance(app.screen, TeardownScreen), 30, "Teardown")
         screen = app.screen
         assert isinstance(screen, TeardownScreen)
         screen.show(ev.ZoneListed("us-central1-a", "tpu-api", "", ()))  # as the stream ends

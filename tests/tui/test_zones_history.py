@@ -6,6 +6,7 @@ import time
 
 from textual.widgets import DataTable
 
+from tests.tui.pilot_helpers import until
 from tests.tui.test_snapshots import Harness
 from tpuwizard.core.cloud.zones import documented
 from tpuwizard.core.launch.records.attempts import NO_CAPACITY, READY, Attempt
@@ -24,10 +25,7 @@ async def test_zones_are_ordered_by_recent_success_with_when_each_was_tried():
     answer = ZoneAnswer(documented(), practice=False, attempts=tried)
     app = Harness(lambda: ZonesScreen("v5litepod-4", "us-central1-a", lambda: answer))
     async with app.run_test(size=(100, 32)) as pilot:
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if app.screen.zones:
-                break
+        await until(pilot, lambda: getattr(app.screen, "zones", None), 30, "the zones' rows")
         screen = app.screen
         # Among the equally priced confirmed zones: the one that lately had capacity first, the
         # one that lately had none last; the catalog's unconfirmed zones after them all.
@@ -49,10 +47,7 @@ async def test_the_cheapest_confirmed_zone_is_chosen_first_and_unconfirmed_ones_
     chosen: list[str] = []
     app = Harness(lambda: ZonesScreen("v5litepod-4", None, lambda: answer))
     async with app.run_test(size=(100, 32)) as pilot:
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if app.screen.zones:
-                break
+        await until(pilot, lambda: getattr(app.screen, "zones", None), 30, "the zones' rows")
         screen = app.screen
         screen.dismiss = chosen.append  # the wizard's next step receives the zone
         assert screen.zones[-1] == "europe-west4-b"
