@@ -6,8 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from tpuwizard.core.launch.events import launch_events as ev
-from tpuwizard.core.launch.kept.settings import SETTINGS_FIELD, kept_settings, replacement_plan
-from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.launch.kept.settings import (
+    SETTINGS_FIELD,
+    kept_settings,
+    replacement_answers,
+)
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan, plan_for_run
 from tpuwizard.core.launch.records.ledger import Entry, Resource
 from tpuwizard.core.plan import jax_versions
 from tpuwizard.core.plan.jax_versions import DEFAULT, TABLE, jax_problems
@@ -67,9 +71,13 @@ def test_a_kept_node_remembers_its_jax_for_a_replacement():
     settings = kept_settings(plan)
     assert settings["jax"] == "0.11.2"
     r = Resource("node", "p", "us-central1-a", "dev", "v5litepod-1", "r1", "vm", "dev")
-    again = replacement_plan(Entry(r, "kept", 1, 1, {SETTINGS_FIELD: settings}), "r2", Path("x"))
+    again = plan_for_run(
+        "r2", Path("x"), **replacement_answers(Entry(r, "kept", 1, 1, {SETTINGS_FIELD: settings}))
+    )
     assert again.jax == "0.11.2"
-    assert replacement_plan(Entry(r, "kept", 1, 1, {}), "r2", Path("x")).jax is None  # default
+    assert (
+        plan_for_run("r2", Path("x"), **replacement_answers(Entry(r, "kept", 1, 1, {}))).jax is None
+    )  # default
 
 
 def test_the_versions_line_names_this_computers_jax_and_says_when_it_differs():

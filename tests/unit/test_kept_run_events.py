@@ -26,6 +26,7 @@ from tpuwizard.core.launch.records.ledger import Entry, Resource
 from tpuwizard.core.remote.sync import LocalFolder
 from tpuwizard.core.remote.transports import LocalTransport
 from tpuwizard.session.kept import KeptNode
+from tpuwizard.session.session import new_run
 from tpuwizard.words.event_text import describe
 
 SCRIPT = (
@@ -63,6 +64,7 @@ def kept_node(transport: LocalTransport, tmp_path: Path) -> KeptNode:
     session = SimpleNamespace(
         ledger=SimpleNamespace(path=tmp_path / "state" / "ledger.jsonl"),
         run_folder=lambda run_id: tmp_path / "runs" / run_id,
+        new_run=lambda: new_run(tmp_path / "runs"),
     )
     node.nodes = SimpleNamespace(  # type: ignore[assignment]
         session=session, book=HeartbeatBook(tmp_path / "state" / "heartbeats.json")

@@ -215,9 +215,8 @@ def launch(
     script_args: tuple[str, ...],
 ) -> None:
     """Create a TPU, verify JAX on it, run your script, copy results back, and tear it down."""
-    from tpuwizard.core import paths
     from tpuwizard.core.launch.events.launch_events import Finished, Kept
-    from tpuwizard.core.launch.plan.launch_plan import LaunchPlan, ready_timeout_s
+    from tpuwizard.core.launch.plan.launch_plan import ready_timeout_s
     from tpuwizard.session.backend import backend_notes, decide_backend
     from tpuwizard.session.signals import exit_code, stop_on_signals
     from tpuwizard.session.watchdog import choose_watchdog
@@ -252,13 +251,9 @@ def launch(
     chosen = decide_backend(accelerator, route, backend)  # an impossible pair: exit 2 now
     session = open_session(project, sandbox, run_dir)
     check_transport(transport, session.practice)
-    run_id = paths.new_run_id()
-    plan = LaunchPlan(
+    plan = session.plan_launch(
         accelerator=accelerator,
         zone=zone,
-        project=session.project or "",
-        run_id=run_id,
-        run_dir=session.run_folder(run_id),
         route=route,
         name=name,
         script=script,

@@ -58,10 +58,12 @@ def verify(
     """Run the verifier here, stream it, and save its receipt."""
     from tpuwizard.core import paths
     from tpuwizard.core.evidence.verifier import check_device_count, run_local
+    from tpuwizard.session.session import new_run
 
     check_device_count(devices)
     if receipt_path is None:
-        receipt_path = paths.run_dir(paths.new_run_id(), run_dir) / "receipt.json"
+        folder = paths.make_folder(new_run(run_dir)[1], "The run folder (--run-dir)")
+        receipt_path = folder / "receipt.json"
     elif receipt_path.is_dir():
         raise BadInput(f"--receipt {receipt_path} is a folder: give a file such as receipt.json.")
     else:

@@ -138,10 +138,8 @@ def up(
     """Create a TPU, set it up and verify it once, and keep it for `tpuwizard run`."""
     import json
 
-    from tpuwizard.core import paths
     from tpuwizard.core.launch.events import launch_events as ev
     from tpuwizard.core.launch.plan.idle_rules import googles_deadline_only
-    from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
     from tpuwizard.session.backend import backend_notes, decide_backend
     from tpuwizard.session.signals import exit_code, stop_on_signals
     from tpuwizard.words.event_text import json_event
@@ -153,13 +151,9 @@ def up(
     googles = googles_deadline_only(route, chosen.backend)
     watchdog = not (no_watchdog or googles)
     session = open_session(project, sandbox)
-    run_id = paths.new_run_id()
-    plan = LaunchPlan(
+    plan = session.plan_launch(
         accelerator=accelerator,
         zone=zone,
-        project=session.project or "",
-        run_id=run_id,
-        run_dir=session.run_folder(run_id),
         route=route,
         name=name,
         failover=failover,

@@ -24,10 +24,10 @@ def launch_on_kaggle(
     """Check everything that can be checked here (exit 2, nothing pushed), then follow the run.
 
     ``refused``: options of the TPU routes given with this one, by name (each exits 2)."""
-    from tpuwizard.core import paths
     from tpuwizard.core.kaggle.kernel import machine_shape
     from tpuwizard.core.kaggle.run import prepare_run
     from tpuwizard.session.kaggle_route import KaggleRoute
+    from tpuwizard.session.session import new_run
 
     given = [name for name, on in refused.items() if on]
     if given:
@@ -39,7 +39,7 @@ def launch_on_kaggle(
     if script is None:
         raise BadInput("--route kaggle needs --script: the Python script to run on Kaggle.")
     shape = machine_shape(accelerator)
-    run_id = paths.new_run_id()
+    run_id, run_folder = new_run(run_dir)
     run = prepare_run(
         script,
         script_args,
@@ -47,7 +47,7 @@ def launch_on_kaggle(
         max_run,
         shape,
         run_id,
-        paths.runs_folder(run_dir) / run_id,
+        run_folder,
         sandbox,
         delete_kernel,
     )

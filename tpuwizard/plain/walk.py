@@ -12,7 +12,6 @@ from typing import Any
 
 import questionary
 
-from tpuwizard.core import paths
 from tpuwizard.core.cloud import gcloud_config
 from tpuwizard.core.cloud.tpu7x_access import access_note
 from tpuwizard.core.deadlines import deadline_bounds_text, deadline_problem
@@ -25,7 +24,7 @@ from tpuwizard.core.launch.events.launch_events import (
     ScriptLine,
     VerifierLine,
 )
-from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN, LaunchPlan
+from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN
 from tpuwizard.core.launch.plan.resume_rules import RESUME_ROUTES
 from tpuwizard.core.plan import routes
 from tpuwizard.plain.capacity import SliceQuestions
@@ -184,13 +183,10 @@ class PlainWizard:
             if script
             else None
         )
-        run_id = paths.new_run_id()
-        plan = LaunchPlan(
+        plan = session.plan_launch(
             accelerator=accelerator,
             zone=zone,
             project=project,
-            run_id=run_id,
-            run_dir=session.run_folder(run_id),
             route=route,
             name=name,
             script=Path(script) if script else None,

@@ -267,14 +267,12 @@ class KeptNode:
         :class:`RunStarted` to :class:`Finished` (after :class:`Failed` when the node went away
         or a command on it failed). With ``checkpoints`` (a spot node) the run survives the
         node's preemption: it is made again from ``up``'s settings (session/kept_resume.py)."""
-        from tpuwizard.core import paths
         from tpuwizard.core.cloud.diagnose import diagnose
         from tpuwizard.core.launch.kept.run_lock import lock_path, run_lock
         from tpuwizard.session.kept_resume import resume_problems, run_resumable
 
         session, r = self.nodes.session, self.entry.resource
-        run_id = paths.new_run_id()
-        run_dir = session.run_folder(run_id)
+        run_id, run_dir = session.new_run()
         coordinator = coordinator_for(self.node.endpoints, self.rt.explicit_coordinator)
         plan = ScriptRun(
             script,

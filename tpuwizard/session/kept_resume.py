@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -27,7 +27,7 @@ from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.kept.settings import (
     REPLACED_BY_FIELD,
     kept_chain_end,
-    replacement_plan,
+    replacement_answers,
 )
 from tpuwizard.core.launch.plan.resume_rules import MAX_RESTARTS, checkpoints_problem
 from tpuwizard.core.launch.records.ledger import Resource
@@ -190,22 +190,23 @@ class KeptAttempts:
         """A new kept node from ``up``'s settings, by the launch's own code (ledger intent,
         create, bootstrap, verify, watchdog, kept); the old record names it. A failure is
         the attempt's end, and whatever the new launch left is deleted (as ``up`` does)."""
-        from tpuwizard.core import paths
         from tpuwizard.core.launch.lifecycle.launch import run_launch
         from tpuwizard.core.launch.plan.launch_plan import ready_timeout_s
         from tpuwizard.session.login import recorded_login
         from tpuwizard.session.runtime import build_runtime
 
         session, old = self.session, self.last
-        run_id = paths.new_run_id()
         # Logged in to as up chose (session/login.py): under OS Login the key stays in the
         # profile until the old node's deadline, which the new node's never passes.
         login, os_login = recorded_login(old.entry)
-        plan = replace(
-            replacement_plan(old.entry, run_id, session.run_folder(run_id)),
-            max_run_minutes=float(math.floor(self.minutes)),  # never past the old deadline
-            transport=login.transport,  # the plan's reach rules hold for the way it is reached
+        plan = session.plan_launch(
+            **{
+                **replacement_answers(old.entry),
+                "max_run_minutes": float(math.floor(self.minutes)),  # never past the old deadline
+                "transport": login.transport,  # the plan's reach rules hold for how it is reached
+            }
         )
+        run_id = plan.run_id
         cloud = session.cloud_for(plan.backend)
         runtime = build_runtime(cloud, session.practice, login.transport, os_login, login.account)
         runtime.ready_timeout = ready_timeout_s(plan.route)

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.protocol import Cloud
+    from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
     from tpuwizard.core.launch.records.billing_state import BillingState
     from tpuwizard.core.launch.records.ledger import Ledger, Resource
     from tpuwizard.core.launch.teardown.verified import TeardownResult
@@ -34,6 +35,10 @@ class SessionServices(Protocol):
     def cloud_for(self, backend: str) -> Cloud: ...
 
     def run_folder(self, run_id: str) -> Path: ...
+
+    def new_run(self) -> tuple[str, Path]: ...
+
+    def plan_launch(self, **answers: Any) -> LaunchPlan: ...
 
     def delete(
         self, resources: Sequence[Resource], others_confirmed: bool = False

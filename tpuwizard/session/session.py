@@ -36,6 +36,13 @@ if TYPE_CHECKING:
     from tpuwizard.session.launch_handle import LaunchHandle
 
 
+def new_run(base: Path | None = None) -> tuple[str, Path]:
+    """A new run: its id, minted here and nowhere else, and its folder under ``base``
+    (``--run-dir``; else ``runs/`` here)."""
+    run_id = paths.new_run_id()
+    return run_id, paths.runs_folder(base) / run_id
+
+
 class Session:
     """One user's session with Cloud TPU (or the practice sandbox)."""
 
@@ -145,6 +152,20 @@ class Session:
         what its script's ``--fetch`` copies back goes in its ``files/``
         (``paths.fetched_files``), the same for ``launch`` and ``run``."""
         return self.runs_base / run_id
+
+    def new_run(self) -> tuple[str, Path]:
+        """A new run's id and its folder among this session's run folders."""
+        return new_run(self.runs)
+
+    def plan_launch(self, **answers: Any) -> LaunchPlan:
+        """The launch plan for a front end's answers, for a new run: the run's id and folder
+        minted here, the project this session's where the answers name none. Its
+        ``problems()``/``validate()`` say what is wrong with it, before any cloud call."""
+        from tpuwizard.core.launch.plan.launch_plan import plan_for_run
+
+        run_id, run_dir = self.new_run()
+        answers.setdefault("project", self.project or "")
+        return plan_for_run(run_id, run_dir, **answers)
 
     def zone_survey(self, refresh: bool = False, strict: bool = True) -> ZoneAnswer:
         """Which zones offer which types: live when this session reaches a cloud (practice, or

@@ -236,14 +236,12 @@ class WizardApp(App[int]):
     async def run_launch(self) -> str | None:
         """One launch, then its summary: quit, or a zone the summary offered, or a new launch;
         the way on chosen ("again", "zone", "review"), None when the wizard is leaving."""
-        from tpuwizard.core import paths
         from tpuwizard.tui.before_create import checked_plan
         from tpuwizard.tui.screens.run import ProvisionScreen, phase_screen
         from tpuwizard.tui.screens.summary import SummaryScreen
 
         s = self.state
-        run_id = paths.new_run_id()
-        plan = s.plan(run_id, self.session.run_folder(run_id))
+        plan = self.session.plan_launch(**s.plan_answers())
         s.last_failure, s.finished_code, s.total_cost_usd, s.kept = None, None, None, None
         screen: Any = ProvisionScreen()
         await self.push_screen(screen)

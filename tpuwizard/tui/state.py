@@ -125,21 +125,25 @@ class WizardState:
                 if self.total_cost_usd is None:
                     self.total_cost_usd = event.cost_usd
 
-    def plan(self, run_id: str, run_dir: Path | None = None) -> LaunchPlan:
-        """The launch plan these answers describe (its problems() say what is wrong with it);
-        ``run_dir``: the session's run folder for ``run_id`` (a preview goes under run_dir)."""
-        from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+    def preview(self) -> LaunchPlan:
+        """The launch plan these answers describe, for Review (its problems() say what is
+        wrong with it); the launch's own plan comes from the session (plan_answers)."""
+        from tpuwizard.core.launch.plan.launch_plan import plan_for_run
+
+        return plan_for_run("preview", self.run_dir / "preview", **self.plan_answers())
+
+    def plan_answers(self) -> dict[str, Any]:
+        """The launch plan's fields these answers give: all but the run's id and folder,
+        which the session mints (Session.plan_launch)."""
         from tpuwizard.core.launch.plan.resume_rules import RESUME_ROUTES
 
         choice = self.backend_choice()
         # Offered on the routes Google preempts; a folder typed there stays for going back.
         resumes = self.route in RESUME_ROUTES and self.checkpoints.strip()
-        return LaunchPlan(
+        return dict(
             accelerator=self.accelerator,
             zone=self.zone or "",
             project=self.project or "",
-            run_id=run_id,
-            run_dir=run_dir or self.run_dir / run_id,
             route=self.route,
             name=self.name,
             script=self.script,

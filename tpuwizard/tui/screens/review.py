@@ -188,7 +188,7 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         """Every rule the plan would break, from the core (the same check the launch makes),
         in the wizard's words."""
         candidate = self.state.reviewed(self.answers())
-        return all_words(candidate.plan("preview").problems(), "wizard")
+        return all_words(candidate.preview().problems(), "wizard")
 
     @on(Input.Changed)
     @on(Switch.Changed)
@@ -210,7 +210,7 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         # The file beside the script is used unasked: its field says so, on its lower border.
         self.query_one("#packages", Input).border_subtitle = f"+ {AUTO_FILE}" if auto else None
         problems = self.problems()
-        candidate = self.state.reviewed(answers).plan("preview")
+        candidate = self.state.reviewed(answers).preview()
         words = self.deadline_words(candidate) if not problems else ""
         if words and (on_compute or self.query("#compute")):  # which API, where there is a choice
             words = backend_words(self.state, answers) + "\n" + words

@@ -4,7 +4,6 @@ replacement is made from the record alone (the old node is gone by then)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN, LaunchPlan
@@ -34,20 +33,19 @@ def kept_settings(plan: LaunchPlan) -> dict[str, Any]:
     }
 
 
-def replacement_plan(entry: Entry, run_id: str, run_dir: Path) -> LaunchPlan:
-    """The plan ``up`` made ``entry``'s node with, for a new node in the same zone (then the
-    zones after it in ``--zones``), named for ``run_id``; the chain sets its deadline
-    (:func:`kept_chain_end` bounds it). A record from before settings were recorded gives the
-    route's defaults, and the watchdog its recorded idle time, as ``up`` does."""
+def replacement_answers(entry: Entry) -> dict[str, Any]:
+    """The answers ``up`` made ``entry``'s node with, for the plan of a new node in the same
+    zone (then the zones after it in ``--zones``), which the session makes for a new run; the
+    chain sets its deadline (:func:`kept_chain_end` bounds it). A record from before settings
+    were recorded gives the route's defaults, and the watchdog its recorded idle time, as ``up``
+    does."""
     r, settings = entry.resource, entry.extra.get(SETTINGS_FIELD) or {}
     zones = tuple(settings.get("zones") or ())
     idle_s = entry.extra.get("idle_s")
-    return LaunchPlan(
+    return dict(
         accelerator=r.accelerator,
         zone=r.zone,
         project=r.project,
-        run_id=run_id,
-        run_dir=run_dir,
         route=r.route,
         failover=bool(settings.get("failover")),
         zones=zones_from(zones, r.zone) if zones else (),

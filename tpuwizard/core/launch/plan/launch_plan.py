@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tpuwizard.core import paths
 from tpuwizard.core.choices import Choice, Said, phrase
@@ -272,6 +272,13 @@ class LaunchPlan:
         if problems:
             raise PlanRefused(problems)
         return catalog.parse_accelerator(self.accelerator)
+
+
+def plan_for_run(run_id: str, run_dir: Path, **answers: Any) -> LaunchPlan:
+    """The one place a LaunchPlan is assembled: a front end's answers (every field but the
+    run's id and folder) for run ``run_id``. Front ends reach it through the Session, which
+    mints the run (``Session.plan_launch``); the wizard's Review previews a plan with it."""
+    return LaunchPlan(run_id=run_id, run_dir=run_dir, **answers)
 
 
 def flex_problems(accelerator: str, zone: str, backend: str = "auto") -> list[Said]:
