@@ -127,6 +127,7 @@ class Provisioner:
             owner=rt.owner,
             route=plan.route,
             max_run_s=int(plan.max_run * 60),
+            via=plan.via,
         )
         queued = rt.cloud.queues(plan.route)
         name = f"{plan.node_name}-qr" if queued else plan.node_name
@@ -141,6 +142,7 @@ class Provisioner:
             plan.node_name if queued else None,
             rt.owner,
             rt.cloud.backend,
+            plan.via,
         )
         self.cancel.check()
         if stopped():
@@ -276,7 +278,7 @@ class Provisioner:
         begun: list[dict[str, str]] = []
 
         def record(part: Part) -> None:
-            where = "zone" if part.kind in ("node", "mig") else "region"
+            where = "zone" if part.kind in ("node", "mig", "resize-request") else "region"
             begun.append({"kind": part.kind, where: part.zone, "name": part.name})
             self.rt.ledger.record("intent", resource, parts=list(begun))
 
