@@ -15,6 +15,7 @@ and template, and whose diagnosis names the bulk-mode default.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -30,6 +31,8 @@ from tpuwizard.core.errors import CreateFailed
 
 # compute.v1.json's states of a request that still asks for VMs (cancel takes only these).
 ACTIVE = frozenset({"CREATING", "ACCEPTED"})
+# The REST client's "POST https://...: " before Google's own words (as diagnose.py strips it).
+_REQUEST_PREFIX = re.compile(r"^(GET|POST|PUT|PATCH|DELETE) \S+: ")
 
 
 class ResizeRequestPart:
@@ -63,7 +66,8 @@ class ResizeRequestPart:
         except exceptions.ClientError as err:  # 4xx: Google said no; nothing was made
             if isinstance(err, exceptions.TooManyRequests | exceptions.NotFound):
                 raise
-            refused = {"code": REQUEST_REFUSED_CODE, "message": str(err.message)}
+            said = _REQUEST_PREFIX.sub("", str(err.message))  # Google's words, not the URL
+            refused = {"code": REQUEST_REFUSED_CODE, "message": said}
             name = body.request_name(req.node_id)
             raise CreateFailed(OperationError(name, [refused], err.code)) from err
 
@@ -76,27 +80,27 @@ class ResizeRequestPart:
         except exceptions.NotFound:
             return []
 
-    def failure(self, zone: str, mig: str) -> tuple[OperationError | None, bool]:
-        """What our request says of the wait: (its error, whether that error ends it). FAILED
-        ends it ("any VMs that were created during provisioning are rolled back"); an accepted
-        request whose last attempt found no capacity waits on (Flex-start queues), any other
-        last-attempt error ends it; a request cancelled or gone (by hand) ends it too."""
+    def check(self, zone: str, mig: str) -> OperationError | None:
+        """What our request says while the VM is awaited: no capacity yet (returned: Flex-start
+        waits, until tpuwizard's queue wait), or a :class:`CreateFailed` that ends the wait:
+        FAILED ("any VMs that were created during provisioning are rolled back"), another
+        last-attempt error, or a request cancelled or gone (by hand)."""
         name = body.request_name(mig)
         found = next((r for r in self.listed(zone, mig) if r.name == name), None)
         if found is None:
-            return OperationError(name, [{"code": "NOT_FOUND", "message": _GONE}]), True
+            raise CreateFailed(OperationError(name, [{"code": "NOT_FOUND", "message": _GONE}]))
         state = str(found.state)
         if state in ("CANCELLED", "DELETING"):
             words = f"the resize request {name} was {state.lower()} before its VM ran"
-            return OperationError(name, [{"code": state, "message": words}]), True
+            raise CreateFailed(OperationError(name, [{"code": state, "message": words}]))
         if state == "FAILED":
-            return OperationError(name, _errors(found.status.error), doing="create"), True
+            raise CreateFailed(OperationError(name, _errors(found.status.error)))
         last = found.status.last_attempt.error if found.status.last_attempt else None
         errors = _errors(last)
-        if not errors:
-            return None, False
-        failed = OperationError(name, errors, doing="create")
-        return failed, not capacity_refused(failed)
+        failed = OperationError(name, errors) if errors else None
+        if failed is not None and not capacity_refused(failed):
+            raise CreateFailed(failed)
+        return failed
 
     def cancel_and_delete(self, zone: str, mig: str, timeout: float) -> None:
         """Cancel each active request, then delete it, each operation waited on."""

@@ -95,6 +95,7 @@ class ComputeSlices:
         self.v1, self.project = compute_v1, project
         self.timeout, self.retry = timeout, retry
         self.clock = clock  # the Flex-start queue wait's (a test's own clock)
+        self.building: dict[tuple[str, str], SliceBuild] = {}  # by (zone, name), this process's
         self.policies = client(compute_v1.ResourcePoliciesClient)
         self.templates = client(compute_v1.RegionInstanceTemplatesClient)
         self.migs = client(compute_v1.InstanceGroupManagersClient)
@@ -114,6 +115,9 @@ class ComputeSlices:
         """Announce and insert the first part (the workload policy; Route 2B's template); the
         wait inserts the rest."""
         build = SliceBuild(req, on_part or (lambda part: None), "", "")
+        # Kept before the insert: if its answer is lost, the launch finds the part and waits
+        # with no operation, and the wait goes on from this build.
+        self.building[(req.zone, req.node_id)] = build
         self._start(build, build.steps[0])
         return build
 
@@ -122,6 +126,7 @@ class ComputeSlices:
         req = build.req
         zone, region = req.zone, body.region_of(req.zone)
         call, v1 = self._call, self.v1
+        build.step, build.operation = step, ""  # until the insert answers
         if step == body.POLICY:
             build.on_part(Part(body.POLICY, region, body.policy_name(req.node_id)))
             policy = v1.ResourcePolicy.from_json(json.dumps(body.policy_body(req)))
@@ -165,11 +170,12 @@ class ComputeSlices:
             return True
         regional = build.step in (body.POLICY, body.TEMPLATE)
         where = body.region_of(req.zone) if regional else req.zone
-        op = self._get_operation(where, build.operation, regional)
-        if status_of(op) != "DONE":
+        # No operation: the insert's answer was lost and the launch found the part there.
+        op = self._get_operation(where, build.operation, regional) if build.operation else None
+        if op is not None and status_of(op) != "DONE":
             return False
-        errors = operation_errors(op)
-        if errors:
+        errors = operation_errors(op) if op is not None else []
+        if op is not None and errors:
             failed = OperationError(op.name, errors, op.http_error_status_code or None)
             raise CreateFailed(failed, route=req.route if req.route == "spot" else None)
         build.steps_done.append(build.step)
@@ -192,6 +198,7 @@ class ComputeSlices:
         cancelled: Callable[[], bool] | None,
     ) -> NodeInfo:
         """Until the topology is ACTIVE and every managed instance RUNNING with an address."""
+        build = build or self.building.get((zone, name))
 
         def read() -> NodeInfo | None:
             if build is not None and not self._advance(build):
@@ -200,8 +207,8 @@ class ComputeSlices:
             if node is not None and node.state in TOPOLOGY_DEAD_ENDS:
                 raise CreateFailed(degraded(name, node.state, zone))
             self._instance_failures(zone, name, build)
-            if build is not None and body.by_resize_request(build.req):
-                self._request_failure(zone, name, build)
+            if build is not None and body.by_resize_request(build.req):  # FAILED: raised
+                build.capacity_error = self.requests.check(zone, name) or build.capacity_error
             if node is None or node.state != "RUNNING":
                 self._queue_wait_over(build, node)
                 return node
@@ -235,13 +242,6 @@ class ComputeSlices:
                     build.capacity_error = failed
                     continue
                 raise CreateFailed(failed)
-
-    def _request_failure(self, zone: str, name: str, build: SliceBuild) -> None:
-        """Route 2B: what the MIG's resize request says (FAILED, cancelled, no capacity yet)."""
-        failed, final = self.requests.failure(zone, name)
-        if failed is not None and final:
-            raise CreateFailed(failed)
-        build.capacity_error = failed or build.capacity_error
 
     def _queue_wait_over(self, build: SliceBuild | None, node: NodeInfo | None) -> None:
         """A Flex-start slice not whole when its queue wait (--queue-wait; Google bounds a BULK
@@ -332,7 +332,7 @@ class ComputeSlices:
         """The MIG (its VMs with it, never one by one: it would recreate them), then the
         template, then the policy, each waited on; a part already gone is fine."""
         region = body.region_of(zone)
-        self.requests.cancel_and_delete(zone, name, timeout)  # before its MIG: no VM asked for meanwhile
+        self.requests.cancel_and_delete(zone, name, timeout)  # first: no VM asked for meanwhile
         steps = (
             (self.migs.delete_unary, zone, False, {"instance_group_manager": name}),
             (

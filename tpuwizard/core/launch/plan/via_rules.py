@@ -59,7 +59,8 @@ def via_problems(plan: ViaFields) -> list[Said]:
     if plan.backend != COMPUTE:
         found.append(
             "--via resize-request is the course's Route 2B on Compute Engine (a MIG's resize "
-            f"request), not on {plan.backend}: add --backend compute, or leave --via out."
+            f"request), which needs --backend compute (not {plan.backend}): add it, or leave "
+            "--via out."
         )
     if plan.route != "flex":
         found.append(
@@ -101,9 +102,10 @@ def course_v5e_words(accelerator: str) -> str:
     """The course prints Route 2B with ``ct5lp-hightpu-4t`` (v5e): Compute Engine does not serve
     it as an instance. What to type instead."""
     return (
-        f"The course's Route 2B asks for {accelerator} as machine type ct5lp-hightpu-4t, which "
-        "Compute Engine does not serve as an instance: Google refuses it with a 403, 'This user "
-        "agent is not allowed to use the machine type' (users' reports; Google's TPU Builders "
+        f"The course's Route 2B asks for v5e ({accelerator}; machine type ct5lp-hightpu-4t), "
+        "which Compute Engine does not serve as an instance: Google refuses it with a 403, "
+        "'This user agent is not allowed to use the machine type' (users' reports; Google's TPU "
+        "Builders "
         "guide lists v5e as legacy API only). Run Route 2B with the course's other slice, "
         f"--accelerator {COURSE_OTHER} (ct6e-standard-4t), or v5e through the TPU API's "
         "Flex-start: --backend tpu-api --route flex, without --via."
