@@ -156,6 +156,7 @@ def test_route_2b_s_hand_check_commands_are_its_request_mig_and_template():
 def test_route_2b_whose_create_made_no_connection_was_never_sent(tmp_path):
     code, events, text, cloud, ledger = launch(tmp_path, "compute", "refused_create=1", **ROUTE_2B)
     assert code == EXIT_CLOUD and "CreateRefused" in [type(e).__name__ for e in events]
+    assert cloud.nodes == {} and cloud.count("get_node") == 0  # nothing read over no network
     assert ledger.open_entries() == [] and "Cannot reach Compute Engine" in text
     assert "may still be billing" not in text and "STILL BILLING" not in text
 

@@ -295,8 +295,10 @@ class ComputeSlices:
         names = set(templates) | set(policies) | set(members)
         names |= {n for n, m in migs.items() if body.read_note(m.description or "")}
         vms = {n: sorted(found, key=lambda v: str(v.name)) for n, found in members.items()}
-        parts = (migs.get, templates.get, policies.get)
-        nodes = [slice_info(zone, n, *(p(n) for p in parts), vms.get(n, [])) for n in sorted(names)]
+        nodes = [
+            slice_info(zone, n, migs.get(n), templates.get(n), policies.get(n), vms.get(n, []))
+            for n in sorted(names)
+        ]
         return nodes, loose
 
     def _vms(self, zone: str, name: str) -> list[Any]:
@@ -381,7 +383,6 @@ class ComputeSlices:
     def part_gone(self, part: Part) -> bool:
         return self.part_labels(part) is None
 
-    # -- operations -------------------------------------------------------------------------
     def _get_operation(self, where: str, name: str, regional: bool) -> Any:
         if regional:
             return self._call(self.region_operations.get, region=where, operation=name)
