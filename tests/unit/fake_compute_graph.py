@@ -192,6 +192,11 @@ class _Instances(_Part):
         self.g.log("instances.list", filter=request.filter, **kw)
         return list(self.g.instances.values())
 
+    def delete_unary(self, instance: str, **kw: Any) -> Any:
+        """A slice's name is no instance's: ComputeCloud.delete_node then deletes its parts."""
+        self.g.log("instances.delete", **kw)
+        raise gx.NotFound(f"The resource '{instance}' was not found")
+
 
 class _Operations(_Part):
     def get(self, operation: str, **kw: Any) -> Any:

@@ -7,6 +7,7 @@ answer; and a MIG of the same name that is not ours is never taken for ours."""
 from __future__ import annotations
 
 import itertools
+import json
 
 import pytest
 
@@ -181,19 +182,18 @@ def test_a_lost_answer_to_the_first_insert_is_found_and_the_build_goes_on():
     assert inserts == ["templates.insert", "migs.insert", "requests.insert"]  # each once
 
 
-def test_a_mig_of_the_same_name_that_is_not_ours_is_never_touched(tmp_path):
+def foreign_mig_and_cloud(graph: FakeGraph):
     from google.cloud import compute_v1
 
     from tpuwizard.core.cloud.compute import ComputeCloud
-    from tpuwizard.core.launch.records.ledger import Ledger
-    from tpuwizard.core.launch.teardown.verified import delete_and_verify
 
-    graph = FakeGraph()
-    graph.migs[NAME] = compute_v1.InstanceGroupManager(name=NAME, base_instance_name="theirs")
+    graph.migs[NAME] = compute_v1.InstanceGroupManager(
+        name=NAME, base_instance_name="theirs", description="someone else's"
+    )
     cloud = ComputeCloud("p", endpoint="http://127.0.0.1:1")
     cloud.slices = slices(graph)
+    cloud.instances = graph.client(compute_v1.InstancesClient)  # of the name: none
     cloud._get_raw = lambda zone, name: None  # no instance of the name: the MIG is read
-    assert cloud.slices.fold(ZONE, [])[0] == []  # status lists no MIG without our description
     resource = Resource(
         "node",
         "p",
@@ -206,8 +206,36 @@ def test_a_mig_of_the_same_name_that_is_not_ours_is_never_touched(tmp_path):
         backend="compute",
         via=VIA_RESIZE_REQUEST,
     )
+    return cloud, resource
+
+
+def test_a_mig_of_the_same_name_that_is_not_ours_is_never_touched(tmp_path):
+    from tpuwizard.core.launch.records.ledger import Ledger
+    from tpuwizard.core.launch.teardown.verified import delete_and_verify
+
+    graph = FakeGraph()
+    cloud, resource = foreign_mig_and_cloud(graph)
+    assert cloud.slices.fold(ZONE, [])[0] == []  # status lists no MIG without our description
     result = delete_and_verify(cloud, Ledger(tmp_path / "ledger.jsonl"), resource)
-    assert result.held_by is not None  # the name is held by another: ours is not there
-    assert NAME in graph.migs and not [
-        n for n in graph.names() if n.endswith((".delete", ".cancel"))
-    ]
+    assert result.verified  # nothing of ours there
+    assert NAME in graph.migs and "migs.delete" not in graph.names()
+    assert not [n for n in graph.names() if n.startswith("requests.")]  # its requests unread
+
+
+def test_our_template_beside_a_foreign_mig_of_its_name_is_deleted_and_the_mig_left(tmp_path):
+    # A crash after our template, when someone else's MIG held the name (its insert a 409).
+    from google.cloud import compute_v1
+
+    from tpuwizard.core.launch.records.ledger import Ledger
+    from tpuwizard.core.launch.teardown.verified import delete_and_verify
+
+    graph = FakeGraph()
+    cloud, resource = foreign_mig_and_cloud(graph)
+    template = compute_v1.InstanceTemplate.from_json(json.dumps(body.template_body(request())))
+    graph.templates[f"{NAME}-it"] = template
+    found = cloud.get_node(ZONE, NAME)
+    assert found is not None and found.parts == ("template",)  # the MIG not read as ours
+    result = delete_and_verify(cloud, Ledger(tmp_path / "ledger.jsonl"), resource)
+    assert result.verified and not graph.templates
+    assert NAME in graph.migs and "migs.delete" not in graph.names()
+    assert "requests.cancel" not in graph.names() and "requests.delete" not in graph.names()

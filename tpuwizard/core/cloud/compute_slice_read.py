@@ -68,6 +68,13 @@ def part_words(
     return tuple(str(words) for words, there in named if words and there)
 
 
+def mig_is_ours(mig: Any, name: str) -> bool:
+    """A MIG whose description carries tpuwizard's note for this slice: one of the same name
+    without it (someone else's) is never read as ours, nor deleted."""
+    note = body.read_note(mig.description or "") if mig is not None else None
+    return note is not None and note.slice_name == name
+
+
 def ours(parts: list[Any], zone: str) -> dict[str, Any]:
     """Parts whose note says they belong to a slice in ``zone``, by slice name."""
     found = {}

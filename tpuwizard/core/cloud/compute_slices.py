@@ -37,6 +37,7 @@ from tpuwizard.core.cloud.compute_slice_read import (
     PARTS_LEFT,
     TOPOLOGY_DEAD_ENDS,
     degraded,
+    mig_is_ours,
     ours,
     slice_info,
 )
@@ -266,6 +267,7 @@ class ComputeSlices:
         leftover template or policy (PARTS_LEFT); None when no part is there."""
         region = body.region_of(zone)
         mig = self._read(self.migs.get, zone=zone, instance_group_manager=name)
+        mig = mig if mig_is_ours(mig, name) else None  # a MIG of the name not ours: not there
         template = self._read(
             self.templates.get, region=region, instance_template=body.template_name(name)
         )
@@ -281,7 +283,7 @@ class ComputeSlices:
         """Our slices in ``zone`` (each one node, leftover parts included) and the instances
         that belong to none of them."""
         region = body.region_of(zone)
-        migs = {m.name: m for m in self._list(self.migs.list, zone=zone)}
+        migs = {m.name: m for m in self._list(self.migs.list, zone=zone) if mig_is_ours(m, m.name)}
         templates = ours(self._list(self.templates.list, region=region), zone)
         policies = ours(self._list(self.policies.list, region=region), zone)
         members: dict[str, list[Any]] = {}
@@ -292,8 +294,7 @@ class ComputeSlices:
                 members.setdefault(owner, []).append(vm)
             else:
                 loose.append(vm)
-        names = set(templates) | set(policies) | set(members)
-        names |= {n for n, m in migs.items() if body.read_note(m.description or "")}
+        names = set(templates) | set(policies) | set(members) | set(migs)
         vms = {n: sorted(found, key=lambda v: str(v.name)) for n, found in members.items()}
         nodes = [
             slice_info(zone, n, migs.get(n), templates.get(n), policies.get(n), vms.get(n, []))
@@ -334,17 +335,15 @@ class ComputeSlices:
         """The MIG (its VMs with it, never one by one: it would recreate them), then the
         template, then the policy, each waited on; a part already gone is fine."""
         region = body.region_of(zone)
-        self.requests.cancel_and_delete(zone, name, timeout)  # first: no VM asked for meanwhile
-        steps = (
+        mine = mig_is_ours(self._read(self.migs.get, zone=zone, instance_group_manager=name), name)
+        if mine:  # a MIG of the name not ours is never touched; its requests before it
+            self.requests.cancel_and_delete(zone, name, timeout)
+        template, policy = body.template_name(name), body.policy_name(name)
+        steps = [
             (self.migs.delete_unary, zone, False, {"instance_group_manager": name}),
-            (
-                self.templates.delete_unary,
-                region,
-                True,
-                {"instance_template": body.template_name(name)},
-            ),
-            (self.policies.delete_unary, region, True, {"resource_policy": body.policy_name(name)}),
-        )
+            (self.templates.delete_unary, region, True, {"instance_template": template}),
+            (self.policies.delete_unary, region, True, {"resource_policy": policy}),
+        ][0 if mine else 1 :]
         for method, where, regional, kw in steps:
             scope = {"region": where} if regional else {"zone": where}
             op = self._read(method, **scope, **kw)
@@ -357,9 +356,10 @@ class ComputeSlices:
         """Verified: no part answers a read, the zone's MIG list lacks it, no VM of it is left."""
         if self.get(zone, name) is not None:
             return False
-        if any(m.name == name for m in self._list(self.migs.list, zone=zone)):
+        listed = self._list(self.migs.list, zone=zone)
+        if any(m.name == name and mig_is_ours(m, name) for m in listed):
             return False
-        return not self._vms(zone, name) and not self.requests.listed(zone, name)
+        return not self._vms(zone, name)  # its requests lived in its MIG, listed gone above
 
     def parts(self, zone: str, name: str) -> list[Part]:
         """Its VMs (as nodes) still listed, its template and its policy."""
