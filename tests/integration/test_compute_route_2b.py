@@ -39,10 +39,11 @@ def test_route_2b_runs_on_its_vm_and_the_template_mig_and_request_are_verified_g
     assert no_part_left(home) and ledger_all_gone(home)
     ledger = (home / "sandbox" / "ledger.jsonl").read_text().splitlines()
     parts = [json.loads(line).get("parts") for line in ledger]
-    assert [p["kind"] for p in next(p for p in reversed(parts) if p)] == [
-        "instance-template",
-        "mig",
-        "resize-request",
+    begun = next(p for p in reversed(parts) if p)  # each part, where it lives, before its create
+    assert [(p["kind"], p.get("zone") or p.get("region")) for p in begun] == [
+        ("instance-template", "us-east5"),
+        ("mig", ZONE),
+        ("resize-request", ZONE),
     ]
 
 
