@@ -19,9 +19,16 @@ _ids = itertools.count(1)
 
 class FakeGraph:
     def __init__(
-        self, topology_state: str = "ACTIVE", stockout: bool = False, waiting: bool = False
+        self,
+        topology_state: str = "ACTIVE",
+        stockout: bool = False,
+        waiting: bool = False,
+        refuse_requests: bool = False,
     ) -> None:
         self.topology_state, self.stockout = topology_state, stockout
+        # Route 2B's resize requests refused with the words users report for TPU MIGs.
+        self.refuse_requests = refuse_requests
+        self.requests: dict[str, dict[str, Any]] = {}  # MIG name -> its requests by name
         # A BULK MIG with no capacity, as Google's resize answers it: DONE at once, no VM made,
         # each managed instance's last attempt ZONE_RESOURCE_POOL_EXHAUSTED.
         self.waiting = waiting
@@ -40,6 +47,7 @@ class FakeGraph:
             compute_v1.InstancesClient: _Instances,
             compute_v1.RegionOperationsClient: _Operations,
             compute_v1.ZoneOperationsClient: _Operations,
+            compute_v1.InstanceGroupManagerResizeRequestsClient: _Requests,
         }[kind](self)
 
     def op(self, errors: list[tuple[str, str]] | None = None) -> Any:
@@ -172,6 +180,7 @@ class _Migs(_Part):
     def delete_unary(self, instance_group_manager: str, **kw: Any) -> Any:
         self.g.log("migs.delete", **kw)
         mig = _get(self.g.migs, instance_group_manager)
+        self.g.requests.pop(instance_group_manager, None)
         for name in [n for n in self.g.instances if n.startswith(mig.base_instance_name + "-")]:
             del self.g.instances[name]
         del self.g.migs[instance_group_manager]
@@ -183,6 +192,11 @@ class _Instances(_Part):
         self.g.log("instances.list", filter=request.filter, **kw)
         return list(self.g.instances.values())
 
+    def delete_unary(self, instance: str, **kw: Any) -> Any:
+        """A slice's name is no instance's: ComputeCloud.delete_node then deletes its parts."""
+        self.g.log("instances.delete", **kw)
+        raise gx.NotFound(f"The resource '{instance}' was not found")
+
 
 class _Operations(_Part):
     def get(self, operation: str, **kw: Any) -> Any:
@@ -192,3 +206,58 @@ class _Operations(_Part):
     def wait(self, operation: str, **kw: Any) -> Any:
         self.g.log("operations.wait", **kw)
         return self.g.operations[operation]
+
+
+class _Requests(_Part):
+    """A MIG's resize requests (the course's Route 2B): ACCEPTED, then its VM made at once
+    (SUCCEEDED), or left waiting with no capacity (``waiting``); cancel takes an active one only,
+    delete an inactive one only (compute.v1.json's methods)."""
+
+    def insert_unary(self, instance_group_manager: str, zone: str, **kw: Any) -> Any:
+        request = kw.pop("instance_group_manager_resize_request_resource")
+        self.g.log("requests.insert", body=request, **kw)
+        mig = _get(self.g.migs, instance_group_manager)
+        if self.g.refuse_requests:
+            raise gx.BadRequest(
+                "Creating resize requests for managed instance group with TPU is not allowed"
+            )
+        request.state = "ACCEPTED"
+        if self.g.waiting:
+            tried = {"error": {"errors": [{"code": "ZONE_RESOURCE_POOL_EXHAUSTED"}]}}
+            request.status = compute_v1.InstanceGroupManagerResizeRequestStatus(last_attempt=tried)
+        else:
+            template = self.g.templates[mig.instance_template.rsplit("/", 1)[-1]]
+            name = f"{mig.base_instance_name}-a0"
+            self.g.instances[name] = compute_v1.Instance(
+                name=name,
+                zone=zone,
+                status="RUNNING",
+                labels=dict(template.properties.labels),
+                network_interfaces=[{"network_i_p": "10.0.0.10"}],
+            )
+            mig.target_size += request.resize_by
+            request.state = "SUCCEEDED"
+        self.g.requests.setdefault(instance_group_manager, {})[request.name] = request
+        return self.g.op()
+
+    def list(self, instance_group_manager: str, **kw: Any) -> list[Any]:
+        self.g.log("requests.list", **kw)
+        _get(self.g.migs, instance_group_manager)
+        return list(self.g.requests.get(instance_group_manager, {}).values())
+
+    def cancel_unary(self, instance_group_manager: str, resize_request: str, **kw: Any) -> Any:
+        self.g.log("requests.cancel", **kw)
+        found = _get(self.g.requests.get(instance_group_manager, {}), resize_request)
+        if found.state not in ("CREATING", "ACCEPTED"):
+            raise gx.BadRequest(f"The resize request '{resize_request}' is not active")
+        found.state = "CANCELLED"
+        return self.g.op()
+
+    def delete_unary(self, instance_group_manager: str, resize_request: str, **kw: Any) -> Any:
+        self.g.log("requests.delete", **kw)
+        table = self.g.requests.get(instance_group_manager, {})
+        found = _get(table, resize_request)
+        if found.state in ("CREATING", "ACCEPTED"):
+            raise gx.BadRequest(f"The resize request '{resize_request}' is still active")
+        del table[resize_request]
+        return self.g.op()

@@ -9,7 +9,13 @@ import json
 
 import pytest
 
-from tpuwizard.core.cloud import compute, compute_read, compute_slices
+from tpuwizard.core.cloud import (
+    compute,
+    compute_operation_wait,
+    compute_read,
+    compute_resize,
+    compute_slices,
+)
 from tpuwizard.core.cloud.backends import COMPUTE
 from tpuwizard.core.cloud.compute import ComputeCloud
 from tpuwizard.core.cloud.endpoint import compute_endpoint
@@ -43,7 +49,7 @@ def test_every_client_and_the_operations_one_use_that_endpoint(clean):
     assert type(cloud.credentials).__name__ == "AnonymousCredentials"
 
 
-@pytest.mark.parametrize("module", [compute, compute_slices])
+@pytest.mark.parametrize("module", [compute, compute_slices, compute_resize])
 def test_no_extended_operation_is_ever_waited_on(module):
     # insert()/delete() return extended operations whose .result() polls Google's default
     # endpoint (compute-engine.md, "The Python client"): only the *_unary calls are used.
@@ -65,10 +71,18 @@ def test_no_extended_operation_is_ever_waited_on(module):
         and isinstance(node.func, ast.Attribute)
         and node.func.attr == "wait"
     ]
-    # Our own operations clients (zonal, and the slices' regional one), on our endpoint.
+    # Our own operations clients (zonal, and the slices' regional one), on our endpoint: the
+    # slices' and Route 2B's through compute_operation_wait, given the client.
     assert (
-        waits == {compute: ["self.slices", "self.operations"], compute_slices: ["client"]}[module]
+        waits
+        == {
+            compute: ["self.slices", "self.operations"],
+            compute_slices: [],
+            compute_resize: [],
+        }[module]
     )
+    wait_tree = ast.parse(inspect.getsource(compute_operation_wait))
+    assert "client.wait(" in ast.unparse(wait_tree)
 
 
 def test_the_protocol_s_members_with_its_parameters():

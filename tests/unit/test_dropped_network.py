@@ -25,10 +25,10 @@ BACKENDS = {"tpu-api": ("v5litepod-1", "us-central1-a"), "compute": ("v6e-4", "u
 NAMES = {"tpu-api": "the Cloud TPU API", "compute": "Compute Engine"}
 
 
-def launch(tmp_path, backend: str, faults: str):
+def launch(tmp_path, backend: str, faults: str, **fields):
     accelerator, zone = BACKENDS[backend]
     plan = dataclasses.replace(
-        make_plan(tmp_path, accelerator=accelerator), zone=zone, backend=backend
+        make_plan(tmp_path, accelerator=accelerator), zone=zone, backend=backend, **fields
     )
     cloud = MemoryCloud.faulty(faults, backend=backend)
     rt = make_runtime(tmp_path, cloud)
@@ -135,3 +135,35 @@ def test_the_wizard_s_headline_says_may_exist_for_what_was_never_seen():
     summary = RunSummary()
     summary.apply(ev.Finished(False, 4, "/runs/r1", None, ["tpu-a", "tpu-b"], None, ["tpu-b"]))
     assert headline(summary) == "STILL BILLING: tpu-a. MAY EXIST (never seen): tpu-b."
+
+
+ROUTE_2B = {"route": "flex", "via": "resize-request"}  # the course's: template, MIG, request
+
+
+def test_route_2b_s_hand_check_commands_are_its_request_mig_and_template():
+    r2b = dataclasses.replace(resource("compute", "v6e-4"), **ROUTE_2B)
+    delete, listed = manual_command(r2b), list_command(r2b)
+    for command in (delete, listed):
+        assert "tpus" not in command and "compute instances" not in command
+        assert "resource-policies" not in command  # Route 2B has no workload policy
+    assert "resize-requests cancel tpu-a --zone us-east5-a" in delete
+    assert "resize-requests delete tpu-a" in delete and "--resize-requests=tpu-a-rr" in delete
+    assert delete.index("resize-requests delete") < delete.index("instance-groups managed delete")
+    assert "instance-templates delete tpu-a-it --region us-east5" in delete
+    assert "resize-requests list tpu-a --zone=us-east5-a" in listed and "tpu-a-it" in listed
+
+
+def test_route_2b_whose_create_made_no_connection_was_never_sent(tmp_path):
+    code, events, text, cloud, ledger = launch(tmp_path, "compute", "refused_create=1", **ROUTE_2B)
+    assert code == EXIT_CLOUD and "CreateRefused" in [type(e).__name__ for e in events]
+    assert cloud.nodes == {} and cloud.count("get_node") == 0  # nothing read over no network
+    assert ledger.open_entries() == [] and "Cannot reach Compute Engine" in text
+    assert "may still be billing" not in text and "STILL BILLING" not in text
+
+
+def test_route_2b_that_may_have_landed_names_its_own_hand_check_commands(tmp_path):
+    _, _, text, _, ledger = launch(tmp_path, "compute", "reset_create=1;read_error=40", **ROUTE_2B)
+    assert "MAY EXIST: tpu-a" in text and "STILL BILLING" not in text
+    assert "resize-requests" in text and "instance-groups managed" in text
+    assert "compute tpus" not in text and "compute instances delete" not in text
+    assert [e.resource.via for e in ledger.open_entries()] == ["resize-request"]

@@ -32,6 +32,7 @@ from tpuwizard.commands.resume_options import (
     resume_options,
 )
 from tpuwizard.commands.zone_options import where_to_create, zones_options
+from tpuwizard.core.cloud.backends import VIA_AUTO, VIAS
 from tpuwizard.core.deadlines import deadline_bounds_text
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.exit_codes import EXIT_CLOUD
@@ -172,6 +173,16 @@ def _interrupt(signum: int, _frame: object) -> None:
 )
 @backend_option
 @queue_wait_option
+@click.option(
+    "--via",
+    type=click.Choice(list(VIAS)),
+    default=VIA_AUTO,
+    show_default=True,
+    help="How Compute Engine's Flex-start VM is asked for. auto: one instance for a single-host "
+    "type, bulk mode (a BULK MIG, Google's recommendation) for a slice. resize-request: the "
+    "course's Route 2B, a FLEX_START template, a MIG of size 0 and a resize request for one VM "
+    "(needs --backend compute --route flex; tpuwizard deletes all three).",
+)
 @no_preflight_option
 @sandbox_option
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per event per line.")
@@ -209,6 +220,7 @@ def launch(
     service_account: str | None,
     backend: str,
     queue_wait: float | None,
+    via: str,
     no_preflight: bool,
     sandbox: bool,
     as_json: bool,
@@ -217,6 +229,7 @@ def launch(
     """Create a TPU, verify JAX on it, run your script, copy results back, and tear it down."""
     from tpuwizard.core.launch.events.launch_events import Finished, Kept
     from tpuwizard.core.launch.plan.launch_plan import ready_timeout_s
+    from tpuwizard.core.launch.plan.via_rules import refuse_early
     from tpuwizard.session.backend import backend_notes, decide_backend
     from tpuwizard.session.signals import exit_code, stop_on_signals
     from tpuwizard.session.watchdog import choose_watchdog
@@ -248,6 +261,7 @@ def launch(
     zone, zone_list, failover = where_to_create(accelerator, zone, zones, failover)
     if ready_timeout is None:
         ready_timeout = ready_timeout_s(route)
+    refuse_early(accelerator, backend, route, via)  # --via where it does not fit: exit 2 now
     chosen = decide_backend(accelerator, route, backend)  # an impossible pair: exit 2 now
     session = open_session(project, sandbox, run_dir)
     check_transport(transport, session.practice)
@@ -279,6 +293,7 @@ def launch(
         service_account=service_account,
         backend=chosen.backend,
         queue_wait_minutes=queue_wait,
+        via=via,
     )
     plan.validate()  # every rule, before any cloud call (or sandbox): exit 2 with all of them
     if keep:  # in practice the sandbox (and a watchdog's endpoint) must outlive this command

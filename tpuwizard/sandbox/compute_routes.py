@@ -28,8 +28,9 @@ if TYPE_CHECKING:
 
 PREFIX = r"^/compute/v1/projects/(?P<project>[^/]+)"
 ZONE = PREFIX + r"/zones/(?P<zone>[^/]+)"
-# tpuwizard's create call of each kind: an instance's insert, a slice's first part (its policy).
-CREATE_CALLS = ("insert_instance", "mig.insert_policy")
+# tpuwizard's create call of each kind: an instance's insert, a slice's first part (its policy), and
+# the course's Route 2B's first (its template; a slice's template comes after its policy).
+CREATE_CALLS = ("insert_instance", "mig.insert_policy", "mig.insert_template")
 ROUTES: list[tuple[str, re.Pattern[str], str]] = [
     (m, re.compile(p + "$"), h)
     for m, p, h in [

@@ -46,8 +46,10 @@ def sandbox_worker_homes(cloud: Any, node: NodeInfo) -> list[Path]:
     from google.auth.transport.requests import AuthorizedSession
 
     if cloud.backend == COMPUTE:
-        # A multi-host slice is a MIG (named as the node), a single VM an instance.
-        kind = "instanceGroupManagers" if len(node.endpoints) > 1 else "instances"
+        # A multi-host slice is a MIG (named as the node), as is the course's Route 2B (one VM
+        # by a resize request: a node of parts); a single VM an instance.
+        mig = len(node.endpoints) > 1 or bool(node.parts)
+        kind = "instanceGroupManagers" if mig else "instances"
         where = f"projects/{cloud.project}/zones/{node.zone}/{kind}/{node.name}"
     else:
         where = cloud.node_path(node.zone, node.name)

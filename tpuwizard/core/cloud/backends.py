@@ -13,3 +13,9 @@ BACKENDS = (TPU_API, COMPUTE)
 # What a user may ask for: one of the two, or "auto" (the support matrix decides).
 AUTO = "auto"
 CHOICES = (AUTO, *BACKENDS)
+# How a Flex-start VM on Compute Engine is asked for (launch --via): "auto", tpuwizard's own
+# default (one instance for a single-host type, bulk mode for a multi-host slice), or the course's
+# Route 2B, "resize-request" (a template, a MIG of size 0 and a resize request for one VM).
+VIA_AUTO = "auto"
+VIA_RESIZE_REQUEST = "resize-request"
+VIAS = (VIA_AUTO, VIA_RESIZE_REQUEST)

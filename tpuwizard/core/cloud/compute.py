@@ -140,7 +140,7 @@ class ComputeCloud:
         a request Compute Engine cannot take is refused before any call.
         """
         self._routes[(req.zone, req.node_id)] = req.route
-        if is_multi_host(req.accelerator_type):
+        if is_multi_host(req.accelerator_type) or slice_body.by_resize_request(req):
             slice_body.template_body(req)  # refused here, before any call, if it cannot be sent
             with quota_is_final():
                 return self.slices.create(req, on_part)

@@ -20,6 +20,9 @@ CAPACITY_CODES = frozenset(
 # tpuwizard's code (not Google's) for a slice whose MIG reports its topology ACTIVE_DEGRADED or
 # FAILED: not every VM got its TPUs, which means too little capacity for the whole slice.
 DEGRADED_CODE = "TPUWIZARD_TOPOLOGY_DEGRADED"
+# tpuwizard's code for a resize request whose insert Google refused (the course's Route 2B; users
+# report "Creating resize requests for managed instance group with TPU is not allowed").
+REQUEST_REFUSED_CODE = "TPUWIZARD_RESIZE_REQUEST_REFUSED"
 QUOTA_CODE = "QUOTA_EXCEEDED"
 INTERNAL_CODE = "INTERNAL_ERROR"
 # Compute's quota words: "Quota 'TPUS_PER_TPU_FAMILY' exceeded.  Limit: 0.0 in region us-east5."

@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
+from tpuwizard.core.cloud.backends import VIA_RESIZE_REQUEST
 from tpuwizard.core.cloud.compute_body import instance_body
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.plan import catalog
@@ -21,8 +22,9 @@ from tpuwizard.core.plan.program_fit import topology_grid
 
 # The label every part's VMs share, naming the slice: status groups them by it.
 SLICE_LABEL = "tpuwizard-id"
-POLICY_SUFFIX, TEMPLATE_SUFFIX = "-wp", "-it"
+POLICY_SUFFIX, TEMPLATE_SUFFIX, REQUEST_SUFFIX = "-wp", "-it", "-rr"
 POLICY, TEMPLATE, MIG, VM = "workload-policy", "instance-template", "mig", "node"
+REQUEST = "resize-request"  # the course's Route 2B: a MIG's resize request (zonal, in its MIG)
 # Generations whose topology Google writes in three dimensions (2x2x2), as libtpu does.
 _THREE_D = {"v5p", "tpu7x"}
 _NOTE_PREFIX = "tpuwizard "
@@ -38,6 +40,15 @@ def policy_name(slice_name: str) -> str:
 
 def template_name(slice_name: str) -> str:
     return slice_name + TEMPLATE_SUFFIX
+
+
+def request_name(slice_name: str) -> str:
+    return slice_name + REQUEST_SUFFIX
+
+
+def by_resize_request(req: NodeRequest) -> bool:
+    """The course's Route 2B: a template, a MIG of size 0 and a resize request for one VM."""
+    return req.via == VIA_RESIZE_REQUEST
 
 
 def is_multi_host(accelerator: str) -> bool:
@@ -140,18 +151,40 @@ def template_body(req: NodeRequest) -> dict[str, Any]:
 
 def mig_body(req: NodeRequest, project: str) -> dict[str, Any]:
     """Created empty (targetSize 0) and resized after: BULK makes all the VMs or none, and a
-    VM that fails is left alone (DO_NOTHING), not repaired into a half slice."""
+    VM that fails is left alone (DO_NOTHING), not repaired into a half slice. Route 2B's MIG
+    (the course's ``managed create --size=0``) has no workload policy and no BULK mode: its
+    resize request asks for the VM."""
     region = region_of(req.zone)
     base = f"projects/{project}/regions/{region}"
-    return {
+    mig: dict[str, Any] = {
         "name": req.node_id,
         "description": note_of(req).text(),
         "baseInstanceName": req.node_id,
         "instanceTemplate": f"{base}/instanceTemplates/{template_name(req.node_id)}",
         "targetSize": 0,
-        "targetSizePolicy": {"mode": "BULK"},
         "instanceLifecyclePolicy": {"defaultActionOnFailure": "DO_NOTHING"},
+    }
+    if by_resize_request(req):
+        return mig
+    return {
+        **mig,
+        "targetSizePolicy": {"mode": "BULK"},
         "resourcePolicies": {
             "workloadPolicy": f"{base}/resourcePolicies/{policy_name(req.node_id)}"
         },
     }
+
+
+def request_body(req: NodeRequest) -> dict[str, Any]:
+    """The course's ``resize-requests create --resize-by=1``, with ``requestedRunDuration``
+    from the launch's deadline: "At the end of the run duration, the MIG deletes the created
+    VMs" (about-resize-requests-mig, 10 minutes to 7 days; compute.v1.json's
+    InstanceGroupManagerResizeRequest). Its description says whose it is, as every part's."""
+    body: dict[str, Any] = {
+        "name": request_name(req.node_id),
+        "description": note_of(req).text(),
+        "resizeBy": 1,
+    }
+    if req.max_run_s:
+        body["requestedRunDuration"] = {"seconds": str(req.max_run_s)}
+    return body

@@ -16,9 +16,10 @@ TOPOLOGY_DEAD_ENDS = frozenset({"ACTIVE_DEGRADED", "FAILED", "DEACTIVATING"})
 
 
 def slice_info(
-    zone: str, name: str, mig: Any, template: Any, policy: Any, vms: list[Any]
+    zone: str, name: str, mig: Any, template: Any, policy: Any, vms: list[Any], requests: int = 0
 ) -> NodeInfo:
-    """The slice as one node, from whichever of its parts exist (at least one does)."""
+    """The slice as one node, from whichever of its parts exist (at least one does);
+    ``requests``: how many resize requests its MIG holds (the course's Route 2B)."""
     note = next(
         (
             found
@@ -47,15 +48,31 @@ def slice_info(
         external_ips=tuple(c[0].nat_i_p if c else "" for c in external),
         uid=str(mig.id or "") if mig is not None else "",
         flex=any(v.scheduling.provisioning_model == "FLEX_START" for v in vms),
-        parts=part_words(mig, template, policy, len(vms)),
+        parts=part_words(mig, template, policy, len(vms), requests),
     )
 
 
-def part_words(mig: Any, template: Any, policy: Any, vms: int) -> tuple[str, ...]:
-    """The parts there are, as status names them: ("MIG", "4 VMs", "template", "policy")."""
+def part_words(
+    mig: Any, template: Any, policy: Any, vms: int, requests: int = 0
+) -> tuple[str, ...]:
+    """The parts there are, as status names them: ("MIG", "4 VMs", "template", "policy"), and
+    Route 2B's "resize request"."""
     counted = f"{vms} VM" + ("s" if vms != 1 else "") if vms else None
-    named = (("MIG", mig), (counted, vms), ("template", template), ("policy", policy))
+    named = (
+        ("MIG", mig),
+        (counted, vms),
+        ("resize request", requests),
+        ("template", template),
+        ("policy", policy),
+    )
     return tuple(str(words) for words, there in named if words and there)
+
+
+def mig_is_ours(mig: Any, name: str) -> bool:
+    """A MIG whose description carries tpuwizard's note for this slice: one of the same name
+    without it (someone else's) is never read as ours, nor deleted."""
+    note = body.read_note(mig.description or "") if mig is not None else None
+    return note is not None and note.slice_name == name
 
 
 def ours(parts: list[Any], zone: str) -> dict[str, Any]:
@@ -74,7 +91,10 @@ def state_of(mig: Any, vms: list[Any]) -> str:
     if mig is None:
         return "DELETING" if vms else PARTS_LEFT
     topologies = [t.state for t in mig.status.applied_accelerator_topologies]
+    # A MIG with no workload policy (the course's Route 2B, one VM) has no topology to wait on.
     topology = str(topologies[0]) if topologies else ""
+    if not mig.resource_policies.workload_policy:
+        topology = "ACTIVE"
     if topology in TOPOLOGY_DEAD_ENDS:
         return topology
     waiting = [str(v.status) for v in vms if v.status != "RUNNING"]

@@ -1,19 +1,18 @@
-"""Multi-host slices on Compute Engine, a part :class:`ComputeCloud` holds: the graph of a
-regional workload policy, a regional instance template and a zonal MIG (compute_slice_body.py),
-created in that order, waited on until the topology is ACTIVE, and deleted in reverse.
+"""Multi-host slices on Compute Engine, a part :class:`ComputeCloud` holds: a regional workload
+policy, a regional instance template and a zonal BULK MIG (compute_slice_body.py), made in that
+order, waited on until the topology is ACTIVE, deleted in reverse. The course's Route 2B (``--via
+resize-request``) is the same graph without the policy, its VM asked for by a resize request
+(compute_resize.py) instead of a resize.
 
 ``create`` starts the first part only; ``wait`` drives the rest (each part once the one before
 it is DONE), so a failure at any step is a :class:`CreateFailed` of the wait, which the launch
-already answers by deleting what exists. Each part is announced through ``on_part`` before its
-insert, so the launch's ledger holds its intent first. As in compute.py, only ``*_unary`` calls,
-polled through our own regional and zonal operations clients on the same endpoint; reads and
-deletes retry 429/503; inserts never retry.
+answers by deleting what exists. Each part is announced through ``on_part`` before its insert
+(the ledger's intent first). As in compute.py, only ``*_unary`` calls, polled through our own
+operations clients on the same endpoint; reads and deletes retry 429/503; inserts never retry.
 
-A slice is one node to the rest of tpuwizard, named as its MIG: its VMs (which carry
-:data:`SLICE_LABEL`) are folded into it, and when a crash left only a template or a policy, the
-slice is still listed, in state :data:`PARTS_LEFT`, so that ``status`` shows it and the slice's
-own delete (which deletes whichever parts exist) ends it: no kind of resource is new to the
-ledger or to teardown.
+A slice is one node to the rest of tpuwizard, named as its MIG: its VMs (carrying
+:data:`SLICE_LABEL`) are folded into it; parts a crash left without a MIG are listed in state
+:data:`PARTS_LEFT`, and the slice's own delete (of whichever parts exist) ends them.
 """
 
 from __future__ import annotations
@@ -32,27 +31,33 @@ from tpuwizard.core.cloud.compute_errors import (
     operation_errors,
     raise_delete_errors,
 )
+from tpuwizard.core.cloud.compute_operation_wait import status_of, wait_operation
+from tpuwizard.core.cloud.compute_resize import ResizeRequestPart
 from tpuwizard.core.cloud.compute_slice_read import (
     PARTS_LEFT,
     TOPOLOGY_DEAD_ENDS,
     degraded,
+    mig_is_ours,
     ours,
     slice_info,
 )
-from tpuwizard.core.cloud.polling import pause, poll_until
+from tpuwizard.core.cloud.polling import poll_until
 from tpuwizard.core.cloud.protocol import Part
 from tpuwizard.core.cloud.types import NodeInfo, NodeRequest
-from tpuwizard.core.errors import CreateFailed, QueueExpired, WaitTimedOut
+from tpuwizard.core.errors import CreateFailed, QueueExpired
 
-OPERATION_WAIT_S = 120.0
 # What the wait reports while a part is made: nothing bills yet (compute_states).
 BUILD_STATES = {
     body.POLICY: "CREATING_POLICY",
     body.TEMPLATE: "CREATING_TEMPLATE",
     body.MIG: "CREATING_MIG",
     "resize": "RESIZING",
+    body.REQUEST: "REQUESTING",
     "done": "RESIZING",
 }
+# The steps, in order: bulk mode (a slice), or the course's Route 2B (one VM by resize request).
+BULK_STEPS = (body.POLICY, body.TEMPLATE, body.MIG, "resize")
+REQUEST_STEPS = (body.TEMPLATE, body.MIG, body.REQUEST)
 
 
 @dataclass
@@ -61,15 +66,19 @@ class SliceBuild:
 
     req: NodeRequest
     on_part: Callable[[Part], None]
-    step: str  # the part whose operation runs: body.POLICY, TEMPLATE, MIG, then "resize"
+    step: str  # the part whose operation runs: one of its steps, then "done"
     operation: str
     steps_done: list[str] = field(default_factory=list)
-    resized_at: float | None = None  # when the resize was sent (the slices' clock)
+    resized_at: float | None = None  # when the VMs were asked for (the slices' clock)
     capacity_error: OperationError | None = None  # Flex-start: the MIG's last try, waited on
 
     @property
     def flex(self) -> bool:
         return self.req.route == "flex"
+
+    @property
+    def steps(self) -> tuple[str, ...]:
+        return REQUEST_STEPS if body.by_resize_request(self.req) else BULK_STEPS
 
 
 class ComputeSlices:
@@ -87,12 +96,16 @@ class ComputeSlices:
         self.v1, self.project = compute_v1, project
         self.timeout, self.retry = timeout, retry
         self.clock = clock  # the Flex-start queue wait's (a test's own clock)
+        self.building: dict[tuple[str, str], SliceBuild] = {}  # by (zone, name), this process's
         self.policies = client(compute_v1.ResourcePoliciesClient)
         self.templates = client(compute_v1.RegionInstanceTemplatesClient)
         self.migs = client(compute_v1.InstanceGroupManagersClient)
         self.instances = client(compute_v1.InstancesClient)
         self.region_operations = client(compute_v1.RegionOperationsClient)
         self.zone_operations = client(compute_v1.ZoneOperationsClient)
+        requests = client(compute_v1.InstanceGroupManagerResizeRequestsClient)
+        waited = lambda zone, op, timeout: self._wait_operation(zone, op, False, timeout)  # noqa: E731
+        self.requests = ResizeRequestPart(compute_v1, requests, self._call, waited)
 
     def _call(self, method: Any, retried: bool = True, **kw: Any) -> Any:
         extra = {"retry": self.retry} if retried else {}
@@ -100,66 +113,78 @@ class ComputeSlices:
 
     # -- create -----------------------------------------------------------------------------
     def create(self, req: NodeRequest, on_part: Callable[[Part], None] | None) -> SliceBuild:
-        """Announce and insert the workload policy; the wait inserts the rest."""
-        tell = on_part or (lambda part: None)
-        region = body.region_of(req.zone)
-        tell(Part(body.POLICY, region, body.policy_name(req.node_id)))
-        resource = self.v1.ResourcePolicy.from_json(json.dumps(body.policy_body(req)))
-        op = self._call(
-            self.policies.insert_unary, False, region=region, resource_policy_resource=resource
-        )
-        return SliceBuild(req, tell, body.POLICY, op.name)
+        """Announce and insert the first part (the workload policy; Route 2B's template); the
+        wait inserts the rest."""
+        build = SliceBuild(req, on_part or (lambda part: None), "", "")
+        # Kept before the insert: if its answer is lost, the launch finds the part and waits
+        # with no operation, and the wait goes on from this build.
+        self.building[(req.zone, req.node_id)] = build
+        self._start(build, build.steps[0])
+        return build
 
-    def _advance(self, build: SliceBuild) -> bool:
-        """One look at the running step: the next part once it is DONE; True when the resize
-        is done. Raises CreateFailed with the operation's errors."""
+    def _start(self, build: SliceBuild, step: str) -> None:
+        """Announce ``step``'s part (before its insert: the ledger's intent first) and send it."""
         req = build.req
         zone, region = req.zone, body.region_of(req.zone)
-        if build.step == "done":
-            return True
-        regional = build.step in (body.POLICY, body.TEMPLATE)
-        op = self._get_operation(region if regional else zone, build.operation, regional)
-        if _status(op) != "DONE":
-            return False
-        errors = operation_errors(op)
-        if errors:
-            failed = OperationError(op.name, errors, op.http_error_status_code or None)
-            raise CreateFailed(failed, route=req.route if req.route == "spot" else None)
-        build.steps_done.append(build.step)
-        if build.step == body.POLICY:
+        call, v1 = self._call, self.v1
+        build.step, build.operation = step, ""  # until the insert answers
+        if step == body.POLICY:
+            build.on_part(Part(body.POLICY, region, body.policy_name(req.node_id)))
+            policy = v1.ResourcePolicy.from_json(json.dumps(body.policy_body(req)))
+            op = call(
+                self.policies.insert_unary, False, region=region, resource_policy_resource=policy
+            )
+        elif step == body.TEMPLATE:
             build.on_part(Part(body.TEMPLATE, region, body.template_name(req.node_id)))
-            template = self.v1.InstanceTemplate.from_json(json.dumps(body.template_body(req)))
-            op = self._call(
+            template = v1.InstanceTemplate.from_json(json.dumps(body.template_body(req)))
+            op = call(
                 self.templates.insert_unary,
                 False,
                 region=region,
                 instance_template_resource=template,
             )
-            build.step = body.TEMPLATE
-        elif build.step == body.TEMPLATE:
+        elif step == body.MIG:
             build.on_part(Part(body.MIG, zone, req.node_id))
-            mig = self.v1.InstanceGroupManager.from_json(
-                json.dumps(body.mig_body(req, self.project))
-            )
-            op = self._call(
-                self.migs.insert_unary, False, zone=zone, instance_group_manager_resource=mig
-            )
-            build.step = body.MIG
-        elif build.step == body.MIG:
+            mig = v1.InstanceGroupManager.from_json(json.dumps(body.mig_body(req, self.project)))
+            op = call(self.migs.insert_unary, False, zone=zone, instance_group_manager_resource=mig)
+        elif step == body.REQUEST:
+            build.on_part(Part(body.REQUEST, zone, body.request_name(req.node_id)))
+            op = self.requests.ask(req)
+            build.resized_at = self.clock()
+        else:  # "resize": the BULK MIG to the slice's VMs
             vms = _vms_of(req.accelerator_type)
-            op = self._call(
+            op = call(
                 self.migs.resize_unary,
                 False,
                 zone=zone,
                 instance_group_manager=req.node_id,
                 size=vms,
             )
-            build.step = "resize"
             build.resized_at = self.clock()
-        else:
+        build.step, build.operation = step, op.name
+
+    def _advance(self, build: SliceBuild) -> bool:
+        """One look at the running step: the next part once it is DONE; True when the last
+        step is done. Raises CreateFailed with the operation's errors."""
+        req = build.req
+        if build.step == "done":
+            return True
+        regional = build.step in (body.POLICY, body.TEMPLATE)
+        where = body.region_of(req.zone) if regional else req.zone
+        # No operation: the insert's answer was lost and the launch found the part there.
+        op = self._get_operation(where, build.operation, regional) if build.operation else None
+        if op is not None and status_of(op) != "DONE":
+            return False
+        errors = operation_errors(op) if op is not None else []
+        if op is not None and errors:
+            failed = OperationError(op.name, errors, op.http_error_status_code or None)
+            raise CreateFailed(failed, route=req.route if req.route == "spot" else None)
+        build.steps_done.append(build.step)
+        index = build.steps.index(build.step) + 1
+        if index == len(build.steps):
             build.step = "done"
             return True
-        build.operation = op.name
+        self._start(build, build.steps[index])
         return False
 
     # -- wait -------------------------------------------------------------------------------
@@ -174,6 +199,7 @@ class ComputeSlices:
         cancelled: Callable[[], bool] | None,
     ) -> NodeInfo:
         """Until the topology is ACTIVE and every managed instance RUNNING with an address."""
+        build = build or self.building.get((zone, name))
 
         def read() -> NodeInfo | None:
             if build is not None and not self._advance(build):
@@ -182,6 +208,8 @@ class ComputeSlices:
             if node is not None and node.state in TOPOLOGY_DEAD_ENDS:
                 raise CreateFailed(degraded(name, node.state, zone))
             self._instance_failures(zone, name, build)
+            if build is not None and body.by_resize_request(build.req):  # FAILED: raised
+                build.capacity_error = self.requests.check(zone, name) or build.capacity_error
             if node is None or node.state != "RUNNING":
                 self._queue_wait_over(build, node)
                 return node
@@ -239,6 +267,7 @@ class ComputeSlices:
         leftover template or policy (PARTS_LEFT); None when no part is there."""
         region = body.region_of(zone)
         mig = self._read(self.migs.get, zone=zone, instance_group_manager=name)
+        mig = mig if mig_is_ours(mig, name) else None  # a MIG of the name not ours: not there
         template = self._read(
             self.templates.get, region=region, instance_template=body.template_name(name)
         )
@@ -247,13 +276,14 @@ class ComputeSlices:
         )
         if mig is None and template is None and policy is None:
             return None
-        return slice_info(zone, name, mig, template, policy, self._vms(zone, name))
+        asked = len(self.requests.listed(zone, name)) if mig is not None else 0
+        return slice_info(zone, name, mig, template, policy, self._vms(zone, name), asked)
 
     def fold(self, zone: str, instances: list[Any]) -> tuple[list[NodeInfo], list[Any]]:
         """Our slices in ``zone`` (each one node, leftover parts included) and the instances
         that belong to none of them."""
         region = body.region_of(zone)
-        migs = {m.name: m for m in self._list(self.migs.list, zone=zone)}
+        migs = {m.name: m for m in self._list(self.migs.list, zone=zone) if mig_is_ours(m, m.name)}
         templates = ours(self._list(self.templates.list, region=region), zone)
         policies = ours(self._list(self.policies.list, region=region), zone)
         members: dict[str, list[Any]] = {}
@@ -264,17 +294,10 @@ class ComputeSlices:
                 members.setdefault(owner, []).append(vm)
             else:
                 loose.append(vm)
-        names = set(templates) | set(policies) | set(members)
-        names |= {n for n, m in migs.items() if body.read_note(m.description or "")}
+        names = set(templates) | set(policies) | set(members) | set(migs)
+        vms = {n: sorted(found, key=lambda v: str(v.name)) for n, found in members.items()}
         nodes = [
-            slice_info(
-                zone,
-                n,
-                migs.get(n),
-                templates.get(n),
-                policies.get(n),
-                sorted(members.get(n, []), key=lambda v: str(v.name)),
-            )
+            slice_info(zone, n, migs.get(n), templates.get(n), policies.get(n), vms.get(n, []))
             for n in sorted(names)
         ]
         return nodes, loose
@@ -312,16 +335,15 @@ class ComputeSlices:
         """The MIG (its VMs with it, never one by one: it would recreate them), then the
         template, then the policy, each waited on; a part already gone is fine."""
         region = body.region_of(zone)
-        steps = (
+        mine = mig_is_ours(self._read(self.migs.get, zone=zone, instance_group_manager=name), name)
+        if mine:  # a MIG of the name not ours is never touched; its requests before it
+            self.requests.cancel_and_delete(zone, name, timeout)
+        template, policy = body.template_name(name), body.policy_name(name)
+        steps = [
             (self.migs.delete_unary, zone, False, {"instance_group_manager": name}),
-            (
-                self.templates.delete_unary,
-                region,
-                True,
-                {"instance_template": body.template_name(name)},
-            ),
-            (self.policies.delete_unary, region, True, {"resource_policy": body.policy_name(name)}),
-        )
+            (self.templates.delete_unary, region, True, {"instance_template": template}),
+            (self.policies.delete_unary, region, True, {"resource_policy": policy}),
+        ][0 if mine else 1 :]
         for method, where, regional, kw in steps:
             scope = {"region": where} if regional else {"zone": where}
             op = self._read(method, **scope, **kw)
@@ -334,9 +356,10 @@ class ComputeSlices:
         """Verified: no part answers a read, the zone's MIG list lacks it, no VM of it is left."""
         if self.get(zone, name) is not None:
             return False
-        if any(m.name == name for m in self._list(self.migs.list, zone=zone)):
+        listed = self._list(self.migs.list, zone=zone)
+        if any(m.name == name and mig_is_ours(m, name) for m in listed):
             return False
-        return not self._vms(zone, name)
+        return not self._vms(zone, name)  # its requests lived in its MIG, listed gone above
 
     def parts(self, zone: str, name: str) -> list[Part]:
         """Its VMs (as nodes) still listed, its template and its policy."""
@@ -360,37 +383,18 @@ class ComputeSlices:
     def part_gone(self, part: Part) -> bool:
         return self.part_labels(part) is None
 
-    # -- operations -------------------------------------------------------------------------
     def _get_operation(self, where: str, name: str, regional: bool) -> Any:
         if regional:
             return self._call(self.region_operations.get, region=where, operation=name)
         return self._call(self.zone_operations.get, zone=where, operation=name)
 
     def _wait_operation(self, where: str, name: str, regional: bool, timeout: float) -> Any:
-        deadline = time.monotonic() + timeout
         client = self.region_operations if regional else self.zone_operations
         scope = {"region": where} if regional else {"zone": where}
-        while True:
-            left = deadline - time.monotonic()
-            op = client.wait(
-                project=self.project,
-                operation=name,
-                retry=self.retry,
-                timeout=min(max(left, 1.0), OPERATION_WAIT_S) + self.timeout,
-                **scope,
-            )
-            if _status(op) == "DONE":
-                return op
-            if time.monotonic() >= deadline:
-                raise WaitTimedOut(f"operation {name}", _status(op), timeout)
-            pause(0.5, None)
+        return wait_operation(client, self.project, scope, name, timeout, self.retry, self.timeout)
 
 
 def _vms_of(accelerator: str) -> int:
     from tpuwizard.core.plan import catalog
 
     return catalog.parse_accelerator(accelerator).vms
-
-
-def _status(op: Any) -> str:
-    return str(getattr(op.status, "name", op.status))

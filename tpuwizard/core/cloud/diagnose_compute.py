@@ -23,6 +23,8 @@ def compute_diagnosis(err: BaseException, ctx: Context, spot: bool) -> Diagnosis
         return _quota(facts, ctx)
     if ce.no_compute_path(err):
         return _no_compute_path(ctx)
+    if isinstance(err, ce.OperationError) and ce.REQUEST_REFUSED_CODE in err.codes:
+        return _request_refused(err)
     if isinstance(err, ce.OperationError) and err.doing == "create":
         return Diagnosis(
             "api_error",
@@ -92,6 +94,24 @@ def _no_compute_path(ctx: Context) -> Diagnosis:
         "has no Compute Engine path (v5e is served by the Cloud TPU API only). Nothing was "
         "created.",
         [phrase("Launch it through the Cloud TPU API: {0}.", Choice("backend", "tpu-api"))],
+    )
+
+
+def _request_refused(err: ce.OperationError) -> Diagnosis:
+    """The course's Route 2B: Google refused the MIG's resize request itself."""
+    said = "; ".join(str(e.get("message") or "") for e in err.errors)
+    return Diagnosis(
+        "resize_request_refused",
+        "Compute Engine refused the MIG's resize request (the course's Route 2B)",
+        f"Google answered: {said}. Users report this refusal for MIGs of TPU VMs, though "
+        "Google's about-resize-requests-mig page documents resize requests. No VM was asked "
+        "for; tpuwizard deletes the MIG and its template, and verifies both gone.",
+        [
+            "Leave out --via resize-request: tpuwizard's default asks for Flex-start without a "
+            "resize request (one FLEX_START instance for a single-host type; bulk mode, a BULK "
+            "MIG, which Google recommends, for a slice).",
+            "Run tpuwizard status to see that nothing is left.",
+        ],
     )
 
 

@@ -125,6 +125,9 @@ class NodeRequest:
     # reads ``spot`` and, for a queued request, is given the deadline by ``create_queued``.
     route: str = "vm"
     max_run_s: int | None = None
+    # Compute Engine's Flex-start: "auto", or "resize-request" (the course's Route 2B: a template,
+    # a MIG of size 0 and a resize request for the VM; core/cloud/backends.py's VIAS).
+    via: str = "auto"
 
     @property
     def runtime(self) -> str:

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 
 from tpuwizard.core.cancel import Cancelled, CancelToken
+from tpuwizard.core.cloud.compute_slice_body import MIG, REQUEST, VM
 from tpuwizard.core.cloud.diagnose import diagnose
 from tpuwizard.core.cloud.diagnosis import Diagnosis
 from tpuwizard.core.cloud.network_errors import never_sent
@@ -32,6 +33,10 @@ from tpuwizard.core.launch.records import attempts
 from tpuwizard.core.launch.records.ledger import Resource
 from tpuwizard.core.launch.records.ownership import identity, is_instance, live_labels
 from tpuwizard.core.plan import catalog, cost
+
+# The parts that live in a zone (a slice's VMs, its MIG, Route 2B's resize request); the rest
+# (a template, a workload policy) in a region.
+ZONAL_PARTS = (VM, MIG, REQUEST)
 
 
 class Provisioner:
@@ -127,6 +132,7 @@ class Provisioner:
             owner=rt.owner,
             route=plan.route,
             max_run_s=int(plan.max_run * 60),
+            via=plan.via,
         )
         queued = rt.cloud.queues(plan.route)
         name = f"{plan.node_name}-qr" if queued else plan.node_name
@@ -141,6 +147,7 @@ class Provisioner:
             plan.node_name if queued else None,
             rt.owner,
             rt.cloud.backend,
+            plan.via,
         )
         self.cancel.check()
         if stopped():
@@ -276,7 +283,7 @@ class Provisioner:
         begun: list[dict[str, str]] = []
 
         def record(part: Part) -> None:
-            where = "zone" if part.kind in ("node", "mig") else "region"
+            where = "zone" if part.kind in ZONAL_PARTS else "region"
             begun.append({"kind": part.kind, where: part.zone, "name": part.name})
             self.rt.ledger.record("intent", resource, parts=list(begun))
 

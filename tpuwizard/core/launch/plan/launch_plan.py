@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from tpuwizard.core import paths
 from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.cloud import gcloud_config, google_errors
+from tpuwizard.core.cloud.backends import VIA_AUTO
 from tpuwizard.core.cloud.polling import READY_TIMEOUT_S
 from tpuwizard.core.deadlines import deadline_problem
 from tpuwizard.core.errors import BadInput, PlanRefused, shown
@@ -32,6 +33,7 @@ from tpuwizard.core.launch.plan.resume_rules import (
     DEFAULT_MAX_RESTARTS,
     resume_problems,
 )
+from tpuwizard.core.launch.plan.via_rules import via_problems
 from tpuwizard.core.launch.plan.zone_rules import zones_problems
 from tpuwizard.core.plan import catalog, jax_versions
 from tpuwizard.core.remote.sync import folder_problems
@@ -111,6 +113,9 @@ class LaunchPlan:
     # --jax VERSION: the worker's jax[tpu], one of the table's (core/plan/jax_versions.py);
     # None: the table's default.
     jax: str | None = None
+    # --via: how Compute Engine's Flex-start VM is asked for (plan/via_rules.py): "auto", or
+    # "resize-request" (the course's Route 2B: a template, a MIG of size 0, a resize request).
+    via: str = VIA_AUTO
 
     @property
     def node_name(self) -> str:
@@ -204,6 +209,7 @@ class LaunchPlan:
         if self.route == "flex" and not refusal:
             found.extend(flex_problems(self.accelerator, self.zone, self.backend))
         found.extend(backend_problems(self))
+        found.extend(via_problems(self))
         found.extend(reach_problems(self))
         found.extend(idle_problems(self))
         for minutes, what in ((self.max_run_minutes, "deadline"), (self.idle_minutes, "idle time")):

@@ -44,6 +44,9 @@ class Resource:
     owner: str | None = None  # a label-safe hash of who created it
     # Which API made it (core/cloud/backends.py); records from before Compute Engine are tpu-api.
     backend: str = "tpu-api"
+    # How Compute Engine was asked for it (backends.VIAS): "resize-request" is a MIG, its
+    # template and its resize request, named as the MIG, whatever the accelerator.
+    via: str = "auto"
 
     @property
     def key(self) -> tuple[str, str, str, str, str]:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tpuwizard.core.cloud.backends import COMPUTE
+from tpuwizard.core.cloud.backends import COMPUTE, VIA_RESIZE_REQUEST
 from tpuwizard.core.cloud.compute_slice_body import (
     is_single_vm,
     policy_name,
     region_of,
+    request_name,
     template_name,
 )
 from tpuwizard.core.cloud.diagnose import Context, Diagnosis, diagnose
@@ -24,16 +25,29 @@ def manual_command(resource: Resource) -> str:
     if resource.backend == COMPUTE:
         if _is_slice(resource):
             region = region_of(resource.zone)
-            return " && ".join(
-                [
-                    f"gcloud compute instance-groups managed delete {resource.name} "
-                    f"--zone {resource.zone}{project} --quiet",
-                    f"gcloud compute instance-templates delete {template_name(resource.name)} "
-                    f"--region {region}{project} --quiet",
-                    f"gcloud compute resource-policies delete {policy_name(resource.name)} "
-                    f"--region {region}{project} --quiet",
-                ]
+            mig = f"{resource.name} --zone {resource.zone}{project}"
+            # Route 2B: an active request is cancelled, then deleted (compute.v1.json: "Requests
+            # that are still active cannot be deleted"), before its MIG.
+            requests = f"resize-requests {{}} {mig} --resize-requests={request_name(resource.name)}"
+            steps = [
+                f"gcloud compute instance-groups managed delete {mig} --quiet",
+                f"gcloud compute instance-templates delete {template_name(resource.name)} "
+                f"--region {region}{project} --quiet",
+            ]
+            if resource.via == VIA_RESIZE_REQUEST:
+                return " && ".join(
+                    [
+                        f"(gcloud compute instance-groups managed {requests.format('cancel')}; "
+                        f"gcloud compute instance-groups managed {requests.format('delete')} "
+                        "--quiet)",
+                        *steps,
+                    ]
+                )
+            policy = (
+                f"gcloud compute resource-policies delete {policy_name(resource.name)} "
+                f"--region {region}{project} --quiet"
             )
+            return " && ".join([*steps, policy])
         return f"gcloud compute instances delete {resource.name} --zone {resource.zone}{project}"
     if resource.kind == "queued":
         return (
@@ -49,12 +63,19 @@ def list_command(resource: Resource) -> str:
     if resource.backend == COMPUTE:
         if _is_slice(resource):
             region = region_of(resource.zone)
-            return (
+            listed = (
                 f"gcloud compute instance-groups managed list --filter=name={resource.name} "
                 f"--zones={resource.zone}{project} && gcloud compute instance-templates list "
-                f"--filter=name={template_name(resource.name)} --regions={region}{project} && "
-                f"gcloud compute resource-policies list --filter=name={policy_name(resource.name)}"
-                f"{project}"
+                f"--filter=name={template_name(resource.name)} --regions={region}{project}"
+            )
+            if resource.via == VIA_RESIZE_REQUEST:
+                return (
+                    f"{listed} && gcloud compute instance-groups managed resize-requests list "
+                    f"{resource.name} --zone={resource.zone}{project}"
+                )
+            return (
+                f"{listed} && gcloud compute resource-policies list "
+                f"--filter=name={policy_name(resource.name)}{project}"
             )
         return (
             f"gcloud compute instances list --filter=name={resource.name} "
@@ -65,7 +86,10 @@ def list_command(resource: Resource) -> str:
 
 
 def _is_slice(resource: Resource) -> bool:
-    """A Compute Engine slice (a MIG and its parts), unless the ledger says single-host."""
+    """A Compute Engine slice (a MIG and its parts), unless the ledger says single-host and
+    not the course's Route 2B (one VM, but a MIG's)."""
+    if resource.via == VIA_RESIZE_REQUEST:
+        return True
     return not is_single_vm(resource.accelerator) if resource.accelerator else False
 
 

@@ -12,6 +12,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
+from tpuwizard.core.cloud.backends import VIA_AUTO, VIA_RESIZE_REQUEST
+from tpuwizard.core.cloud.compute_slice_body import is_single_vm
 from tpuwizard.core.cloud.diagnose import Context, Diagnosis, api_name, diagnose
 from tpuwizard.core.cloud.protocol import Cloud, Part
 from tpuwizard.core.cloud.types import MANAGED_BY, OWNER_LABEL, RUN_LABEL, NodeInfo
@@ -333,6 +335,10 @@ def _labelled(
                 route,
                 owner=n.labels.get(OWNER_LABEL),
                 backend=cloud.backend,
+                # A single-host TPU made of parts is the course's Route 2B (its MIG's request).
+                via=VIA_RESIZE_REQUEST
+                if n.parts and is_single_vm(n.accelerator_type)
+                else VIA_AUTO,
             )
             age = now - (n.create_time or now)
             out.append(_billable(cloud, res, n.state, age, "labels", parts=n.parts))
