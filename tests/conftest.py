@@ -30,6 +30,11 @@ def _isolated_state(tmp_path, monkeypatch):
     monkeypatch.setenv("PIP_EXTRA_INDEX_URL", "")
     monkeypatch.setenv("PIP_FIND_LINKS", "")
     monkeypatch.delenv("COURSE_EXPECT_PLATFORM", raising=False)
+    # The session's Billing Catalog prices (core/plan/cost.py) are one per process: none from
+    # an earlier test's walk stands in this one's.
+    from tpuwizard.core.plan import cost
+
+    monkeypatch.setattr(cost, "_catalog", None)
     # Practice mode exports its sandbox's address and token into os.environ: set, then unset,
     # so that monkeypatch restores them at the end and no test starts with an earlier one's.
     for exported in (

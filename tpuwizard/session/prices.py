@@ -35,6 +35,30 @@ def price_book(session: Session, refresh: bool = False) -> tuple[PriceBook | Non
     return book, ""
 
 
+def reading_prices() -> None:
+    """From now until :func:`use_catalog_prices` lands: the offline table's figures, each
+    marked as standing in while the catalog is read (a screen must not wait for it)."""
+    from tpuwizard.core.plan import cost
+    from tpuwizard.core.prices.live import BookPrices
+
+    cost.use_catalog(BookPrices(None, reading=True))
+
+
+def use_catalog_prices(session: Session, refresh: bool = False) -> str:
+    """Read the catalog (or take the cached read) and price every figure from it from now on:
+    the meter, Review, Capacity, the summary, plain mode. Blocks for a cold read: a screen
+    calls it off its thread. Returns whose prices they are now, for a line to say."""
+    from tpuwizard.core.plan import cost
+    from tpuwizard.core.prices.live import BookPrices
+
+    try:
+        book, why = price_book(session, refresh)
+    except Exception as err:  # the cloud did not open (said where it is used): offline, said
+        book, why = None, f"the cloud could not be opened ({err})"
+    cost.use_catalog(BookPrices(book, why))
+    return cost.source()
+
+
 def cached_book(session: Session) -> PriceBook | None:
     """The book on disk, however old, without a call (for screens that must not wait)."""
     return cache.load(cache.cache_file(paths.cache_dir(), session.practice))

@@ -70,7 +70,7 @@ def _no_sku(gen: str, model: str) -> str:
 
 
 def _offline(accelerator: str, route: str, zone: str, why: str) -> Quote:
-    figure = cost.zone_price(accelerator, route, zone)
+    figure = cost.offline_zone_price(accelerator, route, zone)
     note = why if not figure.note else f"{why}; {figure.note}"
     return Quote(figure.hourly, OFFLINE, offline_label(), note, figure.at_most)
 

@@ -135,11 +135,16 @@ class CapacityScreen(WizardScreen[CapacityAnswer]):
                 key=f.name,
             )
         table.move_cursor(row=self.fits.index(self.preselected()))
-        note = "" if self.route != "flex" else f"\n$/h: {cost.FLEX_PRICE_NOTE}."
+        note = price_notes(self.fits)
         from tpuwizard.core.handover.larger import verdict_with_larger
 
         verdict.update(verdict_with_larger(state, self.fits, route=self.route, short=True) + note)
         self.understood = True
+
+    def prices_changed(self) -> None:
+        """The Billing Catalog's read landed: the table's figures are its now (or say why not)."""
+        if self.understood:
+            self.refresh_table()
 
     def show_no_table(self, why: str) -> None:
         """What was typed gives no table: the last one is emptied, never left standing stale
@@ -226,6 +231,16 @@ class CapacityScreen(WizardScreen[CapacityAnswer]):
 def _titled(widget: Input, title: str) -> Input:
     widget.border_title = title  # a label on the field's border: compact, and readable
     return widget
+
+
+def price_notes(fits: list[fit.SliceFit]) -> str:
+    """Under the verdict: Flex-start's bound where a figure is one, and whose prices these are
+    once the session prices from the Billing Catalog's read (or waits for it)."""
+    note = ""
+    if any(f.price_per_hour_usd is None and f.price_at_most_usd is not None for f in fits):
+        note = f"\n$/h: {cost.FLEX_PRICE_NOTE}."
+    source = cost.catalog_source()
+    return note + (f"\n$/h: {source}." if source else "")
 
 
 def _yes(ok: bool) -> str:
