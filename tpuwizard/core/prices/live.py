@@ -10,7 +10,7 @@ import functools
 from tpuwizard.core.plan import catalog
 from tpuwizard.core.plan.cost import ZonePrice, offline_source, offline_zone_price
 from tpuwizard.core.prices.cache import PriceBook
-from tpuwizard.core.prices.quote import CATALOG, Quote, quote
+from tpuwizard.core.prices.quote import CATALOG, Quote, offline_label, quote
 
 READING = "the Cloud Billing Catalog is being read"
 
@@ -30,7 +30,7 @@ class BookPrices:
         if self.reading:  # not a failure: the offline figure, marked, until the read lands
             offline = offline_zone_price(accelerator, route, zone)
             note = f"{READING}; {offline.note}" if offline.note else READING
-            return ZonePrice(offline.hourly, note, offline.at_most, offline_source())
+            return ZonePrice(offline.hourly, note, offline.at_most, offline_label())
         if self.book is None:
             return _cell(quote(None, self.why, accelerator, route, zone or ""))
         if zone:
@@ -67,5 +67,4 @@ class BookPrices:
 
 
 def _cell(found: Quote) -> ZonePrice:
-    label = found.label if found.source == CATALOG else offline_source()
-    return ZonePrice(found.hourly, found.note, found.at_most, label)
+    return ZonePrice(found.hourly, found.note, found.at_most, found.label)

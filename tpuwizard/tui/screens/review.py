@@ -318,7 +318,8 @@ def price_line(s: WizardState) -> str:
     catalog; Flex-start's "at most" only where its own price is not known."""
     price = cost.zone_price(s.accelerator, s.route, s.zone)
     source = f"from the {price.label}" if price.label else "an estimate from approximate prices"
-    why = f" ({price.note})" if price.note and price.label else ""
+    # The note's first clause: the whole reason (with its command) is under Capacity's table.
+    why = f" ({price.note.split(' (')[0]})" if price.note and price.label else ""
     if price.hourly is not None:
         return f"About {money(price.hourly)}/h in this zone, {source}{why}."
     if price.at_most is not None:
