@@ -12,6 +12,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
+from tpuwizard.core.cloud.ai_zones import with_ai_zones
 from tpuwizard.core.cloud.diagnose import Context, Diagnosis, api_name, diagnose
 from tpuwizard.core.cloud.protocol import Cloud, Part
 from tpuwizard.core.cloud.types import MANAGED_BY, OWNER_LABEL, RUN_LABEL, NodeInfo
@@ -300,7 +301,8 @@ def _owned_by_queued(billable: Billable, found: dict[tuple[str, ...], Billable])
 def _labelled(
     cloud: Cloud, zones: list[str] | None, now: float
 ) -> tuple[list[Billable], dict[str, str], set[str]]:
-    zones = zones if zones is not None else cloud.list_zones()
+    # The AI zones too: a zone list hides them unless visible, but a launch may name one.
+    zones = zones if zones is not None else with_ai_zones(cloud.list_zones())
 
     def survey(zone: str) -> list[Billable]:
         out = []
