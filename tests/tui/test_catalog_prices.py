@@ -1,7 +1,7 @@
 """The wizard prices from the practice sandbox's Billing Catalog (issue 33): Capacity shows the
 offline table's figures, marked, while the read runs (it never waits for it), then the catalog's
-with the date read; Review names the source of its zone's price; a refused read leaves the
-offline figures, saying why."""
+with the date read; Zones redraws its rows when the read lands; Review names the source of its
+zone's price; a refused read leaves the offline figures, saying why."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import threading
 from textual.widgets import Static
 
 from tests.tui.pilot_helpers import next_step, on_screen, until, walk_to_capacity
+from tpuwizard.core.prices.live import READING
 from tpuwizard.session import prices
 from tpuwizard.tui.app import WizardApp
 
@@ -20,11 +21,15 @@ def verdict(app) -> str:
     return str(app.screen.query_one("#verdict", Static).render())
 
 
+def footnote(app) -> str:
+    return str(app.screen.query_one("#prices", Static).render())
+
+
 def review_line(app) -> str:
     return str(app.screen.query_one("#summary", Static).render())
 
 
-async def test_capacity_shows_offline_marked_until_the_read_lands(tmp_path, monkeypatch):
+async def test_offline_figures_stand_marked_until_the_read_lands(tmp_path, monkeypatch):
     gate = threading.Event()
     read = prices.price_book
 
@@ -36,14 +41,15 @@ async def test_capacity_shows_offline_marked_until_the_read_lands(tmp_path, monk
     app = WizardApp(run_dir=tmp_path / "runs")
     async with app.run_test(size=SIZE) as pilot:
         await walk_to_capacity(pilot)  # reached while the read is held: nothing waits on it
-        await until(pilot, lambda: "is being read" in verdict(app), 10, "the reading mark")
-        assert "the offline table (" in verdict(app)
-        gate.set()
-        await until(pilot, lambda: "Cloud Billing Catalog's prices (read" in verdict(app))
-        assert "is being read" not in verdict(app)
+        reading = "until the Billing Catalog is read"
+        await until(pilot, lambda: reading in verdict(app), 10, "the mark")
+        assert "offline table (" in verdict(app)
         await next_step(pilot)
         await on_screen(pilot, "ZonesScreen")
         await until(pilot, lambda: app.screen.zones, what="the zone survey")
+        assert READING in footnote(app)
+        gate.set()  # the rows redraw with the catalog's figures, where it has them
+        await until(pilot, lambda: READING not in footnote(app), what="the catalog's prices")
         await next_step(pilot)
         await on_screen(pilot, "ReviewScreen")
         assert "/h in this zone, from the Cloud Billing Catalog, read " in review_line(app)

@@ -49,6 +49,8 @@ class CatalogPrices(Protocol):
 
     def source(self) -> str: ...
 
+    def brief(self) -> str: ...
+
 
 _catalog: CatalogPrices | None = None
 
@@ -70,6 +72,12 @@ def catalog_source() -> str | None:
     one (a screen shown on its own, in a test harness, says the offline table as before)."""
     prices = _catalog
     return prices.source() if prices is not None else None
+
+
+def catalog_brief() -> str | None:
+    """:func:`catalog_source` in a line, for a short screen."""
+    prices = _catalog
+    return prices.brief() if prices is not None else None
 
 
 def offline_source() -> str:

@@ -53,6 +53,16 @@ class BookPrices:
         where = f"in {region}, its cheapest documented region"
         return ZonePrice(low.hourly, where, None, low.label)
 
+    def brief(self) -> str:
+        """:meth:`source` in a line for a short screen: the date read, or the first clause of
+        why the catalog's figures are not there."""
+        if self.reading:
+            return f"{offline_label()}, until the Billing Catalog is read"
+        if self.book is None:
+            why = self.why.split(" (")[0]
+            return f"{offline_label()}; the Billing Catalog could not be read: {why}"
+        return f"Cloud Billing Catalog, read {self.book.date}, where it has the SKU"
+
     def source(self) -> str:
         """Whose figures these are and when read, for a line under a table or the summary."""
         if self.reading:
