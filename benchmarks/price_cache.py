@@ -6,9 +6,9 @@ Writes a cache of ``--rows`` per-region TPU prices (by default 3000: generations
 models x regions x SKUs per place, well above what one read of the Compute Engine service's TPU
 SKUs holds), then, in a fresh interpreter each run, times what a front end does
 for one figure: load the cache and quote v6e-4 spot in us-east5 (and checks that doing so
-imported neither the catalog's TOML reader nor dataclasses, typing or google.cloud). Reported: the median of the
-in-process time (load + quote, imports included), of the whole interpreter start to exit, and of
-a bare `python -c pass` in the same turn (how loaded the machine is).
+imported neither the catalog's TOML reader nor dataclasses, typing or google.cloud). Reported:
+the median of the in-process time (load + quote, imports included), of the whole interpreter
+start to exit, and of a bare `python -c pass` in the same turn (how loaded the machine is).
 """
 
 from __future__ import annotations

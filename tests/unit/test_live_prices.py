@@ -87,3 +87,10 @@ def test_a_failed_read_says_why_beside_the_offline_figure():
     assert price.hourly == cost.offline_zone_price("v6e-4", "spot", "us-east5-a").hourly
     assert "could not be read: the Cloud Billing API is not enabled" in price.note
     assert "could not be read" in cost.catalog_source()
+
+
+def test_without_a_zone_and_without_a_sku_the_list_price_stands_with_why():
+    cost.use_catalog(BookPrices(BOOK))
+    price = cost.zone_price("v5litepod-4", "spot", None)
+    assert price.hourly == cost.offline_zone_price("v5litepod-4", "spot", None).hourly
+    assert "no spot SKU for v5e" in price.note

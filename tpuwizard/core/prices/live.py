@@ -45,9 +45,8 @@ class BookPrices:
             by_region.setdefault(zone.rsplit("-", 1)[0], zone)
         found = {r: quote(self.book, self.why, accelerator, route, z) for r, z in by_region.items()}
         priced = {r: q for r, q in found.items() if q.source == CATALOG and q.hourly is not None}
-        if not priced:
-            first = next(iter(found.values()), None)
-            return _cell(first or quote(self.book, "", accelerator, route, ""))
+        if not priced:  # the offline list price (no zone), with why the catalog has none
+            return _cell(quote(self.book, self.why, accelerator, route, ""))
         region = min(priced, key=lambda r: priced[r].hourly or 0.0)
         low = priced[region]
         where = f"in {region}, its cheapest documented region"
