@@ -11,6 +11,7 @@ from tpuwizard.core.prices import cache
 from tpuwizard.core.prices.cache import PriceBook
 
 if TYPE_CHECKING:
+    from tpuwizard.core.prices.live import BookPrices
     from tpuwizard.session.session import Session
 
 
@@ -44,19 +45,32 @@ def reading_prices() -> None:
     cost.use_catalog(BookPrices(None, reading=True))
 
 
-def use_catalog_prices(session: Session, refresh: bool = False) -> str:
-    """Read the catalog (or take the cached read) and price every figure from it from now on:
-    the meter, Review, Capacity, the summary, plain mode. Blocks for a cold read: a screen
-    calls it off its thread. Returns whose prices they are now, for a line to say."""
-    from tpuwizard.core.plan import cost
+def catalog_prices(session: Session, refresh: bool = False) -> BookPrices:
+    """The catalog's prices as read now (or the cached read), or the offline table's with why
+    they are not: blocks for a cold read, so a screen calls it off its thread, and installs
+    nothing (:func:`use_prices` does, on the caller's thread)."""
     from tpuwizard.core.prices.live import BookPrices
 
     try:
         book, why = price_book(session, refresh)
     except Exception as err:  # the cloud did not open (said where it is used): offline, said
         book, why = None, f"the cloud could not be opened ({err})"
-    cost.use_catalog(BookPrices(book, why))
+    return BookPrices(book, why)
+
+
+def use_prices(prices: BookPrices) -> str:
+    """Price every figure from ``prices`` from now on: the meter, Review, Capacity, the
+    summary, plain mode. Returns whose prices they are now, for a line to say."""
+    from tpuwizard.core.plan import cost
+
+    cost.use_catalog(prices)
     return cost.source()
+
+
+def use_catalog_prices(session: Session, refresh: bool = False) -> str:
+    """Read the catalog (or take the cached read) and price every figure from it from now on
+    (plain mode, which may wait for it)."""
+    return use_prices(catalog_prices(session, refresh))
 
 
 def cached_book(session: Session) -> PriceBook | None:

@@ -11,9 +11,12 @@ from typing import Any
 async def read_prices(app: Any) -> None:
     """Read (or take the cached read of) the catalog for the session's cloud off the UI thread,
     then tell each screen on the stack that shows prices (``prices_changed``)."""
-    from tpuwizard.session.prices import use_catalog_prices
+    from tpuwizard.session.prices import catalog_prices, use_prices
 
-    await asyncio.to_thread(use_catalog_prices, app.session)
+    prices = await asyncio.to_thread(catalog_prices, app.session)
+    # Installed here, on the app's loop: a wizard closed meanwhile has cancelled this worker,
+    # so a read that lands after it never reprices anything.
+    use_prices(prices)
     for screen in app.screen_stack:
         redraw = getattr(screen, "prices_changed", None)
         if redraw is not None:
