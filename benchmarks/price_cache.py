@@ -5,9 +5,10 @@
 Writes a cache of ``--rows`` per-region TPU prices (by default 3000: generations x provisioning
 models x regions x SKUs per place, well above what one read of the Compute Engine service's TPU
 SKUs holds), then, in a fresh interpreter each run, times what a front end does
-for one figure: load the cache and quote v6e-4 spot in us-east5. Reported: the median of the
-in-process time (load + quote, imports included), of the whole interpreter start to exit, and of
-a bare `python -c pass` in the same turn (how loaded the machine is).
+for one figure: load the cache and quote v6e-4 spot in us-east5 (and checks that doing so
+imported neither the catalog's TOML reader nor dataclasses, typing or google.cloud). Reported:
+the median of the in-process time (load + quote, imports included), of the whole interpreter
+start to exit, and of a bare `python -c pass` in the same turn (how loaded the machine is).
 """
 
 from __future__ import annotations
@@ -30,8 +31,12 @@ from tpuwizard.core.prices import cache
 from tpuwizard.core.prices.quote import quote
 book = cache.load(cache.cache_file(Path({folder!r}), practice=False))
 q = quote(book, "", "v6e-4", "spot", "us-east5-a")
+ms = (time.perf_counter() - t) * 1000
 assert q.source == "catalog", q
-print((time.perf_counter() - t) * 1000)
+import sys
+heavy = [m for m in ("tomllib", "dataclasses", "typing", "google.cloud") if m in sys.modules]
+assert not heavy, f"a price from the cache imported {{heavy}}"
+print(ms)
 """
 
 

@@ -30,6 +30,11 @@ def _isolated_state(tmp_path, monkeypatch):
     monkeypatch.setenv("PIP_EXTRA_INDEX_URL", "")
     monkeypatch.setenv("PIP_FIND_LINKS", "")
     monkeypatch.delenv("COURSE_EXPECT_PLATFORM", raising=False)
+    # The session's Billing Catalog prices (core/plan/cost.py) are one per process: none from
+    # an earlier test's walk stands in this one's.
+    from tpuwizard.core.plan import cost
+
+    monkeypatch.setattr(cost, "_catalog", None)
     # Practice mode exports its sandbox's address and token into os.environ: set, then unset,
     # so that monkeypatch restores them at the end and no test starts with an earlier one's.
     for exported in (
@@ -93,7 +98,7 @@ ROTATING_PER_RUN: dict[str, int] = {
     "program-fit": 5,  # of 16: fit --program compiling real JAX programs per topology
     "resume-e2e": 4,  # of 10: spot runs preempted and resumed bit for bit
     "kept-node-e2e": 5,  # of 15: up, run, watch, ssh, down; the wizard's Run again
-    "real-tools-e2e": 3,  # of 8: gcloud, the course's programs, ownership, an unreachable API
+    "real-tools-e2e": 3,  # of 9: gcloud, the course's programs, ownership, an unreachable API
 }
 
 

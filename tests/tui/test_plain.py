@@ -47,6 +47,10 @@ def test_plain_walk_launches_verifies_and_tears_down(tmp_path):
     summary = text[text.index("Summary of tpuwizard-") :]
     assert "PASS contract" in summary and "Receipt " in summary
     assert "Nothing is billing." in summary and "Exit code 0." in summary
+    # Priced from the practice sandbox's Billing Catalog, as the wizard is (issue 33).
+    before_create = text[: text.index("Creating tpuwizard-")]
+    assert "Prices: the Cloud Billing Catalog's prices (read " in before_create
+    assert "Prices: the Cloud Billing Catalog's prices (read " in summary
     assert list((tmp_path / "runs").glob("*/receipt.json"))
     assert sandbox_nodes(Path(os.environ["TPUWIZARD_HOME"])) == {}
 

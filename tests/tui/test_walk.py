@@ -53,6 +53,8 @@ async def test_whole_walk_from_route_to_verified_teardown(tmp_path, home):
         assert "PASS contract" in summary
         assert receipt["receipt_sha256"] in summary and app.state.receipt_path in summary
         assert "Cost: about $" in summary and "verified gone" in summary
+        # Priced from the practice sandbox's Billing Catalog, and said so (issue 33).
+        assert "Prices: the Cloud Billing Catalog's prices (read " in summary
         await pilot.pause(2.5)  # nothing replaces the summary by itself
         assert type(app.screen).__name__ == "SummaryScreen"
         assert sandbox_nodes(home) == {} and open_ledger(home) == []

@@ -108,6 +108,7 @@ class PlainWizard:
             return self.notebook_route(session)
         project = self.choose_project(ctx, session)
         session.switch(session.practice, project)
+        self.read_prices(session)
         accelerator = self.choose_slice(route)
         zone = self.choose_zone(session, accelerator, ctx.zone, route)
         name = (
@@ -309,6 +310,13 @@ class PlainWizard:
                 (self.out if line.startswith(SCRIPT_TAIL) else self.say)(line)
         self.say_kept()
         return exit_code(received, code)
+
+    def read_prices(self, session: Session) -> None:
+        """Price the walk from the Billing Catalog (the cached read, else read now), as the
+        wizard does; said, with its date, or why the offline table's figures stand."""
+        from tpuwizard.session.prices import use_catalog_prices
+
+        self.say(f"Prices: {use_catalog_prices(session)}.")
 
     def say_kept(self) -> None:
         """One line per kept node, from the ledger (what `status` checks with the cloud)."""

@@ -42,7 +42,7 @@ def _figures() -> dict[tuple[str, str, float], list[str]]:
             seen: set[str] = set()
             for zone in (*g.zones, *g.ai_zones):
                 region = zone.rsplit("-", 1)[0]
-                price = cost.zone_price(accelerator, route, zone)
+                price = cost.offline_zone_price(accelerator, route, zone)
                 if region in seen or price.hourly is None or price.note:
                     continue  # the list price only: no SKU of its own for this region
                 seen.add(region)

@@ -11,6 +11,7 @@ from tpuwizard.core.prices import cache
 from tpuwizard.core.prices.cache import PriceBook
 
 if TYPE_CHECKING:
+    from tpuwizard.core.prices.live import BookPrices
     from tpuwizard.session.session import Session
 
 
@@ -33,6 +34,43 @@ def price_book(session: Session, refresh: bool = False) -> tuple[PriceBook | Non
         return None, str(err)
     cache.save(path, book)
     return book, ""
+
+
+def reading_prices() -> None:
+    """From now until :func:`use_catalog_prices` lands: the offline table's figures, each
+    marked as standing in while the catalog is read (a screen must not wait for it)."""
+    from tpuwizard.core.plan import cost
+    from tpuwizard.core.prices.live import BookPrices
+
+    cost.use_catalog(BookPrices(None, reading=True))
+
+
+def catalog_prices(session: Session, refresh: bool = False) -> BookPrices:
+    """The catalog's prices as read now (or the cached read), or the offline table's with why
+    they are not: blocks for a cold read, so a screen calls it off its thread, and installs
+    nothing (:func:`use_prices` does, on the caller's thread)."""
+    from tpuwizard.core.prices.live import BookPrices
+
+    try:
+        book, why = price_book(session, refresh)
+    except Exception as err:  # the cloud did not open (said where it is used): offline, said
+        book, why = None, f"the cloud could not be opened ({err})"
+    return BookPrices(book, why)
+
+
+def use_prices(prices: BookPrices) -> str:
+    """Price every figure from ``prices`` from now on: the meter, Review, Capacity, the
+    summary, plain mode. Returns whose prices they are now, for a line to say."""
+    from tpuwizard.core.plan import cost
+
+    cost.use_catalog(prices)
+    return cost.source()
+
+
+def use_catalog_prices(session: Session, refresh: bool = False) -> str:
+    """Read the catalog (or take the cached read) and price every figure from it from now on
+    (plain mode, which may wait for it)."""
+    return use_prices(catalog_prices(session, refresh))
 
 
 def cached_book(session: Session) -> PriceBook | None:

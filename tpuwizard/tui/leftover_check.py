@@ -45,7 +45,12 @@ def connect(app: WalkParts) -> None:
 async def connect_after_leftovers(app: WalkParts, connected: threading.Event) -> None:
     """Open the cloud chosen on Account beside the walk (Capacity needs none), after the
     leftover check, which connects too: one connect at a time. ``connected`` is set then,
-    however it ends (a failed open is the Zones step's to say)."""
+    however it ends (a failed open is the Zones step's to say). Then the Billing Catalog is
+    read for the cloud chosen (its figures replace the offline table's where they land)."""
+    from tpuwizard.session.prices import reading_prices
+    from tpuwizard.tui.price_read import read_prices
+
+    reading_prices()
     try:
         if app.start_leftover_check() is not None:
             with contextlib.suppress(WorkerCancelled):  # the wizard is closing
@@ -53,6 +58,7 @@ async def connect_after_leftovers(app: WalkParts, connected: threading.Event) ->
         await asyncio.to_thread(connect, app)
     finally:
         connected.set()
+    await read_prices(app)
 
 
 async def offer_leftovers(app: App[Any], walk: WalkParts) -> None:

@@ -74,6 +74,8 @@ def _summary_lines(summary: RunSummary, audience: Audience, elsewhere: Sequence[
         lines.append(f"  Cost: {about(s.cost_usd, s.cost_at_most_usd)} (estimate){billed}.")
         if s.cost_usd is None and s.cost_at_most_usd is not None:
             lines.append(f"    ({cost.FLEX_PRICE_NOTE}.)")
+        if source := cost.catalog_source():  # the session priced it from the catalog's read
+            lines.append(f"    (Prices: {source}.)")
     if s.nothing_billing:
         gone = f" {', '.join(s.gone)} verified gone." if s.gone else " Nothing was created."
         nothing = "Nothing from this run is billing." if elsewhere else "Nothing is billing."

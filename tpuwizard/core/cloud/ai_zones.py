@@ -26,6 +26,14 @@ def catalog_ai_zones(accelerator: str | None) -> list[str]:
     return list(catalog.documented_ai_zone_table())
 
 
+def with_ai_zones(listed: Iterable[str]) -> list[str]:
+    """``listed`` (a zone list, which hides AI zones unless visible) and every AI zone the
+    catalog lists: a scan for what is ours by its labels must look where a launch may have
+    named one, seen or not."""
+    zones = list(listed)
+    return zones + [z for z in catalog.documented_ai_zone_table() if z not in zones]
+
+
 def visible_ai_zones(accelerator: str | None, listed: Iterable[str]) -> list[str]:
     """The catalog's AI zones for ``accelerator`` that a live zone list (``listed``) shows."""
     seen = set(listed)

@@ -5,11 +5,17 @@ A price can depend on the zone (spot prices differ by zone; some regions cost mo
 catalog has no figure for (None, never the spot price); Google bills it at a discount on
 on-demand (catalog.toml, [flex_start_price]), so on-demand's figure is the most it costs:
 ``at_most_hourly`` and ``at_most`` say that bound, and every front end calls it "at most".
+
+Where the session has read the Cloud Billing Catalog (session/prices.py installs it with
+:func:`use_catalog`), every figure here is the catalog's where it has the SKU (Flex-start's own
+price included), else this offline table's, each labelled with its source: the meter, Review,
+Capacity, the summary and plain mode all price through these functions.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from tpuwizard.core.plan import catalog
 
@@ -32,16 +38,69 @@ class ZonePrice:
     hourly: float | None
     note: str
     at_most: float | None = None  # where there is no figure but a bound (Flex-start: on-demand's)
+    label: str = ""  # where the figure is from, with its date (empty: this offline table)
+
+
+class CatalogPrices(Protocol):
+    """The session's read of the Billing Catalog (core/prices/live.py): a zone's price from
+    its SKU where it has one, else this table's, with why."""
+
+    def zone_price(self, accelerator: str, route: str, zone: str | None) -> ZonePrice: ...
+
+    def source(self) -> str: ...
+
+    def brief(self) -> str: ...
+
+
+_catalog: CatalogPrices | None = None
+
+
+def use_catalog(prices: CatalogPrices | None) -> None:
+    """Price from ``prices`` from now on (None: the offline table only). One assignment, so a
+    reader on another thread sees the old source or the new one, never half of either."""
+    global _catalog
+    _catalog = prices
+
+
+def source() -> str:
+    """Whose figures these functions give now, with the date of each source."""
+    return _catalog.source() if _catalog is not None else offline_source()
+
+
+def catalog_source() -> str | None:
+    """The installed catalog read's words (:func:`source`); None before the session installs
+    one (a screen shown on its own, in a test harness, says the offline table as before)."""
+    prices = _catalog
+    return prices.source() if prices is not None else None
+
+
+def catalog_brief() -> str | None:
+    """:func:`catalog_source` in a line, for a short screen."""
+    prices = _catalog
+    return prices.brief() if prices is not None else None
+
+
+def offline_source() -> str:
+    return f"the offline table ({catalog.sources()['price_date']}, estimate)"
 
 
 def zone_price(accelerator: str, route: str = "vm", zone: str | None = None) -> ZonePrice:
-    """What ``accelerator`` costs per hour on ``route`` in ``zone``, with what that figure is."""
+    """What ``accelerator`` costs per hour on ``route`` in ``zone``, with what that figure is:
+    the session's catalog read where one is installed, else the offline table's."""
+    prices = _catalog
+    if prices is not None:
+        return prices.zone_price(accelerator, route, zone)
+    return offline_zone_price(accelerator, route, zone)
+
+
+def offline_zone_price(accelerator: str, route: str = "vm", zone: str | None = None) -> ZonePrice:
+    """The offline table's figure for ``accelerator`` on ``route`` in ``zone``."""
     if route == "flex":
-        return ZonePrice(None, FLEX_PRICE_NOTE, at_most_hourly(accelerator, route, zone))
+        return ZonePrice(None, FLEX_PRICE_NOTE, _offline_at_most(accelerator, route, zone))
     slice_ = catalog.parse_accelerator(accelerator)
     kind = ROUTE_KEY.get(route, route)
     zoned = None if _is_pod_priced(slice_, kind) else _zone_price(slice_.generation.key, kind, zone)
-    hourly_usd = hourly(accelerator, route, zone)
+    hourly_usd = _offline_hourly(accelerator, route, zone)
     if hourly_usd is None:
         return ZonePrice(None, f"no {route} price for {slice_.generation.key} in the catalog")
     return ZonePrice(hourly_usd, "" if zoned is not None else LIST_PRICE_NOTE)
@@ -65,7 +124,7 @@ def _zone_price(generation: str, kind: str, zone: str | None) -> float | None:
 
 
 def per_chip_hour(accelerator: str, route: str = "vm", zone: str | None = None) -> float | None:
-    """USD per chip-hour for ``accelerator`` on ``route`` in ``zone``; None when unknown."""
+    """The offline table's USD per chip-hour for ``accelerator`` on ``route`` in ``zone``."""
     if route == "flex":
         return None  # its own SKU; no figure in the catalog
     slice_ = catalog.parse_accelerator(accelerator)
@@ -79,10 +138,23 @@ def per_chip_hour(accelerator: str, route: str = "vm", zone: str | None = None) 
     return slice_.generation.price_per_chip_hour("spot" if kind == "spot" else "on-demand")
 
 
-def hourly(accelerator: str, route: str = "vm", zone: str | None = None) -> float | None:
+def _offline_hourly(accelerator: str, route: str = "vm", zone: str | None = None) -> float | None:
     per_chip = per_chip_hour(accelerator, route, zone)
     chips = catalog.parse_accelerator(accelerator).chips
     return None if per_chip is None else round(per_chip * chips, 4)
+
+
+def _offline_at_most(accelerator: str, route: str, zone: str | None) -> float | None:
+    if route == "flex" and catalog.price_table("flex_start_price").get("at_most") == "on_demand":
+        return _offline_hourly(accelerator, "vm", zone)
+    return _offline_hourly(accelerator, route, zone)
+
+
+def hourly(accelerator: str, route: str = "vm", zone: str | None = None) -> float | None:
+    """USD per hour for ``accelerator`` on ``route`` in ``zone``; None without a figure."""
+    if _catalog is None:  # the offline table's own, without building its note
+        return _offline_hourly(accelerator, route, zone)
+    return zone_price(accelerator, route, zone).hourly
 
 
 def estimate(accelerator: str, route: str, seconds: float, zone: str | None = None) -> float | None:
@@ -92,11 +164,12 @@ def estimate(accelerator: str, route: str, seconds: float, zone: str | None = No
 
 
 def at_most_hourly(accelerator: str, route: str, zone: str | None = None) -> float | None:
-    """The most ``accelerator`` costs per hour on ``route``: its price where the catalog has
-    one; for Flex-start, which has none, the on-demand price that Google discounts it from."""
-    if route == "flex" and catalog.price_table("flex_start_price").get("at_most") == "on_demand":
-        return hourly(accelerator, "vm", zone)
-    return hourly(accelerator, route, zone)
+    """The most ``accelerator`` costs per hour on ``route``: its price where there is one; for
+    Flex-start without its own, the on-demand price that Google discounts it from."""
+    if _catalog is None:
+        return _offline_at_most(accelerator, route, zone)
+    price = zone_price(accelerator, route, zone)
+    return price.hourly if price.hourly is not None else price.at_most
 
 
 def at_most(accelerator: str, route: str, seconds: float, zone: str | None = None) -> float | None:
@@ -108,6 +181,8 @@ def at_most(accelerator: str, route: str, seconds: float, zone: str | None = Non
 def label(flex: bool = True) -> str:
     """How every figure is labelled: an estimate, with where the prices came from and when;
     ``flex``: a Flex-start figure is among them, so say what its bound is."""
+    if _catalog is not None:
+        return f"estimate at {_catalog.source()}"
     src = catalog.sources()
     flex_words = (
         "; Flex-start's own price is not published in the catalog, and at most on-demand's "

@@ -192,7 +192,7 @@ def fit_slice(
     # half the chip's HBM.
     usable_per_device = usable_per_chip / gen.devices_per_chip
     per_chip_share = state_gib / slice_.chips
-    price = slice_.price_per_hour(route)
+    price = cost.hourly(slice_.name, route)  # the session's catalog read where installed
     return SliceFit(
         name=slice_.name,
         chips=slice_.chips,

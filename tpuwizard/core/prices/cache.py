@@ -5,36 +5,97 @@ for the practice sandbox's, so the sandbox's figures never stand in for Google's
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import time
-from dataclasses import dataclass
+from collections.abc import Iterable
 from pathlib import Path
 
-from tpuwizard.core.prices.skus import SkuPrice
+TYPE_CHECKING = False  # typing itself is not imported on a cache hit
+if TYPE_CHECKING:
+    from typing import Any
+
+# Plain classes, not dataclasses, and the catalog read only where a figure is missed: a price
+# from this cache answers in a fresh process without importing dataclasses, typing or tomllib
+# (benchmarks/price_cache.py; goal: under 50 ms).
 
 MAX_AGE_S = 24 * 3600
-_VERSION = 1
+_VERSION = 2  # 2: with the slice names' generation and chips, so a hit reads no catalog
+ON_DEMAND, SPOT, FLEX = "on-demand", "spot", "flex"  # the provisioning models priced
 
 
-@dataclass(frozen=True)
+class SkuPrice:
+    """One SKU's price per chip-hour in one region."""
+
+    __slots__ = ("generation", "model", "region", "sku", "usd_per_chip_hour")
+
+    def __init__(
+        self, generation: str, model: str, region: str, usd_per_chip_hour: float, sku: str
+    ) -> None:
+        self.generation = generation  # the catalog's key: v5e, v5p, v6e
+        self.model = model  # ON_DEMAND, SPOT or FLEX
+        self.region = region
+        self.usd_per_chip_hour = usd_per_chip_hour
+        self.sku = sku  # the SKU's id, so a figure can be checked against Google's page
+
+    def row(self) -> tuple[str, str, str, float, str]:
+        return (self.generation, self.model, self.region, self.usd_per_chip_hour, self.sku)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SkuPrice) and self.row() == other.row()
+
+    def __hash__(self) -> int:
+        return hash(self.row())
+
+    def __repr__(self) -> str:
+        return f"SkuPrice{self.row()!r}"
+
+
 class PriceBook:
-    """Every TPU price one read of the catalog found, and when it was read."""
+    """Every TPU price one read of the catalog found, and when it was read. ``slices``: each
+    slice name's generation and chips, as the catalog had them when the book was saved (empty
+    for a book not from disk: a quote then asks the catalog)."""
 
-    read_at: float
-    prices: tuple[SkuPrice, ...]
+    def __init__(
+        self,
+        read_at: float,
+        prices: Iterable[SkuPrice] = (),
+        slices: dict[str, tuple[str, int]] | None = None,
+        rows: list[list[Any]] | None = None,
+    ) -> None:
+        """``rows``: the prices as saved (load's), made into SkuPrices only when asked for:
+        a quote needs only their index."""
+        self.read_at = read_at
+        self._prices: tuple[SkuPrice, ...] | None = None if rows is not None else tuple(prices)
+        self._rows: list[list[Any]] = (
+            rows if rows is not None else [list(p.row()) for p in self._prices or ()]
+        )
+        self.slices = slices or {}
+        self._index: dict[tuple[str, str, str], float] | None = None
 
-    @functools.cached_property
-    def _index(self) -> dict[tuple[str, str, str], float]:
-        # The first SKU for a place wins, as a reader scanning in Google's order would take it.
-        index: dict[tuple[str, str, str], float] = {}
-        for p in self.prices:
-            index.setdefault((p.generation, p.model, p.region), p.usd_per_chip_hour)
-        return index
+    @property
+    def prices(self) -> tuple[SkuPrice, ...]:
+        if self._prices is None:
+            self._prices = tuple(SkuPrice(*row) for row in self._rows)
+        return self._prices
 
     def per_chip_hour(self, generation: str, model: str, region: str) -> float | None:
+        if self._index is None:
+            # The first SKU for a place wins, as a reader scanning in Google's order takes it.
+            index: dict[tuple[str, str, str], float] = {}
+            for g, m, r, usd, _ in self._rows:
+                index.setdefault((g, m, r), usd)
+            self._index = index
         return self._index.get((generation, model, region))
+
+    def __eq__(self, other: object) -> bool:
+        """The same read: its time and its prices (``slices`` is how it was saved)."""
+        return isinstance(other, PriceBook) and (self.read_at, self.prices) == (
+            other.read_at,
+            other.prices,
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # compared by value, as a dataclass was
 
     def generations(self) -> set[str]:
         return {p.generation for p in self.prices}
@@ -58,10 +119,11 @@ def load(path: Path) -> PriceBook | None:
         if saved.get("version") != _VERSION:
             return None
         rows = saved["prices"]
-        prices = tuple(SkuPrice(*row) for row in rows)
-        if not all(isinstance(p.usd_per_chip_hour, int | float) for p in prices):
-            return None  # not ours: a figure that is not a number
-        return PriceBook(float(saved["read_at"]), prices)
+        for row in rows:  # five fields, the fourth a number: else not ours (or torn)
+            if len(row) != 5 or not isinstance(row[3], int | float):
+                return None
+        slices = {str(name): (str(g), int(chips)) for name, (g, chips) in saved["slices"].items()}
+        return PriceBook(float(saved["read_at"]), slices=slices, rows=rows)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
@@ -70,8 +132,12 @@ def save(path: Path, book: PriceBook) -> None:
     """Write ``book`` whole or not at all (a temporary file renamed over the old one), so a
     reader never meets half a file of ours."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    rows = [[p.generation, p.model, p.region, p.usd_per_chip_hour, p.sku] for p in book.prices]
-    text = json.dumps({"version": _VERSION, "read_at": book.read_at, "prices": rows})
+    from tpuwizard.core.plan import catalog  # saved with the book, so a hit need not read it
+
+    rows = [list(p.row()) for p in book.prices]  # as SkuPrices: strings and a float
+    slices = {s.name: [s.generation.key, s.chips] for s in catalog.all_slices()}
+    saved = {"version": _VERSION, "read_at": book.read_at, "prices": rows, "slices": slices}
+    text = json.dumps(saved)
     temporary = path.with_suffix(f".{os.getpid()}.tmp")
     temporary.write_text(text, "utf-8")
     os.replace(temporary, path)

@@ -5,11 +5,10 @@ table: where the catalog has Flex-start's SKU, that is its price."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from tpuwizard.core.prices.cache import FLEX, ON_DEMAND, SPOT, PriceBook
 
-from tpuwizard.core.plan import catalog, cost
-from tpuwizard.core.prices.cache import PriceBook
-from tpuwizard.core.prices.skus import FLEX, ON_DEMAND, SPOT
+# The catalog and the offline table (core/plan) are imported where a figure is missed: a price
+# found in a book read from disk imports neither (benchmarks/price_cache.py).
 
 _MODEL = {"vm": ON_DEMAND, "on-demand": ON_DEMAND, "spot": SPOT, "flex": FLEX}
 _MODEL_WORDS = {ON_DEMAND: "on-demand", SPOT: "spot", FLEX: "Flex-start"}
@@ -19,23 +18,34 @@ CATALOG = "catalog"
 OFFLINE = "offline"
 
 
-@dataclass(frozen=True)
 class Quote:
     """``hourly``: USD per hour (None: no figure; ``at_most`` then bounds it where it can).
     ``source``: CATALOG or OFFLINE; ``label``: where the figure is from and its date;
     ``note``: why it is not the catalog's, or empty when it is."""
 
-    hourly: float | None
-    source: str
-    label: str
-    note: str = ""
-    at_most: float | None = None
+    __slots__ = ("at_most", "hourly", "label", "note", "source")
+
+    def __init__(
+        self,
+        hourly: float | None,
+        source: str,
+        label: str,
+        note: str = "",
+        at_most: float | None = None,
+    ) -> None:
+        self.hourly, self.source, self.label = hourly, source, label
+        self.note, self.at_most = note, at_most
 
     def as_json(self) -> dict[str, str]:
         return {"source": self.source, "label": self.label, "note": self.note}
 
+    def __repr__(self) -> str:
+        return f"Quote({self.hourly!r}, {self.source!r}, {self.label!r}, {self.note!r})"
+
 
 def offline_label() -> str:
+    from tpuwizard.core.plan import catalog
+
     return f"offline table ({catalog.sources()['price_date']}, estimate)"
 
 
@@ -44,17 +54,26 @@ def quote(
 ) -> Quote:
     """``accelerator`` on ``route`` in ``zone``: the catalog's SKU from ``book``, else the
     offline table's figure with why (``why_no_book`` when there is no book at all)."""
-    s = catalog.parse_accelerator(accelerator)
-    gen, model, region = s.generation.key, _MODEL.get(route, route), zone.rsplit("-", 1)[0]
+    model, region = _MODEL.get(route, route), zone.rsplit("-", 1)[0]
     if book is not None:
-        found = book.per_chip_hour(gen, model, region)
+        # The slice's generation and chips as saved with the book; else the catalog's.
+        named = book.slices.get(accelerator) or _slice(accelerator)
+        found = book.per_chip_hour(named[0], model, region)
         if found is not None:
             label = f"Cloud Billing Catalog, read {book.date}"
-            return Quote(round(found * s.chips, 4), CATALOG, label)
-        why = _no_sku(gen, model)
+            return Quote(round(found * named[1], 4), CATALOG, label)
+        why = _no_sku(_slice(accelerator)[0], model)
     else:
         why = f"the Billing Catalog could not be read: {why_no_book}"
     return _offline(accelerator, route, zone, why)
+
+
+def _slice(accelerator: str) -> tuple[str, int]:
+    """(generation, chips) of a slice name, by the catalog (a bad name raises its error)."""
+    from tpuwizard.core.plan import catalog
+
+    s = catalog.parse_accelerator(accelerator)
+    return s.generation.key, s.chips
 
 
 def _no_sku(gen: str, model: str) -> str:
@@ -70,7 +89,9 @@ def _no_sku(gen: str, model: str) -> str:
 
 
 def _offline(accelerator: str, route: str, zone: str, why: str) -> Quote:
-    figure = cost.zone_price(accelerator, route, zone)
+    from tpuwizard.core.plan import cost
+
+    figure = cost.offline_zone_price(accelerator, route, zone)
     note = why if not figure.note else f"{why}; {figure.note}"
     return Quote(figure.hourly, OFFLINE, offline_label(), note, figure.at_most)
 

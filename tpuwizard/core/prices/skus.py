@@ -15,29 +15,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
+
+from tpuwizard.core.prices.cache import FLEX as FLEX
+from tpuwizard.core.prices.cache import ON_DEMAND as ON_DEMAND
+from tpuwizard.core.prices.cache import SPOT as SPOT
+from tpuwizard.core.prices.cache import SkuPrice as SkuPrice
 
 COMPUTE_SERVICE = "6F81-5844-456A"
 TPU_SERVICE = "E000-3F24-B8AA"
-ON_DEMAND, SPOT, FLEX = "on-demand", "spot", "flex"
 # The description's word for each generation (SkyPilot's _get_tpu_description_str), and
 # Flex-start's (issue 33's reports).
 _GENERATION = re.compile(r"\bTpu(V5e|V5p|V6e)\b")
 _FLEX = re.compile(r"\bDWS Defined Duration (V5e|V5p|V6e)\b")
 # What is never a TPU's hourly price: commitments, reservations, sole tenancy.
 _NOT_HOURLY = ("commit", "reserved", "sole tenancy")
-
-
-@dataclass(frozen=True)
-class SkuPrice:
-    """One SKU's price per chip-hour in one region."""
-
-    generation: str  # the catalog's key: v5e, v5p, v6e
-    model: str  # ON_DEMAND, SPOT or FLEX
-    region: str
-    usd_per_chip_hour: float
-    sku: str  # the SKU's id, so a figure can be checked against Google's page
 
 
 def unit_price(sku: dict[str, Any]) -> float | None:

@@ -49,6 +49,7 @@ class CapacityScreen(WizardScreen[CapacityAnswer]):
         # Enter in a field sent the focus to the table and it has not landed yet: a busy app
         # handles keys late, and an Enter typed meanwhile still reaches the field.
         self.to_table = False
+        self.short = False  # a short terminal (80x24): the table gives up rows
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="sizes"):
@@ -77,9 +78,16 @@ class CapacityScreen(WizardScreen[CapacityAnswer]):
     def on_resize(self, event: events.Resize) -> None:
         # On a short terminal (80x24) the table scrolls within fewer rows and the note moves to
         # the help (F1), so Next stays on screen.
-        short = event.size.height < 32
-        self.query_one("#activation-note", Static).display = not short
-        self.query_one(DataTable).styles.max_height = 10 if short else 16
+        self.short = event.size.height < 32
+        self.query_one("#activation-note", Static).display = not self.short
+        self.fit_table_height()
+
+    def fit_table_height(self) -> None:
+        # The line saying whose prices these are takes its rows from the table's (two where
+        # it says why the catalog could not be read), so Next stays on screen.
+        brief = cost.catalog_brief() or ""
+        lines = 0 if not brief else 2 if "could not be read" in brief else 1
+        self.query_one(DataTable).styles.max_height = 10 - lines if self.short else 16
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
@@ -135,11 +143,17 @@ class CapacityScreen(WizardScreen[CapacityAnswer]):
                 key=f.name,
             )
         table.move_cursor(row=self.fits.index(self.preselected()))
-        note = "" if self.route != "flex" else f"\n$/h: {cost.FLEX_PRICE_NOTE}."
+        note = price_notes(self.fits)
         from tpuwizard.core.handover.larger import verdict_with_larger
 
         verdict.update(verdict_with_larger(state, self.fits, route=self.route, short=True) + note)
+        self.fit_table_height()
         self.understood = True
+
+    def prices_changed(self) -> None:
+        """The Billing Catalog's read landed: the table's figures are its now (or say why not)."""
+        if self.understood:
+            self.refresh_table()
 
     def show_no_table(self, why: str) -> None:
         """What was typed gives no table: the last one is emptied, never left standing stale
@@ -226,6 +240,16 @@ class CapacityScreen(WizardScreen[CapacityAnswer]):
 def _titled(widget: Input, title: str) -> Input:
     widget.border_title = title  # a label on the field's border: compact, and readable
     return widget
+
+
+def price_notes(fits: list[fit.SliceFit]) -> str:
+    """Under the verdict: Flex-start's bound where a figure is one, and whose prices these are
+    once the session prices from the Billing Catalog's read (or waits for it)."""
+    note = ""
+    if any(f.price_per_hour_usd is None and f.price_at_most_usd is not None for f in fits):
+        note = f"\n$/h: {cost.FLEX_PRICE_NOTE}."
+    source = cost.catalog_brief()
+    return note + (f"\n$/h: {source}." if source else "")
 
 
 def _yes(ok: bool) -> str:

@@ -59,28 +59,26 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         self.told_course_report = False  # the note on tpu-report.txt, said once
         self.short_deep_label = False  # set as the switches are made
 
+    def summary_text(self) -> str:
+        s = self.state
+        slice_ = catalog.parse_accelerator(s.accelerator)
+        size = f"{count(slice_.chips, 'chip')}, {count(slice_.vms, 'VM')}"
+        # Short enough for 80x24: where the prices come from is in the help (F1).
+        return (
+            f"[b]About to create[/b] {s.accelerator} ({size}) in "
+            f"{s.zone}, project {s.project}, route {s.route}, runtime "
+            f"{slice_.generation.runtime_version}.\n{price_line(s)}"
+            + (" [b]Practice: nothing is billed.[/b]" if s.practice else "")
+        )
+
+    def prices_changed(self) -> None:
+        """The Billing Catalog's read landed: the zone's price is its now (or says why not)."""
+        self.query_one("#summary", Static).update(self.summary_text())
+
     def compose_body(self) -> ComposeResult:
         s = self.state
         slice_ = catalog.parse_accelerator(s.accelerator)
-        hourly = cost.hourly(s.accelerator, s.route, s.zone)
-        size = f"{count(slice_.chips, 'chip')}, {count(slice_.vms, 'VM')}"
-        bound = cost.at_most_hourly(s.accelerator, s.route, s.zone)
-        price = (
-            f"At most {money(bound)}/h in this zone: Flex-start's own price is not published "
-            "in the catalog, and Google bills it at a discount on on-demand's."
-            if hourly is None and bound is not None
-            else f"About {money(hourly)}/h in this zone, an estimate from approximate prices."
-            if hourly is not None
-            else "No price in the catalog for this type (see the pricing page)."
-        )
-        # Short enough for 80x24: where the prices come from is in the help (F1).
-        yield Static(
-            f"[b]About to create[/b] {s.accelerator} ({size}) in "
-            f"{s.zone}, project {s.project}, route {s.route}, runtime "
-            f"{slice_.generation.runtime_version}.\n{price}"
-            + (" [b]Practice: nothing is billed.[/b]" if s.practice else ""),
-            id="summary",
-        )
+        yield Static(self.summary_text(), id="summary")
         state_fit = fit.fit_slice(s.state_gib, slice_)
         verdict = fit.slice_verdict(s.state_gib, state_fit)
         yield Static(
@@ -312,6 +310,25 @@ def watchdog_label(on: bool) -> str:
 
 def deep_checks_label(on: bool, short: bool = False) -> str:
     return f"Deeper checks {'ON' if on else 'OFF'}" + ("" if short else " (precision, trace)")
+
+
+def price_line(s: WizardState) -> str:
+    """The chosen zone's price on the route, with whose figure it is: the Billing Catalog's
+    SKU (read on a date), or the offline table's, with why where the session read the
+    catalog; Flex-start's "at most" only where its own price is not known."""
+    price = cost.zone_price(s.accelerator, s.route, s.zone)
+    source = f"from the {price.label}" if price.label else "an estimate from approximate prices"
+    # The note's first clause: the whole reason (with its command) is under Capacity's table.
+    why = f" ({price.note.split(' (')[0]})" if price.note and price.label else ""
+    if price.hourly is not None:
+        return f"About {money(price.hourly)}/h in this zone, {source}{why}."
+    if price.at_most is not None:
+        return (
+            f"At most {money(price.at_most)}/h in this zone: Flex-start's own price is not "
+            "published in the catalog, and Google bills it at a discount on on-demand's."
+            + (f" Prices: {cost.catalog_source()}." if price.label else "")
+        )
+    return f"No price in the catalog for this type (see the pricing page){why}."
 
 
 def _titled(widget: Input, title: str) -> Input:

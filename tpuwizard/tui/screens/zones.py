@@ -53,6 +53,7 @@ class ZonesScreen(WizardScreen[str]):
         self.rows: list[RouteZone] = []
         self.tried_column = False
         self.enter_early = False  # Enter came before the zones did: it takes the first one
+        self.shown: tuple[ZoneSurvey, str, ZoneAnswer | None] | None = None  # for a redraw
 
     def compose_body(self) -> ComposeResult:
         runtime = catalog.parse_accelerator(self.accelerator).generation.runtime_version
@@ -81,7 +82,15 @@ class ZonesScreen(WizardScreen[str]):
             return
         self.app.call_from_thread(self.show, answer.survey, survey_words(answer), answer)
 
+    def prices_changed(self) -> None:
+        """The Billing Catalog's read landed: the rows' prices are its now (or say why not),
+        the highlighted zone kept."""
+        if self.shown is not None and self.rows:
+            self.current = self.zones[self.query_one(DataTable).cursor_row]
+            self.show(*self.shown)
+
     def show(self, survey: ZoneSurvey, label: str, answer: ZoneAnswer | None = None) -> None:
+        self.shown = (survey, label, answer)
         offering = survey.offering(self.accelerator)
         tried: dict[str, str] = {}
         if answer is not None:

@@ -12,6 +12,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
+from tpuwizard.core.cloud.ai_zones import with_ai_zones
 from tpuwizard.core.cloud.backends import VIA_AUTO, VIA_RESIZE_REQUEST
 from tpuwizard.core.cloud.compute_slice_body import is_single_vm
 from tpuwizard.core.cloud.diagnose import Context, Diagnosis, api_name, diagnose
@@ -302,7 +303,8 @@ def _owned_by_queued(billable: Billable, found: dict[tuple[str, ...], Billable])
 def _labelled(
     cloud: Cloud, zones: list[str] | None, now: float
 ) -> tuple[list[Billable], dict[str, str], set[str]]:
-    zones = zones if zones is not None else cloud.list_zones()
+    # The AI zones too: a zone list hides them unless visible, but a launch may name one.
+    zones = zones if zones is not None else with_ai_zones(cloud.list_zones())
 
     def survey(zone: str) -> list[Billable]:
         out = []
