@@ -32,6 +32,7 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
     BINDINGS: ClassVar[list[BindingType]] = [
         *WizardScreen.BINDINGS,
         Binding("f2", "course_packages", "Course's packages"),
+        Binding("f6", "gke_export", "Take to GKE"),
     ]
     HELP = (
         "Check what will be created. The deadline is Flex-start's maximum run duration; for "
@@ -50,7 +51,8 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         "script is installed too; a package cannot change the pinned JAX). Deeper "
         "checks add the verifier's precision profile and a profiler trace (open it with "
         "TensorBoard's profile plugin, xprof or Perfetto). Prices are estimates from "
-        f"approximate list prices; check the pricing page. {RESUME_HELP}"
+        f"approximate list prices; check the pricing page. {RESUME_HELP} F6 takes the plan to GKE "
+        "instead (xpk commands, a JobSet or a SkyPilot task): it only writes files."
     )
 
     def __init__(self, state: WizardState) -> None:
@@ -254,6 +256,12 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         typed = field.value.split()
         field.value = " ".join([*typed, *(p for p in COURSE_PACKAGES if p not in typed)])
         field.cursor_position = len(field.value)
+
+    def action_gke_export(self) -> None:
+        """The plan as reviewed so far, written for GKE (xpk, a JobSet) or SkyPilot: files only."""
+        from tpuwizard.tui.screens.gke_export import GkeExportScreen
+
+        self.app.push_screen(GkeExportScreen(self.state.reviewed(self.answers())))
 
     def action_help(self) -> None:
         """The help, and where the check before create said no, why and the command to allow
