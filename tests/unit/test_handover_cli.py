@@ -133,6 +133,8 @@ def test_json_with_out_names_the_file_instead_of_holding_its_text(here: Path) ->
     assert document["files"][-1] == {"path": "t.yaml", "what": "the SkyPilot task"}
     assert document["teardown"][0] == "sky down tpuwizard-run"
     assert len(document["idle_bills"]) == 1  # no cluster: the slice alone bills
+    # The launch line in the file names the file it is in.
+    assert "#   sky launch --down -c tpuwizard-run t.yaml\n" in (here / "t.yaml").read_text()
 
 
 @pytest.mark.parametrize(

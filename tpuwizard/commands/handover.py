@@ -142,7 +142,8 @@ def export(
         zone=zone,
         project=project,
     )
-    text = render(target, plan, image)  # before any file is written: it may refuse the pair
+    # Before any file is written: it may refuse the pair.
+    text = render(target, plan, image, str(out) if out is not None else None)
     folder = script.parent if script is not None else Path(".")
     written = write_export(target, plan, text, folder, out)
     if as_json:

@@ -30,13 +30,16 @@ def default_file(target: str, plan: HandoverPlan) -> str:
     return skypilot.task_file(plan)
 
 
-def render(target: str, plan: HandoverPlan, image: str | None = None) -> str:
-    """The text for ``target`` (xpk, jobset or skypilot); an impossible pair raises BadInput."""
+def render(
+    target: str, plan: HandoverPlan, image: str | None = None, path: str | None = None
+) -> str:
+    """The text for ``target`` (xpk, jobset or skypilot); an impossible pair raises BadInput.
+    ``path``: where the text goes, for the line that names its own file (``sky launch``)."""
     if target == "xpk":
         return xpk.render(plan)
     if target == "jobset":
         return jobset.render(plan, image or jobset.DEFAULT_IMAGE)
-    return skypilot.render(plan)
+    return skypilot.render(plan, path)
 
 
 def bills(target: str, plan: HandoverPlan) -> list[Bill]:

@@ -132,9 +132,10 @@ def write_for(state: WizardState, target: str, accelerator: str, slices: str) ->
         zone=state.zone,
         project=None if state.practice else state.project,  # practice's project is no real one
     )
-    text = render(target, plan)  # before any file is written: it may refuse the pair
     folder = state.script.parent if state.script is not None else Path.cwd()
-    return write_export(target, plan, text, folder, folder / default_file(target, plan))
+    name = default_file(target, plan)  # in the folder the engine runs from
+    text = render(target, plan, path=name)  # before any file is written: it may refuse the pair
+    return write_export(target, plan, text, folder, folder / name)
 
 
 def written_words(written: list[Written]) -> str:
