@@ -10,6 +10,7 @@ from textual.widgets import Input, Static
 
 from tests.tui.pilot_helpers import on_screen, press, until
 from tests.tui.test_snapshots import Harness
+from tpuwizard.core.plan.jax_versions import TABLE
 from tpuwizard.tui.state import WizardState
 
 
@@ -35,7 +36,8 @@ async def test_f6_writes_the_jobset_beside_the_script_and_says_where(tmp_path, s
 
     script = tmp_path / "train.py"
     script.write_text("print('hi')\n")
-    state = _state(script, packages="optax")
+    newest = TABLE[-1].version
+    state = _state(script, packages="optax", jax=newest)
     app = Harness(lambda: ReviewScreen(state), state)
     async with app.run_test(size=size) as pilot:
         await on_screen(pilot, "ReviewScreen", 10)
@@ -59,6 +61,7 @@ async def test_f6_writes_the_jobset_beside_the_script_and_says_where(tmp_path, s
         assert pod["nodeSelector"]["cloud.google.com/gke-spot"] == "true"  # Review's route
         job = (tmp_path / "tpuwizard_job.sh").read_text()
         assert "optax" in job and "train.py" in job  # Review's packages and script
+        assert f"jax[tpu]=={newest}" in job  # Review's worker JAX
         await pilot.press("escape")
         await on_screen(pilot, "ReviewScreen", 10)
 

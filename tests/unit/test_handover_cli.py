@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from tests.conftest import clean_env
 from tpuwizard.cli import main
+from tpuwizard.core.plan import jax_versions
 
 
 @pytest.fixture
@@ -105,6 +106,7 @@ def test_json_holds_the_plan_the_files_the_idle_bills_and_the_teardown(here: Pat
     assert (plan["accelerator"], plan["slices"], plan["route"]) == ("v5p-16", 2, "spot")
     assert (plan["topology"], plan["vms_per_slice"], plan["processes"]) == ("2x2x2", 2, 4)
     assert plan["script_args"] == ["--lr", "0.1"] and plan["max_restarts"] == 1
+    assert plan["jax"] == jax_versions.DEFAULT.version  # the table's default, said
     assert [Path(f["path"]).name for f in document["files"]] == [
         "tpu_verify.py",
         "tpuwizard_job.sh",
@@ -144,6 +146,7 @@ def test_json_with_out_names_the_file_instead_of_holding_its_text(here: Path) ->
         (["--to", "skypilot", "--accelerator", "tpu7x-16"], "Use --to xpk"),
         (["--accelerator", "v5p-16", "--to", "helm"], "'helm' is not one of"),  # click's own
         (["--accelerator", "v5p-16", "--max-run", "soon"], "'soon' is not a finite number"),
+        (["--accelerator", "v5p-16", "--jax", "0.13.0"], "not in tpuwizard's table"),
     ],
 )
 def test_json_refusals_exit_2_with_a_json_error_and_write_nothing(

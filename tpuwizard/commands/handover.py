@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from tpuwizard.commands.common import Number, print_json, say
+from tpuwizard.commands.jax_option import jax_option
 from tpuwizard.commands.packages import asked_packages, check_packages, packages_options
 from tpuwizard.core.deadlines import deadline_bounds_text
 from tpuwizard.core.errors import BadInput
@@ -69,6 +70,7 @@ class JsonErrors(click.Command):
     "--script", type=click.Path(path_type=Path), help="Your script to run after the verifier."
 )
 @packages_options
+@jax_option
 @click.option(
     "--max-run",
     type=Number(unit="minutes"),
@@ -108,6 +110,7 @@ def export(
     script: Path | None,
     with_specs: tuple[str, ...],
     requirements: tuple[Path, ...],
+    jax: str | None,
     max_run: float | None,
     max_restarts: int,
     image: str | None,
@@ -141,6 +144,7 @@ def export(
         workload=name,
         zone=zone,
         project=project,
+        jax=jax,
     )
     # Before any file is written: it may refuse the pair.
     text = render(target, plan, image, str(out) if out is not None else None)

@@ -13,6 +13,7 @@ from tpuwizard.core.handover import jobset, skypilot, xpk
 from tpuwizard.core.handover.idle import UNGUARDED, Bill, cluster_bills
 from tpuwizard.core.handover.job import JOB_FILENAME, job_script
 from tpuwizard.core.handover.plan import HandoverPlan
+from tpuwizard.core.plan.jax_versions import DEFAULT
 
 # What each target's text is, and the file name it gets where none is given (the wizard's).
 TARGET_WORDS = {
@@ -117,6 +118,7 @@ def plan_document(plan: HandoverPlan) -> dict[str, object]:
         "max_run_minutes": plan.max_run_minutes,
         "deadline_seconds": plan.deadline_seconds,
         "max_restarts": plan.max_restarts,
+        "jax": plan.jax or DEFAULT.version,
     }
 
 

@@ -131,6 +131,7 @@ def write_for(state: WizardState, target: str, accelerator: str, slices: str) ->
         workload=state.name or WORKLOAD,
         zone=state.zone,
         project=None if state.practice else state.project,  # practice's project is no real one
+        jax=state.jax,  # Review's worker JAX (F3)
     )
     folder = state.script.parent if state.script is not None else Path.cwd()
     name = default_file(target, plan)  # in the folder the engine runs from
