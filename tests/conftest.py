@@ -98,7 +98,7 @@ ROTATING_PER_RUN: dict[str, int] = {
     "program-fit": 5,  # of 16: fit --program compiling real JAX programs per topology
     "resume-e2e": 4,  # of 10: spot runs preempted and resumed bit for bit
     "kept-node-e2e": 5,  # of 15: up, run, watch, ssh, down; the wizard's Run again
-    "real-tools-e2e": 3,  # of 9: gcloud, the course's programs, ownership, an unreachable API
+    "real-tools-e2e": 3,  # of 11: gcloud, the course's programs, ownership, SkyPilot, k8s, ...
 }
 
 

@@ -12,17 +12,14 @@ config (nor telemetry) is read or sent.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
+from tests.integration.tool_venv import offline_env, tool_python
 from tests.unit.test_handover import PLANS, _plan
 from tpuwizard.core.handover import xpk
 from tpuwizard.core.handover.gke import XPK_VERSION
 
-VENV = Path.home() / ".cache" / "tpuwizard-tests" / f"xpk-{XPK_VERSION}"
 PARSE = """
 import argparse, json, shlex, sys
 from xpk.parser.core import set_parser
@@ -38,26 +35,7 @@ print(json.dumps(found))
 
 
 def xpk_python() -> Path:
-    """The cached environment's Python, built first where it is missing (built aside and moved
-    in whole, so an interrupted build is never taken for a finished one)."""
-    python = VENV / "bin" / "python"
-    if (VENV / "built").exists():
-        return python
-    uv = shutil.which("uv", path=str(Path(sys.executable).parent)) or shutil.which("uv")
-    assert uv, "uv is a dependency of tpuwizard: reinstall the environment"
-    building = VENV.with_name(f"{VENV.name}.building-{os.getpid()}")
-    shutil.rmtree(building, ignore_errors=True)
-    subprocess.run([uv, "venv", "-q", "-p", sys.executable, str(building)], check=True, timeout=300)
-    subprocess.run(
-        [uv, "pip", "install", "-q", "--python", str(building / "bin" / "python"),
-         "--index-url", "https://pypi.org/simple", f"xpk=={XPK_VERSION}"],
-        check=True,
-        timeout=600,
-    )  # fmt: skip
-    (building / "built").write_text(XPK_VERSION)
-    shutil.rmtree(VENV, ignore_errors=True)
-    building.rename(VENV)
-    return python
+    return tool_python(f"xpk-{XPK_VERSION}", f"xpk=={XPK_VERSION}")
 
 
 def test_every_xpk_command_parses_with_xpk_1_16s_parser(tmp_path: Path) -> None:
@@ -65,12 +43,7 @@ def test_every_xpk_command_parses_with_xpk_1_16s_parser(tmp_path: Path) -> None:
     for name in PLANS:
         plan = _plan(name)
         lines += [*xpk.commands(plan), xpk.cluster_adapt(plan), *xpk.teardown(plan)[:2]]
-    offline = {
-        "HOME": str(tmp_path),
-        "PATH": os.environ.get("PATH", ""),
-        "HTTPS_PROXY": "http://127.0.0.1:9",
-        "HTTP_PROXY": "http://127.0.0.1:9",
-    }
+    offline = offline_env(tmp_path)
     run = subprocess.run(
         [str(xpk_python()), "-c", PARSE],
         input=json.dumps(lines),

@@ -53,6 +53,8 @@ async def test_from_my_program_fills_the_table_and_a_row_picks_the_slice():
         assert [table.get_row_at(i)[0] for i in range(table.row_count)] == names
         assert all(table.get_row_at(i)[5] == "yes" for i in range(table.row_count))
         assert "Done: fits on" in str(screen.query_one("#program-status", Static).render())
+        advice = " ".join(str(screen.query_one("#program-advice", Static).render()).split())
+        assert "Compiled with this computer's JAX" in advice  # which JAX compiled, said
         table.focus()
         table.move_cursor(row=names.index("v6e-4"))
         await pilot.press("enter")

@@ -100,6 +100,16 @@ def test_the_job_runs_launchs_own_bootstrap_then_the_verifier_then_the_script() 
     assert "--num-processes 4 --global-devices 16" in verifier_command(plan)
 
 
+def test_the_job_installs_the_workers_jax_chosen_from_the_table() -> None:
+    """export --jax (and the wizard's F3) pins the job's jax[tpu] as launch --jax does."""
+    from tpuwizard.core.plan.jax_versions import DEFAULT, TABLE
+
+    newest = TABLE[-1].version
+    chosen = job_script(make_plan("v5p-16", jax=newest))
+    assert f"jax[tpu]=={newest}" in chosen and f"jax[tpu]=={DEFAULT.version}" not in chosen
+    assert f"jax[tpu]=={DEFAULT.version}" in job_script(make_plan("v5p-16"))
+
+
 def test_every_target_runs_the_same_job_file() -> None:
     plan = _plan("v5litepod-16-spot")
     assert "--command 'bash tpuwizard_job.sh'" in xpk.workload_create(plan, dry_run=False)
@@ -196,6 +206,7 @@ def test_every_xpk_line_splits_back_into_the_values_given() -> None:
         (dict(accelerator="v5p-16", script="a b.py"), "Script name"),
         (dict(accelerator="v5p-16", max_run_minutes=0), "deadline must be between"),
         (dict(accelerator="v5p-16", max_restarts=-1), "--max-restarts must be 0"),
+        (dict(accelerator="v5p-16", jax="0.13.0"), "not in tpuwizard's table"),
     ],
 )
 def test_bad_plans_are_refused_with_what_to_type(kwargs: dict, words: str) -> None:

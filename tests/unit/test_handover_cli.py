@@ -3,6 +3,7 @@ written). It makes no cloud call in either mode: no client is imported, no sandb
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ from click.testing import CliRunner
 
 from tests.conftest import clean_env
 from tpuwizard.cli import main
+from tpuwizard.core.plan import jax_versions
 
 
 @pytest.fixture
@@ -88,3 +90,71 @@ def test_fit_names_the_smallest_larger_slice_and_export(here: Path) -> None:
     assert "tpuwizard launch can make it (Compute Engine)" in words
     assert "tpuwizard export --accelerator tpu7x-64" in words
     assert "add data-parallel copies, not room" in words
+
+
+def test_json_holds_the_plan_the_files_the_idle_bills_and_the_teardown(here: Path) -> None:
+    result = CliRunner().invoke(
+        main,
+        [
+            "export", "--accelerator", "v5p-16", "--slices", "2", "--route", "spot",
+            "--script", "train.py", "--max-restarts", "1", "--json", "--", "--lr", "0.1",
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)  # stdout is the JSON document alone
+    plan = document["plan"]
+    assert (plan["accelerator"], plan["slices"], plan["route"]) == ("v5p-16", 2, "spot")
+    assert (plan["topology"], plan["vms_per_slice"], plan["processes"]) == ("2x2x2", 2, 4)
+    assert plan["script_args"] == ["--lr", "0.1"] and plan["max_restarts"] == 1
+    assert plan["jax"] == jax_versions.DEFAULT.version  # the table's default, said
+    assert [Path(f["path"]).name for f in document["files"]] == [
+        "tpu_verify.py",
+        "tpuwizard_job.sh",
+    ]
+    assert all(Path(f["path"]).is_file() for f in document["files"])
+    # The same bills and lines as the text's header, as data.
+    text = document["text"]
+    bills = document["idle_bills"]
+    assert [b["what"] for b in bills][1] == "the GKE cluster's management fee"
+    assert all(f"  - {b['what']}:" in text for b in bills)
+    assert document["idle_usd_per_hour"] == round(sum(b["usd_per_hour"] for b in bills), 4)
+    assert document["idle_price_complete"] is True
+    assert document["teardown"][1].startswith("xpk cluster delete --cluster tpuwizard")
+    assert all(f"  {line}" in text for line in document["teardown"])
+    assert document["applied"] is False and "no verified teardown" in document["unguarded"]
+
+
+def test_json_with_out_names_the_file_instead_of_holding_its_text(here: Path) -> None:
+    result = CliRunner().invoke(
+        main,
+        ["export", "--to", "skypilot", "--accelerator", "v6e-8", "--out", "t.yaml", "--json"],
+    )
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert "text" not in document
+    assert document["files"][-1] == {"path": "t.yaml", "what": "the SkyPilot task"}
+    assert document["teardown"][0] == "sky down tpuwizard-run"
+    assert len(document["idle_bills"]) == 1  # no cluster: the slice alone bills
+    # The launch line in the file names the file it is in.
+    assert "#   sky launch --down -c tpuwizard-run t.yaml\n" in (here / "t.yaml").read_text()
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--accelerator", "v9-8"], "not a TPU accelerator type"),  # the core's refusal
+        (["--to", "skypilot", "--accelerator", "tpu7x-16"], "Use --to xpk"),
+        (["--accelerator", "v5p-16", "--to", "helm"], "'helm' is not one of"),  # click's own
+        (["--accelerator", "v5p-16", "--max-run", "soon"], "'soon' is not a finite number"),
+        (["--accelerator", "v5p-16", "--jax", "0.13.0"], "not in tpuwizard's table"),
+    ],
+)
+def test_json_refusals_exit_2_with_a_json_error_and_write_nothing(
+    here: Path, args: list[str], words: str
+) -> None:
+    result = CliRunner().invoke(main, ["export", *args, "--json"])
+    assert result.exit_code == 2, result.output
+    error = json.loads(result.stdout)["error"]
+    assert error["kind"] == "bad_input" and words in error["message"], error
+    assert words in result.stderr  # the words stay where a person reads them
+    assert sorted(p.name for p in here.iterdir()) == ["train.py"]

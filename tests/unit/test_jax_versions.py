@@ -99,3 +99,31 @@ def test_this_computers_jax_is_read_without_importing_it():
     had = "jax" in sys.modules
     assert jax_versions.laptop_jax() == importlib.metadata.version("jax")
     assert ("jax" in sys.modules) == had
+
+
+def test_fit_program_says_it_compiles_with_this_computers_jax_and_when_the_workers_differs(
+    monkeypatch,
+):
+    """fit --program compiles with the JAX beside tpuwizard: said always, with the worker's
+    version where it is another, and why it was not used (its Python, where that is the
+    reason)."""
+    default, newest = jax_versions.DEFAULT, jax_versions.TABLE[-1]
+    monkeypatch.setattr(jax_versions, "laptop_jax", lambda: default.version)
+    same = jax_versions.compile_words(None, compiled=True)
+    assert same == f"Compiled with this computer's JAX {default.version}, the worker's version too."
+    assert jax_versions.compile_words(default.version, compiled=False).startswith(
+        "Counted the shapes with this computer's JAX"
+    )
+    other = jax_versions.compile_words(newest.version, compiled=True)
+    assert f"not the worker's {newest.version}" in other
+    assert "fit uses the JAX installed beside tpuwizard" in other
+    assert "can differ between JAX versions" in other
+    monkeypatch.setattr(jax_versions.sys, "version_info", (3, 11, 9))
+    too_old = jax_versions.compile_words(newest.version, compiled=True)
+    assert f"JAX {newest.version} needs Python 3.12 or newer (this is 3.11)" in too_old
+    monkeypatch.setattr(jax_versions.sys, "version_info", (3, 12, 1))
+    assert "needs Python" not in jax_versions.compile_words(newest.version, compiled=True)
+    monkeypatch.setattr(jax_versions, "laptop_jax", lambda: "0.9.2")
+    assert f"JAX 0.9.2, not the worker's {default.version}" in jax_versions.compile_words(
+        None, compiled=True
+    )

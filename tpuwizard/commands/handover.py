@@ -7,13 +7,38 @@ from pathlib import Path
 
 import click
 
-from tpuwizard.commands.common import Number, say
+from tpuwizard.commands.common import Number, print_json, say
+from tpuwizard.commands.jax_option import jax_option
 from tpuwizard.commands.packages import asked_packages, check_packages, packages_options
 from tpuwizard.core.deadlines import deadline_bounds_text
 from tpuwizard.core.errors import BadInput
 
 
-@click.command()
+class JsonErrors(click.Command):
+    """With ``--json``, a refusal is also one JSON document on stdout (``{"error": ...}``), so a
+    script reading stdout learns why; the words stay on stderr and the exit code stays 2."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        asked = "--json" in args[: args.index("--")] if "--" in args else "--json" in args
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as err:
+            if asked:
+                print_json({"error": {"kind": "bad_input", "message": err.format_message()}})
+            raise
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except BadInput as err:
+            if ctx.params.get("as_json"):
+                from tpuwizard.words.event_text import refusal_text
+
+                print_json({"error": {"kind": "bad_input", "message": refusal_text(err)}})
+            raise
+
+
+@click.command(cls=JsonErrors)
 @click.option(
     "--to",
     "target",
@@ -45,6 +70,7 @@ from tpuwizard.core.errors import BadInput
     "--script", type=click.Path(path_type=Path), help="Your script to run after the verifier."
 )
 @packages_options
+@jax_option
 @click.option(
     "--max-run",
     type=Number(unit="minutes"),
@@ -63,6 +89,13 @@ from tpuwizard.core.errors import BadInput
 @click.option(
     "--out", type=click.Path(path_type=Path), help="Write to FILE instead of standard output."
 )
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print one JSON document: the plan, the files written, what bills while idle and the "
+    "teardown lines (the target's text too, where --out does not hold it).",
+)
 # `export --script train.py -- --lr 3e-4`: after `--`, the script's own arguments, unchanged.
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- SCRIPT_ARGS...]")
 def export(
@@ -77,15 +110,17 @@ def export(
     script: Path | None,
     with_specs: tuple[str, ...],
     requirements: tuple[Path, ...],
+    jax: str | None,
     max_run: float | None,
     max_restarts: int,
     image: str | None,
     out: Path | None,
+    as_json: bool,
     script_args: tuple[str, ...],
 ) -> None:
     """Hand the plan to GKE (xpk or a JobSet) or SkyPilot: write the commands, with what bills
     while idle and how to tear down. Nothing is created."""
-    from tpuwizard.core.handover.export import folder_files, render
+    from tpuwizard.core.handover.export import export_document, render, write_export
     from tpuwizard.core.handover.plan import make_plan
 
     if script_args and script is None:
@@ -109,21 +144,21 @@ def export(
         workload=name,
         zone=zone,
         project=project,
+        jax=jax,
     )
-    text = render(target, plan, image)  # before any file is written: it may refuse the pair
+    # Before any file is written: it may refuse the pair.
+    text = render(target, plan, image, str(out) if out is not None else None)
     folder = script.parent if script is not None else Path(".")
-    for filename, content in folder_files(plan).items():
-        path = folder / filename
-        try:
-            path.write_text(content, "utf-8")
-        except OSError as err:
-            raise BadInput(f"Cannot write {path} ({err.strerror}): check the folder.") from None
-        say(f"Wrote {path} (every target runs it from that folder).")
+    written = write_export(target, plan, text, folder, out)
+    if as_json:
+        print_json(export_document(target, plan, written, None if out is not None else text))
+        return
+    for file in written:
+        if file.path == out:
+            say(
+                f"Wrote {out}: nothing was created; read its header for the idle cost and teardown."
+            )
+        else:
+            say(f"Wrote {file.path} (every target runs it from that folder).")
     if out is None:
         click.echo(text, nl=False)
-        return
-    try:
-        out.write_text(text, "utf-8")
-    except OSError as err:
-        raise BadInput(f"Cannot write {out} ({err.strerror}): choose another --out.") from None
-    say(f"Wrote {out}: nothing was created; read its header for the idle cost and teardown.")

@@ -81,6 +81,13 @@ class _SizeCommand(click.Command):
     show_default=True,
     help="With --program: compile with libtpu, or only count the state from the shapes.",
 )
+@click.option(
+    "--jax",
+    "worker_jax",
+    metavar="VERSION",
+    help="With --program: the worker's JAX from tpuwizard's table (default: its default), "
+    "said beside the JAX that compiles (this computer's).",
+)
 @click.option("--no-cache", is_flag=True, help="With --program: compile again, ignoring the cache.")
 @click.option("--sandbox", is_flag=True, help="With --json: the practice catalog's prices.")
 @click.option("--refresh-prices", is_flag=True, help="With --json: read the Billing Catalog first.")
@@ -100,6 +107,7 @@ def fit(
     function_name: str,
     mesh_axes: str | None,
     method: str,
+    worker_jax: str | None,
     no_cache: bool,
     sandbox: bool,
     refresh_prices: bool,
@@ -111,6 +119,15 @@ def fit(
 
     route = "vm" if route == "on-demand" else route  # one spelling of the routes everywhere
 
+    if worker_jax is not None:
+        from tpuwizard.core.plan.jax_versions import jax_problems
+
+        if program is None:
+            raise BadInput(
+                "--jax is for --program: the worker's JAX, said beside the one that compiles."
+            )
+        if jax_problems(worker_jax):
+            raise BadInput(jax_problems(worker_jax)[0])
     if program is not None:
         if size is not None or params is not None:
             raise BadInput("Give either --program FILE or a size (or --params), not both.")
@@ -128,6 +145,7 @@ def fit(
             route=route,
             use_cache=not no_cache,
             as_json=as_json,
+            worker_jax=worker_jax,
         )
         return
     if (size is None) == (params is None):
@@ -197,9 +215,11 @@ def _usable(usable: float) -> float:
     return usable
 
 
-def _fit_program(program: str, chosen: list, as_json: bool, **options: object) -> None:
+def _fit_program(
+    program: str, chosen: list, as_json: bool, worker_jax: str | None, **options: object
+) -> None:
     """``fit --program``: compile the user's step for each slice; rows appear as they finish."""
-    from tpuwizard.core.plan import program_advice, program_fit
+    from tpuwizard.core.plan import jax_versions, program_advice, program_fit
 
     if not chosen:
         raise BadInput(
@@ -212,6 +232,9 @@ def _fit_program(program: str, chosen: list, as_json: bool, **options: object) -
             f"state's bytes from its shapes. For the real compile: {program_fit.INSTALL_LINE} "
             "(Linux on x86-64)."
         )
+    # Always this computer's JAX: said first, and where the worker's differs, said so.
+    jax_words = jax_versions.compile_words(worker_jax, planner.method == "tpu-compile")
+    say(jax_words)
     if not as_json:
         say(f"Compiling {program} for {len(chosen)} slice(s) ({planner.method})...")
     results = []
@@ -230,6 +253,11 @@ def _fit_program(program: str, chosen: list, as_json: bool, **options: object) -
             {
                 "program": str(planner.program),
                 "method": planner.method,
+                "jax": {
+                    "compiled_with": jax_versions.laptop_jax(),
+                    "worker": worker_jax or jax_versions.DEFAULT.version,
+                    "words": jax_words,
+                },
                 "slices": [r.to_dict() for r in results],
                 "advice": advice,
             }

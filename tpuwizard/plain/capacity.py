@@ -124,7 +124,11 @@ class SliceQuestions:
 
         size = program_advice.size_text
         results = []
+        from tpuwizard.core.plan.jax_versions import compile_words
+
         planner = program_fit.ProgramPlanner(program, fit.select_slices(single_host=True))
+        # The worker's JAX is asked later: this compares with the table's default.
+        self.asker.say(compile_words(None, planner.method == "tpu-compile"))
         self.asker.say(f"Compiling {program} for each slice ({planner.method})...")
         for r in planner.results():
             results.append(r)

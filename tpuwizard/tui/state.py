@@ -41,6 +41,7 @@ class ReviewAnswer:
     backend: str = "auto"  # auto, tpu-api or compute (Review's switch where both serve it)
     packages: str = ""  # the Packages field: requirements separated by spaces
     checkpoints: str = ""  # Resume after preemption: the checkpoints folder; empty: off
+    jax: str | None = None  # the worker's jax[tpu] from tpuwizard's table; None: its default
 
 
 @dataclass
@@ -69,6 +70,7 @@ class WizardState:
     fetch: tuple[str, ...] = ()
     packages: str = ""  # the Packages field as typed (a requirements.txt beside the script adds)
     checkpoints: str = ""  # Resume after preemption (spot): the checkpoints folder as typed
+    jax: str | None = None  # the worker's jax[tpu] (Review, F3); None: the table's default
     run_dir: Path = field(default_factory=paths.runs_folder)  # the session's (runs_base)
     total_cost_usd: float | None = None
     receipt_path: str | None = None
@@ -93,7 +95,7 @@ class WizardState:
         self.watchdog, self.deep_checks = answer.watchdog, answer.deep_checks
         self.script, self.fetch = answer.script, answer.fetch
         self.backend, self.packages = answer.backend, answer.packages
-        self.checkpoints = answer.checkpoints
+        self.checkpoints, self.jax = answer.checkpoints, answer.jax
 
     def reviewed(self, answer: ReviewAnswer) -> WizardState:
         """A copy with Review's answers taken: what Create would launch."""
@@ -157,6 +159,7 @@ class WizardState:
             # An impossible pair keeps what was asked: the plan's problems say why.
             backend=choice.backend if choice else self.backend,
             checkpoints=self.checkpoints.strip() if resumes else None,
+            jax=self.jax,
         )
 
     def package_request(self) -> Any:

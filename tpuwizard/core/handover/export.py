@@ -1,23 +1,148 @@
-"""One entry for the hand-over: a target's text for a checked plan, and the files the folder
-shipped to the engine needs beside the script (the verifier and the job script)."""
+"""One entry for the hand-over: a target's text for a checked plan, the files the folder shipped
+to the engine needs beside the script (the verifier and the job script), writing them, and the
+whole hand-over as one JSON document (``export --json``)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+
+from tpuwizard.core.errors import BadInput
 from tpuwizard.core.evidence.verifier import VERIFIER_FILENAME, verifier_source
 from tpuwizard.core.handover import jobset, skypilot, xpk
+from tpuwizard.core.handover.idle import UNGUARDED, Bill, cluster_bills
 from tpuwizard.core.handover.job import JOB_FILENAME, job_script
 from tpuwizard.core.handover.plan import HandoverPlan
+from tpuwizard.core.plan.jax_versions import DEFAULT
+
+# What each target's text is, and the file name it gets where none is given (the wizard's).
+TARGET_WORDS = {
+    "xpk": "the xpk commands",
+    "jobset": "the JobSet YAML",
+    "skypilot": "the SkyPilot task",
+}
 
 
-def render(target: str, plan: HandoverPlan, image: str | None = None) -> str:
-    """The text for ``target`` (xpk, jobset or skypilot); an impossible pair raises BadInput."""
+def default_file(target: str, plan: HandoverPlan) -> str:
+    if target == "xpk":
+        return f"{plan.workload}-xpk.sh"
+    if target == "jobset":
+        return f"{plan.workload}.jobset.yaml"  # not xpk's manifest file name: both may be there
+    return skypilot.task_file(plan)
+
+
+def render(
+    target: str, plan: HandoverPlan, image: str | None = None, path: str | None = None
+) -> str:
+    """The text for ``target`` (xpk, jobset or skypilot); an impossible pair raises BadInput.
+    ``path``: where the text goes, for the line that names its own file (``sky launch``)."""
     if target == "xpk":
         return xpk.render(plan)
     if target == "jobset":
         return jobset.render(plan, image or jobset.DEFAULT_IMAGE)
-    return skypilot.render(plan)
+    return skypilot.render(plan, path)
+
+
+def bills(target: str, plan: HandoverPlan) -> list[Bill]:
+    """What bills per hour while no job runs, as the target's header says it."""
+    return skypilot.bills(plan) if target == "skypilot" else cluster_bills(plan)
+
+
+def teardown(target: str, plan: HandoverPlan) -> list[str]:
+    """The teardown lines the target's header gives."""
+    if target == "xpk":
+        return xpk.teardown(plan)
+    if target == "jobset":
+        return jobset.teardown(plan)
+    return skypilot.teardown(plan)
 
 
 def folder_files(plan: HandoverPlan) -> dict[str, str]:
     """File name -> text, for the folder the engine ships: every target runs these."""
     return {VERIFIER_FILENAME: verifier_source(), JOB_FILENAME: job_script(plan)}
+
+
+@dataclass(frozen=True)
+class Written:
+    """One file the hand-over wrote, and what it is."""
+
+    path: Path
+    what: str
+
+
+def write_export(
+    target: str, plan: HandoverPlan, text: str, folder: Path, out: Path | None
+) -> list[Written]:
+    """Write the folder's files (beside the script) and, where ``out`` is given, the target's
+    text; a file that cannot be written raises :class:`BadInput` naming it."""
+    written: list[Written] = []
+    for filename, content in folder_files(plan).items():
+        path = folder / filename
+        _write(path, content, "check the folder")
+        what = "the verifier" if filename == VERIFIER_FILENAME else "the job every VM runs"
+        written.append(Written(path, what))
+    if out is not None:
+        _write(out, text, "choose another file")
+        written.append(Written(out, TARGET_WORDS[target]))
+    return written
+
+
+def _write(path: Path, content: str, fix: str) -> None:
+    try:
+        path.write_text(content, "utf-8")
+    except OSError as err:
+        raise BadInput(f"Cannot write {path} ({err.strerror}): {fix}.") from None
+
+
+def plan_document(plan: HandoverPlan) -> dict[str, object]:
+    """The plan as JSON: the slice as GKE sees it, how many, and what runs."""
+    gke = plan.gke
+    return {
+        "accelerator": plan.slice.name,
+        "generation": plan.slice.generation.key,
+        "gke_accelerator": gke.accelerator_label,
+        "topology": gke.topology,
+        "chips_per_slice": plan.slice.chips,
+        "vms_per_slice": gke.vms,
+        "chips_per_vm": gke.chips_per_vm,
+        "slices": plan.slices,
+        "processes": plan.processes,
+        "route": plan.route,
+        "zone": plan.zone,
+        "project": plan.project,
+        "cluster": plan.cluster,
+        "workload": plan.workload,
+        "packages": list(plan.packages),
+        "script": plan.script,
+        "script_args": list(plan.script_args),
+        "max_run_minutes": plan.max_run_minutes,
+        "deadline_seconds": plan.deadline_seconds,
+        "max_restarts": plan.max_restarts,
+        "jax": plan.jax or DEFAULT.version,
+    }
+
+
+def export_document(
+    target: str, plan: HandoverPlan, written: list[Written], text: str | None
+) -> dict[str, object]:
+    """``export --json``: the plan, the files written, what bills while idle and the teardown
+    lines; ``text`` is the target's text where no file holds it (no ``--out``)."""
+    idle = bills(target, plan)
+    known = [b.usd_per_hour for b in idle if b.usd_per_hour is not None]
+    document: dict[str, object] = {
+        "target": target,
+        "plan": plan_document(plan),
+        "files": [{"path": str(w.path), "what": w.what} for w in written],
+        "idle_bills": [
+            {"what": b.what, "usd_per_hour": b.usd_per_hour, "source": b.source} for b in idle
+        ],
+        # A floor where a figure is unknown: idle_price_complete says which.
+        "idle_usd_per_hour": round(sum(known), 4),
+        "idle_price_complete": len(known) == len(idle),
+        "teardown": teardown(target, plan),
+        "unguarded": UNGUARDED,
+        "applied": False,  # export makes no cloud call: it only wrote the files above
+    }
+    if text is not None:
+        document["text"] = text
+    return document

@@ -57,7 +57,7 @@ def job_script(plan: HandoverPlan) -> str:
     step that fails, so the engine's restarts and logs see the failure."""
     specs = [PackageSpec(text, "--with") for text in plan.packages]
     bootstrap = bootstrap_script(
-        BootstrapPlan(), install_commands(plan.packages), package_names(specs)
+        BootstrapPlan().with_jax(plan.jax), install_commands(plan.packages), package_names(specs)
     )
     env = script_env("tpu", plan.slice.name, plan.workload)
     lines = [

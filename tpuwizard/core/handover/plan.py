@@ -16,6 +16,7 @@ from tpuwizard.core.errors import BadInput
 from tpuwizard.core.handover.gke import GkeSlice, gke_slice
 from tpuwizard.core.launch.plan.launch_plan import safe_script_name
 from tpuwizard.core.plan import catalog
+from tpuwizard.core.plan.jax_versions import jax_problems
 
 TARGETS = ("xpk", "jobset", "skypilot")
 ROUTES = ("vm", "spot", "flex")
@@ -41,6 +42,7 @@ class HandoverPlan:
     workload: str
     zone: str
     project: str | None
+    jax: str | None = None  # the worker's jax[tpu] from tpuwizard's table; None: its default
 
     @property
     def slice(self) -> catalog.Slice:
@@ -88,6 +90,7 @@ def make_plan(
     workload: str = "tpuwizard-run",
     zone: str | None = None,
     project: str | None = None,
+    jax: str | None = None,
 ) -> HandoverPlan:
     """Check every input; the first wrong one raises :class:`BadInput` saying what to type."""
     gke = gke_slice(accelerator)
@@ -107,6 +110,9 @@ def make_plan(
         )
     if zone is not None and not re.fullmatch(r"[a-z]+-[a-z]+[0-9]+-[a-z]", zone):
         raise BadInput(f"--zone {zone!r} is not a zone name such as us-central1-a.")
+    problems = jax_problems(jax)
+    if problems:
+        raise BadInput(problems[0])
     if project is not None and not re.fullmatch(r"[a-z][-a-z0-9]{4,28}[a-z0-9]", project):
         raise BadInput(f"--project {project!r} is not a project ID such as my-project-123.")
     return HandoverPlan(
@@ -122,4 +128,5 @@ def make_plan(
         workload=check_name(workload, "--name"),
         zone=zone or default_zone(gke.slice, route),
         project=project,
+        jax=jax,
     )

@@ -70,23 +70,29 @@ def task(plan: HandoverPlan) -> dict[str, Value]:
     }
 
 
-def render(plan: HandoverPlan, path: str | None = None) -> str:
-    check(plan)
-    hourly = cost.hourly(plan.slice.name, plan.route, plan.zone)
-    bills = [
+def bills(plan: HandoverPlan) -> list[Bill]:
+    """What bills while no job runs: the slice itself, until SkyPilot or the user takes it down."""
+    return [
         Bill(
             f"the TPU slice {plan.slice.name} ({ROUTE_WORDS[plan.route]}), from sky launch "
             "until SkyPilot tears it down after the job (--down) or you run sky down",
-            hourly,
+            cost.hourly(plan.slice.name, plan.route, plan.zone),
             tpu_price_source(plan),
         )
     ]
-    teardown = [
+
+
+def teardown(plan: HandoverPlan) -> list[str]:
+    return [
         shell("sky", "down", plan.workload),
         shell("sky", "status"),
         shell("gcloud", "compute", "tpus", "tpu-vm", "list", "--zone", plan.zone),
     ]
-    head = header(f"SkyPilot task for {plan.slice.name}.", plan, bills, teardown)
+
+
+def render(plan: HandoverPlan, path: str | None = None) -> str:
+    check(plan)
+    head = header(f"SkyPilot task for {plan.slice.name}.", plan, bills(plan), teardown(plan))
     notes = [
         FROZEN_API,
         f"Run from the folder that holds {plan.script or 'your code'}, tpu_verify.py and "

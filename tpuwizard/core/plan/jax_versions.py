@@ -17,6 +17,7 @@ is the newest version the test suite runs in the sandbox at every run (:data:`DE
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from importlib import metadata
 
@@ -153,4 +154,27 @@ def differs_words(laptop: str | None, worker: str | None) -> str | None:
     return (
         f"This computer has JAX {laptop}, the worker JAX {worker}: a program can behave "
         "differently across JAX versions, so a result here may not match the worker's."
+    )
+
+
+def compile_words(worker: str | None, compiled: bool) -> str:
+    """``fit --program``: which JAX compiled the program (or, ``compiled`` False, traced its
+    shapes), which is always this computer's, and where the worker's version (None: the
+    default) is another, that, and why fit did not use it."""
+    laptop = laptop_jax()
+    version = worker or DEFAULT.version
+    did = "Compiled" if compiled else "Counted the shapes"
+    if laptop == version:
+        return f"{did} with this computer's JAX {laptop}, the worker's version too."
+    why = "fit uses the JAX installed beside tpuwizard"
+    entry = find(version)
+    here = sys.version_info[:2]
+    if entry is not None and here < entry.min_python:
+        why += (
+            f", and JAX {version} needs Python {entry.python.removeprefix('>=')} or newer "
+            f"(this is {here[0]}.{here[1]})"
+        )
+    return (
+        f"{did} with this computer's JAX {laptop or 'none'}, not the worker's {version} "
+        f"({why}): XLA's memory use and step time can differ between JAX versions."
     )

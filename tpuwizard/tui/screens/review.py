@@ -21,6 +21,7 @@ from tpuwizard.core.plan import catalog, cost, fit
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.state import ReviewAnswer, WizardState
 from tpuwizard.tui.widgets.typed_input import TypedInput
+from tpuwizard.tui.widgets.worker_jax import JaxPicker, WorkerJax
 from tpuwizard.words.choice_words import all_words
 from tpuwizard.words.course_text import fetch_note
 from tpuwizard.words.figures import count, money
@@ -32,6 +33,8 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
     BINDINGS: ClassVar[list[BindingType]] = [
         *WizardScreen.BINDINGS,
         Binding("f2", "course_packages", "Course's packages"),
+        Binding("f3", "worker_jax", "JAX"),
+        Binding("f6", "gke_export", "Take to GKE"),
     ]
     HELP = (
         "Check what will be created. The deadline is Flex-start's maximum run duration; for "
@@ -50,7 +53,10 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         "script is installed too; a package cannot change the pinned JAX). Deeper "
         "checks add the verifier's precision profile and a profiler trace (open it with "
         "TensorBoard's profile plugin, xprof or Perfetto). Prices are estimates from "
-        f"approximate list prices; check the pricing page. {RESUME_HELP}"
+        f"approximate list prices; check the pricing page. {RESUME_HELP} F3 picks the "
+        "worker's JAX from tpuwizard's table (it lists what was run with each version here, "
+        "and that none was run on a TPU). F6 takes the plan to GKE "
+        "instead (xpk commands, a JobSet or a SkyPilot task): it only writes files."
     )
 
     def __init__(self, state: WizardState) -> None:
@@ -138,7 +144,9 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         yield Static(id="deadline-words")
         yield Static(f"Run folder: {shown_folder(s.run_dir)}/<run id>", id="run-folder")
         yield Static(id="error")
-        yield Button("Create", id="create", variant="success")
+        with Horizontal(classes="row"):  # the worker's JAX beside Create: 80x24 holds both
+            yield Button("Create", id="create", variant="success")
+            yield WorkerJax(s.jax, id="worker-jax")
 
     ready = False  # fields post Changed while they mount; check once all of them exist
 
@@ -180,6 +188,7 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
             checkpoints=self.query_one("#checkpoints", Input).value.strip()
             if self.query("#checkpoints")
             else "",
+            jax=self.query_one("#worker-jax", WorkerJax).jax,
         )
 
     def problems(self) -> list[str]:
@@ -252,6 +261,23 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         typed = field.value.split()
         field.value = " ".join([*typed, *(p for p in COURSE_PACKAGES if p not in typed)])
         field.cursor_position = len(field.value)
+
+    def action_worker_jax(self) -> None:
+        """Pick the worker's JAX from tpuwizard's table."""
+        shown = self.query_one("#worker-jax", WorkerJax)
+
+        def picked(version: str | None) -> None:
+            if version is not None:
+                shown.choose(version)
+                self.show_problems()
+
+        self.app.push_screen(JaxPicker(shown.jax), picked)
+
+    def action_gke_export(self) -> None:
+        """The plan as reviewed so far, written for GKE (xpk, a JobSet) or SkyPilot: files only."""
+        from tpuwizard.tui.screens.gke_export import GkeExportScreen
+
+        self.app.push_screen(GkeExportScreen(self.state.reviewed(self.answers())))
 
     def action_help(self) -> None:
         """The help, and where the check before create said no, why and the command to allow

@@ -18,6 +18,7 @@ from textual.widgets import Button, DataTable, Input, Static
 
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.plan import fit, program_advice, program_fit
+from tpuwizard.core.plan.jax_versions import compile_words
 from tpuwizard.tui.widgets.typed_input import TypedInput
 
 
@@ -133,6 +134,8 @@ class ProgramFitScreen(ModalScreen[str | None]):
             else "Done: it fits on none of these slices; see the advice below."
         )
         lines = [*program_advice.slice_notes(self.results), *program_advice.overall(self.results)]
+        if self.planner is not None:  # which JAX compiled; Review picks the worker's (F3)
+            lines.append(compile_words(None, self.planner.method == "tpu-compile"))
         self.query_one("#program-advice", Static).update(
             Text(
                 "\n".join(
