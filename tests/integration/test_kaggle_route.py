@@ -15,70 +15,22 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import clean_env, tpuwizard_cmd
+from tests.integration.kaggle_helpers import cli_env, launch, make_project, named, stand_ins
 from tests.rotation import rotating
 from tests.waiting import wait_until
-from tpuwizard.sandbox.kaggle import start_kaggle_stand_in
 from tpuwizard.sandbox.kaggle_sessions import PINNED_IMAGE
 
 pytestmark = pytest.mark.slow
 
-MAIN = """\
-import jax, sys
-print("devices:", len(jax.devices()), jax.devices()[0].platform)
-open("result.txt", "w").write("done")
-"""
-
 
 @pytest.fixture
 def project(tmp_path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    (folder / "main.py").write_text(MAIN)
-    return folder
+    return make_project(tmp_path)
 
 
 @pytest.fixture
 def stand_in(tmp_path):
-    servers = []
-
-    def start(faults: str | None = None):
-        server = start_kaggle_stand_in(tmp_path / "kaggle", faults, username="ada")
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.switch_off()
-
-
-def cli_env(tmp_path: Path, server=None, **extra: str) -> dict[str, str]:
-    """A user's environment: a HOME of its own; with ``server``, kaggle pointed at it."""
-    env = clean_env(HOME=str(tmp_path / "home"), TPUWIZARD_KAGGLE_POLL="0.1", **extra)
-    for name in ("NO_PROXY", "no_proxy", "KAGGLE_API_TOKEN", "KAGGLE_CONFIG_DIR"):
-        env.pop(name, None)
-    if server is not None:
-        env.update(
-            KAGGLE_API_ENVIRONMENT="LOCALHOST",
-            HTTP_PROXY=server.proxy,
-            KAGGLE_API_TOKEN=server.token,
-        )
-    return env
-
-
-def launch(cwd: Path, env: dict[str, str], *args: str, timeout: float = 180):
-    proc = subprocess.run(
-        tpuwizard_cmd("launch", "--route", "kaggle", "--json", "--script", "main.py", *args),
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    return proc.returncode, [json.loads(line) for line in proc.stdout.splitlines()], proc.stderr
-
-
-def named(events: list[dict], name: str) -> list[dict]:
-    return [e for e in events if e["event"] == name]
+    yield from stand_ins(tmp_path)
 
 
 def test_practice_pushes_follows_downloads_and_checks_the_receipt(tmp_path, project):

@@ -5,6 +5,7 @@ Events come from :func:`run_kernel`; a stop while the kernel runs goes to :func:
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import time
@@ -120,7 +121,14 @@ def run_kernel(
             return
         with tempfile.TemporaryDirectory(prefix="tpuwizard-kernel-") as staging:
             write_kernel_folder(spec, run.packed, Path(staging))
-            ledger.record("intent", spec.ref, run.run_id, timeout_s=spec.timeout_s)
+            ledger.record(
+                "intent",
+                spec.ref,
+                run.run_id,
+                timeout_s=spec.timeout_s,
+                practice=run.practice,
+                pid=os.getpid(),  # `status` asks whether the command that pushed it still runs
+            )
             try:
                 pushed = kernels.push(Path(staging), spec.timeout_s, spec.shape)
             except KaggleCallFailed as err:
@@ -129,7 +137,7 @@ def run_kernel(
                 pushed = _found_after_lost_answer(kernels, spec, run, ledger, err)
         started = clock()
         if pushed.error:
-            ledger.record("ended", spec.ref, run.run_id, refused=pushed.error)
+            ledger.record("deleted", spec.ref, run.run_id, refused=pushed.error)
             yield Failed("push", diagnosis.push_refused(pushed.error))
             yield Finished(False, EXIT_CLOUD, folder, None)
             return
@@ -142,7 +150,10 @@ def run_kernel(
         collected = list(_collect(kernels, spec, run.run_dir, state, failure))
         yield from collected[:-1]
         if run.delete_kernel:
-            yield _delete(kernels, spec.ref)
+            deleted = delete_verified(kernels, spec.ref)
+            if deleted.verified:
+                ledger.record("deleted", spec.ref, run.run_id, why="--delete-kernel")
+            yield deleted
         yield collected[-1]  # Finished, last
     except KaggleCallFailed as err:
         yield Failed(err.what, diagnosis.call_failed(err.what, err.detail, err.status))
@@ -159,12 +170,12 @@ def _found_after_lost_answer(
         kernels.status(spec.ref)
     except KaggleCallFailed as err:
         if err.status == 404:
-            ledger.record("ended", spec.ref, run.run_id, refused="the push did not land")
+            ledger.record("deleted", spec.ref, run.run_id, refused="the push did not land")
         raise KaggleCallFailed("pushing the kernel", str(lost), err.status) from None
     return Pushed(ref=spec.ref, url="", version=None, error=None, found=True)
 
 
-def _delete(kernels: Kernels, ref: str) -> KernelDeleted:
+def delete_verified(kernels: Kernels, ref: str) -> KernelDeleted:
     """Delete the ended kernel, then ask for it: gone only when Kaggle says it is not found."""
     try:
         kernels.delete(ref)
@@ -256,7 +267,7 @@ def stop_kernel(kernels: Kernels, run: KaggleRun, ledger: KernelLedger) -> Itera
     open in the ledger."""
     spec = replace(run.spec, username=kernels.username)
     record = ledger.last_words().get((spec.ref, run.run_id))
-    if record is None or record["op"] == "ended":
+    if record is None or record["op"] in ("ended", "deleted"):
         return  # nothing was pushed, or its end is already recorded
     try:
         state, _ = kernels.status(spec.ref)
