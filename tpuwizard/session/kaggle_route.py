@@ -30,8 +30,10 @@ STOP_WORDS = "stopping: asking Kaggle whether the kernel still runs..."
 LEDGER_FILE = "kaggle-ledger.jsonl"
 
 
-class _StopAsked(Exception):
-    """Raised in the main thread by the first stop signal: the run's calls end where they are."""
+class _StopAsked(BaseException):
+    """Raised in the main thread by the first stop signal: the run's calls end where they are.
+    Not an ``Exception``: the client's ``except Exception`` around each call (client.py) would
+    take a stop during the push for a lost answer, and the run would go on."""
 
 
 def kernel_ledger() -> KernelLedger:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
-from tpuwizard.core.kaggle.records import KernelSeen, KernelTorn
 from tpuwizard.core.launch.events.kaggle import (
     KernelDeleted,
     KernelLeftRunning,
@@ -12,6 +12,9 @@ from tpuwizard.core.launch.events.kaggle import (
     KernelPushed,
     KernelState,
 )
+
+if TYPE_CHECKING:  # status's and teardown's results: their module is not imported at start
+    from tpuwizard.core.kaggle.records import KernelSeen, KernelTorn
 
 KaggleEvent = KernelPlanned | KernelPushed | KernelState | KernelLeftRunning | KernelDeleted
 

@@ -44,6 +44,7 @@ from tpuwizard.core.launch.events.launch_events import (
 
 ENDED = ("COMPLETE", "ERROR", "CANCEL_ACKNOWLEDGED")
 DEFAULT_MAX_RUN_MINUTES = 60.0  # tpuwizard's default; --max-run changes it
+STATUS_TRIES = 3  # reads of the session's state with no answer before the run stops following
 
 
 @dataclass(frozen=True)
@@ -145,7 +146,17 @@ def run_kernel(
             "pushed", spec.ref, run.run_id, url=pushed.url, ends_by=time.time() + spec.timeout_s
         )
         yield KernelPushed(spec.ref, pushed.url, pushed.version, pushed.found)
-        state, failure = yield from _follow(kernels, spec, poll_s, clock, started)
+        try:
+            state, failure = yield from _follow(kernels, spec, poll_s, clock, started)
+        except KaggleCallFailed as err:
+            if err.status is not None:
+                raise
+            url = pushed.url or f"https://www.kaggle.com/code/{spec.ref}"
+            ends_by = time.time() - (clock() - started) + spec.timeout_s
+            lost = diagnosis.connection_lost(err.what, err.detail, spec.ref, ends_by, url)
+            yield Failed(err.what, lost)
+            yield Finished(False, EXIT_CLOUD, folder, None)
+            return
         ledger.record("ended", spec.ref, run.run_id, state=state)
         collected = list(_collect(kernels, spec, run.run_dir, state, failure))
         yield from collected[:-1]
@@ -197,7 +208,7 @@ def _follow(
     said = ""
     streamed = False
     while True:
-        state, failure = kernels.status(spec.ref)
+        state, failure = _status_read(kernels, spec.ref, poll_s)
         if state != said:
             yield KernelState(spec.ref, state, clock() - started, spec.timeout_s)
             said = state
@@ -210,6 +221,21 @@ def _follow(
                     yield ScriptLine(worker=0, text=line)
             continue
         time.sleep(poll_s)
+
+
+def _status_read(
+    kernels: Kernels, ref: str, poll_s: float, tries: int = STATUS_TRIES
+) -> tuple[str, str | None]:
+    """The session's state; a read that got no answer at all (the network) is tried again
+    before the run gives up following it."""
+    for _ in range(tries - 1):
+        try:
+            return kernels.status(ref)
+        except KaggleCallFailed as err:
+            if err.status is not None:
+                raise
+            time.sleep(poll_s)
+    return kernels.status(ref)
 
 
 def _collect(
