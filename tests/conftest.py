@@ -94,6 +94,7 @@ ROTATING_PER_RUN: dict[str, int] = {
     "resume-e2e": 4,  # of 10: spot runs preempted and resumed bit for bit
     "kept-node-e2e": 5,  # of 15: up, run, watch, ssh, down; the wizard's Run again
     "real-tools-e2e": 3,  # of 8: gcloud, the course's programs, ownership, an unreachable API
+    "kaggle-e2e": 1,  # of 3: status and teardown after launch --route kaggle, ownership
 }
 
 

@@ -149,3 +149,25 @@ def test_teardown_names_a_kernel_by_its_slug_or_its_name(tmp_path):
     records = held_kernels(ledger)
     assert named(records, "ada/tpuwizard-r1") == records == named(records, "tpuwizard-r1")
     assert named(records, "bob/tpuwizard-r1") == [] and named(records, "r1") == []
+
+
+def test_status_words_say_a_running_kernel_is_left_running_with_its_page(tmp_path):
+    from tpuwizard.words.kaggle_text import held_lines
+
+    ledger = _ledger(tmp_path, ("pushed", "ada/tpuwizard-r1", "r1"))
+    kaggle = Kaggle()
+    kaggle.states["ada/tpuwizard-r1"] = "RUNNING"
+    [line] = held_lines(check_kernel(kaggle, ledger, held_kernels(ledger)[0]))
+    assert line.startswith("ada/tpuwizard-r1: RUNNING on Kaggle, left running until about")
+    assert line.endswith("https://www.kaggle.com/code/ada/tpuwizard-r1")
+
+
+def test_status_of_a_kernel_of_another_account_says_not_checked(tmp_path):
+    from tpuwizard.words.kaggle_text import held_lines
+
+    ledger = _ledger(tmp_path, ("pushed", "bob/tpuwizard-r1", "r1"))
+    seen = check_kernel(Kaggle(), ledger, held_kernels(ledger)[0])
+    assert seen.problem and seen.may_run
+    [line] = held_lines(seen)
+    assert "bob/tpuwizard-r1: not checked: it belongs to the Kaggle account bob" in line
+    assert "may still run until about" in line
