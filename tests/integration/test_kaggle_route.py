@@ -119,7 +119,12 @@ def test_missing_credentials_end_before_any_call(tmp_path, project):
 
 @pytest.mark.parametrize(
     ("args", "words"),
-    [(("--accelerator", "tpuv38"), "retired"), (("--with", "optax"), "--with cannot be used")],
+    [
+        (("--accelerator", "tpuv38"), "retired"),
+        (("--with", "jax==0.4.1"), "the kernel's own JAX"),
+        (("--with", "-r evil.txt"), "is not a package requirement"),
+        (("--keep",), "--keep cannot be used with --route kaggle"),
+    ],
 )
 def test_bad_input_exits_2_before_any_push(tmp_path, project, stand_in, args, words):
     server = stand_in()
@@ -226,3 +231,25 @@ def test_a_practice_run_never_leaves_this_machine_even_with_a_token_set(tmp_path
     assert not audit.exists(), f"calls meant to leave this machine:\n{audit.read_text()}"
     events = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
     assert events[-1]["event"] == "finished" and events[-1]["exit_code"] == 0
+
+
+def test_with_packages_are_installed_at_the_kernel_s_start_and_the_script_imports_them(
+    tmp_path, project
+):
+    """Practice, with a package from a local wheel folder (nothing downloaded): installed at
+    the kernel's start, before the verifier, and the script imports it."""
+    from tests.wheels import make_wheel
+
+    make_wheel(tmp_path / "wheels", "tinypkg", "1.0", code="WORD = 'tiny-ok'\n")
+    (project / "main.py").write_text("import tinypkg\nprint('tinypkg says', tinypkg.WORD)\n")
+    env = cli_env(
+        tmp_path,
+        PIP_NO_INDEX="1",
+        PIP_FIND_LINKS=str(tmp_path / "wheels"),
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+    )
+    code, events, err = launch(project, env, "--sandbox", "--with", "tinypkg==1.0")
+    lines = [e["text"] for e in named(events, "script_line")]
+    assert code == 0, err
+    assert lines.index("[tpuwizard] installing tinypkg==1.0") < lines.index("tinypkg says tiny-ok")
+    assert any("PASS" in line for line in lines)  # the verifier ran, beside the package

@@ -381,3 +381,32 @@ def test_a_network_that_stays_down_ends_with_a_diagnosis_and_the_session_left_op
     assert "tpuwizard status" in str(failed.diagnosis.next_steps[0])
     assert events[-1].exit_code == EXIT_CLOUD
     assert [r["op"] for r in ledger.open_sessions()] == ["pushed"]  # status will ask again
+
+
+def test_packages_turn_the_kernel_s_internet_on_and_reach_its_settings():
+    spec = _spec(packages=("optax>=0.2",))
+    assert kernel.metadata(spec)["enable_internet"] is True
+    assert kernel.metadata(_spec())["enable_internet"] is False
+    assert '"packages": ["optax>=0.2"]' in kernel.kernel_source(spec, b"")
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [("jax[tpu]", "the kernel's own JAX"), ("-r x.txt", "not a package requirement")],
+)
+def test_packages_that_would_change_jax_or_are_not_requirements_are_refused(tmp_path, text, words):
+    from tpuwizard.core.launch.plan.packages import PackageSpec
+
+    (tmp_path / "main.py").write_text("print(1)\n")
+    with pytest.raises(BadInput, match=words):
+        prepare_run(
+            tmp_path / "main.py",
+            (),
+            (),
+            10,
+            "TpuV5E8",
+            "r1",
+            tmp_path / "run",
+            False,
+            packages=(PackageSpec(text, "--with"),),
+        )

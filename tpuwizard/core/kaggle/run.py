@@ -41,6 +41,7 @@ from tpuwizard.core.launch.events.launch_events import (
     ReceiptSaved,
     ScriptLine,
 )
+from tpuwizard.core.launch.plan.packages import HELD, PackageSpec, requirement_name
 
 ENDED = ("COMPLETE", "ERROR", "CANCEL_ACKNOWLEDGED")
 DEFAULT_MAX_RUN_MINUTES = 60.0  # tpuwizard's default; --max-run changes it
@@ -70,8 +71,10 @@ def prepare_run(
     run_dir: Path,
     practice: bool,
     delete_kernel: bool = False,
+    packages: tuple[PackageSpec, ...] = (),
 ) -> KaggleRun:
-    """The run, or :class:`BadInput` (exit 2, nothing pushed): no script, a folder too large."""
+    """The run, or :class:`BadInput` (exit 2, nothing pushed): no script, a bad package, a
+    folder too large."""
     from tpuwizard.core.kaggle.kernel import kernel_name
 
     if not script.is_file():
@@ -79,6 +82,7 @@ def prepare_run(
     minutes = DEFAULT_MAX_RUN_MINUTES if max_run_minutes is None else max_run_minutes
     if not 1 <= minutes <= 12 * 60:
         raise BadInput(f"--max-run must be 1 to 720 minutes on Kaggle, not {minutes:g}.")
+    check_packages(packages)
     folder = script.resolve().parent
     spec = KernelSpec(
         username="",
@@ -89,9 +93,27 @@ def prepare_run(
         script_args=script_args,
         fetch=fetch,
         expect="cpu" if practice else "tpu",
+        packages=tuple(p.text for p in packages),
     )
     packed = pack_folder(folder)
     return KaggleRun(spec, packed, run_id, run_dir, practice, minutes, delete_kernel)
+
+
+def check_packages(packages: tuple[PackageSpec, ...]) -> None:
+    """Each a requirement pip takes, none that changes the kernel's JAX: :class:`BadInput`."""
+    for spec in packages:
+        name = requirement_name(spec.text)
+        if name is None:
+            raise BadInput(
+                f"{spec.text!r} ({spec.origin}) is not a package requirement: give one such as "
+                "optax or flax>=0.8 (options such as -r or --index-url are not taken)."
+            )
+        if name in HELD:
+            raise BadInput(
+                f"{spec.text!r} ({spec.origin}) names {name}: on Kaggle your script runs with "
+                "the kernel's own JAX, the one the verifier checks, and no package may change "
+                "it. Leave that one out; the others are installed at the kernel's start."
+            )
 
 
 def run_kernel(
