@@ -62,3 +62,60 @@ async def test_run_it_on_kaggle_for_me_streams_the_run_and_ends_on_the_summary(
     import os
 
     assert "HTTP_PROXY" not in os.environ  # the wizard's Google sandbox is reached directly
+
+
+async def test_quitting_while_the_kernel_is_queued_exits_at_once_and_leaves_its_record(
+    tmp_path, monkeypatch, home
+):
+    import threading
+    import time
+
+    from tpuwizard.core.kaggle.ledger import KernelLedger
+    from tpuwizard.sandbox import serving
+
+    for name in PRACTICE_ENV:
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("TPUWIZARD_KAGGLE_POLL", "0.1")
+    monkeypatch.setenv("TPUWIZARD_KAGGLE_FAULTS", "queue=600")  # it stays QUEUED
+    (tmp_path / "project").mkdir()
+    script = tmp_path / "project" / "main.py"
+    script.write_text("print(1)\n")
+    app = WizardApp(sandbox=True, run_dir=tmp_path / "runs", check_leftovers=False)
+    async with app.run_test(size=(100, 32)) as pilot:
+        await on_screen(pilot, "RouteScreen")
+        app.screen.query_one(RouteCards).choose("notebook")
+        await next_step(pilot)
+        await on_screen(pilot, "NotebookScreen")
+        app.screen.query_one("#kaggle-script").value = str(script)
+        await press(pilot, "#kaggle-run")
+        await on_screen(pilot, "KaggleRunScreen", 30)
+        log = app.screen.query_one("#kaggle-log")
+        await until(pilot, lambda: "Kaggle: QUEUED" in "\n".join(log.lines), 60, "queued")
+        asked = time.monotonic()
+        await pilot.press("ctrl+q")
+        await until(pilot, lambda: not app.is_running, 10, "the wizard's exit")
+    # Out of the app as a whole (its workers awaited) at once, not when Kaggle ends the kernel.
+    assert time.monotonic() - asked < 20 and app.return_code == 0
+    [record] = KernelLedger(home / "kaggle-ledger.jsonl").held()
+    assert (
+        record["op"] == "pushed"
+        and record["practice"]
+        and record["kernel"].startswith("practice-user/tpuwizard-")
+    )
+    # The run's thread ends once its stand-in does (as it would with the process).
+    for server in serving.served_in_threads():
+        server.shutdown()
+        server.server_close()  # refused from now on
+    running = lambda: any(t.name == "kaggle-run" for t in threading.enumerate())  # noqa: E731
+    await until_gone(running)
+
+
+async def until_gone(running) -> None:
+    import asyncio
+
+    for _ in range(600):
+        if not running():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("the Kaggle run's thread did not end")

@@ -4,9 +4,10 @@ then dismissed with the run's summary for the Summary step."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from typing import Any, ClassVar
 
-from textual import work
 from textual.app import ComposeResult
 from textual.widgets import Static
 
@@ -39,6 +40,8 @@ class KaggleRunScreen(WizardScreen[RunSummary]):
         super().__init__()
         self.route = route
         self.summary = RunSummary()
+        self.gone = threading.Event()  # the screen was removed (the wizard quit)
+        self.app_: Any = None
 
     def compose_body(self) -> ComposeResult:
         yield Static(TITLE, classes="title")
@@ -46,19 +49,36 @@ class KaggleRunScreen(WizardScreen[RunSummary]):
         yield FollowLog(id="kaggle-log", highlight=False)
 
     def on_mount(self) -> None:
-        self.follow()
+        # A daemon thread, not a Textual worker: the route's calls block (a push, a queued
+        # kernel's polls, its log stream) and none can be interrupted, and the app waits for its
+        # workers as it exits. Quitting here leaves the kernel on Kaggle, its ledger record
+        # open: `tpuwizard status` lists it.
+        self.app_ = self.app
+        threading.Thread(target=self.follow, name="kaggle-run", daemon=True).start()
 
-    @work(thread=True, exclusive=True, group="kaggle")
+    def on_unmount(self) -> None:
+        self.gone.set()
+
     def follow(self) -> None:
-        """The route's calls block (a push, a log stream): they run in this thread, and every
-        event is shown on the app's."""
+        """Every event of the route, shown on the app's thread while this screen is up."""
         try:
             for event in self.route.events():
                 self.summary.apply(event)
-                self.app.call_from_thread(self.show, event)
+                if not self.tell(self.show, event):
+                    return
         finally:
             self.route.close()
-        self.app.call_from_thread(self.dismiss, self.summary)
+        self.tell(self.dismiss, self.summary)
+
+    def tell(self, call: Callable[..., object], *args: object) -> bool:
+        """``call`` on the app's thread; False once the screen or the app is gone."""
+        if self.gone.is_set():
+            return False
+        try:
+            self.app_.call_from_thread(call, *args)
+        except RuntimeError:  # the app stopped between the check and the call
+            return False
+        return True
 
     def show(self, event: ev.Event) -> None:
         if isinstance(event, ev.KernelState):
