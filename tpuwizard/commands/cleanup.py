@@ -53,8 +53,8 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     from tpuwizard.core.plan import cost
     from tpuwizard.session.early_import import import_compute_early
 
-    kaggle, kaggle_unchecked = kaggle_status(as_json)  # its own ledger, its own credentials
     import_compute_early()  # both backends are listed: its seconds pass beside the rest
+    kaggle, kaggle_unchecked = kaggle_status(as_json)  # its own ledger, its own credentials
     session = open_session(project, sandbox)
     with cloud_errors(Context(project=session.project)):
         kept = session.kept.check()  # first: a preempted kept node is deleted, not listed
