@@ -52,6 +52,10 @@ def test_practice_pushes_follows_downloads_and_checks_the_receipt(tmp_path, proj
     assert (run_dir / "receipt.json").is_file() and (run_dir / "kernel.log").is_file()
     assert "devices: 8 cpu" in (run_dir / "output.txt").read_text()
     assert (run_dir / "files" / "result.txt").read_text() == "done"
+    # The stand-in ended with the command, and its kernel with it: nothing left for status.
+    from tpuwizard.core.kaggle.ledger import KernelLedger
+
+    assert KernelLedger(Path(clean_env()["TPUWIZARD_HOME"]) / "kaggle-ledger.jsonl").held() == []
 
 
 def test_a_kernel_that_ran_on_cpu_fails_naming_the_pinned_image(tmp_path, project, stand_in):

@@ -117,6 +117,7 @@ class KaggleRoute:
         self.kernels: Kernels | None = None
         self.stand_in: Any = None
         self.env_before: dict[str, str | None] | None = None
+        self.stand_in_user = ""
 
     def _poll_s(self) -> float:
         try:
@@ -129,6 +130,7 @@ class KaggleRoute:
         if self.practice:
             self.env_before = {name: os.environ.get(name) for name in PRACTICE_ENV}
             self.stand_in = start_practice_kaggle()
+            self.stand_in_user = str(self.stand_in.username)
         else:
             found = find_credentials()
             if isinstance(found, NoCredentials):
@@ -153,6 +155,11 @@ class KaggleRoute:
         if self.stand_in is not None:
             self.stand_in.switch_off()
             self.stand_in = None
+            # Its kernels ended with it: a practice kernel whose end was recorded is gone too.
+            ref = f"{self.stand_in_user}/{self.run.spec.name}"
+            record = self.ledger.last_words().get((ref, self.run.run_id))
+            if record is not None and record["op"] == "ended":
+                self.ledger.record("deleted", ref, self.run.run_id, why="practice stand-in ended")
         if self.env_before is not None:
             restore_environment(self.env_before)
             self.env_before = None
