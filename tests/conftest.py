@@ -99,6 +99,7 @@ ROTATING_PER_RUN: dict[str, int] = {
     "resume-e2e": 4,  # of 10: spot runs preempted and resumed bit for bit
     "kept-node-e2e": 5,  # of 15: up, run, watch, ssh, down; the wizard's Run again
     "real-tools-e2e": 3,  # of 11: gcloud, the course's programs, ownership, SkyPilot, k8s, ...
+    "kaggle-e2e": 1,  # of 3: status and teardown after launch --route kaggle, ownership
 }
 
 

@@ -15,70 +15,22 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import clean_env, tpuwizard_cmd
+from tests.integration.kaggle_helpers import cli_env, launch, make_project, named, stand_ins
 from tests.rotation import rotating
 from tests.waiting import wait_until
-from tpuwizard.sandbox.kaggle import start_kaggle_stand_in
 from tpuwizard.sandbox.kaggle_sessions import PINNED_IMAGE
 
 pytestmark = pytest.mark.slow
 
-MAIN = """\
-import jax, sys
-print("devices:", len(jax.devices()), jax.devices()[0].platform)
-open("result.txt", "w").write("done")
-"""
-
 
 @pytest.fixture
 def project(tmp_path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    (folder / "main.py").write_text(MAIN)
-    return folder
+    return make_project(tmp_path)
 
 
 @pytest.fixture
 def stand_in(tmp_path):
-    servers = []
-
-    def start(faults: str | None = None):
-        server = start_kaggle_stand_in(tmp_path / "kaggle", faults, username="ada")
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.switch_off()
-
-
-def cli_env(tmp_path: Path, server=None, **extra: str) -> dict[str, str]:
-    """A user's environment: a HOME of its own; with ``server``, kaggle pointed at it."""
-    env = clean_env(HOME=str(tmp_path / "home"), TPUWIZARD_KAGGLE_POLL="0.1", **extra)
-    for name in ("NO_PROXY", "no_proxy", "KAGGLE_API_TOKEN", "KAGGLE_CONFIG_DIR"):
-        env.pop(name, None)
-    if server is not None:
-        env.update(
-            KAGGLE_API_ENVIRONMENT="LOCALHOST",
-            HTTP_PROXY=server.proxy,
-            KAGGLE_API_TOKEN=server.token,
-        )
-    return env
-
-
-def launch(cwd: Path, env: dict[str, str], *args: str, timeout: float = 180):
-    proc = subprocess.run(
-        tpuwizard_cmd("launch", "--route", "kaggle", "--json", "--script", "main.py", *args),
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    return proc.returncode, [json.loads(line) for line in proc.stdout.splitlines()], proc.stderr
-
-
-def named(events: list[dict], name: str) -> list[dict]:
-    return [e for e in events if e["event"] == name]
+    yield from stand_ins(tmp_path)
 
 
 def test_practice_pushes_follows_downloads_and_checks_the_receipt(tmp_path, project):
@@ -100,6 +52,10 @@ def test_practice_pushes_follows_downloads_and_checks_the_receipt(tmp_path, proj
     assert (run_dir / "receipt.json").is_file() and (run_dir / "kernel.log").is_file()
     assert "devices: 8 cpu" in (run_dir / "output.txt").read_text()
     assert (run_dir / "files" / "result.txt").read_text() == "done"
+    # The stand-in ended with the command, and its kernel with it: nothing left for status.
+    from tpuwizard.core.kaggle.ledger import KernelLedger
+
+    assert KernelLedger(Path(clean_env()["TPUWIZARD_HOME"]) / "kaggle-ledger.jsonl").held() == []
 
 
 def test_a_kernel_that_ran_on_cpu_fails_naming_the_pinned_image(tmp_path, project, stand_in):
@@ -167,7 +123,12 @@ def test_missing_credentials_end_before_any_call(tmp_path, project):
 
 @pytest.mark.parametrize(
     ("args", "words"),
-    [(("--accelerator", "tpuv38"), "retired"), (("--with", "optax"), "--with cannot be used")],
+    [
+        (("--accelerator", "tpuv38"), "retired"),
+        (("--with", "jax==0.4.1"), "the kernel's own JAX"),
+        (("--with", "-r evil.txt"), "is not a package requirement"),
+        (("--keep",), "--keep cannot be used with --route kaggle"),
+    ],
 )
 def test_bad_input_exits_2_before_any_push(tmp_path, project, stand_in, args, words):
     server = stand_in()
@@ -274,3 +235,25 @@ def test_a_practice_run_never_leaves_this_machine_even_with_a_token_set(tmp_path
     assert not audit.exists(), f"calls meant to leave this machine:\n{audit.read_text()}"
     events = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
     assert events[-1]["event"] == "finished" and events[-1]["exit_code"] == 0
+
+
+def test_with_packages_are_installed_at_the_kernel_s_start_and_the_script_imports_them(
+    tmp_path, project
+):
+    """Practice, with a package from a local wheel folder (nothing downloaded): installed at
+    the kernel's start, before the verifier, and the script imports it."""
+    from tests.wheels import make_wheel
+
+    make_wheel(tmp_path / "wheels", "tinypkg", "1.0", code="WORD = 'tiny-ok'\n")
+    (project / "main.py").write_text("import tinypkg\nprint('tinypkg says', tinypkg.WORD)\n")
+    env = cli_env(
+        tmp_path,
+        PIP_NO_INDEX="1",
+        PIP_FIND_LINKS=str(tmp_path / "wheels"),
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+    )
+    code, events, err = launch(project, env, "--sandbox", "--with", "tinypkg==1.0")
+    lines = [e["text"] for e in named(events, "script_line")]
+    assert code == 0, err
+    assert lines.index("[tpuwizard] installing tinypkg==1.0") < lines.index("tinypkg says tiny-ok")
+    assert any("PASS" in line for line in lines)  # the verifier ran, beside the package

@@ -351,3 +351,62 @@ def test_the_kernel_stays_unless_asked_and_a_delete_is_verified_by_asking_for_it
     [deleted] = [e for e in events if isinstance(e, ev.KernelDeleted)]
     assert deleted.verified and fake.deleted == [deleted.kernel]
     assert isinstance(events[-1], ev.Finished) and events[-1].ok
+
+
+class DroppedNetwork(FakeKernels):
+    """Status reads that get no answer at all (no HTTP status) ``drops`` times after the first."""
+
+    def __init__(self, tmp: Path, drops: int):
+        super().__init__(tmp)
+        self.drops, self.reads = drops, 0
+
+    def status(self, ref: str) -> tuple[str, str | None]:
+        self.reads += 1
+        if self.reads > 1 and self.drops:
+            self.drops -= 1
+            raise KaggleCallFailed("reading the kernel's status", "Connection reset by peer")
+        return super().status(ref)
+
+
+def test_a_status_read_lost_once_is_tried_again_and_the_run_goes_on(tmp_path):
+    _, _, events = _run(tmp_path, DroppedNetwork(tmp_path, drops=1))
+    assert events[-1].exit_code == EXIT_OK
+
+
+def test_a_network_that_stays_down_ends_with_a_diagnosis_and_the_session_left_open(tmp_path):
+    _, ledger, events = _run(tmp_path, DroppedNetwork(tmp_path, drops=100))
+    failed = next(e for e in events if isinstance(e, ev.Failed))
+    assert failed.diagnosis.kind == "kaggle_connection_lost"
+    assert "ada/tpuwizard-r1 was pushed, and may still run" in failed.diagnosis.explanation
+    assert "tpuwizard status" in str(failed.diagnosis.next_steps[0])
+    assert events[-1].exit_code == EXIT_CLOUD
+    assert [r["op"] for r in ledger.open_sessions()] == ["pushed"]  # status will ask again
+
+
+def test_packages_turn_the_kernel_s_internet_on_and_reach_its_settings():
+    spec = _spec(packages=("optax>=0.2",))
+    assert kernel.metadata(spec)["enable_internet"] is True
+    assert kernel.metadata(_spec())["enable_internet"] is False
+    assert '"packages": ["optax>=0.2"]' in kernel.kernel_source(spec, b"")
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [("jax[tpu]", "the kernel's own JAX"), ("-r x.txt", "not a package requirement")],
+)
+def test_packages_that_would_change_jax_or_are_not_requirements_are_refused(tmp_path, text, words):
+    from tpuwizard.core.launch.plan.packages import PackageSpec
+
+    (tmp_path / "main.py").write_text("print(1)\n")
+    with pytest.raises(BadInput, match=words):
+        prepare_run(
+            tmp_path / "main.py",
+            (),
+            (),
+            10,
+            "TpuV5E8",
+            "r1",
+            tmp_path / "run",
+            False,
+            packages=(PackageSpec(text, "--with"),),
+        )

@@ -48,11 +48,13 @@ if TYPE_CHECKING:
 def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     """Everything tpuwizard created that may still bill, from the ledger and labels. Exit 3
     when a zone could not be checked, 4 when a preempted kept node could not be deleted."""
+    from tpuwizard.commands.kaggle_records import kaggle_status
     from tpuwizard.core.cloud.diagnose import Context
     from tpuwizard.core.plan import cost
     from tpuwizard.session.early_import import import_compute_early
 
     import_compute_early()  # both backends are listed: its seconds pass beside the rest
+    kaggle, kaggle_unchecked = kaggle_status(as_json)  # its own ledger, its own credentials
     session = open_session(project, sandbox)
     with cloud_errors(Context(project=session.project)):
         kept = session.kept.check()  # first: a preempted kept node is deleted, not listed
@@ -78,6 +80,7 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
                 "unreadable_ledger_lines": [
                     {"line": number, "why": why} for number, why in found.unreadable
                 ],
+                "kaggle_kernels": kaggle,
             }
         )
     else:
@@ -97,7 +100,7 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     say_unchecked(found.unchecked)  # last, after everything that could be checked
     if not all(r.verified for r in [*kept.preempted, *found.stopped_ended]):
         raise click.exceptions.Exit(EXIT_TEARDOWN)
-    if found.unchecked:
+    if found.unchecked or kaggle_unchecked:
         raise click.exceptions.Exit(EXIT_CLOUD)
 
 
@@ -125,6 +128,7 @@ def teardown(
     as_json: bool,
 ) -> None:
     """Delete what tpuwizard created (NAME, or --all) and verify by listing that it is gone.
+    NAME may be a Kaggle kernel launch --route kaggle pushed (deleted once its session ended).
     Exit 4 if anything could not be verified gone (or checked)."""
     from tpuwizard.core.cloud.diagnose import Context
     from tpuwizard.words.teardown_text import teardown_lines
@@ -132,6 +136,11 @@ def teardown(
     command = click.get_current_context().info_name or "teardown"  # said back as it was typed
     if bool(name) == everything and not (command == "down" and not name):
         raise BadInput(f"Name one resource (tpuwizard {command} NAME) or use --all.")
+    from tpuwizard.commands.kaggle_records import kernels_named, teardown_kaggle
+
+    if name and (kernels := kernels_named(name)):  # a kernel the Kaggle ledger holds
+        teardown_kaggle(kernels, yes, as_json)
+        return
     session = open_session(project, sandbox)
     if not name and not everything:
         name = _only_kept_node(session)

@@ -239,8 +239,7 @@ def launch(
     if route == "kaggle":
         from tpuwizard.commands.kaggle_launch import launch_on_kaggle
 
-        refused = {"--with": bool(with_specs), "--requirements": bool(requirements)}
-        refused |= {"--keep": keep, "--zone": zone is not None, "--checkpoints": bool(checkpoints)}
+        refused = {"--keep": keep, "--zone": zone is not None, "--checkpoints": bool(checkpoints)}
         launch_on_kaggle(
             accelerator,
             script,
@@ -252,6 +251,8 @@ def launch(
             as_json,
             refused,
             delete_kernel,
+            with_specs,
+            requirements,
         )
         return
     if delete_kernel:

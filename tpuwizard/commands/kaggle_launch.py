@@ -20,6 +20,8 @@ def launch_on_kaggle(
     as_json: bool,
     refused: dict[str, bool],
     delete_kernel: bool = False,
+    with_specs: tuple[str, ...] = (),
+    requirements: tuple[Path, ...] = (),
 ) -> None:
     """Check everything that can be checked here (exit 2, nothing pushed), then follow the run.
 
@@ -33,11 +35,14 @@ def launch_on_kaggle(
     if given:
         raise BadInput(
             f"{', '.join(given)} cannot be used with --route kaggle (a Kaggle kernel has no "
-            "internet for packages here, no zone and nothing to keep); leave "
+            "zone, nothing to keep and no checkpoint folder); leave "
             f"{'it' if len(given) == 1 else 'them'} out."
         )
     if script is None:
         raise BadInput("--route kaggle needs --script: the Python script to run on Kaggle.")
+    from tpuwizard.commands.packages import asked_packages
+
+    packages = asked_packages(with_specs, requirements, script)
     shape = machine_shape(accelerator)
     run_id, run_folder = new_run(run_dir)
     run = prepare_run(
@@ -50,6 +55,7 @@ def launch_on_kaggle(
         run_folder,
         sandbox,
         delete_kernel,
+        packages,
     )
     route = KaggleRoute(sandbox, run)
     sys.exit(route.follow(lambda event: show_event(event, as_json), say))

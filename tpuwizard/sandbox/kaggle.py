@@ -79,6 +79,9 @@ class KaggleHandler(BaseHTTPRequestHandler):
         except ValueError:
             body = {}
         path = self._path()
+        self.server.calls.append(path)
+        if self._dropped(path):
+            return
         if path == "/api/v1/security.OAuthService/IntrospectToken":
             active = body.get("token") == self.server.token
             self._answer(
@@ -97,12 +100,26 @@ class KaggleHandler(BaseHTTPRequestHandler):
             self._answer(404, {"code": 404, "message": f"no such method: {path}"})
             return
         status, answer = method(user, body)
+        if path.endswith("/SaveKernel") and "slow_push" in self.server.faults:
+            time.sleep(float(self.server.faults["slow_push"] or 30))  # Kaggle still answering
         if path.endswith("/SaveKernel") and "lose_push" in self.server.faults:
             # The push landed, and its answer is lost on the way back: a reset, no answer.
             self.server.faults.pop("lose_push")
             self.close_connection = reset_connection(self.connection)
             return
         self._answer(status, answer)
+
+    def _dropped(self, path: str) -> bool:
+        """``drop_after=N``: after N status answers the network drops; every later request is
+        reset, as a connection lost mid-wait."""
+        if "drop_after" not in self.server.faults:
+            return False
+        if path.endswith("/GetKernelSessionStatus"):
+            self.server.status_answers += 1
+        if self.server.status_answers <= int(self.server.faults["drop_after"] or 1):
+            return False
+        self.close_connection = reset_connection(self.connection)
+        return True
 
     def _session(self, body: dict[str, Any]) -> Session | None:
         slug = f"{body.get('userName', '')}/{body.get('kernelSlug', '')}"
@@ -185,6 +202,9 @@ class KaggleHandler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         path = self._path()
+        self.server.calls.append(path)
+        if self._dropped(path):
+            return
         if path.startswith(OUTPUT):
             owner, name, rest = path[len(OUTPUT) :].split("/", 2)
             session = self.server.sessions.latest.get(f"{owner}/{name}")
@@ -240,6 +260,8 @@ class KaggleStandIn(ThreadingHTTPServer):
         self.sessions = KernelSessions(state_dir, self.faults)
         self.username, self.token = username, token
         self.pushes: list[dict[str, Any]] = []  # each SaveKernel body, for tests to read
+        self.calls: list[str] = []  # each request's path, for tests to read
+        self.status_answers = 0  # for drop_after
 
     @property
     def proxy(self) -> str:

@@ -7,7 +7,9 @@ as every kernel here does: Kaggle/kaggle-cli#1197); ``quota_exhausted`` spends t
 quota; ``unverified`` refuses pushes as for an account without a verified phone (the words are
 the stand-in's own); ``kernel_error`` ends every session with ERROR as soon as it starts;
 ``lose_push`` takes the first push and resets the connection instead of answering it;
-``newer_client=V`` announces API version V on every answer (kaggle then prints a notice).
+``newer_client=V`` announces API version V on every answer (kaggle then prints a notice);
+``slow_push=S`` answers a push only after S seconds; ``drop_after=N`` resets every request
+after the N-th status answer, as a network that dropped while the run was followed.
 """
 
 from __future__ import annotations

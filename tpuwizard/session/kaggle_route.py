@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from tpuwizard.core import paths
@@ -30,16 +31,34 @@ STOP_WORDS = "stopping: asking Kaggle whether the kernel still runs..."
 LEDGER_FILE = "kaggle-ledger.jsonl"
 
 
-class _StopAsked(Exception):
-    """Raised in the main thread by the first stop signal: the run's calls end where they are."""
+class _StopAsked(BaseException):
+    """Raised in the main thread by the first stop signal: the run's calls end where they are.
+    Not an ``Exception``: the client's ``except Exception`` around each call (client.py) would
+    take a stop during the push for a lost answer, and the run would go on."""
 
 
 def kernel_ledger() -> KernelLedger:
     return KernelLedger(paths.state_dir() / LEDGER_FILE)
 
 
+# What practice changes in this process's environment, put back when the run ends (the
+# wizard goes on in the same process: its Google sandbox must not be reached through the proxy).
+PRACTICE_ENV = (
+    "KAGGLE_API_ENVIRONMENT",
+    "KAGGLE_API_TOKEN",
+    "KAGGLE_CONFIG_DIR",
+    "HTTP_PROXY",
+    "http_proxy",
+    "NO_PROXY",
+    "no_proxy",
+    "KAGGLE_USERNAME",
+    "KAGGLE_KEY",
+)
+
+
 def start_practice_kaggle(faults: str | None = None) -> Any:  # -> KaggleStandIn
-    """The stand-in, with kaggle's client pointed at it for the rest of this process."""
+    """The stand-in, with kaggle's client pointed at it until :func:`restore_environment`
+    (kaggle keeps its endpoint, read when first imported, for the rest of this process)."""
     from tpuwizard.sandbox.kaggle import start_kaggle_stand_in
 
     home = paths.state_dir() / "kaggle-sandbox"
@@ -56,6 +75,39 @@ def start_practice_kaggle(faults: str | None = None) -> Any:  # -> KaggleStandIn
     return server
 
 
+def restore_environment(before: dict[str, str | None]) -> None:
+    for name, value in before.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+def practice_for_kaggle(sandbox: bool) -> bool:
+    """Practice or real, decided for this route alone: practice when asked for, or when no
+    Kaggle credentials are found (Google's credentials play no part)."""
+    return sandbox or isinstance(find_credentials(), NoCredentials)
+
+
+def kaggle_route_for(
+    script: Path,
+    practice: bool,
+    runs: Path,
+    fetch: tuple[str, ...] = (),
+    max_run_minutes: float | None = None,
+) -> KaggleRoute:
+    """A run of ``script`` on Kaggle's TPU (the stand-in in practice), checked before any call:
+    :class:`BadInput` for a missing script or a folder too large."""
+    from tpuwizard.core.kaggle.kernel import machine_shape
+    from tpuwizard.core.kaggle.run import prepare_run
+
+    run_id = paths.new_run_id()
+    run = prepare_run(
+        script, (), fetch, max_run_minutes, machine_shape(None), run_id, runs / run_id, practice
+    )
+    return KaggleRoute(practice, run)
+
+
 class KaggleRoute:
     """One run on Kaggle, as a front end drives it."""
 
@@ -64,6 +116,8 @@ class KaggleRoute:
         self.ledger = kernel_ledger()
         self.kernels: Kernels | None = None
         self.stand_in: Any = None
+        self.env_before: dict[str, str | None] | None = None
+        self.stand_in_user = ""
 
     def _poll_s(self) -> float:
         try:
@@ -74,7 +128,9 @@ class KaggleRoute:
     def events(self) -> Iterator[Event]:
         folder = str(self.run.run_dir)
         if self.practice:
+            self.env_before = {name: os.environ.get(name) for name in PRACTICE_ENV}
             self.stand_in = start_practice_kaggle()
+            self.stand_in_user = str(self.stand_in.username)
         else:
             found = find_credentials()
             if isinstance(found, NoCredentials):
@@ -99,6 +155,14 @@ class KaggleRoute:
         if self.stand_in is not None:
             self.stand_in.switch_off()
             self.stand_in = None
+            # Its kernels ended with it: a practice kernel whose end was recorded is gone too.
+            ref = f"{self.stand_in_user}/{self.run.spec.name}"
+            record = self.ledger.last_words().get((ref, self.run.run_id))
+            if record is not None and record["op"] == "ended":
+                self.ledger.record("deleted", ref, self.run.run_id, why="practice stand-in ended")
+        if self.env_before is not None:
+            restore_environment(self.env_before)
+            self.env_before = None
 
     def follow(self, show: Callable[[Event], None], announce: Callable[[str], None]) -> int:
         """Every event shown; a stop signal ends the run's calls and asks about the kernel.

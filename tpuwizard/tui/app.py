@@ -119,9 +119,9 @@ class WizardApp(App[int]):
                 step = max(0, step - 1)
                 continue
             if step == 0 and self.state.route == "notebook":
-                from tpuwizard.tui.screens.notebook import NotebookScreen
+                from tpuwizard.tui.free_route import free_route
 
-                await self.push_screen_wait(NotebookScreen(self.session.runs_base.parent))
+                await free_route(self)  # a notebook, or a run on Kaggle and its Summary
                 continue
             step += 1
             if step < len(steps):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from tpuwizard.core.launch.events.kaggle import (
     KernelDeleted,
@@ -11,6 +12,9 @@ from tpuwizard.core.launch.events.kaggle import (
     KernelPushed,
     KernelState,
 )
+
+if TYPE_CHECKING:  # status's and teardown's results: their module is not imported at start
+    from tpuwizard.core.kaggle.records import KernelSeen, KernelTorn
 
 KaggleEvent = KernelPlanned | KernelPushed | KernelState | KernelLeftRunning | KernelDeleted
 
@@ -69,3 +73,61 @@ def kaggle_lines(event: KaggleEvent) -> list[str]:
                 "delete it on its page on kaggle.com if you wish."
             ]
     return []
+
+
+def _until(ends_by: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ends_by))
+
+
+def held_lines(seen: KernelSeen) -> list[str]:
+    """``status``: one kernel the Kaggle ledger holds, as Kaggle answered for it now."""
+    record = seen.record
+    if record.practice:
+        if seen.gone:
+            return [
+                f"[practice] {record.kernel}: the stand-in that ran it ended with the command "
+                "that pushed it; nothing of it is left."
+            ]
+        return [
+            f"[practice] {record.kernel}: running in the practice command that pushed it "
+            f"(process {record.pid}); it ends with that command."
+        ]
+    if seen.gone:
+        return [f"{record.kernel}: no longer in your Kaggle account (Kaggle: not found)."]
+    if seen.problem:
+        running = (
+            f" It may still run until about {_until(record.ends_by)}, spending your weekly "
+            "TPU quota."
+            if seen.may_run
+            else ""
+        )
+        return [f"{record.kernel}: {seen.problem}.{running} Its page: {record.url}"]
+    if seen.may_run:
+        return [
+            f"{record.kernel}: {seen.state} on Kaggle, left running until about "
+            f"{_until(record.ends_by)} (its session limit), spending your weekly TPU quota; "
+            f"no public call cancels it: stop it on its page: {record.url}"
+        ]
+    return [
+        f"{record.kernel}: {seen.state}; kept in your Kaggle account as run {record.run_id}'s "
+        f"record (it costs nothing): {record.url}. `tpuwizard teardown {record.kernel}` "
+        "deletes it."
+    ]
+
+
+def torn_lines(torn: KernelTorn) -> list[str]:
+    """``teardown``: one kernel, deleted and verified gone, or why not."""
+    kernel = torn.seen.record.kernel
+    if torn.seen.record.practice:
+        if torn.verified:
+            return [f"[practice] {kernel}: {torn.detail}; nothing is left to delete."]
+        return [f"[practice] {kernel}: not deleted: {torn.detail}."]
+    if torn.verified:
+        return [f"Deleted {kernel} from your Kaggle account, and Kaggle no longer finds it."]
+    if torn.seen.may_run and not torn.seen.problem:
+        return [
+            f"{kernel} was NOT deleted: {torn.detail} (Kaggle/kaggle-cli#1174). It is "
+            f"{torn.seen.state}, and Kaggle ends it by about {_until(torn.seen.record.ends_by)}; "
+            f"stop it sooner on its page: {torn.seen.record.url}, then run this again."
+        ]
+    return [f"{kernel} was NOT deleted: {torn.detail}. Its page: {torn.seen.record.url}"]

@@ -114,3 +114,23 @@ def script_failed(state: str, failure: str | None) -> Diagnosis:
         explanation=f"The verifier passed; the session ended {state}.{said}",
         next_steps=["Read output.txt in the run folder, fix the script, and run again."],
     )
+
+
+def connection_lost(what: str, detail: str, kernel: str, ends_by: float, url: str) -> Diagnosis:
+    """The network dropped after the push: the kernel may still run on Kaggle."""
+    import time
+
+    until = time.strftime("%H:%M", time.localtime(ends_by))
+    return Diagnosis(
+        kind="kaggle_connection_lost",
+        title=f"The connection to Kaggle was lost while {what}",
+        explanation=(
+            f"No answer came ({detail}). {kernel} was pushed, and may still run on Kaggle until "
+            f"about {until} (its session limit), spending your weekly TPU quota."
+        ),
+        next_steps=[
+            "Check this computer's network, then run `tpuwizard status`: it asks Kaggle "
+            "for the kernel's state.",
+            f"Its page shows its log and output meanwhile: {url}",
+        ],
+    )

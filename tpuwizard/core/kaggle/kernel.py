@@ -93,6 +93,8 @@ class KernelSpec:
     script_args: tuple[str, ...]
     fetch: tuple[str, ...]
     expect: str  # the platform the verifier must see: tpu on Kaggle, cpu in practice
+    # --with / --requirements: installed at the kernel's start (so its internet is on).
+    packages: tuple[str, ...] = ()
 
     @property
     def ref(self) -> str:
@@ -105,7 +107,8 @@ def kernel_name(run_id: str) -> str:
 
 
 def metadata(spec: KernelSpec) -> dict[str, Any]:
-    """``kernel-metadata.json``: private, on a TPU, no internet, no pinned image."""
+    """``kernel-metadata.json``: private, on a TPU, no pinned image; internet only where
+    packages are installed at its start."""
     return {
         "id": spec.ref,
         "title": spec.name,
@@ -115,7 +118,7 @@ def metadata(spec: KernelSpec) -> dict[str, Any]:
         "is_private": True,
         "enable_gpu": False,
         "enable_tpu": True,
-        "enable_internet": False,
+        "enable_internet": bool(spec.packages),
         "machine_shape": spec.shape,
         "dataset_sources": [],
         "competition_sources": [],
@@ -131,6 +134,7 @@ def kernel_source(spec: KernelSpec, packed: bytes) -> str:
         "script": spec.script,
         "args": list(spec.script_args),
         "fetch": list(spec.fetch),
+        "packages": list(spec.packages),
         "output": OUTPUT_FOLDER,
     }
     return (
@@ -167,6 +171,20 @@ with open(verifier, "wb") as f:
     f.write(base64.b64decode(VERIFIER))
 expect = settings["expect"]
 env = dict(os.environ, COURSE_EXPECT_PLATFORM=expect, JAX_PLATFORMS=expect)
+if settings["packages"]:
+    # Into a folder of the run's own, before the verifier, so both see what the script gets;
+    # the kernel's own packages (its JAX among them) stay as they are.
+    site = os.path.join(work, "site")
+    print("[tpuwizard] installing " + ", ".join(settings["packages"]), flush=True)
+    code = subprocess.call(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--target", site]
+        + settings["packages"]
+    )
+    if code:
+        print("[tpuwizard] pip install failed (exit %d): your script was not run" % code,
+              flush=True)
+        sys.exit(code)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (site, env.get("PYTHONPATH")) if p)
 print("[tpuwizard] verifying JAX on this kernel (expected platform: %s)" % expect, flush=True)
 code = subprocess.call(
     [sys.executable, "-u", verifier, "--receipt", os.path.join(out, "receipt.json")], env=env

@@ -3,8 +3,10 @@
 JSON lines, appended under an exclusive lock and fsynced, like the TPU ledger (whose records
 name Google resources by project and zone, which a kernel has not). Ops: ``intent`` before the
 push, ``pushed`` once Kaggle accepted it, ``ended`` once Kaggle said its session ended (the
-kernel itself stays in the account as the run's record). Nothing bills money; the weekly quota
-is spent while a session runs, so a kernel whose last word is not ``ended`` may still spend it.
+kernel itself stays in the account as the run's record), ``deleted`` once Kaggle said the kernel
+is not found (deleted by ``teardown`` or ``--delete-kernel``, or never landed; a practice kernel
+once the stand-in that ran it ended). Nothing bills money; the weekly quota is spent while a
+session runs, so a kernel whose last word is ``intent`` or ``pushed`` may still spend it.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-OPS = ("intent", "pushed", "ended")
+OPS = ("intent", "pushed", "ended", "deleted")
 
 
 class KernelLedger:
@@ -59,5 +61,23 @@ class KernelLedger:
         return latest
 
     def open_sessions(self) -> list[dict[str, Any]]:
-        """Records whose session may still be running (last word not ``ended``)."""
-        return [d for d in self.last_words().values() if d["op"] != "ended"]
+        """Records whose session may still be running (last word ``intent`` or ``pushed``)."""
+        return [d for d in self.last_words().values() if d["op"] in ("intent", "pushed")]
+
+    def held(self) -> list[dict[str, Any]]:
+        """Records of kernels that may still be in the account (last word not ``deleted``),
+        oldest first, each with the fields of its earlier records beneath its last word's."""
+        merged: dict[tuple[str, str], dict[str, Any]] = {}
+        try:
+            text = self.path.read_text()
+        except FileNotFoundError:
+            return []
+        for raw in text.splitlines():
+            try:
+                data = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(data, dict) and data.get("op") in OPS:
+                key = (str(data.get("kernel")), str(data.get("run_id")))
+                merged[key] = {**merged.get(key, {}), **data}
+        return [d for d in merged.values() if d["op"] != "deleted"]

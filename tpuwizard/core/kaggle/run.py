@@ -5,6 +5,7 @@ Events come from :func:`run_kernel`; a stop while the kernel runs goes to :func:
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import time
@@ -40,9 +41,11 @@ from tpuwizard.core.launch.events.launch_events import (
     ReceiptSaved,
     ScriptLine,
 )
+from tpuwizard.core.launch.plan.packages import HELD, PackageSpec, requirement_name
 
 ENDED = ("COMPLETE", "ERROR", "CANCEL_ACKNOWLEDGED")
 DEFAULT_MAX_RUN_MINUTES = 60.0  # tpuwizard's default; --max-run changes it
+STATUS_TRIES = 3  # reads of the session's state with no answer before the run stops following
 
 
 @dataclass(frozen=True)
@@ -68,8 +71,10 @@ def prepare_run(
     run_dir: Path,
     practice: bool,
     delete_kernel: bool = False,
+    packages: tuple[PackageSpec, ...] = (),
 ) -> KaggleRun:
-    """The run, or :class:`BadInput` (exit 2, nothing pushed): no script, a folder too large."""
+    """The run, or :class:`BadInput` (exit 2, nothing pushed): no script, a bad package, a
+    folder too large."""
     from tpuwizard.core.kaggle.kernel import kernel_name
 
     if not script.is_file():
@@ -77,6 +82,7 @@ def prepare_run(
     minutes = DEFAULT_MAX_RUN_MINUTES if max_run_minutes is None else max_run_minutes
     if not 1 <= minutes <= 12 * 60:
         raise BadInput(f"--max-run must be 1 to 720 minutes on Kaggle, not {minutes:g}.")
+    check_packages(packages)
     folder = script.resolve().parent
     spec = KernelSpec(
         username="",
@@ -87,9 +93,27 @@ def prepare_run(
         script_args=script_args,
         fetch=fetch,
         expect="cpu" if practice else "tpu",
+        packages=tuple(p.text for p in packages),
     )
     packed = pack_folder(folder)
     return KaggleRun(spec, packed, run_id, run_dir, practice, minutes, delete_kernel)
+
+
+def check_packages(packages: tuple[PackageSpec, ...]) -> None:
+    """Each a requirement pip takes, none that changes the kernel's JAX: :class:`BadInput`."""
+    for spec in packages:
+        name = requirement_name(spec.text)
+        if name is None:
+            raise BadInput(
+                f"{spec.text!r} ({spec.origin}) is not a package requirement: give one such as "
+                "optax or flax>=0.8 (options such as -r or --index-url are not taken)."
+            )
+        if name in HELD:
+            raise BadInput(
+                f"{spec.text!r} ({spec.origin}) names {name}: on Kaggle your script runs with "
+                "the kernel's own JAX, the one the verifier checks, and no package may change "
+                "it. Leave that one out; the others are installed at the kernel's start."
+            )
 
 
 def run_kernel(
@@ -120,7 +144,14 @@ def run_kernel(
             return
         with tempfile.TemporaryDirectory(prefix="tpuwizard-kernel-") as staging:
             write_kernel_folder(spec, run.packed, Path(staging))
-            ledger.record("intent", spec.ref, run.run_id, timeout_s=spec.timeout_s)
+            ledger.record(
+                "intent",
+                spec.ref,
+                run.run_id,
+                timeout_s=spec.timeout_s,
+                practice=run.practice,
+                pid=os.getpid(),  # `status` asks whether the command that pushed it still runs
+            )
             try:
                 pushed = kernels.push(Path(staging), spec.timeout_s, spec.shape)
             except KaggleCallFailed as err:
@@ -129,7 +160,7 @@ def run_kernel(
                 pushed = _found_after_lost_answer(kernels, spec, run, ledger, err)
         started = clock()
         if pushed.error:
-            ledger.record("ended", spec.ref, run.run_id, refused=pushed.error)
+            ledger.record("deleted", spec.ref, run.run_id, refused=pushed.error)
             yield Failed("push", diagnosis.push_refused(pushed.error))
             yield Finished(False, EXIT_CLOUD, folder, None)
             return
@@ -137,12 +168,25 @@ def run_kernel(
             "pushed", spec.ref, run.run_id, url=pushed.url, ends_by=time.time() + spec.timeout_s
         )
         yield KernelPushed(spec.ref, pushed.url, pushed.version, pushed.found)
-        state, failure = yield from _follow(kernels, spec, poll_s, clock, started)
+        try:
+            state, failure = yield from _follow(kernels, spec, poll_s, clock, started)
+        except KaggleCallFailed as err:
+            if err.status is not None:
+                raise
+            url = pushed.url or f"https://www.kaggle.com/code/{spec.ref}"
+            ends_by = time.time() - (clock() - started) + spec.timeout_s
+            lost = diagnosis.connection_lost(err.what, err.detail, spec.ref, ends_by, url)
+            yield Failed(err.what, lost)
+            yield Finished(False, EXIT_CLOUD, folder, None)
+            return
         ledger.record("ended", spec.ref, run.run_id, state=state)
         collected = list(_collect(kernels, spec, run.run_dir, state, failure))
         yield from collected[:-1]
         if run.delete_kernel:
-            yield _delete(kernels, spec.ref)
+            deleted = delete_verified(kernels, spec.ref)
+            if deleted.verified:
+                ledger.record("deleted", spec.ref, run.run_id, why="--delete-kernel")
+            yield deleted
         yield collected[-1]  # Finished, last
     except KaggleCallFailed as err:
         yield Failed(err.what, diagnosis.call_failed(err.what, err.detail, err.status))
@@ -159,12 +203,12 @@ def _found_after_lost_answer(
         kernels.status(spec.ref)
     except KaggleCallFailed as err:
         if err.status == 404:
-            ledger.record("ended", spec.ref, run.run_id, refused="the push did not land")
+            ledger.record("deleted", spec.ref, run.run_id, refused="the push did not land")
         raise KaggleCallFailed("pushing the kernel", str(lost), err.status) from None
     return Pushed(ref=spec.ref, url="", version=None, error=None, found=True)
 
 
-def _delete(kernels: Kernels, ref: str) -> KernelDeleted:
+def delete_verified(kernels: Kernels, ref: str) -> KernelDeleted:
     """Delete the ended kernel, then ask for it: gone only when Kaggle says it is not found."""
     try:
         kernels.delete(ref)
@@ -186,7 +230,7 @@ def _follow(
     said = ""
     streamed = False
     while True:
-        state, failure = kernels.status(spec.ref)
+        state, failure = _status_read(kernels, spec.ref, poll_s)
         if state != said:
             yield KernelState(spec.ref, state, clock() - started, spec.timeout_s)
             said = state
@@ -199,6 +243,21 @@ def _follow(
                     yield ScriptLine(worker=0, text=line)
             continue
         time.sleep(poll_s)
+
+
+def _status_read(
+    kernels: Kernels, ref: str, poll_s: float, tries: int = STATUS_TRIES
+) -> tuple[str, str | None]:
+    """The session's state; a read that got no answer at all (the network) is tried again
+    before the run gives up following it."""
+    for _ in range(tries - 1):
+        try:
+            return kernels.status(ref)
+        except KaggleCallFailed as err:
+            if err.status is not None:
+                raise
+            time.sleep(poll_s)
+    return kernels.status(ref)
 
 
 def _collect(
@@ -256,7 +315,7 @@ def stop_kernel(kernels: Kernels, run: KaggleRun, ledger: KernelLedger) -> Itera
     open in the ledger."""
     spec = replace(run.spec, username=kernels.username)
     record = ledger.last_words().get((spec.ref, run.run_id))
-    if record is None or record["op"] == "ended":
+    if record is None or record["op"] in ("ended", "deleted"):
         return  # nothing was pushed, or its end is already recorded
     try:
         state, _ = kernels.status(spec.ref)

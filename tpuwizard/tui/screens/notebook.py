@@ -23,17 +23,22 @@ def platform_label(title: str, chosen: bool) -> str:
     return f"{title} (chosen)" if chosen else title
 
 
-class NotebookScreen(WizardScreen[None]):
+class NotebookScreen(WizardScreen[Path]):
+    """Dismissed with the script to run on Kaggle ("Run it on Kaggle for me"), or BACK."""
+
     STEP = "Notebook"
     HELP = (
         "Write a notebook, upload it to Colab (File → Upload notebook) or Kaggle (File → Import "
         "Notebook), switch the runtime to TPU and run every cell. Then give the downloaded "
-        "receipt.json here to check that it proves a TPU run."
+        "receipt.json here to check that it proves a TPU run. Or let tpuwizard run your script "
+        "on Kaggle's TPU for you (Kaggle credentials needed; without them it practises against "
+        "a local stand-in)."
     )
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, script: Path | None = None) -> None:
         super().__init__()
         self.folder = folder
+        self.script = script
 
     def on_mount(self) -> None:
         self.query_one("#platform", RadioSet).focus()
@@ -50,6 +55,12 @@ class NotebookScreen(WizardScreen[None]):
             yield TypedInput(placeholder="~/Downloads/receipt.json", id="receipt")
             yield Button("Check the receipt", id="check")
         yield Static(id="result")
+        yield Label("Or your script, run on Kaggle's TPU by tpuwizard")
+        with Horizontal(id="kaggle-row"):
+            default = str(self.script) if self.script else "main.py"
+            yield TypedInput(value=default, placeholder="main.py", id="kaggle-script")
+            yield Button("Run it on Kaggle for me", id="kaggle-run")
+        yield Static(id="kaggle-said")
 
     @on(RadioSet.Changed, "#platform")
     def mark_platform(self) -> None:
@@ -88,3 +99,15 @@ class NotebookScreen(WizardScreen[None]):
             result.update("[b]PASS:[/b] this receipt proves a TPU run. " + "; ".join(outcome.facts))
         else:
             result.update("[b]REJECTED:[/b] " + "; ".join(outcome.problems))
+
+    @on(Button.Pressed, "#kaggle-run")
+    @on(Input.Submitted, "#kaggle-script")
+    def run_on_kaggle(self) -> None:
+        typed = self.query_one("#kaggle-script", Input).value.strip()
+        script = Path(typed).expanduser()
+        if not typed or not script.is_file():
+            self.query_one("#kaggle-said", Static).update(
+                f"[b]No such file:[/b] {typed or '(empty)'}. Give the path of your Python script."
+            )
+            return
+        self.dismiss(script)

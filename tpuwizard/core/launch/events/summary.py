@@ -76,6 +76,9 @@ class RunSummary:
                 self.fetch = event.fetch
                 self.attempts_at_most = event.attempts_at_most
                 self.attempts = [AttemptRecord(1, event.zone)] if event.attempts_at_most else []
+            case ev.KernelPlanned():  # a run on Kaggle: the kernel, its shape, no zone
+                self.name, self.accelerator, self.zone = event.kernel, event.shape, "Kaggle"
+                self.practice = event.practice
             case ev.ZoneFailover():
                 self.zone = event.to_zone
                 self._attempt_zone(event.to_zone)

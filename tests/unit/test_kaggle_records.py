@@ -1,0 +1,173 @@
+"""The Kaggle ledger's kernels as `status` and `teardown` see them, against an in-memory
+Kaggle: states read, records closed, only this user's runs touched, a running session never
+deleted."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from tpuwizard.core.kaggle.ledger import KernelLedger
+from tpuwizard.core.kaggle.protocol import KaggleCallFailed, Pushed, Quota
+from tpuwizard.core.kaggle.records import (
+    check_kernel,
+    held_kernels,
+    named,
+    practice_kernel,
+    tear_down,
+)
+
+
+class Kaggle:
+    """Kernels by slug, with their session's state; what was deleted."""
+
+    username = "ada"
+
+    def __init__(self) -> None:
+        self.states: dict[str, str] = {}
+        self.deleted: list[str] = []
+        self.asked: list[str] = []
+
+    def status(self, ref: str) -> tuple[str, str | None]:
+        self.asked.append(ref)
+        if ref not in self.states:
+            raise KaggleCallFailed("reading the kernel's status", "Kernel not found", 404)
+        return self.states[ref], None
+
+    def delete(self, ref: str) -> None:
+        self.deleted.append(ref)
+        self.states.pop(ref, None)
+
+    def tpu_quota(self) -> Quota | None:
+        raise AssertionError("not asked")
+
+    def push(self, folder: Path, timeout_s: int, shape: str) -> Pushed:
+        raise AssertionError("never pushed")
+
+    def log_lines(self, ref: str) -> Iterator[str]:
+        raise AssertionError("not asked")
+
+    def download(self, ref: str, folder: Path) -> list[Path]:
+        raise AssertionError("not asked")
+
+    def docker_image(self, ref: str) -> str | None:
+        raise AssertionError("not asked")
+
+
+def _ledger(tmp_path: Path, *records: tuple[str, str, str]) -> KernelLedger:
+    ledger = KernelLedger(tmp_path / "kaggle-ledger.jsonl")
+    for op, kernel, run_id in records:
+        ledger.record(op, kernel, run_id, timeout_s=600, practice=False, pid=1)
+    return ledger
+
+
+def test_a_pushed_kernel_is_read_and_said_running_until_its_limit(tmp_path):
+    ledger = _ledger(tmp_path, ("intent", "ada/tpuwizard-r1", "r1"))
+    ledger.record("pushed", "ada/tpuwizard-r1", "r1", url="https://k/ada/r1", ends_by=1000.0)
+    [record] = held_kernels(ledger)
+    assert record.url == "https://k/ada/r1" and record.ends_by == 1000.0 and record.pid == 1
+    kaggle = Kaggle()
+    kaggle.states["ada/tpuwizard-r1"] = "RUNNING"
+    seen = check_kernel(kaggle, ledger, record)
+    assert seen.state == "RUNNING" and seen.may_run and not seen.gone
+    assert [r["op"] for r in ledger.open_sessions()] == ["pushed"]
+
+
+def test_a_session_that_ended_since_is_recorded_ended_and_kept(tmp_path):
+    ledger = _ledger(tmp_path, ("pushed", "ada/tpuwizard-r1", "r1"))
+    kaggle = Kaggle()
+    kaggle.states["ada/tpuwizard-r1"] = "COMPLETE"
+    seen = check_kernel(kaggle, ledger, held_kernels(ledger)[0])
+    assert seen.state == "COMPLETE" and not seen.may_run
+    assert ledger.open_sessions() == [] and [r.op for r in held_kernels(ledger)] == ["ended"]
+
+
+def test_a_kernel_kaggle_no_longer_has_is_closed(tmp_path):
+    ledger = _ledger(tmp_path, ("intent", "ada/tpuwizard-r1", "r1"))  # its push never landed
+    seen = check_kernel(Kaggle(), ledger, held_kernels(ledger)[0])
+    assert seen.gone and not seen.may_run and held_kernels(ledger) == []
+
+
+def test_a_kernel_of_another_account_or_name_is_never_asked_about_nor_deleted(tmp_path):
+    ledger = _ledger(
+        tmp_path,
+        ("ended", "bob/tpuwizard-r1", "r1"),  # pushed while signed in as bob
+        ("ended", "ada/my-notebook", "r2"),  # a name tpuwizard did not give run r2
+    )
+    kaggle = Kaggle()
+    kaggle.states.update({"bob/tpuwizard-r1": "COMPLETE", "ada/my-notebook": "COMPLETE"})
+    torn = [tear_down(kaggle, ledger, record) for record in held_kernels(ledger)]
+    assert [t.verified for t in torn] == [False, False]
+    assert "signed in as ada" in torn[0].detail and "not touched" in torn[0].detail
+    assert "not the one tpuwizard gave run r2" in torn[1].detail
+    assert kaggle.asked == [] and kaggle.deleted == [] and len(held_kernels(ledger)) == 2
+
+
+def test_teardown_deletes_an_ended_kernel_and_verifies_it_gone(tmp_path):
+    ledger = _ledger(tmp_path, ("ended", "ada/tpuwizard-r1", "r1"))
+    kaggle = Kaggle()
+    kaggle.states["ada/tpuwizard-r1"] = "COMPLETE"
+    torn = tear_down(kaggle, ledger, held_kernels(ledger)[0])
+    assert torn.verified and kaggle.deleted == ["ada/tpuwizard-r1"]
+    assert held_kernels(ledger) == []
+
+
+def test_teardown_never_deletes_a_kernel_whose_session_still_runs(tmp_path):
+    ledger = _ledger(tmp_path, ("pushed", "ada/tpuwizard-r1", "r1"))
+    kaggle = Kaggle()
+    kaggle.states["ada/tpuwizard-r1"] = "QUEUED"
+    torn = tear_down(kaggle, ledger, held_kernels(ledger)[0])
+    assert not torn.verified and "no public call cancels it" in torn.detail
+    assert kaggle.deleted == [] and [r.op for r in held_kernels(ledger)] == ["pushed"]
+
+
+def test_a_delete_kaggle_does_not_carry_out_is_not_verified(tmp_path):
+    class Stubborn(Kaggle):
+        def delete(self, ref: str) -> None:
+            self.deleted.append(ref)  # and Kaggle still lists it
+
+    ledger = _ledger(tmp_path, ("ended", "ada/tpuwizard-r1", "r1"))
+    kaggle = Stubborn()
+    kaggle.states["ada/tpuwizard-r1"] = "COMPLETE"
+    torn = tear_down(kaggle, ledger, held_kernels(ledger)[0])
+    assert not torn.verified and "still lists it" in torn.detail
+    assert len(held_kernels(ledger)) == 1
+
+
+def test_a_practice_kernel_is_running_while_its_command_runs_and_gone_after(tmp_path):
+    ledger = KernelLedger(tmp_path / "kaggle-ledger.jsonl")
+    ledger.record("pushed", "practice-user/tpuwizard-r1", "r1", practice=True, ends_by=2000.0)
+    [record] = held_kernels(ledger)
+    assert practice_kernel(ledger, record, alive=True, now=1000.0).may_run
+    assert held_kernels(ledger) == [record]
+    gone = practice_kernel(ledger, record, alive=False, now=1000.0)
+    assert gone.gone and held_kernels(ledger) == []
+
+
+def test_teardown_names_a_kernel_by_its_slug_or_its_name(tmp_path):
+    ledger = _ledger(tmp_path, ("ended", "ada/tpuwizard-r1", "r1"))
+    records = held_kernels(ledger)
+    assert named(records, "ada/tpuwizard-r1") == records == named(records, "tpuwizard-r1")
+    assert named(records, "bob/tpuwizard-r1") == [] and named(records, "r1") == []
+
+
+def test_status_words_say_a_running_kernel_is_left_running_with_its_page(tmp_path):
+    from tpuwizard.words.kaggle_text import held_lines
+
+    ledger = _ledger(tmp_path, ("pushed", "ada/tpuwizard-r1", "r1"))
+    kaggle = Kaggle()
+    kaggle.states["ada/tpuwizard-r1"] = "RUNNING"
+    [line] = held_lines(check_kernel(kaggle, ledger, held_kernels(ledger)[0]))
+    assert line.startswith("ada/tpuwizard-r1: RUNNING on Kaggle, left running until about")
+    assert line.endswith("https://www.kaggle.com/code/ada/tpuwizard-r1")
+
+
+def test_status_of_a_kernel_of_another_account_says_not_checked(tmp_path):
+    from tpuwizard.words.kaggle_text import held_lines
+
+    ledger = _ledger(tmp_path, ("pushed", "bob/tpuwizard-r1", "r1"))
+    seen = check_kernel(Kaggle(), ledger, held_kernels(ledger)[0])
+    assert seen.problem and seen.may_run
+    [line] = held_lines(seen)
+    assert "bob/tpuwizard-r1: not checked: it belongs to the Kaggle account bob" in line
+    assert "may still run until about" in line

@@ -1,0 +1,73 @@
+"""``status`` and ``teardown`` for the kernels the Kaggle ledger holds (``launch --route
+kaggle``): listed with Kaggle's state for each, deleted where this user's run pushed them and
+their session ended."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from tpuwizard.commands.common import ask_yes_no, print_json, say, show, stdin_is_terminal
+from tpuwizard.core.errors import BadInput
+from tpuwizard.core.exit_codes import EXIT_OK, EXIT_TEARDOWN
+
+if TYPE_CHECKING:
+    from tpuwizard.core.kaggle.records import KernelRecord
+
+
+def kaggle_status(as_json: bool) -> tuple[list[dict[str, Any]], bool]:
+    """The Kaggle ledger's kernels, shown (or returned for ``--json``), and whether any could
+    not be checked. Nothing is asked of Kaggle when the ledger holds none."""
+    from tpuwizard.session.kaggle_records import held_on_kaggle
+    from tpuwizard.words.kaggle_text import held_lines
+
+    held = held_on_kaggle()
+    if held is None:
+        return [], False
+    if not as_json:
+        for seen in held.seen:
+            for line in held_lines(seen):
+                show(line)  # checked with Kaggle: part of status's answer, so on stdout
+    data = [seen.to_dict() for seen in held.seen]
+    if held.unchecked:
+        names = ", ".join(r.kernel for r in held.not_checked)
+        say(f"Kaggle kernels not checked ({names}): {held.unchecked}.")
+        data += [{"kernel": r.kernel, "problem": held.unchecked} for r in held.not_checked]
+    unchecked = bool(held.unchecked) or any(seen.problem for seen in held.seen)
+    return data, unchecked
+
+
+def kernels_named(name: str) -> list[KernelRecord]:
+    from tpuwizard.session.kaggle_records import kernels_named as named
+
+    return named(name)
+
+
+def teardown_kaggle(records: list[KernelRecord], yes: bool, as_json: bool) -> None:
+    """Delete the named kernels (each only where its record proves it this user's run and its
+    session ended) and verify with Kaggle that each is gone. Exit 4 where one is not."""
+    from tpuwizard.session.kaggle_records import tear_down_kernels
+    from tpuwizard.words.kaggle_text import torn_lines
+
+    listing = ", ".join(r.kernel for r in records)
+    if not yes:
+        if not stdin_is_terminal():
+            raise BadInput(f"Would delete {listing}: add --yes to confirm without a terminal.")
+        if not ask_yes_no(f"Delete the Kaggle kernel {listing}?"):
+            say("Nothing deleted.")
+            raise click.exceptions.Exit(EXIT_OK)
+    say(f"Deleting {listing} from Kaggle and checking that it is gone...")
+    results = tear_down_kernels(records)
+    if isinstance(results, str):
+        say(f"Nothing was deleted: {results}.")
+        if as_json:
+            print_json({"kaggle": [], "problem": results})
+        raise click.exceptions.Exit(EXIT_TEARDOWN)
+    for torn in results:
+        for line in torn_lines(torn):
+            say(line)
+    if as_json:
+        print_json({"kaggle": [torn.to_dict() for torn in results]})
+    if not all(torn.verified for torn in results):
+        raise click.exceptions.Exit(EXIT_TEARDOWN)

@@ -1,0 +1,88 @@
+"""The free route, run for the user: the script pushed to Kaggle's TPU (the stand-in in
+practice), its state and log streamed with the same lines ``launch --route kaggle`` prints,
+then dismissed with the run's summary for the Summary step."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from textual.app import ComposeResult
+from textual.widgets import Static
+
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.events.summary import RunSummary
+from tpuwizard.tui.screens.base import WizardScreen
+from tpuwizard.tui.widgets.follow_log import FollowLog
+from tpuwizard.words.event_text import describe
+
+TITLE = "[b]Your script on Kaggle's TPU[/b]"
+
+
+def state_line(event: ev.KernelState) -> str:
+    limit = f"session limit {event.limit_s / 60:g} min"
+    return f"Kaggle: [b]{event.state}[/b] after {event.elapsed_s:.0f} s ({limit})"
+
+
+class KaggleRunScreen(WizardScreen[RunSummary]):
+    STEP = "Kaggle"
+    CAN_GO_BACK = False
+    CSS_PATH: ClassVar = "kaggle_run.tcss"
+    HELP = (
+        "Your script runs as a private Kaggle kernel: pushed, queued, then running on Kaggle's "
+        "TPU, its log shown here as it comes. Kaggle ends it at its session limit even if this "
+        "computer is off. Then its output comes back to the run folder and the receipt is "
+        "checked; the Summary follows."
+    )
+
+    def __init__(self, route: Any) -> None:  # a session KaggleRoute
+        super().__init__()
+        self.route = route
+        self.summary = RunSummary()
+        self.gone = threading.Event()  # the screen was removed (the wizard quit)
+        self.app_: Any = None
+
+    def compose_body(self) -> ComposeResult:
+        yield Static(TITLE, classes="title")
+        yield Static("Starting...", id="kaggle-state")
+        yield FollowLog(id="kaggle-log", highlight=False)
+
+    def on_mount(self) -> None:
+        # A daemon thread, not a Textual worker: the route's calls block (a push, a queued
+        # kernel's polls, its log stream) and none can be interrupted, and the app waits for its
+        # workers as it exits. Quitting here leaves the kernel on Kaggle, its ledger record
+        # open: `tpuwizard status` lists it.
+        self.app_ = self.app
+        threading.Thread(target=self.follow, name="kaggle-run", daemon=True).start()
+
+    def on_unmount(self) -> None:
+        self.gone.set()
+
+    def follow(self) -> None:
+        """Every event of the route, shown on the app's thread while this screen is up."""
+        try:
+            for event in self.route.events():
+                self.summary.apply(event)
+                if not self.tell(self.show, event):
+                    return
+        finally:
+            self.route.close()
+        self.tell(self.dismiss, self.summary)
+
+    def tell(self, call: Callable[..., object], *args: object) -> bool:
+        """``call`` on the app's thread; False once the screen or the app is gone."""
+        if self.gone.is_set():
+            return False
+        try:
+            self.app_.call_from_thread(call, *args)
+        except RuntimeError:  # the app stopped between the check and the call
+            return False
+        return True
+
+    def show(self, event: ev.Event) -> None:
+        if isinstance(event, ev.KernelState):
+            self.query_one("#kaggle-state", Static).update(state_line(event))
+        lines = describe(event, "wizard")
+        if lines:
+            self.query_one(FollowLog).write_lines(lines)
