@@ -100,10 +100,11 @@ def kaggle_route_for(
     :class:`BadInput` for a missing script or a folder too large."""
     from tpuwizard.core.kaggle.kernel import machine_shape
     from tpuwizard.core.kaggle.run import prepare_run
+    from tpuwizard.session.session import new_run
 
-    run_id = paths.new_run_id()
+    run_id, run_dir = new_run(runs)
     run = prepare_run(
-        script, (), fetch, max_run_minutes, machine_shape(None), run_id, runs / run_id, practice
+        script, (), fetch, max_run_minutes, machine_shape(None), run_id, run_dir, practice
     )
     return KaggleRoute(practice, run)
 
