@@ -50,9 +50,7 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     when a zone could not be checked, 4 when a preempted kept node could not be deleted."""
     from tpuwizard.core.cloud.diagnose import Context
     from tpuwizard.core.plan import cost
-    from tpuwizard.session.early_import import import_compute_early
 
-    import_compute_early()  # both backends are listed: its seconds pass beside the rest
     session = open_session(project, sandbox)
     with cloud_errors(Context(project=session.project)):
         kept = session.kept.check()  # first: a preempted kept node is deleted, not listed

@@ -38,11 +38,16 @@ from tpuwizard.core.cloud.compute_errors import (
 from tpuwizard.core.cloud.compute_errors import resource_not_ready as _not_ready
 from tpuwizard.core.cloud.compute_flex import PendingLimit
 from tpuwizard.core.cloud.compute_read import label_filter, matching, node_info, parse_time
-from tpuwizard.core.cloud.compute_rest import ComputeReads, at_once
+from tpuwizard.core.cloud.compute_rest import ComputeReads
 from tpuwizard.core.cloud.compute_slice_body import is_multi_host, is_single_vm
 from tpuwizard.core.cloud.compute_slices import ComputeSlices, SliceBuild
 from tpuwizard.core.cloud.endpoint import compute_endpoint
-from tpuwizard.core.cloud.google_calls import credentials_for, quota_is_final, retry_reads
+from tpuwizard.core.cloud.google_calls import (
+    at_once,
+    credentials_for,
+    quota_is_final,
+    retry_reads,
+)
 from tpuwizard.core.cloud.polling import READY_TIMEOUT_S, pause, poll_until
 from tpuwizard.core.cloud.protocol import NodeIdentity, Part
 from tpuwizard.core.cloud.types import CALL_TIMEOUT, NodeInfo, NodeRequest, QueuedInfo
@@ -158,6 +163,7 @@ class ComputeCloud:
         if req.route == "flex":
             self._pending[(req.zone, req.node_id)] = PendingLimit.of(req, self.clock)
         instance = self.compute_v1.Instance.from_json(json.dumps(body))
+        _ = self.operations  # made now: the wait's first poll follows the insert at once
         with quota_is_final():
             return self.instances.insert_unary(
                 project=self.project,

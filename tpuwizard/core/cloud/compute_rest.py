@@ -16,8 +16,7 @@ diagnosis reads it as before. Answers are read into compute_views' typed values.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
 
@@ -30,14 +29,6 @@ from tpuwizard.core.cloud.compute_views import (
     View,
     read,
 )
-
-
-def at_once(*reads: Callable[[], Any]) -> list[Any]:
-    """Independent reads made together, answers in order: at 200 ms a request, a survey's
-    reads one after another are what the user waits for. The first failure (in order) raises."""
-    with ThreadPoolExecutor(max_workers=len(reads)) as pool:
-        futures = [pool.submit(one) for one in reads]
-    return [f.result() for f in futures]
 
 
 class ComputeReads:

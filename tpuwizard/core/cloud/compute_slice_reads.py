@@ -9,8 +9,9 @@ from collections.abc import Callable
 from typing import Any
 
 from tpuwizard.core.cloud import compute_slice_body as body
-from tpuwizard.core.cloud.compute_rest import ComputeReads, at_once
+from tpuwizard.core.cloud.compute_rest import ComputeReads
 from tpuwizard.core.cloud.compute_slice_read import ours, slice_info
+from tpuwizard.core.cloud.google_calls import at_once
 from tpuwizard.core.cloud.protocol import Part
 from tpuwizard.core.cloud.types import NodeInfo
 
