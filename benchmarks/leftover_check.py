@@ -20,6 +20,7 @@ backends. Each figure is the median of ``--runs``.
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import statistics
@@ -65,7 +66,14 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=int, default=200)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
+    import tpuwizard
+
+    # The tpuwizard imported here, bytecode compiled as a pip install leaves it, run from its
+    # own folder (a fresh interpreter's sys.path starts with the current one).
+    tree = Path(tpuwizard.__file__).resolve().parent
+    compileall.compile_dir(tree, quiet=1)
     base = {k: v for k, v in os.environ.items() if not k.startswith("TPUWIZARD_")}
+    base.pop("PYTHONDONTWRITEBYTECODE", None)
     base["TPUWIZARD_SANDBOX_FAULTS"] = f"latency_ms={args.latency_ms}"
     base["CLOUDSDK_CONFIG"] = tempfile.mkdtemp()  # no gcloud account: practice as a new user
     base.pop("GOOGLE_APPLICATION_CREDENTIALS", None)
@@ -78,7 +86,11 @@ def main() -> None:
                     record_both(Path(home))
                 env = dict(base, TPUWIZARD_HOME=home)
                 done = subprocess.run(
-                    [sys.executable, "-c", CHECK], env=env, capture_output=True, text=True
+                    [sys.executable, "-c", CHECK],
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    cwd=tree.parent,
                 )
                 if done.returncode != 0:
                     sys.exit(f"{label}: the check failed: {done.stderr[-2000:]}")
@@ -93,6 +105,7 @@ def main() -> None:
                     [sys.executable, "-m", "tpuwizard", "status", "--sandbox"],
                     env=dict(base, TPUWIZARD_HOME=home),
                     capture_output=True,
+                    cwd=tree.parent,
                 )
                 status.append(time.perf_counter() - start)
         median = {k: statistics.median(v) for k, v in parts.items()}
