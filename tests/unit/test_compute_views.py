@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import fields
+from functools import cache
 
 import pytest
 
@@ -16,10 +17,14 @@ from tpuwizard.core.cloud.compute_slice_read import slice_info
 from tpuwizard.core.cloud.compute_views import json_key, read
 
 
+@cache
+def schemas() -> dict:
+    return document("v1", api="compute")["schemas"]
+
+
 @pytest.mark.parametrize("view", compute_views.VIEWS, ids=lambda v: v.__name__)
 def test_every_field_is_compute_v1_json_s_of_its_kind_there(view):
-    schemas = document("v1", api="compute")["schemas"]
-    properties = schemas[view.SCHEMA]["properties"]
+    properties = schemas()[view.SCHEMA]["properties"]
     for f in fields(view):
         key = json_key(f.name, f.metadata)
         assert key in properties, f"{view.SCHEMA} has no {key}"
@@ -38,8 +43,7 @@ def test_every_field_is_compute_v1_json_s_of_its_kind_there(view):
 
 
 def test_a_machine_type_s_name_is_where_a_zone_s_is():
-    schemas = document("v1", api="compute")["schemas"]
-    assert schemas["MachineType"]["properties"]["name"]["type"] == "string"
+    assert schemas()["MachineType"]["properties"]["name"]["type"] == "string"
 
 
 SPARSE = {"name": "tpu-b", "status": "PROVISIONING"}  # what a fresh insert may answer
