@@ -6,6 +6,7 @@ diagnosis, as the client's."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -71,8 +72,7 @@ def test_a_slice_s_parts_read_as_the_client_reads_them(sandbox_cloud):
     from tests.unit.test_compute_slices import request as slice_request
 
     cloud = sandbox_cloud
-    req = slice_request()
-    req = type(req)(**{**req.__dict__, "zone": ZONE, "node_id": "tpuwizard-s1"})
+    req = dataclasses.replace(slice_request(), zone=ZONE, node_id="tpuwizard-s1")
     build = cloud.create_node(req)
     cloud.wait_for_node(ZONE, "tpuwizard-s1", build, None, timeout=120, poll=0.05)
     s, region = cloud.slices, ZONE.rsplit("-", 1)[0]
