@@ -7,9 +7,9 @@ node and a Compute Engine instance, both long gone from the practice sandbox, so
 asked about its record and listed). For each:
 
 - the leftover check as the wizard runs it beside its first steps (tui/leftover_check.py), in a
-  fresh interpreter: Compute Engine's library imported in a thread from its start, the practice
-  sandbox started and the TPU API's cloud opened (`Session.cloud`), then
-  `Session.find_leftovers` (both backends at once), each part timed;
+  fresh interpreter: the practice sandbox started and the TPU API's cloud opened
+  (`Session.cloud`), then `Session.find_leftovers` (both backends at once; Compute Engine only
+  with its record, as plain REST reads), each part timed;
 - `tpuwizard status --sandbox`, the whole command from a fresh interpreter.
 
 Every request the sandbox serves waits ``--latency-ms`` first (TPUWIZARD_SANDBOX_FAULTS). Goals
@@ -20,6 +20,7 @@ backends. Each figure is the median of ``--runs``.
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import statistics
@@ -32,11 +33,9 @@ from pathlib import Path
 CHECK = """
 import json, sys, time
 start = time.perf_counter()
-from tpuwizard.session.early_import import import_compute_early
 from tpuwizard.session.session import Session
 session = Session.for_walk(True)
 imported = time.perf_counter()
-import_compute_early()  # as the wizard's check starts: beside the sandbox and the TPU API
 _ = session.cloud  # the practice sandbox started, the TPU API's client made
 opened = time.perf_counter()
 found = session.find_leftovers()
@@ -48,11 +47,12 @@ print(json.dumps({"import": imported - start, "open": opened - imported,
 
 
 def record_both(home: Path) -> None:
-    """An open ledger record on each backend, as a launch killed after create leaves one."""
+    """An open ledger record on each backend, as a launch killed after create leaves one, in
+    the ledger practice reads (session/runtime.py: ledger_for)."""
     from tpuwizard.core.launch.records.ledger import Ledger, Resource
     from tpuwizard.session.practice import PRACTICE_PROJECT
 
-    ledger = Ledger(home / "ledger.jsonl")
+    ledger = Ledger(home / "sandbox" / "ledger.jsonl")
     for name, backend in (("tpuwizard-bench-tpu", "tpu-api"), ("tpuwizard-bench-ce", "compute")):
         resource = Resource(
             "node", PRACTICE_PROJECT, "us-central1-a", name, "v5litepod-4", "r1", backend=backend
@@ -66,7 +66,14 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=int, default=200)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
+    import tpuwizard
+
+    # The tpuwizard imported here, bytecode compiled as a pip install leaves it, run from its
+    # own folder (a fresh interpreter's sys.path starts with the current one).
+    tree = Path(tpuwizard.__file__).resolve().parent
+    compileall.compile_dir(tree, quiet=1)
     base = {k: v for k, v in os.environ.items() if not k.startswith("TPUWIZARD_")}
+    base.pop("PYTHONDONTWRITEBYTECODE", None)
     base["TPUWIZARD_SANDBOX_FAULTS"] = f"latency_ms={args.latency_ms}"
     base["CLOUDSDK_CONFIG"] = tempfile.mkdtemp()  # no gcloud account: practice as a new user
     base.pop("GOOGLE_APPLICATION_CREDENTIALS", None)
@@ -79,7 +86,11 @@ def main() -> None:
                     record_both(Path(home))
                 env = dict(base, TPUWIZARD_HOME=home)
                 done = subprocess.run(
-                    [sys.executable, "-c", CHECK], env=env, capture_output=True, text=True
+                    [sys.executable, "-c", CHECK],
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    cwd=tree.parent,
                 )
                 if done.returncode != 0:
                     sys.exit(f"{label}: the check failed: {done.stderr[-2000:]}")
@@ -94,6 +105,7 @@ def main() -> None:
                     [sys.executable, "-m", "tpuwizard", "status", "--sandbox"],
                     env=dict(base, TPUWIZARD_HOME=home),
                     capture_output=True,
+                    cwd=tree.parent,
                 )
                 status.append(time.perf_counter() - start)
         median = {k: statistics.median(v) for k, v in parts.items()}

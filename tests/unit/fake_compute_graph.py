@@ -261,3 +261,49 @@ class _Requests(_Part):
             raise gx.BadRequest(f"The resize request '{resize_request}' is still active")
         del table[resize_request]
         return self.g.op()
+
+
+class FakeReads:
+    """The graph read as compute_rest.ComputeReads reads a server: its own objects (the views
+    share google-cloud-compute's attribute names), None for a part not there. Each read is
+    logged as the client call it stands for, with the reader's own timeout."""
+
+    def __init__(self, graph: FakeGraph) -> None:
+        self.g = graph
+
+    def _one(self, method: str, table: dict[str, Any], name: str) -> Any:
+        self.g.log(method, timeout="reader")
+        return table.get(name)
+
+    def _all(self, method: str, table: dict[str, Any]) -> list[Any]:
+        self.g.log(method, timeout="reader")
+        return list(table.values())
+
+    def instance(self, zone: str, name: str) -> Any:
+        return self._one("instances.get", self.g.instances, name)
+
+    def instances(self, zone: str, filter_: str = "") -> list[Any]:
+        self.g.log("instances.list", filter=filter_, timeout="reader")
+        return list(self.g.instances.values())
+
+    def mig(self, zone: str, name: str) -> Any:
+        return self._one("migs.get", self.g.migs, name)
+
+    def migs(self, zone: str) -> list[Any]:
+        return self._all("migs.list", self.g.migs)
+
+    def template(self, region: str, name: str) -> Any:
+        return self._one("templates.get", self.g.templates, name)
+
+    def templates(self, region: str) -> list[Any]:
+        return self._all("templates.list", self.g.templates)
+
+    def policy(self, region: str, name: str) -> Any:
+        return self._one("policies.get", self.g.policies, name)
+
+    def policies(self, region: str) -> list[Any]:
+        return self._all("policies.list", self.g.policies)
+
+    def resize_requests(self, zone: str, mig: str) -> list[Any]:
+        self.g.log("requests.list", timeout="reader")
+        return list(self.g.requests.get(mig, {}).values()) if mig in self.g.migs else []

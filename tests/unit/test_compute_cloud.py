@@ -43,8 +43,10 @@ def test_the_endpoint_is_its_own_variable_then_the_tpu_one_then_google_s(clean):
 def test_every_client_and_the_operations_one_use_that_endpoint(clean):
     cloud = ComputeCloud("p", endpoint=SANDBOX)
     assert cloud.backend == COMPUTE and not any(map(cloud.queues, ("vm", "spot", "flex")))
-    for client in (cloud.instances, cloud.operations, cloud.machine_types):
+    slices = cloud.slices
+    for client in (cloud.instances, cloud.operations, slices.migs, slices.zone_operations):
         assert client.api_endpoint == SANDBOX
+    assert cloud.reads.base == f"{SANDBOX}/compute/v1/projects/p"  # the reads' own REST calls
     # Not Google's credentials for a local endpoint.
     assert type(cloud.credentials).__name__ == "AnonymousCredentials"
 

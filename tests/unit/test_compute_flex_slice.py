@@ -13,7 +13,7 @@ from importlib import resources
 import pytest
 
 from tests.integration.discovery import errors
-from tests.unit.fake_compute_graph import FakeGraph
+from tests.unit.fake_compute_graph import FakeGraph, FakeReads
 from tpuwizard.core.cloud import compute_slice_body as body
 from tpuwizard.core.cloud.compute_slices import ComputeSlices
 from tpuwizard.core.cloud.diagnose import diagnose
@@ -84,7 +84,9 @@ def waiting_slice(clock: Clock, wait: float | None = 600):
     from google.cloud import compute_v1
 
     graph = FakeGraph(waiting=True)
-    s = ComputeSlices(compute_v1, "p", graph.client, 30.0, None, clock=clock)
+    s = ComputeSlices(
+        compute_v1, "p", graph.client, 30.0, None, clock=clock, reads=FakeReads(graph)
+    )
     return graph, s, s.create(request(wait=wait), lambda part: None)
 
 
@@ -116,7 +118,9 @@ def test_a_slice_on_demand_with_no_capacity_fails_at_once_not_after_a_queue_wait
 
     graph = FakeGraph(waiting=True)
     clock = Clock(step=1.0)
-    s = ComputeSlices(compute_v1, "p", graph.client, 30.0, None, clock=clock)
+    s = ComputeSlices(
+        compute_v1, "p", graph.client, 30.0, None, clock=clock, reads=FakeReads(graph)
+    )
     build = s.create(dataclasses.replace(request("vm")), lambda part: None)
     with pytest.raises(CreateFailed) as err:
         s.wait(ZONE, NAME, build, None, timeout=30, poll=0.001, cancelled=None)

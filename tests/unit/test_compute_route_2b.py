@@ -12,7 +12,7 @@ import json
 import pytest
 
 from tests.integration.discovery import errors
-from tests.unit.fake_compute_graph import FakeGraph
+from tests.unit.fake_compute_graph import FakeGraph, FakeReads
 from tests.unit.test_compute_flex_slice import compute_doc
 from tpuwizard.core.cloud import compute_slice_body as body
 from tpuwizard.core.cloud.backends import VIA_RESIZE_REQUEST
@@ -47,8 +47,10 @@ def slices(graph: FakeGraph, clock=None) -> ComputeSlices:
     from google.cloud import compute_v1
 
     if clock is None:
-        return ComputeSlices(compute_v1, "p", graph.client, 30.0, None)
-    return ComputeSlices(compute_v1, "p", graph.client, 30.0, None, clock=clock)
+        return ComputeSlices(compute_v1, "p", graph.client, 30.0, None, reads=FakeReads(graph))
+    return ComputeSlices(
+        compute_v1, "p", graph.client, 30.0, None, clock=clock, reads=FakeReads(graph)
+    )
 
 
 def made(graph: FakeGraph, parts: list[Part] | None = None, s: ComputeSlices | None = None):
@@ -192,8 +194,8 @@ def foreign_mig_and_cloud(graph: FakeGraph):
     )
     cloud = ComputeCloud("p", endpoint="http://127.0.0.1:1")
     cloud.slices = slices(graph)
+    cloud.reads = FakeReads(graph)  # no instance of the name: the MIG is read
     cloud.instances = graph.client(compute_v1.InstancesClient)  # of the name: none
-    cloud._get_raw = lambda zone, name: None  # no instance of the name: the MIG is read
     resource = Resource(
         "node",
         "p",

@@ -174,3 +174,27 @@ def test_teardown_json_says_which_backend_each_result_was_on(monkeypatch):
     assert result.exit_code == 0, result.output
     (row,) = json.loads(result.stdout)["results"]
     assert (row["name"], row["backend"], row["verified"]) == ("vm-a", "compute", True)
+
+
+def test_no_compute_engine_call_at_all_until_the_ledger_holds_a_compute_engine_record():
+    from tpuwizard.session.clouds import CloudBook
+
+    session = Session(practice=True, project="practice-project")
+    opened: list[str] = []
+    clouds = {"tpu-api": MemoryCloud(), "compute": MemoryCloud(backend="compute")}
+
+    def open_cloud(backend: str) -> MemoryCloud:
+        opened.append(backend)  # opening is the first thing a survey of a backend does
+        return clouds[backend]
+
+    session.clouds = CloudBook(open_cloud)
+    elsewhere = Resource("node", "other-project", ZONE, "vm", "v6e-4", "r0", backend="compute")
+    session.ledger.record("created", elsewhere)  # another project's: not this one's survey
+    session.find_leftovers()
+    assert opened == ["tpu-api"]
+    gone = Resource("node", "practice-project", ZONE, "old-vm", "v6e-4", "r1", backend="compute")
+    session.ledger.record("gone", gone)  # made here once: Compute Engine is surveyed again
+    me = paths.owner_label()
+    clouds["compute"].create_node(NodeRequest(ZONE, "labelled", "v6e-4", "r2", owner=me))
+    found = session.find_leftovers()
+    assert opened == ["tpu-api", "compute"] and [b.resource.name for b in found] == ["labelled"]

@@ -51,9 +51,7 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     from tpuwizard.commands.kaggle_records import kaggle_status
     from tpuwizard.core.cloud.diagnose import Context
     from tpuwizard.core.plan import cost
-    from tpuwizard.session.early_import import import_compute_early
 
-    import_compute_early()  # both backends are listed: its seconds pass beside the rest
     kaggle, kaggle_unchecked = kaggle_status(as_json)  # its own ledger, its own credentials
     session = open_session(project, sandbox)
     with cloud_errors(Context(project=session.project)):

@@ -298,6 +298,9 @@ CLIENT_GONE = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)
 
 class SandboxServer(ThreadingHTTPServer):
     daemon_threads = True
+    # A survey asks every zone's lists at once (about 60 requests); socketserver's backlog of 5
+    # dropped the rest, and each client sent its connect again a second later.
+    request_queue_size = 128
 
     def __init__(self, state: SandboxState, port: int = 0, token: str | None = None) -> None:
         self.state = state

@@ -15,6 +15,7 @@ from tpuwizard.core.cloud.backends import BACKENDS, COMPUTE, TPU_API
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.protocol import Cloud
+    from tpuwizard.core.launch.records.ledger import Ledger
 
 
 class CloudBook:
@@ -66,6 +67,22 @@ class CloudBook:
     def surveyed(self) -> tuple[str, ...]:
         """The backends ``status`` and the leftover check list: both, or those given."""
         return tuple(b for b in BACKENDS if b in self._clouds) if self._given else BACKENDS
+
+
+def worth_surveying(
+    backends: tuple[str, ...], ledger: Ledger, project: str | None
+) -> tuple[str, ...]:
+    """``backends`` less Compute Engine when the ledger holds no record of it in ``project``,
+    open or gone, and no line it cannot read: tpuwizard records before every create, so nothing
+    of this install's can be there, and the survey makes no Compute Engine call at all."""
+    if COMPUTE not in backends:
+        return backends
+    entries = ledger.entries()
+    if ledger.unreadable or any(
+        e.resource.backend == COMPUTE and e.resource.project == project for e in entries
+    ):
+        return backends
+    return tuple(b for b in backends if b != COMPUTE)
 
 
 def backend_title(backend: str) -> str:

@@ -20,7 +20,7 @@ from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.records.billing_state import BillingState
 from tpuwizard.session import decision
 from tpuwizard.session import practice as practice_mode
-from tpuwizard.session.clouds import CloudBook
+from tpuwizard.session.clouds import CloudBook, worth_surveying
 from tpuwizard.session.decision import Mode, ZoneAnswer
 
 if TYPE_CHECKING:
@@ -276,7 +276,8 @@ class Session:
 
         from tpuwizard.core.launch.teardown.survey import reconcile_backends
 
-        each = [(b, partial(self.cloud_for, b)) for b in self.clouds.surveyed()]
+        backends = worth_surveying(self.clouds.surveyed(), self.ledger, self.project)
+        each = [(b, partial(self.cloud_for, b)) for b in backends]
         found = reconcile_backends(each, self.ledger, zones, owner=self.owner, project=self.project)
         found.stopped_ended = self._end_stopped(found)
         self.billing.add_leftovers(found)  # only this install's: others' do not bill this user

@@ -64,11 +64,9 @@ async def connect_after_leftovers(app: WalkParts, connected: threading.Event) ->
 async def offer_leftovers(app: App[Any], walk: WalkParts) -> None:
     """Look for what earlier runs left billing, and offer to delete it (Delete now or leave
     it running); a zone that cannot be checked is said, never taken for nothing there."""
-    from tpuwizard.session.early_import import import_compute_early
     from tpuwizard.tui.screens.leftovers import LeftoversScreen
     from tpuwizard.words.event_text import unchecked_text
 
-    import_compute_early()  # while the sandbox starts and the TPU API is asked
     try:
         await asyncio.to_thread(connect, walk)
         found = await asyncio.to_thread(walk.session.find_leftovers)

@@ -21,7 +21,12 @@ from typing import Any
 from tpuwizard.core.cloud import google_errors, tpu_states
 from tpuwizard.core.cloud.backends import TPU_API
 from tpuwizard.core.cloud.endpoint import ENDPOINT_ENV, GOOGLE_ENDPOINT
-from tpuwizard.core.cloud.google_calls import credentials_for, quota_is_final, retry_reads
+from tpuwizard.core.cloud.google_calls import (
+    at_once,
+    credentials_for,
+    quota_is_final,
+    retry_reads,
+)
 from tpuwizard.core.cloud.polling import READY_TIMEOUT_S, poll_until
 from tpuwizard.core.cloud.protocol import NodeIdentity, Part
 from tpuwizard.core.cloud.queued import (
@@ -236,10 +241,10 @@ class TpuCloud:
         op.result(timeout=timeout, retry=self.retry)
 
     def node_gone(self, zone: str, node_id: str) -> bool:
-        """Verified: ``get`` says NotFound and the zone's list no longer holds it."""
-        if self.get_node(zone, node_id) is not None:
-            return False
-        return all(n.name != node_id for n in self.list_nodes(zone))
+        """Verified: ``get`` says NotFound and the zone's list no longer holds it (both asked
+        at once)."""
+        found, listed = at_once(lambda: self.get_node(zone, node_id), lambda: self.list_nodes(zone))
+        return found is None and all(n.name != node_id for n in listed)
 
     # -- queued resources -------------------------------------------------------------------
     def create_queued(

@@ -1,7 +1,9 @@
 """ComputeCloud: the only place that talks to Compute Engine.
 
-It wraps ``google.cloud.compute_v1``'s REST clients (instances, zonal operations, machine types)
-and implements the ``Cloud`` protocol over TPU VM instances: on Compute Engine every route is
+It reads through plain REST calls (compute_rest.py: importing ``google.cloud.compute_v1`` takes
+seconds, and the leftover check and ``status`` only read), creates and deletes through that
+library's REST clients (instances, zonal operations), made on first use, and implements the
+``Cloud`` protocol over TPU VM instances: on Compute Engine every route is
 one instance whose ``scheduling`` says spot or Flex-start, so there is no queued kind. Calls
 are blocking: front ends run them in threads. Every call has a timeout; reads and deletes retry
 429/503 with jittered backoff; creates are never retried blindly. Results are plain dataclasses,
@@ -21,6 +23,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from functools import cached_property
 from typing import Any
 
 from tpuwizard.core.cloud import compute_read, compute_states, google_errors
@@ -35,10 +38,16 @@ from tpuwizard.core.cloud.compute_errors import (
 from tpuwizard.core.cloud.compute_errors import resource_not_ready as _not_ready
 from tpuwizard.core.cloud.compute_flex import PendingLimit
 from tpuwizard.core.cloud.compute_read import label_filter, matching, node_info, parse_time
+from tpuwizard.core.cloud.compute_rest import ComputeReads
 from tpuwizard.core.cloud.compute_slice_body import is_multi_host, is_single_vm
 from tpuwizard.core.cloud.compute_slices import ComputeSlices, SliceBuild
 from tpuwizard.core.cloud.endpoint import compute_endpoint
-from tpuwizard.core.cloud.google_calls import credentials_for, quota_is_final, retry_reads
+from tpuwizard.core.cloud.google_calls import (
+    at_once,
+    credentials_for,
+    quota_is_final,
+    retry_reads,
+)
 from tpuwizard.core.cloud.polling import READY_TIMEOUT_S, pause, poll_until
 from tpuwizard.core.cloud.protocol import NodeIdentity, Part
 from tpuwizard.core.cloud.types import CALL_TIMEOUT, NodeInfo, NodeRequest, QueuedInfo
@@ -50,6 +59,16 @@ OPERATION_WAIT_S = 120.0
 _DEAD_ENDS = compute_states.STOPPED_STATES | {"REPAIRING", "DEPROVISIONING", "PENDING_STOP"}
 # The machine types that carry TPUs, as the name filter of an aggregated list (a regex: eq).
 _TPU_MACHINES = "|".join(sorted({m.rsplit("-", 1)[0] for m in MACHINE_TYPES.values()}))
+
+
+class ComputeLibrary:
+    """``google.cloud.compute_v1``, imported on the first name asked of it (a create, a delete):
+    seconds that a survey, which only reads, never spends."""
+
+    def __getattr__(self, name: str) -> Any:
+        from google.cloud import compute_v1
+
+        return getattr(compute_v1, name)
 
 
 class ComputeCloud:
@@ -66,8 +85,6 @@ class ComputeCloud:
         timeout: float = CALL_TIMEOUT,
         retry_deadline: float = 60.0,
     ) -> None:
-        from google.cloud import compute_v1
-
         self.project = project
         self.endpoint = compute_endpoint(endpoint)
         if credentials is None:
@@ -75,22 +92,29 @@ class ComputeCloud:
         self.credentials = credentials
         self.timeout = timeout
         self.retry = retry_reads(retry_deadline)
-        self.compute_v1 = compute_v1
+        self.compute_v1: Any = ComputeLibrary()
+        self.reads = ComputeReads(self.endpoint, project, credentials, timeout, self.retry)
         self._routes: dict[tuple[str, str], str] = {}  # (zone, name) -> route, for diagnoses
         self._pending: dict[tuple[str, str], PendingLimit] = {}  # Flex-start VMs' waits
         self.clock = time.monotonic  # the Flex-start waits' (a test's own)
-        options = {"api_endpoint": self.endpoint}
-
-        def client(kind: Any) -> Any:
-            return kind(credentials=credentials, transport="rest", client_options=options)
-
-        self.instances = client(compute_v1.InstancesClient)
-        # Ours, on this endpoint: never the one the extended operations build (see above).
-        self.operations = client(compute_v1.ZoneOperationsClient)
-        self.machine_types = client(compute_v1.MachineTypesClient)
-        self.zones = client(compute_v1.ZonesClient)
         # Multi-host slices (a workload policy, a template, a MIG): a part, not a base class.
-        self.slices = ComputeSlices(compute_v1, project, client, timeout, self.retry)
+        self.slices = ComputeSlices(
+            self.compute_v1, project, self._client, timeout, self.retry, reads=self.reads
+        )
+
+    def _client(self, kind: Any) -> Any:
+        options = {"api_endpoint": self.endpoint}
+        return kind(credentials=self.credentials, transport="rest", client_options=options)
+
+    @cached_property
+    def instances(self) -> Any:
+        """google-cloud-compute's instances client (creates and deletes), made on first use."""
+        return self._client(self.compute_v1.InstancesClient)
+
+    @cached_property
+    def operations(self) -> Any:
+        # Ours, on this endpoint: never the one the extended operations build (see above).
+        return self._client(self.compute_v1.ZoneOperationsClient)
 
     def queues(self, route: str) -> bool:
         """No route queues: spot and Flex-start are the instance's own scheduling."""
@@ -106,26 +130,17 @@ class ComputeCloud:
         try:
             return sorted(self._tpu_machine_types())
         except exceptions.NotFound:
-            pager = self.zones.list(project=self.project, retry=self.retry, timeout=self.timeout)
-            return sorted(z.name for z in pager)
+            return sorted(self.reads.zones())
 
     def accelerator_types(self, zone: str) -> list[str]:
         """The accelerator types Compute Engine offers in ``zone``, by its machine types."""
-        pager = self.machine_types.list(
-            project=self.project, zone=zone, retry=self.retry, timeout=self.timeout
-        )
-        return sorted({a for m in pager if (a := accelerator_of(m.name))})
+        return sorted({a for m in self.reads.machine_types(zone) if (a := accelerator_of(m))})
 
     def _tpu_machine_types(self) -> dict[str, list[str]]:
-        request = self.compute_v1.AggregatedListMachineTypesRequest(
-            project=self.project, filter=f'name eq "({_TPU_MACHINES})-.*"'
-        )
-        pager = self.machine_types.aggregated_list(
-            request=request, retry=self.retry, timeout=self.timeout
-        )
+        listed = self.reads.machine_types_everywhere(f'name eq "({_TPU_MACHINES})-.*"')
         zones: dict[str, list[str]] = {}
-        for scope, scoped in pager:
-            found = [a for m in scoped.machine_types if (a := accelerator_of(m.name))]
+        for scope, names in listed:
+            found = [a for m in names if (a := accelerator_of(m))]
             if found:
                 zones[scope.rsplit("/", 1)[-1]] = sorted(found)
         return zones
@@ -148,6 +163,7 @@ class ComputeCloud:
         if req.route == "flex":
             self._pending[(req.zone, req.node_id)] = PendingLimit.of(req, self.clock)
         instance = self.compute_v1.Instance.from_json(json.dumps(body))
+        _ = self.operations  # made now: the wait's first poll follows the insert at once
         with quota_is_final():
             return self.instances.insert_unary(
                 project=self.project,
@@ -157,18 +173,7 @@ class ComputeCloud:
             )
 
     def _get_raw(self, zone: str, name: str) -> Any:
-        from google.api_core import exceptions
-
-        try:
-            return self.instances.get(
-                project=self.project,
-                zone=zone,
-                instance=name,
-                retry=self.retry,
-                timeout=self.timeout,
-            )
-        except exceptions.NotFound:
-            return None
+        return self.reads.instance(zone, name)
 
     def get_node(self, zone: str, node_id: str) -> NodeInfo | None:
         instance = self._get_raw(zone, node_id)
@@ -179,25 +184,18 @@ class ComputeCloud:
     def list_nodes(self, zone: str, labels: dict[str, str] | None = None) -> list[NodeInfo]:
         """The zone's instances whose labels include ``labels``: Google filters, and the
         answer is checked here too (a filter it could not apply must not widen "ours")."""
-        request = self.compute_v1.ListInstancesRequest(
-            project=self.project, zone=zone, filter=label_filter(labels)
+        listed, parts = at_once(
+            lambda: self.reads.instances(zone, label_filter(labels)),
+            lambda: self.slices.listed(zone),  # the slices' parts, read beside the instances
         )
-        pager = self.instances.list(request=request, retry=self.retry, timeout=self.timeout)
-        slices, loose = self.slices.fold(zone, list(pager))
+        slices, loose = self.slices.fold(zone, listed, parts)
         return matching([*slices, *(node_info(i, zone) for i in loose)], labels)
 
     def list_all_nodes(self, labels: dict[str, str] | None = None) -> list[NodeInfo]:
         """Every zone's instances whose labels include ``labels``, in one aggregated list."""
-        request = self.compute_v1.AggregatedListInstancesRequest(
-            project=self.project, filter=label_filter(labels)
-        )
-        pager = self.instances.aggregated_list(
-            request=request, retry=self.retry, timeout=self.timeout
-        )
         nodes = [
             node_info(i, scope.rsplit("/", 1)[-1])
-            for scope, scoped in pager
-            for i in scoped.instances
+            for scope, i in self.reads.instances_everywhere(label_filter(labels))
         ]
         return matching(nodes, labels)
 
@@ -292,12 +290,14 @@ class ComputeCloud:
         raise_delete_errors(final)
 
     def node_gone(self, zone: str, node_id: str) -> bool:
-        """Verified: ``get`` says NotFound and the zone's list no longer holds it."""
-        if self._get_raw(zone, node_id) is not None:
-            return False
-        return all(n.name != node_id for n in self.list_nodes(zone)) and self.slices.gone(
-            zone, node_id
+        """Verified: ``get`` says NotFound, the zone's list no longer holds it, and no part of
+        a slice of the name is left (the three asked at once)."""
+        found, listed, slice_gone = at_once(
+            lambda: self._get_raw(zone, node_id),
+            lambda: self.list_nodes(zone),
+            lambda: self.slices.gone(zone, node_id),
         )
+        return found is None and all(n.name != node_id for n in listed) and slice_gone
 
     # -- operations -------------------------------------------------------------------------
     def _get_operation(self, zone: str, name: str) -> Any:

@@ -21,6 +21,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from tpuwizard.core.cloud import compute_slice_body as body
@@ -33,14 +34,14 @@ from tpuwizard.core.cloud.compute_errors import (
 )
 from tpuwizard.core.cloud.compute_operation_wait import status_of, wait_operation
 from tpuwizard.core.cloud.compute_resize import ResizeRequestPart
+from tpuwizard.core.cloud.compute_rest import ComputeReads
 from tpuwizard.core.cloud.compute_slice_read import (
     PARTS_LEFT,
     TOPOLOGY_DEAD_ENDS,
     degraded,
     mig_is_ours,
-    ours,
-    slice_info,
 )
+from tpuwizard.core.cloud.compute_slice_reads import SliceReads
 from tpuwizard.core.cloud.polling import poll_until
 from tpuwizard.core.cloud.protocol import Part
 from tpuwizard.core.cloud.types import NodeInfo, NodeRequest
@@ -81,8 +82,10 @@ class SliceBuild:
         return REQUEST_STEPS if body.by_resize_request(self.req) else BULK_STEPS
 
 
-class ComputeSlices:
-    """The three resource kinds of a slice, over this endpoint's clients."""
+class ComputeSlices(SliceReads):
+    """The three resource kinds of a slice: read through ``reads`` (plain REST: SliceReads),
+    made and deleted through this endpoint's clients of google-cloud-compute, each made on
+    first use."""
 
     def __init__(
         self,
@@ -92,20 +95,44 @@ class ComputeSlices:
         timeout: float,
         retry: Any,
         clock: Callable[[], float] = time.monotonic,
+        *,
+        reads: ComputeReads,
     ) -> None:
         self.v1, self.project = compute_v1, project
         self.timeout, self.retry = timeout, retry
         self.clock = clock  # the Flex-start queue wait's (a test's own clock)
+        super().__init__(reads)
+        self._client = client
         self.building: dict[tuple[str, str], SliceBuild] = {}  # by (zone, name), this process's
-        self.policies = client(compute_v1.ResourcePoliciesClient)
-        self.templates = client(compute_v1.RegionInstanceTemplatesClient)
-        self.migs = client(compute_v1.InstanceGroupManagersClient)
-        self.instances = client(compute_v1.InstancesClient)
-        self.region_operations = client(compute_v1.RegionOperationsClient)
-        self.zone_operations = client(compute_v1.ZoneOperationsClient)
-        requests = client(compute_v1.InstanceGroupManagerResizeRequestsClient)
+
+    # The clients, for creates, deletes and their operations: made (and google-cloud-compute
+    # imported) on first use, never by a read.
+    @cached_property
+    def policies(self) -> Any:
+        return self._client(self.v1.ResourcePoliciesClient)
+
+    @cached_property
+    def templates(self) -> Any:
+        return self._client(self.v1.RegionInstanceTemplatesClient)
+
+    @cached_property
+    def migs(self) -> Any:
+        return self._client(self.v1.InstanceGroupManagersClient)
+
+    @cached_property
+    def region_operations(self) -> Any:
+        return self._client(self.v1.RegionOperationsClient)
+
+    @cached_property
+    def zone_operations(self) -> Any:
+        return self._client(self.v1.ZoneOperationsClient)
+
+    @cached_property
+    def requests(self) -> ResizeRequestPart:
+        """Route 2B's resize requests, asked for, checked while awaited, cancelled, deleted."""
+        client = self._client(self.v1.InstanceGroupManagerResizeRequestsClient)
         waited = lambda zone, op, timeout: self._wait_operation(zone, op, False, timeout)  # noqa: E731
-        self.requests = ResizeRequestPart(compute_v1, requests, self._call, waited)
+        return ResizeRequestPart(self.v1, client, self._call, waited)
 
     def _call(self, method: Any, retried: bool = True, **kw: Any) -> Any:
         extra = {"retry": self.retry} if retried else {}
@@ -261,55 +288,6 @@ class ComputeSlices:
         bound = f"tpuwizard's --queue-wait of {wait_s / 60:g} min: Google bounds a MIG's by none"
         raise QueueExpired(build.req.node_id, state, waited, why, "flex", bound)
 
-    # -- read -------------------------------------------------------------------------------
-    def get(self, zone: str, name: str) -> NodeInfo | None:
-        """The slice as one node: its MIG, its template's labels, its VMs' addresses; or its
-        leftover template or policy (PARTS_LEFT); None when no part is there."""
-        region = body.region_of(zone)
-        mig = self._read(self.migs.get, zone=zone, instance_group_manager=name)
-        mig = mig if mig_is_ours(mig, name) else None  # a MIG of the name not ours: not there
-        template = self._read(
-            self.templates.get, region=region, instance_template=body.template_name(name)
-        )
-        policy = self._read(
-            self.policies.get, region=region, resource_policy=body.policy_name(name)
-        )
-        if mig is None and template is None and policy is None:
-            return None
-        asked = len(self.requests.listed(zone, name)) if mig is not None else 0
-        return slice_info(zone, name, mig, template, policy, self._vms(zone, name), asked)
-
-    def fold(self, zone: str, instances: list[Any]) -> tuple[list[NodeInfo], list[Any]]:
-        """Our slices in ``zone`` (each one node, leftover parts included) and the instances
-        that belong to none of them."""
-        region = body.region_of(zone)
-        migs = {m.name: m for m in self._list(self.migs.list, zone=zone) if mig_is_ours(m, m.name)}
-        templates = ours(self._list(self.templates.list, region=region), zone)
-        policies = ours(self._list(self.policies.list, region=region), zone)
-        members: dict[str, list[Any]] = {}
-        loose = []
-        for vm in instances:
-            owner = dict(vm.labels).get(body.SLICE_LABEL)
-            if owner:
-                members.setdefault(owner, []).append(vm)
-            else:
-                loose.append(vm)
-        names = set(templates) | set(policies) | set(members) | set(migs)
-        vms = {n: sorted(found, key=lambda v: str(v.name)) for n, found in members.items()}
-        nodes = [
-            slice_info(zone, n, migs.get(n), templates.get(n), policies.get(n), vms.get(n, []))
-            for n in sorted(names)
-        ]
-        return nodes, loose
-
-    def _vms(self, zone: str, name: str) -> list[Any]:
-        request = self.v1.ListInstancesRequest(
-            project=self.project, zone=zone, filter=f'(labels.{body.SLICE_LABEL} = "{name}")'
-        )
-        pager = self.instances.list(request=request, retry=self.retry, timeout=self.timeout)
-        found = [v for v in pager if dict(v.labels).get(body.SLICE_LABEL) == name]
-        return sorted(found, key=lambda v: str(v.name))  # the stable worker order
-
     def _managed(self, zone: str, name: str) -> list[Any]:
         return self._list(self.migs.list_managed_instances, zone=zone, instance_group_manager=name)
 
@@ -352,37 +330,7 @@ class ComputeSlices:
             final = self._wait_operation(where, op.name, regional, timeout)
             raise_delete_errors(final)
 
-    def gone(self, zone: str, name: str) -> bool:
-        """Verified: no part answers a read, the zone's MIG list lacks it, no VM of it is left."""
-        if self.get(zone, name) is not None:
-            return False
-        listed = self._list(self.migs.list, zone=zone)
-        if any(m.name == name and mig_is_ours(m, name) for m in listed):
-            return False
-        return not self._vms(zone, name)  # its requests lived in its MIG, listed gone above
-
-    def parts(self, zone: str, name: str) -> list[Part]:
-        """Its VMs (as nodes) still listed, its template and its policy."""
-        region = body.region_of(zone)
-        vms = [Part(body.VM, zone, str(v.name)) for v in self._vms(zone, name)]
-        return [
-            *vms,
-            Part(body.TEMPLATE, region, body.template_name(name)),
-            Part(body.POLICY, region, body.policy_name(name)),
-        ]
-
-    def part_labels(self, part: Part) -> dict[str, str] | None:
-        """A template's or policy's labels (from its note), None when it is gone."""
-        if part.kind == body.TEMPLATE:
-            found = self._read(self.templates.get, region=part.zone, instance_template=part.name)
-            return dict(found.properties.labels) if found is not None else None
-        found = self._read(self.policies.get, region=part.zone, resource_policy=part.name)
-        note = body.read_note(found.description or "") if found is not None else None
-        return (note.labels if note else {}) if found is not None else None
-
-    def part_gone(self, part: Part) -> bool:
-        return self.part_labels(part) is None
-
+    # -- operations -------------------------------------------------------------------------
     def _get_operation(self, where: str, name: str, regional: bool) -> Any:
         if regional:
             return self._call(self.region_operations.get, region=where, operation=name)

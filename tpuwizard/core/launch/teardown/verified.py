@@ -16,6 +16,7 @@ from tpuwizard.core.cloud.ai_zones import with_ai_zones
 from tpuwizard.core.cloud.backends import VIA_AUTO, VIA_RESIZE_REQUEST
 from tpuwizard.core.cloud.compute_slice_body import is_single_vm
 from tpuwizard.core.cloud.diagnose import Context, Diagnosis, api_name, diagnose
+from tpuwizard.core.cloud.google_calls import at_once
 from tpuwizard.core.cloud.protocol import Cloud, Part
 from tpuwizard.core.cloud.types import MANAGED_BY, OWNER_LABEL, RUN_LABEL, NodeInfo
 from tpuwizard.core.launch.events import launch_events as ev
@@ -201,24 +202,12 @@ def reconcile(
     ``unchecked`` (with why), stays open, and the other records still count.
     """
     now = time.time()
-    found: dict[tuple[str, ...], Billable] = {}
-    unchecked: list[Unchecked] = []
-    refused: dict[str, BaseException] = {}  # zone -> its first error: asked once, not per record
-    for entry in ledger.open_entries():
-        r = entry.resource
-        if r.project != cloud.project or r.backend != cloud.backend:
-            continue  # another project's, or the other backend's: its own cloud is asked
-        billable, err = None, refused.get(r.zone)
-        if err is None:
-            try:
-                billable = _check_record(cloud, ledger, entry, now)
-            except Exception as failed:  # this zone's error is said on its own line
-                err = refused[r.zone] = failed
-        if err is not None:
-            unchecked.append(Unchecked(r, check_failed(err, r)))
-        elif billable is not None:
-            found[r.key] = billable
-    labelled, skipped, not_usable = _labelled(cloud, zones, now)
+    # The records and the labelled survey at once: each is a few requests one after another,
+    # and what the user waits for is the longer of the two, not their sum.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        survey = pool.submit(_labelled, cloud, zones, now)
+        found, unchecked = _check_records(cloud, ledger, now)
+        labelled, skipped, not_usable = survey.result()
     for billable in labelled:
         key = billable.resource.key
         if owner is None or billable.resource.owner != owner:
@@ -240,6 +229,31 @@ def reconcile(
     if result.unreadable:
         result.unreadable_kept_in = str(ledger.side_file)
     return result
+
+
+def _check_records(
+    cloud: Cloud, ledger: Ledger, now: float
+) -> tuple[dict[tuple[str, ...], Billable], list[Unchecked]]:
+    """This cloud's open records in its project, each checked live: what still exists, and
+    those whose zone refused (asked once a zone, not once a record)."""
+    found: dict[tuple[str, ...], Billable] = {}
+    unchecked: list[Unchecked] = []
+    refused: dict[str, BaseException] = {}  # zone -> its first error
+    for entry in ledger.open_entries():
+        r = entry.resource
+        if r.project != cloud.project or r.backend != cloud.backend:
+            continue  # another project's, or the other backend's: its own cloud is asked
+        billable, err = None, refused.get(r.zone)
+        if err is None:
+            try:
+                billable = _check_record(cloud, ledger, entry, now)
+            except Exception as failed:  # this zone's error is said on its own line
+                err = refused[r.zone] = failed
+        if err is not None:
+            unchecked.append(Unchecked(r, check_failed(err, r)))
+        elif billable is not None:
+            found[r.key] = billable
+    return found, unchecked
 
 
 def _billable(
@@ -308,7 +322,10 @@ def _labelled(
 
     def survey(zone: str) -> list[Billable]:
         out = []
-        for q in cloud.list_queued(zone):
+        queued, nodes = at_once(
+            lambda: cloud.list_queued(zone), lambda: cloud.list_nodes(zone, MANAGED_BY)
+        )
+        for q in queued:
             if q.labels.get("managed-by") == MANAGED_BY["managed-by"]:
                 route = "flex" if q.flex else "spot"
                 res = Resource(
@@ -325,7 +342,7 @@ def _labelled(
                 )
                 age = now - (q.create_time or now)
                 out.append(_billable(cloud, res, q.state, age, "labels"))
-        for n in cloud.list_nodes(zone, MANAGED_BY):
+        for n in nodes:
             route = "flex" if n.flex else "spot" if n.spot else "vm"
             res = Resource(
                 "node",
