@@ -29,4 +29,14 @@ async def checked_plan(app: Any, screen: ProvisionScreen, plan: LaunchPlan) -> L
         app.pop_screen()
         return None
     screen.say([f"Preflight: {c.line()}" for c in before.result.checks])
-    return before.plan
+    checked = before.plan
+    if checked.backend == "compute" and checked.route == "flex":  # the course's Route 2B
+        from tpuwizard.words.course_text import route_2b_lines
+
+        deadline = checked.max_run
+        screen.say(
+            route_2b_lines(
+                checked.node_name, checked.zone, checked.accelerator, deadline, checked.via
+            )
+        )
+    return checked

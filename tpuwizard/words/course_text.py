@@ -35,3 +35,38 @@ def not_fetched_hint(path: str) -> str | None:
         f"  The course's {COURSE_REPORT} is your script's output: it is in the run folder as "
         "output.txt (tpuwizard receipt check checks it)."
     )
+
+
+def route_2b_lines(
+    name: str, zone: str, accelerator: str, max_run_minutes: float, via: str
+) -> list[str]:
+    """The course's Route 2B (Flex-start on Compute Engine: three gcloud commands) with this
+    plan's names and values, then what tpuwizard does in their place: the wizard says them
+    where its own Flex-start route on Compute Engine starts."""
+    from tpuwizard.core.cloud import compute_slice_body as parts
+    from tpuwizard.core.cloud.backends import VIA_RESIZE_REQUEST
+    from tpuwizard.core.plan import catalog
+
+    machine = catalog.machine_type(accelerator) or f"<the machine type of {accelerator}>"
+    template, request = parts.template_name(name), parts.request_name(name)
+    hours = f"{max_run_minutes / 60:g}h"
+    if via == VIA_RESIZE_REQUEST:
+        how = "tpuwizard makes these same three (--via resize-request)"
+    elif parts.is_single_vm(accelerator):
+        how = "tpuwizard asks for the same Flex-start VM with one instance create instead"
+    else:
+        how = (
+            "tpuwizard makes the slice in bulk mode instead, as Google recommends for a MIG: "
+            "a workload policy, a template and a BULK MIG"
+        )
+    return [
+        "In the course, this is Route 2B, three commands:",
+        f"  gcloud beta compute instance-templates create {template} --machine-type={machine} "
+        f"--provisioning-model=FLEX_START --max-run-duration={hours} "
+        "--instance-termination-action=DELETE --reservation-affinity=none",
+        f"  gcloud beta compute instance-groups managed create {name} --zone={zone} "
+        f"--template={template} --size=0",
+        f"  gcloud beta compute instance-groups managed resize-requests create {name} "
+        f"--zone={zone} --resize-request={request} --resize-by=1",
+        f"{how}, and deletes everything at the end, verified by listing.",
+    ]

@@ -1,0 +1,68 @@
+"""The wizard's Flex-start route on Compute Engine shows the course's Route 2B, the three gcloud
+commands it stands for, with the plan's own names, and says what tpuwizard does in their place
+(issue 32); the TPU API's Flex-start is not Route 2B and says nothing of it."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from tpuwizard.core.launch.plan.launch_plan import plan_for_run
+from tpuwizard.words.course_text import route_2b_lines
+
+
+def test_the_three_commands_carry_the_plan_s_names_and_the_course_s_flags():
+    lines = route_2b_lines("tpuwizard-r1", "us-east5-a", "v6e-4", 240, "auto")
+    template, mig, request = lines[1:4]
+    assert "instance-templates create tpuwizard-r1-it --machine-type=ct6e-standard-4t" in template
+    for flag in ("--provisioning-model=FLEX_START", "--max-run-duration=4h"):
+        assert flag in template
+    assert "--instance-termination-action=DELETE" in template
+    assert (
+        "managed create tpuwizard-r1 --zone=us-east5-a --template=tpuwizard-r1-it --size=0" in mig
+    )
+    assert "resize-requests create tpuwizard-r1 --zone=us-east5-a" in request
+    assert "--resize-request=tpuwizard-r1-rr --resize-by=1" in request
+    assert "one instance create" in lines[-1] and "verified" in lines[-1]
+
+
+def test_what_tpuwizard_does_instead_follows_via_and_the_slice():
+    assert "these same three" in route_2b_lines("n", "z", "v6e-4", 60, "resize-request")[-1]
+    assert "bulk mode" in route_2b_lines("n", "z", "v6e-16", 60, "auto")[-1]
+
+
+class SaidScreen:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def checking(self) -> None:
+        pass
+
+    def say(self, lines: list[str]) -> None:
+        self.lines += lines
+
+
+@pytest.mark.parametrize(("backend", "shown"), [("compute", True), ("tpu-api", False)])
+def test_create_on_the_flex_route_says_route_2b_only_on_compute_engine(monkeypatch, backend, shown):
+    from tpuwizard.session import preflight
+    from tpuwizard.tui.before_create import checked_plan
+
+    plan = plan_for_run(
+        "r1",
+        Path("runs/r1"),
+        accelerator="v6e-4",
+        zone="us-east5-a",
+        project="p",
+        route="flex",
+        backend=backend,
+    )
+    passed = SimpleNamespace(refused=False, result=SimpleNamespace(checks=[]), plan=plan)
+    monkeypatch.setattr(preflight, "before_create", lambda session, plan, backend: passed)
+    screen = SaidScreen()
+    assert asyncio.run(checked_plan(SimpleNamespace(session=None), screen, plan)) is plan
+    said = "\n".join(screen.lines)
+    assert ("Route 2B" in said) is shown
+    assert ("resize-requests create tpuwizard-r1 --zone=us-east5-a" in said) is shown
