@@ -213,7 +213,7 @@ async def test_help_offers_esc_to_go_back_only_where_a_step_can(tmp_path):
 
 
 async def test_the_capacity_prices_are_those_of_the_route_chosen(tmp_path):
-    from tpuwizard.core.plan import catalog
+    from tpuwizard.core.plan import cost
 
     app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -221,12 +221,16 @@ async def test_the_capacity_prices_are_those_of_the_route_chosen(tmp_path):
         cards(app).choose("spot")
         await walk_to_capacity(pilot)
         table = app.screen.query_one(DataTable)
-        prices = {
-            str(table.get_row_at(i)[1]): str(table.get_row_at(i)[-1])
-            for i in range(table.row_count)
-        }
-        spot = catalog.parse_accelerator("v5litepod-4").price_per_hour("spot")
-        assert spot is not None and prices["v5litepod-4"] == f"${spot:,.2f}"
+
+        def shown() -> str:
+            rows = [table.get_row_at(i) for i in range(table.row_count)]
+            return next(str(row[-1]) for row in rows if str(row[1]) == "v5litepod-4")
+
+        def spot() -> str:  # from the prices the session reads (the catalog, once it lands)
+            return f"${cost.hourly('v5litepod-4', 'spot'):,.2f}"
+
+        await until(pilot, lambda: shown() == spot(), 30, "spot's price on Capacity")
+        assert cost.hourly("v5litepod-4", "spot") != cost.hourly("v5litepod-4", "vm")
 
 
 async def test_review_says_why_flex_start_has_only_a_bound_never_unknown(tmp_path):

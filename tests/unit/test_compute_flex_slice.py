@@ -101,7 +101,7 @@ def test_a_flex_slice_waits_out_no_capacity_until_its_queue_wait_then_expires():
     d = diagnose(err.value, Context(zone=ZONE, accelerator="v6e-16", route="flex"))
     assert d.kind == "stockout" and "--queue-wait of 10 min" in d.explanation
     s.delete(ZONE, NAME, timeout=5)  # what the launch does next: every part, verified
-    assert s.gone(ZONE, NAME) and not (graph.migs or graph.templates or graph.policies)
+    assert s.read.gone(ZONE, NAME) and not (graph.migs or graph.templates or graph.policies)
 
 
 def test_the_queue_wait_starts_at_the_resize_and_is_at_least_google_s_least():

@@ -123,7 +123,7 @@ def test_a_refused_request_is_a_create_failure_naming_the_bulk_default_and_leave
     assert "--via resize-request" in steps and "bulk mode" in steps
     s = slices(graph)
     s.delete(ZONE, NAME, timeout=5)  # what the launch does: the MIG, then the template
-    assert not (graph.templates or graph.migs or graph.instances) and s.gone(ZONE, NAME)
+    assert not (graph.templates or graph.migs or graph.instances) and s.read.gone(ZONE, NAME)
 
 
 def test_teardown_cancels_an_active_request_deletes_it_then_the_mig_and_template_verified():
@@ -140,7 +140,7 @@ def test_teardown_cancels_an_active_request_deletes_it_then_the_mig_and_template
     cancel_delete = ["requests.cancel", "requests.delete"]
     assert writes == [*cancel_delete, "migs.delete", "templates.delete", "policies.delete"]
     graph.calls.clear()
-    assert s.gone(ZONE, NAME) and "migs.list" in graph.names()  # verified by listing
+    assert s.read.gone(ZONE, NAME) and "migs.list" in graph.names()  # verified by listing
 
 
 def test_a_request_left_waiting_past_the_queue_wait_is_given_up():
@@ -217,7 +217,7 @@ def test_a_mig_of_the_same_name_that_is_not_ours_is_never_touched(tmp_path):
 
     graph = FakeGraph()
     cloud, resource = foreign_mig_and_cloud(graph)
-    assert cloud.slices.fold(ZONE, [])[0] == []  # status lists no MIG without our description
+    assert cloud.slices.read.fold(ZONE, [])[0] == []  # status lists no MIG without our description
     result = delete_and_verify(cloud, Ledger(tmp_path / "ledger.jsonl"), resource)
     assert result.verified  # nothing of ours there
     assert NAME in graph.migs and "migs.delete" not in graph.names()

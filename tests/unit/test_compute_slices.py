@@ -116,10 +116,10 @@ def test_a_stockout_during_the_resize_is_a_capacity_failure_and_the_delete_leave
         made(graph)
     assert capacity_refused(err.value.error)
     s = slices(graph)
-    assert s.get(ZONE, NAME) is not None  # the policy, template and MIG exist
+    assert s.read.get(ZONE, NAME) is not None  # the policy, template and MIG exist
     s.delete(ZONE, NAME, timeout=5)
     assert not (graph.policies or graph.templates or graph.migs or graph.instances)
-    assert s.gone(ZONE, NAME)
+    assert s.read.gone(ZONE, NAME)
 
 
 def test_delete_goes_in_reverse_mig_then_template_then_policy_never_vm_by_vm():
@@ -129,13 +129,13 @@ def test_delete_goes_in_reverse_mig_then_template_then_policy_never_vm_by_vm():
     s.delete(ZONE, NAME, timeout=5)
     deletes = [n for n in graph.names() if n.endswith(".delete")]
     assert deletes == ["migs.delete", "templates.delete", "policies.delete"]
-    assert s.gone(ZONE, NAME) and s.get(ZONE, NAME) is None
+    assert s.read.gone(ZONE, NAME) and s.read.get(ZONE, NAME) is None
 
 
 def test_a_slice_lists_as_one_node_and_its_vms_are_folded_into_it():
     graph = FakeGraph()
     s, _ = made(graph)
-    nodes, loose = s.fold(ZONE, list(graph.instances.values()))
+    nodes, loose = s.read.fold(ZONE, list(graph.instances.values()))
     assert [(n.name, n.state, len(n.endpoints)) for n in nodes] == [(NAME, "RUNNING", 4)]
     assert loose == [] and nodes[0].accelerator_type == "v6e-16"
     assert bills_in_state("node", nodes[0].state)
@@ -147,15 +147,15 @@ def test_a_template_left_by_a_crash_is_still_the_slice_listed_and_its_own_delete
     build = s.create(request(), lambda part: None)
     s._advance(build)  # the policy is done, the template inserted: then the process dies
     del graph.policies[f"{NAME}-wp"]  # and only the template is left
-    nodes, _ = s.fold(ZONE, [])
+    nodes, _ = s.read.fold(ZONE, [])
     assert [(n.name, n.state) for n in nodes] == [(NAME, "PARTS_LEFT")]
     resource = Resource("node", "p", ZONE, NAME, "v6e-16", "r1", owner="me", backend="compute")
     assert is_instance(nodes[0].labels, resource)  # teardown's ownership check holds
     assert not bills_in_state("node", "PARTS_LEFT")
     template = Part(body.TEMPLATE, REGION, f"{NAME}-it")
-    assert template in s.parts(ZONE, NAME) and s.part_labels(template) is not None
+    assert template in s.read.parts(ZONE, NAME) and s.read.part_labels(template) is not None
     s.delete(ZONE, NAME, timeout=5)
-    assert s.part_gone(template) and s.gone(ZONE, NAME)
+    assert s.read.part_gone(template) and s.read.gone(ZONE, NAME)
 
 
 def test_every_call_has_a_timeout_and_reads_and_deletes_are_retried_inserts_never():
@@ -197,11 +197,11 @@ def test_status_shows_a_slice_as_one_resource_with_the_parts_read_with_it(monkey
 
     graph = FakeGraph()
     s, _ = made(graph)
-    nodes, _ = s.fold(ZONE, list(graph.instances.values()))
+    nodes, _ = s.read.fold(ZONE, list(graph.instances.values()))
     assert nodes[0].parts == ("MIG", "4 VMs", "template", "policy")
     del graph.migs[NAME], graph.policies[f"{NAME}-wp"]  # a crash left the template alone
     graph.instances.clear()
-    assert s.fold(ZONE, [])[0][0].parts == ("template",)
+    assert s.read.fold(ZONE, [])[0][0].parts == ("template",)
     monkeypatch.setenv("COLUMNS", "200")
     resource = Resource("node", "p", ZONE, NAME, "v6e-16", "r1", backend="compute")
     render_status([Billable(resource, "RUNNING", 60.0, 1.0, "ledger", parts=nodes[0].parts)], "x")

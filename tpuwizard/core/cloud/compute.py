@@ -178,7 +178,7 @@ class ComputeCloud:
     def get_node(self, zone: str, node_id: str) -> NodeInfo | None:
         instance = self._get_raw(zone, node_id)
         if instance is None:  # a slice is named as its MIG, never as one of its VMs
-            return self.slices.get(zone, node_id)
+            return self.slices.read.get(zone, node_id)
         return node_info(instance, zone)
 
     def list_nodes(self, zone: str, labels: dict[str, str] | None = None) -> list[NodeInfo]:
@@ -186,9 +186,9 @@ class ComputeCloud:
         answer is checked here too (a filter it could not apply must not widen "ours")."""
         listed, parts = at_once(
             lambda: self.reads.instances(zone, label_filter(labels)),
-            lambda: self.slices.listed(zone),  # the slices' parts, read beside the instances
+            lambda: self.slices.read.listed(zone),  # the slices' parts, read beside the instances
         )
-        slices, loose = self.slices.fold(zone, listed, parts)
+        slices, loose = self.slices.read.fold(zone, listed, parts)
         return matching([*slices, *(node_info(i, zone) for i in loose)], labels)
 
     def list_all_nodes(self, labels: dict[str, str] | None = None) -> list[NodeInfo]:
@@ -295,7 +295,7 @@ class ComputeCloud:
         found, listed, slice_gone = at_once(
             lambda: self._get_raw(zone, node_id),
             lambda: self.list_nodes(zone),
-            lambda: self.slices.gone(zone, node_id),
+            lambda: self.slices.read.gone(zone, node_id),
         )
         return found is None and all(n.name != node_id for n in listed) and slice_gone
 
@@ -345,13 +345,13 @@ class ComputeCloud:
         ``accelerator`` recorded is single-host, the parts are looked for (three reads)."""
         if kind != "node" or (accelerator is not None and is_single_vm(accelerator)):
             return []
-        return self.slices.parts(zone, name)
+        return self.slices.read.parts(zone, name)
 
     def part_labels(self, part: Part) -> dict[str, str] | None:
-        return self.slices.part_labels(part)
+        return self.slices.read.part_labels(part)
 
     def part_gone(self, part: Part) -> bool:
-        return self.slices.part_gone(part)
+        return self.slices.read.part_gone(part)
 
     def deadline_at(self, kind: str, zone: str, name: str) -> float | None:
         """``resourceStatus.scheduling.terminationTimestamp``, read back: when Google deletes

@@ -1,7 +1,8 @@
 """A slice's reads, as the survey, ``status`` and the waits make them: its parts (a zonal MIG, a
 regional template, a regional workload policy) and its VMs, through plain REST calls
 (compute_rest.py), independent reads made together; read into one node by compute_slice_read.py.
-:class:`ComputeSlices` (compute_slices.py) adds the creates, the waits and the deletes."""
+:class:`ComputeSlices` (compute_slices.py) holds one as ``read`` beside its creates, waits and
+deletes."""
 
 from __future__ import annotations
 

@@ -82,7 +82,7 @@ class SliceBuild:
         return REQUEST_STEPS if body.by_resize_request(self.req) else BULK_STEPS
 
 
-class ComputeSlices(SliceReads):
+class ComputeSlices:
     """The three resource kinds of a slice: read through ``reads`` (plain REST: SliceReads),
     made and deleted through this endpoint's clients of google-cloud-compute, each made on
     first use."""
@@ -101,7 +101,7 @@ class ComputeSlices(SliceReads):
         self.v1, self.project = compute_v1, project
         self.timeout, self.retry = timeout, retry
         self.clock = clock  # the Flex-start queue wait's (a test's own clock)
-        super().__init__(reads)
+        self.read = SliceReads(reads)  # every read of a part: plain REST, never the clients
         self._client = client
         self.building: dict[tuple[str, str], SliceBuild] = {}  # by (zone, name), this process's
 
@@ -231,7 +231,7 @@ class ComputeSlices(SliceReads):
         def read() -> NodeInfo | None:
             if build is not None and not self._advance(build):
                 return NodeInfo(name, zone, build.req.accelerator_type, BUILD_STATES[build.step])
-            node = self.get(zone, name)
+            node = self.read.get(zone, name)
             if node is not None and node.state in TOPOLOGY_DEAD_ENDS:
                 raise CreateFailed(degraded(name, node.state, zone))
             self._instance_failures(zone, name, build)
