@@ -90,17 +90,22 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 # Each group of slow end-to-end tests and how many of it run per suite run (tests/rotation.py),
-# so the suite keeps near its 20 minutes on 2 cores; each test is met within about three turns,
+# so the suite keeps near its 20 minutes on 2 cores; each test is met within about four turns,
 # and every behaviour in them is also proven against the in-memory cloud on every run.
 # TPUWIZARD_DRILL=all runs them all (before a release, or when a change touches them).
 ROTATING_PER_RUN: dict[str, int] = {
-    "signal-drill": 14,  # of 42: a stop signal at each point of launch, up, run, the wizard
-    "program-fit": 5,  # of 16: fit --program compiling real JAX programs per topology
-    "resume-e2e": 4,  # of 10: spot runs preempted and resumed bit for bit
-    "kept-node-e2e": 5,  # of 15: up, run, watch, ssh, down; the wizard's Run again
+    "signal-drill": 10,  # of 42: a stop signal at each point of launch, up, run, the wizard
+    "program-fit": 4,  # of 16: fit --program compiling real JAX programs per topology
+    "resume-e2e": 3,  # of 11: spot runs preempted and resumed bit for bit, in the wizard too
+    "kept-node-e2e": 6,  # of 21: up, run, watch, ssh, down; Run again, Keep, idle, OS Login
     "real-tools-e2e": 3,  # of 11: gcloud, the course's programs, ownership, SkyPilot, k8s, ...
     "kaggle-e2e": 1,  # of 3: status and teardown after launch --route kaggle, ownership
+    "multihost-e2e": 1,  # of 3: a v5litepod-16's four workers, their traces, one killed
+    "deep-checks-e2e": 1,  # of 3: the precision profile and trace: verify, launch, the wizard
 }
+# The slow folders first: xdist hands out tests in this order, so the many quick unit tests
+# fill the workers' last minutes instead of one long end-to-end test running alone.
+SLOW_FIRST = ("tests/integration/", "tests/tui/")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -118,3 +123,4 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if skipped:
         config.hook.pytest_deselected(items=skipped)
         items[:] = [item for item in items if item not in skipped]
+    items.sort(key=lambda item: not item.nodeid.startswith(SLOW_FIRST))  # stable otherwise

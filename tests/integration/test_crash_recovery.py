@@ -107,7 +107,7 @@ COMPUTE_STAGES = {
 }
 
 
-@pytest.mark.parametrize("stage", list(COMPUTE_STAGES))
+@pytest.mark.parametrize("stage", rotating(list(COMPUTE_STAGES), per_run=1))
 def test_sigkill_a_compute_launch_once_its_instance_exists_then_recover(tmp_path, home, stage):
     code, seen = launch_until(
         tmp_path,

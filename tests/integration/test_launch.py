@@ -290,6 +290,7 @@ def test_bad_input_exits_2_before_anything_is_created(tmp_path, home):
     assert not (home / "sandbox" / "ledger.jsonl").exists()
 
 
+@pytest.mark.rotating("deep-checks-e2e")
 def test_precision_and_trace_come_back_into_the_run_folder(tmp_path, home):
     code, events, stderr = launch(
         tmp_path, "--accelerator", "v5litepod-1", "--precision", "--trace"

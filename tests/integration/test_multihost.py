@@ -25,6 +25,7 @@ JOINS = (
 )
 
 
+@pytest.mark.rotating("multihost-e2e")
 def test_v5litepod_16_runs_on_every_worker_and_proves_the_whole_slice(tmp_path, home):
     script = tmp_path / "joins.py"
     script.write_text(JOINS)
@@ -67,6 +68,7 @@ def test_v5litepod_16_runs_on_every_worker_and_proves_the_whole_slice(tmp_path, 
     assert sandbox_is_empty(home) and ledger_all_gone(home)
 
 
+@pytest.mark.rotating("multihost-e2e")
 def test_every_worker_sends_back_its_own_trace(tmp_path, home):
     code, events, stderr = launch(
         tmp_path, "--accelerator", "v5litepod-16", "--precision", "--trace"
@@ -100,6 +102,7 @@ def kill_worker_verifier(home: Path, worker: int, stop: threading.Event) -> None
         time.sleep(0.02)
 
 
+@pytest.mark.rotating("multihost-e2e")
 def test_a_worker_killed_in_initialisation_is_named_and_teardown_still_verified(tmp_path, home):
     stop = threading.Event()
     killer = threading.Thread(target=kill_worker_verifier, args=(home, 2, stop), daemon=True)

@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 from urllib.parse import quote
 
+import pytest
 import requests
 
 from tests.conftest import tpuwizard_cmd
@@ -21,6 +22,7 @@ def profile_keys(home: Path) -> dict:
     return state.get("oslogin", {}).get(PRACTICE_ACCOUNT, {})
 
 
+@pytest.mark.rotating("kept-node-e2e")
 def test_run_on_a_node_kept_under_os_login_logs_in_as_up_chose(sshd, tmp_path, home, project):
     ssh = {
         "TPUWIZARD_SANDBOX_SSH_PORT": str(sshd.port),

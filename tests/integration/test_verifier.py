@@ -177,6 +177,7 @@ def test_tpuwizard_verify_exits_1_when_the_platform_is_missing(tmp_path):
     assert os.path.exists(next((tmp_path / "runs").glob("*/receipt.json")))
 
 
+@pytest.mark.rotating("deep-checks-e2e")
 def test_precision_perf_and_trace_on_cpu(tmp_path):
     path = tmp_path / "run" / "receipt.json"
     proc = run_verifier(

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from tests.integration.iterate_helpers import down, stop_lasting_sandbox, up
 from tests.tui.pilot_helpers import on_screen, sandbox_nodes, until
 from tpuwizard.tui.app import WizardApp
@@ -23,6 +25,7 @@ def status_bar_text(app) -> str:
     return str(bars.first().render()) if bars else ""
 
 
+@pytest.mark.rotating("kept-node-e2e")
 async def test_a_kept_node_outlives_its_idle_time_while_the_wizard_is_open(tmp_path, home):
     kept = up(tmp_path, "--idle", str(IDLE_S / 60))  # the watchdog deletes it after 6 s idle
     name = kept["name"]
@@ -53,6 +56,7 @@ async def test_a_kept_node_outlives_its_idle_time_while_the_wizard_is_open(tmp_p
         stop_lasting_sandbox(home)
 
 
+@pytest.mark.rotating("kept-node-e2e")
 async def test_a_node_kept_on_compute_engine_shows_googles_deadline_in_the_status_bar(
     tmp_path, home
 ):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import signal
 
+import pytest
+
 from tests.integration.iterate_helpers import down, stop_lasting_sandbox, up
 from tests.tui.pilot_helpers import on_screen, press, sandbox_nodes, until, walk_to_review
 from tests.tui.test_kept_heartbeats import status_bar_text
@@ -40,6 +42,7 @@ async def test_a_stop_signal_on_the_first_screen_leaves_a_kept_node_kept(
         stop_lasting_sandbox(home)
 
 
+@pytest.mark.rotating("kept-node-e2e")
 async def test_a_launch_beside_a_kept_node_says_what_it_made_and_what_still_bills(
     tmp_path, home, monkeypatch
 ):

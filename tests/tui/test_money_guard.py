@@ -13,6 +13,7 @@ import re
 import threading
 import time
 
+import pytest
 from textual.widgets import Button, Input
 
 from tests.tui.pilot_helpers import (
@@ -50,6 +51,7 @@ def status_text(app) -> str:
     return str(app.screen.query_one("#status-bar").render())
 
 
+@pytest.mark.rotating("kept-node-e2e")
 async def test_keep_during_a_running_script_keeps_it_and_exits_at_once(tmp_path, home):
     app = WizardApp(run_dir=tmp_path / "runs")
     async with app.run_test(size=SIZE) as pilot:
@@ -211,6 +213,7 @@ async def test_first_step_shows_while_leftovers_are_looked_for_and_the_dialog_fo
         await until(pilot, lambda: "BILLING forgotten" in status_text(app), 5, "the meter")
 
 
+@pytest.mark.rotating("kept-node-e2e")
 async def test_a_node_kept_in_practice_outlives_the_wizard_and_its_watchdog_still_deletes_it(
     tmp_path, home
 ):

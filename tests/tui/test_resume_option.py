@@ -8,6 +8,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 from textual.widgets import Button, Input, Static
 
 from tests.tui.pilot_helpers import on_screen, press, sandbox_nodes, until, walk_to_review
@@ -61,6 +62,7 @@ async def test_other_routes_have_no_resume_field_and_launch_no_chain(tmp_path):
         assert state.reviewed(app.screen.answers()).preview().checkpoints is None
 
 
+@pytest.mark.rotating("resume-e2e")
 async def test_a_spot_run_preempted_once_resumes_and_the_wizard_shows_every_attempt(
     tmp_path, home, monkeypatch
 ):

@@ -4,6 +4,7 @@ import json
 import signal
 from pathlib import Path
 
+import pytest
 from textual.widgets import Switch
 
 from tests.tui.pilot_helpers import (
@@ -243,6 +244,7 @@ async def test_notebook_route_writes_it_and_checks_receipts(tmp_path):
         await until(pilot, lambda: "PASS" in str(result.render()), 10, "the pass")
 
 
+@pytest.mark.rotating("deep-checks-e2e")
 async def test_the_deeper_checks_switch_brings_back_precision_and_a_trace(tmp_path, home):
     app = WizardApp(run_dir=tmp_path / "runs")
     async with app.run_test(size=SIZE) as pilot:
