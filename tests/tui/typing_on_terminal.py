@@ -55,7 +55,9 @@ def type_on_review(folder: Path) -> None:
             if now == values:
                 break
             values = now
-        (folder / "values.json").write_text(json.dumps(values))
+        # Written whole, then named: the test waits for the name and reads at once.
+        (folder / "values.part").write_text(json.dumps(values))
+        (folder / "values.part").rename(folder / "values.json")
         app.exit(0)
 
     run = WizardApp.run
