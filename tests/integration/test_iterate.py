@@ -26,6 +26,7 @@ from tests.integration.launch_helpers import (
     sandbox_is_empty,
 )
 from tests.integration.test_multihost import JOINS
+from tests.waiting import wait_until
 from tpuwizard.core.cloud.client import TpuCloud
 from tpuwizard.session.practice import PRACTICE_PROJECT
 
@@ -191,8 +192,7 @@ def test_the_idle_deadline_deletes_the_node_after_the_laptop_is_killed(tmp_path,
     os.kill(proc.pid, signal.SIGKILL)  # ...then the laptop dies mid-run
     proc.wait(timeout=10)
     killed = time.time()
-    while cloud.get_node(ZONE, kept["name"]) is not None and time.time() < killed + 60:
-        time.sleep(0.2)
+    wait_until(lambda: cloud.get_node(ZONE, kept["name"]) is None, 60, "the watchdog's delete", 0.2)
     assert cloud.node_gone(ZONE, kept["name"])
     # Not before the idle time since the last heartbeat (sent at most every idle/4 s).
     assert time.time() - killed >= idle_s - idle_s / 4 - 1

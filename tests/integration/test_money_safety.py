@@ -184,10 +184,7 @@ def test_spot_preemption_is_explained_deleted_and_a_relaunch_suggested(tmp_path,
     assert sandbox_is_empty(home) and ledger_all_gone(home)
     # Its VMs vanished with their processes: the watchdog armed on worker 0 did not live on.
     workers = str(home / "sandbox" / "workers")
-    deadline = time.monotonic() + 10
-    while processes_under(workers) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert processes_under(workers) == []
+    wait_until(lambda: processes_under(workers) == [], 10, "the workers' processes gone")
 
 
 def processes_under(folder: str) -> list[int]:

@@ -11,6 +11,7 @@ from google.api_core import exceptions as gx
 from google.auth import exceptions as auth_exc
 from tpuwizard_verify import tpu_watchdog
 
+from tests.waiting import wait_until
 from tpuwizard.core.cloud.client import TpuCloud
 from tpuwizard.core.cloud.diagnose import diagnose
 from tpuwizard.core.cloud.types import NodeRequest
@@ -193,9 +194,7 @@ def test_a_command_attached_to_the_lasting_sandbox_keeps_it_until_it_ends(home):
     )
     info = home / "sandbox" / "server.json"
     try:
-        deadline = time.monotonic() + 30
-        while not info.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until(info.exists, 30, "the sandbox's server.json")
         assert json.loads(info.read_text())["pid"] == server.pid
         client = subprocess.run(
             [sys.executable, "-c", ATTACH_LINGER_THEN_CALL, "1.5"],
@@ -268,10 +267,7 @@ def test_a_stopped_sandbox_serve_ends_its_nodes_watchdogs(home, stop):
             LocalTransport([worker]), 0, job, shell(sys.executable, str(watchdog), *arguments)
         )
         pgid = int((worker / job.folder / "pid").read_text())
-        deadline = time.monotonic() + 30
-        while "armed" not in (worker / job.log).read_text() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert "armed" in (worker / job.log).read_text()
+        wait_until(lambda: "armed" in (worker / job.log).read_text(), 30, "the watchdog armed")
         serve.send_signal(getattr(signal, stop))
         serve.wait(timeout=30)
         assert not _group_alive(pgid), "the watchdog outlived the sandbox it guards a node of"

@@ -7,6 +7,7 @@ import time
 import pytest
 from tpuwizard_verify import tpu_watchdog
 
+from tests.waiting import wait_until
 from tpuwizard.core.cloud.types import NodeRequest
 
 ZONE = "us-central1-a"
@@ -54,11 +55,11 @@ def test_a_spot_request_is_deleted_with_force_and_read_back_until_gone(sandbox, 
         zone=ZONE, node_id="wds", accelerator_type="v5litepod-1", run_id=RUN, spot=True
     )
     cloud.create_queued(request, "wds-qr", "spot")
-    for _ in range(200):
-        queued = cloud.get_queued(ZONE, "wds-qr")
-        if queued is not None and queued.state == "ACTIVE":
-            break
-        time.sleep(0.05)
+    wait_until(
+        lambda: getattr(cloud.get_queued(ZONE, "wds-qr"), "state", None) == "ACTIVE",
+        10,
+        "the queued resource ACTIVE",
+    )
     resource = f"projects/{cloud.project}/locations/{ZONE}/queuedResources/wds-qr"
     assert run_watchdog(server, resource) == 0
     assert cloud.get_queued(ZONE, "wds-qr") is None and cloud.get_node(ZONE, "wds") is None
@@ -157,11 +158,12 @@ def test_a_watchdog_whose_api_stops_answering_gives_up_after_a_bounded_time(
     seen: list[dict] = []  # capsys hands each printed line over once
     watchdog = threading.Thread(target=lambda: codes.append(tpu_watchdog.main(arguments)))
     watchdog.start()
-    for _ in range(1500):  # at most about 30 s
-        seen += reports(capsys)
-        if "armed" in [r["action"] for r in seen] or not watchdog.is_alive():
-            break
-        time.sleep(0.02)
+
+    def armed_or_ended() -> bool:
+        seen.extend(reports(capsys))
+        return "armed" in [r["action"] for r in seen] or not watchdog.is_alive()
+
+    wait_until(armed_or_ended, 30, "the watchdog armed")
     assert "armed" in [r["action"] for r in seen]
     server.shutdown()  # the API stops answering: nothing listens on its port any more
     server.server_close()

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.tui.pilot_helpers import next_step, on_screen, press, until
+from tests.waiting import wait_until_async
 from tpuwizard.session.kaggle_route import PRACTICE_ENV
 from tpuwizard.tui.app import WizardApp
 from tpuwizard.tui.widgets.route_cards import RouteCards
@@ -108,14 +109,4 @@ async def test_quitting_while_the_kernel_is_queued_exits_at_once_and_leaves_its_
         server.shutdown()
         server.server_close()  # refused from now on
     running = lambda: any(t.name == "kaggle-run" for t in threading.enumerate())  # noqa: E731
-    await until_gone(running)
-
-
-async def until_gone(running) -> None:
-    import asyncio
-
-    for _ in range(600):
-        if not running():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("the Kaggle run's thread did not end")
+    await wait_until_async(lambda: not running(), 30, "the Kaggle run's thread to end")

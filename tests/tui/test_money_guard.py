@@ -6,7 +6,6 @@ refuses what the plan would refuse; a refused create bills nothing; leftovers ar
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
@@ -24,6 +23,7 @@ from tests.tui.pilot_helpers import (
     until,
     walk_to_review,
 )
+from tests.waiting import wait_until_async
 from tpuwizard.core.launch.records.ledger import Ledger
 from tpuwizard.tui.app import WizardApp
 
@@ -245,10 +245,7 @@ async def test_a_node_kept_in_practice_outlives_the_wizard_and_its_watchdog_stil
         lasting = json.loads((home / "sandbox" / "server.json").read_text())
         assert lasting["endpoint"] == os.environ[ENDPOINT_ENV]  # where the watchdog calls
         assert node.name in {n.rsplit("/", 1)[-1] for n in sandbox_nodes(home)}
-        deadline = time.monotonic() + 120
-        while sandbox_nodes(home) and time.monotonic() < deadline:
-            await asyncio.sleep(0.5)
-        assert sandbox_nodes(home) == {}, "the watchdog did not delete the kept node"
+        await wait_until_async(lambda: sandbox_nodes(home) == {}, 120, "the watchdog's delete")
     finally:
         stop_lasting_sandbox(home)
 

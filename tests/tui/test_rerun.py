@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import subprocess
-import time
 
 import pytest
 from textual.app import App
 from textual.widgets import Input, Log
 
 from tests.tui.pilot_helpers import on_screen, press, sandbox_nodes, until, walk_to_review
+from tests.waiting import wait_until_async
 from tpuwizard.core.errors import BadInput
 from tpuwizard.tui.app import WizardApp
 
@@ -129,10 +128,7 @@ async def test_a_wizard_closed_between_runs_deletes_its_node_instead_of_waiting(
     async with app.run_test(size=SIZE) as pilot:
         await launch_until_the_rerun_choices(pilot, script)
         app.exit()
-    deadline = time.monotonic() + 60
-    while sandbox_nodes(home) and time.monotonic() < deadline:
-        await asyncio.sleep(0.1)
-    assert sandbox_nodes(home) == {}
+    await wait_until_async(lambda: sandbox_nodes(home) == {}, 60, "the node's delete")
 
 
 async def test_a_missing_package_is_said_on_the_script_step_and_run_again_adds_it(tmp_path, home):
