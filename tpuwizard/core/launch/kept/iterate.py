@@ -20,31 +20,25 @@ from tpuwizard.core.cancel import Cancelled, CancelToken
 from tpuwizard.core.errors import BadInput, RemoteError
 from tpuwizard.core.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.kept.script_pass import ScriptPass, copy_folder, run_then_fetch
 from tpuwizard.core.launch.plan.launch_plan import (
     safe_fetch_pattern,
     safe_script_name,
     script_problems,
 )
 from tpuwizard.core.launch.plan.packages import PackageSpec, package_problems
-from tpuwizard.core.launch.resume.checkpoint_copier import ResumeSetup, resumed_run
+from tpuwizard.core.launch.resume.checkpoint_copier import ResumeSetup
 from tpuwizard.core.launch.workers.add_packages import install_packages
 from tpuwizard.core.launch.workers.jobs import (
     OUTPUT_FILE,
-    ScriptJob,
-    fetch_files,
-    run_script_job,
     script_env,
     stop_on_workers,
 )
 from tpuwizard.core.launch.workers.missing_module import MissingModuleWatch
 from tpuwizard.core.launch.workers.watchdog import HEARTBEAT_FILE
-from tpuwizard.core.remote.jobs import Job, fan_out
+from tpuwizard.core.remote.jobs import Job
 from tpuwizard.core.remote.sync import (
-    WORK_DIR,
-    WORK_PYTHON,
     LocalFolder,
-    SyncResult,
-    sync_folder,
 )
 from tpuwizard.core.remote.transports import Transport, shell
 
@@ -120,20 +114,6 @@ class ScriptRun:
         return script_env(self.expect, self.accelerator, self.run_id)
 
 
-def folder_synced(synced: Sequence[SyncResult]) -> ev.FolderSynced:
-    """What was copied to the workers, and how (rsync, or tar and why not rsync)."""
-    first = synced[0]
-    ways = sorted({s.method if s.method == "rsync" else f"tar: {s.why_not_rsync}" for s in synced})
-    return ev.FolderSynced(
-        list(first.changed),
-        list(first.deleted),
-        first.bytes_sent,
-        len(synced),
-        round(max(s.seconds for s in synced), 3),
-        ways,
-    )
-
-
 def run_script(
     transport: Transport,
     run: ScriptRun,
@@ -149,10 +129,9 @@ def run_script(
     """
     transport.cancel = cancel
     try:
-        synced = fan_out(transport, lambda w: sync_folder(transport, w, folder))
+        copy_folder(transport, folder, emit)
     except Cancelled:
         return cancel.exit_code or EXIT_STOPPED
-    emit(folder_synced(synced))  # type: ignore[arg-type]
     try:
         job_name = f"packages-{run.run_id}"
         if run.packages and not install_packages(transport, run.packages, job_name, emit, cancel):
@@ -160,29 +139,25 @@ def run_script(
     except Cancelled:
         return cancel.exit_code or EXIT_STOPPED
     watch = MissingModuleWatch(run.script)
-    job = Job(f"run-{run.run_id}")
+    step = ScriptPass(
+        Job(f"run-{run.run_id}"),
+        safe_script_name(run.script.name),
+        run.args,
+        run.coordinator,
+        run.env(),
+        run.run_dir / OUTPUT_FILE,
+        run.fetch,
+        paths.fetched_files(run.run_dir),  # the one layout, as launch's
+        run.resume,
+    )
     try:
-        with resumed_run(transport, run.resume, emit) as resume_env:
-            script = ScriptJob(
-                job,
-                WORK_DIR,
-                WORK_PYTHON,
-                safe_script_name(run.script.name),
-                run.args,
-                run.coordinator,
-                {**run.env(), **resume_env},
-            )
-            code = run_script_job(
-                transport, script, emit, cancel, output=run.run_dir / OUTPUT_FILE, watch=watch
-            )
+        # The files are copied back even after a late Ctrl+C.
+        done = run_then_fetch(transport, step, watch, emit, cancel, fetch_after_a_stop=True)
     except Cancelled:
-        stop_on_workers(transport, job)  # the script, not the node
+        stop_on_workers(transport, step.job)  # the script, not the node
         return cancel.exit_code or EXIT_STOPPED
-    transport.cancel = None  # the files are copied back even after a late Ctrl+C
-    dest = paths.fetched_files(run.run_dir)  # the one layout, as launch's
-    incomplete = fetch_files(transport, WORK_DIR, WORK_PYTHON, run.fetch, dest, emit)
-    if code != 0 and watch.package:
+    if done.code != 0 and watch.package:
         from tpuwizard.core.cloud.diagnose_remote import missing_package_diagnosis
 
         emit(ev.Failed("script", missing_package_diagnosis(watch.module or "", watch.package)))
-    return EXIT_FAILED if code != 0 or incomplete else EXIT_OK
+    return EXIT_FAILED if done.code != 0 or done.incomplete else EXIT_OK

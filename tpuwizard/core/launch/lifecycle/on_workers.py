@@ -21,22 +21,19 @@ from tpuwizard.core.launch.lifecycle.launch_state import LaunchState
 from tpuwizard.core.launch.lifecycle.runtime import Runtime
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan, safe_script_name
 from tpuwizard.core.launch.plan.packages import package_names
-from tpuwizard.core.launch.resume.checkpoint_copier import ResumeSetup, resumed_run
+from tpuwizard.core.launch.resume.checkpoint_copier import ResumeSetup
 from tpuwizard.core.launch.workers.distributed import coordinator_for
 from tpuwizard.core.launch.workers.jobs import (
     OUTPUT_FILE,
-    ScriptJob,
-    fetch_files,
     run_on_workers,
-    run_script_job,
     script_env,
 )
 from tpuwizard.core.launch.workers.missing_module import MissingModuleWatch
 from tpuwizard.core.plan import catalog, jax_versions
 from tpuwizard.core.remote.bootstrap import BootstrapPlan, bootstrap_script, unpinned_jax
-from tpuwizard.core.remote.jobs import Job, fan_out
+from tpuwizard.core.remote.jobs import Job
 from tpuwizard.core.remote.packages import FAILED_KIND, install_commands, install_failure
-from tpuwizard.core.remote.sync import WORK_DIR, WORK_PYTHON, LocalFolder, sync_folder
+from tpuwizard.core.remote.sync import WORK_DIR, LocalFolder
 from tpuwizard.core.remote.transports import REMOTE_DIR, Transport, shell
 
 
@@ -242,43 +239,32 @@ class WorkerSteps:
     def run_script(self, transport: Transport) -> None:
         """Copy the script's folder (what changed since the last copy: a rerun sends only the
         edit) and run the script there on every worker, as ``tpuwizard run`` does."""
-        from tpuwizard.core.launch.kept.iterate import folder_synced
+        from tpuwizard.core.launch.kept.script_pass import ScriptPass, copy_folder, run_then_fetch
 
         script = self.plan.script
         assert script is not None
-        name = safe_script_name(script.name)
         if self._folder is None:
             self._folder = LocalFolder.of_script(script)
-        folder = self._folder
-        synced = fan_out(transport, lambda w: sync_folder(transport, w, folder))
-        self.emit(folder_synced(synced))  # type: ignore[arg-type]
-        output, watch = self.plan.run_dir / OUTPUT_FILE, MissingModuleWatch(script)
-        with resumed_run(transport, self.resume, self.emit) as resume_env:
-            job = ScriptJob(
-                Job(f"script-{self.plan.run_id}"),
-                WORK_DIR,
-                WORK_PYTHON,
-                name,
-                self.plan.script_args,
-                self._coordinator(),  # a bare jax.distributed.initialize() joins them
-                {**self._env(), **resume_env},
-            )
-            code = run_script_job(
-                transport, job, self.emit, self.cancel, self._started, output, watch
-            )
-        # A file that did not arrive whole makes the run fail (exit 1); its event comes before
-        # teardown, so the user hears of it while the node still exists.
-        self.fetch_incomplete = fetch_files(
-            transport,
-            WORK_DIR,
-            WORK_PYTHON,
+        copy_folder(transport, self._folder, self.emit)
+        watch = MissingModuleWatch(script)
+        step = ScriptPass(
+            Job(f"script-{self.plan.run_id}"),
+            safe_script_name(script.name),
+            self.plan.script_args,
+            self._coordinator(),  # a bare jax.distributed.initialize() joins them
+            self._env(),
+            self.plan.run_dir / OUTPUT_FILE,
             self.plan.fetch,
             paths.fetched_files(self.plan.run_dir),
-            self.emit,
+            self.resume,
         )
-        self.script_exit_code = code
-        if code != 0:
-            raise ScriptFailed(code, watch.module, watch.package)
+        # A file that did not arrive whole makes the run fail (exit 1); its event comes before
+        # teardown, so the user hears of it while the node still exists.
+        done = run_then_fetch(transport, step, watch, self.emit, self.cancel, self._started)
+        self.fetch_incomplete = done.incomplete
+        self.script_exit_code = done.code
+        if done.code != 0:
+            raise ScriptFailed(done.code, watch.module, watch.package)
 
     def _started(self, worker: int, job: Job) -> None:
         self.state.running_jobs.append((worker, job))  # a stop ends it
