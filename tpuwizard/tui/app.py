@@ -29,7 +29,6 @@ from tpuwizard.tui.state import WizardState
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud import gcloud_config
-    from tpuwizard.core.launch.events import launch_events as ev
 
 HERE = Path(__file__).parent
 
@@ -234,66 +233,11 @@ class WizardApp(App[int]):
 
     # -- the launch -------------------------------------------------------------------------
     async def run_launch(self) -> str | None:
-        """One launch, then its summary: quit, or a zone the summary offered, or a new launch;
-        the way on chosen ("again", "zone", "review"), None when the wizard is leaving."""
-        from tpuwizard.tui.before_create import checked_plan
-        from tpuwizard.tui.screens.run import ProvisionScreen, phase_screen
-        from tpuwizard.tui.screens.summary import SummaryScreen
+        """One launch, then its summary (tui/launch_view.py): the way on chosen ("again",
+        "zone", "review"), None when the wizard is leaving."""
+        from tpuwizard.tui.launch_view import LaunchView
 
-        s = self.state
-        plan = self.session.plan_launch(**s.plan_answers())
-        s.last_failure, s.finished_code, s.total_cost_usd, s.kept = None, None, None, None
-        screen: Any = ProvisionScreen()
-        await self.push_screen(screen)
-        checked = await checked_plan(self, screen, plan)  # as launch and up, before any create
-        if checked is None:
-            return "review"  # a check FAILed: nothing was created, Review shows again
-        self.handle = self.session.start_launch(checked, reruns=True)
-        pending: Any = None  # the next phase's screen, while a dialog covers the current one
-        backlog: list[ev.Event] = []
-        async for event in self.handle.async_events():
-            s.apply(event)
-            self.refresh_status()
-            if self.leaving is not None:  # on the way out: the guard's choice is carried out
-                from tpuwizard.tui.keeping import while_leaving
-
-                while_leaving(self, self.handle, event, self.leaving)
-                continue
-            phase = phase_screen(event, pending or screen, self.handle.summary.recovering)
-            if phase is not screen:
-                pending = phase
-                backlog.append(event)
-            if pending is not None and self.screen is screen:
-                # switch_screen replaces the top screen: only switch when ours is on top, so an
-                # open dialog (the quit guard, help) is never replaced by the next phase.
-                await self.switch_screen(pending)
-                screen, pending = pending, None
-                for missed in backlog:
-                    screen.show(missed)
-                backlog = []
-            elif pending is None:
-                screen.show(event)
-        summary = self.last_summary = self.handle.summary
-        self.handle = None
-        if self.leaving is not None:
-            self.finish(self.leaving, self.goodbye(summary))
-            return None
-        while self.screen is not screen:  # a dialog is open: never replace it (see above)
-            if self.exiting:
-                return None
-            await asyncio.sleep(0.1)
-        screen = SummaryScreen(summary)
-        await self.switch_screen(screen)
-        failure = s.last_failure
-        screen.offer(failure.alternatives if failure and failure.kind == "stockout" else [])
-        choice = await screen.choice
-        self.pop_screen()
-        if choice.kind == "quit":
-            self.action_quit()
-            return None
-        if choice.kind == "zone":
-            s.zone = choice.zone
-        return choice.kind
+        return await LaunchView(self).run()
 
     def refresh_status(self) -> None:
         from tpuwizard.tui.widgets.status_bar import StatusBar
