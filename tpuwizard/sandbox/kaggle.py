@@ -42,6 +42,19 @@ LOG_STREAM = "/api/v1/kernels/logs/stream/"
 OUTPUT = "/sandbox-output/"
 
 
+def quota_statistics(faults: dict[str, str]) -> dict[str, Any]:
+    """The stand-in's answer to ``GetAcceleratorQuotaStatistics``, in kagglesdk's JSON shape
+    (``ApiGetAcceleratorQuotaStatisticsResponse``: durations as ``"<seconds>s"``)."""
+    allowed = TPU_HOURS_PER_WEEK * 3600
+    used = allowed if "quota_exhausted" in faults else 0.0
+    refresh = datetime.now(UTC).replace(tzinfo=None) + timedelta(days=3)
+    return {
+        "quotaRefreshTime": refresh.isoformat(timespec="milliseconds") + "Z",
+        "tpuQuota": {"timeUsed": f"{used:.0f}s", "totalTimeAllowed": f"{allowed:.0f}s"},
+        "gpuQuota": {"timeUsed": "0s", "totalTimeAllowed": "108000s"},
+    }
+
+
 class KaggleHandler(BaseHTTPRequestHandler):
     server: KaggleStandIn
     protocol_version = "HTTP/1.1"
@@ -191,14 +204,7 @@ class KaggleHandler(BaseHTTPRequestHandler):
         return 200, {"files": files, "log": "\n".join(session.lines) + "\n"}
 
     def kernels_GetAcceleratorQuotaStatistics(self, user: str, body: Any) -> tuple[int, Any]:
-        allowed = TPU_HOURS_PER_WEEK * 3600
-        used = allowed if "quota_exhausted" in self.server.faults else 0.0
-        refresh = datetime.now(UTC).replace(tzinfo=None) + timedelta(days=3)
-        return 200, {
-            "quotaRefreshTime": refresh.isoformat(timespec="milliseconds") + "Z",
-            "tpuQuota": {"timeUsed": f"{used:.0f}s", "totalTimeAllowed": f"{allowed:.0f}s"},
-            "gpuQuota": {"timeUsed": "0s", "totalTimeAllowed": "108000s"},
-        }
+        return 200, quota_statistics(self.server.faults)
 
     def do_GET(self) -> None:
         path = self._path()

@@ -37,6 +37,18 @@ def _failed(what: str, err: Exception) -> KaggleCallFailed:
     return KaggleCallFailed(what, detail, status)
 
 
+def tpu_quota_of(answer: Any) -> Quota | None:
+    """The TPU part of kagglesdk's ``ApiGetAcceleratorQuotaStatisticsResponse`` (time
+    reserved by running sessions counts as used), or None where Kaggle gave none."""
+    tpu = answer.tpu_quota
+    if tpu is None or tpu.total_time_allowed is None:
+        return None
+    used = (tpu.time_used.total_seconds() if tpu.time_used else 0.0) + (
+        tpu.time_reserved.total_seconds() if tpu.time_reserved else 0.0
+    )
+    return Quota(used_s=used, allowed_s=tpu.total_time_allowed.total_seconds())
+
+
 class KaggleApiKernels:
     """:class:`Kernels` through ``kaggle.api.kaggle_api_extended.KaggleApi``."""
 
@@ -62,13 +74,7 @@ class KaggleApiKernels:
                 answer = self._api.quota_view()
         except Exception as err:
             raise _failed("reading the weekly quota", err) from None
-        tpu = answer.tpu_quota
-        if tpu is None or tpu.total_time_allowed is None:
-            return None
-        used = (tpu.time_used.total_seconds() if tpu.time_used else 0.0) + (
-            tpu.time_reserved.total_seconds() if tpu.time_reserved else 0.0
-        )
-        return Quota(used_s=used, allowed_s=tpu.total_time_allowed.total_seconds())
+        return tpu_quota_of(answer)
 
     def push(self, folder: Path, timeout_s: int, shape: str) -> Pushed:
         try:
