@@ -78,6 +78,11 @@ def kernels_named(name: str) -> list[KernelRecord]:
     return named(held_kernels(kernel_ledger()), name)
 
 
+def kernels_held() -> list[KernelRecord]:
+    """Every kernel the Kaggle ledger holds (``teardown --all``); no call is made."""
+    return held_kernels(kernel_ledger())
+
+
 def tear_down_kernels(records: list[KernelRecord]) -> list[KernelTorn] | str:
     """Each kernel deleted where it is this user's and its session ended, verified by asking
     Kaggle for it; or why Kaggle could not be asked at all."""
