@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tpuwizard.core import paths
 from tpuwizard.core.exit_codes import EXIT_CLOUD
@@ -24,6 +24,9 @@ from tpuwizard.core.kaggle.run import KaggleRun, run_kernel, stop_kernel
 from tpuwizard.core.launch.events.base import Event
 from tpuwizard.core.launch.events.launch_events import Failed, Finished
 from tpuwizard.session.signals import StopSignals
+
+if TYPE_CHECKING:
+    from tpuwizard.core.kaggle.records import KernelSeen
 
 KAGGLE_FAULTS_ENV = "TPUWIZARD_KAGGLE_FAULTS"  # practice: the stand-in's faults
 POLL_ENV = "TPUWIZARD_KAGGLE_POLL"  # seconds between status reads (default 5)
@@ -119,6 +122,23 @@ class KaggleRoute:
         self.stand_in: Any = None
         self.env_before: dict[str, str | None] | None = None
         self.stand_in_user = ""
+
+    def left_running(self, state: str | None) -> KernelSeen | None:
+        """The kernel this run pushed, while its session may still run (its ledger record not
+        closed), as `status` would show it with Kaggle's ``state`` (the last one followed);
+        None where nothing was pushed or its end is recorded."""
+        from tpuwizard.core.kaggle.records import KernelRecord, KernelSeen
+
+        kernels = self.kernels
+        if kernels is None:
+            return None
+        ref = f"{kernels.username}/{self.run.spec.name}"
+        for record in self.ledger.held():  # each with its earlier records' fields (pid, url)
+            if (record["kernel"], record["run_id"]) == (ref, self.run.run_id):
+                if record["op"] == "ended":
+                    return None
+                return KernelSeen(KernelRecord.from_ledger(record), state or "PUSHED", True)
+        return None
 
     def _poll_s(self) -> float:
         try:
