@@ -32,9 +32,10 @@ def weekly_tpu_quota(practice: bool) -> QuotaRead:
     if isinstance(found, NoCredentials):
         return QuotaRead(None, False, "no Kaggle credentials were found")
     from tpuwizard.core.kaggle.client import KaggleApiKernels
+    from tpuwizard.session.kaggle_route import call_timeout_s
 
     try:
-        return QuotaRead(KaggleApiKernels().tpu_quota(), practice=False)
+        return QuotaRead(KaggleApiKernels(call_timeout_s()).tpu_quota(), practice=False)
     except KaggleCallFailed as err:
         return QuotaRead(None, False, f"Kaggle failed while {err.what}: {err.detail}")
 

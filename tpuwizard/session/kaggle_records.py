@@ -19,7 +19,7 @@ from tpuwizard.core.kaggle.records import (
     practice_kernel,
     tear_down,
 )
-from tpuwizard.session.kaggle_route import kernel_ledger
+from tpuwizard.session.kaggle_route import call_timeout_s, kernel_ledger
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ def _signed_in() -> Kernels | str:
     from tpuwizard.core.kaggle.client import KaggleApiKernels
 
     try:
-        return KaggleApiKernels()
+        return KaggleApiKernels(call_timeout_s())
     except KaggleCallFailed as err:
         return f"Kaggle failed while {err.what}: {err.detail}"
 

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 KAGGLE_FAULTS_ENV = "TPUWIZARD_KAGGLE_FAULTS"  # practice: the stand-in's faults
 POLL_ENV = "TPUWIZARD_KAGGLE_POLL"  # seconds between status reads (default 5)
+TIMEOUT_ENV = "TPUWIZARD_KAGGLE_TIMEOUT"  # the longest wait for one answer (default 60 s)
 STOP_WORDS = "stopping: asking Kaggle whether the kernel still runs..."
 LEDGER_FILE = "kaggle-ledger.jsonl"
 
@@ -38,6 +39,17 @@ class _StopAsked(BaseException):
     """Raised in the main thread by the first stop signal: the run's calls end where they are.
     Not an ``Exception``: the client's ``except Exception`` around each call (client.py) would
     take a stop during the push for a lost answer, and the run would go on."""
+
+
+def call_timeout_s() -> float:
+    """The longest wait for one answer from Kaggle: ``TPUWIZARD_KAGGLE_TIMEOUT`` seconds, else
+    the client's default (kaggle's own requests have no timeout)."""
+    from tpuwizard.core.kaggle.client import CALL_TIMEOUT_S
+
+    try:
+        return max(0.1, float(os.environ.get(TIMEOUT_ENV) or CALL_TIMEOUT_S))
+    except ValueError:
+        return CALL_TIMEOUT_S
 
 
 def kernel_ledger() -> KernelLedger:
@@ -161,7 +173,7 @@ class KaggleRoute:
         try:
             from tpuwizard.core.kaggle.client import KaggleApiKernels
 
-            self.kernels = KaggleApiKernels()
+            self.kernels = KaggleApiKernels(call_timeout_s())
         except KaggleCallFailed as err:
             yield Failed(err.what, diagnosis.call_failed(err.what, err.detail, err.status))
             yield Finished(False, EXIT_CLOUD, folder, None)
