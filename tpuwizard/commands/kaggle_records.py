@@ -44,9 +44,7 @@ def kernels_named(name: str) -> list[KernelRecord]:
     return named(name)
 
 
-def _tear_down_confirmed(
-    records: list[KernelRecord], yes: bool
-) -> list[KernelTorn] | str | None:
+def _tear_down_confirmed(records: list[KernelRecord], yes: bool) -> list[KernelTorn] | str | None:
     """Each kernel deleted where its record proves it this user's run and its session ended,
     verified with Kaggle, each said; why Kaggle could not be asked; or None: the user said no."""
     from tpuwizard.session.kaggle_records import tear_down_kernels

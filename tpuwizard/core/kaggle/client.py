@@ -59,7 +59,7 @@ def bounded(what: str, timeout_s: float, call: Callable[[], T]) -> T:
         raise KaggleCallFailed(what, f"no answer within {timeout_s:g} s", None)
     if "error" in box:
         raise box["error"]
-    return box["value"]  # type: ignore[no-any-return]
+    return box["value"]
 
 
 def _failed(what: str, err: Exception) -> KaggleCallFailed:

@@ -22,9 +22,7 @@ def no_credentials(missing: NoCredentials) -> Diagnosis:
     )
 
 
-def call_failed(
-    what: str, detail: str, status: int | None, kernel: str | None = None
-) -> Diagnosis:
+def call_failed(what: str, detail: str, status: int | None, kernel: str | None = None) -> Diagnosis:
     """``kernel``: the kernel whose push had started, which may exist on Kaggle now."""
     if status is None:
         return no_answer(what, detail, kernel)

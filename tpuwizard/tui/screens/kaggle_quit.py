@@ -52,9 +52,7 @@ class KaggleQuitGuard(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Static(
-                "[b]Your kernel may still run on Kaggle:[/b]", id="kaggle-guard-title"
-            )
+            yield Static("[b]Your kernel may still run on Kaggle:[/b]", id="kaggle-guard-title")
             yield Static(self.words, id="kaggle-guard-text", markup=False)
             yield Static(
                 "Quitting stops following it here; `tpuwizard status` asks Kaggle about it "
