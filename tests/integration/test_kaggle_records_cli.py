@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -122,3 +123,32 @@ def test_status_without_kaggle_credentials_says_the_kernels_were_not_checked(
     assert code == 3
     [kernel] = json.loads(out)["kaggle_kernels"]
     assert "no Kaggle credentials" in kernel["problem"] and "ada/tpuwizard-r1" in err
+
+
+def test_teardown_all_ends_the_ended_kernel_and_names_the_running_one(
+    tmp_path, project, stand_in, home
+):
+    server = stand_in()
+    ledger = KernelLedger(home / "kaggle-ledger.jsonl")
+    # Two kernels of ada's runs, pushed straight to the stand-in (no JAX): one ended, one
+    # still running its session.
+    server.sessions.push("ada/tpuwizard-r1", "print('done')", 600, "TpuV5E8")
+    server.sessions.push("ada/tpuwizard-r2", "import time\ntime.sleep(600)", 600, "TpuV5E8")
+    wait_until(lambda: server.sessions.latest["ada/tpuwizard-r1"].ended.is_set(), 60, "r1's end")
+    wait_until(lambda: server.sessions.latest["ada/tpuwizard-r2"].state == "RUNNING", 60, "r2")
+    ledger.record("ended", "ada/tpuwizard-r1", "r1")
+    url = "http://localhost/code/ada/tpuwizard-r2"
+    ledger.record("pushed", "ada/tpuwizard-r2", "r2", ends_by=4102444800.0, url=url)
+    env = cli_env(tmp_path, server)
+
+    code, out, err = cli(project, env, "teardown", "--all", "--yes", "--json", "--sandbox")
+    assert code == 4, err
+    torn = {t["kernel"]: t for t in json.loads(out)["kaggle"]}
+    assert torn["ada/tpuwizard-r1"]["verified"] and not torn["ada/tpuwizard-r2"]["verified"]
+    assert "Deleted ada/tpuwizard-r1 from your Kaggle account" in err
+    assert "ada/tpuwizard-r2 was NOT deleted" in err and "no public call cancels it" in err
+    until = time.strftime("%Y-%m-%d %H:%M", time.localtime(4102444800.0))
+    assert f"stop it sooner on its page: {url}" in err and f"ends it by about {until}" in err
+    assert "No TPU to delete" in err and "Traceback" not in err
+    assert list(server.sessions.latest) == ["ada/tpuwizard-r2"]  # the running one untouched
+    assert [r["kernel"] for r in ledger.held()] == ["ada/tpuwizard-r2"]

@@ -101,3 +101,30 @@ def test_a_stand_in_that_goes_away_while_following_ends_with_the_same_diagnosis(
     assert code == 3 and "Traceback" not in err, err
     [failed] = named(run.events, "failed")
     assert failed["diagnosis"]["kind"] == "kaggle_connection_lost"
+
+
+@pytest.mark.parametrize(
+    ("method", "kind", "pushes"),
+    [
+        ("GetAcceleratorQuotaStatistics", "kaggle_no_answer", 0),  # before the push
+        ("GetKernelSessionStatus", "kaggle_connection_lost", 1),  # while it is followed
+    ],
+)
+def test_a_kaggle_that_never_answers_ends_the_run_in_bounded_time(
+    tmp_path, project, stand_in, home, method, kind, pushes
+):
+    server = stand_in(f"hang={method};queue=600")  # accepts the request, never answers it
+    env = cli_env(tmp_path, server, TPUWIZARD_KAGGLE_TIMEOUT="1")
+    code, events, err = launch(project, env, timeout=60)  # not for ever
+    assert code == 3 and "Traceback" not in err, err
+    assert server.held_open >= 1 and len(server.pushes) == pushes
+    [failed] = named(events, "failed")
+    diagnosis = failed["diagnosis"]
+    assert diagnosis["kind"] == kind and "no answer within 1 s" in diagnosis["explanation"]
+    if pushes:  # the kernel is named, and `status` is the next step
+        kernel = named(events, "kernel_pushed")[0]["kernel"]
+        assert kernel in diagnosis["explanation"] and "tpuwizard status" in str(diagnosis)
+        [record] = KernelLedger(home / "kaggle-ledger.jsonl").open_sessions()
+        assert record["kernel"] == kernel
+    else:
+        assert "Nothing was pushed" in diagnosis["explanation"]

@@ -65,7 +65,7 @@ async def test_run_it_on_kaggle_for_me_streams_the_run_and_ends_on_the_summary(
     assert "HTTP_PROXY" not in os.environ  # the wizard's Google sandbox is reached directly
 
 
-async def test_quitting_while_the_kernel_is_queued_exits_at_once_and_leaves_its_record(
+async def test_quitting_while_the_kernel_is_queued_names_it_then_exits_at_once_leaving_its_record(
     tmp_path, monkeypatch, home
 ):
     import threading
@@ -93,8 +93,23 @@ async def test_quitting_while_the_kernel_is_queued_exits_at_once_and_leaves_its_
         await on_screen(pilot, "KaggleRunScreen", 30)
         log = app.screen.query_one("#kaggle-log")
         await until(pilot, lambda: "Kaggle: QUEUED" in "\n".join(log.lines), 60, "queued")
-        asked = time.monotonic()
         await pilot.press("ctrl+q")
+        # The guard names the kernel in the words `status` uses for it now.
+        await on_screen(pilot, "KaggleQuitGuard", 10)
+        from tpuwizard.session.kaggle_records import held_on_kaggle
+        from tpuwizard.words.kaggle_text import held_lines
+
+        held = held_on_kaggle()
+        assert held is not None and len(held.seen) == 1
+        said = str(app.screen.query_one("#kaggle-guard-text").render())
+        assert said == "\n".join(held_lines(held.seen[0]))
+        assert said.startswith("[practice] practice-user/tpuwizard-") and "running" in said
+        await press(pilot, "#stay")  # Stay: back to following it
+        await on_screen(pilot, "KaggleRunScreen", 10)
+        await pilot.press("ctrl+q")
+        await on_screen(pilot, "KaggleQuitGuard", 10)
+        asked = time.monotonic()
+        await press(pilot, "#leave")
         await until(pilot, lambda: not app.is_running, 10, "the wizard's exit")
     # Out of the app as a whole (its workers awaited) at once, not when Kaggle ends the kernel.
     assert time.monotonic() - asked < 20 and app.return_code == 0

@@ -126,7 +126,8 @@ def teardown(
     as_json: bool,
 ) -> None:
     """Delete what tpuwizard created (NAME, or --all) and verify by listing that it is gone.
-    NAME may be a Kaggle kernel launch --route kaggle pushed (deleted once its session ended).
+    NAME may be a Kaggle kernel launch --route kaggle pushed (deleted once its session ended);
+    --all takes every such kernel too, and names each running one it cannot end.
     Exit 4 if anything could not be verified gone (or checked)."""
     from tpuwizard.core.cloud.diagnose import Context
     from tpuwizard.words.teardown_text import teardown_lines
@@ -134,11 +135,18 @@ def teardown(
     command = click.get_current_context().info_name or "teardown"  # said back as it was typed
     if bool(name) == everything and not (command == "down" and not name):
         raise BadInput(f"Name one resource (tpuwizard {command} NAME) or use --all.")
-    from tpuwizard.commands.kaggle_records import kernels_named, teardown_kaggle
+    from tpuwizard.commands.kaggle_records import (
+        kernels_named,
+        teardown_all_kaggle,
+        teardown_kaggle,
+    )
 
     if name and (kernels := kernels_named(name)):  # a kernel the Kaggle ledger holds
         teardown_kaggle(kernels, yes, as_json)
         return
+    # --all: the Kaggle ledger's kernels first (quick: a delete each, or why not), their part
+    # of the one JSON document kept for the end.
+    kaggle, kaggle_gone = teardown_all_kaggle(yes) if everything else ({}, True)
     session = open_session(project, sandbox)
     if not name and not everything:
         name = _only_kept_node(session)
@@ -159,12 +167,12 @@ def teardown(
         confirm_theirs(theirs, yes, other_owner, command)
     if not mine and not theirs:
         if not unchecked:
-            say("Nothing to delete: nothing tpuwizard created exists.")
+            say("No TPU to delete: none tpuwizard created exists." if kaggle else NOTHING)
             _end_practice(session, everything)
         if as_json:
             unchecked_data = [u.to_dict() for u in unchecked]
-            print_json({"results": [], "unchecked": unchecked_data, "kept": kept_now()})
-        if unchecked:
+            print_json({"results": [], "unchecked": unchecked_data, "kept": kept_now(), **kaggle})
+        if unchecked or not kaggle_gone:
             raise click.exceptions.Exit(EXIT_TEARDOWN)
         return
     listing = ", ".join(f"{r.name} ({r.zone})" for r in mine)
@@ -195,6 +203,7 @@ def teardown(
                 "results": [result_data(r) for r in results],
                 "unchecked": [u.to_dict() for u in unchecked],
                 "kept": kept_now(),  # what still bills after this (also said on stderr)
+                **kaggle,
             }
         )
     if stop.first is not None:
@@ -207,6 +216,8 @@ def teardown(
     if unchecked or not all(r.verified for r in results):
         raise click.exceptions.Exit(EXIT_TEARDOWN)
     say("Nothing tpuwizard deleted is billing any more.")
+    if not kaggle_gone:  # said above: a Kaggle kernel not deleted (its session still runs)
+        raise click.exceptions.Exit(EXIT_TEARDOWN)
     _end_practice(session, everything)
 
 
@@ -229,6 +240,7 @@ down.help = (
 )
 
 
+NOTHING = "Nothing to delete: nothing tpuwizard created exists."
 FINISHING_WORDS = "finishing the delete under way and checking that it is gone; then stopping."
 
 

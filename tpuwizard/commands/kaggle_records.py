@@ -13,7 +13,7 @@ from tpuwizard.core.errors import BadInput
 from tpuwizard.core.exit_codes import EXIT_OK, EXIT_TEARDOWN
 
 if TYPE_CHECKING:
-    from tpuwizard.core.kaggle.records import KernelRecord
+    from tpuwizard.core.kaggle.records import KernelRecord, KernelTorn
 
 
 def kaggle_status(as_json: bool) -> tuple[list[dict[str, Any]], bool]:
@@ -44,9 +44,9 @@ def kernels_named(name: str) -> list[KernelRecord]:
     return named(name)
 
 
-def teardown_kaggle(records: list[KernelRecord], yes: bool, as_json: bool) -> None:
-    """Delete the named kernels (each only where its record proves it this user's run and its
-    session ended) and verify with Kaggle that each is gone. Exit 4 where one is not."""
+def _tear_down_confirmed(records: list[KernelRecord], yes: bool) -> list[KernelTorn] | str | None:
+    """Each kernel deleted where its record proves it this user's run and its session ended,
+    verified with Kaggle, each said; why Kaggle could not be asked; or None: the user said no."""
     from tpuwizard.session.kaggle_records import tear_down_kernels
     from tpuwizard.words.kaggle_text import torn_lines
 
@@ -55,19 +55,49 @@ def teardown_kaggle(records: list[KernelRecord], yes: bool, as_json: bool) -> No
         if not stdin_is_terminal():
             raise BadInput(f"Would delete {listing}: add --yes to confirm without a terminal.")
         if not ask_yes_no(f"Delete the Kaggle kernel {listing}?"):
-            say("Nothing deleted.")
-            raise click.exceptions.Exit(EXIT_OK)
+            return None
     say(f"Deleting {listing} from Kaggle and checking that it is gone...")
     results = tear_down_kernels(records)
     if isinstance(results, str):
-        say(f"Nothing was deleted: {results}.")
-        if as_json:
-            print_json({"kaggle": [], "problem": results})
-        raise click.exceptions.Exit(EXIT_TEARDOWN)
+        say(f"Nothing was deleted on Kaggle: {results}.")
+        return results
     for torn in results:
         for line in torn_lines(torn):
             say(line)
+    return results
+
+
+def teardown_kaggle(records: list[KernelRecord], yes: bool, as_json: bool) -> None:
+    """``teardown NAME`` of a kernel: deleted (each only where its record proves it this user's
+    run and its session ended) and verified gone. Exit 4 where one is not."""
+    results = _tear_down_confirmed(records, yes)
+    if results is None:
+        say("Nothing deleted.")
+        raise click.exceptions.Exit(EXIT_OK)
+    if isinstance(results, str):
+        if as_json:
+            print_json({"kaggle": [], "problem": results})
+        raise click.exceptions.Exit(EXIT_TEARDOWN)
     if as_json:
         print_json({"kaggle": [torn.to_dict() for torn in results]})
     if not all(torn.verified for torn in results):
         raise click.exceptions.Exit(EXIT_TEARDOWN)
+
+
+def teardown_all_kaggle(yes: bool) -> tuple[dict[str, Any], bool]:
+    """``teardown --all``: every kernel the Kaggle ledger holds, ended where it can be, and
+    why not where it cannot (a running one: its page, and until when it may run). Returns the
+    part of the command's JSON document ({} where the ledger holds none: nothing is asked of
+    Kaggle) and whether every one is verified gone."""
+    from tpuwizard.session.kaggle_records import kernels_held
+
+    records = kernels_held()
+    if not records:
+        return {}, True
+    results = _tear_down_confirmed(records, yes)
+    if results is None:
+        say("No Kaggle kernel deleted.")
+        return {"kaggle": []}, True
+    if isinstance(results, str):
+        return {"kaggle": [], "kaggle_problem": results}, False
+    return {"kaggle": [t.to_dict() for t in results]}, all(t.verified for t in results)

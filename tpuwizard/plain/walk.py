@@ -251,7 +251,14 @@ class PlainWizard:
         return self.select("Route", choices, default)
 
     def notebook_route(self, session: Session) -> int:
-        key = self.select("Which notebook?", ["colab", "kaggle"], "colab")
+        choices = [
+            questionary.Choice("Write a Colab notebook", "colab"),
+            questionary.Choice("Write a Kaggle notebook", "kaggle"),
+            questionary.Choice("Run it on Kaggle for me (followed here, checked)", "kaggle-run"),
+        ]
+        key = self.select("The free notebook route", choices, choices[0])
+        if key == "kaggle-run":
+            return self.kaggle_run(session)
         path = notebook.write_notebook(key, session.runs_base.parent / f"tpuwizard-{key}.ipynb")
         plat = notebook.get_platform(key)
         self.say(f"Wrote {path}. Then, in {plat.title}:")
@@ -259,6 +266,28 @@ class PlainWizard:
             self.say(f"  {i}. {notebook.plain(step)}")
         self.say(f"Then check it: {notebook.check_command(key)}")
         return 0
+
+    def kaggle_run(self, session: Session) -> int:
+        """The script run on Kaggle's TPU (the stand-in in practice) through the session, as
+        the wizard's "Run it on Kaggle for me": its lines as `launch --route kaggle` prints
+        them, then the summary. Returns the run's exit code."""
+        from tpuwizard.core.launch.events.summary import RunSummary
+        from tpuwizard.session.kaggle_route import kaggle_route_for, practice_for_kaggle
+
+        script = self.text("Your script to run on Kaggle's TPU", check=is_file)
+        practice = practice_for_kaggle(self.sandbox)
+        route = kaggle_route_for(Path(script), practice, session.runs_base)
+        summary = RunSummary()
+
+        def show(event: Any) -> None:
+            summary.apply(event)
+            for line in describe(event, "plain"):
+                (self.out if isinstance(event, ScriptLine) else self.say)(line)
+
+        code = route.follow(show, self.say)
+        for line in summary_lines(summary, "plain"):
+            (self.out if line.startswith(SCRIPT_TAIL) else self.say)(line)
+        return code
 
     def choose_project(self, ctx: gcloud_config.GcloudContext, session: Session) -> str:
         if session.practice and session.project:

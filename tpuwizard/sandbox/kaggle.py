@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import json
 import secrets
+import threading
 import time
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -40,6 +41,19 @@ LOOPBACK = "127.0.0.1"
 KERNELS = "/api/v1/kernels.KernelsApiService/"
 LOG_STREAM = "/api/v1/kernels/logs/stream/"
 OUTPUT = "/sandbox-output/"
+
+
+def quota_statistics(faults: dict[str, str]) -> dict[str, Any]:
+    """The stand-in's answer to ``GetAcceleratorQuotaStatistics``, in kagglesdk's JSON shape
+    (``ApiGetAcceleratorQuotaStatisticsResponse``: durations as ``"<seconds>s"``)."""
+    allowed = TPU_HOURS_PER_WEEK * 3600
+    used = allowed if "quota_exhausted" in faults else 0.0
+    refresh = datetime.now(UTC).replace(tzinfo=None) + timedelta(days=3)
+    return {
+        "quotaRefreshTime": refresh.isoformat(timespec="milliseconds") + "Z",
+        "tpuQuota": {"timeUsed": f"{used:.0f}s", "totalTimeAllowed": f"{allowed:.0f}s"},
+        "gpuQuota": {"timeUsed": "0s", "totalTimeAllowed": "108000s"},
+    }
 
 
 class KaggleHandler(BaseHTTPRequestHandler):
@@ -80,7 +94,7 @@ class KaggleHandler(BaseHTTPRequestHandler):
             body = {}
         path = self._path()
         self.server.calls.append(path)
-        if self._dropped(path):
+        if self._dropped(path) or self._held(path):
             return
         if path == "/api/v1/security.OAuthService/IntrospectToken":
             active = body.get("token") == self.server.token
@@ -119,6 +133,19 @@ class KaggleHandler(BaseHTTPRequestHandler):
         if self.server.status_answers <= int(self.server.faults["drop_after"] or 1):
             return False
         self.close_connection = reset_connection(self.connection)
+        return True
+
+    def _held(self, path: str) -> bool:
+        """``hang=M1,M2`` (or ``hang`` alone: every call): a request for one of those methods
+        (the path's last part) is accepted and never answered, until the stand-in ends."""
+        if "hang" not in self.server.faults:
+            return False
+        methods = [m for m in self.server.faults["hang"].split(",") if m]
+        if methods and path.rsplit("/", 1)[-1] not in methods:
+            return False
+        self.server.held_open += 1
+        self.server.switched_off.wait()
+        self.close_connection = True
         return True
 
     def _session(self, body: dict[str, Any]) -> Session | None:
@@ -191,19 +218,12 @@ class KaggleHandler(BaseHTTPRequestHandler):
         return 200, {"files": files, "log": "\n".join(session.lines) + "\n"}
 
     def kernels_GetAcceleratorQuotaStatistics(self, user: str, body: Any) -> tuple[int, Any]:
-        allowed = TPU_HOURS_PER_WEEK * 3600
-        used = allowed if "quota_exhausted" in self.server.faults else 0.0
-        refresh = datetime.now(UTC).replace(tzinfo=None) + timedelta(days=3)
-        return 200, {
-            "quotaRefreshTime": refresh.isoformat(timespec="milliseconds") + "Z",
-            "tpuQuota": {"timeUsed": f"{used:.0f}s", "totalTimeAllowed": f"{allowed:.0f}s"},
-            "gpuQuota": {"timeUsed": "0s", "totalTimeAllowed": "108000s"},
-        }
+        return 200, quota_statistics(self.server.faults)
 
     def do_GET(self) -> None:
         path = self._path()
         self.server.calls.append(path)
-        if self._dropped(path):
+        if self._dropped(path) or self._held(path):
             return
         if path.startswith(OUTPUT):
             owner, name, rest = path[len(OUTPUT) :].split("/", 2)
@@ -262,12 +282,15 @@ class KaggleStandIn(ThreadingHTTPServer):
         self.pushes: list[dict[str, Any]] = []  # each SaveKernel body, for tests to read
         self.calls: list[str] = []  # each request's path, for tests to read
         self.status_answers = 0  # for drop_after
+        self.held_open = 0  # requests held open without an answer (hang), for tests to read
+        self.switched_off = threading.Event()  # ends the requests held open
 
     @property
     def proxy(self) -> str:
         return f"http://{LOOPBACK}:{self.server_address[1]}"
 
     def switch_off(self) -> None:
+        self.switched_off.set()
         self.shutdown()
         self.server_close()
         self.sessions.stop_all()

@@ -9,7 +9,9 @@ the stand-in's own); ``kernel_error`` ends every session with ERROR as soon as i
 ``lose_push`` takes the first push and resets the connection instead of answering it;
 ``newer_client=V`` announces API version V on every answer (kaggle then prints a notice);
 ``slow_push=S`` answers a push only after S seconds; ``drop_after=N`` resets every request
-after the N-th status answer, as a network that dropped while the run was followed.
+after the N-th status answer, as a network that dropped while the run was followed;
+``hang=M1,M2`` accepts each request for those methods (``hang`` alone: every request) and
+never answers it (kaggle's requests have no timeout).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from tpuwizard.core.kaggle.records import (
     practice_kernel,
     tear_down,
 )
-from tpuwizard.session.kaggle_route import kernel_ledger
+from tpuwizard.session.kaggle_route import call_timeout_s, kernel_ledger
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ def _signed_in() -> Kernels | str:
     from tpuwizard.core.kaggle.client import KaggleApiKernels
 
     try:
-        return KaggleApiKernels()
+        return KaggleApiKernels(call_timeout_s())
     except KaggleCallFailed as err:
         return f"Kaggle failed while {err.what}: {err.detail}"
 
@@ -76,6 +76,11 @@ def held_on_kaggle() -> KaggleHeld | None:
 def kernels_named(name: str) -> list[KernelRecord]:
     """The ledger's kernels that ``teardown NAME`` means (none: NAME is not a kernel of ours)."""
     return named(held_kernels(kernel_ledger()), name)
+
+
+def kernels_held() -> list[KernelRecord]:
+    """Every kernel the Kaggle ledger holds (``teardown --all``); no call is made."""
+    return held_kernels(kernel_ledger())
 
 
 def tear_down_kernels(records: list[KernelRecord]) -> list[KernelTorn] | str:

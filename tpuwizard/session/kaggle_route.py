@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tpuwizard.core import paths
 from tpuwizard.core.exit_codes import EXIT_CLOUD
@@ -25,8 +25,12 @@ from tpuwizard.core.launch.events.base import Event
 from tpuwizard.core.launch.events.launch_events import Failed, Finished
 from tpuwizard.session.signals import StopSignals
 
+if TYPE_CHECKING:
+    from tpuwizard.core.kaggle.records import KernelSeen
+
 KAGGLE_FAULTS_ENV = "TPUWIZARD_KAGGLE_FAULTS"  # practice: the stand-in's faults
 POLL_ENV = "TPUWIZARD_KAGGLE_POLL"  # seconds between status reads (default 5)
+TIMEOUT_ENV = "TPUWIZARD_KAGGLE_TIMEOUT"  # the longest wait for one answer (default 60 s)
 STOP_WORDS = "stopping: asking Kaggle whether the kernel still runs..."
 LEDGER_FILE = "kaggle-ledger.jsonl"
 
@@ -35,6 +39,17 @@ class _StopAsked(BaseException):
     """Raised in the main thread by the first stop signal: the run's calls end where they are.
     Not an ``Exception``: the client's ``except Exception`` around each call (client.py) would
     take a stop during the push for a lost answer, and the run would go on."""
+
+
+def call_timeout_s() -> float:
+    """The longest wait for one answer from Kaggle: ``TPUWIZARD_KAGGLE_TIMEOUT`` seconds, else
+    the client's default (kaggle's own requests have no timeout)."""
+    from tpuwizard.core.kaggle.client import CALL_TIMEOUT_S
+
+    try:
+        return max(0.1, float(os.environ.get(TIMEOUT_ENV) or CALL_TIMEOUT_S))
+    except ValueError:
+        return CALL_TIMEOUT_S
 
 
 def kernel_ledger() -> KernelLedger:
@@ -120,6 +135,23 @@ class KaggleRoute:
         self.env_before: dict[str, str | None] | None = None
         self.stand_in_user = ""
 
+    def left_running(self, state: str | None) -> KernelSeen | None:
+        """The kernel this run pushed, while its session may still run (its ledger record not
+        closed), as `status` would show it with Kaggle's ``state`` (the last one followed);
+        None where nothing was pushed or its end is recorded."""
+        from tpuwizard.core.kaggle.records import KernelRecord, KernelSeen
+
+        kernels = self.kernels
+        if kernels is None:
+            return None
+        ref = f"{kernels.username}/{self.run.spec.name}"
+        for record in self.ledger.held():  # each with its earlier records' fields (pid, url)
+            if (record["kernel"], record["run_id"]) == (ref, self.run.run_id):
+                if record["op"] == "ended":
+                    return None
+                return KernelSeen(KernelRecord.from_ledger(record), state or "PUSHED", True)
+        return None
+
     def _poll_s(self) -> float:
         try:
             return max(0.05, float(os.environ.get(POLL_ENV) or 5.0))
@@ -141,7 +173,7 @@ class KaggleRoute:
         try:
             from tpuwizard.core.kaggle.client import KaggleApiKernels
 
-            self.kernels = KaggleApiKernels()
+            self.kernels = KaggleApiKernels(call_timeout_s())
         except KaggleCallFailed as err:
             yield Failed(err.what, diagnosis.call_failed(err.what, err.detail, err.status))
             yield Finished(False, EXIT_CLOUD, folder, None)

@@ -250,12 +250,15 @@ class WizardApp(App[int]):
     # -- leaving ----------------------------------------------------------------------------
     def action_quit(self) -> None:  # type: ignore[override]
         """The only way out: Ctrl+Q, Esc on dialogs, the command palette and the footer."""
+        from tpuwizard.tui.screens.kaggle_quit import guard_kaggle_quit
         from tpuwizard.tui.screens.quit_guard import QuitGuard
 
         if self.guard_open or self.leaving is not None:
             return  # one guard at a time; a way out already chosen ends in exit
         billing = self.billing
         if not billing.may_bill():
+            if guard_kaggle_quit(self):  # a kernel left on Kaggle: named before leaving
+                return
             # After a launch, its summary stays in the terminal (as Keep and Delete now leave it).
             self.finish(0, self.goodbye() if self.last_summary is not None else None)
             return

@@ -15,6 +15,7 @@ from tpuwizard.core.launch.events.kaggle import (
 
 if TYPE_CHECKING:  # status's and teardown's results: their module is not imported at start
     from tpuwizard.core.kaggle.records import KernelSeen, KernelTorn
+    from tpuwizard.session.kaggle_quota import QuotaRead
 
 KaggleEvent = KernelPlanned | KernelPushed | KernelState | KernelLeftRunning | KernelDeleted
 
@@ -23,10 +24,11 @@ def kaggle_lines(event: KaggleEvent) -> list[str]:
     match event:
         case KernelPlanned():
             practice = "[practice] " if event.practice else ""
+            whose = " (the practice stand-in's figure)" if event.practice else ""
             quota = (
                 "TPU quota left this week: not given by Kaggle"
                 if event.quota_left_s is None
-                else f"TPU quota left this week: {event.quota_left_s / 3600:.1f} h"
+                else f"TPU quota left this week: {event.quota_left_s / 3600:.1f} h{whose}"
             )
             return [
                 f"{practice}Pushing {event.kernel} to Kaggle: private, {event.shape}, session "
@@ -73,6 +75,19 @@ def kaggle_lines(event: KaggleEvent) -> list[str]:
                 "delete it on its page on kaggle.com if you wish."
             ]
     return []
+
+
+def quota_words(read: QuotaRead | None) -> str:
+    """The Route step's line on the free notebook's card: Kaggle's weekly TPU quota left."""
+    if read is None:
+        return "Kaggle TPU left: reading..."
+    if read.quota is None:
+        return f"Kaggle TPU left: not known ({read.problem or 'Kaggle gave no figure'})"
+    left, allowed = read.quota.left_s / 3600, read.quota.allowed_s / 3600
+    whose = " (the practice stand-in's figure)" if read.practice else ""
+    if left <= 0:
+        return f"Kaggle TPU: used up this week (of {allowed:.0f} h){whose}"
+    return f"Kaggle TPU: {left:.1f} h of {allowed:.0f} h left this week{whose}"
 
 
 def _until(ends_by: float) -> str:

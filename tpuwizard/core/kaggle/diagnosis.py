@@ -22,7 +22,10 @@ def no_credentials(missing: NoCredentials) -> Diagnosis:
     )
 
 
-def call_failed(what: str, detail: str, status: int | None) -> Diagnosis:
+def call_failed(what: str, detail: str, status: int | None, kernel: str | None = None) -> Diagnosis:
+    """``kernel``: the kernel whose push had started, which may exist on Kaggle now."""
+    if status is None:
+        return no_answer(what, detail, kernel)
     if status in (401, 403) and what == "sign-in":
         return Diagnosis(
             kind="kaggle_credentials",
@@ -35,6 +38,31 @@ def call_failed(what: str, detail: str, status: int | None) -> Diagnosis:
         title=f"Kaggle failed while {what}",
         explanation=f"Kaggle answered{f' (HTTP {status})' if status else ''}: {detail}",
         next_steps=["Try again in a few minutes; https://www.kaggle.com/code shows your kernels."],
+    )
+
+
+def no_answer(what: str, detail: str, kernel: str | None) -> Diagnosis:
+    """Kaggle (or the way to it) gave no answer: a network down, or a server that accepted the
+    connection and never answered (each call is bounded: TPUWIZARD_KAGGLE_TIMEOUT)."""
+    if kernel is None:
+        return Diagnosis(
+            kind="kaggle_no_answer",
+            title=f"Kaggle did not answer while {what}",
+            explanation=f"No answer came ({detail}). Nothing was pushed.",
+            next_steps=["Check this computer's network, then run this again."],
+        )
+    return Diagnosis(
+        kind="kaggle_no_answer",
+        title=f"Kaggle did not answer while {what}",
+        explanation=(
+            f"No answer came ({detail}). {kernel} was pushed, or its push had started: it may "
+            "be on Kaggle, its session running there and spending your weekly TPU quota."
+        ),
+        next_steps=[
+            f"Run `tpuwizard status`: it asks Kaggle for {kernel}, and `tpuwizard teardown "
+            f"{kernel}` deletes it once its session ended.",
+            f"Its page, if it was pushed: https://www.kaggle.com/code/{kernel}",
+        ],
     )
 
 

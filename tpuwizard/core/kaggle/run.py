@@ -126,6 +126,7 @@ def run_kernel(
     """The run's events, ending with ``Finished``; a Kaggle failure ends it with a diagnosis."""
     spec = replace(run.spec, username=kernels.username)
     folder = str(run.run_dir)
+    pushing: str | None = None  # the kernel, once its push started: it may exist from then on
     try:
         quota = kernels.tpu_quota()
         yield KernelPlanned(
@@ -152,6 +153,7 @@ def run_kernel(
                 practice=run.practice,
                 pid=os.getpid(),  # `status` asks whether the command that pushed it still runs
             )
+            pushing = spec.ref
             try:
                 pushed = kernels.push(Path(staging), spec.timeout_s, spec.shape)
             except KaggleCallFailed as err:
@@ -189,7 +191,8 @@ def run_kernel(
             yield deleted
         yield collected[-1]  # Finished, last
     except KaggleCallFailed as err:
-        yield Failed(err.what, diagnosis.call_failed(err.what, err.detail, err.status))
+        said = diagnosis.call_failed(err.what, err.detail, err.status, pushing)
+        yield Failed(err.what, said)
         yield Finished(False, EXIT_CLOUD, folder, None)
 
 

@@ -42,6 +42,7 @@ class KaggleRunScreen(WizardScreen[RunSummary]):
         self.summary = RunSummary()
         self.gone = threading.Event()  # the screen was removed (the wizard quit)
         self.app_: Any = None
+        self.last_state: str | None = None  # Kaggle's last state for the session, as shown
 
     def compose_body(self) -> ComposeResult:
         yield Static(TITLE, classes="title")
@@ -82,6 +83,7 @@ class KaggleRunScreen(WizardScreen[RunSummary]):
 
     def show(self, event: ev.Event) -> None:
         if isinstance(event, ev.KernelState):
+            self.last_state = event.state
             self.query_one("#kaggle-state", Static).update(state_line(event))
         lines = describe(event, "wizard")
         if lines:

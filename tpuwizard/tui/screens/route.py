@@ -79,6 +79,20 @@ class RouteScreen(WizardScreen[str]):
 
     def on_mount(self) -> None:
         self.query_one(RouteCards).focus()  # the choice first; the questions help make it
+        # The wizard's app (a test's harness has no such setting, and reads nothing): the
+        # weekly Kaggle TPU quota, read in a thread once the step is drawn.
+        sandbox = getattr(self.app, "force_sandbox", None)
+        if sandbox is not None:
+            self.call_after_refresh(self.read_kaggle_quota, bool(sandbox))
+
+    def read_kaggle_quota(self, sandbox: bool) -> None:
+        from tpuwizard.tui.kaggle_quota import read_kaggle_quota
+
+        self.run_worker(read_kaggle_quota(self, sandbox), group="kaggle-quota")
+
+    def kaggle_quota_read(self, words: str) -> None:
+        """The free notebook's card ends with the weekly Kaggle TPU quota left."""
+        self.query_one(RouteCards).set_note("notebook", words)
 
     def on_resize(self, event: events.Resize) -> None:
         # Below 100 columns the cards keep cost and run time, so 80x24 holds the whole step

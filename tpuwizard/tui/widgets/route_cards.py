@@ -14,6 +14,7 @@ from textual import events
 from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.geometry import Size
+from textual.markup import escape
 from textual.message import Message
 from textual.widget import Widget
 
@@ -27,12 +28,15 @@ ROUND = ("╭", "╮", "╰", "╯", "─", "│")
 HEAVY = ("┏", "┓", "┗", "┛", "━", "┃")
 
 
-def card_text(info: RouteInfo, compact: bool = False) -> str:
+def card_text(info: RouteInfo, compact: bool = False, note: str = "") -> str:
+    """A card's words; ``note`` (plain text, read after the screen was drawn) ends it, where
+    there is room: the compact cards keep 80x24 whole, so F1 and 100 columns have it."""
     if compact:
         return f"[b]{info.title}[/b]\n{info.cost}\nruns {info.max_run}"
+    after = "\n" + escape(note) if note else ""
     return (
         f"[b]{info.title}[/b]\ncost: {info.cost}\nwait: {info.wait}\n"
-        f"runs: {info.max_run}\nchips: {info.chips}\nneeds: {info.account}"
+        f"runs: {info.max_run}\nchips: {info.chips}\nneeds: {info.account}{after}"
     )
 
 
@@ -74,6 +78,7 @@ class RouteCards(Widget, can_focus=True):
         super().__init__(id=id)
         self.routes = routes
         self.chosen, self.recommended, self.compact = chosen, recommended, compact
+        self.notes: dict[str, str] = {}  # a route's last line, by its key (Kaggle's quota)
         self.drawn: tuple[tuple[object, ...], list[Content]] | None = None  # the last lines
 
     # -- what is shown --------------------------------------------------------------------
@@ -88,6 +93,11 @@ class RouteCards(Widget, can_focus=True):
         """Mark the chosen and the recommended route (the program's pick: no message)."""
         self.chosen, self.recommended = chosen, recommended
         self.refresh()
+
+    def set_note(self, route: str, note: str) -> None:
+        """A line that ends the route's card, come after the first drawing."""
+        self.notes[route] = note
+        self.refresh(layout=True)
 
     def set_compact(self, compact: bool) -> None:
         """Below 100 columns the cards keep only cost and run time."""
@@ -114,7 +124,8 @@ class RouteCards(Widget, can_focus=True):
 
     def lines(self, width: int) -> list[Content]:
         """The cards' lines at ``width`` (measured, then drawn: worked out once for both)."""
-        key = (width, self.chosen, self.recommended, self.compact, self.has_focus)
+        notes = tuple(sorted(self.notes.items()))
+        key = (width, self.chosen, self.recommended, self.compact, self.has_focus, notes)
         if self.drawn is None or self.drawn[0] != key:
             self.drawn = key, self.draw(width)
         return self.drawn[1]
@@ -122,7 +133,9 @@ class RouteCards(Widget, can_focus=True):
     def draw(self, width: int) -> list[Content]:
         columns = self.columns(width)
         bodies = [
-            Content.from_markup(card_text(info, self.compact)).wrap(max(1, w - 4))
+            Content.from_markup(card_text(info, self.compact, self.notes.get(info.key, ""))).wrap(
+                max(1, w - 4)
+            )
             for info, (_, w) in zip(self.routes, columns, strict=True)
         ]
         height = max(len(body) for body in bodies)
