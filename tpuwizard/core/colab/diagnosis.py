@@ -14,13 +14,15 @@ INSTALL_WORDS = (
 
 def call_failed(err: ColabCallFailed, session: str, practice: bool) -> Diagnosis:
     """The diagnosis for a failed ``colab`` command, by the kind its words show."""
-    status = "tpuwizard status" + (" --sandbox" if practice else "")
+    flag = " --sandbox" if practice else ""
+    status = "tpuwizard status" + flag
     match err.kind:
         case "sign-in":
             return Diagnosis(
                 kind="colab_sign_in",
                 title="The colab CLI is not signed in",
-                explanation="It asked for a browser sign-in, which a run cannot answer: " + err.detail,
+                explanation="It asked for a browser sign-in, which a run cannot answer: "
+                + err.detail,
                 next_steps=[
                     "Sign in once in a terminal: run `colab sessions`, open the URL it prints in "
                     "a browser and paste the code back; then run this again."
@@ -58,9 +60,8 @@ def call_failed(err: ColabCallFailed, session: str, practice: bool) -> Diagnosis
                 title=f"The colab CLI stopped answering while {err.what}",
                 explanation=err.detail + "; tpuwizard ended its call.",
                 next_steps=[
-                    "Check your network; then `" + status + "` lists the session if it still "
-                    "exists, and `tpuwizard teardown " + session + (" --sandbox" if practice else "")
-                    + "` stops it."
+                    f"Check your network; then `{status}` lists the session if it still exists, "
+                    f"and `tpuwizard teardown {session}{flag}` stops it."
                 ],
             )
     return Diagnosis(

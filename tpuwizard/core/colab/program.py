@@ -102,7 +102,8 @@ class ColabProgram:
         return listed
 
     def status_line(self, name: str, timeout_s: float) -> str:
-        return self.call("asking for the session's status", "status", "-s", name, timeout_s=timeout_s)
+        what = "asking for the session's status"
+        return self.call(what, "status", "-s", name, timeout_s=timeout_s)
 
     def upload(self, name: str, local: Path, remote: str) -> None:
         self.call("uploading the script's folder", "upload", "-s", name, str(local), remote)

@@ -245,9 +245,9 @@ def follow_exec(
                 open_streams -= 1
             elif stream:
                 said[stream].append(line)
-                if stream == "out" and not line.startswith("[colab]"):
-                    if parse_marker_line(line) is None:  # the verifier's JSON twins
-                        yield ScriptLine(worker=0, text=line)
+                shown = stream == "out" and not line.startswith("[colab]")
+                if shown and parse_marker_line(line) is None:  # not the verifier's JSON twins
+                    yield ScriptLine(worker=0, text=line)
             if open_streams and clock() > deadline:
                 raise ColabCallFailed(what, "silent", f"`colab exec` ran {limit_s + GRACE_S:.0f} s")
             if open_streams and clock() >= next_probe:
