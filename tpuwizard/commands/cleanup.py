@@ -53,6 +53,9 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     from tpuwizard.core.plan import cost
 
     kaggle, kaggle_unchecked = kaggle_status(as_json)  # its own ledger, its own credentials
+    from tpuwizard.commands.colab_records import colab_status
+
+    colab, colab_unchecked = colab_status(as_json)  # its own ledger, its own program
     session = open_session(project, sandbox)
     with cloud_errors(Context(project=session.project)):
         kept = session.kept.check()  # first: a preempted kept node is deleted, not listed
@@ -79,6 +82,7 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
                     {"line": number, "why": why} for number, why in found.unreadable
                 ],
                 "kaggle_kernels": kaggle,
+                "colab_sessions": colab,
             }
         )
     else:
@@ -98,7 +102,7 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     say_unchecked(found.unchecked)  # last, after everything that could be checked
     if not all(r.verified for r in [*kept.preempted, *found.stopped_ended]):
         raise click.exceptions.Exit(EXIT_TEARDOWN)
-    if found.unchecked or kaggle_unchecked:
+    if found.unchecked or kaggle_unchecked or colab_unchecked:
         raise click.exceptions.Exit(EXIT_CLOUD)
 
 
@@ -126,7 +130,8 @@ def teardown(
     as_json: bool,
 ) -> None:
     """Delete what tpuwizard created (NAME, or --all) and verify by listing that it is gone.
-    NAME may be a Kaggle kernel launch --route kaggle pushed (deleted once its session ended).
+    NAME may be a Kaggle kernel launch --route kaggle pushed (deleted once its session ended),
+    or a Colab session launch --route colab made (stopped; --all stops those too).
     Exit 4 if anything could not be verified gone (or checked)."""
     from tpuwizard.core.cloud.diagnose import Context
     from tpuwizard.words.teardown_text import teardown_lines
@@ -139,6 +144,14 @@ def teardown(
     if name and (kernels := kernels_named(name)):  # a kernel the Kaggle ledger holds
         teardown_kaggle(kernels, yes, as_json)
         return
+    from tpuwizard.commands.colab_records import colab_held, colab_named, teardown_colab
+
+    if name and (sessions := colab_named(name)):  # a session the Colab ledger holds
+        if not teardown_colab(sessions, yes, as_json):
+            raise click.exceptions.Exit(EXIT_TEARDOWN)
+        return
+    # --all: the Colab sessions first (their words on stderr), then the TPUs.
+    colab_ok = teardown_colab(held, yes, False) if everything and (held := colab_held()) else True
     session = open_session(project, sandbox)
     if not name and not everything:
         name = _only_kept_node(session)
@@ -158,13 +171,13 @@ def teardown(
         say_unchecked(unchecked)  # each on its own line; everything else is still deleted
         confirm_theirs(theirs, yes, other_owner, command)
     if not mine and not theirs:
-        if not unchecked:
+        if not unchecked and colab_ok:
             say("Nothing to delete: nothing tpuwizard created exists.")
             _end_practice(session, everything)
         if as_json:
             unchecked_data = [u.to_dict() for u in unchecked]
             print_json({"results": [], "unchecked": unchecked_data, "kept": kept_now()})
-        if unchecked:
+        if unchecked or not colab_ok:
             raise click.exceptions.Exit(EXIT_TEARDOWN)
         return
     listing = ", ".join(f"{r.name} ({r.zone})" for r in mine)
@@ -204,7 +217,7 @@ def teardown(
     if unchecked:
         names = ", ".join(f"{u.resource.name} ({u.resource.zone})" for u in unchecked)
         say(f"Not checked, so not verified gone: {names}; see above.")
-    if unchecked or not all(r.verified for r in results):
+    if unchecked or not all(r.verified for r in results) or not colab_ok:
         raise click.exceptions.Exit(EXIT_TEARDOWN)
     say("Nothing tpuwizard deleted is billing any more.")
     _end_practice(session, everything)

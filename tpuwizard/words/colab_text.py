@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from tpuwizard.core.launch.events.colab import (
     ColabPlanned,
     ColabSessionReady,
@@ -9,6 +11,17 @@ from tpuwizard.core.launch.events.colab import (
 )
 
 ColabEvent = ColabPlanned | ColabSessionReady | ColabSessionStopped
+
+
+class ColabSeenLike(Protocol):
+    """What status and teardown found of a session (session/colab_records.py's ColabSeen)."""
+
+    session: str
+    run_id: str
+    practice: bool
+    state: str
+    detail: str
+    stopped: bool | None
 
 
 def colab_lines(event: ColabEvent) -> list[str]:
@@ -37,3 +50,33 @@ def colab_lines(event: ColabEvent) -> list[str]:
                 f"usage until it stops: `tpuwizard teardown {event.session}` tries again."
             ]
     return []
+
+
+def held_lines(seen: ColabSeenLike) -> list[str]:
+    """``status``: one session of the Colab ledger, as the colab CLI listed it."""
+    flag = " --sandbox" if seen.practice else ""
+    practice = "[practice] " if seen.practice else ""
+    match seen.state:
+        case "running":
+            return [
+                f"{practice}Colab session {seen.session} is still running (run {seen.run_id}): "
+                f"`tpuwizard teardown {seen.session}{flag}` stops it."
+            ]
+        case "launch-running":
+            return [
+                f"{practice}Colab session {seen.session}: its launch still runs and stops it "
+                "at its end."
+            ]
+        case "gone":
+            return [f"{practice}Colab session {seen.session}: gone (colab no longer lists it)."]
+    return [f"{practice}Colab session {seen.session} could not be checked: {seen.detail}."]
+
+
+def torn_lines(seen: ColabSeenLike) -> list[str]:
+    """``teardown``: what became of one session."""
+    if seen.state == "launch-running":
+        return [f"{seen.session}: its launch still runs and stops it itself; not touched."]
+    if seen.stopped:
+        return [f"Stopped {seen.session}: colab sessions no longer lists it."]
+    why = seen.detail or "colab sessions still lists it"
+    return [f"{seen.session} was NOT verified stopped: {why}."]
