@@ -71,7 +71,7 @@ def exec_command(home: Path, faults: dict[str, str], args: argparse.Namespace) -
         alive = s["endpoint"] in state["server"]
     if not alive:
         return _lost(home, name)
-    if "hang_exec" in faults and count == 2:  # the script's exec: nothing answers for a while
+    if "hang_exec" in faults and count == 1:  # mid-exec, nothing answers for a while
         until = time.time() + float(faults["hang_exec"] or 3600)
         (home / "hang-until").write_text(str(until))
         while time.time() < until:

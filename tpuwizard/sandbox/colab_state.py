@@ -8,8 +8,8 @@ Faults (``;``-separated, as the other stand-ins'; from ``TPUWIZARD_COLAB_FAULTS`
 ``no_tpu`` or ``no_tpu=400`` (``new --tpu`` refused: a 412, no TPU runtime free, or a 400, no
 entitlement), ``vanish_on_exec=N`` (the runtime is gone when the N-th exec starts, default the
 first), ``exec_timeout=S`` (each exec's ``--timeout`` passes after S seconds instead),
-``hang_exec=S`` (the second exec, the script's, stops answering, and so does every call made in
-the S seconds after it started).
+``hang_exec=S`` (the first exec stops answering, and so does every call made in the S seconds
+after it started: a network gone mid-exec).
 """
 
 from __future__ import annotations

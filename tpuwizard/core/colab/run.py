@@ -168,7 +168,7 @@ def _exit_code(program: ColabProgram, session: str, remote: str, staging: Path) 
     try:
         program.download(session, remote, local)
         return int(local.read_text().strip())
-    except (ColabCallFailed, ValueError):
+    except (ColabCallFailed, OSError, ValueError):
         return None
 
 
