@@ -82,18 +82,28 @@ def exec_command(home: Path, faults: dict[str, str], args: argparse.Namespace) -
     cell = cells / f"cell-{count}.py"
     cell.write_text(prelude + code)
     timeout = float(faults.get("exec_timeout") or args.timeout)
-    # Its own process group, so that `stop` ends it and whatever it started.
-    process = subprocess.Popen(
-        [sys.executable, "-u", str(cell)],
-        cwd=root / "content",
-        env=runtime_env(s["accelerator"]),
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    # The cell writes to files on the runtime, relayed from here while the command waits: once
+    # it gives up (its timeout), the cell runs on, as in a kernel nobody listens to.
+    out_path, err_path = cell.with_suffix(".out"), cell.with_suffix(".err")
+    with out_path.open("wb") as out, err_path.open("wb") as err:
+        # Its own process group, so that `stop` ends it and whatever it started.
+        process = subprocess.Popen(
+            [sys.executable, "-u", str(cell)],
+            cwd=root / "content",
+            env=runtime_env(s["accelerator"]),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            start_new_session=True,
+        )
     _mark(home, name, f"exec({args.file or 'stdin'})", add=process.pid)
-    try:
-        process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
+    relay = _Relay(out_path, err_path)
+    deadline = time.monotonic() + timeout
+    while process.poll() is None and time.monotonic() < deadline:
+        relay.step()
+        time.sleep(0.05)
+    relay.step()
+    if process.poll() is None:
         say_err(
             "Traceback (most recent call last):\n"
             '  File "colab_cli/runtime.py", line 220, in execute_code\n'
@@ -103,6 +113,24 @@ def exec_command(home: Path, faults: dict[str, str], args: argparse.Namespace) -
         return 1
     _mark(home, name, None, drop=process.pid)
     return 0
+
+
+class _Relay:
+    """What the cell wrote since the last step, onto this command's stdout and stderr."""
+
+    def __init__(self, out_path: Path, err_path: Path) -> None:
+        self.sources = [(out_path, sys.stdout), (err_path, sys.stderr)]
+        self.offsets = [0, 0]
+
+    def step(self) -> None:
+        for i, (path, stream) in enumerate(self.sources):
+            with path.open("rb") as f:
+                f.seek(self.offsets[i])
+                data = f.read()
+            if data:
+                self.offsets[i] += len(data)
+                stream.buffer.write(data)
+                stream.flush()
 
 
 def _mark(
