@@ -45,7 +45,8 @@ def classify(what: str, code: int, out: str, err: str) -> ColabCallFailed:
     said = (err.strip() or out.strip()).splitlines()
     text = "\n".join(line for line in said if line.strip())
     if SIGN_IN_WORDS in err:
-        return ColabCallFailed(what, "sign-in", text, code)
+        urls = [line.strip() for line in err.splitlines() if line.strip().startswith("https://")]
+        return ColabCallFailed(what, "sign-in", f"it printed {urls[0] if urls else 'a URL'}", code)
     if any(words in out for words in LOST_WORDS):
         return ColabCallFailed(what, "lost", out.strip(), code)
     if "TimeoutError" in err:
@@ -87,7 +88,7 @@ class ColabProgram:
         if done.returncode != 0:
             raise classify(what, done.returncode, done.stdout, done.stderr)
         if SIGN_IN_WORDS in done.stderr:
-            raise ColabCallFailed(what, "sign-in", done.stderr.strip(), 0)
+            raise classify(what, 0, done.stdout, done.stderr)
         return done.stdout
 
     def new(self, name: str, tpu: str) -> None:
