@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 
 import tpuwizard
@@ -84,7 +84,7 @@ class ColabRoute:
         except ValueError:
             return 30.0
 
-    def events(self) -> Iterator[Event]:
+    def events(self) -> Generator[Event, None, None]:
         return run_session(self.program, self.run, self.ledger, poll_s=self._poll_s())
 
     def stop_events(self) -> Iterator[Event]:

@@ -16,12 +16,18 @@ ColabEvent = ColabPlanned | ColabSessionReady | ColabSessionStopped
 class ColabSeenLike(Protocol):
     """What status and teardown found of a session (session/colab_records.py's ColabSeen)."""
 
-    session: str
-    run_id: str
-    practice: bool
-    state: str
-    detail: str
-    stopped: bool | None
+    @property
+    def session(self) -> str: ...
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def practice(self) -> bool: ...
+    @property
+    def state(self) -> str: ...
+    @property
+    def detail(self) -> str: ...
+    @property
+    def stopped(self) -> bool | None: ...
 
 
 def colab_lines(event: ColabEvent) -> list[str]:

@@ -103,7 +103,7 @@ def route_env(expect: str) -> dict[str, str]:
 
 def run_session(
     program: ColabProgram, run: ColabRun, ledger: KernelLedger, poll_s: float = 30.0
-) -> Iterator[Event]:
+) -> Generator[Event, None, None]:
     """The run's events: the session stopped and verified before the last, ``Finished``."""
     folder = str(run.run_dir)
     yield ColabPlanned(
