@@ -20,13 +20,14 @@ import signal
 import sys
 from pathlib import Path
 
-from tpuwizard.core.evidence.verifier import cpu_device_env
+from tpuwizard.sandbox.colab_exec import exec_command
 from tpuwizard.sandbox.colab_state import (
     FAULTS_ENV,
     colab_home,
     locked_state,
     log_call,
     parse_colab_faults,
+    resolve_session,
     runtime_root,
     wait_out_hang,
 )
@@ -133,21 +134,6 @@ def status(home: Path, _faults: dict[str, str], args: argparse.Namespace) -> int
     return 0
 
 
-def resolve_session(home: Path, name: str | None) -> tuple[str, dict] | None:
-    """common.py's resolve_session and get_session: the session, or its words and exit 1."""
-    with locked_state(home) as state:
-        if name is None:
-            if len(state["local"]) != 1:
-                say("[colab] Error: No active sessions found. Create one with 'colab new'.")
-                return None
-            name = next(iter(state["local"]))
-        s = state["local"].get(name)
-    if s is None:
-        say(f"[colab] Session '{name}' not found.")
-        return None
-    return name, s
-
-
 def stop(home: Path, _faults: dict[str, str], args: argparse.Namespace) -> int:
     with locked_state(home) as state:
         name = args.session or next(iter(state["local"]), None)
@@ -235,8 +221,6 @@ def main(argv: list[str] | None = None) -> int:
     faults = parse_colab_faults(os.environ.get(FAULTS_ENV))
     if "signed_out" in faults:
         return _not_signed_in()
-    from tpuwizard.sandbox.colab_exec import exec_command
-
     commands = {
         "new": new,
         "sessions": sessions,
@@ -275,15 +259,6 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--timeout", type=float, default=30.0)
     run.add_argument("--env", action="append", default=[])
     return parser
-
-
-def runtime_env(accelerator: str) -> dict[str, str]:
-    """What the runtime's processes see: JAX's CPU devices, one per chip of the shape."""
-    del accelerator  # v5e1 and v6e1 both have one chip
-    env = cpu_device_env(1)
-    env.pop("JAX_PLATFORMS", None)
-    env.pop("COURSE_EXPECT_PLATFORM", None)
-    return env
 
 
 if __name__ == "__main__":

@@ -12,7 +12,13 @@ import sys
 import time
 from pathlib import Path
 
-from tpuwizard.sandbox.colab_state import ENV_KEY_PATTERN, locked_state, runtime_root
+from tpuwizard.sandbox.colab_state import (
+    ENV_KEY_PATTERN,
+    locked_state,
+    resolve_session,
+    runtime_env,
+    runtime_root,
+)
 
 
 def say(text: str) -> None:
@@ -51,8 +57,6 @@ def _lost(home: Path, name: str) -> int:
 
 
 def exec_command(home: Path, faults: dict[str, str], args: argparse.Namespace) -> int:
-    from tpuwizard.sandbox.colab_cli import resolve_session, runtime_env
-
     prelude = _env_prelude(args.env)
     if prelude is None:
         return 2

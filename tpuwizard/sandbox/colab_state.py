@@ -24,6 +24,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from tpuwizard.core.evidence.verifier import cpu_device_env
+
 HOME_ENV = "TPUWIZARD_COLAB_HOME"
 FAULTS_ENV = "TPUWIZARD_COLAB_FAULTS"
 ENV_KEY_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # execution.py's ENV_KEY_REGEX
@@ -89,3 +91,30 @@ def wait_out_hang(home: Path) -> None:
         return
     while time.time() < until:
         time.sleep(0.1)
+
+
+def resolve_session(home: Path, name: str | None) -> tuple[str, dict[str, Any]] | None:
+    """common.py's resolve_session and get_session: the session, or its words and exit 1."""
+    with locked_state(home) as state:
+        if name is None:
+            if len(state["local"]) != 1:
+                print(
+                    "[colab] Error: No active sessions found. Create one with 'colab new'.",
+                    flush=True,
+                )
+                return None
+            name = next(iter(state["local"]))
+        s = state["local"].get(name)
+    if s is None:
+        print(f"[colab] Session '{name}' not found.", flush=True)
+        return None
+    return name, s
+
+
+def runtime_env(accelerator: str) -> dict[str, str]:
+    """What the runtime's processes see: JAX's CPU devices, one per chip of the shape."""
+    del accelerator  # v5e1 and v6e1 both have one chip
+    env = cpu_device_env(1)
+    env.pop("JAX_PLATFORMS", None)
+    env.pop("COURSE_EXPECT_PLATFORM", None)
+    return env
