@@ -111,3 +111,26 @@ class ColabRoute:
                 for event in self.stop_events():
                     show(event)
         return signals.exit_code(code)
+
+
+def colab_route_for(
+    script: Path,
+    practice: bool,
+    runs: Path,
+    fetch: tuple[str, ...] = (),
+    max_run_minutes: float | None = None,
+) -> ColabRoute:
+    """A run of ``script`` on a Colab TPU runtime (the stand-in in practice), checked before
+    any call: :class:`BadInput` for a missing script, a folder too large, or (real) no
+    ``colab`` program on PATH (how to install it, and the notebook instead)."""
+    from tpuwizard.core.colab.diagnosis import INSTALL_WORDS
+    from tpuwizard.core.colab.run import prepare_run
+    from tpuwizard.core.errors import BadInput
+    from tpuwizard.session.session import new_run
+
+    run_id, run_dir = new_run(runs)
+    run = prepare_run(script, (), fetch, max_run_minutes, run_id, run_dir, practice)
+    program = program_for(practice)
+    if program is None:
+        raise BadInput(INSTALL_WORDS)
+    return ColabRoute(run, program)
