@@ -161,3 +161,26 @@ def test_an_exec_whose_cli_stops_answering_is_ended_with_that_kind(tmp_path):
     with pytest.raises(ColabCallFailed) as caught:
         list(follow_exec(colab, a_run(tmp_path), tmp_path / "c.py", 600, "running", 0.05))
     assert caught.value.kind == "silent" and "no answer" in caught.value.detail
+
+
+def test_on_colabs_tpu_the_receipt_must_show_one_v5e_chip(tmp_path):
+    import json
+
+    from tests.receipt_fixtures import verifier_receipt
+    from tpuwizard.core.colab.run import _check
+
+    run = a_run(tmp_path, practice=False)
+    run.run_dir.mkdir(parents=True)
+    receipt = run.run_dir / "receipt.json"
+    receipt.write_text(json.dumps(verifier_receipt("tpu", 4, kind="TPU v5 lite")))
+    events: list = []
+    checked = _check(run, 0)
+    try:
+        while True:
+            events.append(next(checked))
+    except StopIteration as end:
+        assert end.value is False
+    [failed] = [e for e in events if isinstance(e, Failed)]
+    assert "v5litepod-1 has 1" in failed.diagnosis.explanation
+    receipt.write_text(json.dumps(verifier_receipt("tpu", 1, kind="TPU v5 lite")))
+    assert list(_check(run, 0))[-1].ok
