@@ -8,6 +8,10 @@ tracebacks on stderr) and the same exit codes. A runtime is a folder on this com
 ``exec`` runs its cell in a Python process there, on JAX's CPU devices (one, as a v5e1 has one
 chip), where the real one runs it in the runtime's IPython kernel (tpuwizard's cells rely on
 neither). Its state and faults: colab_state.py. Every call is logged (``calls.log``).
+
+Where the CLI's code leaves an answer to Colab's backend, the stand-in chooses one and says so:
+``stop`` on a runtime the backend no longer holds (its unassign) is refused, as an uncaught
+request error (traceback, exit 1, local state kept).
 """
 
 from __future__ import annotations
