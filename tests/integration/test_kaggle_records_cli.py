@@ -81,6 +81,8 @@ def test_an_ended_kernel_is_listed_as_kept_then_deleted_and_verified_gone(
     assert code == 0, err
     assert f"{ref}: ERROR; kept in your Kaggle account" in out
     assert f"tpuwizard teardown {ref}` deletes it" in out
+    # The kernel is listed: status never says nothing exists (only that no TPU does).
+    assert "Nothing you created" not in out and "No Cloud TPU you created" in out
 
     name = ref.split("/")[1]  # its name alone is enough
     code, out, err = cli(project, env, "teardown", name, "--yes", "--json")

@@ -53,6 +53,9 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     from tpuwizard.core.plan import cost
 
     kaggle, kaggle_unchecked = kaggle_status(as_json)  # its own ledger, its own credentials
+    from tpuwizard.commands.colab_records import colab_status
+
+    colab, colab_unchecked = colab_status(as_json)  # its own ledger, its own program
     session = open_session(project, sandbox)
     with cloud_errors(Context(project=session.project)):
         kept = session.kept.check()  # first: a preempted kept node is deleted, not listed
@@ -79,6 +82,7 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
                     {"line": number, "why": why} for number, why in found.unreadable
                 ],
                 "kaggle_kernels": kaggle,
+                "colab_sessions": colab,
             }
         )
     else:
@@ -87,6 +91,8 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
         if found:
             flex = any(b.resource.route == "flex" for b in found)  # its caveat only where shown
             render_status(shown, cost.label(flex) + read, practice=session.practice)
+        elif not found.unchecked and (kaggle or colab):  # listed above: they exist, unbilled
+            show("No Cloud TPU you created with tpuwizard exists any more: none is billing.")
         elif not found.unchecked:
             show("Nothing you created with tpuwizard exists any more: nothing of yours is billing.")
         for info in kept.infos:  # kept for iterating: what they cost, when they delete themselves
@@ -98,7 +104,7 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     say_unchecked(found.unchecked)  # last, after everything that could be checked
     if not all(r.verified for r in [*kept.preempted, *found.stopped_ended]):
         raise click.exceptions.Exit(EXIT_TEARDOWN)
-    if found.unchecked or kaggle_unchecked:
+    if found.unchecked or kaggle_unchecked or colab_unchecked:
         raise click.exceptions.Exit(EXIT_CLOUD)
 
 
@@ -126,8 +132,9 @@ def teardown(
     as_json: bool,
 ) -> None:
     """Delete what tpuwizard created (NAME, or --all) and verify by listing that it is gone.
-    NAME may be a Kaggle kernel launch --route kaggle pushed (deleted once its session ended);
-    --all takes every such kernel too, and names each running one it cannot end.
+    NAME may be a Kaggle kernel launch --route kaggle pushed (deleted once its session ended),
+    or a Colab session launch --route colab made (stopped); --all takes every such kernel and
+    session too, and names each running kernel it cannot end.
     Exit 4 if anything could not be verified gone (or checked)."""
     from tpuwizard.core.cloud.diagnose import Context
     from tpuwizard.words.teardown_text import teardown_lines
@@ -144,9 +151,17 @@ def teardown(
     if name and (kernels := kernels_named(name)):  # a kernel the Kaggle ledger holds
         teardown_kaggle(kernels, yes, as_json)
         return
+    from tpuwizard.commands.colab_records import colab_held, colab_named, teardown_colab
+
+    if name and (sessions := colab_named(name)):  # a session the Colab ledger holds
+        if not teardown_colab(sessions, yes, as_json):
+            raise click.exceptions.Exit(EXIT_TEARDOWN)
+        return
     # --all: the Kaggle ledger's kernels first (quick: a delete each, or why not), their part
-    # of the one JSON document kept for the end.
+    # of the one JSON document kept for the end; then the Colab sessions (their words on
+    # stderr), then the TPUs.
     kaggle, kaggle_gone = teardown_all_kaggle(yes) if everything else ({}, True)
+    colab_ok = teardown_colab(held, yes, False) if everything and (held := colab_held()) else True
     session = open_session(project, sandbox)
     if not name and not everything:
         name = _only_kept_node(session)
@@ -166,13 +181,13 @@ def teardown(
         say_unchecked(unchecked)  # each on its own line; everything else is still deleted
         confirm_theirs(theirs, yes, other_owner, command)
     if not mine and not theirs:
-        if not unchecked:
+        if not unchecked and colab_ok:
             say("No TPU to delete: none tpuwizard created exists." if kaggle else NOTHING)
             _end_practice(session, everything)
         if as_json:
             unchecked_data = [u.to_dict() for u in unchecked]
             print_json({"results": [], "unchecked": unchecked_data, "kept": kept_now(), **kaggle})
-        if unchecked or not kaggle_gone:
+        if unchecked or not kaggle_gone or not colab_ok:
             raise click.exceptions.Exit(EXIT_TEARDOWN)
         return
     listing = ", ".join(f"{r.name} ({r.zone})" for r in mine)
@@ -213,7 +228,7 @@ def teardown(
     if unchecked:
         names = ", ".join(f"{u.resource.name} ({u.resource.zone})" for u in unchecked)
         say(f"Not checked, so not verified gone: {names}; see above.")
-    if unchecked or not all(r.verified for r in results):
+    if unchecked or not all(r.verified for r in results) or not colab_ok:
         raise click.exceptions.Exit(EXIT_TEARDOWN)
     say("Nothing tpuwizard deleted is billing any more.")
     if not kaggle_gone:  # said above: a Kaggle kernel not deleted (its session still runs)

@@ -106,11 +106,12 @@ def _interrupt(signum: int, _frame: object) -> None:
 @click.option("--zone", help="Zone (default from gcloud config), e.g. us-central1-a.")
 @click.option(
     "--route",
-    type=click.Choice(["vm", "spot", "flex", "kaggle"]),
+    type=click.Choice(["vm", "spot", "flex", "kaggle", "colab"]),
     default="vm",
     show_default=True,
-    help="On-demand VM, spot, Flex-start (queued, bounded), or kaggle: your script as a private "
-    "Kaggle kernel on Kaggle's free TPU.",
+    help="On-demand VM, spot, Flex-start (queued, bounded), kaggle: your script as a private "
+    "Kaggle kernel on Kaggle's free TPU, or colab: your script on a Colab TPU runtime through "
+    "Google's colab CLI.",
 )
 @project_option
 @click.option("--name", help="Node name (default tpuwizard-<run id>).")
@@ -254,6 +255,19 @@ def launch(
             with_specs,
             requirements,
         )
+        return
+    if route == "colab":
+        from tpuwizard.commands.colab_launch import launch_on_colab
+
+        refused = {
+            "--accelerator": accelerator is not None,
+            "--zone": zone is not None,
+            "--keep": keep,
+            "--checkpoints": bool(checkpoints),
+            "--delete-kernel": delete_kernel,
+            "--with/--requirements": bool(with_specs or requirements),
+        }
+        launch_on_colab(script, script_args, fetch, max_run, run_dir, sandbox, as_json, refused)
         return
     if delete_kernel:
         raise BadInput("--delete-kernel goes with --route kaggle only: a TPU VM is always deleted.")

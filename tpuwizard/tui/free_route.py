@@ -1,5 +1,6 @@
 """The free notebook route: write a notebook (NotebookScreen), or have tpuwizard run the
-script on Kaggle, follow it (KaggleRunScreen) and end on the Summary with its receipt check.
+script on Kaggle or Colab, follow it (KaggleRunScreen, ColabRunScreen) and end on the Summary
+with its receipt check.
 Apart from app.py, which is at its size limit."""
 
 from __future__ import annotations
@@ -9,18 +10,35 @@ from typing import Any
 
 
 async def free_route(app: Any) -> None:  # app: the TpuWizard app
+    from tpuwizard.core.errors import BadInput
     from tpuwizard.session.kaggle_route import kaggle_route_for, practice_for_kaggle
-    from tpuwizard.tui.screens.kaggle_run import KaggleRunScreen
+    from tpuwizard.tui.screens.free_run import KaggleRunScreen
     from tpuwizard.tui.screens.notebook import NotebookScreen
     from tpuwizard.tui.screens.summary import SummaryScreen
 
     runs: Path = app.session.runs_base
-    script = await app.push_screen_wait(NotebookScreen(runs.parent, app.state.script))
-    if not isinstance(script, Path):
-        return  # back to the Route step
-    app.state.script = script
-    route = kaggle_route_for(script, practice_for_kaggle(app.force_sandbox), runs)
-    summary = await app.push_screen_wait(KaggleRunScreen(route))
+    while True:
+        chosen = await app.push_screen_wait(NotebookScreen(runs.parent, app.state.script))
+        if not isinstance(chosen, tuple):
+            return  # back to the Route step
+        where, script = chosen
+        app.state.script = script
+        if where == "kaggle":
+            route = kaggle_route_for(script, practice_for_kaggle(app.force_sandbox), runs)
+            run_screen = KaggleRunScreen(route)
+            break
+        from tpuwizard.session.colab_route import colab_route_for, practice_for_colab
+        from tpuwizard.tui.screens.free_run import ColabRunScreen
+
+        try:  # no colab CLI (real): how to install it, and the notebook step again
+            run_screen = ColabRunScreen(
+                colab_route_for(script, practice_for_colab(app.force_sandbox), runs)
+            )
+        except BadInput as err:
+            app.notify(str(err), severity="warning", timeout=20)
+            continue
+        break
+    summary = await app.push_screen_wait(run_screen)
     app.last_summary = summary
     screen = SummaryScreen(summary)
     await app.push_screen(screen)

@@ -16,6 +16,7 @@ from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.plan.jax_versions import differs_words
 from tpuwizard.core.terminal_text import visible
 from tpuwizard.words.choice_words import Audience, plain_data, words
+from tpuwizard.words.colab_text import colab_lines
 from tpuwizard.words.course_text import OUTPUT_WORDS, not_fetched_hint
 from tpuwizard.words.figures import about, count, money
 from tpuwizard.words.kaggle_text import kaggle_lines
@@ -242,6 +243,8 @@ def _describe(event: ev.Event, audience: Audience) -> list[str]:
             | ev.KernelDeleted()
         ):
             return kaggle_lines(event)
+        case ev.ColabPlanned() | ev.ColabSessionReady() | ev.ColabSessionStopped():
+            return colab_lines(event)
     return []
 
 

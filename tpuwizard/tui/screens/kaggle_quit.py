@@ -21,7 +21,7 @@ LEAVE = "Quit, leave it on Kaggle"
 def guard_kaggle_quit(app: Any) -> bool:  # app: the WizardApp
     """Open the guard when the Kaggle run on screen pushed a kernel that may still run; False
     (nothing to guard) otherwise."""
-    from tpuwizard.tui.screens.kaggle_run import KaggleRunScreen
+    from tpuwizard.tui.screens.free_run import KaggleRunScreen
 
     screen = app.screen
     if not isinstance(screen, KaggleRunScreen):

@@ -23,8 +23,9 @@ def platform_label(title: str, chosen: bool) -> str:
     return f"{title} (chosen)" if chosen else title
 
 
-class NotebookScreen(WizardScreen[Path]):
-    """Dismissed with the script to run on Kaggle ("Run it on Kaggle for me"), or BACK."""
+class NotebookScreen(WizardScreen[tuple[str, Path]]):
+    """Dismissed with where to run the script ("kaggle" or "colab") and the script ("Run it on
+    Kaggle for me", "Run it on Colab for me"), or BACK."""
 
     STEP = "Notebook"
     HELP = (
@@ -32,7 +33,8 @@ class NotebookScreen(WizardScreen[Path]):
         "Notebook), switch the runtime to TPU and run every cell. Then give the downloaded "
         "receipt.json here to check that it proves a TPU run. Or let tpuwizard run your script "
         "on Kaggle's TPU for you (Kaggle credentials needed; without them it practises against "
-        "a local stand-in)."
+        "a local stand-in), or on Colab's through Google's colab CLI (without it, and without "
+        "its sign-in, it practises against a local stand-in)."
     )
 
     def __init__(self, folder: Path, script: Path | None = None) -> None:
@@ -55,11 +57,12 @@ class NotebookScreen(WizardScreen[Path]):
             yield TypedInput(placeholder="~/Downloads/receipt.json", id="receipt")
             yield Button("Check the receipt", id="check")
         yield Static(id="result")
-        yield Label("Or your script, run on Kaggle's TPU by tpuwizard")
+        yield Label("Or your script, run on Kaggle's (or Colab's) TPU by tpuwizard")
         with Horizontal(id="kaggle-row"):
             default = str(self.script) if self.script else "main.py"
             yield TypedInput(value=default, placeholder="main.py", id="kaggle-script")
             yield Button("Run it on Kaggle for me", id="kaggle-run")
+            yield Button("Run it on Colab for me", id="colab-run")
         yield Static(id="kaggle-said")
 
     @on(RadioSet.Changed, "#platform")
@@ -103,6 +106,13 @@ class NotebookScreen(WizardScreen[Path]):
     @on(Button.Pressed, "#kaggle-run")
     @on(Input.Submitted, "#kaggle-script")
     def run_on_kaggle(self) -> None:
+        self.run_on("kaggle")
+
+    @on(Button.Pressed, "#colab-run")
+    def run_on_colab(self) -> None:
+        self.run_on("colab")
+
+    def run_on(self, where: str) -> None:
         typed = self.query_one("#kaggle-script", Input).value.strip()
         script = Path(typed).expanduser()
         if not typed or not script.is_file():
@@ -110,4 +120,4 @@ class NotebookScreen(WizardScreen[Path]):
                 f"[b]No such file:[/b] {typed or '(empty)'}. Give the path of your Python script."
             )
             return
-        self.dismiss(script)
+        self.dismiss((where, script))

@@ -90,6 +90,21 @@ EVENT_GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
         "it; Kaggle ends it by `ends_by`, its page (`url`) can stop it sooner",
         ("launch",),
     ),
+    "colab_planned": (
+        "`--route colab`, first: the named session to ask Colab for, its TPU (`v5e1`), the "
+        "script's limit, the platform the receipt must show",
+        ("launch",),
+    ),
+    "colab_session_ready": (
+        "`--route colab`: Colab assigned the session's runtime; `colab sessions` lists it at "
+        "`endpoint`",
+        ("launch",),
+    ),
+    "colab_session_stopped": (
+        "`--route colab`, last before `finished` (also after a stop signal): `colab stop` ran; "
+        "`verified`: `colab sessions` then no longer listed the session",
+        ("launch",),
+    ),
     "ready": (
         "the node is READY",
         ("launch", "up"),

@@ -14,6 +14,11 @@ from tpuwizard.core.choices import Said
 from tpuwizard.core.cloud.diagnosis import Diagnosis
 from tpuwizard.core.launch.events.base import Event as Event
 
+# A run on Colab (launch --route colab), in a module of their own; part of this vocabulary.
+from tpuwizard.core.launch.events.colab import ColabPlanned as ColabPlanned
+from tpuwizard.core.launch.events.colab import ColabSessionReady as ColabSessionReady
+from tpuwizard.core.launch.events.colab import ColabSessionStopped as ColabSessionStopped
+
 # A run on Kaggle (launch --route kaggle), in a module of their own; part of this vocabulary.
 from tpuwizard.core.launch.events.kaggle import KernelDeleted as KernelDeleted
 from tpuwizard.core.launch.events.kaggle import KernelLeftRunning as KernelLeftRunning

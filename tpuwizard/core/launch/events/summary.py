@@ -79,6 +79,9 @@ class RunSummary:
             case ev.KernelPlanned():  # a run on Kaggle: the kernel, its shape, no zone
                 self.name, self.accelerator, self.zone = event.kernel, event.shape, "Kaggle"
                 self.practice = event.practice
+            case ev.ColabPlanned():  # a run on Colab: the session, its TPU, no zone
+                self.name, self.accelerator, self.zone = event.session, event.tpu, "Colab"
+                self.practice = event.practice
             case ev.ZoneFailover():
                 self.zone = event.to_zone
                 self._attempt_zone(event.to_zone)

@@ -1,6 +1,8 @@
-"""The free route, run for the user: the script pushed to Kaggle's TPU (the stand-in in
-practice), its state and log streamed with the same lines ``launch --route kaggle`` prints,
-then dismissed with the run's summary for the Summary step."""
+"""The free route, run for the user: the script pushed to Kaggle's TPU, or run on a Colab TPU
+runtime through Google's colab CLI (the stand-ins in practice), its state and log streamed with
+the same lines ``launch --route kaggle|colab`` prints, then dismissed with the run's summary for
+the Summary step. Colab's screen is Kaggle's with Colab's words and no close of its own (the
+session is stopped as the run's last step)."""
 
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ def state_line(event: ev.KernelState) -> str:
 class KaggleRunScreen(WizardScreen[RunSummary]):
     STEP = "Kaggle"
     CAN_GO_BACK = False
-    CSS_PATH: ClassVar = "kaggle_run.tcss"
+    CSS_PATH: ClassVar = "free_run.tcss"
     HELP = (
         "Your script runs as a private Kaggle kernel: pushed, queued, then running on Kaggle's "
         "TPU, its log shown here as it comes. Kaggle ends it at its session limit even if this "
@@ -88,3 +90,40 @@ class KaggleRunScreen(WizardScreen[RunSummary]):
         lines = describe(event, "wizard")
         if lines:
             self.query_one(FollowLog).write_lines(lines)
+
+
+COLAB_STEPS = {
+    ev.ColabPlanned: "Asking Colab for a TPU runtime...",
+    ev.ColabSessionReady: "Session ready: the verifier, then your script...",
+    ev.ColabSessionStopped: "Session stopped.",
+}
+
+
+class ColabRunScreen(KaggleRunScreen):
+    STEP = "Colab"
+    HELP = (
+        "Your script runs on a Colab TPU runtime through Google's colab CLI: a named session is "
+        "made, your folder uploaded, the verifier then your script run, the receipt and the "
+        "output downloaded to the run folder, and the session stopped whatever happens. "
+        "Quitting here leaves the session running: `tpuwizard status` lists it and "
+        "`tpuwizard teardown` stops it."
+    )
+
+    def follow(self) -> None:
+        """Every event of the route, shown on the app's thread while this screen is up."""
+        for event in self.route.events():
+            self.summary.apply(event)
+            if not self.tell(self.show, event):
+                return
+        self.tell(self.dismiss, self.summary)
+
+    def show(self, event: ev.Event) -> None:
+        if type(event) in COLAB_STEPS:
+            self.query_one("#kaggle-state", Static).update(COLAB_STEPS[type(event)])
+        lines = describe(event, "wizard")
+        if lines:
+            self.query_one(FollowLog).write_lines(lines)
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one(".title", Static).update("[b]Your script on Colab's TPU[/b]")

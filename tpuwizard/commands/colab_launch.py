@@ -1,0 +1,46 @@
+"""``launch --route colab``: the script run on a Colab TPU runtime through Google's colab CLI."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from tpuwizard.commands.common import say, show_event
+from tpuwizard.core.errors import BadInput
+
+
+def launch_on_colab(
+    script: Path | None,
+    script_args: tuple[str, ...],
+    fetch: tuple[str, ...],
+    max_run: float | None,
+    run_dir: Path | None,
+    sandbox: bool,
+    as_json: bool,
+    refused: dict[str, bool],
+) -> None:
+    """Check everything that can be checked here (exit 2, nothing called), then follow the run.
+
+    ``refused``: options of the other routes given with this one, by name (each exits 2)."""
+    from tpuwizard.core.colab.diagnosis import INSTALL_WORDS
+    from tpuwizard.core.colab.run import prepare_run
+    from tpuwizard.session.colab_route import ColabRoute, practice_for_colab, program_for
+    from tpuwizard.session.session import new_run
+
+    given = [name for name, on in refused.items() if on]
+    if given:
+        raise BadInput(
+            f"{', '.join(given)} cannot be used with --route colab (a Colab runtime is one TPU "
+            "chip Colab chooses, with nothing to keep and no checkpoint folder); leave "
+            f"{'it' if len(given) == 1 else 'them'} out."
+        )
+    if script is None:
+        raise BadInput("--route colab needs --script: the Python script to run on Colab.")
+    practice = practice_for_colab(sandbox)
+    run_id, run_folder = new_run(run_dir)
+    run = prepare_run(script, script_args, fetch, max_run, run_id, run_folder, practice)
+    program = program_for(practice)
+    if program is None:
+        raise BadInput(INSTALL_WORDS)
+    route = ColabRoute(run, program)
+    sys.exit(route.follow(lambda event: show_event(event, as_json), say))

@@ -1,0 +1,40 @@
+"""The events of a run on Colab (``launch --route colab``), beside the shared ones it also
+emits (``ScriptLine``, ``ReceiptSaved``, ``FileFetched``, ``Failed``, ``Finished``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tpuwizard.core.launch.events.base import Event
+
+
+@dataclass(frozen=True)
+class ColabPlanned(Event):
+    """What will be asked of Colab: the named session, its TPU, the script's limit."""
+
+    run_id: str
+    session: str
+    tpu: str  # colab new --tpu: v5e1
+    max_run_minutes: float
+    expect: str  # the platform the receipt must show
+    practice: bool
+    run_dir: str
+
+
+@dataclass(frozen=True)
+class ColabSessionReady(Event):
+    """Colab assigned the session's runtime (``colab sessions`` lists it at ``endpoint``)."""
+
+    session: str
+    endpoint: str
+    hardware: str
+
+
+@dataclass(frozen=True)
+class ColabSessionStopped(Event):
+    """``colab stop`` ran at the run's end (or after a stop signal), and ``verified`` says
+    whether ``colab sessions`` then no longer listed the session."""
+
+    session: str
+    verified: bool
+    detail: str = ""
