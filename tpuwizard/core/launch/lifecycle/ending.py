@@ -24,7 +24,7 @@ from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.records.ledger import Resource
 from tpuwizard.core.launch.teardown.verified import delete_and_verify, still_listed
 from tpuwizard.core.launch.teardown.zone_list import zone_listed
-from tpuwizard.core.plan import catalog, cost
+from tpuwizard.core.plan import cost
 from tpuwizard.core.remote.jobs import stop_job
 
 
@@ -57,7 +57,7 @@ class Ending:
     ) -> None:
         self.plan, self.rt, self.emit, self.cancel = plan, rt, emit, cancel
         self.state = state
-        self.slice = catalog.parse_accelerator(plan.accelerator)
+        self.slice = plan.slice
         # What --fan-out's other requests cost until verified gone (they tear down in threads).
         self.others_cost: float | None = 0.0
         self.others_at_most: float | None = 0.0  # the most they cost (cost.at_most)

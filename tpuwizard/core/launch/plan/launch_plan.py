@@ -6,7 +6,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +58,9 @@ def ready_timeout_s(route: str) -> float:
 
 @dataclass(frozen=True)
 class LaunchPlan:
+    # The accelerator type as answered (--accelerator, the wizard's, plain mode's): a plan may
+    # hold a name that is no TPU type, so that problems() says so beside every other problem.
+    # The plan parses it once (``slice``); what reads a plan reads that, never the name again.
     accelerator: str
     zone: str
     project: str
@@ -131,12 +134,26 @@ class LaunchPlan:
         """Minutes the node may run: ``--max-run``, else the route's default."""
         return self.max_run_minutes or DEFAULT_MAX_RUN[self.route]
 
+    @cached_property
+    def known_slice(self) -> catalog.Slice | None:
+        """The accelerator parsed, once per plan; None for a name that is no TPU type (which
+        problems() reports)."""
+        try:
+            return catalog.parse_accelerator(self.accelerator)
+        except catalog.UnknownAcceleratorError:
+            return None
+
+    @property
+    def slice(self) -> catalog.Slice:
+        """The slice this plan makes; only a plan whose accelerator is known has one (a checked
+        plan always does: validate() refuses an unknown name)."""
+        if self.known_slice is None:
+            return catalog.parse_accelerator(self.accelerator)  # raises, saying why
+        return self.known_slice
+
     @property
     def _multi_host(self) -> bool:
-        try:
-            return not catalog.parse_accelerator(self.accelerator).single_host
-        except catalog.UnknownAcceleratorError:  # problems() says so
-            return False
+        return self.known_slice is not None and not self.known_slice.single_host
 
     def deadline_words(self, now: float, why_no_watchdog: str | None = None) -> str:
         """What the deadline really does for this plan, in words (the clock is local time).
@@ -190,12 +207,13 @@ class LaunchPlan:
             except BadInput as err:
                 found.append(str(err))
 
-        try:
-            catalog.parse_accelerator(self.accelerator)
-        except catalog.UnknownAcceleratorError as err:
-            found.append(str(err))
+        if self.known_slice is None:
+            try:
+                catalog.parse_accelerator(self.accelerator)
+            except catalog.UnknownAcceleratorError as err:
+                found.append(str(err))
         # TPU7x on the TPU API: backend_problems says so, with what to type instead.
-        refusal = google_errors.launchable(self.accelerator, self.backend)
+        refusal = google_errors.launchable(self.known_slice, self.backend)
         check(lambda: gcloud_config.validate_zone(self.zone))
         check(lambda: gcloud_config.validate_project(self.project))
         check(lambda: gcloud_config.validate_node_name(self.node_name))
@@ -206,7 +224,7 @@ class LaunchPlan:
                 "Names for spot and flex routes must be at most 60 characters "
                 "(the queued resource adds '-qr')."
             )
-        if self.route == "flex" and not refusal:
+        if self.route == "flex" and not refusal and self.known_slice is not None:
             found.extend(flex_problems(self.accelerator, self.zone, self.backend))
         found.extend(backend_problems(self))
         found.extend(via_problems(self))
@@ -277,7 +295,7 @@ class LaunchPlan:
         problems = self.problems()
         if problems:
             raise PlanRefused(problems)
-        return catalog.parse_accelerator(self.accelerator)
+        return self.slice
 
 
 def plan_for_run(run_id: str, run_dir: Path, **answers: Any) -> LaunchPlan:
@@ -290,11 +308,8 @@ def plan_for_run(run_id: str, run_dir: Path, **answers: Any) -> LaunchPlan:
 def flex_problems(accelerator: str, zone: str, backend: str = "auto") -> list[Said]:
     """Flex-start exists only for a few types and zones on the TPU API (google-behaviour.md,
     Creating), wherever the machine type is on Compute Engine (google_errors.flex_zones, the
-    one rule): say so before any API call, with where it does exist."""
-    try:
-        catalog.parse_accelerator(accelerator)
-    except catalog.UnknownAcceleratorError:
-        return []  # reported once, by the accelerator rule
+    one rule): say so before any API call, with where it does exist. Asked of a known type
+    only (an unknown one is reported once, by the accelerator rule)."""
     where = google_errors.flex_zones(accelerator, backend)
     if zone in where:
         return []
