@@ -135,21 +135,27 @@ class LaunchPlan:
         return self.max_run_minutes or DEFAULT_MAX_RUN[self.route]
 
     @cached_property
-    def known_slice(self) -> catalog.Slice | None:
-        """The accelerator parsed, once per plan; None for a name that is no TPU type (which
-        problems() reports)."""
+    def _parsed(self) -> catalog.Slice | catalog.UnknownAcceleratorError:
+        """The accelerator parsed, once per plan: its slice, or why the name is no TPU type."""
         try:
             return catalog.parse_accelerator(self.accelerator)
-        except catalog.UnknownAcceleratorError:
-            return None
+        except catalog.UnknownAcceleratorError as err:
+            return err
+
+    @property
+    def known_slice(self) -> catalog.Slice | None:
+        """The slice, or None for a name that is no TPU type (which problems() reports)."""
+        parsed = self._parsed
+        return parsed if isinstance(parsed, catalog.Slice) else None
 
     @property
     def slice(self) -> catalog.Slice:
         """The slice this plan makes; only a plan whose accelerator is known has one (a checked
         plan always does: validate() refuses an unknown name)."""
-        if self.known_slice is None:
-            return catalog.parse_accelerator(self.accelerator)  # raises, saying why
-        return self.known_slice
+        parsed = self._parsed
+        if isinstance(parsed, catalog.UnknownAcceleratorError):
+            raise catalog.UnknownAcceleratorError(parsed.name, parsed.reason, parsed.suggestions)
+        return parsed
 
     @property
     def _multi_host(self) -> bool:
@@ -207,11 +213,8 @@ class LaunchPlan:
             except BadInput as err:
                 found.append(str(err))
 
-        if self.known_slice is None:
-            try:
-                catalog.parse_accelerator(self.accelerator)
-            except catalog.UnknownAcceleratorError as err:
-                found.append(str(err))
+        if isinstance(self._parsed, catalog.UnknownAcceleratorError):
+            found.append(str(self._parsed))
         # TPU7x on the TPU API: backend_problems says so, with what to type instead.
         refusal = google_errors.launchable(self.known_slice, self.backend)
         check(lambda: gcloud_config.validate_zone(self.zone))
