@@ -34,7 +34,7 @@ from tpuwizard.commands.packages import asked_packages, check_packages, packages
 from tpuwizard.commands.preflight import no_preflight_option, preflight_before_create
 from tpuwizard.commands.resume_options import checkpoint_options, run_checkpoints
 from tpuwizard.commands.zone_options import where_to_create, zones_options
-from tpuwizard.core.deadlines import deadline_bounds_text
+from tpuwizard.core.deadlines import READY_TIMEOUT_S, deadline_bounds_text
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK, for_signal
 
 if TYPE_CHECKING:
@@ -87,7 +87,7 @@ SCRIPT_LAST = {"allow_interspersed_args": False}
 @click.option(
     "--ready-timeout",
     type=READY_TIMEOUT,
-    default=1800,
+    default=int(READY_TIMEOUT_S),  # shown as 1800, not 1800.0
     show_default=True,
     help="Seconds to wait for the node to be ready.",
 )

@@ -48,9 +48,10 @@ from tpuwizard.core.cloud.google_calls import (
     quota_is_final,
     retry_reads,
 )
-from tpuwizard.core.cloud.polling import READY_TIMEOUT_S, pause, poll_until
+from tpuwizard.core.cloud.polling import pause, poll_until
 from tpuwizard.core.cloud.protocol import NodeIdentity, Part
 from tpuwizard.core.cloud.types import CALL_TIMEOUT, NodeInfo, NodeRequest, QueuedInfo
+from tpuwizard.core.deadlines import READY_TIMEOUT_S
 from tpuwizard.core.errors import CreateFailed, WaitTimedOut
 
 # zoneOperations.wait answers within about two minutes (compute.v1.json): a call may take that long.

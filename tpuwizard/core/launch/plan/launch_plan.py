@@ -14,8 +14,7 @@ from tpuwizard.core import paths
 from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.cloud import gcloud_config, google_errors
 from tpuwizard.core.cloud.backends import VIA_AUTO
-from tpuwizard.core.cloud.polling import READY_TIMEOUT_S
-from tpuwizard.core.deadlines import deadline_problem
+from tpuwizard.core.deadlines import READY_TIMEOUT_S, deadline_problem
 from tpuwizard.core.errors import BadInput, PlanRefused, shown
 
 # The exit codes, named here too for the lifecycle, which has always imported them from here.
@@ -45,15 +44,15 @@ ROUTES = ("vm", "spot", "flex")
 # A service account's email: what Google accepts in Node.serviceAccount.email.
 SERVICE_ACCOUNT_RE = re.compile(r"[a-z0-9][-a-z0-9_.+]*@[a-z0-9][-a-z0-9.]*\.[a-z]{2,}")
 DEFAULT_MAX_RUN = {"vm": 120, "spot": 120, "flex": 240}  # minutes
-# How long to wait for a node to be ready, in seconds (a spot request's wait is sent as its
-# queueingPolicy.validUntilDuration, so Google ends it too). Flex-start's wait for capacity is
-# apart (--queue-wait, plan/backend_rules.py): for it this is the wait once capacity is granted.
-DEFAULT_READY_TIMEOUT = {"vm": READY_TIMEOUT_S, "spot": READY_TIMEOUT_S, "flex": READY_TIMEOUT_S}
 
 
 def ready_timeout_s(route: str) -> float:
-    """The wait for READY a route gets unless the user says otherwise (--ready-timeout)."""
-    return DEFAULT_READY_TIMEOUT.get(route, READY_TIMEOUT_S)
+    """The wait for READY a route gets unless the user says otherwise (--ready-timeout): the
+    same on every route, READY_TIMEOUT_S (core/deadlines.py, its one place). A spot
+    request's wait is sent as its queueingPolicy.validUntilDuration, so Google ends it too;
+    Flex-start's wait for capacity is apart (--queue-wait, plan/backend_rules.py): for it this
+    is the wait once capacity is granted."""
+    return READY_TIMEOUT_S
 
 
 @dataclass(frozen=True)
