@@ -139,7 +139,7 @@ def up(
     import json
 
     from tpuwizard.core.launch.events import launch_events as ev
-    from tpuwizard.core.launch.plan.idle_rules import googles_deadline_only
+    from tpuwizard.core.launch.plan.deadline_keeper import DeadlineKeeper
     from tpuwizard.session.backend import backend_notes, decide_backend
     from tpuwizard.session.signals import exit_code, stop_on_signals
     from tpuwizard.words.event_text import json_event
@@ -148,7 +148,7 @@ def up(
     chosen = decide_backend(accelerator, route, backend)  # an impossible pair: exit 2 now
     # Where Google's deadline is the only one (Flex-start, Compute Engine) there is no watchdog:
     # the node is kept until --max-run, and the plan refuses an --idle (plan/idle_rules.py).
-    googles = googles_deadline_only(route, chosen.backend)
+    googles = DeadlineKeeper(route, chosen.backend).googles
     watchdog = not (no_watchdog or googles)
     session = open_session(project, sandbox)
     plan = session.plan_launch(

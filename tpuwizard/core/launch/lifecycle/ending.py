@@ -20,6 +20,7 @@ from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.kept.settings import kept_settings
 from tpuwizard.core.launch.lifecycle.launch_state import LaunchState
 from tpuwizard.core.launch.lifecycle.runtime import Runtime
+from tpuwizard.core.launch.plan.deadline_keeper import EndedBy
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.records.ledger import Resource
 from tpuwizard.core.launch.teardown.verified import delete_and_verify, still_listed
@@ -130,14 +131,17 @@ class Ending:
         """Detach: nothing of ours will delete it later; the ledger says so, with any deadline."""
         state = self.state
         idle = self.plan.idle_minutes if state.watchdog_deadline is not None else None
-        deadline, ended_by = state.watchdog_deadline, "watchdog"
-        googles = self.plan.route == "flex" or self.plan.backend == "compute"
+        deadline, ended_by = state.watchdog_deadline, EndedBy.WATCHDOG.value
+        googles = self.plan.deadline_keeper.googles is not None
         if deadline is None and googles and state.created_at is not None:
             # Google's own deadline: read back where the cloud says it (Compute Engine's
             # terminationTimestamp), else the one asked for at create.
-            deadline, ended_by = self._googles_deadline(resource, state.created_at), "google"
+            deadline, ended_by = (
+                self._googles_deadline(resource, state.created_at),
+                EndedBy.GOOGLE.value,
+            )
         elif deadline is None:
-            ended_by = "nothing"
+            ended_by = EndedBy.NOTHING.value
         self.rt.ledger.record(
             "kept",
             resource,

@@ -24,6 +24,7 @@ from tpuwizard.core.exit_codes import EXIT_FAILED as EXIT_FAILED
 from tpuwizard.core.exit_codes import EXIT_OK as EXIT_OK
 from tpuwizard.core.exit_codes import EXIT_TEARDOWN as EXIT_TEARDOWN
 from tpuwizard.core.launch.plan.backend_rules import backend_problems
+from tpuwizard.core.launch.plan.deadline_keeper import FLEX_START, DeadlineKeeper, EndedBy
 from tpuwizard.core.launch.plan.idle_rules import idle_problems
 from tpuwizard.core.launch.plan.packages import PackageSpec, package_problems
 from tpuwizard.core.launch.plan.reach_rules import reach_problems
@@ -157,6 +158,11 @@ class LaunchPlan:
         return parsed
 
     @property
+    def deadline_keeper(self) -> DeadlineKeeper:
+        """Who ends the node at its deadline, Google or the watchdog, and how."""
+        return DeadlineKeeper(self.route, self.backend, self.watchdog)
+
+    @property
     def _multi_host(self) -> bool:
         return self.known_slice is not None and not self.known_slice.single_host
 
@@ -166,7 +172,8 @@ class LaunchPlan:
         ``why_no_watchdog``: the check before create's reason, said when the watchdog is off."""
         minutes = self.max_run
         at = time.strftime("%H:%M", time.localtime(now + minutes * 60))
-        if self.backend == "compute" and self._multi_host:
+        keeper = self.deadline_keeper
+        if keeper.by_max_run_duration and self._multi_host:
             # Each VM's max run duration ends it at the deadline, but its MIG may make it again
             # (compute-engine.md): Google's deadline is not the slice's, tpuwizard's teardown is.
             return (
@@ -174,16 +181,16 @@ class LaunchPlan:
                 "may recreate it; tpuwizard deletes the whole slice when the run ends, only "
                 "while tpuwizard runs."
             )
-        if self.backend == "compute":
+        if keeper.by_max_run_duration:
             return (
                 f"Google deletes it at {at} (Compute Engine's max run duration), even if this "
                 "laptop sleeps."
             )
-        if self.route == "flex":
+        if keeper.googles == FLEX_START:
             return (
                 f"Google ends it at {at} (Flex-start's run duration), even if this laptop sleeps."
             )
-        if self.watchdog:
+        if keeper.ended_by is EndedBy.WATCHDOG:
             return (
                 f"Once created, the TPU is deleted at {at} (its deadline) even if this laptop "
                 "sleeps: a watchdog on the VM sees to it."
@@ -237,7 +244,7 @@ class LaunchPlan:
             if problem:
                 found.append(problem)
         found.extend(zones_problems(self))
-        if self.watchdog and self.route == "flex":
+        if self.watchdog and self.deadline_keeper.googles == FLEX_START:
             found.append(
                 "Flex-start already ends at its deadline (its maxRunDuration): "
                 "the watchdog is for the vm and spot routes."
