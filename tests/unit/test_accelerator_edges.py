@@ -43,8 +43,10 @@ EDGES = {
     "core/evidence/receipt.py:check_receipt",
     "core/evidence/slice_receipt.py:_canonical",
     "core/evidence/slice_receipt.py:check_slice_receipt",
-    # Google's answers: a node's acceleratorType read back.
+    # Google's answers: a node's acceleratorType read back (and a ledger record's, for
+    # is_single_vm).
     "core/cloud/compute_slices.py:_vms_of",
+    "core/cloud/compute_slice_body.py:is_single_vm",
     # The sandbox stands in for Google: it reads acceleratorType from the requests it is sent.
     "sandbox/billing_catalog.py:_figures",
     "sandbox/compute_google.py:zone_table",
@@ -72,8 +74,6 @@ EDGES = {
 STILL_NAMES = {
     "core/cloud/ai_zones.py:catalog_ai_zones",
     "core/cloud/backend_choice.py:_slice",
-    "core/cloud/compute_slice_body.py:is_multi_host",
-    "core/cloud/compute_slice_body.py:is_single_vm",
     "core/cloud/diagnose_compute.py:_chips",
     "core/cloud/google_errors.py:flex_zones",
     "core/cloud/google_errors.py:serving_bucket",

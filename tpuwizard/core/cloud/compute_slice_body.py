@@ -51,15 +51,9 @@ def by_resize_request(req: NodeRequest) -> bool:
     return req.via == VIA_RESIZE_REQUEST
 
 
-def is_multi_host(accelerator: str) -> bool:
-    try:
-        return not catalog.parse_accelerator(accelerator).single_host
-    except catalog.UnknownAcceleratorError:
-        return False
-
-
 def is_single_vm(accelerator: str) -> bool:
-    """A known single-host type: one VM, no MIG (an unknown one may be either: False)."""
+    """A known single-host type: one VM, no MIG (an unknown one may be either: False). Asked
+    of a name read back: a ledger record's, a node's as Google names it (edges)."""
     try:
         return catalog.parse_accelerator(accelerator).single_host
     except catalog.UnknownAcceleratorError:
