@@ -9,6 +9,7 @@ import pytest
 from tpuwizard.core.cloud import compute_body as cb
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.errors import BadInput
+from tpuwizard.core.plan.catalog import parse_accelerator
 
 ZONE = "us-east5-a"
 
@@ -105,7 +106,7 @@ def test_no_create_without_a_deadline_google_accepts(route, seconds):
     ],
 )
 def test_each_machine_type_and_back(accelerator, machine):
-    assert cb.machine_type(accelerator) == machine
+    assert cb.machine_type(parse_accelerator(accelerator)) == machine
     assert cb.accelerator_of(f"https://x/zones/{ZONE}/machineTypes/{machine}") == accelerator
 
 

@@ -17,6 +17,7 @@ from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.errors import CreateFailed
 from tpuwizard.core.launch.records.ledger import Resource
 from tpuwizard.core.launch.records.ownership import is_instance
+from tpuwizard.core.plan.catalog import parse_accelerator
 
 ZONE, REGION, NAME = "us-east5-b", "us-east5", "tpuwizard-r1"
 
@@ -99,8 +100,11 @@ def test_the_bodies_carry_bulk_do_nothing_the_policy_the_deadline_and_the_slice_
 
 
 def test_v5p_and_tpu7x_topologies_are_three_dimensional():
-    assert body.topology("v5p-16") == "2x2x2" and body.topology("tpu7x-16") == "2x2x2"
-    assert body.topology("v6e-16") == "4x4" and body.topology("v6e-32") == "4x8"
+    def topology(name: str) -> str:
+        return body.topology(parse_accelerator(name))
+
+    assert topology("v5p-16") == "2x2x2" and topology("tpu7x-16") == "2x2x2"
+    assert topology("v6e-16") == "4x4" and topology("v6e-32") == "4x8"
 
 
 @pytest.mark.parametrize("state", ["ACTIVE_DEGRADED", "FAILED"])

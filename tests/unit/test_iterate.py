@@ -14,6 +14,7 @@ from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.kept.heartbeat_book import HeartbeatBook
 from tpuwizard.core.launch.kept.iterate import ScriptRun, heartbeat_interval, heartbeats
 from tpuwizard.core.launch.workers.jobs import ScriptJob
+from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.core.remote.jobs import Job
 from tpuwizard.core.remote.sync import WORK_DIR, LocalFolder, sync_folder
 from tpuwizard.core.remote.transports import LocalTransport
@@ -189,13 +190,18 @@ def test_kept_info_idle_deadline_is_the_last_heartbeat_plus_idle_capped_by_max_r
 def test_script_run_env_and_problems(tmp_path):
     script = tmp_path / "train.py"
     script.write_text("")
-    run = ScriptRun(script, [], "r", tmp_path, "v5litepod-4", "cpu", ("../x",))
+    run = ScriptRun(script, [], "r", tmp_path, parse_accelerator("v5litepod-4"), "cpu", ("../x",))
     assert any("without '..'" in p for p in run.problems())
     job = ScriptJob(Job("run-r"), WORK_DIR, "python", "train.py", [], None, run.env())
     env = job.env_for(1, 2)
     assert env["TPUWIZARD_WORKER"] == "1" and env["JAX_PLATFORMS"] == "cpu"
     assert env["XLA_FLAGS"].endswith("=4") and env["TPUWIZARD_RUN_ID"] == "r"
-    assert "XLA_FLAGS" not in ScriptRun(script, [], "r", tmp_path, "v5litepod-4", "tpu").env()
-    bad = ScriptRun(tmp_path / "my script.py", [], "r", tmp_path, "v5litepod-1", "tpu")
+    assert (
+        "XLA_FLAGS"
+        not in ScriptRun(script, [], "r", tmp_path, parse_accelerator("v5litepod-4"), "tpu").env()
+    )
+    bad = ScriptRun(
+        tmp_path / "my script.py", [], "r", tmp_path, parse_accelerator("v5litepod-1"), "tpu"
+    )
     assert len(bad.problems()) == 2  # missing, and a name that is not safe
     assert os.environ.get("TPUWIZARD_WORKER") is None

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.unit.test_cli_bad_input import UP, _no_sandbox, here, refused  # noqa: F401 (fixtures)
-from tpuwizard.core.launch.plan.idle_rules import googles_deadline_only
+from tpuwizard.core.launch.plan.deadline_keeper import DeadlineKeeper
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.words.choice_words import all_words
 
@@ -68,9 +68,10 @@ def test_an_idle_deadline_without_the_watchdog_is_refused_and_with_it_allowed():
 
 
 def test_whose_deadline_is_said_once():
-    assert googles_deadline_only("flex", "tpu-api") == "Flex-start"
-    assert googles_deadline_only("spot", "compute") == "Compute Engine"
-    assert googles_deadline_only("vm", "tpu-api") is None
+    assert DeadlineKeeper("flex", "tpu-api").googles == "Flex-start"
+    assert DeadlineKeeper("flex", "compute").googles == "Flex-start"
+    assert DeadlineKeeper("spot", "compute").googles == "Compute Engine"
+    assert DeadlineKeeper("vm", "tpu-api", watchdog=True).googles is None
 
 
 def test_up_refuses_an_idle_deadline_on_flex_start_before_any_call(home, here):  # noqa: F811

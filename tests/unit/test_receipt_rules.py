@@ -25,6 +25,7 @@ from tpuwizard.core.evidence.receipt import (
 from tpuwizard.core.evidence.slice_receipt import check_slice_receipt
 from tpuwizard.core.evidence.verifier import check_device_count
 from tpuwizard.core.launch.workers.multihost import SLICE_RECEIPT, write_slice_receipt
+from tpuwizard.core.plan.catalog import parse_accelerator
 
 # The precision profile the verifier wrote on CPU (tpuwizard verify --precision), rounded.
 PRECISION = {
@@ -157,7 +158,7 @@ def practice_slice(folder) -> dict:
         path = folder / f"receipt-w{w}.json"
         path.write_text(json.dumps(verifier_receipt("cpu", 4, processes=4, process_index=w)))
         paths[w] = path
-    return write_slice_receipt(folder, "v5litepod-16", paths)
+    return write_slice_receipt(folder, parse_accelerator("v5litepod-16"), paths)
 
 
 @pytest.mark.parametrize(

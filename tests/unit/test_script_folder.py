@@ -16,6 +16,7 @@ from tpuwizard.core.launch.kept.iterate import ScriptRun, run_script
 from tpuwizard.core.launch.lifecycle.launch_state import LaunchState
 from tpuwizard.core.launch.lifecycle.on_workers import WorkerSteps
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.core.remote import sync
 from tpuwizard.core.remote.sync import LocalFolder, folder_problems
 from tpuwizard.core.remote.transports import LocalTransport
@@ -75,7 +76,9 @@ def by_launch(script: Path, transport: LocalTransport, run_dir: Path) -> list[ev
 
 def by_run(script: Path, transport: LocalTransport, run_dir: Path) -> list[ev.Event]:
     events: list[ev.Event] = []
-    run = ScriptRun(script, ("--steps", "8"), "r1", run_dir, "v5litepod-16", "cpu")
+    run = ScriptRun(
+        script, ("--steps", "8"), "r1", run_dir, parse_accelerator("v5litepod-16"), "cpu"
+    )
     code = run_script(transport, run, LocalFolder.of_script(script), events.append, CancelToken())
     assert code == 0
     return events

@@ -15,6 +15,7 @@ from tpuwizard.core.errors import BadInput
 from tpuwizard.core.evidence.receipt import load_receipt, receipt_hash
 from tpuwizard.core.evidence.slice_receipt import check_slice_receipt
 from tpuwizard.core.launch.workers.multihost import SLICE_RECEIPT, write_slice_receipt
+from tpuwizard.core.plan.catalog import parse_accelerator
 
 ACCEL = "v5litepod-16"  # 4 VMs of 4 chips
 
@@ -29,7 +30,7 @@ def practice_slice(folder, **worker_fields) -> dict:
         path = folder / f"receipt-w{w}.json"
         path.write_text(json.dumps(worker_receipt(w, **worker_fields)))
         paths[w] = path
-    return write_slice_receipt(folder, ACCEL, paths)
+    return write_slice_receipt(folder, parse_accelerator(ACCEL), paths)
 
 
 def reseal(folder, receipt: dict) -> dict:

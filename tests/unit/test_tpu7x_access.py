@@ -13,6 +13,7 @@ from tpuwizard.core.cloud.diagnose import Context, diagnose
 from tpuwizard.core.cloud.google_errors import launchable
 from tpuwizard.core.cloud.tpu7x_access import ACCESS_NOTE, ACCESS_PAGE, access_note
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.core.preflight import quota
 from tpuwizard.core.preflight.model import Verdict
 from tpuwizard.session.backend import backend_notes
@@ -32,14 +33,16 @@ def plan(**fields) -> LaunchPlan:
 
 
 def test_tpu7x_is_launchable_on_compute_engine():
-    assert launchable("tpu7x-8", "compute") is None and launchable("tpu7x-8", "auto") is None
+    tpu7x = parse_accelerator("tpu7x-8")
+    assert launchable(tpu7x, "compute") is None and launchable(tpu7x, "auto") is None
     assert plan(backend="compute").problems() == []
 
 
 def test_tpu7x_on_the_tpu_api_is_refused_once_saying_what_to_type():
     said = plan(backend="tpu-api").problems()
     assert len(said) == 1 and "--backend compute" in str(said[0])
-    assert launchable("tpu7x-8") is not None  # the TPU API's own rule, for its zone lists
+    # The TPU API's own rule, for its zone lists.
+    assert launchable(parse_accelerator("tpu7x-8")) is not None
 
 
 def test_the_account_team_note_is_on_the_plan_line_and_in_the_preflight():

@@ -33,7 +33,7 @@ from tpuwizard.commands.resume_options import (
 )
 from tpuwizard.commands.zone_options import where_to_create, zones_options
 from tpuwizard.core.cloud.backends import VIA_AUTO, VIAS
-from tpuwizard.core.deadlines import deadline_bounds_text
+from tpuwizard.core.deadlines import READY_TIMEOUT_S, deadline_bounds_text
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.exit_codes import EXIT_CLOUD
 
@@ -164,7 +164,7 @@ def _interrupt(signum: int, _frame: object) -> None:
     "--ready-timeout",
     type=READY_TIMEOUT,
     help="Seconds to wait for the node (or queued resource) to be ready "
-    "(default 1800 on every route; for Flex-start, the wait after --queue-wait).",
+    f"(default {READY_TIMEOUT_S:g} on every route; for Flex-start, the wait after --queue-wait).",
 )
 @click.option(
     "--service-account",

@@ -34,7 +34,7 @@ from tpuwizard.commands.packages import asked_packages, check_packages, packages
 from tpuwizard.commands.preflight import no_preflight_option, preflight_before_create
 from tpuwizard.commands.resume_options import checkpoint_options, run_checkpoints
 from tpuwizard.commands.zone_options import where_to_create, zones_options
-from tpuwizard.core.deadlines import deadline_bounds_text
+from tpuwizard.core.deadlines import READY_TIMEOUT_S, deadline_bounds_text
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK, for_signal
 
 if TYPE_CHECKING:
@@ -87,7 +87,7 @@ SCRIPT_LAST = {"allow_interspersed_args": False}
 @click.option(
     "--ready-timeout",
     type=READY_TIMEOUT,
-    default=1800,
+    default=int(READY_TIMEOUT_S),  # shown as 1800, not 1800.0
     show_default=True,
     help="Seconds to wait for the node to be ready.",
 )
@@ -139,7 +139,7 @@ def up(
     import json
 
     from tpuwizard.core.launch.events import launch_events as ev
-    from tpuwizard.core.launch.plan.idle_rules import googles_deadline_only
+    from tpuwizard.core.launch.plan.deadline_keeper import DeadlineKeeper
     from tpuwizard.session.backend import backend_notes, decide_backend
     from tpuwizard.session.signals import exit_code, stop_on_signals
     from tpuwizard.words.event_text import json_event
@@ -148,7 +148,7 @@ def up(
     chosen = decide_backend(accelerator, route, backend)  # an impossible pair: exit 2 now
     # Where Google's deadline is the only one (Flex-start, Compute Engine) there is no watchdog:
     # the node is kept until --max-run, and the plan refuses an --idle (plan/idle_rules.py).
-    googles = googles_deadline_only(route, chosen.backend)
+    googles = DeadlineKeeper(route, chosen.backend).googles
     watchdog = not (no_watchdog or googles)
     session = open_session(project, sandbox)
     plan = session.plan_launch(

@@ -4,6 +4,9 @@ plan check and for every front end's validation and help text."""
 from __future__ import annotations
 
 DEADLINE_MINUTES = (0.1, 7 * 24 * 60.0)  # a few seconds at least, 7 days at most
+# How long a create waits for READY unless the user says otherwise (--ready-timeout), in
+# seconds, on every route: written here only (the commands' help reads it, so it stays light).
+READY_TIMEOUT_S = 1800.0
 
 
 def deadline_bounds_text() -> str:

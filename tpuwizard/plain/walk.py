@@ -24,6 +24,7 @@ from tpuwizard.core.launch.events.launch_events import (
     ScriptLine,
     VerifierLine,
 )
+from tpuwizard.core.launch.plan.deadline_keeper import DeadlineKeeper
 from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN
 from tpuwizard.core.launch.plan.resume_rules import RESUME_ROUTES
 from tpuwizard.core.plan import routes
@@ -41,7 +42,7 @@ from tpuwizard.session.launch_handle import LaunchHandle
 from tpuwizard.session.preflight import before_create
 from tpuwizard.session.session import Session
 from tpuwizard.session.signals import exit_code, stop_on_signals
-from tpuwizard.session.watchdog import WATCHDOG_ROUTES, check_words
+from tpuwizard.session.watchdog import check_words
 from tpuwizard.words.choice_words import all_words
 from tpuwizard.words.course_text import fetch_note
 from tpuwizard.words.event_text import (
@@ -129,13 +130,13 @@ class PlainWizard:
             chosen = decide_backend(accelerator, route, "auto")  # the support matrix decides
         except BadInput as err:  # a type no backend serves this way (a multi-host TPU7x)
             raise PlanRefused([str(err)]) from None
-        on_compute = chosen.backend == "compute"  # Google's deadline: no watchdog to ask about
-        if on_compute:
+        if chosen.backend == "compute":
             self.say(f"Made through Compute Engine: {chosen.reason}")
             if note := access_note(accelerator):  # TPU7x: granted through the account team
                 self.say(f"{note}.")
-        check = session.watchdog_check() if route in WATCHDOG_ROUTES and not on_compute else None
-        if on_compute:
+        googles = DeadlineKeeper(route, chosen.backend).googles  # then no watchdog to ask about
+        check = session.watchdog_check() if googles is None else None
+        if googles is not None:
             watchdog = False
         elif check is not None:
             self.say(check_words(check))

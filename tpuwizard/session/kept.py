@@ -279,7 +279,7 @@ class KeptNode:
             args,
             run_id,
             run_dir,
-            r.accelerator,
+            r.slice,
             self.rt.expect,
             fetch,
             coordinator,
@@ -368,5 +368,5 @@ class KeptNode:
 
         if not 0 <= worker < self.workers:
             raise BadInput(f"--worker must be 0-{self.workers - 1} on {self.name}.")
-        env = shell_env(self.rt.expect, self.entry.resource.accelerator)
+        env = shell_env(self.rt.expect, self.entry.resource.slice)
         return interactive_command(self.transport, worker, env=env)

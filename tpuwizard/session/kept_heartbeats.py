@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from tpuwizard.core.cloud.backends import COMPUTE
 from tpuwizard.core.launch.kept.iterate import heartbeat_interval
+from tpuwizard.core.launch.plan.deadline_keeper import EndedBy
 from tpuwizard.core.launch.records.billing_state import Billed
 from tpuwizard.session.kept_lines import node_id
 
@@ -124,7 +125,8 @@ class KeptHeartbeats:
             idle_s=entry.extra.get("idle_s"),
             max_deadline=entry.extra.get("deadline"),
             last_heartbeat=beats.get(node_id(r), beat_at),
-            deadline_by_google=r.backend == COMPUTE and entry.extra.get("ended_by") == "google",
+            deadline_by_google=r.backend == COMPUTE
+            and entry.extra.get("ended_by") == EndedBy.GOOGLE,
         )
 
     def _say(self, key: str, message: str) -> None:

@@ -16,8 +16,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from tpuwizard.core.cloud.backends import COMPUTE
 from tpuwizard.core.errors import BadInput
+from tpuwizard.core.launch.plan.deadline_keeper import DeadlineKeeper
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 
 if TYPE_CHECKING:
@@ -66,14 +66,14 @@ def default_watchdog(route: str, check: WatchdogCheck | None, backend: str = "tp
     a watchdog and the check before create did not say no. A check that could not be made says
     "not known", and then it is on too: the VM checks again after create and says if it cannot
     run, while off would leave a node that nothing deletes if this computer sleeps."""
-    if backend == COMPUTE:
-        return False  # Compute Engine deletes it at its max run duration itself
+    if DeadlineKeeper(route, backend).googles is not None:
+        return False  # Google deletes it at its deadline itself: Flex-start, Compute Engine
     return route in WATCHDOG_ROUTES and (check is None or check.arm_by_default)
 
 
 def choose_watchdog(session: AsksWatchdog, plan: LaunchPlan, asked: bool | None) -> WatchdogChoice:
     """``asked``: None (decide by the check), True (on; a "no" raises BadInput), False (off)."""
-    if plan.backend == COMPUTE:  # Google's max run duration is the deadline: nothing to arm
+    if plan.deadline_keeper.by_max_run_duration:  # Google's deadline: nothing to arm
         decided = dataclasses.replace(plan, watchdog=bool(asked))
         decided.validate()  # --watchdog here is refused, saying why
         return WatchdogChoice(decided, None, None)

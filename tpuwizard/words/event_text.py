@@ -13,6 +13,7 @@ from tpuwizard.core.cloud.diagnosis import Diagnosis
 from tpuwizard.core.cloud.types import UP_STATES
 from tpuwizard.core.errors import BadInput, PlanRefused
 from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.plan.deadline_keeper import EndedBy
 from tpuwizard.core.plan.jax_versions import differs_words
 from tpuwizard.core.terminal_text import visible
 from tpuwizard.words.choice_words import Audience, plain_data, words
@@ -328,9 +329,9 @@ def refusal_text(err: BadInput, audience: Audience = "cli") -> str:
 
 def kept_guard_words(event: ev.Kept) -> str:
     """What ends a kept node without us, said as it is (a sentence with a leading space)."""
-    if event.ended_by == "watchdog" and event.deadline is not None:
+    if event.ended_by == EndedBy.WATCHDOG and event.deadline is not None:
         return f" Its watchdog deletes it at {_clock(event.deadline)}, even if this laptop sleeps."
-    if event.ended_by == "google" and event.deadline is not None:
+    if event.ended_by == EndedBy.GOOGLE and event.deadline is not None:
         return f" Google ends it at its maximum run time, about {_clock(event.deadline)}."
     return " No watchdog guards it: only a teardown ends it."
 

@@ -27,7 +27,7 @@ from tpuwizard.core.cloud.google_calls import (
     quota_is_final,
     retry_reads,
 )
-from tpuwizard.core.cloud.polling import READY_TIMEOUT_S, poll_until
+from tpuwizard.core.cloud.polling import poll_until
 from tpuwizard.core.cloud.protocol import NodeIdentity, Part
 from tpuwizard.core.cloud.queued import (
     QUEUE_WAITING,
@@ -37,6 +37,7 @@ from tpuwizard.core.cloud.queued import (
     route_of,
 )
 from tpuwizard.core.cloud.types import CALL_TIMEOUT, NodeInfo, NodeRequest, QueuedInfo
+from tpuwizard.core.deadlines import READY_TIMEOUT_S
 from tpuwizard.core.errors import CreateFailed, QueueExpired, WaitTimedOut
 
 

@@ -39,7 +39,7 @@ from tpuwizard.core.cloud.compute_errors import resource_not_ready as _not_ready
 from tpuwizard.core.cloud.compute_flex import PendingLimit
 from tpuwizard.core.cloud.compute_read import label_filter, matching, node_info, parse_time
 from tpuwizard.core.cloud.compute_rest import ComputeReads
-from tpuwizard.core.cloud.compute_slice_body import is_multi_host, is_single_vm
+from tpuwizard.core.cloud.compute_slice_body import is_single_vm
 from tpuwizard.core.cloud.compute_slices import ComputeSlices, SliceBuild
 from tpuwizard.core.cloud.endpoint import compute_endpoint
 from tpuwizard.core.cloud.google_calls import (
@@ -48,9 +48,10 @@ from tpuwizard.core.cloud.google_calls import (
     quota_is_final,
     retry_reads,
 )
-from tpuwizard.core.cloud.polling import READY_TIMEOUT_S, pause, poll_until
+from tpuwizard.core.cloud.polling import pause, poll_until
 from tpuwizard.core.cloud.protocol import NodeIdentity, Part
 from tpuwizard.core.cloud.types import CALL_TIMEOUT, NodeInfo, NodeRequest, QueuedInfo
+from tpuwizard.core.deadlines import READY_TIMEOUT_S
 from tpuwizard.core.errors import CreateFailed, WaitTimedOut
 
 # zoneOperations.wait answers within about two minutes (compute.v1.json): a call may take that long.
@@ -155,7 +156,7 @@ class ComputeCloud:
         a request Compute Engine cannot take is refused before any call.
         """
         self._routes[(req.zone, req.node_id)] = req.route
-        if is_multi_host(req.accelerator_type) or slice_body.by_resize_request(req):
+        if not req.slice.single_host or slice_body.by_resize_request(req):
             slice_body.template_body(req)  # refused here, before any call, if it cannot be sent
             with quota_is_final():
                 return self.slices.create(req, on_part)

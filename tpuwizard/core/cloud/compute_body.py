@@ -50,9 +50,9 @@ FLEX_MIN_WAIT_S, FLEX_MAX_WAIT_S = 90, 7200
 PROVISIONING_MODELS = {"vm": "STANDARD", "spot": "SPOT", "flex": "FLEX_START"}
 
 
-def machine_type(accelerator: str) -> str:
-    """The machine type of a single-host ``accelerator``; BadInput where Compute Engine has none."""
-    slice_ = catalog.parse_accelerator(accelerator)
+def machine_type(slice_: catalog.Slice) -> str:
+    """The machine type of a single-host slice; BadInput where Compute Engine has none."""
+    accelerator = slice_.name
     key = (slice_.generation.key, slice_.chips)
     if key in MACHINE_TYPES:
         return MACHINE_TYPES[key]
@@ -108,8 +108,8 @@ def instance_body(req: NodeRequest) -> dict[str, Any]:
     """The ``Instance`` JSON for ``req``: see compute-engine.md for every field."""
     if req.route not in PROVISIONING_MODELS:
         raise BadInput(f"Unknown route {req.route!r}: choose vm, spot or flex.")
-    generation = catalog.parse_accelerator(req.accelerator_type).generation.key
-    machine = machine_type(req.accelerator_type)
+    generation = req.slice.generation.key
+    machine = machine_type(req.slice)
     zone = req.zone
     scheduling: dict[str, Any] = {
         "provisioningModel": PROVISIONING_MODELS[req.route],

@@ -51,24 +51,17 @@ def by_resize_request(req: NodeRequest) -> bool:
     return req.via == VIA_RESIZE_REQUEST
 
 
-def is_multi_host(accelerator: str) -> bool:
-    try:
-        return not catalog.parse_accelerator(accelerator).single_host
-    except catalog.UnknownAcceleratorError:
-        return False
-
-
 def is_single_vm(accelerator: str) -> bool:
-    """A known single-host type: one VM, no MIG (an unknown one may be either: False)."""
+    """A known single-host type: one VM, no MIG (an unknown one may be either: False). Asked
+    of a name read back: a ledger record's, a node's as Google names it (edges)."""
     try:
         return catalog.parse_accelerator(accelerator).single_host
     except catalog.UnknownAcceleratorError:
         return False
 
 
-def topology(accelerator: str) -> str:
+def topology(s: catalog.Slice) -> str:
     """The workload policy's ``acceleratorTopology``: v6e-16 -> "4x4", v5p-16 -> "2x2x2"."""
-    s = catalog.parse_accelerator(accelerator)
     return "x".join(map(str, topology_grid(s.chips, s.generation.key in _THREE_D)))
 
 
@@ -118,7 +111,7 @@ def policy_body(req: NodeRequest) -> dict[str, Any]:
         "description": note_of(req).text(),
         "workloadPolicy": {
             "type": "HIGH_THROUGHPUT",
-            "acceleratorTopology": topology(req.accelerator_type),
+            "acceleratorTopology": topology(req.slice),
             "acceleratorTopologyMode": "AUTO_CONNECT",
         },
     }
@@ -132,7 +125,7 @@ def template_body(req: NodeRequest) -> dict[str, Any]:
     ``params``: compute.v1.json's InstanceProperties has no such field (``requestValidForDuration``
     is "Relevant only for Instances.Insert API"), so a BULK MIG's wait for capacity has no bound
     of Google's and tpuwizard's --queue-wait is its own timer (compute_slices.py)."""
-    s = catalog.parse_accelerator(req.accelerator_type)
+    s = req.slice
     one_vm = replace(req, accelerator_type=s.generation.name_for_chips(s.chips_per_vm))
     properties = instance_body(one_vm)
     properties.pop("name")

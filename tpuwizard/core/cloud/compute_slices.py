@@ -179,7 +179,7 @@ class ComputeSlices:
             op = self.requests.ask(req)
             build.resized_at = self.clock()
         else:  # "resize": the BULK MIG to the slice's VMs
-            vms = _vms_of(req.accelerator_type)
+            vms = req.slice.vms
             op = call(
                 self.migs.resize_unary,
                 False,
@@ -241,7 +241,7 @@ class ComputeSlices:
                 self._queue_wait_over(build, node)
                 return node
             # Every VM of the slice RUNNING with an address, or it is not ready yet.
-            expected = _vms_of(build.req.accelerator_type if build else node.accelerator_type)
+            expected = build.req.slice.vms if build else _vms_of(node.accelerator_type)
             if len(node.endpoints) != expected or not all(node.endpoints):
                 self._queue_wait_over(build, node)
                 return replace(node, state="ACTIVATING")
@@ -343,6 +343,7 @@ class ComputeSlices:
 
 
 def _vms_of(accelerator: str) -> int:
+    """The VMs of a slice as Google's answer names its type (a node read back: an edge)."""
     from tpuwizard.core.plan import catalog
 
     return catalog.parse_accelerator(accelerator).vms

@@ -38,7 +38,7 @@ def flex_zones(accelerator: str, backend: str = TPU_API) -> list[str]:
         slice_ = catalog.parse_accelerator(accelerator)
     except catalog.UnknownAcceleratorError:
         return []
-    if backend == COMPUTE or (backend == AUTO and launchable(accelerator)):
+    if backend == COMPUTE or (backend == AUTO and launchable(slice_)):
         return list(slice_.zones) if slice_.generation.machine_types else []
     out = []
     for zone, use in FLEX_OFFERS.get(slice_.generation.key, {}).items():
@@ -47,14 +47,13 @@ def flex_zones(accelerator: str, backend: str = TPU_API) -> list[str]:
     return out
 
 
-def launchable(accelerator: str, backend: str = TPU_API) -> str | None:
-    """Why ``backend`` cannot create ``accelerator`` for the generation's sake, or None when it
-    can. TPU7x: Compute Engine (and ``auto``, which picks it for TPU7x) can; the TPU API cannot."""
-    try:
-        generation = catalog.parse_accelerator(accelerator).generation.key
-    except catalog.UnknownAcceleratorError:
+def launchable(slice_: catalog.Slice | None, backend: str = TPU_API) -> str | None:
+    """Why ``backend`` cannot create ``slice_`` for the generation's sake, or None when it can
+    (or the type is unknown: None). TPU7x: Compute Engine (and ``auto``, which picks it for
+    TPU7x) can; the TPU API cannot."""
+    if slice_ is None:
         return None
-    return TPU7X_MESSAGE if generation == "tpu7x" and backend == TPU_API else None
+    return TPU7X_MESSAGE if slice_.generation.key == "tpu7x" and backend == TPU_API else None
 
 
 def grpc_code(err: BaseException) -> int | None:

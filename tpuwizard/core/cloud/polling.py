@@ -13,8 +13,6 @@ from tpuwizard.core.cancel import Cancelled
 from tpuwizard.core.errors import CreateFailed, WaitTimedOut
 
 REPORT_EVERY_S = 60.0
-# How long a create waits for READY unless a route or the user says otherwise, in seconds.
-READY_TIMEOUT_S = 1800.0
 
 
 def poll_until(

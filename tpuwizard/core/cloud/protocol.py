@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from tpuwizard.core.cloud.polling import READY_TIMEOUT_S
 from tpuwizard.core.cloud.types import NodeInfo, NodeRequest, QueuedInfo
+from tpuwizard.core.deadlines import READY_TIMEOUT_S
 
 
 @dataclass(frozen=True)

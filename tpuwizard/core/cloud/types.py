@@ -6,6 +6,7 @@ Nothing outside ``tpuwizard.core.cloud.client`` handles protobufs: these are wha
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from tpuwizard.core.plan import catalog
@@ -129,12 +130,15 @@ class NodeRequest:
     # a MIG of size 0 and a resize request for the VM; core/cloud/backends.py's VIAS).
     via: str = "auto"
 
+    @cached_property
+    def slice(self) -> catalog.Slice:
+        """The accelerator type asked for, parsed once per request (made from a checked plan,
+        whose type is known; the name itself is what Google is sent)."""
+        return catalog.parse_accelerator(self.accelerator_type)
+
     @property
     def runtime(self) -> str:
-        return (
-            self.runtime_version
-            or catalog.parse_accelerator(self.accelerator_type).generation.runtime_version
-        )
+        return self.runtime_version or self.slice.generation.runtime_version
 
     @property
     def labels(self) -> dict[str, str]:

@@ -59,7 +59,7 @@ def job_script(plan: HandoverPlan) -> str:
     bootstrap = bootstrap_script(
         BootstrapPlan().with_jax(plan.jax), install_commands(plan.packages), package_names(specs)
     )
-    env = script_env("tpu", plan.slice.name, plan.workload)
+    env = script_env("tpu", plan.slice, plan.workload)
     lines = [
         "#!/usr/bin/env bash",
         f"# Written by tpuwizard export for {plan.slice.name} x {plan.slices}: the bootstrap, the",

@@ -127,6 +127,21 @@ class Slice:
         per_chip = self.generation.price_per_chip_hour(route)
         return None if per_chip is None else round(per_chip * self.chips, 4)
 
+    @property
+    def offered_zones(self) -> list[str]:
+        """Documented zones offering this slice (not a promise of free capacity), its AI zones
+        last."""
+        return [*self.zones, *(z for z in self.generation.ai_zones if z not in self.zones)]
+
+    @property
+    def machine_type(self) -> str | None:
+        """Compute Engine's machine type of a single-VM slice (``v6e-4`` -> ``ct6e-standard-4t``),
+        or None where Compute Engine has none: a generation it does not serve, or a multi-host
+        slice (several VMs, which Compute Engine makes as a managed instance group)."""
+        if not self.single_host:
+            return None
+        return dict(self.generation.machine_types).get(self.chips)
+
 
 @cache
 def _raw() -> dict[str, Any]:
@@ -298,8 +313,7 @@ def generation_for_device_kind(device_kind: str) -> Generation | None:
 def zones_offering(accelerator: str) -> list[str]:
     """Documented zones offering an accelerator type (not a promise of free capacity), its AI
     zones last."""
-    s = parse_accelerator(accelerator)
-    return [*s.zones, *(z for z in s.generation.ai_zones if z not in s.zones)]
+    return parse_accelerator(accelerator).offered_zones
 
 
 def documented_ai_zone_table() -> dict[str, list[str]]:
@@ -325,10 +339,7 @@ def machine_type(accelerator: str) -> str | None:
     """The Compute Engine machine type of a single-VM slice (``v6e-4`` -> ``ct6e-standard-4t``),
     or None where Compute Engine has none: a generation it does not serve, or a multi-host slice
     (several VMs, which Compute Engine makes as a managed instance group, not one machine)."""
-    s = parse_accelerator(accelerator)
-    if not s.single_host:
-        return None
-    return dict(s.generation.machine_types).get(s.chips)
+    return parse_accelerator(accelerator).machine_type
 
 
 def accelerator_for_machine_type(machine_type: str) -> str | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 from tpuwizard.core.plan import catalog
 from tpuwizard.core.preflight.rest import Endpoints, Rest
@@ -29,10 +30,21 @@ class PreflightAsk:
         assert self.zone is not None, "only the checks of a launch read the region"
         return region_of(self.zone)
 
+    @cached_property
+    def known_slice(self) -> catalog.Slice | None:
+        """The type asked about, parsed once (the session makes an ask from a front end's
+        answers: an edge); None without one, or for a name that is no TPU type."""
+        try:
+            return catalog.parse_accelerator(self.accelerator) if self.accelerator else None
+        except catalog.UnknownAcceleratorError:
+            return None
+
     @property
     def slice(self) -> catalog.Slice:
         assert self.accelerator is not None, "only the checks of a launch read the slice"
-        return catalog.parse_accelerator(self.accelerator)
+        if self.known_slice is None:
+            return catalog.parse_accelerator(self.accelerator)  # raises, saying why
+        return self.known_slice
 
     @property
     def for_launch(self) -> bool:

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tpuwizard.core.cloud.backends import COMPUTE as COMPUTE_BACKEND
 from tpuwizard.core.preflight.access import services_for
 from tpuwizard.core.preflight.ask import PreflightAsk, Reach
 from tpuwizard.core.preflight.model import Check, failed, passed, unknown
+
+if TYPE_CHECKING:
+    from tpuwizard.core.plan.catalog import Slice
 
 NAME = "Offered in zone"
 
@@ -33,7 +38,7 @@ def check_offered(ask: PreflightAsk, reach: Reach) -> Check:
         )
     if ask.accelerator in types:
         return passed(NAME, f"{where} offers {ask.accelerator} in {ask.zone}")
-    vm = _one_vm(ask.accelerator) if ask.backend == COMPUTE_BACKEND and ask.accelerator else None
+    vm = _one_vm(ask.known_slice) if ask.backend == COMPUTE_BACKEND else None
     if vm is not None and vm in types:  # a multi-host slice is a MIG of such VMs
         return passed(
             NAME, f"{where} offers {vm} VMs in {ask.zone}, of which {ask.accelerator} is a MIG"
@@ -65,12 +70,8 @@ def _no_flex(ask: PreflightAsk, where: str) -> Check | None:
     )
 
 
-def _one_vm(accelerator: str) -> str | None:
+def _one_vm(s: Slice | None) -> str | None:
     """The single-VM slice a multi-host slice is made of (v6e-16 -> v6e-4), else None."""
-    from tpuwizard.core.plan import catalog
-
-    try:
-        s = catalog.parse_accelerator(accelerator)
-    except catalog.UnknownAcceleratorError:
+    if s is None:
         return None
     return None if s.single_host else s.generation.name_for_chips(s.chips_per_vm)

@@ -14,6 +14,7 @@ from textual.containers import Horizontal
 from textual.widgets import Button, Input, Label, Static, Switch
 
 from tpuwizard.core.cloud.tpu7x_access import access_note
+from tpuwizard.core.launch.plan.deadline_keeper import DeadlineKeeper, EndedBy
 from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN, LaunchPlan
 from tpuwizard.core.launch.plan.packages import AUTO_FILE, COURSE_PACKAGES
 from tpuwizard.core.launch.plan.resume_rules import RESUME_ROUTES
@@ -177,7 +178,7 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         if self.query("#compute"):
             backend = "compute" if self.query_one("#compute", Switch).value else "tpu-api"
         watchdog = bool(self.query("#watchdog")) and self.query_one("#watchdog", Switch).value
-        watchdog = watchdog and backend != "compute"
+        watchdog = watchdog and not DeadlineKeeper(self.state.route, backend).by_max_run_duration
         return ReviewAnswer(
             name=name,
             max_run_minutes=max_run,
@@ -249,7 +250,7 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         off: "deleted at HH:MM even if this laptop sleeps" or "only while tpuwizard runs,
         because ..." (and the command that would allow it)."""
         check = self.state.watchdog_check
-        if plan.watchdog or plan.route not in ("vm", "spot") or plan.backend == "compute":
+        if plan.deadline_keeper.ended_by is not EndedBy.NOTHING:  # Google's, or the watchdog's
             return plan.deadline_words(time.time())
         if check is not None and check.can_arm is False:
             words = plan.deadline_words(time.time(), check.short or check.reason)

@@ -36,6 +36,7 @@ from tpuwizard.core.launch.workers.jobs import (
 )
 from tpuwizard.core.launch.workers.missing_module import MissingModuleWatch
 from tpuwizard.core.launch.workers.watchdog import HEARTBEAT_FILE
+from tpuwizard.core.plan import catalog
 from tpuwizard.core.remote.jobs import Job
 from tpuwizard.core.remote.sync import (
     LocalFolder,
@@ -91,7 +92,7 @@ class ScriptRun:
     args: Sequence[str]
     run_id: str
     run_dir: Path
-    accelerator: str
+    slice: catalog.Slice
     expect: str  # "tpu", or "cpu" in the sandbox
     fetch: Sequence[str] = ()
     coordinator: str | None = None  # where JAX cannot find the slice itself (the sandbox)
@@ -111,7 +112,7 @@ class ScriptRun:
 
     def env(self) -> dict[str, str]:
         """Every worker's environment (``jax.distributed``'s part is added per worker)."""
-        return script_env(self.expect, self.accelerator, self.run_id)
+        return script_env(self.expect, self.slice, self.run_id)
 
 
 def run_script(

@@ -20,11 +20,12 @@ from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.kept.settings import kept_settings
 from tpuwizard.core.launch.lifecycle.launch_state import LaunchState
 from tpuwizard.core.launch.lifecycle.runtime import Runtime
+from tpuwizard.core.launch.plan.deadline_keeper import EndedBy
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.records.ledger import Resource
 from tpuwizard.core.launch.teardown.verified import delete_and_verify, still_listed
 from tpuwizard.core.launch.teardown.zone_list import zone_listed
-from tpuwizard.core.plan import catalog, cost
+from tpuwizard.core.plan import cost
 from tpuwizard.core.remote.jobs import stop_job
 
 
@@ -57,7 +58,7 @@ class Ending:
     ) -> None:
         self.plan, self.rt, self.emit, self.cancel = plan, rt, emit, cancel
         self.state = state
-        self.slice = catalog.parse_accelerator(plan.accelerator)
+        self.slice = plan.slice
         # What --fan-out's other requests cost until verified gone (they tear down in threads).
         self.others_cost: float | None = 0.0
         self.others_at_most: float | None = 0.0  # the most they cost (cost.at_most)
@@ -130,14 +131,17 @@ class Ending:
         """Detach: nothing of ours will delete it later; the ledger says so, with any deadline."""
         state = self.state
         idle = self.plan.idle_minutes if state.watchdog_deadline is not None else None
-        deadline, ended_by = state.watchdog_deadline, "watchdog"
-        googles = self.plan.route == "flex" or self.plan.backend == "compute"
+        deadline, ended_by = state.watchdog_deadline, EndedBy.WATCHDOG.value
+        googles = self.plan.deadline_keeper.googles is not None
         if deadline is None and googles and state.created_at is not None:
             # Google's own deadline: read back where the cloud says it (Compute Engine's
             # terminationTimestamp), else the one asked for at create.
-            deadline, ended_by = self._googles_deadline(resource, state.created_at), "google"
+            deadline, ended_by = (
+                self._googles_deadline(resource, state.created_at),
+                EndedBy.GOOGLE.value,
+            )
         elif deadline is None:
-            ended_by = "nothing"
+            ended_by = EndedBy.NOTHING.value
         self.rt.ledger.record(
             "kept",
             resource,

@@ -46,7 +46,7 @@ from tpuwizard.core.launch.plan.resume_rules import earlier_run_folder
 from tpuwizard.core.launch.resume.chain import AttemptEnd, ChainLimits, ResumeChain
 from tpuwizard.core.launch.workers.rerun import run_script_with_reruns
 from tpuwizard.core.launch.workers.watchdog import arm_watchdog
-from tpuwizard.core.plan import catalog, cost
+from tpuwizard.core.plan import cost
 from tpuwizard.core.remote.transports import Transport
 
 
@@ -62,7 +62,7 @@ class Launch:
         self, plan: LaunchPlan, rt: Runtime, emit: Callable[[ev.Event], None], cancel: CancelToken
     ) -> None:
         self.plan, self.rt, self.emit, self.cancel = plan, rt, emit, cancel
-        self.slice = catalog.parse_accelerator(plan.accelerator)
+        self.slice = plan.slice
         self.state = LaunchState(plan.zone)
         self.ending = Ending(plan, rt, emit, cancel, self.state)
         self.provisioner = Provisioner(plan, rt, emit, cancel, self.state, self.ending.teardown)

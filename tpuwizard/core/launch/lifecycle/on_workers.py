@@ -29,7 +29,7 @@ from tpuwizard.core.launch.workers.jobs import (
     script_env,
 )
 from tpuwizard.core.launch.workers.missing_module import MissingModuleWatch
-from tpuwizard.core.plan import catalog, jax_versions
+from tpuwizard.core.plan import jax_versions
 from tpuwizard.core.remote.bootstrap import BootstrapPlan, bootstrap_script, unpinned_jax
 from tpuwizard.core.remote.jobs import Job
 from tpuwizard.core.remote.packages import FAILED_KIND, install_commands, install_failure
@@ -61,7 +61,7 @@ class WorkerSteps:
     ) -> None:
         self.plan, self.rt, self.emit, self.cancel = plan, rt, emit, cancel
         self.state = state
-        self.slice = catalog.parse_accelerator(plan.accelerator)
+        self.slice = plan.slice
         self.versions: dict[int, dict[str, Any]] = {}
         self.checks: dict[int, dict[str, bool]] = {}
         self.bootstrap_failures: dict[int, dict[str, Any]] = {}
@@ -125,7 +125,7 @@ class WorkerSteps:
             self.emit(ev.BootstrapLine(worker, text, self.slice.vms))
 
     def _env(self) -> dict[str, str]:
-        return script_env(self.rt.expect, self.plan.accelerator, self.plan.run_id)
+        return script_env(self.rt.expect, self.slice, self.plan.run_id)
 
     def _coordinator(self) -> str | None:
         node = self.state.node
@@ -198,7 +198,7 @@ class WorkerSteps:
                 self.state.receipt = str(local)
                 self.emit(ev.ReceiptSaved(str(local), self.receipt_ok, data["receipt_sha256"]))
         if transport.workers > 1:
-            whole = multihost.write_slice_receipt(self.plan.run_dir, self.plan.accelerator, saved)
+            whole = multihost.write_slice_receipt(self.plan.run_dir, self.slice, saved)
             self.receipt_ok = bool(whole["ok"])
             self.state.receipt = str(self.plan.run_dir / multihost.SLICE_RECEIPT)
             self.emit(ev.ReceiptSaved(self.state.receipt, self.receipt_ok, whole["receipt_sha256"]))

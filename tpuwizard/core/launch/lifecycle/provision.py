@@ -32,7 +32,7 @@ from tpuwizard.core.launch.plan.zone_rules import fails_over, probes, zones_from
 from tpuwizard.core.launch.records import attempts
 from tpuwizard.core.launch.records.ledger import Resource
 from tpuwizard.core.launch.records.ownership import identity, is_instance, live_labels
-from tpuwizard.core.plan import catalog, cost
+from tpuwizard.core.plan import cost
 
 # The parts that live in a zone (a slice's VMs, its MIG, Route 2B's resize request); the rest
 # (a template, a workload policy) in a region.
@@ -54,7 +54,7 @@ class Provisioner:
         self.plan, self.rt, self.emit, self.cancel = plan, rt, emit, cancel
         self.state = state
         self.teardown = teardown  # removes what a failed create may have left (of a state)
-        self.slice = catalog.parse_accelerator(plan.accelerator)
+        self.slice = plan.slice
         self.history = attempts.AttemptHistory.beside(rt.ledger)
 
     @property

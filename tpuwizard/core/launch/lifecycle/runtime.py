@@ -6,9 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tpuwizard.core.cloud.oslogin import LoginChoice
-from tpuwizard.core.cloud.polling import READY_TIMEOUT_S
 from tpuwizard.core.cloud.protocol import Cloud
 from tpuwizard.core.cloud.types import NodeInfo
+from tpuwizard.core.deadlines import READY_TIMEOUT_S
 from tpuwizard.core.launch.records.ledger import Ledger
 from tpuwizard.core.launch.workers.rerun import Reruns
 from tpuwizard.core.launch.workers.watchdog import WatchdogConfig

@@ -11,12 +11,14 @@ running tpuwizard deletes them, so ``up`` and ``launch --keep`` refuse one.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.cloud.backends import BACKENDS, COMPUTE, TPU_API
-from tpuwizard.core.cloud.compute_slice_body import is_multi_host
 from tpuwizard.core.errors import BadInput
+
+if TYPE_CHECKING:
+    from tpuwizard.core.plan.catalog import Slice
 
 
 class BackendFields(Protocol):
@@ -24,6 +26,9 @@ class BackendFields(Protocol):
 
     @property
     def accelerator(self) -> str: ...
+
+    @property
+    def known_slice(self) -> Slice | None: ...
 
     @property
     def backend(self) -> str: ...
@@ -52,14 +57,12 @@ DEFAULT_QUEUE_WAIT_MINUTES = 120.0
 def backend_problems(plan: BackendFields) -> list[Said]:
     """Why ``plan`` cannot run on its backend; empty when it can."""
     from tpuwizard.core.cloud import backend_choice
-    from tpuwizard.core.plan import catalog
 
     if plan.backend not in BACKENDS:
         return [f"Unknown backend '{plan.backend}'. Choose one of: auto, {', '.join(BACKENDS)}."]
     found: list[Said] = []
-    try:
-        catalog.parse_accelerator(plan.accelerator)
-    except catalog.UnknownAcceleratorError:
+    slice_ = plan.known_slice
+    if slice_ is None:
         return []  # said once, by the accelerator rule
     try:
         backend_choice.choose_backend(plan.accelerator, plan.route, plan.backend, None)
@@ -80,7 +83,7 @@ def backend_problems(plan: BackendFields) -> list[Said]:
         )
     if plan.backend != COMPUTE:
         return found
-    if plan.keep and is_multi_host(plan.accelerator):
+    if plan.keep and not slice_.single_host:
         found.append(_kept_slice_refused(plan))
     if plan.max_run < COMPUTE_MIN_RUN_MINUTES:
         found.append(
@@ -100,9 +103,9 @@ def backend_problems(plan: BackendFields) -> list[Said]:
 def _kept_slice_refused(plan: BackendFields) -> str:
     """Why a kept slice on Compute Engine is refused, and the two ways that are kept safely."""
     from tpuwizard.core.cloud import backend_choice
-    from tpuwizard.core.plan import catalog
 
-    gen = catalog.parse_accelerator(plan.accelerator).generation
+    assert plan.known_slice is not None, "only a known type's slice is refused"
+    gen = plan.known_slice.generation
     single = gen.name_for_chips(gen.single_host_max_chips)
     ways = [f"a single-host type (up to {single}), whose VM Compute Engine deletes at its deadline"]
     if TPU_API in backend_choice.support_for(plan.accelerator).backends:

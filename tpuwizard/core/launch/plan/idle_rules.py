@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from tpuwizard.core.choices import Choice, Said, phrase
-from tpuwizard.core.cloud.backends import COMPUTE
+from tpuwizard.core.launch.plan.deadline_keeper import DeadlineKeeper
 
 
 class IdleFields(Protocol):
@@ -30,21 +30,11 @@ class IdleFields(Protocol):
     def watchdog(self) -> bool: ...
 
 
-def googles_deadline_only(route: str, backend: str) -> str | None:
-    """What deletes the node at its deadline where Google alone does (no on-VM watchdog):
-    "Flex-start" or "Compute Engine"; None where the watchdog is tpuwizard's way."""
-    if route == "flex":
-        return "Flex-start"
-    if backend == COMPUTE:
-        return "Compute Engine"
-    return None
-
-
 def idle_problems(plan: IdleFields) -> list[Said]:
     """Why ``plan``'s idle deadline cannot be kept; empty when it can (or there is none)."""
     if plan.idle_minutes is None:
         return []
-    googles = googles_deadline_only(plan.route, plan.backend)
+    googles = DeadlineKeeper(plan.route, plan.backend).googles
     if googles:
         return [
             phrase(

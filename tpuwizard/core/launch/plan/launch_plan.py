@@ -6,7 +6,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,8 +14,7 @@ from tpuwizard.core import paths
 from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.cloud import gcloud_config, google_errors
 from tpuwizard.core.cloud.backends import VIA_AUTO
-from tpuwizard.core.cloud.polling import READY_TIMEOUT_S
-from tpuwizard.core.deadlines import deadline_problem
+from tpuwizard.core.deadlines import READY_TIMEOUT_S, deadline_problem
 from tpuwizard.core.errors import BadInput, PlanRefused, shown
 
 # The exit codes, named here too for the lifecycle, which has always imported them from here.
@@ -25,6 +24,7 @@ from tpuwizard.core.exit_codes import EXIT_FAILED as EXIT_FAILED
 from tpuwizard.core.exit_codes import EXIT_OK as EXIT_OK
 from tpuwizard.core.exit_codes import EXIT_TEARDOWN as EXIT_TEARDOWN
 from tpuwizard.core.launch.plan.backend_rules import backend_problems
+from tpuwizard.core.launch.plan.deadline_keeper import FLEX_START, DeadlineKeeper, EndedBy
 from tpuwizard.core.launch.plan.idle_rules import idle_problems
 from tpuwizard.core.launch.plan.packages import PackageSpec, package_problems
 from tpuwizard.core.launch.plan.reach_rules import reach_problems
@@ -45,19 +45,22 @@ ROUTES = ("vm", "spot", "flex")
 # A service account's email: what Google accepts in Node.serviceAccount.email.
 SERVICE_ACCOUNT_RE = re.compile(r"[a-z0-9][-a-z0-9_.+]*@[a-z0-9][-a-z0-9.]*\.[a-z]{2,}")
 DEFAULT_MAX_RUN = {"vm": 120, "spot": 120, "flex": 240}  # minutes
-# How long to wait for a node to be ready, in seconds (a spot request's wait is sent as its
-# queueingPolicy.validUntilDuration, so Google ends it too). Flex-start's wait for capacity is
-# apart (--queue-wait, plan/backend_rules.py): for it this is the wait once capacity is granted.
-DEFAULT_READY_TIMEOUT = {"vm": READY_TIMEOUT_S, "spot": READY_TIMEOUT_S, "flex": READY_TIMEOUT_S}
 
 
 def ready_timeout_s(route: str) -> float:
-    """The wait for READY a route gets unless the user says otherwise (--ready-timeout)."""
-    return DEFAULT_READY_TIMEOUT.get(route, READY_TIMEOUT_S)
+    """The wait for READY a route gets unless the user says otherwise (--ready-timeout): the
+    same on every route, READY_TIMEOUT_S (core/deadlines.py, its one place). A spot
+    request's wait is sent as its queueingPolicy.validUntilDuration, so Google ends it too;
+    Flex-start's wait for capacity is apart (--queue-wait, plan/backend_rules.py): for it this
+    is the wait once capacity is granted."""
+    return READY_TIMEOUT_S
 
 
 @dataclass(frozen=True)
 class LaunchPlan:
+    # The accelerator type as answered (--accelerator, the wizard's, plain mode's): a plan may
+    # hold a name that is no TPU type, so that problems() says so beside every other problem.
+    # The plan parses it once (``slice``); what reads a plan reads that, never the name again.
     accelerator: str
     zone: str
     project: str
@@ -131,12 +134,37 @@ class LaunchPlan:
         """Minutes the node may run: ``--max-run``, else the route's default."""
         return self.max_run_minutes or DEFAULT_MAX_RUN[self.route]
 
+    @cached_property
+    def _parsed(self) -> catalog.Slice | catalog.UnknownAcceleratorError:
+        """The accelerator parsed, once per plan: its slice, or why the name is no TPU type."""
+        try:
+            return catalog.parse_accelerator(self.accelerator)
+        except catalog.UnknownAcceleratorError as err:
+            return err
+
+    @property
+    def known_slice(self) -> catalog.Slice | None:
+        """The slice, or None for a name that is no TPU type (which problems() reports)."""
+        parsed = self._parsed
+        return parsed if isinstance(parsed, catalog.Slice) else None
+
+    @property
+    def slice(self) -> catalog.Slice:
+        """The slice this plan makes; only a plan whose accelerator is known has one (a checked
+        plan always does: validate() refuses an unknown name)."""
+        parsed = self._parsed
+        if isinstance(parsed, catalog.UnknownAcceleratorError):
+            raise catalog.UnknownAcceleratorError(parsed.name, parsed.reason, parsed.suggestions)
+        return parsed
+
+    @property
+    def deadline_keeper(self) -> DeadlineKeeper:
+        """Who ends the node at its deadline, Google or the watchdog, and how."""
+        return DeadlineKeeper(self.route, self.backend, self.watchdog)
+
     @property
     def _multi_host(self) -> bool:
-        try:
-            return not catalog.parse_accelerator(self.accelerator).single_host
-        except catalog.UnknownAcceleratorError:  # problems() says so
-            return False
+        return self.known_slice is not None and not self.known_slice.single_host
 
     def deadline_words(self, now: float, why_no_watchdog: str | None = None) -> str:
         """What the deadline really does for this plan, in words (the clock is local time).
@@ -144,7 +172,8 @@ class LaunchPlan:
         ``why_no_watchdog``: the check before create's reason, said when the watchdog is off."""
         minutes = self.max_run
         at = time.strftime("%H:%M", time.localtime(now + minutes * 60))
-        if self.backend == "compute" and self._multi_host:
+        keeper = self.deadline_keeper
+        if keeper.by_max_run_duration and self._multi_host:
             # Each VM's max run duration ends it at the deadline, but its MIG may make it again
             # (compute-engine.md): Google's deadline is not the slice's, tpuwizard's teardown is.
             return (
@@ -152,16 +181,16 @@ class LaunchPlan:
                 "may recreate it; tpuwizard deletes the whole slice when the run ends, only "
                 "while tpuwizard runs."
             )
-        if self.backend == "compute":
+        if keeper.by_max_run_duration:
             return (
                 f"Google deletes it at {at} (Compute Engine's max run duration), even if this "
                 "laptop sleeps."
             )
-        if self.route == "flex":
+        if keeper.googles == FLEX_START:
             return (
                 f"Google ends it at {at} (Flex-start's run duration), even if this laptop sleeps."
             )
-        if self.watchdog:
+        if keeper.ended_by is EndedBy.WATCHDOG:
             return (
                 f"Once created, the TPU is deleted at {at} (its deadline) even if this laptop "
                 "sleeps: a watchdog on the VM sees to it."
@@ -190,12 +219,10 @@ class LaunchPlan:
             except BadInput as err:
                 found.append(str(err))
 
-        try:
-            catalog.parse_accelerator(self.accelerator)
-        except catalog.UnknownAcceleratorError as err:
-            found.append(str(err))
+        if isinstance(self._parsed, catalog.UnknownAcceleratorError):
+            found.append(str(self._parsed))
         # TPU7x on the TPU API: backend_problems says so, with what to type instead.
-        refusal = google_errors.launchable(self.accelerator, self.backend)
+        refusal = google_errors.launchable(self.known_slice, self.backend)
         check(lambda: gcloud_config.validate_zone(self.zone))
         check(lambda: gcloud_config.validate_project(self.project))
         check(lambda: gcloud_config.validate_node_name(self.node_name))
@@ -206,7 +233,7 @@ class LaunchPlan:
                 "Names for spot and flex routes must be at most 60 characters "
                 "(the queued resource adds '-qr')."
             )
-        if self.route == "flex" and not refusal:
+        if self.route == "flex" and not refusal and self.known_slice is not None:
             found.extend(flex_problems(self.accelerator, self.zone, self.backend))
         found.extend(backend_problems(self))
         found.extend(via_problems(self))
@@ -217,7 +244,7 @@ class LaunchPlan:
             if problem:
                 found.append(problem)
         found.extend(zones_problems(self))
-        if self.watchdog and self.route == "flex":
+        if self.watchdog and self.deadline_keeper.googles == FLEX_START:
             found.append(
                 "Flex-start already ends at its deadline (its maxRunDuration): "
                 "the watchdog is for the vm and spot routes."
@@ -277,7 +304,7 @@ class LaunchPlan:
         problems = self.problems()
         if problems:
             raise PlanRefused(problems)
-        return catalog.parse_accelerator(self.accelerator)
+        return self.slice
 
 
 def plan_for_run(run_id: str, run_dir: Path, **answers: Any) -> LaunchPlan:
@@ -290,11 +317,8 @@ def plan_for_run(run_id: str, run_dir: Path, **answers: Any) -> LaunchPlan:
 def flex_problems(accelerator: str, zone: str, backend: str = "auto") -> list[Said]:
     """Flex-start exists only for a few types and zones on the TPU API (google-behaviour.md,
     Creating), wherever the machine type is on Compute Engine (google_errors.flex_zones, the
-    one rule): say so before any API call, with where it does exist."""
-    try:
-        catalog.parse_accelerator(accelerator)
-    except catalog.UnknownAcceleratorError:
-        return []  # reported once, by the accelerator rule
+    one rule): say so before any API call, with where it does exist. Asked of a known type
+    only (an unknown one is reported once, by the accelerator rule)."""
     where = google_errors.flex_zones(accelerator, backend)
     if zone in where:
         return []

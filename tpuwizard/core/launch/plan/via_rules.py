@@ -12,11 +12,15 @@ the course's other single-host slice, or v5e through the TPU API's Flex-start.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from functools import cached_property
+from typing import TYPE_CHECKING, Protocol
 
 from tpuwizard.core.choices import Said
 from tpuwizard.core.cloud.backends import COMPUTE, VIA_AUTO, VIAS
 from tpuwizard.core.errors import BadInput
+
+if TYPE_CHECKING:
+    from tpuwizard.core.plan.catalog import Slice
 
 MIN_RUN_MINUTES = 10.0  # about-resize-requests-mig: "between 10 minutes and 7 days"
 COURSE_OTHER = "v6e-4"  # the course's other single-host slice; ct6e-standard-4t on Compute Engine
@@ -27,6 +31,9 @@ class ViaFields(Protocol):
 
     @property
     def accelerator(self) -> str: ...
+
+    @property
+    def known_slice(self) -> Slice | None: ...
 
     @property
     def backend(self) -> str: ...
@@ -49,8 +56,6 @@ class ViaFields(Protocol):
 
 def via_problems(plan: ViaFields) -> list[Said]:
     """Why ``plan``'s --via cannot be; empty when it can (always for the default)."""
-    from tpuwizard.core.plan import catalog
-
     if plan.via == VIA_AUTO:
         return []
     if plan.via not in VIAS:
@@ -67,9 +72,8 @@ def via_problems(plan: ViaFields) -> list[Said]:
             f"--via resize-request asks for a Flex-start VM (the course's Route 2B), not the "
             f"{plan.route} route: use --route flex, or leave --via out."
         )
-    try:
-        s = catalog.parse_accelerator(plan.accelerator)
-    except catalog.UnknownAcceleratorError:
+    s = plan.known_slice
+    if s is None:
         return found  # said once, by the accelerator rule
     if s.generation.key == "v5e":
         found.append(course_v5e_words(s.name))
@@ -123,6 +127,17 @@ class Asked:
     keep: bool = False
     max_run: float = MIN_RUN_MINUTES
     fan_out: bool = False
+
+    @cached_property
+    def known_slice(self) -> Slice | None:
+        """The type asked, parsed: the command line's answer, read here before any plan (an
+        edge: None for a name that is no TPU type, which the plan then reports)."""
+        from tpuwizard.core.plan import catalog
+
+        try:
+            return catalog.parse_accelerator(self.accelerator)
+        except catalog.UnknownAcceleratorError:
+            return None
 
 
 def refuse_early(accelerator: str, backend: str, route: str, via: str) -> None:

@@ -29,6 +29,9 @@ class ZoneFields(Protocol):
     def accelerator(self) -> str: ...
 
     @property
+    def known_slice(self) -> catalog.Slice | None: ...
+
+    @property
     def backend(self) -> str: ...
 
     @property
@@ -116,10 +119,9 @@ def zones_problems(plan: ZoneFields) -> list[Said]:
 
 def _offered_problems(plan: ZoneFields, zones: list[str]) -> list[Said]:
     """Each zone of ``--zones`` must offer the type (and Flex-start, on that route)."""
-    try:
-        offered = catalog.zones_offering(plan.accelerator)
-    except catalog.UnknownAcceleratorError:
+    if plan.known_slice is None:
         return []  # said once, by the accelerator rule
+    offered = plan.known_slice.offered_zones
     found: list[Said] = []
     missing = [z for z in zones if z not in offered]
     if missing:
@@ -128,7 +130,7 @@ def _offered_problems(plan: ZoneFields, zones: list[str]) -> list[Said]:
             f"it: {', '.join(offered)}): leave {'it' if len(missing) == 1 else 'them'} out of "
             "--zones."
         )
-    if plan.route == "flex" and not google_errors.launchable(plan.accelerator, plan.backend):
+    if plan.route == "flex" and not google_errors.launchable(plan.known_slice, plan.backend):
         flex = google_errors.flex_zones(plan.accelerator, plan.backend)
         no_flex = [z for z in zones if z in offered and z not in flex and z != plan.zone]
         if no_flex:  # the first zone's rule is ZoneFields's own (flex_problems)

@@ -24,7 +24,10 @@ import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tpuwizard.core.plan.catalog import Slice
 
 OPS = ("intent", "created", "delete_pending", "kept", "gone")
 
@@ -47,6 +50,14 @@ class Resource:
     # How Compute Engine was asked for it (backends.VIAS): "resize-request" is a MIG, its
     # template and its resize request, named as the MIG, whatever the accelerator.
     via: str = "auto"
+
+    @property
+    def slice(self) -> Slice:
+        """The recorded accelerator type, parsed: the ledger is where the name is read back from
+        disk (an edge, as the command line is)."""
+        from tpuwizard.core.plan import catalog
+
+        return catalog.parse_accelerator(self.accelerator)
 
     @property
     def key(self) -> tuple[str, str, str, str, str]:

@@ -28,28 +28,28 @@ OUTPUT_FILE = "output.txt"
 PerWorker = Callable[[int], str]
 
 
-def platform_env(expect: str, accelerator: str) -> dict[str, str]:
+def platform_env(expect: str, slice_: catalog.Slice) -> dict[str, str]:
     """JAX's platform for a job; in the sandbox (``cpu``), one CPU device per chip of the VM."""
     env = {"JAX_PLATFORMS": expect}
     if expect == "cpu":
-        devices = catalog.parse_accelerator(accelerator).devices_per_vm
+        devices = slice_.devices_per_vm
         env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
     return env
 
 
-def shell_env(expect: str, accelerator: str) -> dict[str, str]:
+def shell_env(expect: str, slice_: catalog.Slice) -> dict[str, str]:
     """What a shell on a worker gets of the scripts' environment (script_env), run id aside."""
-    return {"COURSE_EXPECT_PLATFORM": expect, **platform_env(expect, accelerator)}
+    return {"COURSE_EXPECT_PLATFORM": expect, **platform_env(expect, slice_)}
 
 
-def script_env(expect: str, accelerator: str, run_id: str) -> dict[str, str]:
+def script_env(expect: str, slice_: catalog.Slice, run_id: str) -> dict[str, str]:
     """The one environment of tpuwizard's jobs on the workers (the verifier, a launch's script,
     ``run``'s and ``watch``'s): JAX's platform and the course's own variable, as the course runs
     ``COURSE_EXPECT_PLATFORM=tpu JAX_PLATFORMS=tpu python main.py`` (its main.py asks
     ``jax.devices(COURSE_EXPECT_PLATFORM)``, so one without the other fails on a TPU)."""
     return {
         "COURSE_EXPECT_PLATFORM": expect,
-        **platform_env(expect, accelerator),
+        **platform_env(expect, slice_),
         "TPUWIZARD_RUN_ID": run_id,
     }
 

@@ -83,10 +83,9 @@ def incomplete(workers: int, checks: dict[int, dict[str, bool]], timeout: float)
 
 
 def write_slice_receipt(
-    run_dir: Path, accelerator: str, receipts: dict[int, Path]
+    run_dir: Path, slice_: catalog.Slice, receipts: dict[int, Path]
 ) -> dict[str, Any]:
     """The slice receipt: every worker's receipt hash, and whether they agree."""
-    slice_ = catalog.parse_accelerator(accelerator)
     data = {w: json.loads(p.read_text()) for w, p in sorted(receipts.items())}
     agree = {
         "process_count": sorted({r.get("process_count") for r in data.values()}),

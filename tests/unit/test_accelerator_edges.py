@@ -1,0 +1,155 @@
+"""An accelerator type is a name only at the edges (issue 38): where a person or a file or
+Google hands tpuwizard a string. There it is parsed (``catalog.parse_accelerator``) into a
+``Slice``, and what is handed on is the Slice: a launch plan parses its answer once
+(``LaunchPlan.slice``), and the launch's parts, the plan's rules and the workers read that.
+A new caller of ``parse_accelerator`` fails here: take the Slice from where it was parsed, or,
+if it truly is an edge, add it to EDGES saying which."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.plan import catalog
+
+PACKAGE = Path(__file__).resolve().parents[2] / "tpuwizard"
+
+EDGES = {
+    # Option parsing: the command line's --accelerator.
+    "commands/preflight.py:preflight",
+    "commands/zone_prices.py:fit_prices",
+    "commands/zones.py:zones",
+    # The wizard's answers (plain mode hands its answers to the session, below).
+    "tui/screens/gke_export.py:suggested_slice",
+    "tui/screens/review.py:ReviewScreen.compose_body",
+    "tui/screens/review.py:ReviewScreen.summary_text",
+    "tui/screens/review.py:backend_words",
+    "tui/screens/zones.py:ZonesScreen.compose_body",
+    # A front end's answers as the session takes them: the plan's one parse, and what is
+    # decided from the answers before there is a plan (the backend, the preflight's ask).
+    "core/launch/plan/launch_plan.py:LaunchPlan._parsed",
+    "core/launch/plan/via_rules.py:Asked.known_slice",
+    "core/preflight/ask.py:PreflightAsk.known_slice",
+    "core/preflight/ask.py:PreflightAsk.slice",
+    "session/backend.py:decide_backend",
+    "session/preflight.py:decide_with_quota",
+    # Records read back from disk: the ledger, receipts.
+    "core/launch/records/ledger.py:Resource.slice",
+    "core/evidence/receipt.py:check_receipt",
+    "core/evidence/slice_receipt.py:_canonical",
+    "core/evidence/slice_receipt.py:check_slice_receipt",
+    # Google's answers: a node's acceleratorType read back (and a ledger record's, for
+    # is_single_vm).
+    "core/cloud/compute_slices.py:_vms_of",
+    "core/cloud/compute_slice_body.py:is_single_vm",
+    # The sandbox stands in for Google: it reads acceleratorType from the requests it is sent.
+    "sandbox/billing_catalog.py:_figures",
+    "sandbox/compute_google.py:zone_table",
+    "sandbox/google.py:api_zone_table",
+    "sandbox/google.py:flex_offered",
+    "sandbox/google.py:offered",
+    "sandbox/google.py:quota_name",
+    "sandbox/locations.py:accelerator_types",
+    "sandbox/locations.py:runtime_versions",
+    "sandbox/model.py:worker_locations",
+    "sandbox/nodes.py:Nodes.validate",
+    "sandbox/queued.py:QueuedResources._advance",
+    "sandbox/quota_limits.py:refuse_tpu_api_create",
+    "sandbox/quota_limits.py:tpu_api_in_use",
+    "sandbox/vms.py:VirtualMachines.boot_workers",
+    # The catalog itself: the parser, and its helpers by name.
+    "core/plan/catalog.py:image_family",
+    "core/plan/catalog.py:machine_type",
+    "core/plan/catalog.py:parse_accelerator",
+    "core/plan/catalog.py:zones_offering",
+}
+
+# Helpers that still take a name where their callers could hand a Slice: each parses the name
+# it is given. Fewer is better; none is to be added (turn a new one into a Slice parameter).
+STILL_NAMES = {
+    "core/cloud/ai_zones.py:catalog_ai_zones",
+    "core/cloud/backend_choice.py:_slice",
+    "core/cloud/diagnose_compute.py:_chips",
+    "core/cloud/google_errors.py:flex_zones",
+    "core/cloud/google_errors.py:serving_bucket",
+    "core/cloud/tpu7x_access.py:is_tpu7x",
+    "core/cloud/types.py:NodeRequest.slice",
+    "core/cloud/zones.py:unconfirmed_zones",
+    "core/evidence/notebook.py:build_notebook",
+    "core/handover/gke.py:gke_slice",
+    "core/handover/larger.py:launch_backends",
+    "core/plan/cost.py:_offline_hourly",
+    "core/plan/cost.py:offline_zone_price",
+    "core/plan/cost.py:per_chip_hour",
+    "core/plan/fit.py:cheapest_fitting",
+    "core/plan/fit.py:select_slices",
+    "core/prices/live.py:BookPrices._cheapest",
+    "core/prices/quote.py:_slice",
+}
+
+
+@cache
+def callers(name: str) -> frozenset[str]:
+    """``path:function`` (``path:Class.method`` for a method) of every call of ``name``."""
+    found: set[str] = set()
+    for path in PACKAGE.rglob("*.py"):
+        tree = ast.parse(path.read_text(), str(path))
+        owner = {
+            id(fn): cls.name
+            for cls in ast.walk(tree)
+            if isinstance(cls, ast.ClassDef)
+            for fn in cls.body
+            if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef)
+        }
+        for scope in ast.walk(tree):
+            if not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for node in ast.walk(scope):
+                if not isinstance(node, ast.Call):
+                    continue
+                func = node.func
+                called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                if called == name:
+                    where = f"{owner[id(scope)]}.{scope.name}" if id(scope) in owner else scope.name
+                    found.add(f"{path.relative_to(PACKAGE)}:{where}")
+    return frozenset(found)
+
+
+def test_the_accelerator_is_parsed_only_at_the_edges():
+    assert callers("parse_accelerator") == EDGES | STILL_NAMES
+
+
+def test_the_launch_reads_the_plans_slice_and_never_parses():
+    # One launch (lifecycle), its plan's rules, its workers, kept nodes, the resume chain and
+    # teardown: a plan, a ledger record or a Slice is what they are handed.
+    launch = {c for c in callers("parse_accelerator") if c.startswith("core/launch/")}
+    assert launch == {
+        "core/launch/plan/launch_plan.py:LaunchPlan._parsed",
+        "core/launch/plan/via_rules.py:Asked.known_slice",
+        "core/launch/records/ledger.py:Resource.slice",
+    }
+
+
+def plan(accelerator: str) -> LaunchPlan:
+    return LaunchPlan(accelerator, "us-central1-a", "p", "r1", Path("/tmp/r1"))
+
+
+def test_a_plan_holds_its_slice_and_a_changed_plan_its_own():
+    first = plan("v5litepod-16")
+    assert first.slice == catalog.parse_accelerator("v5litepod-16") == first.known_slice
+    assert first.slice is first.slice  # parsed once, not per reader
+    assert replace(first, accelerator="v6e-4").slice.name == "v6e-4"
+
+
+def test_an_unknown_name_is_said_once_among_the_plans_problems_and_has_no_slice():
+    unknown = plan("v9-8")
+    said = [str(p) for p in unknown.problems()]
+    assert sum("'v9-8' is not a TPU accelerator type" in p for p in said) == 1
+    assert unknown.known_slice is None
+    with pytest.raises(catalog.UnknownAcceleratorError):
+        _ = unknown.slice
