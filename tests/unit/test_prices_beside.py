@@ -104,8 +104,9 @@ def test_a_launch_s_lines_say_whose_price_they_show():
         "r", "n", "v6e-4", "us-east5-a", "spot", "p", 4, 1, 5.6, 60, True, "/runs/r",
         price_source="Cloud Billing Catalog, read 2026-12-02 07:00 UTC", price_sku="SPOT-EAST5",
     )  # fmt: skip
-    assert "$5.60/h (estimate; prices: Cloud Billing Catalog, read 2026-12-02 07:00 UTC)" in (
-        describe(planned)[0]
+    assert (
+        "$5.60/h (estimate; prices: Cloud Billing Catalog, read 2026-12-02 07:00 UTC)"
+        in (describe(planned)[0])
     )
     up = ev.BillingStarted("n", 0.0, 5.6, "us-east5-a", 5.6, offline_label(), "")
     assert f"(estimate; prices: {offline_label()})" in describe(up)[0]

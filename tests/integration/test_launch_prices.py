@@ -1,0 +1,47 @@
+"""The CLI's prices from the sandbox's Billing Catalog (issue 33): `fit --json --refresh-prices`
+reads it with Google's client (per region and route, each figure with its source, date and SKU)
+and caches it; a launch then prices its first line from that cached read without waiting, with
+the SKU in its JSON, and its summary names the catalog's read."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+from tests.conftest import clean_env, tpuwizard_cmd
+from tests.integration.launch_helpers import launch
+from tpuwizard.core.prices import cache
+
+FIT_FLAGS = ("--generation", "v6e", "--single-host", "--json", "--sandbox", "--refresh-prices")
+
+
+def test_fit_reads_the_catalog_then_a_launch_prices_from_that_read(tmp_path, home):
+    fit = subprocess.run(
+        tpuwizard_cmd("fit", "40GiB", *FIT_FLAGS),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=clean_env(),
+    )
+    assert fit.returncode == 0, fit.stderr
+    prices = json.loads(fit.stdout)["prices"]
+    assert prices["read"] and prices["why_not_read"] is None
+    spot = prices["slices"]["v6e-4"]["us-central1"]["spot"]
+    assert spot["source"] == "catalog" and spot["usd_per_hour"] == 2.372  # 4 x $0.593
+    assert spot["sku"] and spot["label"] == f"Cloud Billing Catalog, read {prices['read']}"
+    assert prices["slices"]["v6e-4"]["europe-west4"]["vm"]["sku"] is None  # none there
+    saved = cache.load(cache.cache_file(home / "cache", practice=True))
+    assert saved is not None and saved.fresh()
+
+    code, events, stderr = launch(
+        tmp_path, "--accelerator", "v6e-1", "--route", "spot", "--no-preflight",
+        where=("--zone", "us-central1-b"),
+    )  # fmt: skip
+    assert code == 0, stderr
+    planned = next(e for e in events if e["event"] == "planned")
+    up = next(e for e in events if e["event"] == "billing_started")
+    for e in (planned, up):
+        assert e["price_per_hour_usd"] == 0.593
+        assert e["price_source"] == f"Cloud Billing Catalog, read {saved.date}"
+        assert e["price_sku"] == spot["sku"]  # the same SKU fit read, for one chip of it
+    assert f"Prices: the Cloud Billing Catalog's prices (read {saved.date})" in stderr
