@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 
 from tests.conftest import clean_env, tpuwizard_cmd
-from tests.integration.launch_helpers import launch
+from tests.integration.launch_helpers import launch, launch_until, status, teardown_all
 from tpuwizard.core.prices import cache
 
 FIT_FLAGS = ("--generation", "v6e", "--single-host", "--json", "--sandbox", "--refresh-prices")
@@ -45,3 +46,26 @@ def test_fit_reads_the_catalog_then_a_launch_prices_from_that_read(tmp_path, hom
         assert e["price_source"] == f"Cloud Billing Catalog, read {saved.date}"
         assert e["price_sku"] == spot["sku"]  # the same SKU fit read, for one chip of it
     assert f"Prices: the Cloud Billing Catalog's prices (read {saved.date})" in stderr
+
+
+def test_status_prices_what_is_left_from_the_cached_read(tmp_path, home):
+    from tpuwizard.core.prices.cache import PriceBook
+    from tpuwizard.core.prices.skus import parse_skus
+    from tpuwizard.sandbox.billing_catalog import skus
+    from tpuwizard.sandbox.faults import Faults
+
+    saved = PriceBook(time.time(), parse_skus(skus(Faults())))  # what a read of it gives
+    cache.save(cache.cache_file(home / "cache", practice=True), saved)
+    code, events = launch_until(
+        tmp_path, lambda e: e["event"] == "billing_started", "--accelerator", "v6e-1",
+        "--route", "spot", "--no-preflight", zone="us-central1-b",
+    )  # fmt: skip
+    assert code != 0  # killed while it bills: left for status to find
+    try:
+        (left,) = status(tmp_path)
+        price = left["price"]
+        assert (price["usd_per_hour"], price["source"]) == (0.593, "catalog")
+        assert price["sku"] == events[0]["price_sku"] and price["sku"]
+        assert price["label"] == f"Cloud Billing Catalog, read {saved.date}"
+    finally:
+        assert teardown_all(tmp_path).returncode == 0
