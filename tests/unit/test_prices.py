@@ -217,6 +217,12 @@ def test_fit_json_gives_each_slice_per_region_route_prices_from_the_cached_read(
     assert flex["usd_per_hour"] == 5.4 and flex["source"] == "catalog" and flex["at_most"] is None
     on_demand = prices["slices"]["v6e-4"]["europe-west4"]["vm"]
     assert on_demand["source"] == "offline" and "no on-demand SKU" in on_demand["note"]
+    assert flex["sku"] == "F" and on_demand["sku"] is None
+    # The slice's own figure is the read's too (its cheapest region's), not "at most" on-demand.
+    fitted = json.loads(CliRunner().invoke(main, [*args, "--route", "flex"]).stdout)
+    (v6e,) = fitted["slices"]
+    assert (v6e["price_per_hour_usd"], v6e["price_at_most_usd"]) == (5.4, 5.4)
+    assert saved.date in fitted["prices"]["slices_priced_from"]
 
 
 def test_status_costs_use_the_cached_catalog_read_flex_start_s_at_most_replaced(
