@@ -130,3 +130,21 @@ def test_a_missing_sku_beside_the_list_price_says_in_this_region_once():
     )
     line = price_line(state)
     assert line.count("in this region") == 1, line
+
+
+def test_a_summary_without_a_price_says_why_there_is_none():
+    from tpuwizard.core.launch.events.summary import RunSummary
+    from tpuwizard.words.summary_text import summary_lines
+
+    cost.use_catalog(BookPrices(BOOK))
+    summary = RunSummary()
+    summary.apply(
+        ev.Planned("r", "n", "tpu7x-8", "us-central1-c", "vm", "p", 4, 1, None, 60, True, "/r")
+    )
+    summary.gone, summary.billed_s = ["n"], 18.0
+    lines = summary_lines(summary)
+    assert "  Cost: a price the catalog does not have (estimate) for 18 s of billing." in lines
+    assert any(
+        line.startswith("    (No price: no report names TPU7x's Billing Catalog SKU")
+        for line in lines
+    ), lines
