@@ -82,7 +82,12 @@ def catalog_brief() -> str | None:
 
 
 def offline_source() -> str:
-    return f"the offline table ({catalog.sources()['price_date']}, estimate)"
+    return f"the {offline_label()}"
+
+
+def offline_label() -> str:
+    """The offline table as a figure's label, with its date."""
+    return f"offline table ({catalog.sources()['price_date']}, estimate)"
 
 
 def zone_price(accelerator: str, route: str = "vm", zone: str | None = None) -> ZonePrice:
@@ -128,7 +133,7 @@ def price_origin(accelerator: str, route: str, zone: str | None) -> tuple[str, s
     """(where the figure for ``accelerator`` on ``route`` in ``zone`` is from, with its date;
     its Billing Catalog SKU id, or "" for the offline table's), for a launch's events."""
     price = zone_price(accelerator, route, zone)
-    return price.label or f"offline table ({catalog.sources()['price_date']}, estimate)", price.sku
+    return price.label or offline_label(), price.sku
 
 
 def per_chip_hour(accelerator: str, route: str = "vm", zone: str | None = None) -> float | None:

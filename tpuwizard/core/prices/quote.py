@@ -54,9 +54,9 @@ class Quote:
 
 
 def offline_label() -> str:
-    from tpuwizard.core.plan import catalog
+    from tpuwizard.core.plan import cost
 
-    return f"offline table ({catalog.sources()['price_date']}, estimate)"
+    return cost.offline_label()
 
 
 def quote(
