@@ -298,50 +298,46 @@ def launch(
         via=via,
     )
     plan.validate()  # every rule, before any cloud call (or sandbox): exit 2 with all of them
-    # The catalog's prices beside the launch: the cached read or the offline table's at once
-    # (labelled), the catalog's for every figure after a cold read lands.
+    # The cached catalog read's prices, or the offline table's (labelled), from the first line;
+    # the catalog's for every figure after a cold read lands beside the launch.
     prices = PricesBeside(session)
     prices.start()
-    try:
-        # In practice the sandbox (and a watchdog's endpoint) must outlive this command.
-        if keep:
-            session.prepare_to_keep()
-            session.kept.settle(plan.node_name)  # a name kept before: its deleted node's closed
-        # A FAIL ends it here, nothing created; auto may move to Compute Engine.
-        if not no_preflight:
-            ok_on_compute = transport != "gcloud" and watchdog is not True
-            decided, plan = preflight_before_create(
-                session, plan, backend, transport, ok_on_compute, as_json
-            )
-            chosen = decided or chosen
-        choice = choose_watchdog(session, plan, watchdog)
-        plan = choice.plan
-        notes = [f"Backend: {chosen.reason}"] if chosen.reason else []  # as preflight says it
-        notes += [note] if (note := fetch_note(fetch)) else []
-        for line in [*notes, *backend_notes(plan, nat_checked=not no_preflight), *choice.lines()]:
-            (say if as_json else click.echo)(line)
-        handle = session.start_launch(plan, ready_timeout)
-        code = EXIT_CLOUD
-        with stop_on_signals(handle, say) as received:
-            ended: list[Finished] = []  # after a stop signal, Finished says 128 + it already
-            for event in handle.events():
-                if isinstance(event, Finished):
-                    ended.append(event)  # said last: a stop may yet delete what --keep kept
-                elif not (received and isinstance(event, Kept)):  # a stop came first: not kept
-                    show_event(event, as_json)
-            # --keep hands the node over with the summary below: a stop before it deletes, as
-            # during the launch and as `up`'s does, so "deleting what this run created" holds.
-            for event in handle.delete_kept_after_stop() if received else ():
-                if isinstance(event, Finished):
-                    ended.append(event)
-                else:
-                    show_event(event, as_json)
-            for event in ended[-1:]:
+    click.get_current_context().call_on_close(prices.finish)  # none lands after the command
+    if keep:  # in practice the sandbox (and a watchdog's endpoint) must outlive this command
+        session.prepare_to_keep()
+        session.kept.settle(plan.node_name)  # a name kept before: its deleted node's closed
+    if not no_preflight:  # a FAIL ends it here, nothing created; auto may move to Compute Engine
+        ok_on_compute = transport != "gcloud" and watchdog is not True
+        decided, plan = preflight_before_create(
+            session, plan, backend, transport, ok_on_compute, as_json
+        )
+        chosen = decided or chosen
+    choice = choose_watchdog(session, plan, watchdog)
+    plan = choice.plan
+    notes = [f"Backend: {chosen.reason}"] if chosen.reason else []  # as preflight says it
+    notes += [note] if (note := fetch_note(fetch)) else []
+    for line in [*notes, *backend_notes(plan, nat_checked=not no_preflight), *choice.lines()]:
+        (say if as_json else click.echo)(line)
+    handle = session.start_launch(plan, ready_timeout)
+    code = EXIT_CLOUD
+    with stop_on_signals(handle, say) as received:
+        ended: list[Finished] = []  # after a stop signal, Finished says 128 + it already
+        for event in handle.events():
+            if isinstance(event, Finished):
+                ended.append(event)  # said last: a stop may yet delete what --keep kept
+            elif not (received and isinstance(event, Kept)):  # a stop came first: not kept
                 show_event(event, as_json)
-                code = event.exit_code
-        prices.finish()  # the summary names the prices its figures were priced at
-        for line in summary_lines(handle.summary):
-            (say if as_json else click.echo)(line)
-    finally:
-        prices.finish()  # a read landing after this command prices nothing
+        # --keep hands the node over with the summary below: a stop before it deletes, as
+        # during the launch and as `up`'s does, so "deleting what this run created" holds.
+        for event in handle.delete_kept_after_stop() if received else ():
+            if isinstance(event, Finished):
+                ended.append(event)
+            else:
+                show_event(event, as_json)
+        for event in ended[-1:]:
+            show_event(event, as_json)
+            code = event.exit_code
+    prices.finish()  # the summary names the prices its figures were priced at
+    for line in summary_lines(handle.summary):
+        (say if as_json else click.echo)(line)
     sys.exit(exit_code(received, code))
