@@ -1,7 +1,8 @@
 """The CLI's prices from the sandbox's Billing Catalog (issue 33): `fit --json --refresh-prices`
 reads it with Google's client (per region and route, each figure with its source, date and SKU)
 and caches it; a launch then prices its first line from that cached read without waiting, with
-the SKU in its JSON, and its summary names the catalog's read."""
+the SKU in its JSON, and its summary names the catalog's read; `up` does too, and `status --json`
+prices the node it keeps from the same read, with the same SKU."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ import subprocess
 import time
 
 from tests.conftest import clean_env, tpuwizard_cmd
-from tests.integration.launch_helpers import launch, launch_until, status, teardown_all
+from tests.integration.launch_helpers import env, launch, status
 from tpuwizard.core.prices import cache
 
+UP_FLAGS = ("--sandbox", "--json", "--accelerator", "v6e-1", "--route", "spot", "--no-preflight")
 FIT_FLAGS = ("--generation", "v6e", "--single-host", "--json", "--sandbox", "--refresh-prices")
 
 
@@ -48,7 +50,8 @@ def test_fit_reads_the_catalog_then_a_launch_prices_from_that_read(tmp_path, hom
     assert f"Prices: the Cloud Billing Catalog's prices (read {saved.date})" in stderr
 
 
-def test_status_prices_what_is_left_from_the_cached_read(tmp_path, home):
+def test_up_and_status_price_a_kept_node_from_the_cached_read(tmp_path, home):
+    from tests.integration.iterate_helpers import json_events
     from tpuwizard.core.prices.cache import PriceBook
     from tpuwizard.core.prices.skus import parse_skus
     from tpuwizard.sandbox.billing_catalog import skus
@@ -56,16 +59,23 @@ def test_status_prices_what_is_left_from_the_cached_read(tmp_path, home):
 
     saved = PriceBook(time.time(), parse_skus(skus(Faults())))  # what a read of it gives
     cache.save(cache.cache_file(home / "cache", practice=True), saved)
-    code, events = launch_until(
-        tmp_path, lambda e: e["event"] == "billing_started", "--accelerator", "v6e-1",
-        "--route", "spot", "--no-preflight", zone="us-central1-b",
+    kept = subprocess.run(
+        tpuwizard_cmd("up", *UP_FLAGS, "--zone", "us-central1-b"),
+        cwd=tmp_path, capture_output=True, text=True, timeout=240, env=env(),
     )  # fmt: skip
-    assert code != 0  # killed while it bills: left for status to find
+    assert kept.returncode == 0, kept.stderr
     try:
+        planned = next(e for e in json_events(kept.stdout) if e["event"] == "planned")
+        assert planned["price_source"] == f"Cloud Billing Catalog, read {saved.date}"
+        assert planned["zone"] == "us-central1-b"
         (left,) = status(tmp_path)
         price = left["price"]
         assert (price["usd_per_hour"], price["source"]) == (0.593, "catalog")
-        assert price["sku"] == events[0]["price_sku"] and price["sku"]
+        assert price["sku"] == planned["price_sku"] and price["sku"]
         assert price["label"] == f"Cloud Billing Catalog, read {saved.date}"
     finally:
-        assert teardown_all(tmp_path).returncode == 0
+        down = subprocess.run(
+            tpuwizard_cmd("down", "--sandbox", "--yes"),
+            cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env(),
+        )  # fmt: skip
+        assert down.returncode == 0, down.stderr
