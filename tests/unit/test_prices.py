@@ -217,15 +217,22 @@ def test_fit_json_gives_each_slice_per_region_route_prices_from_the_cached_read(
     assert flex["usd_per_hour"] == 5.4 and flex["source"] == "catalog" and flex["at_most"] is None
     on_demand = prices["slices"]["v6e-4"]["europe-west4"]["vm"]
     assert on_demand["source"] == "offline" and "no on-demand SKU" in on_demand["note"]
+    assert flex["sku"] == "F" and on_demand["sku"] is None
+    # The slice's own figure is the read's too (its cheapest region's), not "at most" on-demand.
+    fitted = json.loads(CliRunner().invoke(main, [*args, "--route", "flex"]).stdout)
+    (v6e,) = fitted["slices"]
+    assert (v6e["price_per_hour_usd"], v6e["price_at_most_usd"]) == (5.4, 5.4)
+    assert saved.date in fitted["prices"]["slices_priced_from"]
 
 
 def test_status_costs_use_the_cached_catalog_read_flex_start_s_at_most_replaced(
     monkeypatch, tmp_path
 ):
-    from tpuwizard.commands.catalog_prices import priced
+    from tpuwizard.commands.catalog_prices import NOT_READ, price_entry, use_cached_prices
     from tpuwizard.core import paths
     from tpuwizard.core.launch.records.billable import Billable
     from tpuwizard.core.launch.records.ledger import Resource
+    from tpuwizard.core.plan import cost
 
     monkeypatch.setattr(paths, "cache_dir", lambda: tmp_path)
 
@@ -236,11 +243,19 @@ def test_status_costs_use_the_cached_catalog_read_flex_start_s_at_most_replaced(
         return Billable(r, "RUNNING", 1800.0, None, "ledger", bills=True)
 
     flex, elsewhere = running("flex", "us-east5-a"), running("flex", "europe-west4-a")
-    unread, words = priced([flex], FakeSession())  # type: ignore[arg-type]
-    assert unread == [flex] and words == ""  # no read on disk: the offline table's, as before
+    unread = use_cached_prices(FakeSession())  # type: ignore[arg-type]
+    assert unread == (None, NOT_READ) and cost.catalog_source() is None  # the offline table's
+    offline = price_entry(flex, unread)
+    assert offline["source"] == OFFLINE and offline["sku"] is None and offline["at_most"]
     saved = book(SkuPrice("v6e", FLEX, "us-east5", 1.35, "F"))
     cache.save(cache.cache_file(tmp_path, practice=True), saved)
-    shown, words = priced([flex, elsewhere], FakeSession())  # type: ignore[arg-type]
-    assert shown[0].cost_usd == 2.7  # 4 chips x $1.35 x half an hour: no longer "at most"
-    assert shown[1] == elsewhere and shown[1].cost_usd is None  # no SKU there: at most, as before
-    assert saved.date in words
+    found = use_cached_prices(FakeSession())  # type: ignore[arg-type]
+    assert found == (saved, "")
+    # 4 chips x $1.35 x half an hour, no longer "at most"; no SKU elsewhere: at most, as before.
+    assert cost.estimate("v6e-4", "flex", 1800.0, "us-east5-a") == 2.7
+    assert flex.cost_at_most_usd == 2.7
+    assert cost.estimate("v6e-4", "flex", 1800.0, "europe-west4-a") is None
+    entry = price_entry(flex, found)
+    assert (entry["usd_per_hour"], entry["source"], entry["sku"]) == (5.4, CATALOG, "F")
+    assert saved.date in str(entry["label"]) and saved.date in cost.label()
+    assert price_entry(elsewhere, found)["source"] == OFFLINE

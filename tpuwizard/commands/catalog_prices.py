@@ -1,39 +1,40 @@
-"""`status`'s costs at the Cloud Billing Catalog's prices where a read of it is on disk: the
-cached read only, never a call (status must answer at once); `zones --refresh-prices` or `fit
---json --refresh-prices` reads it. Where the catalog has no SKU for a resource, its cost stays the
-offline table's (a Flex-start one's stays "at most" on-demand's); where it has one, that price
-replaces it, Flex-start's "at most" too."""
+"""`status`'s prices: the cached read of the Cloud Billing Catalog, installed as the session's
+prices without a call (status must answer at once; `zones --refresh-prices` or `fit --json
+--refresh-prices` reads it), so every cost it shows (its resources', kept nodes', others') is the
+catalog's where that read has the SKU, Flex-start's "at most" replaced by its own price; else the
+offline table's, labelled. ``--json`` gives each resource's price with its source and SKU."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tpuwizard.core.launch.records.billable import Billable
+    from tpuwizard.core.prices.cache import PriceBook
     from tpuwizard.session.session import Session
 
+NOT_READ = "not read yet: tpuwizard zones --accelerator TYPE --refresh-prices reads it"
 
-def priced(found: list[Billable], session: Session) -> tuple[list[Billable], str]:
-    """``found`` with each billing resource's cost at the catalog's price where the cached read
-    has its SKU, and the words that say so (empty where no figure came from the catalog)."""
-    from tpuwizard.core.prices.quote import CATALOG, quote
-    from tpuwizard.session.prices import cached_book
+
+def use_cached_prices(session: Session) -> tuple[PriceBook | None, str]:
+    """Price every figure from the read on disk, if any, without a call: (the book, "") or
+    (None, why there is none)."""
+    from tpuwizard.core.prices.live import BookPrices
+    from tpuwizard.session.prices import cached_book, use_prices
 
     book = cached_book(session)
     if book is None:
-        return list(found), ""
-    out, used = [], False
-    for b in found:
-        r = b.resource
-        q = quote(book, "", r.accelerator, r.route, r.zone) if b.billing else None
-        if q is not None and q.source == CATALOG and q.hourly is not None:
-            b = dataclasses.replace(b, cost_usd=round(q.hourly * max(0.0, b.age_s) / 3600, 4))
-            used = True
-        out.append(b)
-    if not used:
-        return out, ""
-    return (
-        out,
-        f"; per-hour prices from the Cloud Billing Catalog (read {book.date}) where it has them",
-    )
+        return None, NOT_READ
+    why = "" if book.fresh() else "over a day old, not read again by status, which makes no call"
+    use_prices(BookPrices(book, why))
+    return book, why
+
+
+def price_entry(b: Billable, found: tuple[PriceBook | None, str]) -> dict[str, object]:
+    """``b``'s price per hour for ``--json``: the figure, where it is from (with the date) and
+    the catalog's SKU, or why the offline table's stands."""
+    from tpuwizard.core.prices.quote import quote
+
+    r = b.resource
+    q = quote(found[0], found[1], r.accelerator, r.route, r.zone)
+    return {"usd_per_hour": q.hourly, "at_most": q.at_most, **q.as_json()}

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     """Everything tpuwizard created that may still bill, from the ledger and labels. Exit 3
     when a zone could not be checked, 4 when a preempted kept node could not be deleted."""
+    from tpuwizard.commands.catalog_prices import price_entry, use_cached_prices
     from tpuwizard.commands.kaggle_records import kaggle_status
     from tpuwizard.core.cloud.diagnose import Context
     from tpuwizard.core.plan import cost
@@ -57,12 +58,11 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
 
     colab, colab_unchecked = colab_status(as_json)  # its own ledger, its own program
     session = open_session(project, sandbox)
+    book = use_cached_prices(session)  # every cost at the cached catalog read's prices, no call
     with cloud_errors(Context(project=session.project)):
         kept = session.kept.check()  # first: a preempted kept node is deleted, not listed
         found = session.find_leftovers()
-    from tpuwizard.commands.catalog_prices import priced
-
-    shown, read = priced(list(found), session)  # the cached catalog read's prices, no call
+    shown = list(found)
     say_skipped(found, session.project)
     say_preempted(kept.preempted, session.practice)
     say_kept_gone(kept.gone)
@@ -70,10 +70,10 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     if as_json:
         print_json(
             {
-                "resources": [b.to_dict() for b in shown],
+                "resources": [{**b.to_dict(), "price": price_entry(b, book)} for b in shown],
                 "kept": [k.to_dict() for k in kept.infos],
                 "kept_gone": [g.info.to_dict() for g in kept.gone],
-                "others": [b.to_dict() for b in found.others],
+                "others": [{**b.to_dict(), "price": price_entry(b, book)} for b in found.others],
                 "unchecked": [u.to_dict() for u in found.unchecked],
                 "preempted": [result_data(r) for r in kept.preempted],
                 "stopped_deleted": [result_data(r) for r in found.stopped_ended],
@@ -90,7 +90,7 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
 
         if found:
             flex = any(b.resource.route == "flex" for b in found)  # its caveat only where shown
-            render_status(shown, cost.label(flex) + read, practice=session.practice)
+            render_status(shown, cost.label(flex), practice=session.practice)
         elif not found.unchecked and (kaggle or colab):  # listed above: they exist, unbilled
             show("No Cloud TPU you created with tpuwizard exists any more: none is billing.")
         elif not found.unchecked:

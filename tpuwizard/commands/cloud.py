@@ -232,6 +232,7 @@ def launch(
     from tpuwizard.core.launch.plan.launch_plan import ready_timeout_s
     from tpuwizard.core.launch.plan.via_rules import refuse_early
     from tpuwizard.session.backend import backend_notes, decide_backend
+    from tpuwizard.session.prices import PricesBeside
     from tpuwizard.session.signals import exit_code, stop_on_signals
     from tpuwizard.session.watchdog import choose_watchdog
     from tpuwizard.words.course_text import fetch_note
@@ -311,6 +312,11 @@ def launch(
         via=via,
     )
     plan.validate()  # every rule, before any cloud call (or sandbox): exit 2 with all of them
+    # The cached catalog read's prices, or the offline table's (labelled), from the first line;
+    # the catalog's for every figure after a cold read lands beside the launch.
+    prices = PricesBeside(session)
+    prices.start()
+    click.get_current_context().call_on_close(prices.finish)  # none lands after the command
     if keep:  # in practice the sandbox (and a watchdog's endpoint) must outlive this command
         session.prepare_to_keep()
         session.kept.settle(plan.node_name)  # a name kept before: its deleted node's closed
@@ -345,6 +351,7 @@ def launch(
         for event in ended[-1:]:
             show_event(event, as_json)
             code = event.exit_code
+    prices.finish()  # the summary names the prices its figures were priced at
     for line in summary_lines(handle.summary):
         (say if as_json else click.echo)(line)
     sys.exit(exit_code(received, code))

@@ -141,6 +141,7 @@ def up(
     from tpuwizard.core.launch.events import launch_events as ev
     from tpuwizard.core.launch.plan.deadline_keeper import DeadlineKeeper
     from tpuwizard.session.backend import backend_notes, decide_backend
+    from tpuwizard.session.prices import PricesBeside
     from tpuwizard.session.signals import exit_code, stop_on_signals
     from tpuwizard.words.event_text import json_event
 
@@ -175,6 +176,9 @@ def up(
     check_transport(transport, session.practice)
     session.prepare_to_keep()
     session.kept.settle(plan.node_name)  # a name kept before: its deleted node's record closed
+    prices = PricesBeside(session)  # as launch's: the cached read's or the offline table's now
+    prices.start()
+    click.get_current_context().call_on_close(prices.finish)  # none lands after the command
     if not no_preflight:  # a FAIL ends it here; auto may move to Compute Engine (then no --idle)
         _, plan = preflight_before_create(
             session, plan, backend, transport, transport != "gcloud" and idle is None, as_json

@@ -114,7 +114,7 @@ def fit(
     as_json: bool,
 ) -> None:
     """Which TPU slices hold a training state of SIZE (48, 48GiB, 51.5GB), or your program?"""
-    from tpuwizard.commands.zone_prices import fit_prices
+    from tpuwizard.commands.zone_prices import fit_price_read, fit_prices
     from tpuwizard.core.plan import fit as fitting
 
     route = "vm" if route == "on-demand" else route  # one spelling of the routes everywhere
@@ -177,6 +177,7 @@ def fit(
         key, gib = usable_hbm_gib_per_chip(load_receipt(receipt_file))
         measured[key] = gib
         say(f"Usable HBM per {key} chip from {receipt_file}: {gib:.2f} GiB (measured).")
+    found = fit_price_read(sandbox, refresh_prices) if as_json else (None, "")
     fits = fitting.plan(state, chosen, reserve, route, measured)
     if as_json:
         print_json(
@@ -184,7 +185,7 @@ def fit(
                 "state_gib": round(state, 6),
                 "bytes_per_param": per_param,
                 "slices": [f.to_dict() for f in fits],
-                "prices": fit_prices([f.name for f in fits], sandbox, refresh_prices),
+                "prices": fit_prices([f.name for f in fits], found),
             }
         )
         return

@@ -114,15 +114,15 @@ def ai_zone_states(
     }
 
 
-def fit_prices(names: list[str], sandbox: bool, refresh: bool) -> dict[str, object]:
-    """``fit --json``'s prices: per slice, per region where its generation is documented, per
-    route (on-demand, spot, Flex-start), each with its source and date; none until the catalog
-    has been read. The book on disk is used without a call; ``refresh`` (``--refresh-prices``)
-    reads the catalog first."""
+def fit_price_read(sandbox: bool, refresh: bool) -> tuple[PriceBook | None, str]:
+    """``fit --json``'s read of the Billing Catalog: the book on disk, without a call, or with
+    ``refresh`` (``--refresh-prices``) read first; installed as the prices every slice's figure
+    is from (its cheapest documented region's, where the read has the SKU), so the slices'
+    figures and the per-region ones agree. (None, why) where there is none."""
     from tpuwizard.core import paths
-    from tpuwizard.core.plan import catalog
     from tpuwizard.core.prices import cache
-    from tpuwizard.core.prices.quote import quote
+    from tpuwizard.core.prices.live import BookPrices
+    from tpuwizard.session.prices import use_prices
 
     if refresh:
         from tpuwizard.commands.common import open_session
@@ -132,6 +132,20 @@ def fit_prices(names: list[str], sandbox: bool, refresh: bool) -> dict[str, obje
     else:
         book = cache.load(cache.cache_file(paths.cache_dir(), sandbox))
         why = "" if book else "not read yet: tpuwizard fit --json --refresh-prices reads it"
+    if book is not None:
+        use_prices(BookPrices(book, why))
+    return book, why
+
+
+def fit_prices(names: list[str], found: tuple[PriceBook | None, str]) -> dict[str, object]:
+    """``fit --json``'s prices: per slice, per region where its generation is documented, per
+    route (on-demand, spot, Flex-start), each with its source, date and SKU; none until the
+    catalog has been read (:func:`fit_price_read`)."""
+    from tpuwizard.core.plan import catalog
+    from tpuwizard.core.plan.cost import source
+    from tpuwizard.core.prices.quote import quote
+
+    book, why = found
     out: dict[str, object] = {}
     # Without a read, the slices' own price_per_hour_usd is the offline table's already, and
     # quoting every region of every slice would cost the CLI's start-up budget for nothing.
@@ -148,4 +162,10 @@ def fit_prices(names: list[str], sandbox: bool, refresh: bool) -> dict[str, obje
             }
             for region, zone in sorted(by_region.items())
         }
-    return {"read": book.date if book else None, "why_not_read": why or None, "slices": out}
+    return {
+        "read": book.date if book else None,
+        "why_not_read": why or None,
+        # Whose figures the slices' price_per_hour_usd are (the read's, where it has the SKU).
+        "slices_priced_from": source(),
+        "slices": out,
+    }

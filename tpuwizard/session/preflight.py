@@ -60,8 +60,10 @@ def _google_default() -> Any:
 
 def _reach(session: Session, backend: str, zone: str | None) -> tuple[Check, Reach]:
     """The credentials' line and how the checks read (practice: the sandbox, with its token)."""
+    from tpuwizard.core import paths
     from tpuwizard.core.cloud import gcloud_config
     from tpuwizard.core.cloud.endpoint import GOOGLE_ENDPOINT
+    from tpuwizard.core.preflight import quota_cache
     from tpuwizard.core.preflight.access import check_credentials
     from tpuwizard.core.preflight.rest import Endpoints, Rest, endpoints_for
 
@@ -81,7 +83,8 @@ def _reach(session: Session, backend: str, zone: str | None) -> tuple[Check, Rea
         check, credentials = check_credentials(_google_default, ctx.account, ctx.credentials)
         endpoints = Endpoints()
     rest = Rest(credentials) if credentials is not None else None
-    return check, Reach(rest, endpoints, offered, session.practice)
+    kept = quota_cache.cache_file(paths.cache_dir(), session.practice)  # what each read found
+    return check, Reach(rest, endpoints, offered, session.practice, kept)
 
 
 def decide_with_quota(

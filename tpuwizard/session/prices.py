@@ -4,6 +4,7 @@ Never raises for the cloud's sake: a failed read is a reason, said beside the of
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Any
 
 from tpuwizard.core import paths
@@ -71,6 +72,52 @@ def use_catalog_prices(session: Session, refresh: bool = False) -> str:
     """Read the catalog (or take the cached read) and price every figure from it from now on
     (plain mode, which may wait for it)."""
     return use_prices(catalog_prices(session, refresh))
+
+
+class PricesBeside:
+    """A command's prices without waiting for the catalog (``launch``): the cached read at
+    once, however old (labelled with its date), else the offline table's marked as standing
+    in; where that read is missing or older than a day, the catalog is read on a thread and
+    every later figure is its. :meth:`finish` ends it: a read landing after installs nothing."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self._lock = threading.Lock()
+        self._finished = False
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> BookPrices:
+        """Install the prices to start with (no call, so the first line never waits), and
+        start the read where one is due; returns what was installed."""
+        from tpuwizard.core.prices.live import BookPrices
+
+        saved = cached_book(self.session)
+        if saved is not None and saved.fresh():
+            return self._install(BookPrices(saved))
+        if saved is not None:
+            first = BookPrices(saved, f"being read again; the read of {saved.date} stands")
+        else:
+            first = BookPrices(None, reading=True)
+        self._install(first)
+        self._thread = threading.Thread(target=self._read, name="price-read", daemon=True)
+        self._thread.start()
+        return first
+
+    def _read(self) -> None:
+        self._install(catalog_prices(self.session))
+
+    def _install(self, prices: BookPrices) -> BookPrices:
+        with self._lock:
+            if not self._finished:
+                use_prices(prices)
+        return prices
+
+    def finish(self, wait_s: float = 0.0) -> None:
+        """Let a read under way land for up to ``wait_s`` seconds, then install no more."""
+        if self._thread is not None:
+            self._thread.join(wait_s)
+        with self._lock:
+            self._finished = True
 
 
 def cached_book(session: Session) -> PriceBook | None:

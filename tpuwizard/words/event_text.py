@@ -55,7 +55,7 @@ def _describe(event: ev.Event, audience: Audience) -> list[str]:
     match event:
         case ev.Planned():
             practice = "[practice] " if event.practice else ""
-            price = f"{about(event.price_per_hour_usd, event.price_at_most_usd)}/h (estimate)"
+            price = _per_hour(event.price_per_hour_usd, event.price_at_most_usd, event.price_source)
             chips = count(event.chips, "chip")
             minutes = event.max_run_minutes
             deadline = "no deadline" if minutes is None else f"deadline {minutes:g} min"
@@ -83,10 +83,8 @@ def _describe(event: ev.Event, audience: Audience) -> list[str]:
         case ev.CreateRefused():
             return [f"  {event.name} was not created: nothing exists and nothing is billing."]
         case ev.BillingStarted():
-            price = about(event.price_per_hour_usd, event.price_at_most_usd)
-            return [
-                f"  {event.name} is up{_in(event.zone)}: billing from now, {price}/h (estimate)."
-            ]
+            price = _per_hour(event.price_per_hour_usd, event.price_at_most_usd, event.price_source)
+            return [f"  {event.name} is up{_in(event.zone)}: billing from now, {price}."]
         case ev.FanOutStarted():
             n = len(event.zones)
             worst = event.worst_case_per_hour_usd
@@ -339,6 +337,12 @@ def kept_guard_words(event: ev.Kept) -> str:
 def json_event(event: ev.Event) -> dict[str, Any]:
     """``launch --json``'s line: the event's fields, every remedy in the CLI's words."""
     return {"event": event.event_name(), **plain_data(event)}
+
+
+def _per_hour(hourly: float | None, at_most: float | None, source: str) -> str:
+    """A launch's price per hour, "(estimate)", and whose price it is where the event says."""
+    prices = f"; prices: {source}" if source else ""
+    return f"{about(hourly, at_most)}/h (estimate{prices})"
 
 
 def _in(zone: str) -> str:

@@ -39,6 +39,7 @@ class ZonePrice:
     note: str
     at_most: float | None = None  # where there is no figure but a bound (Flex-start: on-demand's)
     label: str = ""  # where the figure is from, with its date (empty: this offline table)
+    sku: str = ""  # the Billing Catalog's SKU id the figure is from (empty: none)
 
 
 class CatalogPrices(Protocol):
@@ -81,7 +82,12 @@ def catalog_brief() -> str | None:
 
 
 def offline_source() -> str:
-    return f"the offline table ({catalog.sources()['price_date']}, estimate)"
+    return f"the {offline_label()}"
+
+
+def offline_label() -> str:
+    """The offline table as a figure's label, with its date."""
+    return f"offline table ({catalog.sources()['price_date']}, estimate)"
 
 
 def zone_price(accelerator: str, route: str = "vm", zone: str | None = None) -> ZonePrice:
@@ -121,6 +127,13 @@ def _zone_price(generation: str, kind: str, zone: str | None) -> float | None:
         if key in table:
             return float(table[key])
     return None
+
+
+def price_origin(accelerator: str, route: str, zone: str | None) -> tuple[str, str]:
+    """(where the figure for ``accelerator`` on ``route`` in ``zone`` is from, with its date;
+    its Billing Catalog SKU id, or "" for the offline table's), for a launch's events."""
+    price = zone_price(accelerator, route, zone)
+    return price.label or offline_label(), price.sku
 
 
 def per_chip_hour(accelerator: str, route: str = "vm", zone: str | None = None) -> float | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 
 from tpuwizard.core.plan import catalog
 from tpuwizard.core.preflight.rest import Endpoints, Rest
@@ -66,3 +67,5 @@ class Reach:
     endpoints: Endpoints
     offered: Callable[[], list[str]]
     practice: bool = False
+    # Where the quota check keeps what it read (quota_cache.py); None: it keeps nothing.
+    quota_cache: Path | None = None

@@ -16,6 +16,7 @@ and the line says which one governs the plan and why.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 from dataclasses import dataclass
@@ -24,9 +25,10 @@ from typing import Any
 from tpuwizard.core.cloud.backends import COMPUTE as COMPUTE_BACKEND
 from tpuwizard.core.cloud.quota_ids import QuotaCandidate, compute_candidates
 from tpuwizard.core.cloud.tpu7x_access import access_note
+from tpuwizard.core.preflight import quota_cache
 from tpuwizard.core.preflight.ask import PreflightAsk, Reach
 from tpuwizard.core.preflight.model import Check, failed, in_parallel, passed, unknown
-from tpuwizard.core.preflight.rest import COMPUTE, QUOTAS, TPU, cannot_read
+from tpuwizard.core.preflight.rest import COMPUTE, QUOTAS, TPU, Answer, cannot_read
 
 NAME = "Quota"
 _STANDARD, _PREEMPTIBLE, _SERVING = "standard", "preemptible", "serving"
@@ -130,9 +132,9 @@ def read_quota(ask: PreflightAsk, reach: Reach) -> QuotaReading:
         if answer.status == 404:
             continue  # this id does not exist for the project: the others may
         if not answer.ok:
-            what = f"the quota {quota_id}"
-            return QuotaReading(cannot_read(NAME, answer, QUOTAS, ask.project, what), None)
+            return _cannot_read(ask, reach, answer, quota_id, found)
         reads.append(_limit_at(quota_id, answer.body, ask, {}))
+    _remember(ask, reach, reads)
     reading = _judge(ask, TPU, reads, found)
     if s.generation.key in BY_ANALOGY:  # said, so an id no report names is not taken as Google's
         note = (
@@ -170,17 +172,17 @@ def _read_compute(ask: PreflightAsk, reach: Reach) -> QuotaReading:
     answers = in_parallel(*calls)
     region = answers[-1].body if len(answers) > len(candidates) and answers[-1].ok else None
     found: list[tuple[QuotaCandidate, QuotaRead]] = []
+    ids = tuple(c.quota_id for c in candidates)
     for candidate, answer in zip(candidates, answers, strict=False):
         if answer.status == 404:
             continue  # not an id of this project's: the next candidate may be
         if not answer.ok:
-            what = f"the quota {candidate.quota_id}"
-            return QuotaReading(cannot_read(NAME, answer, QUOTAS, ask.project, what), None)
+            return _cannot_read(ask, reach, answer, candidate.quota_id, ids)
         read = _limit_at(candidate.quota_id, answer.body, ask, candidate.dimension_map)
         if candidate.usage_metric and isinstance(region, dict):
             read = with_usage(read, region, candidate.usage_metric)
         found.append((candidate, read))
-    ids = tuple(c.quota_id for c in candidates)
+    _remember(ask, reach, [read for _, read in found])
     if not found:
         return _judge(ask, COMPUTE, [], ids)
     (governing, read), others = found[0], found[1:]
@@ -194,6 +196,31 @@ def _read_compute(ask: PreflightAsk, reach: Reach) -> QuotaReading:
         why += f"; not found for the project: {', '.join(missing)}"
     check = dataclasses.replace(reading.check, detail=f"{reading.check.detail}. {why}")
     return QuotaReading(check, reading.room)
+
+
+def _remember(ask: PreflightAsk, reach: Reach, reads: list[QuotaRead]) -> None:
+    """Keep each limit read, for beside a later read that fails (never to decide by)."""
+    if reach.quota_cache is None or not reads:
+        return
+    book = quota_cache.load(reach.quota_cache)
+    for r in reads:
+        if r.limit is not None:
+            book.put(ask.project, r.quota_id, r.scope, r.limit, r.unit)
+    with contextlib.suppress(OSError):  # unwritten: a later failure says less, nothing else
+        quota_cache.save(reach.quota_cache, book)
+
+
+def _cannot_read(
+    ask: PreflightAsk, reach: Reach, answer: Answer, quota_id: str, ids: tuple[str, ...]
+) -> QuotaReading:
+    """The UNKNOWN for a live read that failed, with what the last read here found, and when."""
+    check = cannot_read(NAME, answer, QUOTAS, ask.project, f"the quota {quota_id}")
+    if reach.quota_cache is not None:
+        book = quota_cache.load(reach.quota_cache)
+        scopes = [ask.region, str(ask.zone)]
+        if words := quota_cache.last_read_words(book, ask.project, ids, scopes):
+            check = dataclasses.replace(check, detail=check.detail + words)
+    return QuotaReading(check, None)
 
 
 def with_usage(read: QuotaRead, region: dict[str, Any], metric: str) -> QuotaRead:

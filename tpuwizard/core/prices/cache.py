@@ -71,7 +71,7 @@ class PriceBook:
             rows if rows is not None else [list(p.row()) for p in self._prices or ()]
         )
         self.slices = slices or {}
-        self._index: dict[tuple[str, str, str], float] | None = None
+        self._index: dict[tuple[str, str, str], tuple[float, str]] | None = None
 
     @property
     def prices(self) -> tuple[SkuPrice, ...]:
@@ -80,11 +80,16 @@ class PriceBook:
         return self._prices
 
     def per_chip_hour(self, generation: str, model: str, region: str) -> float | None:
+        found = self.sku_price(generation, model, region)
+        return None if found is None else found[0]
+
+    def sku_price(self, generation: str, model: str, region: str) -> tuple[float, str] | None:
+        """(USD per chip-hour, the SKU's id) for the place; None where the read had no SKU."""
         if self._index is None:
             # The first SKU for a place wins, as a reader scanning in Google's order takes it.
-            index: dict[tuple[str, str, str], float] = {}
-            for g, m, r, usd, _ in self._rows:
-                index.setdefault((g, m, r), usd)
+            index: dict[tuple[str, str, str], tuple[float, str]] = {}
+            for g, m, r, usd, sku in self._rows:
+                index.setdefault((g, m, r), (usd, sku))
             self._index = index
         return self._index.get((generation, model, region))
 

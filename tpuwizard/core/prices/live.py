@@ -50,7 +50,7 @@ class BookPrices:
         region = min(priced, key=lambda r: priced[r].hourly or 0.0)
         low = priced[region]
         where = f"in {region}, its cheapest documented region"
-        return ZonePrice(low.hourly, where, None, low.label)
+        return ZonePrice(low.hourly, where, None, low.label, low.sku)
 
     def brief(self) -> str:
         """:meth:`source` in a line for a short screen: the date read, or the first clause of
@@ -76,4 +76,4 @@ class BookPrices:
 
 
 def _cell(found: Quote) -> ZonePrice:
-    return ZonePrice(found.hourly, found.note, found.at_most, found.label)
+    return ZonePrice(found.hourly, found.note, found.at_most, found.label, found.sku)

@@ -15,15 +15,19 @@ _MODEL_WORDS = {ON_DEMAND: "on-demand", SPOT: "spot", FLEX: "Flex-start"}
 # The generations whose SKUs the reader knows by name (skus.py); the others' are not read.
 READ_GENERATIONS = ("v5e", "v5p", "v6e")
 CATALOG = "catalog"
+# Beside "no SKU ... in this region": the offline table's list price stands in (cost.py's
+# LIST_PRICE_NOTE, without saying "in this region" a second time).
+LIST_PRICE_SHOWN = "the generation's list price, which may differ here"
 OFFLINE = "offline"
 
 
 class Quote:
     """``hourly``: USD per hour (None: no figure; ``at_most`` then bounds it where it can).
     ``source``: CATALOG or OFFLINE; ``label``: where the figure is from and its date;
-    ``note``: why it is not the catalog's, or empty when it is."""
+    ``note``: why it is not the catalog's, or empty when it is; ``sku``: the catalog's SKU id
+    the figure is from (empty for the offline table's)."""
 
-    __slots__ = ("at_most", "hourly", "label", "note", "source")
+    __slots__ = ("at_most", "hourly", "label", "note", "sku", "source")
 
     def __init__(
         self,
@@ -32,21 +36,27 @@ class Quote:
         label: str,
         note: str = "",
         at_most: float | None = None,
+        sku: str = "",
     ) -> None:
         self.hourly, self.source, self.label = hourly, source, label
-        self.note, self.at_most = note, at_most
+        self.note, self.at_most, self.sku = note, at_most, sku
 
-    def as_json(self) -> dict[str, str]:
-        return {"source": self.source, "label": self.label, "note": self.note}
+    def as_json(self) -> dict[str, str | None]:
+        return {
+            "source": self.source,
+            "label": self.label,
+            "note": self.note,
+            "sku": self.sku or None,
+        }
 
     def __repr__(self) -> str:
         return f"Quote({self.hourly!r}, {self.source!r}, {self.label!r}, {self.note!r})"
 
 
 def offline_label() -> str:
-    from tpuwizard.core.plan import catalog
+    from tpuwizard.core.plan import cost
 
-    return f"offline table ({catalog.sources()['price_date']}, estimate)"
+    return cost.offline_label()
 
 
 def quote(
@@ -58,10 +68,10 @@ def quote(
     if book is not None:
         # The slice's generation and chips as saved with the book; else the catalog's.
         named = book.slices.get(accelerator) or _slice(accelerator)
-        found = book.per_chip_hour(named[0], model, region)
+        found = book.sku_price(named[0], model, region)
         if found is not None:
             label = f"Cloud Billing Catalog, read {book.date}"
-            return Quote(round(found * named[1], 4), CATALOG, label)
+            return Quote(round(found[0] * named[1], 4), CATALOG, label, sku=found[1])
         why = _no_sku(_slice(accelerator)[0], model)
     else:
         why = f"the Billing Catalog could not be read: {why_no_book}"
@@ -92,7 +102,10 @@ def _offline(accelerator: str, route: str, zone: str, why: str) -> Quote:
     from tpuwizard.core.plan import cost
 
     figure = cost.offline_zone_price(accelerator, route, zone)
-    note = why if not figure.note else f"{why}; {figure.note}"
+    if figure.note == cost.LIST_PRICE_NOTE:  # "in this region" once: ``why`` says it already
+        note = f"{why}; {LIST_PRICE_SHOWN}"
+    else:
+        note = why if not figure.note else f"{why}; {figure.note}"
     return Quote(figure.hourly, OFFLINE, offline_label(), note, figure.at_most)
 
 

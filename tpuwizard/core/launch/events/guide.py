@@ -7,8 +7,10 @@ from __future__ import annotations
 # event name -> (when it comes, the commands that emit it)
 EVENT_GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
     "planned": (
-        "first: what will be created, at what price (`attempts_at_most`: with `--checkpoints`, "
-        "how many attempts the chain may make, restarts + 1; else null)",
+        "first: what will be created, at what price (`price_source`: the Cloud Billing "
+        "Catalog's read with its date, or the offline table's; `price_sku`: the catalog's SKU "
+        "id, empty for the offline table's; `attempts_at_most`: with `--checkpoints`, how many "
+        "attempts the chain may make, restarts + 1; else null)",
         ("launch", "up"),
     ),
     "resource_exists": (
@@ -20,7 +22,8 @@ EVENT_GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
         ("launch", "up"),
     ),
     "billing_started": (
-        "the first READY: it bills from now until verified gone",
+        "the first READY: it bills from now until verified gone, at the price (and "
+        "`price_source`, `price_sku`) known then",
         ("launch", "up"),
     ),
     "billing_stopped": (

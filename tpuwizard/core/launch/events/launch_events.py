@@ -62,6 +62,10 @@ class Planned(Event):
     price_at_most_usd: float | None = None
     # --checkpoints: how many attempts the chain may make (restarts + 1); None: no resume.
     attempts_at_most: int | None = None
+    # Where the price is from, with its date (the Cloud Billing Catalog's read, or the offline
+    # table's), and the catalog's SKU id it is from ("" for the offline table's).
+    price_source: str = ""
+    price_sku: str = ""
 
 
 @dataclass(frozen=True)
@@ -97,6 +101,9 @@ class BillingStarted(Event):
     # Where the catalog has no price but a bound (Flex-start: the on-demand price Google
     # discounts it from; cost.at_most_hourly), the most it costs; else None.
     price_at_most_usd: float | None = None
+    # As Planned's: where the price is from (with its date), and its Billing Catalog SKU id.
+    price_source: str = ""
+    price_sku: str = ""
 
 
 @dataclass(frozen=True)

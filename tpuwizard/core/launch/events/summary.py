@@ -40,6 +40,7 @@ class RunSummary:
     name: str | None = None
     accelerator: str | None = None
     zone: str | None = None
+    route: str = ""  # the launch's route (empty for a Kaggle run): what its price is for
     practice: bool = False
     checks: dict[tuple[int, str], CheckResult] = field(default_factory=dict)
     receipt: ev.ReceiptSaved | None = None
@@ -73,7 +74,7 @@ class RunSummary:
             case ev.Planned():
                 self.name, self.accelerator = event.name, event.accelerator
                 self.zone, self.practice = event.zone, event.practice
-                self.fetch = event.fetch
+                self.route, self.fetch = event.route, event.fetch
                 self.attempts_at_most = event.attempts_at_most
                 self.attempts = [AttemptRecord(1, event.zone)] if event.attempts_at_most else []
             case ev.KernelPlanned():  # a run on Kaggle: the kernel, its shape, no zone

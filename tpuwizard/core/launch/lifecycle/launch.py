@@ -95,6 +95,7 @@ class Launch:
                     plan.budget_usd,
                     cost.at_most_hourly(plan.accelerator, plan.route, plan.zone),
                     plan.max_restarts + 1 if plan.checkpoints is not None else None,
+                    *cost.price_origin(plan.accelerator, plan.route, plan.zone),
                 )
             )
             if not plan.watchdog:  # nothing better will come: Keep keeps at once, as it is

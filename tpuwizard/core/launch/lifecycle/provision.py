@@ -210,6 +210,7 @@ class Provisioner:
                 cost.hourly(plan.accelerator, plan.route, zone),
                 zone,
                 cost.at_most_hourly(plan.accelerator, plan.route, zone),
+                *cost.price_origin(plan.accelerator, plan.route, zone),
             )
         )
         if len(node.endpoints) != self.slice.vms:

@@ -1,0 +1,81 @@
+"""The CLI's prices from the sandbox's Billing Catalog (issue 33): `fit --json --refresh-prices`
+reads it with Google's client (per region and route, each figure with its source, date and SKU)
+and caches it; a launch then prices its first line from that cached read without waiting, with
+the SKU in its JSON, and its summary names the catalog's read; `up` does too, and `status --json`
+prices the node it keeps from the same read, with the same SKU."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+
+from tests.conftest import clean_env, tpuwizard_cmd
+from tests.integration.launch_helpers import env, launch, status
+from tpuwizard.core.prices import cache
+
+UP_FLAGS = ("--sandbox", "--json", "--accelerator", "v6e-1", "--route", "spot", "--no-preflight")
+FIT_FLAGS = ("--generation", "v6e", "--single-host", "--json", "--sandbox", "--refresh-prices")
+
+
+def test_fit_reads_the_catalog_then_a_launch_prices_from_that_read(tmp_path, home):
+    fit = subprocess.run(
+        tpuwizard_cmd("fit", "40GiB", *FIT_FLAGS),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=clean_env(),
+    )
+    assert fit.returncode == 0, fit.stderr
+    prices = json.loads(fit.stdout)["prices"]
+    assert prices["read"] and prices["why_not_read"] is None
+    spot = prices["slices"]["v6e-4"]["us-central1"]["spot"]
+    assert spot["source"] == "catalog" and spot["usd_per_hour"] == 2.372  # 4 x $0.593
+    assert spot["sku"] and spot["label"] == f"Cloud Billing Catalog, read {prices['read']}"
+    assert prices["slices"]["v6e-4"]["europe-west4"]["vm"]["sku"] is None  # none there
+    saved = cache.load(cache.cache_file(home / "cache", practice=True))
+    assert saved is not None and saved.fresh()
+
+    code, events, stderr = launch(
+        tmp_path, "--accelerator", "v6e-1", "--route", "spot", "--no-preflight",
+        where=("--zone", "us-central1-b"),
+    )  # fmt: skip
+    assert code == 0, stderr
+    planned = next(e for e in events if e["event"] == "planned")
+    up = next(e for e in events if e["event"] == "billing_started")
+    for e in (planned, up):
+        assert e["price_per_hour_usd"] == 0.593
+        assert e["price_source"] == f"Cloud Billing Catalog, read {saved.date}"
+        assert e["price_sku"] == spot["sku"]  # the same SKU fit read, for one chip of it
+    assert f"Prices: the Cloud Billing Catalog's prices (read {saved.date})" in stderr
+
+
+def test_up_and_status_price_a_kept_node_from_the_cached_read(tmp_path, home):
+    from tests.integration.iterate_helpers import json_events
+    from tpuwizard.core.prices.cache import PriceBook
+    from tpuwizard.core.prices.skus import parse_skus
+    from tpuwizard.sandbox.billing_catalog import skus
+    from tpuwizard.sandbox.faults import Faults
+
+    saved = PriceBook(time.time(), parse_skus(skus(Faults())))  # what a read of it gives
+    cache.save(cache.cache_file(home / "cache", practice=True), saved)
+    kept = subprocess.run(
+        tpuwizard_cmd("up", *UP_FLAGS, "--zone", "us-central1-b"),
+        cwd=tmp_path, capture_output=True, text=True, timeout=240, env=env(),
+    )  # fmt: skip
+    assert kept.returncode == 0, kept.stderr
+    try:
+        planned = next(e for e in json_events(kept.stdout) if e["event"] == "planned")
+        assert planned["price_source"] == f"Cloud Billing Catalog, read {saved.date}"
+        assert planned["zone"] == "us-central1-b"
+        (left,) = status(tmp_path)
+        price = left["price"]
+        assert (price["usd_per_hour"], price["source"]) == (0.593, "catalog")
+        assert price["sku"] == planned["price_sku"] and price["sku"]
+        assert price["label"] == f"Cloud Billing Catalog, read {saved.date}"
+    finally:
+        down = subprocess.run(
+            tpuwizard_cmd("down", "--sandbox", "--yes"),
+            cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env(),
+        )  # fmt: skip
+        assert down.returncode == 0, down.stderr
