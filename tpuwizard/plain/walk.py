@@ -256,10 +256,11 @@ class PlainWizard:
             questionary.Choice("Write a Colab notebook", "colab"),
             questionary.Choice("Write a Kaggle notebook", "kaggle"),
             questionary.Choice("Run it on Kaggle for me (followed here, checked)", "kaggle-run"),
+            questionary.Choice("Run it on Colab for me (followed here, checked)", "colab-run"),
         ]
         key = self.select("The free notebook route", choices, choices[0])
-        if key == "kaggle-run":
-            return self.kaggle_run(session)
+        if key in ("kaggle-run", "colab-run"):
+            return self.free_run(session, key.removesuffix("-run"))
         path = notebook.write_notebook(key, session.runs_base.parent / f"tpuwizard-{key}.ipynb")
         plat = notebook.get_platform(key)
         self.say(f"Wrote {path}. Then, in {plat.title}:")
@@ -268,16 +269,23 @@ class PlainWizard:
         self.say(f"Then check it: {notebook.check_command(key)}")
         return 0
 
-    def kaggle_run(self, session: Session) -> int:
-        """The script run on Kaggle's TPU (the stand-in in practice) through the session, as
-        the wizard's "Run it on Kaggle for me": its lines as `launch --route kaggle` prints
-        them, then the summary. Returns the run's exit code."""
+    def free_run(self, session: Session, where: str) -> int:
+        """The script run on Kaggle's TPU or a Colab TPU runtime (the stand-ins in practice)
+        through the session, as the wizard's "Run it on ... for me": its lines as `launch
+        --route kaggle|colab` prints them, then the summary. Returns the run's exit code."""
         from tpuwizard.core.launch.events.summary import RunSummary
-        from tpuwizard.session.kaggle_route import kaggle_route_for, practice_for_kaggle
 
-        script = self.text("Your script to run on Kaggle's TPU", check=is_file)
-        practice = practice_for_kaggle(self.sandbox)
-        route = kaggle_route_for(Path(script), practice, session.runs_base)
+        title = {"kaggle": "Kaggle's TPU", "colab": "a Colab TPU"}[where]
+        script = Path(self.text(f"Your script to run on {title}", check=is_file))
+        route: Any
+        if where == "kaggle":
+            from tpuwizard.session.kaggle_route import kaggle_route_for, practice_for_kaggle
+
+            route = kaggle_route_for(script, practice_for_kaggle(self.sandbox), session.runs_base)
+        else:  # no colab program (real): BadInput says how to install it, exit 2, nothing run
+            from tpuwizard.session.colab_route import colab_route_for, practice_for_colab
+
+            route = colab_route_for(script, practice_for_colab(self.sandbox), session.runs_base)
         summary = RunSummary()
 
         def show(event: Any) -> None:
@@ -285,7 +293,7 @@ class PlainWizard:
             for line in describe(event, "plain"):
                 (self.out if isinstance(event, ScriptLine) else self.say)(line)
 
-        code = route.follow(show, self.say)
+        code = int(route.follow(show, self.say))
         for line in summary_lines(summary, "plain"):
             (self.out if line.startswith(SCRIPT_TAIL) else self.say)(line)
         return code

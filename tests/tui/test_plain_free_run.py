@@ -1,5 +1,6 @@
-"""Plain mode's free route runs the script on Kaggle for the user, through the session as the
-wizard does: driven through a pipe end to end in practice (kaggle's own client and the stand-in)."""
+"""Plain mode's free route runs the script on Kaggle or Colab for the user, through the session
+as the wizard does: driven through a pipe end to end in practice (kaggle's own client and its
+stand-in; the stand-in colab program)."""
 
 from __future__ import annotations
 
@@ -50,3 +51,33 @@ def test_plain_runs_the_script_on_kaggle_and_ends_with_the_checked_summary(tmp_p
     assert (receipt.parent / "output.txt").is_file()
     assert not (tmp_path / "tpuwizard-kaggle.ipynb").exists()  # run, not written
     assert "HTTP_PROXY" not in os.environ  # the stand-in's proxy is put back after the run
+
+
+def test_plain_runs_the_script_on_colab_and_stops_the_session(tmp_path, monkeypatch):
+    monkeypatch.setenv("TPUWIZARD_HOME", str(tmp_path / "state"))
+    monkeypatch.delenv("TPUWIZARD_COLAB_FAULTS", raising=False)
+    (tmp_path / "project").mkdir()
+    script = tmp_path / "project" / "main.py"
+    script.write_text(MAIN)
+    # As above, then the fourth choice, "Run it on Colab for me".
+    keys = "\r\r\r" + DOWN + "\r" + "\r" + DOWN * 3 + "\r" + str(script) + "\r"
+    lines: list[str] = []
+    with create_pipe_input() as inp:
+        inp.send_text(keys)
+        inp.close()
+        code = PlainWizard(
+            sandbox=True,
+            run_dir=tmp_path / "runs",
+            input=inp,
+            output=DummyOutput(),
+            echo=lines.append,
+        ).run()
+    text = "\n".join(lines)
+    assert code == 0, text
+    assert "devices: 1 cpu" in text  # as launch --route colab prints it
+    assert "colab sessions no longer lists it" in text
+    [receipt] = (tmp_path / "runs").glob("*/receipt.json")
+    assert (receipt.parent / "output.txt").is_file()
+    from tpuwizard.session.colab_route import colab_ledger
+
+    assert colab_ledger().held() == []  # the session stopped and its record closed
