@@ -79,3 +79,25 @@ def test_up_and_status_price_a_kept_node_from_the_cached_read(tmp_path, home):
             cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env(),
         )  # fmt: skip
         assert down.returncode == 0, down.stderr
+
+
+def test_flex_start_s_own_sku_replaces_at_most_once_the_catalog_lists_it(tmp_path, home):
+    # The sandbox lists Flex-start's SKU only as users report it (a fault key): with it, fit's
+    # Flex-start figure for that region is the catalog's own, never "at most" on-demand.
+    def flex_in_us_east5(faults: str) -> dict:
+        fit = subprocess.run(
+            tpuwizard_cmd("fit", "40GiB", *FIT_FLAGS),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**clean_env(), "TPUWIZARD_SANDBOX_FAULTS": faults},
+        )
+        assert fit.returncode == 0, fit.stderr
+        return json.loads(fit.stdout)["prices"]["slices"]["v6e-4"]["us-east5"]["flex"]
+
+    reported = flex_in_us_east5("flex_sku_reported=1")
+    assert reported["source"] == "catalog" and reported["sku"]
+    assert reported["usd_per_hour"] == 5.4 and reported["at_most"] is None  # 4 x $1.35
+    unlisted = flex_in_us_east5("")
+    assert unlisted["source"] == "offline" and unlisted["sku"] is None
+    assert unlisted["usd_per_hour"] is None and unlisted["at_most"]  # the bound, labelled

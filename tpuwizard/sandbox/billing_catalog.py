@@ -8,7 +8,9 @@ It serves the offline table's sourced figures, never invented ones: for v5e, v5p
 region, on-demand and spot, only where core/plan/catalog.toml has a figure for that zone or region
 (its [zone_prices], from Google's SKU data via skypilot-catalog); a region whose only figure is
 the generation's list price gets no SKU, as a region missing from Google's catalog would. The
-table has no Flex-start figure, so no Flex-start SKU is served. Descriptions carry the words
+table has no Flex-start figure, so no Flex-start SKU is served, except under the fault key
+``flex_sku_reported=1``: the one figure users report reading ("DWS Defined Duration V6e", $1.35
+per chip-hour in us-east5; issue 33), a report, not a Google page. Descriptions carry the words
 readers match ("TpuV6e", SkyPilot's fetch_gcp.py; a spot one as users quote it, "TpuV6e attached
 to Spot Preemptible VMs"); the rest of each description is the sandbox's own. Faults:
 ``sku_missing=GEN:MODEL[@REGION]`` drops SKUs; ``billing_unauthenticated=1`` answers 401; the
@@ -27,6 +29,9 @@ from tpuwizard.sandbox.model import ApiError
 COMPUTE_SERVICE = "6F81-5844-456A"
 _WORD = {"v5e": "V5e", "v5p": "V5p", "v6e": "V6e"}
 _MODELS = (("vm", "on-demand"), ("spot", "spot"))
+# (generation, USD per chip-hour, regions) of Flex-start SKUs as users report them: served only
+# under flex_sku_reported=1.
+REPORTED_FLEX = (("v6e", 1.35, ["us-east5"]),)
 EFFECTIVE = "2026-11-29T00:00:00Z"  # the offline table's price date
 MAX_PAGE = 5000
 
@@ -58,6 +63,11 @@ def skus(faults: Faults) -> list[dict[str, Any]]:
         kept = [r for r in sorted(regions) if not _dropped(faults, gen, model, r)]
         if kept:
             out.append(_sku(gen, model, usd, kept))
+    if faults.flex_sku_reported:
+        for gen, usd, regions in REPORTED_FLEX:
+            kept = [r for r in regions if not _dropped(faults, gen, "flex", r)]
+            if kept:
+                out.append(_sku(gen, "flex", usd, kept))
     return out
 
 
@@ -67,7 +77,10 @@ def _dropped(faults: Faults, gen: str, model: str, region: str) -> bool:
 
 def _sku(gen: str, model: str, usd: float, regions: list[str]) -> dict[str, Any]:
     word = f"Tpu{_WORD[gen]}"
-    description = f"{word} attached to Spot Preemptible VMs" if model == "spot" else word
+    description = {
+        "spot": f"{word} attached to Spot Preemptible VMs",
+        "flex": f"DWS Defined Duration {_WORD[gen]}",  # as users quote it (issue 33)
+    }.get(model, word)
     digest = hashlib.sha256(f"{description}|{','.join(regions)}".encode()).hexdigest().upper()
     sku_id = f"{digest[:4]}-{digest[4:8]}-{digest[8:12]}"
     units = int(usd)

@@ -85,6 +85,10 @@ instance deletes. And these are theirs:
   sku_missing=GEN:MODEL[@REGION] the Billing Catalog (billing_catalog.py) lists no SKU for GEN's
                         MODEL (on-demand, spot, flex) in REGION (every region without @REGION);
                         repeatable (;) or comma-separated, e.g. sku_missing=v6e:spot@us-east5
+  flex_sku_reported=1   the Billing Catalog lists a Flex-start SKU as users report it, "DWS
+                        Defined Duration V6e" at $1.35 per chip-hour in us-east5 (issue 33's
+                        users' reading of the catalog; no Google page gives the figure, so it
+                        is a fault key, never the default)
   billing_unauthenticated=1 the Billing Catalog answers 401 UNAUTHENTICATED (no credentials it
                         accepts); the Cloud Billing API off is
                         disabled_services=cloudbilling.googleapis.com
@@ -167,6 +171,7 @@ FLAGS = (
     "no_tpu7x_access",
     "ai_zones_visible",
     "billing_unauthenticated",
+    "flex_sku_reported",
 )
 PREFLIGHT_KEYS = (
     "quota_limit",
@@ -211,6 +216,7 @@ class Faults:
     no_tpu7x_access: bool = False  # tpu7x inserts answer 403 (unconfirmed: faults' docstring)
     ai_zones_visible: bool = False  # the project turned on AI zone visibility: lists show them
     billing_unauthenticated: bool = False  # the Billing Catalog answers 401
+    flex_sku_reported: bool = False  # the Billing Catalog lists users' reported Flex-start SKU
     missing_skus: set[tuple[str, str, str]] = field(default_factory=set)  # (gen, model, region)
     cloud_nat: set[str] = field(default_factory=set)  # regions; "*" every region
     disabled_services: set[str] = field(default_factory=set)
