@@ -42,6 +42,57 @@ def test_fit_json_loads_no_heavy_package():
     assert loaded_after(["fit", "48", "--json"]) == []
 
 
+# What fit's start did without once measured (issue 38: `fit 48 --json` at most 3x bare Python):
+# importlib.metadata (~50 ms: email, zipfile), difflib, and the other commands' modules (each
+# command's module is imported when it runs); the kept-node reader when nothing was recorded.
+NOT_FOR_FIT = ("importlib.metadata", "difflib", "tpuwizard.session.kept_lines")
+OTHER_COMMANDS = ("cloud", "cleanup", "evidence", "handover", "iterate", "preflight", "zones")
+
+
+def test_fit_json_loads_only_its_own_command(tmp_path, monkeypatch):
+    monkeypatch.setenv("TPUWIZARD_HOME", str(tmp_path))  # no ledger: no kept node to say
+    modules = run_probe(["fit", "48", "--json"])[1]
+    commands = {m.split(".")[2] for m in modules if m.startswith("tpuwizard.commands.")}
+    assert commands.isdisjoint(OTHER_COMMANDS)
+    assert [m for m in NOT_FOR_FIT if m in modules] == []
+
+
+def test_the_wizard_command_loads_no_command_module():
+    # Without a terminal it stops at its one line (exit 2): what it loaded to get there is
+    # what the wizard's first screen waits for beyond the wizard itself.
+    said, modules = run_probe([])
+    assert said and "needs a terminal" in said[-1]
+    loaded = [m for m in modules if m.startswith("tpuwizard.commands.")]
+    assert loaded == ["tpuwizard.commands.common"]
+
+
+def test_help_still_lists_every_command():
+    out = subprocess.run(
+        [sys.executable, "-m", "tpuwizard", "--help"], capture_output=True, text=True, check=True
+    ).stdout
+    listed = re.findall(r"^  (\w+)  ", out.split("Commands:")[1], re.MULTILINE)
+    assert listed == sorted(
+        [
+            "down",
+            "export",
+            "fit",
+            "launch",
+            "notebook",
+            "preflight",
+            "receipt",
+            "run",
+            "sandbox",
+            "ssh",
+            "status",
+            "teardown",
+            "up",
+            "verify",
+            "watch",
+            "zones",
+        ]
+    )
+
+
 def test_fit_table_loads_no_heavy_package():
     assert loaded_after(["fit", "48"]) == []
 

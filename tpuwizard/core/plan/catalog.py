@@ -8,7 +8,6 @@ TensorCores for v2, v3, v4, v5p and tpu7x (two per chip), which is a common sour
 
 from __future__ import annotations
 
-import difflib
 import re
 import tomllib
 from dataclasses import dataclass
@@ -242,6 +241,8 @@ def parse_accelerator(name: str) -> Slice:
         )
     match = NAME_RE.fullmatch(raw)
     if not match:
+        import difflib  # only for a name that is wrong: a command's start does without it
+
         close = difflib.get_close_matches(raw, all_names(), n=3, cutoff=0.6)
         raise UnknownAcceleratorError(
             raw, "a TPU type looks like v5litepod-4, v6e-8 or v4-8 (generation-number)", close
@@ -260,6 +261,8 @@ def parse_accelerator(name: str) -> Slice:
     }
     gen = by_prefix.get(prefix)
     if gen is None:
+        import difflib
+
         target = aliases.get(prefix) or next(
             iter(difflib.get_close_matches(prefix, list(by_prefix), n=1, cutoff=0.5)), None
         )
