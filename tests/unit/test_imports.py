@@ -66,6 +66,21 @@ def test_the_wizard_command_loads_no_command_module():
     assert loaded == ["tpuwizard.commands.common"]
 
 
+def test_status_without_kept_or_kaggle_records_loads_neither_machinery(tmp_path, monkeypatch):
+    # status's start (issue 31 item 8): with no kept record and no Kaggle ledger, what would
+    # check them is not even imported (the answer is "none" either way).
+    monkeypatch.setenv("TPUWIZARD_HOME", str(tmp_path))
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "gcloud"))
+    said, modules = run_probe(["status", "--sandbox", "--json"])
+    assert any("practice" in line for line in said)
+    unneeded = (
+        "tpuwizard.session.kept",
+        "tpuwizard.session.kaggle_records",
+        "tpuwizard.core.kaggle.run",
+    )
+    assert [m for m in unneeded if m in modules] == []
+
+
 def test_help_still_lists_every_command():
     out = subprocess.run(
         [sys.executable, "-m", "tpuwizard", "--help"], capture_output=True, text=True, check=True
