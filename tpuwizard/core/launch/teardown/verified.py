@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from tpuwizard.core.cloud.ai_zones import with_ai_zones
 from tpuwizard.core.cloud.backends import VIA_AUTO, VIA_RESIZE_REQUEST
@@ -19,12 +20,14 @@ from tpuwizard.core.cloud.diagnose import Context, Diagnosis, api_name, diagnose
 from tpuwizard.core.cloud.google_calls import at_once
 from tpuwizard.core.cloud.protocol import Cloud, Part
 from tpuwizard.core.cloud.types import MANAGED_BY, OWNER_LABEL, RUN_LABEL, NodeInfo
-from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.records.billable import Billable
 from tpuwizard.core.launch.records.ledger import Entry, Ledger, Resource
 from tpuwizard.core.launch.records.ownership import held_by, is_instance, live_labels
 from tpuwizard.core.launch.teardown.by_hand import ZONE_LEVEL, check_failed, manual_command
 from tpuwizard.core.plan import cost
+
+if TYPE_CHECKING:  # the events (~0.1 s to import) are not needed to survey what may bill
+    from tpuwizard.core.launch.events import launch_events as ev
 
 
 @dataclass(frozen=True)
