@@ -51,7 +51,7 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     from tpuwizard.commands.kaggle_records import kaggle_status
     from tpuwizard.core.cloud.diagnose import Context
     from tpuwizard.core.plan import cost
-    from tpuwizard.session.kept_lines import KeptCheck
+    from tpuwizard.session.kept_check import KeptCheck
 
     kaggle, kaggle_unchecked = kaggle_status(as_json)  # its own ledger, its own credentials
     session = open_session(project, sandbox)

@@ -39,7 +39,8 @@ from tpuwizard.core.launch.records.ledger import Entry, Resource
 from tpuwizard.core.launch.records.ownership import is_instance
 from tpuwizard.core.launch.workers.distributed import coordinator_for
 from tpuwizard.core.remote.sync import LocalFolder
-from tpuwizard.session.kept_lines import KeptCheck, KeptGone, kept_info, node_id
+from tpuwizard.session.kept_check import KeptCheck, KeptGone
+from tpuwizard.session.kept_lines import kept_info, node_id
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.diagnose import Context

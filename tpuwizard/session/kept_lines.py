@@ -9,8 +9,7 @@ imports only the ledger reader, the price catalog and what decides practice or r
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 from tpuwizard.core import paths
 from tpuwizard.core.launch.kept.heartbeat_book import HeartbeatBook
@@ -18,9 +17,6 @@ from tpuwizard.core.launch.records.billing_state import idle_deadline
 from tpuwizard.core.launch.records.ledger import Entry, Ledger, Resource
 from tpuwizard.core.plan import cost
 from tpuwizard.session import practice as practice_mode
-
-if TYPE_CHECKING:
-    from tpuwizard.core.launch.teardown.verified import TeardownResult
 
 
 @dataclass(frozen=True)
@@ -92,27 +88,6 @@ class KeptInfo:
             f"{label}Kept: {self.name} ({self.accelerator}) in {self.zone}, {spent}, {limit}; "
             f"{down} {ends}"
         )
-
-
-@dataclass(frozen=True)
-class KeptGone:
-    """A kept node no tpuwizard command here deleted, found gone: its line, and its route (a
-    spot node may have been preempted away)."""
-
-    info: KeptInfo
-    route: str | None
-
-
-@dataclass
-class KeptCheck:
-    """The kept nodes as the cloud sees them now, the preempted ones just deleted, and those
-    that something other than tpuwizard deleted (``gone``: said, never dropped silently).
-    Here, not in :mod:`~tpuwizard.session.kept`, so that ``status`` can say "none" without
-    loading the kept-node machinery when the ledger records none."""
-
-    infos: list[KeptInfo]
-    preempted: list[TeardownResult]
-    gone: list[KeptGone] = field(default_factory=list)
 
 
 def recorded_kept() -> list[KeptInfo]:
