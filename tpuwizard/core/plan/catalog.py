@@ -9,12 +9,15 @@ TensorCores for v2, v3, v4, v5p and tpu7x (two per chip), which is a common sour
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from tpuwizard.core.plan import toml_copy
+
+# The parsed catalog's copy, beside this module's bytecode (core/plan/toml_copy.py).
+COPY_FOLDER, COPY_NAME = Path(__file__).parent / "__pycache__", "catalog.toml.json"
 NAME_RE = re.compile(r"^(?P<prefix>[a-z0-9]+?)-(?P<number>\d+)$")
 
 
@@ -131,8 +134,8 @@ class Slice:
 def _raw() -> dict[str, Any]:
     # Package data beside this module (pyproject's package-data); read as a plain file, since
     # importlib.resources costs the wizard's first screen a millisecond to import.
-    text = (Path(__file__).parent / "catalog.toml").read_text("utf-8")
-    return tomllib.loads(text)
+    here = Path(__file__).parent
+    return toml_copy.parsed((here / "catalog.toml").read_text("utf-8"), COPY_FOLDER / COPY_NAME)
 
 
 @cache
