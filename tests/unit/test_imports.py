@@ -57,6 +57,25 @@ def test_fit_json_loads_only_its_own_command(tmp_path, monkeypatch):
     assert [m for m in NOT_FOR_FIT if m in modules] == []
 
 
+def test_fit_json_says_a_kept_node_without_the_billing_state(tmp_path, monkeypatch):
+    import time
+
+    from tpuwizard.core.launch.records.ledger import Ledger, Resource
+
+    monkeypatch.setenv("TPUWIZARD_HOME", str(tmp_path))
+    resource = Resource(
+        "node", "my-project", "us-central1-a", "tpuwizard-ab12", "v5litepod-4", "r1"
+    )
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    ledger.record("intent", resource)
+    ledger.record("created", resource)
+    ledger.record("kept", resource, deadline=time.time() + 7200, idle_s=1800.0, kept_at=time.time())
+    said, modules = run_probe(["fit", "48", "--json"])
+    assert any(line.startswith("Kept: tpuwizard-ab12") for line in said)
+    unneeded = ("tpuwizard.core.launch.records.billing_state", "tpuwizard.session.kept")
+    assert [m for m in unneeded if m in modules] == []
+
+
 def test_the_wizard_command_loads_no_command_module():
     # Without a terminal it stops at its one line (exit 2): what it loaded to get there is
     # what the wizard's first screen waits for beyond the wizard itself.
