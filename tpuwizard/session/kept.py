@@ -40,6 +40,7 @@ from tpuwizard.core.launch.records.ownership import is_instance
 from tpuwizard.core.launch.workers.distributed import coordinator_for
 from tpuwizard.core.remote.sync import LocalFolder
 from tpuwizard.session.kept_check import KeptCheck, KeptGone
+from tpuwizard.session.kept_lines import KeptInfo as KeptInfo  # read from here too
 from tpuwizard.session.kept_lines import kept_info, node_id
 
 if TYPE_CHECKING:
