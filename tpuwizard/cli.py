@@ -64,6 +64,19 @@ class LazyGroup(Group):
             self._loaded[cmd_name] = command
         return self._loaded[cmd_name]
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError as err:
+            # click (8.4 on) suggests a close name from ``commands``, which holds none of ours.
+            name = getattr(err, "command_name", None)  # only click's NoSuchCommand has it
+            if name is None:
+                raise
+            names = self.list_commands(ctx)
+            raise click.exceptions.NoSuchCommand(name, possibilities=names, ctx=ctx) from None
+
 
 @click.group(
     cls=LazyGroup,

@@ -132,6 +132,14 @@ def test_help_still_lists_every_command():
     )
 
 
+def test_a_mistyped_command_is_still_given_its_close_name():
+    done = subprocess.run(
+        [sys.executable, "-m", "tpuwizard", "stauts"], capture_output=True, text=True
+    )
+    assert done.returncode == 2
+    assert "No such command 'stauts'. Did you mean 'status'?" in done.stderr
+
+
 def test_fit_table_loads_no_heavy_package():
     assert loaded_after(["fit", "48"]) == []
 
