@@ -11,7 +11,7 @@ median of the run-by-run ratios:
   screen's frame arriving on the terminal: the bare app's "hello", the wizard's Route step with
   its advice line and key bar, the last of what that step draws. This is when a user sees it.
   The wizard runs twice: started like the bare app (``WizardApp().run()``), and as a user starts
-  it, through the ``tpuwizard`` command (which adds the command line's parser).
+  it, through the ``tpuwizard`` command (the console script's entry, tpuwizard/start.py).
 * **Headless, settled**: the measure earlier sessions used. Headless, so nothing is drawn to a
   terminal, and counted up to the moment the app has nothing left to do after showing the screen
   (``call_after_refresh``), which includes redrawing what the first frame already showed.
@@ -38,6 +38,7 @@ import sys
 import tempfile
 import termios
 import time
+import tomllib
 from pathlib import Path
 
 BARE = """
@@ -54,11 +55,15 @@ from tpuwizard.tui.app import WizardApp
 WizardApp().run(**RUN)
 """
 
-COMMAND = """
+# As the console script starts it: the entry pyproject.toml declares for `tpuwizard`.
+ENTRY = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())[
+    "project"
+]["scripts"]["tpuwizard"]
+COMMAND = f"""
 import sys
 sys.argv = ["tpuwizard"]
-from tpuwizard.cli import main
-main()
+from {ENTRY.split(":")[0]} import {ENTRY.split(":")[1]} as entry
+entry()
 """
 
 # Headless: say when the first screen has been shown and the app has settled, then leave.

@@ -1,3 +1,3 @@
-from tpuwizard.cli import main
+from tpuwizard.start import run
 
-main()
+run()

@@ -245,3 +245,34 @@ def test_instances_survive_a_restart_of_the_sandbox(tmp_path):
     finally:
         second.shutdown()
         second.server_close()
+
+
+def test_the_aggregated_machine_types_list_where_tpus_are_in_one_call(sandbox):
+    # Google answers it (the survey of where TPU machine types are, compute.py list_zones);
+    # without it practice fell back to zones.list, one round trip more than with Google.
+    from tpuwizard.core.cloud.compute import ComputeCloud
+
+    server, _ = sandbox(delay=0.0)
+    listed = Compute(server.endpoint).ok(
+        "GET", "/aggregated/machineTypes", params={"filter": 'name eq "ct6e-.*"'}
+    )
+    assert listed["kind"] == "compute#machineTypeAggregatedList"
+    scoped = listed["items"][f"zones/{V6E_ZONE}"]["machineTypes"]
+    assert {m["name"] for m in scoped} == {
+        "ct6e-standard-1t",
+        "ct6e-standard-4t",
+        "ct6e-standard-8t",
+    }
+    assert "warning" in listed["items"]["zones/us-central1-c"]  # tpu7x and v5p only there
+    assert not any("-ai1" in scope for scope in listed["items"])  # hidden until visible
+    cloud = ComputeCloud(PROJECT, endpoint=server.endpoint, retry_deadline=10)
+    asked: list[str] = []
+    get = cloud.reads.get
+
+    def counted(path: str, params: dict[str, str] | None = None) -> dict:
+        asked.append(path)
+        return get(path, params)
+
+    cloud.reads.get = counted  # type: ignore[method-assign]
+    assert V6E_ZONE in cloud.list_zones()
+    assert asked == ["aggregated/machineTypes"]

@@ -42,6 +42,104 @@ def test_fit_json_loads_no_heavy_package():
     assert loaded_after(["fit", "48", "--json"]) == []
 
 
+# What fit's start did without once measured (issue 38: `fit 48 --json` at most 3x bare Python):
+# importlib.metadata (~50 ms: email, zipfile), difflib, and the other commands' modules (each
+# command's module is imported when it runs); the kept-node reader when nothing was recorded.
+NOT_FOR_FIT = ("importlib.metadata", "difflib", "tpuwizard.session.kept_lines")
+OTHER_COMMANDS = ("cloud", "cleanup", "evidence", "handover", "iterate", "preflight", "zones")
+
+
+def test_fit_json_loads_only_its_own_command(tmp_path, monkeypatch):
+    monkeypatch.setenv("TPUWIZARD_HOME", str(tmp_path))  # no ledger: no kept node to say
+    modules = run_probe(["fit", "48", "--json"])[1]
+    commands = {m.split(".")[2] for m in modules if m.startswith("tpuwizard.commands.")}
+    assert commands.isdisjoint(OTHER_COMMANDS)
+    assert [m for m in NOT_FOR_FIT if m in modules] == []
+
+
+def test_fit_json_says_a_kept_node_without_the_billing_state(tmp_path, monkeypatch):
+    import time
+
+    from tpuwizard.core.launch.records.ledger import Ledger, Resource
+
+    monkeypatch.setenv("TPUWIZARD_HOME", str(tmp_path))
+    resource = Resource(
+        "node", "my-project", "us-central1-a", "tpuwizard-ab12", "v5litepod-4", "r1"
+    )
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    ledger.record("intent", resource)
+    ledger.record("created", resource)
+    ledger.record("kept", resource, deadline=time.time() + 7200, idle_s=1800.0, kept_at=time.time())
+    said, modules = run_probe(["fit", "48", "--json"])
+    assert any(line.startswith("Kept: tpuwizard-ab12") for line in said)
+    unneeded = ("tpuwizard.core.launch.records.billing_state", "tpuwizard.session.kept")
+    assert [m for m in unneeded if m in modules] == []
+
+
+def test_the_wizard_command_loads_no_command_module():
+    # Without a terminal it stops at its one line (exit 2): what it loaded to get there is
+    # what the wizard's first screen waits for beyond the wizard itself.
+    said, modules = run_probe([])
+    assert said and "needs a terminal" in said[-1]
+    loaded = [m for m in modules if m.startswith("tpuwizard.commands.")]
+    assert loaded == ["tpuwizard.commands.common"]
+
+
+def test_status_without_records_loads_only_what_it_answers_with(tmp_path, monkeypatch):
+    # status's start (issue 31 item 8): with no kept record and no Kaggle ledger, what would
+    # check them is not even imported (the answer is "none" either way); nor is a launch's
+    # machinery (the events, the runtime, the program fit), which reading the ledger and
+    # surveying the cloud do not use.
+    monkeypatch.setenv("TPUWIZARD_HOME", str(tmp_path))
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "gcloud"))
+    said, modules = run_probe(["status", "--sandbox"])
+    assert any("practice" in line for line in said)  # it ran, in practice
+    unneeded = (
+        "tpuwizard.session.kept",
+        "tpuwizard.session.kaggle_records",
+        "tpuwizard.core.kaggle.run",
+        "tpuwizard.core.launch.events.launch_events",
+        "tpuwizard.core.launch.lifecycle.runtime",
+        "tpuwizard.core.plan.program_fit",
+    )
+    assert [m for m in unneeded if m in modules] == []
+
+
+def test_help_still_lists_every_command():
+    out = subprocess.run(
+        [sys.executable, "-m", "tpuwizard", "--help"], capture_output=True, text=True, check=True
+    ).stdout
+    listed = re.findall(r"^  (\w+)  ", out.split("Commands:")[1], re.MULTILINE)
+    assert listed == sorted(
+        [
+            "down",
+            "export",
+            "fit",
+            "launch",
+            "notebook",
+            "preflight",
+            "receipt",
+            "run",
+            "sandbox",
+            "ssh",
+            "status",
+            "teardown",
+            "up",
+            "verify",
+            "watch",
+            "zones",
+        ]
+    )
+
+
+def test_a_mistyped_command_is_still_given_its_close_name():
+    done = subprocess.run(
+        [sys.executable, "-m", "tpuwizard", "stauts"], capture_output=True, text=True
+    )
+    assert done.returncode == 2
+    assert "No such command 'stauts'. Did you mean 'status'?" in done.stderr
+
+
 def test_fit_table_loads_no_heavy_package():
     assert loaded_after(["fit", "48"]) == []
 

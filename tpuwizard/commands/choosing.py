@@ -143,6 +143,8 @@ def confirm_theirs(theirs: list, yes: bool, other_owner: bool, command: str = "t
 
 def say_unchecked(unchecked: Sequence[Unchecked]) -> None:
     """Each record whose zone could not be read, on its own line: the zone, why, what to do."""
+    if not unchecked:  # the words (and the events they name) are not loaded for nothing
+        return
     from tpuwizard.words.event_text import unchecked_text
 
     for item in unchecked:
@@ -151,6 +153,8 @@ def say_unchecked(unchecked: Sequence[Unchecked]) -> None:
 
 def say_kept_gone(gone: Sequence[KeptGone]) -> None:
     """The kept nodes found gone that no tpuwizard command here deleted: each said."""
+    if not gone:
+        return
     from tpuwizard.words.teardown_text import kept_gone_line
 
     for item in gone:
@@ -159,6 +163,8 @@ def say_kept_gone(gone: Sequence[KeptGone]) -> None:
 
 def say_preempted(results: Sequence[TeardownResult], practice: bool) -> None:
     """The kept nodes Google preempted that this command deleted (or could not)."""
+    if not results:
+        return
     from tpuwizard.words.teardown_text import preempted_lines
 
     for result in results:
@@ -168,6 +174,8 @@ def say_preempted(results: Sequence[TeardownResult], practice: bool) -> None:
 
 def say_stopped(results: Sequence[TeardownResult], practice: bool) -> None:
     """Compute Engine VMs Google had stopped that this command deleted (or could not)."""
+    if not results:
+        return
     from tpuwizard.words.teardown_text import stopped_lines
 
     for result in results:

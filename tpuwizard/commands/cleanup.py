@@ -52,6 +52,7 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     from tpuwizard.commands.kaggle_records import kaggle_status
     from tpuwizard.core.cloud.diagnose import Context
     from tpuwizard.core.plan import cost
+    from tpuwizard.session.kept_check import KeptCheck
 
     kaggle, kaggle_unchecked = kaggle_status(as_json)  # its own ledger, its own credentials
     from tpuwizard.commands.colab_records import colab_status
@@ -60,7 +61,11 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     session = open_session(project, sandbox)
     book = use_cached_prices(session)  # every cost at the cached catalog read's prices, no call
     with cloud_errors(Context(project=session.project)):
-        kept = session.kept.check()  # first: a preempted kept node is deleted, not listed
+        kept = (  # first: a preempted kept node is deleted, not listed
+            session.kept.check()
+            if any(e.op == "kept" for e in session.ledger.open_entries())
+            else KeptCheck([], [])  # none recorded: the kept-node machinery is not loaded
+        )
         found = session.find_leftovers()
     shown = list(found)
     say_skipped(found, session.project)

@@ -138,6 +138,11 @@ def kept_now() -> list[dict[str, object]]:
 def _recorded_kept() -> list[KeptInfo]:
     """A ledger that cannot be read costs these lines, never the command."""
     try:
+        from tpuwizard.core import paths
+
+        state = paths.state_dir()
+        if not any((f / "ledger.jsonl").exists() for f in (state, state / "sandbox")):
+            return []  # nothing ever recorded: no need to load the ledger's reader (~15 ms)
         from tpuwizard.session.kept_lines import recorded_kept
 
         return recorded_kept()

@@ -19,6 +19,11 @@ if TYPE_CHECKING:
 def kaggle_status(as_json: bool) -> tuple[list[dict[str, Any]], bool]:
     """The Kaggle ledger's kernels, shown (or returned for ``--json``), and whether any could
     not be checked. Nothing is asked of Kaggle when the ledger holds none."""
+    from tpuwizard.core import paths
+    from tpuwizard.core.kaggle.ledger import LEDGER_FILE
+
+    if not (paths.state_dir() / LEDGER_FILE).exists():
+        return [], False  # never used: Kaggle's machinery is not even loaded (status's start)
     from tpuwizard.session.kaggle_records import held_on_kaggle
     from tpuwizard.words.kaggle_text import held_lines
 

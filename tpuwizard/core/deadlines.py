@@ -23,3 +23,20 @@ def deadline_problem(minutes: float | None, what: str = "deadline") -> str | Non
     return (
         f"The {what} must be between {low:g} minutes and {high / 1440:g} days ({high:g} minutes)."
     )
+
+
+def idle_deadline(
+    kept_at: float,
+    idle_s: float | None,
+    last_heartbeat: float | None = None,
+    max_deadline: float | None = None,
+) -> float | None:
+    """When a kept node's watchdog deletes it for want of heartbeats (epoch seconds).
+
+    The idle time counts from the last heartbeat (or from when it was kept, before any), and the
+    ``--max-run`` deadline comes first if it is earlier. None when no idle time was armed.
+    """
+    if idle_s is None:
+        return None
+    deadline = max(kept_at, last_heartbeat or 0.0) + idle_s
+    return min(deadline, max_deadline) if max_deadline else deadline

@@ -45,6 +45,7 @@ ROUTES: list[tuple[str, re.Pattern[str], str]] = [
         ("DELETE", ZONE + r"/instances/(?P<name>[^/]+)", "delete_instance"),
         ("POST", ZONE + r"/instances/(?P<name>[^/]+)/setScheduling", "set_scheduling"),
         ("GET", PREFIX + r"/aggregated/instances", "aggregated_instances"),
+        ("GET", PREFIX + r"/aggregated/machineTypes", "aggregated_machine_types"),
         ("GET", PREFIX + r"/regions/(?P<region>[^/]+)", "get_region"),
         ("GET", PREFIX + r"/regions/(?P<region>[^/]+)/routers", "list_routers"),
         ("GET", PREFIX + r"/global/firewalls", "list_firewalls"),
@@ -247,6 +248,21 @@ class Routes:
             )
         return ce.machine_type_resource(project, zone, found)
 
+    def aggregated_machine_types(self, project: str, query: dict, body: Any) -> dict:
+        """Every zone's machine types in one list, as Google answers the survey of where TPU
+        machine types are (one call, where zones.list and a list per zone would be more). The
+        zones are those zones.list shows: the AI zones only once they are visible."""
+        wanted = parse_filter(query.get("filter", ""))
+        zones = google.listed(instance_rules.zones(), self.s.faults.ai_zones_visible)
+        table = ce.zone_table()
+        every = [
+            (zone, t)
+            for zone in zones
+            for m in table.get(zone, [])
+            if matches(wanted, t := ce.machine_type_resource(project, zone, m))
+        ]
+        return self._aggregated("machineTypes", project, every, query, zones)
+
     def list_instances(self, project: str, zone: str, query: dict, body: Any) -> dict:
         wanted = parse_filter(query.get("filter", ""))
         items = [i for i in self.s.instances.in_zone(project, zone) if matches(wanted, i)]
@@ -261,12 +277,24 @@ class Routes:
             for i in self.s.instances.in_zone(project, zone)
             if matches(wanted, i)
         ]
+        return self._aggregated("instances", project, every, query, instance_rules.zones())
+
+    def _aggregated(
+        self,
+        kind: str,
+        project: str,
+        every: list[tuple[str, Any]],
+        query: dict,
+        zones: list[str],
+    ) -> dict:
+        """An aggregated list's page: each zone's ``kind`` under "zones/ZONE", a warning for
+        each zone with none (on the first page)."""
         shown, more = page(every, query)
         items: dict[str, Any] = {}
-        for zone in instance_rules.zones():
+        for zone in zones:
             mine = [i for z, i in shown if z == zone]
             if mine:
-                items[f"zones/{zone}"] = {"instances": mine}
+                items[f"zones/{zone}"] = {kind: mine}
             elif not query.get("pageToken"):
                 items[f"zones/{zone}"] = {
                     "warning": {
@@ -275,9 +303,10 @@ class Routes:
                         "data": [{"key": "scope", "value": f"zones/{zone}"}],
                     }
                 }
-        link = f"{ce.BASE}projects/{project}/aggregated/instances"
+        singular = {"instances": "instance", "machineTypes": "machineType"}[kind]
+        link = f"{ce.BASE}projects/{project}/aggregated/{kind}"
         out: dict[str, Any] = {
-            "kind": "compute#instanceAggregatedList",
+            "kind": f"compute#{singular}AggregatedList",
             "id": link,
             "items": items,
             "selfLink": link,

@@ -76,7 +76,7 @@ def decide(sandbox: bool, ctx: GcloudContext) -> Mode:
 
 def zone_history(practice: bool) -> tuple[Attempt, ...]:
     """What each create attempt found, from the history kept beside that mode's ledger
-    (session/runtime.py's ledger_for): practice attempts never order real zones."""
+    (session/ledgers.py's ledger_for): practice attempts never order real zones."""
     from tpuwizard.core import paths
     from tpuwizard.core.launch.records.attempts import AttemptHistory
 

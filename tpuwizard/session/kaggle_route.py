@@ -18,7 +18,7 @@ from tpuwizard.core import paths
 from tpuwizard.core.exit_codes import EXIT_CLOUD
 from tpuwizard.core.kaggle import diagnosis
 from tpuwizard.core.kaggle.credentials import NoCredentials, find_credentials
-from tpuwizard.core.kaggle.ledger import KernelLedger
+from tpuwizard.core.kaggle.ledger import LEDGER_FILE, KernelLedger
 from tpuwizard.core.kaggle.protocol import KaggleCallFailed, Kernels
 from tpuwizard.core.kaggle.run import KaggleRun, run_kernel, stop_kernel
 from tpuwizard.core.launch.events.base import Event
@@ -32,7 +32,6 @@ KAGGLE_FAULTS_ENV = "TPUWIZARD_KAGGLE_FAULTS"  # practice: the stand-in's faults
 POLL_ENV = "TPUWIZARD_KAGGLE_POLL"  # seconds between status reads (default 5)
 TIMEOUT_ENV = "TPUWIZARD_KAGGLE_TIMEOUT"  # the longest wait for one answer (default 60 s)
 STOP_WORDS = "stopping: asking Kaggle whether the kernel still runs..."
-LEDGER_FILE = "kaggle-ledger.jsonl"
 
 
 class _StopAsked(BaseException):

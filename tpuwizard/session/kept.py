@@ -9,7 +9,7 @@ from the ledger alone, is in :mod:`~tpuwizard.session.kept_lines`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,7 +39,9 @@ from tpuwizard.core.launch.records.ledger import Entry, Resource
 from tpuwizard.core.launch.records.ownership import is_instance
 from tpuwizard.core.launch.workers.distributed import coordinator_for
 from tpuwizard.core.remote.sync import LocalFolder
-from tpuwizard.session.kept_lines import KeptInfo, kept_info, node_id
+from tpuwizard.session.kept_check import KeptCheck, KeptGone
+from tpuwizard.session.kept_lines import KeptInfo as KeptInfo  # read from here too
+from tpuwizard.session.kept_lines import kept_info, node_id
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.diagnose import Context
@@ -50,25 +52,6 @@ if TYPE_CHECKING:
     from tpuwizard.core.remote.transports import Transport
     from tpuwizard.session.kept_resume import CheckpointsAsked
     from tpuwizard.session.services import SessionServices
-
-
-@dataclass(frozen=True)
-class KeptGone:
-    """A kept node no tpuwizard command here deleted, found gone: its line, and its route (a
-    spot node may have been preempted away)."""
-
-    info: KeptInfo
-    route: str | None
-
-
-@dataclass
-class KeptCheck:
-    """The kept nodes as the cloud sees them now, the preempted ones just deleted, and those
-    that something other than tpuwizard deleted (``gone``: said, never dropped silently)."""
-
-    infos: list[KeptInfo]
-    preempted: list[TeardownResult]
-    gone: list[KeptGone] = field(default_factory=list)
 
 
 class KeptPreempted(Exception):

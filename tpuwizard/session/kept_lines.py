@@ -12,8 +12,8 @@ import time
 from dataclasses import dataclass
 
 from tpuwizard.core import paths
+from tpuwizard.core.deadlines import idle_deadline  # not billing_state: every command reads it
 from tpuwizard.core.launch.kept.heartbeat_book import HeartbeatBook
-from tpuwizard.core.launch.records.billing_state import idle_deadline
 from tpuwizard.core.launch.records.ledger import Entry, Ledger, Resource
 from tpuwizard.core.plan import cost
 from tpuwizard.session import practice as practice_mode

@@ -15,7 +15,6 @@ from tpuwizard.core.cloud.oslogin import LoginChoice, LoginKey, OsLoginKeys
 from tpuwizard.core.cloud.types import NodeInfo
 from tpuwizard.core.errors import RemoteError
 from tpuwizard.core.launch.lifecycle.runtime import Runtime
-from tpuwizard.core.launch.records.ledger import Ledger
 from tpuwizard.core.launch.workers.watchdog import WatchdogConfig
 from tpuwizard.core.remote.bootstrap import BootstrapPlan, sandbox_plan
 from tpuwizard.core.remote.reach import check_reachable
@@ -28,16 +27,11 @@ from tpuwizard.core.remote.transports import (
     Transport,
 )
 from tpuwizard.session import practice
+from tpuwizard.session.ledgers import ledger_for as ledger_for
 from tpuwizard.session.login import OsLoginAsk, choose_login, forget_unless_used
 from tpuwizard.session.practice_jax import practice_jax
 
 REMOTE_USER = "tpuwizard"
-
-
-def ledger_for(is_practice: bool) -> Ledger:
-    """Practice and real resources are never mixed in one ledger."""
-    state = paths.state_dir()
-    return Ledger(state / "sandbox" / "ledger.jsonl" if is_practice else state / "ledger.jsonl")
 
 
 def sandbox_worker_homes(cloud: Any, node: NodeInfo) -> list[Path]:

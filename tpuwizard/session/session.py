@@ -137,7 +137,7 @@ class Session:
 
     @property
     def ledger(self) -> Ledger:
-        from tpuwizard.session.runtime import ledger_for
+        from tpuwizard.session.ledgers import ledger_for  # not runtime's launch machinery
 
         return ledger_for(self.practice)
 

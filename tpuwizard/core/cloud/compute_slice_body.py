@@ -18,7 +18,6 @@ from tpuwizard.core.cloud.backends import VIA_RESIZE_REQUEST
 from tpuwizard.core.cloud.compute_body import instance_body
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.plan import catalog
-from tpuwizard.core.plan.program_fit import topology_grid
 
 # The label every part's VMs share, naming the slice: status groups them by it.
 SLICE_LABEL = "tpuwizard-id"
@@ -62,6 +61,10 @@ def is_single_vm(accelerator: str) -> bool:
 
 def topology(s: catalog.Slice) -> str:
     """The workload policy's ``acceleratorTopology``: v6e-16 -> "4x4", v5p-16 -> "2x2x2"."""
+    # program_fit (subprocess, tempfile, fit) only when a slice's body is made: the leftover
+    # check reads this module's names and is_single_vm alone.
+    from tpuwizard.core.plan.program_fit import topology_grid
+
     return "x".join(map(str, topology_grid(s.chips, s.generation.key in _THREE_D)))
 
 

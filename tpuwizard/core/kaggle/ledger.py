@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 OPS = ("intent", "pushed", "ended", "deleted")
+LEDGER_FILE = "kaggle-ledger.jsonl"  # in tpuwizard's state folder
 
 
 class KernelLedger:

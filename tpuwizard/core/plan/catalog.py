@@ -8,14 +8,16 @@ TensorCores for v2, v3, v4, v5p and tpu7x (two per chip), which is a common sour
 
 from __future__ import annotations
 
-import difflib
 import re
-import tomllib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from tpuwizard.core.plan import toml_copy
+
+# The parsed catalog's copy, beside this module's bytecode (core/plan/toml_copy.py).
+COPY_FOLDER, COPY_NAME = Path(__file__).parent / "__pycache__", "catalog.toml.json"
 NAME_RE = re.compile(r"^(?P<prefix>[a-z0-9]+?)-(?P<number>\d+)$")
 
 
@@ -147,8 +149,8 @@ class Slice:
 def _raw() -> dict[str, Any]:
     # Package data beside this module (pyproject's package-data); read as a plain file, since
     # importlib.resources costs the wizard's first screen a millisecond to import.
-    text = (Path(__file__).parent / "catalog.toml").read_text("utf-8")
-    return tomllib.loads(text)
+    here = Path(__file__).parent
+    return toml_copy.parsed((here / "catalog.toml").read_text("utf-8"), COPY_FOLDER / COPY_NAME)
 
 
 @cache
@@ -257,6 +259,8 @@ def parse_accelerator(name: str) -> Slice:
         )
     match = NAME_RE.fullmatch(raw)
     if not match:
+        import difflib  # only for a name that is wrong: a command's start does without it
+
         close = difflib.get_close_matches(raw, all_names(), n=3, cutoff=0.6)
         raise UnknownAcceleratorError(
             raw, "a TPU type looks like v5litepod-4, v6e-8 or v4-8 (generation-number)", close
@@ -275,6 +279,8 @@ def parse_accelerator(name: str) -> Slice:
     }
     gen = by_prefix.get(prefix)
     if gen is None:
+        import difflib
+
         target = aliases.get(prefix) or next(
             iter(difflib.get_close_matches(prefix, list(by_prefix), n=1, cutoff=0.5)), None
         )

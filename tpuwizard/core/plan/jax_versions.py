@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from importlib import metadata
 
 READ = "2026-12-02"
 PYPI_PROJECT = "https://pypi.org/project/jax/{version}/"
@@ -141,6 +140,9 @@ def check_jax(version: str) -> None:
 
 def laptop_jax() -> str | None:
     """The JAX installed beside tpuwizard on this computer, read without importing it."""
+    # importlib.metadata costs a command's start ~50 ms (email, zipfile): only when asked.
+    from importlib import metadata
+
     try:
         return metadata.version("jax")
     except metadata.PackageNotFoundError:

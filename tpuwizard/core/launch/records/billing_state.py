@@ -22,28 +22,14 @@ from typing import TYPE_CHECKING
 from tpuwizard.core.cloud.tpu_states import NOT_BILLING_STATES as NOT_BILLING_STATES
 from tpuwizard.core.cloud.tpu_states import bills_in_state as bills_in_state
 
+# Here for those who read it with the billing state; kept nodes' lines read it from the core.
+from tpuwizard.core.deadlines import idle_deadline as idle_deadline
+
 if TYPE_CHECKING:
     # Imported where used: the wizard's first screen shows a meter before any event exists,
     # and the events' dataclasses and the price catalog take longer to import than it to draw.
     from tpuwizard.core.launch.events import launch_events as ev
     from tpuwizard.core.launch.records.billable import Billable
-
-
-def idle_deadline(
-    kept_at: float,
-    idle_s: float | None,
-    last_heartbeat: float | None = None,
-    max_deadline: float | None = None,
-) -> float | None:
-    """When a kept node's watchdog deletes it for want of heartbeats (epoch seconds).
-
-    The idle time counts from the last heartbeat (or from when it was kept, before any), and the
-    ``--max-run`` deadline comes first if it is earlier. None when no idle time was armed.
-    """
-    if idle_s is None:
-        return None
-    deadline = max(kept_at, last_heartbeat or 0.0) + idle_s
-    return min(deadline, max_deadline) if max_deadline else deadline
 
 
 @dataclass(frozen=True)
