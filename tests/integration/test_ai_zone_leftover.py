@@ -71,6 +71,15 @@ def test_status_finds_and_teardown_ends_a_labelled_vm_in_a_hidden_ai_zone(tmp_pa
     finally:
         server.shutdown()
         server.server_close()
+    # This install has used Compute Engine before (a run's record, long gone): without any
+    # such record status asks Compute Engine nothing at all (issue 31), labels or not.
+    from tpuwizard.core.launch.records.ledger import Resource
+    from tpuwizard.session.ledgers import ledger_for
+
+    earlier = Resource(
+        "node", PRACTICE_PROJECT, "us-east5-b", "earlier", "v6e-4", "run-0", backend="compute"
+    )
+    ledger_for(is_practice=True).record("gone", earlier)
     shown = cli(tmp_path, "status", "--json")
     assert shown.returncode == 0, shown.stderr
     found = [(r["name"], r["zone"]) for r in json.loads(shown.stdout)["resources"]]
