@@ -6,12 +6,11 @@ from __future__ import annotations
 import functools
 import importlib
 import sys
-from typing import Any
 
 import click
 
 from tpuwizard import __version__
-from tpuwizard.commands.common import Group, say_kept_nodes
+from tpuwizard.commands.common import LazyGroup, say_kept_nodes
 from tpuwizard.core.exit_codes import EXIT_BAD_INPUT
 
 # Each command by name: (its module under tpuwizard.commands, its attribute). A command's module
@@ -41,45 +40,16 @@ COMMANDS: dict[str, tuple[str, str]] = {
 WITHOUT_KEPT_LINES = frozenset({"status", "sandbox", "export"})
 
 
-class LazyGroup(Group):
-    """The top-level group: its commands imported by name when first asked for (see COMMANDS).
-    They are kept apart from ``commands`` so that a tool reading that dict (mkdocs-click) asks
-    :meth:`list_commands` and :meth:`get_command` for all of them."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._loaded: dict[str, click.Command] = {}
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*self.commands, *COMMANDS})
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name in self.commands or cmd_name not in COMMANDS:
-            return super().get_command(ctx, cmd_name)
-        if cmd_name not in self._loaded:
-            module, attribute = COMMANDS[cmd_name]
-            command = getattr(importlib.import_module(f"tpuwizard.commands.{module}"), attribute)
-            if cmd_name not in WITHOUT_KEPT_LINES:
-                command = _then_kept_nodes(command)
-            self._loaded[cmd_name] = command
-        return self._loaded[cmd_name]
-
-    def resolve_command(
-        self, ctx: click.Context, args: list[str]
-    ) -> tuple[str | None, click.Command | None, list[str]]:
-        try:
-            return super().resolve_command(ctx, args)
-        except click.UsageError as err:
-            # click (8.4 on) suggests a close name from ``commands``, which holds none of ours.
-            name = getattr(err, "command_name", None)  # only click's NoSuchCommand has it
-            if name is None:
-                raise
-            names = self.list_commands(ctx)
-            raise click.exceptions.NoSuchCommand(name, possibilities=names, ctx=ctx) from None
+def _load(name: str) -> click.Command:
+    """A top-level command, imported by name (see COMMANDS), with its kept-node lines."""
+    module, attribute = COMMANDS[name]
+    command = getattr(importlib.import_module(f"tpuwizard.commands.{module}"), attribute)
+    return command if name in WITHOUT_KEPT_LINES else _then_kept_nodes(command)
 
 
 @click.group(
     cls=LazyGroup,
+    lazy=(tuple(COMMANDS), _load),
     invoke_without_command=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )

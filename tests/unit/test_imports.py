@@ -86,10 +86,10 @@ def test_the_wizard_command_loads_no_command_module():
 
 
 def test_status_without_records_loads_only_what_it_answers_with(tmp_path, monkeypatch):
-    # status's start (issue 31 item 8): with no kept record and no Kaggle ledger, what would
-    # check them is not even imported (the answer is "none" either way); nor is a launch's
-    # machinery (the events, the runtime, the program fit), which reading the ledger and
-    # surveying the cloud do not use.
+    # status's start (issue 31 item 8): with no kept record and no Kaggle or Colab ledger,
+    # what would check them is not even imported (the answer is "none" either way); nor is a
+    # launch's machinery (the events, the runtime, the program fit), which reading the ledger
+    # and surveying the cloud do not use.
     monkeypatch.setenv("TPUWIZARD_HOME", str(tmp_path))
     monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "gcloud"))
     said, modules = run_probe(["status", "--sandbox"])
@@ -98,6 +98,8 @@ def test_status_without_records_loads_only_what_it_answers_with(tmp_path, monkey
         "tpuwizard.session.kept",
         "tpuwizard.session.kaggle_records",
         "tpuwizard.core.kaggle.run",
+        "tpuwizard.session.colab_records",  # no Colab ledger: Colab's machinery stays unloaded
+        "tpuwizard.core.colab.run",
         "tpuwizard.core.launch.events.launch_events",
         "tpuwizard.core.launch.lifecycle.runtime",
         "tpuwizard.core.plan.program_fit",

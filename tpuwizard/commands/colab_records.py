@@ -13,9 +13,20 @@ from tpuwizard.core.errors import BadInput
 from tpuwizard.core.exit_codes import EXIT_OK, EXIT_TEARDOWN
 
 
+def never_used() -> bool:
+    """No Colab ledger at all: nothing to list or stop, and Colab's machinery not even loaded
+    (status's start)."""
+    from tpuwizard.core import paths
+    from tpuwizard.core.colab.ledger import LEDGER_FILE
+
+    return not (paths.state_dir() / LEDGER_FILE).exists()
+
+
 def colab_status(as_json: bool) -> tuple[list[dict[str, Any]], bool]:
     """The Colab ledger's sessions, shown (or returned for ``--json``), and whether any could
     not be checked. Nothing is called when the ledger holds none."""
+    if never_used():
+        return [], False
     from tpuwizard.session.colab_records import held_on_colab
     from tpuwizard.words.colab_text import held_lines
 
@@ -28,12 +39,16 @@ def colab_status(as_json: bool) -> tuple[list[dict[str, Any]], bool]:
 
 
 def colab_named(name: str) -> list[dict[str, Any]]:
+    if never_used():
+        return []
     from tpuwizard.session.colab_records import records_named
 
     return records_named(name)
 
 
 def colab_held() -> list[dict[str, Any]]:
+    if never_used():
+        return []
     from tpuwizard.session.colab_records import held_records
 
     return held_records()

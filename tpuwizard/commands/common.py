@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import math
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -294,3 +294,47 @@ def ask_yes_no(question: str) -> bool:
             say("\nNothing done (Ctrl+C).")
             raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
         return False
+
+
+def _no_command(name: str) -> click.Command:
+    raise KeyError(name)  # never called: a group without lazy commands names none
+
+
+class LazyGroup(Group):
+    """A group whose commands are imported by name when first asked for: ``lazy`` is (their
+    names, the loader that imports one). They are kept apart from ``commands`` so that a tool
+    reading that dict (mkdocs-click) asks :meth:`list_commands` and :meth:`get_command` for
+    all of them; a command line loads only the command it runs."""
+
+    def __init__(
+        self,
+        *args: Any,
+        lazy: tuple[tuple[str, ...], Callable[[str], click.Command]] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self._names, self._load = lazy or ((), _no_command)
+        self._loaded: dict[str, click.Command] = {}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *self._names})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.commands or cmd_name not in self._names:
+            return super().get_command(ctx, cmd_name)
+        if cmd_name not in self._loaded:
+            self._loaded[cmd_name] = self._load(cmd_name)
+        return self._loaded[cmd_name]
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError as err:
+            # click (8.4 on) suggests a close name from ``commands``, which holds none of ours.
+            name = getattr(err, "command_name", None)  # only click's NoSuchCommand has it
+            if name is None:
+                raise
+            names = self.list_commands(ctx)
+            raise click.exceptions.NoSuchCommand(name, possibilities=names, ctx=ctx) from None

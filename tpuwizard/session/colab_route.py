@@ -17,6 +17,7 @@ from pathlib import Path
 
 import tpuwizard
 from tpuwizard.core import paths
+from tpuwizard.core.colab.ledger import LEDGER_FILE
 from tpuwizard.core.colab.program import ColabProgram
 from tpuwizard.core.colab.run import ColabRun, run_session, stop_session
 from tpuwizard.core.exit_codes import EXIT_CLOUD
@@ -27,7 +28,6 @@ from tpuwizard.session.signals import StopSignals
 
 POLL_ENV = "TPUWIZARD_COLAB_POLL"  # seconds between checks that the CLI still answers (30)
 STOP_WORDS = "stopping: running colab stop on the session and checking that it is gone..."
-LEDGER_FILE = "colab-ledger.jsonl"
 TOKEN_FILE = Path("~/.config/colab-cli/token.json")  # where colab_cli's auth.py keeps it
 
 
