@@ -38,7 +38,8 @@ async def test_run_it_on_colab_for_me_streams_the_run_and_ends_on_the_summary(
         await until(pilot, lambda: "[practice] Asking" in "\n".join(log.lines), 60, "the ask")
         await on_screen(pilot, "SummaryScreen", 180)
         lines = "\n".join(log.lines)
-        assert "devices: 1 cpu" in lines  # as launch --route colab prints it
+        failure = app.last_summary.failure  # why, when it did not run
+        assert "devices: 1 cpu" in lines, (lines, failure)  # as launch --route colab prints it
         assert "colab sessions no longer lists it" in lines
         summary = app.last_summary
         assert summary.finished.ok and summary.receipt.ok and summary.practice

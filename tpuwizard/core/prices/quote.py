@@ -17,7 +17,7 @@ READ_GENERATIONS = ("v5e", "v5p", "v6e")
 CATALOG = "catalog"
 # Beside "no SKU ... in this region": the offline table's list price stands in (cost.py's
 # LIST_PRICE_NOTE, without saying "in this region" a second time).
-LIST_PRICE_SHOWN = "the generation's list price, which may differ here"
+LIST_PRICE_SHOWN = "the generation's list price instead"
 OFFLINE = "offline"
 
 
