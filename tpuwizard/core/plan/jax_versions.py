@@ -80,7 +80,8 @@ TABLE: tuple[JaxVersion, ...] = (
         uploaded="2026-06-17",
         runs_here=("verifier", "course programs"),
         python_here="3.11",
-        in_suite=True,
+        in_suite=False,
+        in_drill=True,
     ),
     JaxVersion(
         version="0.11.2",
@@ -101,8 +102,7 @@ TABLE: tuple[JaxVersion, ...] = (
         uploaded="2026-10-21",
         runs_here=("verifier", "course programs"),
         python_here="3.12",
-        in_suite=False,
-        in_drill=True,
+        in_suite=True,
     ),
 )
 
