@@ -54,7 +54,7 @@ def test_pyproject_pins_the_newest_jax_its_python_installs_and_the_docs_quote_th
     assert f"jax=={own}" in requirements and f"jax[tpu]=={own}" in requirements
     pinned = {m.group(1) for r in requirements if (m := JAX_PIN.fullmatch(r))}
     assert pinned == {own}
-    assert TESTED_JAX == jax_versions.DEFAULT.version
+    assert jax_versions.DEFAULT.version == TESTED_JAX
     docs = [REPO / "README.md", *(REPO / "docs").rglob("*.md"), *(REPO / "scripts").glob("*.sh")]
     quoted = {pin for path in docs for pin in JAX_PIN.findall(path.read_text())}
     assert quoted and quoted <= set(jax_versions.versions())

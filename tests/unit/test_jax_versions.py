@@ -43,6 +43,8 @@ def test_the_default_is_the_newest_version_the_suite_runs_and_the_pin():
     assert BootstrapPlan().requirement == f"jax[tpu]=={DEFAULT.version}"
     # Issue 36: the newest of the table, for real workers and practice ones alike.
     assert DEFAULT is TABLE[-1] and sandbox_plan().requirement == f"jax=={DEFAULT.version}"
+    # Every other version turns in the rotating drill (test_jax_table_drill.py).
+    assert [v for v in TABLE if v.in_drill] == [v for v in TABLE if v is not DEFAULT]
 
 
 def test_a_version_outside_the_table_is_a_problem_naming_every_version():

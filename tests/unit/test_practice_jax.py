@@ -75,7 +75,7 @@ def test_where_the_environment_cannot_be_built_practice_falls_back_in_its_own_wo
     version, line = chooser.practice_jax(NEEDS_312, said.append)
     image.index_settings.cache_clear()
     assert version == FITS_HERE and line is not None
-    assert said and said[0].startswith(f"Practice: building the worker environment for jax")
+    assert said and said[0].startswith("Practice: building the worker environment for jax")
     assert f"environment for jax {NEEDS_312} on Python 3.12 could not be built" in line
     assert f"{CLOSED_INDEX} cannot be reached from this computer" in line
     assert f"runs jax {FITS_HERE} on tpuwizard's Python" in line

@@ -18,7 +18,7 @@ from tests.wheels import make_wheel
 from tpuwizard.sandbox import worker_envs
 from tpuwizard.sandbox.image import find_uv
 
-PY = "%d.%d" % sys.version_info[:2]
+PY = "{}.{}".format(*sys.version_info[:2])
 JAX = "0.12.0.1"
 
 
@@ -71,9 +71,7 @@ def test_a_torn_build_is_never_used_and_is_built_again(tmp_path, wheels):
     assert sorted(p.name for p in folder.iterdir()) == [env.name, f"{env.name}.lock"]
 
 
-def test_a_second_builder_waits_on_the_lock_and_takes_the_first_ones(
-    tmp_path, wheels, monkeypatch
-):
+def test_a_second_builder_waits_on_the_lock_and_takes_the_first_ones(tmp_path, wheels, monkeypatch):
     folder, said = tmp_path / "envs", []
     folder.mkdir()
     asked: list[int] = []
