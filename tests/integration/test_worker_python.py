@@ -75,6 +75,19 @@ def test_another_jax_gets_a_python_312_venv_with_its_own_packages(sandbox, local
     assert markers(again.stdout)[-1]["jax"] == OTHER
 
 
+def test_tpuwizards_own_jax_runs_on_its_python_with_its_packages(sandbox):
+    """--jax 0.10.2 (tpuwizard's own here): the worker's venv is tpuwizard's Python with links
+    to tpuwizard's packages, no Python 3.12 and no worker environment (every run; the whole
+    launch with it turns in test_jax_table_drill.py)."""
+    own = image.own_jax()
+    vm = worker(sandbox)
+    result = vm.run(0, f"bash -c {shlex.quote(bootstrap_script(sandbox_plan().with_jax(own)))}")
+    assert result.code == 0, result.stdout + result.stderr
+    assert "worker environment" not in result.stderr and "made again" not in result.stderr
+    versions = markers(result.stdout)[-1]
+    assert versions["jax"] == own and versions["python"] == sys.version.split()[0]
+
+
 def test_tpuwizards_own_jax_stays_on_its_python_with_nothing_downloaded(tmp_path):
     own = {"jax": "0.10.2"}
     assert worker_tools.other_jax(own, ["pip", "install", "jax==0.10.2", "numpy"]) is None

@@ -53,6 +53,7 @@ def test_the_environment_is_built_once_said_once_and_read_only(tmp_path, wheels)
     site = worker_envs.env_site(env)
     assert (site / "jax" / "__init__.py").read_text() == f"__version__ = {JAX!r}\n"
     assert not (site / "jax" / "__init__.py").stat().st_mode & 0o222  # no write bit left
+    assert list((site / "jax" / "__pycache__").glob("__init__.*.pyc"))  # compiled once, here
     assert [p.name for p in folder.iterdir() if ".building-" in p.name] == []
     # Every later ask reuses it, saying nothing.
     assert build(folder, wheels, said) == env and len(said) == 1

@@ -93,8 +93,8 @@ def building_words(jax: str, python_version: str, env: Path, index: str, wheels:
     return (
         f"Practice: building the worker environment for jax {jax} on Python {python_version} "
         f"once for this computer: about {ABOUT_MB} MB of wheels from the wheel folder "
-        f"{wheels or '(none)'} and the package index {index}, into {env} (every later practice "
-        "worker asking for this version reuses it)."
+        f"{wheels or '(none)'}, uv's cache, else the package index {index}, into {env} (every "
+        "later practice worker asking for this version reuses it)."
     )
 
 
@@ -149,8 +149,10 @@ def _install(
     online = dict(env if env is not None else os.environ)
     online.pop("UV_OFFLINE", None)
     online.update(UV_PYTHON_DOWNLOADS="never", UV_NO_PROGRESS="1")
-    install = [uv, "pip", "install", "--quiet", "--python", str(building / "bin" / "python"),
-               f"jax=={jax}", "numpy"]  # fmt: skip
+    # Its bytecode compiled now: the files are read-only afterwards, and without it every
+    # worker process would compile jax's modules again at import (seconds each).
+    install = [uv, "pip", "install", "--quiet", "--compile-bytecode",
+               "--python", str(building / "bin" / "python"), f"jax=={jax}", "numpy"]  # fmt: skip
     _run([uv, "venv", "--quiet", "--relocatable", "--python", python, str(building)], online)
     # Offline first: the wheel folder and uv's cache, nothing fetched (uv online would ask the
     # index about every package, even one the wheel folder holds); then the index.
