@@ -17,6 +17,25 @@ def _open_descriptors() -> int:
 
 
 CLOSED_INDEX = "http://127.0.0.1:9/simple"  # the discard port: nothing listens there
+# Practice workers' shared environments (tpuwizard/sandbox/worker_envs.py): one folder for every
+# test and xdist worker of every run on this computer, so that the default JAX's ~140 MB are
+# downloaded once per computer, not once per test (each test has its own HOME and state).
+WORKER_ENVS = Path.home() / ".cache" / "tpuwizard-tests" / "worker-envs"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _shared_worker_env():
+    """The default JAX's worker environment, built before any test closes the package index
+    (with this computer's real one; xdist's workers wait on its lock file for the first)."""
+    from tpuwizard.sandbox import image, worker_envs
+    from tpuwizard.session.practice_jax import practice_jax
+
+    os.environ.setdefault(worker_envs.ENVS_ENV, str(WORKER_ENVS))
+    said: list[str] = []
+    _, fallback = practice_jax(None, said.append)
+    image.index_settings.cache_clear()  # the tests' own (closed) index from here on
+    if said or fallback:
+        sys.stderr.write("".join(f"\n{line}" for line in [*said, fallback or ""]) + "\n")
 
 
 @pytest.fixture(autouse=True)

@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import urllib.request
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,8 @@ import pytest
 from tests.conftest import tpuwizard_cmd
 from tests.integration.iterate_helpers import end_practice, run, up
 from tests.integration.launch_helpers import ZONE, env, launch, teardown_all
+from tpuwizard.core.plan.jax_versions import DEFAULT
+from tpuwizard.sandbox.worker_python import WORKER_PYTHON
 from tpuwizard.session.practice import PRACTICE_PROJECT
 
 # Slow end-to-end: a share runs per suite run (tests/rotation.py, conftest.ROTATING_PER_RUN).
@@ -103,6 +106,12 @@ def test_the_course_programs_run_unchanged_through_launch_script(lessons):
             continue
         receipt = receipt_line(said)
         assert receipt["pmap_sum_of_squares"] == expected and receipt["contract_ok"] is True
+        # Issue 36: the table's default JAX, on the Python 3.12 a real worker's uv provides;
+        # the receipt names this computer's beside it.
+        (versions,) = [e for e in events if e["event"] == "versions"]
+        assert receipt["jax"] == versions["versions"]["jax"] == DEFAULT.version
+        assert versions["versions"]["python"].startswith(f"{WORKER_PYTHON}.")
+        assert versions["laptop_jax"] == metadata.version("jax")
         checked = subprocess.run(
             tpuwizard_cmd("receipt", "check", finished["output"], "--expect", "cpu"),
             capture_output=True,

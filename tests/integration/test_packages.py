@@ -13,6 +13,7 @@ from tests.conftest import tpuwizard_cmd
 from tests.integration.iterate_helpers import down, json_events, run, up
 from tests.integration.launch_helpers import launch, names, sandbox_is_empty
 from tests.wheels import make_wheel
+from tpuwizard.core.plan.jax_versions import DEFAULT
 from tpuwizard.core.remote.bootstrap import NO_ROUTE_WHY
 
 SCRIPT = "import tinypkg, otherpkg\nprint('values', tinypkg.VALUE, otherpkg.VALUE)\n"
@@ -59,6 +60,7 @@ def test_launch_installs_them_beside_the_pinned_jax_and_the_receipt_records_them
     assert saved["packages"] == {"otherpkg": "1.2", "tinypkg": "0.3.1"}
     # Issue 36: the receipt names this computer's JAX beside the worker's.
     assert saved["laptop_jax"] == metadata.version("jax") and saved["jax"] == versions["jax"]
+    assert versions["jax"] == DEFAULT.version  # the table's, with --with's packages beside it
     checked = subprocess.run(
         tpuwizard_cmd("receipt", "check", str(receipt), "--expect", "cpu"),
         capture_output=True,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import os
 import shlex
 import sys
 import threading
@@ -18,8 +19,8 @@ import pytest
 
 from tests.integration.test_worker_image import markers, worker
 from tests.wheels import make_wheel
-from tpuwizard.core.remote.bootstrap import bootstrap_script, sandbox_plan
-from tpuwizard.sandbox import image, worker_tools
+from tpuwizard.core.remote.bootstrap import VENV, bootstrap_script, sandbox_plan
+from tpuwizard.sandbox import image, worker_envs, worker_tools
 from tpuwizard.sandbox.worker_python import find_worker_python
 
 OTHER = "0.12.0.1"
@@ -41,6 +42,8 @@ def local_index(tmp_path, monkeypatch):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     monkeypatch.setenv("PIP_INDEX_URL", f"http://127.0.0.1:{server.server_address[1]}/simple")
     monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))  # not this user's cache
+    # Not this computer's shared environments (the suite's holds the real jax OTHER).
+    monkeypatch.setenv(worker_envs.ENVS_ENV, str(tmp_path / "worker-envs"))
     image.index_settings.cache_clear()
     yield
     server.shutdown()
@@ -55,10 +58,34 @@ def test_another_jax_gets_a_python_312_venv_with_its_own_packages(sandbox, local
     plan = sandbox_plan().with_jax(OTHER)
     result = vm.run(0, f"bash -c {shlex.quote(bootstrap_script(plan))}")
     assert result.code == 0, result.stdout + result.stderr
+    # The worker environment is built once, said once, and the venv links to it.
+    assert result.stderr.count(f"building the worker environment for jax {OTHER}") == 1
     assert f"made again on Python 3.12 ({python})" in result.stderr
+    shared = worker_envs.built_env(Path(os.environ[worker_envs.ENVS_ENV]), "3.12", OTHER)
+    assert shared is not None and f"worker environment {shared}" in result.stderr
     versions = markers(result.stdout)[-1]
     assert versions["jax"] == OTHER and versions["numpy"] == "9.9"  # its own, not tpuwizard's
+    linked = vm.run(0, f"readlink {VENV}/lib/python3.12/site-packages/jax").stdout.strip()
+    assert linked == str(worker_envs.env_site(shared) / "jax")  # not a copy of its own
     assert versions["python"].startswith("3.12.") and versions["requested"] == f"jax=={OTHER}"
+    # A next worker venv reuses it: nothing built or fetched again.
+    assert vm.run(0, f"rm -rf {VENV}").code == 0
+    again = vm.run(0, f"bash -c {shlex.quote(bootstrap_script(plan))}")
+    assert again.code == 0 and "building the worker environment" not in again.stderr
+    assert markers(again.stdout)[-1]["jax"] == OTHER
+
+
+def test_tpuwizards_own_jax_runs_on_its_python_with_its_packages(sandbox):
+    """--jax 0.10.2 (tpuwizard's own here): the worker's venv is tpuwizard's Python with links
+    to tpuwizard's packages, no Python 3.12 and no worker environment (every run; the whole
+    launch with it turns in test_jax_table_drill.py)."""
+    own = image.own_jax()
+    vm = worker(sandbox)
+    result = vm.run(0, f"bash -c {shlex.quote(bootstrap_script(sandbox_plan().with_jax(own)))}")
+    assert result.code == 0, result.stdout + result.stderr
+    assert "worker environment" not in result.stderr and "made again" not in result.stderr
+    versions = markers(result.stdout)[-1]
+    assert versions["jax"] == own and versions["python"] == sys.version.split()[0]
 
 
 def test_tpuwizards_own_jax_stays_on_its_python_with_nothing_downloaded(tmp_path):

@@ -21,8 +21,8 @@ def _words(app) -> str:
 async def test_review_shows_the_default_and_f3_picks_another_version(monkeypatch, size):
     from tpuwizard.tui.screens.review import ReviewScreen
 
-    newest = TABLE[-1].version
-    assert newest != DEFAULT.version  # the table has a version to pick besides the default
+    # The table has a version to pick besides the default (the newest of the table).
+    newest = next(v.version for v in reversed(TABLE) if v != DEFAULT)
     monkeypatch.setattr(jax_versions, "laptop_jax", lambda: DEFAULT.version)
     state = review_state()
     app = Harness(lambda: ReviewScreen(state), state)
@@ -40,7 +40,7 @@ async def test_review_shows_the_default_and_f3_picks_another_version(monkeypatch
         assert options.highlighted == [v.version for v in TABLE].index(DEFAULT.version)
         listed = str(options.get_option_at_index(options.highlighted).prompt)
         assert "(default)" in listed and "Not run on a TPU" in listed
-        options.highlighted = len(TABLE) - 1
+        options.highlighted = [v.version for v in TABLE].index(newest)
         await pilot.press("enter")
         await on_screen(pilot, "ReviewScreen", 10)
         await until(pilot, lambda: newest in _words(app), 5, "the version picked")

@@ -5,6 +5,7 @@ import shlex
 import tomllib
 
 from tests.conftest import REPO
+from tpuwizard.core.plan import jax_versions
 from tpuwizard.core.remote.bootstrap import (
     TESTED_JAX,
     TPU_REQUIREMENT,
@@ -40,17 +41,25 @@ def test_the_pin_is_in_one_place_and_reported_with_the_versions():
 JAX_PIN = re.compile(r"jax(?:\[tpu\])?==([0-9][\w.]*)")
 
 
-def test_pyproject_and_the_docs_pin_the_jax_the_workers_install():
-    """TESTED_JAX is the pin; pyproject's requirements (they cannot import it) and every pin the
-    docs quote must say the same version, so a bump that misses one copy fails here."""
+def test_pyproject_pins_the_newest_jax_its_python_installs_and_the_docs_quote_the_table():
+    """TESTED_JAX (the table's default) is what workers install; pyproject's own jax (which
+    cannot import it) is the newest version of the table its least Python installs (0.11 and
+    later need 3.12), in both its requirements. Every pin the docs quote is in the table, and
+    the packages guide and the safety page quote the default, so a bump missing one fails."""
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     extras = project["optional-dependencies"].values()
     requirements = [*project["dependencies"], *(r for extra in extras for r in extra)]
-    assert f"jax=={TESTED_JAX}" in requirements and f"jax[tpu]=={TESTED_JAX}" in requirements
+    least = tuple(int(n) for n in project["requires-python"].removeprefix(">=").split("."))
+    own = [v.version for v in jax_versions.TABLE if v.min_python <= least][-1]
+    assert f"jax=={own}" in requirements and f"jax[tpu]=={own}" in requirements
+    pinned = {m.group(1) for r in requirements if (m := JAX_PIN.fullmatch(r))}
+    assert pinned == {own}
+    assert jax_versions.DEFAULT.version == TESTED_JAX
     docs = [REPO / "README.md", *(REPO / "docs").rglob("*.md"), *(REPO / "scripts").glob("*.sh")]
-    quoted = [pin for path in docs for pin in JAX_PIN.findall(path.read_text())]
-    pinned = [m.group(1) for r in requirements if (m := JAX_PIN.fullmatch(r))]
-    assert quoted and set(quoted + pinned) == {TESTED_JAX}
+    quoted = {pin for path in docs for pin in JAX_PIN.findall(path.read_text())}
+    assert quoted and quoted <= set(jax_versions.versions())
+    for page in ("docs/guides/packages.md", "docs/concepts/safety.md"):
+        assert f"jax[tpu]=={TESTED_JAX}" in (REPO / page).read_text(), page
 
 
 def test_every_failure_names_the_missing_piece_and_an_apt_command():

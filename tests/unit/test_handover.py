@@ -104,7 +104,7 @@ def test_the_job_installs_the_workers_jax_chosen_from_the_table() -> None:
     """export --jax (and the wizard's F3) pins the job's jax[tpu] as launch --jax does."""
     from tpuwizard.core.plan.jax_versions import DEFAULT, TABLE
 
-    newest = TABLE[-1].version
+    newest = next(v.version for v in reversed(TABLE) if v != DEFAULT)  # another than the default
     chosen = job_script(make_plan("v5p-16", jax=newest))
     assert f"jax[tpu]=={newest}" in chosen and f"jax[tpu]=={DEFAULT.version}" not in chosen
     assert f"jax[tpu]=={DEFAULT.version}" in job_script(make_plan("v5p-16"))

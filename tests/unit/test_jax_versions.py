@@ -41,6 +41,10 @@ def test_the_default_is_the_newest_version_the_suite_runs_and_the_pin():
     assert DEFAULT.in_suite and DEFAULT.version == TESTED_JAX
     assert not [v for v in TABLE if v.in_suite and v.min_python > DEFAULT.min_python]
     assert BootstrapPlan().requirement == f"jax[tpu]=={DEFAULT.version}"
+    # Issue 36: the newest of the table, for real workers and practice ones alike.
+    assert DEFAULT is TABLE[-1] and sandbox_plan().requirement == f"jax=={DEFAULT.version}"
+    # Every other version turns in the rotating drill (test_jax_table_drill.py).
+    assert [v for v in TABLE if v.in_drill] == [v for v in TABLE if v is not DEFAULT]
 
 
 def test_a_version_outside_the_table_is_a_problem_naming_every_version():
@@ -53,7 +57,7 @@ def test_a_version_outside_the_table_is_a_problem_naming_every_version():
 
 
 def test_the_plans_jax_replaces_the_pin_on_a_vm_and_in_practice():
-    newest = TABLE[-1].version
+    newest = next(v.version for v in reversed(TABLE) if v != DEFAULT)  # another than the default
     real = BootstrapPlan().with_jax(newest)
     assert real.requirement == f"jax[tpu]=={newest}" and real.pinned_jax == newest
     assert f"'jax[tpu]=={newest}' numpy" in bootstrap_script(real)
@@ -107,7 +111,9 @@ def test_fit_program_says_it_compiles_with_this_computers_jax_and_when_the_worke
     """fit --program compiles with the JAX beside tpuwizard: said always, with the worker's
     version where it is another, and why it was not used (its Python, where that is the
     reason)."""
-    default, newest = jax_versions.DEFAULT, jax_versions.TABLE[-1]
+    default = jax_versions.DEFAULT
+    # Another version than the default, needing Python 3.12.
+    newest = next(v for v in reversed(TABLE) if v != default and v.min_python >= (3, 12))
     monkeypatch.setattr(jax_versions, "laptop_jax", lambda: default.version)
     same = jax_versions.compile_words(None, compiled=True)
     assert same == f"Compiled with this computer's JAX {default.version}, the worker's version too."

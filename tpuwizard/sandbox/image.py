@@ -30,7 +30,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from tpuwizard.sandbox import worker_tools
+from tpuwizard.sandbox import worker_envs, worker_tools
 
 IMAGE_PYTHON_VERSION = "3.10.12"  # gb:53 (Ubuntu 22.04's python3)
 WHEELS_ENV = "TPUWIZARD_SANDBOX_WHEELS"
@@ -133,6 +133,8 @@ def install_image(node_folder: Path, external: bool, wheels: Path | None = None)
                 # (worker_python.py): into this computer's uv cache, so once is enough.
                 "jax": own_jax(),
                 "uv_cache": uv_cache_dir(),
+                # ... and installs it once per computer, shared by every worker asking for it.
+                "worker_envs": str(worker_envs.envs_folder()),
             }
         )
     )

@@ -47,8 +47,6 @@ UV_NO_ROUTE = (
     "  Caused by: Network is unreachable (os error 101)\n"
 )
 _NOT_OFFLINE = re.compile(r"Because (\S+) was not found in the cache")
-# uv's words for an index it cannot reach (no route, DNS, refused, timed out).
-UNREACHABLE = ("Failed to fetch", "error sending request", "client error (Connect)")
 
 
 def pip(image: dict[str, Any], args: list[str]) -> int:
@@ -105,19 +103,22 @@ def _option(args: list[str], name: str) -> int | None:
     return None
 
 
-def link_parent_packages(image: dict[str, Any], venv_python: str) -> None:
-    """Give the venv tpuwizard's packages, as uv's cache would hand them over offline.
+def link_parent_packages(
+    image: dict[str, Any], venv_python: str, sites: list[str] | None = None
+) -> None:
+    """Give the venv tpuwizard's packages (or those of ``sites``: a shared worker environment,
+    worker_envs.py), as uv's cache would hand them over offline.
 
     Package folders are symlinks; each ``.dist-info`` is a real folder with only its METADATA,
     which is what uv reads to see a requirement satisfied (it skips symlinked ones). Without a
     RECORD file no tool can uninstall through the links into tpuwizard's own environment.
     """
     venv = Path(venv_python).parent.parent
-    sites = list(venv.glob("lib/python3*/site-packages"))
-    if not sites:
+    own_sites = list(venv.glob("lib/python3*/site-packages"))
+    if not own_sites:
         return
-    site = sites[0]
-    for parent in map(Path, image["site"]):
+    site = own_sites[0]
+    for parent in map(Path, image["site"] if sites is None else sites):
         for entry in parent.iterdir() if parent.is_dir() else ():
             target = site / entry.name
             if entry.suffix == ".pth" or entry.name == "__pycache__" or target.exists():
@@ -170,12 +171,18 @@ def other_jax(image: dict[str, Any], args: list[str]) -> str | None:
 
 
 def _worker_python() -> Any:
-    """worker_python.py, beside this file (``-I`` leaves this folder off sys.path)."""
+    return _sibling("worker_python")
+
+
+def _worker_envs() -> Any:
+    return _sibling("worker_envs")
+
+
+def _sibling(name: str) -> Any:
+    """A module beside this file (``-I`` leaves this folder off sys.path)."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location(
-        "worker_python", Path(__file__).with_name("worker_python.py")
-    )
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -186,9 +193,10 @@ def install_other_jax(
     image: dict[str, Any], args: list[str], venv_python: str, version: str, env: dict[str, str]
 ) -> int:
     """An install pinning another JAX than tpuwizard's: the venv is made again on the Python
-    3.12 a real VM's uv provides (gb:56), found on this computer, and gets its own packages
-    (tpuwizard's are for its own Python), from this computer's uv cache, else downloaded as a
-    real worker downloads them. With no 3.12 here, the worker stays on tpuwizard's Python."""
+    3.12 a real VM's uv provides (gb:56), found on this computer, and gets that JAX's packages
+    from this computer's shared worker environment (worker_envs.py), built first where it is
+    missing and the worker has a route out; its own packages are installed beside them. With no
+    3.12 here, the worker stays on tpuwizard's Python."""
     finder = _worker_python()
     python = finder.find_worker_python(image["uv"])
     own = sys.version.split()[0]
@@ -199,14 +207,34 @@ def install_other_jax(
             f"tpuwizard's Python {own}\n"
         )
         return uv_install(image, args, env)
+    cache = image.get("uv_cache")
+    cached = dict(env, UV_CACHE_DIR=cache) if cache else env
+    envs = _worker_envs()
+    folder = Path(image.get("worker_envs") or envs.envs_folder())
+    shared = envs.built_env(folder, finder.WORKER_PYTHON, version)
+    index, wheels = image.get("index"), image.get("wheels")
+    if shared is None and image["external"] and index:
+        try:
+            shared = envs.build_env(
+                folder, image["uv"], python, finder.WORKER_PYTHON, version, index, wheels,
+                lambda line: sys.stderr.write(line + "\n"), cached,
+            )  # fmt: skip
+        except envs.BuildFailed as failed:
+            sys.stderr.write(
+                f"error: practice: {failed}. Put its wheels in the wheel folder, or connect this "
+                "computer and try again.\n"
+            )
+            return 1
     sys.stderr.write(
         f"sandbox: jax {version} is not tpuwizard's own ({image['jax']}): this worker's venv is "
         f"made again on Python {finder.WORKER_PYTHON} ({python}), as a real VM's uv provides "
-        "it, and its packages come from this computer's uv cache or package index\n"
+        f"it, with the packages of this computer's worker environment {shared}\n"
+        if shared is not None
+        else f"sandbox: jax {version} is not tpuwizard's own ({image['jax']}), and this computer "
+        f"has no worker environment for it: this worker's venv is made again on Python "
+        f"{finder.WORKER_PYTHON} ({python}), its packages from this computer's uv cache\n"
     )
     venv = Path(venv_python).parent.parent
-    cache = image.get("uv_cache")
-    cached = dict(env, UV_CACHE_DIR=cache) if cache else env
     made = subprocess.run(
         [image["uv"], "venv", "--quiet", "--clear", "--python", python, str(venv)],
         env=cached,
@@ -216,14 +244,11 @@ def install_other_jax(
     if made.returncode != 0:
         sys.stderr.write(made.stderr)
         return made.returncode
-    index, wheels = image.get("index"), image.get("wheels")
-    if not (image["external"] and index):  # no route out: as offline as a VM without one
-        return uv_install(image, args, cached)
-    # Straight to the index: uv offline refuses a resolution the cache cannot fully answer,
-    # and online it still takes every wheel the cache holds.
-    if wheels and Path(wheels).is_dir():
-        args = [*args, "--find-links", wheels]
-    return uv_download(image, args, cached, index, f"jax {version}")
+    if shared is not None:
+        link_parent_packages(image, venv_python, [str(envs.env_site(shared))])
+    # Offline first: the environment's packages are in place; the worker's own (--with) come
+    # from the wheel folder, else its index where it has a route out.
+    return uv_install(image, args, cached)
 
 
 def uv_install(image: dict[str, Any], args: list[str], env: dict[str, str]) -> int:
@@ -264,28 +289,16 @@ def uv_download(
     cannot be reached, the words are practice's: where it looked, and what to do here, never a
     network fix for a Google VM (uv's own network words are left out for that reason)."""
     online = {k: v for k, v in env.items() if k != "UV_OFFLINE"}
-    sources = ["--index-url", index["index-url"][0]]
-    sources += [a for url in index.get("extra-index-url", []) for a in ("--extra-index-url", url)]
-    sources += [a for link in index.get("find-links", []) for a in ("--find-links", link)]
-    # pip weighs every index's versions; uv by default only the first index holding the name,
-    # so a local mirror with an older jax would hide PyPI's newer one.
-    sources += ["--index-strategy", "unsafe-best-match"]
+    envs = _worker_envs()
+    sources = envs.index_sources(index, None)  # the wheel folder is in args already
     done = subprocess.run(
         [image["uv"], *args, *sources], env=online, capture_output=True, text=True
     )
     sys.stdout.write(done.stdout)
-    unreachable = any(words in done.stderr for words in UNREACHABLE)
-    if done.returncode == 0 or not unreachable:
+    cause = envs.unreachable_cause(done.stderr)
+    if done.returncode == 0 or cause is None:
         sys.stderr.write(done.stderr)
         return done.returncode
-    causes = [  # uv's chain of causes ("cause:" now, "Caused by:" in older releases)
-        re.split(r"(?:cause|Caused by):", line, maxsplit=1)[1].strip()
-        for line in done.stderr.splitlines()
-        if re.match(r"\s*(?:cause|Caused by):", line)
-    ]
-    cause = next((c for c in reversed(causes) if c), "no answer")
-    # Said in this computer's terms: uv's "Network is unreachable" would read as a VM's.
-    cause = cause.replace("Network is unreachable", "no network route from this computer")
     wheels = image.get("wheels") or "(none)"
     sys.stderr.write(
         f"error: practice: {name} is not in the wheel folder {wheels}, and the package index "

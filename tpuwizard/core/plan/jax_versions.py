@@ -11,8 +11,9 @@ What *was* run here is recorded per entry (:attr:`JaxVersion.runs_here`): the ve
 course's two programs on CPU, in the practice sandbox, and on which Python (for 0.11.2 and
 0.12.0.1: by hand on 2026-12-02, launch --sandbox --jax V on v5litepod-1 and -4, 0.12.0.1 also
 on v5litepod-16's four workers, the course's numbers 140.0, 10416.0 and its prediction
-reproduced; then in the rotating drill). The default
-is the newest version the test suite runs in the sandbox at every run (:data:`DEFAULT`).
+reproduced; then in the rotating drill). The default is the newest version the test suite runs
+in the sandbox at every run (:data:`DEFAULT`): 0.12.0.1, on a Python 3.12 worker with its
+packages in this computer's shared worker environment (sandbox/worker_envs.py).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ class JaxVersion:
     python_here: str | None
     in_suite: bool
     # Run by tests/integration/test_jax_table_drill.py, one version per suite run (rotating):
-    # it downloads that JAX for Python 3.12, about 140 MB, so not at every run.
+    # every version but the default (each of 3.12 is about 140 MB downloaded once).
     in_drill: bool = False
     # The TPU generations it was run on by this project: none so far.
     tpu_runs: tuple[str, ...] = ()
@@ -79,7 +80,8 @@ TABLE: tuple[JaxVersion, ...] = (
         uploaded="2026-06-17",
         runs_here=("verifier", "course programs"),
         python_here="3.11",
-        in_suite=True,
+        in_suite=False,
+        in_drill=True,
     ),
     JaxVersion(
         version="0.11.2",
@@ -100,8 +102,7 @@ TABLE: tuple[JaxVersion, ...] = (
         uploaded="2026-10-21",
         runs_here=("verifier", "course programs"),
         python_here="3.12",
-        in_suite=False,
-        in_drill=True,
+        in_suite=True,
     ),
 )
 

@@ -166,11 +166,10 @@ def unpinned_jax(plan: BootstrapPlan, versions: dict[int, dict[str, Any]]) -> st
 
 
 def sandbox_plan() -> BootstrapPlan:
-    """The sandbox's plan: the same script, pinned to the CPU jax tpuwizard itself runs with.
+    """The sandbox's plan: the same script, pinned to the CPU jax of the table's default.
 
-    The sandbox's worker image hands uv tpuwizard's interpreter and environment in place of the
-    downloads, so the only honest pin is the version already installed here.
+    The sandbox's worker image hands uv tpuwizard's interpreter and environment where that JAX
+    is tpuwizard's own, else a Python 3.12 and this computer's shared worker environment for it
+    (sandbox/worker_envs.py) in place of the downloads.
     """
-    from importlib import metadata
-
-    return BootstrapPlan(requirement=f"jax=={metadata.version('jax')}")
+    return BootstrapPlan(requirement=f"jax=={TESTED_JAX}")

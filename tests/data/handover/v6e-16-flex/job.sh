@@ -19,8 +19,8 @@ if [ -x "$venv/bin/python" ]; then echo "venv already present: $venv"; else
   fi
   echo "creating the venv on a uv-managed Python 3.12"
   uv venv --quiet --python 3.12 "$venv" || { echo 'TPUWIZARD {"kind": "bootstrap_failed", "missing": "a Python >= 3.11 (uv could not provide Python 3.12)", "fix": "sudo apt-get update && sudo apt-get install -y python3.11 python3.11-venv"}'; exit 1; }
-  echo "installing jax[tpu]==0.10.2 with uv"
-  uv pip install --python "$venv/bin/python" 'jax[tpu]==0.10.2' numpy || { rm -rf "$venv"; echo 'TPUWIZARD {"kind": "bootstrap_failed", "missing": "jax[tpu]==0.10.2 (uv could not install it on Python 3.12)", "fix": "check that the worker reaches https://pypi.org; the version is pinned in tpuwizard/core/remote/bootstrap.py"}'; exit 1; }
+  echo "installing jax[tpu]==0.12.0.1 with uv"
+  uv pip install --python "$venv/bin/python" 'jax[tpu]==0.12.0.1' numpy || { rm -rf "$venv"; echo 'TPUWIZARD {"kind": "bootstrap_failed", "missing": "jax[tpu]==0.12.0.1 (uv could not install it on Python 3.12)", "fix": "check that the worker reaches https://pypi.org; the version is pinned in tpuwizard/core/remote/bootstrap.py"}'; exit 1; }
 fi
 export PATH="$HOME/.local/bin:$PATH"
 printf '%s\n' optax > .tpuwizard/added-packages.txt
@@ -41,7 +41,7 @@ def v(n):
     except metadata.PackageNotFoundError:
         return None
 print('"'"'TPUWIZARD '"'"' + json.dumps({'"'"'kind'"'"': '"'"'versions'"'"', '"'"'python'"'"': sys.version.split()[0], '"'"'jax'"'"': v('"'"'jax'"'"'), '"'"'jaxlib'"'"': v('"'"'jaxlib'"'"'), '"'"'libtpu'"'"': v('"'"'libtpu'"'"') or v('"'"'libtpu-nightly'"'"'), '"'"'numpy'"'"': v('"'"'numpy'"'"'), '"'"'requested'"'"': sys.argv[1], '"'"'packages'"'"': {n: v(n) for n in sys.argv[2:]}}))
-' 'jax[tpu]==0.10.2' optax
+' 'jax[tpu]==0.12.0.1' optax
 # The environment every tpuwizard route gives the verifier and the script.
 export COURSE_EXPECT_PLATFORM=tpu
 export JAX_PLATFORMS=tpu

@@ -74,13 +74,14 @@ class WorkerSteps:
         self.fetch_incomplete = False  # a file of the last run's did not come back whole
         self._folder: LocalFolder | None = None  # the script's folder, hashed once per file
         self.resume: ResumeSetup | None = None  # --checkpoints: set by the chain per attempt
+        self._chosen_jax: tuple[str | None, str | None] | None = None  # _worker_version's
 
     def bootstrap(self, transport: Transport) -> None:
         data = verifier_source().encode()
         for worker in range(transport.workers):
             transport.upload(worker, data, f"{REMOTE_DIR}/{VERIFIER_FILENAME}")
         job = Job(f"bootstrap-{self.plan.run_id}")
-        if self.rt.worker_jax is not None and (said := self.rt.worker_jax(self.plan.jax)[1]):
+        if (said := self._worker_version()[1]) is not None:
             self.emit(ev.BootstrapLine(0, said, self.slice.vms))
         self.bootstrap_failures, self.bootstrap_lines, self.packages_failed = {}, {}, []
         specs = [s.text for s in self.plan.packages]
@@ -102,10 +103,20 @@ class WorkerSteps:
     def worker_jax(self) -> BootstrapPlan:
         """The runtime's bootstrap, pinned to the plan's --jax where it names one (in practice,
         one the worker can run: Runtime.worker_jax)."""
-        version = self.plan.jax
-        if self.rt.worker_jax is not None:
-            version, _ = self.rt.worker_jax(version)
-        return self.rt.bootstrap.with_jax(version)
+        return self.rt.bootstrap.with_jax(self._worker_version()[0])
+
+    def _worker_version(self) -> tuple[str | None, str | None]:
+        """The plan's --jax, or in practice the version its workers can run and the line saying
+        why it is another; asked once per launch (practice may build an environment for it,
+        saying so on the way)."""
+        if self.rt.worker_jax is None:
+            return self.plan.jax, None
+        if self._chosen_jax is None:
+            self._chosen_jax = self.rt.worker_jax(self.plan.jax, self._say)
+        return self._chosen_jax
+
+    def _say(self, line: str) -> None:
+        self.emit(ev.BootstrapLine(0, line, self.slice.vms))
 
     def _bootstrap_line(self, worker: int, text: str) -> None:
         payload = parse_marker_line(text)

@@ -1,0 +1,106 @@
+"""Issue 36: a practice worker's JAX other than tpuwizard's is installed once per computer into a
+shared environment, built aside and renamed whole under a lock file, read-only afterwards. The
+packages here are tiny stand-ins in a local find-links folder (nothing is downloaded), and the
+environment's Python is tpuwizard's own (the real 3.12 one: test_course_programs.py)."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from tests.waiting import wait_until
+from tests.wheels import make_wheel
+from tpuwizard.sandbox import worker_envs
+from tpuwizard.sandbox.image import find_uv
+
+PY = "{}.{}".format(*sys.version_info[:2])
+JAX = "0.12.0.1"
+
+
+@pytest.fixture
+def wheels(tmp_path) -> Path:
+    folder = tmp_path / "wheels"
+    make_wheel(folder, "jax", JAX, f"__version__ = {JAX!r}\n", requires=("numpy",))
+    make_wheel(folder, "numpy", "9.9", "__version__ = '9.9'\n")
+    return folder
+
+
+def closed_index() -> dict[str, list[str]]:
+    return {"index-url": ["http://127.0.0.1:9/simple"]}
+
+
+def build(folder: Path, wheels: Path | None, said: list[str]) -> Path:
+    uv = find_uv()
+    assert uv is not None
+    return worker_envs.build_env(
+        folder, uv, sys.executable, PY, JAX, closed_index(), str(wheels) if wheels else None,
+        said.append, dict(os.environ, UV_CACHE_DIR=str(folder.parent / "uv-cache")),
+    )  # fmt: skip
+
+
+def test_the_environment_is_built_once_said_once_and_read_only(tmp_path, wheels):
+    folder, said = tmp_path / "envs", []
+    env = build(folder, wheels, said)
+    assert env == folder / f"py{PY}-jax{JAX}" and (env / worker_envs.MARKER).is_file()
+    (line,) = said
+    assert f"building the worker environment for jax {JAX} on Python {PY} once" in line
+    assert f"about {worker_envs.ABOUT_MB} MB" in line and str(wheels) in line and str(env) in line
+    site = worker_envs.env_site(env)
+    assert (site / "jax" / "__init__.py").read_text() == f"__version__ = {JAX!r}\n"
+    assert not (site / "jax" / "__init__.py").stat().st_mode & 0o222  # no write bit left
+    assert list((site / "jax" / "__pycache__").glob("__init__.*.pyc"))  # compiled once, here
+    assert [p.name for p in folder.iterdir() if ".building-" in p.name] == []
+    # Every later ask reuses it, saying nothing.
+    assert build(folder, wheels, said) == env and len(said) == 1
+    assert worker_envs.built_env(folder, PY, JAX) == env
+
+
+def test_a_torn_build_is_never_used_and_is_built_again(tmp_path, wheels):
+    folder = tmp_path / "envs"
+    torn = folder / f"py{PY}-jax{JAX}"
+    (torn / "lib").mkdir(parents=True)  # no marker: a build that never finished
+    (folder / f"py{PY}-jax{JAX}.building-999999").mkdir()  # a killed build's folder
+    assert worker_envs.built_env(folder, PY, JAX) is None
+    said: list[str] = []
+    env = build(folder, wheels, said)
+    assert env == torn and (env / worker_envs.MARKER).is_file() and len(said) == 1
+    assert sorted(p.name for p in folder.iterdir()) == [env.name, f"{env.name}.lock"]
+
+
+def test_a_second_builder_waits_on_the_lock_and_takes_the_first_ones(tmp_path, wheels, monkeypatch):
+    folder, said = tmp_path / "envs", []
+    folder.mkdir()
+    asked: list[int] = []
+    real_built_env = worker_envs.built_env
+
+    def counting(*args: object) -> Path | None:
+        asked.append(1)
+        return real_built_env(*args)  # type: ignore[arg-type]
+
+    results: list[Path] = []
+    with open(folder / f"py{PY}-jax{JAX}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the first builder, at work
+        monkeypatch.setattr(worker_envs, "built_env", counting)
+        second = threading.Thread(target=lambda: results.append(build(folder, wheels, said)))
+        second.start()
+        wait_until(lambda: asked, 10, "the second builder's first look")
+        first = folder / f"py{PY}-jax{JAX}"
+        first.mkdir()
+        (first / worker_envs.MARKER).write_text("{}")  # the first one's, finished
+    second.join(timeout=60)
+    assert results == [first] and said == []  # it waited, then took the first one's
+
+
+def test_an_unreachable_index_fails_in_practices_words(tmp_path):
+    with pytest.raises(worker_envs.BuildFailed) as failed:
+        build(tmp_path / "envs", None, [])
+    words = str(failed.value)
+    assert f"jax {JAX} is not in the wheel folder (none)" in words
+    assert "http://127.0.0.1:9/simple cannot be reached from this computer" in words
+    assert "Cloud NAT" not in words and "external" not in words
+    assert list((tmp_path / "envs").glob("*.building-*")) == []
