@@ -21,6 +21,7 @@ from tpuwizard.core.launch.plan.packages import (
     specs_from_field,
 )
 from tpuwizard.core.launch.workers.missing_module import MissingModuleWatch, package_for
+from tpuwizard.core.plan.jax_versions import DEFAULT
 from tpuwizard.core.remote.bootstrap import BootstrapPlan, bootstrap_script
 from tpuwizard.core.remote.packages import install_commands, install_failure
 from tpuwizard.sandbox.worker_tools import UV_NO_ROUTE
@@ -120,7 +121,8 @@ def test_the_bootstrap_installs_them_under_a_constraint_before_reporting_version
     assert "-c .tpuwizard/held-by-tpuwizard.txt" in script[install:]
     assert install > script.index("jax[tpu]==")  # after the pinned JAX
     assert script.index('"$venv/bin/python" -c') > install  # the versions line comes last
-    assert script.rstrip().endswith("'jax[tpu]==0.10.2' optax")  # its version is reported
+    pinned = f"'jax[tpu]=={DEFAULT.version}' optax"
+    assert script.rstrip().endswith(pinned)  # its version is reported
     assert "'a b'\"'\"'c'" in script  # every spec quoted for the shell
     assert install_commands([]) == []
 
@@ -187,7 +189,7 @@ def test_a_conflict_with_the_pinned_jax_is_named_as_such():
         "conclude that all versions of flax cannot be used.",
     ]
     failure = install_failure(lines, ["flax"], 1)
-    assert failure.kind == "conflict" and "pinned jax[tpu]==0.10.2" in failure.why
+    assert failure.kind == "conflict" and f"pinned jax[tpu]=={DEFAULT.version}" in failure.why
     assert "jax>=99" in failure.why
     other = install_failure(
         ["error: No solution found when resolving dependencies", "  cause: a and b"], ["a", "b"], 1

@@ -27,6 +27,8 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+BUILD_TIMEOUT_S = 30 * 60  # a first download of ~140 MB on a slow line, then its bytecode
+
 ENVS_ENV = "TPUWIZARD_WORKER_ENVS"
 MARKER = "tpuwizard-worker-env.json"
 # Downloaded for 0.11.2 and 0.12.0.1 on a fresh machine (jaxlib 83 MiB, scipy 34, numpy 15, jax
@@ -169,7 +171,9 @@ def _run(
     command: list[str], env: dict[str, str], check: bool = True
 ) -> subprocess.CompletedProcess[str]:
     try:
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1800)
+        done = subprocess.run(
+            command, env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S
+        )
     except (OSError, subprocess.SubprocessError) as error:
         raise BuildFailed(f"uv could not run ({error})") from None
     if check and done.returncode != 0:
