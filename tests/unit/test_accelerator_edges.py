@@ -21,6 +21,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "tpuwizard"
 
 EDGES = {
     # Option parsing: the command line's --accelerator.
+    "commands/planning.py:named_slices",
     "commands/preflight.py:preflight",
     "commands/zone_prices.py:fit_prices",
     "commands/zones.py:zones",
@@ -86,8 +87,6 @@ STILL_NAMES = {
     "core/plan/cost.py:_offline_hourly",
     "core/plan/cost.py:offline_zone_price",
     "core/plan/cost.py:per_chip_hour",
-    "core/plan/fit.py:cheapest_fitting",
-    "core/plan/fit.py:select_slices",
     "core/prices/live.py:BookPrices._cheapest",
     "core/prices/quote.py:_slice",
 }

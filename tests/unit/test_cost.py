@@ -2,6 +2,7 @@
 
 import time
 
+from tpuwizard.commands.planning import named_slices
 from tpuwizard.core.plan import catalog, cost
 
 
@@ -42,7 +43,7 @@ def test_flex_start_has_no_figure_and_on_demand_is_its_sourced_bound_never_spot(
 def test_the_fit_table_for_flex_start_shows_the_bound_not_spot_s_price():
     from tpuwizard.core.plan import fit
 
-    (row,) = fit.plan(48, fit.select_slices(["v5litepod-4"]), route="flex")
+    (row,) = fit.plan(48, fit.select_slices(named_slices(["v5litepod-4"])), route="flex")
     assert row.price_per_hour_usd is None
     assert row.price_at_most_usd == catalog.parse_accelerator("v5litepod-4").price_per_hour("vm")
     assert "at most $4.80/h" in fit.verdict(48, [row])
