@@ -74,7 +74,6 @@ EDGES = {
 # it is given. Fewer is better; none is to be added (turn a new one into a Slice parameter).
 STILL_NAMES = {
     "core/cloud/ai_zones.py:catalog_ai_zones",
-    "core/cloud/backend_choice.py:_slice",
     "core/cloud/diagnose_compute.py:_chips",
     "core/cloud/google_errors.py:flex_zones",
     "core/cloud/google_errors.py:serving_bucket",
@@ -83,7 +82,6 @@ STILL_NAMES = {
     "core/cloud/zones.py:unconfirmed_zones",
     "core/evidence/notebook.py:build_notebook",
     "core/handover/gke.py:gke_slice",
-    "core/handover/larger.py:launch_backends",
     "core/plan/cost.py:_offline_hourly",
     "core/plan/cost.py:offline_zone_price",
     "core/plan/cost.py:per_chip_hour",

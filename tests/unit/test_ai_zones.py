@@ -50,7 +50,9 @@ def test_hidden_ones_are_said_with_how_to_see_them_and_visible_ones_offered():
     assert ai_zones.MANAGE_PAGE in line and "--zone us-central1-ai1a" in line
     seen = {**live, "us-central1-ai1a": []}
     assert ai_zones.ai_zone_line("tpu7x-8", seen, "live") is None
-    offers = zone_offers("tpu7x-8", [], "live", ai_zones.visible_ai_zones("tpu7x-8", seen))
+    offers = zone_offers(
+        catalog.parse_accelerator("tpu7x-8"), [], "live", ai_zones.visible_ai_zones("tpu7x-8", seen)
+    )
     assert [o.zone for o in offers] == ["us-central1-ai1a", "us-central1-c"]
     documented = ai_zones.ai_zone_line("v6e-4", {}, "documented")
     assert documented is not None and documented.startswith("AI zones the catalog lists")

@@ -59,6 +59,7 @@ def zones(
     from tpuwizard.core.plan import catalog
 
     runtime = None
+    slice_ = None  # --accelerator, parsed here once
     unusable: dict[str, str] | None = None  # with --route: per zone, why the route cannot use it
     if backend != "auto" and not accelerator:
         raise BadInput("--backend narrows the zones offering a type: add --accelerator TYPE.")
@@ -68,9 +69,10 @@ def zones(
         )
     if accelerator:
         try:
-            runtime = catalog.parse_accelerator(accelerator).generation.runtime_version
+            slice_ = catalog.parse_accelerator(accelerator)
         except catalog.UnknownAcceleratorError as err:
             raise BadInput(str(err)) from None
+        runtime = slice_.generation.runtime_version
     if project:
         gcloud_config.validate_project(project)
     from tpuwizard.session.decision import ZoneAnswer
@@ -94,12 +96,13 @@ def zones(
     )
     table = survey.narrowed(accelerator)
     offers = None
-    if accelerator:  # per zone, which backend offers it: the survey's TPU API, Compute's catalog
+    if accelerator and slice_ is not None:
+        # per zone, which backend offers it: the survey's TPU API, Compute's catalog
         from tpuwizard.core.cloud.ai_zones import visible_ai_zones
         from tpuwizard.core.cloud.backend_choice import zone_offers
 
         shown_ai = visible_ai_zones(accelerator, survey.zones)
-        offers = zone_offers(accelerator, table, survey.source, shown_ai)
+        offers = zone_offers(slice_, table, survey.source, shown_ai)
         if backend != "auto":
             offers = [o for o in offers if any(b == backend for b, _ in o.backends)]
         # The zones that lately had capacity for it first (the attempt history).
