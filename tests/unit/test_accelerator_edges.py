@@ -21,6 +21,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "tpuwizard"
 
 EDGES = {
     # Option parsing: the command line's --accelerator.
+    "commands/evidence.py:_asked_slice",
     "commands/planning.py:named_slices",
     "commands/preflight.py:preflight",
     "commands/zone_prices.py:fit_prices",
@@ -35,10 +36,13 @@ EDGES = {
     # decided from the answers before there is a plan (the backend, the preflight's ask).
     "core/launch/plan/launch_plan.py:LaunchPlan._parsed",
     "core/launch/plan/via_rules.py:Asked.known_slice",
+    "core/handover/plan.py:make_plan",  # export's options and the wizard's GKE answers, checked
     "core/preflight/ask.py:PreflightAsk.known_slice",
     "core/preflight/ask.py:PreflightAsk.slice",
     "session/backend.py:decide_backend",
     "session/preflight.py:decide_with_quota",
+    # tpuwizard's own table of notebook platforms: the free TPU each offers.
+    "core/evidence/notebook.py:NotebookPlatform.default_slice",
     # Records read back from disk: the ledger, receipts.
     "core/launch/records/ledger.py:Resource.slice",
     "core/evidence/receipt.py:check_receipt",
@@ -80,8 +84,6 @@ STILL_NAMES = {
     "core/cloud/tpu7x_access.py:is_tpu7x",
     "core/cloud/types.py:NodeRequest.slice",
     "core/cloud/zones.py:unconfirmed_zones",
-    "core/evidence/notebook.py:build_notebook",
-    "core/handover/gke.py:gke_slice",
     "core/plan/cost.py:_offline_hourly",
     "core/plan/cost.py:offline_zone_price",
     "core/plan/cost.py:per_chip_hour",
