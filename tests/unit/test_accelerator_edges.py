@@ -31,7 +31,9 @@ EDGES = {
     "tui/screens/review.py:ReviewScreen.compose_body",
     "tui/screens/review.py:ReviewScreen.summary_text",
     "tui/screens/review.py:backend_words",
-    "tui/screens/zones.py:ZonesScreen.compose_body",
+    "tui/screens/zones.py:ZonesScreen.__init__",
+    # Plain mode's answer (the slice chosen), parsed once where its walk takes it.
+    "plain/walk.py:PlainWizard.run",
     # A front end's answers as the session takes them: the plan's one parse, and what is
     # decided from the answers before there is a plan (the backend, the preflight's ask).
     "core/launch/plan/launch_plan.py:LaunchPlan._parsed",
@@ -77,13 +79,7 @@ EDGES = {
 # Helpers that still take a name where their callers could hand a Slice: each parses the name
 # it is given. Fewer is better; none is to be added (turn a new one into a Slice parameter).
 STILL_NAMES = {
-    "core/cloud/ai_zones.py:catalog_ai_zones",
-    "core/cloud/diagnose_compute.py:_chips",
-    "core/cloud/google_errors.py:flex_zones",
-    "core/cloud/google_errors.py:serving_bucket",
-    "core/cloud/tpu7x_access.py:is_tpu7x",
     "core/cloud/types.py:NodeRequest.slice",
-    "core/cloud/zones.py:unconfirmed_zones",
     "core/plan/cost.py:_offline_hourly",
     "core/plan/cost.py:offline_zone_price",
     "core/plan/cost.py:per_chip_hour",

@@ -92,7 +92,7 @@ def test_route_zones_put_the_route_s_own_first_and_say_why_the_rest_are_not():
     from tpuwizard.core.cloud.zones import route_zones
 
     offering = ["europe-west4-b", "us-central1-a", "us-south1-a", "us-west4-a"]
-    flex = route_zones("v5litepod-4", "flex", offering)
+    flex = route_zones(catalog.parse_accelerator("v5litepod-4"), "flex", offering)
     assert [r.zone for r in flex] == [
         "us-central1-a",
         "us-west4-a",
@@ -102,9 +102,12 @@ def test_route_zones_put_the_route_s_own_first_and_say_why_the_rest_are_not():
     assert [r.unusable for r in flex[:2]] == ["", ""]
     assert flex[2].unusable == "no Flex-start here (only us-west4-a, us-central1-a)"
     # v5e's Flex-start serving zone takes single-host sizes only: not a v5litepod-16.
-    big = route_zones("v5litepod-16", "flex", offering)
+    big = route_zones(catalog.parse_accelerator("v5litepod-16"), "flex", offering)
     assert [r.zone for r in big if not r.unusable] == ["us-west4-a"]
-    assert all(not r.unusable for r in route_zones("v5litepod-4", "spot", offering))
+    assert all(
+        not r.unusable
+        for r in route_zones(catalog.parse_accelerator("v5litepod-4"), "spot", offering)
+    )
 
 
 def test_a_flex_start_fan_out_s_worst_case_is_at_most_on_demand_not_unknown(tmp_path):

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from tpuwizard.core.plan.catalog import Slice
     from tpuwizard.core.plan.cost import ZonePrice
     from tpuwizard.core.prices.cache import PriceBook
     from tpuwizard.core.prices.quote import Quote
@@ -78,7 +79,7 @@ def zone_prices(quotes: dict[str, Quote]) -> dict[str, ZonePrice] | None:
 def say_notes(
     quotes: dict[str, Quote],
     found: tuple[PriceBook | None, str] | None,
-    accelerator: str | None,
+    slice_: Slice | None,
     listed: dict[str, list[str]],
     source: str,
 ) -> None:
@@ -93,24 +94,23 @@ def say_notes(
     if quotes and found is not None:
         line = price_source_line(list(quotes.values()), found[1])
         click.echo(wrap_paragraph(line, 80), err=True)
-    ai_line = ai_zone_line(accelerator, listed, source)
+    ai_line = ai_zone_line(slice_, listed, source)
     if ai_line:
         click.echo(wrap_paragraph(ai_line, 80), err=True)
 
 
 def ai_zone_states(
-    accelerator: str | None, listed: dict[str, list[str]], source: str
+    slice_: Slice | None, listed: dict[str, list[str]], source: str
 ) -> dict[str, str]:
     """Each AI zone the catalog lists for the type: "listed" by a live survey, "not visible" to
     this project, or "documented" (the catalog's own survey)."""
     from tpuwizard.core.cloud import ai_zones
 
     if source != "live":
-        return {z: "documented" for z in ai_zones.catalog_ai_zones(accelerator)}
-    hidden = set(ai_zones.hidden_ai_zones(accelerator, listed, source))
+        return {z: "documented" for z in ai_zones.catalog_ai_zones(slice_)}
+    hidden = set(ai_zones.hidden_ai_zones(slice_, listed, source))
     return {
-        z: "not visible" if z in hidden else "listed"
-        for z in ai_zones.catalog_ai_zones(accelerator)
+        z: "not visible" if z in hidden else "listed" for z in ai_zones.catalog_ai_zones(slice_)
     }
 
 

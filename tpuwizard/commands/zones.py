@@ -85,7 +85,7 @@ def zones(
         surveyed_for = project
     else:  # the session's survey, as the wizard and plain mode show it
         session = open_session(project, sandbox)
-        with cloud_errors(Context(project=session.project, accelerator=accelerator)):
+        with cloud_errors(Context(project=session.project, accelerator=accelerator, slice=slice_)):
             answer = session.zone_survey(refresh=refresh, strict=True)
         surveyed_for = session.project
     survey = answer.survey
@@ -101,7 +101,7 @@ def zones(
         from tpuwizard.core.cloud.ai_zones import visible_ai_zones
         from tpuwizard.core.cloud.backend_choice import zone_offers
 
-        shown_ai = visible_ai_zones(accelerator, survey.zones)
+        shown_ai = visible_ai_zones(slice_, survey.zones)
         offers = zone_offers(slice_, table, survey.source, shown_ai)
         if backend != "auto":
             offers = [o for o in offers if any(b == backend for b, _ in o.backends)]
@@ -110,7 +110,7 @@ def zones(
         offers.sort(key=lambda o: order.index(o.zone))
         if route:  # the route's usable zones first, the cheapest first, as the wizard orders them
             rows = zone_survey.route_zones(
-                accelerator, route, [o.zone for o in offers], unconfirmed_zones(survey, accelerator)
+                slice_, route, [o.zone for o in offers], unconfirmed_zones(survey, slice_)
             )
             unusable = {r.zone: r.unusable for r in rows}
             ranked = list(unusable)
@@ -126,7 +126,7 @@ def zones(
             "failures": survey.failures,
             # The catalog's AI zones: "listed" by the live survey, "not visible" to this
             # project (hidden until AI zone visibility is on), or "documented" (the catalog's).
-            "ai_zones": zone_prices.ai_zone_states(accelerator, survey.zones, survey.source),
+            "ai_zones": zone_prices.ai_zone_states(slice_, survey.zones, survey.source),
         }
         if accelerator and offers is not None:
             doc.update(
@@ -158,7 +158,7 @@ def zones(
         from tpuwizard.words.session_text import survey_words
 
         label = survey_words(answer)
-        unconfirmed = unconfirmed_zones(survey, accelerator)
+        unconfirmed = unconfirmed_zones(survey, slice_)
         render_zones(
             table,
             label,
@@ -177,6 +177,6 @@ def zones(
         from tpuwizard.commands.choosing import say_refused_once
 
         say_refused_once(surveyed_for, survey.refused, "no TPU can be made there", "failures")
-        zone_prices.say_notes(quotes, price_book, accelerator, survey.zones, survey.source)
+        zone_prices.say_notes(quotes, price_book, slice_, survey.zones, survey.source)
     if accelerator and not table:
         raise click.exceptions.Exit(EXIT_FAILED)

@@ -50,7 +50,7 @@ def backend_notes(plan: LaunchPlan, nat_checked: bool = False) -> list[str]:
     if plan.backend != COMPUTE:
         return []
     notes = []
-    if note := access_note(plan.accelerator):
+    if note := access_note(plan.known_slice):
         notes.append(f"{note}.")
     wait = plan.queue_wait_minutes
     if plan.route == "flex" and wait is not None and wait * 60 < FLEX_MIN_WAIT_S:

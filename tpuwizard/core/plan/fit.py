@@ -303,8 +303,7 @@ def cheapest_fitting(fits: list[SliceFit]) -> SliceFit | None:
     current = [
         f
         for f in sharded
-        if f.price_at_most_usd is not None
-        and f.slice.generation.key in CURRENT_GENERATIONS
+        if f.price_at_most_usd is not None and f.slice.generation.key in CURRENT_GENERATIONS
     ]
     candidates = current or sharded
     return candidates[0] if candidates else None

@@ -317,11 +317,12 @@ def backend_words(state: WizardState, answers: ReviewAnswer) -> str:
     if chosen is None:
         return ""  # an impossible pair: the problems say why
     api = "Compute Engine" if chosen.backend == "compute" else "the TPU API"
-    generation = catalog.parse_accelerator(state.accelerator).generation.key
+    slice_ = catalog.parse_accelerator(state.accelerator)
+    generation = slice_.generation.key
     if both_backends(state):  # the switch above chose
         switch = "switched ON" if chosen.backend == "compute" else "Compute Engine OFF"
         return f"Made through {api} ({switch}); both APIs serve {generation}."
-    note = access_note(state.accelerator)  # TPU7x: granted through the account team
+    note = access_note(slice_)  # TPU7x: granted through the account team
     return f"Made through {api}: Google serves {generation} only there." + (
         f" {note}." if note else ""
     )

@@ -131,7 +131,7 @@ def _offered_problems(plan: ZoneFields, zones: list[str]) -> list[Said]:
             "--zones."
         )
     if plan.route == "flex" and not google_errors.launchable(plan.known_slice, plan.backend):
-        flex = google_errors.flex_zones(plan.accelerator, plan.backend)
+        flex = google_errors.flex_zones(plan.known_slice, plan.backend)
         no_flex = [z for z in zones if z in offered and z not in flex and z != plan.zone]
         if no_flex:  # the first zone's rule is ZoneFields's own (flex_problems)
             found.append(
