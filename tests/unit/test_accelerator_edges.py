@@ -24,14 +24,10 @@ EDGES = {
     "commands/evidence.py:_asked_slice",
     "commands/planning.py:named_slices",
     "commands/preflight.py:preflight",
-    "commands/zone_prices.py:fit_prices",
     "commands/zones.py:zones",
-    # The wizard's answers (plain mode hands its answers to the session, below).
-    "tui/screens/gke_export.py:suggested_slice",
-    "tui/screens/review.py:ReviewScreen.compose_body",
-    "tui/screens/review.py:ReviewScreen.summary_text",
-    "tui/screens/review.py:backend_words",
-    "tui/screens/zones.py:ZonesScreen.__init__",
+    # The wizard's answer (Capacity's slice), parsed once per answer where its state holds
+    # it: Review, Zones and the GKE export read the state's Slice.
+    "tui/state.py:WizardState.slice",
     # Plain mode's answer (the slice chosen), parsed once where its walk takes it.
     "plain/walk.py:PlainWizard.run",
     # A front end's answers as the session takes them: the plan's one parse, and what is
@@ -45,7 +41,14 @@ EDGES = {
     "session/preflight.py:decide_with_quota",
     # tpuwizard's own table of notebook platforms: the free TPU each offers.
     "core/evidence/notebook.py:NotebookPlatform.default_slice",
-    # Records read back from disk: the ledger, receipts.
+    # Names in a launch's events, as the front ends fold them (the events, like their JSON,
+    # carry the name): what bills, and the run's summary.
+    "core/launch/records/billing_state.py:Billed.slice",
+    "core/launch/events/summary.py:RunSummary.known_slice",
+    # Records read back from disk: the ledger, receipts; the price cache, keyed by name, which
+    # answers a hit without importing the catalog (issue 33) and parses the name on a miss.
+    "core/prices/quote.py:_slice",
+    "core/prices/quote.py:_offline",
     "core/launch/records/ledger.py:Resource.slice",
     "core/evidence/receipt.py:check_receipt",
     "core/evidence/slice_receipt.py:_canonical",
@@ -80,11 +83,6 @@ EDGES = {
 # it is given. Fewer is better; none is to be added (turn a new one into a Slice parameter).
 STILL_NAMES = {
     "core/cloud/types.py:NodeRequest.slice",
-    "core/plan/cost.py:_offline_hourly",
-    "core/plan/cost.py:offline_zone_price",
-    "core/plan/cost.py:per_chip_hour",
-    "core/prices/live.py:BookPrices._cheapest",
-    "core/prices/quote.py:_slice",
 }
 
 
@@ -127,6 +125,10 @@ def test_the_launch_reads_the_plans_slice_and_never_parses():
         "core/launch/plan/launch_plan.py:LaunchPlan._parsed",
         "core/launch/plan/via_rules.py:Asked.known_slice",
         "core/launch/records/ledger.py:Resource.slice",
+        # Not the launch: the folds of its events that the front ends read (what bills, the
+        # run's summary), handed the name an event carries.
+        "core/launch/records/billing_state.py:Billed.slice",
+        "core/launch/events/summary.py:RunSummary.known_slice",
     }
 
 

@@ -7,34 +7,45 @@ from tpuwizard.core.plan import catalog, cost
 
 
 def test_spot_prices_differ_by_zone_where_google_prices_them_differently():
-    cheap = cost.per_chip_hour("v5litepod-4", "spot", "us-central1-a")
-    dear = cost.per_chip_hour("v5litepod-4", "spot", "us-south1-a")
+    cheap = cost.per_chip_hour(catalog.parse_accelerator("v5litepod-4"), "spot", "us-central1-a")
+    dear = cost.per_chip_hour(catalog.parse_accelerator("v5litepod-4"), "spot", "us-south1-a")
     assert (cheap, dear) == (0.298, 0.654)
-    assert cost.per_chip_hour("v6e-4", "spot", "us-central1-b") == 0.593  # by region
-    assert cost.hourly("v6e-4", "spot", "europe-west4-a") == round(1.78 * 4, 4)
+    assert (
+        cost.per_chip_hour(catalog.parse_accelerator("v6e-4"), "spot", "us-central1-b") == 0.593
+    )  # by region
+    assert cost.hourly(catalog.parse_accelerator("v6e-4"), "spot", "europe-west4-a") == round(
+        1.78 * 4, 4
+    )
 
 
 def test_on_demand_by_continent_and_region():
-    assert cost.per_chip_hour("v5litepod-4", "vm", "us-west4-a") == 1.20
-    assert cost.per_chip_hour("v5litepod-4", "vm", "europe-west4-b") == 1.56
-    assert cost.per_chip_hour("v6e-8", "vm", "asia-northeast1-b") == 3.24
+    assert cost.per_chip_hour(catalog.parse_accelerator("v5litepod-4"), "vm", "us-west4-a") == 1.20
+    assert (
+        cost.per_chip_hour(catalog.parse_accelerator("v5litepod-4"), "vm", "europe-west4-b") == 1.56
+    )
+    assert cost.per_chip_hour(catalog.parse_accelerator("v6e-8"), "vm", "asia-northeast1-b") == 3.24
 
 
 def test_v2_pods_have_their_own_rate_and_small_v2_keeps_the_catalog_figure():
-    assert cost.per_chip_hour("v2-32", "vm") == 1.50
-    assert cost.per_chip_hour("v2-8", "vm") == 1.125
+    assert cost.per_chip_hour(catalog.parse_accelerator("v2-32"), "vm") == 1.50
+    assert cost.per_chip_hour(catalog.parse_accelerator("v2-8"), "vm") == 1.125
 
 
 def test_flex_start_has_no_figure_and_on_demand_is_its_sourced_bound_never_spot():
-    assert cost.hourly("v5litepod-4", "flex", "us-central1-a") is None
-    assert cost.estimate("v5litepod-4", "flex", 3600) is None
+    assert cost.hourly(catalog.parse_accelerator("v5litepod-4"), "flex", "us-central1-a") is None
+    assert cost.estimate(catalog.parse_accelerator("v5litepod-4"), "flex", 3600) is None
     # Google bills Flex-start at a discount on on-demand (catalog.toml, [flex_start_price]).
-    on_demand = cost.hourly("v5litepod-4", "vm", "us-central1-a")
-    assert cost.at_most_hourly("v5litepod-4", "flex", "us-central1-a") == on_demand
-    assert cost.at_most("v5litepod-4", "flex", 1800, "us-central1-a") == round(on_demand / 2, 4)
-    assert cost.at_most_hourly("v5litepod-4", "spot", "us-central1-a") == cost.hourly(
-        "v5litepod-4", "spot", "us-central1-a"
+    on_demand = cost.hourly(catalog.parse_accelerator("v5litepod-4"), "vm", "us-central1-a")
+    assert (
+        cost.at_most_hourly(catalog.parse_accelerator("v5litepod-4"), "flex", "us-central1-a")
+        == on_demand
     )
+    assert cost.at_most(
+        catalog.parse_accelerator("v5litepod-4"), "flex", 1800, "us-central1-a"
+    ) == round(on_demand / 2, 4)
+    assert cost.at_most_hourly(
+        catalog.parse_accelerator("v5litepod-4"), "spot", "us-central1-a"
+    ) == cost.hourly(catalog.parse_accelerator("v5litepod-4"), "spot", "us-central1-a")
     assert "Dynamic Workload Scheduler" in catalog.price_table("flex_start_price")["source"]
     assert "unknown" not in cost.label() and "at most on-demand's" in cost.label()
     assert "skypilot-catalog v9" in cost.label()
@@ -70,21 +81,31 @@ def test_the_meter_and_the_summary_say_at_most_for_flex_start_never_unknown():
 
 
 def test_without_a_zone_the_generation_figure_stands():
-    assert cost.per_chip_hour("v5litepod-4", "spot") == 0.245
+    assert cost.per_chip_hour(catalog.parse_accelerator("v5litepod-4"), "spot") == 0.245
 
 
 def test_a_zone_price_says_when_it_is_only_the_list_price_or_why_there_is_none():
     from tpuwizard.core.plan.cost import FLEX_PRICE_NOTE, LIST_PRICE_NOTE, ZonePrice, zone_price
 
     # A zone or region with its own figure: no note.
-    assert zone_price("v5litepod-4", "spot", "us-central1-a") == ZonePrice(1.192, "")
-    assert zone_price("v5litepod-4", "vm", "europe-west4-b") == ZonePrice(6.24, "")
+    assert zone_price(
+        catalog.parse_accelerator("v5litepod-4"), "spot", "us-central1-a"
+    ) == ZonePrice(1.192, "")
+    assert zone_price(
+        catalog.parse_accelerator("v5litepod-4"), "vm", "europe-west4-b"
+    ) == ZonePrice(6.24, "")
     # No row for the region: the generation's list price, said to be one.
-    assert zone_price("v5litepod-4", "spot", "us-west4-a") == ZonePrice(0.98, LIST_PRICE_NOTE)
-    assert zone_price("v4-8", "vm", "us-central2-b").note == LIST_PRICE_NOTE
+    assert zone_price(catalog.parse_accelerator("v5litepod-4"), "spot", "us-west4-a") == ZonePrice(
+        0.98, LIST_PRICE_NOTE
+    )
+    assert (
+        zone_price(catalog.parse_accelerator("v4-8"), "vm", "us-central2-b").note == LIST_PRICE_NOTE
+    )
     # None, always with the reason.
-    assert zone_price("v5litepod-4", "flex", "us-west4-a") == ZonePrice(None, FLEX_PRICE_NOTE, 4.8)
-    missing = zone_price("tpu7x-8", "vm", "us-central1-c")
+    assert zone_price(catalog.parse_accelerator("v5litepod-4"), "flex", "us-west4-a") == ZonePrice(
+        None, FLEX_PRICE_NOTE, 4.8
+    )
+    missing = zone_price(catalog.parse_accelerator("tpu7x-8"), "vm", "us-central1-c")
     assert missing.hourly is None and "tpu7x" in missing.note
 
 
@@ -118,7 +139,7 @@ def test_a_flex_start_fan_out_s_worst_case_is_at_most_on_demand_not_unknown(tmp_
     zones = ("us-east5-a", "us-east5-b")
     base = {"accelerator": "v6e-4", "zone": zones[0], "project": "p", "run_id": "r"}
     flex = LaunchPlan(**base, run_dir=tmp_path, route="flex", zones=zones, fan_out=True)  # type: ignore[arg-type]
-    on_demand = sum(cost.hourly("v6e-4", "vm", z) or 0 for z in zones)
+    on_demand = sum(cost.hourly(catalog.parse_accelerator("v6e-4"), "vm", z) or 0 for z in zones)
     assert worst_case_hourly(flex) == on_demand > 0
 
 

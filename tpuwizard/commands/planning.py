@@ -189,7 +189,7 @@ def fit(
                 "state_gib": round(state, 6),
                 "bytes_per_param": per_param,
                 "slices": [f.to_dict() for f in fits],
-                "prices": fit_prices([f.name for f in fits], found),
+                "prices": fit_prices([f.slice for f in fits], found),
             }
         )
         return

@@ -29,34 +29,33 @@ def price_book_for(
 
 def quotes_for(
     found: tuple[PriceBook | None, str] | None,
-    accelerator: str | None,
+    slice_: Slice | None,
     route: str,
     zones: list[str],
 ) -> dict[str, Quote]:
     """zone -> its price; empty without a reading (the catalog's own survey: no session)."""
-    if found is None or not accelerator:
+    if found is None or slice_ is None:
         return {}
     from tpuwizard.core.prices.quote import quote
 
     book, why = found
-    return {z: quote(book, why, accelerator, route, z) for z in zones}
+    return {z: quote(book, why, slice_.name, route, z) for z in zones}
 
 
 def hourly(
-    quotes: dict[str, Quote], accelerator: str, route: str | None, zones: Iterable[str]
+    quotes: dict[str, Quote], slice_: Slice, route: str | None, zones: Iterable[str]
 ) -> dict[str, float | None]:
     """zone -> USD per hour on ``route`` (on-demand without one): the quote's, else the
     offline table's (the catalog's own survey)."""
     from tpuwizard.core.plan import cost
 
     return {
-        z: quotes[z].hourly if z in quotes else cost.hourly(accelerator, route or "vm", z)
-        for z in zones
+        z: quotes[z].hourly if z in quotes else cost.hourly(slice_, route or "vm", z) for z in zones
     }
 
 
 def at_most(
-    quotes: dict[str, Quote], accelerator: str, route: str, zones: Iterable[str]
+    quotes: dict[str, Quote], slice_: Slice, route: str, zones: Iterable[str]
 ) -> dict[str, float | None]:
     """zone -> the most an hour costs: the catalog's figure where it has one (Flex-start's SKU
     included), else the offline table's bound."""
@@ -65,7 +64,7 @@ def at_most(
     out: dict[str, float | None] = {}
     for z in zones:
         q = quotes.get(z)
-        out[z] = (q.hourly or q.at_most) if q else cost.at_most_hourly(accelerator, route, z)
+        out[z] = (q.hourly or q.at_most) if q else cost.at_most_hourly(slice_, route, z)
     return out
 
 
@@ -137,11 +136,10 @@ def fit_price_read(sandbox: bool, refresh: bool) -> tuple[PriceBook | None, str]
     return book, why
 
 
-def fit_prices(names: list[str], found: tuple[PriceBook | None, str]) -> dict[str, object]:
+def fit_prices(slices: list[Slice], found: tuple[PriceBook | None, str]) -> dict[str, object]:
     """``fit --json``'s prices: per slice, per region where its generation is documented, per
     route (on-demand, spot, Flex-start), each with its source, date and SKU; none until the
     catalog has been read (:func:`fit_price_read`)."""
-    from tpuwizard.core.plan import catalog
     from tpuwizard.core.plan.cost import source
     from tpuwizard.core.prices.quote import quote
 
@@ -149,16 +147,15 @@ def fit_prices(names: list[str], found: tuple[PriceBook | None, str]) -> dict[st
     out: dict[str, object] = {}
     # Without a read, the slices' own price_per_hour_usd is the offline table's already, and
     # quoting every region of every slice would cost the CLI's start-up budget for nothing.
-    for name in names if book is not None else []:
-        g = catalog.parse_accelerator(name).generation
+    for slice_ in slices if book is not None else []:
         by_region: dict[str, str] = {}  # region -> the first documented zone there
-        for zone in (*catalog.parse_accelerator(name).zones, *g.ai_zones):
+        for zone in (*slice_.zones, *slice_.generation.ai_zones):
             by_region.setdefault(zone.rsplit("-", 1)[0], zone)
-        out[name] = {
+        out[slice_.name] = {
             region: {
                 route: {"usd_per_hour": q.hourly, "at_most": q.at_most, **q.as_json()}
                 for route in ("vm", "spot", "flex")
-                for q in [quote(book, why, name, route, zone)]
+                for q in [quote(book, why, slice_.name, route, zone)]
             }
             for region, zone in sorted(by_region.items())
         }

@@ -117,7 +117,7 @@ def zones(
             offers.sort(key=lambda o: ranked.index(o.zone))
         table = {o.zone: [accelerator] for o in offers}
     last_tried = answer.last_tried(accelerator) if accelerator else {}
-    quotes = zone_prices.quotes_for(price_book, accelerator, route or "vm", list(table))
+    quotes = zone_prices.quotes_for(price_book, slice_, route or "vm", list(table))
     if as_json:
         # failures: each zone that could not be surveyed, and why (NOT_AVAILABLE: refused).
         doc: dict[str, object] = {
@@ -128,7 +128,7 @@ def zones(
             # project (hidden until AI zone visibility is on), or "documented" (the catalog's).
             "ai_zones": zone_prices.ai_zone_states(slice_, survey.zones, survey.source),
         }
-        if accelerator and offers is not None:
+        if accelerator and slice_ is not None and offers is not None:
             doc.update(
                 accelerator=accelerator,
                 runtime_version=runtime,
@@ -138,7 +138,7 @@ def zones(
                 },
                 # The route's (on-demand without --route), per hour, an estimate from the
                 # catalog's prices (None: unknown; for Flex-start, price_at_most_usd bounds it).
-                price_per_hour_usd=zone_prices.hourly(quotes, accelerator, route, table),
+                price_per_hour_usd=zone_prices.hourly(quotes, slice_, route, table),
                 # Where each price is from: the Billing Catalog (with the date it was read) or
                 # the offline table, and why not the catalog's.
                 price_sources={z: q.as_json() for z, q in quotes.items()},
@@ -148,7 +148,7 @@ def zones(
             if route and unusable is not None:
                 doc.update(
                     route=route,
-                    price_at_most_usd=zone_prices.at_most(quotes, accelerator, route, table),
+                    price_at_most_usd=zone_prices.at_most(quotes, slice_, route, table),
                     # Per zone: "" where the route can use it, else why not.
                     unusable={z: unusable[z] for z in table},
                 )
@@ -173,6 +173,7 @@ def zones(
             route or "vm",
             unusable,
             zone_prices.zone_prices(quotes),
+            slice_,
         )
         from tpuwizard.commands.choosing import say_refused_once
 

@@ -71,13 +71,13 @@ def route_zones(
         usable = [z for z in offering if z in where]
         reason = f"no Flex-start here (only {', '.join(where)})" if where else "no Flex-start"
     rows = [
-        RouteZone(z, cost.zone_price(slice_.name, route, z), unconfirmed=z in unconfirmed)
+        RouteZone(z, cost.zone_price(slice_, route, z), unconfirmed=z in unconfirmed)
         for z in usable
     ]
     rows.sort(key=lambda r: (r.unconfirmed, _price_key(r.price)))  # stable: keeps ties' order
     rest = [z for z in offering if z not in usable]
     return rows + [
-        RouteZone(z, cost.zone_price(slice_.name, route, z), reason, z in unconfirmed) for z in rest
+        RouteZone(z, cost.zone_price(slice_, route, z), reason, z in unconfirmed) for z in rest
     ]
 
 

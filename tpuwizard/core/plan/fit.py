@@ -194,7 +194,7 @@ def fit_slice(
     # half the chip's HBM.
     usable_per_device = usable_per_chip / gen.devices_per_chip
     per_chip_share = state_gib / slice_.chips
-    price = cost.hourly(slice_.name, route)  # the session's catalog read where installed
+    price = cost.hourly(slice_, route)  # the session's catalog read where installed
     return SliceFit(
         name=slice_.name,
         chips=slice_.chips,
@@ -210,7 +210,7 @@ def fit_slice(
         price_per_hour_usd=price,
         single_host=slice_.single_host,
         slice=slice_,
-        price_at_most_usd=price if price is not None else cost.at_most_hourly(slice_.name, route),
+        price_at_most_usd=price if price is not None else cost.at_most_hourly(slice_, route),
     )
 
 

@@ -40,15 +40,15 @@ class ZonesScreen(WizardScreen[str]):
 
     def __init__(
         self,
-        accelerator: str,
+        slice_: catalog.Slice,
         current: str | None,
         survey_fn: Callable[[], ZoneAnswer],
         route: str = "vm",
     ) -> None:
         """``survey_fn``: the session's survey (``Session.zone_survey``), run off the UI thread."""
         super().__init__()
-        self.accelerator, self.current, self.survey_fn = accelerator, current, survey_fn
-        self.slice = catalog.parse_accelerator(accelerator)  # the wizard's answer, parsed once
+        self.slice, self.accelerator = slice_, slice_.name
+        self.current, self.survey_fn = current, survey_fn
         self.route = route
         self.zones: list[str] = []  # in the table's order: the route's own first
         self.rows: list[RouteZone] = []
