@@ -28,7 +28,7 @@ def test_the_catalog_serves_the_offline_table_s_sourced_figures(sandbox):
         chips = catalog.parse_accelerator(accelerator).chips
         g = catalog.generations()[p.generation]
         zones = [z for z in (*g.zones, *g.ai_zones) if z.rsplit("-", 1)[0] == p.region]
-        sourced = [cost.zone_price(accelerator, route, z) for z in zones]
+        sourced = [cost.zone_price(catalog.parse_accelerator(accelerator), route, z) for z in zones]
         assert any(
             o.note == "" and o.hourly == pytest.approx(p.usd_per_chip_hour * chips) for o in sourced
         ), p

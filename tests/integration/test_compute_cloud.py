@@ -20,6 +20,7 @@ from tpuwizard.core.cloud.compute import ComputeCloud
 from tpuwizard.core.cloud.diagnose import Context, diagnose
 from tpuwizard.core.cloud.types import MANAGED_BY, NodeRequest
 from tpuwizard.core.errors import CreateFailed
+from tpuwizard.core.plan import catalog
 from tpuwizard.sandbox.server import make_server, start_in_thread
 
 ZONE = "us-east5-a"
@@ -139,7 +140,14 @@ def failure(cloud: ComputeCloud, req: NodeRequest) -> CreateFailed:
 
 
 def ctx(req: NodeRequest) -> Context:
-    return Context(PROJECT, req.zone, req.accelerator_type, name=req.node_id, route=req.route)
+    return Context(
+        PROJECT,
+        req.zone,
+        req.accelerator_type,
+        name=req.node_id,
+        route=req.route,
+        slice=catalog.parse_accelerator(req.accelerator_type),
+    )
 
 
 def test_a_stockout_is_diagnosed_as_one_with_other_zones(compute):

@@ -14,6 +14,7 @@ from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.errors import CreateFailed, QueueExpired, Unreachable
 from tpuwizard.core.launch.records.ledger import Ledger, Resource
 from tpuwizard.core.launch.teardown.verified import delete_and_verify, reconcile
+from tpuwizard.core.plan import catalog
 from tpuwizard.core.remote.reach import check_reachable
 from tpuwizard.words.choice_words import all_words
 
@@ -141,7 +142,15 @@ def test_quota_arrives_as_google_words_it_and_is_diagnosed_by_name_and_region(sa
         "Limit: 0 in region us-central1."
     )
     assert err.details
-    d = diagnose(err, Context(project="practice-project", zone=ZONE, accelerator="v5litepod-4"))
+    d = diagnose(
+        err,
+        Context(
+            project="practice-project",
+            zone=ZONE,
+            accelerator="v5litepod-4",
+            slice=catalog.parse_accelerator("v5litepod-4"),
+        ),
+    )
     assert d.kind == "quota"
     assert "TPUV5sLitepodServingPerProjectPerRegionForTPUAPI" in d.explanation
     assert "us-central1" in d.explanation
@@ -161,7 +170,12 @@ def test_every_capacity_variant_is_a_stockout(sandbox, code):
     op = cloud.create_node(request())
     with pytest.raises(CreateFailed) as caught:
         cloud.wait_for_node(ZONE, "tpu-a", op, poll=0.05)
-    d = diagnose(caught.value, Context(zone=ZONE, accelerator="v5litepod-4"))
+    d = diagnose(
+        caught.value,
+        Context(
+            zone=ZONE, accelerator="v5litepod-4", slice=catalog.parse_accelerator("v5litepod-4")
+        ),
+    )
     assert d.kind == "stockout" and d.alternatives
     # Flex-start is offered for v5litepod-4 only in us-central1-a (this zone) and us-west4-a.
     assert any("--route flex" in s and "us-west4-a" in s for s in all_words(d.next_steps, "cli"))
@@ -176,7 +190,12 @@ def test_a_refused_spot_request_fails_with_failed_data_and_is_a_stockout(sandbox
     state = stored_qr(server, "tpu-a-qr")["state"]
     assert state["state"] == "FAILED" and state["failedData"]["error"]["code"] == code
     assert cloud.get_queued(ZONE, "tpu-a-qr").error["code"] == code
-    d = diagnose(caught.value, Context(zone=ZONE, accelerator="v5litepod-4"))
+    d = diagnose(
+        caught.value,
+        Context(
+            zone=ZONE, accelerator="v5litepod-4", slice=catalog.parse_accelerator("v5litepod-4")
+        ),
+    )
     assert d.kind == "stockout"
     cloud.delete_queued(ZONE, "tpu-a-qr")  # a FAILED request still exists until deleted
 
@@ -205,7 +224,12 @@ def test_a_queued_request_past_its_valid_until_duration_fails(sandbox):
     assert stored_qr(server, "tpu-a-qr")["state"]["failedData"]["error"]["code"] == 4
     # Google failed it for want of capacity within its constraint: a stockout, never "too long".
     assert isinstance(caught.value, QueueExpired)
-    d = diagnose(caught.value, Context(zone=ZONE, accelerator="v5litepod-4"))
+    d = diagnose(
+        caught.value,
+        Context(
+            zone=ZONE, accelerator="v5litepod-4", slice=catalog.parse_accelerator("v5litepod-4")
+        ),
+    )
     assert d.kind == "stockout" and "validUntilDuration" in d.explanation
 
 

@@ -10,6 +10,7 @@ import threading
 from tests.tui.pilot_helpers import on_screen, until
 from tests.tui.test_snapshots import Harness
 from tpuwizard.core.cloud.zones import documented
+from tpuwizard.core.plan import catalog
 from tpuwizard.session.decision import ZoneAnswer
 from tpuwizard.tui.app import WizardApp
 
@@ -60,7 +61,7 @@ async def test_an_enter_on_zones_before_its_rows_takes_the_first_usable_zone():
         return ZoneAnswer(documented(), practice=True, attempts=())
 
     chosen: list[str] = []
-    app = Harness(lambda: ZonesScreen("v5litepod-4", None, survey))
+    app = Harness(lambda: ZonesScreen(catalog.parse_accelerator("v5litepod-4"), None, survey))
     async with app.run_test(size=(100, 32)) as pilot:
         await until(pilot, lambda: isinstance(app.screen, ZonesScreen), 10, "Zones")
         app.screen.dismiss = chosen.append  # the wizard's next step receives the zone

@@ -3,6 +3,7 @@
 from textual.widgets import DataTable, Input, Static
 
 from tests.tui.pilot_helpers import next_step, on_screen, until, walk_to_capacity
+from tpuwizard.core.plan import catalog
 from tpuwizard.tui.app import WizardApp
 from tpuwizard.tui.widgets.choice import Choice
 from tpuwizard.tui.widgets.route_cards import CHOSEN, RECOMMENDED, RouteCards
@@ -227,10 +228,12 @@ async def test_the_capacity_prices_are_those_of_the_route_chosen(tmp_path):
             return next(str(row[-1]) for row in rows if str(row[1]) == "v5litepod-4")
 
         def spot() -> str:  # from the prices the session reads (the catalog, once it lands)
-            return f"${cost.hourly('v5litepod-4', 'spot'):,.2f}"
+            return f"${cost.hourly(catalog.parse_accelerator('v5litepod-4'), 'spot'):,.2f}"
 
         await until(pilot, lambda: shown() == spot(), 30, "spot's price on Capacity")
-        assert cost.hourly("v5litepod-4", "spot") != cost.hourly("v5litepod-4", "vm")
+        assert cost.hourly(catalog.parse_accelerator("v5litepod-4"), "spot") != cost.hourly(
+            catalog.parse_accelerator("v5litepod-4"), "vm"
+        )
 
 
 async def test_review_says_why_flex_start_has_only_a_bound_never_unknown(tmp_path):

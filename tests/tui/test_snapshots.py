@@ -16,6 +16,7 @@ from tpuwizard.core.cloud import gcloud_config
 from tpuwizard.core.cloud.zones import documented
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.records.billing_state import BillingState
+from tpuwizard.core.plan import catalog
 from tpuwizard.tui.app import WizardApp
 from tpuwizard.tui.state import WizardState
 
@@ -103,7 +104,11 @@ def test_zones(snap_compare, size):
     from tpuwizard.tui.screens.zones import ZonesScreen
 
     answer = ZoneAnswer(documented(), practice=False)
-    app = Harness(lambda: ZonesScreen("v5litepod-4", "us-central1-a", lambda: answer))
+    app = Harness(
+        lambda: ZonesScreen(
+            catalog.parse_accelerator("v5litepod-4"), "us-central1-a", lambda: answer
+        )
+    )
     assert snap_compare(app, terminal_size=size, run_before=_settle)
 
 

@@ -5,6 +5,7 @@ from textual.widgets import DataTable, Static
 
 from tests.tui.pilot_helpers import next_step, on_screen, until, walk_to_capacity
 from tpuwizard.core.cloud.google_errors import flex_zones
+from tpuwizard.core.plan import catalog
 from tpuwizard.core.prices.quote import LIST_PRICE_SHOWN
 from tpuwizard.tui.app import WizardApp
 
@@ -31,7 +32,7 @@ async def test_flex_start_lists_its_own_zones_first_and_marks_the_rest(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await to_zones(pilot, 2)
         assert app.state.route == "flex" and app.state.accelerator == "v5litepod-4"
-        flex = flex_zones("v5litepod-4")
+        flex = flex_zones(catalog.parse_accelerator("v5litepod-4"))
         table = rows(app)
         usable = [r[0] for r in table if r[2] == "usable"]
         assert usable and set(usable) <= set(flex)

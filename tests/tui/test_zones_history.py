@@ -10,6 +10,7 @@ from tests.tui.pilot_helpers import until
 from tests.tui.test_snapshots import Harness
 from tpuwizard.core.cloud.zones import documented
 from tpuwizard.core.launch.records.attempts import NO_CAPACITY, READY, Attempt
+from tpuwizard.core.plan import catalog
 from tpuwizard.session.decision import ZoneAnswer
 
 
@@ -23,7 +24,11 @@ async def test_zones_are_ordered_by_recent_success_with_when_each_was_tried():
         Attempt("us-west1-c", "v6e-4", "vm", "tpu-api", READY, now),  # another type: no say
     )
     answer = ZoneAnswer(documented(), practice=False, attempts=tried)
-    app = Harness(lambda: ZonesScreen("v5litepod-4", "us-central1-a", lambda: answer))
+    app = Harness(
+        lambda: ZonesScreen(
+            catalog.parse_accelerator("v5litepod-4"), "us-central1-a", lambda: answer
+        )
+    )
     async with app.run_test(size=(100, 32)) as pilot:
         await until(pilot, lambda: getattr(app.screen, "zones", None), 30, "the zones' rows")
         screen = app.screen
@@ -45,7 +50,9 @@ async def test_the_cheapest_confirmed_zone_is_chosen_first_and_unconfirmed_ones_
 
     answer = ZoneAnswer(documented(), practice=True, attempts=())
     chosen: list[str] = []
-    app = Harness(lambda: ZonesScreen("v5litepod-4", None, lambda: answer))
+    app = Harness(
+        lambda: ZonesScreen(catalog.parse_accelerator("v5litepod-4"), None, lambda: answer)
+    )
     async with app.run_test(size=(100, 32)) as pilot:
         await until(pilot, lambda: getattr(app.screen, "zones", None), 30, "the zones' rows")
         screen = app.screen

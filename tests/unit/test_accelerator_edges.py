@@ -21,24 +21,34 @@ PACKAGE = Path(__file__).resolve().parents[2] / "tpuwizard"
 
 EDGES = {
     # Option parsing: the command line's --accelerator.
+    "commands/evidence.py:_asked_slice",
+    "commands/planning.py:named_slices",
     "commands/preflight.py:preflight",
-    "commands/zone_prices.py:fit_prices",
     "commands/zones.py:zones",
-    # The wizard's answers (plain mode hands its answers to the session, below).
-    "tui/screens/gke_export.py:suggested_slice",
-    "tui/screens/review.py:ReviewScreen.compose_body",
-    "tui/screens/review.py:ReviewScreen.summary_text",
-    "tui/screens/review.py:backend_words",
-    "tui/screens/zones.py:ZonesScreen.compose_body",
+    # The wizard's answer (Capacity's slice), parsed once per answer where its state holds
+    # it: Review, Zones and the GKE export read the state's Slice.
+    "tui/state.py:WizardState.slice",
+    # Plain mode's answer (the slice chosen), parsed once where its walk takes it.
+    "plain/walk.py:PlainWizard.run",
     # A front end's answers as the session takes them: the plan's one parse, and what is
     # decided from the answers before there is a plan (the backend, the preflight's ask).
     "core/launch/plan/launch_plan.py:LaunchPlan._parsed",
     "core/launch/plan/via_rules.py:Asked.known_slice",
+    "core/handover/plan.py:make_plan",  # export's options and the wizard's GKE answers, checked
     "core/preflight/ask.py:PreflightAsk.known_slice",
     "core/preflight/ask.py:PreflightAsk.slice",
     "session/backend.py:decide_backend",
     "session/preflight.py:decide_with_quota",
-    # Records read back from disk: the ledger, receipts.
+    # tpuwizard's own table of notebook platforms: the free TPU each offers.
+    "core/evidence/notebook.py:NotebookPlatform.default_slice",
+    # Names in a launch's events, as the front ends fold them (the events, like their JSON,
+    # carry the name): what bills, and the run's summary.
+    "core/launch/records/billing_state.py:Billed.slice",
+    "core/launch/events/summary.py:RunSummary.known_slice",
+    # Records read back from disk: the ledger, receipts; the price cache, keyed by name, which
+    # answers a hit without importing the catalog (issue 33) and parses the name on a miss.
+    "core/prices/quote.py:_slice",
+    "core/prices/quote.py:_offline",
     "core/launch/records/ledger.py:Resource.slice",
     "core/evidence/receipt.py:check_receipt",
     "core/evidence/slice_receipt.py:_canonical",
@@ -72,24 +82,7 @@ EDGES = {
 # Helpers that still take a name where their callers could hand a Slice: each parses the name
 # it is given. Fewer is better; none is to be added (turn a new one into a Slice parameter).
 STILL_NAMES = {
-    "core/cloud/ai_zones.py:catalog_ai_zones",
-    "core/cloud/backend_choice.py:_slice",
-    "core/cloud/diagnose_compute.py:_chips",
-    "core/cloud/google_errors.py:flex_zones",
-    "core/cloud/google_errors.py:serving_bucket",
-    "core/cloud/tpu7x_access.py:is_tpu7x",
     "core/cloud/types.py:NodeRequest.slice",
-    "core/cloud/zones.py:unconfirmed_zones",
-    "core/evidence/notebook.py:build_notebook",
-    "core/handover/gke.py:gke_slice",
-    "core/handover/larger.py:launch_backends",
-    "core/plan/cost.py:_offline_hourly",
-    "core/plan/cost.py:offline_zone_price",
-    "core/plan/cost.py:per_chip_hour",
-    "core/plan/fit.py:cheapest_fitting",
-    "core/plan/fit.py:select_slices",
-    "core/prices/live.py:BookPrices._cheapest",
-    "core/prices/quote.py:_slice",
 }
 
 
@@ -132,6 +125,10 @@ def test_the_launch_reads_the_plans_slice_and_never_parses():
         "core/launch/plan/launch_plan.py:LaunchPlan._parsed",
         "core/launch/plan/via_rules.py:Asked.known_slice",
         "core/launch/records/ledger.py:Resource.slice",
+        # Not the launch: the folds of its events that the front ends read (what bills, the
+        # run's summary), handed the name an event carries.
+        "core/launch/records/billing_state.py:Billed.slice",
+        "core/launch/events/summary.py:RunSummary.known_slice",
     }
 
 

@@ -65,7 +65,13 @@ def named_choices(d) -> list[Choice]:
 def test_no_diagnosis_names_a_choice_the_plan_would_refuse(which, error):
     p = PLANS[which]
     assert p.problems() == [], which  # a plan that ran
-    ctx = Context(zone=p.zone, accelerator=p.accelerator, route=p.route, backend=p.backend)
+    ctx = Context(
+        zone=p.zone,
+        accelerator=p.accelerator,
+        route=p.route,
+        backend=p.backend,
+        slice=p.known_slice,
+    )
     d = possible(diagnose(ERRORS[error](), ctx), p)
     for choice in named_choices(d):
         assert not refuses(p, choice), (which, error, choice)

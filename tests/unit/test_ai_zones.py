@@ -45,16 +45,23 @@ def test_a_launch_naming_a_hidden_ai_zone_is_not_refused():
 
 def test_hidden_ones_are_said_with_how_to_see_them_and_visible_ones_offered():
     live = {"us-central1-c": []}
-    line = ai_zones.ai_zone_line("tpu7x-8", live, "live")
+    line = ai_zones.ai_zone_line(catalog.parse_accelerator("tpu7x-8"), live, "live")
     assert line is not None and "Not visible to this project: us-central1-ai1a" in line
     assert ai_zones.MANAGE_PAGE in line and "--zone us-central1-ai1a" in line
     seen = {**live, "us-central1-ai1a": []}
-    assert ai_zones.ai_zone_line("tpu7x-8", seen, "live") is None
-    offers = zone_offers("tpu7x-8", [], "live", ai_zones.visible_ai_zones("tpu7x-8", seen))
+    assert ai_zones.ai_zone_line(catalog.parse_accelerator("tpu7x-8"), seen, "live") is None
+    offers = zone_offers(
+        catalog.parse_accelerator("tpu7x-8"),
+        [],
+        "live",
+        ai_zones.visible_ai_zones(catalog.parse_accelerator("tpu7x-8"), seen),
+    )
     assert [o.zone for o in offers] == ["us-central1-ai1a", "us-central1-c"]
-    documented = ai_zones.ai_zone_line("v6e-4", {}, "documented")
+    documented = ai_zones.ai_zone_line(catalog.parse_accelerator("v6e-4"), {}, "documented")
     assert documented is not None and documented.startswith("AI zones the catalog lists")
-    assert ai_zones.ai_zone_line("v5litepod-4", {}, "live") is None  # none for v5e
+    assert (
+        ai_zones.ai_zone_line(catalog.parse_accelerator("v5litepod-4"), {}, "live") is None
+    )  # none for v5e
 
 
 @pytest.fixture

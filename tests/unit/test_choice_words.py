@@ -24,6 +24,7 @@ from tpuwizard.core.cloud.iam import decide
 from tpuwizard.core.errors import PlanRefused, RemoteError, Unreachable
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.workers.watchdog import account_notice, not_armed
+from tpuwizard.core.plan import catalog
 from tpuwizard.words.choice_words import AUDIENCES, choice_words, words
 
 FLAG = re.compile(r"(?<![\w-])--[a-z][-a-z]*")
@@ -50,7 +51,14 @@ def test_the_guard_finds_flags_and_leaves_shell_commands_alone():
     assert cli_flags(after) == ["--service-account"]
 
 
-CTX = Context(project="p", zone="us-west4-a", accelerator="v5litepod-4", name="n", route="vm")
+CTX = Context(
+    project="p",
+    zone="us-west4-a",
+    accelerator="v5litepod-4",
+    slice=catalog.parse_accelerator("v5litepod-4"),
+    name="n",
+    route="vm",
+)
 ACT_AS_REFUSED = decide("p", "sa@p.iam.gserviceaccount.com", False, {"bindings": []})
 
 

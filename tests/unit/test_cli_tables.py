@@ -142,9 +142,20 @@ def test_a_live_zone_table_labels_compute_engine_documented(monkeypatch, capsys)
     from tpuwizard.words.render import render_zones
 
     monkeypatch.setenv("COLUMNS", "80")
-    offers = zone_offers("v6e-4", ["us-east5-a"], "live")
+    offers = zone_offers(catalog.parse_accelerator("v6e-4"), ["us-east5-a"], "live")
     table = {o.zone: ["v6e-4"] for o in offers}
-    render_zones(table, "live", "v6e-4", "v2-alpha-tpuv6e", "note", {}, frozenset(), offers, "live")
+    render_zones(
+        table,
+        "live",
+        "v6e-4",
+        "v2-alpha-tpuv6e",
+        "note",
+        {},
+        frozenset(),
+        offers,
+        "live",
+        slice_=catalog.parse_accelerator("v6e-4"),
+    )
     lines = capsys.readouterr().out.splitlines()
     (east5a,) = [line for line in lines if line.startswith("us-east5-a ")]
     assert east5a.split() == [

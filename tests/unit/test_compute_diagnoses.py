@@ -10,11 +10,19 @@ from google.api_core import exceptions as gx
 from tpuwizard.core.cloud.compute_errors import OperationError
 from tpuwizard.core.cloud.diagnose import Context, diagnose
 from tpuwizard.core.errors import CreateFailed
+from tpuwizard.core.plan import catalog
 from tpuwizard.words.choice_words import all_words
 from tpuwizard.words.event_text import diagnosis_text
 
 ZONE = "us-east5-a"
-CTX = Context(project="p", zone=ZONE, accelerator="v6e-4", name="tpu-a", route="vm")
+CTX = Context(
+    project="p",
+    zone=ZONE,
+    accelerator="v6e-4",
+    slice=catalog.parse_accelerator("v6e-4"),
+    name="tpu-a",
+    route="vm",
+)
 
 
 def failed(code: str, message: str, after: str | None = None, **detail: object) -> CreateFailed:
@@ -96,7 +104,15 @@ def test_the_tpu_api_s_quota_keeps_its_own_diagnosis():
 
 def test_the_machine_type_refusal_says_there_is_no_compute_engine_path():
     err = gx.Forbidden("This user agent is not allowed to use the machine type [ct5lp-hightpu-4t].")
-    d = diagnose(err, Context(project="p", zone="us-west4-a", accelerator="v5litepod-4"))
+    d = diagnose(
+        err,
+        Context(
+            project="p",
+            zone="us-west4-a",
+            accelerator="v5litepod-4",
+            slice=catalog.parse_accelerator("v5litepod-4"),
+        ),
+    )
     assert d.kind == "no_compute_path" and "v5litepod-4" in d.title
     assert "--backend tpu-api" in cli_steps(d)
     assert "permission" not in d.kind

@@ -16,6 +16,7 @@ from tpuwizard.core.cloud.diagnose import diagnose
 from tpuwizard.core.cloud.diagnosis import Context
 from tpuwizard.core.cloud.types import NodeInfo, NodeRequest
 from tpuwizard.core.errors import QueueExpired
+from tpuwizard.core.plan import catalog
 
 ZONE, NAME = "us-east5-a", "tpu-flex"
 
@@ -64,7 +65,12 @@ def test_a_vm_pending_past_its_queue_wait_and_five_minutes_is_given_up():
         cloud.wait_for_node(ZONE, NAME, None, seen.append, timeout=30, poll=0.001)
     assert 600 + GRACE_S <= err.value.waited_s < 600 + GRACE_S + 40  # not before, not much after
     assert err.value.state == "PENDING" and seen == ["PENDING"]
-    d = diagnose(err.value, Context(zone=ZONE, accelerator="v6e-4", route="flex"))
+    d = diagnose(
+        err.value,
+        Context(
+            zone=ZONE, accelerator="v6e-4", slice=catalog.parse_accelerator("v6e-4"), route="flex"
+        ),
+    )
     assert d.kind == "stockout"
     assert "requestValidForDuration of 10 min" in d.explanation
     assert "5 min after it" in d.explanation

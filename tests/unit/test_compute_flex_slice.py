@@ -20,6 +20,7 @@ from tpuwizard.core.cloud.diagnose import diagnose
 from tpuwizard.core.cloud.diagnosis import Context
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.errors import CreateFailed, QueueExpired
+from tpuwizard.core.plan import catalog
 
 ZONE, NAME = "us-east5-a", "tpuwizard-r1"
 
@@ -98,7 +99,12 @@ def test_a_flex_slice_waits_out_no_capacity_until_its_queue_wait_then_expires():
     assert 600 <= err.value.waited_s < 700 and clock.now >= 600  # the queue wait, no sooner
     assert "--queue-wait" in (err.value.bound or "") and err.value.route == "flex"
     assert "RESIZING" in seen and "PROVISIONING" in seen  # waited, not failed at once
-    d = diagnose(err.value, Context(zone=ZONE, accelerator="v6e-16", route="flex"))
+    d = diagnose(
+        err.value,
+        Context(
+            zone=ZONE, accelerator="v6e-16", slice=catalog.parse_accelerator("v6e-16"), route="flex"
+        ),
+    )
     assert d.kind == "stockout" and "--queue-wait of 10 min" in d.explanation
     s.delete(ZONE, NAME, timeout=5)  # what the launch does next: every part, verified
     assert s.read.gone(ZONE, NAME) and not (graph.migs or graph.templates or graph.policies)

@@ -24,6 +24,7 @@ from tpuwizard.core.cloud.protocol import Part
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.errors import CreateFailed, QueueExpired
 from tpuwizard.core.launch.records.ledger import Resource
+from tpuwizard.core.plan import catalog
 
 ZONE, REGION, NAME = "us-east5-a", "us-east5", "tpuwizard-r1"
 
@@ -117,7 +118,15 @@ def test_a_refused_request_is_a_create_failure_naming_the_bulk_default_and_leave
     with pytest.raises(CreateFailed) as err:
         made(graph)
     assert err.value.error.codes == (REQUEST_REFUSED_CODE,)
-    d = diagnose(err.value, Context(zone=ZONE, accelerator="v6e-4", backend="compute"))
+    d = diagnose(
+        err.value,
+        Context(
+            zone=ZONE,
+            accelerator="v6e-4",
+            slice=catalog.parse_accelerator("v6e-4"),
+            backend="compute",
+        ),
+    )
     assert "with TPU is not allowed" in d.explanation and "POST" not in d.explanation
     steps = " ".join(map(str, d.next_steps))
     assert "--via resize-request" in steps and "bulk mode" in steps

@@ -23,6 +23,7 @@ from tpuwizard.core.errors import (
     QueueSuspended,
     RemoteError,
 )
+from tpuwizard.core.plan import catalog
 from tpuwizard.core.remote.transports import Result
 from tpuwizard.words.choice_words import all_words
 from tpuwizard.words.event_text import diagnosis_text
@@ -36,7 +37,14 @@ def queued(state: str, **fields: object) -> QueuedInfo:
 
 
 def ctx(route: str) -> Context:
-    return Context(project="p", zone=ZONE, accelerator="v5litepod-4", name="tpu-a", route=route)
+    return Context(
+        project="p",
+        zone=ZONE,
+        accelerator="v5litepod-4",
+        slice=catalog.parse_accelerator("v5litepod-4"),
+        name="tpu-a",
+        route=route,
+    )
 
 
 def waited(cloud: MemoryCloud, timeout: float = 5.0) -> BaseException:

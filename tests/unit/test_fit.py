@@ -4,6 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tpuwizard.commands.planning import named_slices
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.plan import catalog, fit
 
@@ -52,7 +53,7 @@ def test_recipes_give_bytes_per_param():
 
 def test_the_course_table_holds():
     names = ["v5litepod-1", "v5litepod-4", "v5litepod-8", "v6e-4"]
-    fits = {f.name: f for f in fit.plan(48, fit.select_slices(names))}
+    fits = {f.name: f for f in fit.plan(48, fit.select_slices(named_slices(names)))}
     assert [n for n in names if fits[n].fits_total] == ["v5litepod-4", "v5litepod-8", "v6e-4"]
     assert [n for n in names if fits[n].fits_sharded] == ["v5litepod-4", "v5litepod-8", "v6e-4"]
     assert fits["v5litepod-4"].total_hbm_gib == 64
@@ -84,15 +85,15 @@ def test_filters():
     assert all(s.chips <= 4 for s in fit.select_slices(max_chips=4))
     assert {s.generation.key for s in fit.select_slices(generations=["v5litepod"])} == {"v5e"}
     with pytest.raises(BadInput, match="v5litepod-4"):
-        fit.select_slices(["v5e-4"])
+        fit.select_slices(named_slices(["v5e-4"]))
     with pytest.raises(BadInput, match="Choose from"):
         fit.select_slices(generations=["v9"])
 
 
 def test_verdict_names_the_cheapest_fitting_slice_or_says_none_fits():
-    fits = fit.plan(48, fit.select_slices(["v5litepod-1", "v5litepod-4", "v6e-4"]))
+    fits = fit.plan(48, fit.select_slices(named_slices(["v5litepod-1", "v5litepod-4", "v6e-4"])))
     assert "v5litepod-4" in fit.verdict(48, fits)
-    tiny = fit.plan(1000, fit.select_slices(["v5litepod-1"]))
+    tiny = fit.plan(1000, fit.select_slices(named_slices(["v5litepod-1"])))
     assert fit.verdict(1000, tiny).startswith("No listed slice")
 
 
@@ -216,7 +217,7 @@ def test_the_suggestion_is_the_cheapest_current_generation_slice_that_fits():
     # v2-8 is cheaper and fits, but v2 is an older generation: a beginner gets v5e.
     assert fit.cheapest_fitting(fits).name == "v5litepod-4"
     assert "v5litepod-4" in fit.verdict(48, fits)
-    old_only = fit.plan(48, fit.select_slices(["v2-8", "v5litepod-1"]))
+    old_only = fit.plan(48, fit.select_slices(named_slices(["v2-8", "v5litepod-1"])))
     assert fit.cheapest_fitting(old_only).name == "v2-8"
     assert fit.cheapest_fitting(fit.plan(1e30, fit.select_slices(single_host=True))) is None
 

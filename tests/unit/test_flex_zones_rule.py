@@ -12,6 +12,7 @@ from tpuwizard.core.cloud.diagnose_capacity import stockout_diagnosis
 from tpuwizard.core.cloud.diagnosis import Context
 from tpuwizard.core.cloud.google_errors import flex_zones
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.plan import catalog
 from tpuwizard.core.preflight.ask import PreflightAsk, Reach
 from tpuwizard.core.preflight.model import Verdict
 from tpuwizard.core.preflight.offer import check_offered
@@ -26,11 +27,18 @@ CASES = [
 
 
 def test_compute_engine_flex_start_is_where_the_machine_type_is():
-    assert flex_zones("v5p-8", "tpu-api") == []  # the TPU API's table has no v5p
-    assert flex_zones("v5p-8", "compute") == ["us-central1-a", "us-east5-a"]
-    assert "us-east5-b" in flex_zones("v6e-16", "compute")
-    assert "us-east5-b" not in flex_zones("v6e-16", "tpu-api")
-    assert flex_zones("v5litepod-4", "compute") == []  # no Compute Engine machine type
+    assert (
+        flex_zones(catalog.parse_accelerator("v5p-8"), "tpu-api") == []
+    )  # the TPU API's table has no v5p
+    assert flex_zones(catalog.parse_accelerator("v5p-8"), "compute") == [
+        "us-central1-a",
+        "us-east5-a",
+    ]
+    assert "us-east5-b" in flex_zones(catalog.parse_accelerator("v6e-16"), "compute")
+    assert "us-east5-b" not in flex_zones(catalog.parse_accelerator("v6e-16"), "tpu-api")
+    assert (
+        flex_zones(catalog.parse_accelerator("v5litepod-4"), "compute") == []
+    )  # no Compute Engine machine type
 
 
 def plan_refuses_flex(tmp_path, accelerator: str, zone: str, backend: str) -> bool:
@@ -58,17 +66,31 @@ def preflight_refuses_flex(accelerator: str, zone: str, backend: str) -> bool:
 
 @pytest.mark.parametrize(("accelerator", "zone", "backend"), CASES)
 def test_the_plan_and_the_preflight_agree_per_backend(tmp_path, accelerator, zone, backend):
-    expected = zone not in flex_zones(accelerator, backend)
+    expected = zone not in flex_zones(catalog.parse_accelerator(accelerator), backend)
     assert plan_refuses_flex(tmp_path, accelerator, zone, backend) is expected
     assert preflight_refuses_flex(accelerator, zone, backend) is expected
 
 
 def test_the_stockout_advice_offers_flex_start_where_that_backend_has_it():
     tpu = stockout_diagnosis(
-        Context(zone="us-east5-b", accelerator="v5p-8", backend="tpu-api"), "x", False
+        Context(
+            zone="us-east5-b",
+            accelerator="v5p-8",
+            slice=catalog.parse_accelerator("v5p-8"),
+            backend="tpu-api",
+        ),
+        "x",
+        False,
     )
     compute = stockout_diagnosis(
-        Context(zone="us-east5-b", accelerator="v5p-8", backend="compute"), "x", False
+        Context(
+            zone="us-east5-b",
+            accelerator="v5p-8",
+            slice=catalog.parse_accelerator("v5p-8"),
+            backend="compute",
+        ),
+        "x",
+        False,
     )
     assert not any("Flex-start" in str(s) for s in tpu.next_steps)
     assert any("Flex-start in us-central1-a, us-east5-a" in str(s) for s in compute.next_steps)

@@ -25,6 +25,7 @@ from tpuwizard.core.handover.export import render
 from tpuwizard.core.handover.job import job_script, verifier_command
 from tpuwizard.core.handover.plan import make_plan
 from tpuwizard.core.launch.plan.packages import PackageSpec, package_names
+from tpuwizard.core.plan import catalog
 from tpuwizard.core.remote.bootstrap import BootstrapPlan, bootstrap_script
 from tpuwizard.core.remote.packages import install_commands
 
@@ -239,8 +240,8 @@ def test_the_larger_slice_is_the_one_of_fewest_chips_that_holds_the_state() -> N
     found = larger_slice(3000)
     assert found is not None and (found.name, found.chips) == ("tpu7x-64", 32)
     assert larger_slice(20000) is not None and larger_slice(20000).name == "v5p-512"  # type: ignore[union-attr]
-    assert launch_backends("tpu7x-64") == ("compute",)
-    assert launch_backends("v5litepod-16") == ("tpu-api",)
+    assert launch_backends(catalog.parse_accelerator("tpu7x-64")) == ("compute",)
+    assert launch_backends(catalog.parse_accelerator("v5litepod-16")) == ("tpu-api",)
     assert larger_slice(1e6) is None
     assert "No single slice in tpuwizard's catalog holds" in larger_slice_text(1e6, 0.06, "vm")
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from tests.conftest import tpuwizard_cmd
 from tests.unit.test_imports import heavy, loaded_after, run_probe
 from tpuwizard.core.launch.records.ledger import Ledger, Resource
+from tpuwizard.core.plan import catalog
 from tpuwizard.session.kept_lines import recorded_kept
 from tpuwizard.session.practice import LASTING_SERVER_FILE, PRACTICE_PROJECT
 
@@ -127,7 +128,9 @@ def test_a_kept_flex_start_node_says_the_most_it_has_cost_not_unknown(home):
     ledger.record("kept", flex, deadline=time.time() + 7200, kept_at=time.time())
     (entry,) = [e for e in ledger.entries() if e.op == "kept"]
     info = kept_info(entry, "READY", {}, practice=False)
-    assert cost.estimate("v6e-4", "flex", 60, "us-east5-a") is None  # no published price
+    assert (
+        cost.estimate(catalog.parse_accelerator("v6e-4"), "flex", 60, "us-east5-a") is None
+    )  # no published price
     assert info.cost_usd is None and info.cost_at_most_usd is not None
     assert f"at most ${info.cost_at_most_usd:.2f} so far" in info.describe()
     assert "unknown" not in info.describe()

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from tpuwizard.core.launch.records.billing_state import Billed
-from tpuwizard.core.plan import cost, fit
+from tpuwizard.core.plan import catalog, cost, fit
 from tpuwizard.core.prices.cache import PriceBook
 from tpuwizard.core.prices.live import READING, BookPrices
 from tpuwizard.core.prices.skus import FLEX, ON_DEMAND, SPOT, SkuPrice
@@ -29,10 +29,14 @@ BOOK = PriceBook(
 
 
 def test_installed_catalog_prices_every_figure_with_its_source():
-    assert cost.hourly("v6e-4", "spot", "us-east5-a") != 5.6  # the offline table's
+    assert (
+        cost.hourly(catalog.parse_accelerator("v6e-4"), "spot", "us-east5-a") != 5.6
+    )  # the offline table's
     cost.use_catalog(BookPrices(BOOK))
-    assert cost.hourly("v6e-4", "spot", "us-east5-a") == pytest.approx(5.6)
-    price = cost.zone_price("v6e-4", "spot", "europe-west4-a")
+    assert cost.hourly(catalog.parse_accelerator("v6e-4"), "spot", "us-east5-a") == pytest.approx(
+        5.6
+    )
+    price = cost.zone_price(catalog.parse_accelerator("v6e-4"), "spot", "europe-west4-a")
     assert price.hourly == pytest.approx(7.12)
     assert price.label.startswith("Cloud Billing Catalog, read ")
     assert price.note == ""
@@ -41,15 +45,19 @@ def test_installed_catalog_prices_every_figure_with_its_source():
 
 
 def test_flex_start_at_most_is_replaced_where_the_catalog_has_its_sku():
-    offline = cost.zone_price("v6e-4", "flex", "us-east5-a")
+    offline = cost.zone_price(catalog.parse_accelerator("v6e-4"), "flex", "us-east5-a")
     assert offline.hourly is None and offline.at_most is not None
     cost.use_catalog(BookPrices(BOOK))
-    price = cost.zone_price("v6e-4", "flex", "us-east5-a")
+    price = cost.zone_price(catalog.parse_accelerator("v6e-4"), "flex", "us-east5-a")
     assert (price.hourly, price.at_most) == (pytest.approx(5.4), None)
-    assert cost.at_most_hourly("v6e-4", "flex", "us-east5-a") == pytest.approx(5.4)
-    assert cost.estimate("v6e-4", "flex", 3600, "us-east5-a") == pytest.approx(5.4)
+    assert cost.at_most_hourly(
+        catalog.parse_accelerator("v6e-4"), "flex", "us-east5-a"
+    ) == pytest.approx(5.4)
+    assert cost.estimate(
+        catalog.parse_accelerator("v6e-4"), "flex", 3600, "us-east5-a"
+    ) == pytest.approx(5.4)
     # Where the catalog has no Flex-start SKU, the offline bound stays, with why.
-    other = cost.zone_price("v6e-4", "flex", "asia-northeast1-b")
+    other = cost.zone_price(catalog.parse_accelerator("v6e-4"), "flex", "asia-northeast1-b")
     assert other.hourly is None and other.at_most is not None
     assert "no Flex-start SKU for v6e" in other.note
 
@@ -65,7 +73,7 @@ def test_the_meter_bills_at_the_catalog_price():
 
 def test_capacity_without_a_zone_takes_the_cheapest_region_the_catalog_prices():
     cost.use_catalog(BookPrices(BOOK))
-    price = cost.zone_price("v6e-4", "spot", None)
+    price = cost.zone_price(catalog.parse_accelerator("v6e-4"), "spot", None)
     assert price.hourly == pytest.approx(4 * 0.65)
     assert price.note == "in us-east1, its cheapest documented region"
     (row,) = fit.plan(48, [fit.catalog.parse_accelerator("v6e-4")], route="spot")
@@ -73,9 +81,9 @@ def test_capacity_without_a_zone_takes_the_cheapest_region_the_catalog_prices():
 
 
 def test_while_the_read_runs_the_offline_figure_stands_marked():
-    offline = cost.zone_price("v6e-4", "spot", "us-east5-a")
+    offline = cost.zone_price(catalog.parse_accelerator("v6e-4"), "spot", "us-east5-a")
     cost.use_catalog(BookPrices(None, reading=True))
-    price = cost.zone_price("v6e-4", "spot", "us-east5-a")
+    price = cost.zone_price(catalog.parse_accelerator("v6e-4"), "spot", "us-east5-a")
     assert price.hourly == offline.hourly
     assert price.note.startswith(READING)
     assert READING in cost.catalog_source()
@@ -83,14 +91,20 @@ def test_while_the_read_runs_the_offline_figure_stands_marked():
 
 def test_a_failed_read_says_why_beside_the_offline_figure():
     cost.use_catalog(BookPrices(None, "the Cloud Billing API is not enabled"))
-    price = cost.zone_price("v6e-4", "spot", "us-east5-a")
-    assert price.hourly == cost.offline_zone_price("v6e-4", "spot", "us-east5-a").hourly
+    price = cost.zone_price(catalog.parse_accelerator("v6e-4"), "spot", "us-east5-a")
+    assert (
+        price.hourly
+        == cost.offline_zone_price(catalog.parse_accelerator("v6e-4"), "spot", "us-east5-a").hourly
+    )
     assert "could not be read: the Cloud Billing API is not enabled" in price.note
     assert "could not be read" in cost.catalog_source()
 
 
 def test_without_a_zone_and_without_a_sku_the_list_price_stands_with_why():
     cost.use_catalog(BookPrices(BOOK))
-    price = cost.zone_price("v5litepod-4", "spot", None)
-    assert price.hourly == cost.offline_zone_price("v5litepod-4", "spot", None).hourly
+    price = cost.zone_price(catalog.parse_accelerator("v5litepod-4"), "spot", None)
+    assert (
+        price.hourly
+        == cost.offline_zone_price(catalog.parse_accelerator("v5litepod-4"), "spot", None).hourly
+    )
     assert "no spot SKU for v5e" in price.note

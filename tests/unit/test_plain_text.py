@@ -5,6 +5,7 @@ import pytest
 
 from tests.fakes import MemoryCloud
 from tpuwizard.core.cloud import zones
+from tpuwizard.core.plan import catalog
 from tpuwizard.plain.walk import PlainWizard
 from tpuwizard.session.session import Session
 from tpuwizard.words.text_wrap import wrap_paragraph
@@ -45,7 +46,10 @@ def test_plain_mode_names_practice_zones_as_the_cli_does(monkeypatch):
     monkeypatch.setattr(zones, "live", lambda cloud, refresh=False: survey)
     session = Session(practice=True, project="practice-project")
     session.clouds.use(MemoryCloud())
-    assert wizard.choose_zone(session, "v5litepod-4", None) == "us-central1-a"
+    assert (
+        wizard.choose_zone(session, catalog.parse_accelerator("v5litepod-4"), None)
+        == "us-central1-a"
+    )
     said = next(line for line in lines if line.startswith("Zones offering v5litepod-4"))
     assert "(from the practice sandbox" in said and "(live)" not in said
 
@@ -68,7 +72,9 @@ def test_plain_mode_lists_zones_with_the_route_s_prices_and_cannot_choose_one_it
     monkeypatch.setattr(zones, "live", lambda cloud, refresh=False: zones.documented())
     session = Session(practice=True, project="practice-project")
     session.clouds.use(MemoryCloud())
-    chosen = wizard.choose_zone(session, "v6e-4", "europe-west4-a", "flex")
+    chosen = wizard.choose_zone(
+        session, catalog.parse_accelerator("v6e-4"), "europe-west4-a", "flex"
+    )
     usable = [c for c in asked["choices"] if not c.disabled]
     refused = [c for c in asked["choices"] if c.disabled]
     assert chosen == usable[0].value != "europe-west4-a"  # the earlier zone Flex cannot use

@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from tpuwizard.core.plan import catalog
 from tpuwizard.core.prices import cache
 from tpuwizard.core.prices.cache import PriceBook
 from tpuwizard.core.prices.quote import CATALOG, OFFLINE, quote
@@ -90,12 +91,24 @@ def test_flex_start_s_sku_replaces_at_most_and_without_it_the_bound_stays_labell
     ],
 )
 def test_where_the_catalog_has_no_sku_the_offline_figure_says_why(accelerator, zone, why):
-    q = quote(book(SkuPrice("v6e", SPOT, "us-east5", 1.4, "S")), "", accelerator, "spot", zone)
+    q = quote(
+        book(SkuPrice("v6e", SPOT, "us-east5", 1.4, "S")),
+        "",
+        accelerator,
+        "spot",
+        zone,
+    )
     assert q.source == OFFLINE and why in q.note
 
 
 def test_no_book_at_all_says_why_beside_the_offline_figure():
-    q = quote(None, "the Cloud Billing API is not enabled", "v6e-4", "vm", "us-east5-a")
+    q = quote(
+        None,
+        "the Cloud Billing API is not enabled",
+        "v6e-4",
+        "vm",
+        "us-east5-a",
+    )
     assert q.source == OFFLINE and q.hourly == 10.8
     assert q.note.startswith("the Billing Catalog could not be read: the Cloud Billing API")
 
@@ -252,9 +265,11 @@ def test_status_costs_use_the_cached_catalog_read_flex_start_s_at_most_replaced(
     found = use_cached_prices(FakeSession())  # type: ignore[arg-type]
     assert found == (saved, "")
     # 4 chips x $1.35 x half an hour, no longer "at most"; no SKU elsewhere: at most, as before.
-    assert cost.estimate("v6e-4", "flex", 1800.0, "us-east5-a") == 2.7
+    assert cost.estimate(catalog.parse_accelerator("v6e-4"), "flex", 1800.0, "us-east5-a") == 2.7
     assert flex.cost_at_most_usd == 2.7
-    assert cost.estimate("v6e-4", "flex", 1800.0, "europe-west4-a") is None
+    assert (
+        cost.estimate(catalog.parse_accelerator("v6e-4"), "flex", 1800.0, "europe-west4-a") is None
+    )
     entry = price_entry(flex, found)
     assert (entry["usd_per_hour"], entry["source"], entry["sku"]) == (5.4, CATALOG, "F")
     assert saved.date in str(entry["label"]) and saved.date in cost.label()

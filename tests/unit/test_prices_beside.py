@@ -12,7 +12,7 @@ import pytest
 
 from tests.waiting import wait_until
 from tpuwizard.core.launch.events import launch_events as ev
-from tpuwizard.core.plan import cost
+from tpuwizard.core.plan import catalog, cost
 from tpuwizard.core.prices.cache import PriceBook
 from tpuwizard.core.prices.live import READING, BookPrices
 from tpuwizard.core.prices.quote import offline_label, quote
@@ -27,7 +27,7 @@ BOOK = PriceBook(
         SkuPrice("v6e", ON_DEMAND, "us-east5", 2.70, "OD-EAST5"),
     ),
 )
-WHERE = ("v6e-4", "spot", "us-east5-a")
+WHERE = (catalog.parse_accelerator("v6e-4"), "spot", "us-east5-a")
 
 
 class SlowRead:
@@ -113,8 +113,8 @@ def test_a_launch_s_lines_say_whose_price_they_show():
 
 
 def test_a_quote_s_json_carries_its_sku():
-    assert quote(BOOK, "", *WHERE).as_json()["sku"] == "SPOT-EAST5"
-    assert quote(None, "not read", *WHERE).as_json()["sku"] is None
+    assert quote(BOOK, "", "v6e-4", *WHERE[1:]).as_json()["sku"] == "SPOT-EAST5"
+    assert quote(None, "not read", "v6e-4", *WHERE[1:]).as_json()["sku"] is None
 
 
 def test_a_missing_sku_beside_the_list_price_says_in_this_region_once():

@@ -23,13 +23,13 @@ from tpuwizard.core.launch.lifecycle.ending import Ending
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.resume_rules import DELETE_ALLOWANCE_MINUTES
 from tpuwizard.core.launch.records.ledger import Resource
-from tpuwizard.core.plan import cost
+from tpuwizard.core.plan import catalog, cost
 from tpuwizard.core.remote.checkpoints import CheckpointSet, CheckpointsHome, file_sha256
 from tpuwizard.words.event_text import describe
 from tpuwizard.words.summary_text import summary_lines
 
 ACCELERATOR = "v5litepod-4"
-PER_HOUR = cost.hourly(ACCELERATOR, "spot", ZONE) or 0.0
+PER_HOUR = cost.hourly(catalog.parse_accelerator(ACCELERATOR), "spot", ZONE) or 0.0
 
 
 def spot_plan(tmp_path: Path, run_id: str = "r2", **changes: object) -> LaunchPlan:

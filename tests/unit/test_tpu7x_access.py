@@ -13,6 +13,7 @@ from tpuwizard.core.cloud.diagnose import Context, diagnose
 from tpuwizard.core.cloud.google_errors import launchable
 from tpuwizard.core.cloud.tpu7x_access import ACCESS_NOTE, ACCESS_PAGE, access_note
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.plan import catalog
 from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.core.preflight import quota
 from tpuwizard.core.preflight.model import Verdict
@@ -53,21 +54,42 @@ def test_the_account_team_note_is_on_the_plan_line_and_in_the_preflight():
     )
     check = quota.read_quota(ask("tpu7x-8", ZONE7, backend="compute"), reach(FakeRest())).check
     assert check.verdict is Verdict.UNKNOWN and ACCESS_PAGE in check.detail
-    assert access_note("v6e-4") is None and access_note("tpu7x-16") == ACCESS_NOTE
+    v6e, tpu7x = catalog.parse_accelerator("v6e-4"), catalog.parse_accelerator("tpu7x-16")
+    assert access_note(v6e) is None and access_note(tpu7x) == ACCESS_NOTE
 
 
 def test_a_403_on_tpu7x_is_diagnosed_by_its_code_not_its_words():
-    ctx = Context(project="p", zone=ZONE7, accelerator="tpu7x-8", route="vm", backend="compute")
+    ctx = Context(
+        project="p",
+        zone=ZONE7,
+        accelerator="tpu7x-8",
+        slice=catalog.parse_accelerator("tpu7x-8"),
+        route="vm",
+        backend="compute",
+    )
     d = diagnose(gx.Forbidden("words no page of Google's has"), ctx)
     assert d.kind == "tpu7x_access" and "unconfirmed" in d.explanation
     assert any("account team" in str(step) for step in d.next_steps)
     # The same 403 for another generation is a permission, as before.
-    v6e = Context(project="p", zone="us-east5-b", accelerator="v6e-4", backend="compute")
+    v6e = Context(
+        project="p",
+        zone="us-east5-b",
+        accelerator="v6e-4",
+        slice=catalog.parse_accelerator("v6e-4"),
+        backend="compute",
+    )
     assert diagnose(gx.Forbidden("words no page of Google's has"), v6e).kind == "permission"
 
 
 def test_a_zero_tpu7x_quota_says_access_may_be_missing():
-    ctx = Context(project="p", zone=ZONE7, accelerator="tpu7x-8", route="vm", backend="compute")
+    ctx = Context(
+        project="p",
+        zone=ZONE7,
+        accelerator="tpu7x-8",
+        slice=catalog.parse_accelerator("tpu7x-8"),
+        route="vm",
+        backend="compute",
+    )
     d = diagnose(
         gx.Forbidden("Quota 'TPUS_PER_TPU_FAMILY' exceeded.  Limit: 0.0 in region us-central1."),
         ctx,

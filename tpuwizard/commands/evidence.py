@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from tpuwizard.commands.common import Group, print_json, say, show
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.exit_codes import EXIT_FAILED, EXIT_OK
+
+if TYPE_CHECKING:
+    from tpuwizard.core.plan.catalog import Slice
 
 
 @click.command()
@@ -195,7 +198,7 @@ def notebook(platform_key: str, accelerator: str | None, out: Path | None, force
     if out.exists() and not force:
         raise BadInput(f"{out} already exists: add --force to overwrite it, or choose --out.")
     paths.make_folder(out.parent, "The notebook's folder (--out)")
-    path = nb.write_notebook(platform_key, out, accelerator)
+    path = nb.write_notebook(platform_key, out, _asked_slice(accelerator))
     plat = nb.get_platform(platform_key)
     click.echo(str(path))
     say(f"Wrote {path} for {plat.title}.")
@@ -204,6 +207,18 @@ def notebook(platform_key: str, accelerator: str | None, out: Path | None, force
         say(f"{i}. {nb.plain(step)}")
     check = nb.check_command(platform_key, accelerator=accelerator)
     say(f"{len(steps) + 1}. Check the receipt here:  {check}")
+
+
+def _asked_slice(accelerator: str | None) -> Slice | None:
+    """``--accelerator``, parsed where it is read (None: the platform's own TPU)."""
+    from tpuwizard.core.plan import catalog
+
+    if not accelerator:
+        return None
+    try:
+        return catalog.parse_accelerator(accelerator)
+    except catalog.UnknownAcceleratorError as err:
+        raise BadInput(str(err)) from None
 
 
 def chain_check(file: Path, as_json: bool) -> None:

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from tpuwizard.commands.common import print_json, say, split_list
 from tpuwizard.core.errors import BadInput
+
+if TYPE_CHECKING:
+    from tpuwizard.core.plan.catalog import Slice
 
 
 class _SizeCommand(click.Command):
@@ -133,7 +137,7 @@ def fit(
             raise BadInput("Give either --program FILE or a size (or --params), not both.")
         reserve = fitting.DEFAULT_RESERVE if usable is None else 1 - _usable(usable)
         chosen = fitting.select_slices(
-            split_list(slices), split_list(generation), single_host, max_chips
+            named_slices(split_list(slices)), split_list(generation), single_host, max_chips
         )
         _fit_program(
             program,
@@ -164,7 +168,7 @@ def fit(
             raise BadInput(f"{err} Type instead: tpuwizard fit {err.cli_line}") from None
     reserve = fitting.DEFAULT_RESERVE if usable is None else 1 - _usable(usable)
     chosen = fitting.select_slices(
-        split_list(slices), split_list(generation), single_host, max_chips
+        named_slices(split_list(slices)), split_list(generation), single_host, max_chips
     )
     if not chosen:
         raise BadInput(
@@ -185,7 +189,7 @@ def fit(
                 "state_gib": round(state, 6),
                 "bytes_per_param": per_param,
                 "slices": [f.to_dict() for f in fits],
-                "prices": fit_prices([f.name for f in fits], found),
+                "prices": fit_prices([f.slice for f in fits], found),
             }
         )
         return
@@ -200,6 +204,18 @@ def fit(
         _verdict(state, fits, reserve, route),
         fitting.ACTIVATION_NOTE,
     )
+
+
+def named_slices(names: list[str] | None) -> list[Slice] | None:
+    """``--slices``, parsed where it is read; an unknown name raises :class:`BadInput`."""
+    from tpuwizard.core.plan import catalog
+
+    if not names:
+        return None
+    try:
+        return [catalog.parse_accelerator(name) for name in names]
+    except catalog.UnknownAcceleratorError as err:
+        raise BadInput(str(err)) from None
 
 
 def _verdict(state: float, fits: list, reserve: float, route: str) -> str:

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from tpuwizard.core.plan.catalog import Slice
     from tpuwizard.core.plan.cost import ZonePrice
     from tpuwizard.core.prices.cache import PriceBook
     from tpuwizard.core.prices.quote import Quote
@@ -28,34 +29,33 @@ def price_book_for(
 
 def quotes_for(
     found: tuple[PriceBook | None, str] | None,
-    accelerator: str | None,
+    slice_: Slice | None,
     route: str,
     zones: list[str],
 ) -> dict[str, Quote]:
     """zone -> its price; empty without a reading (the catalog's own survey: no session)."""
-    if found is None or not accelerator:
+    if found is None or slice_ is None:
         return {}
     from tpuwizard.core.prices.quote import quote
 
     book, why = found
-    return {z: quote(book, why, accelerator, route, z) for z in zones}
+    return {z: quote(book, why, slice_.name, route, z) for z in zones}
 
 
 def hourly(
-    quotes: dict[str, Quote], accelerator: str, route: str | None, zones: Iterable[str]
+    quotes: dict[str, Quote], slice_: Slice, route: str | None, zones: Iterable[str]
 ) -> dict[str, float | None]:
     """zone -> USD per hour on ``route`` (on-demand without one): the quote's, else the
     offline table's (the catalog's own survey)."""
     from tpuwizard.core.plan import cost
 
     return {
-        z: quotes[z].hourly if z in quotes else cost.hourly(accelerator, route or "vm", z)
-        for z in zones
+        z: quotes[z].hourly if z in quotes else cost.hourly(slice_, route or "vm", z) for z in zones
     }
 
 
 def at_most(
-    quotes: dict[str, Quote], accelerator: str, route: str, zones: Iterable[str]
+    quotes: dict[str, Quote], slice_: Slice, route: str, zones: Iterable[str]
 ) -> dict[str, float | None]:
     """zone -> the most an hour costs: the catalog's figure where it has one (Flex-start's SKU
     included), else the offline table's bound."""
@@ -64,7 +64,7 @@ def at_most(
     out: dict[str, float | None] = {}
     for z in zones:
         q = quotes.get(z)
-        out[z] = (q.hourly or q.at_most) if q else cost.at_most_hourly(accelerator, route, z)
+        out[z] = (q.hourly or q.at_most) if q else cost.at_most_hourly(slice_, route, z)
     return out
 
 
@@ -78,7 +78,7 @@ def zone_prices(quotes: dict[str, Quote]) -> dict[str, ZonePrice] | None:
 def say_notes(
     quotes: dict[str, Quote],
     found: tuple[PriceBook | None, str] | None,
-    accelerator: str | None,
+    slice_: Slice | None,
     listed: dict[str, list[str]],
     source: str,
 ) -> None:
@@ -93,24 +93,23 @@ def say_notes(
     if quotes and found is not None:
         line = price_source_line(list(quotes.values()), found[1])
         click.echo(wrap_paragraph(line, 80), err=True)
-    ai_line = ai_zone_line(accelerator, listed, source)
+    ai_line = ai_zone_line(slice_, listed, source)
     if ai_line:
         click.echo(wrap_paragraph(ai_line, 80), err=True)
 
 
 def ai_zone_states(
-    accelerator: str | None, listed: dict[str, list[str]], source: str
+    slice_: Slice | None, listed: dict[str, list[str]], source: str
 ) -> dict[str, str]:
     """Each AI zone the catalog lists for the type: "listed" by a live survey, "not visible" to
     this project, or "documented" (the catalog's own survey)."""
     from tpuwizard.core.cloud import ai_zones
 
     if source != "live":
-        return {z: "documented" for z in ai_zones.catalog_ai_zones(accelerator)}
-    hidden = set(ai_zones.hidden_ai_zones(accelerator, listed, source))
+        return {z: "documented" for z in ai_zones.catalog_ai_zones(slice_)}
+    hidden = set(ai_zones.hidden_ai_zones(slice_, listed, source))
     return {
-        z: "not visible" if z in hidden else "listed"
-        for z in ai_zones.catalog_ai_zones(accelerator)
+        z: "not visible" if z in hidden else "listed" for z in ai_zones.catalog_ai_zones(slice_)
     }
 
 
@@ -137,11 +136,10 @@ def fit_price_read(sandbox: bool, refresh: bool) -> tuple[PriceBook | None, str]
     return book, why
 
 
-def fit_prices(names: list[str], found: tuple[PriceBook | None, str]) -> dict[str, object]:
+def fit_prices(slices: list[Slice], found: tuple[PriceBook | None, str]) -> dict[str, object]:
     """``fit --json``'s prices: per slice, per region where its generation is documented, per
     route (on-demand, spot, Flex-start), each with its source, date and SKU; none until the
     catalog has been read (:func:`fit_price_read`)."""
-    from tpuwizard.core.plan import catalog
     from tpuwizard.core.plan.cost import source
     from tpuwizard.core.prices.quote import quote
 
@@ -149,16 +147,15 @@ def fit_prices(names: list[str], found: tuple[PriceBook | None, str]) -> dict[st
     out: dict[str, object] = {}
     # Without a read, the slices' own price_per_hour_usd is the offline table's already, and
     # quoting every region of every slice would cost the CLI's start-up budget for nothing.
-    for name in names if book is not None else []:
-        g = catalog.parse_accelerator(name).generation
+    for slice_ in slices if book is not None else []:
         by_region: dict[str, str] = {}  # region -> the first documented zone there
-        for zone in (*catalog.parse_accelerator(name).zones, *g.ai_zones):
+        for zone in (*slice_.zones, *slice_.generation.ai_zones):
             by_region.setdefault(zone.rsplit("-", 1)[0], zone)
-        out[name] = {
+        out[slice_.name] = {
             region: {
                 route: {"usd_per_hour": q.hourly, "at_most": q.at_most, **q.as_json()}
                 for route in ("vm", "spot", "flex")
-                for q in [quote(book, why, name, route, zone)]
+                for q in [quote(book, why, slice_.name, route, zone)]
             }
             for region, zone in sorted(by_region.items())
         }

@@ -59,6 +59,7 @@ def zones(
     from tpuwizard.core.plan import catalog
 
     runtime = None
+    slice_ = None  # --accelerator, parsed here once
     unusable: dict[str, str] | None = None  # with --route: per zone, why the route cannot use it
     if backend != "auto" and not accelerator:
         raise BadInput("--backend narrows the zones offering a type: add --accelerator TYPE.")
@@ -68,9 +69,10 @@ def zones(
         )
     if accelerator:
         try:
-            runtime = catalog.parse_accelerator(accelerator).generation.runtime_version
+            slice_ = catalog.parse_accelerator(accelerator)
         except catalog.UnknownAcceleratorError as err:
             raise BadInput(str(err)) from None
+        runtime = slice_.generation.runtime_version
     if project:
         gcloud_config.validate_project(project)
     from tpuwizard.session.decision import ZoneAnswer
@@ -83,7 +85,7 @@ def zones(
         surveyed_for = project
     else:  # the session's survey, as the wizard and plain mode show it
         session = open_session(project, sandbox)
-        with cloud_errors(Context(project=session.project, accelerator=accelerator)):
+        with cloud_errors(Context(project=session.project, accelerator=accelerator, slice=slice_)):
             answer = session.zone_survey(refresh=refresh, strict=True)
         surveyed_for = session.project
     survey = answer.survey
@@ -94,12 +96,13 @@ def zones(
     )
     table = survey.narrowed(accelerator)
     offers = None
-    if accelerator:  # per zone, which backend offers it: the survey's TPU API, Compute's catalog
+    if accelerator and slice_ is not None:
+        # per zone, which backend offers it: the survey's TPU API, Compute's catalog
         from tpuwizard.core.cloud.ai_zones import visible_ai_zones
         from tpuwizard.core.cloud.backend_choice import zone_offers
 
-        shown_ai = visible_ai_zones(accelerator, survey.zones)
-        offers = zone_offers(accelerator, table, survey.source, shown_ai)
+        shown_ai = visible_ai_zones(slice_, survey.zones)
+        offers = zone_offers(slice_, table, survey.source, shown_ai)
         if backend != "auto":
             offers = [o for o in offers if any(b == backend for b, _ in o.backends)]
         # The zones that lately had capacity for it first (the attempt history).
@@ -107,14 +110,14 @@ def zones(
         offers.sort(key=lambda o: order.index(o.zone))
         if route:  # the route's usable zones first, the cheapest first, as the wizard orders them
             rows = zone_survey.route_zones(
-                accelerator, route, [o.zone for o in offers], unconfirmed_zones(survey, accelerator)
+                slice_, route, [o.zone for o in offers], unconfirmed_zones(survey, slice_)
             )
             unusable = {r.zone: r.unusable for r in rows}
             ranked = list(unusable)
             offers.sort(key=lambda o: ranked.index(o.zone))
         table = {o.zone: [accelerator] for o in offers}
     last_tried = answer.last_tried(accelerator) if accelerator else {}
-    quotes = zone_prices.quotes_for(price_book, accelerator, route or "vm", list(table))
+    quotes = zone_prices.quotes_for(price_book, slice_, route or "vm", list(table))
     if as_json:
         # failures: each zone that could not be surveyed, and why (NOT_AVAILABLE: refused).
         doc: dict[str, object] = {
@@ -123,9 +126,9 @@ def zones(
             "failures": survey.failures,
             # The catalog's AI zones: "listed" by the live survey, "not visible" to this
             # project (hidden until AI zone visibility is on), or "documented" (the catalog's).
-            "ai_zones": zone_prices.ai_zone_states(accelerator, survey.zones, survey.source),
+            "ai_zones": zone_prices.ai_zone_states(slice_, survey.zones, survey.source),
         }
-        if accelerator and offers is not None:
+        if accelerator and slice_ is not None and offers is not None:
             doc.update(
                 accelerator=accelerator,
                 runtime_version=runtime,
@@ -135,7 +138,7 @@ def zones(
                 },
                 # The route's (on-demand without --route), per hour, an estimate from the
                 # catalog's prices (None: unknown; for Flex-start, price_at_most_usd bounds it).
-                price_per_hour_usd=zone_prices.hourly(quotes, accelerator, route, table),
+                price_per_hour_usd=zone_prices.hourly(quotes, slice_, route, table),
                 # Where each price is from: the Billing Catalog (with the date it was read) or
                 # the offline table, and why not the catalog's.
                 price_sources={z: q.as_json() for z, q in quotes.items()},
@@ -145,7 +148,7 @@ def zones(
             if route and unusable is not None:
                 doc.update(
                     route=route,
-                    price_at_most_usd=zone_prices.at_most(quotes, accelerator, route, table),
+                    price_at_most_usd=zone_prices.at_most(quotes, slice_, route, table),
                     # Per zone: "" where the route can use it, else why not.
                     unusable={z: unusable[z] for z in table},
                 )
@@ -155,7 +158,7 @@ def zones(
         from tpuwizard.words.session_text import survey_words
 
         label = survey_words(answer)
-        unconfirmed = unconfirmed_zones(survey, accelerator)
+        unconfirmed = unconfirmed_zones(survey, slice_)
         render_zones(
             table,
             label,
@@ -170,10 +173,11 @@ def zones(
             route or "vm",
             unusable,
             zone_prices.zone_prices(quotes),
+            slice_,
         )
         from tpuwizard.commands.choosing import say_refused_once
 
         say_refused_once(surveyed_for, survey.refused, "no TPU can be made there", "failures")
-        zone_prices.say_notes(quotes, price_book, accelerator, survey.zones, survey.source)
+        zone_prices.say_notes(quotes, price_book, slice_, survey.zones, survey.source)
     if accelerator and not table:
         raise click.exceptions.Exit(EXIT_FAILED)

@@ -27,7 +27,7 @@ from tpuwizard.core.launch.events.launch_events import (
 from tpuwizard.core.launch.plan.deadline_keeper import DeadlineKeeper
 from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN
 from tpuwizard.core.launch.plan.resume_rules import RESUME_ROUTES
-from tpuwizard.core.plan import routes
+from tpuwizard.core.plan import catalog, routes
 from tpuwizard.plain.capacity import SliceQuestions
 from tpuwizard.plain.prompt import (
     checkpoints_check,
@@ -111,7 +111,8 @@ class PlainWizard:
         session.switch(session.practice, project)
         self.read_prices(session)
         accelerator = self.choose_slice(route)
-        zone = self.choose_zone(session, accelerator, ctx.zone, route)
+        slice_ = catalog.parse_accelerator(accelerator)  # plain mode's answer, parsed once
+        zone = self.choose_zone(session, slice_, ctx.zone, route)
         name = (
             self.text(
                 "Name (empty for tpuwizard-<run id>)",
@@ -132,7 +133,7 @@ class PlainWizard:
             raise PlanRefused([str(err)]) from None
         if chosen.backend == "compute":
             self.say(f"Made through Compute Engine: {chosen.reason}")
-            if note := access_note(accelerator):  # TPU7x: granted through the account team
+            if note := access_note(slice_):  # TPU7x: granted through the account team
                 self.say(f"{note}.")
         googles = DeadlineKeeper(route, chosen.backend).googles  # then no watchdog to ask about
         check = session.watchdog_check() if googles is None else None
@@ -309,20 +310,21 @@ class PlainWizard:
         return SliceQuestions(self).choose_slice(route)
 
     def choose_zone(
-        self, session: Session, accelerator: str, current: str | None, route: str = "vm"
+        self, session: Session, slice_: catalog.Slice, current: str | None, route: str = "vm"
     ) -> str:
         """The zones offering the type as the wizard's Zones step lists them: the route's usable
         ones first, the cheapest first, each with its price; one the route cannot use is shown
         with why, and cannot be chosen, so no answer is refused later."""
         from tpuwizard.core.cloud import zones
 
+        accelerator = slice_.name
         answer = session.zone_survey(strict=False)  # a failed live survey: the catalog, said so
         offering = answer.survey.offering(accelerator)
         if not offering:
             raise BadInput(f"No zone offers {accelerator}.")
         offering = answer.by_recent_success(accelerator, offering)
-        unconfirmed = zones.unconfirmed_zones(answer.survey, accelerator)
-        rows = zones.route_zones(accelerator, route, offering, unconfirmed)
+        unconfirmed = zones.unconfirmed_zones(answer.survey, slice_)
+        rows = zones.route_zones(slice_, route, offering, unconfirmed)
         where = survey_words(answer)
         self.say(f"Zones offering {accelerator} ({where}). {zones.OFFERED_NOTE}")
         choices = zone_choices(rows)

@@ -42,12 +42,13 @@ def _figures() -> dict[tuple[str, str, float], list[str]]:
     for gen in _WORD:
         g = catalog.generations()[gen]
         accelerator = g.name_for_chips(g.chips_per_vm)  # one VM's slice: v6e-4, v5p-8
-        chips = catalog.parse_accelerator(accelerator).chips
+        slice_ = catalog.parse_accelerator(accelerator)
+        chips = slice_.chips
         for route, model in _MODELS:
             seen: set[str] = set()
             for zone in (*g.zones, *g.ai_zones):
                 region = zone.rsplit("-", 1)[0]
-                price = cost.offline_zone_price(accelerator, route, zone)
+                price = cost.offline_zone_price(slice_, route, zone)
                 if region in seen or price.hourly is None or price.note:
                     continue  # the list price only: no SKU of its own for this region
                 seen.add(region)

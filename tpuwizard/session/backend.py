@@ -33,10 +33,10 @@ def decide_backend(
     from tpuwizard.core.plan import catalog
 
     try:
-        catalog.parse_accelerator(accelerator)
+        slice_ = catalog.parse_accelerator(accelerator)
     except catalog.UnknownAcceleratorError:
         return backend_choice.BackendChoice(TPU_API, "", "")
-    return backend_choice.choose_backend(accelerator, route, asked, compute_quota_chips, region)
+    return backend_choice.choose_backend(slice_, route, asked, compute_quota_chips, region)
 
 
 def backend_notes(plan: LaunchPlan, nat_checked: bool = False) -> list[str]:
@@ -50,7 +50,7 @@ def backend_notes(plan: LaunchPlan, nat_checked: bool = False) -> list[str]:
     if plan.backend != COMPUTE:
         return []
     notes = []
-    if note := access_note(plan.accelerator):
+    if note := access_note(plan.known_slice):
         notes.append(f"{note}.")
     wait = plan.queue_wait_minutes
     if plan.route == "flex" and wait is not None and wait * 60 < FLEX_MIN_WAIT_S:

@@ -299,7 +299,12 @@ class KeptNode:
 
         r = self.entry.resource
         return Context(
-            project=r.project, zone=r.zone, accelerator=r.accelerator, name=self.name, route=r.route
+            project=r.project,
+            zone=r.zone,
+            accelerator=r.accelerator,
+            name=self.name,
+            route=r.route,
+            slice=r.known_slice,
         )
 
     def run_once(

@@ -120,14 +120,14 @@ def kept_info(
         r.accelerator,
         state,
         float(entry.extra.get("kept_at") or entry.at),
-        cost.estimate(r.accelerator, r.route, age, r.zone),
-        cost.hourly(r.accelerator, r.route, r.zone),
+        cost.estimate(r.slice, r.route, age, r.zone),
+        cost.hourly(r.slice, r.route, r.zone),
         entry.extra.get("deadline"),
         entry.extra.get("idle_s"),
         beats.get(node_id(r)),
         practice,
         checked,
-        cost.at_most(r.accelerator, r.route, age, r.zone),
+        cost.at_most(r.slice, r.route, age, r.zone),
     )
 
 

@@ -172,7 +172,7 @@ class KeptAttempts:
             self.emit(ev.TeardownFailed(r.name, r.kind, d, r.zone))
             return False
         billed = max(0.0, time.time() - entry.first_at)  # at most: from its intent
-        price = cost.estimate(r.accelerator, r.route, billed, r.zone)
+        price = cost.estimate(r.slice, r.route, billed, r.zone)
         self.emit(ev.BillingStopped(r.name, round(billed, 1), price, r.zone))
         self.emit(ev.TeardownVerified(r.name, r.kind, round(billed, 1), price, r.zone))
         return True
@@ -272,7 +272,7 @@ def run_resumable(
         run.run_id,
         asked.max_restarts,
         kept_chain_end(node.entry, time.time()),
-        node.entry.resource.accelerator,
+        node.entry.resource.slice,
         node.entry.resource.route,
     )
     attempts = KeptAttempts(node, run, folder, emit, cancel)

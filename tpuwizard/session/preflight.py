@@ -109,10 +109,8 @@ def decide_with_quota(
     both = (TPU_API, COMPUTE)
     if asked != AUTO or not compute_ok or first.backend != TPU_API or not first.reason:
         return first, None
-    if (
-        support_for(accelerator).backends != both
-        or not catalog.parse_accelerator(accelerator).single_host
-    ):
+    slice_ = catalog.parse_accelerator(accelerator)  # known: an unknown one gave no reason
+    if support_for(slice_).backends != both or not slice_.single_host:
         return first, None
     _, reach = _reach(session, COMPUTE, zone)
     ask = PreflightAsk(session.project or "", accelerator, zone, route, COMPUTE, at_once=at_once)

@@ -199,7 +199,7 @@ class WizardApp(App[int]):
             return self.session.zone_survey(strict=False)
 
         result = await self.push_screen_wait(
-            ZonesScreen(self.state.accelerator, self.state.zone, survey, self.state.route)
+            ZonesScreen(self.state.slice, self.state.zone, survey, self.state.route)
         )
         if result != BACK:
             self.state.zone = result

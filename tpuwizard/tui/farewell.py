@@ -32,8 +32,8 @@ def farewell(
             else f"tpuwizard teardown {b.name}" + (" --sandbox" if practice else "")
         )
         hourly = about(
-            cost.hourly(b.accelerator, b.route, b.zone),
-            cost.at_most_hourly(b.accelerator, b.route, b.zone),
+            cost.hourly(b.slice, b.route, b.zone),
+            cost.at_most_hourly(b.slice, b.route, b.zone),
         )
         guard = kept_guard_words(kept) if kept is not None and kept.name == b.name else ""
         lines.append(

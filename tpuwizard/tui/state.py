@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from tpuwizard.core.cloud.diagnosis import Diagnosis
     from tpuwizard.core.launch.events import launch_events as ev
     from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+    from tpuwizard.core.plan.catalog import Slice
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,18 @@ class WizardState:
     # says so, as the parting line does).
     launching: str | None = None
     watchdog_deadline: float | None = None
+    _parsed: tuple[str, Slice] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def slice(self) -> Slice:
+        """The accelerator chosen (Capacity's answer), parsed once per answer: what Review, Zones
+        and the GKE export read. Raises UnknownAcceleratorError for a name the catalog does
+        not know."""
+        if self._parsed is None or self._parsed[0] != self.accelerator:
+            from tpuwizard.core.plan import catalog
+
+            self._parsed = (self.accelerator, catalog.parse_accelerator(self.accelerator))
+        return self._parsed[1]
 
     def choose_route(self, route: str) -> None:
         """A route chosen on the first step. A deadline typed for another route does not carry

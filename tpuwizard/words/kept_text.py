@@ -32,8 +32,8 @@ def kept_deadline_words(item: Billed) -> str:
 def kept_line(item: Billed, practice: bool) -> str:
     """One kept node: it stays kept, what it costs an hour, its deadline, how to end it."""
     hourly = about(
-        cost.hourly(item.accelerator, item.route, item.zone),
-        cost.at_most_hourly(item.accelerator, item.route, item.zone),
+        cost.hourly(item.slice, item.route, item.zone),
+        cost.at_most_hourly(item.slice, item.route, item.zone),
     )
     deadline = kept_deadline_words(item)
     flag = " --sandbox" if practice else ""

@@ -6,7 +6,7 @@ import io
 import os
 import sys
 from collections.abc import Sequence
-from typing import TextIO, cast
+from typing import TYPE_CHECKING, TextIO, cast
 
 from rich import box
 from rich.cells import cell_len
@@ -19,6 +19,9 @@ from tpuwizard.core.cloud.backends import TPU_API
 from tpuwizard.core.plan import program_advice
 from tpuwizard.core.plan.fit import SliceFit, gib_text
 from tpuwizard.words import figures
+
+if TYPE_CHECKING:
+    from tpuwizard.core.plan.catalog import Slice
 
 # The price each route pays, in the words launch uses for the routes.
 ROUTE_PRICE = {
@@ -184,8 +187,10 @@ def render_zones(
     route: str = "vm",
     unusable: dict[str, str] | None = None,
     quoted: dict | None = None,
+    slice_: Slice | None = None,
 ) -> None:
-    """``quoted``: zone -> cost.ZonePrice from the Billing Catalog where read (else the offline
+    """``slice_``: ``accelerator`` parsed, which the offline prices need. ``quoted``: zone ->
+    cost.ZonePrice from the Billing Catalog where read (else the offline
     table's are computed here). With ``offers`` (backend_choice.ZoneOffer, one per zone of
     ``table``), a backends column: each backend that offers the type there, its source named
     where it is not the survey's. ``route``'s price is shown; with ``unusable`` (``zones
@@ -210,7 +215,9 @@ def render_zones(
         # The runtime version is the TPU API's; a zone only Compute Engine offers has none.
         from tpuwizard.core.plan import cost
 
-        prices = quoted or {zone: cost.zone_price(accelerator, route, zone) for zone in table}
+        prices = quoted or (
+            {zone: cost.zone_price(slice_, route, zone) for zone in table} if slice_ else {}
+        )
 
         def price_cell(zone: str) -> str:
             price = prices[zone]

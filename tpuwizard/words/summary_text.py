@@ -74,8 +74,8 @@ def _summary_lines(summary: RunSummary, audience: Audience, elsewhere: Sequence[
         lines.append(f"  Cost: {about(s.cost_usd, s.cost_at_most_usd)} (estimate){billed}.")
         if s.cost_usd is None and s.cost_at_most_usd is not None:
             lines.append(f"    ({cost.FLEX_PRICE_NOTE}.)")
-        elif s.cost_usd is None and s.accelerator and s.route:  # no figure: say why (TPU7x)
-            why = cost.zone_price(s.accelerator, s.route, s.zone).note
+        elif s.cost_usd is None and s.route and (slice_ := s.known_slice):  # no figure: why
+            why = cost.zone_price(slice_, s.route, s.zone).note
             lines += [f"    (No price: {why}.)"] if why else []
         if source := cost.catalog_source():  # the session priced it from the catalog's read
             lines.append(f"    (Prices: {source}.)")

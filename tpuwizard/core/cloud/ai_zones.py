@@ -18,11 +18,11 @@ HOW_TO_SEE = (
 )
 
 
-def catalog_ai_zones(accelerator: str | None) -> list[str]:
-    """The AI zones the catalog lists for ``accelerator``'s generation (every AI zone without
+def catalog_ai_zones(slice_: catalog.Slice | None) -> list[str]:
+    """The AI zones the catalog lists for ``slice_``'s generation (every AI zone without
     one)."""
-    if accelerator:
-        return list(catalog.parse_accelerator(accelerator).generation.ai_zones)
+    if slice_ is not None:
+        return list(slice_.generation.ai_zones)
     return list(catalog.documented_ai_zone_table())
 
 
@@ -34,27 +34,27 @@ def with_ai_zones(listed: Iterable[str]) -> list[str]:
     return zones + [z for z in catalog.documented_ai_zone_table() if z not in zones]
 
 
-def visible_ai_zones(accelerator: str | None, listed: Iterable[str]) -> list[str]:
-    """The catalog's AI zones for ``accelerator`` that a live zone list (``listed``) shows."""
+def visible_ai_zones(slice_: catalog.Slice | None, listed: Iterable[str]) -> list[str]:
+    """The catalog's AI zones for ``slice_`` that a live zone list (``listed``) shows."""
     seen = set(listed)
-    return [z for z in catalog_ai_zones(accelerator) if z in seen]
+    return [z for z in catalog_ai_zones(slice_) if z in seen]
 
 
-def hidden_ai_zones(accelerator: str | None, listed: Iterable[str], source: str) -> list[str]:
-    """The catalog's AI zones for ``accelerator`` that a live survey did not list: hidden from
+def hidden_ai_zones(slice_: catalog.Slice | None, listed: Iterable[str], source: str) -> list[str]:
+    """The catalog's AI zones for ``slice_`` that a live survey did not list: hidden from
     this project (empty for the catalog's own survey, which lists none of them as rows)."""
     if source != "live":
         return []
     seen = set(listed)
-    return [z for z in catalog_ai_zones(accelerator) if z not in seen]
+    return [z for z in catalog_ai_zones(slice_) if z not in seen]
 
 
-def ai_zone_line(accelerator: str | None, listed: Iterable[str], source: str) -> str | None:
+def ai_zone_line(slice_: catalog.Slice | None, listed: Iterable[str], source: str) -> str | None:
     """One line, said once under a zone list: the AI zones a live survey could not see and how
     to see them, or (the catalog's survey) the catalog's AI zones, labelled; None when neither."""
-    what = accelerator or "TPUs"
+    what = slice_.name if slice_ is not None else "TPUs"
     if source == "live":
-        hidden = hidden_ai_zones(accelerator, listed, source)
+        hidden = hidden_ai_zones(slice_, listed, source)
         if not hidden:
             return None
         kind = "AI zones" if len(hidden) > 1 else "an AI zone"
@@ -62,7 +62,7 @@ def ai_zone_line(accelerator: str | None, listed: Iterable[str], source: str) ->
             f"Not visible to this project: {', '.join(hidden)}, {kind} the catalog lists for "
             f"{what}. {HOW_TO_SEE}; a launch may still name one (--zone {hidden[0]})."
         )
-    zones = catalog_ai_zones(accelerator)
+    zones = catalog_ai_zones(slice_)
     if not zones:
         return None
     return (

@@ -90,23 +90,22 @@ class BackendChoice:
     source: str  # where Google documents the cell of the matrix this rests on
 
 
-def support_for(accelerator: str) -> Support:
-    """The support matrix's cell for an accelerator type's generation."""
-    return SUPPORT[_slice(accelerator).generation.key]
+def support_for(slice_: catalog.Slice) -> Support:
+    """The support matrix's cell for a slice's generation."""
+    return SUPPORT[slice_.generation.key]
 
 
 def choose_backend(
-    accelerator: str,
+    s: catalog.Slice,
     route: str,
     asked: str,
     compute_quota_chips: int | None,
     region: str | None = None,
 ) -> BackendChoice:
-    """Which backend serves ``accelerator`` on ``route`` (vm, spot, flex): the one ``asked``
+    """Which backend serves the slice ``s`` on ``route`` (vm, spot, flex): the one ``asked``
     (``--backend tpu-api|compute``), or by the ``auto`` rule. ``compute_quota_chips`` is the
     room left in the route's Compute Engine quota in the region (compute_quota_metric), None
     where there is no reading. Raises BadInput for an impossible pair, saying what to type."""
-    s = _slice(accelerator)
     if asked not in CHOICES:
         raise BadInput(f"--backend must be one of {', '.join(CHOICES)}; got '{asked}'.")
     if route not in _ROUTE_WORDS:
@@ -175,14 +174,13 @@ def _check_possible(s: catalog.Slice, support: Support, backend: str) -> None:
         )
 
 
-def compute_quota_metric(accelerator: str, route: str) -> tuple[str, dict[str, str]] | None:
-    """The Compute Engine quota ``route`` (vm, spot, flex) draws on for ``accelerator``'s
+def compute_quota_metric(s: catalog.Slice, route: str) -> tuple[str, dict[str, str]] | None:
+    """The Compute Engine quota ``route`` (vm, spot, flex) draws on for the slice ``s``'s
     generation: its metric and dimensions (besides the region), or None where no source names it
     (TPU7x) or Compute Engine does not serve the generation. The likeliest of
     quota_ids.compute_candidates (the preflight reads them all, by name)."""
     if route not in _ROUTE_WORDS:
         raise BadInput(f"Unknown route '{route}': the routes are vm, spot and flex.")
-    s = _slice(accelerator)
     if COMPUTE not in SUPPORT[s.generation.key].backends:
         return None
     found = quota_ids.compute_candidates(s.generation.key, route)
@@ -199,17 +197,16 @@ class ZoneOffer:
 
 
 def zone_offers(
-    accelerator: str,
+    s: catalog.Slice,
     tpu_api_zones: Iterable[str],
     tpu_api_source: str,
     ai_zones: Iterable[str] = (),
 ) -> list[ZoneOffer]:
-    """Per zone, which backends offer ``accelerator``: the TPU API where the zone survey found
+    """Per zone, which backends offer the slice ``s``: the TPU API where the zone survey found
     it (``tpu_api_source``: live or documented), Compute Engine where the catalog documents the
     generation and it has a machine type for the slice's VM (a multi-host slice is a MIG of
     them), labelled documented; ``ai_zones`` (the catalog's AI zones a live zone list showed:
     ai_zones.visible_ai_zones) count as documented zones of the generation too."""
-    s = _slice(accelerator)
     support = SUPPORT[s.generation.key]
     found: dict[str, dict[str, str]] = {}
     if TPU_API in support.backends:
@@ -223,10 +220,3 @@ def zone_offers(
         ZoneOffer(zone, tuple((b, by[b]) for b in BACKENDS if b in by))
         for zone, by in sorted(found.items())
     ]
-
-
-def _slice(accelerator: str) -> catalog.Slice:
-    try:
-        return catalog.parse_accelerator(accelerator)
-    except catalog.UnknownAcceleratorError as err:
-        raise BadInput(str(err)) from None

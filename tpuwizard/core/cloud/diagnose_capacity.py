@@ -36,7 +36,7 @@ def stockout_diagnosis(ctx: Context, capacity: str, spot: bool) -> Diagnosis:
                 Choice("failover"),
             )
         )
-    flex = ge.flex_zones(ctx.accelerator or "", ctx.backend or "auto")
+    flex = ge.flex_zones(ctx.slice, ctx.backend or "auto")
     if flex and ctx.route != "flex":
         steps.append(
             phrase(
@@ -122,7 +122,7 @@ def quota_diagnosis(quota: ge.Quota, ctx: Context, project: str, where: str) -> 
         "Or choose a zone or accelerator type with free quota, or a spot or "
         "Flex-start route, which use preemptible quota.",
     ]
-    if ge.serving_bucket(quota, ctx.accelerator):
+    if ge.serving_bucket(quota, ctx.slice):
         steps.insert(
             1,
             "Single-host v5e (1, 4 or 8 chips) counts against the serving quota, which is "
@@ -156,7 +156,11 @@ def preempted_diagnosis(route: str = "spot") -> Diagnosis:
 
 
 def invalid_zone_diagnosis(ctx: Context, message: str) -> Diagnosis:
-    zones = other_zones(Context(accelerator=ctx.accelerator)) if ctx.accelerator else []
+    zones = (
+        other_zones(Context(accelerator=ctx.accelerator, slice=ctx.slice))
+        if ctx.accelerator
+        else []
+    )
     steps: list[Said] = (
         [f"Zones documented to offer {ctx.accelerator}: {', '.join(zones)}."] if zones else []
     )

@@ -11,7 +11,6 @@ from tpuwizard.core.cloud import compute_errors as ce
 from tpuwizard.core.cloud import tpu7x_access
 from tpuwizard.core.cloud.diagnose_capacity import quota_diagnosis, stockout_diagnosis
 from tpuwizard.core.cloud.diagnosis import Context, Diagnosis
-from tpuwizard.core.plan import catalog
 
 
 def compute_diagnosis(err: BaseException, ctx: Context, spot: bool) -> Diagnosis | None:
@@ -57,7 +56,7 @@ def _quota(facts: ce.QuotaFacts, ctx: Context) -> Diagnosis:
     region = quota.region or (ctx.zone.rsplit("-", 1)[0] if ctx.zone else None)
     where = f" in {ctx.zone}" if ctx.zone else ""
     d = quota_diagnosis(quota, ctx, project, where)
-    chips = _chips(ctx.accelerator)
+    chips = ctx.slice.chips if ctx.slice is not None else None
     wanted = str(chips) if chips else "N"
     quota_id = facts.quota_id or "QUOTA_ID"
     dims = f" --dimensions=region={region}" if region else ""
@@ -71,7 +70,7 @@ def _quota(facts: ce.QuotaFacts, ctx: Context) -> Diagnosis:
             f"QUOTA_ID: the id of {quota.name or 'the TPU quota'} under IAM & Admin → Quotas "
             "(service compute.googleapis.com)."
         )
-    if tpu7x_access.is_tpu7x(ctx.accelerator):
+    if tpu7x_access.is_tpu7x(ctx.slice):
         # A zero TPU7x quota may be a project without access (unconfirmed: tpu7x_access).
         steps.append(f"A limit of 0 may mean no TPU7x access: {tpu7x_access.ACCESS_NOTE}.")
     else:
@@ -113,10 +112,3 @@ def _request_refused(err: ce.OperationError) -> Diagnosis:
             "Run tpuwizard status to see that nothing is left.",
         ],
     )
-
-
-def _chips(accelerator: str | None) -> int | None:
-    try:
-        return catalog.parse_accelerator(accelerator or "").chips
-    except catalog.UnknownAcceleratorError:
-        return None

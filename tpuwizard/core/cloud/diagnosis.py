@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from tpuwizard.core.choices import Said
+
+if TYPE_CHECKING:
+    from tpuwizard.core.plan.catalog import Slice
 
 
 @dataclass(frozen=True)
@@ -37,3 +41,6 @@ class Context:
     name: str | None = None
     route: str | None = None  # vm, spot or flex
     backend: str | None = None  # tpu-api or compute (None: not known; the TPU API's words)
+    # ``accelerator`` parsed, where whoever made the context holds it (a plan's, a record's):
+    # what the rules read; ``accelerator`` is what the words say.
+    slice: Slice | None = None

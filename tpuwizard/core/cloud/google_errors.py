@@ -27,16 +27,15 @@ TPU7X_MESSAGE = (
 )
 
 
-def flex_zones(accelerator: str, backend: str = TPU_API) -> list[str]:
-    """Zones where Google offers Flex-start for ``accelerator`` on ``backend`` (empty: nowhere):
+def flex_zones(slice_: catalog.Slice | None, backend: str = TPU_API) -> list[str]:
+    """Zones where Google offers Flex-start for ``slice_`` on ``backend`` (empty: nowhere, or an
+    unknown type):
     one rule for the plan, the zone lists and the diagnoses. The TPU API's is its own table;
     on Compute Engine Flex-start is a provisioning model of the instance, so it is wherever the
     machine type is (no Compute Engine page limits Flex-start VMs to fewer zones). ``auto``: the
     backend the type has without a quota reading (Compute Engine only where the TPU API cannot
     make it)."""
-    try:
-        slice_ = catalog.parse_accelerator(accelerator)
-    except catalog.UnknownAcceleratorError:
+    if slice_ is None:
         return []
     if backend == COMPUTE or (backend == AUTO and launchable(slice_)):
         return list(slice_.zones) if slice_.generation.machine_types else []
@@ -122,13 +121,11 @@ def quota_refusal(err: BaseException) -> Quota | None:
     return None
 
 
-def serving_bucket(quota: Quota, accelerator: str | None) -> bool:
+def serving_bucket(quota: Quota, slice_: catalog.Slice | None) -> bool:
     """Single-host v5e (1/4/8 chips) counts against the small *serving* quota."""
     if "serving" in quota.name.lower():
         return True
-    try:
-        slice_ = catalog.parse_accelerator(accelerator or "")
-    except catalog.UnknownAcceleratorError:
+    if slice_ is None:
         return False
     return slice_.generation.key == "v5e" and slice_.chips in (1, 4, 8)
 

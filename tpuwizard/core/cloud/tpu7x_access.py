@@ -20,17 +20,14 @@ ACCESS_NOTE = (
 )
 
 
-def is_tpu7x(accelerator: str | None) -> bool:
-    try:
-        return catalog.parse_accelerator(accelerator or "").generation.key == "tpu7x"
-    except catalog.UnknownAcceleratorError:
-        return False
+def is_tpu7x(slice_: catalog.Slice | None) -> bool:
+    return slice_ is not None and slice_.generation.key == "tpu7x"
 
 
-def access_note(accelerator: str | None) -> str | None:
-    """The account-team note for a TPU7x type (Review, the plan line, the preflight), else
+def access_note(slice_: catalog.Slice | None) -> str | None:
+    """The account-team note for a TPU7x slice (Review, the plan line, the preflight), else
     None."""
-    return ACCESS_NOTE if is_tpu7x(accelerator) else None
+    return ACCESS_NOTE if is_tpu7x(slice_) else None
 
 
 def http_code(err: BaseException) -> int | None:
@@ -45,7 +42,7 @@ def http_code(err: BaseException) -> int | None:
 def access_diagnosis(err: BaseException, ctx: Context) -> Diagnosis | None:
     """A 403 on a TPU7x create: most likely a project without TPU7x access. Keyed on the code
     (Google's words for it are unpublished); None for any other error or type."""
-    if not is_tpu7x(ctx.accelerator) or http_code(err) != 403:
+    if not is_tpu7x(ctx.slice) or http_code(err) != 403:
         return None
     message = str(getattr(err, "message", None) or err)
     project = ctx.project or "PROJECT_ID"

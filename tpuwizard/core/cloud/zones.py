@@ -56,7 +56,10 @@ class RouteZone:
 
 
 def route_zones(
-    accelerator: str, route: str, offering: list[str], unconfirmed: frozenset[str] = frozenset()
+    slice_: catalog.Slice,
+    route: str,
+    offering: list[str],
+    unconfirmed: frozenset[str] = frozenset(),
 ) -> list[RouteZone]:
     """The zones in ``offering`` as ``route`` sees them: those it can use first, the cheapest
     first and the ``unconfirmed`` ones after the rest (among equal prices, ``offering``'s order
@@ -64,17 +67,17 @@ def route_zones(
     usable = offering
     reason = ""
     if route == "flex":
-        where = flex_zones(accelerator)
+        where = flex_zones(slice_)
         usable = [z for z in offering if z in where]
         reason = f"no Flex-start here (only {', '.join(where)})" if where else "no Flex-start"
     rows = [
-        RouteZone(z, cost.zone_price(accelerator, route, z), unconfirmed=z in unconfirmed)
+        RouteZone(z, cost.zone_price(slice_, route, z), unconfirmed=z in unconfirmed)
         for z in usable
     ]
     rows.sort(key=lambda r: (r.unconfirmed, _price_key(r.price)))  # stable: keeps ties' order
     rest = [z for z in offering if z not in usable]
     return rows + [
-        RouteZone(z, cost.zone_price(accelerator, route, z), reason, z in unconfirmed) for z in rest
+        RouteZone(z, cost.zone_price(slice_, route, z), reason, z in unconfirmed) for z in rest
     ]
 
 
@@ -84,18 +87,15 @@ def _price_key(price: cost.ZonePrice) -> float:
     return figure if figure is not None else float("inf")
 
 
-def unconfirmed_zones(survey: ZoneSurvey, accelerator: str | None) -> frozenset[str]:
+def unconfirmed_zones(survey: ZoneSurvey, slice_: catalog.Slice | None) -> frozenset[str]:
     """The zones of a documented survey where no generation shown there is confirmed (the
     catalog's source lists them without confirming); a live survey is Google's own answer."""
     if survey.source != "documented":
         return frozenset()
-    gens = (
-        [catalog.parse_accelerator(accelerator).generation]
-        if accelerator
-        else list(catalog.generations().values())
-    )
+    gens = [slice_.generation] if slice_ is not None else list(catalog.generations().values())
     confirmed = {z for g in gens for z in g.zones if z not in g.zones_unconfirmed}
-    return frozenset(z for z in survey.narrowed(accelerator) if z not in confirmed)
+    named = slice_.name if slice_ is not None else None
+    return frozenset(z for z in survey.narrowed(named) if z not in confirmed)
 
 
 def documented() -> ZoneSurvey:

@@ -32,6 +32,10 @@ class NotebookPlatform:
     limits: str
     download: str  # how the user gets receipt.json back
 
+    def default_slice(self) -> catalog.Slice:
+        """The free TPU it offers, as a Slice: a name in this table, not one handed in."""
+        return catalog.parse_accelerator(self.accelerator)
+
 
 PLATFORMS: dict[str, NotebookPlatform] = {
     "colab": NotebookPlatform(
@@ -98,17 +102,14 @@ def get_platform(key: str) -> NotebookPlatform:
     return PLATFORMS[key]
 
 
-def build_notebook(platform_key: str, accelerator: str | None = None) -> Any:  # NotebookNode
-    """A validated ``nbformat`` v4 notebook for ``platform_key`` (``colab`` or ``kaggle``)."""
+def build_notebook(platform_key: str, slice_: catalog.Slice | None = None) -> Any:  # NotebookNode
+    """A validated ``nbformat`` v4 notebook for ``platform_key`` (``colab`` or ``kaggle``), for
+    ``slice_`` (None: the platform's own TPU)."""
     import nbformat
     from nbformat import v4
 
     plat = get_platform(platform_key)
-    acc = accelerator or plat.accelerator
-    try:
-        slice_ = catalog.parse_accelerator(acc)
-    except catalog.UnknownAcceleratorError as err:
-        raise BadInput(str(err)) from None
+    slice_ = slice_ or plat.default_slice()
     steps = "\n".join(f"{i}. {s}" for i, s in enumerate(plat.switch_steps, 1))
     check = f"tpuwizard receipt check receipt.json --expect tpu --accelerator {slice_.name}"
     cells = [
@@ -178,10 +179,10 @@ def build_notebook(platform_key: str, accelerator: str | None = None) -> Any:  #
     return nb
 
 
-def write_notebook(platform_key: str, out: Path, accelerator: str | None = None) -> Path:
+def write_notebook(platform_key: str, out: Path, slice_: catalog.Slice | None = None) -> Path:
     import nbformat
 
-    nb = build_notebook(platform_key, accelerator)
+    nb = build_notebook(platform_key, slice_)
     out.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, str(out))
     return out

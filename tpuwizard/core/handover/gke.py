@@ -55,12 +55,8 @@ def topology(chips: int, two_d: bool) -> str:
     return "x".join(str(d) for d in dims)
 
 
-def gke_slice(accelerator: str) -> GkeSlice:
-    """The slice for GKE; an unknown type, or one GKE does not serve, raises :class:`BadInput`."""
-    try:
-        s = catalog.parse_accelerator(accelerator)
-    except catalog.UnknownAcceleratorError as err:
-        raise BadInput(str(err)) from None
+def gke_slice(s: catalog.Slice) -> GkeSlice:
+    """The slice ``s`` for GKE; one GKE does not serve raises :class:`BadInput`."""
     label = GKE_ACCELERATORS.get(s.generation.key)
     if label is None:
         served = ", ".join(sorted(GKE_ACCELERATORS))

@@ -54,7 +54,7 @@ def _money(usd: float | None) -> str:
 
 def tpu_price_source(plan: HandoverPlan) -> str:
     src = catalog.sources()
-    note = cost.zone_price(plan.slice.name, plan.route, plan.zone).note
+    note = cost.zone_price(plan.slice, plan.route, plan.zone).note
     found = f"tpuwizard's catalog, {src['prices']}" + (
         f"; {note}" if note and plan.route != "flex" else ""
     )
@@ -70,7 +70,7 @@ def tpu_pool_bill(plan: HandoverPlan) -> Bill:
     many = f"{plan.slices} x " if plan.slices > 1 else ""
     pools = f"{plan.slices} TPU node pool{'s' if plan.slices > 1 else ''}"
     if plan.route == "flex":
-        at_most = cost.at_most_hourly(s.name, "flex", plan.zone)
+        at_most = cost.at_most_hourly(s, "flex", plan.zone)
         each = "no price known" if at_most is None else f"at most ${at_most:.2f}/h each"
         return Bill(
             f"{pools} of {s.name}, Flex-start: made with 0 nodes, billing nothing until a "
@@ -78,7 +78,7 @@ def tpu_pool_bill(plan: HandoverPlan) -> Bill:
             0.0,
             tpu_price_source(plan),
         )
-    hourly = cost.hourly(s.name, plan.route, plan.zone)
+    hourly = cost.hourly(s, plan.route, plan.zone)
     total = None if hourly is None else round(hourly * plan.slices, 4)
     return Bill(
         f"{pools} of {s.name} ({plan.gke.vms} VM{'s' if plan.gke.vms > 1 else ''} of "

@@ -40,13 +40,12 @@ def larger_slice(
     )
 
 
-def launch_backends(accelerator: str) -> tuple[str, ...]:
-    """The backends ``launch`` can make the slice with (empty where none can)."""
-    s = catalog.parse_accelerator(accelerator)
+def launch_backends(s: catalog.Slice) -> tuple[str, ...]:
+    """The backends ``launch`` can make the slice ``s`` with (empty where none can)."""
     one_vm = s.generation.name_for_chips(s.chips_per_vm)
     return tuple(
         b
-        for b in support_for(accelerator).backends
+        for b in support_for(s).backends
         if b != COMPUTE or s.single_host or catalog.machine_type(one_vm) is not None
     )
 
@@ -67,7 +66,7 @@ def larger_slice_text(state_gib: float, reserve: float, route: str) -> str:
             f"No single slice in tpuwizard's catalog holds {fitting.gib_text(state_gib)} GiB "
             f"sharded: choose a smaller recipe. {MULTISLICE_NOTE}"
         )
-    backends = launch_backends(f.name)
+    backends = launch_backends(f.slice)
     launch = (
         f"tpuwizard launch can make it ({' or '.join(_BACKEND_WORDS[b] for b in backends)})"
         if backends
@@ -89,7 +88,7 @@ def short_larger_text(state_gib: float, reserve: float, route: str) -> str:
     f = larger_slice(state_gib, reserve, route)
     if f is None:
         return f"No slice holds {gib} GiB sharded: choose a smaller recipe. {MULTISLICE_SHORT}"
-    can = "launch can make it" if launch_backends(f.name) else "launch cannot make it"
+    can = "launch can make it" if launch_backends(f.slice) else "launch cannot make it"
     vms = "one VM" if f.vms == 1 else f"{f.vms} VMs"
     return (
         f"No listed slice holds {gib} GiB. The smallest that does: {f.name} ({f.chips} chips, "

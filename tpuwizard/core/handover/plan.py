@@ -92,8 +92,12 @@ def make_plan(
     project: str | None = None,
     jax: str | None = None,
 ) -> HandoverPlan:
-    """Check every input; the first wrong one raises :class:`BadInput` saying what to type."""
-    gke = gke_slice(accelerator)
+    """Check every input (export's options, the wizard's answers); the first wrong one raises
+    :class:`BadInput` saying what to type."""
+    try:
+        gke = gke_slice(catalog.parse_accelerator(accelerator))
+    except catalog.UnknownAcceleratorError as err:
+        raise BadInput(str(err)) from None
     if route not in ROUTES:
         raise BadInput(f"Unknown route {route!r}: the routes are {', '.join(ROUTES)}.")
     if not 1 <= slices <= MAX_SLICES:

@@ -76,7 +76,7 @@ def bills(plan: HandoverPlan) -> list[Bill]:
         Bill(
             f"the TPU slice {plan.slice.name} ({ROUTE_WORDS[plan.route]}), from sky launch "
             "until SkyPilot tears it down after the job (--down) or you run sky down",
-            cost.hourly(plan.slice.name, plan.route, plan.zone),
+            cost.hourly(plan.slice, plan.route, plan.zone),
             tpu_price_source(plan),
         )
     ]

@@ -46,7 +46,7 @@ class CatalogPrices(Protocol):
     """The session's read of the Billing Catalog (core/prices/live.py): a zone's price from
     its SKU where it has one, else this table's, with why."""
 
-    def zone_price(self, accelerator: str, route: str, zone: str | None) -> ZonePrice: ...
+    def zone_price(self, slice_: catalog.Slice, route: str, zone: str | None) -> ZonePrice: ...
 
     def source(self) -> str: ...
 
@@ -90,23 +90,24 @@ def offline_label() -> str:
     return f"offline table ({catalog.sources()['price_date']}, estimate)"
 
 
-def zone_price(accelerator: str, route: str = "vm", zone: str | None = None) -> ZonePrice:
-    """What ``accelerator`` costs per hour on ``route`` in ``zone``, with what that figure is:
+def zone_price(slice_: catalog.Slice, route: str = "vm", zone: str | None = None) -> ZonePrice:
+    """What ``slice_`` costs per hour on ``route`` in ``zone``, with what that figure is:
     the session's catalog read where one is installed, else the offline table's."""
     prices = _catalog
     if prices is not None:
-        return prices.zone_price(accelerator, route, zone)
-    return offline_zone_price(accelerator, route, zone)
+        return prices.zone_price(slice_, route, zone)
+    return offline_zone_price(slice_, route, zone)
 
 
-def offline_zone_price(accelerator: str, route: str = "vm", zone: str | None = None) -> ZonePrice:
-    """The offline table's figure for ``accelerator`` on ``route`` in ``zone``."""
+def offline_zone_price(
+    slice_: catalog.Slice, route: str = "vm", zone: str | None = None
+) -> ZonePrice:
+    """The offline table's figure for ``slice_`` on ``route`` in ``zone``."""
     if route == "flex":
-        return ZonePrice(None, FLEX_PRICE_NOTE, _offline_at_most(accelerator, route, zone))
-    slice_ = catalog.parse_accelerator(accelerator)
+        return ZonePrice(None, FLEX_PRICE_NOTE, _offline_at_most(slice_, route, zone))
     kind = ROUTE_KEY.get(route, route)
     zoned = None if _is_pod_priced(slice_, kind) else _zone_price(slice_.generation.key, kind, zone)
-    hourly_usd = _offline_hourly(accelerator, route, zone)
+    hourly_usd = _offline_hourly(slice_, route, zone)
     if hourly_usd is None:
         return ZonePrice(None, f"no {route} price for {slice_.generation.key} in the catalog")
     return ZonePrice(hourly_usd, "" if zoned is not None else LIST_PRICE_NOTE)
@@ -129,18 +130,19 @@ def _zone_price(generation: str, kind: str, zone: str | None) -> float | None:
     return None
 
 
-def price_origin(accelerator: str, route: str, zone: str | None) -> tuple[str, str]:
-    """(where the figure for ``accelerator`` on ``route`` in ``zone`` is from, with its date;
+def price_origin(slice_: catalog.Slice, route: str, zone: str | None) -> tuple[str, str]:
+    """(where the figure for ``slice_`` on ``route`` in ``zone`` is from, with its date;
     its Billing Catalog SKU id, or "" for the offline table's), for a launch's events."""
-    price = zone_price(accelerator, route, zone)
+    price = zone_price(slice_, route, zone)
     return price.label or offline_label(), price.sku
 
 
-def per_chip_hour(accelerator: str, route: str = "vm", zone: str | None = None) -> float | None:
-    """The offline table's USD per chip-hour for ``accelerator`` on ``route`` in ``zone``."""
+def per_chip_hour(
+    slice_: catalog.Slice, route: str = "vm", zone: str | None = None
+) -> float | None:
+    """The offline table's USD per chip-hour for ``slice_`` on ``route`` in ``zone``."""
     if route == "flex":
         return None  # its own SKU; no figure in the catalog
-    slice_ = catalog.parse_accelerator(accelerator)
     key = slice_.generation.key
     kind = ROUTE_KEY.get(route, route)
     if _is_pod_priced(slice_, kind):
@@ -151,43 +153,48 @@ def per_chip_hour(accelerator: str, route: str = "vm", zone: str | None = None) 
     return slice_.generation.price_per_chip_hour("spot" if kind == "spot" else "on-demand")
 
 
-def _offline_hourly(accelerator: str, route: str = "vm", zone: str | None = None) -> float | None:
-    per_chip = per_chip_hour(accelerator, route, zone)
-    chips = catalog.parse_accelerator(accelerator).chips
-    return None if per_chip is None else round(per_chip * chips, 4)
+def _offline_hourly(
+    slice_: catalog.Slice, route: str = "vm", zone: str | None = None
+) -> float | None:
+    per_chip = per_chip_hour(slice_, route, zone)
+    return None if per_chip is None else round(per_chip * slice_.chips, 4)
 
 
-def _offline_at_most(accelerator: str, route: str, zone: str | None) -> float | None:
+def _offline_at_most(slice_: catalog.Slice, route: str, zone: str | None) -> float | None:
     if route == "flex" and catalog.price_table("flex_start_price").get("at_most") == "on_demand":
-        return _offline_hourly(accelerator, "vm", zone)
-    return _offline_hourly(accelerator, route, zone)
+        return _offline_hourly(slice_, "vm", zone)
+    return _offline_hourly(slice_, route, zone)
 
 
-def hourly(accelerator: str, route: str = "vm", zone: str | None = None) -> float | None:
-    """USD per hour for ``accelerator`` on ``route`` in ``zone``; None without a figure."""
+def hourly(slice_: catalog.Slice, route: str = "vm", zone: str | None = None) -> float | None:
+    """USD per hour for ``slice_`` on ``route`` in ``zone``; None without a figure."""
     if _catalog is None:  # the offline table's own, without building its note
-        return _offline_hourly(accelerator, route, zone)
-    return zone_price(accelerator, route, zone).hourly
+        return _offline_hourly(slice_, route, zone)
+    return zone_price(slice_, route, zone).hourly
 
 
-def estimate(accelerator: str, route: str, seconds: float, zone: str | None = None) -> float | None:
-    """USD for ``seconds`` of ``accelerator`` on ``route``; None when the catalog has no price."""
-    per_hour = hourly(accelerator, route, zone)
+def estimate(
+    slice_: catalog.Slice, route: str, seconds: float, zone: str | None = None
+) -> float | None:
+    """USD for ``seconds`` of ``slice_`` on ``route``; None when the catalog has no price."""
+    per_hour = hourly(slice_, route, zone)
     return None if per_hour is None else round(per_hour * max(0.0, seconds) / 3600, 4)
 
 
-def at_most_hourly(accelerator: str, route: str, zone: str | None = None) -> float | None:
-    """The most ``accelerator`` costs per hour on ``route``: its price where there is one; for
+def at_most_hourly(slice_: catalog.Slice, route: str, zone: str | None = None) -> float | None:
+    """The most ``slice_`` costs per hour on ``route``: its price where there is one; for
     Flex-start without its own, the on-demand price that Google discounts it from."""
     if _catalog is None:
-        return _offline_at_most(accelerator, route, zone)
-    price = zone_price(accelerator, route, zone)
+        return _offline_at_most(slice_, route, zone)
+    price = zone_price(slice_, route, zone)
     return price.hourly if price.hourly is not None else price.at_most
 
 
-def at_most(accelerator: str, route: str, seconds: float, zone: str | None = None) -> float | None:
-    """The most ``seconds`` of ``accelerator`` on ``route`` cost (see :func:`at_most_hourly`)."""
-    per_hour = at_most_hourly(accelerator, route, zone)
+def at_most(
+    slice_: catalog.Slice, route: str, seconds: float, zone: str | None = None
+) -> float | None:
+    """The most ``seconds`` of ``slice_`` on ``route`` cost (see :func:`at_most_hourly`)."""
+    per_hour = at_most_hourly(slice_, route, zone)
     return None if per_hour is None else round(per_hour * max(0.0, seconds) / 3600, 4)
 
 

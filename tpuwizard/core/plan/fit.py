@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field, fields
 
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.plan import catalog, cost
@@ -165,13 +165,15 @@ class SliceFit:
     headroom_gib: float
     price_per_hour_usd: float | None
     single_host: bool
+    slice: catalog.Slice = field(repr=False, compare=False)  # what it is, for rules over fits
     # The most an hour costs where the route has no figure (Flex-start: the on-demand price
     # Google discounts it from); else the price itself.
     price_at_most_usd: float | None = None
 
     def to_dict(self) -> dict[str, object]:
         # "hosts" was physical_hosts's old name: kept, same value, for one release (README).
-        return {**asdict(self), "hosts": self.physical_hosts}
+        said = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "slice"}
+        return {**said, "hosts": self.physical_hosts}
 
 
 def fit_slice(
@@ -192,7 +194,7 @@ def fit_slice(
     # half the chip's HBM.
     usable_per_device = usable_per_chip / gen.devices_per_chip
     per_chip_share = state_gib / slice_.chips
-    price = cost.hourly(slice_.name, route)  # the session's catalog read where installed
+    price = cost.hourly(slice_, route)  # the session's catalog read where installed
     return SliceFit(
         name=slice_.name,
         chips=slice_.chips,
@@ -207,7 +209,8 @@ def fit_slice(
         headroom_gib=round(usable_per_chip - per_chip_share, 3),
         price_per_hour_usd=price,
         single_host=slice_.single_host,
-        price_at_most_usd=price if price is not None else cost.at_most_hourly(slice_.name, route),
+        slice=slice_,
+        price_at_most_usd=price if price is not None else cost.at_most_hourly(slice_, route),
     )
 
 
@@ -217,21 +220,14 @@ def default_slices() -> list[catalog.Slice]:
 
 
 def select_slices(
-    names: list[str] | None = None,
+    named: list[catalog.Slice] | None = None,
     generations: list[str] | None = None,
     single_host: bool = False,
     max_chips: int | None = None,
 ) -> list[catalog.Slice]:
-    """The slices to plan over, filtered; unknown names or generations raise :class:`BadInput`."""
-    if names:
-        chosen = []
-        for name in names:
-            try:
-                chosen.append(catalog.parse_accelerator(name))
-            except catalog.UnknownAcceleratorError as err:
-                raise BadInput(str(err)) from None
-    else:
-        chosen = default_slices()
+    """The slices to plan over (``named``, parsed where a person gave them, else the default
+    ones), filtered; unknown generations raise :class:`BadInput`."""
+    chosen = list(named) if named else default_slices()
     if generations:
         known = catalog.generations()
         aliases = {g.prefix: key for key, g in known.items()}
@@ -307,8 +303,7 @@ def cheapest_fitting(fits: list[SliceFit]) -> SliceFit | None:
     current = [
         f
         for f in sharded
-        if f.price_at_most_usd is not None
-        and catalog.parse_accelerator(f.name).generation.key in CURRENT_GENERATIONS
+        if f.price_at_most_usd is not None and f.slice.generation.key in CURRENT_GENERATIONS
     ]
     candidates = current or sharded
     return candidates[0] if candidates else None

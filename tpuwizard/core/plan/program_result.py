@@ -116,7 +116,7 @@ def summarise(
             f"{slice_.name} shows {slice_.devices} (no megacore); bytes are per TensorCore. " + note
         ).strip()
     # Flex-start has no figure: the most it costs (on-demand's), which the table says.
-    price = cost.at_most_hourly(slice_.name, route)
+    price = cost.at_most_hourly(slice_, route)
     usd = None if step is None or price is None else float(f"{price * step * 1000 / 3600:.4g}")
     for key in ("cached", "compile_seconds", "donation_saving", "sharded_over_data"):
         if key in record:

@@ -59,7 +59,7 @@ def _no_flex(ask: PreflightAsk, where: str) -> Check | None:
 
     if ask.route != "flex" or not ask.accelerator or not ask.zone:
         return None
-    zones = flex_zones(ask.accelerator, ask.backend)
+    zones = flex_zones(ask.known_slice, ask.backend)
     if ask.zone in zones:
         return None
     offered = f"only in {', '.join(zones)}" if zones else "in no zone"

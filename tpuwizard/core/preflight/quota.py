@@ -159,7 +159,7 @@ def _read_compute(ask: PreflightAsk, reach: Reach) -> QuotaReading:
     gen = ask.slice.generation.key
     candidates = compute_candidates(gen, ask.route)
     if not candidates:
-        note = access_note(ask.accelerator)  # TPU7x: the account team grants it
+        note = access_note(ask.slice)  # TPU7x: the account team grants it
         words = f"no source names the Compute Engine quota for {gen}"
         return QuotaReading(unknown(NAME, f"{words}; {note}" if note else words), None)
     if reach.rest is None:

@@ -22,31 +22,31 @@ class BookPrices:
     def __init__(self, book: PriceBook | None, why: str = "", reading: bool = False) -> None:
         self.book, self.why, self.reading = book, why, reading
 
-    def zone_price(self, accelerator: str, route: str, zone: str | None) -> ZonePrice:
-        return self._zone_price(accelerator, route, zone)
+    def zone_price(self, slice_: catalog.Slice, route: str, zone: str | None) -> ZonePrice:
+        return self._zone_price(slice_, route, zone)
 
     @functools.lru_cache(maxsize=4096)  # noqa: B019 - one per session, kept as long
-    def _zone_price(self, accelerator: str, route: str, zone: str | None) -> ZonePrice:
+    def _zone_price(self, slice_: catalog.Slice, route: str, zone: str | None) -> ZonePrice:
         if self.reading:  # not a failure: the offline figure, marked, until the read lands
-            offline = offline_zone_price(accelerator, route, zone)
+            offline = offline_zone_price(slice_, route, zone)
             note = f"{READING}; {offline.note}" if offline.note else READING
             return ZonePrice(offline.hourly, note, offline.at_most, offline_label())
         if self.book is None:
-            return _cell(quote(None, self.why, accelerator, route, zone or ""))
+            return _cell(quote(None, self.why, slice_.name, route, zone or ""))
         if zone:
-            return _cell(quote(self.book, self.why, accelerator, route, zone))
-        return self._cheapest(accelerator, route)
+            return _cell(quote(self.book, self.why, slice_.name, route, zone))
+        return self._cheapest(slice_, route)
 
-    def _cheapest(self, accelerator: str, route: str) -> ZonePrice:
+    def _cheapest(self, slice_: catalog.Slice, route: str) -> ZonePrice:
         """No zone chosen yet (Capacity, fit): the catalog's price in the cheapest region the
         slice is documented in, saying which; the offline list price where it has none."""
         by_region: dict[str, str] = {}  # region -> the first documented zone there
-        for zone in catalog.parse_accelerator(accelerator).zones:
+        for zone in slice_.zones:
             by_region.setdefault(zone.rsplit("-", 1)[0], zone)
-        found = {r: quote(self.book, self.why, accelerator, route, z) for r, z in by_region.items()}
+        found = {r: quote(self.book, self.why, slice_.name, route, z) for r, z in by_region.items()}
         priced = {r: q for r, q in found.items() if q.source == CATALOG and q.hourly is not None}
         if not priced:  # the offline list price (no zone), with why the catalog has none
-            return _cell(quote(self.book, self.why, accelerator, route, ""))
+            return _cell(quote(self.book, self.why, slice_.name, route, ""))
         region = min(priced, key=lambda r: priced[r].hourly or 0.0)
         low = priced[region]
         where = f"in {region}, its cheapest documented region"

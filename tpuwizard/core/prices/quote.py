@@ -99,9 +99,9 @@ def _no_sku(gen: str, model: str) -> str:
 
 
 def _offline(accelerator: str, route: str, zone: str, why: str) -> Quote:
-    from tpuwizard.core.plan import cost
+    from tpuwizard.core.plan import catalog, cost
 
-    figure = cost.offline_zone_price(accelerator, route, zone)
+    figure = cost.offline_zone_price(catalog.parse_accelerator(accelerator), route, zone)
     if figure.note == cost.LIST_PRICE_NOTE:  # "in this region" once: ``why`` says it already
         note = f"{why}; {LIST_PRICE_SHOWN}"
     else:

@@ -96,7 +96,7 @@ def suggested_slice(state: WizardState) -> tuple[str, str]:
     from tpuwizard.core.plan import catalog, fit
 
     try:
-        chosen = fit.fit_slice(state.state_gib, catalog.parse_accelerator(state.accelerator))
+        chosen = fit.fit_slice(state.state_gib, state.slice)
     except catalog.UnknownAcceleratorError:
         return state.accelerator, ""
     larger = None if chosen.fits_sharded else larger_slice(state.state_gib, route=state.route)

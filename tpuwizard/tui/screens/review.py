@@ -18,7 +18,7 @@ from tpuwizard.core.launch.plan.deadline_keeper import DeadlineKeeper, EndedBy
 from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN, LaunchPlan
 from tpuwizard.core.launch.plan.packages import AUTO_FILE, COURSE_PACKAGES
 from tpuwizard.core.launch.plan.resume_rules import RESUME_ROUTES
-from tpuwizard.core.plan import catalog, cost, fit
+from tpuwizard.core.plan import cost, fit
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.state import ReviewAnswer, WizardState
 from tpuwizard.tui.widgets.typed_input import TypedInput
@@ -70,7 +70,7 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
 
     def summary_text(self) -> str:
         s = self.state
-        slice_ = catalog.parse_accelerator(s.accelerator)
+        slice_ = s.slice
         size = f"{count(slice_.chips, 'chip')}, {count(slice_.vms, 'VM')}"
         # Short enough for 80x24: where the prices come from is in the help (F1).
         return (
@@ -86,7 +86,7 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
 
     def compose_body(self) -> ComposeResult:
         s = self.state
-        slice_ = catalog.parse_accelerator(s.accelerator)
+        slice_ = s.slice
         yield Static(self.summary_text(), id="summary")
         state_fit = fit.fit_slice(s.state_gib, slice_)
         verdict = fit.slice_verdict(s.state_gib, state_fit)
@@ -317,11 +317,12 @@ def backend_words(state: WizardState, answers: ReviewAnswer) -> str:
     if chosen is None:
         return ""  # an impossible pair: the problems say why
     api = "Compute Engine" if chosen.backend == "compute" else "the TPU API"
-    generation = catalog.parse_accelerator(state.accelerator).generation.key
+    slice_ = state.slice
+    generation = slice_.generation.key
     if both_backends(state):  # the switch above chose
         switch = "switched ON" if chosen.backend == "compute" else "Compute Engine OFF"
         return f"Made through {api} ({switch}); both APIs serve {generation}."
-    note = access_note(state.accelerator)  # TPU7x: granted through the account team
+    note = access_note(slice_)  # TPU7x: granted through the account team
     return f"Made through {api}: Google serves {generation} only there." + (
         f" {note}." if note else ""
     )
@@ -345,7 +346,7 @@ def price_line(s: WizardState) -> str:
     """The chosen zone's price on the route, with whose figure it is: the Billing Catalog's
     SKU (read on a date), or the offline table's, with why where the session read the
     catalog; Flex-start's "at most" only where its own price is not known."""
-    price = cost.zone_price(s.accelerator, s.route, s.zone)
+    price = cost.zone_price(s.slice, s.route, s.zone)
     source = f"from the {price.label}" if price.label else "an estimate from approximate prices"
     # The note's first clause: the whole reason (with its command) is under Capacity's table.
     why = f" ({price.note.split(' (')[0]})" if price.note and price.label else ""

@@ -40,14 +40,15 @@ class ZonesScreen(WizardScreen[str]):
 
     def __init__(
         self,
-        accelerator: str,
+        slice_: catalog.Slice,
         current: str | None,
         survey_fn: Callable[[], ZoneAnswer],
         route: str = "vm",
     ) -> None:
         """``survey_fn``: the session's survey (``Session.zone_survey``), run off the UI thread."""
         super().__init__()
-        self.accelerator, self.current, self.survey_fn = accelerator, current, survey_fn
+        self.slice, self.accelerator = slice_, slice_.name
+        self.current, self.survey_fn = current, survey_fn
         self.route = route
         self.zones: list[str] = []  # in the table's order: the route's own first
         self.rows: list[RouteZone] = []
@@ -56,7 +57,7 @@ class ZonesScreen(WizardScreen[str]):
         self.shown: tuple[ZoneSurvey, str, ZoneAnswer | None] | None = None  # for a redraw
 
     def compose_body(self) -> ComposeResult:
-        runtime = catalog.parse_accelerator(self.accelerator).generation.runtime_version
+        runtime = self.slice.generation.runtime_version
         yield Static(
             f"[b]Zones offering {self.accelerator}[/b] (runtime version {runtime})", classes="title"
         )
@@ -98,8 +99,8 @@ class ZonesScreen(WizardScreen[str]):
             tried = answer.last_tried(self.accelerator)
         # The route's usable zones first, the cheapest first, unconfirmed ones after (among
         # equal prices that order stands: the zone that lately had capacity first).
-        unconfirmed = unconfirmed_zones(survey, self.accelerator)
-        self.rows = route_zones(self.accelerator, self.route, offering, unconfirmed)
+        unconfirmed = unconfirmed_zones(survey, self.slice)
+        self.rows = route_zones(self.slice, self.route, offering, unconfirmed)
         self.zones = [r.zone for r in self.rows]
         self.query_one("#source", Static).update(f"Source: {label}")
         table = self.query_one(DataTable)

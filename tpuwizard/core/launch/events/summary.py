@@ -5,8 +5,12 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from tpuwizard.core.launch.events import launch_events as ev
+
+if TYPE_CHECKING:
+    from tpuwizard.core.plan.catalog import Slice
 
 LAST_LINES = 8  # of the script's output, kept for the summary
 
@@ -68,6 +72,17 @@ class RunSummary:
     # launch that does not resume after preemption).
     attempts_at_most: int | None = None
     attempts: list[AttemptRecord] = field(default_factory=list)
+
+    @property
+    def known_slice(self) -> Slice | None:
+        """The launch's type, parsed from the name its Planned event carried; None for a name
+        that is no Cloud TPU type (a Kaggle shape)."""
+        from tpuwizard.core.plan import catalog
+
+        try:
+            return catalog.parse_accelerator(self.accelerator or "")
+        except catalog.UnknownAcceleratorError:
+            return None
 
     def apply(self, event: ev.Event) -> None:
         match event:

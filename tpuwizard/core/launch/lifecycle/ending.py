@@ -156,14 +156,14 @@ class Ending:
                 resource.name,
                 resource.zone,
                 delete_command(resource, self.rt.practice),
-                cost.hourly(resource.accelerator, resource.route, resource.zone),
+                cost.hourly(resource.slice, resource.route, resource.zone),
                 deadline,
                 ended_by,
                 resource.node_id or resource.name,
                 resource.accelerator,
                 idle,
                 state.receipt,
-                cost.at_most_hourly(resource.accelerator, resource.route, resource.zone),
+                cost.at_most_hourly(resource.slice, resource.route, resource.zone),
             )
         )
 
@@ -261,9 +261,7 @@ class Ending:
         if state.created_at is None:
             return None
         figure = cost.at_most if at_most else cost.estimate
-        return figure(
-            self.plan.accelerator, self.plan.route, self.costing_seconds(state), state.zone
-        )
+        return figure(self.slice, self.plan.route, self.costing_seconds(state), state.zone)
 
     def total_cost(self, at_most: bool = False) -> float | None:
         """This launch's resource and, with --fan-out, what its other requests cost (with
@@ -289,7 +287,7 @@ class Ending:
             "chips": self.slice.chips,
             "seconds": round(self.costing_seconds(), 1),
             "billed_from": "first READY until verified gone",
-            "price_per_hour_usd": cost.hourly(self.plan.accelerator, self.plan.route, zone),
+            "price_per_hour_usd": cost.hourly(self.slice, self.plan.route, zone),
             "cost_usd": total,
             # Flex-start has no figure: the most it cost, at the on-demand price (cost.py).
             "cost_at_most_usd": self.total_cost(at_most=True) if total is None else None,

@@ -87,15 +87,15 @@ class Launch:
                     plan.project,
                     self.slice.chips,
                     self.slice.vms,
-                    cost.hourly(plan.accelerator, plan.route, plan.zone),
+                    cost.hourly(self.slice, plan.route, plan.zone),
                     plan.max_run,
                     self.rt.practice,
                     str(plan.run_dir),
                     plan.fetch,
                     plan.budget_usd,
-                    cost.at_most_hourly(plan.accelerator, plan.route, plan.zone),
+                    cost.at_most_hourly(self.slice, plan.route, plan.zone),
                     plan.max_restarts + 1 if plan.checkpoints is not None else None,
-                    *cost.price_origin(plan.accelerator, plan.route, plan.zone),
+                    *cost.price_origin(self.slice, plan.route, plan.zone),
                 )
             )
             if not plan.watchdog:  # nothing better will come: Keep keeps at once, as it is
@@ -290,7 +290,7 @@ def launch_chain(launch: Launch) -> ResumeChain:
         plan.run_id,
         plan.max_restarts,
         time.time() + plan.max_run * 60,
-        plan.accelerator,
+        plan.slice,
         plan.route,
         plan.budget_usd,
         plan.resume_from,

@@ -49,4 +49,5 @@ class LaunchState:
             name=plan.node_name,
             route=plan.route,
             backend=plan.backend,
+            slice=plan.known_slice,
         )

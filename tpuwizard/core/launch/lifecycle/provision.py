@@ -207,10 +207,10 @@ class Provisioner:
             ev.BillingStarted(
                 name,
                 state.costing_since,
-                cost.hourly(plan.accelerator, plan.route, zone),
+                cost.hourly(self.slice, plan.route, zone),
                 zone,
-                cost.at_most_hourly(plan.accelerator, plan.route, zone),
-                *cost.price_origin(plan.accelerator, plan.route, zone),
+                cost.at_most_hourly(self.slice, plan.route, zone),
+                *cost.price_origin(self.slice, plan.route, zone),
             )
         )
         if len(node.endpoints) != self.slice.vms:

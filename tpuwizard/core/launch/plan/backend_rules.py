@@ -65,7 +65,7 @@ def backend_problems(plan: BackendFields) -> list[Said]:
     if slice_ is None:
         return []  # said once, by the accelerator rule
     try:
-        backend_choice.choose_backend(plan.accelerator, plan.route, plan.backend, None)
+        backend_choice.choose_backend(slice_, plan.route, plan.backend, None)
     except BadInput as err:
         found.append(str(err))
     wait = plan.queue_wait_minutes
@@ -108,7 +108,7 @@ def _kept_slice_refused(plan: BackendFields) -> str:
     gen = plan.known_slice.generation
     single = gen.name_for_chips(gen.single_host_max_chips)
     ways = [f"a single-host type (up to {single}), whose VM Compute Engine deletes at its deadline"]
-    if TPU_API in backend_choice.support_for(plan.accelerator).backends:
+    if TPU_API in backend_choice.support_for(plan.known_slice).backends:
         ways.append("--backend tpu-api, where the slice is one node and its watchdog deletes it")
     return (
         f"A kept {plan.accelerator} on Compute Engine would outlive its deadline: at its max run "

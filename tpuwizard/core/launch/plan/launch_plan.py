@@ -234,7 +234,7 @@ class LaunchPlan:
                 "(the queued resource adds '-qr')."
             )
         if self.route == "flex" and not refusal and self.known_slice is not None:
-            found.extend(flex_problems(self.accelerator, self.zone, self.backend))
+            found.extend(flex_problems(self.known_slice, self.zone, self.backend))
         found.extend(backend_problems(self))
         found.extend(via_problems(self))
         found.extend(reach_problems(self))
@@ -314,12 +314,13 @@ def plan_for_run(run_id: str, run_dir: Path, **answers: Any) -> LaunchPlan:
     return LaunchPlan(run_id=run_id, run_dir=run_dir, **answers)
 
 
-def flex_problems(accelerator: str, zone: str, backend: str = "auto") -> list[Said]:
+def flex_problems(slice_: catalog.Slice, zone: str, backend: str = "auto") -> list[Said]:
     """Flex-start exists only for a few types and zones on the TPU API (google-behaviour.md,
     Creating), wherever the machine type is on Compute Engine (google_errors.flex_zones, the
     one rule): say so before any API call, with where it does exist. Asked of a known type
     only (an unknown one is reported once, by the accelerator rule)."""
-    where = google_errors.flex_zones(accelerator, backend)
+    accelerator = slice_.name
+    where = google_errors.flex_zones(slice_, backend)
     if zone in where:
         return []
     offered = f"only in {', '.join(where)}" if where else "in no zone"

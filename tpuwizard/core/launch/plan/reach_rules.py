@@ -11,17 +11,20 @@ is refused before create: on Google it would be a billed create and delete for n
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.cloud.backends import COMPUTE
+
+if TYPE_CHECKING:
+    from tpuwizard.core.plan.catalog import Slice
 
 
 class ReachFields(Protocol):
     """What these rules read of a plan (a :class:`LaunchPlan` has it all)."""
 
     @property
-    def accelerator(self) -> str: ...
+    def known_slice(self) -> Slice | None: ...
 
     @property
     def backend(self) -> str: ...
@@ -68,17 +71,14 @@ def _internal_on_compute(plan: ReachFields) -> Said:
     name only what the plan then takes: the TPU API's IAP transport where it serves the type."""
     from tpuwizard.core.cloud import backend_choice
     from tpuwizard.core.cloud.backends import TPU_API
-    from tpuwizard.core.plan import catalog
 
     why = (
         "Without external addresses nothing here reaches a Compute Engine TPU VM: tpuwizard "
         "reaches them by SSH to their external address (it has no IAP transport for Compute "
         "Engine), so the VM would be created, billed and deleted for nothing. "
     )
-    try:
-        served = TPU_API in backend_choice.support_for(plan.accelerator).backends
-    except catalog.UnknownAcceleratorError:
-        served = False
+    slice_ = plan.known_slice
+    served = slice_ is not None and TPU_API in backend_choice.support_for(slice_).backends
     if served:
         return phrase(
             why + "Ask for external addresses ({0}), or use {1} with {2} (IAP).",

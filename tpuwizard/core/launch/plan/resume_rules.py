@@ -27,6 +27,9 @@ class ResumeFields(Protocol):
     def accelerator(self) -> str: ...
 
     @property
+    def known_slice(self) -> catalog.Slice | None: ...
+
+    @property
     def budget_usd(self) -> float | None: ...
 
     @property
@@ -165,12 +168,10 @@ def resume_problems(plan: ResumeFields) -> list[Said]:
     return found
 
 
-def budget_minutes(accelerator: str, route: str, zone: str, usd: float) -> float | None:
-    """Minutes of billing ``usd`` buys, less the delete allowance; None: no price is known."""
-    try:
-        per_hour = cost.hourly(accelerator, route, zone)
-    except catalog.UnknownAcceleratorError:
-        return None
+def budget_minutes(slice_: catalog.Slice | None, route: str, zone: str, usd: float) -> float | None:
+    """Minutes of billing ``usd`` buys, less the delete allowance; None: no price is known
+    (or an unknown type, ``slice_`` None)."""
+    per_hour = cost.hourly(slice_, route, zone) if slice_ is not None else None
     if not per_hour:
         return None
     return usd / per_hour * 60 - DELETE_ALLOWANCE_MINUTES
@@ -184,15 +185,16 @@ def budget_problems(plan: ResumeFields) -> list[Said]:
         return []
     if not math.isfinite(usd) or usd <= 0:
         return [f"--budget must be a positive number of US dollars, such as --budget 5, not {usd}."]
-    minutes = budget_minutes(plan.accelerator, plan.route, plan.zone, usd)
-    if minutes is None:
+    slice_ = plan.known_slice
+    minutes = budget_minutes(slice_, plan.route, plan.zone, usd)
+    if slice_ is None or minutes is None:
         return [
             f"--budget cannot be held: no price is known for {plan.accelerator} on the "
             f"{plan.route} route in {plan.zone}. Leave --budget out (--max-run bounds the run), "
             "or choose a type and zone with a price (tpuwizard fit shows them)."
         ]
     if minutes < MIN_ATTEMPT_MINUTES:
-        per_hour = cost.hourly(plan.accelerator, plan.route, plan.zone) or 0.0
+        per_hour = cost.hourly(slice_, plan.route, plan.zone) or 0.0
         need = (MIN_ATTEMPT_MINUTES + DELETE_ALLOWANCE_MINUTES) / 60 * per_hour
         return [
             f"--budget {usd:g} buys {max(0.0, minutes):.0f} minute(s) of {plan.accelerator} "

@@ -131,7 +131,7 @@ def _offered_problems(plan: ZoneFields, zones: list[str]) -> list[Said]:
             "--zones."
         )
     if plan.route == "flex" and not google_errors.launchable(plan.known_slice, plan.backend):
-        flex = google_errors.flex_zones(plan.accelerator, plan.backend)
+        flex = google_errors.flex_zones(plan.known_slice, plan.backend)
         no_flex = [z for z in zones if z in offered and z not in flex and z != plan.zone]
         if no_flex:  # the first zone's rule is ZoneFields's own (flex_problems)
             found.append(
@@ -146,9 +146,12 @@ def worst_case_hourly(plan: ZoneFields) -> float | None:
     verified gone (Flex-start: at most on-demand's); None where a zone's price is unknown."""
     from tpuwizard.core.plan import cost
 
+    slice_ = plan.known_slice
+    if slice_ is None:
+        return None  # an unknown type: said once, by the accelerator rule
     total = 0.0
     for zone in zones_of(plan):
-        hourly = cost.at_most_hourly(plan.accelerator, plan.route, zone)
+        hourly = cost.at_most_hourly(slice_, plan.route, zone)
         if hourly is None:
             return None
         total += hourly

@@ -41,7 +41,7 @@ class Billable:
         if not self.billing:
             return 0.0
         r = self.resource
-        return cost.at_most(r.accelerator, r.route, self.age_s, r.zone)
+        return cost.at_most(r.slice, r.route, self.age_s, r.zone)
 
     def to_dict(self) -> dict[str, object]:
         r = self.resource

@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 # The rule ``status``, the quit guard and the meter all follow; clouds answer it as
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     # and the events' dataclasses and the price catalog take longer to import than it to draw.
     from tpuwizard.core.launch.events import launch_events as ev
     from tpuwizard.core.launch.records.billable import Billable
+    from tpuwizard.core.plan.catalog import Slice
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,14 @@ class Billed:
     # duration): Google deletes it then, with no watchdog of ours.
     deadline_by_google: bool = False
 
+    @cached_property
+    def slice(self) -> Slice:
+        """Its accelerator type, parsed: the name comes from a launch's events or a ledger
+        record (what the front ends are handed), as their JSON carries it."""
+        from tpuwizard.core.plan import catalog
+
+        return catalog.parse_accelerator(self.accelerator)
+
     def idle_deadline(self) -> float | None:
         """When the watchdog deletes it without another heartbeat (None: not a kept node with
         an idle time)."""
@@ -78,7 +88,7 @@ class Billed:
             return 0.0
         from tpuwizard.core.plan import cost
 
-        return cost.estimate(self.accelerator, self.route, self.costing_s(now), self.zone)
+        return cost.estimate(self.slice, self.route, self.costing_s(now), self.zone)
 
     def cost_at_most_usd(self, now: float | None = None) -> float | None:
         """The most it has cost so far: the estimate where the catalog has a price; for
@@ -87,7 +97,7 @@ class Billed:
             return 0.0
         from tpuwizard.core.plan import cost
 
-        return cost.at_most(self.accelerator, self.route, self.costing_s(now), self.zone)
+        return cost.at_most(self.slice, self.route, self.costing_s(now), self.zone)
 
     def costing_s(self, now: float | None = None) -> float:
         if self.costing_since is None:

@@ -60,6 +60,17 @@ class Resource:
         return catalog.parse_accelerator(self.accelerator)
 
     @property
+    def known_slice(self) -> Slice | None:
+        """:attr:`slice`, or None for a name the catalog does not know (a diagnosis words it
+        all the same)."""
+        from tpuwizard.core.plan import catalog
+
+        try:
+            return self.slice
+        except catalog.UnknownAcceleratorError:
+            return None
+
+    @property
     def key(self) -> tuple[str, str, str, str, str]:
         """One instance: the same name from another run is another resource."""
         return (self.kind, self.project, self.zone, self.name, self.run_id)

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from tpuwizard.core.cloud.diagnosis import Diagnosis
 from tpuwizard.core.errors import NodeGone
@@ -40,6 +40,9 @@ from tpuwizard.core.launch.plan.resume_rules import (
 )
 from tpuwizard.core.launch.resume.checkpoint_copier import ResumeSetup
 from tpuwizard.core.remote.checkpoints import CheckpointsHome
+
+if TYPE_CHECKING:
+    from tpuwizard.core.plan.catalog import Slice
 
 # What ended the chain, in the words of the summary's "Failed during script" line.
 STOPPED_BY = {
@@ -70,7 +73,7 @@ class ChainLimits:
     run_id: str
     max_restarts: int
     ends_at: float  # no attempt starts with under ten minutes before this (--max-run's end)
-    accelerator: str
+    slice: Slice
     route: str
     budget_usd: float | None = None
     resume_from: str | None = None  # --resume-from: the earlier run's id ...
@@ -172,7 +175,7 @@ class ResumeChain:
         if limits.budget_usd is None:
             return left, "max_run"
         bought = budget_minutes(
-            limits.accelerator, limits.route, self.attempts.zone, limits.budget_usd - spent
+            limits.slice, limits.route, self.attempts.zone, limits.budget_usd - spent
         )
         if bought is not None and bought < left:
             return bought, "budget"

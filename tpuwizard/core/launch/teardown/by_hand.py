@@ -108,6 +108,7 @@ def check_failed(err: BaseException, resource: Resource) -> Diagnosis:
             accelerator=resource.accelerator,
             name=resource.name,
             backend=resource.backend,
+            slice=resource.known_slice,
         ),
     )
     by_hand = [

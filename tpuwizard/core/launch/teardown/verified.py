@@ -288,9 +288,7 @@ def _billable(
     bills = cloud.bills_in_state(resource.kind, state)
     # Nothing while its state bills nothing (CREATING, waiting for capacity), else the price
     # over its age (its READY time is not known from a listing).
-    cost_usd = (
-        cost.estimate(resource.accelerator, resource.route, age, resource.zone) if bills else 0.0
-    )
+    cost_usd = cost.estimate(resource.slice, resource.route, age, resource.zone) if bills else 0.0
     return Billable(resource, state, age, cost_usd, source, kept=kept, bills=bills, parts=parts)
 
 
