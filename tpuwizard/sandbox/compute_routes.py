@@ -293,7 +293,9 @@ class Routes:
         items: dict[str, Any] = {}
         for zone in zones:
             mine = [i for z, i in shown if z == zone]
-            if mine:
+            if zone in self.s.faults.unreachable:
+                items[f"zones/{zone}"] = {"warning": ce.unreachable_warning(f"zones/{zone}")}
+            elif mine:
                 items[f"zones/{zone}"] = {kind: mine}
             elif not query.get("pageToken"):
                 items[f"zones/{zone}"] = {

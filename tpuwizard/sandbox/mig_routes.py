@@ -217,7 +217,9 @@ class MigRoutes:
         items: dict[str, Any] = {}
         for zone in instance_rules.zones():
             mine = [m for m in self.s.migs.in_zone(project, zone) if matches(wanted, m)]
-            if mine:
+            if zone in self.s.faults.unreachable:
+                items[f"zones/{zone}"] = {"warning": ce.unreachable_warning(f"zones/{zone}")}
+            elif mine:
                 items[f"zones/{zone}"] = {"instanceGroupManagers": mine}
         link = f"{ce.BASE}projects/{project}/aggregated/instanceGroupManagers"
         return {
