@@ -271,13 +271,15 @@ class Routes:
 
     def aggregated_instances(self, project: str, query: dict, body: Any) -> dict:
         wanted = parse_filter(query.get("filter", ""))
+        # The AI zones hidden, as zones.list hides them (Google hides them from the REST API).
+        zones = google.listed(instance_rules.zones(), self.s.faults.ai_zones_visible)
         every = [
             (zone, i)
-            for zone in instance_rules.zones()
+            for zone in zones
             for i in self.s.instances.in_zone(project, zone)
             if matches(wanted, i)
         ]
-        return self._aggregated("instances", project, every, query, instance_rules.zones())
+        return self._aggregated("instances", project, every, query, zones)
 
     def _aggregated(
         self,

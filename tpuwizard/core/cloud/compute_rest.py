@@ -39,6 +39,7 @@ class Everywhere:
 
     found: list[tuple[str, Any]]
     unreachable: dict[str, str]
+    scopes: frozenset[str] = frozenset()  # every scope the answer named, with items or not
 
 
 class ComputeReads:
@@ -79,17 +80,19 @@ class ComputeReads:
         be read is reported in the answer, as above.)"""
         found: list[tuple[str, Any]] = []
         unreachable: dict[str, str] = {}
+        scopes: set[str] = set()
         for page in self._pages(f"aggregated/{path}", filter_):
             for scope, scoped in (page.get("items") or {}).items():
                 if not isinstance(scoped, dict):
                     continue
+                scopes.add(str(scope))
                 warning = scoped.get("warning") or {}
                 if warning.get("code") == "UNREACHABLE":
                     unreachable[str(scope)] = str(warning.get("message") or "UNREACHABLE")
                 found += [(str(scope), read(kind, item)) for item in scoped.get(key) or ()]
             for scope in page.get("unreachables") or ():
                 unreachable.setdefault(str(scope), "unreachable")
-        return Everywhere(found, unreachable)
+        return Everywhere(found, unreachable, frozenset(scopes))
 
     # -- the catalog -------------------------------------------------------------------------
     def machine_types_everywhere(self, filter_: str = "") -> list[tuple[str, list[str]]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from tpuwizard.core.cloud import compute_slice_body as body
+from tpuwizard.core.cloud.ai_zones import with_ai_zones
 from tpuwizard.core.cloud.compute_read import label_filter, matching, node_info
 from tpuwizard.core.cloud.compute_rest import ComputeReads, Everywhere
 from tpuwizard.core.cloud.compute_slice_reads import SliceReads
@@ -27,16 +28,23 @@ from tpuwizard.core.cloud.types import NodeInfo
 def survey_everywhere(reads: ComputeReads, slices: SliceReads, labels: dict[str, str]) -> Surveyed:
     """Each zone's nodes whose labels include ``labels`` (a slice as one node, its leftover
     parts too), and the zones or regions Google could not reach, with why."""
-    instances, migs, templates, policies = at_once(
+    instances, migs, templates, policies, hidden = at_once(
         lambda: reads.everywhere(Instance, "instances", "instances", label_filter(labels)),
         lambda: _unserved_none(reads, InstanceGroupManager, "instanceGroupManagers"),
         lambda: _unserved_none(reads, InstanceTemplate, "instanceTemplates"),
         lambda: _unserved_none(reads, ResourcePolicy, "resourcePolicies"),
+        lambda: _ai_zones(reads, labels),
     )
     in_zone = _by_place(instances, "zones/")
     migs_in = _by_place(migs, "zones/")
+    failed: dict[str, Exception] = {}
+    for zone, alone in hidden.items():
+        if isinstance(alone, tuple):  # the zone's own lists: as whole as the aggregated ones
+            in_zone[zone], migs_in[zone] = alone
+        elif f"zones/{zone}" not in instances.scopes:  # and nothing else read it
+            failed[zone] = alone
     templates_in, policies_in = _by_place(templates, "regions/"), _by_place(policies, "regions/")
-    zones = set(in_zone) | set(migs_in)
+    zones = {z for z, found in (*in_zone.items(), *migs_in.items()) if found}
     for region, parts in (*templates_in.items(), *policies_in.items()):
         zones |= {z for p in parts if (z := _noted_zone(p)) and body.region_of(z) == region}
     nodes: dict[str, list[NodeInfo]] = {}
@@ -44,12 +52,43 @@ def survey_everywhere(reads: ComputeReads, slices: SliceReads, labels: dict[str,
         region = body.region_of(zone)
         listed = (migs_in.get(zone, []), templates_in.get(region, []), policies_in.get(region, []))
         folded, loose = slices.fold(zone, in_zone.get(zone, []), listed)
-        nodes[zone] = matching([*folded, *(node_info(i, zone) for i in loose)], labels)
+        if found := matching([*folded, *(node_info(i, zone) for i in loose)], labels):
+            nodes[zone] = found
     unreachable: dict[str, str] = {}
     for answer in (instances, migs, templates, policies):
         for scope, why in answer.unreachable.items():
             unreachable.setdefault(scope.rsplit("/", 1)[-1], why)
-    return Surveyed(nodes, unreachable)
+    return Surveyed(nodes, unreachable, failed)
+
+
+def _ai_zones(
+    reads: ComputeReads, labels: dict[str, str]
+) -> dict[str, tuple[list[Any], list[Any]] | Exception]:
+    """The AI zones' instances and MIGs, each zone listed alone, beside the aggregated lists:
+    Google hides these zones from its REST API's lists until the project makes them visible
+    (ai_zones.py), yet a launch may name one, so an aggregated list may leave out what is there.
+    (Their regions' templates and policies are in the aggregated lists: regions are not hidden.)
+    Each zone's two lists, or its error."""
+    from google.api_core import exceptions
+
+    def migs(zone: str) -> list[Any]:
+        try:
+            return reads.migs(zone)
+        except exceptions.NotFound:  # a server that does not serve them has none
+            return []
+
+    def one(zone: str) -> tuple[list[Any], list[Any]] | Exception:
+        try:
+            listed, managers = at_once(
+                lambda: reads.instances(zone, label_filter(labels)), lambda: migs(zone)
+            )
+        except Exception as err:  # this zone's answer: the caller says it was not checked
+            return err
+        return listed, managers
+
+    zones = with_ai_zones([])
+    answers = at_once(*(lambda z=z: one(z) for z in zones)) if zones else []
+    return dict(zip(zones, answers, strict=True))
 
 
 def _unserved_none(reads: ComputeReads, kind: type, path: str) -> Everywhere:

@@ -10,7 +10,7 @@ written here.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from tpuwizard.core.cloud.types import NodeInfo, NodeRequest, QueuedInfo
@@ -33,6 +33,7 @@ class Surveyed:
 
     nodes: dict[str, list[NodeInfo]]
     unreachable: dict[str, str]
+    failed: dict[str, Exception] = field(default_factory=dict)  # a zone's own list refused
 
 
 @runtime_checkable

@@ -64,7 +64,14 @@ def labelled(
             for where, why in surveyed.unreachable.items()
             if wanted is None or where in wanted | {region_of(z) for z in wanted}
         }
-        return found, skipped, set()
+        refused: set[str] = set()
+        for zone, err in surveyed.failed.items():  # a zone listed alone, as zone by zone
+            if wanted is None or zone in wanted:
+                d = diagnose(err, Context(project=cloud.project, zone=zone))
+                skipped[zone] = d.title
+                if d.kind == "zone_unavailable":
+                    refused.add(zone)
+        return found, skipped, refused
     return _zone_by_zone(cloud, zones, now)
 
 
