@@ -108,7 +108,9 @@ def _zone_by_zone(
     found: list[Billable] = []
     skipped: dict[str, str] = {}
     refused: set[str] = set()
-    with ThreadPoolExecutor(max_workers=16) as pool:
+    # Every zone at once: with fewer workers than zones (there are 20 and more), the last
+    # zones wait for the first to answer, one round trip more.
+    with ThreadPoolExecutor(max_workers=max(1, len(zones))) as pool:
         futures = {zone: pool.submit(survey, zone) for zone in zones}
         for zone, future in futures.items():
             try:
