@@ -23,7 +23,7 @@ from tpuwizard.core.launch.records.ledger import Resource
 from tpuwizard.core.plan import cost
 
 # Why a zone the survey could not reach is not searched (its resources may still bill).
-UNREACHABLE = "Google could not reach this zone to list it ({why}): it was not checked"
+UNREACHABLE = "not checked: Google's list could not reach it ({why})"
 
 
 def billable(
