@@ -22,6 +22,7 @@ from tests.conftest import clean_env
 from tests.rotation import rotating
 
 ZONE = "us-east5-a"
+UNREACHABLE = "asia-northeast1-b"
 
 SCRIPT = textwrap.dedent(
     """
@@ -66,6 +67,8 @@ def test_gcloud_creates_a_flex_start_vm_lists_describes_and_deletes_it_in_the_sa
         CLOUDSDK_CORE_DISABLE_USAGE_REPORTING="true",
         CLOUDSDK_COMPONENT_MANAGER_DISABLE_UPDATE_CHECK="true",
         CLOUDSDK_CORE_DISABLE_PROMPTS="1",
+        # A zone the aggregated list cannot reach: gcloud must read its warning as Google's.
+        TPUWIZARD_SANDBOX_FAULTS=f"unreachable={UNREACHABLE}",
     )
     for key in ("TPUWIZARD_TPU_ENDPOINT", "TPUWIZARD_SANDBOX_TOKEN"):
         env.pop(key, None)
@@ -83,6 +86,9 @@ def test_gcloud_creates_a_flex_start_vm_lists_describes_and_deletes_it_in_the_sa
     sections = dict(part.split("\n", 1) for part in out.split("== ")[1:])
     assert sections["create"].split() == ["by-hand", "RUNNING"]  # gcloud waited on the operation
     assert sections["list"].split() == ["by-hand", ZONE, "RUNNING"]
+    # gcloud's own words for an aggregated list's UNREACHABLE scope (stderr): the sandbox's
+    # aggregated list is in Google's shape, warnings included.
+    assert f"Scope 'zones/{UNREACHABLE}' is unreachable" in done.stderr, done.stderr
     status, started, ends = sections["describe"].split()
     assert status == "RUNNING"
     # Google's deadline, read back: one hour from when it entered RUNNING.

@@ -330,3 +330,10 @@ def default_firewalls(project: str) -> list[dict[str, Any]]:
         }
         for name, ranges, allowed in rules
     ]
+
+
+def unreachable_warning(scope: str) -> dict[str, Any]:
+    """A scope's warning in an aggregated list when Google cannot reach it (fault
+    ``unreachable``): its items are left out, and nothing says there are none."""
+    message = f"Scope '{scope}' is unreachable: its resources could not be listed."
+    return {"code": "UNREACHABLE", "message": message, "data": [{"key": "scope", "value": scope}]}

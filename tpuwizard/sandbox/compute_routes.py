@@ -271,13 +271,15 @@ class Routes:
 
     def aggregated_instances(self, project: str, query: dict, body: Any) -> dict:
         wanted = parse_filter(query.get("filter", ""))
+        # The AI zones hidden, as zones.list hides them (Google hides them from the REST API).
+        zones = google.listed(instance_rules.zones(), self.s.faults.ai_zones_visible)
         every = [
             (zone, i)
-            for zone in instance_rules.zones()
+            for zone in zones
             for i in self.s.instances.in_zone(project, zone)
             if matches(wanted, i)
         ]
-        return self._aggregated("instances", project, every, query, instance_rules.zones())
+        return self._aggregated("instances", project, every, query, zones)
 
     def _aggregated(
         self,
@@ -293,7 +295,9 @@ class Routes:
         items: dict[str, Any] = {}
         for zone in zones:
             mine = [i for z, i in shown if z == zone]
-            if mine:
+            if zone in self.s.faults.unreachable:
+                items[f"zones/{zone}"] = {"warning": ce.unreachable_warning(f"zones/{zone}")}
+            elif mine:
                 items[f"zones/{zone}"] = {kind: mine}
             elif not query.get("pageToken"):
                 items[f"zones/{zone}"] = {

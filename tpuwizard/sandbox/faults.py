@@ -78,6 +78,8 @@ instance deletes. And these are theirs:
                         (compute-engine.md:64: 39 minutes once)
   staging_error=N       the next N inserts to reach the end of STAGING end with INTERNAL_ERROR
                         instead of RUNNING, the instance gone
+  unreachable=ZONE[,ZONE] Compute Engine's aggregated lists cannot reach these zones: each says
+                        so in its scope's warning (UNREACHABLE) and lists nothing of theirs
   ai_zones_visible=1    the project turned on AI zone visibility (a preview setting): the TPU
                         API's locations and Compute Engine's zones list the AI zones
                         (us-central1-ai1a, ...). Unset, they are hidden from both lists, as Google
@@ -190,6 +192,7 @@ STOCKOUT_CODES = (8, 9, 13, 5)
 class Faults:
     stockout: set[str] = field(default_factory=set)
     stockout_code: int = 8
+    unreachable: set[str] = field(default_factory=set)  # zones aggregated lists cannot reach
     slow_create: float | None = None
     never_ready: bool = False
     sa_no_delete: bool = False  # the VM's service account may not delete (watchdog check)
@@ -254,6 +257,8 @@ def parse_faults(spec: str | None, memory: bool = False) -> Faults:
         try:
             if key == "stockout":
                 faults.stockout = {z.strip() for z in value.split(",") if z.strip()}
+            elif key == "unreachable":
+                faults.unreachable = {z.strip() for z in value.split(",") if z.strip()}
             elif key == "stockout_code":
                 faults.stockout_code = int(value)
                 if faults.stockout_code not in STOCKOUT_CODES:
@@ -290,6 +295,7 @@ def parse_faults(spec: str | None, memory: bool = False) -> Faults:
                     [
                         "stockout",
                         "stockout_code",
+                        "unreachable",
                         "slow_create",
                         "never_ready",
                         "latency_ms",

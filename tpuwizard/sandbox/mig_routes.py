@@ -211,13 +211,15 @@ class MigRoutes:
         raise ApiError(404, "notFound", f"The resource '{key}' was not found")
 
     def aggregated_migs(self, project: str, query: dict, body: Any) -> dict:
-        from tpuwizard.sandbox import instance_rules
+        from tpuwizard.sandbox import google, instance_rules
 
         wanted = parse_filter(query.get("filter", ""))
         items: dict[str, Any] = {}
-        for zone in instance_rules.zones():
+        for zone in google.listed(instance_rules.zones(), self.s.faults.ai_zones_visible):
             mine = [m for m in self.s.migs.in_zone(project, zone) if matches(wanted, m)]
-            if mine:
+            if zone in self.s.faults.unreachable:
+                items[f"zones/{zone}"] = {"warning": ce.unreachable_warning(f"zones/{zone}")}
+            elif mine:
                 items[f"zones/{zone}"] = {"instanceGroupManagers": mine}
         link = f"{ce.BASE}projects/{project}/aggregated/instanceGroupManagers"
         return {

@@ -41,15 +41,11 @@ from tpuwizard.core.cloud.compute_read import label_filter, matching, node_info,
 from tpuwizard.core.cloud.compute_rest import ComputeReads
 from tpuwizard.core.cloud.compute_slice_body import is_single_vm
 from tpuwizard.core.cloud.compute_slices import ComputeSlices, SliceBuild
+from tpuwizard.core.cloud.compute_survey import survey_everywhere
 from tpuwizard.core.cloud.endpoint import compute_endpoint
-from tpuwizard.core.cloud.google_calls import (
-    at_once,
-    credentials_for,
-    quota_is_final,
-    retry_reads,
-)
+from tpuwizard.core.cloud.google_calls import at_once, credentials_for, quota_is_final, retry_reads
 from tpuwizard.core.cloud.polling import pause, poll_until
-from tpuwizard.core.cloud.protocol import NodeIdentity, Part
+from tpuwizard.core.cloud.protocol import NodeIdentity, Part, Surveyed
 from tpuwizard.core.cloud.types import CALL_TIMEOUT, NodeInfo, NodeRequest, QueuedInfo
 from tpuwizard.core.deadlines import READY_TIMEOUT_S
 from tpuwizard.core.errors import CreateFailed, WaitTimedOut
@@ -194,11 +190,12 @@ class ComputeCloud:
 
     def list_all_nodes(self, labels: dict[str, str] | None = None) -> list[NodeInfo]:
         """Every zone's instances whose labels include ``labels``, in one aggregated list."""
-        nodes = [
-            node_info(i, scope.rsplit("/", 1)[-1])
-            for scope, i in self.reads.instances_everywhere(label_filter(labels))
-        ]
-        return matching(nodes, labels)
+        found = self.reads.instances_everywhere(label_filter(labels))
+        return matching([node_info(i, scope.rsplit("/", 1)[-1]) for scope, i in found], labels)
+
+    def survey_everywhere(self, labels: dict[str, str]) -> Surveyed:
+        """Every zone's nodes as :meth:`list_nodes` finds them, each kind in one aggregated list."""
+        return survey_everywhere(self.reads, self.slices.read, labels)
 
     def wait_for_node(
         self,

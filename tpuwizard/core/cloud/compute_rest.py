@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
@@ -30,6 +31,15 @@ from tpuwizard.core.cloud.compute_views import (
     View,
     read,
 )
+
+
+@dataclass(frozen=True)
+class Everywhere:
+    """An aggregated list's answer: (scope, item) for each item, and the scopes not reached."""
+
+    found: list[tuple[str, Any]]
+    unreachable: dict[str, str]
+    scopes: frozenset[str] = frozenset()  # every scope the answer named, with items or not
 
 
 class ComputeReads:
@@ -60,6 +70,29 @@ class ComputeReads:
             for scope, scoped in self._scopes("aggregated/instances", filter_)
             for found in scoped.get("instances") or ()
         ]
+
+    def everywhere(self, kind: type[View], path: str, key: str, filter_: str = "") -> Everywhere:
+        """One aggregated list (``aggregated/<path>``), every page: each scope's ``key`` items
+        read as ``kind``, with their scope ("zones/Z", "regions/R", "global"); and the scopes
+        Google could not reach (a scope's warning UNREACHABLE, or the list's ``unreachables``)
+        with why: those were not checked, never empty. A scope with NO_RESULTS_ON_PAGE has none.
+        (compute.v1.json's aggregated lists take no ``returnPartialSuccess``: a scope that cannot
+        be read is reported in the answer, as above.)"""
+        found: list[tuple[str, Any]] = []
+        unreachable: dict[str, str] = {}
+        scopes: set[str] = set()
+        for page in self._pages(f"aggregated/{path}", filter_):
+            for scope, scoped in (page.get("items") or {}).items():
+                if not isinstance(scoped, dict):
+                    continue
+                scopes.add(str(scope))
+                warning = scoped.get("warning") or {}
+                if warning.get("code") == "UNREACHABLE":
+                    unreachable[str(scope)] = str(warning.get("message") or "UNREACHABLE")
+                found += [(str(scope), read(kind, item)) for item in scoped.get(key) or ()]
+            for scope in page.get("unreachables") or ():
+                unreachable.setdefault(str(scope), "unreachable")
+        return Everywhere(found, unreachable, frozenset(scopes))
 
     # -- the catalog -------------------------------------------------------------------------
     def machine_types_everywhere(self, filter_: str = "") -> list[tuple[str, list[str]]]:

@@ -10,8 +10,8 @@ written here.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Protocol
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
 
 from tpuwizard.core.cloud.types import NodeInfo, NodeRequest, QueuedInfo
 from tpuwizard.core.deadlines import READY_TIMEOUT_S
@@ -24,6 +24,24 @@ class NodeIdentity:
 
     uid: str
     create_time: float | None
+
+
+@dataclass(frozen=True)
+class Surveyed:
+    """A labelled survey of every zone at once: each zone's nodes (zones with none left out),
+    and the zones (or regions) that could not be read, with why: those were not checked."""
+
+    nodes: dict[str, list[NodeInfo]]
+    unreachable: dict[str, str]
+    failed: dict[str, Exception] = field(default_factory=dict)  # a zone's own list refused
+
+
+@runtime_checkable
+class SurveysEverywhere(Protocol):
+    """A cloud that lists every zone's labelled nodes in one go (Compute Engine's aggregated
+    lists); ``status`` and the leftover check then need no list of zones, nor a call a zone."""
+
+    def survey_everywhere(self, labels: dict[str, str]) -> Surveyed: ...
 
 
 @dataclass(frozen=True)

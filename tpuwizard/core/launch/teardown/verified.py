@@ -13,18 +13,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from tpuwizard.core.cloud.ai_zones import with_ai_zones
-from tpuwizard.core.cloud.backends import VIA_AUTO, VIA_RESIZE_REQUEST
-from tpuwizard.core.cloud.compute_slice_body import is_single_vm
-from tpuwizard.core.cloud.diagnose import Context, Diagnosis, api_name, diagnose
-from tpuwizard.core.cloud.google_calls import at_once
+from tpuwizard.core.cloud.diagnose import Diagnosis, api_name
 from tpuwizard.core.cloud.protocol import Cloud, Part
-from tpuwizard.core.cloud.types import MANAGED_BY, OWNER_LABEL, RUN_LABEL, NodeInfo
+from tpuwizard.core.cloud.types import OWNER_LABEL, NodeInfo
 from tpuwizard.core.launch.records.billable import Billable
 from tpuwizard.core.launch.records.ledger import Entry, Ledger, Resource
 from tpuwizard.core.launch.records.ownership import held_by, is_instance, live_labels
+from tpuwizard.core.launch.teardown import labelled as by_label
 from tpuwizard.core.launch.teardown.by_hand import ZONE_LEVEL, check_failed, manual_command
-from tpuwizard.core.plan import cost
 
 if TYPE_CHECKING:  # the events (~0.1 s to import) are not needed to survey what may bill
     from tpuwizard.core.launch.events import launch_events as ev
@@ -208,7 +204,7 @@ def reconcile(
     # The records and the labelled survey at once: each is a few requests one after another,
     # and what the user waits for is the longer of the two, not their sum.
     with ThreadPoolExecutor(max_workers=1) as pool:
-        survey = pool.submit(_labelled, cloud, zones, now)
+        survey = pool.submit(by_label.labelled, cloud, zones, now)
         found, unchecked = _check_records(cloud, ledger, now)
         labelled, skipped, not_usable = survey.result()
     for billable in labelled:
@@ -275,23 +271,6 @@ def _check_records(
     return found, unchecked
 
 
-def _billable(
-    cloud: Cloud,
-    resource: Resource,
-    state: str,
-    age: float,
-    source: str,
-    kept: bool = False,
-    parts: tuple[str, ...] = (),
-) -> Billable:
-    """What ``status`` shows of a live resource, billing by its cloud's own rule."""
-    bills = cloud.bills_in_state(resource.kind, state)
-    # Nothing while its state bills nothing (CREATING, waiting for capacity), else the price
-    # over its age (its READY time is not known from a listing).
-    cost_usd = cost.estimate(resource.slice, resource.route, age, resource.zone) if bills else 0.0
-    return Billable(resource, state, age, cost_usd, source, kept=kept, bills=bills, parts=parts)
-
-
 def _check_record(cloud: Cloud, ledger: Ledger, entry: Entry, now: float) -> Billable | None:
     """One open ledger record against the API: what still exists, or None once it is verified
     gone (or its name is another instance's) and recorded so."""
@@ -313,7 +292,7 @@ def _check_record(cloud: Cloud, ledger: Ledger, entry: Entry, now: float) -> Bil
         return None
     age = now - entry.first_at
     parts = info.parts if isinstance(info, NodeInfo) else ()
-    return _billable(cloud, r, info.state, age, "ledger", entry.op == "kept", parts)
+    return by_label.billable(cloud, r, info.state, age, "ledger", entry.op == "kept", parts)
 
 
 def check_record(cloud: Cloud, ledger: Ledger, entry: Entry) -> Billable | None:
@@ -329,70 +308,3 @@ def _owned_by_queued(billable: Billable, found: dict[tuple[str, ...], Billable])
         b.resource.kind == "queued" and b.resource.node_id == r.name and b.resource.zone == r.zone
         for b in found.values()
     )
-
-
-def _labelled(
-    cloud: Cloud, zones: list[str] | None, now: float
-) -> tuple[list[Billable], dict[str, str], set[str]]:
-    # The AI zones too: a zone list hides them unless visible, but a launch may name one.
-    zones = zones if zones is not None else with_ai_zones(cloud.list_zones())
-
-    def survey(zone: str) -> list[Billable]:
-        out = []
-        queued, nodes = at_once(
-            lambda: cloud.list_queued(zone), lambda: cloud.list_nodes(zone, MANAGED_BY)
-        )
-        for q in queued:
-            if q.labels.get("managed-by") == MANAGED_BY["managed-by"]:
-                route = "flex" if q.flex else "spot"
-                res = Resource(
-                    "queued",
-                    cloud.project,
-                    zone,
-                    q.name,
-                    q.accelerator_type,
-                    q.labels.get(RUN_LABEL, "?"),
-                    route,
-                    q.node_id,
-                    q.labels.get(OWNER_LABEL),
-                    cloud.backend,
-                )
-                age = now - (q.create_time or now)
-                out.append(_billable(cloud, res, q.state, age, "labels"))
-        for n in nodes:
-            route = "flex" if n.flex else "spot" if n.spot else "vm"
-            res = Resource(
-                "node",
-                cloud.project,
-                zone,
-                n.name,
-                n.accelerator_type,
-                n.labels.get(RUN_LABEL, "?"),
-                route,
-                owner=n.labels.get(OWNER_LABEL),
-                backend=cloud.backend,
-                # A single-host TPU made of parts is the course's Route 2B (its MIG's request).
-                via=VIA_RESIZE_REQUEST
-                if n.parts and is_single_vm(n.accelerator_type)
-                else VIA_AUTO,
-            )
-            age = now - (n.create_time or now)
-            out.append(_billable(cloud, res, n.state, age, "labels", parts=n.parts))
-        return out
-
-    found: list[Billable] = []
-    skipped: dict[str, str] = {}
-    refused: set[str] = set()
-    with ThreadPoolExecutor(max_workers=16) as pool:
-        futures = {zone: pool.submit(survey, zone) for zone in zones}
-        for zone, future in futures.items():
-            try:
-                found += future.result()
-            except Exception as err:  # one zone failing must not hide the others
-                d = diagnose(err, Context(project=cloud.project, zone=zone))
-                skipped[zone] = d.title
-                if d.kind == "zone_unavailable":
-                    refused.add(zone)
-    if skipped and len(skipped) == len(zones):
-        raise next(iter(futures.values())).exception()  # type: ignore[misc]
-    return found, skipped, refused
