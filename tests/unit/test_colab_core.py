@@ -5,6 +5,7 @@ tests/integration/test_colab_route.py.)"""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -184,3 +185,15 @@ def test_on_colabs_tpu_the_receipt_must_show_one_v5e_chip(tmp_path):
     assert "v5litepod-1 has 1" in failed.diagnosis.explanation
     receipt.write_text(json.dumps(verifier_receipt("tpu", 1, kind="TPU v5 lite")))
     assert list(_check(run, 0))[-1].ok
+
+
+def test_a_folder_over_colabs_upload_limit_is_refused_before_anything_starts(tmp_path):
+    from tpuwizard.core.colab.cells import PACKED_LIMIT_BYTES, pack_folder
+    from tpuwizard.core.errors import BadInput
+
+    (tmp_path / "main.py").write_text("print('hi')\n")
+    (tmp_path / "data.bin").write_bytes(os.urandom(PACKED_LIMIT_BYTES + 1024))  # incompressible
+    with pytest.raises(BadInput, match=r"more than 20 MiB .*Colab.*nothing was started"):
+        pack_folder(tmp_path)
+    (tmp_path / "data.bin").unlink()
+    assert pack_folder(tmp_path)  # the script alone goes up

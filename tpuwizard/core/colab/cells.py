@@ -11,39 +11,23 @@ own output.
 from __future__ import annotations
 
 import base64
-import io
 import json
-import tarfile
 from pathlib import Path
 
-from tpuwizard.core.errors import BadInput
 from tpuwizard.core.evidence.verifier import verifier_source
-from tpuwizard.core.kaggle.kernel import SKIPPED_PARTS
+from tpuwizard.core.kaggle.kernel import pack_folder as kaggle_pack
 
 # tpuwizard's own bound: the CLI sends the file base64 in one request (its files.py).
 PACKED_LIMIT_BYTES = 20 * 1024 * 1024
 
 
 def pack_folder(folder: Path) -> bytes:
-    """The folder as a gzip'd tar (its cache, venv and run folders left out); refused, before
-    any call, over :data:`PACKED_LIMIT_BYTES`."""
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        for path in sorted(folder.rglob("*")):
-            parts = path.relative_to(folder).parts
-            if SKIPPED_PARTS.intersection(parts) or not path.is_file() or path.is_symlink():
-                continue
-            tar.add(path, arcname="/".join(parts), recursive=False)
-            if buffer.tell() > PACKED_LIMIT_BYTES:
-                break
-    packed = buffer.getvalue()
-    if len(packed) > PACKED_LIMIT_BYTES:
-        raise BadInput(
-            f"{folder} packs to more than {PACKED_LIMIT_BYTES // (1024 * 1024)} MiB (tpuwizard's "
-            "limit for a folder uploaded to Colab in one request); nothing was started. Move data "
-            "files out of the script's folder (or into runs/, which is left out) and try again."
-        )
-    return packed
+    """The folder as Kaggle's kernel carries it, within Colab's one-request upload limit."""
+    return kaggle_pack(
+        folder,
+        PACKED_LIMIT_BYTES,
+        "a folder uploaded to Colab in one request; nothing was started",
+    )
 
 
 def bundle_name(session: str) -> str:

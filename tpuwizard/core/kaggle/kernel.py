@@ -59,9 +59,14 @@ def machine_shape(name: str | None) -> str:
     return SHAPE_NAMES[key]
 
 
-def pack_folder(folder: Path) -> bytes:
+def pack_folder(
+    folder: Path,
+    limit_bytes: int = PACKED_LIMIT_BYTES,
+    carried: str = "a folder carried inside a Kaggle kernel; nothing was pushed",
+) -> bytes:
     """The folder as a gzip'd tar (its cache, venv and run folders left out), refused before
-    anything is pushed when it is over :data:`PACKED_LIMIT_BYTES`."""
+    anything is sent when it is over ``limit_bytes`` (``carried``: what the limit is for, and
+    what was not done). Kaggle's kernel and Colab's upload carry a folder the same way."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
         for path in sorted(folder.rglob("*")):
@@ -69,14 +74,15 @@ def pack_folder(folder: Path) -> bytes:
             if SKIPPED_PARTS.intersection(parts) or not path.is_file() or path.is_symlink():
                 continue
             tar.add(path, arcname="/".join(parts), recursive=False)
-            if buffer.tell() > PACKED_LIMIT_BYTES:
+            if buffer.tell() > limit_bytes:
                 break
     packed = buffer.getvalue()
-    if len(packed) > PACKED_LIMIT_BYTES:
+    if len(packed) > limit_bytes:
+        mib = limit_bytes % (1024 * 1024) == 0 and limit_bytes > 1024 * 1024
+        size = f"{limit_bytes // (1024 * 1024)} MiB" if mib else f"{limit_bytes // 1024} KiB"
         raise BadInput(
-            f"{folder} packs to more than {PACKED_LIMIT_BYTES // 1024} KiB (tpuwizard's limit for "
-            "a folder carried inside a Kaggle kernel); nothing was pushed. Move data files out "
-            "of the script's folder (or into runs/, which is left out) and try again."
+            f"{folder} packs to more than {size} (tpuwizard's limit for {carried}). Move data "
+            "files out of the script's folder (or into runs/, which is left out) and try again."
         )
     return packed
 
