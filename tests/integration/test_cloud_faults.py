@@ -13,6 +13,7 @@ from tpuwizard.core.cloud.zones import live
 from tpuwizard.core.errors import CreateFailed, QueueExpired, WaitTimedOut
 from tpuwizard.core.launch.records.ledger import Ledger, Resource
 from tpuwizard.core.launch.teardown.verified import delete_and_verify
+from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.words.choice_words import all_words
 from tpuwizard.words.event_text import diagnosis_text
 
@@ -31,6 +32,7 @@ def ctx(zone=ZONE, accelerator="v5litepod-4"):
         project="practice-project",
         zone=zone,
         accelerator=accelerator,
+        slice=parse_accelerator(accelerator),  # the diagnosis's Slice, as a launch's state fills
         account="me@example.com",
         name="tpu-a",
     )

@@ -34,11 +34,20 @@ def uninterrupted_final_line() -> str:
     """The last line of examples/resumable_train.py run here with ARGS, never interrupted (its
     final state's sha256); once per session, shared by the tests that resume."""
     folder = Path(tempfile.mkdtemp(prefix="uninterrupted-"))
+    # With the JAX a practice worker runs (the table's default, in its shared environment where
+    # one is built; else tpuwizard's own, as practice falls back): another JAX's float results
+    # differ in their last bits.
+    from tpuwizard.core.plan.jax_versions import DEFAULT
+    from tpuwizard.sandbox.worker_envs import built_env, envs_folder
+    from tpuwizard.sandbox.worker_python import WORKER_PYTHON
+
+    env_folder = built_env(envs_folder(), WORKER_PYTHON, DEFAULT.version)
+    python = str(env_folder / "bin" / "python") if env_folder is not None else sys.executable
     env = {**os.environ, "JAX_PLATFORMS": "cpu", "TPUWIZARD_CHECKPOINTS": str(folder / "c")}
     env.pop("TPUWIZARD_RESUME", None)
     try:
         done = subprocess.run(
-            [sys.executable, str(EXAMPLE), *ARGS[:4]],
+            [python, str(EXAMPLE), *ARGS[:4]],
             env=env,
             capture_output=True,
             text=True,

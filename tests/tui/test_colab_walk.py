@@ -36,7 +36,11 @@ async def test_run_it_on_colab_for_me_streams_the_run_and_ends_on_the_summary(
         await on_screen(pilot, "ColabRunScreen", 30)
         log = app.screen.query_one("#kaggle-log")
         await until(pilot, lambda: "[practice] Asking" in "\n".join(log.lines), 60, "the ask")
-        await on_screen(pilot, "SummaryScreen", 180)
+        try:
+            await on_screen(pilot, "SummaryScreen", 180)
+        except AssertionError as late:  # say what the run printed, and any error the walk hit
+            walk = [w.error for w in app.workers if w.error is not None]
+            raise AssertionError(f"{late}; the run printed: {list(log.lines)}; {walk}") from None
         lines = "\n".join(log.lines)
         failure = app.last_summary.failure  # why, when it did not run
         assert "devices: 1 cpu" in lines, (lines, failure)  # as launch --route colab prints it

@@ -33,3 +33,20 @@ async def test_an_exhausted_quota_is_said_on_the_route_step(tmp_path, monkeypatc
         cards = app.screen.query_one(RouteCards)
         await until(pilot, lambda: "notebook" in cards.notes, 30, "the quota read")
         assert cards.notes["notebook"].startswith("Kaggle TPU: used up this week (of 20 h)")
+
+
+async def test_a_quota_read_landing_after_the_route_step_was_left_costs_nothing(tmp_path):
+    # Under load the read can land once the user has gone on: the step's cards are gone then,
+    # and the wizard must go on (it crashed with NoMatches, taking the walk with it).
+    from tests.tui.pilot_helpers import next_step
+
+    app = WizardApp(sandbox=True, run_dir=tmp_path / "runs", check_leftovers=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await on_screen(pilot, "RouteScreen")
+        route = app.screen
+        await next_step(pilot)
+        await until(pilot, lambda: app.screen is not route, 30, "the next step")
+        await pilot.pause()
+        route.kaggle_quota_read("Kaggle TPU: late")  # as the read's worker would, late
+        await pilot.pause()
+        assert app.is_running and app.screen is not route

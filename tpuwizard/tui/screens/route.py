@@ -88,11 +88,15 @@ class RouteScreen(WizardScreen[str]):
     def read_kaggle_quota(self, sandbox: bool) -> None:
         from tpuwizard.tui.kaggle_quota import read_kaggle_quota
 
-        self.run_worker(read_kaggle_quota(self, sandbox), group="kaggle-quota")
+        # A read that fails or lands late costs the card its line, never the wizard.
+        self.run_worker(read_kaggle_quota(self, sandbox), group="kaggle-quota", exit_on_error=False)
 
     def kaggle_quota_read(self, words: str) -> None:
-        """The free notebook's card ends with the weekly Kaggle TPU quota left."""
-        self.query_one(RouteCards).set_note("notebook", words)
+        """The free notebook's card ends with the weekly Kaggle TPU quota left; nothing when
+        the step was left while the quota was read (its cards are gone)."""
+        cards = self.query(RouteCards)
+        if self.is_attached and cards:
+            cards.first().set_note("notebook", words)
 
     def on_resize(self, event: events.Resize) -> None:
         # Below 100 columns the cards keep cost and run time, so 80x24 holds the whole step
