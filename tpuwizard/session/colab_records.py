@@ -6,12 +6,12 @@ own session), then verified by listing."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from tpuwizard.core.colab.program import ColabCallFailed, ColabProgram
 from tpuwizard.core.colab.run import stop_session
+from tpuwizard.core.kaggle.ledger import writer_alive
 from tpuwizard.core.launch.events.colab import ColabSessionStopped
 from tpuwizard.session.colab_route import colab_ledger, program_for
 
@@ -33,18 +33,6 @@ class ColabSeen:
         return asdict(self)
 
 
-def _alive(pid: object) -> bool:
-    if not isinstance(pid, int):
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def held_records() -> list[dict[str, Any]]:
     """The ledger's sessions that may still run, and are tpuwizard's by their name."""
     return [r for r in colab_ledger().held() if str(r.get("kernel", "")).startswith(PREFIX)]
@@ -57,7 +45,7 @@ def records_named(name: str) -> list[dict[str, Any]]:
 def _look(record: dict[str, Any], programs: dict[bool, ColabProgram | None]) -> ColabSeen:
     """Is it listed? A session no longer listed is recorded gone."""
     name, run_id, practice = str(record["kernel"]), str(record["run_id"]), bool(record["practice"])
-    if _alive(record.get("pid")):
+    if writer_alive(record.get("pid")):
         return ColabSeen(name, run_id, practice, "launch-running")
     program = programs.get(practice)
     if program is None:

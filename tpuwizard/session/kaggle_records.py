@@ -4,10 +4,10 @@ asking Kaggle with the credentials kaggle 2.2.5 would find."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
 from tpuwizard.core.kaggle.credentials import NoCredentials, find_credentials
+from tpuwizard.core.kaggle.ledger import writer_alive
 from tpuwizard.core.kaggle.protocol import KaggleCallFailed, Kernels
 from tpuwizard.core.kaggle.records import (
     KernelRecord,
@@ -32,18 +32,6 @@ class KaggleHeld:
     not_checked: list[KernelRecord] = field(default_factory=list)
 
 
-def _alive(pid: int | None) -> bool:
-    if pid is None:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _signed_in() -> Kernels | str:
     """Kaggle's client, signed in; or why not, in words."""
     found = find_credentials()
@@ -63,7 +51,7 @@ def held_on_kaggle() -> KaggleHeld | None:
     records = held_kernels(ledger)
     if not records:
         return None
-    seen = [practice_kernel(ledger, r, _alive(r.pid)) for r in records if r.practice]
+    seen = [practice_kernel(ledger, r, writer_alive(r.pid)) for r in records if r.practice]
     real = [r for r in records if not r.practice]
     if not real:
         return KaggleHeld(seen)
@@ -90,7 +78,7 @@ def tear_down_kernels(records: list[KernelRecord]) -> list[KernelTorn] | str:
     practice = [r for r in records if r.practice]
     torn = []
     for record in practice:
-        seen = practice_kernel(ledger, record, _alive(record.pid))
+        seen = practice_kernel(ledger, record, writer_alive(record.pid))
         why = "" if seen.gone else "its practice command still runs; it ends with it"
         torn.append(KernelTorn(seen, seen.gone, why or "the practice stand-in ended with it"))
     real = [r for r in records if not r.practice]

@@ -82,3 +82,17 @@ class KernelLedger:
                 key = (str(data.get("kernel")), str(data.get("run_id")))
                 merged[key] = {**merged.get(key, {}), **data}
         return [d for d in merged.values() if d["op"] != "deleted"]
+
+
+def writer_alive(pid: object) -> bool:
+    """Whether the process that wrote a record (its ``pid``) still runs: a run still following
+    its kernel or session ends it itself, so ``status`` and ``teardown`` leave it alone."""
+    if not isinstance(pid, int):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # it runs, as another user
+    return True
