@@ -44,6 +44,7 @@ async def test_run_it_on_colab_for_me_streams_the_run_and_ends_on_the_summary(
         lines = "\n".join(log.lines)
         failure = app.last_summary.failure  # why, when it did not run
         assert "devices: 1 cpu" in lines, (lines, failure)  # as launch --route colab prints it
+        assert lines.count("[practice] Asking") == 1, lines  # one run, never started twice
         assert "colab sessions no longer lists it" in lines
         summary = app.last_summary
         assert summary.finished.ok and summary.receipt.ok and summary.practice

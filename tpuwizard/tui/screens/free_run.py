@@ -125,5 +125,6 @@ class ColabRunScreen(KaggleRunScreen):
             self.query_one(FollowLog).write_lines(lines)
 
     def on_mount(self) -> None:
-        super().on_mount()
+        # Textual calls Kaggle's on_mount (which starts the run) itself, as it calls every
+        # class's handler: calling it here too started the run twice.
         self.query_one(".title", Static).update("[b]Your script on Colab's TPU[/b]")
