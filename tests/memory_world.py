@@ -22,6 +22,7 @@ from tpuwizard.core.cancel import Cancelled
 from tpuwizard.core.cloud import google_errors
 from tpuwizard.core.cloud.types import NodeInfo, NodeRequest, QueuedInfo
 from tpuwizard.core.plan import catalog
+from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.sandbox import google
 from tpuwizard.sandbox.faults import Faults
 from tpuwizard.sandbox.injected import injected_error
@@ -203,7 +204,9 @@ class MemoryWorld:
                 self.queued[key] = replace(qr, state="FAILED", error=taken)
                 return
             self.nodes[node_key] = self._node_info(
-                NodeRequest(key[0], qr.node_id, qr.accelerator_type, "", spot=qr.spot),
+                NodeRequest(
+                    key[0], qr.node_id, parse_accelerator(qr.accelerator_type), "", spot=qr.spot
+                ),
                 labels=qr.labels,
                 queued_resource=qr.name,
             )
@@ -221,7 +224,7 @@ class MemoryWorld:
     def _node_info(
         self, req: NodeRequest, labels: dict[str, str] | None = None, queued_resource: str = ""
     ) -> NodeInfo:
-        vms = catalog.parse_accelerator(req.accelerator_type).vms
+        vms = req.slice.vms
         return NodeInfo(
             name=req.node_id,
             zone=req.zone,

@@ -15,6 +15,7 @@ from tests.integration.launch_helpers import env
 from tpuwizard.core.cloud.compute import ComputeCloud
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.paths import owner_label
+from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.sandbox.server import make_server, start_in_thread
 from tpuwizard.session.practice import PRACTICE_PROJECT
 
@@ -25,7 +26,9 @@ def leave_a_vm_in_the_ai_zone(cloud: ComputeCloud, owner: str) -> None:
     """A TPU7x VM of ``owner``'s, labelled, that no ledger line records (a crash before the
     ledger was written, or another computer's run)."""
     assert AI_ZONE not in cloud.list_zones()  # visibility off: the zone list hides it
-    request = NodeRequest(AI_ZONE, "left-in-ai", "tpu7x-8", "run-ai", owner=owner, max_run_s=3600)
+    request = NodeRequest(
+        AI_ZONE, "left-in-ai", parse_accelerator("tpu7x-8"), "run-ai", owner=owner, max_run_s=3600
+    )
     cloud.wait_for_node(AI_ZONE, "left-in-ai", cloud.create_node(request), poll=0.05)
 
 

@@ -24,7 +24,7 @@ RUN = "20261129-152500-ab12"
 
 
 def request(node_id="tpu-a", zone=ZONE, accelerator="v5litepod-4"):
-    return NodeRequest(zone=zone, node_id=node_id, accelerator_type=accelerator, run_id=RUN)
+    return NodeRequest(zone=zone, node_id=node_id, slice=parse_accelerator(accelerator), run_id=RUN)
 
 
 def ctx(zone=ZONE, accelerator="v5litepod-4"):

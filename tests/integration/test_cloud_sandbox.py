@@ -2,6 +2,7 @@
 
 from tests.waiting import wait_until
 from tpuwizard.core.cloud.types import NodeRequest
+from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.sandbox.server import make_server, start_in_thread
 
 ZONE = "us-central1-a"
@@ -11,7 +12,7 @@ def request(node_id="tpu-a", accelerator="v5litepod-4", **kw):
     return NodeRequest(
         zone=ZONE,
         node_id=node_id,
-        accelerator_type=accelerator,
+        slice=parse_accelerator(accelerator),
         run_id="20261129-152500-ab12",
         **kw,
     )

@@ -21,6 +21,7 @@ from tpuwizard.core.cloud.diagnose import Context, diagnose
 from tpuwizard.core.cloud.types import MANAGED_BY, NodeRequest
 from tpuwizard.core.errors import CreateFailed
 from tpuwizard.core.plan import catalog
+from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.sandbox.server import make_server, start_in_thread
 
 ZONE = "us-east5-a"
@@ -48,7 +49,7 @@ def request(route: str = "vm", name: str = "tpu-a", **fields: object) -> NodeReq
     base: dict[str, object] = dict(
         zone=ZONE,
         node_id=name,
-        accelerator_type="v6e-4",
+        slice=parse_accelerator("v6e-4"),
         run_id="run1",
         metadata={"ssh-keys": "tpuwizard:ssh-ed25519 AAAAC3Nza test"},
         owner="own1",
@@ -220,7 +221,7 @@ DRIVE = textwrap.dedent(
     from tpuwizard.core.cloud.types import NodeRequest
 
     cloud = ComputeCloud("practice-project")  # the endpoint from the environment only
-    req = NodeRequest(zone="us-east5-a", node_id="tpu-off", accelerator_type="v6e-1",
+    req = NodeRequest(zone="us-east5-a", node_id="tpu-off", slice=parse_accelerator("v6e-1"),
                       run_id="r", owner="o", route="vm", max_run_s=600)
     op = cloud.create_node(req)
     node = cloud.wait_for_node(req.zone, req.node_id, op, timeout=120, poll=0.05)
@@ -228,7 +229,7 @@ DRIVE = textwrap.dedent(
     print("gone", node.state, cloud.node_gone(req.zone, req.node_id))
     # The trap this test guards against, shown to spring here: the extended operation's own
     # wait polls Google's default endpoint, which cannot be reached from this namespace.
-    req = NodeRequest(zone="us-east5-a", node_id="tpu-trap", accelerator_type="v6e-1",
+    req = NodeRequest(zone="us-east5-a", node_id="tpu-trap", slice=parse_accelerator("v6e-1"),
                       run_id="r", owner="o", route="vm", max_run_s=600)
     from tpuwizard.core.cloud.compute_body import instance_body
     import json
@@ -279,7 +280,9 @@ def test_every_body_sent_conforms_to_google_s_discovery_document(route, accelera
 
     folder = resources.files("googleapiclient.discovery_cache").joinpath("documents")
     doc = json.loads(folder.joinpath("compute.v1.json").read_text("utf-8"))
-    body = instance_body(request(route, accelerator_type=accelerator, external_ips=route != "spot"))
+    body = instance_body(
+        request(route, slice=parse_accelerator(accelerator), external_ips=route != "spot")
+    )
     assert errors(doc, {"$ref": "Instance"}, body) == []
     insert = doc["resources"]["instances"]["methods"]["insert"]
     assert insert["request"]["$ref"] == "Instance"

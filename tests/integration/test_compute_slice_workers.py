@@ -11,6 +11,7 @@ import requests
 
 from tpuwizard.core.cloud.compute import ComputeCloud
 from tpuwizard.core.cloud.types import NodeRequest
+from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.sandbox import migs
 from tpuwizard.sandbox.server import make_server, start_in_thread
 
@@ -29,7 +30,7 @@ def test_worker_i_is_the_same_vm_to_the_sandbox_and_to_the_client(tmp_path, monk
         req = NodeRequest(
             zone=ZONE,
             node_id="tpu-order",
-            accelerator_type="v6e-16",
+            slice=parse_accelerator("v6e-16"),
             run_id="run1",
             owner="own1",
             route="vm",

@@ -20,6 +20,7 @@ from tpuwizard_verify import tpu_watchdog
 
 from tests.integration.discovery import document, errors, find_method, record_traffic
 from tpuwizard.core.cloud.types import NodeRequest
+from tpuwizard.core.plan.catalog import parse_accelerator
 
 ZONE = "us-central1-a"
 FLEX_ZONE = "us-west4-a"  # Flex-start exists there for v5e training (google-behaviour.md:25)
@@ -36,7 +37,9 @@ def traffic(monkeypatch):
 
 
 def request(node_id, accelerator="v5litepod-4", zone=ZONE, **kw):
-    return NodeRequest(zone=zone, node_id=node_id, accelerator_type=accelerator, run_id=RUN, **kw)
+    return NodeRequest(
+        zone=zone, node_id=node_id, slice=parse_accelerator(accelerator), run_id=RUN, **kw
+    )
 
 
 def everything_tpuwizard_asks(server, cloud):

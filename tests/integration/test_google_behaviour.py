@@ -15,6 +15,7 @@ from tpuwizard.core.errors import CreateFailed, QueueExpired, Unreachable
 from tpuwizard.core.launch.records.ledger import Ledger, Resource
 from tpuwizard.core.launch.teardown.verified import delete_and_verify, reconcile
 from tpuwizard.core.plan import catalog
+from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.core.remote.reach import check_reachable
 from tpuwizard.words.choice_words import all_words
 
@@ -23,7 +24,9 @@ RUN = "20261129-152500-ab12"
 
 
 def request(node_id="tpu-a", accelerator="v5litepod-4", zone=ZONE, **kw):
-    return NodeRequest(zone=zone, node_id=node_id, accelerator_type=accelerator, run_id=RUN, **kw)
+    return NodeRequest(
+        zone=zone, node_id=node_id, slice=parse_accelerator(accelerator), run_id=RUN, **kw
+    )
 
 
 def stored_qr(server, qr_id, zone=ZONE):

@@ -23,6 +23,7 @@ from tests.integration.launch_helpers import (
 from tests.waiting import wait_until
 from tpuwizard.core.cloud.client import TpuCloud
 from tpuwizard.core.cloud.types import NodeRequest
+from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.session.practice import PRACTICE_PROJECT
 
 
@@ -228,7 +229,7 @@ def test_suspended_flex_requests_are_listed_and_removed(tmp_path, home):
         NodeRequest(
             zone="us-central1-a",
             node_id="flex-node",
-            accelerator_type="v5litepod-4",
+            slice=parse_accelerator("v5litepod-4"),
             run_id="r1",
             owner=paths.owner_label(),  # made by this install (a crashed run of its own)
         ),

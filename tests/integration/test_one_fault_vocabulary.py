@@ -13,6 +13,7 @@ from tests.fakes import MemoryCloud
 from tpuwizard.core.cloud.protocol import Cloud
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.errors import CreateFailed
+from tpuwizard.core.plan.catalog import parse_accelerator
 
 ZONE = "us-central1-a"
 DELAY = 0.3  # provisioning time in both: long enough to see CREATING
@@ -29,7 +30,9 @@ def cloud_with(request, sandbox) -> Callable[[str], Cloud]:
 
 
 def node(name: str = "tpu-a") -> NodeRequest:
-    return NodeRequest(zone=ZONE, node_id=name, accelerator_type="v5litepod-4", run_id="run-1")
+    return NodeRequest(
+        zone=ZONE, node_id=name, slice=parse_accelerator("v5litepod-4"), run_id="run-1"
+    )
 
 
 def made(cloud: Cloud, name: str = "tpu-a") -> None:

@@ -13,6 +13,7 @@ from tests.conftest import tpuwizard_cmd
 from tests.integration.launch_helpers import ZONE, env
 from tpuwizard.core.cloud.client import TpuCloud
 from tpuwizard.core.cloud.types import NodeRequest
+from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.sandbox.server import make_server, start_in_thread
 
 # Slow end-to-end: a share runs per suite run (tests/rotation.py, conftest.ROTATING_PER_RUN).
@@ -27,7 +28,9 @@ def alice_keeps_a_node(home) -> None:
     start_in_thread(server)
     try:
         cloud = TpuCloud("tpuwizard-practice", endpoint=server.endpoint)
-        cloud.create_node(NodeRequest(ZONE, "alices-run", "v5litepod-1", "run-a", owner=ALICE))
+        cloud.create_node(
+            NodeRequest(ZONE, "alices-run", parse_accelerator("v5litepod-1"), "run-a", owner=ALICE)
+        )
         cloud.wait_for_node(ZONE, "alices-run", poll=0.05, timeout=30)
     finally:
         server.shutdown()

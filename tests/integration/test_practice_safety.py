@@ -15,6 +15,7 @@ from tests.waiting import wait_until
 from tpuwizard.core.cloud.client import TpuCloud
 from tpuwizard.core.cloud.diagnose import diagnose
 from tpuwizard.core.cloud.types import NodeRequest
+from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.core.remote.transports import LocalTransport
 from tpuwizard.sandbox.server import make_server, start_in_thread
 from tpuwizard.words.choice_words import all_words
@@ -67,7 +68,9 @@ def test_the_watchdog_reads_its_token_from_a_file_and_stops_once_its_node_is_gon
 ):
     monkeypatch.setenv("TPUWIZARD_SANDBOX_TOKEN", "s3cret-token")
     cloud = TpuCloud("practice-project", endpoint=guarded.endpoint)
-    cloud.wait_for_node(ZONE, "n", cloud.create_node(NodeRequest(ZONE, "n", "v5litepod-1", "r")))
+    cloud.wait_for_node(
+        ZONE, "n", cloud.create_node(NodeRequest(ZONE, "n", parse_accelerator("v5litepod-1"), "r"))
+    )
     token_file = tmp_path / "metadata-token"
     token_file.write_text("s3cret-token\n")
     args = [
@@ -101,10 +104,14 @@ def test_two_sandboxes_sharing_a_home_never_bring_a_deleted_node_back(tmp_path):
     try:
         a = TpuCloud("practice-project", endpoint=first.endpoint)
         b = TpuCloud("practice-project", endpoint=second.endpoint)
-        a.wait_for_node(ZONE, "n", a.create_node(NodeRequest(ZONE, "n", "v5litepod-1", "r")))
+        a.wait_for_node(
+            ZONE, "n", a.create_node(NodeRequest(ZONE, "n", parse_accelerator("v5litepod-1"), "r"))
+        )
         assert b.get_node(ZONE, "n") is not None, "the second server sees the first's node"
         b.delete_node(ZONE, "n")
-        a.create_node(NodeRequest(ZONE, "other", "v5litepod-1", "r"))  # the first one writes
+        a.create_node(
+            NodeRequest(ZONE, "other", parse_accelerator("v5litepod-1"), "r")
+        )  # the first one writes
         for cloud in (a, b):
             assert cloud.get_node(ZONE, "n") is None, "a deleted node came back"
             assert [n.name for n in cloud.list_nodes(ZONE)] == ["other"]
@@ -169,6 +176,7 @@ ATTACH_LINGER_THEN_CALL = """
 import sys, time
 from tpuwizard.session import practice
 from tpuwizard.core.cloud.client import TpuCloud
+from tpuwizard.core.plan.catalog import parse_accelerator
 assert practice.attach_lasting_sandbox(), "no lasting sandbox to attach to"
 time.sleep(float(sys.argv[1]))  # longer than the server lingers with nothing in it
 print(len(TpuCloud(practice.PRACTICE_PROJECT).list_zones()))
@@ -254,7 +262,7 @@ def test_a_stopped_sandbox_serve_ends_its_nodes_watchdogs(home, stop):
         exported = dict(serve.stdout.readline().strip().split("=", 1) for _ in range(2))  # type: ignore[union-attr]
         endpoint, token = exported["TPUWIZARD_TPU_ENDPOINT"], exported["TPUWIZARD_SANDBOX_TOKEN"]
         cloud = TpuCloud("practice-project", endpoint=endpoint, credentials=Credentials(token))
-        request = NodeRequest(ZONE, "n", "v5litepod-1", "r")
+        request = NodeRequest(ZONE, "n", parse_accelerator("v5litepod-1"), "r")
         cloud.wait_for_node(ZONE, "n", cloud.create_node(request), poll=0.05)
         worker = home / "sandbox" / "workers" / "practice-project" / ZONE / "n" / "w0"
         (worker / "token").write_text(token)

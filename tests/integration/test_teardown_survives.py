@@ -17,6 +17,7 @@ from tpuwizard.core import paths
 from tpuwizard.core.cloud.client import TpuCloud
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.launch.records.ledger import Ledger, Resource
+from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.sandbox.server import make_server, start_in_thread
 from tpuwizard.session.practice import PRACTICE_PROJECT
 
@@ -38,7 +39,13 @@ def sandbox_cloud(home, faults: str | None = None) -> Iterator[TpuCloud]:
 
 def made(cloud: TpuCloud, name: str, zone: str = ZONE, owner: str | None = None) -> None:
     cloud.create_node(
-        NodeRequest(zone, name, "v5litepod-1", f"run-{name}", owner=owner or paths.owner_label())
+        NodeRequest(
+            zone,
+            name,
+            parse_accelerator("v5litepod-1"),
+            f"run-{name}",
+            owner=owner or paths.owner_label(),
+        )
     )
     cloud.wait_for_node(zone, name, poll=0.05, timeout=30)
 
@@ -125,7 +132,9 @@ def until(check: Callable[[], bool], what: str) -> None:
 def test_a_preempted_kept_spot_node_is_deleted_by_the_next_status(tmp_path, home):
     me = paths.owner_label()
     with sandbox_cloud(home, faults="preempt_after=0.2") as cloud:
-        request = NodeRequest(ZONE, "kept-node", "v5litepod-1", "run-k", spot=True, owner=me)
+        request = NodeRequest(
+            ZONE, "kept-node", parse_accelerator("v5litepod-1"), "run-k", spot=True, owner=me
+        )
         cloud.create_queued(request, "kept-qr", "spot")
         cloud.wait_for_queued(ZONE, "kept-qr", poll=0.05)
         until(lambda: cloud.get_node(ZONE, "kept-node").state == "PREEMPTED", "the preemption")

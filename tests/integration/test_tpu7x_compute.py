@@ -12,12 +12,13 @@ from google.api_core import exceptions as gx
 from tests.integration.test_compute_cloud import compute, ctx, launched, request
 from tpuwizard.core.cloud.diagnose import diagnose
 from tpuwizard.core.cloud.tpu7x_access import ACCESS_PAGE
+from tpuwizard.core.plan.catalog import parse_accelerator
 
 ZONE7 = "us-central1-c"
 
 
 def tpu7x(route: str = "vm"):
-    return request(route, zone=ZONE7, accelerator_type="tpu7x-8")
+    return request(route, zone=ZONE7, slice=parse_accelerator("tpu7x-8"))
 
 
 def test_a_tpu7x_vm_is_made_runs_and_is_deleted(compute):

@@ -6,6 +6,7 @@ import pytest
 from tpuwizard.core.cloud.iam import check_watchdog, default_account
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.sandbox.google import project_number
 from tpuwizard.session.session import Session
 from tpuwizard.session.watchdog import choose_watchdog
@@ -89,13 +90,15 @@ def test_the_sandbox_refuses_a_create_attaching_an_account_without_act_as(sandbo
     attached = NodeRequest(
         zone=zone,
         node_id="sa",
-        accelerator_type="v5litepod-1",
+        slice=parse_accelerator("v5litepod-1"),
         run_id=run,
         cloud_platform_scope=True,
     )
     with pytest.raises(exceptions.Forbidden, match="serviceAccountUser"):
         cloud.create_node(attached)
-    plain = NodeRequest(zone=zone, node_id="plain", accelerator_type="v5litepod-1", run_id=run)
+    plain = NodeRequest(
+        zone=zone, node_id="plain", slice=parse_accelerator("v5litepod-1"), run_id=run
+    )
     assert cloud.create_node(plain) is not None
 
 

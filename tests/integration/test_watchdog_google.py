@@ -9,6 +9,7 @@ from tpuwizard_verify import tpu_watchdog
 
 from tests.waiting import wait_until
 from tpuwizard.core.cloud.types import NodeRequest
+from tpuwizard.core.plan.catalog import parse_accelerator
 
 ZONE = "us-central1-a"
 RUN = "20261130-011500-ab12"
@@ -40,7 +41,9 @@ def run_watchdog(server, resource):
 
 def test_the_watchdog_reports_deleted_only_once_the_node_is_really_gone(sandbox, capsys):
     server, cloud = sandbox(delay=0)
-    request = NodeRequest(zone=ZONE, node_id="wd", accelerator_type="v5litepod-1", run_id=RUN)
+    request = NodeRequest(
+        zone=ZONE, node_id="wd", slice=parse_accelerator("v5litepod-1"), run_id=RUN
+    )
     cloud.wait_for_node(ZONE, "wd", cloud.create_node(request), poll=0.05)
     assert run_watchdog(server, cloud.node_path(ZONE, "wd")) == 0
     # The sandbox, like Google, takes a moment to delete after accepting: the watchdog waited.
@@ -52,7 +55,7 @@ def test_the_watchdog_reports_deleted_only_once_the_node_is_really_gone(sandbox,
 def test_a_spot_request_is_deleted_with_force_and_read_back_until_gone(sandbox, capsys):
     server, cloud = sandbox(delay=0)
     request = NodeRequest(
-        zone=ZONE, node_id="wds", accelerator_type="v5litepod-1", run_id=RUN, spot=True
+        zone=ZONE, node_id="wds", slice=parse_accelerator("v5litepod-1"), run_id=RUN, spot=True
     )
     cloud.create_queued(request, "wds-qr", "spot")
     wait_until(
@@ -72,7 +75,7 @@ def test_a_named_service_account_goes_on_the_node(sandbox, route):
     request = NodeRequest(
         zone=ZONE,
         node_id="sa",
-        accelerator_type="v5litepod-1",
+        slice=parse_accelerator("v5litepod-1"),
         run_id=RUN,
         spot=route == "spot",
         service_account=email,
@@ -146,7 +149,9 @@ def test_a_watchdog_whose_api_stops_answering_gives_up_after_a_bounded_time(
     import threading
 
     server, cloud = sandbox(delay=0)
-    request = NodeRequest(zone=ZONE, node_id="wd", accelerator_type="v5litepod-1", run_id=RUN)
+    request = NodeRequest(
+        zone=ZONE, node_id="wd", slice=parse_accelerator("v5litepod-1"), run_id=RUN
+    )
     cloud.wait_for_node(ZONE, "wd", cloud.create_node(request), poll=0.05)
     # Practice: far from its deadline; Google: a deadline soon, so the give-up window follows it.
     deadline = time.time() + (7200 if practice else 0.5)

@@ -8,6 +8,7 @@ import shlex
 import pytest
 
 from tpuwizard.core.cloud.types import NodeRequest
+from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.core.remote.bootstrap import (
     BootstrapPlan,
     bootstrap_script,
@@ -26,7 +27,7 @@ def worker(sandbox, external=True, node_id="img"):
     request = NodeRequest(
         zone=ZONE,
         node_id=node_id,
-        accelerator_type="v5litepod-4",
+        slice=parse_accelerator("v5litepod-4"),
         run_id="20261130-010000-ab12",
         external_ips=external,
     )
@@ -110,7 +111,7 @@ def test_the_sandbox_offers_v2_and_v3_pods_only_where_google_has_them(sandbox):
     assert "v2-32" not in cloud.accelerator_types("us-central1-b")
     assert "v3-32" not in cloud.accelerator_types("us-central1-a")
     assert "v3-2048" in cloud.accelerator_types("europe-west4-a")
-    request = NodeRequest(zone=ZONE, node_id="pod", accelerator_type="v3-32", run_id="r1")
+    request = NodeRequest(zone=ZONE, node_id="pod", slice=parse_accelerator("v3-32"), run_id="r1")
     with pytest.raises(gx.BadRequest, match="not available in zone us-central1-a"):
         cloud.create_node(request)
 
@@ -119,7 +120,9 @@ def test_a_worker_answers_before_the_api_reports_ready(sandbox):
     """google-behaviour.md:49 (marin#6087): reachable while the API still says CREATING; the
     client goes by the API, so billing and the launch start at READY, not at first contact."""
     server, cloud = sandbox(delay=1.0)
-    request = NodeRequest(zone=ZONE, node_id="early", accelerator_type="v5litepod-4", run_id="r1")
+    request = NodeRequest(
+        zone=ZONE, node_id="early", slice=parse_accelerator("v5litepod-4"), run_id="r1"
+    )
     op = cloud.create_node(request)
     home = worker_home(server.state.home, cloud.node_path(ZONE, "early"), 0)
     answered_while_creating = False

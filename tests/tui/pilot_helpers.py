@@ -102,6 +102,7 @@ def make_leftover(home: Path) -> str:
     from tpuwizard.core.cloud.client import TpuCloud
     from tpuwizard.core.cloud.types import NodeRequest
     from tpuwizard.core.paths import owner_label
+    from tpuwizard.core.plan.catalog import parse_accelerator
     from tpuwizard.sandbox.server import make_server, start_in_thread
     from tpuwizard.session.practice import PRACTICE_PROJECT
 
@@ -112,7 +113,7 @@ def make_leftover(home: Path) -> str:
         request = NodeRequest(
             zone="us-west1-c",
             node_id="forgotten",
-            accelerator_type="v5litepod-1",
+            slice=parse_accelerator("v5litepod-1"),
             run_id="20261128-101010-abcd",
             owner=owner_label(),  # an earlier run of this install
         )

@@ -18,6 +18,7 @@ from tests.tui.pilot_helpers import (
     walk_to_review,
 )
 from tpuwizard.core.launch.records.ledger import Ledger
+from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.tui.app import WizardApp
 from tpuwizard.tui.widgets.route_cards import RouteCards
 
@@ -110,7 +111,7 @@ async def test_leftovers_from_an_earlier_run_are_offered_first(tmp_path, home):
             NodeRequest(
                 zone="us-west1-c",
                 node_id="forgotten",
-                accelerator_type="v5litepod-1",
+                slice=parse_accelerator("v5litepod-1"),
                 run_id="20261128-101010-abcd",
                 owner=owner_label(),  # an earlier run of this install
             )

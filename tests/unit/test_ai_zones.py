@@ -24,7 +24,7 @@ from tpuwizard.session.session import Session
 def test_the_catalog_lists_the_ai_zones_by_generation():
     assert catalog.generations()["tpu7x"].ai_zones == ("us-central1-ai1a",)
     assert catalog.generations()["v6e"].ai_zones == ("us-central1-ai1", "us-south1-ai1b")
-    assert catalog.zones_offering("tpu7x-8")[-1] == "us-central1-ai1a"
+    assert catalog.parse_accelerator("tpu7x-8").offered_zones[-1] == "us-central1-ai1a"
     assert "us-south1-ai1b" in catalog.documented_ai_zone_table()
     assert "us-south1-ai1b" not in catalog.documented_zone_table()  # never a plain zone's row
 

@@ -15,6 +15,7 @@ from tpuwizard.core import paths
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.launch.records.ledger import Ledger, Resource
 from tpuwizard.core.launch.teardown.survey import reconcile_backends
+from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.session.session import Session
 
 ZONE = "us-east5-a"
@@ -30,7 +31,7 @@ class UnreachableCloud(MemoryCloud):
 def _made_on(cloud: MemoryCloud, ledger: Ledger, name: str) -> Resource:
     """A node of ``cloud``'s backend, made and recorded as tpuwizard makes one."""
     me = paths.owner_label()
-    cloud.create_node(NodeRequest(ZONE, name, "v6e-1", "run-1", owner=me))
+    cloud.create_node(NodeRequest(ZONE, name, parse_accelerator("v6e-1"), "run-1", owner=me))
     resource = Resource(
         "node", cloud.project, ZONE, name, "v6e-1", "run-1", owner=me, backend=cloud.backend
     )

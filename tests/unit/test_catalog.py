@@ -111,18 +111,20 @@ def test_documented_zone_table_lists_course_zones():
     assert "v6e-4" in table["us-east5-b"]
 
 
+def _zones(accelerator: str) -> list[str]:
+    return parse_accelerator(accelerator).offered_zones
+
+
 def test_v2_and_v3_pods_are_offered_only_where_google_has_pods():
     # google-behaviour.md: v2-32 and larger only in us-central1-a and europe-west4-a; v3-32 and
     # larger only in europe-west4-a. Small slices keep their generation's zones.
     from tpuwizard.core.plan import catalog
 
-    assert catalog.zones_offering("v2-32") == ["us-central1-a", "europe-west4-a"]
-    assert catalog.zones_offering("v2-512") == ["us-central1-a", "europe-west4-a"]
-    assert "us-central1-a" not in catalog.zones_offering("v2-8")
-    assert (
-        catalog.zones_offering("v3-32") == catalog.zones_offering("v3-2048") == ["europe-west4-a"]
-    )
-    assert "us-central1-b" in catalog.zones_offering("v3-8")
+    assert _zones("v2-32") == ["us-central1-a", "europe-west4-a"]
+    assert _zones("v2-512") == ["us-central1-a", "europe-west4-a"]
+    assert "us-central1-a" not in _zones("v2-8")
+    assert _zones("v3-32") == _zones("v3-2048") == ["europe-west4-a"]
+    assert "us-central1-b" in _zones("v3-8")
     table = catalog.documented_zone_table()
     assert "v3-32" not in table["us-central1-a"] and "v2-32" in table["us-central1-a"]
 
@@ -139,7 +141,7 @@ def test_v2_and_v3_pods_are_offered_only_where_google_has_pods():
     ],
 )
 def test_single_vm_slices_have_their_compute_engine_machine_type(accelerator, machine_type):
-    assert catalog.machine_type(accelerator) == machine_type
+    assert catalog.parse_accelerator(accelerator).machine_type == machine_type
     assert catalog.accelerator_for_machine_type(machine_type) == accelerator
 
 
@@ -149,7 +151,7 @@ def test_single_vm_slices_have_their_compute_engine_machine_type(accelerator, ma
 )
 def test_no_machine_type_where_compute_engine_has_no_single_vm_for_it(accelerator):
     # v2-v5e: Compute Engine does not serve them; v6e-16, v5p-16, tpu7x-16: several VMs (a MIG).
-    assert catalog.machine_type(accelerator) is None
+    assert catalog.parse_accelerator(accelerator).machine_type is None
 
 
 def test_a_machine_type_read_back_as_a_url_names_its_slice_and_others_name_none():
@@ -186,12 +188,8 @@ def test_every_machine_type_is_one_vm_of_its_generation():
     ],
 )
 def test_each_generation_names_its_accelerator_image_family(accelerator, family):
-    assert catalog.image_family(accelerator) == family
-    source = catalog.image_source(accelerator)
+    generation = catalog.parse_accelerator(accelerator).generation
+    assert generation.image_family == family
+    source = catalog.image_source(generation)
     expected = f"projects/ubuntu-os-accelerator-images/global/images/family/{family}"
     assert source == (None if family is None else expected)
-
-
-def test_machine_type_of_a_name_that_is_no_tpu_type_is_refused_with_suggestions():
-    with pytest.raises(UnknownAcceleratorError):
-        catalog.machine_type("v5e-4")

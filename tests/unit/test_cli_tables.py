@@ -134,7 +134,7 @@ def test_zones_json_says_per_zone_which_backends_offer_the_type(accelerator, zon
     assert [b["backend"] for b in doc["backends"][zone]] == backends
     assert {b["source"] for b in doc["backends"][zone]} == {"documented"}
     assert set(doc["zones"]) == set(doc["backends"]) and doc["zones"][zone] == [accelerator]
-    assert doc["image_family"] == catalog.image_family(accelerator)
+    assert doc["image_family"] == catalog.parse_accelerator(accelerator).generation.image_family
 
 
 def test_a_live_zone_table_labels_compute_engine_documented(monkeypatch, capsys):

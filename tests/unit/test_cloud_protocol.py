@@ -21,6 +21,7 @@ from tpuwizard.core.cloud.types import NodeInfo, NodeRequest
 from tpuwizard.core.launch.records.ledger import Ledger, Resource
 from tpuwizard.core.launch.records.ownership import CREATED_KEY, UID_KEY
 from tpuwizard.core.launch.teardown.verified import delete_and_verify, reconcile
+from tpuwizard.core.plan.catalog import parse_accelerator
 
 MEMBERS = sorted(
     name for name, value in vars(Cloud).items() if callable(value) and not name.startswith("_")
@@ -86,7 +87,9 @@ def test_status_prices_by_the_cloud_s_own_billing_rule(tmp_path):
     for cloud, expect_free in ((MemoryCloud(), False), (FreeWhileReadyCloud(), True)):
         ledger = Ledger(tmp_path / f"{type(cloud).__name__}.jsonl")
         cloud.create_node(
-            NodeRequest(zone=ZONE, node_id="tpu-a", accelerator_type="v5litepod-1", run_id="run-1")
+            NodeRequest(
+                zone=ZONE, node_id="tpu-a", slice=parse_accelerator("v5litepod-1"), run_id="run-1"
+            )
         )
         ledger.record("created", resource)
         [found] = reconcile(cloud, ledger, zones=[ZONE])
@@ -124,7 +127,7 @@ def test_a_delete_refused_for_now_by_the_cloud_s_words_is_asked_again(tmp_path):
 
 # -- the in-memory cloud keeps the promises as Google does (google-behaviour.md) -------------
 def node_request(name: str = "tpu-a", spot: bool = False) -> NodeRequest:
-    return NodeRequest(ZONE, name, "v5litepod-4", "run-1", spot=spot)
+    return NodeRequest(ZONE, name, parse_accelerator("v5litepod-4"), "run-1", spot=spot)
 
 
 def test_a_node_is_creating_until_it_is_provisioned_then_ready():
@@ -210,7 +213,9 @@ def test_a_kept_flex_start_node_shows_the_deadline_the_cloud_reports(tmp_path):
 
     cloud = MemoryCloud()
     zone = cloud.list_zones()[0]
-    req = NodeRequest(zone=zone, node_id="flex-node", accelerator_type="v5litepod-1", run_id="r")
+    req = NodeRequest(
+        zone=zone, node_id="flex-node", slice=parse_accelerator("v5litepod-1"), run_id="r"
+    )
     cloud.create_queued(req, "flex-qr", "flex", max_run_seconds=600)
     cloud.wait_for_queued(zone, "flex-qr", poll=0.01)
     ends = cloud.deadline_at("queued", zone, "flex-qr")
@@ -239,7 +244,7 @@ def test_teardown_verifies_every_part_the_cloud_names_before_it_says_gone(tmp_pa
     ledger = Ledger(tmp_path / "ledger.jsonl")
     for name, run in (("tpu-a", "run-1"), ("left", "run-1")):  # the part carries our labels
         cloud.create_node(
-            NodeRequest(zone=zone, node_id=name, accelerator_type="v5litepod-1", run_id=run)
+            NodeRequest(zone=zone, node_id=name, slice=parse_accelerator("v5litepod-1"), run_id=run)
         )
     resource = Resource("node", cloud.project, zone, "tpu-a", "v5litepod-1", "run-1")
     ledger.record("created", resource)
@@ -255,7 +260,9 @@ def test_status_carries_the_parts_a_cloud_reads_with_a_node_from_the_ledger_and_
     cloud = MemoryCloud()
     for name in ("tpu-ledger", "tpu-labels"):
         cloud.create_node(
-            NodeRequest(zone=ZONE, node_id=name, accelerator_type="v5litepod-1", run_id="run-1")
+            NodeRequest(
+                zone=ZONE, node_id=name, slice=parse_accelerator("v5litepod-1"), run_id="run-1"
+            )
         )
         cloud.nodes[(ZONE, name)] = replace(cloud.nodes[(ZONE, name)], parts=parts)
     ledger = Ledger(tmp_path / "ledger.jsonl")

@@ -18,7 +18,7 @@ def request(**fields: object) -> NodeRequest:
     base: dict[str, object] = dict(
         zone=ZONE,
         node_id="tpu-a",
-        accelerator_type="v6e-4",
+        slice=parse_accelerator("v6e-4"),
         run_id="run1",
         metadata={"ssh-keys": "tpuwizard:ssh-ed25519 AAAA key"},
         owner="own1",
@@ -111,9 +111,9 @@ def test_each_machine_type_and_back(accelerator, machine):
 
 
 def test_tpu7x_boots_its_own_image_and_v5p_a_balanced_disk():
-    tpu7x = cb.instance_body(request(accelerator_type="tpu7x-8"))["disks"][0]
+    tpu7x = cb.instance_body(request(slice=parse_accelerator("tpu7x-8")))["disks"][0]
     assert tpu7x["initializeParams"]["sourceImage"].endswith("ubuntu-accel-2404-amd64-tpu-tpu7x")
-    v5p = cb.instance_body(request(accelerator_type="v5p-8"))["disks"][0]
+    v5p = cb.instance_body(request(slice=parse_accelerator("v5p-8")))["disks"][0]
     assert v5p["initializeParams"]["diskType"].endswith("/pd-balanced")
 
 
@@ -123,5 +123,5 @@ def test_tpu7x_boots_its_own_image_and_v5p_a_balanced_disk():
 )
 def test_types_without_a_machine_type_are_bad_input(accelerator, says):
     with pytest.raises(BadInput, match=says):
-        cb.instance_body(request(accelerator_type=accelerator))
+        cb.instance_body(request(slice=parse_accelerator(accelerator)))
     assert cb.accelerator_of("ct5lp-hightpu-4t") is None

@@ -17,6 +17,7 @@ from tpuwizard.core.cloud.diagnosis import Context
 from tpuwizard.core.cloud.types import NodeInfo, NodeRequest
 from tpuwizard.core.errors import QueueExpired
 from tpuwizard.core.plan import catalog
+from tpuwizard.core.plan.catalog import parse_accelerator
 
 ZONE, NAME = "us-east5-a", "tpu-flex"
 
@@ -47,7 +48,7 @@ def cloud_with(states: list[str], clock: Clock, route: str = "flex", wait: float
     req = NodeRequest(
         zone=ZONE,
         node_id=NAME,
-        accelerator_type="v6e-4",
+        slice=parse_accelerator("v6e-4"),
         run_id="r1",
         max_run_s=3600,
         route=route,

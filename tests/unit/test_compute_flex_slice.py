@@ -21,6 +21,7 @@ from tpuwizard.core.cloud.diagnosis import Context
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.errors import CreateFailed, QueueExpired
 from tpuwizard.core.plan import catalog
+from tpuwizard.core.plan.catalog import parse_accelerator
 
 ZONE, NAME = "us-east5-a", "tpuwizard-r1"
 
@@ -29,7 +30,7 @@ def request(route: str = "flex", accelerator: str = "v6e-16", wait: float | None
     return NodeRequest(
         zone=ZONE,
         node_id=NAME,
-        accelerator_type=accelerator,
+        slice=parse_accelerator(accelerator),
         run_id="r1",
         owner="me",
         max_run_s=3600,

@@ -25,6 +25,7 @@ from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.errors import CreateFailed, QueueExpired
 from tpuwizard.core.launch.records.ledger import Resource
 from tpuwizard.core.plan import catalog
+from tpuwizard.core.plan.catalog import parse_accelerator
 
 ZONE, REGION, NAME = "us-east5-a", "us-east5", "tpuwizard-r1"
 
@@ -33,7 +34,7 @@ def request(via: str = VIA_RESIZE_REQUEST, wait: float = 600) -> NodeRequest:
     return NodeRequest(
         zone=ZONE,
         node_id=NAME,
-        accelerator_type="v6e-4",
+        slice=parse_accelerator("v6e-4"),
         run_id="r1",
         owner="me",
         max_run_s=4 * 3600,

@@ -26,7 +26,7 @@ def request(accelerator: str = "v6e-16") -> NodeRequest:
     return NodeRequest(
         zone=ZONE,
         node_id=NAME,
-        accelerator_type=accelerator,
+        slice=parse_accelerator(accelerator),
         run_id="r1",
         owner="me",
         max_run_s=3600,

@@ -24,6 +24,7 @@ from tpuwizard.core.errors import (
     RemoteError,
 )
 from tpuwizard.core.plan import catalog
+from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.core.remote.transports import Result
 from tpuwizard.words.choice_words import all_words
 from tpuwizard.words.event_text import diagnosis_text
@@ -193,7 +194,7 @@ class BeatingNode:
 
 def test_a_heartbeat_that_does_not_land_on_a_ready_node_says_so_not_os_login():
     cloud = MemoryCloud()
-    cloud.create_node(NodeRequest(ZONE, "tpu-a", "v5litepod-1", "r"))
+    cloud.create_node(NodeRequest(ZONE, "tpu-a", parse_accelerator("v5litepod-1"), "r"))
     reason = "touch: cannot touch '.tpuwizard/heartbeat': No such file or directory"
     with pytest.raises(HeartbeatFailed) as caught:
         BeatingNode(cloud, reason).node.heartbeat()

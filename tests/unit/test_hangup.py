@@ -15,6 +15,7 @@ from tests.waiting import wait_until
 from tpuwizard.core import paths
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.launch.records.ledger import Resource
+from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.session import runtime
 from tpuwizard.session.session import Session
 from tpuwizard.tui import hangup
@@ -123,7 +124,9 @@ def test_a_session_is_busy_while_it_deletes():
     cloud = MemoryCloud()
     session.clouds.use(cloud)
     owner = paths.owner_label()
-    cloud.create_node(NodeRequest("us-central1-a", "n1", "v5litepod-1", "run-1", owner=owner))
+    cloud.create_node(
+        NodeRequest("us-central1-a", "n1", parse_accelerator("v5litepod-1"), "run-1", owner=owner)
+    )
     resource = Resource("node", cloud.project, "us-central1-a", "n1", "v5litepod-1", "run-1", owner)
     session.ledger.record("created", resource)
     busy_at_delete: list[bool] = []

@@ -14,6 +14,7 @@ from tests.fakes import MemoryCloud
 from tpuwizard.core import paths
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.launch.records.ledger import Ledger, Resource
+from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.session.session import Session
 
 ZONE = "us-central1-a"
@@ -32,7 +33,7 @@ def session(monkeypatch) -> Session:
 def _kept(session: Session, name: str, deadline: float) -> MemoryCloud:
     cloud = session.cloud_for("tpu-api")
     me = paths.owner_label()
-    cloud.create_node(NodeRequest(ZONE, name, "v5litepod-1", "run-1", owner=me))
+    cloud.create_node(NodeRequest(ZONE, name, parse_accelerator("v5litepod-1"), "run-1", owner=me))
     resource = Resource("node", cloud.project, ZONE, name, "v5litepod-1", "run-1", owner=me)
     session.ledger.record("created", resource)
     session.ledger.record("kept", resource, deadline=deadline, idle_s=None, kept_at=time.time())

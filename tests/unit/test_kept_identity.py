@@ -13,6 +13,7 @@ from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.records.ledger import Ledger, Resource
 from tpuwizard.core.launch.records.ownership import identity, not_the_recorded_node
+from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.session.kept import KeptNodes
 
 ZONE = "us-central1-a"
@@ -25,7 +26,11 @@ def kept_by_alice(tmp_path):
     resource = Resource("node", cloud.project, ZONE, "dev", "v5litepod-1", "run-a", owner=ALICE)
     cloud.create_node(
         NodeRequest(
-            zone=ZONE, node_id="dev", accelerator_type="v5litepod-1", run_id="run-a", owner=ALICE
+            zone=ZONE,
+            node_id="dev",
+            slice=parse_accelerator("v5litepod-1"),
+            run_id="run-a",
+            owner=ALICE,
         )
     )
     cloud.nodes[(ZONE, "dev")] = replace(cloud.nodes[(ZONE, "dev")], uid="111", create_time=100.0)
@@ -60,7 +65,11 @@ def test_a_node_that_took_the_name_is_refused_and_ours_recorded_gone(
     del cloud.nodes[(ZONE, "dev")]  # Alice's dev is deleted (its idle deadline)...
     cloud.create_node(  # ...and someone makes a dev of their own
         NodeRequest(
-            zone=ZONE, node_id="dev", accelerator_type="v5litepod-1", run_id=run_id, owner=owner
+            zone=ZONE,
+            node_id="dev",
+            slice=parse_accelerator("v5litepod-1"),
+            run_id=run_id,
+            owner=owner,
         )
     )
     cloud.nodes[(ZONE, "dev")] = replace(cloud.nodes[(ZONE, "dev")], uid=uid, create_time=500.0)
@@ -80,7 +89,11 @@ def test_a_name_kept_again_after_its_node_was_deleted_names_one_kept_node(tmp_pa
     again = Resource("node", cloud.project, ZONE, "dev", "v5litepod-1", "run-b", owner=ALICE)
     cloud.create_node(  # ...and `up --name dev` made and kept a new one
         NodeRequest(
-            zone=ZONE, node_id="dev", accelerator_type="v5litepod-1", run_id="run-b", owner=ALICE
+            zone=ZONE,
+            node_id="dev",
+            slice=parse_accelerator("v5litepod-1"),
+            run_id="run-b",
+            owner=ALICE,
         )
     )
     for op in ("intent", "created", "kept"):

@@ -19,6 +19,7 @@ from tpuwizard.core.launch.plan.launch_plan import (
     LaunchPlan,
 )
 from tpuwizard.core.launch.records.ledger import Ledger
+from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.core.remote.bootstrap import sandbox_plan
 
 ZONE = "us-central1-a"
@@ -160,7 +161,9 @@ def test_another_runs_node_with_the_same_name_is_not_taken_for_ours(tmp_path):
     from tpuwizard.core.cloud.types import NodeRequest
 
     cloud = MemoryCloud()
-    cloud.create_node(NodeRequest(ZONE, "tpu-a", "v5litepod-1", "an-earlier-run"))
+    cloud.create_node(
+        NodeRequest(ZONE, "tpu-a", parse_accelerator("v5litepod-1"), "an-earlier-run")
+    )
     out = launch(tmp_path, cloud)
     assert out.code == EXIT_CLOUD
     assert cloud.count("delete_node") == 0  # not ours: never deleted by this launch

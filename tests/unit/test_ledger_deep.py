@@ -15,6 +15,7 @@ from tpuwizard.commands import cleanup as cleanup_commands
 from tpuwizard.core import paths
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.launch.records.ledger import Ledger, Resource
+from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.session.session import Session
 
 ZONE = "us-central1-a"
@@ -79,7 +80,9 @@ def session(monkeypatch) -> Session:
 
 def test_status_and_teardown_report_the_line_and_still_delete(session):
     me = paths.owner_label()
-    session.cloud.create_node(NodeRequest(ZONE, "mine", "v5litepod-1", "run-1", owner=me))
+    session.cloud.create_node(
+        NodeRequest(ZONE, "mine", parse_accelerator("v5litepod-1"), "run-1", owner=me)
+    )
     resource = Resource("node", "practice-project", ZONE, "mine", "v5litepod-1", "run-1", owner=me)
     session.ledger.record("created", resource)
     with open(session.ledger.path, "ab") as f:

@@ -13,6 +13,7 @@ from tpuwizard.core.launch.lifecycle.runtime import Runtime
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.records.ledger import Ledger, Resource
 from tpuwizard.core.launch.teardown.verified import delete_and_verify, reconcile
+from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.core.remote.bootstrap import BootstrapPlan
 
 ZONE, PROJECT, OURS = "us-central1-a", "my-project", "0123456789abcdef"
@@ -119,8 +120,10 @@ def test_teardown_that_cannot_read_the_labels_deletes_nothing(tmp_path):
 
 def test_reconcile_shows_other_owners_apart_and_settles_records_whose_name_is_taken(tmp_path):
     cloud = MemoryCloud(project=PROJECT)
-    mine = NodeRequest(ZONE, "mine", "v5litepod-4", "run-1", owner=OURS)
-    alice = NodeRequest(ZONE, "alices", "v5litepod-4", "run-a", owner="a11ce0000000000a")
+    mine = NodeRequest(ZONE, "mine", parse_accelerator("v5litepod-4"), "run-1", owner=OURS)
+    alice = NodeRequest(
+        ZONE, "alices", parse_accelerator("v5litepod-4"), "run-a", owner="a11ce0000000000a"
+    )
     cloud.create_node(mine)
     cloud.create_node(alice)
     cloud.add(foreign_node(ZONE, "by-hand", {}))
@@ -136,7 +139,7 @@ def test_reconcile_shows_other_owners_apart_and_settles_records_whose_name_is_ta
 
 
 def test_every_request_carries_the_owner_label():
-    req = NodeRequest(ZONE, "n", "v5litepod-4", "run-1", owner=OURS)
+    req = NodeRequest(ZONE, "n", parse_accelerator("v5litepod-4"), "run-1", owner=OURS)
     assert req.labels == {"managed-by": "tpuwizard", RUN_LABEL: "run-1", OWNER_LABEL: OURS}
 
 

@@ -17,6 +17,7 @@ from tests.fakes import MemoryCloud
 from tests.unit.test_launch_safety import launch
 from tests.waiting import wait_until
 from tpuwizard.core.cloud.types import NodeInfo, NodeRequest, QueuedInfo
+from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.sandbox.faults import parse_faults
 from tpuwizard.sandbox.state import SandboxState
 
@@ -134,7 +135,9 @@ def test_tpuwizard_forces_a_queued_delete_when_no_node_has_the_name(monkeypatch)
 @pytest.mark.parametrize("route", ["spot", "flex"])
 def test_a_queued_launch_asks_whether_the_name_is_free_and_touches_nothing(tmp_path, route):
     cloud = MemoryCloud()
-    cloud.create_node(NodeRequest(ZONE, "tpu-a", "v5litepod-4", "alices-run", owner="a11ce"))
+    cloud.create_node(
+        NodeRequest(ZONE, "tpu-a", parse_accelerator("v5litepod-4"), "alices-run", owner="a11ce")
+    )
     out = launch(tmp_path, cloud, route)
     assert out.code == 3
     methods = [c.method for c in cloud.calls]

@@ -11,11 +11,12 @@ from types import SimpleNamespace
 import pytest
 
 from tpuwizard.core.launch.plan.launch_plan import plan_for_run
+from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.words.course_text import route_2b_lines
 
 
 def test_the_three_commands_carry_the_plan_s_names_and_the_course_s_flags():
-    lines = route_2b_lines("tpuwizard-r1", "us-east5-a", "v6e-4", 240, "auto")
+    lines = route_2b_lines("tpuwizard-r1", "us-east5-a", parse_accelerator("v6e-4"), 240, "auto")
     template, mig, request = lines[1:4]
     assert "instance-templates create tpuwizard-r1-it --machine-type=ct6e-standard-4t" in template
     for flag in ("--provisioning-model=FLEX_START", "--max-run-duration=4h"):
@@ -30,8 +31,11 @@ def test_the_three_commands_carry_the_plan_s_names_and_the_course_s_flags():
 
 
 def test_what_tpuwizard_does_instead_follows_via_and_the_slice():
-    assert "these same three" in route_2b_lines("n", "z", "v6e-4", 60, "resize-request")[-1]
-    assert "bulk mode" in route_2b_lines("n", "z", "v6e-16", 60, "auto")[-1]
+    assert (
+        "these same three"
+        in route_2b_lines("n", "z", parse_accelerator("v6e-4"), 60, "resize-request")[-1]
+    )
+    assert "bulk mode" in route_2b_lines("n", "z", parse_accelerator("v6e-16"), 60, "auto")[-1]
 
 
 class SaidScreen:

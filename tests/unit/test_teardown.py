@@ -8,6 +8,7 @@ from tests.fakes import MemoryCloud
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.launch.records.ledger import Ledger, Resource
 from tpuwizard.core.launch.teardown.verified import delete_and_verify, reconcile
+from tpuwizard.core.plan.catalog import parse_accelerator
 
 ZONE = "us-central1-a"
 
@@ -23,7 +24,9 @@ def queued_resource(name="tpu-a-qr", node_id="tpu-a"):
 
 
 def request(node_id="tpu-a", run_id="run-1"):
-    return NodeRequest(zone=ZONE, node_id=node_id, accelerator_type="v5litepod-1", run_id=run_id)
+    return NodeRequest(
+        zone=ZONE, node_id=node_id, slice=parse_accelerator("v5litepod-1"), run_id=run_id
+    )
 
 
 @pytest.fixture

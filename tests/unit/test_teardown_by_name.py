@@ -18,6 +18,7 @@ from tpuwizard.commands import cleanup as cleanup_commands
 from tpuwizard.core import paths
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.launch.records.ledger import Resource
+from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.session.session import Session
 
 ZONE = "us-central1-a"
@@ -41,7 +42,9 @@ def session(monkeypatch) -> Session:
 
 def make_node(session: Session, name: str, run_id: str = "run-1") -> Resource:
     cloud = session.cloud
-    request = NodeRequest(ZONE, name, "v5litepod-1", run_id, owner=paths.owner_label())
+    request = NodeRequest(
+        ZONE, name, parse_accelerator("v5litepod-1"), run_id, owner=paths.owner_label()
+    )
     cloud.create_node(request)
     resource = Resource(
         "node", cloud.project, ZONE, name, "v5litepod-1", run_id, owner=paths.owner_label()
@@ -125,7 +128,9 @@ def surveyable(monkeypatch) -> Session:
 
 
 def bobs(session: Session, name: str, zone: str) -> None:
-    session.cloud.create_node(NodeRequest(zone, name, "v5litepod-1", "run-b", owner=BOB))
+    session.cloud.create_node(
+        NodeRequest(zone, name, parse_accelerator("v5litepod-1"), "run-b", owner=BOB)
+    )
 
 
 def test_a_name_another_owner_holds_in_two_zones_asks_which_zone(surveyable):

@@ -17,6 +17,7 @@ from tpuwizard.commands import iterate as iterate_commands
 from tpuwizard.core import paths
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.launch.records.ledger import Ledger, Resource
+from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.sandbox.google import FORBIDDEN_ZONES
 from tpuwizard.session.kept import KeptInfo
 from tpuwizard.session.session import Session
@@ -37,7 +38,9 @@ def node(session: Session, name: str, zone: str = ZONE, run_id: str = "run-1") -
     """A node this install made, recorded; in a refusing zone only the record exists."""
     me = paths.owner_label()
     if zone != BAD:
-        session.cloud.create_node(NodeRequest(zone, name, "v5litepod-1", run_id, owner=me))
+        session.cloud.create_node(
+            NodeRequest(zone, name, parse_accelerator("v5litepod-1"), run_id, owner=me)
+        )
     resource = Resource("node", session.cloud.project, zone, name, "v5litepod-1", run_id, owner=me)
     session.ledger.record("created", resource)
     return resource
@@ -104,7 +107,9 @@ def kept_spot(session: Session, name: str = "kept-node") -> Resource:
     """What `up --route spot` leaves, after Google preempted the node (the queued resource stays
     ACTIVE; the watchdog died with the VM)."""
     cloud, me = session.cloud, paths.owner_label()
-    request = NodeRequest(ZONE, name, "v5litepod-1", "run-k", spot=True, owner=me)
+    request = NodeRequest(
+        ZONE, name, parse_accelerator("v5litepod-1"), "run-k", spot=True, owner=me
+    )
     cloud.create_queued(request, f"{name}-qr", "spot")
     cloud.nodes[(ZONE, name)] = replace(cloud.nodes[(ZONE, name)], state="PREEMPTED")
     resource = Resource(

@@ -15,6 +15,7 @@ from tpuwizard.core import paths
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.launch.records.ledger import Ledger, Resource
 from tpuwizard.core.launch.teardown.survey import reconcile_backends
+from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.session.session import Session
 
 ZONE = "us-central1-a"
@@ -51,7 +52,7 @@ def test_the_tpu_api_still_queues_spot_and_records_its_backend(tmp_path):
 
 def _made_on(cloud: MemoryCloud, ledger: Ledger, name: str) -> Resource:
     me = paths.owner_label()
-    cloud.create_node(NodeRequest(ZONE, name, "v6e-4", "run-1", owner=me))
+    cloud.create_node(NodeRequest(ZONE, name, parse_accelerator("v6e-4"), "run-1", owner=me))
     resource = Resource(
         "node", cloud.project, ZONE, name, "v6e-4", "run-1", owner=me, backend=cloud.backend
     )
@@ -195,6 +196,8 @@ def test_no_compute_engine_call_at_all_until_the_ledger_holds_a_compute_engine_r
     gone = Resource("node", "practice-project", ZONE, "old-vm", "v6e-4", "r1", backend="compute")
     session.ledger.record("gone", gone)  # made here once: Compute Engine is surveyed again
     me = paths.owner_label()
-    clouds["compute"].create_node(NodeRequest(ZONE, "labelled", "v6e-4", "r2", owner=me))
+    clouds["compute"].create_node(
+        NodeRequest(ZONE, "labelled", parse_accelerator("v6e-4"), "r2", owner=me)
+    )
     found = session.find_leftovers()
     assert opened == ["tpu-api", "compute"] and [b.resource.name for b in found] == ["labelled"]

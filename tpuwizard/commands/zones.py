@@ -132,7 +132,7 @@ def zones(
             doc.update(
                 accelerator=accelerator,
                 runtime_version=runtime,
-                image_family=catalog.image_family(accelerator),
+                image_family=slice_.generation.image_family,
                 backends={
                     o.zone: [{"backend": b, "source": src} for b, src in o.backends] for o in offers
                 },

@@ -35,8 +35,6 @@ async def checked_plan(app: Any, screen: ProvisionScreen, plan: LaunchPlan) -> L
 
         deadline = checked.max_run
         screen.say(
-            route_2b_lines(
-                checked.node_name, checked.zone, checked.accelerator, deadline, checked.via
-            )
+            route_2b_lines(checked.node_name, checked.zone, checked.slice, deadline, checked.via)
         )
     return checked

@@ -7,6 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tpuwizard.core.plan.catalog import Slice
 
 COURSE_REPORT = "tpu-report.txt"
 OUTPUT_WORDS = "your script's whole output (the course keeps it as tpu-report.txt)"
@@ -37,22 +41,19 @@ def not_fetched_hint(path: str) -> str | None:
     )
 
 
-def route_2b_lines(
-    name: str, zone: str, accelerator: str, max_run_minutes: float, via: str
-) -> list[str]:
+def route_2b_lines(name: str, zone: str, s: Slice, max_run_minutes: float, via: str) -> list[str]:
     """The course's Route 2B (Flex-start on Compute Engine: three gcloud commands) with this
     plan's names and values, then what tpuwizard does in their place: the wizard says them
     where its own Flex-start route on Compute Engine starts."""
     from tpuwizard.core.cloud import compute_slice_body as parts
     from tpuwizard.core.cloud.backends import VIA_RESIZE_REQUEST
-    from tpuwizard.core.plan import catalog
 
-    machine = catalog.machine_type(accelerator) or f"<the machine type of {accelerator}>"
+    machine = s.machine_type or f"<the machine type of {s.name}>"
     template, request = parts.template_name(name), parts.request_name(name)
     hours = f"{max_run_minutes / 60:g}h"
     if via == VIA_RESIZE_REQUEST:
         how = "tpuwizard makes these same three (--via resize-request)"
-    elif parts.is_single_vm(accelerator):
+    elif s.single_host:
         how = "tpuwizard asks for the same Flex-start VM with one instance create instead"
     else:
         how = (

@@ -166,8 +166,7 @@ def _check_possible(s: catalog.Slice, support: Support, backend: str) -> None:
             f"{s.name} is not served by the TPU API ({support.why}; {support.cite}). "
             "Use --backend compute or --backend auto."
         )
-    one_vm = s.generation.name_for_chips(s.chips_per_vm)
-    if backend == COMPUTE and not s.single_host and catalog.machine_type(one_vm) is None:
+    if backend == COMPUTE and not s.single_host and s.one_vm.machine_type is None:
         raise BadInput(
             f"{s.name} is a multi-host slice ({s.vms} VMs of {s.chips_per_vm} chips), and "
             f"Compute Engine has no machine type for one such VM of {gen}."
@@ -212,8 +211,7 @@ def zone_offers(
     if TPU_API in support.backends:
         for zone in tpu_api_zones:
             found.setdefault(zone, {})[TPU_API] = tpu_api_source
-    one_vm = s.generation.name_for_chips(s.chips_per_vm)
-    if COMPUTE in support.backends and catalog.machine_type(one_vm) is not None:
+    if COMPUTE in support.backends and s.one_vm.machine_type is not None:
         for zone in (*s.zones, *(z for z in ai_zones if z in s.generation.ai_zones)):
             found.setdefault(zone, {})[COMPUTE] = "documented"
     return [

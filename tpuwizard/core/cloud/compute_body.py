@@ -24,14 +24,6 @@ MACHINE_TYPES: dict[tuple[str, int], str] = {
 }
 _ACCELERATOR_OF = {machine: key for key, machine in MACHINE_TYPES.items()}
 
-IMAGE_PROJECT = "ubuntu-os-accelerator-images"
-# Google's accelerator image families: one for v5e/v5p/v6e (compute-engine.md, and the name says
-# so); TPU7x's is Ubuntu 24.04's (a report: SkyPilot's Compute Engine TPU support uses it).
-IMAGE_FAMILIES = {
-    "v6e": "ubuntu-accel-2204-amd64-tpu-v5e-v5p-v6e",
-    "v5p": "ubuntu-accel-2204-amd64-tpu-v5e-v5p-v6e",
-    "tpu7x": "ubuntu-accel-2404-amd64-tpu-tpu7x",
-}
 # Boot disk types each generation takes (tpu/docs/setup-persistent-disk: v6e Hyperdisk
 # Balanced only, v5p Balanced Persistent Disk; TPU7x assumed as v6e, the newer machine series).
 DISK_TYPES = {"v6e": "hyperdisk-balanced", "v5p": "pd-balanced", "tpu7x": "hyperdisk-balanced"}
@@ -130,8 +122,8 @@ def instance_body(req: NodeRequest) -> dict[str, Any]:
                 "boot": True,
                 "autoDelete": True,  # the disk goes with the VM: nothing left billing
                 "initializeParams": {
-                    "sourceImage": f"projects/{IMAGE_PROJECT}/global/images/family/"
-                    f"{IMAGE_FAMILIES[generation]}",
+                    # Google's accelerator image family (catalog.toml, with its sources).
+                    "sourceImage": catalog.image_source(req.slice.generation),
                     "diskSizeGb": str(BOOT_DISK_GB),
                     "diskType": f"zones/{zone}/diskTypes/{DISK_TYPES[generation]}",
                 },

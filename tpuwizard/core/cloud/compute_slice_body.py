@@ -129,7 +129,7 @@ def template_body(req: NodeRequest) -> dict[str, Any]:
     is "Relevant only for Instances.Insert API"), so a BULK MIG's wait for capacity has no bound
     of Google's and tpuwizard's --queue-wait is its own timer (compute_slices.py)."""
     s = req.slice
-    one_vm = replace(req, accelerator_type=s.generation.name_for_chips(s.chips_per_vm))
+    one_vm = replace(req, slice=s.one_vm)
     properties = instance_body(one_vm)
     properties.pop("name")
     properties.pop("params", None)

@@ -10,17 +10,12 @@ from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.cloud import google_errors as ge
 from tpuwizard.core.cloud.diagnosis import Context, Diagnosis
 from tpuwizard.core.errors import QueueExpired, QueueSuspended
-from tpuwizard.core.plan import catalog
 
 
 def other_zones(ctx: Context) -> list[str]:
-    if not ctx.accelerator:
+    if ctx.slice is None:  # a type the catalog does not know: no zones of its to offer
         return []
-    try:
-        zones = catalog.zones_offering(ctx.accelerator)
-    except catalog.UnknownAcceleratorError:
-        return []
-    return [z for z in zones if z != ctx.zone]
+    return [z for z in ctx.slice.offered_zones if z != ctx.zone]
 
 
 def stockout_diagnosis(ctx: Context, capacity: str, spot: bool) -> Diagnosis:

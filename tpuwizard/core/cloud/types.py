@@ -6,7 +6,6 @@ Nothing outside ``tpuwizard.core.cloud.client`` handles protobufs: these are wha
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 from tpuwizard.core.plan import catalog
@@ -93,7 +92,8 @@ class NodeRequest:
 
     zone: str
     node_id: str
-    accelerator_type: str
+    # The checked plan's Slice (LaunchPlan.slice): its name is what Google is sent.
+    slice: catalog.Slice
     run_id: str
     runtime_version: str | None = None
     metadata: dict[str, str] = field(default_factory=dict)
@@ -130,11 +130,10 @@ class NodeRequest:
     # a MIG of size 0 and a resize request for the VM; core/cloud/backends.py's VIAS).
     via: str = "auto"
 
-    @cached_property
-    def slice(self) -> catalog.Slice:
-        """The accelerator type asked for, parsed once per request (made from a checked plan,
-        whose type is known; the name itself is what Google is sent)."""
-        return catalog.parse_accelerator(self.accelerator_type)
+    @property
+    def accelerator_type(self) -> str:
+        """The accelerator type's name, as Google is sent it (``acceleratorType``)."""
+        return self.slice.name
 
     @property
     def runtime(self) -> str:

@@ -42,11 +42,10 @@ def larger_slice(
 
 def launch_backends(s: catalog.Slice) -> tuple[str, ...]:
     """The backends ``launch`` can make the slice ``s`` with (empty where none can)."""
-    one_vm = s.generation.name_for_chips(s.chips_per_vm)
     return tuple(
         b
         for b in support_for(s).backends
-        if b != COMPUTE or s.single_host or catalog.machine_type(one_vm) is not None
+        if b != COMPUTE or s.single_host or s.one_vm.machine_type is not None
     )
 
 

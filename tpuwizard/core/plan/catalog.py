@@ -68,9 +68,12 @@ class Generation:
     def chips_for(self, number: int) -> int:
         return number // self.tensorcores_per_chip if self.name_counts == "tensorcores" else number
 
+    def number_for_chips(self, chips: int) -> int:
+        """The number in a type's name: chips, or TensorCores for v2-v4."""
+        return chips * self.tensorcores_per_chip if self.name_counts == "tensorcores" else chips
+
     def name_for_chips(self, chips: int) -> str:
-        number = chips * self.tensorcores_per_chip if self.name_counts == "tensorcores" else chips
-        return f"{self.prefix}-{number}"
+        return f"{self.prefix}-{self.number_for_chips(chips)}"
 
     def price_per_chip_hour(self, route: str = "on-demand") -> float | None:
         """Approximate USD per chip-hour by route.
@@ -112,6 +115,11 @@ class Slice:
     @property
     def single_host(self) -> bool:
         return self.vms == 1
+
+    @property
+    def one_vm(self) -> Slice:
+        """One of its VMs as a slice of its own (a multi-host slice's instance template)."""
+        return _make_slice(self.generation, self.generation.number_for_chips(self.chips_per_vm))
 
     @property
     def physical_hosts(self) -> int:
@@ -316,12 +324,6 @@ def generation_for_device_kind(device_kind: str) -> Generation | None:
     return None
 
 
-def zones_offering(accelerator: str) -> list[str]:
-    """Documented zones offering an accelerator type (not a promise of free capacity), its AI
-    zones last."""
-    return parse_accelerator(accelerator).offered_zones
-
-
 def documented_ai_zone_table() -> dict[str, list[str]]:
     """AI zone -> accelerator types the catalog lists there (hidden from zone lists unless the
     project turns on AI zone visibility)."""
@@ -341,13 +343,6 @@ def documented_zone_table() -> dict[str, list[str]]:
     return dict(sorted(table.items()))
 
 
-def machine_type(accelerator: str) -> str | None:
-    """The Compute Engine machine type of a single-VM slice (``v6e-4`` -> ``ct6e-standard-4t``),
-    or None where Compute Engine has none: a generation it does not serve, or a multi-host slice
-    (several VMs, which Compute Engine makes as a managed instance group, not one machine)."""
-    return parse_accelerator(accelerator).machine_type
-
-
 def accelerator_for_machine_type(machine_type: str) -> str | None:
     """The slice one VM of ``machine_type`` is (``ct5p-hightpu-4t`` -> ``v5p-8``), or None for a
     machine type that is no TPU type of the catalog. A URL (``zones/Z/machineTypes/NAME``), as
@@ -360,16 +355,10 @@ def accelerator_for_machine_type(machine_type: str) -> str | None:
     return None
 
 
-def image_family(accelerator: str) -> str | None:
-    """The Compute Engine accelerator image family for the slice's generation, or None where
-    Compute Engine does not serve it."""
-    return parse_accelerator(accelerator).generation.image_family
-
-
-def image_source(accelerator: str) -> str | None:
+def image_source(gen: Generation) -> str | None:
     """The boot disk's ``sourceImage`` for the generation: its image family in Google's
     accelerator image project, or None where Compute Engine does not serve it."""
-    family = image_family(accelerator)
+    family = gen.image_family
     if family is None:
         return None
     project = _raw()["compute_engine"]["image_project"]

@@ -121,7 +121,7 @@ class Provisioner:
         req = NodeRequest(
             zone=zone,
             node_id=plan.node_name,
-            accelerator_type=plan.accelerator,
+            slice=plan.slice,
             run_id=plan.run_id,
             metadata=dict(rt.ssh_metadata),
             spot=plan.route == "spot",
