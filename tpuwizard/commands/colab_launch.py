@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tpuwizard.commands.common import say, show_event
+from tpuwizard.commands.common import check_free_route_input, say, show_event
 from tpuwizard.core.errors import BadInput
 
 
@@ -27,15 +27,11 @@ def launch_on_colab(
     from tpuwizard.session.colab_route import ColabRoute, practice_for_colab, program_for
     from tpuwizard.session.session import new_run
 
-    given = [name for name, on in refused.items() if on]
-    if given:
-        raise BadInput(
-            f"{', '.join(given)} cannot be used with --route colab (a Colab runtime is one TPU "
-            "chip Colab chooses, with nothing to keep and no checkpoint folder); leave "
-            f"{'it' if len(given) == 1 else 'them'} out."
-        )
-    if script is None:
-        raise BadInput("--route colab needs --script: the Python script to run on Colab.")
+    why = (
+        "a Colab runtime is one TPU chip Colab chooses, with nothing to keep and no checkpoint "
+        "folder"
+    )
+    script = check_free_route_input("colab", "Colab", why, refused, script)
     practice = practice_for_colab(sandbox)
     run_id, run_folder = new_run(run_dir)
     run = prepare_run(script, script_args, fetch, max_run, run_id, run_folder, practice)

@@ -266,6 +266,23 @@ def check_script(script: Path) -> None:
         raise BadInput(" ".join(problems))
 
 
+def check_free_route_input(
+    route: str, platform: str, why: str, refused: dict[str, bool], script: Path | None
+) -> Path:
+    """The free routes' own bad input (exit 2, nothing called): options of the TPU routes
+    given with ``--route ROUTE`` (``refused``, by name; ``why`` says what the platform lacks),
+    or no ``--script``. The script, once it is there."""
+    given = [name for name, on in refused.items() if on]
+    if given:
+        raise BadInput(
+            f"{', '.join(given)} cannot be used with --route {route} ({why}); leave "
+            f"{'it' if len(given) == 1 else 'them'} out."
+        )
+    if script is None:
+        raise BadInput(f"--route {route} needs --script: the Python script to run on {platform}.")
+    return script
+
+
 def check_transport(transport: str, practice: bool) -> None:
     """Before create: ``--transport gcloud`` runs the gcloud CLI to reach every worker, so
     without it on PATH the launch would fail only once the TPU exists and bills."""

@@ -5,8 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tpuwizard.commands.common import say, show_event
-from tpuwizard.core.errors import BadInput
+from tpuwizard.commands.common import check_free_route_input, say, show_event
 
 
 def launch_on_kaggle(
@@ -31,15 +30,8 @@ def launch_on_kaggle(
     from tpuwizard.session.kaggle_route import KaggleRoute
     from tpuwizard.session.session import new_run
 
-    given = [name for name, on in refused.items() if on]
-    if given:
-        raise BadInput(
-            f"{', '.join(given)} cannot be used with --route kaggle (a Kaggle kernel has no "
-            "zone, nothing to keep and no checkpoint folder); leave "
-            f"{'it' if len(given) == 1 else 'them'} out."
-        )
-    if script is None:
-        raise BadInput("--route kaggle needs --script: the Python script to run on Kaggle.")
+    why = "a Kaggle kernel has no zone, nothing to keep and no checkpoint folder"
+    script = check_free_route_input("kaggle", "Kaggle", why, refused, script)
     from tpuwizard.commands.packages import asked_packages
 
     packages = asked_packages(with_specs, requirements, script)
