@@ -1,7 +1,7 @@
 """The guide's "Commands at a glance" writes each command's usual synopsis by hand (the reference
 beside it is generated from the click commands). What it writes must stay true: every command has
 its paragraph, every option it names exists on that command, and every list of choices it spells
-out (``--route vm|spot|...``) is the command's own, so a new route or a renamed option fails here."""
+out (``--route vm|spot|...``) is the command's own: a new route or a renamed option fails here."""
 
 from __future__ import annotations
 
