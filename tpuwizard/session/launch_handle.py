@@ -129,7 +129,7 @@ class LaunchHandle:
 
         if not self.plan.os_login_key or self.transport == "gcloud":
             return None
-        return OsLoginAsk(time.time() + ready_timeout + self.plan.max_run * 60)
+        return OsLoginAsk(time.time() + ready_timeout + self.plan.max_run_s)
 
     def events(self) -> Iterator[ev.Event]:
         """Run the launch in a thread; yield its events after the billing state has seen them."""

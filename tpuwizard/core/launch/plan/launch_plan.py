@@ -134,6 +134,11 @@ class LaunchPlan:
         """Minutes the node may run: ``--max-run``, else the route's default."""
         return self.max_run_minutes or DEFAULT_MAX_RUN[self.route]
 
+    @property
+    def max_run_s(self) -> int:
+        """The same deadline in whole seconds, as the clouds are sent it and timers count it."""
+        return int(self.max_run * 60)
+
     @cached_property
     def _parsed(self) -> catalog.Slice | catalog.UnknownAcceleratorError:
         """The accelerator parsed, once per plan: its slice, or why the name is no TPU type."""
