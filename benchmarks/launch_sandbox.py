@@ -87,6 +87,7 @@ def bootstrap_times(runs: int) -> tuple[float, float]:
 
     from tpuwizard.core.cloud.client import TpuCloud
     from tpuwizard.core.cloud.types import NodeRequest
+    from tpuwizard.core.plan.catalog import parse_accelerator
     from tpuwizard.core.remote.bootstrap import bootstrap_script, sandbox_plan
     from tpuwizard.core.remote.transports import LocalTransport
     from tpuwizard.sandbox.image import worker_path
@@ -104,7 +105,9 @@ def bootstrap_times(runs: int) -> tuple[float, float]:
         try:
             for i in range(2 * runs):
                 name = f"boot-{i}"
-                request = NodeRequest("us-central1-a", name, "v5litepod-4", "bench")
+                request = NodeRequest(
+                    "us-central1-a", name, parse_accelerator("v5litepod-4"), "bench"
+                )
                 node = cloud.wait_for_node("us-central1-a", name, cloud.create_node(request))
                 home = worker_home(server.state.home, cloud.node_path(node.zone, name), 0)
                 vm = LocalTransport([home], worker_path(home.parent))

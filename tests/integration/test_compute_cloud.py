@@ -219,6 +219,7 @@ DRIVE = textwrap.dedent(
     """
     from tpuwizard.core.cloud.compute import ComputeCloud
     from tpuwizard.core.cloud.types import NodeRequest
+    from tpuwizard.core.plan.catalog import parse_accelerator
 
     cloud = ComputeCloud("practice-project")  # the endpoint from the environment only
     req = NodeRequest(zone="us-east5-a", node_id="tpu-off", slice=parse_accelerator("v6e-1"),
