@@ -54,6 +54,7 @@ LINE_ONLY_LAUNCH_MODULES = {
     "tpuwizard.core.launch.kept",
     "tpuwizard.core.launch.records.billing_state",
     "tpuwizard.core.launch.kept.heartbeat_book",
+    "tpuwizard.core.launch.kept.record",  # the kept record's fields, read once
     "tpuwizard.core.launch.records.ledger",
 }
 

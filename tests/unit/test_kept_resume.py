@@ -19,7 +19,8 @@ from tpuwizard.core.errors import BadInput, NodeGone
 from tpuwizard.core.evidence.chain import CHAIN_FILE, check_chain
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_OK
 from tpuwizard.core.launch.events import launch_events as ev
-from tpuwizard.core.launch.kept.settings import SETTINGS_FIELD, kept_chain_end
+from tpuwizard.core.launch.kept.record import SETTINGS_FIELD
+from tpuwizard.core.launch.kept.settings import kept_chain_end
 from tpuwizard.core.launch.lifecycle.launch import run_launch
 from tpuwizard.core.launch.lifecycle.on_workers import WorkerSteps
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan

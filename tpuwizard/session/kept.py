@@ -33,6 +33,7 @@ from tpuwizard.core.launch.kept.iterate import (
     run_script,
     send_heartbeat,
 )
+from tpuwizard.core.launch.kept.record import KeptRecord
 from tpuwizard.core.launch.kept.settings import replaced_by
 from tpuwizard.core.launch.lifecycle.vanished import went_away
 from tpuwizard.core.launch.records.ledger import Entry, Resource
@@ -201,7 +202,7 @@ class KeptNode:
             cloud, session.practice, login.transport, os_login, login.account
         )
         self.transport: Transport = self.rt.make_transport(node)
-        self.idle_s: float | None = entry.extra.get("idle_s")
+        self.idle_s: float | None = KeptRecord.of(entry).idle_s
 
     @property
     def workers(self) -> int:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from tpuwizard.core.cloud.backends import COMPUTE
 from tpuwizard.core.launch.kept.iterate import heartbeat_interval
-from tpuwizard.core.launch.plan.deadline_keeper import EndedBy
+from tpuwizard.core.launch.kept.record import KeptRecord
 from tpuwizard.core.launch.records.billing_state import Billed
 from tpuwizard.session.kept_lines import node_id
 
@@ -81,7 +81,7 @@ class KeptHeartbeats:
         for entry in entries:
             if self._stop.is_set():
                 break
-            intervals.append(heartbeat_interval(entry.extra.get("idle_s")))
+            intervals.append(heartbeat_interval(KeptRecord.of(entry).idle_s))
             self._beat(entry)
         self.on_change()
         return min(intervals)
@@ -110,7 +110,7 @@ class KeptHeartbeats:
             return False
 
     def _billed(self, entry: Entry, beat_at: float) -> Billed:
-        r = entry.resource
+        r, record = entry.resource, KeptRecord.of(entry)
         beats = self.session.kept.book.read()  # when the beat was sent, noted by the node
         return Billed(
             node_id(r),
@@ -121,12 +121,11 @@ class KeptHeartbeats:
             entry.first_at,
             entry.first_at,  # priced from its first record, as `status` prices it
             state="READY",
-            kept_since=float(entry.extra.get("kept_at") or entry.at),
-            idle_s=entry.extra.get("idle_s"),
-            max_deadline=entry.extra.get("deadline"),
+            kept_since=record.kept_at,
+            idle_s=record.idle_s,
+            max_deadline=record.deadline,
             last_heartbeat=beats.get(node_id(r), beat_at),
-            deadline_by_google=r.backend == COMPUTE
-            and entry.extra.get("ended_by") == EndedBy.GOOGLE,
+            deadline_by_google=r.backend == COMPUTE and record.ended_by_google,
         )
 
     def _say(self, key: str, message: str) -> None:

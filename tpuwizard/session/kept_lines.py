@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from tpuwizard.core import paths
 from tpuwizard.core.deadlines import idle_deadline  # not billing_state: every command reads it
 from tpuwizard.core.launch.kept.heartbeat_book import HeartbeatBook
+from tpuwizard.core.launch.kept.record import KeptRecord
 from tpuwizard.core.launch.records.ledger import Entry, Ledger, Resource
 from tpuwizard.core.plan import cost
 from tpuwizard.session import practice as practice_mode
@@ -112,18 +113,18 @@ def kept_info(
     entry: Entry, state: str, beats: dict[str, float], practice: bool, checked: bool = True
 ) -> KeptInfo:
     """A kept node's line from its ledger entry, in ``state``, priced from its first record."""
-    r = entry.resource
+    r, record = entry.resource, KeptRecord.of(entry)
     age = time.time() - entry.first_at
     return KeptInfo(
         node_id(r),
         r.zone,
         r.accelerator,
         state,
-        float(entry.extra.get("kept_at") or entry.at),
+        record.kept_at,
         cost.estimate(r.slice, r.route, age, r.zone),
         cost.hourly(r.slice, r.route, r.zone),
-        entry.extra.get("deadline"),
-        entry.extra.get("idle_s"),
+        record.deadline,
+        record.idle_s,
         beats.get(node_id(r)),
         practice,
         checked,

@@ -24,11 +24,8 @@ from tpuwizard.core.cloud.diagnose import diagnose
 from tpuwizard.core.cloud.diagnosis import Diagnosis
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_OK
 from tpuwizard.core.launch.events import launch_events as ev
-from tpuwizard.core.launch.kept.settings import (
-    REPLACED_BY_FIELD,
-    kept_chain_end,
-    replacement_answers,
-)
+from tpuwizard.core.launch.kept.record import REPLACED_BY_FIELD
+from tpuwizard.core.launch.kept.settings import kept_chain_end, replacement_answers
 from tpuwizard.core.launch.plan.resume_rules import MAX_RESTARTS, checkpoints_problem
 from tpuwizard.core.launch.records.ledger import Resource
 from tpuwizard.core.launch.resume.chain import AttemptEnd, ChainLimits, ResumeChain

@@ -28,6 +28,7 @@ from tpuwizard.core.cloud.oslogin import (
     account_email,
 )
 from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.kept.record import KeptRecord
 from tpuwizard.core.launch.records.ledger import Entry, Ledger, Resource
 from tpuwizard.core.launch.teardown.verified import TeardownResult
 
@@ -90,14 +91,19 @@ def choose_login(
     return LoginChoice(OS_LOGIN, key.username, key.user, key.fingerprint), (key, keys)
 
 
+def login_of(entry: Entry | None) -> LoginChoice:
+    """How a resource's create chose to log in, as its intent recorded it (``login``; a record
+    from before there was one, or none: the metadata way)."""
+    return LoginChoice.from_record(entry.extra.get("login") if entry else None)
+
+
 def recorded_login(entry: Entry) -> tuple[LoginChoice, OsLoginAsk | None]:
     """How ``up`` chose to log in to a kept node (the ledger's ``login``; a record from before
     there was one: the metadata way), and under OS Login until when (the node's deadline)."""
-    choice = LoginChoice.from_record(entry.extra.get("login"))
+    choice = login_of(entry)
     if choice.way != OS_LOGIN:
         return choice, None
-    deadline = entry.extra.get("deadline")
-    return choice, OsLoginAsk(float(deadline) if isinstance(deadline, int | float) else None)
+    return choice, OsLoginAsk(KeptRecord.of(entry).deadline)
 
 
 def still_logging_in(ledger: Ledger, fingerprint: str, but: Resource | None = None) -> str | None:
@@ -106,7 +112,7 @@ def still_logging_in(ledger: Ledger, fingerprint: str, but: Resource | None = No
     for entry in ledger.open_entries():
         if but is not None and entry.resource.key == but.key:
             continue
-        choice = LoginChoice.from_record(entry.extra.get("login"))
+        choice = login_of(entry)
         if choice.way == OS_LOGIN and choice.fingerprint == fingerprint:
             return entry.resource.node_id or entry.resource.name
     return None
@@ -131,7 +137,7 @@ def forget_after_teardown(
     out = []
     for result in results:
         entry = recorded.get(result.resource.key)
-        choice = LoginChoice.from_record(entry.extra.get("login") if entry else None)
+        choice = login_of(entry)
         if not result.verified or choice.way != OS_LOGIN or not choice.fingerprint:
             out.append(result)
             continue

@@ -6,13 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from tpuwizard.core.launch.kept.record import KeptRecord
 from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN, LaunchPlan
 from tpuwizard.core.launch.plan.packages import PackageSpec
 from tpuwizard.core.launch.plan.zone_rules import zones_from
 from tpuwizard.core.launch.records.ledger import Entry
-
-SETTINGS_FIELD = "settings"  # the kept record's field
-REPLACED_BY_FIELD = "replaced_by"  # on the old node's gone record: the node made in its place
 
 
 def kept_settings(plan: LaunchPlan) -> dict[str, Any]:
@@ -39,9 +37,9 @@ def replacement_answers(entry: Entry) -> dict[str, Any]:
     chain sets its deadline (:func:`kept_chain_end` bounds it). A record from before settings
     were recorded gives the route's defaults, and the watchdog its recorded idle time, as ``up``
     does."""
-    r, settings = entry.resource, entry.extra.get(SETTINGS_FIELD) or {}
+    r, record = entry.resource, KeptRecord.of(entry)
+    settings, idle_s = record.settings, record.idle_s
     zones = tuple(settings.get("zones") or ())
-    idle_s = entry.extra.get("idle_s")
     return dict(
         accelerator=r.accelerator,
         zone=r.zone,
@@ -66,11 +64,12 @@ def replacement_answers(entry: Entry) -> dict[str, Any]:
 def kept_chain_end(entry: Entry, now: float) -> float:
     """When a kept node's chain ends: its deadline (a replacement keeps it, never extends it);
     with none recorded, ``up``'s --max-run from now."""
-    deadline = entry.extra.get("deadline")
-    if deadline:
-        return float(deadline)
-    settings = entry.extra.get(SETTINGS_FIELD) or {}
-    minutes = settings.get("max_run_minutes") or DEFAULT_MAX_RUN.get(entry.resource.route, 120)
+    record = KeptRecord.of(entry)
+    if record.deadline:
+        return record.deadline
+    minutes = record.settings.get("max_run_minutes") or DEFAULT_MAX_RUN.get(
+        entry.resource.route, 120
+    )
     return now + float(minutes) * 60
 
 
@@ -81,9 +80,10 @@ def replaced_by(entries: list[Entry], name: str) -> str | None:
     while True:
         new = next(
             (
-                e.extra[REPLACED_BY_FIELD]
+                replaced
                 for e in entries
-                if name in (e.resource.name, e.resource.node_id) and e.extra.get(REPLACED_BY_FIELD)
+                if name in (e.resource.name, e.resource.node_id)
+                and (replaced := KeptRecord.of(e).replaced_by)
             ),
             None,
         )

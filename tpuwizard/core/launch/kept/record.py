@@ -1,0 +1,64 @@
+"""A kept node's record in the ledger, read once into typed fields: what ``up`` wrote when it kept
+the node (``Ending.keep``: its deadline and who ends it then, the watchdog's idle time, when it was
+kept, the settings a replacement is made from), and on a replaced node's "gone" record, the node
+``run --checkpoints`` made in its place. The field names are the ledger's on disk: older ledgers
+are read with them, and a record from before a field was written reads as its absence."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from tpuwizard.core.launch.records.ledger import Entry
+
+SETTINGS_FIELD = "settings"
+REPLACED_BY_FIELD = "replaced_by"
+
+
+def _seconds(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and value else None
+
+
+@dataclass(frozen=True)
+class KeptRecord:
+    """What the ledger holds of one kept node (or of one that was replaced)."""
+
+    kept_at: float  # when it was kept (the record's own time where an older one lacks it)
+    deadline: float | None  # when it ends without tpuwizard: its watchdog, or Google's limit
+    ended_by: str | None  # an EndedBy's word, as written
+    idle_s: float | None  # the watchdog's idle time: the heartbeats keep it alive
+    settings: dict[str, Any] = field(default_factory=dict)  # what up asked for (settings.py)
+    replaced_by: str | None = None  # the node run --checkpoints made in its place
+
+    @classmethod
+    def of(cls, entry: Entry) -> KeptRecord:
+        extra = entry.extra
+        replaced = extra.get(REPLACED_BY_FIELD)
+        return cls(
+            kept_at=float(extra.get("kept_at") or entry.at),
+            deadline=_seconds(extra.get("deadline")),
+            ended_by=extra.get("ended_by"),
+            idle_s=_seconds(extra.get("idle_s")),
+            settings=dict(extra.get(SETTINGS_FIELD) or {}),
+            replaced_by=str(replaced) if replaced else None,
+        )
+
+    @property
+    def ended_by_google(self) -> bool:
+        # Here, not at the top: every command's Kept: line reads records without the plan.
+        from tpuwizard.core.launch.plan.deadline_keeper import EndedBy
+
+        return self.ended_by == EndedBy.GOOGLE
+
+    def fields(self) -> dict[str, Any]:
+        """The record's fields as the ledger writes them."""
+        written: dict[str, Any] = {
+            "deadline": self.deadline,
+            "ended_by": self.ended_by,
+            "idle_s": self.idle_s,
+            "kept_at": self.kept_at,
+            SETTINGS_FIELD: self.settings,
+        }
+        if self.replaced_by is not None:
+            written[REPLACED_BY_FIELD] = self.replaced_by
+        return written
