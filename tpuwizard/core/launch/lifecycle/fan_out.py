@@ -48,7 +48,7 @@ class ZoneCreator(Protocol):
 
 
 class FanOut:
-    def __init__(self, provisioner: ZoneCreator, given: FanOutInput) -> None:
+    def __init__(self, given: FanOutInput, provisioner: ZoneCreator) -> None:
         self.p, self.given = provisioner, given
         self.root = provisioner.state
         self.requests = [LaunchState(zone) for zone in given.zones]

@@ -103,7 +103,7 @@ class Provisioner:
     def provision(self) -> NodeInfo:
         """A READY node: in this zone, the next ones after stockouts, or the first of a fan-out."""
         fan_out = self.given.fan_out
-        node = FanOut(self, fan_out).provision() if fan_out else self._one_zone_at_a_time()
+        node = FanOut(fan_out, self).provision() if fan_out else self._one_zone_at_a_time()
         self.emit(ev.Ready(len(node.endpoints), list(node.endpoints)))
         return node
 
