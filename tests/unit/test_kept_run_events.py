@@ -14,13 +14,16 @@ from types import SimpleNamespace
 
 import pytest
 
+from tests.fakes import MemoryCloud
 from tests.unit.test_json_events_table import event_table
+from tests.unit.test_launch_safety import make_runtime
 from tpuwizard.commands.common import show_event
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.kept.heartbeat_book import HeartbeatBook
-from tpuwizard.core.launch.lifecycle.launch_state import LaunchState
+from tpuwizard.core.launch.lifecycle.launch_state import LaunchContext, LaunchState
 from tpuwizard.core.launch.lifecycle.on_workers import WorkerSteps
+from tpuwizard.core.launch.lifecycle.part_inputs import worker_input
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.records.ledger import Entry, Resource
 from tpuwizard.core.remote.sync import LocalFolder
@@ -94,8 +97,9 @@ def launch_script(transport: LocalTransport, tmp_path: Path, script: Path) -> li
         script_args=("a",),
         fetch=("out.txt",),
     )
-    rt = SimpleNamespace(expect="cpu", explicit_coordinator=False)
-    steps = WorkerSteps(plan, rt, events.append, CancelToken(), LaunchState(plan.zone))  # type: ignore[arg-type]
+    rt = make_runtime(tmp_path, MemoryCloud())  # CPU devices; it names no coordinator
+    ctx = LaunchContext(events.append, CancelToken(), LaunchState(plan.zone))
+    steps = WorkerSteps(worker_input(plan, rt), ctx)
     steps.run_script(transport)
     return events
 

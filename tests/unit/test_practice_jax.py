@@ -16,8 +16,9 @@ from tests.unit.test_launch_safety import make_plan, make_runtime
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.lifecycle.launch import run_launch
-from tpuwizard.core.launch.lifecycle.launch_state import LaunchState
+from tpuwizard.core.launch.lifecycle.launch_state import LaunchContext, LaunchState
 from tpuwizard.core.launch.lifecycle.on_workers import WorkerSteps
+from tpuwizard.core.launch.lifecycle.part_inputs import worker_input
 from tpuwizard.core.plan.jax_versions import DEFAULT, TABLE
 from tpuwizard.sandbox import image, worker_envs
 from tpuwizard.session import practice_jax as chooser
@@ -108,7 +109,8 @@ def test_the_launch_says_it_before_the_bootstrap_and_pins_the_fallback(tmp_path,
     plan = replace(make_plan(tmp_path, "vm"), jax=NEEDS_312)
     rt = make_runtime(tmp_path, cloud)
     rt.worker_jax = chooser.practice_jax
-    steps = WorkerSteps(plan, rt, lambda e: None, CancelToken(), LaunchState(plan.zone))
+    ctx = LaunchContext(lambda e: None, CancelToken(), LaunchState(plan.zone))
+    steps = WorkerSteps(worker_input(plan, rt), ctx)
     assert steps.worker_jax.requirement == f"jax=={FITS_HERE}"
     events: list[ev.Event] = []
     run_launch(plan, rt, events.append, CancelToken())  # its in-memory workers run nothing
@@ -116,4 +118,5 @@ def test_the_launch_says_it_before_the_bootstrap_and_pins_the_fallback(tmp_path,
     assert lines and lines[0].startswith(f"Practice: jax {NEEDS_312} needs Python")
     # A real VM's runtime has no chooser: the plan's version is pinned as asked.
     rt.worker_jax = None
+    steps = WorkerSteps(worker_input(plan, rt), ctx)
     assert steps.worker_jax.requirement == f"jax=={NEEDS_312}"

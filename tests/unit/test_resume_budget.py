@@ -20,6 +20,7 @@ from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.events.summary import RunSummary
 from tpuwizard.core.launch.lifecycle import launch as lifecycle
 from tpuwizard.core.launch.lifecycle.ending import Ending
+from tpuwizard.core.launch.lifecycle.provision import ProvisionInput
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.resume_rules import DELETE_ALLOWANCE_MINUTES
 from tpuwizard.core.launch.records.ledger import Resource
@@ -56,12 +57,12 @@ def usd_for(minutes: float) -> float:
 
 def run_chain(monkeypatch, plan: LaunchPlan, billed_minutes: list[float], tmp_path: Path):
     """Run the launch; attempt n bills ``billed_minutes[n-1]`` and is preempted (the last one
-    that has no entry finishes). Returns (code, events, the plans each attempt was made with)."""
-    made: list[LaunchPlan] = []
+    that has no entry finishes). Returns (code, events, what each attempt's create was given)."""
+    made: list[ProvisionInput] = []
     resumed_from: list[str | None] = []
 
     def attempt(self: lifecycle.Launch, quiet_gone: bool = False) -> int:
-        made.append(self.provisioner.plan)
+        made.append(self.provisioner.given)
         resume = self.workers.resume
         assert resume is not None
         resumed_from.append(resume.resume_from.name if resume.resume_from else None)

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
+from tests.fakes import MemoryCloud
+from tests.unit.test_launch_safety import make_runtime
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.events.summary import LAST_LINES, RunSummary
 from tpuwizard.core.launch.kept.iterate import ScriptRun, run_script
-from tpuwizard.core.launch.lifecycle.launch_state import LaunchState
+from tpuwizard.core.launch.lifecycle.launch_state import LaunchContext, LaunchState
 from tpuwizard.core.launch.lifecycle.on_workers import WorkerSteps
+from tpuwizard.core.launch.lifecycle.part_inputs import worker_input
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.core.remote import sync
@@ -68,8 +70,9 @@ def by_launch(script: Path, transport: LocalTransport, run_dir: Path) -> list[ev
         script=script,
         script_args=("--steps", "8"),
     )
-    rt = SimpleNamespace(expect="cpu", explicit_coordinator=False)
-    steps = WorkerSteps(plan, rt, events.append, CancelToken(), LaunchState(plan.zone))  # type: ignore[arg-type]
+    rt = make_runtime(run_dir, MemoryCloud())  # CPU devices; it names no coordinator
+    ctx = LaunchContext(events.append, CancelToken(), LaunchState(plan.zone))
+    steps = WorkerSteps(worker_input(plan, rt), ctx)
     steps.run_script(transport)
     return events
 

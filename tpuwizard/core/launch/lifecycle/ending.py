@@ -11,21 +11,22 @@ import contextlib
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.cloud.diagnosis import Diagnosis
+from tpuwizard.core.cloud.protocol import Cloud
 from tpuwizard.core.exit_codes import EXIT_OK, EXIT_TEARDOWN
 from tpuwizard.core.launch.events import launch_events as ev
-from tpuwizard.core.launch.kept.settings import kept_settings
-from tpuwizard.core.launch.lifecycle.launch_state import LaunchState
-from tpuwizard.core.launch.lifecycle.runtime import Runtime
+from tpuwizard.core.launch.lifecycle.launch_state import LaunchContext, LaunchState
 from tpuwizard.core.launch.plan.deadline_keeper import EndedBy
-from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
-from tpuwizard.core.launch.records.ledger import Resource
+from tpuwizard.core.launch.records.ledger import Ledger, Resource
 from tpuwizard.core.launch.teardown.verified import delete_and_verify, still_listed
 from tpuwizard.core.launch.teardown.zone_list import zone_listed
 from tpuwizard.core.plan import cost
+from tpuwizard.core.plan.catalog import Slice
 from tpuwizard.core.remote.jobs import stop_job
 
 
@@ -45,20 +46,37 @@ def delete_command(resource: Resource, practice: bool) -> str:
     )
 
 
+@dataclass(frozen=True)
+class EndingInput:
+    """What the ending reads of the plan and the runtime (lifecycle/part_inputs.py makes it)."""
+
+    run_dir: Path  # cost.json goes there; Finished names it
+    slice: Slice  # what is priced
+    route: str
+    accelerator: str  # as asked: cost.json says it
+    keep: bool  # the plan's --keep (``up``): hand the node over at the end of the run
+    idle_minutes: float | None  # a kept node's idle time, once its watchdog is armed
+    max_run_minutes: float  # a kept node's deadline where Google's cannot be read back
+    google_ends_it: bool  # Google ends the node at its deadline (the plan's DeadlineKeeper)
+    kept_settings: Mapping[str, Any]  # recorded with a kept node: run --checkpoints remakes it
+    cloud: Cloud  # deletes, verifies gone, lists the zone, reads Google's deadline
+    ledger: Ledger
+    poll: float  # the delete's pause between reads is at most this
+    owner: str | None  # the zone's list says which nodes are this install's
+    practice: bool  # the sandbox's words: the delete command, the zone list, cost.json
+    # OS Login: the key imported for this launch, and what deletes it (Runtime's fields).
+    login_key: str | None
+    forget_login_key: Callable[[], str | None] | None
+
+
 class Ending:
     """Keep, or stop the jobs and delete; then price the run and say what still exists."""
 
-    def __init__(
-        self,
-        plan: LaunchPlan,
-        rt: Runtime,
-        emit: Callable[[ev.Event], None],
-        cancel: CancelToken,
-        state: LaunchState,
-    ) -> None:
-        self.plan, self.rt, self.emit, self.cancel = plan, rt, emit, cancel
-        self.state = state
-        self.slice = plan.slice
+    def __init__(self, given: EndingInput, ctx: LaunchContext) -> None:
+        self.given = given
+        self.emit, self.cancel, self.state = ctx.emit, ctx.cancel, ctx.state
+        # Asked once: forget_login_key clears it (nothing of the launch is left by then).
+        self._forget_login_key = given.forget_login_key
         # What --fan-out's other requests cost until verified gone (they tear down in threads).
         self.others_cost: float | None = 0.0
         self.others_at_most: float | None = 0.0  # the most they cost (cost.at_most)
@@ -94,7 +112,7 @@ class Ending:
         ]
         self.emit(
             ev.Finished(
-                code == EXIT_OK, code, str(self.plan.run_dir), total, remaining, bound, unseen
+                code == EXIT_OK, code, str(self.given.run_dir), total, remaining, bound, unseen
             )
         )
         return code
@@ -103,15 +121,16 @@ class Ending:
         """Nothing of the launch is left: delete the key it imported into the OS Login profile
         (unless another resource still logs in with it: said). A refused delete is said, and
         changes nothing else (the key expires at the deadline)."""
-        forget, self.rt.forget_login_key = self.rt.forget_login_key, None
-        if forget is None or self.rt.login_key is None:
+        forget, self._forget_login_key = self._forget_login_key, None
+        key = self.given.login_key
+        if forget is None or key is None:
             return
         try:
             still_used_by = forget()  # a kept node that logs in with the same key keeps it
         except Exception as err:  # said; the verified teardown stands
-            self.emit(ev.LoginKeyForgotten(self.rt.login_key, str(err)))
+            self.emit(ev.LoginKeyForgotten(key, str(err)))
             return
-        self.emit(ev.LoginKeyForgotten(self.rt.login_key, still_used_by=still_used_by))
+        self.emit(ev.LoginKeyForgotten(key, still_used_by=still_used_by))
 
     def kept_at_end(self) -> bool:
         """Keep only what the user asked to keep and was not stopped before it was handed over.
@@ -125,15 +144,14 @@ class Ending:
             return False
         if self.cancel.keep:
             return True
-        return self.plan.keep and not self.cancel.is_set()
+        return self.given.keep and not self.cancel.is_set()
 
     def keep(self, resource: Resource) -> None:
         """Detach: nothing of ours will delete it later; the ledger says so, with any deadline."""
-        state = self.state
-        idle = self.plan.idle_minutes if state.watchdog_deadline is not None else None
+        state, given = self.state, self.given
+        idle = given.idle_minutes if state.watchdog_deadline is not None else None
         deadline, ended_by = state.watchdog_deadline, EndedBy.WATCHDOG.value
-        googles = self.plan.deadline_keeper.googles is not None
-        if deadline is None and googles and state.created_at is not None:
+        if deadline is None and given.google_ends_it and state.created_at is not None:
             # Google's own deadline: read back where the cloud says it (Compute Engine's
             # terminationTimestamp), else the one asked for at create.
             deadline, ended_by = (
@@ -142,20 +160,20 @@ class Ending:
             )
         elif deadline is None:
             ended_by = EndedBy.NOTHING.value
-        self.rt.ledger.record(
+        given.ledger.record(
             "kept",
             resource,
             deadline=deadline,  # when it ends without us: its watchdog, or Flex-start's limit
             ended_by=ended_by,
             idle_s=idle * 60 if idle else None,
             kept_at=time.time(),
-            settings=kept_settings(self.plan),  # run --checkpoints makes it again from these
+            settings=dict(given.kept_settings),  # run --checkpoints makes it again from these
         )
         self.emit(
             ev.Kept(
                 resource.name,
                 resource.zone,
-                delete_command(resource, self.rt.practice),
+                delete_command(resource, given.practice),
                 cost.hourly(resource.slice, resource.route, resource.zone),
                 deadline,
                 ended_by,
@@ -169,10 +187,10 @@ class Ending:
 
     def _googles_deadline(self, resource: Resource, created_at: float) -> float:
         try:
-            read = self.rt.cloud.deadline_at(resource.kind, resource.zone, resource.name)
+            read = self.given.cloud.deadline_at(resource.kind, resource.zone, resource.name)
         except Exception:  # unread: the deadline asked for at create stands
             read = None
-        return read if read is not None else created_at + self.plan.max_run * 60
+        return read if read is not None else created_at + self.given.max_run_minutes * 60
 
     def stop_jobs_in_background(self) -> None:
         """End the jobs on the workers while the delete is issued, not before it.
@@ -200,9 +218,8 @@ class Ending:
             return True
         zone = resource.zone
         self.emit(ev.TeardownStarted(resource.name, resource.kind, zone))
-        result = delete_and_verify(
-            self.rt.cloud, self.rt.ledger, resource, pause=min(2.0, self.rt.poll)
-        )
+        given = self.given
+        result = delete_and_verify(given.cloud, given.ledger, resource, pause=min(2.0, given.poll))
         if not result.verified:
             d = result.diagnosis or still_listed(resource)  # delete_and_verify gives one
             seen = state.created_at is not None  # else the create's answer never came
@@ -244,7 +261,7 @@ class Ending:
         """Say what the zone's TPU list shows now, as the course's last step looks; a list that
         fails costs only this line (the teardown was verified already)."""
         with contextlib.suppress(Exception):  # the verified teardown stands; the list is extra
-            self.emit(zone_listed(self.rt.cloud, zone, self.rt.owner, self.rt.practice))
+            self.emit(zone_listed(self.given.cloud, zone, self.given.owner, self.given.practice))
 
     def costing_seconds(self, state: LaunchState | None = None) -> float:
         """Seconds from the first READY until verified gone (or now, if it still exists)."""
@@ -261,7 +278,7 @@ class Ending:
         if state.created_at is None:
             return None
         figure = cost.at_most if at_most else cost.estimate
-        return figure(self.slice, self.plan.route, self.costing_seconds(state), state.zone)
+        return figure(self.given.slice, self.given.route, self.costing_seconds(state), state.zone)
 
     def total_cost(self, at_most: bool = False) -> float | None:
         """This launch's resource and, with --fan-out, what its other requests cost (with
@@ -280,19 +297,19 @@ class Ending:
         """The run's cost estimate, next to its receipt."""
         if self.state.created_at is None and not self.state.others:
             return
-        zone = self.state.zone
+        zone, given = self.state.zone, self.given
         record = {
-            "accelerator": self.plan.accelerator,
-            "route": self.plan.route,
-            "chips": self.slice.chips,
+            "accelerator": given.accelerator,
+            "route": given.route,
+            "chips": given.slice.chips,
             "seconds": round(self.costing_seconds(), 1),
             "billed_from": "first READY until verified gone",
-            "price_per_hour_usd": cost.hourly(self.slice, self.plan.route, zone),
+            "price_per_hour_usd": cost.hourly(given.slice, given.route, zone),
             "cost_usd": total,
             # Flex-start has no figure: the most it cost, at the on-demand price (cost.py).
             "cost_at_most_usd": self.total_cost(at_most=True) if total is None else None,
             "estimate": cost.label(),
-            "practice": self.rt.practice,
+            "practice": given.practice,
             "still_running": self.state.resource is not None,
         }
-        (self.plan.run_dir / "cost.json").write_text(json.dumps(record, indent=2) + "\n")
+        (given.run_dir / "cost.json").write_text(json.dumps(record, indent=2) + "\n")

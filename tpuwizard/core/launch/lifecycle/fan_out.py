@@ -14,21 +14,29 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol
 
 from tpuwizard.core.cancel import Cancelled, CancelToken
 from tpuwizard.core.cloud.types import NodeInfo
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.lifecycle.launch_state import LaunchState
-from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
-from tpuwizard.core.launch.plan.zone_rules import worst_case_hourly, zones_of
+
+
+@dataclass(frozen=True)
+class FanOutInput:
+    """What a fan-out reads of the plan (lifecycle/part_inputs.py makes it)."""
+
+    node_name: str  # FanOutStarted and FanOutWon name it
+    zones: tuple[str, ...]  # one request each, in --zones' order
+    worst_case_hourly: float | None  # every request READY at once (zone_rules.worst_case_hourly)
+    quota_checked: bool  # the preflight read quota for every request at once
 
 
 class ZoneCreator(Protocol):
     """What a fan-out uses of the launch's provisioner: one zone's create, and the delete of
     what a request made."""
 
-    plan: LaunchPlan
     state: LaunchState
     cancel: CancelToken
     emit: Callable[[ev.Event], None]
@@ -40,10 +48,10 @@ class ZoneCreator(Protocol):
 
 
 class FanOut:
-    def __init__(self, provisioner: ZoneCreator) -> None:
-        self.p = provisioner
+    def __init__(self, given: FanOutInput, provisioner: ZoneCreator) -> None:
+        self.p, self.given = provisioner, given
         self.root = provisioner.state
-        self.requests = [LaunchState(zone) for zone in zones_of(provisioner.plan)]
+        self.requests = [LaunchState(zone) for zone in given.zones]
         self.winner: LaunchState | None = None
         self.errors: dict[str, BaseException] = {}
         self.lost = threading.Event()  # set at the win: every other request stops waiting
@@ -54,15 +62,15 @@ class FanOut:
     def provision(self) -> NodeInfo:
         """The first READY node; raises the first zone's error when none became READY (every
         request then already deleted, or left open in the ledger where that failed)."""
-        p, root = self.p, self.root
+        p, root, given = self.p, self.root, self.given
         root.others = list(self.requests)
         root.settle_others = self.join
         p.emit(
             ev.FanOutStarted(
-                p.plan.node_name,
+                given.node_name,
                 [r.zone for r in self.requests],
-                worst_case_hourly(p.plan),
-                p.plan.fan_out_quota_checked,  # the preflight's reading, where it was made
+                given.worst_case_hourly,
+                given.quota_checked,  # the preflight's reading, where it was made
             )
         )
         for request in self.requests:
@@ -84,7 +92,7 @@ class FanOut:
         root.zone, root.resource, root.node = winner.zone, winner.resource, winner.node
         root.created_at, root.costing_since = winner.created_at, winner.costing_since
         root.others.remove(winner)
-        p.emit(ev.FanOutWon(p.plan.node_name, winner.zone, [r.zone for r in root.others]))
+        p.emit(ev.FanOutWon(given.node_name, winner.zone, [r.zone for r in root.others]))
         assert winner.node is not None
         return winner.node
 

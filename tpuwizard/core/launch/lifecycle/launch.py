@@ -30,8 +30,14 @@ from tpuwizard.core.cloud.diagnosis import Diagnosis
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.kept.iterate import heartbeat_interval, heartbeats, send_heartbeat
 from tpuwizard.core.launch.lifecycle.ending import Ending, stopped_diagnosis
-from tpuwizard.core.launch.lifecycle.launch_state import LaunchState
+from tpuwizard.core.launch.lifecycle.launch_state import LaunchContext, LaunchState
 from tpuwizard.core.launch.lifecycle.on_workers import WorkerSteps
+from tpuwizard.core.launch.lifecycle.part_inputs import (
+    diagnosis_names,
+    ending_input,
+    provision_input,
+    worker_input,
+)
 from tpuwizard.core.launch.lifecycle.provision import Provisioner
 from tpuwizard.core.launch.lifecycle.runtime import Runtime
 from tpuwizard.core.launch.plan.advice import possible
@@ -53,7 +59,9 @@ from tpuwizard.core.remote.transports import Transport
 class Launch:
     """One launch, composed of its parts: the :class:`Provisioner` (what exists and bills), the
     :class:`WorkerSteps` (what runs on the workers) and the :class:`Ending` (keep or delete,
-    verified, priced), sharing one :class:`LaunchState`. This class only sequences them.
+    verified, priced), sharing one :class:`LaunchContext` (the events, the stop, one
+    :class:`LaunchState`); each is handed its own small input of what it reads of the plan and
+    the runtime (lifecycle/part_inputs.py). This class only sequences them.
 
     Private to this module: use :func:`run_launch`, which checks the plan first.
     """
@@ -64,9 +72,11 @@ class Launch:
         self.plan, self.rt, self.emit, self.cancel = plan, rt, emit, cancel
         self.slice = plan.slice
         self.state = LaunchState(plan.zone)
-        self.ending = Ending(plan, rt, emit, cancel, self.state)
-        self.provisioner = Provisioner(plan, rt, emit, cancel, self.state, self.ending.teardown)
-        self.workers = WorkerSteps(plan, rt, emit, cancel, self.state)
+        self.about = diagnosis_names(plan)  # a diagnosis's names; its zone is the state's
+        ctx = LaunchContext(emit, cancel, self.state)
+        self.ending = Ending(ending_input(plan, rt), ctx)
+        self.provisioner = Provisioner(provision_input(plan, rt), ctx, self.ending.teardown)
+        self.workers = WorkerSteps(worker_input(plan, rt), ctx)
         # --checkpoints: the whole chain's end (--max-run from its start), and the node that went
         # away under the last attempt (the chain, not the attempt, says so).
         self.chain_deadline: float | None = None
@@ -102,7 +112,7 @@ class Launch:
                 self.cancel.settle_keep(KEEP_SAFE)
             code = self.steps()
         except Exception as err:  # a bug or the local disk: still a diagnosis, still torn down
-            d = possible(diagnose(err, self.state.context(plan)), plan)
+            d = possible(diagnose(err, self.state.context(self.about)), plan)
             self.emit(ev.Failed("launch", d))
             code = EXIT_FAILED
         finally:
@@ -152,14 +162,14 @@ class Launch:
                 if not self.cancel.keep:
                     self.emit(ev.Failed(stage, stopped_diagnosis(self.cancel.reason)))
                 return EXIT_FAILED
-            d = diagnose(err, state.context(self.plan))
+            d = diagnose(err, state.context(self.about))
             gone = self.provisioner.went_away(stage, err) if stage != "provision" else None
             state.went_away = gone
             if gone is not None and quiet_gone:
                 self.gone = gone
                 return EXIT_CLOUD
             if gone is not None:  # Google took it away, or someone deleted it: a cloud event
-                d = diagnose(gone, state.context(self.plan))
+                d = diagnose(gone, state.context(self.about))
             self.emit(ev.Failed(stage, possible(d, self.plan)))
             cloud_event = gone is not None or stage in ("provision", "connect")
             return EXIT_CLOUD if cloud_event else EXIT_FAILED
@@ -242,7 +252,10 @@ class LaunchAttempts:
     def bound(self, minutes: float) -> None:
         launch = self.launch
         launch.chain_deadline = time.time() + minutes * 60
-        launch.provisioner.plan = replace(launch.plan, max_run_minutes=minutes)
+        # The next create's --max-run: as the plan would say it with these minutes.
+        max_run = replace(launch.plan, max_run_minutes=minutes).max_run
+        given = launch.provisioner.given
+        launch.provisioner.given = replace(given, max_run_minutes=max_run)
 
     def attempt(self) -> AttemptEnd:
         launch, state = self.launch, self.launch.state
@@ -276,7 +289,7 @@ class LaunchAttempts:
         state.running_jobs.clear()
 
     def gone_diagnosis(self, gone: Exception) -> Diagnosis:
-        return diagnose(gone, self.launch.state.context(self.launch.plan))
+        return diagnose(gone, self.launch.state.context(self.launch.about))
 
 
 def launch_chain(launch: Launch) -> ResumeChain:

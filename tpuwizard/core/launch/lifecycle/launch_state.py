@@ -1,4 +1,5 @@
-"""What the parts of one launch share: the state they change as it goes, in one place.
+"""What the parts of one launch share: the state they change as it goes, in one place, and the
+:class:`LaunchContext` each part is handed with it (where its events go, the stop).
 
 The provisioner writes what exists (resource, zone, node, when it was made and first READY),
 the launch writes the transport and the watchdog's deadline, the worker steps the jobs they
@@ -8,11 +9,12 @@ start; the ending reads all of it to keep or delete, and to price the run.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from tpuwizard.core.cloud.diagnose import Context
+from tpuwizard.core.cancel import CancelToken
+from tpuwizard.core.cloud.diagnosis import Context
 from tpuwizard.core.cloud.types import NodeInfo
-from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.records.ledger import Resource
 from tpuwizard.core.remote.jobs import Job
 from tpuwizard.core.remote.transports import Transport
@@ -40,14 +42,17 @@ class LaunchState:
     others: list[LaunchState] = field(default_factory=list)
     settle_others: Callable[[], None] | None = None
 
-    def context(self, plan: LaunchPlan) -> Context:
-        """What a diagnosis needs to name the project, zone, accelerator and node."""
-        return Context(
-            project=plan.project,
-            zone=self.zone,
-            accelerator=plan.accelerator,
-            name=plan.node_name,
-            route=plan.route,
-            backend=plan.backend,
-            slice=plan.known_slice,
-        )
+    def context(self, about: Context) -> Context:
+        """What a diagnosis needs: the launch's names (``about``: its project, accelerator,
+        node, route, backend) in the zone the resource is in now."""
+        return replace(about, zone=self.zone)
+
+
+@dataclass(frozen=True)
+class LaunchContext:
+    """What every part of a launch truly shares, and nothing else: where its events go, the
+    stop (a signal, Delete now, Keep), and the state the parts change as the launch goes."""
+
+    emit: Callable[[ev.Event], None]
+    cancel: CancelToken
+    state: LaunchState

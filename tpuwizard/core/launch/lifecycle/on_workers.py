@@ -8,19 +8,18 @@ the node and the list of running jobs (which a stop ends) are in the launch's sh
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tpuwizard.core import paths
-from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.errors import PackagesFailed, RemoteError, ScriptFailed
 from tpuwizard.core.evidence.receipt import parse_marker_line
 from tpuwizard.core.evidence.verifier import VERIFIER_FILENAME, verifier_flags, verifier_source
 from tpuwizard.core.launch.events import launch_events as ev
-from tpuwizard.core.launch.lifecycle.launch_state import LaunchState
-from tpuwizard.core.launch.lifecycle.runtime import Runtime
-from tpuwizard.core.launch.plan.launch_plan import LaunchPlan, safe_script_name
-from tpuwizard.core.launch.plan.packages import package_names
+from tpuwizard.core.launch.lifecycle.launch_state import LaunchContext
+from tpuwizard.core.launch.plan.launch_plan import safe_script_name
+from tpuwizard.core.launch.plan.packages import PackageSpec, package_names
 from tpuwizard.core.launch.resume.checkpoint_copier import ResumeSetup
 from tpuwizard.core.launch.workers.distributed import coordinator_for
 from tpuwizard.core.launch.workers.jobs import (
@@ -30,6 +29,7 @@ from tpuwizard.core.launch.workers.jobs import (
 )
 from tpuwizard.core.launch.workers.missing_module import MissingModuleWatch
 from tpuwizard.core.plan import jax_versions
+from tpuwizard.core.plan.catalog import Slice
 from tpuwizard.core.remote.bootstrap import BootstrapPlan, bootstrap_script, unpinned_jax
 from tpuwizard.core.remote.jobs import Job
 from tpuwizard.core.remote.packages import FAILED_KIND, install_commands, install_failure
@@ -48,20 +48,43 @@ def bootstrap_failure_text(code: int, failures: dict[int, dict[str, Any]]) -> st
     )
 
 
+# Practice's chooser of the JAX a worker can run (Runtime.worker_jax): given the plan's --jax
+# and a way to say a line, the version and the line saying why it is another.
+JaxChooser = Callable[[str | None, Callable[[str], None]], tuple[str | None, str | None]]
+
+
+@dataclass(frozen=True)
+class WorkerInput:
+    """What the worker steps read of the plan and the runtime (lifecycle/part_inputs.py makes
+    it): what to install, verify and run, and how the workers' devices are checked and joined."""
+
+    run_id: str  # names the jobs and the workers' run folder
+    run_dir: Path  # receipts, traces, the script's output and fetched files come here
+    slice: Slice
+    # The bootstrap: the runtime's plan pinned to --jax (in practice, what the chooser says).
+    bootstrap: BootstrapPlan
+    jax: str | None
+    worker_jax: JaxChooser | None  # practice only
+    packages: tuple[PackageSpec, ...]
+    # The verifier: which devices it expects, its extra checks, how multi-host workers join.
+    expect: str
+    precision: bool
+    trace: bool
+    explicit_coordinator: bool  # the sandbox names the coordinator; on Cloud TPU JAX finds it
+    join_timeout: int
+    # The user's script, its arguments and the files it fetches back.
+    script: Path | None
+    script_args: tuple[str, ...]
+    fetch: tuple[str, ...]
+
+
 class WorkerSteps:
     """Bootstrap, verify and run the script on every worker, streaming their lines as events."""
 
-    def __init__(
-        self,
-        plan: LaunchPlan,
-        rt: Runtime,
-        emit: Callable[[ev.Event], None],
-        cancel: CancelToken,
-        state: LaunchState,
-    ) -> None:
-        self.plan, self.rt, self.emit, self.cancel = plan, rt, emit, cancel
-        self.state = state
-        self.slice = plan.slice
+    def __init__(self, given: WorkerInput, ctx: LaunchContext) -> None:
+        self.given = given
+        self.emit, self.cancel, self.state = ctx.emit, ctx.cancel, ctx.state
+        self.slice = given.slice
         self.versions: dict[int, dict[str, Any]] = {}
         self.checks: dict[int, dict[str, bool]] = {}
         self.bootstrap_failures: dict[int, dict[str, Any]] = {}
@@ -80,13 +103,13 @@ class WorkerSteps:
         data = verifier_source().encode()
         for worker in range(transport.workers):
             transport.upload(worker, data, f"{REMOTE_DIR}/{VERIFIER_FILENAME}")
-        job = Job(f"bootstrap-{self.plan.run_id}")
+        job = Job(f"bootstrap-{self.given.run_id}")
         if (said := self._worker_version()[1]) is not None:
             self.emit(ev.BootstrapLine(0, said, self.slice.vms))
         self.bootstrap_failures, self.bootstrap_lines, self.packages_failed = {}, {}, []
-        specs = [s.text for s in self.plan.packages]
+        specs = [s.text for s in self.given.packages]
         script = bootstrap_script(
-            self.worker_jax, install_commands(specs), package_names(self.plan.packages)
+            self.worker_jax, install_commands(specs), package_names(self.given.packages)
         )
         code = self._job(transport, job, shell("bash", "-c", script), {}, self._bootstrap_line)
         if self.packages_failed:
@@ -103,16 +126,17 @@ class WorkerSteps:
     def worker_jax(self) -> BootstrapPlan:
         """The runtime's bootstrap, pinned to the plan's --jax where it names one (in practice,
         one the worker can run: Runtime.worker_jax)."""
-        return self.rt.bootstrap.with_jax(self._worker_version()[0])
+        return self.given.bootstrap.with_jax(self._worker_version()[0])
 
     def _worker_version(self) -> tuple[str | None, str | None]:
         """The plan's --jax, or in practice the version its workers can run and the line saying
         why it is another; asked once per launch (practice may build an environment for it,
         saying so on the way)."""
-        if self.rt.worker_jax is None:
-            return self.plan.jax, None
+        choose = self.given.worker_jax
+        if choose is None:
+            return self.given.jax, None
         if self._chosen_jax is None:
-            self._chosen_jax = self.rt.worker_jax(self.plan.jax, self._say)
+            self._chosen_jax = choose(self.given.jax, self._say)
         return self._chosen_jax
 
     def _say(self, line: str) -> None:
@@ -136,16 +160,16 @@ class WorkerSteps:
             self.emit(ev.BootstrapLine(worker, text, self.slice.vms))
 
     def _env(self) -> dict[str, str]:
-        return script_env(self.rt.expect, self.slice, self.plan.run_id)
+        return script_env(self.given.expect, self.slice, self.given.run_id)
 
     def _coordinator(self) -> str | None:
         node = self.state.node
-        return coordinator_for(node.endpoints if node else (), self.rt.explicit_coordinator)
+        return coordinator_for(node.endpoints if node else (), self.given.explicit_coordinator)
 
     @property
     def remote_run(self) -> str:
         """This launch's folder on the workers: the verifier's receipt and trace."""
-        return f"{REMOTE_DIR}/runs/{self.plan.run_id}"
+        return f"{REMOTE_DIR}/runs/{self.given.run_id}"
 
     @property
     def script_environment(self) -> dict[str, str]:
@@ -161,26 +185,27 @@ class WorkerSteps:
         from tpuwizard.core.evidence.receipt import check_receipt, load_receipt
         from tpuwizard.core.launch.workers import multihost
 
+        given = self.given
         receipt = f"{self.remote_run}/receipt.json"
         multihost.check_versions(self.versions)  # before they hang on a mismatch
         join = multihost.JoinPlan(
-            self.slice.vms, self.slice.devices, self._coordinator(), self.rt.join_timeout
+            self.slice.vms, self.slice.devices, self._coordinator(), given.join_timeout
         )
 
         def command(worker: int) -> str:
-            extras = verifier_flags(precision=self.plan.precision, trace=self.plan.trace)
-            for name in package_names(self.plan.packages):  # their versions go in the receipt
+            extras = verifier_flags(precision=given.precision, trace=given.trace)
+            for name in package_names(given.packages):  # their versions go in the receipt
                 extras += ["--package", name]
             laptop = jax_versions.laptop_jax()
             extras += ["--laptop-jax", laptop] if laptop else []
-            if self.plan.trace:
+            if given.trace:
                 extras += ["--trace-dir", f"{self.remote_run}/{self._trace_dir(worker)}"]
             return shell(
                 f"{REMOTE_DIR}/venv/bin/python",
                 "-u",
                 f"{REMOTE_DIR}/{VERIFIER_FILENAME}",
                 "--expect",
-                self.rt.expect,
+                given.expect,
                 "--min-devices",
                 str(self.slice.devices_per_vm),
                 "--receipt",
@@ -190,28 +215,28 @@ class WorkerSteps:
             )
 
         self._job(
-            transport, Job(f"verify-{self.plan.run_id}"), command, self._env(), self._verifier_line
+            transport, Job(f"verify-{given.run_id}"), command, self._env(), self._verifier_line
         )
         if self.slice.vms > 1:
             multihost.incomplete(self.slice.vms, self.checks, join.timeout)
         saved: dict[int, Path] = {}
         for worker in range(transport.workers):
-            local = self.plan.run_dir / (
+            local = given.run_dir / (
                 "receipt.json" if transport.workers == 1 else f"receipt-w{worker}.json"
             )
             local.write_bytes(transport.fetch(worker, receipt))
             saved[worker] = local
             data = load_receipt(local)
-            self.receipt_ok = check_receipt(data, self.rt.expect, None).ok
-            if self.plan.trace:
+            self.receipt_ok = check_receipt(data, given.expect, None).ok
+            if given.trace:
                 self._fetch_trace(transport, worker, data)
             if transport.workers == 1:
                 self.state.receipt = str(local)
                 self.emit(ev.ReceiptSaved(str(local), self.receipt_ok, data["receipt_sha256"]))
         if transport.workers > 1:
-            whole = multihost.write_slice_receipt(self.plan.run_dir, self.slice, saved)
+            whole = multihost.write_slice_receipt(given.run_dir, self.slice, saved)
             self.receipt_ok = bool(whole["ok"])
-            self.state.receipt = str(self.plan.run_dir / multihost.SLICE_RECEIPT)
+            self.state.receipt = str(given.run_dir / multihost.SLICE_RECEIPT)
             self.emit(ev.ReceiptSaved(self.state.receipt, self.receipt_ok, whole["receipt_sha256"]))
 
     def _trace_dir(self, worker: int) -> str:
@@ -226,7 +251,7 @@ class WorkerSteps:
             rel = str(entry.get("path", ""))
             if not rel or rel.startswith("/") or ".." in rel.split("/"):
                 continue  # only files inside the trace folder
-            target = self.plan.run_dir / folder / rel
+            target = self.given.run_dir / folder / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(transport.fetch(worker, f"{self.remote_run}/{folder}/{rel}"))
             self.emit(ev.FileFetched(str(target)))
@@ -252,21 +277,22 @@ class WorkerSteps:
         edit) and run the script there on every worker, as ``tpuwizard run`` does."""
         from tpuwizard.core.launch.kept.script_pass import ScriptPass, copy_folder, run_then_fetch
 
-        script = self.plan.script
+        given = self.given
+        script = given.script
         assert script is not None
         if self._folder is None:
             self._folder = LocalFolder.of_script(script)
         copy_folder(transport, self._folder, self.emit)
         watch = MissingModuleWatch(script)
         step = ScriptPass(
-            Job(f"script-{self.plan.run_id}"),
+            Job(f"script-{given.run_id}"),
             safe_script_name(script.name),
-            self.plan.script_args,
+            given.script_args,
             self._coordinator(),  # a bare jax.distributed.initialize() joins them
             self._env(),
-            self.plan.run_dir / OUTPUT_FILE,
-            self.plan.fetch,
-            paths.fetched_files(self.plan.run_dir),
+            given.run_dir / OUTPUT_FILE,
+            given.fetch,
+            paths.fetched_files(given.run_dir),
             self.resume,
         )
         # A file that did not arrive whole makes the run fail (exit 1); its event comes before

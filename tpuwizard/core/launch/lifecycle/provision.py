@@ -11,32 +11,67 @@ A failed wait tears down what may have been left before the next zone is tried.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
-from tpuwizard.core.cancel import Cancelled, CancelToken
+from tpuwizard.core.cancel import Cancelled
 from tpuwizard.core.cloud.compute_slice_body import MIG, REQUEST, VM
 from tpuwizard.core.cloud.diagnose import diagnose
-from tpuwizard.core.cloud.diagnosis import Diagnosis
+from tpuwizard.core.cloud.diagnosis import Context, Diagnosis
 from tpuwizard.core.cloud.network_errors import never_sent
-from tpuwizard.core.cloud.protocol import Part
+from tpuwizard.core.cloud.oslogin import LoginChoice
+from tpuwizard.core.cloud.protocol import Cloud, Part
 from tpuwizard.core.cloud.types import NodeInfo, NodeRequest
 from tpuwizard.core.errors import CreateFailed, RemoteError
 from tpuwizard.core.launch.events import launch_events as ev
-from tpuwizard.core.launch.lifecycle.fan_out import FanOut
-from tpuwizard.core.launch.lifecycle.launch_state import LaunchState
-from tpuwizard.core.launch.lifecycle.runtime import Runtime
+from tpuwizard.core.launch.lifecycle.fan_out import FanOut, FanOutInput
+from tpuwizard.core.launch.lifecycle.launch_state import LaunchContext, LaunchState
 from tpuwizard.core.launch.lifecycle.vanished import went_away
-from tpuwizard.core.launch.plan.backend_rules import queue_wait_seconds
-from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
-from tpuwizard.core.launch.plan.zone_rules import fails_over, probes, zones_from
+from tpuwizard.core.launch.plan.zone_rules import zones_from
 from tpuwizard.core.launch.records import attempts
-from tpuwizard.core.launch.records.ledger import Resource
+from tpuwizard.core.launch.records.ledger import Ledger, Resource
 from tpuwizard.core.launch.records.ownership import identity, is_instance, live_labels
 from tpuwizard.core.plan import cost
+from tpuwizard.core.plan.catalog import Slice
 
 # The parts that live in a zone (a slice's VMs, its MIG, Route 2B's resize request); the rest
 # (a template, a workload policy) in a region.
 ZONAL_PARTS = (VM, MIG, REQUEST)
+
+
+@dataclass(frozen=True)
+class ProvisionInput:
+    """What the provisioner reads of the plan and the runtime (lifecycle/part_inputs.py makes
+    it): what to create, where, and the cloud and ledger it creates and records through."""
+
+    # What is made: the names it is created and recorded under.
+    project: str
+    run_id: str
+    accelerator: str  # as asked: the record and the events say it
+    slice: Slice
+    route: str
+    node_name: str
+    via: str
+    about: Context  # the launch's names, for the diagnosis of a failed create
+    # How: the create's settings.
+    watchdog: bool  # asks the cloud-platform scope, which the on-VM watchdog deletes with
+    service_account: str | None
+    internal_ips: bool
+    max_run_minutes: float  # the plan's --max-run; the resume chain bounds each attempt's
+    # Flex-start's wait for capacity: --queue-wait, zero for a probe; None on other routes.
+    capacity_wait_s: float | None
+    # Where: --zones' order (after a stockout, the next), and the plan's zone rules' answers.
+    zones: tuple[str, ...]
+    fails_over: bool  # a stockout moves on to the next zone
+    fan_out: FanOutInput | None  # --fan-out: a request in every zone at once
+    # The runtime's: the cloud, the ledger, and the create's metadata and waits.
+    cloud: Cloud
+    ledger: Ledger
+    ssh_metadata: Mapping[str, str]
+    owner: str | None  # the owner label every resource this install creates carries
+    login: LoginChoice | None  # how SSH logs in, recorded with the create's intent
+    ready_timeout: float
+    poll: float
 
 
 class Provisioner:
@@ -44,18 +79,14 @@ class Provisioner:
 
     def __init__(
         self,
-        plan: LaunchPlan,
-        rt: Runtime,
-        emit: Callable[[ev.Event], None],
-        cancel: CancelToken,
-        state: LaunchState,
+        given: ProvisionInput,
+        ctx: LaunchContext,
         teardown: Callable[[LaunchState], bool],
     ) -> None:
-        self.plan, self.rt, self.emit, self.cancel = plan, rt, emit, cancel
-        self.state = state
+        self.given = given
+        self.emit, self.cancel, self.state = ctx.emit, ctx.cancel, ctx.state
         self.teardown = teardown  # removes what a failed create may have left (of a state)
-        self.slice = plan.slice
-        self.history = attempts.AttemptHistory.beside(rt.ledger)
+        self.history = attempts.AttemptHistory.beside(given.ledger)
 
     @property
     def queue_wait_s(self) -> float:
@@ -63,14 +94,16 @@ class Provisioner:
         Engine's requestValidForDuration): Flex-start's --queue-wait (zero for a probe: Compute
         Engine sends its least, 90 s), else the ready wait. The TPU API's queued request takes
         no zero (it would send no validUntilDuration, so wait forever): the ready wait there."""
-        wait = 0.0 if probes(self.plan) else queue_wait_seconds(self.plan)
-        if wait is None or (wait == 0 and self.rt.cloud.queues(self.plan.route)):
-            return self.rt.ready_timeout
+        given = self.given
+        wait = given.capacity_wait_s
+        if wait is None or (wait == 0 and given.cloud.queues(given.route)):
+            return given.ready_timeout
         return wait
 
     def provision(self) -> NodeInfo:
         """A READY node: in this zone, the next ones after stockouts, or the first of a fan-out."""
-        node = FanOut(self).provision() if self.plan.fan_out else self._one_zone_at_a_time()
+        fan_out = self.given.fan_out
+        node = FanOut(fan_out, self).provision() if fan_out else self._one_zone_at_a_time()
         self.emit(ev.Ready(len(node.endpoints), list(node.endpoints)))
         return node
 
@@ -81,12 +114,13 @@ class Provisioner:
             try:
                 return self.attempt(state.zone, state)
             except CreateFailed as err:
-                d = diagnose(err, state.context(self.plan))
+                given = self.given
+                d = diagnose(err, state.context(given.about))
                 # --zones' order from where this provision began (after a preemption, the
                 # zone the node was in), else any zone offering the type.
-                ahead = zones_from(self.plan.zones, tried[0]) if self.plan.zones else d.alternatives
+                ahead = zones_from(given.zones, tried[0]) if given.zones else d.alternatives
                 left = [z for z in ahead if z not in tried]
-                if not (fails_over(self.plan) and d.kind == "stockout" and left):
+                if not (given.fails_over and d.kind == "stockout" and left):
                     raise
                 self.emit(ev.ZoneFailover(state.zone, left[0], d.title))
                 state.zone = left[0]
@@ -98,16 +132,16 @@ class Provisioner:
         try:
             node = self.create_in(zone, state, cancelled)
         except Exception as err:
-            self._remember(zone, outcome_of(err, diagnose(err, state.context(self.plan))))
+            self._remember(zone, outcome_of(err, diagnose(err, state.context(self.given.about))))
             raise
         self._remember(zone, attempts.READY)
         return node
 
     def _remember(self, zone: str, outcome: str) -> None:
-        plan = self.plan
+        given = self.given
         self.history.record(
             attempts.Attempt(
-                zone, plan.accelerator, plan.route, self.rt.cloud.backend, outcome, time.time()
+                zone, given.accelerator, given.route, given.cloud.backend, outcome, time.time()
             )
         )
 
@@ -116,38 +150,38 @@ class Provisioner:
     ) -> NodeInfo:
         """Create in ``zone`` and wait for READY, recording it in ``state`` (the launch's, or
         one request's of a fan-out, which ``cancelled`` ends when another wins)."""
-        plan, rt = self.plan, self.rt
+        given = self.given
         stopped = cancelled or self.cancel.is_set
         req = NodeRequest(
             zone=zone,
-            node_id=plan.node_name,
-            slice=plan.slice,
-            run_id=plan.run_id,
-            metadata=dict(rt.ssh_metadata),
-            spot=plan.route == "spot",
-            cloud_platform_scope=plan.watchdog,
-            service_account=plan.service_account,
-            external_ips=not plan.internal_ips,
+            node_id=given.node_name,
+            slice=given.slice,
+            run_id=given.run_id,
+            metadata=dict(given.ssh_metadata),
+            spot=given.route == "spot",
+            cloud_platform_scope=given.watchdog,
+            service_account=given.service_account,
+            external_ips=not given.internal_ips,
             queue_wait_s=self.queue_wait_s,
-            owner=rt.owner,
-            route=plan.route,
-            max_run_s=int(plan.max_run * 60),
-            via=plan.via,
+            owner=given.owner,
+            route=given.route,
+            max_run_s=int(given.max_run_minutes * 60),
+            via=given.via,
         )
-        queued = rt.cloud.queues(plan.route)
-        name = f"{plan.node_name}-qr" if queued else plan.node_name
+        queued = given.cloud.queues(given.route)
+        name = f"{given.node_name}-qr" if queued else given.node_name
         resource = Resource(
             "queued" if queued else "node",
-            plan.project,
+            given.project,
             zone,
             name,
-            plan.accelerator,
-            plan.run_id,
-            plan.route,
-            plan.node_name if queued else None,
-            rt.owner,
-            rt.cloud.backend,
-            plan.via,
+            given.accelerator,
+            given.run_id,
+            given.route,
+            given.node_name if queued else None,
+            given.owner,
+            given.cloud.backend,
+            given.via,
         )
         self.cancel.check()
         if stopped():
@@ -155,46 +189,49 @@ class Provisioner:
         if queued:
             self._refuse_a_taken_name(zone)
         # Before the call: a crash now still leaves a trace (and how SSH logs in to it).
-        rt.ledger.record("intent", resource, **({"login": rt.login.record()} if rt.login else {}))
+        login = {"login": given.login.record()} if given.login else {}
+        given.ledger.record("intent", resource, **login)
         state.resource = resource
         self.emit(
-            ev.ResourceExists(name, resource.kind, zone, plan.accelerator, plan.route, plan.run_id)
+            ev.ResourceExists(
+                name, resource.kind, zone, given.accelerator, given.route, given.run_id
+            )
         )
         started = time.time()
         operation = self._create_checked(req, resource, name, state)
-        rt.ledger.record("created", resource)
+        given.ledger.record("created", resource)
         state.created_at = started
 
         def on_state(status: str) -> None:
             # Nothing costs until READY: a node being made or a request waiting costs nothing.
             elapsed = round(time.time() - started, 1)
-            self.emit(ev.Provisioning(status, elapsed, 0.0, zone, plan.route))
+            self.emit(ev.Provisioning(status, elapsed, 0.0, zone, given.route))
 
         # Flex-start waits for capacity first (--queue-wait), then --ready-timeout for the
         # VM; on Compute Engine both waits are the one instance's.
-        queue_wait = 0.0 if probes(plan) else queue_wait_seconds(plan)
+        queue_wait = given.capacity_wait_s
         try:
-            ready_wait = rt.ready_timeout
+            ready_wait = given.ready_timeout
             if queued:
-                rt.cloud.wait_for_queued(
+                given.cloud.wait_for_queued(
                     zone,
                     name,
                     on_state,
-                    queue_wait or rt.ready_timeout,
-                    rt.poll,
+                    queue_wait or given.ready_timeout,
+                    given.poll,
                     cancelled=stopped,
                 )
                 operation, on_state_node = None, None
             else:
                 on_state_node = on_state
                 ready_wait += queue_wait or 0.0
-            node = rt.cloud.wait_for_node(
+            node = given.cloud.wait_for_node(
                 zone,
-                plan.node_name,
+                given.node_name,
                 operation,
                 on_state_node,
                 ready_wait,
-                rt.poll,
+                given.poll,
                 cancelled=stopped,
             )
         except CreateFailed:
@@ -207,22 +244,22 @@ class Provisioner:
             ev.BillingStarted(
                 name,
                 state.costing_since,
-                cost.hourly(self.slice, plan.route, zone),
+                cost.hourly(given.slice, given.route, zone),
                 zone,
-                cost.at_most_hourly(self.slice, plan.route, zone),
-                *cost.price_origin(self.slice, plan.route, zone),
+                cost.at_most_hourly(given.slice, given.route, zone),
+                *cost.price_origin(given.slice, given.route, zone),
             )
         )
-        if len(node.endpoints) != self.slice.vms:
+        if len(node.endpoints) != given.slice.vms:
             raise RemoteError(
-                f"{plan.accelerator} has {self.slice.vms} VMs but the node reports "
+                f"{given.accelerator} has {given.slice.vms} VMs but the node reports "
                 f"{len(node.endpoints)} workers"
             )
         state.node = node
         # Its server-side identity: later commands touch only this very node, never another
         # that takes its name after it is gone.
-        server = rt.cloud.identity_of(node)
-        rt.ledger.record("created", resource, **identity(server.uid, server.create_time))
+        server = given.cloud.identity_of(node)
+        given.ledger.record("created", resource, **identity(server.uid, server.create_time))
         return node
 
     def _refuse_a_taken_name(self, zone: str) -> None:
@@ -231,8 +268,8 @@ class Provisioner:
         deleted) for a name someone else holds. The answer is a create's 409, which says so."""
         from google.api_core import exceptions as gx
 
-        name = self.plan.node_name
-        if self.rt.cloud.get_node(zone, name) is not None:
+        name = self.given.node_name
+        if self.given.cloud.get_node(zone, name) is not None:
             raise gx.Conflict(f"A node called {name} already exists in {zone}.")
 
     def _create_checked(
@@ -244,16 +281,17 @@ class Provisioner:
         down."""
         from google.api_core import exceptions as gx
 
-        rt, plan = self.rt, self.plan
+        given = self.given
         for attempt in range(3):
             try:
                 if resource.kind == "queued":
-                    rt.cloud.create_queued(req, qr_name, plan.route, int(plan.max_run * 60))
+                    max_run_s = int(given.max_run_minutes * 60)
+                    given.cloud.create_queued(req, qr_name, given.route, max_run_s)
                     return None
-                return rt.cloud.create_node(req, on_part=self._part_intent(resource))
+                return given.cloud.create_node(req, on_part=self._part_intent(resource))
             except Exception as err:
                 if never_sent(err):  # no connection was made: nothing can exist
-                    rt.ledger.record("gone", resource, never_created=True, never_sent=True)
+                    given.ledger.record("gone", resource, never_created=True, never_sent=True)
                     state.resource = None
                     self.emit(ev.CreateRefused(resource.name, resource.kind, resource.zone))
                     raise
@@ -270,7 +308,7 @@ class Provisioner:
                     self.cancel.sleep(1.0 + attempt)
                     continue
                 if exists is False:
-                    rt.ledger.record("gone", resource, never_created=True)
+                    given.ledger.record("gone", resource, never_created=True)
                     state.resource = None
                     self.emit(ev.CreateRefused(resource.name, resource.kind, resource.zone))
                 raise
@@ -286,7 +324,7 @@ class Provisioner:
         def record(part: Part) -> None:
             where = "zone" if part.kind in ZONAL_PARTS else "region"
             begun.append({"kind": part.kind, where: part.zone, "name": part.name})
-            self.rt.ledger.record("intent", resource, parts=list(begun))
+            self.given.ledger.record("intent", resource, parts=list(begun))
 
         return record
 
@@ -296,14 +334,15 @@ class Provisioner:
         resource = self.state.resource
         queued = resource.name if resource and resource.kind == "queued" else None
         doing = f"during the {stage} step"
-        return went_away(self.rt.cloud, self.state.zone, self.plan.node_name, queued, doing, err)
+        cloud, node_name = self.given.cloud, self.given.node_name
+        return went_away(cloud, self.state.zone, node_name, queued, doing, err)
 
     def _exists(self, resource: Resource) -> bool | None:
         """After a failed create call: does *this run's* resource exist? None when we cannot
         tell. Something else holding the name (another run, another user, made by hand) is
         False: only labels naming this run make a resource ours."""
         try:
-            labels = live_labels(self.rt.cloud, resource)
+            labels = live_labels(self.given.cloud, resource)
         except Exception:
             return None
         return labels is not None and is_instance(labels, resource)
@@ -316,7 +355,7 @@ class Provisioner:
         when they could not be, the intent stays open and ``status`` settles it later by labels.
         """
         if known_foreign:
-            self.rt.ledger.record("gone", resource, never_created=True, name_taken=True)
+            self.given.ledger.record("gone", resource, never_created=True, name_taken=True)
         state.resource = None
         self.emit(ev.CreateRefused(resource.name, resource.kind, resource.zone))
 
