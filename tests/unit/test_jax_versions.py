@@ -6,11 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tpuwizard.core.launch.events import launch_events as ev
-from tpuwizard.core.launch.kept.settings import (
-    SETTINGS_FIELD,
-    kept_settings,
-    replacement_answers,
-)
+from tpuwizard.core.launch.kept.record import SETTINGS_FIELD
+from tpuwizard.core.launch.kept.settings import kept_settings, replacement_answers
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan, plan_for_run
 from tpuwizard.core.launch.records.ledger import Entry, Resource
 from tpuwizard.core.plan import jax_versions

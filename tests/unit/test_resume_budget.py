@@ -104,7 +104,7 @@ def test_each_attempt_gets_what_is_left_of_the_budget_and_none_starts_past_it(
     assert code == EXIT_CLOUD
     # The first attempt's deadline is what the budget buys, not --max-run's 120 minutes; the
     # second's what is left after the first billed 15 of them.
-    assert [round(p.max_run_minutes or 0) for p in made] == [30, 15]
+    assert [round(p.max_run_s / 60) for p in made] == [30, 15]
     failed = next(e for e in events if isinstance(e, ev.Failed))
     assert "--budget" in failed.diagnosis.explanation
     assert "--resume-from r2" in failed.diagnosis.explanation
@@ -132,7 +132,7 @@ def test_without_a_budget_the_chain_ends_by_max_restarts_and_says_so(tmp_path, m
     plan = spot_plan(tmp_path, max_restarts=1)
     code, events, made, _ = run_chain(monkeypatch, plan, [5.0, 5.0], tmp_path)
     assert code == EXIT_CLOUD and len(made) == 2
-    assert made[0].max_run_minutes == pytest.approx(120, abs=0.1)
+    assert made[0].max_run_s == pytest.approx(120 * 60, abs=6)
     chain = json.loads((plan.run_dir / CHAIN_FILE).read_text())
     assert chain["stopped"]["by"] == "max_restarts"
     assert events[-1].cost_usd == pytest.approx(usd_for(10), abs=0.01)  # type: ignore[attr-defined]

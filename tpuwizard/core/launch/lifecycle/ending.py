@@ -20,6 +20,7 @@ from tpuwizard.core.cloud.diagnosis import Diagnosis
 from tpuwizard.core.cloud.protocol import Cloud
 from tpuwizard.core.exit_codes import EXIT_OK, EXIT_TEARDOWN
 from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.kept.record import KeptRecord
 from tpuwizard.core.launch.lifecycle.launch_state import LaunchContext, LaunchState
 from tpuwizard.core.launch.plan.deadline_keeper import EndedBy
 from tpuwizard.core.launch.records.ledger import Ledger, Resource
@@ -56,7 +57,7 @@ class EndingInput:
     accelerator: str  # as asked: cost.json says it
     keep: bool  # the plan's --keep (``up``): hand the node over at the end of the run
     idle_minutes: float | None  # a kept node's idle time, once its watchdog is armed
-    max_run_minutes: float  # a kept node's deadline where Google's cannot be read back
+    max_run_s: int  # a kept node's deadline where Google's cannot be read back
     google_ends_it: bool  # Google ends the node at its deadline (the plan's DeadlineKeeper)
     kept_settings: Mapping[str, Any]  # recorded with a kept node: run --checkpoints remakes it
     cloud: Cloud  # deletes, verifies gone, lists the zone, reads Google's deadline
@@ -160,15 +161,14 @@ class Ending:
             )
         elif deadline is None:
             ended_by = EndedBy.NOTHING.value
-        given.ledger.record(
-            "kept",
-            resource,
+        record = KeptRecord(
+            kept_at=time.time(),
             deadline=deadline,  # when it ends without us: its watchdog, or Flex-start's limit
             ended_by=ended_by,
             idle_s=idle * 60 if idle else None,
-            kept_at=time.time(),
             settings=dict(given.kept_settings),  # run --checkpoints makes it again from these
         )
+        given.ledger.record("kept", resource, **record.fields())
         self.emit(
             ev.Kept(
                 resource.name,
@@ -190,7 +190,7 @@ class Ending:
             read = self.given.cloud.deadline_at(resource.kind, resource.zone, resource.name)
         except Exception:  # unread: the deadline asked for at create stands
             read = None
-        return read if read is not None else created_at + self.given.max_run_minutes * 60
+        return read if read is not None else created_at + self.given.max_run_s
 
     def stop_jobs_in_background(self) -> None:
         """End the jobs on the workers while the delete is issued, not before it.

@@ -129,7 +129,7 @@ class Launch:
         created = self.state.created_at
         if self.chain_deadline is not None:
             return self.chain_deadline
-        return created + self.plan.max_run * 60 if created else None
+        return created + self.plan.max_run_s if created else None
 
     def attempt(self, quiet_gone: bool = False) -> int:
         """Provision, connect, bootstrap, verify, run the script; the exit code, never raises.
@@ -198,7 +198,7 @@ class Launch:
         """Arm the on-VM watchdog, and settle a Keep asked for meanwhile by how that went."""
         state = self.state
         assert state.resource is not None and state.created_at is not None
-        deadline = self.deadline() or state.created_at + self.plan.max_run * 60
+        deadline = self.deadline() or state.created_at + self.plan.max_run_s
         account = self.plan.service_account
         idle_s = self.plan.idle_minutes * 60 if self.plan.idle_minutes else None
         if arm_watchdog(
@@ -253,9 +253,9 @@ class LaunchAttempts:
         launch = self.launch
         launch.chain_deadline = time.time() + minutes * 60
         # The next create's --max-run: as the plan would say it with these minutes.
-        max_run = replace(launch.plan, max_run_minutes=minutes).max_run
+        max_run_s = replace(launch.plan, max_run_minutes=minutes).max_run_s
         given = launch.provisioner.given
-        launch.provisioner.given = replace(given, max_run_minutes=max_run)
+        launch.provisioner.given = replace(given, max_run_s=max_run_s)
 
     def attempt(self) -> AttemptEnd:
         launch, state = self.launch, self.launch.state
@@ -302,7 +302,7 @@ def launch_chain(launch: Launch) -> ResumeChain:
         plan.run_dir,
         plan.run_id,
         plan.max_restarts,
-        time.time() + plan.max_run * 60,
+        time.time() + plan.max_run_s,
         plan.slice,
         plan.route,
         plan.budget_usd,

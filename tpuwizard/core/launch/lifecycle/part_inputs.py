@@ -43,7 +43,7 @@ def ending_input(plan: LaunchPlan, rt: Runtime) -> EndingInput:
         accelerator=plan.accelerator,
         keep=plan.keep,
         idle_minutes=plan.idle_minutes,
-        max_run_minutes=plan.max_run,
+        max_run_s=plan.max_run_s,
         google_ends_it=plan.deadline_keeper.googles is not None,
         # The whole plan's settings, on purpose: a kept node's record holds what `up` asked
         # for, so that run --checkpoints can make the same node again from the record alone.
@@ -83,7 +83,7 @@ def provision_input(plan: LaunchPlan, rt: Runtime) -> ProvisionInput:
         watchdog=plan.watchdog,
         service_account=plan.service_account,
         internal_ips=plan.internal_ips,
-        max_run_minutes=plan.max_run,
+        max_run_s=plan.max_run_s,
         # A probe (Flex-start failing over on Compute Engine) asks with a zero wait.
         capacity_wait_s=0.0 if probes(plan) else queue_wait_seconds(plan),
         zones=plan.zones,

@@ -57,7 +57,7 @@ class ProvisionInput:
     watchdog: bool  # asks the cloud-platform scope, which the on-VM watchdog deletes with
     service_account: str | None
     internal_ips: bool
-    max_run_minutes: float  # the plan's --max-run; the resume chain bounds each attempt's
+    max_run_s: int  # the plan's --max-run, in seconds; the resume chain bounds each attempt's
     # Flex-start's wait for capacity: --queue-wait, zero for a probe; None on other routes.
     capacity_wait_s: float | None
     # Where: --zones' order (after a stockout, the next), and the plan's zone rules' answers.
@@ -165,7 +165,7 @@ class Provisioner:
             queue_wait_s=self.queue_wait_s,
             owner=given.owner,
             route=given.route,
-            max_run_s=int(given.max_run_minutes * 60),
+            max_run_s=given.max_run_s,
             via=given.via,
         )
         queued = given.cloud.queues(given.route)
@@ -285,8 +285,7 @@ class Provisioner:
         for attempt in range(3):
             try:
                 if resource.kind == "queued":
-                    max_run_s = int(given.max_run_minutes * 60)
-                    given.cloud.create_queued(req, qr_name, given.route, max_run_s)
+                    given.cloud.create_queued(req, qr_name, given.route, given.max_run_s)
                     return None
                 return given.cloud.create_node(req, on_part=self._part_intent(resource))
             except Exception as err:
