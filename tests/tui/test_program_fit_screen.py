@@ -10,8 +10,9 @@ from textual.widgets import Button, DataTable, Input, Static
 from tests.conftest import REPO
 from tpuwizard.core.launch.records.billing_state import BillingState
 from tpuwizard.core.plan import fit, program_fit
+from tpuwizard.tui.answers import CapacityAnswer
 from tpuwizard.tui.app import WizardApp
-from tpuwizard.tui.state import CapacityAnswer, WizardState
+from tpuwizard.tui.state import WizardState
 
 pytestmark = [
     pytest.mark.slow,

@@ -1,6 +1,7 @@
 """Start-up stays light: fit never loads jax, grpc, google.cloud or textual; the core no UI."""
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -45,7 +46,15 @@ def test_fit_json_loads_no_heavy_package():
 # What fit's start did without once measured (issue 38: `fit 48 --json` at most 3x bare Python):
 # importlib.metadata (~50 ms: email, zipfile), difflib, and the other commands' modules (each
 # command's module is imported when it runs); the kept-node reader when nothing was recorded.
-NOT_FOR_FIT = ("importlib.metadata", "difflib", "tpuwizard.session.kept_lines")
+# Since issue 38's last pass: the choices a refused plan names (tpuwizard.core.errors imports them
+# when one is refused) and the signal module (core/exit_codes.py holds the three numbers).
+NOT_FOR_FIT = (
+    "importlib.metadata",
+    "difflib",
+    "tpuwizard.session.kept_lines",
+    "tpuwizard.core.choices",
+    "signal",
+)
 OTHER_COMMANDS = ("cloud", "cleanup", "evidence", "handover", "iterate", "preflight", "zones")
 
 
@@ -72,8 +81,25 @@ def test_fit_json_says_a_kept_node_without_the_billing_state(tmp_path, monkeypat
     ledger.record("kept", resource, deadline=time.time() + 7200, idle_s=1800.0, kept_at=time.time())
     said, modules = run_probe(["fit", "48", "--json"])
     assert any(line.startswith("Kept: tpuwizard-ab12") for line in said)
-    unneeded = ("tpuwizard.core.launch.records.billing_state", "tpuwizard.session.kept")
+    # Nor gcloud's configuration: reading a record back checks its names (core/cloud/names.py).
+    unneeded = (
+        "tpuwizard.core.launch.records.billing_state",
+        "tpuwizard.session.kept",
+        "tpuwizard.core.cloud.gcloud_config",
+    )
     assert [m for m in unneeded if m in modules] == []
+
+
+def test_the_exit_codes_signal_numbers_are_the_systems():
+    import signal
+
+    from tpuwizard.core import exit_codes
+
+    assert (exit_codes.SIGHUP, exit_codes.SIGINT, exit_codes.SIGTERM) == (
+        signal.SIGHUP,
+        signal.SIGINT,
+        signal.SIGTERM,
+    )
 
 
 def test_the_wizard_command_loads_no_command_module():
@@ -153,6 +179,59 @@ def test_the_wizard_module_loads_no_cloud_or_jax_package():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# The wizard's first frame (issue 38: at most 1.3x a bare Textual app): what it has loaded once its
+# first step is drawn, taken where the wizard starts its leftover check (just after that draw).
+FIRST_FRAME = """
+import json, sys
+from tpuwizard.tui.app import WizardApp
+
+class FirstFrame(WizardApp):
+    def start_leftover_check(self):
+        print(json.dumps({"screen": type(self.screen).__name__, "modules": sorted(sys.modules)}))
+        self.exit(0)
+
+FirstFrame().run(headless=True, size=(80, 24))
+"""
+FIRST_STEP_SCREENS = {"tpuwizard.tui.screens.base", "tpuwizard.tui.screens.route"}
+
+
+def test_the_wizards_first_frame_loads_only_the_first_step(tmp_path):
+    env = {**os.environ, "TPUWIZARD_HOME": str(tmp_path), "CLOUDSDK_CONFIG": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST_FRAME],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+        timeout=120,
+    )
+    shown = json.loads(done.stdout.strip().splitlines()[-1])
+    assert shown["screen"] == "RouteScreen"
+    modules = shown["modules"]
+    # The cover a terminal too small gets is imported just after a step is drawn, as the leftover
+    # check starts: this probe may see it either side of its moment, a terminal sees it after.
+    later_steps = [
+        m
+        for m in modules
+        if m.startswith("tpuwizard.tui.screens.")
+        and m not in FIRST_STEP_SCREENS
+        and m != "tpuwizard.tui.screens.too_small"
+    ]
+    assert later_steps == []
+    unneeded = (
+        "click",
+        "tpuwizard.cli",
+        "tpuwizard.commands",
+        "tpuwizard.tui.answers",  # what the later steps are dismissed with
+        "tpuwizard.core.choices",  # what a refused plan names
+        "tpuwizard.core.launch.records.ledger",  # the leftover check reads it, after the frame
+        "tpuwizard.tui.leftover_check",
+        "tpuwizard.tui.launch_view",
+    )
+    assert [m for m in unneeded if m in modules] == []
+    assert [m for m in modules if m.split(".")[0] in ("jax", "grpc", "google")] == []
 
 
 def test_offline_zones_load_no_heavy_package():

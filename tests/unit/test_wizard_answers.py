@@ -2,7 +2,8 @@
 
 from pathlib import Path
 
-from tpuwizard.tui.state import ReviewAnswer, WizardState
+from tpuwizard.tui.answers import ReviewAnswer
+from tpuwizard.tui.state import WizardState
 
 ANSWER = ReviewAnswer(
     name="my-run",

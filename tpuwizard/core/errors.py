@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from tpuwizard.core.choices import Phrase, Said
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    # Every command and the wizard's first frame import this module; the choices only a refused
+    # plan needs (issue 38: start-up).
+    from tpuwizard.core.choices import Said
 
 
 class BadInput(ValueError):
@@ -17,6 +22,8 @@ class PlanRefused(BadInput):
     which each front end words (words/choice_words.py); ``str()`` is only the fallback."""
 
     def __init__(self, problems: list[Said]) -> None:
+        from tpuwizard.core.choices import Phrase
+
         self.problems = list(problems)
         super().__init__(" ".join(p.text if isinstance(p, Phrase) else p for p in problems))
 

@@ -3,14 +3,15 @@ plain mode and the commands cannot drift apart."""
 
 from __future__ import annotations
 
-import signal
-
 EXIT_OK = 0
 EXIT_FAILED = 1  # verification (or the user's script) failed
 EXIT_BAD_INPUT = 2  # what was typed is wrong; nothing was asked of the cloud
 EXIT_CLOUD = 3  # the cloud refused or failed; a diagnosis says why
 EXIT_TEARDOWN = 4  # something could not be verified gone: it may still bill
 SIGNAL_BASE = 128  # a process ended by signal N exits 128 + N, as shells report it
+# The stop signals' numbers, as POSIX's kill gives them (Linux and macOS alike): importing
+# ``signal`` for them cost every command's start 0.5 ms (issue 38); test_imports.py checks them.
+SIGHUP, SIGINT, SIGTERM = 1, 2, 15
 
 
 def for_signal(signum: int) -> int:
@@ -18,7 +19,7 @@ def for_signal(signum: int) -> int:
     return SIGNAL_BASE + signum
 
 
-EXIT_INTERRUPTED = for_signal(signal.SIGINT)  # Ctrl+C: 130
+EXIT_INTERRUPTED = for_signal(SIGINT)  # Ctrl+C: 130
 
 # What each code means, as the reference page says it (generated from this table, never retyped).
 MEANINGS: tuple[tuple[str, str], ...] = (
@@ -33,7 +34,7 @@ MEANINGS: tuple[tuple[str, str], ...] = (
     (
         f"{SIGNAL_BASE}+N",
         f"stopped by signal N: {EXIT_INTERRUPTED} Ctrl+C (SIGINT), "
-        f"{for_signal(signal.SIGTERM)} SIGTERM, {for_signal(signal.SIGHUP)} SIGHUP "
+        f"{for_signal(SIGTERM)} SIGTERM, {for_signal(SIGHUP)} SIGHUP "
         "(a closed terminal or a dropped SSH session)",
     ),
 )

@@ -100,7 +100,7 @@ class PlainWizard:
 
     def run(self) -> int:
         ctx = gcloud_config.discover()
-        session = self.session = Session.for_walk(self.sandbox, self.runs)
+        session = self.session = Session.for_walk(self.sandbox, self.runs, ctx)
         if session.practice:
             self.say(practice_words(session.mode))
         self.say_kept()  # an earlier `up` may still be billing: say so before anything else

@@ -91,10 +91,15 @@ class Session:
         return cls(mode.practice, mode.project, runs, mode)
 
     @classmethod
-    def for_walk(cls, sandbox: bool, runs: Path | None = None) -> Session:
+    def for_walk(
+        cls,
+        sandbox: bool,
+        runs: Path | None = None,
+        ctx: gcloud_config.GcloudContext | None = None,
+    ) -> Session:
         """The wizard's and plain mode's session, by :meth:`decide` (the project may still be
-        asked for: :meth:`switch`)."""
-        mode = cls.decide(sandbox, gcloud_config.discover())
+        asked for: :meth:`switch`), from ``ctx`` where the walk has discovered it already."""
+        mode = cls.decide(sandbox, ctx if ctx is not None else gcloud_config.discover())
         return cls(mode.practice, mode.project, runs, mode)
 
     def switch(self, practice: bool, project: str | None) -> None:

@@ -95,7 +95,9 @@ class WizardApp(App[int]):
         from tpuwizard.session.session import Session
 
         ctx = gcloud_config.discover()  # local files only, no network: no thread needed
-        self.session = Session.for_walk(self.force_sandbox, self.runs)
+        # Discovered once: gcloud's files (and its credentials database) are read before the
+        # first frame.
+        self.session = Session.for_walk(self.force_sandbox, self.runs, ctx)
         self.state.practice, self.state.project = self.session.practice, self.session.project
         self.state.zone, self.state.account = ctx.zone, ctx.account
         self.state.credentials = ctx.credentials

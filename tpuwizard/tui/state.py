@@ -1,5 +1,5 @@
-"""The wizard's state: one dataclass, owned by the App, read by every screen; and the answers
-the steps are dismissed with, which the App folds into it."""
+"""The wizard's state: one dataclass, owned by the App, read by every screen, into which the App
+folds the answers the steps are dismissed with (tui/answers.py)."""
 
 from __future__ import annotations
 
@@ -15,38 +15,13 @@ if TYPE_CHECKING:
     from tpuwizard.core.launch.events import launch_events as ev
     from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
     from tpuwizard.core.plan.catalog import Slice
-
-
-@dataclass(frozen=True)
-class AccountAnswer:
-    practice: bool
-    project: str | None  # None: none typed (practice mode needs none)
-
-
-@dataclass(frozen=True)
-class CapacityAnswer:
-    state_gib: float
-    accelerator: str
-    params: str  # the parameter count typed, if any ("7B")
-    recipe: str
-
-
-@dataclass(frozen=True)
-class ReviewAnswer:
-    name: str | None
-    max_run_minutes: float | None  # -1 when what was typed is not a number (a plan problem)
-    watchdog: bool
-    deep_checks: bool
-    script: Path | None
-    fetch: tuple[str, ...]
-    backend: str = "auto"  # auto, tpu-api or compute (Review's switch where both serve it)
-    packages: str = ""  # the Packages field: requirements separated by spaces
-    checkpoints: str = ""  # Resume after preemption: the checkpoints folder; empty: off
-    jax: str | None = None  # the worker's jax[tpu] from tpuwizard's table; None: its default
+    from tpuwizard.tui.answers import ReviewAnswer
 
 
 @dataclass
 class WizardState:
+    """What the user has chosen so far and what the launch has reported back."""
+
     route: str = "vm"
     route_answers: dict[str, object] = field(default_factory=dict)  # budget, chips, length...
     practice: bool = False

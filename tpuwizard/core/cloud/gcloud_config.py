@@ -11,27 +11,20 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tpuwizard.core.cloud.names import NAME_RE, PROJECT_RE, ZONE_RE
 from tpuwizard.core.errors import BadInput, shown
 
-# Google's rule for a project id, Cloud Resource Manager v3 Project.projectId: "6 to 30 lowercase
-# ASCII letters, digits, or hyphens. It must start with a letter. Trailing hyphens are
-# prohibited." (reference/ does not state it). Checked before any call, since the id is put
-# into every API path, the ledger and the shell commands said back to the user.
-PROJECT_RE = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")
-# A zone is a region and a letter (us-central1-a), or an AI zone (us-central1-ai1a, us-central1-ai1;
-# reference/google-behaviour.md, Zones).
-ZONE_RE = re.compile(r"^[a-z]+-[a-z]+[0-9]+-([a-z]|ai[0-9]+[a-z]?)$")
-NAME_RE = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
 DMI_PRODUCT = Path("/sys/class/dmi/id/product_name")
 
 
 @dataclass
 class GcloudContext:
+    """Who and where, as gcloud would find them, and what is missing for a real launch."""
+
     project: str | None = None
     project_source: str | None = None
     zone: str | None = None

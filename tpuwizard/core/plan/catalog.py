@@ -34,6 +34,8 @@ class UnknownAcceleratorError(ValueError):
 
 @dataclass(frozen=True)
 class Generation:
+    """One TPU generation as the catalog describes it: its chips, sizes, zones and prices."""
+
     key: str  # "v5e"
     prefix: str  # "v5litepod"
     name_counts: str  # "chips" or "tensorcores"
@@ -88,6 +90,8 @@ class Generation:
 
 @dataclass(frozen=True)
 class Slice:
+    """One accelerator type (``v5litepod-4``): a generation, its chips and the VMs holding them."""
+
     name: str
     generation: Generation
     chips: int

@@ -152,6 +152,8 @@ def state_from_params(params: float, recipe: str) -> float:
 
 @dataclass(frozen=True)
 class SliceFit:
+    """Whether a training state fits one slice, and what that slice holds and costs."""
+
     name: str
     chips: int
     vms: int  # the VMs you reach by SSH (the course calls them hosts)

@@ -21,6 +21,8 @@ CHIP_COUNTS = (1, 4, 8, 16, 64)  # the answers to "Chips needed?"
 
 @dataclass(frozen=True)
 class RouteInfo:
+    """One route as the first step's card shows it."""
+
     key: str
     title: str
     cost: str
@@ -79,6 +81,8 @@ def route_title(key: str) -> str:
 
 @dataclass(frozen=True)
 class Advice:
+    """The route recommended for four answers, and why."""
+
     route: str
     reason: str
 

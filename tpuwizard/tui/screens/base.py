@@ -6,12 +6,11 @@ from enum import Enum
 from typing import ClassVar, Final, Generic, TypeVar
 
 from textual import events
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 
-from tpuwizard.tui.screens.too_small import cover_if_too_small
 from tpuwizard.tui.widgets.key_bar import KeyBar
 from tpuwizard.tui.widgets.status_bar import StatusBar
 
@@ -30,6 +29,14 @@ class StepBody(VerticalScroll):
 
     def allow_focus(self) -> bool:
         return self.max_scroll_y > 0
+
+
+def cover_if_too_small(app: App[object]) -> None:
+    """The too-small cover (screens/too_small.py) over the step shown now, if the terminal is
+    below its minimum; called after a refresh, so imported then, not before the first frame."""
+    from tpuwizard.tui.screens import too_small
+
+    too_small.cover_if_too_small(app)
 
 
 class WizardScreen(Screen[AnswerT | Back], Generic[AnswerT]):

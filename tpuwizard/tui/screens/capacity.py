@@ -9,8 +9,8 @@ from textual.widgets import Button, DataTable, Input, Select, Static
 
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.plan import cost, fit
+from tpuwizard.tui.answers import CapacityAnswer
 from tpuwizard.tui.screens.base import WizardScreen
-from tpuwizard.tui.state import CapacityAnswer
 from tpuwizard.tui.widgets.row_mark import add_mark_column, mark_row
 from tpuwizard.tui.widgets.typed_input import TypedInput
 from tpuwizard.words.figures import price_cell

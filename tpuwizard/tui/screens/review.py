@@ -19,8 +19,9 @@ from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN, LaunchPlan
 from tpuwizard.core.launch.plan.packages import AUTO_FILE, COURSE_PACKAGES
 from tpuwizard.core.launch.plan.resume_rules import RESUME_ROUTES
 from tpuwizard.core.plan import cost, fit
+from tpuwizard.tui.answers import ReviewAnswer
 from tpuwizard.tui.screens.base import WizardScreen
-from tpuwizard.tui.state import ReviewAnswer, WizardState
+from tpuwizard.tui.state import WizardState
 from tpuwizard.tui.widgets.typed_input import TypedInput
 from tpuwizard.tui.widgets.worker_jax import JaxPicker, WorkerJax
 from tpuwizard.words.choice_words import all_words

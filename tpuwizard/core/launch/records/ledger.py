@@ -78,6 +78,8 @@ class Resource:
 
 @dataclass(frozen=True)
 class Entry:
+    """One resource instance's latest record, folded from its lines in the ledger."""
+
     resource: Resource
     op: str
     at: float
@@ -220,7 +222,7 @@ def _depth_over(value: object, limit: int) -> bool:
 
 def _unaddressable(r: Resource) -> str | None:
     """Why no API call could name this resource (a '/' in a name, an unknown zone...)."""
-    from tpuwizard.core.cloud.gcloud_config import NAME_RE, PROJECT_RE, ZONE_RE
+    from tpuwizard.core.cloud.names import NAME_RE, PROJECT_RE, ZONE_RE
 
     if r.kind not in ("node", "queued"):
         return f"unknown kind {r.kind!r}"
