@@ -129,6 +129,19 @@ def test_a_bad_sandbox_linger_is_said_before_the_practice_cloud_starts(
     assert not (home / "sandbox" / "server.json").exists()  # no practice cloud was left running
 
 
+@pytest.mark.parametrize("setting", ["TPUWIZARD_SANDBOX_DELAY", "TPUWIZARD_SANDBOX_LINGER"])
+@pytest.mark.parametrize("command", [LAUNCH, UP], ids=["launch", "up"])
+def test_a_running_sandbox_does_not_hide_a_bad_sandbox_setting(
+    home, here, monkeypatch, command, setting
+):
+    # A practice sandbox already serving (its address exported, as a lasting one's or an
+    # earlier start's is): this process starts none, and the bad value is still bad input.
+    monkeypatch.setenv("TPUWIZARD_TPU_ENDPOINT", "http://127.0.0.1:9")
+    monkeypatch.setenv(setting, "nan")
+    stderr = refused(home, *command)
+    assert f"{setting}='nan' is not a number of seconds of 0 or more" in stderr
+
+
 def test_a_script_named_like_an_option_is_refused_before_create(home, here):
     (here / "-x.py").write_text("print('hi')\n")
     stderr = refused(home, *LAUNCH, "--script", "./-x.py")

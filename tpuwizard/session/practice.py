@@ -34,8 +34,7 @@ def start_sandbox(faults: str | None = None, delay: float | None = None):  # -> 
     """
     from tpuwizard.sandbox.server import start_in_thread
 
-    sandbox_delay()  # a bad setting is bad input, whichever sandbox would serve
-    sandbox_linger()  # the same: this one may be handed to a lasting sandbox at the end
+    check_settings()
     if attach_lasting_sandbox():
         return None
     server = make_sandbox_server(faults, delay)
@@ -63,6 +62,14 @@ def make_sandbox_server(
         port=port,
         token=token or new_token(),
     )
+
+
+def check_settings() -> None:
+    """The sandbox's settings from the environment, each bad one bad input (exit 2): checked
+    whichever sandbox would serve, this process's or a running lasting one (to which this one
+    may be handed at the end), so a sandbox already running never hides a bad value."""
+    sandbox_delay()
+    sandbox_linger()
 
 
 def sandbox_delay() -> float:

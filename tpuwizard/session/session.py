@@ -79,6 +79,8 @@ class Session:
     ) -> Session:
         """The commands' session, by :meth:`decide`; a real one needs a valid project."""
         mode = cls.decide(sandbox, gcloud_config.discover(project=project))
+        if mode.practice:  # before any call, whichever sandbox would serve it
+            practice_mode.check_settings()
         if mode.practice and project:  # practice holds Google's rules too
             gcloud_config.validate_project(project)
         if not mode.practice:
