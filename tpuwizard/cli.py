@@ -68,6 +68,8 @@ def main(ctx: click.Context, sandbox: bool, plain: bool) -> None:
     # never the stop that deletes what it created, nor the exit code.
     drop_output_to_gone_terminals()
     if ctx.invoked_subcommand is not None:
+        if sandbox:  # `tpuwizard --sandbox launch ...` is the command's own --sandbox
+            ctx.default_map = {ctx.invoked_subcommand: {"sandbox": True}}
         return
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         # Nothing to ask questions on: say so in one line (bad input, exit 2), not the help.
