@@ -71,3 +71,22 @@ def test_real_means_google_even_after_a_practice_sandbox_exported_its_address(
     session = Session(True, None)
     session.switch(False, "my-real-project-1")
     assert session.cloud.endpoint == GOOGLE_ENDPOINT
+
+
+@pytest.mark.parametrize("sandbox", [False, True])
+def test_a_command_says_first_whether_it_is_real_and_which_project_bills(
+    tmp_path, monkeypatch, capsys, sandbox
+):
+    from tpuwizard.commands.common import open_session
+
+    adc = tmp_path / "adc.json"
+    dummy = {"client_id": "x", "client_secret": "x", "refresh_token": "x"}
+    adc.write_text(json.dumps({"type": "authorized_user", **dummy}))
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(adc))
+    open_session("my-real-project-1", sandbox)  # no cloud is called: the session is only made
+    (first, *_) = capsys.readouterr().err.splitlines()
+    if sandbox:
+        assert first.startswith("[practice] Using the local sandbox because practice was asked")
+    else:
+        assert first.startswith("[real] Using Google Cloud, project my-real-project-1")
+        assert "billed to that project's billing account" in first

@@ -144,7 +144,7 @@ def test_a_script_whose_files_nothing_copied_back_says_so_and_why():
 
     trace = ev.FileFetched("runs/r1/trace/t.pb")  # the deeper checks' trace, before the script
     said = text(trace, ev.ScriptFinished(0))
-    assert "Nothing was copied back from your script: no files were named." in said
+    assert "Nothing was copied back from your script: no files were named (--fetch" in said
     said = text(ev.ScriptFinished(0), fetch=("reports/*.json",))
     assert "Nothing was copied back from your script: no file matched reports/*.json." in said
     said = text(ev.ScriptFinished(0), ev.FileFetched("runs/r1/files/r.json"), fetch=("*.json",))

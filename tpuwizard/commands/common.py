@@ -99,7 +99,8 @@ backend_option = click.option(
     default="auto",
     show_default=True,
     help="Which Google API makes the TPU: the Cloud TPU API, or Compute Engine (v5p, v6e, "
-    "TPU7x; Google deletes the VM at its deadline itself). auto: by generation (README).",
+    "TPU7x; Google deletes the VM at its deadline itself). auto: by generation (the "
+    "documentation's Compute Engine guide).",
 )
 queue_wait_option = click.option(
     "--queue-wait",
@@ -249,11 +250,13 @@ def cloud_errors(
 def open_session(project: str | None, sandbox: bool, runs: Path | None = None) -> Session:
     """The session for a command, practice or real as :meth:`Session.decide` says."""
     from tpuwizard.session.session import Session
-    from tpuwizard.words.session_text import practice_words
+    from tpuwizard.words.session_text import practice_words, real_words
 
     session = Session.open(project, sandbox, runs)
     if session.practice:
         say(practice_words(session.mode))
+    elif session.project:
+        say(real_words(session.project))
     return session
 
 

@@ -35,3 +35,12 @@ def practice_words(mode: Mode) -> str:
         f"[practice] Using the local sandbox because {why}: nothing here is a real Cloud TPU "
         "and nothing is billed."
     )
+
+
+def real_words(project: str) -> str:
+    """The line a real session starts with: what it creates, Google bills (never guessed: only
+    said once the session is real and its project known)."""
+    return (
+        f"[real] Using Google Cloud, project {project}: what tpuwizard creates here is billed "
+        "to that project's billing account."
+    )

@@ -55,7 +55,8 @@ def _summary_lines(summary: RunSummary, audience: Audience, elsewhere: Sequence[
         hint = not_fetched_hint(path)
         lines += [f"  {hint}"] if hint else []
     if s.script_exit_code is not None and not s.script_files_seen:
-        why = f"no file matched {', '.join(s.fetch)}" if s.fetch else "no files were named"
+        how = {"cli": "--fetch GLOB names them"}.get(audience, "'Files to copy back' names them")
+        why = f"no file matched {', '.join(s.fetch)}" if s.fetch else f"no files were named ({how})"
         lines.append(f"  Nothing was copied back from your script: {why}.")
     if s.incomplete:
         lines.append(f"  {len(s.incomplete)} file(s) did not come back whole (a run fails for it).")
