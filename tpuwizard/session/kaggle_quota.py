@@ -41,15 +41,10 @@ def weekly_tpu_quota(practice: bool) -> QuotaRead:
 
 
 def _stand_in_quota() -> Quota | None:
-    from kagglesdk.kernels.types.kernels_api_service import (
-        ApiGetAcceleratorQuotaStatisticsResponse,
-    )
-
-    from tpuwizard.core.kaggle.client import tpu_quota_of
+    from tpuwizard.core.kaggle.client import tpu_quota_from_json
     from tpuwizard.sandbox.kaggle import quota_statistics
     from tpuwizard.sandbox.kaggle_sessions import parse_kaggle_faults
     from tpuwizard.session.kaggle_route import KAGGLE_FAULTS_ENV
 
     faults = parse_kaggle_faults(os.environ.get(KAGGLE_FAULTS_ENV))
-    answer = ApiGetAcceleratorQuotaStatisticsResponse.from_dict(quota_statistics(faults))
-    return tpu_quota_of(answer)
+    return tpu_quota_from_json(quota_statistics(faults))

@@ -84,6 +84,15 @@ def tpu_quota_of(answer: Any) -> Quota | None:
     return Quota(used_s=used, allowed_s=tpu.total_time_allowed.total_seconds())
 
 
+def tpu_quota_from_json(data: dict[str, Any]) -> Quota | None:
+    """:func:`tpu_quota_of` an answer's JSON, parsed as kaggle's client parses the answer."""
+    from kagglesdk.kernels.types.kernels_api_service import (
+        ApiGetAcceleratorQuotaStatisticsResponse,
+    )
+
+    return tpu_quota_of(ApiGetAcceleratorQuotaStatisticsResponse.from_dict(data))
+
+
 class KaggleApiKernels:
     """:class:`Kernels` through ``kaggle.api.kaggle_api_extended.KaggleApi``, each call bounded
     by ``call_timeout_s``."""
