@@ -226,12 +226,14 @@ def install_other_jax(
             )
             return 1
     sys.stderr.write(
-        f"sandbox: jax {version} is not tpuwizard's own ({image['jax']}): this worker's venv is "
-        f"made again on Python {finder.WORKER_PYTHON} ({python}), as a real VM's uv provides "
+        f"sandbox: jax {version} is not tpuwizard's own ({image['jax']}): this worker's venv "
+        "(on tpuwizard's Python, above) is made again on Python "
+        f"{finder.WORKER_PYTHON} ({python}), as a real VM's uv provides "
         f"it, with the packages of this computer's worker environment {shared}\n"
         if shared is not None
         else f"sandbox: jax {version} is not tpuwizard's own ({image['jax']}), and this computer "
-        f"has no worker environment for it: this worker's venv is made again on Python "
+        f"has no worker environment for it: this worker's venv (on tpuwizard's Python, "
+        "above) is made again on Python "
         f"{finder.WORKER_PYTHON} ({python}), its packages from this computer's uv cache\n"
     )
     venv = Path(venv_python).parent.parent
