@@ -40,10 +40,17 @@ def exit_codes_table() -> str:
     )
 
 
-def on_page_markdown(markdown: str, **_: Any) -> str:
+def on_page_markdown(markdown: str, page: Any = None, **_: Any) -> str:
     for marker, name in MARKERS.items():
         if marker in markdown:
             markdown = markdown.replace(marker, globals()[name]())
+    if page is not None:
+        # A page links the repository's screenshots/ as the Markdown read in the repository
+        # finds it (docs/guides/x.md: ../../screenshots/); the site holds them at its root.
+        depth = page.file.src_uri.count("/") + 1
+        markdown = markdown.replace(
+            "](" + "../" * depth + "screenshots/", "](" + "../" * (depth - 1) + "screenshots/"
+        )
     return markdown
 
 
