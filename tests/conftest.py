@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import thread_env
+
 REPO = Path(__file__).resolve().parent.parent
 FEW_DESCRIPTORS = 256  # a test worker's own, and a test's that are not collected yet
 
@@ -39,8 +41,9 @@ def _shared_worker_env():
 
 
 @pytest.fixture(autouse=True)
-def _isolated_state(tmp_path, monkeypatch):
+def _isolated_state(tmp_path, monkeypatch, request):
     """Every test gets its own state directory and never probes the GCE metadata server."""
+    thread_env.begin(request.node.nodeid)
     monkeypatch.setenv("TPUWIZARD_HOME", str(tmp_path / "state"))
     monkeypatch.setenv("NO_GCE_CHECK", "true")
     # A practice worker downloads a package that is not in the wheel folder from this
@@ -71,8 +74,11 @@ def _isolated_state(tmp_path, monkeypatch):
     # (left serving, each one's clock kept ticking on a folder no test uses any more).
     for left in sandbox_serving.served_in_threads():
         if id(left) not in serving_before:
-            left.shutdown()
-            left.server_close()
+            if hasattr(left, "switch_off"):  # Kaggle's stand-in: its kernels' processes too
+                left.switch_off()
+            else:
+                left.shutdown()
+                left.server_close()
     # Clients of those servers hold their sockets until collected; past 1,024 descriptors,
     # select() (prompt_toolkit's pipe input among others) refuses to watch a new one.
     if _open_descriptors() > FEW_DESCRIPTORS:
@@ -82,6 +88,14 @@ def _isolated_state(tmp_path, monkeypatch):
     from tests.integration.iterate_helpers import end_practice
 
     end_practice(tmp_path / "state")
+    # A thread an earlier test left running wrote os.environ during this one (tests/thread_env.py).
+    foreign = thread_env.end()
+    if foreign:
+        pytest.fail(
+            "\n".join(foreign) + "\n(that test must end what it started: close its session, "
+            "stop its walk or heartbeats, wait for its threads)",
+            pytrace=False,
+        )
 
 
 @pytest.fixture
@@ -102,6 +116,7 @@ def clean_env(**extra: str) -> dict[str, str]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    thread_env.install()  # before any test starts a thread
     # One turn of the kill drills for the whole run: xdist's workers inherit it (tests/rotation.py).
     from tests.rotation import TURN_ENV, todays_turn
 

@@ -65,6 +65,7 @@ class KernelSessions:
         self.state_dir, self.faults = state_dir, faults
         self.latest: dict[str, Session] = {}
         self.lock = threading.Lock()
+        self.stopped = False  # the stand-in ended: a push answered late runs no kernel
 
     def push(self, slug: str, text: str, timeout_s: float | None, shape: str) -> Session:
         with self.lock:
@@ -84,6 +85,9 @@ class KernelSessions:
                 "kernel_error" in self.faults,
             )
             self.latest[slug] = session
+            if self.stopped:
+                session.ended.set()
+                return session
         threading.Thread(target=self._run, args=(session,), daemon=True).start()
         return session
 
@@ -98,16 +102,19 @@ class KernelSessions:
             session.ended.set()
             return
         env = cpu_device_env(TPU_DEVICES, _kernel_environment())
-        session.process = subprocess.Popen(
-            [sys.executable, "-u", str(session.folder / "kernel.py")],
-            cwd=session.folder / "working",
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            start_new_session=True,
-        )
+        with self.lock:  # started, or ended by stop_all, never both: no kernel outlives it
+            if session.ended.is_set():
+                return
+            session.process = subprocess.Popen(
+                [sys.executable, "-u", str(session.folder / "kernel.py")],
+                cwd=session.folder / "working",
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                text=True,
+                start_new_session=True,
+            )
         session.state = "RUNNING"
         timer = threading.Timer(session.timeout_s, self._time_out, args=(session,))
         timer.daemon = True
@@ -133,9 +140,11 @@ class KernelSessions:
     def stop_all(self) -> None:
         """The stand-in is ending: its kernels' processes end with it."""
         with self.lock:
+            self.stopped = True
             sessions = list(self.latest.values())
+            for session in sessions:
+                session.ended.set()
         for session in sessions:
-            session.ended.set()
             if session.process is not None and session.process.poll() is None:
                 session.process.kill()
                 session.process.wait()

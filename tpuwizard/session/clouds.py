@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 from tpuwizard.core.cloud.backends import BACKENDS, COMPUTE, TPU_API
 
+CLOSE_WAIT_S = 10.0  # at most, for a cloud opening as the session closes (a sandbox starts in ~1 s)
+
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.protocol import Cloud
     from tpuwizard.core.launch.records.ledger import Ledger
@@ -28,6 +30,7 @@ class CloudBook:
         self._lock = threading.Lock()
         self._opening: dict[str, threading.Lock] = {}  # per backend: held while it opens
         self._given = False  # a test (or a caller) gave the clouds: survey only those
+        self._closed = False  # the session ended: a thread still running opens no cloud
 
     def get(self, backend: str = TPU_API) -> Cloud:
         if backend not in BACKENDS:
@@ -42,6 +45,8 @@ class CloudBook:
                     return self._clouds[backend]
                 if self._given:
                     raise LookupError(f"no {backend} cloud was given to this session")
+                if self._closed:
+                    raise LookupError(f"the session has ended: no {backend} cloud opens now")
                 book = self._clouds
             cloud = self._open(backend)
             with self._lock:
@@ -59,6 +64,17 @@ class CloudBook:
         with self._lock:
             self._clouds = {}
             self._given = False
+
+    def close(self) -> None:
+        """The session ended: the clouds opened stay, and none opens after (in practice, a
+        thread left running, a price read or a heartbeat, would start a sandbox no one ends,
+        and point this process's environment at it)."""
+        with self._lock:
+            self._closed = True
+            opening = list(self._opening.values())
+        for lock in opening:  # one opening now ends first (its sandbox is then handed over)
+            if lock.acquire(timeout=CLOSE_WAIT_S):
+                lock.release()
 
     @property
     def opened(self) -> bool:

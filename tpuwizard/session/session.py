@@ -264,6 +264,7 @@ class Session:
         """The front end is ending and no launch of it is running. In practice, whatever still
         exists (a node kept, leftovers left running) moves to a lasting sandbox, so it lives on
         and its watchdog can still delete it, as with Google."""
+        self.clouds.close()  # before the hand-over: no thread of ours starts another sandbox
         server, self._sandbox_server = self._sandbox_server, None
         if server is not None:
             practice_mode.hand_over(server)
