@@ -4,6 +4,7 @@ each screen only renders what it is given and reports the user's final choice.""
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -268,20 +269,53 @@ class ScriptScreen(RunScreen):
         self.pending.append(f"--- the shell on worker 0 ended (exit {code}) ---")
 
     def edit_script(self, script: Path | None) -> None:
-        """Open the script in $VISUAL / $EDITOR with the wizard suspended (it resumes after)."""
+        """Open the script in the editor git would pick, with the wizard suspended (it resumes
+        after)."""
         import os
         import shutil
         import subprocess
 
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or shutil.which("nano")
-        if script is None or not editor:
-            self.notify("Set $EDITOR to edit from here; the script runs again as it is.")
+        if script is None:
+            self.notify("There is no script file to edit; the script runs again as it is.")
+            return
+        editor = editor_argv(os.environ, shutil.which)
+        if editor is None:
+            self.notify(
+                "No editor found ($VISUAL, $EDITOR, editor, nano or vi), so the script "
+                f"runs again as it is. Next time, edit {script} in another terminal before "
+                "Run again, or start the wizard as EDITOR=your-editor tpuwizard.",
+                severity="warning",
+                timeout=15,
+            )
             return
         try:
             with self.app.suspend():
-                subprocess.call([*editor.split(), str(script)])
+                subprocess.call([*editor, str(script)])
         except Exception as err:  # no terminal to hand over (a test, a web terminal)
             self.notify(f"Could not open the editor ({err}); edit the file, then Run again.")
+
+
+# Git's order: the variables first, then Debian's `editor` alternative, then the usual ones.
+FALLBACK_EDITORS = ("editor", "nano", "vi")
+
+
+def editor_argv(environ: Mapping[str, str], which: Callable[[str], str | None]) -> list[str] | None:
+    """The editor command to open a file with: $VISUAL, then $EDITOR (split as a shell would,
+    so ``code --wait`` works), then the first of ``editor``, ``nano`` and ``vi`` on PATH."""
+    import shlex
+
+    for name in ("VISUAL", "EDITOR"):
+        value = environ.get(name, "").strip()
+        if value:
+            try:
+                return shlex.split(value)
+            except ValueError:  # an unbalanced quote: take it as one program name
+                return [value]
+    for program in FALLBACK_EDITORS:
+        found = which(program)
+        if found:
+            return [found]
+    return None
 
 
 class TeardownScreen(RunScreen):
