@@ -10,7 +10,7 @@ from tpuwizard.core.plan import cost
 from tpuwizard.core.terminal_text import visible
 from tpuwizard.words.choice_words import Audience
 from tpuwizard.words.course_text import OUTPUT_WORDS, not_fetched_hint
-from tpuwizard.words.event_text import SCRIPT_TAIL, next_steps
+from tpuwizard.words.event_text import SCRIPT_TAIL, next_steps, zone_listed_lines
 from tpuwizard.words.figures import about
 from tpuwizard.words.resume_text import attempt_lines
 
@@ -84,6 +84,8 @@ def _summary_lines(summary: RunSummary, audience: Audience, elsewhere: Sequence[
         gone = f" {', '.join(s.gone)} verified gone." if s.gone else " Nothing was created."
         nothing = "Nothing from this run is billing." if elsewhere else "Nothing is billing."
         lines.append(f"  {nothing}{gone}")
+    if audience == "wizard":  # the CLI and plain mode print the list's own event just above
+        lines += [f"  {line}" for listed in s.zone_lists for line in zone_listed_lines(listed)]
     elif s.finished is None:
         lines.append("  The launch did not finish: check with tpuwizard status.")
     else:

@@ -20,7 +20,7 @@ from tpuwizard.tui.host import host
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.widgets.checks_panel import ChecksPanel
 from tpuwizard.tui.widgets.follow_log import FollowLog
-from tpuwizard.words.event_text import describe, refusal_text
+from tpuwizard.words.event_text import describe, refusal_text, zone_listed_lines
 from tpuwizard.words.figures import about
 from tpuwizard.words.resume_text import attempt_words
 
@@ -326,25 +326,32 @@ class TeardownScreen(RunScreen):
     )
 
     def compose_body(self) -> ComposeResult:
-        yield Static("Deleting and verifying...", id="verdict")
+        self.verdict_words = "Deleting and verifying..."
+        self.listed: list[str] = []  # the zone's TPU list after the delete, as the course reads it
+        yield Static(self.verdict_words, id="verdict")
         yield FollowLog(max_lines=LOG_LINES, id="log")
 
     def show(self, event: ev.Event) -> None:
         super().show(event)
-        verdict = self.query_one("#verdict", Static)
         if isinstance(event, ev.TeardownVerified):
-            verdict.update(
+            self.verdict_words = (
                 f"[b]Nothing is billing.[/b] {event.name} is verified gone; it cost "
                 f"{about(event.cost_usd, event.cost_at_most_usd)} (estimate)."
             )
         elif isinstance(event, ev.TeardownFailed):
             claim = "may still be billing" if event.seen else "may exist (never seen)"
-            verdict.update(
+            self.verdict_words = (
                 f"[b]NOT verified gone: {event.name} {claim}.[/b] "
                 "Run tpuwizard teardown --all, or delete it in the Cloud Console."
             )
         elif isinstance(event, ev.Kept):
-            verdict.update(f"[b]{event.name} is still running and billing[/b], as you asked.")
+            self.verdict_words = f"[b]{event.name} is still running and billing[/b], as you asked."
+        elif isinstance(event, ev.ZoneListed):
+            self.listed += [escape(line) for line in zone_listed_lines(event)]
+        else:
+            return
+        # The verdict, then the list that proves it.
+        self.query_one("#verdict", Static).update("\n".join([self.verdict_words, *self.listed]))
 
 
 def phase_screen(event: ev.Event, current: Any, recovering: bool = False) -> Any:

@@ -61,6 +61,8 @@ class RunSummary:
     incomplete: list[str] = field(default_factory=list)  # files that did not come back whole
     gone: list[str] = field(default_factory=list)
     not_gone: list[str] = field(default_factory=list)
+    # The zone's TPU list after the teardown, as the course's last step reads it.
+    zone_lists: list[ev.ZoneListed] = field(default_factory=list)
     kept: list[ev.Kept] = field(default_factory=list)
     failure: ev.Failed | None = None
     deleted_on_request: bool = False  # Delete now after the script's run succeeded
@@ -133,6 +135,8 @@ class RunSummary:
                 self.not_fetched.append((event.path, event.reason))
                 if event.incomplete:
                     self.incomplete.append(event.path)
+            case ev.ZoneListed():
+                self.zone_lists.append(event)
             case ev.TeardownVerified():
                 # With its zone: --fan-out deletes one name in several zones.
                 self.gone.append(f"{event.name} in {event.zone}" if event.zone else event.name)
