@@ -277,7 +277,8 @@ def verdict(state_gib: float, fits: list[SliceFit]) -> str:
     if best is None:
         return (
             f"No listed slice holds {gib_text(state_gib)} GiB, even sharded over every chip: "
-            "try a larger slice or a smaller recipe."
+            "make the state smaller (fewer parameters, or a leaner dtype or optimizer), or go "
+            "beyond one slice (tpuwizard export hands the plan to GKE)."
         )
     price = (
         f" at about ${best.price_per_hour_usd:.2f}/h"
