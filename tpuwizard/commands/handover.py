@@ -90,6 +90,12 @@ class JsonErrors(click.Command):
     "--out", type=click.Path(path_type=Path), help="Write to FILE instead of standard output."
 )
 @click.option(
+    "--force",
+    is_flag=True,
+    help="Overwrite a file in the way that tpuwizard did not write (--out, or a tpu_verify.py "
+    "or tpuwizard_job.sh of yours beside the script). Never your script, never through a link.",
+)
+@click.option(
     "--json",
     "as_json",
     is_flag=True,
@@ -115,6 +121,7 @@ def export(
     max_restarts: int,
     image: str | None,
     out: Path | None,
+    force: bool,
     as_json: bool,
     script_args: tuple[str, ...],
 ) -> None:
@@ -149,7 +156,9 @@ def export(
     # Before any file is written: it may refuse the pair.
     text = render(target, plan, image, str(out) if out is not None else None)
     folder = script.parent if script is not None else Path(".")
-    written = write_export(target, plan, text, folder, out)
+    written = write_export(
+        target, plan, text, folder, out, force=force, force_hint=", or add --force to overwrite it"
+    )
     if as_json:
         print_json(export_document(target, plan, written, None if out is not None else text))
         return
