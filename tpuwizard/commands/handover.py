@@ -11,7 +11,7 @@ from tpuwizard.commands.common import Number, print_json, say
 from tpuwizard.commands.jax_option import jax_option
 from tpuwizard.commands.packages import asked_packages, check_packages, packages_options
 from tpuwizard.core.deadlines import deadline_bounds_text
-from tpuwizard.core.errors import BadInput
+from tpuwizard.core.errors import BadInput, shown
 
 
 class JsonErrors(click.Command):
@@ -132,8 +132,8 @@ def export(
 
     if script_args and script is None:
         raise BadInput("Arguments after -- are the script's: give --script FILE too.")
-    if script is not None and not script.is_file():
-        raise BadInput(f"No file {script}: give --script the path of your script.")
+    if script is not None and not _is_file(script):
+        raise BadInput(f"No file {shown(str(script), 80)}: give --script the path of your script.")
     if image is not None and target != "jobset":
         raise BadInput("--image is for --to jobset (xpk builds its image from the folder).")
     specs = asked_packages(with_specs, requirements, script)
@@ -171,3 +171,11 @@ def export(
             say(f"Wrote {file.path} (every target runs it from that folder).")
     if out is None:
         click.echo(text, nl=False)
+
+
+def _is_file(path: Path) -> bool:
+    """Whether ``path`` is a file; a name too long or otherwise unreadable is not one."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False

@@ -39,7 +39,7 @@ def render(
     if target == "xpk":
         return xpk.render(plan)
     if target == "jobset":
-        return jobset.render(plan, image or jobset.DEFAULT_IMAGE)
+        return jobset.render(plan, jobset.DEFAULT_IMAGE if image is None else image)
     return skypilot.render(plan, path)
 
 

@@ -185,6 +185,7 @@ def write_files(
                     "written."
                 ) from None
         done: list[Path] = []
+        staged.reverse()  # the chosen file (--out, last) first: its folder is the least known
         while staged:
             output, part = staged[0]
             try:
