@@ -6,7 +6,8 @@ regular file of the user's. Never over the script being handed over, never throu
 symbolic link, never over a folder, FIFO or device, never two of the export's files to one place.
 
 Each file is staged as a temporary file in its own folder, flushed to disk, then renamed over its
-name, so a crash leaves the old file or the new one, never an empty or torn one. Every check runs
+name, so a crash leaves the old file or the new one, never an empty or torn one (a stage a killed
+export left is removed by the next one there). Every check runs
 before the first file is staged and every file is staged before the first rename: a refusal, or a
 folder that cannot take a file, writes nothing.
 """
@@ -15,8 +16,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import stat
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +29,9 @@ from tpuwizard.core.errors import BadInput, shown
 # The line every file export writes carries near its top (the header's, the job script's); how an
 # earlier export's file is known again. The verifier is known by its own opening lines.
 MARKER = "Written by tpuwizard export"
+_STAGE = re.compile(r"\.tpuwizard-export-[0-9a-f]{12}\.tmp")
+# A stage this old is a killed export's: a live one renames its stages within a second.
+_STALE_SECONDS = 60
 _HEAD_BYTES = 4096
 _HEAD_LINES = 8
 
@@ -124,7 +130,7 @@ def _checked(output: Output, script: os.stat_result | None, force: bool, force_h
 def _stage(path: Path, data: bytes) -> Path:
     """``data`` in a new temporary file beside ``path``, flushed; its name is short and random
     (a long ``path`` name must not make it too long, nor can it be an existing file)."""
-    staged = path.with_name(f".tpuwizard-export-{secrets.token_hex(6)}.tmp")
+    staged = path.with_name(f".tpuwizard-export-{secrets.token_hex(6)}.tmp")  # as _STAGE
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     fd = os.open(staged, flags, 0o666)  # the umask applies, as for any file the user makes
     try:
@@ -138,6 +144,18 @@ def _stage(path: Path, data: bytes) -> Path:
         raise
     os.close(fd)
     return staged
+
+
+def _clear_stale_stages(folder: Path) -> None:
+    """Remove the stages an export killed between staging and renaming left in ``folder``."""
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(folder):
+            if not _STAGE.fullmatch(entry.name):
+                continue
+            with contextlib.suppress(OSError):
+                found = entry.stat(follow_symlinks=False)
+                if stat.S_ISREG(found.st_mode) and time.time() - found.st_mtime > _STALE_SECONDS:
+                    os.unlink(entry.path)
 
 
 def _sync_folder(folder: Path) -> None:
@@ -203,3 +221,4 @@ def write_files(
             part.unlink(missing_ok=True)  # staged, not renamed: a refusal part way
     for folder in {o.path.parent for o in outputs}:
         _sync_folder(folder)
+        _clear_stale_stages(folder)
