@@ -205,9 +205,9 @@ def test_an_export_killed_between_renames_leaves_only_whole_files(here: Path) ->
     """A SIGKILL after two of three renames: each name holds a whole file, old or new."""
     assert export("--script", "train.py", "--out", "plan.sh").exit_code == 0  # type: ignore[attr-defined]
     old = tree(here)
+    args = ["export", "--accelerator", "v6e-16", "--script", "train.py", "--out", "plan.sh"]
     run = subprocess.run(
-        [sys.executable, "-c", KILLED, "export", "--accelerator", "v6e-16"]
-        + ["--script", "train.py", "--out", "plan.sh"],
+        [sys.executable, "-c", KILLED, *args],
         cwd=here,
         capture_output=True,
         timeout=120,
@@ -233,9 +233,9 @@ def test_a_fifo_or_a_folder_in_the_way_is_refused_without_waiting(here: Path) ->
     os.mkfifo(here / "pipe.sh")
     (here / "folder.sh").mkdir()
     for out, words in [("pipe.sh", "is not a regular file"), ("folder.sh", "is a folder")]:
+        args = ["export", "--accelerator", "v6e-16", "--script", "train.py", "--out", out]
         run = subprocess.run(
-            [sys.executable, "-m", "tpuwizard", "export", "--accelerator", "v6e-16"]
-            + ["--script", "train.py", "--out", out, "--force"],
+            [sys.executable, "-m", "tpuwizard", *args, "--force"],
             cwd=here,
             capture_output=True,
             text=True,

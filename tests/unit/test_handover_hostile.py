@@ -6,6 +6,7 @@ document, exactly the keys the target writes), the shell files with bash -n and 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shlex
 import subprocess
@@ -79,10 +80,9 @@ def _run(folder: Path, target: str, option: str | None, value: str) -> tuple[lis
     after: list[str] = []
     if option == "--script":
         script = value
-        try:
+        # A name no file can have (too long): the export must say there is no such file.
+        with contextlib.suppress(OSError, ValueError):
             (folder / value).write_text("print('hi')\n")
-        except (OSError, ValueError):
-            pass  # a name no file can have: the export must say there is no such file
     elif option == "--requirements":
         (folder / "hostile-req.txt").write_text(f"{value}\n", "utf-8", "surrogateescape")
         args += ["--requirements", "hostile-req.txt"]
