@@ -21,6 +21,7 @@ from click.testing import CliRunner
 
 from tests.unit.test_handover import CRD
 from tpuwizard.cli import main
+from tpuwizard.core.handover.yaml_text import comment, dump
 
 HOSTILE = {
     "newline": "x\ny",
@@ -271,3 +272,21 @@ def test_an_out_file_with_an_odd_printable_name_is_written_and_named_quoted(
     _, result = _run(tmp_path, "skypilot", "--out", HOSTILE[key])
     assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
     _check_written(tmp_path, "skypilot", "--out", HOSTILE[key], result.stdout, jobset_schema)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("key", HOSTILE)
+def test_the_yaml_writer_keeps_every_value_one_scalar_that_reads_back(key: str) -> None:
+    value = HOSTILE[key]
+    data = {"k": value, "list": [value, {"m": value}], "n": 1}
+    assert yaml.safe_load(dump(data)) == data  # type: ignore[arg-type]
+
+
+def test_every_comment_item_is_one_comment_line_whatever_it_holds() -> None:
+    items = list(HOSTILE.values())
+    text = comment(items) + dump({"k": "v"})
+    assert text.split("\n")[: len(items)] == [
+        line for line in text.split("\n") if line.startswith("#")
+    ]
+    assert len(text.split("\n")) == len(items) + 2  # the items, k: v, and the end
+    assert list(yaml.safe_load_all(text)) == [{"k": "v"}]
+    assert "\\n---\\napiVersion: v1\\nkind: Pod" in text  # said, escaped, on its line

@@ -22,7 +22,9 @@ def dump(value: dict[str, Value]) -> str:
         value,
         sort_keys=False,
         default_flow_style=False,
-        allow_unicode=True,
+        # Non-ASCII escaped: with it left as is, PyYAML 6 writes U+0085 raw inside a single-quoted
+        # scalar, which reads back as a space. Every value export writes is ASCII when valid.
+        allow_unicode=False,
         width=2**31 - 1,  # one line per value: a folded long string reads back, but badly
     )
 
