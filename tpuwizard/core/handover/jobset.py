@@ -10,6 +10,9 @@ attempt, so a run may last (max restarts + 1) x the deadline. Restarts are
 
 from __future__ import annotations
 
+import re
+
+from tpuwizard.core.errors import BadInput, shown
 from tpuwizard.core.handover.idle import cluster_bills, header
 from tpuwizard.core.handover.job import JOB_FILENAME
 from tpuwizard.core.handover.plan import HandoverPlan
@@ -19,6 +22,19 @@ from tpuwizard.core.remote.transports import shell
 API_VERSION = "jobset.x-k8s.io/v1alpha2"
 # The image's Python runs only uv's installer: the job builds its own Python 3.12 and venv.
 DEFAULT_IMAGE = "python:3.12"
+# An image reference as Docker and containerd read one (github.com/distribution/reference,
+# reference.go's grammar): [domain[:port]/]path[:tag][@digest], the name at most 255 characters.
+_HOST_PART = r"[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?"
+_DOMAIN = rf"(?:{_HOST_PART}(?:\.{_HOST_PART})*|\[[0-9a-fA-F:.]+\])(?::[0-9]+)?"
+_PATH_PART = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_PATH = rf"{_PATH_PART}(?:/{_PATH_PART})*"
+_IMAGE = re.compile(
+    rf"(?P<name>(?:{_DOMAIN}/)?{_PATH})(?::[\w][\w.-]{{0,127}})?"
+    r"(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?",
+    re.ASCII,
+)
+_NAME_MAX = 255
+_IMAGE_MAX = 512  # the name, a 128-character tag and a sha512 digest fit; read no further
 # The node label GKE gives a capacity type (xpk/core/capacity.py, xpk 1.16.0).
 CAPACITY_SELECTOR = {
     "spot": {"cloud.google.com/gke-spot": "true"},
@@ -26,8 +42,21 @@ CAPACITY_SELECTOR = {
 }
 
 
+def check_image(image: str) -> str:
+    """``--image`` as an image reference, or :class:`BadInput` saying what one looks like."""
+    found = _IMAGE.fullmatch(image) if len(image) <= _IMAGE_MAX else None
+    if found is None or len(found["name"]) > _NAME_MAX:
+        raise BadInput(
+            f"--image {shown(image)} is not a container image reference: give one "
+            "such as python:3.12 or us-docker.pkg.dev/my-project/my-repo/train:v1 (registry, "
+            "lower-case path, :tag or @sha256:digest; no spaces or line breaks)."
+        )
+    return image
+
+
 def manifest(plan: HandoverPlan, image: str = DEFAULT_IMAGE) -> dict[str, Value]:
     """The JobSet as data (validated against the JobSet CRD's schema in the tests)."""
+    check_image(image)
     gke = plan.gke
     selector: dict[str, Value] = {
         "cloud.google.com/gke-tpu-accelerator": gke.accelerator_label,

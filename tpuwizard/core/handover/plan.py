@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tpuwizard.core.deadlines import deadline_problem
-from tpuwizard.core.errors import BadInput
+from tpuwizard.core.errors import BadInput, shown
 from tpuwizard.core.handover.gke import GkeSlice, gke_slice
 from tpuwizard.core.launch.plan.launch_plan import safe_script_name
 from tpuwizard.core.plan import catalog
@@ -70,6 +70,16 @@ def check_name(value: str, option: str) -> str:
     return value
 
 
+def _is_text(value: str) -> bool:
+    """Whether ``value`` is text: Python keeps a non-UTF-8 byte of the command line as a lone
+    surrogate, which no file can hold as UTF-8."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def default_zone(s: catalog.Slice, route: str) -> str:
     """The first documented zone offering the slice on the route (Flex-start's own list)."""
     zones = s.generation.flex_start_zones if route == "flex" else s.zones
@@ -119,6 +129,12 @@ def make_plan(
         raise BadInput(problems[0])
     if project is not None and not re.fullmatch(r"[a-z][-a-z0-9]{4,28}[a-z0-9]", project):
         raise BadInput(f"--project {project!r} is not a project ID such as my-project-123.")
+    for at, arg in enumerate(script_args, 1):
+        if not _is_text(arg):
+            raise BadInput(
+                f"Script argument {at} ({shown(arg)}) holds bytes that are not UTF-8 text (typed "
+                "in another encoding): retype it as plain text."
+            )
     return HandoverPlan(
         gke=gke,
         slices=slices,

@@ -136,7 +136,9 @@ def write_for(state: WizardState, target: str, accelerator: str, slices: str) ->
     folder = state.script.parent if state.script is not None else Path.cwd()
     name = default_file(target, plan)  # in the folder the engine runs from
     text = render(target, plan, path=name)  # before any file is written: it may refuse the pair
-    return write_export(target, plan, text, folder, folder / name)
+    # No --force here: a file of the user's in the way is named, and left as it is.
+    fix = "change the Name on Review (the file is named after it)"
+    return write_export(target, plan, text, folder, folder / name, out_fix=fix)
 
 
 def written_words(written: list[Written]) -> str:
