@@ -12,6 +12,7 @@ from tpuwizard.core.launch.events.kaggle import (
     KernelPushed,
     KernelState,
 )
+from tpuwizard.words.sent_text import folder_lines
 
 if TYPE_CHECKING:  # status's and teardown's results: their module is not imported at start
     from tpuwizard.core.kaggle.records import KernelSeen, KernelTorn
@@ -33,7 +34,8 @@ def kaggle_lines(event: KaggleEvent) -> list[str]:
             return [
                 f"{practice}Pushing {event.kernel} to Kaggle: private, {event.shape}, session "
                 f"limit {event.max_run_minutes:g} min (Kaggle ends it then, even if this computer "
-                f"is off), receipt expected on {event.expect}. {quota}. Run {event.run_id}."
+                f"is off), receipt expected on {event.expect}. {quota}. Run {event.run_id}.",
+                *folder_lines(event.folder, "inside the kernel"),
             ]
         case KernelPushed():
             version = f" (version {event.version})" if event.version is not None else ""
@@ -41,11 +43,11 @@ def kaggle_lines(event: KaggleEvent) -> list[str]:
                 return [
                     f"Kaggle's answer to the push was lost; {event.kernel} was found by its name, "
                     "so it was not pushed again. It stays in your Kaggle account as this run's "
-                    "record."
+                    f"record, with your script's folder inside it. {stays(event.kernel)}"
                 ]
             return [
                 f"Pushed {event.kernel}{version}: {event.url}. It stays in your Kaggle account as "
-                "this run's record."
+                f"this run's record, with your script's folder inside it. {stays(event.kernel)}"
             ]
         case KernelState():
             return [
@@ -75,6 +77,15 @@ def kaggle_lines(event: KaggleEvent) -> list[str]:
                 "delete it on its page on kaggle.com if you wish."
             ]
     return []
+
+
+def stays(kernel: str) -> str:
+    """How a kernel that stays in the account is deleted: tpuwizard, Kaggle's own client, or
+    its page (``--delete-kernel`` deletes it after the run)."""
+    return (
+        f"Delete it with `tpuwizard teardown {kernel}` or `kaggle kernels delete {kernel} -y`, "
+        "or on its page (Edit, then Delete); --delete-kernel deletes it after the run."
+    )
 
 
 def quota_words(read: QuotaRead | None) -> str:

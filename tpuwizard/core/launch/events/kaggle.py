@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tpuwizard.core.launch.events.base import Event
+from tpuwizard.core.remote.sent_files import FolderSent
 
 
 @dataclass(frozen=True)
@@ -20,6 +21,8 @@ class KernelPlanned(Event):
     practice: bool
     run_dir: str
     quota_left_s: float | None  # None: Kaggle gave no TPU quota figure
+    # What of the script's folder goes with it (files, bytes, the secrets left out by name).
+    folder: FolderSent | None = None
 
 
 @dataclass(frozen=True)

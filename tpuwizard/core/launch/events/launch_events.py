@@ -39,6 +39,7 @@ from tpuwizard.core.launch.events.resume import KeptReplaced as KeptReplaced
 from tpuwizard.core.launch.events.resume import Preempted as Preempted
 from tpuwizard.core.launch.events.resume import Recreating as Recreating
 from tpuwizard.core.launch.events.resume import Resumed as Resumed
+from tpuwizard.core.remote.sent_files import FolderSent
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,9 @@ class Planned(Event):
     # table's), and the catalog's SKU id it is from ("" for the offline table's).
     price_source: str = ""
     price_sku: str = ""
+    # What of the script's folder is copied to each worker (files, bytes, the secrets left out
+    # by name, how many .tpuwizardignore left out); None when there is no script.
+    folder: FolderSent | None = None
 
 
 @dataclass(frozen=True)
