@@ -220,6 +220,14 @@ def folder_sent(script: Path) -> FolderSent:
     return FOLDER_SIZES.measure(script.parent.resolve(), script.name)
 
 
+def folder_sent_if_fine(script: Path | None) -> FolderSent | None:
+    """:func:`folder_sent`, or None when there is no script, it is not a file, or its folder
+    is refused (the plan's problems say why; the home folder is never walked)."""
+    if script is None or not script.is_file() or folder_problems(script):
+        return None
+    return folder_sent(script)
+
+
 def remote_state(transport: Transport, worker: int) -> tuple[Manifest, str]:
     """What the worker holds now (empty when nothing, or an unreadable manifest) and where its
     rsync is ('' when it has none), in one round trip."""
