@@ -16,7 +16,8 @@ def size_words(size: int) -> str:
     for unit, scale in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
         if size >= scale:
             value = size / scale
-            return f"{value:.0f} {unit}" if value >= 100 else f"{value:.1f} {unit}"
+            shown = f"{value:.0f}" if value >= 100 else f"{value:.1f}".removesuffix(".0")
+            return f"{shown} {unit}"
     return f"{size} bytes"  # not reached: every size of 1000 or more has a unit above
 
 
