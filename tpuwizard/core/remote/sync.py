@@ -272,7 +272,7 @@ def sync_folder(
     why = way if isinstance(way, str) else ""
     edited = sum(local[rel].size for rel in changed if rel in remote)
     if not why and (changed or deleted) and edited < rsync_from_bytes:
-        way = why = "a small change: one tar is quicker"
+        way = why = _why_tar(remote, edited)
     if not changed and not deleted:
         return SyncResult([], [], 0, time.monotonic() - started, "rsync" if not why else "tar", why)
     if isinstance(way, rsync.Route):
@@ -293,6 +293,16 @@ def sync_folder(
     data = _tar(folder.root, changed, local)
     _finish(transport, worker, data, tar=True)
     return SyncResult(changed, deleted, len(data), time.monotonic() - started, "tar", why)
+
+
+def _why_tar(remote: Manifest, edited: int) -> str:
+    """Why the tar carries a change rsync could: the words say which (a whole first copy is not
+    "a small change", whatever its size)."""
+    if not remote:
+        return "a first copy: nothing there for rsync to diff against"
+    if not edited:
+        return "new files only: nothing there for rsync to diff against"
+    return "a small change: one tar is quicker"
 
 
 def _finish(transport: Transport, worker: int, data: bytes, tar: bool = False) -> None:
