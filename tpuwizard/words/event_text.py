@@ -23,7 +23,7 @@ from tpuwizard.words.figures import about, count, money
 from tpuwizard.words.kaggle_text import kaggle_lines
 from tpuwizard.words.oslogin_text import login_key_words
 from tpuwizard.words.resume_text import chain_event_lines
-from tpuwizard.words.sent_text import folder_sentence, left_out_lines
+from tpuwizard.words.sent_text import folder_sentence, left_out_lines, size_words
 
 if TYPE_CHECKING:
     from tpuwizard.core.launch.records.ledger import Resource
@@ -194,6 +194,10 @@ def _describe(event: ev.Event, audience: Audience) -> list[str]:
             return [event.detail]
         case ev.FolderSynced():
             return [synced_words(event)]
+        case ev.FolderProgress():
+            done = f"{size_words(event.sent)} of {size_words(event.total)}"
+            share = f"{event.sent * 100 // event.total}%"
+            return [f"{_prefix(event.worker, event.workers)}copying the folder: {done} ({share})"]
         case ev.TeardownStarted():
             return [f"Deleting {event.name}{_in(event.zone)} and checking that it is gone..."]
         case ev.TeardownVerified():

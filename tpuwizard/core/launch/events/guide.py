@@ -159,6 +159,11 @@ EVENT_GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
         "`--wait` (and `watch`, always): another command runs on the node",
         ("run", "watch"),
     ),
+    "folder_progress": (
+        "a copy of the script's folder to a worker of 10 MB or more, at each tenth of it: "
+        "`sent` of `total` bytes",
+        ("launch", "run", "watch"),
+    ),
     "folder_synced": (
         "what changed in the script's folder was copied to every worker",
         ("launch", "run", "watch"),

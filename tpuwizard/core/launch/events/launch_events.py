@@ -27,6 +27,7 @@ from tpuwizard.core.launch.events.kaggle import KernelPushed as KernelPushed
 from tpuwizard.core.launch.events.kaggle import KernelState as KernelState
 
 # A run of the script on a kept node (run, watch), in a module of their own; part of it too.
+from tpuwizard.core.launch.events.kept_run import FolderProgress as FolderProgress
 from tpuwizard.core.launch.events.kept_run import FolderSynced as FolderSynced
 from tpuwizard.core.launch.events.kept_run import HeartbeatMissed as HeartbeatMissed
 from tpuwizard.core.launch.events.kept_run import RunStarted as RunStarted

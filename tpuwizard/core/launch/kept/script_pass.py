@@ -46,8 +46,22 @@ def folder_synced(synced: Sequence[SyncResult]) -> ev.FolderSynced:
 def copy_folder(
     transport: Transport, folder: LocalFolder, emit: Callable[[ev.Event], None]
 ) -> None:
-    """Copy what changed of the script's folder to every worker (a rerun sends only the edit)."""
-    synced = fan_out(transport, lambda w: sync_folder(transport, w, folder))
+    """Copy what changed of the script's folder to every worker (a rerun sends only the edit),
+    a large copy saying how far it is at each tenth."""
+    workers = transport.workers
+
+    def copy(worker: int) -> SyncResult:
+        said = [0]  # the tenths said so far
+
+        def progress(sent: int, total: int) -> None:
+            tenth = sent * 10 // total
+            if tenth > said[0]:
+                said[0] = tenth
+                emit(ev.FolderProgress(worker, sent, total, workers))
+
+        return sync_folder(transport, worker, folder, progress=progress)
+
+    synced = fan_out(transport, copy)
     emit(folder_synced(synced))  # type: ignore[arg-type]
 
 
