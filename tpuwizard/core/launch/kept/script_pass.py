@@ -48,21 +48,26 @@ def copy_folder(
 ) -> None:
     """Copy what changed of the script's folder to every worker (a rerun sends only the edit),
     a large copy saying how far it is at each tenth."""
-    workers = transport.workers
-
-    def copy(worker: int) -> SyncResult:
-        said = [0]  # the tenths said so far
-
-        def progress(sent: int, total: int) -> None:
-            tenth = sent * 10 // total
-            if tenth > said[0]:
-                said[0] = tenth
-                emit(ev.FolderProgress(worker, sent, total, workers))
-
-        return sync_folder(transport, worker, folder, progress=progress)
-
-    synced = fan_out(transport, copy)
+    synced = fan_out(
+        transport,
+        lambda w: sync_folder(transport, w, folder, progress=_tenths(emit, w, transport.workers)),
+    )
     emit(folder_synced(synced))  # type: ignore[arg-type]
+
+
+def _tenths(
+    emit: Callable[[ev.Event], None], worker: int, workers: int
+) -> Callable[[int, int], None]:
+    """A copy's progress for ``worker``, said once at each tenth of it."""
+    said = [0]  # the tenths said so far
+
+    def progress(sent: int, total: int) -> None:
+        tenth = sent * 10 // total
+        if tenth > said[0]:
+            said[0] = tenth
+            emit(ev.FolderProgress(worker, sent, total, workers))
+
+    return progress
 
 
 @dataclass(frozen=True)
