@@ -265,7 +265,7 @@ def synced_words(event: ev.FolderSynced) -> str:
         return "nothing changed since the last copy"
     removed = f", removed {len(event.deleted)}" if event.deleted else ""
     return (
-        f"copied {len(event.changed)} changed file(s), {event.bytes_sent} bytes{removed} to "
+        f"copied {len(event.changed)} changed file(s), {size_words(event.bytes_sent)}{removed} to "
         f"{count(event.workers, 'worker')} in {event.seconds:.2f} s ({'; '.join(event.ways)})"
     )
 
