@@ -109,6 +109,9 @@ def test_a_pushed_kernel_says_it_stays_and_how_to_delete_it():
     assert "stays in your Kaggle account" in line and "with your script's folder inside" in line
     assert "`kaggle kernels delete ada/tpuwizard-r1 -y`" in line
     assert "`tpuwizard teardown ada/tpuwizard-r1`" in line and "--delete-kernel" in line
+    (practice,) = describe(KernelPushed("ada/tpuwizard-r1", "http://localhost/x", 1, practice=True))
+    assert "[practice] The stand-in ends with this command, and the kernel with it." in practice
+    assert "On Kaggle it would stay in your account" in practice
 
 
 def test_sizes_are_said_in_decimal_units_and_a_large_folder_with_its_time():

@@ -42,12 +42,11 @@ def kaggle_lines(event: KaggleEvent) -> list[str]:
             if event.found_after_lost_answer:
                 return [
                     f"Kaggle's answer to the push was lost; {event.kernel} was found by its name, "
-                    "so it was not pushed again. It stays in your Kaggle account as this run's "
-                    f"record, with your script's folder inside it. {stays(event.kernel)}"
+                    f"so it was not pushed again. {stays(event.kernel, event.practice)}"
                 ]
             return [
-                f"Pushed {event.kernel}{version}: {event.url}. It stays in your Kaggle account as "
-                f"this run's record, with your script's folder inside it. {stays(event.kernel)}"
+                f"Pushed {event.kernel}{version}: {event.url}. "
+                + stays(event.kernel, event.practice)
             ]
         case KernelState():
             return [
@@ -79,12 +78,23 @@ def kaggle_lines(event: KaggleEvent) -> list[str]:
     return []
 
 
-def stays(kernel: str) -> str:
-    """How a kernel that stays in the account is deleted: tpuwizard, Kaggle's own client, or
-    its page (``--delete-kernel`` deletes it after the run)."""
+def stays(kernel: str, practice: bool = False) -> str:
+    """That the kernel stays in the account, the script's folder inside it, and how it is
+    deleted: tpuwizard, Kaggle's own client, or its page (``--delete-kernel`` deletes it after
+    the run). The practice stand-in's kernel ends with the command."""
+    how = (
+        f"`tpuwizard teardown {kernel}` or `kaggle kernels delete {kernel} -y`, or on its page "
+        "(Edit, then Delete); --delete-kernel deletes it after the run"
+    )
+    if practice:
+        return (
+            "[practice] The stand-in ends with this command, and the kernel with it. On Kaggle "
+            "it would stay in your account as this run's record, with your script's folder "
+            f"inside it, until you delete it: {how}."
+        )
     return (
-        f"Delete it with `tpuwizard teardown {kernel}` or `kaggle kernels delete {kernel} -y`, "
-        "or on its page (Edit, then Delete); --delete-kernel deletes it after the run."
+        "It stays in your Kaggle account as this run's record, with your script's folder inside "
+        f"it (it costs nothing). Delete it with {how}."
     )
 
 

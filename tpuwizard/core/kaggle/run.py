@@ -172,7 +172,7 @@ def run_kernel(
         ledger.record(
             "pushed", spec.ref, run.run_id, url=pushed.url, ends_by=time.time() + spec.timeout_s
         )
-        yield KernelPushed(spec.ref, pushed.url, pushed.version, pushed.found)
+        yield KernelPushed(spec.ref, pushed.url, pushed.version, pushed.found, run.practice)
         try:
             state, failure = yield from _follow(kernels, spec, poll_s, clock, started)
         except KaggleCallFailed as err:

@@ -34,6 +34,7 @@ class KernelPushed(Event):
     version: int | None
     # The push's answer was lost, and the kernel was found by its name: it was not pushed again.
     found_after_lost_answer: bool = False
+    practice: bool = False  # the stand-in's: it ends with the command, and the kernel with it
 
 
 @dataclass(frozen=True)
