@@ -23,7 +23,7 @@ import fnmatch
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -231,12 +231,19 @@ class FolderSent:
         return self.over or self.size > LARGE_FOLDER_BYTES
 
 
-def measure(root: Path, script: str | None = None, stop_above: int | None = None) -> FolderSent:
-    """:class:`FolderSent` for ``root``, its walk stopped once more than ``stop_above`` bytes
-    were counted (the secrets and ignored counts are then those seen so far)."""
-    left, files, size = LeftOut(), 0, 0
-    for sent in walk(root, script, left):
-        files, size = files + 1, size + sent.size
+def tally(files: Iterable[SentFile], left: LeftOut, stop_above: int | None = None) -> FolderSent:
+    """:class:`FolderSent` for ``files`` (a walk that fills ``left``), stopped once more than
+    ``stop_above`` bytes were counted (the secrets and ignored counts are then those seen so
+    far)."""
+    count, size = 0, 0
+    for sent in files:
+        count, size = count + 1, size + sent.size
         if stop_above is not None and size > stop_above:
-            return FolderSent(files, size, tuple(left.secrets), left.ignored, over=True)
-    return FolderSent(files, size, tuple(left.secrets), left.ignored)
+            return FolderSent(count, size, tuple(left.secrets), left.ignored, over=True)
+    return FolderSent(count, size, tuple(left.secrets), left.ignored)
+
+
+def measure(root: Path, script: str | None = None, stop_above: int | None = None) -> FolderSent:
+    """:class:`FolderSent` for ``root``, its walk stopped past ``stop_above`` bytes."""
+    left = LeftOut()
+    return tally(walk(root, script, left), left, stop_above)

@@ -34,6 +34,7 @@ from tpuwizard.core.remote.sent_files import (
     LeftOut,
     SentFile,
     state_inside,
+    tally,
     walk,
 )
 from tpuwizard.core.remote.transports import REMOTE_DIR, Raw, Transport, run_cancellable, shell
@@ -159,12 +160,8 @@ def folder_problems(script: Path) -> list[str]:
 def measure_folder(root: Path, script: str | None) -> FolderSent:
     """What a copy of ``root`` sends (:class:`FolderSent`), its walk stopped past
     :data:`MAX_FOLDER_BYTES` (``over``: it is refused)."""
-    left, files, size = LeftOut(), 0, 0
-    for sent in folder_files(root, script, left):
-        files, size = files + 1, size + sent.size
-        if size > MAX_FOLDER_BYTES:
-            return FolderSent(files, size, tuple(left.secrets), left.ignored, over=True)
-    return FolderSent(files, size, tuple(left.secrets), left.ignored)
+    left = LeftOut()
+    return tally(folder_files(root, script, left), left, MAX_FOLDER_BYTES)
 
 
 @dataclass(frozen=True)
