@@ -23,6 +23,7 @@ from tpuwizard.words.figures import about, count, money
 from tpuwizard.words.kaggle_text import kaggle_lines
 from tpuwizard.words.oslogin_text import login_key_words
 from tpuwizard.words.resume_text import chain_event_lines
+from tpuwizard.words.sent_text import folder_sentence, left_out_lines, size_words
 
 if TYPE_CHECKING:
     from tpuwizard.core.launch.records.ledger import Resource
@@ -36,6 +37,8 @@ STOP_WAITING = {
     "plain": "Ctrl+C stops the wait and deletes the request",
 }
 
+
+EACH = "to each worker"  # where a TPU route's copy of the folder goes
 
 # How the summary marks the script's own last lines (printed as they are, never re-wrapped).
 SCRIPT_TAIL = "    | "
@@ -61,9 +64,14 @@ def _describe(event: ev.Event, audience: Audience) -> list[str]:
             deadline = "no deadline" if minutes is None else f"deadline {minutes:g} min"
             if event.budget_usd is not None:
                 deadline += f", budget {money(event.budget_usd)} for every attempt together"
+            # What of the script's folder goes, on the plan line itself: it is said before the
+            # create, and the copy takes billed time.
+            folder = "" if event.folder is None else " " + folder_sentence(event.folder, EACH)
             return [
                 f"{practice}Creating {event.name}: {event.accelerator} ({chips}) "
                 f"in {event.zone}, route {event.route}, {price}, {deadline}. Run {event.run_id}."
+                + folder,
+                *(left_out_lines(event.folder) if event.folder is not None else []),
             ]
         case ev.Provisioning():
             note = "" if event.state in UP_STATES else " (not billing yet)"
@@ -186,6 +194,10 @@ def _describe(event: ev.Event, audience: Audience) -> list[str]:
             return [event.detail]
         case ev.FolderSynced():
             return [synced_words(event)]
+        case ev.FolderProgress():
+            done = f"{size_words(event.sent)} of {size_words(event.total)}"
+            share = f"{event.sent * 100 // event.total}%"
+            return [f"{_prefix(event.worker, event.workers)}copying the folder: {done} ({share})"]
         case ev.TeardownStarted():
             return [f"Deleting {event.name}{_in(event.zone)} and checking that it is gone..."]
         case ev.TeardownVerified():
@@ -253,7 +265,7 @@ def synced_words(event: ev.FolderSynced) -> str:
         return "nothing changed since the last copy"
     removed = f", removed {len(event.deleted)}" if event.deleted else ""
     return (
-        f"copied {len(event.changed)} changed file(s), {event.bytes_sent} bytes{removed} to "
+        f"copied {len(event.changed)} changed file(s), {size_words(event.bytes_sent)}{removed} to "
         f"{count(event.workers, 'worker')} in {event.seconds:.2f} s ({'; '.join(event.ways)})"
     )
 

@@ -10,7 +10,11 @@ EVENT_GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
         "first: what will be created, at what price (`price_source`: the Cloud Billing "
         "Catalog's read with its date, or the offline table's; `price_sku`: the catalog's SKU "
         "id, empty for the offline table's; `attempts_at_most`: with `--checkpoints`, how many "
-        "attempts the chain may make, restarts + 1; else null)",
+        "attempts the chain may make, restarts + 1; else null; `folder`: what of the script's "
+        "folder is copied to each worker, `{files, size, secrets, ignored, over}`: `size` in "
+        "bytes, `secrets` the keys, credentials and .env files left out by name (a folder ends "
+        "in /), `ignored` how many entries `.tpuwizardignore` left out, `over` past the limit; "
+        "null without a script)",
         ("launch", "up"),
     ),
     "resource_exists": (
@@ -71,11 +75,13 @@ EVENT_GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "kernel_planned": (
         "`--route kaggle`, first: the kernel to push, its shape, its session limit, the platform "
-        "the receipt must show, the weekly TPU quota left (`quota_left_s`, null: not given)",
+        "the receipt must show, the weekly TPU quota left (`quota_left_s`, null: not given), "
+        "what of the script's folder it carries (`folder`, as `planned`'s)",
         ("launch",),
     ),
     "kernel_pushed": (
-        "`--route kaggle`: Kaggle accepted the kernel; it stays in the account as the run's record",
+        "`--route kaggle`: Kaggle accepted the kernel; it stays in the account as the run's "
+        "record, the script's folder inside it, until deleted (`teardown`, `--delete-kernel`)",
         ("launch",),
     ),
     "kernel_state": (
@@ -95,7 +101,8 @@ EVENT_GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "colab_planned": (
         "`--route colab`, first: the named session to ask Colab for, its TPU (`v5e1`), the "
-        "script's limit, the platform the receipt must show",
+        "script's limit, the platform the receipt must show, what of the script's folder is "
+        "uploaded (`folder`, as `planned`'s)",
         ("launch",),
     ),
     "colab_session_ready": (
@@ -151,6 +158,11 @@ EVENT_GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
     "waiting_for_node": (
         "`--wait` (and `watch`, always): another command runs on the node",
         ("run", "watch"),
+    ),
+    "folder_progress": (
+        "a copy of the script's folder to a worker of 10 MB or more, at each tenth of it: "
+        "`sent` of `total` bytes",
+        ("launch", "run", "watch"),
     ),
     "folder_synced": (
         "what changed in the script's folder was copied to every worker",

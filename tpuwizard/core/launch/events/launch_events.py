@@ -27,6 +27,7 @@ from tpuwizard.core.launch.events.kaggle import KernelPushed as KernelPushed
 from tpuwizard.core.launch.events.kaggle import KernelState as KernelState
 
 # A run of the script on a kept node (run, watch), in a module of their own; part of it too.
+from tpuwizard.core.launch.events.kept_run import FolderProgress as FolderProgress
 from tpuwizard.core.launch.events.kept_run import FolderSynced as FolderSynced
 from tpuwizard.core.launch.events.kept_run import HeartbeatMissed as HeartbeatMissed
 from tpuwizard.core.launch.events.kept_run import RunStarted as RunStarted
@@ -39,6 +40,7 @@ from tpuwizard.core.launch.events.resume import KeptReplaced as KeptReplaced
 from tpuwizard.core.launch.events.resume import Preempted as Preempted
 from tpuwizard.core.launch.events.resume import Recreating as Recreating
 from tpuwizard.core.launch.events.resume import Resumed as Resumed
+from tpuwizard.core.remote.sent_files import FolderSent
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,9 @@ class Planned(Event):
     # table's), and the catalog's SKU id it is from ("" for the offline table's).
     price_source: str = ""
     price_sku: str = ""
+    # What of the script's folder is copied to each worker (files, bytes, the secrets left out
+    # by name, how many .tpuwizardignore left out); None when there is no script.
+    folder: FolderSent | None = None
 
 
 @dataclass(frozen=True)

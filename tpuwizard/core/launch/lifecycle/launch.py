@@ -53,6 +53,7 @@ from tpuwizard.core.launch.resume.chain import AttemptEnd, ChainLimits, ResumeCh
 from tpuwizard.core.launch.workers.rerun import run_script_with_reruns
 from tpuwizard.core.launch.workers.watchdog import arm_watchdog
 from tpuwizard.core.plan import cost
+from tpuwizard.core.remote.sync import folder_sent
 from tpuwizard.core.remote.transports import Transport
 
 
@@ -106,6 +107,7 @@ class Launch:
                     cost.at_most_hourly(self.slice, plan.route, plan.zone),
                     plan.max_restarts + 1 if plan.checkpoints is not None else None,
                     *cost.price_origin(self.slice, plan.route, plan.zone),
+                    folder=folder_sent(plan.script) if plan.script is not None else None,
                 )
             )
             if not plan.watchdog:  # nothing better will come: Keep keeps at once, as it is
