@@ -84,9 +84,9 @@ def damage(env: Path) -> str | None:
         return None
     then = marker.get("files")
     return (
-        f"its files changed since it was built ({then} files then, {count} now)"
+        f"its files changed since it was built: {then} files then, {count} now"
         if then != count
-        else f"its files changed since it was built (the same {count} files, not as they were)"
+        else f"its files changed since it was built: the same {count} files, not as they were"
     )
 
 
