@@ -33,6 +33,7 @@ from tpuwizard.commands.kept_nodes import offer_teardown as _offer_teardown
 from tpuwizard.commands.packages import asked_packages, check_packages, packages_options
 from tpuwizard.commands.preflight import no_preflight_option, preflight_before_create
 from tpuwizard.commands.resume_options import checkpoint_options, run_checkpoints
+from tpuwizard.commands.script_args import ScriptArgsCommand, warn_own_options
 from tpuwizard.commands.zone_options import where_to_create, zones_options
 from tpuwizard.core.deadlines import READY_TIMEOUT_S, deadline_bounds_text
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK, for_signal
@@ -264,7 +265,7 @@ def _run_once(
         return cancel.exit_code or EXIT_STOPPED
 
 
-@click.command(context_settings=SCRIPT_LAST)
+@click.command(cls=ScriptArgsCommand, context_settings=SCRIPT_LAST)
 @node_option
 @click.option("--fetch", multiple=True, help="Glob of files to copy back into runs/<id>/files/.")
 @click.option(
@@ -299,6 +300,7 @@ def run(
     from tpuwizard.words.course_text import fetch_note
 
     check_script(script)
+    warn_own_options(args, str(script))
     resume = run_checkpoints(checkpoints, checkpoint_every, max_restarts)
     if note := fetch_note(fetch):
         say(note)
@@ -316,7 +318,7 @@ def run(
     sys.exit(code)  # then cli.py says what each kept node has cost and when it deletes itself
 
 
-@click.command(context_settings=SCRIPT_LAST)
+@click.command(cls=ScriptArgsCommand, context_settings=SCRIPT_LAST)
 @node_option
 @click.option("--fetch", multiple=True, help="Glob of files to copy back into runs/<id>/files/.")
 @click.option(
@@ -345,6 +347,7 @@ def watch(
     from tpuwizard.commands.watching import watch_loop
 
     check_script(script)
+    warn_own_options(args, str(script))
     session = open_session(project, sandbox)
     kept = open_kept(session, node)
     ended_by = watch_loop(

@@ -137,11 +137,19 @@ def _describe(event: ev.Event, audience: Audience) -> list[str]:
         case ev.SshReady():
             return ["Connected to every worker."]
         case ev.ScriptDone():
-            # ScriptFinished, just before, has said how it exited.
+            # ScriptFinished, just before, has said how it exited; a rerun whose packages did
+            # not install never ran: said here, with why (uv's lines are just above).
+            failed = []
+            if event.not_installed:
+                title = f": {event.diagnosis.title}" if event.diagnosis else ""
+                failed = [
+                    f"Run {event.run}: installing {' '.join(event.not_installed)} failed{title}. "
+                    "Your script did not run."
+                ]
             if not event.can_rerun:
-                return []
+                return failed
             left = f" ({event.seconds_left / 60:.0f} min left)" if event.seconds_left else ""
-            return [f"Run it again, edit and rerun, open a shell, or tear down{left}."]
+            return [*failed, f"Run it again, edit and rerun, open a shell, or tear down{left}."]
         case ev.BootstrapLine() | ev.VerifierLine() | ev.ScriptLine():
             return [f"{_prefix(event.worker, event.workers)}{event.text}"]
         case ev.Versions():

@@ -58,6 +58,10 @@ def _summary_lines(summary: RunSummary, audience: Audience, elsewhere: Sequence[
         how = {"cli": "--fetch GLOB names them"}.get(audience, "'Files to copy back' names them")
         why = f"no file matched {', '.join(s.fetch)}" if s.fetch else f"no files were named ({how})"
         lines.append(f"  Nothing was copied back from your script: {why}.")
+    for done in s.not_installed:  # a rerun's packages that did not install: named by its run
+        asked = " ".join(done.not_installed)
+        why = f": {done.diagnosis.title}. {done.diagnosis.explanation}" if done.diagnosis else "."
+        lines.append(f"  Run {done.run}: installing {asked} failed{why}")
     if s.incomplete:
         lines.append(f"  {len(s.incomplete)} file(s) did not come back whole (a run fails for it).")
     if s.failure is not None:

@@ -20,7 +20,7 @@ from tpuwizard.tui.host import host
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.widgets.checks_panel import ChecksPanel
 from tpuwizard.tui.widgets.follow_log import FollowLog
-from tpuwizard.words.event_text import describe, refusal_text, zone_listed_lines
+from tpuwizard.words.event_text import describe, next_steps, refusal_text, zone_listed_lines
 from tpuwizard.words.figures import about
 from tpuwizard.words.resume_text import attempt_words
 
@@ -182,9 +182,11 @@ class ScriptScreen(RunScreen):
         if isinstance(event, ev.ScriptDone) and event.can_rerun:
             # Mounted only when offered, so the screen is unchanged while the script runs;
             # Run again has the focus, so Enter runs it again and Tab goes along the choices.
+            # A rerun's packages that did not install stay in the field, to be corrected.
+            asked = " ".join(event.not_installed) or event.missing_package or ""
             self.query_one("#body").mount(
                 Input(
-                    value=event.missing_package or "",
+                    value=asked,
                     placeholder="packages to add before the next run (none)",
                     id="rerun-packages",
                 )
@@ -204,7 +206,10 @@ class ScriptScreen(RunScreen):
         """Why a failed run failed, above the choices, while the node is still there: not only
         on the Summary after teardown."""
         verdict = self.query_one("#script-verdict", Static)
-        verdict.display = event.exit_code != 0
+        verdict.display = event.exit_code != 0 or bool(event.not_installed)
+        if event.not_installed:
+            verdict.update(not_installed_words(event))
+            return
         if event.exit_code == 0:
             return
         said = f"[b]Your script exited with code {event.exit_code}.[/b]"
@@ -318,6 +323,23 @@ def editor_argv(environ: Mapping[str, str], which: Callable[[str], str | None]) 
     return None
 
 
+def not_installed_words(event: ev.ScriptDone) -> str:
+    """A rerun whose packages did not install: why, what it fixes, and that the script did not
+    run, above the field that still holds the names."""
+    asked = escape(" ".join(event.not_installed))
+    said = f"[b]Run {event.run}: installing {asked} failed"
+    d = event.diagnosis
+    if d is not None:
+        fix = next((step for step in next_steps(d, "wizard") if step.startswith("Fix:")), "")
+        said += f": {escape(d.title)}.[/b] {escape(d.explanation)} {escape(fix)}"
+    else:
+        said += ".[/b] Your script did not run."
+    return (
+        f"{said.rstrip()} The names are below: correct them and Run again, or empty the field "
+        "to run your script as it is."
+    )
+
+
 class TeardownScreen(RunScreen):
     STEP = "9 Teardown"
     HELP = (
@@ -383,6 +405,10 @@ def phase_screen(event: ev.Event, current: Any, recovering: bool = False) -> Any
     elif isinstance(event, ev.TeardownStarted | ev.TeardownVerified | ev.ZoneListed):
         wanted = None if recovering else TeardownScreen
     if wanted is None or isinstance(current, wanted):
+        return current
+    if wanted is VerifyScreen and isinstance(current, ScriptScreen):
+        # Packages added by Run again (uv's lines, the versions after): the Script step's,
+        # with its log and choices; a spot run's new attempt goes through Provision first.
         return current
     if isinstance(current, TeardownScreen):
         return current  # never leave the last phase once it is shown

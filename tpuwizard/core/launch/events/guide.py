@@ -124,12 +124,14 @@ EVENT_GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
         ("launch", "up"),
     ),
     "bootstrap_line": (
-        "each line of setting up JAX on a worker",
-        ("launch", "up"),
+        "each line of setting up JAX on a worker, and of installing packages added to a node "
+        "already up (`run --with`, the wizard's Run again)",
+        ("launch", "up", "run"),
     ),
     "versions": (
-        "the JAX, jaxlib, libtpu and Python a worker ended up with",
-        ("launch", "up"),
+        "the JAX, jaxlib, libtpu and Python a worker ended up with, and the added packages' "
+        "versions (`packages`); again after packages are added to a node already up",
+        ("launch", "up", "run"),
     ),
     "watchdog_account": (
         "before arming: the service account the watchdog runs as",
@@ -184,7 +186,9 @@ EVENT_GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
     "script_done": (
         'after each run of the script: whether the node waits for "run again" (the wizard); '
         "`diagnosis`: why a run that failed did, while the node is still there; "
-        "`missing_package`: the package that provides a module the script could not import",
+        "`missing_package`: the package that provides a module the script could not import; "
+        "`not_installed`: the packages a rerun was to add first, which did not install "
+        "(`diagnosis` says why; the script did not run); `run`: 1 for the first run",
         ("launch",),
     ),
     "deleting_on_request": (

@@ -232,13 +232,18 @@ class ScriptLine(Event):
 class ScriptDone(Event):
     """The script ended; with ``can_rerun`` the launch waits to be told: again, or teardown.
     ``diagnosis``: why a run that failed did, said while the node is still there;
-    ``missing_package``: the package that provides a module it could not import."""
+    ``missing_package``: the package that provides a module it could not import.
+    ``not_installed``: the packages this run was to add first, which did not install
+    (``diagnosis`` says why): the script did not run this time, and ``exit_code`` is still the
+    last run's. ``run``: which run of the script this was (1 the first, 2 the first rerun)."""
 
     exit_code: int
     can_rerun: bool
     seconds_left: float | None  # until the node's deadline
     diagnosis: Diagnosis | None = None
     missing_package: str | None = None
+    not_installed: tuple[str, ...] = ()
+    run: int = 1
 
 
 @dataclass(frozen=True)

@@ -65,6 +65,9 @@ class RunSummary:
     zone_lists: list[ev.ZoneListed] = field(default_factory=list)
     kept: list[ev.Kept] = field(default_factory=list)
     failure: ev.Failed | None = None
+    # Reruns whose packages did not install (the script did not run then): each ScriptDone
+    # that says so, in order; the launch's result is still its last run's.
+    not_installed: list[ev.ScriptDone] = field(default_factory=list)
     deleted_on_request: bool = False  # Delete now after the script's run succeeded
     cost_usd: float | None = None
     cost_at_most_usd: float | None = None  # where cost_usd has no figure (Flex-start)
@@ -149,6 +152,8 @@ class RunSummary:
                 self.not_gone.append(event.name)
             case ev.Kept():
                 self.kept.append(event)
+            case ev.ScriptDone() if event.not_installed:
+                self.not_installed.append(event)
             case ev.DeletingOnRequest():
                 self.deleted_on_request = True
             case ev.Failed():
