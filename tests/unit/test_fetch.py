@@ -35,7 +35,9 @@ class WrappedTransport(LocalTransport):
         self.around = around
 
     def argv(self, worker: int, command: str) -> list[str]:
-        if "hashlib" not in command:  # only the sender's stream; the listing goes as it is
+        if (
+            "changed while it was being copied" not in command
+        ):  # only the sender's stream; the listing goes as it is
             return super().argv(worker, command)
         return ["bash", "-c", self.around.format(command=f"( {command}\n)")]
 
