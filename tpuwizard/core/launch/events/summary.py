@@ -62,6 +62,7 @@ class RunSummary:
     gone: list[str] = field(default_factory=list)
     not_gone: list[str] = field(default_factory=list)
     kept: list[ev.Kept] = field(default_factory=list)
+    held: list[ev.LedgerRecordHeld] = field(default_factory=list)  # records the disk refused
     failure: ev.Failed | None = None
     deleted_on_request: bool = False  # Delete now after the script's run succeeded
     cost_usd: float | None = None
@@ -145,6 +146,8 @@ class RunSummary:
                 self.not_gone.append(event.name)
             case ev.Kept():
                 self.kept.append(event)
+            case ev.LedgerRecordHeld():
+                self.held.append(event)
             case ev.DeletingOnRequest():
                 self.deleted_on_request = True
             case ev.Failed():
