@@ -150,3 +150,27 @@ def test_a_launch_that_dies_in_its_ending_says_what_the_cloud_still_lists(tmp_pa
     text = "\n".join(summary_lines(handle.summary))
     assert "Nothing was created" not in text and "STILL BILLING: tpu-a." in text
     assert RUN in finished.run_dir
+
+
+def test_teardown_says_verified_gone_and_where_a_refused_gone_record_is_held(tmp_path):
+    """`down` and `teardown`: the verdict is the cloud's list's; the held record is said."""
+    from pathlib import Path
+
+    from tpuwizard.commands.choosing import result_data
+    from tpuwizard.core.launch.records.ledger_file import Held
+    from tpuwizard.core.launch.teardown.verified import delete_and_verify
+    from tpuwizard.words.teardown_text import teardown_lines
+
+    cloud = MemoryCloud()
+    run(tmp_path, cloud, keep=True)  # a kept node, recorded
+    (tmp_path / "tmp").mkdir(exist_ok=True)
+    ledger = Ledger(tmp_path / "state" / "ledger.jsonl", tmp_path / "tmp", refusing("gone"))
+    (entry,) = ledger.open_entries()
+    result = delete_and_verify(cloud, ledger, entry.resource, pause=0.01)
+    assert result.verified and cloud.nodes == {} and isinstance(result.held, Held)
+    lines = teardown_lines(result, "owner")
+    assert lines[0] == "  verified gone: tpu-a"
+    assert "could not record that tpu-a is verified gone (No space left on device)" in lines[1]
+    data = result_data(result)
+    assert data["verified"] and data["record_held"]
+    assert Path(str(data["record_kept_in"])).is_file()
