@@ -79,7 +79,7 @@ def test_a_keep_the_disk_refuses_keeps_the_node_says_it_bills_and_exits_4(tmp_pa
     text = "\n".join(summary_lines(summary))
     assert "STILL BILLING: tpu-a." in text and "Exit code 4" in text
     assert "Nothing was created" not in text and "Nothing is billing" not in text
-    assert "Not in the ledger yet: The ledger" in text
+    assert f"  The ledger {ledger.path} could not record that tpu-a is kept" in text
     # The next command reads the kept record from where it is held.
     assert [(e.resource.name, e.op) for e in ledger.open_entries()] == [("tpu-a", "kept")]
 

@@ -96,7 +96,7 @@ def _summary_lines(summary: RunSummary, audience: Audience, elsewhere: Sequence[
                 "tpuwizard status checks it once the network is back."
             )
         lines += [f"    Delete it with: {k.delete_command}" for k in s.kept]
-    lines += [f"  Not in the ledger yet: {held_record_words(h)}" for h in s.held]
+    lines += [f"  {held_record_words(h)}" for h in s.held]  # the disk refused these records
     lines += [f"  Still billing: {line}" for line in elsewhere]
     if s.finished is not None:
         lines.append(f"  Exit code {s.finished.exit_code}. Run folder: {s.finished.run_dir}")
