@@ -36,7 +36,7 @@ from tpuwizard.commands.resume_options import checkpoint_options, run_checkpoint
 from tpuwizard.commands.script_args import ScriptArgsCommand, warn_own_options
 from tpuwizard.commands.zone_options import where_to_create, zones_options
 from tpuwizard.core.deadlines import READY_TIMEOUT_S, deadline_bounds_text
-from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK, for_signal
+from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK, EXIT_TEARDOWN, for_signal
 
 if TYPE_CHECKING:
     from tpuwizard.core.cancel import CancelToken
@@ -195,6 +195,7 @@ def up(
             sys.exit(EXIT_FAILED)
     handle = session.start_launch(plan, ready_timeout)
     kept: ev.Kept | None = None
+    unrecorded = False  # the disk refused its kept record: kept all the same, said, exit 4
     code = EXIT_CLOUD
     with stop_on_signals(handle, say) as received:
         for event in handle.events():
@@ -206,15 +207,18 @@ def up(
                 handle.delete_now("the idle-deadline watchdog could not be armed")
             elif isinstance(event, ev.Kept):
                 kept = event
+            elif isinstance(event, ev.LedgerRecordHeld) and event.op == "kept":
+                unrecorded = True
             elif isinstance(event, ev.Finished):
                 code = event.exit_code
+        handed = kept is not None and (code == EXIT_OK or (unrecorded and code == EXIT_TEARDOWN))
         # Until the last line below is printed the node has not been handed over: a stop
         # signal now still means delete, as it did during the launch.
-        if not received and kept is not None and code == EXIT_OK:
+        if not received and handed and not unrecorded:  # (a refusing disk: no beat's book)
             kept_node = open_kept(session, plan.node_name)  # preempted already: deleted, said
             with cloud_errors():
                 kept_node.heartbeat()  # the idle time counts from now
-        if received or kept is None or code != EXIT_OK:
+        if received or not handed or kept is None:
             delete_kept(session, plan.node_name)
             sys.exit(exit_code(received, code if code != EXIT_OK else EXIT_FAILED))
         sandbox_flag = " --sandbox" if session.practice else ""
@@ -230,8 +234,12 @@ def up(
             )
         elif googles:
             say(f"  Google deletes it at its deadline, {plan.max_run:g} minutes after create.")
+        if unrecorded:
+            say(f"  Its record is not in the ledger (said above): exit {EXIT_TEARDOWN}.")
     if as_json:  # the node is handed over: its Kept event is the stream's last line
         click.echo(json.dumps(json_event(kept)))
+    if unrecorded:
+        sys.exit(EXIT_TEARDOWN)
 
 
 def _run_once(

@@ -244,6 +244,8 @@ def _describe(event: ev.Event, audience: Audience) -> list[str]:
                 f"Kept {event.name} in {event.zone} on purpose: it keeps billing {hourly}/h "
                 f"(estimate) until you delete it: {event.delete_command}.{until}"
             ]
+        case ev.LedgerRecordHeld():
+            return [held_record_words(event)]
         case ev.DeletingOnRequest():
             return ["Your script finished: deleting the node, as you asked."]
         case ev.Failed():
@@ -343,6 +345,38 @@ def refusal_text(err: BadInput, audience: Audience = "cli") -> str:
     if isinstance(err, PlanRefused):
         return " ".join(words(p, audience) for p in err.problems)
     return str(err)
+
+
+# What a held record says of its resource, in words.
+_RECORD_WORDS = {
+    "created": "was created",
+    "kept": "is kept",
+    "delete_pending": "is being deleted",
+    "gone": "is verified gone",
+    "pushed": "was pushed",  # a Kaggle kernel; a Colab session: made
+    "ended": "has ended",
+    "deleted": "is gone",
+}
+
+
+def held_record_words(event: ev.LedgerRecordHeld) -> str:
+    """A ledger record the disk refused: which, why, and where it is until the disk allows."""
+    said = _RECORD_WORDS.get(event.op, f"is {event.op}")
+    if event.kept_in:
+        where = (
+            f"the record is kept in {event.kept_in} meanwhile (tpuwizard reads it from there) "
+            "and moved into the ledger once the disk has room"
+        )
+    else:
+        where = (
+            "the record is held in this command's memory only, and written if the disk has "
+            f"room before it ends; else tpuwizard status finds {event.name} from its earlier "
+            "record, as something that may still bill"
+        )
+    return (
+        f"The ledger {event.ledger} could not record that {event.name} {said} "
+        f"({event.reason}): {where}."
+    )
 
 
 def kept_guard_words(event: ev.Kept) -> str:

@@ -10,7 +10,12 @@ from tpuwizard.core.plan import cost
 from tpuwizard.core.terminal_text import visible
 from tpuwizard.words.choice_words import Audience
 from tpuwizard.words.course_text import OUTPUT_WORDS, not_fetched_hint
-from tpuwizard.words.event_text import SCRIPT_TAIL, next_steps, zone_listed_lines
+from tpuwizard.words.event_text import (
+    SCRIPT_TAIL,
+    held_record_words,
+    next_steps,
+    zone_listed_lines,
+)
 from tpuwizard.words.figures import about
 from tpuwizard.words.resume_text import attempt_lines
 
@@ -102,6 +107,7 @@ def _summary_lines(summary: RunSummary, audience: Audience, elsewhere: Sequence[
                 "tpuwizard status checks it once the network is back."
             )
         lines += [f"    Delete it with: {k.delete_command}" for k in s.kept]
+    lines += [f"  {held_record_words(h)}" for h in s.held]  # the disk refused these records
     lines += [f"  Still billing: {line}" for line in elsewhere]
     if s.finished is not None:
         lines.append(f"  Exit code {s.finished.exit_code}. Run folder: {s.finished.run_dir}")

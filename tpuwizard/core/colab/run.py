@@ -27,7 +27,7 @@ from tpuwizard.core.errors import BadInput
 from tpuwizard.core.evidence.receipt import check_receipt, load_receipt, parse_marker_line
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK, EXIT_TEARDOWN
 from tpuwizard.core.kaggle.kernel import PackedFolder
-from tpuwizard.core.kaggle.ledger import KernelLedger
+from tpuwizard.core.kaggle.ledger import KernelLedger, said_held
 from tpuwizard.core.launch.events.base import Event
 from tpuwizard.core.launch.events.colab import (
     ColabPlanned,
@@ -137,8 +137,9 @@ def _run_body(
     program.new(run.session, TPU)
     listed = [s for s in program.sessions() if s.name == run.session]
     endpoint = listed[0].endpoint if listed else ""
-    ledger.record("pushed", run.session, run.run_id, endpoint=endpoint)
+    held = ledger.record("pushed", run.session, run.run_id, endpoint=endpoint)
     yield ColabSessionReady(run.session, endpoint, listed[0].hardware if listed else "")
+    yield from said_held(held, run.session, "pushed")
     run.run_dir.mkdir(parents=True, exist_ok=True)
     remote = f"{REMOTE_FOLDER}/{run.session}/out"
     with tempfile.TemporaryDirectory(prefix="tpuwizard-colab-") as staging_name:
@@ -315,6 +316,7 @@ def stop_session(
     if any(s.name == session or s.endpoint == endpoint for s in listed):
         yield ColabSessionStopped(session, False, stop_problem or "colab sessions still lists it")
         return False
-    ledger.record("deleted", session, run_id, why="stopped; colab sessions does not list it")
+    held = ledger.record("deleted", session, run_id, why="stopped; colab sessions does not list it")
     yield ColabSessionStopped(session, True)
+    yield from said_held(held, session, "deleted")
     return True

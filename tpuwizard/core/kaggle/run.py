@@ -25,7 +25,7 @@ from tpuwizard.core.kaggle.kernel import (
     pack_folder,
     write_kernel_folder,
 )
-from tpuwizard.core.kaggle.ledger import KernelLedger
+from tpuwizard.core.kaggle.ledger import KernelLedger, said_held
 from tpuwizard.core.kaggle.protocol import KaggleCallFailed, Kernels, Pushed
 from tpuwizard.core.launch.events.base import Event
 from tpuwizard.core.launch.events.kaggle import (
@@ -169,10 +169,11 @@ def run_kernel(
             yield Failed("push", diagnosis.push_refused(pushed.error))
             yield Finished(False, EXIT_CLOUD, folder, None)
             return
-        ledger.record(
+        held = ledger.record(
             "pushed", spec.ref, run.run_id, url=pushed.url, ends_by=time.time() + spec.timeout_s
         )
         yield KernelPushed(spec.ref, pushed.url, pushed.version, pushed.found, run.practice)
+        yield from said_held(held, spec.ref, "pushed")
         try:
             state, failure = yield from _follow(kernels, spec, poll_s, clock, started)
         except KaggleCallFailed as err:
@@ -184,14 +185,18 @@ def run_kernel(
             yield Failed(err.what, lost)
             yield Finished(False, EXIT_CLOUD, folder, None)
             return
-        ledger.record("ended", spec.ref, run.run_id, state=state)
+        yield from said_held(
+            ledger.record("ended", spec.ref, run.run_id, state=state), spec.ref, "ended"
+        )
         collected = list(_collect(kernels, spec, run.run_dir, state, failure))
         yield from collected[:-1]
         if run.delete_kernel:
             deleted = delete_verified(kernels, spec.ref)
+            held = None
             if deleted.verified:
-                ledger.record("deleted", spec.ref, run.run_id, why="--delete-kernel")
+                held = ledger.record("deleted", spec.ref, run.run_id, why="--delete-kernel")
             yield deleted
+            yield from said_held(held, spec.ref, "deleted")
         yield collected[-1]  # Finished, last
     except KaggleCallFailed as err:
         said = diagnosis.call_failed(err.what, err.detail, err.status, pushing)

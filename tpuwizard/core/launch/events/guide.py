@@ -251,6 +251,13 @@ EVENT_GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
         "it was kept on purpose and keeps billing; `up --json`'s last line",
         ("launch", "up"),
     ),
+    "ledger_record_held": (
+        "this computer's disk refused a ledger record (full, read-only): `op` says which, of the "
+        "resource `name`; it is held in `kept_in` (null: only in the command's memory) and moved "
+        "into `ledger` once the disk allows. What is said of the resource comes from the cloud's "
+        "list, not from its record; a `kept` record held makes the exit code 4",
+        ("launch", "up"),
+    ),
     "keep_needs_answer": (
         "Keep was asked for and no watchdog could be armed (the wizard asks)",
         (),

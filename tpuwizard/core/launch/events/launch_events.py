@@ -19,6 +19,9 @@ from tpuwizard.core.launch.events.colab import ColabPlanned as ColabPlanned
 from tpuwizard.core.launch.events.colab import ColabSessionReady as ColabSessionReady
 from tpuwizard.core.launch.events.colab import ColabSessionStopped as ColabSessionStopped
 
+# A ledger record the disk refused, in a module of its own; part of this vocabulary.
+from tpuwizard.core.launch.events.held import LedgerRecordHeld as LedgerRecordHeld
+
 # A run on Kaggle (launch --route kaggle), in a module of their own; part of this vocabulary.
 from tpuwizard.core.launch.events.kaggle import KernelDeleted as KernelDeleted
 from tpuwizard.core.launch.events.kaggle import KernelLeftRunning as KernelLeftRunning

@@ -64,6 +64,7 @@ class RunSummary:
     # The zone's TPU list after the teardown, as the course's last step reads it.
     zone_lists: list[ev.ZoneListed] = field(default_factory=list)
     kept: list[ev.Kept] = field(default_factory=list)
+    held: list[ev.LedgerRecordHeld] = field(default_factory=list)  # records the disk refused
     failure: ev.Failed | None = None
     # Reruns whose packages did not install (the script did not run then): each ScriptDone
     # that says so, in order; the launch's result is still its last run's.
@@ -154,6 +155,8 @@ class RunSummary:
                 self.kept.append(event)
             case ev.ScriptDone() if event.not_installed:
                 self.not_installed.append(event)
+            case ev.LedgerRecordHeld():
+                self.held.append(event)
             case ev.DeletingOnRequest():
                 self.deleted_on_request = True
             case ev.Failed():
