@@ -149,7 +149,8 @@ def node_pool_notes(plan: HandoverPlan) -> list[str]:
         "its node pool with --placement-policy (in place of --tpu-topology), and the Pods select "
         f"it ({workload_policy.SELECTOR}; {workload_policy.SOURCE}). On a cluster without such "
         "pools (xpk cluster create --tpu-type makes them itself), run first, with --location "
-        "your cluster's (gcloud container clusters list):",
+        "your cluster's (gcloud container clusters list); the pools bill as the first line of "
+        "the bills above says, until the teardown deletes them:",
         *(f"  {line}" for line in workload_policy.commands(plan)),
     ]
 
