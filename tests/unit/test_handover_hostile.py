@@ -184,7 +184,7 @@ def _case_ids() -> list[tuple[str | None, str, str]]:
     options: list[str | None] = [
         "--accelerator", "--slices", "--route", "--zone", "--project", "--cluster", "--name",
         "--script", "--with", "--requirements", "--jax", "--max-run", "--max-restarts",
-        "--image", "--out", None,
+        "--image", "--queue", "--priority", "--reservation", "--out", None,
     ]  # fmt: skip
     cases: list[tuple[str | None, str, str]] = []
     for option in options:
@@ -241,6 +241,35 @@ def test_the_reports_injected_pod_is_refused_and_odd_image_references_read_back(
         _, result = _run(tmp_path, "jobset", "--image", image)
         assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
         _check_written(tmp_path, "jobset", "--image", image, result.stdout, jobset_schema)  # type: ignore[attr-defined]
+
+
+# Valid names at the edge of each admission option's rule (issue 47): each must reach the JobSet
+# where Kueue or GKE reads it, unchanged.
+ADMISSION = {
+    "--queue": "a.b-" + "c" * 59,
+    "--priority": ".".join(["p" * 63] * 3) + "." + "x" * 61,
+    "--reservation": "r" + "-9" * 31,
+}
+
+
+@pytest.mark.parametrize("option", ADMISSION)
+def test_admission_names_at_the_edge_of_their_rules_reach_the_jobset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, option: str, jobset_schema
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "train.py").write_text("print('hi')\n")
+    value = ADMISSION[option]
+    _, result = _run(tmp_path, "jobset", option, value)
+    assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
+    _check_written(tmp_path, "jobset", option, value, result.stdout, jobset_schema)  # type: ignore[attr-defined]
+    document = _one_document((tmp_path / "plan.out").read_text("utf-8"), "jobset")
+    pod = document["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    found = {
+        "--queue": document["metadata"].get("labels", {}).get("kueue.x-k8s.io/queue-name"),
+        "--priority": pod.get("priorityClassName"),
+        "--reservation": pod["nodeSelector"].get("cloud.google.com/reservation-name"),
+    }
+    assert found[option] == value
 
 
 @pytest.mark.parametrize("key", ["newline", "line-separator", "pod", "long", "not-utf8"])

@@ -87,6 +87,27 @@ class JsonErrors(click.Command):
 )
 @click.option("--image", help="--to jobset: a container image holding your folder.")
 @click.option(
+    "--queue",
+    metavar="NAME",
+    help="Kueue LocalQueue to submit to: the JobSet's kueue.x-k8s.io/queue-name label. Without "
+    "it, a cluster whose Kueue manages every job never starts the JobSet. --to jobset only "
+    "(xpk always names its own queue; SkyPilot's TPU VMs have none).",
+)
+@click.option(
+    "--priority",
+    metavar="CLASS",
+    help="Kubernetes PriorityClass of the Pods (priorityClassName), which Kueue takes as the "
+    "workload's priority; --to xpk takes very-low, low, medium, high or very-high (its "
+    "--priority). Not for SkyPilot.",
+)
+@click.option(
+    "--reservation",
+    metavar="NAME",
+    help="Compute Engine reservation of the project to take the TPUs from (with --route vm): "
+    "the JobSet's reservation node selectors, xpk's --reservation. Not for SkyPilot (its TPU "
+    "VMs take none).",
+)
+@click.option(
     "--out", type=click.Path(path_type=Path), help="Write to FILE instead of standard output."
 )
 @click.option(
@@ -120,6 +141,9 @@ def export(
     max_run: float | None,
     max_restarts: int,
     image: str | None,
+    queue: str | None,
+    priority: str | None,
+    reservation: str | None,
     out: Path | None,
     force: bool,
     as_json: bool,
@@ -152,6 +176,9 @@ def export(
         zone=zone,
         project=project,
         jax=jax,
+        queue=queue,
+        priority=priority,
+        reservation=reservation,
     )
     # Before any file is written: it may refuse the pair.
     text = render(target, plan, image, str(out) if out is not None else None)

@@ -126,6 +126,9 @@ def plan_document(plan: HandoverPlan) -> dict[str, object]:
         "deadline_seconds": plan.deadline_seconds,
         "max_restarts": plan.max_restarts,
         "jax": plan.jax or DEFAULT.version,
+        "queue": plan.queue,
+        "priority": plan.priority,
+        "reservation": plan.reservation,
     }
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from tpuwizard.core.deadlines import deadline_problem
 from tpuwizard.core.errors import BadInput, shown
+from tpuwizard.core.handover import admission
 from tpuwizard.core.handover.gke import GkeSlice, gke_slice
 from tpuwizard.core.launch.plan.launch_plan import safe_script_name
 from tpuwizard.core.plan import catalog
@@ -43,6 +44,10 @@ class HandoverPlan:
     zone: str
     project: str | None
     jax: str | None = None  # the worker's jax[tpu] from tpuwizard's table; None: its default
+    # Where Kueue and GKE admit the job (core/handover/admission.py); None: not asked for.
+    queue: str | None = None  # a Kueue LocalQueue
+    priority: str | None = None  # a Kubernetes PriorityClass
+    reservation: str | None = None  # a Compute Engine reservation of the project
 
     @property
     def slice(self) -> catalog.Slice:
@@ -101,6 +106,9 @@ def make_plan(
     zone: str | None = None,
     project: str | None = None,
     jax: str | None = None,
+    queue: str | None = None,
+    priority: str | None = None,
+    reservation: str | None = None,
 ) -> HandoverPlan:
     """Check every input (export's options, the wizard's answers); the first wrong one raises
     :class:`BadInput` saying what to type."""
@@ -129,6 +137,10 @@ def make_plan(
         raise BadInput(problems[0])
     if project is not None and not re.fullmatch(r"[a-z][-a-z0-9]{4,28}[a-z0-9]", project):
         raise BadInput(f"--project {project!r} is not a project ID such as my-project-123.")
+    queue = admission.check_queue(queue) if queue is not None else None
+    priority = admission.check_priority(priority) if priority is not None else None
+    reservation = admission.check_reservation(reservation) if reservation is not None else None
+    admission.check_route(reservation, route)
     for at, arg in enumerate(script_args, 1):
         if not _is_text(arg):
             raise BadInput(
@@ -149,4 +161,7 @@ def make_plan(
         zone=zone or default_zone(gke.slice, route),
         project=project,
         jax=jax,
+        queue=queue,
+        priority=priority,
+        reservation=reservation,
     )
