@@ -6,7 +6,7 @@ import io
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from rich import box
 from rich.cells import cell_len
@@ -154,7 +154,7 @@ def render_fit(
             str(f.vms),
             f"{f.hbm_gib_per_chip:g}",
             f"{f.total_hbm_gib:g}",
-            f"{f.usable_gib_per_chip:.1f}",
+            f"{f.usable_gib_per_chip:.2f}" + ("?" if f.usable_from == "unconfirmed" else ""),
             _mark(f.fits_sharded),
             _mark(f.fits_replicated),
             _mark(f.fits_total),
@@ -165,12 +165,28 @@ def render_fit(
     ]
     print_table(out, title, headers, rows)
     out.print(
-        "[dim]HBM, usable and spare: GiB per chip; all: GiB in the slice. shard: the state "
-        "split over every chip fits; repl: a full copy fits one device; total: the slice's "
-        f"HBM >= the state. $/h: {ROUTE_PRICE.get(route, route)} price.[/]"
+        "[dim]HBM, usable and spare: GiB per chip; all: GiB in the slice. usable: "
+        f"{_usable_words(fits)}. shard: the state split over every chip fits; repl: a full copy "
+        "fits one device; total: the slice's HBM >= the state. $/h: "
+        f"{ROUTE_PRICE.get(route, route)} price.[/]"
     )
     out.print(verdict)
     out.print(f"[dim]{note} Prices are approximate list prices; check the pricing page.[/]")
+
+
+def _usable_words(fits: list[SliceFit]) -> str:
+    """Where the usable column's figures come from, as few words as the table needs."""
+    said = {f.usable_from for f in fits}
+    words = []
+    if "catalog" in said:
+        words.append("measured on a chip or named by the compiler, per generation")
+    if "unconfirmed" in said:
+        words.append("? nominal x 0.94, unconfirmed")
+    if "usable" in said:
+        words.append("--usable's fraction of nominal")
+    if "receipt" in said:
+        words.append("the receipt's bytes_limit")
+    return "; ".join(words)
 
 
 def render_zones(
@@ -339,7 +355,8 @@ def _price(hourly: float | None, at_most: float | None) -> str:
 def render_program_fit(
     program: str, method: str, results: list, route: str, advice: list[str]
 ) -> None:
-    """``fit --program``: per-device bytes, fit, step time and price per slice."""
+    """``fit --program``: per-device bytes, fit, step time and price per slice; with
+    ``--measure``, the measured slice's run in a row of its own under its prediction."""
     out = console()
     table = Table(
         title=f"{program} ({method})",
@@ -358,25 +375,74 @@ def render_program_fit(
     for r in results:
         b = r.per_device_bytes
         fits = "?" if r.fits is None else _mark(r.fits)
-        step = "?" if r.step_seconds is None else _duration(r.step_seconds)
-        usd = "?" if r.usd_per_1000_steps is None else _dollars(r.usd_per_1000_steps)
+        # A prediction of time is a lower bound: ">=" says "at least", as "<=" says "at most".
+        step = "?" if r.step_seconds is None else ">=" + _duration(r.step_seconds)
+        usd = "?" if r.usd_per_1000_steps is None else ">=" + _dollars(r.usd_per_1000_steps)
+        unconfirmed = "?" if r.extra.get("usable_from") == "unconfirmed" else ""
         table.add_row(
             r.name,
             str(r.devices),
             *(_short(b[k]) for k in keys),
-            _short(r.usable_bytes_per_device),
+            _short(r.usable_bytes_per_device) + unconfirmed,
             fits,
             step,
             usd,
         )
+        if r.measured is not None:
+            table.add_row(*_measured_row(r.measured, keys, r.devices))
     out.print(table)
+    measured = [r for r in results if r.measured is not None]
     out.print(
         "[dim]Bytes per device (K, M, G: KiB, MiB, GiB). peak = args + out + temp - alias + "
-        "code. step: XLA's estimate of one step; $/1k steps at the "
-        f"{ROUTE_PRICE.get(route, route)} price. An estimate: not yet held against a real TPU "
-        "run.[/]"
+        "code. usable: the generation's usable HBM (? where unconfirmed: nominal x 0.94). "
+        "step and $/1k: at least (>=): XLA's estimate of one step is a lower bound, and "
+        f"$/1k steps at the {ROUTE_PRICE.get(route, route)} price is built on it."
+        + (" Rows without 'ran' are predictions, not measured." if measured else "")
+        + "[/]"
     )
+    for r in measured:
+        out.print(measured_words(r), markup=False, highlight=False)
     for line in program_advice.slice_notes(results):
         out.print(line, markup=False, highlight=False)
     for line in advice:
         out.print(line)
+
+
+def _measured_row(m: dict, keys: list[str], devices: int) -> tuple[str, ...]:
+    """The run's row: its peak under the prediction's, its median step, its price."""
+    on_tpu = m.get("on") == "tpu"
+    peak = _short(m.get("peak_bytes")) if m.get("peak_bytes") else "-"
+    step = "-" if m.get("step_seconds") is None else _duration(m["step_seconds"])
+    usd = "-" if m.get("usd_per_1000_steps") is None else _dollars(m["usd_per_1000_steps"])
+    ran = {True: "ran", False: "[red]no[/]", None: "?"}[m.get("fits")]
+    cells = ["-" if k != "peak" else peak for k in keys]
+    label = "  ran" if on_tpu else "  ran (CPU)"
+    return (label, str(m.get("devices", devices)), *cells, "", ran, step, usd)
+
+
+def measured_words(r: Any) -> str:
+    """The measured slice's sentence: its run beside its prediction."""
+    m = r.measured
+    where = f"{r.name}, {m['label']}"
+    if m.get("fits") is not True:
+        return f"{where}: {m.get('note') or 'not measured'}"
+    parts = []
+    predicted_peak = r.per_device_bytes.get("peak")
+    if m.get("peak_bytes"):
+        peak = program_advice.size_text(m["peak_bytes"])
+        said = f"peak {peak} per device (in use + reserved)"
+        if predicted_peak:
+            said += f" against {program_advice.size_text(predicted_peak)} predicted"
+        parts.append(said)
+    elif m.get("on") != "tpu":
+        parts.append("no memory figures (a CPU device has none)")
+    step = m.get("step_seconds")
+    if step is not None:
+        said = f"a step took {_duration(step)} (median of {m.get('steps_timed', '?')})"
+        if r.step_seconds:
+            said += f" against at least {_duration(r.step_seconds)} predicted"
+        parts.append(said)
+    if m.get("usd_per_1000_steps") is not None:
+        parts.append(f"${_dollars(m['usd_per_1000_steps'])} per 1000 steps at that time")
+    tail = "" if m.get("on") == "tpu" else "; the prediction above stands"
+    return f"{where}: {'; '.join(parts)}{tail}."

@@ -18,6 +18,9 @@ from tpuwizard.core.plan import toml_copy
 
 # The parsed catalog's copy, beside this module's bytecode (core/plan/toml_copy.py).
 COPY_FOLDER, COPY_NAME = Path(__file__).parent / "__pycache__", "catalog.toml.json"
+# What the runtime leaves of nominal HBM where the catalog has no sourced figure for a
+# generation (memory_stats()["bytes_limit"] was 93-99% of nominal where seen): unconfirmed.
+UNSOURCED_RESERVE = 0.06
 NAME_RE = re.compile(r"^(?P<prefix>[a-z0-9]+?)-(?P<number>\d+)$")
 
 
@@ -66,6 +69,36 @@ class Generation:
     # AI zones offering it: hidden from zone lists until the project turns on AI zone
     # visibility, but not refused when named (core/cloud/ai_zones.py).
     ai_zones: tuple[str, ...] = ()
+    # Usable HBM per chip in bytes with where it comes from (a chip's bytes_limit, a compile
+    # refusal's limit); None where the catalog has none (then nominal x 0.94, unconfirmed).
+    usable_hbm_bytes_per_chip: int | None = None
+    usable_hbm_source: str = ""
+
+    @property
+    def usable_bytes_per_chip(self) -> int:
+        """HBM a program may use on one chip: the sourced figure, else nominal less the
+        unsourced reserve."""
+        if self.usable_hbm_bytes_per_chip is not None:
+            return self.usable_hbm_bytes_per_chip
+        return int(self.hbm_gib_per_chip * 2**30 * (1 - UNSOURCED_RESERVE))
+
+    @property
+    def usable_gib_per_chip(self) -> float:
+        return self.usable_bytes_per_chip / 2**30
+
+    @property
+    def usable_confirmed(self) -> bool:
+        return self.usable_hbm_bytes_per_chip is not None
+
+    @property
+    def usable_words(self) -> str:
+        """Where the usable figure comes from, for a note under a table."""
+        if self.usable_hbm_bytes_per_chip is not None:
+            return self.usable_hbm_source
+        return (
+            f"nominal {self.hbm_gib_per_chip:g} GiB x {1 - UNSOURCED_RESERVE:.2f}, unconfirmed "
+            "(no measured or compiler-stated figure for this generation)"
+        )
 
     def chips_for(self, number: int) -> int:
         return number // self.tensorcores_per_chip if self.name_counts == "tensorcores" else number
@@ -198,6 +231,8 @@ def generations() -> dict[str, Generation]:
             ),
             image_family=g.get("image_family"),
             ai_zones=tuple(g.get("ai_zones", [])),
+            usable_hbm_bytes_per_chip=g.get("usable_hbm_bytes_per_chip"),
+            usable_hbm_source=g.get("usable_hbm_source", ""),
         )
     return out
 
