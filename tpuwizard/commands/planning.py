@@ -143,9 +143,7 @@ def fit(
         if jax_problems(worker_jax):
             raise BadInput(jax_problems(worker_jax)[0])
     if measure and program is None:
-        raise BadInput(
-            "--measure is for --program: it runs your training step on the TPU at hand."
-        )
+        raise BadInput("--measure is for --program: it runs your training step on the TPU at hand.")
     if program is not None:
         if size is not None or params is not None:
             raise BadInput("Give either --program FILE or a size (or --params), not both.")

@@ -198,8 +198,7 @@ class ProgramPlanner:
             "method": self.method,
             "mesh": self.axes,
             "targets": [
-                {**target_for(s).__dict__, "usable_total": self._usable(s, 1)}
-                for s in slices
+                {**target_for(s).__dict__, "usable_total": self._usable(s, 1)} for s in slices
             ],
             "cache_dir": str(cache) if self.use_cache else None,
             "versions": _versions(),

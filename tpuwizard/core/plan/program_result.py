@@ -130,9 +130,7 @@ def summarise(
     """One worker record as the table row and JSON object the issue fixes."""
     devices = int(record.get("devices") or slice_.devices)
     usable = usable_bytes(slice_, devices, reserve, measured_gib_per_chip)
-    _, usable_from = fitting.usable_gib_per_chip(
-        slice_.generation, reserve, measured_gib_per_chip
-    )
+    _, usable_from = fitting.usable_gib_per_chip(slice_.generation, reserve, measured_gib_per_chip)
     state = int(record.get("state_bytes", 0))
     keys = ("arguments", "outputs", "temporaries", "aliased", "code", "peak")
     per_device: dict[str, int | None] = dict.fromkeys(keys)

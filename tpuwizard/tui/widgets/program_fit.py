@@ -147,11 +147,7 @@ class ProgramFitScreen(ModalScreen[str | None]):
         if self.planner is not None:  # which JAX compiled; Review picks the worker's (F3)
             lines.append(compile_words(None, self.planner.method == "tpu-compile"))
         self.query_one("#program-advice", Static).update(
-            Text(
-                "\n".join(
-                    [*lines, PREDICTION_WORDS]
-                )
-            )
+            Text("\n".join([*lines, PREDICTION_WORDS]))
         )
 
     @on(Button.Pressed, "#cancel")
