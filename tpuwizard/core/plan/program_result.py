@@ -206,11 +206,12 @@ def with_measurement(
     if "error" in record:
         measured.update(fits=None, note=f"not measured: {record['error']}")
     elif "out_of_memory" in record:
-        when = "the compiler refused it" if record.get("when") == "compile" else "it ran out"
-        measured.update(
-            fits=False,
-            note=f"does not fit: {when} of memory on the devices at hand: {record['out_of_memory']}",
+        how = (
+            "the compiler refused it for lack of HBM"
+            if record.get("when") == "compile"
+            else "it ran out of memory while running"
         )
+        measured.update(fits=False, note=f"does not fit: {how}: {record['out_of_memory']}")
     else:
         measured.update(fits=True, note="")
         for key in (

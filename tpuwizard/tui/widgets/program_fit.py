@@ -21,7 +21,6 @@ from tpuwizard.core.plan import fit, program_advice, program_fit
 from tpuwizard.core.plan.jax_versions import compile_words
 from tpuwizard.tui.widgets.typed_input import TypedInput
 
-
 # What the table is, in words the code can back: the bytes are the compiler's for each slice,
 # and a step time it predicts (so the price per 1000 steps) is a lower bound.
 PREDICTION_WORDS = (
