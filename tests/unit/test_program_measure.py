@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from tests.conftest import REPO
 from tpuwizard.cli import main
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.plan import catalog, program_fit
+from tpuwizard.core.plan import catalog
 from tpuwizard.core.plan.program_at_hand import (
     CPU_LABEL,
     Measurement,
@@ -132,6 +132,7 @@ def test_a_cpu_run_is_labelled_practice_and_never_priced():
     assert row.measured["label"] == "CPU (practice), not a TPU"
     assert row.measured["usd_per_1000_steps"] is None
     assert "peak_predicted_over_measured" not in row.measured
+    assert "step_measured_over_predicted" not in row.measured
     words = measured_words(row)
     assert words.startswith("v5litepod-1, CPU (practice), not a TPU:")
     assert words.endswith("the prediction above stands.")

@@ -21,6 +21,7 @@ from typing import Any
 
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.plan import catalog
+from tpuwizard.core.plan.program_result import ProgramInputError
 
 MARK = "TPUWIZARD-FIT "
 CPU_LABEL = "CPU (practice), not a TPU"
@@ -80,8 +81,6 @@ def run_measure(
 ) -> Measurement:
     """Run the measuring worker for ``request`` (program, function, mesh, steps); raise
     :class:`NoTpuHere` or :class:`BadInput` where it cannot measure one of ``slices``."""
-    from tpuwizard.core.plan.program_fit import ProgramInputError
-
     if allow_cpu:
         request = {**request, "allow_cpu": True, "cpu_devices": slices[0].devices}
     with tempfile.TemporaryFile("w+") as stderr:

@@ -30,6 +30,7 @@ from tpuwizard.core import paths
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.plan import catalog, program_at_hand
 from tpuwizard.core.plan.program_result import (
+    ProgramInputError,
     SliceProgramFit,
     needed_bytes,
     peak_bytes,
@@ -38,7 +39,14 @@ from tpuwizard.core.plan.program_result import (
     with_measurement,
 )
 
-__all__ = ["SliceProgramFit", "needed_bytes", "peak_bytes", "summarise", "usable_bytes"]
+__all__ = [
+    "ProgramInputError",
+    "SliceProgramFit",
+    "needed_bytes",
+    "peak_bytes",
+    "summarise",
+    "usable_bytes",
+]
 
 INSTALL_LINE = "pip install 'tpuwizard[tpu-plan]'"
 DEFAULT_FUNCTION = "tpuwizard_plan"
@@ -46,15 +54,6 @@ MARK = "TPUWIZARD-FIT "
 
 # Generations whose slices are a 3-D torus (v4, v5p, tpu7x); the others are a 2-D grid.
 _THREE_D = {"v4", "v5p", "tpu7x"}
-
-
-class ProgramInputError(BadInput):
-    """The program, its function or what it returned is wrong; the message says what, and
-    ``kind`` which (``no-function``: it defines no function of the name asked for)."""
-
-    def __init__(self, message: str, kind: str = "") -> None:
-        super().__init__(message)
-        self.kind = kind
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,21 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from tpuwizard.core.errors import BadInput
 from tpuwizard.core.plan import catalog, cost, program_advice
 from tpuwizard.core.plan import fit as fitting
 
 if TYPE_CHECKING:
     from tpuwizard.core.plan.program_at_hand import Measurement
+
+
+class ProgramInputError(BadInput):
+    """The program, its function or what it returned is wrong; the message says what, and
+    ``kind`` which (``no-function``: it defines no function of the name asked for)."""
+
+    def __init__(self, message: str, kind: str = "") -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 @dataclass(frozen=True)
@@ -238,6 +248,6 @@ def with_measurement(
             measured["peak_predicted_over_measured"] = round(
                 predicted_peak / measured["peak_bytes"], 3
             )
-        if result.step_seconds and step:
+        if run.on_tpu and result.step_seconds and step:  # a CPU's time says nothing of a TPU's
             measured["step_measured_over_predicted"] = round(step / result.step_seconds, 3)
     return replace(result, measured=measured)
