@@ -263,9 +263,10 @@ def check_tpu_tests() -> dict[str, Any]:
 
 def table(examples: list[dict[str, Any]]) -> str:
     """The docs' table (docs/guides/fit.md, docs/performance.md) filled from the examples."""
+    from tpuwizard.core.plan.program_advice import size_text
 
     def gib(count: Any) -> str:
-        return "-" if not count else f"{count / 2**30:.3f} GiB"
+        return "-" if not count else size_text(count)
 
     def ms(seconds: Any) -> str:
         return "-" if not seconds else f"{seconds * 1000:.3g} ms"
@@ -284,7 +285,11 @@ def table(examples: list[dict[str, Any]]) -> str:
             f"| {e['example']} | {e.get('slice', '-')} | {gib(p.get('peak_bytes'))} | "
             f"{gib(m.get('peak_bytes'))} | {ratio(p.get('peak_bytes'), m.get('peak_bytes'))} | "
             f"{ms(p.get('step_seconds_at_least'))} | {ms(m.get('step_seconds'))} | "
-            f"{ratio(m.get('step_seconds'), p.get('step_seconds_at_least'))} |"
+            + (
+                f"{ratio(m.get('step_seconds'), p.get('step_seconds_at_least'))} |"
+                if m.get("on") == "tpu"
+                else "- (CPU practice: no TPU's time) |"
+            )
         )
     return "\n".join(lines)
 
