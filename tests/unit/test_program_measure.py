@@ -122,7 +122,7 @@ def test_a_tpu_run_is_priced_at_its_measured_time_beside_the_prediction(capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert "v5litepod-1, measured on the TPU at hand (TPU v5 lite x1)" in out
     assert "a step took 3.6ms (median of 5) against at least 1ms predicted" in out
-    assert "Rows without 'ran' are predictions, not measured" in out
+    assert "A 'ran' row is measured" in out and "rows without one are predictions" in out
     assert row.to_dict()["measured"]["label"] == run.label
 
 

@@ -369,15 +369,23 @@ def render_program_fit(
     )
     # The aliased column only when something is aliased (donated), to stay within 80 columns.
     keys = [k for k in _BYTE_KEYS if k != "aliased" or any(r.per_device_bytes[k] for r in results)]
-    headers = ("slice", "dev", *(_BYTE_HEADERS[k] for k in keys), "usable", "fits", "step", "$/1k")
+    # A predicted time is a lower bound: the headers say "at least" (>=), as "<=" says "at most".
+    headers = (
+        "slice",
+        "dev",
+        *(_BYTE_HEADERS[k] for k in keys),
+        "usable",
+        "fits",
+        ">=step",
+        ">=$/1k",
+    )
     for header in headers:
         table.add_column(header, justify="left" if header == "slice" else "right", no_wrap=True)
     for r in results:
         b = r.per_device_bytes
         fits = "?" if r.fits is None else _mark(r.fits)
-        # A prediction of time is a lower bound: ">=" says "at least", as "<=" says "at most".
-        step = "?" if r.step_seconds is None else ">=" + _duration(r.step_seconds)
-        usd = "?" if r.usd_per_1000_steps is None else ">=" + _dollars(r.usd_per_1000_steps)
+        step = "?" if r.step_seconds is None else _duration(r.step_seconds)
+        usd = "?" if r.usd_per_1000_steps is None else _dollars(r.usd_per_1000_steps)
         unconfirmed = "?" if r.extra.get("usable_from") == "unconfirmed" else ""
         table.add_row(
             r.name,
@@ -395,9 +403,14 @@ def render_program_fit(
     out.print(
         "[dim]Bytes per device (K, M, G: KiB, MiB, GiB). peak = args + out + temp - alias + "
         "code. usable: the generation's usable HBM (? where unconfirmed: nominal x 0.94). "
-        "step and $/1k: at least (>=): XLA's estimate of one step is a lower bound, and "
+        ">=step and >=$/1k: at least these: XLA's estimate of one step is a lower bound, and "
         f"$/1k steps at the {ROUTE_PRICE.get(route, route)} price is built on it."
-        + (" Rows without 'ran' are predictions, not measured." if measured else "")
+        + (
+            " A 'ran' row is measured (its step and $/1k are the run's own); rows without one "
+            "are predictions."
+            if measured
+            else ""
+        )
         + "[/]"
     )
     for r in measured:

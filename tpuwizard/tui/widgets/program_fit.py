@@ -25,7 +25,7 @@ from tpuwizard.tui.widgets.typed_input import TypedInput
 # and a step time it predicts (so the price per 1000 steps) is a lower bound.
 PREDICTION_WORDS = (
     "Predicted by the compiler for each slice: the bytes are its own; step and $/1k steps are "
-    "at least these (XLA's step estimate is a lower bound). On a TPU VM, `tpuwizard fit "
+    "at least these (>=: XLA's step estimate is a lower bound). On a TPU VM, `tpuwizard fit "
     "--program FILE --measure` runs the step and shows the measured figures beside them."
 )
 
@@ -73,7 +73,7 @@ class ProgramFitScreen(ModalScreen[str | None]):
 
     def on_mount(self) -> None:
         self.query_one(DataTable).add_columns(
-            "slice", "dev", "args", "peak", "usable", "fits", "step >=", "$/1k >=", "took"
+            "slice", "dev", "args", "peak", "usable", "fits", ">=step", ">=$/1k steps", "took"
         )
         if self.program:
             self.start()
@@ -121,9 +121,9 @@ class ProgramFitScreen(ModalScreen[str | None]):
             _size(b["peak"]),
             _size(result.usable_bytes_per_device),
             {True: "yes", False: "no", None: "?"}[result.fits],
-            # Predictions of time are lower bounds: the column says "at least" (>=).
-            "?" if result.step_seconds is None else f">={result.step_seconds * 1000:.3g} ms",
-            "?" if result.usd_per_1000_steps is None else f">=${result.usd_per_1000_steps:.2g}",
+            # Predictions of time are lower bounds: the columns say "at least" (>=).
+            "?" if result.step_seconds is None else f"{result.step_seconds * 1000:.3g} ms",
+            "?" if result.usd_per_1000_steps is None else f"${result.usd_per_1000_steps:.2g}",
             "cached" if result.cached else f"{result.seconds:.1f} s",
             key=result.name,
         )
