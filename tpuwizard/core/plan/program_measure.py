@@ -34,7 +34,7 @@ from tpuwizard.core.plan.program_worker import (
 
 # Past this many seconds of timed steps, no further step is started (at least one is timed).
 TIMING_BUDGET_S = 20.0
-_OOM_WORDS = ("RESOURCE_EXHAUSTED", "out of memory", "Out of memory", "OOM")
+_OOM_WORDS = ("RESOURCE_EXHAUSTED", "out of memory", "Out of memory")
 
 
 def is_out_of_memory(err: BaseException) -> bool:
