@@ -16,9 +16,10 @@ from tpuwizard.core.plan.program_at_hand import (
     Measurement,
     _matched,
     slice_at_hand,
+    with_measurement,
 )
-from tpuwizard.core.plan.program_result import summarise, with_measurement
-from tpuwizard.words.render import measured_words, render_program_fit
+from tpuwizard.core.plan.program_result import summarise
+from tpuwizard.words.program_table import measured_words, render_program_fit
 
 PLACEMENT = str(REPO / "examples" / "placement.py")
 

@@ -307,6 +307,6 @@ def _fit_program(
             }
         )
         return
-    from tpuwizard.words.render import render_program_fit
+    from tpuwizard.words.program_table import render_program_fit
 
     render_program_fit(str(planner.program), planner.method, results, str(options["route"]), advice)

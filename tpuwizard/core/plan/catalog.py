@@ -76,11 +76,10 @@ class Generation:
 
     @property
     def usable_bytes_per_chip(self) -> int:
-        """HBM a program may use on one chip: the sourced figure, else nominal less the
-        unsourced reserve."""
-        if self.usable_hbm_bytes_per_chip is not None:
-            return self.usable_hbm_bytes_per_chip
-        return int(self.hbm_gib_per_chip * 2**30 * (1 - UNSOURCED_RESERVE))
+        """HBM a program may use on a chip: the sourced figure, else nominal less the reserve."""
+        sourced = self.usable_hbm_bytes_per_chip
+        unsourced = int(self.hbm_gib_per_chip * 2**30 * (1 - UNSOURCED_RESERVE))
+        return sourced if sourced is not None else unsourced
 
     @property
     def usable_gib_per_chip(self) -> float:
@@ -89,16 +88,6 @@ class Generation:
     @property
     def usable_confirmed(self) -> bool:
         return self.usable_hbm_bytes_per_chip is not None
-
-    @property
-    def usable_words(self) -> str:
-        """Where the usable figure comes from, for a note under a table."""
-        if self.usable_hbm_bytes_per_chip is not None:
-            return self.usable_hbm_source
-        return (
-            f"nominal {self.hbm_gib_per_chip:g} GiB x {1 - UNSOURCED_RESERVE:.2f}, unconfirmed "
-            "(no measured or compiler-stated figure for this generation)"
-        )
 
     def chips_for(self, number: int) -> int:
         return number // self.tensorcores_per_chip if self.name_counts == "tensorcores" else number

@@ -16,12 +16,12 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.plan import catalog
-from tpuwizard.core.plan.program_result import ProgramInputError
+from tpuwizard.core.plan import catalog, cost
+from tpuwizard.core.plan.program_result import ProgramInputError, SliceProgramFit
 
 MARK = "TPUWIZARD-FIT "
 CPU_LABEL = "CPU (practice), not a TPU"
@@ -62,10 +62,8 @@ def slice_at_hand(seen: dict[str, Any]) -> catalog.Slice | None:
     devices = int(seen.get("devices") or 0)
     if gen is None or devices < 1 or devices % gen.devices_per_chip:
         return None
-    try:
-        return catalog.parse_accelerator(gen.name_for_chips(devices // gen.devices_per_chip))
-    except catalog.UnknownAcceleratorError:
-        return None
+    chips = devices // gen.devices_per_chip
+    return next((s for s in catalog.all_slices() if s.generation == gen and s.chips == chips), None)
 
 
 def measure_environment() -> dict[str, str]:
@@ -165,3 +163,56 @@ def _matched(seen: dict[str, Any], slices: list[catalog.Slice], allow_cpu: bool)
             f"add {found.name} to --slices."
         )
     return Measurement(found.name, platform, kind, count)
+
+
+def with_measurement(
+    result: SliceProgramFit, slice_: catalog.Slice, run: Measurement, route: str
+) -> SliceProgramFit:
+    """``result`` with what the run on the devices at hand gave beside it: the peak (in use plus
+    reserved), the median step and, on a TPU, the price of 1000 steps at that time. A practice
+    run on CPU devices is labelled so and priced at nothing."""
+    record = run.record
+    measured: dict[str, Any] = {
+        "on": "tpu" if run.on_tpu else "cpu-practice",
+        "label": run.label,
+        "device_kind": run.device_kind,
+        "devices": run.devices,
+    }
+    if "error" in record:
+        measured.update(fits=None, note=f"not measured: {record['error']}")
+    elif "out_of_memory" in record:
+        how = (
+            "the compiler refused it for lack of HBM"
+            if record.get("when") == "compile"
+            else "it ran out of memory while running"
+        )
+        measured.update(fits=False, note=f"does not fit: {how}: {record['out_of_memory']}")
+    else:
+        measured.update(fits=True, note="")
+        for key in (
+            "peak_bytes",
+            "peak_bytes_in_use",
+            "peak_bytes_reserved",
+            "bytes_limit",
+            "step_seconds",
+            "steps_timed",
+            "step_seconds_all",
+            "first_step_seconds",
+            "compile_seconds",
+            "donated",
+        ):
+            if key in record:
+                measured[key] = record[key]
+        price = cost.at_most_hourly(slice_, route) if run.on_tpu else None
+        step = record.get("step_seconds")
+        measured["usd_per_1000_steps"] = (
+            None if price is None or step is None else float(f"{price * step * 1000 / 3600:.4g}")
+        )
+        predicted_peak = result.per_device_bytes.get("peak")
+        if run.on_tpu and predicted_peak and measured.get("peak_bytes"):
+            measured["peak_predicted_over_measured"] = round(
+                predicted_peak / measured["peak_bytes"], 3
+            )
+        if run.on_tpu and result.step_seconds and step:  # a CPU's time says nothing of a TPU's
+            measured["step_measured_over_predicted"] = round(step / result.step_seconds, 3)
+    return replace(result, measured=measured)

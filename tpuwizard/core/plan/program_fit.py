@@ -36,7 +36,6 @@ from tpuwizard.core.plan.program_result import (
     peak_bytes,
     summarise,
     usable_bytes,
-    with_measurement,
 )
 
 __all__ = [
@@ -212,7 +211,7 @@ class ProgramPlanner:
         result = summarise(slice_, record, self.method, self.reserve, self.route, receipt)
         run = self.measurement
         if run is not None and run.slice_name == slice_.name:
-            return with_measurement(result, slice_, run, self.route)
+            return program_at_hand.with_measurement(result, slice_, run, self.route)
         return result
 
     def run_measurement(self) -> program_at_hand.Measurement:
