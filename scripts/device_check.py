@@ -119,7 +119,8 @@ def check_verifier(platform_name: str, out: Path) -> dict[str, Any]:
             "--precision",
             "--receipt",
             str(receipt),
-        ]
+        ],
+        timeout=300,
     )
     said: dict[str, Any] = {"code": done["code"], "seconds": done["seconds"]}
     said["lines"] = [ln for ln in done["stdout"].splitlines() if not ln.startswith("TPUWIZARD ")][
@@ -148,8 +149,9 @@ def check_course(platform_name: str) -> dict[str, Any]:
     moved = run(
         [sys.executable, str(course / "move-your-experiment" / "main.py")],
         env={"COURSE_EXPECT_PLATFORM": platform_name},
+        timeout=120,
     )
-    setup = run([sys.executable, str(course / "tpu-setup" / "main.py")])
+    setup = run([sys.executable, str(course / "tpu-setup" / "main.py")], timeout=120)
     receipt_line = next(
         (ln for ln in setup["stdout"].splitlines() if "Verified runtime receipt: " in ln), ""
     )
@@ -224,9 +226,9 @@ def check_compile_cache(layers: int, width: int, threshold: float) -> dict[str, 
     with tempfile.TemporaryDirectory(prefix="tpuwizard-jax-cache-") as folder:
         env = {"JAX_COMPILATION_CACHE_DIR": folder}
         command = [sys.executable, "-c", CACHE_PROGRAM, str(layers), str(width), str(threshold)]
-        cold = run(command, env=env)
+        cold = run(command, env=env, timeout=240)
         files_cold = sum(1 for p in Path(folder).rglob("*") if p.is_file())
-        warm = run(command, env=env)
+        warm = run(command, env=env, timeout=240)
         files_warm = sum(1 for p in Path(folder).rglob("*") if p.is_file())
     first, second = marked(cold["stdout"], "COMPILED"), marked(warm["stdout"], "COMPILED")
     said: dict[str, Any] = {
@@ -250,7 +252,7 @@ def check_compile_cache(layers: int, width: int, threshold: float) -> dict[str, 
 def check_tpu_tests() -> dict[str, Any]:
     results: dict[str, Any] = {}
     for test in sorted((REPO / "tests" / "tpu").glob("test_*.py")):
-        done = run([sys.executable, "-u", str(test)], env={"TPUWIZARD_TPU_TESTS": "1"})
+        done = run([sys.executable, "-u", str(test)], env={"TPUWIZARD_TPU_TESTS": "1"}, timeout=300)
         said = marked(done["stdout"], "TPU-TESTS") or {}
         results[test.name] = {
             "code": done["code"],
