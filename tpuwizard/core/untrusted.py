@@ -39,9 +39,9 @@ class NotASmallFile(OSError):
     """A path that names no small regular file: a FIFO, a device, a folder, a socket, or a file
     past its bound. An OSError, so a reader that drops an unreadable cache drops this too."""
 
-    def __init__(self, path: str | os.PathLike[str], why: str) -> None:
+    def __init__(self, path: str | os.PathLike[str], why: str, too_large: bool = False) -> None:
         super().__init__(errno.EINVAL, why, str(path))
-        self.why = why
+        self.why, self.too_large = why, too_large
 
     def __str__(self) -> str:
         return f"{self.filename}: {self.why}"
@@ -66,7 +66,7 @@ def read_fd(fd: int, limit: int, path: str | os.PathLike[str]) -> bytes:
     """At most ``limit`` bytes of an open regular file, from its start; a longer one raises
     :class:`NotASmallFile` (checked by its size first, and by what is read, as it may grow)."""
     if os.fstat(fd).st_size > limit:
-        raise NotASmallFile(path, _too_large(limit))
+        raise NotASmallFile(path, _too_large(limit), too_large=True)
     chunks: list[bytes] = []
     size = 0
     while size <= limit:
@@ -76,7 +76,7 @@ def read_fd(fd: int, limit: int, path: str | os.PathLike[str]) -> bytes:
         chunks.append(chunk)
         size += len(chunk)
     if size > limit:
-        raise NotASmallFile(path, _too_large(limit))
+        raise NotASmallFile(path, _too_large(limit), too_large=True)
     return b"".join(chunks)
 
 
@@ -213,7 +213,7 @@ def time_problem(value: object, now: float | None = None) -> str | None:
 
 def _too_large(limit: int) -> str:
     size = f"{limit // MIB} MiB" if limit >= MIB else f"{max(1, limit // KIB)} KiB"
-    return f"it is larger than {size}, more than tpuwizard ever writes there"
+    return f"it is larger than {size}, more than such a file ever holds"
 
 
 def _kind(mode: int) -> str:

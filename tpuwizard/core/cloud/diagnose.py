@@ -26,6 +26,7 @@ from tpuwizard.core.cloud.diagnose_capacity import (
 from tpuwizard.core.cloud.diagnose_compute import compute_diagnosis
 from tpuwizard.core.cloud.diagnose_remote import remote_diagnosis
 from tpuwizard.core.cloud.diagnosis import Context, Diagnosis
+from tpuwizard.core.untrusted import NotASmallFile
 
 __all__ = [
     "Context",
@@ -305,6 +306,16 @@ _DISK_ERRNOS = {
 def local_disk_diagnosis(err: BaseException) -> Diagnosis | None:
     """An error from this computer's disk (a path that is a file, no permission, a full disk),
     said as such: never as a network failure."""
+    if isinstance(err, NotASmallFile):  # a FIFO, a device, a folder or a huge file in its place
+        return Diagnosis(
+            "local_disk",
+            "A file on this computer could not be read",
+            f"{err.filename}: {err.why}.",
+            [
+                f"Move {err.filename} aside (tpuwizard reads only a regular file there), then "
+                "run this again."
+            ],
+        )
     if not isinstance(err, OSError) or isinstance(err, ConnectionError | TimeoutError):
         return None
     if _is_requests_connection_error(err) or err.errno not in _DISK_ERRNOS:

@@ -18,7 +18,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tpuwizard.core import untrusted
+
 OPS = ("intent", "pushed", "ended", "deleted")
+# A record is a few hundred bytes: this is hundreds of thousands of runs.
+MAX_LEDGER_BYTES = 256 * untrusted.MIB
 LEDGER_FILE = "kaggle-ledger.jsonl"  # in tpuwizard's state folder
 
 
@@ -45,20 +49,30 @@ class KernelLedger:
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
 
+    def records(self) -> list[dict[str, Any]]:
+        """Every readable record, in order; unreadable lines (torn, not UTF-8, nested past a
+        record's depth) are skipped. Read as untrusted input (core/untrusted.py): a ledger that
+        is no regular file, or is past :data:`MAX_LEDGER_BYTES`, raises
+        :class:`~tpuwizard.core.untrusted.NotASmallFile` rather than reading as empty."""
+        try:
+            raw = untrusted.read_small(self.path, MAX_LEDGER_BYTES)
+        except FileNotFoundError:
+            return []
+        found = []
+        for line in raw.split(b"\n"):
+            try:
+                data = untrusted.loads(line.decode("utf-8"), max_depth=8)
+            except ValueError:  # UnicodeDecodeError and BadJson are ValueErrors
+                continue
+            if isinstance(data, dict) and data.get("op") in OPS:
+                found.append(data)
+        return found
+
     def last_words(self) -> dict[tuple[str, str], dict[str, Any]]:
         """Each (kernel, run id)'s latest record; unreadable lines are skipped."""
         latest: dict[tuple[str, str], dict[str, Any]] = {}
-        try:
-            text = self.path.read_text()
-        except FileNotFoundError:
-            return latest
-        for raw in text.splitlines():
-            try:
-                data = json.loads(raw)
-            except ValueError:
-                continue
-            if isinstance(data, dict) and data.get("op") in OPS:
-                latest[(str(data.get("kernel")), str(data.get("run_id")))] = data
+        for data in self.records():
+            latest[(str(data.get("kernel")), str(data.get("run_id")))] = data
         return latest
 
     def open_sessions(self) -> list[dict[str, Any]]:
@@ -69,18 +83,9 @@ class KernelLedger:
         """Records of kernels that may still be in the account (last word not ``deleted``),
         oldest first, each with the fields of its earlier records beneath its last word's."""
         merged: dict[tuple[str, str], dict[str, Any]] = {}
-        try:
-            text = self.path.read_text()
-        except FileNotFoundError:
-            return []
-        for raw in text.splitlines():
-            try:
-                data = json.loads(raw)
-            except ValueError:
-                continue
-            if isinstance(data, dict) and data.get("op") in OPS:
-                key = (str(data.get("kernel")), str(data.get("run_id")))
-                merged[key] = {**merged.get(key, {}), **data}
+        for data in self.records():
+            key = (str(data.get("kernel")), str(data.get("run_id")))
+            merged[key] = {**merged.get(key, {}), **data}
         return [d for d in merged.values() if d["op"] != "deleted"]
 
 

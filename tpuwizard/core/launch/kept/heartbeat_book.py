@@ -8,7 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
+
+from tpuwizard.core import untrusted
+
+MAX_BOOK_BYTES = 1 * untrusted.MIB  # a name and a time per kept node
 
 
 class HeartbeatBook:
@@ -18,9 +23,15 @@ class HeartbeatBook:
         self.path = path
 
     def read(self) -> dict[str, float]:
+        """Each node's last beat. Untrusted input (core/untrusted.py): a FIFO or a device in its
+        place reads as none; a time that is no number, or is in the future (it would hold a
+        countdown, and every later beat, for ever), is dropped."""
         try:
-            data = json.loads(self.path.read_text())
-            return {str(k): float(v) for k, v in data.items()}
+            data = untrusted.read_json(self.path, MAX_BOOK_BYTES, max_depth=2)
+            ceiling = time.time() + untrusted.CLOCK_SKEW_S
+            return {
+                str(k): float(v) for k, v in data.items() if untrusted.number(v) and v <= ceiling
+            }
         except (OSError, ValueError, TypeError, AttributeError):
             return {}
 
@@ -28,5 +39,8 @@ class HeartbeatBook:
         data = self.read()
         data[name] = max(at, data.get(name, 0.0))
         tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, sort_keys=True))
-        os.replace(tmp, self.path)
+        try:
+            tmp.write_text(json.dumps(data, sort_keys=True))
+            os.replace(tmp, self.path)
+        finally:
+            tmp.unlink(missing_ok=True)

@@ -26,10 +26,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tpuwizard.core import untrusted
+
 if TYPE_CHECKING:
     from tpuwizard.core.plan.catalog import Slice
 
 OPS = ("intent", "created", "delete_pending", "kept", "gone")
+# A record is a few hundred bytes: this is hundreds of thousands of launches.
+MAX_LEDGER_BYTES = 256 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -131,10 +135,14 @@ class Ledger:
         self.unreadable = []
         if not self.path.exists():
             return []
-        with open(self.path, "rb") as f:
-            fcntl.flock(f.fileno(), fcntl.LOCK_SH)
-            lines = f.read().split(b"\n")
-            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+        # Untrusted input (core/untrusted.py): a FIFO or a device in its place is refused (its
+        # read would block for ever, or never end), never read as an empty ledger.
+        fd = untrusted.open_regular(self.path)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            lines = untrusted.read_fd(fd, MAX_LEDGER_BYTES, self.path).split(b"\n")
+        finally:
+            os.close(fd)  # the lock goes with it
         folded: dict[tuple[str, ...], Entry] = {}
         bad: list[bytes] = []
         for number, raw in enumerate(lines, start=1):
@@ -159,7 +167,7 @@ class Ledger:
         half-written one). A disk that refuses must not stop status or teardown."""
         tmp = self.side_file.with_name(f"{self.side_file.name}.{os.getpid()}.tmp")
         try:
-            if self.side_file.exists() and self.side_file.read_bytes() == text:
+            if self.side_file.exists() and _same(self.side_file, text):
                 return
             tmp.write_bytes(text)
             os.replace(tmp, self.side_file)
@@ -169,6 +177,13 @@ class Ledger:
     def open_entries(self) -> list[Entry]:
         """What may still exist: every resource instance whose last record is not ``gone``."""
         return [e for e in self.entries() if e.op != "gone"]
+
+
+def _same(path: Path, text: bytes) -> bool:
+    try:
+        return untrusted.read_small(path, len(text)) == text
+    except (OSError, ValueError):
+        return False  # larger, or no regular file: replaced
 
 
 def _parse(raw: bytes) -> tuple[str, float, Resource, dict[str, Any]] | str | None:
