@@ -187,17 +187,13 @@ def usable_amount(value: object) -> TypeGuard[float]:
     return number(value) and value > 0
 
 
-# No time tpuwizard wrote is before this (2020-01-01 UTC): an earlier one is not its own.
-EARLIEST = 1_577_836_800.0
-
-
 def sane_time(value: object, now: float | None = None, skew: float = CLOCK_SKEW_S) -> bool:
     """A time in seconds since the epoch that tpuwizard could have written: a finite number,
-    not before :data:`EARLIEST`, not later than ``now`` plus ``skew``."""
+    not before the epoch, not later than ``now`` plus ``skew``."""
     if not number(value):
         return False
     present = time.time() if now is None else now
-    return EARLIEST <= value <= present + skew
+    return 0 <= value <= present + skew
 
 
 def time_problem(value: object, now: float | None = None) -> str | None:
@@ -206,8 +202,8 @@ def time_problem(value: object, now: float | None = None) -> str | None:
         return None
     if not number(value):
         return f"its time {str(value)[:40]!r} is not a number of seconds"
-    if value < EARLIEST:
-        return "its time is before 2020, earlier than tpuwizard wrote anything"
+    if value < 0:
+        return "its time is before 1970"
     return "its time is in the future"
 
 

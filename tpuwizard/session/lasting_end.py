@@ -10,6 +10,7 @@ import time
 
 from tpuwizard.core import paths
 from tpuwizard.session import practice
+from tpuwizard.session.lasting_info import read_server_info
 
 
 def end_lasting_sandbox(wait_s: float = 10.0) -> str | None:
@@ -31,7 +32,7 @@ def end_lasting_sandbox(wait_s: float = 10.0) -> str | None:
         )
     try:
         try:  # untrusted input: a pid of 1 or below is no server's (it would wait on no one)
-            pid = practice.read_server_info(info)["pid"]
+            pid = read_server_info(info)["pid"]
         except (OSError, ValueError, KeyError, TypeError):
             pid = None
         info.unlink(missing_ok=True)  # it watches for this, and ends (lasting_sandbox.py)

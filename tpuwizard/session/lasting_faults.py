@@ -18,7 +18,7 @@ FAULTS_REQUEST = "faults-request.json"
 def ask_for_faults(folder: Path, info: Path, asked: str, wait_s: float = 10.0) -> bool:
     """Ask the lasting sandbox serving ``folder`` to serve ``asked``; True once server.json
     says it does (False: it did not answer in time; it may have ended)."""
-    from tpuwizard.session.practice import read_server_info
+    from tpuwizard.session.lasting_info import read_server_info
 
     request = folder / FAULTS_REQUEST
     tmp = request.with_suffix(f".{os.getpid()}.tmp")
@@ -40,7 +40,7 @@ def take_request(folder: Path) -> str | None:
     """The faults a command asked for since the last look (the request is used up), if any."""
     request = folder / FAULTS_REQUEST
     from tpuwizard.core import untrusted
-    from tpuwizard.session.practice import MAX_SERVER_INFO_BYTES
+    from tpuwizard.session.lasting_info import MAX_SERVER_INFO_BYTES
 
     try:  # untrusted input: a FIFO in its place must not hang the sandbox's watch
         data = untrusted.read_json(request, MAX_SERVER_INFO_BYTES, max_depth=2)

@@ -89,7 +89,7 @@ def _write_info(info: Path, server: Any, faults: str) -> None:
 
 
 def _no_longer_mine(info: Path) -> bool:
-    from tpuwizard.session.practice import read_server_info
+    from tpuwizard.session.lasting_info import read_server_info
 
     try:
         return bool(read_server_info(info)["pid"] != os.getpid())

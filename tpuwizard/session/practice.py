@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
-from typing import Any
 
 from tpuwizard.core import paths
 from tpuwizard.core.cloud.endpoint import ENDPOINT_ENV, GOOGLE_ENDPOINT, TOKEN_ENV
+from tpuwizard.session import lasting_info
 
 PRACTICE_PROJECT = "tpuwizard-practice"
 FAULTS_ENV = "TPUWIZARD_SANDBOX_FAULTS"
@@ -121,7 +120,7 @@ def attach_lasting_sandbox() -> bool:
         return False
     fd = lasting_lock(folder, exclusive=False)
     try:  # untrusted input (core/untrusted.py): a FIFO or /dev/zero in its place is no server
-        data = read_server_info(info)
+        data = lasting_info.read_server_info(info)
         endpoint, pid, token = data["endpoint"], data["pid"], data["token"]
         os.kill(pid, 0)
         host, port = endpoint.removeprefix("http://").rsplit(":", 1)
@@ -141,29 +140,6 @@ def attach_lasting_sandbox() -> bool:
     if serving.strip() and not os.environ.get(FAULTS_ENV, "").strip():
         _end_its_faults(folder, info)
     return True
-
-
-# A few short fields: where it serves, its pid, its token, its faults.
-MAX_SERVER_INFO_BYTES = 64 * 1024
-# Only this computer serves the practice sandbox: an address elsewhere is none it wrote.
-_LOOPBACK = re.compile(r"http://127\.0\.0\.1:\d{1,5}")
-
-
-def read_server_info(info: Path) -> dict[str, Any]:
-    """The lasting sandbox's server.json, read as untrusted input: a small regular file whose
-    endpoint is a port on 127.0.0.1, whose pid is a process's (above 1) and whose token is
-    text. ValueError (or OSError) when it is not."""
-    from tpuwizard.core import untrusted
-
-    data = untrusted.read_json(info, MAX_SERVER_INFO_BYTES, max_depth=2)
-    endpoint, pid, token = data["endpoint"], data["pid"], data["token"]
-    if not isinstance(endpoint, str) or not _LOOPBACK.fullmatch(endpoint):
-        raise ValueError(f"{info} names no address of this computer's")
-    if isinstance(pid, bool) or not isinstance(pid, int) or pid <= 1:
-        raise ValueError(f"{info} names no process")
-    if not isinstance(token, str):
-        raise ValueError(f"{info} holds no token")
-    return {**data, "faults": str(data.get("faults") or "")}
 
 
 def _end_its_faults(folder: Path, info: Path) -> None:

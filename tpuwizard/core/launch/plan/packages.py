@@ -129,14 +129,14 @@ def read_requirements(path: Path, origin: str | None = None) -> list[PackageSpec
     except FileNotFoundError:
         raise BadInput(f"No requirements file at {path}: give the path of one.") from None
     except untrusted.NotASmallFile as err:
-        why = (
+        what = (
             f"it is larger than {MAX_REQUIREMENTS_BYTES // 1024} KiB, which no list of "
             "requirements needs"
             if err.too_large
             else f"it is not a regular file ({err.why.split(', not')[0].removeprefix('it is ')})"
         )
         raise BadInput(
-            f"Cannot read the requirements file {path}: {why}. Give the path of a text file "
+            f"Cannot read the requirements file {path}: {what}. Give the path of a text file "
             "with one requirement per line."
         ) from None
     except (OSError, UnicodeDecodeError) as err:
