@@ -98,7 +98,7 @@ def read_text(path: str | os.PathLike[str], limit: int) -> str:
 
 
 def read_json(
-    path: str | os.PathLike[str], limit: int, max_depth: int = 16, max_digits: int = 20
+    path: str | os.PathLike[str], limit: int, max_depth: int | None = 16, max_digits: int = 20
 ) -> Any:
     """:func:`read_text` parsed by :func:`loads`: OSError or ValueError when it cannot be."""
     return loads(read_text(path, limit), max_depth, max_digits)
@@ -116,21 +116,27 @@ class DuplicateKey(BadJson):
         self.key = key
 
 
-def loads(text: str | bytes, max_depth: int = 16, max_digits: int = 20) -> Any:
+def loads(text: str | bytes, max_depth: int | None = 16, max_digits: int = 20) -> Any:
     """``text`` as JSON, within ``max_depth`` levels of nesting and integers of at most
     ``max_digits`` digits, with no key given twice and every number finite; else
-    :class:`BadJson` (or json's own ValueError for text that is no JSON)."""
+    :class:`BadJson` (or json's own ValueError for text that is no JSON). ``max_depth`` None:
+    no scan before the parse (a reader that checks the shape of what it reads, on a hot path),
+    and nesting past what the parser follows is still BadJson, never a RecursionError."""
     if isinstance(text, bytes):
         text = text.decode("utf-8")
-    problem = json_limit_problem(text, max_depth, max_digits)
-    if problem:
-        raise BadJson(problem)
-    return json.loads(
-        text,
-        object_pairs_hook=no_duplicate_keys,
-        parse_constant=_no_constant,
-        parse_float=_finite_float,
-    )
+    if max_depth is not None:
+        problem = json_limit_problem(text, max_depth, max_digits)
+        if problem:
+            raise BadJson(problem)
+    try:
+        return json.loads(
+            text,
+            object_pairs_hook=no_duplicate_keys,
+            parse_constant=_no_constant,
+            parse_float=_finite_float,
+        )
+    except RecursionError:  # the C parser gives up cleanly, as the ledger's reader relies on
+        raise BadJson("its JSON nests deeper than the parser can follow") from None
 
 
 def no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -154,15 +160,16 @@ def _finite_float(text: str) -> float:
     return value
 
 
-# A string (skipped whole, or to the end when unterminated), a bracket, or a number.
-_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\Z)|[\[\]{}]|-?(\d+)(\.\d+)?([eE][-+]?\d+)?', re.S)
+# A string (skipped whole, or to the end when unterminated), a bracket, or a number. Compiled
+# where first used: compiling it costs a fresh process milliseconds a cache hit does not need.
+_JSON_TOKEN = r'"(?:[^"\\]|\\.)*(?:"|\Z)|[\[\]{}]|-?(\d+)(\.\d+)?([eE][-+]?\d+)?'
 
 
 def json_limit_problem(text: str, max_depth: int, max_digits: int) -> str | None:
     """Why ``text`` is past these bounds, found before any parser sees it (past them the parser
     itself fails: RecursionError, or ValueError past 4300 digits); else None."""
     depth = 0
-    for token in _JSON_TOKEN.finditer(text):
+    for token in re.finditer(_JSON_TOKEN, text, re.S):  # re keeps it compiled once used
         first = token.group()[0]
         if first in "[{":
             depth += 1

@@ -52,7 +52,7 @@ def load(path: Path) -> QuotaBook:
     not sane: read as untrusted input (core/untrusted.py: a regular file, bounded), each
     limit a whole number of -1 or more and each read time not in the future."""
     try:
-        saved = untrusted.read_json(path, MAX_CACHE_BYTES, max_depth=8)
+        saved = untrusted.read_json(path, MAX_CACHE_BYTES, max_depth=None)  # shape checked below
         if saved.get("version") != _VERSION:
             return QuotaBook()
         entries = saved["entries"]

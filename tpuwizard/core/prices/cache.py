@@ -137,7 +137,8 @@ def read(path: Path) -> tuple[PriceBook | None, str]:
     """(the book saved at ``path``, "") or (None, why it was set aside: "" where there is no
     file, or one of an older tpuwizard's format, which the next read replaces unsaid)."""
     try:
-        saved = untrusted.read_json(path, MAX_CACHE_BYTES, max_depth=8)
+        # No scan before the parse (a hit must stay fast): every row's shape is checked below.
+        saved = untrusted.read_json(path, MAX_CACHE_BYTES, max_depth=None)
     except FileNotFoundError:
         return None, ""
     except (OSError, ValueError) as err:
@@ -149,12 +150,15 @@ def read(path: Path) -> tuple[PriceBook | None, str]:
         if not isinstance(rows, list):
             return None, _NOT_OURS
         for row in rows:  # five fields, the fourth a price: else not ours (or torn)
-            if not isinstance(row, list) or len(row) != 5:
+            if type(row) is not list or len(row) != 5:
                 return None, _NOT_OURS
-            if not all(isinstance(row[i], str) for i in (0, 1, 2, 4)):
+            generation, model, region, usd, sku = row
+            if str is not type(generation) or str is not type(model) or str is not type(region):
                 return None, _NOT_OURS
-            if not untrusted.usable_amount(row[3]):
-                return None, f"a price in it is not a positive number ({str(row[3])[:24]})"
+            if type(sku) is not str:
+                return None, _NOT_OURS
+            if type(usd) not in (int, float) or not 0 < usd < _INFINITY:  # NaN fails both
+                return None, f"a price in it is not a positive number ({str(usd)[:24]})"
         slices = {}
         for name, (g, chips) in saved["slices"].items():
             if not isinstance(g, str) or not untrusted.usable_amount(chips):
@@ -169,6 +173,7 @@ def read(path: Path) -> tuple[PriceBook | None, str]:
 
 
 _NOT_OURS = "it is not a price read tpuwizard wrote"
+_INFINITY = float("inf")
 
 
 def save(path: Path, book: PriceBook) -> None:
