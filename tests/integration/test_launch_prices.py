@@ -101,3 +101,69 @@ def test_flex_start_s_own_sku_replaces_at_most_once_the_catalog_lists_it(tmp_pat
     unlisted = flex_in_us_east5("")
     assert unlisted["source"] == "offline" and unlisted["sku"] is None
     assert unlisted["usd_per_hour"] is None and unlisted["at_most"]  # the bound, labelled
+
+
+# -- issue 48, item 8: a saved read that is no read of the catalog's ---------------------------
+SPOT_BUDGET = (
+    "--accelerator", "v5litepod-4", "--route", "spot", "--no-preflight", "--script", "job.py",
+    "--checkpoints", "ckpt", "--budget", "1",
+)  # fmt: skip
+
+
+def poisoned_read(home) -> None:
+    """A fresh-dated price cache whose v5e prices are NaN or below zero (json writes NaN)."""
+    from tpuwizard.core.prices.skus import parse_skus
+    from tpuwizard.sandbox.billing_catalog import skus
+    from tpuwizard.sandbox.faults import Faults
+
+    path = cache.cache_file(home / "cache", practice=True)
+    cache.save(path, cache.PriceBook(time.time(), parse_skus(skus(Faults()))))
+    saved = json.loads(path.read_text())
+    for row in saved["prices"]:
+        if row[0] == "v5e":
+            row[3] = float("nan") if row[1] == "spot" else -5.0
+    path.write_text(json.dumps(saved))
+
+
+def test_a_poisoned_saved_read_is_read_again_before_the_budget_is_held(tmp_path, home):
+    """It was shown as the catalog's ("$nan/h") and held --budget by NaN (the launch went ahead)
+    or by "$-20.00/h" ("give --budget -4.00 or more"). Now it is set aside, the catalog read
+    again before the budget is checked, and the launch held by the catalog's figure."""
+    poisoned_read(home)
+    (tmp_path / "job.py").write_text("print('trained')\n")
+    code, events, stderr = launch(tmp_path, *SPOT_BUDGET)
+    assert code == 0, stderr
+    planned = next(e for e in events if e["event"] == "planned")
+    assert planned["price_per_hour_usd"] == 1.192  # 4 chips x $0.298, the catalog's spot figure
+    assert planned["price_source"].startswith("Cloud Billing Catalog, read ")
+    assert "nan" not in stderr.lower() and "$-" not in stderr
+    book, why = cache.read(cache.cache_file(home / "cache", practice=True))
+    assert why == "" and book is not None  # the read that replaced it
+
+
+def test_a_poisoned_read_the_catalog_cannot_replace_leaves_the_offline_table_said(tmp_path, home):
+    poisoned_read(home)
+    (tmp_path / "job.py").write_text("print('trained')\n")
+    code, events, stderr = launch(
+        tmp_path, *SPOT_BUDGET, TPUWIZARD_SANDBOX_FAULTS="billing_unauthenticated=1"
+    )
+    assert code == 0, stderr
+    planned = next(e for e in events if e["event"] == "planned")
+    assert planned["price_per_hour_usd"] == 1.192 and "offline table" in planned["price_source"]
+    said = " ".join(stderr.split())
+    assert "prices-practice.json was set aside: it holds NaN" in said, said
+
+
+def test_status_with_a_fifo_for_its_price_cache_answers_and_says_why(tmp_path, home):
+    import os
+
+    (home / "cache").mkdir(parents=True, exist_ok=True)
+    os.mkfifo(cache.cache_file(home / "cache", practice=True))
+    proc = subprocess.run(
+        tpuwizard_cmd("status", "--sandbox"),
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env(),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    said = " ".join(proc.stderr.split())
+    assert "Prices: the offline table's figures, because the saved read" in said, said
+    assert "was set aside: it is a named pipe (FIFO), not a regular file" in said

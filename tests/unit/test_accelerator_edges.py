@@ -53,6 +53,8 @@ EDGES = {
     "core/evidence/receipt.py:check_receipt",
     "core/evidence/slice_receipt.py:_canonical",
     "core/evidence/slice_receipt.py:check_slice_receipt",
+    # receipt check's --accelerator on a chain.json: refused when unknown, receipts or none.
+    "core/evidence/chain.py:check_chain",
     # Google's answers: a node's acceleratorType read back (and a ledger record's, for
     # is_single_vm).
     "core/cloud/compute_slices.py:_vms_of",

@@ -61,12 +61,33 @@ def test_options_and_odd_lines_are_not_requirements(text):
         "flax>=0.8,<0.11",
         "orbax-checkpoint; python_version >= '3.10'",
         "tiny_pkg[extra]~=1.0",
-        "tinypkg @ file:///tmp/tinypkg-0.3.1-py3-none-any.whl",
+        "tinypkg @ https://files.example/tinypkg-0.3.1-py3-none-any.whl",
+        "tinypkg @ git+https://github.com/example/tinypkg",
         *COURSE_PACKAGES,
     ],
 )
 def test_ordinary_requirements_pass(text):
     assert package_problems([spec(text)]) == []
+
+
+# -- issue 48, item 8: a direct reference to this computer is refused before any create --------
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("numpy @ file:///etc/passwd", "file:///etc/passwd"),
+        ("tinypkg @ file:///tmp/tinypkg-0.3.1-py3-none-any.whl", "file:///tmp/tinypkg"),
+        ("numpy@/etc/passwd", "/etc/passwd"),
+        ("numpy @ ./wheels/numpy.whl", "./wheels/numpy.whl"),
+        ("tinypkg @ git+file:///home/me/tinypkg", "git+file:///home/me/tinypkg"),
+        ("tinypkg @ http://localhost:8000/t.whl", "http://localhost:8000/t.whl"),
+        ("tinypkg @ http://127.0.0.1:8000/t.whl", "http://127.0.0.1:8000/t.whl"),
+        ("tinypkg @ http://[::1]/t.whl", "http://[::1]/t.whl"),
+    ],
+)
+def test_a_direct_reference_to_this_computer_is_refused(text, where):
+    (problem,) = package_problems([spec(text)])
+    assert where in problem and "a file or address of this computer" in problem, problem
+    assert "the TPU VM installs its packages itself, and it is not there" in problem
 
 
 def test_the_plan_refuses_a_jax_line_from_a_file_and_says_which_line(tmp_path):

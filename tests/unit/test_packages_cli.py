@@ -39,6 +39,17 @@ def test_a_line_uv_would_refuse_is_refused_before_anything(home, here, command):
     assert not (here / "MARKER").exists()
 
 
+# -- issue 48, item 8: `numpy @ file:///etc/passwd` created the TPU before failing in uv --------
+@pytest.mark.parametrize("command", [LAUNCH, UP, ["run", "--sandbox"]], ids=["launch", "up", "run"])
+def test_a_requirement_naming_a_file_of_this_computer_is_refused_before_anything(
+    home, here, command
+):
+    script = ["train.py"] if command[0] == "run" else []
+    stderr = refused(home, *command, "--with", "numpy @ file:///etc/passwd", *script)
+    assert "'numpy @ file:///etc/passwd' (--with) points at 'file:///etc/passwd'" in stderr
+    assert "a file or address of this computer" in stderr, stderr
+
+
 def test_dev_zero_as_requirements_is_refused_without_reading_it_all(home, here):
     stderr = refused(home, *LAUNCH, "--requirements", "/dev/zero")
     assert "Cannot read the requirements file /dev/zero: it is not a regular file" in stderr

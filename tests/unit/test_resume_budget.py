@@ -220,3 +220,62 @@ def test_a_set_with_a_file_gone_is_refused_by_the_plan(tmp_path):
     (tmp_path / "runs" / "r1" / "checkpoints" / "step_000008" / "state.npz").unlink()
     problems = [str(p) for p in spot_plan(tmp_path, resume_from="r1").problems()]
     assert any("lacks state.npz" in p for p in problems), problems
+
+
+# -- issue 48, item 8: a guard on money never runs on a figure it cannot trust ------------------
+class _Poisoned:
+    """Installed prices that give one figure for every slice (a poisoned read, had it passed)."""
+
+    def __init__(self, hourly: float) -> None:
+        self.hourly = hourly
+
+    def zone_price(self, slice_, route, zone):
+        return cost.ZonePrice(self.hourly, "", None, "Cloud Billing Catalog, read 2026-12-01")
+
+    def source(self) -> str:
+        return "a poisoned read"
+
+    def brief(self) -> str:
+        return "a poisoned read"
+
+
+@pytest.mark.parametrize("hourly", [float("nan"), -20.0, 0.0, float("inf")])
+def test_a_budget_is_never_held_by_a_figure_that_is_no_price(tmp_path, monkeypatch, hourly):
+    monkeypatch.setattr(cost, "_catalog", _Poisoned(hourly))
+    problems = [str(p) for p in spot_plan(tmp_path, budget_usd=1.0).problems()]
+    (problem,) = [p for p in problems if "--budget" in p]
+    assert "--budget cannot be held" in problem and "is not a usable figure" in problem, problem
+    assert "give --budget -" not in problem
+
+
+def test_a_price_lost_before_the_first_attempt_creates_nothing(tmp_path, monkeypatch):
+    """The plan's check passed; the chain finds no usable price when it starts: nothing is
+    made, exit 2, said as the plan's problem."""
+    from tpuwizard.core.exit_codes import EXIT_BAD_INPUT
+    from tpuwizard.core.launch.resume import chain as resume_chain
+
+    monkeypatch.setattr(resume_chain, "budget_minutes", lambda *args: None)
+    plan = spot_plan(tmp_path, budget_usd=round(usd_for(60), 4))
+    code, events, made, _ = run_chain(monkeypatch, plan, [], tmp_path)
+    assert code == EXIT_BAD_INPUT and made == []
+    failed = next(e for e in events if isinstance(e, ev.Failed))
+    assert failed.stage == "plan" and "--budget cannot be checked" in str(failed.diagnosis)
+
+
+def test_a_price_lost_between_attempts_starts_no_new_one(tmp_path, monkeypatch):
+    from tpuwizard.core.launch.plan import resume_rules
+    from tpuwizard.core.launch.resume import chain as resume_chain
+
+    calls = []
+
+    def priced_once(*args):
+        calls.append(args)
+        return resume_rules.budget_minutes(*args) if len(calls) == 1 else None
+
+    monkeypatch.setattr(resume_chain, "budget_minutes", priced_once)
+    plan = spot_plan(tmp_path, budget_usd=round(usd_for(60), 4))
+    code, _, made, _ = run_chain(monkeypatch, plan, [5.0], tmp_path)
+    assert code == EXIT_CLOUD and len(made) == 1  # preempted once, and no second TPU
+    chain = json.loads((plan.run_dir / CHAIN_FILE).read_text())
+    assert chain["stopped"]["by"] == "unpriced"
+    assert "no usable price is known now" in chain["stopped"]["detail"]

@@ -3,6 +3,7 @@ attempt history that orders zones by recent success."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 import pytest
@@ -185,11 +186,16 @@ def test_the_history_survives_a_torn_line_and_keeps_the_newest(tmp_path, monkeyp
 
     monkeypatch.setattr(attempts, "KEEP", 5)
     book = AttemptHistory(tmp_path / "attempts.jsonl")
+    now = time.time()  # read back against this computer's clock: NOW may be ahead of it
+
+    def at(zone: str, minutes_ago: float) -> Attempt:
+        return Attempt(zone, "v6e-4", "vm", "tpu-api", READY, now - minutes_ago * 60)
+
     for i in range(30):  # past the size at which it trims itself (KEEP lines of ~400 bytes)
-        book.record(tried(f"zone-{i}", READY, 30 - i))
+        book.record(at(f"zone-{i}", 30 - i))
     with open(book.path, "ab") as f:
         f.write(b'{"zone": "torn')
-    book.record(tried("last", READY, 0))
+    book.record(at("last", 0))
     zones = [a.zone for a in book.attempts("v6e-4")]
     assert zones[-1] == "last" and "zone-0" not in zones and len(zones) < 30
 

@@ -13,16 +13,19 @@ if TYPE_CHECKING:
     from tpuwizard.core.prices.cache import PriceBook
     from tpuwizard.session.session import Session
 
-NOT_READ = "not read yet: tpuwizard zones --accelerator TYPE --refresh-prices reads it"
+READ_AGAIN = "tpuwizard zones --accelerator TYPE --refresh-prices reads it"
+NOT_READ = f"not read yet: {READ_AGAIN}"
 
 
 def use_cached_prices(session: Session) -> tuple[PriceBook | None, str]:
     """Price every figure from the read on disk, if any, without a call: (the book, "") or
     (None, why there is none)."""
     from tpuwizard.core.prices.live import BookPrices
-    from tpuwizard.session.prices import cached_book, use_prices
+    from tpuwizard.session.prices import cached_read, use_prices
 
-    book = cached_book(session)
+    book, set_aside = cached_read(session)
+    if book is None and set_aside:  # the offline table's figures, and why (status says it)
+        return None, f"{set_aside}; {READ_AGAIN}"
     if book is None:
         return None, NOT_READ
     why = "" if book.fresh() else "over a day old, not read again by status, which makes no call"

@@ -66,19 +66,27 @@ def first_time_refused(project: str, zones: Sequence[str]) -> list[str]:
     """Of ``zones`` (refused to ``project``), those not said before; remembered in the state
     folder. A memory that cannot be read or written costs only a repeat."""
     import json
+    import os
 
-    from tpuwizard.core import paths
+    from tpuwizard.core import paths, untrusted
 
     if not zones:
         return []
     try:
         memory = paths.state_dir() / "refused-zones-said.json"
-        said = json.loads(memory.read_text()) if memory.exists() else {}
+        said = (  # untrusted input (core/untrusted.py): a FIFO there must not hang the command
+            untrusted.read_json(memory, 1024 * 1024, max_depth=4) if memory.exists() else {}
+        )
         known = set(said.get(project, []))
         new = [z for z in zones if z not in known]
         if new:
             said[project] = sorted(known | set(new))
-            memory.write_text(json.dumps(said, indent=1) + "\n")
+            temporary = memory.with_suffix(f".{os.getpid()}.tmp")
+            try:
+                temporary.write_text(json.dumps(said, indent=1) + "\n")
+                os.replace(temporary, memory)  # a FIFO in its place is replaced, not written
+            finally:
+                temporary.unlink(missing_ok=True)
         return new
     except (OSError, ValueError, AttributeError, TypeError, BadInput):
         return list(zones)

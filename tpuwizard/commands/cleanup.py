@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     """Everything tpuwizard created that may still bill, from the ledger and labels. Exit 3
     when a zone could not be checked, 4 when a preempted kept node could not be deleted."""
-    from tpuwizard.commands.catalog_prices import price_entry, use_cached_prices
+    from tpuwizard.commands.catalog_prices import NOT_READ, price_entry, use_cached_prices
     from tpuwizard.commands.kaggle_records import kaggle_status
     from tpuwizard.core.cloud.diagnose import Context
     from tpuwizard.core.plan import cost
@@ -60,6 +60,8 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     colab, colab_unchecked = colab_status(as_json)  # its own ledger, its own program
     session = open_session(project, sandbox)
     book = use_cached_prices(session)  # every cost at the cached catalog read's prices, no call
+    if book[0] is None and book[1] != NOT_READ:  # a saved read set aside: said, not hidden
+        say(f"Prices: the offline table's figures, because {book[1]}.")
     with cloud_errors(Context(project=session.project)):
         kept = (  # first: a preempted kept node is deleted, not listed
             session.kept.check()

@@ -319,6 +319,11 @@ def launch(
     prices = PricesBeside(session)
     prices.start()
     click.get_current_context().call_on_close(prices.finish)  # none lands after the command
+    if budget is not None:  # --budget is held at the catalog's figure where it can be read
+        from tpuwizard.core.prices.reader import READ_TIMEOUT
+
+        prices.wait(READ_TIMEOUT)  # a saved read set aside (or old) is read again first
+        plan.validate()  # and checked by it: exit 2, nothing created, where it cannot be held
     if keep:  # in practice the sandbox (and a watchdog's endpoint) must outlive this command
         session.prepare_to_keep()
         session.kept.settle(plan.node_name)  # a name kept before: its deleted node's closed

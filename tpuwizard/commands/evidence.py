@@ -103,18 +103,19 @@ def receipt() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def receipt_check(file: Path, expect: str | None, accelerator: str | None, as_json: bool) -> None:
     """Recompute a receipt's hash and check it proves the run you asked for."""
-    from tpuwizard.core.evidence.receipt import HASH_MEANING, check_receipt, load_receipt
+    from tpuwizard.core.evidence.receipt import HASH_MEANING, check_receipt, read_receipt
 
     if file.name == "chain.json":
-        chain_check(file, as_json)
+        chain_check(file, expect, accelerator, as_json)
     course_report_check(file, expect, accelerator, as_json)  # lesson one's: exits when it is
-    data = load_receipt(file)
+    data, notes = read_receipt(file)
     if data.get("kind") == "slice":
         from tpuwizard.core.evidence.slice_receipt import check_slice_receipt
 
         result = check_slice_receipt(data, file.parent, accelerator, expect)
     else:
         result = check_receipt(data, expect, accelerator, folder=file.parent)
+    result.facts[:0] = notes  # a saved log: which of its lines was judged, and why that one
     say_verdict(file, result, HASH_MEANING, as_json)
 
 
@@ -221,17 +222,12 @@ def _asked_slice(accelerator: str | None) -> Slice | None:
         raise BadInput(str(err)) from None
 
 
-def chain_check(file: Path, as_json: bool) -> None:
-    """A resumed run's chain.json: every link, the order, each attempt's receipt."""
-    import json
+def chain_check(file: Path, expect: str | None, accelerator: str | None, as_json: bool) -> None:
+    """A resumed run's chain.json: every link, the order, each attempt's receipt, by the rules
+    a receipt is checked by (``--expect`` and ``--accelerator`` included)."""
+    from tpuwizard.core.evidence.chain import check_chain, read_chain
 
-    from tpuwizard.core.evidence.chain import check_chain
-
-    try:
-        data = json.loads(file.read_text())
-    except (OSError, ValueError) as err:
-        raise BadInput(f"{file} cannot be read as a chain of attempts: {err}") from None
-    facts, problems = check_chain(data, file.parent)
+    facts, problems = check_chain(read_chain(file), file.parent, expect, accelerator)
     if as_json:
         print_json({"ok": not problems, "problems": problems, "facts": facts})
     else:

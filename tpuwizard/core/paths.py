@@ -150,9 +150,14 @@ def _read_install_id(path: Path) -> bytes:
         "new one (what was made under the old id is then no longer recognised as yours: check "
         "the Cloud Console for it)."
     )
-    try:
-        with open(path, "rb") as f:
-            install_id = f.read(_INSTALL_ID_BYTES).strip()
+    from tpuwizard.core import untrusted
+
+    try:  # a FIFO in its place would hang every command: only a regular file is read
+        fd = untrusted.open_regular(path)
+        try:
+            install_id = os.pread(fd, _INSTALL_ID_BYTES, 0).strip()
+        finally:
+            os.close(fd)
     except OSError as err:
         raise BadInput(f"Cannot read this install's id, {path} ({err.strerror}). {keep}") from None
     if not install_id:

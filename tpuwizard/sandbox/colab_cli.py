@@ -153,8 +153,9 @@ def stop(home: Path, _faults: dict[str, str], args: argparse.Namespace) -> int:
             say_err("Traceback (most recent call last):\ncolab_cli.client.ColabRequestError: 404")
             return 1
         for pid in pids:  # the runtime's kernel, and whatever it still ran, ends with it
-            with _quiet():
-                os.killpg(pid, signal.SIGKILL)
+            if isinstance(pid, int) and not isinstance(pid, bool) and pid > 1:  # never 0: ours
+                with _quiet():
+                    os.killpg(pid, signal.SIGKILL)
         del state["server"][s["endpoint"]]
         del state["local"][name]
     shutil.rmtree(runtime_root(home, s["endpoint"]), ignore_errors=True)

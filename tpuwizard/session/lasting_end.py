@@ -5,12 +5,12 @@ that lingers holding nothing would otherwise keep serving what it was started wi
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
 from tpuwizard.core import paths
 from tpuwizard.session import practice
+from tpuwizard.session.lasting_info import read_server_info
 
 
 def end_lasting_sandbox(wait_s: float = 10.0) -> str | None:
@@ -31,8 +31,8 @@ def end_lasting_sandbox(wait_s: float = 10.0) -> str | None:
             "It ends by itself once it has held nothing for a while."
         )
     try:
-        try:
-            pid = int(json.loads(info.read_text())["pid"])
+        try:  # untrusted input: a pid of 1 or below is no server's (it would wait on no one)
+            pid = read_server_info(info)["pid"]
         except (OSError, ValueError, KeyError, TypeError):
             pid = None
         info.unlink(missing_ok=True)  # it watches for this, and ends (lasting_sandbox.py)

@@ -18,6 +18,8 @@ FAULTS_REQUEST = "faults-request.json"
 def ask_for_faults(folder: Path, info: Path, asked: str, wait_s: float = 10.0) -> bool:
     """Ask the lasting sandbox serving ``folder`` to serve ``asked``; True once server.json
     says it does (False: it did not answer in time; it may have ended)."""
+    from tpuwizard.session.lasting_info import read_server_info
+
     request = folder / FAULTS_REQUEST
     tmp = request.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps({"faults": asked}))
@@ -25,8 +27,8 @@ def ask_for_faults(folder: Path, info: Path, asked: str, wait_s: float = 10.0) -
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
         try:
-            serving = str(json.loads(info.read_text()).get("faults") or "")
-        except (OSError, ValueError):
+            serving = read_server_info(info)["faults"]
+        except (OSError, ValueError, KeyError, TypeError):
             return False
         if serving.strip() == asked.strip() and not request.exists():
             return True
@@ -37,9 +39,13 @@ def ask_for_faults(folder: Path, info: Path, asked: str, wait_s: float = 10.0) -
 def take_request(folder: Path) -> str | None:
     """The faults a command asked for since the last look (the request is used up), if any."""
     request = folder / FAULTS_REQUEST
-    try:
-        asked = str(json.loads(request.read_text()).get("faults") or "")
-    except (OSError, ValueError):
+    from tpuwizard.core import untrusted
+    from tpuwizard.session.lasting_info import MAX_SERVER_INFO_BYTES
+
+    try:  # untrusted input: a FIFO in its place must not hang the sandbox's watch
+        data = untrusted.read_json(request, MAX_SERVER_INFO_BYTES, max_depth=2)
+        asked = str(data.get("faults") or "")
+    except (OSError, ValueError, AttributeError):
         return None
     request.unlink(missing_ok=True)
     return asked

@@ -89,8 +89,10 @@ def _write_info(info: Path, server: Any, faults: str) -> None:
 
 
 def _no_longer_mine(info: Path) -> bool:
+    from tpuwizard.session.lasting_info import read_server_info
+
     try:
-        return int(json.loads(info.read_text())["pid"]) != os.getpid()
+        return bool(read_server_info(info)["pid"] != os.getpid())
     except (OSError, ValueError, KeyError, TypeError):
         return True
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from tpuwizard.core import paths
 from tpuwizard.core.cloud.endpoint import ENDPOINT_ENV, GOOGLE_ENDPOINT, TOKEN_ENV
+from tpuwizard.session import lasting_info
 
 PRACTICE_PROJECT = "tpuwizard-practice"
 FAULTS_ENV = "TPUWIZARD_SANDBOX_FAULTS"
@@ -111,7 +112,6 @@ def attach_lasting_sandbox() -> bool:
     when it can take the lock exclusively, removing its server.json while it holds it. So an
     attached command never meets a server that is going away, and one that comes too late
     finds no server.json and starts a fresh sandbox."""
-    import json
     import socket
 
     folder = paths.state_dir() / "sandbox"
@@ -119,9 +119,9 @@ def attach_lasting_sandbox() -> bool:
     if not info.exists():  # no lock file made where there is no lasting sandbox
         return False
     fd = lasting_lock(folder, exclusive=False)
-    try:
-        data = json.loads(info.read_text())
-        endpoint, pid, token = str(data["endpoint"]), int(data["pid"]), str(data["token"])
+    try:  # untrusted input (core/untrusted.py): a FIFO or /dev/zero in its place is no server
+        data = lasting_info.read_server_info(info)
+        endpoint, pid, token = data["endpoint"], data["pid"], data["token"]
         os.kill(pid, 0)
         host, port = endpoint.removeprefix("http://").rsplit(":", 1)
         with socket.create_connection((host, int(port)), timeout=2):

@@ -4,7 +4,9 @@ Never raises for the cloud's sake: a failed read is a reason, said beside the of
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tpuwizard.core import paths
@@ -23,7 +25,7 @@ def price_book(session: Session, refresh: bool = False) -> tuple[PriceBook | Non
     from tpuwizard.core.prices.reader import PriceReadError, read_catalog
 
     path = cache.cache_file(paths.cache_dir(), session.practice)
-    saved = cache.load(path)
+    saved, set_aside = cache.read(path)
     if saved is not None and saved.fresh() and not refresh:
         return saved, ""
     try:
@@ -32,9 +34,15 @@ def price_book(session: Session, refresh: bool = False) -> tuple[PriceBook | Non
     except PriceReadError as err:  # said beside the figures, with what to do
         if saved is not None:
             return saved, f"not re-read ({err}); the read of {saved.date} stands"
-        return None, str(err)
-    cache.save(path, book)
+        return None, str(err) + (f"; {set_aside_words(path, set_aside)}" if set_aside else "")
+    with contextlib.suppress(OSError):  # the read stands; the next command reads it again
+        cache.save(path, book)
     return book, ""
+
+
+def set_aside_words(path: Path, why: str) -> str:
+    """The saved read was not used, and why (said where the offline table stands in)."""
+    return f"the saved read {path} was set aside: {why}"
 
 
 def reading_prices() -> None:
@@ -112,6 +120,12 @@ class PricesBeside:
                 use_prices(prices)
         return prices
 
+    def wait(self, wait_s: float) -> None:
+        """Let a read under way land for up to ``wait_s`` seconds (a guard on money checks the
+        catalog's figure, not the one standing in while it is read); installs go on after."""
+        if self._thread is not None:
+            self._thread.join(wait_s)
+
     def finish(self, wait_s: float = 0.0) -> None:
         """Let a read under way land for up to ``wait_s`` seconds, then install no more."""
         if self._thread is not None:
@@ -122,7 +136,15 @@ class PricesBeside:
 
 def cached_book(session: Session) -> PriceBook | None:
     """The book on disk, however old, without a call (for screens that must not wait)."""
-    return cache.load(cache.cache_file(paths.cache_dir(), session.practice))
+    return cached_read(session)[0]
+
+
+def cached_read(session: Session) -> tuple[PriceBook | None, str]:
+    """(the book on disk, however old, "") or (None, why it was set aside, or "" for none),
+    without a call."""
+    path = cache.cache_file(paths.cache_dir(), session.practice)
+    book, why = cache.read(path)
+    return book, set_aside_words(path, why) if why else ""
 
 
 def _where(session: Session) -> tuple[str, Any]:

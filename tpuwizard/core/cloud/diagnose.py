@@ -27,6 +27,7 @@ from tpuwizard.core.cloud.diagnose_capacity import (
 from tpuwizard.core.cloud.diagnose_compute import compute_diagnosis
 from tpuwizard.core.cloud.diagnose_remote import remote_diagnosis
 from tpuwizard.core.cloud.diagnosis import Context, Diagnosis
+from tpuwizard.core.untrusted import NotASmallFile
 
 if TYPE_CHECKING:
     from tpuwizard.core.errors import LedgerUnwritable
@@ -312,6 +313,16 @@ def local_disk_diagnosis(err: BaseException) -> Diagnosis | None:
     said as such: never as a network failure."""
     from tpuwizard.core.errors import LedgerUnwritable
 
+    if isinstance(err, NotASmallFile):  # a FIFO, a device, a folder or a huge file in its place
+        return Diagnosis(
+            "local_disk",
+            "A file on this computer could not be read",
+            f"{err.filename}: {err.why}.",
+            [
+                f"Move {err.filename} aside (tpuwizard reads only a regular file there), then "
+                "run this again."
+            ],
+        )
     if not isinstance(err, OSError) or isinstance(err, ConnectionError | TimeoutError):
         return None
     if isinstance(err, LedgerUnwritable):

@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tpuwizard.core import untrusted
 from tpuwizard.core.cloud.names import NAME_RE, PROJECT_RE, ZONE_RE
 from tpuwizard.core.errors import BadInput, shown
 
 DMI_PRODUCT = Path("/sys/class/dmi/id/product_name")
+MAX_CONFIG_BYTES = 64 * untrusted.KIB  # gcloud's configuration: a few short properties
+CONFIGURATION_RE = re.compile(r"[a-z][-a-z0-9]*")
 
 
 @dataclass
@@ -53,23 +57,29 @@ def config_dir(env: Mapping[str, str] | None = None, windows: bool | None = None
 def active_configuration(cfg_dir: Path, env: Mapping[str, str]) -> str:
     if env.get("CLOUDSDK_ACTIVE_CONFIG_NAME"):
         return env["CLOUDSDK_ACTIVE_CONFIG_NAME"]
-    try:
-        name = (cfg_dir / "active_config").read_text().strip()
-    except OSError:
+    try:  # untrusted input (core/untrusted.py): a FIFO here would hang every command
+        name = untrusted.read_text(cfg_dir / "active_config", MAX_CONFIG_BYTES).strip()
+    except (OSError, ValueError):
         name = ""
-    return name or "default"
+    # gcloud's own names: a letter, then letters, digits and hyphens. Anything else ('../x')
+    # names no configuration file of gcloud's.
+    return name if CONFIGURATION_RE.fullmatch(name) else "default"
 
 
 def read_properties(cfg_dir: Path, configuration: str) -> dict[str, dict[str, str]]:
     path = cfg_dir / "configurations" / f"config_{configuration}"
     if not path.is_file():
         return {}  # no gcloud yet: the parser is not even imported (the wizard starts sooner)
+    try:  # read as untrusted input: a regular file, bounded, UTF-8 as gcloud writes it
+        text = untrusted.read_text(path, MAX_CONFIG_BYTES)
+    except (OSError, ValueError):
+        return {}
     import configparser
 
     # gcloud's files are INI without interpolation: a '%' (a proxy password) must not crash.
     parser = configparser.RawConfigParser()
     try:
-        parser.read(path)
+        parser.read_string(text, str(path))
     except configparser.Error:
         return {}
     return {section: dict(parser[section]) for section in parser.sections()}
@@ -78,7 +88,7 @@ def read_properties(cfg_dir: Path, configuration: str) -> dict[str, dict[str, st
 def on_google_vm() -> bool:
     """The machine says it is a Google VM (DMI product name); no network probe."""
     try:
-        return "Google" in DMI_PRODUCT.read_text()
+        return "Google" in untrusted.read_small(DMI_PRODUCT, 4096).decode("utf-8", "replace")
     except OSError:
         return False
 

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from tpuwizard.core import paths
+from tpuwizard.core import paths, untrusted
 from tpuwizard.core.cloud.client import TpuCloud
 from tpuwizard.core.cloud.google_errors import flex_zones, location_unavailable
 from tpuwizard.core.plan import catalog, cost
 
 CACHE_TTL_S = 6 * 3600
+MAX_CACHE_BYTES = 4 * untrusted.MIB  # every zone's type names: tens of KiB
 MAX_WORKERS = 16  # bounded: the API allows plenty, but a laptop's connection pool does not
 # A zone's failure when Google says the project may not use it: the same answer every time.
 NOT_AVAILABLE = "not available to your project"
@@ -107,20 +110,35 @@ def _cache_file(cloud: TpuCloud) -> Path:
     return paths.cache_dir() / f"zones-{key}.json"
 
 
+def _saved_survey(cache: Path) -> dict[str, Any] | None:
+    """The survey saved at ``cache``, read as untrusted input (core/untrusted.py): a regular
+    file, bounded; its time not in the future (it would be fresh for ever), every zone a list of
+    type names. None when it is not: a damaged or foreign cache is simply refreshed."""
+    try:
+        saved = untrusted.read_json(cache, MAX_CACHE_BYTES, max_depth=8)
+        zones, failures = saved["zones"], saved.get("failures", {})
+        fine = (
+            untrusted.sane_time(saved["at"])
+            and isinstance(zones, dict)
+            and all(isinstance(v, list) for v in zones.values())
+            and all(isinstance(t, str) for v in zones.values() for t in v)
+            and isinstance(failures, dict)
+            and all(isinstance(v, str) for v in failures.values())
+        )
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return {"at": saved["at"], "zones": zones, "failures": failures} if fine else None
+
+
 def live(
     cloud: TpuCloud, refresh: bool = False, max_workers: int = MAX_WORKERS, ttl: float = CACHE_TTL_S
 ) -> ZoneSurvey:
     """List the project's TPU zones, then every zone's accelerator types at once."""
     cache = _cache_file(cloud)
     if not refresh and cache.exists():
-        try:
-            saved = json.loads(cache.read_text())
-            if time.time() - saved["at"] < ttl:
-                return ZoneSurvey(
-                    "live", saved["zones"], cached=True, failures=saved.get("failures", {})
-                )
-        except (OSError, ValueError, KeyError):
-            pass  # a damaged cache is simply refreshed
+        saved = _saved_survey(cache)
+        if saved is not None and time.time() - saved["at"] < ttl:
+            return ZoneSurvey("live", saved["zones"], cached=True, failures=saved["failures"])
     zones = cloud.list_zones()
     table: dict[str, list[str]] = {}
     failures: dict[str, str] = {}
@@ -138,8 +156,16 @@ def live(
     if not table and failures:
         # Nothing answered: let the caller diagnose the first error.
         raise next(iter(futures.values())).exception()  # type: ignore[misc]
-    if lasting:
-        cache.write_text(json.dumps({"at": time.time(), "zones": table, "failures": failures}))
+    if lasting:  # whole or not at all, replacing what is there (a FIFO would block a write)
+        temporary = cache.with_suffix(f".{os.getpid()}.tmp")
+        try:
+            survey = {"at": time.time(), "zones": table, "failures": failures}
+            temporary.write_text(json.dumps(survey))
+            os.replace(temporary, cache)
+        except OSError:
+            pass  # the next survey asks again
+        finally:
+            temporary.unlink(missing_ok=True)
     return ZoneSurvey("live", dict(sorted(table.items())), failures=failures)
 
 

@@ -20,6 +20,7 @@ from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from tpuwizard.core import untrusted
 from tpuwizard.core.colab import diagnosis
 from tpuwizard.core.colab.cells import bundle_name, pack_folder, script_cell, verify_cell
 from tpuwizard.core.colab.program import ColabCallFailed, ColabProgram, classify
@@ -177,7 +178,7 @@ def _exit_code(program: ColabProgram, session: str, remote: str, staging: Path) 
     local = staging / Path(remote).name
     try:
         program.download(session, remote, local)
-        return int(local.read_text().strip())
+        return int(untrusted.read_text(local, 4096).strip())  # the runtime's: a number
     except (ColabCallFailed, OSError, ValueError):
         return None
 

@@ -18,10 +18,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from tpuwizard.core import untrusted
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.evidence.receipt import check_receipt, load_receipt
 
 CHAIN_FILE = "chain.json"
+# At most 21 attempts (--max-restarts 20) of a few hundred bytes each, nested 4 deep: a file past
+# these is none tpuwizard wrote (and past the depth Python's parser fails with RecursionError).
+MAX_CHAIN_BYTES = 1 * untrusted.MIB
+MAX_CHAIN_DEPTH = 16
 ENDINGS = ("finished", "failed", "preempted", "gone", "stopped")
 
 
@@ -50,7 +55,35 @@ def entry_sha256(entry: dict[str, Any]) -> str:
 
 
 def file_sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    """The sha256 of an attempt's receipt (a small regular file, else an OSError)."""
+    from tpuwizard.core.evidence.receipt import MAX_RECEIPT_FILE_BYTES
+
+    return hashlib.sha256(untrusted.read_small(path, MAX_RECEIPT_FILE_BYTES)).hexdigest()
+
+
+def read_chain(path: Path) -> dict[str, Any]:
+    """The chain at ``path`` as untrusted input (a small regular file, bounded JSON, no key
+    given twice); :class:`BadInput` saying why when it cannot be one."""
+    try:
+        data = untrusted.read_json(path, MAX_CHAIN_BYTES, MAX_CHAIN_DEPTH)
+    except FileNotFoundError:
+        raise BadInput(f"No chain at {path}: give a run folder's chain.json.") from None
+    except (OSError, ValueError) as err:
+        raise BadInput(
+            f"{path} cannot be read as a chain of attempts: {untrusted.describe(err)}."
+        ) from None
+    if not isinstance(data, dict):
+        raise BadInput(f"{path} is JSON but not a chain of attempts (not a JSON object).")
+    return data
+
+
+def _own_chain(path: Path) -> dict[str, Any]:
+    """This run's chain, being extended: read as :func:`read_chain` reads any (a FIFO put in its
+    place must not hang the run)."""
+    data = untrusted.read_json(path, MAX_CHAIN_BYTES, MAX_CHAIN_DEPTH)
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} is not a chain of attempts")
+    return data
 
 
 def chain_sha256(data: dict[str, Any]) -> str:
@@ -70,7 +103,7 @@ def append_entry(run_dir: Path, run_id: str, entry: ChainEntry) -> dict[str, Any
     """Add ``entry`` (linked to the last one) to the run's chain.json; the entry as written."""
     path = run_dir / CHAIN_FILE
     data: dict[str, Any] = (
-        json.loads(path.read_text()) if path.exists() else {"kind": "chain", "run_id": run_id}
+        _own_chain(path) if path.exists() else {"kind": "chain", "run_id": run_id}
     )
     attempts: list[dict[str, Any]] = data.setdefault("attempts", [])
     written = asdict(entry)
@@ -83,8 +116,10 @@ def append_entry(run_dir: Path, run_id: str, entry: ChainEntry) -> dict[str, Any
 def earlier_run_link(folder: Path, run_id: str) -> dict[str, str | None]:
     """The link from a new chain to the chain of the run in ``folder`` (its last entry)."""
     try:
-        attempts = json.loads((folder / CHAIN_FILE).read_text()).get("attempts") or []
-    except (OSError, ValueError):
+        attempts = _own_chain(folder / CHAIN_FILE).get("attempts") or []
+    except (OSError, ValueError, AttributeError):
+        attempts = []
+    if not isinstance(attempts, list) or not all(isinstance(a, dict) for a in attempts):
         attempts = []
     last = entry_sha256(attempts[-1]) if attempts else None
     return {"run_id": run_id, "last_entry_sha256": last}
@@ -94,7 +129,7 @@ def record_stop(run_dir: Path, by: str, detail: str) -> None:
     """Why no further attempt was made (``budget``, ``max_restarts``, ``max_run``), beside the
     attempts: the last entry says how its node went, this says why no new one came."""
     path = run_dir / CHAIN_FILE
-    data: dict[str, Any] = json.loads(path.read_text())
+    data = _own_chain(path)
     data["stopped"] = {"by": by, "detail": detail}
     _write(path, data)
 
@@ -116,8 +151,23 @@ def _check_earlier(link: Any, folder: Path) -> tuple[list[str], list[str]]:
     return [f"resumed from run {run_id}, whose chain's last entry matches the link"], []
 
 
-def check_chain(data: dict[str, Any], folder: Path) -> tuple[list[str], list[str]]:
-    """(facts, problems) of a chain.json read from ``folder``: links, order, receipts."""
+def check_chain(
+    data: dict[str, Any],
+    folder: Path,
+    expect: str | None = None,
+    accelerator: str | None = None,
+) -> tuple[list[str], list[str]]:
+    """(facts, problems) of a chain.json read from ``folder``: links, order, receipts. Each
+    attempt's receipt is checked as ``receipt check`` checks one, against ``expect`` and
+    ``accelerator`` too: a chain proves a platform only where every attempt that ran the
+    script kept a receipt proving it."""
+    if accelerator:  # an unknown name is bad input, even where no attempt kept a receipt
+        from tpuwizard.core.plan import catalog
+
+        try:
+            catalog.parse_accelerator(accelerator)
+        except catalog.UnknownAcceleratorError as err:
+            raise BadInput(str(err)) from None
     facts: list[str] = []
     problems: list[str] = []
     attempts = data.get("attempts")
@@ -136,6 +186,11 @@ def check_chain(data: dict[str, Any], folder: Path) -> tuple[list[str], list[str
             "its chain_sha256 does not match its contents: the chain was edited after it was "
             "written (an attempt's zone, node, times or ending, or the last attempt removed)"
         )
+    asked = " and ".join(
+        f"{flag} {value}"
+        for flag, value in (("--expect", expect), ("--accelerator", accelerator))
+        if value
+    )
     previous: dict[str, Any] | None = None
     for index, entry in enumerate(attempts, start=1):
         n = entry.get("attempt")
@@ -155,13 +210,22 @@ def check_chain(data: dict[str, Any], folder: Path) -> tuple[list[str], list[str
             problems.append(f"attempt {index} ended {entry.get('ended')}, yet another followed")
         receipt = entry.get("receipt")
         if receipt:
-            problems.extend(_receipt_problems(index, receipt, entry, folder))
+            problems.extend(_receipt_problems(index, receipt, entry, folder, expect, accelerator))
+        elif asked and entry.get("script_exit") is not None:
+            problems.append(
+                f"attempt {index} ran the script but kept no receipt, so nothing shows where it "
+                f"ran ({asked})"
+            )
         resumed = entry.get("resumed_from") or "the start"
         facts.append(
             f"attempt {index} in {entry.get('zone')} on {entry.get('node')}: from {resumed}, "
             f"ended {entry.get('ended')}"
         )
         previous = entry
+    if asked and not any(entry.get("receipt") for entry in attempts):
+        problems.append(f"no attempt kept a receipt, so nothing proves {asked}")
+    elif asked and not problems:
+        facts.append(f"every attempt's receipt proves {asked}")
     stopped = data.get("stopped")
     if isinstance(stopped, dict):
         facts.append(f"no further attempt: {stopped.get('by')} ({stopped.get('detail')})")
@@ -169,10 +233,16 @@ def check_chain(data: dict[str, Any], folder: Path) -> tuple[list[str], list[str
 
 
 def _receipt_problems(
-    index: int, receipt: object, entry: dict[str, Any], folder: Path
+    index: int,
+    receipt: object,
+    entry: dict[str, Any],
+    folder: Path,
+    expect: str | None,
+    accelerator: str | None,
 ) -> list[str]:
     """An attempt's receipt: inside the run folder, the file the entry's sha256 names, and a
-    receipt ``receipt check`` accepts on its own (its own hash, its own fields)."""
+    receipt ``receipt check`` accepts on its own (its own hash, its own fields, ``expect`` and
+    ``accelerator``)."""
     where = f"attempt {index}: its receipt {receipt}"
     base = folder.resolve()
     path = (base / str(receipt)).resolve()
@@ -181,10 +251,18 @@ def _receipt_problems(
     if not path.is_file():
         return [f"{where} is missing"]
     problems = []
-    if file_sha256(path) != entry.get("receipt_sha256"):
-        problems.append(f"{where} was changed")
     try:
-        checked = check_receipt(load_receipt(path), folder=path.parent)
+        if file_sha256(path) != entry.get("receipt_sha256"):
+            problems.append(f"{where} was changed")
+        data = load_receipt(path)
+    except OSError as err:
+        return [f"{where} cannot be read: {untrusted.describe(err)}"]
     except BadInput as err:
         return [*problems, f"{where} cannot be read as a receipt: {err}"]
+    if data.get("kind") == "slice":  # a slice's, with its workers' receipts beside it
+        from tpuwizard.core.evidence.slice_receipt import check_slice_receipt
+
+        checked = check_slice_receipt(data, path.parent, accelerator, expect)
+    else:
+        checked = check_receipt(data, expect, accelerator, folder=path.parent)
     return problems + [f"{where}: {problem}" for problem in checked.problems]

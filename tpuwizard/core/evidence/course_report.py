@@ -14,13 +14,17 @@ from __future__ import annotations
 
 import json
 import math
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeGuard
 
+from tpuwizard.core import untrusted
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.evidence.receipt import ReceiptCheck, json_limit_problem
+from tpuwizard.core.evidence.receipt import (
+    MAX_RECEIPT_FILE_BYTES,
+    ReceiptCheck,
+    json_limit_problem,
+)
 
 PREDICTION_PREFIX = "Completed prediction:"
 # The lesson's recorded reference: x = arange(24).reshape(8, 3) / 8, w = [0.5, -0.25, 1], b = 1/8.
@@ -43,21 +47,18 @@ class CourseReport:
 def read_course_report(path: Path) -> list[CourseReport] | None:
     """The reports in a saved printout of lesson one's main.py; None when ``path`` is not such a
     printout (no ``Completed prediction:`` line after a JSON report), so other checks can try."""
-    try:
-        mode = path.stat().st_mode
-    except OSError:
-        return None
-    if not stat.S_ISREG(mode):
-        return None
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
+    try:  # what is no small regular file is the receipt reader's to refuse, saying why
+        text = untrusted.read_text(path, MAX_RECEIPT_FILE_BYTES)
     except (OSError, UnicodeDecodeError):
         return None
     if PREDICTION_PREFIX not in text:
         return None
     if json_limit_problem(text):
         return None  # the receipt reader says why
-    reports = parse_course_report(text)
+    try:
+        reports = parse_course_report(text)
+    except untrusted.DuplicateKey as err:
+        raise BadInput(f"{path} gives the key {err.key!r} twice: the report is refused.") from None
     if not reports:
         raise BadInput(
             f"{path} has a '{PREDICTION_PREFIX}' line but no JSON report just before it: give "
@@ -69,7 +70,8 @@ def read_course_report(path: Path) -> list[CourseReport] | None:
 
 def parse_course_report(text: str) -> list[CourseReport]:
     """Each JSON object that starts a line and is followed by a ``Completed prediction:`` line."""
-    decoder = json.JSONDecoder()
+    # A key given twice would show one value while Python keeps the other: refused (raised).
+    decoder = json.JSONDecoder(object_pairs_hook=untrusted.no_duplicate_keys)
     found: list[CourseReport] = []
     offset = 0
     for line in text.splitlines(keepends=True):

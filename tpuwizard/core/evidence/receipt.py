@@ -8,18 +8,18 @@ implementation lives in the verifier, which tpuwizard ships unchanged.
 from __future__ import annotations
 
 import json
-import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tpuwizard_verify.tpu_verify import MARKER, PLATFORMS, receipt_hash
 
+from tpuwizard.core import untrusted
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.evidence.receipt_rules import consistency_problems
 from tpuwizard.core.plan import catalog
 from tpuwizard.core.terminal_text import without_sgr
+from tpuwizard.core.untrusted import MIB
 
 __all__ = [
     "HASH_MEANING",
@@ -28,6 +28,8 @@ __all__ = [
     "check_receipt",
     "load_receipt",
     "parse_marker_line",
+    "pick_receipt",
+    "read_receipt",
     "receipt_hash",
 ]
 
@@ -50,33 +52,45 @@ class ReceiptCheck:
 
 
 def load_receipt(path: Path) -> dict[str, Any]:
-    """Read a receipt file; a missing, unreadable or malformed one raises :class:`BadInput`.
+    """Read a receipt file; a missing, unreadable or malformed one raises :class:`BadInput`
+    (:func:`read_receipt`, without the words on which line of a log was judged)."""
+    return read_receipt(path)[0]
 
-    Only a regular file is opened (a FIFO would block forever, a folder is no receipt). A UTF-8
-    byte-order mark is accepted. A key given twice is refused: the file would show one value
-    while Python keeps the other, so a tampered value could hide behind an honest one.
+
+# A receipt is a few KiB; a saved log or printout it is read from may be a whole training run's.
+MAX_RECEIPT_FILE_BYTES = 256 * MIB
+
+
+def read_receipt(path: Path) -> tuple[dict[str, Any], list[str]]:
+    """(the receipt in ``path``, what was judged where the file is a saved log or printout).
+
+    Only a regular file is read (a FIFO would block forever, a folder is no receipt), at most
+    :data:`MAX_RECEIPT_FILE_BYTES`. A UTF-8 byte-order mark is accepted. A key given twice is
+    refused: the file would show one value while Python keeps the other, so a tampered value
+    could hide behind an honest one. In a log, the receipt judged is :func:`pick_receipt`'s.
     """
     path = Path(path)
     try:
-        mode = path.stat().st_mode
+        raw = untrusted.read_small(path, MAX_RECEIPT_FILE_BYTES)
     except FileNotFoundError:
         raise BadInput(f"No receipt at {path}: give the path of a receipt.json.") from None
+    except untrusted.NotASmallFile as err:
+        raise BadInput(f"{path} is refused: {err.why}. Give the path of a receipt.json.") from None
     except OSError as err:
         raise BadInput(f"Cannot read {path} ({err.strerror}).") from None
-    if not stat.S_ISREG(mode):
-        what = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
-        raise BadInput(f"{path} is {what}: give the path of a receipt.json.")
+    notes: list[str] = []
     try:
-        text = path.read_bytes().decode("utf-8-sig")
-        text = course_printout_receipt(text) or logged_receipt(text) or text
-        too_odd = json_limit_problem(text)
-        if too_odd:
-            raise BadInput(f"{path} is refused: {too_odd}; give a receipt.json the verifier wrote.")
-        data = json.loads(text, object_pairs_hook=_refuse_duplicate_keys)
-    except _DuplicateKey as err:
-        raise BadInput(f"{path} gives the key {err} twice: the receipt is refused.") from None
-    except OSError as err:
-        raise BadInput(f"Cannot read {path} ({err.strerror}).") from None
+        text = raw.decode("utf-8-sig")
+        picked = pick_receipt(text, path)
+        if picked is not None:
+            text, notes = picked
+        data = parse_receipt_json(text)
+    except untrusted.DuplicateKey as err:
+        raise BadInput(f"{path} gives the key {err.key!r} twice: the receipt is refused.") from None
+    except untrusted.BadJson as err:
+        raise BadInput(
+            f"{path} is refused: {err}; give a receipt.json the verifier wrote."
+        ) from None
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
         raise BadInput(
             f"{path} is not a readable JSON receipt ({err}), nor a saved printout with the "
@@ -88,7 +102,35 @@ def load_receipt(path: Path) -> dict[str, Any]:
         raise BadInput(
             f"{path} is JSON but not a tpuwizard or course receipt (it has no receipt_sha256)."
         )
-    return data
+    return data, notes
+
+
+# A receipt nests 4 deep and its largest integer is a byte count; far past these limits the
+# parser itself fails (RecursionError, or ValueError past 4300 digits), so they are checked first.
+MAX_JSON_DEPTH = 64
+MAX_INTEGER_DIGITS = 20
+
+
+def parse_receipt_json(text: str) -> Any:
+    """``text`` as JSON within a receipt's bounds, no key given twice, no NaN or Infinity;
+    :class:`~tpuwizard.core.untrusted.BadJson` or a JSONDecodeError otherwise."""
+    problem = json_limit_problem(text)
+    if problem:  # worded for a receipt ("no receipt does")
+        raise untrusted.BadJson(problem)
+    return untrusted.loads(text, MAX_JSON_DEPTH, MAX_INTEGER_DIGITS)
+
+
+def json_limit_problem(text: str) -> str | None:
+    """Why ``text`` is past the limits a receipt can need, before any parser sees it; else None."""
+    problem = untrusted.json_limit_problem(text, MAX_JSON_DEPTH, MAX_INTEGER_DIGITS)
+    if problem and "nests" in problem:
+        return f"{problem}, and no receipt does"
+    if problem:
+        return (
+            f"{problem.split(' (')[0]}; a receipt's integers have at most "
+            f"{MAX_INTEGER_DIGITS} digits"
+        )
+    return None
 
 
 # How the course prints its receipt (lesson "Select a TPU slice": print("Verified runtime
@@ -96,83 +138,85 @@ def load_receipt(path: Path) -> dict[str, Any]:
 COURSE_PREFIX = "Verified runtime receipt:"
 
 
-def course_printout_receipt(text: str) -> str | None:
-    """The JSON of the last ``Verified runtime receipt: {...}`` line of a saved printout (the
-    course tees its script's output to a file), or None when ``text`` is not such a printout."""
+def pick_receipt(text: str, path: Path | str = "the log") -> tuple[str, list[str]] | None:
+    """The JSON of the receipt a saved log or printout proves, and what was judged, in words;
+    None when ``text`` is a receipt file itself or holds no receipt line.
+
+    The rule: where the text holds the verifier's ``TPUWIZARD {"kind": "receipt", ...}`` lines
+    (worker 0's log of an exported job, where the user's script runs after the verifier and may
+    print anything, the course's own line included), the verifier's last one decides and
+    course-format lines are not judged. Where it holds none, the last ``Verified runtime
+    receipt: {...}`` line does (the course's tpu-report.txt). A verifier line that cannot be
+    read after the last readable one may be a later receipt: the file is refused, saying which
+    line, rather than an earlier receipt judged in its place.
+    """
     if text.lstrip().startswith("{"):
         return None  # a receipt file itself
+    readable: list[tuple[int, dict[str, Any]]] = []
+    unreadable: tuple[int, str] | None = None  # the last one after the last readable receipt
+    course: list[tuple[int, str]] = []
     # A terminal's colours saved with the output (`script`, a coloured tee) are no part of it:
     # JSON escapes a real ESC, so a raw one in the line is decoration.
-    found = [
-        line.split(COURSE_PREFIX, 1)[1].strip()
-        for line in map(without_sgr, text.splitlines())
-        if COURSE_PREFIX in line
-    ]
-    return found[-1] if found else None
-
-
-def logged_receipt(text: str) -> str | None:
-    """The receipt in the last ``TPUWIZARD {"kind": "receipt", ...}`` line of a saved log (worker
-    0's output where tpuwizard does not run the job: ``kubectl logs`` of an exported JobSet or
-    xpk workload), as JSON text; None when ``text`` holds no such line."""
-    if text.lstrip().startswith("{"):
-        return None  # a receipt file itself
-    found = None
-    for line in map(without_sgr, text.splitlines()):
+    for number, line in enumerate(map(without_sgr, text.splitlines()), 1):
         start = line.find(MARKER)
-        if start < 0 or json_limit_problem(line[start + len(MARKER) :]):
-            continue
-        try:  # a key given twice is refused here too (load_receipt says so)
-            payload = json.loads(
-                line[start + len(MARKER) :], object_pairs_hook=_refuse_duplicate_keys
+        body = line[start + len(MARKER) :].strip() if start >= 0 else ""
+        if body[:1] in ("{", "["):  # the verifier's machine line: a check, a receipt, or torn
+            found = _logged_receipt(body)
+            if isinstance(found, dict):
+                readable.append((number, found))
+                unreadable = None
+            elif found is not None:
+                unreadable = (number, found)
+        elif COURSE_PREFIX in line:
+            course.append((number, line.split(COURSE_PREFIX, 1)[1].strip()))
+    if unreadable is not None:
+        number, why = unreadable
+        earlier = (
+            f"the receipt on line {readable[-1][0]} is not judged in its place"
+            if readable
+            else "no receipt before it can be judged in its place"
+        )
+        raise BadInput(
+            f"{path} line {number} carries the verifier's marker but cannot be read ({why}): "
+            f"it may be a later receipt, so {earlier}. Give worker 0's whole log "
+            "(kubectl logs ... > log.txt)."
+        )
+    if readable:
+        number, receipt = readable[-1]
+        notes = [f"the verifier's receipt on line {number} is judged" + _of(len(readable))]
+        if course:
+            lines = ", ".join(str(n) for n, _ in course)
+            notes.append(
+                f"the course-format receipt line(s) on line {lines} are not judged: in a log "
+                "with the verifier's receipt line, the verifier's last one decides"
             )
-        except json.JSONDecodeError:
-            continue
-        if isinstance(payload, dict) and payload.get("kind") == "receipt":
-            found = payload.get("receipt")
-    return json.dumps(found) if isinstance(found, dict) else None
-
-
-# A receipt nests 4 deep and its largest integer is a byte count; far past these limits the
-# parser itself fails (RecursionError, or ValueError past 4300 digits), so they are checked first.
-MAX_JSON_DEPTH = 64
-MAX_INTEGER_DIGITS = 20
-# A string (skipped whole, or to the end when unterminated), a bracket, or a number.
-_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\Z)|[\[\]{}]|-?(\d+)(\.\d+)?([eE][-+]?\d+)?', re.S)
-
-
-def json_limit_problem(text: str) -> str | None:
-    """Why ``text`` is past the limits a receipt can need, before any parser sees it; else None."""
-    depth = 0
-    for token in _JSON_TOKEN.finditer(text):
-        first = token.group()[0]
-        if first in "[{":
-            depth += 1
-            if depth > MAX_JSON_DEPTH:
-                return f"its JSON nests deeper than {MAX_JSON_DEPTH} levels, and no receipt does"
-        elif first in "]}":
-            depth -= 1
-        elif first != '"':
-            digits, fraction, exponent = token.groups()
-            if fraction is None and exponent is None and len(digits) > MAX_INTEGER_DIGITS:
-                return (
-                    f"it holds a {len(digits)}-digit integer; a receipt's integers have at most "
-                    f"{MAX_INTEGER_DIGITS} digits"
-                )
+        return json.dumps(receipt), notes
+    if course:
+        number, body = course[-1]
+        return body, [f"the course's receipt line on line {number} is judged" + _of(len(course))]
     return None
 
 
-class _DuplicateKey(ValueError):
-    pass
+def _of(count: int) -> str:
+    return f" (the last of {count})" if count > 1 else ""
 
 
-def _refuse_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    data: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in data:
-            raise _DuplicateKey(repr(key))
-        data[key] = value
-    return data
+def _logged_receipt(body: str) -> dict[str, Any] | str | None:
+    """A verifier line's receipt; why it cannot be read (a string); None for another kind."""
+    try:
+        payload = parse_receipt_json(body)
+    except untrusted.DuplicateKey as err:
+        return f"it gives the key {err.key!r} twice"
+    except untrusted.BadJson as err:
+        return str(err)
+    except json.JSONDecodeError:
+        return "it is not whole JSON: cut short, or edited"
+    if not isinstance(payload, dict):
+        return "it is not a JSON object"
+    if payload.get("kind") != "receipt":
+        return None
+    receipt = payload.get("receipt")
+    return receipt if isinstance(receipt, dict) else "its receipt is not a JSON object"
 
 
 def check_receipt(

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tpuwizard.core import untrusted
 from tpuwizard.core.errors import LedgerUnwritable
 from tpuwizard.core.launch.records.ledger_file import Appender, Held, LedgerFile, append_lines
 
@@ -53,20 +54,27 @@ class KernelLedger:
                 raise LedgerUnwritable(self.path, err) from err
             return self.file.append(line)  # held: the folder refuses as the file would
 
-    def _lines(self) -> list[str]:
-        """Every line, the held ones last; none when there is no ledger yet."""
-        return self.file.read().decode("utf-8", "replace").splitlines()
+    def records(self) -> list[dict[str, Any]]:
+        """Every readable record, in order; unreadable lines (torn, not UTF-8, nested past a
+        record's depth) are skipped; the records held while the disk refused come last. Read
+        as untrusted input (core/untrusted.py): a ledger that is no regular file, or is past
+        its bound, raises :class:`~tpuwizard.core.untrusted.NotASmallFile` rather than reading
+        as empty."""
+        found = []
+        for line in self.file.read().split(b"\n"):
+            try:
+                data = untrusted.loads(line.decode("utf-8"), max_depth=8)
+            except ValueError:  # UnicodeDecodeError and BadJson are ValueErrors
+                continue
+            if isinstance(data, dict) and data.get("op") in OPS:
+                found.append(data)
+        return found
 
     def last_words(self) -> dict[tuple[str, str], dict[str, Any]]:
         """Each (kernel, run id)'s latest record; unreadable lines are skipped."""
         latest: dict[tuple[str, str], dict[str, Any]] = {}
-        for raw in self._lines():
-            try:
-                data = json.loads(raw)
-            except ValueError:
-                continue
-            if isinstance(data, dict) and data.get("op") in OPS:
-                latest[(str(data.get("kernel")), str(data.get("run_id")))] = data
+        for data in self.records():
+            latest[(str(data.get("kernel")), str(data.get("run_id")))] = data
         return latest
 
     def open_sessions(self) -> list[dict[str, Any]]:
@@ -77,14 +85,9 @@ class KernelLedger:
         """Records of kernels that may still be in the account (last word not ``deleted``),
         oldest first, each with the fields of its earlier records beneath its last word's."""
         merged: dict[tuple[str, str], dict[str, Any]] = {}
-        for raw in self._lines():
-            try:
-                data = json.loads(raw)
-            except ValueError:
-                continue
-            if isinstance(data, dict) and data.get("op") in OPS:
-                key = (str(data.get("kernel")), str(data.get("run_id")))
-                merged[key] = {**merged.get(key, {}), **data}
+        for data in self.records():
+            key = (str(data.get("kernel")), str(data.get("run_id")))
+            merged[key] = {**merged.get(key, {}), **data}
         return [d for d in merged.values() if d["op"] != "deleted"]
 
 

@@ -21,6 +21,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from tpuwizard.core import untrusted
+
 MARK = "TPUWIZARD-FIT "
 
 
@@ -183,7 +185,12 @@ def compile_numbers(lowered: Any, cache: Path | None, key_extra: str) -> dict[st
     key = hashlib.sha256((lowered.as_text() + "\n" + key_extra).encode()).hexdigest()
     path = cache / f"{key}.json" if cache else None
     if path is not None and path.exists():
-        return {**json.loads(path.read_text()), "cached": True, "compile_seconds": 0.0}
+        try:  # read back as untrusted input: what cannot be is compiled again
+            saved = untrusted.read_json(path, untrusted.MIB, max_depth=8)
+            if isinstance(saved, dict):
+                return {**saved, "cached": True, "compile_seconds": 0.0}
+        except (OSError, ValueError):
+            pass
     start = time.perf_counter()
     try:
         compiled = lowered.compile()

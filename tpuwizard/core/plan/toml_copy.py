@@ -18,17 +18,21 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+from tpuwizard.core import untrusted
+
+MAX_COPY_BYTES = 16 * untrusted.MIB  # the catalog's copy is tens of KiB
+
 
 def parsed(text: str, kept: Path) -> dict[str, Any]:
     """``text`` (a TOML document) parsed: from the copy at ``kept`` when it was made from this
     very text, else by ``tomllib`` (and the copy kept for the next start)."""
     key = f"{len(text)}-{zlib.crc32(text.encode('utf-8'))}"
-    try:
-        copy = json.loads(kept.read_text("utf-8"))
+    try:  # a regular file only (a FIFO there would hang every start), bounded
+        copy = json.loads(untrusted.read_text(kept, MAX_COPY_BYTES))
         if copy["key"] == key and isinstance(copy["data"], dict):
             return copy["data"]
-    except (OSError, ValueError, KeyError, TypeError):
-        pass  # none yet, another text's, or torn: parsed below
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        pass  # none yet, another text's, torn, or no copy of ours: parsed below
     import tomllib
 
     data = tomllib.loads(text)

@@ -15,11 +15,14 @@ import os
 import time
 from pathlib import Path
 
+from tpuwizard.core import untrusted
+
 TYPE_CHECKING = False  # typing itself is not imported at run time (a fresh process's answer)
 if TYPE_CHECKING:
     from typing import Any
 
 _VERSION = 1
+MAX_CACHE_BYTES = 1 * untrusted.MIB  # a few hundred bytes per quota read; more is not ours
 
 
 def cache_file(folder: Path, practice: bool) -> Path:
@@ -45,16 +48,20 @@ class QuotaBook:
 
 
 def load(path: Path) -> QuotaBook:
-    """The answers saved at ``path``; none when there is no file, or it is torn or not ours."""
+    """The answers saved at ``path``; none when there is no file, or it is torn, not ours, or
+    not sane: read as untrusted input (core/untrusted.py: a regular file, bounded), each
+    limit a whole number of -1 or more and each read time not in the future."""
     try:
-        saved = json.loads(path.read_text("utf-8"))
+        saved = untrusted.read_json(path, MAX_CACHE_BYTES, max_depth=None)  # shape checked below
         if saved.get("version") != _VERSION:
             return QuotaBook()
         entries = saved["entries"]
         for key, value in entries.items():  # "a|b|c" -> [number, text, number]: else not ours
             if key.count("|") != 2 or len(value) != 3 or not isinstance(value[0], int):
                 return QuotaBook()
-            if not isinstance(value[2], int | float):
+            if isinstance(value[0], bool) or value[0] < -1 or not isinstance(value[1], str):
+                return QuotaBook()
+            if not untrusted.sane_time(value[2]):
                 return QuotaBook()
         return QuotaBook(entries)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -65,8 +72,11 @@ def save(path: Path, book: QuotaBook) -> None:
     """Write ``book`` whole or not at all (a temporary file renamed over the old one)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_suffix(f".{os.getpid()}.tmp")
-    temporary.write_text(json.dumps({"version": _VERSION, "entries": book.entries}), "utf-8")
-    os.replace(temporary, path)
+    try:
+        temporary.write_text(json.dumps({"version": _VERSION, "entries": book.entries}), "utf-8")
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
 
 
 def last_read_words(book: QuotaBook, project: str, ids: tuple[str, ...], scopes: list[str]) -> str:

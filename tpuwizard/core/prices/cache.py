@@ -1,7 +1,13 @@
 """The prices read from the Billing Catalog, on disk with the time they were read: re-read when
 older than a day (Google: the latest pricing is "up to 12 hours old") or when asked; a torn or
 foreign file is ignored (and replaced by the next read). One file for Google's catalog and one
-for the practice sandbox's, so the sandbox's figures never stand in for Google's."""
+for the practice sandbox's, so the sandbox's figures never stand in for Google's.
+
+The file is read as untrusted input (core/untrusted.py): a regular file of at most
+:data:`MAX_CACHE_BYTES`, its read time sane (not in the future: it would be "fresh" for ever),
+every price a finite amount above zero. A file that is not is set aside whole, with why, and
+the catalog read again: a price shown as the Billing Catalog's, or a ``--budget`` held by it, is
+never one the catalog did not give."""
 
 from __future__ import annotations
 
@@ -10,6 +16,8 @@ import os
 import time
 from collections.abc import Iterable
 from pathlib import Path
+
+from tpuwizard.core import untrusted
 
 TYPE_CHECKING = False  # typing itself is not imported on a cache hit
 if TYPE_CHECKING:
@@ -20,6 +28,8 @@ if TYPE_CHECKING:
 # (benchmarks/price_cache.py; goal: under 50 ms).
 
 MAX_AGE_S = 24 * 3600
+# Google's catalog has a few hundred TPU SKU-regions; a file past this is none tpuwizard wrote.
+MAX_CACHE_BYTES = 1 * untrusted.MIB
 _VERSION = 2  # 2: with the slice names' generation and chips, so a hit reads no catalog
 ON_DEMAND, SPOT, FLEX = "on-demand", "spot", "flex"  # the provisioning models priced
 
@@ -118,19 +128,52 @@ def cache_file(folder: Path, practice: bool) -> Path:
 
 
 def load(path: Path) -> PriceBook | None:
-    """The book saved at ``path``; None when there is none, or it is torn or not ours."""
+    """The book saved at ``path``; None when there is none, or it is torn, not ours, or not
+    sane (:func:`read` says why)."""
+    return read(path)[0]
+
+
+def read(path: Path) -> tuple[PriceBook | None, str]:
+    """(the book saved at ``path``, "") or (None, why it was set aside: "" where there is no
+    file, or one of an older tpuwizard's format, which the next read replaces unsaid)."""
     try:
-        saved = json.loads(path.read_text("utf-8"))
-        if saved.get("version") != _VERSION:
-            return None
+        # No scan before the parse (a hit must stay fast): every row's shape is checked below.
+        saved = untrusted.read_json(path, MAX_CACHE_BYTES, max_depth=None)
+    except FileNotFoundError:
+        return None, ""
+    except (OSError, ValueError) as err:
+        return None, untrusted.describe(err)
+    if not isinstance(saved, dict) or saved.get("version") != _VERSION:
+        return None, ""
+    try:
         rows = saved["prices"]
-        for row in rows:  # five fields, the fourth a number: else not ours (or torn)
-            if len(row) != 5 or not isinstance(row[3], int | float):
-                return None
-        slices = {str(name): (str(g), int(chips)) for name, (g, chips) in saved["slices"].items()}
-        return PriceBook(float(saved["read_at"]), slices=slices, rows=rows)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None
+        if not isinstance(rows, list):
+            return None, _NOT_OURS
+        for row in rows:  # five fields, the fourth a price: else not ours (or torn)
+            if type(row) is not list or len(row) != 5:
+                return None, _NOT_OURS
+            generation, model, region, usd, sku = row
+            if str is not type(generation) or str is not type(model) or str is not type(region):
+                return None, _NOT_OURS
+            if type(sku) is not str:
+                return None, _NOT_OURS
+            if type(usd) not in (int, float) or not 0 < usd < _INFINITY:  # NaN fails both
+                return None, f"a price in it is not a positive number ({str(usd)[:24]})"
+        slices = {}
+        for name, (g, chips) in saved["slices"].items():
+            if not isinstance(g, str) or not untrusted.usable_amount(chips):
+                return None, _NOT_OURS
+            slices[str(name)] = (g, int(chips))
+        problem = untrusted.time_problem(saved["read_at"])
+        if problem:
+            return None, problem
+        return PriceBook(float(saved["read_at"]), slices=slices, rows=rows), ""
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None, _NOT_OURS
+
+
+_NOT_OURS = "it is not a price read tpuwizard wrote"
+_INFINITY = float("inf")
 
 
 def save(path: Path, book: PriceBook) -> None:
@@ -144,5 +187,8 @@ def save(path: Path, book: PriceBook) -> None:
     saved = {"version": _VERSION, "read_at": book.read_at, "prices": rows, "slices": slices}
     text = json.dumps(saved)
     temporary = path.with_suffix(f".{os.getpid()}.tmp")
-    temporary.write_text(text, "utf-8")
-    os.replace(temporary, path)
+    try:
+        temporary.write_text(text, "utf-8")
+        os.replace(temporary, path)  # a FIFO or a link in its place is replaced, not written
+    finally:
+        temporary.unlink(missing_ok=True)  # a folder in its place: no temporary left beside it

@@ -21,6 +21,7 @@ from tpuwizard.core.prices.cache import FLEX as FLEX
 from tpuwizard.core.prices.cache import ON_DEMAND as ON_DEMAND
 from tpuwizard.core.prices.cache import SPOT as SPOT
 from tpuwizard.core.prices.cache import SkuPrice as SkuPrice
+from tpuwizard.core.untrusted import usable_amount
 
 COMPUTE_SERVICE = "6F81-5844-456A"
 TPU_SERVICE = "E000-3F24-B8AA"
@@ -43,7 +44,7 @@ def unit_price(sku: dict[str, Any]) -> float | None:
         if str(price.get("currencyCode", "USD")) != "USD":
             return None
         return int(price.get("units") or 0) + int(price.get("nanos") or 0) / 1e9
-    except (KeyError, IndexError, TypeError, ValueError):
+    except (KeyError, IndexError, TypeError, ValueError, OverflowError):
         return None
 
 
@@ -71,7 +72,7 @@ def parse_skus(skus: Iterable[dict[str, Any]]) -> list[SkuPrice]:
         if kind is None or usage not in ("OnDemand", "Preemptible"):
             continue
         price = unit_price(sku)
-        if price is None:
+        if not usable_amount(price):  # none, or no figure to price a TPU-hour by (0, below 0)
             continue
         generation, model = kind
         for region in sku.get("serviceRegions") or []:

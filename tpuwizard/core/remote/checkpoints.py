@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tpuwizard.core import untrusted
 from tpuwizard.core.remote import checkpoint_layouts as layouts
 from tpuwizard.core.remote.checkpoint_layouts import COMMITTED as COMMITTED
 from tpuwizard.core.remote.checkpoint_layouts import ORBAX_TMP as ORBAX_TMP
@@ -104,8 +105,8 @@ class CheckpointsHome:
         self._previous: Listing | None = None  # the last pass's listing (loose files)
 
     def sets(self) -> dict[str, CheckpointSet]:
-        try:
-            data = json.loads((self.folder / MANIFEST).read_text())
+        try:  # read back as untrusted input (core/untrusted.py): a FIFO must not hang the run
+            data = untrusted.read_json(self.folder / MANIFEST, 64 * untrusted.MIB, max_depth=8)
         except (OSError, ValueError):
             return {}
         return {

@@ -7,6 +7,8 @@ import os
 import subprocess
 from pathlib import Path
 
+from tpuwizard.core import untrusted
+
 
 def host_key_aliases(uid: str, workers: int) -> list[str] | None:
     """gcloud's per-worker host key names, ``tpu.<node's numeric id>-<worker>``."""
@@ -42,4 +44,5 @@ def ensure_key(state_dir: Path) -> tuple[Path, str]:
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
     key.chmod(0o600)
-    return key, key.with_suffix(".pub").read_text().strip()
+    public = untrusted.read_text(key.with_suffix(".pub"), 64 * untrusted.KIB)  # never a FIFO
+    return key, public.strip()

@@ -9,7 +9,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import time
 from pathlib import Path
+
+from tpuwizard.core import untrusted
+
+MAX_BOOK_BYTES = 1 * untrusted.MIB  # a name and a time per kept node
 
 
 class HeartbeatBook:
@@ -19,9 +24,15 @@ class HeartbeatBook:
         self.path = path
 
     def read(self) -> dict[str, float]:
+        """Each node's last beat. Untrusted input (core/untrusted.py): a FIFO or a device in its
+        place reads as none; a time that is no number, or is in the future (it would hold a
+        countdown, and every later beat, for ever), is dropped."""
         try:
-            data = json.loads(self.path.read_text())
-            return {str(k): float(v) for k, v in data.items()}
+            data = untrusted.read_json(self.path, MAX_BOOK_BYTES, max_depth=2)
+            ceiling = time.time() + untrusted.CLOCK_SKEW_S
+            return {
+                str(k): float(v) for k, v in data.items() if untrusted.number(v) and v <= ceiling
+            }
         except (OSError, ValueError, TypeError, AttributeError):
             return {}
 

@@ -9,15 +9,14 @@ a line naming jax, jaxlib or libtpu is refused here, before anything is created.
 
 from __future__ import annotations
 
-import os
 import re
-import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 
+from tpuwizard.core import untrusted
 from tpuwizard.core.choices import Said
 from tpuwizard.core.errors import BadInput, shown
 from tpuwizard.core.plan.jax_versions import versions
@@ -76,6 +75,13 @@ def package_problems(specs: Sequence[PackageSpec]) -> list[Said]:
                 "such as optax or flax>=0.8 (a line of its own; options such as -r or "
                 "--index-url are not taken)."
             )
+        elif (where := _local_reference(spec.text)) is not None:
+            found.append(
+                f"{shown(spec.text)} ({spec.origin}) points at {shown(where)}, a file or "
+                "address of this computer: the TPU VM installs its packages itself, and it is "
+                "not there. Give a package name (optax), a version (flax>=0.8), or an https:// "
+                "URL the VM can reach."
+            )
         elif name in HELD:
             found.append(
                 f"{shown(spec.text)} ({spec.origin}) names {name}: tpuwizard installs a JAX of "
@@ -86,59 +92,62 @@ def package_problems(specs: Sequence[PackageSpec]) -> list[Said]:
     return found
 
 
+# Where a direct reference (``name @ URL``) can be fetched from by the worker itself.
+_REMOTE_SCHEMES = ("http", "https", "ssh", "git")
+_VCS = re.compile(r"^(git|hg|svn|bzr)\+")
+_THIS_COMPUTER = re.compile(r"^(localhost|127(\.\d{1,3}){3}|0\.0\.0\.0|::1?|\[::1?\])$", re.I)
+
+
+def _local_reference(text: str) -> str | None:
+    """The URL of a direct reference that names this computer (a ``file:`` URL, a bare path, a
+    host such as localhost): the worker installs on itself, where it does not exist. None for a
+    plain requirement or a reference the worker can fetch."""
+    from urllib.parse import urlsplit
+
+    try:
+        url = Requirement(text.strip()).url
+    except InvalidRequirement:
+        return None
+    if url is None:
+        return None
+    try:
+        parts = urlsplit(_VCS.sub("", url.strip()))
+        host = parts.hostname or ""
+    except ValueError:  # a malformed address (an unclosed '[')
+        return url
+    if parts.scheme.lower() not in _REMOTE_SCHEMES or not host or _THIS_COMPUTER.match(host):
+        return url
+    return None
+
+
 def read_requirements(path: Path, origin: str | None = None) -> list[PackageSpec]:
     """The requirement lines of ``path`` (blank lines and ``#`` comments left out); a file that
     cannot be read raises :class:`BadInput`. Lines are checked by :func:`package_problems`."""
     label = origin or path.name
-    try:
-        text = _read_small_file(path).decode("utf-8-sig")
+    try:  # never a FIFO's open nor /dev/zero's endless read (core/untrusted.py)
+        text = untrusted.read_text(path, MAX_REQUIREMENTS_BYTES)
     except FileNotFoundError:
         raise BadInput(f"No requirements file at {path}: give the path of one.") from None
+    except untrusted.NotASmallFile as err:
+        what = (
+            f"it is larger than {MAX_REQUIREMENTS_BYTES // 1024} KiB, which no list of "
+            "requirements needs"
+            if err.too_large
+            else f"it is not a regular file ({err.why.split(', not')[0].removeprefix('it is ')})"
+        )
+        raise BadInput(
+            f"Cannot read the requirements file {path}: {what}. Give the path of a text file "
+            "with one requirement per line."
+        ) from None
     except (OSError, UnicodeDecodeError) as err:
         why = err.strerror if isinstance(err, OSError) else "it is not UTF-8 text"
         raise BadInput(f"Cannot read the requirements file {path} ({why}).") from None
-    except _NotARequirementsFile as err:
-        raise BadInput(f"Cannot read the requirements file {path}: {err}") from None
     specs = []
     for number, line in enumerate(text.splitlines(), 1):
         line = re.sub(r"(^|\s)#.*", "", line).strip()
         if line:
             specs.append(PackageSpec(line, f"{label} line {number}"))
     return specs
-
-
-class _NotARequirementsFile(Exception):
-    """A path that names no small regular file (a device, a FIFO, a folder, a huge file)."""
-
-
-def _read_small_file(path: Path) -> bytes:
-    """The bytes of a regular file of at most :data:`MAX_REQUIREMENTS_BYTES`. Opened without
-    blocking (a FIFO with no writer would hang the open) and checked after the open, so what is
-    read is what was checked; never more than the limit is read (``/dev/zero`` is endless)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise _NotARequirementsFile(
-                "it is not a regular file (a device, a pipe or a folder). Give the path of a "
-                "text file with one requirement per line."
-            )
-        os.set_blocking(fd, True)
-        chunks, size = [], 0
-        while size <= MAX_REQUIREMENTS_BYTES:
-            chunk = os.read(fd, MAX_REQUIREMENTS_BYTES + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-    finally:
-        os.close(fd)
-    if size > MAX_REQUIREMENTS_BYTES:
-        raise _NotARequirementsFile(
-            f"it is larger than {MAX_REQUIREMENTS_BYTES // 1024} KiB, which no list of "
-            "requirements needs. Give the path of a file with one requirement per line."
-        )
-    return b"".join(chunks)
 
 
 def beside_script(script: Path | None) -> Path | None:

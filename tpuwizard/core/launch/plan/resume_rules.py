@@ -18,6 +18,7 @@ from tpuwizard.core.errors import BadInput, shown
 from tpuwizard.core.plan import catalog, cost
 from tpuwizard.core.remote.checkpoints import CheckpointsHome
 from tpuwizard.core.remote.transports import safe_relative
+from tpuwizard.core.untrusted import usable_amount
 
 
 class ResumeFields(Protocol):
@@ -169,17 +170,18 @@ def resume_problems(plan: ResumeFields) -> list[Said]:
 
 
 def budget_minutes(slice_: catalog.Slice | None, route: str, zone: str, usd: float) -> float | None:
-    """Minutes of billing ``usd`` buys, less the delete allowance; None: no price is known
-    (or an unknown type, ``slice_`` None)."""
+    """Minutes of billing ``usd`` buys, less the delete allowance; None: no usable price is
+    known (or an unknown type, ``slice_`` None). A figure that is not a finite amount above
+    zero is none: a guard on money never runs on one."""
     per_hour = cost.hourly(slice_, route, zone) if slice_ is not None else None
-    if not per_hour:
+    if not usable_amount(per_hour):
         return None
     return usd / per_hour * 60 - DELETE_ALLOWANCE_MINUTES
 
 
 def budget_problems(plan: ResumeFields) -> list[Said]:
-    """Why ``--budget`` cannot be held: not a positive sum, no price to hold it by, or too
-    little for one attempt's ten minutes."""
+    """Why ``--budget`` cannot be held: not a positive sum, no usable price to hold it by, or
+    too little for one attempt's ten minutes."""
     usd = plan.budget_usd
     if usd is None:
         return []
@@ -188,6 +190,16 @@ def budget_problems(plan: ResumeFields) -> list[Said]:
     slice_ = plan.known_slice
     minutes = budget_minutes(slice_, plan.route, plan.zone, usd)
     if slice_ is None or minutes is None:
+        figure = cost.hourly(slice_, plan.route, plan.zone) if slice_ is not None else None
+        if slice_ is not None and figure is not None:  # no guard on money may run on it
+            source = cost.price_origin(slice_, plan.route, plan.zone)[0]
+            return [
+                f"--budget cannot be held: the price for {plan.accelerator} on the "
+                f"{plan.route} route in {plan.zone} is not a usable figure ({figure!r} US "
+                f"dollars per hour, from the {source}). Read the prices again (tpuwizard zones "
+                f"--accelerator {plan.accelerator} --refresh-prices), or leave --budget out "
+                "(--max-run bounds the run)."
+            ]
         return [
             f"--budget cannot be held: no price is known for {plan.accelerator} on the "
             f"{plan.route} route in {plan.zone}. Leave --budget out (--max-run bounds the run), "

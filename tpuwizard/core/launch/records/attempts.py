@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from tpuwizard.core import untrusted
 from tpuwizard.core.launch.records.ledger import Ledger
 
 # Outcomes: the zone had capacity (READY), had none (a stockout, or a queue that ran out), the
@@ -25,6 +26,8 @@ from tpuwizard.core.launch.records.ledger import Ledger
 READY, NO_CAPACITY, QUOTA, ERROR, CUT_SHORT = "ready", "no capacity", "quota", "error", "cut short"
 OUTCOMES = (READY, NO_CAPACITY, QUOTA, ERROR, CUT_SHORT)
 KEEP = 500  # lines kept: weeks of launches, a few tens of kilobytes
+MAX_HISTORY_BYTES = 4 * untrusted.MIB  # trimmed to KEEP lines as it passes KEEP * 400 bytes
+_TEXT_FIELDS = ("zone", "accelerator", "route", "backend", "outcome")
 RECENT_S = 7 * 86400.0  # older attempts say nothing about capacity now
 
 
@@ -74,17 +77,21 @@ class AttemptHistory:
 
     def attempts(self, accelerator: str | None = None) -> list[Attempt]:
         """Every readable attempt (for ``accelerator``, when given), oldest first."""
-        try:
-            raw = self.path.read_bytes()
+        try:  # untrusted input: a FIFO or a device in its place is no history
+            raw = untrusted.read_small(self.path, MAX_HISTORY_BYTES)
         except OSError:
             return []
         found = []
         for line in raw.split(b"\n"):
             try:
-                data = json.loads(line)
+                data = untrusted.loads(line, max_depth=2)
                 attempt = Attempt(**{k: data[k] for k in Attempt.__dataclass_fields__})
             except (ValueError, TypeError, KeyError):
                 continue  # a torn or foreign line: advice lost, nothing else
+            if not all(isinstance(getattr(attempt, k), str) for k in _TEXT_FIELDS):
+                continue
+            if not untrusted.sane_time(attempt.at):
+                continue  # a time in the future would put its zone first for ever
             if accelerator is None or attempt.accelerator == accelerator:
                 found.append(attempt)
         return found

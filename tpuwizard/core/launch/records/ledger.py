@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tpuwizard.core import untrusted
 from tpuwizard.core.errors import LedgerUnwritable
 from tpuwizard.core.launch.records.ledger_file import Appender, Held, LedgerFile, append_lines
 
@@ -162,7 +163,7 @@ class Ledger:
         half-written one). A disk that refuses must not stop status or teardown."""
         tmp = self.side_file.with_name(f"{self.side_file.name}.{os.getpid()}.tmp")
         try:
-            if self.side_file.exists() and self.side_file.read_bytes() == text:
+            if self.side_file.exists() and _same(self.side_file, text):
                 return
             tmp.write_bytes(text)
             os.replace(tmp, self.side_file)
@@ -172,6 +173,13 @@ class Ledger:
     def open_entries(self) -> list[Entry]:
         """What may still exist: every resource instance whose last record is not ``gone``."""
         return [e for e in self.entries() if e.op != "gone"]
+
+
+def _same(path: Path, text: bytes) -> bool:
+    try:
+        return untrusted.read_small(path, len(text)) == text
+    except (OSError, ValueError):
+        return False  # larger, or no regular file: replaced
 
 
 def _parse(raw: bytes) -> tuple[str, float, Resource, dict[str, Any]] | str | None:

@@ -27,6 +27,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from tpuwizard.core import untrusted
+
+# A record is a few hundred bytes: this is hundreds of thousands of launches. A ledger past it is
+# refused rather than read whole (a sparse file of terabytes, put in its place).
+MAX_LEDGER_BYTES = 256 * untrusted.MIB
+
 # How a line reaches the ledger's file (a parameter, so that a test can make the disk refuse).
 Appender = Callable[[Path, bytes], None]
 
@@ -233,12 +239,17 @@ class LedgerFile:
         with _LOCK:
             with contextlib.suppress(OSError):  # still refused: read them where they are held
                 self.move_held()
-            try:
-                with open(self.path, "rb") as f:
-                    fcntl.flock(f.fileno(), fcntl.LOCK_SH)
-                    text = f.read()
+            try:  # untrusted input (core/untrusted.py): a FIFO or a device in its place is
+                # refused (its read would block for ever, or never end), never read as empty
+                ledger = untrusted.open_regular(self.path)
             except FileNotFoundError:
                 text = b""
+            else:
+                try:
+                    fcntl.flock(ledger, fcntl.LOCK_SH)
+                    text = untrusted.read_fd(ledger, MAX_LEDGER_BYTES, self.path)
+                finally:
+                    os.close(ledger)  # the lock goes with it
             held = b""
             fallback = self.fallback_path()
             if fallback is not None:

@@ -31,7 +31,7 @@ from tpuwizard.core.evidence.chain import (
     file_sha256,
     record_stop,
 )
-from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_OK, EXIT_TEARDOWN
+from tpuwizard.core.exit_codes import EXIT_BAD_INPUT, EXIT_CLOUD, EXIT_OK, EXIT_TEARDOWN
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.plan.resume_rules import (
     CHECKPOINTS_FOLDER,
@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 # What ended the chain, in the words of the summary's "Failed during script" line.
 STOPPED_BY = {
     "budget": "--budget would be passed",
+    "unpriced": "--budget can no longer be checked",
     "max_restarts": "--max-restarts used up",
     "max_run": "--max-run nearly over",
 }
@@ -133,7 +134,21 @@ class ResumeChain:
             chosen = earlier.latest()
             assert chosen is not None
             self.setup.resume_from = self.home.take_from(earlier, chosen)
-        attempts.bound(self._attempt_minutes(attempts.spent())[0])
+        minutes, by = self._attempt_minutes(attempts.spent())
+        if by == "unpriced":  # the plan's check passed on a price since lost: nothing is made
+            attempts.emit(
+                ev.Failed(
+                    "plan",
+                    Diagnosis(
+                        "bad_input",
+                        "The plan is not valid",
+                        "It breaks the rule below; nothing was created.",
+                        [self._unpriced_words()],
+                    ),
+                )
+            )
+            return EXIT_BAD_INPUT
+        attempts.bound(minutes)
         while True:
             started = time.time()
             end = attempts.attempt()
@@ -177,9 +192,18 @@ class ResumeChain:
         bought = budget_minutes(
             limits.slice, limits.route, self.attempts.zone, limits.budget_usd - spent
         )
-        if bought is not None and bought < left:
+        if bought is None:  # no usable price now: no attempt starts on the budget's word
+            return 0.0, "unpriced"
+        if bought < left:
             return bought, "budget"
         return left, "max_run"
+
+    def _unpriced_words(self) -> str:
+        limits = self.limits
+        return (
+            f"--budget cannot be checked: no usable price is known now for {limits.slice.name} "
+            f"on the {limits.route} route in {self.attempts.zone}, so no new TPU was made."
+        )
 
     def _why_no_restart(self, attempts_at_most: int, spent: float) -> tuple[str, str] | None:
         """What stops a new attempt (restarts used up, too little time or budget left after
@@ -190,6 +214,9 @@ class ResumeChain:
                 f"{attempts_at_most - 1}. Its checkpoints are in {self.home.folder}."
             )
         minutes, by = self._attempt_minutes(spent)
+        if by == "unpriced":
+            words = self._unpriced_words()
+            return "unpriced", f"{words} Its checkpoints are in {self.home.folder}."
         if minutes >= MIN_ATTEMPT_MINUTES:
             return None
         if by == "budget":

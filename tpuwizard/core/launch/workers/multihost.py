@@ -13,8 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tpuwizard.core import untrusted
 from tpuwizard.core.errors import SliceIncomplete, VersionMismatch
-from tpuwizard.core.evidence.receipt import receipt_hash
+from tpuwizard.core.evidence.receipt import (
+    MAX_INTEGER_DIGITS,
+    MAX_JSON_DEPTH,
+    MAX_RECEIPT_FILE_BYTES,
+    receipt_hash,
+)
 from tpuwizard.core.plan import catalog
 
 SLICE_RECEIPT = "slice-receipt.json"
@@ -86,7 +92,11 @@ def write_slice_receipt(
     run_dir: Path, slice_: catalog.Slice, receipts: dict[int, Path]
 ) -> dict[str, Any]:
     """The slice receipt: every worker's receipt hash, and whether they agree."""
-    data = {w: json.loads(p.read_text()) for w, p in sorted(receipts.items())}
+    # Each fetched from its worker: read as untrusted input (a regular file, bounded JSON).
+    data = {
+        w: untrusted.read_json(p, MAX_RECEIPT_FILE_BYTES, MAX_JSON_DEPTH, MAX_INTEGER_DIGITS)
+        for w, p in sorted(receipts.items())
+    }
     agree = {
         "process_count": sorted({r.get("process_count") for r in data.values()}),
         "device_count": sorted({r.get("device_count") for r in data.values()}),
