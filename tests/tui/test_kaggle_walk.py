@@ -103,7 +103,7 @@ async def test_quitting_while_the_kernel_is_queued_names_it_then_exits_at_once_l
         assert held is not None and len(held.seen) == 1
         said = str(app.screen.query_one("#kaggle-guard-text").render())
         assert said == "\n".join(held_lines(held.seen[0]))
-        assert said.startswith("[practice] practice-user/tpuwizard-") and "running" in said
+        assert said.startswith("[practice] practice-user/tpuwizard-") and "QUEUED in the practice" in said
         await press(pilot, "#stay")  # Stay: back to following it
         await on_screen(pilot, "KaggleRunScreen", 10)
         await pilot.press("ctrl+q")
