@@ -221,3 +221,23 @@ def test_status_of_a_kernel_of_another_account_says_not_checked(tmp_path):
     [line] = held_lines(seen)
     assert "bob/tpuwizard-r1: not checked: it belongs to the Kaggle account bob" in line
     assert "may still run until about" in line
+
+
+def test_a_command_that_ended_unreaped_is_not_still_running():
+    """A killed command whose parent never reaps it (a container's first process reaping
+    none) stays a zombie: it answers kill(pid, 0), yet runs nothing, so its kernel is not
+    "held by that command"."""
+    import subprocess
+    import sys
+
+    from tests.waiting import wait_until
+    from tpuwizard.core.kaggle.ledger import writer_alive
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    try:
+        zombie = lambda: Path(f"/proc/{child.pid}/stat").read_text().rpartition(")")[2].split()[0]  # noqa: E731
+        wait_until(lambda: zombie() == "Z", 30, "the child to end, unreaped")
+        assert not writer_alive(child.pid)
+    finally:
+        child.wait()
+    assert not writer_alive(child.pid)
