@@ -223,7 +223,8 @@ def follow_exec(
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        text=True,
+        encoding="utf-8",
+        errors="replace",  # a byte that is not UTF-8 is shown as U+FFFD, never the run's end
         env=program.env,
         start_new_session=True,
     )
