@@ -81,7 +81,9 @@ def start_practice_kaggle(faults: str | None = None) -> Any:  # -> KaggleStandIn
     from tpuwizard.sandbox.kaggle import start_kaggle_stand_in
 
     home = paths.state_dir() / "kaggle-sandbox"
-    server = start_kaggle_stand_in(practice_kernels_dir(), faults or os.environ.get(KAGGLE_FAULTS_ENV))
+    server = start_kaggle_stand_in(
+        practice_kernels_dir(), faults or os.environ.get(KAGGLE_FAULTS_ENV)
+    )
     os.environ.update(
         KAGGLE_API_ENVIRONMENT="LOCALHOST",
         KAGGLE_API_TOKEN=server.token,

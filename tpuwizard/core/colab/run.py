@@ -27,6 +27,7 @@ from tpuwizard.core.errors import BadInput
 from tpuwizard.core.evidence.receipt import check_receipt, load_receipt, parse_marker_line
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK, EXIT_TEARDOWN
 from tpuwizard.core.kaggle.ledger import KernelLedger
+from tpuwizard.core.kaggle.run import receipt_checks, script_ran
 from tpuwizard.core.launch.events.base import Event
 from tpuwizard.core.launch.events.colab import (
     ColabPlanned,
@@ -35,7 +36,6 @@ from tpuwizard.core.launch.events.colab import (
 )
 from tpuwizard.core.launch.events.launch_events import (
     Failed,
-    FileFetched,
     Finished,
     ReceiptSaved,
     ScriptLine,
@@ -151,12 +151,13 @@ def _run_body(
         cell.write_text(script_cell(run.session, run.script, run.script_args, run.fetch))
         limit = run.max_run_minutes * 60
         yield from follow_exec(program, run, cell, limit, "running your script", poll_s)
-        program.download(run.session, f"{remote}/output.txt", run.run_dir / "output.txt")
+        output = run.run_dir / "output.txt"
+        program.download(run.session, f"{remote}/output.txt", output)
         script_code = _exit_code(program, run.session, f"{remote}/script_exit", staging)
         packed_files = staging / "files.tar.gz"
         program.download(run.session, f"{remote}/files.tar.gz", packed_files)
-        for path in _unpack(packed_files, run.run_dir / "files"):
-            yield FileFetched(str(path))
+        fetched = _unpack(packed_files, run.run_dir / "files")
+        yield from script_ran(script_code, output, fetched)
     if script_code != 0:
         yield Failed("script", diagnosis.script_failed(script_code))
         return False, EXIT_FAILED
@@ -183,6 +184,7 @@ def _check(run: ColabRun, verifier_code: int | None) -> Generator[Event, None, b
     # On Colab's TPU its shape is checked too (one device, its kind); practice checks cpu only.
     accelerator = CLOUD_TYPE if run.expect == "tpu" else None
     check = check_receipt(receipt, expect=run.expect, accelerator=accelerator, folder=run.run_dir)
+    yield from receipt_checks(receipt)
     yield ReceiptSaved(str(receipt_path), check.ok, str(receipt.get("receipt_sha256", "")))
     if check.ok and verifier_code == 0:
         return True

@@ -214,6 +214,8 @@ with open(os.path.join(out, "output.txt"), "w", encoding="utf-8") as kept:
         sys.stdout.flush()
         kept.write(line)
 code = proc.wait()
+with open(os.path.join(out, "script_exit"), "w") as f:  # the script's own code, for the summary
+    f.write(str(code))
 for pattern in settings["fetch"]:
     for path in glob.glob(os.path.join(src, pattern), recursive=True):
         if os.path.isfile(path):
