@@ -128,10 +128,10 @@ class KernelSessions:
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX)
                 keeper = [KEEPER, str(session.folder), f"{limit_s:g}", str(lock), "--"]
+                kernel = session.folder / "kernel.py"
                 with (session.folder / "keeper.log").open("ab") as keeper_log:
                     session.process = subprocess.Popen(
-                        [sys.executable, "-I", *keeper]
-                        + [sys.executable, "-u", str(session.folder / "kernel.py")],
+                        [sys.executable, "-I", *keeper, sys.executable, "-u", str(kernel)],
                         env=env,
                         stdin=subprocess.DEVNULL,
                         stdout=keeper_log,

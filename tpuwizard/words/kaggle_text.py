@@ -30,10 +30,14 @@ def kaggle_lines(event: KaggleEvent) -> list[str]:
                 if event.quota_left_s is None
                 else f"TPU quota left this week: {event.quota_left_s / 3600:.1f} h{whose}"
             )
+            why = (
+                [practice_line(event.practice_why)] if event.practice and event.practice_why else []
+            )
             return [
+                *why,
                 f"{practice}Pushing {event.kernel} to Kaggle: private, {event.shape}, session "
                 f"limit {event.max_run_minutes:g} min (Kaggle ends it then, even if this computer "
-                f"is off), receipt expected on {event.expect}. {quota}. Run {event.run_id}."
+                f"is off), receipt expected on {event.expect}. {quota}. Run {event.run_id}.",
             ]
         case KernelPushed():
             version = f" (version {event.version})" if event.version is not None else ""
@@ -75,6 +79,20 @@ def kaggle_lines(event: KaggleEvent) -> list[str]:
                 "delete it on its page on kaggle.com if you wish."
             ]
     return []
+
+
+def practice_line(why: str) -> str:
+    """Why a Kaggle run is practice, and (without credentials) how to make it real."""
+    line = (
+        f"[practice] Using the local Kaggle stand-in because {why}: nothing reaches Kaggle and "
+        "no quota is spent."
+    )
+    if why.startswith("no Kaggle credentials"):
+        line += (
+            " For Kaggle's own TPU, create a token at https://www.kaggle.com/settings/api, save "
+            "it as ~/.kaggle/access_token (or export KAGGLE_API_TOKEN) and run this again."
+        )
+    return line
 
 
 def quota_words(read: QuotaRead | None) -> str:

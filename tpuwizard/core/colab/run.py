@@ -64,6 +64,7 @@ class ColabRun:
     practice: bool
     max_run_minutes: float
     expect: str  # cpu in practice (the stand-in runs on JAX's CPU devices), tpu for real
+    practice_why: str = ""  # why it is practice, said as it starts
 
 
 def session_name(run_id: str) -> str:
@@ -78,6 +79,7 @@ def prepare_run(
     run_id: str,
     run_dir: Path,
     practice: bool,
+    practice_why: str = "",
 ) -> ColabRun:
     """The run, or :class:`BadInput` (exit 2, nothing called): no script, a limit out of
     bounds, a folder too large."""
@@ -93,7 +95,17 @@ def prepare_run(
     expect = "cpu" if practice else "tpu"
     name = session_name(run_id)
     return ColabRun(
-        name, packed, relative, script_args, fetch, run_id, run_dir, practice, minutes, expect
+        name,
+        packed,
+        relative,
+        script_args,
+        fetch,
+        run_id,
+        run_dir,
+        practice,
+        minutes,
+        expect,
+        practice_why,
     )
 
 
@@ -108,7 +120,14 @@ def run_session(
     """The run's events: the session stopped and verified before the last, ``Finished``."""
     folder = str(run.run_dir)
     yield ColabPlanned(
-        run.run_id, run.session, TPU, run.max_run_minutes, run.expect, run.practice, folder
+        run.run_id,
+        run.session,
+        TPU,
+        run.max_run_minutes,
+        run.expect,
+        run.practice,
+        folder,
+        run.practice_why,
     )
     ok, code = False, EXIT_CLOUD
     ledger.record("intent", run.session, run.run_id, practice=run.practice, pid=os.getpid())

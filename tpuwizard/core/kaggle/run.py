@@ -61,6 +61,7 @@ class KaggleRun:
     practice: bool
     max_run_minutes: float
     delete_kernel: bool = False  # default: the kernel stays in the account as the run's record
+    practice_why: str = ""  # why it is practice, said as it starts
 
 
 def prepare_run(
@@ -74,6 +75,7 @@ def prepare_run(
     practice: bool,
     delete_kernel: bool = False,
     packages: tuple[PackageSpec, ...] = (),
+    practice_why: str = "",
 ) -> KaggleRun:
     """The run, or :class:`BadInput` (exit 2, nothing pushed): no script, a bad package, a
     folder too large."""
@@ -98,7 +100,7 @@ def prepare_run(
         packages=tuple(p.text for p in packages),
     )
     packed = pack_folder(folder)
-    return KaggleRun(spec, packed, run_id, run_dir, practice, minutes, delete_kernel)
+    return KaggleRun(spec, packed, run_id, run_dir, practice, minutes, delete_kernel, practice_why)
 
 
 def check_packages(packages: tuple[PackageSpec, ...]) -> None:
@@ -140,6 +142,7 @@ def run_kernel(
             run.practice,
             folder,
             quota.left_s if quota else None,
+            run.practice_why,
         )
         if quota is not None and quota.left_s <= 0:
             yield Failed("quota", diagnosis.quota_exhausted(quota.left_s, quota.allowed_s))

@@ -19,6 +19,7 @@ class ColabPlanned(Event):
     expect: str  # the platform the receipt must show
     practice: bool
     run_dir: str
+    practice_why: str = ""  # practice: why (the colab program is not installed ...)
 
 
 @dataclass(frozen=True)

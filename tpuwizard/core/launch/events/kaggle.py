@@ -20,6 +20,7 @@ class KernelPlanned(Event):
     practice: bool
     run_dir: str
     quota_left_s: float | None  # None: Kaggle gave no TPU quota figure
+    practice_why: str = ""  # practice: why ("no Kaggle credentials were found ...")
 
 
 @dataclass(frozen=True)
