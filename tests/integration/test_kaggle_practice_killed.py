@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.kaggle_helpers import cli, cli_env, named
 from tests.conftest import tpuwizard_cmd
+from tests.integration.kaggle_helpers import cli, cli_env, named
 from tests.waiting import wait_until
 from tpuwizard.core.kaggle.ledger import KernelLedger
 

@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 from tests.waiting import wait_until
 from tpuwizard.sandbox.kaggle_sessions import KernelSessions, _read_state, session_on_disk

@@ -178,8 +178,8 @@ def test_a_practice_kernel_whose_command_still_runs_is_never_closed(tmp_path):
 
 
 def test_status_words_for_a_practice_kernel_left_running_give_its_end_and_page(tmp_path):
-    from tpuwizard.words.kaggle_text import held_lines, torn_lines
     from tpuwizard.core.kaggle.records import KernelTorn
+    from tpuwizard.words.kaggle_text import held_lines, torn_lines
 
     ledger = KernelLedger(tmp_path / "kaggle-ledger.jsonl")
     url = "http://localhost/code/practice-user/tpuwizard-r1"
