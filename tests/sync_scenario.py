@@ -104,10 +104,15 @@ def big_edit_goes_by_rsync(transport: Transport, home: Path, src: Path) -> SyncR
     (src / "train.py").write_text("print(1)\n")
     folder = LocalFolder(src)
     first = sync_folder(transport, 0, folder)  # nothing there to diff against
-    assert (first.method, first.why_not_rsync) == ("tar", "a small change: one tar is quicker")
+    first_copy = "a first copy: nothing there for rsync to diff against"
+    assert (first.method, first.why_not_rsync) == ("tar", first_copy)
     (src / "train.py").write_text("print(2)\n")
     small = sync_folder(transport, 0, folder)  # the usual save: one small file
     assert (small.method, small.changed) == ("tar", ["train.py"])
+    assert small.why_not_rsync == "a small change: one tar is quicker"
+    (src / "more.bin").write_bytes(os.urandom(RSYNC_FROM_BYTES))  # new: nothing to diff against
+    added = sync_folder(transport, 0, folder)
+    assert added.why_not_rsync == "new files only: nothing there for rsync to diff against"
     weights[1000:1007] = b"changed"
     (src / "weights.bin").write_bytes(weights)
     big = sync_folder(transport, 0, folder)

@@ -31,8 +31,13 @@ def test_practice_runs_the_script_through_a_named_session_and_brings_everything_
     tmp_path, project
 ):
     env = user_env(tmp_path)
+    # The report's secrets (reliability round 5, F2): never uploaded, so never there to fetch.
+    (project / ".ssh").mkdir()
+    (project / ".ssh" / "id_ed25519").write_text("SECRETSSHKEY\n")
+    (project / ".env").write_text("AWS_SECRET_ACCESS_KEY=SECRETAWS\n")
+    fetch = ("--fetch", "*.txt", "--fetch", ".env", "--fetch", ".ssh/*")
     code, events, err = launch(
-        project, env, "--script", "main.py", "--fetch", "*.txt", "--max-run", "5", "--", "--lr", "3"
+        project, env, "--script", "main.py", *fetch, "--max-run", "5", "--", "--lr", "3"
     )
     assert code == 0, err
     [planned] = named(events, "colab_planned")
@@ -40,6 +45,7 @@ def test_practice_runs_the_script_through_a_named_session_and_brings_everything_
     # Practice by default here, and said why (no colab program, no sign-in token).
     assert planned["practice_why"].startswith("Google's colab program is not installed here")
     assert err.startswith("[practice] Using the local Colab stand-in because Google's colab")
+    assert planned["folder"]["files"] == 1 and planned["folder"]["secrets"] == [".ssh/", ".env"]
     session = planned["session"]
     lines = [e["text"] for e in named(events, "script_line")]
     assert "devices: 1 cpu" in lines and "args: ['--lr', '3']" in lines
@@ -53,6 +59,7 @@ def test_practice_runs_the_script_through_a_named_session_and_brings_everything_
     assert (run_dir / "receipt.json").is_file()
     assert "devices: 1 cpu" in (run_dir / "output.txt").read_text()
     assert (run_dir / "files" / "result.txt").read_text() == "done"
+    assert sorted(p.name for p in (run_dir / "files").rglob("*")) == ["result.txt"]
     made = [c for c in calls(practice_home(tmp_path)) if c[0] != "status"]  # its probes
     assert [c[0] for c in made] == [
         "new", "sessions", "upload", "exec", "download", "download",

@@ -59,7 +59,9 @@ def test_every_xpk_command_parses_with_xpk_1_16s_parser(tmp_path: Path) -> None:
         create = parsed[xpk.cluster_create(plan)]
         assert create["tpu_type"] == plan.slice.name and create["num_slices"] == plan.slices
         assert create["spot"] == (plan.route == "spot") and create["flex"] == (plan.route == "flex")
-        assert create["on_demand"] == (plan.route == "vm")
+        # A reservation is the cluster's capacity in place of on-demand (issue 47).
+        assert create["on_demand"] == (plan.route == "vm" and plan.reservation is None)
+        assert create["reservation"] == plan.reservation
         assert create["default_pool_cpu_num_nodes"] == 1
         dry = parsed[xpk.workload_create(plan, dry_run=True)]
         assert dry["dry_run"] is True and dry["output_manifest_file"] == xpk.manifest_file(plan)
@@ -67,3 +69,6 @@ def test_every_xpk_command_parses_with_xpk_1_16s_parser(tmp_path: Path) -> None:
         assert real["dry_run"] is False and real["command"] == "bash tpuwizard_job.sh"
         assert real["max_restarts"] == str(plan.max_restarts) and real["script_dir"] == "."
         assert real["workload"] == plan.workload and real["num_slices"] == plan.slices
+        assert real["priority"] == (plan.priority or "medium")  # xpk's default when not given
+        adapt = parsed[xpk.cluster_adapt(plan)]
+        assert adapt["reservation"] == plan.reservation

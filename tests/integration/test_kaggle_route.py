@@ -290,3 +290,34 @@ def test_with_packages_are_installed_at_the_kernel_s_start_and_the_script_import
     assert code == 0, err
     assert lines.index("[tpuwizard] installing tinypkg==1.0") < lines.index("tinypkg says tiny-ok")
     assert any("PASS" in line for line in lines)  # the verifier ran, beside the package
+
+
+def test_the_pushed_kernel_carries_no_secret_of_the_folder_and_says_what_went(
+    tmp_path, project, stand_in
+):
+    """The report's folder (reliability round 5, F2) pushed through kaggle's own client: the
+    kernel's source, as the stand-in received it, holds the script and none of the secrets;
+    what went and what stayed is said before the push, and that the kernel stays after it."""
+    import base64
+    import io
+    import tarfile
+
+    for rel, text in {
+        ".env": "AWS_SECRET_ACCESS_KEY=SECRETAWS\n",
+        ".ssh/id_ed25519": "SECRETSSHKEY\n",
+        ".kaggle/kaggle.json": '{"username":"me","key":"SECRETKAGGLEKEY123"}',
+    }.items():
+        (project / rel).parent.mkdir(parents=True, exist_ok=True)
+        (project / rel).write_text(text)
+    server = stand_in("kernel_error")  # the kernel ends at once: no JAX run needed
+    code, events, err = launch(project, cli_env(tmp_path, server))
+    assert code == 1, err
+    [push] = server.pushes
+    folder = push["text"].split("\nFOLDER = '", 1)[1].split("'", 1)[0]
+    with tarfile.open(fileobj=io.BytesIO(base64.b64decode(folder)), mode="r:gz") as tar:
+        assert tar.getnames() == ["main.py"]
+    [planned] = named(events, "kernel_planned")
+    assert planned["folder"]["files"] == 1
+    assert sorted(planned["folder"]["secrets"]) == [".env", ".kaggle/", ".ssh/"]
+    assert "Never sent (keys, credentials, .env files): .kaggle/, .ssh/, .env." in err
+    assert "kaggle kernels delete ada/tpuwizard-" in err

@@ -156,5 +156,7 @@ def test_a_missing_module_names_the_flag_then_run_installs_only_what_is_new(tmp_
         assert added.returncode == 0, added.stderr
         assert "values 42 7" in added.stdout
         assert "+ otherpkg==1.2" in added.stderr and "+ tinypkg" not in added.stderr
+        # What the venv now holds of them is said, as a launch's Verify says it (issue 49).
+        assert "Added packages: tinypkg 0.3.1, otherpkg 1.2" in added.stderr
     finally:
         down(tmp_path, kept["name"])

@@ -19,7 +19,13 @@ import pytest
 
 from tests.integration.test_worker_image import markers, worker
 from tests.wheels import make_wheel
-from tpuwizard.core.remote.bootstrap import VENV, bootstrap_script, sandbox_plan
+from tpuwizard.core.remote.bootstrap import (
+    VENV,
+    VERSIONS_SNIPPET,
+    bootstrap_script,
+    sandbox_plan,
+)
+from tpuwizard.core.remote.packages import install_script
 from tpuwizard.sandbox import image, worker_envs, worker_tools
 from tpuwizard.sandbox.worker_python import find_worker_python
 
@@ -31,8 +37,13 @@ def local_index(tmp_path, monkeypatch):
     """A package index on loopback with stand-ins for jax OTHER and numpy, named as this
     computer's pip index (the sandbox's workers download from it)."""
     served = tmp_path / "index"
-    for name, version in (("jax", OTHER), ("numpy", "9.9")):
-        wheel = make_wheel(served, name, version, f"__version__ = {version!r}\n")
+    for name, version, requires in (
+        ("jax", OTHER, ()),
+        ("numpy", "9.9", ()),
+        ("flaxlike", "1.0", ("numpy", "jax")),
+        ("plotlike", "1.0", ("numpy",)),
+    ):
+        wheel = make_wheel(served, name, version, f"__version__ = {version!r}\n", requires)
         listing = served / "simple" / name
         listing.mkdir(parents=True)
         link = f'<a href="../../{wheel.name}">{wheel.name}</a>'
@@ -65,14 +76,27 @@ def test_another_jax_gets_a_python_312_venv_with_its_own_packages(sandbox, local
     assert shared is not None and f"worker environment {shared}" in result.stderr
     versions = markers(result.stdout)[-1]
     assert versions["jax"] == OTHER and versions["numpy"] == "9.9"  # its own, not tpuwizard's
-    linked = vm.run(0, f"readlink {VENV}/lib/python3.12/site-packages/jax").stdout.strip()
-    assert linked == str(worker_envs.env_site(shared) / "jax")  # not a copy of its own
+    site = f"{VENV}/lib/python3.12/site-packages"
+    layer = vm.run(0, f"cat {site}/{worker_tools.LAYER}").stdout.split()
+    assert layer == [str(worker_envs.env_site(shared))]  # below its own, not a copy
+    assert vm.run(0, f"test -e {site}/jax").code != 0
     assert versions["python"].startswith("3.12.") and versions["requested"] == f"jax=={OTHER}"
     # A next worker venv reuses it: nothing built or fetched again.
     assert vm.run(0, f"rm -rf {VENV}").code == 0
     again = vm.run(0, f"bash -c {shlex.quote(bootstrap_script(plan))}")
     assert again.code == 0 and "building the worker environment" not in again.stderr
     assert markers(again.stdout)[-1]["jax"] == OTHER
+    # Issue 49: two installs in a row (`run --with flax`, then `run --with matplotlib`) go in
+    # the worker's venv; the shared environment stays as it was built, and the versions line
+    # names its jax and numpy, not tpuwizard's own beside them.
+    for package in ("flaxlike", "plotlike"):
+        added = vm.run(0, f"bash -c {shlex.quote(install_script([package]))}")
+        assert added.code == 0 and "Failed to uninstall" not in added.stdout, added.stdout
+    assert worker_envs.damage(shared) is None
+    report = vm.run(0, f"{VENV}/bin/python -c {shlex.quote(VERSIONS_SNIPPET)} x flaxlike plotlike")
+    versions = markers(report.stdout)[-1]
+    assert (versions["jax"], versions["numpy"]) == (OTHER, "9.9")
+    assert versions["packages"] == {"flaxlike": "1.0", "plotlike": "1.0"}
 
 
 def test_tpuwizards_own_jax_runs_on_its_python_with_its_packages(sandbox):

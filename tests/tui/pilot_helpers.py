@@ -29,16 +29,26 @@ async def on_screen(pilot, name: str, seconds: float = 60.0) -> None:
     await until(pilot, lambda: type(pilot.app.screen).__name__ == name, seconds, name)
 
 
-def record_screens(app) -> list[str]:
+class ShownScreens(list):
+    """The names of the screens shown, in order; ``objects`` holds the screens themselves (one
+    that was replaced can still be read)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.objects: list = []
+
+
+def record_screens(app) -> ShownScreens:
     """The names of the screens the app shows from now on, in order. A phase can pass faster
     than a poll on a loaded machine; the record cannot miss one."""
-    shown: list[str] = []
+    shown = ShownScreens()
     for method in ("push_screen", "switch_screen"):
         original = getattr(app, method)
 
         def recording(screen, *args, _original=original, **kwargs):
             if not isinstance(screen, str):
                 shown.append(type(screen).__name__)
+                shown.objects.append(screen)
             return _original(screen, *args, **kwargs)
 
         setattr(app, method, recording)

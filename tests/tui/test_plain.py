@@ -229,3 +229,34 @@ def test_plain_checks_the_checkpoints_folder_in_its_own_words():
         checkpoints_check("../x")
     assert "'..'" in str(refused.value) and "Resume after preemption question" in str(refused.value)
     assert "--" not in str(refused.value)
+
+
+@pytest.mark.parametrize(("answer", "created"), [("\r", False), ("y", True)])
+def test_plain_says_the_folder_it_sends_and_asks_with_no_first_above_50_mb(
+    tmp_path, monkeypatch, answer, created
+):
+    """Issue 49, item 7 and issue 48, item 2: before its Create question plain mode says what of
+    the script's folder goes and which secrets stay; over 50 MB the question names the size and
+    Enter means No."""
+    folder = tmp_path / "lesson"
+    folder.mkdir()
+    (folder / "train.py").write_text("print('hi')\n")
+    (folder / ".env").write_text("TOKEN=1\n")
+    with open(folder / "data.bin", "wb") as data:
+        data.truncate(60_000_000)  # sparse: its size without the disk
+    planned = []
+    monkeypatch.setattr(PlainWizard, "launch", lambda self, handle: planned.append(handle.plan))
+    keys = (
+        "\r" * 5  # budget, chips, length, billing, TPU VM on demand
+        + "\r" * 8  # size, 48 GiB, slice, zone, name, deadline, watchdog, deeper checks
+        + f"{folder / 'train.py'}\r"
+        + "\r" * 3  # nothing to copy back, no packages, the default JAX
+        + answer
+    )
+    code, lines = run_plain(tmp_path, keys, then_close=True)
+    text = "\n".join(lines)
+    assert "Your script's folder: 2 files, 60 MB sent to each worker. That is over 50 MB" in text
+    assert "Never sent (keys, credentials, .env files): .env." in text
+    assert bool(planned) == created, text
+    if not created:
+        assert code == 0 and "Nothing was created." in text

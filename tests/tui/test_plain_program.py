@@ -5,7 +5,7 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
 from tests.conftest import REPO
-from tpuwizard.core.plan import program_fit
+from tpuwizard.core.plan import fit, program_fit
 from tpuwizard.plain.walk import PlainWizard
 
 DOWN = "\x1b[B"
@@ -25,6 +25,6 @@ def test_a_program_file_is_compiled_and_a_fitting_slice_offered():
     text = "\n".join(lines)
     assert f"Compiling {program}" in text
     assert "Compiled with this computer's JAX" in text  # which JAX compiled, said first
-    single_host = [s.name for s in program_fit.fit.select_slices(single_host=True)]
+    single_host = [s.name for s in fit.select_slices(single_host=True)]
     assert all(any(line.strip().startswith(n + " ") for line in lines) for n in single_host)
     assert chosen == single_host[0]  # the tiny step fits everywhere: the first row is offered

@@ -159,6 +159,61 @@ async def test_a_missing_package_is_said_on_the_script_step_and_run_again_adds_i
         await until(pilot, lambda: not app.billing.existing(), 60, "verified teardown")
 
 
+async def test_an_install_on_run_again_streams_on_the_script_step_and_a_failed_one_says_so(
+    tmp_path, home
+):
+    """Issue 49, item 2: Run again with a package that does not install stays on the Script
+    step with its log (never back to Verify), streams uv's lines there, says that the install
+    failed and the script did not run, and keeps the names in the field; corrected, the install
+    shows what it added, and the Summary names the run whose install failed."""
+    from tests.tui.pilot_helpers import record_screens
+    from tests.wheels import make_wheel
+    from tpuwizard.words.summary_text import summary_lines
+
+    make_wheel(home / "sandbox" / "wheels", "rerunpkg", "0.1", "VALUE = 42\n")
+    script = tmp_path / "train.py"
+    script.write_text("print('first run', flush=True)\n")
+    app = WizardApp(run_dir=tmp_path / "runs")
+    async with app.run_test(size=SIZE) as pilot:
+        await launch_until_the_rerun_choices(pilot, script)
+        screen = app.screen
+        shown = record_screens(app)
+        assert "first run" in screen.log_text()
+        field = screen.query_one("#rerun-packages", Input)
+        field.value = "no-such-pkg-tpuwizard"
+        await press(pilot, "#run-again")
+        await until(pilot, lambda: screen.query("#rerun-choices"), 90, "the choices again")
+        await until(pilot, lambda: not screen.pending, 5, "the log written")
+        assert app.screen is screen and shown == []  # the same step: never back to Verify
+        log = " ".join(screen.log_text().split())  # as read, its wrapped lines joined
+        assert "first run" in log  # the log was not cleared
+        assert "installing no-such-pkg-tpuwizard with uv" in log  # uv's lines, streamed here
+        assert "error: practice: no-such-pkg-tpuwizard is not in the wheel folder" in log
+        assert "Run 2: installing no-such-pkg-tpuwizard failed" in log
+        assert "Your script did not run." in log and log.count("first run") == 1
+        verdict = str(screen.query_one("#script-verdict").render())
+        assert screen.query_one("#script-verdict").display
+        assert "Run 2: installing no-such-pkg-tpuwizard failed" in verdict
+        assert "Your script did not run" in verdict and "correct them and Run again" in verdict
+        field = screen.query_one("#rerun-packages", Input)
+        assert field.value == "no-such-pkg-tpuwizard"  # kept, to be corrected
+        field.value = "rerunpkg"
+        script.write_text("import rerunpkg\nprint('value', rerunpkg.VALUE, flush=True)\n")
+        await press(pilot, "#run-again")
+        await until(pilot, lambda: "value 42" in screen.log_text(), 90, "the third run")
+        await until(pilot, lambda: screen.query("#end-runs"), 60, "the choices again")
+        await until(pilot, lambda: not screen.pending, 5, "the log written")
+        assert "Added packages: rerunpkg 0.1" in screen.log_text()  # a good install is said
+        assert not screen.query_one("#script-verdict").display
+        assert screen.query_one("#rerun-packages", Input).value == ""
+        await press(pilot, "#end-runs")
+        await until(pilot, lambda: not app.billing.existing(), 60, "verified teardown")
+        await on_screen(pilot, "SummaryScreen")
+        text = "\n".join(summary_lines(app.last_summary, "wizard"))
+    assert "Run 2: installing no-such-pkg-tpuwizard failed" in text
+    assert "Failed during" not in text and "Exit code 0" in text
+
+
 async def test_delete_now_at_the_rerun_choice_after_a_good_run_is_no_failure(
     tmp_path, home, monkeypatch
 ):

@@ -94,3 +94,34 @@ async def test_a_slice_too_small_is_replaced_by_the_larger_one_and_refusals_are_
         commands = (tmp_path / "tpuwizard-run-xpk.sh").read_text()
         assert "--tpu-type tpu7x-64 --num-slices 2 --spot" in commands
         assert "--project" not in commands  # practice's project is no real one
+
+
+async def test_the_optional_queue_priority_and_reservation_reach_the_jobset(tmp_path):
+    """Issue 47: the dialog's three optional fields are export's --queue, --priority and
+    --reservation; a name the rules refuse is said, and nothing is written."""
+    from tpuwizard.tui.screens.review import ReviewScreen
+
+    script = tmp_path / "train.py"
+    script.write_text("print('hi')\n")
+    state = _state(script, route="vm")
+    app = Harness(lambda: ReviewScreen(state), state)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await on_screen(pilot, "ReviewScreen", 10)
+        await pilot.press("f6")
+        await on_screen(pilot, "GkeExportScreen", 10)
+        app.screen.query_one("#gke-queue", Input).value = "Team A"
+        await press(pilot, "#gke-jobset")
+        await press(pilot, "#gke-write")
+        await until(pilot, lambda: "Not written" in _shown(app, "#gke-written"), 10, "refusal")
+        assert "is not a Kueue queue name" in _shown(app, "#gke-written")
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["train.py"]
+        app.screen.query_one("#gke-queue", Input).value = "team-a"
+        app.screen.query_one("#gke-priority", Input).value = "high"
+        app.screen.query_one("#gke-reservation", Input).value = "my-reservation"
+        await press(pilot, "#gke-write")
+        await until(pilot, lambda: "Wrote" in _shown(app, "#gke-written"), 10, "the files said")
+        jobset = yaml.safe_load((tmp_path / "tpuwizard-run.jobset.yaml").read_text())
+        assert jobset["metadata"]["labels"] == {"kueue.x-k8s.io/queue-name": "team-a"}
+        pod = jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+        assert pod["priorityClassName"] == "high"
+        assert pod["nodeSelector"]["cloud.google.com/reservation-name"] == "my-reservation"

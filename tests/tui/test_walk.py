@@ -55,6 +55,11 @@ async def test_whole_walk_from_route_to_verified_teardown(tmp_path, home):
         assert "PASS contract" in summary
         assert receipt["receipt_sha256"] in summary and app.state.receipt_path in summary
         assert "Cost: about $" in summary and "verified gone" in summary
+        # The course's last step, the empty list, on the Teardown step and the Summary.
+        empty = "The TPU list of us-central1-a now: empty. No TPU, yours or anyone's, is there."
+        assert empty in " ".join(summary.split())
+        [teardown] = [s for s in shown.objects if type(s).__name__ == "TeardownScreen"]
+        assert empty in " ".join(teardown.listed)  # what its verdict showed (it is gone now)
         # Priced from the practice sandbox's Billing Catalog, and said so (issue 33).
         assert "Prices: the Cloud Billing Catalog's prices (read " in summary
         await pilot.pause(2.5)  # nothing replaces the summary by itself

@@ -17,6 +17,7 @@ FIT_KEYS = {
     "hbm_gib_per_chip",
     "total_hbm_gib",
     "usable_gib_per_chip",
+    "usable_from",  # catalog (sourced), unconfirmed (nominal x 0.94), usable, receipt
     "fits_sharded",
     "fits_replicated",
     "fits_total",

@@ -61,3 +61,38 @@ def test_where_the_worker_could_not_list_its_files_none_is_called_missing(tmp_pa
     patterns = ["tpu-report.txt"]
     fetch_files(transport, "work", sys.executable, patterns, tmp_path / "files", heard.append)
     assert not any("no file of that name" in getattr(e, "reason", "") for e in heard)
+
+
+def test_a_file_as_it_was_uploaded_is_not_copied_back_as_the_scripts(tmp_path: Path) -> None:
+    """The learner's own CPU report, uploaded with the folder and untouched on the worker,
+    never comes home as the TPU run's file; one the script rewrote, or made, does."""
+    from tpuwizard.core.remote.sync import WORK_DIR, LocalFolder, sync_folder
+
+    laptop = tmp_path / "laptop"
+    laptop.mkdir()
+    (laptop / "tpu01.py").write_text("print('hi')\n")
+    (laptop / "tpu-report.txt").write_text('{"platform": "cpu"}\n')
+    (laptop / "metrics.json").write_text("{}")
+    venv = tmp_path / "w0" / ".tpuwizard" / "venv" / "bin"
+    venv.mkdir(parents=True)
+    (venv / "python").symlink_to(sys.executable)  # a bootstrapped worker's python
+    transport = LocalTransport([tmp_path / "w0"])
+    sync_folder(transport, 0, LocalFolder.of_script(laptop / "tpu01.py"), use_rsync=False)
+    work = tmp_path / "w0" / WORK_DIR
+    (work / "metrics.json").write_text('{"loss": 0.1}')  # the script rewrote this one
+    (work / "new.txt").write_text("made on the worker")
+    heard: list[ev.Event] = []
+    patterns = ["tpu-report.txt", "metrics.json", "*.txt"]
+    fetch_files(transport, WORK_DIR, sys.executable, patterns, tmp_path / "files", heard.append)
+    fetched = sorted(Path(e.path).name for e in heard if isinstance(e, ev.FileFetched))
+    assert fetched == ["metrics.json", "new.txt"]
+    [unchanged] = [e for e in heard if isinstance(e, ev.FileNotFetched)]
+    assert unchanged.path == "tpu-report.txt" and not unchanged.incomplete
+    assert "unchanged since it was uploaded from this computer" in unchanged.reason
+    assert not (tmp_path / "files" / "tpu-report.txt").exists()
+    summary = RunSummary()
+    for event in (planned(), ev.ScriptLine(0, "hi"), ev.ScriptFinished(0, "o.txt"), *heard):
+        summary.apply(event)
+    words = " ".join(summary_lines(summary))
+    assert "unchanged since it was uploaded" in words
+    assert "tpu-report.txt" not in words.split("Copied back")[-1].split("Not copied")[0]

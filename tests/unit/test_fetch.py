@@ -35,7 +35,8 @@ class WrappedTransport(LocalTransport):
         self.around = around
 
     def argv(self, worker: int, command: str) -> list[str]:
-        if "hashlib" not in command:  # only the sender's stream; the listing goes as it is
+        # Only the sender's stream is cut; the listing goes as it is.
+        if "changed while it was being copied" not in command:
             return super().argv(worker, command)
         return ["bash", "-c", self.around.format(command=f"( {command}\n)")]
 

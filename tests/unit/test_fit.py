@@ -51,6 +51,10 @@ def test_recipes_give_bytes_per_param():
         fit.bytes_per_param("sgd")
 
 
+# A real TPU v5 lite chip's memory_stats()["bytes_limit"] (tpuwizard issue 45), in GiB.
+V5E_USABLE = 16_909_336_064 / 2**30
+
+
 def test_the_course_table_holds():
     names = ["v5litepod-1", "v5litepod-4", "v5litepod-8", "v6e-4"]
     fits = {f.name: f for f in fit.plan(48, fit.select_slices(named_slices(names)))}
@@ -58,7 +62,7 @@ def test_the_course_table_holds():
     assert [n for n in names if fits[n].fits_sharded] == ["v5litepod-4", "v5litepod-8", "v6e-4"]
     assert fits["v5litepod-4"].total_hbm_gib == 64
     assert fits["v6e-4"].total_hbm_gib == 128
-    assert fits["v5litepod-4"].headroom_gib == pytest.approx(16 * 0.94 - 12)
+    assert fits["v5litepod-4"].headroom_gib == pytest.approx(V5E_USABLE - 12, abs=1e-3)
     assert not any(f.fits_replicated for f in fits.values())
 
 
@@ -121,10 +125,11 @@ def test_sharded_implies_total_and_replicated_implies_sharded(state, slice_, res
     assert math.isclose(f.headroom_gib, f.usable_gib_per_chip - state / f.chips, abs_tol=2e-3)
 
 
-# -- what a replicated copy and the runtime's reserve do to the answer ----------------------------
+# -- what a replicated copy and usable HBM do to the answer ---------------------------------------
 # v2 and v3 chips hold two TensorCores, and each TensorCore is its own JAX device with half the
 # chip's HBM; v4 and v5p chips also hold two TensorCores but show them as one device (megacore).
-# The runtime keeps about 6% of HBM for itself: 94% is usable.
+# Usable HBM per chip is the catalog's sourced figure (v5e: a real chip's bytes_limit; v6e and v4:
+# the limit compile refusals name); a generation without one keeps nominal x 0.94, unconfirmed.
 
 
 @pytest.mark.parametrize(
@@ -132,14 +137,16 @@ def test_sharded_implies_total_and_replicated_implies_sharded(state, slice_, res
     [
         ("v2-8", 16 * 0.94 / 2),
         ("v3-8", 32 * 0.94 / 2),
-        ("v4-8", 32 * 0.94),
-        ("v5litepod-4", 16 * 0.94),
+        ("v4-8", 30.75),
+        ("v5litepod-4", V5E_USABLE),
+        ("v6e-4", 31.25),
+        ("v5p-8", 95 * 0.94),
     ],
 )
-def test_a_replicated_copy_must_fit_one_device_after_the_reserve(accelerator, per_device_usable):
+def test_a_replicated_copy_must_fit_one_device_of_usable_hbm(accelerator, per_device_usable):
     slice_ = catalog.parse_accelerator(accelerator)
-    assert fit.fit_slice(per_device_usable * 0.99, slice_).fits_replicated
-    assert not fit.fit_slice(per_device_usable * 1.01, slice_).fits_replicated
+    assert fit.fit_slice(per_device_usable * 0.999, slice_).fits_replicated
+    assert not fit.fit_slice(per_device_usable * 1.001, slice_).fits_replicated
 
 
 def test_v2_and_v3_replicate_per_tensorcore_not_per_chip():
@@ -152,28 +159,54 @@ def test_v2_and_v3_replicate_per_tensorcore_not_per_chip():
     assert fit.fit_slice(20, catalog.parse_accelerator("v4-8")).fits_replicated
 
 
-def test_the_runtime_reserve_is_six_percent_by_default():
-    assert fit.DEFAULT_RESERVE == 0.06
+def test_usable_hbm_is_the_generations_sourced_figure():
+    gens = catalog.generations()
+    assert gens["v5e"].usable_bytes_per_chip == 16_909_336_064
+    assert gens["v6e"].usable_bytes_per_chip == int(31.25 * 2**30)
+    assert gens["v4"].usable_bytes_per_chip == int(30.75 * 2**30)
+    for key in ("v5e", "v6e", "v4"):
+        assert gens[key].usable_confirmed and "issue 45" in gens[key].usable_hbm_source
+        assert "usable_hbm_bytes_per_chip" not in gens[key].unconfirmed
+    # Every generation without a source keeps nominal x 0.94, listed as unconfirmed.
+    for gen in gens.values():
+        if not gen.usable_confirmed:
+            assert gen.usable_bytes_per_chip == int(gen.hbm_gib_per_chip * 2**30 * 0.94)
+            assert "usable_hbm_bytes_per_chip" in gen.unconfirmed, gen.key
+
+
+def test_a_15_5_gib_state_fits_v5litepod_1():
     one = fit.fit_slice(15.5, catalog.parse_accelerator("v5litepod-1"))
-    assert one.usable_gib_per_chip == pytest.approx(16 * 0.94)
-    # 15.5 GiB is under the 16 GiB on the label but over the 15.04 GiB the runtime leaves.
-    assert one.fits_total
-    assert not one.fits_sharded and not one.fits_replicated
-    assert one.headroom_gib == pytest.approx(16 * 0.94 - 15.5, abs=1e-3)
-    assert fit.fit_slice(15.0, catalog.parse_accelerator("v5litepod-1")).fits_sharded
+    # Under the 15.75 GiB a real chip leaves (nominal x 0.94 said 15.04 GiB: no).
+    assert one.usable_gib_per_chip == pytest.approx(V5E_USABLE, abs=1e-3)
+    assert one.fits_sharded and one.fits_replicated and one.usable_from == "catalog"
+    assert one.headroom_gib == pytest.approx(V5E_USABLE - 15.5, abs=1e-3)
+    assert not fit.fit_slice(15.8, catalog.parse_accelerator("v5litepod-1")).fits_sharded
+    # And it is what the verdict suggests: v5e's price, not v6e-1's.
+    fits = fit.plan(15.5, fit.select_slices(named_slices(["v5litepod-1", "v6e-1"])))
+    assert fit.cheapest_fitting(fits).name == "v5litepod-1"
+    assert "fits sharded on v5litepod-1" in fit.verdict(15.5, fits)
 
 
-def test_the_reserve_applies_to_sharded_state_on_every_chip():
+def test_usable_overrides_the_catalog_for_every_generation():
+    one = catalog.parse_accelerator("v5litepod-1")
+    f = fit.fit_slice(15.5, one, reserve=0.06)
+    assert f.usable_gib_per_chip == pytest.approx(16 * 0.94) and f.usable_from == "usable"
+    assert not f.fits_sharded
+    assert fit.fit_slice(15.5, one, measured_gib_per_chip=15.0).usable_from == "receipt"
+    assert fit.fit_slice(1, catalog.parse_accelerator("v5p-8")).usable_from == "unconfirmed"
+
+
+def test_usable_hbm_applies_to_sharded_state_on_every_chip():
     four = catalog.parse_accelerator("v5litepod-4")
-    # 62 GiB over 4 chips is 15.5 GiB a chip: under the 64 GiB total, over what is usable.
-    f = fit.fit_slice(62, four)
+    # 63.5 GiB over 4 chips is 15.875 GiB a chip: under the 64 GiB total, over what is usable.
+    f = fit.fit_slice(63.5, four)
     assert f.fits_total and not f.fits_sharded
-    assert fit.fit_slice(60, four).fits_sharded  # 15 GiB a chip
+    assert fit.fit_slice(62, four).fits_sharded  # 15.5 GiB a chip
     # With no reserve asked for, the label's figure is usable.
-    assert fit.fit_slice(62, four, reserve=0).fits_sharded
+    assert fit.fit_slice(63.5, four, reserve=0).fits_sharded
 
 
-def test_the_reserve_applies_to_each_tensorcore_of_a_v2_chip():
+def test_the_unsourced_reserve_applies_to_each_tensorcore_of_a_v2_chip():
     v2 = catalog.parse_accelerator("v2-8")
     # 7.8 GiB is under half a chip's 16 GiB, over half of its usable 15.04 GiB.
     assert not fit.fit_slice(7.8, v2).fits_replicated

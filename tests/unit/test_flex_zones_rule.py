@@ -94,3 +94,11 @@ def test_the_stockout_advice_offers_flex_start_where_that_backend_has_it():
     )
     assert not any("Flex-start" in str(s) for s in tpu.next_steps)
     assert any("Flex-start in us-central1-a, us-east5-a" in str(s) for s in compute.next_steps)
+
+
+def test_the_preflights_flex_refusal_points_at_the_listing_of_flex_zones():
+    ask = PreflightAsk("p", "v5litepod-4", "us-west1-c", "flex", "tpu-api")
+    reach = Reach(None, Endpoints(), lambda: ["v5litepod-4"])
+    check = check_offered(ask, reach)
+    assert check.verdict is Verdict.FAIL and "Flex-start" in check.detail
+    assert check.fix is not None and check.fix.endswith("--route flex")

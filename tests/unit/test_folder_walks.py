@@ -27,9 +27,9 @@ def walks(monkeypatch) -> tuple[Clock, list[Path]]:
     monkeypatch.setattr(sync, "FOLDER_SIZES", sync.FolderSizes(ttl_s=2.0, clock=clock))
     walk = sync.folder_files
 
-    def counted(root: Path, script: str | None):
+    def counted(root: Path, script: str | None, left=None):
         walked.append(root)
-        return walk(root, script)
+        return walk(root, script, left)
 
     monkeypatch.setattr(sync, "folder_files", counted)
     return clock, walked

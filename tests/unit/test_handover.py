@@ -49,6 +49,11 @@ PLANS = {
     "v6e-16-flex": dict(accelerator="v6e-16", route="flex"),
     "v5p-16-x2": dict(accelerator="v5p-16", slices=2),
     "tpu7x-16": dict(accelerator="tpu7x-16"),
+    # Where Kueue runs: a queue (xpk and SkyPilot refuse it), a priority class, a reservation.
+    "v5p-16-kueue": dict(
+        accelerator="v5p-16", queue="team-a", priority="high", reservation="my-reservation"
+    ),
+    "v6e-16-reserved": dict(accelerator="v6e-16", priority="very-high", reservation="my-res-2"),
 }
 FILES = {"xpk": "xpk.sh", "jobset": "jobset.yaml", "skypilot": "skypilot.yaml"}
 HOSTILE = ("$(touch pwned)", "`touch pwned`", "a'b\"c", "; rm -rf ~ #", "two words", "x\ny", "")

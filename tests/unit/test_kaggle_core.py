@@ -124,7 +124,7 @@ def test_the_kernel_script_carries_the_verifier_and_the_folder(tmp_path):
     (tmp_path / "main.py").write_text("print('hi')\n")
     (tmp_path / "__pycache__").mkdir()
     (tmp_path / "__pycache__" / "x.pyc").write_bytes(b"\0")
-    source = kernel.kernel_source(_spec(), kernel.pack_folder(tmp_path))
+    source = kernel.kernel_source(_spec(), kernel.pack_folder(tmp_path).data)
     compile(source, kernel.KERNEL_FILE, "exec")
     values: dict = {}
     exec(source.split("\nimport ", 1)[0], values)  # only the constants

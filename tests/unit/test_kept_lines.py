@@ -56,6 +56,7 @@ LINE_ONLY_LAUNCH_MODULES = {
     "tpuwizard.core.launch.kept.heartbeat_book",
     "tpuwizard.core.launch.kept.record",  # the kept record's fields, read once
     "tpuwizard.core.launch.records.ledger",
+    "tpuwizard.core.launch.records.ledger_file",  # its file: read with the records held aside
 }
 
 

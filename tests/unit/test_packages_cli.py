@@ -55,3 +55,39 @@ def test_a_fifo_as_requirements_is_refused_without_waiting_for_a_writer(home, he
 # -- issue 36: --jax names a version of tpuwizard's table, or nothing starts --
 def test_up_refuses_a_jax_version_outside_the_table(home, here):
     assert "JAX '1.0' is not in tpuwizard's table" in refused(home, *UP, "--jax", "1.0")
+
+
+# -- issue 49, item 5: an option of tpuwizard's among the script's arguments is said --
+def test_run_says_when_an_option_of_its_own_comes_after_the_script(home, here):
+    """`run train.py --with flax` gives the script `--with flax` (by design): one warning line
+    says so and writes the command that installs flax; the script's other words stay its own.
+    (A jax line before the script is refused afterwards, so nothing is made.)"""
+    stderr = refused(
+        home, "run", "--sandbox", "--with", "jaxlib==0.4.30", "train.py",
+        "--with", "flax", "--lr", "3e-4", "--json",
+    )  # fmt: skip
+    assert (
+        "Warning: after train.py, --with flax and --json are your script's own arguments: "
+        "tpuwizard run passes them on and does not use them itself. For tpuwizard, write them "
+        "before the script: tpuwizard run --sandbox --with jaxlib==0.4.30 --with flax --json "
+        "train.py --lr 3e-4"
+    ) in stderr, stderr
+    assert "names jaxlib" in stderr  # the refusal still comes, after the warning
+
+
+def test_launch_says_when_an_option_of_its_own_comes_after_the_double_dash(home, here):
+    stderr = refused(
+        home, *LAUNCH, "--with", "jaxlib==0.4.30", "--script", "train.py",
+        "--", "--lr", "3e-4", "--fetch=*.txt",
+    )  # fmt: skip
+    assert (
+        "Warning: after --, '--fetch=*.txt' is your script's own argument: tpuwizard launch "
+        "passes it on and does not use it itself. For tpuwizard, write it before --: tpuwizard "
+        f"launch {' '.join(LAUNCH[1:])} --with jaxlib==0.4.30 --script train.py '--fetch=*.txt' "
+        "-- --lr 3e-4"
+    ) in stderr, stderr
+
+
+def test_a_scripts_own_words_are_not_warned_about(home, here):
+    stderr = refused(home, "run", "--sandbox", "--with", "jaxlib==0.4.30", "train.py", "--lr", "3")
+    assert "Warning" not in stderr

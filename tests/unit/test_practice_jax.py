@@ -55,7 +55,7 @@ def test_with_a_python_312_and_its_environment_practice_runs_the_version_asked_f
     for version in (NEEDS_312, DEFAULT.version):
         built = tmp_path / "envs" / worker_envs.env_name("3.12", version)
         built.mkdir(parents=True, exist_ok=True)
-        (built / worker_envs.MARKER).write_text("{}")
+        worker_envs.seal(built, "/opt/py312/bin/python", version)
     said: list[str] = []
     assert chooser.practice_jax(NEEDS_312, said.append) == (NEEDS_312, None)
     assert chooser.practice_jax(None, said.append) == (None, None) and said == []

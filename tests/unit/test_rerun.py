@@ -6,6 +6,7 @@ import time
 import pytest
 
 from tpuwizard.core.cancel import Cancelled, CancelToken
+from tpuwizard.core.cloud.diagnosis import Diagnosis
 from tpuwizard.core.errors import RemoteError, ScriptFailed
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.workers.rerun import MIN_SECONDS_LEFT, Reruns, run_script_with_reruns
@@ -90,7 +91,7 @@ def test_a_failed_run_says_why_at_once_and_a_rerun_adds_the_package_first(monkey
 
     def install(transport, packages, job_name, emit, cancel):
         launch.installed += [p.text for p in packages]
-        return True
+        return None  # installed
 
     monkeypatch.setattr(rerun, "install_packages", install)
     reruns.answer(True, specs_from_field("flax"))
@@ -109,13 +110,60 @@ def test_a_package_that_does_not_install_leaves_the_script_unrun_and_its_failure
     from tpuwizard.core.launch.workers import rerun
 
     launch, reruns = MissingFlax(), Reruns()
-    monkeypatch.setattr(rerun, "install_packages", lambda *args: False)  # its Failed said why
+    monkeypatch.setattr(rerun, "install_packages", lambda *args: NOT_FOUND)
     reruns.answer(True, specs_from_field("flaxx"))
     reruns.answer(False)
     with pytest.raises(ScriptFailed):
         run_script_with_reruns(launch, None, reruns, None)  # type: ignore[arg-type]
     done = [e for e in launch.events if isinstance(e, ev.ScriptDone)]
     assert launch.runs == 1 and [d.exit_code for d in done] == [1, 1]
+    assert done[1].not_installed == ("flaxx",) and done[1].diagnosis == NOT_FOUND
+    assert [d.run for d in done] == [1, 2]
+
+
+NOT_FOUND = Diagnosis(
+    "packages_failed",
+    "A package asked for does not exist",
+    "On worker 0, no package called flaxx exists on PyPI. Your script did not run.",
+    ["Fix: check the name on pypi.org.", "Then launch again."],
+)
+
+
+def test_a_rerun_whose_packages_fail_is_named_on_the_summary_not_as_the_launchs_failure(
+    monkeypatch,
+):
+    """Issue 49, item 2: run 1 passed, run 2's install failed, run 3 passed, then teardown: the
+    summary names run 2's install and why, and says no "Failed during packages" (with its
+    "read uv's output above") beside the launch's exit code 0."""
+    from tpuwizard.core.launch.events.summary import RunSummary
+    from tpuwizard.core.launch.plan.packages import specs_from_field
+    from tpuwizard.core.launch.workers import rerun
+    from tpuwizard.words.event_text import describe
+    from tpuwizard.words.summary_text import summary_lines
+
+    launch, reruns = FakeLaunch([0, 0]), Reruns()
+    answers = iter([NOT_FOUND, None])
+    monkeypatch.setattr(rerun, "install_packages", lambda *args: next(answers))
+    reruns.answer(True, specs_from_field("flaxx"))  # run 2: its install fails
+    reruns.answer(True, specs_from_field("flax"))  # run 3: corrected, installs, runs
+    reruns.answer(False)
+    run_script_with_reruns(launch, None, reruns, None)  # type: ignore[arg-type]  # no raise
+    assert launch.runs == 2 and not [e for e in launch.events if isinstance(e, ev.Failed)]
+    failed = [e for e in launch.events if isinstance(e, ev.ScriptDone) and e.not_installed]
+    assert [(d.run, d.not_installed) for d in failed] == [(2, ("flaxx",))]
+    assert describe(failed[0], "wizard")[0] == (
+        "Run 2: installing flaxx failed: A package asked for does not exist. "
+        "Your script did not run."
+    )
+    summary = RunSummary()
+    for event in (*launch.events, ev.Finished(True, 0, "runs/x", 0.01)):
+        summary.apply(event)
+    text = "\n".join(summary_lines(summary, "wizard"))
+    assert (
+        "  Run 2: installing flaxx failed: A package asked for does not exist. On worker 0, no "
+        "package called flaxx exists on PyPI. Your script did not run." in text
+    )
+    assert "Failed during" not in text and "uv's output" not in text and "Exit code 0" in text
 
 
 def test_delete_now_after_a_run_that_succeeded_is_no_failure():

@@ -185,3 +185,42 @@ def test_tpuwizards_own_state_folder_never_travels_with_the_script(tmp_path, hom
     (home / "ssh" / "id_ed25519").write_text("PRIVATE\n")
     (tmp_path / "main.py").write_text("print(1)\n")
     assert sorted(LocalFolder(tmp_path).manifest()) == ["main.py"]
+
+
+def test_the_plan_line_says_how_much_of_the_folder_goes_and_what_stays(tmp_path):
+    """Said before the create (issue 49, item 7): a 60 MB folder is named as such on the plan
+    line, over the 50 MB mark, with the secrets left out by name (issue 48, item 2)."""
+    from tpuwizard.core.launch.lifecycle.launch import run_launch
+
+    folder = tmp_path / "lesson"
+    (folder / ".ssh").mkdir(parents=True)
+    (folder / ".ssh" / "id_ed25519").write_text("SECRET\n")
+    (folder / ".env").write_text("TOKEN=1\n")
+    (folder / "main.py").write_text("print(1)\n")
+    with open(folder / "data.bin", "wb") as data:
+        data.truncate(60_000_000)  # sparse: its size without the disk
+    plan = LaunchPlan(
+        accelerator="v5litepod-1",
+        zone="us-central1-a",
+        project="course-project",
+        run_id="r1",
+        run_dir=tmp_path / "runs" / "r1",
+        script=folder / "main.py",
+    )
+    events: list[ev.Event] = []
+    run_launch(plan, make_runtime(tmp_path / "runs", MemoryCloud()), events.append, CancelToken())
+    planned = events[0]
+    assert isinstance(planned, ev.Planned) and planned.folder is not None
+    assert (planned.folder.files, planned.folder.size) == (2, 60_000_000 + len("print(1)\n"))
+    line, secrets = describe(planned)
+    assert line.startswith("[practice] Creating ")
+    assert line.endswith(
+        "Your script's folder: 2 files, 60 MB sent to each worker. That is over 50 MB: the "
+        "copy takes a while; a .tpuwizardignore file in the folder leaves data out."
+    )
+    assert secrets == "  Never sent (keys, credentials, .env files): .ssh/, .env."
+    (folder / ".tpuwizardignore").write_text("*.bin\n")
+    events.clear()
+    run_launch(plan, make_runtime(tmp_path / "runs", MemoryCloud()), events.append, CancelToken())
+    shown = describe(events[0])[0]  # the data left out: the script and the ignore file go
+    assert shown.endswith("Your script's folder: 2 files, 15 bytes sent to each worker.")

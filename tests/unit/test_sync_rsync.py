@@ -86,3 +86,44 @@ def test_rsync_sends_a_linked_script_as_its_target(tmp_path):
     sent = home / ".tpuwizard" / "work" / "train.py"
     assert result.method == "rsync" and result.changed == ["train.py"]
     assert not sent.is_symlink() and sent.read_text() == "print('v3')\n"
+
+
+def test_a_large_first_copy_says_how_far_it_is_at_each_tenth(tmp_path):
+    """Issue 49, item 7: a 12 MB folder sent while the TPU bills says its progress, on two
+    workers at once, each from a tenth up to all of it; the worker then holds it whole."""
+    import os
+
+    from tpuwizard.core.launch.events import launch_events as ev
+    from tpuwizard.core.launch.kept.script_pass import copy_folder
+    from tpuwizard.words.event_text import describe
+
+    homes = [worker_home(tmp_path / f"w{n}") for n in range(2)]
+    src = tmp_path / "src"
+    src.mkdir()
+    data = os.urandom(12_000_000)  # incompressible: the tar is as large
+    (src / "data.bin").write_bytes(data)
+    (src / "main.py").write_text("print(1)\n")
+    events: list = []
+    copy_folder(LocalTransport(homes), LocalFolder.of_script(src / "main.py"), events.append)
+    for worker in (0, 1):
+        said = [e for e in events if isinstance(e, ev.FolderProgress) and e.worker == worker]
+        shares = [e.sent / e.total for e in said]
+        assert shares == sorted(shares) and shares[-1] == 1.0 and 5 <= len(shares) <= 10
+        assert (homes[worker] / ".tpuwizard/work/data.bin").read_bytes() == data
+    first = next(e for e in events if isinstance(e, ev.FolderProgress))
+    assert describe(first)[0].startswith(f"[w{first.worker}] copying the folder: ")
+    assert describe(first)[0].endswith("of 12 MB (" + f"{first.sent * 100 // first.total}%)")
+    assert isinstance(events[-1], ev.FolderSynced)
+    assert "a first copy" in describe(events[-1])[0]
+
+
+def test_a_small_copy_says_no_progress(tmp_path):
+    from tpuwizard.core.launch.events import launch_events as ev
+    from tpuwizard.core.launch.kept.script_pass import copy_folder
+
+    home = worker_home(tmp_path / "w0")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "main.py").write_text("print(1)\n")
+    events: list = []
+    copy_folder(LocalTransport([home]), LocalFolder(tmp_path / "src", "main.py"), events.append)
+    assert [type(e) for e in events] == [ev.FolderSynced]

@@ -6,7 +6,9 @@ environment's Python is tpuwizard's own (the real 3.12 one: test_course_programs
 from __future__ import annotations
 
 import fcntl
+import json
 import os
+import shutil
 import sys
 import threading
 from pathlib import Path
@@ -91,7 +93,7 @@ def test_a_second_builder_waits_on_the_lock_and_takes_the_first_ones(tmp_path, w
         wait_until(lambda: asked, 10, "the second builder's first look")
         first = folder / f"py{PY}-jax{JAX}"
         first.mkdir()
-        (first / worker_envs.MARKER).write_text("{}")  # the first one's, finished
+        worker_envs.seal(first, sys.executable, JAX)  # the first one's, finished
     second.join(timeout=60)
     assert results == [first] and said == []  # it waited, then took the first one's
 
@@ -104,3 +106,43 @@ def test_an_unreachable_index_fails_in_practices_words(tmp_path):
     assert "http://127.0.0.1:9/simple cannot be reached from this computer" in words
     assert "Cloud NAT" not in words and "external" not in words
     assert list((tmp_path / "envs").glob("*.building-*")) == []
+
+
+def test_an_environment_changed_since_it_was_built_is_built_again_under_the_lock(tmp_path, wheels):
+    """Issue 49: the damage a worker's install did (numpy's files rewritten, then a folder of
+    them deleted) is seen by the digest of its files, and the next ask builds it again."""
+    folder, said = tmp_path / "envs", []
+    env = build(folder, wheels, said)
+    numpy = worker_envs.env_site(env) / "numpy" / "__init__.py"
+    numpy.chmod(0o644)
+    numpy.write_text("__version__ = '9.8'\n")  # rewritten in place: same files, not as built
+    assert worker_envs.built_env(folder, PY, JAX) is None
+    assert "not as they were" in (worker_envs.damage(env) or "")
+    assert build(folder, wheels, said) == env and len(said) == 2
+    assert f"the worker environment {env} is built again (its files changed" in said[1]
+    assert numpy.read_text() == "__version__ = '9.9'\n"
+    assert worker_envs.built_env(folder, PY, JAX) == env
+    shutil.rmtree(numpy.parent)  # numpy.libs, deleted through a link
+    assert "files then" in (worker_envs.damage(env) or "")
+    assert build(folder, wheels, said) == env and len(said) == 3 and numpy.is_file()
+    assert [p.name for p in folder.iterdir() if ".building-" in p.name] == []
+
+
+def test_one_built_before_the_digest_is_kept_where_it_imports_and_built_again_where_not(
+    tmp_path, wheels
+):
+    folder, said = tmp_path / "envs", []
+    env = build(folder, wheels, said)
+    marker = env / worker_envs.MARKER
+    marker.write_text(json.dumps({"jax": JAX, "python": sys.executable}) + "\n")  # an old one's
+    assert worker_envs.built_env(folder, PY, JAX) is None
+    first_file = worker_envs.env_site(env) / "jax" / "__init__.py"
+    inode = first_file.stat().st_ino
+    assert build(folder, wheels, said) == env and len(said) == 1  # imports: kept, not rebuilt
+    assert first_file.stat().st_ino == inode and "digest" in json.loads(marker.read_text())
+    assert worker_envs.built_env(folder, PY, JAX) == env
+    marker.write_text(json.dumps({"jax": JAX, "python": sys.executable}) + "\n")
+    shutil.rmtree(worker_envs.env_site(env) / "numpy")  # `import numpy` fails in it
+    assert build(folder, wheels, said) == env and len(said) == 2
+    assert "built before tpuwizard recorded its files" in said[1]
+    assert (worker_envs.env_site(env) / "numpy" / "__init__.py").is_file()

@@ -197,4 +197,8 @@ def result_data(result: TeardownResult) -> dict[str, object]:
         "held_by": result.held_by,
         "diagnosis": plain_data(result.diagnosis) if result.diagnosis else None,
         "login_key_forgotten": plain_data(result.login_key) if result.login_key else None,
+        # Its gone record, refused by the disk: where it is held (null: written, or only in
+        # this command's memory when ``record_held`` is true).
+        "record_held": result.held is not None,
+        "record_kept_in": str(result.held.kept_in) if result.held and result.held.kept_in else None,
     }

@@ -31,6 +31,7 @@ from tpuwizard.commands.resume_options import (
     max_restarts_or_default,
     resume_options,
 )
+from tpuwizard.commands.script_args import ScriptArgsCommand, warn_own_options
 from tpuwizard.commands.zone_options import where_to_create, zones_options
 from tpuwizard.core.cloud.backends import VIA_AUTO, VIAS
 from tpuwizard.core.deadlines import READY_TIMEOUT_S, deadline_bounds_text
@@ -99,7 +100,7 @@ def _interrupt(signum: int, _frame: object) -> None:
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
-@click.command()
+@click.command(cls=ScriptArgsCommand)
 @click.option(
     "--accelerator", help="TPU type, e.g. v5litepod-4 (required, except with --route kaggle)."
 )
@@ -238,6 +239,7 @@ def launch(
     from tpuwizard.words.course_text import fetch_note
     from tpuwizard.words.summary_text import summary_lines
 
+    warn_own_options(script_args, "--")
     if route == "kaggle":
         from tpuwizard.commands.kaggle_launch import launch_on_kaggle
 

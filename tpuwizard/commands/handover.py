@@ -11,7 +11,7 @@ from tpuwizard.commands.common import Number, print_json, say
 from tpuwizard.commands.jax_option import jax_option
 from tpuwizard.commands.packages import asked_packages, check_packages, packages_options
 from tpuwizard.core.deadlines import deadline_bounds_text
-from tpuwizard.core.errors import BadInput
+from tpuwizard.core.errors import BadInput, shown
 
 
 class JsonErrors(click.Command):
@@ -87,7 +87,34 @@ class JsonErrors(click.Command):
 )
 @click.option("--image", help="--to jobset: a container image holding your folder.")
 @click.option(
+    "--queue",
+    metavar="NAME",
+    help="Kueue LocalQueue to submit to: the JobSet's kueue.x-k8s.io/queue-name label. Without "
+    "it, a cluster whose Kueue manages every job never starts the JobSet. --to jobset only "
+    "(xpk always names its own queue; SkyPilot's TPU VMs have none).",
+)
+@click.option(
+    "--priority",
+    metavar="CLASS",
+    help="Kubernetes PriorityClass of the Pods (priorityClassName), which Kueue takes as the "
+    "workload's priority; --to xpk takes very-low, low, medium, high or very-high (its "
+    "--priority). Not for SkyPilot.",
+)
+@click.option(
+    "--reservation",
+    metavar="NAME",
+    help="Compute Engine reservation of the project to take the TPUs from (with --route vm): "
+    "the JobSet's reservation node selectors, xpk's --reservation. Not for SkyPilot (its TPU "
+    "VMs take none).",
+)
+@click.option(
     "--out", type=click.Path(path_type=Path), help="Write to FILE instead of standard output."
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Overwrite a file in the way that tpuwizard did not write (--out, or a tpu_verify.py "
+    "or tpuwizard_job.sh of yours beside the script). Never your script, never through a link.",
 )
 @click.option(
     "--json",
@@ -114,7 +141,11 @@ def export(
     max_run: float | None,
     max_restarts: int,
     image: str | None,
+    queue: str | None,
+    priority: str | None,
+    reservation: str | None,
     out: Path | None,
+    force: bool,
     as_json: bool,
     script_args: tuple[str, ...],
 ) -> None:
@@ -125,8 +156,8 @@ def export(
 
     if script_args and script is None:
         raise BadInput("Arguments after -- are the script's: give --script FILE too.")
-    if script is not None and not script.is_file():
-        raise BadInput(f"No file {script}: give --script the path of your script.")
+    if script is not None and not _is_file(script):
+        raise BadInput(f"No file {shown(str(script), 80)}: give --script the path of your script.")
     if image is not None and target != "jobset":
         raise BadInput("--image is for --to jobset (xpk builds its image from the folder).")
     specs = asked_packages(with_specs, requirements, script)
@@ -145,11 +176,16 @@ def export(
         zone=zone,
         project=project,
         jax=jax,
+        queue=queue,
+        priority=priority,
+        reservation=reservation,
     )
     # Before any file is written: it may refuse the pair.
     text = render(target, plan, image, str(out) if out is not None else None)
     folder = script.parent if script is not None else Path(".")
-    written = write_export(target, plan, text, folder, out)
+    written = write_export(
+        target, plan, text, folder, out, force=force, force_hint=", or add --force to overwrite it"
+    )
     if as_json:
         print_json(export_document(target, plan, written, None if out is not None else text))
         return
@@ -162,3 +198,11 @@ def export(
             say(f"Wrote {file.path} (every target runs it from that folder).")
     if out is None:
         click.echo(text, nl=False)
+
+
+def _is_file(path: Path) -> bool:
+    """Whether ``path`` is a file; a name too long or otherwise unreadable is not one."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False

@@ -33,9 +33,10 @@ from tpuwizard.commands.kept_nodes import offer_teardown as _offer_teardown
 from tpuwizard.commands.packages import asked_packages, check_packages, packages_options
 from tpuwizard.commands.preflight import no_preflight_option, preflight_before_create
 from tpuwizard.commands.resume_options import checkpoint_options, run_checkpoints
+from tpuwizard.commands.script_args import ScriptArgsCommand, warn_own_options
 from tpuwizard.commands.zone_options import where_to_create, zones_options
 from tpuwizard.core.deadlines import READY_TIMEOUT_S, deadline_bounds_text
-from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK, for_signal
+from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK, EXIT_TEARDOWN, for_signal
 
 if TYPE_CHECKING:
     from tpuwizard.core.cancel import CancelToken
@@ -194,6 +195,7 @@ def up(
             sys.exit(EXIT_FAILED)
     handle = session.start_launch(plan, ready_timeout)
     kept: ev.Kept | None = None
+    unrecorded = False  # the disk refused its kept record: kept all the same, said, exit 4
     code = EXIT_CLOUD
     with stop_on_signals(handle, say) as received:
         for event in handle.events():
@@ -205,15 +207,18 @@ def up(
                 handle.delete_now("the idle-deadline watchdog could not be armed")
             elif isinstance(event, ev.Kept):
                 kept = event
+            elif isinstance(event, ev.LedgerRecordHeld) and event.op == "kept":
+                unrecorded = True
             elif isinstance(event, ev.Finished):
                 code = event.exit_code
+        handed = kept is not None and (code == EXIT_OK or (unrecorded and code == EXIT_TEARDOWN))
         # Until the last line below is printed the node has not been handed over: a stop
         # signal now still means delete, as it did during the launch.
-        if not received and kept is not None and code == EXIT_OK:
+        if not received and handed and not unrecorded:  # (a refusing disk: no beat's book)
             kept_node = open_kept(session, plan.node_name)  # preempted already: deleted, said
             with cloud_errors():
                 kept_node.heartbeat()  # the idle time counts from now
-        if received or kept is None or code != EXIT_OK:
+        if received or not handed or kept is None:
             delete_kept(session, plan.node_name)
             sys.exit(exit_code(received, code if code != EXIT_OK else EXIT_FAILED))
         sandbox_flag = " --sandbox" if session.practice else ""
@@ -229,8 +234,12 @@ def up(
             )
         elif googles:
             say(f"  Google deletes it at its deadline, {plan.max_run:g} minutes after create.")
+        if unrecorded:
+            say(f"  Its record is not in the ledger (said above): exit {EXIT_TEARDOWN}.")
     if as_json:  # the node is handed over: its Kept event is the stream's last line
         click.echo(json.dumps(json_event(kept)))
+    if unrecorded:
+        sys.exit(EXIT_TEARDOWN)
 
 
 def _run_once(
@@ -264,7 +273,7 @@ def _run_once(
         return cancel.exit_code or EXIT_STOPPED
 
 
-@click.command(context_settings=SCRIPT_LAST)
+@click.command(cls=ScriptArgsCommand, context_settings=SCRIPT_LAST)
 @node_option
 @click.option("--fetch", multiple=True, help="Glob of files to copy back into runs/<id>/files/.")
 @click.option(
@@ -299,6 +308,7 @@ def run(
     from tpuwizard.words.course_text import fetch_note
 
     check_script(script)
+    warn_own_options(args, str(script))
     resume = run_checkpoints(checkpoints, checkpoint_every, max_restarts)
     if note := fetch_note(fetch):
         say(note)
@@ -316,7 +326,7 @@ def run(
     sys.exit(code)  # then cli.py says what each kept node has cost and when it deletes itself
 
 
-@click.command(context_settings=SCRIPT_LAST)
+@click.command(cls=ScriptArgsCommand, context_settings=SCRIPT_LAST)
 @node_option
 @click.option("--fetch", multiple=True, help="Glob of files to copy back into runs/<id>/files/.")
 @click.option(
@@ -345,6 +355,7 @@ def watch(
     from tpuwizard.commands.watching import watch_loop
 
     check_script(script)
+    warn_own_options(args, str(script))
     session = open_session(project, sandbox)
     kept = open_kept(session, node)
     ended_by = watch_loop(

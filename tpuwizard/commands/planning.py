@@ -49,13 +49,16 @@ class _SizeCommand(click.Command):
     "--usable",
     type=float,
     default=None,
-    help="Fraction of nominal HBM usable by your program (default 0.94).",
+    help="Fraction of nominal HBM usable by your program, for every generation. Default: each "
+    "generation's usable HBM in tpuwizard's catalog (v5e 15.75 GiB per chip, measured; v6e "
+    "31.25 GiB and v4 30.75 GiB, from compile errors), else 0.94 of nominal, unconfirmed.",
 )
 @click.option(
     "--receipt",
     "receipt_file",
     type=click.Path(path_type=Path),
-    help="A TPU receipt: its measured bytes_limit replaces the reserve for that generation.",
+    help="A TPU receipt: its measured bytes_limit is the usable HBM for that generation "
+    "(with --program too).",
 )
 @click.option(
     "--route",
@@ -93,6 +96,12 @@ class _SizeCommand(click.Command):
     "said beside the JAX that compiles (this computer's).",
 )
 @click.option("--no-cache", is_flag=True, help="With --program: compile again, ignoring the cache.")
+@click.option(
+    "--measure",
+    is_flag=True,
+    help="With --program, on a TPU VM: also run the step on the TPU at hand and show its "
+    "measured peak HBM and step time beside the prediction (that slice's row only).",
+)
 @click.option("--sandbox", is_flag=True, help="With --json: the practice catalog's prices.")
 @click.option("--refresh-prices", is_flag=True, help="With --json: read the Billing Catalog first.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
@@ -113,6 +122,7 @@ def fit(
     method: str,
     worker_jax: str | None,
     no_cache: bool,
+    measure: bool,
     sandbox: bool,
     refresh_prices: bool,
     as_json: bool,
@@ -132,13 +142,16 @@ def fit(
             )
         if jax_problems(worker_jax):
             raise BadInput(jax_problems(worker_jax)[0])
+    if measure and program is None:
+        raise BadInput("--measure is for --program: it runs your training step on the TPU at hand.")
     if program is not None:
         if size is not None or params is not None:
             raise BadInput("Give either --program FILE or a size (or --params), not both.")
-        reserve = fitting.DEFAULT_RESERVE if usable is None else 1 - _usable(usable)
+        reserve = None if usable is None else 1 - _usable(usable)
         chosen = fitting.select_slices(
             named_slices(split_list(slices)), split_list(generation), single_host, max_chips
         )
+        measured = _receipt_usable(receipt_file)
         _fit_program(
             program,
             chosen,
@@ -150,6 +163,8 @@ def fit(
             use_cache=not no_cache,
             as_json=as_json,
             worker_jax=worker_jax,
+            receipt_usable=measured,
+            measure=measure,
         )
         return
     if (size is None) == (params is None):
@@ -166,7 +181,7 @@ def fit(
             state = fitting.parse_size_gib(size or "")
         except fitting.LooksLikeParams as err:
             raise BadInput(f"{err} Type instead: tpuwizard fit {err.cli_line}") from None
-    reserve = fitting.DEFAULT_RESERVE if usable is None else 1 - _usable(usable)
+    reserve = None if usable is None else 1 - _usable(usable)
     chosen = fitting.select_slices(
         named_slices(split_list(slices)), split_list(generation), single_host, max_chips
     )
@@ -174,13 +189,7 @@ def fit(
         raise BadInput(
             "No slice matches those filters: loosen --generation, --max-chips or --single-host."
         )
-    measured: dict[str, float] = {}
-    if receipt_file is not None:
-        from tpuwizard.core.evidence.receipt import load_receipt, usable_hbm_gib_per_chip
-
-        key, gib = usable_hbm_gib_per_chip(load_receipt(receipt_file))
-        measured[key] = gib
-        say(f"Usable HBM per {key} chip from {receipt_file}: {gib:.2f} GiB (measured).")
+    measured = _receipt_usable(receipt_file)
     found = fit_price_read(sandbox, refresh_prices) if as_json else (None, "")
     fits = fitting.plan(state, chosen, reserve, route, measured)
     if as_json:
@@ -218,10 +227,21 @@ def named_slices(names: list[str] | None) -> list[Slice] | None:
         raise BadInput(str(err)) from None
 
 
-def _verdict(state: float, fits: list, reserve: float, route: str) -> str:
+def _verdict(state: float, fits: list, reserve: float | None, route: str) -> str:
     from tpuwizard.core.handover.larger import verdict_with_larger
 
     return verdict_with_larger(state, fits, reserve, route)
+
+
+def _receipt_usable(receipt_file: Path | None) -> dict[str, float]:
+    """``--receipt``: usable GiB per chip of the receipt's generation, measured by that TPU."""
+    if receipt_file is None:
+        return {}
+    from tpuwizard.core.evidence.receipt import load_receipt, usable_hbm_gib_per_chip
+
+    key, gib = usable_hbm_gib_per_chip(load_receipt(receipt_file))
+    say(f"Usable HBM per {key} chip from {receipt_file}: {gib:.2f} GiB (measured).")
+    return {key: gib}
 
 
 def _usable(usable: float) -> float:
@@ -252,10 +272,14 @@ def _fit_program(
     # Always this computer's JAX: said first, and where the worker's differs, said so.
     jax_words = jax_versions.compile_words(worker_jax, planner.method == "tpu-compile")
     say(jax_words)
-    if not as_json:
-        say(f"Compiling {program} for {len(chosen)} slice(s) ({planner.method})...")
     results = []
     try:
+        if planner.measure:
+            say(f"Running {program}'s step on the devices at hand (--measure)...")
+            run = planner.run_measurement()
+            say(f"  {run.slice_name}: {run.label}")
+        if not as_json:
+            say(f"Compiling {program} for {len(chosen)} slice(s) ({planner.method})...")
         for result in planner.results():
             results.append(result)
             if not as_json:
@@ -277,9 +301,12 @@ def _fit_program(
                 },
                 "slices": [r.to_dict() for r in results],
                 "advice": advice,
+                # The one slice measured on the devices at hand (--measure); every other row
+                # is a prediction only.
+                "measured_slice": planner.measurement.slice_name if planner.measurement else None,
             }
         )
         return
-    from tpuwizard.words.render import render_program_fit
+    from tpuwizard.words.program_table import render_program_fit
 
     render_program_fit(str(planner.program), planner.method, results, str(options["route"]), advice)

@@ -28,6 +28,15 @@ class PlanRefused(BadInput):
         super().__init__(" ".join(p.text if isinstance(p, Phrase) else p for p in problems))
 
 
+class LedgerUnwritable(OSError):
+    """The record that must come before a create (or a push, or a session) could not be
+    written, so nothing was created: what no record names could be lost after a crash."""
+
+    def __init__(self, ledger: object, err: OSError) -> None:
+        super().__init__(err.errno, err.strerror or str(err), str(ledger))
+        self.ledger = str(ledger)
+
+
 class CreateFailed(Exception):
     """A create operation ended with an error; ``error`` is the google.api_core exception.
 

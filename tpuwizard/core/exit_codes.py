@@ -30,7 +30,11 @@ MEANINGS: tuple[tuple[str, str], ...] = (
     ),
     (str(EXIT_BAD_INPUT), "bad input: what was typed is wrong; nothing was asked of the cloud"),
     (str(EXIT_CLOUD), "the cloud refused or failed; a diagnosis says why and what to do"),
-    (str(EXIT_TEARDOWN), "something could not be verified gone (or checked): it may still bill"),
+    (
+        str(EXIT_TEARDOWN),
+        "something could not be verified gone (or checked): it may still bill; or a node was "
+        "kept whose ledger record the disk refused (said where it is held)",
+    ),
     (
         f"{SIGNAL_BASE}+N",
         f"stopped by signal N: {EXIT_INTERRUPTED} Ctrl+C (SIGINT), "

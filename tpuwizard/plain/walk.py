@@ -28,6 +28,7 @@ from tpuwizard.core.launch.plan.deadline_keeper import DeadlineKeeper
 from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN
 from tpuwizard.core.launch.plan.resume_rules import RESUME_ROUTES
 from tpuwizard.core.plan import catalog, routes
+from tpuwizard.core.remote.sync import folder_sent_if_fine
 from tpuwizard.plain.capacity import SliceQuestions
 from tpuwizard.plain.prompt import (
     checkpoints_check,
@@ -53,6 +54,7 @@ from tpuwizard.words.event_text import (
 from tpuwizard.words.figures import count, price_footnote
 from tpuwizard.words.preflight_text import before_create_lines
 from tpuwizard.words.resume_text import resume_question
+from tpuwizard.words.sent_text import folder_lines, size_words
 from tpuwizard.words.session_text import practice_words, survey_words
 from tpuwizard.words.summary_text import summary_lines
 from tpuwizard.words.text_wrap import wrap_paragraph
@@ -216,9 +218,12 @@ class PlainWizard:
         if check is not None and not watchdog:
             why_not = check.reason if check.can_arm is False else "the watchdog was switched off"
         self.say(plan.deadline_words(time.time(), why_not))
-        if not self.ask(
-            questionary.confirm(f"Create {accelerator} in {zone} now?", default=True, **self.io)
-        ):
+        sent = folder_sent_if_fine(plan.script)  # what goes, and above 50 MB the question says it
+        for line in folder_lines(sent, "to each worker"):
+            self.say(line)
+        large = f", and send {size_words(sent.size)} to it," if sent and sent.large else ""
+        create = f"Create {accelerator} in {zone}{large} now?"
+        if not self.ask(questionary.confirm(create, default=not large, **self.io)):
             self.say("Nothing was created.")
             return 0
         before = before_create(session, plan, plan.backend)  # as launch, up and the wizard do

@@ -103,37 +103,48 @@ def _option(args: list[str], name: str) -> int | None:
     return None
 
 
-def link_parent_packages(
-    image: dict[str, Any], venv_python: str, sites: list[str] | None = None
-) -> None:
-    """Give the venv tpuwizard's packages (or those of ``sites``: a shared worker environment,
-    worker_envs.py), as uv's cache would hand them over offline.
+LAYER = "tpuwizard-layer.pth"  # in a worker venv's site-packages: the folders below its own
 
-    Package folders are symlinks; each ``.dist-info`` is a real folder with only its METADATA,
-    which is what uv reads to see a requirement satisfied (it skips symlinked ones). Without a
-    RECORD file no tool can uninstall through the links into tpuwizard's own environment.
+
+def _normalized(name: str) -> str:
+    """A distribution's name as its dist-info folder and uv compare it (PEP 503, then ``_``)."""
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def layer_packages(image: dict[str, Any], venv_python: str, sites: list[str] | None = None) -> None:
+    """Give the venv tpuwizard's packages (or those of ``sites``: a shared worker environment,
+    worker_envs.py) as a layer below its own, as uv's cache would hand them over offline.
+
+    A ``.pth`` line puts each folder on the venv's path after its own site-packages, and each
+    ``.dist-info`` gets a stub in the venv: a copy of its METADATA, which is what uv reads to see
+    a requirement satisfied, and a RECORD naming only the stub's files. Nothing in the venv
+    points into those folders, so uv can never write or delete there: a package the worker
+    installs or upgrades (numpy for flax) goes in the venv, ahead of the layer, and uv's
+    uninstall of a stub removes the stub alone. A venv is layered once, when it is made; a
+    later install into it adds no second version of a package beside the first.
     """
     venv = Path(venv_python).parent.parent
     own_sites = list(venv.glob("lib/python3*/site-packages"))
-    if not own_sites:
+    if not own_sites or (own_sites[0] / LAYER).exists():
         return
     site = own_sites[0]
-    for parent in map(Path, image["site"] if sites is None else sites):
-        for entry in parent.iterdir() if parent.is_dir() else ():
-            target = site / entry.name
-            if entry.suffix == ".pth" or entry.name == "__pycache__" or target.exists():
+    parents = [Path(p) for p in (image["site"] if sites is None else sites) if Path(p).is_dir()]
+    held = {_normalized(e.name.split("-")[0]) for e in site.glob("*.dist-info")}
+    for parent in parents:
+        for entry in sorted(parent.glob("*.dist-info")):
+            name = _normalized(entry.name.split("-")[0])
+            if name in held or not (entry / "METADATA").is_file():
                 continue
-            if entry.suffix == ".dist-info":
-                target.mkdir()
-                metadata = entry / "METADATA"
-                try:
-                    os.link(metadata, target / "METADATA")  # a hard link where it can: no copy
-                except FileNotFoundError:
-                    pass
-                except OSError:  # another file system
-                    (target / "METADATA").write_bytes(metadata.read_bytes())
-            else:
-                target.symlink_to(entry)
+            held.add(name)  # one version of each package, the first folder's
+            stub = site / entry.name
+            stub.mkdir()
+            # A copy, never a link: uv replacing or deleting it must not reach the original.
+            (stub / "METADATA").write_bytes((entry / "METADATA").read_bytes())
+            (stub / "INSTALLER").write_text("tpuwizard-sandbox\n")
+            files = ("METADATA", "INSTALLER", "RECORD")
+            (stub / "RECORD").write_text("".join(f"{entry.name}/{f},,\n" for f in files))
+    # Written last: a venv with it is layered whole.
+    (site / LAYER).write_text("".join(f"{parent}\n" for parent in parents))
 
 
 def uv(image: dict[str, Any], args: list[str]) -> int:
@@ -155,7 +166,7 @@ def uv(image: dict[str, Any], args: list[str]) -> int:
         if at is not None and other:
             return install_other_jax(image, args, args[at], other, env)
         if at is not None:
-            link_parent_packages(image, args[at])
+            layer_packages(image, args[at])
         return uv_install(image, args, env)
     os.execve(image["uv"], [image["uv"], *args], env)
     return 127  # not reached
@@ -246,8 +257,9 @@ def install_other_jax(
     if made.returncode != 0:
         sys.stderr.write(made.stderr)
         return made.returncode
-    if shared is not None:
-        link_parent_packages(image, venv_python, [str(envs.env_site(shared))])
+    # Layered even with no environment (an empty layer): a later install into this venv
+    # (--with) must not layer tpuwizard's own packages, of another Python and JAX, below it.
+    layer_packages(image, venv_python, [str(envs.env_site(shared))] if shared is not None else [])
     # Offline first: the environment's packages are in place; the worker's own (--with) come
     # from the wheel folder, else its index where it has a route out.
     return uv_install(image, args, cached)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.exit_codes import EXIT_BAD_INPUT, EXIT_CLOUD, for_signal
+from tpuwizard.core.exit_codes import EXIT_BAD_INPUT, EXIT_CLOUD, EXIT_TEARDOWN, for_signal
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.events.summary import RunSummary
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan, ready_timeout_s
@@ -223,12 +223,17 @@ class LaunchHandle:
         return dataclasses.replace(finished, ok=code == 0, exit_code=code)
 
     def _failed_to_start(self, err: BaseException) -> Iterator[ev.Event]:
+        """The launch's thread ended with an error instead of its ``Finished``: said, and what
+        its records say may exist is checked against the cloud, never assumed gone."""
         from tpuwizard.core.cloud.diagnose import diagnose
 
         code = self.exit_after_stop or (EXIT_BAD_INPUT if isinstance(err, BadInput) else EXIT_CLOUD)
         d = diagnose(err if isinstance(err, Exception) else RuntimeError(str(err)))
         failed = ev.Failed("start", d)
-        finished = ev.Finished(False, code, str(self.plan.run_dir), None)
+        left = self._still_there()
+        if left:
+            code = self.exit_after_stop or EXIT_TEARDOWN
+        finished = ev.Finished(False, code, str(self.plan.run_dir), None, left)
         for item in (failed, finished):
             self.session.billing.apply(item)
             self.summary.apply(item)
@@ -236,6 +241,29 @@ class LaunchHandle:
         write_outcome(self.plan.run_dir, finished, self.summary, self.cancel)
         yield failed
         yield finished
+
+    def _still_there(self) -> list[str]:
+        """This launch's open records, each checked against the cloud: the names still there,
+        and those that could not be checked (they may bill)."""
+        from tpuwizard.core.launch.teardown.verified import check_record
+
+        try:
+            entries = self.session.ledger.open_entries()
+        except Exception:  # an unreadable ledger: its records cannot be named here; status says
+            return []
+        left = []
+        for entry in entries:
+            r = entry.resource
+            if r.run_id != self.plan.run_id:
+                continue
+            try:
+                cloud = self.session.cloud_for(r.backend)
+                there = check_record(cloud, self.session.ledger, entry) is not None
+            except Exception:  # not checked: it may still exist and bill
+                there = True
+            if there:
+                left.append(r.name)
+        return left
 
     async def async_events(self) -> AsyncIterator[ev.Event]:
         """The same stream for asyncio front ends (the TUI)."""

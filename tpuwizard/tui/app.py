@@ -39,6 +39,9 @@ class WizardApp(App[int]):
     CSS_PATH: ClassVar = [HERE / "global.tcss", HERE / "screens" / "screens.tcss"]
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+q", "quit", "Quit", priority=True),
+        # A beginner's stop key: the same guarded way out as Ctrl+Q, before a field's copy
+        # (the terminal's own selection still copies; super+c too).
+        Binding("ctrl+c", "quit", show=False, priority=True),
         Binding("ctrl+t", "toggle_theme", "Theme"),
     ]
 

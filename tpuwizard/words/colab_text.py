@@ -9,6 +9,7 @@ from tpuwizard.core.launch.events.colab import (
     ColabSessionReady,
     ColabSessionStopped,
 )
+from tpuwizard.words.sent_text import folder_lines
 
 ColabEvent = ColabPlanned | ColabSessionReady | ColabSessionStopped
 
@@ -45,6 +46,7 @@ def colab_lines(event: ColabEvent) -> list[str]:
                 f"{where} the session {event.session} with a TPU {event.tpu}; your script's limit "
                 f"{event.max_run_minutes:g} min; receipt expected on {event.expect}. "
                 f"Run {event.run_id}.",
+                *folder_lines(event.folder, "to the Colab runtime"),
             ]
         case ColabSessionReady():
             hardware = f" ({event.hardware})" if event.hardware else ""

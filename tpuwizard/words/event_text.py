@@ -23,6 +23,7 @@ from tpuwizard.words.figures import about, count, money
 from tpuwizard.words.kaggle_text import kaggle_lines
 from tpuwizard.words.oslogin_text import login_key_words
 from tpuwizard.words.resume_text import chain_event_lines
+from tpuwizard.words.sent_text import folder_sentence, left_out_lines, size_words
 
 if TYPE_CHECKING:
     from tpuwizard.core.launch.records.ledger import Resource
@@ -36,6 +37,8 @@ STOP_WAITING = {
     "plain": "Ctrl+C stops the wait and deletes the request",
 }
 
+
+EACH = "to each worker"  # where a TPU route's copy of the folder goes
 
 # How the summary marks the script's own last lines (printed as they are, never re-wrapped).
 SCRIPT_TAIL = "    | "
@@ -61,9 +64,14 @@ def _describe(event: ev.Event, audience: Audience) -> list[str]:
             deadline = "no deadline" if minutes is None else f"deadline {minutes:g} min"
             if event.budget_usd is not None:
                 deadline += f", budget {money(event.budget_usd)} for every attempt together"
+            # What of the script's folder goes, on the plan line itself: it is said before the
+            # create, and the copy takes billed time.
+            folder = "" if event.folder is None else " " + folder_sentence(event.folder, EACH)
             return [
                 f"{practice}Creating {event.name}: {event.accelerator} ({chips}) "
                 f"in {event.zone}, route {event.route}, {price}, {deadline}. Run {event.run_id}."
+                + folder,
+                *(left_out_lines(event.folder) if event.folder is not None else []),
             ]
         case ev.Provisioning():
             note = "" if event.state in UP_STATES else " (not billing yet)"
@@ -129,11 +137,19 @@ def _describe(event: ev.Event, audience: Audience) -> list[str]:
         case ev.SshReady():
             return ["Connected to every worker."]
         case ev.ScriptDone():
-            # ScriptFinished, just before, has said how it exited.
+            # ScriptFinished, just before, has said how it exited; a rerun whose packages did
+            # not install never ran: said here, with why (uv's lines are just above).
+            failed = []
+            if event.not_installed:
+                title = f": {event.diagnosis.title}" if event.diagnosis else ""
+                failed = [
+                    f"Run {event.run}: installing {' '.join(event.not_installed)} failed{title}. "
+                    "Your script did not run."
+                ]
             if not event.can_rerun:
-                return []
+                return failed
             left = f" ({event.seconds_left / 60:.0f} min left)" if event.seconds_left else ""
-            return [f"Run it again, edit and rerun, open a shell, or tear down{left}."]
+            return [*failed, f"Run it again, edit and rerun, open a shell, or tear down{left}."]
         case ev.BootstrapLine() | ev.VerifierLine() | ev.ScriptLine():
             return [f"{_prefix(event.worker, event.workers)}{event.text}"]
         case ev.Versions():
@@ -186,6 +202,10 @@ def _describe(event: ev.Event, audience: Audience) -> list[str]:
             return [event.detail]
         case ev.FolderSynced():
             return [synced_words(event)]
+        case ev.FolderProgress():
+            done = f"{size_words(event.sent)} of {size_words(event.total)}"
+            share = f"{event.sent * 100 // event.total}%"
+            return [f"{_prefix(event.worker, event.workers)}copying the folder: {done} ({share})"]
         case ev.TeardownStarted():
             return [f"Deleting {event.name}{_in(event.zone)} and checking that it is gone..."]
         case ev.TeardownVerified():
@@ -224,6 +244,8 @@ def _describe(event: ev.Event, audience: Audience) -> list[str]:
                 f"Kept {event.name} in {event.zone} on purpose: it keeps billing {hourly}/h "
                 f"(estimate) until you delete it: {event.delete_command}.{until}"
             ]
+        case ev.LedgerRecordHeld():
+            return [held_record_words(event)]
         case ev.DeletingOnRequest():
             return ["Your script finished: deleting the node, as you asked."]
         case ev.Failed():
@@ -253,7 +275,7 @@ def synced_words(event: ev.FolderSynced) -> str:
         return "nothing changed since the last copy"
     removed = f", removed {len(event.deleted)}" if event.deleted else ""
     return (
-        f"copied {len(event.changed)} changed file(s), {event.bytes_sent} bytes{removed} to "
+        f"copied {len(event.changed)} changed file(s), {size_words(event.bytes_sent)}{removed} to "
         f"{count(event.workers, 'worker')} in {event.seconds:.2f} s ({'; '.join(event.ways)})"
     )
 
@@ -323,6 +345,38 @@ def refusal_text(err: BadInput, audience: Audience = "cli") -> str:
     if isinstance(err, PlanRefused):
         return " ".join(words(p, audience) for p in err.problems)
     return str(err)
+
+
+# What a held record says of its resource, in words.
+_RECORD_WORDS = {
+    "created": "was created",
+    "kept": "is kept",
+    "delete_pending": "is being deleted",
+    "gone": "is verified gone",
+    "pushed": "was pushed",  # a Kaggle kernel; a Colab session: made
+    "ended": "has ended",
+    "deleted": "is gone",
+}
+
+
+def held_record_words(event: ev.LedgerRecordHeld) -> str:
+    """A ledger record the disk refused: which, why, and where it is until the disk allows."""
+    said = _RECORD_WORDS.get(event.op, f"is {event.op}")
+    if event.kept_in:
+        where = (
+            f"the record is kept in {event.kept_in} meanwhile (tpuwizard reads it from there) "
+            "and moved into the ledger once the disk has room"
+        )
+    else:
+        where = (
+            "the record is held in this command's memory only, and written if the disk has "
+            f"room before it ends; else tpuwizard status finds {event.name} from its earlier "
+            "record, as something that may still bill"
+        )
+    return (
+        f"The ledger {event.ledger} could not record that {event.name} {said} "
+        f"({event.reason}): {where}."
+    )
 
 
 def kept_guard_words(event: ev.Kept) -> str:

@@ -12,6 +12,7 @@ from tpuwizard.core.launch.events.kaggle import (
     KernelPushed,
     KernelState,
 )
+from tpuwizard.words.sent_text import folder_lines
 
 if TYPE_CHECKING:  # status's and teardown's results: their module is not imported at start
     from tpuwizard.core.kaggle.records import KernelSeen, KernelTorn
@@ -38,18 +39,18 @@ def kaggle_lines(event: KaggleEvent) -> list[str]:
                 f"{practice}Pushing {event.kernel} to Kaggle: private, {event.shape}, session "
                 f"limit {event.max_run_minutes:g} min (Kaggle ends it then, even if this computer "
                 f"is off), receipt expected on {event.expect}. {quota}. Run {event.run_id}.",
+                *folder_lines(event.folder, "inside the kernel"),
             ]
         case KernelPushed():
             version = f" (version {event.version})" if event.version is not None else ""
             if event.found_after_lost_answer:
                 return [
                     f"Kaggle's answer to the push was lost; {event.kernel} was found by its name, "
-                    "so it was not pushed again. It stays in your Kaggle account as this run's "
-                    "record."
+                    f"so it was not pushed again. {stays(event.kernel, event.practice)}"
                 ]
             return [
-                f"Pushed {event.kernel}{version}: {event.url}. It stays in your Kaggle account as "
-                "this run's record."
+                f"Pushed {event.kernel}{version}: {event.url}. "
+                + stays(event.kernel, event.practice)
             ]
         case KernelState():
             return [
@@ -93,6 +94,26 @@ def practice_line(why: str) -> str:
             "it as ~/.kaggle/access_token (or export KAGGLE_API_TOKEN) and run this again."
         )
     return line
+
+
+def stays(kernel: str, practice: bool = False) -> str:
+    """That the kernel stays in the account, the script's folder inside it, and how it is
+    deleted: tpuwizard, Kaggle's own client, or its page (``--delete-kernel`` deletes it after
+    the run). The practice stand-in's kernel ends with the command."""
+    how = (
+        f"`tpuwizard teardown {kernel}` or `kaggle kernels delete {kernel} -y`, or on its page "
+        "(Edit, then Delete); --delete-kernel deletes it after the run"
+    )
+    if practice:
+        return (
+            "[practice] The stand-in ends with this command, and the kernel with it. On Kaggle "
+            "it would stay in your account as this run's record, with your script's folder "
+            f"inside it, until you delete it: {how}."
+        )
+    return (
+        "It stays in your Kaggle account as this run's record, with your script's folder inside "
+        f"it (it costs nothing). Delete it with {how}."
+    )
 
 
 def quota_words(read: QuotaRead | None) -> str:

@@ -16,7 +16,6 @@ from rich.table import Table
 from rich.text import Text
 
 from tpuwizard.core.cloud.backends import TPU_API
-from tpuwizard.core.plan import program_advice
 from tpuwizard.core.plan.fit import SliceFit, gib_text
 from tpuwizard.words import figures
 
@@ -154,7 +153,7 @@ def render_fit(
             str(f.vms),
             f"{f.hbm_gib_per_chip:g}",
             f"{f.total_hbm_gib:g}",
-            f"{f.usable_gib_per_chip:.1f}",
+            f"{f.usable_gib_per_chip:.2f}" + ("?" if f.usable_from == "unconfirmed" else ""),
             _mark(f.fits_sharded),
             _mark(f.fits_replicated),
             _mark(f.fits_total),
@@ -165,12 +164,28 @@ def render_fit(
     ]
     print_table(out, title, headers, rows)
     out.print(
-        "[dim]HBM, usable and spare: GiB per chip; all: GiB in the slice. shard: the state "
-        "split over every chip fits; repl: a full copy fits one device; total: the slice's "
-        f"HBM >= the state. $/h: {ROUTE_PRICE.get(route, route)} price.[/]"
+        "[dim]HBM, usable and spare: GiB per chip; all: GiB in the slice. usable: "
+        f"{_usable_words(fits)}. shard: the state split over every chip fits; repl: a full copy "
+        "fits one device; total: the slice's HBM >= the state. $/h: "
+        f"{ROUTE_PRICE.get(route, route)} price.[/]"
     )
     out.print(verdict)
     out.print(f"[dim]{note} Prices are approximate list prices; check the pricing page.[/]")
+
+
+def _usable_words(fits: list[SliceFit]) -> str:
+    """Where the usable column's figures come from, as few words as the table needs."""
+    said = {f.usable_from for f in fits}
+    words = []
+    if "catalog" in said:
+        words.append("measured on a chip or named by the compiler, per generation")
+    if "unconfirmed" in said:
+        words.append("? nominal x 0.94, unconfirmed")
+    if "usable" in said:
+        words.append("--usable's fraction of nominal")
+    if "receipt" in said:
+        words.append("the receipt's bytes_limit")
+    return "; ".join(words)
 
 
 def render_zones(
@@ -306,77 +321,7 @@ def _age(seconds: float) -> str:
     )
 
 
-def _short(count: int | None) -> str:
-    if count is None:
-        return "-"
-    for unit, scale in (("G", 2**30), ("M", 2**20), ("K", 2**10)):
-        if count >= scale:
-            return f"{count / scale:.3g}{unit}"
-    return f"{count}B"
-
-
-def _duration(seconds: float) -> str:
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if seconds >= scale:
-            return f"{seconds / scale:.3g}{unit}"
-    return f"{seconds / 1e-9:.3g}ns"
-
-
-def _dollars(usd: float) -> str:
-    return "<0.01" if usd < 0.005 else f"{usd:.2f}"
-
-
-_BYTE_KEYS = ("arguments", "outputs", "temporaries", "aliased", "code", "peak")
-_BYTE_HEADERS = dict(zip(_BYTE_KEYS, ("args", "out", "temp", "alias", "code", "peak"), strict=True))
-
-
 def _price(hourly: float | None, at_most: float | None) -> str:
     if hourly is not None:
         return f"{hourly:.2f}"
     return "?" if at_most is None else f"<={at_most:.2f}"
-
-
-def render_program_fit(
-    program: str, method: str, results: list, route: str, advice: list[str]
-) -> None:
-    """``fit --program``: per-device bytes, fit, step time and price per slice."""
-    out = console()
-    table = Table(
-        title=f"{program} ({method})",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        padding=(0, 1),
-        collapse_padding=True,
-        show_edge=False,
-        pad_edge=False,
-    )
-    # The aliased column only when something is aliased (donated), to stay within 80 columns.
-    keys = [k for k in _BYTE_KEYS if k != "aliased" or any(r.per_device_bytes[k] for r in results)]
-    headers = ("slice", "dev", *(_BYTE_HEADERS[k] for k in keys), "usable", "fits", "step", "$/1k")
-    for header in headers:
-        table.add_column(header, justify="left" if header == "slice" else "right", no_wrap=True)
-    for r in results:
-        b = r.per_device_bytes
-        fits = "?" if r.fits is None else _mark(r.fits)
-        step = "?" if r.step_seconds is None else _duration(r.step_seconds)
-        usd = "?" if r.usd_per_1000_steps is None else _dollars(r.usd_per_1000_steps)
-        table.add_row(
-            r.name,
-            str(r.devices),
-            *(_short(b[k]) for k in keys),
-            _short(r.usable_bytes_per_device),
-            fits,
-            step,
-            usd,
-        )
-    out.print(table)
-    out.print(
-        "[dim]Bytes per device (K, M, G: KiB, MiB, GiB). peak = args + out + temp - alias + "
-        "code. step: XLA's estimate of one step; $/1k steps at the "
-        f"{ROUTE_PRICE.get(route, route)} price. An estimate: not yet held against a real TPU "
-        "run.[/]"
-    )
-    for line in program_advice.slice_notes(results):
-        out.print(line, markup=False, highlight=False)
-    for line in advice:
-        out.print(line)

@@ -10,7 +10,12 @@ from tpuwizard.core.plan import cost
 from tpuwizard.core.terminal_text import visible
 from tpuwizard.words.choice_words import Audience
 from tpuwizard.words.course_text import OUTPUT_WORDS, not_fetched_hint
-from tpuwizard.words.event_text import SCRIPT_TAIL, next_steps
+from tpuwizard.words.event_text import (
+    SCRIPT_TAIL,
+    held_record_words,
+    next_steps,
+    zone_listed_lines,
+)
 from tpuwizard.words.figures import about
 from tpuwizard.words.resume_text import attempt_lines
 
@@ -58,6 +63,10 @@ def _summary_lines(summary: RunSummary, audience: Audience, elsewhere: Sequence[
         how = {"cli": "--fetch GLOB names them"}.get(audience, "'Files to copy back' names them")
         why = f"no file matched {', '.join(s.fetch)}" if s.fetch else f"no files were named ({how})"
         lines.append(f"  Nothing was copied back from your script: {why}.")
+    for done in s.not_installed:  # a rerun's packages that did not install: named by its run
+        asked = " ".join(done.not_installed)
+        why = f": {done.diagnosis.title}. {done.diagnosis.explanation}" if done.diagnosis else "."
+        lines.append(f"  Run {done.run}: installing {asked} failed{why}")
     if s.incomplete:
         lines.append(f"  {len(s.incomplete)} file(s) did not come back whole (a run fails for it).")
     if s.failure is not None:
@@ -100,6 +109,9 @@ def _summary_lines(summary: RunSummary, audience: Audience, elsewhere: Sequence[
                 "tpuwizard status checks it once the network is back."
             )
         lines += [f"    Delete it with: {k.delete_command}" for k in s.kept]
+    if audience == "wizard":  # the CLI and plain mode print the list's own event just above
+        lines += [f"  {line}" for listed in s.zone_lists for line in zone_listed_lines(listed)]
+    lines += [f"  {held_record_words(h)}" for h in s.held]  # the disk refused these records
     lines += [f"  Still billing: {line}" for line in elsewhere]
     if s.finished is not None:
         lines.append(f"  Exit code {s.finished.exit_code}. Run folder: {s.finished.run_dir}")

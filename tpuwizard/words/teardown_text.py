@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tpuwizard.words.event_text import diagnosis_text
+from tpuwizard.words.event_text import diagnosis_text, held_record_words
 from tpuwizard.words.oslogin_text import login_key_words
 
 if TYPE_CHECKING:
@@ -22,12 +22,23 @@ def teardown_lines(result: TeardownResult, owner: str) -> list[str]:
             who = f"is another of your runs now ({result.held_by}); left alone; the recorded one"
         else:
             who = f"is someone else's now ({result.held_by}); left alone; yours"
-        return [f"  {r.name} in {r.zone} {who} is gone"]
+        return [f"  {r.name} in {r.zone} {who} is gone", *_held(result)]
     if result.verified:
         key = [f"  {login_key_words(result.login_key)}"] if result.login_key else []
-        return [f"  verified gone: {r.name}", *key]
+        return [f"  verified gone: {r.name}", *key, *_held(result)]
     lines = [f"  NOT verified gone: {r.name}; it may still bill."]
     return lines + ([diagnosis_text(result.diagnosis)] if result.diagnosis else [])
+
+
+def _held(result: TeardownResult) -> list[str]:
+    """Its gone record, refused by this computer's disk: where it is held (the verdict above is
+    the cloud's list's)."""
+    if result.held is None:
+        return []
+    from tpuwizard.core.launch.events.held import LedgerRecordHeld
+
+    said = LedgerRecordHeld(result.resource.name, "gone", *result.held.facts())
+    return [f"  {held_record_words(said)}"]
 
 
 def preempted_lines(result: TeardownResult, practice: bool) -> list[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import re
+from typing import TYPE_CHECKING
 
 from tpuwizard.core.choices import Choice, phrase
 from tpuwizard.core.cloud import google_errors as ge
@@ -26,6 +27,9 @@ from tpuwizard.core.cloud.diagnose_capacity import (
 from tpuwizard.core.cloud.diagnose_compute import compute_diagnosis
 from tpuwizard.core.cloud.diagnose_remote import remote_diagnosis
 from tpuwizard.core.cloud.diagnosis import Context, Diagnosis
+
+if TYPE_CHECKING:
+    from tpuwizard.core.errors import LedgerUnwritable
 
 __all__ = [
     "Context",
@@ -298,6 +302,7 @@ _DISK_ERRNOS = {
     errno.EISDIR,
     errno.EEXIST,
     errno.EDQUOT,
+    errno.EFBIG,  # a file past the size this process may write (ulimit -f) or the disk takes
     errno.ENAMETOOLONG,
 }
 
@@ -305,8 +310,12 @@ _DISK_ERRNOS = {
 def local_disk_diagnosis(err: BaseException) -> Diagnosis | None:
     """An error from this computer's disk (a path that is a file, no permission, a full disk),
     said as such: never as a network failure."""
+    from tpuwizard.core.errors import LedgerUnwritable
+
     if not isinstance(err, OSError) or isinstance(err, ConnectionError | TimeoutError):
         return None
+    if isinstance(err, LedgerUnwritable):
+        return ledger_unwritable_diagnosis(err)
     if _is_requests_connection_error(err) or err.errno not in _DISK_ERRNOS:
         return None
     where = f" ({err.filename})" if err.filename else ""
@@ -320,5 +329,20 @@ def local_disk_diagnosis(err: BaseException) -> Diagnosis | None:
                 "(TPUWIZARD_HOME, or {0}).",
                 Choice("run_dir"),
             )
+        ],
+    )
+
+
+def ledger_unwritable_diagnosis(err: LedgerUnwritable) -> Diagnosis:
+    """The record that comes before every create could not be written: nothing was created."""
+    return Diagnosis(
+        "ledger_unwritable",
+        "Nothing was created: tpuwizard's ledger could not be written",
+        f"The ledger {err.ledger} refused the record that comes before every create "
+        f"({err.strerror}). What is created without it could be lost after a crash, with no "
+        "record to find it by, so nothing was created.",
+        [
+            "Free some space on that disk, or make it writable (TPUWIZARD_HOME chooses where "
+            "tpuwizard keeps its state), then run again."
         ],
     )

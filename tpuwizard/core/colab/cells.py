@@ -15,16 +15,19 @@ import json
 from pathlib import Path
 
 from tpuwizard.core.evidence.verifier import verifier_source
+from tpuwizard.core.kaggle.kernel import PackedFolder
 from tpuwizard.core.kaggle.kernel import pack_folder as kaggle_pack
 
 # tpuwizard's own bound: the CLI sends the file base64 in one request (its files.py).
 PACKED_LIMIT_BYTES = 20 * 1024 * 1024
 
 
-def pack_folder(folder: Path) -> bytes:
-    """The folder as Kaggle's kernel carries it, within Colab's one-request upload limit."""
+def pack_folder(folder: Path, script: str | None = None) -> PackedFolder:
+    """The folder as Kaggle's kernel carries it (the same files a TPU route copies), within
+    Colab's one-request upload limit."""
     return kaggle_pack(
         folder,
+        script,
         PACKED_LIMIT_BYTES,
         "a folder uploaded to Colab in one request; nothing was started",
     )

@@ -26,7 +26,8 @@ from tpuwizard.core.colab.program import ColabCallFailed, ColabProgram, classify
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.evidence.receipt import check_receipt, load_receipt, parse_marker_line
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK, EXIT_TEARDOWN
-from tpuwizard.core.kaggle.ledger import KernelLedger
+from tpuwizard.core.kaggle.kernel import PackedFolder
+from tpuwizard.core.kaggle.ledger import KernelLedger, said_held
 from tpuwizard.core.kaggle.run import receipt_checks, script_ran
 from tpuwizard.core.launch.events.base import Event
 from tpuwizard.core.launch.events.colab import (
@@ -55,7 +56,7 @@ class ColabRun:
     """Everything a run needs, checked before any call (``prepare_run``)."""
 
     session: str  # tpuwizard-<run id>: what status and teardown recognise as tpuwizard's
-    packed: bytes
+    packed: PackedFolder  # the script's folder, and what of it goes (said before the upload)
     script: str  # its path inside its folder
     script_args: tuple[str, ...]
     fetch: tuple[str, ...]
@@ -89,9 +90,9 @@ def prepare_run(
     low, high = MAX_RUN_BOUNDS
     if not low <= minutes <= high:
         raise BadInput(f"--max-run must be {low:g} to {high:g} minutes on Colab, not {minutes:g}.")
-    folder = script.resolve().parent
-    packed = pack_folder(folder)
-    relative = script.resolve().relative_to(folder).as_posix()
+    # The script's own folder (the link's, where it is a link), walked as a TPU route walks it.
+    packed = pack_folder(script.parent.resolve(), script.name)
+    relative = script.name
     expect = "cpu" if practice else "tpu"
     name = session_name(run_id)
     return ColabRun(
@@ -127,6 +128,7 @@ def run_session(
         run.expect,
         run.practice,
         folder,
+        run.packed.sent,
         run.practice_why,
     )
     ok, code = False, EXIT_CLOUD
@@ -148,14 +150,15 @@ def _run_body(
     program.new(run.session, TPU)
     listed = [s for s in program.sessions() if s.name == run.session]
     endpoint = listed[0].endpoint if listed else ""
-    ledger.record("pushed", run.session, run.run_id, endpoint=endpoint)
+    held = ledger.record("pushed", run.session, run.run_id, endpoint=endpoint)
     yield ColabSessionReady(run.session, endpoint, listed[0].hardware if listed else "")
+    yield from said_held(held, run.session, "pushed")
     run.run_dir.mkdir(parents=True, exist_ok=True)
     remote = f"{REMOTE_FOLDER}/{run.session}/out"
     with tempfile.TemporaryDirectory(prefix="tpuwizard-colab-") as staging_name:
         staging = Path(staging_name)
         bundle = staging / bundle_name(run.session)
-        bundle.write_bytes(run.packed)
+        bundle.write_bytes(run.packed.data)
         program.upload(run.session, bundle, f"{REMOTE_FOLDER}/{bundle.name}")
         cell = staging / "verify.py"
         cell.write_text(verify_cell(run.session))
@@ -329,6 +332,7 @@ def stop_session(
     if any(s.name == session or s.endpoint == endpoint for s in listed):
         yield ColabSessionStopped(session, False, stop_problem or "colab sessions still lists it")
         return False
-    ledger.record("deleted", session, run_id, why="stopped; colab sessions does not list it")
+    held = ledger.record("deleted", session, run_id, why="stopped; colab sessions does not list it")
     yield ColabSessionStopped(session, True)
+    yield from said_held(held, session, "deleted")
     return True

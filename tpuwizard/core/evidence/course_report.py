@@ -112,11 +112,18 @@ def _checks(report: CourseReport, expect: str | None) -> list[tuple[bool, str]]:
     if ran == required and asked == required:
         out.append((True, f"platform {ran}, as requested ({whose}: {required}) [verify_report]"))
     else:
+        # Say which rule failed: the report's own two platforms can agree with each other and
+        # still not be what --expect requires.
+        why = (
+            "the report's requested and observed platforms disagree"
+            if ran != asked
+            else f"it is not the {required!r} that {whose} requires"
+        )
         out.append(
             (
                 False,
                 f"platform: the report ran on {ran!r} and asked for {asked!r}; {whose} requires "
-                f"{required!r} [verify_report: requested and observed platform disagree]",
+                f"{required!r} [verify_report: {why}]",
             )
         )
     shape, dtype = record.get("shape"), record.get("dtype")

@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from tpuwizard.core.errors import BadInput
 from tpuwizard.core.evidence.verifier import VERIFIER_FILENAME, verifier_source
 from tpuwizard.core.handover import jobset, skypilot, xpk
+from tpuwizard.core.handover.files import Output, write_files
 from tpuwizard.core.handover.idle import UNGUARDED, Bill, cluster_bills
 from tpuwizard.core.handover.job import JOB_FILENAME, job_script
 from tpuwizard.core.handover.plan import HandoverPlan
@@ -39,7 +39,7 @@ def render(
     if target == "xpk":
         return xpk.render(plan)
     if target == "jobset":
-        return jobset.render(plan, image or jobset.DEFAULT_IMAGE)
+        return jobset.render(plan, jobset.DEFAULT_IMAGE if image is None else image)
     return skypilot.render(plan, path)
 
 
@@ -71,27 +71,34 @@ class Written:
 
 
 def write_export(
-    target: str, plan: HandoverPlan, text: str, folder: Path, out: Path | None
+    target: str,
+    plan: HandoverPlan,
+    text: str,
+    folder: Path,
+    out: Path | None,
+    *,
+    force: bool = False,
+    force_hint: str = "",
+    out_fix: str = "choose another --out",
 ) -> list[Written]:
     """Write the folder's files (beside the script) and, where ``out`` is given, the target's
-    text; a file that cannot be written raises :class:`BadInput` naming it."""
-    written: list[Written] = []
-    for filename, content in folder_files(plan).items():
-        path = folder / filename
-        _write(path, content, "check the folder")
-        what = "the verifier" if filename == VERIFIER_FILENAME else "the job every VM runs"
-        written.append(Written(path, what))
+    text: all of them or none (core/handover/files.py: never over the script, a link or a file
+    tpuwizard did not write unless ``force``). A refusal raises :class:`BadInput` naming the file
+    and ``out_fix``, what to do instead about ``out``."""
+    outputs = [
+        Output(
+            folder / filename,
+            content,
+            "the verifier" if filename == VERIFIER_FILENAME else "the job every VM runs",
+            "put your script in a folder of its own",
+        )
+        for filename, content in folder_files(plan).items()
+    ]
     if out is not None:
-        _write(out, text, "choose another file")
-        written.append(Written(out, TARGET_WORDS[target]))
-    return written
-
-
-def _write(path: Path, content: str, fix: str) -> None:
-    try:
-        path.write_text(content, "utf-8")
-    except OSError as err:
-        raise BadInput(f"Cannot write {path} ({err.strerror}): {fix}.") from None
+        outputs.append(Output(out, text, TARGET_WORDS[target], out_fix, chosen=True))
+    script = folder / plan.script if plan.script is not None else None
+    write_files(outputs, script=script, force=force, force_hint=force_hint)
+    return [Written(o.path, o.what) for o in outputs]
 
 
 def plan_document(plan: HandoverPlan) -> dict[str, object]:
@@ -119,6 +126,9 @@ def plan_document(plan: HandoverPlan) -> dict[str, object]:
         "deadline_seconds": plan.deadline_seconds,
         "max_restarts": plan.max_restarts,
         "jax": plan.jax or DEFAULT.version,
+        "queue": plan.queue,
+        "priority": plan.priority,
+        "reservation": plan.reservation,
     }
 
 

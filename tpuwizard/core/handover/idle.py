@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tpuwizard.core.handover.files import MARKER
 from tpuwizard.core.handover.plan import HandoverPlan
 from tpuwizard.core.plan import catalog, cost
 
@@ -128,7 +129,7 @@ def header(title: str, plan: HandoverPlan, bills: list[Bill], teardown: list[str
         title,
         f"Plan: {copies}, {s.chips} chips and {plan.gke.vms} VM(s) per slice, topology "
         f"{plan.gke.topology}, {ROUTE_WORDS[plan.route]}, zone {plan.zone}.",
-        "Written by tpuwizard export; nothing was created or applied by it.",
+        f"{MARKER}; nothing was created or applied by it.",  # how a re-export knows it
         "",
         *bill_lines(bills),
         "",

@@ -11,6 +11,7 @@ The verifier prints its receipt as a ``TPUWIZARD {json}`` line, so each VM's log
 from __future__ import annotations
 
 from tpuwizard.core.evidence.verifier import VERIFIER_FILENAME
+from tpuwizard.core.handover.files import MARKER
 from tpuwizard.core.handover.plan import HandoverPlan
 from tpuwizard.core.launch.plan.packages import PackageSpec, package_names
 from tpuwizard.core.launch.workers.distributed import script_command
@@ -62,7 +63,7 @@ def job_script(plan: HandoverPlan) -> str:
     env = script_env("tpu", plan.slice, plan.workload)
     lines = [
         "#!/usr/bin/env bash",
-        f"# Written by tpuwizard export for {plan.slice.name} x {plan.slices}: the bootstrap, the",
+        f"# {MARKER} for {plan.slice.name} x {plan.slices}: the bootstrap, the",
         "# verifier and the script, as tpuwizard launch runs them on a TPU VM.",
         bootstrap,
         "# The environment every tpuwizard route gives the verifier and the script.",

@@ -21,10 +21,11 @@ MULTISLICE_NOTE = (
 
 
 def larger_slice(
-    state_gib: float, reserve: float = fitting.DEFAULT_RESERVE, route: str = "vm"
+    state_gib: float, reserve: float | None = None, route: str = "vm"
 ) -> fitting.SliceFit | None:
     """The slice of fewest chips, of a generation GKE serves today (v4 aside: an older one),
-    that holds ``state_gib`` sharded; the cheaper on a tie. None when none in the catalog does."""
+    that holds ``state_gib`` sharded; the cheaper on a tie. None when none in the catalog does.
+    ``reserve`` None: each generation's usable HBM from the catalog, as ``fit`` says it."""
     current = set(GKE_ACCELERATORS) - {"v4"}
     fits = [
         fitting.fit_slice(state_gib, s, reserve, route)
@@ -57,7 +58,7 @@ def _price(f: fitting.SliceFit) -> str:
     return "no price in tpuwizard's catalog"
 
 
-def larger_slice_text(state_gib: float, reserve: float, route: str) -> str:
+def larger_slice_text(state_gib: float, reserve: float | None, route: str) -> str:
     """The words ``fit`` adds when no listed slice holds the state."""
     f = larger_slice(state_gib, reserve, route)
     if f is None:
@@ -80,7 +81,7 @@ def larger_slice_text(state_gib: float, reserve: float, route: str) -> str:
     )
 
 
-def short_larger_text(state_gib: float, reserve: float, route: str) -> str:
+def short_larger_text(state_gib: float, reserve: float | None, route: str) -> str:
     """The same in three lines at 80 columns, for the wizard's Capacity (its Next button stays
     on an 80x24 screen)."""
     gib = fitting.gib_text(state_gib)
@@ -101,7 +102,7 @@ MULTISLICE_SHORT = "More slices add copies, not room."
 def verdict_with_larger(
     state_gib: float,
     fits: list[fitting.SliceFit],
-    reserve: float = fitting.DEFAULT_RESERVE,
+    reserve: float | None = None,
     route: str = "vm",
     short: bool = False,
 ) -> str:

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tpuwizard.core.deadlines import deadline_problem
-from tpuwizard.core.errors import BadInput
+from tpuwizard.core.errors import BadInput, shown
+from tpuwizard.core.handover import admission
 from tpuwizard.core.handover.gke import GkeSlice, gke_slice
 from tpuwizard.core.launch.plan.launch_plan import safe_script_name
 from tpuwizard.core.plan import catalog
@@ -43,6 +44,10 @@ class HandoverPlan:
     zone: str
     project: str | None
     jax: str | None = None  # the worker's jax[tpu] from tpuwizard's table; None: its default
+    # Where Kueue and GKE admit the job (core/handover/admission.py); None: not asked for.
+    queue: str | None = None  # a Kueue LocalQueue
+    priority: str | None = None  # a Kubernetes PriorityClass
+    reservation: str | None = None  # a Compute Engine reservation of the project
 
     @property
     def slice(self) -> catalog.Slice:
@@ -70,6 +75,16 @@ def check_name(value: str, option: str) -> str:
     return value
 
 
+def _is_text(value: str) -> bool:
+    """Whether ``value`` is text: Python keeps a non-UTF-8 byte of the command line as a lone
+    surrogate, which no file can hold as UTF-8."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def default_zone(s: catalog.Slice, route: str) -> str:
     """The first documented zone offering the slice on the route (Flex-start's own list)."""
     zones = s.generation.flex_start_zones if route == "flex" else s.zones
@@ -91,6 +106,9 @@ def make_plan(
     zone: str | None = None,
     project: str | None = None,
     jax: str | None = None,
+    queue: str | None = None,
+    priority: str | None = None,
+    reservation: str | None = None,
 ) -> HandoverPlan:
     """Check every input (export's options, the wizard's answers); the first wrong one raises
     :class:`BadInput` saying what to type."""
@@ -119,6 +137,16 @@ def make_plan(
         raise BadInput(problems[0])
     if project is not None and not re.fullmatch(r"[a-z][-a-z0-9]{4,28}[a-z0-9]", project):
         raise BadInput(f"--project {project!r} is not a project ID such as my-project-123.")
+    queue = admission.check_queue(queue) if queue is not None else None
+    priority = admission.check_priority(priority) if priority is not None else None
+    reservation = admission.check_reservation(reservation) if reservation is not None else None
+    admission.check_route(reservation, route)
+    for at, arg in enumerate(script_args, 1):
+        if not _is_text(arg):
+            raise BadInput(
+                f"Script argument {at} ({shown(arg)}) holds bytes that are not UTF-8 text (typed "
+                "in another encoding): retype it as plain text."
+            )
     return HandoverPlan(
         gke=gke,
         slices=slices,
@@ -133,4 +161,7 @@ def make_plan(
         zone=zone or default_zone(gke.slice, route),
         project=project,
         jax=jax,
+        queue=queue,
+        priority=priority,
+        reservation=reservation,
     )

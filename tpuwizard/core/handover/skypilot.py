@@ -39,6 +39,21 @@ def check(plan: HandoverPlan) -> None:
         raise BadInput(
             "tpuwizard's SkyPilot export has no Flex-start: use --route vm or spot, or --to xpk."
         )
+    for option, value, why in (
+        ("--queue", plan.queue, "a Kueue queue is a Kubernetes one, and this task makes TPU VMs "
+         "through the Cloud TPU API, outside any cluster"),
+        ("--priority", plan.priority, "its priority and priority_class order managed jobs "
+         "(sky jobs launch), not the sky launch this export writes, and name no Kubernetes "
+         "PriorityClass"),
+        ("--reservation", plan.reservation, "SkyPilot 0.14.1 refuses a reservation for TPU VMs "
+         "('TPU VMs do not support reservations yet', sky/provision/gcp/instance_utils.py), and "
+         "a task has no field for one"),
+    ):  # fmt: skip
+        if value is not None:
+            raise BadInput(
+                f"{option} has no place in --to skypilot: {why}. Use --to jobset or --to xpk, "
+                f"or drop {option}."
+            )
 
 
 def task_file(plan: HandoverPlan) -> str:

@@ -1,8 +1,17 @@
 """The xpk commands for a plan: make (or adapt) the cluster, write the JobSet to read, run the
-workload, delete both. Each value is shell-quoted; the flags are xpk 1.16.0's."""
+workload, delete both. Each value is shell-quoted; the flags are xpk 1.16.0's.
+
+Of the admission values (core/handover/admission.py), xpk takes a reservation as the cluster's
+capacity (``--reservation`` in place of ``--on-demand``) and a priority from its own five
+(``workload create --priority``); it writes the Kueue queue label itself, always its own
+LocalQueue, with no flag for another, so ``--queue`` is refused here.
+"""
 
 from __future__ import annotations
 
+from tpuwizard.core.errors import BadInput
+from tpuwizard.core.handover import workload_policy
+from tpuwizard.core.handover.admission import XPK_PRIORITIES
 from tpuwizard.core.handover.gke import XPK_VERSION
 from tpuwizard.core.handover.idle import CPU_POOL_NODES, cluster_bills, header
 from tpuwizard.core.handover.job import JOB_FILENAME
@@ -12,6 +21,31 @@ from tpuwizard.core.remote.transports import shell
 
 # xpk cluster create's capacity flags, by route (xpk/parser/cluster.py).
 CAPACITY_FLAG = {"vm": "--on-demand", "spot": "--spot", "flex": "--flex"}
+# The LocalQueue xpk cluster create makes and every xpk workload names (xpk/core/kueue_manager.py).
+XPK_QUEUE = "multislice-queue"
+
+
+def check(plan: HandoverPlan) -> None:
+    """What xpk has no place for raises :class:`BadInput`, saying what to use."""
+    if plan.queue is not None:
+        raise BadInput(
+            f"--queue has no place in --to xpk: xpk workload create always labels the JobSet "
+            f"with its own LocalQueue, {XPK_QUEUE}, and has no flag for another (xpk "
+            f"{XPK_VERSION}). Drop --queue, or use --to jobset, which sets the label."
+        )
+    if plan.priority is not None and plan.priority not in XPK_PRIORITIES:
+        raise BadInput(
+            f"--priority {plan.priority} has no place in --to xpk: xpk workload create's "
+            f"--priority takes only {', '.join(XPK_PRIORITIES)} (the PriorityClasses xpk "
+            f"cluster create installs, xpk {XPK_VERSION}). Choose one of them, or use "
+            "--to jobset for another class."
+        )
+
+
+def _capacity(plan: HandoverPlan) -> list[str]:
+    if plan.reservation is not None:
+        return ["--reservation", plan.reservation]  # on-demand's capacity, from the reservation
+    return [CAPACITY_FLAG[plan.route]]
 
 
 def manifest_file(plan: HandoverPlan) -> str:
@@ -34,16 +68,14 @@ def cluster_create(plan: HandoverPlan) -> str:
         "create",
         *_where(plan),
         *_slices(plan),
-        CAPACITY_FLAG[plan.route],
+        *_capacity(plan),
         "--default-pool-cpu-num-nodes",
         str(CPU_POOL_NODES),
     )
 
 
 def cluster_adapt(plan: HandoverPlan) -> str:
-    return shell(
-        "xpk", "cluster", "adapt", *_where(plan), *_slices(plan), CAPACITY_FLAG[plan.route]
-    )
+    return shell("xpk", "cluster", "adapt", *_where(plan), *_slices(plan), *_capacity(plan))
 
 
 def workload_create(plan: HandoverPlan, dry_run: bool) -> str:
@@ -61,6 +93,7 @@ def workload_create(plan: HandoverPlan, dry_run: bool) -> str:
         shell("bash", JOB_FILENAME),
         "--max-restarts",
         str(plan.max_restarts),
+        *(["--priority", plan.priority] if plan.priority is not None else []),
         "--output-manifest-file",
         manifest_file(plan),
     ]
@@ -69,10 +102,17 @@ def workload_create(plan: HandoverPlan, dry_run: bool) -> str:
 
 def teardown(plan: HandoverPlan) -> list[str]:
     where = shell("--zone", plan.zone, *(["--project", plan.project] if plan.project else []))
+    policy = (
+        # xpk cluster create makes the policy for TPU7x multi-host and xpk never deletes it.
+        [workload_policy.policy_delete(plan) + "  (after the cluster: xpk made it)"]
+        if workload_policy.needed(plan)
+        else []
+    )
     return [
         shell("xpk", "workload", "delete", "--workload", plan.workload, "--cluster", plan.cluster)
         + f" {where}",
         shell("xpk", "cluster", "delete", "--cluster", plan.cluster) + f" {where}",
+        *policy,
         shell("gcloud", "container", "clusters", "list") + f" {where}",
     ]
 
@@ -94,15 +134,32 @@ def notes(plan: HandoverPlan) -> list[str]:
         if plan.max_run_minutes is not None
         else "No deadline: the workload runs until it ends or you delete it."
     )
-    return [
+    lines = [
         f"Run these from the folder that holds {plan.script or 'your code'}, tpu_verify.py and "
         f"{JOB_FILENAME}: xpk's --script-dir . builds an image of it (xpk {XPK_VERSION}).",
         deadline,
         f"A failed run is restarted whole up to {plan.max_restarts} time(s) (--max-restarts).",
+        f"Kueue: xpk labels the JobSet with its LocalQueue {XPK_QUEUE}; the Pods' priority "
+        f"class is {plan.priority or 'medium (xpk default)'} (--priority: "
+        f"{', '.join(XPK_PRIORITIES)}).",
     ]
+    if plan.reservation is not None:
+        lines.append(
+            f"The node pools take their capacity from reservation {plan.reservation} "
+            "(--reservation). A reservation bills for what it holds whether or not a job uses "
+            "it, until it ends or you delete it; that is not counted above."
+        )
+    if workload_policy.needed(plan):
+        lines.append(
+            f"TPU7x multi-host: xpk cluster create makes the HIGH_THROUGHPUT workload policy "
+            f"{workload_policy.policy_name(plan)} and passes it to the node pools "
+            "(--placement-policy); xpk does not delete it (the teardown does)."
+        )
+    return lines
 
 
 def render(plan: HandoverPlan) -> str:
+    check(plan)
     head = header(
         f"xpk {XPK_VERSION} commands for {plan.slice.name}: run each line yourself, in order.",
         plan,

@@ -1,75 +1,41 @@
-"""A small block-style YAML writer for the hand-over files, so the core needs no YAML library.
+"""The hand-over files' YAML and comments: every value is emitted by PyYAML (a typed value can
+never become a key, a document or a Kubernetes object of its own), and every comment is one line
+whatever it holds (issue 48, F4: a newline in ``--image`` added a Pod to the JobSet).
 
-Every string is written as a JSON string (JSON is YAML), except a multi-line one that reads the
-same as a literal block (``|``); keys are plain where they are plain words. Comments (the
-header) are the caller's.
+A value placed into the YAML goes through :func:`dump`; one placed into a comment (the header,
+the notes) through :func:`comment`. Shell lines are the caller's, quoted by ``transports.shell``.
 """
 
 from __future__ import annotations
 
-import json
-import re
-
-_PLAIN_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_./-]*")
 Value = str | int | bool | None | list["Value"] | dict[str, "Value"]
 
 
-def _scalar(value: str | int | bool | None) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    return json.dumps(value, ensure_ascii=False)
-
-
-def _key(key: str) -> str:
-    return key if _PLAIN_KEY.fullmatch(key) else json.dumps(key, ensure_ascii=False)
-
-
-def _block_ok(text: str) -> bool:
-    """A literal block keeps ``text`` exactly: no tabs or odd characters, no trailing or leading
-    blanks a block would lose, and it ends with one newline (``|`` keeps exactly one)."""
-    if "\n" not in text.rstrip("\n") or not text.endswith("\n") or text.endswith("\n\n"):
-        return False
-    lines = text[:-1].split("\n")
-    return all(
-        line == line.rstrip() and line.isprintable() and "\t" not in line for line in lines
-    ) and not lines[0].startswith(" ")
-
-
-def _lines(value: Value, indent: int) -> list[str]:
-    pad = " " * indent
-    if isinstance(value, dict):
-        out: list[str] = []
-        for key, item in value.items():
-            if isinstance(item, (dict, list)) and item:
-                out.append(f"{pad}{_key(key)}:")
-                out += _lines(item, indent + 2)
-            elif isinstance(item, str) and _block_ok(item):
-                out.append(f"{pad}{_key(key)}: |")
-                out += [f"{pad}  {line}" if line else "" for line in item[:-1].split("\n")]
-            else:
-                empty = "{}" if isinstance(item, dict) else "[]" if isinstance(item, list) else ""
-                out.append(f"{pad}{_key(key)}: {empty or _scalar(item)}")  # type: ignore[arg-type]
-        return out
-    if isinstance(value, list):
-        out = []
-        for item in value:
-            inner = _lines(item, indent + 2)
-            first = inner[0].lstrip() if inner else "[]"
-            out.append(f"{pad}- {first}")
-            out += inner[1:]
-        return out
-    return [f"{pad}{_scalar(value)}"]
-
-
 def dump(value: dict[str, Value]) -> str:
-    """``value`` as block-style YAML text ending with a newline."""
-    return "\n".join(_lines(value, 0)) + "\n"
+    """``value`` as one block-style YAML document ending with a newline, keys in the order given.
+
+    PyYAML quotes and escapes what would not read back as the same scalar (a line break, ``---``,
+    ``: ``, ``#``, a leading ``&``/``*``/``!``, U+2028, a control character)."""
+    import yaml  # here, not at the top: the CLI's start-up does not need it
+
+    return yaml.safe_dump(
+        value,
+        sort_keys=False,
+        default_flow_style=False,
+        # Non-ASCII escaped: with it left as is, PyYAML 6 writes U+0085 raw inside a single-quoted
+        # scalar, which reads back as a space. Every value export writes is ASCII when valid.
+        allow_unicode=False,
+        width=2**31 - 1,  # one line per value: a folded long string reads back, but badly
+    )
+
+
+def one_line(text: str) -> str:
+    """``text`` as it can sit on one comment line: every character Python does not print (a line
+    break of any kind, U+2028, a control or format character, a lone surrogate from a non-UTF-8
+    byte) written as its escape, so a comment can end only where the writer ends it."""
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
 
 
 def comment(lines: list[str]) -> str:
-    """Lines as ``#`` comments (blank ones as a bare ``#``)."""
-    return "".join(f"# {line}\n" if line else "#\n" for line in lines)
+    """Lines as ``#`` comments (blank ones as a bare ``#``), each exactly one line of the file."""
+    return "".join(f"# {one_line(line)}\n" if line else "#\n" for line in lines)

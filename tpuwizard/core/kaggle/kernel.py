@@ -18,6 +18,7 @@ from typing import Any
 
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.evidence.verifier import verifier_source
+from tpuwizard.core.remote.sent_files import FolderSent, LeftOut, walk
 
 KERNEL_FILE = "tpuwizard_kernel.py"
 METADATA_FILE = "kernel-metadata.json"  # the name kaggle's kernels_push reads
@@ -36,8 +37,6 @@ RETIRED_SHAPES = {
 # tpuwizard's own bound on the packed folder (Kaggle states none for a script's text): the
 # whole folder travels inside the kernel's source on every push.
 PACKED_LIMIT_BYTES = 1024 * 1024
-# Never packed: they are rebuilt or fetched, not the experiment's source.
-SKIPPED_PARTS = {".git", "__pycache__", ".venv", "venv", "runs", ".ipynb_checkpoints"}
 OUTPUT_FOLDER = "tpuwizard"  # under the kernel's working folder, which Kaggle keeps as output
 
 
@@ -59,32 +58,43 @@ def machine_shape(name: str | None) -> str:
     return SHAPE_NAMES[key]
 
 
+@dataclass(frozen=True)
+class PackedFolder:
+    """The script's folder as a gzip'd tar, and what of it went in (said before the push)."""
+
+    data: bytes
+    sent: FolderSent
+
+
 def pack_folder(
     folder: Path,
+    script: str | None = None,
     limit_bytes: int = PACKED_LIMIT_BYTES,
     carried: str = "a folder carried inside a Kaggle kernel; nothing was pushed",
-) -> bytes:
-    """The folder as a gzip'd tar (its cache, venv and run folders left out), refused before
-    anything is sent when it is over ``limit_bytes`` (``carried``: what the limit is for, and
-    what was not done). Kaggle's kernel and Colab's upload carry a folder the same way."""
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        for path in sorted(folder.rglob("*")):
-            parts = path.relative_to(folder).parts
-            if SKIPPED_PARTS.intersection(parts) or not path.is_file() or path.is_symlink():
-                continue
-            tar.add(path, arcname="/".join(parts), recursive=False)
+) -> PackedFolder:
+    """The folder as a gzip'd tar of the files a TPU route would copy too (never a secret, a
+    cache, a venv, runs/, a link but the script ``script``, or what ``.tpuwizardignore``
+    names: :mod:`tpuwizard.core.remote.sent_files`), refused before anything is sent when it
+    is over ``limit_bytes`` (``carried``: what the limit is for, and what was not done).
+    Kaggle's kernel and Colab's upload carry a folder the same way."""
+    buffer, left, files, size = io.BytesIO(), LeftOut(), 0, 0
+    # dereference: the one link among the files (the script) goes as its target's content.
+    with tarfile.open(fileobj=buffer, mode="w:gz", dereference=True) as tar:
+        for sent in walk(folder, script, left):
+            tar.add(sent.path, arcname=sent.rel, recursive=False)
+            files, size = files + 1, size + sent.size
             if buffer.tell() > limit_bytes:
                 break
     packed = buffer.getvalue()
     if len(packed) > limit_bytes:
         mib = limit_bytes % (1024 * 1024) == 0 and limit_bytes > 1024 * 1024
-        size = f"{limit_bytes // (1024 * 1024)} MiB" if mib else f"{limit_bytes // 1024} KiB"
+        shown = f"{limit_bytes // (1024 * 1024)} MiB" if mib else f"{limit_bytes // 1024} KiB"
         raise BadInput(
-            f"{folder} packs to more than {size} (tpuwizard's limit for {carried}). Move data "
-            "files out of the script's folder (or into runs/, which is left out) and try again."
+            f"{folder} packs to more than {shown} (tpuwizard's limit for {carried}). Move data "
+            "files out of the script's folder (or into runs/, or name them in a "
+            ".tpuwizardignore file there; both are left out) and try again."
         )
-    return packed
+    return PackedFolder(packed, FolderSent(files, size, tuple(left.secrets), left.ignored))
 
 
 @dataclass(frozen=True)

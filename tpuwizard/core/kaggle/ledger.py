@@ -11,48 +11,56 @@ session runs, so a kernel whose last word is ``intent`` or ``pushed`` may still 
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from tpuwizard.core.errors import LedgerUnwritable
+from tpuwizard.core.launch.records.ledger_file import Appender, Held, LedgerFile, append_lines
+
+if TYPE_CHECKING:
+    from tpuwizard.core.launch.events.base import Event
 
 OPS = ("intent", "pushed", "ended", "deleted")
 LEDGER_FILE = "kaggle-ledger.jsonl"  # in tpuwizard's state folder
 
 
 class KernelLedger:
-    def __init__(self, path: Path) -> None:
+    def __init__(
+        self, path: Path, fallback_base: Path | None = None, append: Appender = append_lines
+    ) -> None:
+        """As the TPU ledger's: ``fallback_base`` holds refused records (the system's temporary
+        folder), ``append`` writes a line (a test makes the disk refuse through it)."""
         self.path = path
+        self.file = LedgerFile(path, fallback_base, append)
 
-    def record(self, op: str, kernel: str, run_id: str, **extra: Any) -> None:
-        """Append one record and fsync it before returning."""
+    def record(self, op: str, kernel: str, run_id: str, **extra: Any) -> Held | None:
+        """Append one record and fsync it before returning; None once it is in the ledger.
+        A disk that refuses it: held and read with the others until the disk takes it (the
+        answer says where). An ``intent`` is not held: :class:`LedgerUnwritable`, and the push
+        (or session) it would announce must not happen."""
         if op not in OPS:
             raise ValueError(f"unknown kernel ledger op {op!r}")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         data = {"op": op, "at": time.time(), "kernel": kernel, "run_id": run_id, **extra}
         line = json.dumps(data, sort_keys=True).encode() + b"\n"
-        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            size = os.fstat(fd).st_size
-            if size and os.pread(fd, 1, size - 1) != b"\n":  # a torn last line: start anew
-                line = b"\n" + line
-            os.write(fd, line)
-            os.fsync(fd)
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            return self.file.append(line, hold=op != "intent")
+        except OSError as err:  # an intent's, or a folder that cannot be made
+            if op == "intent":
+                raise LedgerUnwritable(self.path, err) from err
+            return self.file.append(line)  # held: the folder refuses as the file would
+
+    def _lines(self) -> list[str]:
+        """Every line, the held ones last; none when there is no ledger yet."""
+        return self.file.read().decode("utf-8", "replace").splitlines()
 
     def last_words(self) -> dict[tuple[str, str], dict[str, Any]]:
         """Each (kernel, run id)'s latest record; unreadable lines are skipped."""
         latest: dict[tuple[str, str], dict[str, Any]] = {}
-        try:
-            text = self.path.read_text()
-        except FileNotFoundError:
-            return latest
-        for raw in text.splitlines():
+        for raw in self._lines():
             try:
                 data = json.loads(raw)
             except ValueError:
@@ -69,11 +77,7 @@ class KernelLedger:
         """Records of kernels that may still be in the account (last word not ``deleted``),
         oldest first, each with the fields of its earlier records beneath its last word's."""
         merged: dict[tuple[str, str], dict[str, Any]] = {}
-        try:
-            text = self.path.read_text()
-        except FileNotFoundError:
-            return []
-        for raw in text.splitlines():
+        for raw in self._lines():
             try:
                 data = json.loads(raw)
             except ValueError:
@@ -82,6 +86,16 @@ class KernelLedger:
                 key = (str(data.get("kernel")), str(data.get("run_id")))
                 merged[key] = {**merged.get(key, {}), **data}
         return [d for d in merged.values() if d["op"] != "deleted"]
+
+
+def said_held(held: Held | None, kernel: str, op: str) -> list[Event]:
+    """The event that says the disk refused ``op``'s record of ``kernel`` (a Kaggle kernel, a
+    Colab session) and where it is held; none once it was written."""
+    if held is None:
+        return []
+    from tpuwizard.core.launch.events.held import LedgerRecordHeld
+
+    return [LedgerRecordHeld(kernel, op, *held.facts())]
 
 
 def writer_alive(pid: object) -> bool:

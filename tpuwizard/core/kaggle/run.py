@@ -21,10 +21,11 @@ from tpuwizard.core.kaggle.kernel import (
     CLOUD_TYPE,
     OUTPUT_FOLDER,
     KernelSpec,
+    PackedFolder,
     pack_folder,
     write_kernel_folder,
 )
-from tpuwizard.core.kaggle.ledger import KernelLedger
+from tpuwizard.core.kaggle.ledger import KernelLedger, said_held
 from tpuwizard.core.kaggle.protocol import KaggleCallFailed, Kernels, Pushed
 from tpuwizard.core.launch.events.base import Event
 from tpuwizard.core.launch.events.kaggle import (
@@ -55,7 +56,7 @@ class KaggleRun:
     """Everything a run needs, checked before any call to Kaggle (``prepare_run``)."""
 
     spec: KernelSpec  # username "" until signed in
-    packed: bytes
+    packed: PackedFolder  # the script's folder, and what of it goes (said before the push)
     run_id: str
     run_dir: Path
     practice: bool
@@ -87,19 +88,20 @@ def prepare_run(
     if not 1 <= minutes <= 12 * 60:
         raise BadInput(f"--max-run must be 1 to 720 minutes on Kaggle, not {minutes:g}.")
     check_packages(packages)
-    folder = script.resolve().parent
+    # The script's own folder (the link's, where it is a link), walked as a TPU route walks it.
+    folder = script.parent.resolve()
     spec = KernelSpec(
         username="",
         name=kernel_name(run_id),
         shape=shape,
         timeout_s=round(minutes * 60),
-        script=script.resolve().relative_to(folder).as_posix(),
+        script=script.name,
         script_args=script_args,
         fetch=fetch,
         expect="cpu" if practice else "tpu",
         packages=tuple(p.text for p in packages),
     )
-    packed = pack_folder(folder)
+    packed = pack_folder(folder, script.name)
     return KaggleRun(spec, packed, run_id, run_dir, practice, minutes, delete_kernel, practice_why)
 
 
@@ -142,6 +144,7 @@ def run_kernel(
             run.practice,
             folder,
             quota.left_s if quota else None,
+            run.packed.sent,
             run.practice_why,
         )
         if quota is not None and quota.left_s <= 0:
@@ -149,7 +152,7 @@ def run_kernel(
             yield Finished(False, EXIT_CLOUD, folder, None)
             return
         with tempfile.TemporaryDirectory(prefix="tpuwizard-kernel-") as staging:
-            write_kernel_folder(spec, run.packed, Path(staging))
+            write_kernel_folder(spec, run.packed.data, Path(staging))
             ledger.record(
                 "intent",
                 spec.ref,
@@ -171,10 +174,11 @@ def run_kernel(
             yield Failed("push", diagnosis.push_refused(pushed.error))
             yield Finished(False, EXIT_CLOUD, folder, None)
             return
-        ledger.record(
+        held = ledger.record(
             "pushed", spec.ref, run.run_id, url=pushed.url, ends_by=time.time() + spec.timeout_s
         )
-        yield KernelPushed(spec.ref, pushed.url, pushed.version, pushed.found)
+        yield KernelPushed(spec.ref, pushed.url, pushed.version, pushed.found, run.practice)
+        yield from said_held(held, spec.ref, "pushed")
         try:
             state, failure = yield from _follow(kernels, spec, poll_s, clock, started)
         except KaggleCallFailed as err:
@@ -186,14 +190,18 @@ def run_kernel(
             yield Failed(err.what, lost)
             yield Finished(False, EXIT_CLOUD, folder, None)
             return
-        ledger.record("ended", spec.ref, run.run_id, state=state)
+        yield from said_held(
+            ledger.record("ended", spec.ref, run.run_id, state=state), spec.ref, "ended"
+        )
         collected = list(_collect(kernels, spec, run.run_dir, state, failure))
         yield from collected[:-1]
         if run.delete_kernel:
             deleted = delete_verified(kernels, spec.ref)
+            held = None
             if deleted.verified:
-                ledger.record("deleted", spec.ref, run.run_id, why="--delete-kernel")
+                held = ledger.record("deleted", spec.ref, run.run_id, why="--delete-kernel")
             yield deleted
+            yield from said_held(held, spec.ref, "deleted")
         yield collected[-1]  # Finished, last
     except KaggleCallFailed as err:
         said = diagnosis.call_failed(err.what, err.detail, err.status, pushing)

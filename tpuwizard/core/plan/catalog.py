@@ -18,6 +18,9 @@ from tpuwizard.core.plan import toml_copy
 
 # The parsed catalog's copy, beside this module's bytecode (core/plan/toml_copy.py).
 COPY_FOLDER, COPY_NAME = Path(__file__).parent / "__pycache__", "catalog.toml.json"
+# What the runtime leaves of nominal HBM where the catalog has no sourced figure for a
+# generation (memory_stats()["bytes_limit"] was 93-99% of nominal where seen): unconfirmed.
+UNSOURCED_RESERVE = 0.06
 NAME_RE = re.compile(r"^(?P<prefix>[a-z0-9]+?)-(?P<number>\d+)$")
 
 
@@ -66,6 +69,25 @@ class Generation:
     # AI zones offering it: hidden from zone lists until the project turns on AI zone
     # visibility, but not refused when named (core/cloud/ai_zones.py).
     ai_zones: tuple[str, ...] = ()
+    # Usable HBM per chip in bytes with where it comes from (a chip's bytes_limit, a compile
+    # refusal's limit); None where the catalog has none (then nominal x 0.94, unconfirmed).
+    usable_hbm_bytes_per_chip: int | None = None
+    usable_hbm_source: str = ""
+
+    @property
+    def usable_bytes_per_chip(self) -> int:
+        """HBM a program may use on a chip: the sourced figure, else nominal less the reserve."""
+        sourced = self.usable_hbm_bytes_per_chip
+        unsourced = int(self.hbm_gib_per_chip * 2**30 * (1 - UNSOURCED_RESERVE))
+        return sourced if sourced is not None else unsourced
+
+    @property
+    def usable_gib_per_chip(self) -> float:
+        return self.usable_bytes_per_chip / 2**30
+
+    @property
+    def usable_confirmed(self) -> bool:
+        return self.usable_hbm_bytes_per_chip is not None
 
     def chips_for(self, number: int) -> int:
         return number // self.tensorcores_per_chip if self.name_counts == "tensorcores" else number
@@ -198,6 +220,8 @@ def generations() -> dict[str, Generation]:
             ),
             image_family=g.get("image_family"),
             ai_zones=tuple(g.get("ai_zones", [])),
+            usable_hbm_bytes_per_chip=g.get("usable_hbm_bytes_per_chip"),
+            usable_hbm_source=g.get("usable_hbm_source", ""),
         )
     return out
 

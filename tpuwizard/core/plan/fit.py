@@ -6,8 +6,10 @@ Three answers per slice, because beginners mix them up:
 * ``fits_replicated``: a full copy of the state fits one JAX device (data parallelism);
 * ``fits_total``: the course's rule of thumb, total HBM >= state size.
 
-Usable HBM is nominal HBM minus a reserve the runtime keeps (``memory_stats()["bytes_limit"]`` is
-about 93-99% of nominal), 6% by default. Activations are not included and often dominate.
+Usable HBM per chip is the catalog's figure for the generation, each with its source (a real
+chip's ``memory_stats()["bytes_limit"]``, or the limit a compiler refusal names); a generation
+with none keeps nominal less a 6% reserve, marked unconfirmed. ``reserve`` (``--usable``) and a
+receipt's measured figure override it. Activations are not included and often dominate.
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from dataclasses import dataclass, field, fields
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.plan import catalog, cost
 
-DEFAULT_RESERVE = 0.06
+# Nominal HBM's share the runtime keeps where the catalog has no sourced usable figure; a
+# reserve given explicitly (``--usable``) applies it to every generation instead.
+DEFAULT_RESERVE = catalog.UNSOURCED_RESERVE
 
 # Bytes per parameter for the whole training state, by recipe.
 RECIPES: dict[str, tuple[float, str]] = {
@@ -171,6 +175,9 @@ class SliceFit:
     # The most an hour costs where the route has no figure (Flex-start: the on-demand price
     # Google discounts it from); else the price itself.
     price_at_most_usd: float | None = None
+    # Where usable_gib_per_chip comes from: "catalog" (sourced), "unconfirmed" (nominal x 0.94),
+    # "usable" (--usable) or "receipt" (a TPU receipt's bytes_limit).
+    usable_from: str = "catalog"
 
     def to_dict(self) -> dict[str, object]:
         # "hosts" was physical_hosts's old name: kept, same value, for one release (README).
@@ -178,20 +185,30 @@ class SliceFit:
         return {**said, "hosts": self.physical_hosts}
 
 
+def usable_gib_per_chip(
+    gen: catalog.Generation, reserve: float | None = None, measured: float | None = None
+) -> tuple[float, str]:
+    """(usable GiB per chip, where from): a receipt's measured figure, else ``reserve`` taken
+    from nominal where one is given (``--usable``), else the catalog's figure."""
+    if measured is not None:
+        return measured, "receipt"
+    if reserve is not None:
+        return gen.hbm_gib_per_chip * (1 - reserve), "usable"
+    return gen.usable_gib_per_chip, "catalog" if gen.usable_confirmed else "unconfirmed"
+
+
 def fit_slice(
     state_gib: float,
     slice_: catalog.Slice,
-    reserve: float = DEFAULT_RESERVE,
+    reserve: float | None = None,
     route: str = "on-demand",
     measured_gib_per_chip: float | None = None,
 ) -> SliceFit:
-    """``measured_gib_per_chip``, from a TPU receipt's ``bytes_limit``, replaces the reserve."""
+    """Usable HBM is the generation's catalog figure; ``reserve`` (``--usable``) takes it from
+    nominal instead, and ``measured_gib_per_chip``, from a TPU receipt's ``bytes_limit``,
+    replaces both."""
     gen = slice_.generation
-    usable_per_chip = (
-        measured_gib_per_chip
-        if measured_gib_per_chip is not None
-        else gen.hbm_gib_per_chip * (1 - reserve)
-    )
+    usable_per_chip, usable_from = usable_gib_per_chip(gen, reserve, measured_gib_per_chip)
     # A replicated copy lives on every JAX device; on v2/v3 a device is one TensorCore with
     # half the chip's HBM.
     usable_per_device = usable_per_chip / gen.devices_per_chip
@@ -213,6 +230,7 @@ def fit_slice(
         single_host=slice_.single_host,
         slice=slice_,
         price_at_most_usd=price if price is not None else cost.at_most_hourly(slice_, route),
+        usable_from=usable_from,
     )
 
 
@@ -252,16 +270,16 @@ def select_slices(
 def plan(
     state_gib: float,
     slices: list[catalog.Slice],
-    reserve: float = DEFAULT_RESERVE,
+    reserve: float | None = None,
     route: str = "on-demand",
     measured: dict[str, float] | None = None,
 ) -> list[SliceFit]:
     """Fit ``state_gib`` over ``slices``, cheapest first (unknown prices last).
 
-    ``measured`` maps a generation key to usable GiB per chip read from a receipt; those
-    slices use it instead of ``reserve``.
+    ``reserve`` (None: each generation's catalog figure) and ``measured``, a generation key to
+    usable GiB per chip read from a receipt, which those slices use instead.
     """
-    if not (0 <= reserve < 1):
+    if reserve is not None and not (0 <= reserve < 1):
         raise BadInput("The reserve must be a fraction from 0 up to (not including) 1.")
     measured = measured or {}
     fits = [fit_slice(state_gib, s, reserve, route, measured.get(s.generation.key)) for s in slices]
@@ -277,7 +295,8 @@ def verdict(state_gib: float, fits: list[SliceFit]) -> str:
     if best is None:
         return (
             f"No listed slice holds {gib_text(state_gib)} GiB, even sharded over every chip: "
-            "try a larger slice or a smaller recipe."
+            "make the state smaller (fewer parameters, or a leaner dtype or optimizer), or go "
+            "beyond one slice (tpuwizard export hands the plan to GKE)."
         )
     price = (
         f" at about ${best.price_per_hour_usd:.2f}/h"

@@ -28,8 +28,9 @@ from typing import Any
 
 from tpuwizard.core import paths
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.plan import catalog, fit
+from tpuwizard.core.plan import catalog, program_at_hand
 from tpuwizard.core.plan.program_result import (
+    ProgramInputError,
     SliceProgramFit,
     needed_bytes,
     peak_bytes,
@@ -37,7 +38,14 @@ from tpuwizard.core.plan.program_result import (
     usable_bytes,
 )
 
-__all__ = ["SliceProgramFit", "needed_bytes", "peak_bytes", "summarise", "usable_bytes"]
+__all__ = [
+    "ProgramInputError",
+    "SliceProgramFit",
+    "needed_bytes",
+    "peak_bytes",
+    "summarise",
+    "usable_bytes",
+]
 
 INSTALL_LINE = "pip install 'tpuwizard[tpu-plan]'"
 DEFAULT_FUNCTION = "tpuwizard_plan"
@@ -45,15 +53,6 @@ MARK = "TPUWIZARD-FIT "
 
 # Generations whose slices are a 3-D torus (v4, v5p, tpu7x); the others are a 2-D grid.
 _THREE_D = {"v4", "v5p", "tpu7x"}
-
-
-class ProgramInputError(BadInput):
-    """The program, its function or what it returned is wrong; the message says what, and
-    ``kind`` which (``no-function``: it defines no function of the name asked for)."""
-
-    def __init__(self, message: str, kind: str = "") -> None:
-        super().__init__(message)
-        self.kind = kind
 
 
 @dataclass(frozen=True)
@@ -148,9 +147,13 @@ class ProgramPlanner:
         function: str = DEFAULT_FUNCTION,
         mesh: str | None = None,
         method: str | None = None,
-        reserve: float = fit.DEFAULT_RESERVE,
+        reserve: float | None = None,
         route: str = "on-demand",
         use_cache: bool = True,
+        receipt_usable: dict[str, float] | None = None,
+        measure: bool = False,
+        measure_on_cpu: bool = False,
+        measure_steps: int = 5,
     ) -> None:
         path = Path(program).expanduser()
         if not path.is_file():
@@ -163,11 +166,24 @@ class ProgramPlanner:
         if not slices:
             raise BadInput("No slice to plan over: loosen --slices, --generation or --max-chips.")
         self.method = method or default_method()
+        if measure and not measure_on_cpu and not libtpu_installed():
+            # JAX sees a TPU only through libtpu: said without starting anything.
+            raise program_at_hand.NoTpuHere(
+                program_at_hand.NEEDS_TPU.format(what="libtpu is not installed here")
+            )
         if self.method == "tpu-compile" and not libtpu_installed():
             raise BadInput(f"Compiling for TPU needs libtpu, which is not here: {INSTALL_LINE}")
         self.program, self.function, self.slices = path.resolve(), function, slices
         self.axes = parse_mesh(mesh)
         self.reserve, self.route, self.use_cache = reserve, route, use_cache
+        # Usable GiB per chip by generation from a TPU receipt (--receipt), as fit's.
+        self.receipt_usable = dict(receipt_usable or {})
+        self.measure, self.measure_on_cpu, self.measure_steps = (
+            measure,
+            measure_on_cpu,
+            measure_steps,
+        )
+        self.measurement: program_at_hand.Measurement | None = None
         self._proc: subprocess.Popen[str] | None = None
         self._cancelled = threading.Event()
 
@@ -180,12 +196,43 @@ class ProgramPlanner:
             "method": self.method,
             "mesh": self.axes,
             "targets": [
-                {**target_for(s).__dict__, "usable_total": usable_bytes(s, 1, self.reserve)}
-                for s in slices
+                {**target_for(s).__dict__, "usable_total": self._usable(s, 1)} for s in slices
             ],
             "cache_dir": str(cache) if self.use_cache else None,
             "versions": _versions(),
         }
+
+    def _usable(self, slice_: catalog.Slice, devices: int) -> int:
+        receipt = self.receipt_usable.get(slice_.generation.key)
+        return usable_bytes(slice_, devices, self.reserve, receipt)
+
+    def _summarise(self, slice_: catalog.Slice, record: dict[str, Any]) -> SliceProgramFit:
+        receipt = self.receipt_usable.get(slice_.generation.key)
+        result = summarise(slice_, record, self.method, self.reserve, self.route, receipt)
+        run = self.measurement
+        if run is not None and run.slice_name == slice_.name:
+            return program_at_hand.with_measurement(result, slice_, run, self.route)
+        return result
+
+    def run_measurement(self) -> program_at_hand.Measurement:
+        """``--measure``: run the step on the devices at hand (before any compile-only worker:
+        one process holds the chip at a time); bad input where it cannot."""
+        request = {
+            "program": str(self.program),
+            "function": self.function,
+            "mesh": self.axes,
+            "steps": self.measure_steps,
+        }
+
+        def started(proc: subprocess.Popen[str]) -> None:
+            self._proc = proc
+            if self._cancelled.is_set():
+                proc.kill()
+
+        self.measurement = program_at_hand.run_measure(
+            request, self.slices, allow_cpu=self.measure_on_cpu, started=started
+        )
+        return self.measurement
 
     def environment(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("XLA_", "JAX_", "TPU_"))}
@@ -208,20 +255,17 @@ class ProgramPlanner:
             proc.kill()
 
     def results(self) -> Iterator[SliceProgramFit]:
-        """One result per slice as each compile finishes; a worker crash costs one slice."""
+        """One result per slice as each compile finishes; a worker crash costs one slice. With
+        ``measure``, the step runs on the devices at hand first, and its slice's row carries it."""
+        if self.measure and self.measurement is None:
+            self.run_measurement()
         remaining = list(self.slices)
         while remaining and not self._cancelled.is_set():
             done = yield from self._run_worker(remaining)
             if self._cancelled.is_set():
                 return
             if done < len(remaining):  # the worker died on remaining[done]
-                yield summarise(
-                    remaining[done],
-                    {"error": self._crash_text},
-                    self.method,
-                    self.reserve,
-                    self.route,
-                )
+                yield self._summarise(remaining[done], {"error": self._crash_text})
                 done += 1
             remaining = remaining[done:]
 
@@ -251,9 +295,7 @@ class ProgramPlanner:
                     record = json.loads(line[len(MARK) :])
                     if "problem" in record:
                         raise ProgramInputError(record["message"], record["problem"])
-                    yield summarise(
-                        by_name[record["slice"]], record, self.method, self.reserve, self.route
-                    )
+                    yield self._summarise(by_name[record["slice"]], record)
                     done += 1
             except BrokenPipeError:
                 pass  # cancelled while the request was being written

@@ -66,7 +66,8 @@ def _no_flex(ask: PreflightAsk, where: str) -> Check | None:
     return failed(
         NAME,
         f"{where} offers Flex-start for {ask.accelerator} {offered}, not in {ask.zone}",
-        f"tpuwizard zones --accelerator {ask.accelerator} --backend {ask.backend}",
+        # --route flex: the listing of the zones that take Flex-start, not every zone.
+        f"tpuwizard zones --accelerator {ask.accelerator} --backend {ask.backend} --route flex",
     )
 
 

@@ -31,16 +31,38 @@ from typing import IO
 
 from tpuwizard.core.cancel import kill_tree
 from tpuwizard.core.errors import RemoteError
+from tpuwizard.core.remote.sync import MANIFEST
 from tpuwizard.core.remote.transports import Raw, Transport, shell
 
 # Runs on the worker (Python 3.10+, the standard library only) in the folder the patterns are
 # relative to: what they match, as JSON, with each entry's kind. glob follows links to folders
 # (a '**' over a link to '/' would walk the whole disk), so the walk is done here and a link is
 # an entry, never a way in. As glob does, '*' and '**' do not match names that start with '.'.
+# argv: the upload's manifest (relative path -> size and SHA-256), then the patterns. A file the
+# same as when it was uploaded from this computer is no output of the script: it is said so and
+# never copied back (a laptop's CPU report fetched from a TPU run would read as a fallback).
 LISTER = """
-import fnmatch, json, os, sys
+import fnmatch, hashlib, json, os, sys
 root = os.path.realpath(os.getcwd())
 found = {}
+try:
+    uploaded = json.load(open(sys.argv[1]))
+    uploaded = uploaded if isinstance(uploaded, dict) else {}
+except (OSError, ValueError):
+    uploaded = {}
+
+def as_uploaded(path):
+    entry = uploaded.get(path)
+    try:
+        if not isinstance(entry, dict) or os.path.getsize(path) != int(entry["size"]):
+            return False
+        sha = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                sha.update(block)
+        return sha.hexdigest() == entry.get("sha256")
+    except (OSError, KeyError, TypeError, ValueError):
+        return False
 
 def kind_of(path):
     if os.path.islink(path):
@@ -52,7 +74,9 @@ def kind_of(path):
             return "link to a folder, not followed"
     if os.path.isdir(path):
         return "directory"
-    return "file" if os.path.isfile(path) else "special file"
+    if not os.path.isfile(path):
+        return "special file"
+    return "as uploaded" if as_uploaded(path) else "file"
 
 def names(folder):
     try:
@@ -99,7 +123,7 @@ def visit(folder, parts):
         elif os.path.isdir(path):
             visit(path, rest)
 
-for pattern in sys.argv[1:]:
+for pattern in sys.argv[2:]:
     parts = [p for p in pattern.split("/") if p not in ("", ".")]
     if parts:
         visit("", parts)
@@ -145,6 +169,11 @@ for data in chunks():
 if again.digest() != first.digest():
     sys.exit("it changed while it was being copied")
 """
+
+AS_UPLOADED = (
+    "unchanged since it was uploaded from this computer (your script did not write it), "
+    "so not copied back"
+)
 
 HEADER_MAX = 128  # bytes: a size line and a hash line are far shorter
 
@@ -200,7 +229,9 @@ def fetch_matching(
     if not patterns:
         return True
     listing = transport.run(
-        worker, shell("cd", folder, Raw("&&"), python, "-c", LISTER, *patterns), timeout=600
+        worker,
+        shell("cd", folder, Raw("&&"), python, "-c", LISTER, MANIFEST, *patterns),
+        timeout=600,
     )
     try:
         entries = json.loads(listing.stdout or "[]")
@@ -213,6 +244,8 @@ def fetch_matching(
         target = (base / rel).resolve()
         if not target.is_relative_to(base) or target == base:
             report(FetchOutcome(rel, None, "outside the script's folder"))
+        elif kind == "as uploaded":
+            report(FetchOutcome(rel, None, AS_UPLOADED))
         elif kind != "file":
             report(FetchOutcome(rel, None, f"not a regular file ({kind})"))
         else:

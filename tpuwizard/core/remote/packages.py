@@ -16,7 +16,13 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tpuwizard.core.remote.bootstrap import NO_ROUTE_FIX, NO_ROUTE_WHY, TPU_REQUIREMENT, VENV
+from tpuwizard.core.remote.bootstrap import (
+    NO_ROUTE_FIX,
+    NO_ROUTE_WHY,
+    TPU_REQUIREMENT,
+    VENV,
+    VERSIONS_SNIPPET,
+)
 from tpuwizard.core.remote.transports import REMOTE_DIR
 
 REQUIREMENTS_FILE = f"{REMOTE_DIR}/added-packages.txt"
@@ -55,9 +61,15 @@ def install_commands(specs: Sequence[str]) -> list[str]:
     ]
 
 
-def install_script(specs: Sequence[str]) -> str:
-    """The install on its own (``bash -c``), for a node whose venv exists already."""
-    return "\n".join(["set -u", *install_commands(specs)])
+def install_script(specs: Sequence[str], report: Sequence[str] = ()) -> str:
+    """The install on its own (``bash -c``), for a node whose venv exists already; once it
+    worked, the venv's versions line (as the bootstrap's last line) gives those of ``report``,
+    the packages' names, so what was added is said."""
+    if not specs:
+        return "set -u"
+    q = shlex.quote
+    versions = f"{q(VENV)}/bin/python -c {q(VERSIONS_SNIPPET)} '' " + " ".join(map(q, report))
+    return "\n".join(["set -u", *install_commands(specs), versions.rstrip()])
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import tarfile
 import time
 from collections.abc import Callable, Iterator
@@ -28,34 +27,32 @@ from pathlib import Path
 from tpuwizard.core.errors import BadInput, RemoteError
 from tpuwizard.core.remote import rsync
 from tpuwizard.core.remote.bootstrap import VENV
-from tpuwizard.core.remote.transports import REMOTE_DIR, Raw, Transport, shell
+from tpuwizard.core.remote.sent_files import (
+    IGNORE_FILE,
+    NEVER_SENT_DIRS,
+    FolderSent,
+    LeftOut,
+    SentFile,
+    state_inside,
+    tally,
+    walk,
+)
+from tpuwizard.core.remote.transports import REMOTE_DIR, Raw, Transport, run_cancellable, shell
 
 WORK_DIR = f"{REMOTE_DIR}/work"
 MANIFEST = ".tpuwizard-manifest.json"
 NEXT_MANIFEST = ".tpuwizard-manifest.next.json"
-# Folders that are never the experiment: version control, environments, caches, run outputs.
-IGNORED_DIRS = frozenset(
-    {
-        ".git",
-        ".hg",
-        ".venv",
-        "venv",
-        ".tpuwizard",
-        "__pycache__",
-        ".mypy_cache",
-        ".pytest_cache",
-        ".ruff_cache",
-        ".ipynb_checkpoints",
-        "node_modules",
-        "runs",
-    }
-)
+# What never travels (version control, environments, caches, runs/) and the secrets that never
+# do either are decided by sent_files, which the free routes' packing uses too.
+IGNORED_DIRS = NEVER_SENT_DIRS
 MAX_FOLDER_BYTES = 512 * 1024 * 1024
 FOLDER_WALK_TTL_S = 2.0  # how long a script folder's size is taken as known (FolderSizes)
 # rsync from this many bytes of changed files that the worker holds an older version of. Below
 # it the tar's one round trip is quicker (measured over loopback: a one-line edit 0.9 s by tar,
 # 1.2 s by rsync); above it, at a laptop's upload speed, rsync's delta saves seconds.
 RSYNC_FROM_BYTES = 1024 * 1024
+# A tar this large says how far it is as it goes (about 4 s at a laptop's 20 Mbit/s uplink).
+PROGRESS_FROM_BYTES = 10 * 1000 * 1000
 # The bootstrapped venv's python, as seen from inside WORK_DIR.
 WORK_PYTHON = "../" + VENV.removeprefix(REMOTE_DIR + "/") + "/bin/python"
 
@@ -117,42 +114,25 @@ class LocalFolder:
     def manifest(self) -> Manifest:
         found: Manifest = {}
         total = 0
-        for rel, path, stat in folder_files(self.root, self.script):
-            total += stat.st_size
+        for sent in folder_files(self.root, self.script):
+            total += sent.size
             if total > MAX_FOLDER_BYTES:
                 raise BadInput(too_big(self.root))
-            cached = self._hashes.get(rel)
-            if cached and cached[:2] == (stat.st_size, stat.st_mtime_ns):
+            cached = self._hashes.get(sent.rel)
+            if cached and cached[:2] == (sent.size, sent.mtime_ns):
                 digest = cached[2]
             else:
-                digest = hashlib.sha256(path.read_bytes()).hexdigest()
-                self._hashes[rel] = (stat.st_size, stat.st_mtime_ns, digest)
-            found[rel] = FileState(stat.st_size, digest)
+                digest = hashlib.sha256(sent.path.read_bytes()).hexdigest()
+                self._hashes[sent.rel] = (sent.size, sent.mtime_ns, digest)
+            found[sent.rel] = FileState(sent.size, digest)
         return found
 
 
-def folder_files(root: Path, script: str | None) -> Iterator[tuple[str, Path, os.stat_result]]:
-    """The files a copy of ``root`` sends (relative path, path, stat), in a stable order: no
-    folder of :data:`IGNORED_DIRS`, no link but the script (links could point anywhere), and
-    never tpuwizard's own state folder (its keys and ledger) when ``TPUWIZARD_HOME`` is inside."""
-    state = _state_inside(root)
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in IGNORED_DIRS and Path(folder, d) != state)
-        for name in sorted(files):
-            path = Path(folder) / name
-            rel = path.relative_to(root).as_posix()
-            if (path.is_symlink() and rel != script) or not path.is_file():
-                continue
-            yield rel, path, path.stat()
-
-
-def _state_inside(root: Path) -> Path | None:
-    """``TPUWIZARD_HOME`` as a path under ``root`` (as os.walk names it), when it is one."""
-    override = os.environ.get("TPUWIZARD_HOME")
-    if not override:
-        return None  # the default state folder is under the home folder, which is refused
-    state = Path(override).expanduser().resolve()
-    return state if state.is_relative_to(root) and state != root else None
+def folder_files(root: Path, script: str | None, left: LeftOut | None = None) -> Iterator[SentFile]:
+    """The files a copy of ``root`` sends, in a stable order: what
+    :func:`tpuwizard.core.remote.sent_files.walk` selects (never a secret, a cache, a link but
+    the script, or what ``.tpuwizardignore`` names), the very files the free routes pack."""
+    return walk(root, script, left)
 
 
 def too_big(root: Path) -> str:
@@ -177,24 +157,24 @@ def folder_problems(script: Path) -> list[str]:
     return [too_big(root)] if FOLDER_SIZES.too_big(root, script.name) else []
 
 
-def _walk_too_big(root: Path, script: str) -> bool:
-    total = 0
-    for _rel, _path, stat in folder_files(root, script):
-        total += stat.st_size
-        if total > MAX_FOLDER_BYTES:
-            return True
-    return False
+def measure_folder(root: Path, script: str | None) -> FolderSent:
+    """What a copy of ``root`` sends (:class:`FolderSent`), its walk stopped past
+    :data:`MAX_FOLDER_BYTES` (``over``: it is refused)."""
+    left = LeftOut()
+    return tally(folder_files(root, script, left), left, MAX_FOLDER_BYTES)
 
 
 @dataclass(frozen=True)
 class _Walk:
     folder_mtime_ns: int
+    ignore_mtime_ns: int  # .tpuwizardignore's (0: none): an edit to it is seen at once
     at: float  # the clock's reading when it was walked
-    too_big: bool
+    sent: FolderSent
 
 
 class FolderSizes:
-    """Whether a script's folder is over :data:`MAX_FOLDER_BYTES`, walked at most once per
+    """What a script's folder sends (and whether it is over :data:`MAX_FOLDER_BYTES`), walked
+    at most once per
     ``ttl_s`` per folder: the wizard asks the plan's problems as the user types. A file added to
     or removed from the folder itself changes its mtime, so that is walked again at once; a change
     deeper down is seen within ``ttl_s``. The upload counts again as it sends (LocalFolder), so
@@ -209,17 +189,42 @@ class FolderSizes:
         self._walks: dict[tuple[Path, str, Path | None, int], _Walk] = {}
 
     def too_big(self, root: Path, script: str) -> bool:
-        key = (root, script, _state_inside(root), MAX_FOLDER_BYTES)
+        return self.measure(root, script).over
+
+    def measure(self, root: Path, script: str) -> FolderSent:
+        key = (root, script, state_inside(root), MAX_FOLDER_BYTES)
         mtime, now = root.stat().st_mtime_ns, self.clock()
+        try:
+            ignore = (root / IGNORE_FILE).lstat().st_mtime_ns
+        except OSError:
+            ignore = 0
         walk = self._walks.get(key)
-        if walk is None or walk.folder_mtime_ns != mtime or not 0 <= now - walk.at < self.ttl_s:
+        if (
+            walk is None
+            or (walk.folder_mtime_ns, walk.ignore_mtime_ns) != (mtime, ignore)
+            or not 0 <= now - walk.at < self.ttl_s
+        ):
             if len(self._walks) >= self.KEPT:
                 self._walks.clear()
-            walk = self._walks[key] = _Walk(mtime, now, _walk_too_big(root, script))
-        return walk.too_big
+            walk = self._walks[key] = _Walk(mtime, ignore, now, measure_folder(root, script))
+        return walk.sent
 
 
 FOLDER_SIZES = FolderSizes()
+
+
+def folder_sent(script: Path) -> FolderSent:
+    """What a launch will copy of the folder of ``script`` to each worker, as the plan line
+    and Review say it (walked at most once in a short while)."""
+    return FOLDER_SIZES.measure(script.parent.resolve(), script.name)
+
+
+def folder_sent_if_fine(script: Path | None) -> FolderSent | None:
+    """:func:`folder_sent`, or None when there is no script, it is not a file, or its folder
+    is refused (the plan's problems say why; the home folder is never walked)."""
+    if script is None or not script.is_file() or folder_problems(script):
+        return None
+    return folder_sent(script)
 
 
 def remote_state(transport: Transport, worker: int) -> tuple[Manifest, str]:
@@ -251,8 +256,11 @@ def sync_folder(
     folder: LocalFolder,
     use_rsync: bool = True,
     rsync_from_bytes: int = RSYNC_FROM_BYTES,
+    progress: Callable[[int, int], None] | None = None,
 ) -> SyncResult:
     """Make ``.tpuwizard/work`` on ``worker`` equal to the local folder; send only changes.
+
+    ``progress(sent, total)``: called as a tar of :data:`PROGRESS_FROM_BYTES` or more goes.
 
     rsync (where both ends have it) carries the change when at least ``rsync_from_bytes`` of
     the changed files are edits of files the worker holds; otherwise the tar does.
@@ -266,7 +274,7 @@ def sync_folder(
     why = way if isinstance(way, str) else ""
     edited = sum(local[rel].size for rel in changed if rel in remote)
     if not why and (changed or deleted) and edited < rsync_from_bytes:
-        way = why = "a small change: one tar is quicker"
+        way = why = _why_tar(remote, edited)
     if not changed and not deleted:
         return SyncResult([], [], 0, time.monotonic() - started, "rsync" if not why else "tar", why)
     if isinstance(way, rsync.Route):
@@ -285,12 +293,29 @@ def sync_folder(
         except RemoteError as err:
             why = f"rsync failed ({err})"  # the tar below sends them again: nothing half-done
     data = _tar(folder.root, changed, local)
-    _finish(transport, worker, data, tar=True)
+    _finish(transport, worker, data, tar=True, progress=progress)
     return SyncResult(changed, deleted, len(data), time.monotonic() - started, "tar", why)
 
 
-def _finish(transport: Transport, worker: int, data: bytes, tar: bool = False) -> None:
-    """Unpack the tar (or write the bare manifest), then prune and make the manifest current."""
+def _why_tar(remote: Manifest, edited: int) -> str:
+    """Why the tar carries a change rsync could: the words say which (a whole first copy is not
+    "a small change", whatever its size)."""
+    if not remote:
+        return "a first copy: nothing there for rsync to diff against"
+    if not edited:
+        return "new files only: nothing there for rsync to diff against"
+    return "a small change: one tar is quicker"
+
+
+def _finish(
+    transport: Transport,
+    worker: int,
+    data: bytes,
+    tar: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> None:
+    """Unpack the tar (or write the bare manifest), then prune and make the manifest current.
+    A tar of :data:`PROGRESS_FROM_BYTES` or more is written a piece at a time, each counted."""
     receive = ["tar", "-xf", "-"] if tar else ["cat", Raw(">"), NEXT_MANIFEST]
     command = shell(
         "mkdir",
@@ -306,9 +331,24 @@ def _finish(transport: Transport, worker: int, data: bytes, tar: bool = False) -
         "-c",
         PRUNE,
     )
-    result = transport.run(worker, command, timeout=600, stdin=data)
-    if result.code != 0:
-        raise RemoteError(f"worker {worker}: copying the folder failed: {result.stderr.strip()}")
+    if progress is None or len(data) < PROGRESS_FROM_BYTES:
+        result = transport.run(worker, command, timeout=600, stdin=data)
+        code, stderr = result.code, result.stderr
+    else:  # the transport's own command, as run() would start it, with its stdin counted
+        total = len(data)
+        code, _, err = run_cancellable(
+            transport.argv(worker, command),
+            data,
+            600,
+            transport.cancel,
+            f"worker {worker}",
+            env=transport.env(worker),
+            cwd=transport.cwd(worker),
+            progress=lambda sent: progress(sent, total),
+        )
+        stderr = err.decode(errors="replace")
+    if code != 0:
+        raise RemoteError(f"worker {worker}: copying the folder failed: {stderr.strip()}")
 
 
 def _manifest_bytes(manifest: Manifest) -> bytes:

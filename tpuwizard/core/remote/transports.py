@@ -16,12 +16,13 @@ import shutil
 import subprocess
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from tpuwizard.core.cancel import CancelToken, kill_tree
 from tpuwizard.core.errors import BadInput, RemoteError
+from tpuwizard.core.remote.fed_pipe import communicate
 
 # Re-exported: callers have long imported these from here.
 from tpuwizard.core.remote.ssh_keys import ensure_key as ensure_key
@@ -366,6 +367,7 @@ def run_cancellable(
     who: str,
     env: dict[str, str] | None = None,
     cwd: str | None = None,
+    progress: Callable[[int], None] | None = None,  # the bytes of stdin written so far
 ) -> tuple[int, bytes, bytes]:
     """(exit code, stdout, stderr) of a local command a cancel kills with all it started."""
     if token is not None:
@@ -385,7 +387,7 @@ def run_cancellable(
     if token is not None:
         token.register(proc)
     try:
-        out, err_out = proc.communicate(stdin, timeout=timeout)
+        out, err_out = communicate(proc, stdin, timeout, progress)
     except subprocess.TimeoutExpired as err:
         kill_tree(proc)
         proc.communicate()

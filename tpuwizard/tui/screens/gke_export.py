@@ -22,6 +22,12 @@ if TYPE_CHECKING:
 
 TARGETS = (("xpk", "xpk commands"), ("jobset", "JobSet YAML"), ("skypilot", "SkyPilot task"))
 WORKLOAD = "tpuwizard-run"  # the workload's name where Review's Name is empty
+# The optional admission fields: (id and make_plan's keyword, title, placeholder).
+ADMISSION = (
+    ("queue", "Kueue queue", "optional"),
+    ("priority", "Priority class", "optional"),
+    ("reservation", "Reservation", "optional"),
+)
 
 
 class GkeExportScreen(ModalScreen["list[Written] | None"]):
@@ -57,6 +63,13 @@ class GkeExportScreen(ModalScreen["list[Written] | None"]):
                 slices = Input(value="1", id="gke-slices")
                 slices.border_title = "Slices (Multislice)"
                 yield slices
+            # Where Kueue and GKE admit the job (export's --queue, --priority, --reservation):
+            # empty leaves each out; the header says what that means.
+            with Horizontal():
+                for key, title, hint in ADMISSION:
+                    optional = Input(placeholder=hint, id=f"gke-{key}")
+                    optional.border_title = title
+                    yield optional
             yield Static(id="gke-written")
             with Horizontal():
                 yield Button("Write", id="gke-write", variant="success")
@@ -64,6 +77,9 @@ class GkeExportScreen(ModalScreen["list[Written] | None"]):
 
     def on_mount(self) -> None:
         self.query_one("#gke-write", Button).focus()
+
+    def typed(self, key: str) -> str:
+        return self.query_one(f"#gke-{key}", Input).value.strip()
 
     def target(self) -> str:
         index = self.query_one("#target", RadioSet).pressed_index
@@ -78,6 +94,10 @@ class GkeExportScreen(ModalScreen["list[Written] | None"]):
                 self.target(),
                 self.query_one("#gke-accelerator", Input).value.strip(),
                 self.query_one("#gke-slices", Input).value.strip(),
+                {
+                    key: self.query_one(f"#gke-{key}", Input).value.strip()
+                    for key, _, _ in ADMISSION
+                },
             )
         except BadInput as err:
             shown.update(f"[b]Not written:[/b] {err}")
@@ -108,13 +128,21 @@ def suggested_slice(state: WizardState) -> tuple[str, str]:
     )
 
 
-def write_for(state: WizardState, target: str, accelerator: str, slices: str) -> list[Written]:
-    """Check the plan with the core's rules (BadInput says what to change) and write it."""
+def write_for(
+    state: WizardState,
+    target: str,
+    accelerator: str,
+    slices: str,
+    admission: dict[str, str] | None = None,
+) -> list[Written]:
+    """Check the plan with the core's rules (BadInput says what to change) and write it.
+    ``admission``: the queue, priority class and reservation typed (an empty one: not given)."""
     from tpuwizard.core.handover.export import default_file, render, write_export
     from tpuwizard.core.handover.plan import make_plan
     from tpuwizard.core.launch.plan.packages import package_problems
     from tpuwizard.words.choice_words import all_words
 
+    typed = admission or {}
     if not slices.isdigit():
         raise BadInput(f"Slices must be a whole number such as 1 or 2, not {slices!r}.")
     specs = state.package_request().specs
@@ -132,11 +160,16 @@ def write_for(state: WizardState, target: str, accelerator: str, slices: str) ->
         zone=state.zone,
         project=None if state.practice else state.project,  # practice's project is no real one
         jax=state.jax,  # Review's worker JAX (F3)
+        queue=typed.get("queue") or None,
+        priority=typed.get("priority") or None,
+        reservation=typed.get("reservation") or None,
     )
     folder = state.script.parent if state.script is not None else Path.cwd()
     name = default_file(target, plan)  # in the folder the engine runs from
     text = render(target, plan, path=name)  # before any file is written: it may refuse the pair
-    return write_export(target, plan, text, folder, folder / name)
+    # No --force here: a file of the user's in the way is named, and left as it is.
+    fix = "change the Name on Review (the file is named after it)"
+    return write_export(target, plan, text, folder, folder / name, out_fix=fix)
 
 
 def written_words(written: list[Written]) -> str:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
 
-from textual import events, on
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
@@ -21,13 +21,15 @@ from tpuwizard.core.launch.plan.resume_rules import RESUME_ROUTES
 from tpuwizard.core.plan import cost, fit
 from tpuwizard.tui.answers import ReviewAnswer
 from tpuwizard.tui.screens.base import WizardScreen
+from tpuwizard.tui.screens.review_folder import folder_agreed, show_folder
 from tpuwizard.tui.state import WizardState
 from tpuwizard.tui.widgets.typed_input import TypedInput
 from tpuwizard.tui.widgets.worker_jax import JaxPicker, WorkerJax
 from tpuwizard.words.choice_words import all_words
 from tpuwizard.words.course_text import fetch_note
 from tpuwizard.words.figures import count, money
-from tpuwizard.words.resume_text import RESUME_HELP, RESUME_PLACEHOLDER, RESUME_TITLE, field_words
+from tpuwizard.words.resume_text import RESUME_HELP, RESUME_PLACEHOLDER, RESUME_TITLE
+from tpuwizard.words.resume_text import field_words as resume_field_words
 
 
 class ReviewScreen(WizardScreen[ReviewAnswer]):
@@ -67,6 +69,7 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         super().__init__()
         self.state = state
         self.told_course_report = False  # the note on tpu-report.txt, said once
+        self.told_secrets: tuple[str, ...] = ()  # the secrets named last (said when they change)
         self.short_deep_label = False  # set as the switches are made
 
     def summary_text(self) -> str:
@@ -233,8 +236,9 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         if note and not self.told_course_report:
             self.told_course_report = True
             self.notify(note, title="Files to copy back", timeout=30)
+        self.told_secrets = show_folder(self, answers.script, self.told_secrets)  # its size
         if self.query("#checkpoints"):
-            self.query_one("#checkpoints", Input).border_subtitle = field_words(
+            self.query_one("#checkpoints", Input).border_subtitle = resume_field_words(
                 answers.checkpoints, candidate.checkpoint_every_s, candidate.max_restarts
             )
         self.query_one("#deadline-words", Static).update(words)
@@ -301,7 +305,13 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         if self.problems():
             self.show_problems()
             return
-        self.dismiss(self.answers())
+        self.send_folder(self.answers())
+
+    @work(exclusive=True, group="review-create")
+    async def send_folder(self, answers: ReviewAnswer) -> None:
+        """Create; a folder over the large mark is asked about first."""
+        if await folder_agreed(self.app, answers.script):
+            self.dismiss(answers)
 
 
 def both_backends(state: WizardState) -> bool:

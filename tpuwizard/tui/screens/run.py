@@ -4,6 +4,7 @@ each screen only renders what it is given and reports the user's final choice.""
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from tpuwizard.tui.host import host
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.widgets.checks_panel import ChecksPanel
 from tpuwizard.tui.widgets.follow_log import FollowLog
-from tpuwizard.words.event_text import describe, refusal_text
+from tpuwizard.words.event_text import describe, next_steps, refusal_text, zone_listed_lines
 from tpuwizard.words.figures import about
 from tpuwizard.words.resume_text import attempt_words
 
@@ -181,9 +182,11 @@ class ScriptScreen(RunScreen):
         if isinstance(event, ev.ScriptDone) and event.can_rerun:
             # Mounted only when offered, so the screen is unchanged while the script runs;
             # Run again has the focus, so Enter runs it again and Tab goes along the choices.
+            # A rerun's packages that did not install stay in the field, to be corrected.
+            asked = " ".join(event.not_installed) or event.missing_package or ""
             self.query_one("#body").mount(
                 Input(
-                    value=event.missing_package or "",
+                    value=asked,
                     placeholder="packages to add before the next run (none)",
                     id="rerun-packages",
                 )
@@ -203,7 +206,10 @@ class ScriptScreen(RunScreen):
         """Why a failed run failed, above the choices, while the node is still there: not only
         on the Summary after teardown."""
         verdict = self.query_one("#script-verdict", Static)
-        verdict.display = event.exit_code != 0
+        verdict.display = event.exit_code != 0 or bool(event.not_installed)
+        if event.not_installed:
+            verdict.update(not_installed_words(event))
+            return
         if event.exit_code == 0:
             return
         said = f"[b]Your script exited with code {event.exit_code}.[/b]"
@@ -268,20 +274,70 @@ class ScriptScreen(RunScreen):
         self.pending.append(f"--- the shell on worker 0 ended (exit {code}) ---")
 
     def edit_script(self, script: Path | None) -> None:
-        """Open the script in $VISUAL / $EDITOR with the wizard suspended (it resumes after)."""
+        """Open the script in the editor git would pick, with the wizard suspended (it resumes
+        after)."""
         import os
         import shutil
         import subprocess
 
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or shutil.which("nano")
-        if script is None or not editor:
-            self.notify("Set $EDITOR to edit from here; the script runs again as it is.")
+        if script is None:
+            self.notify("There is no script file to edit; the script runs again as it is.")
+            return
+        editor = editor_argv(os.environ, shutil.which)
+        if editor is None:
+            self.notify(
+                "No editor found ($VISUAL, $EDITOR, editor, nano or vi), so the script "
+                f"runs again as it is. Next time, edit {script} in another terminal before "
+                "Run again, or start the wizard as EDITOR=your-editor tpuwizard.",
+                severity="warning",
+                timeout=15,
+            )
             return
         try:
             with self.app.suspend():
-                subprocess.call([*editor.split(), str(script)])
+                subprocess.call([*editor, str(script)])
         except Exception as err:  # no terminal to hand over (a test, a web terminal)
             self.notify(f"Could not open the editor ({err}); edit the file, then Run again.")
+
+
+# Git's order: the variables first, then Debian's `editor` alternative, then the usual ones.
+FALLBACK_EDITORS = ("editor", "nano", "vi")
+
+
+def editor_argv(environ: Mapping[str, str], which: Callable[[str], str | None]) -> list[str] | None:
+    """The editor command to open a file with: $VISUAL, then $EDITOR (split as a shell would,
+    so ``code --wait`` works), then the first of ``editor``, ``nano`` and ``vi`` on PATH."""
+    import shlex
+
+    for name in ("VISUAL", "EDITOR"):
+        value = environ.get(name, "").strip()
+        if value:
+            try:
+                return shlex.split(value)
+            except ValueError:  # an unbalanced quote: take it as one program name
+                return [value]
+    for program in FALLBACK_EDITORS:
+        found = which(program)
+        if found:
+            return [found]
+    return None
+
+
+def not_installed_words(event: ev.ScriptDone) -> str:
+    """A rerun whose packages did not install: why, what it fixes, and that the script did not
+    run, above the field that still holds the names."""
+    asked = escape(" ".join(event.not_installed))
+    said = f"[b]Run {event.run}: installing {asked} failed"
+    d = event.diagnosis
+    if d is not None:
+        fix = next((step for step in next_steps(d, "wizard") if step.startswith("Fix:")), "")
+        said += f": {escape(d.title)}.[/b] {escape(d.explanation)} {escape(fix)}"
+    else:
+        said += ".[/b] Your script did not run."
+    return (
+        f"{said.rstrip()} The names are below: correct them and Run again, or empty the field "
+        "to run your script as it is."
+    )
 
 
 class TeardownScreen(RunScreen):
@@ -292,25 +348,32 @@ class TeardownScreen(RunScreen):
     )
 
     def compose_body(self) -> ComposeResult:
-        yield Static("Deleting and verifying...", id="verdict")
+        self.verdict_words = "Deleting and verifying..."
+        self.listed: list[str] = []  # the zone's TPU list after the delete, as the course reads it
+        yield Static(self.verdict_words, id="verdict")
         yield FollowLog(max_lines=LOG_LINES, id="log")
 
     def show(self, event: ev.Event) -> None:
         super().show(event)
-        verdict = self.query_one("#verdict", Static)
         if isinstance(event, ev.TeardownVerified):
-            verdict.update(
+            self.verdict_words = (
                 f"[b]Nothing is billing.[/b] {event.name} is verified gone; it cost "
                 f"{about(event.cost_usd, event.cost_at_most_usd)} (estimate)."
             )
         elif isinstance(event, ev.TeardownFailed):
             claim = "may still be billing" if event.seen else "may exist (never seen)"
-            verdict.update(
+            self.verdict_words = (
                 f"[b]NOT verified gone: {event.name} {claim}.[/b] "
                 "Run tpuwizard teardown --all, or delete it in the Cloud Console."
             )
         elif isinstance(event, ev.Kept):
-            verdict.update(f"[b]{event.name} is still running and billing[/b], as you asked.")
+            self.verdict_words = f"[b]{event.name} is still running and billing[/b], as you asked."
+        elif isinstance(event, ev.ZoneListed):
+            self.listed += [escape(line) for line in zone_listed_lines(event)]
+        else:
+            return
+        # The verdict, then the list that proves it.
+        self.query_one("#verdict", Static).update("\n".join([self.verdict_words, *self.listed]))
 
 
 def phase_screen(event: ev.Event, current: Any, recovering: bool = False) -> Any:
@@ -342,6 +405,10 @@ def phase_screen(event: ev.Event, current: Any, recovering: bool = False) -> Any
     elif isinstance(event, ev.TeardownStarted | ev.TeardownVerified | ev.ZoneListed):
         wanted = None if recovering else TeardownScreen
     if wanted is None or isinstance(current, wanted):
+        return current
+    if wanted is VerifyScreen and isinstance(current, ScriptScreen):
+        # Packages added by Run again (uv's lines, the versions after): the Script step's,
+        # with its log and choices; a spot run's new attempt goes through Provision first.
         return current
     if isinstance(current, TeardownScreen):
         return current  # never leave the last phase once it is shown

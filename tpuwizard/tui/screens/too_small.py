@@ -16,7 +16,8 @@ class TooSmallScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         yield Static(
             f"The terminal is too small: tpuwizard needs at least {MIN_SIZE[0]}x{MIN_SIZE[1]}. "
-            "Make the window larger; the wizard comes back as it was.",
+            "Make the window larger; the wizard comes back as it was. In a small terminal, "
+            "tpuwizard --plain asks the same questions as plain prompts.",
             id="too-small",
         )
 

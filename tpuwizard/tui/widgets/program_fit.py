@@ -21,6 +21,14 @@ from tpuwizard.core.plan import fit, program_advice, program_fit
 from tpuwizard.core.plan.jax_versions import compile_words
 from tpuwizard.tui.widgets.typed_input import TypedInput
 
+# What the table is, in words the code can back: the bytes are the compiler's for each slice,
+# and a step time it predicts (so the price per 1000 steps) is a lower bound.
+PREDICTION_WORDS = (
+    "Predicted by the compiler for each slice: the bytes are its own; step and $/1k steps are "
+    "at least these (>=: XLA's step estimate is a lower bound). On a TPU VM, `tpuwizard fit "
+    "--program FILE --measure` runs the step and shows the measured figures beside them."
+)
+
 
 def _size(count: int | None) -> str:
     return "-" if count is None else program_advice.size_text(count)
@@ -65,7 +73,7 @@ class ProgramFitScreen(ModalScreen[str | None]):
 
     def on_mount(self) -> None:
         self.query_one(DataTable).add_columns(
-            "slice", "dev", "args", "peak", "usable", "fits", "step", "$/1k steps", "took"
+            "slice", "dev", "args", "peak", "usable", "fits", ">=step", ">=$/1k steps", "took"
         )
         if self.program:
             self.start()
@@ -113,6 +121,7 @@ class ProgramFitScreen(ModalScreen[str | None]):
             _size(b["peak"]),
             _size(result.usable_bytes_per_device),
             {True: "yes", False: "no", None: "?"}[result.fits],
+            # Predictions of time are lower bounds: the columns say "at least" (>=).
             "?" if result.step_seconds is None else f"{result.step_seconds * 1000:.3g} ms",
             "?" if result.usd_per_1000_steps is None else f"${result.usd_per_1000_steps:.2g}",
             "cached" if result.cached else f"{result.seconds:.1f} s",
@@ -137,11 +146,7 @@ class ProgramFitScreen(ModalScreen[str | None]):
         if self.planner is not None:  # which JAX compiled; Review picks the worker's (F3)
             lines.append(compile_words(None, self.planner.method == "tpu-compile"))
         self.query_one("#program-advice", Static).update(
-            Text(
-                "\n".join(
-                    [*lines, "An estimate from the compiler, not yet held against a real TPU run."]
-                )
-            )
+            Text("\n".join([*lines, PREDICTION_WORDS]))
         )
 
     @on(Button.Pressed, "#cancel")

@@ -14,6 +14,7 @@
 # Teardown (run when done, then check nothing is left):
 #   xpk workload delete --workload tpuwizard-run --cluster tpuwizard --zone us-central1-c
 #   xpk cluster delete --cluster tpuwizard --zone us-central1-c
+#   gcloud compute resource-policies delete tpu7x-16-2x2x2-placement-policy --region us-central1  (after the cluster: xpk made it)
 #   gcloud container clusters list --zone us-central1-c
 #
 # tpuwizard no longer guards this run: no ledger record, no deadline of its own, no watchdog and no verified teardown past this hand-over. Nothing here deletes what these commands create; run the teardown lines yourself and list what is left afterwards.
@@ -21,6 +22,8 @@
 # Run these from the folder that holds train.py, tpu_verify.py and tpuwizard_job.sh: xpk's --script-dir . builds an image of it (xpk 1.16.0).
 # Your --max-run of 120 minutes is NOT enforced: xpk has no deadline flag. Delete the workload yourself, or use --to jobset, which sets it as each Job's activeDeadlineSeconds.
 # A failed run is restarted whole up to 2 time(s) (--max-restarts).
+# Kueue: xpk labels the JobSet with its LocalQueue multislice-queue; the Pods' priority class is medium (xpk default) (--priority: very-low, low, medium, high, very-high).
+# TPU7x multi-host: xpk cluster create makes the HIGH_THROUGHPUT workload policy tpu7x-16-2x2x2-placement-policy and passes it to the node pools (--placement-policy); xpk does not delete it (the teardown does).
 
 # 1. The cluster and its TPU node pools (they bill from here on). For a cluster you
 #    have already, adapt it instead:

@@ -21,6 +21,7 @@
 # Run these from the folder that holds train.py, tpu_verify.py and tpuwizard_job.sh: xpk's --script-dir . builds an image of it (xpk 1.16.0).
 # Your --max-run of 120 minutes is NOT enforced: xpk has no deadline flag. Delete the workload yourself, or use --to jobset, which sets it as each Job's activeDeadlineSeconds.
 # A failed run is restarted whole up to 2 time(s) (--max-restarts).
+# Kueue: xpk labels the JobSet with its LocalQueue multislice-queue; the Pods' priority class is medium (xpk default) (--priority: very-low, low, medium, high, very-high).
 
 # 1. The cluster and its TPU node pools (they bill from here on). For a cluster you
 #    have already, adapt it instead:

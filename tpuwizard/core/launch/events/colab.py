@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tpuwizard.core.launch.events.base import Event
+from tpuwizard.core.remote.sent_files import FolderSent
 
 
 @dataclass(frozen=True)
@@ -19,6 +20,8 @@ class ColabPlanned(Event):
     expect: str  # the platform the receipt must show
     practice: bool
     run_dir: str
+    # What of the script's folder goes with it (files, bytes, the secrets left out by name).
+    folder: FolderSent | None = None
     practice_why: str = ""  # practice: why (the colab program is not installed ...)
 
 

@@ -10,7 +10,11 @@ EVENT_GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
         "first: what will be created, at what price (`price_source`: the Cloud Billing "
         "Catalog's read with its date, or the offline table's; `price_sku`: the catalog's SKU "
         "id, empty for the offline table's; `attempts_at_most`: with `--checkpoints`, how many "
-        "attempts the chain may make, restarts + 1; else null)",
+        "attempts the chain may make, restarts + 1; else null; `folder`: what of the script's "
+        "folder is copied to each worker, `{files, size, secrets, ignored, over}`: `size` in "
+        "bytes, `secrets` the keys, credentials and .env files left out by name (a folder ends "
+        "in /), `ignored` how many entries `.tpuwizardignore` left out, `over` past the limit; "
+        "null without a script)",
         ("launch", "up"),
     ),
     "resource_exists": (
@@ -71,11 +75,13 @@ EVENT_GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "kernel_planned": (
         "`--route kaggle`, first: the kernel to push, its shape, its session limit, the platform "
-        "the receipt must show, the weekly TPU quota left (`quota_left_s`, null: not given)",
+        "the receipt must show, the weekly TPU quota left (`quota_left_s`, null: not given), "
+        "what of the script's folder it carries (`folder`, as `planned`'s)",
         ("launch",),
     ),
     "kernel_pushed": (
-        "`--route kaggle`: Kaggle accepted the kernel; it stays in the account as the run's record",
+        "`--route kaggle`: Kaggle accepted the kernel; it stays in the account as the run's "
+        "record, the script's folder inside it, until deleted (`teardown`, `--delete-kernel`)",
         ("launch",),
     ),
     "kernel_state": (
@@ -95,7 +101,8 @@ EVENT_GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "colab_planned": (
         "`--route colab`, first: the named session to ask Colab for, its TPU (`v5e1`), the "
-        "script's limit, the platform the receipt must show",
+        "script's limit, the platform the receipt must show, what of the script's folder is "
+        "uploaded (`folder`, as `planned`'s)",
         ("launch",),
     ),
     "colab_session_ready": (
@@ -117,12 +124,14 @@ EVENT_GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
         ("launch", "up"),
     ),
     "bootstrap_line": (
-        "each line of setting up JAX on a worker",
-        ("launch", "up"),
+        "each line of setting up JAX on a worker, and of installing packages added to a node "
+        "already up (`run --with`, the wizard's Run again)",
+        ("launch", "up", "run"),
     ),
     "versions": (
-        "the JAX, jaxlib, libtpu and Python a worker ended up with",
-        ("launch", "up"),
+        "the JAX, jaxlib, libtpu and Python a worker ended up with, and the added packages' "
+        "versions (`packages`); again after packages are added to a node already up",
+        ("launch", "up", "run"),
     ),
     "watchdog_account": (
         "before arming: the service account the watchdog runs as",
@@ -153,6 +162,11 @@ EVENT_GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
         "`--wait` (and `watch`, always): another command runs on the node",
         ("run", "watch"),
     ),
+    "folder_progress": (
+        "a copy of the script's folder to a worker of 10 MB or more, at each tenth of it: "
+        "`sent` of `total` bytes",
+        ("launch", "run", "watch"),
+    ),
     "folder_synced": (
         "what changed in the script's folder was copied to every worker",
         ("launch", "run", "watch"),
@@ -173,7 +187,9 @@ EVENT_GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
     "script_done": (
         'after each run of the script: whether the node waits for "run again" (the wizard); '
         "`diagnosis`: why a run that failed did, while the node is still there; "
-        "`missing_package`: the package that provides a module the script could not import",
+        "`missing_package`: the package that provides a module the script could not import; "
+        "`not_installed`: the packages a rerun was to add first, which did not install "
+        "(`diagnosis` says why; the script did not run); `run`: 1 for the first run",
         ("launch",),
     ),
     "deleting_on_request": (
@@ -234,6 +250,13 @@ EVENT_GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "kept": (
         "it was kept on purpose and keeps billing; `up --json`'s last line",
+        ("launch", "up"),
+    ),
+    "ledger_record_held": (
+        "this computer's disk refused a ledger record (full, read-only): `op` says which, of the "
+        "resource `name`; it is held in `kept_in` (null: only in the command's memory) and moved "
+        "into `ledger` once the disk allows. What is said of the resource comes from the cloud's "
+        "list, not from its record; a `kept` record held makes the exit code 4",
         ("launch", "up"),
     ),
     "keep_needs_answer": (

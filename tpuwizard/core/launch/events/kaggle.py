@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tpuwizard.core.launch.events.base import Event
+from tpuwizard.core.remote.sent_files import FolderSent
 
 
 @dataclass(frozen=True)
@@ -20,6 +21,8 @@ class KernelPlanned(Event):
     practice: bool
     run_dir: str
     quota_left_s: float | None  # None: Kaggle gave no TPU quota figure
+    # What of the script's folder goes with it (files, bytes, the secrets left out by name).
+    folder: FolderSent | None = None
     practice_why: str = ""  # practice: why ("no Kaggle credentials were found ...")
 
 
@@ -32,6 +35,7 @@ class KernelPushed(Event):
     version: int | None
     # The push's answer was lost, and the kernel was found by its name: it was not pushed again.
     found_after_lost_answer: bool = False
+    practice: bool = False  # the stand-in's: it ends with the command, and the kernel with it
 
 
 @dataclass(frozen=True)

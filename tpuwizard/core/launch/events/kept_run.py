@@ -40,6 +40,17 @@ class FolderSynced(Event):
 
 
 @dataclass(frozen=True)
+class FolderProgress(Event):
+    """A copy of the script's folder to a worker, on its way (a tar of 10 MB or more, said at
+    each tenth of it): how many of its bytes are sent."""
+
+    worker: int
+    sent: int
+    total: int
+    workers: int
+
+
+@dataclass(frozen=True)
 class HeartbeatMissed(Event):
     """A heartbeat to the kept node's watchdog was not sent; the run goes on (the next one may
     land before the idle deadline)."""

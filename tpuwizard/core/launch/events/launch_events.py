@@ -19,6 +19,9 @@ from tpuwizard.core.launch.events.colab import ColabPlanned as ColabPlanned
 from tpuwizard.core.launch.events.colab import ColabSessionReady as ColabSessionReady
 from tpuwizard.core.launch.events.colab import ColabSessionStopped as ColabSessionStopped
 
+# A ledger record the disk refused, in a module of its own; part of this vocabulary.
+from tpuwizard.core.launch.events.held import LedgerRecordHeld as LedgerRecordHeld
+
 # A run on Kaggle (launch --route kaggle), in a module of their own; part of this vocabulary.
 from tpuwizard.core.launch.events.kaggle import KernelDeleted as KernelDeleted
 from tpuwizard.core.launch.events.kaggle import KernelLeftRunning as KernelLeftRunning
@@ -27,6 +30,7 @@ from tpuwizard.core.launch.events.kaggle import KernelPushed as KernelPushed
 from tpuwizard.core.launch.events.kaggle import KernelState as KernelState
 
 # A run of the script on a kept node (run, watch), in a module of their own; part of it too.
+from tpuwizard.core.launch.events.kept_run import FolderProgress as FolderProgress
 from tpuwizard.core.launch.events.kept_run import FolderSynced as FolderSynced
 from tpuwizard.core.launch.events.kept_run import HeartbeatMissed as HeartbeatMissed
 from tpuwizard.core.launch.events.kept_run import RunStarted as RunStarted
@@ -39,6 +43,7 @@ from tpuwizard.core.launch.events.resume import KeptReplaced as KeptReplaced
 from tpuwizard.core.launch.events.resume import Preempted as Preempted
 from tpuwizard.core.launch.events.resume import Recreating as Recreating
 from tpuwizard.core.launch.events.resume import Resumed as Resumed
+from tpuwizard.core.remote.sent_files import FolderSent
 
 
 @dataclass(frozen=True)
@@ -66,6 +71,9 @@ class Planned(Event):
     # table's), and the catalog's SKU id it is from ("" for the offline table's).
     price_source: str = ""
     price_sku: str = ""
+    # What of the script's folder is copied to each worker (files, bytes, the secrets left out
+    # by name, how many .tpuwizardignore left out); None when there is no script.
+    folder: FolderSent | None = None
 
 
 @dataclass(frozen=True)
@@ -227,13 +235,18 @@ class ScriptLine(Event):
 class ScriptDone(Event):
     """The script ended; with ``can_rerun`` the launch waits to be told: again, or teardown.
     ``diagnosis``: why a run that failed did, said while the node is still there;
-    ``missing_package``: the package that provides a module it could not import."""
+    ``missing_package``: the package that provides a module it could not import.
+    ``not_installed``: the packages this run was to add first, which did not install
+    (``diagnosis`` says why): the script did not run this time, and ``exit_code`` is still the
+    last run's. ``run``: which run of the script this was (1 the first, 2 the first rerun)."""
 
     exit_code: int
     can_rerun: bool
     seconds_left: float | None  # until the node's deadline
     diagnosis: Diagnosis | None = None
     missing_package: str | None = None
+    not_installed: tuple[str, ...] = ()
+    run: int = 1
 
 
 @dataclass(frozen=True)

@@ -61,8 +61,14 @@ class RunSummary:
     incomplete: list[str] = field(default_factory=list)  # files that did not come back whole
     gone: list[str] = field(default_factory=list)
     not_gone: list[str] = field(default_factory=list)
+    # The zone's TPU list after the teardown, as the course's last step reads it.
+    zone_lists: list[ev.ZoneListed] = field(default_factory=list)
     kept: list[ev.Kept] = field(default_factory=list)
+    held: list[ev.LedgerRecordHeld] = field(default_factory=list)  # records the disk refused
     failure: ev.Failed | None = None
+    # Reruns whose packages did not install (the script did not run then): each ScriptDone
+    # that says so, in order; the launch's result is still its last run's.
+    not_installed: list[ev.ScriptDone] = field(default_factory=list)
     deleted_on_request: bool = False  # Delete now after the script's run succeeded
     cost_usd: float | None = None
     cost_at_most_usd: float | None = None  # where cost_usd has no figure (Flex-start)
@@ -149,6 +155,8 @@ class RunSummary:
                 self.not_fetched.append((event.path, event.reason))
                 if event.incomplete:
                     self.incomplete.append(event.path)
+            case ev.ZoneListed():
+                self.zone_lists.append(event)
             case ev.TeardownVerified():
                 # With its zone: --fan-out deletes one name in several zones.
                 self.gone.append(f"{event.name} in {event.zone}" if event.zone else event.name)
@@ -161,6 +169,10 @@ class RunSummary:
                 self.not_gone.append(event.name)
             case ev.Kept():
                 self.kept.append(event)
+            case ev.ScriptDone() if event.not_installed:
+                self.not_installed.append(event)
+            case ev.LedgerRecordHeld():
+                self.held.append(event)
             case ev.DeletingOnRequest():
                 self.deleted_on_request = True
             case ev.Failed():

@@ -6,6 +6,7 @@ that every command's Kept line reads it without importing transports, jobs and t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -25,8 +26,14 @@ class HeartbeatBook:
             return {}
 
     def record(self, name: str, at: float) -> None:
+        """Remember the beat; a disk that refuses (full, read-only) costs the countdown only:
+        the beat itself reached the node."""
         data = self.read()
         data[name] = max(at, data.get(name, 0.0))
         tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, sort_keys=True))
-        os.replace(tmp, self.path)
+        try:
+            tmp.write_text(json.dumps(data, sort_keys=True))
+            os.replace(tmp, self.path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)

@@ -135,7 +135,13 @@ def run_script(
         return cancel.exit_code or EXIT_STOPPED
     try:
         job_name = f"packages-{run.run_id}"
-        if run.packages and not install_packages(transport, run.packages, job_name, emit, cancel):
+        failed = (
+            install_packages(transport, run.packages, job_name, emit, cancel)
+            if run.packages
+            else None
+        )
+        if failed is not None:
+            emit(ev.Failed("packages", failed))
             return EXIT_FAILED
     except Cancelled:
         return cancel.exit_code or EXIT_STOPPED

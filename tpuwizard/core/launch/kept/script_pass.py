@@ -46,9 +46,28 @@ def folder_synced(synced: Sequence[SyncResult]) -> ev.FolderSynced:
 def copy_folder(
     transport: Transport, folder: LocalFolder, emit: Callable[[ev.Event], None]
 ) -> None:
-    """Copy what changed of the script's folder to every worker (a rerun sends only the edit)."""
-    synced = fan_out(transport, lambda w: sync_folder(transport, w, folder))
+    """Copy what changed of the script's folder to every worker (a rerun sends only the edit),
+    a large copy saying how far it is at each tenth."""
+    synced = fan_out(
+        transport,
+        lambda w: sync_folder(transport, w, folder, progress=_tenths(emit, w, transport.workers)),
+    )
     emit(folder_synced(synced))  # type: ignore[arg-type]
+
+
+def _tenths(
+    emit: Callable[[ev.Event], None], worker: int, workers: int
+) -> Callable[[int, int], None]:
+    """A copy's progress for ``worker``, said once at each tenth of it."""
+    said = [0]  # the tenths said so far
+
+    def progress(sent: int, total: int) -> None:
+        tenth = sent * 10 // total
+        if tenth > said[0]:
+            said[0] = tenth
+            emit(ev.FolderProgress(worker, sent, total, workers))
+
+    return progress
 
 
 @dataclass(frozen=True)

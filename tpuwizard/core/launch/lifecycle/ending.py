@@ -24,6 +24,7 @@ from tpuwizard.core.launch.kept.record import KeptRecord
 from tpuwizard.core.launch.lifecycle.launch_state import LaunchContext, LaunchState
 from tpuwizard.core.launch.plan.deadline_keeper import EndedBy
 from tpuwizard.core.launch.records.ledger import Ledger, Resource
+from tpuwizard.core.launch.records.ledger_file import Held
 from tpuwizard.core.launch.teardown.verified import delete_and_verify, still_listed
 from tpuwizard.core.launch.teardown.zone_list import zone_listed
 from tpuwizard.core.plan import cost
@@ -33,6 +34,11 @@ from tpuwizard.core.remote.jobs import stop_job
 
 def stopped_diagnosis(reason: str) -> Diagnosis:
     return Diagnosis("cancelled", "Stopped", f"The launch was stopped ({reason}).")
+
+
+def held_event(name: str, op: str, held: Held) -> ev.LedgerRecordHeld:
+    """A record the disk refused, as the event that says so."""
+    return ev.LedgerRecordHeld(name, op, *held.facts())
 
 
 def delete_command(resource: Resource, practice: bool) -> str:
@@ -88,7 +94,8 @@ class Ending:
     def finish(self, code: int) -> int:
         resource = self.state.resource
         if resource is not None and self.kept_at_end():
-            self.keep(resource)
+            if not self.keep(resource):  # kept and billing, said; its record not in the ledger
+                code = EXIT_TEARDOWN
         else:
             if self.cancel.is_set():
                 self.stop_jobs_in_background()
@@ -147,8 +154,10 @@ class Ending:
             return True
         return self.given.keep and not self.cancel.is_set()
 
-    def keep(self, resource: Resource) -> None:
-        """Detach: nothing of ours will delete it later; the ledger says so, with any deadline."""
+    def keep(self, resource: Resource) -> bool:
+        """Detach: nothing of ours will delete it later; the ledger says so, with any deadline.
+        False where the disk refused that record: the node is kept and said so all the same
+        (it bills, whatever the disk), and where its record is held is said after."""
         state, given = self.state, self.given
         idle = given.idle_minutes if state.watchdog_deadline is not None else None
         deadline, ended_by = state.watchdog_deadline, EndedBy.WATCHDOG.value
@@ -168,7 +177,7 @@ class Ending:
             idle_s=idle * 60 if idle else None,
             settings=dict(given.kept_settings),  # run --checkpoints makes it again from these
         )
-        given.ledger.record("kept", resource, **record.fields())
+        held = given.ledger.record("kept", resource, **record.fields())
         self.emit(
             ev.Kept(
                 resource.name,
@@ -184,6 +193,9 @@ class Ending:
                 cost.at_most_hourly(resource.slice, resource.route, resource.zone),
             )
         )
+        if held is not None:
+            self.emit(held_event(resource.name, "kept", held))
+        return held is None
 
     def _googles_deadline(self, resource: Resource, created_at: float) -> float:
         try:
@@ -220,6 +232,8 @@ class Ending:
         self.emit(ev.TeardownStarted(resource.name, resource.kind, zone))
         given = self.given
         result = delete_and_verify(given.cloud, given.ledger, resource, pause=min(2.0, given.poll))
+        if result.held is not None:  # the list's word stands; where its record is, said
+            self.emit(held_event(resource.name, "gone", result.held))
         if not result.verified:
             d = result.diagnosis or still_listed(resource)  # delete_and_verify gives one
             seen = state.created_at is not None  # else the create's answer never came
@@ -312,4 +326,6 @@ class Ending:
             "practice": given.practice,
             "still_running": self.state.resource is not None,
         }
-        (given.run_dir / "cost.json").write_text(json.dumps(record, indent=2) + "\n")
+        # A disk that refuses costs this file only: the events and the summary say the cost.
+        with contextlib.suppress(OSError):
+            (given.run_dir / "cost.json").write_text(json.dumps(record, indent=2) + "\n")

@@ -27,6 +27,7 @@ from tpuwizard.core.cancel import KEEP_SAFE, KEEP_UNSAFE, CancelToken
 from tpuwizard.core.choices import Said
 from tpuwizard.core.cloud.diagnose import diagnose
 from tpuwizard.core.cloud.diagnosis import Diagnosis
+from tpuwizard.core.errors import LedgerUnwritable
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.kept.iterate import heartbeat_interval, heartbeats, send_heartbeat
 from tpuwizard.core.launch.lifecycle.ending import Ending, stopped_diagnosis
@@ -53,6 +54,7 @@ from tpuwizard.core.launch.resume.chain import AttemptEnd, ChainLimits, ResumeCh
 from tpuwizard.core.launch.workers.rerun import run_script_with_reruns
 from tpuwizard.core.launch.workers.watchdog import arm_watchdog
 from tpuwizard.core.plan import cost
+from tpuwizard.core.remote.sync import folder_sent
 from tpuwizard.core.remote.transports import Transport
 
 
@@ -106,6 +108,7 @@ class Launch:
                     cost.at_most_hourly(self.slice, plan.route, plan.zone),
                     plan.max_restarts + 1 if plan.checkpoints is not None else None,
                     *cost.price_origin(self.slice, plan.route, plan.zone),
+                    folder=folder_sent(plan.script) if plan.script is not None else None,
                 )
             )
             if not plan.watchdog:  # nothing better will come: Keep keeps at once, as it is
@@ -171,6 +174,8 @@ class Launch:
             if gone is not None:  # Google took it away, or someone deleted it: a cloud event
                 d = diagnose(gone, state.context(self.about))
             self.emit(ev.Failed(stage, possible(d, self.plan)))
+            if isinstance(err, LedgerUnwritable):  # this computer's disk: nothing was created
+                return EXIT_BAD_INPUT
             cloud_event = gone is not None or stage in ("provision", "connect")
             return EXIT_CLOUD if cloud_event else EXIT_FAILED
 

@@ -24,6 +24,7 @@ from tpuwizard.core.cloud.protocol import Cloud, Part
 from tpuwizard.core.cloud.types import NodeInfo, NodeRequest
 from tpuwizard.core.errors import CreateFailed, RemoteError
 from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.lifecycle.ending import held_event
 from tpuwizard.core.launch.lifecycle.fan_out import FanOut, FanOutInput
 from tpuwizard.core.launch.lifecycle.launch_state import LaunchContext, LaunchState
 from tpuwizard.core.launch.lifecycle.vanished import went_away
@@ -199,7 +200,7 @@ class Provisioner:
         )
         started = time.time()
         operation = self._create_checked(req, resource, name, state)
-        given.ledger.record("created", resource)
+        self._record("created", resource)
         state.created_at = started
 
         def on_state(status: str) -> None:
@@ -259,8 +260,15 @@ class Provisioner:
         # Its server-side identity: later commands touch only this very node, never another
         # that takes its name after it is gone.
         server = given.cloud.identity_of(node)
-        given.ledger.record("created", resource, **identity(server.uid, server.create_time))
+        self._record("created", resource, **identity(server.uid, server.create_time))
         return node
+
+    def _record(self, op: str, resource: Resource, **extra: object) -> None:
+        """A record after the intent: one this computer's disk refuses is held and said, and
+        the launch goes on (its intent, on disk, already names the resource)."""
+        held = self.given.ledger.record(op, resource, **extra)
+        if held is not None:
+            self.emit(held_event(resource.name, op, held))
 
     def _refuse_a_taken_name(self, zone: str) -> None:
         """A queued request for a node whose name is taken is accepted, and fails only later,
@@ -290,7 +298,7 @@ class Provisioner:
                 return given.cloud.create_node(req, on_part=self._part_intent(resource))
             except Exception as err:
                 if never_sent(err):  # no connection was made: nothing can exist
-                    given.ledger.record("gone", resource, never_created=True, never_sent=True)
+                    self._record("gone", resource, never_created=True, never_sent=True)
                     state.resource = None
                     self.emit(ev.CreateRefused(resource.name, resource.kind, resource.zone))
                     raise
@@ -307,7 +315,7 @@ class Provisioner:
                     self.cancel.sleep(1.0 + attempt)
                     continue
                 if exists is False:
-                    given.ledger.record("gone", resource, never_created=True)
+                    self._record("gone", resource, never_created=True)
                     state.resource = None
                     self.emit(ev.CreateRefused(resource.name, resource.kind, resource.zone))
                 raise
@@ -354,7 +362,7 @@ class Provisioner:
         when they could not be, the intent stays open and ``status`` settles it later by labels.
         """
         if known_foreign:
-            self.given.ledger.record("gone", resource, never_created=True, name_taken=True)
+            self._record("gone", resource, never_created=True, name_taken=True)
         state.resource = None
         self.emit(ev.CreateRefused(resource.name, resource.kind, resource.zone))
 

@@ -14,17 +14,24 @@ that created it, so a later run reusing a name never speaks for an earlier one. 
 Folding the records gives, per instance, its last word; anything whose last word is not ``gone``
 may still exist and may still bill. Extra fields (``owner``, ``deadline``...) ride along on any
 record, so later work adds fields without a new format.
+
+A disk that refuses a record (full, read-only) never stops a delete, the list that verifies it,
+or the words about a node: the record is held (:mod:`.ledger_file`) and read with the others
+until the disk takes it, and :meth:`Ledger.record` says where it is. An ``intent`` is never
+held: :class:`~tpuwizard.core.errors.LedgerUnwritable` is raised, and nothing is created.
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from tpuwizard.core.errors import LedgerUnwritable
+from tpuwizard.core.launch.records.ledger_file import Appender, Held, LedgerFile, append_lines
 
 if TYPE_CHECKING:
     from tpuwizard.core.plan.catalog import Slice
@@ -91,30 +98,31 @@ _FIELDS = {f for f in Resource.__dataclass_fields__}
 
 
 class Ledger:
-    def __init__(self, path: Path) -> None:
+    def __init__(
+        self, path: Path, fallback_base: Path | None = None, append: Appender = append_lines
+    ) -> None:
+        """``fallback_base``: where refused records are held (the system's temporary folder);
+        ``append``: how a line reaches the file (a test makes the disk refuse through it)."""
         self.path = path
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.file = LedgerFile(path, fallback_base, append)
         self.unreadable: list[tuple[int, str]] = []  # (line number, why) from the last read
 
-    def record(self, op: str, resource: Resource, **extra: Any) -> None:
-        """Append one record and fsync it before returning."""
+    def record(self, op: str, resource: Resource, **extra: Any) -> Held | None:
+        """Append one record and fsync it before returning; None once it is in the ledger.
+
+        A disk that refuses it: the record is held, read with the others and written once the
+        disk allows, and the answer says why and where it is (the caller says so). An
+        ``intent`` is not held: :class:`LedgerUnwritable` is raised, and the create it would
+        announce must not happen."""
         if op not in OPS:
             raise ValueError(f"unknown ledger op {op!r}")
         data = {"op": op, "at": time.time(), **asdict(resource), **extra}
         line = json.dumps(data, sort_keys=True).encode() + b"\n"
-        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            # A crash mid-write leaves a torn last line without its newline: start a new line,
-            # or this record would be glued onto the torn one and lost with it.
-            size = os.fstat(fd).st_size
-            if size and os.pread(fd, 1, size - 1) != b"\n":
-                line = b"\n" + line
-            os.write(fd, line)
-            os.fsync(fd)
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
+            return self.file.append(line, hold=op != "intent")
+        except OSError as err:  # only an intent's: nothing was held, nothing may be created
+            raise LedgerUnwritable(self.path, err) from err
 
     @property
     def side_file(self) -> Path:
@@ -129,12 +137,7 @@ class Ledger:
         and copied to :attr:`side_file`; one bad line never hides the others.
         """
         self.unreadable = []
-        if not self.path.exists():
-            return []
-        with open(self.path, "rb") as f:
-            fcntl.flock(f.fileno(), fcntl.LOCK_SH)
-            lines = f.read().split(b"\n")
-            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+        lines = self.file.read().split(b"\n")  # with the records held while the disk refused
         folded: dict[tuple[str, ...], Entry] = {}
         bad: list[bytes] = []
         for number, raw in enumerate(lines, start=1):

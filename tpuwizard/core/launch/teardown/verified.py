@@ -24,6 +24,7 @@ from tpuwizard.core.launch.teardown.by_hand import ZONE_LEVEL, check_failed, man
 
 if TYPE_CHECKING:  # the events (~0.1 s to import) are not needed to survey what may bill
     from tpuwizard.core.launch.events import launch_events as ev
+    from tpuwizard.core.launch.records.ledger_file import Held
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,9 @@ class TeardownResult:
     holder_owner: str | None = None
     # Verified gone and it logged in through OS Login: what became of the key (session/login.py).
     login_key: ev.LoginKeyForgotten | None = None
+    # Its ``gone`` record, refused by this computer's disk: held, and where (said beside the
+    # verdict, which is the cloud's list's, never the record's).
+    held: Held | None = None
 
 
 # Google refuses a delete for a while right after create ("not in a deletable state"; its own
@@ -68,12 +72,12 @@ def delete_and_verify(
                 # The name is taken by another instance, so this record's is not there: say so
                 # in the ledger and leave the other one alone (a 409 is not ownership).
                 holder = held_by(labels)
-                ledger.record("gone", resource, name_held_by=holder)
-                return TeardownResult(resource, True, None, holder, labels.get(OWNER_LABEL))
+                held = ledger.record("gone", resource, name_held_by=holder)
+                owner = labels.get(OWNER_LABEL)
+                return TeardownResult(resource, True, None, holder, owner, held=held)
             _delete_when_deletable(cloud, ledger, resource, wait)
             if _whole_gone(cloud, resource):
-                ledger.record("gone", resource)
-                return TeardownResult(resource, True)
+                return TeardownResult(resource, True, held=ledger.record("gone", resource))
             last = still_listed(resource)
         except Exception as err:  # diagnosed below; teardown must never stop on one error
             last = check_failed(err, resource)

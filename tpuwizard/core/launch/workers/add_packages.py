@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from tpuwizard.core.cancel import Cancelled, CancelToken
+from tpuwizard.core.cloud.diagnosis import Diagnosis
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.plan.packages import PackageSpec
 from tpuwizard.core.launch.workers.jobs import run_on_workers, stop_on_workers
@@ -19,15 +20,19 @@ def install_packages(
     job_name: str,
     emit: Callable[[ev.Event], None],
     cancel: CancelToken,
-) -> bool:
+) -> Diagnosis | None:
     """Install ``packages`` on every worker where they are new (uv leaves satisfied ones alone),
-    the pinned JAX held; False, after a :class:`Failed`, when that did not work."""
+    the pinned JAX held. uv's lines stream as :class:`BootstrapLine` events, and once they are
+    in, each worker's :class:`Versions` names what was added. Returns why it did not work (the
+    caller says it: a run on a kept node fails, a rerun says so and waits), or None."""
     from tpuwizard.core.cloud.diagnose_remote import packages_failed_diagnosis
     from tpuwizard.core.errors import PackagesFailed
     from tpuwizard.core.evidence.receipt import parse_marker_line
+    from tpuwizard.core.launch.plan.packages import requirement_name
     from tpuwizard.core.remote.packages import FAILED_KIND, install_failure, install_script
 
     specs = [s.text for s in packages]
+    names = list(dict.fromkeys(n for n in map(requirement_name, specs) if n))
     lines: dict[int, list[str]] = {}
     failed: list[int] = []
     workers = transport.workers
@@ -37,21 +42,22 @@ def install_packages(
         if payload and payload.get("kind") == FAILED_KIND:
             failed.append(worker)
             return
+        if payload and payload.get("kind") == "versions":
+            emit(ev.Versions(worker, payload, workers))
+            return
         lines.setdefault(worker, []).append(text)
         emit(ev.BootstrapLine(worker, text, workers))
 
     job = Job(job_name)
     try:
         code = run_on_workers(
-            transport, job, shell("bash", "-c", install_script(specs)), {}, line, cancel
+            transport, job, shell("bash", "-c", install_script(specs, names)), {}, line, cancel
         )
     except Cancelled:
         stop_on_workers(transport, job)
         raise
     if not failed and code == 0:
-        return True
+        return None
     worker = min(failed) if failed else 0
     why = install_failure(lines.get(worker, []), specs, code)
-    err = PackagesFailed(worker, why.kind, why.why, why.fix)
-    emit(ev.Failed("packages", packages_failed_diagnosis(err)))
-    return False
+    return packages_failed_diagnosis(PackagesFailed(worker, why.kind, why.why, why.fix))

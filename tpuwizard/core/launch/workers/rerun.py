@@ -95,10 +95,15 @@ def run_script_with_reruns(
     while True:
         runs += 1
         why, package = None, None
-        if packages and not install_packages(
-            transport, packages, f"packages-rerun-{runs}", launch.emit, launch.cancel
-        ):
-            pass  # its Failed said why; the script did not run: the last run's result stands
+        not_installed: tuple[str, ...] = ()
+        if packages:
+            why = install_packages(
+                transport, packages, f"packages-rerun-{runs}", launch.emit, launch.cancel
+            )
+        if why is not None:
+            # The script did not run; the last run's result stands. Said in ScriptDone, not as
+            # the launch's failure: the user corrects the names and runs again, or moves on.
+            not_installed = tuple(p.text for p in packages)
         else:
             failure, launch.script_exit_code = None, None
             try:
@@ -114,7 +119,7 @@ def run_script_with_reruns(
         left = None if deadline is None else deadline - time.time()
         can_rerun = reruns is not None and (left is None or left >= MIN_SECONDS_LEFT)
         seconds_left = None if left is None else left
-        launch.emit(ev.ScriptDone(code, can_rerun, seconds_left, why, package))
+        launch.emit(ev.ScriptDone(code, can_rerun, seconds_left, why, package, not_installed, runs))
         if reruns is not None and can_rerun and transport is not None:
             reruns.transport, reruns.workers = transport, transport.workers
             reruns.folder = launch.script_folder  # a shell starts where the script ran

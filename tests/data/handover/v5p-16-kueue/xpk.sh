@@ -1,0 +1,1 @@
+refused: --queue has no place in --to xpk: xpk workload create always labels the JobSet with its own LocalQueue, multislice-queue, and has no flag for another (xpk 1.16.0). Drop --queue, or use --to jobset, which sets the label.

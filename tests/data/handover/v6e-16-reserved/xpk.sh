@@ -1,0 +1,36 @@
+# xpk 1.16.0 commands for v6e-16: run each line yourself, in order.
+# Plan: one slice of v6e-16, 16 chips and 4 VM(s) per slice, topology 4x4, on-demand, zone us-central1-b.
+# Written by tpuwizard export; nothing was created or applied by it.
+#
+# What bills per hour while no job runs:
+#   - 1 TPU node pool of v6e-16 (4 VMs of 4 chips each), on-demand, at full size from xpk cluster create until xpk cluster delete: $43.20/h
+#     source: tpuwizard's catalog, public cloud price catalog snapshot (skypilot-catalog, date of snapshot unknown), read 2026-11-29
+#   - the GKE cluster's management fee: $0.10/h
+#     source: cloud.google.com/kubernetes-engine/pricing: a flat $0.10 per cluster per hour; a $74.40 monthly credit per billing account covers one zonal or Autopilot cluster (read 2026-12-02)
+#   - its CPU system pool: 1 x e2-standard-16 (autoscaling may add nodes): $0.54/h
+#     source: E2 on-demand rates in us-central1 (16 vCPU x $0.021811 + 64 GB x $0.002923 per hour), typed 2026-12-02 and not confirmed against a page here: check cloud.google.com/compute/vm-instance-pricing; the machine type is xpk 1.16.0's default (xpk/parser/cluster.py, --default-pool-cpu-machine-type)
+#   In all: $43.84/h. Every figure is an estimate; check the pricing pages.
+#
+# Teardown (run when done, then check nothing is left):
+#   xpk workload delete --workload tpuwizard-run --cluster tpuwizard --zone us-central1-b
+#   xpk cluster delete --cluster tpuwizard --zone us-central1-b
+#   gcloud container clusters list --zone us-central1-b
+#
+# tpuwizard no longer guards this run: no ledger record, no deadline of its own, no watchdog and no verified teardown past this hand-over. Nothing here deletes what these commands create; run the teardown lines yourself and list what is left afterwards.
+#
+# Run these from the folder that holds train.py, tpu_verify.py and tpuwizard_job.sh: xpk's --script-dir . builds an image of it (xpk 1.16.0).
+# Your --max-run of 120 minutes is NOT enforced: xpk has no deadline flag. Delete the workload yourself, or use --to jobset, which sets it as each Job's activeDeadlineSeconds.
+# A failed run is restarted whole up to 2 time(s) (--max-restarts).
+# Kueue: xpk labels the JobSet with its LocalQueue multislice-queue; the Pods' priority class is very-high (--priority: very-low, low, medium, high, very-high).
+# The node pools take their capacity from reservation my-res-2 (--reservation). A reservation bills for what it holds whether or not a job uses it, until it ends or you delete it; that is not counted above.
+
+# 1. The cluster and its TPU node pools (they bill from here on). For a cluster you
+#    have already, adapt it instead:
+#    xpk cluster adapt --cluster tpuwizard --zone us-central1-b --tpu-type v6e-16 --num-slices 1 --reservation my-res-2
+xpk cluster create --cluster tpuwizard --zone us-central1-b --tpu-type v6e-16 --num-slices 1 --reservation my-res-2 --default-pool-cpu-num-nodes 1
+
+# 2. Write the JobSet to tpuwizard-run-jobset.yaml and read it; nothing is applied.
+xpk workload create --cluster tpuwizard --zone us-central1-b --workload tpuwizard-run --tpu-type v6e-16 --num-slices 1 --script-dir . --command 'bash tpuwizard_job.sh' --max-restarts 2 --priority very-high --output-manifest-file tpuwizard-run-jobset.yaml --dry-run
+
+# 3. Run it: bootstrap, verifier (its receipt line is in each VM's log), your script.
+xpk workload create --cluster tpuwizard --zone us-central1-b --workload tpuwizard-run --tpu-type v6e-16 --num-slices 1 --script-dir . --command 'bash tpuwizard_job.sh' --max-restarts 2 --priority very-high --output-manifest-file tpuwizard-run-jobset.yaml
