@@ -51,7 +51,7 @@ def test_the_kaggle_kernel_keeps_a_scripts_output_and_files_past_a_latin1_byte(t
         fetch=("out/**",),
         expect="cpu",
     )
-    source = kernel.kernel_source(spec, kernel.pack_folder(_project(tmp_path)))
+    source = kernel.kernel_source(spec, kernel.pack_folder(_project(tmp_path), "badbyte.py").data)
     stub = base64.b64encode(PASSING_VERIFIER.encode()).decode()
     source = re.sub(r"^VERIFIER = .*$", f"VERIFIER = {stub!r}", source, count=1, flags=re.M)
     working = tmp_path / "working"

@@ -61,6 +61,17 @@ def test_a_failed_check_a_failing_script_and_a_kept_node_say_so_in_words():
     assert not summary.nothing_billing and not summary.checks_passed
 
 
+def test_the_wizards_summary_says_still_billing_and_how_to_delete_as_the_cli_does():
+    """The wizard's own lines (its zone list) come after, never in place of, what still bills."""
+    kept = ev.Kept("tpuwizard-r1", "us-central1-a", "tpuwizard teardown tpuwizard-r1", 4.8)
+    summary = fold(kept, ev.Finished(False, 1, "runs/r1", None, ["tpuwizard-r1"]))
+    text = "\n".join(summary_lines(summary, "wizard"))
+    assert "STILL BILLING: tpuwizard-r1." in text
+    assert "Delete it with: tpuwizard teardown tpuwizard-r1" in text
+    unfinished = "\n".join(summary_lines(fold(), "wizard"))
+    assert "The launch did not finish: check with tpuwizard status." in unfinished
+
+
 def test_a_refused_create_says_nothing_was_created():
     failed = ev.Failed("create", Diagnosis("quota", "Quota", "No TPU quota in this zone."))
     summary = fold(failed, ev.Finished(False, 3, "runs/r1", None))
