@@ -42,6 +42,9 @@ def test_practice_runs_the_script_through_a_named_session_and_brings_everything_
     assert code == 0, err
     [planned] = named(events, "colab_planned")
     assert planned["practice"] and planned["expect"] == "cpu" and planned["tpu"] == "v5e1"
+    # Practice by default here, and said why (no colab program, no sign-in token).
+    assert planned["practice_why"].startswith("Google's colab program is not installed here")
+    assert err.startswith("[practice] Using the local Colab stand-in because Google's colab")
     assert planned["folder"]["files"] == 1 and planned["folder"]["secrets"] == [".ssh/", ".env"]
     session = planned["session"]
     lines = [e["text"] for e in named(events, "script_line")]

@@ -97,6 +97,11 @@ def test_after_sigkill_status_lists_the_session_and_teardown_stops_only_tpuwizar
     assert code == 0, err
     [seen] = json.loads(out)["colab_sessions"]
     assert seen["session"] == session and seen["state"] == "running"
+    # status and the stand-in agree: its cell still runs, and its record is not closed.
+    state = json.loads((practice_home(tmp_path) / "state.json").read_text())
+    [cell] = state["local"][session]["pids"]
+    os.killpg(cell, 0)  # raises if nothing of the cell's group runs
+    assert [r["kernel"] for r in ledger(tmp_path).held()] == [session]
 
     code, _, err = cli(project, env, "teardown", "tpuwizard-mine", "--sandbox", "--yes")
     assert "tpuwizard-mine" in _listed(tmp_path)  # not in the ledger: not tpuwizard's

@@ -113,12 +113,45 @@ def test_kaggle_s_own_notices_stay_off_the_json_stream(tmp_path, project, stand_
     assert named(events, "failed")[0]["diagnosis"]["kind"] == "kaggle_quota"
 
 
-def test_missing_credentials_end_before_any_call(tmp_path, project):
+def test_without_kaggle_credentials_it_practises_and_says_why(tmp_path, project):
+    """As the wizard and plain mode do: no Kaggle credentials, so the stand-in, said first."""
     code, events, err = launch(project, cli_env(tmp_path))
-    assert code == 3, err
-    [failed] = named(events, "failed")
-    assert failed["diagnosis"]["kind"] == "kaggle_credentials"
-    assert "kaggle.json" in failed["diagnosis"]["explanation"]
+    assert code == 0, err
+    [planned] = named(events, "kernel_planned")
+    assert planned["practice"] and planned["expect"] == "cpu"
+    assert planned["practice_why"].startswith("no Kaggle credentials were found (")
+    assert "kaggle.json" in planned["practice_why"]
+    assert events[-1]["exit_code"] == 0 and named(events, "receipt_saved")[0]["ok"]
+
+
+def test_the_readmes_free_route_example_runs_as_written_without_kaggle_credentials(tmp_path):
+    """The README's `tpuwizard launch --route kaggle --script main.py`, word for word, in a
+    home with no Kaggle credentials: practice, its first line saying why, exit 0."""
+    import shlex
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    example = "tpuwizard launch --route kaggle --script main.py"
+    assert f"`{example}`" in readme
+    folder = tmp_path / "course"
+    folder.mkdir()
+    (folder / "main.py").write_text("print('hello from main.py')\n")
+    env = cli_env(tmp_path)
+    for name in ("KAGGLE_USERNAME", "KAGGLE_KEY", "KAGGLE_CONFIG_DIR", "XDG_CONFIG_HOME"):
+        env.pop(name, None)
+    done = subprocess.run(
+        tpuwizard_cmd(*shlex.split(example)[1:]),
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stderr
+    said = done.stdout + done.stderr
+    first = done.stdout.splitlines()[0]
+    assert first.startswith("[practice] Using the local Kaggle stand-in because no Kaggle ")
+    assert "https://www.kaggle.com/settings/api" in first
+    assert "hello from main.py" in said and "Done (exit 0)" in said
 
 
 @pytest.mark.parametrize(

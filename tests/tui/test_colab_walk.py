@@ -51,6 +51,13 @@ async def test_run_it_on_colab_for_me_streams_the_run_and_ends_on_the_summary(
         assert summary.name.startswith("tpuwizard-") and summary.zone == "Colab"
         run_dir = Path(summary.receipt.path).parent
         assert run_dir.parent == tmp_path / "runs" and (run_dir / "output.txt").is_file()
+        # The Summary says what the run did: the receipt's checks, the script's exit, the
+        # session stopped and verified (never "did not finish", "Nothing was created").
+        shown = " ".join(" ".join(str(x) for x in app.screen.query_one("#summary").lines).split())
+        assert "Checks: 7 of 7 PASS" in shown and "Your script: exit 0." in shown
+        assert f"Session {summary.name} stopped: colab sessions no longer lists it" in shown
+        for wrong in ("Checks: none ran", "did not finish", "Nothing was created"):
+            assert wrong not in shown
         await press(pilot, "#again")
         await on_screen(pilot, "RouteScreen", 10)
     from tpuwizard.session.colab_route import colab_ledger

@@ -46,6 +46,7 @@ async def test_run_it_on_kaggle_for_me_streams_the_run_and_ends_on_the_summary(
         screen = app.screen
         log, state = screen.query_one("#kaggle-log"), screen.query_one("#kaggle-state")
         await until(pilot, lambda: "[practice] Pushing" in "\n".join(log.lines), 60, "the push")
+        width = log.scrollable_content_region.width  # while its screen shows
         await on_screen(pilot, "SummaryScreen", 180)
         lines = "\n".join(log.lines)
         assert "Kaggle: RUNNING" in lines and "devices: 8 cpu" in lines  # as launch prints
@@ -53,8 +54,24 @@ async def test_run_it_on_kaggle_for_me_streams_the_run_and_ends_on_the_summary(
         summary = app.last_summary
         assert summary.finished.ok and summary.receipt.ok and summary.practice
         assert summary.name.startswith("practice-user/tpuwizard-")
+        # Every log line folded to the log's width, none cut at its edge (the push's line is
+        # longer than 100 columns): joined again, each says all it said.
+        assert width > 20 and all(len(line) <= width for line in log.lines), width
+        joined = " ".join(" ".join(log.lines).split())
+        assert (
+            "(Kaggle ends it then, even if this computer is off), receipt expected on cpu."
+            in joined
+        )
         shown = "\n".join(str(line) for line in app.screen.query_one("#summary").lines)
         assert "(proves the run)" in shown and "devices: 8 cpu" in shown
+        # The Summary says what the run did, as its log did: the checks the receipt holds,
+        # the script's exit, the kernel kept as the run's record.
+        said = " ".join(shown.split())
+        assert "Checks: 7 of 7 PASS" in said and "PASS contract" in said
+        assert "Your script: exit 0." in said
+        assert f"Kernel {summary.name}: kept as this run's record" in said
+        for wrong in ("Checks: none ran", "did not finish", "Nothing was created"):
+            assert wrong not in said
         assert Path(summary.receipt.path).is_file()
         run_dir = Path(summary.receipt.path).parent
         assert run_dir.parent == tmp_path / "runs" and (run_dir / "output.txt").is_file()
@@ -103,7 +120,10 @@ async def test_quitting_while_the_kernel_is_queued_names_it_then_exits_at_once_l
         assert held is not None and len(held.seen) == 1
         said = str(app.screen.query_one("#kaggle-guard-text").render())
         assert said == "\n".join(held_lines(held.seen[0]))
-        assert said.startswith("[practice] practice-user/tpuwizard-") and "running" in said
+        assert (
+            said.startswith("[practice] practice-user/tpuwizard-")
+            and "QUEUED in the practice" in said
+        )
         await press(pilot, "#stay")  # Stay: back to following it
         await on_screen(pilot, "KaggleRunScreen", 10)
         await pilot.press("ctrl+q")

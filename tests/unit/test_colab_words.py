@@ -18,3 +18,27 @@ def test_colab_events_in_words():
     [left] = describe(ev.ColabSessionStopped("tpuwizard-r1", False, "colab stop failed: x"))
     assert "NOT verified stopped: colab stop failed: x" in left
     assert "`tpuwizard teardown tpuwizard-r1`" in left
+
+
+def test_practice_says_why_first_and_how_to_make_it_real():
+    why = "Google's colab program is not installed here and there is no ~/token.json"
+    planned = ev.ColabPlanned(
+        "r1", "tpuwizard-r1", "v5e1", 5, "cpu", True, "runs/r1", practice_why=why
+    )
+    first, second = describe(planned)
+    assert first.startswith(f"[practice] Using the local Colab stand-in because {why}")
+    assert "pip install google-colab-cli" in first and second.startswith("[practice] Asking")
+    asked = ev.ColabPlanned(
+        "r1", "tpuwizard-r1", "v5e1", 5, "cpu", True, "runs/r1", practice_why="asked"
+    )
+    assert "pip install" not in describe(asked)[0]
+
+
+def test_a_kaggle_practice_run_without_credentials_says_why_first():
+    why = "no Kaggle credentials were found (KAGGLE_API_TOKEN; ~/.kaggle/access_token)"
+    planned = ev.KernelPlanned(
+        "r1", "u/tpuwizard-r1", "TpuV5E8", 5, "cpu", True, "r", 1.0, practice_why=why
+    )
+    first, second = describe(planned)
+    assert first.startswith(f"[practice] Using the local Kaggle stand-in because {why}")
+    assert "https://www.kaggle.com/settings/api" in first and second.startswith("[practice] Push")

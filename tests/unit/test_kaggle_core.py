@@ -189,7 +189,13 @@ class FakeKernels:
         ours.mkdir(parents=True)
         (ours / "receipt.json").write_text(json.dumps(self.receipt))
         (ours / "output.txt").write_text("loss 0.1\n")
+        if self.script_exit is not None:  # as the kernel's runner writes them
+            (ours / "script_exit").write_text(self.script_exit)
+            (ours / "files").mkdir()
+            (ours / "files" / "result.txt").write_text("done")
         return [ours / "receipt.json"]
+
+    script_exit: str | None = None
 
     def docker_image(self, ref: str) -> str | None:
         return self.image
@@ -232,6 +238,46 @@ def test_a_run_is_recorded_before_its_push_and_its_receipt_checked(tmp_path):
     assert saved.ok and events[-1] == ev.Finished(True, EXIT_OK, str(run.run_dir), None)
     assert (run.run_dir / "receipt.json").is_file() and (run.run_dir / "output.txt").is_file()
     assert ledger.open_sessions() == []
+
+
+def test_a_runs_summary_holds_its_checks_its_scripts_exit_its_files_and_the_kept_kernel(
+    tmp_path,
+):
+    """What the wizard's and plain mode's Summary are folded from: the receipt's checks, the
+    script's exit code as the runner wrote it, its files, and the kernel that stays."""
+    from tpuwizard.core.launch.events.summary import RunSummary
+    from tpuwizard.words.summary_text import summary_lines
+
+    fake = FakeKernels(tmp_path)
+    fake.script_exit = "0"
+    run, _, events = _run(tmp_path, fake)
+    summary = RunSummary()
+    for event in events:
+        summary.apply(event)
+    said = "\n".join(summary_lines(summary, "wizard"))
+    assert "Checks: 7 of 7 PASS" in said and "PASS contract" in said
+    assert "Your script: exit 0." in said and f"{run.run_dir / 'output.txt'}" in said
+    assert f"Copied back: {run.run_dir / 'files' / 'result.txt'}" in said
+    kernel_ = f"ada/{run.spec.name}"
+    assert f"Kernel {kernel_}: kept in your Kaggle account as this run's record" in said
+    assert f"`tpuwizard teardown {kernel_}` deletes it" in said
+    for wrong in ("none ran", "did not finish", "Nothing was created", "Nothing was copied"):
+        assert wrong not in said
+
+
+def test_a_kernel_deleted_on_request_is_said_deleted_in_the_summary(tmp_path):
+    from tpuwizard.core.launch.events.summary import RunSummary
+    from tpuwizard.words.summary_text import summary_lines
+
+    fake = FakeKernels(tmp_path)
+    fake.script_exit = "0"
+    run, _, events = _run(tmp_path, fake, delete=True)
+    summary = RunSummary()
+    for event in events:
+        summary.apply(event)
+    said = "\n".join(summary_lines(summary))
+    assert f"Kernel ada/{run.spec.name} deleted from your Kaggle account" in said
+    assert "kept in your Kaggle account" not in said and "Nothing was created" not in said
 
 
 def test_a_cpu_run_fails_and_names_a_pinned_image(tmp_path):

@@ -10,6 +10,7 @@ from pathlib import Path
 from tpuwizard.core.kaggle.ledger import KernelLedger
 from tpuwizard.core.kaggle.protocol import KaggleCallFailed, Pushed, Quota
 from tpuwizard.core.kaggle.records import (
+    PracticeSession,
     check_kernel,
     held_kernels,
     named,
@@ -134,14 +135,63 @@ def test_a_delete_kaggle_does_not_carry_out_is_not_verified(tmp_path):
     assert len(held_kernels(ledger)) == 1
 
 
+NOTHING_RUNS = PracticeSession(runs=False, state="ERROR", ends_by=1500.0, group=None)
+
+
 def test_a_practice_kernel_is_running_while_its_command_runs_and_gone_after(tmp_path):
     ledger = KernelLedger(tmp_path / "kaggle-ledger.jsonl")
     ledger.record("pushed", "practice-user/tpuwizard-r1", "r1", practice=True, ends_by=2000.0)
     [record] = held_kernels(ledger)
-    assert practice_kernel(ledger, record, alive=True, now=1000.0).may_run
-    assert held_kernels(ledger) == [record]
-    gone = practice_kernel(ledger, record, alive=False, now=1000.0)
+    running = PracticeSession(runs=True, state="RUNNING", ends_by=1990.0, group=4321)
+    held = practice_kernel(ledger, record, alive=True, session=running)
+    assert held.may_run and held.held_by_command and held_kernels(ledger) == [record]
+    gone = practice_kernel(ledger, record, alive=False, session=NOTHING_RUNS)
     assert gone.gone and held_kernels(ledger) == []
+    [closed] = [d for d in ledger.last_words().values()]
+    assert closed["op"] == "deleted" and "no process of its session runs" in closed["why"]
+
+
+def test_a_practice_kernel_left_running_by_a_killed_command_is_said_running_not_gone(tmp_path):
+    """Its command killed outright (SIGKILL): the stand-in's keeper still runs the session to
+    its limit, so status says so, with the stand-in's own limit, and closes nothing."""
+    ledger = KernelLedger(tmp_path / "kaggle-ledger.jsonl")
+    ledger.record(
+        "pushed", "practice-user/tpuwizard-r1", "r1", practice=True, ends_by=2000.0, url="U"
+    )
+    [record] = held_kernels(ledger)
+    running = PracticeSession(runs=True, state="RUNNING", ends_by=1990.0, group=4321)
+    seen = practice_kernel(ledger, record, alive=False, session=running)
+    assert (seen.may_run, seen.gone, seen.state, seen.group) == (True, False, "RUNNING", 4321)
+    assert seen.to_dict()["ends_by"] == 1990.0 and seen.to_dict()["process_group"] == 4321
+    assert held_kernels(ledger) == [record]  # no "deleted": nothing verified it
+
+
+def test_a_practice_kernel_whose_command_still_runs_is_never_closed(tmp_path):
+    """Its session ended at its limit while its command still runs: held by that command's
+    stand-in, not recorded deleted."""
+    ledger = KernelLedger(tmp_path / "kaggle-ledger.jsonl")
+    ledger.record("pushed", "practice-user/tpuwizard-r1", "r1", practice=True, ends_by=2000.0)
+    [record] = held_kernels(ledger)
+    seen = practice_kernel(ledger, record, alive=True, session=NOTHING_RUNS)
+    assert not seen.gone and not seen.may_run and seen.held_by_command
+    assert held_kernels(ledger) == [record]
+
+
+def test_status_words_for_a_practice_kernel_left_running_give_its_end_and_page(tmp_path):
+    from tpuwizard.core.kaggle.records import KernelTorn
+    from tpuwizard.words.kaggle_text import held_lines, torn_lines
+
+    ledger = KernelLedger(tmp_path / "kaggle-ledger.jsonl")
+    url = "http://localhost/code/practice-user/tpuwizard-r1"
+    ledger.record("pushed", "practice-user/tpuwizard-r1", "r1", practice=True, url=url)
+    [record] = held_kernels(ledger)
+    running = PracticeSession(runs=True, state="RUNNING", ends_by=1990.0, group=4321)
+    seen = practice_kernel(ledger, record, alive=False, session=running)
+    [line] = held_lines(seen)
+    assert "RUNNING after the command that pushed it ended" in line
+    assert "left running until about" in line and url in line and "kill -- -4321" in line
+    torn = torn_lines(KernelTorn(seen, False, "its session still runs, and no call cancels it"))
+    assert "not deleted" in torn[0] and torn[1] == line
 
 
 def test_teardown_names_a_kernel_by_its_slug_or_its_name(tmp_path):
@@ -171,3 +221,23 @@ def test_status_of_a_kernel_of_another_account_says_not_checked(tmp_path):
     [line] = held_lines(seen)
     assert "bob/tpuwizard-r1: not checked: it belongs to the Kaggle account bob" in line
     assert "may still run until about" in line
+
+
+def test_a_command_that_ended_unreaped_is_not_still_running():
+    """A killed command whose parent never reaps it (a container's first process reaping
+    none) stays a zombie: it answers kill(pid, 0), yet runs nothing, so its kernel is not
+    "held by that command"."""
+    import subprocess
+    import sys
+
+    from tests.waiting import wait_until
+    from tpuwizard.core.kaggle.ledger import writer_alive
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    try:
+        zombie = lambda: Path(f"/proc/{child.pid}/stat").read_text().rpartition(")")[2].split()[0]  # noqa: E731
+        wait_until(lambda: zombie() == "Z", 30, "the child to end, unreaped")
+        assert not writer_alive(child.pid)
+    finally:
+        child.wait()
+    assert not writer_alive(child.pid)

@@ -61,6 +61,17 @@ def test_a_failed_check_a_failing_script_and_a_kept_node_say_so_in_words():
     assert not summary.nothing_billing and not summary.checks_passed
 
 
+def test_the_wizards_summary_says_still_billing_and_how_to_delete_as_the_cli_does():
+    """The wizard's own lines (its zone list) come after, never in place of, what still bills."""
+    kept = ev.Kept("tpuwizard-r1", "us-central1-a", "tpuwizard teardown tpuwizard-r1", 4.8)
+    summary = fold(kept, ev.Finished(False, 1, "runs/r1", None, ["tpuwizard-r1"]))
+    text = "\n".join(summary_lines(summary, "wizard"))
+    assert "STILL BILLING: tpuwizard-r1." in text
+    assert "Delete it with: tpuwizard teardown tpuwizard-r1" in text
+    unfinished = "\n".join(summary_lines(fold(), "wizard"))
+    assert "The launch did not finish: check with tpuwizard status." in unfinished
+
+
 def test_a_refused_create_says_nothing_was_created():
     failed = ev.Failed("create", Diagnosis("quota", "Quota", "No TPU quota in this zone."))
     summary = fold(failed, ev.Finished(False, 3, "runs/r1", None))
@@ -150,3 +161,63 @@ def test_a_script_whose_files_nothing_copied_back_says_so_and_why():
     said = text(ev.ScriptFinished(0), ev.FileFetched("runs/r1/files/r.json"), fetch=("*.json",))
     assert "Copied back: runs/r1/files/r.json" in said and "Nothing was copied" not in said
     assert "Nothing was copied" not in text()  # no script ran: nothing to say of its files
+
+
+def _colab_run(*ending: ev.Event) -> str:
+    summary = RunSummary()
+    events = (
+        ev.ColabPlanned("r1", "tpuwizard-r1", "v5e1", 60.0, "cpu", True, "runs/r1"),
+        ev.Check(0, "import", True, "jax 0.10", "import"),
+        ev.ReceiptSaved("runs/r1/receipt.json", True, "a9b1672804f8c62d"),
+        ev.ScriptLine(0, "[tpuwizard] your script exited 0"),
+        ev.ScriptFinished(0, "runs/r1/output.txt"),
+        ev.FileFetched("runs/r1/files/result.txt"),
+        *ending,
+    )
+    for event in events:
+        summary.apply(event)
+    return "\n".join(summary_lines(summary, "wizard"))
+
+
+def test_a_colab_runs_summary_says_its_session_stopped_not_that_nothing_was_made():
+    text = _colab_run(
+        ev.ColabSessionStopped("tpuwizard-r1", True), ev.Finished(True, 0, "runs/r1", None)
+    )
+    assert "Checks: 1 of 1 PASS" in text and "Your script: exit 0." in text
+    assert "Copied back: runs/r1/files/result.txt" in text
+    assert "Nothing is billing.\n  Session tpuwizard-r1 stopped: colab sessions no longer" in text
+    assert "Nothing was created" not in text
+
+
+def test_a_colab_session_not_verified_stopped_is_said_with_how_to_stop_it():
+    text = _colab_run(
+        ev.ColabSessionStopped("tpuwizard-r1", False, "colab sessions still lists it"),
+        ev.Finished(False, 4, "runs/r1", None),
+    )
+    assert "Session tpuwizard-r1 was NOT verified stopped (colab sessions still lists it)" in text
+    assert "`tpuwizard teardown tpuwizard-r1 --sandbox` tries again" in text
+    assert "Nothing was created" not in text
+
+
+def test_a_practice_kaggle_kernel_is_said_kept_as_kaggle_would_keep_it():
+    summary = RunSummary()
+    for event in (
+        ev.KernelPlanned("r1", "practice-user/tpuwizard-r1", "TpuV5E8", 60, "cpu", True, "r", 1),
+        ev.KernelPushed("practice-user/tpuwizard-r1", "http://localhost/code/x", 1),
+        ev.Finished(True, 0, "r", None),
+    ):
+        summary.apply(event)
+    text = "\n".join(summary_lines(summary))
+    assert "Kernel practice-user/tpuwizard-r1: kept as this run's record" in text
+    assert "practice stand-in's, which ended with the run" in text
+    assert "Nothing was created" not in text
+
+
+def test_a_kaggle_run_refused_before_its_push_made_nothing_and_says_so():
+    summary = RunSummary()
+    for event in (
+        ev.KernelPlanned("r1", "ada/tpuwizard-r1", "TpuV5E8", 60, "tpu", False, "r", 0.0),
+        ev.Finished(False, 3, "r", None),
+    ):
+        summary.apply(event)
+    assert "Nothing is billing. Nothing was created." in "\n".join(summary_lines(summary))

@@ -24,7 +24,7 @@ def launch_on_colab(
     ``refused``: options of the other routes given with this one, by name (each exits 2)."""
     from tpuwizard.core.colab.diagnosis import INSTALL_WORDS
     from tpuwizard.core.colab.run import prepare_run
-    from tpuwizard.session.colab_route import ColabRoute, practice_for_colab, program_for
+    from tpuwizard.session.colab_route import ColabRoute, colab_practice_why, program_for
     from tpuwizard.session.session import new_run
 
     why = (
@@ -32,9 +32,12 @@ def launch_on_colab(
         "folder"
     )
     script = check_free_route_input("colab", "Colab", why, refused, script)
-    practice = practice_for_colab(sandbox)
+    practice_why = colab_practice_why(sandbox)
+    practice = practice_why is not None
     run_id, run_folder = new_run(run_dir)
-    run = prepare_run(script, script_args, fetch, max_run, run_id, run_folder, practice)
+    run = prepare_run(
+        script, script_args, fetch, max_run, run_id, run_folder, practice, practice_why or ""
+    )
     program = program_for(practice)
     if program is None:
         raise BadInput(INSTALL_WORDS)

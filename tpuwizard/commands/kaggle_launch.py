@@ -27,7 +27,7 @@ def launch_on_kaggle(
     ``refused``: options of the TPU routes given with this one, by name (each exits 2)."""
     from tpuwizard.core.kaggle.kernel import machine_shape
     from tpuwizard.core.kaggle.run import prepare_run
-    from tpuwizard.session.kaggle_route import KaggleRoute
+    from tpuwizard.session.kaggle_route import KaggleRoute, kaggle_practice_why
     from tpuwizard.session.session import new_run
 
     why = "a Kaggle kernel has no zone, nothing to keep and no checkpoint folder"
@@ -36,6 +36,10 @@ def launch_on_kaggle(
 
     packages = asked_packages(with_specs, requirements, script)
     shape = machine_shape(accelerator)
+    # As the wizard and plain mode: without Kaggle credentials, practice (the first line says
+    # why), never a refusal of the README's first example.
+    practice_why = kaggle_practice_why(sandbox)
+    practice = practice_why is not None
     run_id, run_folder = new_run(run_dir)
     run = prepare_run(
         script,
@@ -45,9 +49,10 @@ def launch_on_kaggle(
         shape,
         run_id,
         run_folder,
-        sandbox,
+        practice,
         delete_kernel,
         packages,
+        practice_why=practice_why or "",
     )
-    route = KaggleRoute(sandbox, run)
+    route = KaggleRoute(practice, run)
     sys.exit(route.follow(lambda event: show_event(event, as_json), say))

@@ -285,13 +285,13 @@ class PlainWizard:
         script = Path(self.text(f"Your script to run on {title}", check=is_file))
         route: Any
         if where == "kaggle":
-            from tpuwizard.session.kaggle_route import kaggle_route_for, practice_for_kaggle
+            from tpuwizard.session.kaggle_route import kaggle_route_for
 
-            route = kaggle_route_for(script, practice_for_kaggle(self.sandbox), session.runs_base)
+            route = kaggle_route_for(script, self.sandbox, session.runs_base)
         else:  # no colab program (real): BadInput says how to install it, exit 2, nothing run
-            from tpuwizard.session.colab_route import colab_route_for, practice_for_colab
+            from tpuwizard.session.colab_route import colab_route_for
 
-            route = colab_route_for(script, practice_for_colab(self.sandbox), session.runs_base)
+            route = colab_route_for(script, self.sandbox, session.runs_base)
         summary = RunSummary()
 
         def show(event: Any) -> None:

@@ -1,5 +1,8 @@
 """The Kaggle stand-in's kernels: each pushed version runs as a local process on JAX's CPU
-devices, as Kaggle would run it on its machine, and is ended at its ``session_timeout_seconds``.
+devices, as Kaggle would run it on its machine, and is ended at its ``session_timeout_seconds``
+by a keeper process of its own (kaggle_keeper.py), so a command killed outright leaves its kernel
+running until that limit, as Kaggle would, and no longer; a stand-in that ends (its command
+stopped or done) ends its kernels. ``session_on_disk`` says what a later command finds.
 
 Faults (``;``-separated, as the TPU sandbox's): ``queue=S`` keeps a session QUEUED for S
 seconds; ``pinned`` gives every kernel a pinned Docker image in its metadata (it runs on CPU,
@@ -11,20 +14,31 @@ the stand-in's own); ``kernel_error`` ends every session with ERROR as soon as i
 ``slow_push=S`` answers a push only after S seconds; ``drop_after=N`` resets every request
 after the N-th status answer, as a network that dropped while the run was followed;
 ``hang=M1,M2`` accepts each request for those methods (``hang`` alone: every request) and
-never answers it (kaggle's requests have no timeout).
+never answers it (kaggle's requests have no timeout); ``session_limit=S`` ends every session
+S seconds after it starts, whatever limit its push asked for.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import json
 import os
+import signal
 import subprocess
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tpuwizard.core.evidence.verifier import cpu_device_env
+from tpuwizard.core.kaggle.records import PracticeSession
+from tpuwizard.sandbox.kaggle_keeper import LOCK_FILE, OUTPUT_FILE, STATE_FILE
+
+KEEPER = str(Path(__file__).with_name("kaggle_keeper.py"))  # run as a file: see its docstring
+STOP_WAIT_S = 10.0  # a keeper asked to end its session is given this long
 
 PINNED_IMAGE = "gcr.io/kaggle-images/python@sha256:0f4e3d2c1b0a"  # the stand-in's pinned image
 UNVERIFIED_WORDS = "Phone verification is required to use accelerators (sandbox's words)"
@@ -52,7 +66,7 @@ class Session:
     queue_s: float
     fail_at_start: bool
     lines: list[str] = field(default_factory=list)
-    process: subprocess.Popen[str] | None = None
+    process: subprocess.Popen[bytes] | None = None  # the session's keeper
     state: str = "QUEUED"
     failure: str | None = None
     ended: threading.Event = field(default_factory=threading.Event)
@@ -102,52 +116,69 @@ class KernelSessions:
             session.ended.set()
             return
         env = cpu_device_env(TPU_DEVICES, _kernel_environment())
+        limit_s = float(self.faults.get("session_limit") or session.timeout_s)
         with self.lock:  # started, or ended by stop_all, never both: no kernel outlives it
             if session.ended.is_set():
                 return
-            session.process = subprocess.Popen(
-                [sys.executable, "-u", str(session.folder / "kernel.py")],
-                cwd=session.folder / "working",
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                text=True,
-                start_new_session=True,
-            )
+            # The keeper runs the kernel and ends it at its limit, even after this process is
+            # gone (a SIGKILL): a session outlives its client, as on Kaggle, but not its limit.
+            # Its lock taken here and handed over, so a later command never finds it free
+            # while the keeper starts.
+            lock = os.open(session.folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                keeper = [KEEPER, str(session.folder), f"{limit_s:g}", str(lock), "--"]
+                kernel = session.folder / "kernel.py"
+                with (session.folder / "keeper.log").open("ab") as keeper_log:
+                    session.process = subprocess.Popen(
+                        [sys.executable, "-I", *keeper, sys.executable, "-u", str(kernel)],
+                        env=env,
+                        stdin=subprocess.DEVNULL,
+                        stdout=keeper_log,
+                        stderr=subprocess.STDOUT,
+                        pass_fds=(lock,),
+                        start_new_session=True,  # no terminal's signal, nor stop of ours
+                    )
+            finally:
+                os.close(lock)  # the keeper's copy holds the lock from now on
         session.state = "RUNNING"
-        timer = threading.Timer(session.timeout_s, self._time_out, args=(session,))
-        timer.daemon = True
-        timer.start()
-        assert session.process.stdout is not None
-        for line in session.process.stdout:
-            session.lines.append(line.rstrip("\n"))
-        code = session.process.wait()
-        timer.cancel()
+        lines = _LogLines(session.folder / OUTPUT_FILE, session.lines)
+        while session.process.poll() is None:
+            lines.read()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                session.process.wait(timeout=0.1)
+        lines.read(final=True)
+        ended = _read_state(session.folder)
         if session.state == "RUNNING":
-            session.state = "COMPLETE" if code == 0 else "ERROR"
-            if code:
-                session.failure = f"the kernel's script exited {code}"
+            session.state = str(ended.get("state") or "ERROR")
+            session.failure = ended.get("failure") or (
+                None if session.state == "COMPLETE" else "the stand-in lost this session"
+            )
         (session.folder / "working" / "kernel.log").write_text("\n".join(session.lines) + "\n")
         session.ended.set()
 
-    def _time_out(self, session: Session) -> None:
-        if session.process is not None and session.process.poll() is None:
-            session.state = "ERROR"
-            session.failure = f"the session reached its limit of {session.timeout_s:.0f} s"
-            session.process.kill()
-
     def stop_all(self) -> None:
-        """The stand-in is ending: its kernels' processes end with it."""
+        """The stand-in is ending: its kernels' sessions end with it (each keeper asked, and
+        waited for; one that does not end is killed with its kernel's whole group)."""
         with self.lock:
             self.stopped = True
             sessions = list(self.latest.values())
             for session in sessions:
                 session.ended.set()
         for session in sessions:
-            if session.process is not None and session.process.poll() is None:
-                session.process.kill()
-                session.process.wait()
+            keeper = session.process
+            if keeper is None or keeper.poll() is not None:
+                continue
+            keeper.terminate()
+            try:
+                keeper.wait(timeout=STOP_WAIT_S)
+            except subprocess.TimeoutExpired:
+                keeper.kill()
+                keeper.wait()
+                group = _read_state(session.folder).get("group")
+                if isinstance(group, int) and group > 1:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(group, signal.SIGKILL)
 
     def output_files(self, session: Session) -> list[str]:
         working = session.folder / "working"
@@ -158,6 +189,93 @@ class KernelSessions:
             for p in working.rglob("*")
             if p.is_file() and p.name != "kernel.log"
         )
+
+
+class _LogLines:
+    """The kernel's output file, read as bytes as it grows and cut into lines; a byte that is
+    not UTF-8 is replaced, never the end of the reading (as Kaggle's log keeps a line)."""
+
+    def __init__(self, path: Path, lines: list[str]) -> None:
+        self.path, self.lines = path, lines
+        self.offset, self.pending = 0, b""
+
+    def read(self, final: bool = False) -> None:
+        try:
+            with self.path.open("rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except FileNotFoundError:
+            data = b""
+        self.offset += len(data)
+        *whole, self.pending = (self.pending + data).split(b"\n")
+        if final and self.pending:
+            whole, self.pending = [*whole, self.pending], b""
+        self.lines.extend(line.decode("utf-8", "replace") for line in whole)
+
+
+def _read_state(folder: Path) -> dict[str, Any]:
+    """The keeper's ``session.json``; {} where there is none (it never started) or it is torn."""
+    try:
+        data = json.loads((folder / STATE_FILE).read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _lock_held(path: Path) -> bool:
+    """Whether a keeper holds the session's lock: its session may still run."""
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing it lets go of a lock this took
+    return False
+
+
+def _group_alive(group: object) -> bool:
+    if not isinstance(group, int) or group <= 1:
+        return False
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def latest_folder(state_dir: Path, slug: str) -> Path | None:
+    """The folder of a kernel's latest pushed version; None where it was never pushed here."""
+    versions = [
+        (int(p.name[1:]), p)
+        for p in (state_dir / slug.replace("/", "__")).glob("v*")
+        if p.name[1:].isdigit()
+    ]
+    return max(versions)[1] if versions else None
+
+
+def session_on_disk(state_dir: Path, slug: str) -> PracticeSession:
+    """What the stand-in's files say of a kernel's session, whether or not the command whose
+    stand-in ran it still runs: it runs while its keeper holds its lock (or, the keeper gone,
+    while any process of its group is left)."""
+    folder = latest_folder(state_dir, slug)
+    if folder is None:
+        return PracticeSession(runs=False, state=None, ends_by=None, group=None)
+    state = _read_state(folder)
+    group = state.get("group")
+    ends_at = state.get("ends_at")
+    runs = _lock_held(folder / LOCK_FILE) or _group_alive(group)
+    return PracticeSession(
+        runs=runs,
+        state=str(state["state"]) if state.get("state") else None,
+        ends_by=float(ends_at) if isinstance(ends_at, int | float) else None,
+        group=group if isinstance(group, int) else None,
+    )
 
 
 def _kernel_environment() -> dict[str, str]:

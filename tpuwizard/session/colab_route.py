@@ -60,11 +60,19 @@ def real_program() -> ColabProgram | None:
     return ColabProgram([found]) if found else None
 
 
+def colab_practice_why(sandbox: bool) -> str | None:
+    """Why a Colab run is practice: asked for, or neither the colab CLI nor its sign-in token
+    is on this computer; None: it is real."""
+    if sandbox:
+        return "practice was asked for (--sandbox)"
+    if shutil.which("colab") is None and not TOKEN_FILE.expanduser().is_file():
+        return f"Google's colab program is not installed here and there is no {TOKEN_FILE}"
+    return None
+
+
 def practice_for_colab(sandbox: bool) -> bool:
     """Practice when asked for, or where neither the colab CLI nor its token is here."""
-    if sandbox:
-        return True
-    return shutil.which("colab") is None and not TOKEN_FILE.expanduser().is_file()
+    return colab_practice_why(sandbox) is not None
 
 
 def program_for(practice: bool) -> ColabProgram | None:
@@ -115,21 +123,24 @@ class ColabRoute:
 
 def colab_route_for(
     script: Path,
-    practice: bool,
+    sandbox: bool,
     runs: Path,
     fetch: tuple[str, ...] = (),
     max_run_minutes: float | None = None,
 ) -> ColabRoute:
-    """A run of ``script`` on a Colab TPU runtime (the stand-in in practice), checked before
-    any call: :class:`BadInput` for a missing script, a folder too large, or (real) no
-    ``colab`` program on PATH (how to install it, and the notebook instead)."""
+    """A run of ``script`` on a Colab TPU runtime (the stand-in in practice: asked for with
+    ``sandbox``, or where neither the colab program nor its token is here), checked before any
+    call: :class:`BadInput` for a missing script, a folder too large, or (real) no ``colab``
+    program on PATH (how to install it, and the notebook instead)."""
     from tpuwizard.core.colab.diagnosis import INSTALL_WORDS
     from tpuwizard.core.colab.run import prepare_run
     from tpuwizard.core.errors import BadInput
     from tpuwizard.session.session import new_run
 
+    why = colab_practice_why(sandbox)
+    practice = why is not None
     run_id, run_dir = new_run(runs)
-    run = prepare_run(script, (), fetch, max_run_minutes, run_id, run_dir, practice)
+    run = prepare_run(script, (), fetch, max_run_minutes, run_id, run_dir, practice, why or "")
     program = program_for(practice)
     if program is None:
         raise BadInput(INSTALL_WORDS)

@@ -1,25 +1,27 @@
 """The Kaggle ledger's kernels for ``status`` and ``teardown``: practice ones by whether the
-command that pushed them still runs (the stand-in, and its kernels, end with it), real ones by
-asking Kaggle with the credentials kaggle 2.2.5 would find."""
+command that pushed them still runs (its stand-in ends their sessions when it ends) and by the
+stand-in's files (a command killed outright leaves its kernel running to its session limit),
+real ones by asking Kaggle with the credentials kaggle 2.2.5 would find."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from tpuwizard.core.kaggle.credentials import NoCredentials, find_credentials
-from tpuwizard.core.kaggle.ledger import writer_alive
+from tpuwizard.core.kaggle.ledger import KernelLedger, writer_alive
 from tpuwizard.core.kaggle.protocol import KaggleCallFailed, Kernels
 from tpuwizard.core.kaggle.records import (
     KernelRecord,
     KernelSeen,
     KernelTorn,
+    PracticeSession,
     check_kernel,
     held_kernels,
     named,
     practice_kernel,
     tear_down,
 )
-from tpuwizard.session.kaggle_route import call_timeout_s, kernel_ledger
+from tpuwizard.session.kaggle_route import call_timeout_s, kernel_ledger, practice_kernels_dir
 
 
 @dataclass(frozen=True)
@@ -45,13 +47,23 @@ def _signed_in() -> Kernels | str:
         return f"Kaggle failed while {err.what}: {err.detail}"
 
 
+def _practice_session(record: KernelRecord) -> PracticeSession:
+    from tpuwizard.sandbox.kaggle_sessions import session_on_disk
+
+    return session_on_disk(practice_kernels_dir(), record.kernel)
+
+
+def _practice_seen(ledger: KernelLedger, record: KernelRecord) -> KernelSeen:
+    return practice_kernel(ledger, record, writer_alive(record.pid), _practice_session(record))
+
+
 def held_on_kaggle() -> KaggleHeld | None:
     """Each kernel the ledger holds, checked; None when it holds none (no call is made)."""
     ledger = kernel_ledger()
     records = held_kernels(ledger)
     if not records:
         return None
-    seen = [practice_kernel(ledger, r, writer_alive(r.pid)) for r in records if r.practice]
+    seen = [_practice_seen(ledger, r) for r in records if r.practice]
     real = [r for r in records if not r.practice]
     if not real:
         return KaggleHeld(seen)
@@ -78,9 +90,14 @@ def tear_down_kernels(records: list[KernelRecord]) -> list[KernelTorn] | str:
     practice = [r for r in records if r.practice]
     torn = []
     for record in practice:
-        seen = practice_kernel(ledger, record, writer_alive(record.pid))
-        why = "" if seen.gone else "its practice command still runs; it ends with it"
-        torn.append(KernelTorn(seen, seen.gone, why or "the practice stand-in ended with it"))
+        seen = _practice_seen(ledger, record)
+        if seen.gone:
+            why = "the practice stand-in ended with its command, and its session with it"
+        elif seen.held_by_command:
+            why = "its practice command still runs; it ends with it"
+        else:
+            why = "its session still runs, and no call cancels it"
+        torn.append(KernelTorn(seen, seen.gone, why))
     real = [r for r in records if not r.practice]
     if not real:
         return torn

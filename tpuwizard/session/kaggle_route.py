@@ -70,13 +70,20 @@ PRACTICE_ENV = (
 )
 
 
+def practice_kernels_dir() -> Path:
+    """Where the practice stand-in keeps each pushed version's folder (its session's files)."""
+    return paths.state_dir() / "kaggle-sandbox" / "kernels"
+
+
 def start_practice_kaggle(faults: str | None = None) -> Any:  # -> KaggleStandIn
     """The stand-in, with kaggle's client pointed at it until :func:`restore_environment`
     (kaggle keeps its endpoint, read when first imported, for the rest of this process)."""
     from tpuwizard.sandbox.kaggle import start_kaggle_stand_in
 
     home = paths.state_dir() / "kaggle-sandbox"
-    server = start_kaggle_stand_in(home / "kernels", faults or os.environ.get(KAGGLE_FAULTS_ENV))
+    server = start_kaggle_stand_in(
+        practice_kernels_dir(), faults or os.environ.get(KAGGLE_FAULTS_ENV)
+    )
     os.environ.update(
         KAGGLE_API_ENVIRONMENT="LOCALHOST",
         KAGGLE_API_TOKEN=server.token,
@@ -97,30 +104,51 @@ def restore_environment(before: dict[str, str | None]) -> None:
             os.environ[name] = value
 
 
+def kaggle_practice_why(sandbox: bool) -> str | None:
+    """Why a Kaggle run is practice, decided for this route alone (Google's credentials play
+    no part): asked for, or no Kaggle credentials found; None: it is real."""
+    if sandbox:
+        return "practice was asked for (--sandbox)"
+    found = find_credentials()
+    if isinstance(found, NoCredentials):
+        return "no Kaggle credentials were found (" + "; ".join(found.looked_at) + ")"
+    return None
+
+
 def practice_for_kaggle(sandbox: bool) -> bool:
-    """Practice or real, decided for this route alone: practice when asked for, or when no
-    Kaggle credentials are found (Google's credentials play no part)."""
-    return sandbox or isinstance(find_credentials(), NoCredentials)
+    """Practice or real: practice when asked for, or when no Kaggle credentials are found."""
+    return kaggle_practice_why(sandbox) is not None
 
 
 def kaggle_route_for(
     script: Path,
-    practice: bool,
+    sandbox: bool,
     runs: Path,
     fetch: tuple[str, ...] = (),
     max_run_minutes: float | None = None,
 ) -> KaggleRoute:
-    """A run of ``script`` on Kaggle's TPU (the stand-in in practice), checked before any call:
-    :class:`BadInput` for a missing script or a folder too large."""
+    """A run of ``script`` on Kaggle's TPU (the stand-in in practice: asked for with
+    ``sandbox``, or without Kaggle credentials), checked before any call: :class:`BadInput`
+    for a missing script or a folder too large."""
     from tpuwizard.core.kaggle.kernel import machine_shape
     from tpuwizard.core.kaggle.run import prepare_run
     from tpuwizard.session.session import new_run
 
+    why = kaggle_practice_why(sandbox)
     run_id, run_dir = new_run(runs)
+    shape = machine_shape(None)
     run = prepare_run(
-        script, (), fetch, max_run_minutes, machine_shape(None), run_id, run_dir, practice
+        script,
+        (),
+        fetch,
+        max_run_minutes,
+        shape,
+        run_id,
+        run_dir,
+        why is not None,
+        practice_why=why or "",
     )
-    return KaggleRoute(practice, run)
+    return KaggleRoute(why is not None, run)
 
 
 class KaggleRoute:
@@ -148,7 +176,9 @@ class KaggleRoute:
             if (record["kernel"], record["run_id"]) == (ref, self.run.run_id):
                 if record["op"] == "ended":
                     return None
-                return KernelSeen(KernelRecord.from_ledger(record), state or "PUSHED", True)
+                seen = KernelRecord.from_ledger(record)
+                # practice: held by this command's stand-in, which ends it when it ends
+                return KernelSeen(seen, state or "PUSHED", True, held_by_command=self.practice)
         return None
 
     def _poll_s(self) -> float:
@@ -187,11 +217,16 @@ class KaggleRoute:
         if self.stand_in is not None:
             self.stand_in.switch_off()
             self.stand_in = None
-            # Its kernels ended with it: a practice kernel whose end was recorded is gone too.
+            # Its kernels' sessions ended with it; the kernel is gone with the stand-in once
+            # its files show no process of its session left.
+            from tpuwizard.sandbox.kaggle_sessions import session_on_disk
+
             ref = f"{self.stand_in_user}/{self.run.spec.name}"
             record = self.ledger.last_words().get((ref, self.run.run_id))
-            if record is not None and record["op"] == "ended":
-                self.ledger.record("deleted", ref, self.run.run_id, why="practice stand-in ended")
+            open_record = record is not None and record["op"] != "deleted"
+            if open_record and not session_on_disk(practice_kernels_dir(), ref).runs:
+                why = "practice stand-in ended, and no process of its session runs"
+                self.ledger.record("deleted", ref, self.run.run_id, why=why)
         if self.env_before is not None:
             restore_environment(self.env_before)
             self.env_before = None

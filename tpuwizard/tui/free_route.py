@@ -11,7 +11,7 @@ from typing import Any
 
 async def free_route(app: Any) -> None:  # app: the TpuWizard app
     from tpuwizard.core.errors import BadInput
-    from tpuwizard.session.kaggle_route import kaggle_route_for, practice_for_kaggle
+    from tpuwizard.session.kaggle_route import kaggle_route_for
     from tpuwizard.tui.screens.free_run import KaggleRunScreen
     from tpuwizard.tui.screens.notebook import NotebookScreen
     from tpuwizard.tui.screens.summary import SummaryScreen
@@ -24,16 +24,14 @@ async def free_route(app: Any) -> None:  # app: the TpuWizard app
         where, script = chosen
         app.state.script = script
         if where == "kaggle":
-            route = kaggle_route_for(script, practice_for_kaggle(app.force_sandbox), runs)
+            route = kaggle_route_for(script, app.force_sandbox, runs)
             run_screen = KaggleRunScreen(route)
             break
-        from tpuwizard.session.colab_route import colab_route_for, practice_for_colab
+        from tpuwizard.session.colab_route import colab_route_for
         from tpuwizard.tui.screens.free_run import ColabRunScreen
 
         try:  # no colab CLI (real): how to install it, and the notebook step again
-            run_screen = ColabRunScreen(
-                colab_route_for(script, practice_for_colab(app.force_sandbox), runs)
-            )
+            run_screen = ColabRunScreen(colab_route_for(script, app.force_sandbox, runs))
         except BadInput as err:
             app.notify(str(err), severity="warning", timeout=20)
             continue

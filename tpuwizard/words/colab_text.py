@@ -38,7 +38,11 @@ def colab_lines(event: ColabEvent) -> list[str]:
                 where = "[practice] Asking the Colab stand-in (on this computer) for"
             else:
                 where = "Asking Colab (through Google's colab CLI) for"
+            why = (
+                [practice_line(event.practice_why)] if event.practice and event.practice_why else []
+            )
             return [
+                *why,
                 f"{where} the session {event.session} with a TPU {event.tpu}; your script's limit "
                 f"{event.max_run_minutes:g} min; receipt expected on {event.expect}. "
                 f"Run {event.run_id}.",
@@ -88,3 +92,14 @@ def torn_lines(seen: ColabSeenLike) -> list[str]:
         return [f"Stopped {seen.session}: colab sessions no longer lists it."]
     why = seen.detail or "colab sessions still lists it"
     return [f"{seen.session} was NOT verified stopped: {why}."]
+
+
+def practice_line(why: str) -> str:
+    """Why a Colab run is practice, and (without the program) how to make it real."""
+    line = f"[practice] Using the local Colab stand-in because {why}: nothing reaches Colab."
+    if "not installed" in why:
+        line += (
+            " For Colab's own TPU, pip install google-colab-cli (Python 3.12 or newer), sign in "
+            "once, and run this again."
+        )
+    return line

@@ -31,7 +31,11 @@ def kaggle_lines(event: KaggleEvent) -> list[str]:
                 if event.quota_left_s is None
                 else f"TPU quota left this week: {event.quota_left_s / 3600:.1f} h{whose}"
             )
+            why = (
+                [practice_line(event.practice_why)] if event.practice and event.practice_why else []
+            )
             return [
+                *why,
                 f"{practice}Pushing {event.kernel} to Kaggle: private, {event.shape}, session "
                 f"limit {event.max_run_minutes:g} min (Kaggle ends it then, even if this computer "
                 f"is off), receipt expected on {event.expect}. {quota}. Run {event.run_id}.",
@@ -78,6 +82,20 @@ def kaggle_lines(event: KaggleEvent) -> list[str]:
     return []
 
 
+def practice_line(why: str) -> str:
+    """Why a Kaggle run is practice, and (without credentials) how to make it real."""
+    line = (
+        f"[practice] Using the local Kaggle stand-in because {why}: nothing reaches Kaggle and "
+        "no quota is spent."
+    )
+    if why.startswith("no Kaggle credentials"):
+        line += (
+            " For Kaggle's own TPU, create a token at https://www.kaggle.com/settings/api, save "
+            "it as ~/.kaggle/access_token (or export KAGGLE_API_TOKEN) and run this again."
+        )
+    return line
+
+
 def stays(kernel: str, practice: bool = False) -> str:
     """That the kernel stays in the account, the script's folder inside it, and how it is
     deleted: tpuwizard, Kaggle's own client, or its page (``--delete-kernel`` deletes it after
@@ -119,15 +137,7 @@ def held_lines(seen: KernelSeen) -> list[str]:
     """``status``: one kernel the Kaggle ledger holds, as Kaggle answered for it now."""
     record = seen.record
     if record.practice:
-        if seen.gone:
-            return [
-                f"[practice] {record.kernel}: the stand-in that ran it ended with the command "
-                "that pushed it; nothing of it is left."
-            ]
-        return [
-            f"[practice] {record.kernel}: running in the practice command that pushed it "
-            f"(process {record.pid}); it ends with that command."
-        ]
+        return _practice_held_lines(seen)
     if seen.gone:
         return [f"{record.kernel}: no longer in your Kaggle account (Kaggle: not found)."]
     if seen.problem:
@@ -151,12 +161,46 @@ def held_lines(seen: KernelSeen) -> list[str]:
     ]
 
 
+def _practice_held_lines(seen: KernelSeen) -> list[str]:
+    record = seen.record
+    if seen.gone:
+        return [
+            f"[practice] {record.kernel}: the stand-in that ran it ended with the command "
+            "that pushed it, and no process of its session runs; nothing of it is left."
+        ]
+    if seen.held_by_command:
+        if not seen.may_run:
+            return [
+                f"[practice] {record.kernel}: {seen.state} in the practice command that pushed "
+                f"it (process {record.pid}); the stand-in forgets it when that command ends."
+            ]
+        return [
+            f"[practice] {record.kernel}: {seen.state} in the practice command that pushed it "
+            f"(process {record.pid}); it ends with that command, or at its session limit, "
+            f"about {_until(record.ends_by)}, if that command is killed."
+        ]
+    group = (
+        f" On this computer it is process group {seen.group}: `kill -- -{seen.group}` ends it "
+        "sooner."
+        if seen.group
+        else ""
+    )
+    return [
+        f"[practice] {record.kernel}: {seen.state} after the command that pushed it ended, as a "
+        f"Kaggle kernel runs on: left running until about {_until(record.ends_by)} (its "
+        f"session limit), when the practice stand-in ends it. Its page: {record.url} (the "
+        f"stand-in's; on Kaggle you would stop it there).{group}"
+    ]
+
+
 def torn_lines(torn: KernelTorn) -> list[str]:
     """``teardown``: one kernel, deleted and verified gone, or why not."""
     kernel = torn.seen.record.kernel
     if torn.seen.record.practice:
         if torn.verified:
             return [f"[practice] {kernel}: {torn.detail}; nothing is left to delete."]
+        if torn.seen.may_run and not torn.seen.held_by_command:
+            return [f"[practice] {kernel}: not deleted: {torn.detail}.", *held_lines(torn.seen)]
         return [f"[practice] {kernel}: not deleted: {torn.detail}."]
     if torn.verified:
         return [f"Deleted {kernel} from your Kaggle account, and Kaggle no longer finds it."]

@@ -90,11 +90,13 @@ def _summary_lines(summary: RunSummary, audience: Audience, elsewhere: Sequence[
         if source := cost.catalog_source():  # the session priced it from the catalog's read
             lines.append(f"    (Prices: {source}.)")
     if s.nothing_billing:
-        gone = f" {', '.join(s.gone)} verified gone." if s.gone else " Nothing was created."
         nothing = "Nothing from this run is billing." if elsewhere else "Nothing is billing."
-        lines.append(f"  {nothing}{gone}")
-    if audience == "wizard":  # the CLI and plain mode print the list's own event just above
-        lines += [f"  {line}" for listed in s.zone_lists for line in zone_listed_lines(listed)]
+        free = _free_route_lines(s)
+        if free:
+            lines += [f"  {nothing}", *free]
+        else:
+            gone = f" {', '.join(s.gone)} verified gone." if s.gone else " Nothing was created."
+            lines.append(f"  {nothing}{gone}")
     elif s.finished is None:
         lines.append("  The launch did not finish: check with tpuwizard status.")
     else:
@@ -107,8 +109,44 @@ def _summary_lines(summary: RunSummary, audience: Audience, elsewhere: Sequence[
                 "tpuwizard status checks it once the network is back."
             )
         lines += [f"    Delete it with: {k.delete_command}" for k in s.kept]
+    if audience == "wizard":  # the CLI and plain mode print the list's own event just above
+        lines += [f"  {line}" for listed in s.zone_lists for line in zone_listed_lines(listed)]
     lines += [f"  {held_record_words(h)}" for h in s.held]  # the disk refused these records
     lines += [f"  Still billing: {line}" for line in elsewhere]
     if s.finished is not None:
         lines.append(f"  Exit code {s.finished.exit_code}. Run folder: {s.finished.run_dir}")
+    return lines
+
+
+def _free_route_lines(s: RunSummary) -> list[str]:
+    """What a Kaggle or Colab run left, or ended and verified (none of it bills); [] where it
+    made nothing (then "Nothing was created" is true)."""
+    lines = []
+    for kernel in s.free_kept:
+        if s.practice:
+            lines.append(
+                f"  Kernel {kernel}: kept as this run's record, as Kaggle keeps a kernel in your "
+                "account (free); here in the practice stand-in's, which ended with the run."
+            )
+        else:
+            lines.append(
+                f"  Kernel {kernel}: kept in your Kaggle account as this run's record (it costs "
+                f"nothing); `tpuwizard teardown {kernel}` deletes it."
+            )
+    for name in s.free_ended:
+        if s.zone == "Colab":
+            lines.append(f"  Session {name} stopped: colab sessions no longer lists it.")
+        else:
+            lines.append(
+                f"  Kernel {name} deleted from your Kaggle account, and Kaggle no longer finds it."
+            )
+    for name, why in s.free_not_ended:
+        if s.zone == "Colab":
+            flag = " --sandbox" if s.practice else ""
+            lines.append(
+                f"  Session {name} was NOT verified stopped ({why}): it spends your Colab usage "
+                f"until it stops; `tpuwizard teardown {name}{flag}` tries again."
+            )
+        else:
+            lines.append(f"  Kernel {name} was NOT verified deleted ({why}); it costs nothing.")
     return lines

@@ -67,8 +67,11 @@ os.makedirs(out, exist_ok=True)
 
 def tpuwizard_follow(argv, cwd, kept=None):
     proc = subprocess.Popen(argv, cwd=cwd, env=dict(os.environ), stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
-    for line in proc.stdout:
+                            stderr=subprocess.STDOUT)
+    # Read as bytes: a byte that is not UTF-8 is the program's to print, shown as U+FFFD,
+    # never the end of this cell (and with it the script's output and files).
+    for raw in proc.stdout:
+        line = raw.decode("utf-8", "replace")
         sys.stdout.write(line)
         sys.stdout.flush()
         if kept is not None:
@@ -96,7 +99,7 @@ with open(os.path.join(out, "verifier_exit"), "w") as f:
 _SCRIPT = r"""
 settings = json.loads(SETTINGS)
 print("[tpuwizard] running %s" % settings["script"], flush=True)
-with open(os.path.join(out, "output.txt"), "w") as kept:
+with open(os.path.join(out, "output.txt"), "w", encoding="utf-8") as kept:
     code = tpuwizard_follow([sys.executable, "-u", settings["script"]] + settings["args"], src,
                             kept)
 with tarfile.open(os.path.join(out, "files.tar.gz"), "w:gz") as tar:

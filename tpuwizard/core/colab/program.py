@@ -73,7 +73,8 @@ class ColabProgram:
                 self.command(*args),
                 stdin=subprocess.DEVNULL,
                 capture_output=True,
-                text=True,
+                encoding="utf-8",
+                errors="replace",  # what it prints is read, never refused for one byte
                 env=self.env,
                 timeout=timeout_s,
                 check=False,

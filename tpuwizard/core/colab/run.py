@@ -29,6 +29,7 @@ from tpuwizard.core.evidence.receipt import check_receipt, load_receipt, parse_m
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK, EXIT_TEARDOWN
 from tpuwizard.core.kaggle.kernel import PackedFolder
 from tpuwizard.core.kaggle.ledger import KernelLedger, said_held
+from tpuwizard.core.kaggle.run import receipt_checks, script_ran
 from tpuwizard.core.launch.events.base import Event
 from tpuwizard.core.launch.events.colab import (
     ColabPlanned,
@@ -37,7 +38,6 @@ from tpuwizard.core.launch.events.colab import (
 )
 from tpuwizard.core.launch.events.launch_events import (
     Failed,
-    FileFetched,
     Finished,
     ReceiptSaved,
     ScriptLine,
@@ -66,6 +66,7 @@ class ColabRun:
     practice: bool
     max_run_minutes: float
     expect: str  # cpu in practice (the stand-in runs on JAX's CPU devices), tpu for real
+    practice_why: str = ""  # why it is practice, said as it starts
 
 
 def session_name(run_id: str) -> str:
@@ -80,6 +81,7 @@ def prepare_run(
     run_id: str,
     run_dir: Path,
     practice: bool,
+    practice_why: str = "",
 ) -> ColabRun:
     """The run, or :class:`BadInput` (exit 2, nothing called): no script, a limit out of
     bounds, a folder too large."""
@@ -95,7 +97,17 @@ def prepare_run(
     expect = "cpu" if practice else "tpu"
     name = session_name(run_id)
     return ColabRun(
-        name, packed, relative, script_args, fetch, run_id, run_dir, practice, minutes, expect
+        name,
+        packed,
+        relative,
+        script_args,
+        fetch,
+        run_id,
+        run_dir,
+        practice,
+        minutes,
+        expect,
+        practice_why,
     )
 
 
@@ -118,6 +130,7 @@ def run_session(
         run.practice,
         folder,
         run.packed.sent,
+        run.practice_why,
     )
     ok, code = False, EXIT_CLOUD
     ledger.record("intent", run.session, run.run_id, practice=run.practice, pid=os.getpid())
@@ -161,12 +174,13 @@ def _run_body(
         cell.write_text(script_cell(run.session, run.script, run.script_args, run.fetch))
         limit = run.max_run_minutes * 60
         yield from follow_exec(program, run, cell, limit, "running your script", poll_s)
-        program.download(run.session, f"{remote}/output.txt", run.run_dir / "output.txt")
+        output = run.run_dir / "output.txt"
+        program.download(run.session, f"{remote}/output.txt", output)
         script_code = _exit_code(program, run.session, f"{remote}/script_exit", staging)
         packed_files = staging / "files.tar.gz"
         program.download(run.session, f"{remote}/files.tar.gz", packed_files)
-        for path in _unpack(packed_files, run.run_dir / "files"):
-            yield FileFetched(str(path))
+        fetched = _unpack(packed_files, run.run_dir / "files")
+        yield from script_ran(script_code, output, fetched)
     if script_code != 0:
         yield Failed("script", diagnosis.script_failed(script_code))
         return False, EXIT_FAILED
@@ -193,6 +207,7 @@ def _check(run: ColabRun, verifier_code: int | None) -> Generator[Event, None, b
     # On Colab's TPU its shape is checked too (one device, its kind); practice checks cpu only.
     accelerator = CLOUD_TYPE if run.expect == "tpu" else None
     check = check_receipt(receipt, expect=run.expect, accelerator=accelerator, folder=run.run_dir)
+    yield from receipt_checks(receipt)
     yield ReceiptSaved(str(receipt_path), check.ok, str(receipt.get("receipt_sha256", "")))
     if check.ok and verifier_code == 0:
         return True
@@ -233,7 +248,8 @@ def follow_exec(
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        text=True,
+        encoding="utf-8",
+        errors="replace",  # a byte that is not UTF-8 is shown as U+FFFD, never the run's end
         env=program.env,
         start_new_session=True,
     )

@@ -211,14 +211,21 @@ if code:
 print("[tpuwizard] running %s" % settings["script"], flush=True)
 proc = subprocess.Popen(
     [sys.executable, "-u", settings["script"]] + settings["args"],
-    cwd=src, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    cwd=src, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
 )
-with open(os.path.join(out, "output.txt"), "w") as kept:
-    for line in proc.stdout:
+if hasattr(sys.stdout, "reconfigure"):
+    sys.stdout.reconfigure(errors="replace")  # a log that cannot show a character marks it
+# Read as bytes: a byte that is not UTF-8 is the script's to print, shown as U+FFFD, never
+# the end of this runner (and with it the script's output and files).
+with open(os.path.join(out, "output.txt"), "w", encoding="utf-8") as kept:
+    for raw in proc.stdout:
+        line = raw.decode("utf-8", "replace")
         sys.stdout.write(line)
         sys.stdout.flush()
         kept.write(line)
 code = proc.wait()
+with open(os.path.join(out, "script_exit"), "w") as f:  # the script's own code, for the summary
+    f.write(str(code))
 for pattern in settings["fetch"]:
     for path in glob.glob(os.path.join(src, pattern), recursive=True):
         if os.path.isfile(path):

@@ -112,4 +112,14 @@ def writer_alive(pid: object) -> bool:
         return False
     except PermissionError:
         return True  # it runs, as another user
-    return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """A process that ended and was never reaped (a container whose first process reaps none):
+    it answers ``kill(pid, 0)`` but runs nothing. Read from Linux's /proc; False elsewhere."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[:1] == ["Z"]

@@ -9,8 +9,7 @@ kernel's session when the kernel is deleted is not documented.
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tpuwizard.core.kaggle.kernel import kernel_name
@@ -81,6 +80,10 @@ class KernelSeen:
     may_run: bool  # its session may still spend the weekly quota
     gone: bool = False  # Kaggle says it is not found: its record is closed
     problem: str | None = None  # why it was not checked or not touched
+    # practice: its command still runs (its stand-in holds it); the process group of a
+    # session left running after its command ended
+    held_by_command: bool = False
+    group: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -93,6 +96,7 @@ class KernelSeen:
             "ends_by": self.record.ends_by if self.may_run else None,
             "gone": self.gone,
             "problem": self.problem,
+            **({"process_group": self.group} if self.group is not None else {}),
         }
 
 
@@ -114,15 +118,41 @@ def check_kernel(kernels: Kernels, ledger: KernelLedger, record: KernelRecord) -
     return KernelSeen(record, state, state not in ENDED)
 
 
+@dataclass(frozen=True)
+class PracticeSession:
+    """What the practice stand-in's files say of a kernel's session (read by the session
+    layer: the core never imports the stand-in)."""
+
+    runs: bool  # a process of its session still runs
+    state: str | None  # its last state (RUNNING, COMPLETE, ERROR); None: it never started
+    ends_by: float | None  # when its session limit falls (seconds since the epoch)
+    group: int | None  # its process group on this computer
+
+
 def practice_kernel(
-    ledger: KernelLedger, record: KernelRecord, alive: bool, now: float | None = None
+    ledger: KernelLedger, record: KernelRecord, alive: bool, session: PracticeSession
 ) -> KernelSeen:
-    """A practice kernel lives in the stand-in of the command that pushed it, and ends with
-    it: while that command runs its session may run, afterwards its record is closed."""
-    if alive and record.op != "ended" and (now or time.time()) < record.ends_by:
-        return KernelSeen(record, "RUNNING", True)
-    ledger.record("deleted", record.kernel, record.run_id, why="the practice stand-in ended")
-    return KernelSeen(record, None, False, gone=True)
+    """A practice kernel lives in the stand-in of the command that pushed it (``alive``: that
+    command still runs), which ends its session when it ends; a command killed outright leaves
+    the session running to its limit, as Kaggle would. Its record is closed only once that
+    command is gone and the stand-in's files show no process of the session left."""
+    if session.runs:
+        ends_by = session.ends_by or record.ends_by
+        state = session.state or "RUNNING"
+        group = None if alive else session.group
+        return KernelSeen(replace(record, ends_by=ends_by), state, True, False, None, alive, group)
+    if alive:
+        started = session.state is not None
+        may_run = record.op != "ended" and not started  # queued in its command's stand-in
+        return KernelSeen(record, session.state or "QUEUED", may_run, held_by_command=True)
+    ledger.record(
+        "deleted",
+        record.kernel,
+        record.run_id,
+        why="the practice stand-in ended with its command, and no process of its session runs",
+        state=session.state,
+    )
+    return KernelSeen(record, session.state, False, gone=True)
 
 
 @dataclass(frozen=True)

@@ -36,10 +36,12 @@ from tpuwizard.core.launch.events.kaggle import (
     KernelState,
 )
 from tpuwizard.core.launch.events.launch_events import (
+    Check,
     Failed,
     FileFetched,
     Finished,
     ReceiptSaved,
+    ScriptFinished,
     ScriptLine,
 )
 from tpuwizard.core.launch.plan.packages import HELD, PackageSpec, requirement_name
@@ -60,6 +62,7 @@ class KaggleRun:
     practice: bool
     max_run_minutes: float
     delete_kernel: bool = False  # default: the kernel stays in the account as the run's record
+    practice_why: str = ""  # why it is practice, said as it starts
 
 
 def prepare_run(
@@ -73,6 +76,7 @@ def prepare_run(
     practice: bool,
     delete_kernel: bool = False,
     packages: tuple[PackageSpec, ...] = (),
+    practice_why: str = "",
 ) -> KaggleRun:
     """The run, or :class:`BadInput` (exit 2, nothing pushed): no script, a bad package, a
     folder too large."""
@@ -98,7 +102,7 @@ def prepare_run(
         packages=tuple(p.text for p in packages),
     )
     packed = pack_folder(folder, script.name)
-    return KaggleRun(spec, packed, run_id, run_dir, practice, minutes, delete_kernel)
+    return KaggleRun(spec, packed, run_id, run_dir, practice, minutes, delete_kernel, practice_why)
 
 
 def check_packages(packages: tuple[PackageSpec, ...]) -> None:
@@ -141,6 +145,7 @@ def run_kernel(
             folder,
             quota.left_s if quota else None,
             run.packed.sent,
+            run.practice_why,
         )
         if quota is not None and quota.left_s <= 0:
             yield Failed("quota", diagnosis.quota_exhausted(quota.left_s, quota.allowed_s))
@@ -274,7 +279,8 @@ def _status_read(
 def _collect(
     kernels: Kernels, spec: KernelSpec, run_dir: Path, state: str, failure: str | None
 ) -> Iterator[Event]:
-    """Download the output into the run folder's usual layout and check the receipt."""
+    """Download the output into the run folder's usual layout and check the receipt; the
+    receipt's checks, the script's exit code and its files said as the other routes say them."""
     folder = str(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     downloaded = run_dir / "kaggle-output"
@@ -283,29 +289,35 @@ def _collect(
     for name in ("receipt.json", "output.txt"):
         if (ours / name).is_file():
             shutil.move(ours / name, run_dir / name)
+    fetched: list[Path] = []
     if (ours / "files").is_dir():
         shutil.copytree(ours / "files", run_dir / "files", dirs_exist_ok=True)
-        for path in sorted((run_dir / "files").rglob("*")):
-            if path.is_file():
-                yield FileFetched(str(path))
+        fetched = [p for p in sorted((run_dir / "files").rglob("*")) if p.is_file()]
+    script_code = read_exit_code(ours / "script_exit")  # None: the script did not run
     for log in downloaded.glob("*.log"):
         shutil.move(log, run_dir / "kernel.log")
     shutil.rmtree(downloaded, ignore_errors=True)
+    output = run_dir / "output.txt"
+    ran = script_ran(script_code, output if output.is_file() else None, fetched)
     receipt_path = run_dir / "receipt.json"
     if not receipt_path.is_file():
+        yield from ran
         yield Failed("verification", diagnosis.no_receipt(state, failure))
         yield Finished(False, EXIT_FAILED, folder, None)
         return
     try:
         receipt = load_receipt(receipt_path)
     except BadInput as err:
+        yield from ran
         yield Failed("verification", diagnosis.no_receipt(state, str(err)))
         yield Finished(False, EXIT_FAILED, folder, None)
         return
     # On Kaggle the TPU's own shape is checked too (its devices, their kind, one host).
     slice_name = CLOUD_TYPE.get(spec.shape) if spec.expect == "tpu" else None
     check = check_receipt(receipt, expect=spec.expect, accelerator=slice_name, folder=run_dir)
+    yield from receipt_checks(receipt)
     yield ReceiptSaved(str(receipt_path), check.ok, str(receipt.get("receipt_sha256", "")))
+    yield from ran
     if not check.ok:
         image = kernels.docker_image(spec.ref)
         yield Failed(
@@ -318,6 +330,32 @@ def _collect(
         yield Finished(False, EXIT_FAILED, folder, None)
         return
     yield Finished(True, EXIT_OK, folder, None)
+
+
+def read_exit_code(path: Path) -> int | None:
+    """The exit code a free route's runner wrote for the script; None where it wrote none."""
+    try:
+        return int(path.read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def script_ran(code: int | None, output: Path | None, fetched: list[Path]) -> list[Event]:
+    """How the script ended (where it ran), then the files it left that came back: in the
+    order the other routes say them, so a summary counts the files as the script's."""
+    kept = None if output is None else str(output)
+    ended: list[Event] = [] if code is None else [ScriptFinished(code, kept)]
+    return ended + [FileFetched(str(path)) for path in fetched]
+
+
+def receipt_checks(receipt: dict[str, object]) -> Iterator[Check]:
+    """The verifier's checks as the receipt holds them, one event each (as the TPU routes
+    report them while the verifier runs); entries that are not checks are passed over."""
+    checks = receipt.get("checks")
+    for item in checks if isinstance(checks, list) else []:
+        if isinstance(item, dict) and isinstance(item.get("name"), str):
+            detail, boundary = item.get("detail"), item.get("boundary")
+            yield Check(0, item["name"], item.get("ok") is True, str(detail), str(boundary))
 
 
 def stop_kernel(kernels: Kernels, run: KaggleRun, ledger: KernelLedger) -> Iterator[Event]:

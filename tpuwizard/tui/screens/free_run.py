@@ -16,10 +16,12 @@ from textual.widgets import Static
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.events.summary import RunSummary
 from tpuwizard.tui.screens.base import WizardScreen
+from tpuwizard.tui.screens.run import wrap_lines
 from tpuwizard.tui.widgets.follow_log import FollowLog
 from tpuwizard.words.event_text import describe
 
 TITLE = "[b]Your script on Kaggle's TPU[/b]"
+MIN_WIDTH = 20  # a log narrower than this is not laid out yet (wrap_lines leaves it alone)
 
 
 def state_line(event: ev.KernelState) -> str:
@@ -45,6 +47,7 @@ class KaggleRunScreen(WizardScreen[RunSummary]):
         self.gone = threading.Event()  # the screen was removed (the wizard quit)
         self.app_: Any = None
         self.last_state: str | None = None  # Kaggle's last state for the session, as shown
+        self.unwritten: list[str] = []  # lines for the log, waiting for it to have a width
 
     def compose_body(self) -> ComposeResult:
         yield Static(TITLE, classes="title")
@@ -87,9 +90,26 @@ class KaggleRunScreen(WizardScreen[RunSummary]):
         if isinstance(event, ev.KernelState):
             self.last_state = event.state
             self.query_one("#kaggle-state", Static).update(state_line(event))
-        lines = describe(event, "wizard")
-        if lines:
-            self.query_one(FollowLog).write_lines(lines)
+        self.write(describe(event, "wizard"))
+
+    def write(self, lines: list[str]) -> None:
+        """Lines into the log, each folded to its width (a Log never wraps: a long line of
+        Kaggle's or the script's was cut at the panel's edge)."""
+        self.unwritten += lines
+        self.flush()
+
+    def flush(self, tries: int = 10) -> None:
+        """The lines not yet written, in order; before the log has a width (the first lines
+        can come before it is laid out), after the next refresh."""
+        if not self.unwritten:
+            return
+        log = self.query_one(FollowLog)
+        width = log.scrollable_content_region.width
+        if width < MIN_WIDTH and tries:
+            self.call_after_refresh(self.flush, tries - 1)
+            return
+        lines, self.unwritten = self.unwritten, []
+        log.write_lines(wrap_lines(lines, width))
 
 
 COLAB_STEPS = {
@@ -120,9 +140,7 @@ class ColabRunScreen(KaggleRunScreen):
     def show(self, event: ev.Event) -> None:
         if type(event) in COLAB_STEPS:
             self.query_one("#kaggle-state", Static).update(COLAB_STEPS[type(event)])
-        lines = describe(event, "wizard")
-        if lines:
-            self.query_one(FollowLog).write_lines(lines)
+        self.write(describe(event, "wizard"))
 
     def on_mount(self) -> None:
         # Textual calls Kaggle's on_mount (which starts the run) itself, as it calls every

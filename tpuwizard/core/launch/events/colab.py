@@ -22,6 +22,7 @@ class ColabPlanned(Event):
     run_dir: str
     # What of the script's folder goes with it (files, bytes, the secrets left out by name).
     folder: FolderSent | None = None
+    practice_why: str = ""  # practice: why (the colab program is not installed ...)
 
 
 @dataclass(frozen=True)

@@ -146,7 +146,8 @@ EVENT_GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
         ("launch", "up"),
     ),
     "check": (
-        "each check of the verifier, passed or failed",
+        "each check of the verifier, passed or failed (on Kaggle and Colab, read from the"
+        " receipt once it is back)",
         ("launch", "up"),
     ),
     "receipt_saved": (

@@ -23,6 +23,7 @@ class KernelPlanned(Event):
     quota_left_s: float | None  # None: Kaggle gave no TPU quota figure
     # What of the script's folder goes with it (files, bytes, the secrets left out by name).
     folder: FolderSent | None = None
+    practice_why: str = ""  # practice: why ("no Kaggle credentials were found ...")
 
 
 @dataclass(frozen=True)

@@ -78,6 +78,12 @@ class RunSummary:
     # launch that does not resume after preemption).
     attempts_at_most: int | None = None
     attempts: list[AttemptRecord] = field(default_factory=list)
+    # A free route's own things (nothing of them bills): a Kaggle kernel that stays in the
+    # account as the run's record; one deleted (--delete-kernel) or a Colab session stopped,
+    # each verified; a Colab session not verified stopped, and why.
+    free_kept: list[str] = field(default_factory=list)
+    free_ended: list[str] = field(default_factory=list)
+    free_not_ended: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def known_slice(self) -> Slice | None:
@@ -104,6 +110,16 @@ class RunSummary:
             case ev.ColabPlanned():  # a run on Colab: the session, its TPU, no zone
                 self.name, self.accelerator, self.zone = event.session, event.tpu, "Colab"
                 self.practice = event.practice
+            case ev.KernelPushed():
+                if event.kernel not in self.free_kept:
+                    self.free_kept.append(event.kernel)
+            case ev.KernelDeleted() | ev.ColabSessionStopped():
+                name = event.kernel if isinstance(event, ev.KernelDeleted) else event.session
+                if event.verified:
+                    self.free_kept = [k for k in self.free_kept if k != name]
+                    self.free_ended.append(name)
+                else:
+                    self.free_not_ended.append((name, event.detail))
             case ev.ZoneFailover():
                 self.zone = event.to_zone
                 self._attempt_zone(event.to_zone)
