@@ -85,7 +85,7 @@ def bootstrap_times(runs: int) -> tuple[float, float]:
     import shlex
     from pathlib import Path
 
-    from tpuwizard.core.cloud.client import TpuCloud
+    from tpuwizard.core.cloud.tpu.client import TpuCloud
     from tpuwizard.core.cloud.types import NodeRequest
     from tpuwizard.core.plan.catalog import parse_accelerator
     from tpuwizard.core.remote.bootstrap import bootstrap_script, sandbox_plan

@@ -13,7 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tpuwizard.core.cloud.client import TpuCloud
+from tpuwizard.core.cloud.tpu.client import TpuCloud
 from tpuwizard.core.cloud.zones import MAX_WORKERS, live
 from tpuwizard.sandbox.server import make_server, start_in_thread
 

@@ -1,6 +1,6 @@
 import pytest
 
-from tpuwizard.core.cloud.client import TpuCloud
+from tpuwizard.core.cloud.tpu.client import TpuCloud
 from tpuwizard.sandbox.server import make_server, start_in_thread
 
 

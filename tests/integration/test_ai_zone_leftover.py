@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import tpuwizard_cmd
 from tests.integration.launch_helpers import env
-from tpuwizard.core.cloud.compute import ComputeCloud
+from tpuwizard.core.cloud.compute.client import ComputeCloud
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.paths import owner_label
 from tpuwizard.core.plan.catalog import parse_accelerator

@@ -85,7 +85,7 @@ def test_state_survives_a_restart(sandbox, tmp_path):
     again = make_server(tmp_path / "sandbox")
     start_in_thread(again)
     try:
-        from tpuwizard.core.cloud.client import TpuCloud
+        from tpuwizard.core.cloud.tpu.client import TpuCloud
 
         fresh = TpuCloud("practice-project", endpoint=again.endpoint)
         assert fresh.get_node(ZONE, "tpu-a").state == "READY"
@@ -146,7 +146,7 @@ def test_a_client_that_leaves_before_its_answer_is_not_reported(tmp_path, capsys
     import socket
     import struct
 
-    from tpuwizard.core.cloud.client import TpuCloud
+    from tpuwizard.core.cloud.tpu.client import TpuCloud
 
     server = make_server(tmp_path / "sandbox", delay=0.0)
     start_in_thread(server)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import requests
 
-from tpuwizard.core.cloud.compute import ComputeCloud
+from tpuwizard.core.cloud.compute.client import ComputeCloud
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.sandbox import migs

@@ -21,7 +21,7 @@ from tests.integration.launch_helpers import (
     teardown_all,
 )
 from tests.waiting import wait_until
-from tpuwizard.core.cloud.client import TpuCloud
+from tpuwizard.core.cloud.tpu.client import TpuCloud
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.session.practice import PRACTICE_PROJECT

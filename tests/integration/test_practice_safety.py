@@ -12,8 +12,8 @@ from google.auth import exceptions as auth_exc
 from tpuwizard_verify import tpu_watchdog
 
 from tests.waiting import wait_until
-from tpuwizard.core.cloud.client import TpuCloud
-from tpuwizard.core.cloud.diagnose import diagnose
+from tpuwizard.core.cloud.diagnose.failure import diagnose
+from tpuwizard.core.cloud.tpu.client import TpuCloud
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.core.remote.transports import LocalTransport
@@ -175,7 +175,7 @@ def test_one_served_sandbox_runs_launches_from_two_homes(tmp_path):
 ATTACH_LINGER_THEN_CALL = """
 import sys, time
 from tpuwizard.session import practice
-from tpuwizard.core.cloud.client import TpuCloud
+from tpuwizard.core.cloud.tpu.client import TpuCloud
 from tpuwizard.core.plan.catalog import parse_accelerator
 assert practice.attach_lasting_sandbox(), "no lasting sandbox to attach to"
 time.sleep(float(sys.argv[1]))  # longer than the server lingers with nothing in it

@@ -14,7 +14,7 @@ from tests.conftest import tpuwizard_cmd
 from tests.integration.launch_helpers import ZONE, env, ledger_all_gone, sandbox_is_empty
 from tests.waiting import wait_until
 from tpuwizard.core import paths
-from tpuwizard.core.cloud.client import TpuCloud
+from tpuwizard.core.cloud.tpu.client import TpuCloud
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.launch.records.ledger import Ledger, Resource
 from tpuwizard.core.plan.catalog import parse_accelerator

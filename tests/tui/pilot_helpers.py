@@ -99,7 +99,7 @@ def sandbox_nodes(home: Path) -> dict:
 
 def make_leftover(home: Path) -> str:
     """A node an earlier run of this install left running in the practice sandbox; its name."""
-    from tpuwizard.core.cloud.client import TpuCloud
+    from tpuwizard.core.cloud.tpu.client import TpuCloud
     from tpuwizard.core.cloud.types import NodeRequest
     from tpuwizard.core.paths import owner_label
     from tpuwizard.core.plan.catalog import parse_accelerator

@@ -55,8 +55,8 @@ EDGES = {
     "core/evidence/slice_receipt.py:check_slice_receipt",
     # Google's answers: a node's acceleratorType read back (and a ledger record's, for
     # is_single_vm).
-    "core/cloud/compute_slices.py:_vms_of",
-    "core/cloud/compute_slice_body.py:is_single_vm",
+    "core/cloud/compute/slices.py:_vms_of",
+    "core/cloud/compute/slice_body.py:is_single_vm",
     # The sandbox stands in for Google: it reads acceleratorType from the requests it is sent.
     "sandbox/billing_catalog.py:_figures",
     "sandbox/compute_google.py:zone_table",

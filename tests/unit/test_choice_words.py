@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from tpuwizard.core.choices import CONTROLS, Choice, Phrase
-from tpuwizard.core.cloud.diagnose import (
+from tpuwizard.core.cloud.diagnose.failure import (
     Context,
     local_disk_diagnosis,
     preempted_diagnosis,
     stockout_diagnosis,
 )
-from tpuwizard.core.cloud.diagnose_remote import remote_diagnosis
+from tpuwizard.core.cloud.diagnose.remote import remote_diagnosis
 from tpuwizard.core.cloud.iam import decide
 from tpuwizard.core.errors import PlanRefused, RemoteError, Unreachable
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
@@ -73,7 +73,7 @@ def said_with_choices(tmp_path: Path) -> list[Phrase]:
 
     from google.api_core import exceptions as gx
 
-    from tpuwizard.core.cloud.diagnose import diagnose
+    from tpuwizard.core.cloud.diagnose.failure import diagnose
 
     file = tmp_path / "a-file"
     file.write_text("")

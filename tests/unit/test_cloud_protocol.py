@@ -14,9 +14,9 @@ from google.api_core import exceptions as gx
 from tests import fakes
 from tests.fakes import MemoryCloud, foreign_node
 from tests.unit.test_launch_safety import ZONE, launch
-from tpuwizard.core.cloud import client
-from tpuwizard.core.cloud.client import TpuCloud
 from tpuwizard.core.cloud.protocol import Cloud, NodeIdentity
+from tpuwizard.core.cloud.tpu import client
+from tpuwizard.core.cloud.tpu.client import TpuCloud
 from tpuwizard.core.cloud.types import NodeInfo, NodeRequest
 from tpuwizard.core.launch.records.ledger import Ledger, Resource
 from tpuwizard.core.launch.records.ownership import CREATED_KEY, UID_KEY

@@ -13,7 +13,7 @@ import pytest
 from google.api_core import exceptions as gx
 
 from tests.fakes import FakeTransport, MemoryCloud
-from tpuwizard.core.cloud.diagnose import Context, diagnose
+from tpuwizard.core.cloud.diagnose.failure import Context, diagnose
 from tpuwizard.core.cloud.types import NodeRequest, QueuedInfo
 from tpuwizard.core.errors import (
     CreateFailed,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tpuwizard.core.cloud.diagnose_remote import remote_diagnosis
+from tpuwizard.core.cloud.diagnose.remote import remote_diagnosis
 from tpuwizard.core.errors import BadInput, PackagesFailed, ScriptFailed
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.packages import (

@@ -1,7 +1,7 @@
 """The end-of-run summary: folded by the core from the events, printed the same everywhere."""
 
 from tests.lifecycle_events import planned
-from tpuwizard.core.cloud.diagnosis import Diagnosis
+from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.events.summary import LAST_LINES, RunSummary
 from tpuwizard.words.summary_text import summary_lines

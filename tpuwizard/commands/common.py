@@ -204,7 +204,7 @@ class Group(click.Group):
             import traceback
 
             from tpuwizard.core import paths
-            from tpuwizard.core.cloud.diagnose import local_disk_diagnosis
+            from tpuwizard.core.cloud.diagnose.failure import local_disk_diagnosis
             from tpuwizard.words.event_text import diagnosis_text
 
             disk = local_disk_diagnosis(err)
@@ -240,7 +240,7 @@ def cloud_errors(
     except answered:
         raise
     except Exception as err:
-        from tpuwizard.core.cloud.diagnose import diagnose
+        from tpuwizard.core.cloud.diagnose.failure import diagnose
         from tpuwizard.words.event_text import diagnosis_text
 
         say(diagnosis_text(diagnose(err, context)))  # type: ignore[arg-type]

@@ -13,7 +13,7 @@ from typing import Any
 import questionary
 
 from tpuwizard.core.cloud import gcloud_config
-from tpuwizard.core.cloud.tpu7x_access import access_note
+from tpuwizard.core.cloud.diagnose.tpu7x_access import access_note
 from tpuwizard.core.deadlines import deadline_bounds_text, deadline_problem
 from tpuwizard.core.errors import BadInput, PlanRefused
 from tpuwizard.core.evidence import notebook

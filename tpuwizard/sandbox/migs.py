@@ -5,7 +5,7 @@ the instances, the regional parts (:mod:`tpuwizard.sandbox.mig_parts`), the VMs 
 MIGs live in ``store.data["migs"]`` keyed ``projects/P/zones/Z/instanceGroupManagers/NAME``; their
 VMs are ordinary instances (``store.data["instances"]``, with ``_mig`` and ``_index``), booted as
 the single-host ones are, each with its own home and a distinct ``networkIP``. A slice's workers
-are its VMs in name order, as the client orders a slice's endpoints (compute_slices.py): the
+are its VMs in name order, as the client orders a slice's endpoints (compute/slices.py): the
 names are all both sides read, so worker i is the same VM to each (``_index`` is the MIG's own
 bookkeeping of which name to make next). Rules cite ``reference/compute-engine.md``
 ("ce:LINE"), compute.v1.json, or Google's text quoted in docs/compute-engine-sandbox.md.

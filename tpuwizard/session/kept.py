@@ -45,7 +45,7 @@ from tpuwizard.session.kept_lines import KeptInfo as KeptInfo  # read from here 
 from tpuwizard.session.kept_lines import kept_info, node_id
 
 if TYPE_CHECKING:
-    from tpuwizard.core.cloud.diagnose import Context
+    from tpuwizard.core.cloud.diagnose.failure import Context
     from tpuwizard.core.cloud.types import NodeInfo
     from tpuwizard.core.launch.lifecycle.runtime import Runtime
     from tpuwizard.core.launch.plan.packages import PackageSpec
@@ -251,7 +251,7 @@ class KeptNode:
         :class:`RunStarted` to :class:`Finished` (after :class:`Failed` when the node went away
         or a command on it failed). With ``checkpoints`` (a spot node) the run survives the
         node's preemption: it is made again from ``up``'s settings (session/kept_resume.py)."""
-        from tpuwizard.core.cloud.diagnose import diagnose
+        from tpuwizard.core.cloud.diagnose.failure import diagnose
         from tpuwizard.core.launch.kept.run_lock import lock_path, run_lock
         from tpuwizard.session.kept_resume import resume_problems, run_resumable
 
@@ -296,7 +296,7 @@ class KeptNode:
 
     def context(self) -> Context:
         """The node's words for a diagnosis."""
-        from tpuwizard.core.cloud.diagnose import Context
+        from tpuwizard.core.cloud.diagnose.failure import Context
 
         r = self.entry.resource
         return Context(
@@ -317,7 +317,7 @@ class KeptNode:
     ) -> tuple[int, Exception | None]:
         """One run of the script on this node, under heartbeats: its exit code, and what
         happened to the node when it went away under it (then nothing is said of it here)."""
-        from tpuwizard.core.cloud.diagnose import diagnose
+        from tpuwizard.core.cloud.diagnose.failure import diagnose
 
         def missed(text: str) -> None:
             emit(ev.HeartbeatMissed(self.name, text))

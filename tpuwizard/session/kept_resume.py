@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.choices import Said
-from tpuwizard.core.cloud.diagnose import diagnose
-from tpuwizard.core.cloud.diagnosis import Diagnosis
+from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
+from tpuwizard.core.cloud.diagnose.failure import diagnose
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_OK
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.kept.record import REPLACED_BY_FIELD
@@ -34,7 +34,7 @@ from tpuwizard.core.plan import cost
 from tpuwizard.core.remote.sync import LocalFolder
 
 if TYPE_CHECKING:
-    from tpuwizard.core.cloud.diagnose import Context
+    from tpuwizard.core.cloud.diagnose.failure import Context
     from tpuwizard.core.launch.kept.iterate import ScriptRun
     from tpuwizard.core.launch.records.ledger import Entry
     from tpuwizard.session.services import SessionServices

@@ -223,7 +223,7 @@ class LaunchHandle:
         return dataclasses.replace(finished, ok=code == 0, exit_code=code)
 
     def _failed_to_start(self, err: BaseException) -> Iterator[ev.Event]:
-        from tpuwizard.core.cloud.diagnose import diagnose
+        from tpuwizard.core.cloud.diagnose.failure import diagnose
 
         code = self.exit_after_stop or (EXIT_BAD_INPUT if isinstance(err, BadInput) else EXIT_CLOUD)
         d = diagnose(err if isinstance(err, Exception) else RuntimeError(str(err)))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from tpuwizard.core.cloud.diagnosis import Diagnosis
+from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
 from tpuwizard.core.cloud.types import UP_STATES
 from tpuwizard.core.errors import BadInput, PlanRefused
 from tpuwizard.core.launch.events import launch_events as ev

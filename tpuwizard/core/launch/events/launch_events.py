@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tpuwizard.core.choices import Said
-from tpuwizard.core.cloud.diagnosis import Diagnosis
+from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
 from tpuwizard.core.launch.events.base import Event as Event
 
 # A run on Colab (launch --route colab), in a module of their own; part of this vocabulary.

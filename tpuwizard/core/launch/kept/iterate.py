@@ -158,7 +158,7 @@ def run_script(
         stop_on_workers(transport, step.job)  # the script, not the node
         return cancel.exit_code or EXIT_STOPPED
     if done.code != 0 and watch.package:
-        from tpuwizard.core.cloud.diagnose_remote import missing_package_diagnosis
+        from tpuwizard.core.cloud.diagnose.remote import missing_package_diagnosis
 
         emit(ev.Failed("script", missing_package_diagnosis(watch.module or "", watch.package)))
     return EXIT_FAILED if done.code != 0 or done.incomplete else EXIT_OK

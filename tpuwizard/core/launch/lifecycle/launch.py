@@ -25,8 +25,8 @@ from dataclasses import replace
 
 from tpuwizard.core.cancel import KEEP_SAFE, KEEP_UNSAFE, CancelToken
 from tpuwizard.core.choices import Said
-from tpuwizard.core.cloud.diagnose import diagnose
-from tpuwizard.core.cloud.diagnosis import Diagnosis
+from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
+from tpuwizard.core.cloud.diagnose.failure import diagnose
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.kept.iterate import heartbeat_interval, heartbeats, send_heartbeat
 from tpuwizard.core.launch.lifecycle.ending import Ending, stopped_diagnosis

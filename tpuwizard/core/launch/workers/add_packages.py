@@ -22,7 +22,7 @@ def install_packages(
 ) -> bool:
     """Install ``packages`` on every worker where they are new (uv leaves satisfied ones alone),
     the pinned JAX held; False, after a :class:`Failed`, when that did not work."""
-    from tpuwizard.core.cloud.diagnose_remote import packages_failed_diagnosis
+    from tpuwizard.core.cloud.diagnose.remote import packages_failed_diagnosis
     from tpuwizard.core.errors import PackagesFailed
     from tpuwizard.core.evidence.receipt import parse_marker_line
     from tpuwizard.core.remote.packages import FAILED_KIND, install_failure, install_script

@@ -1,6 +1,6 @@
 """ComputeCloud: the only place that talks to Compute Engine.
 
-It reads through plain REST calls (compute_rest.py: importing ``google.cloud.compute_v1`` takes
+It reads through plain REST calls (compute/rest.py: importing ``google.cloud.compute_v1`` takes
 seconds, and the leftover check and ``status`` only read), creates and deletes through that
 library's REST clients (instances, zonal operations), made on first use, and implements the
 ``Cloud`` protocol over TPU VM instances: on Compute Engine every route is
@@ -26,22 +26,24 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import Any
 
-from tpuwizard.core.cloud import compute_read, compute_states, google_errors
-from tpuwizard.core.cloud import compute_slice_body as slice_body
+from tpuwizard.core.cloud import google_errors
 from tpuwizard.core.cloud.backends import COMPUTE
-from tpuwizard.core.cloud.compute_body import MACHINE_TYPES, accelerator_of, instance_body
-from tpuwizard.core.cloud.compute_errors import (
+from tpuwizard.core.cloud.compute import read as compute_read
+from tpuwizard.core.cloud.compute import slice_body
+from tpuwizard.core.cloud.compute import states as compute_states
+from tpuwizard.core.cloud.compute.body import MACHINE_TYPES, accelerator_of, instance_body
+from tpuwizard.core.cloud.compute.errors import (
     OperationError,
     operation_errors,
     raise_delete_errors,
 )
-from tpuwizard.core.cloud.compute_errors import resource_not_ready as _not_ready
-from tpuwizard.core.cloud.compute_flex import PendingLimit
-from tpuwizard.core.cloud.compute_read import label_filter, matching, node_info, parse_time
-from tpuwizard.core.cloud.compute_rest import ComputeReads
-from tpuwizard.core.cloud.compute_slice_body import is_single_vm
-from tpuwizard.core.cloud.compute_slices import ComputeSlices, SliceBuild
-from tpuwizard.core.cloud.compute_survey import survey_everywhere
+from tpuwizard.core.cloud.compute.errors import resource_not_ready as _not_ready
+from tpuwizard.core.cloud.compute.flex import PendingLimit
+from tpuwizard.core.cloud.compute.read import label_filter, matching, node_info, parse_time
+from tpuwizard.core.cloud.compute.rest import ComputeReads
+from tpuwizard.core.cloud.compute.slice_body import is_single_vm
+from tpuwizard.core.cloud.compute.slices import ComputeSlices, SliceBuild
+from tpuwizard.core.cloud.compute.survey import survey_everywhere
 from tpuwizard.core.cloud.endpoint import compute_endpoint
 from tpuwizard.core.cloud.google_calls import at_once, credentials_for, quota_is_final, retry_reads
 from tpuwizard.core.cloud.polling import pause, poll_until
@@ -211,7 +213,8 @@ class ComputeCloud:
         Flex-start create waiting for capacity).
 
         Raises :class:`CreateFailed` when the create operation ends in an error (diagnosed by
-        its code: see :mod:`compute_errors`), and :class:`WaitTimedOut` when ``timeout`` passes.
+        its code: see :mod:`~tpuwizard.core.cloud.compute.errors`), and :class:`WaitTimedOut`
+        when ``timeout`` passes.
         """
         if isinstance(operation, SliceBuild) or (
             operation is None and self._get_raw(zone, node_id) is None

@@ -1,16 +1,16 @@
 """Diagnoses of Compute Engine's refusals, in the TPU API's vocabulary: no capacity is the
 "stockout" kind (so failover offers other zones), a quota names the metric, the region and the
 command that asks for more, and v5e's 403 says to use the TPU API. Split from
-:mod:`tpuwizard.core.cloud.diagnose`, which asks this module first.
+:mod:`tpuwizard.core.cloud.diagnose.failure`, which asks this module first.
 """
 
 from __future__ import annotations
 
 from tpuwizard.core.choices import Choice, Said, phrase
-from tpuwizard.core.cloud import compute_errors as ce
-from tpuwizard.core.cloud import tpu7x_access
-from tpuwizard.core.cloud.diagnose_capacity import quota_diagnosis, stockout_diagnosis
-from tpuwizard.core.cloud.diagnosis import Context, Diagnosis
+from tpuwizard.core.cloud.compute import errors as ce
+from tpuwizard.core.cloud.diagnose import tpu7x_access
+from tpuwizard.core.cloud.diagnose.capacity import quota_diagnosis, stockout_diagnosis
+from tpuwizard.core.cloud.diagnose.diagnosis import Context, Diagnosis
 
 
 def compute_diagnosis(err: BaseException, ctx: Context, spot: bool) -> Diagnosis | None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tpuwizard.core.choices import Choice, phrase
-from tpuwizard.core.cloud.diagnosis import Diagnosis
+from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
 from tpuwizard.core.errors import (
     HeartbeatFailed,
     NodeGone,

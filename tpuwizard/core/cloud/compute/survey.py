@@ -2,19 +2,19 @@
 region's templates and workload policies, each kind in one aggregated list (compute.v1.json's
 ``aggregatedList``), the four asked at once, where listing zone by zone took a list of zones
 first and four requests a zone. What :meth:`ComputeCloud.list_nodes` finds in one zone, this
-finds in each, read and folded by the same code (compute_slice_reads.py).
+finds in each, read and folded by the same code (compute/slice_reads.py).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from tpuwizard.core.cloud import compute_slice_body as body
 from tpuwizard.core.cloud.ai_zones import with_ai_zones
-from tpuwizard.core.cloud.compute_read import label_filter, matching, node_info
-from tpuwizard.core.cloud.compute_rest import ComputeReads, Everywhere
-from tpuwizard.core.cloud.compute_slice_reads import SliceReads
-from tpuwizard.core.cloud.compute_views import (
+from tpuwizard.core.cloud.compute import slice_body as body
+from tpuwizard.core.cloud.compute.read import label_filter, matching, node_info
+from tpuwizard.core.cloud.compute.rest import ComputeReads, Everywhere
+from tpuwizard.core.cloud.compute.slice_reads import SliceReads
+from tpuwizard.core.cloud.compute.views import (
     Instance,
     InstanceGroupManager,
     InstanceTemplate,
@@ -93,7 +93,7 @@ def _ai_zones(
 
 def _unserved_none(reads: ComputeReads, kind: type, path: str) -> Everywhere:
     """An aggregated list; a server that does not serve it (404) has none of the kind, as a
-    zone's list is read (compute_slice_reads.py)."""
+    zone's list is read (compute/slice_reads.py)."""
     from google.api_core import exceptions
 
     try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from tpuwizard.core.cloud.compute_body import accelerator_of
+from tpuwizard.core.cloud.compute.body import accelerator_of
 from tpuwizard.core.cloud.types import NodeInfo
 
 

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from tpuwizard.core.cloud import google_errors, tpu_states
+from tpuwizard.core.cloud import google_errors
 from tpuwizard.core.cloud.backends import TPU_API
 from tpuwizard.core.cloud.endpoint import ENDPOINT_ENV, GOOGLE_ENDPOINT
 from tpuwizard.core.cloud.google_calls import (
@@ -29,7 +29,8 @@ from tpuwizard.core.cloud.google_calls import (
 )
 from tpuwizard.core.cloud.polling import poll_until
 from tpuwizard.core.cloud.protocol import NodeIdentity, Part
-from tpuwizard.core.cloud.queued import (
+from tpuwizard.core.cloud.tpu import states as tpu_states
+from tpuwizard.core.cloud.tpu.queued import (
     QUEUE_WAITING,
     QueuedCalls,
     ended_error,
@@ -285,7 +286,7 @@ class TpuCloud:
         cancelled: Callable[[], bool] | None = None,
     ) -> QueuedInfo:
         """Poll until ACTIVE. FAILED and SUSPENDED raise :class:`CreateFailed` (see
-        :func:`~tpuwizard.core.cloud.queued.ended_error`: a stockout, :class:`QueueExpired` or
+        :func:`~tpuwizard.core.cloud.tpu.queued.ended_error`: a stockout, :class:`QueueExpired` or
         :class:`QueueSuspended`); a wait that runs out while the request is still queued for
         capacity raises :class:`QueueExpired` too: it is the same wait as the request's
         validUntilDuration."""

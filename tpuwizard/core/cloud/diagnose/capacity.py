@@ -1,6 +1,6 @@
 """Diagnoses about capacity and quota: stockouts in every variant (a refused create, a queued
 request that waited its allowed time for nothing), quota, preemption, zones that do not offer a
-type. Split from :mod:`tpuwizard.core.cloud.diagnose`, which decides which one applies."""
+type. Split from :mod:`tpuwizard.core.cloud.diagnose.failure`, which decides which one applies."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import dataclasses
 
 from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.cloud import google_errors as ge
-from tpuwizard.core.cloud.diagnosis import Context, Diagnosis
+from tpuwizard.core.cloud.diagnose.diagnosis import Context, Diagnosis
 from tpuwizard.core.errors import QueueExpired, QueueSuspended
 
 

@@ -13,8 +13,8 @@ import re
 
 from tpuwizard.core.choices import Choice, phrase
 from tpuwizard.core.cloud import google_errors as ge
-from tpuwizard.core.cloud import tpu7x_access
-from tpuwizard.core.cloud.diagnose_capacity import (
+from tpuwizard.core.cloud.diagnose import tpu7x_access
+from tpuwizard.core.cloud.diagnose.capacity import (
     invalid_zone_diagnosis,
     other_zones,
     preempted_diagnosis,
@@ -23,9 +23,9 @@ from tpuwizard.core.cloud.diagnose_capacity import (
     quota_diagnosis,
     stockout_diagnosis,
 )
-from tpuwizard.core.cloud.diagnose_compute import compute_diagnosis
-from tpuwizard.core.cloud.diagnose_remote import remote_diagnosis
-from tpuwizard.core.cloud.diagnosis import Context, Diagnosis
+from tpuwizard.core.cloud.diagnose.compute import compute_diagnosis
+from tpuwizard.core.cloud.diagnose.diagnosis import Context, Diagnosis
+from tpuwizard.core.cloud.diagnose.remote import remote_diagnosis
 
 __all__ = [
     "Context",

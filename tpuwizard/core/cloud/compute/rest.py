@@ -4,8 +4,8 @@ slice's parts (MIGs, regional templates, workload policies), the zones and the T
 
 Why not google-cloud-compute for these: importing ``google.cloud.compute_v1`` takes seconds
 (3.35 s on a quiet machine), and the leftover check and ``status`` need nothing else from it.
-Creates and deletes keep Google's client (compute.py, compute_slices.py), which is imported only
-when one is made.
+Creates and deletes keep Google's client (client.py, slices.py), which is imported only when one
+is made.
 
 The same calls that library makes (its REST transport is an ``AuthorizedSession`` too), with the
 same credentials, timeout and retry (429/503, jittered), and a refusal raised as the same
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from tpuwizard.core.cloud.compute_views import (
+from tpuwizard.core.cloud.compute.views import (
     Instance,
     InstanceGroupManager,
     InstanceTemplate,

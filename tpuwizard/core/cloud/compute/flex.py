@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tpuwizard.core.cloud.compute_body import queue_wait_seconds
+from tpuwizard.core.cloud.compute.body import queue_wait_seconds
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.errors import QueueExpired
 

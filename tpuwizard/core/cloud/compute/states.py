@@ -10,7 +10,7 @@ Statuses and their meaning are in compute-engine.md ("One VM", "Read back"); the
   billing. A stopped VM's disk still bills, and Google clears its termination time when it stops
   (limit-vm-runtime), so nothing would end it; an unknown status must never hide a charge.
 
-No imports: the kept-node lines read it at start-up, as they read tpu_states.
+No imports: the kept-node lines read it at start-up, as they read the TPU API's (tpu/states.py).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 # Statuses in which the VM is not charged (its boot disk may be: see above), by resource kind.
 # Compute Engine has no queued kind: spot and Flex-start are one instance (Cloud.queues).
 NOT_BILLING_STATES = {
-    # A slice (compute_slices.py) while its parts are made, and when only a template or a
+    # A slice (compute/slices.py) while its parts are made, and when only a template or a
     # policy is left: neither costs anything; its VMs bill from RUNNING as any VM's.
     "node": frozenset(
         {

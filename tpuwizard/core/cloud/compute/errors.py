@@ -1,7 +1,7 @@
 """Compute Engine's errors as they arrive: an operation that ends with ``error.errors[]`` (each
 with a ``code`` such as ``ZONE_RESOURCE_POOL_EXHAUSTED`` or ``QUOTA_EXCEEDED``, compute.v1.json's
 ``Operation``), or an HTTP refusal of the call itself whose words say the same. Read here into
-plain facts that :mod:`diagnose_compute` words; no Google import.
+plain facts that :mod:`~tpuwizard.core.cloud.diagnose.compute` words; no Google import.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from tpuwizard.core.cloud.backends import VIA_RESIZE_REQUEST
-from tpuwizard.core.cloud.compute_body import instance_body
+from tpuwizard.core.cloud.compute.body import instance_body
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.plan import catalog
 
@@ -127,7 +127,7 @@ def template_body(req: NodeRequest) -> dict[str, Any]:
     Flex-start keeps ``provisioningModel: FLEX_START`` and its reservation affinity, but not
     ``params``: compute.v1.json's InstanceProperties has no such field (``requestValidForDuration``
     is "Relevant only for Instances.Insert API"), so a BULK MIG's wait for capacity has no bound
-    of Google's and tpuwizard's --queue-wait is its own timer (compute_slices.py)."""
+    of Google's and tpuwizard's --queue-wait is its own timer (compute/slices.py)."""
     s = req.slice
     one_vm = replace(req, slice=s.one_vm)
     properties = instance_body(one_vm)

@@ -1,6 +1,6 @@
 """Waiting on one Compute Engine operation (regional or zonal) through ``wait``: Google answers
 once it is DONE or after about two minutes (compute.v1.json), so a fast operation is seen at once
-and a slow one costs one call in two minutes. The slices' (compute_slices.py) and Route 2B's."""
+and a slow one costs one call in two minutes. The slices' (compute/slices.py) and Route 2B's."""
 
 from __future__ import annotations
 

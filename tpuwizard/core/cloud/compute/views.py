@@ -1,6 +1,6 @@
 """Compute Engine's JSON answers read into typed values with google-cloud-compute's own attribute
 names (``network_interfaces[0].network_i_p``, ``scheduling.provisioning_model``...), so that
-compute_read.py and compute_slice_read.py read them exactly as they read that library's messages.
+compute/read.py and compute/slice_reads.py read them exactly as they read that library's messages.
 
 Only the fields tpuwizard reads are kept; a field Google left out reads as the library's default
 does (``""``, ``0``, an empty list or map, an empty message). Each view names its schema in

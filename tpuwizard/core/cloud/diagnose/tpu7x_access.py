@@ -10,7 +10,7 @@ says the link between the two is unconfirmed.
 
 from __future__ import annotations
 
-from tpuwizard.core.cloud.diagnosis import Context, Diagnosis
+from tpuwizard.core.cloud.diagnose.diagnosis import Context, Diagnosis
 from tpuwizard.core.plan import catalog
 
 ACCESS_PAGE = "https://docs.cloud.google.com/tpu/docs/tpu7x-training"

@@ -1,13 +1,13 @@
 """Multi-host slices on Compute Engine, a part :class:`ComputeCloud` holds: a regional workload
-policy, a regional instance template and a zonal BULK MIG (compute_slice_body.py), made in that
+policy, a regional instance template and a zonal BULK MIG (compute/slice_body.py), made in that
 order, waited on until the topology is ACTIVE, deleted in reverse. The course's Route 2B (``--via
 resize-request``) is the same graph without the policy, its VM asked for by a resize request
-(compute_resize.py) instead of a resize.
+(compute/resize.py) instead of a resize.
 
 ``create`` starts the first part only; ``wait`` drives the rest (each part once the one before
 it is DONE), so a failure at any step is a :class:`CreateFailed` of the wait, which the launch
 answers by deleting what exists. Each part is announced through ``on_part`` before its insert
-(the ledger's intent first). As in compute.py, only ``*_unary`` calls, polled through our own
+(the ledger's intent first). As in compute/client.py, only ``*_unary`` calls, polled through our own
 operations clients on the same endpoint; reads and deletes retry 429/503; inserts never retry.
 
 A slice is one node to the rest of tpuwizard, named as its MIG: its VMs (carrying
@@ -24,24 +24,24 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
-from tpuwizard.core.cloud import compute_slice_body as body
-from tpuwizard.core.cloud.compute_body import queue_wait_seconds
-from tpuwizard.core.cloud.compute_errors import (
+from tpuwizard.core.cloud.compute import slice_body as body
+from tpuwizard.core.cloud.compute.body import queue_wait_seconds
+from tpuwizard.core.cloud.compute.errors import (
     OperationError,
     capacity_refused,
     operation_errors,
     raise_delete_errors,
 )
-from tpuwizard.core.cloud.compute_operation_wait import status_of, wait_operation
-from tpuwizard.core.cloud.compute_resize import ResizeRequestPart
-from tpuwizard.core.cloud.compute_rest import ComputeReads
-from tpuwizard.core.cloud.compute_slice_read import (
+from tpuwizard.core.cloud.compute.operation_wait import status_of, wait_operation
+from tpuwizard.core.cloud.compute.resize import ResizeRequestPart
+from tpuwizard.core.cloud.compute.rest import ComputeReads
+from tpuwizard.core.cloud.compute.slice_reads import (
     PARTS_LEFT,
     TOPOLOGY_DEAD_ENDS,
+    SliceReads,
     degraded,
     mig_is_ours,
 )
-from tpuwizard.core.cloud.compute_slice_reads import SliceReads
 from tpuwizard.core.cloud.polling import poll_until
 from tpuwizard.core.cloud.protocol import Part
 from tpuwizard.core.cloud.types import NodeInfo, NodeRequest

@@ -19,8 +19,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from tpuwizard.core.cloud import compute_slice_body as body
-from tpuwizard.core.cloud.compute_errors import (
+from tpuwizard.core.cloud.compute import slice_body as body
+from tpuwizard.core.cloud.compute.errors import (
     REQUEST_REFUSED_CODE,
     OperationError,
     capacity_refused,
@@ -31,7 +31,8 @@ from tpuwizard.core.errors import CreateFailed
 
 # compute.v1.json's states of a request that still asks for VMs (cancel takes only these).
 ACTIVE = frozenset({"CREATING", "ACCEPTED"})
-# The REST client's "POST https://...: " before Google's own words (as diagnose.py strips it).
+# The REST client's "POST https://...: " before Google's own words (as diagnose/failure.py
+# strips it).
 _REQUEST_PREFIX = re.compile(r"^(GET|POST|PUT|PATCH|DELETE) \S+: ")
 
 
