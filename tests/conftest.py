@@ -30,7 +30,7 @@ def _shared_worker_env():
     """The default JAX's worker environment, built before any test closes the package index
     (with this computer's real one; xdist's workers wait on its lock file for the first)."""
     from tpuwizard.sandbox import image, worker_envs
-    from tpuwizard.session.practice_jax import practice_jax
+    from tpuwizard.session.practice.worker_jax import practice_jax
 
     os.environ.setdefault(worker_envs.ENVS_ENV, str(WORKER_ENVS))
     said: list[str] = []

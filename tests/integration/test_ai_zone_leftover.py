@@ -17,7 +17,7 @@ from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.paths import owner_label
 from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.sandbox.server import make_server, start_in_thread
-from tpuwizard.session.practice import PRACTICE_PROJECT
+from tpuwizard.session.practice.sandbox import PRACTICE_PROJECT
 
 AI_ZONE = "us-central1-ai1a"
 

@@ -174,7 +174,7 @@ def test_one_served_sandbox_runs_launches_from_two_homes(tmp_path):
 
 ATTACH_LINGER_THEN_CALL = """
 import sys, time
-from tpuwizard.session import practice
+from tpuwizard.session.practice import sandbox as practice
 from tpuwizard.core.cloud.tpu.client import TpuCloud
 from tpuwizard.core.plan.catalog import parse_accelerator
 assert practice.attach_lasting_sandbox(), "no lasting sandbox to attach to"
@@ -195,7 +195,7 @@ def test_a_command_attached_to_the_lasting_sandbox_keeps_it_until_it_ends(home):
 
     environment = clean_env(TPUWIZARD_SANDBOX_LINGER="0.2")
     server = subprocess.Popen(
-        [sys.executable, "-m", "tpuwizard.session.lasting_sandbox"],
+        [sys.executable, "-m", "tpuwizard.session.practice.lasting"],
         env=environment,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -19,7 +19,7 @@ from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.launch.records.ledger import Ledger, Resource
 from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.sandbox.server import make_server, start_in_thread
-from tpuwizard.session.practice import PRACTICE_PROJECT
+from tpuwizard.session.practice.sandbox import PRACTICE_PROJECT
 
 BAD = "europe-west1-b"  # google-behaviour.md: "403 Location europe-west1-b is not found..."
 BOB = "b0b0000000000b0b"

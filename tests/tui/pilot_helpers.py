@@ -104,7 +104,7 @@ def make_leftover(home: Path) -> str:
     from tpuwizard.core.paths import owner_label
     from tpuwizard.core.plan.catalog import parse_accelerator
     from tpuwizard.sandbox.server import make_server, start_in_thread
-    from tpuwizard.session.practice import PRACTICE_PROJECT
+    from tpuwizard.session.practice.sandbox import PRACTICE_PROJECT
 
     earlier = make_server(home / "sandbox", delay=0)
     start_in_thread(earlier)

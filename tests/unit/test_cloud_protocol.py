@@ -209,7 +209,7 @@ def test_a_kept_flex_start_node_shows_the_deadline_the_cloud_reports(tmp_path):
     import time
     from types import SimpleNamespace
 
-    from tpuwizard.session.kept import KeptNodes
+    from tpuwizard.session.kept.nodes import KeptNodes
 
     cloud = MemoryCloud()
     zone = cloud.list_zones()[0]

@@ -179,7 +179,7 @@ class BeatingNode:
 
     def __init__(self, cloud: MemoryCloud, reason: str) -> None:
         from tpuwizard.core.launch.records.ledger import Entry, Resource
-        from tpuwizard.session.kept import KeptNode
+        from tpuwizard.session.kept.nodes import KeptNode
 
         transport = FakeTransport()
         transport.run = lambda *a, **k: Result(1, "", reason)  # type: ignore[method-assign]

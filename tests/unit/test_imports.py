@@ -51,7 +51,7 @@ def test_fit_json_loads_no_heavy_package():
 NOT_FOR_FIT = (
     "importlib.metadata",
     "difflib",
-    "tpuwizard.session.kept_lines",
+    "tpuwizard.session.kept.lines",
     "tpuwizard.core.choices",
     "signal",
 )
@@ -84,7 +84,7 @@ def test_fit_json_says_a_kept_node_without_the_billing_state(tmp_path, monkeypat
     # Nor gcloud's configuration: reading a record back checks its names (core/cloud/names.py).
     unneeded = (
         "tpuwizard.core.launch.records.billing_state",
-        "tpuwizard.session.kept",
+        "tpuwizard.session.kept.nodes",
         "tpuwizard.core.cloud.gcloud_config",
     )
     assert [m for m in unneeded if m in modules] == []
@@ -121,10 +121,10 @@ def test_status_without_records_loads_only_what_it_answers_with(tmp_path, monkey
     said, modules = run_probe(["status", "--sandbox"])
     assert any("practice" in line for line in said)  # it ran, in practice
     unneeded = (
-        "tpuwizard.session.kept",
-        "tpuwizard.session.kaggle_records",
+        "tpuwizard.session.kept.nodes",
+        "tpuwizard.session.free.kaggle_records",
         "tpuwizard.core.kaggle.run",
-        "tpuwizard.session.colab_records",  # no Colab ledger: Colab's machinery stays unloaded
+        "tpuwizard.session.free.colab_records",  # no Colab ledger: Colab's machinery stays unloaded
         "tpuwizard.core.colab.run",
         "tpuwizard.core.launch.events.launch_events",
         "tpuwizard.core.launch.lifecycle.runtime",

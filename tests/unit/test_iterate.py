@@ -18,7 +18,7 @@ from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.core.remote.jobs import Job
 from tpuwizard.core.remote.sync import WORK_DIR, LocalFolder, sync_folder
 from tpuwizard.core.remote.transports import LocalTransport
-from tpuwizard.session.kept_lines import KeptInfo
+from tpuwizard.session.kept.lines import KeptInfo
 
 
 @pytest.fixture

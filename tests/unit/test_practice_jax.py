@@ -21,7 +21,7 @@ from tpuwizard.core.launch.lifecycle.on_workers import WorkerSteps
 from tpuwizard.core.launch.lifecycle.part_inputs import worker_input
 from tpuwizard.core.plan.jax_versions import DEFAULT, TABLE
 from tpuwizard.sandbox import image, worker_envs
-from tpuwizard.session import practice_jax as chooser
+from tpuwizard.session.practice import worker_jax as chooser
 
 NEEDS_312 = next(v.version for v in reversed(TABLE) if v.min_python > sys.version_info[:2])
 FITS_HERE = [v.version for v in TABLE if v.min_python <= sys.version_info[:2]][-1]

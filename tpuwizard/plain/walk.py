@@ -37,7 +37,7 @@ from tpuwizard.plain.prompt import (
     zone_choices,
 )
 from tpuwizard.session.backend import decide_backend
-from tpuwizard.session.kept_lines import recorded_kept
+from tpuwizard.session.kept.lines import recorded_kept
 from tpuwizard.session.launch_handle import LaunchHandle
 from tpuwizard.session.preflight import before_create
 from tpuwizard.session.session import Session
@@ -280,11 +280,11 @@ class PlainWizard:
         script = Path(self.text(f"Your script to run on {title}", check=is_file))
         route: Any
         if where == "kaggle":
-            from tpuwizard.session.kaggle_route import kaggle_route_for, practice_for_kaggle
+            from tpuwizard.session.free.kaggle import kaggle_route_for, practice_for_kaggle
 
             route = kaggle_route_for(script, practice_for_kaggle(self.sandbox), session.runs_base)
         else:  # no colab program (real): BadInput says how to install it, exit 2, nothing run
-            from tpuwizard.session.colab_route import colab_route_for, practice_for_colab
+            from tpuwizard.session.free.colab import colab_route_for, practice_for_colab
 
             route = colab_route_for(script, practice_for_colab(self.sandbox), session.runs_base)
         summary = RunSummary()

@@ -19,9 +19,9 @@ from tpuwizard.core.cloud.backends import COMPUTE, TPU_API
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.records.billing_state import BillingState
 from tpuwizard.session import decision
-from tpuwizard.session import practice as practice_mode
 from tpuwizard.session.clouds import CloudBook, worth_surveying
 from tpuwizard.session.decision import Mode, ZoneAnswer
+from tpuwizard.session.practice import sandbox as practice_mode
 
 if TYPE_CHECKING:
     # Imported where used: the wizard makes its Session before its first screen shows.
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
     from tpuwizard.core.launch.records.ledger import Ledger, Resource
     from tpuwizard.core.launch.teardown.verified import Found, TeardownResult
-    from tpuwizard.session.kept import KeptNodes
+    from tpuwizard.session.kept.nodes import KeptNodes
     from tpuwizard.session.launch_handle import LaunchHandle
 
 
@@ -273,7 +273,7 @@ class Session:
     @property
     def kept(self) -> KeptNodes:
         """The kept nodes of this session: find, price, run on, heartbeat."""
-        from tpuwizard.session.kept import KeptNodes
+        from tpuwizard.session.kept.nodes import KeptNodes
 
         return KeptNodes(self)
 

@@ -15,7 +15,7 @@ from tpuwizard.core.launch.events.kaggle import (
 
 if TYPE_CHECKING:  # status's and teardown's results: their module is not imported at start
     from tpuwizard.core.kaggle.records import KernelSeen, KernelTorn
-    from tpuwizard.session.kaggle_quota import QuotaRead
+    from tpuwizard.session.free.kaggle_quota import QuotaRead
 
 KaggleEvent = KernelPlanned | KernelPushed | KernelState | KernelLeftRunning | KernelDeleted
 

@@ -10,7 +10,7 @@ from tpuwizard.words.oslogin_text import login_key_words
 
 if TYPE_CHECKING:
     from tpuwizard.core.launch.teardown.verified import TeardownResult
-    from tpuwizard.session.kept import KeptGone
+    from tpuwizard.session.kept.nodes import KeptGone
 
 
 def teardown_lines(result: TeardownResult, owner: str) -> list[str]:

@@ -10,7 +10,7 @@ Every attempt is an entry of ``chain.json`` (core/evidence/chain.py), its receip
 ``attempts/<n>/``.
 
 The chain is one loop over :class:`ChainAttempts`: a launch's (lifecycle/launch.py) or a kept
-node's that ``run --checkpoints`` recreates from ``up``'s settings (session/kept_resume.py).
+node's that ``run --checkpoints`` recreates from ``up``'s settings (session/kept/resume.py).
 """
 
 from __future__ import annotations

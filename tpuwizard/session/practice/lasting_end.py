@@ -10,7 +10,7 @@ import os
 import time
 
 from tpuwizard.core import paths
-from tpuwizard.session import practice
+from tpuwizard.session.practice import sandbox as practice
 
 
 def end_lasting_sandbox(wait_s: float = 10.0) -> str | None:
@@ -35,7 +35,7 @@ def end_lasting_sandbox(wait_s: float = 10.0) -> str | None:
             pid = int(json.loads(info.read_text())["pid"])
         except (OSError, ValueError, KeyError, TypeError):
             pid = None
-        info.unlink(missing_ok=True)  # it watches for this, and ends (lasting_sandbox.py)
+        info.unlink(missing_ok=True)  # it watches for this, and ends (practice/lasting.py)
     finally:
         os.close(fd)
     deadline = time.monotonic() + wait_s

@@ -18,7 +18,7 @@ SSH_PORT_ENV = "TPUWIZARD_SANDBOX_SSH_PORT"
 AUTHORIZED_KEYS_ENV = "TPUWIZARD_SANDBOX_AUTHORIZED_KEYS"
 
 
-LASTING_SERVER_FILE = "server.json"  # a sandbox that outlives its command: see lasting_sandbox
+LASTING_SERVER_FILE = "server.json"  # a sandbox that outlives its command: see lasting.py
 # Where a lasting sandbox takes over from one in a process that is ending (hand_over): it
 # serves on the same port with the same token, so a watchdog already armed still reaches it.
 LASTING_PORT_ENV = "TPUWIZARD_LASTING_PORT"
@@ -146,7 +146,7 @@ def _end_its_faults(folder: Path, info: Path) -> None:
     """This command asks for no faults: a rehearsal's faults were that rehearsal's, and end
     before this command's first call (they stayed for every later command)."""
     from tpuwizard.core.errors import BadInput
-    from tpuwizard.session.lasting_faults import ask_for_faults
+    from tpuwizard.session.practice.lasting_faults import ask_for_faults
 
     if not ask_for_faults(folder, info, ""):
         raise BadInput(
@@ -209,7 +209,7 @@ def start_lasting_sandbox(timeout: float = 30.0, port: int = 0, token: str | Non
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "lasting-sandbox.log", "ab") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "tpuwizard.session.lasting_sandbox"],
+            [sys.executable, "-m", "tpuwizard.session.practice.lasting"],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,

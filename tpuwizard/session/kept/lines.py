@@ -1,7 +1,7 @@
 """What every command says about kept nodes after it ends: one line each, from the ledger and
 the heartbeat book alone.
 
-Apart from :mod:`~tpuwizard.session.kept` (which runs scripts on kept nodes and imports the
+Apart from :mod:`~tpuwizard.session.kept.nodes` (which runs scripts on kept nodes and imports the
 launch machinery, about 100 ms), so that ``tpuwizard fit 48 --json`` still starts fast: this
 imports only the ledger reader, the price catalog and what decides practice or real.
 """
@@ -17,7 +17,7 @@ from tpuwizard.core.launch.kept.heartbeat_book import HeartbeatBook
 from tpuwizard.core.launch.kept.record import KeptRecord
 from tpuwizard.core.launch.records.ledger import Entry, Ledger, Resource
 from tpuwizard.core.plan import cost
-from tpuwizard.session import practice as practice_mode
+from tpuwizard.session.practice import sandbox as practice_mode
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ Google. So ``up`` in practice starts this server detached; it writes its endpoin
 ``$TPUWIZARD_HOME/sandbox/server.json``, later commands attach to it, and it exits by itself once
 it has held no node and no queued resource for a while (or its state folder is gone).
 
-    python -m tpuwizard.session.lasting_sandbox
+    python -m tpuwizard.session.practice.lasting
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tpuwizard.session import practice
-from tpuwizard.session.lasting_faults import take_request
+from tpuwizard.session.practice import sandbox as practice
+from tpuwizard.session.practice.lasting_faults import take_request
 
 
 def main() -> int:

@@ -1,6 +1,6 @@
 """Kept nodes: the ones ``tpuwizard up`` created for iterating, found again from the ledger and
 the API, each with a transport, heartbeats and its deadlines. What a kept node's line says, read
-from the ledger alone, is in :mod:`~tpuwizard.session.kept_lines`.
+from the ledger alone, is in :mod:`~tpuwizard.session.kept.lines`.
 
 ``run``, ``watch``, ``ssh``, ``status`` and the wizard reach a kept node only through this module
 (via :class:`~tpuwizard.session.session.Session`).
@@ -40,9 +40,9 @@ from tpuwizard.core.launch.records.ledger import Entry, Resource
 from tpuwizard.core.launch.records.ownership import is_instance
 from tpuwizard.core.launch.workers.distributed import coordinator_for
 from tpuwizard.core.remote.sync import LocalFolder
-from tpuwizard.session.kept_check import KeptCheck, KeptGone
-from tpuwizard.session.kept_lines import KeptInfo as KeptInfo  # read from here too
-from tpuwizard.session.kept_lines import kept_info, node_id
+from tpuwizard.session.kept.check import KeptCheck, KeptGone
+from tpuwizard.session.kept.lines import KeptInfo as KeptInfo  # read from here too
+from tpuwizard.session.kept.lines import kept_info, node_id
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.diagnose.failure import Context
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from tpuwizard.core.launch.plan.packages import PackageSpec
     from tpuwizard.core.launch.teardown.verified import TeardownResult
     from tpuwizard.core.remote.transports import Transport
-    from tpuwizard.session.kept_resume import CheckpointsAsked
+    from tpuwizard.session.kept.resume import CheckpointsAsked
     from tpuwizard.session.services import SessionServices
 
 
@@ -250,10 +250,10 @@ class KeptNode:
         run's exit code. Everything it does reaches ``emit`` as the launch's events do, from
         :class:`RunStarted` to :class:`Finished` (after :class:`Failed` when the node went away
         or a command on it failed). With ``checkpoints`` (a spot node) the run survives the
-        node's preemption: it is made again from ``up``'s settings (session/kept_resume.py)."""
+        node's preemption: it is made again from ``up``'s settings (session/kept/resume.py)."""
         from tpuwizard.core.cloud.diagnose.failure import diagnose
         from tpuwizard.core.launch.kept.run_lock import lock_path, run_lock
-        from tpuwizard.session.kept_resume import resume_problems, run_resumable
+        from tpuwizard.session.kept.resume import resume_problems, run_resumable
 
         session, r = self.nodes.session, self.entry.resource
         run_id, run_dir = session.new_run()

@@ -13,7 +13,7 @@ from tpuwizard.core.colab.program import ColabCallFailed, ColabProgram
 from tpuwizard.core.colab.run import stop_session
 from tpuwizard.core.kaggle.ledger import writer_alive
 from tpuwizard.core.launch.events.colab import ColabSessionStopped
-from tpuwizard.session.colab_route import colab_ledger, program_for
+from tpuwizard.session.free.colab import colab_ledger, program_for
 
 PREFIX = "tpuwizard-"
 

@@ -32,7 +32,7 @@ def weekly_tpu_quota(practice: bool) -> QuotaRead:
     if isinstance(found, NoCredentials):
         return QuotaRead(None, False, "no Kaggle credentials were found")
     from tpuwizard.core.kaggle.client import KaggleApiKernels
-    from tpuwizard.session.kaggle_route import call_timeout_s
+    from tpuwizard.session.free.kaggle import call_timeout_s
 
     try:
         return QuotaRead(KaggleApiKernels(call_timeout_s()).tpu_quota(), practice=False)
@@ -44,7 +44,7 @@ def _stand_in_quota() -> Quota | None:
     from tpuwizard.core.kaggle.client import tpu_quota_from_json
     from tpuwizard.sandbox.kaggle import quota_statistics
     from tpuwizard.sandbox.kaggle_sessions import parse_kaggle_faults
-    from tpuwizard.session.kaggle_route import KAGGLE_FAULTS_ENV
+    from tpuwizard.session.free.kaggle import KAGGLE_FAULTS_ENV
 
     faults = parse_kaggle_faults(os.environ.get(KAGGLE_FAULTS_ENV))
     return tpu_quota_from_json(quota_statistics(faults))

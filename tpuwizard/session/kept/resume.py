@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 
 class KeptNodesView(Protocol):
-    """What the chain uses of the kept nodes (:class:`~tpuwizard.session.kept.KeptNodes`)."""
+    """What the chain uses of the kept nodes (:class:`~tpuwizard.session.kept.nodes.KeptNodes`)."""
 
     @property
     def session(self) -> SessionServices: ...
@@ -50,7 +50,7 @@ class KeptNodesView(Protocol):
 
 
 class ResumableNode(Protocol):
-    """What the chain uses of a kept node (:class:`~tpuwizard.session.kept.KeptNode`): its
+    """What the chain uses of a kept node (:class:`~tpuwizard.session.kept.nodes.KeptNode`): its
     record, its name, one run of the script on it, and what a diagnosis needs."""
 
     @property

@@ -1,8 +1,8 @@
 """What ``status`` learns of the kept nodes from the cloud (:meth:`KeptNodes.check`).
 
-Apart from :mod:`~tpuwizard.session.kept` (the kept-node machinery, about 0.1 s to import) so
+Apart from :mod:`~tpuwizard.session.kept.nodes` (the kept-node machinery, about 0.1 s to import) so
 that ``status`` can say "none" without it when the ledger records no kept node, and from
-:mod:`~tpuwizard.session.kept_lines` so that every command's kept-node lines stay light.
+:mod:`~tpuwizard.session.kept.lines` so that every command's kept-node lines stay light.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tpuwizard.core.launch.teardown.verified import TeardownResult
-    from tpuwizard.session.kept_lines import KeptInfo
+    from tpuwizard.session.kept.lines import KeptInfo
 
 
 @dataclass(frozen=True)

@@ -18,11 +18,11 @@ from tpuwizard.core.cloud.backends import COMPUTE
 from tpuwizard.core.launch.kept.iterate import heartbeat_interval
 from tpuwizard.core.launch.kept.record import KeptRecord
 from tpuwizard.core.launch.records.billing_state import Billed
-from tpuwizard.session.kept_lines import node_id
+from tpuwizard.session.kept.lines import node_id
 
 if TYPE_CHECKING:
     from tpuwizard.core.launch.records.ledger import Entry
-    from tpuwizard.session.kept import KeptNode
+    from tpuwizard.session.kept.nodes import KeptNode
     from tpuwizard.session.session import Session
 
 IDLE_CHECK_S = 60.0  # with no kept node, how often the ledger is read again for a new one

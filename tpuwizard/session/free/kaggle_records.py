@@ -19,7 +19,7 @@ from tpuwizard.core.kaggle.records import (
     practice_kernel,
     tear_down,
 )
-from tpuwizard.session.kaggle_route import call_timeout_s, kernel_ledger
+from tpuwizard.session.free.kaggle import call_timeout_s, kernel_ledger
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 for its faults (none, when it sets none) and the sandbox serves those from then on; only a
 command asking for other faults than the ones another command set is refused
 (practice._refuse_faults_it_does_not_serve). The request is a file beside server.json, taken
-up by the sandbox's own loop (lasting_sandbox.py), which writes the faults it serves back into
+up by the sandbox's own loop (practice/lasting.py), which writes the faults it serves back into
 server.json: the command waits for that before its first call."""
 
 from __future__ import annotations
