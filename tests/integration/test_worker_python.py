@@ -20,8 +20,10 @@ import pytest
 from tests.integration.test_worker_image import markers, worker
 from tests.wheels import make_wheel
 from tpuwizard.core.remote.bootstrap import VENV, bootstrap_script, sandbox_plan
-from tpuwizard.sandbox import image, worker_envs, worker_tools
-from tpuwizard.sandbox.worker_python import find_worker_python
+from tpuwizard.sandbox.workers import envs as worker_envs
+from tpuwizard.sandbox.workers import image
+from tpuwizard.sandbox.workers import tools as worker_tools
+from tpuwizard.sandbox.workers.python import find_worker_python
 
 OTHER = "0.12.0.1"
 

@@ -215,7 +215,7 @@ def test_status_shows_a_slice_as_one_resource_with_the_parts_read_with_it(monkey
 def test_the_compute_engine_guide_and_the_wizard_s_help_say_what_route_2b_meets_and_what_we_do():
     from pathlib import Path
 
-    from tpuwizard.sandbox.mig_resize import RESIZE_REQUEST_REFUSED
+    from tpuwizard.sandbox.compute.mig_resize import RESIZE_REQUEST_REFUSED
     from tpuwizard.tui.screens.review import ReviewScreen
 
     guide = Path(__file__).parents[2] / "docs/guides/compute-engine.md"

@@ -97,7 +97,7 @@ def build_runtime(
         sandbox_token = os.environ.get(TOKEN_ENV, "")
 
         def make_sandbox(node: NodeInfo) -> Transport:
-            from tpuwizard.sandbox.image import worker_path
+            from tpuwizard.sandbox.workers.image import worker_path
 
             homes = sandbox_worker_homes(cloud, node)
             # The workers run the sandbox's stand-in of Google's image (Python 3.10, no uv).

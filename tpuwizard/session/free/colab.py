@@ -3,7 +3,7 @@ stops.
 
 Real runs use Google's ``colab`` found on PATH. Practice (``--sandbox``, and the default where
 neither that program nor its sign-in token is on this computer) runs the stand-in program
-(tpuwizard/sandbox/colab_cli.py) in the same way, its runtimes under the state folder, so a
+(tpuwizard/sandbox/colab/cli.py) in the same way, its runtimes under the state folder, so a
 session it made outlives this process as a real one would (``status`` and ``teardown`` find it).
 """
 
@@ -51,7 +51,7 @@ def practice_program() -> ColabProgram:
     package_parent = str(Path(tpuwizard.__file__).resolve().parent.parent)
     python_path = os.pathsep.join(p for p in (package_parent, os.environ.get("PYTHONPATH")) if p)
     env = {"TPUWIZARD_COLAB_HOME": str(practice_home()), "PYTHONPATH": python_path}
-    return ColabProgram([sys.executable, "-m", "tpuwizard.sandbox.colab_cli"], env)
+    return ColabProgram([sys.executable, "-m", "tpuwizard.sandbox.colab.cli"], env)
 
 
 def real_program() -> ColabProgram | None:

@@ -73,7 +73,7 @@ PRACTICE_ENV = (
 def start_practice_kaggle(faults: str | None = None) -> Any:  # -> KaggleStandIn
     """The stand-in, with kaggle's client pointed at it until :func:`restore_environment`
     (kaggle keeps its endpoint, read when first imported, for the rest of this process)."""
-    from tpuwizard.sandbox.kaggle import start_kaggle_stand_in
+    from tpuwizard.sandbox.kaggle.server import start_kaggle_stand_in
 
     home = paths.state_dir() / "kaggle-sandbox"
     server = start_kaggle_stand_in(home / "kernels", faults or os.environ.get(KAGGLE_FAULTS_ENV))

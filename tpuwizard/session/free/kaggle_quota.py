@@ -42,8 +42,8 @@ def weekly_tpu_quota(practice: bool) -> QuotaRead:
 
 def _stand_in_quota() -> Quota | None:
     from tpuwizard.core.kaggle.client import tpu_quota_from_json
-    from tpuwizard.sandbox.kaggle import quota_statistics
-    from tpuwizard.sandbox.kaggle_sessions import parse_kaggle_faults
+    from tpuwizard.sandbox.kaggle.server import quota_statistics
+    from tpuwizard.sandbox.kaggle.sessions import parse_kaggle_faults
     from tpuwizard.session.free.kaggle import KAGGLE_FAULTS_ENV
 
     faults = parse_kaggle_faults(os.environ.get(KAGGLE_FAULTS_ENV))

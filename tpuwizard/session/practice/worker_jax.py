@@ -3,8 +3,8 @@
 the newest version of the table tpuwizard's own Python can install, said in one line (issue 36).
 
 A version of the table that needs Python 3.12 runs in practice on a Python 3.12 found on this
-computer (sandbox/worker_python.py), with its packages installed once per computer
-(sandbox/worker_envs.py), built here before the workers' bootstrap, one line saying so the first
+computer (sandbox/workers/python.py), with its packages installed once per computer
+(sandbox/workers/envs.py), built here before the workers' bootstrap, one line saying so the first
 time. Without a 3.12, or where the environment cannot be built (its wheels in no wheel folder,
 the package index out of reach), the worker could only fail to install it after the node was
 made; so the practice launch runs the newest version this Python can install, and the line says
@@ -29,8 +29,8 @@ def practice_jax(
     here = sys.version_info[:2]
     if entry is None or here >= entry.min_python:
         return asked, None
-    from tpuwizard.sandbox.image import find_uv
-    from tpuwizard.sandbox.worker_python import WORKER_PYTHON, find_worker_python
+    from tpuwizard.sandbox.workers.image import find_uv
+    from tpuwizard.sandbox.workers.python import WORKER_PYTHON, find_worker_python
 
     uv = find_uv()
     python = find_worker_python(uv)
@@ -61,9 +61,9 @@ def practice_jax(
 def _build(uv: str | None, python: str, version: str, say: Callable[[str], None]) -> str | None:
     """Build (once per computer) the shared environment for ``version``; why not, or None."""
     from tpuwizard.core import paths
-    from tpuwizard.sandbox import worker_envs
-    from tpuwizard.sandbox.image import index_settings, wheel_folder
-    from tpuwizard.sandbox.worker_python import WORKER_PYTHON
+    from tpuwizard.sandbox.workers import envs as worker_envs
+    from tpuwizard.sandbox.workers.image import index_settings, wheel_folder
+    from tpuwizard.sandbox.workers.python import WORKER_PYTHON
 
     folder = worker_envs.envs_folder()
     if worker_envs.built_env(folder, WORKER_PYTHON, version) is not None:

@@ -3,7 +3,7 @@
 A part of :class:`~tpuwizard.sandbox.state.SandboxState`, given the state file. Compute Engine's
 operations are not the TPU API's (``compute#operation``: a ``status`` of PENDING, RUNNING or DONE,
 and ``error.errors[]`` with string codes; compute-engine.md:59-61), so they are kept apart from
-:class:`~tpuwizard.sandbox.operations.Operations`, in ``store.data["zone_operations"]``. The
+:class:`~tpuwizard.sandbox.tpu.operations.Operations`, in ``store.data["zone_operations"]``. The
 instances part says when each one is done (:meth:`ZoneOperations.finish`).
 """
 
@@ -13,7 +13,7 @@ import secrets
 import time
 from typing import Any
 
-from tpuwizard.sandbox import compute_google
+from tpuwizard.sandbox.compute import google as compute_google
 from tpuwizard.sandbox.model import ApiError, public
 from tpuwizard.sandbox.store import StateStore
 

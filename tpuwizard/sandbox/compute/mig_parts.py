@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from tpuwizard.sandbox import compute_google as ce
-from tpuwizard.sandbox import instance_rules
+from tpuwizard.sandbox.compute import google as ce
+from tpuwizard.sandbox.compute import instance_rules
+from tpuwizard.sandbox.compute.zone_operations import ZoneOperations, rfc3339
 from tpuwizard.sandbox.model import ApiError, public
 from tpuwizard.sandbox.store import StateStore
-from tpuwizard.sandbox.zone_operations import ZoneOperations, rfc3339
 
 POLICY_FIELDS = ("description", "workloadPolicy", "groupPlacementPolicy")
 TEMPLATE_FIELDS = ("description", "properties")

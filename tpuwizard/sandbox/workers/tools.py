@@ -1,6 +1,6 @@
 """The tools of the sandbox's worker image: ``python3 -m pip``/``-m venv``, ``uv``, ``curl``.
 
-Run as ``python -I -S worker_tools.py TOOL IMAGE_JSON ARGS...`` by the scripts that
+Run as ``python -I -S workers/tools.py TOOL IMAGE_JSON ARGS...`` by the scripts that
 ``image.install_image`` writes. Standard library only, so each call starts quickly. Every rule
 cites google-behaviour.md ("gb:LINE"); nothing here opens a network connection.
 """
@@ -107,7 +107,7 @@ def link_parent_packages(
     image: dict[str, Any], venv_python: str, sites: list[str] | None = None
 ) -> None:
     """Give the venv tpuwizard's packages (or those of ``sites``: a shared worker environment,
-    worker_envs.py), as uv's cache would hand them over offline.
+    workers/envs.py), as uv's cache would hand them over offline.
 
     Package folders are symlinks; each ``.dist-info`` is a real folder with only its METADATA,
     which is what uv reads to see a requirement satisfied (it skips symlinked ones). Without a
@@ -171,11 +171,11 @@ def other_jax(image: dict[str, Any], args: list[str]) -> str | None:
 
 
 def _worker_python() -> Any:
-    return _sibling("worker_python")
+    return _sibling("python")
 
 
 def _worker_envs() -> Any:
-    return _sibling("worker_envs")
+    return _sibling("envs")
 
 
 def _sibling(name: str) -> Any:
@@ -194,7 +194,7 @@ def install_other_jax(
 ) -> int:
     """An install pinning another JAX than tpuwizard's: the venv is made again on the Python
     3.12 a real VM's uv provides (gb:56), found on this computer, and gets that JAX's packages
-    from this computer's shared worker environment (worker_envs.py), built first where it is
+    from this computer's shared worker environment (workers/envs.py), built first where it is
     missing and the worker has a route out; its own packages are installed beside them. With no
     3.12 here, the worker stays on tpuwizard's Python."""
     finder = _worker_python()

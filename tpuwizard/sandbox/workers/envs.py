@@ -1,18 +1,18 @@
 """Practice workers' shared environments: one per (Python, JAX version), built once per computer.
 
-A practice worker whose JAX is not tpuwizard's own runs it on Python 3.12 (worker_python.py), and
+A practice worker whose JAX is not tpuwizard's own runs it on Python 3.12 (workers/python.py), and
 that JAX with its jaxlib, numpy and scipy is about 140 MB of wheels. Installed into each worker's
 venv, every practice launch would fetch and unpack them again; so they are installed once per
 computer into an environment under this user's cache (``$XDG_CACHE_HOME/tpuwizard/worker-envs/
 py3.12-jax0.12.0.1``, or under ``$TPUWIZARD_WORKER_ENVS``), and each worker's venv gets links to
 its packages, the way a worker running tpuwizard's own JAX gets links to tpuwizard's (image.py,
-worker_tools.link_parent_packages). A worker's own packages (``--with``) go in its own venv.
+tools.py: link_parent_packages). A worker's own packages (``--with``) go in its own venv.
 
 The environment is built aside (``NAME.building-PID``) and renamed into place whole, its marker
 file written last, under a lock file: a half-built one is never used, and a second process asking
 for it while the first builds waits for it. Its files are read-only afterwards.
 
-Standard library only: worker_tools.py loads it by path (its tools run with ``-I -S``).
+Standard library only: workers/tools.py loads it by path (its tools run with ``-I -S``).
 """
 
 from __future__ import annotations

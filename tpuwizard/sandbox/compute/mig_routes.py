@@ -1,7 +1,7 @@
 """The routes of a multi-host slice on Compute Engine: resource policies and instance templates
 (regional, or global as the course's Route 2B makes its template), MIGs (zonal) with their resize
 requests, regional and global operations, and what gcloud 528 reads around them (aggregated lists,
-autoscalers); :mod:`tpuwizard.sandbox.compute_routes` answers them beside the single-host ones, in
+autoscalers); :mod:`tpuwizard.sandbox.compute.routes` answers them beside the single-host ones, in
 the same envelope.
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tpuwizard.sandbox import compute_google as ce
-from tpuwizard.sandbox.compute_filter import matches, parse_filter
-from tpuwizard.sandbox.mig_parts import region_url, require_region
+from tpuwizard.sandbox.compute import google as ce
+from tpuwizard.sandbox.compute.list_filter import matches, parse_filter
+from tpuwizard.sandbox.compute.mig_parts import region_url, require_region
 
 if TYPE_CHECKING:
     from tpuwizard.sandbox.state import SandboxState
@@ -198,7 +198,7 @@ class MigRoutes:
         return {"kind": kind, "id": link, "items": items, "selfLink": link}
 
     def list_autoscalers(self, project: str, zone: str, query: dict, body: Any) -> dict:
-        from tpuwizard.sandbox import instance_rules
+        from tpuwizard.sandbox.compute import instance_rules
 
         instance_rules.require_zone(zone)
         link = f"{ce.zone_url(project, zone)}/autoscalers"
@@ -211,7 +211,8 @@ class MigRoutes:
         raise ApiError(404, "notFound", f"The resource '{key}' was not found")
 
     def aggregated_migs(self, project: str, query: dict, body: Any) -> dict:
-        from tpuwizard.sandbox import google, instance_rules
+        from tpuwizard.sandbox import google
+        from tpuwizard.sandbox.compute import instance_rules
 
         wanted = parse_filter(query.get("filter", ""))
         items: dict[str, Any] = {}

@@ -1,5 +1,5 @@
 """A stand-in for Google's ``colab`` program (google-colab-cli 0.7.5), run as a program:
-``python -m tpuwizard.sandbox.colab_cli COMMAND ...``.
+``python -m tpuwizard.sandbox.colab.cli COMMAND ...``.
 
 It follows the CLI's own code (docs/reference/colab-cli.md says what was read): the commands
 tpuwizard uses (``new``, ``sessions``, ``status``, ``stop``, ``upload``, ``download``,
@@ -7,7 +7,7 @@ tpuwizard uses (``new``, ``sessions``, ``status``, ``stop``, ``upload``, ``downl
 tracebacks on stderr) and the same exit codes. A runtime is a folder on this computer; an
 ``exec`` runs its cell in a Python process there, on JAX's CPU devices (one, as a v5e1 has one
 chip), where the real one runs it in the runtime's IPython kernel (tpuwizard's cells rely on
-neither). Its state and faults: colab_state.py. Every call is logged (``calls.log``).
+neither). Its state and faults: colab/state.py. Every call is logged (``calls.log``).
 
 Where the CLI's code leaves an answer to Colab's backend, the stand-in chooses one and says so:
 ``stop`` on a runtime the backend no longer holds (its unassign) is refused, as an uncaught
@@ -24,8 +24,8 @@ import signal
 import sys
 from pathlib import Path
 
-from tpuwizard.sandbox.colab_exec import exec_command
-from tpuwizard.sandbox.colab_state import (
+from tpuwizard.sandbox.colab.execution import exec_command
+from tpuwizard.sandbox.colab.state import (
     FAULTS_ENV,
     colab_home,
     locked_state,

@@ -24,8 +24,8 @@ from tpuwizard.sandbox.model import (
     now_iso,
     public,
 )
-from tpuwizard.sandbox.operations import Operations
 from tpuwizard.sandbox.store import StateStore
+from tpuwizard.sandbox.tpu.operations import Operations
 from tpuwizard.sandbox.vms import VirtualMachines
 
 # What a create's body may set on the node; anything else in it is not kept.

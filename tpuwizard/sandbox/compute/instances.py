@@ -5,7 +5,7 @@ operations, the VMs, the faults and the provisioning delay. Instances live in th
 as the TPU API's nodes (``store.data["instances"]``, keyed ``projects/P/zones/Z/instances/NAME``),
 as Google's record, with the sandbox's own ``_`` keys beside it. Every rule cites
 ``reference/compute-engine.md`` ("ce:LINE"); the checks of an insert body are in
-:mod:`tpuwizard.sandbox.instance_rules`.
+:mod:`tpuwizard.sandbox.compute.instance_rules`.
 """
 
 from __future__ import annotations
@@ -13,13 +13,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from tpuwizard.sandbox import compute_google as ce
-from tpuwizard.sandbox import instance_rules, quota_limits
+from tpuwizard.sandbox import quota_limits
+from tpuwizard.sandbox.compute import google as ce
+from tpuwizard.sandbox.compute import instance_rules
+from tpuwizard.sandbox.compute.zone_operations import ZoneOperations, rfc3339
 from tpuwizard.sandbox.faults import Faults
 from tpuwizard.sandbox.model import DELETE_SECONDS, ApiError, public
 from tpuwizard.sandbox.store import StateStore
 from tpuwizard.sandbox.vms import VirtualMachines
-from tpuwizard.sandbox.zone_operations import ZoneOperations, rfc3339
 
 # Of the provisioning delay: a Flex-start request waits this long for capacity (ce:49 PENDING),
 # then PROVISIONING lasts a third of the delay and STAGING the rest (ce:49-51, ce:62).

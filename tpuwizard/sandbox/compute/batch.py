@@ -6,7 +6,7 @@ endpoint's host (its client_adapter._GetBatchUrl). Google's batch page
 (compute/docs/api/how-tos/batch): each part is ``application/http`` holding one call (request
 line, headers, body); the answer is ``multipart/mixed`` whose parts hold each call's HTTP answer,
 with ``Content-ID: <response-ID>`` for the part's ``Content-ID: <ID>``. Each call is answered as
-it would be alone (:func:`tpuwizard.sandbox.compute_routes.answer`), the bearer token checked
+it would be alone (:func:`tpuwizard.sandbox.compute.routes.answer`), the bearer token checked
 once, on the batch itself.
 """
 
@@ -42,7 +42,7 @@ def answer(
     authenticate: Callable[[], None],
 ) -> tuple[int, str, bytes]:
     """(HTTP status, Content-Type, body) for one batch request."""
-    from tpuwizard.sandbox import compute_routes
+    from tpuwizard.sandbox.compute import routes as compute_routes
 
     try:
         authenticate()

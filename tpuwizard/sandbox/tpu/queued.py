@@ -24,9 +24,9 @@ from tpuwizard.sandbox.model import (
     parse_duration,
     public,
 )
-from tpuwizard.sandbox.nodes import Nodes, refuse_early_delete
-from tpuwizard.sandbox.operations import Operations
 from tpuwizard.sandbox.store import StateStore
+from tpuwizard.sandbox.tpu.nodes import Nodes, refuse_early_delete
+from tpuwizard.sandbox.tpu.operations import Operations
 from tpuwizard.sandbox.vms import VirtualMachines
 
 

@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from tpuwizard.sandbox.colab_state import (
+from tpuwizard.sandbox.colab.state import (
     ENV_KEY_PATTERN,
     locked_state,
     resolve_session,

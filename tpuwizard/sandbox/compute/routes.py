@@ -3,10 +3,10 @@
 The server hands every path under ``/compute/v1/`` here (and the sandbox's own question of where an
 instance's worker lives, ``/sandbox/v1/projects/P/zones/Z/instances/NAME:workers``, or a MIG's
 workers, ``.../instanceGroupManagers/NAME:workers``, in worker order). The routes of multi-host
-slices (policies, templates, MIGs, regional operations) are :mod:`~tpuwizard.sandbox.mig_routes`'s.
-Errors answer
-in Compute Engine's shape, ``{"error": {"code", "message", "errors": [{"message", "domain",
-"reason"}]}}``; an unknown path is a 404 and a known path with another method a 405, in JSON.
+slices (policies, templates, MIGs, regional operations) are
+:mod:`~tpuwizard.sandbox.compute.mig_routes`'s. Errors answer in Compute Engine's shape,
+``{"error": {"code", "message", "errors": [{"message", "domain", "reason"}]}}``; an unknown path
+is a 404 and a known path with another method a 405, in JSON.
 """
 
 from __future__ import annotations
@@ -17,9 +17,11 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from tpuwizard.sandbox import compute_google as ce
-from tpuwizard.sandbox import compute_images, google, instance_rules, mig_routes, quota_limits
-from tpuwizard.sandbox.compute_filter import matches, parse_filter
+from tpuwizard.sandbox import google, quota_limits
+from tpuwizard.sandbox.compute import google as ce
+from tpuwizard.sandbox.compute import images as compute_images
+from tpuwizard.sandbox.compute import instance_rules, mig_routes
+from tpuwizard.sandbox.compute.list_filter import matches, parse_filter
 from tpuwizard.sandbox.faults import ConnectionDropped
 from tpuwizard.sandbox.model import ApiError
 
@@ -204,7 +206,7 @@ class Routes:
         self.s = state
 
     def get_project(self, project: str, query: dict, body: dict) -> dict:
-        from tpuwizard.sandbox.gcloud_methods import GcloudMethods
+        from tpuwizard.sandbox.tpu.gcloud_methods import GcloudMethods
 
         return GcloudMethods(self.s).get_compute_project(project, query, body)
 

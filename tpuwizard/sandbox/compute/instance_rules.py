@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from tpuwizard.core.plan import catalog
-from tpuwizard.sandbox import compute_google as ce
+from tpuwizard.sandbox.compute import google as ce
 from tpuwizard.sandbox.google import project_number
 from tpuwizard.sandbox.model import ApiError
 
@@ -237,7 +237,7 @@ def _disk(project: str, zone: str, name: str, asked: dict[str, Any], index: int)
 
 
 def _now() -> str:
-    from tpuwizard.sandbox.zone_operations import rfc3339
+    from tpuwizard.sandbox.compute.zone_operations import rfc3339
 
     return rfc3339()
 

@@ -30,7 +30,8 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from tpuwizard.sandbox import worker_envs, worker_tools
+from tpuwizard.sandbox.workers import envs as worker_envs
+from tpuwizard.sandbox.workers import tools as worker_tools
 
 IMAGE_PYTHON_VERSION = "3.10.12"  # gb:53 (Ubuntu 22.04's python3)
 WHEELS_ENV = "TPUWIZARD_SANDBOX_WHEELS"
@@ -130,7 +131,7 @@ def install_image(node_folder: Path, external: bool, wheels: Path | None = None)
                 "wheels": str(wheels) if wheels is not None else None,
                 "index": index_settings() if external else None,
                 # A worker asking for another JAX (--jax) gets a Python 3.12 and downloads
-                # (worker_python.py): into this computer's uv cache, so once is enough.
+                # (workers/python.py): into this computer's uv cache, so once is enough.
                 "jax": own_jax(),
                 "uv_cache": uv_cache_dir(),
                 # ... and installs it once per computer, shared by every worker asking for it.

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tpuwizard.sandbox import compute_google as ce
+from tpuwizard.sandbox.compute import google as ce
 from tpuwizard.sandbox.model import ApiError
 
 # (project, family) -> (the latest image's date stamp, its description, its size in GB)

@@ -27,7 +27,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from tpuwizard.sandbox.faults import reset_connection
-from tpuwizard.sandbox.kaggle_sessions import (
+from tpuwizard.sandbox.kaggle.sessions import (
     PINNED_IMAGE,
     TPU_HOURS_PER_WEEK,
     UNVERIFIED_WORDS,

@@ -1,7 +1,7 @@
 """What a MIG reads back: its ``status`` (the slice's topology state included) and its managed
 instances, from the MIG's record and its VMs' records.
 
-Plain functions, so :mod:`tpuwizard.sandbox.migs` keeps the behaviour and this the shape
+Plain functions, so :mod:`tpuwizard.sandbox.compute.migs` keeps the behaviour and this the shape
 (compute.v1.json's InstanceGroupManagerStatus and ManagedInstance). The topology's states are
 compute.v1.json's: "ACTIVATING: The accelerator topology is being activated", "ACTIVE",
 "ACTIVE_DEGRADED: ... active but operating in degraded mode", "INCOMPLETE: The configuration is
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tpuwizard.sandbox.mig_parts import short_link
-from tpuwizard.sandbox.zone_operations import rfc3339
+from tpuwizard.sandbox.compute.mig_parts import short_link
+from tpuwizard.sandbox.compute.zone_operations import rfc3339
 
 CREATING = ("PENDING", "PROVISIONING", "STAGING")
 

@@ -25,14 +25,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tpuwizard.sandbox import compute_google as ce
-from tpuwizard.sandbox import instance_rules
-from tpuwizard.sandbox.mig_parts import check_name, unknown_fields
+from tpuwizard.sandbox.compute import google as ce
+from tpuwizard.sandbox.compute import instance_rules
+from tpuwizard.sandbox.compute.mig_parts import check_name, unknown_fields
+from tpuwizard.sandbox.compute.zone_operations import rfc3339
 from tpuwizard.sandbox.model import ApiError, public
-from tpuwizard.sandbox.zone_operations import rfc3339
 
 if TYPE_CHECKING:
-    from tpuwizard.sandbox.migs import ManagedInstanceGroups
+    from tpuwizard.sandbox.compute.migs import ManagedInstanceGroups
 
 # The words users report (ce "Multi-host slices"); the sandbox's default serves the request.
 RESIZE_REQUEST_REFUSED = (

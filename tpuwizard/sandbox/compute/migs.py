@@ -1,7 +1,8 @@
 """Zonal managed instance groups (MIGs) of TPU VMs: a multi-host slice on Compute Engine.
 
 A part of :class:`~tpuwizard.sandbox.state.SandboxState`, given the state file, the operations,
-the instances, the regional parts (:mod:`tpuwizard.sandbox.mig_parts`), the VMs and the faults.
+the instances, the regional parts (:mod:`tpuwizard.sandbox.compute.mig_parts`), the VMs and the
+faults.
 MIGs live in ``store.data["migs"]`` keyed ``projects/P/zones/Z/instanceGroupManagers/NAME``; their
 VMs are ordinary instances (``store.data["instances"]``, with ``_mig`` and ``_index``), booted as
 the single-host ones are, each with its own home and a distinct ``networkIP``. A slice's workers
@@ -17,16 +18,16 @@ import secrets
 import string
 from typing import Any
 
-from tpuwizard.sandbox import compute_google as ce
-from tpuwizard.sandbox import instance_rules, mig_status
+from tpuwizard.sandbox.compute import google as ce
+from tpuwizard.sandbox.compute import instance_rules, mig_status
+from tpuwizard.sandbox.compute.instances import Instances
+from tpuwizard.sandbox.compute.mig_parts import SliceParts, check_name, short_link, unknown_fields
+from tpuwizard.sandbox.compute.zone_operations import ZoneOperations, rfc3339
 from tpuwizard.sandbox.faults import Faults
 from tpuwizard.sandbox.google import internal_address
-from tpuwizard.sandbox.instances import Instances
-from tpuwizard.sandbox.mig_parts import SliceParts, check_name, short_link, unknown_fields
 from tpuwizard.sandbox.model import ApiError, public
 from tpuwizard.sandbox.store import StateStore
 from tpuwizard.sandbox.vms import VirtualMachines
-from tpuwizard.sandbox.zone_operations import ZoneOperations, rfc3339
 
 MIG_FIELDS = (
     "name",
