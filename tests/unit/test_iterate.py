@@ -12,7 +12,8 @@ from tpuwizard_verify import tpu_watchdog
 
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.kept.heartbeat_book import HeartbeatBook
-from tpuwizard.core.launch.kept.iterate import ScriptRun, heartbeat_interval, heartbeats
+from tpuwizard.core.launch.kept.iterate import ScriptRun
+from tpuwizard.core.launch.workers.heartbeat import heartbeat_interval, heartbeats
 from tpuwizard.core.launch.workers.jobs import ScriptJob
 from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.core.remote.jobs import Job

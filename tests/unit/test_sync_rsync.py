@@ -7,7 +7,7 @@ from tests.sync_scenario import (
     sync_three_times,
     worker_home,
 )
-from tpuwizard.core.launch.kept.script_pass import folder_synced
+from tpuwizard.core.launch.workers.script_pass import folder_synced
 from tpuwizard.core.remote import rsync
 from tpuwizard.core.remote.sync import LocalFolder, SyncResult, sync_folder
 from tpuwizard.core.remote.transports import GcloudTransport, LocalTransport

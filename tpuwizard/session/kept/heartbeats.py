@@ -15,9 +15,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from tpuwizard.core.cloud.backends import COMPUTE
-from tpuwizard.core.launch.kept.iterate import heartbeat_interval
 from tpuwizard.core.launch.kept.record import KeptRecord
 from tpuwizard.core.launch.records.billing_state import Billed
+from tpuwizard.core.launch.workers.heartbeat import heartbeat_interval
 from tpuwizard.session.kept.lines import node_id
 
 if TYPE_CHECKING:

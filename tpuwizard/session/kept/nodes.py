@@ -25,20 +25,14 @@ from tpuwizard.core.errors import (
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_OK
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.kept.heartbeat_book import HeartbeatBook
-from tpuwizard.core.launch.kept.iterate import (
-    EXIT_STOPPED,
-    ScriptRun,
-    heartbeat_interval,
-    heartbeats,
-    run_script,
-    send_heartbeat,
-)
+from tpuwizard.core.launch.kept.iterate import EXIT_STOPPED, ScriptRun, run_script
 from tpuwizard.core.launch.kept.record import KeptRecord
 from tpuwizard.core.launch.kept.settings import replaced_by
 from tpuwizard.core.launch.lifecycle.vanished import went_away
 from tpuwizard.core.launch.records.ledger import Entry, Resource
 from tpuwizard.core.launch.records.ownership import is_instance
 from tpuwizard.core.launch.workers.distributed import coordinator_for
+from tpuwizard.core.launch.workers.heartbeat import heartbeat_interval, heartbeats, send_heartbeat
 from tpuwizard.core.remote.sync import LocalFolder
 from tpuwizard.session.kept.check import KeptCheck, KeptGone
 from tpuwizard.session.kept.lines import KeptInfo as KeptInfo  # read from here too

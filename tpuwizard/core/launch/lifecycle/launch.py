@@ -28,7 +28,6 @@ from tpuwizard.core.choices import Said
 from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
 from tpuwizard.core.cloud.diagnose.failure import diagnose
 from tpuwizard.core.launch.events import launch_events as ev
-from tpuwizard.core.launch.kept.iterate import heartbeat_interval, heartbeats, send_heartbeat
 from tpuwizard.core.launch.lifecycle.ending import Ending, stopped_diagnosis
 from tpuwizard.core.launch.lifecycle.launch_state import LaunchContext, LaunchState
 from tpuwizard.core.launch.lifecycle.on_workers import WorkerSteps
@@ -50,6 +49,7 @@ from tpuwizard.core.launch.plan.launch_plan import (
 )
 from tpuwizard.core.launch.plan.resume_rules import earlier_run_folder
 from tpuwizard.core.launch.resume.chain import AttemptEnd, ChainLimits, ResumeChain
+from tpuwizard.core.launch.workers.heartbeat import heartbeat_interval, heartbeats, send_heartbeat
 from tpuwizard.core.launch.workers.rerun import run_script_with_reruns
 from tpuwizard.core.launch.workers.watchdog import arm_watchdog
 from tpuwizard.core.plan import cost
