@@ -91,7 +91,8 @@ def bootstrap_times(runs: int) -> tuple[float, float]:
     from tpuwizard.core.remote.bootstrap import bootstrap_script, sandbox_plan
     from tpuwizard.core.remote.transports import LocalTransport
     from tpuwizard.sandbox.model import worker_home
-    from tpuwizard.sandbox.server import make_server, start_in_thread
+    from tpuwizard.sandbox.server import make_server
+    from tpuwizard.sandbox.serving import start_in_thread
     from tpuwizard.sandbox.workers.image import worker_path
 
     script = f"bash -c {shlex.quote(bootstrap_script(sandbox_plan()))}"

@@ -6,7 +6,8 @@ import pytest
 from google.api_core import exceptions as gx
 from google.auth.exceptions import GoogleAuthError
 
-from tpuwizard.core.cloud.diagnose.failure import Context, diagnose
+from tpuwizard.core.cloud.diagnose.diagnosis import Context
+from tpuwizard.core.cloud.diagnose.failure import diagnose
 from tpuwizard.core.cloud.tpu.client import TpuCloud
 from tpuwizard.core.cloud.types import RUN_LABEL, NodeRequest
 from tpuwizard.core.cloud.zones import live

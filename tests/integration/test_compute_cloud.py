@@ -17,12 +17,14 @@ from google.api_core import exceptions as gx
 
 from tests.conftest import clean_env
 from tpuwizard.core.cloud.compute.client import ComputeCloud
-from tpuwizard.core.cloud.diagnose.failure import Context, diagnose
+from tpuwizard.core.cloud.diagnose.diagnosis import Context
+from tpuwizard.core.cloud.diagnose.failure import diagnose
 from tpuwizard.core.cloud.types import MANAGED_BY, NodeRequest
 from tpuwizard.core.errors import CreateFailed
 from tpuwizard.core.plan import catalog
 from tpuwizard.core.plan.catalog import parse_accelerator
-from tpuwizard.sandbox.server import make_server, start_in_thread
+from tpuwizard.sandbox.server import make_server
+from tpuwizard.sandbox.serving import start_in_thread
 
 ZONE = "us-east5-a"
 PROJECT = "practice-project"

@@ -22,9 +22,11 @@ from tests.integration.test_compute_conformance import problems_in
 from tpuwizard.core.cloud.compute import read as compute_read
 from tpuwizard.core.cloud.compute.client import ComputeCloud
 from tpuwizard.core.cloud.compute.slice_reads import slice_info
-from tpuwizard.core.cloud.diagnose.failure import Context, diagnose
+from tpuwizard.core.cloud.diagnose.diagnosis import Context
+from tpuwizard.core.cloud.diagnose.failure import diagnose
 from tpuwizard.core.cloud.types import MANAGED_BY
-from tpuwizard.sandbox.server import make_server, start_in_thread
+from tpuwizard.sandbox.server import make_server
+from tpuwizard.sandbox.serving import start_in_thread
 
 
 @pytest.fixture

@@ -11,7 +11,8 @@ import requests
 
 from tests.integration.compute_http import PROJECT, V6E_ZONE, Compute, error_of, tpu_vm
 from tpuwizard.core.plan import catalog
-from tpuwizard.sandbox.server import make_server, start_in_thread
+from tpuwizard.sandbox.server import make_server
+from tpuwizard.sandbox.serving import start_in_thread
 
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPractice practice"
 

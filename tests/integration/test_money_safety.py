@@ -220,7 +220,8 @@ def test_a_queued_request_that_times_out_is_deleted_not_abandoned(tmp_path, home
 
 def test_suspended_flex_requests_are_listed_and_removed(tmp_path, home):
     from tpuwizard.core import paths
-    from tpuwizard.sandbox.server import make_server, start_in_thread
+    from tpuwizard.sandbox.server import make_server
+    from tpuwizard.sandbox.serving import start_in_thread
 
     server = make_server(home / "sandbox", delay=0.2)
     start_in_thread(server)

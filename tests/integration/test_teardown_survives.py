@@ -18,7 +18,8 @@ from tpuwizard.core.cloud.tpu.client import TpuCloud
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.launch.records.ledger import Ledger, Resource
 from tpuwizard.core.plan.catalog import parse_accelerator
-from tpuwizard.sandbox.server import make_server, start_in_thread
+from tpuwizard.sandbox.server import make_server
+from tpuwizard.sandbox.serving import start_in_thread
 from tpuwizard.session.practice.sandbox import PRACTICE_PROJECT
 
 BAD = "europe-west1-b"  # google-behaviour.md: "403 Location europe-west1-b is not found..."

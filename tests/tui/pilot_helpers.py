@@ -103,7 +103,8 @@ def make_leftover(home: Path) -> str:
     from tpuwizard.core.cloud.types import NodeRequest
     from tpuwizard.core.paths import owner_label
     from tpuwizard.core.plan.catalog import parse_accelerator
-    from tpuwizard.sandbox.server import make_server, start_in_thread
+    from tpuwizard.sandbox.server import make_server
+    from tpuwizard.sandbox.serving import start_in_thread
     from tpuwizard.session.practice.sandbox import PRACTICE_PROJECT
 
     earlier = make_server(home / "sandbox", delay=0)

@@ -107,7 +107,7 @@ def credentials(tmp_path: Path, monkeypatch) -> None:
 @pytest.fixture
 def served_sandbox(monkeypatch) -> Iterator[str]:
     """A `tpuwizard sandbox serve`, with the two lines it says to export exported."""
-    from tpuwizard.sandbox.server import start_in_thread
+    from tpuwizard.sandbox.serving import start_in_thread
     from tpuwizard.session.practice.sandbox import make_foreground_sandbox
 
     server = make_foreground_sandbox(0, None, 0.1)

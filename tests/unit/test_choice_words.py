@@ -13,12 +13,9 @@ from pathlib import Path
 import pytest
 
 from tpuwizard.core.choices import CONTROLS, Choice, Phrase
-from tpuwizard.core.cloud.diagnose.failure import (
-    Context,
-    local_disk_diagnosis,
-    preempted_diagnosis,
-    stockout_diagnosis,
-)
+from tpuwizard.core.cloud.diagnose.capacity import preempted_diagnosis, stockout_diagnosis
+from tpuwizard.core.cloud.diagnose.diagnosis import Context
+from tpuwizard.core.cloud.diagnose.failure import local_disk_diagnosis
 from tpuwizard.core.cloud.diagnose.remote import remote_diagnosis
 from tpuwizard.core.cloud.iam import decide
 from tpuwizard.core.errors import PlanRefused, RemoteError, Unreachable

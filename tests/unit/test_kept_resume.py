@@ -30,7 +30,7 @@ from tpuwizard.core.remote.checkpoints import CheckpointSet, CheckpointsHome, fi
 from tpuwizard.core.remote.sync import LocalFolder
 from tpuwizard.session.kept.nodes import KeptNode
 from tpuwizard.session.kept.resume import CheckpointsAsked
-from tpuwizard.session.runtime import ledger_for
+from tpuwizard.session.ledgers import ledger_for
 from tpuwizard.session.session import Session
 
 ACCELERATOR = "v5litepod-4"

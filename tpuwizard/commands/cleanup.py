@@ -50,7 +50,7 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     when a zone could not be checked, 4 when a preempted kept node could not be deleted."""
     from tpuwizard.commands.catalog_prices import price_entry, use_cached_prices
     from tpuwizard.commands.kaggle_records import kaggle_status
-    from tpuwizard.core.cloud.diagnose.failure import Context
+    from tpuwizard.core.cloud.diagnose.diagnosis import Context
     from tpuwizard.core.plan import cost
     from tpuwizard.session.kept.check import KeptCheck
 
@@ -141,7 +141,7 @@ def teardown(
     or a Colab session launch --route colab made (stopped); --all takes every such kernel and
     session too, and names each running kernel it cannot end.
     Exit 4 if anything could not be verified gone (or checked)."""
-    from tpuwizard.core.cloud.diagnose.failure import Context
+    from tpuwizard.core.cloud.diagnose.diagnosis import Context
     from tpuwizard.words.teardown_text import teardown_lines
 
     command = click.get_current_context().info_name or "teardown"  # said back as it was typed

@@ -26,7 +26,7 @@ from tpuwizard.core.remote.transports import (
     SshTransport,
     Transport,
 )
-from tpuwizard.session.ledgers import ledger_for as ledger_for
+from tpuwizard.session.ledgers import ledger_for
 from tpuwizard.session.login import OsLoginAsk, choose_login, forget_unless_used
 from tpuwizard.session.practice import sandbox as practice
 from tpuwizard.session.practice.worker_jax import practice_jax

@@ -27,13 +27,13 @@ from tpuwizard.core.errors import BadInput
 from tpuwizard.core.evidence.receipt import check_receipt, load_receipt, parse_marker_line
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK, EXIT_TEARDOWN
 from tpuwizard.core.kaggle.ledger import KernelLedger
-from tpuwizard.core.launch.events.base import Event
 from tpuwizard.core.launch.events.colab import (
     ColabPlanned,
     ColabSessionReady,
     ColabSessionStopped,
 )
 from tpuwizard.core.launch.events.launch_events import (
+    Event,
     Failed,
     FileFetched,
     Finished,

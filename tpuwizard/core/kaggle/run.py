@@ -26,7 +26,6 @@ from tpuwizard.core.kaggle.kernel import (
 )
 from tpuwizard.core.kaggle.ledger import KernelLedger
 from tpuwizard.core.kaggle.protocol import KaggleCallFailed, Kernels, Pushed
-from tpuwizard.core.launch.events.base import Event
 from tpuwizard.core.launch.events.kaggle import (
     KernelDeleted,
     KernelLeftRunning,
@@ -35,6 +34,7 @@ from tpuwizard.core.launch.events.kaggle import (
     KernelState,
 )
 from tpuwizard.core.launch.events.launch_events import (
+    Event,
     Failed,
     FileFetched,
     Finished,

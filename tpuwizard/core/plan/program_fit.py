@@ -31,13 +31,9 @@ from tpuwizard.core.errors import BadInput
 from tpuwizard.core.plan import catalog, fit
 from tpuwizard.core.plan.program_result import (
     SliceProgramFit,
-    needed_bytes,
-    peak_bytes,
     summarise,
     usable_bytes,
 )
-
-__all__ = ["SliceProgramFit", "needed_bytes", "peak_bytes", "summarise", "usable_bytes"]
 
 INSTALL_LINE = "pip install 'tpuwizard[tpu-plan]'"
 DEFAULT_FUNCTION = "tpuwizard_plan"

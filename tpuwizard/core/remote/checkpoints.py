@@ -23,8 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from tpuwizard.core.remote import checkpoint_layouts as layouts
-from tpuwizard.core.remote.checkpoint_layouts import COMMITTED as COMMITTED
-from tpuwizard.core.remote.checkpoint_layouts import ORBAX_TMP as ORBAX_TMP
 from tpuwizard.core.remote.checkpoint_layouts import Listing
 from tpuwizard.core.remote.fetch import FetchFailed, fetch_file
 from tpuwizard.core.remote.jobs import fan_out

@@ -22,8 +22,7 @@ from tpuwizard.core.colab.program import ColabProgram
 from tpuwizard.core.colab.run import ColabRun, run_session, stop_session
 from tpuwizard.core.exit_codes import EXIT_CLOUD
 from tpuwizard.core.kaggle.ledger import KernelLedger
-from tpuwizard.core.launch.events.base import Event
-from tpuwizard.core.launch.events.launch_events import Finished
+from tpuwizard.core.launch.events.launch_events import Event, Finished
 from tpuwizard.session.signals import StopSignals
 
 POLL_ENV = "TPUWIZARD_COLAB_POLL"  # seconds between checks that the CLI still answers (30)

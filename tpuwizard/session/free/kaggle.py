@@ -21,8 +21,7 @@ from tpuwizard.core.kaggle.credentials import NoCredentials, find_credentials
 from tpuwizard.core.kaggle.ledger import LEDGER_FILE, KernelLedger
 from tpuwizard.core.kaggle.protocol import KaggleCallFailed, Kernels
 from tpuwizard.core.kaggle.run import KaggleRun, run_kernel, stop_kernel
-from tpuwizard.core.launch.events.base import Event
-from tpuwizard.core.launch.events.launch_events import Failed, Finished
+from tpuwizard.core.launch.events.launch_events import Event, Failed, Finished
 from tpuwizard.session.signals import StopSignals
 
 if TYPE_CHECKING:

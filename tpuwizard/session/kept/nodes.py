@@ -35,11 +35,10 @@ from tpuwizard.core.launch.workers.distributed import coordinator_for
 from tpuwizard.core.launch.workers.heartbeat import heartbeat_interval, heartbeats, send_heartbeat
 from tpuwizard.core.remote.sync import LocalFolder
 from tpuwizard.session.kept.check import KeptCheck, KeptGone
-from tpuwizard.session.kept.lines import KeptInfo as KeptInfo  # read from here too
 from tpuwizard.session.kept.lines import kept_info, node_id
 
 if TYPE_CHECKING:
-    from tpuwizard.core.cloud.diagnose.failure import Context
+    from tpuwizard.core.cloud.diagnose.diagnosis import Context
     from tpuwizard.core.cloud.types import NodeInfo
     from tpuwizard.core.launch.lifecycle.runtime import Runtime
     from tpuwizard.core.launch.plan.packages import PackageSpec
@@ -290,7 +289,7 @@ class KeptNode:
 
     def context(self) -> Context:
         """The node's words for a diagnosis."""
-        from tpuwizard.core.cloud.diagnose.failure import Context
+        from tpuwizard.core.cloud.diagnose.diagnosis import Context
 
         r = self.entry.resource
         return Context(

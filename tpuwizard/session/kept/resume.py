@@ -34,7 +34,7 @@ from tpuwizard.core.plan import cost
 from tpuwizard.core.remote.sync import LocalFolder
 
 if TYPE_CHECKING:
-    from tpuwizard.core.cloud.diagnose.failure import Context
+    from tpuwizard.core.cloud.diagnose.diagnosis import Context
     from tpuwizard.core.launch.kept.iterate import ScriptRun
     from tpuwizard.core.launch.records.ledger import Entry
     from tpuwizard.session.services import SessionServices

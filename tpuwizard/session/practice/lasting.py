@@ -24,7 +24,7 @@ from tpuwizard.session.practice.lasting_faults import take_request
 
 def main() -> int:
     from tpuwizard.sandbox.fault_switch import switch_faults
-    from tpuwizard.sandbox.server import start_in_thread
+    from tpuwizard.sandbox.serving import start_in_thread
 
     # Seconds to stay up holding nothing (checked by the command that starts this one, too).
     linger = practice.sandbox_linger()

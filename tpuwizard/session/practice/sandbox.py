@@ -32,7 +32,7 @@ def start_sandbox(faults: str | None = None, delay: float | None = None):  # -> 
     Where a lasting sandbox is running (one holds a kept node), that one is used instead, so
     two servers never write the same state.
     """
-    from tpuwizard.sandbox.server import start_in_thread
+    from tpuwizard.sandbox.serving import start_in_thread
 
     check_settings()
     if attach_lasting_sandbox():

@@ -14,6 +14,8 @@ from textual.app import ComposeResult
 from textual.widgets import Static
 
 from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.events.colab import ColabPlanned, ColabSessionReady, ColabSessionStopped
+from tpuwizard.core.launch.events.kaggle import KernelState
 from tpuwizard.core.launch.events.summary import RunSummary
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.widgets.follow_log import FollowLog
@@ -22,7 +24,7 @@ from tpuwizard.words.event_text import describe
 TITLE = "[b]Your script on Kaggle's TPU[/b]"
 
 
-def state_line(event: ev.KernelState) -> str:
+def state_line(event: KernelState) -> str:
     limit = f"session limit {event.limit_s / 60:g} min"
     return f"Kaggle: [b]{event.state}[/b] after {event.elapsed_s:.0f} s ({limit})"
 
@@ -84,7 +86,7 @@ class KaggleRunScreen(WizardScreen[RunSummary]):
         return True
 
     def show(self, event: ev.Event) -> None:
-        if isinstance(event, ev.KernelState):
+        if isinstance(event, KernelState):
             self.last_state = event.state
             self.query_one("#kaggle-state", Static).update(state_line(event))
         lines = describe(event, "wizard")
@@ -93,9 +95,9 @@ class KaggleRunScreen(WizardScreen[RunSummary]):
 
 
 COLAB_STEPS = {
-    ev.ColabPlanned: "Asking Colab for a TPU runtime...",
-    ev.ColabSessionReady: "Session ready: the verifier, then your script...",
-    ev.ColabSessionStopped: "Session stopped.",
+    ColabPlanned: "Asking Colab for a TPU runtime...",
+    ColabSessionReady: "Session ready: the verifier, then your script...",
+    ColabSessionStopped: "Session stopped.",
 }
 
 

@@ -27,16 +27,6 @@ from tpuwizard.core.cloud.diagnose.compute import compute_diagnosis
 from tpuwizard.core.cloud.diagnose.diagnosis import Context, Diagnosis
 from tpuwizard.core.cloud.diagnose.remote import remote_diagnosis
 
-__all__ = [
-    "Context",
-    "Diagnosis",
-    "diagnose",
-    "local_disk_diagnosis",
-    "other_zones",
-    "preempted_diagnosis",
-    "stockout_diagnosis",
-]
-
 
 def _configured_account() -> str | None:
     """The account gcloud is signed in as, so permission advice names it."""

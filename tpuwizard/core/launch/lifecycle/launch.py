@@ -27,6 +27,7 @@ from tpuwizard.core.cancel import KEEP_SAFE, KEEP_UNSAFE, CancelToken
 from tpuwizard.core.choices import Said
 from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
 from tpuwizard.core.cloud.diagnose.failure import diagnose
+from tpuwizard.core.exit_codes import EXIT_BAD_INPUT, EXIT_CLOUD, EXIT_FAILED, EXIT_OK
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.lifecycle.ending import Ending, stopped_diagnosis
 from tpuwizard.core.launch.lifecycle.launch_state import LaunchContext, LaunchState
@@ -40,13 +41,7 @@ from tpuwizard.core.launch.lifecycle.part_inputs import (
 from tpuwizard.core.launch.lifecycle.provision import Provisioner
 from tpuwizard.core.launch.lifecycle.runtime import Runtime
 from tpuwizard.core.launch.plan.advice import possible
-from tpuwizard.core.launch.plan.launch_plan import (
-    EXIT_BAD_INPUT,
-    EXIT_CLOUD,
-    EXIT_FAILED,
-    EXIT_OK,
-    LaunchPlan,
-)
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.resume_rules import earlier_run_folder
 from tpuwizard.core.launch.resume.chain import AttemptEnd, ChainLimits, ResumeChain
 from tpuwizard.core.launch.workers.heartbeat import heartbeat_interval, heartbeats, send_heartbeat

@@ -13,7 +13,8 @@ from tpuwizard.core.cloud.compute.slice_body import (
     request_name,
     template_name,
 )
-from tpuwizard.core.cloud.diagnose.failure import Context, Diagnosis, diagnose
+from tpuwizard.core.cloud.diagnose.diagnosis import Context, Diagnosis
+from tpuwizard.core.cloud.diagnose.failure import diagnose
 from tpuwizard.core.launch.records.ledger import Resource
 
 

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tpuwizard_verify.tpu_verify import receipt_hash
+
 from tpuwizard.core.errors import SliceIncomplete, VersionMismatch
-from tpuwizard.core.evidence.receipt import receipt_hash
 from tpuwizard.core.plan import catalog
 
 SLICE_RECEIPT = "slice-receipt.json"
