@@ -23,8 +23,6 @@ from pathlib import Path
 from tpuwizard.core.cancel import CancelToken, kill_tree
 from tpuwizard.core.errors import BadInput, RemoteError
 
-# Re-exported: callers have long imported these from here.
-
 REMOTE_DIR = ".tpuwizard"  # under the worker's home
 SSH_OPTIONS = (
     "-o",

@@ -18,9 +18,6 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-# The rule ``status``, the quit guard and the meter all follow; clouds answer it as
-# ``Cloud.bills_in_state`` (the TPU API's is this one).
-# Here for those who read it with the billing state; kept nodes' lines read it from the core.
 from tpuwizard.core.deadlines import idle_deadline
 
 if TYPE_CHECKING:
