@@ -85,14 +85,15 @@ def bootstrap_times(runs: int) -> tuple[float, float]:
     import shlex
     from pathlib import Path
 
-    from tpuwizard.core.cloud.client import TpuCloud
+    from tpuwizard.core.cloud.tpu.client import TpuCloud
     from tpuwizard.core.cloud.types import NodeRequest
     from tpuwizard.core.plan.catalog import parse_accelerator
     from tpuwizard.core.remote.bootstrap import bootstrap_script, sandbox_plan
     from tpuwizard.core.remote.transports import LocalTransport
-    from tpuwizard.sandbox.image import worker_path
     from tpuwizard.sandbox.model import worker_home
-    from tpuwizard.sandbox.server import make_server, start_in_thread
+    from tpuwizard.sandbox.server import make_server
+    from tpuwizard.sandbox.serving import start_in_thread
+    from tpuwizard.sandbox.workers.image import worker_path
 
     script = f"bash -c {shlex.quote(bootstrap_script(sandbox_plan()))}"
     cold: list[float] = []

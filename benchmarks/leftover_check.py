@@ -50,7 +50,7 @@ def record_both(home: Path) -> None:
     """An open ledger record on each backend, as a launch killed after create leaves one, in
     the ledger practice reads (session/runtime.py: ledger_for)."""
     from tpuwizard.core.launch.records.ledger import Ledger, Resource
-    from tpuwizard.session.practice import PRACTICE_PROJECT
+    from tpuwizard.session.practice.sandbox import PRACTICE_PROJECT
 
     ledger = Ledger(home / "sandbox" / "ledger.jsonl")
     for name, backend in (("tpuwizard-bench-tpu", "tpu-api"), ("tpuwizard-bench-ce", "compute")):

@@ -42,8 +42,7 @@ print(ms)
 
 def write_cache(folder: Path, rows: int) -> None:
     from tpuwizard.core.prices import cache
-    from tpuwizard.core.prices.cache import PriceBook
-    from tpuwizard.core.prices.skus import SkuPrice
+    from tpuwizard.core.prices.cache import PriceBook, SkuPrice
 
     prices = [SkuPrice("v6e", "spot", "us-east5", 1.40, "BENCH-0000-0000")]
     for i in range(rows - 1):  # other regions and generations, as a large read would hold

@@ -47,7 +47,8 @@ def main() -> None:
     from tpuwizard.core.prices.reader import PAGE_SIZE, read_catalog
     from tpuwizard.sandbox import billing_catalog
     from tpuwizard.sandbox.faults import Faults
-    from tpuwizard.sandbox.server import make_server, start_in_thread
+    from tpuwizard.sandbox.server import make_server
+    from tpuwizard.sandbox.serving import start_in_thread
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)

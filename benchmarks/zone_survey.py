@@ -13,9 +13,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from tpuwizard.core.cloud.client import TpuCloud
+from tpuwizard.core.cloud.tpu.client import TpuCloud
 from tpuwizard.core.cloud.zones import MAX_WORKERS, live
-from tpuwizard.sandbox.server import make_server, start_in_thread
+from tpuwizard.sandbox.server import make_server
+from tpuwizard.sandbox.serving import start_in_thread
 
 
 def main() -> None:

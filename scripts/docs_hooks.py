@@ -17,12 +17,14 @@ MARKERS = {
 
 
 def events_table() -> str:
+    from tpuwizard.core.launch.events import colab, kaggle
     from tpuwizard.core.launch.events import launch_events as ev
     from tpuwizard.core.launch.events.guide import EVENT_GUIDE
 
     classes = {
         c.event_name(): c
-        for c in vars(ev).values()
+        for module in (ev, kaggle, colab)  # a launch's events; the free routes' own
+        for c in vars(module).values()
         if isinstance(c, type) and issubclass(c, ev.Event) and c is not ev.Event
     }
     rows = ["| event | when it comes | fields | commands |", "|---|---|---|---|"]

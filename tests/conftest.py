@@ -19,7 +19,7 @@ def _open_descriptors() -> int:
 
 
 CLOSED_INDEX = "http://127.0.0.1:9/simple"  # the discard port: nothing listens there
-# Practice workers' shared environments (tpuwizard/sandbox/worker_envs.py): one folder for every
+# Practice workers' shared environments (tpuwizard/sandbox/workers/envs.py): one folder for every
 # test and xdist worker of every run on this computer, so that the default JAX's ~140 MB are
 # downloaded once per computer, not once per test (each test has its own HOME and state).
 WORKER_ENVS = Path.home() / ".cache" / "tpuwizard-tests" / "worker-envs"
@@ -29,8 +29,9 @@ WORKER_ENVS = Path.home() / ".cache" / "tpuwizard-tests" / "worker-envs"
 def _shared_worker_env():
     """The default JAX's worker environment, built before any test closes the package index
     (with this computer's real one; xdist's workers wait on its lock file for the first)."""
-    from tpuwizard.sandbox import image, worker_envs
-    from tpuwizard.session.practice_jax import practice_jax
+    from tpuwizard.sandbox.workers import envs as worker_envs
+    from tpuwizard.sandbox.workers import image
+    from tpuwizard.session.practice.worker_jax import practice_jax
 
     os.environ.setdefault(worker_envs.ENVS_ENV, str(WORKER_ENVS))
     said: list[str] = []

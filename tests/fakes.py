@@ -1,7 +1,7 @@
 """In-memory stand-ins for Google and the workers, for unit tests of the safety core.
 
 :class:`MemoryCloud` implements the ``Cloud`` protocol over two dicts, on its own: it shares no
-code with :class:`~tpuwizard.core.cloud.client.TpuCloud`, so every lifecycle rule tested against
+code with :class:`~tpuwizard.core.cloud.tpu.client.TpuCloud`, so every lifecycle rule tested against
 it holds for any backend that keeps the protocol's promises. It behaves as Google does where a
 naive stand-in would not (reference/google-behaviour.md), using the sandbox's model of Google
 (``tpuwizard.sandbox.google``) for the zones and the words of its errors:
@@ -50,9 +50,10 @@ from tests.memory_world import (
     pause,
     same_instance,
 )
-from tpuwizard.core.cloud import google_errors, tpu_states
+from tpuwizard.core.cloud import google_errors
 from tpuwizard.core.cloud.protocol import NodeIdentity, Part
-from tpuwizard.core.cloud.queued import QUEUE_WAITING, ended_error, route_of
+from tpuwizard.core.cloud.tpu import states as tpu_states
+from tpuwizard.core.cloud.tpu.queued import QUEUE_WAITING, ended_error, route_of
 from tpuwizard.core.cloud.types import NodeInfo, NodeRequest, QueuedInfo
 from tpuwizard.core.errors import CreateFailed, QueueExpired, RemoteError, WaitTimedOut
 from tpuwizard.core.remote.transports import Result, Transport

@@ -64,7 +64,7 @@ def stand_in_on_path(tmp_path: Path, env: dict[str, str]) -> Path:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
     shim = bin_dir / "colab"
-    shim.write_text(f'#!/bin/sh\nexec {sys.executable} -m tpuwizard.sandbox.colab_cli "$@"\n')
+    shim.write_text(f'#!/bin/sh\nexec {sys.executable} -m tpuwizard.sandbox.colab.cli "$@"\n')
     shim.chmod(0o755)
     home = tmp_path / "google-colab"
     root = str(Path(__file__).resolve().parents[2])

@@ -1,7 +1,8 @@
 import pytest
 
-from tpuwizard.core.cloud.client import TpuCloud
-from tpuwizard.sandbox.server import make_server, start_in_thread
+from tpuwizard.core.cloud.tpu.client import TpuCloud
+from tpuwizard.sandbox.server import make_server
+from tpuwizard.sandbox.serving import start_in_thread
 
 
 @pytest.fixture

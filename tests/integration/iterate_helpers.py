@@ -96,7 +96,7 @@ def stop_lasting_sandbox(home: Path) -> None:
 def end_practice(home: Path) -> None:
     """End what practice left running under ``home``: the lasting sandbox, and the jobs (a
     watchdog, a script) of nodes still in it, which a deleted node would have ended."""
-    from tpuwizard.sandbox.vm_processes import end_worker_processes
+    from tpuwizard.sandbox.workers.processes import end_worker_processes
 
     stop_lasting_sandbox(home)
     for folder in ("workers", "instances"):  # the TPU API's nodes, Compute Engine's instances

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from tests.conftest import clean_env, tpuwizard_cmd
-from tpuwizard.sandbox.kaggle import KaggleStandIn, start_kaggle_stand_in
+from tpuwizard.sandbox.kaggle.server import KaggleStandIn, start_kaggle_stand_in
 
 MAIN = """\
 import jax, sys

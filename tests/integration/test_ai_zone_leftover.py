@@ -12,12 +12,13 @@ import pytest
 
 from tests.conftest import tpuwizard_cmd
 from tests.integration.launch_helpers import env
-from tpuwizard.core.cloud.compute import ComputeCloud
+from tpuwizard.core.cloud.compute.client import ComputeCloud
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.paths import owner_label
 from tpuwizard.core.plan.catalog import parse_accelerator
-from tpuwizard.sandbox.server import make_server, start_in_thread
-from tpuwizard.session.practice import PRACTICE_PROJECT
+from tpuwizard.sandbox.server import make_server
+from tpuwizard.sandbox.serving import start_in_thread
+from tpuwizard.session.practice.sandbox import PRACTICE_PROJECT
 
 AI_ZONE = "us-central1-ai1a"
 

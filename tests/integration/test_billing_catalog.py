@@ -8,9 +8,10 @@ import requests
 from google.auth.credentials import AnonymousCredentials
 
 from tpuwizard.core.plan import catalog, cost
+from tpuwizard.core.prices.cache import ON_DEMAND, SPOT
 from tpuwizard.core.prices.quote import CATALOG, OFFLINE, quote
 from tpuwizard.core.prices.reader import PriceReadError, read_catalog
-from tpuwizard.core.prices.skus import COMPUTE_SERVICE, ON_DEMAND, SPOT
+from tpuwizard.core.prices.skus import COMPUTE_SERVICE
 
 
 def read(sandbox, faults=None):

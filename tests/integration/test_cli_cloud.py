@@ -10,7 +10,7 @@ from google.api_core import exceptions as gx
 from google.auth import exceptions as auth_exc
 
 from tests.conftest import clean_env, tpuwizard_cmd
-from tpuwizard.core.cloud.client import TpuCloud
+from tpuwizard.core.cloud.tpu.client import TpuCloud
 
 
 def run(*args, **env):

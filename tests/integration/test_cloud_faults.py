@@ -6,8 +6,9 @@ import pytest
 from google.api_core import exceptions as gx
 from google.auth.exceptions import GoogleAuthError
 
-from tpuwizard.core.cloud.client import TpuCloud
-from tpuwizard.core.cloud.diagnose import Context, diagnose
+from tpuwizard.core.cloud.diagnose.diagnosis import Context
+from tpuwizard.core.cloud.diagnose.failure import diagnose
+from tpuwizard.core.cloud.tpu.client import TpuCloud
 from tpuwizard.core.cloud.types import RUN_LABEL, NodeRequest
 from tpuwizard.core.cloud.zones import live
 from tpuwizard.core.errors import CreateFailed, QueueExpired, WaitTimedOut

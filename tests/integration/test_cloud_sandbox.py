@@ -3,7 +3,8 @@
 from tests.waiting import wait_until
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.plan.catalog import parse_accelerator
-from tpuwizard.sandbox.server import make_server, start_in_thread
+from tpuwizard.sandbox.server import make_server
+from tpuwizard.sandbox.serving import start_in_thread
 
 ZONE = "us-central1-a"
 
@@ -85,7 +86,7 @@ def test_state_survives_a_restart(sandbox, tmp_path):
     again = make_server(tmp_path / "sandbox")
     start_in_thread(again)
     try:
-        from tpuwizard.core.cloud.client import TpuCloud
+        from tpuwizard.core.cloud.tpu.client import TpuCloud
 
         fresh = TpuCloud("practice-project", endpoint=again.endpoint)
         assert fresh.get_node(ZONE, "tpu-a").state == "READY"
@@ -146,7 +147,7 @@ def test_a_client_that_leaves_before_its_answer_is_not_reported(tmp_path, capsys
     import socket
     import struct
 
-    from tpuwizard.core.cloud.client import TpuCloud
+    from tpuwizard.core.cloud.tpu.client import TpuCloud
 
     server = make_server(tmp_path / "sandbox", delay=0.0)
     start_in_thread(server)

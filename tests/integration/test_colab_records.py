@@ -9,8 +9,8 @@ import os
 
 import pytest
 
-from tpuwizard.session.colab_records import held_on_colab, records_named, tear_down_sessions
-from tpuwizard.session.colab_route import colab_ledger, practice_program
+from tpuwizard.session.free.colab import colab_ledger, practice_program
+from tpuwizard.session.free.colab_records import held_on_colab, records_named, tear_down_sessions
 from tpuwizard.words.colab_text import held_lines, torn_lines
 
 

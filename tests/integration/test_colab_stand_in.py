@@ -22,7 +22,7 @@ def colab(tmp_path):
     def run(*args: str, faults: str = "", timeout: float = 60) -> subprocess.CompletedProcess[str]:
         env = clean_env(TPUWIZARD_COLAB_HOME=str(home), TPUWIZARD_COLAB_FAULTS=faults)
         return subprocess.run(
-            [sys.executable, "-m", "tpuwizard.sandbox.colab_cli", *args],
+            [sys.executable, "-m", "tpuwizard.sandbox.colab.cli", *args],
             env=env,
             stdin=subprocess.DEVNULL,
             capture_output=True,

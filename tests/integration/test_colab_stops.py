@@ -58,7 +58,7 @@ def _alive(pid: int) -> bool:
 
 def _listed(tmp_path: Path) -> str:
     env = dict(os.environ, TPUWIZARD_COLAB_HOME=str(practice_home(tmp_path)))
-    argv = [sys.executable, "-m", "tpuwizard.sandbox.colab_cli", "sessions"]
+    argv = [sys.executable, "-m", "tpuwizard.sandbox.colab.cli", "sessions"]
     return subprocess.run(argv, env=env, capture_output=True, text=True, check=True).stdout
 
 
@@ -90,7 +90,7 @@ def test_after_sigkill_status_lists_the_session_and_teardown_stops_only_tpuwizar
     launched.proc.wait(timeout=30)
     # A session of the user's own, made with the CLI, named like tpuwizard's: never touched.
     colab_env = dict(env, TPUWIZARD_COLAB_HOME=str(practice_home(tmp_path)))
-    theirs = [sys.executable, "-m", "tpuwizard.sandbox.colab_cli", "new", "-s", "tpuwizard-mine"]
+    theirs = [sys.executable, "-m", "tpuwizard.sandbox.colab.cli", "new", "-s", "tpuwizard-mine"]
     subprocess.run([*theirs, "--tpu", "v5e1"], env=colab_env, check=True, capture_output=True)
 
     code, out, err = cli(project, env, "status", "--sandbox", "--json")

@@ -16,13 +16,15 @@ import pytest
 from google.api_core import exceptions as gx
 
 from tests.conftest import clean_env
-from tpuwizard.core.cloud.compute import ComputeCloud
-from tpuwizard.core.cloud.diagnose import Context, diagnose
+from tpuwizard.core.cloud.compute.client import ComputeCloud
+from tpuwizard.core.cloud.diagnose.diagnosis import Context
+from tpuwizard.core.cloud.diagnose.failure import diagnose
 from tpuwizard.core.cloud.types import MANAGED_BY, NodeRequest
 from tpuwizard.core.errors import CreateFailed
 from tpuwizard.core.plan import catalog
 from tpuwizard.core.plan.catalog import parse_accelerator
-from tpuwizard.sandbox.server import make_server, start_in_thread
+from tpuwizard.sandbox.server import make_server
+from tpuwizard.sandbox.serving import start_in_thread
 
 ZONE = "us-east5-a"
 PROJECT = "practice-project"
@@ -217,7 +219,7 @@ OFFLINE = textwrap.dedent(
 )
 DRIVE = textwrap.dedent(
     """
-    from tpuwizard.core.cloud.compute import ComputeCloud
+    from tpuwizard.core.cloud.compute.client import ComputeCloud
     from tpuwizard.core.cloud.types import NodeRequest
     from tpuwizard.core.plan.catalog import parse_accelerator
 
@@ -232,7 +234,7 @@ DRIVE = textwrap.dedent(
     # wait polls Google's default endpoint, which cannot be reached from this namespace.
     req = NodeRequest(zone="us-east5-a", node_id="tpu-trap", slice=parse_accelerator("v6e-1"),
                       run_id="r", owner="o", route="vm", max_run_s=600)
-    from tpuwizard.core.cloud.compute_body import instance_body
+    from tpuwizard.core.cloud.compute.body import instance_body
     import json
     body = cloud.compute_v1.Instance.from_json(json.dumps(instance_body(req)))
     extended = cloud.instances.insert(project="practice-project", zone=req.zone,
@@ -277,7 +279,7 @@ def test_every_body_sent_conforms_to_google_s_discovery_document(route, accelera
     from importlib import resources
 
     from tests.integration.discovery import errors
-    from tpuwizard.core.cloud.compute_body import instance_body
+    from tpuwizard.core.cloud.compute.body import instance_body
 
     folder = resources.files("googleapiclient.discovery_cache").joinpath("documents")
     doc = json.loads(folder.joinpath("compute.v1.json").read_text("utf-8"))

@@ -19,7 +19,7 @@ from tests.integration.compute_http import (
     workload_policy,
 )
 from tests.waiting import wait_until
-from tpuwizard.sandbox.mig_resize import RESIZE_REQUEST_REFUSED
+from tpuwizard.sandbox.compute.mig_resize import RESIZE_REQUEST_REFUSED
 
 MIGS = f"/zones/{V6E_ZONE}/instanceGroupManagers"
 

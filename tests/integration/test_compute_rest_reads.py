@@ -1,4 +1,4 @@
-"""Compute Engine's reads as plain REST calls (compute_rest.py) against the sandbox and Google's
+"""Compute Engine's reads as plain REST calls (compute/rest.py) against the sandbox and Google's
 own client on the same server: the same nodes out of the same resources, every request a method
 of compute.v1.json with Google's parameters, google-cloud-compute never imported by a survey,
 and every refusal (401, 403, 404, 429, 5xx, a connection refused) the same exception, so the same
@@ -19,12 +19,14 @@ from tests.integration.discovery import document, record_traffic
 from tests.integration.sshd import free_port
 from tests.integration.test_compute_cloud import PROJECT, ZONE, launched, request
 from tests.integration.test_compute_conformance import problems_in
-from tpuwizard.core.cloud import compute_read
-from tpuwizard.core.cloud.compute import ComputeCloud
-from tpuwizard.core.cloud.compute_slice_read import slice_info
-from tpuwizard.core.cloud.diagnose import Context, diagnose
+from tpuwizard.core.cloud.compute import read as compute_read
+from tpuwizard.core.cloud.compute.client import ComputeCloud
+from tpuwizard.core.cloud.compute.slice_reads import slice_info
+from tpuwizard.core.cloud.diagnose.diagnosis import Context
+from tpuwizard.core.cloud.diagnose.failure import diagnose
 from tpuwizard.core.cloud.types import MANAGED_BY
-from tpuwizard.sandbox.server import make_server, start_in_thread
+from tpuwizard.sandbox.server import make_server
+from tpuwizard.sandbox.serving import start_in_thread
 
 
 @pytest.fixture
@@ -93,7 +95,7 @@ def test_a_slice_s_parts_read_as_the_client_reads_them(sandbox_cloud):
 
 SURVEY = """
 import sys
-from tpuwizard.core.cloud.compute import ComputeCloud
+from tpuwizard.core.cloud.compute.client import ComputeCloud
 from tpuwizard.core.cloud.types import MANAGED_BY
 cloud = ComputeCloud("practice-project", endpoint=sys.argv[1])
 zones = cloud.list_zones()

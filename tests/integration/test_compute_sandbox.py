@@ -11,7 +11,8 @@ import requests
 
 from tests.integration.compute_http import PROJECT, V6E_ZONE, Compute, error_of, tpu_vm
 from tpuwizard.core.plan import catalog
-from tpuwizard.sandbox.server import make_server, start_in_thread
+from tpuwizard.sandbox.server import make_server
+from tpuwizard.sandbox.serving import start_in_thread
 
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPractice practice"
 
@@ -248,9 +249,9 @@ def test_instances_survive_a_restart_of_the_sandbox(tmp_path):
 
 
 def test_the_aggregated_machine_types_list_where_tpus_are_in_one_call(sandbox):
-    # Google answers it (the survey of where TPU machine types are, compute.py list_zones);
+    # Google answers it (the survey of where TPU machine types are, compute/client.py list_zones);
     # without it practice fell back to zones.list, one round trip more than with Google.
-    from tpuwizard.core.cloud.compute import ComputeCloud
+    from tpuwizard.core.cloud.compute.client import ComputeCloud
 
     server, _ = sandbox(delay=0.0)
     listed = Compute(server.endpoint).ok(

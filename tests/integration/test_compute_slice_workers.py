@@ -9,11 +9,12 @@ from pathlib import Path
 
 import requests
 
-from tpuwizard.core.cloud.compute import ComputeCloud
+from tpuwizard.core.cloud.compute.client import ComputeCloud
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.plan.catalog import parse_accelerator
-from tpuwizard.sandbox import migs
-from tpuwizard.sandbox.server import make_server, start_in_thread
+from tpuwizard.sandbox.compute import migs
+from tpuwizard.sandbox.server import make_server
+from tpuwizard.sandbox.serving import start_in_thread
 
 ZONE, PROJECT = "us-east5-a", "practice-project"
 

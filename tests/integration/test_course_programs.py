@@ -22,8 +22,8 @@ from tests.conftest import tpuwizard_cmd
 from tests.integration.iterate_helpers import end_practice, run, up
 from tests.integration.launch_helpers import ZONE, env, launch, teardown_all
 from tpuwizard.core.plan.jax_versions import DEFAULT
-from tpuwizard.sandbox.worker_python import WORKER_PYTHON
-from tpuwizard.session.practice import PRACTICE_PROJECT
+from tpuwizard.sandbox.workers.python import WORKER_PYTHON
+from tpuwizard.session.practice.sandbox import PRACTICE_PROJECT
 
 # Slow end-to-end: a share runs per suite run (tests/rotation.py, conftest.ROTATING_PER_RUN).
 pytestmark = pytest.mark.rotating("real-tools-e2e")

@@ -9,7 +9,8 @@ import requests
 from google.api_core import exceptions as gx
 
 from tests.conftest import clean_env, tpuwizard_cmd
-from tpuwizard.core.cloud.diagnose import Context, diagnose
+from tpuwizard.core.cloud.diagnose.diagnosis import Context
+from tpuwizard.core.cloud.diagnose.failure import diagnose
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.errors import CreateFailed, QueueExpired, Unreachable
 from tpuwizard.core.launch.records.ledger import Ledger, Resource

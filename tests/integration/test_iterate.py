@@ -27,8 +27,8 @@ from tests.integration.launch_helpers import (
 )
 from tests.integration.test_multihost import JOINS
 from tests.waiting import wait_until
-from tpuwizard.core.cloud.client import TpuCloud
-from tpuwizard.session.practice import PRACTICE_PROJECT
+from tpuwizard.core.cloud.tpu.client import TpuCloud
+from tpuwizard.session.practice.sandbox import PRACTICE_PROJECT
 
 # Slow end-to-end: a share runs per suite run (tests/rotation.py, conftest.ROTATING_PER_RUN).
 pytestmark = pytest.mark.rotating("kept-node-e2e")

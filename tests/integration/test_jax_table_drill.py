@@ -25,8 +25,8 @@ from tests.integration.launch_helpers import launch, sandbox_is_empty
 from tests.integration.test_course_programs import COURSE
 from tests.rotation import rotating
 from tpuwizard.core.plan.jax_versions import TABLE, find
-from tpuwizard.sandbox.image import find_uv
-from tpuwizard.sandbox.worker_python import WORKER_PYTHON, find_worker_python
+from tpuwizard.sandbox.workers.image import find_uv
+from tpuwizard.sandbox.workers.python import WORKER_PYTHON, find_worker_python
 
 OTHERS = [v.version for v in TABLE if v.in_drill]
 

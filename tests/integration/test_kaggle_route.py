@@ -18,7 +18,7 @@ from tests.conftest import clean_env, tpuwizard_cmd
 from tests.integration.kaggle_helpers import cli_env, launch, make_project, named, stand_ins
 from tests.rotation import rotating
 from tests.waiting import wait_until
-from tpuwizard.sandbox.kaggle_sessions import PINNED_IMAGE
+from tpuwizard.sandbox.kaggle.sessions import PINNED_IMAGE
 
 pytestmark = pytest.mark.slow
 

@@ -15,9 +15,9 @@ from tests.conftest import tpuwizard_cmd
 from tests.integration.launch_helpers import env
 from tests.waiting import wait_until
 from tpuwizard.core.errors import BadInput
-from tpuwizard.session import practice
+from tpuwizard.session.practice import sandbox as practice
 
-START = "from tpuwizard.session import practice; practice.start_lasting_sandbox()"
+START = "from tpuwizard.session.practice import sandbox; sandbox.start_lasting_sandbox()"
 
 
 def alive(pid: int) -> bool:
@@ -65,7 +65,7 @@ def test_the_faults_refusal_claims_no_kept_node(monkeypatch):
 ONE_CALL = """
 import json, os, time, urllib.request
 from tpuwizard.core.cloud.endpoint import ENDPOINT_ENV, TOKEN_ENV
-from tpuwizard.session import practice
+from tpuwizard.session.practice import sandbox as practice
 assert practice.attach_lasting_sandbox()
 url = os.environ[ENDPOINT_ENV] + "/v2/projects/tpuwizard-practice/locations/us-central1-a/nodes"
 request = urllib.request.Request(url, headers={"Authorization": "Bearer " + os.environ[TOKEN_ENV]})

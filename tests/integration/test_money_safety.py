@@ -21,10 +21,10 @@ from tests.integration.launch_helpers import (
     teardown_all,
 )
 from tests.waiting import wait_until
-from tpuwizard.core.cloud.client import TpuCloud
+from tpuwizard.core.cloud.tpu.client import TpuCloud
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.plan.catalog import parse_accelerator
-from tpuwizard.session.practice import PRACTICE_PROJECT
+from tpuwizard.session.practice.sandbox import PRACTICE_PROJECT
 
 
 @pytest.fixture
@@ -220,7 +220,8 @@ def test_a_queued_request_that_times_out_is_deleted_not_abandoned(tmp_path, home
 
 def test_suspended_flex_requests_are_listed_and_removed(tmp_path, home):
     from tpuwizard.core import paths
-    from tpuwizard.sandbox.server import make_server, start_in_thread
+    from tpuwizard.sandbox.server import make_server
+    from tpuwizard.sandbox.serving import start_in_thread
 
     server = make_server(home / "sandbox", delay=0.2)
     start_in_thread(server)

@@ -11,10 +11,11 @@ import pytest
 
 from tests.conftest import tpuwizard_cmd
 from tests.integration.launch_helpers import ZONE, env
-from tpuwizard.core.cloud.client import TpuCloud
+from tpuwizard.core.cloud.tpu.client import TpuCloud
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.plan.catalog import parse_accelerator
-from tpuwizard.sandbox.server import make_server, start_in_thread
+from tpuwizard.sandbox.server import make_server
+from tpuwizard.sandbox.serving import start_in_thread
 
 # Slow end-to-end: a share runs per suite run (tests/rotation.py, conftest.ROTATING_PER_RUN).
 pytestmark = pytest.mark.rotating("real-tools-e2e")

@@ -12,12 +12,13 @@ from google.auth import exceptions as auth_exc
 from tpuwizard_verify import tpu_watchdog
 
 from tests.waiting import wait_until
-from tpuwizard.core.cloud.client import TpuCloud
-from tpuwizard.core.cloud.diagnose import diagnose
+from tpuwizard.core.cloud.diagnose.failure import diagnose
+from tpuwizard.core.cloud.tpu.client import TpuCloud
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.core.remote.transports import LocalTransport
-from tpuwizard.sandbox.server import make_server, start_in_thread
+from tpuwizard.sandbox.server import make_server
+from tpuwizard.sandbox.serving import start_in_thread
 from tpuwizard.words.choice_words import all_words
 
 ZONE = "us-central1-a"
@@ -174,8 +175,8 @@ def test_one_served_sandbox_runs_launches_from_two_homes(tmp_path):
 
 ATTACH_LINGER_THEN_CALL = """
 import sys, time
-from tpuwizard.session import practice
-from tpuwizard.core.cloud.client import TpuCloud
+from tpuwizard.session.practice import sandbox as practice
+from tpuwizard.core.cloud.tpu.client import TpuCloud
 from tpuwizard.core.plan.catalog import parse_accelerator
 assert practice.attach_lasting_sandbox(), "no lasting sandbox to attach to"
 time.sleep(float(sys.argv[1]))  # longer than the server lingers with nothing in it
@@ -195,7 +196,7 @@ def test_a_command_attached_to_the_lasting_sandbox_keeps_it_until_it_ends(home):
 
     environment = clean_env(TPUWIZARD_SANDBOX_LINGER="0.2")
     server = subprocess.Popen(
-        [sys.executable, "-m", "tpuwizard.session.lasting_sandbox"],
+        [sys.executable, "-m", "tpuwizard.session.practice.lasting"],
         env=environment,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

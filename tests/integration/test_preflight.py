@@ -28,7 +28,7 @@ def checks_against(sandbox, faults: str | None, **ask_fields):
     fields.setdefault("backend", "tpu-api")
     ask = PreflightAsk(PROJECT, **fields)
     if ask.backend == "compute":
-        from tpuwizard.core.cloud.compute import ComputeCloud
+        from tpuwizard.core.cloud.compute.client import ComputeCloud
 
         lister = ComputeCloud(PROJECT, endpoint=server.endpoint, retry_deadline=5)
     else:

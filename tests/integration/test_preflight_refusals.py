@@ -13,7 +13,7 @@ import pytest
 import requests
 
 from tests.integration.compute_http import PROJECT, V6E_ZONE, Compute, tpu_vm
-from tpuwizard.sandbox import image
+from tpuwizard.sandbox.workers import image
 
 V6E_SPOT = "PREEMPTIBLE-TPU-V6E-per-project-region"
 FAMILY = "TPUS-PER-TPU-FAMILY-per-project-region"

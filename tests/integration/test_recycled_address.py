@@ -5,9 +5,10 @@ other on the same address and port, stand for the old VM and the new one."""
 import pytest
 
 from tests.integration.sshd import sshd_binary, start_sshd
-from tpuwizard.core.cloud.diagnose import diagnose
+from tpuwizard.core.cloud.diagnose.failure import diagnose
 from tpuwizard.core.errors import RemoteError
-from tpuwizard.core.remote.transports import SshTransport, ensure_key, host_key_aliases
+from tpuwizard.core.remote.ssh_keys import ensure_key, host_key_aliases
+from tpuwizard.core.remote.transports import SshTransport
 
 pytestmark = pytest.mark.skipif(sshd_binary() is None, reason="openssh-server is not installed")
 

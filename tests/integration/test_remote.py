@@ -14,14 +14,8 @@ from hypothesis import strategies as st
 from tests.integration.launch_helpers import launch, ledger_all_gone, sandbox_is_empty
 from tpuwizard.core.errors import BadInput, RemoteError
 from tpuwizard.core.remote.jobs import Job, follow_job, start_job
-from tpuwizard.core.remote.transports import (
-    LocalTransport,
-    Raw,
-    SshTransport,
-    ensure_key,
-    safe_relative,
-    shell,
-)
+from tpuwizard.core.remote.ssh_keys import ensure_key
+from tpuwizard.core.remote.transports import LocalTransport, Raw, SshTransport, safe_relative, shell
 
 COUNT = 40
 NUMBERED = f"for i in $(seq 1 {COUNT}); do echo line $i; sleep 0.05; done"

@@ -17,7 +17,8 @@ import pytest
 from tests.conftest import tpuwizard_cmd
 from tests.integration.launch_helpers import ZONE, env
 from tests.rotation import rotating
-from tpuwizard.sandbox.server import make_server, start_in_thread
+from tpuwizard.sandbox.server import make_server
+from tpuwizard.sandbox.serving import start_in_thread
 
 TOKEN = "shared-sandbox-token"
 NODE = f"projects/tpuwizard-practice/locations/{ZONE}/nodes/dev2"

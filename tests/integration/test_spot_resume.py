@@ -38,8 +38,8 @@ def uninterrupted_final_line() -> str:
     # one is built; else tpuwizard's own, as practice falls back): another JAX's float results
     # differ in their last bits.
     from tpuwizard.core.plan.jax_versions import DEFAULT
-    from tpuwizard.sandbox.worker_envs import built_env, envs_folder
-    from tpuwizard.sandbox.worker_python import WORKER_PYTHON
+    from tpuwizard.sandbox.workers.envs import built_env, envs_folder
+    from tpuwizard.sandbox.workers.python import WORKER_PYTHON
 
     env_folder = built_env(envs_folder(), WORKER_PYTHON, DEFAULT.version)
     python = str(env_folder / "bin" / "python") if env_folder is not None else sys.executable

@@ -12,8 +12,9 @@ from tests.sync_scenario import (
     sync_three_times,
     worker_home,
 )
+from tpuwizard.core.remote.ssh_keys import ensure_key
 from tpuwizard.core.remote.sync import RSYNC_FROM_BYTES, WORK_DIR, LocalFolder, sync_folder
-from tpuwizard.core.remote.transports import SshTransport, ensure_key
+from tpuwizard.core.remote.transports import SshTransport
 
 
 def transport(sshd, tmp_path, home, path=None) -> SshTransport:

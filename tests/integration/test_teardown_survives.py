@@ -14,12 +14,13 @@ from tests.conftest import tpuwizard_cmd
 from tests.integration.launch_helpers import ZONE, env, ledger_all_gone, sandbox_is_empty
 from tests.waiting import wait_until
 from tpuwizard.core import paths
-from tpuwizard.core.cloud.client import TpuCloud
+from tpuwizard.core.cloud.tpu.client import TpuCloud
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.launch.records.ledger import Ledger, Resource
 from tpuwizard.core.plan.catalog import parse_accelerator
-from tpuwizard.sandbox.server import make_server, start_in_thread
-from tpuwizard.session.practice import PRACTICE_PROJECT
+from tpuwizard.sandbox.server import make_server
+from tpuwizard.sandbox.serving import start_in_thread
+from tpuwizard.session.practice.sandbox import PRACTICE_PROJECT
 
 BAD = "europe-west1-b"  # google-behaviour.md: "403 Location europe-west1-b is not found..."
 BOB = "b0b0000000000b0b"

@@ -10,8 +10,8 @@ import pytest
 from google.api_core import exceptions as gx
 
 from tests.integration.test_compute_cloud import compute, ctx, launched, request
-from tpuwizard.core.cloud.diagnose import diagnose
-from tpuwizard.core.cloud.tpu7x_access import ACCESS_PAGE
+from tpuwizard.core.cloud.diagnose.failure import diagnose
+from tpuwizard.core.cloud.diagnose.tpu7x_access import ACCESS_PAGE
 from tpuwizard.core.plan.catalog import parse_accelerator
 
 ZONE7 = "us-central1-c"

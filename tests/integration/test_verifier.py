@@ -6,17 +6,12 @@ import subprocess
 import sys
 
 import pytest
-from tpuwizard_verify.tpu_verify import device_holders
+from tpuwizard_verify.tpu_verify import device_holders, receipt_hash
 
 from tests.conftest import clean_env, tpuwizard_cmd
 from tests.receipt_fixtures import assert_shaped_like, verifier_receipt
 from tests.waiting import wait_until
-from tpuwizard.core.evidence.receipt import (
-    check_receipt,
-    load_receipt,
-    parse_marker_line,
-    receipt_hash,
-)
+from tpuwizard.core.evidence.receipt import check_receipt, load_receipt, parse_marker_line
 from tpuwizard.core.evidence.verifier import cpu_device_env, verifier_path
 
 COURSE = [0.34375, 0.8125, 1.28125, 1.75, 2.21875, 2.6875, 3.15625, 3.625]

@@ -16,8 +16,8 @@ from tpuwizard.core.remote.bootstrap import (
     unpinned_jax,
 )
 from tpuwizard.core.remote.transports import LocalTransport
-from tpuwizard.sandbox.image import worker_path
 from tpuwizard.sandbox.model import worker_home
+from tpuwizard.sandbox.workers.image import worker_path
 
 ZONE = "us-central1-a"
 

@@ -26,8 +26,10 @@ from tpuwizard.core.remote.bootstrap import (
     sandbox_plan,
 )
 from tpuwizard.core.remote.packages import install_script
-from tpuwizard.sandbox import image, worker_envs, worker_tools
-from tpuwizard.sandbox.worker_python import find_worker_python
+from tpuwizard.sandbox.workers import envs as worker_envs
+from tpuwizard.sandbox.workers import image
+from tpuwizard.sandbox.workers import tools as worker_tools
+from tpuwizard.sandbox.workers.python import find_worker_python
 
 OTHER = "0.12.0.1"
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from tests.tpu import devices_at_hand, run_here
 from tpuwizard.core.plan import catalog, program_fit
 from tpuwizard.core.plan.program_at_hand import slice_at_hand
+from tpuwizard.core.plan.program_result import SliceProgramFit
 
 COLUMNS = 131072  # whole (8, 128) tiles: the compiled bytes are the shapes' own
 STEP = """
@@ -34,7 +35,7 @@ def _program(tmp_path: Path, share: float) -> tuple[Path, catalog.Slice]:
     return path, found
 
 
-def _row(path: Path, found: catalog.Slice) -> program_fit.SliceProgramFit:
+def _row(path: Path, found: catalog.Slice) -> SliceProgramFit:
     planner = program_fit.ProgramPlanner(path, [found], measure=True, use_cache=False)
     (row,) = list(planner.results())
     return row

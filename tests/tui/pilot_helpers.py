@@ -109,12 +109,13 @@ def sandbox_nodes(home: Path) -> dict:
 
 def make_leftover(home: Path) -> str:
     """A node an earlier run of this install left running in the practice sandbox; its name."""
-    from tpuwizard.core.cloud.client import TpuCloud
+    from tpuwizard.core.cloud.tpu.client import TpuCloud
     from tpuwizard.core.cloud.types import NodeRequest
     from tpuwizard.core.paths import owner_label
     from tpuwizard.core.plan.catalog import parse_accelerator
-    from tpuwizard.sandbox.server import make_server, start_in_thread
-    from tpuwizard.session.practice import PRACTICE_PROJECT
+    from tpuwizard.sandbox.server import make_server
+    from tpuwizard.sandbox.serving import start_in_thread
+    from tpuwizard.session.practice.sandbox import PRACTICE_PROJECT
 
     earlier = make_server(home / "sandbox", delay=0)
     start_in_thread(earlier)

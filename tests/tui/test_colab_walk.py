@@ -60,6 +60,6 @@ async def test_run_it_on_colab_for_me_streams_the_run_and_ends_on_the_summary(
             assert wrong not in shown
         await press(pilot, "#again")
         await on_screen(pilot, "RouteScreen", 10)
-    from tpuwizard.session.colab_route import colab_ledger
+    from tpuwizard.session.free.colab import colab_ledger
 
     assert colab_ledger().held() == []

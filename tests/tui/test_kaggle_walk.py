@@ -10,7 +10,7 @@ import pytest
 
 from tests.tui.pilot_helpers import next_step, on_screen, press, until
 from tests.waiting import wait_until_async
-from tpuwizard.session.kaggle_route import PRACTICE_ENV
+from tpuwizard.session.free.kaggle import PRACTICE_ENV
 from tpuwizard.tui.app import WizardApp
 from tpuwizard.tui.widgets.route_cards import RouteCards
 
@@ -113,7 +113,7 @@ async def test_quitting_while_the_kernel_is_queued_names_it_then_exits_at_once_l
         await pilot.press("ctrl+q")
         # The guard names the kernel in the words `status` uses for it now.
         await on_screen(pilot, "KaggleQuitGuard", 10)
-        from tpuwizard.session.kaggle_records import held_on_kaggle
+        from tpuwizard.session.free.kaggle_records import held_on_kaggle
         from tpuwizard.words.kaggle_text import held_lines
 
         held = held_on_kaggle()

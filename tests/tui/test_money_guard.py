@@ -257,7 +257,7 @@ async def test_a_leftover_record_in_a_zone_that_refuses_is_said_and_the_rest_sti
     # for leftovers") and the leftover in a good zone was never offered.
     from tpuwizard.core.launch.records.ledger import Resource
     from tpuwizard.core.paths import owner_label
-    from tpuwizard.session.practice import PRACTICE_PROJECT
+    from tpuwizard.session.practice.sandbox import PRACTICE_PROJECT
 
     make_leftover(home)
     lost = Resource(

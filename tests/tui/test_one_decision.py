@@ -39,7 +39,7 @@ from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.plain.prompt import validator as _validator
 from tpuwizard.plain.walk import PlainWizard, _minutes
-from tpuwizard.session.practice import PRACTICE_PROJECT
+from tpuwizard.session.practice.sandbox import PRACTICE_PROJECT
 from tpuwizard.session.session import Session
 from tpuwizard.tui.app import WizardApp
 
@@ -107,8 +107,8 @@ def credentials(tmp_path: Path, monkeypatch) -> None:
 @pytest.fixture
 def served_sandbox(monkeypatch) -> Iterator[str]:
     """A `tpuwizard sandbox serve`, with the two lines it says to export exported."""
-    from tpuwizard.sandbox.server import start_in_thread
-    from tpuwizard.session.practice import make_foreground_sandbox
+    from tpuwizard.sandbox.serving import start_in_thread
+    from tpuwizard.session.practice.sandbox import make_foreground_sandbox
 
     server = make_foreground_sandbox(0, None, 0.1)
     start_in_thread(server)

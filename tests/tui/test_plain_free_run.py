@@ -11,7 +11,7 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
 from tpuwizard.plain.walk import PlainWizard
-from tpuwizard.session.kaggle_route import PRACTICE_ENV
+from tpuwizard.session.free.kaggle import PRACTICE_ENV
 
 pytestmark = pytest.mark.slow
 
@@ -78,6 +78,6 @@ def test_plain_runs_the_script_on_colab_and_stops_the_session(tmp_path, monkeypa
     assert "colab sessions no longer lists it" in text
     [receipt] = (tmp_path / "runs").glob("*/receipt.json")
     assert (receipt.parent / "output.txt").is_file()
-    from tpuwizard.session.colab_route import colab_ledger
+    from tpuwizard.session.free.colab import colab_ledger
 
     assert colab_ledger().held() == []  # the session stopped and its record closed

@@ -8,7 +8,7 @@ from textual.widgets import Input
 
 from tests.tui.pilot_helpers import press
 from tests.tui.test_snapshots import Harness
-from tpuwizard.core.cloud.diagnosis import Diagnosis
+from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.events.summary import RunSummary
 from tpuwizard.core.launch.workers.rerun import Reruns

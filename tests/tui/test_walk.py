@@ -100,11 +100,12 @@ async def test_quit_guard_names_it_refuses_a_wrong_name_and_deletes(tmp_path, ho
 
 
 async def test_leftovers_from_an_earlier_run_are_offered_first(tmp_path, home):
-    from tpuwizard.core.cloud.client import TpuCloud
+    from tpuwizard.core.cloud.tpu.client import TpuCloud
     from tpuwizard.core.cloud.types import NodeRequest
     from tpuwizard.core.paths import owner_label
-    from tpuwizard.sandbox.server import make_server, start_in_thread
-    from tpuwizard.session.practice import PRACTICE_PROJECT
+    from tpuwizard.sandbox.server import make_server
+    from tpuwizard.sandbox.serving import start_in_thread
+    from tpuwizard.session.practice.sandbox import PRACTICE_PROJECT
 
     earlier = make_server(home / "sandbox", delay=0)
     start_in_thread(earlier)

@@ -57,11 +57,11 @@ EDGES = {
     "core/evidence/chain.py:check_chain",
     # Google's answers: a node's acceleratorType read back (and a ledger record's, for
     # is_single_vm).
-    "core/cloud/compute_slices.py:_vms_of",
-    "core/cloud/compute_slice_body.py:is_single_vm",
+    "core/cloud/compute/slices.py:_vms_of",
+    "core/cloud/compute/slice_body.py:is_single_vm",
     # The sandbox stands in for Google: it reads acceleratorType from the requests it is sent.
     "sandbox/billing_catalog.py:_figures",
-    "sandbox/compute_google.py:zone_table",
+    "sandbox/compute/google.py:zone_table",
     "sandbox/google.py:api_zone_table",
     "sandbox/google.py:flex_offered",
     "sandbox/google.py:offered",
@@ -69,8 +69,8 @@ EDGES = {
     "sandbox/locations.py:accelerator_types",
     "sandbox/locations.py:runtime_versions",
     "sandbox/model.py:worker_locations",
-    "sandbox/nodes.py:Nodes.validate",
-    "sandbox/queued.py:QueuedResources._advance",
+    "sandbox/tpu/nodes.py:Nodes.validate",
+    "sandbox/tpu/queued.py:QueuedResources._advance",
     "sandbox/quota_limits.py:refuse_tpu_api_create",
     "sandbox/quota_limits.py:tpu_api_in_use",
     "sandbox/vms.py:VirtualMachines.boot_workers",

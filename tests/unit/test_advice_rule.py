@@ -11,8 +11,8 @@ import pytest
 
 from tests.unit.test_cli_bad_input import _no_sandbox, here, refused  # noqa: F401 (fixtures)
 from tpuwizard.core.choices import Choice, Phrase
-from tpuwizard.core.cloud.diagnose import diagnose
-from tpuwizard.core.cloud.diagnosis import Context
+from tpuwizard.core.cloud.diagnose.diagnosis import Context
+from tpuwizard.core.cloud.diagnose.failure import diagnose
 from tpuwizard.core.errors import CreateFailed, RemoteError, Unreachable
 from tpuwizard.core.launch.plan.advice import possible
 from tpuwizard.core.launch.plan.advice import refused as refuses
@@ -41,7 +41,7 @@ PLANS = {
 
 
 def capacity() -> Exception:
-    from tpuwizard.core.cloud.compute_errors import OperationError
+    from tpuwizard.core.cloud.compute.errors import OperationError
 
     return CreateFailed(OperationError("op", [{"code": "ZONE_RESOURCE_POOL_EXHAUSTED"}]))
 

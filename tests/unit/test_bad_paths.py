@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from tpuwizard.cli import main
-from tpuwizard.core.cloud.diagnose import diagnose
+from tpuwizard.core.cloud.diagnose.failure import diagnose
 
 
 def run(*args: str, **env: str):

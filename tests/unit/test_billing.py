@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.lifecycle_events import planned
-from tpuwizard.core.cloud.diagnosis import Diagnosis
+from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.records.billable import Billable
 from tpuwizard.core.launch.records.billing_state import BillingState

@@ -7,7 +7,8 @@ import pytest
 
 from tests.fakes import MemoryCloud
 from tests.unit.test_teardown import ZONE, created, node_resource, queued_resource
-from tpuwizard.core.launch.records.billing_state import BillingState, bills_in_state
+from tpuwizard.core.cloud.tpu.states import bills_in_state
+from tpuwizard.core.launch.records.billing_state import BillingState
 from tpuwizard.core.launch.records.ledger import Ledger
 from tpuwizard.core.launch.teardown.verified import reconcile
 

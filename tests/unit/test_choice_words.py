@@ -13,13 +13,10 @@ from pathlib import Path
 import pytest
 
 from tpuwizard.core.choices import CONTROLS, Choice, Phrase
-from tpuwizard.core.cloud.diagnose import (
-    Context,
-    local_disk_diagnosis,
-    preempted_diagnosis,
-    stockout_diagnosis,
-)
-from tpuwizard.core.cloud.diagnose_remote import remote_diagnosis
+from tpuwizard.core.cloud.diagnose.capacity import preempted_diagnosis, stockout_diagnosis
+from tpuwizard.core.cloud.diagnose.diagnosis import Context
+from tpuwizard.core.cloud.diagnose.failure import local_disk_diagnosis
+from tpuwizard.core.cloud.diagnose.remote import remote_diagnosis
 from tpuwizard.core.cloud.iam import decide
 from tpuwizard.core.errors import PlanRefused, RemoteError, Unreachable
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
@@ -73,7 +70,7 @@ def said_with_choices(tmp_path: Path) -> list[Phrase]:
 
     from google.api_core import exceptions as gx
 
-    from tpuwizard.core.cloud.diagnose import diagnose
+    from tpuwizard.core.cloud.diagnose.failure import diagnose
 
     file = tmp_path / "a-file"
     file.write_text("")

@@ -18,10 +18,10 @@ ALLOWED = {
         "each wizard step is one Textual Screen; WizardScreen is Textual's way to give them "
         "one layout, key bar and answer (dismiss with a typed value or Back)"
     ),
-    "tpuwizard.core.launch.events.base.Event": (
+    "tpuwizard.core.launch.events.launch_events.Event": (
         "every lifecycle event is a frozen dataclass of data; Event gives each its JSON name "
-        "and dict, one vocabulary split over two modules only for size (events.py, "
-        "events/resume.py)"
+        "and dict; the Kaggle and Colab routes' own events, which no launch emits, are in "
+        "events/kaggle.py and events/colab.py"
     ),
 }
 

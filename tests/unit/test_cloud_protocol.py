@@ -14,9 +14,9 @@ from google.api_core import exceptions as gx
 from tests import fakes
 from tests.fakes import MemoryCloud, foreign_node
 from tests.unit.test_launch_safety import ZONE, launch
-from tpuwizard.core.cloud import client
-from tpuwizard.core.cloud.client import TpuCloud
 from tpuwizard.core.cloud.protocol import Cloud, NodeIdentity
+from tpuwizard.core.cloud.tpu import client
+from tpuwizard.core.cloud.tpu.client import TpuCloud
 from tpuwizard.core.cloud.types import NodeInfo, NodeRequest
 from tpuwizard.core.launch.records.ledger import Ledger, Resource
 from tpuwizard.core.launch.records.ownership import CREATED_KEY, UID_KEY
@@ -209,7 +209,7 @@ def test_a_kept_flex_start_node_shows_the_deadline_the_cloud_reports(tmp_path):
     import time
     from types import SimpleNamespace
 
-    from tpuwizard.session.kept import KeptNodes
+    from tpuwizard.session.kept.nodes import KeptNodes
 
     cloud = MemoryCloud()
     zone = cloud.list_zones()[0]

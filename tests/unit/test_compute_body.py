@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tpuwizard.core.cloud import compute_body as cb
+from tpuwizard.core.cloud.compute import body as cb
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.plan.catalog import parse_accelerator

@@ -9,15 +9,23 @@ import json
 
 import pytest
 
-from tpuwizard.core.cloud import (
-    compute,
-    compute_operation_wait,
-    compute_read,
-    compute_resize,
-    compute_slices,
-)
 from tpuwizard.core.cloud.backends import COMPUTE
-from tpuwizard.core.cloud.compute import ComputeCloud
+from tpuwizard.core.cloud.compute import (
+    client as compute,
+)
+from tpuwizard.core.cloud.compute import (
+    operation_wait as compute_operation_wait,
+)
+from tpuwizard.core.cloud.compute import (
+    read as compute_read,
+)
+from tpuwizard.core.cloud.compute import (
+    resize as compute_resize,
+)
+from tpuwizard.core.cloud.compute import (
+    slices as compute_slices,
+)
+from tpuwizard.core.cloud.compute.client import ComputeCloud
 from tpuwizard.core.cloud.endpoint import compute_endpoint
 from tpuwizard.core.cloud.protocol import Cloud
 
@@ -158,7 +166,7 @@ def test_importing_the_module_loads_no_google_client():
     import sys
 
     code = (
-        "import sys, tpuwizard.core.cloud.compute, tpuwizard.core.cloud.diagnose\n"
+        "import sys, tpuwizard.core.cloud.compute.client, tpuwizard.core.cloud.diagnose.failure\n"
         "print(sorted(m for m in sys.modules if m.startswith('google.cloud')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 from google.api_core import exceptions as gx
 
-from tpuwizard.core.cloud.compute_errors import OperationError
-from tpuwizard.core.cloud.diagnose import Context, diagnose
+from tpuwizard.core.cloud.compute.errors import OperationError
+from tpuwizard.core.cloud.diagnose.diagnosis import Context
+from tpuwizard.core.cloud.diagnose.failure import diagnose
 from tpuwizard.core.errors import CreateFailed
 from tpuwizard.core.plan import catalog
 from tpuwizard.words.choice_words import all_words

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tpuwizard.core.cloud.compute_rest import ComputeReads
-from tpuwizard.core.cloud.compute_views import Instance
+from tpuwizard.core.cloud.compute.rest import ComputeReads
+from tpuwizard.core.cloud.compute.views import Instance
 
 
 def warning(code: str, scope: str) -> dict[str, Any]:

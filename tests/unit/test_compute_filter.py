@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tpuwizard.sandbox.compute_filter import matches, parse_filter
+from tpuwizard.sandbox.compute.list_filter import matches, parse_filter
 from tpuwizard.sandbox.model import ApiError
 
 VM = {

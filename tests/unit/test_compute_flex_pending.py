@@ -10,10 +10,10 @@ import json
 
 import pytest
 
-from tpuwizard.core.cloud.compute import ComputeCloud
-from tpuwizard.core.cloud.compute_flex import GRACE_S
-from tpuwizard.core.cloud.diagnose import diagnose
-from tpuwizard.core.cloud.diagnosis import Context
+from tpuwizard.core.cloud.compute.client import ComputeCloud
+from tpuwizard.core.cloud.compute.flex import GRACE_S
+from tpuwizard.core.cloud.diagnose.diagnosis import Context
+from tpuwizard.core.cloud.diagnose.failure import diagnose
 from tpuwizard.core.cloud.types import NodeInfo, NodeRequest
 from tpuwizard.core.errors import QueueExpired
 from tpuwizard.core.plan import catalog

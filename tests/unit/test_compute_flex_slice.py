@@ -14,10 +14,10 @@ import pytest
 
 from tests.integration.discovery import errors
 from tests.unit.fake_compute_graph import FakeGraph, FakeReads
-from tpuwizard.core.cloud import compute_slice_body as body
-from tpuwizard.core.cloud.compute_slices import ComputeSlices
-from tpuwizard.core.cloud.diagnose import diagnose
-from tpuwizard.core.cloud.diagnosis import Context
+from tpuwizard.core.cloud.compute import slice_body as body
+from tpuwizard.core.cloud.compute.slices import ComputeSlices
+from tpuwizard.core.cloud.diagnose.diagnosis import Context
+from tpuwizard.core.cloud.diagnose.failure import diagnose
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.errors import CreateFailed, QueueExpired
 from tpuwizard.core.plan import catalog

@@ -14,12 +14,12 @@ import pytest
 from tests.integration.discovery import errors
 from tests.unit.fake_compute_graph import FakeGraph, FakeReads
 from tests.unit.test_compute_flex_slice import compute_doc
-from tpuwizard.core.cloud import compute_slice_body as body
 from tpuwizard.core.cloud.backends import VIA_RESIZE_REQUEST
-from tpuwizard.core.cloud.compute_errors import REQUEST_REFUSED_CODE
-from tpuwizard.core.cloud.compute_slices import ComputeSlices
-from tpuwizard.core.cloud.diagnose import diagnose
-from tpuwizard.core.cloud.diagnosis import Context
+from tpuwizard.core.cloud.compute import slice_body as body
+from tpuwizard.core.cloud.compute.errors import REQUEST_REFUSED_CODE
+from tpuwizard.core.cloud.compute.slices import ComputeSlices
+from tpuwizard.core.cloud.diagnose.diagnosis import Context
+from tpuwizard.core.cloud.diagnose.failure import diagnose
 from tpuwizard.core.cloud.protocol import Part
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.errors import CreateFailed, QueueExpired
@@ -197,7 +197,7 @@ def test_a_lost_answer_to_the_first_insert_is_found_and_the_build_goes_on():
 def foreign_mig_and_cloud(graph: FakeGraph):
     from google.cloud import compute_v1
 
-    from tpuwizard.core.cloud.compute import ComputeCloud
+    from tpuwizard.core.cloud.compute.client import ComputeCloud
 
     graph.migs[NAME] = compute_v1.InstanceGroupManager(
         name=NAME, base_instance_name="theirs", description="someone else's"

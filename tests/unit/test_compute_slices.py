@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 
 from tests.unit.fake_compute_graph import FakeGraph, FakeReads
-from tpuwizard.core.cloud import compute_slice_body as body
-from tpuwizard.core.cloud.compute_errors import capacity_refused
-from tpuwizard.core.cloud.compute_slices import ComputeSlices
-from tpuwizard.core.cloud.compute_states import bills_in_state
+from tpuwizard.core.cloud.compute import slice_body as body
+from tpuwizard.core.cloud.compute.errors import capacity_refused
+from tpuwizard.core.cloud.compute.slices import ComputeSlices
+from tpuwizard.core.cloud.compute.states import bills_in_state
 from tpuwizard.core.cloud.protocol import Part
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.errors import CreateFailed
@@ -179,7 +179,7 @@ def test_every_call_has_a_timeout_and_reads_and_deletes_are_retried_inserts_neve
 def test_a_single_vm_s_teardown_reads_no_slice_part_when_the_ledger_says_single_host():
     # A slice's name reads as an instance's: without the ledger's accelerator, three reads
     # (a VM list, a template get, a policy get) for parts a single VM never has.
-    from tpuwizard.core.cloud.compute import ComputeCloud
+    from tpuwizard.core.cloud.compute.client import ComputeCloud
     from tpuwizard.core.launch.teardown.verified import _whole_gone
 
     cloud = ComputeCloud("p", endpoint="http://127.0.0.1:1")
@@ -215,7 +215,7 @@ def test_status_shows_a_slice_as_one_resource_with_the_parts_read_with_it(monkey
 def test_the_compute_engine_guide_and_the_wizard_s_help_say_what_route_2b_meets_and_what_we_do():
     from pathlib import Path
 
-    from tpuwizard.sandbox.mig_resize import RESIZE_REQUEST_REFUSED
+    from tpuwizard.sandbox.compute.mig_resize import RESIZE_REQUEST_REFUSED
     from tpuwizard.tui.screens.review import ReviewScreen
 
     guide = Path(__file__).parents[2] / "docs/guides/compute-engine.md"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tpuwizard.core.cloud import compute_states
+from tpuwizard.core.cloud.compute import states as compute_states
 
 
 @pytest.mark.parametrize(
@@ -33,7 +33,7 @@ def test_a_stopped_instance_of_ours_is_one_to_delete():
 
 
 def test_the_compute_cloud_answers_with_the_rule():
-    from tpuwizard.core.cloud.compute import ComputeCloud
+    from tpuwizard.core.cloud.compute.client import ComputeCloud
 
     # The method, not an instance: bills_in_state uses no client.
     assert ComputeCloud.bills_in_state(None, "node", "STAGING") is False  # type: ignore[arg-type]

@@ -12,9 +12,17 @@ import pytest
 
 from tests.integration.discovery import document
 from tests.unit.test_compute_cloud import INSTANCE
-from tpuwizard.core.cloud import compute_read, compute_slice_body, compute_views
-from tpuwizard.core.cloud.compute_slice_read import slice_info
-from tpuwizard.core.cloud.compute_views import json_key, read
+from tpuwizard.core.cloud.compute import (
+    read as compute_read,
+)
+from tpuwizard.core.cloud.compute import (
+    slice_body as compute_slice_body,
+)
+from tpuwizard.core.cloud.compute import (
+    views as compute_views,
+)
+from tpuwizard.core.cloud.compute.slice_reads import slice_info
+from tpuwizard.core.cloud.compute.views import json_key, read
 
 
 @cache

@@ -13,7 +13,8 @@ import pytest
 from google.api_core import exceptions as gx
 
 from tests.fakes import FakeTransport, MemoryCloud
-from tpuwizard.core.cloud.diagnose import Context, diagnose
+from tpuwizard.core.cloud.diagnose.diagnosis import Context
+from tpuwizard.core.cloud.diagnose.failure import diagnose
 from tpuwizard.core.cloud.types import NodeRequest, QueuedInfo
 from tpuwizard.core.errors import (
     CreateFailed,
@@ -159,9 +160,9 @@ class VanishingTransport(FakeTransport):
 def test_a_launch_whose_node_is_deleted_under_it_says_it_went_away(tmp_path):
     from tests.unit.test_launch_safety import make_plan, make_runtime
     from tpuwizard.core.cancel import CancelToken
+    from tpuwizard.core.exit_codes import EXIT_CLOUD
     from tpuwizard.core.launch.events import launch_events as ev
     from tpuwizard.core.launch.lifecycle.launch import run_launch
-    from tpuwizard.core.launch.plan.launch_plan import EXIT_CLOUD
 
     cloud = MemoryCloud()
     rt = make_runtime(tmp_path, cloud)
@@ -179,7 +180,7 @@ class BeatingNode:
 
     def __init__(self, cloud: MemoryCloud, reason: str) -> None:
         from tpuwizard.core.launch.records.ledger import Entry, Resource
-        from tpuwizard.session.kept import KeptNode
+        from tpuwizard.session.kept.nodes import KeptNode
 
         transport = FakeTransport()
         transport.run = lambda *a, **k: Result(1, "", reason)  # type: ignore[method-assign]

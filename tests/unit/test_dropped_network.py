@@ -13,9 +13,9 @@ import pytest
 from tests.fakes import MemoryCloud
 from tests.unit.test_launch_safety import make_plan, make_runtime
 from tpuwizard.core.cancel import CancelToken
+from tpuwizard.core.exit_codes import EXIT_CLOUD
 from tpuwizard.core.launch.events.summary import RunSummary
 from tpuwizard.core.launch.lifecycle.launch import run_launch
-from tpuwizard.core.launch.plan.launch_plan import EXIT_CLOUD
 from tpuwizard.core.launch.records.ledger import Ledger, Resource
 from tpuwizard.core.launch.teardown.by_hand import check_failed, list_command, manual_command
 from tpuwizard.words.event_text import describe

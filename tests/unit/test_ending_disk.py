@@ -14,11 +14,11 @@ import pytest
 from tests.fakes import MemoryCloud
 from tests.unit.test_launch_safety import RUN, ZONE, make_plan, make_runtime
 from tpuwizard.core.cancel import CancelToken
+from tpuwizard.core.exit_codes import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_TEARDOWN
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.events.summary import RunSummary
 from tpuwizard.core.launch.lifecycle.ending import Ending
 from tpuwizard.core.launch.lifecycle.launch import run_launch
-from tpuwizard.core.launch.plan.launch_plan import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_TEARDOWN
 from tpuwizard.core.launch.records import ledger_file
 from tpuwizard.core.launch.records.billing_state import BillingState
 from tpuwizard.core.launch.records.ledger import Ledger

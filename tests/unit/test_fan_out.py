@@ -13,9 +13,10 @@ import pytest
 from tests.fakes import Crash, MemoryCloud
 from tests.unit.test_launch_safety import make_runtime
 from tpuwizard.core.cancel import CancelToken
+from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.lifecycle.launch import run_launch
-from tpuwizard.core.launch.plan.launch_plan import EXIT_CLOUD, EXIT_FAILED, LaunchPlan
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.records.attempts import NO_CAPACITY, READY, AttemptHistory
 from tpuwizard.core.launch.records.billing_state import BillingState
 from tpuwizard.core.launch.records.ledger import Ledger

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from tpuwizard.core.choices import Phrase
-from tpuwizard.core.cloud.diagnose_capacity import stockout_diagnosis
-from tpuwizard.core.cloud.diagnosis import Context
+from tpuwizard.core.cloud.diagnose.capacity import stockout_diagnosis
+from tpuwizard.core.cloud.diagnose.diagnosis import Context
 from tpuwizard.core.cloud.google_errors import flex_zones
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.plan import catalog

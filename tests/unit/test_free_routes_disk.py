@@ -16,6 +16,8 @@ from tpuwizard.core.exit_codes import EXIT_OK
 from tpuwizard.core.kaggle.ledger import KernelLedger
 from tpuwizard.core.kaggle.run import prepare_run, run_kernel
 from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.events.colab import ColabSessionStopped
+from tpuwizard.core.launch.events.kaggle import KernelPushed
 from tpuwizard.core.launch.records import ledger_file
 from tpuwizard.core.launch.records.ledger_file import append_lines
 
@@ -62,7 +64,7 @@ def test_kaggle_records_refused_after_the_push_are_held_and_the_run_goes_on(tmp_
     events = list(stream)
     held = [e for e in events if isinstance(e, ev.LedgerRecordHeld)]
     assert [e.op for e in held] == ["pushed", "ended"]
-    (pushed,) = [e for e in events if isinstance(e, ev.KernelPushed)]
+    (pushed,) = [e for e in events if isinstance(e, KernelPushed)]
     assert {e.name for e in held} == {pushed.kernel} and all(e.kept_in for e in held)
     assert isinstance(events[-1], ev.Finished) and events[-1].exit_code == EXIT_OK
     assert ledger.open_sessions() == []  # its end is read from where it is held
@@ -83,7 +85,7 @@ def test_a_colab_stop_whose_record_is_refused_is_still_verified_and_said(tmp_pat
     (tmp_path / "tmp").mkdir()
     ledger = KernelLedger(tmp_path / "colab.jsonl", tmp_path / "tmp", refusing("deleted"))
     events = list(run_session(colab, a_run(tmp_path), ledger))
-    stopped = [e for e in events if isinstance(e, ev.ColabSessionStopped)]
+    stopped = [e for e in events if isinstance(e, ColabSessionStopped)]
     assert [s.verified for s in stopped] == [True]
     (held,) = [e for e in events if isinstance(e, ev.LedgerRecordHeld)]
     assert held.op == "deleted" and held.reason == "Read-only file system" and held.kept_in

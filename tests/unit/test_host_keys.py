@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tpuwizard.core.cloud.diagnose import diagnose
+from tpuwizard.core.cloud.diagnose.failure import diagnose
 from tpuwizard.core.errors import RemoteError
 from tpuwizard.core.remote.transports import Result, SshTransport, Transport
 

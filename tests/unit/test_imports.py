@@ -1,5 +1,6 @@
 """Start-up stays light: fit never loads jax, grpc, google.cloud or textual; the core no UI."""
 
+import ast
 import json
 import os
 import re
@@ -51,7 +52,7 @@ def test_fit_json_loads_no_heavy_package():
 NOT_FOR_FIT = (
     "importlib.metadata",
     "difflib",
-    "tpuwizard.session.kept_lines",
+    "tpuwizard.session.kept.lines",
     "tpuwizard.core.choices",
     "signal",
 )
@@ -84,7 +85,7 @@ def test_fit_json_says_a_kept_node_without_the_billing_state(tmp_path, monkeypat
     # Nor gcloud's configuration: reading a record back checks its names (core/cloud/names.py).
     unneeded = (
         "tpuwizard.core.launch.records.billing_state",
-        "tpuwizard.session.kept",
+        "tpuwizard.session.kept.nodes",
         "tpuwizard.core.cloud.gcloud_config",
     )
     assert [m for m in unneeded if m in modules] == []
@@ -121,10 +122,10 @@ def test_status_without_records_loads_only_what_it_answers_with(tmp_path, monkey
     said, modules = run_probe(["status", "--sandbox"])
     assert any("practice" in line for line in said)  # it ran, in practice
     unneeded = (
-        "tpuwizard.session.kept",
-        "tpuwizard.session.kaggle_records",
+        "tpuwizard.session.kept.nodes",
+        "tpuwizard.session.free.kaggle_records",
         "tpuwizard.core.kaggle.run",
-        "tpuwizard.session.colab_records",  # no Colab ledger: Colab's machinery stays unloaded
+        "tpuwizard.session.free.colab_records",  # no Colab ledger: Colab's machinery stays unloaded
         "tpuwizard.core.colab.run",
         "tpuwizard.core.launch.events.launch_events",
         "tpuwizard.core.launch.lifecycle.runtime",
@@ -267,10 +268,64 @@ def test_every_test_file_the_config_and_docs_name_exists():
     assert named and {n for n in named if not (REPO / n).exists()} == set()
 
 
-def test_no_module_is_over_400_lines():
-    long = {
-        str(p.relative_to(REPO)): n
+def glue(source: str) -> list[str]:
+    """The re-exports in ``source`` that glue a cut file back together: ``import X as X``,
+    ``from m import X as X``, and an ``__all__`` naming what the module does not define."""
+    tree = ast.parse(source)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            origin = f"from {node.module} " if isinstance(node, ast.ImportFrom) else ""
+            found += [
+                f"line {node.lineno}: {origin}import {alias.name} as {alias.asname}"
+                for alias in node.names
+                if alias.asname == alias.name
+            ]
+    defined: set[str] = set()
+    listed: list[tuple[int, str]] = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            defined.add(node.name)
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if isinstance(node, ast.AnnAssign | ast.AugAssign):
+            targets = [node.target]
+        for target in targets:
+            if isinstance(target, ast.Name) and target.id == "__all__":
+                value = node.value
+                items = value.elts if isinstance(value, ast.List | ast.Tuple) else []
+                listed += [(node.lineno, i.value) for i in items if isinstance(i, ast.Constant)]
+            elif isinstance(target, ast.Name):
+                defined.add(target.id)
+    return found + [
+        f"line {line}: __all__ lists {name}, defined elsewhere"
+        for line, name in listed
+        if name not in defined
+    ]
+
+
+def test_the_glue_finder_sees_each_form():
+    source = (
+        "import json as json\n"
+        "from pkg.part import Thing as Thing\n"
+        "from pkg.part import Other, Renamed as Local\n"
+        "import pkg.part as part\n"
+        "def mine(): pass\n"
+        "MINE = 1\n"
+        "__all__ = ['mine', 'MINE', 'Other']\n"
+    )
+    assert glue(source) == [
+        "line 1: import json as json",
+        "line 2: from pkg.part import Thing as Thing",
+        "line 7: __all__ lists Other, defined elsewhere",
+    ]
+
+
+def test_no_module_re_exports_what_another_defines():
+    # A concept stays whole at any length; a file cut where no concept ends is not glued back
+    # by re-exports: every name is imported from the module that defines it.
+    found = {
+        str(p.relative_to(REPO)): where
         for p in (REPO / "tpuwizard").rglob("*.py")
-        if (n := len(p.read_text().splitlines())) > 400
+        if (where := glue(p.read_text()))
     }
-    assert long == {}, "split these modules by concern"
+    assert found == {}, "import these names from where they are defined"

@@ -12,13 +12,14 @@ from tpuwizard_verify import tpu_watchdog
 
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.kept.heartbeat_book import HeartbeatBook
-from tpuwizard.core.launch.kept.iterate import ScriptRun, heartbeat_interval, heartbeats
+from tpuwizard.core.launch.kept.iterate import ScriptRun
+from tpuwizard.core.launch.workers.heartbeat import heartbeat_interval, heartbeats
 from tpuwizard.core.launch.workers.jobs import ScriptJob
 from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.core.remote.jobs import Job
 from tpuwizard.core.remote.sync import WORK_DIR, LocalFolder, sync_folder
 from tpuwizard.core.remote.transports import LocalTransport
-from tpuwizard.session.kept_lines import KeptInfo
+from tpuwizard.session.kept.lines import KeptInfo
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tpuwizard.core.launch.events import colab, kaggle
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.events.guide import EVENT_GUIDE
 
@@ -19,10 +20,15 @@ def event_table() -> dict[str, tuple[str, set[str]]]:
 
 
 def event_classes() -> list[type[ev.Event]]:
+    """A launch's events and the free routes' own (kaggle.py, colab.py), each defined once."""
     return [
         c
-        for c in vars(ev).values()
-        if isinstance(c, type) and issubclass(c, ev.Event) and c is not ev.Event
+        for module in (ev, kaggle, colab)
+        for c in vars(module).values()
+        if isinstance(c, type)
+        and issubclass(c, ev.Event)
+        and c is not ev.Event
+        and c.__module__ == module.__name__
     ]
 
 

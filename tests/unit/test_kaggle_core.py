@@ -20,6 +20,12 @@ from tpuwizard.core.kaggle.ledger import KernelLedger
 from tpuwizard.core.kaggle.protocol import KaggleCallFailed, Pushed, Quota
 from tpuwizard.core.kaggle.run import prepare_run, run_kernel, stop_kernel
 from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.events.kaggle import (
+    KernelDeleted,
+    KernelLeftRunning,
+    KernelPushed,
+    KernelState,
+)
 
 # ---- credentials ----
 
@@ -230,7 +236,7 @@ def test_a_run_is_recorded_before_its_push_and_its_receipt_checked(tmp_path):
     fake = FakeKernels(tmp_path)
     run, ledger, events = _run(tmp_path, fake)
     assert [r["op"] for r in fake.ledger_at_push] == ["intent"]
-    states = [e.state for e in events if isinstance(e, ev.KernelState)]
+    states = [e.state for e in events if isinstance(e, KernelState)]
     assert states == ["QUEUED", "RUNNING", "COMPLETE"]
     lines = [e.text for e in events if isinstance(e, ev.ScriptLine)]
     assert lines == ["PASS backend"]  # the verifier's JSON twin stays in the log only
@@ -331,20 +337,20 @@ def test_a_stop_on_a_running_kernel_says_it_is_left_running_and_keeps_it_open(tm
     ledger.record("pushed", "ada/" + run.spec.name, "r1", url="u", ends_by=123.0)
     fake.states = ["RUNNING"]
     [left] = stop_kernel(fake, run, ledger)
-    assert isinstance(left, ev.KernelLeftRunning) and left.ends_by == 123.0
+    assert isinstance(left, KernelLeftRunning) and left.ends_by == 123.0
     assert ledger.open_sessions()
     fake.states = ["COMPLETE"]
     [ended] = stop_kernel(fake, run, ledger)
-    assert isinstance(ended, ev.KernelState) and ledger.open_sessions() == []
+    assert isinstance(ended, KernelState) and ledger.open_sessions() == []
 
 
 def test_the_words_for_a_kernel_left_running_say_it_was_not_cancelled_and_where_to_stop_it():
     from tpuwizard.words.event_text import describe
 
-    left = ev.KernelLeftRunning("ada/k", "RUNNING", 0.0, "https://www.kaggle.com/code/ada/k")
+    left = KernelLeftRunning("ada/k", "RUNNING", 0.0, "https://www.kaggle.com/code/ada/k")
     [line] = describe(left)
     assert "could not be cancelled" in line and line.endswith("https://www.kaggle.com/code/ada/k")
-    [practice] = describe(ev.KernelLeftRunning("ada/k", "RUNNING", 0.0, "u", practice=True))
+    [practice] = describe(KernelLeftRunning("ada/k", "RUNNING", 0.0, "u", practice=True))
     assert practice.startswith("[practice]") and "ends with this command" in practice
 
 
@@ -375,7 +381,7 @@ class LostAnswer(FakeKernels):
 def test_a_push_whose_answer_is_lost_is_found_by_its_slug_and_not_pushed_again(tmp_path):
     fake = LostAnswer(tmp_path, landed=True)
     _, _, events = _run(tmp_path, fake)
-    [pushed] = [e for e in events if isinstance(e, ev.KernelPushed)]
+    [pushed] = [e for e in events if isinstance(e, KernelPushed)]
     assert pushed.found_after_lost_answer and len(fake.pushed) == 1
     assert events[-1].exit_code == EXIT_OK
 
@@ -383,18 +389,18 @@ def test_a_push_whose_answer_is_lost_is_found_by_its_slug_and_not_pushed_again(t
 def test_a_push_whose_answer_is_lost_and_that_did_not_land_ends_closed(tmp_path):
     fake = LostAnswer(tmp_path, landed=False)
     _, ledger, events = _run(tmp_path, fake)
-    assert len(fake.pushed) == 1 and not [e for e in events if isinstance(e, ev.KernelPushed)]
+    assert len(fake.pushed) == 1 and not [e for e in events if isinstance(e, KernelPushed)]
     assert events[-1].exit_code == EXIT_CLOUD and ledger.open_sessions() == []
 
 
 def test_the_kernel_stays_unless_asked_and_a_delete_is_verified_by_asking_for_it(tmp_path):
     fake = FakeKernels(tmp_path)
     _, _, events = _run(tmp_path, fake)
-    assert fake.deleted == [] and not [e for e in events if isinstance(e, ev.KernelDeleted)]
+    assert fake.deleted == [] and not [e for e in events if isinstance(e, KernelDeleted)]
     (tmp_path / "again").mkdir()
     fake = FakeKernels(tmp_path / "again")
     _, _, events = _run(tmp_path / "again", fake, delete=True)
-    [deleted] = [e for e in events if isinstance(e, ev.KernelDeleted)]
+    [deleted] = [e for e in events if isinstance(e, KernelDeleted)]
     assert deleted.verified and fake.deleted == [deleted.kernel]
     assert isinstance(events[-1], ev.Finished) and events[-1].ok
 

@@ -12,7 +12,7 @@ import sys
 import textwrap
 
 from tests.waiting import wait_until
-from tpuwizard.sandbox.kaggle_sessions import KernelSessions, _read_state, session_on_disk
+from tpuwizard.sandbox.kaggle.sessions import KernelSessions, _read_state, session_on_disk
 
 SLUG = "ada/tpuwizard-r1"
 # A kernel that would run for ever, with a child of its own (the user's script).
@@ -47,7 +47,7 @@ def test_a_kernel_outlives_its_killed_command_until_its_session_limit_then_ends_
         f"""\
         import os, signal, sys, time
         from pathlib import Path
-        from tpuwizard.sandbox.kaggle_sessions import KernelSessions
+        from tpuwizard.sandbox.kaggle.sessions import KernelSessions
         sessions = KernelSessions(Path({str(tmp_path)!r}), {{}})
         session = sessions.push({SLUG!r}, {FOREVER!r}, 4, "TpuV5E8")
         while "started" not in session.lines:

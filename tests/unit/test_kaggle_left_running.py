@@ -8,7 +8,7 @@ import time
 from types import SimpleNamespace
 
 from tpuwizard.core.kaggle.run import prepare_run
-from tpuwizard.session.kaggle_route import KaggleRoute
+from tpuwizard.session.free.kaggle import KaggleRoute
 from tpuwizard.words.kaggle_text import held_lines
 
 

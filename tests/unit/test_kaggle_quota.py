@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tpuwizard.core.kaggle.protocol import Quota
 from tpuwizard.core.launch.events.kaggle import KernelPlanned
-from tpuwizard.session.kaggle_quota import QuotaRead, weekly_tpu_quota
+from tpuwizard.session.free.kaggle_quota import QuotaRead, weekly_tpu_quota
 from tpuwizard.words.kaggle_text import kaggle_lines, quota_words
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from tpuwizard.sandbox.kaggle_sessions import KernelSessions
+from tpuwizard.sandbox.kaggle.sessions import KernelSessions
 
 
 def test_a_push_after_the_stand_in_stopped_runs_no_kernel(tmp_path):
@@ -18,7 +18,7 @@ def test_a_push_after_the_stand_in_stopped_runs_no_kernel(tmp_path):
 
 
 def test_a_stop_as_the_kernel_starts_leaves_no_process(tmp_path, monkeypatch):
-    from tpuwizard.sandbox import kaggle_sessions
+    from tpuwizard.sandbox.kaggle import sessions as kaggle_sessions
 
     sessions = KernelSessions(tmp_path, {"queue": "0"})
     environment = kaggle_sessions.cpu_device_env

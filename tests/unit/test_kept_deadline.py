@@ -6,9 +6,10 @@ from __future__ import annotations
 import time
 from types import SimpleNamespace
 
-from tpuwizard.core.launch.records.billing_state import Billed, BillingState, idle_deadline
+from tpuwizard.core.deadlines import idle_deadline
+from tpuwizard.core.launch.records.billing_state import Billed, BillingState
 from tpuwizard.core.launch.records.ledger import Entry, Resource
-from tpuwizard.session.kept_heartbeats import IDLE_CHECK_S, KeptHeartbeats
+from tpuwizard.session.kept.heartbeats import IDLE_CHECK_S, KeptHeartbeats
 from tpuwizard.tui.widgets.status_bar import meter_text
 
 ZONE = "us-central1-a"

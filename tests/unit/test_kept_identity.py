@@ -14,7 +14,7 @@ from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.records.ledger import Ledger, Resource
 from tpuwizard.core.launch.records.ownership import identity, not_the_recorded_node
 from tpuwizard.core.plan.catalog import parse_accelerator
-from tpuwizard.session.kept import KeptNodes
+from tpuwizard.session.kept.nodes import KeptNodes
 
 ZONE = "us-central1-a"
 ALICE, BOB = "owner-alice", "owner-bob"
@@ -82,7 +82,7 @@ def test_a_node_that_took_the_name_is_refused_and_ours_recorded_gone(
 
 
 def test_a_name_kept_again_after_its_node_was_deleted_names_one_kept_node(tmp_path, monkeypatch):
-    import tpuwizard.session.kept as kept_module
+    import tpuwizard.session.kept.nodes as kept_module
 
     cloud, ledger, session = kept_by_alice(tmp_path)
     del cloud.nodes[(ZONE, "dev")]  # the idle watchdog deleted Alice's dev...

@@ -9,8 +9,8 @@ from tests.conftest import tpuwizard_cmd
 from tests.unit.test_imports import heavy, loaded_after, run_probe
 from tpuwizard.core.launch.records.ledger import Ledger, Resource
 from tpuwizard.core.plan import catalog
-from tpuwizard.session.kept_lines import recorded_kept
-from tpuwizard.session.practice import LASTING_SERVER_FILE, PRACTICE_PROJECT
+from tpuwizard.session.kept.lines import recorded_kept
+from tpuwizard.session.practice.sandbox import LASTING_SERVER_FILE, PRACTICE_PROJECT
 
 LINE = "Kept: tpuwizard-ab12 (v5litepod-4) in us-central1-a, $"
 
@@ -69,7 +69,7 @@ def test_the_kept_line_imports_only_the_ledger_reader(home):
     launch = {m for m in modules if m.startswith("tpuwizard.core.launch")}
     assert launch <= LINE_ONLY_LAUNCH_MODULES, sorted(launch - LINE_ONLY_LAUNCH_MODULES)
     assert "tpuwizard.core.launch.lifecycle.launch" not in modules
-    assert "tpuwizard.session.kept" not in modules
+    assert "tpuwizard.session.kept.nodes" not in modules
     assert not [m for m in modules if m.startswith("tpuwizard.core.remote")]
 
 
@@ -122,7 +122,7 @@ def test_down_without_kept_nodes_says_none(home):
 
 def test_a_kept_flex_start_node_says_the_most_it_has_cost_not_unknown(home):
     from tpuwizard.core.plan import cost
-    from tpuwizard.session.kept_lines import kept_info
+    from tpuwizard.session.kept.lines import kept_info
 
     ledger = Ledger(home / "ledger.jsonl")
     flex = Resource("node", "my-project", "us-east5-a", "tpuwizard-fx", "v6e-4", "r", "flex")

@@ -28,9 +28,9 @@ from tpuwizard.core.launch.plan.packages import PackageSpec
 from tpuwizard.core.launch.records.ledger import Entry, Ledger, Resource
 from tpuwizard.core.remote.checkpoints import CheckpointSet, CheckpointsHome, file_sha256
 from tpuwizard.core.remote.sync import LocalFolder
-from tpuwizard.session.kept import KeptNode
-from tpuwizard.session.kept_resume import CheckpointsAsked
-from tpuwizard.session.runtime import ledger_for
+from tpuwizard.session.kept.nodes import KeptNode
+from tpuwizard.session.kept.resume import CheckpointsAsked
+from tpuwizard.session.ledgers import ledger_for
 from tpuwizard.session.session import Session
 
 ACCELERATOR = "v5litepod-4"

@@ -28,7 +28,7 @@ from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.records.ledger import Entry, Resource
 from tpuwizard.core.remote.sync import LocalFolder
 from tpuwizard.core.remote.transports import LocalTransport
-from tpuwizard.session.kept import KeptNode
+from tpuwizard.session.kept.nodes import KeptNode
 from tpuwizard.session.session import new_run
 from tpuwizard.words.event_text import describe
 

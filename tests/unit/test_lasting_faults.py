@@ -11,8 +11,8 @@ import pytest
 
 from tpuwizard.core.cloud.endpoint import ENDPOINT_ENV, TOKEN_ENV
 from tpuwizard.core.errors import BadInput
-from tpuwizard.session import practice
-from tpuwizard.session.lasting_faults import FAULTS_REQUEST, take_request
+from tpuwizard.session.practice import sandbox as practice
+from tpuwizard.session.practice.lasting_faults import FAULTS_REQUEST, take_request
 
 
 @pytest.fixture
@@ -64,7 +64,7 @@ def test_a_command_asking_for_none_ends_a_rehearsals_faults_before_its_first_cal
     folder = home / "sandbox"
     taken: list[str | None] = []
 
-    def sandbox_loop() -> None:  # what lasting_sandbox.py's loop does with the request
+    def sandbox_loop() -> None:  # what practice/lasting.py's loop does with the request
         while not (folder / FAULTS_REQUEST).exists():
             time.sleep(0.02)
         taken.append(take_request(folder))

@@ -10,14 +10,10 @@ import pytest
 
 from tests.fakes import FakeTransport, MemoryCloud
 from tpuwizard.core.cancel import CancelToken
+from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_TEARDOWN
 from tpuwizard.core.launch.lifecycle.launch import run_launch
 from tpuwizard.core.launch.lifecycle.runtime import Runtime
-from tpuwizard.core.launch.plan.launch_plan import (
-    EXIT_CLOUD,
-    EXIT_FAILED,
-    EXIT_TEARDOWN,
-    LaunchPlan,
-)
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.records.ledger import Ledger
 from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.core.remote.bootstrap import sandbox_plan

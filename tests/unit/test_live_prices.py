@@ -11,9 +11,8 @@ import pytest
 
 from tpuwizard.core.launch.records.billing_state import Billed
 from tpuwizard.core.plan import catalog, cost, fit
-from tpuwizard.core.prices.cache import PriceBook
+from tpuwizard.core.prices.cache import FLEX, ON_DEMAND, SPOT, PriceBook, SkuPrice
 from tpuwizard.core.prices.live import READING, BookPrices
-from tpuwizard.core.prices.skus import FLEX, ON_DEMAND, SPOT, SkuPrice
 
 # Per chip-hour, as users read them in the catalog (issue 33): not the offline table's figures.
 BOOK = PriceBook(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tpuwizard.core.cloud.diagnose_remote import missing_package_diagnosis
+from tpuwizard.core.cloud.diagnose.remote import missing_package_diagnosis
 from tpuwizard.words.choice_words import AUDIENCES, all_words
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from tpuwizard.core.cloud import gcloud_config
 from tpuwizard.core.cloud.endpoint import ENDPOINT_ENV, GOOGLE_ENDPOINT
-from tpuwizard.session.practice import PRACTICE_PROJECT
+from tpuwizard.session.practice.sandbox import PRACTICE_PROJECT
 from tpuwizard.session.session import Session
 
 SANDBOX = "http://127.0.0.1:9"  # nothing listens: nothing here may call it

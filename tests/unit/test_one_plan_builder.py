@@ -50,9 +50,9 @@ def test_the_session_plans_a_new_run_with_its_own_project_and_run_folder(tmp_pat
 
 def test_a_script_pass_on_the_workers_is_written_once():
     # A launch and a kept node's run copy the folder, run the script and fetch its files
-    # through one pass (core/launch/kept/script_pass.py): a second copy of the sequence would
+    # through one pass (core/launch/workers/script_pass.py): a second copy of the sequence would
     # drift (the resume point, the output file, the fetched files' layout).
-    one_pass = "tpuwizard/core/launch/kept/script_pass.py"
+    one_pass = "tpuwizard/core/launch/workers/script_pass.py"
     assert callers("run_script_job") == {f"{one_pass}:run_then_fetch"}
     assert callers("fetch_files") == {f"{one_pass}:run_then_fetch"}
     assert callers("sync_folder") == {f"{one_pass}:copy_folder"}

@@ -16,9 +16,9 @@ from tpuwizard.core.cloud.oslogin import (
     fingerprint_of,
     posix_username,
 )
+from tpuwizard.core.exit_codes import EXIT_FAILED, EXIT_TEARDOWN
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.lifecycle.launch import run_launch
-from tpuwizard.core.launch.plan.launch_plan import EXIT_FAILED, EXIT_TEARDOWN
 from tpuwizard.words.event_text import describe
 
 # users.importSshPublicKey's answer as Google's reference shapes it (ImportSshPublicKeyResponse):

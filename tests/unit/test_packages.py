@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tpuwizard.core.cloud.diagnose_remote import remote_diagnosis
+from tpuwizard.core.cloud.diagnose.remote import remote_diagnosis
 from tpuwizard.core.errors import BadInput, PackagesFailed, ScriptFailed
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.packages import (
@@ -24,7 +24,7 @@ from tpuwizard.core.launch.workers.missing_module import MissingModuleWatch, pac
 from tpuwizard.core.plan.jax_versions import DEFAULT
 from tpuwizard.core.remote.bootstrap import BootstrapPlan, bootstrap_script
 from tpuwizard.core.remote.packages import install_commands, install_failure
-from tpuwizard.sandbox.worker_tools import UV_NO_ROUTE
+from tpuwizard.sandbox.workers.tools import UV_NO_ROUTE
 from tpuwizard.words.choice_words import all_words
 
 
@@ -269,7 +269,7 @@ def test_the_diagnosis_names_the_flag_that_adds_the_package():
 
 
 def test_the_sandbox_wheel_folder_is_named_by_its_variable(tmp_path, monkeypatch):
-    from tpuwizard.sandbox.image import WHEELS_ENV, wheel_folder
+    from tpuwizard.sandbox.workers.image import WHEELS_ENV, wheel_folder
 
     monkeypatch.delenv(WHEELS_ENV, raising=False)
     assert wheel_folder(tmp_path) == tmp_path / "wheels"
@@ -278,7 +278,7 @@ def test_the_sandbox_wheel_folder_is_named_by_its_variable(tmp_path, monkeypatch
 
 
 def test_a_practice_worker_downloads_from_the_index_this_computer_s_pip_names():
-    from tpuwizard.sandbox.image import PYPI, parse_pip_config
+    from tpuwizard.sandbox.workers.image import PYPI, parse_pip_config
 
     assert parse_pip_config("") == {"index-url": [PYPI]}  # nothing set: PyPI, as pip does
     listed = (

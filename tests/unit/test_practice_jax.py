@@ -20,8 +20,9 @@ from tpuwizard.core.launch.lifecycle.launch_state import LaunchContext, LaunchSt
 from tpuwizard.core.launch.lifecycle.on_workers import WorkerSteps
 from tpuwizard.core.launch.lifecycle.part_inputs import worker_input
 from tpuwizard.core.plan.jax_versions import DEFAULT, TABLE
-from tpuwizard.sandbox import image, worker_envs
-from tpuwizard.session import practice_jax as chooser
+from tpuwizard.sandbox.workers import envs as worker_envs
+from tpuwizard.sandbox.workers import image
+from tpuwizard.session.practice import worker_jax as chooser
 
 NEEDS_312 = next(v.version for v in reversed(TABLE) if v.min_python > sys.version_info[:2])
 FITS_HERE = [v.version for v in TABLE if v.min_python <= sys.version_info[:2]][-1]
@@ -29,7 +30,7 @@ FITS_HERE = [v.version for v in TABLE if v.min_python <= sys.version_info[:2]][-
 
 @pytest.fixture
 def no_python_312(monkeypatch):
-    monkeypatch.setattr("tpuwizard.sandbox.worker_python.find_worker_python", lambda uv: None)
+    monkeypatch.setattr("tpuwizard.sandbox.workers.python.find_worker_python", lambda uv: None)
 
 
 def test_without_python_312_practice_runs_the_newest_version_this_python_installs(no_python_312):
@@ -49,7 +50,7 @@ def test_with_a_python_312_and_its_environment_practice_runs_the_version_asked_f
     monkeypatch, tmp_path
 ):
     monkeypatch.setattr(
-        "tpuwizard.sandbox.worker_python.find_worker_python", lambda uv: "/opt/py312/bin/python"
+        "tpuwizard.sandbox.workers.python.find_worker_python", lambda uv: "/opt/py312/bin/python"
     )
     monkeypatch.setenv(worker_envs.ENVS_ENV, str(tmp_path / "envs"))
     for version in (NEEDS_312, DEFAULT.version):
@@ -67,7 +68,7 @@ def test_where_the_environment_cannot_be_built_practice_falls_back_in_its_own_wo
     """No wheel folder, the package index closed (conftest): the newest version this Python
     installs instead, the line saying why in practice's words, never a VM's network advice."""
     monkeypatch.setattr(
-        "tpuwizard.sandbox.worker_python.find_worker_python", lambda uv: sys.executable
+        "tpuwizard.sandbox.workers.python.find_worker_python", lambda uv: sys.executable
     )
     monkeypatch.setenv(worker_envs.ENVS_ENV, str(tmp_path / "envs"))
     monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))  # nothing cached

@@ -12,9 +12,8 @@ import time
 import pytest
 
 from tpuwizard.core.prices import cache
-from tpuwizard.core.prices.cache import PriceBook
+from tpuwizard.core.prices.cache import SPOT, PriceBook, SkuPrice
 from tpuwizard.core.prices.quote import CATALOG, OFFLINE, quote
-from tpuwizard.core.prices.skus import SPOT, SkuPrice
 
 CHILD = """
 import json, sys

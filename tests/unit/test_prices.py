@@ -10,9 +10,9 @@ import pytest
 
 from tpuwizard.core.plan import catalog
 from tpuwizard.core.prices import cache
-from tpuwizard.core.prices.cache import PriceBook
+from tpuwizard.core.prices.cache import FLEX, ON_DEMAND, SPOT, PriceBook, SkuPrice
 from tpuwizard.core.prices.quote import CATALOG, OFFLINE, quote
-from tpuwizard.core.prices.skus import FLEX, ON_DEMAND, SPOT, SkuPrice, parse_skus
+from tpuwizard.core.prices.skus import parse_skus
 
 
 def sku(description, regions, usd, usage="OnDemand", unit="h"):

@@ -13,10 +13,9 @@ import pytest
 from tests.waiting import wait_until
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.plan import catalog, cost
-from tpuwizard.core.prices.cache import PriceBook
+from tpuwizard.core.prices.cache import ON_DEMAND, SPOT, PriceBook, SkuPrice
 from tpuwizard.core.prices.live import READING, BookPrices
 from tpuwizard.core.prices.quote import offline_label, quote
-from tpuwizard.core.prices.skus import ON_DEMAND, SPOT, SkuPrice
 from tpuwizard.session import prices
 from tpuwizard.words.event_text import describe
 

@@ -3,7 +3,7 @@
 import pytest
 
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.plan import catalog, program_fit
+from tpuwizard.core.plan import catalog, program_fit, program_result
 
 
 @pytest.mark.parametrize(
@@ -57,10 +57,10 @@ def test_bytes_a_compile_said_it_needed():
         "RESOURCE_EXHAUSTED: Ran out of memory on HBM, the total memory required for HLO "
         "temporaries (24.00G) exceeds available HBM (15.75G)."
     )
-    assert program_fit.needed_bytes(message) == 24 * 2**30
-    assert program_fit.needed_bytes("something else") is None
+    assert program_result.needed_bytes(message) == 24 * 2**30
+    assert program_result.needed_bytes("something else") is None
 
 
 def test_peak_is_arguments_outputs_temporaries_less_aliased_plus_code():
     numbers = {"arguments": 100, "outputs": 40, "temporaries": 7, "aliased": 30, "code": 5}
-    assert program_fit.peak_bytes(numbers) == 122
+    assert program_result.peak_bytes(numbers) == 122

@@ -97,7 +97,7 @@ def test_delete_fail_reaches_a_queued_requests_delete(tmp_path):
 
 def _cloud_deleting(monkeypatch, holder: NodeInfo | None) -> list[bool]:
     """A TpuCloud whose request dev2-qr asks for dev2, held by ``holder``; the force it sends."""
-    from tpuwizard.core.cloud.client import TpuCloud
+    from tpuwizard.core.cloud.tpu.client import TpuCloud
 
     cloud = TpuCloud("p", endpoint="http://127.0.0.1:9")
     sent: list[bool] = []

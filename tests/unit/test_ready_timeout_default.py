@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "tpuwizard"
 # as long (a kept node's idle deadline when none was given, for its heartbeat's pace).
 ALLOWED = [
     "core/deadlines.py:READY_TIMEOUT_S",
-    "core/launch/kept/iterate.py:heartbeat_interval",
+    "core/launch/workers/heartbeat.py:heartbeat_interval",
 ]
 
 

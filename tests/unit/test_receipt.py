@@ -1,6 +1,7 @@
 import json
 
 import pytest
+from tpuwizard_verify.tpu_verify import receipt_hash
 
 from tests.receipt_fixtures import verifier_receipt
 from tpuwizard.core.errors import BadInput
@@ -8,7 +9,6 @@ from tpuwizard.core.evidence.receipt import (
     check_receipt,
     load_receipt,
     parse_marker_line,
-    receipt_hash,
     usable_hbm_gib_per_chip,
 )
 

@@ -6,7 +6,7 @@ import time
 import pytest
 
 from tpuwizard.core.cancel import Cancelled, CancelToken
-from tpuwizard.core.cloud.diagnosis import Diagnosis
+from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
 from tpuwizard.core.errors import RemoteError, ScriptFailed
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.workers.rerun import MIN_SECONDS_LEFT, Reruns, run_script_with_reruns

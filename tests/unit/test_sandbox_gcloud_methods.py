@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from tpuwizard.sandbox import nodes as sandbox_nodes
 from tpuwizard.sandbox.faults import parse_faults
 from tpuwizard.sandbox.model import ApiError
 from tpuwizard.sandbox.server import Api
 from tpuwizard.sandbox.state import SandboxState
+from tpuwizard.sandbox.tpu import nodes as sandbox_nodes
 
 P, ZONE = "p", "us-central1-a"
 NODE = f"projects/{P}/locations/{ZONE}/nodes/n"

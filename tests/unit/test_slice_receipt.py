@@ -8,11 +8,12 @@ import os
 import subprocess
 
 import pytest
+from tpuwizard_verify.tpu_verify import receipt_hash
 
 from tests.conftest import tpuwizard_cmd
 from tests.receipt_fixtures import verifier_receipt
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.evidence.receipt import load_receipt, receipt_hash
+from tpuwizard.core.evidence.receipt import load_receipt
 from tpuwizard.core.evidence.slice_receipt import check_slice_receipt
 from tpuwizard.core.launch.workers.multihost import SLICE_RECEIPT, write_slice_receipt
 from tpuwizard.core.plan.catalog import parse_accelerator

@@ -1,8 +1,10 @@
 """The end-of-run summary: folded by the core from the events, printed the same everywhere."""
 
 from tests.lifecycle_events import planned
-from tpuwizard.core.cloud.diagnosis import Diagnosis
+from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
 from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.events.colab import ColabPlanned, ColabSessionStopped
+from tpuwizard.core.launch.events.kaggle import KernelPlanned, KernelPushed
 from tpuwizard.core.launch.events.summary import LAST_LINES, RunSummary
 from tpuwizard.words.summary_text import summary_lines
 
@@ -166,7 +168,7 @@ def test_a_script_whose_files_nothing_copied_back_says_so_and_why():
 def _colab_run(*ending: ev.Event) -> str:
     summary = RunSummary()
     events = (
-        ev.ColabPlanned("r1", "tpuwizard-r1", "v5e1", 60.0, "cpu", True, "runs/r1"),
+        ColabPlanned("r1", "tpuwizard-r1", "v5e1", 60.0, "cpu", True, "runs/r1"),
         ev.Check(0, "import", True, "jax 0.10", "import"),
         ev.ReceiptSaved("runs/r1/receipt.json", True, "a9b1672804f8c62d"),
         ev.ScriptLine(0, "[tpuwizard] your script exited 0"),
@@ -181,7 +183,7 @@ def _colab_run(*ending: ev.Event) -> str:
 
 def test_a_colab_runs_summary_says_its_session_stopped_not_that_nothing_was_made():
     text = _colab_run(
-        ev.ColabSessionStopped("tpuwizard-r1", True), ev.Finished(True, 0, "runs/r1", None)
+        ColabSessionStopped("tpuwizard-r1", True), ev.Finished(True, 0, "runs/r1", None)
     )
     assert "Checks: 1 of 1 PASS" in text and "Your script: exit 0." in text
     assert "Copied back: runs/r1/files/result.txt" in text
@@ -191,7 +193,7 @@ def test_a_colab_runs_summary_says_its_session_stopped_not_that_nothing_was_made
 
 def test_a_colab_session_not_verified_stopped_is_said_with_how_to_stop_it():
     text = _colab_run(
-        ev.ColabSessionStopped("tpuwizard-r1", False, "colab sessions still lists it"),
+        ColabSessionStopped("tpuwizard-r1", False, "colab sessions still lists it"),
         ev.Finished(False, 4, "runs/r1", None),
     )
     assert "Session tpuwizard-r1 was NOT verified stopped (colab sessions still lists it)" in text
@@ -202,8 +204,8 @@ def test_a_colab_session_not_verified_stopped_is_said_with_how_to_stop_it():
 def test_a_practice_kaggle_kernel_is_said_kept_as_kaggle_would_keep_it():
     summary = RunSummary()
     for event in (
-        ev.KernelPlanned("r1", "practice-user/tpuwizard-r1", "TpuV5E8", 60, "cpu", True, "r", 1),
-        ev.KernelPushed("practice-user/tpuwizard-r1", "http://localhost/code/x", 1),
+        KernelPlanned("r1", "practice-user/tpuwizard-r1", "TpuV5E8", 60, "cpu", True, "r", 1),
+        KernelPushed("practice-user/tpuwizard-r1", "http://localhost/code/x", 1),
         ev.Finished(True, 0, "r", None),
     ):
         summary.apply(event)
@@ -216,7 +218,7 @@ def test_a_practice_kaggle_kernel_is_said_kept_as_kaggle_would_keep_it():
 def test_a_kaggle_run_refused_before_its_push_made_nothing_and_says_so():
     summary = RunSummary()
     for event in (
-        ev.KernelPlanned("r1", "ada/tpuwizard-r1", "TpuV5E8", 60, "tpu", False, "r", 0.0),
+        KernelPlanned("r1", "ada/tpuwizard-r1", "TpuV5E8", 60, "tpu", False, "r", 0.0),
         ev.Finished(False, 3, "r", None),
     ):
         summary.apply(event)

@@ -7,7 +7,7 @@ from tests.sync_scenario import (
     sync_three_times,
     worker_home,
 )
-from tpuwizard.core.launch.kept.script_pass import folder_synced
+from tpuwizard.core.launch.workers.script_pass import folder_synced
 from tpuwizard.core.remote import rsync
 from tpuwizard.core.remote.sync import LocalFolder, SyncResult, sync_folder
 from tpuwizard.core.remote.transports import GcloudTransport, LocalTransport
@@ -94,7 +94,7 @@ def test_a_large_first_copy_says_how_far_it_is_at_each_tenth(tmp_path):
     import os
 
     from tpuwizard.core.launch.events import launch_events as ev
-    from tpuwizard.core.launch.kept.script_pass import copy_folder
+    from tpuwizard.core.launch.workers.script_pass import copy_folder
     from tpuwizard.words.event_text import describe
 
     homes = [worker_home(tmp_path / f"w{n}") for n in range(2)]
@@ -119,7 +119,7 @@ def test_a_large_first_copy_says_how_far_it_is_at_each_tenth(tmp_path):
 
 def test_a_small_copy_says_no_progress(tmp_path):
     from tpuwizard.core.launch.events import launch_events as ev
-    from tpuwizard.core.launch.kept.script_pass import copy_folder
+    from tpuwizard.core.launch.workers.script_pass import copy_folder
 
     home = worker_home(tmp_path / "w0")
     (tmp_path / "src").mkdir()

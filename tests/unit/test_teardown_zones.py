@@ -19,7 +19,7 @@ from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.launch.records.ledger import Ledger, Resource
 from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.sandbox.google import FORBIDDEN_ZONES
-from tpuwizard.session.kept import KeptInfo
+from tpuwizard.session.kept.lines import KeptInfo
 from tpuwizard.session.session import Session
 
 ZONE, (BAD,) = "us-central1-a", FORBIDDEN_ZONES  # listed, and refused with 403

@@ -9,9 +9,10 @@ from pathlib import Path
 from google.api_core import exceptions as gx
 
 from tests.unit.fake_rest import FakeRest, ask, reach
-from tpuwizard.core.cloud.diagnose import Context, diagnose
+from tpuwizard.core.cloud.diagnose.diagnosis import Context
+from tpuwizard.core.cloud.diagnose.failure import diagnose
+from tpuwizard.core.cloud.diagnose.tpu7x_access import ACCESS_NOTE, ACCESS_PAGE, access_note
 from tpuwizard.core.cloud.google_errors import launchable
-from tpuwizard.core.cloud.tpu7x_access import ACCESS_NOTE, ACCESS_PAGE, access_note
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.plan import catalog
 from tpuwizard.core.plan.catalog import parse_accelerator

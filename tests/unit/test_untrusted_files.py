@@ -318,7 +318,7 @@ def test_an_install_id_that_is_a_fifo_is_bad_input_not_a_hang(tmp_path, monkeypa
     ],
 )
 def test_a_lasting_sandboxs_address_file_is_read_as_untrusted(tmp_path, info):
-    from tpuwizard.session.lasting_info import read_server_info
+    from tpuwizard.session.practice.lasting_info import read_server_info
 
     path = tmp_path / "server.json"
     if info == "FIFO":

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.waiting import wait_until
-from tpuwizard.sandbox.vm_processes import end_worker_processes
+from tpuwizard.sandbox.workers.processes import end_worker_processes
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc")
 

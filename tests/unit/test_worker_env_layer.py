@@ -17,7 +17,9 @@ from types import SimpleNamespace
 import pytest
 
 from tests.wheels import make_wheel
-from tpuwizard.sandbox import image, worker_envs, worker_tools
+from tpuwizard.sandbox.workers import envs as worker_envs
+from tpuwizard.sandbox.workers import image
+from tpuwizard.sandbox.workers import tools as worker_tools
 
 PY = "{}.{}".format(*sys.version_info[:2])
 JAX = "0.12.0.1"

@@ -17,8 +17,8 @@ import pytest
 
 from tests.waiting import wait_until
 from tests.wheels import make_wheel
-from tpuwizard.sandbox import worker_envs
-from tpuwizard.sandbox.image import find_uv
+from tpuwizard.sandbox.workers import envs as worker_envs
+from tpuwizard.sandbox.workers.image import find_uv
 
 PY = "{}.{}".format(*sys.version_info[:2])
 JAX = "0.12.0.1"

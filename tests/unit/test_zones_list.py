@@ -113,7 +113,7 @@ def sent_queue_wait(tmp_path, p: LaunchPlan) -> float | None:
 def test_a_flex_start_probe_on_compute_engine_asks_for_a_zero_queue_wait(tmp_path):
     zones = ("us-east5-a", "asia-northeast1-b")
     flex = plan(tmp_path, zones=zones, accelerator="v6e-4", route="flex", backend="compute")
-    assert sent_queue_wait(tmp_path, flex) == 0.0  # compute_body sends it as Google's 90 s
+    assert sent_queue_wait(tmp_path, flex) == 0.0  # compute/body.py sends it as Google's 90 s
     # One zone, --queue-wait 0: "only if capacity is there now", sent as zero too (was the
     # ready wait, 1800 s, before).
     alone = plan(

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     from tpuwizard.core.launch.records.ledger import Resource
     from tpuwizard.core.launch.teardown.verified import Found, TeardownResult, Unchecked
-    from tpuwizard.session.kept import KeptGone
+    from tpuwizard.session.kept.nodes import KeptGone
 
 
 OTHERS_TITLE = "Made by another tpuwizard user (left alone by teardown --all)"

@@ -50,9 +50,9 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     when a zone could not be checked, 4 when a preempted kept node could not be deleted."""
     from tpuwizard.commands.catalog_prices import NOT_READ, price_entry, use_cached_prices
     from tpuwizard.commands.kaggle_records import kaggle_status
-    from tpuwizard.core.cloud.diagnose import Context
+    from tpuwizard.core.cloud.diagnose.diagnosis import Context
     from tpuwizard.core.plan import cost
-    from tpuwizard.session.kept_check import KeptCheck
+    from tpuwizard.session.kept.check import KeptCheck
 
     kaggle, kaggle_unchecked = kaggle_status(as_json)  # its own ledger, its own credentials
     from tpuwizard.commands.colab_records import colab_status
@@ -143,7 +143,7 @@ def teardown(
     or a Colab session launch --route colab made (stopped); --all takes every such kernel and
     session too, and names each running kernel it cannot end.
     Exit 4 if anything could not be verified gone (or checked)."""
-    from tpuwizard.core.cloud.diagnose import Context
+    from tpuwizard.core.cloud.diagnose.diagnosis import Context
     from tpuwizard.words.teardown_text import teardown_lines
 
     command = click.get_current_context().info_name or "teardown"  # said back as it was typed
@@ -246,7 +246,7 @@ def teardown(
 def _end_practice(session: Session, everything: bool) -> None:
     """After --all in practice, everything verified gone: the lasting sandbox ends too."""
     if everything and session.practice:
-        from tpuwizard.session.lasting_end import end_lasting_sandbox
+        from tpuwizard.session.practice.lasting_end import end_lasting_sandbox
 
         if words := end_lasting_sandbox():
             say(words)
@@ -293,7 +293,7 @@ def _say_zone_lists(session: Session, results: list[TeardownResult], as_json: bo
 
 def _only_kept_node(session: Session) -> str:
     """``down`` without a name: the only kept node (as ``run`` uses it), or why there is none."""
-    from tpuwizard.session.kept_lines import node_id
+    from tpuwizard.session.kept.lines import node_id
 
     kept = [node_id(e.resource) for e in session.kept.entries()]
     if len(kept) == 1:

@@ -59,7 +59,7 @@ def sandbox() -> None:
 )
 def sandbox_serve(port: int, faults: str | None, delay: float) -> None:
     """Run the sandbox in the foreground until Ctrl+C."""
-    from tpuwizard.session.practice import make_foreground_sandbox
+    from tpuwizard.session.practice.sandbox import make_foreground_sandbox
 
     if not 0 <= port <= 65535:
         raise BadInput(f"--port must be 0-65535, not {port}.")

@@ -24,7 +24,7 @@ def launch_on_colab(
     ``refused``: options of the other routes given with this one, by name (each exits 2)."""
     from tpuwizard.core.colab.diagnosis import INSTALL_WORDS
     from tpuwizard.core.colab.run import prepare_run
-    from tpuwizard.session.colab_route import ColabRoute, colab_practice_why, program_for
+    from tpuwizard.session.free.colab import ColabRoute, colab_practice_why, program_for
     from tpuwizard.session.session import new_run
 
     why = (

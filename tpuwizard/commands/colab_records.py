@@ -27,7 +27,7 @@ def colab_status(as_json: bool) -> tuple[list[dict[str, Any]], bool]:
     not be checked. Nothing is called when the ledger holds none."""
     if never_used():
         return [], False
-    from tpuwizard.session.colab_records import held_on_colab
+    from tpuwizard.session.free.colab_records import held_on_colab
     from tpuwizard.words.colab_text import held_lines
 
     seen = held_on_colab()
@@ -41,7 +41,7 @@ def colab_status(as_json: bool) -> tuple[list[dict[str, Any]], bool]:
 def colab_named(name: str) -> list[dict[str, Any]]:
     if never_used():
         return []
-    from tpuwizard.session.colab_records import records_named
+    from tpuwizard.session.free.colab_records import records_named
 
     return records_named(name)
 
@@ -49,14 +49,14 @@ def colab_named(name: str) -> list[dict[str, Any]]:
 def colab_held() -> list[dict[str, Any]]:
     if never_used():
         return []
-    from tpuwizard.session.colab_records import held_records
+    from tpuwizard.session.free.colab_records import held_records
 
     return held_records()
 
 
 def teardown_colab(records: list[dict[str, Any]], yes: bool, as_json: bool) -> bool:
     """Stop the sessions and verify by listing that each is gone; False where one is not."""
-    from tpuwizard.session.colab_records import tear_down_sessions
+    from tpuwizard.session.free.colab_records import tear_down_sessions
     from tpuwizard.words.colab_text import torn_lines
 
     listing = ", ".join(str(r["kernel"]) for r in records)

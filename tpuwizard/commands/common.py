@@ -18,7 +18,7 @@ from tpuwizard.core.terminal_text import visible_lines
 
 if TYPE_CHECKING:
     from tpuwizard.core.launch.events.launch_events import Event
-    from tpuwizard.session.kept_lines import KeptInfo
+    from tpuwizard.session.kept.lines import KeptInfo
     from tpuwizard.session.session import Session
 
 
@@ -144,7 +144,7 @@ def _recorded_kept() -> list[KeptInfo]:
         state = paths.state_dir()
         if not any((f / "ledger.jsonl").exists() for f in (state, state / "sandbox")):
             return []  # nothing ever recorded: no need to load the ledger's reader (~15 ms)
-        from tpuwizard.session.kept_lines import recorded_kept
+        from tpuwizard.session.kept.lines import recorded_kept
 
         return recorded_kept()
     except Exception:
@@ -204,7 +204,7 @@ class Group(click.Group):
             import traceback
 
             from tpuwizard.core import paths
-            from tpuwizard.core.cloud.diagnose import local_disk_diagnosis
+            from tpuwizard.core.cloud.diagnose.failure import local_disk_diagnosis
             from tpuwizard.words.event_text import diagnosis_text
 
             disk = local_disk_diagnosis(err)
@@ -240,7 +240,7 @@ def cloud_errors(
     except answered:
         raise
     except Exception as err:
-        from tpuwizard.core.cloud.diagnose import diagnose
+        from tpuwizard.core.cloud.diagnose.failure import diagnose
         from tpuwizard.words.event_text import diagnosis_text
 
         say(diagnosis_text(diagnose(err, context)))  # type: ignore[arg-type]

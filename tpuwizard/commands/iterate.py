@@ -42,8 +42,8 @@ if TYPE_CHECKING:
     from tpuwizard.core.cancel import CancelToken
     from tpuwizard.core.launch.plan.packages import PackageSpec
     from tpuwizard.core.remote.sync import LocalFolder
-    from tpuwizard.session.kept import KeptNode
-    from tpuwizard.session.kept_resume import CheckpointsAsked
+    from tpuwizard.session.kept.nodes import KeptNode
+    from tpuwizard.session.kept.resume import CheckpointsAsked
 
 node_option = click.option("--node", help="The kept node (optional when exactly one is kept).")
 # tpuwizard's options come before SCRIPT; everything after it is the script's own, unchanged

@@ -27,7 +27,7 @@ def launch_on_kaggle(
     ``refused``: options of the TPU routes given with this one, by name (each exits 2)."""
     from tpuwizard.core.kaggle.kernel import machine_shape
     from tpuwizard.core.kaggle.run import prepare_run
-    from tpuwizard.session.kaggle_route import KaggleRoute, kaggle_practice_why
+    from tpuwizard.session.free.kaggle import KaggleRoute, kaggle_practice_why
     from tpuwizard.session.session import new_run
 
     why = "a Kaggle kernel has no zone, nothing to keep and no checkpoint folder"

@@ -24,7 +24,7 @@ def kaggle_status(as_json: bool) -> tuple[list[dict[str, Any]], bool]:
 
     if not (paths.state_dir() / LEDGER_FILE).exists():
         return [], False  # never used: Kaggle's machinery is not even loaded (status's start)
-    from tpuwizard.session.kaggle_records import held_on_kaggle
+    from tpuwizard.session.free.kaggle_records import held_on_kaggle
     from tpuwizard.words.kaggle_text import held_lines
 
     held = held_on_kaggle()
@@ -44,7 +44,7 @@ def kaggle_status(as_json: bool) -> tuple[list[dict[str, Any]], bool]:
 
 
 def kernels_named(name: str) -> list[KernelRecord]:
-    from tpuwizard.session.kaggle_records import kernels_named as named
+    from tpuwizard.session.free.kaggle_records import kernels_named as named
 
     return named(name)
 
@@ -52,7 +52,7 @@ def kernels_named(name: str) -> list[KernelRecord]:
 def _tear_down_confirmed(records: list[KernelRecord], yes: bool) -> list[KernelTorn] | str | None:
     """Each kernel deleted where its record proves it this user's run and its session ended,
     verified with Kaggle, each said; why Kaggle could not be asked; or None: the user said no."""
-    from tpuwizard.session.kaggle_records import tear_down_kernels
+    from tpuwizard.session.free.kaggle_records import tear_down_kernels
     from tpuwizard.words.kaggle_text import torn_lines
 
     listing = ", ".join(r.kernel for r in records)
@@ -94,7 +94,7 @@ def teardown_all_kaggle(yes: bool) -> tuple[dict[str, Any], bool]:
     why not where it cannot (a running one: its page, and until when it may run). Returns the
     part of the command's JSON document ({} where the ledger holds none: nothing is asked of
     Kaggle) and whether every one is verified gone."""
-    from tpuwizard.session.kaggle_records import kernels_held
+    from tpuwizard.session.free.kaggle_records import kernels_held
 
     records = kernels_held()
     if not records:

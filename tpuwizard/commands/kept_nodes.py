@@ -12,7 +12,7 @@ from tpuwizard.commands.common import ask_yes_no, cloud_errors, say
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_TEARDOWN
 
 if TYPE_CHECKING:
-    from tpuwizard.session.kept import KeptNode
+    from tpuwizard.session.kept.nodes import KeptNode
     from tpuwizard.session.session import Session
 
 
@@ -29,7 +29,7 @@ def open_kept(session: Session, node: str | None) -> KeptNode:
     """The kept node to run on. One Google preempted is deleted now (its watchdog died with
     it), and the command ends: exit 3 as for any preemption, 4 if the delete was not verified."""
     from tpuwizard.commands.choosing import say_preempted
-    from tpuwizard.session.kept import KeptPreempted
+    from tpuwizard.session.kept.nodes import KeptPreempted
 
     with cloud_errors():
         try:

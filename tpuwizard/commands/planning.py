@@ -256,7 +256,7 @@ def _fit_program(
     program: str, chosen: list, as_json: bool, worker_jax: str | None, **options: object
 ) -> None:
     """``fit --program``: compile the user's step for each slice; rows appear as they finish."""
-    from tpuwizard.core.plan import jax_versions, program_advice, program_fit
+    from tpuwizard.core.plan import jax_versions, program_advice, program_fit, program_result
 
     if not chosen:
         raise BadInput(
@@ -284,7 +284,7 @@ def _fit_program(
             results.append(result)
             if not as_json:
                 say(f"  {result.name}: {'cached' if result.cached else f'{result.seconds:.1f} s'}")
-    except program_fit.ProgramInputError as err:
+    except program_result.ProgramInputError as err:
         if err.kind != "no-function":
             raise
         raise BadInput(f"{err} Or name another with --function.") from None

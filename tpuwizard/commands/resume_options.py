@@ -12,7 +12,7 @@ import click
 from tpuwizard.commands.common import Number
 
 if TYPE_CHECKING:
-    from tpuwizard.session.kept_resume import CheckpointsAsked
+    from tpuwizard.session.kept.resume import CheckpointsAsked
 
 F = TypeVar("F", bound=Callable[..., object])
 
@@ -82,7 +82,7 @@ def run_checkpoints(
     """``run``'s --checkpoints, read and checked by launch's rules before the node is touched
     (exit 2 with what to type); None when not asked for."""
     from tpuwizard.core.errors import BadInput, PlanRefused
-    from tpuwizard.session.kept_resume import CheckpointsAsked, checkpoints_asked_problems
+    from tpuwizard.session.kept.resume import CheckpointsAsked, checkpoints_asked_problems
 
     if folder is None:
         if max_restarts is not None:

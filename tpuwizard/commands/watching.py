@@ -12,7 +12,7 @@ from tpuwizard.commands.common import say
 if TYPE_CHECKING:
     from tpuwizard.core.cancel import CancelToken
     from tpuwizard.core.remote.sync import LocalFolder
-    from tpuwizard.session.kept import KeptNode
+    from tpuwizard.session.kept.nodes import KeptNode
 
 POLL_S = 0.1  # how often the folder is looked at; a stat per file, hashes only for saved ones
 

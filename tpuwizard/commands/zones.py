@@ -54,7 +54,7 @@ def zones(
     """Which zones offer which TPU types."""
     from tpuwizard.core.cloud import gcloud_config
     from tpuwizard.core.cloud import zones as zone_survey
-    from tpuwizard.core.cloud.diagnose import Context
+    from tpuwizard.core.cloud.diagnose.diagnosis import Context
     from tpuwizard.core.cloud.zones import unconfirmed_zones
     from tpuwizard.core.plan import catalog
 

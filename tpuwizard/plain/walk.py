@@ -13,7 +13,7 @@ from typing import Any
 import questionary
 
 from tpuwizard.core.cloud import gcloud_config
-from tpuwizard.core.cloud.tpu7x_access import access_note
+from tpuwizard.core.cloud.diagnose.tpu7x_access import access_note
 from tpuwizard.core.deadlines import deadline_bounds_text, deadline_problem
 from tpuwizard.core.errors import BadInput, PlanRefused
 from tpuwizard.core.evidence import notebook
@@ -38,7 +38,7 @@ from tpuwizard.plain.prompt import (
     zone_choices,
 )
 from tpuwizard.session.backend import decide_backend
-from tpuwizard.session.kept_lines import recorded_kept
+from tpuwizard.session.kept.lines import recorded_kept
 from tpuwizard.session.launch_handle import LaunchHandle
 from tpuwizard.session.preflight import before_create
 from tpuwizard.session.session import Session
@@ -285,11 +285,11 @@ class PlainWizard:
         script = Path(self.text(f"Your script to run on {title}", check=is_file))
         route: Any
         if where == "kaggle":
-            from tpuwizard.session.kaggle_route import kaggle_route_for
+            from tpuwizard.session.free.kaggle import kaggle_route_for
 
             route = kaggle_route_for(script, self.sandbox, session.runs_base)
         else:  # no colab program (real): BadInput says how to install it, exit 2, nothing run
-            from tpuwizard.session.colab_route import colab_route_for
+            from tpuwizard.session.free.colab import colab_route_for
 
             route = colab_route_for(script, self.sandbox, session.runs_base)
         summary = RunSummary()

@@ -1,6 +1,6 @@
 """A serving sandbox's faults replaced in place: a lasting practice sandbox serves command after
 command, and a rehearsal's faults are that rehearsal's, never the next command's (a lasting
-sandbox kept ``slow_create=30`` for every later command). See session/lasting_faults.py."""
+sandbox kept ``slow_create=30`` for every later command). See session/practice/lasting_faults.py."""
 
 from __future__ import annotations
 

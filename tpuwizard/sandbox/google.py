@@ -282,8 +282,8 @@ def act_as_denied(project: str, email: str) -> ApiError:
 
 def external_ip_forbidden(project: str, resource: str) -> ApiError:
     """The org policy compute.vmExternalIpAccess denies external IPs and the create asks for one.
-    Compute Engine's text (compute_google.external_ip_forbidden); the TPU API's own wording is not
-    on record, so it is that text naming the node, as a FAILED_PRECONDITION."""
+    Compute Engine's text (compute/google.py: external_ip_forbidden); the TPU API's own wording
+    is not on record, so it is that text naming the node, as a FAILED_PRECONDITION."""
     return ApiError(
         400,
         "FAILED_PRECONDITION",

@@ -4,7 +4,7 @@ Two services hold TPU quota, in separate pools (compute-engine.md:22-25): the Cl
 (quota ids in Google's naming, gb:42 ``TPUV6EPreemptiblePerProjectPerRegionForTPUAPI``, built by
 :func:`tpuwizard.sandbox.google.quota_name`) and Compute Engine (``PREEMPTIBLE-TPU-V6E-per-project-
 region`` for SPOT and FLEX_START, ``TPUS-PER-TPU-FAMILY-per-project-region`` with ``tpu_family``
-for STANDARD, :func:`tpuwizard.sandbox.compute_google.quota_metric`). Every limit counts chips, per
+for STANDARD, :func:`tpuwizard.sandbox.compute.google.quota_metric`). Every limit counts chips, per
 region. The fault ``quota_limit=QUOTA[@REGION]:N`` sets one; unset, a limit is
 :data:`DEFAULT_LIMIT`. The QuotaInfo shape is Cloud Quotas v1's REST reference
 (cloud.google.com/docs/quotas/reference/rest/v1/projects.locations.services.quotaInfos): no
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from tpuwizard.core.plan import catalog
-from tpuwizard.sandbox import compute_google as ce
 from tpuwizard.sandbox import google
+from tpuwizard.sandbox.compute import google as ce
 from tpuwizard.sandbox.faults import Faults
 from tpuwizard.sandbox.locations import node_accelerator
 from tpuwizard.sandbox.model import ApiError

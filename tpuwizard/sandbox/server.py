@@ -23,21 +23,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from tpuwizard.sandbox import (
-    compute_batch,
-    compute_routes,
-    google,
-    iam_routes,
-    locations,
-    preflight_routes,
-)
+from tpuwizard.sandbox import google, iam_routes, locations, preflight_routes
+from tpuwizard.sandbox.compute import batch as compute_batch
+from tpuwizard.sandbox.compute import routes as compute_routes
 from tpuwizard.sandbox.faults import ConnectionDropped, parse_faults, reset_connection
-from tpuwizard.sandbox.gcloud_methods import ROUTES as GCLOUD_ROUTES
-from tpuwizard.sandbox.gcloud_methods import GcloudMethods
 from tpuwizard.sandbox.injected import answer_lost, injected_error
 from tpuwizard.sandbox.model import WORKERS_RE, ApiError, error_body, page, worker_locations
-from tpuwizard.sandbox.serving import OpenConnections, start_in_thread
+from tpuwizard.sandbox.serving import OpenConnections
 from tpuwizard.sandbox.state import SandboxState
+from tpuwizard.sandbox.tpu.gcloud_methods import ROUTES as GCLOUD_ROUTES
+from tpuwizard.sandbox.tpu.gcloud_methods import GcloudMethods
 
 LOOPBACK = "127.0.0.1"
 PREFIX = r"^/(?P<version>v2|v2alpha1)/projects/(?P<project>[^/]+)"
@@ -370,6 +365,3 @@ def make_server(
     """A sandbox on 127.0.0.1; with ``token``, requests without it as a bearer token get 401."""
     state = SandboxState(home, parse_faults(faults), delay, authorized_keys, ssh_port)
     return SandboxServer(state, port, token)
-
-
-__all__ = ["SandboxServer", "make_server", "start_in_thread"]

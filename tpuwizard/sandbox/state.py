@@ -18,17 +18,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tpuwizard.sandbox.compute.instances import Instances
+from tpuwizard.sandbox.compute.mig_parts import SliceParts
+from tpuwizard.sandbox.compute.mig_resize import ResizeRequests
+from tpuwizard.sandbox.compute.migs import ManagedInstanceGroups
+from tpuwizard.sandbox.compute.zone_operations import ZoneOperations
 from tpuwizard.sandbox.faults import Faults
-from tpuwizard.sandbox.instances import Instances
-from tpuwizard.sandbox.mig_parts import SliceParts
-from tpuwizard.sandbox.mig_resize import ResizeRequests
-from tpuwizard.sandbox.migs import ManagedInstanceGroups
-from tpuwizard.sandbox.nodes import Nodes
-from tpuwizard.sandbox.operations import Operations
-from tpuwizard.sandbox.queued import QueuedResources
 from tpuwizard.sandbox.store import StateStore
+from tpuwizard.sandbox.tpu.nodes import Nodes
+from tpuwizard.sandbox.tpu.operations import Operations
+from tpuwizard.sandbox.tpu.queued import QueuedResources
 from tpuwizard.sandbox.vms import VirtualMachines
-from tpuwizard.sandbox.zone_operations import ZoneOperations
 
 
 class SandboxState:

@@ -14,11 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from tpuwizard.core.plan import catalog
-from tpuwizard.sandbox import compute_google, google, image, oslogin
+from tpuwizard.sandbox import google, oslogin
+from tpuwizard.sandbox.compute import google as compute_google
 from tpuwizard.sandbox.faults import Faults
 from tpuwizard.sandbox.model import ApiError, worker_home
 from tpuwizard.sandbox.store import StateStore
-from tpuwizard.sandbox.vm_processes import end_worker_processes
+from tpuwizard.sandbox.workers import image
+from tpuwizard.sandbox.workers.processes import end_worker_processes
 
 
 class VirtualMachines:

@@ -44,8 +44,8 @@ def backend_notes(plan: LaunchPlan, nat_checked: bool = False) -> list[str]:
     said by every front end that creates (``launch``, ``up``). ``nat_checked``: the preflight
     looked for Cloud NAT (and said what it found)."""
     from tpuwizard.core.cloud.backends import COMPUTE
-    from tpuwizard.core.cloud.compute_body import FLEX_MIN_WAIT_S
-    from tpuwizard.core.cloud.tpu7x_access import access_note
+    from tpuwizard.core.cloud.compute.body import FLEX_MIN_WAIT_S
+    from tpuwizard.core.cloud.diagnose.tpu7x_access import access_note
 
     if plan.backend != COMPUTE:
         return []

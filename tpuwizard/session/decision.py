@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from tpuwizard.core.cloud.endpoint import ENDPOINT_ENV
-from tpuwizard.session import practice as practice_mode
+from tpuwizard.session.practice import sandbox as practice_mode
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.gcloud_config import GcloudContext

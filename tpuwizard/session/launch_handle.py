@@ -225,7 +225,7 @@ class LaunchHandle:
     def _failed_to_start(self, err: BaseException) -> Iterator[ev.Event]:
         """The launch's thread ended with an error instead of its ``Finished``: said, and what
         its records say may exist is checked against the cloud, never assumed gone."""
-        from tpuwizard.core.cloud.diagnose import diagnose
+        from tpuwizard.core.cloud.diagnose.failure import diagnose
 
         code = self.exit_after_stop or (EXIT_BAD_INPUT if isinstance(err, BadInput) else EXIT_CLOUD)
         d = diagnose(err if isinstance(err, Exception) else RuntimeError(str(err)))

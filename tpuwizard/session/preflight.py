@@ -17,8 +17,8 @@ from tpuwizard.core.preflight.model import Check, Verdict, passed, unknown
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.backend_choice import BackendChoice
-    from tpuwizard.core.cloud.client import TpuCloud
-    from tpuwizard.core.cloud.compute import ComputeCloud
+    from tpuwizard.core.cloud.compute.client import ComputeCloud
+    from tpuwizard.core.cloud.tpu.client import TpuCloud
     from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
     from tpuwizard.core.preflight.quota import QuotaReading
     from tpuwizard.session.session import Session
@@ -162,7 +162,7 @@ def run_preflight(
     except BadInput:
         raise
     except Exception as err:  # no preflight could be made: say why, stop nothing
-        from tpuwizard.core.cloud.diagnose import diagnose
+        from tpuwizard.core.cloud.diagnose.failure import diagnose
 
         why = diagnose(err).title or str(err)
         return PreflightResult(choice, [unknown("Preflight", f"it could not be made ({why})")])

@@ -26,10 +26,10 @@ from tpuwizard.core.remote.transports import (
     SshTransport,
     Transport,
 )
-from tpuwizard.session import practice
-from tpuwizard.session.ledgers import ledger_for as ledger_for
+from tpuwizard.session.ledgers import ledger_for
 from tpuwizard.session.login import OsLoginAsk, choose_login, forget_unless_used
-from tpuwizard.session.practice_jax import practice_jax
+from tpuwizard.session.practice import sandbox as practice
+from tpuwizard.session.practice.worker_jax import practice_jax
 
 REMOTE_USER = "tpuwizard"
 
@@ -97,7 +97,7 @@ def build_runtime(
         sandbox_token = os.environ.get(TOKEN_ENV, "")
 
         def make_sandbox(node: NodeInfo) -> Transport:
-            from tpuwizard.sandbox.image import worker_path
+            from tpuwizard.sandbox.workers.image import worker_path
 
             homes = sandbox_worker_homes(cloud, node)
             # The workers run the sandbox's stand-in of Google's image (Python 3.10, no uv).

@@ -19,20 +19,20 @@ from tpuwizard.core.cloud.backends import COMPUTE, TPU_API
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.records.billing_state import BillingState
 from tpuwizard.session import decision
-from tpuwizard.session import practice as practice_mode
 from tpuwizard.session.clouds import CloudBook, worth_surveying
 from tpuwizard.session.decision import Mode, ZoneAnswer
+from tpuwizard.session.practice import sandbox as practice_mode
 
 if TYPE_CHECKING:
     # Imported where used: the wizard makes its Session before its first screen shows.
-    from tpuwizard.core.cloud.client import TpuCloud
     from tpuwizard.core.cloud.iam import WatchdogCheck
     from tpuwizard.core.cloud.protocol import Cloud
+    from tpuwizard.core.cloud.tpu.client import TpuCloud
     from tpuwizard.core.launch.events.launch_events import ZoneListed
     from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
     from tpuwizard.core.launch.records.ledger import Ledger, Resource
     from tpuwizard.core.launch.teardown.verified import Found, TeardownResult
-    from tpuwizard.session.kept import KeptNodes
+    from tpuwizard.session.kept.nodes import KeptNodes
     from tpuwizard.session.launch_handle import LaunchHandle
 
 
@@ -133,12 +133,12 @@ class Session:
             raise BadInput("No project is set: choose a project id first.")
         # Real means Google, even after a practice sandbox of ours exported its address.
         if backend == COMPUTE:
-            from tpuwizard.core.cloud.compute import ComputeCloud
+            from tpuwizard.core.cloud.compute.client import ComputeCloud
 
             return ComputeCloud(
                 self.project, endpoint=None if self.practice else GOOGLE_COMPUTE_ENDPOINT
             )
-        from tpuwizard.core.cloud.client import TpuCloud
+        from tpuwizard.core.cloud.tpu.client import TpuCloud
 
         return TpuCloud(self.project, endpoint=None if self.practice else GOOGLE_ENDPOINT)
 
@@ -192,7 +192,7 @@ class Session:
         except Exception as err:
             if strict:
                 raise
-            from tpuwizard.core.cloud.diagnose import diagnose
+            from tpuwizard.core.cloud.diagnose.failure import diagnose
 
             return ZoneAnswer(zones.documented(), self.practice, diagnose(err).title, tried)
 
@@ -216,7 +216,7 @@ class Session:
         except BadInput:
             raise
         except Exception as err:  # not cached: the next ask tries again
-            from tpuwizard.core.cloud.diagnose import diagnose
+            from tpuwizard.core.cloud.diagnose.failure import diagnose
 
             return WatchdogCheck(
                 None,
@@ -273,7 +273,7 @@ class Session:
     @property
     def kept(self) -> KeptNodes:
         """The kept nodes of this session: find, price, run on, heartbeat."""
-        from tpuwizard.session.kept import KeptNodes
+        from tpuwizard.session.kept.nodes import KeptNodes
 
         return KeptNodes(self)
 
@@ -295,7 +295,7 @@ class Session:
         """Compute Engine VMs of ours that Google stopped: Google cleared their deadline when
         it stopped them (limit-vm-runtime) and their disks bill, so nothing would end them.
         Delete each and verify; those verified gone leave ``found``."""
-        from tpuwizard.core.cloud.compute_states import STOPPED_STATES
+        from tpuwizard.core.cloud.compute.states import STOPPED_STATES
 
         stopped = [
             b.resource for b in found if b.resource.backend == COMPUTE and b.state in STOPPED_STATES
@@ -337,7 +337,7 @@ class Session:
         Another owner's resource is left alone (an unverified result that says why) unless the
         front end asked for it by its exact name and the user confirmed: ``others_confirmed``.
         """
-        from tpuwizard.core.cloud.diagnosis import Diagnosis
+        from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
         from tpuwizard.core.launch.teardown.verified import TeardownResult, delete_and_verify
 
         results = []

@@ -11,7 +11,7 @@ from typing import Any
 
 async def free_route(app: Any) -> None:  # app: the TpuWizard app
     from tpuwizard.core.errors import BadInput
-    from tpuwizard.session.kaggle_route import kaggle_route_for
+    from tpuwizard.session.free.kaggle import kaggle_route_for
     from tpuwizard.tui.screens.free_run import KaggleRunScreen
     from tpuwizard.tui.screens.notebook import NotebookScreen
     from tpuwizard.tui.screens.summary import SummaryScreen
@@ -27,7 +27,7 @@ async def free_route(app: Any) -> None:  # app: the TpuWizard app
             route = kaggle_route_for(script, app.force_sandbox, runs)
             run_screen = KaggleRunScreen(route)
             break
-        from tpuwizard.session.colab_route import colab_route_for
+        from tpuwizard.session.free.colab import colab_route_for
         from tpuwizard.tui.screens.free_run import ColabRunScreen
 
         try:  # no colab CLI (real): how to install it, and the notebook step again

@@ -8,8 +8,8 @@ from typing import Any
 
 
 async def read_kaggle_quota(screen: Any, sandbox: bool) -> None:  # screen: the RouteScreen
-    from tpuwizard.session.kaggle_quota import weekly_tpu_quota
-    from tpuwizard.session.kaggle_route import practice_for_kaggle
+    from tpuwizard.session.free.kaggle import practice_for_kaggle
+    from tpuwizard.session.free.kaggle_quota import weekly_tpu_quota
     from tpuwizard.words.kaggle_text import quota_words
 
     def read() -> Any:

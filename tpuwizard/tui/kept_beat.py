@@ -1,5 +1,5 @@
 """The open wizard keeps every kept node alive: heartbeats from a worker thread (the session's
-:class:`~tpuwizard.session.kept_heartbeats.KeptHeartbeats`), problems shown as notices, and the
+:class:`~tpuwizard.session.kept.heartbeats.KeptHeartbeats`), problems shown as notices, and the
 status bar refreshed when a heartbeat moves a deadline. They stop when the App exits."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 from typing import Any
 
-from tpuwizard.session.kept_heartbeats import KeptHeartbeats
+from tpuwizard.session.kept.heartbeats import KeptHeartbeats
 
 
 def start_heartbeats(app: Any) -> KeptHeartbeats:

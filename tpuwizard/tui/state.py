@@ -11,7 +11,7 @@ from tpuwizard.core import paths
 
 if TYPE_CHECKING:
     # Imported where used, after the first screen (see WizardApp): both take long to import.
-    from tpuwizard.core.cloud.diagnosis import Diagnosis
+    from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
     from tpuwizard.core.launch.events import launch_events as ev
     from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
     from tpuwizard.core.plan.catalog import Slice

@@ -15,7 +15,7 @@ ColabEvent = ColabPlanned | ColabSessionReady | ColabSessionStopped
 
 
 class ColabSeenLike(Protocol):
-    """What status and teardown found of a session (session/colab_records.py's ColabSeen)."""
+    """What status and teardown found of a session (session/free/colab_records.py's ColabSeen)."""
 
     @property
     def session(self) -> str: ...

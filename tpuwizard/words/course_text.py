@@ -45,8 +45,8 @@ def route_2b_lines(name: str, zone: str, s: Slice, max_run_minutes: float, via: 
     """The course's Route 2B (Flex-start on Compute Engine: three gcloud commands) with this
     plan's names and values, then what tpuwizard does in their place: the wizard says them
     where its own Flex-start route on Compute Engine starts."""
-    from tpuwizard.core.cloud import compute_slice_body as parts
     from tpuwizard.core.cloud.backends import VIA_RESIZE_REQUEST
+    from tpuwizard.core.cloud.compute import slice_body as parts
 
     machine = s.machine_type or f"<the machine type of {s.name}>"
     template, request = parts.template_name(name), parts.request_name(name)

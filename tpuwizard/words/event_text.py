@@ -9,10 +9,18 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from tpuwizard.core.cloud.diagnosis import Diagnosis
+from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
 from tpuwizard.core.cloud.types import UP_STATES
 from tpuwizard.core.errors import BadInput, PlanRefused
 from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.events.colab import ColabPlanned, ColabSessionReady, ColabSessionStopped
+from tpuwizard.core.launch.events.kaggle import (
+    KernelDeleted,
+    KernelLeftRunning,
+    KernelPlanned,
+    KernelPushed,
+    KernelState,
+)
 from tpuwizard.core.launch.plan.deadline_keeper import EndedBy
 from tpuwizard.core.plan.jax_versions import differs_words
 from tpuwizard.core.terminal_text import visible
@@ -257,14 +265,10 @@ def _describe(event: ev.Event, audience: Audience) -> list[str]:
                 still += f" May exist (never seen): {', '.join(event.unseen)}."
             return [f"Done (exit {event.exit_code}). Run folder: {event.run_dir}.{still}"]
         case (
-            ev.KernelPlanned()
-            | ev.KernelPushed()
-            | ev.KernelState()
-            | ev.KernelLeftRunning()
-            | ev.KernelDeleted()
+            KernelPlanned() | KernelPushed() | KernelState() | KernelLeftRunning() | KernelDeleted()
         ):
             return kaggle_lines(event)
-        case ev.ColabPlanned() | ev.ColabSessionReady() | ev.ColabSessionStopped():
+        case ColabPlanned() | ColabSessionReady() | ColabSessionStopped():
             return colab_lines(event)
     return []
 

@@ -16,7 +16,7 @@ from tpuwizard.words.sent_text import folder_lines
 
 if TYPE_CHECKING:  # status's and teardown's results: their module is not imported at start
     from tpuwizard.core.kaggle.records import KernelSeen, KernelTorn
-    from tpuwizard.session.kaggle_quota import QuotaRead
+    from tpuwizard.session.free.kaggle_quota import QuotaRead
 
 KaggleEvent = KernelPlanned | KernelPushed | KernelState | KernelLeftRunning | KernelDeleted
 

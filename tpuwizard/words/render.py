@@ -305,7 +305,7 @@ def render_status(
 def state_words(backend: str, state: str) -> str:
     """A state as status shows it: a Compute Engine VM that Google stopped has no deadline any
     more (Google clears it on stop) and its disk still bills."""
-    from tpuwizard.core.cloud.compute_states import STOPPED_STATES
+    from tpuwizard.core.cloud.compute.states import STOPPED_STATES
 
     if backend == "compute" and state in STOPPED_STATES:
         return f"{state} (stopped by Google, disk still billing)"

@@ -10,7 +10,7 @@ from tpuwizard.words.oslogin_text import login_key_words
 
 if TYPE_CHECKING:
     from tpuwizard.core.launch.teardown.verified import TeardownResult
-    from tpuwizard.session.kept import KeptGone
+    from tpuwizard.session.kept.nodes import KeptGone
 
 
 def teardown_lines(result: TeardownResult, owner: str) -> list[str]:
@@ -35,7 +35,7 @@ def _held(result: TeardownResult) -> list[str]:
     the cloud's list's)."""
     if result.held is None:
         return []
-    from tpuwizard.core.launch.events.held import LedgerRecordHeld
+    from tpuwizard.core.launch.events.launch_events import LedgerRecordHeld
 
     said = LedgerRecordHeld(result.resource.name, "gone", *result.held.facts())
     return [f"  {held_record_words(said)}"]

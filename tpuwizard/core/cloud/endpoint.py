@@ -1,7 +1,7 @@
 """Where Google's APIs are: Google's addresses, and the variables that point tpuwizard elsewhere.
 
-Apart from the resource types so that deciding practice or real (session/practice.py) imports
-nothing else of the cloud package.
+Apart from the resource types so that deciding practice or real (session/practice/sandbox.py)
+imports nothing else of the cloud package.
 """
 
 import os

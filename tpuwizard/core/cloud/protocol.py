@@ -50,7 +50,7 @@ class Part:
     request's node on the TPU API; on Compute Engine a MIG's VMs, template and policy."""
 
     # "node"; on Compute Engine also "instance-template" and "workload-policy", whose ``zone``
-    # is their region (compute_slice_body.py)
+    # is their region (compute/slice_body.py)
     kind: str
     zone: str
     name: str

@@ -1,6 +1,6 @@
 """Plain data about TPU resources: what to create and what the API said exists.
 
-Nothing outside ``tpuwizard.core.cloud.client`` handles protobufs: these are what it returns.
+Nothing outside ``tpuwizard.core.cloud.tpu.client`` handles protobufs: these are what it returns.
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from tpuwizard.core import paths, untrusted
-from tpuwizard.core.cloud.client import TpuCloud
 from tpuwizard.core.cloud.google_errors import flex_zones, location_unavailable
+from tpuwizard.core.cloud.tpu.client import TpuCloud
 from tpuwizard.core.plan import catalog, cost
 
 CACHE_TTL_S = 6 * 3600

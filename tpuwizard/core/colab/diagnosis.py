@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tpuwizard.core.cloud.diagnosis import Diagnosis
+from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
 from tpuwizard.core.colab.program import ColabCallFailed
 
 INSTALL_WORDS = (

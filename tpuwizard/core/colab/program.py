@@ -3,7 +3,7 @@ describes its code: one process per command, stdin closed (its sign-in reads a c
 closed, it fails at once instead of waiting for a browser), every argument a list item (nothing
 reaches a shell).
 
-Practice runs the stand-in program (tpuwizard/sandbox/colab_cli.py) the same way: the session
+Practice runs the stand-in program (tpuwizard/sandbox/colab/cli.py) the same way: the session
 layer gives its argv and environment.
 """
 

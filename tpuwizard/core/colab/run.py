@@ -30,13 +30,13 @@ from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK, EXIT_TEA
 from tpuwizard.core.kaggle.kernel import PackedFolder
 from tpuwizard.core.kaggle.ledger import KernelLedger, said_held
 from tpuwizard.core.kaggle.run import receipt_checks, script_ran
-from tpuwizard.core.launch.events.base import Event
 from tpuwizard.core.launch.events.colab import (
     ColabPlanned,
     ColabSessionReady,
     ColabSessionStopped,
 )
 from tpuwizard.core.launch.events.launch_events import (
+    Event,
     Failed,
     Finished,
     ReceiptSaved,

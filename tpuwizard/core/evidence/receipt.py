@@ -21,19 +21,6 @@ from tpuwizard.core.plan import catalog
 from tpuwizard.core.terminal_text import without_sgr
 from tpuwizard.core.untrusted import MIB
 
-__all__ = [
-    "HASH_MEANING",
-    "MARKER",
-    "ReceiptCheck",
-    "check_receipt",
-    "load_receipt",
-    "parse_marker_line",
-    "pick_receipt",
-    "read_receipt",
-    "receipt_hash",
-]
-
-
 # What the hash proves, said wherever a receipt is checked: anyone can recompute it.
 HASH_MEANING = (
     "The hash detects edits, not forgery: it shows the receipt was not changed after it was "

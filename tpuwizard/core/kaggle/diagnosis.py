@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tpuwizard.core.choices import Said
-from tpuwizard.core.cloud.diagnosis import Diagnosis
+from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
 from tpuwizard.core.kaggle.credentials import NoCredentials
 
 ISSUE_PINNED_IMAGE = "https://github.com/Kaggle/kaggle-cli/issues/1197"

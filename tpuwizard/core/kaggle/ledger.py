@@ -22,7 +22,7 @@ from tpuwizard.core.errors import LedgerUnwritable
 from tpuwizard.core.launch.records.ledger_file import Appender, Held, LedgerFile, append_lines
 
 if TYPE_CHECKING:
-    from tpuwizard.core.launch.events.base import Event
+    from tpuwizard.core.launch.events.launch_events import Event
 
 OPS = ("intent", "pushed", "ended", "deleted")
 LEDGER_FILE = "kaggle-ledger.jsonl"  # in tpuwizard's state folder
@@ -96,7 +96,7 @@ def said_held(held: Held | None, kernel: str, op: str) -> list[Event]:
     Colab session) and where it is held; none once it was written."""
     if held is None:
         return []
-    from tpuwizard.core.launch.events.held import LedgerRecordHeld
+    from tpuwizard.core.launch.events.launch_events import LedgerRecordHeld
 
     return [LedgerRecordHeld(kernel, op, *held.facts())]
 

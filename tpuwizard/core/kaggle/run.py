@@ -27,7 +27,6 @@ from tpuwizard.core.kaggle.kernel import (
 )
 from tpuwizard.core.kaggle.ledger import KernelLedger, said_held
 from tpuwizard.core.kaggle.protocol import KaggleCallFailed, Kernels, Pushed
-from tpuwizard.core.launch.events.base import Event
 from tpuwizard.core.launch.events.kaggle import (
     KernelDeleted,
     KernelLeftRunning,
@@ -37,6 +36,7 @@ from tpuwizard.core.launch.events.kaggle import (
 )
 from tpuwizard.core.launch.events.launch_events import (
     Check,
+    Event,
     Failed,
     FileFetched,
     Finished,

@@ -13,7 +13,7 @@ course's two programs on CPU, in the practice sandbox, and on which Python (for 
 on v5litepod-16's four workers, the course's numbers 140.0, 10416.0 and its prediction
 reproduced; then in the rotating drill). The default is the newest version the test suite runs
 in the sandbox at every run (:data:`DEFAULT`): 0.12.0.1, on a Python 3.12 worker with its
-packages in this computer's shared worker environment (sandbox/worker_envs.py).
+packages in this computer's shared worker environment (sandbox/workers/envs.py).
 """
 
 from __future__ import annotations

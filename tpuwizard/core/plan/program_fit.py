@@ -32,20 +32,9 @@ from tpuwizard.core.plan import catalog, program_at_hand
 from tpuwizard.core.plan.program_result import (
     ProgramInputError,
     SliceProgramFit,
-    needed_bytes,
-    peak_bytes,
     summarise,
     usable_bytes,
 )
-
-__all__ = [
-    "ProgramInputError",
-    "SliceProgramFit",
-    "needed_bytes",
-    "peak_bytes",
-    "summarise",
-    "usable_bytes",
-]
 
 INSTALL_LINE = "pip install 'tpuwizard[tpu-plan]'"
 DEFAULT_FUNCTION = "tpuwizard_plan"

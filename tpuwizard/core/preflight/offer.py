@@ -27,7 +27,7 @@ def check_offered(ask: PreflightAsk, reach: Reach) -> Check:
     try:
         types = reach.offered()
     except Exception as err:
-        from tpuwizard.core.cloud.diagnose import diagnose
+        from tpuwizard.core.cloud.diagnose.failure import diagnose
 
         found = diagnose(err)
         fix = None

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from tpuwizard.core.cloud.backends import COMPUTE as COMPUTE_BACKEND
+from tpuwizard.core.cloud.diagnose.tpu7x_access import access_note
 from tpuwizard.core.cloud.quota_ids import QuotaCandidate, compute_candidates
-from tpuwizard.core.cloud.tpu7x_access import access_note
 from tpuwizard.core.preflight import quota_cache
 from tpuwizard.core.preflight.ask import PreflightAsk, Reach
 from tpuwizard.core.preflight.model import Check, failed, in_parallel, passed, unknown

@@ -17,10 +17,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from tpuwizard.core.prices.cache import FLEX as FLEX
-from tpuwizard.core.prices.cache import ON_DEMAND as ON_DEMAND
-from tpuwizard.core.prices.cache import SPOT as SPOT
-from tpuwizard.core.prices.cache import SkuPrice as SkuPrice
+from tpuwizard.core.prices.cache import FLEX, ON_DEMAND, SPOT, SkuPrice
 from tpuwizard.core.untrusted import usable_amount
 
 COMPUTE_SERVICE = "6F81-5844-456A"

@@ -11,7 +11,7 @@ exits non-zero.
 
 The same script runs on a real TPU VM and in the sandbox; only the requirement differs (the
 sandbox's image hands uv tpuwizard's own interpreter and environment, see
-``tpuwizard/sandbox/image.py``). Its last line reports the resolved versions as
+``tpuwizard/sandbox/workers/image.py``). Its last line reports the resolved versions as
 ``TPUWIZARD {json}`` for the receipt, next to the version that was asked for.
 """
 
@@ -170,6 +170,6 @@ def sandbox_plan() -> BootstrapPlan:
 
     The sandbox's worker image hands uv tpuwizard's interpreter and environment where that JAX
     is tpuwizard's own, else a Python 3.12 and this computer's shared worker environment for it
-    (sandbox/worker_envs.py) in place of the downloads.
+    (sandbox/workers/envs.py) in place of the downloads.
     """
     return BootstrapPlan(requirement=f"jax=={TESTED_JAX}")

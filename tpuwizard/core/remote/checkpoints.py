@@ -24,8 +24,6 @@ from typing import Any
 
 from tpuwizard.core import untrusted
 from tpuwizard.core.remote import checkpoint_layouts as layouts
-from tpuwizard.core.remote.checkpoint_layouts import COMMITTED as COMMITTED
-from tpuwizard.core.remote.checkpoint_layouts import ORBAX_TMP as ORBAX_TMP
 from tpuwizard.core.remote.checkpoint_layouts import Listing
 from tpuwizard.core.remote.fetch import FetchFailed, fetch_file
 from tpuwizard.core.remote.jobs import fan_out

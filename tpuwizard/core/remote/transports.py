@@ -24,10 +24,6 @@ from tpuwizard.core.cancel import CancelToken, kill_tree
 from tpuwizard.core.errors import BadInput, RemoteError
 from tpuwizard.core.remote.fed_pipe import communicate
 
-# Re-exported: callers have long imported these from here.
-from tpuwizard.core.remote.ssh_keys import ensure_key as ensure_key
-from tpuwizard.core.remote.ssh_keys import host_key_aliases as host_key_aliases
-
 REMOTE_DIR = ".tpuwizard"  # under the worker's home
 SSH_OPTIONS = (
     "-o",

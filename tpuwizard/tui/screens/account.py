@@ -15,7 +15,7 @@ from textual.widgets import Button, Input, Label, Static, Switch
 
 from tpuwizard.core.cloud import gcloud_config
 from tpuwizard.core.errors import BadInput
-from tpuwizard.session.practice import PRACTICE_PROJECT
+from tpuwizard.session.practice.sandbox import PRACTICE_PROJECT
 from tpuwizard.tui.answers import AccountAnswer
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.widgets.typed_input import TypedInput

@@ -14,6 +14,8 @@ from textual.app import ComposeResult
 from textual.widgets import Static
 
 from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.events.colab import ColabPlanned, ColabSessionReady, ColabSessionStopped
+from tpuwizard.core.launch.events.kaggle import KernelState
 from tpuwizard.core.launch.events.summary import RunSummary
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.screens.run import wrap_lines
@@ -24,7 +26,7 @@ TITLE = "[b]Your script on Kaggle's TPU[/b]"
 MIN_WIDTH = 20  # a log narrower than this is not laid out yet (wrap_lines leaves it alone)
 
 
-def state_line(event: ev.KernelState) -> str:
+def state_line(event: KernelState) -> str:
     limit = f"session limit {event.limit_s / 60:g} min"
     return f"Kaggle: [b]{event.state}[/b] after {event.elapsed_s:.0f} s ({limit})"
 
@@ -87,7 +89,7 @@ class KaggleRunScreen(WizardScreen[RunSummary]):
         return True
 
     def show(self, event: ev.Event) -> None:
-        if isinstance(event, ev.KernelState):
+        if isinstance(event, KernelState):
             self.last_state = event.state
             self.query_one("#kaggle-state", Static).update(state_line(event))
         self.write(describe(event, "wizard"))
@@ -113,9 +115,9 @@ class KaggleRunScreen(WizardScreen[RunSummary]):
 
 
 COLAB_STEPS = {
-    ev.ColabPlanned: "Asking Colab for a TPU runtime...",
-    ev.ColabSessionReady: "Session ready: the verifier, then your script...",
-    ev.ColabSessionStopped: "Session stopped.",
+    ColabPlanned: "Asking Colab for a TPU runtime...",
+    ColabSessionReady: "Session ready: the verifier, then your script...",
+    ColabSessionStopped: "Session stopped.",
 }
 
 

@@ -13,7 +13,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.widgets import Button, Input, Label, Static, Switch
 
-from tpuwizard.core.cloud.tpu7x_access import access_note
+from tpuwizard.core.cloud.diagnose.tpu7x_access import access_note
 from tpuwizard.core.launch.plan.deadline_keeper import DeadlineKeeper, EndedBy
 from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN, LaunchPlan
 from tpuwizard.core.launch.plan.packages import AUTO_FILE, COURSE_PACKAGES

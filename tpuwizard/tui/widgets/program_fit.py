@@ -17,7 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Input, Static
 
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.plan import fit, program_advice, program_fit
+from tpuwizard.core.plan import fit, program_advice, program_fit, program_result
 from tpuwizard.core.plan.jax_versions import compile_words
 from tpuwizard.tui.widgets.typed_input import TypedInput
 
@@ -51,7 +51,7 @@ class ProgramFitScreen(ModalScreen[str | None]):
         super().__init__()
         self.program = program
         self.planner: program_fit.ProgramPlanner | None = None
-        self.results: list[program_fit.SliceProgramFit] = []
+        self.results: list[program_result.SliceProgramFit] = []
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -111,7 +111,7 @@ class ProgramFitScreen(ModalScreen[str | None]):
             return
         self.app.call_from_thread(self.finish, None)
 
-    def add_result(self, result: program_fit.SliceProgramFit) -> None:
+    def add_result(self, result: program_result.SliceProgramFit) -> None:
         self.results.append(result)
         b = result.per_device_bytes
         self.query_one(DataTable).add_row(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tpuwizard.core.launch.events.base import Event
+from tpuwizard.core.launch.events.launch_events import Event
 from tpuwizard.core.remote.sent_files import FolderSent
 
 

@@ -1,6 +1,7 @@
 """The ``--json`` event stream as the documentation states it: when each event comes, and
-which commands emit it. Its fields are the event classes' own (``events.py``); the reference page
-is generated from both (``docs/hooks.py``), and a test keeps one entry per event class."""
+which commands emit it. Its fields are the event classes' own (``launch_events.py``, and the
+free routes' ``kaggle.py`` and ``colab.py``); the reference page is generated from both
+(``docs/hooks.py``), and a test keeps one entry per event class."""
 
 from __future__ import annotations
 

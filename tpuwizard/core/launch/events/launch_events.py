@@ -1,49 +1,31 @@
 """The events a launch and a run on a kept node produce: one vocabulary for the TUI, plain mode
 and every ``--json`` stream (``launch``, ``up``, ``run``, ``watch``; the README's table lists
-each event, when it comes and which commands emit it).
+each event, when it comes and which commands emit it). The Kaggle and Colab routes' own events,
+which no launch emits, are in kaggle.py and colab.py; they are events of this kind too.
 
 Each is a small dataclass; ``to_dict()`` gives ``{"event": "provisioning", ...}`` for JSON lines.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tpuwizard.core.choices import Said
-from tpuwizard.core.cloud.diagnosis import Diagnosis
-from tpuwizard.core.launch.events.base import Event as Event
-
-# A run on Colab (launch --route colab), in a module of their own; part of this vocabulary.
-from tpuwizard.core.launch.events.colab import ColabPlanned as ColabPlanned
-from tpuwizard.core.launch.events.colab import ColabSessionReady as ColabSessionReady
-from tpuwizard.core.launch.events.colab import ColabSessionStopped as ColabSessionStopped
-
-# A ledger record the disk refused, in a module of its own; part of this vocabulary.
-from tpuwizard.core.launch.events.held import LedgerRecordHeld as LedgerRecordHeld
-
-# A run on Kaggle (launch --route kaggle), in a module of their own; part of this vocabulary.
-from tpuwizard.core.launch.events.kaggle import KernelDeleted as KernelDeleted
-from tpuwizard.core.launch.events.kaggle import KernelLeftRunning as KernelLeftRunning
-from tpuwizard.core.launch.events.kaggle import KernelPlanned as KernelPlanned
-from tpuwizard.core.launch.events.kaggle import KernelPushed as KernelPushed
-from tpuwizard.core.launch.events.kaggle import KernelState as KernelState
-
-# A run of the script on a kept node (run, watch), in a module of their own; part of it too.
-from tpuwizard.core.launch.events.kept_run import FolderProgress as FolderProgress
-from tpuwizard.core.launch.events.kept_run import FolderSynced as FolderSynced
-from tpuwizard.core.launch.events.kept_run import HeartbeatMissed as HeartbeatMissed
-from tpuwizard.core.launch.events.kept_run import RunStarted as RunStarted
-from tpuwizard.core.launch.events.kept_run import WaitingForNode as WaitingForNode
-
-# A spot run's chain (--checkpoints), in a module of their own; part of this vocabulary.
-from tpuwizard.core.launch.events.resume import CheckpointCopied as CheckpointCopied
-from tpuwizard.core.launch.events.resume import CheckpointsUnusable as CheckpointsUnusable
-from tpuwizard.core.launch.events.resume import KeptReplaced as KeptReplaced
-from tpuwizard.core.launch.events.resume import Preempted as Preempted
-from tpuwizard.core.launch.events.resume import Recreating as Recreating
-from tpuwizard.core.launch.events.resume import Resumed as Resumed
+from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
 from tpuwizard.core.remote.sent_files import FolderSent
+
+
+@dataclass(frozen=True)
+class Event:
+    @classmethod
+    def event_name(cls) -> str:
+        """``ReceiptSaved`` -> ``receipt_saved``: the ``"event"`` key of the JSON line."""
+        return re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).lower()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"event": self.event_name(), **asdict(self)}
 
 
 @dataclass(frozen=True)
@@ -403,3 +385,143 @@ class Finished(Event):
     cost_at_most_usd: float | None = None  # where cost_usd is None: the most it cost (above)
     # Of ``remaining``, those never seen to exist (a create whose answer was lost): they may.
     unseen: list[str] = field(default_factory=list)
+
+
+# A run of the script on a kept node (run, each run of watch).
+
+
+@dataclass(frozen=True)
+class RunStarted(Event):
+    """A run of your script on a kept node began (``run``, each run of ``watch``); it holds the
+    node's run lock until its ``Finished``."""
+
+    run_id: str
+    node: str
+    workers: int
+    run_dir: str
+
+
+@dataclass(frozen=True)
+class WaitingForNode(Event):
+    """``run --wait``: another command is running on the kept node; this run starts after it."""
+
+    node: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class FolderProgress(Event):
+    """A copy of the script's folder to a worker, on its way (a tar of 10 MB or more, said at
+    each tenth of it): how many of its bytes are sent."""
+
+    worker: int
+    sent: int
+    total: int
+    workers: int
+
+
+@dataclass(frozen=True)
+class FolderSynced(Event):
+    """What changed in the script's folder was copied to every worker of the kept node."""
+
+    changed: list[str]  # as worker 0 needed them (each worker gets what it lacks)
+    deleted: list[str]
+    bytes_sent: int
+    workers: int
+    seconds: float  # the slowest worker's
+    ways: list[str]  # "rsync", or "tar: <why not rsync>", each way used once
+
+
+@dataclass(frozen=True)
+class HeartbeatMissed(Event):
+    """A heartbeat to the kept node's watchdog was not sent; the run goes on (the next one may
+    land before the idle deadline)."""
+
+    node: str
+    detail: str
+
+
+# A spot run that survives preemption (--checkpoints): checkpoints come home, the node
+# goes, a new one comes, the script resumes.
+
+
+@dataclass(frozen=True)
+class CheckpointCopied(Event):
+    """--checkpoints: a complete set came home whole (each file size- and sha256-checked)."""
+
+    name: str
+    step: int | None
+    files: int
+    size_bytes: int
+    path: str
+    # Loose files with no COMMITTED marker, taken because they held still from one copy pass to
+    # the next: assumed complete, not known to be.
+    assumed: bool = False
+
+
+@dataclass(frozen=True)
+class CheckpointsUnusable(Event):
+    """--checkpoints: the folder holds files, yet none of them can come home as a complete set
+    (said once, on the first pass that finds it so, long before a preemption), or its files
+    without a marker change between every pass (said once, after RESTLESS_PASSES passes)."""
+
+    folder: str  # as the script sees it (--checkpoints)
+    files: int
+    # 0: no layout fits them. N: files with no marker that changed between each of the last N
+    # passes, so they never held still long enough to be taken.
+    restless_passes: int = 0
+    every_s: float = 0.0  # how often the passes come
+
+
+@dataclass(frozen=True)
+class Preempted(Event):
+    """--checkpoints: the node went away under the script (preempted, or gone)."""
+
+    name: str
+    zone: str
+    attempt: int
+    state: str | None  # PREEMPTED, or None when it is simply gone
+
+
+@dataclass(frozen=True)
+class Recreating(Event):
+    """--checkpoints: the old node is verified gone; a new one is being made."""
+
+    attempt: int  # the attempt about to start (2 is the first restart)
+    attempts_at_most: int
+    zone: str
+    resume_from: str | None  # the complete set it will resume from; None: from the start
+
+
+@dataclass(frozen=True)
+class Resumed(Event):
+    """--checkpoints: the set is on the new node; the script starts with TPUWIZARD_RESUME=1."""
+
+    attempt: int
+    checkpoint: str | None
+    step: int | None
+
+
+@dataclass(frozen=True)
+class KeptReplaced(Event):
+    """run --checkpoints: the kept node went away and a new one, made from ``up``'s settings,
+    is kept in its place; later commands use ``new_name``."""
+
+    old_name: str
+    new_name: str
+    zone: str
+    run_id: str  # the run that made the new node (its receipt is in its folder)
+
+
+@dataclass(frozen=True)
+class LedgerRecordHeld(Event):
+    """This computer's disk refused a ledger record (full, read-only): what it said of which
+    resource (``op``: created, kept, gone...), why, and where it is held until the disk takes
+    it (``kept_in``; None: only in this command's memory). What is said of the resource itself
+    comes from the cloud's list, never from whether its record was written."""
+
+    name: str
+    op: str
+    reason: str
+    ledger: str
+    kept_in: str | None = None

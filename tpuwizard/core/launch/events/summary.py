@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.events.colab import ColabPlanned, ColabSessionStopped
+from tpuwizard.core.launch.events.kaggle import KernelDeleted, KernelPlanned, KernelPushed
 
 if TYPE_CHECKING:
     from tpuwizard.core.plan.catalog import Slice
@@ -104,17 +106,17 @@ class RunSummary:
                 self.route, self.fetch = event.route, event.fetch
                 self.attempts_at_most = event.attempts_at_most
                 self.attempts = [AttemptRecord(1, event.zone)] if event.attempts_at_most else []
-            case ev.KernelPlanned():  # a run on Kaggle: the kernel, its shape, no zone
+            case KernelPlanned():  # a run on Kaggle: the kernel, its shape, no zone
                 self.name, self.accelerator, self.zone = event.kernel, event.shape, "Kaggle"
                 self.practice = event.practice
-            case ev.ColabPlanned():  # a run on Colab: the session, its TPU, no zone
+            case ColabPlanned():  # a run on Colab: the session, its TPU, no zone
                 self.name, self.accelerator, self.zone = event.session, event.tpu, "Colab"
                 self.practice = event.practice
-            case ev.KernelPushed():
+            case KernelPushed():
                 if event.kernel not in self.free_kept:
                     self.free_kept.append(event.kernel)
-            case ev.KernelDeleted() | ev.ColabSessionStopped():
-                name = event.kernel if isinstance(event, ev.KernelDeleted) else event.session
+            case KernelDeleted() | ColabSessionStopped():
+                name = event.kernel if isinstance(event, KernelDeleted) else event.session
                 if event.verified:
                     self.free_kept = [k for k in self.free_kept if k != name]
                     self.free_ended.append(name)

@@ -1,1 +1,1 @@
-"""A node kept by ``tpuwizard up``: its settings, runs on it, heartbeats and its run lock."""
+"""A node kept by ``tpuwizard up``: its settings, runs on it, its heartbeat book and run lock."""

@@ -1,26 +1,23 @@
-"""Working with a kept node: copy what changed, run the script on every worker, send heartbeats.
+"""Working with a kept node: copy what changed, run the script on every worker.
 
 A node kept by ``tpuwizard up`` was bootstrapped and verified once; each run afterwards only
 copies the changed files of the script's folder (:mod:`tpuwizard.core.remote.sync`) and starts
 the script as a detached job in the venv on every worker. A stop (Ctrl+C) ends the script's jobs,
-never the node. While a run goes on, a heartbeat keeps the on-VM watchdog's idle deadline away.
+never the node. While a run goes on, heartbeats (:mod:`tpuwizard.core.launch.workers.heartbeat`)
+keep the on-VM watchdog's idle deadline away.
 """
 
 from __future__ import annotations
 
-import contextlib
-import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from tpuwizard.core import paths
 from tpuwizard.core.cancel import Cancelled, CancelToken
-from tpuwizard.core.errors import BadInput, RemoteError
+from tpuwizard.core.errors import BadInput
 from tpuwizard.core.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from tpuwizard.core.launch.events import launch_events as ev
-from tpuwizard.core.launch.kept.script_pass import ScriptPass, copy_folder, run_then_fetch
 from tpuwizard.core.launch.plan.launch_plan import (
     safe_fetch_pattern,
     safe_script_name,
@@ -35,53 +32,15 @@ from tpuwizard.core.launch.workers.jobs import (
     stop_on_workers,
 )
 from tpuwizard.core.launch.workers.missing_module import MissingModuleWatch
-from tpuwizard.core.launch.workers.watchdog import HEARTBEAT_FILE
+from tpuwizard.core.launch.workers.script_pass import ScriptPass, copy_folder, run_then_fetch
 from tpuwizard.core.plan import catalog
 from tpuwizard.core.remote.jobs import Job
 from tpuwizard.core.remote.sync import (
     LocalFolder,
 )
-from tpuwizard.core.remote.transports import Transport, shell
+from tpuwizard.core.remote.transports import Transport
 
 EXIT_STOPPED = EXIT_INTERRUPTED  # the user stopped the script (Ctrl+C); the node is kept
-
-
-def send_heartbeat(transport: Transport) -> float:
-    """Touch the heartbeat file on worker 0 (the watchdog's); returns when it was sent."""
-    sent = time.time()
-    result = transport.run(0, shell("touch", HEARTBEAT_FILE), timeout=60, cancellable=False)
-    if result.code != 0:
-        raise RemoteError(f"worker 0: {result.stderr.strip() or f'exit code {result.code}'}")
-    return sent
-
-
-@contextlib.contextmanager
-def heartbeats(
-    beat: Callable[[], object], interval: float, on_error: Callable[[str], None]
-) -> Iterator[None]:
-    """Call ``beat`` now and every ``interval`` seconds until the block ends."""
-    stop = threading.Event()
-
-    def loop() -> None:
-        while not stop.wait(interval):
-            try:
-                beat()
-            except Exception as err:  # a missed beat is reported; the run goes on
-                on_error(f"heartbeat not sent: {err}")
-
-    beat()
-    thread = threading.Thread(target=loop, name="tpuwizard-heartbeat", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join(timeout=5)
-
-
-def heartbeat_interval(idle_s: float | None) -> float:
-    """Often enough that two missed beats still leave time before the idle deadline."""
-    return max(1.0, min(60.0, (idle_s or 1800) / 4))
 
 
 @dataclass(frozen=True)
@@ -164,7 +123,7 @@ def run_script(
         stop_on_workers(transport, step.job)  # the script, not the node
         return cancel.exit_code or EXIT_STOPPED
     if done.code != 0 and watch.package:
-        from tpuwizard.core.cloud.diagnose_remote import missing_package_diagnosis
+        from tpuwizard.core.cloud.diagnose.remote import missing_package_diagnosis
 
         emit(ev.Failed("script", missing_package_diagnosis(watch.module or "", watch.package)))
     return EXIT_FAILED if done.code != 0 or done.incomplete else EXIT_OK

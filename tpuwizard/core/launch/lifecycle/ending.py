@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tpuwizard.core.cloud.diagnosis import Diagnosis
+from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
 from tpuwizard.core.cloud.protocol import Cloud
 from tpuwizard.core.exit_codes import EXIT_OK, EXIT_TEARDOWN
 from tpuwizard.core.launch.events import launch_events as ev

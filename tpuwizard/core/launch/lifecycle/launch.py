@@ -25,11 +25,11 @@ from dataclasses import replace
 
 from tpuwizard.core.cancel import KEEP_SAFE, KEEP_UNSAFE, CancelToken
 from tpuwizard.core.choices import Said
-from tpuwizard.core.cloud.diagnose import diagnose
-from tpuwizard.core.cloud.diagnosis import Diagnosis
+from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
+from tpuwizard.core.cloud.diagnose.failure import diagnose
 from tpuwizard.core.errors import LedgerUnwritable
+from tpuwizard.core.exit_codes import EXIT_BAD_INPUT, EXIT_CLOUD, EXIT_FAILED, EXIT_OK
 from tpuwizard.core.launch.events import launch_events as ev
-from tpuwizard.core.launch.kept.iterate import heartbeat_interval, heartbeats, send_heartbeat
 from tpuwizard.core.launch.lifecycle.ending import Ending, stopped_diagnosis
 from tpuwizard.core.launch.lifecycle.launch_state import LaunchContext, LaunchState
 from tpuwizard.core.launch.lifecycle.on_workers import WorkerSteps
@@ -42,15 +42,10 @@ from tpuwizard.core.launch.lifecycle.part_inputs import (
 from tpuwizard.core.launch.lifecycle.provision import Provisioner
 from tpuwizard.core.launch.lifecycle.runtime import Runtime
 from tpuwizard.core.launch.plan.advice import possible
-from tpuwizard.core.launch.plan.launch_plan import (
-    EXIT_BAD_INPUT,
-    EXIT_CLOUD,
-    EXIT_FAILED,
-    EXIT_OK,
-    LaunchPlan,
-)
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.resume_rules import earlier_run_folder
 from tpuwizard.core.launch.resume.chain import AttemptEnd, ChainLimits, ResumeChain
+from tpuwizard.core.launch.workers.heartbeat import heartbeat_interval, heartbeats, send_heartbeat
 from tpuwizard.core.launch.workers.rerun import run_script_with_reruns
 from tpuwizard.core.launch.workers.watchdog import arm_watchdog
 from tpuwizard.core.plan import cost

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from tpuwizard.core.cancel import CancelToken
-from tpuwizard.core.cloud.diagnosis import Context
+from tpuwizard.core.cloud.diagnose.diagnosis import Context
 from tpuwizard.core.cloud.types import NodeInfo
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.records.ledger import Resource

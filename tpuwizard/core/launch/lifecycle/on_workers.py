@@ -275,7 +275,11 @@ class WorkerSteps:
     def run_script(self, transport: Transport) -> None:
         """Copy the script's folder (what changed since the last copy: a rerun sends only the
         edit) and run the script there on every worker, as ``tpuwizard run`` does."""
-        from tpuwizard.core.launch.kept.script_pass import ScriptPass, copy_folder, run_then_fetch
+        from tpuwizard.core.launch.workers.script_pass import (
+            ScriptPass,
+            copy_folder,
+            run_then_fetch,
+        )
 
         given = self.given
         script = given.script

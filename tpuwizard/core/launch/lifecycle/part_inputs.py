@@ -11,7 +11,7 @@ the rule is asked here, once, and the part holds the answer.
 
 from __future__ import annotations
 
-from tpuwizard.core.cloud.diagnosis import Context
+from tpuwizard.core.cloud.diagnose.diagnosis import Context
 from tpuwizard.core.launch.kept.settings import kept_settings
 from tpuwizard.core.launch.lifecycle.ending import EndingInput
 from tpuwizard.core.launch.lifecycle.fan_out import FanOutInput

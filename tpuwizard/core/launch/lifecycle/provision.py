@@ -15,9 +15,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from tpuwizard.core.cancel import Cancelled
-from tpuwizard.core.cloud.compute_slice_body import MIG, REQUEST, VM
-from tpuwizard.core.cloud.diagnose import diagnose
-from tpuwizard.core.cloud.diagnosis import Context, Diagnosis
+from tpuwizard.core.cloud.compute.slice_body import MIG, REQUEST, VM
+from tpuwizard.core.cloud.diagnose.diagnosis import Context, Diagnosis
+from tpuwizard.core.cloud.diagnose.failure import diagnose
 from tpuwizard.core.cloud.network_errors import never_sent
 from tpuwizard.core.cloud.oslogin import LoginChoice
 from tpuwizard.core.cloud.protocol import Cloud, Part

@@ -47,7 +47,7 @@ class Runtime:
     # kept node's later commands log in the same way.
     login: LoginChoice | None = None
     # Practice only: the JAX its worker can run for the plan's --jax, and a line saying why it
-    # is another (session/practice_jax.py), given a callable for a line said on the way (an
+    # is another (session/practice/worker_jax.py), given a callable for a line said on the way (an
     # environment built for it); None: the plan's, as on a real VM.
     worker_jax: (
         Callable[[str | None, Callable[[str], None]], tuple[str | None, str | None]] | None

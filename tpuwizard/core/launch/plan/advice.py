@@ -13,7 +13,7 @@ import dataclasses
 
 from tpuwizard.core.choices import Choice, Phrase, Said
 from tpuwizard.core.cloud.backends import COMPUTE
-from tpuwizard.core.cloud.diagnosis import Diagnosis
+from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 
 

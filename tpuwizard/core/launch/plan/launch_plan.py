@@ -16,13 +16,6 @@ from tpuwizard.core.cloud import gcloud_config, google_errors
 from tpuwizard.core.cloud.backends import VIA_AUTO
 from tpuwizard.core.deadlines import READY_TIMEOUT_S, deadline_problem
 from tpuwizard.core.errors import BadInput, PlanRefused, shown
-
-# The exit codes, named here too for the lifecycle, which has always imported them from here.
-from tpuwizard.core.exit_codes import EXIT_BAD_INPUT as EXIT_BAD_INPUT
-from tpuwizard.core.exit_codes import EXIT_CLOUD as EXIT_CLOUD
-from tpuwizard.core.exit_codes import EXIT_FAILED as EXIT_FAILED
-from tpuwizard.core.exit_codes import EXIT_OK as EXIT_OK
-from tpuwizard.core.exit_codes import EXIT_TEARDOWN as EXIT_TEARDOWN
 from tpuwizard.core.launch.plan.backend_rules import backend_problems
 from tpuwizard.core.launch.plan.deadline_keeper import FLEX_START, DeadlineKeeper, EndedBy
 from tpuwizard.core.launch.plan.idle_rules import idle_problems

@@ -5,7 +5,7 @@ Serial failover moves on after a create that fails fast. That is already what a 
 on both backends (a stockout ends its operation) and what a spot create does on Compute Engine
 (``ZONE_RESOURCE_POOL_EXHAUSTED`` at once): that create *is* the probe, nothing else is sent. A
 Flex-start create on Compute Engine waits for capacity, so there the probe is the same create
-with a zero queue wait, which the client sends as Google's smallest, 90 s (compute_body.py). On
+with a zero queue wait, which the client sends as Google's smallest, 90 s (compute/body.py). On
 the TPU API spot and Flex-start are queued requests that wait in their zone's queue, so there is
 nothing to fail over from: fan-out (every zone's request at once, the first granted kept) is the
 way there.

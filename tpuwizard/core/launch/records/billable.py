@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tpuwizard.core.cloud.tpu_states import bills_in_state
+from tpuwizard.core.cloud.tpu.states import bills_in_state
 from tpuwizard.core.launch.records.ledger import Resource
 from tpuwizard.core.plan import cost
 

@@ -18,13 +18,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-# The rule ``status``, the quit guard and the meter all follow; clouds answer it as
-# ``Cloud.bills_in_state`` (the TPU API's is this one).
-from tpuwizard.core.cloud.tpu_states import NOT_BILLING_STATES as NOT_BILLING_STATES
-from tpuwizard.core.cloud.tpu_states import bills_in_state as bills_in_state
-
-# Here for those who read it with the billing state; kept nodes' lines read it from the core.
-from tpuwizard.core.deadlines import idle_deadline as idle_deadline
+from tpuwizard.core.deadlines import idle_deadline
 
 if TYPE_CHECKING:
     # Imported where used: the wizard's first screen shows a meter before any event exists,

@@ -10,7 +10,7 @@ Every attempt is an entry of ``chain.json`` (core/evidence/chain.py), its receip
 ``attempts/<n>/``.
 
 The chain is one loop over :class:`ChainAttempts`: a launch's (lifecycle/launch.py) or a kept
-node's that ``run --checkpoints`` recreates from ``up``'s settings (session/kept_resume.py).
+node's that ``run --checkpoints`` recreates from ``up``'s settings (session/kept/resume.py).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from tpuwizard.core.cloud.diagnosis import Diagnosis
+from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
 from tpuwizard.core.errors import NodeGone
 from tpuwizard.core.evidence.chain import (
     ChainEntry,

@@ -6,14 +6,15 @@ from __future__ import annotations
 from dataclasses import replace
 
 from tpuwizard.core.cloud.backends import COMPUTE, VIA_RESIZE_REQUEST
-from tpuwizard.core.cloud.compute_slice_body import (
+from tpuwizard.core.cloud.compute.slice_body import (
     is_single_vm,
     policy_name,
     region_of,
     request_name,
     template_name,
 )
-from tpuwizard.core.cloud.diagnose import Context, Diagnosis, diagnose
+from tpuwizard.core.cloud.diagnose.diagnosis import Context, Diagnosis
+from tpuwizard.core.cloud.diagnose.failure import diagnose
 from tpuwizard.core.launch.records.ledger import Resource
 
 

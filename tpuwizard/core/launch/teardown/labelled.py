@@ -13,8 +13,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 from tpuwizard.core.cloud.ai_zones import with_ai_zones
 from tpuwizard.core.cloud.backends import VIA_AUTO, VIA_RESIZE_REQUEST
-from tpuwizard.core.cloud.compute_slice_body import is_single_vm, region_of
-from tpuwizard.core.cloud.diagnose import Context, diagnose
+from tpuwizard.core.cloud.compute.slice_body import is_single_vm, region_of
+from tpuwizard.core.cloud.diagnose.diagnosis import Context
+from tpuwizard.core.cloud.diagnose.failure import diagnose
 from tpuwizard.core.cloud.google_calls import at_once
 from tpuwizard.core.cloud.protocol import Cloud, SurveysEverywhere
 from tpuwizard.core.cloud.types import MANAGED_BY, OWNER_LABEL, RUN_LABEL, NodeInfo

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from tpuwizard.core.cloud.diagnose import Context, diagnose
+from tpuwizard.core.cloud.diagnose.diagnosis import Context
+from tpuwizard.core.cloud.diagnose.failure import diagnose
 from tpuwizard.core.cloud.protocol import Cloud
 from tpuwizard.core.launch.records.ledger import Ledger
 from tpuwizard.core.launch.teardown.by_hand import check_failed

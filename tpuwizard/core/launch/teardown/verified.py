@@ -13,7 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from tpuwizard.core.cloud.diagnose import Diagnosis, api_name
+from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
+from tpuwizard.core.cloud.diagnose.failure import api_name
 from tpuwizard.core.cloud.protocol import Cloud, Part
 from tpuwizard.core.cloud.types import OWNER_LABEL, NodeInfo
 from tpuwizard.core.launch.records.billable import Billable

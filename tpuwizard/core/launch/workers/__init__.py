@@ -1,1 +1,2 @@
-"""Work on a node's workers: jobs on every VM, multi-host joins, packages, reruns, the watchdog."""
+"""Work on a node's workers: jobs on every VM, the script's pass (copy, run, fetch), multi-host
+joins, packages, reruns, the watchdog and its heartbeats."""

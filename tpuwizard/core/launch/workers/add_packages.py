@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from tpuwizard.core.cancel import Cancelled, CancelToken
-from tpuwizard.core.cloud.diagnosis import Diagnosis
+from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.plan.packages import PackageSpec
 from tpuwizard.core.launch.workers.jobs import run_on_workers, stop_on_workers
@@ -25,7 +25,7 @@ def install_packages(
     the pinned JAX held. uv's lines stream as :class:`BootstrapLine` events, and once they are
     in, each worker's :class:`Versions` names what was added. Returns why it did not work (the
     caller says it: a run on a kept node fails, a rerun says so and waits), or None."""
-    from tpuwizard.core.cloud.diagnose_remote import packages_failed_diagnosis
+    from tpuwizard.core.cloud.diagnose.remote import packages_failed_diagnosis
     from tpuwizard.core.errors import PackagesFailed
     from tpuwizard.core.evidence.receipt import parse_marker_line
     from tpuwizard.core.launch.plan.packages import requirement_name

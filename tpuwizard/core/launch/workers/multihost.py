@@ -13,13 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tpuwizard_verify.tpu_verify import receipt_hash
+
 from tpuwizard.core import untrusted
 from tpuwizard.core.errors import SliceIncomplete, VersionMismatch
 from tpuwizard.core.evidence.receipt import (
     MAX_INTEGER_DIGITS,
     MAX_JSON_DEPTH,
     MAX_RECEIPT_FILE_BYTES,
-    receipt_hash,
 )
 from tpuwizard.core.plan import catalog
 

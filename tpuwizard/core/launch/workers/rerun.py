@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from tpuwizard.core.cancel import Cancelled, CancelToken
-from tpuwizard.core.cloud.diagnose_remote import remote_diagnosis
+from tpuwizard.core.cloud.diagnose.remote import remote_diagnosis
 from tpuwizard.core.errors import BadInput, RemoteError, ScriptFailed
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.plan.packages import PackageSpec

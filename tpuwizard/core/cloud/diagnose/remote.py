@@ -1,0 +1,179 @@
+"""Diagnoses for what goes wrong on the workers: unreachable VMs, SSH refusals, slices."""
+
+from __future__ import annotations
+
+from tpuwizard.core.choices import Choice, phrase
+from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
+from tpuwizard.core.errors import (
+    HeartbeatFailed,
+    NodeGone,
+    PackagesFailed,
+    RemoteError,
+    ScriptFailed,
+    SliceIncomplete,
+    Unreachable,
+    VersionMismatch,
+)
+
+
+def remote_diagnosis(err: BaseException, message: str) -> Diagnosis | None:
+    """The diagnosis of a worker-side failure, or None when ``err`` is not one."""
+    if isinstance(err, ScriptFailed) and err.package:
+        return missing_package_diagnosis(err.missing_module or err.package, err.package)
+    if isinstance(err, PackagesFailed):
+        return packages_failed_diagnosis(err)
+    if isinstance(err, ScriptFailed):  # it ran: the TPU and the connection were fine
+        return Diagnosis(
+            "script_failed",
+            "Your script failed",
+            f"Your script ran on the TPU and exited with code {err.code}. The node, the "
+            "connection and the checks before it were fine: the cause is in the script.",
+            [
+                "Its own output above (and its last lines in the summary) shows why.",
+                "Fix the script and launch again.",
+            ],
+        )
+    if isinstance(err, SliceIncomplete):
+        missing = ", ".join(f"w{w}" for w in err.missing)
+        waited = ", ".join(f"w{w}" for w in err.waited) or "no worker"
+        return Diagnosis(
+            "slice_incomplete",
+            "Not every host started the program",
+            f"{missing} never joined the slice; {waited} waited {err.timeout:.0f} s in "
+            "jax.distributed.initialize() and gave up. Every VM of a multi-host slice must run "
+            "the same program at the same time, or the others wait for ever.",
+            [
+                f"Read {missing}'s lines above for why its program stopped or never started.",
+                "By hand: gcloud compute tpus tpu-vm ssh NAME --worker=all --command ... (never a "
+                "single worker).",
+                "If a worker's TPU is held by another process, stop that "
+                "process or recreate the slice.",
+            ],
+        )
+    if isinstance(err, VersionMismatch):
+        return Diagnosis(
+            "version_mismatch",
+            "The workers run different JAX versions",
+            message,
+            [
+                "Reinstall the same jax[tpu] on every worker (tpuwizard bootstraps all of them "
+                "with one command), or recreate the slice."
+            ],
+        )
+    if isinstance(err, Unreachable):
+        return Diagnosis(
+            "unreachable_workers",
+            "This computer cannot reach the TPU VMs",
+            f"The node is READY but {message}. Google gives workers external addresses only "
+            "when the create asks for them; an internal address answers only inside the "
+            "project's network.",
+            [
+                phrase("Launch again with external addresses ({0}).", Choice("external_ips", "on")),
+                phrase("Or reach them through IAP ({0}).", Choice("external_ips", "off")),
+                "Or run tpuwizard from a VM in the same VPC, or over a VPN into it.",
+            ],
+        )
+    if isinstance(err, NodeGone):
+        return node_gone_diagnosis(err)
+    if isinstance(err, RemoteError) and "REMOTE HOST IDENTIFICATION HAS CHANGED" in message:
+        return Diagnosis(
+            "host_key_changed",
+            "A TPU VM's SSH host key changed",
+            "Google recycles external addresses between VMs, so a new VM can answer on an "
+            "address an old one used, with a new host key. tpuwizard files host keys per node "
+            "and worker; this one came from a file keyed by address alone.",
+            [
+                "Remove the old entry: ssh-keygen -R ADDRESS -f ~/.ssh/known_hosts",
+                "Then launch again.",
+            ],
+        )
+    if isinstance(err, RemoteError) and "Permission denied (publickey)" in message:
+        return Diagnosis(
+            "oslogin",
+            "SSH refused tpuwizard's key",
+            "When OS Login is enabled (enable-oslogin in project or node metadata), the VM "
+            "ignores metadata ssh-keys, which is how tpuwizard installs its key.",
+            [
+                phrase(
+                    "Use gcloud's SSH, which handles OS Login ({0}).", Choice("transport", "gcloud")
+                ),
+                "Or check: gcloud compute project-info describe --format='value(commonInstance"
+                "Metadata.items.enable-oslogin)'",
+            ],
+        )
+    if isinstance(err, HeartbeatFailed):
+        return Diagnosis(
+            "heartbeat",
+            "The heartbeat did not reach the kept node",
+            f"{err.node} is READY, but the heartbeat (touching a file on its worker 0) failed: "
+            f"{err.why}. Its watchdog deletes it once its idle time passes without one.",
+            [
+                "The next tpuwizard run, watch or ssh sends one again; the open wizard sends "
+                "them too.",
+                "tpuwizard status shows when it deletes itself.",
+            ],
+        )
+    if isinstance(err, RemoteError):
+        return Diagnosis(
+            "remote",
+            "A command on the TPU VM failed",
+            message,
+            [
+                phrase(
+                    "If SSH is refused, the project may enforce OS Login: use gcloud's SSH ({0}).",
+                    Choice("transport", "gcloud"),
+                ),
+                "The lines above show the worker's own output.",
+            ],
+        )
+    return None
+
+
+def missing_package_diagnosis(module: str, package: str) -> Diagnosis:
+    """The script imported a module the worker venv does not have: a package to add."""
+    return Diagnosis(
+        "missing_package",
+        f"Your script needs the package {package}",
+        f"Your script stopped on ModuleNotFoundError: no module named '{module}'. The worker "
+        "venv holds the pinned JAX, NumPy and the packages you add; nothing else.",
+        [
+            phrase(f"Add {package}: {{0}}.", Choice("packages", package)),
+            "Or list it in a requirements.txt beside your script: it is installed for you.",
+        ],
+    )
+
+
+def packages_failed_diagnosis(err: PackagesFailed) -> Diagnosis:
+    """The packages asked for did not install: said before the script ran."""
+    titles = {
+        "no_route": "The worker cannot download the packages",
+        "not_found": "A package asked for does not exist",
+        "conflict": "The packages asked for cannot be installed",
+    }
+    return Diagnosis(
+        "packages_failed",
+        titles.get(err.kind, "Installing the packages failed"),
+        f"On worker {err.worker}, {err.why.rstrip('.')}. Your script did not run.",
+        [f"Fix: {err.fix}.", "Then launch again (or tpuwizard run again on a kept node)."],
+    )
+
+
+def node_gone_diagnosis(err: NodeGone) -> Diagnosis:
+    """The node went away under a command: say so, and who may have done it."""
+    now = "no longer exists" if err.state is None else f"is {err.state}"
+    deleted = err.state in (None, "DELETING")
+    who = (
+        "It was deleted: by its watchdog at its deadline or idle time, by tpuwizard down or a "
+        "teardown elsewhere, or in the Cloud Console or gcloud."
+        if deleted
+        else "Someone stopped it, or Google is repairing or restarting it."
+    )
+    return Diagnosis(
+        "node_gone",
+        "The TPU VM went away" if deleted else f"The TPU VM is {err.state}",
+        f"A command on {err.node} failed {err.doing}, because {err.node} {now} ({err.why}). " + who,
+        [
+            "Run tpuwizard status to see what still exists.",
+            "Launch again for a new node (tpuwizard up for a new kept one).",
+        ],
+    )

@@ -1,0 +1,94 @@
+"""The Colab ledger's sessions for ``status`` and ``teardown``: each asked about with the program
+that made it (the stand-in in practice, Google's ``colab`` for real) through ``colab
+sessions``; stopped with ``colab stop`` only where its name (``tpuwizard-<run id>``) and its
+ledger record say tpuwizard made it, and its launch no longer runs (a running launch stops its
+own session), then verified by listing."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from tpuwizard.core.colab.program import ColabCallFailed, ColabProgram
+from tpuwizard.core.colab.run import stop_session
+from tpuwizard.core.kaggle.ledger import writer_alive
+from tpuwizard.core.launch.events.colab import ColabSessionStopped
+from tpuwizard.session.free.colab import colab_ledger, program_for
+
+PREFIX = "tpuwizard-"
+
+
+@dataclass(frozen=True)
+class ColabSeen:
+    """One session of the ledger, as ``status`` or ``teardown`` found it."""
+
+    session: str
+    run_id: str
+    practice: bool
+    state: str  # "running", "launch-running" (its launch still runs), "gone", "unchecked"
+    detail: str = ""
+    stopped: bool | None = None  # teardown: stopped and verified gone by listing
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def held_records() -> list[dict[str, Any]]:
+    """The ledger's sessions that may still run, and are tpuwizard's by their name."""
+    return [r for r in colab_ledger().held() if str(r.get("kernel", "")).startswith(PREFIX)]
+
+
+def records_named(name: str) -> list[dict[str, Any]]:
+    return [r for r in held_records() if r["kernel"] == name]
+
+
+def _look(record: dict[str, Any], programs: dict[bool, ColabProgram | None]) -> ColabSeen:
+    """Is it listed? A session no longer listed is recorded gone."""
+    name, run_id, practice = str(record["kernel"]), str(record["run_id"]), bool(record["practice"])
+    if writer_alive(record.get("pid")):
+        return ColabSeen(name, run_id, practice, "launch-running")
+    program = programs.get(practice)
+    if program is None:
+        return ColabSeen(name, run_id, practice, "unchecked", "the colab CLI is not installed")
+    try:
+        listed = program.sessions(timeout_s=60)
+    except ColabCallFailed as err:
+        return ColabSeen(name, run_id, practice, "unchecked", err.detail.splitlines()[-1])
+    endpoint = record.get("endpoint") or None
+    if any(s.name == name or s.endpoint == endpoint for s in listed):
+        return ColabSeen(name, run_id, practice, "running")
+    if endpoint is None and any(s.name == "?" for s in listed):
+        return ColabSeen(name, run_id, practice, "unchecked", "a runtime with no name is listed")
+    colab_ledger().record("deleted", name, run_id, why="colab sessions no longer lists it")
+    return ColabSeen(name, run_id, practice, "gone")
+
+
+def _programs(records: list[dict[str, Any]]) -> dict[bool, ColabProgram | None]:
+    return {practice: program_for(practice) for practice in {bool(r["practice"]) for r in records}}
+
+
+def held_on_colab() -> list[ColabSeen]:
+    """Each session the ledger holds, checked; no call when it holds none."""
+    records = held_records()
+    programs = _programs(records)
+    return [_look(r, programs) for r in records]
+
+
+def tear_down_sessions(records: list[dict[str, Any]]) -> list[ColabSeen]:
+    """``colab stop`` on each that is still listed, verified by listing; none other touched."""
+    programs = _programs(records)
+    results = []
+    for record in records:
+        seen = _look(record, programs)
+        program = programs.get(seen.practice)
+        if seen.state != "running" or program is None:
+            results.append(ColabSeen(**{**seen.to_dict(), "stopped": seen.state == "gone"}))
+            continue
+        stops = list(stop_session(program, seen.session, seen.run_id, colab_ledger()))
+        last = stops[-1] if stops else None
+        stopped = isinstance(last, ColabSessionStopped) and last.verified
+        detail = last.detail if isinstance(last, ColabSessionStopped) else ""
+        results.append(
+            ColabSeen(seen.session, seen.run_id, seen.practice, "running", detail, stopped)
+        )
+    return results

@@ -1,0 +1,137 @@
+"""What every command says about kept nodes after it ends: one line each, from the ledger and
+the heartbeat book alone.
+
+Apart from :mod:`~tpuwizard.session.kept.nodes` (which runs scripts on kept nodes and imports the
+launch machinery, about 100 ms), so that ``tpuwizard fit 48 --json`` still starts fast: this
+imports only the ledger reader, the price catalog and what decides practice or real.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from tpuwizard.core import paths
+from tpuwizard.core.deadlines import idle_deadline  # not billing_state: every command reads it
+from tpuwizard.core.launch.kept.heartbeat_book import HeartbeatBook
+from tpuwizard.core.launch.kept.record import KeptRecord
+from tpuwizard.core.launch.records.ledger import Entry, Ledger, Resource
+from tpuwizard.core.plan import cost
+from tpuwizard.session.practice import sandbox as practice_mode
+
+
+@dataclass(frozen=True)
+class KeptInfo:
+    """What ``status`` shows for a kept node: cost so far and when it deletes itself."""
+
+    name: str
+    zone: str
+    accelerator: str
+    state: str
+    kept_since: float
+    cost_usd: float | None
+    price_per_hour_usd: float | None
+    max_deadline: float | None  # the watchdog's --max-run deadline (epoch seconds)
+    idle_s: float | None
+    last_heartbeat: float | None
+    practice: bool = False
+    checked: bool = True  # False: from the ledger alone, the cloud was not asked
+    cost_at_most_usd: float | None = None  # where no price is known (Flex-start): the bound
+
+    @property
+    def idle_deadline(self) -> float | None:
+        return idle_deadline(self.kept_since, self.idle_s, self.last_heartbeat, self.max_deadline)
+
+    def to_dict(self) -> dict[str, object]:
+        now = time.time()
+        idle = self.idle_deadline
+        return {
+            "name": self.name,
+            "zone": self.zone,
+            "accelerator": self.accelerator,
+            "state": self.state,
+            "cost_usd": self.cost_usd,
+            "price_per_hour_usd": self.price_per_hour_usd,
+            "deadline": self.max_deadline,
+            "idle_minutes": self.idle_s / 60 if self.idle_s else None,
+            "idle_deadline": idle,
+            "seconds_to_idle_deadline": round(idle - now, 1) if idle else None,
+            "last_heartbeat": self.last_heartbeat,
+            "practice": self.practice,
+        }
+
+    def describe(self) -> str:
+        """The one line every command, status and plain mode show for a kept node: where it is,
+        what it has cost, when it deletes itself, and how to end it now."""
+        if self.cost_usd is not None:
+            spent = f"${self.cost_usd:.2f} so far"
+        elif self.cost_at_most_usd is not None:
+            spent = f"at most ${self.cost_at_most_usd:.2f} so far (no published price)"
+        else:
+            spent = "cost unknown (no price for it in the catalog)"
+        label, flag = ("[practice] ", " --sandbox") if self.practice else ("", "")
+        down, ends = f"`tpuwizard down{flag} {self.name}`", "ends it"
+        now, idle = time.time(), self.idle_deadline
+        end = idle if idle is not None else self.max_deadline
+        if end is None:
+            limit = "no watchdog: it bills until deleted"
+        elif end <= now:
+            # Its watchdog should have deleted it, unless it died with the VM: Google preempting
+            # a spot node takes the watchdog too, and the queued resource stays ACTIVE.
+            limit = "past its deadline, so gone unless Google preempted it (with its watchdog)"
+            ends = "deletes it if it is still there"
+        else:
+            minutes = max(1, round((end - now) / 60))
+            limit = f"deletes itself in {minutes} min " + (
+                "unless used" if idle is not None else "(its deadline)"
+            )
+        return (
+            f"{label}Kept: {self.name} ({self.accelerator}) in {self.zone}, {spent}, {limit}; "
+            f"{down} {ends}"
+        )
+
+
+def recorded_kept() -> list[KeptInfo]:
+    """Every kept node the ledgers know (real, then practice), priced and timed from the ledger
+    and the heartbeat book alone: no cloud client, so every command can afford to show them.
+    Practice nodes are left out while no practice cloud runs (they went with it)."""
+    state, out = paths.state_dir(), []
+    for practice, folder in ((False, state), (True, state / "sandbox")):
+        path = folder / "ledger.jsonl"
+        running = (
+            practice_mode.is_practice() or (folder / practice_mode.LASTING_SERVER_FILE).exists()
+        )
+        if not path.exists() or (practice and not running):
+            continue
+        beats = HeartbeatBook(folder / "heartbeats.json").read()
+        entries = [e for e in Ledger(path).open_entries() if e.op == "kept"]
+        out += [kept_info(e, "not checked", beats, practice, checked=False) for e in entries]
+    return out
+
+
+def kept_info(
+    entry: Entry, state: str, beats: dict[str, float], practice: bool, checked: bool = True
+) -> KeptInfo:
+    """A kept node's line from its ledger entry, in ``state``, priced from its first record."""
+    r, record = entry.resource, KeptRecord.of(entry)
+    age = time.time() - entry.first_at
+    return KeptInfo(
+        node_id(r),
+        r.zone,
+        r.accelerator,
+        state,
+        record.kept_at,
+        cost.estimate(r.slice, r.route, age, r.zone),
+        cost.hourly(r.slice, r.route, r.zone),
+        record.deadline,
+        record.idle_s,
+        beats.get(node_id(r)),
+        practice,
+        checked,
+        cost.at_most(r.slice, r.route, age, r.zone),
+    )
+
+
+def node_id(resource: Resource) -> str:
+    """A spot node is kept through its queued resource; the node is what runs things."""
+    return resource.node_id or resource.name

@@ -1,0 +1,277 @@
+"""``run --checkpoints DIR``: a run on a kept spot node that survives its preemption, as a
+launch's does (core/launch/resume/chain.py runs both chains).
+
+While the script runs, its checkpoints come home to ``runs/<id>/checkpoints``. When the kept
+node goes away under it, it is deleted and verified gone (its queued resource too), and a new
+node is made from the settings ``up`` recorded with it in the ledger, by the launch's own code
+(its intent in the ledger before the create, bootstrapped, verified, its watchdog armed, kept);
+the old node's record says what replaced it, the latest complete set is put back and the script
+started again with ``TPUWIZARD_RESUME=1``. The new node keeps the old one's deadline.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from tpuwizard.core.cancel import CancelToken
+from tpuwizard.core.choices import Said
+from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
+from tpuwizard.core.cloud.diagnose.failure import diagnose
+from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_OK
+from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.kept.record import REPLACED_BY_FIELD
+from tpuwizard.core.launch.kept.settings import kept_chain_end, replacement_answers
+from tpuwizard.core.launch.plan.resume_rules import MAX_RESTARTS, checkpoints_problem
+from tpuwizard.core.launch.records.ledger import Resource
+from tpuwizard.core.launch.resume.chain import AttemptEnd, ChainLimits, ResumeChain
+from tpuwizard.core.launch.resume.checkpoint_copier import ResumeSetup
+from tpuwizard.core.plan import cost
+from tpuwizard.core.remote.sync import LocalFolder
+
+if TYPE_CHECKING:
+    from tpuwizard.core.cloud.diagnose.diagnosis import Context
+    from tpuwizard.core.launch.kept.iterate import ScriptRun
+    from tpuwizard.core.launch.records.ledger import Entry
+    from tpuwizard.session.services import SessionServices
+
+
+class KeptNodesView(Protocol):
+    """What the chain uses of the kept nodes (:class:`~tpuwizard.session.kept.nodes.KeptNodes`)."""
+
+    @property
+    def session(self) -> SessionServices: ...
+
+    def open(self, name: str | None) -> ResumableNode: ...
+
+
+class ResumableNode(Protocol):
+    """What the chain uses of a kept node (:class:`~tpuwizard.session.kept.nodes.KeptNode`): its
+    record, its name, one run of the script on it, and what a diagnosis needs."""
+
+    @property
+    def nodes(self) -> KeptNodesView: ...
+
+    @property
+    def entry(self) -> Entry: ...
+
+    @property
+    def name(self) -> str: ...
+
+    def run_once(
+        self,
+        plan: ScriptRun,
+        folder: LocalFolder,
+        emit: Callable[[ev.Event], None],
+        cancel: CancelToken,
+    ) -> tuple[int, Exception | None]: ...
+
+    def context(self) -> Context: ...
+
+
+@dataclass(frozen=True)
+class CheckpointsAsked:
+    """``run --checkpoints DIR [--checkpoint-every] [--max-restarts]``."""
+
+    folder: str  # relative to the script's folder on the worker
+    every_s: float
+    max_restarts: int
+
+    def setup(self, run_dir: Path) -> ResumeSetup:
+        return ResumeChain.setup_for(self.folder, run_dir, self.every_s)
+
+
+def checkpoints_asked_problems(asked: CheckpointsAsked) -> list[Said]:
+    """The rules of ``run --checkpoints`` that need no node: launch's for the folder."""
+    found: list[Said] = []
+    problem = checkpoints_problem(asked.folder)
+    if problem:
+        found.append(problem)
+    if not 0 <= asked.max_restarts <= MAX_RESTARTS:
+        found.append(f"--max-restarts must be 0 to {MAX_RESTARTS}, not {asked.max_restarts}.")
+    return found
+
+
+def resume_problems(resource: Resource, asked: CheckpointsAsked | None) -> list[Said]:
+    """Why the kept node cannot run with ``--checkpoints``; empty when it can (or is not
+    asked)."""
+    if asked is None:
+        return []
+    found = checkpoints_asked_problems(asked)
+    if resource.route != "spot":
+        found.append(
+            f"--checkpoints resumes a run after Google preempts its spot TPU; {resource.name} "
+            f"is on the {resource.route} route, not preempted that way: leave --checkpoints "
+            "out, or keep a spot node (tpuwizard up --route spot)."
+        )
+    return found
+
+
+class KeptAttempts:
+    """:class:`~tpuwizard.core.launch.resume.chain.ChainAttempts` of a kept node: the first
+    attempt on it, each later one on a new node made from ``up``'s settings."""
+
+    def __init__(
+        self,
+        node: ResumableNode,
+        run: ScriptRun,
+        folder: LocalFolder,
+        emit: Callable[[ev.Event], None],
+        cancel: CancelToken,
+    ) -> None:
+        self.node: ResumableNode | None = node
+        self.last: ResumableNode = node  # the node of the last attempt (gone, once it went)
+        self.run, self.folder, self.emit, self.cancel = run, folder, emit, cancel
+        self.session = node.nodes.session
+        self.minutes = 0.0
+
+    @property
+    def zone(self) -> str:
+        return self.last.entry.resource.zone
+
+    def bound(self, minutes: float) -> None:
+        self.minutes = minutes
+
+    def attempt(self) -> AttemptEnd:
+        receipt = None
+        if self.node is None:
+            made = self._replace()
+            if isinstance(made, AttemptEnd):
+                return made
+            self.node, receipt = made
+        node = self.last = self.node
+        script_exit: list[int] = []
+
+        def heard(event: ev.Event) -> None:
+            if isinstance(event, ev.ScriptFinished):
+                script_exit.append(event.exit_code)
+            self.emit(event)
+
+        code, gone = node.run_once(self.run, self.folder, heard, self.cancel)
+        exit_code = script_exit[-1] if script_exit else None
+        return AttemptEnd(
+            code, gone, self.zone, node.name, receipt, exit_code, self.cancel.is_set()
+        )
+
+    def end_gone(self) -> bool:
+        """Delete the gone node (its queued resource too) and verify it, as ``status`` ends a
+        preempted kept node."""
+        entry = self.last.entry
+        r = entry.resource
+        self.emit(ev.TeardownStarted(r.name, r.kind, r.zone))
+        (result,) = self.session.delete([r])
+        if not result.verified:
+            d = result.diagnosis or Diagnosis("teardown", f"{r.name} was not verified gone", "")
+            self.emit(ev.TeardownFailed(r.name, r.kind, d, r.zone))
+            return False
+        billed = max(0.0, time.time() - entry.first_at)  # at most: from its intent
+        price = cost.estimate(r.slice, r.route, billed, r.zone)
+        self.emit(ev.BillingStopped(r.name, round(billed, 1), price, r.zone))
+        self.emit(ev.TeardownVerified(r.name, r.kind, round(billed, 1), price, r.zone))
+        return True
+
+    def spent(self) -> float:
+        return 0.0  # run has no --budget: the chain is bounded by the node's deadline
+
+    def next_attempt(self) -> None:
+        self.node = None
+
+    def gone_diagnosis(self, gone: Exception) -> Diagnosis:
+        return diagnose(gone, self.last.context())
+
+    def _replace(self) -> tuple[ResumableNode, str | None] | AttemptEnd:
+        """A new kept node from ``up``'s settings, by the launch's own code (ledger intent,
+        create, bootstrap, verify, watchdog, kept); the old record names it. A failure is
+        the attempt's end, and whatever the new launch left is deleted (as ``up`` does)."""
+        from tpuwizard.core.launch.lifecycle.launch import run_launch
+        from tpuwizard.core.launch.plan.launch_plan import ready_timeout_s
+        from tpuwizard.session.login import recorded_login
+        from tpuwizard.session.runtime import build_runtime
+
+        session, old = self.session, self.last
+        # Logged in to as up chose (session/login.py): under OS Login the key stays in the
+        # profile until the old node's deadline, which the new node's never passes.
+        login, os_login = recorded_login(old.entry)
+        plan = session.plan_launch(
+            **{
+                **replacement_answers(old.entry),
+                "max_run_minutes": float(math.floor(self.minutes)),  # never past the old deadline
+                "transport": login.transport,  # the plan's reach rules hold for how it is reached
+            }
+        )
+        run_id = plan.run_id
+        cloud = session.cloud_for(plan.backend)
+        runtime = build_runtime(cloud, session.practice, login.transport, os_login, login.account)
+        runtime.ready_timeout = ready_timeout_s(plan.route)
+        receipts: list[str] = []
+        unarmed: list[ev.Watchdog] = []
+
+        def forward(event: ev.Event) -> None:
+            session.billing.apply(event)
+            if isinstance(event, ev.ReceiptSaved):
+                receipts.append(event.path)
+            if isinstance(event, ev.Watchdog) and not event.armed:
+                unarmed.append(event)
+            if not isinstance(event, ev.Finished):  # the run's own Finished comes at its end
+                self.emit(event)
+
+        code = run_launch(plan, runtime, forward, self.cancel)
+        new = None
+        if code == EXIT_OK and not unarmed:
+            new = old.nodes.open(plan.node_name)
+        if new is None:  # a node nothing would delete is not kept, as with up
+            left = [
+                e.resource for e in session.ledger.open_entries() if e.resource.run_id == run_id
+            ]
+            session.delete(left)
+            if unarmed:
+                self.emit(ev.Failed("watchdog", _unarmed(plan.node_name, unarmed[-1])))
+            return AttemptEnd(
+                code if code != EXIT_OK else EXIT_CLOUD,
+                None,
+                plan.zone,
+                plan.node_name,
+                receipts[-1] if receipts else None,
+                None,
+                self.cancel.is_set(),
+            )
+        session.ledger.record("gone", old.entry.resource, **{REPLACED_BY_FIELD: new.name})
+        self.emit(ev.KeptReplaced(old.name, new.name, new.entry.resource.zone, run_id))
+        return new, receipts[-1] if receipts else None
+
+
+def _unarmed(name: str, watchdog: ev.Watchdog) -> Diagnosis:
+    return Diagnosis(
+        "watchdog",
+        f"{name} was not kept: its watchdog could not be armed",
+        f"Nothing would delete it later ({watchdog.detail}), so it was deleted.",
+        ["Start one with `tpuwizard up --no-watchdog` to keep a node anyway."],
+    )
+
+
+def run_resumable(
+    node: ResumableNode,
+    run: ScriptRun,
+    folder: LocalFolder,
+    emit: Callable[[ev.Event], None],
+    cancel: CancelToken,
+    asked: CheckpointsAsked,
+) -> tuple[int, str | None]:
+    """The run's chain on ``node`` and its replacements: the exit code, and the kept node
+    at the end (None when none is)."""
+    assert run.resume is not None
+    limits = ChainLimits(
+        run.run_dir,
+        run.run_id,
+        asked.max_restarts,
+        kept_chain_end(node.entry, time.time()),
+        node.entry.resource.slice,
+        node.entry.resource.route,
+    )
+    attempts = KeptAttempts(node, run, folder, emit, cancel)
+    code = ResumeChain(attempts, limits, run.resume).run()
+    return code, attempts.node.name if attempts.node is not None else None
