@@ -56,7 +56,10 @@ def test_files_come_back_verified_and_an_incomplete_one_fails_the_run_before_tea
     assert hashlib.sha256(data).hexdigest() == hashlib.sha256(expected).hexdigest()
     skipped = {e["path"]: e for e in events if e["event"] == "file_not_fetched"}
     # The link to /etc is one entry, not the thousands of files under it.
-    assert set(skipped) == {"etc", "blocked/r.txt"}
+    # The script itself matched '**' too: as uploaded, so not the run's output.
+    assert set(skipped) == {"etc", "blocked/r.txt", "outputs.py"}
+    assert "unchanged since it was uploaded" in skipped["outputs.py"]["reason"]
+    assert skipped["outputs.py"]["incomplete"] is False
     assert skipped["etc"]["incomplete"] is False
     assert skipped["blocked/r.txt"]["incomplete"] is True
     assert "cannot write it here" in skipped["blocked/r.txt"]["reason"]
