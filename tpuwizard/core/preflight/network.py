@@ -202,8 +202,7 @@ def admits_between_vms(firewalls: dict[str, Any], port: int, network: str = "def
         except ValueError:
             continue
         from_vms = bool(rule.get("sourceTags") or rule.get("sourceServiceAccounts")) or any(
-            r.version == 4 and any(r.overlaps(p) for p in PRIVATE)  # type: ignore[arg-type]
-            for r in ranges
+            r.version == 4 and any(r.overlaps(p) for p in PRIVATE) for r in ranges
         )
         if not from_vms:
             continue
