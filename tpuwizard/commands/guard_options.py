@@ -19,9 +19,9 @@ def guard_options(command: F) -> F:
             "--stall-timeout",
             type=Number(0, 7 * 24 * 60, unit="minutes"),
             help="End the run when a worker has printed nothing and its processes have used no "
-            f"CPU time for this long (default {STALL_TIMEOUT_MIN}; 0: never). It then shows "
-            "each worker's last lines and Python stack; a launch deletes its node, a kept node "
-            "is kept.",
+            f"CPU time for this many minutes (default {STALL_TIMEOUT_MIN}; 0: never). It then "
+            "shows each worker's last lines and Python stack; a launch deletes its node, a kept "
+            "node is kept.",
         ),
         click.option(
             "--join-timeout",
