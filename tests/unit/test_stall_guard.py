@@ -1,21 +1,27 @@
 """The stall guard (launch/workers/stall.py): when a worker counts as stalled, what its probe
 reads on a worker, and what the report says."""
 
+import json
 import os
 import signal
 import subprocess
 import sys
 
+import pytest
+
 from tests.waiting import wait_until
+from tpuwizard.core.errors import WorkersStalled
 from tpuwizard.core.launch.workers.stall import (
     PROBE,
     Probe,
     StallClock,
+    StallGuard,
     StallReport,
     parse_probe,
     stall_seconds,
     why_no_stack,
 )
+from tpuwizard.core.remote.jobs import Job
 
 
 def test_a_worker_is_stalled_only_when_silent_and_idle_for_the_whole_timeout():
@@ -116,3 +122,47 @@ def test_the_probe_reads_a_job_group_cpu_and_a_suspended_launcher(tmp_path):
     finally:
         proc.kill()
         proc.wait()
+
+
+class FakeWorkers:
+    """Workers whose probe answers from a table: w1's CPU never moves and it is suspended."""
+
+    def __init__(self) -> None:
+        self.workers = 2
+        self.ticks = [0, 0]
+        self.stopped: list[int] = []
+
+    def run(self, worker, command, timeout=None, cancellable=True):
+        from types import SimpleNamespace
+
+        if "kill -" not in command:  # the guard's probe (stop_job's command kills)
+            if worker == 0:
+                self.ticks[0] += 5  # w0 works
+            state = "S" if worker == 0 else "T"
+            data = {
+                "cpu": self.ticks[worker],
+                "launchers": {str(100 + worker): state},
+                "ended": False,
+                "joining": worker == 0,
+                "joined": False,
+                "stack": 'File "train.py", line 2 in <module>' if "stack" in command else "",
+            }
+            return SimpleNamespace(code=0, stdout=json.dumps(data) + "\n", stderr="")
+        self.stopped.append(worker)  # stop_job's kill
+        return SimpleNamespace(code=0, stdout="", stderr="")
+
+
+def test_the_guard_ends_the_job_and_reports_when_one_worker_goes_still():
+    workers = FakeWorkers()
+    guard = StallGuard(workers, Job("script-x"), timeout_s=0.3, poll_s=0.05)  # type: ignore[arg-type]
+    with guard:
+        guard.line(0, "starting")
+        wait_until(lambda: guard.report is not None, timeout=30)
+    assert sorted(workers.stopped) == [0, 1]  # the job ended on every worker
+    with pytest.raises(WorkersStalled) as raised:
+        guard.check()
+    assert raised.value.stalled == [1]
+    text = raised.value.report
+    assert "stalled: w1" in text and "never reached jax.distributed.initialize: w1" in text
+    assert "w0's last lines:\n  starting" in text and 'File "train.py"' in text
+    assert "w1's Python stack:\n  no stack: its script is suspended" in text

@@ -245,7 +245,10 @@ class StallGuard:
 
     def _watch(self) -> None:
         while not self._done.wait(self.poll_s):
-            readings = fan_out(self.transport, lambda w: probe(self.transport, w, self.job))
+            try:
+                readings = fan_out(self.transport, lambda w: probe(self.transport, w, self.job))
+            except Exception:  # a look that failed is no activity; the next one may answer
+                readings = [None] * self.workers
             now = self.clock()
             with self._lock:
                 for worker, found in enumerate(readings):
