@@ -18,6 +18,7 @@ from tpuwizard.core.launch.workers.stall import (
     StallGuard,
     StallReport,
     parse_probe,
+    short_stack,
     stall_seconds,
     why_no_stack,
 )
@@ -71,7 +72,7 @@ def test_the_report_names_the_stall_the_workers_and_their_lines():
         60,
         [2],
         {0: ["starting"], 1: ["starting"], 2: []},
-        {0: 'File "x.py", line 3 in <module>', 2: "no stack: its script is suspended"},
+        {0: '  File "x.py", line 3 in <module>', 2: "no stack: its script is suspended"},
         [2],
     )
     text = report.text()
@@ -79,6 +80,25 @@ def test_the_report_names_the_stall_the_workers_and_their_lines():
     assert "never reached jax.distributed.initialize: w2" in text
     assert "w0's last lines:\n  starting" in text and "w2 printed nothing" in text
     assert "w2's Python stack:\n  no stack: its script is suspended" in text
+    lines = report.lines()  # one fact a line, for front ends that show each on its own
+    assert "w0's last lines: starting" in lines and "w2 printed nothing" in lines
+    assert "w0's stack: x.py:3 in <module>" in lines
+    assert "w2's stack: no stack: its script is suspended" in lines
+
+
+def test_a_stack_is_shortened_to_the_script_frames_innermost_first():
+    stack = (
+        "Current thread 0x00007fe0 (most recent call first):\n"
+        '  File "/venv/jax/_src/distributed.py", line 212 in initialize\n'
+        '  File "/home/w0/.tpuwizard/work/../tpu_launch.py", line 76 in wrapped\n'
+        '  File "train.py", line 3 in <module>\n'
+        '  File "<frozen runpy>", line 88 in _run_code\n'
+        '  File "/home/w0/.tpuwizard/tpu_launch.py", line 148 in main\n'
+        "\n"
+        "Thread 0x00007fe1 (most recent call first):\n"
+        '  File "/usr/lib/python3.12/threading.py", line 359 in wait\n'
+    )
+    assert short_stack(stack) == "distributed.py:212 in initialize < train.py:3 in <module>"
 
 
 def test_the_probe_reads_a_job_group_cpu_and_a_suspended_launcher(tmp_path):
@@ -165,4 +185,5 @@ def test_the_guard_ends_the_job_and_reports_when_one_worker_goes_still():
     text = raised.value.report
     assert "stalled: w1" in text and "never reached jax.distributed.initialize: w1" in text
     assert "w0's last lines:\n  starting" in text and 'File "train.py"' in text
+    assert "w0's stack: train.py:2 in <module>" in raised.value.lines
     assert "w1's Python stack:\n  no stack: its script is suspended" in text

@@ -142,10 +142,11 @@ class Unreachable(RemoteError):
 
 class WorkersStalled(RemoteError):
     """The stall guard ended the run: ``stalled`` printed nothing and used no CPU time for the
-    stall timeout; ``report`` says what each worker printed last and its stack."""
+    stall timeout; ``report`` says what each worker printed last and its whole stack, ``lines``
+    the same one fact per line (stacks shortened)."""
 
-    def __init__(self, stalled: list[int], report: str) -> None:
-        self.stalled, self.report = stalled, report
+    def __init__(self, stalled: list[int], report: str, lines: list[str]) -> None:
+        self.stalled, self.report, self.lines = stalled, report, lines
         names = ", ".join(f"w{w}" for w in stalled)
         super().__init__(f"the script stalled on {names}: the stall guard ended the run")
 

@@ -41,10 +41,11 @@ def remote_diagnosis(err: BaseException, message: str) -> Diagnosis | None:
             "The script stalled",
             f"The stall guard ended the run: {names} printed nothing and its processes used no "
             "CPU time for the stall timeout, so the slice could only wait (and bill) until its "
-            "deadline. A launch deletes its node; a kept node is kept.\n" + err.report,
+            "deadline. A launch deletes its node; a kept node is kept.",
             [
-                f"Read {names}'s last lines and each worker's stack above: a stack in "
-                "jax.distributed.initialize() waits for a worker that never joined.",
+                *err.lines,
+                "Every frame of each stack is at the end of the run's output.txt.",
+                "A stack in jax.distributed.initialize() waits for a worker that never joined.",
                 "A script that is quiet on purpose for longer (a long first compile without "
                 "output): raise --stall-timeout MINUTES, or 0 to turn the guard off.",
             ],

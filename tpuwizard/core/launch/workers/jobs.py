@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from tpuwizard.core.cancel import CancelToken
+from tpuwizard.core.errors import WorkersStalled
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.workers.distributed import (
     LAUNCHER_PATH,
@@ -174,16 +175,22 @@ def run_script_job(
             saved.write(f"[w{worker}] {text}" if workers > 1 else text)
             emit(ev.ScriptLine(worker, text, workers))
 
-        code = run_on_workers(
-            transport,
-            script.job,
-            script.command(),
-            lambda w: script.env_for(w, workers),
-            line,
-            cancel,
-            on_start,
-            script.stall_s,
-        )
+        try:
+            code = run_on_workers(
+                transport,
+                script.job,
+                script.command(),
+                lambda w: script.env_for(w, workers),
+                line,
+                cancel,
+                on_start,
+                script.stall_s,
+            )
+        except WorkersStalled as stalled:  # the whole report stays with the script's output
+            saved.write("--- tpuwizard: the stall guard ended the run ---")
+            for text in stalled.report.splitlines():
+                saved.write(text)
+            raise
     emit(ev.ScriptFinished(code, str(output) if output is not None else None))
     return code
 

@@ -16,6 +16,7 @@ worker spinning in a busy loop without printing never does.
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections import deque
@@ -163,7 +164,7 @@ class StallReport:
     not_joined: list[int]  # workers that never called jax.distributed.initialize
     joined: list[int] = field(default_factory=list)
 
-    def text(self) -> str:
+    def headline(self) -> list[str]:
         minutes = f"{self.timeout_s / 60:g}"
         names = ", ".join(f"w{w}" for w in self.stalled)
         lines = [
@@ -173,6 +174,26 @@ class StallReport:
         if self.not_joined:
             never = ", ".join(f"w{w}" for w in self.not_joined)
             lines.append(f"never reached jax.distributed.initialize: {never}")
+        return lines
+
+    def lines(self) -> list[str]:
+        """The report in one line per fact (front ends show each on its own line): the stall,
+        each worker's last lines, each worker's stack innermost frame first."""
+        lines = self.headline()
+        for worker in sorted(self.last_lines):
+            last = self.last_lines[worker]
+            lines.append(
+                f"w{worker}'s last lines: " + " | ".join(last)
+                if last
+                else f"w{worker} printed nothing"
+            )
+        for worker in sorted(self.stacks):
+            lines.append(f"w{worker}'s stack: {short_stack(self.stacks[worker])}")
+        return lines
+
+    def text(self) -> str:
+        """The whole report, every frame of every stack (kept with the script's output)."""
+        lines = self.headline()
         for worker in sorted(self.last_lines):
             last = self.last_lines[worker]
             lines.append(f"w{worker}'s last lines:" if last else f"w{worker} printed nothing")
@@ -181,6 +202,34 @@ class StallReport:
             lines.append(f"w{worker}'s Python stack:")
             lines += [f"  {text}" for text in self.stacks[worker].splitlines()]
         return "\n".join(lines)
+
+
+FRAME = re.compile(r'File "(?P<path>[^"]*)", line (?P<line>\d+) in (?P<func>\S+)')
+# The launcher's own frames and runpy's, between the script and Python: not the script's.
+PLUMBING = (
+    "<frozen runpy>",
+    "tpu_launch.py:main",
+    "tpu_launch.py:<module>",
+    "tpu_launch.py:wrapped",
+)
+
+
+def short_stack(stack: str) -> str:
+    """faulthandler's stack of the first thread (the main one, innermost frame first) as
+    ``file:line in function < ...``; a line that is no stack (why there is none) unchanged."""
+    frames: list[str] = []
+    for line in stack.splitlines():
+        if frames and not line.strip():
+            break  # the next thread's stack
+        found = FRAME.search(line)
+        if found is None:
+            continue
+        name = found["path"].rsplit("/", 1)[-1]
+        where = f"{name}:{found['func']}"
+        if found["path"] in PLUMBING or where in PLUMBING:
+            continue
+        frames.append(f"{name}:{found['line']} in {found['func']}")
+    return " < ".join(frames) if frames else stack.strip()
 
 
 def why_no_stack(found: Probe | None) -> str | None:
@@ -241,7 +290,8 @@ class StallGuard:
     def check(self) -> None:
         """Raise :class:`WorkersStalled` when the guard ended the run."""
         if self.report is not None:
-            raise WorkersStalled(self.report.stalled, self.report.text())
+            report = self.report
+            raise WorkersStalled(report.stalled, report.text(), report.lines())
 
     def _watch(self) -> None:
         while not self._done.wait(self.poll_s):
