@@ -129,3 +129,54 @@ def test_mismatched_versions_are_reported_before_anything_hangs():
     check_versions({0: same, 1: dict(same)})
     with pytest.raises(VersionMismatch, match="w1 has"):
         check_versions({0: same, 1: dict(same, libtpu="0.0.29"), 2: same})
+
+
+STALLS = (
+    "import jax\n"
+    "print('starting', flush=True)\n"
+    "jax.distributed.initialize()\n"
+    "print('joined', jax.process_index(), flush=True)\n"
+)
+
+
+@pytest.mark.rotating("multihost-e2e")
+def test_a_suspended_worker_is_ended_by_the_stall_guard_not_the_deadline(tmp_path, home):
+    """worker_stall=2: worker 2's script is suspended as it starts, so the others wait in
+    jax.distributed.initialize (their join timeout: 1800 s) and the deadline is an hour away; the
+    stall guard ends the run after a minute, names w2 and shows every worker's lines and stacks."""
+    script = tmp_path / "stalls.py"
+    script.write_text(STALLS)
+    started = time.monotonic()
+    code, events, stderr = launch(
+        tmp_path,
+        "--accelerator",
+        "v5litepod-16",
+        "--script",
+        str(script),
+        "--stall-timeout",
+        "1",
+        "--max-run",
+        "60",
+        timeout=600,
+        TPUWIZARD_SANDBOX_FAULTS="worker_stall=2",
+    )
+    took = time.monotonic() - started
+    failed = next(e for e in events if e["event"] == "failed")
+    diagnosis = failed["diagnosis"]
+    assert diagnosis["kind"] == "workers_stalled", (failed, stderr)
+    assert "w2 printed nothing" in diagnosis["explanation"]
+    steps = diagnosis["next_steps"]
+    assert steps[0].startswith("stalled: w2 printed nothing and used no CPU time for 1 minutes")
+    assert "never reached jax.distributed.initialize: w2" in steps
+    assert "w2 printed nothing" in steps
+    for worker in (0, 1, 3):  # their last lines, and a stack inside the join
+        assert f"w{worker}'s last lines: starting" in steps
+        stack = next(s for s in steps if s.startswith(f"w{worker}'s stack: "))
+        assert "distributed.py" in stack and stack.endswith("stalls.py:3 in <module>"), stack
+    assert "w2's stack: no stack: its script is suspended (stopped), so it cannot answer" in steps
+    # Every frame stays with the script's output.
+    finished = next(e for e in events if e["event"] == "finished")
+    assert "w0's Python stack:" in (Path(finished["run_dir"]) / "output.txt").read_text()
+    assert any(e["event"] == "teardown_verified" for e in events) and code != 0
+    assert took < 600 and not any("deadline" in e.get("event", "") for e in events)
+    assert sandbox_is_empty(home) and ledger_all_gone(home)

@@ -185,7 +185,17 @@ def test_everything_after_script_reaches_the_script_unchanged(here, monkeypatch,
     given: list[tuple[str, ...]] = []
 
     def run_once(
-        kept, script, args, fetch, folder, token, as_json, wait=False, packages=(), resume=None
+        kept,
+        script,
+        args,
+        fetch,
+        folder,
+        token,
+        as_json,
+        wait=False,
+        packages=(),
+        resume=None,
+        guards=None,
     ):
         given.append(tuple(args))
         assert packages == ()  # a --with after SCRIPT is the script's

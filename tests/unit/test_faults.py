@@ -174,3 +174,52 @@ def test_the_reported_resize_request_refusal_is_a_flag_off_by_default():
     assert parse_faults("resize_request_refused=1").resize_request_refused is True
     with pytest.raises(BadInput, match="resize_request_refused"):
         parse_faults("nope=1")  # the known keys name it
+
+
+def test_worker_stall_suspends_that_worker_script_job_once_it_starts(tmp_path):
+    """worker_stall=1: the clock's tick stops worker 1's script job (SIGSTOP to its group) and
+    leaves worker 0's and any other job alone."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from tests.waiting import wait_until
+    from tpuwizard.sandbox.vms import VirtualMachines
+
+    faults = parse_faults("worker_stall=1")
+    assert faults.worker_stall == 1
+    name = "projects/p/locations/us-central1-a/nodes/n"
+    store = SimpleNamespace(home=tmp_path, data={"nodes": {name: {"_booted": True}}})
+    vms = VirtualMachines(store, faults, None)  # type: ignore[arg-type]
+    procs = {}
+    for worker, job in ((0, "script-r"), (1, "script-r"), (1, "verify-r")):
+        folder = vms.worker_home(name, worker) / ".tpuwizard" / "jobs" / job
+        folder.mkdir(parents=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True
+        )
+        procs[(worker, job)] = proc
+        (folder / "pid").write_text(str(proc.pid))
+
+    def state(proc) -> str:
+        stat = Path(f"/proc/{proc.pid}/stat").read_text()
+        return stat[stat.rindex(")") + 2]
+
+    try:
+        assert vms.stall_worker() is True
+        wait_until(lambda: state(procs[(1, "script-r")]) == "T", timeout=30)
+        # The others were sent nothing (stall_worker signals synchronously): not stopped.
+        assert state(procs[(0, "script-r")]) != "T" and state(procs[(1, "verify-r")]) != "T"
+        assert vms.stall_worker() is False  # once each
+    finally:
+        for proc in procs.values():
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def test_worker_stall_needs_a_worker_number():
+    with pytest.raises(BadInput, match="not a number"):
+        parse_faults("worker_stall=two")

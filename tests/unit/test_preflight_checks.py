@@ -277,3 +277,48 @@ def test_a_compute_engine_slice_is_offered_where_its_vm_machine_type_is():
     # The TPU API lists the slice itself: no such stand-in there.
     api_ask = ask(accelerator="v6e-16")
     assert offer.check_offered(api_ask, reach(rest, ["v6e-4"])).verdict is Verdict.FAIL
+
+
+# -- the multi-host join (issue 47) ------------------------------------------------------------
+
+
+def slice_rule(*ports: str, **more):
+    return {
+        "network": f"https://compute.googleapis.com/compute/v1/projects/{P}/global/networks/default",
+        "direction": "INGRESS",
+        "sourceRanges": ["10.128.0.0/9"],
+        "allowed": [{"IPProtocol": "tcp", "ports": list(ports)}],
+        **more,
+    }
+
+
+def test_a_network_without_the_join_port_is_said_before_a_slice_is_made():
+    slice_ask = ask(accelerator="v5litepod-16")
+    ssh_only = FakeRest({FIREWALLS: {"items": [slice_rule("22")]}})
+    check = network.check_slice_join(slice_ask, reach(ssh_only))
+    assert check.verdict is Verdict.UNKNOWN  # Google's slice rule may still come with the create
+    assert "admits tcp 8476" in check.detail and "nor 8482" in check.detail
+    assert "--allow=tcp:8476,tcp:8482" in (check.fix or "")
+
+
+def test_google_slice_rule_admits_the_join_port_but_not_jax_own():
+    rule = slice_rule("8470", "8471", "8474", "8476", "11211", sourceRanges=[], sourceTags=["t"])
+    check = network.join_verdict({"items": [rule]}, P)
+    assert check.verdict is Verdict.PASS and "it blocks 8482" in check.detail
+    everything = network.join_verdict({"items": [slice_rule("0-65535")]}, P)
+    assert everything.verdict is Verdict.PASS and "8476 and 8482" in everything.detail
+    # A rule from the internet, a disabled one or another network's does not count.
+    outside = slice_rule("8476", sourceRanges=["0.0.0.0/32"])
+    off = slice_rule("8476", disabled=True)
+    other = slice_rule("8476", network="projects/p/global/networks/other")
+    for rule in (outside, off, other):
+        assert network.join_verdict({"items": [rule]}, P).verdict is Verdict.UNKNOWN
+
+
+def test_only_a_multi_host_launch_reads_the_join():
+    from tpuwizard.core.preflight.run import jobs_for
+
+    names = [j.name for j in jobs_for(ask(accelerator="v5litepod-16"), reach(FakeRest({})))]
+    assert network.JOIN in names
+    single = [j.name for j in jobs_for(ask(accelerator="v5litepod-8"), reach(FakeRest({})))]
+    assert network.JOIN not in single

@@ -12,9 +12,11 @@ from tpuwizard.core.launch.plan.launch_plan import ROUTES, ready_timeout_s
 
 PACKAGE = Path(__file__).resolve().parents[2] / "tpuwizard"
 
-# Where the number may stand, and why: the default itself, and an idle time that happens to be
-# as long (a kept node's idle deadline when none was given, for its heartbeat's pace).
+# Where the number may stand, and why: the default itself, an idle time that happens to be
+# as long (a kept node's idle deadline when none was given, for its heartbeat's pace), and the
+# join's registration timeout, another wait of the same length (marin PR 7232's 1800 s).
 ALLOWED = [
+    "core/deadlines.py:INIT_TIMEOUT_S",
     "core/deadlines.py:READY_TIMEOUT_S",
     "core/launch/workers/heartbeat.py:heartbeat_interval",
 ]

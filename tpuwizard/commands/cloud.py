@@ -23,6 +23,7 @@ from tpuwizard.commands.common import (
     show_event,
     transport_option,
 )
+from tpuwizard.commands.guard_options import guard_options
 from tpuwizard.commands.jax_option import jax_option
 from tpuwizard.commands.packages import asked_packages, packages_options
 from tpuwizard.commands.preflight import no_preflight_option, preflight_before_create
@@ -185,6 +186,7 @@ def _interrupt(signum: int, _frame: object) -> None:
     "course's Route 2B, a FLEX_START template, a MIG of size 0 and a resize request for one VM "
     "(needs --backend compute --route flex; tpuwizard deletes all three).",
 )
+@guard_options
 @no_preflight_option
 @sandbox_option
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per event per line.")
@@ -223,6 +225,9 @@ def launch(
     backend: str,
     queue_wait: float | None,
     via: str,
+    stall_timeout: float | None,
+    join_timeout: int | None,
+    heartbeat_timeout: int | None,
     no_preflight: bool,
     sandbox: bool,
     as_json: bool,
@@ -312,6 +317,9 @@ def launch(
         backend=chosen.backend,
         queue_wait_minutes=queue_wait,
         via=via,
+        stall_timeout_minutes=stall_timeout,
+        join_timeout_s=join_timeout,
+        heartbeat_timeout_s=heartbeat_timeout,
     )
     plan.validate()  # every rule, before any cloud call (or sandbox): exit 2 with all of them
     # The cached catalog read's prices, or the offline table's (labelled), from the first line;

@@ -27,6 +27,7 @@ from tpuwizard.commands.common import (
     show_event,
     transport_option,
 )
+from tpuwizard.commands.guard_options import guard_options
 from tpuwizard.commands.jax_option import jax_option
 from tpuwizard.commands.kept_nodes import delete_kept, open_kept
 from tpuwizard.commands.kept_nodes import offer_teardown as _offer_teardown
@@ -37,6 +38,7 @@ from tpuwizard.commands.script_args import ScriptArgsCommand, warn_own_options
 from tpuwizard.commands.zone_options import where_to_create, zones_options
 from tpuwizard.core.deadlines import READY_TIMEOUT_S, deadline_bounds_text
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK, EXIT_TEARDOWN, for_signal
+from tpuwizard.core.launch.workers.guards import RunGuards
 
 if TYPE_CHECKING:
     from tpuwizard.core.cancel import CancelToken
@@ -253,6 +255,7 @@ def _run_once(
     wait: bool = False,
     packages: tuple[PackageSpec, ...] = (),
     checkpoints: CheckpointsAsked | None = None,
+    guards: RunGuards | None = None,
 ) -> int:
     """One run on the kept node, its events shown as launch's are; returns its exit code."""
     from tpuwizard.core.cancel import Cancelled
@@ -265,7 +268,9 @@ def _run_once(
 
     try:
         with cloud_errors(passes=(NodeBusy, Cancelled)):
-            return kept.run(script, args, fetch, folder, show, cancel, wait, packages, checkpoints)
+            return kept.run(
+                script, args, fetch, folder, show, cancel, wait, packages, checkpoints, guards
+            )
     except NodeBusy as busy:  # nothing was copied or started: the other run goes on
         say(str(busy))
         return EXIT_FAILED
@@ -281,6 +286,7 @@ def _run_once(
 )
 @packages_options
 @checkpoint_options
+@guard_options
 @project_option
 @sandbox_option
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
@@ -295,6 +301,9 @@ def run(
     checkpoints: str | None,
     checkpoint_every: str,
     max_restarts: int | None,
+    stall_timeout: float | None,
+    join_timeout: int | None,
+    heartbeat_timeout: int | None,
     project: str | None,
     sandbox: bool,
     as_json: bool,
@@ -320,7 +329,17 @@ def run(
         folder = LocalFolder.of_script(script)
         code = stop.exit_code(
             _run_once(
-                kept, script, args, fetch, folder, stop.token, as_json, wait, packages, resume
+                kept,
+                script,
+                args,
+                fetch,
+                folder,
+                stop.token,
+                as_json,
+                wait,
+                packages,
+                resume,
+                RunGuards.of(stall_timeout, join_timeout, heartbeat_timeout),
             )
         )
     sys.exit(code)  # then cli.py says what each kept node has cost and when it deletes itself

@@ -40,3 +40,15 @@ def idle_deadline(
         return None
     deadline = max(kept_at, last_heartbeat or 0.0) + idle_s
     return min(deadline, max_deadline) if max_deadline else deadline
+
+
+# The join's timeouts the launcher (verify/tpu_launch.py) gives the script's
+# jax.distributed.initialize() where it passes none (JAX's defaults are 300 s and 100 s): a cold
+# multi-host start took longer than 300 s in marin-community/marin PR 7232 (raised to 1800 s), a
+# first compile outlived 100 s of heartbeat in GoogleCloudPlatform/ml-auto-solutions PR 1166
+# (set to 1200 s). --join-timeout and --heartbeat-timeout change them.
+INIT_TIMEOUT_S = 1800
+HEARTBEAT_TIMEOUT_S = 1200
+# The stall guard's default (--stall-timeout) outlasts the join's registration timeout, so a slow
+# join ends by JAX's own error, which says more, before the guard would.
+STALL_TIMEOUT_MIN = INIT_TIMEOUT_S // 60 + 15

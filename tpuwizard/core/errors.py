@@ -140,6 +140,17 @@ class Unreachable(RemoteError):
         super().__init__(f"{node}: no reachable address for {names} ({why})")
 
 
+class WorkersStalled(RemoteError):
+    """The stall guard ended the run: ``stalled`` printed nothing and used no CPU time for the
+    stall timeout; ``report`` says what each worker printed last and its whole stack, ``lines``
+    the same one fact per line (stacks shortened)."""
+
+    def __init__(self, stalled: list[int], report: str, lines: list[str]) -> None:
+        self.stalled, self.report, self.lines = stalled, report, lines
+        names = ", ".join(f"w{w}" for w in stalled)
+        super().__init__(f"the script stalled on {names}: the stall guard ended the run")
+
+
 class SliceIncomplete(RuntimeError):
     """Some workers never joined the slice."""
 

@@ -21,6 +21,10 @@ Keys:
                         file matching GLOB (relative to the worker's home): a given moment of
                         the script, e.g. .tpuwizard/work/ckpt/*/COMMITTED (preempt_times applies)
   preempt_on_count=N    with preempt_on: once it holds N such files (default 1)
+  worker_stall=N        worker N's script job (a launch's script, a kept node's run) is
+                        suspended (SIGSTOP to its process group) as soon as it starts: a worker
+                        that hangs, as a stuck import or a dead host does (issue 47); the others
+                        wait for it in jax.distributed.initialize
   sa_no_delete=1        the VM's service account may not delete: testIamPermissions says so, and
                         the project's IAM policy gives the default compute account no role
                         (as in organisations created since May 2024, google-behaviour.md:67)
@@ -202,6 +206,7 @@ class Faults:
     preempt_times: int | None = None  # only this many preemptions in all (None: every node)
     preempt_on: str | None = None  # a glob in worker 0's home: preempted once it matches
     preempt_on_count: int = 1  # ... this many files
+    worker_stall: int | None = None  # this worker's script job is suspended once it starts
     latency_ms: int = 0
     flex_pending: bool = False  # Compute Engine Flex-start inserts never get capacity
     slow_pending_delete: float | None = None  # deleting a PENDING instance takes this long
@@ -277,6 +282,8 @@ def parse_faults(spec: str | None, memory: bool = False) -> Faults:
                 faults.preempt_times = int(_amount(part, value, int))
             elif key == "preempt_on":
                 faults.preempt_on = _worker_glob(value)
+            elif key == "worker_stall":
+                faults.worker_stall = int(_amount(part, value, int))
             elif key == "preempt_on_count":
                 faults.preempt_on_count = max(1, int(_amount(part, value, int)))
             elif key == "slow_pending_delete":
@@ -306,6 +313,7 @@ def parse_faults(spec: str | None, memory: bool = False) -> Faults:
                         "preempt_times",
                         "preempt_on",
                         "preempt_on_count",
+                        "worker_stall",
                         "flex_pending",
                         "slow_pending_delete",
                         *PREFLIGHT_KEYS,

@@ -9,10 +9,12 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import signal
 import time
 from pathlib import Path
 from typing import Any
 
+from tpuwizard.core import untrusted
 from tpuwizard.core.plan import catalog
 from tpuwizard.sandbox import google, oslogin
 from tpuwizard.sandbox.compute import google as compute_google
@@ -61,6 +63,34 @@ class VirtualMachines:
                 end_worker_processes(folder)  # a preempted VM takes its processes with it
                 shutil.rmtree(folder, ignore_errors=True)
                 changed = True
+        return changed
+
+    def stall_worker(self) -> bool:
+        """With worker_stall=N, worker N's script jobs are suspended as soon as they start
+        (SIGSTOP to the job's process group), once each; a job that already ended is left."""
+        worker = self.faults.worker_stall
+        if worker is None:
+            return False
+        data = self.store.data
+        done = data.setdefault("stalled_jobs", [])
+        changed = False
+        for name, node in data["nodes"].items():
+            if not node.get("_booted"):
+                continue
+            home = self.worker_home(name, worker)
+            for pattern in ("script-*", "run-*"):
+                for pid_file in home.glob(f".tpuwizard/jobs/{pattern}/pid"):
+                    key = str(pid_file)
+                    if key in done or (pid_file.parent / "exit").exists():
+                        continue
+                    try:
+                        # written on the VM: a FIFO there must not hang the clock
+                        pgid = int(untrusted.read_text(pid_file, 64).strip())
+                        os.killpg(pgid, signal.SIGSTOP)
+                    except (OSError, ValueError):
+                        continue  # not yet its own group (setsid to come): the next tick
+                    done.append(key)
+                    changed = True
         return changed
 
     def make_ready(self, node: dict[str, Any]) -> None:

@@ -173,3 +173,81 @@ def _judge_iap(ask: PreflightAsk, firewalls: Answer, permission: Answer) -> Chec
         f"Cloud NAT in {ask.region}; a firewall rule admits IAP on port 22; you hold "
         f"{IAP_PERMISSION} (IAP-secured Tunnel User)",
     )
+
+
+# The multi-host join (issue 47). Since JAX 0.8.1 a bare jax.distributed.initialize() on Cloud
+# TPU uses coordinator port 8482 (jax-ml/jax, jax/_src/clusters/cloud_tpu_cluster.py); the
+# firewall rule Google makes for a TPU slice opens tcp 8470, 8471, 8474, 8476 and 11211, so
+# without an allow-internal rule the join hangs (jax-ml/jax issue 35905). tpuwizard names worker
+# 0's internal address and 8476 (launch/workers/distributed.py SLICE_PORT, kept equal below).
+JOIN = "Slice join"
+JAX_PORT = 8482
+SLICE_RULE_PORTS = (8470, 8471, 8474, 8476, 11211)
+JOIN_PORT = 8476
+PRIVATE = tuple(ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
+
+
+def admits_between_vms(firewalls: dict[str, Any], port: int, network: str = "default") -> bool:
+    """An enabled ingress rule on ``network`` allowing TCP ``port`` from the VMs' own addresses
+    (a private range, or source tags / service accounts, which name VMs)."""
+    for rule in firewalls.get("items") or []:
+        if not isinstance(rule, dict) or rule.get("disabled"):
+            continue
+        if rule.get("direction", "INGRESS") != "INGRESS":
+            continue
+        if str(rule.get("network") or network).rsplit("/", 1)[-1] != network:
+            continue
+        try:
+            ranges = [ipaddress.ip_network(r, strict=False) for r in rule.get("sourceRanges") or []]
+        except ValueError:
+            continue
+        from_vms = bool(rule.get("sourceTags") or rule.get("sourceServiceAccounts")) or any(
+            r.version == 4 and any(r.overlaps(p) for p in PRIVATE) for r in ranges
+        )
+        if not from_vms:
+            continue
+        for allowed in rule.get("allowed") or []:
+            if allowed.get("IPProtocol") not in ("tcp", "all"):
+                continue
+            ports = allowed.get("ports")
+            if not ports or any(_port_in(port, p) for p in ports):
+                return True
+    return False
+
+
+def join_verdict(firewalls: dict[str, Any], project: str) -> Check:
+    """What the default network's rules say of the slice's join, before the create."""
+    ours = admits_between_vms(firewalls, JOIN_PORT)
+    jax_own = admits_between_vms(firewalls, JAX_PORT)
+    opened = ", ".join(map(str, SLICE_RULE_PORTS))
+    if ours and jax_own:
+        return passed(JOIN, f"the network admits tcp {JOIN_PORT} and {JAX_PORT} between the VMs")
+    if ours:
+        return passed(
+            JOIN,
+            f"the network admits tcp {JOIN_PORT} between the VMs, which tpuwizard gives the "
+            f"join; it blocks {JAX_PORT}, JAX's own port since 0.8.1 (a script that names its "
+            f"own coordinator must use one of {opened})",
+        )
+    return unknown(
+        JOIN,
+        f"no firewall rule of the default network admits tcp {JOIN_PORT} (tpuwizard's join "
+        f"port) between VMs yet{'' if jax_own else f', nor {JAX_PORT} (JAX own)'}. Google adds "
+        f"a rule opening tcp {opened} when it creates a TPU slice; where it does not, the "
+        "workers' join would hang until the stall guard ends the run",
+        f"gcloud compute firewall-rules create tpuwizard-allow-jax-join --network=default "
+        f"--direction=INGRESS --allow=tcp:{JOIN_PORT},tcp:{JAX_PORT} "
+        f"--source-ranges=10.128.0.0/9 --project {project}",
+    )
+
+
+def check_slice_join(ask: PreflightAsk, reach: Reach) -> Check:
+    """For a multi-host slice: whether the network lets its workers join (the port tpuwizard
+    names, and JAX's own)."""
+    if reach.rest is None:
+        return unknown(JOIN, "no credentials to read the firewall rules with")
+    base = f"{reach.endpoints.compute}/compute/v1/projects/{ask.project}"
+    answer = reach.rest.get(f"{base}/global/firewalls")
+    if not answer.ok:
+        return cannot_read(JOIN, answer, COMPUTE, ask.project, "the firewall rules")
+    return join_verdict(answer.body, ask.project)

@@ -29,6 +29,8 @@ def jobs_for(ask: PreflightAsk, reach: Reach, quota_check: Check | None = None) 
     ]
     if not ask.for_launch:  # the project alone: no slice to count, no zone to look in
         checks = [c for c in checks if c[0] not in (quota.NAME, offer.NAME)]
+    elif ask.known_slice is not None and ask.known_slice.vms > 1:  # workers that must join
+        checks.append((network.JOIN, network.check_slice_join))
     jobs = []
     for name, check in checks:
         if name == quota.NAME and quota_check is not None:

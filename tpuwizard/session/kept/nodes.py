@@ -31,8 +31,14 @@ from tpuwizard.core.launch.kept.settings import replaced_by
 from tpuwizard.core.launch.lifecycle.vanished import went_away
 from tpuwizard.core.launch.records.ledger import Entry, Resource
 from tpuwizard.core.launch.records.ownership import is_instance
-from tpuwizard.core.launch.workers.distributed import coordinator_for
+from tpuwizard.core.launch.workers.distributed import (
+    JoinTimeouts,
+    coordinator_for,
+    slice_coordinator,
+)
+from tpuwizard.core.launch.workers.guards import RunGuards
 from tpuwizard.core.launch.workers.heartbeat import heartbeat_interval, heartbeats, send_heartbeat
+from tpuwizard.core.launch.workers.stall import stall_seconds
 from tpuwizard.core.remote.sync import LocalFolder
 from tpuwizard.session.kept.check import KeptCheck, KeptGone
 from tpuwizard.session.kept.lines import kept_info, node_id
@@ -236,6 +242,7 @@ class KeptNode:
         wait: bool = False,
         packages: tuple[PackageSpec, ...] = (),
         checkpoints: CheckpointsAsked | None = None,
+        guards: RunGuards | None = None,
     ) -> int:
         """Copy what changed, install the ``packages`` that are new, and run ``script`` on every
         worker, under heartbeats, holding the
@@ -251,6 +258,10 @@ class KeptNode:
         session, r = self.nodes.session, self.entry.resource
         run_id, run_dir = session.new_run()
         coordinator = coordinator_for(self.node.endpoints, self.rt.explicit_coordinator)
+        asked = guards or RunGuards()
+        address = None
+        if not self.rt.explicit_coordinator:  # a TPU API / Compute slice: an open port
+            address = slice_coordinator(self.node.endpoints, r.slice.vms)
         plan = ScriptRun(
             script,
             args,
@@ -261,6 +272,9 @@ class KeptNode:
             fetch,
             coordinator,
             packages,
+            slice_address=address,
+            timeouts=JoinTimeouts.of(asked.join_timeout_s, asked.heartbeat_timeout_s),
+            stall_s=stall_seconds(asked.stall_minutes),
         )
         if checkpoints is not None:
             plan = replace(plan, resume=checkpoints.setup(run_dir))

@@ -13,6 +13,7 @@ from tpuwizard.core.errors import (
     SliceIncomplete,
     Unreachable,
     VersionMismatch,
+    WorkersStalled,
 )
 
 
@@ -31,6 +32,22 @@ def remote_diagnosis(err: BaseException, message: str) -> Diagnosis | None:
             [
                 "Its own output above (and its last lines in the summary) shows why.",
                 "Fix the script and launch again.",
+            ],
+        )
+    if isinstance(err, WorkersStalled):
+        names = ", ".join(f"w{w}" for w in err.stalled)
+        return Diagnosis(
+            "workers_stalled",
+            "The script stalled",
+            f"The stall guard ended the run: {names} printed nothing and its processes used no "
+            "CPU time for the stall timeout, so the slice could only wait (and bill) until its "
+            "deadline. A launch deletes its node; a kept node is kept.",
+            [
+                *err.lines,
+                "Every frame of each stack is at the end of the run's output.txt.",
+                "A stack in jax.distributed.initialize() waits for a worker that never joined.",
+                "A script that is quiet on purpose for longer (a long first compile without "
+                "output): raise --stall-timeout MINUTES, or 0 to turn the guard off.",
             ],
         )
     if isinstance(err, SliceIncomplete):

@@ -10,7 +10,7 @@ keep the on-VM watchdog's idle deadline away.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tpuwizard.core import paths
@@ -26,6 +26,7 @@ from tpuwizard.core.launch.plan.launch_plan import (
 from tpuwizard.core.launch.plan.packages import PackageSpec, package_problems
 from tpuwizard.core.launch.resume.checkpoint_copier import ResumeSetup
 from tpuwizard.core.launch.workers.add_packages import install_packages
+from tpuwizard.core.launch.workers.distributed import JoinTimeouts
 from tpuwizard.core.launch.workers.jobs import (
     OUTPUT_FILE,
     script_env,
@@ -58,6 +59,11 @@ class ScriptRun:
     packages: tuple[PackageSpec, ...] = ()  # installed first where they are new
     # run --checkpoints: the chain's setup (copied home as it runs, put back on a new node).
     resume: ResumeSetup | None = None
+    # JAX_COORDINATOR_ADDRESS on a TPU API / Compute Engine slice (workers/distributed.py),
+    # the launcher's join timeouts, and the stall guard's timeout (None: no guard).
+    slice_address: str | None = None
+    timeouts: JoinTimeouts = field(default_factory=JoinTimeouts)
+    stall_s: float | None = None
 
     def problems(self) -> list[str]:
         found = script_problems(self.script)
@@ -115,6 +121,9 @@ def run_script(
         run.fetch,
         paths.fetched_files(run.run_dir),  # the one layout, as launch's
         run.resume,
+        run.slice_address,
+        run.timeouts,
+        run.stall_s,
     )
     try:
         # The files are copied back even after a late Ctrl+C.

@@ -8,7 +8,7 @@ the node and the list of running jobs (which a stop ends) are in the launch's sh
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,11 @@ from tpuwizard.core.launch.lifecycle.launch_state import LaunchContext
 from tpuwizard.core.launch.plan.launch_plan import safe_script_name
 from tpuwizard.core.launch.plan.packages import PackageSpec, package_names
 from tpuwizard.core.launch.resume.checkpoint_copier import ResumeSetup
-from tpuwizard.core.launch.workers.distributed import coordinator_for
+from tpuwizard.core.launch.workers.distributed import (
+    JoinTimeouts,
+    coordinator_for,
+    slice_coordinator,
+)
 from tpuwizard.core.launch.workers.jobs import (
     OUTPUT_FILE,
     run_on_workers,
@@ -76,6 +80,10 @@ class WorkerInput:
     script: Path | None
     script_args: tuple[str, ...]
     fetch: tuple[str, ...]
+    # The stall guard's timeout in seconds (--stall-timeout; None: no guard) and the join's
+    # timeouts the launcher gives the script's jax.distributed.initialize().
+    stall_s: float | None = None
+    join_timeouts: JoinTimeouts = field(default_factory=JoinTimeouts)
 
 
 class WorkerSteps:
@@ -166,6 +174,14 @@ class WorkerSteps:
         node = self.state.node
         return coordinator_for(node.endpoints if node else (), self.given.explicit_coordinator)
 
+    def _slice_address(self) -> str | None:
+        """Worker 0's internal address and a port the slice's firewall opens, where JAX finds
+        the slice itself (TPU API and Compute Engine; not the sandbox)."""
+        node = self.state.node
+        if self.given.explicit_coordinator or node is None:
+            return None
+        return slice_coordinator(node.endpoints, self.slice.vms)
+
     @property
     def remote_run(self) -> str:
         """This launch's folder on the workers: the verifier's receipt and trace."""
@@ -214,9 +230,9 @@ class WorkerSteps:
                 *join.args(worker),
             )
 
-        self._job(
-            transport, Job(f"verify-{given.run_id}"), command, self._env(), self._verifier_line
-        )
+        address = self._slice_address()
+        env = {**self._env(), **({"JAX_COORDINATOR_ADDRESS": address} if address else {})}
+        self._job(transport, Job(f"verify-{given.run_id}"), command, env, self._verifier_line)
         if self.slice.vms > 1:
             multihost.incomplete(self.slice.vms, self.checks, join.timeout)
         saved: dict[int, Path] = {}
@@ -298,6 +314,9 @@ class WorkerSteps:
             given.fetch,
             paths.fetched_files(given.run_dir),
             self.resume,
+            self._slice_address(),
+            given.join_timeouts,
+            given.stall_s,
         )
         # A file that did not arrive whole makes the run fail (exit 1); its event comes before
         # teardown, so the user hears of it while the node still exists.

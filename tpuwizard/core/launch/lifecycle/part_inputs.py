@@ -21,6 +21,8 @@ from tpuwizard.core.launch.lifecycle.runtime import Runtime
 from tpuwizard.core.launch.plan.backend_rules import queue_wait_seconds
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.zone_rules import fails_over, probes, worst_case_hourly, zones_of
+from tpuwizard.core.launch.workers.distributed import JoinTimeouts
+from tpuwizard.core.launch.workers.stall import stall_seconds
 
 
 def diagnosis_names(plan: LaunchPlan) -> Context:
@@ -116,4 +118,6 @@ def worker_input(plan: LaunchPlan, rt: Runtime) -> WorkerInput:
         script=plan.script,
         script_args=plan.script_args,
         fetch=plan.fetch,
+        stall_s=stall_seconds(plan.stall_timeout_minutes),
+        join_timeouts=JoinTimeouts.of(plan.join_timeout_s, plan.heartbeat_timeout_s),
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections.abc import Callable
@@ -112,6 +113,13 @@ class LaunchPlan:
     # --via: how Compute Engine's Flex-start VM is asked for (plan/via_rules.py): "auto", or
     # "resize-request" (the course's Route 2B: a template, a MIG of size 0, a resize request).
     via: str = VIA_AUTO
+    # --stall-timeout MINUTES: the stall guard ends a run whose worker printed nothing and used
+    # no CPU for that long (launch/workers/stall.py); None: its default; 0: no guard.
+    # --join-timeout / --heartbeat-timeout SECONDS: what the launcher gives the script's
+    # jax.distributed.initialize() where it passes none (None: launch/workers/distributed.py's).
+    stall_timeout_minutes: float | None = None
+    join_timeout_s: int | None = None
+    heartbeat_timeout_s: int | None = None
 
     @property
     def node_name(self) -> str:
@@ -234,6 +242,11 @@ class LaunchPlan:
         if self.route == "flex" and not refusal and self.known_slice is not None:
             found.extend(flex_problems(self.known_slice, self.zone, self.backend))
         found.extend(backend_problems(self))
+        found.extend(
+            guard_problems(
+                self.stall_timeout_minutes, self.join_timeout_s, self.heartbeat_timeout_s
+            )
+        )
         found.extend(via_problems(self))
         found.extend(reach_problems(self))
         found.extend(idle_problems(self))
@@ -380,3 +393,20 @@ def safe_fetch_pattern(pattern: str) -> str:
             "folder, such as out/*.json, without '..'."
         )
     return pattern
+
+
+def guard_problems(
+    stall_minutes: float | None, join_s: int | None, heartbeat_s: int | None
+) -> list[Said]:
+    """The stall guard's and the join's timeouts: numbers of zero or more (0: no stall guard),
+    the join's at least one second."""
+    found: list[Said] = []
+    if stall_minutes is not None and not (math.isfinite(stall_minutes) and stall_minutes >= 0):
+        found.append(
+            f"--stall-timeout must be minutes, 0 or more (0 turns the guard off), not "
+            f"{stall_minutes:g}."
+        )
+    for flag, value in (("--join-timeout", join_s), ("--heartbeat-timeout", heartbeat_s)):
+        if value is not None and value < 1:
+            found.append(f"{flag} must be a whole number of seconds, 1 or more, not {value}.")
+    return found

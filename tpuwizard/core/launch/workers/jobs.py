@@ -7,6 +7,7 @@ speak in the same events (:class:`ScriptLine`, :class:`ScriptFinished`, :class:`
 
 from __future__ import annotations
 
+import posixpath
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -14,8 +15,15 @@ from pathlib import Path
 from typing import TextIO
 
 from tpuwizard.core.cancel import CancelToken
+from tpuwizard.core.errors import WorkersStalled
 from tpuwizard.core.launch.events import launch_events as ev
-from tpuwizard.core.launch.workers.distributed import join_env, script_command
+from tpuwizard.core.launch.workers.distributed import (
+    LAUNCHER_PATH,
+    JoinTimeouts,
+    join_env,
+    launcher_source,
+    script_command,
+)
 from tpuwizard.core.launch.workers.missing_module import MissingModuleWatch
 from tpuwizard.core.plan import catalog
 from tpuwizard.core.remote.fetch import FetchOutcome, fetch_matching
@@ -62,11 +70,27 @@ def run_on_workers(
     on_line: Callable[[int, str], None],
     cancel: CancelToken,
     on_start: Callable[[int, Job], None] | None = None,
+    stall_s: float | None = None,
 ) -> int:
     """Start ``job`` detached on every worker at once and follow each to its end; returns the
     first non-zero exit code, else 0. ``on_start`` hears of each job as it starts (so that a
-    stop can end it); a set ``cancel`` raises :class:`~tpuwizard.core.cancel.Cancelled`."""
+    stop can end it); a set ``cancel`` raises :class:`~tpuwizard.core.cancel.Cancelled`.
+    ``stall_s``: the stall guard's timeout (workers/stall.py), which ends the job on every
+    worker and raises :class:`~tpuwizard.core.errors.WorkersStalled`."""
     cancel.check()
+    if stall_s:
+        from tpuwizard.core.launch.workers.stall import StallGuard
+
+        guard = StallGuard(transport, job, stall_s)
+
+        def seen(worker: int, text: str) -> None:
+            guard.line(worker, text)
+            on_line(worker, text)
+
+        with guard:
+            code = run_on_workers(transport, job, command, env, seen, cancel, on_start)
+        guard.check()
+        return code
 
     def one(worker: int) -> int:
         if on_start is not None:
@@ -103,13 +127,25 @@ class ScriptJob:
     args: Sequence[str]
     coordinator: str | None
     env: dict[str, str] = field(default_factory=dict)
+    # Worker 0's internal address and a port the slice's firewall opens, for
+    # JAX_COORDINATOR_ADDRESS (TPU API and Compute Engine slices; distributed.py says why).
+    slice_address: str | None = None
+    timeouts: JoinTimeouts = field(default_factory=JoinTimeouts)
+    stall_s: float | None = None  # the stall guard's timeout; None: no guard
 
     def command(self) -> str:
-        run = script_command(self.python, self.script, self.args, self.coordinator)
+        # The launcher (verify/tpu_launch.py) sits in REMOTE_DIR; both paths are the home's.
+        launcher = posixpath.relpath(LAUNCHER_PATH, self.folder)
+        run = script_command(self.python, self.script, self.args, launcher)
         return shell("cd", self.folder, Raw("&&")) + " " + run
 
     def env_for(self, worker: int, workers: int) -> dict[str, str]:
-        return {**self.env, **join_env(worker, workers, self.coordinator)}
+        return {
+            **self.env,
+            **self.timeouts.env(),
+            "TPUWIZARD_JOB_DIR": self.job.folder,
+            **join_env(worker, workers, self.coordinator, self.slice_address),
+        }
 
 
 def run_script_job(
@@ -129,6 +165,8 @@ def run_script_job(
     file (the wizard's Run again) is appended after a line that says so. ``watch`` reads the
     lines for a missing module (the diagnosis names the package that adds it)."""
     workers = transport.workers
+    source = launcher_source().encode()
+    fan_out(transport, lambda w: transport.upload(w, source, LAUNCHER_PATH))
     with OutputFile(output) as saved:
 
         def line(worker: int, text: str) -> None:
@@ -137,15 +175,22 @@ def run_script_job(
             saved.write(f"[w{worker}] {text}" if workers > 1 else text)
             emit(ev.ScriptLine(worker, text, workers))
 
-        code = run_on_workers(
-            transport,
-            script.job,
-            script.command(),
-            lambda w: script.env_for(w, workers),
-            line,
-            cancel,
-            on_start,
-        )
+        try:
+            code = run_on_workers(
+                transport,
+                script.job,
+                script.command(),
+                lambda w: script.env_for(w, workers),
+                line,
+                cancel,
+                on_start,
+                script.stall_s,
+            )
+        except WorkersStalled as stalled:  # the whole report stays with the script's output
+            saved.write("--- tpuwizard: the stall guard ended the run ---")
+            for text in stalled.report.splitlines():
+                saved.write(text)
+            raise
     emit(ev.ScriptFinished(code, str(output) if output is not None else None))
     return code
 

@@ -10,12 +10,13 @@ lets the stop through, so the node is deleted.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.resume.checkpoint_copier import ResumeSetup, resumed_run
+from tpuwizard.core.launch.workers.distributed import JoinTimeouts
 from tpuwizard.core.launch.workers.jobs import ScriptJob, fetch_files, run_script_job
 from tpuwizard.core.launch.workers.missing_module import MissingModuleWatch
 from tpuwizard.core.remote.jobs import Job, fan_out
@@ -84,6 +85,9 @@ class ScriptPass:
     fetch: Sequence[str]
     fetched: Path  # where the fetched files go (the run's one layout)
     resume: ResumeSetup | None = None
+    slice_address: str | None = None  # JAX_COORDINATOR_ADDRESS on a TPU API / Compute slice
+    timeouts: JoinTimeouts = field(default_factory=JoinTimeouts)  # the launcher gives initialize()
+    stall_s: float | None = None  # the stall guard's timeout (workers/stall.py); None: none
 
 
 @dataclass(frozen=True)
@@ -114,6 +118,9 @@ def run_then_fetch(
             step.args,
             step.coordinator,
             {**step.env, **resume_env},
+            step.slice_address,
+            step.timeouts,
+            step.stall_s,
         )
         code = run_script_job(transport, job, emit, cancel, on_start, step.output, watch)
     if fetch_after_a_stop:
