@@ -15,6 +15,7 @@ from typing import TextIO
 
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.workers.compile_cache import cache_exports
 from tpuwizard.core.launch.workers.distributed import join_env, script_command
 from tpuwizard.core.launch.workers.missing_module import MissingModuleWatch
 from tpuwizard.core.plan import catalog
@@ -103,10 +104,12 @@ class ScriptJob:
     args: Sequence[str]
     coordinator: str | None
     env: dict[str, str] = field(default_factory=dict)
+    compile_cache: bool = False  # a kept node's: JAX's cache in a folder kept on the node
 
     def command(self) -> str:
         run = script_command(self.python, self.script, self.args, self.coordinator)
-        return shell("cd", self.folder, Raw("&&")) + " " + run
+        cache = cache_exports() + " " if self.compile_cache else ""
+        return cache + shell("cd", self.folder, Raw("&&")) + " " + run
 
     def env_for(self, worker: int, workers: int) -> dict[str, str]:
         return {**self.env, **join_env(worker, workers, self.coordinator)}

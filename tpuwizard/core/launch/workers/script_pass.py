@@ -84,6 +84,7 @@ class ScriptPass:
     fetch: Sequence[str]
     fetched: Path  # where the fetched files go (the run's one layout)
     resume: ResumeSetup | None = None
+    compile_cache: bool = False  # a kept node's run: JAX's cache kept on the node
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,7 @@ def run_then_fetch(
             step.args,
             step.coordinator,
             {**step.env, **resume_env},
+            step.compile_cache,
         )
         code = run_script_job(transport, job, emit, cancel, on_start, step.output, watch)
     if fetch_after_a_stop:
