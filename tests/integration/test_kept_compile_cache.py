@@ -4,6 +4,8 @@ real JAX on CPU, whose persistent compilation cache JAX 0.10 writes as on a TPU.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.integration.iterate_helpers import down, json_events, run, up
@@ -34,5 +36,52 @@ def test_the_second_run_on_a_kept_node_reads_its_compile_from_the_cache(tmp_path
 
     third = run(tmp_path, str(script))
     assert "compile cache: hit, nothing compiled again" in third.stderr
+    gone = down(tmp_path, kept["name"])
+    assert [r["verified"] for r in gone["results"]] == [True]
+
+
+def test_fit_measure_on_a_kept_practice_node_is_labelled_cpu_beside_the_prediction(
+    tmp_path, project
+):
+    """Issue 45, item 3's --node: the measurement runs on the kept node through its run path,
+    streamed; a practice node's figures are its CPU's and never replace the prediction."""
+    import json
+    import shutil
+    import subprocess
+
+    from tests.conftest import tpuwizard_cmd
+    from tests.integration.launch_helpers import env
+
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    shutil.copy(examples / "mlp_adam.py", project / "mlp_adam.py")
+    kept = up(tmp_path)
+    fit = subprocess.run(
+        tpuwizard_cmd(
+            "fit", "--program", str(project / "mlp_adam.py"), "--measure", "--node",
+            kept["name"], "--sandbox", "--slices", "v5litepod-1,v5litepod-4", "--json",
+        ),
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env(),
+    )  # fmt: skip
+    assert fit.returncode == 0, fit.stderr
+    assert f"on {kept['name']} (--measure --node)" in fit.stderr
+    assert "copied " in fit.stderr  # the run path's copy, said as a run says it
+    table = json.loads(fit.stdout)
+    assert table["measured_slice"] == "v5litepod-1"
+    rows = {row["name"]: row for row in table["slices"]}
+    measured = rows["v5litepod-1"]["measured"]
+    assert measured["label"] == "CPU (practice), not a TPU" and measured["on"] == "cpu-practice"
+    assert measured["step_seconds"] > 0 and measured["usd_per_1000_steps"] is None
+    assert rows["v5litepod-1"]["per_device_bytes"]  # the prediction stays
+    assert not rows["v5litepod-4"].get("measured")
+
+    # A --node that names no kept node is bad input.
+    wrong = subprocess.run(
+        tpuwizard_cmd(
+            "fit", "--program", str(project / "mlp_adam.py"), "--measure", "--node", "nope",
+            "--sandbox",
+        ),
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env(),
+    )  # fmt: skip
+    assert wrong.returncode == 2 and "No kept node called 'nope'" in wrong.stderr
     gone = down(tmp_path, kept["name"])
     assert [r["verified"] for r in gone["results"]] == [True]
