@@ -26,7 +26,8 @@ from tpuwizard.tui.widgets.typed_input import TypedInput
 PREDICTION_WORDS = (
     "Predicted by the compiler for each slice: the bytes are its own; step and $/1k steps are "
     "at least these (>=: XLA's step estimate is a lower bound). On a TPU VM, `tpuwizard fit "
-    "--program FILE --measure` runs the step and shows the measured figures beside them."
+    "--program FILE --measure` runs the step and shows the measured figures beside them (on a "
+    "kept node: add --node NAME)."
 )
 
 
@@ -65,7 +66,7 @@ class ProgramFitScreen(ModalScreen[str | None]):
         background: $surface; padding: 0 1; }
     ProgramFitScreen #program-row { height: auto; }
     ProgramFitScreen #program-path { width: 1fr; }
-    ProgramFitScreen #program-status { height: auto; max-height: 3; }
+    ProgramFitScreen #program-status { height: auto; max-height: 6; }
     ProgramFitScreen DataTable { height: 1fr; min-height: 6; }
     ProgramFitScreen #program-notes { height: auto; max-height: 5; }
     """
