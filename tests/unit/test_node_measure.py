@@ -48,11 +48,12 @@ def test_the_kit_runs_from_its_folder_alone(tmp_path):
         "    return (lambda w: (w * 2).sum()), (jax.ShapeDtypeStruct((8,), jnp.float32),)\n"
     )
     request = {"program": "prog.py", "function": "tpuwizard_plan", "mesh": [], "steps": 2}
+    site = ":".join(p for p in sys.path if "site-packages" in p)  # JAX, without tpuwizard's .pth
     out = subprocess.run(
         [sys.executable, "-S", "-m", "tpuwizard.core.plan.program_measure", json.dumps(request)],
         cwd=tmp_path,
         env={
-            "PYTHONPATH": f"{tmp_path / 'kit'}:{':'.join(p for p in sys.path if 'site-packages' in p)}",
+            "PYTHONPATH": f"{tmp_path / 'kit'}:{site}",
             "JAX_PLATFORMS": "cpu",
         },
         capture_output=True,
