@@ -132,7 +132,7 @@ ROTATING_PER_RUN: dict[str, int] = {
     "signal-drill": 10,  # of 42: a stop signal at each point of launch, up, run, the wizard
     "program-fit": 4,  # of 16: fit --program compiling real JAX programs per topology
     "resume-e2e": 3,  # of 11: spot runs preempted and resumed bit for bit, in the wizard too
-    "kept-node-e2e": 6,  # of 21: up, run, watch, ssh, down; Run again, Keep, idle, OS Login
+    "kept-node-e2e": 6,  # of 23: up, run, watch, ssh, down; Run again, Keep, idle, OS Login
     "real-tools-e2e": 3,  # of 12: gcloud, the course's programs, ownership, SkyPilot, k8s, ...
     "kaggle-e2e": 1,  # of 3: status and teardown after launch --route kaggle, ownership
     "colab-e2e": 1,  # of 3: launch --route colab stopped by SIGINT, SIGTERM, SIGKILL (teardown)

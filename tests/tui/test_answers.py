@@ -20,6 +20,9 @@ SIZE = (100, 32)
 class PicksV5Litepod8(ModalScreen[str | None]):
     """Stands in for "From my program": the compile chose v5litepod-8."""
 
+    def __init__(self, kept_node: str | None = None) -> None:
+        super().__init__()
+
     def on_mount(self) -> None:
         self.dismiss("v5litepod-8")
 

@@ -121,6 +121,7 @@ def test_a_kept_run_emits_the_launch_events_from_run_started_to_finished(worker,
         "script_line",
         "script_finished",
         "file_fetched",
+        "compile_cache",
         "finished",
     ]
     started, synced, line, finished = events[0], events[1], events[2], events[-1]

@@ -13,6 +13,8 @@ from tpuwizard.core.errors import BadInput
 
 if TYPE_CHECKING:
     from tpuwizard.core.plan.catalog import Slice
+    from tpuwizard.core.plan.program_at_hand import Measurement
+    from tpuwizard.core.plan.program_fit import ProgramPlanner
 
 
 class _SizeCommand(click.Command):
@@ -102,7 +104,17 @@ class _SizeCommand(click.Command):
     help="With --program, on a TPU VM: also run the step on the TPU at hand and show its "
     "measured peak HBM and step time beside the prediction (that slice's row only).",
 )
-@click.option("--sandbox", is_flag=True, help="With --json: the practice catalog's prices.")
+@click.option(
+    "--node",
+    "node",
+    help="With --program --measure: measure on this kept node (from `tpuwizard up`) through its "
+    "run path, streamed and bounded by its deadline. A practice node's figures are its CPU's.",
+)
+@click.option(
+    "--sandbox",
+    is_flag=True,
+    help="With --json: the practice catalog's prices. With --node: the practice kept node.",
+)
 @click.option("--refresh-prices", is_flag=True, help="With --json: read the Billing Catalog first.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def fit(
@@ -123,6 +135,7 @@ def fit(
     worker_jax: str | None,
     no_cache: bool,
     measure: bool,
+    node: str | None,
     sandbox: bool,
     refresh_prices: bool,
     as_json: bool,
@@ -144,6 +157,8 @@ def fit(
             raise BadInput(jax_problems(worker_jax)[0])
     if measure and program is None:
         raise BadInput("--measure is for --program: it runs your training step on the TPU at hand.")
+    if node is not None and not measure:
+        raise BadInput("--node is for --program --measure: it measures your step on a kept node.")
     if program is not None:
         if size is not None or params is not None:
             raise BadInput("Give either --program FILE or a size (or --params), not both.")
@@ -164,7 +179,9 @@ def fit(
             as_json=as_json,
             worker_jax=worker_jax,
             receipt_usable=measured,
-            measure=measure,
+            measure=measure and node is None,
+            node=node,
+            sandbox=sandbox,
         )
         return
     if (size is None) == (params is None):
@@ -215,6 +232,53 @@ def fit(
     )
 
 
+def _measure_on_node(
+    planner: ProgramPlanner, chosen: list, node: str, sandbox: bool
+) -> Measurement:
+    """``--measure --node``: the step measured on a kept node, its lines streamed on stderr;
+    the planner's row for the node's slice carries it."""
+    import sys
+
+    from tpuwizard.commands.common import open_session
+    from tpuwizard.commands.kept_nodes import open_kept
+    from tpuwizard.core.cancel import Cancelled
+    from tpuwizard.core.exit_codes import EXIT_INTERRUPTED
+    from tpuwizard.core.plan import program_at_hand
+    from tpuwizard.session.signals import StopScriptOnSignals
+    from tpuwizard.words.event_text import describe
+
+    session = open_session(None, sandbox)
+    kept = open_kept(session, node)
+    node_slice = kept.entry.resource.slice
+    if node_slice.name not in {s.name for s in chosen}:
+        raise BadInput(
+            f"--node {kept.name} is a {node_slice.name}, and the slices asked for "
+            f"({', '.join(s.name for s in chosen)}) do not include it: add {node_slice.name} "
+            "to --slices."
+        )
+    say(f"Running {planner.program.name}'s step on {kept.name} (--measure --node)...")
+
+    def show(event: object) -> None:
+        for line in describe(event):  # type: ignore[arg-type]
+            say(line)
+
+    with StopScriptOnSignals(say) as stop:
+        try:
+            said, code = kept.measure(
+                planner.program,
+                planner.function,
+                planner.axes,
+                planner.measure_steps,
+                show,
+                stop.token,
+            )
+        except Cancelled:
+            say(f"Measurement stopped ({stop.token.reason}); {kept.name} is kept.")
+            sys.exit(stop.exit_code(EXIT_INTERRUPTED))
+    planner.measurement = program_at_hand.from_node(said, code, node_slice)
+    return planner.measurement
+
+
 def named_slices(names: list[str] | None) -> list[Slice] | None:
     """``--slices``, parsed where it is read; an unknown name raises :class:`BadInput`."""
     from tpuwizard.core.plan import catalog
@@ -253,7 +317,13 @@ def _usable(usable: float) -> float:
 
 
 def _fit_program(
-    program: str, chosen: list, as_json: bool, worker_jax: str | None, **options: object
+    program: str,
+    chosen: list,
+    as_json: bool,
+    worker_jax: str | None,
+    node: str | None = None,
+    sandbox: bool = False,
+    **options: object,
 ) -> None:
     """``fit --program``: compile the user's step for each slice; rows appear as they finish."""
     from tpuwizard.core.plan import jax_versions, program_advice, program_fit, program_result
@@ -277,6 +347,9 @@ def _fit_program(
         if planner.measure:
             say(f"Running {program}'s step on the devices at hand (--measure)...")
             run = planner.run_measurement()
+            say(f"  {run.slice_name}: {run.label}")
+        if node is not None:
+            run = _measure_on_node(planner, chosen, node, sandbox)
             say(f"  {run.slice_name}: {run.label}")
         if not as_json:
             say(f"Compiling {program} for {len(chosen)} slice(s) ({planner.method})...")

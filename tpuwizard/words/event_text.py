@@ -210,6 +210,8 @@ def _describe(event: ev.Event, audience: Audience) -> list[str]:
             return [event.detail]
         case ev.FolderSynced():
             return [synced_words(event)]
+        case ev.CompileCache():
+            return [compile_cache_words(event)]
         case ev.FolderProgress():
             done = f"{size_words(event.sent)} of {size_words(event.total)}"
             share = f"{event.sent * 100 // event.total}%"
@@ -271,6 +273,33 @@ def _describe(event: ev.Event, audience: Audience) -> list[str]:
         case ColabPlanned() | ColabSessionReady() | ColabSessionStopped():
             return colab_lines(event)
     return []
+
+
+def compile_cache_words(event: ev.CompileCache) -> str:
+    """The kept node's compile cache after a run, as counted on worker 0 (what the count can
+    and cannot know: core/launch/workers/compile_cache.py)."""
+    added = event.after - event.before
+
+    def entries(n: int) -> str:
+        return f"{n} entry" if n == 1 else f"{n} entries"
+
+    if event.hit:
+        return (
+            f"compile cache: hit, nothing compiled again ({entries(event.before)} "
+            "kept on the node from earlier runs)"
+        )
+    if event.before == 0 and added == 0:
+        return (
+            "compile cache: empty, JAX wrote nothing to it (no compile, or the script set its own)"
+        )
+    if event.before == 0:
+        return f"compile cache: cold, {count(added, 'compile')} saved on the node for the next run"
+    if added > 0:
+        return (
+            f"compile cache: {entries(added)} new beside {event.before} kept "
+            "(part of this run compiled again)"
+        )
+    return f"compile cache: {entries(event.before)} before this run, {event.after} after"
 
 
 def synced_words(event: ev.FolderSynced) -> str:

@@ -51,6 +51,8 @@ class Measurement:
 
     @property
     def label(self) -> str:
+        if self.platform == "unknown":  # the job ended before it said what it ran on
+            return "not measured"
         if not self.on_tpu:
             return CPU_LABEL
         return f"measured on the TPU at hand ({self.device_kind} x{self.devices})"
@@ -163,6 +165,29 @@ def _matched(seen: dict[str, Any], slices: list[catalog.Slice], allow_cpu: bool)
             f"add {found.name} to --slices."
         )
     return Measurement(found.name, platform, kind, count)
+
+
+def from_node(said: dict[str, Any], code: int, node_slice: catalog.Slice) -> Measurement:
+    """What the measuring worker said on a kept node (``fit --measure --node``), for the node's
+    slice: CPU devices on a practice node stand in for it, labelled so; a TPU whose devices are
+    not the slice the node was recorded as is bad input, as on a TPU at hand."""
+    if "problem" in said:
+        raise ProgramInputError(said["message"], said["problem"])
+    seen = said.get("at_hand")
+    if seen is None:
+        return Measurement(
+            node_slice.name, "unknown", "", 0, {"error": f"the measuring job exited with {code}"}
+        )
+    platform, kind, count = seen["platform"], str(seen["device_kind"]), int(seen["devices"])
+    if platform == "tpu":
+        found = slice_at_hand(seen)
+        if found is None or found.name != node_slice.name:
+            raise BadInput(
+                f"The node's devices ({count} of {kind}) are not {node_slice.name}, as it was "
+                "kept: its figures cannot stand beside that slice's prediction."
+            )
+    record = said.get("measured") or {"error": f"the measuring job exited with {code}"}
+    return Measurement(node_slice.name, platform, kind, count, record)
 
 
 def with_measurement(

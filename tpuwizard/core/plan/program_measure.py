@@ -180,7 +180,34 @@ def measure(request: dict[str, Any], function: Any, devices: list[Any]) -> dict[
     return record
 
 
+def main_on_node(request: dict[str, Any]) -> int:
+    """On a kept node (``fit --measure --node``): the request comes as the argument, with no
+    parent on stdin to say go. The node's slice was checked against the slices asked for before
+    the job started; its devices are said first all the same, so the figures carry what they
+    were measured on (CPU devices on a practice node)."""
+    import jax
+
+    devices = jax.devices()
+    seen = at_hand(devices)
+    emit({"at_hand": seen})
+    if seen["process_count"] > 1:
+        emit({"problem": "multi-host", "message": "measuring a multi-host slice is not done here"})
+        return 0
+    try:
+        function = load_function(Path(request["program"]), request["function"])
+        record = measure(request, function, devices)
+    except ProgramProblem as problem:
+        emit({"problem": problem.kind, "message": str(problem)})
+        return 0
+    except Exception as err:
+        record = {"error": f"{type(err).__name__}: {first_line(err)}"}
+    emit({"measured": record})
+    return 0
+
+
 def main() -> int:
+    if len(sys.argv) > 1:  # on a kept node: the request is the argument
+        return main_on_node(json.loads(sys.argv[1]))
     request = json.loads(sys.stdin.readline())
     import jax
 

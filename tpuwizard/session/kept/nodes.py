@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tpuwizard.core.cancel import Cancelled, CancelToken
 from tpuwizard.core.errors import (
@@ -366,3 +366,69 @@ class KeptNode:
             raise BadInput(f"--worker must be 0-{self.workers - 1} on {self.name}.")
         env = shell_env(self.rt.expect, self.entry.resource.slice)
         return interactive_command(self.transport, worker, env=env)
+
+    def measure(
+        self,
+        program: Path,
+        function: str,
+        mesh: list[tuple[str, int | None]],
+        steps: int,
+        emit: Callable[[ev.Event], None],
+        cancel: CancelToken,
+    ) -> tuple[dict[str, Any], int]:
+        """``fit --measure --node``: run the program's step on this node as a run runs (its run
+        lock, heartbeats, the folder copied, the job streamed), bounded by the node's deadline:
+        the measurement is stopped when the deadline comes first. Returns what the measuring
+        worker said and its exit code."""
+        import threading
+        import time
+
+        from tpuwizard.core.launch.kept.measure import NodeMeasure, measure_on_node
+        from tpuwizard.core.launch.kept.run_lock import lock_path, run_lock
+
+        if self.workers > 1:
+            raise BadInput(
+                f"{self.name} has {self.workers} workers: measuring a multi-host slice is not "
+                "done here (every VM would have to run the step together). Use a single-host node."
+            )
+        session, r = self.nodes.session, self.entry.resource
+        deadline = KeptRecord.of(self.entry).deadline
+        left = None if deadline is None else deadline - time.time()
+        if left is not None and left < 60:
+            raise BadInput(
+                f"{self.name} deletes itself in {max(left, 0):.0f} s: too soon to measure."
+            )
+        run_id, _run_dir = session.new_run()
+        plan = NodeMeasure(program, function, mesh, steps, run_id, r.slice, self.rt.expect)
+        folder = LocalFolder.of_script(program)
+        folder.manifest()  # a folder too big to copy is refused before the node is touched
+        lock = lock_path(session.ledger.path.parent, r.zone, self.name)
+        timer = (
+            threading.Timer(left - 30, cancel.set, ("the node's deadline is near",))
+            if left is not None
+            else None
+        )
+
+        def waiting(text: str) -> None:
+            emit(ev.WaitingForNode(self.name, text))
+
+        def missed(text: str) -> None:
+            emit(ev.HeartbeatMissed(self.name, text))
+
+        with run_lock(
+            lock, self.name, f"tpuwizard fit --measure {program.name}", False, cancel, waiting
+        ):
+            if timer is not None:
+                timer.daemon = True
+                timer.start()
+            try:
+                with self.keep_alive(missed):
+                    return measure_on_node(self.transport, plan, folder, emit, cancel)
+            except RemoteError as err:
+                gone = self._why(err, "while your step was measured")
+                if gone is None:
+                    raise
+                raise gone from err
+            finally:
+                if timer is not None:
+                    timer.cancel()

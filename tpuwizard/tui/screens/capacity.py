@@ -171,7 +171,21 @@ class CapacityScreen(WizardScreen[CapacityAnswer]):
             if name:
                 self.dismiss(self.answer(name))
 
-        self.app.push_screen(ProgramFitScreen(), chosen)
+        self.app.push_screen(ProgramFitScreen(kept_node=self.kept_node()), chosen)
+
+    def kept_node(self) -> str | None:
+        """The one kept node to offer a measurement on, read from the ledger (no cloud call);
+        none where no walk's session is open, or where several are kept (the CLI names one)."""
+        from tpuwizard.session.kept.lines import node_id
+
+        session = getattr(self.app, "session", None)
+        if session is None:
+            return None
+        try:
+            entries = session.kept.entries()
+        except Exception:  # an unreadable ledger: nothing offered, the CLI still works
+            return None
+        return node_id(entries[0].resource) if len(entries) == 1 else None
 
     def preselected(self) -> fit.SliceFit:
         """The slice chosen before, while it still holds the state; else the cheapest that does."""

@@ -12,7 +12,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Input, Static
 
@@ -26,8 +26,30 @@ from tpuwizard.tui.widgets.typed_input import TypedInput
 PREDICTION_WORDS = (
     "Predicted by the compiler for each slice: the bytes are its own; step and $/1k steps are "
     "at least these (>=: XLA's step estimate is a lower bound). On a TPU VM, `tpuwizard fit "
-    "--program FILE --measure` runs the step and shows the measured figures beside them."
+    "--program FILE --measure` runs the step and shows the measured figures beside them (on a "
+    "kept node: add --node NAME)."
 )
+
+
+# Without libtpu nothing is compiled: said once, with the line that installs it.
+SHAPES_WORDS = (
+    "Shapes only (no libtpu): nothing was compiled. Each row counts the state's bytes from its "
+    "shapes; outputs and temporaries are not counted, and no step time is known. For the "
+    f"compiler's own figures: {program_fit.INSTALL_LINE} (Linux on x86-64)."
+)
+NO_PLAN_WORDS = (
+    "For a program to start from, see examples/mlp_adam.py, and the guide: "
+    "docs/guides/fit.md (fit --program)."
+)
+
+
+def shown_notes(results: list[program_result.SliceProgramFit], method: str) -> list[str]:
+    """The notes under the table: each slice's own, except the shapes-only note that every
+    slice would repeat (:data:`SHAPES_WORDS` says it once)."""
+    notes = program_advice.slice_notes(results)
+    if method != "shapes-only":
+        return notes
+    return [n for n in notes if "from the shapes (no libtpu)" not in n]
 
 
 def _size(count: int | None) -> str:
@@ -44,20 +66,23 @@ class ProgramFitScreen(ModalScreen[str | None]):
         background: $surface; padding: 0 1; }
     ProgramFitScreen #program-row { height: auto; }
     ProgramFitScreen #program-path { width: 1fr; }
-    ProgramFitScreen DataTable { height: 1fr; }
+    ProgramFitScreen #program-status { height: auto; max-height: 6; }
+    ProgramFitScreen DataTable { height: 1fr; min-height: 6; }
+    ProgramFitScreen #program-notes { height: auto; max-height: 5; }
     """
 
-    def __init__(self, program: str = "") -> None:
+    def __init__(self, program: str = "", kept_node: str | None = None) -> None:
         super().__init__()
         self.program = program
+        # A kept node (tpuwizard up) to measure the step on, offered beside the compile.
+        self.kept_node = kept_node
         self.planner: program_fit.ProgramPlanner | None = None
         self.results: list[program_result.SliceProgramFit] = []
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(
-                "[b]From my program[/b]: a Python file whose tpuwizard_plan(mesh) returns "
-                "(step, args). Each slice's compile runs here, on this computer."
+                "[b]From my program[/b]: a file whose tpuwizard_plan(mesh) returns (step, args)."
             )
             with Horizontal(id="program-row"):
                 yield TypedInput(
@@ -67,9 +92,13 @@ class ProgramFitScreen(ModalScreen[str | None]):
                 )
                 yield Button("Compile", id="compile", variant="primary")
                 yield Button("Cancel", id="cancel", disabled=True)
+                if self.kept_node:
+                    yield Button(f"Measure on {self.kept_node}", id="measure-node", disabled=True)
             yield Static(id="program-status")
             yield DataTable(id="program-fits", cursor_type="row", zebra_stripes=True)
-            yield Static(id="program-advice", classes="note")
+            # The notes scroll in a few rows of their own: the table keeps its room (issue 49).
+            with VerticalScroll(id="program-notes"):
+                yield Static(id="program-advice", classes="note")
 
     def on_mount(self) -> None:
         self.query_one(DataTable).add_columns(
@@ -96,7 +125,7 @@ class ProgramFitScreen(ModalScreen[str | None]):
         self.query_one("#program-advice", Static).update("")
         self.query_one("#cancel", Button).disabled = False
         if self.planner.method == "shapes-only":
-            status.update(f"No libtpu here: counting the state only. {program_fit.INSTALL_LINE}")
+            status.update("Shapes only (no libtpu): counting the state's bytes for each slice...")
         else:
             status.update("Compiling for each slice...")
         self.compile_all(self.planner)
@@ -106,6 +135,10 @@ class ProgramFitScreen(ModalScreen[str | None]):
         try:
             for result in planner.results():
                 self.app.call_from_thread(self.add_result, result)
+        except program_result.ProgramInputError as err:
+            more = f" {NO_PLAN_WORDS}" if err.kind == "no-function" else ""
+            self.app.call_from_thread(self.finish, f"[b]Your program:[/b] {err}{more}")
+            return
         except BadInput as err:
             self.app.call_from_thread(self.finish, f"[b]Your program:[/b] {err}")
             return
@@ -128,7 +161,8 @@ class ProgramFitScreen(ModalScreen[str | None]):
             key=result.name,
         )
         done, total = len(self.results), len(self.planner.slices) if self.planner else 0
-        self.query_one("#program-status", Static).update(f"Compiled {done} of {total} slices...")
+        verb = "Counted" if self.planner and self.planner.method == "shapes-only" else "Compiled"
+        self.query_one("#program-status", Static).update(f"{verb} {done} of {total} slices...")
 
     def finish(self, problem: str | None) -> None:
         self.query_one("#cancel", Button).disabled = True
@@ -137,20 +171,83 @@ class ProgramFitScreen(ModalScreen[str | None]):
             status.update(problem)
             return
         fitting = [r.name for r in self.results if r.fits]
+        done = (
+            "Done, shapes only: the state"
+            if self.planner is not None and self.planner.method == "shapes-only"
+            else "Done:"
+        )
         status.update(
-            f"Done: fits on {', '.join(fitting)}. Pick a slice (Enter)."
+            f"{done} fits on {', '.join(fitting)}. Pick a slice (Enter)."
             if fitting
             else "Done: it fits on none of these slices; see the advice below."
         )
-        lines = [*program_advice.slice_notes(self.results), *program_advice.overall(self.results)]
+        method = self.planner.method if self.planner is not None else "tpu-compile"
+        lines = [*shown_notes(self.results, method), *program_advice.overall(self.results)]
         if self.planner is not None:  # which JAX compiled; Review picks the worker's (F3)
             lines.append(compile_words(None, self.planner.method == "tpu-compile"))
-        self.query_one("#program-advice", Static).update(
-            Text("\n".join([*lines, PREDICTION_WORDS]))
+        said = SHAPES_WORDS if method == "shapes-only" else PREDICTION_WORDS
+        if self.kept_node:
+            self.query_one("#measure-node", Button).disabled = False
+        self.query_one("#program-advice", Static).update(Text("\n".join([said, *lines])))
+
+    @on(Button.Pressed, "#measure-node")
+    def measure_on_node(self) -> None:
+        """Run the step on the kept node, as ``fit --measure --node`` does; its figures go beside
+        the prediction (a practice node's are labelled CPU and replace nothing)."""
+        if self.planner is None or not self.kept_node:
+            return
+        from tpuwizard.core.cancel import CancelToken
+
+        self._measuring = CancelToken()
+        self.query_one("#measure-node", Button).disabled = True
+        self.query_one("#cancel", Button).disabled = False
+        self.query_one("#program-status", Static).update(
+            f"Measuring on {self.kept_node} (copying the folder, then running the step)..."
         )
+        self.measure_all(self.planner, self.kept_node, self._measuring)
+
+    @work(thread=True, exclusive=True, group="program-measure")
+    def measure_all(self, planner: program_fit.ProgramPlanner, name: str, token: Any) -> None:
+        from tpuwizard.core.launch.events import launch_events as ev
+        from tpuwizard.core.plan import program_at_hand
+        from tpuwizard.words.program_table import measured_words
+
+        def emit(event: ev.Event) -> None:
+            if isinstance(event, ev.ScriptLine):
+                text = f"{name}: {event.text}"
+                self.app.call_from_thread(self.query_one("#program-status", Static).update, text)
+
+        try:
+            session: Any = getattr(self.app, "session", None)
+            kept = session.kept.open(name)
+            said, code = kept.measure(
+                planner.program, planner.function, planner.axes, planner.measure_steps, emit, token
+            )
+            run = program_at_hand.from_node(said, code, kept.entry.resource.slice)
+        except Exception as err:  # a stop, the node gone, the program's own error: said
+            words = "Stopped." if token.is_set() else f"Not measured on {name}: {err}"
+            self.app.call_from_thread(self.measured, words)
+            return
+        row = next((r for r in self.results if r.name == run.slice_name), None)
+        if row is None:
+            words = f"{name} is a {run.slice_name}, which this table does not hold."
+        else:
+            slice_ = next(s for s in planner.slices if s.name == run.slice_name)
+            measured = program_at_hand.with_measurement(row, slice_, run, planner.route)
+            words = measured_words(measured)
+        self.app.call_from_thread(self.measured, words)
+
+    def measured(self, words: str) -> None:
+        self.query_one("#cancel", Button).disabled = True
+        if self.kept_node:
+            self.query_one("#measure-node", Button).disabled = False
+        self.query_one("#program-status", Static).update(Text(words))
 
     @on(Button.Pressed, "#cancel")
     def stop(self) -> None:
+        measuring = getattr(self, "_measuring", None)
+        if measuring is not None:
+            measuring.set("stopped in the wizard")
         if self.planner is not None:
             self.planner.cancel()
         self.workers.cancel_group(self, "program-fit")

@@ -172,6 +172,11 @@ EVENT_GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
         "what changed in the script's folder was copied to every worker",
         ("launch", "run", "watch"),
     ),
+    "compile_cache": (
+        "after a run on a kept node: JAX's compile-cache entries on worker 0 `before` and "
+        "`after` it; `hit` when none was added while some existed (nothing compiled again)",
+        ("run", "watch"),
+    ),
     "heartbeat_missed": (
         "a heartbeat to the watchdog was not sent (the run goes on)",
         ("run", "watch"),

@@ -433,6 +433,16 @@ class FolderSynced(Event):
 
 
 @dataclass(frozen=True)
+class CompileCache(Event):
+    """The kept node's compile cache, counted on worker 0 before and after the run: a run that
+    wrote no entry while entries existed compiled nothing again (``hit``)."""
+
+    before: int
+    after: int
+    hit: bool
+
+
+@dataclass(frozen=True)
 class HeartbeatMissed(Event):
     """A heartbeat to the kept node's watchdog was not sent; the run goes on (the next one may
     land before the idle deadline)."""

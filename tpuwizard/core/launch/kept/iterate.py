@@ -26,6 +26,7 @@ from tpuwizard.core.launch.plan.launch_plan import (
 from tpuwizard.core.launch.plan.packages import PackageSpec, package_problems
 from tpuwizard.core.launch.resume.checkpoint_copier import ResumeSetup
 from tpuwizard.core.launch.workers.add_packages import install_packages
+from tpuwizard.core.launch.workers.compile_cache import CacheCount, cache_env, count_entries
 from tpuwizard.core.launch.workers.distributed import JoinTimeouts
 from tpuwizard.core.launch.workers.jobs import (
     OUTPUT_FILE,
@@ -76,8 +77,9 @@ class ScriptRun:
         return found
 
     def env(self) -> dict[str, str]:
-        """Every worker's environment (``jax.distributed``'s part is added per worker)."""
-        return script_env(self.expect, self.slice, self.run_id)
+        """Every worker's environment (``jax.distributed``'s part is added per worker), with
+        the compile cache's threshold (its folder is exported by the job: it needs ``$HOME``)."""
+        return {**script_env(self.expect, self.slice, self.run_id), **cache_env()}
 
 
 def run_script(
@@ -124,13 +126,18 @@ def run_script(
         run.slice_address,
         run.timeouts,
         run.stall_s,
+        compile_cache=True,
     )
+    before = count_entries(transport)
     try:
         # The files are copied back even after a late Ctrl+C.
         done = run_then_fetch(transport, step, watch, emit, cancel, fetch_after_a_stop=True)
     except Cancelled:
         stop_on_workers(transport, step.job)  # the script, not the node
         return cancel.exit_code or EXIT_STOPPED
+    after = count_entries(transport) if before is not None else None
+    if before is not None and after is not None:
+        emit(ev.CompileCache(before, after, CacheCount(before, after).hit))
     if done.code != 0 and watch.package:
         from tpuwizard.core.cloud.diagnose.remote import missing_package_diagnosis
 

@@ -17,6 +17,7 @@ from typing import TextIO
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.errors import WorkersStalled
 from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.workers.compile_cache import cache_exports
 from tpuwizard.core.launch.workers.distributed import (
     LAUNCHER_PATH,
     JoinTimeouts,
@@ -132,12 +133,14 @@ class ScriptJob:
     slice_address: str | None = None
     timeouts: JoinTimeouts = field(default_factory=JoinTimeouts)
     stall_s: float | None = None  # the stall guard's timeout; None: no guard
+    compile_cache: bool = False  # a kept node's: JAX's cache in a folder kept on the node
 
     def command(self) -> str:
         # The launcher (verify/tpu_launch.py) sits in REMOTE_DIR; both paths are the home's.
         launcher = posixpath.relpath(LAUNCHER_PATH, self.folder)
         run = script_command(self.python, self.script, self.args, launcher)
-        return shell("cd", self.folder, Raw("&&")) + " " + run
+        cache = cache_exports() + " " if self.compile_cache else ""
+        return cache + shell("cd", self.folder, Raw("&&")) + " " + run
 
     def env_for(self, worker: int, workers: int) -> dict[str, str]:
         return {

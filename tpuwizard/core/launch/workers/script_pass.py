@@ -88,6 +88,7 @@ class ScriptPass:
     slice_address: str | None = None  # JAX_COORDINATOR_ADDRESS on a TPU API / Compute slice
     timeouts: JoinTimeouts = field(default_factory=JoinTimeouts)  # the launcher gives initialize()
     stall_s: float | None = None  # the stall guard's timeout (workers/stall.py); None: none
+    compile_cache: bool = False  # a kept node's run: JAX's cache kept on the node
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,7 @@ def run_then_fetch(
             step.slice_address,
             step.timeouts,
             step.stall_s,
+            step.compile_cache,
         )
         code = run_script_job(transport, job, emit, cancel, on_start, step.output, watch)
     if fetch_after_a_stop:
