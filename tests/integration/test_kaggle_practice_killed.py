@@ -71,7 +71,7 @@ def test_a_killed_practice_run_leaves_its_kernel_to_its_limit_and_status_agrees(
         wait_until(running, 120, "the practice kernel to run")
         proc.kill()  # SIGKILL: no stop of tpuwizard's own runs
         assert proc.wait(timeout=30) < 0
-        reader.join(timeout=10)
+        reader.join(timeout=60)
         [pushed] = named(events, "kernel_pushed")
         folder = home / "kaggle-sandbox" / "kernels" / pushed["kernel"].replace("/", "__") / "v1"
         state = wait_until(lambda: _state(folder), 60, "the keeper to start the kernel")

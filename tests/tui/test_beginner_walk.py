@@ -142,7 +142,7 @@ async def test_the_light_themes_card_borders_are_visible(tmp_path):
         await on_screen(pilot, "RouteScreen")
         for theme in ("textual-light", "textual-dark"):
             app.theme = theme
-            await pilot.pause(0.1)
+            await pilot.pause()  # until the new theme's styles are applied (the app is idle)
             cards = app.screen.query_one(RouteCards)
             assert cards.words("notebook") == ("", "")  # a plain card: the muted border
             _, background = cards.background_colors
