@@ -67,7 +67,9 @@ def test_a_kernel_outlives_its_killed_command_until_its_session_limit_then_ends_
         assert seen.runs and seen.state == "RUNNING" and seen.group == group
         assert seen.ends_by is not None
         # Its limit reached: the kernel and the child it started are ended, as Kaggle would.
-        wait_until(lambda: _group_gone(group), LIMIT_S + 60, "the session's group to end at its limit")
+        wait_until(
+            lambda: _group_gone(group), LIMIT_S + 60, "the session's group to end at its limit"
+        )
         wait_until(lambda: not session_on_disk(tmp_path, SLUG).runs, 30, "its keeper's end")
         ended = session_on_disk(tmp_path, SLUG)
         assert ended.state == "ERROR"
