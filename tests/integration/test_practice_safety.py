@@ -173,11 +173,17 @@ def test_one_served_sandbox_runs_launches_from_two_homes(tmp_path):
     assert (server_home / "sandbox" / "workers").is_dir()
 
 
+# Started before the server, so its imports are done when the server appears: it attaches the
+# moment the server's info is written, not a loaded machine's Python start later (by then the
+# server had lingered out and it found nothing to attach to).
 ATTACH_LINGER_THEN_CALL = """
-import sys, time
+import os, sys, time
 from tpuwizard.session.practice import sandbox as practice
 from tpuwizard.core.cloud.tpu.client import TpuCloud
 from tpuwizard.core.plan.catalog import parse_accelerator
+deadline = time.monotonic() + 60
+while not os.path.exists(sys.argv[2]) and time.monotonic() < deadline:
+    time.sleep(0.01)
 assert practice.attach_lasting_sandbox(), "no lasting sandbox to attach to"
 time.sleep(float(sys.argv[1]))  # longer than the server lingers with nothing in it
 print(len(TpuCloud(practice.PRACTICE_PROJECT).list_zones()))
@@ -194,33 +200,35 @@ def test_a_command_attached_to_the_lasting_sandbox_keeps_it_until_it_ends(home):
 
     from tests.conftest import clean_env
 
-    environment = clean_env(TPUWIZARD_SANDBOX_LINGER="0.2")
+    environment = clean_env(TPUWIZARD_SANDBOX_LINGER="1")
+    info = home / "sandbox" / "server.json"
+    client = subprocess.Popen(
+        [sys.executable, "-c", ATTACH_LINGER_THEN_CALL, "3", str(info)],
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     server = subprocess.Popen(
         [sys.executable, "-m", "tpuwizard.session.practice.lasting"],
         env=environment,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    info = home / "sandbox" / "server.json"
     try:
         wait_until(info.exists, 30, "the sandbox's server.json")
         assert json.loads(info.read_text())["pid"] == server.pid
-        client = subprocess.run(
-            [sys.executable, "-c", ATTACH_LINGER_THEN_CALL, "1.5"],
-            env=environment,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert client.returncode == 0, client.stderr
-        assert int(client.stdout) > 0
+        out, err = client.communicate(timeout=120)
+        assert client.returncode == 0, err
+        assert int(out) > 0
         # Nobody holds it now: it lingers out by itself, and takes its server.json with it.
         assert server.wait(timeout=30) == 0
         assert not info.exists()
     finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
+        for process in (client, server):
+            if process.poll() is None:
+                process.kill()
+                process.wait()
 
 
 def _group_alive(pgid: int) -> bool:
