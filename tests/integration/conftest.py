@@ -33,7 +33,7 @@ def sshd(tmp_path):
     server = start_sshd(tmp_path / "sshd")
     yield server
     server.process.terminate()
-    server.process.wait(timeout=10)
+    server.process.wait(timeout=60)
 
 
 @pytest.fixture

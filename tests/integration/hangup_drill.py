@@ -233,7 +233,7 @@ def _judge_nothing_left(out: Outcome, home: Path, root: Path) -> None:
         out.problems.append(f"left billing: {sorted(left)}")
     elif not ledger_all_gone(home):
         out.problems.append("nothing is left, but the ledger still holds open entries")
-    if not _wait(lambda: not processes_of(root), 10):
+    if not _wait(lambda: not processes_of(root), 30):
         out.problems.append(f"processes left: {processes_of(root)}")
     outcomes = [json.loads(p.read_text()) for p in (root / "runs").glob("*/outcome.json")]
     if not any(o["exit_code"] == 129 and o["stopped_by"] == "SIGHUP" for o in outcomes):

@@ -103,7 +103,7 @@ class Launched:
         finally:
             if self.proc.poll() is None:
                 self.proc.kill()
-        self.reader.join(timeout=10)
+        self.reader.join(timeout=60)
         assert self.proc.stderr is not None
         return code, self.proc.stderr.read()
 

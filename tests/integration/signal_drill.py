@@ -193,7 +193,7 @@ def stop_at(
         proc.wait()
         code = None
     for reader in readers:
-        reader.join(timeout=5)
+        reader.join(timeout=60)
     return Stopped(shell_code(code), sent, seen)
 
 
@@ -364,7 +364,7 @@ def _whole(path: Path, size: int) -> bool:
     return path.is_file() and path.stat().st_size == size
 
 
-def _soon(condition: Callable[[], bool], seconds: float = 10) -> bool:
+def _soon(condition: Callable[[], bool], seconds: float = 30) -> bool:
     deadline = time.monotonic() + seconds
     while not condition():
         if time.monotonic() > deadline:

@@ -65,5 +65,5 @@ def start_sshd(folder: Path, port: int | None = None) -> Sshd:
                 raise RuntimeError(f"sshd exited: {reason}") from err
             return False
 
-    wait_until(listening, 20, "sshd to listen")
+    wait_until(listening, 30, "sshd to listen")
     return Sshd(port, keys, getpass.getuser(), process)

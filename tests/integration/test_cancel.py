@@ -84,7 +84,7 @@ def test_a_stop_signal_during_the_script_deletes_at_once(tmp_path, home, sig):
     assert "teardown_verified" in times
     assert sandbox_is_empty(home) and ledger_all_gone(home)
     # The job on the worker and every follower are gone with the run.
-    wait_until(lambda: not processes_mentioning(script.name), 5, f"{script.name} to end")
+    wait_until(lambda: not processes_mentioning(script.name), 30, f"{script.name} to end")
 
 
 def test_a_practice_watchdog_does_not_outlive_its_node(tmp_path, home):
@@ -96,4 +96,4 @@ def test_a_practice_watchdog_does_not_outlive_its_node(tmp_path, home):
     assert armed["armed"], armed["detail"]
     name = next(e for e in events if e["event"] == "planned")["name"]
     assert sandbox_is_empty(home)
-    wait_until(lambda: not processes_mentioning(f"nodes/{name}"), 5, "the watchdog to end")
+    wait_until(lambda: not processes_mentioning(f"nodes/{name}"), 30, "the watchdog to end")

@@ -117,7 +117,7 @@ def test_flex_start_enforces_max_run_duration_then_suspends(sandbox):
     assert qr.flex and qr.state == "ACTIVE"
     assert cloud.get_node(ZONE, "flex-node").state == "READY"
     wait_until(
-        lambda: cloud.get_queued(ZONE, "flex-qr").state == "SUSPENDED", 10, "the end of the run"
+        lambda: cloud.get_queued(ZONE, "flex-qr").state == "SUSPENDED", 30, "the end of the run"
     )
     assert cloud.get_node(ZONE, "flex-node") is None  # Google deletes the VMs at the end
     # A SUSPENDED request still exists (and holds quota) until it is deleted.

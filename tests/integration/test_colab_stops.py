@@ -71,7 +71,7 @@ def test_a_stop_signal_while_the_script_runs_stops_the_session_and_waits(tmp_pat
     [cell] = _cell_pids(tmp_path)
     launched.proc.send_signal(stop)
     assert launched.proc.wait(timeout=120) == 128 + stop
-    launched.reader.join(timeout=10)
+    launched.reader.join(timeout=60)
     [stopped] = named(launched.events, "colab_session_stopped")
     assert stopped["verified"]
     assert ledger(tmp_path).held() == []

@@ -33,7 +33,7 @@ SERVE = textwrap.dedent(
     ip link set lo up
     "$PY" -m tpuwizard sandbox serve --delay 0.2 > serve.out 2>serve.err &
     trap 'kill $(jobs -p) 2>/dev/null; wait' EXIT
-    for i in $(seq 100); do grep -q TOKEN serve.out 2>/dev/null && break; sleep 0.1; done
+    for i in $(seq 600); do grep -q TOKEN serve.out 2>/dev/null && break; sleep 0.1; done
     export $(grep -E '^TPUWIZARD_(TPU_ENDPOINT|SANDBOX_TOKEN)=' serve.out | xargs)
     printf %s "$TPUWIZARD_SANDBOX_TOKEN" > token
     export CLOUDSDK_AUTH_ACCESS_TOKEN_FILE="$PWD/token"

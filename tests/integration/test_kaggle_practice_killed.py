@@ -21,7 +21,10 @@ from tpuwizard.core.kaggle.ledger import KernelLedger
 pytestmark = pytest.mark.slow
 
 FOREVER = "import time\nprint('script started', flush=True)\nwhile True:\n    time.sleep(1)\n"
-LIMIT_S = 30  # the stand-in's session limit here (a fault), short of the pushed 1 minute
+# The stand-in's session limit here (a fault), short of the pushed 2 minutes: long enough that
+# the checks made while the kernel runs (a status and a teardown) end before it on a loaded
+# machine (30 s did not: the kernel ended under the teardown's check, CI under load).
+LIMIT_S = 90
 
 
 def _group_alive(group: int) -> bool:
@@ -53,7 +56,7 @@ def test_a_killed_practice_run_leaves_its_kernel_to_its_limit_and_status_agrees(
     env = cli_env(tmp_path, TPUWIZARD_KAGGLE_FAULTS=f"session_limit={LIMIT_S}")
     argv = ["launch", "--route", "kaggle", "--sandbox", "--json", "--script", "forever.py"]
     proc = subprocess.Popen(
-        tpuwizard_cmd(*argv, "--max-run", "1"),
+        tpuwizard_cmd(*argv, "--max-run", "2"),
         cwd=project,
         env=env,
         stdout=subprocess.PIPE,
@@ -71,7 +74,7 @@ def test_a_killed_practice_run_leaves_its_kernel_to_its_limit_and_status_agrees(
         wait_until(running, 120, "the practice kernel to run")
         proc.kill()  # SIGKILL: no stop of tpuwizard's own runs
         assert proc.wait(timeout=30) < 0
-        reader.join(timeout=10)
+        reader.join(timeout=60)
         [pushed] = named(events, "kernel_pushed")
         folder = home / "kaggle-sandbox" / "kernels" / pushed["kernel"].replace("/", "__") / "v1"
         state = wait_until(lambda: _state(folder), 60, "the keeper to start the kernel")
@@ -94,7 +97,7 @@ def test_a_killed_practice_run_leaves_its_kernel_to_its_limit_and_status_agrees(
 
         # At its session limit the stand-in ends it (the script and the kernel), and status
         # then finds nothing of it and closes its record.
-        wait_until(lambda: not _group_alive(group), LIMIT_S + 30, "the session limit")
+        wait_until(lambda: not _group_alive(group), LIMIT_S + 60, "the session limit")
         kernel = _status(project, env)
         assert kernel["gone"] and not kernel["may_run"] and kernel["state"] == "ERROR"
         [closed] = ledger.last_words().values()

@@ -208,7 +208,7 @@ def test_a_stop_while_the_kernel_waits_says_it_was_left_on_kaggle(
     finally:
         if proc.poll() is None:
             proc.kill()
-    reader.join(timeout=10)
+    reader.join(timeout=60)
     [left] = named(events, "kernel_left_running")
     assert left["state"] == "QUEUED" and left["url"].endswith(left["kernel"])
     # Not cancelled (nothing public can): the stand-in, as Kaggle, still holds its session,

@@ -46,7 +46,7 @@ def test_down_all_ends_the_lasting_sandbox(tmp_path):
         )
         assert done.returncode == 0, done.stderr
         assert "The lasting practice sandbox has ended" in done.stdout + done.stderr
-        wait_until(lambda: not alive(pid), 20, "the lasting sandbox's end")
+        wait_until(lambda: not alive(pid), 30, "the lasting sandbox's end")
         assert not info.exists()
     finally:
         if alive(pid):

@@ -185,7 +185,7 @@ def test_spot_preemption_is_explained_deleted_and_a_relaunch_suggested(tmp_path,
     assert sandbox_is_empty(home) and ledger_all_gone(home)
     # Its VMs vanished with their processes: the watchdog armed on worker 0 did not live on.
     workers = str(home / "sandbox" / "workers")
-    wait_until(lambda: processes_under(workers) == [], 10, "the workers' processes gone")
+    wait_until(lambda: processes_under(workers) == [], 30, "the workers' processes gone")
 
 
 def processes_under(folder: str) -> list[int]:
@@ -241,7 +241,7 @@ def test_suspended_flex_requests_are_listed_and_removed(tmp_path, home):
     cloud.wait_for_queued("us-central1-a", "flex-qr", poll=0.05)
     wait_until(
         lambda: cloud.get_queued("us-central1-a", "flex-qr").state == "SUSPENDED",
-        10,
+        30,
         "the end of the 1 s run",
     )
     server.shutdown()

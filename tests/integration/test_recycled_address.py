@@ -22,7 +22,7 @@ def vm_on_the_same_address(tmp_path, name, port=None):
 
 def stop(server):
     server.process.terminate()
-    server.process.wait(timeout=10)
+    server.process.wait(timeout=60)
 
 
 def transport(tmp_path, server, aliases):

@@ -110,11 +110,11 @@ def test_device_holders_names_the_process_holding_a_device(tmp_path):
     device = tmp_path / "accel0"
     device.write_text("")
     holder = subprocess.Popen(
-        [sys.executable, "-c", f"f = open({str(device)!r}); import time; time.sleep(30)"]
+        [sys.executable, "-c", f"f = open({str(device)!r}); import time; time.sleep(300)"]
     )
     try:
         found = wait_until(
-            lambda: device_holders(prefixes=(str(tmp_path),)), 10, "the holder to be seen"
+            lambda: device_holders(prefixes=(str(tmp_path),)), 30, "the holder to be seen"
         )
         assert [h["pid"] for h in found] == [holder.pid]
         assert found[0]["devices"] == [str(device)]

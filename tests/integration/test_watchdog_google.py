@@ -60,7 +60,7 @@ def test_a_spot_request_is_deleted_with_force_and_read_back_until_gone(sandbox, 
     cloud.create_queued(request, "wds-qr", "spot")
     wait_until(
         lambda: getattr(cloud.get_queued(ZONE, "wds-qr"), "state", None) == "ACTIVE",
-        10,
+        30,
         "the queued resource ACTIVE",
     )
     resource = f"projects/{cloud.project}/locations/{ZONE}/queuedResources/wds-qr"

@@ -35,7 +35,7 @@ async def test_a_slice_picked_from_the_program_goes_on_to_the_zones(tmp_path, ho
     async with app.run_test(size=SIZE) as pilot:
         await walk_to_capacity(pilot)
         await press(pilot, "#from-program")
-        await on_screen(pilot, "ZonesScreen", 10)
+        await on_screen(pilot, "ZonesScreen", 30)
         assert app.state.accelerator == "v5litepod-8"
         assert app.state.recipe == "bf16-adam"  # the fields as they were, kept
 
@@ -46,7 +46,7 @@ async def refused_launch_summary(pilot) -> None:
     await press(pilot, "#create")
     await until(pilot, lambda: pilot.app.state.finished_code is not None, 60, "the refusal")
     await on_screen(pilot, "SummaryScreen")
-    await until(pilot, lambda: pilot.app.screen.query("#again"), 10, "the summary's buttons")
+    await until(pilot, lambda: pilot.app.screen.query("#again"), 30, "the summary's buttons")
 
 
 async def test_new_launch_starts_at_route_with_the_new_route_s_defaults(
@@ -61,7 +61,7 @@ async def test_new_launch_starts_at_route_with_the_new_route_s_defaults(
         assert app.state.route == "spot" and app.state.max_run_minutes == 120
         shown = record_screens(app)
         await press(pilot, "#again")
-        await on_screen(pilot, "RouteScreen", 10)
+        await on_screen(pilot, "RouteScreen", 30)
         assert shown[0] == "RouteScreen" and app.is_running  # not Review
         await pilot.press("right")  # Flex-start
         await walk_to_review(pilot)
@@ -75,5 +75,5 @@ async def test_quit_on_the_summary_leaves_when_nothing_bills(tmp_path, home, mon
     async with app.run_test(size=SIZE) as pilot:
         await refused_launch_summary(pilot)
         await press(pilot, "#quit")
-        await until(pilot, lambda: not app.is_running, 10, "the exit")
+        await until(pilot, lambda: not app.is_running, 30, "the exit")
     assert app.return_code == 0

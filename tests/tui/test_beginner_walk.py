@@ -118,16 +118,16 @@ async def test_a_slow_create_ticks_and_the_quit_guard_counts(
     async with app.run_test(size=size) as pilot:
         await walk_to_review(pilot)
         await press(pilot, "#create")
-        await on_screen(pilot, "ProvisionScreen", 10)
-        await until(pilot, lambda: "exists for" in text_of(app, "#node-state"), 20, "the state")
+        await on_screen(pilot, "ProvisionScreen", 30)
+        await until(pilot, lambda: "exists for" in text_of(app, "#node-state"), 30, "the state")
         first = text_of(app, "#node-state")
-        await until(pilot, lambda: text_of(app, "#node-state") != first, 5, "a tick")
+        await until(pilot, lambda: text_of(app, "#node-state") != first, 30, "a tick")
         assert "CREATING" in text_of(app, "#node-state")
         await pilot.press("ctrl+q")
         await on_screen(pilot, "QuitGuard")
         shown = text_of(app, "#guard-text")
         assert "exists" in shown and "not billing yet" in shown
-        await until(pilot, lambda: text_of(app, "#guard-text") != shown, 5, "the guard's tick")
+        await until(pilot, lambda: text_of(app, "#guard-text") != shown, 30, "the guard's tick")
         await press(pilot, "#delete")
         await until(pilot, lambda: not app.is_running, 60, "the exit")
     assert app.return_code == 0
@@ -142,7 +142,7 @@ async def test_the_light_themes_card_borders_are_visible(tmp_path):
         await on_screen(pilot, "RouteScreen")
         for theme in ("textual-light", "textual-dark"):
             app.theme = theme
-            await pilot.pause(0.1)
+            await pilot.pause()  # until the new theme's styles are applied (the app is idle)
             cards = app.screen.query_one(RouteCards)
             assert cards.words("notebook") == ("", "")  # a plain card: the muted border
             _, background = cards.background_colors

@@ -42,7 +42,7 @@ async def test_offline_figures_stand_marked_until_the_read_lands(tmp_path, monke
     async with app.run_test(size=SIZE) as pilot:
         await walk_to_capacity(pilot)  # reached while the read is held: nothing waits on it
         reading = "until the Billing Catalog is read"
-        await until(pilot, lambda: reading in verdict(app), 10, "the mark")
+        await until(pilot, lambda: reading in verdict(app), 30, "the mark")
         assert "offline table (" in verdict(app)
         await next_step(pilot)
         await on_screen(pilot, "ZonesScreen")

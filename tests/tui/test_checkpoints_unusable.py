@@ -17,10 +17,10 @@ LINE = "ckpt/ holds 3 file(s) but no complete set: write COMMITTED last"
 async def test_the_script_step_notifies_a_folder_that_can_never_come_home():
     app = Harness(ScriptScreen, feed=(UNUSABLE,))
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: app._notifications, 10, "the notification")
+        await until(pilot, lambda: app._notifications, 30, "the notification")
         (note,) = list(app._notifications)
         assert str(note.message).startswith(LINE) and note.severity == "warning"
-        await until(pilot, lambda: LINE in app.screen.log_text(), 10, "the log line")
+        await until(pilot, lambda: LINE in app.screen.log_text(), 30, "the log line")
 
 
 def test_the_cli_and_plain_mode_print_the_same_line():

@@ -59,7 +59,7 @@ async def test_run_it_on_colab_for_me_streams_the_run_and_ends_on_the_summary(
         for wrong in ("Checks: none ran", "did not finish", "Nothing was created"):
             assert wrong not in shown
         await press(pilot, "#again")
-        await on_screen(pilot, "RouteScreen", 10)
+        await on_screen(pilot, "RouteScreen", 30)
     from tpuwizard.session.free.colab import colab_ledger
 
     assert colab_ledger().held() == []

@@ -67,7 +67,7 @@ async def switch_compute_on(pilot) -> None:
     await until(
         pilot,
         lambda: GOOGLES_DEADLINE.search(text_of(app, "#deadline-words")),
-        5,
+        30,
         "Google's deadline on Review",
     )
 

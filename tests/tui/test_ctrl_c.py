@@ -13,5 +13,5 @@ async def test_ctrl_c_on_review_quits_as_ctrl_q_does_when_nothing_bills(tmp_path
         await walk_to_review(pilot)
         assert not app.billing.may_bill()
         await pilot.press("ctrl+c")
-        await until(pilot, lambda: not app.is_running, 10, "the app to end")
+        await until(pilot, lambda: not app.is_running, 30, "the app to end")
     assert app.return_code == 0

@@ -63,12 +63,12 @@ async def test_an_enter_on_zones_before_its_rows_takes_the_first_usable_zone():
     chosen: list[str] = []
     app = Harness(lambda: ZonesScreen(catalog.parse_accelerator("v5litepod-4"), None, survey))
     async with app.run_test(size=(100, 32)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, ZonesScreen), 10, "Zones")
+        await until(pilot, lambda: isinstance(app.screen, ZonesScreen), 30, "Zones")
         app.screen.dismiss = chosen.append  # the wizard's next step receives the zone
         await pilot.press("enter")
         assert not app.screen.rows and not chosen
         released.set()
-        await until(pilot, lambda: chosen, 10, "the zone taken")
+        await until(pilot, lambda: chosen, 30, "the zone taken")
         assert chosen == [app.screen.zones[0]]
 
 
@@ -83,9 +83,9 @@ async def test_two_enters_on_capacity_before_the_first_is_handled_take_the_slice
     chosen: list = []
     app = Harness(lambda: CapacityScreen(48, None))
     async with app.run_test(size=(100, 32)) as pilot:
-        await until(pilot, lambda: app.focused is app.screen.query_one("#size"), 10, "the field")
+        await until(pilot, lambda: app.focused is app.screen.query_one("#size"), 30, "the field")
         app.screen.dismiss = chosen.append  # the wizard's next step receives the answer
         for _ in range(2):  # both posted before either is handled, as a busy driver hands them
             app.post_message(events.Key("enter", "\r"))
-        await until(pilot, lambda: chosen, 10, "the slice taken")
+        await until(pilot, lambda: chosen, 30, "the slice taken")
         assert chosen[0].accelerator == "v5litepod-4"  # the cheapest that holds 48 GiB

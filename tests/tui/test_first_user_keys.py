@@ -69,7 +69,7 @@ async def test_a_new_recommendation_moves_the_pick(tmp_path):
         assert cards(app).recommended == "vm"
         assert cards(app).chosen == "spot"  # the same recommendation keeps the user's pick
         await pilot.press("tab", "right")  # billing: no, so the free notebook
-        await until(pilot, lambda: cards(app).chosen == "notebook", 5, "the notebook picked")
+        await until(pilot, lambda: cards(app).chosen == "notebook", 30, "the notebook picked")
         assert marks(app)["notebook"] == (CHOSEN, RECOMMENDED) and marks(app)["vm"] == ("", "")
         await pilot.press("enter")
         await on_screen(pilot, "NotebookScreen")
@@ -141,7 +141,7 @@ async def test_the_fit_tables_headers_differ_and_the_chosen_row_is_marked_in_wor
         assert marked(table) == ["v5litepod-4"] == at_cursor(table)
         table.focus()
         await pilot.press("down")
-        await until(pilot, lambda: marked(table) == at_cursor(table) != ["v5litepod-4"], 5, "mark")
+        await until(pilot, lambda: marked(table) == at_cursor(table) != ["v5litepod-4"], 30, "mark")
         await pilot.press("up", "enter")
         await on_screen(pilot, "ZonesScreen")
         await until(pilot, lambda: app.screen.zones, what="the zone survey")
@@ -149,7 +149,7 @@ async def test_the_fit_tables_headers_differ_and_the_chosen_row_is_marked_in_wor
         first = at_cursor(zones)
         assert marked(zones) == first
         await pilot.press("down")
-        await until(pilot, lambda: marked(zones) == at_cursor(zones) != first, 5, "the mark")
+        await until(pilot, lambda: marked(zones) == at_cursor(zones) != first, 30, "the mark")
 
 
 async def test_the_cards_keep_less_below_100_columns_and_all_again_above(tmp_path):
@@ -158,11 +158,11 @@ async def test_the_cards_keep_less_below_100_columns_and_all_again_above(tmp_pat
         await on_screen(pilot, "RouteScreen")
         assert "wait:" in drawn(app) and app.screen.query_one("#route-title").display
         await pilot.resize_terminal(*SIZE)
-        await until(pilot, lambda: "wait:" not in drawn(app), 5, "the compact cards")
+        await until(pilot, lambda: "wait:" not in drawn(app), 30, "the compact cards")
         assert not app.screen.query_one("#route-title").display
         assert all(len(line) <= SIZE[0] for line in drawn(app).splitlines())
         await pilot.resize_terminal(120, 32)
-        await until(pilot, lambda: "wait:" in drawn(app), 5, "the full cards")
+        await until(pilot, lambda: "wait:" in drawn(app), 30, "the full cards")
 
 
 async def test_tab_on_the_first_steps_visits_only_what_can_be_seen(tmp_path):
@@ -196,7 +196,7 @@ async def test_the_notebook_platform_chosen_is_said_in_words(tmp_path):
 
         assert chosen() == ["colab"]
         await pilot.press("down", "space")  # the list has focus: Kaggle
-        await until(pilot, lambda: chosen() == ["kaggle"], 5, "Kaggle chosen in words")
+        await until(pilot, lambda: chosen() == ["kaggle"], 30, "Kaggle chosen in words")
 
 
 async def test_help_offers_esc_to_go_back_only_where_a_step_can(tmp_path):
@@ -205,11 +205,11 @@ async def test_help_offers_esc_to_go_back_only_where_a_step_can(tmp_path):
         for step, goes_back in (("RouteScreen", False), ("AccountScreen", True)):
             await on_screen(pilot, step)
             await pilot.press("f1")
-            await on_screen(pilot, "HelpScreen", 5)
+            await on_screen(pilot, "HelpScreen", 30)
             words = str(app.screen.query_one("#help-text", Static).render())
             assert ("go back one step" in words) is goes_back, step
             await pilot.press("escape")
-            await on_screen(pilot, step, 5)
+            await on_screen(pilot, step, 30)
             await next_step(pilot)
 
 
@@ -247,6 +247,6 @@ async def test_review_says_why_flex_start_has_only_a_bound_never_unknown(tmp_pat
         )
         app = Harness(lambda state=state: ReviewScreen(state), state)
         async with app.run_test(size=SIZE) as pilot:
-            await on_screen(pilot, "ReviewScreen", 5)
+            await on_screen(pilot, "ReviewScreen", 30)
             words = str(app.screen.query_one("#summary", Static).render())
             assert said in words and "unknown" not in words, route

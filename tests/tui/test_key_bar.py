@@ -25,19 +25,19 @@ async def test_the_key_bar_names_the_steps_keys_and_a_click_presses_them(tmp_pat
 
         bar = bar_of(app)
         await pilot.click(KeyBar, offset=(column_of(bar, "f1"), 0))
-        await on_screen(pilot, "HelpScreen", 5)
+        await on_screen(pilot, "HelpScreen", 30)
         # A dialog's keys while it is open (the step's Enter is not what Enter does now).
-        await until(pilot, lambda: "Close" in str(bar.render()), 5, "the dialog's keys")
+        await until(pilot, lambda: "Close" in str(bar.render()), 30, "the dialog's keys")
         assert "Next" not in str(bar.render()) and "Help" not in str(bar.render())
         await pilot.press("escape")
-        await on_screen(pilot, "RouteScreen", 5)
-        await until(pilot, lambda: "Next" in str(bar.render()), 5, "the step's keys again")
+        await on_screen(pilot, "RouteScreen", 30)
+        await until(pilot, lambda: "Next" in str(bar.render()), 30, "the step's keys again")
 
         await pilot.press("enter")  # on to the account step, which can go back
         await on_screen(pilot, "AccountScreen")
-        await until(pilot, lambda: "Back" in str(bar_of(app).render()), 5, "Back in the bar")
+        await until(pilot, lambda: "Back" in str(bar_of(app).render()), 30, "Back in the bar")
         await pilot.click(KeyBar, offset=(column_of(bar_of(app), "escape"), 0))
-        await on_screen(pilot, "RouteScreen", 5)
+        await on_screen(pilot, "RouteScreen", 30)
 
 
 async def test_the_palette_key_sits_at_the_right_end_of_the_bar(tmp_path):

@@ -32,10 +32,10 @@ class VerifyHarness(App[None]):
 async def test_a_long_line_is_folded_to_the_log_width_at_80x24():
     app = VerifyHarness()
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: app.screen.query(Log), 10, "the log")
+        await until(pilot, lambda: app.screen.query(Log), 30, "the log")
         app.screen.show(ev.VerifierLine(0, LONG))
         log = app.screen.query_one(Log)
-        await until(pilot, lambda: len(log.lines) > 1, 10, "the folded line")
+        await until(pilot, lambda: len(log.lines) > 1, 30, "the folded line")
         width = log.scrollable_content_region.width
         assert all(len(line) <= width for line in log.lines)
         assert " ".join(" ".join(log.lines).split()) == LONG  # nothing lost or reordered

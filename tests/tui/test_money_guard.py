@@ -62,7 +62,7 @@ async def test_keep_during_a_running_script_keeps_it_and_exits_at_once(tmp_path,
         app.screen.query_one("#confirm-name", Input).value = node.name
         asked = time.monotonic()
         await press(pilot, "#keep")
-        await until(pilot, lambda: not app.is_running, 15, "the exit")
+        await until(pilot, lambda: not app.is_running, 30, "the exit")
         took = time.monotonic() - asked
     assert took < 10, f"keeping took {took:.1f} s: the launch did not detach"
     assert app.return_code == 0
@@ -102,14 +102,14 @@ async def test_review_disables_create_with_the_reason_for_what_the_plan_refuses(
             ("#script", str(tmp_path / "missing.py")),
         ]:
             app.screen.query_one(field, Input).value = value
-            await until(pilot, lambda: create.disabled, 10, f"{field}={value!r} refused")
+            await until(pilot, lambda: create.disabled, 30, f"{field}={value!r} refused")
             assert str(app.screen.query_one("#error").render()).strip()
             app.screen.query_one(field, Input).value = ""
             if field == "#max-run":
                 app.screen.query_one(field, Input).value = "120"
-            await until(pilot, lambda: not create.disabled, 10, f"{field} cleared accepted")
+            await until(pilot, lambda: not create.disabled, 30, f"{field} cleared accepted")
         await press(pilot, "#create")  # disabled buttons do nothing; an enabled one creates
-        await on_screen(pilot, "ProvisionScreen", 10)
+        await on_screen(pilot, "ProvisionScreen", 30)
 
 
 async def test_review_refuses_a_long_name_on_spot(tmp_path):
@@ -119,7 +119,7 @@ async def test_review_refuses_a_long_name_on_spot(tmp_path):
         app.state.route = "spot"
         app.screen.query_one("#name", Input).value = "a" + "b" * 61  # 62 characters
         create = app.screen.query_one("#create", Button)
-        await until(pilot, lambda: create.disabled, 10, "the long name refused")
+        await until(pilot, lambda: create.disabled, 30, "the long name refused")
         assert "60 characters" in str(app.screen.query_one("#error").render())
 
 
@@ -135,7 +135,7 @@ async def test_a_refused_create_bills_nothing_and_quits_at_once(tmp_path, home, 
         assert not app.billing.may_bill()
         assert "Nothing is billing" in status_text(app)
         await pilot.press("ctrl+q")  # nothing exists: no guard, no question
-        await until(pilot, lambda: not app.is_running, 5, "the exit")
+        await until(pilot, lambda: not app.is_running, 30, "the exit")
     assert app.return_code == 0
 
 
@@ -161,9 +161,9 @@ async def test_leftovers_dialog_goes_through_the_quit_guard(tmp_path, home):
         await on_screen(pilot, "QuitGuard")
         # Two dialogs over the step: the meter under them keeps running (Textual redraws a bar
         # two screens down only when asked; a frozen one would say the leftover stopped costing).
-        await until(pilot, lambda: drawn_meter_seconds(app) != "", 5, "the meter")
+        await until(pilot, lambda: drawn_meter_seconds(app) != "", 30, "the meter")
         first = drawn_meter_seconds(app)
-        await until(pilot, lambda: drawn_meter_seconds(app) not in ("", first), 5, "a new second")
+        await until(pilot, lambda: drawn_meter_seconds(app) not in ("", first), 30, "a new second")
         await press(pilot, "#stay")
         await on_screen(pilot, "LeftoversScreen")
         assert app.is_running
@@ -175,13 +175,13 @@ async def test_leftovers_left_running_still_show_as_billing(tmp_path, home):
     async with app.run_test(size=SIZE) as pilot:
         await on_screen(pilot, "LeftoversScreen", 30)
         await press(pilot, "#leave")
-        await on_screen(pilot, "RouteScreen", 10)
-        await until(pilot, lambda: "BILLING forgotten" in status_text(app), 5, "the meter")
+        await on_screen(pilot, "RouteScreen", 30)
+        await until(pilot, lambda: "BILLING forgotten" in status_text(app), 30, "the meter")
         await pilot.press("ctrl+q")
         await on_screen(pilot, "QuitGuard")  # it still bills: quitting says so
         assert "they keep billing" in str(app.screen.query_one("#guard-text").render())
         await press(pilot, "#keep")  # already left on purpose: no name to type
-        await until(pilot, lambda: not app.is_running, 5, "the exit")
+        await until(pilot, lambda: not app.is_running, 30, "the exit")
     assert "forgotten" in {n.rsplit("/", 1)[-1] for n in sandbox_nodes(home)}
 
 
@@ -209,8 +209,8 @@ async def test_first_step_shows_while_leftovers_are_looked_for_and_the_dialog_fo
         release.set()
         await on_screen(pilot, "LeftoversScreen", 30)
         await press(pilot, "#leave")
-        await on_screen(pilot, "RouteScreen", 10)  # the step the user was on, as it was
-        await until(pilot, lambda: "BILLING forgotten" in status_text(app), 5, "the meter")
+        await on_screen(pilot, "RouteScreen", 30)  # the step the user was on, as it was
+        await until(pilot, lambda: "BILLING forgotten" in status_text(app), 30, "the meter")
 
 
 @pytest.mark.rotating("kept-node-e2e")
@@ -241,7 +241,7 @@ async def test_a_node_kept_in_practice_outlives_the_wizard_and_its_watchdog_stil
             await on_screen(pilot, "QuitGuard")
             app.screen.query_one("#confirm-name", Input).value = node.name
             await press(pilot, "#keep")
-            await until(pilot, lambda: not app.is_running, 15, "the exit")
+            await until(pilot, lambda: not app.is_running, 30, "the exit")
         lasting = json.loads((home / "sandbox" / "server.json").read_text())
         assert lasting["endpoint"] == os.environ[ENDPOINT_ENV]  # where the watchdog calls
         assert node.name in {n.rsplit("/", 1)[-1] for n in sandbox_nodes(home)}
@@ -277,4 +277,4 @@ async def test_a_leftover_record_in_a_zone_that_refuses_is_said_and_the_rest_sti
         assert "Could not check lost in europe-west1-b" in said
         assert "Could not check for leftovers" not in said
         await press(pilot, "#leave")
-        await on_screen(pilot, "RouteScreen", 10)
+        await on_screen(pilot, "RouteScreen", 30)

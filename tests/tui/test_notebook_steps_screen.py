@@ -12,7 +12,7 @@ async def test_the_colab_screen_says_how_to_upload_and_run_all_once(tmp_path):
 
     app = Harness(lambda: NotebookScreen(tmp_path))
     async with app.run_test(size=(100, 32)) as pilot:
-        await on_screen(pilot, "NotebookScreen", 5)
+        await on_screen(pilot, "NotebookScreen", 30)
         await press(pilot, "#write")
         await pilot.pause()
         steps = " ".join(str(app.screen.query_one("#steps", Static).render()).split())

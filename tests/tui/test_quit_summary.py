@@ -36,7 +36,7 @@ async def test_quit_from_the_summary_prints_the_summary(tmp_path, monkeypatch):
         await on_screen(pilot, "RouteScreen")
         app.last_summary = ended_launch()  # what the Summary step showed, the launch over
         app.action_quit()  # the Summary's Quit, with nothing billing: no guard to ask
-        await until(pilot, lambda: not app.is_running, 10, "the exit")
+        await until(pilot, lambda: not app.is_running, 30, "the exit")
     assert app.return_code == 0
     (message,) = said
     assert message is not None
@@ -50,5 +50,5 @@ async def test_quit_without_a_launch_prints_nothing(tmp_path, monkeypatch):
     async with app.run_test(size=(100, 32)) as pilot:
         await on_screen(pilot, "RouteScreen")
         app.action_quit()
-        await until(pilot, lambda: not app.is_running, 10, "the exit")
+        await until(pilot, lambda: not app.is_running, 30, "the exit")
     assert said == [None]

@@ -56,19 +56,19 @@ async def test_run_again_has_the_focus_and_the_log_follows_the_new_run_at_80x24(
     app = WizardApp(run_dir=tmp_path / "runs")
     async with app.run_test(size=(80, 24)) as pilot:
         await launch_until_the_rerun_choices(pilot, script)
-        await until(pilot, lambda: app.focused is app.screen.query_one("#run-again"), 5, "focus")
+        await until(pilot, lambda: app.focused is app.screen.query_one("#run-again"), 30, "focus")
         log = app.screen.query_one(Log)
-        await until(pilot, lambda: log.is_vertical_scroll_end, 5, "the end of the first run")
+        await until(pilot, lambda: log.is_vertical_scroll_end, 30, "the end of the first run")
         await pilot.press("tab")  # Tab goes along the choices
         assert app.focused is app.screen.query_one("#edit-rerun")
         script.write_text("for i in range(40):\n    print('again', i, flush=True)\n")
         await pilot.press("shift+tab", "enter")  # Enter on Run again
         await until(pilot, lambda: "again 39" in app.screen.log_text(), 60, "the second run")
         await until(pilot, lambda: app.screen.query("#run-again"), 60, "the choices again")
-        await until(pilot, lambda: not app.screen.pending, 5, "the log written")
+        await until(pilot, lambda: not app.screen.pending, 30, "the log written")
         assert "--- running your script again ---" in log.lines
         # The new output is in sight: the log followed it to its end.
-        await until(pilot, lambda: log.is_vertical_scroll_end, 5, "the end of the second run")
+        await until(pilot, lambda: log.is_vertical_scroll_end, 30, "the end of the second run")
         assert app.focused is app.screen.query_one("#run-again")
         await press(pilot, "#end-runs")
         await until(pilot, lambda: not app.billing.existing(), 60, "verified teardown")
@@ -99,7 +99,7 @@ async def test_a_shell_on_worker_0_between_runs_and_the_choices_stay(tmp_path, h
         await launch_until_the_rerun_choices(pilot, script)
         (node,) = app.billing.existing()
         await press(pilot, "#open-shell")
-        await until(pilot, lambda: "exit 7" in app.screen.log_text(), 10, "the shell's end")
+        await until(pilot, lambda: "exit 7" in app.screen.log_text(), 30, "the shell's end")
         (out,) = shells
         assert str(home) in out and node.name in out  # a worker's home of this node
         assert "made-by-the-script.txt" in out  # the worker the script ran on
@@ -183,7 +183,7 @@ async def test_an_install_on_run_again_streams_on_the_script_step_and_a_failed_o
         field.value = "no-such-pkg-tpuwizard"
         await press(pilot, "#run-again")
         await until(pilot, lambda: screen.query("#rerun-choices"), 90, "the choices again")
-        await until(pilot, lambda: not screen.pending, 5, "the log written")
+        await until(pilot, lambda: not screen.pending, 30, "the log written")
         assert app.screen is screen and shown == []  # the same step: never back to Verify
         log = " ".join(screen.log_text().split())  # as read, its wrapped lines joined
         assert "first run" in log  # the log was not cleared
@@ -202,7 +202,7 @@ async def test_an_install_on_run_again_streams_on_the_script_step_and_a_failed_o
         await press(pilot, "#run-again")
         await until(pilot, lambda: "value 42" in screen.log_text(), 90, "the third run")
         await until(pilot, lambda: screen.query("#end-runs"), 60, "the choices again")
-        await until(pilot, lambda: not screen.pending, 5, "the log written")
+        await until(pilot, lambda: not screen.pending, 30, "the log written")
         assert "Added packages: rerunpkg 0.1" in screen.log_text()  # a good install is said
         assert not screen.query_one("#script-verdict").display
         assert screen.query_one("#rerun-packages", Input).value == ""

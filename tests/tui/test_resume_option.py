@@ -28,7 +28,7 @@ async def test_spot_review_offers_resume_after_preemption_inside_80x24(tmp_path)
     state = review_state(route="spot", script=script)
     app = Harness(lambda: ReviewScreen(state), state)
     async with app.run_test(size=(80, 24)) as pilot:
-        await on_screen(pilot, "ReviewScreen", 10)
+        await on_screen(pilot, "ReviewScreen", 30)
         screen = app.screen
         field = screen.query_one("#checkpoints", Input)
         assert field.border_title == "Resume after preemption" and field.border_subtitle == "off"
@@ -57,7 +57,7 @@ async def test_other_routes_have_no_resume_field_and_launch_no_chain(tmp_path):
     state = review_state(route="vm", checkpoints="ckpt")
     app = Harness(lambda: ReviewScreen(state), state)
     async with app.run_test(size=(80, 24)) as pilot:
-        await on_screen(pilot, "ReviewScreen", 10)
+        await on_screen(pilot, "ReviewScreen", 30)
         assert not app.screen.query("#checkpoints")
         assert state.reviewed(app.screen.answers()).preview().checkpoints is None
 

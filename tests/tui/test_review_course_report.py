@@ -18,7 +18,7 @@ async def test_tpu_report_txt_under_files_to_copy_back_is_explained(tmp_path):
     state = review_state(script=script)
     app = Harness(lambda: ReviewScreen(state), state)
     async with app.run_test(size=(80, 24)) as pilot:
-        await on_screen(pilot, "ReviewScreen", 10)
+        await on_screen(pilot, "ReviewScreen", 30)
         screen = app.screen
         screen.query_one("#fetch", Input).value = "tpu-report.txt"
 
@@ -27,7 +27,7 @@ async def test_tpu_report_txt_under_files_to_copy_back_is_explained(tmp_path):
                 str(n.message) for n in app._notifications if "tpu-report.txt" in str(n.message)
             ]
 
-        await until(pilot, lambda: told(), 5, "the note on tpu-report.txt")
+        await until(pilot, lambda: told(), 30, "the note on tpu-report.txt")
         (note,) = told()
         assert "output.txt" in note and "only if your script writes it" in note
         screen.query_one("#fetch", Input).value = "tpu-report.txt, x.json"

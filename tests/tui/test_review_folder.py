@@ -31,25 +31,25 @@ async def test_a_large_folder_is_said_and_asked_about_on_create(tmp_path, size):
     state = review_state(script=lesson(tmp_path, 60_000_000))
     app = Harness(lambda: ReviewScreen(state), state)
     async with app.run_test(size=size) as pilot:
-        await on_screen(pilot, "ReviewScreen", 10)
+        await on_screen(pilot, "ReviewScreen", 30)
         review = app.screen
         field = review.query_one("#script", Input)
-        await until(pilot, lambda: "sent" in str(field.border_subtitle), 10, "the size")
+        await until(pilot, lambda: "sent" in str(field.border_subtitle), 30, "the size")
         assert str(field.border_subtitle) == "2 files, 60 MB sent; 1 secret kept here"
-        await until(pilot, lambda: app._notifications, 10, "the secrets' note")
+        await until(pilot, lambda: app._notifications, 30, "the secrets' note")
         said = " ".join(str(n.message) for n in app._notifications)
         assert ".ssh/" in said and "stay on this computer" in said
         await press(pilot, "#create")
-        await on_screen(pilot, "ConfirmScreen", 10)
+        await on_screen(pilot, "ConfirmScreen", 30)
         question = str(app.screen.query_one("#question", Static).render())
         assert "60 MB" in question and ".tpuwizardignore" in question
         await press(pilot, "#no")  # Back: still on Review, nothing decided
-        await on_screen(pilot, "ReviewScreen", 10)
+        await on_screen(pilot, "ReviewScreen", 30)
         assert app.screen is review
         await press(pilot, "#create")
-        await on_screen(pilot, "ConfirmScreen", 10)
+        await on_screen(pilot, "ConfirmScreen", 30)
         await press(pilot, "#yes")
-        await until(pilot, lambda: review not in app.screen_stack, 10, "Review dismissed")
+        await until(pilot, lambda: review not in app.screen_stack, 30, "Review dismissed")
 
 
 async def test_a_small_folder_creates_without_a_question(tmp_path):
@@ -58,11 +58,11 @@ async def test_a_small_folder_creates_without_a_question(tmp_path):
     state = review_state(script=lesson(tmp_path, 1000))
     app = Harness(lambda: ReviewScreen(state), state)
     async with app.run_test(size=(80, 24)) as pilot:
-        await on_screen(pilot, "ReviewScreen", 10)
+        await on_screen(pilot, "ReviewScreen", 30)
         review = app.screen
         field = review.query_one("#script", Input)
-        await until(pilot, lambda: "sent" in str(field.border_subtitle), 10, "the size")
+        await until(pilot, lambda: "sent" in str(field.border_subtitle), 30, "the size")
         assert str(field.border_subtitle) == "2 files, 1 kB sent; 1 secret kept here"
         await press(pilot, "#create")
-        await until(pilot, lambda: review not in app.screen_stack, 10, "Review dismissed")
+        await until(pilot, lambda: review not in app.screen_stack, 30, "Review dismissed")
         assert "ConfirmScreen" not in [type(s).__name__ for s in app.screen_stack]

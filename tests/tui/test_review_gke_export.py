@@ -40,16 +40,16 @@ async def test_f6_writes_the_jobset_beside_the_script_and_says_where(tmp_path, s
     state = _state(script, packages="optax", jax=newest)
     app = Harness(lambda: ReviewScreen(state), state)
     async with app.run_test(size=size) as pilot:
-        await on_screen(pilot, "ReviewScreen", 10)
+        await on_screen(pilot, "ReviewScreen", 30)
         app.screen.query_one("#name", Input).value = "my-run"
         assert "f6" in app.screen.query_one("KeyBar").render().plain.lower()
         await pilot.press("f6")
-        await on_screen(pilot, "GkeExportScreen", 10)
+        await on_screen(pilot, "GkeExportScreen", 30)
         write = app.screen.query_one("#gke-write").region
         assert write.height > 0 and write.bottom <= size[1]  # Write is on screen at 80x24
         await press(pilot, "#gke-jobset")
         await press(pilot, "#gke-write")
-        await until(pilot, lambda: "Wrote" in _shown(app, "#gke-written"), 10, "the files said")
+        await until(pilot, lambda: "Wrote" in _shown(app, "#gke-written"), 30, "the files said")
         words = _shown(app, "#gke-written")
         written = tmp_path / "my-run.jobset.yaml"
         assert str(written) in words and "nothing was created" in words
@@ -63,7 +63,7 @@ async def test_f6_writes_the_jobset_beside_the_script_and_says_where(tmp_path, s
         assert "optax" in job and "train.py" in job  # Review's packages and script
         assert f"jax[tpu]=={newest}" in job  # Review's worker JAX
         await pilot.press("escape")
-        await on_screen(pilot, "ReviewScreen", 10)
+        await on_screen(pilot, "ReviewScreen", 30)
 
 
 async def test_a_slice_too_small_is_replaced_by_the_larger_one_and_refusals_are_said(tmp_path):
@@ -74,23 +74,23 @@ async def test_a_slice_too_small_is_replaced_by_the_larger_one_and_refusals_are_
     state = _state(script, state_gib=3000.0)
     app = Harness(lambda: ReviewScreen(state), state)
     async with app.run_test(size=(80, 24)) as pilot:
-        await on_screen(pilot, "ReviewScreen", 10)
+        await on_screen(pilot, "ReviewScreen", 30)
         await pilot.press("f6")
-        await on_screen(pilot, "GkeExportScreen", 10)
+        await on_screen(pilot, "GkeExportScreen", 30)
         assert app.screen.query_one("#gke-accelerator", Input).value == "tpu7x-64"
         assert "smallest single slice that does" in _shown(app, "#gke-intro")
         await press(pilot, "#gke-skypilot")  # SkyPilot's TPU path has no TPU7x
         await press(pilot, "#gke-write")
-        await until(pilot, lambda: "Not written" in _shown(app, "#gke-written"), 10, "refusal")
+        await until(pilot, lambda: "Not written" in _shown(app, "#gke-written"), 30, "refusal")
         assert "cannot go to SkyPilot" in _shown(app, "#gke-written")
         app.screen.query_one("#gke-slices", Input).value = "two"
         await press(pilot, "#gke-xpk")
         await press(pilot, "#gke-write")
-        await until(pilot, lambda: "whole number" in _shown(app, "#gke-written"), 10, "slices")
+        await until(pilot, lambda: "whole number" in _shown(app, "#gke-written"), 30, "slices")
         assert sorted(p.name for p in tmp_path.iterdir()) == ["train.py"]  # nothing written
         app.screen.query_one("#gke-slices", Input).value = "2"
         await press(pilot, "#gke-write")
-        await until(pilot, lambda: "Wrote" in _shown(app, "#gke-written"), 10, "the files said")
+        await until(pilot, lambda: "Wrote" in _shown(app, "#gke-written"), 30, "the files said")
         commands = (tmp_path / "tpuwizard-run-xpk.sh").read_text()
         assert "--tpu-type tpu7x-64 --num-slices 2 --spot" in commands
         assert "--project" not in commands  # practice's project is no real one
@@ -106,20 +106,20 @@ async def test_the_optional_queue_priority_and_reservation_reach_the_jobset(tmp_
     state = _state(script, route="vm")
     app = Harness(lambda: ReviewScreen(state), state)
     async with app.run_test(size=(80, 24)) as pilot:
-        await on_screen(pilot, "ReviewScreen", 10)
+        await on_screen(pilot, "ReviewScreen", 30)
         await pilot.press("f6")
-        await on_screen(pilot, "GkeExportScreen", 10)
+        await on_screen(pilot, "GkeExportScreen", 30)
         app.screen.query_one("#gke-queue", Input).value = "Team A"
         await press(pilot, "#gke-jobset")
         await press(pilot, "#gke-write")
-        await until(pilot, lambda: "Not written" in _shown(app, "#gke-written"), 10, "refusal")
+        await until(pilot, lambda: "Not written" in _shown(app, "#gke-written"), 30, "refusal")
         assert "is not a Kueue queue name" in _shown(app, "#gke-written")
         assert sorted(p.name for p in tmp_path.iterdir()) == ["train.py"]
         app.screen.query_one("#gke-queue", Input).value = "team-a"
         app.screen.query_one("#gke-priority", Input).value = "high"
         app.screen.query_one("#gke-reservation", Input).value = "my-reservation"
         await press(pilot, "#gke-write")
-        await until(pilot, lambda: "Wrote" in _shown(app, "#gke-written"), 10, "the files said")
+        await until(pilot, lambda: "Wrote" in _shown(app, "#gke-written"), 30, "the files said")
         jobset = yaml.safe_load((tmp_path / "tpuwizard-run.jobset.yaml").read_text())
         assert jobset["metadata"]["labels"] == {"kueue.x-k8s.io/queue-name": "team-a"}
         pod = jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]

@@ -34,7 +34,7 @@ async def test_f2_puts_the_course_packages_into_the_field_and_the_plan(size):
     state = review_state(packages="tinypkg")
     app = Harness(lambda: ReviewScreen(state), state)
     async with app.run_test(size=size) as pilot:
-        await on_screen(pilot, "ReviewScreen", 10)
+        await on_screen(pilot, "ReviewScreen", 30)
         screen = app.screen
         for selector in ("#packages", "#name", "#max-run", "#create"):
             assert whole_on_screen(app, selector), selector
@@ -55,11 +55,11 @@ async def test_a_jax_package_disables_create_with_the_reason():
     state = review_state()
     app = Harness(lambda: ReviewScreen(state), state)
     async with app.run_test(size=(80, 24)) as pilot:
-        await on_screen(pilot, "ReviewScreen", 10)
+        await on_screen(pilot, "ReviewScreen", 30)
         screen = app.screen
         screen.query_one("#packages", Input).value = "optax jax[tpu]==0.4"
         create = screen.query_one("#create", Button)
-        await until(pilot, lambda: create.disabled, 5, "Create disabled")
+        await until(pilot, lambda: create.disabled, 30, "Create disabled")
         error = str(screen.query_one("#error").render())
         assert "names jax" in error and "Remove that line" in error, error
         assert whole_on_screen(app, "#error")
@@ -74,10 +74,10 @@ async def test_a_requirements_file_beside_the_script_is_said_on_the_field(tmp_pa
     state = review_state(script=script)
     app = Harness(lambda: ReviewScreen(state), state)
     async with app.run_test(size=(80, 24)) as pilot:
-        await on_screen(pilot, "ReviewScreen", 10)
+        await on_screen(pilot, "ReviewScreen", 30)
         screen = app.screen
         field = screen.query_one("#packages", Input)
-        await until(pilot, lambda: field.border_subtitle, 5, "the file said on the field")
+        await until(pilot, lambda: field.border_subtitle, 30, "the file said on the field")
         assert "requirements.txt" in str(field.border_subtitle)
         plan = state.reviewed(screen.answers()).preview()
         assert [(p.text, p.origin) for p in plan.packages] == [

@@ -27,14 +27,14 @@ async def test_review_shows_the_default_and_f3_picks_another_version(monkeypatch
     state = review_state()
     app = Harness(lambda: ReviewScreen(state), state)
     async with app.run_test(size=size) as pilot:
-        await on_screen(pilot, "ReviewScreen", 10)
+        await on_screen(pilot, "ReviewScreen", 30)
         assert f"Worker's JAX {DEFAULT.version} (default)" in _words(app)
         assert "This computer" not in _words(app)  # the same version on both sides
         jax_region = app.screen.query_one("#worker-jax").region
         assert jax_region.height > 0 and jax_region.bottom <= size[1] - 1  # above the key bar
         assert "f3" in app.screen.query_one("KeyBar").render().plain.lower()
         await pilot.press("f3")
-        await on_screen(pilot, "JaxPicker", 10)
+        await on_screen(pilot, "JaxPicker", 30)
         options = app.screen.query_one("#jax-versions", OptionList)
         assert options.option_count == len(TABLE)
         assert options.highlighted == [v.version for v in TABLE].index(DEFAULT.version)
@@ -42,16 +42,16 @@ async def test_review_shows_the_default_and_f3_picks_another_version(monkeypatch
         assert "(default)" in listed and "Not run on a TPU" in listed
         options.highlighted = [v.version for v in TABLE].index(newest)
         await pilot.press("enter")
-        await on_screen(pilot, "ReviewScreen", 10)
-        await until(pilot, lambda: newest in _words(app), 5, "the version picked")
+        await on_screen(pilot, "ReviewScreen", 30)
+        await until(pilot, lambda: newest in _words(app), 30, "the version picked")
         assert f"(default {DEFAULT.version})" in _words(app)
         assert f"This computer has JAX {DEFAULT.version}: results here may differ" in _words(app)
         plan = state.reviewed(app.screen.answers()).preview()
         assert plan.jax == newest and not plan.problems()
         await pilot.press("f3")  # Esc in the picker changes nothing
-        await on_screen(pilot, "JaxPicker", 10)
+        await on_screen(pilot, "JaxPicker", 30)
         await pilot.press("escape")
-        await on_screen(pilot, "ReviewScreen", 10)
+        await on_screen(pilot, "ReviewScreen", 30)
         assert app.screen.answers().jax == newest
 
 
@@ -62,6 +62,6 @@ async def test_a_different_laptop_jax_is_said_with_the_default(monkeypatch):
     state = review_state(jax=None)
     app = Harness(lambda: ReviewScreen(state), state)
     async with app.run_test(size=(80, 24)) as pilot:
-        await on_screen(pilot, "ReviewScreen", 10)
+        await on_screen(pilot, "ReviewScreen", 30)
         assert "This computer has JAX 0.9.2: results here may differ" in _words(app)
         assert app.screen.answers().jax is None  # the default: the plan's own

@@ -39,7 +39,7 @@ async def test_review_says_15_5_gib_fits_v5litepod_1(tmp_path):
     state = _state(accelerator="v5litepod-1", route="spot", script=script, state_gib=15.5)
     app = Harness(lambda: ReviewScreen(state), state)
     async with app.run_test(size=(100, 32)) as pilot:
-        await on_screen(pilot, "ReviewScreen", 10)
+        await on_screen(pilot, "ReviewScreen", 30)
         shown = " ".join(str(app.screen.query_one("#fit-verdict", Static).render()).split())
         assert "fits sharded on v5litepod-1" in shown and "Too small" not in shown
 

@@ -75,7 +75,7 @@ async def test_quit_guard_names_it_refuses_a_wrong_name_and_deletes(tmp_path, ho
     async with app.run_test(size=SIZE) as pilot:
         await walk_to_review(pilot)
         await press(pilot, "#create")
-        await until(pilot, lambda: app.billing.may_bill() and sandbox_nodes(home), 20, "the node")
+        await until(pilot, lambda: app.billing.may_bill() and sandbox_nodes(home), 30, "the node")
         await pilot.press("ctrl+q")
         await on_screen(pilot, "QuitGuard")
         text = str(app.screen.query_one("#guard-text").render())
@@ -89,7 +89,7 @@ async def test_quit_guard_names_it_refuses_a_wrong_name_and_deletes(tmp_path, ho
         await until(
             pilot,
             lambda: "exactly" in str(app.screen.query_one("#guard-error").render()),
-            10,
+            30,
             "the wrong name to be refused",
         )
         assert type(app.screen).__name__ == "QuitGuard" and app.is_running
@@ -133,7 +133,7 @@ async def test_leftovers_from_an_earlier_run_are_offered_first(tmp_path, home):
         assert "forgotten" in str(app.screen.query_one("#leftovers").render())
         await press(pilot, "#delete")
         await on_screen(pilot, "RouteScreen", 30)
-        await until(pilot, lambda: sandbox_nodes(home) == {}, 10, "the deletion")
+        await until(pilot, lambda: sandbox_nodes(home) == {}, 30, "the deletion")
 
 
 async def test_sigterm_during_provisioning_tears_down_and_exits_143(tmp_path, home, monkeypatch):
@@ -142,7 +142,7 @@ async def test_sigterm_during_provisioning_tears_down_and_exits_143(tmp_path, ho
     async with app.run_test(size=SIZE) as pilot:
         await walk_to_review(pilot)
         await press(pilot, "#create")
-        await until(pilot, lambda: sandbox_nodes(home), 20, "the node")
+        await until(pilot, lambda: sandbox_nodes(home), 30, "the node")
         # What the loop's SIGTERM handler calls (a real signal would stop pytest itself).
         app.on_signal(signal.SIGTERM)
         await until(pilot, lambda: not app.is_running, 60, "the exit")
@@ -218,9 +218,9 @@ async def test_a_terminal_made_too_small_on_a_step_is_covered_until_it_grows(tmp
         for step in ("RouteScreen", "AccountScreen"):
             await on_screen(pilot, step)
             await pilot.resize_terminal(79, 24)
-            await on_screen(pilot, "TooSmallScreen", 5)
+            await on_screen(pilot, "TooSmallScreen", 30)
             await pilot.resize_terminal(80, 24)
-            await on_screen(pilot, step, 5)  # the step as it was
+            await on_screen(pilot, step, 30)  # the step as it was
             await next_step(pilot)
 
 
@@ -244,11 +244,11 @@ async def test_notebook_route_writes_it_and_checks_receipts(tmp_path):
         field = app.screen.query_one("#receipt")
         field.value = str(cpu)
         await press(pilot, "#check")
-        await until(pilot, lambda: "REJECTED" in str(result.render()), 10, "the rejection")
+        await until(pilot, lambda: "REJECTED" in str(result.render()), 30, "the rejection")
         field.value = str(good)
         field.focus()
         await pilot.press("enter")  # Enter in the field checks too
-        await until(pilot, lambda: "PASS" in str(result.render()), 10, "the pass")
+        await until(pilot, lambda: "PASS" in str(result.render()), 30, "the pass")
 
 
 @pytest.mark.rotating("deep-checks-e2e")

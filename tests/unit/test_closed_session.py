@@ -40,25 +40,25 @@ def test_close_waits_for_a_cloud_that_is_opening():
 
     def open_cloud(backend: str) -> object:
         started.set()
-        release.wait(10)
+        release.wait(60)
         return object()
 
     book = CloudBook(open_cloud)  # type: ignore[arg-type]
     opener = threading.Thread(target=book.get, args=("tpu-api",))
     opener.start()
-    started.wait(10)
+    assert started.wait(60)
     closer = threading.Thread(target=book.close)
     closer.start()
     assert closer.is_alive()  # the opening ends first: its sandbox is the one handed over
     release.set()
-    closer.join(10)
-    opener.join(10)
+    closer.join(60)
+    opener.join(60)
     assert not closer.is_alive() and book.opened
 
 
 def test_the_guard_names_a_thread_another_test_left_writing_the_environment(request):
     def later_export() -> None:
-        wait_until(lambda: thread_env._current[0] == "the later test", 10, "the later test")
+        wait_until(lambda: thread_env._current[0] == "the later test", 30, "the later test")
         os.environ["TPUWIZARD_GUARD_PROBE"] = "1"
 
     thread_env.begin("the earlier test")
@@ -66,7 +66,7 @@ def test_the_guard_names_a_thread_another_test_left_writing_the_environment(requ
     leaked.start()
     thread_env.end()
     thread_env.begin("the later test")
-    leaked.join(10)
+    leaked.join(60)
     found = thread_env.end()
     thread_env.begin(request.node.nodeid)  # this test's own again, for its fixture's check
     os.environ.pop("TPUWIZARD_GUARD_PROBE", None)

@@ -1,4 +1,4 @@
-import time
+import socket
 from pathlib import Path
 
 import pytest
@@ -58,8 +58,11 @@ def test_active_config_name_from_the_environment(gcloud_dir):
     assert ctx.project == "default-proj" and ctx.zone is None
 
 
-def test_missing_things_come_with_the_command_that_fixes_them(tmp_path):
-    start = time.monotonic()
+def test_missing_things_come_with_the_command_that_fixes_them(tmp_path, monkeypatch):
+    # No metadata-server probe: no connection at all (seen directly, not by timing the call,
+    # which a loaded machine slows).
+    connects: list[object] = []
+    monkeypatch.setattr(socket.socket, "connect", lambda _self, address: connects.append(address))
     ctx = gc.discover(
         env={
             "CLOUDSDK_CONFIG": str(tmp_path / "none"),
@@ -67,7 +70,7 @@ def test_missing_things_come_with_the_command_that_fixes_them(tmp_path):
             "HOME": str(tmp_path),
         }
     )
-    assert time.monotonic() - start < 1.0  # no metadata-server probe
+    assert connects == []
     assert ctx.credentials is None and not ctx.ready
     commands = [cmd for _, cmd in ctx.problems]
     assert "gcloud auth application-default login" in commands

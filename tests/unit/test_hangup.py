@@ -78,11 +78,11 @@ def test_after_a_hangup_the_exit_waits_for_the_deletion_under_way(exits):
     guard.signalled(signal.SIGHUP)
     guard.finished(129)
     try:
-        wait_until(lambda: len(polls) >= 3, 10, "the exit to wait on the deletion")
+        wait_until(lambda: len(polls) >= 3, 30, "the exit to wait on the deletion")
         assert exits == []  # asked three times, told three times that a deletion is under way
     finally:
         deleting.clear()  # else the exit's thread would wait for ever, and pytest with it
-    wait_until(lambda: exits, 10, "the exit")
+    wait_until(lambda: exits, 30, "the exit")
     assert exits == [129]
 
 
@@ -91,7 +91,7 @@ def test_a_hangup_after_the_way_out_ends_the_process_with_its_code(exits):
     guard.finished(0)  # the user quit; then the window was closed during Textual's shutdown
     assert exits == []
     guard.signalled(signal.SIGHUP)
-    wait_until(lambda: exits, 10, "the exit")
+    wait_until(lambda: exits, 30, "the exit")
     assert exits == [0]
 
 
@@ -152,7 +152,7 @@ def test_a_session_is_busy_while_its_launch_thread_runs(tmp_path, monkeypatch):
     handle = session.start_launch(plan)
     consumer = threading.Thread(target=lambda: list(handle.events()))
     consumer.start()
-    wait_until(lambda: handle.running, 10, "the launch thread")
+    wait_until(lambda: handle.running, 30, "the launch thread")
     assert session.busy
     release.set()
     consumer.join(30)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from tpuwizard_verify import tpu_watchdog
 
+from tests.waiting import wait_until
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.kept.heartbeat_book import HeartbeatBook
 from tpuwizard.core.launch.kept.iterate import ScriptRun
@@ -154,9 +155,8 @@ def test_heartbeats_beat_now_and_on_an_interval_and_report_failures():
 
     with heartbeats(beat, 0.05, errors.append):
         assert len(calls) == 1  # before the block's work starts
-        assert failed.wait(5)
-        while len(calls) < 3:
-            time.sleep(0.01)
+        assert failed.wait(30)
+        wait_until(lambda: len(calls) >= 3, 30, "a beat after the failed one")
     assert errors == ["heartbeat not sent: connection lost"]
     assert heartbeat_interval(1800) == 60 and heartbeat_interval(8) == 2
 

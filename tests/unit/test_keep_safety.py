@@ -70,7 +70,7 @@ def test_a_waiting_keep_whose_watchdog_fails_asks_and_waits_for_the_answer(tmp_p
     assert thread.is_alive(), "the launch went on without the user's answer"
     assert [type(e) for e in events] == [ev.KeepNeedsAnswer]
     launch.cancel.request_keep()  # "Keep without a watchdog"
-    thread.join(timeout=5)
+    thread.join(timeout=60)
     assert isinstance(raised[0], Cancelled) and launch.cancel.keep
     assert launch.state.watchdog_deadline is None
 

@@ -1,14 +1,15 @@
 """Faults asked for while a lasting practice sandbox serves: said, never silently dropped."""
 
 import json
+import os
 import socket
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 
+from tests.waiting import wait_until
 from tpuwizard.core.cloud.endpoint import ENDPOINT_ENV, TOKEN_ENV
 from tpuwizard.core.errors import BadInput
 from tpuwizard.session.practice import sandbox as practice
@@ -65,14 +66,17 @@ def test_a_command_asking_for_none_ends_a_rehearsals_faults_before_its_first_cal
     taken: list[str | None] = []
 
     def sandbox_loop() -> None:  # what practice/lasting.py's loop does with the request
-        while not (folder / FAULTS_REQUEST).exists():
-            time.sleep(0.02)
+        wait_until(lambda: (folder / FAULTS_REQUEST).exists(), 60, "the faults request")
         taken.append(take_request(folder))
         info = folder / practice.LASTING_SERVER_FILE
-        info.write_text(json.dumps({**json.loads(info.read_text()), "faults": taken[-1]}))
+        # Whole or not at all, as the sandbox writes it: the attach reads it meanwhile, and a
+        # half-written file (a slow write on a loaded machine) would read as no sandbox.
+        part = info.with_suffix(".part")
+        part.write_text(json.dumps({**json.loads(info.read_text()), "faults": taken[-1]}))
+        os.replace(part, info)
 
     loop = threading.Thread(target=sandbox_loop, daemon=True)
     loop.start()
     assert practice.attach_lasting_sandbox()
-    loop.join(10)
+    loop.join(30)
     assert taken == [""]

@@ -59,7 +59,7 @@ def test_a_cold_read_does_not_hold_the_first_figure_and_prices_the_rest(monkeypa
     assert cost.price_origin(*WHERE) == (offline_label(), "")
     assert READING in (cost.catalog_source() or "")
     read.land()
-    wait_until(lambda: cost.price_origin(*WHERE)[1] == "SPOT-EAST5", 10, "the read to land")
+    wait_until(lambda: cost.price_origin(*WHERE)[1] == "SPOT-EAST5", 30, "the read to land")
     assert cost.hourly(*WHERE) == pytest.approx(5.6)
     assert cost.price_origin(*WHERE)[0].startswith("Cloud Billing Catalog, read ")
     beside.finish()
@@ -82,7 +82,7 @@ def test_an_old_cached_read_stands_labelled_until_the_new_one_lands(monkeypatch,
     assert cost.price_origin(*WHERE) == (f"Cloud Billing Catalog, read {old.date}", "OLD")
     assert f"the read of {old.date} stands" in (cost.catalog_source() or "")
     read.land()
-    wait_until(lambda: cost.price_origin(*WHERE)[1] == "SPOT-EAST5", 10, "the new read")
+    wait_until(lambda: cost.price_origin(*WHERE)[1] == "SPOT-EAST5", 30, "the new read")
     beside.finish()
 
 
@@ -92,9 +92,9 @@ def test_a_read_landing_after_the_command_is_done_prices_nothing(monkeypatch, re
     beside.start()
     beside.finish()
     read.land()
-    wait_until(lambda: read.calls == 1, 10, "the read to run")
+    wait_until(lambda: read.calls == 1, 30, "the read to run")
     assert beside._thread is not None
-    beside._thread.join(10)
+    beside._thread.join(60)
     assert cost.price_origin(*WHERE) == (offline_label(), "")
 
 

@@ -60,7 +60,7 @@ def test_a_forced_delete_of_a_request_leaves_the_node_of_its_name_it_did_not_mak
     assert wait_until(lambda: _state_of(state, bobs) == "FAILED", 10)
     with state.store.transaction():
         state.queued.delete_queued("p", ZONE, "dev2-qr", True, "v2")
-    wait_until(lambda: _state_of(state, bobs) is None, 10, "the request deleted")
+    wait_until(lambda: _state_of(state, bobs) is None, 30, "the request deleted")
     assert state.data["nodes"][ALICES]["labels"] == {"who": "alice"}  # Alice's, untouched
 
 
@@ -71,7 +71,7 @@ def test_a_forced_delete_still_takes_the_node_the_request_made(tmp_path):
     assert state.data["nodes"][ALICES]["queuedResource"] == bobs
     with state.store.transaction():
         state.queued.delete_queued("p", ZONE, "dev2-qr", True, "v2")
-    wait_until(lambda: _state_of(state, bobs) is None, 10, "the request deleted")
+    wait_until(lambda: _state_of(state, bobs) is None, 30, "the request deleted")
     assert ALICES not in state.data["nodes"]
 
 
@@ -87,12 +87,12 @@ def test_delete_fail_reaches_a_queued_requests_delete(tmp_path):
         answer = state.operations.get_operation(op["name"])
         return answer if answer.get("done") else None
 
-    finished = wait_until(done, 10, "the delete operation")
+    finished = wait_until(done, 30, "the delete operation")
     assert finished["error"]["code"] == 13
     assert _state_of(state, bobs) == "ACTIVE" and ALICES in state.data["nodes"]
     with state.store.transaction():  # the fault is spent: the next delete goes through
         state.queued.delete_queued("p", ZONE, "dev2-qr", True, "v2")
-    wait_until(lambda: _state_of(state, bobs) is None, 10, "the request deleted")
+    wait_until(lambda: _state_of(state, bobs) is None, 30, "the request deleted")
 
 
 def _cloud_deleting(monkeypatch, holder: NodeInfo | None) -> list[bool]:

@@ -43,12 +43,12 @@ def test_wait_starts_once_the_first_has_ended(path):
     def first() -> None:
         with run_lock(path, "dev", "tpuwizard run a.py"):
             first_in.set()
-            release.wait(10)
+            release.wait(60)
             order.append("first ended")
 
     thread = threading.Thread(target=first)
     thread.start()
-    first_in.wait(10)
+    assert first_in.wait(60)
     threading.Timer(0.3, release.set).start()
     with run_lock(path, "dev", "tpuwizard run b.py", wait=True, on_wait=notes.append, poll=0.02):
         order.append("second started")

@@ -24,8 +24,11 @@ def alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    status = Path(f"/proc/{pid}/status")
-    return not (status.exists() and "State:\tZ" in status.read_text())
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:  # reaped meanwhile
+        return False
+    return "State:\tZ" not in status
 
 
 @pytest.fixture
@@ -50,12 +53,12 @@ def test_a_cancelled_follower_returns_at_once_while_the_job_runs_on(worker, tmp_
 
     thread = threading.Thread(target=follow)
     thread.start()
-    wait_until(lambda: lines, 10, "the job's first line")
-    asked = time.monotonic()
+    wait_until(lambda: lines, 30, "the job's first line")
     token.set("test")
-    thread.join(timeout=5)
+    # The job runs 600 s: a follower back within 30 s (slack for a loaded machine) did not
+    # wait for it.
+    thread.join(timeout=30)
     assert not thread.is_alive(), "the follower waited for the job"
-    assert time.monotonic() - asked < 2
     assert isinstance(raised[0], Cancelled)
     pid = int((tmp_path / "w0" / job.folder / "pid").read_text())
     assert alive(pid), "cancelling the follower must not stop the job (Keep relies on it)"
@@ -66,16 +69,21 @@ def test_stop_job_ends_the_job_and_its_children_and_writes_an_exit_code(worker, 
     job = Job("chatty")
     start_job(worker, 0, job, f"sleep 600 & {CHATTY}")
     folder = tmp_path / "w0" / job.folder
-    wait_until(lambda: (folder / "pid").exists(), 5, "the job's pid file")
+    wait_until(lambda: (folder / "pid").exists(), 30, "the job's pid file")
     pgid = int((folder / "pid").read_text())
     stop_job(worker, 0, job)
-    members = [
+    # stop_job ends with a SIGKILL and does not wait for the kernel to carry it out: under load
+    # a killed member is still finishing a moment later (one that outlived it would run 600 s).
+    wait_until(lambda: _members(pgid) == [], 60, "the job's processes to end after stop_job")
+    assert (folder / "exit").read_text().strip() == "143"
+
+
+def _members(pgid: int) -> list[str]:
+    return [
         p.name
         for p in Path("/proc").iterdir()
         if p.name.isdigit() and _pgid(int(p.name)) == pgid and alive(int(p.name))
     ]
-    assert members == [], "processes of the job outlived stop_job"
-    assert (folder / "exit").read_text().strip() == "143"
 
 
 def _pgid(pid: int) -> int | None:
@@ -91,8 +99,8 @@ def test_a_transport_command_in_flight_is_killed_by_a_cancel(worker):
     threading.Timer(0.3, token.set, args=("test",)).start()
     started = time.monotonic()
     with pytest.raises(Cancelled):
-        worker.run(0, "sleep 30")
-    assert time.monotonic() - started < 5
+        worker.run(0, "sleep 600")
+    assert time.monotonic() - started < 60  # not the command's 600 s: slack for a loaded machine
 
 
 def test_a_launch_that_cannot_start_ends_with_failed_and_finished(tmp_path, monkeypatch):

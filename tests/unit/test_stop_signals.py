@@ -175,7 +175,7 @@ def test_a_hangup_during_the_script_deletes_once_and_exits_129_on_a_gone_termina
             show_event(event, as_json=False)
             if isinstance(event, ev.Finished):
                 code = event.exit_code
-        wait_until(lambda: len(received) == 2, 10, "the second SIGHUP")
+        wait_until(lambda: len(received) == 2, 30, "the second SIGHUP")
     assert deleted == ["SIGHUP"] and not handle.running and gone.tries == 2
     assert exit_code(received, code) == 129 and code == 129
     outcome = json.loads((tmp_path / "r1" / OUTCOME_FILE).read_text())

@@ -27,7 +27,7 @@ def test_the_backends_are_surveyed_at_once(tmp_path):
 
     def open_compute() -> MemoryCloud:
         # One after the other, the TPU API would be asked only once this had returned.
-        if not tpu_asked.wait(10):
+        if not tpu_asked.wait(60):
             raise TimeoutError("the TPU API was not asked while Compute Engine opened")
         return MemoryCloud(backend="compute")
 
@@ -54,14 +54,14 @@ def test_one_backend_opening_never_holds_up_the_other():
     tpu = threading.Thread(target=lambda: opened.append(book.get("tpu-api").backend))
     compute.start()
     try:
-        assert compute_opening.wait(10)
+        assert compute_opening.wait(60)
         tpu.start()
-        tpu.join(10)
+        tpu.join(60)
         assert opened == ["tpu-api"]  # while Compute Engine is still opening
     finally:
         compute_may_open.set()
-        compute.join(10)
-        tpu.join(10)
+        compute.join(60)
+        tpu.join(60)
     assert book.get("compute").backend == "compute"
 
 

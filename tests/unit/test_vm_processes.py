@@ -50,7 +50,7 @@ def test_a_detached_process_of_a_deleted_nodes_worker_is_ended(tmp_path):
     home.mkdir(parents=True)
     pid = _detached_child(home)
     end_worker_processes(node)
-    wait_until(lambda: not _alive(pid), 10, "the detached process ended")
+    wait_until(lambda: not _alive(pid), 30, "the detached process ended")
 
 
 def test_another_nodes_processes_are_left_running(tmp_path):

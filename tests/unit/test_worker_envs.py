@@ -90,7 +90,7 @@ def test_a_second_builder_waits_on_the_lock_and_takes_the_first_ones(tmp_path, w
         monkeypatch.setattr(worker_envs, "built_env", counting)
         second = threading.Thread(target=lambda: results.append(build(folder, wheels, said)))
         second.start()
-        wait_until(lambda: asked, 10, "the second builder's first look")
+        wait_until(lambda: asked, 30, "the second builder's first look")
         first = folder / f"py{PY}-jax{JAX}"
         first.mkdir()
         worker_envs.seal(first, sys.executable, JAX)  # the first one's, finished
