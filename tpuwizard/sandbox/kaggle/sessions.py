@@ -179,6 +179,11 @@ class KernelSessions:
                 if isinstance(group, int) and group > 1:
                     with contextlib.suppress(ProcessLookupError, PermissionError):
                         os.killpg(group, signal.SIGKILL)
+                    # Its processes are no children of ours to wait on: see them go, bounded,
+                    # so "the stand-in ended" means its kernels ended too.
+                    deadline = time.monotonic() + STOP_WAIT_S
+                    while _group_running(group) and time.monotonic() < deadline:
+                        time.sleep(0.05)
 
     def output_files(self, session: Session) -> list[str]:
         working = session.folder / "working"
@@ -235,6 +240,21 @@ def _lock_held(path: Path) -> bool:
     finally:
         os.close(fd)  # closing it lets go of a lock this took
     return False
+
+
+def _group_running(group: int) -> bool:
+    """Whether a process of ``group`` is left that is not a zombie (a zombie nothing reaps, as
+    in a container whose first process does not, runs nothing)."""
+    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else ():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and fields[2] == str(group) and fields[0] != "Z":
+            return True
+    return False if Path("/proc").is_dir() else _group_alive(group)
 
 
 def _group_alive(group: object) -> bool:
