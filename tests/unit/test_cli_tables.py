@@ -190,6 +190,22 @@ def _found(kept: bool, name: str = "tpuwizard-20261129-154550-c2a0", parts: tupl
     )
 
 
+def test_status_names_one_command_for_a_kept_node_as_its_kept_line_does(monkeypatch, capsys):
+    """A table of kept nodes says `down`, as the Kept line under it does; a table with other
+    things says teardown and that down is the same delete for a kept node."""
+    from tpuwizard.words.render import render_status
+
+    monkeypatch.setenv("COLUMNS", "200")
+    render_status([_found(kept=True)], "estimate", practice=True)
+    out = capsys.readouterr().out
+    assert "Delete with: tpuwizard down --sandbox NAME (or --all)" in out
+    assert "teardown" not in out
+    render_status([_found(kept=True), _found(kept=False, name="b")], "estimate")
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Delete with: tpuwizard teardown NAME (or --all); for a kept node" in out
+    assert "`tpuwizard down NAME` is the same delete" in out
+
+
 def test_status_says_what_a_route_2b_slice_and_its_parts_are(monkeypatch, capsys):
     from tpuwizard.words.render import render_status
 

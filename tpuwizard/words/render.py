@@ -300,8 +300,7 @@ def render_status(
     print_table(out, title, headers, rows)
     for line in parts_notes(found):
         out.print(f"[dim]{line}[/]")
-    teardown = "tpuwizard teardown" + (" --sandbox" if practice else "")
-    out.print(f"[dim]Costs are an {cost_label}. Delete with: {teardown} NAME (or --all)[/]")
+    out.print(f"[dim]Costs are an {cost_label}. {delete_words(found, practice)}[/]")
 
 
 def kind_words(kind: str, parts: Sequence[str]) -> str:
@@ -331,6 +330,20 @@ def parts_notes(found: Sequence) -> list[str]:
     notes.append("Deleting the name deletes every part listed with it, and checks each is gone.")
     return notes
 
+
+def delete_words(found: Sequence, practice: bool) -> str:
+    """One command for one thing: where every row is a node kept on purpose, the ``down`` its
+    Kept line names; else ``teardown`` (``down`` is the same verified delete under the name
+    ``up`` pairs with)."""
+    flag = " --sandbox" if practice else ""
+    if found and all(getattr(b, "kept", False) for b in found):
+        return f"Delete with: tpuwizard down{flag} NAME (or --all)"
+    if any(getattr(b, "kept", False) for b in found):
+        return (
+            f"Delete with: tpuwizard teardown{flag} NAME (or --all); for a kept node "
+            f"`tpuwizard down{flag} NAME` is the same delete"
+        )
+    return f"Delete with: tpuwizard teardown{flag} NAME (or --all)"
 
 
 def state_words(backend: str, state: str) -> str:
