@@ -298,3 +298,20 @@ async def test_a_size_not_understood_empties_the_table_instead_of_leaving_it_sta
         assert type(app.screen).__name__ == "CapacityScreen"
         await pilot.press(*["backspace"] * 5, "3", "2")
         assert table.row_count > 0 and "32.0 GiB" in text_of(app, "#verdict")
+
+
+async def test_the_recipe_box_shows_each_recipe_on_one_line_at_80x24(tmp_path):
+    """Each recipe's label fits its box at the minimum size, never wrapped mid-figure."""
+    from textual.widgets._select import SelectCurrent
+
+    app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await walk_to_capacity(pilot)
+        select = app.screen.query_one("#recipe", Select)
+        current = select.query_one(SelectCurrent)
+        label = current.query_one("#label")
+        for value in [v for _, v in select._options]:
+            select.value = value
+            await pilot.pause()
+            text = str(label.render())
+            assert label.region.width >= len(text), (text, label.region.width)

@@ -16,6 +16,9 @@ from tpuwizard.tui.widgets.typed_input import TypedInput
 from tpuwizard.words.figures import price_cell
 
 
+RECIPE_TITLE = "recipe: B/param"
+
+
 class CapacityScreen(WizardScreen[CapacityAnswer]):
     STEP = "3 Capacity"
     HELP = (
@@ -59,12 +62,14 @@ class CapacityScreen(WizardScreen[CapacityAnswer]):
             yield _titled(TypedInput(size, placeholder="48", id="size"), "State size (GiB)")
             yield _titled(TypedInput(self.params, placeholder="7B", id="params"), "or parameters")
             recipe = Select(
-                [(f"{k} ({v[0]:g} B/param)", k) for k, v in fit.RECIPES.items()],
+                # Short labels, the unit in the box's title: at 80 columns the box is about
+                # 20 cells wide, and "bf16-adam (12 B/param)" wrapped mid-figure.
+                [(f"{k}: {v[0]:g}", k) for k, v in fit.RECIPES.items()],
                 value=self.recipe,
                 id="recipe",
                 allow_blank=False,
             )
-            recipe.border_title = "recipe"
+            recipe.border_title = RECIPE_TITLE
             yield recipe
         with Horizontal(id="verdict-row"):
             yield Static(id="verdict")
@@ -97,7 +102,7 @@ class CapacityScreen(WizardScreen[CapacityAnswer]):
         table.add_columns("slice", "chips", "HBM", "all", "shard", "repl", "total", "spare", "$/h")
         self.query_one("#as-params", Button).display = False
         for inner in self.query_one("#recipe", Select).query("SelectCurrent"):
-            inner.border_title = "recipe"  # the border drawn is the inner box's
+            inner.border_title = RECIPE_TITLE  # the border drawn is the inner box's
         self.refresh_table()
         self.query_one("#size", Input).focus()
 
