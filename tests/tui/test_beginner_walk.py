@@ -315,3 +315,11 @@ async def test_the_recipe_box_shows_each_recipe_on_one_line_at_80x24(tmp_path):
             await pilot.pause()
             text = str(label.render())
             assert label.region.width >= len(text), (text, label.region.width)
+
+
+def test_the_capacity_help_says_why_spare_is_under_the_course_s_hbm_less_state():
+    from tpuwizard.tui.screens.capacity import CapacityScreen
+
+    help_text = " ".join(CapacityScreen.HELP.split())
+    assert "'total' is the course's rule: the slice's HBM in all is at least the state" in help_text
+    assert "usable HBM" in help_text and "less its share of the state" in help_text
