@@ -156,8 +156,7 @@ def _describe(event: ev.Event, audience: Audience) -> list[str]:
                 ]
             if not event.can_rerun:
                 return failed
-            left = f" ({event.seconds_left / 60:.0f} min left)" if event.seconds_left else ""
-            return [*failed, f"Run it again, edit and rerun, open a shell, or tear down{left}."]
+            return [*failed, rerun_offer(event.seconds_left)]
         case ev.BootstrapLine() | ev.VerifierLine() | ev.ScriptLine():
             return [f"{_prefix(event.worker, event.workers)}{event.text}"]
         case ev.Versions():
@@ -405,3 +404,10 @@ def _per_hour(hourly: float | None, at_most: float | None, source: str) -> str:
 
 def _in(zone: str) -> str:
     return f" in {zone}" if zone else ""
+
+
+def rerun_offer(seconds_left: float | None) -> str:
+    """The choices after a run, with the minutes left before the node's deadline (said again
+    with the minutes then, after a shell on the node)."""
+    left = f" ({seconds_left / 60:.0f} min left)" if seconds_left else ""
+    return f"Run it again, edit and rerun, open a shell, or tear down{left}."
