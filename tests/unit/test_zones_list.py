@@ -247,7 +247,8 @@ def test_zones_puts_recent_success_first_and_says_when_each_was_tried(home):
     # A dearer zone that lately had capacity stays after the cheaper ones.
     book.record(Attempt("europe-west4-b", "v5litepod-4", "vm", "tpu-api", READY, now - 60))
     doc = json.loads(CliRunner().invoke(main, [*args, "--json"]).stdout)
-    assert list(doc["zones"])[0] == "us-east5-b" and list(doc["zones"])[-1] == "europe-west4-b"
+    ordered = list(doc["zones"])
+    assert ordered[0] == "us-east5-b" and ordered[-1] == "europe-west4-b"
 
 
 # -- zones --route ---------------------------------------------------------------------------

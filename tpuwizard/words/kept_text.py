@@ -59,12 +59,12 @@ def guard_until_words(
     """What ends what the quit guard would keep, as far as this session knows: the launch's
     watchdog once armed; Google, for a Flex-start node (its run duration, ``run_minutes``) or a
     Compute Engine deadline; a node kept earlier, its own deadline; else only a delete."""
-    if launching and watchdog_deadline is not None:
-        if all(b.name.startswith(launching) for b in undecided):
-            return (
-                "it bills until you delete it, or until its watchdog deletes it at "
-                f"{_clock(watchdog_deadline)}, even if this laptop sleeps"
-            )
+    ours = launching and all(b.name.startswith(launching) for b in undecided)
+    if ours and watchdog_deadline is not None:
+        return (
+            "it bills until you delete it, or until its watchdog deletes it at "
+            f"{_clock(watchdog_deadline)}, even if this laptop sleeps"
+        )
     ends = [(b.name, _guard_end(b, launching, run_minutes)) for b in undecided]
     if len(ends) == 1:
         end = ends[0][1]

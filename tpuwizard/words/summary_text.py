@@ -59,7 +59,9 @@ def _summary_lines(summary: RunSummary, audience: Audience, elsewhere: Sequence[
     for missed in s.not_fetched:
         said[missed] = said.get(missed, 0) + 1
     for (path, why), runs in said.items():
-        lines.append(f"  Not copied back: {path!r}: {why}" + (f" ({runs} runs)" if runs > 1 else ""))
+        lines.append(
+            f"  Not copied back: {path!r}: {why}" + (f" ({runs} runs)" if runs > 1 else "")
+        )
         hint = not_fetched_hint(path)
         lines += [f"  {hint}"] if hint else []
     if s.script_exit_code is not None and not s.script_files_seen:

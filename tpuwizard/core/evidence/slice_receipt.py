@@ -64,7 +64,9 @@ def check_slice_receipt(
         problem(f"{receipt.get('process_count')} processes, but {slice_.name} has {slice_.vms} VMs")
     if receipt.get("device_count") != slice_.devices:
         count = receipt.get("device_count")
-        problem(f"{count} device{'' if count == 1 else 's'}, but {slice_.name} has {slice_.devices}")
+        problem(
+            f"{count} device{'' if count == 1 else 's'}, but {slice_.name} has {slice_.devices}"
+        )
     workers = receipt.get("workers")
     if not isinstance(workers, list) or not all(isinstance(w, dict) for w in workers):
         problem("its workers are not a list of worker entries")

@@ -15,7 +15,6 @@ from tpuwizard.tui.widgets.row_mark import add_mark_column, mark_row
 from tpuwizard.tui.widgets.typed_input import TypedInput
 from tpuwizard.words.figures import price_cell
 
-
 RECIPE_TITLE = "recipe: B/param"
 
 
