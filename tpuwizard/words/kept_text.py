@@ -54,7 +54,7 @@ def guard_until_words(
     undecided: list[Billed],
     launching: str | None,
     watchdog_deadline: float | None,
-    run_minutes: int | None,
+    run_minutes: float | None,
 ) -> str:
     """What ends what the quit guard would keep, as far as this session knows: the launch's
     watchdog once armed; Google, for a Flex-start node (its run duration, ``run_minutes``) or a
@@ -75,13 +75,13 @@ def guard_until_words(
     return "they bill until you delete them" + (f" ({'; '.join(known)})" if known else "")
 
 
-def _guard_end(item: Billed, launching: str | None, run_minutes: int | None) -> str:
+def _guard_end(item: Billed, launching: str | None, run_minutes: float | None) -> str:
     kept = kept_deadline_words(item)
     if kept:
         return kept
     if item.route == "flex":
         # Flex-start's maximum run duration: Google deletes the node when it ends.
         minutes = run_minutes if launching and item.name.startswith(launching) else None
-        run = f" ({minutes} min)" if minutes else ""
+        run = f" ({minutes:g} min)" if minutes else ""
         return f"Google deletes it when its Flex-start run duration{run} ends"
     return ""
