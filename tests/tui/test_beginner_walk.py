@@ -323,3 +323,15 @@ def test_the_capacity_help_says_why_spare_is_under_the_course_s_hbm_less_state()
     help_text = " ".join(CapacityScreen.HELP.split())
     assert "'total' is the course's rule: the slice's HBM in all is at least the state" in help_text
     assert "usable HBM" in help_text and "less its share of the state" in help_text
+
+
+def test_flex_start_s_capacity_notes_say_dollars_an_hour_once(monkeypatch):
+    from tpuwizard.core.plan import cost, fit
+    from tpuwizard.tui.screens.capacity import price_notes
+
+    brief = "The offline table's prices while the Billing Catalog is read"
+    monkeypatch.setattr(cost, "catalog_brief", lambda: brief)
+    fits = fit.plan(48, fit.select_slices(single_host=True), route="flex")
+    said = price_notes(fits)
+    assert said.count("$/h:") == 1 and cost.FLEX_PRICE_NOTE in said
+    assert "; the offline table's prices while" in said

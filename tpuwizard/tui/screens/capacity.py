@@ -252,11 +252,13 @@ def _titled(widget: Input, title: str) -> Input:
 def price_notes(fits: list[fit.SliceFit]) -> str:
     """Under the verdict: Flex-start's bound where a figure is one, and whose prices these are
     once the session prices from the Billing Catalog's read (or waits for it)."""
-    note = ""
+    said = []  # one "$/h:" line, both notes in it
     if any(f.price_per_hour_usd is None and f.price_at_most_usd is not None for f in fits):
-        note = f"\n$/h: {cost.FLEX_PRICE_NOTE}."
+        said.append(cost.FLEX_PRICE_NOTE)
     source = cost.catalog_brief()
-    return note + (f"\n$/h: {source}." if source else "")
+    if source:
+        said.append(source[0].lower() + source[1:] if said else source)
+    return f"\n$/h: {'; '.join(said)}." if said else ""
 
 
 def _yes(ok: bool) -> str:
