@@ -298,3 +298,40 @@ async def test_a_size_not_understood_empties_the_table_instead_of_leaving_it_sta
         assert type(app.screen).__name__ == "CapacityScreen"
         await pilot.press(*["backspace"] * 5, "3", "2")
         assert table.row_count > 0 and "32.0 GiB" in text_of(app, "#verdict")
+
+
+async def test_the_recipe_box_shows_each_recipe_on_one_line_at_80x24(tmp_path):
+    """Each recipe's label fits its box at the minimum size, never wrapped mid-figure."""
+    from textual.widgets._select import SelectCurrent
+
+    app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await walk_to_capacity(pilot)
+        select = app.screen.query_one("#recipe", Select)
+        current = select.query_one(SelectCurrent)
+        label = current.query_one("#label")
+        for value in [v for _, v in select._options]:
+            select.value = value
+            await pilot.pause()
+            text = str(label.render())
+            assert label.region.width >= len(text), (text, label.region.width)
+
+
+def test_the_capacity_help_says_why_spare_is_under_the_course_s_hbm_less_state():
+    from tpuwizard.tui.screens.capacity import CapacityScreen
+
+    help_text = " ".join(CapacityScreen.HELP.split())
+    assert "'total' is the course's rule: the slice's HBM in all is at least the state" in help_text
+    assert "usable HBM" in help_text and "less its share of the state" in help_text
+
+
+def test_flex_start_s_capacity_notes_say_dollars_an_hour_once(monkeypatch):
+    from tpuwizard.core.plan import cost, fit
+    from tpuwizard.tui.screens.capacity import price_notes
+
+    brief = "The offline table's prices while the Billing Catalog is read"
+    monkeypatch.setattr(cost, "catalog_brief", lambda: brief)
+    fits = fit.plan(48, fit.select_slices(single_host=True), route="flex")
+    said = price_notes(fits)
+    assert said.count("$/h:") == 1 and cost.FLEX_PRICE_NOTE in said
+    assert "; the offline table's prices while" in said

@@ -100,6 +100,10 @@ async def test_a_shell_on_worker_0_between_runs_and_the_choices_stay(tmp_path, h
         (node,) = app.billing.existing()
         await press(pilot, "#open-shell")
         await until(pilot, lambda: "exit 7" in app.screen.log_text(), 30, "the shell's end")
+        # The choices said again under the shell's end, with the minutes left now.
+        said = app.screen.log_text().splitlines()
+        assert said[-2] == "--- the shell on worker 0 ended (exit 7) ---"
+        assert said[-1].startswith("Run it again, edit and rerun, open a shell, or tear down (")
         (out,) = shells
         assert str(home) in out and node.name in out  # a worker's home of this node
         assert "made-by-the-script.txt" in out  # the worker the script ran on

@@ -169,3 +169,52 @@ def test_a_live_zone_table_labels_compute_engine_documented(monkeypatch, capsys)
     # A zone only the catalog's Compute Engine offers has no TPU API runtime version.
     (east5b,) = [line for line in lines if line.startswith("us-east5-b ")]
     assert east5b.split() == ["us-east5-b", "compute", "(documented)", "$10.80"]
+
+
+def _found(kept: bool, name: str = "tpuwizard-20261129-154550-c2a0", parts: tuple = ()):
+    return SimpleNamespace(
+        resource=SimpleNamespace(
+            name=name,
+            kind="node",
+            zone="us-central1-a",
+            accelerator="v5litepod-4",
+            backend="compute" if parts else "tpu-api",
+        ),
+        state="READY",
+        age_s=60.0,
+        cost_usd=0.1,
+        cost_at_most_usd=0.1,
+        billing=True,
+        parts=parts,
+        kept=kept,
+    )
+
+
+def test_status_names_one_command_for_a_kept_node_as_its_kept_line_does(monkeypatch, capsys):
+    """A table of kept nodes says `down`, as the Kept line under it does; a table with other
+    things says teardown and that down is the same delete for a kept node."""
+    from tpuwizard.words.render import render_status
+
+    monkeypatch.setenv("COLUMNS", "200")
+    render_status([_found(kept=True)], "estimate", practice=True)
+    out = capsys.readouterr().out
+    assert "Delete with: tpuwizard down --sandbox NAME (or --all)" in out
+    assert "teardown" not in out
+    render_status([_found(kept=True), _found(kept=False, name="b")], "estimate")
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Delete with: tpuwizard teardown NAME (or --all); for a kept node" in out
+    assert "`tpuwizard down NAME` is the same delete" in out
+
+
+def test_status_says_what_a_route_2b_slice_and_its_parts_are(monkeypatch, capsys):
+    from tpuwizard.words.render import render_status
+
+    monkeypatch.setenv("COLUMNS", "200")
+    parts = ("MIG", "1 VM", "resize request", "template")
+    render_status([_found(kept=False, parts=parts)], "estimate")
+    out = " ".join(capsys.readouterr().out.split())
+    assert "slice (MIG)" in out and " node " not in out
+    assert "managed instance group (MIG) of TPU VMs made from an instance template" in out
+    assert "resize request is Route 2B's Flex-start ask" in out
+    render_status([_found(kept=False)], "estimate")
+    assert "managed instance group" not in capsys.readouterr().out  # a TPU API node: no note

@@ -33,3 +33,13 @@ def test_a_flex_start_wait_names_queue_wait_as_its_bound_and_spot_names_ready_ti
     assert "--ready-timeout bounds the wait" in line
     (line,) = describe(waiting, "wizard")
     assert "Ctrl+Q stops the wait" in line
+
+
+def test_route_2b_s_build_states_name_the_parts_made_and_that_they_go_with_the_node():
+    said = " ".join(describe(ev.Provisioning("CREATING_MIG", 4.0, 0.0, "us-east5-b"), "cli"))
+    assert "instance template and the MIG (managed instance group)" in said
+    assert "not billing yet" in said and "deleted with it" in said
+    said = " ".join(describe(ev.Provisioning("REQUESTING", 5.0, 0.0, "us-east5-b"), "cli"))
+    assert "resize request" in said and "deleted with it" in said
+    said = " ".join(describe(ev.Provisioning("PROVISIONING", 6.0, 0.0), "cli"))
+    assert said.endswith("(not billing yet)")

@@ -101,6 +101,15 @@ def test_verdict_names_the_cheapest_fitting_slice_or_says_none_fits():
     assert fit.verdict(1000, tiny).startswith("No listed slice")
 
 
+def test_the_spare_figure_names_the_usable_hbm_it_comes_from():
+    """64 GiB less 48 is 16, 4 a chip, by the course's arithmetic; what is left is counted from
+    each chip's usable HBM, and the verdict names that figure so the two can be squared."""
+    fits = fit.plan(48, fit.select_slices(named_slices(["v5litepod-4"])))
+    said = " ".join(fit.verdict(48, fits).split())
+    assert "leaving 3.7 GiB per chip (of 15.75 usable) for activations." in said
+    assert "(of 15.75 usable)" in fit.slice_verdict(48, fits[0])
+
+
 SLICES = catalog.all_slices()
 sizes = st.floats(min_value=0.01, max_value=1e5, allow_nan=False, allow_infinity=False)
 

@@ -391,6 +391,13 @@ def test_a_push_whose_answer_is_lost_and_that_did_not_land_ends_closed(tmp_path)
     _, ledger, events = _run(tmp_path, fake)
     assert len(fake.pushed) == 1 and not [e for e in events if isinstance(e, KernelPushed)]
     assert events[-1].exit_code == EXIT_CLOUD and ledger.open_sessions() == []
+    [failed] = [e for e in events if isinstance(e, ev.Failed)]
+    said = failed.diagnosis
+    assert "HTTP 404" not in said.explanation  # the 404 was the look for it, not the push's
+    assert "No answer came (Connection reset by peer)" in said.explanation
+    assert "A push Kaggle answers late can still land" in said.explanation
+    assert any("https://www.kaggle.com/code/" in step for step in said.next_steps)
+    assert any("kaggle kernels list --mine" in step for step in said.next_steps)
 
 
 def test_the_kernel_stays_unless_asked_and_a_delete_is_verified_by_asking_for_it(tmp_path):

@@ -25,3 +25,15 @@ def test_the_notebook_installs_the_vm_s_pinned_jax(key):
     assert f"JAX_REQUIREMENT = 'jax[tpu]=={TESTED_JAX}'" in source
     assert '"install", "-q", JAX_REQUIREMENT]' in source
     assert '"jax[tpu]"]' not in source  # never the unpinned requirement
+
+
+def test_the_check_command_names_where_the_browser_saved_the_receipt():
+    """The wizard's field says ~/Downloads/receipt.json; the printed step and the notebook's
+    last cell say the same path, so the command runs as typed from any folder."""
+    from tpuwizard.core.evidence import notebook
+
+    for key in ("colab", "kaggle"):
+        check = notebook.check_command(key)
+        assert check.startswith("tpuwizard receipt check ~/Downloads/receipt.json --expect tpu")
+        last = notebook.build_notebook(key).cells[-1].source
+        assert "tpuwizard receipt check ~/Downloads/receipt.json" in last

@@ -254,3 +254,9 @@ def test_devices_are_bounded_by_the_largest_slice():
     for devices in (0, 2049, 99999999999999999999):
         with pytest.raises(BadInput, match="--devices must be 1 to 2048"):
             check_device_count(devices)
+
+
+def test_one_device_is_said_in_the_singular():
+    one = verifier_receipt("cpu", 1)
+    result = check_receipt(one, "cpu", "v5litepod-4")
+    assert any(p.startswith("1 device, but v5litepod-4 has 4") for p in result.problems)

@@ -223,3 +223,26 @@ def test_a_kaggle_run_refused_before_its_push_made_nothing_and_says_so():
     ):
         summary.apply(event)
     assert "Nothing is billing. Nothing was created." in "\n".join(summary_lines(summary))
+
+
+def test_a_file_missed_by_every_run_is_said_once_with_how_many_runs():
+    missed = ev.FileNotFetched("tpu-report.txt", "your script left no file of that name")
+    summary = fold(
+        ev.ScriptFinished(0), missed, ev.ScriptFinished(0), missed, ev.ScriptFinished(0), missed
+    )
+    lines = summary_lines(summary)
+    said = [line for line in lines if "Not copied back" in line]
+    assert said == [
+        "  Not copied back: 'tpu-report.txt': your script left no file of that name (3 runs)"
+    ]
+
+
+def test_the_wizard_s_printed_summary_names_its_field_not_the_cli_flag():
+    from tpuwizard.core.launch.records.billing_state import BillingState
+    from tpuwizard.tui.farewell import farewell
+
+    summary = RunSummary()
+    for event in (planned(), ev.ScriptFinished(0)):
+        summary.apply(event)
+    said = farewell(BillingState(), None, True, summary)
+    assert "'Files to copy back' names them" in said and "--fetch" not in said

@@ -146,3 +146,39 @@ def test_one_built_before_the_digest_is_kept_where_it_imports_and_built_again_wh
     assert build(folder, wheels, said) == env and len(said) == 2
     assert "built before tpuwizard recorded its files" in said[1]
     assert (worker_envs.env_site(env) / "numpy" / "__init__.py").is_file()
+
+
+@pytest.mark.parametrize("stand_in", ["file", "link"])
+def test_a_file_in_the_environment_s_place_is_replaced_and_no_build_is_left(
+    tmp_path, wheels, stand_in
+):
+    """A file (or a dangling link) where the environment should be: it is replaced by the
+    build, and no .building-PID folder (570 MB for the real JAX) stays behind."""
+    folder, said = tmp_path / "envs", []
+    folder.mkdir()
+    target = folder / f"py{PY}-jax{JAX}"
+    if stand_in == "file":
+        target.write_text("not an environment\n")
+    else:
+        target.symlink_to(tmp_path / "nowhere")
+    env = build(folder, wheels, said)
+    assert env == target and target.is_dir() and not target.is_symlink()
+    assert (worker_envs.env_site(env) / "jax" / "__init__.py").is_file()
+    assert [p.name for p in folder.iterdir() if ".building-" in p.name] == []
+
+
+def test_a_build_that_cannot_be_put_in_place_leaves_no_copy_and_names_the_folder(
+    tmp_path, wheels, monkeypatch
+):
+    folder, said = tmp_path / "envs", []
+
+    def refused(self: Path, to: Path) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "rename", refused)
+    with pytest.raises(worker_envs.BuildFailed) as failed:
+        build(folder, wheels, said)
+    target = folder / f"py{PY}-jax{JAX}"
+    assert f"could not be put in place at {target}" in str(failed.value)
+    assert f"delete {target} and launch again" in str(failed.value)
+    assert [p.name for p in folder.iterdir() if ".building-" in p.name] == []

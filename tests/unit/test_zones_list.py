@@ -236,13 +236,19 @@ def test_zones_puts_recent_success_first_and_says_when_each_was_tried(home):
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     zones = list(doc["zones"])
-    assert zones[0] == "us-east5-b" and zones[-1] == "us-central1-a"
+    assert zones[0] == "us-east5-b" and zones[-2] == "us-central1-a"  # of the $4.80 zones
+    assert zones[-1] == "europe-west4-b"  # $6.24: after every cheaper zone
     assert doc["last_tried"] == {
         "us-central1-a": "no capacity 12 min ago",
         "us-east5-b": "ready 2 h ago",
     }
     table = " ".join(CliRunner().invoke(main, args).stdout.split())  # a table or paragraphs
     assert "last tried" in table and "no capacity 12 min ago" in table
+    # A dearer zone that lately had capacity stays after the cheaper ones.
+    book.record(Attempt("europe-west4-b", "v5litepod-4", "vm", "tpu-api", READY, now - 60))
+    doc = json.loads(CliRunner().invoke(main, [*args, "--json"]).stdout)
+    ordered = list(doc["zones"])
+    assert ordered[0] == "us-east5-b" and ordered[-1] == "europe-west4-b"
 
 
 # -- zones --route ---------------------------------------------------------------------------

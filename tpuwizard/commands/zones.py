@@ -114,7 +114,9 @@ def zones(
             )
             unusable = {r.zone: r.unusable for r in rows}
             ranked = list(unusable)
-            offers.sort(key=lambda o: ranked.index(o.zone))
+        else:  # the cheapest first; among equal prices, the one that lately had capacity
+            ranked = zone_survey.cheapest_first(slice_, "vm", [o.zone for o in offers])
+        offers.sort(key=lambda o: ranked.index(o.zone))
         table = {o.zone: [accelerator] for o in offers}
     last_tried = answer.last_tried(accelerator) if accelerator else {}
     quotes = zone_prices.quotes_for(price_book, slice_, route or "vm", list(table))

@@ -19,7 +19,7 @@ def farewell(
     the command that deletes each; a node kept earlier stays kept, and is said so."""
     before = kept_elsewhere(billing, kept.name if kept is not None else None)
     stays = [kept_line(b, practice) for b in before]
-    lines = summary_lines(summary, elsewhere=stays) if summary is not None else stays
+    lines = summary_lines(summary, "wizard", stays) if summary is not None else stays
     existing = billing.existing()
     if not existing:
         return "\n".join([*lines, "Nothing tpuwizard created is billing."])

@@ -83,6 +83,8 @@ def _describe(event: ev.Event, audience: Audience) -> list[str]:
             ]
         case ev.Provisioning():
             note = "" if event.state in UP_STATES else " (not billing yet)"
+            if event.state in PART_WORDS:  # Compute Engine's parts, named as they are made
+                note = f" (not billing yet: {PART_WORDS[event.state]}; deleted with it)"
             if event.state in QUEUE_WAITING:
                 flex = audience == "cli" and event.route == "flex"
                 note = (
@@ -156,8 +158,7 @@ def _describe(event: ev.Event, audience: Audience) -> list[str]:
                 ]
             if not event.can_rerun:
                 return failed
-            left = f" ({event.seconds_left / 60:.0f} min left)" if event.seconds_left else ""
-            return [*failed, f"Run it again, edit and rerun, open a shell, or tear down{left}."]
+            return [*failed, rerun_offer(event.seconds_left)]
         case ev.BootstrapLine() | ev.VerifierLine() | ev.ScriptLine():
             return [f"{_prefix(event.worker, event.workers)}{event.text}"]
         case ev.Versions():
@@ -434,3 +435,20 @@ def _per_hour(hourly: float | None, at_most: float | None, source: str) -> str:
 
 def _in(zone: str) -> str:
     return f" in {zone}" if zone else ""
+
+
+def rerun_offer(seconds_left: float | None) -> str:
+    """The choices after a run, with the minutes left before the node's deadline (said again
+    with the minutes then, after a shell on the node)."""
+    left = f" ({seconds_left / 60:.0f} min left)" if seconds_left else ""
+    return f"Run it again, edit and rerun, open a shell, or tear down{left}."
+
+
+# What a Compute Engine slice's build states make (Route 2B and bulk slices), said as the
+# state shows: each part is named the node's name, and teardown deletes it with the node.
+PART_WORDS = {
+    "CREATING_POLICY": "the workload policy that places the slice's VMs",
+    "CREATING_TEMPLATE": "the instance template the VMs are made from",
+    "CREATING_MIG": "the instance template and the MIG (managed instance group) that holds the VMs",
+    "REQUESTING": "the MIG's resize request, Flex-start's ask for the VMs",
+}

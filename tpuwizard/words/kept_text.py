@@ -48,3 +48,40 @@ def kept_elsewhere(billing: BillingState, but: str | None = None) -> list[Billed
     """The nodes kept on purpose that this session knows still exist, less the one called
     ``but`` (the run's own, said by its summary)."""
     return [b for b in billing.existing() if (b.kept or b.kept_since) and b.name != but]
+
+
+def guard_until_words(
+    undecided: list[Billed],
+    launching: str | None,
+    watchdog_deadline: float | None,
+    run_minutes: float | None,
+) -> str:
+    """What ends what the quit guard would keep, as far as this session knows: the launch's
+    watchdog once armed; Google, for a Flex-start node (its run duration, ``run_minutes``) or a
+    Compute Engine deadline; a node kept earlier, its own deadline; else only a delete."""
+    ours = launching and all(b.name.startswith(launching) for b in undecided)
+    if ours and watchdog_deadline is not None:
+        return (
+            "it bills until you delete it, or until its watchdog deletes it at "
+            f"{_clock(watchdog_deadline)}, even if this laptop sleeps"
+        )
+    ends = [(b.name, _guard_end(b, launching, run_minutes)) for b in undecided]
+    if len(ends) == 1:
+        end = ends[0][1]
+        if end.startswith("no watchdog"):
+            return end
+        return "it bills until you delete it" + (f", or until {end}" if end else "")
+    known = [f"{name}: {end}" for name, end in ends if end]
+    return "they bill until you delete them" + (f" ({'; '.join(known)})" if known else "")
+
+
+def _guard_end(item: Billed, launching: str | None, run_minutes: float | None) -> str:
+    kept = kept_deadline_words(item)
+    if kept:
+        return kept
+    if item.route == "flex":
+        # Flex-start's maximum run duration: Google deletes the node when it ends.
+        minutes = run_minutes if launching and item.name.startswith(launching) else None
+        run = f" ({minutes:g} min)" if minutes else ""
+        return f"Google deletes it when its Flex-start run duration{run} ends"
+    return ""

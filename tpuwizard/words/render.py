@@ -286,7 +286,7 @@ def render_status(
     rows = [
         (
             f"{b.resource.name}: {' + '.join(b.parts)}" if b.parts else b.resource.name,
-            b.resource.kind,
+            kind_words(b.resource.kind, b.parts),
             b.resource.backend,
             b.resource.zone,
             b.resource.accelerator,
@@ -298,8 +298,52 @@ def render_status(
     ]
     headers = ("name", "kind", "backend", "zone", "type", "state", "age", "cost so far")
     print_table(out, title, headers, rows)
-    teardown = "tpuwizard teardown" + (" --sandbox" if practice else "")
-    out.print(f"[dim]Costs are an {cost_label}. Delete with: {teardown} NAME (or --all)[/]")
+    for line in parts_notes(found):
+        out.print(f"[dim]{line}[/]")
+    out.print(f"[dim]Costs are an {cost_label}. {delete_words(found, practice)}[/]")
+
+
+def kind_words(kind: str, parts: Sequence[str]) -> str:
+    """The kind column: a Compute Engine slice (a MIG of TPU VMs, Route 2B) is one node made of
+    parts, and says so rather than a bare "node"."""
+    if kind == "node" and "MIG" in parts:
+        return "slice (MIG)"
+    return kind
+
+
+def parts_notes(found: Sequence) -> list[str]:
+    """What a slice's parts are, once under the table, where a row lists them."""
+    parts = {p for b in found for p in b.parts}
+    if "MIG" not in parts and not any(p.endswith(("VM", "VMs")) for p in parts):
+        return []
+    notes = [
+        "A slice (MIG) is Compute Engine's TPU slice: a managed instance group (MIG) of TPU "
+        "VMs made from an instance template"
+        + (", with the workload policy that places them" if "policy" in parts else "")
+        + "."
+    ]
+    if "resize request" in parts:
+        notes.append(
+            "Its resize request is Route 2B's Flex-start ask for the VMs (the MIG grows when "
+            "Google grants it)."
+        )
+    notes.append("Deleting the name deletes every part listed with it, and checks each is gone.")
+    return notes
+
+
+def delete_words(found: Sequence, practice: bool) -> str:
+    """One command for one thing: where every row is a node kept on purpose, the ``down`` its
+    Kept line names; else ``teardown`` (``down`` is the same verified delete under the name
+    ``up`` pairs with)."""
+    flag = " --sandbox" if practice else ""
+    if found and all(getattr(b, "kept", False) for b in found):
+        return f"Delete with: tpuwizard down{flag} NAME (or --all)"
+    if any(getattr(b, "kept", False) for b in found):
+        return (
+            f"Delete with: tpuwizard teardown{flag} NAME (or --all); for a kept node "
+            f"`tpuwizard down{flag} NAME` is the same delete"
+        )
+    return f"Delete with: tpuwizard teardown{flag} NAME (or --all)"
 
 
 def state_words(backend: str, state: str) -> str:

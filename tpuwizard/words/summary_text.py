@@ -55,8 +55,13 @@ def _summary_lines(summary: RunSummary, audience: Audience, elsewhere: Sequence[
         if s.script_output:
             lines.append(f"  {OUTPUT_WORDS.capitalize()}, every worker's lines: {s.script_output}")
     lines += [f"  Copied back: {path}" for path in s.fetched]
-    for path, why in s.not_fetched:
-        lines.append(f"  Not copied back: {path!r}: {why}")
+    said: dict[tuple[str, str], int] = {}  # once each, with how many runs said it
+    for missed in s.not_fetched:
+        said[missed] = said.get(missed, 0) + 1
+    for (path, why), runs in said.items():
+        lines.append(
+            f"  Not copied back: {path!r}: {why}" + (f" ({runs} runs)" if runs > 1 else "")
+        )
         hint = not_fetched_hint(path)
         lines += [f"  {hint}"] if hint else []
     if s.script_exit_code is not None and not s.script_files_seen:

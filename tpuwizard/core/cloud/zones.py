@@ -84,6 +84,11 @@ def route_zones(
     ]
 
 
+def cheapest_first(slice_: catalog.Slice, route: str, zones: list[str]) -> list[str]:
+    """``zones`` by ``route``'s price there, the cheapest first; ties keep their order."""
+    return sorted(zones, key=lambda z: _price_key(cost.zone_price(slice_, route, z)))
+
+
 def _price_key(price: cost.ZonePrice) -> float:
     """A figure, or the most it can be (Flex-start), to compare by; none at all sorts last."""
     figure = price.hourly if price.hourly is not None else price.at_most

@@ -18,6 +18,9 @@ from tpuwizard.core.plan import catalog
 from tpuwizard.core.remote.bootstrap import TPU_REQUIREMENT  # the VM's pin, installed here too
 
 RECEIPT_NAME = "receipt.json"
+# Where a browser saves the download by default, as the wizard's receipt field shows it: the
+# check command names it, so it runs as typed from any folder.
+DOWNLOADED_RECEIPT = f"~/Downloads/{RECEIPT_NAME}"
 WRITEFILE_LINE = f"%%writefile {VERIFIER_FILENAME}\n"
 
 
@@ -111,7 +114,7 @@ def build_notebook(platform_key: str, slice_: catalog.Slice | None = None) -> An
     plat = get_platform(platform_key)
     slice_ = slice_ or plat.default_slice()
     steps = "\n".join(f"{i}. {s}" for i, s in enumerate(plat.switch_steps, 1))
-    check = f"tpuwizard receipt check receipt.json --expect tpu --accelerator {slice_.name}"
+    check = check_command(platform_key, accelerator=slice_.name)
     cells = [
         v4.new_markdown_cell(
             f"# Prove your JAX code runs on a {plat.title} TPU\n\n"
@@ -160,7 +163,8 @@ def build_notebook(platform_key: str, slice_: catalog.Slice | None = None) -> An
         v4.new_code_cell(_TRACE_CELL),
         v4.new_code_cell(_DOWNLOAD_CELLS[plat.key]),
         v4.new_markdown_cell(
-            f"## Check it on your computer\n\n{plat.download} Then run:\n\n```\n{check}\n```\n\n"
+            f"## Check it on your computer\n\n{plat.download} Then run (with the path where "
+            f"your browser saved it, if not its Downloads folder):\n\n```\n{check}\n```\n\n"
             "It recomputes the receipt's hash and checks the backend, the device count and the "
             "device kind. A receipt from a CPU runtime does not pass."
         ),
@@ -189,8 +193,10 @@ def write_notebook(platform_key: str, out: Path, slice_: catalog.Slice | None = 
 
 
 def check_command(
-    platform_key: str, receipt: str = RECEIPT_NAME, accelerator: str | None = None
+    platform_key: str, receipt: str = DOWNLOADED_RECEIPT, accelerator: str | None = None
 ) -> str:
+    """The command that checks the downloaded receipt (the browser's downloads folder unless
+    ``receipt`` says where)."""
     acc = accelerator or get_platform(platform_key).accelerator
     return f"tpuwizard receipt check {receipt} --expect tpu --accelerator {acc}"
 

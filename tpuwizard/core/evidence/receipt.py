@@ -255,7 +255,8 @@ def check_receipt(
     if slice_ is not None:
         if count != slice_.devices:
             problem(
-                f"{count} devices, but {slice_.name} has {slice_.devices} "
+                f"{count} device{'' if count == 1 else 's'}, but {slice_.name} has "
+                f"{slice_.devices} "
                 f"({slice_.chips} chips x {slice_.generation.devices_per_chip} per chip)"
             )
         processes = receipt.get("process_count", 1)

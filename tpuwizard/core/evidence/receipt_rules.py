@@ -152,7 +152,8 @@ def _count_problems(receipt: dict[str, Any], full: bool) -> list[str]:
         )
     if count != local * procs:
         problems.append(
-            f"{count} devices, but {procs} process(es) of {local} local devices make"
+            f"{count} device{'' if count == 1 else 's'}, but {procs} process(es) of {local} "
+            "local devices make"
             f" {local * procs}"
         )
     kinds = receipt.get("device_kinds")

@@ -63,7 +63,10 @@ def check_slice_receipt(
     if receipt.get("process_count") != slice_.vms:
         problem(f"{receipt.get('process_count')} processes, but {slice_.name} has {slice_.vms} VMs")
     if receipt.get("device_count") != slice_.devices:
-        problem(f"{receipt.get('device_count')} devices, but {slice_.name} has {slice_.devices}")
+        count = receipt.get("device_count")
+        problem(
+            f"{count} device{'' if count == 1 else 's'}, but {slice_.name} has {slice_.devices}"
+        )
     workers = receipt.get("workers")
     if not isinstance(workers, list) or not all(isinstance(w, dict) for w in workers):
         problem("its workers are not a list of worker entries")

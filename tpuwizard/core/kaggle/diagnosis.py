@@ -41,6 +41,25 @@ def call_failed(what: str, detail: str, status: int | None, kernel: str | None =
     )
 
 
+def push_not_listed(detail: str, kernel: str) -> Diagnosis:
+    """The push was not answered and Kaggle did not list the kernel right after: its record is
+    closed, so ``status`` no longer asks for it; a push answered late may still land."""
+    return Diagnosis(
+        kind="kaggle_no_answer",
+        title="Kaggle did not answer the push",
+        explanation=(
+            f"No answer came ({detail}), and Kaggle does not list {kernel} now, so tpuwizard "
+            "takes it as not pushed and no longer follows it. A push Kaggle answers late can "
+            "still land, its session then spending your weekly TPU quota."
+        ),
+        next_steps=[
+            f"In a few minutes, open https://www.kaggle.com/code/{kernel} (or run `kaggle "
+            "kernels list --mine`); if it is there, delete it on that page.",
+            "Then run this again.",
+        ],
+    )
+
+
 def no_answer(what: str, detail: str, kernel: str | None) -> Diagnosis:
     """Kaggle (or the way to it) gave no answer: a network down, or a server that accepted the
     connection and never answered (each call is bounded: TPUWIZARD_KAGGLE_TIMEOUT)."""

@@ -17,6 +17,11 @@ class KaggleCallFailed(Exception):
         self.what, self.detail, self.status = what, detail, status
 
 
+class PushNotListed(KaggleCallFailed):
+    """The push got no answer, and Kaggle does not list the kernel just after: taken as not
+    landed (its record closed), though a push Kaggle answers late can still land."""
+
+
 @dataclass(frozen=True)
 class Pushed:
     ref: str

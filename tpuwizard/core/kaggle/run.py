@@ -26,7 +26,7 @@ from tpuwizard.core.kaggle.kernel import (
     write_kernel_folder,
 )
 from tpuwizard.core.kaggle.ledger import KernelLedger, said_held
-from tpuwizard.core.kaggle.protocol import KaggleCallFailed, Kernels, Pushed
+from tpuwizard.core.kaggle.protocol import KaggleCallFailed, Kernels, Pushed, PushNotListed
 from tpuwizard.core.launch.events.kaggle import (
     KernelDeleted,
     KernelLeftRunning,
@@ -203,6 +203,9 @@ def run_kernel(
             yield deleted
             yield from said_held(held, spec.ref, "deleted")
         yield collected[-1]  # Finished, last
+    except PushNotListed as err:
+        yield Failed(err.what, diagnosis.push_not_listed(err.detail, spec.ref))
+        yield Finished(False, EXIT_CLOUD, folder, None)
     except KaggleCallFailed as err:
         said = diagnosis.call_failed(err.what, err.detail, err.status, pushing)
         yield Failed(err.what, said)
@@ -220,6 +223,8 @@ def _found_after_lost_answer(
     except KaggleCallFailed as err:
         if err.status == 404:
             ledger.record("deleted", spec.ref, run.run_id, refused="the push did not land")
+            detail = lost.detail if isinstance(lost, KaggleCallFailed) else str(lost)
+            raise PushNotListed("pushing the kernel", detail, None) from None
         raise KaggleCallFailed("pushing the kernel", str(lost), err.status) from None
     return Pushed(ref=spec.ref, url="", version=None, error=None, found=True)
 

@@ -308,8 +308,14 @@ def verdict(state_gib: float, fits: list[SliceFit]) -> str:
     host = "one VM" if best.single_host else f"{best.vms} VMs"
     return (
         f"{gib_text(state_gib)} GiB fits sharded on {best.name} ({best.chips} chips, {host})"
-        f"{price}, leaving {gib_text(best.headroom_gib)} GiB per chip for activations."
+        f"{price}, leaving {spare_words(best)} for activations."
     )
+
+
+def spare_words(f: SliceFit) -> str:
+    """What each chip keeps: from its usable HBM, named, since the runtime holds some of the
+    nominal back (the course's arithmetic, HBM less the state, gives a little more)."""
+    return f"{gib_text(f.headroom_gib)} GiB per chip (of {f.usable_gib_per_chip:.2f} usable)"
 
 
 def gib_text(gib: float, digits: int = 1) -> str:
@@ -335,7 +341,7 @@ def slice_verdict(state_gib: float, f: SliceFit) -> str:
     if f.fits_sharded:
         return (
             f"{gib_text(state_gib)} GiB fits sharded on {f.name}, leaving "
-            f"{gib_text(f.headroom_gib)} GiB per chip for activations."
+            f"{spare_words(f)} for activations."
         )
     need = state_gib / f.chips
     short_total = state_gib - f.usable_gib_per_chip * f.chips

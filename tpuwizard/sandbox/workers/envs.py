@@ -207,17 +207,32 @@ def build_env(
         again = None if why == "it was never finished" or not target.exists() else why
         say(building_words(jax, python_version, target, index["index-url"][0], held, again))
         for stale in [*folder.glob(f"{name}.building-*"), target]:  # a killed build's
-            shutil.rmtree(stale, ignore_errors=True)
+            _remove(stale)
         building = folder / f"{name}.building-{os.getpid()}"
         try:
             _install(building, uv, python, jax, index, wheels, env)
+            _read_only(building)
+            seal(building, python, jax)  # the digest of its files as they will stay
+            building.rename(target)
         except BuildFailed:
             shutil.rmtree(building, ignore_errors=True)
             raise
-        _read_only(building)
-        seal(building, python, jax)  # the digest of its files as they will stay
-        building.rename(target)
+        except OSError as err:  # never a half-built copy (hundreds of MB) left behind
+            shutil.rmtree(building, ignore_errors=True)
+            raise BuildFailed(
+                f"the worker environment could not be put in place at {target} ({err}): "
+                f"delete {target} and launch again"
+            ) from None
         return target
+
+
+def _remove(path: Path) -> None:
+    """A stale build or a damaged environment gone: a folder with its files, or a file or link
+    standing in its place (rmtree refuses those, and the rename over it would fail)."""
+    if path.is_symlink() or (path.exists() and not path.is_dir()):
+        path.unlink(missing_ok=True)
+    else:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _imports(env: Path) -> bool:

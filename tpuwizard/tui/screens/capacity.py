@@ -15,6 +15,8 @@ from tpuwizard.tui.widgets.row_mark import add_mark_column, mark_row
 from tpuwizard.tui.widgets.typed_input import TypedInput
 from tpuwizard.words.figures import price_cell
 
+RECIPE_TITLE = "recipe: B/param"
+
 
 class CapacityScreen(WizardScreen[CapacityAnswer]):
     STEP = "3 Capacity"
@@ -22,8 +24,11 @@ class CapacityScreen(WizardScreen[CapacityAnswer]):
         "Type the size of your training state (48, 48GiB, 51.5GB) or a parameter count with "
         "a recipe; Enter takes you to the table. 'HBM' is GiB per chip, 'all' GiB in the "
         "slice; ▶ marks the slice chosen. 'shard' means the state split over every chip "
-        "fits; 'repl' that a full copy fits one device; 'total' the course's rule, all HBM "
-        ">= state. Activations "
+        "fits; 'repl' that a full copy fits one device; 'total' is the course's rule: the "
+        "slice's HBM in all is at least the state. 'spare' is what each chip keeps for "
+        "activations: its usable HBM (a little under 'HBM': the runtime holds some back; "
+        "`tpuwizard fit` lists it as 'usable') less its share of the state, so it is smaller "
+        "than the course's HBM minus state. Activations "
         "are not counted. The cheapest slice that holds the state is chosen for you; one that "
         "does not hold it needs a second yes. Launch runs single-host slices. 'From my "
         "program' compiles your own training step for each slice instead, activations "
@@ -59,12 +64,14 @@ class CapacityScreen(WizardScreen[CapacityAnswer]):
             yield _titled(TypedInput(size, placeholder="48", id="size"), "State size (GiB)")
             yield _titled(TypedInput(self.params, placeholder="7B", id="params"), "or parameters")
             recipe = Select(
-                [(f"{k} ({v[0]:g} B/param)", k) for k, v in fit.RECIPES.items()],
+                # Short labels, the unit in the box's title: at 80 columns the box is about
+                # 20 cells wide, and "bf16-adam (12 B/param)" wrapped mid-figure.
+                [(f"{k}: {v[0]:g}", k) for k, v in fit.RECIPES.items()],
                 value=self.recipe,
                 id="recipe",
                 allow_blank=False,
             )
-            recipe.border_title = "recipe"
+            recipe.border_title = RECIPE_TITLE
             yield recipe
         with Horizontal(id="verdict-row"):
             yield Static(id="verdict")
@@ -97,7 +104,7 @@ class CapacityScreen(WizardScreen[CapacityAnswer]):
         table.add_columns("slice", "chips", "HBM", "all", "shard", "repl", "total", "spare", "$/h")
         self.query_one("#as-params", Button).display = False
         for inner in self.query_one("#recipe", Select).query("SelectCurrent"):
-            inner.border_title = "recipe"  # the border drawn is the inner box's
+            inner.border_title = RECIPE_TITLE  # the border drawn is the inner box's
         self.refresh_table()
         self.query_one("#size", Input).focus()
 
@@ -259,11 +266,13 @@ def _titled(widget: Input, title: str) -> Input:
 def price_notes(fits: list[fit.SliceFit]) -> str:
     """Under the verdict: Flex-start's bound where a figure is one, and whose prices these are
     once the session prices from the Billing Catalog's read (or waits for it)."""
-    note = ""
+    said = []  # one "$/h:" line, both notes in it
     if any(f.price_per_hour_usd is None and f.price_at_most_usd is not None for f in fits):
-        note = f"\n$/h: {cost.FLEX_PRICE_NOTE}."
+        said.append(cost.FLEX_PRICE_NOTE)
     source = cost.catalog_brief()
-    return note + (f"\n$/h: {source}." if source else "")
+    if source:
+        said.append(source[0].lower() + source[1:] if said else source)
+    return f"\n$/h: {'; '.join(said)}." if said else ""
 
 
 def _yes(ok: bool) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import ClassVar
 
 from textual import on
@@ -65,16 +64,14 @@ class QuitGuard(ModalScreen[str | None]):
 
     def until_words(self) -> str:
         """What ends what is kept: the launch's watchdog, once armed, as the parting line says;
-        else only a delete."""
-        state = host(self).state
-        ours = state.launching and all(b.name.startswith(state.launching) for b in self.undecided)
-        if ours and state.watchdog_deadline is not None:
-            at = time.strftime("%H:%M", time.localtime(state.watchdog_deadline))
-            return (
-                f"it bills until you delete it, or until its watchdog deletes it at {at}, even "
-                "if this laptop sleeps"
-            )
-        return "it bills until you delete it"
+        Google, for Flex-start; a node kept earlier, its deadline; else only a delete."""
+        from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN
+        from tpuwizard.words.kept_text import guard_until_words
+
+        state, billing = host(self).state, host(self).billing
+        now = [billing.get(b.name) or b for b in self.undecided]
+        minutes = state.max_run_minutes or DEFAULT_MAX_RUN.get(state.route)
+        return guard_until_words(now, state.launching, state.watchdog_deadline, minutes)
 
     def on_mount(self) -> None:
         self.set_interval(1.0, self.tick)

@@ -4,6 +4,7 @@ each screen only renders what it is given and reports the user's final choice.""
 from __future__ import annotations
 
 import textwrap
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,13 @@ from tpuwizard.tui.host import host
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.widgets.checks_panel import ChecksPanel
 from tpuwizard.tui.widgets.follow_log import FollowLog
-from tpuwizard.words.event_text import describe, next_steps, refusal_text, zone_listed_lines
+from tpuwizard.words.event_text import (
+    describe,
+    next_steps,
+    refusal_text,
+    rerun_offer,
+    zone_listed_lines,
+)
 from tpuwizard.words.figures import about
 from tpuwizard.words.resume_text import attempt_words
 
@@ -49,6 +56,7 @@ class RunScreen(WizardScreen[None]):
     def __init__(self) -> None:
         super().__init__()
         self.pending: list[str] = []
+        self.offered_at: tuple[float, float | None] = (0.0, None)  # the last offer: when, left
 
     def on_mount(self) -> None:
         # Lines are written in batches: one Log update per 50 ms keeps keys answered however
@@ -180,6 +188,7 @@ class ScriptScreen(RunScreen):
         if isinstance(event, ev.ScriptDone):
             self.show_verdict(event)
         if isinstance(event, ev.ScriptDone) and event.can_rerun:
+            self.offered_at = (time.monotonic(), event.seconds_left)  # said again after a shell
             # Mounted only when offered, so the screen is unchanged while the script runs;
             # Run again has the focus, so Enter runs it again and Tab goes along the choices.
             # A rerun's packages that did not install stay in the field, to be corrected.
@@ -272,6 +281,10 @@ class ScriptScreen(RunScreen):
             self.notify(f"Could not open a shell here ({err}).", severity="warning")
             return
         self.pending.append(f"--- the shell on worker 0 ended (exit {code}) ---")
+        said_at, left = self.offered_at
+        if left is not None:  # the minutes said before the shell are stale now
+            left = max(0.0, left - (time.monotonic() - said_at))
+        self.pending.append(rerun_offer(left))
 
     def edit_script(self, script: Path | None) -> None:
         """Open the script in the editor git would pick, with the wizard suspended (it resumes
