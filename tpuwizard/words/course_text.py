@@ -71,3 +71,12 @@ def route_2b_lines(name: str, zone: str, s: Slice, max_run_minutes: float, via: 
         f"--zone={zone} --resize-request={request} --resize-by=1",
         f"{how}, and deletes everything at the end, verified by listing.",
     ]
+
+
+def sigterm_words(workers: tuple[int, ...]) -> str:
+    """The script was sent SIGTERM (by its job's wrapper) on these workers."""
+    where = "worker " + ", ".join(str(w) for w in workers)
+    return (
+        f"Your script got SIGTERM on {where}, passed on by its job (a stop, or in practice the "
+        "maintenance_sigterm fault); its exit code above says how it ended."
+    )

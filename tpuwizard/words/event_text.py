@@ -26,7 +26,7 @@ from tpuwizard.core.plan.jax_versions import differs_words
 from tpuwizard.core.terminal_text import visible
 from tpuwizard.words.choice_words import Audience, plain_data, words
 from tpuwizard.words.colab_text import colab_lines
-from tpuwizard.words.course_text import OUTPUT_WORDS, not_fetched_hint
+from tpuwizard.words.course_text import OUTPUT_WORDS, not_fetched_hint, sigterm_words
 from tpuwizard.words.figures import about, count, money
 from tpuwizard.words.kaggle_text import kaggle_lines
 from tpuwizard.words.oslogin_text import login_key_words
@@ -192,7 +192,8 @@ def _describe(event: ev.Event, audience: Audience) -> list[str]:
             return [f"Receipt {event.receipt_sha256} saved to {event.path}: {verdict}"]
         case ev.ScriptFinished():
             kept = f" {OUTPUT_WORDS.capitalize()}: {event.output}" if event.output else ""
-            return [f"Your script exited with code {event.exit_code}.{kept}"]
+            said = [f"Your script exited with code {event.exit_code}.{kept}"]
+            return said + ([sigterm_words(event.sigterm)] if event.sigterm else [])
         case ev.FileFetched():
             return [f"Copied back {event.path}"]
         case ev.FileNotFetched():

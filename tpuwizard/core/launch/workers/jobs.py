@@ -19,7 +19,14 @@ from tpuwizard.core.launch.workers.distributed import join_env, script_command
 from tpuwizard.core.launch.workers.missing_module import MissingModuleWatch
 from tpuwizard.core.plan import catalog
 from tpuwizard.core.remote.fetch import FetchOutcome, fetch_matching
-from tpuwizard.core.remote.jobs import Job, fan_out, follow_job, start_job, stop_job
+from tpuwizard.core.remote.jobs import (
+    Job,
+    fan_out,
+    follow_job,
+    got_sigterm,
+    start_job,
+    stop_job,
+)
 from tpuwizard.core.remote.transports import Raw, Transport, shell
 
 Emit = Callable[[ev.Event], None]
@@ -106,7 +113,9 @@ class ScriptJob:
 
     def command(self) -> str:
         run = script_command(self.python, self.script, self.args, self.coordinator)
-        return shell("cd", self.folder, Raw("&&")) + " " + run
+        # exec: the script's Python is the job's own process, so the SIGTERM its wrapper passes
+        # on (start_job) reaches the script, not a shell that would die of it and leave it be.
+        return shell("cd", self.folder, Raw("&&"), Raw("exec")) + " " + run
 
     def env_for(self, worker: int, workers: int) -> dict[str, str]:
         return {**self.env, **join_env(worker, workers, self.coordinator)}
@@ -146,7 +155,10 @@ def run_script_job(
             cancel,
             on_start,
         )
-    emit(ev.ScriptFinished(code, str(output) if output is not None else None))
+    # A SIGTERM its wrapper passed on (a practice maintenance fault, a signal to the job): said
+    # with how it exited, so a script that saved and exited 0 is not taken for an undisturbed run.
+    told = [w for w in range(workers) if got_sigterm(transport, w, script.job)]
+    emit(ev.ScriptFinished(code, str(output) if output is not None else None, tuple(told)))
     return code
 
 
