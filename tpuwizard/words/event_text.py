@@ -13,7 +13,13 @@ from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
 from tpuwizard.core.cloud.types import UP_STATES
 from tpuwizard.core.errors import BadInput, PlanRefused
 from tpuwizard.core.launch.events import launch_events as ev
-from tpuwizard.core.launch.events.colab import ColabPlanned, ColabSessionReady, ColabSessionStopped
+from tpuwizard.core.launch.events.colab import (
+    ColabAccount,
+    ColabAssignmentsAfter,
+    ColabPlanned,
+    ColabSessionReady,
+    ColabSessionStopped,
+)
 from tpuwizard.core.launch.events.kaggle import (
     KernelDeleted,
     KernelLeftRunning,
@@ -269,7 +275,13 @@ def _describe(event: ev.Event, audience: Audience) -> list[str]:
             KernelPlanned() | KernelPushed() | KernelState() | KernelLeftRunning() | KernelDeleted()
         ):
             return kaggle_lines(event)
-        case ColabPlanned() | ColabSessionReady() | ColabSessionStopped():
+        case (
+            ColabPlanned()
+            | ColabSessionReady()
+            | ColabSessionStopped()
+            | ColabAccount()
+            | ColabAssignmentsAfter()
+        ):
             return colab_lines(event)
     return []
 
