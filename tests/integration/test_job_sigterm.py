@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 from tests.waiting import wait_until
+from tpuwizard.core.launch.workers.jobs import ScriptJob
 from tpuwizard.core.remote.jobs import Job, follow_job, got_sigterm, start_job, stop_job
 from tpuwizard.core.remote.transports import LocalTransport
-from tpuwizard.core.launch.workers.jobs import ScriptJob
 
 SCRIPT = """
 import signal, sys, time

@@ -9,8 +9,8 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import signal
 import shutil
+import signal
 import time
 from pathlib import Path
 from typing import Any

@@ -21,9 +21,9 @@ FAQ = "https://research.google.com/colaboratory/faq.html"
 # says how Colab treats such use; only its words, quoted briefly.
 POLICY_LINES = [
     f"Colab's policy (its FAQ, {FAQ}): Colab \"prioritizes users who are actively programming "
-    "in a notebook\"; its \"resources are not guaranteed and not unlimited, and usage limits "
-    "sometimes fluctuate\"; a runtime running free of charge (no positive compute unit balance) "
-    "doing an activity the FAQ lists \"may be terminated at any time without warning\", and a "
+    'in a notebook"; its "resources are not guaranteed and not unlimited, and usage limits '
+    'sometimes fluctuate"; a runtime running free of charge (no positive compute unit balance) '
+    'doing an activity the FAQ lists "may be terminated at any time without warning", and a '
     "free runtime lasts 12 hours at most. A run from tpuwizard has no notebook open: read the "
     "FAQ's list before a long headless run.",
 ]

@@ -18,7 +18,6 @@ from tpuwizard.core.errors import RemoteError
 from tpuwizard.core.remote.line_pieces import LinePieces
 from tpuwizard.core.remote.transports import REMOTE_DIR, Transport, safe_relative, shell
 
-
 # In a job's folder once its wrapper passed a SIGTERM on to the command.
 SIGTERM_MARK = "sigterm"
 

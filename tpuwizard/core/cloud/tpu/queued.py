@@ -191,7 +191,11 @@ class QueuedCalls:
         return self._post_queued(req, qr_id, body)
 
     def _alpha_queued_body(self, req: NodeRequest) -> dict[str, Any]:
-        spec = {"parent": self.parent(req.zone), "nodeId": req.node_id, "node": alpha_node_body(req)}
+        spec = {
+            "parent": self.parent(req.zone),
+            "nodeId": req.node_id,
+            "node": alpha_node_body(req),
+        }
         body: dict[str, Any] = {"tpu": {"nodeSpec": [spec]}}
         if req.queue_wait_s:
             body["queueingPolicy"] = {"validUntilDuration": f"{int(req.queue_wait_s)}s"}
