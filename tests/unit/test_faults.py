@@ -174,3 +174,10 @@ def test_the_reported_resize_request_refusal_is_a_flag_off_by_default():
     assert parse_faults("resize_request_refused=1").resize_request_refused is True
     with pytest.raises(BadInput, match="resize_request_refused"):
         parse_faults("nope=1")  # the known keys name it
+
+
+def test_maintenance_sigterm_is_seconds_after_the_script_starts():
+    assert parse_faults("maintenance_sigterm=2.5").maintenance_sigterm == 2.5
+    assert parse_faults("").maintenance_sigterm is None
+    with pytest.raises(BadInput):
+        parse_faults("maintenance_sigterm=-1")

@@ -17,8 +17,8 @@ ColabEvent = (
     ColabPlanned | ColabSessionReady | ColabSessionStopped | ColabAccount | ColabAssignmentsAfter
 )
 FAQ = "https://research.google.com/colaboratory/faq.html"
-# Said before every run on Colab: tpuwizard's runs are headless (no notebook open), and the FAQ
-# says how Colab treats such use; only its words, quoted briefly.
+# Said before every run on Colab (with colab_account, before `colab new`): tpuwizard's runs are
+# headless (no notebook open), and the FAQ says how Colab treats such use; its words, briefly.
 POLICY_LINES = [
     f"Colab's policy (its FAQ, {FAQ}): Colab \"prioritizes users who are actively programming "
     'in a notebook"; its "resources are not guaranteed and not unlimited, and usage limits '
@@ -58,7 +58,6 @@ def colab_lines(event: ColabEvent) -> list[str]:
             )
             return [
                 *why,
-                *POLICY_LINES,
                 f"{where} the session {event.session} with a TPU {event.tpu}; your script's limit "
                 f"{event.max_run_minutes:g} min; receipt expected on {event.expect}. "
                 f"Run {event.run_id}.",
@@ -139,7 +138,7 @@ def practice_line(why: str) -> str:
 def account_lines(event: ColabAccount) -> list[str]:
     """The colab CLI's version, what it lacks, and the account's balance and rate."""
     version = f"colab CLI {event.version}" if event.version else "The colab CLI (no version said)"
-    lines = []
+    lines = list(POLICY_LINES)  # before anything is asked of Colab
     if event.lacks:
         lacks = ", ".join(event.lacks)
         lines.append(
