@@ -58,13 +58,13 @@ ROUTES: list[tuple[str, re.Pattern[str], str]] = [
 HTTP_STATUS = {400: "INVALID_ARGUMENT", 404: "NOT_FOUND", 501: "UNIMPLEMENTED"}
 
 
-
 def as_version(node: dict[str, Any], version: str) -> dict[str, Any]:
     """A node as ``version`` answers it: v2's Node has no ``autocheckpointEnabled`` (only
     v2alpha1's has), so v2 leaves it out."""
     if version == "v2alpha1":
         return node
     return {k: v for k, v in node.items() if k != "autocheckpointEnabled"}
+
 
 class Handler(BaseHTTPRequestHandler):
     server: SandboxServer

@@ -45,13 +45,17 @@ def start_job(
     # shell waiting on a foreground child would die of it and leave the child running): a
     # maintenance warning or a stop reaches the script, which may save, and the wrapper still
     # writes the script's own exit code. The marker file says a SIGTERM came this way.
-    # ``wait`` returns early when the trap runs; the last one gives the child's own status.
+    # A ``wait`` the trap interrupted returns 143, not the child's status: while the trap ran
+    # (``got``) and the child lives, wait again; once it is gone, one more ``wait`` gives its
+    # stored status, unless that wait already came (bash then answers 127 or -1: keep 143).
     inner = (
-        "child=; on_term() { "
+        "child=; got=; on_term() { got=1; "
         f": > {shlex.quote(job.folder + '/' + SIGTERM_MARK)}; "
         '[ -n "$child" ] && kill -TERM "$child" 2>/dev/null; }; trap on_term TERM; '
         f"( {exports} {command} ) > {shlex.quote(job.log)} 2>&1 & child=$!; "
-        "while kill -0 $child 2>/dev/null; do wait $child; done; wait $child; code=$?; "
+        'while :; do got=; wait "$child"; code=$?; [ -z "$got" ] && break; '
+        'kill -0 "$child" 2>/dev/null && continue; wait "$child"; again=$?; '
+        '[ "$again" -ge 0 ] && [ "$again" -lt 127 ] && code=$again; break; done; '
         f"echo $code > {shlex.quote(job.folder + '/exit.part')} && "
         f"mv {shlex.quote(job.folder + '/exit.part')} {shlex.quote(job.folder + '/exit')}"
     )
