@@ -45,3 +45,11 @@ def test_asking_for_it_where_it_cannot_be_is_refused_saying_why():
     said = " ".join(str(p) for p in plan(checkpoints=None, autocheckpoint=True).problems())
     assert "--autocheckpoint needs --checkpoints DIR" in said
     assert not any("autocheckpoint" in str(p) for p in plan(autocheckpoint=True).problems())
+
+
+def test_the_launch_says_autocheckpoint_is_on_and_what_the_script_must_do():
+    from tpuwizard.words.course_text import autocheckpoint_note
+
+    said = autocheckpoint_note(plan())
+    assert "Autocheckpoint: on" in said and "--no-autocheckpoint" in said
+    assert "SIGTERM" in said and "ckpt/" in said

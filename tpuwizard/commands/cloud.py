@@ -237,7 +237,7 @@ def launch(
     from tpuwizard.session.prices import PricesBeside
     from tpuwizard.session.signals import exit_code, stop_on_signals
     from tpuwizard.session.watchdog import choose_watchdog
-    from tpuwizard.words.course_text import fetch_note
+    from tpuwizard.words.course_text import autocheckpoint_note, fetch_note
     from tpuwizard.words.summary_text import summary_lines
 
     warn_own_options(script_args, "--")
@@ -339,6 +339,7 @@ def launch(
     plan = choice.plan
     notes = [f"Backend: {chosen.reason}"] if chosen.reason else []  # as preflight says it
     notes += [note] if (note := fetch_note(fetch)) else []
+    notes += [autocheckpoint_note(plan)] if plan.autocheckpoint_on else []
     for line in [*notes, *backend_notes(plan, nat_checked=not no_preflight), *choice.lines()]:
         (say if as_json else click.echo)(line)
     handle = session.start_launch(plan, ready_timeout)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from tpuwizard.core.plan.catalog import Slice
@@ -79,4 +79,18 @@ def sigterm_words(workers: tuple[int, ...]) -> str:
     return (
         f"Your script got SIGTERM on {where}, passed on by its job (a stop, or in practice the "
         "maintenance_sigterm fault); its exit code above says how it ended."
+    )
+
+
+class _Resumable(Protocol):
+    @property
+    def checkpoints(self) -> str | None: ...
+
+
+def autocheckpoint_note(plan: _Resumable) -> str:
+    """Said before a launch whose node gets Autocheckpoint (launch_plan's autocheckpoint_on)."""
+    return (
+        "Autocheckpoint: on (Google's, Preview; --no-autocheckpoint turns it off). Before a "
+        "maintenance event your script gets SIGTERM and up to 5 minutes: a handler that saves "
+        f"into {plan.checkpoints}/ keeps that progress (docs/guides/spot-resume.md)."
     )
