@@ -62,10 +62,10 @@ def test_practice_runs_the_script_through_a_named_session_and_brings_everything_
     assert sorted(p.name for p in (run_dir / "files").rglob("*")) == ["result.txt"]
     made = [c for c in calls(practice_home(tmp_path)) if c[0] != "status"]  # its probes
     assert [c[0] for c in made] == [
-        "new", "sessions", "upload", "exec", "download", "download",
+        "version", "new", "sessions", "upload", "exec", "download", "download",
         "exec", "download", "download", "download", "stop", "sessions",
     ]  # fmt: skip
-    assert made[0] == ["new", "-s", session, "--tpu", "v5e1"]
+    assert made[1] == ["new", "-s", session, "--tpu", "v5e1"]
     verify, script = [c for c in made if c[0] == "exec"]
     for argv in (verify, script):
         assert argv[argv.index("--timeout") + 1] == "300"  # from --max-run 5

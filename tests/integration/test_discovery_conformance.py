@@ -55,6 +55,13 @@ def everything_tpuwizard_asks(server, cloud):
     cloud.list_nodes(ZONE)
     cloud.delete_node(ZONE, "conf-vm")
     cloud.node_gone(ZONE, "conf-vm")
+    # Autocheckpoint: the node, and a spot queued request, through v2alpha1 (its field is there).
+    op = cloud.create_node(request("conf-ac", autocheckpoint=True))
+    cloud.wait_for_node(ZONE, "conf-ac", op, poll=0.05)
+    cloud.delete_node(ZONE, "conf-ac")
+    cloud.create_queued(request("conf-acq", spot=True, autocheckpoint=True), "conf-acq-qr", "spot")
+    cloud.wait_for_queued(ZONE, "conf-acq-qr", poll=0.05)
+    cloud.delete_queued(ZONE, "conf-acq-qr")
     cloud.create_node(request("conf-internal", external_ips=False))
     cloud.wait_for_node(ZONE, "conf-internal", poll=0.05)
     cloud.delete_node(ZONE, "conf-internal")

@@ -41,6 +41,8 @@ class FakeColab(ColabProgram):
     def call(self, what: str, *args: str, timeout_s: float = 300) -> str:
         self.calls.append(args)
         command = args[0]
+        if command == "version":
+            return "Version: 0.7.5\n"  # PyPI's: no usage (test_colab_usage.py has 0.8.0)
         if command == "new":
             if self.new_fails:
                 raise self.new_fails
@@ -106,7 +108,7 @@ def test_a_refused_new_is_diagnosed_recorded_first_and_the_session_stop_still_ve
     [failed] = [e for e in events if isinstance(e, Failed)]
     assert failed.diagnosis.kind == "colab_no_tpu"
     assert "tpuwizard notebook --platform colab" in " ".join(map(str, failed.diagnosis.next_steps))
-    assert [c[0] for c in colab.calls] == ["new", "stop", "sessions"]
+    assert [c[0] for c in colab.calls] == ["version", "new", "stop", "sessions"]
     assert isinstance(events[-2], ColabSessionStopped) and events[-2].verified
     assert isinstance(events[-1], Finished) and events[-1].exit_code == EXIT_CLOUD
     ops = [line for line in (tmp_path / "colab.jsonl").read_text().splitlines()]
@@ -120,7 +122,7 @@ def test_not_signed_in_makes_nothing_so_nothing_is_stopped(tmp_path):
     [failed] = [e for e in events if isinstance(e, Failed)]
     assert failed.diagnosis.kind == "colab_sign_in"
     assert "colab sessions" in failed.diagnosis.next_steps[0]
-    assert [c[0] for c in colab.calls] == ["new"] and ledger.held() == []
+    assert [c[0] for c in colab.calls] == ["version", "new"] and ledger.held() == []
     assert isinstance(events[-1], Finished) and events[-1].exit_code == EXIT_CLOUD
 
 

@@ -223,3 +223,10 @@ def test_worker_stall_suspends_that_worker_script_job_once_it_starts(tmp_path):
 def test_worker_stall_needs_a_worker_number():
     with pytest.raises(BadInput, match="not a number"):
         parse_faults("worker_stall=two")
+
+
+def test_maintenance_sigterm_is_seconds_after_the_script_starts():
+    assert parse_faults("maintenance_sigterm=2.5").maintenance_sigterm == 2.5
+    assert parse_faults("").maintenance_sigterm is None
+    with pytest.raises(BadInput):
+        parse_faults("maintenance_sigterm=-1")

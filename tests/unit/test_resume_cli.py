@@ -46,3 +46,12 @@ def test_a_checkpoints_folder_outside_the_scripts_folder_is_refused(home, here, 
         and f"--checkpoints {folder!r} " in stderr
         and "such as checkpoints" in stderr
     )
+
+
+def test_autocheckpoint_without_checkpoints_or_where_it_cannot_be_is_refused(home, here):
+    assert "--autocheckpoint needs --checkpoints DIR" in refused(home, *SPOT, "--autocheckpoint")
+    v6e = [*LAUNCH[:-4], "--accelerator", "v6e-4", "--zone", "us-east5-b", "--route", "spot"]
+    stderr = refused(
+        home, *v6e, "--script", "train.py", "--checkpoints", "ckpt", "--autocheckpoint"
+    )
+    assert "TPU-API nodes of v2, v3, v4 and v5e only" in stderr

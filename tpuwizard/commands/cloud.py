@@ -213,6 +213,7 @@ def launch(
     checkpoints: str | None,
     checkpoint_every: str,
     max_restarts: int | None,
+    autocheckpoint: bool | None,
     budget: float | None,
     resume_from: str | None,
     precision: bool,
@@ -241,7 +242,7 @@ def launch(
     from tpuwizard.session.prices import PricesBeside
     from tpuwizard.session.signals import exit_code, stop_on_signals
     from tpuwizard.session.watchdog import choose_watchdog
-    from tpuwizard.words.course_text import fetch_note
+    from tpuwizard.words.course_text import autocheckpoint_note, fetch_note
     from tpuwizard.words.summary_text import summary_lines
 
     warn_own_options(script_args, "--")
@@ -307,6 +308,7 @@ def launch(
         checkpoints=checkpoints,
         checkpoint_every_s=checkpoint_every_seconds(checkpoint_every),
         max_restarts=max_restarts_or_default(max_restarts),
+        autocheckpoint=autocheckpoint,
         budget_usd=budget,
         resume_from=resume_from,
         precision=precision,
@@ -345,6 +347,7 @@ def launch(
     plan = choice.plan
     notes = [f"Backend: {chosen.reason}"] if chosen.reason else []  # as preflight says it
     notes += [note] if (note := fetch_note(fetch)) else []
+    notes += [autocheckpoint_note(plan)] if plan.autocheckpoint_on else []
     for line in [*notes, *backend_notes(plan, nat_checked=not no_preflight), *choice.lines()]:
         (say if as_json else click.echo)(line)
     handle = session.start_launch(plan, ready_timeout)

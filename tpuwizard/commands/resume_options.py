@@ -46,6 +46,16 @@ def checkpoint_options(command: F) -> F:
 def resume_options(command: F) -> F:
     """The options of a resumable launch."""
     command = click.option(
+        "--autocheckpoint/--no-autocheckpoint",
+        "autocheckpoint",
+        default=None,
+        help="With --checkpoints on a TPU-API node of v2, v3, v4 or v5e: Google's Autocheckpoint "
+        "(Preview), which sends your script SIGTERM before a maintenance event and waits up to "
+        "5 minutes so it can save. On by default there; the node is created through the "
+        "v2alpha1 API. Your script needs a SIGTERM handler that saves "
+        "(docs/guides/spot-resume.md).",
+    )(command)
+    command = click.option(
         "--resume-from",
         "resume_from",
         metavar="RUN_ID",

@@ -25,6 +25,11 @@ Keys:
                         suspended (SIGSTOP to its process group) as soon as it starts: a worker
                         that hangs, as a stuck import or a dead host does (issue 47); the others
                         wait for it in jax.distributed.initialize
+  maintenance_sigterm=S the script's job (a launch's script-*, a kept node's run-*) on every
+                        worker of a TPU-API node or Compute Engine VM is sent SIGTERM S seconds
+                        after it started, as Autocheckpoint warns of a maintenance event: the
+                        signal goes to the job's wrapper, which passes it to the script. Once
+                        per job; the VM stays (what Google does next is not staged)
   sa_no_delete=1        the VM's service account may not delete: testIamPermissions says so, and
                         the project's IAM policy gives the default compute account no role
                         (as in organisations created since May 2024, google-behaviour.md:67)
@@ -207,6 +212,7 @@ class Faults:
     preempt_on: str | None = None  # a glob in worker 0's home: preempted once it matches
     preempt_on_count: int = 1  # ... this many files
     worker_stall: int | None = None  # this worker's script job is suspended once it starts
+    maintenance_sigterm: float | None = None  # SIGTERM to script jobs this long after start
     latency_ms: int = 0
     flex_pending: bool = False  # Compute Engine Flex-start inserts never get capacity
     slow_pending_delete: float | None = None  # deleting a PENDING instance takes this long
@@ -286,6 +292,8 @@ def parse_faults(spec: str | None, memory: bool = False) -> Faults:
                 faults.worker_stall = int(_amount(part, value, int))
             elif key == "preempt_on_count":
                 faults.preempt_on_count = max(1, int(_amount(part, value, int)))
+            elif key == "maintenance_sigterm":
+                faults.maintenance_sigterm = _amount(part, value)
             elif key == "slow_pending_delete":
                 faults.slow_pending_delete = _amount(part, value)
             elif key == "latency_ms":
@@ -314,6 +322,7 @@ def parse_faults(spec: str | None, memory: bool = False) -> Faults:
                         "preempt_on",
                         "preempt_on_count",
                         "worker_stall",
+                        "maintenance_sigterm",
                         "flex_pending",
                         "slow_pending_delete",
                         *PREFLIGHT_KEYS,

@@ -58,6 +58,14 @@ ROUTES: list[tuple[str, re.Pattern[str], str]] = [
 HTTP_STATUS = {400: "INVALID_ARGUMENT", 404: "NOT_FOUND", 501: "UNIMPLEMENTED"}
 
 
+def as_version(node: dict[str, Any], version: str) -> dict[str, Any]:
+    """A node as ``version`` answers it: v2's Node has no ``autocheckpointEnabled`` (only
+    v2alpha1's has), so v2 leaves it out."""
+    if version == "v2alpha1":
+        return node
+    return {k: v for k, v in node.items() if k != "autocheckpointEnabled"}
+
+
 class Handler(BaseHTTPRequestHandler):
     server: SandboxServer
     protocol_version = "HTTP/1.1"
@@ -215,7 +223,8 @@ class Api:
         return page(versions, "runtimeVersions", query)
 
     def list_nodes(self, version: str, project: str, zone: str, query: dict, body: dict) -> dict:
-        return page(self.s.nodes.list_nodes(project, zone), "nodes", query)
+        nodes = [as_version(n, version) for n in self.s.nodes.list_nodes(project, zone)]
+        return page(nodes, "nodes", query)
 
     def create_node(self, version: str, project: str, zone: str, query: dict, body: dict) -> dict:
         return self.s.nodes.create_node(project, zone, query.get("nodeId", ""), body, version)
@@ -229,7 +238,7 @@ class Api:
         query: dict,
         body: dict,
     ) -> dict:
-        return self.s.nodes.get_node(project, zone, id)
+        return as_version(self.s.nodes.get_node(project, zone, id), version)
 
     def delete_node(
         self,

@@ -6,6 +6,7 @@ and the paired sshd's authorized_keys file, and is the only part that touches wo
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import shutil
@@ -91,6 +92,34 @@ class VirtualMachines:
                         continue  # not yet its own group (setsid to come): the next tick
                     done.append(key)
                     changed = True
+        return changed
+
+    def maintenance_sigterm(self, t: float) -> bool:
+        """With maintenance_sigterm=S, the script's job on every VM (a node's worker or a Compute
+        Engine instance) is sent SIGTERM S seconds after it started, once: to its wrapper (the
+        pid in the job's folder), which passes it to the script as it would any SIGTERM."""
+        after = self.faults.maintenance_sigterm
+        if after is None:
+            return False
+        sent: list[str] = self.store.data.setdefault("sigterm_sent", [])
+        changed = False
+        for kind in ("workers", "instances"):
+            for job in (self.store.home / kind).glob("*/*/*/w*/.tpuwizard/jobs/*"):
+                if not job.name.startswith(("script-", "run-")) or (job / "exit").exists():
+                    continue
+                pid_file = job / "pid"
+                try:
+                    started = pid_file.stat().st_mtime
+                    pid = int(untrusted.read_text(pid_file, 64).strip())
+                except (OSError, ValueError):
+                    continue
+                key = f"{pid_file}:{started}"
+                if t - started < after or key in sent or pid <= 1:
+                    continue
+                sent.append(key)
+                changed = True
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGTERM)
         return changed
 
     def make_ready(self, node: dict[str, Any]) -> None:

@@ -5,13 +5,28 @@ from __future__ import annotations
 from typing import Protocol
 
 from tpuwizard.core.launch.events.colab import (
+    ColabAccount,
+    ColabAssignmentsAfter,
     ColabPlanned,
     ColabSessionReady,
     ColabSessionStopped,
 )
 from tpuwizard.words.sent_text import folder_lines
 
-ColabEvent = ColabPlanned | ColabSessionReady | ColabSessionStopped
+ColabEvent = (
+    ColabPlanned | ColabSessionReady | ColabSessionStopped | ColabAccount | ColabAssignmentsAfter
+)
+FAQ = "https://research.google.com/colaboratory/faq.html"
+# Said before every run on Colab (with colab_account, before `colab new`): tpuwizard's runs are
+# headless (no notebook open), and the FAQ says how Colab treats such use; its words, briefly.
+POLICY_LINES = [
+    f"Colab's policy (its FAQ, {FAQ}): Colab \"prioritizes users who are actively programming "
+    'in a notebook"; its "resources are not guaranteed and not unlimited, and usage limits '
+    'sometimes fluctuate"; a runtime running free of charge (no positive compute unit balance) '
+    'doing an activity the FAQ lists "may be terminated at any time without warning", and a '
+    "free runtime lasts 12 hours at most. A run from tpuwizard has no notebook open: read the "
+    "FAQ's list before a long headless run.",
+]
 
 
 class ColabSeenLike(Protocol):
@@ -53,6 +68,21 @@ def colab_lines(event: ColabEvent) -> list[str]:
             return [
                 f"Session {event.session} is ready{hardware}: uploading your script's folder, "
                 "then the verifier, then your script. It is stopped at the end, whatever happens."
+            ]
+        case ColabAccount():
+            return account_lines(event)
+        case ColabAssignmentsAfter():
+            if event.after is None:
+                return [f"colab usage could not be read after the run: {event.problem}."]
+            change = (
+                "the same as before"
+                if event.after == event.before
+                else f"{event.before} before the run"
+            )
+            return [
+                f"colab usage: {event.after} active assignment(s) on your account after the "
+                f"run, {change}. That counts every session of the account (a notebook open in "
+                "a browser too); colab sessions not listing this run's session is the check."
             ]
         case ColabSessionStopped():
             if event.verified:
@@ -103,3 +133,24 @@ def practice_line(why: str) -> str:
             "once, and run this again."
         )
     return line
+
+
+def account_lines(event: ColabAccount) -> list[str]:
+    """The colab CLI's version, what it lacks, and the account's balance and rate."""
+    version = f"colab CLI {event.version}" if event.version else "The colab CLI (no version said)"
+    lines = list(POLICY_LINES)  # before anything is asked of Colab
+    if event.lacks:
+        lacks = ", ".join(event.lacks)
+        lines.append(
+            f"{version} lacks {lacks} (google-colab-cli 0.8.0 has it): the account's compute "
+            "units and active assignments are not shown; colab sessions is the check."
+        )
+    elif event.usage_problem:
+        lines.append(f"{version}: colab usage failed: {event.usage_problem}.")
+    if event.balance is not None and event.rate_hourly is not None:
+        lines.append(
+            f"{version}: your Colab account has {event.balance:.2f} compute units, spending "
+            f"{event.rate_hourly:.2f}/hr now, with {event.assignments} active assignment(s) "
+            "(every session of the account) before this run."
+        )
+    return lines

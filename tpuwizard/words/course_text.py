@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from tpuwizard.core.plan.catalog import Slice
@@ -71,3 +71,26 @@ def route_2b_lines(name: str, zone: str, s: Slice, max_run_minutes: float, via: 
         f"--zone={zone} --resize-request={request} --resize-by=1",
         f"{how}, and deletes everything at the end, verified by listing.",
     ]
+
+
+def sigterm_words(workers: tuple[int, ...]) -> str:
+    """The script was sent SIGTERM (by its job's wrapper) on these workers."""
+    where = "worker " + ", ".join(str(w) for w in workers)
+    return (
+        f"Your script got SIGTERM on {where}, passed on by its job (a stop, or in practice the "
+        "maintenance_sigterm fault); its exit code above says how it ended."
+    )
+
+
+class _Resumable(Protocol):
+    @property
+    def checkpoints(self) -> str | None: ...
+
+
+def autocheckpoint_note(plan: _Resumable) -> str:
+    """Said before a launch whose node gets Autocheckpoint (launch_plan's autocheckpoint_on)."""
+    return (
+        "Autocheckpoint: on (Google's, Preview; --no-autocheckpoint turns it off). Before a "
+        "maintenance event your script gets SIGTERM and up to 5 minutes: a handler that saves "
+        f"into {plan.checkpoints}/ keeps that progress (docs/guides/spot-resume.md)."
+    )

@@ -13,7 +13,13 @@ from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
 from tpuwizard.core.cloud.types import UP_STATES
 from tpuwizard.core.errors import BadInput, PlanRefused
 from tpuwizard.core.launch.events import launch_events as ev
-from tpuwizard.core.launch.events.colab import ColabPlanned, ColabSessionReady, ColabSessionStopped
+from tpuwizard.core.launch.events.colab import (
+    ColabAccount,
+    ColabAssignmentsAfter,
+    ColabPlanned,
+    ColabSessionReady,
+    ColabSessionStopped,
+)
 from tpuwizard.core.launch.events.kaggle import (
     KernelDeleted,
     KernelLeftRunning,
@@ -26,7 +32,7 @@ from tpuwizard.core.plan.jax_versions import differs_words
 from tpuwizard.core.terminal_text import visible
 from tpuwizard.words.choice_words import Audience, plain_data, words
 from tpuwizard.words.colab_text import colab_lines
-from tpuwizard.words.course_text import OUTPUT_WORDS, not_fetched_hint
+from tpuwizard.words.course_text import OUTPUT_WORDS, not_fetched_hint, sigterm_words
 from tpuwizard.words.figures import about, count, money
 from tpuwizard.words.kaggle_text import kaggle_lines
 from tpuwizard.words.oslogin_text import login_key_words
@@ -193,7 +199,8 @@ def _describe(event: ev.Event, audience: Audience) -> list[str]:
             return [f"Receipt {event.receipt_sha256} saved to {event.path}: {verdict}"]
         case ev.ScriptFinished():
             kept = f" {OUTPUT_WORDS.capitalize()}: {event.output}" if event.output else ""
-            return [f"Your script exited with code {event.exit_code}.{kept}"]
+            said = [f"Your script exited with code {event.exit_code}.{kept}"]
+            return said + ([sigterm_words(event.sigterm)] if event.sigterm else [])
         case ev.FileFetched():
             return [f"Copied back {event.path}"]
         case ev.FileNotFetched():
@@ -271,7 +278,13 @@ def _describe(event: ev.Event, audience: Audience) -> list[str]:
             KernelPlanned() | KernelPushed() | KernelState() | KernelLeftRunning() | KernelDeleted()
         ):
             return kaggle_lines(event)
-        case ColabPlanned() | ColabSessionReady() | ColabSessionStopped():
+        case (
+            ColabPlanned()
+            | ColabSessionReady()
+            | ColabSessionStopped()
+            | ColabAccount()
+            | ColabAssignmentsAfter()
+        ):
             return colab_lines(event)
     return []
 

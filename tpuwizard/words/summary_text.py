@@ -9,7 +9,7 @@ from tpuwizard.core.launch.events.summary import RunSummary
 from tpuwizard.core.plan import cost
 from tpuwizard.core.terminal_text import visible
 from tpuwizard.words.choice_words import Audience
-from tpuwizard.words.course_text import OUTPUT_WORDS, not_fetched_hint
+from tpuwizard.words.course_text import OUTPUT_WORDS, not_fetched_hint, sigterm_words
 from tpuwizard.words.event_text import (
     SCRIPT_TAIL,
     held_record_words,
@@ -54,6 +54,8 @@ def _summary_lines(summary: RunSummary, audience: Audience, elsewhere: Sequence[
         lines += [f"{SCRIPT_TAIL}{line}" for line in s.script_tail] or ["    (no output)"]
         if s.script_output:
             lines.append(f"  {OUTPUT_WORDS.capitalize()}, every worker's lines: {s.script_output}")
+        if s.script_sigterm:
+            lines.append(f"  {sigterm_words(s.script_sigterm)}")
     lines += [f"  Copied back: {path}" for path in s.fetched]
     said: dict[tuple[str, str], int] = {}  # once each, with how many runs said it
     for missed in s.not_fetched:

@@ -109,6 +109,10 @@ class NodeRequest:
     # The node's service account (Node.serviceAccount.email); None: the project's default
     # compute account, which in organisations created since May 2024 has no roles.
     service_account: str | None = None
+    # Autocheckpoint (TPU API, Preview): before a maintenance event Google sends the script
+    # SIGTERM and waits up to 5 minutes. Only v2alpha1 knows the field (autocheckpointEnabled),
+    # so such a node is created through v2alpha1 (queued.py's alpha_node_body).
+    autocheckpoint: bool = False
 
     @property
     def service_account_body(self) -> dict[str, Any] | None:

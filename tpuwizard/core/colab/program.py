@@ -31,6 +31,43 @@ class ColabCallFailed(Exception):
         self.what, self.kind, self.detail, self.code = what, kind, detail, code
 
 
+# ``colab usage`` (the account's compute units) first appears in google-colab-cli 0.8.0 (a fork's
+# release notes; PyPI serves 0.7.5): its code is commands/usage.py and consumption.py.
+USAGE_SINCE = (0, 8, 0)
+VERSION_LINE = re.compile(r"^Version: (?P<version>\S+)", re.MULTILINE)
+USAGE_LINES = re.compile(
+    r"^Current balance: (?P<balance>-?[\d.]+) compute units\n"
+    r"Usage rate: (?P<rate>-?[\d.]+)/hr\n"
+    r"Active assignments: (?P<count>\d+)",
+    re.MULTILINE,
+)
+
+
+@dataclass(frozen=True)
+class Usage:
+    """``colab usage`` (consumption.py's format_consumption_status): the account's balance, its
+    hourly rate, and its active assignments, every session of the account."""
+
+    balance: float
+    rate_hourly: float
+    assignments: int
+
+
+def version_tuple(version: str) -> tuple[int, ...] | None:
+    """``0.8.0`` as (0, 8, 0); None for what is not a plain dotted version."""
+    parts = re.match(r"^(\d+)\.(\d+)(?:\.(\d+))?", version)
+    if parts is None:
+        return None
+    return tuple(int(p) for p in parts.groups(default="0"))
+
+
+def lacking(version: str) -> tuple[str, ...]:
+    """The commands tpuwizard would use that a CLI of ``version`` lacks (unknown: none
+    assumed; ``usage`` is then tried and its refusal read)."""
+    parsed = version_tuple(version)
+    return ("usage",) if parsed is not None and parsed < USAGE_SINCE else ()
+
+
 @dataclass(frozen=True)
 class Listed:
     """One line of ``colab sessions``: a runtime the account holds now."""
@@ -91,6 +128,30 @@ class ColabProgram:
         if SIGN_IN_WORDS in done.stderr:
             raise classify(what, 0, done.stdout, done.stderr)
         return done.stdout
+
+    def version(self) -> str:
+        """``colab version`` ("Version: X", utility.py); "" where it says no version."""
+        try:
+            out = self.call("asking the colab CLI its version", "version", timeout_s=60)
+        except ColabCallFailed:
+            return ""
+        found = VERSION_LINE.search(out)
+        return found["version"] if found else ""
+
+    def usage(self) -> Usage | None:
+        """``colab usage`` (0.8.0); None where this CLI has no such command (Click's exit 2).
+        A failure to fetch (its "[colab] Warning: failed to fetch compute-unit info", exit 1)
+        raises :class:`ColabCallFailed`."""
+        try:
+            out = self.call("reading the account's compute units", "usage", timeout_s=60)
+        except ColabCallFailed as err:
+            if err.code == 2 and "No such command" in err.detail:
+                return None
+            raise
+        found = USAGE_LINES.search(out)
+        if found is None:
+            raise ColabCallFailed("reading the account's compute units", "failed", out.strip())
+        return Usage(float(found["balance"]), float(found["rate"]), int(found["count"]))
 
     def new(self, name: str, tpu: str) -> None:
         self.call("creating the session", "new", "-s", name, "--tpu", tpu)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from tpuwizard.core import untrusted
 from tpuwizard.core.colab import diagnosis
+from tpuwizard.core.colab.account import assignments_after, read_account
 from tpuwizard.core.colab.cells import bundle_name, pack_folder, script_cell, verify_cell
 from tpuwizard.core.colab.program import ColabCallFailed, ColabProgram, classify
 from tpuwizard.core.errors import BadInput
@@ -132,6 +133,8 @@ def run_session(
         run.packed.sent,
         run.practice_why,
     )
+    account = read_account(program)  # read only: before anything is asked of Colab
+    yield account
     ok, code = False, EXIT_CLOUD
     ledger.record("intent", run.session, run.run_id, practice=run.practice, pid=os.getpid())
     try:
@@ -142,6 +145,8 @@ def run_session(
             # The CLI signs in before it asks Colab for anything (its common.py): nothing made.
             ledger.record("deleted", run.session, run.run_id, why="colab was not signed in")
     stopped = yield from stop_session(program, run.session, run.run_id, ledger)
+    if account.assignments is not None:
+        yield assignments_after(program, account.assignments)
     yield Finished(ok, code if stopped else EXIT_TEARDOWN, folder, None)
 
 

@@ -18,6 +18,9 @@ from tpuwizard.core.errors import RemoteError
 from tpuwizard.core.remote.line_pieces import LinePieces
 from tpuwizard.core.remote.transports import REMOTE_DIR, Transport, safe_relative, shell
 
+# In a job's folder once its wrapper passed a SIGTERM on to the command.
+SIGTERM_MARK = "sigterm"
+
 
 @dataclass(frozen=True)
 class Job:
@@ -38,16 +41,29 @@ def start_job(
     """Start ``command`` detached on ``worker``; it survives the connection."""
     safe_relative(job.folder)
     exports = " ".join(shell("export", f"{k}={v}") + " &&" for k, v in (env or {}).items())
+    # The command runs in the background of its wrapper, which passes a SIGTERM on to it (a
+    # shell waiting on a foreground child would die of it and leave the child running): a
+    # maintenance warning or a stop reaches the script, which may save, and the wrapper still
+    # writes the script's own exit code. The marker file says a SIGTERM came this way.
+    # A ``wait`` the trap interrupted returns 143, not the child's status: while the trap ran
+    # (``got``) and the child lives, wait again; once it is gone, one more ``wait`` gives its
+    # stored status, unless that wait already came (bash then answers 127 or -1: keep 143).
     inner = (
-        f"( {exports} {command} ) > {shlex.quote(job.log)} 2>&1; "
-        f"echo $? > {shlex.quote(job.folder + '/exit.part')} && "
+        "child=; got=; on_term() { got=1; "
+        f": > {shlex.quote(job.folder + '/' + SIGTERM_MARK)}; "
+        '[ -n "$child" ] && kill -TERM "$child" 2>/dev/null; }; trap on_term TERM; '
+        f"( {exports} {command} ) > {shlex.quote(job.log)} 2>&1 & child=$!; "
+        'while :; do got=; wait "$child"; code=$?; [ -z "$got" ] && break; '
+        'kill -0 "$child" 2>/dev/null && continue; wait "$child"; again=$?; '
+        '[ "$again" -ge 0 ] && [ "$again" -lt 127 ] && code=$again; break; done; '
+        f"echo $code > {shlex.quote(job.folder + '/exit.part')} && "
         f"mv {shlex.quote(job.folder + '/exit.part')} {shlex.quote(job.folder + '/exit')}"
     )
     # Prepare first (and stop if that fails), then background only the job itself.
     launcher = (
         shell("mkdir", "-p", job.folder)
         + " && "
-        + shell("rm", "-f", job.folder + "/exit")
+        + shell("rm", "-f", job.folder + "/exit", job.folder + "/" + SIGTERM_MARK)
         + " && : > "
         + shlex.quote(job.log)
         # setsid: the job leads its own process group, so stop_job can end all of it.
@@ -140,6 +156,16 @@ def stop_job(transport: Transport, worker: int, job: Job, grace: float = 1.0) ->
     )
     with contextlib.suppress(RemoteError):
         transport.run(worker, command, timeout=grace + 10, cancellable=False)
+
+
+def got_sigterm(transport: Transport, worker: int, job: Job) -> bool:
+    """Did the job's wrapper pass a SIGTERM on to it? (Not one sent straight to the script's
+    process, as Google's maintenance warning is: only the script's exit code can say that.)"""
+    try:
+        result = transport.run(worker, shell("test", "-e", job.folder + "/" + SIGTERM_MARK), 30)
+    except RemoteError:
+        return False
+    return result.code == 0
 
 
 def _exit_code(transport: Transport, worker: int, job: Job) -> int | None:

@@ -36,6 +36,10 @@ from tpuwizard.sandbox.colab.state import (
     wait_out_hang,
 )
 
+# Which google-colab-cli the stand-in plays: 0.7.5 (PyPI's, the default) or 0.8.0, which adds
+# ``usage`` (commands/usage.py, consumption.py). Tests run both.
+VERSION_ENV = "TPUWIZARD_COLAB_VERSION"
+VERSIONS = ("0.7.5", "0.8.0")
 AUTH_URL = "https://accounts.google.com/o/oauth2/auth?client_id=stand-in&token_usage=remote"
 
 
@@ -216,13 +220,46 @@ def download(home: Path, _faults: dict[str, str], args: argparse.Namespace) -> i
     return 0
 
 
+def played_version() -> str:
+    version = os.environ.get(VERSION_ENV) or VERSIONS[0]
+    if version not in VERSIONS:
+        raise SystemExit(f"{VERSION_ENV} is one of {', '.join(VERSIONS)}, not {version!r}")
+    return version
+
+
+def usage(home: Path, faults: dict[str, str], _args: argparse.Namespace) -> int:
+    """consumption.py's three lines. The count is the backend's assignmentsCount: every runtime
+    the account holds (here the server's, plus ``other_assignments=N``: the browser's notebooks).
+    Balance and rate are the backend's too; the stand-in answers ``cu_balance`` and ``cu_rate``
+    (0 by default: a free account), its own choice, as no code shows how Colab reckons them."""
+    if "usage_fails" in faults:  # usage.py: any error fetching, a warning and exit 1
+        say_err("[colab] Warning: failed to fetch compute-unit info: 503 Service Unavailable")
+        return 1
+    with locked_state(home) as state:
+        count = len(state["server"]) + int(faults.get("other_assignments") or 0)
+    balance = float(faults.get("cu_balance") or 0.0)
+    rate = float(faults.get("cu_rate") or 0.0)
+    say(f"Current balance: {balance:.2f} compute units\nUsage rate: {rate:.2f}/hr")
+    say(f"Active assignments: {count:.0f}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     home = colab_home()
     log_call(home, argv)
     wait_out_hang(home)
+    version = played_version()
+    if argv[:1] == ["usage"] and version == "0.7.5":
+        # Typer (Click) on a command it does not have: usage and the error on stderr, exit 2.
+        say_err("Usage: colab [OPTIONS] COMMAND [ARGS]...\nTry 'colab --help' for help.")
+        say_err("Error: No such command 'usage'.")
+        return 2
     parser = _parser()
     args = parser.parse_args(argv)  # a bad option: usage on stderr, exit 2 (as Click's)
+    if args.command == "version":  # utility.py's version_command: no sign-in needed
+        say(f"Version: {version}")
+        return 0
     faults = parse_colab_faults(os.environ.get(FAULTS_ENV))
     if "signed_out" in faults:
         return _not_signed_in()
@@ -234,6 +271,7 @@ def main(argv: list[str] | None = None) -> int:
         "upload": upload,
         "download": download,
         "exec": exec_command,
+        "usage": usage,
     }
     return int(commands[args.command](home, faults, args))
 
@@ -246,7 +284,7 @@ def _parser() -> argparse.ArgumentParser:
     one.add_argument("-s", "--session")
     one.add_argument("--tpu")
     one.add_argument("--gpu")
-    for command in ("sessions",):
+    for command in ("sessions", "version", "usage"):
         sub.add_parser(command)
     for command in ("status", "stop"):
         sub.add_parser(command).add_argument("-s", "--session")

@@ -9,7 +9,10 @@ Faults (``;``-separated, as the other stand-ins'; from ``TPUWIZARD_COLAB_FAULTS`
 entitlement), ``vanish_on_exec=N`` (the runtime is gone when the N-th exec starts, default the
 first), ``exec_timeout=S`` (each exec's ``--timeout`` passes after S seconds instead),
 ``hang_exec=S`` (the first exec stops answering, and so does every call made in the S seconds
-after it started: a network gone mid-exec).
+after it started: a network gone mid-exec); for ``usage`` (0.8.0, cli.py's
+``TPUWIZARD_COLAB_VERSION``): ``cu_balance=N`` and ``cu_rate=R`` (the account's compute units
+and hourly rate, 0 by default), ``other_assignments=N`` (runtimes of the account that are not
+the stand-in's sessions: a notebook open in a browser), ``usage_fails`` (its fetch fails).
 """
 
 from __future__ import annotations

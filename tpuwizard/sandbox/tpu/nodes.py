@@ -30,6 +30,7 @@ from tpuwizard.sandbox.vms import VirtualMachines
 
 # What a create's body may set on the node; anything else in it is not kept.
 NODE_FIELDS = (
+    "autocheckpointEnabled",  # v2alpha1 only (refuse_unknown_in_v2)
     "acceleratorType",
     "acceleratorConfig",
     "runtimeVersion",
@@ -103,6 +104,18 @@ class Nodes:
             raise ApiError(400, "INVALID_ARGUMENT", "A runtime version is required.")
         return catalog.parse_accelerator(acc)
 
+    @staticmethod
+    def refuse_unknown_in_v2(node: dict[str, Any], version: str, at: str) -> None:
+        """``autocheckpointEnabled`` is a v2alpha1 field (the v2alpha1 discovery document's
+        Node; v2's has none): v2 refuses it, as Google's JSON parsing refuses an unknown name."""
+        if "autocheckpointEnabled" in node and version != "v2alpha1":
+            raise ApiError(
+                400,
+                "INVALID_ARGUMENT",
+                f'Invalid JSON payload received. Unknown name "autocheckpointEnabled" at '
+                f"'{at}': Cannot find field.",
+            )
+
     def record(
         self, project: str, zone: str, node_id: str, body: dict[str, Any], slice_: catalog.Slice
     ) -> dict[str, Any]:
@@ -150,6 +163,7 @@ class Nodes:
         self, project: str, zone: str, node_id: str, body: dict[str, Any], version: str
     ) -> dict[str, Any]:
         slice_ = self.validate(project, zone, node_id, body)
+        self.refuse_unknown_in_v2(body, version, "node")
         preemptible = bool(body.get("schedulingConfig", {}).get("spot")) or bool(
             body.get("schedulingConfig", {}).get("preemptible")
         )

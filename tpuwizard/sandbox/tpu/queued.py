@@ -71,6 +71,9 @@ class QueuedResources:
             raise ApiError(400, "INVALID_ARGUMENT", "Exactly one nodeSpec is supported.")
         spec = specs[0]
         slice_ = self.nodes.validate(project, zone, spec.get("nodeId", ""), spec.get("node", {}))
+        self.nodes.refuse_unknown_in_v2(
+            spec.get("node", {}), version, "queued_resource.tpu.node_spec[0].node"
+        )
         flex = body.get("provisioningModel") == "FLEX_START"
         # google-behaviour.md:23: Flex-start "exists only through v2alpha1 queued resources",
         # and only for a few generations and zones.

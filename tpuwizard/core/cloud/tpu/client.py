@@ -32,7 +32,9 @@ from tpuwizard.core.cloud.protocol import NodeIdentity, Part
 from tpuwizard.core.cloud.tpu import states as tpu_states
 from tpuwizard.core.cloud.tpu.queued import (
     QUEUE_WAITING,
+    AlphaOperation,
     QueuedCalls,
+    alpha_node_body,
     ended_error,
     made_by,
     route_of,
@@ -152,6 +154,11 @@ class TpuCloud:
         """
         if req.spot:
             self._spot_nodes.add((req.zone, req.node_id))
+        if req.autocheckpoint:  # only v2alpha1 knows autocheckpointEnabled; v2 would refuse it
+            url = f"{self.endpoint}/v2alpha1/{self.parent(req.zone)}/nodes?nodeId={req.node_id}"
+            with quota_is_final():
+                answer = self.queued_calls._alpha("POST", url, alpha_node_body(req, queued=False))
+            return AlphaOperation(self.queued_calls, f"{self.endpoint}/v2alpha1/{answer['name']}")
         with quota_is_final():
             return self.client.create_node(
                 parent=self.parent(req.zone),

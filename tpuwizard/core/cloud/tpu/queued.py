@@ -78,6 +78,48 @@ def _expired(qr: QueuedInfo, now: float) -> bool:
     return now >= qr.create_time + qr.valid_until_s
 
 
+def alpha_node_body(req: NodeRequest, queued: bool = True) -> dict[str, Any]:
+    """The node a request asks for, as v2alpha1's JSON: the fields the v2 client sends, and
+    ``autocheckpointEnabled``, which only v2alpha1 has (the TPU v2alpha1 discovery document's
+    Node; Google's Autocheckpoint page, Preview)."""
+    node: dict[str, Any] = {
+        "acceleratorType": req.accelerator_type,
+        "runtimeVersion": req.runtime,
+        "labels": req.labels,
+        "metadata": req.metadata,
+        "networkConfig": {"enableExternalIps": req.external_ips},
+    }
+    if req.spot and not queued:  # a spot queued resource says so with spot {} alone
+        node["schedulingConfig"] = {"spot": True}
+    if req.service_account_body is not None:
+        node["serviceAccount"] = req.service_account_body
+    if req.autocheckpoint:
+        node["autocheckpointEnabled"] = True
+    return node
+
+
+class AlphaOperation:
+    """A v2alpha1 create's long-running operation, read as the v2 client's operation is read
+    (``done``, ``exception``) by :meth:`TpuCloud.wait_for_node`."""
+
+    def __init__(self, calls: QueuedCalls, url: str) -> None:
+        self.calls, self.url = calls, url
+        self._last: dict[str, Any] = {}
+
+    def done(self, retry: Any = None) -> bool:
+        if not self._last.get("done"):
+            self._last = self.calls._read("GET", self.url)
+        return bool(self._last.get("done"))
+
+    def exception(self) -> Exception | None:
+        from google.api_core import exceptions
+
+        error = self._last.get("error")
+        if not error:
+            return None
+        return exceptions.from_grpc_status(int(error.get("code", 2)), error.get("message", ""))
+
+
 class QueuedCalls:
     """The TPU API's queued-resource calls, over the v2 client and the v2alpha1 REST API."""
 
@@ -113,6 +155,11 @@ class QueuedCalls:
                 raise ValueError("Flex-start needs a maximum run duration")
             self._create_flex(req, qr_id, max_run_seconds)
             return
+        if req.autocheckpoint:  # a field only v2alpha1 has: the request goes there
+            body = self._alpha_queued_body(req)
+            body["spot" if route == "spot" else "guaranteed"] = {}
+            self._post_queued(req, qr_id, body)
+            return
         tpu = self.tpu_v2
         spec = tpu.QueuedResource.Tpu.NodeSpec(
             parent=self.parent(req.zone),
@@ -138,29 +185,23 @@ class QueuedCalls:
         )
 
     def _create_flex(self, req: NodeRequest, qr_id: str, max_run_seconds: int) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "tpu": {
-                "nodeSpec": [
-                    {
-                        "parent": self.parent(req.zone),
-                        "nodeId": req.node_id,
-                        "node": {
-                            "acceleratorType": req.accelerator_type,
-                            "runtimeVersion": req.runtime,
-                            "labels": req.labels,
-                            "metadata": req.metadata,
-                            "networkConfig": {"enableExternalIps": req.external_ips},
-                        },
-                    }
-                ]
-            },
-            "provisioningModel": "FLEX_START",
-            "runDuration": {"maxRunDuration": f"{int(max_run_seconds)}s"},
+        body = self._alpha_queued_body(req)
+        body["provisioningModel"] = "FLEX_START"
+        body["runDuration"] = {"maxRunDuration": f"{int(max_run_seconds)}s"}
+        return self._post_queued(req, qr_id, body)
+
+    def _alpha_queued_body(self, req: NodeRequest) -> dict[str, Any]:
+        spec = {
+            "parent": self.parent(req.zone),
+            "nodeId": req.node_id,
+            "node": alpha_node_body(req),
         }
+        body: dict[str, Any] = {"tpu": {"nodeSpec": [spec]}}
         if req.queue_wait_s:
             body["queueingPolicy"] = {"validUntilDuration": f"{int(req.queue_wait_s)}s"}
-        if req.service_account_body is not None:
-            body["tpu"]["nodeSpec"][0]["node"]["serviceAccount"] = req.service_account_body
+        return body
+
+    def _post_queued(self, req: NodeRequest, qr_id: str, body: dict[str, Any]) -> dict[str, Any]:
         url = (
             f"{self.endpoint}/v2alpha1/{self.parent(req.zone)}/queuedResources"
             f"?queuedResourceId={qr_id}"

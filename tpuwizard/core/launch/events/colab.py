@@ -42,3 +42,29 @@ class ColabSessionStopped(Event):
     session: str
     verified: bool
     detail: str = ""
+
+
+@dataclass(frozen=True)
+class ColabAccount(Event):
+    """What the installed ``colab`` said of itself and of the account before the run: its
+    version (``colab version``; "" where it did not say), the commands tpuwizard knows of that
+    it lacks, and, where it has ``usage`` (0.8.0), the account's compute-unit balance, hourly
+    rate and active assignments (every session of the account, not only tpuwizard's)."""
+
+    version: str
+    lacks: tuple[str, ...]
+    balance: float | None = None
+    rate_hourly: float | None = None
+    assignments: int | None = None
+    usage_problem: str = ""  # usage was there but failed: what it said
+
+
+@dataclass(frozen=True)
+class ColabAssignmentsAfter(Event):
+    """``colab usage``'s active assignments after the run's session was stopped, beside the
+    count before it (the whole account's: another session started or stopped meanwhile moves
+    it too, so ``colab sessions`` on the run's own name stays the check)."""
+
+    before: int
+    after: int | None
+    problem: str = ""

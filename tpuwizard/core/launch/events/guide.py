@@ -111,8 +111,22 @@ EVENT_GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
         "`endpoint`",
         ("launch",),
     ),
+    "colab_account": (
+        "`--route colab`, right after `colab_planned`: the colab CLI's `version`, the commands "
+        "it lacks (`lacks`: `usage` before 0.8.0), and where it has `usage`, the account's "
+        "`balance` (compute units), `rate_hourly` and active `assignments` (every session of "
+        "the account); `usage_problem` where usage failed",
+        ("launch",),
+    ),
+    "colab_assignments_after": (
+        "`--route colab`, after `colab_session_stopped` where `colab_account` had a count: "
+        "`colab usage`'s active assignments `after` the session stopped beside `before` (the "
+        "whole account's; `colab sessions` on the run's name stays the check)",
+        ("launch",),
+    ),
     "colab_session_stopped": (
-        "`--route colab`, last before `finished` (also after a stop signal): `colab stop` ran; "
+        "`--route colab`, last before `finished` (but for `colab_assignments_after`; also after a "
+        "stop signal): `colab stop` ran; "
         "`verified`: `colab sessions` then no longer listed the session",
         ("launch",),
     ),

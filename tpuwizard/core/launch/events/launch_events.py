@@ -242,10 +242,12 @@ class DeletingOnRequest(Event):
 @dataclass(frozen=True)
 class ScriptFinished(Event):
     """Your script ended on every worker; ``exit_code`` is the first non-zero one, else 0.
-    ``output``: the local file that holds its whole output (every worker's lines)."""
+    ``output``: the local file that holds its whole output (every worker's lines).
+    ``sigterm``: the workers whose job wrapper passed a SIGTERM on to the script."""
 
     exit_code: int
     output: str | None = None
+    sigterm: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,7 @@ class RunSummary:
     receipt: ev.ReceiptSaved | None = None
     script_ran: bool = False
     script_exit_code: int | None = None
+    script_sigterm: tuple[int, ...] = ()  # workers whose script was sent SIGTERM
     script_tail: deque[str] = field(default_factory=lambda: deque(maxlen=LAST_LINES))  # last run
     script_output: str | None = None  # the file that holds the script's whole output
     fetched: list[str] = field(default_factory=list)
@@ -146,6 +147,7 @@ class RunSummary:
                 self.script_tail.append(prefix + event.text)
             case ev.ScriptFinished():
                 self.script_ran, self.script_exit_code = True, event.exit_code
+                self.script_sigterm = event.sigterm
                 self.script_files_seen = False  # its files are copied back after it
                 self.script_output = event.output or self.script_output
             case ev.FileFetched():

@@ -85,6 +85,7 @@ def provision_input(plan: LaunchPlan, rt: Runtime) -> ProvisionInput:
         watchdog=plan.watchdog,
         service_account=plan.service_account,
         internal_ips=plan.internal_ips,
+        autocheckpoint=plan.autocheckpoint_on,
         max_run_s=plan.max_run_s,
         # A probe (Flex-start failing over on Compute Engine) asks with a zero wait.
         capacity_wait_s=0.0 if probes(plan) else queue_wait_seconds(plan),

@@ -58,6 +58,7 @@ class ProvisionInput:
     watchdog: bool  # asks the cloud-platform scope, which the on-VM watchdog deletes with
     service_account: str | None
     internal_ips: bool
+    autocheckpoint: bool  # the node is created with Autocheckpoint (through v2alpha1)
     max_run_s: int  # the plan's --max-run, in seconds; the resume chain bounds each attempt's
     # Flex-start's wait for capacity: --queue-wait, zero for a probe; None on other routes.
     capacity_wait_s: float | None
@@ -163,6 +164,7 @@ class Provisioner:
             cloud_platform_scope=given.watchdog,
             service_account=given.service_account,
             external_ips=not given.internal_ips,
+            autocheckpoint=given.autocheckpoint,
             queue_wait_s=self.queue_wait_s,
             owner=given.owner,
             route=given.route,

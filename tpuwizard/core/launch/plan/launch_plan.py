@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from tpuwizard.core import paths
 from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.cloud import gcloud_config, google_errors
-from tpuwizard.core.cloud.backends import VIA_AUTO
+from tpuwizard.core.cloud.backends import TPU_API, VIA_AUTO
 from tpuwizard.core.deadlines import READY_TIMEOUT_S, deadline_problem
 from tpuwizard.core.errors import BadInput, PlanRefused, shown
 from tpuwizard.core.launch.plan.backend_rules import backend_problems
@@ -31,6 +31,9 @@ from tpuwizard.core.launch.plan.via_rules import via_problems
 from tpuwizard.core.launch.plan.zone_rules import zones_problems
 from tpuwizard.core.plan import catalog, jax_versions
 from tpuwizard.core.remote.sync import folder_problems
+
+# The generations Google's Autocheckpoint (Preview) serves, on the TPU API only.
+AUTOCHECKPOINT_GENERATIONS = ("v2", "v3", "v4", "v5e")
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.iam import WatchdogCheck
@@ -99,6 +102,8 @@ class LaunchPlan:
     # script runs, put back on a new TPU after a preemption (plan/resume_rules.py, resume/chain.py).
     checkpoints: str | None = None
     checkpoint_every_s: float = DEFAULT_CHECKPOINT_EVERY_S
+    # --autocheckpoint / --no-autocheckpoint; None: on wherever it can be (autocheckpoint_on).
+    autocheckpoint: bool | None = None
     max_restarts: int = DEFAULT_MAX_RESTARTS
     # --budget USD: every attempt's estimated cost together stays within it (resume/chain.py);
     # --resume-from RUN_ID: that run's latest complete checkpoint set is the first resume point.
@@ -120,6 +125,26 @@ class LaunchPlan:
     stall_timeout_minutes: float | None = None
     join_timeout_s: int | None = None
     heartbeat_timeout_s: int | None = None
+
+    @property
+    def autocheckpoint_can(self) -> bool:
+        """Can the node have Autocheckpoint: a TPU-API node of v2, v3, v4 or v5e (Google's
+        autocheckpoint page: "Only TPUs (v2-v4, and v5e) created through the Cloud TPU API")."""
+        known = self.known_slice
+        return (
+            self.backend == TPU_API
+            and known is not None
+            and known.generation.key in AUTOCHECKPOINT_GENERATIONS
+        )
+
+    @property
+    def autocheckpoint_on(self) -> bool:
+        """Is the node created with Autocheckpoint: by default wherever a run has --checkpoints
+        and the node can have it (a script that saves on SIGTERM loses nothing to maintenance);
+        --no-autocheckpoint turns it off, --autocheckpoint where it cannot be is refused."""
+        if self.autocheckpoint is False or self.checkpoints is None:
+            return False
+        return self.autocheckpoint_can
 
     @property
     def node_name(self) -> str:
@@ -247,6 +272,18 @@ class LaunchPlan:
                 self.stall_timeout_minutes, self.join_timeout_s, self.heartbeat_timeout_s
             )
         )
+        if self.autocheckpoint and self.known_slice is not None:
+            if self.checkpoints is None:
+                found.append(
+                    "--autocheckpoint needs --checkpoints DIR: Autocheckpoint warns your script "
+                    "with SIGTERM so that it saves there, and a new TPU resumes from it."
+                )
+            elif not self.autocheckpoint_can:
+                found.append(
+                    "--autocheckpoint is for TPU-API nodes of v2, v3, v4 and v5e only (Google's "
+                    f"Autocheckpoint, Preview); {self.accelerator} on {self.backend} cannot have "
+                    "it. Leave out --autocheckpoint."
+                )
         found.extend(via_problems(self))
         found.extend(reach_problems(self))
         found.extend(idle_problems(self))

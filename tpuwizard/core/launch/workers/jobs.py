@@ -28,7 +28,14 @@ from tpuwizard.core.launch.workers.distributed import (
 from tpuwizard.core.launch.workers.missing_module import MissingModuleWatch
 from tpuwizard.core.plan import catalog
 from tpuwizard.core.remote.fetch import FetchOutcome, fetch_matching
-from tpuwizard.core.remote.jobs import Job, fan_out, follow_job, start_job, stop_job
+from tpuwizard.core.remote.jobs import (
+    Job,
+    fan_out,
+    follow_job,
+    got_sigterm,
+    start_job,
+    stop_job,
+)
 from tpuwizard.core.remote.transports import Raw, Transport, shell
 
 Emit = Callable[[ev.Event], None]
@@ -140,7 +147,9 @@ class ScriptJob:
         launcher = posixpath.relpath(LAUNCHER_PATH, self.folder)
         run = script_command(self.python, self.script, self.args, launcher)
         cache = cache_exports() + " " if self.compile_cache else ""
-        return cache + shell("cd", self.folder, Raw("&&")) + " " + run
+        # exec: the script's Python is the job's own process, so the SIGTERM its wrapper passes
+        # on (start_job) reaches the script, not a shell that would die of it and leave it be.
+        return cache + shell("cd", self.folder, Raw("&&"), Raw("exec")) + " " + run
 
     def env_for(self, worker: int, workers: int) -> dict[str, str]:
         return {
@@ -194,7 +203,10 @@ def run_script_job(
             for text in stalled.report.splitlines():
                 saved.write(text)
             raise
-    emit(ev.ScriptFinished(code, str(output) if output is not None else None))
+    # A SIGTERM its wrapper passed on (a practice maintenance fault, a signal to the job): said
+    # with how it exited, so a script that saved and exited 0 is not taken for an undisturbed run.
+    told = [w for w in range(workers) if got_sigterm(transport, w, script.job)]
+    emit(ev.ScriptFinished(code, str(output) if output is not None else None, tuple(told)))
     return code
 
 

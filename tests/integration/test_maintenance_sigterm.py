@@ -1,0 +1,74 @@
+"""Practice's maintenance warning end to end (issue 47 item 5): the fault sends SIGTERM to the
+script's job, the script's handler saves a file, the file comes back with --fetch, and the
+summary says the script got SIGTERM; nothing is left billing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.integration.launch_helpers import launch, sandbox_is_empty
+
+SCRIPT = """
+import pathlib, signal, sys, time
+def on_term(signum, frame):
+    pathlib.Path("saved.txt").write_text("saved before maintenance")
+    print("handler ran", flush=True)
+    sys.exit(0)
+signal.signal(signal.SIGTERM, on_term)
+print("training", flush=True)
+time.sleep(120)
+print("never woken", flush=True)
+"""
+
+SAVES_A_CHECKPOINT = """
+import pathlib, signal, sys, time
+def on_term(signum, frame):
+    pathlib.Path("ckpt/step_1").mkdir(parents=True, exist_ok=True)
+    pathlib.Path("ckpt/step_1/state.txt").write_text("saved before maintenance")
+    sys.exit(0)
+signal.signal(signal.SIGTERM, on_term)
+print("training", flush=True)
+time.sleep(120)
+"""
+
+
+def test_the_fault_sigterm_reaches_the_script_which_saves_and_its_file_comes_back(
+    tmp_path: Path, home
+) -> None:
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT)
+    code, events, stderr = launch(
+        tmp_path,
+        "--accelerator", "v5litepod-1", "--script", str(script), "--fetch", "saved.txt",
+        TPUWIZARD_SANDBOX_FAULTS="maintenance_sigterm=2",
+    )  # fmt: skip
+    assert code == 0, stderr
+    (finished,) = [e for e in events if e["event"] == "script_finished"]
+    assert finished["exit_code"] == 0 and finished["sigterm"] == [0]
+    fetched = [Path(e["path"]) for e in events if e["event"] == "file_fetched"]
+    assert [p.name for p in fetched] == ["saved.txt"]
+    assert fetched[0].read_text() == "saved before maintenance"
+    summary = stderr[stderr.index("Summary of tpuwizard-") :]
+    assert "Your script got SIGTERM on worker 0" in summary
+    assert "handler ran" in summary and "never woken" not in summary
+    assert "Nothing is billing." in summary
+    assert sandbox_is_empty(home)
+
+
+def test_a_resumable_spot_run_gets_autocheckpoint_and_saves_on_the_warning(tmp_path: Path, home):
+    script = tmp_path / "train.py"
+    script.write_text(SAVES_A_CHECKPOINT)
+    code, events, stderr = launch(
+        tmp_path,
+        "--accelerator", "v5litepod-1", "--route", "spot", "--script", str(script),
+        "--checkpoints", "ckpt", "--fetch", "ckpt/**",
+        TPUWIZARD_SANDBOX_FAULTS="maintenance_sigterm=2",
+    )  # fmt: skip
+    assert code == 0, stderr
+    assert "Autocheckpoint: on" in stderr  # the queued request went through v2alpha1
+    (finished,) = [e for e in events if e["event"] == "script_finished"]
+    assert finished["sigterm"] == [0]
+    assert "Your script got SIGTERM on worker 0" in stderr
+    fetched = [Path(e["path"]) for e in events if e["event"] == "file_fetched"]
+    assert [p.read_text() for p in fetched] == ["saved before maintenance"]
+    assert sandbox_is_empty(home)

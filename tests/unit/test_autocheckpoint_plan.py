@@ -1,0 +1,55 @@
+"""--autocheckpoint (issue 47 item 5): on by default where a run has --checkpoints on a TPU-API
+node of v2-v4 or v5e; off with --no-autocheckpoint; asked where it cannot be, refused (exit 2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+
+
+def plan(**fields) -> LaunchPlan:
+    base = dict(
+        accelerator="v5litepod-4",
+        zone="us-central1-a",
+        project="practice-project",
+        run_id="r1",
+        run_dir=Path("/tmp/r1"),
+        route="spot",
+        backend="tpu-api",
+        checkpoints="ckpt",
+    )
+    return LaunchPlan(**{**base, **fields})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("fields", "on"),
+    [
+        ({}, True),
+        ({"accelerator": "v4-8", "zone": "us-central2-b"}, True),
+        ({"autocheckpoint": False}, False),
+        ({"checkpoints": None}, False),
+        ({"accelerator": "v6e-4", "zone": "us-east5-b"}, False),
+        ({"backend": "compute"}, False),
+    ],
+)
+def test_autocheckpoint_is_on_by_default_only_where_google_offers_it(fields, on):
+    assert plan(**fields).autocheckpoint_on is on
+
+
+def test_asking_for_it_where_it_cannot_be_is_refused_saying_why():
+    said = " ".join(str(p) for p in plan(accelerator="v6e-4", autocheckpoint=True).problems())
+    assert "--autocheckpoint is for TPU-API nodes of v2, v3, v4 and v5e only" in said
+    said = " ".join(str(p) for p in plan(checkpoints=None, autocheckpoint=True).problems())
+    assert "--autocheckpoint needs --checkpoints DIR" in said
+    assert not any("autocheckpoint" in str(p) for p in plan(autocheckpoint=True).problems())
+
+
+def test_the_launch_says_autocheckpoint_is_on_and_what_the_script_must_do():
+    from tpuwizard.words.course_text import autocheckpoint_note
+
+    said = autocheckpoint_note(plan())
+    assert "Autocheckpoint: on" in said and "--no-autocheckpoint" in said
+    assert "SIGTERM" in said and "ckpt/" in said
