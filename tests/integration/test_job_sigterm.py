@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from tests.waiting import wait_until
+from tpuwizard.core.launch.workers.distributed import LAUNCHER_PATH, launcher_source
 from tpuwizard.core.launch.workers.jobs import ScriptJob
 from tpuwizard.core.remote.jobs import Job, follow_job, got_sigterm, start_job, stop_job
 from tpuwizard.core.remote.transports import LocalTransport
@@ -33,6 +34,8 @@ def test_a_sigterm_to_the_wrapper_runs_the_scripts_handler(tmp_path: Path) -> No
     transport = LocalTransport([home])
     job = Job("script-sig")
     script = ScriptJob(job, "work", sys.executable, "main.py", (), None)
+    # Every script starts through the launcher, as a launch uploads it (verify/tpu_launch.py).
+    transport.upload(0, launcher_source().encode(), LAUNCHER_PATH)
     try:
         start_job(transport, 0, job, script.command())
         wait_until(lambda: (home / "work" / "ready").exists(), 30, "the script to start")
