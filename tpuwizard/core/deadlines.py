@@ -3,6 +3,8 @@ plan check and for every front end's validation and help text."""
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 DEADLINE_MINUTES = (0.1, 7 * 24 * 60.0)  # a few seconds at least, 7 days at most
 # How long a create waits for READY unless the user says otherwise (--ready-timeout), in
 # seconds, on every route: written here only (the commands' help reads it, so it stays light).
@@ -40,3 +42,12 @@ def idle_deadline(
         return None
     deadline = max(kept_at, last_heartbeat or 0.0) + idle_s
     return min(deadline, max_deadline) if max_deadline else deadline
+
+
+class EndedBy(StrEnum):
+    """What ends a kept node without tpuwizard: the ledger's ``ended_by`` and the Kept event's
+    (their words on disk and in ``--json``, unchanged: older ledgers are read with them)."""
+
+    GOOGLE = "google"  # Flex-start's run duration, Compute Engine's max run duration
+    WATCHDOG = "watchdog"  # armed on the VM
+    NOTHING = "nothing"  # only a running tpuwizard, or `tpuwizard down`
