@@ -75,7 +75,7 @@ async def test_a_program_without_tpuwizard_plan_is_pointed_at_the_example_and_th
         await pilot.pause()
         status = text_of(screen, "#program-status")
         assert "defines no function tpuwizard_plan(mesh)" in status
-        assert "examples/mlp_adam.py" in status and "docs/guides/fit.md" in status
+        assert "mlp_adam.py in the examples folder" in status and "docs/guides/fit.md" in status
 
 
 async def test_a_kept_node_is_offered_and_its_cpu_figures_are_labelled(shapes_only):

@@ -72,13 +72,10 @@ def test_a_kept_node_remembers_its_jax_for_a_replacement():
     settings = kept_settings(plan)
     assert settings["jax"] == "0.11.2"
     r = Resource("node", "p", "us-central1-a", "dev", "v5litepod-1", "r1", "vm", "dev")
-    again = plan_for_run(
-        "r2", Path("x"), **replacement_answers(Entry(r, "kept", 1, 1, {SETTINGS_FIELD: settings}))
-    )
-    assert again.jax == "0.11.2"
-    assert (
-        plan_for_run("r2", Path("x"), **replacement_answers(Entry(r, "kept", 1, 1, {}))).jax is None
-    )  # default
+    answers = replacement_answers(Entry(r, "kept", 1, 1, {SETTINGS_FIELD: settings}))
+    assert plan_for_run("r2", Path("x"), answers, answers.backend).jax == "0.11.2"
+    answers = replacement_answers(Entry(r, "kept", 1, 1, {}))
+    assert plan_for_run("r2", Path("x"), answers, answers.backend).jax is None  # default
 
 
 def test_the_versions_line_names_this_computers_jax_and_says_when_it_differs():

@@ -7,10 +7,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tpuwizard.core.deadlines import EndedBy
 from tpuwizard.core.launch.kept import record as kept_record
 from tpuwizard.core.launch.kept.record import KeptRecord
 from tpuwizard.core.launch.kept.settings import kept_chain_end, replaced_by
-from tpuwizard.core.launch.plan.deadline_keeper import EndedBy
 from tpuwizard.core.launch.records.ledger import Ledger, Resource
 
 PACKAGE = Path(__file__).resolve().parents[2] / "tpuwizard"

@@ -10,8 +10,11 @@ from types import SimpleNamespace
 
 import pytest
 
+from tpuwizard.core.cloud.backends import Backend
+from tpuwizard.core.launch.plan.answers import LaunchAnswers
 from tpuwizard.core.launch.plan.launch_plan import plan_for_run
 from tpuwizard.core.plan.catalog import parse_accelerator
+from tpuwizard.core.routes import Route
 from tpuwizard.words.course_text import route_2b_lines
 
 
@@ -54,15 +57,8 @@ def test_create_on_the_flex_route_says_route_2b_only_on_compute_engine(monkeypat
     from tpuwizard.session import preflight
     from tpuwizard.tui.before_create import checked_plan
 
-    plan = plan_for_run(
-        "r1",
-        Path("runs/r1"),
-        accelerator="v6e-4",
-        zone="us-east5-a",
-        project="p",
-        route="flex",
-        backend=backend,
-    )
+    answers = LaunchAnswers("v6e-4", "us-east5-a", "p", Route.FLEX)
+    plan = plan_for_run("r1", Path("runs/r1"), answers, Backend(backend))
     passed = SimpleNamespace(refused=False, result=SimpleNamespace(checks=[]), plan=plan)
     monkeypatch.setattr(preflight, "before_create", lambda session, plan, backend: passed)
     screen = SaidScreen()

@@ -33,6 +33,7 @@ from tpuwizard.commands.common import (
 )
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_OK, EXIT_TEARDOWN
+from tpuwizard.core.routes import Route
 
 if TYPE_CHECKING:
     from tpuwizard.core.launch.records.billable import Billable
@@ -96,7 +97,7 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
         from tpuwizard.words.render import render_status
 
         if found:
-            flex = any(b.resource.route == "flex" for b in found)  # its caveat only where shown
+            flex = any(b.resource.route == Route.FLEX for b in found)  # its caveat only where shown
             render_status(shown, cost.label(flex), practice=session.practice)
         elif not found.unchecked and (kaggle or colab):  # listed above: they exist, unbilled
             show("No Cloud TPU you created with tpuwizard exists any more: none is billing.")
@@ -105,7 +106,7 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
         for info in kept.infos:  # kept for iterating: what they cost, when they delete themselves
             show(info.describe())  # checked with the cloud: part of status's answer, so on stdout
         if found.others:
-            flex = any(b.resource.route == "flex" for b in found.others)
+            flex = any(b.resource.route == Route.FLEX for b in found.others)
             label = cost.label(flex)
             render_status(found.others, label, title=OTHERS_TITLE, practice=session.practice)
     say_unchecked(found.unchecked)  # last, after everything that could be checked

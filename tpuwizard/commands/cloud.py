@@ -13,6 +13,7 @@ from tpuwizard.commands.common import (
     READY_TIMEOUT,
     Group,
     Number,
+    Words,
     backend_option,
     check_transport,
     open_session,
@@ -34,10 +35,11 @@ from tpuwizard.commands.resume_options import (
 )
 from tpuwizard.commands.script_args import ScriptArgsCommand, warn_own_options
 from tpuwizard.commands.zone_options import where_to_create, zones_options
-from tpuwizard.core.cloud.backends import VIA_AUTO, VIAS
+from tpuwizard.core.cloud.backends import VIA_AUTO, Backend, Transport, Via
 from tpuwizard.core.deadlines import READY_TIMEOUT_S, deadline_bounds_text
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.exit_codes import EXIT_CLOUD
+from tpuwizard.core.routes import Route
 
 if TYPE_CHECKING:
     pass
@@ -108,7 +110,7 @@ def _interrupt(signum: int, _frame: object) -> None:
 @click.option("--zone", help="Zone (default from gcloud config), e.g. us-central1-a.")
 @click.option(
     "--route",
-    type=click.Choice(["vm", "spot", "flex", "kaggle", "colab"]),
+    type=Words(Route),
     default="vm",
     show_default=True,
     help="On-demand VM, spot, Flex-start (queued, bounded), kaggle: your script as a private "
@@ -178,7 +180,7 @@ def _interrupt(signum: int, _frame: object) -> None:
 @queue_wait_option
 @click.option(
     "--via",
-    type=click.Choice(list(VIAS)),
+    type=Words(Via),
     default=VIA_AUTO,
     show_default=True,
     help="How Compute Engine's Flex-start VM is asked for. auto: one instance for a single-host "
@@ -195,7 +197,7 @@ def _interrupt(signum: int, _frame: object) -> None:
 def launch(
     accelerator: str | None,
     zone: str | None,
-    route: str,
+    route: Route,
     project: str | None,
     name: str | None,
     script: Path | None,
@@ -218,14 +220,14 @@ def launch(
     resume_from: str | None,
     precision: bool,
     trace: bool,
-    transport: str,
+    transport: Transport,
     internal_ips: bool,
     run_dir: Path | None,
     ready_timeout: float | None,
     service_account: str | None,
-    backend: str,
+    backend: Backend,
     queue_wait: float | None,
-    via: str,
+    via: Via,
     stall_timeout: float | None,
     join_timeout: int | None,
     heartbeat_timeout: int | None,
@@ -236,6 +238,7 @@ def launch(
 ) -> None:
     """Create a TPU, verify JAX on it, run your script, copy results back, and tear it down."""
     from tpuwizard.core.launch.events.launch_events import Finished, Kept
+    from tpuwizard.core.launch.plan.answers import LaunchAnswers
     from tpuwizard.core.launch.plan.launch_plan import ready_timeout_s
     from tpuwizard.core.launch.plan.via_rules import refuse_early
     from tpuwizard.session.backend import backend_notes, decide_backend
@@ -246,7 +249,7 @@ def launch(
     from tpuwizard.words.summary_text import summary_lines
 
     warn_own_options(script_args, "--")
-    if route == "kaggle":
+    if route == Route.KAGGLE:
         from tpuwizard.commands.kaggle_launch import launch_on_kaggle
 
         refused = {"--keep": keep, "--zone": zone is not None, "--checkpoints": bool(checkpoints)}
@@ -265,7 +268,7 @@ def launch(
             requirements,
         )
         return
-    if route == "colab":
+    if route == Route.COLAB:
         from tpuwizard.commands.colab_launch import launch_on_colab
 
         refused = {
@@ -289,7 +292,7 @@ def launch(
     chosen = decide_backend(accelerator, route, backend)  # an impossible pair: exit 2 now
     session = open_session(project, sandbox, run_dir)
     check_transport(transport, session.practice)
-    plan = session.plan_launch(
+    answers = LaunchAnswers(
         accelerator=accelerator,
         zone=zone,
         route=route,
@@ -301,7 +304,7 @@ def launch(
         jax=jax,
         keep=keep,
         max_run_minutes=max_run,
-        watchdog=bool(watchdog),
+        watchdog=watchdog,
         failover=failover,
         zones=zone_list,
         fan_out=fan_out,
@@ -316,13 +319,14 @@ def launch(
         internal_ips=internal_ips,
         transport=transport,
         service_account=service_account,
-        backend=chosen.backend,
+        backend=backend,
         queue_wait_minutes=queue_wait,
         via=via,
         stall_timeout_minutes=stall_timeout,
         join_timeout_s=join_timeout,
         heartbeat_timeout_s=heartbeat_timeout,
     )
+    plan = session.plan_launch(answers, chosen.backend)
     plan.validate()  # every rule, before any cloud call (or sandbox): exit 2 with all of them
     # The cached catalog read's prices, or the offline table's (labelled), from the first line;
     # the catalog's for every figure after a cold read lands beside the launch.
@@ -338,7 +342,7 @@ def launch(
         session.prepare_to_keep()
         session.kept.settle(plan.node_name)  # a name kept before: its deleted node's closed
     if not no_preflight:  # a FAIL ends it here, nothing created; auto may move to Compute Engine
-        ok_on_compute = transport != "gcloud" and watchdog is not True
+        ok_on_compute = transport != Transport.GCLOUD and watchdog is not True
         decided, plan = preflight_before_create(
             session, plan, backend, transport, ok_on_compute, as_json
         )

@@ -7,11 +7,13 @@ import math
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import click
 
+from tpuwizard.core.cloud.backends import Backend, Transport
 from tpuwizard.core.errors import BadInput, shown
 from tpuwizard.core.exit_codes import EXIT_BAD_INPUT, EXIT_CLOUD, EXIT_INTERRUPTED
 from tpuwizard.core.terminal_text import visible_lines
@@ -27,6 +29,24 @@ def say(text: str = "") -> None:
     document with ``--json``) and ``tpuwizard fit 48 | less`` shows the table alone. What a
     worker or a file said (a node name in a chain, a receipt's field) cannot act on the terminal."""
     click.echo(visible_lines(text), err=True)
+
+
+E = TypeVar("E", bound=StrEnum)
+
+
+class Words(click.Choice, Generic[E]):  # type: ignore[type-arg]
+    """A choice among an enum's words (``--route flex``), parsed once here into the enum's member:
+    the core compares members, never the words. Click's own enum choice matches the members'
+    names (``TPU_API``), not the words a user types (``tpu-api``)."""
+
+    def __init__(self, enum: type[E], words: tuple[E, ...] | None = None) -> None:
+        self.enum = enum
+        super().__init__([str(m) for m in (words or tuple(enum))])
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> E:
+        if isinstance(value, self.enum):
+            return value
+        return self.enum(super().convert(value, param, ctx))
 
 
 class Number(click.ParamType):
@@ -95,8 +115,8 @@ project_option = click.option(
 READY_TIMEOUT = Number(0, 7 * 24 * 3600, unit="seconds", above=True)
 backend_option = click.option(
     "--backend",
-    type=click.Choice(["auto", "tpu-api", "compute"]),
-    default="auto",
+    type=Words(Backend),
+    default=Backend.AUTO.value,
     show_default=True,
     help="Which Google API makes the TPU: the Cloud TPU API, or Compute Engine (v5p, v6e, "
     "TPU7x; Google deletes the VM at its deadline itself). auto: by generation (the "
@@ -112,8 +132,8 @@ queue_wait_option = click.option(
 )
 transport_option = click.option(
     "--transport",
-    type=click.Choice(["ssh", "gcloud"]),
-    default="ssh",
+    type=Words(Transport),
+    default=Transport.SSH.value,
     show_default=True,
     help="gcloud for projects that enforce OS Login.",
 )
@@ -291,7 +311,7 @@ def check_transport(transport: str, practice: bool) -> None:
     without it on PATH the launch would fail only once the TPU exists and bills."""
     import shutil
 
-    if transport == "gcloud" and not practice and shutil.which("gcloud") is None:
+    if transport == Transport.GCLOUD and not practice and shutil.which("gcloud") is None:
         raise BadInput(
             "--transport gcloud needs the gcloud CLI, and none is on PATH: install the Google "
             "Cloud CLI (https://cloud.google.com/sdk/docs/install), or use --transport ssh."

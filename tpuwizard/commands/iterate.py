@@ -15,6 +15,7 @@ import click
 from tpuwizard.commands.common import (
     READY_TIMEOUT,
     Number,
+    Words,
     backend_option,
     check_script,
     check_transport,
@@ -36,9 +37,11 @@ from tpuwizard.commands.preflight import no_preflight_option, preflight_before_c
 from tpuwizard.commands.resume_options import checkpoint_options, run_checkpoints
 from tpuwizard.commands.script_args import ScriptArgsCommand, warn_own_options
 from tpuwizard.commands.zone_options import where_to_create, zones_options
+from tpuwizard.core.cloud.backends import Backend, Transport
 from tpuwizard.core.deadlines import READY_TIMEOUT_S, deadline_bounds_text
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK, EXIT_TEARDOWN, for_signal
 from tpuwizard.core.launch.workers.guards import RunGuards
+from tpuwizard.core.routes import CLOUD_ROUTES, Route
 
 if TYPE_CHECKING:
     from tpuwizard.core.cancel import CancelToken
@@ -59,7 +62,7 @@ SCRIPT_LAST = {"allow_interspersed_args": False}
 @click.option("--zone", help="Zone (default from gcloud config), e.g. us-central1-a.")
 @click.option(
     "--route",
-    type=click.Choice(["vm", "spot", "flex"]),
+    type=Words(Route, CLOUD_ROUTES),
     default="vm",
     show_default=True,
     help="On-demand VM, spot (cheaper; Google may preempt it), or Flex-start (kept until its "
@@ -116,7 +119,7 @@ SCRIPT_LAST = {"allow_interspersed_args": False}
 def up(
     accelerator: str,
     zone: str | None,
-    route: str,
+    route: Route,
     project: str | None,
     name: str | None,
     failover: bool,
@@ -125,14 +128,14 @@ def up(
     idle: float | None,
     max_run: float | None,
     no_watchdog: bool,
-    transport: str,
+    transport: Transport,
     ready_timeout: float,
     internal_ips: bool,
     service_account: str | None,
     with_specs: tuple[str, ...],
     requirements: tuple[Path, ...],
     jax: str | None,
-    backend: str,
+    backend: Backend,
     queue_wait: float | None,
     no_preflight: bool,
     sandbox: bool,
@@ -142,6 +145,7 @@ def up(
     import json
 
     from tpuwizard.core.launch.events import launch_events as ev
+    from tpuwizard.core.launch.plan.answers import LaunchAnswers
     from tpuwizard.core.launch.plan.deadline_keeper import DeadlineKeeper
     from tpuwizard.session.backend import backend_notes, decide_backend
     from tpuwizard.session.prices import PricesBeside
@@ -155,7 +159,7 @@ def up(
     googles = DeadlineKeeper(route, chosen.backend).googles
     watchdog = not (no_watchdog or googles)
     session = open_session(project, sandbox)
-    plan = session.plan_launch(
+    answers = LaunchAnswers(
         accelerator=accelerator,
         zone=zone,
         route=route,
@@ -170,11 +174,12 @@ def up(
         internal_ips=internal_ips,
         transport=transport,
         service_account=service_account,
-        backend=chosen.backend,
+        backend=backend,
         queue_wait_minutes=queue_wait,
         packages=asked_packages(with_specs, requirements),
         jax=jax,
     )
+    plan = session.plan_launch(answers, chosen.backend)
     plan.validate()  # every rule before anything starts, the practice sandbox included
     check_transport(transport, session.practice)
     session.prepare_to_keep()
@@ -184,7 +189,12 @@ def up(
     click.get_current_context().call_on_close(prices.finish)  # none lands after the command
     if not no_preflight:  # a FAIL ends it here; auto may move to Compute Engine (then no --idle)
         _, plan = preflight_before_create(
-            session, plan, backend, transport, transport != "gcloud" and idle is None, as_json
+            session,
+            plan,
+            backend,
+            transport,
+            transport != Transport.GCLOUD and idle is None,
+            as_json,
         )
     for line in backend_notes(plan, nat_checked=not no_preflight):
         say(line)
@@ -227,7 +237,7 @@ def up(
         say(f"\n{plan.node_name} is up and kept (it bills until it is deleted).")
         say(f"  run your script:  tpuwizard run{sandbox_flag} train.py")
         say(f"  re-run on save:   tpuwizard watch{sandbox_flag} train.py")
-        if plan.route == "spot":
+        if plan.route == Route.SPOT:
             say(f"  survive preemption: tpuwizard run{sandbox_flag} --checkpoints DIR train.py")
         say(f"  tear it down:     tpuwizard down{sandbox_flag} {plan.node_name}")
         if plan.idle_minutes is not None:

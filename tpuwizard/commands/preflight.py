@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from tpuwizard.commands.common import (
+    Words,
     backend_option,
     open_session,
     print_json,
@@ -19,8 +20,10 @@ from tpuwizard.commands.common import (
     show,
     transport_option,
 )
+from tpuwizard.core.cloud.backends import Transport
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.exit_codes import EXIT_CLOUD
+from tpuwizard.core.routes import CLOUD_ROUTES, Route
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.backend_choice import BackendChoice
@@ -41,7 +44,7 @@ no_preflight_option = click.option(
 @click.option("--zone", help="Zone (default from gcloud config), e.g. us-east5-a.")
 @click.option(
     "--route",
-    type=click.Choice(["vm", "spot", "flex"]),
+    type=Words(Route, CLOUD_ROUTES),
     default="vm",
     show_default=True,
     help="The route the launch would take: its quota bucket differs.",
@@ -94,7 +97,7 @@ def preflight(
         backend,
         internal_ips,
         transport,
-        compute_ok=transport != "gcloud",
+        compute_ok=transport != Transport.GCLOUD,
     )
     if as_json:
         print_json(result.as_json())

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from tpuwizard.core.routes import Route
+
 if TYPE_CHECKING:
     from tpuwizard.core.plan.catalog import Slice
     from tpuwizard.core.plan.cost import ZonePrice
@@ -154,7 +156,7 @@ def fit_prices(slices: list[Slice], found: tuple[PriceBook | None, str]) -> dict
         out[slice_.name] = {
             region: {
                 route: {"usd_per_hour": q.hourly, "at_most": q.at_most, **q.as_json()}
-                for route in ("vm", "spot", "flex")
+                for route in (Route.VM, Route.SPOT, Route.FLEX)
                 for q in [quote(book, why, slice_.name, route, zone)]
             }
             for region, zone in sorted(by_region.items())

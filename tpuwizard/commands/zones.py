@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import click
 
-from tpuwizard.commands.common import cloud_errors, open_session, print_json
+from tpuwizard.commands.common import Words, cloud_errors, open_session, print_json
+from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.exit_codes import EXIT_FAILED
+from tpuwizard.core.routes import CLOUD_ROUTES, Route
 
 
 @click.command()
@@ -27,14 +29,14 @@ from tpuwizard.core.exit_codes import EXIT_FAILED
 )
 @click.option(
     "--backend",
-    type=click.Choice(["auto", "tpu-api", "compute"]),
+    type=Words(Backend),
     default="auto",
     show_default=True,
     help="With --accelerator: only zones where this backend offers it (auto: either).",
 )
 @click.option(
     "--route",
-    type=click.Choice(["vm", "spot", "flex"]),
+    type=Words(Route, CLOUD_ROUTES),
     default=None,
     help="With --accelerator: this route's price, and whether it can use each zone (the cheapest "
     "usable zone first). Default: on-demand prices, every zone.",
@@ -61,7 +63,7 @@ def zones(
     runtime = None
     slice_ = None  # --accelerator, parsed here once
     unusable: dict[str, str] | None = None  # with --route: per zone, why the route cannot use it
-    if backend != "auto" and not accelerator:
+    if backend != Backend.AUTO and not accelerator:
         raise BadInput("--backend narrows the zones offering a type: add --accelerator TYPE.")
     if route and not accelerator:
         raise BadInput(
@@ -103,7 +105,7 @@ def zones(
 
         shown_ai = visible_ai_zones(slice_, survey.zones)
         offers = zone_offers(slice_, table, survey.source, shown_ai)
-        if backend != "auto":
+        if backend != Backend.AUTO:
             offers = [o for o in offers if any(b == backend for b, _ in o.backends)]
         # The zones that lately had capacity for it first (the attempt history).
         order = answer.by_recent_success(accelerator, [o.zone for o in offers])

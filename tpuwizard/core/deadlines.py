@@ -3,6 +3,8 @@ plan check and for every front end's validation and help text."""
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 DEADLINE_MINUTES = (0.1, 7 * 24 * 60.0)  # a few seconds at least, 7 days at most
 # How long a create waits for READY unless the user says otherwise (--ready-timeout), in
 # seconds, on every route: written here only (the commands' help reads it, so it stays light).
@@ -52,3 +54,12 @@ HEARTBEAT_TIMEOUT_S = 1200
 # The stall guard's default (--stall-timeout) outlasts the join's registration timeout, so a slow
 # join ends by JAX's own error, which says more, before the guard would.
 STALL_TIMEOUT_MIN = INIT_TIMEOUT_S // 60 + 15
+
+
+class EndedBy(StrEnum):
+    """What ends a kept node without tpuwizard: the ledger's ``ended_by`` and the Kept event's
+    (their words on disk and in ``--json``, unchanged: older ledgers are read with them)."""
+
+    GOOGLE = "google"  # Flex-start's run duration, Compute Engine's max run duration
+    WATCHDOG = "watchdog"  # armed on the VM
+    NOTHING = "nothing"  # only a running tpuwizard, or `tpuwizard down`

@@ -13,6 +13,7 @@ from typing import Any
 import questionary
 
 from tpuwizard.core.cloud import gcloud_config
+from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.cloud.diagnose.tpu7x_access import access_note
 from tpuwizard.core.deadlines import deadline_bounds_text, deadline_problem
 from tpuwizard.core.errors import BadInput, PlanRefused
@@ -24,11 +25,13 @@ from tpuwizard.core.launch.events.launch_events import (
     ScriptLine,
     VerifierLine,
 )
+from tpuwizard.core.launch.plan.answers import LaunchAnswers
 from tpuwizard.core.launch.plan.deadline_keeper import DeadlineKeeper
 from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN
 from tpuwizard.core.launch.plan.resume_rules import RESUME_ROUTES
 from tpuwizard.core.plan import catalog, routes
 from tpuwizard.core.remote.sync import folder_sent_if_fine
+from tpuwizard.core.routes import Route
 from tpuwizard.plain.capacity import SliceQuestions
 from tpuwizard.plain.prompt import (
     checkpoints_check,
@@ -130,10 +133,10 @@ class PlainWizard:
             )
         )
         try:
-            chosen = decide_backend(accelerator, route, "auto")  # the support matrix decides
+            chosen = decide_backend(accelerator, route, Backend.AUTO)  # the support matrix decides
         except BadInput as err:  # a type no backend serves this way (a multi-host TPU7x)
             raise PlanRefused([str(err)]) from None
-        if chosen.backend == "compute":
+        if chosen.backend == Backend.COMPUTE:
             self.say(f"Made through Compute Engine: {chosen.reason}")
             if note := access_note(slice_):  # TPU7x: granted through the account team
                 self.say(f"{note}.")
@@ -188,11 +191,11 @@ class PlainWizard:
             if script
             else None
         )
-        plan = session.plan_launch(
+        answers = LaunchAnswers(
             accelerator=accelerator,
             zone=zone,
             project=project,
-            route=route,
+            route=Route(route),
             name=name,
             script=Path(script) if script else None,
             fetch=tuple(p.strip() for p in fetch.split(",") if p.strip()),
@@ -200,12 +203,11 @@ class PlainWizard:
             jax=jax.strip() if jax else None,
             max_run_minutes=minutes,
             watchdog=watchdog,
-            watchdog_check=check,
             precision=deep,
             trace=deep,
-            backend=chosen.backend,
             checkpoints=checkpoints,
         )
+        plan = session.plan_launch(answers, chosen.backend, check)
         while problems := plan.problems():
             for problem in all_words(problems, "plain"):
                 self.say(problem)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tpuwizard.core.cloud.backends import TPU_API
+from tpuwizard.core.routes import Route
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.backend_choice import BackendChoice
@@ -53,7 +54,7 @@ def backend_notes(plan: LaunchPlan, nat_checked: bool = False) -> list[str]:
     if note := access_note(plan.known_slice):
         notes.append(f"{note}.")
     wait = plan.queue_wait_minutes
-    if plan.route == "flex" and wait is not None and wait * 60 < FLEX_MIN_WAIT_S:
+    if plan.route == Route.FLEX and wait is not None and wait * 60 < FLEX_MIN_WAIT_S:
         notes.append(
             f"Compute Engine waits at least {FLEX_MIN_WAIT_S} s for Flex-start capacity (a "
             f"shorter wait is refused, as users report): it gets {FLEX_MIN_WAIT_S} s."

@@ -103,4 +103,5 @@ def worth_surveying(
 
 def backend_title(backend: str) -> str:
     """The words for a backend in tables and messages."""
-    return {TPU_API: "TPU API", COMPUTE: "Compute Engine"}.get(backend, backend)
+    titles: dict[str, str] = {TPU_API: "TPU API", COMPUTE: "Compute Engine"}
+    return titles.get(backend, backend)

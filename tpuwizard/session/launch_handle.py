@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING
 
 from tpuwizard.core.cancel import CancelToken
+from tpuwizard.core.cloud.backends import Transport
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.exit_codes import EXIT_BAD_INPUT, EXIT_CLOUD, EXIT_TEARDOWN, for_signal
 from tpuwizard.core.launch.events import launch_events as ev
@@ -127,7 +128,7 @@ class LaunchHandle:
         preflight found OS Login off (or gcloud's SSH is used)."""
         from tpuwizard.session.login import OsLoginAsk
 
-        if not self.plan.os_login_key or self.transport == "gcloud":
+        if not self.plan.os_login_key or self.transport == Transport.GCLOUD:
             return None
         return OsLoginAsk(time.time() + ready_timeout + self.plan.max_run_s)
 

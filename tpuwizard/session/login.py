@@ -15,6 +15,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from tpuwizard.core.cloud.backends import Transport
 from tpuwizard.core.cloud.endpoint import GOOGLE_ENDPOINTS
 from tpuwizard.core.cloud.oslogin import (
     GCLOUD,
@@ -82,7 +83,7 @@ def choose_login(
     ``account``'s profile (the caller's by default), imported where it is not there until
     ``os_login.until``, as the POSIX user Google names; else ``metadata_user`` with the key in
     the VM's metadata. Returns the choice and, under OS Login, the key and its API."""
-    if transport == "gcloud":
+    if transport == Transport.GCLOUD:
         return LoginChoice(GCLOUD), None
     if os_login is None or not public_key:
         return LoginChoice(METADATA, metadata_user), None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from tpuwizard.core.cloud.backends import AUTO, COMPUTE, TPU_API
+from tpuwizard.core.cloud.backends import AUTO, COMPUTE, TPU_API, Backend
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.preflight.ask import PreflightAsk, Reach
 from tpuwizard.core.preflight.model import Check, Verdict, passed, unknown
@@ -231,7 +231,7 @@ def fan_out_in_region(plan: LaunchPlan) -> int:
     return max(1, sum(region_of(z) == region for z in plan.zones))
 
 
-def moved_to(plan: LaunchPlan, backend: str) -> LaunchPlan:
+def moved_to(plan: LaunchPlan, backend: Backend) -> LaunchPlan:
     """``plan`` on the backend the preflight decided. On Compute Engine Google's max run duration
     is the deadline: no watchdog to arm, no idle time (launch and up refuse those flags there)."""
     import dataclasses

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tpuwizard.core import paths
+from tpuwizard.core.cloud import backends
 from tpuwizard.core.cloud.backends import COMPUTE
 from tpuwizard.core.cloud.endpoint import TOKEN_ENV
 from tpuwizard.core.cloud.oslogin import LoginChoice, LoginKey, OsLoginKeys
@@ -157,7 +158,7 @@ def build_runtime(
     remote_user = choice.username or REMOTE_USER
 
     def make_real(node: NodeInfo) -> Transport:
-        if transport == "gcloud":
+        if transport == backends.Transport.GCLOUD:
             return GcloudTransport(
                 node.name,
                 node.zone,

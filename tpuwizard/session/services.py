@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from tpuwizard.core.cloud.backends import Backend
+    from tpuwizard.core.cloud.iam import WatchdogCheck
     from tpuwizard.core.cloud.protocol import Cloud
+    from tpuwizard.core.launch.plan.answers import LaunchAnswers
     from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
     from tpuwizard.core.launch.records.billing_state import BillingState
     from tpuwizard.core.launch.records.ledger import Ledger, Resource
@@ -38,7 +41,12 @@ class SessionServices(Protocol):
 
     def new_run(self) -> tuple[str, Path]: ...
 
-    def plan_launch(self, **answers: Any) -> LaunchPlan: ...
+    def plan_launch(
+        self,
+        answers: LaunchAnswers,
+        backend: Backend,
+        watchdog_check: WatchdogCheck | None = None,
+    ) -> LaunchPlan: ...
 
     def delete(
         self, resources: Sequence[Resource], others_confirmed: bool = False

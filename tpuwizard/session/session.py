@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from tpuwizard.core import paths
 from tpuwizard.core.cloud import gcloud_config
-from tpuwizard.core.cloud.backends import COMPUTE, TPU_API
+from tpuwizard.core.cloud.backends import COMPUTE, TPU_API, Backend
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.records.billing_state import BillingState
 from tpuwizard.session import decision
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from tpuwizard.core.cloud.protocol import Cloud
     from tpuwizard.core.cloud.tpu.client import TpuCloud
     from tpuwizard.core.launch.events.launch_events import ZoneListed
+    from tpuwizard.core.launch.plan.answers import LaunchAnswers
     from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
     from tpuwizard.core.launch.records.ledger import Ledger, Resource
     from tpuwizard.core.launch.teardown.verified import Found, TeardownResult
@@ -164,15 +165,23 @@ class Session:
         """A new run's id and its folder among this session's run folders."""
         return new_run(self.runs)
 
-    def plan_launch(self, **answers: Any) -> LaunchPlan:
-        """The launch plan for a front end's answers, for a new run: the run's id and folder
-        minted here, the project this session's where the answers name none. Its
-        ``problems()``/``validate()`` say what is wrong with it, before any cloud call."""
+    def plan_launch(
+        self,
+        answers: LaunchAnswers,
+        backend: Backend,
+        watchdog_check: WatchdogCheck | None = None,
+    ) -> LaunchPlan:
+        """The launch plan for a front end's ``answers`` on the ``backend`` decided for them, for
+        a new run: the run's id and folder minted here, the project this session's where the
+        answers name none. Its ``problems()``/``validate()`` say what is wrong with it, before
+        any cloud call."""
+        from dataclasses import replace
+
         from tpuwizard.core.launch.plan.launch_plan import plan_for_run
 
         run_id, run_dir = self.new_run()
-        answers.setdefault("project", self.project or "")
-        return plan_for_run(run_id, run_dir, **answers)
+        answers = replace(answers, project=answers.project or self.project or "")
+        return plan_for_run(run_id, run_dir, answers, backend, watchdog_check)
 
     def zone_survey(self, refresh: bool = False, strict: bool = True) -> ZoneAnswer:
         """Which zones offer which types: live when this session reaches a cloud (practice, or

@@ -7,6 +7,9 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from tpuwizard.core.cloud.backends import Backend
+from tpuwizard.core.routes import Route
+
 if TYPE_CHECKING:
     from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
     from tpuwizard.tui.screens.run import ProvisionScreen
@@ -30,7 +33,7 @@ async def checked_plan(app: Any, screen: ProvisionScreen, plan: LaunchPlan) -> L
         return None
     screen.say([f"Preflight: {c.line()}" for c in before.result.checks])
     checked = before.plan
-    if checked.backend == "compute" and checked.route == "flex":  # the course's Route 2B
+    if checked.backend == Backend.COMPUTE and checked.route == Route.FLEX:  # the course's Route 2B
         from tpuwizard.words.course_text import route_2b_lines
 
         deadline = checked.max_run

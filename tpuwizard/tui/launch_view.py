@@ -29,7 +29,7 @@ class LaunchView:
         from tpuwizard.tui.screens.run import ProvisionScreen
 
         app, s = self.app, self.app.state
-        plan = app.session.plan_launch(**s.plan_answers())
+        plan = app.session.plan_launch(s.plan_answers(), s.plan_backend(), s.watchdog_check)
         s.last_failure, s.finished_code, s.total_cost_usd, s.kept = None, None, None, None
         self.screen = ProvisionScreen()
         await app.push_screen(self.screen)

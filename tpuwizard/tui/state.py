@@ -8,11 +8,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tpuwizard.core import paths
+from tpuwizard.core.cloud.backends import Backend
+from tpuwizard.core.routes import Route
 
 if TYPE_CHECKING:
     # Imported where used, after the first screen (see WizardApp): both take long to import.
     from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
     from tpuwizard.core.launch.events import launch_events as ev
+    from tpuwizard.core.launch.plan.answers import LaunchAnswers
     from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
     from tpuwizard.core.plan.catalog import Slice
     from tpuwizard.tui.answers import ReviewAnswer
@@ -120,32 +123,42 @@ class WizardState:
         wrong with it); the launch's own plan comes from the session (plan_answers)."""
         from tpuwizard.core.launch.plan.launch_plan import plan_for_run
 
-        return plan_for_run("preview", self.run_dir / "preview", **self.plan_answers())
+        return plan_for_run(
+            "preview",
+            self.run_dir / "preview",
+            self.plan_answers(),
+            self.plan_backend(),
+            self.watchdog_check,
+        )
 
-    def plan_answers(self) -> dict[str, Any]:
-        """The launch plan's fields these answers give: all but the run's id and folder,
-        which the session mints (Session.plan_launch)."""
+    def plan_backend(self) -> Backend:
+        """The backend the plan is made on: the one decided for these answers; an impossible
+        pair keeps what was asked, and the plan's problems say why."""
+        choice = self.backend_choice()
+        return Backend(choice.backend if choice else self.backend)
+
+    def plan_answers(self) -> LaunchAnswers:
+        """What these answers ask for one launch (the session mints the run and adds what the
+        pipeline found: Session.plan_launch)."""
+        from tpuwizard.core.launch.plan.answers import LaunchAnswers
         from tpuwizard.core.launch.plan.resume_rules import RESUME_ROUTES
 
-        choice = self.backend_choice()
         # Offered on the routes Google preempts; a folder typed there stays for going back.
         resumes = self.route in RESUME_ROUTES and self.checkpoints.strip()
-        return dict(
+        return LaunchAnswers(
             accelerator=self.accelerator,
             zone=self.zone or "",
             project=self.project or "",
-            route=self.route,
+            route=Route(self.route),
+            backend=Backend(self.backend),
             name=self.name,
             script=self.script,
             fetch=self.fetch,
             packages=self.package_request().specs,
             max_run_minutes=self.max_run_minutes,
             watchdog=self.watchdog,
-            watchdog_check=self.watchdog_check,
             precision=self.deep_checks,
             trace=self.deep_checks,
-            # An impossible pair keeps what was asked: the plan's problems say why.
-            backend=choice.backend if choice else self.backend,
             checkpoints=self.checkpoints.strip() if resumes else None,
             jax=self.jax,
         )

@@ -9,8 +9,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
 from tpuwizard.core.cloud.types import UP_STATES
+from tpuwizard.core.deadlines import EndedBy
 from tpuwizard.core.errors import BadInput, PlanRefused
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.events.colab import (
@@ -27,8 +29,8 @@ from tpuwizard.core.launch.events.kaggle import (
     KernelPushed,
     KernelState,
 )
-from tpuwizard.core.launch.plan.deadline_keeper import EndedBy
 from tpuwizard.core.plan.jax_versions import differs_words
+from tpuwizard.core.routes import Route
 from tpuwizard.core.terminal_text import visible
 from tpuwizard.words.choice_words import Audience, plain_data, words
 from tpuwizard.words.colab_text import colab_lines
@@ -92,7 +94,7 @@ def _describe(event: ev.Event, audience: Audience) -> list[str]:
             if event.state in PART_WORDS:  # Compute Engine's parts, named as they are made
                 note = f" (not billing yet: {PART_WORDS[event.state]}; deleted with it)"
             if event.state in QUEUE_WAITING:
-                flex = audience == "cli" and event.route == "flex"
+                flex = audience == "cli" and event.route == Route.FLEX
                 note = (
                     " (waiting for capacity: a waiting request costs nothing; "
                     f"{FLEX_WAIT_BOUND if flex else STOP_WAITING[audience]})"
@@ -340,7 +342,7 @@ def zone_listed_lines(event: ev.ZoneListed) -> list[str]:
         if tpu.made_by == "not made by tpuwizard":
             how = (
                 f"gcloud compute instances delete {tpu.name} --zone {event.zone}"
-                if event.backend == "compute"
+                if event.backend == Backend.COMPUTE
                 else f"gcloud compute tpus tpu-vm delete {tpu.name} --zone {event.zone}"
             )
             line += f": tpuwizard never deletes it; it bills until you do: {how}"

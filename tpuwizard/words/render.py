@@ -15,7 +15,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from tpuwizard.core.cloud.backends import TPU_API
+from tpuwizard.core.cloud.backends import TPU_API, Backend
 from tpuwizard.core.plan.fit import SliceFit, gib_text
 from tpuwizard.words import figures
 
@@ -351,7 +351,7 @@ def state_words(backend: str, state: str) -> str:
     more (Google clears it on stop) and its disk still bills."""
     from tpuwizard.core.cloud.compute.states import STOPPED_STATES
 
-    if backend == "compute" and state in STOPPED_STATES:
+    if backend == Backend.COMPUTE and state in STOPPED_STATES:
         return f"{state} (stopped by Google, disk still billing)"
     return state
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tpuwizard.core.routes import Route
 from tpuwizard.words.event_text import diagnosis_text, held_record_words
 from tpuwizard.words.oslogin_text import login_key_words
 
@@ -67,7 +68,7 @@ def kept_gone_line(gone: KeptGone) -> str:
     if end is not None and end <= time.time():
         return f"{head}: its deadline had passed, so its watchdog (or Google) most likely did."
     so = "its deadline had not passed, so not its watchdog: " if end else "it had no deadline: "
-    if gone.route == "spot":
+    if gone.route == Route.SPOT:
         return f"{head}: {so}Google preempted it, or someone deleted it by hand."
     return f"{head}: {so}someone deleted it by hand (another person, or another tool)."
 

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from tpuwizard.core.cloud import quota_ids
-from tpuwizard.core.cloud.backends import AUTO, BACKENDS, CHOICES, COMPUTE, TPU_API
+from tpuwizard.core.cloud.backends import AUTO, BACKENDS, CHOICES, COMPUTE, TPU_API, Backend
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.plan import catalog
 
@@ -72,7 +72,7 @@ SUPPORT: dict[str, Support] = {
     ),
 }
 
-_NAMES = {TPU_API: "the TPU API", COMPUTE: "Compute Engine"}
+_NAMES: dict[str, str] = {TPU_API: "the TPU API", COMPUTE: "Compute Engine"}
 _ROUTE_WORDS = {"vm": "on-demand", "on-demand": "on-demand", "spot": "spot", "flex": "Flex-start"}
 # Why auto keeps a multi-host slice on the TPU API where both serve it: there it is one node;
 # on Compute Engine it is a MIG whose VMs' max run duration is no deadline for the slice (the MIG
@@ -85,7 +85,7 @@ _MULTI_HOST = (
 
 @dataclass(frozen=True)
 class BackendChoice:
-    backend: str  # backends.TPU_API or backends.COMPUTE
+    backend: Backend  # Backend.TPU_API or Backend.COMPUTE
     reason: str  # why, in words a user reads ("auto: v6e-4 on Compute Engine: ...")
     source: str  # where Google documents the cell of the matrix this rests on
 
@@ -114,7 +114,7 @@ def choose_backend(
     if asked != AUTO:
         _check_possible(s, support, asked)
         reason = f"{_NAMES[asked]} (you asked for it with --backend)"
-        return BackendChoice(asked, reason, support.source)
+        return BackendChoice(Backend(asked), reason, support.source)
     if support.backends == (TPU_API,):
         reason = (
             f"auto: {_NAMES[TPU_API]}: Google serves {s.generation.key} only there ({support.why})"

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.cloud.types import NodeInfo, NodeRequest, QueuedInfo
 from tpuwizard.core.deadlines import READY_TIMEOUT_S
 
@@ -66,7 +67,7 @@ class Cloud(Protocol):
     """
 
     project: str
-    backend: str  # which API this is: ``backends.TPU_API`` or ``backends.COMPUTE``
+    backend: Backend  # which API this is: ``Backend.TPU_API`` or ``Backend.COMPUTE``
 
     def queues(self, route: str) -> bool:
         """Does ``route`` ask for its node through a queued request (:meth:`create_queued`)?

@@ -15,6 +15,7 @@ from tpuwizard.core import paths, untrusted
 from tpuwizard.core.cloud.google_errors import flex_zones, location_unavailable
 from tpuwizard.core.cloud.tpu.client import TpuCloud
 from tpuwizard.core.plan import catalog, cost
+from tpuwizard.core.routes import Route
 
 CACHE_TTL_S = 6 * 3600
 MAX_CACHE_BYTES = 4 * untrusted.MIB  # every zone's type names: tens of KiB
@@ -69,7 +70,7 @@ def route_zones(
     stands: the zone that lately had capacity first); then those it cannot use, with why."""
     usable = offering
     reason = ""
-    if route == "flex":
+    if route == Route.FLEX:
         where = flex_zones(slice_)
         usable = [z for z in offering if z in where]
         reason = f"no Flex-start here (only {', '.join(where)})" if where else "no Flex-start"

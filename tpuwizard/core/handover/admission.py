@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from tpuwizard.core.errors import BadInput, shown
+from tpuwizard.core.routes import Route
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
@@ -90,7 +91,7 @@ def check_reservation(value: str) -> str:
 
 def check_route(reservation: str | None, route: str) -> None:
     """A reservation is consumed by on-demand capacity only."""
-    if reservation is not None and route != "vm":
+    if reservation is not None and route != Route.VM:
         words = {
             "spot": "Spot VMs cannot consume a reservation",
             "flex": "Flex-start is a capacity of its own, made without reservation affinity "

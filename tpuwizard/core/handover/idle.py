@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from tpuwizard.core.handover.files import MARKER
 from tpuwizard.core.handover.plan import HandoverPlan
 from tpuwizard.core.plan import catalog, cost
+from tpuwizard.core.routes import Route
 
 GKE_FEE_PER_HOUR = 0.10
 GKE_FEE_SOURCE = (
@@ -57,9 +58,9 @@ def tpu_price_source(plan: HandoverPlan) -> str:
     src = catalog.sources()
     note = cost.zone_price(plan.slice, plan.route, plan.zone).note
     found = f"tpuwizard's catalog, {src['prices']}" + (
-        f"; {note}" if note and plan.route != "flex" else ""
+        f"; {note}" if note and plan.route != Route.FLEX else ""
     )
-    if plan.route == "flex":
+    if plan.route == Route.FLEX:
         found += f"; {catalog.price_table('flex_start_price').get('source', '')}"
     return found
 
@@ -70,7 +71,7 @@ def tpu_pool_bill(plan: HandoverPlan) -> Bill:
     s = plan.slice
     many = f"{plan.slices} x " if plan.slices > 1 else ""
     pools = f"{plan.slices} TPU node pool{'s' if plan.slices > 1 else ''}"
-    if plan.route == "flex":
+    if plan.route == Route.FLEX:
         at_most = cost.at_most_hourly(s, "flex", plan.zone)
         each = "no price known" if at_most is None else f"at most ${at_most:.2f}/h each"
         return Bill(

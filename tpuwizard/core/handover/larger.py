@@ -13,7 +13,7 @@ from tpuwizard.core.handover.gke import GKE_ACCELERATORS
 from tpuwizard.core.plan import catalog
 from tpuwizard.core.plan import fit as fitting
 
-_BACKEND_WORDS = {TPU_API: "the TPU API", COMPUTE: "Compute Engine"}
+_BACKEND_WORDS: dict[str, str] = {TPU_API: "the TPU API", COMPUTE: "Compute Engine"}
 MULTISLICE_NOTE = (
     "More slices (Multislice, --slices N) add data-parallel copies, not room: each slice still "
     "holds the whole state."

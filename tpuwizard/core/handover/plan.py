@@ -18,6 +18,7 @@ from tpuwizard.core.handover.gke import GkeSlice, gke_slice
 from tpuwizard.core.launch.plan.launch_plan import safe_script_name
 from tpuwizard.core.plan import catalog
 from tpuwizard.core.plan.jax_versions import jax_problems
+from tpuwizard.core.routes import Route
 
 TARGETS = ("xpk", "jobset", "skypilot")
 ROUTES = ("vm", "spot", "flex")
@@ -87,7 +88,7 @@ def _is_text(value: str) -> bool:
 
 def default_zone(s: catalog.Slice, route: str) -> str:
     """The first documented zone offering the slice on the route (Flex-start's own list)."""
-    zones = s.generation.flex_start_zones if route == "flex" else s.zones
+    zones = s.generation.flex_start_zones if route == Route.FLEX else s.zones
     return (zones or s.zones)[0]
 
 
@@ -125,7 +126,7 @@ def make_plan(
     problem = deadline_problem(max_run_minutes)
     if problem:
         raise BadInput(f"{problem} Give --max-run in minutes, e.g. --max-run 120.")
-    if route == "flex" and zone is None and not gke.slice.generation.flex_start_zones:
+    if route == Route.FLEX and zone is None and not gke.slice.generation.flex_start_zones:
         raise BadInput(
             f"tpuwizard's catalog lists no Flex-start zone for {gke.slice.generation.key}: "
             "choose --route vm or spot, or give --zone where you know Flex-start serves it."

@@ -15,6 +15,7 @@ from tpuwizard.core.handover.plan import HandoverPlan
 from tpuwizard.core.handover.yaml_text import Value, comment, dump
 from tpuwizard.core.plan import cost
 from tpuwizard.core.remote.transports import shell
+from tpuwizard.core.routes import Route
 
 FROZEN_API = (
     "SkyPilot's TPU path uses the Cloud TPU API, which Google keeps for bug and security fixes "
@@ -35,7 +36,7 @@ def check(plan: HandoverPlan) -> None:
             "SkyPilot runs one TPU slice per cluster, not Multislice: use --to xpk or "
             "--to jobset for --slices above 1."
         )
-    if plan.route == "flex":
+    if plan.route == Route.FLEX:
         raise BadInput(
             "tpuwizard's SkyPilot export has no Flex-start: use --route vm or spot, or --to xpk."
         )
@@ -75,7 +76,7 @@ def task(plan: HandoverPlan) -> dict[str, Value]:
             "tpu_vm": True,
         },
     }
-    if plan.route == "spot":
+    if plan.route == Route.SPOT:
         resources["use_spot"] = True
     return {
         "name": plan.workload,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from tpuwizard.core.handover.plan import HandoverPlan
 from tpuwizard.core.remote.transports import shell
+from tpuwizard.core.routes import Route
 
 SELECTOR = "cloud.google.com/placement-policy-name"
 SOURCE = (
@@ -59,9 +60,9 @@ def _capacity(plan: HandoverPlan) -> list[str]:
     """The node pool's capacity flags, as xpk 1.16.0 writes them (xpk/core/capacity.py)."""
     if plan.reservation is not None:
         return ["--reservation-affinity", "specific", "--reservation", plan.reservation]
-    if plan.route == "spot":
+    if plan.route == Route.SPOT:
         return ["--spot"]
-    if plan.route == "flex":
+    if plan.route == Route.FLEX:
         return ["--flex-start", "--enable-autoscaling", "--location-policy", "ANY",
                 "--reservation-affinity", "none", "--no-enable-autorepair",
                 "--max-nodes", str(plan.gke.vms)]  # fmt: skip
@@ -71,7 +72,7 @@ def _capacity(plan: HandoverPlan) -> list[str]:
 def pool_create(plan: HandoverPlan, index: int) -> str:
     machine = dict(plan.slice.generation.machine_types).get(plan.gke.chips_per_vm)
     assert machine is not None, f"the catalog names no machine type for {plan.slice.name}"
-    nodes = 0 if plan.route == "flex" else plan.gke.vms  # Flex-start pools grow from 0
+    nodes = 0 if plan.route == Route.FLEX else plan.gke.vms  # Flex-start pools grow from 0
     return shell(
         "gcloud", "container", "node-pools", "create", pool_name(plan, index),
         "--cluster", plan.cluster, "--location", region(plan), "--node-locations", plan.zone,

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from tpuwizard.core.plan import toml_copy
+from tpuwizard.core.routes import Route
 
 # The parsed catalog's copy, beside this module's bytecode (core/plan/toml_copy.py).
 COPY_FOLDER, COPY_NAME = Path(__file__).parent / "__pycache__", "catalog.toml.json"
@@ -105,9 +106,9 @@ class Generation:
         Flex-start is billed at its own discounted rate, which the catalog has no figure for:
         None, never spot's (``cost.at_most_hourly`` gives the most it costs).
         """
-        if route == "flex":
+        if route == Route.FLEX:
             return None
-        return self.price_spot if route == "spot" else self.price_on_demand
+        return self.price_spot if route == Route.SPOT else self.price_on_demand
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from tpuwizard.core.plan import catalog
+from tpuwizard.core.routes import Route
 
 ROUTE_KEY = {"vm": "on_demand", "on-demand": "on_demand", "spot": "spot"}
 LIST_PRICE_NOTE = "list price, may differ in this region"
@@ -103,7 +104,7 @@ def offline_zone_price(
     slice_: catalog.Slice, route: str = "vm", zone: str | None = None
 ) -> ZonePrice:
     """The offline table's figure for ``slice_`` on ``route`` in ``zone``."""
-    if route == "flex":
+    if route == Route.FLEX:
         return ZonePrice(None, FLEX_PRICE_NOTE, _offline_at_most(slice_, route, zone))
     kind = ROUTE_KEY.get(route, route)
     zoned = None if _is_pod_priced(slice_, kind) else _zone_price(slice_.generation.key, kind, zone)
@@ -141,7 +142,7 @@ def per_chip_hour(
     slice_: catalog.Slice, route: str = "vm", zone: str | None = None
 ) -> float | None:
     """The offline table's USD per chip-hour for ``slice_`` on ``route`` in ``zone``."""
-    if route == "flex":
+    if route == Route.FLEX:
         return None  # its own SKU; no figure in the catalog
     key = slice_.generation.key
     kind = ROUTE_KEY.get(route, route)
@@ -161,7 +162,10 @@ def _offline_hourly(
 
 
 def _offline_at_most(slice_: catalog.Slice, route: str, zone: str | None) -> float | None:
-    if route == "flex" and catalog.price_table("flex_start_price").get("at_most") == "on_demand":
+    if (
+        route == Route.FLEX
+        and catalog.price_table("flex_start_price").get("at_most") == "on_demand"
+    ):
         return _offline_hourly(slice_, "vm", zone)
     return _offline_hourly(slice_, route, zone)
 

@@ -13,6 +13,7 @@ import ipaddress
 from typing import Any
 
 from tpuwizard.core.cloud.backends import COMPUTE as COMPUTE_BACKEND
+from tpuwizard.core.cloud.backends import Transport
 from tpuwizard.core.preflight.ask import PreflightAsk, Reach
 from tpuwizard.core.preflight.model import Check, failed, in_parallel, passed, unknown
 from tpuwizard.core.preflight.rest import (
@@ -108,7 +109,7 @@ def check_internal_ips(ask: PreflightAsk, reach: Reach) -> Check:
     if reach.rest is None:
         return unknown(INTERNAL, "no credentials to read the network with")
     rest, base = reach.rest, f"{reach.endpoints.compute}/compute/v1/projects/{ask.project}"
-    iap = ask.transport == "gcloud" and ask.backend != COMPUTE_BACKEND
+    iap = ask.transport == Transport.GCLOUD and ask.backend != COMPUTE_BACKEND
     calls = [lambda: rest.get(f"{base}/regions/{ask.region}/routers")]
     if iap:
         calls.append(lambda: rest.get(f"{base}/global/firewalls"))

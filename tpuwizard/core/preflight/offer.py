@@ -8,6 +8,7 @@ from tpuwizard.core.cloud.backends import COMPUTE as COMPUTE_BACKEND
 from tpuwizard.core.preflight.access import services_for
 from tpuwizard.core.preflight.ask import PreflightAsk, Reach
 from tpuwizard.core.preflight.model import Check, failed, passed, unknown
+from tpuwizard.core.routes import Route
 
 if TYPE_CHECKING:
     from tpuwizard.core.plan.catalog import Slice
@@ -57,7 +58,7 @@ def _no_flex(ask: PreflightAsk, where: str) -> Check | None:
     """Flex-start asked for in a zone where this backend has none for the type: a FAIL."""
     from tpuwizard.core.cloud.google_errors import flex_zones
 
-    if ask.route != "flex" or not ask.accelerator or not ask.zone:
+    if ask.route != Route.FLEX or not ask.accelerator or not ask.zone:
         return None
     zones = flex_zones(ask.known_slice, ask.backend)
     if ask.zone in zones:

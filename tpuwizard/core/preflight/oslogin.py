@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tpuwizard.core.cloud.backends import COMPUTE as COMPUTE_BACKEND
+from tpuwizard.core.cloud.backends import Transport
 from tpuwizard.core.preflight.ask import PreflightAsk, Reach
 from tpuwizard.core.preflight.model import Check, failed, in_parallel, passed, unknown
 from tpuwizard.core.preflight.rest import COMPUTE, ORG_POLICY, RESOURCE_MANAGER, Answer, cannot_read
@@ -133,7 +134,7 @@ def judge(ask: PreflightAsk, facts: OsLoginFacts) -> Check:
             f"gcloud projects add-iam-policy-binding {ask.project} "
             '--member="user:$(gcloud config get-value account)" --role=roles/compute.osLogin',
         )
-    if ask.transport == "gcloud":
+    if ask.transport == Transport.GCLOUD:
         return passed(NAME, f"{on}: --transport gcloud logs in through OS Login")
     imports = passed(
         NAME,

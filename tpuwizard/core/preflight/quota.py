@@ -29,6 +29,7 @@ from tpuwizard.core.preflight import quota_cache
 from tpuwizard.core.preflight.ask import PreflightAsk, Reach
 from tpuwizard.core.preflight.model import Check, failed, in_parallel, passed, unknown
 from tpuwizard.core.preflight.rest import COMPUTE, QUOTAS, TPU, Answer, cannot_read
+from tpuwizard.core.routes import Route
 
 NAME = "Quota"
 _STANDARD, _PREEMPTIBLE, _SERVING = "standard", "preemptible", "serving"
@@ -95,7 +96,7 @@ class QuotaReading:
 
 def tpu_api_bucket(ask: PreflightAsk) -> str:
     s = ask.slice
-    if ask.route in ("spot", "flex"):
+    if ask.route in (Route.SPOT, Route.FLEX):
         return _PREEMPTIBLE  # Flex-start draws on preemptible quota (google-behaviour.md:26)
     if s.generation.key == "v5e" and s.chips in (1, 4, 8):
         return _SERVING  # google-behaviour.md:42

@@ -14,12 +14,13 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.choices import Said
+from tpuwizard.core.cloud.backends import Transport
 from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
 from tpuwizard.core.cloud.diagnose.failure import diagnose
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_OK
@@ -32,6 +33,7 @@ from tpuwizard.core.launch.resume.chain import AttemptEnd, ChainLimits, ResumeCh
 from tpuwizard.core.launch.resume.checkpoint_copier import ResumeSetup
 from tpuwizard.core.plan import cost
 from tpuwizard.core.remote.sync import LocalFolder
+from tpuwizard.core.routes import Route
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.diagnose.diagnosis import Context
@@ -102,7 +104,7 @@ def resume_problems(resource: Resource, asked: CheckpointsAsked | None) -> list[
     if asked is None:
         return []
     found = checkpoints_asked_problems(asked)
-    if resource.route != "spot":
+    if resource.route != Route.SPOT:
         found.append(
             f"--checkpoints resumes a run after Google preempts its spot TPU; {resource.name} "
             f"is on the {resource.route} route, not preempted that way: leave --checkpoints "
@@ -196,13 +198,12 @@ class KeptAttempts:
         # Logged in to as up chose (session/login.py): under OS Login the key stays in the
         # profile until the old node's deadline, which the new node's never passes.
         login, os_login = recorded_login(old.entry)
-        plan = session.plan_launch(
-            **{
-                **replacement_answers(old.entry),
-                "max_run_minutes": float(math.floor(self.minutes)),  # never past the old deadline
-                "transport": login.transport,  # the plan's reach rules hold for how it is reached
-            }
+        answers = replace(
+            replacement_answers(old.entry),
+            max_run_minutes=float(math.floor(self.minutes)),  # never past the old deadline
+            transport=Transport(login.transport),  # the plan's reach rules hold for its reach
         )
+        plan = session.plan_launch(answers, answers.backend)
         run_id = plan.run_id
         cloud = session.cloud_for(plan.backend)
         runtime = build_runtime(cloud, session.practice, login.transport, os_login, login.account)

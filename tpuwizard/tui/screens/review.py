@@ -13,12 +13,15 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.widgets import Button, Input, Label, Static, Switch
 
+from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.cloud.diagnose.tpu7x_access import access_note
-from tpuwizard.core.launch.plan.deadline_keeper import DeadlineKeeper, EndedBy
+from tpuwizard.core.deadlines import EndedBy
+from tpuwizard.core.launch.plan.deadline_keeper import DeadlineKeeper
 from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN, LaunchPlan
 from tpuwizard.core.launch.plan.packages import AUTO_FILE, COURSE_PACKAGES
 from tpuwizard.core.launch.plan.resume_rules import RESUME_ROUTES
 from tpuwizard.core.plan import cost, fit
+from tpuwizard.core.routes import Route
 from tpuwizard.tui.answers import ReviewAnswer
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.screens.review_folder import folder_agreed, show_folder
@@ -113,17 +116,17 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
             )
         with Horizontal(classes="row"):  # the switches on one row: 80x24 holds the screen
             chosen = s.backend_choice()
-            on_compute = chosen is not None and chosen.backend == "compute"
+            on_compute = chosen is not None and chosen.backend == Backend.COMPUTE
             if both_backends(s):  # the watchdog is the TPU API's: it shows only there
                 yield Switch(value=on_compute, id="compute")
                 yield Label(compute_label(on_compute), id="compute-label", classes="switch-label")
-            if s.route in ("vm", "spot"):
+            if s.route in (Route.VM, Route.SPOT):
                 yield Switch(value=s.watchdog and not on_compute, id="watchdog")
                 yield Label(watchdog_label(s.watchdog), id="watchdog-label", classes="switch-label")
             yield Switch(value=s.deep_checks, id="deep-checks")
             # Beside a third switch its words are short (F1 says what it adds): 100 columns
             # hold the row whole.
-            self.short_deep_label = both_backends(s) and s.route in ("vm", "spot")
+            self.short_deep_label = both_backends(s) and s.route in (Route.VM, Route.SPOT)
             yield Label(
                 deep_checks_label(s.deep_checks, self.short_deep_label),
                 id="deep-checks-label",
@@ -210,7 +213,7 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         if not self.ready:
             return
         answers = self.answers()
-        on_compute = answers.backend == "compute"
+        on_compute = answers.backend == Backend.COMPUTE
         if self.query("#compute-label"):
             self.query_one("#compute-label", Label).update(compute_label(on_compute))
         if self.query("#watchdog-label"):
@@ -327,11 +330,11 @@ def backend_words(state: WizardState, answers: ReviewAnswer) -> str:
     chosen = state.reviewed(answers).backend_choice()
     if chosen is None:
         return ""  # an impossible pair: the problems say why
-    api = "Compute Engine" if chosen.backend == "compute" else "the TPU API"
+    api = "Compute Engine" if chosen.backend == Backend.COMPUTE else "the TPU API"
     slice_ = state.slice
     generation = slice_.generation.key
     if both_backends(state):  # the switch above chose
-        switch = "switched ON" if chosen.backend == "compute" else "Compute Engine OFF"
+        switch = "switched ON" if chosen.backend == Backend.COMPUTE else "Compute Engine OFF"
         return f"Made through {api} ({switch}); both APIs serve {generation}."
     note = access_note(slice_)  # TPU7x: granted through the account team
     return f"Made through {api}: Google serves {generation} only there." + (

@@ -38,8 +38,8 @@ SHAPES_WORDS = (
     f"compiler's own figures: {program_fit.INSTALL_LINE} (Linux on x86-64)."
 )
 NO_PLAN_WORDS = (
-    "For a program to start from, see examples/mlp_adam.py, and the guide: "
-    "docs/guides/fit.md (fit --program)."
+    "For a program to start from, see mlp_adam.py in the examples folder of tpuwizard's "
+    "repository, and the guide: docs/guides/fit.md (fit --program)."
 )
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from tpuwizard.core.cloud.types import CLOUD_PLATFORM_SCOPE, NodeRequest
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.plan import catalog
+from tpuwizard.core.routes import Route
 
 # (generation, chips on the VM) -> machine type (compute-engine.md, "Why it matters"; Google's
 # tpu-machines page). v5e has none: Compute Engine refuses its ct5lp types with a 403.
@@ -86,7 +87,7 @@ def queue_wait_seconds(wanted: float | None) -> int:
 
 def _max_run_seconds(req: NodeRequest) -> int:
     """Every create carries a deadline Google enforces: never send one without it."""
-    most = FLEX_MAX_RUN_S if req.route == "flex" else MAX_RUN_S
+    most = FLEX_MAX_RUN_S if req.route == Route.FLEX else MAX_RUN_S
     seconds = req.max_run_s
     if seconds is None or not MIN_RUN_S <= seconds <= most:
         raise BadInput(
@@ -139,7 +140,7 @@ def instance_body(req: NodeRequest) -> dict[str, Any]:
             {"email": req.service_account or "default", "scopes": [CLOUD_PLATFORM_SCOPE]}
         ],
     }
-    if req.route == "flex":
+    if req.route == Route.FLEX:
         body["reservationAffinity"] = {"consumeReservationType": "NO_RESERVATION"}
         body["params"] = {
             "requestValidForDuration": {"seconds": str(queue_wait_seconds(req.queue_wait_s))}

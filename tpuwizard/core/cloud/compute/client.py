@@ -51,6 +51,7 @@ from tpuwizard.core.cloud.protocol import NodeIdentity, Part, Surveyed
 from tpuwizard.core.cloud.types import CALL_TIMEOUT, NodeInfo, NodeRequest, QueuedInfo
 from tpuwizard.core.deadlines import READY_TIMEOUT_S
 from tpuwizard.core.errors import CreateFailed, WaitTimedOut
+from tpuwizard.core.routes import Route
 
 # zoneOperations.wait answers within about two minutes (compute.v1.json): a call may take that long.
 OPERATION_WAIT_S = 120.0
@@ -159,7 +160,7 @@ class ComputeCloud:
             with quota_is_final():
                 return self.slices.create(req, on_part)
         body = instance_body(req)
-        if req.route == "flex":
+        if req.route == Route.FLEX:
             self._pending[(req.zone, req.node_id)] = PendingLimit.of(req, self.clock)
         instance = self.compute_v1.Instance.from_json(json.dumps(body))
         _ = self.operations  # made now: the wait's first poll follows the insert at once

@@ -46,6 +46,7 @@ from tpuwizard.core.cloud.polling import poll_until
 from tpuwizard.core.cloud.protocol import Part
 from tpuwizard.core.cloud.types import NodeInfo, NodeRequest
 from tpuwizard.core.errors import CreateFailed, QueueExpired
+from tpuwizard.core.routes import Route
 
 # What the wait reports while a part is made: nothing bills yet (compute_states).
 BUILD_STATES = {
@@ -75,7 +76,7 @@ class SliceBuild:
 
     @property
     def flex(self) -> bool:
-        return self.req.route == "flex"
+        return self.req.route == Route.FLEX
 
     @property
     def steps(self) -> tuple[str, ...]:
@@ -205,7 +206,7 @@ class ComputeSlices:
         errors = operation_errors(op) if op is not None else []
         if op is not None and errors:
             failed = OperationError(op.name, errors, op.http_error_status_code or None)
-            raise CreateFailed(failed, route=req.route if req.route == "spot" else None)
+            raise CreateFailed(failed, route=req.route if req.route == Route.SPOT else None)
         build.steps_done.append(build.step)
         index = build.steps.index(build.step) + 1
         if index == len(build.steps):

@@ -10,6 +10,7 @@ from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.cloud import google_errors as ge
 from tpuwizard.core.cloud.diagnose.diagnosis import Context, Diagnosis
 from tpuwizard.core.errors import QueueExpired, QueueSuspended
+from tpuwizard.core.routes import Route
 
 
 def other_zones(ctx: Context) -> list[str]:
@@ -32,7 +33,7 @@ def stockout_diagnosis(ctx: Context, capacity: str, spot: bool) -> Diagnosis:
             )
         )
     flex = ge.flex_zones(ctx.slice, ctx.backend or "auto")
-    if flex and ctx.route != "flex":
+    if flex and ctx.route != Route.FLEX:
         steps.append(
             phrase(
                 f"Use Flex-start in {', '.join(flex)} ({{0}}): the request waits in a queue "
@@ -67,7 +68,7 @@ def queue_expired_diagnosis(err: QueueExpired, ctx: Context) -> Diagnosis:
         f"the {_route_words(route)}request {err.name} waited in Google's queue{waited} "
         f"(last {err.state}) and no capacity came free in the time it was allowed ({bound})"
     )
-    return stockout_diagnosis(ctx, capacity, route == "spot")
+    return stockout_diagnosis(ctx, capacity, route == Route.SPOT)
 
 
 def _route_words(route: str | None) -> str:
@@ -86,7 +87,7 @@ def queue_suspended_diagnosis(err: QueueSuspended, ctx: Context) -> Diagnosis:
             "deleted its TPU before this launch used it.",
             ["Run tpuwizard status to see what exists, then launch again."],
         )
-    if route == "flex":
+    if route == Route.FLEX:
         return Diagnosis(
             "flex_ended",
             "The Flex-start run time is over",
@@ -94,7 +95,7 @@ def queue_suspended_diagnosis(err: QueueSuspended, ctx: Context) -> Diagnosis:
             "request stays SUSPENDED until it is deleted (tpuwizard deletes it).",
             ["Launch again with a longer maximum run, up to 7 days."],
         )
-    if route == "spot":
+    if route == Route.SPOT:
         return preempted_diagnosis("spot")
     return Diagnosis(
         "suspended",

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from tpuwizard.core.choices import Choice, phrase
 from tpuwizard.core.cloud import google_errors as ge
+from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.cloud.diagnose import tpu7x_access
 from tpuwizard.core.cloud.diagnose.capacity import (
     invalid_zone_diagnosis,
@@ -27,6 +28,7 @@ from tpuwizard.core.cloud.diagnose.capacity import (
 from tpuwizard.core.cloud.diagnose.compute import compute_diagnosis
 from tpuwizard.core.cloud.diagnose.diagnosis import Context, Diagnosis
 from tpuwizard.core.cloud.diagnose.remote import remote_diagnosis
+from tpuwizard.core.routes import Route
 from tpuwizard.core.untrusted import NotASmallFile
 
 if TYPE_CHECKING:
@@ -65,7 +67,7 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
     from tpuwizard.core.errors import CreateFailed, QueueExpired, QueueSuspended, WaitTimedOut
 
     ctx = ctx or Context()
-    spot = ctx.route == "spot"
+    spot = ctx.route == Route.SPOT
     if isinstance(err, OsLoginError):  # before the create: nothing was made
         return Diagnosis(
             "os_login",
@@ -80,7 +82,7 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
     if isinstance(err, QueueSuspended):
         return queue_suspended_diagnosis(err, ctx)
     if isinstance(err, CreateFailed):
-        spot = spot or err.route == "spot"
+        spot = spot or err.route == Route.SPOT
         err = err.error
     if isinstance(err, gx.RetryError) and err.cause is not None:
         err = err.cause  # retries ran out: what matters is what kept failing
@@ -270,7 +272,7 @@ def diagnose(err: BaseException, ctx: Context | None = None) -> Diagnosis:
 
 def api_name(backend: str | None) -> str:
     """The API a resource is on, by its backend (None: the TPU API, the default one)."""
-    return "Compute Engine" if backend == "compute" else "the Cloud TPU API"
+    return "Compute Engine" if backend == Backend.COMPUTE else "the Cloud TPU API"
 
 
 def _is_requests_connection_error(err: BaseException) -> bool:

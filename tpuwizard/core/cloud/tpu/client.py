@@ -42,6 +42,7 @@ from tpuwizard.core.cloud.tpu.queued import (
 from tpuwizard.core.cloud.types import CALL_TIMEOUT, NodeInfo, NodeRequest, QueuedInfo
 from tpuwizard.core.deadlines import READY_TIMEOUT_S
 from tpuwizard.core.errors import CreateFailed, QueueExpired, WaitTimedOut
+from tpuwizard.core.routes import Route
 
 
 class TpuCloud:
@@ -87,7 +88,7 @@ class TpuCloud:
 
     def queues(self, route: str) -> bool:
         """Spot and Flex-start nodes come through queued resources (google-behaviour.md)."""
-        return route in ("spot", "flex")
+        return route in (Route.SPOT, Route.FLEX)
 
     # -- names ------------------------------------------------------------------------------
     def parent(self, zone: str) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 from tpuwizard.core.cloud import google_errors as ge
 from tpuwizard.core.cloud.types import NodeInfo, NodeRequest, QueuedInfo, queued_info
 from tpuwizard.core.errors import CreateFailed, QueueExpired, QueueSuspended
+from tpuwizard.core.routes import Route
 
 # The states of a request still waiting for capacity ("It will remain in this state until there
 # are sufficient free resources", v2 discovery document, WAITING_FOR_RESOURCES).
@@ -62,7 +63,7 @@ def ended_error(qr: QueuedInfo, last_state: str, now: float) -> CreateFailed:
     if qr.state == "SUSPENDED":
         return QueueSuspended(qr.name, qr.initiator, route)
     error = failed_error(qr)
-    if ge.capacity_refusal(error, route == "spot") is None and _expired(qr, now):
+    if ge.capacity_refusal(error, route == Route.SPOT) is None and _expired(qr, now):
         waited = now - qr.create_time if qr.create_time else qr.valid_until_s
         return QueueExpired(qr.name, last_state, waited, error, route)
     return CreateFailed(error, route=route)
@@ -150,7 +151,7 @@ class QueuedCalls:
 
         Follow it with :meth:`wait_for_queued`; the request's own operation finishes at once.
         """
-        if route == "flex":
+        if route == Route.FLEX:
             if not max_run_seconds:
                 raise ValueError("Flex-start needs a maximum run duration")
             self._create_flex(req, qr_id, max_run_seconds)
@@ -167,7 +168,7 @@ class QueuedCalls:
             node=self.node_proto(req, True),
         )
         qr = tpu.QueuedResource(tpu=tpu.QueuedResource.Tpu(node_spec=[spec]))
-        if route == "spot":
+        if route == Route.SPOT:
             qr.spot = tpu.QueuedResource.Spot()
         else:
             qr.guaranteed = tpu.QueuedResource.Guaranteed()

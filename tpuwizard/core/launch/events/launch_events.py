@@ -14,6 +14,7 @@ from typing import Any
 
 from tpuwizard.core.choices import Said
 from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
+from tpuwizard.core.deadlines import EndedBy
 from tpuwizard.core.remote.sent_files import FolderSent
 
 
@@ -346,9 +347,9 @@ class Kept(Event):
     delete_command: str
     price_per_hour_usd: float | None = None
     deadline: float | None = None  # when it is deleted without us, if anything will
-    # What ends it without us: "watchdog" (armed on the VM), "google" (Flex-start's run
-    # time, enforced by Google) or "nothing" (only a teardown ends it).
-    ended_by: str = "nothing"
+    # What ends it without us: the watchdog (armed on the VM), Google (Flex-start's run time,
+    # Compute Engine's max run duration) or nothing (only a teardown ends it).
+    ended_by: EndedBy = EndedBy.NOTHING
     # What `up --json`'s last line tells a script (this event is that line): the node to give
     # `run --node` (for a queued resource, the node it asked for), its type, the idle minutes
     # its watchdog allows without a heartbeat, and the receipt of its one verification.

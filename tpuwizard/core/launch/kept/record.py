@@ -9,10 +9,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from tpuwizard.core.deadlines import EndedBy
 from tpuwizard.core.launch.records.ledger import Entry
 
 SETTINGS_FIELD = "settings"
 REPLACED_BY_FIELD = "replaced_by"
+
+
+def _ended_by(value: Any) -> EndedBy | None:
+    """The word as written, read as an EndedBy; None where a record holds none (or a word this
+    version does not know)."""
+    try:
+        return EndedBy(value) if value else None
+    except ValueError:
+        return None
 
 
 def _seconds(value: Any) -> float | None:
@@ -25,7 +35,7 @@ class KeptRecord:
 
     kept_at: float  # when it was kept (the record's own time where an older one lacks it)
     deadline: float | None  # when it ends without tpuwizard: its watchdog, or Google's limit
-    ended_by: str | None  # an EndedBy's word, as written
+    ended_by: EndedBy | None  # who ends it without tpuwizard, as written
     idle_s: float | None  # the watchdog's idle time: the heartbeats keep it alive
     settings: dict[str, Any] = field(default_factory=dict)  # what up asked for (settings.py)
     replaced_by: str | None = None  # the node run --checkpoints made in its place
@@ -37,7 +47,7 @@ class KeptRecord:
         return cls(
             kept_at=float(extra.get("kept_at") or entry.at),
             deadline=_seconds(extra.get("deadline")),
-            ended_by=extra.get("ended_by"),
+            ended_by=_ended_by(extra.get("ended_by")),
             idle_s=_seconds(extra.get("idle_s")),
             settings=dict(extra.get(SETTINGS_FIELD) or {}),
             replaced_by=str(replaced) if replaced else None,
@@ -45,9 +55,6 @@ class KeptRecord:
 
     @property
     def ended_by_google(self) -> bool:
-        # Here, not at the top: every command's Kept: line reads records without the plan.
-        from tpuwizard.core.launch.plan.deadline_keeper import EndedBy
-
         return self.ended_by == EndedBy.GOOGLE
 
     def fields(self) -> dict[str, Any]:

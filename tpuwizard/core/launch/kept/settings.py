@@ -6,11 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.launch.kept.record import KeptRecord
+from tpuwizard.core.launch.plan.answers import LaunchAnswers
 from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN, LaunchPlan
 from tpuwizard.core.launch.plan.packages import PackageSpec
 from tpuwizard.core.launch.plan.zone_rules import zones_from
 from tpuwizard.core.launch.records.ledger import Entry
+from tpuwizard.core.routes import Route
 
 
 def kept_settings(plan: LaunchPlan) -> dict[str, Any]:
@@ -31,7 +34,7 @@ def kept_settings(plan: LaunchPlan) -> dict[str, Any]:
     }
 
 
-def replacement_answers(entry: Entry) -> dict[str, Any]:
+def replacement_answers(entry: Entry) -> LaunchAnswers:
     """The answers ``up`` made ``entry``'s node with, for the plan of a new node in the same
     zone (then the zones after it in ``--zones``), which the session makes for a new run; the
     chain sets its deadline (:func:`kept_chain_end` bounds it). A record from before settings
@@ -40,11 +43,11 @@ def replacement_answers(entry: Entry) -> dict[str, Any]:
     r, record = entry.resource, KeptRecord.of(entry)
     settings, idle_s = record.settings, record.idle_s
     zones = tuple(settings.get("zones") or ())
-    return dict(
+    return LaunchAnswers(
         accelerator=r.accelerator,
         zone=r.zone,
         project=r.project,
-        route=r.route,
+        route=Route(r.route),
         failover=bool(settings.get("failover")),
         zones=zones_from(zones, r.zone) if zones else (),
         fan_out=bool(settings.get("fan_out")),
@@ -54,7 +57,7 @@ def replacement_answers(entry: Entry) -> dict[str, Any]:
         idle_minutes=settings.get("idle_minutes", idle_s / 60 if idle_s else None),
         internal_ips=bool(settings.get("internal_ips")),
         service_account=settings.get("service_account"),
-        backend=r.backend,
+        backend=Backend(r.backend),  # as it was made: the replacement is made there too
         queue_wait_minutes=settings.get("queue_wait_minutes"),
         packages=tuple(PackageSpec(text, origin) for text, origin in settings.get("packages", ())),
         jax=settings.get("jax"),

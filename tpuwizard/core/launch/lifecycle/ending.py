@@ -18,11 +18,11 @@ from typing import Any
 
 from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
 from tpuwizard.core.cloud.protocol import Cloud
+from tpuwizard.core.deadlines import EndedBy
 from tpuwizard.core.exit_codes import EXIT_OK, EXIT_TEARDOWN
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.kept.record import KeptRecord
 from tpuwizard.core.launch.lifecycle.launch_state import LaunchContext, LaunchState
-from tpuwizard.core.launch.plan.deadline_keeper import EndedBy
 from tpuwizard.core.launch.records.ledger import Ledger, Resource
 from tpuwizard.core.launch.records.ledger_file import Held
 from tpuwizard.core.launch.teardown.verified import delete_and_verify, still_listed
@@ -160,16 +160,16 @@ class Ending:
         (it bills, whatever the disk), and where its record is held is said after."""
         state, given = self.state, self.given
         idle = given.idle_minutes if state.watchdog_deadline is not None else None
-        deadline, ended_by = state.watchdog_deadline, EndedBy.WATCHDOG.value
+        deadline, ended_by = state.watchdog_deadline, EndedBy.WATCHDOG
         if deadline is None and given.google_ends_it and state.created_at is not None:
             # Google's own deadline: read back where the cloud says it (Compute Engine's
             # terminationTimestamp), else the one asked for at create.
             deadline, ended_by = (
                 self._googles_deadline(resource, state.created_at),
-                EndedBy.GOOGLE.value,
+                EndedBy.GOOGLE,
             )
         elif deadline is None:
-            ended_by = EndedBy.NOTHING.value
+            ended_by = EndedBy.NOTHING
         record = KeptRecord(
             kept_at=time.time(),
             deadline=deadline,  # when it ends without us: its watchdog, or Flex-start's limit

@@ -34,6 +34,7 @@ from tpuwizard.core.launch.records.ledger import Ledger, Resource
 from tpuwizard.core.launch.records.ownership import identity, is_instance, live_labels
 from tpuwizard.core.plan import cost
 from tpuwizard.core.plan.catalog import Slice
+from tpuwizard.core.routes import Route
 
 # The parts that live in a zone (a slice's VMs, its MIG, Route 2B's resize request); the rest
 # (a template, a workload policy) in a region.
@@ -160,7 +161,7 @@ class Provisioner:
             slice=given.slice,
             run_id=given.run_id,
             metadata=dict(given.ssh_metadata),
-            spot=given.route == "spot",
+            spot=given.route == Route.SPOT,
             cloud_platform_scope=given.watchdog,
             service_account=given.service_account,
             external_ips=not given.internal_ips,

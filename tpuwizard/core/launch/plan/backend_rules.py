@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.cloud.backends import BACKENDS, COMPUTE, TPU_API
 from tpuwizard.core.errors import BadInput
+from tpuwizard.core.routes import Route
 
 if TYPE_CHECKING:
     from tpuwizard.core.plan.catalog import Slice
@@ -50,7 +51,8 @@ class BackendFields(Protocol):
 
 
 COMPUTE_MIN_RUN_MINUTES = 0.5  # maxRunDuration's 30 s
-QUEUE_WAIT_MAX_MINUTES = {COMPUTE: 120.0}  # Flex-start's requestValidForDuration: 2 h at most
+# Flex-start's requestValidForDuration: 2 h at most.
+QUEUE_WAIT_MAX_MINUTES: dict[str, float] = {COMPUTE: 120.0}
 DEFAULT_QUEUE_WAIT_MINUTES = 120.0
 
 
@@ -69,7 +71,7 @@ def backend_problems(plan: BackendFields) -> list[Said]:
     except BadInput as err:
         found.append(str(err))
     wait = plan.queue_wait_minutes
-    if wait is not None and plan.route != "flex":
+    if wait is not None and plan.route != Route.FLEX:
         found.append(
             f"--queue-wait is Flex-start's wait for capacity; the {plan.route} route has none: "
             "leave it out, or use --route flex."
@@ -121,7 +123,7 @@ def _kept_slice_refused(plan: BackendFields) -> str:
 
 def queue_wait_seconds(plan: BackendFields) -> float | None:
     """How long a Flex-start request may wait for capacity; None for the other routes."""
-    if plan.route != "flex":
+    if plan.route != Route.FLEX:
         return None
     minutes = plan.queue_wait_minutes
     return (DEFAULT_QUEUE_WAIT_MINUTES if minutes is None else minutes) * 60.0

@@ -11,21 +11,13 @@ routes on the TPU API) the on-VM watchdog deletes the node at its deadline, when
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 
 from tpuwizard.core.cloud.backends import COMPUTE
+from tpuwizard.core.deadlines import EndedBy
+from tpuwizard.core.routes import Route
 
 # Whose deadline Google keeps, in the words the messages use.
 FLEX_START, COMPUTE_ENGINE = "Flex-start", "Compute Engine"
-
-
-class EndedBy(StrEnum):
-    """What ends a kept node without tpuwizard: the ledger's ``ended_by`` and the Kept event's
-    (their words on disk and in ``--json``, unchanged: older ledgers are read with them)."""
-
-    GOOGLE = "google"  # Flex-start's run duration, Compute Engine's max run duration
-    WATCHDOG = "watchdog"  # armed on the VM
-    NOTHING = "nothing"  # only a running tpuwizard, or `tpuwizard down`
 
 
 @dataclass(frozen=True)
@@ -40,7 +32,7 @@ class DeadlineKeeper:
     def googles(self) -> str | None:
         """Whose deadline Google keeps: "Flex-start" (its run duration, on either backend) or
         "Compute Engine" (its max run duration); None where the watchdog is tpuwizard's way."""
-        if self.route == "flex":
+        if self.route == Route.FLEX:
             return FLEX_START
         if self.backend == COMPUTE:
             return COMPUTE_ENGINE

@@ -6,19 +6,19 @@ import math
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import cached_property, partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tpuwizard.core import paths
 from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.cloud import gcloud_config, google_errors
-from tpuwizard.core.cloud.backends import TPU_API, VIA_AUTO
-from tpuwizard.core.deadlines import READY_TIMEOUT_S, deadline_problem
+from tpuwizard.core.cloud.backends import Backend, Transport, Via
+from tpuwizard.core.deadlines import READY_TIMEOUT_S, EndedBy, deadline_problem
 from tpuwizard.core.errors import BadInput, PlanRefused, shown
 from tpuwizard.core.launch.plan.backend_rules import backend_problems
-from tpuwizard.core.launch.plan.deadline_keeper import FLEX_START, DeadlineKeeper, EndedBy
+from tpuwizard.core.launch.plan.deadline_keeper import FLEX_START, DeadlineKeeper
 from tpuwizard.core.launch.plan.idle_rules import idle_problems
 from tpuwizard.core.launch.plan.packages import PackageSpec, package_problems
 from tpuwizard.core.launch.plan.reach_rules import reach_problems
@@ -31,14 +31,16 @@ from tpuwizard.core.launch.plan.via_rules import via_problems
 from tpuwizard.core.launch.plan.zone_rules import zones_problems
 from tpuwizard.core.plan import catalog, jax_versions
 from tpuwizard.core.remote.sync import folder_problems
+from tpuwizard.core.routes import CLOUD_ROUTES, Route
 
 # The generations Google's Autocheckpoint (Preview) serves, on the TPU API only.
 AUTOCHECKPOINT_GENERATIONS = ("v2", "v3", "v4", "v5e")
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.iam import WatchdogCheck
+    from tpuwizard.core.launch.plan.answers import LaunchAnswers
 
-ROUTES = ("vm", "spot", "flex")
+ROUTES = CLOUD_ROUTES  # the routes a plan makes a node on
 # A service account's email: what Google accepts in Node.serviceAccount.email.
 SERVICE_ACCOUNT_RE = re.compile(r"[a-z0-9][-a-z0-9_.+]*@[a-z0-9][-a-z0-9.]*\.[a-z]{2,}")
 DEFAULT_MAX_RUN = {"vm": 120, "spot": 120, "flex": 240}  # minutes
@@ -63,7 +65,7 @@ class LaunchPlan:
     project: str
     run_id: str
     run_dir: Path
-    route: str = "vm"
+    route: Route = Route.VM
     name: str | None = None
     script: Path | None = None
     # The script's own arguments (``launch --script FILE -- ARGS``), passed to it unchanged.
@@ -77,7 +79,7 @@ class LaunchPlan:
     trace: bool = False  # a jax.profiler trace from every worker, copied into run_dir
     internal_ips: bool = False  # no external addresses: only the gcloud (IAP) transport reaches
     # How the workers are reached: "ssh" (tpuwizard's own), "gcloud" (plan/reach_rules.py's rules).
-    transport: str = "ssh"
+    transport: Transport = Transport.SSH
     # The node's service account (the watchdog deletes with its token); None: the default one.
     service_account: str | None = None
     # A kept node for iterating (``tpuwizard up``): the watchdog also deletes it after this many
@@ -88,7 +90,7 @@ class LaunchPlan:
     watchdog_check: WatchdogCheck | None = None
     # Which API creates it (core/cloud/backends.py), decided before the plan is made
     # (Session.choose_backend: --backend, or auto by the support matrix).
-    backend: str = "tpu-api"
+    backend: Backend = Backend.TPU_API
     # Flex-start: how long to wait for capacity (--queue-wait); None: the route's default.
     queue_wait_minutes: float | None = None
     # Packages added to the worker venv beside the pinned JAX (plan/packages.py).
@@ -117,7 +119,7 @@ class LaunchPlan:
     jax: str | None = None
     # --via: how Compute Engine's Flex-start VM is asked for (plan/via_rules.py): "auto", or
     # "resize-request" (the course's Route 2B: a template, a MIG of size 0, a resize request).
-    via: str = VIA_AUTO
+    via: Via = Via.AUTO
     # --stall-timeout MINUTES: the stall guard ends a run whose worker printed nothing and used
     # no CPU for that long (launch/workers/stall.py); None: its default; 0: no guard.
     # --join-timeout / --heartbeat-timeout SECONDS: what the launcher gives the script's
@@ -132,7 +134,7 @@ class LaunchPlan:
         autocheckpoint page: "Only TPUs (v2-v4, and v5e) created through the Cloud TPU API")."""
         known = self.known_slice
         return (
-            self.backend == TPU_API
+            self.backend == Backend.TPU_API
             and known is not None
             and known.generation.key in AUTOCHECKPOINT_GENERATIONS
         )
@@ -259,12 +261,12 @@ class LaunchPlan:
         check(lambda: gcloud_config.validate_node_name(self.node_name))
         if self.route not in ROUTES:
             found.append(f"Unknown route '{self.route}'. Choose one of: {', '.join(ROUTES)}.")
-        if len(self.node_name) > 60 and self.route != "vm":
+        if len(self.node_name) > 60 and self.route != Route.VM:
             found.append(
                 "Names for spot and flex routes must be at most 60 characters "
                 "(the queued resource adds '-qr')."
             )
-        if self.route == "flex" and not refusal and self.known_slice is not None:
+        if self.route == Route.FLEX and not refusal and self.known_slice is not None:
             found.extend(flex_problems(self.known_slice, self.zone, self.backend))
         found.extend(backend_problems(self))
         found.extend(
@@ -355,11 +357,20 @@ class LaunchPlan:
         return self.slice
 
 
-def plan_for_run(run_id: str, run_dir: Path, **answers: Any) -> LaunchPlan:
-    """The one place a LaunchPlan is assembled: a front end's answers (every field but the
-    run's id and folder) for run ``run_id``. Front ends reach it through the Session, which
-    mints the run (``Session.plan_launch``); the wizard's Review previews a plan with it."""
-    return LaunchPlan(run_id=run_id, run_dir=run_dir, **answers)
+def plan_for_run(
+    run_id: str,
+    run_dir: Path,
+    answers: LaunchAnswers,
+    backend: Backend,
+    watchdog_check: WatchdogCheck | None = None,
+) -> LaunchPlan:
+    """The one place a LaunchPlan is assembled: a front end's ``answers`` for run ``run_id``, on
+    the ``backend`` decided for them (never ``auto``), with the watchdog check's answer where it
+    was asked. Front ends reach it through the Session, which mints the run
+    (``Session.plan_launch``); the wizard's Review previews a plan with it."""
+    asked = {f.name: getattr(answers, f.name) for f in fields(answers)}
+    asked.update(backend=backend, watchdog=bool(answers.watchdog), watchdog_check=watchdog_check)
+    return LaunchPlan(run_id=run_id, run_dir=run_dir, **asked)
 
 
 def flex_problems(slice_: catalog.Slice, zone: str, backend: str = "auto") -> list[Said]:
@@ -372,7 +383,7 @@ def flex_problems(slice_: catalog.Slice, zone: str, backend: str = "auto") -> li
     if zone in where:
         return []
     offered = f"only in {', '.join(where)}" if where else "in no zone"
-    if backend == "compute":
+    if backend == Backend.COMPUTE:
         offered += " (where Compute Engine has its machine type)"
     return [
         phrase(

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 from tpuwizard.core.choices import Said
 from tpuwizard.core.cloud.backends import COMPUTE, VIA_AUTO, VIAS
 from tpuwizard.core.errors import BadInput
+from tpuwizard.core.routes import Route
 
 if TYPE_CHECKING:
     from tpuwizard.core.plan.catalog import Slice
@@ -67,7 +68,7 @@ def via_problems(plan: ViaFields) -> list[Said]:
             f"request), which needs --backend compute (not {plan.backend}): add it, or leave "
             "--via out."
         )
-    if plan.route != "flex":
+    if plan.route != Route.FLEX:
         found.append(
             f"--via resize-request asks for a Flex-start VM (the course's Route 2B), not the "
             f"{plan.route} route: use --route flex, or leave --via out."

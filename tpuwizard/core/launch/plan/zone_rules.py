@@ -20,6 +20,7 @@ from tpuwizard.core.cloud import gcloud_config, google_errors
 from tpuwizard.core.cloud.backends import COMPUTE
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.plan import catalog
+from tpuwizard.core.routes import Route
 
 
 class ZoneFields(Protocol):
@@ -75,7 +76,7 @@ def fails_over(plan: ZoneFields) -> bool:
 
 def probes(plan: ZoneFields) -> bool:
     """Does each attempt send the probe's zero queue wait (Compute Engine Flex-start, serial)?"""
-    return fails_over(plan) and plan.backend == COMPUTE and plan.route == "flex"
+    return fails_over(plan) and plan.backend == COMPUTE and plan.route == Route.FLEX
 
 
 def zones_problems(plan: ZoneFields) -> list[Said]:
@@ -98,7 +99,7 @@ def zones_problems(plan: ZoneFields) -> list[Said]:
             "--fan-out sends the create to every zone of --zones at once: give two or more, "
             "such as --zones us-central1-a,us-west1-c."
         )
-    if fails_over(plan) and plan.route != "vm" and plan.backend != COMPUTE:
+    if fails_over(plan) and plan.route != Route.VM and plan.backend != COMPUTE:
         found.append(
             phrase(
                 "{0} is for creates that fail fast: on the TPU API a spot or Flex-start request "
@@ -130,7 +131,7 @@ def _offered_problems(plan: ZoneFields, zones: list[str]) -> list[Said]:
             f"it: {', '.join(offered)}): leave {'it' if len(missing) == 1 else 'them'} out of "
             "--zones."
         )
-    if plan.route == "flex" and not google_errors.launchable(plan.known_slice, plan.backend):
+    if plan.route == Route.FLEX and not google_errors.launchable(plan.known_slice, plan.backend):
         flex = google_errors.flex_zones(plan.known_slice, plan.backend)
         no_flex = [z for z in zones if z in offered and z not in flex and z != plan.zone]
         if no_flex:  # the first zone's rule is ZoneFields's own (flex_problems)

@@ -8,6 +8,7 @@ never deletes one it did not make; seeing it here is how the user learns it stil
 
 from __future__ import annotations
 
+from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.cloud.protocol import Cloud
 from tpuwizard.core.cloud.types import MANAGED_BY, OWNER_LABEL, NodeInfo
 from tpuwizard.core.launch.events import launch_events as ev
@@ -24,7 +25,7 @@ def made_by(node: NodeInfo, owner: str | None) -> str:
 
 def list_command(backend: str, zone: str) -> str:
     """The gcloud command that shows the same list."""
-    if backend == "compute":
+    if backend == Backend.COMPUTE:
         return f"gcloud compute instances list --zones {zone}"
     return f"gcloud compute tpus tpu-vm list --zone {zone}"
 

@@ -1,0 +1,61 @@
+"""LaunchAnswers: what a person asked for one launch, and nothing found.
+
+Each front end builds one from its own input (the CLI's options, the wizard's state, plain mode's
+questions), with the words already parsed into enums. What the pipeline finds on the way (the
+backend ``auto`` becomes, the watchdog check's answer, OS Login) is not here: the session adds it
+when it makes the plan (``Session.plan_launch``), so a misspelt answer is mypy's to catch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from tpuwizard.core.cloud.backends import Backend, Transport, Via
+from tpuwizard.core.launch.plan.packages import PackageSpec
+from tpuwizard.core.launch.plan.resume_rules import DEFAULT_CHECKPOINT_EVERY_S, DEFAULT_MAX_RESTARTS
+from tpuwizard.core.routes import Route
+
+
+@dataclass(frozen=True)
+class LaunchAnswers:
+    """One launch as asked. ``backend`` may be ``AUTO``; ``project`` "" is the session's;
+    ``watchdog`` None leaves it to the route's default."""
+
+    accelerator: str
+    zone: str = ""
+    project: str = ""
+    route: Route = Route.VM
+    backend: Backend = Backend.AUTO
+    name: str | None = None
+    script: Path | None = None
+    script_args: tuple[str, ...] = ()
+    fetch: tuple[str, ...] = ()
+    keep: bool = False
+    max_run_minutes: float | None = None
+    watchdog: bool | None = None
+    failover: bool = False
+    precision: bool = False
+    trace: bool = False
+    internal_ips: bool = False
+    transport: Transport = Transport.SSH
+    service_account: str | None = None
+    idle_minutes: float | None = None
+    queue_wait_minutes: float | None = None
+    packages: tuple[PackageSpec, ...] = ()
+    zones: tuple[str, ...] = ()
+    fan_out: bool = False
+    checkpoints: str | None = None
+    checkpoint_every_s: float = DEFAULT_CHECKPOINT_EVERY_S
+    max_restarts: int = DEFAULT_MAX_RESTARTS
+    budget_usd: float | None = None
+    resume_from: str | None = None
+    jax: str | None = None
+    via: Via = Via.AUTO
+    # Autocheckpoint (issue 47): None leaves it to the plan's default (on with --checkpoints
+    # where Google offers it).
+    autocheckpoint: bool | None = None
+    # The stall guard and the join's timeouts (issue 47): None leaves their defaults.
+    stall_timeout_minutes: float | None = None
+    join_timeout_s: int | None = None
+    heartbeat_timeout_s: int | None = None
