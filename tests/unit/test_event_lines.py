@@ -43,3 +43,13 @@ def test_route_2b_s_build_states_name_the_parts_made_and_that_they_go_with_the_n
     assert "resize request" in said and "deleted with it" in said
     said = " ".join(describe(ev.Provisioning("PROVISIONING", 6.0, 0.0), "cli"))
     assert said.endswith("(not billing yet)")
+
+
+def test_a_verified_delete_speaks_for_its_launch_alone():
+    """A node kept earlier may still bill: the delete's line says nothing of this launch bills,
+    never that nothing bills at all (a newcomer's walk, round 5)."""
+    from tpuwizard.core.launch.events import launch_events as ev
+    from tpuwizard.words.event_text import describe
+
+    [line] = describe(ev.TeardownVerified("tpu-a", "node", 12.0, 0.02, "us-central1-a"))
+    assert "Nothing of this launch is billing." in line and "Nothing is billing" not in line

@@ -19,6 +19,7 @@ from tpuwizard.commands.common import (
     open_session,
     project_option,
     queue_wait_option,
+    recorded_kept,
     sandbox_option,
     say,
     show_event,
@@ -374,6 +375,13 @@ def launch(
             show_event(event, as_json)
             code = event.exit_code
     prices.finish()  # the summary names the prices its figures were priced at
-    for line in summary_lines(handle.summary):
+    # A node kept earlier still bills: the summary's "nothing is billing" is this run's then.
+    own = {k.name for k in handle.summary.kept}
+    elsewhere = [
+        f"{info.name} (kept earlier; its Kept line follows)"
+        for info in recorded_kept()
+        if info.name not in own
+    ]
+    for line in summary_lines(handle.summary, elsewhere=elsewhere):
         (say if as_json else click.echo)(line)
     sys.exit(exit_code(received, code))

@@ -156,6 +156,11 @@ def kept_now() -> list[dict[str, object]]:
     return [info.to_dict() for info in _recorded_kept()]
 
 
+def recorded_kept() -> list[KeptInfo]:
+    """The kept nodes the ledger records (what the Kept lines say), never raising."""
+    return _recorded_kept()
+
+
 def _recorded_kept() -> list[KeptInfo]:
     """A ledger that cannot be read costs these lines, never the command."""
     try:

@@ -231,7 +231,7 @@ def _describe(event: ev.Event, audience: Audience) -> list[str]:
         case ev.TeardownVerified():
             others = event.others_left
             now = (
-                "Nothing is billing."
+                "Nothing of this launch is billing."  # a node kept earlier may still bill
                 if not others
                 else f"{count(others, 'other request')} of this launch still "
                 + ("exists." if others == 1 else "exist.")
