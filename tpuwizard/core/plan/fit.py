@@ -339,9 +339,10 @@ def cheapest_fitting(fits: list[SliceFit]) -> SliceFit | None:
 def slice_verdict(state_gib: float, f: SliceFit) -> str:
     """Whether ``f`` holds the state, and by how much it falls short when it does not."""
     if f.fits_sharded:
+        # One line at 80 columns (Review keeps Create on an 80x24 screen).
         return (
-            f"{gib_text(state_gib)} GiB fits sharded on {f.name}, leaving "
-            f"{spare_words(f)} for activations."
+            f"{gib_text(state_gib)} GiB fits sharded on {f.name}: {gib_text(f.headroom_gib)} GiB "
+            f"spare per chip (of {f.usable_gib_per_chip:.2f} usable)."
         )
     need = state_gib / f.chips
     short_total = state_gib - f.usable_gib_per_chip * f.chips
