@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from textual.widgets import Input
 
-from tests.tui.pilot_helpers import press
+from tests.tui.pilot_helpers import press, until
 from tests.tui.test_snapshots import Harness
 from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
 from tpuwizard.core.launch.events import launch_events as ev
@@ -75,4 +75,5 @@ async def test_a_failed_install_keeps_the_names_and_says_the_script_did_not_run(
         log = screen.log_text()
         assert "first run" in log and "error: no package flaxx" in log
         assert "Run 2: installing flaxx failed" in log
-        assert app.focused is screen.query_one("#run-again")
+        run_again = screen.query_one("#run-again")
+        await until(pilot, lambda: app.focused is run_again, what="Run again focused")

@@ -7,7 +7,7 @@ import textwrap
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 from textual import on
@@ -30,6 +30,9 @@ from tpuwizard.words.event_text import (
 )
 from tpuwizard.words.figures import about
 from tpuwizard.words.resume_text import attempt_words
+
+if TYPE_CHECKING:
+    from textual.widget import AwaitMount
 
 LOG_LINES = 5000  # bounded memory however chatty the worker is
 
@@ -193,23 +196,22 @@ class ScriptScreen(RunScreen):
             # Run again has the focus, so Enter runs it again and Tab goes along the choices.
             # A rerun's packages that did not install stay in the field, to be corrected.
             asked = " ".join(event.not_installed) or event.missing_package or ""
-            self.query_one("#body").mount(
+            run_again = Button("Run again", id="run-again", variant="primary")
+            mounting = self.query_one("#body").mount(
                 Input(
                     value=asked,
                     placeholder="packages to add before the next run (none)",
                     id="rerun-packages",
-                )
-            )
-            self.query_one("#body").mount(
+                ),
                 Horizontal(
-                    Button("Run again", id="run-again", variant="primary"),
+                    run_again,
                     Button("Edit and rerun", id="edit-rerun"),
                     Button("Shell", id="open-shell", tooltip="A shell on worker 0; exit to return"),
                     Button("Tear down", id="end-runs", variant="error"),
                     id="rerun-choices",
-                )
+                ),
             )
-            self.call_after_refresh(self.focus_run_again)
+            self.call_later(self.focus_when_mounted, mounting, run_again)
 
     def show_verdict(self, event: ev.ScriptDone) -> None:
         """Why a failed run failed, above the choices, while the node is still there: not only
@@ -231,9 +233,11 @@ class ScriptScreen(RunScreen):
             )
         verdict.update(said)
 
-    def focus_run_again(self) -> None:
-        for button in self.query("#run-again"):
-            button.focus()
+    async def focus_when_mounted(self, mounting: AwaitMount, button: Button) -> None:
+        # This very button, once mounted: an earlier run's choices may still be on their way
+        # out, and focusing a button not yet mounted does nothing.
+        await mounting
+        button.focus()
 
     @on(Button.Pressed, "#run-again, #edit-rerun, #end-runs")
     def rerun_chosen(self, event: Button.Pressed) -> None:
