@@ -313,7 +313,7 @@ CASES = [
         "cli",
         ev.ScriptDone(1, True, 600.0),
         [
-            ("Run it again, edit and rerun, open a shell, or tear down (10 min left)."),
+            "Run it again, edit and rerun, open a shell, or tear down (10 min left).",
         ],
     ),
     (
@@ -341,7 +341,7 @@ CASES = [
             run=2,
         ),
         [
-            ("Run 2: installing numpy optax failed: No capacity. Your script did not run."),
+            "Run 2: installing numpy optax failed: No capacity. Your script did not run.",
         ],
     ),
     (
@@ -417,10 +417,7 @@ CASES = [
             laptop_jax="0.4.30",
         ),
         [
-            (
-                "[w1] JAX 0.4.35, jaxlib 0.4.35, libtpu 0.0.5, Python 3.11; this "
-                "computer: JAX 0.4.30"
-            ),
+            "[w1] JAX 0.4.35, jaxlib 0.4.35, libtpu 0.0.5, Python 3.11; this computer: JAX 0.4.30",
         ],
     ),
     (
@@ -590,10 +587,7 @@ CASES = [
         "cli",
         ev.CompileCache(0, 0, False),
         [
-            (
-                "compile cache: empty, JAX wrote nothing to it (no compile, or the "
-                "script set its own)"
-            ),
+            "compile cache: empty, JAX wrote nothing to it (no compile, or the script set its own)",
         ],
     ),
     (
@@ -607,7 +601,7 @@ CASES = [
         "cli",
         ev.CompileCache(1, 3, False),
         [
-            ("compile cache: 2 entries new beside 1 kept (part of this run compiled again)"),
+            "compile cache: 2 entries new beside 1 kept (part of this run compiled again)",
         ],
     ),
     (
@@ -672,7 +666,7 @@ CASES = [
         "cli",
         ev.ZoneListed("us-central1-a", "tpu-api", "", ()),
         [
-            ("The TPU list of us-central1-a now: empty. No TPU, yours or anyone's, is there."),
+            "The TPU list of us-central1-a now: empty. No TPU, yours or anyone's, is there.",
         ],
     ),
     (
@@ -708,10 +702,7 @@ CASES = [
             (ev.ListedTpu("vm1", "tpu7x-8", "RUNNING", "not made by tpuwizard"),),
         ),
         [
-            (
-                "The TPU list of us-east5-b now (as `gcloud compute instances list` "
-                "shows it): 1 TPU."
-            ),
+            "The TPU list of us-east5-b now (as `gcloud compute instances list` shows it): 1 TPU.",
             (
                 "  vm1  tpu7x-8  RUNNING  not made by tpuwizard: tpuwizard never "
                 "deletes it; it bills until you do: gcloud compute instances delete "
@@ -757,7 +748,7 @@ CASES = [
             "NOT verified gone: tpuwizard-r1. It may still be billing.",
             "  Permission denied",
             "  Your account may not.",
-            ('    - Or practise without a cloud: switch "Practice mode" ON on the Account step'),
+            '    - Or practise without a cloud: switch "Practice mode" ON on the Account step',
             "    - Ask an owner.",
         ],
     ),
@@ -984,7 +975,7 @@ CASES = [
         "cli",
         ev.Finished(False, 1, "runs/r1", None, ["tpuwizard-r1-qr"], unseen=["tpuwizard-r1-qr"]),
         [
-            ("Done (exit 1). Run folder: runs/r1. May exist (never seen): tpuwizard-r1-qr."),
+            "Done (exit 1). Run folder: runs/r1. May exist (never seen): tpuwizard-r1-qr.",
         ],
     ),
     (
