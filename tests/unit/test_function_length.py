@@ -28,7 +28,6 @@ STILL_LONG = {
     "core/launch/lifecycle/provision.py::Provisioner.create_in",
     "plain/walk.py::PlainWizard.run",
     "session/runtime.py::build_runtime",
-    "words/event_text.py::_describe",
 }
 
 
