@@ -23,7 +23,6 @@ STILL_LONG = {
     "commands/iterate.py::up",
     "commands/planning.py::fit",
     "commands/zones.py::zones",
-    "core/cloud/diagnose/failure.py::diagnose",
     "core/cloud/diagnose/remote.py::remote_diagnosis",
     "core/launch/lifecycle/provision.py::Provisioner.create_in",
     "plain/walk.py::PlainWizard.run",
