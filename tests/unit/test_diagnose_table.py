@@ -1,10 +1,12 @@
 """Each family of failure's diagnosis, whole: key, title, explanation, next steps, alternatives.
 
 Recorded from core/cloud/diagnose/failure.py before ``diagnose``'s one long chain of checks was
-split into named matchers by family (issue 46). The order of the checks matters (a 403 on a zone
-is not a missing role; a retry that ran out is judged by what kept failing), so the table holds
-one error per check, in the order ``diagnose`` tries them, and a few whose class alone would
-send them elsewhere. A change of wording is made here too, on purpose.
+split into named matchers by family (issue 46), and from remote.py before the workers' own
+checks were split the same way. The order of the checks matters (a 403 on a zone is not a
+missing role; a retry that ran out is judged by what kept failing; a heartbeat refused by SSH
+is an SSH refusal), so the table holds one error per check, in the order they are tried, and a
+few whose class alone would send them elsewhere. A change of wording is made here too, on
+purpose.
 """
 
 from __future__ import annotations
@@ -24,12 +26,19 @@ from tpuwizard.core.cloud.diagnose.diagnosis import Context, Diagnosis
 from tpuwizard.core.cloud.oslogin import OsLoginError
 from tpuwizard.core.errors import (
     CreateFailed,
+    HeartbeatFailed,
     LedgerUnwritable,
     NodeGone,
+    PackagesFailed,
     QueueExpired,
     QueueSuspended,
+    RemoteError,
     ScriptFailed,
+    SliceIncomplete,
+    Unreachable,
+    VersionMismatch,
     WaitTimedOut,
+    WorkersStalled,
 )
 from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.core.untrusted import NotASmallFile
@@ -1107,6 +1116,102 @@ CASES = [
             name="tpu-a",
             route="vm",
         ),
+        ScriptFailed(1, "sklearn", "scikit-learn"),
+        Diagnosis(
+            "missing_package",
+            "Your script needs the package scikit-learn",
+            (
+                "Your script stopped on ModuleNotFoundError: no module named "
+                "'sklearn'. The worker venv holds the pinned JAX, NumPy and the "
+                "packages you add; nothing else."
+            ),
+            [
+                phrase("Add scikit-learn: {0}.", Choice("packages", "scikit-learn")),
+                "Or list it in a requirements.txt beside your script: it is installed for you.",
+            ],
+            [],
+        ),
+    ),
+    (
+        None,
+        Context(
+            project="p",
+            zone="us-central1-a",
+            accelerator="v5litepod-4",
+            account="me@example.com",
+            name="tpu-a",
+            route="vm",
+        ),
+        ScriptFailed(1, None, "optax"),
+        Diagnosis(
+            "missing_package",
+            "Your script needs the package optax",
+            (
+                "Your script stopped on ModuleNotFoundError: no module named "
+                "'optax'. The worker venv holds the pinned JAX, NumPy and the "
+                "packages you add; nothing else."
+            ),
+            [
+                phrase("Add optax: {0}.", Choice("packages", "optax")),
+                "Or list it in a requirements.txt beside your script: it is installed for you.",
+            ],
+            [],
+        ),
+    ),
+    (
+        None,
+        Context(
+            project="p",
+            zone="us-central1-a",
+            accelerator="v5litepod-4",
+            account="me@example.com",
+            name="tpu-a",
+            route="vm",
+        ),
+        PackagesFailed(1, "not_found", "no such package nosuchpkg.", "check its name"),
+        Diagnosis(
+            "packages_failed",
+            "A package asked for does not exist",
+            "On worker 1, no such package nosuchpkg. Your script did not run.",
+            [
+                "Fix: check its name.",
+                "Then launch again (or tpuwizard run again on a kept node).",
+            ],
+            [],
+        ),
+    ),
+    (
+        None,
+        Context(
+            project="p",
+            zone="us-central1-a",
+            accelerator="v5litepod-4",
+            account="me@example.com",
+            name="tpu-a",
+            route="vm",
+        ),
+        PackagesFailed(0, "other", "uv exited 2", "read uv's lines above"),
+        Diagnosis(
+            "packages_failed",
+            "Installing the packages failed",
+            "On worker 0, uv exited 2. Your script did not run.",
+            [
+                "Fix: read uv's lines above.",
+                "Then launch again (or tpuwizard run again on a kept node).",
+            ],
+            [],
+        ),
+    ),
+    (
+        None,
+        Context(
+            project="p",
+            zone="us-central1-a",
+            accelerator="v5litepod-4",
+            account="me@example.com",
+            name="tpu-a",
+            route="vm",
+        ),
         ScriptFailed(3),
         Diagnosis(
             "script_failed",
@@ -1119,6 +1224,160 @@ CASES = [
             [
                 "Its own output above (and its last lines in the summary) shows why.",
                 "Fix the script and launch again.",
+            ],
+            [],
+        ),
+    ),
+    (
+        None,
+        Context(
+            project="p",
+            zone="us-central1-a",
+            accelerator="v5litepod-4",
+            account="me@example.com",
+            name="tpu-a",
+            route="vm",
+        ),
+        WorkersStalled([1, 3], "report", ["w1 printed last: step 4", "w3: no output"]),
+        Diagnosis(
+            "workers_stalled",
+            "The script stalled",
+            (
+                "The stall guard ended the run: w1, w3 printed nothing and its "
+                "processes used no CPU time for the stall timeout, so the slice "
+                "could only wait (and bill) until its deadline. A launch deletes "
+                "its node; a kept node is kept."
+            ),
+            [
+                "w1 printed last: step 4",
+                "w3: no output",
+                "Every frame of each stack is at the end of the run's output.txt.",
+                "A stack in jax.distributed.initialize() waits for a worker that never joined.",
+                (
+                    "A script that is quiet on purpose for longer (a long first "
+                    "compile without output): raise --stall-timeout MINUTES, or 0 to "
+                    "turn the guard off."
+                ),
+            ],
+            [],
+        ),
+    ),
+    (
+        None,
+        Context(
+            project="p",
+            zone="us-central1-a",
+            accelerator="v5litepod-4",
+            account="me@example.com",
+            name="tpu-a",
+            route="vm",
+        ),
+        SliceIncomplete([2], [0, 1, 3], 300.0),
+        Diagnosis(
+            "slice_incomplete",
+            "Not every host started the program",
+            (
+                "w2 never joined the slice; w0, w1, w3 waited 300 s in "
+                "jax.distributed.initialize() and gave up. Every VM of a "
+                "multi-host slice must run the same program at the same time, or "
+                "the others wait for ever."
+            ),
+            [
+                "Read w2's lines above for why its program stopped or never started.",
+                (
+                    "By hand: gcloud compute tpus tpu-vm ssh NAME --worker=all "
+                    "--command ... (never a single worker)."
+                ),
+                (
+                    "If a worker's TPU is held by another process, stop that process "
+                    "or recreate the slice."
+                ),
+            ],
+            [],
+        ),
+    ),
+    (
+        None,
+        Context(
+            project="p",
+            zone="us-central1-a",
+            accelerator="v5litepod-4",
+            account="me@example.com",
+            name="tpu-a",
+            route="vm",
+        ),
+        SliceIncomplete([0, 1], [], 60.0),
+        Diagnosis(
+            "slice_incomplete",
+            "Not every host started the program",
+            (
+                "w0, w1 never joined the slice; no worker waited 60 s in "
+                "jax.distributed.initialize() and gave up. Every VM of a "
+                "multi-host slice must run the same program at the same time, or "
+                "the others wait for ever."
+            ),
+            [
+                "Read w0, w1's lines above for why its program stopped or never started.",
+                (
+                    "By hand: gcloud compute tpus tpu-vm ssh NAME --worker=all "
+                    "--command ... (never a single worker)."
+                ),
+                (
+                    "If a worker's TPU is held by another process, stop that process "
+                    "or recreate the slice."
+                ),
+            ],
+            [],
+        ),
+    ),
+    (
+        None,
+        Context(
+            project="p",
+            zone="us-central1-a",
+            accelerator="v5litepod-4",
+            account="me@example.com",
+            name="tpu-a",
+            route="vm",
+        ),
+        VersionMismatch("w0 runs jax 0.4.35, w1 runs jax 0.4.30"),
+        Diagnosis(
+            "version_mismatch",
+            "The workers run different JAX versions",
+            "w0 runs jax 0.4.35, w1 runs jax 0.4.30",
+            [
+                (
+                    "Reinstall the same jax[tpu] on every worker (tpuwizard bootstraps "
+                    "all of them with one command), or recreate the slice."
+                ),
+            ],
+            [],
+        ),
+    ),
+    (
+        None,
+        Context(
+            project="p",
+            zone="us-central1-a",
+            accelerator="v5litepod-4",
+            account="me@example.com",
+            name="tpu-a",
+            route="vm",
+        ),
+        Unreachable("tpu-a", [0, 1], "internal addresses only"),
+        Diagnosis(
+            "unreachable_workers",
+            "This computer cannot reach the TPU VMs",
+            (
+                "The node is READY but tpu-a: no reachable address for w0, w1 "
+                "(internal addresses only). Google gives workers external "
+                "addresses only when the create asks for them; an internal address "
+                "answers only inside the project's network."
+            ),
+            [
+                phrase("Launch again with external addresses ({0}).", Choice("external_ips", "on")),
+                phrase("Or reach them through IAP ({0}).", Choice("external_ips", "off")),
+                "Or run tpuwizard from a VM in the same VPC, or over a VPN into it.",
             ],
             [],
         ),
@@ -1146,6 +1405,202 @@ CASES = [
             [
                 "Run tpuwizard status to see what still exists.",
                 "Launch again for a new node (tpuwizard up for a new kept one).",
+            ],
+            [],
+        ),
+    ),
+    (
+        None,
+        Context(
+            project="p",
+            zone="us-central1-a",
+            accelerator="v5litepod-4",
+            account="me@example.com",
+            name="tpu-a",
+            route="vm",
+        ),
+        NodeGone("tpu-a", "DELETING", "copying the folder", "ssh: connection closed"),
+        Diagnosis(
+            "node_gone",
+            "The TPU VM went away",
+            (
+                "A command on tpu-a failed copying the folder, because tpu-a is "
+                "DELETING (ssh: connection closed). It was deleted: by its "
+                "watchdog at its deadline or idle time, by tpuwizard down or a "
+                "teardown elsewhere, or in the Cloud Console or gcloud."
+            ),
+            [
+                "Run tpuwizard status to see what still exists.",
+                "Launch again for a new node (tpuwizard up for a new kept one).",
+            ],
+            [],
+        ),
+    ),
+    (
+        None,
+        Context(
+            project="p",
+            zone="us-central1-a",
+            accelerator="v5litepod-4",
+            account="me@example.com",
+            name="tpu-a",
+            route="vm",
+        ),
+        NodeGone("tpu-a", "STOPPED", "running the script", "ssh: timeout"),
+        Diagnosis(
+            "node_gone",
+            "The TPU VM is STOPPED",
+            (
+                "A command on tpu-a failed running the script, because tpu-a is "
+                "STOPPED (ssh: timeout). Someone stopped it, or Google is "
+                "repairing or restarting it."
+            ),
+            [
+                "Run tpuwizard status to see what still exists.",
+                "Launch again for a new node (tpuwizard up for a new kept one).",
+            ],
+            [],
+        ),
+    ),
+    (
+        None,
+        Context(
+            project="p",
+            zone="us-central1-a",
+            accelerator="v5litepod-4",
+            account="me@example.com",
+            name="tpu-a",
+            route="vm",
+        ),
+        RemoteError("@@@ WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED! @@@"),
+        Diagnosis(
+            "host_key_changed",
+            "A TPU VM's SSH host key changed",
+            (
+                "Google recycles external addresses between VMs, so a new VM can "
+                "answer on an address an old one used, with a new host key. "
+                "tpuwizard files host keys per node and worker; this one came from "
+                "a file keyed by address alone."
+            ),
+            [
+                "Remove the old entry: ssh-keygen -R ADDRESS -f ~/.ssh/known_hosts",
+                "Then launch again.",
+            ],
+            [],
+        ),
+    ),
+    (
+        None,
+        Context(
+            project="p",
+            zone="us-central1-a",
+            accelerator="v5litepod-4",
+            account="me@example.com",
+            name="tpu-a",
+            route="vm",
+        ),
+        RemoteError("user@10.0.0.2: Permission denied (publickey)."),
+        Diagnosis(
+            "oslogin",
+            "SSH refused tpuwizard's key",
+            (
+                "When OS Login is enabled (enable-oslogin in project or node "
+                "metadata), the VM ignores metadata ssh-keys, which is how "
+                "tpuwizard installs its key."
+            ),
+            [
+                phrase(
+                    "Use gcloud's SSH, which handles OS Login ({0}).", Choice("transport", "gcloud")
+                ),
+                (
+                    "Or check: gcloud compute project-info describe "
+                    "--format='value(commonInstanceMetadata.items.enable-oslogin)'"
+                ),
+            ],
+            [],
+        ),
+    ),
+    (
+        None,
+        Context(
+            project="p",
+            zone="us-central1-a",
+            accelerator="v5litepod-4",
+            account="me@example.com",
+            name="tpu-a",
+            route="vm",
+        ),
+        HeartbeatFailed("tpu-k", "ssh: timed out"),
+        Diagnosis(
+            "heartbeat",
+            "The heartbeat did not reach the kept node",
+            (
+                "tpu-k is READY, but the heartbeat (touching a file on its worker "
+                "0) failed: ssh: timed out. Its watchdog deletes it once its idle "
+                "time passes without one."
+            ),
+            [
+                (
+                    "The next tpuwizard run, watch or ssh sends one again; the open "
+                    "wizard sends them too."
+                ),
+                "tpuwizard status shows when it deletes itself.",
+            ],
+            [],
+        ),
+    ),
+    (
+        None,
+        Context(
+            project="p",
+            zone="us-central1-a",
+            accelerator="v5litepod-4",
+            account="me@example.com",
+            name="tpu-a",
+            route="vm",
+        ),
+        HeartbeatFailed("tpu-k", "user@10.0.0.2: Permission denied (publickey)."),
+        Diagnosis(
+            "oslogin",
+            "SSH refused tpuwizard's key",
+            (
+                "When OS Login is enabled (enable-oslogin in project or node "
+                "metadata), the VM ignores metadata ssh-keys, which is how "
+                "tpuwizard installs its key."
+            ),
+            [
+                phrase(
+                    "Use gcloud's SSH, which handles OS Login ({0}).", Choice("transport", "gcloud")
+                ),
+                (
+                    "Or check: gcloud compute project-info describe "
+                    "--format='value(commonInstanceMetadata.items.enable-oslogin)'"
+                ),
+            ],
+            [],
+        ),
+    ),
+    (
+        None,
+        Context(
+            project="p",
+            zone="us-central1-a",
+            accelerator="v5litepod-4",
+            account="me@example.com",
+            name="tpu-a",
+            route="vm",
+        ),
+        RemoteError("ssh exited 255 on worker 1"),
+        Diagnosis(
+            "remote",
+            "A command on the TPU VM failed",
+            "ssh exited 255 on worker 1",
+            [
+                phrase(
+                    "If SSH is refused, the project may enforce OS Login: use gcloud's SSH ({0}).",
+                    Choice("transport", "gcloud"),
+                ),
+                "The lines above show the worker's own output.",
             ],
             [],
         ),
