@@ -22,7 +22,6 @@ STILL_LONG = {
     "commands/cloud.py::launch",
     "commands/iterate.py::up",
     "commands/planning.py::fit",
-    "core/cloud/diagnose/remote.py::remote_diagnosis",
     "core/launch/lifecycle/provision.py::Provisioner.create_in",
     "plain/walk.py::PlainWizard.run",
     "session/runtime.py::build_runtime",
