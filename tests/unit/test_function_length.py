@@ -21,7 +21,6 @@ STILL_LONG = {
     "commands/cleanup.py::teardown",
     "commands/cloud.py::launch",
     "commands/iterate.py::up",
-    "commands/planning.py::fit",
     "core/launch/lifecycle/provision.py::Provisioner.create_in",
     "plain/walk.py::PlainWizard.run",
     "session/runtime.py::build_runtime",
