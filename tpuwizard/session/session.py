@@ -316,13 +316,16 @@ class Session:
         found[:] = [b for b in found if b.resource.key not in gone]
         return results
 
-    def recorded(self, name: str) -> list[Resource]:
+    def recorded(self, name: str, zone: str | None = None) -> list[Resource]:
         """This project's open ledger records for ``name`` (or for the node a queued request
-        asks for): where this install's own resource is, known without surveying any zone."""
+        asks for), in ``zone`` when one is given: where this install's own resource is, known
+        without surveying any zone."""
         return [
             e.resource
             for e in self.ledger.open_entries()
-            if name in (e.resource.name, e.resource.node_id) and e.resource.project == self.project
+            if name in (e.resource.name, e.resource.node_id)
+            and e.resource.project == self.project
+            and zone in (None, e.resource.zone)
         ]
 
     @property
