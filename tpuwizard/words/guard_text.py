@@ -6,16 +6,15 @@ from __future__ import annotations
 STALL_TITLE = "Stall guard"
 AUTOCHECKPOINT_TITLE = "Autocheckpoint"
 STALL_HELP = (
-    f"{STALL_TITLE}: a worker that has printed nothing and used no CPU time for this many "
-    "minutes (a stuck import, a dead host) ends the run, during the verifier or your script: "
-    "every worker's last lines and stacks are shown, then the node is deleted. 0 turns it off. "
-    "It cannot tell a script that is quiet on purpose for longer (a long first compile without "
-    "output) from a hung one: give such a script more minutes."
+    f"{STALL_TITLE}: a worker silent (nothing printed, no CPU time) for this many minutes ends "
+    "the run, in the verifier or your script: each worker's last lines and stack are shown, "
+    "then the node is deleted. 0: off. A script quiet on purpose for longer (a long first "
+    "compile) looks hung: give it more."
 )
 AUTOCHECKPOINT_HELP = (
-    f"{AUTOCHECKPOINT_TITLE} (Google's, Preview; TPU-API nodes of v2, v3, v4 and v5e with a "
-    "checkpoints folder): before a maintenance event your script gets SIGTERM and up to 5 "
-    "minutes to save into that folder (docs/guides/spot-resume.md shows the handler)."
+    f"{AUTOCHECKPOINT_TITLE} (Google's, Preview): before a maintenance event your script gets "
+    "SIGTERM and up to 5 minutes to save into its checkpoints folder "
+    "(docs/guides/spot-resume.md shows the handler)."
 )
 
 

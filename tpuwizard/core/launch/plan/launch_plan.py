@@ -47,6 +47,7 @@ def autocheckpoint_serves(known: catalog.Slice | None, backend: Backend) -> bool
         and known.generation.key in AUTOCHECKPOINT_GENERATIONS
     )
 
+
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.iam import WatchdogCheck
     from tpuwizard.core.launch.plan.answers import LaunchAnswers
@@ -145,13 +146,17 @@ class LaunchPlan:
         return autocheckpoint_serves(self.known_slice, self.backend)
 
     @property
+    def autocheckpoint_offered(self) -> bool:
+        """Is Autocheckpoint a choice for this run: it has --checkpoints and its node can have
+        it (what the wizard and plain mode offer; on unless turned off)."""
+        return self.checkpoints is not None and self.autocheckpoint_can
+
+    @property
     def autocheckpoint_on(self) -> bool:
         """Is the node created with Autocheckpoint: by default wherever a run has --checkpoints
         and the node can have it (a script that saves on SIGTERM loses nothing to maintenance);
         --no-autocheckpoint turns it off, --autocheckpoint where it cannot be is refused."""
-        if self.autocheckpoint is False or self.checkpoints is None:
-            return False
-        return self.autocheckpoint_can
+        return self.autocheckpoint is not False and self.autocheckpoint_offered
 
     @property
     def node_name(self) -> str:
