@@ -42,7 +42,10 @@ class ReviewAnswer:
     packages: str = ""  # the Packages field: requirements separated by spaces
     checkpoints: str = ""  # Resume after preemption: the checkpoints folder; empty: off
     jax: str | None = None  # the worker's jax[tpu] from tpuwizard's table; None: its default
-    guards: GuardsAnswer | None = None  # F4's dialog; None: as the state had them
+    # F4's dialog (GuardsAnswer): the stall guard's minutes (None: its default; 0: off), and
+    # Autocheckpoint wanted where the node can have it.
+    stall_minutes: float | None = None
+    autocheckpoint: bool = True
 
 
 @dataclass(frozen=True)

@@ -91,9 +91,7 @@ class WizardState:
         self.script, self.fetch = answer.script, answer.fetch
         self.backend, self.packages = answer.backend, answer.packages
         self.checkpoints, self.jax = answer.checkpoints, answer.jax
-        if answer.guards is not None:
-            self.stall_minutes = answer.guards.stall_minutes
-            self.autocheckpoint = answer.guards.autocheckpoint
+        self.stall_minutes, self.autocheckpoint = answer.stall_minutes, answer.autocheckpoint
 
     def reviewed(self, answer: ReviewAnswer) -> WizardState:
         """A copy with Review's answers taken: what Create would launch."""

@@ -209,7 +209,8 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
             if self.query("#checkpoints")
             else "",
             jax=self.query_one("#worker-jax", WorkerJax).jax,
-            guards=self.guards,
+            stall_minutes=self.guards.stall_minutes,
+            autocheckpoint=self.guards.autocheckpoint,
         )
 
     def problems(self) -> list[str]:
