@@ -66,7 +66,8 @@ def _the_slice(err: BaseException, message: str) -> Diagnosis | None:
             "launch deletes its node; a kept node is kept.",
             [
                 *err.lines,
-                f"Every frame of each stack is in the run folder's {err.phase.report_file}.",
+                f"Every frame of each stack is {'in' if verifier else 'at the end of'} the "
+                f"run's {err.phase.report_file}.",
                 *(
                     [
                         "The verifier is tpuwizard's own short program: a hang there is the "
