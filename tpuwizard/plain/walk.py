@@ -15,7 +15,7 @@ import questionary
 from tpuwizard.core.cloud import gcloud_config
 from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.cloud.diagnose.tpu7x_access import access_note
-from tpuwizard.core.deadlines import deadline_bounds_text, deadline_problem
+from tpuwizard.core.deadlines import STALL_TIMEOUT_MIN, deadline_bounds_text, deadline_problem
 from tpuwizard.core.errors import BadInput, PlanRefused
 from tpuwizard.core.evidence import notebook
 from tpuwizard.core.exit_codes import EXIT_BAD_INPUT, EXIT_CLOUD, EXIT_INTERRUPTED
@@ -27,7 +27,7 @@ from tpuwizard.core.launch.events.launch_events import (
 )
 from tpuwizard.core.launch.plan.answers import LaunchAnswers
 from tpuwizard.core.launch.plan.deadline_keeper import DeadlineKeeper
-from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN
+from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN, autocheckpoint_serves
 from tpuwizard.core.launch.plan.resume_rules import RESUME_ROUTES
 from tpuwizard.core.plan import catalog, routes
 from tpuwizard.core.remote.sync import folder_sent_if_fine
@@ -37,6 +37,7 @@ from tpuwizard.plain.prompt import (
     checkpoints_check,
     is_file,
     packages_check,
+    stall_check,
     text_question,
     zone_choices,
 )
@@ -55,6 +56,7 @@ from tpuwizard.words.event_text import (
     refusal_text,
 )
 from tpuwizard.words.figures import count, price_footnote
+from tpuwizard.words.guard_text import autocheckpoint_question, stall_question
 from tpuwizard.words.preflight_text import before_create_lines
 from tpuwizard.words.resume_text import resume_question
 from tpuwizard.words.sent_text import folder_lines, size_words
@@ -168,6 +170,8 @@ class PlainWizard:
         if note := fetch_note(fetch.split(",")):
             self.say(note)
         checkpoints = self.ask_checkpoints(route, script)
+        autocheckpoint = self.ask_autocheckpoint(slice_, chosen.backend, checkpoints)
+        stall_minutes = self.ask_stall(script)
         from tpuwizard.core.launch.plan.packages import (
             COURSE_PACKAGES,
             gather_packages,
@@ -206,6 +210,8 @@ class PlainWizard:
             precision=deep,
             trace=deep,
             checkpoints=checkpoints,
+            autocheckpoint=autocheckpoint,
+            stall_timeout_minutes=stall_minutes,
         )
         plan = session.plan_launch(answers, chosen.backend, check)
         while problems := plan.problems():
@@ -239,6 +245,25 @@ class PlainWizard:
         if route not in RESUME_ROUTES or not script:
             return None
         return self.text(resume_question(), check=checkpoints_check).strip() or None
+
+    def ask_autocheckpoint(
+        self, slice_: catalog.Slice, backend: Backend, checkpoints: str | None
+    ) -> bool | None:
+        """Where the run resumes from checkpoints on a node that can have it (the plan's rule):
+        Google's Autocheckpoint, on unless answered no (None: the plan's default)."""
+        if checkpoints is None or not autocheckpoint_serves(slice_, backend):
+            return None
+        wanted = self.ask(questionary.confirm(autocheckpoint_question(), default=True, **self.io))
+        return None if wanted else False
+
+    def ask_stall(self, script: str) -> float | None:
+        """A run with a script: the stall guard's minutes (the wizard's F4 on Review); None:
+        its default. Without one only the verifier runs, under the default."""
+        if not script:
+            return None
+        default = f"{STALL_TIMEOUT_MIN}"
+        typed = self.text(stall_question(STALL_TIMEOUT_MIN), default, check=stall_check)
+        return None if typed.strip() == default else float(typed)
 
     def ask_watchdog(self, default: bool) -> bool:
         words = "Watchdog: the VM deletes itself at the deadline, even if this computer is off?"

@@ -50,6 +50,10 @@ class WizardState:
     packages: str = ""  # the Packages field as typed (a requirements.txt beside the script adds)
     checkpoints: str = ""  # Resume after preemption (spot): the checkpoints folder as typed
     jax: str | None = None  # the worker's jax[tpu] (Review, F3); None: the table's default
+    # Review's F4: the stall guard's minutes (None: its default; 0: off), and Autocheckpoint
+    # wanted where the node can have it (on by default there, as the CLI's).
+    stall_minutes: float | None = None
+    autocheckpoint: bool = True
     run_dir: Path = field(default_factory=paths.runs_folder)  # the session's (runs_base)
     total_cost_usd: float | None = None
     receipt_path: str | None = None
@@ -87,6 +91,7 @@ class WizardState:
         self.script, self.fetch = answer.script, answer.fetch
         self.backend, self.packages = answer.backend, answer.packages
         self.checkpoints, self.jax = answer.checkpoints, answer.jax
+        self.stall_minutes, self.autocheckpoint = answer.stall_minutes, answer.autocheckpoint
 
     def reviewed(self, answer: ReviewAnswer) -> WizardState:
         """A copy with Review's answers taken: what Create would launch."""
@@ -161,6 +166,9 @@ class WizardState:
             trace=self.deep_checks,
             checkpoints=self.checkpoints.strip() if resumes else None,
             jax=self.jax,
+            stall_timeout_minutes=self.stall_minutes,
+            # Wanted: the plan's default (on where the node can have it); else off.
+            autocheckpoint=None if self.autocheckpoint else False,
         )
 
     def package_request(self) -> Any:
