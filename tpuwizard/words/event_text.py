@@ -223,7 +223,7 @@ def _describe(event: ev.Event, audience: Audience) -> list[str]:
         case ev.CompileCache():
             return [compile_cache_words(event)]
         case ev.FolderProgress():
-            done = f"{size_words(event.sent)} of {size_words(event.total)}"
+            done = f"{size_words(event.sent)} of its {size_words(event.total)} tar"
             share = f"{event.sent * 100 // event.total}%"
             return [f"{_prefix(event.worker, event.workers)}copying the folder: {done} ({share})"]
         case ev.TeardownStarted():
@@ -323,8 +323,15 @@ def synced_words(event: ev.FolderSynced) -> str:
     if not event.changed and not event.deleted:
         return "nothing changed since the last copy"
     removed = f", removed {len(event.deleted)}" if event.deleted else ""
+    # The files' size, as the plan line counts the folder; then what went over the wire.
+    how = ""
+    if all(way == "rsync" for way in event.ways):
+        how = " by rsync"
+    elif not any(way == "rsync" for way in event.ways):
+        how = " as a tar"
     return (
-        f"copied {len(event.changed)} changed file(s), {size_words(event.bytes_sent)}{removed} to "
+        f"copied {len(event.changed)} changed file(s), {size_words(event.files_bytes)} "
+        f"({size_words(event.bytes_sent)} sent{how}){removed} to "
         f"{count(event.workers, 'worker')} in {event.seconds:.2f} s ({'; '.join(event.ways)})"
     )
 

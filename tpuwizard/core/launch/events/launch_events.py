@@ -433,6 +433,7 @@ class FolderSynced(Event):
     workers: int
     seconds: float  # the slowest worker's
     ways: list[str]  # "rsync", or "tar: <why not rsync>", each way used once
+    files_bytes: int = 0  # the changed files' own sizes (bytes_sent: the tar's, or rsync's)
 
 
 @dataclass(frozen=True)
