@@ -91,9 +91,13 @@ class SummaryScreen(WizardScreen[None]):
         self.call_after_refresh(self.focus_first_choice)
 
     def focus_first_choice(self) -> None:
+        """Focus the first way on without scrolling to it: the Summary opens at its top, the
+        verdict first (at 80x24 the buttons sit below the fold, and focusing one would scroll
+        the verdict away); Tab or PageDown reach them."""
         buttons = self.query(Button)
         if buttons:
-            buttons.first().focus()
+            buttons.first().focus(scroll_visible=False)
+        self.query_one("#body").scroll_home(animate=False, immediate=True)
 
     @on(Button.Pressed)
     def chosen(self, event: Button.Pressed) -> None:
