@@ -7,8 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.widgets import Input
 
-from tests.tui.pilot_helpers import next_step, on_screen, press, until
+from tests.tui.pilot_helpers import next_step, on_screen, press, until, walk_to_review
 from tests.waiting import wait_until_async
 from tpuwizard.session.free.kaggle import PRACTICE_ENV
 from tpuwizard.tui.app import WizardApp
@@ -77,6 +78,10 @@ async def test_run_it_on_kaggle_for_me_streams_the_run_and_ends_on_the_summary(
         assert run_dir.parent == tmp_path / "runs" and (run_dir / "output.txt").is_file()
         await press(pilot, "#again")
         await on_screen(pilot, "RouteScreen", 30)
+        # A TPU launch next: Review's optional script is its own, not the one run on Kaggle.
+        app.screen.query_one(RouteCards).choose("vm")
+        await walk_to_review(pilot)
+        assert app.screen.query_one("#script", Input).value == ""
     import os
 
     assert "HTTP_PROXY" not in os.environ  # the wizard's Google sandbox is reached directly
