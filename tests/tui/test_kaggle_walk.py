@@ -4,6 +4,7 @@ their own screen, then the Summary with the receipt's verdict."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -76,6 +77,12 @@ async def test_run_it_on_kaggle_for_me_streams_the_run_and_ends_on_the_summary(
         assert Path(summary.receipt.path).is_file()
         run_dir = Path(summary.receipt.path).parent
         assert run_dir.parent == tmp_path / "runs" and (run_dir / "output.txt").is_file()
+        outcome = json.loads((run_dir / "outcome.json").read_text())  # the screen's facts
+        assert (outcome["route"], outcome["exit_code"], outcome["checks_passed"]) == (
+            "kaggle",
+            0,
+            7,
+        )
         await press(pilot, "#again")
         await on_screen(pilot, "RouteScreen", 30)
         # A TPU launch next: Review's optional script is its own, not the one run on Kaggle.

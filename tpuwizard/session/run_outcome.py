@@ -5,6 +5,7 @@ for a node the launch kept, its records brought up to date once a later command 
 
 from __future__ import annotations
 
+import contextlib
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,6 +46,53 @@ def write_outcome(
     write_record(run_dir / OUTCOME_FILE, record)
 
 
+def write_free_outcome(
+    run_dir: Path, summary: RunSummary, exit_code: int, stopped_by: str | None = None
+) -> None:
+    """A Kaggle or Colab run's ``outcome.json``, from what its drivers reported (the same
+    facts its summary says): the receipt, the checks, the script's exit, and what it left in
+    the account (a Kaggle kernel stays as the run's record, free) with the command that
+    deletes it, or what it ended and verified. Nothing of a free route bills."""
+    flag = " --sandbox" if summary.practice else ""
+    left = [*summary.free_kept, *(name for name, _ in summary.free_not_ended)]
+    # Practice's Kaggle kernel lived in the stand-in's account, which ends with the run.
+    gone_with_stand_in = summary.practice and summary.zone == "Kaggle"
+    record = {
+        "route": (summary.zone or "").lower(),  # "kaggle" or "colab"
+        "practice": summary.practice,
+        "exit_code": exit_code,
+        "ok": summary.finished.ok if summary.finished is not None else False,
+        "stopped_by": stopped_by,  # the stop signal's name; None: it ran its course
+        "receipt": summary.receipt.path if summary.receipt is not None else None,
+        "receipt_ok": summary.receipt.ok if summary.receipt is not None else None,
+        "checks_passed": sum(c.ok for c in summary.checks.values()),
+        "checks": len(summary.checks),
+        "script_exit_code": summary.script_exit_code,
+        "verified_gone": list(summary.free_ended),  # a kernel deleted, a session stopped
+        "still_existing": [] if gone_with_stand_in else left,
+        "billing": [],
+        "left_in_account": [
+            {
+                "name": name,
+                "where": "the practice stand-in's account, which ended with the run"
+                if gone_with_stand_in
+                else f"your {summary.zone} account",
+                "delete_command": None
+                if gone_with_stand_in
+                else f"tpuwizard teardown {name}{flag}",
+            }
+            for name in left
+        ],
+        "not_verified_ended": [{"name": n, "why": why} for n, why in summary.free_not_ended],
+        "ended_at": time.time(),
+    }
+    if left or summary.free_ended:  # stopped before anything came back: its record all the same
+        with contextlib.suppress(OSError):
+            run_dir.mkdir(parents=True, exist_ok=True)
+    if run_dir.is_dir():  # a run that ended before it made anything: nothing to add to
+        write_record(run_dir / OUTCOME_FILE, record)
+
+
 def close_kept_run(run_dir: Path, name: str, gone_at: float) -> None:
     """``name``, kept at the end of the run whose folder is ``run_dir``, is verified gone at
     ``gone_at``: its ``cost.json`` stops saying "still running" and adds what it cost from the
@@ -61,7 +109,10 @@ def close_kept_run(run_dir: Path, name: str, gone_at: float) -> None:
         outcome["still_existing"] = [n for n in _names(outcome["still_existing"]) if n != name]
         outcome["verified_gone"] = [*_names(outcome.get("verified_gone")), name]
         ended = outcome.get("kept_verified_gone_at")
-        outcome["kept_verified_gone_at"] = {**(ended if isinstance(ended, dict) else {}), name: gone_at}
+        outcome["kept_verified_gone_at"] = {
+            **(ended if isinstance(ended, dict) else {}),
+            name: gone_at,
+        }
         write_record(run_dir / OUTCOME_FILE, outcome)
 
 
