@@ -9,9 +9,10 @@ from tpuwizard.core.launch.events.summary import LAST_LINES, RunSummary
 from tpuwizard.words.summary_text import summary_lines
 
 
-def fold(*events: ev.Event) -> RunSummary:
+def fold(*events: ev.Event, practice: bool = False) -> RunSummary:
+    """A real launch's summary (what it says bills), unless ``practice``."""
     summary = RunSummary()
-    for event in (planned(), *events):
+    for event in (planned(practice=practice), *events):
         summary.apply(event)
     return summary
 

@@ -109,7 +109,7 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
             flex = any(b.resource.route == Route.FLEX for b in found.others)
             label = cost.label(flex)
             render_status(found.others, label, title=OTHERS_TITLE, practice=session.practice)
-    say_unchecked(found.unchecked)  # last, after everything that could be checked
+    say_unchecked(found.unchecked, session.practice)  # last, after all that could be checked
     if not all(r.verified for r in [*kept.preempted, *found.stopped_ended]):
         raise click.exceptions.Exit(EXIT_TEARDOWN)
     if found.unchecked or kaggle_unchecked or colab_unchecked:
@@ -186,7 +186,7 @@ def teardown(
         say_skipped(found, session.project)
         chosen_mine, theirs, unchecked = select(found, name, everything, zone)
         mine = [b.resource for b in chosen_mine]
-        say_unchecked(unchecked)  # each on its own line; everything else is still deleted
+        say_unchecked(unchecked, session.practice)  # each on its own line; the rest goes
         confirm_theirs(theirs, yes, other_owner, command)
     if not mine and not theirs:
         if not unchecked and colab_ok:
@@ -218,7 +218,7 @@ def teardown(
             say(f"Deleting {resource.name} and checking that it is gone...")
             (result,) = session.delete([resource], others_confirmed=confirmed)
             results.append(result)
-            for line in teardown_lines(result, session.owner):
+            for line in teardown_lines(result, session.owner, session.practice):
                 say(line)
     if as_json:
         print_json(
@@ -271,9 +271,12 @@ def _say_stopped(not_started: list[tuple[Resource, bool]], practice: bool) -> No
     """After a stop signal: what was not deleted, since the stop came before its turn."""
     if not not_started:
         return
+    from tpuwizard.words.bill_words import may_still_bill
+
     names = ", ".join(f"{r.name} ({r.zone})" for r, _ in not_started)
     flag = " --sandbox" if practice else ""
-    say(f"Stopped before deleting {names}: it may still bill; `tpuwizard status{flag}` lists it.")
+    may = may_still_bill(practice)
+    say(f"Stopped before deleting {names}: {may}; `tpuwizard status{flag}` lists it.")
 
 
 def _say_zone_lists(session: Session, results: list[TeardownResult], as_json: bool) -> None:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from tpuwizard.core.launch.events.summary import RunSummary
 from tpuwizard.core.plan import cost
 from tpuwizard.core.terminal_text import visible
+from tpuwizard.words import bill_words
 from tpuwizard.words.choice_words import Audience
 from tpuwizard.words.course_text import OUTPUT_WORDS, not_fetched_hint, sigterm_words
 from tpuwizard.words.event_text import (
@@ -87,8 +88,9 @@ def _summary_lines(summary: RunSummary, audience: Audience, elsewhere: Sequence[
     elif s.cost_usd is None and s.cost_at_most_usd is None and not s.gone and unseen:
         lines.append("  Cost: none seen (nothing was seen running).")
     else:
-        billed = f" for {s.billed_s:.0f} s of billing" if s.gone else ""
-        lines.append(f"  Cost: {about(s.cost_usd, s.cost_at_most_usd)} (estimate){billed}.")
+        figure = about(s.cost_usd, s.cost_at_most_usd)
+        spent = bill_words.cost_words(s.practice, figure, s.billed_s if s.gone else None)
+        lines.append(f"  Cost: {spent}.")
         if s.cost_usd is None and s.cost_at_most_usd is not None:
             lines.append(f"    ({cost.FLEX_PRICE_NOTE}.)")
         elif s.cost_usd is None and s.route and (slice_ := s.known_slice):  # no figure: why
@@ -109,7 +111,7 @@ def _summary_lines(summary: RunSummary, audience: Audience, elsewhere: Sequence[
     else:
         billing = [n for n in s.still_existing if n not in unseen]
         if billing:
-            lines.append(f"  STILL BILLING: {', '.join(billing)}.")
+            lines.append(f"  {bill_words.still_running_head(s.practice)}: {', '.join(billing)}.")
         if unseen:
             lines.append(
                 f"  MAY EXIST: {', '.join(unseen)} (its create's answer was lost on the network); "
@@ -119,7 +121,8 @@ def _summary_lines(summary: RunSummary, audience: Audience, elsewhere: Sequence[
     if audience == "wizard":  # the CLI and plain mode print the list's own event just above
         lines += [f"  {line}" for listed in s.zone_lists for line in zone_listed_lines(listed)]
     lines += [f"  {held_record_words(h)}" for h in s.held]  # the disk refused these records
-    lines += [f"  Still billing: {line}" for line in elsewhere]
+    still = "Still running" if s.practice else "Still billing"  # kept earlier, same mode
+    lines += [f"  {still}: {line}" for line in elsewhere]
     if s.finished is not None:
         lines.append(f"  Exit code {s.finished.exit_code}. Run folder: {s.finished.run_dir}")
     return lines

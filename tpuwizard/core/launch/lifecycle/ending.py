@@ -121,7 +121,14 @@ class Ending:
         ]
         self.emit(
             ev.Finished(
-                code == EXIT_OK, code, str(self.given.run_dir), total, remaining, bound, unseen
+                code == EXIT_OK,
+                code,
+                str(self.given.run_dir),
+                total,
+                remaining,
+                bound,
+                unseen,
+                self.given.practice,
             )
         )
         return code
@@ -195,6 +202,7 @@ class Ending:
                 idle,
                 state.receipt,
                 cost.at_most_hourly(resource.slice, resource.route, resource.zone),
+                given.practice,
             )
         )
         if held is not None:
@@ -241,7 +249,9 @@ class Ending:
         if not result.verified:
             d = result.diagnosis or still_listed(resource)  # delete_and_verify gives one
             seen = state.created_at is not None  # else the create's answer never came
-            self.emit(ev.TeardownFailed(resource.name, resource.kind, d, zone, seen))
+            self.emit(
+                ev.TeardownFailed(resource.name, resource.kind, d, zone, seen, given.practice)
+            )
             return False
         transport = state.transport
         if transport is not None and result.held_by is None:
@@ -269,6 +279,7 @@ class Ending:
                     zone,
                     others,
                     None if total is not None else bound,
+                    given.practice,
                 )
             )
         if state is self.state:
@@ -328,6 +339,8 @@ class Ending:
             "cost_at_most_usd": self.total_cost(at_most=True) if total is None else None,
             "estimate": cost.label(),
             "practice": given.practice,
+            # Practice bills nothing: its figures are what Google would have charged.
+            "billed": not given.practice,
             "still_running": self.state.resource is not None,
             # When these figures were taken: a kept node bills on after it, and its verified
             # delete later (session/run_outcome.py) adds what it cost from here to gone.
