@@ -121,3 +121,14 @@ def test_up_records_its_run_folder_and_down_brings_it_up_to_date(kept, tmp_path,
     cost, outcome = read(folder, "cost.json"), read(folder, OUTCOME_FILE)
     assert cost["still_running"] is False and cost["verified_gone_at"] >= cost["as_of"] - 1e-6
     assert outcome["still_existing"] == [] and outcome["verified_gone"] == ["tpu-a"]
+
+
+def test_outcome_names_what_was_verified_gone_as_the_ledger_does(tmp_path):
+    """A walk compared the files with the screens: outcome.json listed "NAME in ZONE", the
+    summary's words, where still_existing and the ledger hold names."""
+    summary = RunSummary()
+    summary.apply(ev.TeardownVerified("tpu-a", "node", 3.0, 0.01, ZONE))
+    finished = ev.Finished(True, 0, str(tmp_path), 0.01)
+    summary.apply(finished)
+    write_outcome(tmp_path, finished, summary, CancelToken())
+    assert read(tmp_path, OUTCOME_FILE)["verified_gone"] == ["tpu-a"]

@@ -44,3 +44,10 @@ def test_a_folder_without_a_receipt_names_the_file_to_give(tmp_path):
     assert result.exit_code == EXIT_BAD_INPUT
     assert "receipt check runs/<run id>/receipt.json" in result.stderr
     assert "not a regular file" not in result.stderr
+
+
+def test_a_kept_runs_folder_checks_its_output_and_says_where_the_receipt_is(tmp_path):
+    (tmp_path / "output.txt").write_text("no report here\n")
+    result = check(str(tmp_path))
+    assert "the run folder's script output, checked as the course's report" in result.stderr
+    assert "the node's receipt is in the run folder of the `up` that made it" in result.stderr

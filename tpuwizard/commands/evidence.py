@@ -140,6 +140,11 @@ def receipt_in_run_folder(folder: Path) -> Path:
     ):
         if (folder / name).is_file():
             say(f"Checking {folder / name}: the run folder's {what}.")
+            if name == OUTPUT_FILE:  # `run` on a kept node: its node was verified by `up`
+                say(
+                    f"{folder} holds no receipt.json: a run on a kept node has none of its "
+                    "own; the node's receipt is in the run folder of the `up` that made it."
+                )
             return folder / name
     raise BadInput(
         f"{folder} is a folder with no receipt.json, slice-receipt.json, chain.json or "

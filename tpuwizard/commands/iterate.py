@@ -236,7 +236,7 @@ def up(
         sandbox_flag = " --sandbox" if session.practice else ""
         from tpuwizard.words.bill_words import bills_until_deleted
 
-        say(f"\n{plan.node_name} is up and kept ({bills_until_deleted(session.practice)}).")
+        say(f"\n{plan.node_name} is up and kept: {bills_until_deleted(session.practice)}.")
         say(f"  run your script:  tpuwizard run{sandbox_flag} train.py")
         say(f"  re-run on save:   tpuwizard watch{sandbox_flag} train.py")
         if plan.route == Route.SPOT:

@@ -34,7 +34,7 @@ def write_outcome(
         "exit_code": finished.exit_code,
         "ok": finished.ok,
         "stopped_by": stopped_by,  # "SIGHUP" for a closed terminal; None: it ran its course
-        "verified_gone": list(summary.gone),
+        "verified_gone": list(summary.gone_names),  # names, as still_existing and the ledger
         "still_existing": list(finished.remaining),
         "kept": [k.name for k in summary.kept],
         "receipt": summary.receipt.path if summary.receipt is not None else None,
