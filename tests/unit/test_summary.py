@@ -247,3 +247,13 @@ def test_the_wizard_s_printed_summary_names_its_field_not_the_cli_flag():
         summary.apply(event)
     said = farewell(BillingState(), None, True, summary)
     assert "'Files to copy back' names them" in said and "--fetch" not in said
+
+
+def test_plain_modes_summary_names_its_own_question():
+    """A walk of plain mode: it said "'Files to copy back' names them", the wizard's field,
+    where plain mode asks "Files it writes, to copy back"."""
+    summary = RunSummary()
+    for event in (planned(), ev.ScriptFinished(0)):
+        summary.apply(event)
+    said = "\n".join(summary_lines(summary, "plain"))
+    assert "the question 'Files it writes, to copy back' names them" in said

@@ -68,7 +68,10 @@ def _summary_lines(summary: RunSummary, audience: Audience, elsewhere: Sequence[
         hint = not_fetched_hint(path)
         lines += [f"  {hint}"] if hint else []
     if s.script_exit_code is not None and not s.script_files_seen:
-        how = {"cli": "--fetch GLOB names them"}.get(audience, "'Files to copy back' names them")
+        how = {
+            "cli": "--fetch GLOB names them",
+            "plain": "the question 'Files it writes, to copy back' names them",
+        }.get(audience, "'Files to copy back' names them")
         why = f"no file matched {', '.join(s.fetch)}" if s.fetch else f"no files were named ({how})"
         lines.append(f"  Nothing was copied back from your script: {why}.")
     for done in s.not_installed:  # a rerun's packages that did not install: named by its run
