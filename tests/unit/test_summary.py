@@ -257,3 +257,18 @@ def test_plain_modes_summary_names_its_own_question():
         summary.apply(event)
     said = "\n".join(summary_lines(summary, "plain"))
     assert "the question 'Files it writes, to copy back' names them" in said
+
+
+def test_a_free_routes_summary_never_names_a_field_its_step_lacks():
+    """The wizard's and plain mode's free route ask for the script alone: the summary named
+    "'Files to copy back'", a field of the TPU route's Review."""
+    summary = RunSummary()
+    for event in (
+        KernelPlanned("r1", "practice-user/tpuwizard-r1", "TpuV5E8", 60, "cpu", True, "r", 1),
+        ev.ScriptFinished(0),
+    ):
+        summary.apply(event)
+    for audience in ("wizard", "plain"):
+        said = "\n".join(summary_lines(summary, audience))
+        assert "`tpuwizard launch --route kaggle --fetch GLOB` names them" in said
+        assert "Files to copy back" not in said and "Files it writes" not in said

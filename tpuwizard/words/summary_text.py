@@ -72,6 +72,9 @@ def _summary_lines(summary: RunSummary, audience: Audience, elsewhere: Sequence[
             "cli": "--fetch GLOB names them",
             "plain": "the question 'Files it writes, to copy back' names them",
         }.get(audience, "'Files to copy back' names them")
+        if s.zone in FREE_ROUTES and audience != "cli":  # its step asks for no files
+            route = s.zone.lower()
+            how = f"`tpuwizard launch --route {route} --fetch GLOB` names them"
         why = f"no file matched {', '.join(s.fetch)}" if s.fetch else f"no files were named ({how})"
         lines.append(f"  Nothing was copied back from your script: {why}.")
     for done in s.not_installed:  # a rerun's packages that did not install: named by its run
@@ -129,6 +132,9 @@ def _summary_lines(summary: RunSummary, audience: Audience, elsewhere: Sequence[
     if s.finished is not None:
         lines.append(f"  Exit code {s.finished.exit_code}. Run folder: {s.finished.run_dir}")
     return lines
+
+
+FREE_ROUTES = ("Kaggle", "Colab")  # the summary's zone for a free route's run
 
 
 def _free_route_lines(s: RunSummary) -> list[str]:
