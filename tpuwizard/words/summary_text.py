@@ -57,26 +57,7 @@ def _summary_lines(summary: RunSummary, audience: Audience, elsewhere: Sequence[
             lines.append(f"  {OUTPUT_WORDS.capitalize()}, every worker's lines: {s.script_output}")
         if s.script_sigterm:
             lines.append(f"  {sigterm_words(s.script_sigterm)}")
-    lines += [f"  Copied back: {path}" for path in s.fetched]
-    said: dict[tuple[str, str], int] = {}  # once each, with how many runs said it
-    for missed in s.not_fetched:
-        said[missed] = said.get(missed, 0) + 1
-    for (path, why), runs in said.items():
-        lines.append(
-            f"  Not copied back: {path!r}: {why}" + (f" ({runs} runs)" if runs > 1 else "")
-        )
-        hint = not_fetched_hint(path)
-        lines += [f"  {hint}"] if hint else []
-    if s.script_exit_code is not None and not s.script_files_seen:
-        how = {
-            "cli": "--fetch GLOB names them",
-            "plain": "the question 'Files it writes, to copy back' names them",
-        }.get(audience, "'Files to copy back' names them")
-        if s.zone in FREE_ROUTES and audience != "cli":  # its step asks for no files
-            route = s.zone.lower()
-            how = f"`tpuwizard launch --route {route} --fetch GLOB` names them"
-        why = f"no file matched {', '.join(s.fetch)}" if s.fetch else f"no files were named ({how})"
-        lines.append(f"  Nothing was copied back from your script: {why}.")
+    lines += _copied_back_lines(s, audience)
     for done in s.not_installed:  # a rerun's packages that did not install: named by its run
         asked = " ".join(done.not_installed)
         why = f": {done.diagnosis.title}. {done.diagnosis.explanation}" if done.diagnosis else "."
@@ -135,6 +116,31 @@ def _summary_lines(summary: RunSummary, audience: Audience, elsewhere: Sequence[
 
 
 FREE_ROUTES = ("Kaggle", "Colab")  # the summary's zone for a free route's run
+
+
+def _copied_back_lines(s: RunSummary, audience: Audience) -> list[str]:
+    """The script's files: copied back, not (each once, with how many runs said it), or none,
+    and what names them in ``audience``'s words (a free route's step names none)."""
+    lines = [f"  Copied back: {path}" for path in s.fetched]
+    said: dict[tuple[str, str], int] = {}
+    for missed in s.not_fetched:
+        said[missed] = said.get(missed, 0) + 1
+    for (path, why), runs in said.items():
+        lines.append(
+            f"  Not copied back: {path!r}: {why}" + (f" ({runs} runs)" if runs > 1 else "")
+        )
+        hint = not_fetched_hint(path)
+        lines += [f"  {hint}"] if hint else []
+    if s.script_exit_code is not None and not s.script_files_seen:
+        how = {
+            "cli": "--fetch GLOB names them",
+            "plain": "the question 'Files it writes, to copy back' names them",
+        }.get(audience, "'Files to copy back' names them")
+        if s.zone in FREE_ROUTES and audience != "cli":  # its step asks for no files
+            how = f"`tpuwizard launch --route {s.zone.lower()} --fetch GLOB` names them"
+        why = f"no file matched {', '.join(s.fetch)}" if s.fetch else f"no files were named ({how})"
+        lines.append(f"  Nothing was copied back from your script: {why}.")
+    return lines
 
 
 def _free_route_lines(s: RunSummary) -> list[str]:
