@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from textual import events
 
+from tests.tui.pilot_helpers import until
 from tests.tui.test_snapshots import Harness
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.tui.screens.run import ScriptScreen
@@ -25,10 +26,10 @@ async def test_the_script_log_scrolls_back_and_stays_there(size):
         for i in range(200):
             app.screen.show(ev.ScriptLine(0, f"line {i}"))
         app.screen.show(ev.ScriptDone(1, True, 3000.0))  # the rerun choices mount below it
-        await pilot.pause()
         log = app.screen.query_one(FollowLog)
+        # The newest line in sight, once the log has laid its lines out (slower under load).
+        await until(pilot, lambda: log.scroll_y == log.max_scroll_y > 0, 30, "the newest line")
         end = log.scroll_y
-        assert end == log.max_scroll_y > 0  # the newest line in sight
         x, y = log.region.x + 5, log.region.y + 3
         assert app.screen.get_widget_at(x, y)[0] is log
         for _ in range(3):
