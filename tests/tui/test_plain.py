@@ -275,7 +275,7 @@ def test_plain_says_the_folder_it_sends_and_asks_with_no_first_above_50_mb(
     )
     code, lines = run_plain(tmp_path, keys, then_close=True)
     text = "\n".join(lines)
-    assert "Your script's folder: 2 files, 60 MB sent to each worker. That is over 50 MB" in text
+    assert "Your script's folder: 2 files, 60 MB, sent to each worker. That is over 50 MB" in text
     assert "Never sent (keys, credentials, .env files): .env." in text
     assert bool(planned) == created, text
     if not created:

@@ -137,7 +137,7 @@ CASES = {
         f"The TPU list of {ZONE} now: 1 TPU.\n  mine  v5litepod-1  READY  yours\n",
         [
             "Deleting mine and checking that it is gone...",
-            "  NOT verified gone: mine; it may still bill.",
+            "  NOT verified gone: mine; it may still exist (practice: not billed).",
             "mine is still listed",
             "The delete finished but the Cloud TPU API still lists it.",
             "  - Run tpuwizard teardown mine again in a minute.",

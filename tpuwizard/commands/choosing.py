@@ -121,14 +121,14 @@ def confirm_theirs(theirs: list, yes: bool, other_owner: bool, command: str = "t
         raise click.exceptions.Exit(EXIT_OK)
 
 
-def say_unchecked(unchecked: Sequence[Unchecked]) -> None:
+def say_unchecked(unchecked: Sequence[Unchecked], practice: bool = False) -> None:
     """Each record whose zone could not be read, on its own line: the zone, why, what to do."""
     if not unchecked:  # the words (and the events they name) are not loaded for nothing
         return
     from tpuwizard.words.event_text import unchecked_text
 
     for item in unchecked:
-        say(unchecked_text(item.resource, item.diagnosis))
+        say(unchecked_text(item.resource, item.diagnosis, practice=practice))
 
 
 def say_kept_gone(gone: Sequence[KeptGone]) -> None:

@@ -110,7 +110,7 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
             flex = any(b.resource.route == Route.FLEX for b in found.others)
             label = cost.label(flex)
             render_status(found.others, label, title=OTHERS_TITLE, practice=session.practice)
-    say_unchecked(found.unchecked)  # last, after everything that could be checked
+    say_unchecked(found.unchecked, session.practice)  # last, after all that could be checked
     if not all(r.verified for r in [*kept.preempted, *found.stopped_ended]):
         raise click.exceptions.Exit(EXIT_TEARDOWN)
     if found.unchecked or kaggle_unchecked or colab_unchecked:
@@ -229,7 +229,9 @@ def _chosen(
     choice = choose(found, name, everything, zone)
     for b in choice.left_alone:
         say(f"Left alone: {b.resource.name} ({b.resource.zone}), made by another user.")
-    say_unchecked(choice.unchecked)  # each on its own line; everything else is still deleted
+    say_unchecked(
+        choice.unchecked, session.practice
+    )  # each on its own line; everything else is still deleted
     return choice
 
 
@@ -280,7 +282,7 @@ def _delete_each(
             say(f"Deleting {resource.name} and checking that it is gone...")
             (result,) = session.delete([resource], others_confirmed=confirmed)
             results.append(result)
-            for line in teardown_lines(result, session.owner):
+            for line in teardown_lines(result, session.owner, session.practice):
                 say(line)
     return results, stop
 
@@ -344,9 +346,12 @@ def _say_stopped(not_started: list[tuple[Resource, bool]], practice: bool) -> No
     """After a stop signal: what was not deleted, since the stop came before its turn."""
     if not not_started:
         return
+    from tpuwizard.words.bill_words import may_still_bill
+
     names = ", ".join(f"{r.name} ({r.zone})" for r, _ in not_started)
     flag = " --sandbox" if practice else ""
-    say(f"Stopped before deleting {names}: it may still bill; `tpuwizard status{flag}` lists it.")
+    may = may_still_bill(practice)
+    say(f"Stopped before deleting {names}: {may}; `tpuwizard status{flag}` lists it.")
 
 
 def _say_zone_lists(session: Session, results: list[TeardownResult], as_json: bool) -> None:

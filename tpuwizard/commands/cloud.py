@@ -19,10 +19,10 @@ from tpuwizard.commands.common import (
     open_session,
     project_option,
     queue_wait_option,
-    recorded_kept,
     sandbox_option,
     say,
     show_event,
+    show_summary,
     transport_option,
 )
 from tpuwizard.commands.guard_options import guard_options
@@ -247,7 +247,6 @@ def launch(
     from tpuwizard.session.signals import exit_code, stop_on_signals
     from tpuwizard.session.watchdog import choose_watchdog
     from tpuwizard.words.course_text import autocheckpoint_note, fetch_note
-    from tpuwizard.words.summary_text import summary_lines
 
     warn_own_options(script_args, "--")
     if route == Route.KAGGLE:
@@ -375,13 +374,5 @@ def launch(
             show_event(event, as_json)
             code = event.exit_code
     prices.finish()  # the summary names the prices its figures were priced at
-    # A node kept earlier still bills: the summary's "nothing is billing" is this run's then.
-    own = {k.name for k in handle.summary.kept}
-    elsewhere = [
-        f"{info.name} (kept earlier; its Kept line follows)"
-        for info in recorded_kept()
-        if info.name not in own
-    ]
-    for line in summary_lines(handle.summary, elsewhere=elsewhere):
-        (say if as_json else click.echo)(line)
+    show_summary(handle.summary, as_json, [k.name for k in handle.summary.kept])
     sys.exit(exit_code(received, code))

@@ -234,7 +234,9 @@ def up(
             delete_kept(session, plan.node_name)
             sys.exit(exit_code(received, code if code != EXIT_OK else EXIT_FAILED))
         sandbox_flag = " --sandbox" if session.practice else ""
-        say(f"\n{plan.node_name} is up and kept (it bills until it is deleted).")
+        from tpuwizard.words.bill_words import bills_until_deleted
+
+        say(f"\n{plan.node_name} is up and kept: {bills_until_deleted(session.practice)}.")
         say(f"  run your script:  tpuwizard run{sandbox_flag} train.py")
         say(f"  re-run on save:   tpuwizard watch{sandbox_flag} train.py")
         if plan.route == Route.SPOT:

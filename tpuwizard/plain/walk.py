@@ -306,8 +306,6 @@ class PlainWizard:
         """The script run on Kaggle's TPU or a Colab TPU runtime (the stand-ins in practice)
         through the session, as the wizard's "Run it on ... for me": its lines as `launch
         --route kaggle|colab` prints them, then the summary. Returns the run's exit code."""
-        from tpuwizard.core.launch.events.summary import RunSummary
-
         title = {"kaggle": "Kaggle's TPU", "colab": "a Colab TPU"}[where]
         script = Path(self.text(f"Your script to run on {title}", check=is_file))
         route: Any
@@ -319,15 +317,13 @@ class PlainWizard:
             from tpuwizard.session.free.colab import colab_route_for
 
             route = colab_route_for(script, self.sandbox, session.runs_base)
-        summary = RunSummary()
 
         def show(event: Any) -> None:
-            summary.apply(event)
             for line in describe(event, "plain"):
                 (self.out if isinstance(event, ScriptLine) else self.say)(line)
 
-        code = int(route.follow(show, self.say))
-        for line in summary_lines(summary, "plain"):
+        code = int(route.follow(show, self.say))  # its summary folded by the route, as saved
+        for line in summary_lines(route.summary, "plain"):
             (self.out if line.startswith(SCRIPT_TAIL) else self.say)(line)
         return code
 

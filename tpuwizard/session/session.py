@@ -368,11 +368,25 @@ class Session:
                 result = delete_and_verify(cloud, self.ledger, resource)
                 if result.verified:
                     self.billing.forget(resource.name, resource.zone)
+                    self._close_kept_run(resource)
                 results.append(result)
         from tpuwizard.session.login import forget_after_teardown
 
         # Its OS Login key goes too, once nothing recorded logs in with it (each result says).
         return forget_after_teardown(self.cloud_for, self.ledger, results)
+
+    def _close_kept_run(self, resource: Resource) -> None:
+        """A node a launch kept, now verified gone: the records in that launch's run folder
+        (wherever this command runs from) say so, with when and what it cost until then."""
+        import time
+
+        from tpuwizard.core.launch.kept.record import KeptRecord
+        from tpuwizard.session.run_outcome import close_kept_run
+
+        gone_at = time.time()
+        for entry in self.ledger.entries():
+            if entry.resource.key == resource.key and (folder := KeptRecord.of(entry).run_dir):
+                close_kept_run(Path(folder), resource.name, gone_at)
 
     def zone_listed(self, zone: str, backend: str) -> ZoneListed:
         """What the zone's TPU list shows now (after a teardown, as the course looks)."""

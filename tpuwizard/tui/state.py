@@ -45,7 +45,10 @@ class WizardState:
     watchdog_checked_for: tuple[str, str] | None = None
     deep_checks: bool = False  # the verifier's precision profile and profiler trace
     backend: str = "auto"  # as asked; backend_choice() says which it is and why
-    script: Path | None = None
+    script: Path | None = None  # Review's (optional, run after the verifier): Review's alone
+    # The free route's script (the Notebook step's, run on Kaggle or Colab): its own, so a
+    # script given there never fills Review's optional field for a TPU launch.
+    notebook_script: Path | None = None
     fetch: tuple[str, ...] = ()
     packages: str = ""  # the Packages field as typed (a requirements.txt beside the script adds)
     checkpoints: str = ""  # Resume after preemption (spot): the checkpoints folder as typed
@@ -84,6 +87,15 @@ class WizardState:
         if route != self.route:
             self.max_run_minutes = None
         self.route = route
+
+    def notebook_default(self) -> Path | None:
+        """What the Notebook step's script field starts with: its own last script, else the
+        one given on Review (the same program, most likely)."""
+        return self.notebook_script or self.script
+
+    def take_notebook(self, script: Path) -> None:
+        """The script the Notebook step runs on Kaggle or Colab; Review's field is not its."""
+        self.notebook_script = script
 
     def take_review(self, answer: ReviewAnswer) -> None:
         self.name, self.max_run_minutes = answer.name, answer.max_run_minutes
