@@ -36,6 +36,7 @@ from tpuwizard.core import exit_codes
 from tpuwizard.core.cloud.endpoint import ENDPOINT_ENV, TOKEN_ENV
 from tpuwizard.core.deadlines import deadline_problem
 from tpuwizard.core.errors import BadInput
+from tpuwizard.core.launch.plan.checked import CheckedPlan
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.plain.prompt import validator as _validator
 from tpuwizard.plain.walk import PlainWizard, _minutes
@@ -57,15 +58,19 @@ class Stopped(Exception):
 @dataclass
 class Reached:
     session: Session
-    plan: LaunchPlan
+    checked: CheckedPlan
+
+    @property
+    def plan(self) -> LaunchPlan:
+        return self.checked.plan
 
 
 @pytest.fixture
 def launches(monkeypatch) -> list[Reached]:
     reached: list[Reached] = []
 
-    def start_launch(self: Session, plan: LaunchPlan, *args: object, **kwargs: object) -> None:
-        reached.append(Reached(self, plan))
+    def start_launch(self: Session, checked: CheckedPlan, *args: object, **kwargs: object) -> None:
+        reached.append(Reached(self, checked))
         raise Stopped
 
     monkeypatch.setattr(Session, "start_launch", start_launch)
@@ -294,7 +299,7 @@ def test_the_watchdog_is_on_everywhere_when_the_check_cannot_be_made(monkeypatch
     by_wizard = in_wizard(launches).reached
     assert by_wizard is not None
     for reached in (by_cli, by_plain, by_wizard):
-        check = reached.plan.watchdog_check
+        check = reached.checked.watchdog_check
         assert check is not None and check.can_arm is None  # not known: the VM checks again
         assert reached.plan.watchdog is True
         assert reached.session.default_watchdog(reached.plan.route, check) is True

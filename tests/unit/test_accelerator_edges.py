@@ -29,7 +29,7 @@ EDGES = {
     # it: Review, Zones and the GKE export read the state's Slice.
     "tui/state.py:WizardState.slice",
     # Plain mode's answer (the slice chosen), parsed once where its walk takes it.
-    "plain/walk.py:PlainWizard.run",
+    "plain/walk.py:PlainWizard.choose_where",
     # A front end's answers as the session takes them: the plan's one parse, and what is
     # decided from the answers before there is a plan (the backend, the preflight's ask).
     "core/launch/plan/launch_plan.py:LaunchPlan._parsed",
@@ -38,7 +38,7 @@ EDGES = {
     "core/preflight/ask.py:PreflightAsk.known_slice",
     "core/preflight/ask.py:PreflightAsk.slice",
     "session/backend.py:decide_backend",
-    "session/preflight.py:decide_with_quota",
+    "session/preflight.py:quota_decides",
     # tpuwizard's own table of notebook platforms: the free TPU each offers.
     "core/evidence/notebook.py:NotebookPlatform.default_slice",
     # Names in a launch's events, as the front ends fold them (the events, like their JSON,

@@ -311,18 +311,6 @@ def check_free_route_input(
     return script
 
 
-def check_transport(transport: str, practice: bool) -> None:
-    """Before create: ``--transport gcloud`` runs the gcloud CLI to reach every worker, so
-    without it on PATH the launch would fail only once the TPU exists and bills."""
-    import shutil
-
-    if transport == Transport.GCLOUD and not practice and shutil.which("gcloud") is None:
-        raise BadInput(
-            "--transport gcloud needs the gcloud CLI, and none is on PATH: install the Google "
-            "Cloud CLI (https://cloud.google.com/sdk/docs/install), or use --transport ssh."
-        )
-
-
 def split_list(text: str | None) -> list[str] | None:
     if not text:
         return None

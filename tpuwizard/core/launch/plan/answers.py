@@ -2,8 +2,9 @@
 
 Each front end builds one from its own input (the CLI's options, the wizard's state, plain mode's
 questions), with the words already parsed into enums. What the pipeline finds on the way (the
-backend ``auto`` becomes, the watchdog check's answer, OS Login) is not here: the session adds it
-when it makes the plan (``Session.plan_launch``), so a misspelt answer is mypy's to catch.
+backend ``auto`` becomes, the watchdog check's answer, OS Login) is not here: the session's
+pipeline before create finds it (``Session.prepare``, which makes a ``CheckedPlan``), so a
+misspelt answer is mypy's to catch.
 """
 
 from __future__ import annotations
@@ -59,3 +60,8 @@ class LaunchAnswers:
     stall_timeout_minutes: float | None = None
     join_timeout_s: int | None = None
     heartbeat_timeout_s: int | None = None
+    # Asked of the launch, not of the node (no field of its plan): the wait for READY (None: the
+    # route's), and whether the node is kept for runs (``up``: its idle deadline defaults to
+    # 30 minutes where a watchdog keeps it, and a watchdog that cannot be armed is a question).
+    ready_timeout_s: float | None = None
+    iterate: bool = False
