@@ -24,7 +24,7 @@ EDGES = {
     "commands/evidence.py:_asked_slice",
     "commands/planning.py:named_slices",
     "commands/preflight.py:preflight",
-    "commands/zones.py:zones",
+    "commands/zones.py:_asked",
     # The wizard's answer (Capacity's slice), parsed once per answer where its state holds
     # it: Review, Zones and the GKE export read the state's Slice.
     "tui/state.py:WizardState.slice",

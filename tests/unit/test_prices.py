@@ -179,9 +179,9 @@ def test_zones_shows_the_catalog_s_price_with_its_date_and_the_offline_one_marke
     from click.testing import CliRunner
 
     from tpuwizard.cli import main
-    from tpuwizard.commands import zone_prices
     from tpuwizard.commands import zones as zones_command
     from tpuwizard.core.cloud.zones import ZoneSurvey
+    from tpuwizard.session import prices
     from tpuwizard.session.decision import ZoneAnswer
     from tpuwizard.session.session import Session
 
@@ -192,11 +192,11 @@ def test_zones_shows_the_catalog_s_price_with_its_date_and_the_offline_one_marke
     read = book(SkuPrice("v6e", SPOT, "us-east5", 1.40, "S"))
     asked: list[bool] = []
 
-    def price_book_for(session, accelerator, refresh):
+    def price_book(session, refresh):
         asked.append(refresh)
         return read, ""
 
-    monkeypatch.setattr(zone_prices, "price_book_for", price_book_for)
+    monkeypatch.setattr(prices, "price_book", price_book)
     args = ["zones", "--sandbox", "--accelerator", "v6e-4", "--route", "spot"]
     doc = json.loads(CliRunner().invoke(main, [*args, "--json"]).stdout)
     assert doc["price_per_hour_usd"]["us-east5-a"] == 5.6  # the catalog's, not the table's

@@ -1,6 +1,6 @@
-"""`tpuwizard zones`'s prices and AI zones: the Billing Catalog's prices through the session
-(cached, or read again with --refresh-prices), and the state of each AI zone the catalog lists.
-Split from planning.py, which renders them."""
+"""`tpuwizard zones`'s prices and AI zones: the figures of the Billing Catalog's prices (the
+session reads and quotes them: session/zone_table.py), and the state of each AI zone the catalog
+lists. Split from planning.py, which renders them."""
 
 from __future__ import annotations
 
@@ -14,34 +14,6 @@ if TYPE_CHECKING:
     from tpuwizard.core.plan.cost import ZonePrice
     from tpuwizard.core.prices.cache import PriceBook
     from tpuwizard.core.prices.quote import Quote
-    from tpuwizard.session.session import Session
-
-
-def price_book_for(
-    session: Session, accelerator: str | None, refresh: bool
-) -> tuple[PriceBook | None, str] | None:
-    """(book, why) from the session's Billing Catalog reader when prices are shown (a type is
-    asked about), else None: nothing is read."""
-    if not accelerator:
-        return None
-    from tpuwizard.session.prices import price_book
-
-    return price_book(session, refresh)
-
-
-def quotes_for(
-    found: tuple[PriceBook | None, str] | None,
-    slice_: Slice | None,
-    route: str,
-    zones: list[str],
-) -> dict[str, Quote]:
-    """zone -> its price; empty without a reading (the catalog's own survey: no session)."""
-    if found is None or slice_ is None:
-        return {}
-    from tpuwizard.core.prices.quote import quote
-
-    book, why = found
-    return {z: quote(book, why, slice_.name, route, z) for z in zones}
 
 
 def hourly(

@@ -71,35 +71,24 @@ def describe(event: ev.Event, audience: Audience = "cli") -> list[str]:
 
 
 def _describe(event: ev.Event, audience: Audience) -> list[str]:
+    """``event``'s lines, from the one family of events it belongs to; [] when none has it."""
+    for family in _FAMILIES:
+        lines = family(event, audience)
+        if lines is not None:
+            return lines
+    return []
+
+
+# Each family below gives the lines of its own events, and None for any other event.
+
+
+def _creating_lines(event: ev.Event, audience: Audience) -> list[str] | None:
+    """From the plan to a node that answers: the create, its wait, billing's start."""
     match event:
         case ev.Planned():
-            practice = "[practice] " if event.practice else ""
-            price = _per_hour(event.price_per_hour_usd, event.price_at_most_usd, event.price_source)
-            chips = count(event.chips, "chip")
-            minutes = event.max_run_minutes
-            deadline = "no deadline" if minutes is None else f"deadline {minutes:g} min"
-            if event.budget_usd is not None:
-                deadline += f", budget {money(event.budget_usd)} for every attempt together"
-            # What of the script's folder goes, on the plan line itself: it is said before the
-            # create, and the copy takes billed time.
-            folder = "" if event.folder is None else " " + folder_sentence(event.folder, EACH)
-            return [
-                f"{practice}Creating {event.name}: {event.accelerator} ({chips}) "
-                f"in {event.zone}, route {event.route}, {price}, {deadline}. Run {event.run_id}."
-                + folder,
-                *(left_out_lines(event.folder) if event.folder is not None else []),
-            ]
+            return _planned_lines(event)
         case ev.Provisioning():
-            note = "" if event.state in UP_STATES else " (not billing yet)"
-            if event.state in PART_WORDS:  # Compute Engine's parts, named as they are made
-                note = f" (not billing yet: {PART_WORDS[event.state]}; deleted with it)"
-            if event.state in QUEUE_WAITING:
-                flex = audience == "cli" and event.route == Route.FLEX
-                note = (
-                    " (waiting for capacity: a waiting request costs nothing; "
-                    f"{FLEX_WAIT_BOUND if flex else STOP_WAITING[audience]})"
-                )
-            return [f"  state {event.state}{_in(event.zone)} after {event.elapsed_s:.0f} s{note}"]
+            return [_provisioning_line(event, audience)]
         case ev.ResourceExists(kind="queued"):
             # Its name (the node's plus "-qr") shows up later in deletes and listings.
             return [
@@ -112,41 +101,12 @@ def _describe(event: ev.Event, audience: Audience) -> list[str]:
             price = _per_hour(event.price_per_hour_usd, event.price_at_most_usd, event.price_source)
             return [f"  {event.name} is up{_in(event.zone)}: billing from now, {price}."]
         case ev.FanOutStarted():
-            n = len(event.zones)
-            worst = event.worst_case_per_hour_usd
-            cost_words = (
-                f"at most {money(worst)}/h (estimate)"
-                if worst is not None
-                else "no price for it in the catalog"
-            )
-            quota = (
-                "Quota for all of them at once was checked."
-                if event.quota_checked
-                else f"Quota for {n} at once was not checked (one region's or none was read)."
-            )
-            return [
-                f"Fan-out: asking for {event.name} in {', '.join(event.zones)} at once; the first "
-                f"READY is kept, the others are deleted and verified gone. Until then up to {n} "
-                f"may bill: {cost_words}. {quota}"
-            ]
+            return [_fan_out_line(event)]
         case ev.FanOutWon():
             loser_zones = ", ".join(event.losers) or "no other zone"
             return [
                 f"  {event.name} in {event.zone} was READY first: kept. Deleting the requests in "
                 f"{loser_zones} (each bills until verified gone)."
-            ]
-        case (
-            ev.CheckpointCopied()
-            | ev.CheckpointsUnusable()
-            | ev.Preempted()
-            | ev.Recreating()
-            | ev.Resumed()
-        ):
-            return chain_event_lines(event)
-        case ev.KeptReplaced():
-            return [
-                f"{event.new_name} is kept in place of {event.old_name}, in {event.zone} "
-                f"(run {event.run_id}): later commands use it (--node {event.new_name})."
             ]
         case ev.ZoneFailover():
             return [f"  {event.reason}: trying {event.to_zone} instead of {event.from_zone}"]
@@ -154,42 +114,17 @@ def _describe(event: ev.Event, audience: Audience) -> list[str]:
             return [f"Ready: {event.workers} worker(s) at {', '.join(event.endpoints)}"]
         case ev.SshReady():
             return ["Connected to every worker."]
-        case ev.ScriptDone():
-            # ScriptFinished, just before, has said how it exited; a rerun whose packages did
-            # not install never ran: said here, with why (uv's lines are just above).
-            failed = []
-            if event.not_installed:
-                title = f": {event.diagnosis.title}" if event.diagnosis else ""
-                failed = [
-                    f"Run {event.run}: installing {' '.join(event.not_installed)} failed{title}. "
-                    "Your script did not run."
-                ]
-            if not event.can_rerun:
-                return failed
-            return [*failed, rerun_offer(event.seconds_left)]
+    return None
+
+
+def _worker_lines(event: ev.Event, audience: Audience) -> list[str] | None:
+    """What the workers say (bootstrap, verifier, script), their versions, the watchdog, the
+    receipt."""
+    match event:
         case ev.BootstrapLine() | ev.VerifierLine() | ev.ScriptLine():
             return [f"{_prefix(event.worker, event.workers)}{event.text}"]
         case ev.Versions():
-            v = event.versions
-            added = v.get("packages") or {}
-            return (
-                [
-                    f"{_prefix(event.worker, event.workers)}JAX {v.get('jax')}, "
-                    f"jaxlib {v.get('jaxlib')}, "
-                    f"libtpu {v.get('libtpu')}, Python {v.get('python')}"
-                    + (f" (tpuwizard pins {v['requested']})" if v.get("requested") else "")
-                    + (f"; this computer: JAX {event.laptop_jax}" if event.laptop_jax else "")
-                ]
-                + (
-                    [
-                        f"{_prefix(event.worker, event.workers)}Added packages: "
-                        + ", ".join(f"{n} {ver}" for n, ver in added.items())
-                    ]
-                    if added
-                    else []
-                )
-                + _jax_differs(event)
-            )
+            return _versions_lines(event)
         case ev.WatchdogAccount():
             return [f"Watchdog: {words(event.detail, audience)}"]
         case ev.Watchdog():
@@ -199,10 +134,19 @@ def _describe(event: ev.Event, audience: Audience) -> list[str]:
         case ev.ReceiptSaved():
             verdict = "proves the run" if event.ok else "does NOT prove the run"
             return [f"Receipt {event.receipt_sha256} saved to {event.path}: {verdict}"]
+    return None
+
+
+def _script_lines(event: ev.Event, audience: Audience) -> list[str] | None:
+    """The script's run: its folder on its way, its end, the files copied back, and a run on a
+    kept node (its start, its wait, its compile cache)."""
+    match event:
         case ev.ScriptFinished():
             kept = f" {OUTPUT_WORDS.capitalize()}: {event.output}" if event.output else ""
             said = [f"Your script exited with code {event.exit_code}.{kept}"]
             return said + ([sigterm_words(event.sigterm)] if event.sigterm else [])
+        case ev.ScriptDone():
+            return _script_done_lines(event)
         case ev.FileFetched():
             return [f"Copied back {event.path}"]
         case ev.FileNotFetched():
@@ -226,35 +170,40 @@ def _describe(event: ev.Event, audience: Audience) -> list[str]:
             done = f"{size_words(event.sent)} of {size_words(event.total)}"
             share = f"{event.sent * 100 // event.total}%"
             return [f"{_prefix(event.worker, event.workers)}copying the folder: {done} ({share})"]
+    return None
+
+
+def _resume_lines(event: ev.Event, audience: Audience) -> list[str] | None:
+    """--checkpoints: a spot run that survives preemption, and a kept node made again."""
+    match event:
+        case (
+            ev.CheckpointCopied()
+            | ev.CheckpointsUnusable()
+            | ev.Preempted()
+            | ev.Recreating()
+            | ev.Resumed()
+        ):
+            return chain_event_lines(event)
+        case ev.KeptReplaced():
+            return [
+                f"{event.new_name} is kept in place of {event.old_name}, in {event.zone} "
+                f"(run {event.run_id}): later commands use it (--node {event.new_name})."
+            ]
+    return None
+
+
+def _ending_lines(event: ev.Event, audience: Audience) -> list[str] | None:
+    """How a launch ends: the verified teardown and the zone's list after it, a node kept on
+    purpose, a ledger record the disk refused, a failure, the last line."""
+    match event:
         case ev.TeardownStarted():
             return [f"Deleting {event.name}{_in(event.zone)} and checking that it is gone..."]
         case ev.TeardownVerified():
-            others = event.others_left
-            now = (
-                "Nothing of this launch is billing."  # a node kept earlier may still bill
-                if not others
-                else f"{count(others, 'other request')} of this launch still "
-                + ("exists." if others == 1 else "exist.")
-            )
-            return [
-                f"Verified gone: {event.name}{_in(event.zone)}. {now} It billed "
-                f"{event.billed_s:.0f} s: {about(event.cost_usd, event.cost_at_most_usd)} "
-                "(estimate)."
-            ]
+            return [_teardown_verified_line(event)]
         case ev.ZoneListed():
             return zone_listed_lines(event)
         case ev.TeardownFailed():
-            if not event.seen:  # its create's answer was lost: no evidence that it exists
-                return [
-                    f"NOT verified gone: {event.name}. Its create may have landed before the "
-                    "network failed, so it may exist; tpuwizard status checks once the network "
-                    "is back.",
-                    *_diagnosis(event.diagnosis, audience),
-                ]
-            return [
-                f"NOT verified gone: {event.name}. It may still be billing.",
-                *_diagnosis(event.diagnosis, audience),
-            ]
+            return _teardown_failed_lines(event, audience)
         case ev.LoginKeyForgotten():
             return [login_key_words(event)]
         case ev.Kept():
@@ -271,11 +220,13 @@ def _describe(event: ev.Event, audience: Audience) -> list[str]:
         case ev.Failed():
             return [f"Failed during {event.stage}:", *_diagnosis(event.diagnosis, audience)]
         case ev.Finished():
-            rest = ", ".join(n for n in event.remaining if n not in event.unseen)
-            still = f" Still running and billing: {rest}." if rest else ""
-            if event.unseen:
-                still += f" May exist (never seen): {', '.join(event.unseen)}."
-            return [f"Done (exit {event.exit_code}). Run folder: {event.run_dir}.{still}"]
+            return [_finished_line(event)]
+    return None
+
+
+def _free_route_lines(event: ev.Event, audience: Audience) -> list[str] | None:
+    """Kaggle's and Colab's own events, worded beside their routes."""
+    match event:
         case (
             KernelPlanned() | KernelPushed() | KernelState() | KernelLeftRunning() | KernelDeleted()
         ):
@@ -288,7 +239,152 @@ def _describe(event: ev.Event, audience: Audience) -> list[str]:
             | ColabAssignmentsAfter()
         ):
             return colab_lines(event)
-    return []
+    return None
+
+
+_FAMILIES = (
+    _creating_lines,
+    _worker_lines,
+    _script_lines,
+    _resume_lines,
+    _ending_lines,
+    _free_route_lines,
+)
+
+
+def _planned_lines(event: ev.Planned) -> list[str]:
+    """The plan, said before the create: what, where, at what price, until when."""
+    practice = "[practice] " if event.practice else ""
+    price = _per_hour(event.price_per_hour_usd, event.price_at_most_usd, event.price_source)
+    chips = count(event.chips, "chip")
+    minutes = event.max_run_minutes
+    deadline = "no deadline" if minutes is None else f"deadline {minutes:g} min"
+    if event.budget_usd is not None:
+        deadline += f", budget {money(event.budget_usd)} for every attempt together"
+    # What of the script's folder goes, on the plan line itself: it is said before the
+    # create, and the copy takes billed time.
+    folder = "" if event.folder is None else " " + folder_sentence(event.folder, EACH)
+    return [
+        f"{practice}Creating {event.name}: {event.accelerator} ({chips}) "
+        f"in {event.zone}, route {event.route}, {price}, {deadline}. Run {event.run_id}." + folder,
+        *(left_out_lines(event.folder) if event.folder is not None else []),
+    ]
+
+
+def _provisioning_line(event: ev.Provisioning, audience: Audience) -> str:
+    """The create's state while it waits, and whether that bills (a waiting request does not)."""
+    note = "" if event.state in UP_STATES else " (not billing yet)"
+    if event.state in PART_WORDS:  # Compute Engine's parts, named as they are made
+        note = f" (not billing yet: {PART_WORDS[event.state]}; deleted with it)"
+    if event.state in QUEUE_WAITING:
+        flex = audience == "cli" and event.route == Route.FLEX
+        note = (
+            " (waiting for capacity: a waiting request costs nothing; "
+            f"{FLEX_WAIT_BOUND if flex else STOP_WAITING[audience]})"
+        )
+    return f"  state {event.state}{_in(event.zone)} after {event.elapsed_s:.0f} s{note}"
+
+
+def _fan_out_line(event: ev.FanOutStarted) -> str:
+    """--fan-out: every zone asked at once, and what that may bill until one wins."""
+    n = len(event.zones)
+    worst = event.worst_case_per_hour_usd
+    cost_words = (
+        f"at most {money(worst)}/h (estimate)"
+        if worst is not None
+        else "no price for it in the catalog"
+    )
+    quota = (
+        "Quota for all of them at once was checked."
+        if event.quota_checked
+        else f"Quota for {n} at once was not checked (one region's or none was read)."
+    )
+    return (
+        f"Fan-out: asking for {event.name} in {', '.join(event.zones)} at once; the first "
+        f"READY is kept, the others are deleted and verified gone. Until then up to {n} "
+        f"may bill: {cost_words}. {quota}"
+    )
+
+
+def _versions_lines(event: ev.Versions) -> list[str]:
+    """A worker's JAX, jaxlib, libtpu and Python, the packages added, and this computer's JAX
+    where it differs."""
+    v = event.versions
+    added = v.get("packages") or {}
+    return (
+        [
+            f"{_prefix(event.worker, event.workers)}JAX {v.get('jax')}, "
+            f"jaxlib {v.get('jaxlib')}, "
+            f"libtpu {v.get('libtpu')}, Python {v.get('python')}"
+            + (f" (tpuwizard pins {v['requested']})" if v.get("requested") else "")
+            + (f"; this computer: JAX {event.laptop_jax}" if event.laptop_jax else "")
+        ]
+        + (
+            [
+                f"{_prefix(event.worker, event.workers)}Added packages: "
+                + ", ".join(f"{n} {ver}" for n, ver in added.items())
+            ]
+            if added
+            else []
+        )
+        + _jax_differs(event)
+    )
+
+
+def _script_done_lines(event: ev.ScriptDone) -> list[str]:
+    """After a run of the script: packages that did not install, and the choices that remain."""
+    # ScriptFinished, just before, has said how it exited; a rerun whose packages did
+    # not install never ran: said here, with why (uv's lines are just above).
+    failed = []
+    if event.not_installed:
+        title = f": {event.diagnosis.title}" if event.diagnosis else ""
+        failed = [
+            f"Run {event.run}: installing {' '.join(event.not_installed)} failed{title}. "
+            "Your script did not run."
+        ]
+    if not event.can_rerun:
+        return failed
+    return [*failed, rerun_offer(event.seconds_left)]
+
+
+def _teardown_verified_line(event: ev.TeardownVerified) -> str:
+    """Gone, as a listing proved; what of this launch still exists, and what it cost."""
+    others = event.others_left
+    now = (
+        "Nothing of this launch is billing."  # a node kept earlier may still bill
+        if not others
+        else f"{count(others, 'other request')} of this launch still "
+        + ("exists." if others == 1 else "exist.")
+    )
+    return (
+        f"Verified gone: {event.name}{_in(event.zone)}. {now} It billed "
+        f"{event.billed_s:.0f} s: {about(event.cost_usd, event.cost_at_most_usd)} "
+        "(estimate)."
+    )
+
+
+def _teardown_failed_lines(event: ev.TeardownFailed, audience: Audience) -> list[str]:
+    """A delete not verified: what may still bill or exist, and why."""
+    if not event.seen:  # its create's answer was lost: no evidence that it exists
+        return [
+            f"NOT verified gone: {event.name}. Its create may have landed before the "
+            "network failed, so it may exist; tpuwizard status checks once the network "
+            "is back.",
+            *_diagnosis(event.diagnosis, audience),
+        ]
+    return [
+        f"NOT verified gone: {event.name}. It may still be billing.",
+        *_diagnosis(event.diagnosis, audience),
+    ]
+
+
+def _finished_line(event: ev.Finished) -> str:
+    """The last line: the exit code, the run folder, and what still exists or may."""
+    rest = ", ".join(n for n in event.remaining if n not in event.unseen)
+    still = f" Still running and billing: {rest}." if rest else ""
+    if event.unseen:
+        still += f" May exist (never seen): {', '.join(event.unseen)}."
+    return f"Done (exit {event.exit_code}). Run folder: {event.run_dir}.{still}"
 
 
 def compile_cache_words(event: ev.CompileCache) -> str:

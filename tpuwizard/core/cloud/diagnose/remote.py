@@ -18,7 +18,17 @@ from tpuwizard.core.errors import (
 
 
 def remote_diagnosis(err: BaseException, message: str) -> Diagnosis | None:
-    """The diagnosis of a worker-side failure, or None when ``err`` is not one."""
+    """The diagnosis of a worker-side failure, or None when ``err`` is not one: the first
+    family that knows it says it (the script's own, the slice's, reaching the workers, SSH)."""
+    for family in (_the_script, _the_slice, _reaching_the_workers, _over_ssh):
+        said = family(err, message)
+        if said is not None:
+            return said
+    return None
+
+
+def _the_script(err: BaseException, message: str) -> Diagnosis | None:
+    """The script ran and failed, or could not run: a package missing or not installed."""
     if isinstance(err, ScriptFailed) and err.package:
         return missing_package_diagnosis(err.missing_module or err.package, err.package)
     if isinstance(err, PackagesFailed):
@@ -34,6 +44,11 @@ def remote_diagnosis(err: BaseException, message: str) -> Diagnosis | None:
                 "Fix the script and launch again.",
             ],
         )
+    return None
+
+
+def _the_slice(err: BaseException, message: str) -> Diagnosis | None:
+    """The workers did not run as one: a stall, a host that never joined, JAX versions apart."""
     if isinstance(err, WorkersStalled):
         names = ", ".join(f"w{w}" for w in err.stalled)
         return Diagnosis(
@@ -51,22 +66,7 @@ def remote_diagnosis(err: BaseException, message: str) -> Diagnosis | None:
             ],
         )
     if isinstance(err, SliceIncomplete):
-        missing = ", ".join(f"w{w}" for w in err.missing)
-        waited = ", ".join(f"w{w}" for w in err.waited) or "no worker"
-        return Diagnosis(
-            "slice_incomplete",
-            "Not every host started the program",
-            f"{missing} never joined the slice; {waited} waited {err.timeout:.0f} s in "
-            "jax.distributed.initialize() and gave up. Every VM of a multi-host slice must run "
-            "the same program at the same time, or the others wait for ever.",
-            [
-                f"Read {missing}'s lines above for why its program stopped or never started.",
-                "By hand: gcloud compute tpus tpu-vm ssh NAME --worker=all --command ... (never a "
-                "single worker).",
-                "If a worker's TPU is held by another process, stop that "
-                "process or recreate the slice.",
-            ],
-        )
+        return _slice_incomplete(err)
     if isinstance(err, VersionMismatch):
         return Diagnosis(
             "version_mismatch",
@@ -77,6 +77,31 @@ def remote_diagnosis(err: BaseException, message: str) -> Diagnosis | None:
                 "with one command), or recreate the slice."
             ],
         )
+    return None
+
+
+def _slice_incomplete(err: SliceIncomplete) -> Diagnosis:
+    """Some hosts never joined jax.distributed.initialize(); the others gave up waiting."""
+    missing = ", ".join(f"w{w}" for w in err.missing)
+    waited = ", ".join(f"w{w}" for w in err.waited) or "no worker"
+    return Diagnosis(
+        "slice_incomplete",
+        "Not every host started the program",
+        f"{missing} never joined the slice; {waited} waited {err.timeout:.0f} s in "
+        "jax.distributed.initialize() and gave up. Every VM of a multi-host slice must run "
+        "the same program at the same time, or the others wait for ever.",
+        [
+            f"Read {missing}'s lines above for why its program stopped or never started.",
+            "By hand: gcloud compute tpus tpu-vm ssh NAME --worker=all --command ... (never a "
+            "single worker).",
+            "If a worker's TPU is held by another process, stop that "
+            "process or recreate the slice.",
+        ],
+    )
+
+
+def _reaching_the_workers(err: BaseException, message: str) -> Diagnosis | None:
+    """No address of theirs answers here, or the node itself went away."""
     if isinstance(err, Unreachable):
         return Diagnosis(
             "unreachable_workers",
@@ -92,7 +117,15 @@ def remote_diagnosis(err: BaseException, message: str) -> Diagnosis | None:
         )
     if isinstance(err, NodeGone):
         return node_gone_diagnosis(err)
-    if isinstance(err, RemoteError) and "REMOTE HOST IDENTIFICATION HAS CHANGED" in message:
+    return None
+
+
+def _over_ssh(err: BaseException, message: str) -> Diagnosis | None:
+    """A command over SSH failed: a changed host key, our key refused (OS Login), a heartbeat
+    that did not land, or any other, by SSH's own words first."""
+    if not isinstance(err, RemoteError):
+        return None
+    if "REMOTE HOST IDENTIFICATION HAS CHANGED" in message:
         return Diagnosis(
             "host_key_changed",
             "A TPU VM's SSH host key changed",
@@ -104,7 +137,7 @@ def remote_diagnosis(err: BaseException, message: str) -> Diagnosis | None:
                 "Then launch again.",
             ],
         )
-    if isinstance(err, RemoteError) and "Permission denied (publickey)" in message:
+    if "Permission denied (publickey)" in message:
         return Diagnosis(
             "oslogin",
             "SSH refused tpuwizard's key",
@@ -130,20 +163,18 @@ def remote_diagnosis(err: BaseException, message: str) -> Diagnosis | None:
                 "tpuwizard status shows when it deletes itself.",
             ],
         )
-    if isinstance(err, RemoteError):
-        return Diagnosis(
-            "remote",
-            "A command on the TPU VM failed",
-            message,
-            [
-                phrase(
-                    "If SSH is refused, the project may enforce OS Login: use gcloud's SSH ({0}).",
-                    Choice("transport", "gcloud"),
-                ),
-                "The lines above show the worker's own output.",
-            ],
-        )
-    return None
+    return Diagnosis(
+        "remote",
+        "A command on the TPU VM failed",
+        message,
+        [
+            phrase(
+                "If SSH is refused, the project may enforce OS Login: use gcloud's SSH ({0}).",
+                Choice("transport", "gcloud"),
+            ),
+            "The lines above show the worker's own output.",
+        ],
+    )
 
 
 def missing_package_diagnosis(module: str, package: str) -> Diagnosis:
