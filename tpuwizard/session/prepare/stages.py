@@ -179,7 +179,11 @@ class Pipeline:
             self.choice = decide_backend(a.accelerator, a.route, a.backend)
         except BadInput as err:
             return Refusal(Stage.BACKEND, _said(err))
-        self.pending = quota_decides(a.accelerator, a.backend, self.choice, compute_ok(a))
+        # A walk's look ahead read the quota before its last questions: its reading stands,
+        # whatever was answered after it (the watchdog is asked only where the TPU API stays).
+        read_ahead = self.known is not None and self.known.quota is not None
+        ok = compute_ok(a) or read_ahead
+        self.pending = quota_decides(a.accelerator, a.backend, self.choice, ok)
         return GO
 
     def stage_defaults(self) -> Outcome:
