@@ -129,3 +129,26 @@ async def test_a_v6e_made_through_compute_engine_from_review_to_nothing_billing(
         assert sandbox_instances(home) == {} and sandbox_nodes(home) == {}
         await pilot.press("ctrl+q")  # nothing bills: quit at once
     assert app.return_code == 0
+
+
+async def test_review_says_auto_kept_the_tpu_api_where_compute_engine_s_quota_is_short(
+    tmp_path, home, monkeypatch
+):
+    # Compute Engine's on-demand v6e quota (the TPU family's) is 2 chips: auto keeps the TPU
+    # API, and Review says so beside the switch, as asked (auto) and why (issue 46).
+    monkeypatch.setenv(
+        "TPUWIZARD_SANDBOX_FAULTS", "quota_limit=TPUS-PER-TPU-FAMILY-per-project-region:2"
+    )
+    app = WizardApp(run_dir=tmp_path / "runs")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await walk_to_review_of_v6e(pilot)
+        assert not app.screen.query_one("#compute", Switch).value
+        assert app.screen.query_one("#watchdog", Switch).display  # the TPU API's watchdog
+        await until(pilot, lambda: "(auto:" in text_of(app, "#deadline-words"), 30, "auto")
+        words = text_of(app, "#deadline-words")
+        assert "Made through the TPU API (auto: Compute Engine has quota for 2 of 4 chips)." in (
+            words
+        )
+        assert app.screen.answers().backend == "auto"
+        for selector in ("#compute", "#deadline-words", "#create"):
+            assert on_screen_whole(app, selector), selector
