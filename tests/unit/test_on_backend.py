@@ -13,6 +13,7 @@ from tpuwizard.core.launch.plan.advice import refused, with_choice
 from tpuwizard.core.launch.plan.answers import LaunchAnswers
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.on_backend import on_backend
+from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.core.preflight.model import passed
 from tpuwizard.core.preflight.quota import QuotaReading
 from tpuwizard.core.routes import Route
@@ -20,6 +21,7 @@ from tpuwizard.session.prepare.outcomes import GoOn, Outlook, Stage
 from tpuwizard.session.prepare.stages import Pipeline
 
 ZONE, PROJECT = "us-east5-a", "tpuwizard-practice"
+V6E = parse_accelerator("v6e-4")
 
 
 def kept_for_runs(tmp_path: Path) -> LaunchPlan:
@@ -55,7 +57,7 @@ def test_advice_naming_compute_engine_moves_the_plan_the_same_way(tmp_path):
 
 
 def test_the_pipeline_moves_auto_to_compute_engine_by_quota_without_the_watchdog(tmp_path):
-    answers = LaunchAnswers("v6e-4", ZONE, PROJECT, Route.SPOT, keep=True, iterate=True)
+    answers = LaunchAnswers(V6E, ZONE, PROJECT, Route.SPOT, keep=True, iterate=True)
     reading = QuotaReading(passed("Quota", "covers 4 chips"), 64)
     found = Outlook(Route.SPOT, None, quota=reading)  # what a look ahead read
     pipe = Pipeline(answers, ("r1", tmp_path / "r1"), PROJECT, True, known=found)

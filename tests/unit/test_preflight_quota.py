@@ -213,6 +213,7 @@ def test_the_launch_is_told_when_the_quota_for_every_request_was_read(tmp_path, 
     from types import SimpleNamespace
 
     from tpuwizard.core.launch.plan.answers import LaunchAnswers
+    from tpuwizard.core.plan.catalog import parse_accelerator
     from tpuwizard.core.preflight.model import passed, unknown
     from tpuwizard.session import preflight
     from tpuwizard.session.prepare.stages import Pipeline
@@ -228,7 +229,7 @@ def test_the_launch_is_told_when_the_quota_for_every_request_was_read(tmp_path, 
             return [check]
 
         monkeypatch.setattr(preflight, "checks", run)
-        answers = LaunchAnswers("v6e-4", zones[0], P, zones=zones, fan_out=True)
+        answers = LaunchAnswers(parse_accelerator("v6e-4"), zones[0], P, zones=zones, fan_out=True)
         pipe = Pipeline(answers, ("r", tmp_path), P, True, SimpleNamespace())  # type: ignore[arg-type]
         for stage in (pipe.stage_backend, pipe.stage_defaults, pipe.stage_preflight):
             stage()

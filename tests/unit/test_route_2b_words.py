@@ -58,7 +58,7 @@ def test_create_on_the_flex_route_says_route_2b_only_on_compute_engine(backend, 
     from tpuwizard.session.prepare.outcomes import Prepared, Ready
     from tpuwizard.tui.before_create import checked_plan
 
-    answers = LaunchAnswers("v6e-4", "us-east5-a", "p", Route.FLEX)
+    answers = LaunchAnswers(parse_accelerator("v6e-4"), "us-east5-a", "p", Route.FLEX)
     plan = plan_for_run("r1", Path("runs/r1"), answers, Backend(backend))
     passed = Prepared(answers, Ready(checked(plan)))  # what the session's pipeline let through
 

@@ -14,6 +14,7 @@ from tpuwizard.commands.common import (
     Group,
     Number,
     Words,
+    asked_slice,
     backend_option,
     open_session,
     project_option,
@@ -370,7 +371,7 @@ def launch_answers(
         raise BadInput("Missing option '--accelerator' (a TPU type, e.g. v5litepod-4).")
     zone, zone_list = zones_asked(zone, zones)
     return LaunchAnswers(
-        accelerator=accelerator,
+        accelerator=asked_slice(accelerator),
         zone=zone,
         project=project or "",
         route=route,

@@ -20,6 +20,7 @@ from tpuwizard.core.terminal_text import visible_lines
 
 if TYPE_CHECKING:
     from tpuwizard.core.launch.events.launch_events import Event
+    from tpuwizard.core.plan.catalog import Slice
     from tpuwizard.session.kept.lines import KeptInfo
     from tpuwizard.session.session import Session
 
@@ -283,6 +284,17 @@ def open_session(project: str | None, sandbox: bool, runs: Path | None = None) -
     elif session.project:
         say(real_words(session.project))
     return session
+
+
+def asked_slice(accelerator: str) -> Slice:
+    """``--accelerator``, parsed once where the command line reads it: exit 2 with the
+    catalog's words (and the nearest names) for one that is no TPU type."""
+    from tpuwizard.core.plan import catalog
+
+    try:
+        return catalog.parse_accelerator(accelerator)
+    except catalog.UnknownAcceleratorError as err:
+        raise BadInput(str(err)) from None
 
 
 def check_script(script: Path) -> None:

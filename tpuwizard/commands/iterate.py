@@ -16,6 +16,7 @@ from tpuwizard.commands.common import (
     READY_TIMEOUT,
     Number,
     Words,
+    asked_slice,
     backend_option,
     check_script,
     cloud_errors,
@@ -199,7 +200,7 @@ def up_answers(
 
     zone, zone_list = zones_asked(zone, zones)
     return LaunchAnswers(
-        accelerator=accelerator,
+        accelerator=asked_slice(accelerator),
         zone=zone,
         project=project or "",
         route=route,

@@ -76,7 +76,7 @@ def preflight(
     from tpuwizard.session.preflight import run_preflight
 
     try:
-        catalog.parse_accelerator(accelerator)
+        slice_ = catalog.parse_accelerator(accelerator)  # --accelerator, parsed once here
     except catalog.UnknownAcceleratorError as err:
         raise BadInput(str(err)) from None
     zone = zone or gcloud_config.discover().zone
@@ -89,7 +89,7 @@ def preflight(
     session = open_session(project, sandbox)
     result = run_preflight(  # an impossible pair: exit 2 before any call
         session,
-        accelerator,
+        slice_,
         zone,
         route,
         backend,

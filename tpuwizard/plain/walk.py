@@ -123,8 +123,8 @@ class PlainWizard:
         project = self.choose_project(ctx, session)
         session.switch(session.practice, project)
         self.read_prices(session)
-        asked, slice_ = self.choose_where(session, Route(route), project, ctx.zone)
-        outlook = self.look_ahead(session, asked, slice_)
+        asked = self.choose_where(session, Route(route), project, ctx.zone)
+        outlook = self.look_ahead(session, asked)
         asked = self.ask_the_rest(asked, outlook)
         answers, draft = self.agreed(session, asked, outlook)
         if not self.ready_to_create(answers, draft):
@@ -134,7 +134,7 @@ class PlainWizard:
 
     def choose_where(
         self, session: Session, route: Route, project: str, current: str | None
-    ) -> tuple[LaunchAnswers, catalog.Slice]:
+    ) -> LaunchAnswers:
         """The slice, the zone, the name and the deadline: where and for how long."""
         accelerator = self.choose_slice(route)
         slice_ = catalog.parse_accelerator(accelerator)  # plain mode's answer, parsed once
@@ -153,14 +153,9 @@ class PlainWizard:
                 check=_minutes,
             )
         )
-        answers = LaunchAnswers(
-            accelerator, zone, project, route, name=name, max_run_minutes=minutes
-        )
-        return answers, slice_
+        return LaunchAnswers(slice_, zone, project, route, name=name, max_run_minutes=minutes)
 
-    def look_ahead(
-        self, session: Session, answers: LaunchAnswers, slice_: catalog.Slice
-    ) -> Outlook:
+    def look_ahead(self, session: Session, answers: LaunchAnswers) -> Outlook:
         """What the session decides of the answers so far (the backend, reading Compute
         Engine's quota where auto waits on it; the watchdog's check): said where it is news."""
         outlook = session.look_ahead(answers)
@@ -169,7 +164,7 @@ class PlainWizard:
         assert outlook.backend is not None
         if outlook.backend.backend == Backend.COMPUTE:
             self.say(f"Made through Compute Engine: {outlook.backend.reason}")
-            if note := access_note(slice_):  # TPU7x: granted through the account team
+            if note := access_note(answers.accelerator):  # TPU7x: through the account team
                 self.say(f"{note}.")
         return outlook
 
@@ -263,7 +258,7 @@ class PlainWizard:
         for line in folder_lines(sent, "to each worker"):
             self.say(line)
         large = f", and send {size_words(sent.size)} to it," if sent and sent.large else ""
-        create = f"Create {answers.accelerator} in {answers.zone}{large} now?"
+        create = f"Create {answers.accelerator.name} in {answers.zone}{large} now?"
         return bool(self.ask(questionary.confirm(create, default=not large, **self.io)))
 
     def create(self, session: Session, answers: LaunchAnswers, outlook: Outlook) -> int:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from tpuwizard.core.cloud.compute.client import ComputeCloud
     from tpuwizard.core.cloud.tpu.client import TpuCloud
     from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+    from tpuwizard.core.plan.catalog import Slice
     from tpuwizard.core.preflight.quota import QuotaReading
     from tpuwizard.session.services import Reaches
 
@@ -97,34 +98,33 @@ def _reach(session: Reaches, backend: str, zone: str | None) -> tuple[Check, Rea
 
 
 def quota_decides(
-    accelerator: str, asked: Backend, choice: BackendChoice, compute_ok: bool = True
+    slice_: Slice, asked: Backend, choice: BackendChoice, compute_ok: bool = True
 ) -> bool:
     """Does ``auto`` wait on Compute Engine's quota for this type: both backends serve it, it
     is one VM (a slice stays on the TPU API, backend_choice's rule), and nothing else asked needs
     the TPU API (``compute_ok``). Without a reading, ``choice`` (the TPU API) stands."""
     from tpuwizard.core.cloud.backend_choice import support_for
-    from tpuwizard.core.plan import catalog
 
-    if asked != AUTO or not compute_ok or choice.backend != TPU_API or not choice.reason:
+    if asked != AUTO or not compute_ok or choice.backend != TPU_API:
         return False
-    slice_ = catalog.parse_accelerator(accelerator)  # known: an unknown one gave no reason
     return support_for(slice_).backends == (TPU_API, COMPUTE) and slice_.single_host
 
 
 def compute_quota(
-    session: Reaches, accelerator: str, zone: str, route: str, at_once: int = 1
+    session: Reaches, slice_: Slice, zone: str, route: str, at_once: int = 1
 ) -> QuotaReading:
-    """Compute Engine's quota for ``accelerator`` in ``zone``'s region: the reading ``auto``
+    """Compute Engine's quota for ``slice_`` in ``zone``'s region: the reading ``auto``
     decides by (its check is the preflight's quota line when the launch goes there)."""
     from tpuwizard.core.preflight.quota import read_quota
 
     _, reach = _reach(session, COMPUTE, zone)
-    ask = PreflightAsk(session.project or "", accelerator, zone, route, COMPUTE, at_once=at_once)
+    project = session.project or ""
+    ask = PreflightAsk(project, slice_.name, zone, route, COMPUTE, at_once=at_once)
     return read_quota(ask, reach)
 
 
 def by_quota(
-    accelerator: str, zone: str, route: str, reading: QuotaReading, at_once: int = 1
+    slice_: Slice, zone: str, route: str, reading: QuotaReading, at_once: int = 1
 ) -> BackendChoice:
     """``auto`` decided by a Compute Engine quota ``reading``: Compute Engine where it covers
     the chips of each request, else the TPU API, saying why either way."""
@@ -132,12 +132,12 @@ def by_quota(
     from tpuwizard.session.backend import decide_backend
 
     room = None if reading.room is None else reading.room // at_once  # per request
-    return decide_backend(accelerator, route, AUTO, room, region_of(zone))
+    return decide_backend(slice_, route, AUTO, room, region_of(zone))
 
 
 def decide_with_quota(
     session: Reaches,
-    accelerator: str,
+    slice_: Slice,
     zone: str,
     route: str,
     asked: str,
@@ -149,16 +149,16 @@ def decide_with_quota(
     TPU API, so no reading is made). Returns the choice and the reading, if one was made."""
     from tpuwizard.session.backend import decide_backend
 
-    first = decide_backend(accelerator, route, asked)
-    if not quota_decides(accelerator, Backend(asked), first, compute_ok):
+    first = decide_backend(slice_, route, asked)
+    if not quota_decides(slice_, Backend(asked), first, compute_ok):
         return first, None
-    reading = compute_quota(session, accelerator, zone, route, at_once)
-    return by_quota(accelerator, zone, route, reading, at_once), reading
+    reading = compute_quota(session, slice_, zone, route, at_once)
+    return by_quota(slice_, zone, route, reading, at_once), reading
 
 
 def run_preflight(
     session: Reaches,
-    accelerator: str | None,
+    slice_: Slice | None,
     zone: str | None,
     route: str = "vm",
     asked: str = AUTO,
@@ -167,28 +167,29 @@ def run_preflight(
     compute_ok: bool = True,
     at_once: int = 1,
 ) -> PreflightResult:
-    """Every check for a launch of ``accelerator`` in ``zone`` (None, None: the project's
-    checks alone, on the TPU API), the backend decided first (``tpuwizard preflight``). Never
-    raises for the cloud's sake."""
+    """Every check for a launch of ``slice_`` in ``zone`` (None, None: the project's checks
+    alone, on the TPU API), the backend decided first (``tpuwizard preflight``). Never raises
+    for the cloud's sake."""
     from tpuwizard.session.backend import decide_backend
 
     choice: BackendChoice | None = None
     try:
         reading = None
-        if accelerator is not None and zone is not None:
+        if slice_ is not None and zone is not None:
             choice, reading = decide_with_quota(
-                session, accelerator, zone, route, asked, compute_ok, at_once
+                session, slice_, zone, route, asked, compute_ok, at_once
             )
         elif asked != AUTO:
-            choice = None if accelerator is None else decide_backend(accelerator, route, asked)
+            choice = None if slice_ is None else decide_backend(slice_, route, asked)
     except BadInput:
         raise
     except Exception as err:  # no preflight could be made: say why, stop nothing
         return PreflightResult(choice, [_not_made(err)])
     backend = choice.backend if choice else (Backend(asked) if asked != AUTO else TPU_API)
     made = reading.check if reading is not None and backend == COMPUTE else None
+    name = slice_.name if slice_ is not None else None
     ask = PreflightAsk(
-        session.project or "", accelerator, zone, route, backend, internal_ips, transport, at_once
+        session.project or "", name, zone, route, backend, internal_ips, transport, at_once
     )
     return PreflightResult(choice, checks(session, ask, made))
 

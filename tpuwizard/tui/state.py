@@ -152,7 +152,7 @@ class WizardState:
         from tpuwizard.core.launch.plan.answers import LaunchAnswers
 
         answers = LaunchAnswers(
-            accelerator=self.accelerator,
+            accelerator=self.slice,  # Capacity's answer, parsed once per answer
             zone=self.zone or "",
             project=self.project or "",
             route=Route(self.route),

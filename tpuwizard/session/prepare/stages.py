@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -115,7 +116,7 @@ def _read_quota(session: PreparesLaunches, plan: LaunchPlan, at_once: int) -> Qu
     from tpuwizard.session.preflight import compute_quota
 
     try:
-        return compute_quota(session, plan.accelerator, plan.zone, plan.route, at_once)
+        return compute_quota(session, plan.slice, plan.zone, plan.route, at_once)
     except BadInput:
         raise
     except Exception:
@@ -150,8 +151,16 @@ class Pipeline:
 
     def run_stages(self, stages: tuple[Stage, ...] = tuple(Stage)) -> Outcome:
         """Each stage in turn, to the first that does not go on."""
+        steps: dict[Stage, Callable[[], Outcome]] = {
+            Stage.BACKEND: self.stage_backend,
+            Stage.DEFAULTS: self.stage_defaults,
+            Stage.PROBLEMS: self.stage_problems,
+            Stage.PREFLIGHT: self.stage_preflight,
+            Stage.WATCHDOG: self.stage_watchdog,
+            Stage.KEEP: self.stage_keep,
+        }
         for stage in stages:
-            outcome: Outcome = getattr(self, f"stage_{stage.value}")()
+            outcome = steps[stage]()
             if not isinstance(outcome, GoOn):
                 return outcome
         return GO
@@ -175,7 +184,7 @@ class Pipeline:
 
         a = self.answers
         try:
-            refuse_early(a.accelerator, a.backend, a.route, a.via)  # the course's words first
+            refuse_early(a.accelerator.name, a.backend, a.route, a.via)  # the course's words
             self.choice = decide_backend(a.accelerator, a.route, a.backend)
         except BadInput as err:
             return Refusal(Stage.BACKEND, _said(err))
@@ -200,7 +209,8 @@ class Pipeline:
                 Stage.DEFAULTS,
                 (
                     "No zone: give --zone or --zones (tpuwizard zones --accelerator "
-                    f"{a.accelerator} lists them) or run `gcloud config set compute/zone ZONE`.",
+                    f"{a.accelerator.name} lists them) or run "
+                    "`gcloud config set compute/zone ZONE`.",
                 ),
             )
         watchdog = a.watchdog
@@ -290,7 +300,7 @@ class Pipeline:
         plan = self.plan
         assert plan is not None
         self.quota, self.pending = reading, False
-        self.choice = by_quota(plan.accelerator, plan.zone, plan.route, reading, at_once)
+        self.choice = by_quota(self.answers.accelerator, plan.zone, plan.route, reading, at_once)
         self.plan = on_backend(plan, self.choice.backend)
         if self.plan is not plan and (found := self.plan.problems()):
             return Refusal(Stage.PREFLIGHT, tuple(found))

@@ -1,7 +1,8 @@
 """LaunchAnswers: what a person asked for one launch, and nothing found.
 
 Each front end builds one from its own input (the CLI's options, the wizard's state, plain mode's
-questions), with the words already parsed into enums. What the pipeline finds on the way (the
+questions), with the words already parsed into enums and the accelerator's name into its
+``Slice``, once, at that edge. What the pipeline finds on the way (the
 backend ``auto`` becomes, the watchdog check's answer, OS Login) is not here: the session's
 pipeline before create finds it (``Session.prepare``, which makes a ``CheckedPlan``), so a
 misspelt answer is mypy's to catch.
@@ -15,6 +16,7 @@ from pathlib import Path
 from tpuwizard.core.cloud.backends import Backend, Transport, Via
 from tpuwizard.core.launch.plan.packages import PackageSpec
 from tpuwizard.core.launch.plan.resume_rules import DEFAULT_CHECKPOINT_EVERY_S, DEFAULT_MAX_RESTARTS
+from tpuwizard.core.plan.catalog import Slice
 from tpuwizard.core.routes import Route
 
 
@@ -23,7 +25,7 @@ class LaunchAnswers:
     """One launch as asked. ``backend`` may be ``AUTO``; ``project`` "" is the session's;
     ``watchdog`` None leaves it to the route's default."""
 
-    accelerator: str
+    accelerator: Slice  # parsed once, where the front end read the name
     zone: str = ""
     project: str = ""
     route: Route = Route.VM

@@ -341,7 +341,8 @@ def plan_for_run(
     CheckedPlan's, not the plan's."""
     planned = {f.name for f in fields(LaunchPlan)}
     asked = {f.name: getattr(answers, f.name) for f in fields(answers) if f.name in planned}
-    asked.update(backend=backend, watchdog=bool(answers.watchdog))
+    asked.update(accelerator=answers.accelerator.name, backend=backend)
+    asked.update(watchdog=bool(answers.watchdog))
     return LaunchPlan(run_id=run_id, run_dir=run_dir, **asked)
 
 
