@@ -13,7 +13,10 @@ its core modules come from this checkout (PYTHONPATH), and nothing here opens a 
    step time side by side;
 5. JAX's persistent compilation cache: the same 24-layer MLP gradient compiled in two processes
    over one ``JAX_COMPILATION_CACHE_DIR``, both times reported;
-6. the tests under tests/tpu/, run as plain scripts (pytest is not needed).
+6. the tests under tests/tpu/, run as plain scripts (pytest is not needed);
+7. the launcher every worker's script and verifier start through (``verify/tpu_launch.py``): the
+   verifier through it, and the stall guard's stack: a script that holds the chip and then hangs
+   is asked for its Python stack by SIGUSR1, as the guard asks a stalled worker.
 
 Without a TPU it says so in the JSON and exits 1, unless ``--allow-cpu`` (a practice run of every
 step on CPU devices, labelled so; what a TPU alone can show is skipped).
@@ -25,6 +28,7 @@ import argparse
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import tempfile
@@ -249,6 +253,79 @@ def check_compile_cache(layers: int, width: int, threshold: float) -> dict[str, 
     return said
 
 
+# A script that takes the chip, says so, then hangs as a stalled worker would.
+HANGING_SCRIPT = """
+import time, jax, jax.numpy as jnp
+print("HOLDING", float(jnp.ones((512, 512)).sum()), jax.devices()[0].platform, flush=True)
+def waiting_forever():
+    while True:
+        time.sleep(1)
+waiting_forever()
+"""
+
+
+def check_launcher(platform_name: str, out: Path) -> dict[str, Any]:
+    """The verifier started through the launcher, then a hanging script's stack on SIGUSR1."""
+    job = Path(tempfile.mkdtemp(prefix="launcher-job-"))
+    env = {"TPUWIZARD_JOB_DIR": str(job)}  # absolute: the launcher joins it to the home
+    receipt = out / "launcher-receipt.json"
+    verified = run(
+        [
+            sys.executable,
+            "-u",
+            "verify/tpu_launch.py",
+            "verify/tpu_verify.py",
+            "--expect",
+            platform_name,
+            "--receipt",
+            str(receipt),
+        ],
+        env=env,
+        timeout=300,
+    )
+    said: dict[str, Any] = {
+        "verifier_code": verified["code"],
+        "verifier_seconds": verified["seconds"],
+    }
+    if receipt.exists():
+        said["verifier_ok"] = json.loads(receipt.read_text()).get("ok")
+    script = job / "hanging.py"
+    script.write_text(HANGING_SCRIPT)
+    proc = subprocess.Popen(
+        [sys.executable, "-u", "verify/tpu_launch.py", str(script)],
+        cwd=REPO,
+        env={**os.environ, **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert proc.stdout is not None
+    holding = ""  # read until the chip is held, or the script died (libtpu's warnings first)
+    while not holding.startswith("HOLDING"):
+        holding = proc.stdout.readline()
+        if not holding:
+            break
+    said["holding"] = holding.strip()
+    stack_file, stack = job / "stack", ""
+    if holding.startswith("HOLDING"):
+        proc.send_signal(signal.SIGUSR1)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and "waiting_forever" not in stack:
+            stack = stack_file.read_text() if stack_file.exists() else ""
+            time.sleep(0.2)
+    said["stack_alive_after"] = proc.poll() is None  # faulthandler dumps; it does not kill
+    proc.kill()
+    proc.wait(timeout=60)
+    said["stack_lines"] = stack.strip().splitlines()[-8:]
+    said["ok"] = (
+        verified["code"] == 0
+        and said.get("verifier_ok") is True
+        and "waiting_forever" in stack
+        and said["stack_alive_after"]
+    )
+    return said
+
+
 def check_tpu_tests() -> dict[str, Any]:
     results: dict[str, Any] = {}
     for test in sorted((REPO / "tests" / "tpu").glob("test_*.py")):
@@ -361,6 +438,10 @@ def main() -> int:
             args.cache_layers, args.cache_width, args.cache_threshold
         )
         steps["compile_cache"] = bool(report["compile_cache"].get("hit"))
+        write(report, out)
+    if "launcher" not in args.skip:
+        report["launcher"] = check_launcher(str(platform_name), out)
+        steps["launcher"] = bool(report["launcher"]["ok"])
         write(report, out)
     if "tpu-tests" not in args.skip and on_tpu:
         report["tpu_tests"] = check_tpu_tests()

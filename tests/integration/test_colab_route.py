@@ -4,6 +4,7 @@ call, and each fault its diagnosis and exit code. Every runtime here is this com
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -60,6 +61,15 @@ def test_practice_runs_the_script_through_a_named_session_and_brings_everything_
     assert "devices: 1 cpu" in (run_dir / "output.txt").read_text()
     assert (run_dir / "files" / "result.txt").read_text() == "done"
     assert sorted(p.name for p in (run_dir / "files").rglob("*")) == ["result.txt"]
+    # The same kind of summary and outcome.json a TPU route's launch ends with (issue 49).
+    said = " ".join(err.split())
+    assert f"Summary of {session} (v5e1 in Colab, practice)" in said
+    assert "Checks: 7 of 7 PASS" in said and "Your script: exit 0." in said
+    assert f"Session {session} stopped: colab sessions no longer lists it." in said
+    outcome = json.loads((run_dir / "outcome.json").read_text())
+    assert outcome["route"] == "colab" and outcome["exit_code"] == 0 and outcome["ok"]
+    assert (outcome["checks_passed"], outcome["checks"], outcome["script_exit_code"]) == (7, 7, 0)
+    assert outcome["verified_gone"] == [session] and outcome["still_existing"] == []
     made = [c for c in calls(practice_home(tmp_path)) if c[0] != "status"]  # its probes
     assert [c[0] for c in made] == [
         "version", "new", "sessions", "upload", "exec", "download", "download",

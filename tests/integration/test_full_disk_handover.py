@@ -139,7 +139,8 @@ def assert_kept_and_said(tmp_path, home, code, events, err, extra) -> str:
     assert (held["name"], held["op"]) == (name, "kept")
     assert held["reason"] == os.strerror(errno.EFBIG)  # "File too large"
     assert held["kept_in"] and Path(held["kept_in"]) in held_files(tmp_path)
-    assert f"Kept {name} in {ZONE} on purpose: it keeps billing" in err
+    # Practice: it runs, not billed (a real run's words say it keeps billing).
+    assert f"Kept {name} in {ZONE} on purpose: it keeps running until you delete it" in err
     assert "Its watchdog deletes it at" in err  # its deadline
     assert f"could not record that {name} is kept" in err and held["kept_in"] in err
     assert "Nothing was created" not in err and "Nothing is billing" not in err
@@ -168,7 +169,7 @@ def test_launch_keep_on_a_full_disk_keeps_the_node_and_says_it_bills(tmp_path, h
     name = assert_kept_and_said(tmp_path, home, code, events, err, disk)
     (finished,) = of(events, "finished")
     assert finished["exit_code"] == 4 and finished["remaining"] == [name]
-    assert f"STILL BILLING: {name}." in err and "Exit code 4" in err
+    assert f"STILL RUNNING (practice: not billed): {name}." in err and "Exit code 4" in err
 
 
 def test_up_on_a_full_disk_keeps_the_node_and_says_it_bills(tmp_path, home, disk):

@@ -117,7 +117,9 @@ def test_ctrl_c_stops_the_script_on_every_worker_and_keeps_the_node(tmp_path, ho
     assert proc.wait(timeout=60) == 130
     said = proc.stderr.read()  # type: ignore[union-attr]
     assert "stopping your script (the node stays)" in said
-    assert "Done (exit 130). Run folder: " in said and f"billing: {kept['name']}" in said
+    # Still running, kept (practice: not billed).
+    assert "Done (exit 130). Run folder: " in said
+    assert f"Still running (practice: not billed): {kept['name']}" in said
     node = cloud_of(home).get_node(ZONE, kept["name"])
     assert node is not None and node.state == "READY"  # the node stays
     for exit_file in home.glob("sandbox/workers/*/*/*/w*/.tpuwizard/jobs/run-*/exit"):

@@ -52,6 +52,21 @@ def test_practice_pushes_follows_downloads_and_checks_the_receipt(tmp_path, proj
     assert (run_dir / "receipt.json").is_file() and (run_dir / "kernel.log").is_file()
     assert "devices: 8 cpu" in (run_dir / "output.txt").read_text()
     assert (run_dir / "files" / "result.txt").read_text() == "done"
+    # The same kind of summary and outcome.json a TPU route's launch ends with (issue 49): the
+    # checks, the script's exit, the kernel kept as the run's record; never "nothing was
+    # created" (on Kaggle the kernel stays in the account).
+    said = " ".join(err.split())
+    assert f"Summary of {planned['kernel']} (TpuV5E8 in Kaggle, practice)" in said
+    assert "Checks: 7 of 7 PASS" in said and "Your script: exit 0." in said
+    assert f"Kernel {planned['kernel']}: kept as this run's record" in said
+    assert "Nothing was created" not in said and "Checks: none ran" not in said
+    outcome = json.loads((run_dir / "outcome.json").read_text())
+    assert outcome["route"] == "kaggle" and outcome["exit_code"] == 0 and outcome["ok"]
+    assert (outcome["checks_passed"], outcome["checks"], outcome["script_exit_code"]) == (7, 7, 0)
+    assert outcome["receipt"] == str(run_dir / "receipt.json") and outcome["receipt_ok"]
+    [left] = outcome["left_in_account"]  # in practice, the stand-in's account, ended with it
+    assert left["name"] == planned["kernel"] and left["delete_command"] is None
+    assert outcome["still_existing"] == [] and outcome["billing"] == []
     # The stand-in ended with the command, and its kernel with it: nothing left for status.
     from tpuwizard.core.kaggle.ledger import KernelLedger
 
@@ -215,6 +230,14 @@ def test_a_stop_while_the_kernel_waits_says_it_was_left_on_kaggle(
     # and the ledger keeps it open.
     [session] = server.sessions.latest.values()
     assert session.state == "QUEUED" and not session.ended.is_set()
+    # Its run folder says so too: stopped by the signal, the kernel left in the account with
+    # the command that deletes it.
+    [planned] = named(events, "kernel_planned")
+    outcome = json.loads((project / "runs" / planned["run_id"] / "outcome.json").read_text())
+    assert outcome["stopped_by"] == signal.Signals(stop).name
+    assert outcome["exit_code"] == 128 + stop and not outcome["ok"]
+    assert outcome["still_existing"] == [left["kernel"]]
+    assert outcome["left_in_account"][0]["delete_command"] == f"tpuwizard teardown {left['kernel']}"
     from tpuwizard.core.kaggle.ledger import KernelLedger
 
     ledger = KernelLedger(Path(clean_env()["TPUWIZARD_HOME"]) / "kaggle-ledger.jsonl")

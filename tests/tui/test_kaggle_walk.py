@@ -4,11 +4,13 @@ their own screen, then the Summary with the receipt's verdict."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from textual.widgets import Input
 
-from tests.tui.pilot_helpers import next_step, on_screen, press, until
+from tests.tui.pilot_helpers import next_step, on_screen, press, until, walk_to_review
 from tests.waiting import wait_until_async
 from tpuwizard.session.free.kaggle import PRACTICE_ENV
 from tpuwizard.tui.app import WizardApp
@@ -75,8 +77,18 @@ async def test_run_it_on_kaggle_for_me_streams_the_run_and_ends_on_the_summary(
         assert Path(summary.receipt.path).is_file()
         run_dir = Path(summary.receipt.path).parent
         assert run_dir.parent == tmp_path / "runs" and (run_dir / "output.txt").is_file()
+        outcome = json.loads((run_dir / "outcome.json").read_text())  # the screen's facts
+        assert (outcome["route"], outcome["exit_code"], outcome["checks_passed"]) == (
+            "kaggle",
+            0,
+            7,
+        )
         await press(pilot, "#again")
         await on_screen(pilot, "RouteScreen", 30)
+        # A TPU launch next: Review's optional script is its own, not the one run on Kaggle.
+        app.screen.query_one(RouteCards).choose("vm")
+        await walk_to_review(pilot)
+        assert app.screen.query_one("#script", Input).value == ""
     import os
 
     assert "HTTP_PROXY" not in os.environ  # the wizard's Google sandbox is reached directly

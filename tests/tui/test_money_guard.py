@@ -143,7 +143,7 @@ def drawn_meter_seconds(app) -> str:
     """The seconds the meter shows as drawn on the terminal (not as the bar would render now)."""
     svg = app.export_screenshot().replace("&#160;", " ")
     drawn = " ".join(re.findall(r">([^<>]*)</text>", svg))
-    found = re.search(r"BILLING forgotten (\d+)s", drawn)
+    found = re.search(r"RUNNING forgotten (\d+)s", drawn)  # practice: running, not billed
     return found.group(1) if found else ""
 
 
@@ -176,10 +176,12 @@ async def test_leftovers_left_running_still_show_as_billing(tmp_path, home):
         await on_screen(pilot, "LeftoversScreen", 30)
         await press(pilot, "#leave")
         await on_screen(pilot, "RouteScreen", 30)
-        await until(pilot, lambda: "BILLING forgotten" in status_text(app), 30, "the meter")
+        await until(pilot, lambda: "RUNNING forgotten" in status_text(app), 30, "the meter")
         await pilot.press("ctrl+q")
         await on_screen(pilot, "QuitGuard")  # it still bills: quitting says so
-        assert "they keep billing" in str(app.screen.query_one("#guard-text").render())
+        assert "they keep running (practice: not billed)" in str(
+            app.screen.query_one("#guard-text").render()
+        )
         await press(pilot, "#keep")  # already left on purpose: no name to type
         await until(pilot, lambda: not app.is_running, 30, "the exit")
     assert "forgotten" in {n.rsplit("/", 1)[-1] for n in sandbox_nodes(home)}
@@ -210,7 +212,7 @@ async def test_first_step_shows_while_leftovers_are_looked_for_and_the_dialog_fo
         await on_screen(pilot, "LeftoversScreen", 30)
         await press(pilot, "#leave")
         await on_screen(pilot, "RouteScreen", 30)  # the step the user was on, as it was
-        await until(pilot, lambda: "BILLING forgotten" in status_text(app), 30, "the meter")
+        await until(pilot, lambda: "RUNNING forgotten" in status_text(app), 30, "the meter")
 
 
 @pytest.mark.rotating("kept-node-e2e")

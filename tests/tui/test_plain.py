@@ -206,6 +206,10 @@ def test_plain_spot_asks_resume_after_preemption_into_the_same_plan_field(tmp_pa
         + "../x\r"  # refused by the plan's own rule: asked again
         + back
         + "ckpt\r"
+        + "n"  # Autocheckpoint: offered (a TPU-API v5e spot run that resumes), answered no
+        + "-1\r"  # the stall guard's minutes: refused by the plan's own rule, asked again
+        + "\x7f" * 2
+        + "30\r"
         + "optax jax\r"  # packages: jax is tpuwizard's own, refused as typed and asked again
         + "\x7f" * 4
         + "\r"
@@ -217,6 +221,22 @@ def test_plain_spot_asks_resume_after_preemption_into_the_same_plan_field(tmp_pa
     (plan,) = planned
     assert plan.route == "spot" and plan.checkpoints == "ckpt" and plan.problems() == []
     assert [spec.text for spec in plan.packages] == ["optax"]
+    assert plan.autocheckpoint is False and not plan.autocheckpoint_on
+    assert plan.stall_timeout_minutes == 30
+
+
+def test_plain_checks_the_stall_guard_minutes_in_its_own_words():
+    from tpuwizard.core.errors import BadInput
+    from tpuwizard.plain.prompt import stall_check
+
+    stall_check("0")  # off
+    stall_check("90")
+    for typed in ("-1", "nan", "soon"):
+        with pytest.raises(BadInput) as refused:
+            stall_check(typed)
+        assert "minutes" in str(refused.value) and "--" not in str(refused.value)
+    with pytest.raises(BadInput, match="the Stall guard question"):
+        stall_check("-1")
 
 
 def test_plain_checks_the_checkpoints_folder_in_its_own_words():
@@ -250,12 +270,12 @@ def test_plain_says_the_folder_it_sends_and_asks_with_no_first_above_50_mb(
         "\r" * 5  # budget, chips, length, billing, TPU VM on demand
         + "\r" * 8  # size, 48 GiB, slice, zone, name, deadline, watchdog, deeper checks
         + f"{folder / 'train.py'}\r"
-        + "\r" * 3  # nothing to copy back, no packages, the default JAX
+        + "\r" * 4  # nothing to copy back, the stall guard's default, no packages, the JAX
         + answer
     )
     code, lines = run_plain(tmp_path, keys, then_close=True)
     text = "\n".join(lines)
-    assert "Your script's folder: 2 files, 60 MB sent to each worker. That is over 50 MB" in text
+    assert "Your script's folder: 2 files, 60 MB, sent to each worker. That is over 50 MB" in text
     assert "Never sent (keys, credentials, .env files): .env." in text
     assert bool(planned) == created, text
     if not created:

@@ -16,6 +16,7 @@ def test_plain_names_output_txt_when_tpu_report_txt_is_to_be_copied_back(tmp_pat
         + "\r" * 8  # size, 48 GiB, slice, zone, name, deadline, watchdog, deeper checks
         + f"{script}\r"
         + "tpu-report.txt\r"
+        + "\r"  # the stall guard's default minutes
         + "\r"  # no packages to add
         + "\r"  # the default JAX
         + "\r"  # create
@@ -42,6 +43,7 @@ def test_plain_asks_the_workers_jax_with_the_script_and_refuses_one_outside_the_
         + "\r" * 8  # size, 48 GiB, slice, zone, name, deadline, watchdog, deeper checks
         + f"{script}\r"
         + "\r"  # nothing to copy back
+        + "\r"  # the stall guard's default minutes
         + "\r"  # no packages to add
         + "0.13\r"  # not in the table: refused, asked again
         + "\x7f" * 4  # erased

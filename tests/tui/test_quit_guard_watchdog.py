@@ -42,8 +42,11 @@ async def test_an_armed_watchdog_is_named_with_its_deadline():
     at = time.strftime("%H:%M", time.localtime(NOW + 7200))
     words = await guard_words(armed=True)
     assert f"until its watchdog deletes it at {at}, even if this laptop sleeps" in words
+    assert "it runs until you delete it" in words and "bills" not in words  # practice
 
 
 async def test_without_a_watchdog_only_a_delete_ends_it():
     words = await guard_words(armed=False)
-    assert "it bills until you delete it." in words and "watchdog" not in words
+    # A practice walk (billing_state's): it runs, and is not billed.
+    assert "it runs until you delete it (practice: not billed)." in words
+    assert "watchdog" not in words

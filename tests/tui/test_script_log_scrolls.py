@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from textual import events
 
+from tests.tui.pilot_helpers import until
 from tests.tui.test_snapshots import Harness
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.tui.screens.run import ScriptScreen
@@ -25,10 +26,11 @@ async def test_the_script_log_scrolls_back_and_stays_there(size):
         for i in range(200):
             app.screen.show(ev.ScriptLine(0, f"line {i}"))
         app.screen.show(ev.ScriptDone(1, True, 3000.0))  # the rerun choices mount below it
-        await pilot.pause()
+        # Settled first: the choices mounted and focused, the log laid out at its newest line.
+        await until(pilot, lambda: app.focused is not None and app.focused.id == "run-again")
         log = app.screen.query_one(FollowLog)
+        await until(pilot, lambda: log.max_scroll_y > 0 and log.scroll_y == log.max_scroll_y)
         end = log.scroll_y
-        assert end == log.max_scroll_y > 0  # the newest line in sight
         x, y = log.region.x + 5, log.region.y + 3
         assert app.screen.get_widget_at(x, y)[0] is log
         for _ in range(3):

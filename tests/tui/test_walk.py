@@ -54,7 +54,9 @@ async def test_whole_walk_from_route_to_verified_teardown(tmp_path, home):
         assert "Checks: " in summary and "FAIL" not in summary
         assert "PASS contract" in summary
         assert receipt["receipt_sha256"] in summary and app.state.receipt_path in summary
-        assert "Cost: about $" in summary and "verified gone" in summary
+        # Practice: nothing billed, and what Google would have charged.
+        assert "Cost: nothing billed (practice); on Google about $" in summary
+        assert "verified gone" in summary
         # The course's last step, the empty list, on the Teardown step and the Summary.
         empty = "The TPU list of us-central1-a now: empty. No TPU, yours or anyone's, is there."
         assert empty in " ".join(summary.split())

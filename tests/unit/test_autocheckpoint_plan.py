@@ -39,6 +39,30 @@ def test_autocheckpoint_is_on_by_default_only_where_google_offers_it(fields, on)
     assert plan(**fields).autocheckpoint_on is on
 
 
+def test_the_front_ends_offer_it_by_the_plans_one_rule():
+    """What the wizard (LaunchPlan.autocheckpoint_offered) and plain mode
+    (autocheckpoint_serves) offer is the rule the CLI refuses --autocheckpoint by."""
+    from tpuwizard.core.cloud.backends import Backend
+    from tpuwizard.core.launch.plan.launch_plan import autocheckpoint_serves
+    from tpuwizard.core.plan.catalog import parse_accelerator
+
+    assert plan().autocheckpoint_offered and plan(autocheckpoint=False).autocheckpoint_offered
+    assert not plan(checkpoints=None).autocheckpoint_offered  # nothing to save into
+    for name in ("v2-8", "v3-8", "v4-8", "v5litepod-1"):
+        assert autocheckpoint_serves(parse_accelerator(name), Backend.TPU_API), name
+    for name in ("v5p-8", "v6e-4"):
+        assert not autocheckpoint_serves(parse_accelerator(name), Backend.TPU_API), name
+    assert not autocheckpoint_serves(parse_accelerator("v5litepod-1"), Backend.COMPUTE)
+    assert not autocheckpoint_serves(None, Backend.TPU_API)
+    for fields in ({}, {"accelerator": "v6e-4", "zone": "us-east5-b"}, {"backend": "compute"}):
+        offered = plan(**fields).autocheckpoint_offered
+        refused = any(
+            "--autocheckpoint is for" in str(p)
+            for p in plan(**fields, autocheckpoint=True).problems()
+        )
+        assert offered is not refused, fields
+
+
 def test_asking_for_it_where_it_cannot_be_is_refused_saying_why():
     said = " ".join(str(p) for p in plan(accelerator="v6e-4", autocheckpoint=True).problems())
     assert "--autocheckpoint is for TPU-API nodes of v2, v3, v4 and v5e only" in said

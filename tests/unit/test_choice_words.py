@@ -229,6 +229,7 @@ def test_a_failed_launchs_json_lines_keep_their_keys_and_order():
         "diagnosis": diagnosis,
         "zone": "us-central1-a",
         "seen": True,  # it was seen to exist (False: its create's answer was lost)
+        "practice": False,  # a real launch's: its words say it may still bill
     }
     assert json.dumps(json_event(ev.TeardownFailed("n", "node", d, "us-central1-a"))) == json.dumps(
         torn

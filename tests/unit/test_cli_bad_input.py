@@ -247,6 +247,16 @@ def test_run_checkpoints_outside_the_scripts_folder_is_refused_before_the_node(
     assert "give a folder inside the script's folder" in stderr
 
 
+@pytest.mark.parametrize("value", ["-1", "nan", "inf", "soon", "20000"])
+@pytest.mark.parametrize("command", ["launch", "run"])
+def test_a_bad_stall_timeout_is_refused_before_anything_is_made(home, here, command, value):
+    """The stall guard's minutes (issue 47): 0 or more, a number, at most a week."""
+    args = [*LAUNCH, "--script", "train.py"] if command == "launch" else ["run", "--sandbox"]
+    tail = [] if command == "launch" else ["train.py"]
+    stderr = refused(home, *args, "--stall-timeout", value, *tail)
+    assert "--stall-timeout" in stderr and "minutes" in stderr, stderr
+
+
 @pytest.mark.parametrize("command", ["launch", "up"])
 def test_an_accelerator_that_is_no_tpu_type_is_refused_where_the_option_is_read(
     home, here, command, monkeypatch

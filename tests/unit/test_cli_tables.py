@@ -107,7 +107,7 @@ def test_status_at_80_columns_keeps_names_states_and_money(monkeypatch, capsys):
             "compute",
             "stopped by Google",
             "WAITING_FOR_RESOURCES",
-            "not billing yet",
+            "not running yet",  # practice: nothing bills
             "v5litepod-16",
             "asia-northeast1-b",
             "$1,234.50",

@@ -35,6 +35,7 @@ from tpuwizard.core.errors import (
     RemoteError,
     ScriptFailed,
     SliceIncomplete,
+    StalledIn,
     Unreachable,
     VersionMismatch,
     WaitTimedOut,
@@ -42,6 +43,13 @@ from tpuwizard.core.errors import (
 )
 from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.core.untrusted import NotASmallFile
+
+# A stall's last step names the front end's own control for the stall guard's minutes.
+QUIET_ON_PURPOSE = phrase(
+    "A script that is quiet on purpose for longer (a long first compile without output): "
+    "raise {0}, or 0 to turn the guard off.",
+    Choice("stall_timeout"),
+)
 
 CASES = [
     (
@@ -1253,11 +1261,41 @@ CASES = [
                 "w3: no output",
                 "Every frame of each stack is at the end of the run's output.txt.",
                 "A stack in jax.distributed.initialize() waits for a worker that never joined.",
+                QUIET_ON_PURPOSE,
+            ],
+            [],
+        ),
+    ),
+    (
+        None,
+        Context(
+            project="my-proj",
+            zone="us-central1-a",
+            accelerator="v5litepod-4",
+            account="me@example.com",
+            name="tpu-a",
+            route="vm",
+        ),
+        WorkersStalled([0], "report", ["w0 printed nothing"], StalledIn.VERIFIER),
+        Diagnosis(
+            "workers_stalled",
+            "The verifier stalled",
+            (
+                "The verifier stalled before your script started: the stall guard ended the "
+                "run: w0 printed nothing and its processes used no CPU time for the stall "
+                "timeout, so the slice could only wait (and bill) until its deadline. A "
+                "launch deletes its node; a kept node is kept."
+            ),
+            [
+                "w0 printed nothing",
+                "Every frame of each stack is in the run's verifier-stall.txt.",
                 (
-                    "A script that is quiet on purpose for longer (a long first "
-                    "compile without output): raise --stall-timeout MINUTES, or 0 to "
-                    "turn the guard off."
+                    "The verifier is tpuwizard's own short program: a hang there is the "
+                    "worker's (a stuck import, a dead host) or the join's, not your script's. "
+                    "Launch again for new VMs."
                 ),
+                "A stack in jax.distributed.initialize() waits for a worker that never joined.",
+                QUIET_ON_PURPOSE,
             ],
             [],
         ),

@@ -73,11 +73,13 @@ def test_a_keep_the_disk_refuses_keeps_the_node_says_it_bills_and_exits_4(tmp_pa
     (finished,) = of(events, ev.Finished)
     assert code == finished.exit_code == EXIT_TEARDOWN and finished.remaining == ["tpu-a"]
     said = "\n".join(line for e in events for line in describe(e))
-    assert "Kept tpu-a in us-central1-a on purpose: it keeps billing" in said
+    # A practice runtime: the words say it runs, not billed (practice bills nothing).
+    assert "Kept tpu-a in us-central1-a on purpose: it keeps running until you delete it" in said
+    assert "(practice: not billed; on Google" in said
     assert "could not record that tpu-a is kept (No space left on device)" in said
     assert held.kept_in in said
     text = "\n".join(summary_lines(summary))
-    assert "STILL BILLING: tpu-a." in text and "Exit code 4" in text
+    assert "STILL RUNNING (practice: not billed): tpu-a." in text and "Exit code 4" in text
     assert "Nothing was created" not in text and "Nothing is billing" not in text
     assert f"  The ledger {ledger.path} could not record that tpu-a is kept" in text
     # The next command reads the kept record from where it is held.
@@ -148,7 +150,8 @@ def test_a_launch_that_dies_in_its_ending_says_what_the_cloud_still_lists(tmp_pa
     assert (ZONE, "tpu-a") in cloud.nodes
     assert finished.remaining == ["tpu-a"] and finished.exit_code == EXIT_TEARDOWN
     text = "\n".join(summary_lines(handle.summary))
-    assert "Nothing was created" not in text and "STILL BILLING: tpu-a." in text
+    still = "STILL RUNNING (practice: not billed): tpu-a."  # a practice runtime
+    assert "Nothing was created" not in text and still in text
     assert RUN in finished.run_dir
 
 

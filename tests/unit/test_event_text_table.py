@@ -62,7 +62,7 @@ CASES = [
                 "[practice] Creating tpuwizard-r1: v5litepod-4 (4 chips) in "
                 "us-central1-a, route vm, about $4.80/h (estimate), deadline 2.5 min, "
                 "budget $3.00 for every attempt together. Run r1. Your script's "
-                "folder: 3 files, 2 kB sent to each worker."
+                "folder: 3 files, 2 kB, sent to each worker."
             ),
         ],
     ),
@@ -73,7 +73,7 @@ CASES = [
             (
                 "[practice] Creating tpuwizard-r1: v5litepod-4 (4 chips) in "
                 "us-central1-a, route vm, about $4.80/h (estimate), deadline 120 min. "
-                "Run r1. Your script's folder: 12 files, 5 MB sent to each worker."
+                "Run r1. Your script's folder: 12 files, 5 MB, sent to each worker."
             ),
             "  Never sent (keys, credentials, .env files): .env, key.json.",
             "  Left out by .tpuwizardignore: 2 entries.",
@@ -564,13 +564,27 @@ CASES = [
     (
         "cli",
         ev.FolderSynced(
-            ["a.py", "b.py"], ["old.py"], 4096, 2, 1.234, ["rsync", "tar: no rsync on worker 1"]
+            ["a.py", "b.py"],
+            ["old.py"],
+            4096,
+            2,
+            1.234,
+            ["rsync", "tar: no rsync on worker 1"],
+            3000,
         ),
         [
             (
-                "copied 2 changed file(s), 4.1 kB, removed 1 to 2 workers in 1.23 s "
-                "(rsync; tar: no rsync on worker 1)"
+                "copied 2 changed file(s), 3 kB (4.1 kB sent), removed 1 to 2 workers in "
+                "1.23 s (rsync; tar: no rsync on worker 1)"
             ),
+        ],
+    ),
+    (
+        "cli",
+        ev.FolderSynced(["a.py"], [], 51_200, 1, 0.5, ["tar: a first copy"], 34_400),
+        [
+            "copied 1 changed file(s), 34.4 kB (51.2 kB sent as a tar) to 1 worker in 0.50 s "
+            "(tar: a first copy)",
         ],
     ),
     (
@@ -615,7 +629,7 @@ CASES = [
         "cli",
         ev.FolderProgress(1, 5_000_000, 20_000_000, 2),
         [
-            "[w1] copying the folder: 5 MB of 20 MB (25%)",
+            "[w1] copying the folder: 5 MB of its 20 MB tar (25%)",
         ],
     ),
     (
@@ -639,6 +653,17 @@ CASES = [
             (
                 "Verified gone: tpu-a in us-central1-a. Nothing of this launch is "
                 "billing. It billed 12 s: about $0.02 (estimate)."
+            ),
+        ],
+    ),
+    (
+        "cli",  # practice bills nothing: it ran, and what Google would have charged
+        ev.TeardownVerified("tpu-a", "node", 12.0, 0.02, "us-central1-a", practice=True),
+        [
+            (
+                "Verified gone: tpu-a in us-central1-a. Nothing of this launch is "
+                "billing. It ran 12 s: nothing billed (practice); on Google about $0.02 "
+                "(estimate)."
             ),
         ],
     ),
@@ -968,6 +993,32 @@ CASES = [
             (
                 "Done (exit 1). Run folder: runs/r1. Still running and billing: "
                 "tpuwizard-k. May exist (never seen): tpuwizard-r1-qr."
+            ),
+        ],
+    ),
+    (
+        "cli",  # practice: the same node runs, and is not billed
+        ev.Finished(False, 1, "runs/r1", None, ["tpuwizard-k"], practice=True),
+        [
+            "Done (exit 1). Run folder: runs/r1. Still running (practice: not billed): "
+            "tpuwizard-k.",
+        ],
+    ),
+    (
+        "cli",
+        ev.Kept(
+            "tpuwizard-k",
+            "us-central1-a",
+            "tpuwizard down --sandbox tpuwizard-k",
+            4.8,
+            practice=True,
+        ),
+        [
+            (
+                "Kept tpuwizard-k in us-central1-a on purpose: it keeps running until you "
+                "delete it (practice: not billed; on Google about $4.80/h, estimate): "
+                "tpuwizard down --sandbox tpuwizard-k. No watchdog guards it: only a teardown "
+                "ends it."
             ),
         ],
     ),

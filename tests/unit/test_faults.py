@@ -220,6 +220,48 @@ def test_worker_stall_suspends_that_worker_script_job_once_it_starts(tmp_path):
             proc.wait()
 
 
+def test_verify_stall_suspends_that_worker_verifier_job_and_leaves_its_script(tmp_path):
+    """verify_stall=0: worker 0's verifier job (verify-*) is stopped, its script job is not."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from tests.waiting import wait_until
+    from tpuwizard.sandbox.vms import VirtualMachines
+
+    faults = parse_faults("verify_stall=0")
+    assert faults.verify_stall == 0 and faults.worker_stall is None
+    name = "projects/p/locations/us-central1-a/nodes/n"
+    store = SimpleNamespace(home=tmp_path, data={"nodes": {name: {"_booted": True}}})
+    vms = VirtualMachines(store, faults, None)  # type: ignore[arg-type]
+    procs = {}
+    for job in ("verify-r", "script-r"):
+        folder = vms.worker_home(name, 0) / ".tpuwizard" / "jobs" / job
+        folder.mkdir(parents=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True
+        )
+        procs[job] = proc
+        (folder / "pid").write_text(str(proc.pid))
+
+    def state(proc) -> str:
+        stat = Path(f"/proc/{proc.pid}/stat").read_text()
+        return stat[stat.rindex(")") + 2]
+
+    try:
+        assert vms.stall_worker() is True
+        wait_until(lambda: state(procs["verify-r"]) == "T", timeout=30)
+        assert state(procs["script-r"]) != "T"
+        assert vms.stall_worker() is False  # once
+    finally:
+        for proc in procs.values():
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
 def test_worker_stall_needs_a_worker_number():
     with pytest.raises(BadInput, match="not a number"):
         parse_faults("worker_stall=two")

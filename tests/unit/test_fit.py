@@ -51,6 +51,16 @@ def test_recipes_give_bytes_per_param():
         fit.bytes_per_param("sgd")
 
 
+def test_a_training_state_is_a_size_or_a_count_under_its_recipe():
+    assert fit.training_state("51.5GB", None, "adam-fp32") == fit.TrainingState(51.5e9 / 2**30)
+    from_params = fit.training_state(None, "7B", "adam-fp32")
+    assert from_params == fit.TrainingState(7e9 * 16 / 2**30, 16, "adam-fp32")
+    with pytest.raises(fit.LooksLikeParams):
+        fit.training_state("7B", None, "adam-fp32")  # a size that reads as a count
+    with pytest.raises(BadInput, match="Unknown recipe"):  # said before the count is read
+        fit.training_state(None, "seven", "sgd")
+
+
 # A real TPU v5 lite chip's memory_stats()["bytes_limit"] (tpuwizard issue 45), in GiB.
 V5E_USABLE = 16_909_336_064 / 2**30
 

@@ -98,7 +98,7 @@ def test_what_is_sent_is_said_with_the_plan_and_the_secrets_by_name(tmp_path, ro
         where = "to the Colab runtime"
     size = sum((script.parent / name).stat().st_size for name in SENT)
     text = "\n".join(describe(event))
-    assert f"Your script's folder: 3 files, {size} bytes sent {where}." in text
+    assert f"Your script's folder: 3 files, {size} bytes, sent {where}." in text
     assert "Never sent (keys, credentials, .env files): .kaggle/, .ssh/, .env." in text
     assert "Left out by .tpuwizardignore: 1 entry." in text
     assert list(event.to_dict()["folder"]["secrets"]) == [".kaggle/", ".ssh/", ".env"]

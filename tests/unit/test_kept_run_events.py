@@ -68,6 +68,7 @@ def kept_node(transport: LocalTransport, tmp_path: Path) -> KeptNode:
         ledger=SimpleNamespace(path=tmp_path / "state" / "ledger.jsonl"),
         run_folder=lambda run_id: tmp_path / "runs" / run_id,
         new_run=lambda: new_run(tmp_path / "runs"),
+        practice=True,
     )
     node.nodes = SimpleNamespace(  # type: ignore[assignment]
         session=session, book=HeartbeatBook(tmp_path / "state" / "heartbeats.json")
@@ -230,7 +231,7 @@ def test_run_prints_the_scripts_lines_as_its_result_and_the_rest_on_stderr(
         assert "step 1 []" in err  # the words go to stderr, as launch --json's do
     else:
         assert out.splitlines() == ["step 1 []"]  # only the script's output is the result
-        assert "Done (exit 1)" in err and "Still running and billing: tpu-k" in err
+        assert "Done (exit 1)" in err and "Still running (practice: not billed): tpu-k" in err
 
 
 def test_watch_json_is_one_event_stream_across_its_runs(worker, tmp_path, script, monkeypatch):

@@ -138,7 +138,7 @@ def test_a_summary_without_a_price_says_why_there_is_none():
     cost.use_catalog(BookPrices(BOOK))
     summary = RunSummary()
     summary.apply(
-        ev.Planned("r", "n", "tpu7x-8", "us-central1-c", "vm", "p", 4, 1, None, 60, True, "/r")
+        ev.Planned("r", "n", "tpu7x-8", "us-central1-c", "vm", "p", 4, 1, None, 60, False, "/r")
     )
     summary.gone, summary.billed_s = ["n"], 18.0
     lines = summary_lines(summary)

@@ -215,7 +215,7 @@ def test_the_plan_line_says_how_much_of_the_folder_goes_and_what_stays(tmp_path)
     line, secrets = describe(planned)
     assert line.startswith("[practice] Creating ")
     assert line.endswith(
-        "Your script's folder: 2 files, 60 MB sent to each worker. That is over 50 MB: the "
+        "Your script's folder: 2 files, 60 MB, sent to each worker. That is over 50 MB: the "
         "copy takes a while; a .tpuwizardignore file in the folder leaves data out."
     )
     assert secrets == "  Never sent (keys, credentials, .env files): .ssh/, .env."
@@ -223,4 +223,4 @@ def test_the_plan_line_says_how_much_of_the_folder_goes_and_what_stays(tmp_path)
     events.clear()
     run_launch(plan, make_runtime(tmp_path / "runs", MemoryCloud()), events.append, CancelToken())
     shown = describe(events[0])[0]  # the data left out: the script and the ignore file go
-    assert shown.endswith("Your script's folder: 2 files, 15 bytes sent to each worker.")
+    assert shown.endswith("Your script's folder: 2 files, 15 bytes, sent to each worker.")

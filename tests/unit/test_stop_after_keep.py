@@ -32,7 +32,7 @@ def kept_launch(tmp_path, keep: bool = True):
             ledger.record("gone", r)
         return [TeardownResult(r, True) for r in resources]
 
-    session = SimpleNamespace(ledger=ledger, billing=BillingState(), delete=delete)
+    session = SimpleNamespace(ledger=ledger, billing=BillingState(), delete=delete, practice=True)
     handle = LaunchHandle(session, checked(plan))  # type: ignore[arg-type]
     ledger.record("intent", resource)
     ledger.record("kept", resource, kept_at=1000.0)

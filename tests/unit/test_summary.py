@@ -9,9 +9,10 @@ from tpuwizard.core.launch.events.summary import LAST_LINES, RunSummary
 from tpuwizard.words.summary_text import summary_lines
 
 
-def fold(*events: ev.Event) -> RunSummary:
+def fold(*events: ev.Event, practice: bool = False) -> RunSummary:
+    """A real launch's summary (what it says bills), unless ``practice``."""
     summary = RunSummary()
-    for event in (planned(), *events):
+    for event in (planned(practice=practice), *events):
         summary.apply(event)
     return summary
 
@@ -246,3 +247,28 @@ def test_the_wizard_s_printed_summary_names_its_field_not_the_cli_flag():
         summary.apply(event)
     said = farewell(BillingState(), None, True, summary)
     assert "'Files to copy back' names them" in said and "--fetch" not in said
+
+
+def test_plain_modes_summary_names_its_own_question():
+    """A walk of plain mode: it said "'Files to copy back' names them", the wizard's field,
+    where plain mode asks "Files it writes, to copy back"."""
+    summary = RunSummary()
+    for event in (planned(), ev.ScriptFinished(0)):
+        summary.apply(event)
+    said = "\n".join(summary_lines(summary, "plain"))
+    assert "the question 'Files it writes, to copy back' names them" in said
+
+
+def test_a_free_routes_summary_never_names_a_field_its_step_lacks():
+    """The wizard's and plain mode's free route ask for the script alone: the summary named
+    "'Files to copy back'", a field of the TPU route's Review."""
+    summary = RunSummary()
+    for event in (
+        KernelPlanned("r1", "practice-user/tpuwizard-r1", "TpuV5E8", 60, "cpu", True, "r", 1),
+        ev.ScriptFinished(0),
+    ):
+        summary.apply(event)
+    for audience in ("wizard", "plain"):
+        said = "\n".join(summary_lines(summary, audience))
+        assert "`tpuwizard launch --route kaggle --fetch GLOB` names them" in said
+        assert "Files to copy back" not in said and "Files it writes" not in said

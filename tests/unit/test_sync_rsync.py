@@ -112,7 +112,9 @@ def test_a_large_first_copy_says_how_far_it_is_at_each_tenth(tmp_path):
         assert (homes[worker] / ".tpuwizard/work/data.bin").read_bytes() == data
     first = next(e for e in events if isinstance(e, ev.FolderProgress))
     assert describe(first)[0].startswith(f"[w{first.worker}] copying the folder: ")
-    assert describe(first)[0].endswith("of 12 MB (" + f"{first.sent * 100 // first.total}%)")
+    assert describe(first)[0].endswith(
+        "of its 12 MB tar (" + f"{first.sent * 100 // first.total}%)"
+    )
     assert isinstance(events[-1], ev.FolderSynced)
     assert "a first copy" in describe(events[-1])[0]
 

@@ -63,7 +63,7 @@ def test_status_lists_every_other_zone_then_says_the_one_it_could_not_check(sess
     assert "mine" in result.stdout and "READY" in result.stdout
     said = result.stderr
     assert f"Could not check lost in {BAD}: {BAD} is not available to your project" in said
-    assert "it may still exist and bill" in said
+    assert "it may still exist (practice: not billed)" in said  # practice bills nothing
     assert f"gcloud compute tpus tpu-vm list --zone {BAD} --project practice-project" in said
     assert "unexpected error" not in result.output
 

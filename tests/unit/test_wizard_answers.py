@@ -12,6 +12,8 @@ ANSWER = ReviewAnswer(
     deep_checks=True,
     script=Path("main.py"),
     fetch=("reports/*.json",),
+    stall_minutes=30.0,  # F4's dialog (issue 47)
+    autocheckpoint=False,
 )
 
 
@@ -23,6 +25,10 @@ def test_the_preview_takes_reviews_answers_and_leaves_the_state_alone():
     assert preview.watchdog and preview.deep_checks and preview.fetch == ("reports/*.json",)
     assert preview.accelerator == "v5litepod-4"  # the other steps' answers come along
     assert state.name is None and not state.watchdog and state.fetch == ()
+    answers = preview.plan_answers()
+    assert answers.stall_timeout_minutes == 30.0 and answers.autocheckpoint is False
+    assert state.plan_answers().stall_timeout_minutes is None  # the default, untouched
+    assert state.plan_answers().autocheckpoint is None  # the plan's default: on where it can be
 
 
 def test_taking_reviews_answers_sets_every_field_it_has():

@@ -1,5 +1,6 @@
 """What ``status`` and ``teardown`` say about what they found (and ``zones`` about the zones
-Google refuses), and how teardown chooses."""
+Google refuses), and how teardown confirms another user's resource (what it chooses is the
+core's: core/launch/teardown/choice.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from tpuwizard.core.exit_codes import EXIT_OK
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from tpuwizard.core.launch.records.ledger import Resource
     from tpuwizard.core.launch.teardown.verified import Found, TeardownResult, Unchecked
     from tpuwizard.session.kept.nodes import KeptGone
 
@@ -92,34 +92,6 @@ def first_time_refused(project: str, zones: Sequence[str]) -> list[str]:
         return list(zones)
 
 
-def select(
-    found: Found, name: str | None, everything: bool, zone: str | None = None
-) -> tuple[list, list, list[Unchecked]]:
-    """(this install's resources to delete, other owners' named exactly to delete, this
-    install's records among them that could not be checked), in ``zone`` when one is given.
-
-    ``--all`` means all of *yours*: another user's resource is chosen only by its exact name.
-    """
-
-    def wanted(resource: Resource) -> bool:
-        named = everything or name in (resource.name, resource.node_id)
-        return named and zone in (None, resource.zone)
-
-    unchecked = [u for u in found.unchecked if wanted(u.resource)]
-    if everything:
-        for b in found.others:
-            if zone in (None, b.resource.zone):
-                say(f"Left alone: {b.resource.name} ({b.resource.zone}), made by another user.")
-        return [b for b in found if wanted(b.resource)], [], unchecked
-    chosen = [b for b in found if wanted(b.resource)]
-    theirs = [b for b in found.others if b.resource.name == name and wanted(b.resource)]
-    if not chosen and not theirs and not unchecked:
-        names = ", ".join(b.resource.name for b in found) or "none"
-        where = f" in {zone}" if zone else ""
-        raise BadInput(f"No tpuwizard resource called '{name}' exists{where} (yours: {names}).")
-    return chosen, theirs, unchecked
-
-
 def confirm_theirs(theirs: list, yes: bool, other_owner: bool, command: str = "teardown") -> None:
     """Deleting another user's resource needs its exact name (already matched), one place (a
     name held in several zones needs ``--zone``) and a confirmation: the name typed again at a
@@ -149,14 +121,14 @@ def confirm_theirs(theirs: list, yes: bool, other_owner: bool, command: str = "t
         raise click.exceptions.Exit(EXIT_OK)
 
 
-def say_unchecked(unchecked: Sequence[Unchecked]) -> None:
+def say_unchecked(unchecked: Sequence[Unchecked], practice: bool = False) -> None:
     """Each record whose zone could not be read, on its own line: the zone, why, what to do."""
     if not unchecked:  # the words (and the events they name) are not loaded for nothing
         return
     from tpuwizard.words.event_text import unchecked_text
 
     for item in unchecked:
-        say(unchecked_text(item.resource, item.diagnosis))
+        say(unchecked_text(item.resource, item.diagnosis, practice=practice))
 
 
 def say_kept_gone(gone: Sequence[KeptGone]) -> None:

@@ -4,7 +4,8 @@ name, cli.py registers it)."""
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -17,7 +18,6 @@ from tpuwizard.commands.choosing import (
     say_skipped,
     say_stopped,
     say_unchecked,
-    select,
 )
 from tpuwizard.commands.common import (
     ask_yes_no,
@@ -36,10 +36,11 @@ from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_OK, EXIT_TEARDOWN
 from tpuwizard.core.routes import Route
 
 if TYPE_CHECKING:
-    from tpuwizard.core.launch.records.billable import Billable
     from tpuwizard.core.launch.records.ledger import Resource
+    from tpuwizard.core.launch.teardown.choice import TeardownChoice
     from tpuwizard.core.launch.teardown.verified import TeardownResult, Unchecked
     from tpuwizard.session.session import Session
+    from tpuwizard.session.signals import StopSignals
 
 
 @click.command()
@@ -109,7 +110,7 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
             flex = any(b.resource.route == Route.FLEX for b in found.others)
             label = cost.label(flex)
             render_status(found.others, label, title=OTHERS_TITLE, practice=session.practice)
-    say_unchecked(found.unchecked)  # last, after everything that could be checked
+    say_unchecked(found.unchecked, session.practice)  # last, after all that could be checked
     if not all(r.verified for r in [*kept.preempted, *found.stopped_ended]):
         raise click.exceptions.Exit(EXIT_TEARDOWN)
     if found.unchecked or kaggle_unchecked or colab_unchecked:
@@ -144,73 +145,136 @@ def teardown(
     or a Colab session launch --route colab made (stopped); --all takes every such kernel and
     session too, and names each running kernel it cannot end.
     Exit 4 if anything could not be verified gone (or checked)."""
-    from tpuwizard.core.cloud.diagnose.diagnosis import Context
-    from tpuwizard.words.teardown_text import teardown_lines
-
     command = click.get_current_context().info_name or "teardown"  # said back as it was typed
     if bool(name) == everything and not (command == "down" and not name):
         raise BadInput(f"Name one resource (tpuwizard {command} NAME) or use --all.")
-    from tpuwizard.commands.kaggle_records import (
-        kernels_named,
-        teardown_all_kaggle,
-        teardown_kaggle,
-    )
-
-    if name and (kernels := kernels_named(name)):  # a kernel the Kaggle ledger holds
-        teardown_kaggle(kernels, yes, as_json)
+    if name and _ended_free_route(name, yes, as_json):
         return
-    from tpuwizard.commands.colab_records import colab_held, colab_named, teardown_colab
-
-    if name and (sessions := colab_named(name)):  # a session the Colab ledger holds
-        if not teardown_colab(sessions, yes, as_json):
-            raise click.exceptions.Exit(EXIT_TEARDOWN)
-        return
-    # --all: the Kaggle ledger's kernels first (quick: a delete each, or why not), their part
-    # of the one JSON document kept for the end; then the Colab sessions (their words on
-    # stderr), then the TPUs.
-    kaggle, kaggle_gone = teardown_all_kaggle(yes) if everything else ({}, True)
-    colab_ok = teardown_colab(held, yes, False) if everything and (held := colab_held()) else True
+    free = _end_free_routes(yes) if everything else FreeEnded()
     session = open_session(project, sandbox)
     if not name and not everything:
         name = _only_kept_node(session)
-    recorded = [r for r in session.recorded(name) if zone in (None, r.zone)] if name else []
-    theirs: list[Billable] = []
-    unchecked: list[Unchecked] = []
+    choice = _chosen(session, name, everything, zone)
+    confirm_theirs(choice.theirs, yes, other_owner, command)
+    if not choice.mine and not choice.theirs:
+        _nothing_to_delete(session, everything, choice.unchecked, free, as_json)
+        return
+    _confirm_mine(choice.mine, yes)
+    targets = [(r, False) for r in choice.mine] + [(b.resource, True) for b in choice.theirs]
+    results, stop = _delete_each(session, targets)
+    if as_json:
+        print_json(_document(results, choice.unchecked, free))
+    if stop.first is not None:
+        _say_stopped(targets[len(results) :], session.practice)
+        raise click.exceptions.Exit(stop.exit_code(EXIT_TEARDOWN))
+    _say_zone_lists(session, results, as_json)
+    _end_verified(session, everything, results, choice.unchecked, free)
+
+
+@dataclass(frozen=True)
+class FreeEnded:
+    """What ``--all`` did with the free routes before the TPUs: the Kaggle kernels' part of
+    the JSON document ({} where the ledger holds none), whether each kernel is verified gone,
+    and whether each Colab session is verified stopped."""
+
+    kaggle: dict[str, Any] = field(default_factory=dict)
+    kaggle_gone: bool = True
+    colab_ok: bool = True
+
+
+def _ended_free_route(name: str, yes: bool, as_json: bool) -> bool:
+    """NAME held by the Kaggle ledger (a kernel) or the Colab ledger (a session): ended there,
+    and True; no TPU is looked for. Exit 4 where a Colab session could not be stopped."""
+    from tpuwizard.commands.kaggle_records import kernels_named, teardown_kaggle
+
+    if kernels := kernels_named(name):
+        teardown_kaggle(kernels, yes, as_json)
+        return True
+    from tpuwizard.commands.colab_records import colab_named, teardown_colab_or_exit
+
+    if sessions := colab_named(name):
+        teardown_colab_or_exit(sessions, yes, as_json)
+        return True
+    return False
+
+
+def _end_free_routes(yes: bool) -> FreeEnded:
+    """``--all``: the Kaggle ledger's kernels first (quick: a delete each, or why not), their
+    part of the one JSON document kept for the end; then the Colab sessions (their words on
+    stderr). The TPUs come after."""
+    from tpuwizard.commands.colab_records import colab_held, teardown_colab
+    from tpuwizard.commands.kaggle_records import teardown_all_kaggle
+
+    kaggle, kaggle_gone = teardown_all_kaggle(yes)
+    colab_ok = teardown_colab(held, yes, False) if (held := colab_held()) else True
+    return FreeEnded(kaggle, kaggle_gone, colab_ok)
+
+
+def _chosen(
+    session: Session, name: str | None, everything: bool, zone: str | None
+) -> TeardownChoice:
+    """What to delete, each part of it said: the ledger's one record of NAME where it holds
+    one, else what the survey finds (core/launch/teardown/choice.py)."""
+    from tpuwizard.core.cloud.diagnose.diagnosis import Context
+    from tpuwizard.core.launch.teardown.choice import TeardownChoice, choose
+
+    recorded = session.recorded(name, zone) if name else []
     if len(recorded) == 1:
         # The ledger knows where this install's resource is: act on that record first, so a
         # zone that cannot be surveyed (or a slow survey of all of them) never stands in the way.
-        mine = recorded
-    else:
-        with cloud_errors(Context(project=session.project)):
-            found = session.find_leftovers()
-        say_skipped(found, session.project)
-        chosen_mine, theirs, unchecked = select(found, name, everything, zone)
-        mine = [b.resource for b in chosen_mine]
-        say_unchecked(unchecked)  # each on its own line; everything else is still deleted
-        confirm_theirs(theirs, yes, other_owner, command)
-    if not mine and not theirs:
-        if not unchecked and colab_ok:
-            say("No TPU to delete: none tpuwizard created exists." if kaggle else NOTHING)
-            _end_practice(session, everything)
-        if as_json:
-            unchecked_data = [u.to_dict() for u in unchecked]
-            print_json({"results": [], "unchecked": unchecked_data, "kept": kept_now(), **kaggle})
-        if unchecked or not kaggle_gone or not colab_ok:
-            raise click.exceptions.Exit(EXIT_TEARDOWN)
+        return TeardownChoice(recorded)
+    with cloud_errors(Context(project=session.project)):
+        found = session.find_leftovers()
+    say_skipped(found, session.project)
+    choice = choose(found, name, everything, zone)
+    for b in choice.left_alone:
+        say(f"Left alone: {b.resource.name} ({b.resource.zone}), made by another user.")
+    say_unchecked(
+        choice.unchecked, session.practice
+    )  # each on its own line; everything else is still deleted
+    return choice
+
+
+def _nothing_to_delete(
+    session: Session,
+    everything: bool,
+    unchecked: list[Unchecked],
+    free: FreeEnded,
+    as_json: bool,
+) -> None:
+    """No TPU to delete: said so where nothing is unchecked, and exit 4 where something is,
+    or a kernel or Colab session is not verified ended."""
+    if not unchecked and free.colab_ok:
+        say("No TPU to delete: none tpuwizard created exists." if free.kaggle else NOTHING)
+        _end_practice(session, everything)
+    if as_json:
+        print_json(_document([], unchecked, free))
+    if unchecked or not free.kaggle_gone or not free.colab_ok:
+        raise click.exceptions.Exit(EXIT_TEARDOWN)
+
+
+def _confirm_mine(mine: list[Resource], yes: bool) -> None:
+    """Without --yes, a person at a terminal says yes first; without a terminal, exit 2."""
+    if not mine or yes:
         return
     listing = ", ".join(f"{r.name} ({r.zone})" for r in mine)
-    if mine and not yes:
-        if not stdin_is_terminal():
-            raise BadInput(f"Would delete {listing}: add --yes to confirm without a terminal.")
-        if not ask_yes_no(f"Delete {listing}?"):
-            say("Nothing deleted.")  # the user's answer, not a failure: exit 0
-            raise click.exceptions.Exit(EXIT_OK)
+    if not stdin_is_terminal():
+        raise BadInput(f"Would delete {listing}: add --yes to confirm without a terminal.")
+    if not ask_yes_no(f"Delete {listing}?"):
+        say("Nothing deleted.")  # the user's answer, not a failure: exit 0
+        raise click.exceptions.Exit(EXIT_OK)
+
+
+def _delete_each(
+    session: Session, targets: list[tuple[Resource, bool]]
+) -> tuple[list[TeardownResult], StopSignals]:
+    """Each target deleted and verified gone in turn, each result said (``True``: another
+    user's, confirmed). A stop signal (Ctrl+C, a closed terminal) lets the delete under way
+    finish and be verified, its ledger record with it; the next one is not started."""
     from tpuwizard.session.signals import StopSignals
+    from tpuwizard.words.teardown_text import teardown_lines
 
     results = []
-    targets = [(r, False) for r in mine] + [(b.resource, True) for b in theirs]
-    # A stop signal (Ctrl+C, a closed terminal) lets the delete under way finish and be
-    # verified, its ledger record with it; the next one is not started.
     with StopSignals(say, FINISHING_WORDS) as stop:
         for resource, confirmed in targets:
             if stop.first is not None:
@@ -218,28 +282,39 @@ def teardown(
             say(f"Deleting {resource.name} and checking that it is gone...")
             (result,) = session.delete([resource], others_confirmed=confirmed)
             results.append(result)
-            for line in teardown_lines(result, session.owner):
+            for line in teardown_lines(result, session.owner, session.practice):
                 say(line)
-    if as_json:
-        print_json(
-            {
-                "results": [result_data(r) for r in results],
-                "unchecked": [u.to_dict() for u in unchecked],
-                "kept": kept_now(),  # what still bills after this (also said on stderr)
-                **kaggle,
-            }
-        )
-    if stop.first is not None:
-        _say_stopped(targets[len(results) :], session.practice)
-        raise click.exceptions.Exit(stop.exit_code(EXIT_TEARDOWN))
-    _say_zone_lists(session, results, as_json)
+    return results, stop
+
+
+def _document(
+    results: list[TeardownResult], unchecked: list[Unchecked], free: FreeEnded
+) -> dict[str, object]:
+    """``teardown --json``: one document."""
+    return {
+        "results": [result_data(r) for r in results],
+        "unchecked": [u.to_dict() for u in unchecked],
+        "kept": kept_now(),  # what still bills after this (also said on stderr)
+        **free.kaggle,
+    }
+
+
+def _end_verified(
+    session: Session,
+    everything: bool,
+    results: list[TeardownResult],
+    unchecked: list[Unchecked],
+    free: FreeEnded,
+) -> None:
+    """Exit 4 unless every result is verified gone, nothing asked for is unchecked, and the
+    free routes' kernels and sessions are ended; said so where they are."""
     if unchecked:
         names = ", ".join(f"{u.resource.name} ({u.resource.zone})" for u in unchecked)
         say(f"Not checked, so not verified gone: {names}; see above.")
-    if unchecked or not all(r.verified for r in results) or not colab_ok:
+    if unchecked or not all(r.verified for r in results) or not free.colab_ok:
         raise click.exceptions.Exit(EXIT_TEARDOWN)
     say("Nothing tpuwizard deleted is billing any more.")
-    if not kaggle_gone:  # said above: a Kaggle kernel not deleted (its session still runs)
+    if not free.kaggle_gone:  # said above: a Kaggle kernel not deleted (its session still runs)
         raise click.exceptions.Exit(EXIT_TEARDOWN)
     _end_practice(session, everything)
 
@@ -271,9 +346,12 @@ def _say_stopped(not_started: list[tuple[Resource, bool]], practice: bool) -> No
     """After a stop signal: what was not deleted, since the stop came before its turn."""
     if not not_started:
         return
+    from tpuwizard.words.bill_words import may_still_bill
+
     names = ", ".join(f"{r.name} ({r.zone})" for r, _ in not_started)
     flag = " --sandbox" if practice else ""
-    say(f"Stopped before deleting {names}: it may still bill; `tpuwizard status{flag}` lists it.")
+    may = may_still_bill(practice)
+    say(f"Stopped before deleting {names}: {may}; `tpuwizard status{flag}` lists it.")
 
 
 def _say_zone_lists(session: Session, results: list[TeardownResult], as_json: bool) -> None:

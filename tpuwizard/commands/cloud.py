@@ -19,10 +19,10 @@ from tpuwizard.commands.common import (
     open_session,
     project_option,
     queue_wait_option,
-    recorded_kept,
     sandbox_option,
     say,
     show_event,
+    show_summary,
     transport_option,
 )
 from tpuwizard.commands.guard_options import guard_options
@@ -266,8 +266,7 @@ def launch(
     handle = session.start_launch(checked)
     received, code = follow_launch(handle, as_json)
     prices.finish()  # the summary names the prices its figures were priced at
-    for line in launch_summary(handle):
-        (say if as_json else click.echo)(line)
+    show_summary(handle.summary, as_json, [k.name for k in handle.summary.kept])
     sys.exit(exit_code(received, code))
 
 
@@ -447,17 +446,3 @@ def follow_launch(handle: LaunchHandle, as_json: bool) -> tuple[list[int], int]:
             show_event(event, as_json)
             code = event.exit_code
     return received, code
-
-
-def launch_summary(handle: LaunchHandle) -> list[str]:
-    """The run's summary; a node kept earlier still bills, so its "nothing is billing" is this
-    run's then, and that node is named."""
-    from tpuwizard.words.summary_text import summary_lines
-
-    own = {k.name for k in handle.summary.kept}
-    elsewhere = [
-        f"{info.name} (kept earlier; its Kept line follows)"
-        for info in recorded_kept()
-        if info.name not in own
-    ]
-    return summary_lines(handle.summary, elsewhere=elsewhere)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
@@ -20,6 +20,7 @@ from tpuwizard.core.terminal_text import visible_lines
 
 if TYPE_CHECKING:
     from tpuwizard.core.launch.events.launch_events import Event
+    from tpuwizard.core.launch.events.summary import RunSummary
     from tpuwizard.core.plan.catalog import Slice
     from tpuwizard.session.kept.lines import KeptInfo
     from tpuwizard.session.session import Session
@@ -175,6 +176,21 @@ def _recorded_kept() -> list[KeptInfo]:
         return recorded_kept()
     except Exception:
         return []
+
+
+def show_summary(summary: RunSummary, as_json: bool, own: Sequence[str] = ()) -> None:
+    """The run's summary, as every launch ends (a TPU route's, Kaggle's, Colab's): on stdout,
+    or on stderr beside --json's lines. A node kept earlier (not in ``own``) still bills: the
+    summary's "nothing is billing" is this run's then, and it names them."""
+    from tpuwizard.words.summary_text import summary_lines
+
+    elsewhere = [
+        f"{info.name} (kept earlier; its Kept line follows)"
+        for info in recorded_kept()
+        if info.name not in own
+    ]
+    for line in summary_lines(summary, elsewhere=elsewhere):
+        (say if as_json else click.echo)(line)
 
 
 def stdin_is_terminal() -> bool:

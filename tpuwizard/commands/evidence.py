@@ -93,7 +93,7 @@ def receipt() -> None:
 
 
 @receipt.command("check")
-@click.argument("file", type=click.Path(path_type=Path))
+@click.argument("file", metavar="FILE_OR_RUN_FOLDER", type=click.Path(path_type=Path))
 @click.option(
     "--expect",
     type=click.Choice(["cpu", "tpu", "gpu"]),
@@ -102,9 +102,13 @@ def receipt() -> None:
 @click.option("--accelerator", help="The accelerator type it must match, e.g. v5litepod-4.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def receipt_check(file: Path, expect: str | None, accelerator: str | None, as_json: bool) -> None:
-    """Recompute a receipt's hash and check it proves the run you asked for."""
+    """Recompute a receipt's hash and check it proves the run you asked for. Give a receipt
+    (receipt.json, slice-receipt.json, chain.json), a saved log or the course's report, or a
+    run folder (runs/<run id>): the receipt the run left in it is checked."""
     from tpuwizard.core.evidence.receipt import HASH_MEANING, check_receipt, read_receipt
 
+    if file.is_dir():
+        file = receipt_in_run_folder(file)
     if file.name == "chain.json":
         chain_check(file, expect, accelerator, as_json)
     course_report_check(file, expect, accelerator, as_json)  # lesson one's: exits when it is
@@ -117,6 +121,36 @@ def receipt_check(file: Path, expect: str | None, accelerator: str | None, as_js
         result = check_receipt(data, expect, accelerator, folder=file.parent)
     result.facts[:0] = notes  # a saved log: which of its lines was judged, and why that one
     say_verdict(file, result, HASH_MEANING, as_json)
+
+
+def receipt_in_run_folder(folder: Path) -> Path:
+    """The file a run folder's verdict rests on, as the run folder lays it out: a resumed
+    run's chain.json (it checks every attempt's receipt), a slice's slice-receipt.json, else
+    receipt.json; a folder without one (``run`` on a kept node keeps the script's output.txt)
+    checks output.txt as the course's report. Said on stderr, so the verdict names its file."""
+    from tpuwizard.core.evidence.chain import CHAIN_FILE
+    from tpuwizard.core.launch.workers.jobs import OUTPUT_FILE
+    from tpuwizard.core.launch.workers.multihost import SLICE_RECEIPT
+
+    for name, what in (
+        (CHAIN_FILE, "chain of attempts"),
+        (SLICE_RECEIPT, "slice's receipt"),
+        ("receipt.json", "receipt"),
+        (OUTPUT_FILE, "script output, checked as the course's report"),
+    ):
+        if (folder / name).is_file():
+            say(f"Checking {folder / name}: the run folder's {what}.")
+            if name == OUTPUT_FILE:  # `run` on a kept node: its node was verified by `up`
+                say(
+                    f"{folder} holds no receipt.json: a run on a kept node has none of its "
+                    "own; the node's receipt is in the run folder of the `up` that made it."
+                )
+            return folder / name
+    raise BadInput(
+        f"{folder} is a folder with no receipt.json, slice-receipt.json, chain.json or "
+        f"{OUTPUT_FILE} in it: give a run folder (runs/<run id>) or the receipt file itself "
+        "(tpuwizard receipt check runs/<run id>/receipt.json)."
+    )
 
 
 def say_verdict(

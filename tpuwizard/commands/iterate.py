@@ -276,9 +276,11 @@ def _up_events(handle: LaunchHandle, as_json: bool) -> tuple[ev.Kept | None, boo
 
 def _kept_lines(plan: LaunchPlan, practice: bool, unrecorded: bool) -> list[str]:
     """How to use the kept node, and how it ends."""
+    from tpuwizard.words.bill_words import bills_until_deleted
+
     sandbox_flag = " --sandbox" if practice else ""
     lines = [
-        f"\n{plan.node_name} is up and kept (it bills until it is deleted).",
+        f"\n{plan.node_name} is up and kept: {bills_until_deleted(practice)}.",
         f"  run your script:  tpuwizard run{sandbox_flag} train.py",
         f"  re-run on save:   tpuwizard watch{sandbox_flag} train.py",
     ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tpuwizard.commands.common import check_free_route_input, say, show_event
+from tpuwizard.commands.common import check_free_route_input, say, show_event, show_summary
 
 
 def launch_on_kaggle(
@@ -55,4 +55,6 @@ def launch_on_kaggle(
         practice_why=practice_why or "",
     )
     route = KaggleRoute(practice, run)
-    sys.exit(route.follow(lambda event: show_event(event, as_json), say))
+    code = route.follow(lambda event: show_event(event, as_json), say)
+    show_summary(route.summary, as_json)  # as a TPU route's launch ends: the same lines
+    sys.exit(code)

@@ -19,9 +19,12 @@ if TYPE_CHECKING:
 def delete_kept(session: Session, name: str) -> None:
     """Delete the kept node ``name`` and verify it is gone (a failed ``up``, or the end of a
     watch); a node that failed its setup or verification is no use for iterating."""
+    from tpuwizard.words.bill_words import may_still_bill
+
     entries = [e for e in session.kept.entries() if name in (e.resource.name, e.resource.node_id)]
     for result in session.delete([e.resource for e in entries]):
-        verdict = "verified gone" if result.verified else "NOT verified gone; it may still bill"
+        may = may_still_bill(session.practice)
+        verdict = "verified gone" if result.verified else f"NOT verified gone; {may}"
         say(f"{result.resource.name}: {verdict}")
 
 
@@ -50,11 +53,14 @@ def open_kept(session: Session, node: str | None) -> KeptNode:
 def offer_teardown(session: Session, name: str, ask: bool = True) -> None:
     """After ``run``, ``watch`` or ``ssh``: ask whether to tear the kept node down (said, not
     asked, without a terminal or after a hang-up)."""
+    from tpuwizard.words.bill_words import keeps_billing, still_running
+
     sandbox_flag = " --sandbox" if session.practice else ""
+    down = f"`tpuwizard down{sandbox_flag} {name}` ends it"
     if not ask or not sys.stdin.isatty():  # no terminal (or it hung up): nobody to ask
-        say(f"{name} is still running and billing: `tpuwizard down{sandbox_flag} {name}` ends it.")
+        say(f"{name} is {still_running(session.practice)}: {down}.")
         return
     if ask_yes_no(f"Tear down {name} now?"):
         delete_kept(session, name)
     else:
-        say(f"{name} keeps running (and billing): `tpuwizard down{sandbox_flag} {name}` ends it.")
+        say(f"{name} {keeps_billing(session.practice)}: {down}.")

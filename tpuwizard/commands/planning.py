@@ -13,6 +13,7 @@ from tpuwizard.core.errors import BadInput
 
 if TYPE_CHECKING:
     from tpuwizard.core.plan.catalog import Slice
+    from tpuwizard.core.plan.fit import TrainingState
     from tpuwizard.core.plan.program_at_hand import Measurement
     from tpuwizard.core.plan.program_fit import ProgramPlanner
 
@@ -141,32 +142,10 @@ def fit(
     as_json: bool,
 ) -> None:
     """Which TPU slices hold a training state of SIZE (48, 48GiB, 51.5GB), or your program?"""
-    from tpuwizard.commands.zone_prices import fit_price_read, fit_prices
-    from tpuwizard.core.plan import fit as fitting
-
     route = "vm" if route == "on-demand" else route  # one spelling of the routes everywhere
-
-    if worker_jax is not None:
-        from tpuwizard.core.plan.jax_versions import jax_problems
-
-        if program is None:
-            raise BadInput(
-                "--jax is for --program: the worker's JAX, said beside the one that compiles."
-            )
-        if jax_problems(worker_jax):
-            raise BadInput(jax_problems(worker_jax)[0])
-    if measure and program is None:
-        raise BadInput("--measure is for --program: it runs your training step on the TPU at hand.")
-    if node is not None and not measure:
-        raise BadInput("--node is for --program --measure: it measures your step on a kept node.")
+    _check_together(size, params, program, worker_jax, measure, node)
     if program is not None:
-        if size is not None or params is not None:
-            raise BadInput("Give either --program FILE or a size (or --params), not both.")
-        reserve = None if usable is None else 1 - _usable(usable)
-        chosen = fitting.select_slices(
-            named_slices(split_list(slices)), split_list(generation), single_host, max_chips
-        )
-        measured = _receipt_usable(receipt_file)
+        reserve, chosen = _slices_asked(usable, slices, generation, single_host, max_chips)
         _fit_program(
             program,
             chosen,
@@ -178,42 +157,106 @@ def fit(
             use_cache=not no_cache,
             as_json=as_json,
             worker_jax=worker_jax,
-            receipt_usable=measured,
+            receipt_usable=_receipt_usable(receipt_file),
             measure=measure and node is None,
             node=node,
             sandbox=sandbox,
         )
         return
-    if (size is None) == (params is None):
+    state = _state_asked(size, params, recipe)
+    reserve, chosen = _slices_asked(usable, slices, generation, single_host, max_chips)
+    if not chosen:
+        raise BadInput(NO_SLICE)
+    measured = _receipt_usable(receipt_file)
+    _fit_state(state, chosen, reserve, route, measured, as_json, sandbox, refresh_prices)
+
+
+NO_SLICE = "No slice matches those filters: loosen --generation, --max-chips or --single-host."
+
+
+def _check_together(
+    size: str | None,
+    params: str | None,
+    program: str | None,
+    worker_jax: str | None,
+    measure: bool,
+    node: str | None,
+) -> None:
+    """The options that go only with others, and a state given once: each mistake is said
+    before anything is read, the first of them alone."""
+    if worker_jax is not None:
+        from tpuwizard.core.plan.jax_versions import jax_problems
+
+        if program is None:
+            raise BadInput(
+                "--jax is for --program: the worker's JAX, said beside the one that compiles."
+            )
+        if problems := jax_problems(worker_jax):
+            raise BadInput(problems[0])
+    if measure and program is None:
+        raise BadInput("--measure is for --program: it runs your training step on the TPU at hand.")
+    if node is not None and not measure:
+        raise BadInput("--node is for --program --measure: it measures your step on a kept node.")
+    if program is not None and (size is not None or params is not None):
+        raise BadInput("Give either --program FILE or a size (or --params), not both.")
+    if program is None and (size is None) == (params is None):
         raise BadInput(
             "Give either a state size (tpuwizard fit 48GiB) or --params 7B "
             "[--recipe bf16-adam], not both and not neither."
         )
-    per_param = None
-    if params is not None:
-        per_param = fitting.bytes_per_param(recipe)
-        state = fitting.state_from_params(fitting.parse_params(params), recipe)
-    else:
-        try:
-            state = fitting.parse_size_gib(size or "")
-        except fitting.LooksLikeParams as err:
-            raise BadInput(f"{err} Type instead: tpuwizard fit {err.cli_line}") from None
+
+
+def _state_asked(size: str | None, params: str | None, recipe: str) -> TrainingState:
+    """The training state from SIZE or --params and --recipe; a size typed as a parameter
+    count is answered with the line to type instead."""
+    from tpuwizard.core.plan import fit as fitting
+
+    try:
+        return fitting.training_state(size, params, recipe)
+    except fitting.LooksLikeParams as err:
+        raise BadInput(f"{err} Type instead: tpuwizard fit {err.cli_line}") from None
+
+
+def _slices_asked(
+    usable: float | None,
+    slices: str | None,
+    generation: str | None,
+    single_host: bool,
+    max_chips: int | None,
+) -> tuple[float | None, list[Slice]]:
+    """``--usable`` as the reserve (None: each generation's own), and the slices to plan over:
+    those named (else the default ones), filtered."""
+    from tpuwizard.core.plan import fit as fitting
+
     reserve = None if usable is None else 1 - _usable(usable)
     chosen = fitting.select_slices(
         named_slices(split_list(slices)), split_list(generation), single_host, max_chips
     )
-    if not chosen:
-        raise BadInput(
-            "No slice matches those filters: loosen --generation, --max-chips or --single-host."
-        )
-    measured = _receipt_usable(receipt_file)
+    return reserve, chosen
+
+
+def _fit_state(
+    state: TrainingState,
+    chosen: list[Slice],
+    reserve: float | None,
+    route: str,
+    measured: dict[str, float],
+    as_json: bool,
+    sandbox: bool,
+    refresh_prices: bool,
+) -> None:
+    """``fit SIZE`` (or ``--params``): the state fitted over ``chosen``, cheapest first, as
+    one JSON document (priced from the Billing Catalog's read) or a table and its verdict."""
+    from tpuwizard.commands.zone_prices import fit_price_read, fit_prices
+    from tpuwizard.core.plan import fit as fitting
+
     found = fit_price_read(sandbox, refresh_prices) if as_json else (None, "")
-    fits = fitting.plan(state, chosen, reserve, route, measured)
+    fits = fitting.plan(state.gib, chosen, reserve, route, measured)
     if as_json:
         print_json(
             {
-                "state_gib": round(state, 6),
-                "bytes_per_param": per_param,
+                "state_gib": round(state.gib, 6),
+                "bytes_per_param": state.bytes_per_param,
                 "slices": [f.to_dict() for f in fits],
                 "prices": fit_prices([f.slice for f in fits], found),
             }
@@ -221,13 +264,14 @@ def fit(
         return
     from tpuwizard.words.render import render_fit
 
+    verdict = _verdict(state.gib, fits, reserve, route)
     render_fit(
-        state,
-        per_param,
-        recipe if params else None,
+        state.gib,
+        state.bytes_per_param,
+        state.recipe,
         fits,
         route,
-        _verdict(state, fits, reserve, route),
+        verdict,
         fitting.ACTIVATION_NOTE,
     )
 
@@ -329,9 +373,7 @@ def _fit_program(
     from tpuwizard.core.plan import jax_versions, program_advice, program_fit, program_result
 
     if not chosen:
-        raise BadInput(
-            "No slice matches those filters: loosen --generation, --max-chips or --single-host."
-        )
+        raise BadInput(NO_SLICE)
     planner = program_fit.ProgramPlanner(program, chosen, **options)  # type: ignore[arg-type]
     if planner.method == "shapes-only":
         say(

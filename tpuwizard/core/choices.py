@@ -32,6 +32,7 @@ CONTROLS = (
     "checkpoints",  # value: a folder the script saves checkpoints in (resume after preemption)
     "max_run",  # value: minutes, the deadline ("": any)
     "idle",  # value "": a kept node's idle deadline, as a noun; "off": leave it out
+    "stall_timeout",  # value "": the stall guard's minutes (0 turns it off)
 )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -140,15 +141,38 @@ class Unreachable(RemoteError):
         super().__init__(f"{node}: no reachable address for {names} ({why})")
 
 
+class StalledIn(StrEnum):
+    """Which of tpuwizard's jobs the stall guard watched when it ended a run."""
+
+    VERIFIER = "verifier"  # before the user's script: the verifier (and its join)
+    SCRIPT = "script"
+
+    @property
+    def words(self) -> str:
+        return "the verifier" if self is StalledIn.VERIFIER else "the script"
+
+    @property
+    def report_file(self) -> str:
+        """Where the whole report is kept in the run folder: the script's at the end of its
+        output (OUTPUT_FILE), the verifier's in a file of its own."""
+        return "verifier-stall.txt" if self is StalledIn.VERIFIER else "output.txt"
+
+
 class WorkersStalled(RemoteError):
     """The stall guard ended the run: ``stalled`` printed nothing and used no CPU time for the
-    stall timeout; ``report`` says what each worker printed last and its whole stack, ``lines``
-    the same one fact per line (stacks shortened)."""
+    stall timeout, in ``phase``'s job; ``report`` says what each worker printed last and its
+    whole stack, ``lines`` the same one fact per line (stacks shortened)."""
 
-    def __init__(self, stalled: list[int], report: str, lines: list[str]) -> None:
-        self.stalled, self.report, self.lines = stalled, report, lines
+    def __init__(
+        self,
+        stalled: list[int],
+        report: str,
+        lines: list[str],
+        phase: StalledIn = StalledIn.SCRIPT,
+    ) -> None:
+        self.stalled, self.report, self.lines, self.phase = stalled, report, lines, phase
         names = ", ".join(f"w{w}" for w in stalled)
-        super().__init__(f"the script stalled on {names}: the stall guard ended the run")
+        super().__init__(f"{phase.words} stalled on {names}: the stall guard ended the run")
 
 
 class SliceIncomplete(RuntimeError):

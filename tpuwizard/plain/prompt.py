@@ -88,6 +88,20 @@ def checkpoints_check(text: str) -> None:
         raise BadInput(words(problem, "plain"))
 
 
+def stall_check(text: str) -> None:
+    """The stall guard's minutes typed (0: off), checked by the plan's own rule."""
+    from tpuwizard.core.launch.plan.launch_plan import guard_problems
+    from tpuwizard.words.choice_words import all_words
+
+    try:
+        minutes = float(text)
+    except ValueError:
+        raise BadInput("A number of minutes, 0 or more (0 turns the stall guard off).") from None
+    problems = all_words(guard_problems(minutes, None, None), "plain")
+    if problems:
+        raise BadInput(problems[0])
+
+
 def packages_check(text: str) -> None:
     """Packages typed for the worker venv (as Review's Packages field): the first reason one
     cannot go there, said as plain mode says it."""

@@ -14,7 +14,7 @@ import questionary
 from tpuwizard.core.cloud import gcloud_config
 from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.cloud.diagnose.tpu7x_access import access_note
-from tpuwizard.core.deadlines import deadline_bounds_text, deadline_problem
+from tpuwizard.core.deadlines import STALL_TIMEOUT_MIN, deadline_bounds_text, deadline_problem
 from tpuwizard.core.errors import BadInput, PlanRefused
 from tpuwizard.core.evidence import notebook
 from tpuwizard.core.exit_codes import EXIT_BAD_INPUT, EXIT_CLOUD, EXIT_INTERRUPTED
@@ -25,7 +25,7 @@ from tpuwizard.core.launch.events.launch_events import (
     VerifierLine,
 )
 from tpuwizard.core.launch.plan.answers import LaunchAnswers
-from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN
+from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN, autocheckpoint_serves
 from tpuwizard.core.plan import catalog, routes
 from tpuwizard.core.remote.sync import folder_sent_if_fine
 from tpuwizard.core.routes import Route
@@ -34,6 +34,7 @@ from tpuwizard.plain.prompt import (
     checkpoints_check,
     is_file,
     packages_check,
+    stall_check,
     text_question,
     zone_choices,
 )
@@ -60,6 +61,7 @@ from tpuwizard.words.event_text import (
     refusal_text,
 )
 from tpuwizard.words.figures import count, price_footnote
+from tpuwizard.words.guard_text import autocheckpoint_question, stall_question
 from tpuwizard.words.preflight_text import before_create_lines
 from tpuwizard.words.resume_text import resume_question
 from tpuwizard.words.sent_text import folder_lines, size_words
@@ -170,7 +172,8 @@ class PlainWizard:
 
     def ask_the_rest(self, answers: LaunchAnswers, outlook: Outlook) -> LaunchAnswers:
         """The watchdog (where the route and backend have one), the deeper checks, the script
-        and what it writes, its checkpoints, packages and JAX."""
+        and what it writes, its checkpoints (and Autocheckpoint), the stall guard, packages and
+        JAX."""
         watchdog = False  # no watchdog to ask about: Google's deadline, or none on this route
         if outlook.asks_watchdog:
             if outlook.watchdog_check is not None:
@@ -195,6 +198,11 @@ class PlainWizard:
         if note := fetch_note(fetch.split(",")):
             self.say(note)
         checkpoints = self.ask_checkpoints(outlook.offers_resume, script)
+        assert outlook.backend is not None  # a refused look ahead ended the walk
+        autocheckpoint = self.ask_autocheckpoint(
+            answers.accelerator, outlook.backend.backend, checkpoints
+        )
+        stall_minutes = self.ask_stall(script)
         packages, jax = self.ask_packages(script)
         return replace(
             answers,
@@ -206,6 +214,8 @@ class PlainWizard:
             precision=deep,
             trace=deep,
             checkpoints=checkpoints,
+            autocheckpoint=autocheckpoint,
+            stall_timeout_minutes=stall_minutes,
         )
 
     def ask_packages(self, script: str) -> tuple[tuple[PackageSpec, ...], str | None]:
@@ -281,6 +291,25 @@ class PlainWizard:
             return None
         return self.text(resume_question(), check=checkpoints_check).strip() or None
 
+    def ask_autocheckpoint(
+        self, slice_: catalog.Slice, backend: Backend, checkpoints: str | None
+    ) -> bool | None:
+        """Where the run resumes from checkpoints on a node that can have it (the plan's rule):
+        Google's Autocheckpoint, on unless answered no (None: the plan's default)."""
+        if checkpoints is None or not autocheckpoint_serves(slice_, backend):
+            return None
+        wanted = self.ask(questionary.confirm(autocheckpoint_question(), default=True, **self.io))
+        return None if wanted else False
+
+    def ask_stall(self, script: str) -> float | None:
+        """A run with a script: the stall guard's minutes (the wizard's F4 on Review); None:
+        its default. Without one only the verifier runs, under the default."""
+        if not script:
+            return None
+        default = f"{STALL_TIMEOUT_MIN}"
+        typed = self.text(stall_question(STALL_TIMEOUT_MIN), default, check=stall_check)
+        return None if typed.strip() == default else float(typed)
+
     def ask_watchdog(self, default: bool) -> bool:
         words = "Watchdog: the VM deletes itself at the deadline, even if this computer is off?"
         return bool(self.ask(questionary.confirm(words, default=default, **self.io)))
@@ -322,8 +351,6 @@ class PlainWizard:
         """The script run on Kaggle's TPU or a Colab TPU runtime (the stand-ins in practice)
         through the session, as the wizard's "Run it on ... for me": its lines as `launch
         --route kaggle|colab` prints them, then the summary. Returns the run's exit code."""
-        from tpuwizard.core.launch.events.summary import RunSummary
-
         title = {"kaggle": "Kaggle's TPU", "colab": "a Colab TPU"}[where]
         script = Path(self.text(f"Your script to run on {title}", check=is_file))
         route: Any
@@ -335,15 +362,13 @@ class PlainWizard:
             from tpuwizard.session.free.colab import colab_route_for
 
             route = colab_route_for(script, self.sandbox, session.runs_base)
-        summary = RunSummary()
 
         def show(event: Any) -> None:
-            summary.apply(event)
             for line in describe(event, "plain"):
                 (self.out if isinstance(event, ScriptLine) else self.say)(line)
 
-        code = int(route.follow(show, self.say))
-        for line in summary_lines(summary, "plain"):
+        code = int(route.follow(show, self.say))  # its summary folded by the route, as saved
+        for line in summary_lines(route.summary, "plain"):
             (self.out if line.startswith(SCRIPT_TAIL) else self.say)(line)
         return code
 

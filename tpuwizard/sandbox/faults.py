@@ -25,6 +25,9 @@ Keys:
                         suspended (SIGSTOP to its process group) as soon as it starts: a worker
                         that hangs, as a stuck import or a dead host does (issue 47); the others
                         wait for it in jax.distributed.initialize
+  verify_stall=N        worker N's verifier job (a launch's verify-*, before the script) is
+                        suspended as worker_stall's script job is: a worker that hangs before
+                        the user's script starts (a stuck import of JAX, a dead host)
   maintenance_sigterm=S the script's job (a launch's script-*, a kept node's run-*) on every
                         worker of a TPU-API node or Compute Engine VM is sent SIGTERM S seconds
                         after it started, as Autocheckpoint warns of a maintenance event: the
@@ -212,6 +215,7 @@ class Faults:
     preempt_on: str | None = None  # a glob in worker 0's home: preempted once it matches
     preempt_on_count: int = 1  # ... this many files
     worker_stall: int | None = None  # this worker's script job is suspended once it starts
+    verify_stall: int | None = None  # this worker's verifier job is suspended once it starts
     maintenance_sigterm: float | None = None  # SIGTERM to script jobs this long after start
     latency_ms: int = 0
     flex_pending: bool = False  # Compute Engine Flex-start inserts never get capacity
@@ -290,6 +294,8 @@ def parse_faults(spec: str | None, memory: bool = False) -> Faults:
                 faults.preempt_on = _worker_glob(value)
             elif key == "worker_stall":
                 faults.worker_stall = int(_amount(part, value, int))
+            elif key == "verify_stall":
+                faults.verify_stall = int(_amount(part, value, int))
             elif key == "preempt_on_count":
                 faults.preempt_on_count = max(1, int(_amount(part, value, int)))
             elif key == "maintenance_sigterm":
@@ -322,6 +328,7 @@ def parse_faults(spec: str | None, memory: bool = False) -> Faults:
                         "preempt_on",
                         "preempt_on_count",
                         "worker_stall",
+                        "verify_stall",
                         "maintenance_sigterm",
                         "flex_pending",
                         "slow_pending_delete",

@@ -68,10 +68,18 @@ class VirtualMachines:
 
     def stall_worker(self) -> bool:
         """With worker_stall=N, worker N's script jobs are suspended as soon as they start
-        (SIGSTOP to the job's process group), once each; a job that already ended is left."""
-        worker = self.faults.worker_stall
-        if worker is None:
-            return False
+        (SIGSTOP to the job's process group), once each; a job that already ended is left. With
+        verify_stall=N, worker N's verifier job (a launch's verify-*, before the script)."""
+        changed = False
+        for worker, patterns in (
+            (self.faults.worker_stall, ("script-*", "run-*")),
+            (self.faults.verify_stall, ("verify-*",)),
+        ):
+            if worker is not None:
+                changed |= self._stall_jobs(worker, patterns)
+        return changed
+
+    def _stall_jobs(self, worker: int, patterns: tuple[str, ...]) -> bool:
         data = self.store.data
         done = data.setdefault("stalled_jobs", [])
         changed = False
@@ -79,7 +87,7 @@ class VirtualMachines:
             if not node.get("_booted"):
                 continue
             home = self.worker_home(name, worker)
-            for pattern in ("script-*", "run-*"):
+            for pattern in patterns:
                 for pid_file in home.glob(f".tpuwizard/jobs/{pattern}/pid"):
                     key = str(pid_file)
                     if key in done or (pid_file.parent / "exit").exists():

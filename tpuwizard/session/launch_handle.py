@@ -194,11 +194,16 @@ class LaunchHandle:
                 from tpuwizard.core.launch.teardown.verified import still_listed
 
                 why = result.diagnosis or still_listed(r)
-                events.append(ev.TeardownFailed(r.name, r.kind, why, r.zone))
+                practice = self.session.practice
+                events.append(ev.TeardownFailed(r.name, r.kind, why, r.zone, practice=practice))
                 continue
             spent = billed.cost_usd() if billed is not None else None
             seconds = round(billed.costing_s(), 1) if billed is not None else 0.0
-            events.append(ev.TeardownVerified(r.name, r.kind, seconds, spent, r.zone))
+            events.append(
+                ev.TeardownVerified(
+                    r.name, r.kind, seconds, spent, r.zone, practice=self.session.practice
+                )
+            )
         gone = {r.resource.name for r in results if r.verified}
         gone |= {r.resource.node_id for r in results if r.verified and r.resource.node_id}
         left = [name for name in self.finished.remaining if name not in gone]
@@ -229,7 +234,8 @@ class LaunchHandle:
         left = self._still_there()
         if left:
             code = self.exit_after_stop or EXIT_TEARDOWN
-        finished = ev.Finished(False, code, str(self.plan.run_dir), None, left)
+        run_dir, practice = str(self.plan.run_dir), self.session.practice
+        finished = ev.Finished(False, code, run_dir, None, left, practice=practice)
         for item in (failed, finished):
             self.session.billing.apply(item)
             self.summary.apply(item)

@@ -335,13 +335,16 @@ class Session:
         found[:] = [b for b in found if b.resource.key not in gone]
         return results
 
-    def recorded(self, name: str) -> list[Resource]:
+    def recorded(self, name: str, zone: str | None = None) -> list[Resource]:
         """This project's open ledger records for ``name`` (or for the node a queued request
-        asks for): where this install's own resource is, known without surveying any zone."""
+        asks for), in ``zone`` when one is given: where this install's own resource is, known
+        without surveying any zone."""
         return [
             e.resource
             for e in self.ledger.open_entries()
-            if name in (e.resource.name, e.resource.node_id) and e.resource.project == self.project
+            if name in (e.resource.name, e.resource.node_id)
+            and e.resource.project == self.project
+            and zone in (None, e.resource.zone)
         ]
 
     @property
@@ -384,11 +387,25 @@ class Session:
                 result = delete_and_verify(cloud, self.ledger, resource)
                 if result.verified:
                     self.billing.forget(resource.name, resource.zone)
+                    self._close_kept_run(resource)
                 results.append(result)
         from tpuwizard.session.login import forget_after_teardown
 
         # Its OS Login key goes too, once nothing recorded logs in with it (each result says).
         return forget_after_teardown(self.cloud_for, self.ledger, results)
+
+    def _close_kept_run(self, resource: Resource) -> None:
+        """A node a launch kept, now verified gone: the records in that launch's run folder
+        (wherever this command runs from) say so, with when and what it cost until then."""
+        import time
+
+        from tpuwizard.core.launch.kept.record import KeptRecord
+        from tpuwizard.session.run_outcome import close_kept_run
+
+        gone_at = time.time()
+        for entry in self.ledger.entries():
+            if entry.resource.key == resource.key and (folder := KeptRecord.of(entry).run_dir):
+                close_kept_run(Path(folder), resource.name, gone_at)
 
     def zone_listed(self, zone: str, backend: str) -> ZoneListed:
         """What the zone's TPU list shows now (after a teardown, as the course looks)."""

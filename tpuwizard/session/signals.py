@@ -136,3 +136,13 @@ class StopScriptOnSignals(StopSignals):
     def __enter__(self) -> StopScriptOnSignals:
         super().__enter__()
         return self
+
+
+def signal_name(signum: int | None) -> str | None:
+    """A stop signal's name as records say it ("SIGHUP", "SIGINT"); None for no signal."""
+    if signum is None:
+        return None
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return str(signum)

@@ -42,3 +42,16 @@ class ReviewAnswer:
     packages: str = ""  # the Packages field: requirements separated by spaces
     checkpoints: str = ""  # Resume after preemption: the checkpoints folder; empty: off
     jax: str | None = None  # the worker's jax[tpu] from tpuwizard's table; None: its default
+    # F4's dialog (GuardsAnswer): the stall guard's minutes (None: its default; 0: off), and
+    # Autocheckpoint wanted where the node can have it.
+    stall_minutes: float | None = None
+    autocheckpoint: bool = True
+
+
+@dataclass(frozen=True)
+class GuardsAnswer:
+    """Review's F4 dialog: the stall guard's minutes (None: its default; 0: off) and whether
+    Autocheckpoint is wanted where the node can have it."""
+
+    stall_minutes: float | None = None
+    autocheckpoint: bool = True

@@ -6,6 +6,7 @@ from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.events.summary import RunSummary
 from tpuwizard.core.launch.records.billing_state import BillingState
 from tpuwizard.core.plan import cost
+from tpuwizard.words.bill_words import still_running
 from tpuwizard.words.event_text import kept_guard_words
 from tpuwizard.words.figures import about
 from tpuwizard.words.kept_text import kept_elsewhere, kept_line
@@ -36,8 +37,10 @@ def farewell(
             cost.at_most_hourly(b.slice, b.route, b.zone),
         )
         guard = kept_guard_words(kept) if kept is not None and kept.name == b.name else ""
-        lines.append(
-            f"{b.name} in {b.zone} is still running and billing {hourly}/h "
-            f"(estimate). Delete it with: {command}.{guard}"
+        bills = (
+            f"is {still_running(True)}; on Google {hourly}/h (estimate)"
+            if practice
+            else f"is still running and billing {hourly}/h (estimate)"
         )
+        lines.append(f"{b.name} in {b.zone} {bills}. Delete it with: {command}.{guard}")
     return "\n".join(lines)

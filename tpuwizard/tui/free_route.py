@@ -18,11 +18,13 @@ async def free_route(app: Any) -> None:  # app: the TpuWizard app
 
     runs: Path = app.session.runs_base
     while True:
-        chosen = await app.push_screen_wait(NotebookScreen(runs.parent, app.state.script))
+        chosen = await app.push_screen_wait(
+            NotebookScreen(runs.parent, app.state.notebook_default())
+        )
         if not isinstance(chosen, tuple):
             return  # back to the Route step
         where, script = chosen
-        app.state.script = script
+        app.state.take_notebook(script)
         if where == "kaggle":
             route = kaggle_route_for(script, app.force_sandbox, runs)
             run_screen = KaggleRunScreen(route)

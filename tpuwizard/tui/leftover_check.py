@@ -80,7 +80,7 @@ async def offer_leftovers(app: App[Any], walk: WalkParts) -> None:
     walk.start_heartbeats()
     walk.refresh_status()
     for item in found.unchecked:  # a zone that refused: said, never taken for "nothing there"
-        text = unchecked_text(item.resource, item.diagnosis, "wizard")
+        text = unchecked_text(item.resource, item.diagnosis, "wizard", walk.session.practice)
         app.notify(text, severity="warning", timeout=30)
     found = [b for b in found if not b.kept]  # kept on purpose: the status bar shows them
     if not found:

@@ -49,11 +49,18 @@ class WizardState:
     outlook: Any = None
     deep_checks: bool = False  # the verifier's precision profile and profiler trace
     backend: str = "auto"  # as asked; the look ahead (outlook) says which it is and why
-    script: Path | None = None
+    script: Path | None = None  # Review's (optional, run after the verifier): Review's alone
+    # The free route's script (the Notebook step's, run on Kaggle or Colab): its own, so a
+    # script given there never fills Review's optional field for a TPU launch.
+    notebook_script: Path | None = None
     fetch: tuple[str, ...] = ()
     packages: str = ""  # the Packages field as typed (a requirements.txt beside the script adds)
     checkpoints: str = ""  # Resume after preemption (spot): the checkpoints folder as typed
     jax: str | None = None  # the worker's jax[tpu] (Review, F3); None: the table's default
+    # Review's F4: the stall guard's minutes (None: its default; 0: off), and Autocheckpoint
+    # wanted where the node can have it (on by default there, as the CLI's).
+    stall_minutes: float | None = None
+    autocheckpoint: bool = True
     run_dir: Path = field(default_factory=paths.runs_folder)  # the session's (runs_base)
     total_cost_usd: float | None = None
     receipt_path: str | None = None
@@ -85,12 +92,22 @@ class WizardState:
             self.max_run_minutes = None
         self.route = route
 
+    def notebook_default(self) -> Path | None:
+        """What the Notebook step's script field starts with: its own last script, else the
+        one given on Review (the same program, most likely)."""
+        return self.notebook_script or self.script
+
+    def take_notebook(self, script: Path) -> None:
+        """The script the Notebook step runs on Kaggle or Colab; Review's field is not its."""
+        self.notebook_script = script
+
     def take_review(self, answer: ReviewAnswer) -> None:
         self.name, self.max_run_minutes = answer.name, answer.max_run_minutes
         self.watchdog, self.deep_checks = answer.watchdog, answer.deep_checks
         self.script, self.fetch = answer.script, answer.fetch
         self.backend, self.packages = answer.backend, answer.packages
         self.checkpoints, self.jax = answer.checkpoints, answer.jax
+        self.stall_minutes, self.autocheckpoint = answer.stall_minutes, answer.autocheckpoint
 
     def reviewed(self, answer: ReviewAnswer) -> WizardState:
         """A copy with Review's answers taken: what Create would launch."""
@@ -166,6 +183,9 @@ class WizardState:
             precision=self.deep_checks,
             trace=self.deep_checks,
             jax=self.jax,
+            stall_timeout_minutes=self.stall_minutes,
+            # Wanted: the plan's default (on where the node can have it); else off.
+            autocheckpoint=None if self.autocheckpoint else False,
         )
         # Offered on the routes Google preempts; a folder typed there stays for going back.
         folder = self.checkpoints.strip()

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from tpuwizard.core.choices import Choice, Phrase
 from tpuwizard.core.plan.routes import route_table
+from tpuwizard.words.guard_text import STALL_TITLE
 from tpuwizard.words.resume_text import RESUME_TITLE
 
 Audience = Literal["cli", "wizard", "plain"]
@@ -89,6 +90,10 @@ def choice_words(choice: Choice, audience: Audience) -> str:
         return "tpuwizard asked for them: check that the project's firewall lets SSH in"
     if c == "external_ips":
         return "only from the command line: `tpuwizard launch --internal-ips --transport gcloud`"
+    if c == "stall_timeout":
+        if audience == "wizard":
+            return f'the "{STALL_TITLE}" minutes on Review (F4)'
+        return f"the {STALL_TITLE} question"
     if c == "idle":  # only `up` keeps a node with an idle deadline
         if v == "off":
             return "leave the idle deadline out"
@@ -126,6 +131,8 @@ def _cli(control: str, value: str) -> str:
         return f"--transport {value or 'gcloud'}"
     if control == "idle":
         return "leave --idle out" if value == "off" else "--idle"
+    if control == "stall_timeout":
+        return "--stall-timeout MINUTES"
     return flags[control]
 
 

@@ -32,6 +32,7 @@ from tpuwizard.core.launch.events.kaggle import (
 from tpuwizard.core.plan.jax_versions import differs_words
 from tpuwizard.core.routes import Route
 from tpuwizard.core.terminal_text import visible
+from tpuwizard.words import bill_words
 from tpuwizard.words.choice_words import Audience, plain_data, words
 from tpuwizard.words.colab_text import colab_lines
 from tpuwizard.words.course_text import OUTPUT_WORDS, not_fetched_hint, sigterm_words
@@ -99,14 +100,15 @@ def _creating_lines(event: ev.Event, audience: Audience) -> list[str] | None:
             return [f"  {event.name} was not created: nothing exists and nothing is billing."]
         case ev.BillingStarted():
             price = _per_hour(event.price_per_hour_usd, event.price_at_most_usd, event.price_source)
-            return [f"  {event.name} is up{_in(event.zone)}: billing from now, {price}."]
+            billing = bill_words.billing_from_now(event.practice, price)
+            return [f"  {event.name} is up{_in(event.zone)}: {billing}."]
         case ev.FanOutStarted():
             return [_fan_out_line(event)]
         case ev.FanOutWon():
             loser_zones = ", ".join(event.losers) or "no other zone"
             return [
                 f"  {event.name} in {event.zone} was READY first: kept. Deleting the requests in "
-                f"{loser_zones} (each bills until verified gone)."
+                f"{loser_zones} ({_each_bills(event.practice)})."
             ]
         case ev.ZoneFailover():
             return [f"  {event.reason}: trying {event.to_zone} instead of {event.from_zone}"]
@@ -167,7 +169,7 @@ def _script_lines(event: ev.Event, audience: Audience) -> list[str] | None:
         case ev.CompileCache():
             return [compile_cache_words(event)]
         case ev.FolderProgress():
-            done = f"{size_words(event.sent)} of {size_words(event.total)}"
+            done = f"{size_words(event.sent)} of its {size_words(event.total)} tar"
             share = f"{event.sent * 100 // event.total}%"
             return [f"{_prefix(event.worker, event.workers)}copying the folder: {done} ({share})"]
     return None
@@ -209,9 +211,16 @@ def _ending_lines(event: ev.Event, audience: Audience) -> list[str] | None:
         case ev.Kept():
             hourly = about(event.price_per_hour_usd, event.price_at_most_usd)
             until = kept_guard_words(event)
+            if event.practice:
+                runs = (
+                    f"it keeps running until you delete it ({bill_words.NOT_BILLED}; on "
+                    f"Google {hourly}/h, estimate)"
+                )
+            else:
+                runs = f"it keeps billing {hourly}/h (estimate) until you delete it"
             return [
-                f"Kept {event.name} in {event.zone} on purpose: it keeps billing {hourly}/h "
-                f"(estimate) until you delete it: {event.delete_command}.{until}"
+                f"Kept {event.name} in {event.zone} on purpose: {runs}: "
+                f"{event.delete_command}.{until}"
             ]
         case ev.LedgerRecordHeld():
             return [held_record_words(event)]
@@ -302,7 +311,7 @@ def _fan_out_line(event: ev.FanOutStarted) -> str:
     return (
         f"Fan-out: asking for {event.name} in {', '.join(event.zones)} at once; the first "
         f"READY is kept, the others are deleted and verified gone. Until then up to {n} "
-        f"may bill: {cost_words}. {quota}"
+        f"{_may_bill(event.practice, cost_words)}. {quota}"
     )
 
 
@@ -356,11 +365,9 @@ def _teardown_verified_line(event: ev.TeardownVerified) -> str:
         else f"{count(others, 'other request')} of this launch still "
         + ("exists." if others == 1 else "exist.")
     )
-    return (
-        f"Verified gone: {event.name}{_in(event.zone)}. {now} It billed "
-        f"{event.billed_s:.0f} s: {about(event.cost_usd, event.cost_at_most_usd)} "
-        "(estimate)."
-    )
+    figure = about(event.cost_usd, event.cost_at_most_usd)
+    billed = bill_words.billed_for(event.practice, event.billed_s, figure)
+    return f"Verified gone: {event.name}{_in(event.zone)}. {now} {billed}."
 
 
 def _teardown_failed_lines(event: ev.TeardownFailed, audience: Audience) -> list[str]:
@@ -373,7 +380,7 @@ def _teardown_failed_lines(event: ev.TeardownFailed, audience: Audience) -> list
             *_diagnosis(event.diagnosis, audience),
         ]
     return [
-        f"NOT verified gone: {event.name}. It may still be billing.",
+        f"NOT verified gone: {event.name}. It {bill_words.may_still_be_billing(event.practice)}.",
         *_diagnosis(event.diagnosis, audience),
     ]
 
@@ -381,7 +388,8 @@ def _teardown_failed_lines(event: ev.TeardownFailed, audience: Audience) -> list
 def _finished_line(event: ev.Finished) -> str:
     """The last line: the exit code, the run folder, and what still exists or may."""
     rest = ", ".join(n for n in event.remaining if n not in event.unseen)
-    still = f" Still running and billing: {rest}." if rest else ""
+    running = bill_words.still_running(event.practice).capitalize()
+    still = f" {running}: {rest}." if rest else ""
     if event.unseen:
         still += f" May exist (never seen): {', '.join(event.unseen)}."
     return f"Done (exit {event.exit_code}). Run folder: {event.run_dir}.{still}"
@@ -419,8 +427,15 @@ def synced_words(event: ev.FolderSynced) -> str:
     if not event.changed and not event.deleted:
         return "nothing changed since the last copy"
     removed = f", removed {len(event.deleted)}" if event.deleted else ""
+    # The files' size, as the plan line counts the folder; then what went over the wire.
+    how = ""
+    if all(way == "rsync" for way in event.ways):
+        how = " by rsync"
+    elif not any(way == "rsync" for way in event.ways):
+        how = " as a tar"
     return (
-        f"copied {len(event.changed)} changed file(s), {size_words(event.bytes_sent)}{removed} to "
+        f"copied {len(event.changed)} changed file(s), {size_words(event.files_bytes)} "
+        f"({size_words(event.bytes_sent)} sent{how}){removed} to "
         f"{count(event.workers, 'worker')} in {event.seconds:.2f} s ({'; '.join(event.ways)})"
     )
 
@@ -441,9 +456,27 @@ def zone_listed_lines(event: ev.ZoneListed) -> list[str]:
                 if event.backend == Backend.COMPUTE
                 else f"gcloud compute tpus tpu-vm delete {tpu.name} --zone {event.zone}"
             )
-            line += f": tpuwizard never deletes it; it bills until you do: {how}"
+            bills = (
+                bill_words.bills_until_deleted(event.practice)
+                if event.practice
+                else ("it bills until you do")
+            )
+            line += f": tpuwizard never deletes it; {bills}: {how}"
         lines.append(line)
     return lines
+
+
+def _may_bill(practice: bool, cost_words: str) -> str:
+    """Fan-out's requests until the first is READY: what they may bill (real), or run."""
+    if practice:
+        return f"may run ({bill_words.NOT_BILLED}; on Google {cost_words})"
+    return f"may bill: {cost_words}"
+
+
+def _each_bills(practice: bool) -> str:
+    if practice:
+        return f"each runs until verified gone; {bill_words.NOT_BILLED}"
+    return "each bills until verified gone"
 
 
 def _clock(epoch: float) -> str:
@@ -479,10 +512,13 @@ def diagnosis_text(d: Diagnosis, audience: Audience = "cli") -> str:
     return "\n".join(lines)
 
 
-def unchecked_text(resource: Resource, d: Diagnosis, audience: Audience = "cli") -> str:
+def unchecked_text(
+    resource: Resource, d: Diagnosis, audience: Audience = "cli", practice: bool = False
+) -> str:
     """A record whose zone could not be read: on its own line, with why and what to do."""
-    head = f"Could not check {resource.name} in {resource.zone}: {d.title}; it may still exist "
-    return diagnosis_text(replace(d, title=head + "and bill."), audience)
+    head = f"Could not check {resource.name} in {resource.zone}: {d.title}; it may still exist"
+    tail = f" ({bill_words.NOT_BILLED})." if practice else " and bill."
+    return diagnosis_text(replace(d, title=head + tail), audience)
 
 
 def refusal_text(err: BadInput, audience: Audience = "cli") -> str:

@@ -1,6 +1,6 @@
 """What the wizard says of a node kept on purpose that still bills while it ends a run or exits:
 its price, when it ends without us, and the command that ends it now (from the core's billing
-state alone)."""
+state alone). In practice nothing bills: each sentence says it runs, and is not billed."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import time
 
 from tpuwizard.core.launch.records.billing_state import Billed, BillingState
 from tpuwizard.core.plan import cost
+from tpuwizard.words import bill_words
 from tpuwizard.words.figures import about
 
 
@@ -15,7 +16,7 @@ def _clock(epoch: float) -> str:
     return time.strftime("%H:%M", time.localtime(epoch))
 
 
-def kept_deadline_words(item: Billed) -> str:
+def kept_deadline_words(item: Billed, practice: bool = False) -> str:
     """When it ends without us, as far as this session knows ("" when it does not)."""
     idle = item.idle_deadline()
     if item.deadline_by_google and item.max_deadline is not None:
@@ -25,7 +26,7 @@ def kept_deadline_words(item: Billed) -> str:
     if item.max_deadline is not None:
         return f"its watchdog deletes it at {_clock(item.max_deadline)} (its deadline)"
     if item.kept_since is not None:
-        return "no watchdog: it bills until you delete it"
+        return f"no watchdog: {bill_words.bills_until_deleted(practice)}"
     return ""
 
 
@@ -35,11 +36,16 @@ def kept_line(item: Billed, practice: bool) -> str:
         cost.hourly(item.slice, item.route, item.zone),
         cost.at_most_hourly(item.slice, item.route, item.zone),
     )
-    deadline = kept_deadline_words(item)
+    deadline = kept_deadline_words(item, practice)
     flag = " --sandbox" if practice else ""
+    bills = (
+        f"it runs ({bill_words.NOT_BILLED}; on Google {hourly}/h, estimate)"
+        if practice
+        else f"it bills {hourly}/h (estimate)"
+    )
     return (
-        f"{item.name} ({item.accelerator}) in {item.zone} stays kept, as you chose: it bills "
-        f"{hourly}/h (estimate){'; ' + deadline if deadline else ''}. "
+        f"{item.name} ({item.accelerator}) in {item.zone} stays kept, as you chose: {bills}"
+        f"{'; ' + deadline if deadline else ''}. "
         f"Delete it with: tpuwizard down{flag} {item.name}."
     )
 
@@ -55,28 +61,39 @@ def guard_until_words(
     launching: str | None,
     watchdog_deadline: float | None,
     run_minutes: float | None,
+    practice: bool = False,
 ) -> str:
     """What ends what the quit guard would keep, as far as this session knows: the launch's
     watchdog once armed; Google, for a Flex-start node (its run duration, ``run_minutes``) or a
     Compute Engine deadline; a node kept earlier, its own deadline; else only a delete."""
     ours = launching and all(b.name.startswith(launching) for b in undecided)
+    one, many = "it bills until you delete it", "they bill until you delete them"
+    if practice:
+        one, many = "it runs until you delete it", "they run until you delete them"
     if ours and watchdog_deadline is not None:
-        return (
-            "it bills until you delete it, or until its watchdog deletes it at "
-            f"{_clock(watchdog_deadline)}, even if this laptop sleeps"
+        return _practice_note(
+            f"{one}, or until its watchdog deletes it at "
+            f"{_clock(watchdog_deadline)}, even if this laptop sleeps",
+            practice,
         )
-    ends = [(b.name, _guard_end(b, launching, run_minutes)) for b in undecided]
+    ends = [(b.name, _guard_end(b, launching, run_minutes, practice)) for b in undecided]
     if len(ends) == 1:
         end = ends[0][1]
         if end.startswith("no watchdog"):
             return end
-        return "it bills until you delete it" + (f", or until {end}" if end else "")
+        return _practice_note(one + (f", or until {end}" if end else ""), practice)
     known = [f"{name}: {end}" for name, end in ends if end]
-    return "they bill until you delete them" + (f" ({'; '.join(known)})" if known else "")
+    return _practice_note(many + (f" ({'; '.join(known)})" if known else ""), practice)
 
 
-def _guard_end(item: Billed, launching: str | None, run_minutes: float | None) -> str:
-    kept = kept_deadline_words(item)
+def _practice_note(words: str, practice: bool) -> str:
+    return f"{words} ({bill_words.NOT_BILLED})" if practice else words
+
+
+def _guard_end(
+    item: Billed, launching: str | None, run_minutes: float | None, practice: bool = False
+) -> str:
+    kept = kept_deadline_words(item, practice)
     if kept:
         return kept
     if item.route == "flex":

@@ -278,9 +278,14 @@ ROUTE_WORDS = {"vm": "on demand", "spot": "spot", "flex": "Flex-start"}
 
 
 def render_status(
-    found: list, cost_label: str, title: str = "May still be billing", practice: bool = False
+    found: list, cost_label: str, title: str | None = None, practice: bool = False
 ) -> None:
+    from tpuwizard.words import bill_words
     from tpuwizard.words.figures import spent
+
+    if title is None:
+        title = bill_words.may_still_be_billing(practice).capitalize()
+    not_yet = "not running yet" if practice else "not billing yet"
 
     out = console()
     rows = [
@@ -290,17 +295,20 @@ def render_status(
             b.resource.backend,
             b.resource.zone,
             b.resource.accelerator,
-            state_words(b.resource.backend, b.state),
+            state_words(b.resource.backend, b.state, practice),
             _age(b.age_s),
-            spent(b.cost_usd, b.cost_at_most_usd) if b.billing else "not billing yet",
+            spent(b.cost_usd, b.cost_at_most_usd) if b.billing else not_yet,
         )
         for b in found
     ]
-    headers = ("name", "kind", "backend", "zone", "type", "state", "age", "cost so far")
+    so_far = "cost if real" if practice else "cost so far"  # practice bills nothing
+    headers = ("name", "kind", "backend", "zone", "type", "state", "age", so_far)
     print_table(out, title, headers, rows)
     for line in parts_notes(found):
         out.print(f"[dim]{line}[/]")
     out.print(f"[dim]Costs are an {cost_label}. {delete_words(found, practice)}[/]")
+    if practice:  # the figures are what Google would charge: nothing here is billed
+        out.print("[dim]Practice: nothing is billed; the costs are what Google would charge.[/]")
 
 
 def kind_words(kind: str, parts: Sequence[str]) -> str:
@@ -346,13 +354,14 @@ def delete_words(found: Sequence, practice: bool) -> str:
     return f"Delete with: tpuwizard teardown{flag} NAME (or --all)"
 
 
-def state_words(backend: str, state: str) -> str:
+def state_words(backend: str, state: str, practice: bool = False) -> str:
     """A state as status shows it: a Compute Engine VM that Google stopped has no deadline any
-    more (Google clears it on stop) and its disk still bills."""
+    more (Google clears it on stop) and its disk still bills (not in practice)."""
     from tpuwizard.core.cloud.compute.states import STOPPED_STATES
 
     if backend == Backend.COMPUTE and state in STOPPED_STATES:
-        return f"{state} (stopped by Google, disk still billing)"
+        disk = "disk not billed: practice" if practice else "disk still billing"
+        return f"{state} (stopped by Google, {disk})"
     return state
 
 

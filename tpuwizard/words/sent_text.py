@@ -36,7 +36,7 @@ def folder_sentence(sent: FolderSent, where: str) -> str:
         if sent.large
         else ""
     )
-    return f"Your script's folder: {sent_words(sent)} sent {where}.{large}"
+    return f"Your script's folder: {sent_words(sent)}, sent {where}.{large}"
 
 
 def secret_names(sent: FolderSent) -> str:

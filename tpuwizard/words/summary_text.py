@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from tpuwizard.core.launch.events.summary import RunSummary
 from tpuwizard.core.plan import cost
 from tpuwizard.core.terminal_text import visible
+from tpuwizard.words import bill_words
 from tpuwizard.words.choice_words import Audience
 from tpuwizard.words.course_text import OUTPUT_WORDS, not_fetched_hint, sigterm_words
 from tpuwizard.words.event_text import (
@@ -56,20 +57,7 @@ def _summary_lines(summary: RunSummary, audience: Audience, elsewhere: Sequence[
             lines.append(f"  {OUTPUT_WORDS.capitalize()}, every worker's lines: {s.script_output}")
         if s.script_sigterm:
             lines.append(f"  {sigterm_words(s.script_sigterm)}")
-    lines += [f"  Copied back: {path}" for path in s.fetched]
-    said: dict[tuple[str, str], int] = {}  # once each, with how many runs said it
-    for missed in s.not_fetched:
-        said[missed] = said.get(missed, 0) + 1
-    for (path, why), runs in said.items():
-        lines.append(
-            f"  Not copied back: {path!r}: {why}" + (f" ({runs} runs)" if runs > 1 else "")
-        )
-        hint = not_fetched_hint(path)
-        lines += [f"  {hint}"] if hint else []
-    if s.script_exit_code is not None and not s.script_files_seen:
-        how = {"cli": "--fetch GLOB names them"}.get(audience, "'Files to copy back' names them")
-        why = f"no file matched {', '.join(s.fetch)}" if s.fetch else f"no files were named ({how})"
-        lines.append(f"  Nothing was copied back from your script: {why}.")
+    lines += _copied_back_lines(s, audience)
     for done in s.not_installed:  # a rerun's packages that did not install: named by its run
         asked = " ".join(done.not_installed)
         why = f": {done.diagnosis.title}. {done.diagnosis.explanation}" if done.diagnosis else "."
@@ -87,8 +75,9 @@ def _summary_lines(summary: RunSummary, audience: Audience, elsewhere: Sequence[
     elif s.cost_usd is None and s.cost_at_most_usd is None and not s.gone and unseen:
         lines.append("  Cost: none seen (nothing was seen running).")
     else:
-        billed = f" for {s.billed_s:.0f} s of billing" if s.gone else ""
-        lines.append(f"  Cost: {about(s.cost_usd, s.cost_at_most_usd)} (estimate){billed}.")
+        figure = about(s.cost_usd, s.cost_at_most_usd)
+        spent = bill_words.cost_words(s.practice, figure, s.billed_s if s.gone else None)
+        lines.append(f"  Cost: {spent}.")
         if s.cost_usd is None and s.cost_at_most_usd is not None:
             lines.append(f"    ({cost.FLEX_PRICE_NOTE}.)")
         elif s.cost_usd is None and s.route and (slice_ := s.known_slice):  # no figure: why
@@ -109,7 +98,7 @@ def _summary_lines(summary: RunSummary, audience: Audience, elsewhere: Sequence[
     else:
         billing = [n for n in s.still_existing if n not in unseen]
         if billing:
-            lines.append(f"  STILL BILLING: {', '.join(billing)}.")
+            lines.append(f"  {bill_words.still_running_head(s.practice)}: {', '.join(billing)}.")
         if unseen:
             lines.append(
                 f"  MAY EXIST: {', '.join(unseen)} (its create's answer was lost on the network); "
@@ -119,9 +108,38 @@ def _summary_lines(summary: RunSummary, audience: Audience, elsewhere: Sequence[
     if audience == "wizard":  # the CLI and plain mode print the list's own event just above
         lines += [f"  {line}" for listed in s.zone_lists for line in zone_listed_lines(listed)]
     lines += [f"  {held_record_words(h)}" for h in s.held]  # the disk refused these records
-    lines += [f"  Still billing: {line}" for line in elsewhere]
+    still = "Still running" if s.practice else "Still billing"  # kept earlier, same mode
+    lines += [f"  {still}: {line}" for line in elsewhere]
     if s.finished is not None:
         lines.append(f"  Exit code {s.finished.exit_code}. Run folder: {s.finished.run_dir}")
+    return lines
+
+
+FREE_ROUTES = ("Kaggle", "Colab")  # the summary's zone for a free route's run
+
+
+def _copied_back_lines(s: RunSummary, audience: Audience) -> list[str]:
+    """The script's files: copied back, not (each once, with how many runs said it), or none,
+    and what names them in ``audience``'s words (a free route's step names none)."""
+    lines = [f"  Copied back: {path}" for path in s.fetched]
+    said: dict[tuple[str, str], int] = {}
+    for missed in s.not_fetched:
+        said[missed] = said.get(missed, 0) + 1
+    for (path, why), runs in said.items():
+        lines.append(
+            f"  Not copied back: {path!r}: {why}" + (f" ({runs} runs)" if runs > 1 else "")
+        )
+        hint = not_fetched_hint(path)
+        lines += [f"  {hint}"] if hint else []
+    if s.script_exit_code is not None and not s.script_files_seen:
+        how = {
+            "cli": "--fetch GLOB names them",
+            "plain": "the question 'Files it writes, to copy back' names them",
+        }.get(audience, "'Files to copy back' names them")
+        if s.zone in FREE_ROUTES and audience != "cli":  # its step asks for no files
+            how = f"`tpuwizard launch --route {s.zone.lower()} --fetch GLOB` names them"
+        why = f"no file matched {', '.join(s.fetch)}" if s.fetch else f"no files were named ({how})"
+        lines.append(f"  Nothing was copied back from your script: {why}.")
     return lines
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tpuwizard.core.routes import Route
+from tpuwizard.words import bill_words
 from tpuwizard.words.event_text import diagnosis_text, held_record_words
 from tpuwizard.words.oslogin_text import login_key_words
 
@@ -14,9 +15,10 @@ if TYPE_CHECKING:
     from tpuwizard.session.kept.nodes import KeptGone
 
 
-def teardown_lines(result: TeardownResult, owner: str) -> list[str]:
+def teardown_lines(result: TeardownResult, owner: str, practice: bool = False) -> list[str]:
     """What one delete-and-verify came to. A name another instance holds now was left alone:
-    that is said as such, never as "verified gone" (``owner``: this install's owner label)."""
+    that is said as such, never as "verified gone" (``owner``: this install's owner label;
+    ``practice``: the session's, so nothing is said to bill)."""
     r = result.resource
     if result.held_by is not None:
         if result.holder_owner == owner:  # this install's, from another run (another machine)
@@ -27,7 +29,7 @@ def teardown_lines(result: TeardownResult, owner: str) -> list[str]:
     if result.verified:
         key = [f"  {login_key_words(result.login_key)}"] if result.login_key else []
         return [f"  verified gone: {r.name}", *key, *_held(result)]
-    lines = [f"  NOT verified gone: {r.name}; it may still bill."]
+    lines = [f"  NOT verified gone: {r.name}; {bill_words.may_still_bill(practice)}."]
     return lines + ([diagnosis_text(result.diagnosis)] if result.diagnosis else [])
 
 
@@ -52,7 +54,8 @@ def preempted_lines(result: TeardownResult, practice: bool) -> list[str]:
         return [f"{head}: deleted {what}: verified gone."]
     down = f"tpuwizard down{' --sandbox' if practice else ''} {name}"
     are = f"{what} are" if r.kind == "queued" else "it is"
-    lines = [f"{head}; {are} NOT verified gone and may still bill: `{down}` tries again."]
+    may = bill_words.may_still_bill(practice).removeprefix("it ")
+    lines = [f"{head}; {are} NOT verified gone and {may}: `{down}` tries again."]
     return lines + ([diagnosis_text(result.diagnosis)] if result.diagnosis else [])
 
 
@@ -77,9 +80,11 @@ def stopped_lines(result: TeardownResult, practice: bool) -> list[str]:
     """A Compute Engine VM of ours that Google stopped (no deadline any more, its disk billing),
     deleted by this command."""
     name = result.resource.name
-    head = f"{name} was stopped by Google (no deadline any more, its disk still billing)"
+    disk = f"its disk not billed: {bill_words.NOT_BILLED}" if practice else "its disk still billing"
+    head = f"{name} was stopped by Google (no deadline any more, {disk})"
     if result.verified:
         return [f"{head}: deleted: verified gone."]
     down = f"tpuwizard teardown{' --sandbox' if practice else ''} {name}"
-    lines = [f"{head}; it is NOT verified gone and may still bill: `{down}` tries again."]
+    may = bill_words.may_still_bill(practice).removeprefix("it ")
+    lines = [f"{head}; it is NOT verified gone and {may}: `{down}` tries again."]
     return lines + ([diagnosis_text(result.diagnosis)] if result.diagnosis else [])

@@ -155,6 +155,25 @@ def state_from_params(params: float, recipe: str) -> float:
 
 
 @dataclass(frozen=True)
+class TrainingState:
+    """A training state as a person gave it: its size, or a parameter count and a recipe."""
+
+    gib: float
+    bytes_per_param: float | None = None  # from a parameter count: its recipe's bytes each
+    recipe: str | None = None  # from a parameter count: the recipe
+
+
+def training_state(size: str | None, params: str | None, recipe: str) -> TrainingState:
+    """The state of ``size`` (GiB, or with a unit), or else of ``params`` under ``recipe``. A
+    size that reads as a parameter count raises :class:`LooksLikeParams`; an unknown recipe
+    is said before a count that cannot be read."""
+    if params is None:
+        return TrainingState(parse_size_gib(size or ""))
+    per_param = bytes_per_param(recipe)
+    return TrainingState(state_from_params(parse_params(params), recipe), per_param, recipe)
+
+
+@dataclass(frozen=True)
 class SliceFit:
     """Whether a training state fits one slice, and what that slice holds and costs."""
 

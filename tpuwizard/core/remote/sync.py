@@ -93,6 +93,9 @@ class SyncResult:
     method: str = "tar"  # "rsync" or "tar"
     why_not_rsync: str = ""  # when the method is tar
     itemized: list[str] = field(default_factory=list)  # rsync's own list of what it sent
+    # The changed files' own sizes, added up: what the plan line's folder size counts, where
+    # bytes_sent is what went over the wire (a tar's headers and padding, or rsync's deltas).
+    files_bytes: int = 0
 
 
 class LocalFolder:
@@ -273,6 +276,7 @@ def sync_folder(
     way = rsync.route(transport, worker, WORK_DIR, worker_rsync) if use_rsync else "not asked"
     why = way if isinstance(way, str) else ""
     edited = sum(local[rel].size for rel in changed if rel in remote)
+    files_bytes = sum(local[rel].size for rel in changed)
     if not why and (changed or deleted) and edited < rsync_from_bytes:
         way = why = _why_tar(remote, edited)
     if not changed and not deleted:
@@ -289,12 +293,15 @@ def sync_folder(
                 "rsync",
                 "",
                 sent.itemized,
+                files_bytes,
             )
         except RemoteError as err:
             why = f"rsync failed ({err})"  # the tar below sends them again: nothing half-done
     data = _tar(folder.root, changed, local)
     _finish(transport, worker, data, tar=True, progress=progress)
-    return SyncResult(changed, deleted, len(data), time.monotonic() - started, "tar", why)
+    return SyncResult(
+        changed, deleted, len(data), time.monotonic() - started, "tar", why, [], files_bytes
+    )
 
 
 def _why_tar(remote: Manifest, edited: int) -> str:

@@ -23,7 +23,9 @@ from tpuwizard.core.colab.run import ColabRun, run_session, stop_session
 from tpuwizard.core.exit_codes import EXIT_CLOUD
 from tpuwizard.core.kaggle.ledger import KernelLedger
 from tpuwizard.core.launch.events.launch_events import Event, Finished
-from tpuwizard.session.signals import StopSignals
+from tpuwizard.core.launch.events.summary import RunSummary
+from tpuwizard.session.run_outcome import write_free_outcome
+from tpuwizard.session.signals import StopSignals, signal_name
 
 POLL_ENV = "TPUWIZARD_COLAB_POLL"  # seconds between checks that the CLI still answers (30)
 STOP_WORDS = "stopping: running colab stop on the session and checking that it is gone..."
@@ -84,6 +86,8 @@ class ColabRoute:
     def __init__(self, run: ColabRun, program: ColabProgram) -> None:
         self.run, self.program = run, program
         self.ledger = colab_ledger()
+        self.summary = RunSummary()  # what the run came to, folded as its events pass
+        self.outcome_written = False
 
     def _poll_s(self) -> float:
         try:
@@ -92,7 +96,21 @@ class ColabRoute:
             return 30.0
 
     def events(self) -> Generator[Event, None, None]:
-        return run_session(self.program, self.run, self.ledger, poll_s=self._poll_s())
+        """The run's events, each folded into :attr:`summary`; at its end the run folder's
+        outcome.json says what it came to (the TPU routes' record, in this route's facts)."""
+        run = run_session(self.program, self.run, self.ledger, poll_s=self._poll_s())
+        try:
+            for event in run:
+                self.summary.apply(event)
+                if isinstance(event, Finished):
+                    self.write_outcome(event.exit_code)
+                yield event
+        finally:
+            run.close()  # a stop: its exec call, if one runs, ends here
+
+    def write_outcome(self, exit_code: int, stopped_by: str | None = None) -> None:
+        write_free_outcome(self.run.run_dir, self.summary, exit_code, stopped_by)
+        self.outcome_written = True
 
     def stop_events(self) -> Iterator[Event]:
         """After a stop signal: ``colab stop`` on the session, waited for and verified."""
@@ -116,7 +134,10 @@ class ColabRoute:
             except _StopAsked:
                 events.close()  # its exec call, if one runs, ends here
                 for event in self.stop_events():
+                    self.summary.apply(event)
                     show(event)
+        if not self.outcome_written:  # stopped before its end: said as such
+            self.write_outcome(signals.exit_code(code), signal_name(signals.first))
         return signals.exit_code(code)
 
 

@@ -22,7 +22,9 @@ from tpuwizard.core.kaggle.ledger import LEDGER_FILE, KernelLedger
 from tpuwizard.core.kaggle.protocol import KaggleCallFailed, Kernels
 from tpuwizard.core.kaggle.run import KaggleRun, run_kernel, stop_kernel
 from tpuwizard.core.launch.events.launch_events import Event, Failed, Finished
-from tpuwizard.session.signals import StopSignals
+from tpuwizard.core.launch.events.summary import RunSummary
+from tpuwizard.session.run_outcome import write_free_outcome
+from tpuwizard.session.signals import StopSignals, signal_name
 
 if TYPE_CHECKING:
     from tpuwizard.core.kaggle.records import KernelSeen
@@ -160,6 +162,8 @@ class KaggleRoute:
         self.stand_in: Any = None
         self.env_before: dict[str, str | None] | None = None
         self.stand_in_user = ""
+        self.summary = RunSummary()  # what the run came to, folded as its events pass
+        self.outcome_written = False
 
     def left_running(self, state: str | None) -> KernelSeen | None:
         """The kernel this run pushed, while its session may still run (its ledger record not
@@ -187,6 +191,19 @@ class KaggleRoute:
             return 5.0
 
     def events(self) -> Iterator[Event]:
+        """The run's events, each folded into :attr:`summary`; at its end the run folder's
+        outcome.json says what it came to (the TPU routes' record, in this route's facts)."""
+        for event in self._events():
+            self.summary.apply(event)
+            if isinstance(event, Finished):
+                self.write_outcome(event.exit_code)
+            yield event
+
+    def write_outcome(self, exit_code: int, stopped_by: str | None = None) -> None:
+        write_free_outcome(self.run.run_dir, self.summary, exit_code, stopped_by)
+        self.outcome_written = True
+
+    def _events(self) -> Iterator[Event]:
         folder = str(self.run.run_dir)
         if self.practice:
             self.env_before = {name: os.environ.get(name) for name in PRACTICE_ENV}
@@ -247,7 +264,10 @@ class KaggleRoute:
                             code = event.exit_code
                 except _StopAsked:
                     for event in self.stop_events():
+                        self.summary.apply(event)
                         show(event)
+            if not self.outcome_written:  # stopped before its end: said as such
+                self.write_outcome(signals.exit_code(code), signal_name(signals.first))
             return signals.exit_code(code)
         finally:
             self.close()

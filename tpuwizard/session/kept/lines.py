@@ -69,12 +69,14 @@ class KeptInfo:
             spent = f"at most ${self.cost_at_most_usd:.2f} so far (no published price)"
         else:
             spent = "cost unknown (no price for it in the catalog)"
+        if self.practice:  # practice bills nothing: the figure is what Google would charge
+            spent = f"not billed ({spent} if it were real)"
         label, flag = ("[practice] ", " --sandbox") if self.practice else ("", "")
         down, ends = f"`tpuwizard down{flag} {self.name}`", "ends it"
         now, idle = time.time(), self.idle_deadline
         end = idle if idle is not None else self.max_deadline
         if end is None:
-            limit = "no watchdog: it bills until deleted"
+            limit = "no watchdog: it " + ("runs" if self.practice else "bills") + " until deleted"
         elif end <= now:
             # Its watchdog should have deleted it, unless it died with the VM: Google preempting
             # a spot node takes the watchdog too, and the queued resource stays ACTIVE.

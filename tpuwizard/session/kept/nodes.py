@@ -298,7 +298,8 @@ class KeptNode:
                 if gone is not None:
                     emit(ev.Failed("script", diagnose(gone, self.context())))
                 kept = self.name
-            emit(ev.Finished(code == EXIT_OK, code, str(run_dir), None, [kept] if kept else []))
+            left, practice = [kept] if kept else [], self.nodes.session.practice
+            emit(ev.Finished(code == EXIT_OK, code, str(run_dir), None, left, practice=practice))
             return code
 
     def context(self) -> Context:

@@ -168,12 +168,16 @@ class KeptAttempts:
         (result,) = self.session.delete([r])
         if not result.verified:
             d = result.diagnosis or Diagnosis("teardown", f"{r.name} was not verified gone", "")
-            self.emit(ev.TeardownFailed(r.name, r.kind, d, r.zone))
+            self.emit(ev.TeardownFailed(r.name, r.kind, d, r.zone, practice=self.session.practice))
             return False
         billed = max(0.0, time.time() - entry.first_at)  # at most: from its intent
         price = cost.estimate(r.slice, r.route, billed, r.zone)
         self.emit(ev.BillingStopped(r.name, round(billed, 1), price, r.zone))
-        self.emit(ev.TeardownVerified(r.name, r.kind, round(billed, 1), price, r.zone))
+        self.emit(
+            ev.TeardownVerified(
+                r.name, r.kind, round(billed, 1), price, r.zone, practice=self.session.practice
+            )
+        )
         return True
 
     def spent(self) -> float:

@@ -14,6 +14,7 @@ from textual.widgets import Button, Input, Static
 from tpuwizard.core.launch.records.billing_state import Billed
 from tpuwizard.tui.host import host
 from tpuwizard.tui.widgets.typed_input import TypedInput
+from tpuwizard.words.bill_words import keep_billing, may_still_be_billing
 from tpuwizard.words.figures import about
 
 
@@ -37,28 +38,31 @@ class QuitGuard(ModalScreen[str | None]):
 
     def guard_text(self) -> str:
         """The resources with their state, age and cost, re-read from the core each second."""
-        billing = host(self).billing
+        billing, practice = host(self).billing, host(self).state.practice
         now = [billing.get(b.name) or b for b in self.existing]
+        running = "running" if practice else "billing"  # practice bills nothing
+        so_far = "if it were real" if practice else "so far"
         rows = "\n".join(
             f"  {b.name}  {b.zone}  {b.accelerator}  {b.state or '?'}  "
             + (
-                f"billing {int(b.costing_s())} s, "
-                f"{about(b.cost_usd(), b.cost_at_most_usd())} so far"
+                f"{running} {int(b.costing_s())} s, "
+                f"{about(b.cost_usd(), b.cost_at_most_usd())} {so_far}"
                 if b.costing_since is not None
-                else f"exists {int(b.age_s())} s, not billing yet (no VM is running)"
+                else f"exists {int(b.age_s())} s, not {running} yet (no VM is running)"
             )
             + ("  (left running)" if b.left else "")
             for b in now
         )
         if self.undecided:
             return (
-                "[b]These may still be billing:[/b]\n"
+                f"[b]These {may_still_be_billing(practice)}:[/b]\n"
                 f"{rows}\n(estimates)\n\n"
                 "Delete now (then tpuwizard quits), or keep running: to keep, type "
                 f"[b]{keep_word(self.undecided)}[/b]; {self.until_words()}."
             )
         return (
-            f"[b]You chose to leave these running; they keep billing:[/b]\n{rows}\n\n"
+            f"[b]You chose to leave these running; they {keep_billing(practice)}:[/b]\n"
+            f"{rows}\n\n"
             "Quit and leave them, delete them now, or stay."
         )
 
@@ -71,7 +75,8 @@ class QuitGuard(ModalScreen[str | None]):
         state, billing = host(self).state, host(self).billing
         now = [billing.get(b.name) or b for b in self.undecided]
         minutes = state.max_run_minutes or DEFAULT_MAX_RUN.get(state.route)
-        return guard_until_words(now, state.launching, state.watchdog_deadline, minutes)
+        deadline = state.watchdog_deadline
+        return guard_until_words(now, state.launching, deadline, minutes, state.practice)
 
     def on_mount(self) -> None:
         self.set_interval(1.0, self.tick)

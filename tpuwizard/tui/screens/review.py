@@ -15,11 +15,11 @@ from textual.widgets import Button, Input, Label, Static, Switch
 
 from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.cloud.diagnose.tpu7x_access import access_note
-from tpuwizard.core.deadlines import EndedBy
+from tpuwizard.core.deadlines import STALL_TIMEOUT_MIN, EndedBy
 from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN, LaunchPlan
 from tpuwizard.core.launch.plan.packages import AUTO_FILE, COURSE_PACKAGES
 from tpuwizard.core.plan import cost, fit
-from tpuwizard.tui.answers import ReviewAnswer
+from tpuwizard.tui.answers import GuardsAnswer, ReviewAnswer
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.screens.review_folder import folder_agreed, show_folder
 from tpuwizard.tui.state import WizardState
@@ -28,6 +28,7 @@ from tpuwizard.tui.widgets.worker_jax import JaxPicker, WorkerJax
 from tpuwizard.words.choice_words import all_words
 from tpuwizard.words.course_text import fetch_note
 from tpuwizard.words.figures import count, money
+from tpuwizard.words.guard_text import STALL_TITLE, guards_line
 from tpuwizard.words.resume_text import RESUME_HELP, RESUME_PLACEHOLDER, RESUME_TITLE
 from tpuwizard.words.resume_text import field_words as resume_field_words
 
@@ -41,6 +42,8 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         *WizardScreen.BINDINGS,
         Binding("f2", "course_packages", "Course's packages"),
         Binding("f3", "worker_jax", "JAX"),
+        # Said on the screen beside the worker's JAX ("F4: change"): the key bar is full at 80.
+        Binding("f4", "guards", STALL_TITLE, show=False),
         Binding("f6", "gke_export", "Take to GKE"),
     ]
     HELP = (
@@ -64,7 +67,10 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         "TensorBoard's profile plugin, xprof or Perfetto). Prices are estimates from "
         f"approximate list prices; check the pricing page. {RESUME_HELP} F3 picks the "
         "worker's JAX from tpuwizard's table (it lists what was run with each version here, "
-        "and that none was run on a TPU). F6 takes the plan to GKE "
+        "and that none was run on a TPU). F4 sets the stall guard's minutes (a worker silent "
+        "and using no CPU time that long, in the verifier or your script, ends the run; 0: off) "
+        "and, for a spot run that resumes on a TPU-API v2-v4 or v5e node, Google's "
+        "Autocheckpoint (your script gets SIGTERM before maintenance). F6 takes the plan to GKE "
         "instead (xpk commands, a JobSet or a SkyPilot task): it only writes files."
     )
 
@@ -77,6 +83,7 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         self.told_course_report = False  # the note on tpu-report.txt, said once
         self.told_secrets: tuple[str, ...] = ()  # the secrets named last (said when they change)
         self.short_deep_label = False  # set as the switches are made
+        self.guards = GuardsAnswer(state.stall_minutes, state.autocheckpoint)  # F4's
 
     def summary_text(self) -> str:
         s = self.state
@@ -159,6 +166,9 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         yield Static(id="deadline-words")
         yield Static(f"Run folder: {shown_folder(s.run_dir)}/<run id>", id="run-folder")
         yield Static(id="error")
+        # The stall guard and Autocheckpoint (F4) in the row Create's margin had: as tall as
+        # before, so 80x24 still holds Create.
+        yield Static(id="guards")
         with Horizontal(classes="row"):  # the worker's JAX beside Create: 80x24 holds both
             yield Button("Create", id="create", variant="success")
             yield WorkerJax(s.jax, id="worker-jax")
@@ -207,6 +217,8 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
             if self.query("#checkpoints")
             else "",
             jax=self.query_one("#worker-jax", WorkerJax).jax,
+            stall_minutes=self.guards.stall_minutes,
+            autocheckpoint=self.guards.autocheckpoint,
         )
 
     def backend_of(self, asked: str) -> Backend:
@@ -260,6 +272,14 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
                 answers.checkpoints, candidate.checkpoint_every_s, candidate.max_restarts
             )
         self.query_one("#deadline-words", Static).update(words)
+        offered = candidate.autocheckpoint_offered  # the plan's rule, as the CLI's
+        stall = self.guards.stall_minutes
+        self.query_one("#guards", Static).update(
+            guards_line(
+                STALL_TIMEOUT_MIN if stall is None else stall,
+                candidate.autocheckpoint_on if offered else None,
+            )
+        )
         self.query_one("#error", Static).update("\n".join(problems))
         # Words or problems, never both: an empty line would push Create off an 80x24 screen.
         self.query_one("#error", Static).display = bool(problems)
@@ -298,6 +318,19 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
                 self.show_problems()
 
         self.app.push_screen(JaxPicker(shown.jax), picked)
+
+    def action_guards(self) -> None:
+        """The stall guard's minutes and, where the plan offers it, Autocheckpoint."""
+        from tpuwizard.tui.screens.review_guards import GuardsDialog
+
+        offered = self.state.reviewed(self.answers()).preview().autocheckpoint_offered
+
+        def chosen(answer: GuardsAnswer | None) -> None:
+            if answer is not None:
+                self.guards = answer
+                self.show_problems()
+
+        self.app.push_screen(GuardsDialog(self.guards, offered), chosen)
 
     def action_gke_export(self) -> None:
         """The plan as reviewed so far, written for GKE (xpk, a JobSet) or SkyPilot: files only."""

@@ -21,6 +21,12 @@ from tpuwizard.tui.host import host
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.widgets.checks_panel import ChecksPanel
 from tpuwizard.tui.widgets.follow_log import FollowLog
+from tpuwizard.words.bill_words import (
+    PRACTICE_COST,
+    keeps_billing,
+    may_still_be_billing,
+    still_running,
+)
 from tpuwizard.words.event_text import (
     describe,
     next_steps,
@@ -279,7 +285,8 @@ class ScriptScreen(RunScreen):
             return
         try:
             with self.app.suspend():
-                print("A shell on worker 0; the TPU keeps billing. Type exit to come back.")
+                keeps = keeps_billing(host(self).state.practice)
+                print(f"A shell on worker 0; the TPU {keeps}. Type exit to come back.")
                 code = subprocess.call(argv, cwd=cwd, env=env)
         except Exception as err:  # no terminal to hand over (a web terminal, a test)
             self.notify(f"Could not open a shell here ({err}).", severity="warning")
@@ -373,18 +380,25 @@ class TeardownScreen(RunScreen):
     def show(self, event: ev.Event) -> None:
         super().show(event)
         if isinstance(event, ev.TeardownVerified):
+            figure = about(event.cost_usd, event.cost_at_most_usd)
+            spent = (
+                f"{PRACTICE_COST} it would have cost {figure} (estimate)"
+                if event.practice
+                else f"it cost {figure} (estimate)"
+            )
             self.verdict_words = (
-                f"[b]Nothing is billing.[/b] {event.name} is verified gone; it cost "
-                f"{about(event.cost_usd, event.cost_at_most_usd)} (estimate)."
+                f"[b]Nothing is billing.[/b] {event.name} is verified gone; {spent}."
             )
         elif isinstance(event, ev.TeardownFailed):
-            claim = "may still be billing" if event.seen else "may exist (never seen)"
+            claim = may_still_be_billing(event.practice) if event.seen else "may exist (never seen)"
             self.verdict_words = (
                 f"[b]NOT verified gone: {event.name} {claim}.[/b] "
                 "Run tpuwizard teardown --all, or delete it in the Cloud Console."
             )
         elif isinstance(event, ev.Kept):
-            self.verdict_words = f"[b]{event.name} is still running and billing[/b], as you asked."
+            self.verdict_words = (
+                f"[b]{event.name} is {still_running(event.practice)}[/b], as you asked."
+            )
         elif isinstance(event, ev.ZoneListed):
             self.listed += [escape(line) for line in zone_listed_lines(event)]
         else:

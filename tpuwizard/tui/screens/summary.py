@@ -22,23 +22,28 @@ from tpuwizard.core.launch.events.summary import RunSummary
 from tpuwizard.tui.host import host
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.widgets.hanging_lines import HangingLines
+from tpuwizard.words.bill_words import still_running, still_running_head
 from tpuwizard.words.kept_text import kept_elsewhere, kept_line
 from tpuwizard.words.summary_text import summary_lines
 
 
 def headline(summary: RunSummary, kept_before: Sequence[str] = ()) -> str:
     """One line on top, in words: whether anything still bills (``kept_before``: the names of
-    nodes kept earlier, which this run leaves as they are)."""
+    nodes kept earlier, which this run leaves as they are). Practice bills nothing: what
+    still exists is said to run, not billed (the summary's practice, the plan's)."""
+    practice = summary.practice
     if summary.nothing_billing and kept_before:
         names = ", ".join(kept_before)
-        return f"Nothing from this run is billing. Kept earlier, still billing: {names}."
+        return (
+            f"Nothing from this run is billing. Kept earlier, {still_running(practice)}: {names}."
+        )
     if summary.nothing_billing:
         return "Nothing is billing."
     if summary.finished is None:
         return "The launch did not finish: check with tpuwizard status."
     unseen = summary.finished.unseen
     billing = [n for n in summary.still_existing if n not in unseen]
-    said = [f"STILL BILLING: {', '.join(billing)}."] if billing else []
+    said = [f"{still_running_head(practice)}: {', '.join(billing)}."] if billing else []
     if unseen:  # their creates' answers were lost: no evidence that they exist
         said.append(f"MAY EXIST (never seen): {', '.join(unseen)}.")
     return " ".join(said)
@@ -91,9 +96,13 @@ class SummaryScreen(WizardScreen[None]):
         self.call_after_refresh(self.focus_first_choice)
 
     def focus_first_choice(self) -> None:
+        """Focus the first way on without scrolling to it: the Summary opens at its top, the
+        verdict first (at 80x24 the buttons sit below the fold, and focusing one would scroll
+        the verdict away); Tab or PageDown reach them."""
         buttons = self.query(Button)
         if buttons:
-            buttons.first().focus()
+            buttons.first().focus(scroll_visible=False)
+        self.query_one("#body").scroll_home(animate=False, immediate=True)
 
     @on(Button.Pressed)
     def chosen(self, event: Button.Pressed) -> None:

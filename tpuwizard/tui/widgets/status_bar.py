@@ -9,12 +9,13 @@ from textual.widget import Widget
 
 from tpuwizard.core.launch.records.billing_state import Billed, BillingState
 from tpuwizard.tui.host import host
+from tpuwizard.words.bill_words import meter_estimate, meter_word
 from tpuwizard.words.figures import count, short_estimate
 
 
 def kept_text(item: Billed, names: bool = True) -> str:
-    """A node kept for iterating: what it has cost and when its watchdog (or Google) deletes
-    it."""
+    """A node kept for iterating: what it has cost (the bar says PRACTICE first where nothing
+    is billed) and when its watchdog (or Google) deletes it."""
     name = f" {item.name}" if names else ""
     spent = short_estimate(item.cost_usd(), item.cost_at_most_usd())
     left, what = item.seconds_to_idle_deadline(), "idle deadline"
@@ -33,15 +34,16 @@ def kept_text(item: Billed, names: bool = True) -> str:
     return f"KEPT{name} {spent}, {deadline}"
 
 
-def meter_text(billing: BillingState, names: bool = True) -> str:
-    """What may bill now, in a few words: read from the core's billing state, never guessed.
+def meter_text(billing: BillingState, names: bool = True, practice: bool = False) -> str:
+    """What may bill now, in a few words: read from the core's billing state, never guessed;
+    in practice what runs, and what it would cost if it were real (nothing is billed).
 
     Without ``names`` (a narrow terminal) the money and time stay and the names go: the screen
     below names the resource anyway. Kept nodes (``tpuwizard up``) come first, with their idle
     deadline; then whatever else exists.
     """
     kept = billing.kept_nodes()
-    rest = launch_meter(billing, {b.name for b in kept}, names) if kept else None
+    rest = launch_meter(billing, {b.name for b in kept}, names, practice) if kept else None
     if kept:
         more = f" +{len(kept) - 1} kept" if len(kept) > 1 else ""
         return kept_text(kept[0], names) + more + (f" | {rest}" if rest else "")
@@ -49,10 +51,12 @@ def meter_text(billing: BillingState, names: bool = True) -> str:
         return "Looking for leftovers..."
     if billing.leftovers == "unknown" and not billing.existing():
         return "Leftovers unknown (check failed)"
-    return launch_meter(billing, set(), names) or "Nothing is billing"
+    return launch_meter(billing, set(), names, practice) or "Nothing is billing"
 
 
-def launch_meter(billing: BillingState, skip: set[str], names: bool) -> str | None:
+def launch_meter(
+    billing: BillingState, skip: set[str], names: bool, practice: bool = False
+) -> str | None:
     """The meter for what is not a kept node (this launch, leftovers); None when nothing is."""
     existing = [b for b in billing.existing() if b.name not in skip]
     if not existing:
@@ -60,9 +64,8 @@ def launch_meter(billing: BillingState, skip: set[str], names: bool) -> str | No
     costing = [b for b in billing.costing() if b.name not in skip]
     if not costing:
         what = ", ".join(b.name for b in existing) if names else count(len(existing), "resource")
-        when = (
-            "no longer billing" if all(b.stopped_billing for b in existing) else "not billing yet"
-        )
+        not_yet = "not running yet" if practice else "not billing yet"
+        when = "no longer billing" if all(b.stopped_billing for b in existing) else not_yet
         return f"EXISTS {what} ({when})"
     first = costing[0]
     more = f" +{len(costing) - 1}" if len(costing) > 1 else ""
@@ -71,7 +74,8 @@ def launch_meter(billing: BillingState, skip: set[str], names: bool) -> str | No
     if spent is not None:  # and what this launch's resources verified gone cost (earlier attempts)
         spent = round(spent + billing.gone_cost_usd, 2)
     bound = billing.cost_usd(without=skip, at_most=True) if spent is None else None
-    return f"BILLING{name} {int(first.costing_s())}s {short_estimate(spent, bound)} est."
+    figure = f"{short_estimate(spent, bound)} {meter_estimate(practice)}"
+    return f"{meter_word(practice)}{name} {int(first.costing_s())}s {figure}"
 
 
 class StatusBar(Widget):
@@ -101,8 +105,8 @@ class StatusBar(Widget):
     def render(self) -> Content:
         app = host(self)
         practice = "PRACTICE | " if app.state.practice else ""
-        billing = app.billing
-        text = f"{practice}{self.step} | {meter_text(billing)}"
+        billing, real = app.billing, not app.state.practice
+        text = f"{practice}{self.step} | {meter_text(billing, practice=not real)}"
         if len(text) > self.size.width - 2:  # the meter must never fall off the bar
-            text = f"{practice}{self.step} | {meter_text(billing, names=False)}"
+            text = f"{practice}{self.step} | {meter_text(billing, False, not real)}"
         return Content(text)

@@ -11,6 +11,7 @@ from tpuwizard.core.errors import (
     RemoteError,
     ScriptFailed,
     SliceIncomplete,
+    StalledIn,
     Unreachable,
     VersionMismatch,
     WorkersStalled,
@@ -51,18 +52,37 @@ def _the_slice(err: BaseException, message: str) -> Diagnosis | None:
     """The workers did not run as one: a stall, a host that never joined, JAX versions apart."""
     if isinstance(err, WorkersStalled):
         names = ", ".join(f"w{w}" for w in err.stalled)
+        verifier = err.phase is StalledIn.VERIFIER
+        where = (
+            "The verifier stalled before your script started: the stall guard ended the run"
+            if verifier
+            else "The stall guard ended the run"
+        )
         return Diagnosis(
             "workers_stalled",
-            "The script stalled",
-            f"The stall guard ended the run: {names} printed nothing and its processes used no "
-            "CPU time for the stall timeout, so the slice could only wait (and bill) until its "
-            "deadline. A launch deletes its node; a kept node is kept.",
+            "The verifier stalled" if verifier else "The script stalled",
+            f"{where}: {names} printed nothing and its processes used no CPU time for the "
+            "stall timeout, so the slice could only wait (and bill) until its deadline. A "
+            "launch deletes its node; a kept node is kept.",
             [
                 *err.lines,
-                "Every frame of each stack is at the end of the run's output.txt.",
+                f"Every frame of each stack is {'in' if verifier else 'at the end of'} the "
+                f"run's {err.phase.report_file}.",
+                *(
+                    [
+                        "The verifier is tpuwizard's own short program: a hang there is the "
+                        "worker's (a stuck import, a dead host) or the join's, not your "
+                        "script's. Launch again for new VMs."
+                    ]
+                    if verifier
+                    else []
+                ),
                 "A stack in jax.distributed.initialize() waits for a worker that never joined.",
-                "A script that is quiet on purpose for longer (a long first compile without "
-                "output): raise --stall-timeout MINUTES, or 0 to turn the guard off.",
+                phrase(
+                    "A script that is quiet on purpose for longer (a long first compile "
+                    "without output): raise {0}, or 0 to turn the guard off.",
+                    Choice("stall_timeout"),
+                ),
             ],
         )
     if isinstance(err, SliceIncomplete):

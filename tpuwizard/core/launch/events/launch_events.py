@@ -95,6 +95,7 @@ class BillingStarted(Event):
     # As Planned's: where the price is from (with its date), and its Billing Catalog SKU id.
     price_source: str = ""
     price_sku: str = ""
+    practice: bool = False  # the plan's: practice bills nothing, and its words say so
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,7 @@ class FanOutStarted(Event):
     zones: list[str]
     worst_case_per_hour_usd: float | None  # every request granted at once
     quota_checked: bool  # quota for every request at once (the preflight's), or not checked
+    practice: bool = False  # the plan's: practice bills nothing, and its words say so
 
 
 @dataclass(frozen=True)
@@ -134,6 +136,7 @@ class FanOutWon(Event):
     name: str
     zone: str
     losers: list[str]
+    practice: bool = False  # the plan's: practice bills nothing, and its words say so
 
 
 @dataclass(frozen=True)
@@ -292,6 +295,7 @@ class TeardownVerified(Event):
     zone: str = ""
     others_left: int = 0  # this launch's other requests (--fan-out) that still exist
     cost_at_most_usd: float | None = None  # where cost_usd is None: the most it cost (above)
+    practice: bool = False  # the plan's: practice bills nothing, and its words say so
 
 
 @dataclass(frozen=True)
@@ -314,6 +318,7 @@ class ZoneListed(Event):
     backend: str
     command: str
     tpus: tuple[ListedTpu, ...]
+    practice: bool = False  # the sandbox's list: what is on it bills nothing
 
 
 @dataclass(frozen=True)
@@ -325,6 +330,7 @@ class TeardownFailed(Event):
     # False: it was never seen to exist (its create's answer was lost on the network), so it
     # may exist, and nothing says it bills.
     seen: bool = True
+    practice: bool = False  # the plan's: practice bills nothing, and its words say so
 
 
 @dataclass(frozen=True)
@@ -358,6 +364,7 @@ class Kept(Event):
     idle_minutes: float | None = None
     receipt: str | None = None
     price_at_most_usd: float | None = None  # as Planned's
+    practice: bool = False  # the plan's: practice bills nothing, and its words say so
 
 
 @dataclass(frozen=True)
@@ -388,6 +395,7 @@ class Finished(Event):
     cost_at_most_usd: float | None = None  # where cost_usd is None: the most it cost (above)
     # Of ``remaining``, those never seen to exist (a create whose answer was lost): they may.
     unseen: list[str] = field(default_factory=list)
+    practice: bool = False  # the plan's: practice bills nothing, and its words say so
 
 
 # A run of the script on a kept node (run, each run of watch).
@@ -433,6 +441,7 @@ class FolderSynced(Event):
     workers: int
     seconds: float  # the slowest worker's
     ways: list[str]  # "rsync", or "tar: <why not rsync>", each way used once
+    files_bytes: int = 0  # the changed files' own sizes (bytes_sent: the tar's, or rsync's)
 
 
 @dataclass(frozen=True)

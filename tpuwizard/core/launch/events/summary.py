@@ -62,7 +62,8 @@ class RunSummary:
     # last run: when nothing did, the summary says nothing was copied back, and why.
     script_files_seen: bool = False
     incomplete: list[str] = field(default_factory=list)  # files that did not come back whole
-    gone: list[str] = field(default_factory=list)
+    gone: list[str] = field(default_factory=list)  # as said: "NAME in ZONE"
+    gone_names: list[str] = field(default_factory=list)  # the names alone, as records hold them
     not_gone: list[str] = field(default_factory=list)
     # The zone's TPU list after the teardown, as the course's last step reads it.
     zone_lists: list[ev.ZoneListed] = field(default_factory=list)
@@ -164,6 +165,7 @@ class RunSummary:
             case ev.TeardownVerified():
                 # With its zone: --fan-out deletes one name in several zones.
                 self.gone.append(f"{event.name} in {event.zone}" if event.zone else event.name)
+                self.gone_names.append(event.name)
                 self.billed_s += event.billed_s
                 if event.cost_usd is not None:
                     self.cost_usd = (self.cost_usd or 0.0) + event.cost_usd

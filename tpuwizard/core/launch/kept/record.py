@@ -14,6 +14,7 @@ from tpuwizard.core.launch.records.ledger import Entry
 
 SETTINGS_FIELD = "settings"
 REPLACED_BY_FIELD = "replaced_by"
+RUN_DIR_FIELD = "run_dir"
 
 
 def _ended_by(value: Any) -> EndedBy | None:
@@ -39,6 +40,7 @@ class KeptRecord:
     idle_s: float | None  # the watchdog's idle time: the heartbeats keep it alive
     settings: dict[str, Any] = field(default_factory=dict)  # what up asked for (settings.py)
     replaced_by: str | None = None  # the node run --checkpoints made in its place
+    run_dir: str | None = None  # the folder of the run that kept it (absolute), if recorded
 
     @classmethod
     def of(cls, entry: Entry) -> KeptRecord:
@@ -51,6 +53,7 @@ class KeptRecord:
             idle_s=_seconds(extra.get("idle_s")),
             settings=dict(extra.get(SETTINGS_FIELD) or {}),
             replaced_by=str(replaced) if replaced else None,
+            run_dir=str(folder) if isinstance(folder := extra.get(RUN_DIR_FIELD), str) else None,
         )
 
     @property
@@ -68,4 +71,6 @@ class KeptRecord:
         }
         if self.replaced_by is not None:
             written[REPLACED_BY_FIELD] = self.replaced_by
+        if self.run_dir is not None:
+            written[RUN_DIR_FIELD] = self.run_dir
         return written

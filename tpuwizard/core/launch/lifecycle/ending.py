@@ -8,7 +8,7 @@ launch's shared :class:`~tpuwizard.core.launch.lifecycle.launch_state.LaunchStat
 from __future__ import annotations
 
 import contextlib
-import json
+import os
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -25,6 +25,7 @@ from tpuwizard.core.launch.kept.record import KeptRecord
 from tpuwizard.core.launch.lifecycle.launch_state import LaunchContext, LaunchState
 from tpuwizard.core.launch.records.ledger import Ledger, Resource
 from tpuwizard.core.launch.records.ledger_file import Held
+from tpuwizard.core.launch.records.run_files import COST_FILE, write_record
 from tpuwizard.core.launch.teardown.verified import delete_and_verify, still_listed
 from tpuwizard.core.launch.teardown.zone_list import zone_listed
 from tpuwizard.core.plan import cost
@@ -120,7 +121,14 @@ class Ending:
         ]
         self.emit(
             ev.Finished(
-                code == EXIT_OK, code, str(self.given.run_dir), total, remaining, bound, unseen
+                code == EXIT_OK,
+                code,
+                str(self.given.run_dir),
+                total,
+                remaining,
+                bound,
+                unseen,
+                self.given.practice,
             )
         )
         return code
@@ -176,6 +184,9 @@ class Ending:
             ended_by=ended_by,
             idle_s=idle * 60 if idle else None,
             settings=dict(given.kept_settings),  # run --checkpoints makes it again from these
+            # Its run folder's records say "still running" until a verified delete brings
+            # them up to date, from wherever that delete is asked for.
+            run_dir=os.path.abspath(given.run_dir),
         )
         held = given.ledger.record("kept", resource, **record.fields())
         self.emit(
@@ -191,6 +202,7 @@ class Ending:
                 idle,
                 state.receipt,
                 cost.at_most_hourly(resource.slice, resource.route, resource.zone),
+                given.practice,
             )
         )
         if held is not None:
@@ -237,7 +249,9 @@ class Ending:
         if not result.verified:
             d = result.diagnosis or still_listed(resource)  # delete_and_verify gives one
             seen = state.created_at is not None  # else the create's answer never came
-            self.emit(ev.TeardownFailed(resource.name, resource.kind, d, zone, seen))
+            self.emit(
+                ev.TeardownFailed(resource.name, resource.kind, d, zone, seen, given.practice)
+            )
             return False
         transport = state.transport
         if transport is not None and result.held_by is None:
@@ -265,6 +279,7 @@ class Ending:
                     zone,
                     others,
                     None if total is not None else bound,
+                    given.practice,
                 )
             )
         if state is self.state:
@@ -324,8 +339,13 @@ class Ending:
             "cost_at_most_usd": self.total_cost(at_most=True) if total is None else None,
             "estimate": cost.label(),
             "practice": given.practice,
+            # Practice bills nothing: its figures are what Google would have charged.
+            "billed": not given.practice,
             "still_running": self.state.resource is not None,
+            # When these figures were taken: a kept node bills on after it, and its verified
+            # delete later (session/run_outcome.py) adds what it cost from here to gone.
+            "as_of": time.time(),
+            "price_at_most_per_hour_usd": cost.at_most_hourly(given.slice, given.route, zone),
         }
         # A disk that refuses costs this file only: the events and the summary say the cost.
-        with contextlib.suppress(OSError):
-            (given.run_dir / "cost.json").write_text(json.dumps(record, indent=2) + "\n")
+        write_record(given.run_dir / COST_FILE, record)

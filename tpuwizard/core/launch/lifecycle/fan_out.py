@@ -31,6 +31,7 @@ class FanOutInput:
     zones: tuple[str, ...]  # one request each, in --zones' order
     worst_case_hourly: float | None  # every request READY at once (zone_rules.worst_case_hourly)
     quota_checked: bool  # the preflight read quota for every request at once
+    practice: bool = False  # the events' words: practice bills nothing
 
 
 class ZoneCreator(Protocol):
@@ -71,6 +72,7 @@ class FanOut:
                 [r.zone for r in self.requests],
                 given.worst_case_hourly,
                 given.quota_checked,  # the preflight's reading, where it was made
+                given.practice,
             )
         )
         for request in self.requests:
@@ -92,7 +94,8 @@ class FanOut:
         root.zone, root.resource, root.node = winner.zone, winner.resource, winner.node
         root.created_at, root.costing_since = winner.created_at, winner.costing_since
         root.others.remove(winner)
-        p.emit(ev.FanOutWon(given.node_name, winner.zone, [r.zone for r in root.others]))
+        losers = [r.zone for r in root.others]
+        p.emit(ev.FanOutWon(given.node_name, winner.zone, losers, given.practice))
         assert winner.node is not None
         return winner.node
 

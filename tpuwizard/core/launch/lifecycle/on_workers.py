@@ -13,7 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from tpuwizard.core import paths
-from tpuwizard.core.errors import PackagesFailed, RemoteError, ScriptFailed
+from tpuwizard.core.errors import (
+    PackagesFailed,
+    RemoteError,
+    ScriptFailed,
+    StalledIn,
+    WorkersStalled,
+)
 from tpuwizard.core.evidence.receipt import parse_marker_line
 from tpuwizard.core.evidence.verifier import VERIFIER_FILENAME, verifier_flags, verifier_source
 from tpuwizard.core.launch.events import launch_events as ev
@@ -22,8 +28,10 @@ from tpuwizard.core.launch.plan.launch_plan import safe_script_name
 from tpuwizard.core.launch.plan.packages import PackageSpec, package_names
 from tpuwizard.core.launch.resume.checkpoint_copier import ResumeSetup
 from tpuwizard.core.launch.workers.distributed import (
+    LAUNCHER_PATH,
     JoinTimeouts,
     coordinator_for,
+    launcher_source,
     slice_coordinator,
 )
 from tpuwizard.core.launch.workers.jobs import (
@@ -35,7 +43,7 @@ from tpuwizard.core.launch.workers.missing_module import MissingModuleWatch
 from tpuwizard.core.plan import jax_versions
 from tpuwizard.core.plan.catalog import Slice
 from tpuwizard.core.remote.bootstrap import BootstrapPlan, bootstrap_script, unpinned_jax
-from tpuwizard.core.remote.jobs import Job
+from tpuwizard.core.remote.jobs import Job, fan_out
 from tpuwizard.core.remote.packages import FAILED_KIND, install_commands, install_failure
 from tpuwizard.core.remote.sync import WORK_DIR, LocalFolder
 from tpuwizard.core.remote.transports import REMOTE_DIR, Transport, shell
@@ -216,9 +224,12 @@ class WorkerSteps:
             extras += ["--laptop-jax", laptop] if laptop else []
             if given.trace:
                 extras += ["--trace-dir", f"{self.remote_run}/{self._trace_dir(worker)}"]
+            # Through the launcher, as the script: a stack on SIGUSR1 and the join's marks, for
+            # the stall guard.
             return shell(
                 f"{REMOTE_DIR}/venv/bin/python",
                 "-u",
+                LAUNCHER_PATH,
                 f"{REMOTE_DIR}/{VERIFIER_FILENAME}",
                 "--expect",
                 given.expect,
@@ -231,8 +242,29 @@ class WorkerSteps:
             )
 
         address = self._slice_address()
-        env = {**self._env(), **({"JAX_COORDINATOR_ADDRESS": address} if address else {})}
-        self._job(transport, Job(f"verify-{given.run_id}"), command, env, self._verifier_line)
+        job = Job(f"verify-{given.run_id}")
+        env = {
+            **self._env(),
+            "TPUWIZARD_JOB_DIR": job.folder,
+            **({"JAX_COORDINATOR_ADDRESS": address} if address else {}),
+        }
+        source = launcher_source().encode()
+        fan_out(transport, lambda w: transport.upload(w, source, LAUNCHER_PATH))
+        try:  # a worker that hangs here is caught as in the script (no output, no CPU time)
+            run_on_workers(
+                transport,
+                job,
+                command,
+                env,
+                self._verifier_line,
+                self.cancel,
+                self._started,
+                given.stall_s,
+                StalledIn.VERIFIER,
+            )
+        except WorkersStalled as stalled:  # every frame, kept in the run folder
+            (given.run_dir / stalled.phase.report_file).write_text(stalled.report + "\n")
+            raise
         if self.slice.vms > 1:
             multihost.incomplete(self.slice.vms, self.checks, join.timeout)
         saved: dict[int, Path] = {}

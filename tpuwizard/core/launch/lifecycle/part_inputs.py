@@ -69,6 +69,7 @@ def fan_out_input(plan: LaunchPlan, rt: Runtime) -> FanOutInput | None:
         zones=zones_of(plan),
         worst_case_hourly=worst_case_hourly(plan),
         quota_checked=rt.fan_out_quota_checked,
+        practice=rt.practice,
     )
 
 
@@ -99,6 +100,7 @@ def provision_input(plan: LaunchPlan, rt: Runtime) -> ProvisionInput:
         login=rt.login,
         ready_timeout=rt.ready_timeout,
         poll=rt.poll,
+        practice=rt.practice,
     )
 
 

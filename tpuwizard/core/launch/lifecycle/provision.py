@@ -75,6 +75,7 @@ class ProvisionInput:
     login: LoginChoice | None  # how SSH logs in, recorded with the create's intent
     ready_timeout: float
     poll: float
+    practice: bool = False  # BillingStarted's words: practice bills nothing
 
 
 class Provisioner:
@@ -252,6 +253,7 @@ class Provisioner:
                 zone,
                 cost.at_most_hourly(given.slice, given.route, zone),
                 *cost.price_origin(given.slice, given.route, zone),
+                given.practice,
             )
         )
         if len(node.endpoints) != given.slice.vms:

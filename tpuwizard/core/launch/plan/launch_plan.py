@@ -36,6 +36,18 @@ from tpuwizard.core.routes import CLOUD_ROUTES, Route
 # The generations Google's Autocheckpoint (Preview) serves, on the TPU API only.
 AUTOCHECKPOINT_GENERATIONS = ("v2", "v3", "v4", "v5e")
 
+
+def autocheckpoint_serves(known: catalog.Slice | None, backend: Backend) -> bool:
+    """Can a node of ``known`` made through ``backend`` have Autocheckpoint: a TPU-API node of
+    v2, v3, v4 or v5e (Google's autocheckpoint page: "Only TPUs (v2-v4, and v5e) created through
+    the Cloud TPU API"). The one rule: the plan's, and what the wizard and plain mode offer."""
+    return (
+        backend == Backend.TPU_API
+        and known is not None
+        and known.generation.key in AUTOCHECKPOINT_GENERATIONS
+    )
+
+
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.iam import WatchdogCheck
     from tpuwizard.core.launch.plan.answers import LaunchAnswers
@@ -123,23 +135,21 @@ class LaunchPlan:
 
     @property
     def autocheckpoint_can(self) -> bool:
-        """Can the node have Autocheckpoint: a TPU-API node of v2, v3, v4 or v5e (Google's
-        autocheckpoint page: "Only TPUs (v2-v4, and v5e) created through the Cloud TPU API")."""
-        known = self.known_slice
-        return (
-            self.backend == Backend.TPU_API
-            and known is not None
-            and known.generation.key in AUTOCHECKPOINT_GENERATIONS
-        )
+        """Can the node have Autocheckpoint (:func:`autocheckpoint_serves`)."""
+        return autocheckpoint_serves(self.known_slice, self.backend)
+
+    @property
+    def autocheckpoint_offered(self) -> bool:
+        """Is Autocheckpoint a choice for this run: it has --checkpoints and its node can have
+        it (what the wizard and plain mode offer; on unless turned off)."""
+        return self.checkpoints is not None and self.autocheckpoint_can
 
     @property
     def autocheckpoint_on(self) -> bool:
         """Is the node created with Autocheckpoint: by default wherever a run has --checkpoints
         and the node can have it (a script that saves on SIGTERM loses nothing to maintenance);
         --no-autocheckpoint turns it off, --autocheckpoint where it cannot be is refused."""
-        if self.autocheckpoint is False or self.checkpoints is None:
-            return False
-        return self.autocheckpoint_can
+        return self.autocheckpoint is not False and self.autocheckpoint_offered
 
     @property
     def course_route_2b(self) -> bool:
@@ -451,8 +461,11 @@ def guard_problems(
     found: list[Said] = []
     if stall_minutes is not None and not (math.isfinite(stall_minutes) and stall_minutes >= 0):
         found.append(
-            f"--stall-timeout must be minutes, 0 or more (0 turns the guard off), not "
-            f"{stall_minutes:g}."
+            phrase(
+                "The stall guard's timeout must be a number of minutes, 0 or more (0 turns it "
+                f"off), not {stall_minutes:g}: give it in {{0}}.",
+                Choice("stall_timeout"),
+            )
         )
     for flag, value in (("--join-timeout", join_s), ("--heartbeat-timeout", heartbeat_s)):
         if value is not None and value < 1:

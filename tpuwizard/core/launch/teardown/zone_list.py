@@ -39,4 +39,4 @@ def zone_listed(cloud: Cloud, zone: str, owner: str | None, practice: bool) -> e
         for n in sorted(nodes, key=lambda n: n.name)
     )
     command = "" if practice else list_command(cloud.backend, zone)
-    return ev.ZoneListed(zone, cloud.backend, command, tpus)
+    return ev.ZoneListed(zone, cloud.backend, command, tpus, practice)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from tpuwizard.core.cancel import CancelToken
-from tpuwizard.core.errors import WorkersStalled
+from tpuwizard.core.errors import StalledIn, WorkersStalled
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.workers.compile_cache import cache_exports
 from tpuwizard.core.launch.workers.distributed import (
@@ -79,17 +79,18 @@ def run_on_workers(
     cancel: CancelToken,
     on_start: Callable[[int, Job], None] | None = None,
     stall_s: float | None = None,
+    phase: StalledIn = StalledIn.SCRIPT,
 ) -> int:
     """Start ``job`` detached on every worker at once and follow each to its end; returns the
     first non-zero exit code, else 0. ``on_start`` hears of each job as it starts (so that a
     stop can end it); a set ``cancel`` raises :class:`~tpuwizard.core.cancel.Cancelled`.
     ``stall_s``: the stall guard's timeout (workers/stall.py), which ends the job on every
-    worker and raises :class:`~tpuwizard.core.errors.WorkersStalled`."""
+    worker and raises :class:`~tpuwizard.core.errors.WorkersStalled` naming ``phase``."""
     cancel.check()
     if stall_s:
         from tpuwizard.core.launch.workers.stall import StallGuard
 
-        guard = StallGuard(transport, job, stall_s)
+        guard = StallGuard(transport, job, stall_s, phase=phase)
 
         def seen(worker: int, text: str) -> None:
             guard.line(worker, text)

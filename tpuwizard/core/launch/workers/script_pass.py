@@ -41,6 +41,7 @@ def folder_synced(synced: Sequence[SyncResult]) -> ev.FolderSynced:
         len(synced),
         round(max(s.seconds for s in synced), 3),
         ways,
+        first.files_bytes,
     )
 
 

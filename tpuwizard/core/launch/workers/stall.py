@@ -1,4 +1,6 @@
 """The stall guard: a slice whose script hangs is ended, not left billing until its deadline.
+It watches the verifier's job (before the script, the join included) and the script's alike:
+both start through the launcher.
 
 A worker counts as stalled when it has printed nothing and the processes of its script's job
 (the job's process group, read from ``/proc/<pid>/stat`` on the worker: utime + stime) have used
@@ -24,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tpuwizard.core.deadlines import STALL_TIMEOUT_MIN
-from tpuwizard.core.errors import RemoteError, WorkersStalled
+from tpuwizard.core.errors import RemoteError, StalledIn, WorkersStalled
 from tpuwizard.core.remote.jobs import Job, fan_out, stop_job
 from tpuwizard.core.remote.transports import Transport, shell
 
@@ -163,13 +165,16 @@ class StallReport:
     stacks: dict[int, str]  # the stack each worker gave, or why it could not
     not_joined: list[int]  # workers that never called jax.distributed.initialize
     joined: list[int] = field(default_factory=list)
+    phase: StalledIn = StalledIn.SCRIPT  # whose job it watched
 
     def headline(self) -> list[str]:
         minutes = f"{self.timeout_s / 60:g}"
         names = ", ".join(f"w{w}" for w in self.stalled)
+        where = " in the verifier" if self.phase is StalledIn.VERIFIER else ""
+        before = ", before your script started" if self.phase is StalledIn.VERIFIER else ""
         lines = [
-            f"stalled: {names} printed nothing and used no CPU time for {minutes} minutes "
-            "(--stall-timeout); the run was ended by the stall guard"
+            f"stalled{where}: {names} printed nothing and used no CPU time for {minutes} "
+            f"minutes (--stall-timeout); the run was ended by the stall guard{before}"
         ]
         if self.not_joined:
             never = ", ".join(f"w{w}" for w in self.not_joined)
@@ -232,19 +237,20 @@ def short_stack(stack: str) -> str:
     return " < ".join(frames) if frames else stack.strip()
 
 
-def why_no_stack(found: Probe | None) -> str | None:
+def why_no_stack(found: Probe | None, phase: StalledIn = StalledIn.SCRIPT) -> str | None:
     """Why a worker cannot give a stack, or None when it can be asked."""
     if found is None:
         return "no stack: the worker did not answer"
+    its = f"its {phase.value}"
     states = set(found.launchers.values())
     if not found.launchers:
         if found.ended or found.cpu is None:
-            return "no stack: its script's process has ended"
-        return "no stack: its script did not start through tpuwizard's launcher"
+            return f"no stack: {its}'s process has ended"
+        return f"no stack: {its} did not start through tpuwizard's launcher"
     if states <= {"T", "t"}:
-        return "no stack: its script is suspended (stopped), so it cannot answer"
+        return f"no stack: {its} is suspended (stopped), so it cannot answer"
     if states <= {"Z", "X"}:
-        return "no stack: its script's process is dead"
+        return f"no stack: {its}'s process is dead"
     return None
 
 
@@ -258,8 +264,10 @@ class StallGuard:
         timeout_s: float,
         poll_s: float | None = None,
         clock: Callable[[], float] = time.monotonic,
+        phase: StalledIn = StalledIn.SCRIPT,
     ) -> None:
         self.transport, self.job, self.clock = transport, job, clock
+        self.phase = phase
         self.workers = transport.workers
         self.timeout_s = timeout_s
         self.poll_s = poll_s if poll_s is not None else max(1.0, min(30.0, timeout_s / 6))
@@ -291,7 +299,7 @@ class StallGuard:
         """Raise :class:`WorkersStalled` when the guard ended the run."""
         if self.report is not None:
             report = self.report
-            raise WorkersStalled(report.stalled, report.text(), report.lines())
+            raise WorkersStalled(report.stalled, report.text(), report.lines(), report.phase)
 
     def _watch(self) -> None:
         while not self._done.wait(self.poll_s):
@@ -316,7 +324,7 @@ class StallGuard:
         joined: list[int] = []
         for worker, found in enumerate(looks):
             assert found is None or isinstance(found, Probe)
-            why = why_no_stack(found)
+            why = why_no_stack(found, self.phase)
             if why is None and found is not None:
                 stacks[worker] = found.stack or "no stack: it did not answer SIGUSR1 in 3 s"
             else:
@@ -329,6 +337,8 @@ class StallGuard:
             not_joined = []  # no worker called initialize: the script does not join a slice
         with self._lock:
             last = {w: list(lines) for w, lines in self.lines.items()}
-        self.report = StallReport(self.timeout_s, stalled, last, stacks, not_joined, joined)
+        self.report = StallReport(
+            self.timeout_s, stalled, last, stacks, not_joined, joined, self.phase
+        )
         # Ending the jobs ends their followers, so the run returns and raises.
         fan_out(self.transport, lambda w: stop_job(self.transport, w, self.job))
