@@ -426,3 +426,16 @@ class FakeTransport(Transport):
     def wait_until_reachable(self, timeout: float = 300, interval: float = 2.0) -> None:
         if not self.reachable:
             raise RemoteError("worker 0 is not reachable: in-memory worker set unreachable")
+
+
+def checked(plan: Any) -> Any:
+    """A test's own LaunchPlan as if every check before create let it through: what
+    ``Session.start_launch`` takes (the pipeline before create is its own tests' subject)."""
+    from tpuwizard.core.cloud.backend_choice import BackendChoice
+    from tpuwizard.core.launch.plan.answers import LaunchAnswers
+    from tpuwizard.core.launch.plan.checked import CheckedPlan
+    from tpuwizard.core.launch.plan.launch_plan import ready_timeout_s
+
+    asked = LaunchAnswers(plan.slice, plan.zone, plan.project, plan.route, plan.backend)
+    choice = BackendChoice(plan.backend, "", "")
+    return CheckedPlan(asked, plan, choice, ready_timeout_s(plan.route))

@@ -111,7 +111,6 @@ def test_without_act_as_the_watchdog_is_off_and_insisting_is_the_plans_own_probl
     session = _session_on(cloud)
     choice = choose_watchdog(session, _plan(tmp_path), None)
     assert not choice.plan.watchdog and choice.plan.problems() == []  # goes on without it
-    assert choice.plan.watchdog_check is not None
-    assert choice.plan.watchdog_check.may_attach is False
+    assert choice.check is not None and choice.check.may_attach is False
     with pytest.raises(PlanRefused, match="Google would refuse the create"):
         choose_watchdog(session, _plan(tmp_path), True)  # --watchdog: exit 2, before create

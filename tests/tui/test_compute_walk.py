@@ -57,19 +57,23 @@ async def walk_to_review_of_v6e(pilot) -> None:
     assert app.state.accelerator == ACCELERATOR
 
 
-async def switch_compute_on(pilot) -> None:
+AUTO_BY_QUOTA = re.compile(r"Made through Compute Engine \(auto: its quota here covers 4 chips\)\.")
+
+
+async def compute_by_auto(pilot) -> None:
+    """Review opens on the backend the session chose: auto, and the practice project's Compute
+    Engine quota covers the slice, as `launch --backend auto` would find (issue 46)."""
     app = pilot.app
     compute = app.screen.query_one("#compute", Switch)
-    assert not compute.value  # the TPU API by default: v6e is served by both
-    off = text_of(app, "#deadline-words")
-    assert "Made through the TPU API (Compute Engine OFF); both APIs serve v6e." in off, off
-    compute.toggle()  # what a click on it does
+    assert compute.value  # auto's choice: v6e is served by both, and the quota covers it
     await until(
         pilot,
         lambda: GOOGLES_DEADLINE.search(text_of(app, "#deadline-words")),
         30,
         "Google's deadline on Review",
     )
+    words = text_of(app, "#deadline-words")
+    assert AUTO_BY_QUOTA.search(words), words
 
 
 @pytest.mark.parametrize("size", [(80, 24)])
@@ -77,7 +81,7 @@ async def test_review_of_a_v6e_on_compute_engine_fits_the_smallest_terminal(tmp_
     app = WizardApp(run_dir=tmp_path / "runs")
     async with app.run_test(size=size) as pilot:
         await walk_to_review_of_v6e(pilot)
-        await switch_compute_on(pilot)
+        await compute_by_auto(pilot)
         for selector in ("#compute", "#compute-label", "#deadline-words", "#create"):
             assert on_screen_whole(app, selector), selector
         assert "Compute Engine ON" in text_of(app, "#compute-label")
@@ -87,10 +91,18 @@ async def test_a_v6e_made_through_compute_engine_from_review_to_nothing_billing(
     app = WizardApp(run_dir=tmp_path / "runs")
     async with app.run_test(size=(100, 32)) as pilot:
         await walk_to_review_of_v6e(pilot)
-        await switch_compute_on(pilot)
+        await compute_by_auto(pilot)
+        # Switched off, the TPU API makes it, and its watchdog shows; on again, it is auto's.
+        app.screen.query_one("#compute", Switch).toggle()  # what a click on it does
+        await until(pilot, lambda: app.screen.query_one("#watchdog", Switch).display, 5, "TPU API")
+        off = text_of(app, "#deadline-words")
+        assert "Made through the TPU API (Compute Engine OFF); both APIs serve v6e." in off, off
+        assert app.screen.answers().backend == "tpu-api"
+        app.screen.query_one("#compute", Switch).toggle()
+        await until(pilot, lambda: AUTO_BY_QUOTA.search(text_of(app, "#deadline-words")), 5, "auto")
+        assert app.screen.answers().backend == "auto"
         words = text_of(app, "#deadline-words")
         # Which API, in the wizard's words: the switch, never the CLI's --backend.
-        assert "Made through Compute Engine (switched ON); both APIs serve v6e." in words, words
         assert "--" not in words
         assert "Compute Engine ON" in text_of(app, "#compute-label")
         # No watchdog on Compute Engine: Google's max run duration is the deadline.
@@ -117,3 +129,26 @@ async def test_a_v6e_made_through_compute_engine_from_review_to_nothing_billing(
         assert sandbox_instances(home) == {} and sandbox_nodes(home) == {}
         await pilot.press("ctrl+q")  # nothing bills: quit at once
     assert app.return_code == 0
+
+
+async def test_review_says_auto_kept_the_tpu_api_where_compute_engine_s_quota_is_short(
+    tmp_path, home, monkeypatch
+):
+    # Compute Engine's on-demand v6e quota (the TPU family's) is 2 chips: auto keeps the TPU
+    # API, and Review says so beside the switch, as asked (auto) and why (issue 46).
+    monkeypatch.setenv(
+        "TPUWIZARD_SANDBOX_FAULTS", "quota_limit=TPUS-PER-TPU-FAMILY-per-project-region:2"
+    )
+    app = WizardApp(run_dir=tmp_path / "runs")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await walk_to_review_of_v6e(pilot)
+        assert not app.screen.query_one("#compute", Switch).value
+        assert app.screen.query_one("#watchdog", Switch).display  # the TPU API's watchdog
+        await until(pilot, lambda: "(auto:" in text_of(app, "#deadline-words"), 30, "auto")
+        words = text_of(app, "#deadline-words")
+        assert "Made through the TPU API (auto: Compute Engine has quota for 2 of 4 chips)." in (
+            words
+        )
+        assert app.screen.answers().backend == "auto"
+        for selector in ("#compute", "#deadline-words", "#create"):
+            assert on_screen_whole(app, selector), selector

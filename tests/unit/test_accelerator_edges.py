@@ -20,7 +20,9 @@ from tpuwizard.core.plan import catalog
 PACKAGE = Path(__file__).resolve().parents[2] / "tpuwizard"
 
 EDGES = {
-    # Option parsing: the command line's --accelerator.
+    # Option parsing: the command line's --accelerator (launch's and up's through asked_slice,
+    # into the LaunchAnswers the session's pipeline takes).
+    "commands/common.py:asked_slice",
     "commands/evidence.py:_asked_slice",
     "commands/planning.py:named_slices",
     "commands/preflight.py:preflight",
@@ -29,16 +31,14 @@ EDGES = {
     # it: Review, Zones and the GKE export read the state's Slice.
     "tui/state.py:WizardState.slice",
     # Plain mode's answer (the slice chosen), parsed once where its walk takes it.
-    "plain/walk.py:PlainWizard.run",
-    # A front end's answers as the session takes them: the plan's one parse, and what is
-    # decided from the answers before there is a plan (the backend, the preflight's ask).
+    "plain/walk.py:PlainWizard.choose_where",
+    # A front end's answers reach the session as a Slice; the plan's one parse of its name, and
+    # the preflight's ask (made of a name, as `tpuwizard preflight` and a launch hand it).
     "core/launch/plan/launch_plan.py:LaunchPlan._parsed",
     "core/launch/plan/via_rules.py:Asked.known_slice",
     "core/handover/plan.py:make_plan",  # export's options and the wizard's GKE answers, checked
     "core/preflight/ask.py:PreflightAsk.known_slice",
     "core/preflight/ask.py:PreflightAsk.slice",
-    "session/backend.py:decide_backend",
-    "session/preflight.py:decide_with_quota",
     # tpuwizard's own table of notebook platforms: the free TPU each offers.
     "core/evidence/notebook.py:NotebookPlatform.default_slice",
     # Names in a launch's events, as the front ends fold them (the events, like their JSON,

@@ -19,7 +19,7 @@ from tpuwizard.core.cloud.diagnose.failure import local_disk_diagnosis
 from tpuwizard.core.cloud.diagnose.remote import remote_diagnosis
 from tpuwizard.core.cloud.iam import decide
 from tpuwizard.core.errors import PlanRefused, RemoteError, Unreachable
-from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan, attach_problems
 from tpuwizard.core.launch.workers.watchdog import account_notice, not_armed
 from tpuwizard.core.plan import catalog
 from tpuwizard.words.choice_words import AUDIENCES, choice_words, words
@@ -92,10 +92,10 @@ def said_with_choices(tmp_path: Path) -> list[Phrase]:
     problems = [
         *_plan(tmp_path, route="flex", zone="europe-west4-b").problems(),
         *_plan(tmp_path, route="spot", failover=True).problems(),
-        *_plan(tmp_path, watchdog=True, watchdog_check=ACT_AS_REFUSED).problems(),
-        *_plan(
-            tmp_path, service_account="sa@p.iam.gserviceaccount.com", watchdog_check=ACT_AS_REFUSED
-        ).problems(),
+        *attach_problems(_plan(tmp_path, watchdog=True), ACT_AS_REFUSED),
+        *attach_problems(
+            _plan(tmp_path, service_account="sa@p.iam.gserviceaccount.com"), ACT_AS_REFUSED
+        ),
         *_plan(tmp_path, run_dir=file / "runs").problems(),
         # A spot run that resumes: its folder, its script, its route and its deadline.
         *_plan(tmp_path, route="vm", checkpoints="../x", max_run_minutes=5).problems(),

@@ -255,3 +255,20 @@ def test_a_bad_stall_timeout_is_refused_before_anything_is_made(home, here, comm
     tail = [] if command == "launch" else ["train.py"]
     stderr = refused(home, *args, "--stall-timeout", value, *tail)
     assert "--stall-timeout" in stderr and "minutes" in stderr, stderr
+
+
+@pytest.mark.parametrize("command", ["launch", "up"])
+def test_an_accelerator_that_is_no_tpu_type_is_refused_where_the_option_is_read(
+    home, here, command, monkeypatch
+):
+    # --accelerator is parsed once, at the command line's edge, into the Slice the session's
+    # pipeline takes (issue 46): a name the catalog does not know is exit 2 with its nearest
+    # names, before the session is asked anything.
+    from tpuwizard.session.session import Session
+
+    def asked(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the session's pipeline was asked")
+
+    monkeypatch.setattr(Session, "prepare", asked)
+    stderr = refused(home, command, "--sandbox", "--accelerator", "v5e-4", "--zone", "us-east1-c")
+    assert "'v5e-4' is not a TPU accelerator type" in stderr and "v5litepod-4" in stderr

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.fakes import MemoryCloud
+from tests.fakes import MemoryCloud, checked
 from tests.unit.test_launch_safety import RUN, ZONE, make_plan, make_runtime
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.exit_codes import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_TEARDOWN
@@ -144,7 +144,7 @@ def test_a_launch_that_dies_in_its_ending_says_what_the_cloud_still_lists(tmp_pa
     session = SimpleNamespace(
         ledger=rt.ledger, billing=BillingState(), cloud_for=lambda backend: cloud, practice=True
     )
-    handle = LaunchHandle(session, plan, "local", 5.0)  # type: ignore[arg-type]
+    handle = LaunchHandle(session, replace(checked(plan), ready_timeout_s=5.0))  # type: ignore[arg-type]
     events = list(handle.events())
     (finished,) = of(events, ev.Finished)
     assert (ZONE, "tpu-a") in cloud.nodes

@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from tests.fakes import MemoryCloud
+from tests.fakes import MemoryCloud, checked
 from tests.waiting import wait_until
 from tpuwizard.core import paths
 from tpuwizard.core.cloud.types import NodeRequest
@@ -149,7 +149,7 @@ def test_a_session_is_busy_while_its_launch_thread_runs(tmp_path, monkeypatch):
     monkeypatch.setattr(Session, "cloud_for", lambda self, backend: object())
     session = Session(practice=True)
     plan = LaunchPlan("v5litepod-4", "us-central1-a", "tpuwizard-practice", "r1", tmp_path / "r1")
-    handle = session.start_launch(plan)
+    handle = session.start_launch(checked(plan))
     consumer = threading.Thread(target=lambda: list(handle.events()))
     consumer.start()
     wait_until(lambda: handle.running, 30, "the launch thread")

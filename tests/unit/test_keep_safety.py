@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from tests.fakes import FakeTransport, MemoryCloud
+from tests.fakes import FakeTransport, MemoryCloud, checked
 from tests.unit.test_launch_safety import ZONE, make_plan, make_runtime
 from tpuwizard.core.cancel import KEEP_PENDING, KEEP_SAFE, KEEP_UNSAFE, Cancelled, CancelToken
 from tpuwizard.core.launch.events import launch_events as ev
@@ -99,7 +99,7 @@ def test_the_kept_line_says_what_ends_the_node(ended_by, deadline, words):
 def finished_after(handle_actions) -> ev.Finished:
     from tpuwizard.session.launch_handle import LaunchHandle
 
-    handle = LaunchHandle(None, make_plan_for_handle(), "local", None)  # type: ignore[arg-type]
+    handle = LaunchHandle(None, checked(make_plan_for_handle()))  # type: ignore[arg-type]
     handle_actions(handle)
     return handle._with_exit_code(ev.Finished(False, 1, "runs/x", None, ["tpu-a"]))
 

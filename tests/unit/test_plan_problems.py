@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan, attach_problems
 from tpuwizard.words.choice_words import all_words
 
 
@@ -127,19 +127,24 @@ def test_a_plan_attaching_an_account_the_check_says_you_may_not_attach_is_refuse
     no_delete = decide("my-project", account, True, {"bindings": []})  # actAs is fine
     assert no_act_as.may_attach is False and no_delete.may_attach is True
 
-    refused = all_words(plan(tmp_path, watchdog=True, watchdog_check=no_act_as).problems(), "cli")
+    def problems(check, **changes) -> list:
+        """The plan's rules and what the check before create says Google would refuse."""
+        asked = plan(tmp_path, **changes)
+        return asked.problems() + attach_problems(asked, check)
+
+    refused = all_words(problems(no_act_as, watchdog=True), "cli")
     assert len(refused) == 1 and "you may not attach its service account" in refused[0]
     assert "--no-watchdog" in refused[0] and "roles/iam.serviceAccountUser" in refused[0]
-    with pytest.raises(BadInput):
-        plan(tmp_path, watchdog=True, watchdog_check=no_act_as).validate()
     # Off, nothing is attached: the create is safe and the plan may run.
-    assert plan(tmp_path, watchdog=False, watchdog_check=no_act_as).problems() == []
+    assert problems(no_act_as, watchdog=False) == []
     # A named account is attached whatever the watchdog: refused too, without "switch it off".
-    named = plan(tmp_path, service_account=account, watchdog_check=no_act_as).problems()
+    named = problems(no_act_as, service_account=account)
     assert len(named) == 1 and "--no-watchdog" not in all_words(named, "cli")[0]
     # The account may not delete, but may be attached: the create is safe (the watchdog is
     # then not armed after create, and says so).
-    assert plan(tmp_path, watchdog=True, watchdog_check=no_delete).problems() == []
+    assert problems(no_delete, watchdog=True) == []
+    # A finding, not the plan's: the plan alone is refused nothing.
+    assert plan(tmp_path, watchdog=True).problems() == []
 
 
 @pytest.mark.parametrize("name", ["-x.py", "--help.py", "café.py", "a b.py"])

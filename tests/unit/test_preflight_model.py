@@ -68,23 +68,3 @@ def test_which_checks_apply():
     assert network.INTERNAL in internal and network.EXTERNAL not in internal
     project_only = [j.name for j in jobs_for(ask(None, None), reach(None))]
     assert quota.NAME not in project_only and offer.NAME not in project_only
-
-
-def test_a_plan_moved_to_compute_engine_by_auto_drops_the_watchdog_and_idle_time(tmp_path):
-    from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
-    from tpuwizard.session.preflight import moved_to
-
-    plan = LaunchPlan(
-        "v6e-4",
-        "us-east5-a",
-        "tpuwizard-practice",
-        "r1",
-        tmp_path / "r1",
-        route="spot",
-        keep=True,
-        watchdog=True,
-        idle_minutes=30.0,
-    )
-    assert moved_to(plan, "tpu-api") is plan
-    moved = moved_to(plan, "compute")
-    assert (moved.backend, moved.watchdog, moved.idle_minutes) == ("compute", False, None)

@@ -210,28 +210,34 @@ def test_fan_out_counts_the_requests_in_the_first_zone_s_region(tmp_path):
 
 
 def test_the_launch_is_told_when_the_quota_for_every_request_was_read(tmp_path, monkeypatch):
-    from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+    from types import SimpleNamespace
+
+    from tpuwizard.core.launch.plan.answers import LaunchAnswers
+    from tpuwizard.core.plan.catalog import parse_accelerator
     from tpuwizard.core.preflight.model import passed, unknown
     from tpuwizard.session import preflight
+    from tpuwizard.session.prepare.stages import Pipeline
 
     asked: list[int] = []
 
-    def reading(check):
-        def run(session, *args):
-            asked.append(args[-1])  # the requests at once the quota was read for
-            return preflight.PreflightResult(None, [check])
+    def checked(zones: tuple[str, ...], check) -> bool:
+        """The pipeline's preflight stage over a --fan-out plan, its checks answering
+        ``check``: whether the launch is told the quota was read for every request."""
 
-        return run
+        def run(session, ask, made):
+            asked.append(ask.at_once)  # the requests at once the quota was read for
+            return [check]
+
+        monkeypatch.setattr(preflight, "checks", run)
+        answers = LaunchAnswers(parse_accelerator("v6e-4"), zones[0], P, zones=zones, fan_out=True)
+        pipe = Pipeline(answers, ("r", tmp_path), P, True, SimpleNamespace())  # type: ignore[arg-type]
+        for stage in (pipe.stage_backend, pipe.stage_defaults, pipe.stage_preflight):
+            stage()
+        return pipe.checked().fan_out_quota_checked
 
     zones = ("us-east5-a", "us-east5-b")
-    base = {"accelerator": "v6e-4", "zone": zones[0], "project": P, "run_id": "r"}
-    plan = LaunchPlan(**base, run_dir=tmp_path, zones=zones, fan_out=True)  # type: ignore[arg-type]
-    monkeypatch.setattr(preflight, "run_preflight", reading(passed(quota.NAME, "covers")))
-    assert preflight.before_create(None, plan, "tpu-api").plan.fan_out_quota_checked  # type: ignore[arg-type]
-    monkeypatch.setattr(preflight, "run_preflight", reading(unknown(quota.NAME, "not read")))
-    assert not preflight.before_create(None, plan, "tpu-api").plan.fan_out_quota_checked  # type: ignore[arg-type]
+    assert checked(zones, passed(quota.NAME, "covers"))
+    assert not checked(zones, unknown(quota.NAME, "not read"))
     # A zone in another region draws on a quota that was not read: not "all of them".
-    monkeypatch.setattr(preflight, "run_preflight", reading(passed(quota.NAME, "covers")))
-    apart = LaunchPlan(**base, run_dir=tmp_path, zones=(*zones, "europe-west4-a"), fan_out=True)  # type: ignore[arg-type]
-    assert not preflight.before_create(None, apart, "tpu-api").plan.fan_out_quota_checked  # type: ignore[arg-type]
+    assert not checked((*zones, "europe-west4-a"), passed(quota.NAME, "covers"))
     assert asked == [2, 2, 2]

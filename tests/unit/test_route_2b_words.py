@@ -53,16 +53,22 @@ class SaidScreen:
 
 
 @pytest.mark.parametrize(("backend", "shown"), [("compute", True), ("tpu-api", False)])
-def test_create_on_the_flex_route_says_route_2b_only_on_compute_engine(monkeypatch, backend, shown):
-    from tpuwizard.session import preflight
+def test_create_on_the_flex_route_says_route_2b_only_on_compute_engine(backend, shown):
+    from tests.fakes import checked
+    from tpuwizard.session.prepare.outcomes import Prepared, Ready
     from tpuwizard.tui.before_create import checked_plan
 
-    answers = LaunchAnswers("v6e-4", "us-east5-a", "p", Route.FLEX)
+    answers = LaunchAnswers(parse_accelerator("v6e-4"), "us-east5-a", "p", Route.FLEX)
     plan = plan_for_run("r1", Path("runs/r1"), answers, Backend(backend))
-    passed = SimpleNamespace(refused=False, result=SimpleNamespace(checks=[]), plan=plan)
-    monkeypatch.setattr(preflight, "before_create", lambda session, plan, backend: passed)
+    passed = Prepared(answers, Ready(checked(plan)))  # what the session's pipeline let through
+
+    def prepare(asked, found):
+        assert asked is answers and found is None
+        return passed
+
+    app = SimpleNamespace(session=SimpleNamespace(prepare=prepare))
     screen = SaidScreen()
-    assert asyncio.run(checked_plan(SimpleNamespace(session=None), screen, plan)) is plan
+    assert asyncio.run(checked_plan(app, screen, answers, None)).plan is plan
     said = "\n".join(screen.lines)
     assert ("Route 2B" in said) is shown
     assert ("resize-requests create tpuwizard-r1 --zone=us-east5-a" in said) is shown

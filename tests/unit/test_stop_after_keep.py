@@ -9,6 +9,7 @@ import time
 from dataclasses import replace
 from types import SimpleNamespace
 
+from tests.fakes import checked
 from tests.unit.test_launch_safety import ZONE, make_plan
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.records.billing_state import BillingState
@@ -32,7 +33,7 @@ def kept_launch(tmp_path, keep: bool = True):
         return [TeardownResult(r, True) for r in resources]
 
     session = SimpleNamespace(ledger=ledger, billing=BillingState(), delete=delete, practice=True)
-    handle = LaunchHandle(session, plan, "local", None)  # type: ignore[arg-type]
+    handle = LaunchHandle(session, checked(plan))  # type: ignore[arg-type]
     ledger.record("intent", resource)
     ledger.record("kept", resource, kept_at=1000.0)
     for event in (

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fakes import checked
 from tests.waiting import wait_until
 from tpuwizard.core.cancel import Cancelled, CancelToken
 from tpuwizard.core.launch.events import launch_events as ev
@@ -115,7 +116,7 @@ def test_a_launch_that_cannot_start_ends_with_failed_and_finished(tmp_path, monk
     session = Session(practice=True)
     monkeypatch.setattr(Session, "cloud_for", lambda self, backend: object())
     plan = LaunchPlan("v5litepod-4", "us-central1-a", "tpuwizard-practice", "r1", tmp_path / "r1")
-    events = list(session.start_launch(plan).events())
+    events = list(session.start_launch(checked(plan)).events())
     assert [type(e) for e in events] == [ev.Failed, ev.Finished]
     assert events[-1].exit_code == 3
     assert not session.billing.may_bill()

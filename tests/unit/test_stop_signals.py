@@ -15,6 +15,7 @@ import time
 
 import pytest
 
+from tests.fakes import checked
 from tests.waiting import wait_until
 from tpuwizard.commands.common import say, show, show_event
 from tpuwizard.core.cancel import Cancelled
@@ -159,7 +160,7 @@ def fake_launch(monkeypatch, deleted: list[str], hang_up: bool = False) -> None:
 def start(tmp_path):
     plan = LaunchPlan("v5litepod-4", "us-central1-a", "tpuwizard-practice", "r1", tmp_path / "r1")
     plan.run_dir.mkdir()
-    return Session(practice=True).start_launch(plan)
+    return Session(practice=True).start_launch(checked(plan))
 
 
 def test_a_hangup_during_the_script_deletes_once_and_exits_129_on_a_gone_terminal(

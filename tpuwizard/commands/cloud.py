@@ -14,8 +14,8 @@ from tpuwizard.commands.common import (
     Group,
     Number,
     Words,
+    asked_slice,
     backend_option,
-    check_transport,
     open_session,
     project_option,
     queue_wait_option,
@@ -28,14 +28,14 @@ from tpuwizard.commands.common import (
 from tpuwizard.commands.guard_options import guard_options
 from tpuwizard.commands.jax_option import jax_option
 from tpuwizard.commands.packages import asked_packages, packages_options
-from tpuwizard.commands.preflight import no_preflight_option, preflight_before_create
+from tpuwizard.commands.preflight import checked_or_exit, no_preflight_option
 from tpuwizard.commands.resume_options import (
     checkpoint_every_seconds,
     max_restarts_or_default,
     resume_options,
 )
 from tpuwizard.commands.script_args import ScriptArgsCommand, warn_own_options
-from tpuwizard.commands.zone_options import where_to_create, zones_options
+from tpuwizard.commands.zone_options import zones_asked, zones_options
 from tpuwizard.core.cloud.backends import VIA_AUTO, Backend, Transport, Via
 from tpuwizard.core.deadlines import READY_TIMEOUT_S, deadline_bounds_text
 from tpuwizard.core.errors import BadInput
@@ -43,7 +43,10 @@ from tpuwizard.core.exit_codes import EXIT_CLOUD
 from tpuwizard.core.routes import Route
 
 if TYPE_CHECKING:
-    pass
+    from tpuwizard.core.launch.plan.answers import LaunchAnswers
+    from tpuwizard.core.launch.plan.checked import CheckedPlan
+    from tpuwizard.session.launch_handle import LaunchHandle
+    from tpuwizard.session.prepare.outcomes import Prepared
 
 
 @click.group(cls=Group)
@@ -238,17 +241,56 @@ def launch(
     script_args: tuple[str, ...],
 ) -> None:
     """Create a TPU, verify JAX on it, run your script, copy results back, and tear it down."""
-    from tpuwizard.core.launch.events.launch_events import Finished, Kept
-    from tpuwizard.core.launch.plan.answers import LaunchAnswers
-    from tpuwizard.core.launch.plan.launch_plan import ready_timeout_s
-    from tpuwizard.core.launch.plan.via_rules import refuse_early
-    from tpuwizard.session.backend import backend_notes, decide_backend
     from tpuwizard.session.prices import PricesBeside
-    from tpuwizard.session.signals import exit_code, stop_on_signals
-    from tpuwizard.session.watchdog import choose_watchdog
-    from tpuwizard.words.course_text import autocheckpoint_note, fetch_note
+    from tpuwizard.session.signals import exit_code
 
     warn_own_options(script_args, "--")
+    options = click.get_current_context().params
+    if route in (Route.KAGGLE, Route.COLAB):
+        launch_free(**options)
+        return
+    if delete_kernel:
+        raise BadInput("--delete-kernel goes with --route kaggle only: a TPU VM is always deleted.")
+    answers = launch_answers(**options)
+    session = open_session(project, sandbox, run_dir)
+    # The cached catalog read's prices, or the offline table's (labelled), from the first line;
+    # the catalog's for every figure after a cold read lands beside the launch.
+    prices = PricesBeside(session)
+    click.get_current_context().call_on_close(prices.finish)  # none lands after the command
+    # Every rule before any call (exit 2 with all of them), then the checks before create (a
+    # FAIL exits 3, nothing created; auto may move to Compute Engine), then the watchdog.
+    prepared = session.prepare(answers, preflight=not no_preflight, prices=prices)
+    checked = checked_or_exit(prepared, as_json)
+    for line in before_create_notes(prepared, checked):
+        (say if as_json else click.echo)(line)
+    handle = session.start_launch(checked)
+    received, code = follow_launch(handle, as_json)
+    prices.finish()  # the summary names the prices its figures were priced at
+    show_summary(handle.summary, as_json, [k.name for k in handle.summary.kept])
+    sys.exit(exit_code(received, code))
+
+
+def launch_free(
+    *,
+    route: Route,
+    accelerator: str | None,
+    zone: str | None,
+    script: Path | None,
+    script_args: tuple[str, ...],
+    fetch: tuple[str, ...],
+    with_specs: tuple[str, ...],
+    requirements: tuple[Path, ...],
+    keep: bool,
+    checkpoints: str | None,
+    delete_kernel: bool,
+    max_run: float | None,
+    run_dir: Path | None,
+    sandbox: bool,
+    as_json: bool,
+    **_tpu_options: object,
+) -> None:
+    """``--route kaggle`` or ``--route colab``: the script on a free platform's TPU; the TPU
+    routes' options given with it are bad input."""
     if route == Route.KAGGLE:
         from tpuwizard.commands.kaggle_launch import launch_on_kaggle
 
@@ -268,33 +310,69 @@ def launch(
             requirements,
         )
         return
-    if route == Route.COLAB:
-        from tpuwizard.commands.colab_launch import launch_on_colab
+    from tpuwizard.commands.colab_launch import launch_on_colab
 
-        refused = {
-            "--accelerator": accelerator is not None,
-            "--zone": zone is not None,
-            "--keep": keep,
-            "--checkpoints": bool(checkpoints),
-            "--delete-kernel": delete_kernel,
-            "--with/--requirements": bool(with_specs or requirements),
-        }
-        launch_on_colab(script, script_args, fetch, max_run, run_dir, sandbox, as_json, refused)
-        return
-    if delete_kernel:
-        raise BadInput("--delete-kernel goes with --route kaggle only: a TPU VM is always deleted.")
+    refused = {
+        "--accelerator": accelerator is not None,
+        "--zone": zone is not None,
+        "--keep": keep,
+        "--checkpoints": bool(checkpoints),
+        "--delete-kernel": delete_kernel,
+        "--with/--requirements": bool(with_specs or requirements),
+    }
+    launch_on_colab(script, script_args, fetch, max_run, run_dir, sandbox, as_json, refused)
+
+
+def launch_answers(
+    *,
+    accelerator: str | None,
+    zone: str | None,
+    zones: str | None,
+    route: Route,
+    project: str | None,
+    name: str | None,
+    script: Path | None,
+    script_args: tuple[str, ...],
+    fetch: tuple[str, ...],
+    with_specs: tuple[str, ...],
+    requirements: tuple[Path, ...],
+    jax: str | None,
+    keep: bool,
+    max_run: float | None,
+    watchdog: bool | None,
+    failover: bool,
+    fan_out: bool,
+    checkpoints: str | None,
+    checkpoint_every: str,
+    max_restarts: int | None,
+    autocheckpoint: bool | None,
+    budget: float | None,
+    resume_from: str | None,
+    precision: bool,
+    trace: bool,
+    transport: Transport,
+    internal_ips: bool,
+    ready_timeout: float | None,
+    service_account: str | None,
+    backend: Backend,
+    queue_wait: float | None,
+    via: Via,
+    stall_timeout: float | None,
+    join_timeout: int | None,
+    heartbeat_timeout: int | None,
+    **_command_options: object,
+) -> LaunchAnswers:
+    """launch's options as the answers the session's pipeline takes, each parsed here once
+    (the command line's edge): exit 2 for what cannot be read."""
+    from tpuwizard.core.launch.plan.answers import LaunchAnswers
+
     if accelerator is None:
         raise BadInput("Missing option '--accelerator' (a TPU type, e.g. v5litepod-4).")
-    zone, zone_list, failover = where_to_create(accelerator, zone, zones, failover)
-    if ready_timeout is None:
-        ready_timeout = ready_timeout_s(route)
-    refuse_early(accelerator, backend, route, via)  # --via where it does not fit: exit 2 now
-    chosen = decide_backend(accelerator, route, backend)  # an impossible pair: exit 2 now
-    session = open_session(project, sandbox, run_dir)
-    check_transport(transport, session.practice)
-    answers = LaunchAnswers(
-        accelerator=accelerator,
+    zone, zone_list = zones_asked(zone, zones)
+    return LaunchAnswers(
+        accelerator=asked_slice(accelerator),
         zone=zone,
+        project=project or "",
         route=route,
         name=name,
         script=script,
@@ -325,36 +403,30 @@ def launch(
         stall_timeout_minutes=stall_timeout,
         join_timeout_s=join_timeout,
         heartbeat_timeout_s=heartbeat_timeout,
+        ready_timeout_s=ready_timeout,
     )
-    plan = session.plan_launch(answers, chosen.backend)
-    plan.validate()  # every rule, before any cloud call (or sandbox): exit 2 with all of them
-    # The cached catalog read's prices, or the offline table's (labelled), from the first line;
-    # the catalog's for every figure after a cold read lands beside the launch.
-    prices = PricesBeside(session)
-    prices.start()
-    click.get_current_context().call_on_close(prices.finish)  # none lands after the command
-    if budget is not None:  # --budget is held at the catalog's figure where it can be read
-        from tpuwizard.core.prices.reader import READ_TIMEOUT
 
-        prices.wait(READ_TIMEOUT)  # a saved read set aside (or old) is read again first
-        plan.validate()  # and checked by it: exit 2, nothing created, where it cannot be held
-    if keep:  # in practice the sandbox (and a watchdog's endpoint) must outlive this command
-        session.prepare_to_keep()
-        session.kept.settle(plan.node_name)  # a name kept before: its deleted node's closed
-    if not no_preflight:  # a FAIL ends it here, nothing created; auto may move to Compute Engine
-        ok_on_compute = transport != Transport.GCLOUD and watchdog is not True
-        decided, plan = preflight_before_create(
-            session, plan, backend, transport, ok_on_compute, as_json
-        )
-        chosen = decided or chosen
-    choice = choose_watchdog(session, plan, watchdog)
-    plan = choice.plan
-    notes = [f"Backend: {chosen.reason}"] if chosen.reason else []  # as preflight says it
-    notes += [note] if (note := fetch_note(fetch)) else []
+
+def before_create_notes(prepared: Prepared, checked: CheckedPlan) -> list[str]:
+    """What launch says before its create: the backend and why (as preflight says it), what
+    comes back, Autocheckpoint's note, how the backend treats the plan, the watchdog and the
+    deadline."""
+    from tpuwizard.words.course_text import autocheckpoint_note, fetch_note
+
+    plan = checked.plan
+    notes = [f"Backend: {checked.backend.reason}"] if checked.backend.reason else []
+    notes += [note] if (note := fetch_note(plan.fetch)) else []
     notes += [autocheckpoint_note(plan)] if plan.autocheckpoint_on else []
-    for line in [*notes, *backend_notes(plan, nat_checked=not no_preflight), *choice.lines()]:
-        (say if as_json else click.echo)(line)
-    handle = session.start_launch(plan, ready_timeout)
+    notes += prepared.notes
+    return notes + (prepared.watchdog.lines() if prepared.watchdog is not None else [])
+
+
+def follow_launch(handle: LaunchHandle, as_json: bool) -> tuple[list[int], int]:
+    """Each event said as it comes (its Finished last); a stop signal deletes what --keep kept
+    before it was handed over. Returns the stop signals received and the launch's exit code."""
+    from tpuwizard.core.launch.events.launch_events import Finished, Kept
+    from tpuwizard.session.signals import stop_on_signals
+
     code = EXIT_CLOUD
     with stop_on_signals(handle, say) as received:
         ended: list[Finished] = []  # after a stop signal, Finished says 128 + it already
@@ -373,6 +445,4 @@ def launch(
         for event in ended[-1:]:
             show_event(event, as_json)
             code = event.exit_code
-    prices.finish()  # the summary names the prices its figures were priced at
-    show_summary(handle.summary, as_json, [k.name for k in handle.summary.kept])
-    sys.exit(exit_code(received, code))
+    return received, code

@@ -21,6 +21,7 @@ from tpuwizard.core.terminal_text import visible_lines
 if TYPE_CHECKING:
     from tpuwizard.core.launch.events.launch_events import Event
     from tpuwizard.core.launch.events.summary import RunSummary
+    from tpuwizard.core.plan.catalog import Slice
     from tpuwizard.session.kept.lines import KeptInfo
     from tpuwizard.session.session import Session
 
@@ -301,6 +302,17 @@ def open_session(project: str | None, sandbox: bool, runs: Path | None = None) -
     return session
 
 
+def asked_slice(accelerator: str) -> Slice:
+    """``--accelerator``, parsed once where the command line reads it: exit 2 with the
+    catalog's words (and the nearest names) for one that is no TPU type."""
+    from tpuwizard.core.plan import catalog
+
+    try:
+        return catalog.parse_accelerator(accelerator)
+    except catalog.UnknownAcceleratorError as err:
+        raise BadInput(str(err)) from None
+
+
 def check_script(script: Path) -> None:
     """Before anything reaches the node: the rules the workers would otherwise refuse late."""
     from tpuwizard.core.launch.plan.launch_plan import script_problems
@@ -325,18 +337,6 @@ def check_free_route_input(
     if script is None:
         raise BadInput(f"--route {route} needs --script: the Python script to run on {platform}.")
     return script
-
-
-def check_transport(transport: str, practice: bool) -> None:
-    """Before create: ``--transport gcloud`` runs the gcloud CLI to reach every worker, so
-    without it on PATH the launch would fail only once the TPU exists and bills."""
-    import shutil
-
-    if transport == Transport.GCLOUD and not practice and shutil.which("gcloud") is None:
-        raise BadInput(
-            "--transport gcloud needs the gcloud CLI, and none is on PATH: install the Google "
-            "Cloud CLI (https://cloud.google.com/sdk/docs/install), or use --transport ssh."
-        )
 
 
 def split_list(text: str | None) -> list[str] | None:

@@ -16,9 +16,9 @@ from tpuwizard.commands.common import (
     READY_TIMEOUT,
     Number,
     Words,
+    asked_slice,
     backend_option,
     check_script,
-    check_transport,
     cloud_errors,
     open_session,
     project_option,
@@ -33,10 +33,10 @@ from tpuwizard.commands.jax_option import jax_option
 from tpuwizard.commands.kept_nodes import delete_kept, open_kept
 from tpuwizard.commands.kept_nodes import offer_teardown as _offer_teardown
 from tpuwizard.commands.packages import asked_packages, check_packages, packages_options
-from tpuwizard.commands.preflight import no_preflight_option, preflight_before_create
+from tpuwizard.commands.preflight import checked_or_exit, no_preflight_option
 from tpuwizard.commands.resume_options import checkpoint_options, run_checkpoints
 from tpuwizard.commands.script_args import ScriptArgsCommand, warn_own_options
-from tpuwizard.commands.zone_options import where_to_create, zones_options
+from tpuwizard.commands.zone_options import zones_asked, zones_options
 from tpuwizard.core.cloud.backends import Backend, Transport
 from tpuwizard.core.deadlines import READY_TIMEOUT_S, deadline_bounds_text
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK, EXIT_TEARDOWN, for_signal
@@ -45,10 +45,15 @@ from tpuwizard.core.routes import CLOUD_ROUTES, Route
 
 if TYPE_CHECKING:
     from tpuwizard.core.cancel import CancelToken
+    from tpuwizard.core.launch.events import launch_events as ev
+    from tpuwizard.core.launch.plan.answers import LaunchAnswers
+    from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
     from tpuwizard.core.launch.plan.packages import PackageSpec
     from tpuwizard.core.remote.sync import LocalFolder
     from tpuwizard.session.kept.nodes import KeptNode
     from tpuwizard.session.kept.resume import CheckpointsAsked
+    from tpuwizard.session.launch_handle import LaunchHandle
+    from tpuwizard.session.session import Session
 
 node_option = click.option("--node", help="The kept node (optional when exactly one is kept).")
 # tpuwizard's options come before SCRIPT; everything after it is the script's own, unchanged
@@ -144,33 +149,70 @@ def up(
     """Create a TPU, set it up and verify it once, and keep it for `tpuwizard run`."""
     import json
 
-    from tpuwizard.core.launch.events import launch_events as ev
-    from tpuwizard.core.launch.plan.answers import LaunchAnswers
-    from tpuwizard.core.launch.plan.deadline_keeper import DeadlineKeeper
-    from tpuwizard.session.backend import backend_notes, decide_backend
     from tpuwizard.session.prices import PricesBeside
-    from tpuwizard.session.signals import exit_code, stop_on_signals
     from tpuwizard.words.event_text import json_event
 
-    zone, zone_list, failover = where_to_create(accelerator, zone, zones, failover)
-    chosen = decide_backend(accelerator, route, backend)  # an impossible pair: exit 2 now
-    # Where Google's deadline is the only one (Flex-start, Compute Engine) there is no watchdog:
-    # the node is kept until --max-run, and the plan refuses an --idle (plan/idle_rules.py).
-    googles = DeadlineKeeper(route, chosen.backend).googles
-    watchdog = not (no_watchdog or googles)
+    answers = up_answers(**click.get_current_context().params)
     session = open_session(project, sandbox)
-    answers = LaunchAnswers(
-        accelerator=accelerator,
+    prices = PricesBeside(session)  # as launch's: the cached read's or the offline table's now
+    click.get_current_context().call_on_close(prices.finish)  # none lands after the command
+    # Every rule before any call (exit 2); the checks before create (a FAIL exits 3; auto may
+    # move to Compute Engine, then without --idle); a node nothing would delete: exit 1.
+    prepared = session.prepare(answers, preflight=not no_preflight, prices=prices)
+    checked = checked_or_exit(prepared, as_json)
+    for line in prepared.notes:
+        say(line)
+    kept, unrecorded = keep_when_up(session, session.start_launch(checked), as_json)
+    if as_json:  # the node is handed over: its Kept event is the stream's last line
+        click.echo(json.dumps(json_event(kept)))
+    if unrecorded:
+        sys.exit(EXIT_TEARDOWN)
+
+
+def up_answers(
+    *,
+    accelerator: str,
+    zone: str | None,
+    zones: str | None,
+    route: Route,
+    project: str | None,
+    name: str | None,
+    failover: bool,
+    fan_out: bool,
+    idle: float | None,
+    max_run: float | None,
+    no_watchdog: bool,
+    transport: Transport,
+    ready_timeout: float,
+    internal_ips: bool,
+    service_account: str | None,
+    with_specs: tuple[str, ...],
+    requirements: tuple[Path, ...],
+    jax: str | None,
+    backend: Backend,
+    queue_wait: float | None,
+    **_command_options: object,
+) -> LaunchAnswers:
+    """up's options as the answers the session's pipeline takes: a node kept for runs, its
+    watchdog on unless --no-watchdog (the pipeline's defaults give it 30 idle minutes where a
+    watchdog keeps it, and none where Google's deadline is the only one)."""
+    from tpuwizard.core.launch.plan.answers import LaunchAnswers
+
+    zone, zone_list = zones_asked(zone, zones)
+    return LaunchAnswers(
+        accelerator=asked_slice(accelerator),
         zone=zone,
+        project=project or "",
         route=route,
         name=name,
         failover=failover,
         zones=zone_list,
         fan_out=fan_out,
         keep=True,
+        iterate=True,
         max_run_minutes=max_run,
-        watchdog=watchdog,
-        idle_minutes=idle if idle is not None else (30.0 if watchdog else None),
+        watchdog=False if no_watchdog else None,
+        idle_minutes=idle,
         internal_ips=internal_ips,
         transport=transport,
         service_account=service_account,
@@ -178,51 +220,20 @@ def up(
         queue_wait_minutes=queue_wait,
         packages=asked_packages(with_specs, requirements),
         jax=jax,
+        ready_timeout_s=ready_timeout,
     )
-    plan = session.plan_launch(answers, chosen.backend)
-    plan.validate()  # every rule before anything starts, the practice sandbox included
-    check_transport(transport, session.practice)
-    session.prepare_to_keep()
-    session.kept.settle(plan.node_name)  # a name kept before: its deleted node's record closed
-    prices = PricesBeside(session)  # as launch's: the cached read's or the offline table's now
-    prices.start()
-    click.get_current_context().call_on_close(prices.finish)  # none lands after the command
-    if not no_preflight:  # a FAIL ends it here; auto may move to Compute Engine (then no --idle)
-        _, plan = preflight_before_create(
-            session,
-            plan,
-            backend,
-            transport,
-            transport != Transport.GCLOUD and idle is None,
-            as_json,
-        )
-    for line in backend_notes(plan, nat_checked=not no_preflight):
-        say(line)
-    if plan.watchdog:  # the check before create: refuse before anything is made, not after
-        check = session.watchdog_check(plan.service_account)
-        if check.can_arm is False:
-            say(f"Refusing to keep a node that nothing would delete: {check.reason}.")
-            say(f"To allow the watchdog: {check.fix}")
-            say("(Give --no-watchdog to keep it anyway; then only `tpuwizard down` ends it.)")
-            sys.exit(EXIT_FAILED)
-    handle = session.start_launch(plan, ready_timeout)
-    kept: ev.Kept | None = None
-    unrecorded = False  # the disk refused its kept record: kept all the same, said, exit 4
-    code = EXIT_CLOUD
+
+
+def keep_when_up(session: Session, handle: LaunchHandle, as_json: bool) -> tuple[ev.Kept, bool]:
+    """Follow up's launch to its kept node and hand it over: its first heartbeat, and the lines
+    that say how to use it and how it ends. A launch that did not keep it (or a stop signal
+    before the hand-over) deletes what it made and exits. Returns its Kept event, and whether
+    the disk refused its kept record (kept all the same: said, exit 4)."""
+    from tpuwizard.session.signals import exit_code, stop_on_signals
+
+    plan = handle.plan
     with stop_on_signals(handle, say) as received:
-        for event in handle.events():
-            # Kept's JSON line is the last one, printed once the node is handed over below.
-            show_event(event, as_json and not isinstance(event, ev.Kept), result=False)
-            if isinstance(event, ev.Watchdog) and not event.armed:
-                say("Refusing to keep a node that nothing would delete: deleting it now.")
-                say("(Give --no-watchdog to keep it anyway; then only `tpuwizard down` ends it.)")
-                handle.delete_now("the idle-deadline watchdog could not be armed")
-            elif isinstance(event, ev.Kept):
-                kept = event
-            elif isinstance(event, ev.LedgerRecordHeld) and event.op == "kept":
-                unrecorded = True
-            elif isinstance(event, ev.Finished):
-                code = event.exit_code
+        kept, unrecorded, code = _up_events(handle, as_json)
         handed = kept is not None and (code == EXIT_OK or (unrecorded and code == EXIT_TEARDOWN))
         # Until the last line below is printed the node has not been handed over: a stop
         # signal now still means delete, as it did during the launch.
@@ -233,27 +244,60 @@ def up(
         if received or not handed or kept is None:
             delete_kept(session, plan.node_name)
             sys.exit(exit_code(received, code if code != EXIT_OK else EXIT_FAILED))
-        sandbox_flag = " --sandbox" if session.practice else ""
-        from tpuwizard.words.bill_words import bills_until_deleted
+        for line in _kept_lines(plan, session.practice, unrecorded):
+            say(line)
+    return kept, unrecorded
 
-        say(f"\n{plan.node_name} is up and kept: {bills_until_deleted(session.practice)}.")
-        say(f"  run your script:  tpuwizard run{sandbox_flag} train.py")
-        say(f"  re-run on save:   tpuwizard watch{sandbox_flag} train.py")
-        if plan.route == Route.SPOT:
-            say(f"  survive preemption: tpuwizard run{sandbox_flag} --checkpoints DIR train.py")
-        say(f"  tear it down:     tpuwizard down{sandbox_flag} {plan.node_name}")
-        if plan.idle_minutes is not None:
-            say(
-                f"  it deletes itself after {plan.idle_minutes:g} idle minutes, or at its deadline."
-            )
-        elif googles:
-            say(f"  Google deletes it at its deadline, {plan.max_run:g} minutes after create.")
-        if unrecorded:
-            say(f"  Its record is not in the ledger (said above): exit {EXIT_TEARDOWN}.")
-    if as_json:  # the node is handed over: its Kept event is the stream's last line
-        click.echo(json.dumps(json_event(kept)))
+
+def _up_events(handle: LaunchHandle, as_json: bool) -> tuple[ev.Kept | None, bool, int]:
+    """Each event said as it comes (Kept's JSON line waits for the hand-over); a watchdog that
+    could not be armed deletes the node. Returns the Kept event, whether the disk refused its
+    record, and the launch's exit code."""
+    from tpuwizard.core.launch.events import launch_events as ev
+
+    kept: ev.Kept | None = None
+    unrecorded = False  # the disk refused its kept record: kept all the same, said, exit 4
+    code = EXIT_CLOUD
+    for event in handle.events():
+        # Kept's JSON line is the last one, printed once the node is handed over.
+        show_event(event, as_json and not isinstance(event, ev.Kept), result=False)
+        if isinstance(event, ev.Watchdog) and not event.armed:
+            say("Refusing to keep a node that nothing would delete: deleting it now.")
+            say("(Give --no-watchdog to keep it anyway; then only `tpuwizard down` ends it.)")
+            handle.delete_now("the idle-deadline watchdog could not be armed")
+        elif isinstance(event, ev.Kept):
+            kept = event
+        elif isinstance(event, ev.LedgerRecordHeld) and event.op == "kept":
+            unrecorded = True
+        elif isinstance(event, ev.Finished):
+            code = event.exit_code
+    return kept, unrecorded, code
+
+
+def _kept_lines(plan: LaunchPlan, practice: bool, unrecorded: bool) -> list[str]:
+    """How to use the kept node, and how it ends."""
+    from tpuwizard.words.bill_words import bills_until_deleted
+
+    sandbox_flag = " --sandbox" if practice else ""
+    lines = [
+        f"\n{plan.node_name} is up and kept: {bills_until_deleted(practice)}.",
+        f"  run your script:  tpuwizard run{sandbox_flag} train.py",
+        f"  re-run on save:   tpuwizard watch{sandbox_flag} train.py",
+    ]
+    if plan.route == Route.SPOT:
+        lines.append(
+            f"  survive preemption: tpuwizard run{sandbox_flag} --checkpoints DIR train.py"
+        )
+    lines.append(f"  tear it down:     tpuwizard down{sandbox_flag} {plan.node_name}")
+    if plan.idle_minutes is not None:
+        lines.append(
+            f"  it deletes itself after {plan.idle_minutes:g} idle minutes, or at its deadline."
+        )
+    elif plan.deadline_keeper.googles:
+        lines.append(f"  Google deletes it at its deadline, {plan.max_run:g} minutes after create.")
     if unrecorded:
-        sys.exit(EXIT_TEARDOWN)
+        lines.append(f"  Its record is not in the ledger (said above): exit {EXIT_TEARDOWN}.")
+    return lines
 
 
 def _run_once(

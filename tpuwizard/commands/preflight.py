@@ -1,6 +1,7 @@
 """``tpuwizard preflight``: what would refuse the TPU, found before anything is created; and the
-same checks run by ``launch`` and ``up`` before their first create (``--no-preflight`` skips
-them). Read-only: each fix is printed, never applied."""
+same checks run by ``launch`` and ``up`` before their first create, in the session's pipeline
+(``--no-preflight`` skips them), whose answer :func:`checked_or_exit` says. Read-only: each fix
+is printed, never applied."""
 
 from __future__ import annotations
 
@@ -22,14 +23,13 @@ from tpuwizard.commands.common import (
 )
 from tpuwizard.core.cloud.backends import Transport
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.exit_codes import EXIT_CLOUD
+from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED
 from tpuwizard.core.routes import CLOUD_ROUTES, Route
 
 if TYPE_CHECKING:
-    from tpuwizard.core.cloud.backend_choice import BackendChoice
-    from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+    from tpuwizard.core.launch.plan.checked import CheckedPlan
     from tpuwizard.session.preflight import PreflightResult
-    from tpuwizard.session.session import Session
+    from tpuwizard.session.prepare.outcomes import Prepared
 
 no_preflight_option = click.option(
     "--no-preflight",
@@ -73,11 +73,10 @@ def preflight(
     """Check what would refuse a launch, before anything is created (exit 3 on any FAIL)."""
     from tpuwizard.core.cloud import gcloud_config
     from tpuwizard.core.plan import catalog
-    from tpuwizard.session.backend import decide_backend
     from tpuwizard.session.preflight import run_preflight
 
     try:
-        catalog.parse_accelerator(accelerator)
+        slice_ = catalog.parse_accelerator(accelerator)  # --accelerator, parsed once here
     except catalog.UnknownAcceleratorError as err:
         raise BadInput(str(err)) from None
     zone = zone or gcloud_config.discover().zone
@@ -87,11 +86,10 @@ def preflight(
             f"{accelerator} lists them) or run `gcloud config set compute/zone ZONE`."
         )
     gcloud_config.validate_zone(zone)
-    decide_backend(accelerator, route, backend)  # an impossible pair: exit 2 before any call
     session = open_session(project, sandbox)
-    result = run_preflight(
+    result = run_preflight(  # an impossible pair: exit 2 before any call
         session,
-        accelerator,
+        slice_,
         zone,
         route,
         backend,
@@ -114,31 +112,35 @@ def lines(result: PreflightResult) -> list[str]:
     return head + [c.line() for c in result.checks]
 
 
-def preflight_before_create(
-    session: Session,
-    plan: LaunchPlan,
-    asked: str,
-    transport: str,
-    compute_ok: bool,
-    as_json: bool,
-) -> tuple[BackendChoice | None, LaunchPlan]:
-    """Run the preflight for ``plan`` (:func:`~tpuwizard.session.preflight.before_create`, as
-    the wizard's Create does); any FAIL ends the command here, before any create (exit 3, its
-    lines said). Returns the backend decided (``auto`` may move to Compute Engine where its quota
-    covers the slice), or None when none was decided; and ``plan`` on that backend, importing its
-    key into the OS Login profile where the preflight found OS Login on."""
-    from tpuwizard.session.preflight import before_create
+def checked_or_exit(prepared: Prepared, as_json: bool) -> CheckedPlan:
+    """The pipeline before create's answer (:meth:`Session.prepare`) on the command line: the
+    preflight's lines (a FAIL exits 3, nothing created); a node kept for runs that nothing would
+    delete exits 1, naming the flag that keeps it anyway; any other refusal or question exits 2
+    with each reason in the command line's words (a question's names the flag that answers it).
+    Else the checked plan a launch starts from."""
+    from tpuwizard.core.errors import PlanRefused
+    from tpuwizard.session.prepare.outcomes import Ask, Question, Ready
+    from tpuwizard.words.choice_words import all_words, choice_words
     from tpuwizard.words.preflight_text import before_create_lines
 
-    before = before_create(session, plan, asked, transport, compute_ok)
     echo = say if as_json else click.echo
-    lines = before_create_lines(before, "--no-preflight skips them")
-    if before.refused:
-        *checks, why_nothing = lines  # the refusal, on stderr even with --json
-        for line in checks:
+    if prepared.preflight is not None:
+        lines = before_create_lines(prepared.preflight, "--no-preflight skips them")
+        if prepared.preflight.failures:
+            *checks, why_nothing = lines  # the refusal, on stderr even with --json
+            for line in checks:
+                echo(line)
+            say(why_nothing)
+            sys.exit(EXIT_CLOUD)
+        for line in lines:
             echo(line)
-        say(why_nothing)
-        sys.exit(EXIT_CLOUD)
-    for line in lines:
-        echo(line)
-    return before.result.choice, before.plan
+    outcome = prepared.outcome
+    if isinstance(outcome, Ready):
+        return outcome.checked
+    if isinstance(outcome, Question) and outcome.ask is Ask.KEEP_UNWATCHED:
+        for line in all_words(outcome.why, "cli"):
+            say(line)
+        flag = choice_words(outcome.answer, "cli")
+        say(f"(Give {flag} to keep it anyway; then only `tpuwizard down` ends it.)")
+        sys.exit(EXIT_FAILED)
+    raise PlanRefused(list(prepared.reasons))

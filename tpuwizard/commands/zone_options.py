@@ -1,5 +1,6 @@
 """Where ``launch`` and ``up`` may create: ``--zone``, or ``--zones`` in order (failover), with
-``--fan-out`` to ask in all of them at once. Read before any call; the plan checks the rest."""
+``--fan-out`` to ask in all of them at once. Read before any call; the session's pipeline fills
+the default (gcloud's zone) and the plan checks the rest."""
 
 from __future__ import annotations
 
@@ -29,29 +30,21 @@ def zones_options(command: F) -> F:
     )(command)
 
 
-def where_to_create(
-    accelerator: str, zone: str | None, zones: str | None, failover: bool
-) -> tuple[str, tuple[str, ...], bool]:
-    """(the first zone, the --zones list, failover): exit 2 for --zone with --zones, or none."""
-    from tpuwizard.core.cloud import gcloud_config
-
-    if zones is not None:
-        if zone is not None:
-            raise BadInput(
-                "Give either --zone (one zone) or --zones (zones to try in order), not both: "
-                f"--zones {zone},{zones} tries {zone} first."
-            )
-        listed = tuple(z.strip() for z in zones.split(","))
-        if not all(listed):
-            raise BadInput(
-                f"--zones {zones!r} has an empty entry: list zones separated by commas, such as "
-                "--zones us-central1-a,us-west1-c."
-            )
-        return listed[0], listed, True
-    zone = zone or gcloud_config.discover().zone
-    if not zone:
+def zones_asked(zone: str | None, zones: str | None) -> tuple[str, tuple[str, ...]]:
+    """(the zone asked, or "": the session's pipeline takes gcloud's; the --zones list): exit 2
+    for --zone with --zones, or a list with an empty entry. ``--zones`` implies failover, and
+    its first zone is the first tried (the pipeline's defaults)."""
+    if zones is None:
+        return zone or "", ()
+    if zone is not None:
         raise BadInput(
-            "No zone: give --zone or --zones (tpuwizard zones --accelerator "
-            f"{accelerator} lists them) or run `gcloud config set compute/zone ZONE`."
+            "Give either --zone (one zone) or --zones (zones to try in order), not both: "
+            f"--zones {zone},{zones} tries {zone} first."
         )
-    return zone, (), failover
+    listed = tuple(z.strip() for z in zones.split(","))
+    if not all(listed):
+        raise BadInput(
+            f"--zones {zones!r} has an empty entry: list zones separated by commas, such as "
+            "--zones us-central1-a,us-west1-c."
+        )
+    return "", listed

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import shutil
 import sys
-import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import questionary
 
@@ -26,9 +25,7 @@ from tpuwizard.core.launch.events.launch_events import (
     VerifierLine,
 )
 from tpuwizard.core.launch.plan.answers import LaunchAnswers
-from tpuwizard.core.launch.plan.deadline_keeper import DeadlineKeeper
 from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN, autocheckpoint_serves
-from tpuwizard.core.launch.plan.resume_rules import RESUME_ROUTES
 from tpuwizard.core.plan import catalog, routes
 from tpuwizard.core.remote.sync import folder_sent_if_fine
 from tpuwizard.core.routes import Route
@@ -41,10 +38,18 @@ from tpuwizard.plain.prompt import (
     text_question,
     zone_choices,
 )
-from tpuwizard.session.backend import decide_backend
 from tpuwizard.session.kept.lines import recorded_kept
 from tpuwizard.session.launch_handle import LaunchHandle
-from tpuwizard.session.preflight import before_create
+from tpuwizard.session.prepare.outcomes import (
+    Ask,
+    Outlook,
+    Prepared,
+    Question,
+    Ready,
+    Refusal,
+    Stage,
+)
+from tpuwizard.session.prepare.pipeline import preview
 from tpuwizard.session.session import Session
 from tpuwizard.session.signals import exit_code, stop_on_signals
 from tpuwizard.session.watchdog import check_words
@@ -63,6 +68,9 @@ from tpuwizard.words.sent_text import folder_lines, size_words
 from tpuwizard.words.session_text import practice_words, survey_words
 from tpuwizard.words.summary_text import summary_lines
 from tpuwizard.words.text_wrap import wrap_paragraph
+
+if TYPE_CHECKING:
+    from tpuwizard.core.launch.plan.packages import PackageSpec
 
 
 class PlainWizard:
@@ -117,9 +125,22 @@ class PlainWizard:
         project = self.choose_project(ctx, session)
         session.switch(session.practice, project)
         self.read_prices(session)
+        asked = self.choose_where(session, Route(route), project, ctx.zone)
+        outlook = self.look_ahead(session, asked)
+        asked = self.ask_the_rest(asked, outlook)
+        answers, draft = self.agreed(session, asked, outlook)
+        if not self.ready_to_create(answers, draft):
+            self.say("Nothing was created.")
+            return 0
+        return self.create(session, answers, outlook)
+
+    def choose_where(
+        self, session: Session, route: Route, project: str, current: str | None
+    ) -> LaunchAnswers:
+        """The slice, the zone, the name and the deadline: where and for how long."""
         accelerator = self.choose_slice(route)
         slice_ = catalog.parse_accelerator(accelerator)  # plain mode's answer, parsed once
-        zone = self.choose_zone(session, slice_, ctx.zone, route)
+        zone = self.choose_zone(session, slice_, current, route)
         name = (
             self.text(
                 "Name (empty for tpuwizard-<run id>)",
@@ -134,23 +155,30 @@ class PlainWizard:
                 check=_minutes,
             )
         )
-        try:
-            chosen = decide_backend(accelerator, route, Backend.AUTO)  # the support matrix decides
-        except BadInput as err:  # a type no backend serves this way (a multi-host TPU7x)
-            raise PlanRefused([str(err)]) from None
-        if chosen.backend == Backend.COMPUTE:
-            self.say(f"Made through Compute Engine: {chosen.reason}")
-            if note := access_note(slice_):  # TPU7x: granted through the account team
+        return LaunchAnswers(slice_, zone, project, route, name=name, max_run_minutes=minutes)
+
+    def look_ahead(self, session: Session, answers: LaunchAnswers) -> Outlook:
+        """What the session decides of the answers so far (the backend, reading Compute
+        Engine's quota where auto waits on it; the watchdog's check): said where it is news."""
+        outlook = session.look_ahead(answers)
+        if outlook.refusal is not None:  # a type no backend serves this way (multi-host TPU7x)
+            raise PlanRefused(list(outlook.refusal.reasons))
+        assert outlook.backend is not None
+        if outlook.backend.backend == Backend.COMPUTE:
+            self.say(f"Made through Compute Engine: {outlook.backend.reason}")
+            if note := access_note(answers.accelerator):  # TPU7x: through the account team
                 self.say(f"{note}.")
-        googles = DeadlineKeeper(route, chosen.backend).googles  # then no watchdog to ask about
-        check = session.watchdog_check() if googles is None else None
-        if googles is not None:
-            watchdog = False
-        elif check is not None:
-            self.say(check_words(check))
-            watchdog = self.ask_watchdog(session.default_watchdog(route, check))
-        else:
-            watchdog = session.default_watchdog(route, None)  # no watchdog on this route
+        return outlook
+
+    def ask_the_rest(self, answers: LaunchAnswers, outlook: Outlook) -> LaunchAnswers:
+        """The watchdog (where the route and backend have one), the deeper checks, the script
+        and what it writes, its checkpoints (and Autocheckpoint), the stall guard, packages and
+        JAX."""
+        watchdog = False  # no watchdog to ask about: Google's deadline, or none on this route
+        if outlook.asks_watchdog:
+            if outlook.watchdog_check is not None:
+                self.say(check_words(outlook.watchdog_check))
+            watchdog = self.ask_watchdog(outlook.watchdog_default)
         deep = self.ask(
             questionary.confirm(
                 "Deeper checks: a precision profile and a profiler trace, in the run folder?",
@@ -169,43 +197,19 @@ class PlainWizard:
         )
         if note := fetch_note(fetch.split(",")):
             self.say(note)
-        checkpoints = self.ask_checkpoints(route, script)
-        autocheckpoint = self.ask_autocheckpoint(slice_, chosen.backend, checkpoints)
+        checkpoints = self.ask_checkpoints(outlook.offers_resume, script)
+        assert outlook.backend is not None  # a refused look ahead ended the walk
+        autocheckpoint = self.ask_autocheckpoint(
+            answers.accelerator, outlook.backend.backend, checkpoints
+        )
         stall_minutes = self.ask_stall(script)
-        from tpuwizard.core.launch.plan.packages import (
-            COURSE_PACKAGES,
-            gather_packages,
-            specs_from_field,
-        )
-
-        packages = gather_packages((), (), Path(script) if script else None)
-        if packages.auto_words():
-            self.say(packages.auto_words() or "")
-        if script:  # as the wizard's Packages field: beside the pinned JAX, checked when typed
-            typed = self.text(
-                f"Packages to add, separated by spaces (the course's: {' '.join(COURSE_PACKAGES)}"
-                "; empty for none)",
-                check=packages_check,
-            )
-            packages = replace(packages, specs=(*packages.specs, *specs_from_field(typed)))
-        from tpuwizard.core.plan.jax_versions import DEFAULT, check_jax, versions
-
-        jax = (  # the course's programs behave differently across JAX versions: asked with them
-            self.text(f"The worker's JAX ({', '.join(versions())})", DEFAULT.version, check_jax)
-            if script
-            else None
-        )
-        answers = LaunchAnswers(
-            accelerator=accelerator,
-            zone=zone,
-            project=project,
-            route=Route(route),
-            name=name,
+        packages, jax = self.ask_packages(script)
+        return replace(
+            answers,
             script=Path(script) if script else None,
             fetch=tuple(p.strip() for p in fetch.split(",") if p.strip()),
-            packages=packages.specs,
-            jax=jax.strip() if jax else None,
-            max_run_minutes=minutes,
+            packages=packages,
+            jax=jax,
             watchdog=watchdog,
             precision=deep,
             trace=deep,
@@ -213,36 +217,77 @@ class PlainWizard:
             autocheckpoint=autocheckpoint,
             stall_timeout_minutes=stall_minutes,
         )
-        plan = session.plan_launch(answers, chosen.backend, check)
-        while problems := plan.problems():
-            for problem in all_words(problems, "plain"):
+
+    def ask_packages(self, script: str) -> tuple[tuple[PackageSpec, ...], str | None]:
+        """Packages beside the pinned JAX (a requirements.txt beside the script is said), and
+        the worker's JAX: asked where there is a script."""
+        from tpuwizard.core.launch.plan.packages import (
+            COURSE_PACKAGES,
+            gather_packages,
+            specs_from_field,
+        )
+        from tpuwizard.core.plan.jax_versions import DEFAULT, check_jax, versions
+
+        packages = gather_packages((), (), Path(script) if script else None)
+        if packages.auto_words():
+            self.say(packages.auto_words() or "")
+        if not script:
+            return packages.specs, None
+        # As the wizard's Packages field: beside the pinned JAX, checked when typed.
+        typed = self.text(
+            f"Packages to add, separated by spaces (the course's: {' '.join(COURSE_PACKAGES)}"
+            "; empty for none)",
+            check=packages_check,
+        )
+        # The course's programs behave differently across JAX versions: asked with them.
+        jax = self.text(f"The worker's JAX ({', '.join(versions())})", DEFAULT.version, check_jax)
+        return (*packages.specs, *specs_from_field(typed)), jax.strip() or None
+
+    def agreed(
+        self, session: Session, answers: LaunchAnswers, outlook: Outlook
+    ) -> tuple[LaunchAnswers, Prepared]:
+        """The answers every rule lets through (the session's preview: nothing is called yet);
+        where only the watchdog stands in the way (an account you may not attach), it is
+        asked again. Returns them, with the preview that let them through."""
+        while True:
+            draft = preview(answers, outlook, session.runs_base, session.practice)
+            if not draft.reasons:
+                return answers, draft
+            for problem in all_words(draft.reasons, "plain"):
                 self.say(problem)
-            if not (plan.watchdog and not replace(plan, watchdog=False).problems()):
-                raise PlanRefused(problems)
-            # Only the watchdog stands in the way (an account you may not attach): ask again.
-            plan = replace(plan, watchdog=self.ask_watchdog(False))
-            watchdog = plan.watchdog
-        why_not = None
-        if check is not None and not watchdog:
-            why_not = check.reason if check.can_arm is False else "the watchdog was switched off"
-        self.say(plan.deadline_words(time.time(), why_not))
-        sent = folder_sent_if_fine(plan.script)  # what goes, and above 50 MB the question says it
+            outcome = draft.outcome
+            if not (isinstance(outcome, Question) and outcome.ask is Ask.WITHOUT_WATCHDOG):
+                raise PlanRefused(list(draft.reasons))
+            answers = replace(answers, watchdog=self.ask_watchdog(False))
+
+    def ready_to_create(self, answers: LaunchAnswers, draft: Prepared) -> bool:
+        """The deadline in words and what goes to the workers, then "Create?"."""
+        assert draft.watchdog is not None
+        self.say(draft.watchdog.deadline_line())
+        sent = folder_sent_if_fine(answers.script)  # above 50 MB the question says it
         for line in folder_lines(sent, "to each worker"):
             self.say(line)
         large = f", and send {size_words(sent.size)} to it," if sent and sent.large else ""
-        create = f"Create {accelerator} in {zone}{large} now?"
-        if not self.ask(questionary.confirm(create, default=not large, **self.io)):
-            self.say("Nothing was created.")
-            return 0
-        before = before_create(session, plan, plan.backend)  # as launch, up and the wizard do
-        for line in before_create_lines(before):
-            self.say(line)
-        return EXIT_CLOUD if before.refused else self.launch(session.start_launch(before.plan))
+        create = f"Create {answers.accelerator.name} in {answers.zone}{large} now?"
+        return bool(self.ask(questionary.confirm(create, default=not large, **self.io)))
 
-    def ask_checkpoints(self, route: str, script: str) -> str | None:
+    def create(self, session: Session, answers: LaunchAnswers, outlook: Outlook) -> int:
+        """The session's pipeline before create, as launch's, up's and the wizard's: the
+        preflight's lines (a FAIL: nothing created, exit 3), then the launch."""
+        prepared = session.prepare(answers, found=outlook)
+        if prepared.preflight is not None:
+            for line in before_create_lines(prepared.preflight):
+                self.say(line)
+        if isinstance(prepared.outcome, Ready):
+            return self.launch(session.start_launch(prepared.outcome.checked))
+        if isinstance(prepared.outcome, Refusal) and prepared.outcome.stage is Stage.PREFLIGHT:
+            return EXIT_CLOUD
+        raise PlanRefused(list(prepared.reasons))
+
+    def ask_checkpoints(self, offered: bool, script: str) -> str | None:
         """A spot run with a script: the folder it saves checkpoints in, to resume after a
         preemption (the wizard's field on Review); None: it does not resume."""
-        if route not in RESUME_ROUTES or not script:
+        if not offered or not script:
             return None
         return self.text(resume_question(), check=checkpoints_check).strip() or None
 

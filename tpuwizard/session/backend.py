@@ -11,32 +11,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tpuwizard.core.cloud.backends import TPU_API
 from tpuwizard.core.routes import Route
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.backend_choice import BackendChoice
     from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+    from tpuwizard.core.plan.catalog import Slice
 
 
 def decide_backend(
-    accelerator: str,
+    slice_: Slice,
     route: str,
     asked: str,
     compute_quota_chips: int | None = None,
     region: str | None = None,
 ) -> BackendChoice:
-    """The backend for ``accelerator`` on ``route``; raises BadInput for an impossible pair.
-
-    An unknown accelerator gets the TPU API here: the plan's own check says what is wrong with
-    it, once, with the other problems."""
+    """The backend for ``slice_`` on ``route``; raises BadInput for an impossible pair."""
     from tpuwizard.core.cloud import backend_choice
-    from tpuwizard.core.plan import catalog
 
-    try:
-        slice_ = catalog.parse_accelerator(accelerator)
-    except catalog.UnknownAcceleratorError:
-        return backend_choice.BackendChoice(TPU_API, "", "")
     return backend_choice.choose_backend(slice_, route, asked, compute_quota_chips, region)
 
 

@@ -17,10 +17,10 @@ from tpuwizard.core.errors import BadInput
 from tpuwizard.core.exit_codes import EXIT_BAD_INPUT, EXIT_CLOUD, EXIT_TEARDOWN, for_signal
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.events.summary import RunSummary
-from tpuwizard.core.launch.plan.launch_plan import LaunchPlan, ready_timeout_s
 from tpuwizard.session.run_outcome import write_outcome
 
 if TYPE_CHECKING:
+    from tpuwizard.core.launch.plan.checked import CheckedPlan
     from tpuwizard.core.launch.plan.packages import PackageSpec
     from tpuwizard.core.launch.workers.rerun import Reruns
     from tpuwizard.session.login import OsLoginAsk
@@ -30,15 +30,9 @@ if TYPE_CHECKING:
 class LaunchHandle:
     """One launch: its events (folded into the session's billing first), Delete now and Keep."""
 
-    def __init__(
-        self,
-        session: SessionServices,
-        plan: LaunchPlan,
-        transport: str,
-        ready_timeout: float | None,
-    ) -> None:
-        self.session, self.plan = session, plan
-        self.transport, self.ready_timeout = transport, ready_timeout
+    def __init__(self, session: SessionServices, checked: CheckedPlan) -> None:
+        self.session, self.checked, self.plan = session, checked, checked.plan
+        self.transport, self.ready_timeout = checked.plan.transport, checked.ready_timeout_s
         self.cancel = CancelToken()
         self.finished: ev.Finished | None = None
         self.summary = RunSummary()  # what the run came to, for the end-of-run summary
@@ -128,7 +122,7 @@ class LaunchHandle:
         preflight found OS Login off (or gcloud's SSH is used)."""
         from tpuwizard.session.login import OsLoginAsk
 
-        if not self.plan.os_login_key or self.transport == Transport.GCLOUD:
+        if not self.checked.os_login_key or self.transport == Transport.GCLOUD:
             return None
         return OsLoginAsk(time.time() + ready_timeout + self.plan.max_run_s)
 
@@ -142,7 +136,7 @@ class LaunchHandle:
         def work() -> None:
             try:
                 cloud = self.session.cloud_for(self.plan.backend)
-                ready_timeout = self.ready_timeout or ready_timeout_s(self.plan.route)
+                ready_timeout = self.ready_timeout
                 runtime = build_runtime(
                     cloud,
                     self.session.practice,
@@ -150,6 +144,7 @@ class LaunchHandle:
                     self.os_login(ready_timeout),
                 )
                 runtime.ready_timeout = ready_timeout
+                runtime.fan_out_quota_checked = self.checked.fan_out_quota_checked
                 runtime.reruns = self.reruns
                 run_launch(self.plan, runtime, q.put, self.cancel)
             except BaseException as err:  # reaches the front end as a failure, never silence

@@ -1,5 +1,7 @@
 """The preflight for every front end: the session's credentials and endpoints, the ``auto``
-backend decided with Compute Engine's quota reading, then every check at once.
+backend decided with Compute Engine's quota reading, then every check at once. The pipeline
+before create (session/prepare/) calls these parts in its stages; ``tpuwizard preflight`` and the
+wizard's Account step call them whole.
 
 Read-only, and it never raises for the cloud's sake: a preflight that cannot be made at all is
 one UNKNOWN line, and UNKNOWN never stops a launch. A FAIL does, before any create.
@@ -20,8 +22,9 @@ if TYPE_CHECKING:
     from tpuwizard.core.cloud.compute.client import ComputeCloud
     from tpuwizard.core.cloud.tpu.client import TpuCloud
     from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+    from tpuwizard.core.plan.catalog import Slice
     from tpuwizard.core.preflight.quota import QuotaReading
-    from tpuwizard.session.session import Session
+    from tpuwizard.session.services import Reaches
 
 PRACTICE_CREDENTIALS = "practice: the sandbox's own token (no Google credentials are sent)"
 
@@ -42,6 +45,13 @@ class PreflightResult:
 
         return any(c.launch_does == IMPORT_KEY for c in self.checks)
 
+    @property
+    def quota_read(self) -> bool:
+        """The quota was read and covers what is asked (its line PASSed)."""
+        from tpuwizard.core.preflight.quota import NAME
+
+        return any(c.name == NAME and c.verdict is Verdict.PASS for c in self.checks)
+
     def as_json(self) -> dict[str, Any]:
         return {
             "backend": self.choice.backend if self.choice else None,
@@ -58,7 +68,7 @@ def _google_default() -> Any:
     return credentials
 
 
-def _reach(session: Session, backend: str, zone: str | None) -> tuple[Check, Reach]:
+def _reach(session: Reaches, backend: str, zone: str | None) -> tuple[Check, Reach]:
     """The credentials' line and how the checks read (practice: the sandbox, with its token)."""
     from tpuwizard.core import paths
     from tpuwizard.core.cloud import gcloud_config
@@ -87,9 +97,47 @@ def _reach(session: Session, backend: str, zone: str | None) -> tuple[Check, Rea
     return check, Reach(rest, endpoints, offered, session.practice, kept)
 
 
+def quota_decides(
+    slice_: Slice, asked: Backend, choice: BackendChoice, compute_ok: bool = True
+) -> bool:
+    """Does ``auto`` wait on Compute Engine's quota for this type: both backends serve it, it
+    is one VM (a slice stays on the TPU API, backend_choice's rule), and nothing else asked needs
+    the TPU API (``compute_ok``). Without a reading, ``choice`` (the TPU API) stands."""
+    from tpuwizard.core.cloud.backend_choice import support_for
+
+    if asked != AUTO or not compute_ok or choice.backend != TPU_API:
+        return False
+    return support_for(slice_).backends == (TPU_API, COMPUTE) and slice_.single_host
+
+
+def compute_quota(
+    session: Reaches, slice_: Slice, zone: str, route: str, at_once: int = 1
+) -> QuotaReading:
+    """Compute Engine's quota for ``slice_`` in ``zone``'s region: the reading ``auto``
+    decides by (its check is the preflight's quota line when the launch goes there)."""
+    from tpuwizard.core.preflight.quota import read_quota
+
+    _, reach = _reach(session, COMPUTE, zone)
+    project = session.project or ""
+    ask = PreflightAsk(project, slice_.name, zone, route, COMPUTE, at_once=at_once)
+    return read_quota(ask, reach)
+
+
+def by_quota(
+    slice_: Slice, zone: str, route: str, reading: QuotaReading, at_once: int = 1
+) -> BackendChoice:
+    """``auto`` decided by a Compute Engine quota ``reading``: Compute Engine where it covers
+    the chips of each request, else the TPU API, saying why either way."""
+    from tpuwizard.core.preflight.ask import region_of
+    from tpuwizard.session.backend import decide_backend
+
+    room = None if reading.room is None else reading.room // at_once  # per request
+    return decide_backend(slice_, route, AUTO, room, region_of(zone))
+
+
 def decide_with_quota(
-    session: Session,
-    accelerator: str,
+    session: Reaches,
+    slice_: Slice,
     zone: str,
     route: str,
     asked: str,
@@ -99,30 +147,18 @@ def decide_with_quota(
     """``--backend auto`` for a type both backends serve: Compute Engine when its quota in the
     zone's region is read and covers the chips (``compute_ok`` False: the other flags need the
     TPU API, so no reading is made). Returns the choice and the reading, if one was made."""
-    from tpuwizard.core.cloud.backend_choice import support_for
-    from tpuwizard.core.plan import catalog
-    from tpuwizard.core.preflight.ask import region_of
-    from tpuwizard.core.preflight.quota import read_quota
     from tpuwizard.session.backend import decide_backend
 
-    first = decide_backend(accelerator, route, asked)
-    both = (TPU_API, COMPUTE)
-    if asked != AUTO or not compute_ok or first.backend != TPU_API or not first.reason:
+    first = decide_backend(slice_, route, asked)
+    if not quota_decides(slice_, Backend(asked), first, compute_ok):
         return first, None
-    slice_ = catalog.parse_accelerator(accelerator)  # known: an unknown one gave no reason
-    if support_for(slice_).backends != both or not slice_.single_host:
-        return first, None
-    _, reach = _reach(session, COMPUTE, zone)
-    ask = PreflightAsk(session.project or "", accelerator, zone, route, COMPUTE, at_once=at_once)
-    reading = read_quota(ask, reach)
-    room = None if reading.room is None else reading.room // at_once  # per request
-    choice = decide_backend(accelerator, route, asked, room, region_of(zone))
-    return choice, reading
+    reading = compute_quota(session, slice_, zone, route, at_once)
+    return by_quota(slice_, zone, route, reading, at_once), reading
 
 
 def run_preflight(
-    session: Session,
-    accelerator: str | None,
+    session: Reaches,
+    slice_: Slice | None,
     zone: str | None,
     route: str = "vm",
     asked: str = AUTO,
@@ -131,93 +167,52 @@ def run_preflight(
     compute_ok: bool = True,
     at_once: int = 1,
 ) -> PreflightResult:
-    """Every check for a launch of ``accelerator`` in ``zone`` (None, None: the project's
-    checks alone, on the TPU API). Never raises for the cloud's sake."""
-    from tpuwizard.core.preflight.run import run_preflight as run_checks
+    """Every check for a launch of ``slice_`` in ``zone`` (None, None: the project's checks
+    alone, on the TPU API), the backend decided first (``tpuwizard preflight``). Never raises
+    for the cloud's sake."""
     from tpuwizard.session.backend import decide_backend
 
     choice: BackendChoice | None = None
     try:
         reading = None
-        if accelerator is not None and zone is not None:
+        if slice_ is not None and zone is not None:
             choice, reading = decide_with_quota(
-                session, accelerator, zone, route, asked, compute_ok, at_once
+                session, slice_, zone, route, asked, compute_ok, at_once
             )
         elif asked != AUTO:
-            choice = None if accelerator is None else decide_backend(accelerator, route, asked)
-        backend = choice.backend if choice else (asked if asked != AUTO else TPU_API)
-        credentials, reach = _reach(session, backend, zone)
-        ask = PreflightAsk(
-            session.project or "",
-            accelerator,
-            zone,
-            route,
-            backend,
-            internal_ips,
-            transport,
-            at_once,
-        )
-        made = reading.check if reading is not None and backend == COMPUTE else None
-        return PreflightResult(choice, run_checks(ask, reach, credentials, made))
+            choice = None if slice_ is None else decide_backend(slice_, route, asked)
     except BadInput:
         raise
     except Exception as err:  # no preflight could be made: say why, stop nothing
-        from tpuwizard.core.cloud.diagnose.failure import diagnose
-
-        why = diagnose(err).title or str(err)
-        return PreflightResult(choice, [unknown("Preflight", f"it could not be made ({why})")])
-
-
-@dataclass(frozen=True)
-class BeforeCreate:
-    """The preflight before a launch's first create, as ``launch``, ``up`` and the wizard's
-    Create run it: its lines, and ``plan`` on the backend decided, importing its key into the OS
-    Login profile where the preflight found OS Login on. Any FAIL refuses the create; an
-    UNKNOWN never does."""
-
-    result: PreflightResult
-    plan: LaunchPlan
-
-    @property
-    def refused(self) -> bool:
-        return bool(self.result.failures)
-
-
-def before_create(
-    session: Session, plan: LaunchPlan, asked: str, transport: str = "ssh", compute_ok: bool = True
-) -> BeforeCreate:
-    """Run the preflight for ``plan`` (``asked``: the backend asked for; ``auto`` may move to
-    Compute Engine where its quota covers the slice, unless ``compute_ok`` is False)."""
-    import dataclasses
-
-    result = run_preflight(
-        session,
-        plan.accelerator,
-        plan.zone,
-        plan.route,
-        asked,
-        plan.internal_ips,
-        transport,
-        compute_ok,
-        fan_out_in_region(plan),
+        return PreflightResult(choice, [_not_made(err)])
+    backend = choice.backend if choice else (Backend(asked) if asked != AUTO else TPU_API)
+    made = reading.check if reading is not None and backend == COMPUTE else None
+    name = slice_.name if slice_ is not None else None
+    ask = PreflightAsk(
+        session.project or "", name, zone, route, backend, internal_ips, transport, at_once
     )
-    if result.failures:
-        return BeforeCreate(result, plan)
-    moved = moved_to(plan, result.choice.backend if result.choice else plan.backend)
-    from tpuwizard.core.preflight.quota import NAME as QUOTA
+    return PreflightResult(choice, checks(session, ask, made))
 
-    quota_read = any(c.name == QUOTA and c.verdict is Verdict.PASS for c in result.checks)
-    return BeforeCreate(
-        result,
-        dataclasses.replace(
-            moved,
-            os_login_key=result.imports_login_key,
-            # All of them only where every zone is in the one region the reading was for.
-            fan_out_quota_checked=plan.fan_out
-            and quota_read
-            and fan_out_in_region(plan) == len(plan.zones),
-        ),
-    )
+
+def checks(session: Reaches, ask: PreflightAsk, made: Check | None = None) -> list[Check]:
+    """Every check of ``ask`` (its backend decided), the quota's line ``made`` already where
+    the reading that decided the backend is it. Never raises for the cloud's sake."""
+    from tpuwizard.core.preflight.run import run_preflight as run_checks
+
+    try:
+        credentials, reach = _reach(session, ask.backend, ask.zone)
+        return run_checks(ask, reach, credentials, made)
+    except BadInput:
+        raise
+    except Exception as err:  # no preflight could be made: say why, stop nothing
+        return [_not_made(err)]
+
+
+def _not_made(err: Exception) -> Check:
+    from tpuwizard.core.cloud.diagnose.failure import diagnose
+
+    why = diagnose(err).title or str(err)
+    return unknown("Preflight", f"it could not be made ({why})")
 
 
 def fan_out_in_region(plan: LaunchPlan) -> int:
@@ -231,21 +226,7 @@ def fan_out_in_region(plan: LaunchPlan) -> int:
     return max(1, sum(region_of(z) == region for z in plan.zones))
 
 
-def moved_to(plan: LaunchPlan, backend: Backend) -> LaunchPlan:
-    """``plan`` on the backend the preflight decided. On Compute Engine Google's max run duration
-    is the deadline: no watchdog to arm, no idle time (launch and up refuse those flags there)."""
-    import dataclasses
-
-    if backend == plan.backend:
-        return plan
-    moved = dataclasses.replace(plan, backend=backend)
-    if backend == COMPUTE:
-        moved = dataclasses.replace(moved, watchdog=False, idle_minutes=None)
-    moved.validate()
-    return moved
-
-
-def project_checks(session: Session) -> list[Check]:
+def project_checks(session: Reaches) -> list[Check]:
     """The project's own checks (credentials, APIs, billing, OS Login, external IPs), as the
     wizard's Account step shows them: no slice or zone asked about yet."""
     return run_preflight(session, None, None).checks

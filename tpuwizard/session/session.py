@@ -30,11 +30,14 @@ if TYPE_CHECKING:
     from tpuwizard.core.cloud.tpu.client import TpuCloud
     from tpuwizard.core.launch.events.launch_events import ZoneListed
     from tpuwizard.core.launch.plan.answers import LaunchAnswers
+    from tpuwizard.core.launch.plan.checked import CheckedPlan
     from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
     from tpuwizard.core.launch.records.ledger import Ledger, Resource
     from tpuwizard.core.launch.teardown.verified import Found, TeardownResult
     from tpuwizard.session.kept.nodes import KeptNodes
     from tpuwizard.session.launch_handle import LaunchHandle
+    from tpuwizard.session.prepare.outcomes import Outlook, Prepared
+    from tpuwizard.session.prepare.stages import Priced
 
 
 def new_run(base: Path | None = None) -> tuple[str, Path]:
@@ -165,23 +168,43 @@ class Session:
         """A new run's id and its folder among this session's run folders."""
         return new_run(self.runs)
 
-    def plan_launch(
-        self,
-        answers: LaunchAnswers,
-        backend: Backend,
-        watchdog_check: WatchdogCheck | None = None,
-    ) -> LaunchPlan:
-        """The launch plan for a front end's ``answers`` on the ``backend`` decided for them, for
-        a new run: the run's id and folder minted here, the project this session's where the
-        answers name none. Its ``problems()``/``validate()`` say what is wrong with it, before
-        any cloud call."""
+    def plan_launch(self, answers: LaunchAnswers, backend: Backend) -> LaunchPlan:
+        """The launch plan for ``answers`` on the ``backend`` decided for them, for a new run:
+        the run's id and folder minted here, the project this session's where the answers name
+        none (a kept node made again from its record: session/kept/resume.py; a front end's
+        answers go through :meth:`prepare`)."""
         from dataclasses import replace
 
         from tpuwizard.core.launch.plan.launch_plan import plan_for_run
 
         run_id, run_dir = self.new_run()
         answers = replace(answers, project=answers.project or self.project or "")
-        return plan_for_run(run_id, run_dir, answers, backend, watchdog_check)
+        return plan_for_run(run_id, run_dir, answers, backend)
+
+    def prepare(
+        self,
+        answers: LaunchAnswers,
+        *,
+        preflight: bool = True,
+        prices: Priced | None = None,
+        found: Outlook | None = None,
+    ) -> Prepared:
+        """The pipeline before create (session/prepare/): the backend, the defaults, every
+        rule, the preflight, the watchdog and the keep, in that order, for a new run of
+        ``answers``. Its outcome is :class:`Ready` (a CheckedPlan, what :meth:`start_launch`
+        takes), a refusal with its reasons, or a question the person must answer.
+        ``preflight`` False: ``--no-preflight``; ``prices``: the command's, started once the
+        rules pass; ``found``: a walk's :meth:`look_ahead`, whose quota reading stands."""
+        from tpuwizard.session.prepare.pipeline import prepare
+
+        return prepare(self, answers, preflight=preflight, prices=prices, found=found)
+
+    def look_ahead(self, answers: LaunchAnswers) -> Outlook:
+        """What the pipeline decides of a walk's answers before its last questions: the backend
+        (auto's Compute Engine quota read where it decides), the watchdog's check and default."""
+        from tpuwizard.session.prepare.pipeline import look_ahead
+
+        return look_ahead(answers, self)
 
     def zone_survey(self, refresh: bool = False, strict: bool = True) -> ZoneAnswer:
         """Which zones offer which types: live when this session reaches a cloud (practice, or
@@ -241,21 +264,17 @@ class Session:
         return default_watchdog(route, check)
 
     # -- launches ---------------------------------------------------------------------------
-    def start_launch(
-        self,
-        plan: LaunchPlan,
-        ready_timeout: float | None = None,
-        reruns: bool = False,
-    ) -> LaunchHandle:
-        """A launch ready to run; its events flow through this session's billing state. Its
-        workers are reached as the plan says (``plan.transport``, whose rules it checked).
+    def start_launch(self, checked: CheckedPlan, reruns: bool = False) -> LaunchHandle:
+        """A launch ready to run from a plan every check before create let through
+        (:meth:`prepare`'s ``Ready``); its events flow through this session's billing state.
+        Its workers are reached as the plan says (``plan.transport``, whose rules it checked).
 
         With ``reruns`` the launch waits after each run of the script (``ScriptDone``) for
         :meth:`LaunchHandle.run_again` or :meth:`LaunchHandle.end_runs`.
         """
         from tpuwizard.session.launch_handle import LaunchHandle
 
-        handle = LaunchHandle(self, plan, plan.transport, ready_timeout)
+        handle = LaunchHandle(self, checked)
         self._launches.append(handle)
         if reruns:
             from tpuwizard.core.launch.workers.rerun import Reruns

@@ -5,8 +5,9 @@ where it says no, off, with the reason and the command that would allow it, and 
 without it (a beginner's first create never becomes a 403). An explicit "on" (``--watchdog``)
 insists: a "no" is then an error before anything is created.
 
-The plan carries the check's answer, so ``LaunchPlan.problems()`` (the rule every front end
-shows) refuses a plan that would attach an account the caller may not attach.
+The check's answer is a finding, not the plan's: ``attach_problems`` (the rule every front end
+shows, through the session's pipeline) refuses a plan that would attach an account the caller
+may not attach.
 """
 
 from __future__ import annotations
@@ -16,14 +17,13 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from tpuwizard.core.errors import BadInput
+from tpuwizard.core.errors import BadInput, PlanRefused
 from tpuwizard.core.launch.plan.deadline_keeper import DeadlineKeeper
-from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan, attach_problems
+from tpuwizard.core.launch.plan.route_offers import WATCHDOG_ROUTES
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.iam import WatchdogCheck
-
-WATCHDOG_ROUTES = ("vm", "spot")
 
 
 class AsksWatchdog(Protocol):
@@ -46,8 +46,12 @@ class WatchdogChoice:
             out.append(f"Watchdog off: {self.check.reason}.{fix}")
         elif self.check is not None and self.check.can_arm is None and self.plan.watchdog:
             out.append(f"Watchdog on: {self.check.reason}.")
-        out.append(self.plan.deadline_words(time.time() if now is None else now, self.why_not))
+        out.append(self.deadline_line(now))
         return out
+
+    def deadline_line(self, now: float | None = None) -> str:
+        """What the deadline really does, with why there is no watchdog where there is none."""
+        return self.plan.deadline_words(time.time() if now is None else now, self.why_not)
 
 
 def check_words(check: WatchdogCheck) -> str:
@@ -71,8 +75,17 @@ def default_watchdog(route: str, check: WatchdogCheck | None, backend: str = "tp
     return route in WATCHDOG_ROUTES and (check is None or check.arm_by_default)
 
 
-def choose_watchdog(session: AsksWatchdog, plan: LaunchPlan, asked: bool | None) -> WatchdogChoice:
-    """``asked``: None (decide by the check), True (on; a "no" raises BadInput), False (off)."""
+def choose_watchdog(
+    session: AsksWatchdog,
+    plan: LaunchPlan,
+    asked: bool | None,
+    kept_for_runs: bool = False,
+    known: WatchdogCheck | None = None,
+) -> WatchdogChoice:
+    """``asked``: None (decide by the check), True (on; a "no" raises BadInput), False (off).
+    ``kept_for_runs`` (``up``): None means on whatever the check says (keeping a node that the
+    check says nothing would delete is the keep stage's question). ``known``: the check's answer
+    already asked (a walk's), which says why the watchdog is off where the user left it off."""
     if plan.deadline_keeper.by_max_run_duration:  # Google's deadline: nothing to arm
         decided = dataclasses.replace(plan, watchdog=bool(asked))
         decided.validate()  # --watchdog here is refused, saying why
@@ -80,13 +93,15 @@ def choose_watchdog(session: AsksWatchdog, plan: LaunchPlan, asked: bool | None)
     if plan.route not in WATCHDOG_ROUTES:
         return WatchdogChoice(dataclasses.replace(plan, watchdog=False), None, None)
     if asked is False:
-        return WatchdogChoice(
-            dataclasses.replace(plan, watchdog=False), None, "the watchdog was switched off"
-        )
+        said_no = known is not None and known.can_arm is False
+        why = known.reason if known is not None and said_no else "the watchdog was switched off"
+        return WatchdogChoice(dataclasses.replace(plan, watchdog=False), None, why)
     check = session.watchdog_check(plan.service_account)
-    on = bool(asked) or default_watchdog(plan.route, check)
-    decided = dataclasses.replace(plan, watchdog=on, watchdog_check=check)
-    decided.validate()  # an account the caller may not attach: refused now, with every way on
-    if on and check.can_arm is False:  # --watchdog insists, and the account may not delete
+    on = bool(asked) or kept_for_runs or default_watchdog(plan.route, check)
+    decided = dataclasses.replace(plan, watchdog=on)
+    # An account the caller may not attach: refused now, with every way on.
+    if problems := decided.problems() + attach_problems(decided, check):
+        raise PlanRefused(problems)
+    if asked and check.can_arm is False:  # --watchdog insists, and the account may not delete
         raise BadInput(f"The watchdog cannot run: {check.reason}. To allow it: {check.fix}")
     return WatchdogChoice(decided, check, None if on else check.reason)

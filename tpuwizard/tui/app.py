@@ -213,28 +213,29 @@ class WizardApp(App[int]):
     async def step_review(self) -> Any:
         from tpuwizard.tui.screens.review import ReviewScreen
 
-        await self.check_watchdog()
+        await self.look_ahead()
         result = await self.push_screen_wait(ReviewScreen(self.state))
         if result != BACK:
             self.state.take_review(result)
         return result
 
-    async def check_watchdog(self) -> None:
-        """Before Review: can the watchdog run? Its switch starts at the answer (once per project
-        and route, so going Back keeps what the user chose)."""
-        from tpuwizard.session.watchdog import WATCHDOG_ROUTES
-
+    async def look_ahead(self) -> None:
+        """Before Review: what the session decides of the answers so far (the backend, with
+        Compute Engine's quota read where auto waits on it; the watchdog's check). The watchdog's
+        switch starts at the check's answer, once per project and route, so going Back keeps
+        what the user chose; a backend chosen for another type is asked of the session again."""
         s = self.state
+        s.outlook = None
+        outlook = await asyncio.to_thread(self.session.look_ahead, s.plan_answers())
+        if s.backend != "auto" and s.backend not in outlook.serves:
+            s.backend = "auto"
+            outlook = await asyncio.to_thread(self.session.look_ahead, s.plan_answers())
+        s.outlook, s.watchdog_check = outlook, outlook.watchdog_check
         key = (s.project or "", s.route)
-        if s.route not in WATCHDOG_ROUTES:  # no watchdog on this route: the session's rule
-            s.watchdog, s.watchdog_checked_for = self.session.default_watchdog(s.route, None), None
-            return
-        if s.watchdog_checked_for == key:
-            return
-        # A check that cannot be made answers "not known" (the VM checks after create).
-        s.watchdog_check = await asyncio.to_thread(self.session.watchdog_check)
-        s.watchdog = self.session.default_watchdog(s.route, s.watchdog_check)
-        s.watchdog_checked_for = key
+        if not outlook.watchdog_route:  # no watchdog on this route: the session's answer
+            s.watchdog, s.watchdog_checked_for = False, None
+        elif s.watchdog_checked_for != key:
+            s.watchdog, s.watchdog_checked_for = outlook.watchdog_default, key
 
     # -- the launch -------------------------------------------------------------------------
     async def run_launch(self) -> str | None:

@@ -1,43 +1,51 @@
-"""The wizard's Create runs the preflight first, as ``launch`` and ``up`` do, through the same
-session code (:func:`tpuwizard.session.preflight.before_create`): a FAIL shows its fix and
-creates nothing; an UNKNOWN never stops it."""
+"""The wizard's Create runs the session's pipeline before create, as ``launch``, ``up`` and plain
+mode do (:meth:`Session.prepare`, with what the look ahead before Review found): a preflight
+FAIL shows its fix and creates nothing; an UNKNOWN never stops it."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from tpuwizard.core.cloud.backends import Backend
-from tpuwizard.core.routes import Route
-
 if TYPE_CHECKING:
-    from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+    from tpuwizard.core.launch.plan.answers import LaunchAnswers
+    from tpuwizard.core.launch.plan.checked import CheckedPlan
+    from tpuwizard.session.prepare.outcomes import Outlook
     from tpuwizard.tui.screens.run import ProvisionScreen
 
 
-async def checked_plan(app: Any, screen: ProvisionScreen, plan: LaunchPlan) -> LaunchPlan | None:
-    """``plan`` as the preflight leaves it (its key imported into the OS Login profile where
-    OS Login is on), its lines said on ``screen``; None when a check FAILed: the refusal was
-    shown on its own screen and the user went back (nothing was created)."""
-    from tpuwizard.session.preflight import before_create
+async def checked_plan(
+    app: Any, screen: ProvisionScreen, answers: LaunchAnswers, found: Outlook | None
+) -> CheckedPlan | None:
+    """The plan the pipeline let through (its key imported into the OS Login profile where OS
+    Login is on), the preflight's lines said on ``screen``; None when it refused: a FAIL is
+    shown on its own screen and the user goes back, any other refusal is said as Review shows
+    again (nothing was created)."""
+    from tpuwizard.session.prepare.outcomes import Ready, Refusal, Stage
     from tpuwizard.tui.screens.preflight_refused import PreflightRefusedScreen
+    from tpuwizard.words.choice_words import all_words
 
     screen.checking()
-    # The wizard decided the backend on Review: the preflight checks that one, not auto's.
-    before = await asyncio.to_thread(before_create, app.session, plan, plan.backend)
-    if before.refused:
-        refused = PreflightRefusedScreen(before.result.checks)
+    prepared = await asyncio.to_thread(app.session.prepare, answers, found=found)
+    outcome, result = prepared.outcome, prepared.preflight
+    if isinstance(outcome, Refusal) and outcome.stage is Stage.PREFLIGHT and result is not None:
+        refused = PreflightRefusedScreen(result.checks)
         await app.switch_screen(refused)
         await refused.gone_back
         app.pop_screen()
         return None
-    screen.say([f"Preflight: {c.line()}" for c in before.result.checks])
-    checked = before.plan
-    if checked.backend == Backend.COMPUTE and checked.route == Route.FLEX:  # the course's Route 2B
+    if not isinstance(outcome, Ready):
+        app.notify(" ".join(all_words(prepared.reasons, "wizard")), severity="error", timeout=30)
+        app.pop_screen()
+        return None
+    if result is not None:
+        screen.say([f"Preflight: {c.line()}" for c in result.checks])
+    checked = outcome.checked.plan
+    if checked.course_route_2b:
         from tpuwizard.words.course_text import route_2b_lines
 
         deadline = checked.max_run
         screen.say(
             route_2b_lines(checked.node_name, checked.zone, checked.slice, deadline, checked.via)
         )
-    return checked
+    return outcome.checked

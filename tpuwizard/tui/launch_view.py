@@ -29,13 +29,13 @@ class LaunchView:
         from tpuwizard.tui.screens.run import ProvisionScreen
 
         app, s = self.app, self.app.state
-        plan = app.session.plan_launch(s.plan_answers(), s.plan_backend(), s.watchdog_check)
         s.last_failure, s.finished_code, s.total_cost_usd, s.kept = None, None, None, None
         self.screen = ProvisionScreen()
         await app.push_screen(self.screen)
-        checked = await checked_plan(app, self.screen, plan)  # as launch and up, before create
+        # The session's pipeline, as launch, up and plain mode run it, before create.
+        checked = await checked_plan(app, self.screen, s.plan_answers(), s.outlook)
         if checked is None:
-            return "review"  # a check FAILed: nothing was created, Review shows again
+            return "review"  # refused: nothing was created, Review shows again
         app.handle = app.session.start_launch(checked, reruns=True)
         async for event in app.handle.async_events():
             s.apply(event)

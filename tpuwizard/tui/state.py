@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from tpuwizard.core.launch.plan.answers import LaunchAnswers
     from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
     from tpuwizard.core.plan.catalog import Slice
+    from tpuwizard.session.prepare.outcomes import Outlook, Prepared
     from tpuwizard.tui.answers import ReviewAnswer
 
 
@@ -43,8 +44,11 @@ class WizardState:
     # switch starts at its answer. The key says which project and route it was asked for.
     watchdog_check: Any = None
     watchdog_checked_for: tuple[str, str] | None = None
+    # What the session's pipeline decided of these answers on the way to Review (an Outlook:
+    # the backend, with auto's quota reading, and the watchdog's check).
+    outlook: Any = None
     deep_checks: bool = False  # the verifier's precision profile and profiler trace
-    backend: str = "auto"  # as asked; backend_choice() says which it is and why
+    backend: str = "auto"  # as asked; the look ahead (outlook) says which it is and why
     script: Path | None = None  # Review's (optional, run after the verifier): Review's alone
     # The free route's script (the Notebook step's, run on Kaggle or Colab): its own, so a
     # script given there never fills Review's optional field for a TPU launch.
@@ -136,34 +140,36 @@ class WizardState:
                     self.total_cost_usd = event.cost_usd
 
     def preview(self) -> LaunchPlan:
-        """The launch plan these answers describe, for Review (its problems() say what is
-        wrong with it); the launch's own plan comes from the session (plan_answers)."""
-        from tpuwizard.core.launch.plan.launch_plan import plan_for_run
+        """The launch plan these answers describe, for Review: the session's pipeline run
+        without a call (:meth:`previewed`); the launch's own comes from ``Session.prepare``."""
+        plan = self.previewed().plan
+        assert plan is not None, "a preview makes its plan whatever the stages say"
+        return plan
 
-        return plan_for_run(
-            "preview",
-            self.run_dir / "preview",
-            self.plan_answers(),
-            self.plan_backend(),
-            self.watchdog_check,
-        )
+    def previewed(self) -> Prepared:
+        """Every stage of the session's pipeline over these answers, calling nothing: what the
+        look ahead before Review found stands in (its quota reading, its watchdog check). Its
+        reasons say what stands in the way."""
+        from tpuwizard.session.prepare.pipeline import preview
 
-    def plan_backend(self) -> Backend:
-        """The backend the plan is made on: the one decided for these answers; an impossible
-        pair keeps what was asked, and the plan's problems say why."""
-        choice = self.backend_choice()
-        return Backend(choice.backend if choice else self.backend)
+        return preview(self.plan_answers(), self.looked_ahead(), self.run_dir, self.practice)
+
+    def looked_ahead(self, answers: LaunchAnswers | None = None) -> Outlook:
+        """The session's look ahead before Review (``outlook``); else one made here without a
+        call, from the check this state holds (a screen shown on its own)."""
+        if self.outlook is not None:
+            return self.outlook
+        from tpuwizard.session.prepare.pipeline import look_ahead
+
+        return look_ahead(answers or self.plan_answers(), None, self.watchdog_check)
 
     def plan_answers(self) -> LaunchAnswers:
         """What these answers ask for one launch (the session mints the run and adds what the
-        pipeline found: Session.plan_launch)."""
+        pipeline found: Session.prepare)."""
         from tpuwizard.core.launch.plan.answers import LaunchAnswers
-        from tpuwizard.core.launch.plan.resume_rules import RESUME_ROUTES
 
-        # Offered on the routes Google preempts; a folder typed there stays for going back.
-        resumes = self.route in RESUME_ROUTES and self.checkpoints.strip()
-        return LaunchAnswers(
-            accelerator=self.accelerator,
+        answers = LaunchAnswers(
+            accelerator=self.slice,  # Capacity's answer, parsed once per answer
             zone=self.zone or "",
             project=self.project or "",
             route=Route(self.route),
@@ -176,12 +182,16 @@ class WizardState:
             watchdog=self.watchdog,
             precision=self.deep_checks,
             trace=self.deep_checks,
-            checkpoints=self.checkpoints.strip() if resumes else None,
             jax=self.jax,
             stall_timeout_minutes=self.stall_minutes,
             # Wanted: the plan's default (on where the node can have it); else off.
             autocheckpoint=None if self.autocheckpoint else False,
         )
+        # Offered on the routes Google preempts; a folder typed there stays for going back.
+        folder = self.checkpoints.strip()
+        if folder and self.looked_ahead(answers).offers_resume:
+            answers = replace(answers, checkpoints=folder)
+        return answers
 
     def package_request(self) -> Any:
         """The Packages field's requirements, then those of a requirements.txt beside the
@@ -201,14 +211,3 @@ class WizardState:
             unread = PackageSpec("", "requirements.txt beside the script", str(err))
             return PackageRequest((*typed, unread))
         return PackageRequest((*typed, *found.specs), found.auto_file)
-
-    def backend_choice(self) -> Any:
-        """Which backend these answers get, and why (a BackendChoice); None when the pair
-        asked for is impossible (the plan's problems say why and what to choose)."""
-        from tpuwizard.core.errors import BadInput
-        from tpuwizard.session.backend import decide_backend
-
-        try:
-            return decide_backend(self.accelerator, self.route, self.backend)
-        except BadInput:
-            return None

@@ -88,6 +88,7 @@ class BackendChoice:
     backend: Backend  # Backend.TPU_API or Backend.COMPUTE
     reason: str  # why, in words a user reads ("auto: v6e-4 on Compute Engine: ...")
     source: str  # where Google documents the cell of the matrix this rests on
+    short: str = ""  # auto's reason in a few words, for a line of 80x24 ("its quota here ...")
 
 
 def support_for(slice_: catalog.Slice) -> Support:
@@ -137,20 +138,24 @@ def _by_quota(
     quota = f"{_ROUTE_WORDS[route]} quota"
     if not s.single_host:
         why = f"{s.name} is a multi-host slice ({s.vms} VMs), and {_MULTI_HOST}"
+        short = "a multi-host slice is one node there"
     elif room is None:
         why = f"no Compute Engine quota reading for {s.generation.key} {where}"
+        short = "no Compute Engine quota reading"
     elif room >= s.chips:
         reason = (
             f"auto: {s.name} on Compute Engine: its {quota} {where} covers {s.chips} chips "
             f"(room for {room})"
         )
-        return BackendChoice(COMPUTE, reason, support.source)
+        short = f"its quota here covers {s.chips} chips"
+        return BackendChoice(COMPUTE, reason, support.source, short)
     else:
         why = (
             f"Compute Engine's {quota} for {s.generation.key} {where} has room for {room} "
             f"chip{'s' if room != 1 else ''}, and {s.name} needs {s.chips}"
         )
-    return BackendChoice(TPU_API, f"auto: the TPU API: {why}", support.source)
+        short = f"Compute Engine has quota for {room} of {s.chips} chips"
+    return BackendChoice(TPU_API, f"auto: the TPU API: {why}", support.source, short)
 
 
 def _check_possible(s: catalog.Slice, support: Support, backend: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -16,12 +16,9 @@ from textual.widgets import Button, Input, Label, Static, Switch
 from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.cloud.diagnose.tpu7x_access import access_note
 from tpuwizard.core.deadlines import STALL_TIMEOUT_MIN, EndedBy
-from tpuwizard.core.launch.plan.deadline_keeper import DeadlineKeeper
 from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN, LaunchPlan
 from tpuwizard.core.launch.plan.packages import AUTO_FILE, COURSE_PACKAGES
-from tpuwizard.core.launch.plan.resume_rules import RESUME_ROUTES
 from tpuwizard.core.plan import cost, fit
-from tpuwizard.core.routes import Route
 from tpuwizard.tui.answers import GuardsAnswer, ReviewAnswer
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.screens.review_folder import folder_agreed, show_folder
@@ -34,6 +31,9 @@ from tpuwizard.words.figures import count, money
 from tpuwizard.words.guard_text import STALL_TITLE, guards_line
 from tpuwizard.words.resume_text import RESUME_HELP, RESUME_PLACEHOLDER, RESUME_TITLE
 from tpuwizard.words.resume_text import field_words as resume_field_words
+
+if TYPE_CHECKING:
+    from tpuwizard.session.prepare.outcomes import Outlook
 
 
 class ReviewScreen(WizardScreen[ReviewAnswer]):
@@ -77,6 +77,9 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
     def __init__(self, state: WizardState) -> None:
         super().__init__()
         self.state = state
+        # What the session decided on the way here: the backend (auto's, and why), the
+        # watchdog's check, what the route and type offer.
+        self.outlook = state.looked_ahead()
         self.told_course_report = False  # the note on tpu-report.txt, said once
         self.told_secrets: tuple[str, ...] = ()  # the secrets named last (said when they change)
         self.short_deep_label = False  # set as the switches are made
@@ -122,18 +125,20 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
                 "Packages (f2: course)",
             )
         with Horizontal(classes="row"):  # the switches on one row: 80x24 holds the screen
-            chosen = s.backend_choice()
-            on_compute = chosen is not None and chosen.backend == Backend.COMPUTE
-            if both_backends(s):  # the watchdog is the TPU API's: it shows only there
+            outlook = self.outlook
+            backend = self.backend_of(s.backend)
+            on_compute = backend == Backend.COMPUTE
+            if both_backends(outlook):  # the watchdog is the TPU API's: it shows only there
                 yield Switch(value=on_compute, id="compute")
                 yield Label(compute_label(on_compute), id="compute-label", classes="switch-label")
-            if s.route in (Route.VM, Route.SPOT):
-                yield Switch(value=s.watchdog and not on_compute, id="watchdog")
+            if outlook.watchdog_route:
+                on = s.watchdog and outlook.has_watchdog(backend)
+                yield Switch(value=on, id="watchdog")
                 yield Label(watchdog_label(s.watchdog), id="watchdog-label", classes="switch-label")
             yield Switch(value=s.deep_checks, id="deep-checks")
             # Beside a third switch its words are short (F1 says what it adds): 100 columns
             # hold the row whole.
-            self.short_deep_label = both_backends(s) and s.route in (Route.VM, Route.SPOT)
+            self.short_deep_label = both_backends(outlook) and outlook.watchdog_route
             yield Label(
                 deep_checks_label(s.deep_checks, self.short_deep_label),
                 id="deep-checks-label",
@@ -151,7 +156,7 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
                 TypedInput(value=",".join(s.fetch), placeholder="e.g. reports/*.json", id="fetch"),
                 "Files to copy back",
             )
-            if s.route in RESUME_ROUTES:  # Google preempts spot TPUs: the run can come back
+            if self.outlook.offers_resume:  # Google preempts spot TPUs: the run can come back
                 yield _titled(
                     TypedInput(
                         value=s.checkpoints, placeholder=RESUME_PLACEHOLDER, id="checkpoints"
@@ -192,10 +197,13 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
             p.strip() for p in self.query_one("#fetch", Input).value.split(",") if p.strip()
         )
         backend = self.state.backend
-        if self.query("#compute"):
-            backend = "compute" if self.query_one("#compute", Switch).value else "tpu-api"
+        if self.query("#compute"):  # as asked (auto) while it shows the session's choice
+            on = self.query_one("#compute", Switch).value
+            backend = "auto"
+            if on != (self.backend_of("auto") == Backend.COMPUTE):
+                backend = "compute" if on else "tpu-api"
         watchdog = bool(self.query("#watchdog")) and self.query_one("#watchdog", Switch).value
-        watchdog = watchdog and not DeadlineKeeper(self.state.route, backend).by_max_run_duration
+        watchdog = watchdog and self.outlook.has_watchdog(self.backend_of(backend))
         return ReviewAnswer(
             name=name,
             max_run_minutes=max_run,
@@ -213,11 +221,18 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
             autocheckpoint=self.guards.autocheckpoint,
         )
 
+    def backend_of(self, asked: str) -> Backend:
+        """The backend ``asked`` makes: auto's is the one the session decided on the way here."""
+        chosen = self.outlook.backend
+        if asked == "auto":
+            return chosen.backend if chosen is not None else Backend.TPU_API
+        return Backend(asked)
+
     def problems(self) -> list[str]:
-        """Every rule the plan would break, from the core (the same check the launch makes),
-        in the wizard's words."""
+        """Every rule the plan would break, and the questions in the way, from the session's
+        pipeline (the same stages the launch runs, calling nothing), in the wizard's words."""
         candidate = self.state.reviewed(self.answers())
-        return all_words(candidate.preview().problems(), "wizard")
+        return all_words(candidate.previewed().reasons, "wizard")
 
     @on(Input.Changed)
     @on(Switch.Changed)
@@ -225,7 +240,7 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         if not self.ready:
             return
         answers = self.answers()
-        on_compute = answers.backend == Backend.COMPUTE
+        on_compute = self.backend_of(answers.backend) == Backend.COMPUTE
         if self.query("#compute-label"):
             self.query_one("#compute-label", Label).update(compute_label(on_compute))
         if self.query("#watchdog-label"):
@@ -242,7 +257,7 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         candidate = self.state.reviewed(answers).preview()
         words = self.deadline_words(candidate) if not problems else ""
         if words and (on_compute or self.query("#compute")):  # which API, where there is a choice
-            words = backend_words(self.state, answers) + "\n" + words
+            words = backend_words(self.state, answers, self.outlook) + "\n" + words
         # On the field's border, so that 80x24 still holds Create: what comes back, or that
         # nothing will (its grey example is not a default).
         fetch = self.query_one("#fetch", Input)
@@ -350,26 +365,28 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
             self.dismiss(answers)
 
 
-def both_backends(state: WizardState) -> bool:
+def both_backends(outlook: Outlook) -> bool:
     """Both APIs serve this type on this route (v5p, v6e): Review offers the choice."""
-    from dataclasses import replace
-
-    return all(replace(state, backend=b).backend_choice() for b in ("tpu-api", "compute"))
+    return len(outlook.serves) == 2
 
 
-def backend_words(state: WizardState, answers: ReviewAnswer) -> str:
+def backend_words(state: WizardState, answers: ReviewAnswer, outlook: Outlook) -> str:
     """Which API creates it and why, in one line of the wizard's own words (the core's reason
-    speaks of --backend, which the wizard has not)."""
-    chosen = state.reviewed(answers).backend_choice()
-    if chosen is None:
+    speaks of --backend, which the wizard has not): as asked (auto, the session's choice, with
+    why where Compute Engine's quota decided it) or as the switch was moved."""
+    if outlook.backend is None:
         return ""  # an impossible pair: the problems say why
-    api = "Compute Engine" if chosen.backend == Backend.COMPUTE else "the TPU API"
-    slice_ = state.slice
-    generation = slice_.generation.key
-    if both_backends(state):  # the switch above chose
-        switch = "switched ON" if chosen.backend == Backend.COMPUTE else "Compute Engine OFF"
+    asked = answers.backend
+    chosen = outlook.backend.backend if asked == "auto" else Backend(asked)
+    api = "Compute Engine" if chosen == Backend.COMPUTE else "the TPU API"
+    generation = state.slice.generation.key
+    if both_backends(outlook) and asked == "auto":
+        why = outlook.backend.short if outlook.by_quota else f"both APIs serve {generation}"
+        return f"Made through {api} (auto: {why})."
+    if both_backends(outlook):  # the switch was moved off auto's choice
+        switch = "switched ON" if chosen == Backend.COMPUTE else "Compute Engine OFF"
         return f"Made through {api} ({switch}); both APIs serve {generation}."
-    note = access_note(slice_)  # TPU7x: granted through the account team
+    note = access_note(state.slice)  # TPU7x: granted through the account team
     return f"Made through {api}: Google serves {generation} only there." + (
         f" {note}." if note else ""
     )

@@ -44,7 +44,7 @@ def replacement_answers(entry: Entry) -> LaunchAnswers:
     settings, idle_s = record.settings, record.idle_s
     zones = tuple(settings.get("zones") or ())
     return LaunchAnswers(
-        accelerator=r.accelerator,
+        accelerator=r.slice,
         zone=r.zone,
         project=r.project,
         route=Route(r.route),

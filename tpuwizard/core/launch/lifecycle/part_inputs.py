@@ -60,7 +60,7 @@ def ending_input(plan: LaunchPlan, rt: Runtime) -> EndingInput:
     )
 
 
-def fan_out_input(plan: LaunchPlan, practice: bool) -> FanOutInput | None:
+def fan_out_input(plan: LaunchPlan, rt: Runtime) -> FanOutInput | None:
     """--fan-out's requests; None for a launch that creates in one zone at a time."""
     if not plan.fan_out:
         return None
@@ -68,8 +68,8 @@ def fan_out_input(plan: LaunchPlan, practice: bool) -> FanOutInput | None:
         node_name=plan.node_name,
         zones=zones_of(plan),
         worst_case_hourly=worst_case_hourly(plan),
-        quota_checked=plan.fan_out_quota_checked,
-        practice=practice,
+        quota_checked=rt.fan_out_quota_checked,
+        practice=rt.practice,
     )
 
 
@@ -92,7 +92,7 @@ def provision_input(plan: LaunchPlan, rt: Runtime) -> ProvisionInput:
         capacity_wait_s=0.0 if probes(plan) else queue_wait_seconds(plan),
         zones=plan.zones,
         fails_over=fails_over(plan),
-        fan_out=fan_out_input(plan, rt.practice),
+        fan_out=fan_out_input(plan, rt),
         cloud=rt.cloud,
         ledger=rt.ledger,
         ssh_metadata=rt.ssh_metadata,

@@ -33,6 +33,9 @@ class Runtime:
     explicit_coordinator: bool = False
     join_timeout: int = 300
     ready_timeout: float = READY_TIMEOUT_S
+    # The preflight read the quota for every request --fan-out sends at once (a finding of the
+    # checks before create, CheckedPlan's): said with the requests, never assumed.
+    fan_out_quota_checked: bool = False
     reachable_timeout: float = 300
     # Set by a front end that offers "Run again": the launch waits for its answer after the script.
     reruns: Reruns | None = None

@@ -12,9 +12,10 @@ from __future__ import annotations
 import dataclasses
 
 from tpuwizard.core.choices import Choice, Phrase, Said
-from tpuwizard.core.cloud.backends import COMPUTE
+from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.launch.plan.on_backend import on_backend
 
 
 def with_choice(plan: LaunchPlan, choice: Choice) -> list[LaunchPlan]:
@@ -29,11 +30,8 @@ def with_choice(plan: LaunchPlan, choice: Choice) -> list[LaunchPlan]:
         if v == "on":
             return [replace(plan, internal_ips=False)]
         return [replace(plan, internal_ips=True, transport="gcloud")]
-    if c == "backend":
-        moved = replace(plan, backend=v or "tpu-api")
-        if moved.backend == COMPUTE:  # as the preflight moves a plan there (session/preflight)
-            moved = replace(moved, watchdog=False, idle_minutes=None)
-        return [moved]
+    if c == "backend":  # as the session's pipeline moves a plan there: one rule
+        return [on_backend(plan, Backend(v or Backend.TPU_API))]
     if c == "route" and v:
         return [replace(plan, route=r, queue_wait_minutes=None) for r in v.split(",")]
     if c == "watchdog" and v == "off":

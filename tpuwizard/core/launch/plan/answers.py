@@ -1,9 +1,11 @@
 """LaunchAnswers: what a person asked for one launch, and nothing found.
 
 Each front end builds one from its own input (the CLI's options, the wizard's state, plain mode's
-questions), with the words already parsed into enums. What the pipeline finds on the way (the
-backend ``auto`` becomes, the watchdog check's answer, OS Login) is not here: the session adds it
-when it makes the plan (``Session.plan_launch``), so a misspelt answer is mypy's to catch.
+questions), with the words already parsed into enums and the accelerator's name into its
+``Slice``, once, at that edge. What the pipeline finds on the way (the
+backend ``auto`` becomes, the watchdog check's answer, OS Login) is not here: the session's
+pipeline before create finds it (``Session.prepare``, which makes a ``CheckedPlan``), so a
+misspelt answer is mypy's to catch.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 from tpuwizard.core.cloud.backends import Backend, Transport, Via
 from tpuwizard.core.launch.plan.packages import PackageSpec
 from tpuwizard.core.launch.plan.resume_rules import DEFAULT_CHECKPOINT_EVERY_S, DEFAULT_MAX_RESTARTS
+from tpuwizard.core.plan.catalog import Slice
 from tpuwizard.core.routes import Route
 
 
@@ -22,7 +25,7 @@ class LaunchAnswers:
     """One launch as asked. ``backend`` may be ``AUTO``; ``project`` "" is the session's;
     ``watchdog`` None leaves it to the route's default."""
 
-    accelerator: str
+    accelerator: Slice  # parsed once, where the front end read the name
     zone: str = ""
     project: str = ""
     route: Route = Route.VM
@@ -59,3 +62,8 @@ class LaunchAnswers:
     stall_timeout_minutes: float | None = None
     join_timeout_s: int | None = None
     heartbeat_timeout_s: int | None = None
+    # Asked of the launch, not of the node (no field of its plan): the wait for READY (None: the
+    # route's), and whether the node is kept for runs (``up``: its idle deadline defaults to
+    # 30 minutes where a watchdog keeps it, and a watchdog that cannot be armed is a question).
+    ready_timeout_s: float | None = None
+    iterate: bool = False

@@ -97,9 +97,6 @@ class LaunchPlan:
     # A kept node for iterating (``tpuwizard up``): the watchdog also deletes it after this many
     # minutes without a heartbeat from run, watch, ssh or the wizard.
     idle_minutes: float | None = None
-    # The check before create's answer for this plan's account, when it was asked
-    # (Session.watchdog_check): problems() refuses a plan the check says Google would refuse.
-    watchdog_check: WatchdogCheck | None = None
     # Which API creates it (core/cloud/backends.py), decided before the plan is made
     # (Session.choose_backend: --backend, or auto by the support matrix).
     backend: Backend = Backend.TPU_API
@@ -111,7 +108,6 @@ class LaunchPlan:
     # goes to all of them at once (plan/zone_rules.py has their rules).
     zones: tuple[str, ...] = ()
     fan_out: bool = False
-    fan_out_quota_checked: bool = False  # the preflight read quota for every request at once
     # --checkpoints DIR (relative to the script's folder on the worker): copied home while the
     # script runs, put back on a new TPU after a preemption (plan/resume_rules.py, resume/chain.py).
     checkpoints: str | None = None
@@ -123,9 +119,6 @@ class LaunchPlan:
     # --resume-from RUN_ID: that run's latest complete checkpoint set is the first resume point.
     budget_usd: float | None = None
     resume_from: str | None = None
-    # OS Login is on (the preflight read it) and tpuwizard's own SSH is used: import its key
-    # into the caller's OS Login profile and log in as the POSIX user that answers.
-    os_login_key: bool = False
     # --jax VERSION: the worker's jax[tpu], one of the table's (core/plan/jax_versions.py);
     # None: the table's default.
     jax: str | None = None
@@ -157,6 +150,12 @@ class LaunchPlan:
         and the node can have it (a script that saves on SIGTERM loses nothing to maintenance);
         --no-autocheckpoint turns it off, --autocheckpoint where it cannot be is refused."""
         return self.autocheckpoint is not False and self.autocheckpoint_offered
+
+    @property
+    def course_route_2b(self) -> bool:
+        """Flex-start on Compute Engine: the course's Route 2B (three gcloud commands), which a
+        walk shows as Create starts."""
+        return self.backend == Backend.COMPUTE and self.route == Route.FLEX
 
     @property
     def node_name(self) -> str:
@@ -316,9 +315,6 @@ class LaunchPlan:
                 f"{shown(self.service_account)} is not a service account email: use one such as "
                 f"NAME@{self.project or 'PROJECT'}.iam.gserviceaccount.com."
             )
-        refused = self.watchdog_check is not None and self.watchdog_check.may_attach is False
-        if refused and self.attaches_account:
-            found.append(self._attach_problem())
         if self.script is not None:
             found.extend(script_problems(self.script))
         elif self.script_args:
@@ -337,27 +333,6 @@ class LaunchPlan:
             found.append(phrase(folder, Choice("run_dir")))
         return found
 
-    def _attach_problem(self) -> Said:
-        """The create would attach an account the check says the caller may not attach: Google
-        answers 403. Said before any call, with every way on."""
-        assert self.watchdog_check is not None
-        check = self.watchdog_check
-        grant = f"grant yourself roles/iam.serviceAccountUser on it: {check.fix}"
-        if not self.watchdog:  # a named account, attached whatever the watchdog
-            return phrase(
-                f"You may not attach the service account {check.account} to a VM (that needs "
-                f"iam.serviceAccounts.actAs), so Google would refuse the create. Name another "
-                f"account ({{0}}), or {grant}",
-                Choice("service_account"),
-            )
-        return phrase(
-            f"The watchdog cannot run: you may not attach its service account {check.account} "
-            "to a VM (that needs iam.serviceAccounts.actAs), so Google would refuse the create. "
-            f"Go on without it ({{0}}), give the node another account ({{1}}), or {grant}",
-            Choice("watchdog", "off"),
-            Choice("service_account"),
-        )
-
     def validate(self) -> catalog.Slice:
         """Raise :class:`PlanRefused` naming every problem; return the slice when there are
         none."""
@@ -368,19 +343,44 @@ class LaunchPlan:
 
 
 def plan_for_run(
-    run_id: str,
-    run_dir: Path,
-    answers: LaunchAnswers,
-    backend: Backend,
-    watchdog_check: WatchdogCheck | None = None,
+    run_id: str, run_dir: Path, answers: LaunchAnswers, backend: Backend
 ) -> LaunchPlan:
     """The one place a LaunchPlan is assembled: a front end's ``answers`` for run ``run_id``, on
-    the ``backend`` decided for them (never ``auto``), with the watchdog check's answer where it
-    was asked. Front ends reach it through the Session, which mints the run
-    (``Session.plan_launch``); the wizard's Review previews a plan with it."""
-    asked = {f.name: getattr(answers, f.name) for f in fields(answers)}
-    asked.update(backend=backend, watchdog=bool(answers.watchdog), watchdog_check=watchdog_check)
+    the ``backend`` decided for them (never ``auto``). The session's pipeline before create
+    reaches it (``Session.prepare``), which mints the run; what the checks find is the
+    CheckedPlan's, not the plan's."""
+    planned = {f.name for f in fields(LaunchPlan)}
+    asked = {f.name: getattr(answers, f.name) for f in fields(answers) if f.name in planned}
+    asked.update(accelerator=answers.accelerator.name, backend=backend)
+    asked.update(watchdog=bool(answers.watchdog))
     return LaunchPlan(run_id=run_id, run_dir=run_dir, **asked)
+
+
+def attach_problems(plan: LaunchPlan, check: WatchdogCheck | None) -> list[Said]:
+    """What the check before create says Google would refuse of ``plan``: a create that
+    attaches an account the caller may not attach (403). Said before any call, with every way
+    on; empty where the check was not asked or allows it."""
+    if check is None or check.may_attach is not False or not plan.attaches_account:
+        return []
+    grant = f"grant yourself roles/iam.serviceAccountUser on it: {check.fix}"
+    if not plan.watchdog:  # a named account, attached whatever the watchdog
+        return [
+            phrase(
+                f"You may not attach the service account {check.account} to a VM (that needs "
+                f"iam.serviceAccounts.actAs), so Google would refuse the create. Name another "
+                f"account ({{0}}), or {grant}",
+                Choice("service_account"),
+            )
+        ]
+    return [
+        phrase(
+            f"The watchdog cannot run: you may not attach its service account {check.account} "
+            "to a VM (that needs iam.serviceAccounts.actAs), so Google would refuse the create. "
+            f"Go on without it ({{0}}), give the node another account ({{1}}), or {grant}",
+            Choice("watchdog", "off"),
+            Choice("service_account"),
+        )
+    ]
 
 
 def flex_problems(slice_: catalog.Slice, zone: str, backend: str = "auto") -> list[Said]:

@@ -15,6 +15,7 @@ from typing import Protocol
 
 from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.errors import BadInput, shown
+from tpuwizard.core.launch.plan.route_offers import RESUME_ROUTES
 from tpuwizard.core.plan import catalog, cost
 from tpuwizard.core.remote.checkpoints import CheckpointsHome
 from tpuwizard.core.remote.transports import safe_relative
@@ -68,7 +69,6 @@ DEFAULT_CHECKPOINT_EVERY_S = 60.0
 DEFAULT_MAX_RESTARTS = 3
 MAX_RESTARTS = 20
 MIN_ATTEMPT_MINUTES = 10.0  # no attempt starts with less time left before --max-run's end
-RESUME_ROUTES = ("spot",)  # the routes Google preempts, where a run resumes after it
 EVERY_BOUNDS_S = (1.0, 86400.0)
 # --budget: what an attempt may still bill after its deadline, while its delete is verified, is
 # held back from the budget, so the attempts' deadlines keep their estimated cost within it.
