@@ -45,10 +45,24 @@ def test_allow_cpu_runs_each_step_as_practice(tmp_path):
     assert proc.returncode == 1, proc.stdout + proc.stderr  # practice is never a pass
     report = json.loads((out / "device-check.json").read_text())
     assert report["practice"] is True and report["slice"] == "v5litepod-1"
-    assert report["steps_ok"] == {"verifier": True, "course": True, "compile_cache": True}
+    assert report["steps_ok"] == {
+        "verifier": True,
+        "course": True,
+        "compile_cache": True,
+        "launcher": True,
+    }
+    # The launcher: the verifier through it, and a hung script's stack on SIGUSR1, still alive.
+    launcher = report["launcher"]
+    assert launcher["verifier_ok"] is True and launcher["stack_alive_after"] is True
+    assert any("waiting_forever" in line for line in launcher["stack_lines"])
     assert report["course"]["tpu_setup"]["pmap_sum_of_squares"] == 140.0
     assert report["verifier"]["checks_passed"] == report["verifier"]["checks"] == 9
     cache = report["compile_cache"]
     assert cache["files_after_cold"] > 0 and cache["files_after_warm"] == cache["files_after_cold"]
-    # At most 8 files come back from the chip machine's OUT: these three.
-    assert sorted(os.listdir(out)) == ["device-check.json", "device-check.log", "receipt.json"]
+    # At most 8 files come back from the chip machine's OUT: these four.
+    assert sorted(os.listdir(out)) == [
+        "device-check.json",
+        "device-check.log",
+        "launcher-receipt.json",
+        "receipt.json",
+    ]

@@ -73,7 +73,7 @@ def test_up_run_twice_a_failing_script_and_down(tmp_path, home, project):
     second = run(tmp_path, str(script))
     assert second.returncode == 0, second.stderr
     assert "nothing changed since the last copy" in second.stderr
-    kept_line = f"[practice] Kept: {kept['name']} (v5litepod-1) in {ZONE}, $"
+    kept_line = f"[practice] Kept: {kept['name']} (v5litepod-1) in {ZONE}, not billed ($"
     assert kept_line in second.stderr and "min unless used" in second.stderr
     assert "installing" not in second.stderr + second.stdout  # no bootstrap, no verifier
     assert "PASS" not in second.stderr + second.stdout
