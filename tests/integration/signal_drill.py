@@ -238,9 +238,23 @@ def run_case(case: Case, root: Path, delay: float = 0.3, create_delay: float = 2
         trigger = launch_trigger(case.point)
     try:
         stopped = stop_at(argv, cwd, environ, trigger, case.sig)
-        return judge(case, stopped, home, cwd, left_expected=0)
+        return judge(case, stopped, home, cwd, left_expected=handed_over(case, stopped))
     finally:
         clean_up(home, cwd)
+
+
+def handed_over(case: Case, stopped: Stopped) -> int:
+    """1 where ``launch --keep`` said Kept before the signal stopped it, else 0.
+
+    The "receipt" point is a line the launch prints and goes on from: on a loaded machine the
+    hand-over can come before the signal lands, and a node handed over stays (the user asked
+    to keep it). Not said Kept, a stop deletes it: that is what the drill holds."""
+    if case.command != "launch --keep" or case.sig not in STOP_SIGNALS:
+        return 0
+    kept = ev.Kept.event_name()
+    return int(
+        any(stream == "out" and f'"event": "{kept}"' in text for stream, text in stopped.lines)
+    )
 
 
 def up_node(root: Path, delay: float = 0.3, backend: str = "tpu-api") -> str:
