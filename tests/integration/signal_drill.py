@@ -238,23 +238,28 @@ def run_case(case: Case, root: Path, delay: float = 0.3, create_delay: float = 2
         trigger = launch_trigger(case.point)
     try:
         stopped = stop_at(argv, cwd, environ, trigger, case.sig)
-        return judge(case, stopped, home, cwd, left_expected=handed_over(case, stopped))
+        if handed_over(case, stopped):
+            # Said Kept before the signal landed: the node was the user's to keep. Nothing of
+            # this launch may be left billing unsaid, so only the exit code is held here; in
+            # practice the kept node may go with the practice cloud the signal ends.
+            return judge(
+                case, stopped, home, cwd, left_expected=min(len(sandbox_names(home)), 1), kept=True
+            )
+        return judge(case, stopped, home, cwd, left_expected=0)
     finally:
         clean_up(home, cwd)
 
 
-def handed_over(case: Case, stopped: Stopped) -> int:
-    """1 where ``launch --keep`` said Kept before the signal stopped it, else 0.
+def handed_over(case: Case, stopped: Stopped) -> bool:
+    """Whether ``launch --keep`` said Kept before the signal stopped it.
 
     The "receipt" point is a line the launch prints and goes on from: on a loaded machine the
     hand-over can come before the signal lands, and a node handed over stays (the user asked
     to keep it). Not said Kept, a stop deletes it: that is what the drill holds."""
     if case.command != "launch --keep" or case.sig not in STOP_SIGNALS:
-        return 0
+        return False
     kept = ev.Kept.event_name()
-    return int(
-        any(stream == "out" and f'"event": "{kept}"' in text for stream, text in stopped.lines)
-    )
+    return any(stream == "out" and f'"event": "{kept}"' in text for stream, text in stopped.lines)
 
 
 def up_node(root: Path, delay: float = 0.3, backend: str = "tpu-api") -> str:
@@ -330,6 +335,7 @@ def judge(
     cwd: Path,
     left_expected: int,
     keep_going: bool = False,
+    kept: bool = False,
 ) -> Outcome:
     """Hold the case's outcome against the rules; for SIGKILL, run the follow-up commands
     (``teardown --all`` only when ``keep_going`` is false: the node is not needed again)."""
@@ -346,7 +352,7 @@ def judge(
     if case.sig in STOP_SIGNALS:
         if out.left != left_expected:
             out.problems.append(f"{out.left} resource(s) left, expected {left_expected}")
-        elif left_expected == 0 and not ledger_all_gone(home):
+        elif left_expected == 0 and not kept and not ledger_all_gone(home):
             out.problems.append("the sandbox is empty but the ledger still holds open entries")
         return out
     listed = {r["name"] for r in status(cwd, TPUWIZARD_HOME=str(home))}
