@@ -133,7 +133,9 @@ class Pipeline:
     a preview, which makes no call (``known``: what a look ahead found stands in)."""
 
     answers: LaunchAnswers
-    run: tuple[str, Path]  # the run's id and folder (a preview's are placeholders)
+    # The run's id and folder; a preview's plan is never launched (only prepare makes a
+    # CheckedPlan), so it names a stand-in run, "preview", and nothing is written there.
+    run: tuple[str, Path]
     project: str  # the session's, where the answers name none
     practice: bool
     session: PreparesLaunches | None = None
