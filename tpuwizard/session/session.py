@@ -284,9 +284,15 @@ class Session:
 
     def prepare_to_keep(self) -> None:
         """A kept node outlives this process; in practice, so must the sandbox that holds it
-        (its watchdog calls it after this command has exited)."""
-        if self.practice and not self.clouds.opened and not practice_mode.is_practice():
-            practice_mode.start_lasting_sandbox()
+        (its watchdog calls it after this command has exited).
+
+        Under the lock that opening a cloud takes: a price read or a heartbeat opening the cloud
+        on a thread at the same moment would otherwise start a second sandbox in this process,
+        and the node, its client and its watchdog's token could each be another one's (the
+        watchdog then refused with 401, or left calling a port nobody serves any more)."""
+        with self._sandbox_lock:
+            if self.practice and not self.clouds.opened and not practice_mode.is_practice():
+                practice_mode.start_lasting_sandbox()
 
     def close(self) -> None:
         """The front end is ending and no launch of it is running. In practice, whatever still

@@ -251,6 +251,10 @@ class Pipeline:
         if found:
             return Refusal(Stage.PROBLEMS, tuple(found))
         if self.prices is not None:
+            if self.session is not None:
+                # The price read is the first call: a kept node's practice sandbox starts
+                # before it, so the node lives in the one that outlives this command.
+                self._calls()
             # The cached read's prices, or the offline table's (labelled), from the first line.
             self.prices.start()
             if self.answers.budget_usd is not None:
