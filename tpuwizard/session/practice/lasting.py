@@ -20,6 +20,7 @@ from typing import Any
 
 from tpuwizard.session.practice import sandbox as practice
 from tpuwizard.session.practice.lasting_faults import take_request
+from tpuwizard.session.practice.lasting_ports import take_port_request
 
 
 def main() -> int:
@@ -39,6 +40,7 @@ def main() -> int:
     _write_info(info, server, os.environ.get(practice.FAULTS_ENV, ""))
     delay = practice.sandbox_delay()
     empty_since: float | None = None
+    also: list[Any] = []  # the ports of ending sandboxes it took over (lasting_ports.py)
     try:
         while True:
             time.sleep(0.5)
@@ -48,6 +50,9 @@ def main() -> int:
             if asked is not None:
                 switch_faults(server.state, asked, delay)
                 _write_info(info, server, asked)
+            taken = take_port_request(folder)
+            if taken is not None:
+                also.append(_serve_also(*taken))
             with server.state.lock:
                 empty = not server.state.holds_resources()
             if not empty:
@@ -59,7 +64,23 @@ def main() -> int:
     finally:
         if not _no_longer_mine(info):
             info.unlink(missing_ok=True)
-        server.shutdown()
+        for each in [server, *also]:
+            if each is not None:
+                each.shutdown()
+
+
+def _serve_also(port: int, token: str) -> Any:
+    """A server on ``port`` with ``token`` over the same home, for the watchdogs an ending
+    sandbox armed; None where the port is taken meanwhile (said in this sandbox's log)."""
+    from tpuwizard.sandbox.serving import start_in_thread
+
+    try:
+        server = practice.make_sandbox_server(port=port, token=token)
+    except OSError as err:
+        print(f"could not serve port {port} for a sandbox handing over: {err}", flush=True)
+        return None
+    start_in_thread(server)
+    return server
 
 
 def _withdrawn(folder: Path, info: Path) -> bool:

@@ -238,7 +238,17 @@ def hand_over(server) -> bool:  # server: SandboxServer
     port, token = server.server_address[1], server.token
     server.shutdown()
     server.server_close()  # the state is on disk: the lasting one reads it from there
-    start_lasting_sandbox(port=port, token=token)
+    if not attach_lasting_sandbox():
+        start_lasting_sandbox(port=port, token=token)
+        return True
+    # Another command's lasting sandbox serves this home already: it serves this port too.
+    from tpuwizard.session.practice.lasting_ports import ask_to_serve
+
+    if not ask_to_serve(paths.state_dir() / "sandbox", port, token):
+        raise RuntimeError(
+            f"the practice sandbox did not take over port {port}: the watchdogs armed here "
+            f"cannot reach it; see {paths.state_dir() / 'sandbox' / 'lasting-sandbox.log'}"
+        )
     return True
 
 
