@@ -222,7 +222,7 @@ def test_plain_spot_asks_resume_after_preemption_into_the_same_plan_field(tmp_pa
     assert plan.route == "spot" and plan.checkpoints == "ckpt" and plan.problems() == []
     assert [spec.text for spec in plan.packages] == ["optax"]
     assert plan.autocheckpoint is False and not plan.autocheckpoint_on
-    assert plan.stall_timeout_minutes == 30
+    assert plan.guards.stall_minutes == 30
 
 
 def test_plain_checks_the_stall_guard_minutes_in_its_own_words():

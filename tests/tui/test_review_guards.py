@@ -46,9 +46,9 @@ async def test_a_spot_run_that_resumes_offers_autocheckpoint_and_the_dialog_feed
         await until(pilot, lambda: "30 min" in guards_words(app), 30, "the line changed")
         assert guards_words(app) == "Stall guard 30 min, Autocheckpoint OFF; F4: change."
         answers = state.reviewed(app.screen.answers()).plan_answers()
-        assert answers.stall_timeout_minutes == 30 and answers.autocheckpoint is False
+        assert answers.guards.stall_minutes == 30 and answers.autocheckpoint is False
         plan = state.reviewed(app.screen.answers()).preview()
-        assert plan.stall_timeout_minutes == 30 and not plan.autocheckpoint_on
+        assert plan.guards.stall_minutes == 30 and not plan.autocheckpoint_on
         assert plan.problems() == []
 
         # Without a checkpoints folder the node would get nothing to save into: not offered.
@@ -104,7 +104,7 @@ async def test_where_autocheckpoint_cannot_be_the_dialog_says_why_and_checks_the
         await pilot.click("#ok")
         await on_screen(pilot, "ReviewScreen", 30)
         assert guards_words(app) == "Stall guard off; F4: change."
-        assert state.reviewed(app.screen.answers()).preview().stall_timeout_minutes == 0
+        assert state.reviewed(app.screen.answers()).preview().guards.stall_minutes == 0
 
         await pilot.press("f4")
         await on_screen(pilot, "GuardsDialog", 30)

@@ -22,6 +22,7 @@ from tpuwizard.core.launch.lifecycle.launch_state import LaunchContext, LaunchSt
 from tpuwizard.core.launch.lifecycle.on_workers import WorkerSteps
 from tpuwizard.core.launch.lifecycle.part_inputs import worker_input
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.launch.plan.parts import Guards
 from tpuwizard.core.launch.workers.stall import StallReport, why_no_stack
 from tpuwizard.core.remote.transports import REMOTE_DIR, LocalTransport
 from tpuwizard.words.choice_words import all_words
@@ -43,7 +44,7 @@ def test_a_verifier_that_hangs_is_ended_by_the_stall_guard_and_named(worker, tmp
     run_dir = tmp_path / "launch"
     run_dir.mkdir()
     plan = LaunchPlan(
-        "v5litepod-1", "us-central1-a", "p", "r1", run_dir, stall_timeout_minutes=0.05
+        "v5litepod-1", "us-central1-a", "p", "r1", run_dir, guards=Guards(stall_minutes=0.05)
     )
     events: list[object] = []
     ctx = LaunchContext(events.append, CancelToken(), LaunchState(plan.zone))

@@ -365,6 +365,7 @@ def launch_answers(
     """launch's options as the answers the session's pipeline takes, each parsed here once
     (the command line's edge): exit 2 for what cannot be read."""
     from tpuwizard.core.launch.plan.answers import LaunchAnswers
+    from tpuwizard.core.launch.plan.parts import Guards
 
     if accelerator is None:
         raise BadInput("Missing option '--accelerator' (a TPU type, e.g. v5litepod-4).")
@@ -400,9 +401,7 @@ def launch_answers(
         backend=backend,
         queue_wait_minutes=queue_wait,
         via=via,
-        stall_timeout_minutes=stall_timeout,
-        join_timeout_s=join_timeout,
-        heartbeat_timeout_s=heartbeat_timeout,
+        guards=Guards(stall_timeout, join_timeout, heartbeat_timeout),
         ready_timeout_s=ready_timeout,
     )
 

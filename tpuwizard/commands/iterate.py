@@ -40,7 +40,7 @@ from tpuwizard.commands.zone_options import zones_asked, zones_options
 from tpuwizard.core.cloud.backends import Backend, Transport
 from tpuwizard.core.deadlines import READY_TIMEOUT_S, deadline_bounds_text
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK, EXIT_TEARDOWN, for_signal
-from tpuwizard.core.launch.workers.guards import RunGuards
+from tpuwizard.core.launch.plan.parts import Guards
 from tpuwizard.core.routes import CLOUD_ROUTES, Route
 
 if TYPE_CHECKING:
@@ -311,7 +311,7 @@ def _run_once(
     wait: bool = False,
     packages: tuple[PackageSpec, ...] = (),
     checkpoints: CheckpointsAsked | None = None,
-    guards: RunGuards | None = None,
+    guards: Guards | None = None,
 ) -> int:
     """One run on the kept node, its events shown as launch's are; returns its exit code."""
     from tpuwizard.core.cancel import Cancelled
@@ -395,7 +395,7 @@ def run(
                 wait,
                 packages,
                 resume,
-                RunGuards.of(stall_timeout, join_timeout, heartbeat_timeout),
+                Guards(stall_timeout, join_timeout, heartbeat_timeout),
             )
         )
     sys.exit(code)  # then cli.py says what each kept node has cost and when it deletes itself

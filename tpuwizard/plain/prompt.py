@@ -90,14 +90,15 @@ def checkpoints_check(text: str) -> None:
 
 def stall_check(text: str) -> None:
     """The stall guard's minutes typed (0: off), checked by the plan's own rule."""
-    from tpuwizard.core.launch.plan.launch_plan import guard_problems
+    from tpuwizard.core.launch.plan.guard_rules import guard_problems
+    from tpuwizard.core.launch.plan.parts import Guards
     from tpuwizard.words.choice_words import all_words
 
     try:
         minutes = float(text)
     except ValueError:
         raise BadInput("A number of minutes, 0 or more (0 turns the stall guard off).") from None
-    problems = all_words(guard_problems(minutes, None, None), "plain")
+    problems = all_words(guard_problems(Guards(stall_minutes=minutes)), "plain")
     if problems:
         raise BadInput(problems[0])
 

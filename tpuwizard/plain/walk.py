@@ -26,6 +26,7 @@ from tpuwizard.core.launch.events.launch_events import (
 )
 from tpuwizard.core.launch.plan.answers import LaunchAnswers
 from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN, autocheckpoint_serves
+from tpuwizard.core.launch.plan.parts import Guards
 from tpuwizard.core.plan import catalog, routes
 from tpuwizard.core.remote.sync import folder_sent_if_fine
 from tpuwizard.core.routes import Route
@@ -215,7 +216,7 @@ class PlainWizard:
             trace=deep,
             checkpoints=checkpoints,
             autocheckpoint=autocheckpoint,
-            stall_timeout_minutes=stall_minutes,
+            guards=Guards(stall_minutes=stall_minutes),
         )
 
     def ask_packages(self, script: str) -> tuple[tuple[PackageSpec, ...], str | None]:

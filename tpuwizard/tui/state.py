@@ -167,6 +167,7 @@ class WizardState:
         """What these answers ask for one launch (the session mints the run and adds what the
         pipeline found: Session.prepare)."""
         from tpuwizard.core.launch.plan.answers import LaunchAnswers
+        from tpuwizard.core.launch.plan.parts import Guards
 
         answers = LaunchAnswers(
             accelerator=self.slice,  # Capacity's answer, parsed once per answer
@@ -183,7 +184,7 @@ class WizardState:
             precision=self.deep_checks,
             trace=self.deep_checks,
             jax=self.jax,
-            stall_timeout_minutes=self.stall_minutes,
+            guards=Guards(stall_minutes=self.stall_minutes),
             # Wanted: the plan's default (on where the node can have it); else off.
             autocheckpoint=None if self.autocheckpoint else False,
         )

@@ -29,6 +29,7 @@ from tpuwizard.core.launch.kept.iterate import EXIT_STOPPED, ScriptRun, run_scri
 from tpuwizard.core.launch.kept.record import KeptRecord
 from tpuwizard.core.launch.kept.settings import replaced_by
 from tpuwizard.core.launch.lifecycle.vanished import went_away
+from tpuwizard.core.launch.plan.parts import Guards
 from tpuwizard.core.launch.records.ledger import Entry, Resource
 from tpuwizard.core.launch.records.ownership import is_instance
 from tpuwizard.core.launch.workers.distributed import (
@@ -36,7 +37,6 @@ from tpuwizard.core.launch.workers.distributed import (
     coordinator_for,
     slice_coordinator,
 )
-from tpuwizard.core.launch.workers.guards import RunGuards
 from tpuwizard.core.launch.workers.heartbeat import heartbeat_interval, heartbeats, send_heartbeat
 from tpuwizard.core.launch.workers.stall import stall_seconds
 from tpuwizard.core.remote.sync import LocalFolder
@@ -242,7 +242,7 @@ class KeptNode:
         wait: bool = False,
         packages: tuple[PackageSpec, ...] = (),
         checkpoints: CheckpointsAsked | None = None,
-        guards: RunGuards | None = None,
+        guards: Guards | None = None,
     ) -> int:
         """Copy what changed, install the ``packages`` that are new, and run ``script`` on every
         worker, under heartbeats, holding the
@@ -258,7 +258,7 @@ class KeptNode:
         session, r = self.nodes.session, self.entry.resource
         run_id, run_dir = session.new_run()
         coordinator = coordinator_for(self.node.endpoints, self.rt.explicit_coordinator)
-        asked = guards or RunGuards()
+        asked = guards or Guards()
         address = None
         if not self.rt.explicit_coordinator:  # a TPU API / Compute slice: an open port
             address = slice_coordinator(self.node.endpoints, r.slice.vms)

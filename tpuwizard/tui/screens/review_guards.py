@@ -14,7 +14,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static, Switch
 
 from tpuwizard.core.deadlines import STALL_TIMEOUT_MIN
-from tpuwizard.core.launch.plan.launch_plan import guard_problems
+from tpuwizard.core.launch.plan.guard_rules import guard_problems
+from tpuwizard.core.launch.plan.parts import Guards
 from tpuwizard.tui.answers import GuardsAnswer
 from tpuwizard.words.choice_words import all_words
 from tpuwizard.words.guard_text import (
@@ -102,7 +103,7 @@ class GuardsDialog(ModalScreen["GuardsAnswer | None"]):
                 f"{STALL_TITLE}: a number of minutes, 0 or more (0 turns it off), not "
                 f"'{typed.strip()}'."
             )
-        problems = all_words(guard_problems(minutes, None, None), "wizard")
+        problems = all_words(guard_problems(Guards(stall_minutes=minutes)), "wizard")
         if problems:
             return problems[0]
         wanted = self.chosen.autocheckpoint

@@ -121,6 +121,6 @@ def worker_input(plan: LaunchPlan, rt: Runtime) -> WorkerInput:
         script=plan.script,
         script_args=plan.script_args,
         fetch=plan.fetch,
-        stall_s=stall_seconds(plan.stall_timeout_minutes),
-        join_timeouts=JoinTimeouts.of(plan.join_timeout_s, plan.heartbeat_timeout_s),
+        stall_s=stall_seconds(plan.guards.stall_minutes),
+        join_timeouts=JoinTimeouts.of(plan.guards.join_timeout_s, plan.guards.heartbeat_timeout_s),
     )

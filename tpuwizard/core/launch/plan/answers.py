@@ -10,11 +10,12 @@ misspelt answer is mypy's to catch.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tpuwizard.core.cloud.backends import Backend, Transport, Via
 from tpuwizard.core.launch.plan.packages import PackageSpec
+from tpuwizard.core.launch.plan.parts import Guards
 from tpuwizard.core.launch.plan.resume_rules import DEFAULT_CHECKPOINT_EVERY_S, DEFAULT_MAX_RESTARTS
 from tpuwizard.core.plan.catalog import Slice
 from tpuwizard.core.routes import Route
@@ -58,10 +59,8 @@ class LaunchAnswers:
     # Autocheckpoint (issue 47): None leaves it to the plan's default (on with --checkpoints
     # where Google offers it).
     autocheckpoint: bool | None = None
-    # The stall guard and the join's timeouts (issue 47): None leaves their defaults.
-    stall_timeout_minutes: float | None = None
-    join_timeout_s: int | None = None
-    heartbeat_timeout_s: int | None = None
+    # The stall guard and the join's timeouts (issue 47): each None leaves its default.
+    guards: Guards = field(default_factory=Guards)
     # Asked of the launch, not of the node (no field of its plan): the wait for READY (None: the
     # route's), and whether the node is kept for runs (``up``: its idle deadline defaults to
     # 30 minutes where a watchdog keeps it, and a watchdog that cannot be armed is a question).

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import math
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from functools import cached_property, partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,8 +18,10 @@ from tpuwizard.core.deadlines import READY_TIMEOUT_S, EndedBy, deadline_problem
 from tpuwizard.core.errors import BadInput, PlanRefused, shown
 from tpuwizard.core.launch.plan.backend_rules import backend_problems
 from tpuwizard.core.launch.plan.deadline_keeper import FLEX_START, DeadlineKeeper
+from tpuwizard.core.launch.plan.guard_rules import guard_problems
 from tpuwizard.core.launch.plan.idle_rules import idle_problems
 from tpuwizard.core.launch.plan.packages import PackageSpec, package_problems
+from tpuwizard.core.launch.plan.parts import Guards
 from tpuwizard.core.launch.plan.reach_rules import reach_problems
 from tpuwizard.core.launch.plan.resume_rules import (
     DEFAULT_CHECKPOINT_EVERY_S,
@@ -125,13 +126,8 @@ class LaunchPlan:
     # --via: how Compute Engine's Flex-start VM is asked for (plan/via_rules.py): "auto", or
     # "resize-request" (the course's Route 2B: a template, a MIG of size 0, a resize request).
     via: Via = Via.AUTO
-    # --stall-timeout MINUTES: the stall guard ends a run whose worker printed nothing and used
-    # no CPU for that long (launch/workers/stall.py); None: its default; 0: no guard.
-    # --join-timeout / --heartbeat-timeout SECONDS: what the launcher gives the script's
-    # jax.distributed.initialize() where it passes none (None: launch/workers/distributed.py's).
-    stall_timeout_minutes: float | None = None
-    join_timeout_s: int | None = None
-    heartbeat_timeout_s: int | None = None
+    # --stall-timeout, --join-timeout, --heartbeat-timeout: the workers' guards (parts.py).
+    guards: Guards = field(default_factory=Guards)
 
     @property
     def autocheckpoint_can(self) -> bool:
@@ -278,11 +274,7 @@ class LaunchPlan:
         if self.route == Route.FLEX and not refusal and self.known_slice is not None:
             found.extend(flex_problems(self.known_slice, self.zone, self.backend))
         found.extend(backend_problems(self))
-        found.extend(
-            guard_problems(
-                self.stall_timeout_minutes, self.join_timeout_s, self.heartbeat_timeout_s
-            )
-        )
+        found.extend(guard_problems(self.guards))
         if self.autocheckpoint and self.known_slice is not None:
             if self.checkpoints is None:
                 found.append(
@@ -451,23 +443,3 @@ def safe_fetch_pattern(pattern: str) -> str:
             "folder, such as out/*.json, without '..'."
         )
     return pattern
-
-
-def guard_problems(
-    stall_minutes: float | None, join_s: int | None, heartbeat_s: int | None
-) -> list[Said]:
-    """The stall guard's and the join's timeouts: numbers of zero or more (0: no stall guard),
-    the join's at least one second."""
-    found: list[Said] = []
-    if stall_minutes is not None and not (math.isfinite(stall_minutes) and stall_minutes >= 0):
-        found.append(
-            phrase(
-                "The stall guard's timeout must be a number of minutes, 0 or more (0 turns it "
-                f"off), not {stall_minutes:g}: give it in {{0}}.",
-                Choice("stall_timeout"),
-            )
-        )
-    for flag, value in (("--join-timeout", join_s), ("--heartbeat-timeout", heartbeat_s)):
-        if value is not None and value < 1:
-            found.append(f"{flag} must be a whole number of seconds, 1 or more, not {value}.")
-    return found
