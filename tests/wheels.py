@@ -57,7 +57,7 @@ def served_index(folder: Path) -> Iterator[str]:
             for w in sorted(folder.glob(f"{wheel.name.split('-')[0]}-*.whl"))
         )
         (listing / "index.html").write_text(f"<html><body>\n{links}</body></html>\n")
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
+    handler = functools.partial(_QuietHandler, directory=str(folder))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -67,3 +67,8 @@ def served_index(folder: Path) -> Iterator[str]:
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        """Each request unlogged: a test's output holds what the launch said."""

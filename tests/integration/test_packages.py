@@ -140,9 +140,19 @@ def test_a_package_no_index_can_give_is_said_in_practice_s_words_not_google_s(tm
     assert "script_line" not in names(events) and sandbox_is_empty(home)
 
 
-def test_a_package_that_needs_another_jax_is_refused_before_the_script(tmp_path, home):
-    """Offline the wheel folder's needsnewjax cannot sit beside the pin; online (an index that
-    holds nothing more) neither: uv's reason is the diagnosis."""
+@pytest.mark.parametrize(
+    ("asked", "reason"),
+    [
+        ("flaxx-no-such-pkg", "flaxx-no-such-pkg was not found in the package registry"),
+        ("needsnewjax", "jax>=99"),  # in the wheel folder, but not beside the pinned JAX
+    ],
+)
+def test_packages_the_worker_cannot_install_are_refused_before_create(
+    tmp_path, home, asked, reason
+):
+    """Issue 55: resolved on this computer for the worker, from the worker's own sources (the
+    wheel folder, then an index that holds nothing more), before any create: exit 2, no
+    resource, no ledger record, uv's reason."""
     wheels(home)
     script = tmp_path / "main.py"
     script.write_text("print('the script ran')\n")
@@ -152,18 +162,18 @@ def test_a_package_that_needs_another_jax_is_refused_before_the_script(tmp_path,
             "--accelerator",
             "v5litepod-1",
             "--with",
-            "needsnewjax",
+            asked,
             "--script",
             str(script),
             PIP_INDEX_URL=url,
         )
-    assert code == 1, stderr
-    failed = next(e for e in events if e["event"] == "failed")
-    diagnosis = failed["diagnosis"]
-    assert diagnosis["kind"] == "packages_failed", diagnosis
-    assert "beside the pinned jax[tpu]==" in diagnosis["explanation"]
-    assert "jax>=99" in diagnosis["explanation"]
-    assert "script_line" not in names(events)
+    assert code == 2, stderr
+    assert "resource_exists" not in names(events) and "create_requested" not in names(events)
+    assert f"The packages asked for ({asked}) cannot be installed" in stderr
+    assert reason in stderr and "Nothing was created" in stderr
+    ledger = home / "sandbox" / "ledger.jsonl"
+    assert not ledger.exists() or ledger.read_text().strip() == ""  # no intent, no record
+    assert sandbox_is_empty(home)
 
 
 def test_a_missing_module_names_the_flag_then_run_installs_only_what_is_new(tmp_path, home):
