@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import base64
+import contextlib
+import functools
 import hashlib
+import http.server
+import re
+import threading
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -35,3 +41,34 @@ def make_wheel(
         for path, text in files.items():
             archive.writestr(path, text)
     return wheel
+
+
+@contextlib.contextmanager
+def served_index(folder: Path) -> Iterator[str]:
+    """A package index on 127.0.0.1 serving the wheels of ``folder`` (PEP 503 pages written for
+    those there now); yields its ``/simple`` address, and stops serving on leaving."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for wheel in sorted(folder.glob("*.whl")):
+        name = re.sub(r"[-_.]+", "-", wheel.name.split("-")[0]).lower()
+        listing = folder / "simple" / name
+        listing.mkdir(parents=True, exist_ok=True)
+        links = "".join(
+            f'<a href="../../{w.name}">{w.name}</a>\n'
+            for w in sorted(folder.glob(f"{wheel.name.split('-')[0]}-*.whl"))
+        )
+        (listing / "index.html").write_text(f"<html><body>\n{links}</body></html>\n")
+    handler = functools.partial(_QuietHandler, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/simple"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        """Each request unlogged: a test's output holds what the launch said."""

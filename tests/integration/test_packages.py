@@ -9,10 +9,12 @@ import subprocess
 from importlib import metadata
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import tpuwizard_cmd
 from tests.integration.iterate_helpers import down, json_events, run, up
 from tests.integration.launch_helpers import launch, names, sandbox_is_empty
-from tests.wheels import make_wheel
+from tests.wheels import make_wheel, served_index
 from tpuwizard.core.plan.jax_versions import DEFAULT
 from tpuwizard.core.remote.bootstrap import NO_ROUTE_WHY
 
@@ -72,23 +74,10 @@ def test_launch_installs_them_beside_the_pinned_jax_and_the_receipt_records_them
 def test_a_package_in_no_wheel_folder_comes_from_this_computer_s_index(tmp_path, home):
     """As a real worker downloads it: from the index this computer's pip uses (a local one
     here, as pip config list reports it through PIP_INDEX_URL), the wheel folder first."""
-    import functools
-    import http.server
-    import threading
-
-    served = tmp_path / "index"
-    make_wheel(served, "idxpkg", "0.2", "VALUE = 5\n")
-    listing = served / "simple" / "idxpkg"
-    listing.mkdir(parents=True)
-    link = '<a href="../../idxpkg-0.2-py3-none-any.whl">idxpkg-0.2-py3-none-any.whl</a>'
-    (listing / "index.html").write_text(f"<html><body>{link}</body></html>\n")
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    make_wheel(tmp_path / "index", "idxpkg", "0.2", "VALUE = 5\n")
     script = tmp_path / "main.py"
     script.write_text("import idxpkg\nprint('value', idxpkg.VALUE)\n")
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/simple"
+    with served_index(tmp_path / "index") as url:
         code, events, stderr = launch(
             tmp_path,
             "--accelerator",
@@ -99,10 +88,36 @@ def test_a_package_in_no_wheel_folder_comes_from_this_computer_s_index(tmp_path,
             str(script),
             PIP_INDEX_URL=url,  # the launch's own process reads it with pip config list
         )
-    finally:
-        server.shutdown()
     assert code == 0, stderr
     assert "value 5" in [e["text"] for e in events if e["event"] == "script_line"]
+    assert sandbox_is_empty(home)
+
+
+@pytest.mark.rotating("real-tools-e2e")
+def test_a_package_downloaded_once_installs_again_from_uv_s_warm_cache(tmp_path, home):
+    """Issue 55: once the first launch put idxpkg's index page in uv's cache, the next worker's
+    offline attempt fails in other words ("needs to be downloaded from a registry"); it is
+    tried online all the same, and the second launch installs as the first did."""
+    for version in ("0.1", "0.2"):
+        make_wheel(tmp_path / "index", "idxpkg", version, f"VALUE = {version!r}\n")
+    script = tmp_path / "main.py"
+    script.write_text("import idxpkg\nprint('value', idxpkg.VALUE)\n")
+    with served_index(tmp_path / "index") as url:
+        for version in ("0.1", "0.2"):
+            code, events, stderr = launch(
+                tmp_path,
+                "--accelerator",
+                "v5litepod-1",
+                "--with",
+                f"idxpkg=={version}",
+                "--script",
+                str(script),
+                PIP_INDEX_URL=url,
+                UV_CACHE_DIR=str(tmp_path / "uv-cache"),  # warm from the first launch only
+            )
+            assert code == 0, stderr
+            lines = [e["text"] for e in events if e["event"] == "script_line"]
+            assert f"value {version}" in lines, lines
     assert sandbox_is_empty(home)
 
 
@@ -119,25 +134,46 @@ def test_a_package_no_index_can_give_is_said_in_practice_s_words_not_google_s(tm
     failed = next(e for e in events if e["event"] == "failed")
     assert failed["stage"] == "bootstrap" and failed["diagnosis"]["kind"] == "packages_failed"
     explanation = failed["diagnosis"]["explanation"]
-    assert "not in the wheel folder" in explanation and "cannot be reached from this" in explanation
+    assert "could not be installed from the wheel folder" in explanation
+    assert "cannot be reached from this" in explanation
     assert NO_ROUTE_WHY not in explanation and "Cloud NAT" not in json.dumps(events)
     assert "script_line" not in names(events) and sandbox_is_empty(home)
 
 
-def test_a_package_that_needs_another_jax_is_refused_before_the_script(tmp_path, home):
+@pytest.mark.parametrize(
+    ("asked", "reason"),
+    [
+        ("flaxx-no-such-pkg", "flaxx-no-such-pkg was not found in the package registry"),
+        ("needsnewjax", "jax>=99"),  # in the wheel folder, but not beside the pinned JAX
+    ],
+)
+def test_packages_the_worker_cannot_install_are_refused_before_create(
+    tmp_path, home, asked, reason
+):
+    """Issue 55: resolved on this computer for the worker, from the worker's own sources (the
+    wheel folder, then an index that holds nothing more), before any create: exit 2, no
+    resource, no ledger record, uv's reason."""
     wheels(home)
     script = tmp_path / "main.py"
     script.write_text("print('the script ran')\n")
-    code, events, stderr = launch(
-        tmp_path, "--accelerator", "v5litepod-1", "--with", "needsnewjax", "--script", str(script)
-    )
-    assert code == 1, stderr
-    failed = next(e for e in events if e["event"] == "failed")
-    diagnosis = failed["diagnosis"]
-    assert diagnosis["kind"] == "packages_failed", diagnosis
-    assert "beside the pinned jax[tpu]==" in diagnosis["explanation"]
-    assert "jax>=99" in diagnosis["explanation"]
-    assert "script_line" not in names(events)
+    with served_index(tmp_path / "index") as url:
+        code, events, stderr = launch(
+            tmp_path,
+            "--accelerator",
+            "v5litepod-1",
+            "--with",
+            asked,
+            "--script",
+            str(script),
+            PIP_INDEX_URL=url,
+        )
+    assert code == 2, stderr
+    assert "resource_exists" not in names(events) and "create_requested" not in names(events)
+    assert f"The packages asked for ({asked}) cannot be installed" in stderr
+    assert reason in stderr and "Nothing was created" in stderr
+    ledger = home / "sandbox" / "ledger.jsonl"
+    assert not ledger.exists() or ledger.read_text().strip() == ""  # no intent, no record
+    assert sandbox_is_empty(home)
 
 
 def test_a_missing_module_names_the_flag_then_run_installs_only_what_is_new(tmp_path, home):

@@ -192,7 +192,7 @@ async def test_an_install_on_run_again_streams_on_the_script_step_and_a_failed_o
         log = " ".join(screen.log_text().split())  # as read, its wrapped lines joined
         assert "first run" in log  # the log was not cleared
         assert "installing no-such-pkg-tpuwizard with uv" in log  # uv's lines, streamed here
-        assert "error: practice: no-such-pkg-tpuwizard is not in the wheel folder" in log
+        assert "error: practice: no-such-pkg-tpuwizard could not be installed from the wheel" in log
         assert "Run 2: installing no-such-pkg-tpuwizard failed" in log
         assert "Your script did not run." in log and log.count("first run") == 1
         verdict = str(screen.query_one("#script-verdict").render())

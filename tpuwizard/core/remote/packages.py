@@ -38,7 +38,7 @@ HELD_SNIPPET = (
     "        pass\n"
 )
 # uv's own words (its output is plain text when it writes to a file, as a detached job does).
-_NO_ROUTE = ("Failed to fetch", "Network is unreachable", "client error (Connect)")
+NO_ROUTE_WORDS = ("Failed to fetch", "Network is unreachable", "client error (Connect)")
 _NOT_ON_INDEX = re.compile(r"Because (\S+) was not found in the package registry")
 _UNSATISFIABLE = "No solution found when resolving dependencies"
 
@@ -81,7 +81,7 @@ class InstallFailure:
     fix: str
 
 
-def _cause(lines: Sequence[str]) -> str:
+def uv_reason(lines: Sequence[str]) -> str:
     """uv's explanation: its ``error:`` line, then the lines after it, in one sentence of at
     most a few hundred characters."""
     for i, line in enumerate(lines):
@@ -102,7 +102,7 @@ def install_failure(lines: Sequence[str], specs: Sequence[str], code: int) -> In
     """What a failed install's output says (``lines``: the worker's, in order)."""
     listed = ", ".join(specs)
     text = "\n".join(lines)
-    if any(words in text for words in _NO_ROUTE):
+    if any(words in text for words in NO_ROUTE_WORDS):
         return InstallFailure(
             "no_route",
             f"uv could not download {listed}: {NO_ROUTE_WHY}",
@@ -116,7 +116,7 @@ def install_failure(lines: Sequence[str], specs: Sequence[str], code: int) -> In
             "check the name on pypi.org: a package's name can differ from the module you "
             "import (orbax is orbax-checkpoint, sklearn is scikit-learn)",
         )
-    cause = _cause(lines)
+    cause = uv_reason(lines)
     if _UNSATISFIABLE in text:
         held = any(re.search(rf"\b{n}\b", cause) for n in ("jax", "jaxlib", "libtpu"))
         if held:

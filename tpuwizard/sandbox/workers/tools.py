@@ -46,7 +46,6 @@ UV_NO_ROUTE = (
     "  Caused by: tcp connect error: Network is unreachable (os error 101)\n"
     "  Caused by: Network is unreachable (os error 101)\n"
 )
-_NOT_OFFLINE = re.compile(r"Because (\S+) was not found in the cache")
 
 
 def pip(image: dict[str, Any], args: list[str]) -> int:
@@ -265,59 +264,93 @@ def install_other_jax(
     return uv_install(image, args, cached)
 
 
+# What follows a worker's offline install (:func:`after_offline`).
+OFFLINE_WORKED, ONLINE, NO_ROUTE = "offline-worked", "online", "no-route"
+
+
+def after_offline(offline: subprocess.CompletedProcess[str], route_out: bool) -> str:
+    """What follows uv's offline attempt: nothing where it worked; else, on a worker with a
+    route out, the install again online, whatever uv's reason (its words differ with what its
+    cache holds: "was not found in the cache" at first, "needs to be downloaded from a
+    registry" once the index page is cached), and only that attempt is diagnosed; on a worker
+    with none, the failure a worker with no route has (gb:14)."""
+    if offline.returncode == 0:
+        return OFFLINE_WORKED
+    return ONLINE if route_out else NO_ROUTE
+
+
+def requested(args: list[str]) -> list[str]:
+    """The requirements a ``uv pip install`` names: its own arguments and its ``-r`` files'
+    lines (options and their values left out)."""
+    takes_value = {"--python", "-r", "--requirement", "-c", "--constraint", "--find-links",
+                   "-f", "--index-url", "--extra-index-url", "--index-strategy"}  # fmt: skip
+    found: list[str] = []
+    rest = args[2:] if args[:2] == ["pip", "install"] else args
+    for i, arg in enumerate(rest):
+        before = rest[i - 1] if i else ""
+        if before in ("-r", "--requirement"):
+            try:
+                lines = Path(arg).read_text().splitlines()
+            except OSError:
+                continue
+            found += [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+        elif not arg.startswith("-") and before not in takes_value:
+            found.append(arg)
+    return found
+
+
 def uv_install(image: dict[str, Any], args: list[str], env: dict[str, str]) -> int:
-    """``uv pip install``: offline first, also finding the wheels of the sandbox's wheel folder;
-    then, for a worker with a route out, from the package index this computer's pip uses, as a
-    real worker downloads (the wheel folder still first). Without a route out, a package found
-    offline nowhere fails as it would on a worker with no route (gb:14)."""
+    """``uv pip install``: offline first, from the sandbox's wheel folder and uv's cache; then,
+    where that fails for any reason and the worker has a route out, from the package index this
+    computer's pip uses, as a real worker downloads (the wheel folder still first). Both
+    attempts name the same sources, so what the online one put in uv's cache the next offline
+    one finds. Without a route out, an install offline cannot do fails as it would on a worker
+    with no route (gb:14)."""
     wheels = image.get("wheels")
     if wheels and Path(wheels).is_dir():
         args = [*args, "--find-links", wheels]
-    done = subprocess.run([image["uv"], *args], env=env, capture_output=True, text=True)
-    missing = _NOT_OFFLINE.search(done.stderr)
-    index = image.get("index")
-    if done.returncode != 0 and missing and image["external"] and index:
-        return uv_download(image, args, env, index, missing.group(1))
+    index = image.get("index") if image["external"] else None
+    sources = _worker_envs().index_sources(index, None) if index else []
+    done = subprocess.run([image["uv"], *args, *sources], env=env, capture_output=True, text=True)
+    step = after_offline(done, index is not None)
+    if step == ONLINE:
+        assert index is not None
+        return uv_download(image, [*args, *sources], env, index)
     sys.stdout.write(done.stdout)
-    if done.returncode == 0 or not missing:
+    if step == OFFLINE_WORKED:
         sys.stderr.write(done.stderr)
         return done.returncode
-    name = missing.group(1)
+    names = requested(args) or ["the packages asked for"]
     kept = [line for line in done.stderr.splitlines(True) if line.startswith("Using Python")]
-    sys.stderr.write("".join(kept) + UV_NO_ROUTE.format(name=name))
+    sys.stderr.write("".join(kept) + UV_NO_ROUTE.format(name=names[0]))
     sys.stderr.write(
-        f"sandbox: {name} is neither in tpuwizard's environment nor in the wheel folder "
-        f"{wheels or '(none)'}; a real worker would download it from PyPI\n"
+        f"sandbox: {', '.join(names)} could not be installed from tpuwizard's environment and "
+        f"the wheel folder {wheels or '(none)'} alone; a real worker would download from PyPI\n"
     )
     return done.returncode
 
 
 def uv_download(
-    image: dict[str, Any],
-    args: list[str],
-    env: dict[str, str],
-    index: dict[str, list[str]],
-    name: str,
+    image: dict[str, Any], args: list[str], env: dict[str, str], index: dict[str, list[str]]
 ) -> int:
-    """The install again, online, from ``index`` (this computer's pip settings). Where the index
-    cannot be reached, the words are practice's: where it looked, and what to do here, never a
-    network fix for a Google VM (uv's own network words are left out for that reason)."""
+    """The install again, online (``args`` name the wheel folder and ``index``, this computer's
+    pip settings). Where the index cannot be reached, the words are practice's: where it
+    looked, and what to do here, never a network fix for a Google VM (uv's own network words
+    are left out for that reason)."""
     online = {k: v for k, v in env.items() if k != "UV_OFFLINE"}
-    envs = _worker_envs()
-    sources = envs.index_sources(index, None)  # the wheel folder is in args already
-    done = subprocess.run(
-        [image["uv"], *args, *sources], env=online, capture_output=True, text=True
-    )
+    done = subprocess.run([image["uv"], *args], env=online, capture_output=True, text=True)
     sys.stdout.write(done.stdout)
-    cause = envs.unreachable_cause(done.stderr)
+    cause = _worker_envs().unreachable_cause(done.stderr)
     if done.returncode == 0 or cause is None:
         sys.stderr.write(done.stderr)
         return done.returncode
     wheels = image.get("wheels") or "(none)"
+    listed = ", ".join(requested(args)) or "the packages asked for"
     sys.stderr.write(
-        f"error: practice: {name} is not in the wheel folder {wheels}, and the package index "
-        f"{index['index-url'][0]} cannot be reached from this computer ({cause}). Put its wheel "
-        "in the wheel folder, or connect this computer and try again.\n"
+        f"error: practice: {listed} could not be installed from the wheel folder {wheels} "
+        f"and uv's cache alone, and the package index {index['index-url'][0]} cannot be "
+        f"reached from this computer ({cause}). Put the wheels in the wheel folder, or connect "
+        "this computer and try again.\n"
     )
     return done.returncode
 

@@ -150,6 +150,7 @@ class Pipeline:
     result: PreflightResult | None = None
     watchdog_choice: WatchdogChoice | None = None
     readied: bool = False
+    package_note: str | None = None  # the package check could not run: why
 
     def run_stages(self, stages: tuple[Stage, ...] = tuple(Stage)) -> Outcome:
         """Each stage in turn, to the first that does not go on."""
@@ -250,6 +251,8 @@ class Pipeline:
         found += self.plan.problems()
         if found:
             return Refusal(Stage.PROBLEMS, tuple(found))
+        if self.session is not None and (refused := self._check_packages()):
+            return Refusal(Stage.PROBLEMS, refused)
         if self.prices is not None:
             if self.session is not None:
                 # The price read is the first call: a kept node's practice sandbox starts
@@ -262,6 +265,25 @@ class Pipeline:
                 if found := self.plan.problems():
                     return Refusal(Stage.PROBLEMS, tuple(found))
         return GO
+
+    def _check_packages(self) -> tuple[Said, ...]:
+        """The added packages resolved for the worker before create (none: nothing is run);
+        why they are refused, else nothing (a check that could not run is a note)."""
+        from tpuwizard.session.package_check import (
+            check_plan_packages,
+            package_note,
+            package_refusal,
+        )
+
+        assert self.plan is not None
+        if not self.plan.packages:
+            return ()
+        found = check_plan_packages(self.plan, self.practice)
+        specs = [spec.text for spec in self.plan.packages]
+        refusal = package_refusal(found, specs)
+        if refusal is None and (note := package_note(found, specs)):
+            self.package_note = note
+        return (refusal,) if refusal is not None else ()
 
     def stage_preflight(self) -> Outcome:
         """The checks before create; auto's Compute Engine quota reading decides it first (it
@@ -383,4 +405,5 @@ class Pipeline:
 
         if self.plan is None:
             return ()
-        return tuple(backend_notes(self.plan, nat_checked=self.result is not None))
+        notes = backend_notes(self.plan, nat_checked=self.result is not None)
+        return (*notes, *([self.package_note] if self.package_note else []))
