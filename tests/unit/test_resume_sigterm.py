@@ -13,6 +13,8 @@ from dataclasses import replace
 import pytest
 
 from tests.fakes import MemoryCloud
+from tests.unit import test_kept_resume
+from tests.unit.test_kept_resume import script, up
 from tests.unit.test_launch_safety import ZONE, make_runtime
 from tests.unit.test_resume_budget import spot_plan
 from tpuwizard.core.cancel import CancelToken
@@ -24,9 +26,13 @@ from tpuwizard.core.launch.events.summary import RunSummary
 from tpuwizard.core.launch.lifecycle.launch import run_launch
 from tpuwizard.core.launch.lifecycle.on_workers import WorkerSteps
 from tpuwizard.core.launch.resume.chain import AttemptEnd, NextStep, next_step
+from tpuwizard.core.remote.sync import LocalFolder
+from tpuwizard.session.kept.nodes import KeptNode
+from tpuwizard.session.kept.resume import CheckpointsAsked
 from tpuwizard.words.event_text import describe
 from tpuwizard.words.summary_text import summary_lines
 
+world = test_kept_resume.world  # the practice session over the in-memory cloud, a fixture here too
 GONE = NodeGone("tpu-a-qr", "PREEMPTED", "during the script step", "preempted")
 
 
@@ -138,3 +144,50 @@ def test_a_sigterm_with_the_restarts_spent_is_a_failure_never_done(
     chain = json.loads((run_dir / CHAIN_FILE).read_text())
     assert [a["ended"] for a in chain["attempts"]] == ["sigterm"]  # not "finished", nor failed
     assert chain["stopped"]["by"] == "max_restarts"
+
+
+@pytest.mark.parametrize(("exit_code", "preempted"), [(0, False), (143, False), (0, True)])
+def test_run_checkpoints_on_a_kept_node_follows_the_same_rule(
+    world,
+    tmp_path,
+    monkeypatch,
+    exit_code,
+    preempted,
+):
+    """`run --checkpoints` on a kept spot node: a SIGTERM its job recorded runs the script
+    again on that node while it is READY; once Google took it, on a new one made from up's
+    settings."""
+    cloud, session = world
+    first = up(session, tmp_path)
+    ran_on: list[str] = []
+
+    def run_once(self: KeptNode, plan, folder, emit, cancel):
+        ran_on.append(self.name)
+        if len(ran_on) == 1:
+            if preempted:
+                node = cloud.nodes[(ZONE, self.name)]
+                cloud.nodes[(ZONE, self.name)] = replace(node, state="PREEMPTED")
+            emit(ev.ScriptFinished(exit_code, None, (0,)))
+            return (EXIT_OK if exit_code == 0 else EXIT_FAILED), None
+        emit(ev.ScriptFinished(0))
+        return EXIT_OK, None
+
+    monkeypatch.setattr(KeptNode, "run_once", run_once)
+    events: list[ev.Event] = []
+    train = script(tmp_path)
+    code = session.kept.open(None).run(
+        train,
+        (),
+        (),
+        LocalFolder.of_script(train),
+        events.append,
+        CancelToken(),
+        checkpoints=CheckpointsAsked("ckpt", 60.0, 3),
+    )
+    assert code == EXIT_OK
+    kinds = [type(e).__name__ for e in events]
+    assert ran_on[0] == first and len(ran_on) == 2
+    if preempted:
+        assert ran_on[1] != first and "KeptReplaced" in kinds and "RunningAgain" not in kinds
+    else:
+        assert ran_on == [first, first] and "RunningAgain" in kinds and "Recreating" not in kinds
