@@ -232,7 +232,10 @@ class ResumeChain:
             "sigterm",
             f"Your script got SIGTERM on worker {workers} before it finished",
             "",
-            [f"Resume it from its last checkpoint home with --resume-from {self.limits.run_id}."],
+            [
+                f"A new launch with --checkpoints and --resume-from {self.limits.run_id} starts "
+                "from its last checkpoint that came home."
+            ],
         )
 
     def _attempt_minutes(self, spent: float) -> tuple[float, str]:
