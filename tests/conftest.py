@@ -132,7 +132,8 @@ ROTATING_PER_RUN: dict[str, int] = {
     "signal-drill": 10,  # of 46: a stop signal at each point of launch, up, run, the wizard,
     # and while a stall is waited for or handled, or Autocheckpoint's v2alpha1 create is made
     "program-fit": 4,  # of 16: fit --program compiling real JAX programs per topology
-    "resume-e2e": 3,  # of 11: spot runs preempted and resumed bit for bit, in the wizard too
+    "resume-e2e": 3,  # of 12: spot runs preempted (or sent SIGTERM) and resumed bit for bit,
+    # in the wizard too
     "kept-node-e2e": 6,  # of 26: up, run, watch, ssh, down; Run again, Keep, idle, OS Login,
     # fit --measure --node (refused before SSH, stopped by SIGINT)
     "real-tools-e2e": 3,  # of 13: gcloud, the course's programs, ownership, SkyPilot, k8s, ...

@@ -16,6 +16,12 @@ so it can be read, copied and run by hand. What it adds before running SCRIPT as
   stack to ``TPUWIZARD_JOB_DIR/stack`` (else to stderr), so a worker that hangs can be asked.
 * The join's progress: ``TPUWIZARD_JOB_DIR/joining`` is written when ``initialize`` is called and
   ``joined`` when it returns, so a worker that never reached the join can be named.
+* A SIGTERM the script handles is written down: a handler the script sets for SIGTERM
+  (``signal.signal``) is wrapped so that ``TPUWIZARD_JOB_DIR/sigterm`` is written before it
+  runs, as the job's wrapper writes it when it passes a SIGTERM on. Google's Autocheckpoint
+  sends its SIGTERM to the script's own process, past the wrapper; a script that saves on it
+  and exits 0 did not finish, and this is how tpuwizard knows. A script with no handler dies of
+  the signal as before (nothing runs in it to write anything).
 * Where JAX cannot find the slice itself (tpuwizard's practice workers: ``TPUWIZARD_COORDINATOR``
   is set), one more JAX cluster type that answers from ``TPUWIZARD_COORDINATOR``,
   ``TPUWIZARD_WORKERS`` and ``TPUWIZARD_WORKER``. Arguments the script passes still win.
@@ -53,6 +59,38 @@ def mark(name):
                 out.write("1\n")
         except OSError:
             pass
+
+
+def noting_sigterm(set_handler):
+    """``signal.signal`` that marks the job before the script's own SIGTERM handler runs."""
+
+    @functools.wraps(set_handler)
+    def set_noted(signalnum, handler):
+        if signalnum == signal.SIGTERM and callable(handler):
+
+            @functools.wraps(handler)
+            def noted(signum, frame):
+                mark("sigterm")
+                return handler(signum, frame)
+
+            noted.script_handler = handler
+            previous = set_handler(signalnum, noted)
+        else:
+            previous = set_handler(signalnum, handler)
+        return getattr(previous, "script_handler", previous)
+
+    return set_noted
+
+
+def noted_handler(get_handler):
+    """``signal.getsignal`` answering with the script's own handler, not its wrapper."""
+
+    @functools.wraps(get_handler)
+    def get(signalnum):
+        found = get_handler(signalnum)
+        return getattr(found, "script_handler", found)
+
+    return get
 
 
 def with_timeouts(initialize):
@@ -139,6 +177,8 @@ def main():
     # Kept open for the process's life: faulthandler writes to it on each SIGUSR1.
     out = open(stack, "w") if stack is not None else sys.stderr  # noqa: SIM115
     faulthandler.register(signal.SIGUSR1, file=out, all_threads=True)
+    signal.signal = noting_sigterm(signal.signal)
+    signal.getsignal = noted_handler(signal.getsignal)
     changes = {"jax._src.distributed": wrap_distributed}
     if "TPUWIZARD_COORDINATOR" in ENV:
         changes["jax._src.clusters"] = register_sandbox

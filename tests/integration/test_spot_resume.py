@@ -175,3 +175,60 @@ def test_on_compute_engine_a_preempted_spot_vm_is_simply_gone_and_the_run_resume
     chain = json.loads((run_dir / "chain.json").read_text())
     assert [a["ended"] for a in chain["attempts"]] == ["gone", "finished"]
     assert sandbox_is_empty(home) and ledger_all_gone(home)
+
+
+HANDLER = Path(__file__).resolve().parent / "scripts" / "sigterm_train.py"
+HANDLER_ARGS = ("--steps", "20", "--save-every", "5", "--step-seconds", "0.5")
+
+
+def test_autocheckpoints_sigterm_resumes_on_the_same_node_from_the_handlers_save(tmp_path, home):
+    """Issue 56 item 4: the guide's handler saves on SIGTERM and exits 0; that is never the
+    run's end: the node is READY, so the script runs again there from the set it saved."""
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    whole = subprocess.run(
+        [sys.executable, str(HANDLER), *HANDLER_ARGS[:4]],
+        cwd=alone,
+        env={**os.environ, "TPUWIZARD_CHECKPOINTS": "ckpt", "TPUWIZARD_RESUME": ""},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    ).stdout.splitlines()[-1]
+    job = tmp_path / "job"
+    job.mkdir()
+    shutil.copy(HANDLER, job / "train.py")
+    code, events, stderr = launch(
+        tmp_path,
+        *("--accelerator", "v5litepod-1", "--route", "spot", "--script", str(job / "train.py")),
+        *("--checkpoints", "ckpt", "--checkpoint-every", "1s", "--"),
+        *HANDLER_ARGS,
+        timeout=600,
+        TPUWIZARD_SANDBOX_FAULTS="maintenance_sigterm=4",
+        TPUWIZARD_SANDBOX_DELAY="0.05",
+    )
+    kinds = names(events)
+    assert code == 0, (stderr, kinds)
+    lines = [e["text"] for e in events if e["event"] == "script_line"]
+    saved = next(line for line in lines if line.startswith("SIGTERM: saved step "))
+    step = int(saved.split()[3].rstrip(","))
+    assert 0 < step < 20
+    (again,) = [e for e in events if e["event"] == "running_again"]
+    assert again["attempt"] == 2 and again["workers"] == [0]
+    assert again["resume_from"] == f"step_{step:06d}"  # the handler's own save came home
+    assert f"resume: from step {step}" in lines and lines[-1] == whole
+    # The same node: one create, one teardown at the end, no preemption.
+    assert kinds.count("resource_exists") == 1 and kinds.count("teardown_verified") == 1
+    assert "preempted" not in kinds and "recreating" not in kinds and "failed" not in kinds
+    finished = [e for e in events if e["event"] == "script_finished"]
+    assert [(e["exit_code"], e["sigterm"]) for e in finished] == [(0, [0]), (0, [])]
+    run_dir = Path(events[-1]["run_dir"])
+    chain = json.loads((run_dir / "chain.json").read_text())
+    assert [a["ended"] for a in chain["attempts"]] == ["sigterm", "finished"]
+    checked = subprocess.run(
+        tpuwizard_cmd("receipt", "check", str(run_dir / "chain.json")),
+        capture_output=True,
+        text=True,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert sandbox_is_empty(home) and ledger_all_gone(home)

@@ -273,6 +273,16 @@ CASES = [
     ),
     (
         "cli",
+        ev.RunningAgain("tpuwizard-r1", "us-central1-a", 2, 4, "step_000015", (0,)),
+        [
+            (
+                "Your script got SIGTERM on worker 0 before it finished, and tpuwizard-r1 is "
+                "still READY: attempt 2 of 4 runs it there again, resuming from step_000015."
+            ),
+        ],
+    ),
+    (
+        "cli",
         ev.Resumed(2, "step_120", 120),
         [
             "Attempt 2: the script starts again from step_120 (TPUWIZARD_RESUME=1).",

@@ -61,7 +61,7 @@ def run_chain(monkeypatch, plan: LaunchPlan, billed_minutes: list[float], tmp_pa
     made: list[ProvisionInput] = []
     resumed_from: list[str | None] = []
 
-    def attempt(self: lifecycle.Launch, quiet_gone: bool = False) -> int:
+    def attempt(self: lifecycle.Launch, quiet_gone: bool = False, again: bool = False) -> int:
         made.append(self.provisioner.given)
         resume = self.workers.resume
         assert resume is not None

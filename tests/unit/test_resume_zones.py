@@ -28,7 +28,7 @@ def test_a_stockout_on_recreate_moves_to_the_zone_after_the_preempted_ones(tmp_p
     cloud = MemoryCloud.faulty(f"stockout={A}", backend="compute")
     zones: list[str] = []
 
-    def attempt(self: lifecycle.Launch, quiet_gone: bool = False) -> int:
+    def attempt(self: lifecycle.Launch, quiet_gone: bool = False, again: bool = False) -> int:
         node = self.provisioner.provision()
         zones.append(node.zone)
         self.gone = None

@@ -3,6 +3,7 @@ timeouts given to jax.distributed.initialize, the script's arguments unchanged, 
 SIGUSR1, the join's progress marked."""
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -141,3 +142,47 @@ def test_real_jax_initialize_is_wrapped_and_marks_the_join(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.split()[-2:] == ["1800", "1200"], done.stdout
     assert (tmp_path / "job" / "joining").exists() and (tmp_path / "job" / "joined").exists()
+
+
+# A SIGTERM sent straight to the script's process (as Google's Autocheckpoint sends it, past the
+# job's wrapper): (the script's handling, its exit code, whether the job's folder marks it).
+SIGTERM_CASES = [
+    (
+        "def on(s, f):\n    print('saved')\n    sys.exit(0)\nsignal.signal(signal.SIGTERM, on)\n",
+        0,
+        True,
+    ),
+    ("", -signal.SIGTERM, False),  # no handler: it dies of it; nothing ran to write a mark
+    ("signal.signal(signal.SIGTERM, signal.SIG_IGN)\n", 0, False),  # ignored: nothing happened
+]
+
+
+@pytest.mark.parametrize(("handling", "code", "marked"), SIGTERM_CASES)
+def test_a_sigterm_the_scripts_handler_gets_is_marked_in_the_job_folder(
+    tmp_path, handling, code, marked
+):
+    (tmp_path / "job").mkdir()
+    script = (
+        "import os, signal, sys, time\n"
+        + handling
+        + "assert signal.getsignal(signal.SIGTERM) is not None\n"
+        + "os.kill(os.getpid(), signal.SIGTERM)\n"
+        + "time.sleep(1)\n"
+    )
+    done = run_launcher(tmp_path, script, TPUWIZARD_JOB_DIR="job")
+    assert done.returncode == code, done.stderr
+    assert (tmp_path / "job" / "sigterm").exists() is marked
+
+
+def test_the_script_reads_back_its_own_sigterm_handler(tmp_path):
+    (tmp_path / "job").mkdir()
+    script = (
+        "import signal\n"
+        "def on(s, f): pass\n"
+        "assert signal.signal(signal.SIGTERM, on) is signal.SIG_DFL\n"
+        "assert signal.getsignal(signal.SIGTERM) is on\n"
+        "assert signal.signal(signal.SIGTERM, signal.SIG_DFL) is on\n"
+        "print('ok')\n"
+    )
+    done = run_launcher(tmp_path, script, TPUWIZARD_JOB_DIR="job")
+    assert done.stdout.strip() == "ok", done.stderr

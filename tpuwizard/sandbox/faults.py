@@ -32,7 +32,8 @@ Keys:
                         worker of a TPU-API node or Compute Engine VM is sent SIGTERM S seconds
                         after it started, as Autocheckpoint warns of a maintenance event: the
                         signal goes to the job's wrapper, which passes it to the script. Once
-                        per job; the VM stays (what Google does next is not staged)
+                        per VM (a script run again there is left to finish); the VM stays
+                        (what Google does next is not staged)
   sa_no_delete=1        the VM's service account may not delete: testIamPermissions says so, and
                         the project's IAM policy gives the default compute account no role
                         (as in organisations created since May 2024, google-behaviour.md:67)

@@ -103,7 +103,7 @@ class SandboxState:
         changed |= self.queued.advance_all(t)
         changed |= self.vms.preempt_spot(t)
         changed |= self.vms.stall_worker()
-        changed |= self.vms.maintenance_sigterm(t)
+        self.vms.maintenance_sigterm(t)  # marks beside the VMs' homes, not in the state
         changed |= self.instances.advance_all(t)
         changed |= self.migs.advance_all(t)  # after the instances: it reads what they lost
         changed |= self.resize_requests.advance_all()  # after the MIGs: their VMs as they are

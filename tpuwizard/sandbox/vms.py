@@ -102,33 +102,33 @@ class VirtualMachines:
                     changed = True
         return changed
 
-    def maintenance_sigterm(self, t: float) -> bool:
+    def maintenance_sigterm(self, t: float) -> None:
         """With maintenance_sigterm=S, the script's job on every VM (a node's worker or a Compute
-        Engine instance) is sent SIGTERM S seconds after it started, once: to its wrapper (the
-        pid in the job's folder), which passes it to the script as it would any SIGTERM."""
+        Engine instance) is sent SIGTERM S seconds after it started: to its wrapper (the pid in
+        the job's folder), which passes it to the script as it would any SIGTERM. Once per VM,
+        as one maintenance event is: a script started again on the same VM is left to finish
+        (the mark sits beside the VM's home, so a VM made again under the name gets its own)."""
         after = self.faults.maintenance_sigterm
         if after is None:
-            return False
-        sent: list[str] = self.store.data.setdefault("sigterm_sent", [])
-        changed = False
+            return
         for kind in ("workers", "instances"):
             for job in (self.store.home / kind).glob("*/*/*/w*/.tpuwizard/jobs/*"):
                 if not job.name.startswith(("script-", "run-")) or (job / "exit").exists():
                     continue
+                home = job.parents[2]
+                sent = home.parent / f".maintenance-sigterm-{home.name}"
                 pid_file = job / "pid"
                 try:
                     started = pid_file.stat().st_mtime
                     pid = int(untrusted.read_text(pid_file, 64).strip())
                 except (OSError, ValueError):
                     continue
-                key = f"{pid_file}:{started}"
-                if t - started < after or key in sent or pid <= 1:
+                if t - started < after or sent.exists() or pid <= 1:
                     continue
-                sent.append(key)
-                changed = True
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signal.SIGTERM)
-        return changed
+                with contextlib.suppress(OSError):  # the VM is being deleted: no event then
+                    sent.touch()
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(pid, signal.SIGTERM)
 
     def make_ready(self, node: dict[str, Any]) -> None:
         node["state"] = "READY"

@@ -183,6 +183,7 @@ def _resume_lines(event: ev.Event, audience: Audience) -> list[str] | None:
             | ev.CheckpointsUnusable()
             | ev.Preempted()
             | ev.Recreating()
+            | ev.RunningAgain()
             | ev.Resumed()
         ):
             return chain_event_lines(event)

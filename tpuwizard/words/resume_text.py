@@ -60,6 +60,8 @@ def attempt_words(summary: RunSummary) -> str | None:
             head += f", to resume from {set_words}"
     if now.ended in ("preempted", "gone"):
         return f"{head}: the TPU {_ended_words(now.ended)}."
+    if now.ended == "sigterm":
+        return f"{head}: the script got SIGTERM."
     if now.last_home is not None:
         return f"{head}. Last checkpoint home: {_step_words(now.last_home, now.last_home_step)}."
     return f"{head}. No checkpoint has come home yet."
@@ -89,7 +91,7 @@ def _attempt_line(a: AttemptRecord) -> str:
         )
     if a.last_home is not None:
         parts.append(f"last checkpoint home {_step_words(a.last_home, a.last_home_step)}")
-    words = {"preempted": "preempted", "gone": "its TPU was gone"}
+    words = {"preempted": "preempted", "gone": "its TPU was gone", "sigterm": "got SIGTERM"}
     parts.append(words.get(a.ended or "", a.ended or "did not end"))
     return f"{a.number} in {a.zone}: " + ", ".join(parts)
 
@@ -135,6 +137,14 @@ def chain_event_lines(event: ev.Event) -> list[str]:
             return [
                 f"Verified gone. Making a new TPU in {event.zone}: attempt {event.attempt} of "
                 f"{event.attempts_at_most}, {start}."
+            ]
+        case ev.RunningAgain():
+            start = f"resuming from {event.resume_from}" if event.resume_from else "from the start"
+            on = ", ".join(str(w) for w in event.workers)
+            return [
+                f"Your script got SIGTERM on worker {on} before it finished, and {event.name} is "
+                f"still READY: attempt {event.attempt} of {event.attempts_at_most} runs it there "
+                f"again, {start}."
             ]
         case ev.Resumed():
             at = f"from {event.checkpoint}" if event.checkpoint else "from the start"

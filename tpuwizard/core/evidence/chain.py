@@ -27,7 +27,9 @@ CHAIN_FILE = "chain.json"
 # these is none tpuwizard wrote (and past the depth Python's parser fails with RecursionError).
 MAX_CHAIN_BYTES = 1 * untrusted.MIB
 MAX_CHAIN_DEPTH = 16
-ENDINGS = ("finished", "failed", "preempted", "gone", "stopped")
+# "sigterm": its script got a SIGTERM its job recorded, and ran again on the same node.
+ENDINGS = ("finished", "failed", "preempted", "gone", "sigterm", "stopped")
+RESUMED_AFTER = ("preempted", "gone", "sigterm")  # the endings another attempt follows
 
 
 @dataclass(frozen=True)
@@ -206,7 +208,7 @@ def check_chain(
         if entry.get("ended") not in ENDINGS:
             problems.append(f"attempt {index}: unknown ending {entry.get('ended')!r}")
         last = index == len(attempts)
-        if not last and entry.get("ended") not in ("preempted", "gone"):
+        if not last and entry.get("ended") not in RESUMED_AFTER:
             problems.append(f"attempt {index} ended {entry.get('ended')}, yet another followed")
         receipt = entry.get("receipt")
         if receipt:

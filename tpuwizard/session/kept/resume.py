@@ -146,18 +146,33 @@ class KeptAttempts:
                 return made
             self.node, receipt = made
         node = self.last = self.node
-        script_exit: list[int] = []
+        finished: list[ev.ScriptFinished] = []
 
         def heard(event: ev.Event) -> None:
             if isinstance(event, ev.ScriptFinished):
-                script_exit.append(event.exit_code)
+                finished.append(event)
             self.emit(event)
 
         code, gone = node.run_once(self.run, self.folder, heard, self.cancel)
-        exit_code = script_exit[-1] if script_exit else None
+        exit_code = finished[-1].exit_code if finished else None
+        sigterm = finished[-1].sigterm if finished else ()
+        if sigterm and gone is None and not self.cancel.is_set():
+            gone = self._fate(node)  # it ended on a SIGTERM: is the node still READY?
         return AttemptEnd(
-            code, gone, self.zone, node.name, receipt, exit_code, self.cancel.is_set()
+            code, gone, self.zone, node.name, receipt, exit_code, self.cancel.is_set(), sigterm
         )
+
+    def _fate(self, node: ResumableNode) -> Exception | None:
+        """What the listing says of ``node`` after its script got SIGTERM: gone (preempted,
+        deleted) or None while it is READY (or the API cannot say)."""
+        from tpuwizard.core.errors import RemoteError
+        from tpuwizard.core.launch.lifecycle.vanished import went_away
+
+        r = node.entry.resource
+        queued = r.name if r.kind == "queued" else None
+        cloud = self.session.cloud_for(r.backend)
+        doing = "after your script got SIGTERM"
+        return went_away(cloud, r.zone, node.name, queued, doing, RemoteError(doing))
 
     def end_gone(self) -> bool:
         """Delete the gone node (its queued resource too) and verify it, as ``status`` ends a
@@ -185,6 +200,9 @@ class KeptAttempts:
 
     def next_attempt(self) -> None:
         self.node = None
+
+    def run_again(self) -> None:
+        """The next attempt runs on the same node: it stays ``self.node``."""
 
     def gone_diagnosis(self, gone: Exception) -> Diagnosis:
         return diagnose(gone, self.last.context())

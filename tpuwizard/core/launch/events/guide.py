@@ -63,6 +63,12 @@ EVENT_GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
         "made for `attempt`, to resume from `resume_from` (null: from the start)",
         ("launch", "run"),
     ),
+    "running_again": (
+        "`--checkpoints`: the script's job recorded a SIGTERM on `workers` (Autocheckpoint's "
+        "warning before maintenance) and node `name` is still READY: `attempt` runs the script "
+        "there again, to resume from `resume_from` (null: from the start)",
+        ("launch", "run"),
+    ),
     "resumed": (
         "`--checkpoints`: the set is on the new node, and the script starts again with "
         "`TPUWIZARD_RESUME=1`",

@@ -516,6 +516,19 @@ class Recreating(Event):
 
 
 @dataclass(frozen=True)
+class RunningAgain(Event):
+    """--checkpoints: the script's job recorded a SIGTERM (Autocheckpoint's warning) and its
+    node is still READY: the script starts again there, from the latest complete set."""
+
+    name: str  # the node, which stays
+    zone: str
+    attempt: int  # the attempt about to start
+    attempts_at_most: int
+    resume_from: str | None  # the complete set it will resume from; None: from the start
+    workers: tuple[int, ...]  # the workers whose job recorded the SIGTERM
+
+
+@dataclass(frozen=True)
 class Resumed(Event):
     """--checkpoints: the set is on the new node; the script starts with TPUWIZARD_RESUME=1."""
 

@@ -36,7 +36,8 @@ class AttemptRecord:
     resumed: bool = False  # the script started again on this attempt's node
     last_home: str | None = None  # the last set that came home while it ran
     last_home_step: int | None = None
-    ended: str | None = None  # "preempted", "gone", "finished", "failed"; None while it runs
+    # "preempted", "gone", "sigterm", "finished", "failed"; None while it runs
+    ended: str | None = None
 
 
 @dataclass
@@ -130,7 +131,13 @@ class RunSummary:
             case ev.FanOutWon():
                 self.zone = event.zone
                 self._attempt_zone(event.zone)
-            case ev.CheckpointCopied() | ev.Preempted() | ev.Recreating() | ev.Resumed():
+            case (
+                ev.CheckpointCopied()
+                | ev.Preempted()
+                | ev.Recreating()
+                | ev.RunningAgain()
+                | ev.Resumed()
+            ):
                 self._chain(event)
             case ev.Check():
                 self.checks[(event.worker, event.name)] = CheckResult(
@@ -210,6 +217,9 @@ class RunSummary:
                 now.ended = "preempted" if event.state == "PREEMPTED" else "gone"
             case ev.Recreating():
                 self.zone = event.zone
+                self.attempts.append(AttemptRecord(event.attempt, event.zone, event.resume_from))
+            case ev.RunningAgain():
+                now.ended = "sigterm"
                 self.attempts.append(AttemptRecord(event.attempt, event.zone, event.resume_from))
             case ev.Resumed():
                 now.resume_from, now.resumed_step = event.checkpoint, event.step

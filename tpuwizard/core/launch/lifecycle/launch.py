@@ -27,7 +27,7 @@ from tpuwizard.core.cancel import KEEP_SAFE, KEEP_UNSAFE, CancelToken
 from tpuwizard.core.choices import Said
 from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
 from tpuwizard.core.cloud.diagnose.failure import diagnose
-from tpuwizard.core.errors import LedgerUnwritable
+from tpuwizard.core.errors import LedgerUnwritable, RemoteError
 from tpuwizard.core.exit_codes import EXIT_BAD_INPUT, EXIT_CLOUD, EXIT_FAILED, EXIT_OK
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.lifecycle.ending import Ending, stopped_diagnosis
@@ -129,31 +129,44 @@ class Launch:
             return self.chain_deadline
         return created + self.plan.max_run_s if created else None
 
-    def attempt(self, quiet_gone: bool = False) -> int:
+    def attempt(self, quiet_gone: bool = False, again: bool = False) -> int:
         """Provision, connect, bootstrap, verify, run the script; the exit code, never raises.
 
-        ``quiet_gone``: a node that went away is kept in ``self.gone``, not said as Failed."""
+        ``quiet_gone`` (the chain's): a node that went away is kept in ``self.gone``, not said
+        as Failed, nor is a script whose job recorded a SIGTERM while its node stayed READY
+        (the chain runs it again, or says why not). ``again``: only the script, on the node
+        the last attempt ran it on."""
         stage, state, workers = "provision", self.state, self.workers
         self.gone = state.went_away = None
         try:
-            node = self.provisioner.provision()
-            transport = self.rt.make_transport(node)
-            transport.cancel = self.cancel
-            state.transport = transport
-            stage = "connect"
-            transport.wait_until_reachable(self.rt.reachable_timeout)
-            self.emit(ev.SshReady(transport.workers))
-            self.cancel.check()
-            stage = "bootstrap"
-            workers.bootstrap(transport)
-            if self.plan.watchdog:
-                self.arm_watchdog(transport)
+            if again and state.transport is not None:
+                transport, stage = state.transport, "script"
+            else:
+                node = self.provisioner.provision()
+                transport = self.rt.make_transport(node)
+                transport.cancel = self.cancel
+                state.transport = transport
+                stage = "connect"
+                transport.wait_until_reachable(self.rt.reachable_timeout)
+                self.emit(ev.SshReady(transport.workers))
+                self.cancel.check()
+                stage = "bootstrap"
+                workers.bootstrap(transport)
+                if self.plan.watchdog:
+                    self.arm_watchdog(transport)
             with self.holding(transport):
-                stage = "verify"
-                workers.verify(transport)
+                if stage != "script":
+                    stage = "verify"
+                    workers.verify(transport)
                 if self.plan.script is not None:
                     stage = "script"
                     run_script_with_reruns(workers, transport, self.rt.reruns, self.deadline())
+            if quiet_gone and workers.script_sigterm and not self.cancel.is_set():
+                # It ended on a SIGTERM (saved and exited 0, say): is its node still there?
+                signalled = RemoteError("your script got SIGTERM")
+                self.gone = state.went_away = self.provisioner.went_away(stage, signalled)
+                if self.gone is not None:
+                    return EXIT_CLOUD
             return EXIT_OK if workers.receipt_ok and not workers.fetch_incomplete else EXIT_FAILED
         except Exception as err:  # every failure becomes a diagnosis, never a traceback
             if self.cancel.is_set():  # a stop, or a command the stop broke: the stop is the news
@@ -166,6 +179,8 @@ class Launch:
             if gone is not None and quiet_gone:
                 self.gone = gone
                 return EXIT_CLOUD
+            if quiet_gone and stage == "script" and workers.script_sigterm:
+                return EXIT_FAILED  # its node is READY: the chain runs it again, or says why not
             if gone is not None:  # Google took it away, or someone deleted it: a cloud event
                 d = diagnose(gone, state.context(self.about))
             self.emit(ev.Failed(stage, possible(d, self.plan)))
@@ -244,6 +259,7 @@ class LaunchAttempts:
     def __init__(self, launch: Launch) -> None:
         self.launch = launch
         self.emit = launch.emit
+        self.again = False  # the next attempt runs the script again on the last one's node
 
     @property
     def zone(self) -> str:
@@ -259,16 +275,18 @@ class LaunchAttempts:
 
     def attempt(self) -> AttemptEnd:
         launch, state = self.launch, self.launch.state
-        code = launch.attempt(quiet_gone=True)
+        again, self.again = self.again, False
+        code = launch.attempt(quiet_gone=True, again=again)
         r = state.resource
         return AttemptEnd(
             code,
             launch.gone,
             state.zone,
             (r.node_id or r.name) if r else launch.plan.node_name,
-            state.receipt,
+            state.receipt,  # on the same node again: its verifier's receipt still holds
             launch.workers.script_exit_code,
             launch.cancel.is_set(),
+            launch.workers.script_sigterm,
         )
 
     def end_gone(self) -> bool:
@@ -287,6 +305,11 @@ class LaunchAttempts:
         state.created_at = state.costing_since = state.gone_at = None
         state.watchdog_deadline = state.receipt = None
         state.running_jobs.clear()
+
+    def run_again(self) -> None:
+        """The script got a SIGTERM and its node is READY: the next attempt is the script
+        alone, on that node (bootstrapped, verified and guarded by its watchdog already)."""
+        self.again = True
 
     def gone_diagnosis(self, gone: Exception) -> Diagnosis:
         return diagnose(gone, self.launch.state.context(self.launch.about))

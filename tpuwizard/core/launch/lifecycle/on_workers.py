@@ -110,6 +110,8 @@ class WorkerSteps:
         self.packages_failed: list[int] = []
         self.receipt_ok = False
         self.script_exit_code: int | None = None  # the last run's, once it finished
+        # The workers whose script job recorded a SIGTERM passed on to it, in the last run.
+        self.script_sigterm: tuple[int, ...] = ()
         self.fetch_incomplete = False  # a file of the last run's did not come back whole
         self._folder: LocalFolder | None = None  # the script's folder, hashed once per file
         self.resume: ResumeSetup | None = None  # --checkpoints: set by the chain per attempt
@@ -332,6 +334,7 @@ class WorkerSteps:
         given = self.given
         script = given.script
         assert script is not None
+        self.script_sigterm = ()
         if self._folder is None:
             self._folder = LocalFolder.of_script(script)
         copy_folder(transport, self._folder, self.emit)
@@ -354,7 +357,7 @@ class WorkerSteps:
         # teardown, so the user hears of it while the node still exists.
         done = run_then_fetch(transport, step, watch, self.emit, self.cancel, self._started)
         self.fetch_incomplete = done.incomplete
-        self.script_exit_code = done.code
+        self.script_exit_code, self.script_sigterm = done.code, done.sigterm
         if done.code != 0:
             raise ScriptFailed(done.code, watch.module, watch.package)
 

@@ -19,6 +19,7 @@ import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -64,6 +65,31 @@ class AttemptEnd:
     receipt: str | None  # the verifier's receipt of its node, when it made one
     script_exit: int | None
     stopped: bool  # a stop (a signal, Delete now) ended it
+    # The workers whose script job recorded a SIGTERM passed on to the script (its wrapper's
+    # mark: Autocheckpoint's warning before maintenance, or practice's maintenance_sigterm).
+    sigterm: tuple[int, ...] = ()
+
+
+class NextStep(Enum):
+    """What follows an attempt."""
+
+    ENDS = "ends"  # its end is the run's: finished, failed or stopped
+    SAME_NODE = "same node"  # its script got a SIGTERM and the node is READY: run it again there
+    NEW_NODE = "new node"  # its node went away: deleted, verified gone, and a new one made
+
+
+def next_step(end: AttemptEnd) -> NextStep:
+    """The chain's rule: a script that got a SIGTERM tpuwizard saw never ends the run, whatever
+    its exit code (a handler that saved and exited 0 did not finish); it runs again from its
+    last checkpoint, on its node while that is READY, on a new one once it is gone. A stop
+    ends it first (a stop's own SIGTERM reaches the script through its job too)."""
+    if end.stopped:
+        return NextStep.ENDS
+    if end.gone is not None:
+        return NextStep.NEW_NODE
+    if end.sigterm:
+        return NextStep.SAME_NODE
+    return NextStep.ENDS
 
 
 @dataclass(frozen=True)
@@ -109,6 +135,9 @@ class ChainAttempts(Protocol):
     def next_attempt(self) -> None:
         """The last attempt is over and counted: start the next from nothing made."""
 
+    def run_again(self) -> None:
+        """The next attempt runs the script again on the last one's node (still READY)."""
+
     def gone_diagnosis(self, gone: Exception) -> Diagnosis:
         """What the node going away means, as the Failed event says it."""
         ...
@@ -152,35 +181,62 @@ class ResumeChain:
         while True:
             started = time.time()
             end = attempts.attempt()
-            self._record(started, end)
-            if end.gone is None:
+            step = next_step(end)
+            self._record(started, end, step)
+            if step is NextStep.ENDS:
                 return end.code
-            attempts.emit(ev.Preempted(end.node, end.zone, self.setup.attempt, _state_of(end.gone)))
-            if not attempts.end_gone():  # verified gone, queued resource included
-                return EXIT_TEARDOWN
+            if end.gone is not None:
+                state = _state_of(end.gone)
+                attempts.emit(ev.Preempted(end.node, end.zone, self.setup.attempt, state))
+                if not attempts.end_gone():  # verified gone, queued resource included
+                    return EXIT_TEARDOWN
             # Until verified gone; counted once, whether or not a next attempt starts.
             spent = attempts.spent()
-            stop = self._why_no_restart(attempts_at_most, spent)
+            stop = self._why_no_restart(attempts_at_most, spent, end)
             if stop is not None:
                 by, why_not = stop
                 record_stop(limits.run_dir, by, why_not)
-                d = attempts.gone_diagnosis(end.gone)
+                d = self._ended_diagnosis(end)
                 title = f"{d.title}; no new attempt: {STOPPED_BY[by]}"  # the summary's line
                 attempts.emit(ev.Failed("script", Diagnosis(d.kind, title, why_not, d.next_steps)))
                 return EXIT_CLOUD
             self.setup.attempt += 1
             self.setup.resume_from = self.home.latest()
             chosen = self.setup.resume_from
-            attempts.emit(
-                ev.Recreating(
-                    self.setup.attempt,
-                    attempts_at_most,
-                    attempts.zone,
-                    chosen.name if chosen is not None else None,
+            chosen_name = chosen.name if chosen is not None else None
+            if step is NextStep.SAME_NODE:
+                attempts.emit(
+                    ev.RunningAgain(
+                        end.node,
+                        end.zone,
+                        self.setup.attempt,
+                        attempts_at_most,
+                        chosen_name,
+                        end.sigterm,
+                    )
                 )
+                attempts.run_again()  # its deadline stands: the node and its watchdog do
+                continue
+            attempts.emit(
+                ev.Recreating(self.setup.attempt, attempts_at_most, attempts.zone, chosen_name)
             )
             attempts.next_attempt()
             attempts.bound(self._attempt_minutes(spent)[0])
+
+    def _ended_diagnosis(self, end: AttemptEnd) -> Diagnosis:
+        """Why the last attempt did not finish: its node went away, or its script got SIGTERM."""
+        if end.gone is not None:
+            return self.attempts.gone_diagnosis(end.gone)
+        workers = ", ".join(str(w) for w in end.sigterm)
+        return Diagnosis(
+            "sigterm",
+            f"Your script got SIGTERM on worker {workers} before it finished",
+            "",
+            [
+                f"A new launch with --checkpoints and --resume-from {self.limits.run_id} starts "
+                "from its last checkpoint that came home."
+            ],
+        )
 
     def _attempt_minutes(self, spent: float) -> tuple[float, str]:
         """How long the next attempt may run, and what bounds it: the chain's end, or what is
@@ -205,13 +261,17 @@ class ResumeChain:
             f"on the {limits.route} route in {self.attempts.zone}, so no new TPU was made."
         )
 
-    def _why_no_restart(self, attempts_at_most: int, spent: float) -> tuple[str, str] | None:
+    def _why_no_restart(
+        self, attempts_at_most: int, spent: float, end: AttemptEnd
+    ) -> tuple[str, str] | None:
         """What stops a new attempt (restarts used up, too little time or budget left after
         ``spent``) and why, in words; None: it starts."""
         if self.setup.attempt >= attempts_at_most:
+            how = "its TPU was preempted or gone" if end.gone is not None else "SIGTERM"
             return "max_restarts", (
-                f"It was preempted {self.setup.attempt} time(s), and --max-restarts allows "
-                f"{attempts_at_most - 1}. Its checkpoints are in {self.home.folder}."
+                f"It was interrupted {self.setup.attempt} time(s) (the last: {how}), and "
+                f"--max-restarts allows {attempts_at_most - 1}. Its checkpoints are in "
+                f"{self.home.folder}."
             )
         minutes, by = self._attempt_minutes(spent)
         if by == "unpriced":
@@ -234,7 +294,7 @@ class ResumeChain:
             f"{self.home.folder}."
         )
 
-    def _record(self, started: float, end: AttemptEnd) -> None:
+    def _record(self, started: float, end: AttemptEnd, step: NextStep) -> None:
         """The attempt's entry in chain.json, its receipt kept beside it."""
         limits = self.limits
         kept: str | None = None
@@ -249,6 +309,8 @@ class ResumeChain:
             ended = "preempted" if _state_of(end.gone) == "PREEMPTED" else "gone"
         elif end.stopped:
             ended = "stopped"
+        elif step is NextStep.SAME_NODE:
+            ended = "sigterm"
         else:
             ended = "finished" if end.code == EXIT_OK else "failed"
         chosen = self.setup.resume_from

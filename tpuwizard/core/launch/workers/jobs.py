@@ -161,6 +161,16 @@ class ScriptJob:
         }
 
 
+@dataclass(frozen=True)
+class ScriptEnd:
+    """How the script's job ended, as its record on the workers says."""
+
+    code: int  # the first non-zero exit code of the workers, else 0
+    # The workers whose job wrapper recorded passing a SIGTERM on to the script (its mark in
+    # the job's folder): a signal tpuwizard saw, not guessed from an exit code of 143.
+    sigterm: tuple[int, ...] = ()
+
+
 def run_script_job(
     transport: Transport,
     script: ScriptJob,
@@ -169,9 +179,9 @@ def run_script_job(
     on_start: Callable[[int, Job], None] | None = None,
     output: Path | None = None,
     watch: MissingModuleWatch | None = None,
-) -> int:
+) -> ScriptEnd:
     """Run the script on every worker, each line a :class:`ScriptLine`, then
-    :class:`ScriptFinished`; returns its exit code (the first non-zero one, else 0).
+    :class:`ScriptFinished`; returns how it ended (:class:`ScriptEnd`).
 
     ``output``: the file that keeps every line of every worker, as it arrives (``[wN] `` before
     each on a multi-host slice), as the course keeps ``tpu-report.txt``; a later run into the same
@@ -206,9 +216,9 @@ def run_script_job(
             raise
     # A SIGTERM its wrapper passed on (a practice maintenance fault, a signal to the job): said
     # with how it exited, so a script that saved and exited 0 is not taken for an undisturbed run.
-    told = [w for w in range(workers) if got_sigterm(transport, w, script.job)]
-    emit(ev.ScriptFinished(code, str(output) if output is not None else None, tuple(told)))
-    return code
+    told = tuple(w for w in range(workers) if got_sigterm(transport, w, script.job))
+    emit(ev.ScriptFinished(code, str(output) if output is not None else None, told))
+    return ScriptEnd(code, told)
 
 
 class OutputFile:

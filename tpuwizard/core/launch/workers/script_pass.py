@@ -96,6 +96,7 @@ class ScriptPass:
 class PassResult:
     code: int  # the script's exit code (the first non-zero one, else 0)
     incomplete: bool  # a file asked for did not come back whole
+    sigterm: tuple[int, ...] = ()  # the workers whose job recorded a SIGTERM passed on to it
 
 
 def run_then_fetch(
@@ -125,8 +126,8 @@ def run_then_fetch(
             step.stall_s,
             step.compile_cache,
         )
-        code = run_script_job(transport, job, emit, cancel, on_start, step.output, watch)
+        end = run_script_job(transport, job, emit, cancel, on_start, step.output, watch)
     if fetch_after_a_stop:
         transport.cancel = None
     incomplete = fetch_files(transport, WORK_DIR, WORK_PYTHON, step.fetch, step.fetched, emit)
-    return PassResult(code, incomplete)
+    return PassResult(end.code, incomplete, end.sigterm)
