@@ -11,12 +11,14 @@ import pytest
 
 from tests.unit.test_cli_bad_input import _no_sandbox, here, refused  # noqa: F401 (fixtures)
 from tpuwizard.core.choices import Choice, Phrase
+from tpuwizard.core.cloud.backends import Transport
 from tpuwizard.core.cloud.diagnose.diagnosis import Context
 from tpuwizard.core.cloud.diagnose.failure import diagnose
 from tpuwizard.core.errors import CreateFailed, RemoteError, Unreachable
 from tpuwizard.core.launch.plan.advice import possible
 from tpuwizard.core.launch.plan.advice import refused as refuses
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.launch.plan.parts import Reach
 
 
 def plan(**fields) -> LaunchPlan:
@@ -32,7 +34,7 @@ def plan(**fields) -> LaunchPlan:
 
 PLANS = {
     "tpu-api, ssh": plan(),
-    "tpu-api, internal, gcloud": plan(internal_ips=True, transport="gcloud"),
+    "tpu-api, internal, gcloud": plan(reach=Reach(Transport.GCLOUD, internal_ips=True)),
     "tpu-api, spot": plan(route="spot"),
     "compute": plan(backend="compute"),
     "compute, flex": plan(backend="compute", route="flex"),
@@ -101,13 +103,23 @@ def test_internal_ips_on_compute_engine_are_refused_before_create(home):
 
 
 def test_the_refusal_names_no_backend_that_cannot_make_the_type():
-    p = plan(backend="compute", accelerator="tpu7x-8", zone="us-central1-c", internal_ips=True)
+    p = plan(
+        backend="compute",
+        accelerator="tpu7x-8",
+        zone="us-central1-c",
+        reach=Reach(internal_ips=True),
+    )
     (problem,) = [x for x in p.problems() if isinstance(x, Phrase)]
     assert Choice("backend", "tpu-api") not in problem.choices
-    v6e = plan(backend="compute", internal_ips=True)
+    v6e = plan(backend="compute", reach=Reach(internal_ips=True))
     (problem,) = v6e.problems()
     assert isinstance(problem, Phrase)
     # Its two ways are taken: external addresses; or the TPU API with gcloud's IAP, together.
     assert problem.choices[0] == Choice("external_ips", "on")
     assert not refuses(v6e, problem.choices[0])
-    assert dataclasses.replace(v6e, backend="tpu-api", transport="gcloud").problems() == []
+    assert (
+        dataclasses.replace(
+            v6e, backend="tpu-api", reach=Reach(Transport.GCLOUD, internal_ips=True)
+        ).problems()
+        == []
+    )

@@ -12,6 +12,7 @@ import pytest
 from tests.unit.test_cli_bad_input import _no_sandbox, here, refused  # noqa: F401 (fixtures)
 from tpuwizard.core.launch.plan.backend_rules import queue_wait_seconds
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.launch.plan.parts import Reach
 
 V6E = ["--sandbox", "--accelerator", "v6e-4", "--zone", "us-east5-b"]
 
@@ -117,7 +118,7 @@ def test_a_zero_queue_wait_on_compute_engine_says_it_gets_googles_smallest():
     assert "at least 90 s" in note
     assert backend_notes(plan(backend="tpu-api", route="flex", queue_wait_minutes=0)) == []
     assert backend_notes(plan(backend="compute", route="flex", queue_wait_minutes=30)) == []
-    (nat,) = backend_notes(plan(backend="compute", internal_ips=True))
+    (nat,) = backend_notes(plan(backend="compute", reach=Reach(internal_ips=True)))
     assert "Cloud NAT" in nat
 
 

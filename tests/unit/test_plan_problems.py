@@ -8,6 +8,7 @@ import pytest
 
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan, attach_problems
+from tpuwizard.core.launch.plan.parts import Reach
 from tpuwizard.words.choice_words import all_words
 
 
@@ -51,7 +52,7 @@ def test_a_good_plan_has_no_problems(tmp_path):
         ({"route": "flex", "zone": "us-east5-a"}, "only in us-west4-a, us-central1-a"),
         ({"route": "flex", "accelerator": "v5litepod-16"}, "only in us-west4-a"),
         ({"route": "flex", "accelerator": "v4-8"}, "in no zone"),
-        ({"service_account": "runner"}, "not a service account email"),
+        ({"reach": Reach(service_account="runner")}, "not a service account email"),
         ({"script": Path("/nonexistent/main.py")}, "does not exist"),
     ],
 )
@@ -138,7 +139,7 @@ def test_a_plan_attaching_an_account_the_check_says_you_may_not_attach_is_refuse
     # Off, nothing is attached: the create is safe and the plan may run.
     assert problems(no_act_as, watchdog=False) == []
     # A named account is attached whatever the watchdog: refused too, without "switch it off".
-    named = problems(no_act_as, service_account=account)
+    named = problems(no_act_as, reach=Reach(service_account=account))
     assert len(named) == 1 and "--no-watchdog" not in all_words(named, "cli")[0]
     # The account may not delete, but may be attached: the create is safe (the watchdog is
     # then not armed after create, and says so).

@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from tests.unit.test_cli_bad_input import UP, _no_sandbox, here, refused  # noqa: F401 (fixtures)
+from tpuwizard.core.cloud.backends import Transport
 from tpuwizard.core.launch.plan.deadline_keeper import DeadlineKeeper
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.launch.plan.parts import Reach
 from tpuwizard.words.choice_words import all_words
 
 
@@ -30,22 +32,26 @@ def cli(p: LaunchPlan) -> str:
 
 
 def test_gcloud_s_ssh_on_compute_engine_is_refused_with_both_ways_on():
-    words = cli(plan(backend="compute", transport="gcloud"))
+    words = cli(plan(backend="compute", reach=Reach(Transport.GCLOUD)))
     assert "reaches TPU API nodes only" in words
     assert "--transport ssh" in words and "--backend tpu-api" in words
     assert plan(backend="compute").problems() == []
-    assert plan(transport="gcloud").problems() == []  # the TPU API: gcloud reaches it
+    assert plan(reach=Reach(Transport.GCLOUD)).problems() == []  # the TPU API: gcloud reaches it
 
 
 def test_internal_ips_need_iap_on_the_tpu_api_and_are_refused_on_compute_engine():
-    assert "add --transport gcloud" in cli(plan(internal_ips=True))
-    assert plan(internal_ips=True, transport="gcloud").problems() == []
+    assert "add --transport gcloud" in cli(plan(reach=Reach(internal_ips=True)))
+    assert plan(reach=Reach(Transport.GCLOUD, internal_ips=True)).problems() == []
     # Nothing here reaches a Compute Engine VM without an external address: refused.
-    assert "no IAP transport for Compute Engine" in cli(plan(internal_ips=True, backend="compute"))
+    assert "no IAP transport for Compute Engine" in cli(
+        plan(reach=Reach(internal_ips=True), backend="compute")
+    )
 
 
-def test_an_unknown_transport_is_named():
-    assert "Unknown transport 'telnet'" in cli(plan(transport="telnet"))
+def test_an_unknown_transport_is_refused_where_it_is_read(home, here):  # noqa: F811
+    # The Reach part holds a Transport: a word that is none is refused at the edge, exit 2.
+    stderr = refused(home, *UP, "--transport", "telnet")
+    assert "telnet" in stderr and "ssh" in stderr and "gcloud" in stderr
 
 
 @pytest.mark.parametrize(

@@ -365,7 +365,7 @@ def launch_answers(
     """launch's options as the answers the session's pipeline takes, each parsed here once
     (the command line's edge): exit 2 for what cannot be read."""
     from tpuwizard.core.launch.plan.answers import LaunchAnswers
-    from tpuwizard.core.launch.plan.parts import Guards
+    from tpuwizard.core.launch.plan.parts import Guards, Reach
 
     if accelerator is None:
         raise BadInput("Missing option '--accelerator' (a TPU type, e.g. v5litepod-4).")
@@ -395,9 +395,7 @@ def launch_answers(
         resume_from=resume_from,
         precision=precision,
         trace=trace,
-        internal_ips=internal_ips,
-        transport=transport,
-        service_account=service_account,
+        reach=Reach(transport, internal_ips, service_account),
         backend=backend,
         queue_wait_minutes=queue_wait,
         via=via,

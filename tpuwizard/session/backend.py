@@ -51,7 +51,7 @@ def backend_notes(plan: LaunchPlan, nat_checked: bool = False) -> list[str]:
             f"Compute Engine waits at least {FLEX_MIN_WAIT_S} s for Flex-start capacity (a "
             f"shorter wait is refused, as users report): it gets {FLEX_MIN_WAIT_S} s."
         )
-    if plan.internal_ips and not nat_checked:
+    if plan.reach.internal_ips and not nat_checked:
         notes.append(
             "Not checked: whether the subnet's region has Cloud NAT. Without it a VM with no "
             "external address cannot reach PyPI, and the bootstrap fails (the VM is then deleted)."

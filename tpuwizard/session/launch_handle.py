@@ -32,7 +32,7 @@ class LaunchHandle:
 
     def __init__(self, session: SessionServices, checked: CheckedPlan) -> None:
         self.session, self.checked, self.plan = session, checked, checked.plan
-        self.transport, self.ready_timeout = checked.plan.transport, checked.ready_timeout_s
+        self.transport, self.ready_timeout = checked.plan.reach.transport, checked.ready_timeout_s
         self.cancel = CancelToken()
         self.finished: ev.Finished | None = None
         self.summary = RunSummary()  # what the run came to, for the end-of-run summary

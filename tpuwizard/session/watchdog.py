@@ -96,7 +96,7 @@ def choose_watchdog(
         said_no = known is not None and known.can_arm is False
         why = known.reason if known is not None and said_no else "the watchdog was switched off"
         return WatchdogChoice(dataclasses.replace(plan, watchdog=False), None, why)
-    check = session.watchdog_check(plan.service_account)
+    check = session.watchdog_check(plan.reach.service_account)
     on = bool(asked) or kept_for_runs or default_watchdog(plan.route, check)
     decided = dataclasses.replace(plan, watchdog=on)
     # An account the caller may not attach: refused now, with every way on.

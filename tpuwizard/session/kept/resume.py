@@ -223,7 +223,10 @@ class KeptAttempts:
         answers = replace(
             replacement_answers(old.entry),
             max_run_minutes=float(math.floor(self.minutes)),  # never past the old deadline
-            transport=Transport(login.transport),  # the plan's reach rules hold for its reach
+        )
+        # The plan's reach rules hold for its reach: the transport up logged in with.
+        answers = replace(
+            answers, reach=replace(answers.reach, transport=Transport(login.transport))
         )
         plan = session.plan_launch(answers, answers.backend)
         run_id = plan.run_id

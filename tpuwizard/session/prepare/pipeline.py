@@ -107,7 +107,7 @@ def look_ahead(
         choice = by_quota(answers.accelerator, answers.zone, route, reading)
     if route in WATCHDOG_ROUTES and session is not None:
         # A check that cannot be made answers "not known" (the VM checks after create).
-        check = session.watchdog_check(answers.service_account)
+        check = session.watchdog_check(answers.reach.service_account)
     elif route not in WATCHDOG_ROUTES:
         check = None
     return Outlook(

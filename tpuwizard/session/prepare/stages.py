@@ -71,7 +71,7 @@ def compute_ok(answers: LaunchAnswers) -> bool:
     (gcloud's SSH reaches TPU API nodes only; an on-VM watchdog or an idle deadline asked for
     are the TPU API's)."""
     return (
-        answers.transport != Transport.GCLOUD
+        answers.reach.transport != Transport.GCLOUD
         and answers.watchdog is not True
         and answers.idle_minutes is None
     )
@@ -245,7 +245,7 @@ class Pipeline:
         assert self.plan is not None
         found: list[Said] = []
         try:
-            check_transport(self.answers.transport, self.practice)
+            check_transport(self.answers.reach.transport, self.practice)
         except BadInput as err:
             found.append(str(err))
         found += self.plan.problems()
@@ -310,8 +310,8 @@ class Pipeline:
             plan.zone,
             plan.route,
             plan.backend,
-            plan.internal_ips,
-            plan.transport,
+            plan.reach.internal_ips,
+            plan.reach.transport,
             at_once,
         )
         self.result = PreflightResult(self.choice, checks(session, ask, made))
@@ -347,7 +347,7 @@ class Pipeline:
         try:
             self.watchdog_choice = choose_watchdog(asks, plan, a.watchdog, a.iterate, known)
         except PlanRefused as err:
-            check = asks.watchdog_check(plan.service_account)
+            check = asks.watchdog_check(plan.reach.service_account)
             off = dataclasses.replace(plan, watchdog=False)
             if plan.deadline_keeper.googles is None and not (
                 off.problems() or attach_problems(off, check)
@@ -355,7 +355,7 @@ class Pipeline:
                 return Question(Stage.WATCHDOG, Ask.WITHOUT_WATCHDOG, _said(err), WATCHDOG_OFF)
             return Refusal(Stage.WATCHDOG, _said(err))
         except BadInput:  # asked on, and the check says the watchdog cannot run
-            check = asks.watchdog_check(plan.service_account)
+            check = asks.watchdog_check(plan.reach.service_account)
             fix = f", or allow it: {check.fix}" if check.fix else ""
             why = phrase(
                 f"The watchdog cannot run: {check.reason}. Go on without it ({{0}}){fix}",

@@ -11,6 +11,7 @@ from tpuwizard.core.launch.kept.record import KeptRecord
 from tpuwizard.core.launch.plan.answers import LaunchAnswers
 from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN, LaunchPlan
 from tpuwizard.core.launch.plan.packages import PackageSpec
+from tpuwizard.core.launch.plan.parts import Reach
 from tpuwizard.core.launch.plan.zone_rules import zones_from
 from tpuwizard.core.launch.records.ledger import Entry
 from tpuwizard.core.routes import Route
@@ -26,8 +27,7 @@ def kept_settings(plan: LaunchPlan) -> dict[str, Any]:
         "watchdog": plan.watchdog,
         "idle_minutes": plan.idle_minutes,
         "max_run_minutes": plan.max_run,
-        "internal_ips": plan.internal_ips,
-        "service_account": plan.service_account,
+        **plan.reach.record(),
         "queue_wait_minutes": plan.queue_wait_minutes,
         "packages": [[p.text, p.origin] for p in plan.packages],
         "jax": plan.jax,
@@ -55,8 +55,7 @@ def replacement_answers(entry: Entry) -> LaunchAnswers:
         max_run_minutes=settings.get("max_run_minutes"),
         watchdog=bool(settings.get("watchdog", idle_s is not None)),
         idle_minutes=settings.get("idle_minutes", idle_s / 60 if idle_s else None),
-        internal_ips=bool(settings.get("internal_ips")),
-        service_account=settings.get("service_account"),
+        reach=Reach.from_record(settings),
         backend=Backend(r.backend),  # as it was made: the replacement is made there too
         queue_wait_minutes=settings.get("queue_wait_minutes"),
         packages=tuple(PackageSpec(text, origin) for text, origin in settings.get("packages", ())),

@@ -214,7 +214,7 @@ class Launch:
         state = self.state
         assert state.resource is not None and state.created_at is not None
         deadline = self.deadline() or state.created_at + self.plan.max_run_s
-        account = self.plan.service_account
+        account = self.plan.reach.service_account
         idle_s = self.plan.idle_minutes * 60 if self.plan.idle_minutes else None
         if arm_watchdog(
             transport, state.resource, deadline, self.rt.watchdog, self.emit, account, idle_s

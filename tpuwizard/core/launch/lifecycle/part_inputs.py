@@ -84,8 +84,8 @@ def provision_input(plan: LaunchPlan, rt: Runtime) -> ProvisionInput:
         via=plan.via,
         about=diagnosis_names(plan),
         watchdog=plan.watchdog,
-        service_account=plan.service_account,
-        internal_ips=plan.internal_ips,
+        service_account=plan.reach.service_account,
+        internal_ips=plan.reach.internal_ips,
         autocheckpoint=plan.autocheckpoint_on,
         max_run_s=plan.max_run_s,
         # A probe (Flex-start failing over on Compute Engine) asks with a zero wait.

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 
 from tpuwizard.core.choices import Choice, Phrase, Said
-from tpuwizard.core.cloud.backends import Backend
+from tpuwizard.core.cloud.backends import Backend, Transport
 from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.on_backend import on_backend
@@ -24,12 +24,14 @@ def with_choice(plan: LaunchPlan, choice: Choice) -> list[LaunchPlan]:
     name to type, practice mode): those are not the plan's rules to judge."""
     c, v = choice.control, choice.value
     replace = dataclasses.replace
+    reach = plan.reach
     if c == "transport":
-        return [replace(plan, transport=v or "gcloud")]
+        return [replace(plan, reach=replace(reach, transport=Transport(v or Transport.GCLOUD)))]
     if c == "external_ips":
         if v == "on":
-            return [replace(plan, internal_ips=False)]
-        return [replace(plan, internal_ips=True, transport="gcloud")]
+            return [replace(plan, reach=replace(reach, internal_ips=False))]
+        gcloud = replace(reach, internal_ips=True, transport=Transport.GCLOUD)
+        return [replace(plan, reach=gcloud)]
     if c == "backend":  # as the session's pipeline moves a plan there: one rule
         return [on_backend(plan, Backend(v or Backend.TPU_API))]
     if c == "route" and v:

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tpuwizard.core.cloud.backends import Backend, Transport, Via
+from tpuwizard.core.cloud.backends import Backend, Via
 from tpuwizard.core.launch.plan.packages import PackageSpec
-from tpuwizard.core.launch.plan.parts import Guards
+from tpuwizard.core.launch.plan.parts import Guards, Reach
 from tpuwizard.core.launch.plan.resume_rules import DEFAULT_CHECKPOINT_EVERY_S, DEFAULT_MAX_RESTARTS
 from tpuwizard.core.plan.catalog import Slice
 from tpuwizard.core.routes import Route
@@ -41,9 +41,7 @@ class LaunchAnswers:
     failover: bool = False
     precision: bool = False
     trace: bool = False
-    internal_ips: bool = False
-    transport: Transport = Transport.SSH
-    service_account: str | None = None
+    reach: Reach = field(default_factory=Reach)
     idle_minutes: float | None = None
     queue_wait_minutes: float | None = None
     packages: tuple[PackageSpec, ...] = ()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
@@ -13,7 +12,7 @@ from typing import TYPE_CHECKING
 from tpuwizard.core import paths
 from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.cloud import gcloud_config, google_errors
-from tpuwizard.core.cloud.backends import Backend, Transport, Via
+from tpuwizard.core.cloud.backends import Backend, Via
 from tpuwizard.core.deadlines import READY_TIMEOUT_S, EndedBy, deadline_problem
 from tpuwizard.core.errors import BadInput, PlanRefused, shown
 from tpuwizard.core.launch.plan.backend_rules import backend_problems
@@ -21,8 +20,8 @@ from tpuwizard.core.launch.plan.deadline_keeper import FLEX_START, DeadlineKeepe
 from tpuwizard.core.launch.plan.guard_rules import guard_problems
 from tpuwizard.core.launch.plan.idle_rules import idle_problems
 from tpuwizard.core.launch.plan.packages import PackageSpec, package_problems
-from tpuwizard.core.launch.plan.parts import Guards
-from tpuwizard.core.launch.plan.reach_rules import reach_problems
+from tpuwizard.core.launch.plan.parts import Guards, Reach
+from tpuwizard.core.launch.plan.reach_rules import account_problems, reach_problems
 from tpuwizard.core.launch.plan.resume_rules import (
     DEFAULT_CHECKPOINT_EVERY_S,
     DEFAULT_MAX_RESTARTS,
@@ -55,7 +54,6 @@ if TYPE_CHECKING:
 
 ROUTES = CLOUD_ROUTES  # the routes a plan makes a node on
 # A service account's email: what Google accepts in Node.serviceAccount.email.
-SERVICE_ACCOUNT_RE = re.compile(r"[a-z0-9][-a-z0-9_.+]*@[a-z0-9][-a-z0-9.]*\.[a-z]{2,}")
 DEFAULT_MAX_RUN = {"vm": 120, "spot": 120, "flex": 240}  # minutes
 
 
@@ -90,11 +88,8 @@ class LaunchPlan:
     failover: bool = False
     precision: bool = False  # the verifier's fp32/bf16/int8 precision profile
     trace: bool = False  # a jax.profiler trace from every worker, copied into run_dir
-    internal_ips: bool = False  # no external addresses: only the gcloud (IAP) transport reaches
-    # How the workers are reached: "ssh" (tpuwizard's own), "gcloud" (plan/reach_rules.py's rules).
-    transport: Transport = Transport.SSH
-    # The node's service account (the watchdog deletes with its token); None: the default one.
-    service_account: str | None = None
+    # How the workers are reached and the node's service account (parts.py, reach_rules.py).
+    reach: Reach = field(default_factory=Reach)
     # A kept node for iterating (``tpuwizard up``): the watchdog also deletes it after this many
     # minutes without a heartbeat from run, watch, ssh or the wizard.
     idle_minutes: float | None = None
@@ -160,7 +155,7 @@ class LaunchPlan:
     @property
     def attaches_account(self) -> bool:
         """The create attaches a service account: the watchdog's scope, or a named account."""
-        return self.watchdog or self.service_account is not None
+        return self.watchdog or self.reach.service_account is not None
 
     @property
     def max_run(self) -> float:
@@ -288,7 +283,7 @@ class LaunchPlan:
                     "it. Leave out --autocheckpoint."
                 )
         found.extend(via_problems(self))
-        found.extend(reach_problems(self))
+        found.extend(reach_problems(self.reach, self.known_slice, self.backend))
         found.extend(idle_problems(self))
         for minutes, what in ((self.max_run_minutes, "deadline"), (self.idle_minutes, "idle time")):
             problem = deadline_problem(minutes, what)
@@ -300,13 +295,7 @@ class LaunchPlan:
                 "Flex-start already ends at its deadline (its maxRunDuration): "
                 "the watchdog is for the vm and spot routes."
             )
-        if self.service_account is not None and not SERVICE_ACCOUNT_RE.fullmatch(
-            self.service_account
-        ):
-            found.append(
-                f"{shown(self.service_account)} is not a service account email: use one such as "
-                f"NAME@{self.project or 'PROJECT'}.iam.gserviceaccount.com."
-            )
+        found.extend(account_problems(self.reach, self.project))
         if self.script is not None:
             found.extend(script_problems(self.script))
         elif self.script_args:

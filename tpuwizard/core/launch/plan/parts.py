@@ -9,6 +9,9 @@ that reads one (the workers, the kept nodes, the front ends) can hold it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+from tpuwizard.core.cloud.backends import Transport
 
 
 @dataclass(frozen=True)
@@ -21,3 +24,31 @@ class Guards:
     stall_minutes: float | None = None
     join_timeout_s: int | None = None
     heartbeat_timeout_s: int | None = None
+
+
+@dataclass(frozen=True)
+class Reach:
+    """How the workers are reached and as whom the node runs: tpuwizard's own SSH or gcloud's
+    (OS Login, IAP), external addresses or internal ones only, and the node's service account
+    (the watchdog deletes with its token; None: the project's default compute account).
+    reach_rules.py says which combinations no transport can reach."""
+
+    transport: Transport = Transport.SSH
+    internal_ips: bool = False
+    service_account: str | None = None
+
+    def record(self) -> dict[str, Any]:
+        """What a kept node's record holds of it (``run --checkpoints`` remakes the node from
+        the record alone); the transport is the login's, recorded with the login."""
+        return {"internal_ips": self.internal_ips, "service_account": self.service_account}
+
+    @classmethod
+    def from_record(cls, settings: dict[str, Any], transport: Transport = Transport.SSH) -> Reach:
+        """The part back from a kept record's settings (one from before they were recorded
+        gives the defaults)."""
+        account = settings.get("service_account")
+        return cls(
+            transport,
+            bool(settings.get("internal_ips")),
+            account if isinstance(account, str) else None,
+        )

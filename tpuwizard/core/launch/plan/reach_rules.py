@@ -1,5 +1,5 @@
 """How the workers are reached (the transport, external addresses), as rules a plan must satisfy
-before any cloud call (ReachFields.problems).
+before any cloud call: the Reach part's rules (parts.py).
 
 ``gcloud compute tpus tpu-vm ssh`` reaches Cloud TPU API nodes only; a Compute Engine TPU VM is
 an instance, reached by SSH. A TPU API node without external addresses is reached only through
@@ -11,40 +11,35 @@ is refused before create: on Google it would be a billed create and delete for n
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+import re
+from typing import TYPE_CHECKING
 
 from tpuwizard.core.choices import Choice, Said, phrase
-from tpuwizard.core.cloud.backends import COMPUTE
+from tpuwizard.core.cloud.backends import COMPUTE, Backend, Transport
+from tpuwizard.core.errors import shown
 
 if TYPE_CHECKING:
+    from tpuwizard.core.launch.plan.parts import Reach
     from tpuwizard.core.plan.catalog import Slice
 
-
-class ReachFields(Protocol):
-    """What these rules read of a plan (a :class:`LaunchPlan` has it all)."""
-
-    @property
-    def known_slice(self) -> Slice | None: ...
-
-    @property
-    def backend(self) -> str: ...
-
-    @property
-    def internal_ips(self) -> bool: ...
-
-    @property
-    def transport(self) -> str: ...
+SERVICE_ACCOUNT_RE = re.compile(r"[a-z0-9][-a-z0-9_.+]*@[a-z0-9][-a-z0-9.]*\.[a-z]{2,}")
 
 
-GCLOUD = "gcloud"
-TRANSPORTS = ("ssh", GCLOUD)  # in practice "ssh" reaches the sandbox's workers as they are
+def account_problems(reach: Reach, project: str) -> list[Said]:
+    """A node's service account must be an account's email (``project``: for the example)."""
+    account = reach.service_account
+    if account is None or SERVICE_ACCOUNT_RE.fullmatch(account):
+        return []
+    return [
+        f"{shown(account)} is not a service account email: use one such as "
+        f"NAME@{project or 'PROJECT'}.iam.gserviceaccount.com."
+    ]
 
 
-def reach_problems(plan: ReachFields) -> list[Said]:
-    """Why ``plan``'s workers could not be reached as it asks; empty when they can."""
-    if plan.transport not in TRANSPORTS:
-        return [f"Unknown transport '{plan.transport}'. Choose one of: {', '.join(TRANSPORTS)}."]
-    if plan.transport == GCLOUD and plan.backend == COMPUTE:
+def reach_problems(reach: Reach, slice_: Slice | None, backend: Backend | str) -> list[Said]:
+    """Why workers reached as ``reach`` asks could not be reached on ``backend``; empty when
+    they can."""
+    if reach.transport == Transport.GCLOUD and backend == COMPUTE:
         return [
             phrase(
                 "The gcloud transport runs `gcloud compute tpus tpu-vm ssh`, which reaches TPU "
@@ -53,9 +48,9 @@ def reach_problems(plan: ReachFields) -> list[Said]:
                 Choice("backend", "tpu-api"),
             )
         ]
-    if plan.internal_ips and plan.backend == COMPUTE:
-        return [_internal_on_compute(plan)]
-    if plan.internal_ips and plan.transport != GCLOUD:
+    if reach.internal_ips and backend == COMPUTE:
+        return [_internal_on_compute(slice_)]
+    if reach.internal_ips and reach.transport != Transport.GCLOUD:
         return [
             phrase(
                 "Without external addresses (internal IPs only) SSH from this computer cannot "
@@ -66,7 +61,7 @@ def reach_problems(plan: ReachFields) -> list[Said]:
     return []
 
 
-def _internal_on_compute(plan: ReachFields) -> Said:
+def _internal_on_compute(slice_: Slice | None) -> Said:
     """Internal addresses only on Compute Engine: nothing here reaches those VMs. The ways out
     name only what the plan then takes: the TPU API's IAP transport where it serves the type."""
     from tpuwizard.core.cloud import backend_choice
@@ -77,7 +72,6 @@ def _internal_on_compute(plan: ReachFields) -> Said:
         "reaches them by SSH to their external address (it has no IAP transport for Compute "
         "Engine), so the VM would be created, billed and deleted for nothing. "
     )
-    slice_ = plan.known_slice
     served = slice_ is not None and TPU_API in backend_choice.support_for(slice_).backends
     if served:
         return phrase(
