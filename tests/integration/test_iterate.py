@@ -266,3 +266,32 @@ def test_a_kept_name_used_again_after_its_node_was_deleted_keeps_one_node(tmp_pa
     assert run(tmp_path, str(project / "hello.py")).returncode == 0  # the only kept node
     down(tmp_path, "wd2")
     assert sandbox_is_empty(home) and ledger_all_gone(home)
+
+
+def test_status_closes_the_run_folder_of_a_node_its_idle_watchdog_deleted(tmp_path, home, project):
+    """Issue 52, item 2 (newcomer round 6, D1): `up --idle 0.2`, its watchdog deletes it, then
+    `status`: the run folder closed, the reason the idle limit, not the deadline."""
+    kept = up(tmp_path, "--idle", "0.2")
+    name, cloud = kept["name"], cloud_of(home)
+    wait_until(lambda: cloud.get_node(ZONE, name) is None, 90, "the watchdog's delete", 0.2)
+    status = subprocess.run(
+        tpuwizard_cmd("status", "--sandbox"),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env(),
+    )
+    assert status.returncode == 0, status.stderr
+    assert f"{name}, kept in {ZONE}, is gone" in status.stderr
+    assert "its watchdog, after 0.2 minutes without a run" in status.stderr
+    assert "deadline" not in status.stderr
+    (folder,) = {p.parent for p in tmp_path.glob("runs/*/outcome.json")}
+    outcome = json.loads((folder / "outcome.json").read_text())
+    assert outcome["still_existing"] == [] and name in outcome["verified_gone"]
+    assert outcome["kept_gone"][name]["reason"] == "idle"
+    assert outcome["kept_gone"][name]["seen_by"] == "status"
+    spent = json.loads((folder / "cost.json").read_text())
+    assert spent["still_running"] is False
+    assert spent["last_seen_present_at"] <= spent["verified_gone_at"]
+    assert ledger_all_gone(home)

@@ -50,6 +50,7 @@ class KeptHeartbeats:
         self._nodes: dict[str, KeptNode] = {}  # opened once: each holds its transport
         self._said: dict[str, str] = {}  # the last problem reported per node (said once)
         self._noted: set[str] = set()  # the kept nodes these heartbeats put in the billing state
+        self.rounds = 0  # rounds ended (a test waits on it, never on a fixed sleep)
         self._thread: threading.Thread | None = None
 
     def start(self) -> KeptHeartbeats:
@@ -95,6 +96,7 @@ class KeptHeartbeats:
             intervals.append(heartbeat_interval(KeptRecord.of(entry).idle_s))
             if self._listed(entry):
                 self._beat(entry)
+        self.rounds += 1
         self.on_change()
         return min(intervals)
 
