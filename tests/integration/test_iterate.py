@@ -74,7 +74,7 @@ def test_up_run_twice_a_failing_script_and_down(tmp_path, home, project):
     assert second.returncode == 0, second.stderr
     assert "nothing changed since the last copy" in second.stderr
     kept_line = f"[practice] Kept: {kept['name']} (v5litepod-1) in {ZONE}, not billed ($"
-    assert kept_line in second.stderr and "min unless used" in second.stderr
+    assert kept_line in second.stderr and "It deletes itself after 30 minutes" in second.stderr
     assert "installing" not in second.stderr + second.stdout  # no bootstrap, no verifier
     assert "PASS" not in second.stderr + second.stdout
 
@@ -172,7 +172,7 @@ def test_watch_runs_again_when_a_file_is_saved(tmp_path, home, project):
     assert "backend cpu" in shell.stdout and "dot-venv-ok" in shell.stdout
     assert "COURSE_EXPECT_PLATFORM=cpu JAX_PLATFORMS=cpu set" in shell.stdout  # the banner
     assert (home_w0 / ".tpuwizard" / "heartbeat").stat().st_mtime >= before - 1
-    assert "[practice] Kept: " in shell.stderr and "unless used" in shell.stderr  # its state
+    assert "[practice] Kept: " in shell.stderr and "It deletes itself after" in shell.stderr
 
 
 def test_the_idle_deadline_deletes_the_node_after_the_laptop_is_killed(tmp_path, home, project):
@@ -266,3 +266,32 @@ def test_a_kept_name_used_again_after_its_node_was_deleted_keeps_one_node(tmp_pa
     assert run(tmp_path, str(project / "hello.py")).returncode == 0  # the only kept node
     down(tmp_path, "wd2")
     assert sandbox_is_empty(home) and ledger_all_gone(home)
+
+
+def test_status_closes_the_run_folder_of_a_node_its_idle_watchdog_deleted(tmp_path, home, project):
+    """Issue 52, item 2 (newcomer round 6, D1): `up --idle 0.2`, its watchdog deletes it, then
+    `status`: the run folder closed, the reason the idle limit, not the deadline."""
+    kept = up(tmp_path, "--idle", "0.2")
+    name, cloud = kept["name"], cloud_of(home)
+    wait_until(lambda: cloud.get_node(ZONE, name) is None, 90, "the watchdog's delete", 0.2)
+    status = subprocess.run(
+        tpuwizard_cmd("status", "--sandbox"),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env(),
+    )
+    assert status.returncode == 0, status.stderr
+    assert f"{name}, kept in {ZONE}, is gone" in status.stderr
+    assert "its watchdog, after 0.2 minutes without a run" in status.stderr
+    assert "deadline" not in status.stderr
+    (folder,) = {p.parent for p in tmp_path.glob("runs/*/outcome.json")}
+    outcome = json.loads((folder / "outcome.json").read_text())
+    assert outcome["still_existing"] == [] and name in outcome["verified_gone"]
+    assert outcome["kept_gone"][name]["reason"] == "idle"
+    assert outcome["kept_gone"][name]["seen_by"] == "status"
+    spent = json.loads((folder / "cost.json").read_text())
+    assert spent["still_running"] is False
+    assert spent["last_seen_present_at"] <= spent["verified_gone_at"]
+    assert ledger_all_gone(home)

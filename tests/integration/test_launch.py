@@ -157,7 +157,7 @@ def test_keep_leaves_it_running_until_teardown(tmp_path, home):
     # After the launch (on stderr beside --json): it is kept, what it costs, how to end it.
     last = stderr.strip().splitlines()[-1]
     assert last.startswith("[practice] Kept: kept-node (v5litepod-1) in ") and "$" in last
-    assert last.endswith("`tpuwizard down --sandbox kept-node` ends it")
+    assert last.endswith("End it with: tpuwizard down --sandbox kept-node.")
     listed = status(tmp_path)
     assert [(r["name"], r["state"], r["accelerator"]) for r in listed] == [
         ("kept-node", "READY", "v5litepod-1")

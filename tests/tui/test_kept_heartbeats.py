@@ -89,3 +89,39 @@ async def test_a_node_kept_on_compute_engine_shows_googles_deadline_in_the_statu
     finally:
         down(tmp_path, name)
         stop_lasting_sandbox(home)
+
+
+@pytest.mark.rotating("kept-node-e2e")
+async def test_a_kept_node_deleted_elsewhere_leaves_the_bar_the_guard_and_the_parting_words(
+    tmp_path, home, monkeypatch
+):
+    """Issue 52, item 1 (newcomer round 6, finding 2): the wizard open, `tpuwizard down` in
+    another process deletes its kept node; within one heartbeat the bar shows nothing, Ctrl+Q
+    quits without a guard, and no parting word names the node."""
+    from tests.integration.iterate_helpers import up as keep_one
+    from tests.tui.test_quit_summary import finish_messages
+
+    name = keep_one(tmp_path, "--idle", "30")["name"]
+    beat_s = 1.0
+    try:
+        app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
+        app.kept_beat_s = beat_s
+        said = finish_messages(app, monkeypatch)
+        async with app.run_test(size=SIZE) as pilot:
+            await on_screen(pilot, "RouteScreen")
+            await until(pilot, lambda: "KEPT" in status_bar_text(app), 60, "the kept node shown")
+            assert name in status_bar_text(app)
+            down(tmp_path, name)  # another process: verified gone there
+            rounds = app.heartbeats.rounds
+            # One round started after the delete, and the bar read after it: nothing kept.
+            await until(pilot, lambda: app.heartbeats.rounds >= rounds + 2, 30, "a heartbeat")
+            await pilot.pause()
+            assert "KEPT" not in status_bar_text(app) and name not in status_bar_text(app)
+            assert app.billing.existing() == []
+            await pilot.press("ctrl+q")
+            await until(pilot, lambda: not app.is_running, 30, "the exit without a guard")
+        assert app.return_code == 0
+        (message,) = said
+        assert message is None or name not in message, message
+    finally:
+        stop_lasting_sandbox(home)

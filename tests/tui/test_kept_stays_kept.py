@@ -73,7 +73,10 @@ async def test_a_launch_beside_a_kept_node_says_what_it_made_and_what_still_bill
             assert "Nothing is billing" not in summary
             stays = f"Still running: {name} (v5litepod-1) in us-central1-a stays kept"  # practice
             assert stays in summary and "(practice: not billed; on Google" in summary
-            assert "$1.20/h" in summary and "unless it is used" in summary
+            assert (
+                "$1.20/h" in summary
+                and "It deletes itself after 30 minutes without a run" in summary
+            )
             assert f"tpuwizard down --sandbox {name}" in summary
         assert any(key.endswith(f"/nodes/{name}") for key in sandbox_nodes(home))
     finally:

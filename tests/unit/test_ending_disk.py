@@ -74,7 +74,7 @@ def test_a_keep_the_disk_refuses_keeps_the_node_says_it_bills_and_exits_4(tmp_pa
     assert code == finished.exit_code == EXIT_TEARDOWN and finished.remaining == ["tpu-a"]
     said = "\n".join(line for e in events for line in describe(e))
     # A practice runtime: the words say it runs, not billed (practice bills nothing).
-    assert "Kept tpu-a in us-central1-a on purpose: it keeps running until you delete it" in said
+    assert "Kept tpu-a in us-central1-a on purpose: it keeps running (practice: not billed" in said
     assert "(practice: not billed; on Google" in said
     assert "could not record that tpu-a is kept (No space left on device)" in said
     assert held.kept_in in said

@@ -841,8 +841,8 @@ CASES = [
         [
             (
                 "Kept tpuwizard-k in us-central1-a on purpose: it keeps billing about "
-                "$4.80/h (estimate) until you delete it: tpuwizard down tpuwizard-k. "
-                "No watchdog guards it: only a teardown ends it."
+                "$4.80/h (estimate). No watchdog guards it: it bills until you delete it. "
+                "End it with: tpuwizard down tpuwizard-k."
             ),
         ],
     ),
@@ -859,8 +859,8 @@ CASES = [
         [
             (
                 "Kept tpuwizard-k in us-central1-a on purpose: it keeps billing about "
-                "$4.80/h (estimate) until you delete it: tpuwizard down tpuwizard-k. "
-                "Its watchdog deletes it at 01:00, even if this laptop sleeps."
+                "$4.80/h (estimate). It deletes itself at 01:00 (its deadline). "
+                "End it with: tpuwizard down tpuwizard-k."
             ),
         ],
     ),
@@ -878,8 +878,8 @@ CASES = [
         [
             (
                 "Kept tpuwizard-k in us-central1-a on purpose: it keeps billing at "
-                "most $6.00/h (estimate) until you delete it: tpuwizard down "
-                "tpuwizard-k. Google ends it at its maximum run time, about 02:00."
+                "most $6.00/h (estimate). Google deletes it at about 02:00. "
+                "End it with: tpuwizard down tpuwizard-k."
             ),
         ],
     ),
@@ -896,8 +896,8 @@ CASES = [
         [
             (
                 "Kept tpuwizard-k in us-central1-a on purpose: it keeps billing about "
-                "$4.80/h (estimate) until you delete it: tpuwizard down tpuwizard-k. "
-                "No watchdog guards it: only a teardown ends it."
+                "$4.80/h (estimate). No watchdog guards it: it bills until you delete it. "
+                "End it with: tpuwizard down tpuwizard-k."
             ),
         ],
     ),
@@ -1025,10 +1025,10 @@ CASES = [
         ),
         [
             (
-                "Kept tpuwizard-k in us-central1-a on purpose: it keeps running until you "
-                "delete it (practice: not billed; on Google about $4.80/h, estimate): "
-                "tpuwizard down --sandbox tpuwizard-k. No watchdog guards it: only a teardown "
-                "ends it."
+                "Kept tpuwizard-k in us-central1-a on purpose: it keeps running (practice: "
+                "not billed; on Google about $4.80/h, estimate). No watchdog guards it: it "
+                "runs until you delete it (practice: not billed). "
+                "End it with: tpuwizard down --sandbox tpuwizard-k."
             ),
         ],
     ),

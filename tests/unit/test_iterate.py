@@ -21,6 +21,7 @@ from tpuwizard.core.remote.jobs import Job
 from tpuwizard.core.remote.sync import WORK_DIR, LocalFolder, sync_folder
 from tpuwizard.core.remote.transports import LocalTransport
 from tpuwizard.session.kept.lines import KeptInfo
+from tpuwizard.words.kept_end import kept_info_line
 
 
 @pytest.fixture
@@ -182,9 +183,8 @@ def test_kept_info_idle_deadline_is_the_last_heartbeat_plus_idle_capped_by_max_r
         KeptInfo("n", "z", "a", "READY", 100.0, None, None, None, 600.0, None).idle_deadline
         == 700.0
     )
-    assert (
-        "no watchdog"
-        in KeptInfo("n", "z", "a", "READY", 0, None, None, None, None, None).describe()
+    assert "No watchdog guards it" in kept_info_line(
+        KeptInfo("n", "z", "a", "READY", 0, None, None, None, None, None)
     )
 
 

@@ -86,9 +86,9 @@ def test_an_armed_watchdog_keeps_a_waiting_keep(tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     ("ended_by", "deadline", "words"),
     [
-        ("watchdog", 2000.0, "Its watchdog deletes it at"),
-        ("google", 2000.0, "Google ends it"),
-        ("nothing", None, "No watchdog guards it: only a teardown ends it."),
+        ("watchdog", 2000.0, "It deletes itself at"),
+        ("google", 2000.0, "Google deletes it at about"),
+        ("nothing", None, "No watchdog guards it: it bills until you delete it."),
     ],
 )
 def test_the_kept_line_says_what_ends_the_node(ended_by, deadline, words):

@@ -6,6 +6,8 @@ from __future__ import annotations
 import time
 from types import SimpleNamespace
 
+import pytest
+
 from tpuwizard.core.deadlines import idle_deadline
 from tpuwizard.core.launch.records.billing_state import Billed, BillingState
 from tpuwizard.core.launch.records.ledger import Entry, Resource
@@ -96,7 +98,9 @@ def fake_session(entries: list[Entry], failing: set[str], gone: set[str] = froze
         entries=lambda: entries,
         open=lambda name: FakeNode(book, name, name in failing),
         book=SimpleNamespace(read=lambda: dict(book)),
+        settled=[],
     )
+    kept_nodes.settle = lambda name, seen_by: kept_nodes.settled.append((name, seen_by))
     cloud = SimpleNamespace(get_node=lambda zone, name: None if name in gone else object())
     return SimpleNamespace(
         kept=kept_nodes, billing=BillingState(), cloud=cloud, cloud_for=lambda backend: cloud
@@ -130,6 +134,48 @@ def test_a_node_that_is_gone_stops_showing_and_no_kept_node_means_a_slow_check()
     assert session.billing.get("a") is None
     session.kept.entries = lambda: []
     assert beats.beat_once() == IDLE_CHECK_S
+
+
+@pytest.mark.parametrize(
+    ("how", "shown", "settled"),
+    [
+        ("still listed", True, []),
+        ("left the ledger", False, []),  # `down` in another terminal closed its record
+        ("not in the listing", False, [("a", "heartbeat")]),  # its watchdog, the console
+        ("listing unreadable", True, []),  # it may still exist: it keeps showing
+    ],
+)
+def test_a_kept_node_leaves_the_billing_state_in_the_round_it_leaves_the_ledger_or_listing(
+    how, shown, settled
+):
+    """Issue 52, item 1: the bar, the meter, the quit guard and the parting words read the
+    billing state; a node deleted elsewhere leaves it within one heartbeat."""
+    session = fake_session([entry("a"), entry("b")], failing=set())
+    beats = KeptHeartbeats(session, lambda message: None)  # type: ignore[arg-type]
+    beats.beat_once()
+    assert session.billing.get("a") is not None
+    if how == "left the ledger":
+        session.kept.entries = lambda: [entry("b")]
+    elif how == "not in the listing":
+        session.cloud.get_node = lambda zone, name: None if name == "a" else object()
+    elif how == "listing unreadable":
+
+        def refused(zone, name):
+            raise OSError("zone unreachable")
+
+        session.cloud.get_node = refused
+    beats.beat_once()
+    assert (session.billing.get("a") is not None) is shown
+    assert session.billing.get("b") is not None  # the other kept node stays
+    assert session.kept.settled == settled
+    assert bool(session.billing.undecided()) is False  # kept nodes never ask at quit
+
+
+def test_the_longest_wait_between_rounds_can_be_set():
+    session = fake_session([entry("a", idle_s=1800.0)], failing=set())
+    assert KeptHeartbeats(session, print).beat_once() == 60.0  # type: ignore[arg-type]
+    beats = KeptHeartbeats(session, print, longest_s=0.5)  # type: ignore[arg-type]
+    assert beats.beat_once() == 0.5
 
 
 def test_heartbeats_stop():

@@ -11,6 +11,7 @@ from tpuwizard.core.launch.records.ledger import Ledger, Resource
 from tpuwizard.core.plan import catalog
 from tpuwizard.session.kept.lines import recorded_kept
 from tpuwizard.session.practice.sandbox import LASTING_SERVER_FILE, PRACTICE_PROJECT
+from tpuwizard.words.kept_end import kept_info_line
 
 LINE = "Kept: tpuwizard-ab12 (v5litepod-4) in us-central1-a, $"
 
@@ -40,8 +41,8 @@ def test_fit_says_the_kept_node_on_stderr_and_its_json_stays_json(home):
     json.loads(done.stdout)  # one JSON document, the kept line is not in it
     lines = [line for line in done.stderr.splitlines() if "Kept:" in line]
     assert len(lines) == 1 and lines[0].startswith(LINE)
-    assert "deletes itself in 30 min unless used" in lines[0]
-    assert lines[0].endswith("`tpuwizard down tpuwizard-ab12` ends it")
+    assert "It deletes itself after 30 minutes without a run" in lines[0]
+    assert lines[0].endswith("End it with: tpuwizard down tpuwizard-ab12.")
     # Cheap: reading the ledger loads no cloud client, no grpc, no jax.
     assert loaded_after(["fit", "48", "--json"]) == []
 
@@ -91,8 +92,8 @@ def test_a_deleted_node_and_a_passed_deadline(home):
     (info,) = recorded_kept()
     # Its watchdog should have deleted it, unless Google preempted it: the line says which
     # command makes sure, not that it "should be deleting itself".
-    assert "past its deadline, so gone unless Google preempted it" in info.describe()
-    assert "`tpuwizard down tpuwizard-ab12` deletes it if it is still there" in info.describe()
+    assert "Past its deadline, so gone unless Google preempted it" in kept_info_line(info)
+    assert "`tpuwizard down tpuwizard-ab12` deletes it if it is there" in kept_info_line(info)
     assert info.to_dict()["practice"] is False and not info.checked
 
 
@@ -101,8 +102,8 @@ def test_practice_nodes_count_while_the_practice_cloud_runs(home):
     assert recorded_kept() == []  # no practice cloud holds it any more
     (home / "sandbox" / LASTING_SERVER_FILE).write_text("{}")
     (info,) = recorded_kept()
-    assert info.describe().startswith("[practice] Kept: tpuwizard-cd34 (v5litepod-4)")
-    assert "`tpuwizard down --sandbox tpuwizard-cd34` ends it" in info.describe()
+    assert kept_info_line(info).startswith("[practice] Kept: tpuwizard-cd34 (v5litepod-4)")
+    assert "End it with: tpuwizard down --sandbox tpuwizard-cd34." in kept_info_line(info)
 
 
 def test_down_says_what_is_still_kept_after_it_and_lists_it_in_json(home):
@@ -134,5 +135,5 @@ def test_a_kept_flex_start_node_says_the_most_it_has_cost_not_unknown(home):
         cost.estimate(catalog.parse_accelerator("v6e-4"), "flex", 60, "us-east5-a") is None
     )  # no published price
     assert info.cost_usd is None and info.cost_at_most_usd is not None
-    assert f"at most ${info.cost_at_most_usd:.2f} so far" in info.describe()
-    assert "unknown" not in info.describe()
+    assert f"at most ${info.cost_at_most_usd:.2f} so far" in kept_info_line(info)
+    assert "unknown" not in kept_info_line(info)

@@ -24,6 +24,7 @@ from tpuwizard.session.kept.lines import kept_info
 from tpuwizard.tui.screens.summary import headline
 from tpuwizard.tui.widgets.status_bar import meter_text
 from tpuwizard.words.event_text import describe
+from tpuwizard.words.kept_end import kept_info_line
 from tpuwizard.words.kept_text import guard_until_words, kept_line
 from tpuwizard.words.summary_text import summary_lines
 from tpuwizard.words.teardown_text import teardown_lines
@@ -74,7 +75,7 @@ def test_one_decision_says_what_bills_and_practice_bills_nothing(tmp_path, pract
         text = "\n".join(lines)
         assert "Still running (practice: not billed): tpu-a." in text  # the launch's last line
         assert "STILL RUNNING (practice: not billed): tpu-a." in text  # the summary's
-        assert "it keeps running until you delete it (practice: not billed" in text
+        assert "it keeps running (practice: not billed" in text
         assert "RUNNING tpu-a" in text and "if real" in text  # the wizard's meter
     else:  # the same launch, real: every one of them says it bills
         text = "\n".join(claims)
@@ -99,8 +100,8 @@ def test_status_and_teardown_lines_follow_the_session(practice):
     failed = TeardownResult(r, False, Diagnosis("x", "still listed", "it is listed"))
     now = time.time()
     info = kept_info(Entry(r, "kept", now, now - 60, {"kept_at": now}), "READY", {}, practice)
-    lines = [*teardown_lines(failed, "owner", practice), info.describe()]
+    lines = [*teardown_lines(failed, "owner", practice), kept_info_line(info)]
     claims = [line for line in lines if BILLS.search(line) or "bills until" in line]
     assert (claims == []) if practice else claims, lines
     if practice:
-        assert "not billed ($" in info.describe() and "[practice] Kept:" in info.describe()
+        assert "not billed ($" in lines[-1] and "[practice] Kept:" in lines[-1]

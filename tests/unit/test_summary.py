@@ -60,7 +60,7 @@ def test_a_failed_check_a_failing_script_and_a_kept_node_say_so_in_words():
     assert "Your script: exit 3" in text and "(no output)" in text
     assert "Failed during script: Your script failed" in text
     assert "STILL BILLING: tpuwizard-r1." in text
-    assert "Delete it with: tpuwizard teardown tpuwizard-r1" in text
+    assert "End it with: tpuwizard down tpuwizard-r1." in text and "teardown" not in text
     assert not summary.nothing_billing and not summary.checks_passed
 
 
@@ -70,7 +70,7 @@ def test_the_wizards_summary_says_still_billing_and_how_to_delete_as_the_cli_doe
     summary = fold(kept, ev.Finished(False, 1, "runs/r1", None, ["tpuwizard-r1"]))
     text = "\n".join(summary_lines(summary, "wizard"))
     assert "STILL BILLING: tpuwizard-r1." in text
-    assert "Delete it with: tpuwizard teardown tpuwizard-r1" in text
+    assert "End it with: tpuwizard down tpuwizard-r1." in text and "teardown" not in text
     unfinished = "\n".join(summary_lines(fold(), "wizard"))
     assert "The launch did not finish: check with tpuwizard status." in unfinished
 

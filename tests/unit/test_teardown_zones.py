@@ -21,6 +21,7 @@ from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.sandbox.google import FORBIDDEN_ZONES
 from tpuwizard.session.kept.lines import KeptInfo
 from tpuwizard.session.session import Session
+from tpuwizard.words.kept_end import kept_info_line
 
 ZONE, (BAD,) = "us-central1-a", FORBIDDEN_ZONES  # listed, and refused with 403
 
@@ -169,7 +170,7 @@ def test_past_its_deadline_the_line_names_the_command_not_a_hope():
         "kept-node", ZONE, "v5litepod-1", "not checked", time.time() - 3600, 1.0, 1.2,
         None, 1800.0, None, checked=False,
     )  # fmt: skip
-    line = info.describe()
+    line = kept_info_line(info)
     assert "should be deleting itself" not in line
     assert "preempted" in line and "`tpuwizard down kept-node` deletes it" in line
 

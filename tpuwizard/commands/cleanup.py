@@ -104,8 +104,12 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
             show("No Cloud TPU you created with tpuwizard exists any more: none is billing.")
         elif not found.unchecked:
             show("Nothing you created with tpuwizard exists any more: nothing of yours is billing.")
+        from tpuwizard.words.kept_end import kept_info_line
+
         for info in kept.infos:  # kept for iterating: what they cost, when they delete themselves
-            show(info.describe())  # checked with the cloud: part of status's answer, so on stdout
+            show(
+                kept_info_line(info)
+            )  # checked with the cloud: part of status's answer, so on stdout
         if found.others:
             flex = any(b.resource.route == Route.FLEX for b in found.others)
             label = cost.label(flex)

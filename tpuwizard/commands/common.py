@@ -147,10 +147,25 @@ def show(text: str = "") -> None:
     click.echo(visible_lines(text))
 
 
+_SAID_KEPT: set[str] = set()  # kept nodes this command's own lines named with their end
+
+
+def kept_said(name: str) -> None:
+    """This command's own lines said how ``name`` ends and what ends it (``up``'s Kept line):
+    the kept-node lines after it leave it out, so each fact is said once."""
+    _SAID_KEPT.add(name)
+
+
 def say_kept_nodes() -> None:
-    """One line per kept node on stderr, from the ledger (no cloud client, no jax)."""
+    """One line per kept node on stderr, from the ledger (no cloud client, no jax), but those
+    the command itself just described."""
+    from tpuwizard.words.kept_end import kept_info_line
+
+    said = set(_SAID_KEPT)
+    _SAID_KEPT.clear()
     for info in _recorded_kept():
-        say(info.describe())
+        if info.name not in said:
+            say(kept_info_line(info))
 
 
 def kept_now() -> list[dict[str, object]]:

@@ -20,6 +20,7 @@ from tpuwizard.commands.common import (
     backend_option,
     check_script,
     cloud_errors,
+    kept_said,
     open_session,
     project_option,
     queue_wait_option,
@@ -242,6 +243,7 @@ def keep_when_up(session: Session, handle: LaunchHandle, as_json: bool) -> tuple
         if received or not handed or kept is None:
             delete_kept(session, plan.node_name)
             sys.exit(exit_code(received, code if code != EXIT_OK else EXIT_FAILED))
+        kept_said(kept.node or kept.name)  # its Kept line said how it ends and what ends it
         for line in _kept_lines(plan, session.practice, unrecorded):
             say(line)
     return kept, unrecorded
@@ -273,29 +275,35 @@ def _up_events(handle: LaunchHandle, as_json: bool) -> tuple[ev.Kept | None, boo
 
 
 def _kept_lines(plan: LaunchPlan, practice: bool, unrecorded: bool) -> list[str]:
-    """How to use the kept node, and how it ends."""
-    from tpuwizard.words.bill_words import bills_until_deleted
-
+    """How to use the kept node. How it ends and the command that ends it were said once, in
+    its Kept line (words/kept_end.py), and are not said again here."""
     sandbox_flag = " --sandbox" if practice else ""
+    script = next_script(Path.cwd())
     lines = [
-        f"\n{plan.node_name} is up and kept: {bills_until_deleted(practice)}.",
-        f"  run your script:  tpuwizard run{sandbox_flag} train.py",
-        f"  re-run on save:   tpuwizard watch{sandbox_flag} train.py",
+        f"\n{plan.node_name} is up and kept.",
+        f"  run your script:  tpuwizard run{sandbox_flag} {script}",
+        f"  re-run on save:   tpuwizard watch{sandbox_flag} {script}",
     ]
     if plan.route == Route.SPOT:
         lines.append(
-            f"  survive preemption: tpuwizard run{sandbox_flag} --checkpoints DIR train.py"
+            f"  survive preemption: tpuwizard run{sandbox_flag} --checkpoints DIR {script}"
         )
-    lines.append(f"  tear it down:     tpuwizard down{sandbox_flag} {plan.node_name}")
-    if plan.idle_minutes is not None:
-        lines.append(
-            f"  it deletes itself after {plan.idle_minutes:g} idle minutes, or at its deadline."
-        )
-    elif plan.deadline_keeper.googles:
-        lines.append(f"  Google deletes it at its deadline, {plan.max_run:g} minutes after create.")
     if unrecorded:
         lines.append(f"  Its record is not in the ledger (said above): exit {EXIT_TEARDOWN}.")
     return lines
+
+
+def next_script(folder: Path) -> str:
+    """The script a next step names: one that is in ``folder`` (train.py, main.py, or its only
+    Python file), else ``SCRIPT`` for the user to fill in."""
+    try:
+        found = sorted(p.name for p in folder.glob("*.py") if p.is_file())
+    except OSError:  # an unreadable folder: name none
+        return "SCRIPT"
+    for usual in ("train.py", "main.py"):
+        if usual in found:
+            return usual
+    return found[0] if len(found) == 1 else "SCRIPT"
 
 
 def _run_once(

@@ -438,8 +438,10 @@ class PlainWizard:
             infos = recorded_kept()
         except Exception:  # a ledger that cannot be read costs these lines, not the walk
             return
+        from tpuwizard.words.kept_end import kept_info_line
+
         for info in infos:
-            self.say(info.describe())
+            self.say(kept_info_line(info))
 
 
 def _minutes(text: str) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tpuwizard.core import untrusted
+from tpuwizard.core.launch.kept.end_reason import EndReason
 from tpuwizard.core.launch.records.run_files import COST_FILE, read_record, write_record
 
 if TYPE_CHECKING:
@@ -93,17 +94,30 @@ def write_free_outcome(
         write_record(run_dir / OUTCOME_FILE, record)
 
 
-def close_kept_run(run_dir: Path, name: str, gone_at: float) -> None:
-    """``name``, kept at the end of the run whose folder is ``run_dir``, is verified gone at
-    ``gone_at``: its ``cost.json`` stops saying "still running" and adds what it cost from the
-    keep to gone (at the price it was kept at), and ``outcome.json`` lists it as verified gone.
-    A folder moved or deleted since, or a file edited by hand, is left as it is: the ledger
-    holds the facts, and a record that cannot be brought up to date costs only itself."""
+def close_kept_run(
+    run_dir: Path,
+    name: str,
+    gone_at: float,
+    reason: EndReason = EndReason.DELETED,
+    seen_by: str = "delete",
+    last_seen_at: float | None = None,
+) -> None:
+    """``name``, kept at the end of the run whose folder is ``run_dir``, is gone: verified gone
+    by a delete, or first seen gone at ``gone_at`` by ``seen_by`` (its zone's listing lacked
+    it). Its ``cost.json`` stops saying "still running" and counts what it cost from the keep
+    up to ``gone_at`` (at the price it was kept at), beside the last time it was known present
+    (``last_seen_at``); ``outcome.json`` lists it as gone, how that is known and the reason the
+    evidence supports. The first to close it wins: a later sighting changes nothing. A folder
+    moved or deleted since, or a file edited by hand, is left as it is: the ledger holds the
+    facts, and a record that cannot be brought up to date costs only itself."""
     if not run_dir.is_dir():
         return
     spent = read_record(run_dir / COST_FILE)
     if spent is not None and spent.get("still_running") is True:
-        write_record(run_dir / COST_FILE, _cost_at_gone(spent, gone_at))
+        closed = _cost_at_gone(spent, gone_at)
+        if last_seen_at is not None:
+            closed["last_seen_present_at"] = last_seen_at
+        write_record(run_dir / COST_FILE, closed)
     outcome = read_record(run_dir / OUTCOME_FILE)
     if outcome is not None and name in _names(outcome.get("still_existing")):
         outcome["still_existing"] = [n for n in _names(outcome["still_existing"]) if n != name]
@@ -112,6 +126,18 @@ def close_kept_run(run_dir: Path, name: str, gone_at: float) -> None:
         outcome["kept_verified_gone_at"] = {
             **(ended if isinstance(ended, dict) else {}),
             name: gone_at,
+        }
+        how = outcome.get("kept_gone")
+        outcome["kept_gone"] = {
+            **(how if isinstance(how, dict) else {}),
+            name: {
+                "reason": str(reason),
+                "seen_by": seen_by,
+                # A delete lists the zone to verify; any other sighting is the zone's listing too.
+                "known_by": "the zone's listing no longer has it",
+                "seen_gone_at": gone_at,
+                "last_seen_present_at": last_seen_at,
+            },
         }
         write_record(run_dir / OUTCOME_FILE, outcome)
 

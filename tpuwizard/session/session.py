@@ -390,6 +390,7 @@ class Session:
                     results.append(TeardownResult(resource, False, why))
                     continue
                 cloud = self.cloud_for(resource.backend)
+                self._seen_gone_before_delete(resource)
                 result = delete_and_verify(cloud, self.ledger, resource)
                 if result.verified:
                     self.billing.forget(resource.name, resource.zone)
@@ -399,6 +400,21 @@ class Session:
 
         # Its OS Login key goes too, once nothing recorded logs in with it (each result says).
         return forget_after_teardown(self.cloud_for, self.ledger, results)
+
+    def _seen_gone_before_delete(self, resource: Resource) -> None:
+        """A kept node its zone's listing already lacks: its run folder closes with the reason
+        its times support, not as deleted by this command (which then only verifies)."""
+        kept = [e for e in self.ledger.open_entries() if e.op == "kept"]
+        for entry in kept:
+            if entry.resource.key != resource.key:
+                continue
+            try:
+                cloud = self.cloud_for(resource.backend)
+                listed = cloud.get_node(resource.zone, resource.node_id or resource.name)
+            except Exception:  # unread: the delete that follows says what it finds
+                return
+            if listed is None:
+                self.kept.seen_gone(entry, "teardown")
 
     def _close_kept_run(self, resource: Resource) -> None:
         """A node a launch kept, now verified gone: the records in that launch's run folder

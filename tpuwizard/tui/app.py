@@ -61,6 +61,7 @@ class WizardApp(App[int]):
         self.leaving: int | None = None  # the exit code, once a way out was chosen
         self.signal_received: int | None = None
         self.heartbeats: Any = None  # KeptHeartbeats: the kept nodes' heartbeats while open
+        self.kept_beat_s: float | None = None  # their longest wait (None: the session's 60 s)
         self.leftover_check: Any = None  # the worker checking for earlier runs' resources
         self.connected = threading.Event()  # the cloud chosen on Account is open (set each time)
         self.connecting = threading.Lock()  # one connect at a time (tui/leftover_check.py)

@@ -27,20 +27,18 @@ def farewell(
     for b in existing:
         if b in before:
             continue  # said above
-        command = (
-            kept.delete_command
-            if kept is not None and kept.name == b.name
-            else f"tpuwizard teardown {b.name}" + (" --sandbox" if practice else "")
-        )
         hourly = about(
             cost.hourly(b.slice, b.route, b.zone),
             cost.at_most_hourly(b.slice, b.route, b.zone),
         )
-        guard = kept_guard_words(kept) if kept is not None and kept.name == b.name else ""
         bills = (
             f"is {still_running(True)}; on Google {hourly}/h (estimate)"
             if practice
             else f"is still running and billing {hourly}/h (estimate)"
         )
-        lines.append(f"{b.name} in {b.zone} {bills}. Delete it with: {command}.{guard}")
+        if kept is not None and kept.name == b.name:  # its end and `down`, as its Kept line
+            lines.append(f"{b.name} in {b.zone} {bills}.{kept_guard_words(kept)}")
+            continue
+        command = f"tpuwizard teardown {b.name}" + (" --sandbox" if practice else "")
+        lines.append(f"{b.name} in {b.zone} {bills}. Delete it with: {command}.")
     return "\n".join(lines)

@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 from typing import Any
 
-from tpuwizard.session.kept.heartbeats import KeptHeartbeats
+from tpuwizard.session.kept.heartbeats import LONGEST_BEAT_S, KeptHeartbeats
 
 
 def start_heartbeats(app: Any) -> KeptHeartbeats:
@@ -23,4 +23,5 @@ def start_heartbeats(app: Any) -> KeptHeartbeats:
     def problem(message: str) -> None:
         soon(app.notify, message, title="Kept node", severity="warning", timeout=10)
 
-    return KeptHeartbeats(app.session, problem, lambda: soon(app.refresh_status)).start()
+    longest = app.kept_beat_s if app.kept_beat_s is not None else LONGEST_BEAT_S
+    return KeptHeartbeats(app.session, problem, lambda: soon(app.refresh_status), longest).start()

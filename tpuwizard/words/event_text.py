@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
 from tpuwizard.core.cloud.types import UP_STATES
-from tpuwizard.core.deadlines import EndedBy
 from tpuwizard.core.errors import BadInput, PlanRefused
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.events.colab import (
@@ -38,6 +37,7 @@ from tpuwizard.words.colab_text import colab_lines
 from tpuwizard.words.course_text import OUTPUT_WORDS, not_fetched_hint, sigterm_words
 from tpuwizard.words.figures import about, count, money
 from tpuwizard.words.kaggle_text import kaggle_lines
+from tpuwizard.words.kept_end import end_it_words, kept_end_sentence
 from tpuwizard.words.oslogin_text import login_key_words
 from tpuwizard.words.resume_text import chain_event_lines
 from tpuwizard.words.sent_text import folder_sentence, left_out_lines, size_words
@@ -211,17 +211,12 @@ def _ending_lines(event: ev.Event, audience: Audience) -> list[str] | None:
             return [login_key_words(event)]
         case ev.Kept():
             hourly = about(event.price_per_hour_usd, event.price_at_most_usd)
-            until = kept_guard_words(event)
             if event.practice:
-                runs = (
-                    f"it keeps running until you delete it ({bill_words.NOT_BILLED}; on "
-                    f"Google {hourly}/h, estimate)"
-                )
+                runs = f"it keeps running ({bill_words.NOT_BILLED}; on Google {hourly}/h, estimate)"
             else:
-                runs = f"it keeps billing {hourly}/h (estimate) until you delete it"
+                runs = f"it keeps billing {hourly}/h (estimate)"
             return [
-                f"Kept {event.name} in {event.zone} on purpose: {runs}: "
-                f"{event.delete_command}.{until}"
+                f"Kept {event.name} in {event.zone} on purpose: {runs}.{kept_guard_words(event)}"
             ]
         case ev.LedgerRecordHeld():
             return [held_record_words(event)]
@@ -562,12 +557,10 @@ def held_record_words(event: ev.LedgerRecordHeld) -> str:
 
 
 def kept_guard_words(event: ev.Kept) -> str:
-    """What ends a kept node without us, said as it is (a sentence with a leading space)."""
-    if event.ended_by == EndedBy.WATCHDOG and event.deadline is not None:
-        return f" Its watchdog deletes it at {_clock(event.deadline)}, even if this laptop sleeps."
-    if event.ended_by == EndedBy.GOOGLE and event.deadline is not None:
-        return f" Google ends it at its maximum run time, about {_clock(event.deadline)}."
-    return " No watchdog guards it: only a teardown ends it."
+    """How a kept node ends without us, and the one command that ends it now (two sentences,
+    each from words/kept_end.py, with a leading space)."""
+    end = kept_end_sentence(event.idle_minutes, event.deadline, event.ended_by, event.practice)
+    return f" {end} {end_it_words(event.node or event.name, event.practice)}"
 
 
 def json_event(event: ev.Event) -> dict[str, Any]:

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import time
 
+from tpuwizard.core.deadlines import EndedBy
 from tpuwizard.core.launch.records.billing_state import Billed, BillingState
 from tpuwizard.core.plan import cost
 from tpuwizard.words import bill_words
 from tpuwizard.words.figures import about
+from tpuwizard.words.kept_end import end_it_words, kept_end_sentence
 
 
 def _clock(epoch: float) -> str:
@@ -36,18 +38,24 @@ def kept_line(item: Billed, practice: bool) -> str:
         cost.hourly(item.slice, item.route, item.zone),
         cost.at_most_hourly(item.slice, item.route, item.zone),
     )
-    deadline = kept_deadline_words(item, practice)
-    flag = " --sandbox" if practice else ""
     bills = (
         f"it runs ({bill_words.NOT_BILLED}; on Google {hourly}/h, estimate)"
         if practice
         else f"it bills {hourly}/h (estimate)"
     )
     return (
-        f"{item.name} ({item.accelerator}) in {item.zone} stays kept, as you chose: {bills}"
-        f"{'; ' + deadline if deadline else ''}. "
-        f"Delete it with: tpuwizard down{flag} {item.name}."
+        f"{item.name} ({item.accelerator}) in {item.zone} stays kept, as you chose: {bills}. "
+        f"{billed_end_sentence(item, practice)} {end_it_words(item.name, practice)}"
     )
+
+
+def billed_end_sentence(item: Billed, practice: bool) -> str:
+    """A kept node's end sentence (words/kept_end.py) from what the billing state holds."""
+    idle = item.idle_s / 60 if item.idle_s else None
+    by = EndedBy.GOOGLE if item.deadline_by_google else None
+    if item.kept_since is not None and idle is None and item.max_deadline is None:
+        by = EndedBy.NOTHING
+    return kept_end_sentence(idle, item.max_deadline, by, practice)
 
 
 def kept_elsewhere(billing: BillingState, but: str | None = None) -> list[Billed]:

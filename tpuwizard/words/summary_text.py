@@ -14,6 +14,7 @@ from tpuwizard.words.course_text import OUTPUT_WORDS, not_fetched_hint, sigterm_
 from tpuwizard.words.event_text import (
     SCRIPT_TAIL,
     held_record_words,
+    kept_guard_words,
     next_steps,
     zone_listed_lines,
 )
@@ -104,7 +105,7 @@ def _summary_lines(summary: RunSummary, audience: Audience, elsewhere: Sequence[
                 f"  MAY EXIST: {', '.join(unseen)} (its create's answer was lost on the network); "
                 "tpuwizard status checks it once the network is back."
             )
-        lines += [f"    Delete it with: {k.delete_command}" for k in s.kept]
+        lines += [f"   {kept_guard_words(k)}" for k in s.kept]  # its end, and `down` for it
     if audience == "wizard":  # the CLI and plain mode print the list's own event just above
         lines += [f"  {line}" for listed in s.zone_lists for line in zone_listed_lines(listed)]
     lines += [f"  {held_record_words(h)}" for h in s.held]  # the disk refused these records

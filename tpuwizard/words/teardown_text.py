@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tpuwizard.core.routes import Route
 from tpuwizard.words import bill_words
 from tpuwizard.words.event_text import diagnosis_text, held_record_words
 from tpuwizard.words.oslogin_text import login_key_words
 
 if TYPE_CHECKING:
+    from tpuwizard.core.launch.kept.end_reason import EndReason, GoneEvidence
     from tpuwizard.core.launch.teardown.verified import TeardownResult
     from tpuwizard.session.kept.nodes import KeptGone
 
@@ -60,20 +60,37 @@ def preempted_lines(result: TeardownResult, practice: bool) -> list[str]:
 
 
 def kept_gone_line(gone: KeptGone) -> str:
-    """A kept node that no tpuwizard command here deleted is gone: what is known of who did.
-    Its deadline (idle or --max-run, as recorded) had passed: its watchdog, or Google at its
-    run's end; it had not: not its watchdog (a spot node: perhaps Google's preemption)."""
-    import time
-
+    """A kept node that no tpuwizard command here deleted is gone: the reason its times support
+    (:func:`~tpuwizard.core.launch.kept.end_reason.end_reason`), never a limit whose time had
+    not come."""
     info = gone.info
     head = f"{info.name}, kept in {info.zone}, is gone, and no tpuwizard command here deleted it"
-    end = info.idle_deadline if info.idle_deadline is not None else info.max_deadline
-    if end is not None and end <= time.time():
-        return f"{head}: its deadline had passed, so its watchdog (or Google) most likely did."
-    so = "its deadline had not passed, so not its watchdog: " if end else "it had no deadline: "
-    if gone.route == Route.SPOT:
-        return f"{head}: {so}Google preempted it, or someone deleted it by hand."
-    return f"{head}: {so}someone deleted it by hand (another person, or another tool)."
+    return f"{head}: {end_reason_words(gone.reason, gone.evidence)}."
+
+
+def end_reason_words(reason: EndReason, evidence: GoneEvidence) -> str:
+    """Who ended a kept node, as its evidence says: the limit that passed, a preemption the
+    listing showed, else outside tpuwizard."""
+    from tpuwizard.core.launch.kept.end_reason import EndReason
+
+    match reason:
+        case EndReason.IDLE:
+            minutes = (evidence.idle_s or 0.0) / 60
+            return f"its watchdog, after {minutes:g} minutes without a run"
+        case EndReason.MAX_RUN:
+            at = _clock(evidence.max_deadline or evidence.seen_gone_at)
+            return f"its --max-run deadline at {at} passed (its watchdog, or Google at that time)"
+        case EndReason.PREEMPTED:
+            return "Google preempted it (its zone's listing showed it PREEMPTED)"
+        case EndReason.DELETED:
+            return "tpuwizard deleted it and verified it gone"
+    return "deleted outside tpuwizard (or by Google)"
+
+
+def _clock(epoch: float) -> str:
+    import time
+
+    return time.strftime("%H:%M", time.localtime(epoch))
 
 
 def stopped_lines(result: TeardownResult, practice: bool) -> list[str]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from tpuwizard.core.launch.kept.end_reason import EndReason, GoneEvidence
     from tpuwizard.core.launch.teardown.verified import TeardownResult
     from tpuwizard.session.kept.lines import KeptInfo
 
@@ -22,6 +23,8 @@ class KeptGone:
 
     info: KeptInfo
     route: str | None
+    evidence: GoneEvidence
+    reason: EndReason  # what its evidence's times support (end_reason.py)
 
 
 @dataclass

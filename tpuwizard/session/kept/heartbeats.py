@@ -5,6 +5,10 @@ idle time. While the wizard is open the user is still working, so a worker threa
 node a heartbeat at the cadence ``run`` uses (idle/4 s, at most 60 s), and notes each kept node,
 with its last heartbeat, in the session's :class:`BillingState` (the status bar shows it, with
 its cost and its idle deadline). A node that cannot be reached is reported, never raised.
+
+Each round reads the ledger and each node's zone listing first: a node that left either (``down``
+in another terminal, its watchdog, a preemption, the console) leaves the billing state in that
+round, so the bar, the meter, the quit guard and the parting words (which all read it) drop it.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ if TYPE_CHECKING:
     from tpuwizard.session.session import Session
 
 IDLE_CHECK_S = 60.0  # with no kept node, how often the ledger is read again for a new one
+LONGEST_BEAT_S = 60.0  # the longest wait between two rounds (a test sets a shorter one)
 
 
 class KeptHeartbeats:
@@ -36,12 +41,16 @@ class KeptHeartbeats:
         session: Session,
         on_problem: Callable[[str], None],
         on_change: Callable[[], None] = lambda: None,
+        longest_s: float = LONGEST_BEAT_S,
     ) -> None:
         self.session = session
         self.on_problem, self.on_change = on_problem, on_change
+        self.longest_s = longest_s
         self._stop = threading.Event()
         self._nodes: dict[str, KeptNode] = {}  # opened once: each holds its transport
         self._said: dict[str, str] = {}  # the last problem reported per node (said once)
+        self._noted: set[str] = set()  # the kept nodes these heartbeats put in the billing state
+        self.rounds = 0  # rounds ended (a test waits on it, never on a fixed sleep)
         self._thread: threading.Thread | None = None
 
     def start(self) -> KeptHeartbeats:
@@ -77,14 +86,35 @@ class KeptHeartbeats:
         names = {node_id(e.resource) for e in entries}
         for gone in set(self._nodes) - names:
             del self._nodes[gone]
-        intervals = [IDLE_CHECK_S]
+        for left in self._noted - names:  # left the ledger (`down` elsewhere): off every view
+            self.session.billing.forget(left)
+        self._noted &= names
+        intervals = [IDLE_CHECK_S, self.longest_s]
         for entry in entries:
             if self._stop.is_set():
                 break
             intervals.append(heartbeat_interval(KeptRecord.of(entry).idle_s))
-            self._beat(entry)
+            if self._listed(entry):
+                self._beat(entry)
+        self.rounds += 1
         self.on_change()
         return min(intervals)
+
+    def _listed(self, entry: Entry) -> bool:
+        """Its zone's listing still has it (or could not be read: it may exist, so it keeps
+        showing). One the listing lacks leaves the meter, the bar and the quit guard now, and
+        its run folder and ledger record close (:meth:`KeptNodes.settle`)."""
+        name = node_id(entry.resource)
+        if self._gone(entry):
+            self._nodes.pop(name, None)
+            self._noted.discard(name)
+            self.session.billing.forget(name)
+            try:
+                self.session.kept.settle(name, "heartbeat")
+            except Exception as err:  # the listing said gone: the views hold that already
+                self._say(name, f"{name}: gone, but its records could not be closed: {err}")
+            return False
+        return True
 
     def _beat(self, entry: Entry) -> None:
         name = node_id(entry.resource)
@@ -96,10 +126,9 @@ class KeptHeartbeats:
         except Exception as err:  # shown by the front end; the next round tries again
             self._nodes.pop(name, None)  # gone or unreachable: find it afresh next time
             self._say(name, f"{name}: heartbeat not sent: {err}")
-            if self._gone(entry):
-                self.session.billing.forget(name)  # the API says it no longer exists
             return
         self._said.pop(name, None)
+        self._noted.add(name)
         self.session.billing.note_kept(self._billed(entry, time.time()))
 
     def _gone(self, entry: Entry) -> bool:

@@ -60,38 +60,6 @@ class KeptInfo:
             "practice": self.practice,
         }
 
-    def describe(self) -> str:
-        """The one line every command, status and plain mode show for a kept node: where it is,
-        what it has cost, when it deletes itself, and how to end it now."""
-        if self.cost_usd is not None:
-            spent = f"${self.cost_usd:.2f} so far"
-        elif self.cost_at_most_usd is not None:
-            spent = f"at most ${self.cost_at_most_usd:.2f} so far (no published price)"
-        else:
-            spent = "cost unknown (no price for it in the catalog)"
-        if self.practice:  # practice bills nothing: the figure is what Google would charge
-            spent = f"not billed ({spent} if it were real)"
-        label, flag = ("[practice] ", " --sandbox") if self.practice else ("", "")
-        down, ends = f"`tpuwizard down{flag} {self.name}`", "ends it"
-        now, idle = time.time(), self.idle_deadline
-        end = idle if idle is not None else self.max_deadline
-        if end is None:
-            limit = "no watchdog: it " + ("runs" if self.practice else "bills") + " until deleted"
-        elif end <= now:
-            # Its watchdog should have deleted it, unless it died with the VM: Google preempting
-            # a spot node takes the watchdog too, and the queued resource stays ACTIVE.
-            limit = "past its deadline, so gone unless Google preempted it (with its watchdog)"
-            ends = "deletes it if it is still there"
-        else:
-            minutes = max(1, round((end - now) / 60))
-            limit = f"deletes itself in {minutes} min " + (
-                "unless used" if idle is not None else "(its deadline)"
-            )
-        return (
-            f"{label}Kept: {self.name} ({self.accelerator}) in {self.zone}, {spent}, {limit}; "
-            f"{down} {ends}"
-        )
-
 
 def recorded_kept() -> list[KeptInfo]:
     """Every kept node the ledgers know (real, then practice), priced and timed from the ledger

@@ -41,6 +41,7 @@ from tpuwizard.core.launch.workers.heartbeat import heartbeat_interval, heartbea
 from tpuwizard.core.launch.workers.stall import stall_seconds
 from tpuwizard.core.remote.sync import LocalFolder
 from tpuwizard.session.kept.check import KeptCheck, KeptGone
+from tpuwizard.session.kept.gone import close_gone_run, gone_evidence
 from tpuwizard.session.kept.lines import kept_info, node_id
 
 if TYPE_CHECKING:
@@ -93,11 +94,10 @@ class KeptNodes:
             except Exception:  # that zone's error is reported once, by the reconciliation
                 continue
             if node is None:  # deleted (its deadline, or by hand): status reconciles the ledger
-                info = kept_info(entry, "gone", beats, self.session.practice)
-                checked.gone.append(KeptGone(info, r.route))
+                checked.gone.append(self.seen_gone(entry, "status", beats))
                 continue
             if preempted(node, r):
-                checked.preempted += self.end_preempted(entry)
+                checked.preempted += self.end_preempted(entry, "status")
                 continue
             info = kept_info(entry, node.state, beats, self.session.practice)
             # The deadline the cloud itself enforces, read back (Flex-start's run end) when it
@@ -109,12 +109,28 @@ class KeptNodes:
             checked.infos.append(replace(info, max_deadline=ends) if ends else info)
         return checked
 
-    def end_preempted(self, entry: Entry) -> list[TeardownResult]:
+    def end_preempted(self, entry: Entry, seen_by: str) -> list[TeardownResult]:
         """A kept node that Google preempted: its watchdog died with its VM and its queued
-        resource stays ACTIVE, so nothing else would delete it. Delete both and verify."""
+        resource stays ACTIVE, so nothing else would delete it. Its run folder closes with the
+        preemption as its end (seen by ``seen_by``); then both are deleted and verified."""
+        evidence = gone_evidence(entry, self.book.read(), preempted=True)
+        close_gone_run(entry, evidence, seen_by)
         return self.session.delete([entry.resource])
 
-    def settle(self, name: str) -> None:
+    def seen_gone(
+        self, entry: Entry, seen_by: str, beats: dict[str, float] | None = None
+    ) -> KeptGone:
+        """``entry``'s node is not in its zone's listing, seen by ``seen_by``: its run folder
+        closes now (the first to see it gone closes it) with the reason its times support.
+        Its ledger record is closed by the survey that verifies it gone (``status``'s, or
+        :meth:`settle`)."""
+        beats = self.book.read() if beats is None else beats
+        evidence = gone_evidence(entry, beats)
+        reason = close_gone_run(entry, evidence, seen_by)
+        info = kept_info(entry, "gone", beats, self.session.practice)
+        return KeptGone(info, entry.resource.route, evidence, reason)
+
+    def settle(self, name: str, seen_by: str = "up") -> None:
         """Check the kept records called ``name`` against the cloud, as ``status`` does: one
         whose node is verified gone (its idle watchdog deleted it) or whose name a newer node
         holds is closed, so that a name used again names one kept node. A record that cannot
@@ -125,17 +141,20 @@ class KeptNodes:
             if name in (entry.resource.name, node_id(entry.resource)):
                 try:
                     cloud = self.session.cloud_for(entry.resource.backend)
-                    check_record(cloud, self.session.ledger, entry)
+                    still = check_record(cloud, self.session.ledger, entry)
                 except Exception:  # unreachable: it may still exist, so it stays recorded
                     continue
+                if still is None:  # not listed (or its name another's): its folder closes
+                    self.seen_gone(entry, seen_by)
 
-    def open(self, name: str | None) -> KeptNode:
-        """The kept node called ``name``, or the only one when no name is given."""
+    def open(self, name: str | None, seen_by: str = "run") -> KeptNode:
+        """The kept node called ``name``, or the only one when no name is given (``seen_by``:
+        who asks, recorded in its run folder if it is found gone)."""
         entries = self.entries()
         called = [node_id(e.resource) for e in entries]
         twice = {n for n in called if called.count(n) > 1}  # a name used again since
         for again in twice:
-            self.settle(again)  # its earlier node, deleted meanwhile, is closed first
+            self.settle(again, seen_by)  # its earlier node, deleted meanwhile, is closed first
         entries = self.entries() if twice else entries
         if name is not None:
             entries = [e for e in entries if name in (e.resource.name, node_id(e.resource))]
@@ -156,7 +175,9 @@ class KeptNodes:
         cloud = self.session.cloud_for(entry.resource.backend)
         node = cloud.get_node(entry.resource.zone, node_id(entry.resource))
         if node is not None and preempted(node, entry.resource):
-            raise KeptPreempted(node_id(entry.resource), self.end_preempted(entry))
+            raise KeptPreempted(node_id(entry.resource), self.end_preempted(entry, "run"))
+        if node is None:  # its folder and its ledger record close (once verified gone)
+            self.settle(node_id(entry.resource), seen_by)
         if node is not None:
             self._check_identity(entry, node)
         if node is None or not node.up:

@@ -182,10 +182,18 @@ class ScriptScreen(RunScreen):
         "Your script runs on the TPU host; its output streams here and its files come back. "
         "When it ends, run it again on the same node (Edit and rerun opens your editor first) "
         "while time remains before the deadline, or open a Shell on worker 0 to look around "
-        "(the wizard comes back when you exit it; the node keeps billing meanwhile); Tear down "
+        "(the wizard comes back when you exit it; the node {keeps} meanwhile); Tear down "
         "deletes the node. A spot run that resumes after preemption says above the log which "
-        "attempt this is and where it resumed from; the meter counts every attempt's billing."
+        "attempt this is and where it resumed from; the meter counts every attempt."
     )
+
+    def action_help(self) -> None:
+        """The help, with what the node does meanwhile said as practice or real says it."""
+        from tpuwizard.tui.screens.help import HelpScreen
+
+        practice = host(self).state.practice
+        text = self.HELP.format(keeps=keeps_billing(practice))
+        self.app.push_screen(HelpScreen(self.STEP, text, self.CAN_GO_BACK))
 
     def compose_body(self) -> ComposeResult:
         yield from self.compose_attempt()
