@@ -137,8 +137,8 @@ ROTATING_PER_RUN: dict[str, int] = {
     "kept-node-e2e": 6,  # of 26: up, run, watch, ssh, down; Run again, Keep, idle, OS Login,
     # fit --measure --node (refused before SSH, stopped by SIGINT)
     "real-tools-e2e": 3,  # of 13: gcloud, the course's programs, ownership, SkyPilot, k8s, ...
-    "kaggle-e2e": 1,  # of 3: status and teardown after launch --route kaggle, ownership
-    "colab-e2e": 1,  # of 3: launch --route colab stopped by SIGINT, SIGTERM, SIGKILL (teardown)
+    "kaggle-e2e": 1,  # of 4: status and teardown after launch --route kaggle, ownership, secrets
+    "colab-e2e": 1,  # of 4: launch --route colab stopped by SIGINT, SIGTERM, SIGKILL; secrets
     "multihost-e2e": 1,  # of 3: a v5litepod-16's four workers, their traces, one killed
     "deep-checks-e2e": 1,  # of 3: the precision profile and trace: verify, launch, the wizard
 }

@@ -73,6 +73,31 @@ def test_practice_pushes_follows_downloads_and_checks_the_receipt(tmp_path, proj
     assert KernelLedger(Path(clean_env()["TPUWIZARD_HOME"]) / "kaggle-ledger.jsonl").held() == []
 
 
+def test_an_output_file_that_cannot_be_downloaded_loses_only_itself(tmp_path, project):
+    """Reliability round 6, G6: a file named with a byte that is no UTF-8 cannot be served
+    (the stand-in answers 404, as a transient error would on Kaggle); it lost the receipt, the
+    output and every other file. Now each file comes on its own: the rest of the run stays."""
+    (project / "main.py").write_text(
+        "import os\nos.makedirs('out', exist_ok=True)\nopen('out/ok.txt', 'w').write('fine')\n"
+        "open(b'out/caf\\xe9.txt', 'w').write('x')\nprint('wrote both', flush=True)\n"
+    )
+    env = cli_env(tmp_path)
+    code, events, err = launch(project, env, "--sandbox", "--fetch", "out/**", "--max-run", "5")
+    assert code == 1, err  # a file of the script's did not come back: the run fails for it
+    run_dir = Path(events[-1]["run_dir"])
+    [receipt] = named(events, "receipt_saved")
+    assert receipt["ok"] and (run_dir / "receipt.json").is_file()
+    assert "wrote both" in (run_dir / "output.txt").read_text()
+    assert (run_dir / "kernel.log").is_file()
+    assert (run_dir / "files" / "out" / "ok.txt").read_text() == "fine"
+    [missed] = named(events, "file_not_fetched")
+    assert missed["path"] == str(run_dir / "files" / "out" / "caf\\xe9.txt")
+    assert missed["incomplete"] and missed["reason"]
+    said = " ".join(err.split())
+    assert "Your script: exit 0." in said and "Receipt: none was saved" not in said
+    assert "1 file(s) did not come back whole (a run fails for it)." in said
+
+
 def test_a_kernel_that_ran_on_cpu_fails_naming_the_pinned_image(tmp_path, project, stand_in):
     server = stand_in("pinned")
     code, events, err = launch(project, cli_env(tmp_path, server))

@@ -125,6 +125,13 @@ def test_two_preemptions_resume_from_the_copied_checkpoints_bit_for_bit(tmp_path
         text=True,
     )
     assert tampered.returncode == 1 and "chain_sha256 does not match" in tampered.stdout
+    # The run folder checks by its chain: gone, it is never "valid" from the last receipt alone.
+    (run_dir / "chain.json").unlink()
+    folder = subprocess.run(
+        tpuwizard_cmd("receipt", "check", str(run_dir)), capture_output=True, text=True
+    )
+    assert folder.returncode == 1 and "its chain of attempts is missing" in folder.stdout
+    assert f"{run_dir / 'chain.json'}: REJECTED" in folder.stdout
 
 
 def test_a_checkpoints_folder_outside_the_scripts_folder_exits_2_before_any_create(tmp_path, home):

@@ -227,11 +227,21 @@ def test_an_unknown_option_before_script_is_refused_not_taken_for_the_script(hom
 
 
 def test_a_script_in_the_home_folder_is_refused_before_create(here, home, monkeypatch):
-    """Its whole folder would be copied to the TPU: exit 2 with the fix, nothing made."""
+    """Its whole folder would be sent, on every route: exit 2 with the fix, nothing made."""
     monkeypatch.setenv("HOME", str(here))
-    for args in ([*LAUNCH, "--script", "train.py"], ["run", "--sandbox", "train.py"]):
+    free = ["launch", "--sandbox", "--script", "train.py", "--route"]
+    for args, sent_to in (
+        ([*LAUNCH, "--script", "train.py"], "to the TPU"),
+        (["run", "--sandbox", "train.py"], "to the TPU"),
+        # Reliability round 6, G1: the free routes packed the whole home (every dot-file).
+        ([*free, "kaggle"], "inside a Kaggle kernel"),
+        ([*free, "colab"], "to the Colab runtime"),
+    ):
         err = refused(home, *args)
-        assert "your home folder" in err and "Put the script in its own folder" in err
+        assert f"train.py is in your home folder ({here})" in err, err
+        assert f"sends the script's whole folder {sent_to}" in err
+        assert "Put the script in its own folder" in err
+        assert not (here / "runs").exists()
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK
 from tpuwizard.core.kaggle import kernel
 from tpuwizard.core.kaggle.credentials import KaggleCredentials, NoCredentials, find_credentials
 from tpuwizard.core.kaggle.ledger import KernelLedger
-from tpuwizard.core.kaggle.protocol import KaggleCallFailed, Pushed, Quota
+from tpuwizard.core.kaggle.protocol import Downloaded, KaggleCallFailed, Pushed, Quota
 from tpuwizard.core.kaggle.run import prepare_run, run_kernel, stop_kernel
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.events.kaggle import (
@@ -190,7 +190,7 @@ class FakeKernels:
         yield "PASS backend"
         yield 'TPUWIZARD {"kind": "check"}'
 
-    def download(self, ref: str, folder: Path) -> list[Path]:
+    def download(self, ref: str, folder: Path) -> Downloaded:
         ours = folder / kernel.OUTPUT_FOLDER
         ours.mkdir(parents=True)
         (ours / "receipt.json").write_text(json.dumps(self.receipt))
@@ -199,9 +199,12 @@ class FakeKernels:
             (ours / "script_exit").write_text(self.script_exit)
             (ours / "files").mkdir()
             (ours / "files" / "result.txt").write_text("done")
-        return [ours / "receipt.json"]
+        for name, _ in self.missed:  # listed, and failed on their own: never written
+            (folder / name).unlink(missing_ok=True)
+        return Downloaded([ours / "receipt.json"], list(self.missed))
 
     script_exit: str | None = None
+    missed: tuple[tuple[str, str], ...] = ()
 
     def docker_image(self, ref: str) -> str | None:
         return self.image
@@ -269,6 +272,35 @@ def test_a_runs_summary_holds_its_checks_its_scripts_exit_its_files_and_the_kept
     assert f"`tpuwizard teardown {kernel_}` deletes it" in said
     for wrong in ("none ran", "did not finish", "Nothing was created", "Nothing was copied"):
         assert wrong not in said
+
+
+@pytest.mark.parametrize(
+    ("missed", "said", "receipt"),
+    [
+        # The script's file with a name no disk here takes: the rest of the run stays.
+        ("tpuwizard/files/out/caf\udce9.txt", "files/out/caf\\xe9.txt", True),
+        ("tpuwizard/output.txt", "output.txt", True),  # the output lost, the receipt kept
+        ("tpuwizard/receipt.json", "receipt.json", False),  # no receipt: said as before
+    ],
+)
+def test_one_output_file_that_does_not_come_loses_only_itself_and_is_named(
+    tmp_path, missed, said, receipt
+):
+    """Reliability round 6, G6: one failing file lost the receipt, the output and the rest."""
+    from tpuwizard.core.kaggle.output import shown_name
+
+    fake = FakeKernels(tmp_path)
+    fake.script_exit = "0"
+    fake.missed = ((shown_name(missed), "Kaggle answered (HTTP 404): not found"),)
+    run, _, events = _run(tmp_path, fake)
+    [not_fetched] = [e for e in events if isinstance(e, ev.FileNotFetched)]
+    assert not_fetched.path.endswith(said) and not_fetched.incomplete
+    assert not_fetched.path.startswith(str(run.run_dir)) and "HTTP 404" in not_fetched.reason
+    assert events[-1] == ev.Finished(False, EXIT_FAILED, str(run.run_dir), None)
+    assert (run.run_dir / "receipt.json").is_file() == receipt
+    assert (run.run_dir / "files" / "result.txt").read_text() == "done"  # the others came
+    assert any(isinstance(e, ev.ScriptFinished) for e in events)
+    assert any(isinstance(e, ev.ReceiptSaved) for e in events) == receipt
 
 
 def test_a_kernel_deleted_on_request_is_said_deleted_in_the_summary(tmp_path):

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from tpuwizard.core.kaggle.ledger import KernelLedger
-from tpuwizard.core.kaggle.protocol import KaggleCallFailed, Pushed, Quota
+from tpuwizard.core.kaggle.protocol import Downloaded, KaggleCallFailed, Pushed, Quota
 from tpuwizard.core.kaggle.records import (
     PracticeSession,
     check_kernel,
@@ -48,7 +48,7 @@ class Kaggle:
     def log_lines(self, ref: str) -> Iterator[str]:
         raise AssertionError("not asked")
 
-    def download(self, ref: str, folder: Path) -> list[Path]:
+    def download(self, ref: str, folder: Path) -> Downloaded:
         raise AssertionError("not asked")
 
     def docker_image(self, ref: str) -> str | None:

@@ -78,3 +78,29 @@ def test_a_clean_ledger_has_no_side_file(tmp_path):
     ledger.record("intent", GOOD)
     ledger.entries()
     assert ledger.unreadable == [] and not ledger.side_file.exists()
+
+
+def _fifo(path):
+    import os
+
+    os.mkfifo(path)
+
+
+@pytest.mark.parametrize(
+    ("put", "why"),
+    [
+        (_fifo, "it is a named pipe (FIFO), not a regular file"),
+        (lambda path: path.mkdir(), "it is a folder, not a regular file"),
+        (lambda path: path.symlink_to("/dev/zero"), "it is a character device (such as"),
+        (lambda path: None, None),  # none yet: reads as empty
+        (lambda path: path.write_bytes(b'{"op": "pushed"\n\xff\n'), None),  # bad lines skipped
+    ],
+)
+def test_a_free_route_ledger_that_cannot_be_read_says_why(tmp_path, put, why):
+    """Reliability round 6, G7: ``status`` and ``teardown --all`` say this beside the TPUs."""
+    from tpuwizard.core.kaggle.ledger import unreadable
+
+    path = tmp_path / "kaggle-ledger.jsonl"
+    put(path)
+    said = unreadable(path)
+    assert said == why if why is None else said is not None and said.startswith(why)

@@ -6,6 +6,7 @@ has ended and a spot request whose queueing policy has expired since (it was sav
 """
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -70,3 +71,54 @@ def test_an_old_state_file_moves_on_with_the_clock_and_is_saved_in_its_format(
     # Ids go on from the saved counter (8): the node takes 9, its operation 10.
     assert op["name"] == f"projects/p/locations/{ZONE}/operations/operation-10"
     assert state.nodes.get_node("p", ZONE, "next")["id"] == "7000000000000000009"
+
+
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def _endless(path: Path) -> None:
+    path.symlink_to("/dev/zero")
+
+
+def _folder(path: Path) -> None:
+    path.mkdir()
+
+
+def _too_large(path: Path) -> None:
+    path.write_text('{"nodes": {}, "queued": {}, "pad": "' + "x" * 2048 + '"}')
+
+
+def _cut_short(path: Path) -> None:
+    path.write_text('{"nodes": {')
+
+
+@pytest.mark.parametrize(
+    ("put", "said"),
+    [
+        (_fifo, "it is a named pipe (FIFO), not a regular file"),
+        (_endless, "it is a character device (such as /dev/zero), not a regular file"),
+        (_folder, "it is a folder, not a regular file"),
+        (_too_large, "it is larger than 1 KiB"),
+        (_cut_short, "it is damaged ("),
+    ],
+)
+def test_a_state_file_that_is_no_small_json_file_is_said_never_read_without_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, put, said
+) -> None:
+    """Issue 56 (reliability round 6, G7): a FIFO hung status and teardown, /dev/zero grew a
+    teardown to 24 GB. Each is refused at once, saying what the file is, and left in place."""
+    from tpuwizard.sandbox import store
+    from tpuwizard.sandbox.model import ApiError
+
+    monkeypatch.setattr(store, "STATE_LIMIT_BYTES", 1024)
+    home = tmp_path / "sandbox"
+    home.mkdir()
+    put(home / "state.json")
+    state = store.StateStore(home)  # a damaged file is said on each request, not at the start
+    with pytest.raises(ApiError) as caught, state.transaction():
+        pass
+    assert caught.value.http == 500 and said in caught.value.message
+    assert f"cannot read its state file {home / 'state.json'}" in caught.value.message
+    assert "move that file aside" in caught.value.message
+    assert (home / "state.json").is_symlink() or (home / "state.json").exists()

@@ -9,7 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from tpuwizard.core.remote.sent_files import IGNORE_FILE, LeftOut, measure, walk
+from tests.planted_secrets import OPENSSH_KEY, PLANTED, named_left_out, plant, sent_names
+from tpuwizard.core.remote.secret_rules import SNIFF_BYTES
+from tpuwizard.core.remote.sent_files import (
+    IGNORE_FILE,
+    LeftOut,
+    measure,
+    walk,
+    whole_home_or_root,
+)
 
 PEM = (
     "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n"
@@ -180,3 +188,92 @@ def test_more_secret_names(tmp_path, name):
     (root / name).write_text("x")
     names, left = sent(root)
     assert names == ["main.py"] and left.secrets == [name]
+
+
+@pytest.mark.parametrize(("rel", "text", "named"), [(r, t, n) for r, (t, n) in PLANTED.items()])
+def test_each_planted_credential_file_is_left_out_and_named(tmp_path, rel, text, named):
+    """Reliability round 6, G1: each file alone beside the script, by its name (BY_NAME hold
+    nothing secret-looking) or by its content (BY_CONTENT have innocent names)."""
+    root = tmp_path / "lesson"
+    (root / rel).parent.mkdir(parents=True, exist_ok=True)
+    (root / rel).write_text(text)
+    (root / "main.py").write_text("print(1)\n")
+    names, left = sent(root)
+    assert names == ["main.py"] and left.secrets == [named]
+
+
+def test_a_planted_folder_sends_only_what_is_no_secret_and_names_every_secret(tmp_path):
+    root = tmp_path / "lesson"
+    root.mkdir()
+    plant(root)
+    names, left = sent(root)
+    assert names == sent_names()
+    assert sorted(left.secrets) == named_left_out()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "gh" + "p_tooshort",  # a prefix alone, or too short to be a token
+        "hf" + "_abc",
+        "AK" + "IAIOSFODNN7EXAMPLE and nothing else",  # an access key id without its secret
+        "PRIVATE KEY is a phrase",  # the words without the armour
+        '{"private_key_id": "1"}',  # the id of a key, not the key
+    ],
+)
+def test_what_only_looks_like_a_secret_is_sent(tmp_path, text):
+    root = tmp_path / "lesson"
+    root.mkdir()
+    (root / "main.py").write_text("print(1)\n")
+    (root / "notes.txt").write_text(text)
+    assert sent(root) == (["main.py", "notes.txt"], LeftOut())
+
+
+def test_a_key_past_the_sniffed_bound_is_not_looked_for_and_binary_files_are_not_read(tmp_path):
+    """The bound the module states: a file's first SNIFF_BYTES; a binary file (a NUL in its
+    first BINARY_PROBE_BYTES) is data, not a credential file."""
+    root = tmp_path / "lesson"
+    root.mkdir()
+    (root / "main.py").write_text("print(1)\n")
+    (root / "near.txt").write_text("x" * (SNIFF_BYTES - 100) + OPENSSH_KEY)
+    (root / "far.txt").write_text("x" * SNIFF_BYTES + OPENSSH_KEY)
+    (root / "data.bin").write_bytes(b"\0" + OPENSSH_KEY.encode())
+    names, left = sent(root)
+    assert names == ["data.bin", "far.txt", "main.py"] and left.secrets == ["near.txt"]
+
+
+def test_a_file_replaced_by_a_fifo_after_the_listing_does_not_hang_the_sniff(tmp_path):
+    from tpuwizard.core.remote.secret_rules import holds_a_secret
+
+    os.mkfifo(tmp_path / "fifo")
+    assert not holds_a_secret(tmp_path / "fifo", 10, 1, 1)
+
+
+@pytest.mark.parametrize("where", ["home", "root"])
+def test_the_home_folder_and_the_root_are_never_sent_on_any_route(tmp_path, monkeypatch, where):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    folder = tmp_path if where == "home" else Path("/")
+    said = whole_home_or_root(folder, "train.py", "inside a Kaggle kernel")
+    assert said is not None and "sends the script's whole folder inside a Kaggle kernel" in said
+    assert ("your home folder" if where == "home" else "the root folder /") in said
+    assert whole_home_or_root(tmp_path / "lesson", "train.py", "to the TPU") is None
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        "glpat-" + "AbCdEfGhIjKlMnOpQrSt",
+        "npm_" + "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+        "AI" + "za" + "SyA-1234567890abcdefghijklmnopqrstu",
+        "sk-" + "proj-" + "AbCdEfGhIjKlMnOpQrStUv",
+        "sk-" + "ant-" + "api03-AbCdEfGhIjKlMnOpQrStUv",
+        "sk" + "_live_" + "AbCdEfGhIjKlMnOpQrStUv",
+        "gh" + "s_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8",
+        "xo" + "xp-" + "1234567890-abc",
+    ],
+)
+def test_each_known_token_format_marks_a_file_and_only_where_it_starts_a_word(token):
+    from tpuwizard.core.remote.secret_rules import secret_in
+
+    assert secret_in(f"KEY = '{token}'\n".encode())
+    assert not secret_in(f"KEY = 'x{token}'\n".encode())  # inside a longer word: no token

@@ -210,7 +210,8 @@ def _end_free_routes(yes: bool) -> FreeEnded:
     from tpuwizard.commands.kaggle_records import teardown_all_kaggle
 
     kaggle, kaggle_gone = teardown_all_kaggle(yes)
-    colab_ok = teardown_colab(held, yes, False) if (held := colab_held()) else True
+    held = colab_held()  # None: its ledger could not be read (said): not verified stopped
+    colab_ok = held is not None and (teardown_colab(held, yes, False) if held else True)
     return FreeEnded(kaggle, kaggle_gone, colab_ok)
 
 

@@ -4,6 +4,7 @@ them, verified by listing."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import click
@@ -13,13 +14,30 @@ from tpuwizard.core.errors import BadInput
 from tpuwizard.core.exit_codes import EXIT_OK, EXIT_TEARDOWN
 
 
-def never_used() -> bool:
-    """No Colab ledger at all: nothing to list or stop, and Colab's machinery not even loaded
-    (status's start)."""
+def ledger_path() -> Path:
     from tpuwizard.core import paths
     from tpuwizard.core.colab.ledger import LEDGER_FILE
 
-    return not (paths.state_dir() / LEDGER_FILE).exists()
+    return paths.state_dir() / LEDGER_FILE
+
+
+def never_used() -> bool:
+    """No Colab ledger at all: nothing to list or stop, and Colab's machinery not even loaded
+    (status's start)."""
+    return not ledger_path().exists()
+
+
+def ledger_unread(done: str) -> str | None:
+    """Why the Colab ledger cannot be read, said (its sessions not ``done``; the TPUs go on);
+    None when it can."""
+    from tpuwizard.core.kaggle.ledger import unreadable
+    from tpuwizard.words.kaggle_text import unread_ledger_line
+
+    path = ledger_path()
+    why = unreadable(path)
+    if why is not None:
+        say(unread_ledger_line("Colab", path, why, "sessions", done))
+    return why
 
 
 def colab_status(as_json: bool) -> tuple[list[dict[str, Any]], bool]:
@@ -27,6 +45,8 @@ def colab_status(as_json: bool) -> tuple[list[dict[str, Any]], bool]:
     not be checked. Nothing is called when the ledger holds none."""
     if never_used():
         return [], False
+    if (why := ledger_unread("checked")) is not None:
+        return [{"ledger": str(ledger_path()), "problem": why}], True
     from tpuwizard.session.free.colab_records import held_on_colab
     from tpuwizard.words.colab_text import held_lines
 
@@ -39,16 +59,19 @@ def colab_status(as_json: bool) -> tuple[list[dict[str, Any]], bool]:
 
 
 def colab_named(name: str) -> list[dict[str, Any]]:
-    if never_used():
+    if never_used() or ledger_unread("looked up") is not None:
         return []
     from tpuwizard.session.free.colab_records import records_named
 
     return records_named(name)
 
 
-def colab_held() -> list[dict[str, Any]]:
+def colab_held() -> list[dict[str, Any]] | None:
+    """The Colab ledger's sessions that may still run; None where it cannot be read (said)."""
     if never_used():
         return []
+    if ledger_unread("stopped") is not None:
+        return None
     from tpuwizard.session.free.colab_records import held_records
 
     return held_records()

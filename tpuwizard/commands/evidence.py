@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -107,10 +108,11 @@ def receipt_check(file: Path, expect: str | None, accelerator: str | None, as_js
     run folder (runs/<run id>): the receipt the run left in it is checked."""
     from tpuwizard.core.evidence.receipt import HASH_MEANING, check_receipt, read_receipt
 
-    if file.is_dir():
-        file = receipt_in_run_folder(file)
+    folder = file if file.is_dir() else None
+    if folder is not None:
+        file = receipt_in_run_folder(folder)
     if file.name == "chain.json":
-        chain_check(file, expect, accelerator, as_json)
+        chain_check(file, expect, accelerator, as_json, of_folder=folder is not None)
     course_report_check(file, expect, accelerator, as_json)  # lesson one's: exits when it is
     data, notes = read_receipt(file)
     if data.get("kind") == "slice":
@@ -128,10 +130,15 @@ def receipt_in_run_folder(folder: Path) -> Path:
     run's chain.json (it checks every attempt's receipt), a slice's slice-receipt.json, else
     receipt.json; a folder without one (``run`` on a kept node keeps the script's output.txt)
     checks output.txt as the course's report. Said on stderr, so the verdict names its file."""
-    from tpuwizard.core.evidence.chain import CHAIN_FILE
+    from tpuwizard.core.evidence.chain import ATTEMPTS_FOLDER, CHAIN_FILE
     from tpuwizard.core.launch.workers.jobs import OUTPUT_FILE
     from tpuwizard.core.launch.workers.multihost import SLICE_RECEIPT
 
+    chain = folder / CHAIN_FILE
+    if os.path.lexists(chain) or (folder / ATTEMPTS_FOLDER).is_dir():
+        # A resumed run: its verdict is the chain's, never the last attempt's receipt alone.
+        say(f"Checking {chain}: the run folder's chain of attempts.")
+        return chain
     for name, what in (
         (CHAIN_FILE, "chain of attempts"),
         (SLICE_RECEIPT, "slice's receipt"),
@@ -256,12 +263,21 @@ def _asked_slice(accelerator: str | None) -> Slice | None:
         raise BadInput(str(err)) from None
 
 
-def chain_check(file: Path, expect: str | None, accelerator: str | None, as_json: bool) -> None:
+def chain_check(
+    file: Path, expect: str | None, accelerator: str | None, as_json: bool, of_folder: bool = False
+) -> None:
     """A resumed run's chain.json: every link, the order, each attempt's receipt, by the rules
-    a receipt is checked by (``--expect`` and ``--accelerator`` included)."""
+    a receipt is checked by (``--expect`` and ``--accelerator`` included). ``of_folder``: it
+    was found in a run folder given: one that cannot be read is that run's verdict (REJECTED),
+    where a chain.json named itself that cannot be read is bad input."""
     from tpuwizard.core.evidence.chain import check_chain, read_chain
 
-    facts, problems = check_chain(read_chain(file), file.parent, expect, accelerator)
+    try:
+        facts, problems = check_chain(read_chain(file), file.parent, expect, accelerator)
+    except BadInput as err:
+        if not of_folder:
+            raise
+        facts, problems = [], [chain_unread(file, str(err))]
     if as_json:
         print_json({"ok": not problems, "problems": problems, "facts": facts})
     else:
@@ -271,3 +287,17 @@ def chain_check(file: Path, expect: str | None, accelerator: str | None, as_json
             show(f"  FAIL {problem}")
         show(f"{file}: {'valid' if not problems else 'REJECTED'}")
     sys.exit(EXIT_FAILED if problems else EXIT_OK)
+
+
+def chain_unread(file: Path, why: str) -> str:
+    """Why a resumed run's folder is not valid when its chain cannot be read (issue 56: it was
+    called valid from the last attempt's receipt alone)."""
+    from tpuwizard.core.evidence.chain import ATTEMPTS_FOLDER
+
+    missing = "is missing" if not os.path.lexists(file) else "cannot be read"
+    return (
+        f"This run resumed, and its chain of attempts {missing} ({why.rstrip('.')}): without "
+        "it the attempts are not checked as one run, so the run is not valid. One attempt's "
+        "receipt can still be checked by itself (it proves that attempt only): tpuwizard "
+        f"receipt check {file.parent / ATTEMPTS_FOLDER}/<n>/receipt.json"
+    )

@@ -24,6 +24,8 @@ def kaggle_status(as_json: bool) -> tuple[list[dict[str, Any]], bool]:
 
     if not (paths.state_dir() / LEDGER_FILE).exists():
         return [], False  # never used: Kaggle's machinery is not even loaded (status's start)
+    if (why := ledger_unread("checked")) is not None:
+        return [{"ledger": str(paths.state_dir() / LEDGER_FILE), "problem": why}], True
     from tpuwizard.session.free.kaggle_records import held_on_kaggle
     from tpuwizard.words.kaggle_text import held_lines
 
@@ -43,8 +45,26 @@ def kaggle_status(as_json: bool) -> tuple[list[dict[str, Any]], bool]:
     return data, unchecked
 
 
+def ledger_unread(done: str) -> str | None:
+    """Why the Kaggle ledger cannot be read, said (its kernels not ``done``; the TPUs go on);
+    None when it can."""
+    from tpuwizard.core import paths
+    from tpuwizard.core.kaggle.ledger import LEDGER_FILE, unreadable
+    from tpuwizard.words.kaggle_text import unread_ledger_line
+
+    path = paths.state_dir() / LEDGER_FILE
+    why = unreadable(path)
+    if why is not None:
+        say(unread_ledger_line("Kaggle", path, why, "kernels", done))
+    return why
+
+
 def kernels_named(name: str) -> list[KernelRecord]:
+    """The Kaggle ledger's kernels named ``name``; none where it cannot be read (said)."""
     from tpuwizard.session.free.kaggle_records import kernels_named as named
+
+    if ledger_unread("looked up") is not None:
+        return []
 
     return named(name)
 
@@ -96,6 +116,8 @@ def teardown_all_kaggle(yes: bool) -> tuple[dict[str, Any], bool]:
     Kaggle) and whether every one is verified gone."""
     from tpuwizard.session.free.kaggle_records import kernels_held
 
+    if (why := ledger_unread("deleted")) is not None:
+        return {"kaggle": [], "kaggle_problem": why}, False
     records = kernels_held()
     if not records:
         return {}, True

@@ -17,7 +17,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from tpuwizard.core.untrusted import MIB, NotASmallFile, read_json
 from tpuwizard.sandbox.model import ApiError
+
+# The state file is read within this bound (practice holds a few nodes and their operations,
+# a few KiB each): a link to /dev/zero in its place grew a teardown to 24 GB (issue 56).
+STATE_LIMIT_BYTES = 64 * MIB
 
 
 class StateStore:
@@ -59,22 +64,28 @@ class StateStore:
         seen = self._signature()
         if seen is not None and seen != self._seen:
             try:
-                data = json.loads(self.file.read_text())
+                data = read_json(self.file, STATE_LIMIT_BYTES, max_depth=None)
                 if not isinstance(data, dict) or not {"nodes", "queued"} <= data.keys():
                     raise ValueError("it does not hold the sandbox's nodes and queued resources")
-            except (ValueError, UnicodeDecodeError) as err:
-                # Never "the request was bad" (the client would say Google rejected it), and
-                # never written over: it is the only record of what the practice cloud holds.
-                raise ApiError(
-                    500,
-                    "INTERNAL",
-                    f"The practice sandbox cannot read its state file {self.file}: it is "
-                    f"damaged ({err}). Stop the practice cloud, then move that file aside: the "
-                    "sandbox then starts empty (its nodes are forgotten; their folders stay "
-                    f"under {self.home / 'workers'}).",
-                ) from err
+            except FileNotFoundError:
+                return  # moved aside since the stat: what was read last stays
+            except NotASmallFile as err:  # a FIFO would hang the read, /dev/zero never end
+                raise self._unreadable(err.why) from err
+            except (OSError, ValueError) as err:
+                raise self._unreadable(f"it is damaged ({err})") from err
             self.data = data
         self._seen = seen
+
+    def _unreadable(self, why: str) -> ApiError:
+        # Never "the request was bad" (the client would say Google rejected it), and never
+        # written over: it is the only record of what the practice cloud holds.
+        return ApiError(
+            500,
+            "INTERNAL",
+            f"The practice sandbox cannot read its state file {self.file}: {why}. Stop the "
+            "practice cloud, then move that file aside: the sandbox then starts empty (its "
+            f"nodes are forgotten; their folders stay under {self.home / 'workers'}).",
+        )
 
     def save(self) -> None:
         tmp = self.file.with_name(f"state.{os.getpid()}.{threading.get_ident()}.tmp")

@@ -211,3 +211,14 @@ def torn_lines(torn: KernelTorn) -> list[str]:
             f"stop it sooner on its page: {torn.seen.record.url}, then run this again."
         ]
     return [f"{kernel} was NOT deleted: {torn.detail}. Its page: {torn.seen.record.url}"]
+
+
+def unread_ledger_line(route: str, path: object, why: str, items: str, done: str) -> str:
+    """A free route's ledger that could not be read, said beside what ``status`` or
+    ``teardown`` goes on to do with the TPUs: ``items`` its records' kind ("kernels"),
+    ``done`` what was not done to them ("checked")."""
+    return (
+        f"The {route} ledger {path} could not be read ({why}): its {items} are not {done} "
+        f"here, and this goes on with the TPUs. Move that file aside (tpuwizard reads only a "
+        f"regular file there), then run this again for its {items}."
+    )

@@ -30,6 +30,7 @@ def pack_folder(folder: Path, script: str | None = None) -> PackedFolder:
         script,
         PACKED_LIMIT_BYTES,
         "a folder uploaded to Colab in one request; nothing was started",
+        "to the Colab runtime",
     )
 
 

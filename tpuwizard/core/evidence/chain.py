@@ -23,6 +23,7 @@ from tpuwizard.core.errors import BadInput
 from tpuwizard.core.evidence.receipt import check_receipt, load_receipt
 
 CHAIN_FILE = "chain.json"
+ATTEMPTS_FOLDER = "attempts"  # attempts/<n>/ of a resumed run: each attempt's receipt and output
 # At most 21 attempts (--max-restarts 20) of a few hundred bytes each, nested 4 deep: a file past
 # these is none tpuwizard wrote (and past the depth Python's parser fails with RecursionError).
 MAX_CHAIN_BYTES = 1 * untrusted.MIB

@@ -16,6 +16,7 @@ bounded time (:func:`bounded`); one not answered in time fails as a call with no
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
 import queue
@@ -24,12 +25,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from tpuwizard.core.kaggle.protocol import KaggleCallFailed, Pushed, Quota
+from tpuwizard.core.kaggle.output import Listing
+from tpuwizard.core.kaggle.protocol import Downloaded, KaggleCallFailed, Pushed, Quota
 
 T = TypeVar("T")
 CALL_TIMEOUT_S = 60.0  # the longest wait for one answer from Kaggle (the session may set it)
 IMPORT_S = 30.0  # kaggle's import (which signs in) may take this long besides its call
 DOWNLOAD_TIMES = 10  # a download (every output file) may take this many times as long
+OUTPUT_PAGE_SIZE = 20  # kaggle's own page size for a kernel's output listing
 STREAM_QUIET_TIMES = 5  # the log stream followed live while a line comes this often at least
 
 
@@ -91,6 +94,28 @@ def tpu_quota_from_json(data: dict[str, Any]) -> Quota | None:
     )
 
     return tpu_quota_of(ApiGetAcceleratorQuotaStatisticsResponse.from_dict(data))
+
+
+def list_output(api: Any, ref: str) -> Listing:
+    """Every page of the kernel's output listing, as ``kernels_output`` reads it."""
+    from kagglesdk.kernels.types.kernels_api_service import ApiListKernelSessionOutputRequest
+
+    owner, slug = ref.split("/", 1)
+    items: list[Any] = []
+    log, token = "", None
+    with api.build_kaggle_client() as kaggle:
+        while True:
+            request = ApiListKernelSessionOutputRequest()
+            request.user_name, request.kernel_slug = owner, slug
+            request.page_size = OUTPUT_PAGE_SIZE
+            if token:
+                request.page_token = token
+            response = kaggle.kernels.kernels_api_client.list_kernel_session_output(request)
+            items.extend(response.files or [])
+            log = log or response.log or ""
+            token = response.next_page_token
+            if not token:
+                return Listing(items, log)
 
 
 class KaggleApiKernels:
@@ -182,13 +207,34 @@ class KaggleApiKernels:
                 raise _failed("following the kernel's log", item)
             yield str(item)
 
-    def download(self, ref: str, folder: Path) -> list[Path]:
-        files, _ = self._call(
-            "downloading the kernel's output",
-            lambda: self._api.kernels_output(ref, str(folder), force=True, quiet=True),
-            DOWNLOAD_TIMES,
+    def download(self, ref: str, folder: Path) -> Downloaded:
+        """The listing (a failure here is the run's), then each file on its own: one that
+        fails is named with why, and the others still come (core/kaggle/output.py)."""
+        from tpuwizard.core.kaggle.output import fetch_file, shown_name
+
+        listing = self._call(
+            "listing the kernel's output", lambda: list_output(self._api, ref), DOWNLOAD_TIMES
         )
-        return [Path(f) for f in files]
+        folder.mkdir(parents=True, exist_ok=True)
+        files: list[Path] = []
+        missed: list[tuple[str, str]] = []
+        for item in listing.items:
+            name = shown_name(str(item.file_name))
+            try:
+                files.append(
+                    self._call(
+                        f"downloading {name}",
+                        functools.partial(fetch_file, self._api, item, folder),
+                        DOWNLOAD_TIMES,
+                    )
+                )
+            except KaggleCallFailed as err:
+                missed.append((name, err.detail))
+        if listing.log:
+            log = folder / (ref.split("/", 1)[1] + ".log")
+            log.write_text(listing.log, encoding="utf-8")
+            files.append(log)
+        return Downloaded(files, missed)
 
     def docker_image(self, ref: str) -> str | None:
         from kagglesdk.kernels.types.kernels_api_service import ApiGetKernelRequest

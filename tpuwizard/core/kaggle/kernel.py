@@ -18,7 +18,7 @@ from typing import Any
 
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.evidence.verifier import verifier_source
-from tpuwizard.core.remote.sent_files import FolderSent, LeftOut, walk
+from tpuwizard.core.remote.sent_files import FolderSent, LeftOut, walk, whole_home_or_root
 
 KERNEL_FILE = "tpuwizard_kernel.py"
 METADATA_FILE = "kernel-metadata.json"  # the name kaggle's kernels_push reads
@@ -71,12 +71,17 @@ def pack_folder(
     script: str | None = None,
     limit_bytes: int = PACKED_LIMIT_BYTES,
     carried: str = "a folder carried inside a Kaggle kernel; nothing was pushed",
+    sent_to: str = "inside a Kaggle kernel",
 ) -> PackedFolder:
     """The folder as a gzip'd tar of the files a TPU route would copy too (never a secret, a
     cache, a venv, runs/, a link but the script ``script``, or what ``.tpuwizardignore``
     names: :mod:`tpuwizard.core.remote.sent_files`), refused before anything is sent when it
     is over ``limit_bytes`` (``carried``: what the limit is for, and what was not done).
-    Kaggle's kernel and Colab's upload carry a folder the same way."""
+    Kaggle's kernel and Colab's upload carry a folder the same way. The home folder and the
+    root are refused, as on the TPU routes (``sent_to``: where the folder would go)."""
+    refused = whole_home_or_root(folder, script or "your script", sent_to)
+    if refused is not None:
+        raise BadInput(refused)
     buffer, left, files, size = io.BytesIO(), LeftOut(), 0, 0
     # dereference: the one link among the files (the script) goes as its target's content.
     with tarfile.open(fileobj=buffer, mode="w:gz", dereference=True) as tar:

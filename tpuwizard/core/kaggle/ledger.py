@@ -91,6 +91,17 @@ class KernelLedger:
         return [d for d in merged.values() if d["op"] != "deleted"]
 
 
+def unreadable(path: Path) -> str | None:
+    """Why the ledger at ``path`` (Kaggle's or Colab's) cannot be read, in words (a FIFO, a
+    folder, a file past its bound, no permission), else None (a missing one reads as empty):
+    ``status`` and ``teardown`` say it and go on with the TPUs, which it does not hold."""
+    try:
+        KernelLedger(path).records()
+    except OSError as err:
+        return untrusted.describe(err)
+    return None
+
+
 def said_held(held: Held | None, kernel: str, op: str) -> list[Event]:
     """The event that says the disk refused ``op``'s record of ``kernel`` (a Kaggle kernel, a
     Colab session) and where it is held; none once it was written."""

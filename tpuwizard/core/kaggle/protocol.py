@@ -43,6 +43,16 @@ class Quota:
         return max(0.0, self.allowed_s - self.used_s)
 
 
+@dataclass(frozen=True)
+class Downloaded:
+    """A kernel's output as it came home, file by file: the files that came (the log among
+    them), and each listed file that did not, by its name as Kaggle listed it (which may hold
+    what no file name here can: shown escaped) with why."""
+
+    files: list[Path]
+    missed: list[tuple[str, str]]
+
+
 class Kernels(Protocol):
     """The calls a Kaggle run makes (an in-memory fake implements them in the unit tests)."""
 
@@ -52,6 +62,6 @@ class Kernels(Protocol):
     def push(self, folder: Path, timeout_s: int, shape: str) -> Pushed: ...
     def status(self, ref: str) -> tuple[str, str | None]: ...
     def log_lines(self, ref: str) -> Iterator[str]: ...
-    def download(self, ref: str, folder: Path) -> list[Path]: ...
+    def download(self, ref: str, folder: Path) -> Downloaded: ...
     def docker_image(self, ref: str) -> str | None: ...
     def delete(self, ref: str) -> None: ...

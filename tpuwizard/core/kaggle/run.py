@@ -39,6 +39,7 @@ from tpuwizard.core.launch.events.launch_events import (
     Event,
     Failed,
     FileFetched,
+    FileNotFetched,
     Finished,
     ReceiptSaved,
     ScriptFinished,
@@ -289,7 +290,10 @@ def _collect(
     folder = str(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     downloaded = run_dir / "kaggle-output"
-    kernels.download(spec.ref, downloaded)
+    missed = [
+        FileNotFetched(_in_run_folder(name, run_dir), why, incomplete=True)
+        for name, why in kernels.download(spec.ref, downloaded).missed
+    ]
     ours = downloaded / OUTPUT_FOLDER
     for name in ("receipt.json", "output.txt"):
         if (ours / name).is_file():
@@ -303,7 +307,8 @@ def _collect(
         shutil.move(log, run_dir / "kernel.log")
     shutil.rmtree(downloaded, ignore_errors=True)
     output = run_dir / "output.txt"
-    ran = script_ran(script_code, output if output.is_file() else None, fetched)
+    # What did not come is said with what did: the run fails for it, as a TPU route's does.
+    ran = script_ran(script_code, output if output.is_file() else None, fetched) + missed
     receipt_path = run_dir / "receipt.json"
     if not receipt_path.is_file():
         yield from ran
@@ -334,7 +339,17 @@ def _collect(
         yield Failed("script", diagnosis.script_failed(state, failure))
         yield Finished(False, EXIT_FAILED, folder, None)
         return
-    yield Finished(True, EXIT_OK, folder, None)
+    yield Finished(not missed, EXIT_FAILED if missed else EXIT_OK, folder, None)
+
+
+def _in_run_folder(name: str, run_dir: Path) -> str:
+    """Where a listed output file would have landed in the run folder (the script's files
+    under files/, the run's own receipt and output at its top), as the files that came are
+    named; another of the kernel's files by its listed name."""
+    ours = OUTPUT_FOLDER + "/"
+    if name.startswith(ours + "files/"):
+        return str(run_dir / "files" / name.removeprefix(ours + "files/"))
+    return str(run_dir / name.removeprefix(ours)) if name.startswith(ours) else name
 
 
 def read_exit_code(path: Path) -> int | None:

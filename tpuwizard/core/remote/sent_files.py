@@ -4,10 +4,11 @@ The TPU routes' copy to the workers (:mod:`tpuwizard.core.remote.sync`, by tar o
 free routes' packed folder (Kaggle's kernel, Colab's upload) all send the files this module
 walks, so they agree by construction. Left out, in this order:
 
-1. Secrets, always: dot-env files, SSH and Kaggle folders and key files, ``.netrc``, git's and
-   gcloud's credential files, and any small file whose first bytes hold a private key (a PEM key,
-   a service account's JSON key). A ``.tpuwizardignore`` negation (``!.env``) cannot bring one
-   back: they are left out before the ignore file is read, and each is named to the user.
+1. Secrets, always, by name or by content (:mod:`tpuwizard.core.remote.secret_rules`: key
+   files and credential folders, registry and cloud logins, shell histories, ``.env`` files, and
+   any file that holds a private key or a token in a known format). A ``.tpuwizardignore``
+   negation (``!.env``) cannot bring one back: they are left out before the ignore file is
+   read, and each is named to the user.
 2. What is never the experiment: version control, environments, caches, run outputs
    (:data:`NEVER_SENT_DIRS`), and tpuwizard's own state folder when ``TPUWIZARD_HOME`` is inside.
 3. What the folder's own ``.tpuwizardignore`` names, with ``.gitignore``'s patterns (pathspec's
@@ -19,14 +20,14 @@ walks, so they agree by construction. Left out, in this order:
 
 from __future__ import annotations
 
-import fnmatch
 import os
-import re
 import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from tpuwizard.core.remote.secret_rules import holds_a_secret, secret_by_name
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
@@ -54,40 +55,6 @@ NEVER_SENT_DIRS = frozenset(
         "runs",
     }
 )
-# Secret folders, anywhere in the tree: SSH's, Kaggle's, GnuPG's, AWS's, and gcloud's own
-# configuration folder (``.config/gcloud``, or a ``gcloud`` folder beside legacy_credentials).
-SECRET_DIRS = frozenset({".ssh", ".kaggle", ".gnupg", ".aws", "legacy_credentials"})
-SECRET_DIR_PATHS = (".config/gcloud",)
-# Secret files by name (fnmatch patterns, matched against the file's own name).
-SECRET_NAMES = (
-    ".env",
-    ".env.*",
-    ".envrc",
-    "*.env",
-    ".netrc",
-    "_netrc",
-    ".git-credentials",
-    ".pgpass",
-    "*.pem",
-    "*.key",
-    "*.p12",
-    "*.pfx",
-    "kaggle.json",
-    # gcloud's credential files (its configuration folder holds them; a copy may be anywhere)
-    "application_default_credentials.json",
-    "credentials.db",
-    "access_tokens.db",
-    "adc.json",
-)
-# SSH's private key files (their public halves, *.pub, are not secret).
-SSH_KEY = re.compile(r"id_(rsa|dsa|ecdsa|ed25519|xmss)(_sk)?")
-# A file this small is looked into: a private key's armour in its first bytes (a PEM key, a
-# service account's JSON key), or in a JSON file an OAuth refresh token (gcloud's user
-# credentials), marks it as a key whatever its name.
-SNIFF_UP_TO_BYTES = 64 * 1024
-SNIFF_HEAD_BYTES = 4096
-KEY_ARMOUR = b"PRIVATE KEY-----"
-REFRESH_TOKEN = b'"refresh_token"'
 
 
 @dataclass(frozen=True)
@@ -110,31 +77,6 @@ class LeftOut:
     ignored: int = 0
 
 
-def is_secret(rel: str, is_dir: bool) -> bool:
-    """Whether ``rel`` (relative to the folder, '/'-separated) is a secret by its name."""
-    name = rel.rsplit("/", 1)[-1]
-    if is_dir:
-        return name in SECRET_DIRS or any(
-            rel == p or rel.endswith("/" + p) for p in SECRET_DIR_PATHS
-        )
-    return SSH_KEY.fullmatch(name) is not None or any(
-        fnmatch.fnmatchcase(name, p) for p in SECRET_NAMES
-    )
-
-
-def holds_a_key(path: Path, size: int) -> bool:
-    """Whether a small regular file's first bytes hold a private key (or, in a JSON file, a
-    refresh token)."""
-    if size > SNIFF_UP_TO_BYTES:
-        return False
-    try:
-        with open(path, "rb") as f:
-            head = f.read(SNIFF_HEAD_BYTES)
-    except OSError:
-        return False  # unreadable: the copy itself will say so
-    return KEY_ARMOUR in head or (path.suffix == ".json" and REFRESH_TOKEN in head)
-
-
 def ignore_spec(root: Path) -> GitIgnoreSpec | None:
     """The folder's ``.tpuwizardignore`` as a GitIgnoreSpec, or None when there is none.
 
@@ -151,6 +93,21 @@ def ignore_spec(root: Path) -> GitIgnoreSpec | None:
 
     lines = path.read_text(errors="replace").splitlines()
     return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def whole_home_or_root(folder: Path, script: str, sent_to: str) -> str | None:
+    """Why ``folder`` (the folder of the script named ``script``) is never sent, on any route:
+    it is the root folder or the home folder, where every file (keys, logins, histories no rule
+    can foresee) would go. ``sent_to`` says where it would go ("to the TPU")."""
+    root = folder.resolve()
+    if root != Path(root.anchor) and root != Path.home().resolve():
+        return None
+    where = "the root folder /" if root == Path(root.anchor) else f"your home folder ({root})"
+    return (
+        f"{script} is in {where}: tpuwizard sends the script's whole folder {sent_to}, "
+        f"so it would send everything there. Put the script in its own folder "
+        f"(mkdir ~/tpu-lesson && mv {script} ~/tpu-lesson/) and give that path."
+    )
 
 
 def state_inside(root: Path) -> Path | None:
@@ -177,7 +134,7 @@ def walk(root: Path, script: str | None = None, left: LeftOut | None = None) -> 
         kept_dirs = []
         for d in sorted(dirs):
             rel = prefix + d
-            if is_secret(rel, is_dir=True):
+            if secret_by_name(rel, is_dir=True):
                 left.secrets.append(rel + "/")
             elif d in NEVER_SENT_DIRS or here / d == own_state or (here / d).is_symlink():
                 continue
@@ -204,7 +161,9 @@ def _sent_file(
     if not stat.S_ISREG(info.st_mode):
         return None  # a link (but the script), a FIFO, a socket, a device
     # The script itself is not looked into: the user named it to be run.
-    if is_secret(rel, is_dir=False) or (rel != script and holds_a_key(path, info.st_size)):
+    if secret_by_name(rel, is_dir=False) or (
+        rel != script and holds_a_secret(path, info.st_size, info.st_mtime_ns, info.st_ino)
+    ):
         left.secrets.append(rel)
         return None
     if spec is not None and rel != script and spec.match_file(rel):

@@ -36,6 +36,7 @@ from tpuwizard.core.remote.sent_files import (
     state_inside,
     tally,
     walk,
+    whole_home_or_root,
 )
 from tpuwizard.core.remote.transports import REMOTE_DIR, Raw, Transport, run_cancellable, shell
 
@@ -149,14 +150,10 @@ def folder_problems(script: Path) -> list[str]:
     """Why the folder of ``script`` cannot be copied to the workers (the whole folder goes, as
     ``tpuwizard run`` sends it), said before anything is created: the home folder or the root
     (everything in it would go), or more than :data:`MAX_FOLDER_BYTES` of files."""
+    refused = whole_home_or_root(script.parent, script.name, "to the TPU")
+    if refused is not None:
+        return [refused]
     root = script.parent.resolve()
-    if root == Path(root.anchor) or root == Path.home().resolve():
-        where = "the root folder /" if root == Path(root.anchor) else f"your home folder ({root})"
-        return [
-            f"{script.name} is in {where}: tpuwizard copies the script's whole folder to the "
-            f"TPU, so it would copy everything there. Put the script in its own folder "
-            f"(mkdir ~/tpu-lesson && mv {script.name} ~/tpu-lesson/) and give that path."
-        ]
     return [too_big(root)] if FOLDER_SIZES.too_big(root, script.name) else []
 
 
