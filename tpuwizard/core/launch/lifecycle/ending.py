@@ -43,13 +43,14 @@ def held_event(name: str, op: str, held: Held) -> ev.LedgerRecordHeld:
 
 
 def delete_command(resource: Resource, practice: bool) -> str:
-    """The exact command that deletes a kept resource later."""
+    """The exact command that deletes a kept resource later: ``down``, the one command every
+    view of a kept node names (words/kept_end.py)."""
     if practice:
-        return f"tpuwizard teardown {resource.name} --sandbox"
+        return f"tpuwizard down {resource.name} --sandbox"
     what = "queued-resources delete" if resource.kind == "queued" else "tpu-vm delete"
     force = " --force" if resource.kind == "queued" else ""
     return (
-        f"tpuwizard teardown {resource.name}   (or: gcloud compute tpus {what} "
+        f"tpuwizard down {resource.name}   (or: gcloud compute tpus {what} "
         f"{resource.name} --zone {resource.zone} --project {resource.project}{force})"
     )
 
