@@ -15,6 +15,7 @@ import pytest
 from tests.fakes import MemoryCloud
 from tests.unit.test_launch_safety import ZONE, make_runtime
 from tpuwizard.core.cancel import CancelToken
+from tpuwizard.core.paths import owner_label
 from tpuwizard.core.errors import BadInput, NodeGone
 from tpuwizard.core.evidence.chain import CHAIN_FILE, check_chain
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_OK
@@ -45,7 +46,7 @@ def world(tmp_path, home, monkeypatch):
     monkeypatch.setattr(Session, "cloud_for", lambda self, backend: cloud)
 
     def runtime(_cloud, _practice, _transport="ssh", _os_login=None, _account=None):
-        return replace(make_runtime(tmp_path, cloud), ledger=ledger_for(True))
+        return replace(make_runtime(tmp_path, cloud), ledger=ledger_for(True), owner=owner_label())
 
     monkeypatch.setattr("tpuwizard.session.runtime.build_runtime", runtime)
     monkeypatch.setattr(WorkerSteps, "bootstrap", lambda self, transport: None)
@@ -70,7 +71,11 @@ def up(session: Session, tmp_path: Path) -> str:
         packages=(PackageSpec("einops", "--with"),),
     )
     events: list[ev.Event] = []
-    rt = replace(make_runtime(tmp_path, session.cloud_for("tpu-api")), ledger=session.ledger)
+    rt = replace(  # labelled as up labels it: this install's owner (run and ssh check it)
+        make_runtime(tmp_path, session.cloud_for("tpu-api")),
+        ledger=session.ledger,
+        owner=owner_label(),
+    )
     assert run_launch(plan, rt, events.append, CancelToken()) == EXIT_OK
     assert isinstance(events[-2], ev.Kept)
     return plan.node_name
