@@ -15,7 +15,6 @@ import pytest
 from tests.fakes import MemoryCloud
 from tests.unit.test_launch_safety import ZONE, make_runtime
 from tpuwizard.core.cancel import CancelToken
-from tpuwizard.core.paths import owner_label
 from tpuwizard.core.errors import BadInput, NodeGone
 from tpuwizard.core.evidence.chain import CHAIN_FILE, check_chain
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_OK
@@ -27,6 +26,7 @@ from tpuwizard.core.launch.lifecycle.on_workers import WorkerSteps
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.packages import PackageSpec
 from tpuwizard.core.launch.records.ledger import Entry, Ledger, Resource
+from tpuwizard.core.paths import owner_label
 from tpuwizard.core.remote.checkpoints import CheckpointSet, CheckpointsHome, file_sha256
 from tpuwizard.core.remote.sync import LocalFolder
 from tpuwizard.session.kept.nodes import KeptNode

@@ -5,9 +5,9 @@ for the practice sandbox's, so the sandbox's figures never stand in for Google's
 
 The file is read as untrusted input (core/untrusted.py): a regular file of at most
 :data:`MAX_CACHE_BYTES`, its read time sane (not in the future: it would be "fresh" for ever),
-every price a finite amount above zero and below :data:`MOST_USD_PER_CHIP_HOUR`. A file that is not is set aside whole, with why, and
-the catalog read again: a price shown as the Billing Catalog's, or a ``--budget`` held by it, is
-never one the catalog did not give."""
+every price a finite amount above zero and below :data:`MOST_USD_PER_CHIP_HOUR`. A file that
+is not is set aside whole, with why, and the catalog read again: a price shown as the Billing
+Catalog's, or a ``--budget`` held by it, is never one the catalog did not give."""
 
 from __future__ import annotations
 

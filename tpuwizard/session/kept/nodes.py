@@ -183,7 +183,6 @@ class KeptNodes:
             "tpuwizard leaves this one alone. Start a new one with `tpuwizard up`."
         )
 
-
     def _check_owner(self, entry: Entry, node: NodeInfo) -> None:
         """Touch only a node whose owner label, as the cloud returns it now, is this install's:
         the ledger's copy proves nothing when the ledger came from another user's home. Every
