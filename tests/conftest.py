@@ -58,6 +58,11 @@ def _isolated_state(tmp_path, monkeypatch, request):
     from tpuwizard.core.plan import cost
 
     monkeypatch.setattr(cost, "_catalog", None)
+    # `status` and `down` run in-process (CliRunner) allow a read-only home for their process:
+    # no test starts with an earlier one's allowance.
+    from tpuwizard.core import paths
+
+    monkeypatch.setitem(paths._READ_ONLY_HOME, "allowed", False)
     # Practice mode exports its sandbox's address and token into os.environ: set, then unset,
     # so that monkeypatch restores them at the end and no test starts with an earlier one's.
     for exported in (
