@@ -138,8 +138,9 @@ ROTATING_PER_RUN: dict[str, int] = {
     # and while a stall is waited for or handled, or Autocheckpoint's v2alpha1 create is made
     "program-fit": 4,  # of 16: fit --program compiling real JAX programs per topology
     "resume-e2e": 3,  # of 11: spot runs preempted and resumed bit for bit, in the wizard too
-    "kept-node-e2e": 6,  # of 27: up, run, watch, ssh, down; Run again, Keep, idle, OS Login,
-    # fit --measure --node (refused before SSH, stopped by SIGINT)
+    "kept-node-e2e": 6,  # of 28: up, run, watch, ssh, down; Run again, Keep, idle, OS Login,
+    # fit --measure --node (refused before SSH, stopped by SIGINT), another's ledger record,
+    # a read-only home
     "real-tools-e2e": 3,  # of 12: gcloud, the course's programs, ownership, SkyPilot, k8s, ...
     "kaggle-e2e": 1,  # of 3: status and teardown after launch --route kaggle, ownership
     "colab-e2e": 1,  # of 3: launch --route colab stopped by SIGINT, SIGTERM, SIGKILL (teardown)

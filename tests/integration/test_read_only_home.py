@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import tpuwizard_cmd
-from tests.integration.launch_helpers import ZONE, env
 from tests.integration.iterate_helpers import up
+from tests.integration.launch_helpers import env
 from tpuwizard.sandbox.server import make_server
 from tpuwizard.sandbox.serving import start_in_thread
 
@@ -104,4 +104,3 @@ def test_status_and_down_list_and_delete_from_a_read_only_home(tmp_path, home, s
     assert after.returncode == 0, after.stderr
     assert json.loads(after.stdout)["kept"] == []
     assert ledger_ops(home)[-1] == "gone"
-    assert ZONE  # the node was made in the helpers' zone

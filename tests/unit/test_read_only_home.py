@@ -50,7 +50,7 @@ def test_only_an_allowed_command_works_from_a_read_only_home(
     if allowed:
         allow_read_only_home()
     if answer == "refused":
-        with pytest.raises(BadInput, match="state folder.*is not writable by you"):
+        with pytest.raises(BadInput, match=r"state folder.*is not writable by you"):
             paths.state_dir()
         return
     assert paths.state_dir() == home

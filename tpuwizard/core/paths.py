@@ -6,7 +6,6 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-
 # Whether this process may work from a state folder it can read but not write: only `status`,
 # `down` and `teardown` (they list and delete; the ledger holds their records elsewhere, see
 # core/launch/records/ledger_file.py). Every other command needs a writable one before it starts.
