@@ -25,6 +25,7 @@ Standard library only: workers/tools.py loads it by path (its tools run with ``-
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -339,19 +340,15 @@ def _in_own_group(command: list[str], env: dict[str, str]) -> subprocess.Complet
     try:
         out, err = proc.communicate(timeout=BUILD_TIMEOUT_S)
     except BaseException:  # its time ran out, or the builder is stopping: the group goes now
-        try:
+        with contextlib.suppress(OSError):
             os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            pass
         proc.wait()
         raise
     finally:
         os.write(write_end, b"done")  # uv's group has ended: the guard ends, killing nothing
         os.close(write_end)
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             guard.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            pass
     return subprocess.CompletedProcess(command, proc.returncode, out, err)
 
 
