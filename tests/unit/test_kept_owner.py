@@ -98,8 +98,9 @@ def test_every_kept_node_command_refuses_another_users_node_before_any_ssh(
     script = tmp_path / "train.py"
     script.write_text("print('hello')\n")
     kept_node(session, ALICE, ALICE)
-    monkeypatch.setattr("tpuwizard.commands.common.open_session", lambda *a, **k: session)
-    monkeypatch.setattr("tpuwizard.commands.iterate.open_session", lambda *a, **k: session)
+    # The session every command opens (a module that imports open_session by name meanwhile
+    # must not keep a stand-in: Session.open itself answers).
+    monkeypatch.setattr(Session, "open", classmethod(lambda cls, *a, **k: session))
     args = [str(script) if a == "SCRIPT" else a for a in command]
     result = CliRunner().invoke(main, [*args, "--sandbox"])
     assert result.exit_code == EXIT_BAD_INPUT, result.output
