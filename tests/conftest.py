@@ -58,6 +58,11 @@ def _isolated_state(tmp_path, monkeypatch, request):
     from tpuwizard.core.plan import cost
 
     monkeypatch.setattr(cost, "_catalog", None)
+    # `status` and `down` run in-process (CliRunner) allow a read-only home for their process:
+    # no test starts with an earlier one's allowance.
+    from tpuwizard.core import paths
+
+    monkeypatch.setitem(paths._READ_ONLY_HOME, "allowed", False)
     # Practice mode exports its sandbox's address and token into os.environ: set, then unset,
     # so that monkeypatch restores them at the end and no test starts with an earlier one's.
     for exported in (
@@ -134,9 +139,10 @@ ROTATING_PER_RUN: dict[str, int] = {
     "program-fit": 4,  # of 16: fit --program compiling real JAX programs per topology
     "resume-e2e": 3,  # of 12: spot runs preempted (or sent SIGTERM) and resumed bit for bit,
     # in the wizard too
-    "kept-node-e2e": 6,  # of 26: up, run, watch, ssh, down; Run again, Keep, idle, OS Login,
-    # fit --measure --node (refused before SSH, stopped by SIGINT)
-    "real-tools-e2e": 3,  # of 13: gcloud, the course's programs, ownership, SkyPilot, k8s, ...
+    "kept-node-e2e": 6,  # of 30: up, run, watch, ssh, down; Run again, Keep, idle, OS Login,
+    # fit --measure --node (refused before SSH, stopped by SIGINT), another's ledger record,
+    # a read-only home, a run folder closed by status, secrets on the TPU route
+    "real-tools-e2e": 3,  # of 14: gcloud, the course's programs, ownership, SkyPilot, k8s, ...
     "kaggle-e2e": 1,  # of 4: status and teardown after launch --route kaggle, ownership, secrets
     "colab-e2e": 1,  # of 4: launch --route colab stopped by SIGINT, SIGTERM, SIGKILL; secrets
     "multihost-e2e": 1,  # of 3: a v5litepod-16's four workers, their traces, one killed

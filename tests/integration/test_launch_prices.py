@@ -111,7 +111,7 @@ SPOT_BUDGET = (
 )  # fmt: skip
 
 
-def poisoned_read(home) -> None:
+def poisoned_read(home, spot: float = float("nan"), other: float = -5.0) -> None:
     """A fresh-dated price cache whose v5e prices are NaN or below zero (json writes NaN)."""
     from tpuwizard.core.prices.skus import parse_skus
     from tpuwizard.sandbox.billing_catalog import skus
@@ -122,7 +122,7 @@ def poisoned_read(home) -> None:
     saved = json.loads(path.read_text())
     for row in saved["prices"]:
         if row[0] == "v5e":
-            row[3] = float("nan") if row[1] == "spot" else -5.0
+            row[3] = spot if row[1] == "spot" else other
     path.write_text(json.dumps(saved))
 
 
@@ -154,6 +154,24 @@ def test_a_poisoned_read_the_catalog_cannot_replace_leaves_the_offline_table_sai
     assert planned["price_per_hour_usd"] == 1.192 and "offline table" in planned["price_source"]
     said = " ".join(stderr.split())
     assert "prices-practice.json was set aside: it holds NaN" in said, said
+
+
+def test_a_saved_price_of_1e308_is_never_shown_as_inf(tmp_path, home):
+    """1e308 per chip-hour passed as a number and the plan said "about $inf/h" (issue 56, item
+    7): now the read is set aside and the offline table's figure stands (the catalog refuses
+    here; the create is refused too, so nothing is made)."""
+    poisoned_read(home, spot=1e308, other=1e308)
+    (tmp_path / "job.py").write_text("print('trained')\n")
+    code, events, stderr = launch(
+        tmp_path, "--accelerator", "v5litepod-4", "--no-preflight", "--script", "job.py",
+        TPUWIZARD_SANDBOX_FAULTS="billing_unauthenticated=1;quota=1",
+    )  # fmt: skip
+    assert code == 3, stderr  # the quota refused the create
+    planned = next(e for e in events if e["event"] == "planned")
+    assert "offline table" in planned["price_source"] and 0 < planned["price_per_hour_usd"] < 100
+    said = " ".join(stderr.split())
+    assert "about $4.80/h (estimate; prices: offline table" in said, said
+    assert "inf/h" not in said and "e+308" not in said, said
 
 
 def test_status_with_a_fifo_for_its_price_cache_answers_and_says_why(tmp_path, home):

@@ -4,11 +4,16 @@ Alice's node, her work on it and her ledger are as they were. Each person has th
 TPUWIZARD_HOME (their own install, owner label and ledger) and both use one ``sandbox serve``,
 as the README's shared-sandbox setup has it.
 
-A drill: one route per suite run (tests/rotation.py), both over a few runs."""
+A drill: one route per suite run (tests/rotation.py), both over a few runs.
+
+And a home that holds another person's ledger record (issue 56, item 6: a copied or restored
+home): Bob's `run` and `ssh` on Alice's kept node are refused by its owner label, as the cloud
+returns it, before any SSH; her work folder stays as it was."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -21,6 +26,7 @@ from tpuwizard.sandbox.server import make_server
 from tpuwizard.sandbox.serving import start_in_thread
 
 TOKEN = "shared-sandbox-token"
+ZONE_NODES = f"projects/tpuwizard-practice/locations/{ZONE}/nodes"
 NODE = f"projects/tpuwizard-practice/locations/{ZONE}/nodes/dev2"
 
 
@@ -82,4 +88,36 @@ def test_a_queued_launch_under_a_kept_nodes_name_leaves_that_node_alone(tmp_path
     status = json.loads(alice("status", "--sandbox", "--json").stdout)
     assert [k["name"] for k in status["kept"]] == ["dev2"]
     down = alice("down", "--sandbox", "dev2", "--yes")
+    assert down.returncode == 0, down.stderr
+
+
+@pytest.mark.rotating("kept-node-e2e")
+def test_a_copied_ledger_record_does_not_make_another_persons_node_yours(tmp_path, shared):
+    alice, bob = person(tmp_path, shared, "alice"), person(tmp_path, shared, "bob")
+    up = alice("up", "--sandbox", "--accelerator", "v5litepod-1", "--zone", ZONE, "--name", "a1")
+    assert up.returncode == 0, up.stderr
+    (tmp_path / "alice" / "alice_train.py").write_text("print('alice at work')\n")
+    ran = alice("run", "--sandbox", "--node", "a1", "alice_train.py")
+    assert ran.returncode == 0, ran.stderr
+    work = shared.state.worker_home(f"{ZONE_NODES}/a1", 0) / ".tpuwizard" / "work"
+    before = sorted(p.name for p in work.iterdir())
+    assert "alice_train.py" in before
+
+    (tmp_path / "bob-home" / "sandbox").mkdir(parents=True)  # Bob's home, with her ledger in it
+    shutil.copy(
+        tmp_path / "alice-home" / "sandbox" / "ledger.jsonl",
+        tmp_path / "bob-home" / "sandbox" / "ledger.jsonl",
+    )
+    (tmp_path / "bob" / "short.py").write_text("print('bob')\n")
+    for refused in (
+        bob("run", "--sandbox", "--node", "a1", "short.py"),
+        bob("ssh", "--sandbox", "--node", "a1"),
+    ):
+        said = " ".join(refused.stderr.split())
+        assert refused.returncode == 2, refused.stderr
+        assert f"a1 in {ZONE} is not yours: its owner label is " in said
+        assert "nothing was copied to it or run on it" in said and "Traceback" not in said
+    assert sorted(p.name for p in work.iterdir()) == before  # her work folder as it was
+
+    down = alice("down", "--sandbox", "a1", "--yes")
     assert down.returncode == 0, down.stderr

@@ -1,7 +1,8 @@
 """A script that writes its checkpoint flat into $TPUWIZARD_CHECKPOINTS (state.npy, meta.json,
 then COMMITTED, overwritten in place) survives two preemptions on spot: the folder itself comes
 home, goes back into the folder itself on each new node, and the run ends bit for bit where an
-uninterrupted one does (before, only step folders came home and every attempt started over)."""
+uninterrupted one does (before, only step folders came home and every attempt started over);
+its last line names the resource made again for each attempt once."""
 
 from __future__ import annotations
 
@@ -65,3 +66,6 @@ def test_a_flat_checkpoint_folder_survives_two_preemptions_bit_for_bit(tmp_path,
     run_dir = Path(events[-1]["run_dir"])
     assert (run_dir / "checkpoints" / "ckpt" / "COMMITTED").is_file()
     assert sandbox_is_empty(home) and ledger_all_gone(home)
+    # The summary names the queued resource each attempt made again once (issue 56, item 7).
+    said = " ".join(stderr.split())
+    assert "-qr in us-central1-a (each of the 3 made) verified gone." in said, said

@@ -76,6 +76,51 @@ def test_every_float_option_refuses_nan_inf_and_out_of_range_values(home, here, 
     assert words in stderr, stderr
 
 
+FULL_WIDTH_ONE = "\uff11"  # "１": Python's float() and int() read it as 1
+ASCII_ONLY = "type it with the digits 0-9 (it holds characters outside ASCII"
+FIT = ["fit", "48", "--sandbox"]
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        ([*LAUNCH, "--max-run", FULL_WIDTH_ONE], "--max-run"),
+        ([*LAUNCH, "--stall-timeout", FULL_WIDTH_ONE], "--stall-timeout"),
+        ([*LAUNCH, "--ready-timeout", "1" + FULL_WIDTH_ONE], "--ready-timeout"),
+        ([*LAUNCH, "--join-timeout", FULL_WIDTH_ONE], "--join-timeout"),
+        ([*LAUNCH, "--heartbeat-timeout", FULL_WIDTH_ONE], "--heartbeat-timeout"),
+        ([*LAUNCH, "--budget", FULL_WIDTH_ONE], "--budget"),
+        ([*LAUNCH, "--max-restarts", "\u0661"], "--max-restarts"),  # Arabic-Indic one
+        ([*LAUNCH, "--queue-wait", FULL_WIDTH_ONE], "--queue-wait"),
+        ([*UP, "--idle", FULL_WIDTH_ONE], "--idle"),
+        (["ssh", "--sandbox", "--worker", FULL_WIDTH_ONE], "--worker"),
+        (["watch", "--sandbox", "--debounce", FULL_WIDTH_ONE, "train.py"], "--debounce"),
+        ([*FIT, "--max-chips", FULL_WIDTH_ONE], "--max-chips"),
+        ([*FIT, "--usable", "0." + FULL_WIDTH_ONE], "--usable"),
+        (["sandbox", "serve", "--port", FULL_WIDTH_ONE], "--port"),
+        (["sandbox", "serve", "--delay", FULL_WIDTH_ONE], "--delay"),
+        (["verify", "--devices", FULL_WIDTH_ONE], "--devices"),
+        (["export", "--accelerator", "v5litepod-16", "--slices", FULL_WIDTH_ONE], "--slices"),
+    ],
+    ids=lambda v: v if isinstance(v, str) else None,
+)
+def test_every_numeric_option_refuses_digits_outside_ascii(home, here, args, option):
+    stderr = refused(home, *args)
+    assert f"Invalid value for '{option}'" in stderr and ASCII_ONLY in stderr, stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        ([*FIT[:1], "４８GiB", "--sandbox"], "'４８GiB' is not a size"),
+        (["fit", "--params", "７B", "--sandbox"], "'７B' is not a parameter count"),
+        ([*LAUNCH, "--checkpoints", "c", "--checkpoint-every", "５m"], "is not a duration"),
+    ],
+)
+def test_sizes_counts_and_durations_refuse_full_width_digits(home, here, args, words):
+    assert words in refused(home, *args)
+
+
 @pytest.mark.parametrize(
     "command",
     [

@@ -38,7 +38,7 @@ def kept_by_alice(tmp_path):
     ledger.record("created", resource, **identity("111", 100.0))
     ledger.record("kept", resource, deadline=None, idle_s=None, kept_at=101.0)
     session = SimpleNamespace(
-        cloud=cloud, cloud_for=lambda backend: cloud, ledger=ledger, practice=True
+        cloud=cloud, cloud_for=lambda backend: cloud, ledger=ledger, practice=True, owner=ALICE
     )
     return cloud, ledger, session
 

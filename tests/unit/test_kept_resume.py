@@ -26,6 +26,7 @@ from tpuwizard.core.launch.lifecycle.on_workers import WorkerSteps
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.packages import PackageSpec
 from tpuwizard.core.launch.records.ledger import Entry, Ledger, Resource
+from tpuwizard.core.paths import owner_label
 from tpuwizard.core.remote.checkpoints import CheckpointSet, CheckpointsHome, file_sha256
 from tpuwizard.core.remote.sync import LocalFolder
 from tpuwizard.session.kept.nodes import KeptNode
@@ -45,7 +46,7 @@ def world(tmp_path, home, monkeypatch):
     monkeypatch.setattr(Session, "cloud_for", lambda self, backend: cloud)
 
     def runtime(_cloud, _practice, _transport="ssh", _os_login=None, _account=None):
-        return replace(make_runtime(tmp_path, cloud), ledger=ledger_for(True))
+        return replace(make_runtime(tmp_path, cloud), ledger=ledger_for(True), owner=owner_label())
 
     monkeypatch.setattr("tpuwizard.session.runtime.build_runtime", runtime)
     monkeypatch.setattr(WorkerSteps, "bootstrap", lambda self, transport: None)
@@ -70,7 +71,11 @@ def up(session: Session, tmp_path: Path) -> str:
         packages=(PackageSpec("einops", "--with"),),
     )
     events: list[ev.Event] = []
-    rt = replace(make_runtime(tmp_path, session.cloud_for("tpu-api")), ledger=session.ledger)
+    rt = replace(  # labelled as up labels it: this install's owner (run and ssh check it)
+        make_runtime(tmp_path, session.cloud_for("tpu-api")),
+        ledger=session.ledger,
+        owner=owner_label(),
+    )
     assert run_launch(plan, rt, events.append, CancelToken()) == EXIT_OK
     assert isinstance(events[-2], ev.Kept)
     return plan.node_name

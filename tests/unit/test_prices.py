@@ -274,3 +274,12 @@ def test_status_costs_use_the_cached_catalog_read_flex_start_s_at_most_replaced(
     assert (entry["usd_per_hour"], entry["source"], entry["sku"]) == (5.4, CATALOG, "F")
     assert saved.date in str(entry["label"]) and saved.date in cost.label()
     assert price_entry(elsewhere, found)["source"] == OFFLINE
+
+
+@pytest.mark.parametrize("usd", [1e308, float("nan")])
+def test_a_catalog_figure_that_is_no_price_times_the_chips_gives_the_offline_figure(usd):
+    """1e308 per chip-hour times 4 chips is infinity: never "$inf/h" (issue 56, item 7)."""
+    q = quote(book(SkuPrice("v6e", SPOT, "us-east5", usd, "S")), "", "v6e-4", "spot", "us-east5-a")
+    offline = quote(None, "", "v6e-4", "spot", "us-east5-a")
+    assert q.source == OFFLINE and q.hourly == offline.hourly and q.hourly is not None
+    assert q.note.startswith("the Billing Catalog's figure for v6e-4 is no price ($")

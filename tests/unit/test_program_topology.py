@@ -50,6 +50,8 @@ def test_mesh_text():
     assert program_fit.parse_mesh("data, model=2") == [("data", None), ("model", 2)]
     with pytest.raises(BadInput, match="only one axis"):
         program_fit.parse_mesh("data,model")
+    with pytest.raises(BadInput, match="must be a whole number"):
+        program_fit.parse_mesh("data=\uff14")  # a full-width 4: int() would take it
 
 
 def test_bytes_a_compile_said_it_needed():

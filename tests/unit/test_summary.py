@@ -272,3 +272,16 @@ def test_a_free_routes_summary_never_names_a_field_its_step_lacks():
         said = "\n".join(summary_lines(summary, audience))
         assert "`tpuwizard launch --route kaggle --fetch GLOB` names them" in said
         assert "Files to copy back" not in said and "Files it writes" not in said
+
+
+def test_a_name_made_again_for_each_attempt_is_said_once_with_how_many():
+    """A resumed spot run's last line said "X-qr in us-central1-a, X-qr in us-central1-a, X-qr
+    in us-central1-a verified gone" (issue 56, item 7)."""
+    zone = "us-central1-a"
+    summary = fold(
+        *[ev.TeardownVerified("X-qr", "queued", 60.0, 0.01, zone=zone) for _ in range(3)],
+        ev.TeardownVerified("Y", "node", 6.0, 0.01, zone=zone),
+        ev.Finished(True, 0, "runs/r1", 0.04, []),
+    )
+    text = "\n".join(summary_lines(summary))
+    assert f"Nothing is billing. X-qr in {zone} (each of the 3 made), Y in {zone} verified" in text

@@ -112,6 +112,7 @@ def test_a_read_time_far_in_the_future_is_set_aside_not_a_crash(tmp_path):
         (0, "a price in it is not a positive number (0)"),
         (float("nan"), "it holds NaN"),
         (float("inf"), "it holds Infinity"),
+        (1e308, "a price in it is no chip-hour's price ($1e+308)"),  # x chips x hours: inf
     ],
 )
 def test_a_price_that_is_no_price_sets_the_whole_read_aside(tmp_path, usd, words):

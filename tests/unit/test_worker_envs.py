@@ -182,3 +182,60 @@ def test_a_build_that_cannot_be_put_in_place_leaves_no_copy_and_names_the_folder
     assert f"could not be put in place at {target}" in str(failed.value)
     assert f"delete {target} and launch again" in str(failed.value)
     assert [p.name for p in folder.iterdir() if ".building-" in p.name] == []
+
+
+STAND_IN_UV = """\
+#!/bin/sh
+# uv as far as the build sees it: a child of its own (a bytecode compiler), then a long wait
+sleep 300 &
+echo "$$ $!" > "{pids}"
+wait
+"""
+
+BUILDER = """\
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("envs", sys.argv[1])
+envs = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(envs)
+envs.build_env(
+    __import__("pathlib").Path(sys.argv[2]), sys.argv[3], sys.executable, "3.12", "0.12.0.1",
+    {"index-url": ["http://127.0.0.1:9/simple"]}, None, print,
+)
+"""
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as stat:  # a zombie (not yet reaped) has ended too
+        return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads process states from /proc")
+def test_a_sigkilled_builder_takes_uv_and_its_children_with_it(tmp_path):
+    """Round 5: a SIGKILLed build left uv and its compile processes running to their end. The
+    builder is a process of its own here (as tools.py or the launch is), killed mid-build."""
+    import signal
+    import subprocess
+
+    pids = tmp_path / "pids"
+    uv = tmp_path / "uv"
+    uv.write_text(STAND_IN_UV.format(pids=pids))
+    uv.chmod(0o755)
+    builder = subprocess.Popen(
+        [sys.executable, "-c", BUILDER, worker_envs.__file__, str(tmp_path / "envs"), str(uv)],
+        stdout=subprocess.DEVNULL,
+    )
+    wait_until(lambda: pids.exists() and len(pids.read_text().split()) == 2, 30, "uv to start")
+    stand_in, child = map(int, pids.read_text().split())
+    try:
+        assert alive(stand_in) and alive(child)
+        builder.send_signal(signal.SIGKILL)
+        builder.wait()
+        wait_until(lambda: not alive(stand_in) and not alive(child), 30, "uv's group to end")
+    finally:  # a failure leaves nothing of this test running
+        for pid in (stand_in, child):
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)

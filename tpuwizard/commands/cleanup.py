@@ -56,11 +56,13 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     from tpuwizard.core.plan import cost
     from tpuwizard.session.kept.check import KeptCheck
 
+    _work_read_only()
     kaggle, kaggle_unchecked = kaggle_status(as_json)  # its own ledger, its own credentials
     from tpuwizard.commands.colab_records import colab_status
 
     colab, colab_unchecked = colab_status(as_json)  # its own ledger, its own program
     session = open_session(project, sandbox)
+    _say_read_only()
     book = use_cached_prices(session)  # every cost at the cached catalog read's prices, no call
     if book[0] is None and book[1] != NOT_READ:  # a saved read set aside: said, not hidden
         say(f"Prices: the offline table's figures, because {book[1]}.")
@@ -152,10 +154,12 @@ def teardown(
     command = click.get_current_context().info_name or "teardown"  # said back as it was typed
     if bool(name) == everything and not (command == "down" and not name):
         raise BadInput(f"Name one resource (tpuwizard {command} NAME) or use --all.")
+    _work_read_only()
     if name and _ended_free_route(name, yes, as_json):
         return
     free = _end_free_routes(yes) if everything else FreeEnded()
     session = open_session(project, sandbox)
+    _say_read_only()
     if not name and not everything:
         name = _only_kept_node(session)
     choice = _chosen(session, name, everything, zone)
@@ -173,6 +177,23 @@ def teardown(
         raise click.exceptions.Exit(stop.exit_code(EXIT_TEARDOWN))
     _say_zone_lists(session, results, as_json)
     _end_verified(session, everything, results, choice.unchecked, free)
+
+
+def _work_read_only() -> None:
+    """A read-only home does not stop what lists and deletes (issue 56, item 8)."""
+    from tpuwizard.session.ledgers import allow_read_only_home
+
+    allow_read_only_home()
+
+
+def _say_read_only() -> None:
+    """Once the session is open (a practice cloud in a read-only home refuses there, exit 2):
+    the home is read-only, and where this command's records are held meanwhile."""
+    from tpuwizard.session.ledgers import read_only_home
+    from tpuwizard.words.session_text import read_only_home_words
+
+    if (read_only := read_only_home()) is not None:
+        say(read_only_home_words(*read_only))
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from tpuwizard.commands.common import (
     READY_TIMEOUT,
     Group,
     Number,
+    Whole,
     Words,
     asked_slice,
     backend_option,
@@ -55,7 +56,9 @@ def sandbox() -> None:
 
 
 @sandbox.command("serve")
-@click.option("--port", type=int, default=0, help="Port on 127.0.0.1 (default: a free one).")
+@click.option(
+    "--port", type=Whole(0, 65535), default=0, help="Port on 127.0.0.1 (default: a free one)."
+)
 @click.option("--faults", help="Fault spec, e.g. 'stockout=us-central1-a;unavailable=2'.")
 @click.option(
     "--delay",

@@ -69,6 +69,7 @@ class Number(click.ParamType):
     def convert(
         self, value: object, param: click.Parameter | None, ctx: click.Context | None
     ) -> float:
+        not_ascii(value, param, ctx, self)
         try:
             number = float(value)  # type: ignore[arg-type]
         except (TypeError, ValueError):
@@ -92,6 +93,61 @@ class Number(click.ParamType):
         if high is not None:
             bounds.append(f"at most {high:g}")
         return f"{what} {' and '.join(bounds)}"
+
+
+class Whole(click.ParamType):
+    """A whole number within bounds (``--worker``, ``--port``, ``--max-restarts``), typed in
+    ASCII digits: Python's ``int`` also takes full-width and other scripts' digits ("１")."""
+
+    name = "integer"
+
+    def __init__(self, low: int | None = None, high: int | None = None) -> None:
+        self.low, self.high = low, high
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> int:
+        if isinstance(value, int) and not isinstance(value, bool):  # a default
+            return value
+        not_ascii(value, param, ctx, self)
+        try:
+            number = int(str(value).strip())
+        except ValueError:
+            number = None
+        if (
+            number is None
+            or (self.low is not None and number < self.low)
+            or (self.high is not None and number > self.high)
+        ):
+            self.fail(f"{shown(str(value))} is not {self.wanted()}.", param, ctx)
+        return number
+
+    def wanted(self) -> str:
+        """'a whole number from 1 to 604800', 'a whole number of 0 or more'."""
+        if self.low is not None and self.high is not None:
+            return f"a whole number from {self.low} to {self.high}"
+        if self.low is not None:
+            return f"a whole number of {self.low} or more"
+        if self.high is not None:
+            return f"a whole number of at most {self.high}"
+        return "a whole number"
+
+
+def not_ascii(
+    value: object,
+    param: click.Parameter | None,
+    ctx: click.Context | None,
+    kind: Number | Whole,
+) -> None:
+    """Refuse digits outside ASCII (``--max-run １``): Python's ``float`` and ``int`` read them
+    as numbers, so a value pasted from a full-width keyboard would pass unseen."""
+    if isinstance(value, str) and not value.isascii():
+        kind.fail(
+            f"{shown(value)} is not {kind.wanted()}: type it with the digits 0-9 (it holds "
+            "characters outside ASCII, such as full-width digits).",
+            param,
+            ctx,
+        )
 
 
 def _valid_project(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from tpuwizard.commands.common import Group, print_json, say, show
+from tpuwizard.commands.common import Group, Whole, print_json, say, show
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.exit_codes import EXIT_FAILED, EXIT_OK
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 )
 @click.option(
     "--devices",
-    type=int,
+    type=Whole(),
     default=1,
     show_default=True,
     help="CPU devices to simulate (XLA host platform device count).",

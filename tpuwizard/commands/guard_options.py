@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 import click
 
-from tpuwizard.commands.common import Number
+from tpuwizard.commands.common import Number, Whole
 from tpuwizard.core.deadlines import HEARTBEAT_TIMEOUT_S, INIT_TIMEOUT_S, STALL_TIMEOUT_MIN
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -25,13 +25,13 @@ def guard_options(command: F) -> F:
         ),
         click.option(
             "--join-timeout",
-            type=click.IntRange(1, 7 * 24 * 3600),
+            type=Whole(1, 7 * 24 * 3600),
             help="Seconds jax.distributed.initialize() waits for every worker to join, given "
             f"where your script passes none (default {INIT_TIMEOUT_S}; JAX's own is 300).",
         ),
         click.option(
             "--heartbeat-timeout",
-            type=click.IntRange(1, 7 * 24 * 3600),
+            type=Whole(1, 7 * 24 * 3600),
             help="Seconds without a worker's heartbeat before JAX ends the slice, given where "
             f"your script passes none (default {HEARTBEAT_TIMEOUT_S}; JAX's own is 100).",
         ),

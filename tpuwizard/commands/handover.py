@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from tpuwizard.commands.common import Number, print_json, say
+from tpuwizard.commands.common import Number, Whole, print_json, say
 from tpuwizard.commands.jax_option import jax_option
 from tpuwizard.commands.packages import asked_packages, check_packages, packages_options
 from tpuwizard.core.deadlines import deadline_bounds_text
@@ -50,7 +50,7 @@ class JsonErrors(click.Command):
 @click.option("--accelerator", required=True, help="TPU type of one slice, e.g. v5litepod-16.")
 @click.option(
     "--slices",
-    type=int,
+    type=Whole(),
     default=1,
     show_default=True,
     help="Slices joined by Multislice: data-parallel copies, not room for a larger state.",
@@ -79,7 +79,7 @@ class JsonErrors(click.Command):
 )
 @click.option(
     "--max-restarts",
-    type=int,
+    type=Whole(),
     default=0,
     show_default=True,
     help="How many times the engine restarts a failed run (xpk's --max-restarts, the JobSet's "

@@ -15,6 +15,7 @@ import click
 from tpuwizard.commands.common import (
     READY_TIMEOUT,
     Number,
+    Whole,
     Words,
     asked_slice,
     backend_option,
@@ -455,7 +456,7 @@ def watch(
 
 @click.command()
 @node_option
-@click.option("--worker", type=int, default=0, show_default=True, help="Which VM of the slice.")
+@click.option("--worker", type=Whole(), default=0, show_default=True, help="Which VM of the slice.")
 @project_option
 @sandbox_option
 def ssh(node: str | None, worker: int, project: str | None, sandbox: bool) -> None:

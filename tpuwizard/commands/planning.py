@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tpuwizard.commands.common import print_json, say, split_list
+from tpuwizard.commands.common import Number, Whole, print_json, say, split_list
 from tpuwizard.core.errors import BadInput
 
 if TYPE_CHECKING:
@@ -47,10 +47,10 @@ class _SizeCommand(click.Command):
 @click.option("--slices", help="Comma-separated slices to compare, e.g. v5litepod-4,v6e-4.")
 @click.option("--generation", help="Only these generations, e.g. v5e,v6e.")
 @click.option("--single-host", is_flag=True, help="Only slices that are one VM.")
-@click.option("--max-chips", type=int, help="Only slices with at most this many chips.")
+@click.option("--max-chips", type=Whole(), help="Only slices with at most this many chips.")
 @click.option(
     "--usable",
-    type=float,
+    type=Number(),
     default=None,
     help="Fraction of nominal HBM usable by your program, for every generation. Default: each "
     "generation's usable HBM in tpuwizard's catalog (v5e 15.75 GiB per chip, measured; v6e "

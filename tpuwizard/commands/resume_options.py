@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import click
 
-from tpuwizard.commands.common import Number
+from tpuwizard.commands.common import Number, Whole
 
 if TYPE_CHECKING:
     from tpuwizard.session.kept.resume import CheckpointsAsked
@@ -22,7 +22,7 @@ def checkpoint_options(command: F) -> F:
     # No core import here: the CLI's start must stay light (test_kept_lines.py).
     command = click.option(
         "--max-restarts",
-        type=int,
+        type=Whole(),
         help="With --checkpoints: how many times a preempted run is started again on a new TPU "
         "(default 3).",
     )(command)

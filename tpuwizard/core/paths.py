@@ -6,6 +6,16 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
+# Whether this process may work from a state folder it can read but not write: only `status`,
+# `down` and `teardown` (they list and delete; the ledger holds their records elsewhere, see
+# core/launch/records/ledger_file.py). Every other command needs a writable one before it starts.
+_READ_ONLY_HOME = {"allowed": False}
+
+
+def allow_read_only_home() -> None:
+    """From now on, this process works from a read-only state folder rather than refusing it."""
+    _READ_ONLY_HOME["allowed"] = True
+
 
 def state_dir() -> Path:
     """The state root: ``$TPUWIZARD_HOME``, else the platform's user state directory."""
@@ -16,8 +26,23 @@ def state_dir() -> Path:
         import platformdirs  # only when needed: keeps `tpuwizard fit` start-up small
 
         path = platformdirs.user_state_path("tpuwizard")
+    if _READ_ONLY_HOME["allowed"] and _readable_folder(path):
+        return path
     make_folder(path, "TPUWIZARD_HOME (tpuwizard's state folder)", mode=0o700)
     return path
+
+
+def read_only_home() -> Path | None:
+    """The state folder, when this process works from it read-only (allowed, and not writable
+    now); else None."""
+    if not _READ_ONLY_HOME["allowed"]:
+        return None
+    path = state_dir()
+    return None if os.access(path, os.W_OK | os.X_OK) else path
+
+
+def _readable_folder(path: Path) -> bool:
+    return path.is_dir() and os.access(path, os.R_OK | os.X_OK)
 
 
 def make_folder(path: Path, what: str, mode: int = 0o777) -> Path:
@@ -78,7 +103,10 @@ def free_bytes(path: Path) -> int | None:
 
 
 def cache_dir() -> Path:
-    return make_folder(state_dir() / "cache", "tpuwizard's cache folder")
+    folder = state_dir() / "cache"
+    if read_only_home() is not None:  # read where it is; what is saved there is lost, not fatal
+        return folder
+    return make_folder(folder, "tpuwizard's cache folder")
 
 
 def new_run_id(now: datetime | None = None) -> str:

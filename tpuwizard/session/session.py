@@ -85,6 +85,8 @@ class Session:
         mode = cls.decide(sandbox, gcloud_config.discover(project=project))
         if mode.practice:  # before any call, whichever sandbox would serve it
             practice_mode.check_settings()
+        if mode.practice and not practice_mode.is_practice():  # this process would serve it
+            practice_mode.read_only_home_refused()
         if mode.practice and project:  # practice holds Google's rules too
             gcloud_config.validate_project(project)
         if not mode.practice:

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 from tpuwizard.core.cloud.endpoint import ENDPOINT_ENV
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from tpuwizard.session.decision import Mode, ZoneAnswer
 
 
@@ -43,4 +45,18 @@ def real_words(project: str) -> str:
     return (
         f"[real] Using Google Cloud, project {project}: what tpuwizard creates here is billed "
         "to that project's billing account."
+    )
+
+
+def read_only_home_words(home: Path, held_in: Path | None) -> str:
+    """Said first by ``status``, ``down`` and ``teardown`` working from a read-only home."""
+    where = (
+        f"in {held_in} (yours alone)"
+        if held_in is not None
+        else "in this command's memory only (the temporary folder refused them too)"
+    )
+    return (
+        f"TPUWIZARD_HOME {home} is read-only: listing, deleting and verifying go ahead, and "
+        f"what this command records in the ledger is held {where} until a command can write "
+        "the home again, which moves it in."
     )

@@ -92,7 +92,7 @@ def _summary_lines(summary: RunSummary, audience: Audience, elsewhere: Sequence[
         if free:
             lines += [f"  {nothing}", *free]
         else:
-            gone = f" {', '.join(s.gone)} verified gone." if s.gone else " Nothing was created."
+            gone = f" {gone_list(s.gone)} verified gone." if s.gone else " Nothing was created."
             lines.append(f"  {nothing}{gone}")
     elif s.finished is None:
         lines.append("  The launch did not finish: check with tpuwizard status.")
@@ -117,6 +117,15 @@ def _summary_lines(summary: RunSummary, audience: Audience, elsewhere: Sequence[
 
 
 FREE_ROUTES = ("Kaggle", "Colab")  # the summary's zone for a free route's run
+
+
+def gone_list(gone: Sequence[str]) -> str:
+    """Each name verified gone, once: a resumed run makes its node again under the same name
+    for each attempt ("X-qr in us-central1-a (each of the 3 made)"), not the name three times."""
+    counted: dict[str, int] = {}
+    for name in gone:
+        counted[name] = counted.get(name, 0) + 1
+    return ", ".join(n if k == 1 else f"{n} (each of the {k} made)" for n, k in counted.items())
 
 
 def _copied_back_lines(s: RunSummary, audience: Audience) -> list[str]:

@@ -71,8 +71,13 @@ _PARAM_SUFFIXES = ("k", "m", "b", "t")
 # exists, and a million GiB or more is a parameter count typed without its suffix.
 _BARE_MIN_GIB = 1 / 1024
 _BARE_MAX_GIB = 1e6
-_SIZE_RE = re.compile(r"^\s*([+-]?[0-9]*\.?[0-9]+(?:e[+-]?\d+)?)\s*([a-z]*)\s*$", re.IGNORECASE)
-_PARAMS_RE = re.compile(r"^\s*([+-]?[0-9]*\.?[0-9]+(?:e[+-]?\d+)?)\s*([kmbt]?)\s*$", re.IGNORECASE)
+# ASCII only: ``\d`` and ``float`` would take full-width digits ("４８GiB") as numbers.
+_SIZE_RE = re.compile(
+    r"^\s*([+-]?[0-9]*\.?[0-9]+(?:e[+-]?\d+)?)\s*([a-z]*)\s*$", re.IGNORECASE | re.ASCII
+)
+_PARAMS_RE = re.compile(
+    r"^\s*([+-]?[0-9]*\.?[0-9]+(?:e[+-]?\d+)?)\s*([kmbt]?)\s*$", re.IGNORECASE | re.ASCII
+)
 _PARAM_SCALE = {"": 1, "k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
 SUGGESTED_RECIPE = "adam-fp32"
 

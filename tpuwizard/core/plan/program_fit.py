@@ -94,7 +94,7 @@ def parse_mesh(text: str | None) -> list[tuple[str, int | None]]:
         name = name.strip()
         if not name.isidentifier():
             raise BadInput(f"--mesh: '{name}' is not an axis name; write e.g. data=4,model=2.")
-        if size and not (size.strip().isdigit() and int(size) >= 1):
+        if size and not (size.strip().isascii() and size.strip().isdigit() and int(size) >= 1):
             raise BadInput(f"--mesh: the size of '{name}' must be a whole number >= 1.")
         axes.append((name, int(size) if size else None))
     names = [n for n, _ in axes]

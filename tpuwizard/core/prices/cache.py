@@ -5,9 +5,9 @@ for the practice sandbox's, so the sandbox's figures never stand in for Google's
 
 The file is read as untrusted input (core/untrusted.py): a regular file of at most
 :data:`MAX_CACHE_BYTES`, its read time sane (not in the future: it would be "fresh" for ever),
-every price a finite amount above zero. A file that is not is set aside whole, with why, and
-the catalog read again: a price shown as the Billing Catalog's, or a ``--budget`` held by it, is
-never one the catalog did not give."""
+every price a finite amount above zero and below :data:`MOST_USD_PER_CHIP_HOUR`. A file that
+is not is set aside whole, with why, and the catalog read again: a price shown as the Billing
+Catalog's, or a ``--budget`` held by it, is never one the catalog did not give."""
 
 from __future__ import annotations
 
@@ -159,6 +159,8 @@ def read(path: Path) -> tuple[PriceBook | None, str]:
                 return None, _NOT_OURS
             if type(usd) not in (int, float) or not 0 < usd < _INFINITY:  # NaN fails both
                 return None, f"a price in it is not a positive number ({str(usd)[:24]})"
+            if usd > MOST_USD_PER_CHIP_HOUR:
+                return None, f"a price in it is no chip-hour's price (${usd:.3g})"
         slices = {}
         for name, (g, chips) in saved["slices"].items():
             if not isinstance(g, str) or not untrusted.usable_amount(chips):
@@ -174,6 +176,9 @@ def read(path: Path) -> tuple[PriceBook | None, str]:
 
 _NOT_OURS = "it is not a price read tpuwizard wrote"
 _INFINITY = float("inf")
+# No TPU chip-hour costs a million dollars (v5p's list price is a few); a larger figure is a
+# damaged file, and times a slice's chips and a run's hours it could reach infinity ("$inf/h").
+MOST_USD_PER_CHIP_HOUR = 1e6
 
 
 def save(path: Path, book: PriceBook) -> None:

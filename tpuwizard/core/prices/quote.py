@@ -19,6 +19,7 @@ CATALOG = "catalog"
 # LIST_PRICE_NOTE, without saying "in this region" a second time).
 LIST_PRICE_SHOWN = "the generation's list price instead"
 OFFLINE = "offline"
+_NO_PRICE = float("inf")
 
 
 class Quote:
@@ -69,10 +70,13 @@ def quote(
         # The slice's generation and chips as saved with the book; else the catalog's.
         named = book.slices.get(accelerator) or _slice(accelerator)
         found = book.sku_price(named[0], model, region)
-        if found is not None:
+        if found is None:
+            why = _no_sku(_slice(accelerator)[0], model)
+        elif (hourly := found[0] * named[1]) < _NO_PRICE:  # infinity and NaN are no price
             label = f"Cloud Billing Catalog, read {book.date}"
-            return Quote(round(found[0] * named[1], 4), CATALOG, label, sku=found[1])
-        why = _no_sku(_slice(accelerator)[0], model)
+            return Quote(round(hourly, 4), CATALOG, label, sku=found[1])
+        else:  # a figure that overflows times the chips: a damaged read, never shown as $inf
+            why = f"the Billing Catalog's figure for {accelerator} is no price (${hourly:.3g}/h)"
     else:
         why = f"the Billing Catalog could not be read: {why_no_book}"
     return _offline(accelerator, route, zone, why)

@@ -18,11 +18,14 @@ an environment whose files changed since (a tool that wrote into it, a folder de
 used, and the next process asking for it builds it again under the lock. One built before the
 digest existed is used once ``import numpy, jax`` works in it, and its digest recorded then.
 
+uv runs in a process group of its own, ended whole when its builder dies (:func:`_in_own_group`).
+
 Standard library only: workers/tools.py loads it by path (its tools run with ``-I -S``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -283,15 +286,70 @@ def _run(
     command: list[str], env: dict[str, str], check: bool = True
 ) -> subprocess.CompletedProcess[str]:
     try:
-        done = subprocess.run(
-            command, env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S
-        )
+        done = _in_own_group(command, env)
     except (OSError, subprocess.SubprocessError) as error:
         raise BuildFailed(f"uv could not run ({error})") from None
     if check and done.returncode != 0:
         said = [line.strip() for line in done.stderr.splitlines() if line.strip()]
         raise BuildFailed(f"uv could not make a venv ({said[-1] if said else 'no reason'})")
     return done
+
+
+# Beside each uv, a guard holding the read end of a pipe whose write end only the builder holds:
+# when the pipe closes without "done" (the builder died, SIGKILL included, or was stopped), it
+# ends uv's whole process group, the bytecode compilers uv starts included (they ran on for
+# minutes after a SIGKILLed build: reliability round 5).
+_GUARD = """\
+import os, signal, sys
+if sys.stdin.buffer.read() != b"done":
+    try:
+        os.killpg(int(sys.argv[1]), signal.SIGKILL)
+    except OSError:
+        pass
+"""
+
+
+def _in_own_group(command: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``command`` run as the leader of a process group of its own, which ends whole when the
+    builder dies or stops, or when the build's time runs out."""
+    import signal
+    import sys
+
+    proc = subprocess.Popen(
+        command,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    read_end, write_end = os.pipe()
+    try:
+        guard = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", _GUARD, str(proc.pid)],
+            stdin=read_end,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # a stop signal to the builder's group does not end it
+        )
+    except OSError:
+        os.close(write_end)
+        raise
+    finally:
+        os.close(read_end)
+    try:
+        out, err = proc.communicate(timeout=BUILD_TIMEOUT_S)
+    except BaseException:  # its time ran out, or the builder is stopping: the group goes now
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
+    finally:
+        os.write(write_end, b"done")  # uv's group has ended: the guard ends, killing nothing
+        os.close(write_end)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            guard.wait(timeout=30)
+    return subprocess.CompletedProcess(command, proc.returncode, out, err)
 
 
 def _failure_words(stderr: str, jax: str, index: dict[str, list[str]], wheels: str | None) -> str:

@@ -174,12 +174,13 @@ class KeptNodes:
         entry = entries[0]
         cloud = self.session.cloud_for(entry.resource.backend)
         node = cloud.get_node(entry.resource.zone, node_id(entry.resource))
-        if node is not None and preempted(node, entry.resource):
-            raise KeptPreempted(node_id(entry.resource), self.end_preempted(entry, "run"))
-        if node is None:  # its folder and its ledger record close (once verified gone)
-            self.settle(node_id(entry.resource), seen_by)
         if node is not None:
             self._check_identity(entry, node)
+            self._check_owner(entry, node)
+        if node is not None and preempted(node, entry.resource):
+            raise KeptPreempted(node_id(entry.resource), self.end_preempted(entry, seen_by))
+        if node is None:  # its folder and its ledger record close (once verified gone)
+            self.settle(node_id(entry.resource), seen_by)
         if node is None or not node.up:
             state = "gone (its idle deadline may have passed)" if node is None else node.state
             raise BadInput(
@@ -201,6 +202,24 @@ class KeptNodes:
         raise BadInput(
             f"{node_id(r)} in {r.zone} is not the node you kept: {why}. Yours is gone; "
             "tpuwizard leaves this one alone. Start a new one with `tpuwizard up`."
+        )
+
+    def _check_owner(self, entry: Entry, node: NodeInfo) -> None:
+        """Touch only a node whose owner label, as the cloud returns it now, is this install's:
+        the ledger's copy proves nothing when the ledger came from another user's home. Every
+        kept-node command (run, watch, ssh, fit --measure, the wizard's heartbeats) opens its
+        node here, before any SSH."""
+        from tpuwizard.core.launch.records.ownership import not_this_owners
+
+        why = not_this_owners(node.labels, self.session.owner)
+        if why is None:
+            return
+        r = entry.resource
+        raise BadInput(
+            f"{node_id(r)} in {r.zone} is not yours: {why}. Your ledger records it (a home "
+            "copied or restored from another user's?), but tpuwizard uses only nodes whose "
+            "labels say you made them: nothing was copied to it or run on it. Start your own "
+            "with `tpuwizard up`."
         )
 
 

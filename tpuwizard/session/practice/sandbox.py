@@ -36,6 +36,7 @@ def start_sandbox(faults: str | None = None, delay: float | None = None):  # -> 
     from tpuwizard.sandbox.serving import start_in_thread
 
     check_settings()
+    read_only_home_refused()
     if attach_lasting_sandbox():
         return None
     server = make_sandbox_server(faults, delay)
@@ -43,6 +44,23 @@ def start_sandbox(faults: str | None = None, delay: float | None = None):  # -> 
     os.environ[ENDPOINT_ENV] = server.endpoint
     os.environ[TOKEN_ENV] = server.token or ""
     return server
+
+
+def read_only_home_refused() -> None:
+    """The practice cloud is its state folder in the home: where ``status`` or ``down`` work from
+    a read-only home (paths.allow_read_only_home), it cannot serve from there. Said as bad input
+    before any thread or lock is started, rather than failing in the server's threads."""
+    from tpuwizard.core.errors import BadInput
+
+    home = paths.read_only_home()
+    if home is None:
+        return
+    raise BadInput(
+        f"The practice cloud keeps its nodes in {home / 'sandbox'}, and TPUWIZARD_HOME {home} "
+        "is read-only: it cannot run from there. Practice nodes bill nothing; make the home "
+        "writable again to list or delete them. (A `tpuwizard sandbox serve` running elsewhere, "
+        "its TPUWIZARD_TPU_ENDPOINT and TPUWIZARD_SANDBOX_TOKEN exported, serves its own nodes.)"
+    )
 
 
 def make_sandbox_server(

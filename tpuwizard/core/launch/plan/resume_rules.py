@@ -75,7 +75,7 @@ EVERY_BOUNDS_S = (1.0, 86400.0)
 DELETE_ALLOWANCE_MINUTES = 2.0
 CHECKPOINTS_FOLDER = "checkpoints"  # in the run folder
 _RUN_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([sm]?)")
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([sm]?)", re.ASCII)  # "５m" is no duration
 
 
 def parse_duration(text: str) -> float:

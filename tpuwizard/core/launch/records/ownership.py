@@ -40,6 +40,18 @@ def live_labels(cloud: _Reads, resource: Resource) -> dict[str, str] | None:
     return dict(getattr(info, "labels", {}) or {})
 
 
+def not_this_owners(labels: dict[str, str], owner: str) -> str | None:
+    """Why a live resource is not this install's to use, in words, read from its owner label as
+    the API returns it (a ledger's copy of it may come from another user's home); None when the
+    label is ``owner``."""
+    theirs = labels.get(OWNER_LABEL)
+    if theirs == owner:
+        return None
+    if not theirs:
+        return f"it carries no owner label (yours is {owner})"
+    return f"its owner label is {theirs} (yours is {owner})"
+
+
 def held_by(labels: dict[str, str]) -> str:
     """Who holds a name, in words, for the ledger and messages."""
     run, owner = labels.get(RUN_LABEL), labels.get(OWNER_LABEL)
