@@ -231,6 +231,20 @@ class KeptNode:
         """Heartbeats now and through the block (each run, watch and ssh)."""
         return heartbeats(self.heartbeat, heartbeat_interval(self.idle_s), on_error)
 
+    def check_packages(self, packages: Sequence[PackageSpec]) -> str | None:
+        """The packages a run adds, resolved beside this node's JAX before anything is copied
+        to it, as a launch's are before create: refused with uv's reason (:class:`BadInput`),
+        else the note to say where the check could not run (the run goes on), or None."""
+        from tpuwizard.session.package_check import check_packages, package_note, package_refusal
+
+        specs = [spec.text for spec in packages]
+        jax = KeptRecord.of(self.entry).settings.get("jax")
+        found = check_packages(specs, jax, self.nodes.session.practice)
+        untouched = f"Nothing was copied to {self.name}, and it is as it was."
+        if refusal := package_refusal(found, specs, untouched):
+            raise BadInput(refusal)
+        return package_note(found, specs, "the run")
+
     def run(
         self,
         script: Path,
