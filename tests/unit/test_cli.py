@@ -135,7 +135,7 @@ def test_no_color_is_honoured():
 def test_an_explicit_unit_keeps_its_table_and_says_nothing_fits():
     result = run("fit", "1e30GiB", "--single-host")
     assert result.exit_code == 0, result.output
-    assert "No listed slice holds" in result.stdout
+    assert "No single slice in tpuwizard's catalog holds" in result.stdout
     assert "v5litepod-4" in result.stdout
 
 
