@@ -412,11 +412,12 @@ def _fit_program(
         if node is not None:
             run = _measure_on_node(planner, chosen, node, sandbox)
             say(f"  {run.slice_name}: {run.label}")
+        counting = planner.method == "shapes-only"  # nothing compiles: no time per slice
         if not as_json:
-            say(f"Compiling {program} for {len(chosen)} slice(s) ({planner.method})...")
+            say(program_advice.working_words(program, len(chosen), planner.method))
         for result in planner.results():
             results.append(result)
-            if not as_json:
+            if not as_json and not counting:
                 say(f"  {result.name}: {'cached' if result.cached else f'{result.seconds:.1f} s'}")
     except program_result.ProgramInputError as err:
         if err.kind != "no-function":

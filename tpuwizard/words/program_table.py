@@ -141,7 +141,14 @@ def measured_words(r: Any) -> str:
         parts.append(said)
     if m.get("usd_per_1000_steps") is not None:
         parts.append(f"${_dollars(m['usd_per_1000_steps'])} per 1000 steps at that time")
-    tail = "" if m.get("on") == "tpu" else "; the prediction above stands"
+    predicted = bool(predicted_peak or r.step_seconds)  # without libtpu: none was made
+    tail = (
+        ""
+        if m.get("on") == "tpu"
+        else "; the prediction above stands"
+        if predicted
+        else "; a CPU's run says nothing of a TPU's memory or step time"
+    )
     return f"{where}: {'; '.join(parts)}{tail}."
 
 
