@@ -228,3 +228,10 @@ def test_fit_accelerator_lists_that_slice_alone():
     result = run("fit", "15.5", "--accelerator", "v5litepod-1")
     assert result.exit_code == 0, result.output
     assert "fits sharded on v5litepod-1" in result.stdout and "v6e-1" not in result.stdout
+
+
+def test_launch_help_says_what_the_options_take():
+    """Issue 55: --accelerator is optional on both free routes; --via's default as typed."""
+    words = " ".join(run("launch", "--help").stdout.split())
+    assert "(required, except with --route kaggle or colab)" in words
+    assert "--via [auto|resize-request]" in words and "[default: AUTO]" not in words
