@@ -21,8 +21,9 @@ from tpuwizard.core.errors import (
     PlanRefused,
     QueueSuspended,
     RemoteError,
+    WorkersStalled,
 )
-from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_OK
+from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.kept.heartbeat_book import HeartbeatBook
 from tpuwizard.core.launch.kept.iterate import EXIT_STOPPED, ScriptRun, run_script
@@ -353,6 +354,9 @@ class KeptNode:
             return cancel.exit_code or EXIT_STOPPED, None
         except (NodeGone, QueueSuspended) as gone:
             return EXIT_CLOUD, gone
+        except WorkersStalled as stalled:  # the script hung, not the cloud: as a launch's, 1
+            emit(ev.Failed("script", diagnose(stalled, self.context())))
+            return EXIT_FAILED, None
         except Exception as err:  # a command on it failed
             emit(ev.Failed("script", diagnose(err, self.context())))
             return EXIT_CLOUD, None
