@@ -176,12 +176,33 @@ def test_packages_the_worker_cannot_install_are_refused_before_create(
     assert sandbox_is_empty(home)
 
 
+def folder_state(folder: Path) -> dict[str, tuple[int, int]]:
+    """Each file under ``folder`` with its size and modification time."""
+    return {
+        str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in folder.rglob("*")
+        if p.is_file()
+    }
+
+
 def test_a_missing_module_names_the_flag_then_run_installs_only_what_is_new(tmp_path, home):
     wheels(home)
     script = project(tmp_path)
     kept = up(tmp_path, "--with", "tinypkg")
     assert json.loads(Path(kept["receipt"]).read_text())["packages"] == {"tinypkg": "0.3.1"}
     try:
+        # Issue 55: a package the worker could not install is refused before anything is
+        # copied (the launch's check and words): exit 2, the worker's folder as it was.
+        (w0,) = (home / "sandbox" / "workers").glob(f"*/*/{kept['name']}/w0")
+        before = folder_state(w0)
+        with served_index(tmp_path / "index") as url:
+            refused = run(tmp_path, "--with", "flaxx-no-such-pkg", str(script), PIP_INDEX_URL=url)
+        assert refused.returncode == 2, refused.stderr
+        assert "The packages asked for (flaxx-no-such-pkg) cannot be installed" in refused.stderr
+        assert "was not found in the package registry" in refused.stderr
+        assert f"Nothing was copied to {kept['name']}" in refused.stderr
+        assert folder_state(w0) == before
+
         missing = run(tmp_path, "--json", str(script))
         assert missing.returncode == 1, missing.stderr
         failed = next(e for e in json_events(missing.stdout) if e["event"] == "failed")

@@ -2,9 +2,10 @@
 and the summary's ways on (a new launch starts again at Route, Quit leaves)."""
 
 from textual.screen import ModalScreen
-from textual.widgets import Input
+from textual.widgets import Input, Static
 
 from tests.tui.pilot_helpers import (
+    next_step,
     on_screen,
     press,
     record_screens,
@@ -12,22 +13,28 @@ from tests.tui.pilot_helpers import (
     walk_to_capacity,
     walk_to_review,
 )
+from tpuwizard.tui.answers import ProgramPick
 from tpuwizard.tui.app import WizardApp
 
 SIZE = (100, 32)
 
 
-class PicksV5Litepod8(ModalScreen[str | None]):
+PICKED = "Your program prog.py: its state, 96.56 MiB per device, fits on v5litepod-8"
+
+
+class PicksV5Litepod8(ModalScreen[ProgramPick | None]):
     """Stands in for "From my program": the compile chose v5litepod-8."""
 
     def __init__(self, kept_node: str | None = None) -> None:
         super().__init__()
 
     def on_mount(self) -> None:
-        self.dismiss("v5litepod-8")
+        self.dismiss(ProgramPick("v5litepod-8", PICKED, True))
 
 
 async def test_a_slice_picked_from_the_program_goes_on_to_the_zones(tmp_path, home, monkeypatch):
+    """Issue 55: Review says the program's figures on that slice, not the size box's untouched
+    48 GiB."""
     from tpuwizard.tui.widgets import program_fit
 
     monkeypatch.setattr(program_fit, "ProgramFitScreen", PicksV5Litepod8)
@@ -38,6 +45,11 @@ async def test_a_slice_picked_from_the_program_goes_on_to_the_zones(tmp_path, ho
         await on_screen(pilot, "ZonesScreen", 30)
         assert app.state.accelerator == "v5litepod-8"
         assert app.state.recipe == "bf16-adam"  # the fields as they were, kept
+        await until(pilot, lambda: pilot.app.screen.zones, what="the zone survey")
+        await next_step(pilot)
+        await on_screen(pilot, "ReviewScreen")
+        verdict = " ".join(str(app.screen.query_one("#fit-verdict", Static).render()).split())
+        assert verdict == PICKED and "48.0 GiB" not in verdict
 
 
 async def refused_launch_summary(pilot) -> None:

@@ -60,7 +60,12 @@ async def test_from_my_program_fills_the_table_and_a_row_picks_the_slice():
         table.move_cursor(row=names.index("v6e-4"))
         await pilot.press("enter")
         await pilot.pause()
-    assert app.chosen == CapacityAnswer(48, "v6e-4", "", "bf16-adam")
+    assert isinstance(app.chosen, CapacityAnswer) and app.chosen.program is not None
+    assert app.chosen == CapacityAnswer(48, "v6e-4", "", "bf16-adam", app.chosen.program)
+    # Issue 55: the program's own figures on the slice picked go on to Review.
+    assert app.chosen.program.fits and app.chosen.program.verdict.startswith(
+        "Your program placement.py: its state, 140 B per device; its step's peak"
+    )
 
 
 async def test_cancel_stops_the_compiles():

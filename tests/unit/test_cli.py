@@ -7,6 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from tpuwizard.cli import main
+from tpuwizard.core.errors import BadInput
 
 FIT_KEYS = {
     "name",
@@ -135,7 +136,7 @@ def test_no_color_is_honoured():
 def test_an_explicit_unit_keeps_its_table_and_says_nothing_fits():
     result = run("fit", "1e30GiB", "--single-host")
     assert result.exit_code == 0, result.output
-    assert "No listed slice holds" in result.stdout
+    assert "No single slice in tpuwizard's catalog holds" in result.stdout
     assert "v5litepod-4" in result.stdout
 
 
@@ -201,3 +202,36 @@ def test_teardown_and_down_help_each_describe_their_own_command_in_plain_words()
     assert "Delete what tpuwizard created (NAME, or --all)" in said["teardown"]
     assert "Delete the node kept by up" in said["down"]
     assert re.search(r"down +Delete the node kept by up", said["--help"])
+
+
+@pytest.mark.parametrize(
+    ("slices", "accelerator", "said"),
+    [
+        (None, "v5litepod-1", "v5litepod-1"),  # issue 55: as every other command names one
+        ("v6e-1", None, "v6e-1"),
+        (None, None, None),
+        ("v6e-1", "v5litepod-1", "--slices v6e-1,v5litepod-1 compares them all"),
+        (None, "v5litepod-1,v6e-1", "give --slices v5litepod-1,v6e-1"),
+    ],
+)
+def test_fit_takes_accelerator_for_one_slice(slices, accelerator, said):
+    from tpuwizard.commands.planning import slices_or_accelerator
+
+    if said is not None and " " in said:
+        with pytest.raises(BadInput, match=re.escape(said)):
+            slices_or_accelerator(slices, accelerator)
+    else:
+        assert slices_or_accelerator(slices, accelerator) == said
+
+
+def test_fit_accelerator_lists_that_slice_alone():
+    result = run("fit", "15.5", "--accelerator", "v5litepod-1")
+    assert result.exit_code == 0, result.output
+    assert "fits sharded on v5litepod-1" in result.stdout and "v6e-1" not in result.stdout
+
+
+def test_launch_help_says_what_the_options_take():
+    """Issue 55: --accelerator is optional on both free routes; --via's default as typed."""
+    words = " ".join(run("launch", "--help").stdout.split())
+    assert "(required, except with --route kaggle or colab)" in words
+    assert "--via [auto|resize-request]" in words and "[default: AUTO]" not in words

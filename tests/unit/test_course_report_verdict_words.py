@@ -29,6 +29,10 @@ def test_a_report_that_fell_back_is_refused_for_its_platforms_disagreeing():
 
 
 def test_a_state_no_slice_holds_is_told_what_to_change_without_naming_a_recipe():
-    words = verdict(300_000.0, plan(300_000.0, [catalog.parse_accelerator("v5litepod-4")]))
-    assert words.startswith("No listed slice holds")
+    from tpuwizard.core.handover.larger import verdict_with_larger
+
+    listed = plan(1e7, [catalog.parse_accelerator("v5litepod-4")])
+    assert verdict(1e7, listed).startswith("None of the slices above holds")
+    words = verdict_with_larger(1e7, listed)  # fit's words: no single slice holds it
+    assert words.startswith("No single slice in tpuwizard's catalog holds")
     assert "recipe" not in words and "make the state smaller" in words

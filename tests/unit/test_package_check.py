@@ -72,3 +72,55 @@ def test_the_words_name_the_packages_and_uv_s_reason():
     note = package_note(unchecked, ["optax"])
     assert note is not None and "could not be checked before create" in note
     assert package_refusal(unchecked, ["optax"]) is None
+
+
+def kept_node(settings: dict, practice: bool):
+    """A kept node as ``run`` opens it, with only what the package check reads (its record and
+    its session): no transport, so nothing can be copied to it."""
+    from types import SimpleNamespace
+
+    from tpuwizard.core.launch.records.ledger import Entry, Resource
+    from tpuwizard.session.kept.nodes import KeptNode
+
+    r = Resource("node", "p", "us-central1-a", "node-a", "v5litepod-1", "r1")
+    node = KeptNode.__new__(KeptNode)
+    node.nodes = SimpleNamespace(session=SimpleNamespace(practice=practice))
+    node.entry = Entry(r, "kept", 1000.0, 900.0, {"settings": settings})
+    node.name = "node-a"
+    return node
+
+
+@pytest.mark.parametrize(
+    ("settings", "practice", "answer", "refused", "note"),
+    [
+        ({"jax": "0.4.38"}, True, (1, NOT_FOUND), "Nothing was copied to node-a", None),
+        ({}, False, (2, UNREACHABLE), None, "could not be checked before the run"),
+        ({"jax": "0.4.38"}, False, (0, ""), None, None),
+    ],
+)
+def test_a_run_on_a_kept_node_checks_its_packages_beside_the_node_s_jax(
+    monkeypatch, settings, practice, answer, refused, note
+):
+    """Issue 55: ``run --with`` resolves what it adds as a launch does (the same check, the
+    same words), for the node's own JAX and world, before anything is copied."""
+    from tpuwizard.core.errors import BadInput
+    from tpuwizard.core.launch.plan.packages import PackageSpec
+    from tpuwizard.session import package_check
+
+    asked: list[tuple] = []
+
+    def uv_answers(specs, jax, in_practice):
+        asked.append((specs, jax, in_practice))
+        return judged(subprocess.CompletedProcess(["uv"], answer[0], "", answer[1]))
+
+    monkeypatch.setattr(package_check, "check_packages", uv_answers)
+    node = kept_node(settings, practice)
+    packages = (PackageSpec("flaxx", "--with"),)
+    if refused:
+        with pytest.raises(BadInput) as err:
+            node.check_packages(packages)
+        assert refused in str(err.value) and "(flaxx) cannot be installed" in str(err.value)
+    else:
+        said = node.check_packages(packages)
+        assert said == note or (note is not None and said is not None and note in said)
+    assert asked == [(["flaxx"], settings.get("jax"), practice)]

@@ -206,3 +206,24 @@ def test_a_bad_project_id_is_named_safely_in_its_message(tmp_path, project, show
     problems = plan(tmp_path, project=project).problems()
     assert len(problems) == 1 and problems[0].startswith(f"{shown} is not a valid project id")
     assert "\n" not in problems[0]
+
+
+@pytest.mark.parametrize(
+    ("asked", "said"),
+    [
+        # Issue 55: the README's first launch typed in the clone: the folder it looked in, the fix.
+        ("train.py", "Script train.py is not there: {here} has no train.py. Run tpuwizard from "
+         "the folder that holds your script (cd to it first), or give the script's full path."),
+        ("course/train.py", "{here}/course has no train.py"),
+        ("nowhere/train.py", "{here}/nowhere does not exist"),
+        ("course", "Script course is a folder, not a file: name the Python file in it to run."),
+    ],
+)  # fmt: skip
+def test_a_script_that_is_not_there_names_where_it_was_looked_for(
+    tmp_path, monkeypatch, asked, said
+):
+    from tpuwizard.core.launch.plan.launch_plan import script_problems
+
+    (tmp_path / "course").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert said.format(here=tmp_path) in " ".join(script_problems(Path(asked)))

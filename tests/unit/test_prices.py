@@ -87,7 +87,7 @@ def test_flex_start_s_sku_replaces_at_most_and_without_it_the_bound_stays_labell
     [
         ("v6e-4", "europe-west4-a", "no spot SKU for v6e in this region"),
         ("tpu7x-8", "us-central1-c", "no report names TPU7x's Billing Catalog SKU"),
-        ("v4-8", "us-central2-b", "Cloud TPU service's SKUs (E000-3F24-B8AA)"),
+        ("v4-8", "us-central2-b", "reads Google's price list for v5e, v5p, v6e only, not for v4"),
     ],
 )
 def test_where_the_catalog_has_no_sku_the_offline_figure_says_why(accelerator, zone, why):

@@ -155,3 +155,63 @@ def test_a_step_that_does_not_fit_is_said_as_fit_says_it(when, words):
         "v5litepod-1, measured on the TPU at hand (TPU v5 lite x1): does not fit: "
         f"{words}: RESOURCE_EXHAUSTED: Out of memory"
     )
+
+
+def _shapes_row(name: str):
+    record = {"devices": 1, "state_bytes": 100}
+    return summarise(catalog.parse_accelerator(name), record, "shapes-only", None, "vm")
+
+
+@pytest.mark.parametrize(
+    ("rows", "said"),
+    [
+        # Issue 55: without libtpu every slice has the same note: said once, not 15 times.
+        (["v5litepod-1", "v6e-1"], ["Every slice: state only, from the shapes"]),
+        # A slice's own words beside it stay its own (a compile-only topology's devices).
+        (
+            ["v5litepod-1", "v5litepod-4"],
+            ["Every slice: state only, from the shapes", "v5litepod-4: libtpu's compile-only"],
+        ),
+        (["v5litepod-1"], ["v5litepod-1: state only, from the shapes"]),
+    ],
+)
+def test_a_note_every_slice_shares_is_said_once(rows, said):
+    from tpuwizard.core.plan.program_advice import slice_notes
+
+    notes = slice_notes([_shapes_row(n) for n in rows])
+    assert [n[: len(s)] for n, s in zip(notes, said, strict=True)] == said
+
+
+@pytest.mark.parametrize(
+    ("method", "said"),
+    [
+        ("shapes-only", "Counting p.py's state from its shapes for 15 slice(s)..."),
+        ("tpu-compile", "Compiling p.py for 15 slice(s) (tpu-compile)..."),
+    ],
+)
+def test_nothing_is_said_to_compile_without_a_compiler(method, said):
+    from tpuwizard.core.plan.program_advice import working_words
+
+    assert working_words("p.py", 15, method) == said
+
+
+@pytest.mark.parametrize(
+    ("row", "tail"),
+    [
+        (_row, "; the prediction above stands."),
+        (_shapes_row, "; a CPU's run says nothing of a TPU's memory or step time."),
+    ],
+)
+def test_a_cpu_run_stands_beside_a_prediction_only_where_one_was_made(row, tail):
+    run = Measurement("v5litepod-1", "cpu", "cpu", 1, {"step_seconds": 0.2, "steps_timed": 3})
+    measured = with_measurement(
+        row("v5litepod-1"), catalog.parse_accelerator("v5litepod-1"), run, "vm"
+    )
+    assert measured_words(measured).endswith(tail)
+
+
+def test_measure_without_a_tpu_names_the_kept_node_way():
+    from tpuwizard.core.plan.program_at_hand import NEEDS_TPU
+
+    words = NEEDS_TPU.format(what="JAX sees cpu devices only")
+    assert "--measure --node NAME" in words and "compiler's prediction" not in words

@@ -83,7 +83,7 @@ def test_load_receipt_explains_unreadable_files(tmp_path):
     with pytest.raises(BadInput, match="No receipt"):
         load_receipt(tmp_path / "missing.json")
     (tmp_path / "bad.json").write_text("{not json")
-    with pytest.raises(BadInput, match="not a readable JSON"):
+    with pytest.raises(BadInput, match="holds no receipt"):
         load_receipt(tmp_path / "bad.json")
     (tmp_path / "other.json").write_text(json.dumps({"a": 1}))
     with pytest.raises(BadInput, match="receipt_sha256"):

@@ -38,5 +38,5 @@ def test_colour_never_hides_an_edit_nor_lets_another_escape_through(tmp_path):
     report.write_text(f"{GREEN}Verified runtime receipt: {json.dumps(edited)}{RESET}\n")
     assert not check_receipt(load_receipt(report)).ok
     report.write_text(f"Verified runtime receipt: \x1b]0;x\x07{json.dumps(sealed())}\n")
-    with pytest.raises(BadInput, match="not a readable JSON receipt"):
+    with pytest.raises(BadInput, match="holds no receipt: it has neither the course's line"):
         load_receipt(report)

@@ -112,7 +112,8 @@ def _interrupt(signum: int, _frame: object) -> None:
 
 @click.command(cls=ScriptArgsCommand)
 @click.option(
-    "--accelerator", help="TPU type, e.g. v5litepod-4 (required, except with --route kaggle)."
+    "--accelerator",
+    help="TPU type, e.g. v5litepod-4 (required, except with --route kaggle or colab).",
 )
 @click.option("--zone", help="Zone (default from gcloud config), e.g. us-central1-a.")
 @click.option(
@@ -188,7 +189,7 @@ def _interrupt(signum: int, _frame: object) -> None:
 @click.option(
     "--via",
     type=Words(Via),
-    default=VIA_AUTO,
+    default=VIA_AUTO.value,  # shown as typed ("auto"), not as the enum's name
     show_default=True,
     help="How Compute Engine's Flex-start VM is asked for. auto: one instance for a single-host "
     "type, bulk mode (a BULK MIG, Google's recommendation) for a slice. resize-request: the "

@@ -388,6 +388,8 @@ def run(
     check_packages(packages)  # a jax line is refused before the node is touched
     session = open_session(project, sandbox)
     kept = open_kept(session, node)
+    if note := kept.check_packages(packages):  # refused: exit 2, nothing copied
+        say(note)
     with StopScriptOnSignals(say) as stop:
         folder = LocalFolder.of_script(script)
         code = stop.exit_code(

@@ -45,6 +45,7 @@ class _SizeCommand(click.Command):
     "inference-bf16 2, inference-int8 1.",
 )
 @click.option("--slices", help="Comma-separated slices to compare, e.g. v5litepod-4,v6e-4.")
+@click.option("--accelerator", help="One slice, as launch names it (the same as --slices NAME).")
 @click.option("--generation", help="Only these generations, e.g. v5e,v6e.")
 @click.option("--single-host", is_flag=True, help="Only slices that are one VM.")
 @click.option("--max-chips", type=Whole(), help="Only slices with at most this many chips.")
@@ -123,6 +124,7 @@ def fit(
     params: str | None,
     recipe: str,
     slices: str | None,
+    accelerator: str | None,
     generation: str | None,
     single_host: bool,
     max_chips: int | None,
@@ -143,6 +145,7 @@ def fit(
 ) -> None:
     """Which TPU slices hold a training state of SIZE (48, 48GiB, 51.5GB), or your program?"""
     route = "vm" if route == "on-demand" else route  # one spelling of the routes everywhere
+    slices = slices_or_accelerator(slices, accelerator)
     _check_together(size, params, program, worker_jax, measure, node)
     if program is not None:
         reserve, chosen = _slices_asked(usable, slices, generation, single_host, max_chips)
@@ -169,6 +172,22 @@ def fit(
         raise BadInput(NO_SLICE)
     measured = _receipt_usable(receipt_file)
     _fit_state(state, chosen, reserve, route, measured, as_json, sandbox, refresh_prices)
+
+
+def slices_or_accelerator(slices: str | None, accelerator: str | None) -> str | None:
+    """``--accelerator NAME``, the name every other command takes, as ``--slices NAME``."""
+    if accelerator is None:
+        return slices
+    if slices is not None:
+        raise BadInput(
+            "Give --accelerator for one slice or --slices for several, not both: "
+            f"--slices {slices},{accelerator} compares them all."
+        )
+    if "," in accelerator:
+        raise BadInput(
+            f"--accelerator takes one slice; to compare several, give --slices {accelerator}."
+        )
+    return accelerator
 
 
 NO_SLICE = "No slice matches those filters: loosen --generation, --max-chips or --single-host."
@@ -393,11 +412,12 @@ def _fit_program(
         if node is not None:
             run = _measure_on_node(planner, chosen, node, sandbox)
             say(f"  {run.slice_name}: {run.label}")
+        counting = planner.method == "shapes-only"  # nothing compiles: no time per slice
         if not as_json:
-            say(f"Compiling {program} for {len(chosen)} slice(s) ({planner.method})...")
+            say(program_advice.working_words(program, len(chosen), planner.method))
         for result in planner.results():
             results.append(result)
-            if not as_json:
+            if not as_json and not counting:
                 say(f"  {result.name}: {'cached' if result.cached else f'{result.seconds:.1f} s'}")
     except program_result.ProgramInputError as err:
         if err.kind != "no-function":

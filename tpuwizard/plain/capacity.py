@@ -129,13 +129,14 @@ class SliceQuestions:
         planner = program_fit.ProgramPlanner(program, fit.select_slices(single_host=True))
         # The worker's JAX is asked later: this compares with the table's default.
         self.asker.say(compile_words(None, planner.method == "tpu-compile"))
-        self.asker.say(f"Compiling {program} for each slice ({planner.method})...")
+        counting = planner.method == "shapes-only"  # nothing compiles: no time per slice
+        self.asker.say(program_advice.working_words(program, len(planner.slices), planner.method))
         for r in planner.results():
             results.append(r)
-            took = "cached" if r.cached else f"{r.seconds:.1f} s"
+            took = "" if counting else f" ({'cached' if r.cached else f'{r.seconds:.1f} s'})"
             self.asker.say(
                 f"  {r.name:<13} {'fits' if r.fits else 'too big':<8} peak "
-                f"{size(r.per_device_bytes['peak'])} of {size(r.usable_bytes_per_device)} ({took})"
+                f"{size(r.per_device_bytes['peak'])} of {size(r.usable_bytes_per_device)}{took}"
             )
         for line in [*program_advice.slice_notes(results), *program_advice.overall(results)]:
             self.asker.say(line)

@@ -32,16 +32,21 @@ VM_PLATFORM = "x86_64-manylinux_2_35"
 def check_plan_packages(plan: LaunchPlan, practice: bool) -> PackageCheck:
     """Resolve ``plan``'s added packages beside its JAX for its worker (nothing to do without
     packages: no uv is run)."""
+    return check_packages([spec.text for spec in plan.packages], plan.jax, practice)
+
+
+def check_packages(specs: list[str], jax: str | None, practice: bool) -> PackageCheck:
+    """Resolve ``specs`` beside ``jax`` (None: the table's default) for a worker: a launch's
+    before create, a kept node's (``run --with``) before anything is copied to it."""
     from tpuwizard.core.plan.jax_versions import DEFAULT
     from tpuwizard.sandbox.workers.image import find_uv
 
-    specs = [spec.text for spec in plan.packages]
     if not specs:
         return PackageCheck(Verdict.FITS)
     uv = find_uv()
     if uv is None:
         return PackageCheck(Verdict.UNCHECKED, "no uv on this computer to resolve them with")
-    jax = plan.jax or DEFAULT.version
+    jax = jax or DEFAULT.version
     if not practice:
         compile_for_vm = [uv, "pip", "compile", "--python-version", VM_PYTHON,
                           "--python-platform", VM_PLATFORM, "--no-header", "--quiet",
@@ -108,24 +113,28 @@ def _practice_command(uv: str, python: str, listed: str) -> list[str]:
             "--cache-dir", uv_cache_dir(), *sources]  # fmt: skip
 
 
-def package_refusal(found: PackageCheck, specs: list[str]) -> str | None:
-    """Why the packages are refused before create (uv's reason), or None."""
+def package_refusal(
+    found: PackageCheck, specs: list[str], untouched: str = "Nothing was created."
+) -> str | None:
+    """Why the packages are refused before create (uv's reason), or None; ``untouched``: what
+    the refusal spared (a kept node's run: nothing copied to it)."""
     if found.verdict is not Verdict.REFUSED:
         return None
     return (
         f"The packages asked for ({', '.join(specs)}) cannot be installed on the worker beside "
-        f"its pinned JAX: uv says: {found.why}. Nothing was created. Check each name on pypi.org "
+        f"its pinned JAX: uv says: {found.why}. {untouched} Check each name on pypi.org "
         "(a package's name can differ from the module you import: orbax is orbax-checkpoint), "
         "or ask for a version that works with that JAX (NAME==VERSION), or leave it out."
     )
 
 
-def package_note(found: PackageCheck, specs: list[str]) -> str | None:
-    """The line said where the check could not run (the launch goes on), or None."""
+def package_note(found: PackageCheck, specs: list[str], when: str = "create") -> str | None:
+    """The line said where the check could not run (the launch goes on), or None; ``when``:
+    what the check comes before (a kept node's run: "the run")."""
     if found.verdict is not Verdict.UNCHECKED:
         return None
     return (
-        f"The packages asked for ({', '.join(specs)}) could not be checked before create "
-        f"({found.why}): the worker installs them after create, and says there if one cannot "
+        f"The packages asked for ({', '.join(specs)}) could not be checked before {when} "
+        f"({found.why}): the worker installs them after {when}, and says there if one cannot "
         "be installed."
     )

@@ -11,6 +11,15 @@ from pathlib import Path
 
 
 @dataclass(frozen=True)
+class ProgramPick:
+    """A slice picked from "From my program"'s table, with what the program needs on it."""
+
+    accelerator: str
+    verdict: str  # the program's figures on that slice (words/program_table.py)
+    fits: bool | None  # None: the table could not say
+
+
+@dataclass(frozen=True)
 class AccountAnswer:
     """The Account step's answer: practice or real, and the project typed."""
 
@@ -26,6 +35,7 @@ class CapacityAnswer:
     accelerator: str
     params: str  # the parameter count typed, if any ("7B")
     recipe: str
+    program: ProgramPick | None = None  # picked from the program's table: its figures, not the size
 
 
 @dataclass(frozen=True)

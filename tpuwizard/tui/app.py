@@ -195,6 +195,7 @@ class WizardApp(App[int]):
         if result != BACK:
             s.state_gib, s.accelerator = result.state_gib, result.accelerator
             s.params, s.recipe = result.params, result.recipe
+            s.program_pick = result.program
         return result
 
     async def step_zones(self) -> Any:

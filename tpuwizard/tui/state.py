@@ -34,6 +34,9 @@ class WizardState:
     account: str | None = None
     credentials: str | None = None
     state_gib: float = 48.0
+    # The slice picked from "From my program"'s table: Review says the program's figures on it
+    # (a tui.answers.ProgramPick), not the size box's; None once a size is chosen instead.
+    program_pick: Any = None
     params: str = ""  # a parameter count typed instead of a size ("7B"), with its recipe
     recipe: str = "bf16-adam"
     accelerator: str = ""  # empty until chosen: capacity preselects the cheapest that fits

@@ -141,5 +141,31 @@ def measured_words(r: Any) -> str:
         parts.append(said)
     if m.get("usd_per_1000_steps") is not None:
         parts.append(f"${_dollars(m['usd_per_1000_steps'])} per 1000 steps at that time")
-    tail = "" if m.get("on") == "tpu" else "; the prediction above stands"
+    predicted = bool(predicted_peak or r.step_seconds)  # without libtpu: none was made
+    tail = (
+        ""
+        if m.get("on") == "tpu"
+        else "; the prediction above stands"
+        if predicted
+        else "; a CPU's run says nothing of a TPU's memory or step time"
+    )
     return f"{where}: {'; '.join(parts)}{tail}."
+
+
+def program_verdict(program: str, row: Any) -> str:
+    """Review's fit line for a slice picked from ``program``'s table (a SliceProgramFit): the
+    program's own figures per device, never the size box's untouched default."""
+    size = program_advice.size_text
+    state, usable = size(row.state_bytes_per_device), size(row.usable_bytes_per_device)
+    peak = row.per_device_bytes.get("peak")
+    if row.fits is False:
+        return (
+            f"Your program {program} needs {size(peak or row.state_bytes_per_device)} per device "
+            f"on {row.name}, of {usable} usable: it does not fit."
+        )
+    held = "fits" if row.fits else "may fit (not known)"
+    step = f"; its step's peak {size(peak)}" if peak is not None else ""
+    return (
+        f"Your program {program}: its state, {state} per device{step}, {held} on {row.name} "
+        f"({usable} usable per device)."
+    )

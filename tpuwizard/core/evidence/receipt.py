@@ -80,10 +80,11 @@ def read_receipt(path: Path) -> tuple[dict[str, Any], list[str]]:
         ) from None
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
         raise BadInput(
-            f"{path} is not a readable JSON receipt ({err}), nor a saved printout with the "
-            f"course's line '{COURSE_PREFIX} {{...}}' or the verifier's '{MARKER}{{...}}' line: "
-            "give the receipt.json the verifier wrote, the file the course's output was saved "
-            "to, or worker 0's saved log (kubectl logs ... > log.txt)."
+            f"{path} holds no receipt: it has neither the course's line "
+            f"'{COURSE_PREFIX} {{...}}' nor the verifier's '{MARKER}{{...}}' line, and is not "
+            f"a receipt.json either (read as JSON: {err}). Give the receipt.json the verifier "
+            "wrote, the file the course's output was saved to, or worker 0's saved log "
+            "(kubectl logs ... > log.txt)."
         ) from None
     if not isinstance(data, dict) or "receipt_sha256" not in data:
         raise BadInput(

@@ -1,8 +1,8 @@
-"""When no slice ``fit`` listed holds a state: the smallest single slice that does, whether
-``launch`` can make it, and the hand-over that runs it (or several of it) on GKE.
+"""When no slice ``fit`` listed holds a state: the smallest single slice that does and whether
+``launch`` can make it; the hand-over to GKE only where no single slice does (or launch cannot).
 
 More slices (Multislice) are data-parallel copies, each holding the whole state: they add
-throughput, never room, so the answer is always one larger slice.
+throughput, never room, so the answer is one larger slice wherever one exists.
 """
 
 from __future__ import annotations
@@ -14,10 +14,6 @@ from tpuwizard.core.plan import catalog
 from tpuwizard.core.plan import fit as fitting
 
 _BACKEND_WORDS: dict[str, str] = {TPU_API: "the TPU API", COMPUTE: "Compute Engine"}
-MULTISLICE_NOTE = (
-    "More slices (Multislice, --slices N) add data-parallel copies, not room: each slice still "
-    "holds the whole state."
-)
 
 
 def larger_slice(
@@ -58,26 +54,39 @@ def _price(f: fitting.SliceFit) -> str:
     return "no price in tpuwizard's catalog"
 
 
-def larger_slice_text(state_gib: float, reserve: float | None, route: str) -> str:
-    """The words ``fit`` adds when no listed slice holds the state."""
+NO_SLICE_HOLDS = (
+    "make the state smaller (fewer parameters, or a leaner dtype or optimizer). More slices "
+    "(Multislice) add data-parallel copies, not room, unless your program splits its model "
+    "across them; tpuwizard export --slices N hands such a program to GKE."
+)
+
+
+def larger_slice_text(
+    state_gib: float, reserve: float | None, route: str, listed: frozenset[str] = frozenset()
+) -> str:
+    """The words ``fit`` says when none of the slices it listed (``listed``) holds the state:
+    the smallest single slice that does (said to be outside the table where it is) and how to
+    make it; the hand-over to GKE only where no single slice does, or where launch cannot."""
+    gib = fitting.gib_text(state_gib)
     f = larger_slice(state_gib, reserve, route)
     if f is None:
         return (
-            f"No single slice in tpuwizard's catalog holds {fitting.gib_text(state_gib)} GiB "
-            f"sharded: choose a smaller recipe. {MULTISLICE_NOTE}"
+            f"No single slice in tpuwizard's catalog holds {gib} GiB, even sharded over every "
+            f"chip: {NO_SLICE_HOLDS}"
         )
     backends = launch_backends(f.slice)
-    launch = (
-        f"tpuwizard launch can make it ({' or '.join(_BACKEND_WORDS[b] for b in backends)})"
+    make = (
+        f"tpuwizard launch --accelerator {f.name} makes it "
+        f"({' or '.join(_BACKEND_WORDS[b] for b in backends)})"
         if backends
-        else "tpuwizard launch cannot make it"
+        else f"tpuwizard launch cannot make it; tpuwizard export --accelerator {f.name} runs "
+        "it on GKE"
     )
     vms = "one VM" if f.vms == 1 else f"{f.vms} VMs"
+    where = "" if f.name in listed else ", not in the table above"
     return (
-        f"The smallest single slice that holds {fitting.gib_text(state_gib)} GiB sharded is "
-        f"{f.name} ({f.chips} chips, {vms}), {_price(f)}; {launch}. To run it, or several of "
-        f"it, on GKE: tpuwizard export --accelerator {f.name} (--slices N for several). "
-        f"{MULTISLICE_NOTE}"
+        f"None of the slices above holds {gib} GiB sharded. The smallest single slice that "
+        f"does is {f.name} ({f.chips} chips, {vms}{where}), {_price(f)}; {make}."
     )
 
 
@@ -87,16 +96,16 @@ def short_larger_text(state_gib: float, reserve: float | None, route: str) -> st
     gib = fitting.gib_text(state_gib)
     f = larger_slice(state_gib, reserve, route)
     if f is None:
-        return f"No slice holds {gib} GiB sharded: choose a smaller recipe. {MULTISLICE_SHORT}"
-    can = "launch can make it" if launch_backends(f.slice) else "launch cannot make it"
+        return (
+            f"No single slice holds {gib} GiB sharded: make the state smaller. More slices add "
+            "copies, not room, unless your program splits its model across them (export)."
+        )
+    can = "launch can make it" if launch_backends(f.slice) else "only GKE: tpuwizard export"
     vms = "one VM" if f.vms == 1 else f"{f.vms} VMs"
     return (
-        f"No listed slice holds {gib} GiB. The smallest that does: {f.name} ({f.chips} chips, "
-        f"{vms}, {_price(f)}; {can}); on GKE: tpuwizard export. {MULTISLICE_SHORT}"
+        f"None of these holds {gib} GiB. The smallest single slice that does: {f.name} "
+        f"({f.chips} chips, {vms}, {_price(f)}; {can})."
     )
-
-
-MULTISLICE_SHORT = "More slices add copies, not room."
 
 
 def verdict_with_larger(
@@ -106,12 +115,11 @@ def verdict_with_larger(
     route: str = "vm",
     short: bool = False,
 ) -> str:
-    """``fit``'s verdict over ``fits``; where none of them holds the state, followed by which
-    larger slice does and how to run it on GKE (``fit`` and plain mode; ``short``: in its place,
-    the wizard's Capacity)."""
-    verdict = fitting.verdict(state_gib, fits)
+    """``fit``'s one answer over ``fits``: the cheapest that holds the state; where none of them
+    does, the smallest single slice that does and how to make it (``fit`` and plain mode;
+    ``short``: in its place, the wizard's Capacity)."""
     if fitting.cheapest_fitting(fits) is not None:
-        return verdict
+        return fitting.verdict(state_gib, fits)
     if short:
         return short_larger_text(state_gib, reserve, route)
-    return f"{verdict}\n{larger_slice_text(state_gib, reserve, route)}"
+    return larger_slice_text(state_gib, reserve, route, frozenset(f.name for f in fits))

@@ -317,11 +317,8 @@ def verdict(state_gib: float, fits: list[SliceFit]) -> str:
     """One line: the cheapest slice that fits sharded, or why none does."""
     best = cheapest_fitting(fits)
     if best is None:
-        return (
-            f"No listed slice holds {gib_text(state_gib)} GiB, even sharded over every chip: "
-            "make the state smaller (fewer parameters, or a leaner dtype or optimizer), or go "
-            "beyond one slice (tpuwizard export hands the plan to GKE)."
-        )
+        # which larger slice does is the hand-over's to say (handover/larger.py)
+        return f"None of the slices above holds {gib_text(state_gib)} GiB sharded."
     price = (
         f" at about ${best.price_per_hour_usd:.2f}/h"
         if best.price_per_hour_usd is not None

@@ -26,15 +26,27 @@ class _Fit(Protocol):
     def advice(self) -> list[str]: ...
 
 
+def working_words(program: str, slices: int, method: str) -> str:
+    """The line before the table's rows: compiling, or (without libtpu) counting the state."""
+    if method == "shapes-only":
+        return f"Counting {program}'s state from its shapes for {slices} slice(s)..."
+    return f"Compiling {program} for {slices} slice(s) ({method})..."
+
+
 def slice_notes(fits: Sequence[_Fit]) -> list[str]:
     """Each slice's own note under the table, the same in the CLI, the wizard and plain mode:
     what its numbers mean where they are not what they seem (v4-8's compile-only topology has 8
     devices, the running slice 4), why it was not compiled, and, where it does not fit, the
-    first two things to try."""
-    lines = []
+    first two things to try. A note every slice has is said once."""
+    # the step column says "step time ..." already
+    notes = {f.name: f.note for f in fits if f.note and not f.note.startswith("step time")}
+    shortest = min(notes.values(), key=len, default="")
+    every = len(fits) > 1 and len(notes) == len(fits)
+    shared = shortest if every and all(n.endswith(shortest) for n in notes.values()) else ""
+    lines = [f"Every slice: {shared}"] if shared else []
     for f in fits:
-        if f.note and not f.note.startswith("step time"):  # the step column says that one
-            lines.append(f"{f.name}: {f.note}")
+        if own := notes.get(f.name, "").removesuffix(shared).strip():
+            lines.append(f"{f.name}: {own}")
         lines += [f"{f.name}: {line}" for line in (f.advice[:2] if f.fits is not True else [])]
     return lines
 

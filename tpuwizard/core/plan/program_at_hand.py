@@ -26,8 +26,9 @@ from tpuwizard.core.plan.program_result import ProgramInputError, SliceProgramFi
 MARK = "TPUWIZARD-FIT "
 CPU_LABEL = "CPU (practice), not a TPU"
 NEEDS_TPU = (
-    "--measure runs your step on a TPU at hand, and {what}. Run tpuwizard on the TPU VM itself "
-    "(with jax[tpu] installed there), or leave out --measure for the compiler's prediction."
+    "--measure runs your step on a TPU at hand, and {what}. Measure on a node kept with "
+    "`tpuwizard up` instead (--measure --node NAME), or run tpuwizard on the TPU VM itself (with "
+    "jax[tpu] installed there), or leave out --measure for the table alone."
 )
 
 

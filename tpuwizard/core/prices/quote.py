@@ -95,8 +95,8 @@ def _no_sku(gen: str, model: str) -> str:
         if gen == "tpu7x":
             return "no report names TPU7x's Billing Catalog SKU, so tpuwizard reads none"
         return (
-            f"{gen} is priced in the Cloud TPU service's SKUs (E000-3F24-B8AA), which "
-            "tpuwizard does not read"
+            f"tpuwizard reads Google's price list for {', '.join(READ_GENERATIONS)} only, not "
+            f"for {gen}"
         )
     # Region-free, so that one footnote says it for every zone it applies to.
     return f"the Billing Catalog has no {_MODEL_WORDS[model]} SKU for {gen} in this region"

@@ -21,8 +21,9 @@ from tpuwizard.core.errors import (
     PlanRefused,
     QueueSuspended,
     RemoteError,
+    WorkersStalled,
 )
-from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_OK
+from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.kept.heartbeat_book import HeartbeatBook
 from tpuwizard.core.launch.kept.iterate import EXIT_STOPPED, ScriptRun, run_script
@@ -271,6 +272,20 @@ class KeptNode:
         """Heartbeats now and through the block (each run, watch and ssh)."""
         return heartbeats(self.heartbeat, heartbeat_interval(self.idle_s), on_error)
 
+    def check_packages(self, packages: Sequence[PackageSpec]) -> str | None:
+        """The packages a run adds, resolved beside this node's JAX before anything is copied
+        to it, as a launch's are before create: refused with uv's reason (:class:`BadInput`),
+        else the note to say where the check could not run (the run goes on), or None."""
+        from tpuwizard.session.package_check import check_packages, package_note, package_refusal
+
+        specs = [spec.text for spec in packages]
+        jax = KeptRecord.of(self.entry).settings.get("jax")
+        found = check_packages(specs, jax, self.nodes.session.practice)
+        untouched = f"Nothing was copied to {self.name}, and it is as it was."
+        if refusal := package_refusal(found, specs, untouched):
+            raise BadInput(refusal)
+        return package_note(found, specs, "the run")
+
     def run(
         self,
         script: Path,
@@ -379,6 +394,9 @@ class KeptNode:
             return cancel.exit_code or EXIT_STOPPED, None
         except (NodeGone, QueueSuspended) as gone:
             return EXIT_CLOUD, gone
+        except WorkersStalled as stalled:  # the script hung, not the cloud: as a launch's, 1
+            emit(ev.Failed("script", diagnose(stalled, self.context())))
+            return EXIT_FAILED, None
         except Exception as err:  # a command on it failed
             emit(ev.Failed("script", diagnose(err, self.context())))
             return EXIT_CLOUD, None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal
@@ -9,7 +11,7 @@ from textual.widgets import Button, DataTable, Input, Select, Static
 
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.plan import cost, fit
-from tpuwizard.tui.answers import CapacityAnswer
+from tpuwizard.tui.answers import CapacityAnswer, ProgramPick
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.widgets.row_mark import add_mark_column, mark_row
 from tpuwizard.tui.widgets.typed_input import TypedInput
@@ -174,9 +176,9 @@ class CapacityScreen(WizardScreen[CapacityAnswer]):
         """Compile the user's own training step for each slice; a chosen row is the slice."""
         from tpuwizard.tui.widgets.program_fit import ProgramFitScreen
 
-        def chosen(name: str | None) -> None:
-            if name:
-                self.dismiss(self.answer(name))
+        def chosen(pick: ProgramPick | None) -> None:
+            if pick is not None:
+                self.dismiss(replace(self.answer(pick.accelerator), program=pick))
 
         self.app.push_screen(ProgramFitScreen(kept_node=self.kept_node()), chosen)
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
+from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -101,15 +102,22 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         """The Billing Catalog's read landed: the zone's price is its now (or says why not)."""
         self.query_one("#summary", Static).update(self.summary_text())
 
+    def fit_verdict(self) -> Text:
+        """Whether the state fits the slice: the program's own figures where the slice was
+        picked from its table, else the size's."""
+        s, pick = self.state, self.state.program_pick
+        if pick is not None and pick.accelerator == s.accelerator:
+            verdict, fits = pick.verdict, pick.fits is not False
+        else:
+            state_fit = fit.fit_slice(s.state_gib, s.slice)
+            verdict, fits = fit.slice_verdict(s.state_gib, state_fit), state_fit.fits_sharded
+        said = Text() if fits else Text("Too small: ", style="bold")
+        return said.append(verdict)  # a program's name is shown as typed, never as markup
+
     def compose_body(self) -> ComposeResult:
         s = self.state
-        slice_ = s.slice
         yield Static(self.summary_text(), id="summary")
-        state_fit = fit.fit_slice(s.state_gib, slice_)
-        verdict = fit.slice_verdict(s.state_gib, state_fit)
-        yield Static(
-            ("" if state_fit.fits_sharded else "[b]Too small:[/b] ") + verdict, id="fit-verdict"
-        )
+        yield Static(self.fit_verdict(), id="fit-verdict")
         with Horizontal(classes="row"):
             yield _titled(
                 TypedInput(value=s.name or "", placeholder="tpuwizard-<run id>", id="name"), "Name"

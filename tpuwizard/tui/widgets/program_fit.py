@@ -19,6 +19,7 @@ from textual.widgets import Button, DataTable, Input, Static
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.plan import fit, program_advice, program_fit, program_result
 from tpuwizard.core.plan.jax_versions import compile_words
+from tpuwizard.tui.answers import ProgramPick
 from tpuwizard.tui.widgets.typed_input import TypedInput
 
 # What the table is, in words the code can back: the bytes are the compiler's for each slice,
@@ -56,7 +57,7 @@ def _size(count: int | None) -> str:
     return "-" if count is None else program_advice.size_text(count)
 
 
-class ProgramFitScreen(ModalScreen[str | None]):
+class ProgramFitScreen(ModalScreen[ProgramPick | None]):
     """Pick a program file, watch the fit table fill, pick a slice (or Esc to go back)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Back")]
@@ -257,8 +258,13 @@ class ProgramFitScreen(ModalScreen[str | None]):
 
     @on(DataTable.RowSelected, "#program-fits")
     def choose(self, event: DataTable.RowSelected) -> None:
+        from tpuwizard.words.program_table import program_verdict
+
         self.stop()
-        self.dismiss(str(event.row_key.value))
+        name = str(event.row_key.value)
+        row = next(r for r in self.results if r.name == name)
+        program = self.planner.program.name if self.planner is not None else "?"
+        self.dismiss(ProgramPick(name, program_verdict(program, row), row.fits))
 
     def action_close(self) -> None:
         self.stop()

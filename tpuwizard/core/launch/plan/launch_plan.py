@@ -385,6 +385,19 @@ def flex_problems(slice_: catalog.Slice, zone: str, backend: str = "auto") -> li
     ]
 
 
+def missing_script_words(script: Path) -> str:
+    """Where a script that is not there was looked for, and the fix: a relative path is read
+    from the folder tpuwizard was started in, which need not be the one that holds it."""
+    if script.is_dir():
+        return f"Script {script} is a folder, not a file: name the Python file in it to run."
+    folder = script.absolute().parent
+    looked = f"{folder} does not exist" if not folder.is_dir() else f"{folder} has no {script.name}"
+    return (
+        f"Script {script} is not there: {looked}. Run tpuwizard from the folder that holds "
+        "your script (cd to it first), or give the script's full path."
+    )
+
+
 def script_problems(script: Path) -> list[str]:
     """Why ``script`` cannot be run on the workers, before anything is created.
 
@@ -397,7 +410,7 @@ def script_problems(script: Path) -> list[str]:
             "point it at your script, or name the script itself."
         )
     elif not script.is_file():
-        found.append(f"Script {script} does not exist or is not a file.")
+        found.append(missing_script_words(script))
     try:
         safe_script_name(script.name)
     except BadInput as err:
