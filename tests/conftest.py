@@ -133,13 +133,14 @@ ROTATING_PER_RUN: dict[str, int] = {
     # and while a stall is waited for or handled, or Autocheckpoint's v2alpha1 create is made
     "program-fit": 4,  # of 16: fit --program compiling real JAX programs per topology
     "resume-e2e": 3,  # of 11: spot runs preempted and resumed bit for bit, in the wizard too
-    "kept-node-e2e": 6,  # of 26: up, run, watch, ssh, down; Run again, Keep, idle, OS Login,
-    # fit --measure --node (refused before SSH, stopped by SIGINT)
+    "kept-node-e2e": 6,  # of 27: up, run, watch, ssh, down; Run again, Keep, idle, OS Login,
+    # fit --measure --node (refused before SSH, stopped by SIGINT), a held TPU said on run
     "real-tools-e2e": 3,  # of 13: gcloud, the course's programs, ownership, SkyPilot, k8s, ...
     "kaggle-e2e": 1,  # of 3: status and teardown after launch --route kaggle, ownership
     "colab-e2e": 1,  # of 3: launch --route colab stopped by SIGINT, SIGTERM, SIGKILL (teardown)
     "multihost-e2e": 1,  # of 3: a v5litepod-16's four workers, their traces, one killed
-    "deep-checks-e2e": 1,  # of 3: the precision profile and trace: verify, launch, the wizard
+    "deep-checks-e2e": 1,  # of 4: the precision profile and trace: verify, launch, the wizard;
+    # the chip's own words (HBM out of memory) diagnosed after a launch
 }
 # The slow folders first: xdist hands out tests in this order, so the many quick unit tests
 # fill the workers' last minutes instead of one long end-to-end test running alone.
