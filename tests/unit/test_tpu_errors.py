@@ -33,6 +33,7 @@ def watched(name: str) -> TpuError:
 @pytest.mark.parametrize(
     ("fixture", "trouble", "code", "needed", "available", "when"),
     [
+        ("v5e_chip_hbm.txt", TpuTrouble.HBM_OUT_OF_MEMORY, "E1000", 17.32, 15.75, "compile"),
         ("v5e_hbm_temporaries.txt", TpuTrouble.HBM_OUT_OF_MEMORY, "E1000", 15.89, 15.75, "compile"),
         ("v6e_used_of_hbm.txt", TpuTrouble.HBM_OUT_OF_MEMORY, "E1000", 41.76, 31.25, "compile"),
         ("v5p_used_of_hbm.txt", TpuTrouble.HBM_OUT_OF_MEMORY, "E1000", 120.49, 95.74, "compile"),
@@ -63,13 +64,17 @@ def test_the_holder_is_named_where_the_text_names_it():
     assert read_tpu_error("open(/dev/accel0): Device or resource busy").device_file == "/dev/accel0"
     lockfile = watched("v5e_lockfile.txt")
     assert lockfile.holder_pid is None and lockfile.device_file is None
+    # The chip's first line of it is kept, whole, with libtpu's own advice.
+    assert lockfile.line.startswith("jax.errors.JaxRuntimeError: ABORTED: Internal error when")
+    assert lockfile.line.endswith('Run "$ sudo rm /tmp/libtpu_lockfile".')
 
 
 @pytest.mark.parametrize(
     "line",
     [
         # An absl log line's date is not an XLA code.
-        "E1205 12:34:56.789012  1234 tpu_client.cc:52] something failed",
+        "E1206 10:06:37.543846    2426 coredump_hook.cc:251] RAW: Remote crash gathering "
+        "disabled for SIGTERM.",
         "ValueError: shapes (3,) and (4,) not aligned",
         "Used 3 of 4 GPUs",
         "ModuleNotFoundError: No module named 'optax'",
@@ -106,6 +111,12 @@ def test_a_code_on_one_line_and_the_numbers_on_the_next_are_kept_together():
             "v5litepod-4",
             ("fits v5litepod-4;", "63.56 GiB", "v5litepod-8"),
         ),
+        # The chip's own: 17.32 GiB on v5litepod-1 (one device): 4 chips hold it either way.
+        (
+            "v5e_chip_hbm.txt",
+            "v5litepod-1",
+            ("17.32 GiB", "fits v5litepod-4;", "v5litepod-4 holds"),
+        ),
         ("v6e_used_of_hbm.txt", "v6e-1", ("41.76 GiB", "v6e-4", "31.25 GiB usable")),
         ("v5p_used_of_hbm.txt", "v5p-8", ("120.49 GiB", "v5p-8", "481.96 GiB", "v5p-16")),
         # v3: per TensorCore; 8 devices on v3-8.
@@ -138,6 +149,7 @@ def test_a_run_time_allocation_says_what_was_free_not_fits_answer():
 def test_a_held_tpu_is_not_the_scripts_fault_and_says_what_to_do_on_this_route(kept):
     d = tpu_error_diagnosis(watched("pid_in_use.txt"), None, kept=kept)
     assert d.kind == "tpu_held" and "process 2718466" in d.explanation
+    assert "libtpu_lockfile" not in " ".join(map(str, d.next_steps))  # a named holder runs
     assert "not a fault in your code" in d.explanation
     steps = " ".join(map(str, d.next_steps))
     assert ("tpuwizard run again" in steps) is kept

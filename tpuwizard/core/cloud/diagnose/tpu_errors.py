@@ -129,6 +129,11 @@ def _held(found: TpuError, who: str, kept: bool) -> Diagnosis:
         if kept
         else ["Launch again for a fresh node: nothing of this one is kept."]
     )
+    if found.holder_pid is None and found.device_file is None:
+        steps.append(
+            "If no other process runs there (a lockfile left by one that crashed), libtpu's "
+            "own advice is to remove /tmp/libtpu_lockfile."
+        )
     return Diagnosis(
         "tpu_held",
         "Another process holds the TPU",
@@ -144,9 +149,9 @@ def _out_of_memory(found: TpuError, slice_: Slice | None, who: str, again: str) 
     on = f" on {slice_.name}" if slice_ is not None else ""
     if found.when is OomWhen.COMPILE:
         explanation = (
-            f"XLA would not compile a step of {who.lower()}{on}: it needs {_gib(needed)} of "
-            f"HBM on each device, and the compiler's limit there is {_gib(available)}. That "
-            "step did not run."
+            f"XLA refused a step of {who.lower()}{on}: its memory plan needs {_gib(needed)} "
+            f"of HBM on each device, and the limit there is {_gib(available)}. That step did "
+            "not run."
         )
     else:
         limit = (
