@@ -75,7 +75,7 @@ def check_hbm(on_tpu: bool, bytes_limit: int | None, slice_name: str | None) -> 
     if not on_tpu or not bytes_limit:
         return {
             "skipped": "a CPU has no HBM and no bytes_limit: only a TPU prints its out-of-memory "
-            "text (practice reads the texts in tests/unit/data/tpu_errors/ instead)",
+            "text (the unit tests read the chip's texts in tests/unit/data/tpu_errors/)",
             "ok": None,
         }
     size = int(bytes_limit * 1.1) // 4  # float32 values: 10% over the limit
@@ -137,8 +137,9 @@ def check_held(platform_name: str, slice_name: str | None) -> dict[str, Any]:
         holder.wait(timeout=60)
     if not on_tpu:
         said.update(
-            skipped="a CPU is not held by another process: the second process started "
-            f"({'it did' if said['second_code'] == 0 else 'it did not'}); only a TPU shows this",
+            skipped="a CPU is not held by another process (here the second one "
+            f"{'started' if said['second_code'] == 0 else 'failed for another reason'}): "
+            "only a TPU shows this",
             ok=None,
         )
         return said
