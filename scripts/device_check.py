@@ -16,7 +16,10 @@ its core modules come from this checkout (PYTHONPATH), and nothing here opens a 
 6. the tests under tests/tpu/, run as plain scripts (pytest is not needed);
 7. the launcher every worker's script and verifier start through (``verify/tpu_launch.py``): the
    verifier through it, and the stall guard's stack: a script that holds the chip and then hangs
-   is asked for its Python stack by SIGUSR1, as the guard asks a stalled worker.
+   is asked for its Python stack by SIGUSR1, as the guard asks a stalled worker;
+8. what the chip says of itself (scripts/device_check_tpu_words.py, issue 54): a step over its
+   HBM and a second process while one holds the TPU, each read and diagnosed by the code that
+   reads a script's output in practice, the chip's lines kept whole (TPU only: skipped on a CPU).
 
 Without a TPU it says so in the JSON and exits 1, unless ``--allow-cpu`` (a practice run of every
 step on CPU devices, labelled so; what a TPU alone can show is skipped).
@@ -411,6 +414,8 @@ def main() -> int:
             else f"JAX did not start here: {seen.get('error')}"
         )
         return finish(report, out, started, 1)
+    from device_check_tpu_words import check_hbm, check_held
+
     from tpuwizard.core.plan.program_at_hand import slice_at_hand
 
     found = slice_at_hand(seen) if on_tpu else None
@@ -442,6 +447,16 @@ def main() -> int:
     if "launcher" not in args.skip:
         report["launcher"] = check_launcher(str(platform_name), out)
         steps["launcher"] = bool(report["launcher"]["ok"])
+        write(report, out)
+    if "hbm" not in args.skip:
+        report["hbm_out_of_memory"] = check_hbm(on_tpu, seen.get("bytes_limit"), slice_name)
+        if report["hbm_out_of_memory"]["ok"] is not None:
+            steps["hbm_out_of_memory"] = bool(report["hbm_out_of_memory"]["ok"])
+        write(report, out)
+    if "held" not in args.skip:
+        report["held_tpu"] = check_held(str(platform_name), slice_name)
+        if report["held_tpu"]["ok"] is not None:
+            steps["held_tpu"] = bool(report["held_tpu"]["ok"])
         write(report, out)
     if "tpu-tests" not in args.skip and on_tpu:
         report["tpu_tests"] = check_tpu_tests()

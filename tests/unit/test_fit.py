@@ -147,19 +147,20 @@ def test_sharded_implies_total_and_replicated_implies_sharded(state, slice_, res
 # -- what a replicated copy and usable HBM do to the answer ---------------------------------------
 # v2 and v3 chips hold two TensorCores, and each TensorCore is its own JAX device with half the
 # chip's HBM; v4 and v5p chips also hold two TensorCores but show them as one device (megacore).
-# Usable HBM per chip is the catalog's sourced figure (v5e: a real chip's bytes_limit; v6e and v4:
+# Usable HBM per device is the catalog's sourced figure (v5e: a real chip's bytes_limit; the others:
 # the limit compile refusals name); a generation without one keeps nominal x 0.94, unconfirmed.
 
 
 @pytest.mark.parametrize(
     ("accelerator", "per_device_usable"),
     [
-        ("v2-8", 16 * 0.94 / 2),
-        ("v3-8", 32 * 0.94 / 2),
+        ("v2-8", 7.48),
+        ("v3-8", 15.48),
         ("v4-8", 30.75),
         ("v5litepod-4", V5E_USABLE),
         ("v6e-4", 31.25),
-        ("v5p-8", 95 * 0.94),
+        ("v5p-8", 95.74),
+        ("tpu7x-8", 192 * 0.94 / 2),
     ],
 )
 def test_a_replicated_copy_must_fit_one_device_of_usable_hbm(accelerator, per_device_usable):
@@ -178,24 +179,60 @@ def test_v2_and_v3_replicate_per_tensorcore_not_per_chip():
     assert fit.fit_slice(20, catalog.parse_accelerator("v4-8")).fits_replicated
 
 
-def test_usable_hbm_is_the_generations_sourced_figure():
-    gens = catalog.generations()
-    assert gens["v5e"].usable_bytes_per_chip == 16_909_336_064
-    assert gens["v6e"].usable_bytes_per_chip == int(31.25 * 2**30)
-    assert gens["v4"].usable_bytes_per_chip == int(30.75 * 2**30)
-    for key in ("v5e", "v6e", "v4"):
-        assert gens[key].usable_confirmed and "issue 45" in gens[key].usable_hbm_source
-        assert "usable_hbm_bytes_per_chip" not in gens[key].unconfirmed
-    # Every generation without a source keeps nominal x 0.94, listed as unconfirmed.
-    for gen in gens.values():
-        if not gen.usable_confirmed:
-            assert gen.usable_bytes_per_chip == int(gen.hbm_gib_per_chip * 2**30 * 0.94)
-            assert "usable_hbm_bytes_per_chip" in gen.unconfirmed, gen.key
+@pytest.mark.parametrize(
+    ("key", "per_device", "source"),
+    [
+        ("v2", int(7.48 * 2**30), "sokrypton/ColabFold/issues/62"),
+        ("v3", int(15.48 * 2**30), "LargeWorldModel/LWM/issues/60"),
+        ("v4", int(30.75 * 2**30), "maxtext/pull/4117"),
+        ("v5e", 16_909_336_064, "bytes_limit of a TPU v5 lite chip, measured"),
+        ("v5p", int(95.74 * 2**30), "openxla/xla docs/errors/error_1000.md"),
+        ("v6e", int(31.25 * 2**30), "Enzyme-JAX/pull/2422"),
+    ],
+)
+def test_usable_hbm_per_device_is_the_compilers_limit_with_its_source(key, per_device, source):
+    gen = catalog.generations()[key]
+    assert gen.usable_bytes_per_device == per_device
+    # A v2 or v3 chip is two JAX devices (TensorCores), each with its own limit.
+    assert gen.usable_bytes_per_chip == per_device * gen.devices_per_chip
+    assert gen.usable_confirmed and source in gen.usable_hbm_source
+    assert "usable_hbm_bytes_per_device" not in gen.unconfirmed
+
+
+def test_only_tpu7x_keeps_nominal_less_the_reserve_marked_unconfirmed():
+    unsourced = [g for g in catalog.generations().values() if not g.usable_confirmed]
+    assert [g.key for g in unsourced] == ["tpu7x"]
+    for gen in unsourced:
+        per_device = gen.hbm_gib_per_chip * 2**30 / gen.devices_per_chip
+        assert gen.usable_bytes_per_device == int(per_device * 0.94)
+        assert "usable_hbm_bytes_per_device" in gen.unconfirmed, gen.key
+    assert fit.fit_slice(1, catalog.parse_accelerator("tpu7x-8")).usable_from == "unconfirmed"
+
+
+def test_a_state_that_fit_v2_by_nominal_less_6_percent_is_refused_by_the_compilers_limit():
+    v2 = catalog.parse_accelerator("v2-8")  # 4 chips, 8 TensorCores
+    # 60 GiB is 15 GiB a chip: under the old 15.04 (16 x 0.94), over the compiler's 2 x 7.48.
+    assert fit.fit_slice(60, v2, reserve=0.06).fits_sharded
+    sharded = fit.fit_slice(60, v2)
+    assert not sharded.fits_sharded and sharded.usable_from == "catalog"
+    assert sharded.usable_gib_per_chip == pytest.approx(2 * 7.48, abs=1e-3)
+    # 7.5 GiB replicated on every TensorCore: under the old 7.52, over 7.48.
+    assert fit.fit_slice(7.5, v2, reserve=0.06).fits_replicated
+    assert not fit.fit_slice(7.5, v2).fits_replicated
+
+
+def test_a_92_gib_per_chip_state_fits_v5p_8():
+    fits = fit.plan(4 * 92, fit.select_slices(generations=["v5p"]))
+    best = fit.cheapest_fitting(fits)
+    # nominal x 0.94 (89.3 GiB a chip) sent it to a larger slice.
+    assert best is not None and best.name == "v5p-8"
+    assert best.fits_sharded and best.usable_gib_per_chip == pytest.approx(95.74, abs=1e-3)
+    assert not fit.fit_slice(4 * 92, best.slice, reserve=0.06).fits_sharded
 
 
 def test_a_15_5_gib_state_fits_v5litepod_1():
     one = fit.fit_slice(15.5, catalog.parse_accelerator("v5litepod-1"))
-    # Under the 15.75 GiB a real chip leaves (nominal x 0.94 said 15.04 GiB: no).
+    # Under the 15.75 GiB a real chip leaves (nominal x 0.94 would say 15.04 GiB: no).
     assert one.usable_gib_per_chip == pytest.approx(V5E_USABLE, abs=1e-3)
     assert one.fits_sharded and one.fits_replicated and one.usable_from == "catalog"
     assert one.headroom_gib == pytest.approx(V5E_USABLE - 15.5, abs=1e-3)
@@ -212,7 +249,6 @@ def test_usable_overrides_the_catalog_for_every_generation():
     assert f.usable_gib_per_chip == pytest.approx(16 * 0.94) and f.usable_from == "usable"
     assert not f.fits_sharded
     assert fit.fit_slice(15.5, one, measured_gib_per_chip=15.0).usable_from == "receipt"
-    assert fit.fit_slice(1, catalog.parse_accelerator("v5p-8")).usable_from == "unconfirmed"
 
 
 def test_usable_hbm_applies_to_sharded_state_on_every_chip():
@@ -225,10 +261,10 @@ def test_usable_hbm_applies_to_sharded_state_on_every_chip():
     assert fit.fit_slice(63.5, four, reserve=0).fits_sharded
 
 
-def test_the_unsourced_reserve_applies_to_each_tensorcore_of_a_v2_chip():
+def test_a_reserve_given_applies_to_each_tensorcore_of_a_v2_chip():
     v2 = catalog.parse_accelerator("v2-8")
-    # 7.8 GiB is under half a chip's 16 GiB, over half of its usable 15.04 GiB.
-    assert not fit.fit_slice(7.8, v2).fits_replicated
+    # 7.8 GiB is under half a chip's 16 GiB, over half of 16 x 0.94.
+    assert not fit.fit_slice(7.8, v2, reserve=0.06).fits_replicated
     assert fit.fit_slice(7.8, v2, reserve=0).fits_replicated
 
 

@@ -9,6 +9,7 @@ if TYPE_CHECKING:
     # Every command and the wizard's first frame import this module; the choices only a refused
     # plan needs (issue 38: start-up).
     from tpuwizard.core.choices import Said
+    from tpuwizard.core.cloud.diagnose.tpu_text import TpuError
 
 
 class BadInput(ValueError):
@@ -98,11 +99,26 @@ class ScriptFailed(RemoteError):
     failed, so its diagnosis points at the script's output, not at SSH."""
 
     def __init__(
-        self, code: int, missing_module: str | None = None, package: str | None = None
+        self,
+        code: int,
+        missing_module: str | None = None,
+        package: str | None = None,
+        tpu_error: TpuError | None = None,
     ) -> None:
         # A ModuleNotFoundError in its output: the module, and the package that provides it.
         self.code, self.missing_module, self.package = code, missing_module, package
+        # What the TPU itself said in its output (HBM ran out, an XLA code, a held TPU).
+        self.tpu_error = tpu_error
         super().__init__(f"your script exited with code {code}")
+
+
+class VerifierTpuError(RemoteError):
+    """The verifier failed with the TPU's own words in its output (a held TPU, HBM, an XLA
+    code): tpuwizard's own short program, so the trouble is the worker's TPU."""
+
+    def __init__(self, worker: int, tpu_error: TpuError) -> None:
+        self.worker, self.tpu_error = worker, tpu_error
+        super().__init__(f"the verifier failed on worker {worker}: {tpu_error.line}")
 
 
 class PackagesFailed(RemoteError):

@@ -70,17 +70,24 @@ class Generation:
     # AI zones offering it: hidden from zone lists until the project turns on AI zone
     # visibility, but not refused when named (core/cloud/ai_zones.py).
     ai_zones: tuple[str, ...] = ()
-    # Usable HBM per chip in bytes with where it comes from (a chip's bytes_limit, a compile
-    # refusal's limit); None where the catalog has none (then nominal x 0.94, unconfirmed).
-    usable_hbm_bytes_per_chip: int | None = None
+    # Usable HBM per JAX device in bytes (the compiler's limit is per device: a TensorCore on
+    # v2 and v3), with where it comes from (a chip's bytes_limit, a compile refusal's limit);
+    # None where the catalog has none (then nominal x 0.94, unconfirmed).
+    usable_hbm_bytes_per_device: int | None = None
     usable_hbm_source: str = ""
 
     @property
+    def usable_bytes_per_device(self) -> int:
+        """HBM a program may use on one JAX device: the sourced figure, else nominal less the
+        reserve, shared among the chip's devices."""
+        sourced = self.usable_hbm_bytes_per_device
+        nominal = self.hbm_gib_per_chip * 2**30 / self.devices_per_chip
+        return sourced if sourced is not None else int(nominal * (1 - UNSOURCED_RESERVE))
+
+    @property
     def usable_bytes_per_chip(self) -> int:
-        """HBM a program may use on a chip: the sourced figure, else nominal less the reserve."""
-        sourced = self.usable_hbm_bytes_per_chip
-        unsourced = int(self.hbm_gib_per_chip * 2**30 * (1 - UNSOURCED_RESERVE))
-        return sourced if sourced is not None else unsourced
+        """HBM a program may use on a chip: every one of its devices' usable HBM."""
+        return self.usable_bytes_per_device * self.devices_per_chip
 
     @property
     def usable_gib_per_chip(self) -> float:
@@ -88,7 +95,7 @@ class Generation:
 
     @property
     def usable_confirmed(self) -> bool:
-        return self.usable_hbm_bytes_per_chip is not None
+        return self.usable_hbm_bytes_per_device is not None
 
     def chips_for(self, number: int) -> int:
         return number // self.tensorcores_per_chip if self.name_counts == "tensorcores" else number
@@ -221,7 +228,7 @@ def generations() -> dict[str, Generation]:
             ),
             image_family=g.get("image_family"),
             ai_zones=tuple(g.get("ai_zones", [])),
-            usable_hbm_bytes_per_chip=g.get("usable_hbm_bytes_per_chip"),
+            usable_hbm_bytes_per_device=g.get("usable_hbm_bytes_per_device"),
             usable_hbm_source=g.get("usable_hbm_source", ""),
         )
     return out

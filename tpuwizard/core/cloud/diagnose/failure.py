@@ -327,7 +327,7 @@ def _too_long_or_too_soon(f: _Failure) -> Diagnosis | None:
 
 def _on_the_workers(f: _Failure) -> Diagnosis | None:
     """What went wrong on the workers: SSH, the script, its packages, a slice (remote.py)."""
-    return remote_diagnosis(f.err, f.message)
+    return remote_diagnosis(f.err, f.message, f.ctx.slice)
 
 
 def _busy(f: _Failure) -> Diagnosis | None:

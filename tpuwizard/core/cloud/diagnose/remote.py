@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tpuwizard.core.choices import Choice, phrase
 from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
+from tpuwizard.core.cloud.diagnose.tpu_errors import tpu_error_diagnosis
 from tpuwizard.core.errors import (
     HeartbeatFailed,
     NodeGone,
@@ -13,18 +16,38 @@ from tpuwizard.core.errors import (
     SliceIncomplete,
     StalledIn,
     Unreachable,
+    VerifierTpuError,
     VersionMismatch,
     WorkersStalled,
 )
 
+if TYPE_CHECKING:
+    from tpuwizard.core.plan.catalog import Slice
 
-def remote_diagnosis(err: BaseException, message: str) -> Diagnosis | None:
+
+def remote_diagnosis(
+    err: BaseException, message: str, slice_: Slice | None = None
+) -> Diagnosis | None:
     """The diagnosis of a worker-side failure, or None when ``err`` is not one: the first
-    family that knows it says it (the script's own, the slice's, reaching the workers, SSH)."""
+    family that knows it says it (what the TPU itself said, the script's own, the slice's,
+    reaching the workers, SSH). ``slice_``: the slice it ran on, for fit's answer."""
+    said_by_the_tpu = _the_tpu(err, slice_)
+    if said_by_the_tpu is not None:
+        return said_by_the_tpu
     for family in (_the_script, _the_slice, _reaching_the_workers, _over_ssh):
         said = family(err, message)
         if said is not None:
             return said
+    return None
+
+
+def _the_tpu(err: BaseException, slice_: Slice | None) -> Diagnosis | None:
+    """The script or the verifier failed and the TPU's own words say why (tpu_errors.py); a
+    missing package is said first, as the script never reached the TPU."""
+    if isinstance(err, ScriptFailed) and err.tpu_error is not None and not err.package:
+        return tpu_error_diagnosis(err.tpu_error, slice_)
+    if isinstance(err, VerifierTpuError):
+        return tpu_error_diagnosis(err.tpu_error, slice_, f"The verifier on worker {err.worker}")
     return None
 
 

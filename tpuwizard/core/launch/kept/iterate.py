@@ -33,7 +33,7 @@ from tpuwizard.core.launch.workers.jobs import (
     script_env,
     stop_on_workers,
 )
-from tpuwizard.core.launch.workers.missing_module import MissingModuleWatch
+from tpuwizard.core.launch.workers.output_watch import ScriptOutputWatch
 from tpuwizard.core.launch.workers.script_pass import ScriptPass, copy_folder, run_then_fetch
 from tpuwizard.core.plan import catalog
 from tpuwizard.core.remote.jobs import Job
@@ -112,7 +112,7 @@ def run_script(
             return EXIT_FAILED
     except Cancelled:
         return cancel.exit_code or EXIT_STOPPED
-    watch = MissingModuleWatch(run.script)
+    watch = ScriptOutputWatch(run.script)
     step = ScriptPass(
         Job(f"run-{run.run_id}"),
         safe_script_name(run.script.name),
@@ -142,4 +142,8 @@ def run_script(
         from tpuwizard.core.cloud.diagnose.remote import missing_package_diagnosis
 
         emit(ev.Failed("script", missing_package_diagnosis(watch.module or "", watch.package)))
+    elif done.code != 0 and watch.tpu_error is not None:  # the TPU's own words say why
+        from tpuwizard.core.cloud.diagnose.tpu_errors import tpu_error_diagnosis
+
+        emit(ev.Failed("script", tpu_error_diagnosis(watch.tpu_error, run.slice, kept=True)))
     return EXIT_FAILED if done.code != 0 or done.incomplete else EXIT_OK

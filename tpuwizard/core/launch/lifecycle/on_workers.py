@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from tpuwizard.core import paths
+from tpuwizard.core.cloud.diagnose.tpu_text import TpuErrorWatch
 from tpuwizard.core.errors import (
     PackagesFailed,
     RemoteError,
     ScriptFailed,
     StalledIn,
+    VerifierTpuError,
     WorkersStalled,
 )
 from tpuwizard.core.evidence.receipt import parse_marker_line
@@ -39,7 +41,7 @@ from tpuwizard.core.launch.workers.jobs import (
     run_on_workers,
     script_env,
 )
-from tpuwizard.core.launch.workers.missing_module import MissingModuleWatch
+from tpuwizard.core.launch.workers.output_watch import ScriptOutputWatch
 from tpuwizard.core.plan import jax_versions
 from tpuwizard.core.plan.catalog import Slice
 from tpuwizard.core.remote.bootstrap import BootstrapPlan, bootstrap_script, unpinned_jax
@@ -116,6 +118,7 @@ class WorkerSteps:
         self._folder: LocalFolder | None = None  # the script's folder, hashed once per file
         self.resume: ResumeSetup | None = None  # --checkpoints: set by the chain per attempt
         self._chosen_jax: tuple[str | None, str | None] | None = None  # _worker_version's
+        self._verifier_said: dict[int, TpuErrorWatch] = {}  # what the TPU said, per worker
 
     def bootstrap(self, transport: Transport) -> None:
         data = verifier_source().encode()
@@ -252,8 +255,9 @@ class WorkerSteps:
         }
         source = launcher_source().encode()
         fan_out(transport, lambda w: transport.upload(w, source, LAUNCHER_PATH))
+        self._verifier_said = {w: TpuErrorWatch() for w in range(transport.workers)}
         try:  # a worker that hangs here is caught as in the script (no output, no CPU time)
-            run_on_workers(
+            code = run_on_workers(
                 transport,
                 job,
                 command,
@@ -267,6 +271,9 @@ class WorkerSteps:
         except WorkersStalled as stalled:  # every frame, kept in the run folder
             (given.run_dir / stalled.phase.report_file).write_text(stalled.report + "\n")
             raise
+        said_by_the_tpu = self._tpu_trouble() if code != 0 else None
+        if said_by_the_tpu is not None and not self._receipts_written(transport, receipt):
+            raise said_by_the_tpu  # the TPU's words say why no receipt came
         if self.slice.vms > 1:
             multihost.incomplete(self.slice.vms, self.checks, join.timeout)
         saved: dict[int, Path] = {}
@@ -288,6 +295,21 @@ class WorkerSteps:
             self.receipt_ok = bool(whole["ok"])
             self.state.receipt = str(given.run_dir / multihost.SLICE_RECEIPT)
             self.emit(ev.ReceiptSaved(self.state.receipt, self.receipt_ok, whole["receipt_sha256"]))
+        if said_by_the_tpu is not None and not self.receipt_ok:
+            raise said_by_the_tpu  # a check failed, and the TPU said why
+
+    def _tpu_trouble(self) -> VerifierTpuError | None:
+        """What the TPU said in the first worker's verifier output that names any trouble."""
+        for worker, watch in sorted(self._verifier_said.items()):
+            if watch.found is not None:
+                return VerifierTpuError(worker, watch.found)
+        return None
+
+    def _receipts_written(self, transport: Transport, receipt: str) -> bool:
+        """Whether every worker's verifier wrote its receipt (one that died before JAX started
+        did not)."""
+        present = [transport.run(w, shell("test", "-f", receipt)) for w in range(transport.workers)]
+        return all(result.code == 0 for result in present)
 
     def _trace_dir(self, worker: int) -> str:
         """Each worker's trace folder, named as it will be in the local run folder."""
@@ -307,6 +329,8 @@ class WorkerSteps:
             self.emit(ev.FileFetched(str(target)))
 
     def _verifier_line(self, worker: int, text: str) -> None:
+        if worker in self._verifier_said:
+            self._verifier_said[worker].see(text)
         payload = parse_marker_line(text)
         if payload is None:
             self.emit(ev.VerifierLine(worker, text, self.slice.vms))
@@ -338,7 +362,7 @@ class WorkerSteps:
         if self._folder is None:
             self._folder = LocalFolder.of_script(script)
         copy_folder(transport, self._folder, self.emit)
-        watch = MissingModuleWatch(script)
+        watch = ScriptOutputWatch(script)
         step = ScriptPass(
             Job(f"script-{given.run_id}"),
             safe_script_name(script.name),
@@ -359,7 +383,7 @@ class WorkerSteps:
         self.fetch_incomplete = done.incomplete
         self.script_exit_code, self.script_sigterm = done.code, done.sigterm
         if done.code != 0:
-            raise ScriptFailed(done.code, watch.module, watch.package)
+            raise ScriptFailed(done.code, watch.module, watch.package, watch.tpu_error)
 
     def _started(self, worker: int, job: Job) -> None:
         self.state.running_jobs.append((worker, job))  # a stop ends it
