@@ -5,7 +5,7 @@ that ends it now (``down``; ``teardown NAME`` stays as its alias, never said bes
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from tpuwizard.core.deadlines import EndedBy
 from tpuwizard.words import bill_words
@@ -28,29 +28,46 @@ def end_it_words(name: str, practice: bool) -> str:
     return f"End it with: {down_command(name, practice)}."
 
 
+EndForm = Literal["sentence", "clause", "bar"]
+
+
 def kept_end_sentence(
     idle_minutes: float | None,
     deadline: float | None,
     ended_by: EndedBy | None,
     practice: bool,
+    form: EndForm = "sentence",
 ) -> str:
     """How a kept node ends without you, as one sentence: "It deletes itself after 30 minutes
     without a run, at the latest at 09:27." (``deadline``: its --max-run deadline, or Google's
-    own where ``ended_by`` says Google enforces it)."""
+    own where ``ended_by`` says Google enforces it). The same facts as a ``clause`` (the quit
+    guard's "..., or until it deletes itself ...") or for the wizard's one-line ``bar``
+    ("deletes itself after 30 min idle, at the latest at 09:27"). Each says the limits, never a
+    countdown: while the wizard is open its heartbeats hold the idle limit off, so a time for
+    it would be a time that does not come."""
+    bar = form == "bar"
+    no_watchdog = f"no watchdog guards it: {bill_words.bills_until_deleted(practice)}"
     if ended_by == EndedBy.NOTHING:  # kept without a watchdog (--no-watchdog)
-        return f"No watchdog guards it: {bill_words.bills_until_deleted(practice)}."
+        return _said(no_watchdog, form)
     at = _clock(deadline) if deadline is not None else None
     by_google = ended_by == EndedBy.GOOGLE and at is not None
+    it = "" if bar else "it "
     if idle_minutes:
-        idle = f"It deletes itself after {idle_minutes:g} minutes without a run"
+        without = "min idle" if bar else "minutes without a run"
+        idle = f"{it}deletes itself after {idle_minutes:g} {without}"
         if by_google:
-            return f"{idle}; Google deletes it at about {at} at the latest."
-        return f"{idle}, at the latest at {at}." if at else f"{idle}."
+            return _said(f"{idle}; Google deletes it at about {at} at the latest", form)
+        return _said(f"{idle}, at the latest at {at}" if at else idle, form)
     if by_google:
-        return f"Google deletes it at about {at}."
+        return _said(f"Google deletes it at about {at}", form)
     if at is not None:
-        return f"It deletes itself at {at} (its deadline)."
-    return f"No watchdog guards it: {bill_words.bills_until_deleted(practice)}."
+        return _said(f"{it}deletes itself at {at} (its deadline)", form)
+    return _said(no_watchdog, form)
+
+
+def _said(clause: str, form: EndForm) -> str:
+    """A clause as it is, or as a sentence."""
+    return f"{clause[0].upper()}{clause[1:]}." if form == "sentence" else clause
 
 
 def kept_info_line(info: KeptInfo) -> str:
