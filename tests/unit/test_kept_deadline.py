@@ -73,7 +73,7 @@ def test_the_meter_shows_the_kept_node_its_cost_and_its_end(monkeypatch):
     state = BillingState()
     state.note_kept(kept("node-a", last_heartbeat=time.time()))
     text = meter_text(state)
-    assert text.startswith("KEPT node-a ~$") and text.endswith("deletes itself after 10 min idle")
+    assert text.startswith("KEPT node-a ~$") and text.endswith("ends after 10m idle")
     assert "node-a" not in meter_text(state, names=False)
     assert state.cost_usd(without={"node-a"}) == 0.0
 
@@ -204,25 +204,22 @@ AT_CLOCK = time.strftime("%H:%M", time.localtime(AT))
 @pytest.mark.parametrize(
     ("changes", "practice", "end"),
     [
-        ({}, False, "deletes itself after 10 min idle"),
-        (
-            {"max_deadline": AT},
-            False,
-            f"deletes itself after 10 min idle, at the latest at {AT_CLOCK}",
-        ),
+        ({}, False, "ends after 10m idle"),
+        ({"max_deadline": AT}, False, f"ends after 10m idle, by {AT_CLOCK}"),
         # kept from the wizard: its watchdog deletes it at the run's deadline, no idle time
         (
             {"idle_s": None, "max_deadline": AT},
             False,
-            f"deletes itself at {AT_CLOCK} (its deadline)",
+            f"ends at {AT_CLOCK} (its deadline)",
         ),
         (
             {"idle_s": None, "max_deadline": AT, "deadline_by_google": True},
             False,
-            f"Google deletes it at about {AT_CLOCK}",
+            f"Google deletes it at {AT_CLOCK}",
         ),
-        ({"idle_s": None}, False, "no watchdog guards it: it bills until you delete it"),
-        ({"idle_s": None}, True, "no watchdog guards it: it runs until you delete it (practice"),
+        ({"idle_s": None}, False, "no watchdog: only a delete ends it"),
+        ({"idle_s": None}, True, "no watchdog: only a delete ends it"),
+        ({"idle_s": 120.0, "max_deadline": AT}, True, f"ends after 2m idle, by {AT_CLOCK}"),
     ],
 )
 def test_the_bar_and_the_guard_say_a_kept_nodes_end_as_its_end_sentence(changes, practice, end):
@@ -263,7 +260,7 @@ def test_a_node_kept_on_compute_engine_shows_googles_deadline_as_a_time():
     state = BillingState()
     state.note_kept(kept(idle_s=None, max_deadline=ends, deadline_by_google=True))
     text = meter_text(state)
-    assert f"Google deletes it at about {time.strftime('%H:%M', time.localtime(ends))}" in text
+    assert f"Google deletes it at {time.strftime('%H:%M', time.localtime(ends))}" in text
     assert "deadline in" not in text
 
 
@@ -283,3 +280,23 @@ def test_a_compute_engine_record_ended_by_google_is_noted_with_googles_deadline(
     assert on_compute.max_deadline == ends
     assert on_tpu is not None and not on_tpu.deadline_by_google
     assert "Google deletes it at" in meter_text(session.billing)
+
+
+def test_the_bar_says_a_kept_nodes_end_within_100_columns():
+    """The end sentence's bar form leaves a 100-column bar the node's name on the first step,
+    and on the longest step its money and its end (StatusBar drops names past its 98 columns
+    within its padding, less 2)."""
+    state = BillingState()
+    name = "tpuwizard-20261206-074240-1f47"
+    now = time.time()
+    state.note_kept(
+        Billed(
+            name, "node", ZONE, "v5litepod-1", "vm", now - 3600, now - 3600, kept=True,
+            kept_since=now - 3600, idle_s=1800.0, max_deadline=AT, last_heartbeat=now,
+        )
+    )  # fmt: skip
+    end = f"ends after 30m idle, by {AT_CLOCK}"
+    first = f"PRACTICE | 1 Route | {meter_text(state, practice=True)}"
+    assert name in first and first.endswith(end) and len(first) <= 96, (len(first), first)
+    longest = f"PRACTICE | 6 Before create | {meter_text(state, False, practice=True)}"
+    assert longest.endswith(end) and "~$1.20" in longest and len(longest) <= 96, longest
