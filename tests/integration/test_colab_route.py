@@ -5,6 +5,7 @@ call, and each fault its diagnosis and exit code. Every runtime here is this com
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -63,7 +64,12 @@ def test_practice_runs_the_script_through_a_named_session_and_brings_everything_
     assert sorted(p.name for p in (run_dir / "files").rglob("*")) == ["result.txt"]
     # The same kind of summary and outcome.json a TPU route's launch ends with (issue 49).
     said = " ".join(err.split())
-    assert f"Summary of {session} (v5e1 in Colab, practice)" in said
+    assert f"Summary of {session} (v5litepod-1 in Colab, practice)" in said
+    # One name for the chip on every line (newcomer round 6, D4): its accelerator type, with
+    # Colab's own label beside it once ("TPU v5litepod-1 (Colab's v5e1)").
+    names = re.findall(r"\bv5e-?1\b|\bv5litepod-1\b", err, flags=re.IGNORECASE)
+    assert sorted(set(names)) == ["v5e1", "v5litepod-1"], names
+    assert names.count("v5e1") == 1 and "TPU v5litepod-1 (Colab's v5e1)" in said
     assert "Checks: 7 of 7 PASS" in said and "Your script: exit 0." in said
     assert f"Session {session} stopped: colab sessions no longer lists it." in said
     outcome = json.loads((run_dir / "outcome.json").read_text())

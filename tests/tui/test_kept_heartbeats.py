@@ -1,5 +1,5 @@
 """The open wizard keeps a kept node alive: its heartbeats move the watchdog's idle deadline,
-and the status bar shows the node as KEPT with its cost and that deadline."""
+and the status bar shows the node as KEPT with its cost and how it ends (its end sentence)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,8 @@ async def test_a_kept_node_outlives_its_idle_time_while_the_wizard_is_open(tmp_p
             await on_screen(pilot, "RouteScreen")
             await until(pilot, lambda: "KEPT" in status_bar_text(app), 60, "the kept node shown")
             text = status_bar_text(app)
-            assert f"KEPT {name} ~$" in text and "idle deadline in" in text, text
+            # its end sentence's facts, never a countdown the heartbeats keep moving
+            assert f"KEPT {name} ~$" in text and "ends after 0.1m idle, by " in text, text
             # Well past the idle time: the heartbeats moved the file, and the node is still there.
             past = kept_at + 3 * IDLE_S
             await until(
@@ -123,5 +124,69 @@ async def test_a_kept_node_deleted_elsewhere_leaves_the_bar_the_guard_and_the_pa
         assert app.return_code == 0
         (message,) = said
         assert message is None or name not in message, message
+    finally:
+        stop_lasting_sandbox(home)
+
+
+@pytest.mark.rotating("kept-node-e2e")
+async def test_a_kept_node_past_its_max_run_deadline_leaves_every_view_and_closes_its_folder(
+    tmp_path, home, monkeypatch
+):
+    """Issue 52's second pilot: the heartbeats keep a short idle limit from firing, so the
+    watchdog deletes the node at its --max-run deadline; within one heartbeat after that the
+    bar shows nothing, Ctrl+Q quits without a guard, no parting word names it, and its run
+    folder is closed with that deadline as the reason."""
+    import json
+    from pathlib import Path
+
+    from tests.tui.test_quit_summary import finish_messages
+    from tpuwizard.core.launch.kept.end_reason import EndReason, GoneEvidence
+    from tpuwizard.words.teardown_text import end_reason_words
+
+    idle_s = 12.0  # far below the deadline: only the wizard's heartbeats keep it alive
+    kept = up(tmp_path, "--idle", str(idle_s / 60), "--max-run", "1")
+    name, deadline = kept["name"], kept["deadline"]
+    run_folder = Path(kept["receipt"]).parent
+    try:
+        app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
+        app.kept_beat_s = 1.0
+        said = finish_messages(app, monkeypatch)
+        async with app.run_test(size=SIZE) as pilot:
+            await on_screen(pilot, "RouteScreen")
+            await until(pilot, lambda: name in status_bar_text(app), 60, "the kept node shown")
+
+            def listed() -> bool:
+                return any(key.endswith(f"/nodes/{name}") for key in sandbox_nodes(home))
+
+            await until(pilot, lambda: not listed(), deadline - time.time() + 60, "its deadline")
+            gone_at = time.time()
+            assert gone_at >= deadline, "deleted before its deadline: its idle limit fired"
+            rounds = app.heartbeats.rounds
+            await until(pilot, lambda: app.heartbeats.rounds >= rounds + 2, 30, "a heartbeat")
+            await pilot.pause()
+            assert "KEPT" not in status_bar_text(app) and name not in status_bar_text(app)
+            assert app.billing.existing() == []
+            await pilot.press("ctrl+q")
+            await until(pilot, lambda: not app.is_running, 30, "the exit without a guard")
+        assert app.return_code == 0
+        (message,) = said
+        assert message is None or name not in message, message
+        outcome = json.loads((run_folder / "outcome.json").read_text())
+        assert outcome["still_existing"] == [] and name in outcome["verified_gone"], outcome
+        closed = outcome["kept_gone"][name]
+        assert (closed["reason"], closed["seen_by"]) == ("max_run", "heartbeat"), closed
+        assert deadline <= closed["seen_gone_at"] <= time.time(), closed
+        assert closed["limit_passed_at"] == deadline, closed
+        evidence = GoneEvidence(  # what the folder alone holds of it
+            kept_at=closed["last_seen_present_at"],
+            idle_s=None,
+            max_deadline=closed["limit_passed_at"],
+            last_heartbeat=None,
+            seen_gone_at=closed["seen_gone_at"],
+        )
+        at = time.strftime("%H:%M", time.localtime(deadline))
+        words = end_reason_words(EndReason(closed["reason"]), evidence)
+        assert words.startswith(f"its --max-run deadline at {at} passed"), words
+        assert json.loads((run_folder / "cost.json").read_text())["still_running"] is False
     finally:
         stop_lasting_sandbox(home)

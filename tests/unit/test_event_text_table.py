@@ -1057,7 +1057,7 @@ CASES = [
         ColabSessionReady("tpuwizard-r1", "https://colab.example/s", "v5e1"),
         [
             (
-                "Session tpuwizard-r1 is ready (v5e1): uploading your script's folder, "
+                "Session tpuwizard-r1 is ready (TPU v5litepod-1): uploading your script's folder, "
                 "then the verifier, then your script. It is stopped at the end, "
                 "whatever happens."
             ),

@@ -38,12 +38,14 @@ def test_a_node_kept_earlier_names_its_deadline():
     kept = node("tw-old", kept=True, kept_since=time.time(), max_deadline=at)
     words = guard_until_words([kept], "tw-new", None, 120)
     clock = time.strftime("%H:%M", time.localtime(at))
-    assert words == (
-        f"it bills until you delete it, or until its watchdog deletes it at {clock} (its deadline)"
+    # the end sentence's facts (words/kept_end.py), as its clause: no countdown beside it
+    assert (
+        words
+        == f"it bills until you delete it, or until it deletes itself at {clock} (its deadline)"
     )
     unwatched = node("tw-old", kept=True, kept_since=time.time())
     assert guard_until_words([unwatched], None, None, None) == (
-        "no watchdog: it bills until you delete it"
+        "no watchdog guards it: it bills until you delete it"
     )
 
 
@@ -55,5 +57,5 @@ def test_several_say_each_one_s_end():
     at = time.time() + 1800
     kept = node("tw-old", kept=True, kept_since=time.time(), max_deadline=at)
     words = guard_until_words([kept, node("tw-new", "flex")], "tw-new", None, 240)
-    assert words.startswith("they bill until you delete them (tw-old: its watchdog deletes it")
+    assert words.startswith("they bill until you delete them (tw-old: it deletes itself at")
     assert "tw-new: Google deletes it when its Flex-start run duration (240 min) ends)" in words

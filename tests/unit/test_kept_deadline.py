@@ -3,6 +3,7 @@ and the wizard's heartbeats to every kept node (a failure shown, never raised)."
 
 from __future__ import annotations
 
+import re
 import time
 from types import SimpleNamespace
 
@@ -66,13 +67,13 @@ def test_billing_state_knows_kept_nodes_nearest_deadline_first_and_heartbeats_mo
     assert state.get("soon").last_heartbeat == 1800.0  # type: ignore[union-attr]
 
 
-def test_the_meter_shows_the_kept_node_its_cost_and_its_deadline(monkeypatch):
+def test_the_meter_shows_the_kept_node_its_cost_and_its_end(monkeypatch):
     import time
 
     state = BillingState()
     state.note_kept(kept("node-a", last_heartbeat=time.time()))
     text = meter_text(state)
-    assert text.startswith("KEPT node-a ~$") and "idle deadline in 10 min" in text
+    assert text.startswith("KEPT node-a ~$") and text.endswith("ends after 10m idle")
     assert "node-a" not in meter_text(state, names=False)
     assert state.cost_usd(without={"node-a"}) == 0.0
 
@@ -196,14 +197,46 @@ def test_the_meter_never_says_nothing_bills_while_leftovers_are_unknown():
     assert meter_text(state) == "Nothing is billing"
 
 
-def test_the_bar_shows_the_deadline_of_a_node_kept_without_idle_time():
-    # Kept from the wizard: its watchdog deletes it at the run's deadline, with no idle time.
+AT = time.time() + 3 * 3600
+AT_CLOCK = time.strftime("%H:%M", time.localtime(AT))
+
+
+@pytest.mark.parametrize(
+    ("changes", "practice", "end"),
+    [
+        ({}, False, "ends after 10m idle"),
+        ({"max_deadline": AT}, False, f"ends after 10m idle, by {AT_CLOCK}"),
+        # kept from the wizard: its watchdog deletes it at the run's deadline, no idle time
+        (
+            {"idle_s": None, "max_deadline": AT},
+            False,
+            f"ends at {AT_CLOCK} (its deadline)",
+        ),
+        (
+            {"idle_s": None, "max_deadline": AT, "deadline_by_google": True},
+            False,
+            f"Google deletes it at {AT_CLOCK}",
+        ),
+        ({"idle_s": None}, False, "no watchdog: only a delete ends it"),
+        ({"idle_s": None}, True, "no watchdog: only a delete ends it"),
+        ({"idle_s": 120.0, "max_deadline": AT}, True, f"ends after 2m idle, by {AT_CLOCK}"),
+    ],
+)
+def test_the_bar_and_the_guard_say_a_kept_nodes_end_as_its_end_sentence(changes, practice, end):
+    """Issue 52, item C: the bar said "idle deadline in 28 min" and the guard "its watchdog
+    deletes it at HH:MM unless it is used", a countdown the wizard's heartbeats keep moving,
+    beside the end sentence. Both now say the sentence's facts (words/kept_end.py), once."""
+    from tpuwizard.words.kept_text import billed_end_sentence, guard_until_words
+
+    item = kept(last_heartbeat=time.time(), **changes)
     state = BillingState()
-    state.note_kept(kept(idle_s=None, max_deadline=time.time() + 30 * 60))
-    assert "deadline in 30 min" in meter_text(state)
-    state = BillingState()
-    state.note_kept(kept(idle_s=None))
-    assert "only you can delete it" in meter_text(state)
+    state.note_kept(item)
+    bar = meter_text(state, practice=practice)
+    assert bar.count(end) == 1, bar
+    guard = guard_until_words([item], None, None, None, practice)
+    assert guard.count(billed_end_sentence(item, practice, "clause")) == 1, guard
+    for words in (bar, guard):
+        assert re.search(r"\bin \d+ (min|s)\b|unless it is used", words) is None, words
 
 
 def test_the_meter_says_a_resource_that_stopped_billing_no_longer_bills_until_it_is_gone():
@@ -227,7 +260,7 @@ def test_a_node_kept_on_compute_engine_shows_googles_deadline_as_a_time():
     state = BillingState()
     state.note_kept(kept(idle_s=None, max_deadline=ends, deadline_by_google=True))
     text = meter_text(state)
-    assert f"Google deletes it at {time.strftime('%H:%M', time.localtime(ends))}" in text, text
+    assert f"Google deletes it at {time.strftime('%H:%M', time.localtime(ends))}" in text
     assert "deadline in" not in text
 
 
@@ -247,3 +280,23 @@ def test_a_compute_engine_record_ended_by_google_is_noted_with_googles_deadline(
     assert on_compute.max_deadline == ends
     assert on_tpu is not None and not on_tpu.deadline_by_google
     assert "Google deletes it at" in meter_text(session.billing)
+
+
+def test_the_bar_says_a_kept_nodes_end_within_100_columns():
+    """The end sentence's bar form leaves a 100-column bar the node's name on the first step,
+    and on the longest step its money and its end (StatusBar drops names past its 98 columns
+    within its padding, less 2)."""
+    state = BillingState()
+    name = "tpuwizard-20261206-074240-1f47"
+    now = time.time()
+    state.note_kept(
+        Billed(
+            name, "node", ZONE, "v5litepod-1", "vm", now - 3600, now - 3600, kept=True,
+            kept_since=now - 3600, idle_s=1800.0, max_deadline=AT, last_heartbeat=now,
+        )
+    )  # fmt: skip
+    end = f"ends after 30m idle, by {AT_CLOCK}"
+    first = f"PRACTICE | 1 Route | {meter_text(state, practice=True)}"
+    assert name in first and first.endswith(end) and len(first) <= 96, (len(first), first)
+    longest = f"PRACTICE | 6 Before create | {meter_text(state, False, practice=True)}"
+    assert longest.endswith(end) and "~$1.20" in longest and len(longest) <= 96, longest

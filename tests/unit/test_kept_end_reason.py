@@ -6,7 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from tpuwizard.core.launch.kept.end_reason import EndReason, GoneEvidence, end_reason
+from tpuwizard.core.launch.kept.end_reason import (
+    EndReason,
+    GoneEvidence,
+    end_reason,
+    limit_passed_at,
+)
 from tpuwizard.words.teardown_text import end_reason_words
 
 KEPT_AT = 1_000_000.0
@@ -57,3 +62,22 @@ def test_each_reason_names_its_limit_in_words():
     assert said.startswith("its --max-run deadline at ") and "passed" in said
     assert "preempted" in end_reason_words(EndReason.PREEMPTED, idle)
     assert end_reason_words(EndReason.OUTSIDE, idle) == "deleted outside tpuwizard (or by Google)"
+
+
+@pytest.mark.parametrize(
+    ("case", "reason", "passed_after_min"),
+    [
+        (evidence(1, idle_min=0.2, max_run_min=120), EndReason.IDLE, 0.2),
+        # the idle limit counts from the last heartbeat, not from the keep
+        (evidence(61, idle_min=5, max_run_min=90, beat_after_min=50), EndReason.IDLE, 55),
+        (evidence(61, idle_min=30, max_run_min=60, beat_after_min=50), EndReason.MAX_RUN, 60),
+        (evidence(90, idle_min=30, preempted=True), EndReason.PREEMPTED, None),
+        (evidence(10, idle_min=30, max_run_min=60), EndReason.OUTSIDE, None),
+    ],
+)
+def test_the_run_folder_records_when_the_limit_of_its_reason_passed(case, reason, passed_after_min):
+    """outcome.json holds the time beside the reason, so the folder alone says "its --max-run
+    deadline at HH:MM passed"."""
+    assert end_reason(case) == reason
+    at = limit_passed_at(case, reason)
+    assert at == (None if passed_after_min is None else KEPT_AT + passed_after_min * MIN)

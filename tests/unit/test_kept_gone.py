@@ -100,6 +100,7 @@ def test_status_closes_the_run_folder_of_a_kept_node_its_watchdog_deleted(sessio
     how = ended["kept_gone"]["dev2"]
     assert how["reason"] == "idle" and how["seen_by"] == "status"
     assert how["last_seen_present_at"] == kept_at
+    assert how["limit_passed_at"] == kept_at + 12.0  # the idle limit, 12 s after the keep
     again = CliRunner().invoke(main, ["status", "--sandbox"])  # the first to see it closed it
     assert again.exit_code == 0 and "dev2" not in again.stderr
     assert json.loads((folder / "cost.json").read_text()) == cost

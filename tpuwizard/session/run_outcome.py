@@ -101,15 +101,17 @@ def close_kept_run(
     reason: EndReason = EndReason.DELETED,
     seen_by: str = "delete",
     last_seen_at: float | None = None,
+    limit_at: float | None = None,
 ) -> None:
     """``name``, kept at the end of the run whose folder is ``run_dir``, is gone: verified gone
     by a delete, or first seen gone at ``gone_at`` by ``seen_by`` (its zone's listing lacked
     it). Its ``cost.json`` stops saying "still running" and counts what it cost from the keep
     up to ``gone_at`` (at the price it was kept at), beside the last time it was known present
-    (``last_seen_at``); ``outcome.json`` lists it as gone, how that is known and the reason the
-    evidence supports. The first to close it wins: a later sighting changes nothing. A folder
-    moved or deleted since, or a file edited by hand, is left as it is: the ledger holds the
-    facts, and a record that cannot be brought up to date costs only itself."""
+    (``last_seen_at``); ``outcome.json`` lists it as gone, how that is known, the reason the
+    evidence supports and when the limit that reason names passed (``limit_at``). The first to
+    close it wins: a later sighting changes nothing. A folder moved or deleted since, or a file
+    edited by hand, is left as it is: the ledger holds the facts, and a record that cannot be
+    brought up to date costs only itself."""
     if not run_dir.is_dir():
         return
     spent = read_record(run_dir / COST_FILE)
@@ -137,6 +139,7 @@ def close_kept_run(
                 "known_by": "the zone's listing no longer has it",
                 "seen_gone_at": gone_at,
                 "last_seen_present_at": last_seen_at,
+                "limit_passed_at": limit_at,
             },
         }
         write_record(run_dir / OUTCOME_FILE, outcome)

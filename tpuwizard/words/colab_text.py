@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Protocol
 
 from tpuwizard.core.launch.events.colab import (
+    COLAB_FREE_TPU,
     ColabAccount,
     ColabAssignmentsAfter,
     ColabPlanned,
     ColabSessionReady,
     ColabSessionStopped,
+    cloud_type,
 )
 from tpuwizard.words.sent_text import folder_lines
 
@@ -46,6 +48,25 @@ class ColabSeenLike(Protocol):
     def stopped(self) -> bool | None: ...
 
 
+def colab_chip(label: str, with_label: bool = False) -> str:
+    """Colab's chip named as every route names a chip, by its accelerator type ("TPU
+    v5litepod-1"); ``with_label``: Colab's own label beside it, the once the route says it."""
+    kind = cloud_type(label)
+    if kind is None:  # a label tpuwizard does not know: Colab's own word is all there is
+        return f"TPU {label}"
+    return f"TPU {kind} (Colab's {label})" if with_label else f"TPU {kind}"
+
+
+def ready_hardware(hardware: str, asked: str) -> str:
+    """What ``colab sessions`` listed of a ready session's hardware: the chip's one name when it
+    is the chip asked for, else Colab's word for what it gave."""
+    if not hardware:
+        return ""
+    if cloud_type(hardware) is not None and cloud_type(hardware) == cloud_type(asked):
+        return f" ({colab_chip(hardware)})"
+    return f" (colab sessions lists its hardware as {hardware}, not the {asked} asked for)"
+
+
 def colab_lines(event: ColabEvent) -> list[str]:
     match event:
         case ColabPlanned():
@@ -58,13 +79,13 @@ def colab_lines(event: ColabEvent) -> list[str]:
             )
             return [
                 *why,
-                f"{where} the session {event.session} with a TPU {event.tpu}; your script's limit "
-                f"{event.max_run_minutes:g} min; receipt expected on {event.expect}. "
-                f"Run {event.run_id}.",
+                f"{where} the session {event.session} with a {colab_chip(event.tpu, True)}; "
+                f"your script's limit {event.max_run_minutes:g} min; receipt expected on "
+                f"{event.expect}. Run {event.run_id}.",
                 *folder_lines(event.folder, "to the Colab runtime"),
             ]
         case ColabSessionReady():
-            hardware = f" ({event.hardware})" if event.hardware else ""
+            hardware = ready_hardware(event.hardware, COLAB_FREE_TPU)
             return [
                 f"Session {event.session} is ready{hardware}: uploading your script's folder, "
                 "then the verifier, then your script. It is stopped at the end, whatever happens."

@@ -5,7 +5,7 @@ that ends it now (``down``; ``teardown NAME`` stays as its alias, never said bes
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from tpuwizard.core.deadlines import EndedBy
 from tpuwizard.words import bill_words
@@ -28,29 +28,55 @@ def end_it_words(name: str, practice: bool) -> str:
     return f"End it with: {down_command(name, practice)}."
 
 
+EndForm = Literal["sentence", "clause", "bar"]
+
+
 def kept_end_sentence(
     idle_minutes: float | None,
     deadline: float | None,
     ended_by: EndedBy | None,
     practice: bool,
+    form: EndForm = "sentence",
 ) -> str:
     """How a kept node ends without you, as one sentence: "It deletes itself after 30 minutes
     without a run, at the latest at 09:27." (``deadline``: its --max-run deadline, or Google's
-    own where ``ended_by`` says Google enforces it)."""
-    if ended_by == EndedBy.NOTHING:  # kept without a watchdog (--no-watchdog)
-        return f"No watchdog guards it: {bill_words.bills_until_deleted(practice)}."
+    own where ``ended_by`` says Google enforces it). The same facts as a ``clause`` (the quit
+    guard's "..., or until it deletes itself ...") or in the wizard's one-line ``bar`` ("ends
+    after 30m idle, by 09:27", short enough to leave the node's name on it). Each says the
+    limits, never a countdown: while the wizard is open its heartbeats hold the idle limit off,
+    so a time for it would be a time that does not come."""
     at = _clock(deadline) if deadline is not None else None
     by_google = ended_by == EndedBy.GOOGLE and at is not None
+    if ended_by == EndedBy.NOTHING or not (idle_minutes or at):  # no watchdog (--no-watchdog)
+        if form == "bar":
+            return "no watchdog: only a delete ends it"
+        return _said(f"no watchdog guards it: {bill_words.bills_until_deleted(practice)}", form)
+    if form == "bar":
+        return _bar(idle_minutes, at, by_google)
     if idle_minutes:
-        idle = f"It deletes itself after {idle_minutes:g} minutes without a run"
+        idle = f"it deletes itself after {idle_minutes:g} minutes without a run"
         if by_google:
-            return f"{idle}; Google deletes it at about {at} at the latest."
-        return f"{idle}, at the latest at {at}." if at else f"{idle}."
+            return _said(f"{idle}; Google deletes it at about {at} at the latest", form)
+        return _said(f"{idle}, at the latest at {at}" if at else idle, form)
     if by_google:
-        return f"Google deletes it at about {at}."
-    if at is not None:
-        return f"It deletes itself at {at} (its deadline)."
-    return f"No watchdog guards it: {bill_words.bills_until_deleted(practice)}."
+        return _said(f"Google deletes it at about {at}", form)
+    return _said(f"it deletes itself at {at} (its deadline)", form)
+
+
+def _bar(idle_minutes: float | None, at: str | None, by_google: bool) -> str:
+    if idle_minutes:
+        idle = f"ends after {idle_minutes:g}m idle"
+        if by_google:
+            return f"{idle}, by Google at {at}"
+        return f"{idle}, by {at}" if at else idle
+    if by_google:
+        return f"Google deletes it at {at}"
+    return f"ends at {at} (its deadline)"
+
+
+def _said(clause: str, form: EndForm) -> str:
+    """A clause as it is, or as a sentence."""
+    return f"{clause[0].upper()}{clause[1:]}." if form == "sentence" else clause
 
 
 def kept_info_line(info: KeptInfo) -> str:

@@ -11,25 +11,11 @@ from tpuwizard.core.launch.records.billing_state import Billed, BillingState
 from tpuwizard.core.plan import cost
 from tpuwizard.words import bill_words
 from tpuwizard.words.figures import about
-from tpuwizard.words.kept_end import end_it_words, kept_end_sentence
+from tpuwizard.words.kept_end import EndForm, end_it_words, kept_end_sentence
 
 
 def _clock(epoch: float) -> str:
     return time.strftime("%H:%M", time.localtime(epoch))
-
-
-def kept_deadline_words(item: Billed, practice: bool = False) -> str:
-    """When it ends without us, as far as this session knows ("" when it does not)."""
-    idle = item.idle_deadline()
-    if item.deadline_by_google and item.max_deadline is not None:
-        return f"Google deletes it at about {_clock(item.max_deadline)}"
-    if idle is not None and item.idle_s is not None and idle != item.max_deadline:
-        return f"its watchdog deletes it at {_clock(idle)} unless it is used"
-    if item.max_deadline is not None:
-        return f"its watchdog deletes it at {_clock(item.max_deadline)} (its deadline)"
-    if item.kept_since is not None:
-        return f"no watchdog: {bill_words.bills_until_deleted(practice)}"
-    return ""
 
 
 def kept_line(item: Billed, practice: bool) -> str:
@@ -49,13 +35,19 @@ def kept_line(item: Billed, practice: bool) -> str:
     )
 
 
-def billed_end_sentence(item: Billed, practice: bool) -> str:
-    """A kept node's end sentence (words/kept_end.py) from what the billing state holds."""
+def billed_end_sentence(item: Billed, practice: bool, form: EndForm = "sentence") -> str:
+    """A kept node's end sentence (words/kept_end.py) from what the billing state holds: the
+    same sentence the status bar, the quit guard, the Summary and the parting words say."""
     idle = item.idle_s / 60 if item.idle_s else None
     by = EndedBy.GOOGLE if item.deadline_by_google else None
     if item.kept_since is not None and idle is None and item.max_deadline is None:
         by = EndedBy.NOTHING
-    return kept_end_sentence(idle, item.max_deadline, by, practice)
+    return kept_end_sentence(idle, item.max_deadline, by, practice, form)
+
+
+def kept_end_row(item: Billed, practice: bool) -> str:
+    """The quit guard's line under a kept node's row: how it ends once the wizard is gone."""
+    return f"  {item.name}: {billed_end_sentence(item, practice)}"
 
 
 def kept_elsewhere(billing: BillingState, but: str | None = None) -> list[Billed]:
@@ -101,12 +93,26 @@ def _practice_note(words: str, practice: bool) -> str:
 def _guard_end(
     item: Billed, launching: str | None, run_minutes: float | None, practice: bool = False
 ) -> str:
-    kept = kept_deadline_words(item, practice)
-    if kept:
-        return kept
+    if item.kept_since is not None or item.max_deadline is not None or item.idle_s:
+        # a node kept earlier: its end sentence's facts, said once, never a countdown
+        return billed_end_sentence(item, practice, "clause")
     if item.route == "flex":
         # Flex-start's maximum run duration: Google deletes the node when it ends.
         minutes = run_minutes if launching and item.name.startswith(launching) else None
         run = f" ({minutes:g} min)" if minutes else ""
         return f"Google deletes it when its Flex-start run duration{run} ends"
     return ""
+
+
+def guard_gone_words(items: list[Billed]) -> str:
+    """The quit guard once nothing it named is in the billing state any more: their zones' last
+    listing lacks them, so no row, no figure and no keeping is left to say."""
+    names = ", ".join(b.name for b in items)
+    if len(items) == 1:
+        gone = "no longer exists[/b]: the last listing of its zone lacks it"
+    else:
+        gone = "no longer exist[/b]: the last listings of their zones lack them"
+    return (
+        f"[b]{names} {gone} (deleted meanwhile: elsewhere, by a watchdog or by Google).\n\n"
+        "Quit, or stay."
+    )

@@ -32,6 +32,8 @@ from tpuwizard.core.kaggle.kernel import PackedFolder
 from tpuwizard.core.kaggle.ledger import KernelLedger, said_held
 from tpuwizard.core.kaggle.run import receipt_checks, script_ran
 from tpuwizard.core.launch.events.colab import (
+    CLOUD_TYPES,
+    COLAB_FREE_TPU,
     ColabPlanned,
     ColabSessionReady,
     ColabSessionStopped,
@@ -44,8 +46,8 @@ from tpuwizard.core.launch.events.launch_events import (
     ScriptLine,
 )
 
-TPU = "v5e1"  # colab new --tpu: one TPU v5e chip, what Colab offers for free
-CLOUD_TYPE = "v5litepod-1"  # the Cloud TPU type with the same chip: the receipt's devices
+TPU = COLAB_FREE_TPU  # colab new --tpu: one TPU v5e chip, what Colab offers for free
+CLOUD_TYPE = CLOUD_TYPES[TPU]  # the Cloud TPU type with the same chip: the receipt's devices
 DEFAULT_MAX_RUN_MINUTES = 60.0
 MAX_RUN_BOUNDS = (1.0, 720.0)  # a Colab runtime lasts 12 hours at most
 VERIFY_LIMIT_S = 900.0  # the verifier's exec: a first compile on a fresh runtime fits

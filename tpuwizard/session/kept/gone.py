@@ -8,7 +8,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from tpuwizard.core.launch.kept.end_reason import EndReason, GoneEvidence, end_reason
+from tpuwizard.core.launch.kept.end_reason import (
+    EndReason,
+    GoneEvidence,
+    end_reason,
+    limit_passed_at,
+)
 from tpuwizard.core.launch.kept.record import KeptRecord
 from tpuwizard.core.launch.records.ledger import Entry
 from tpuwizard.session.kept.lines import node_id
@@ -47,5 +52,6 @@ def close_gone_run(entry: Entry, evidence: GoneEvidence, seen_by: str) -> EndRea
             reason=reason,
             seen_by=seen_by,
             last_seen_at=evidence.last_seen_present_at,
+            limit_at=limit_passed_at(evidence, reason),
         )
     return reason

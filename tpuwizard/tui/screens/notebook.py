@@ -13,10 +13,15 @@ from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.evidence import notebook
 from tpuwizard.core.evidence.receipt import check_receipt, load_receipt
+from tpuwizard.core.launch.events.colab import COLAB_FREE_TPU
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.widgets.typed_input import TypedInput
+from tpuwizard.words.colab_text import colab_chip
 
-PLATFORMS = {"colab": "Google Colab (TPU v5e-1)", "kaggle": "Kaggle (TPU VM v5e-8)"}
+PLATFORMS = {
+    "colab": f"Google Colab ({colab_chip(COLAB_FREE_TPU)})",
+    "kaggle": "Kaggle (TPU VM v5e-8)",
+}
 
 
 def platform_label(title: str, chosen: bool) -> str:

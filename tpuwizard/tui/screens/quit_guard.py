@@ -16,6 +16,7 @@ from tpuwizard.tui.host import host
 from tpuwizard.tui.widgets.typed_input import TypedInput
 from tpuwizard.words.bill_words import keep_billing, may_still_be_billing
 from tpuwizard.words.figures import about
+from tpuwizard.words.kept_text import guard_gone_words, kept_end_row
 
 
 def keep_word(undecided: list[Billed]) -> str:
@@ -38,8 +39,10 @@ class QuitGuard(ModalScreen[str | None]):
 
     def guard_text(self) -> str:
         """The resources with their state, age and cost, re-read from the core each second."""
-        billing, practice = host(self).billing, host(self).state.practice
-        now = [billing.get(b.name) or b for b in self.existing]
+        practice = host(self).state.practice
+        now = self.still_there(self.existing)
+        if not now:
+            return guard_gone_words(self.existing)
         running = "running" if practice else "billing"  # practice bills nothing
         so_far = "if it were real" if practice else "so far"
         rows = "\n".join(
@@ -53,16 +56,17 @@ class QuitGuard(ModalScreen[str | None]):
             + ("  (left running)" if b.left else "")
             for b in now
         )
-        if self.undecided:
+        if self.still_there(self.undecided):
             return (
                 f"[b]These {may_still_be_billing(practice)}:[/b]\n"
                 f"{rows}\n(estimates)\n\n"
                 "Delete now (then tpuwizard quits), or keep running: to keep, type "
                 f"[b]{keep_word(self.undecided)}[/b]; {self.until_words()}."
             )
+        ends = "".join(f"\n{kept_end_row(b, practice)}" for b in now if b.kept_since is not None)
         return (
             f"[b]You chose to leave these running; they {keep_billing(practice)}:[/b]\n"
-            f"{rows}\n\n"
+            f"{rows}{ends}\n\n"
             "Quit and leave them, delete them now, or stay."
         )
 
@@ -72,11 +76,17 @@ class QuitGuard(ModalScreen[str | None]):
         from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN
         from tpuwizard.words.kept_text import guard_until_words
 
-        state, billing = host(self).state, host(self).billing
-        now = [billing.get(b.name) or b for b in self.undecided]
+        state = host(self).state
+        now = self.still_there(self.undecided)
         minutes = state.max_run_minutes or DEFAULT_MAX_RUN.get(state.route)
         deadline = state.watchdog_deadline
         return guard_until_words(now, state.launching, deadline, minutes, state.practice)
+
+    def still_there(self, items: list[Billed]) -> list[Billed]:
+        """Of ``items``, what the billing state still holds, as it holds it now: a node that
+        left it (its zone's last listing lacks it) has no row, no figure, nothing to keep."""
+        billing = host(self).billing
+        return [now for now in (billing.get(b.name) for b in items) if now is not None]
 
     def on_mount(self) -> None:
         self.set_interval(1.0, self.tick)
@@ -106,6 +116,9 @@ class QuitGuard(ModalScreen[str | None]):
     @on(Button.Pressed, "#keep")
     def keep(self) -> None:
         if not self.undecided:
+            self.dismiss("keep")
+            return
+        if not self.still_there(self.undecided):  # gone meanwhile: nothing left to keep
             self.dismiss("keep")
             return
         word = keep_word(self.undecided)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 from textual.content import Content
 from textual.widget import Widget
 
@@ -11,27 +9,16 @@ from tpuwizard.core.launch.records.billing_state import Billed, BillingState
 from tpuwizard.tui.host import host
 from tpuwizard.words.bill_words import meter_estimate, meter_word
 from tpuwizard.words.figures import count, short_estimate
+from tpuwizard.words.kept_text import billed_end_sentence
 
 
-def kept_text(item: Billed, names: bool = True) -> str:
+def kept_text(item: Billed, names: bool = True, practice: bool = False) -> str:
     """A node kept for iterating: what it has cost (the bar says PRACTICE first where nothing
-    is billed) and when its watchdog (or Google) deletes it."""
+    is billed) and how it ends without you, in the end sentence's words (words/kept_end.py),
+    never a countdown to an idle limit the wizard's own heartbeats keep moving."""
     name = f" {item.name}" if names else ""
     spent = short_estimate(item.cost_usd(), item.cost_at_most_usd())
-    left, what = item.seconds_to_idle_deadline(), "idle deadline"
-    if left is None and item.deadline_by_google and item.max_deadline is not None:
-        # Compute Engine's own deadline, as the cloud reported it: a time, not a countdown.
-        at = time.strftime("%H:%M", time.localtime(item.max_deadline))
-        return f"KEPT{name} {spent}, Google deletes it at {at}"
-    if left is None and item.max_deadline is not None:  # kept with a deadline, no idle time
-        left, what = max(0.0, item.max_deadline - time.time()), "deadline"
-    if left is None:
-        deadline = "no deadline: only you can delete it"
-    elif left >= 60:
-        deadline = f"{what} in {left / 60:.0f} min"
-    else:  # the last minute counts in seconds
-        deadline = f"{what} in {left:.0f} s"
-    return f"KEPT{name} {spent}, {deadline}"
+    return f"KEPT{name} {spent}, {billed_end_sentence(item, practice, 'bar')}"
 
 
 def meter_text(billing: BillingState, names: bool = True, practice: bool = False) -> str:
@@ -40,13 +27,13 @@ def meter_text(billing: BillingState, names: bool = True, practice: bool = False
 
     Without ``names`` (a narrow terminal) the money and time stay and the names go: the screen
     below names the resource anyway. Kept nodes (``tpuwizard up``) come first, with their idle
-    deadline; then whatever else exists.
+    end; then whatever else exists.
     """
     kept = billing.kept_nodes()
     rest = launch_meter(billing, {b.name for b in kept}, names, practice) if kept else None
     if kept:
         more = f" +{len(kept) - 1} kept" if len(kept) > 1 else ""
-        return kept_text(kept[0], names) + more + (f" | {rest}" if rest else "")
+        return kept_text(kept[0], names, practice) + more + (f" | {rest}" if rest else "")
     if billing.leftovers == "checking" and not billing.existing():
         return "Looking for leftovers..."
     if billing.leftovers == "unknown" and not billing.existing():

@@ -8,6 +8,16 @@ from dataclasses import dataclass
 from tpuwizard.core.launch.events.launch_events import Event
 from tpuwizard.core.remote.sent_files import FolderSent
 
+COLAB_FREE_TPU = "v5e1"  # Colab's own label for its free chip: what `colab new --tpu` takes
+# Colab's labels (as `colab new --tpu` takes them and `colab sessions` lists them, in any case)
+# beside the Cloud TPU type with the same chip: the name every route gives a chip.
+CLOUD_TYPES = {"v5e1": "v5litepod-1"}
+
+
+def cloud_type(label: str) -> str | None:
+    """The Cloud TPU type of the chip Colab's ``label`` names; None for a label not known."""
+    return CLOUD_TYPES.get(label.strip().lower())
+
 
 @dataclass(frozen=True)
 class ColabPlanned(Event):
@@ -15,7 +25,7 @@ class ColabPlanned(Event):
 
     run_id: str
     session: str
-    tpu: str  # colab new --tpu: v5e1
+    tpu: str  # colab new --tpu: v5e1 (Colab's own label, said once beside the type)
     max_run_minutes: float
     expect: str  # the platform the receipt must show
     practice: bool
@@ -23,6 +33,11 @@ class ColabPlanned(Event):
     # What of the script's folder goes with it (files, bytes, the secrets left out by name).
     folder: FolderSent | None = None
     practice_why: str = ""  # practice: why (the colab program is not installed ...)
+
+    @property
+    def accelerator(self) -> str:
+        """The chip's name on every route: the Cloud TPU type (Colab's label where unknown)."""
+        return cloud_type(self.tpu) or self.tpu
 
 
 @dataclass(frozen=True)

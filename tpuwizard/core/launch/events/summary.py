@@ -113,7 +113,7 @@ class RunSummary:
                 self.name, self.accelerator, self.zone = event.kernel, event.shape, "Kaggle"
                 self.practice = event.practice
             case ColabPlanned():  # a run on Colab: the session, its TPU, no zone
-                self.name, self.accelerator, self.zone = event.session, event.tpu, "Colab"
+                self.name, self.accelerator, self.zone = event.session, event.accelerator, "Colab"
                 self.practice = event.practice
             case KernelPushed():
                 if event.kernel not in self.free_kept:

@@ -58,3 +58,14 @@ def end_reason(evidence: GoneEvidence) -> EndReason:
         if at is not None and at <= evidence.seen_gone_at
     ]
     return min(passed)[1] if passed else EndReason.OUTSIDE
+
+
+def limit_passed_at(evidence: GoneEvidence, reason: EndReason) -> float | None:
+    """When the limit ``reason`` names passed (its idle limit, or its --max-run deadline); None
+    for a reason that is no limit of ours (a preemption, outside tpuwizard, a delete)."""
+    match reason:
+        case EndReason.IDLE:
+            return evidence.idle_limit_at
+        case EndReason.MAX_RUN:
+            return evidence.max_deadline
+    return None
