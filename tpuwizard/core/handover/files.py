@@ -40,7 +40,7 @@ _HEAD_LINES = 8
 class Output:
     """One file to write: where, its text, what it is (for messages), what to do instead when
     its place is taken (``fix``, e.g. "choose another --out"), and whether the user named the
-    place (``chosen``: --out) or tpuwizard did (the files beside the script)."""
+    place (``chosen``) or tpuwizard did (the files in the export's folder)."""
 
     path: Path
     text: str
@@ -183,15 +183,20 @@ def write_files(
     for output in outputs:
         other = seen.setdefault(_key(output.path), output)
         if other is not output:
-            raise BadInput(
-                f"{output.path} is where tpuwizard writes {other.what} beside your script: "
-                f"{output.fix}."
-            )
+            raise BadInput(f"{output.path} is where tpuwizard writes {other.what}: {output.fix}.")
     try:
         mine = script.stat() if script is not None else None
     except OSError:
         mine = None
     ready = [(o, _checked(o, mine, force, force_hint)) for o in outputs]
+    for folder in dict.fromkeys(o.path.parent for o in outputs):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)  # the export's own folder, made once checked
+        except OSError as err:
+            raise BadInput(
+                f"Cannot make the folder {folder} ({err.strerror}): {outputs[0].fix}. Nothing was "
+                "written."
+            ) from None
     staged: list[tuple[Output, Path]] = []
     try:
         for output, data in ready:

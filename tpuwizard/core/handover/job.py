@@ -26,6 +26,24 @@ JOB_FILENAME = "tpuwizard_job.sh"
 JOIN_TIMEOUT = 300
 
 
+def shipped_path(plan: HandoverPlan, name: str) -> str:
+    """``name`` in the export's folder, as the job finds it from the folder shipped."""
+    return name if plan.folder == "." else f"{plan.folder}/{name}"
+
+
+def files_note(plan: HandoverPlan, own: str, what: str) -> str:
+    """The header's line naming exactly the files this export wrote (``own``: the target's)."""
+    return (
+        f"This export wrote three files into {plan.folder}/: {own} ({what}), {VERIFIER_FILENAME} "
+        f"(the verifier) and {JOB_FILENAME} (the job every VM runs)."
+    )
+
+
+def job_command(plan: HandoverPlan) -> list[str]:
+    """How every target starts the job, from the folder shipped."""
+    return ["bash", shipped_path(plan, JOB_FILENAME)]
+
+
 def receipt_path(plan: HandoverPlan) -> str:
     """Where the verifier writes its receipt, relative to the job's folder."""
     return f"{REMOTE_DIR}/runs/{plan.workload}/receipt.json"
@@ -41,7 +59,7 @@ def verifier_command(plan: HandoverPlan) -> str:
     return shell(
         f"{VENV}/bin/python",
         "-u",
-        VERIFIER_FILENAME,
+        shipped_path(plan, VERIFIER_FILENAME),
         "--expect",
         "tpu",
         "--min-devices",
