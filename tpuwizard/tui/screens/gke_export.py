@@ -49,8 +49,9 @@ class GkeExportScreen(ModalScreen["list[Written] | None"]):
         with Vertical(id="dialog"):
             yield Static(
                 "[b]Take this to GKE[/b]: tpuwizard writes the commands or files for the "
-                "engine you choose, into a folder of their own in your script's folder. It creates nothing, and its ledger, "
-                "deadline and verified teardown stop there." + (f"\n{why}" if why else ""),
+                "engine you choose into a folder of their own in your script's folder. It "
+                "creates nothing, and its ledger, deadline and verified teardown stop there."
+                + (f"\n{why}" if why else ""),
                 id="gke-intro",
             )
             with RadioSet(id="target"):
