@@ -9,10 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tpuwizard.core.evidence.verifier import VERIFIER_FILENAME, verifier_source
+from tpuwizard.core.export_marks import JOB_FILENAME
 from tpuwizard.core.handover import jobset, skypilot, xpk
 from tpuwizard.core.handover.files import Output, write_files
 from tpuwizard.core.handover.idle import UNGUARDED, Bill, cluster_bills
-from tpuwizard.core.handover.job import JOB_FILENAME, job_script
+from tpuwizard.core.handover.job import job_script
 from tpuwizard.core.handover.place import ExportPlace
 from tpuwizard.core.handover.plan import HandoverPlan
 from tpuwizard.core.plan.jax_versions import DEFAULT

@@ -25,15 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tpuwizard.core.errors import BadInput, shown
+from tpuwizard.core.export_marks import file_head, marked_head
 
-# The line every file export writes carries near its top (the header's, the job script's); how an
-# earlier export's file is known again. The verifier is known by its own opening lines.
-MARKER = "Written by tpuwizard export"
+# An earlier export's file is known by core/export_marks.py's line near its top (the header's,
+# the job script's); the verifier by its own opening lines.
 _STAGE = re.compile(r"\.tpuwizard-export-[0-9a-f]{12}\.tmp")
 # A stage this old is a killed export's: a live one renames its stages within a second.
 _STALE_SECONDS = 60
-_HEAD_BYTES = 4096
-_HEAD_LINES = 8
 
 
 @dataclass(frozen=True)
@@ -58,22 +56,10 @@ def _verifier_opening() -> str:
 def written_by_tpuwizard(path: Path) -> bool:
     """Whether the regular file at ``path`` is one tpuwizard's export wrote (its first lines
     read, at most 4 KiB; a link, a FIFO or anything unreadable is not)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
+    head = file_head(path)
+    if head is None:
         return False
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return False
-        head = os.read(fd, _HEAD_BYTES).decode("utf-8", "replace")
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-    lines = head.splitlines()[:_HEAD_LINES]
-    return any(line.startswith(f"# {MARKER}") for line in lines) or head.startswith(
-        _verifier_opening()
-    )
+    return marked_head(path) is not None or head.startswith(_verifier_opening())
 
 
 def _key(path: Path) -> tuple[str, str]:

@@ -11,7 +11,7 @@ The verifier prints its receipt as a ``TPUWIZARD {json}`` line, so each VM's log
 from __future__ import annotations
 
 from tpuwizard.core.evidence.verifier import VERIFIER_FILENAME
-from tpuwizard.core.handover.files import MARKER
+from tpuwizard.core.export_marks import JOB_FILENAME, MARKER
 from tpuwizard.core.handover.plan import HandoverPlan
 from tpuwizard.core.launch.plan.packages import PackageSpec, package_names
 from tpuwizard.core.launch.workers.distributed import script_command
@@ -21,7 +21,6 @@ from tpuwizard.core.remote.bootstrap import VENV, BootstrapPlan, bootstrap_scrip
 from tpuwizard.core.remote.packages import install_commands
 from tpuwizard.core.remote.transports import REMOTE_DIR, shell
 
-JOB_FILENAME = "tpuwizard_job.sh"
 # Seconds the verifier waits for every process of the slice to join: launch's (Runtime).
 JOIN_TIMEOUT = 300
 

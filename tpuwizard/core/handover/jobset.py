@@ -90,7 +90,7 @@ def manifest(plan: HandoverPlan, image: str = DEFAULT_IMAGE) -> dict[str, Value]
         {
             "name": "jax-tpu",
             "image": image,
-            "command": job_command(plan),
+            "command": list[Value](job_command(plan)),
             "securityContext": {"privileged": True},
             "resources": {"limits": {"google.com/tpu": gke.chips_per_vm}},
         }
