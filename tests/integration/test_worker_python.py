@@ -77,8 +77,7 @@ def test_another_jax_gets_a_python_312_venv_with_its_own_packages(sandbox, local
     # Issue 55.7: one line says what the worker is, none how practice got it.
     said = [line for line in result.stderr.splitlines() if line.startswith("sandbox: ")]
     assert said == [
-        f"sandbox: practice worker: JAX {OTHER} on Python {python_version(python)}, as on a "
-        "TPU VM"
+        f"sandbox: practice worker: JAX {OTHER} on Python {python_version(python)}, as on a TPU VM"
     ]
     shared = worker_envs.built_env(Path(os.environ[worker_envs.ENVS_ENV]), "3.12", OTHER)
     assert shared is not None

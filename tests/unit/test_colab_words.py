@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from tpuwizard.core.launch.events.colab import ColabPlanned, ColabSessionReady, ColabSessionStopped
+import pytest
+
+from tpuwizard.core.launch.events.colab import (
+    ColabAccount,
+    ColabPlanned,
+    ColabSessionReady,
+    ColabSessionStopped,
+)
 from tpuwizard.core.launch.events.kaggle import KernelPlanned
 from tpuwizard.words.event_text import describe
 
@@ -43,3 +50,37 @@ def test_a_kaggle_practice_run_without_credentials_says_why_first():
     first, second = describe(planned)
     assert first.startswith(f"[practice] Using the local Kaggle stand-in because {why}")
     assert "https://www.kaggle.com/settings/api" in first and second.startswith("[practice] Push")
+
+
+@pytest.mark.parametrize(
+    ("account", "said", "unsaid"),
+    [
+        (
+            ColabAccount("0.7.5", ("usage",), practice=True),
+            "The practice stand-in of colab CLI 0.7.5 (PyPI's) has no usage command",
+            "lacks",
+        ),
+        (
+            ColabAccount("0.7.5", ("usage",)),
+            "colab CLI 0.7.5 lacks usage (google-colab-cli 0.8.0 has it)",
+            "stand-in",
+        ),
+        (
+            ColabAccount("0.8.0", (), 3.0, 0.1, 1, practice=True),
+            "The practice stand-in of colab CLI 0.8.0: the practice account has 3.00",
+            "your Colab account",
+        ),
+        (
+            ColabAccount("0.8.0", (), 3.0, 0.1, 1),
+            "colab CLI 0.8.0: your Colab account has 3.00 compute units",
+            "practice",
+        ),
+    ],
+)
+def test_the_cli_version_is_the_stand_ins_in_practice(
+    account: ColabAccount, said: str, unsaid: str
+) -> None:
+    """Issue 55.7: with no colab program here, "colab CLI 0.7.5 lacks usage" named a program
+    that is not installed; practice says the version is the stand-in's."""
+    words = " ".join(" ".join(describe(account)).split())
+    assert said in words and unsaid not in words

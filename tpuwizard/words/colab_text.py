@@ -138,8 +138,15 @@ def practice_line(why: str) -> str:
 def account_lines(event: ColabAccount) -> list[str]:
     """The colab CLI's version, what it lacks, and the account's balance and rate."""
     version = f"colab CLI {event.version}" if event.version else "The colab CLI (no version said)"
+    if event.practice:  # no colab program here: the stand-in's version is no fact of this computer
+        version = f"The practice stand-in of {version}"
     lines = list(POLICY_LINES)  # before anything is asked of Colab
-    if event.lacks:
+    if event.lacks and event.practice:
+        lines.append(
+            f"{version} (PyPI's) has no usage command, so no compute units are shown here; with "
+            "google-colab-cli 0.8.0 a real run shows your account's."
+        )
+    elif event.lacks:
         lacks = ", ".join(event.lacks)
         lines.append(
             f"{version} lacks {lacks} (google-colab-cli 0.8.0 has it): the account's compute "
@@ -149,7 +156,8 @@ def account_lines(event: ColabAccount) -> list[str]:
         lines.append(f"{version}: colab usage failed: {event.usage_problem}.")
     if event.balance is not None and event.rate_hourly is not None:
         lines.append(
-            f"{version}: your Colab account has {event.balance:.2f} compute units, spending "
+            f"{version}: {'the practice' if event.practice else 'your Colab'} account has "
+            f"{event.balance:.2f} compute units, spending "
             f"{event.rate_hourly:.2f}/hr now, with {event.assignments} active assignment(s) "
             "(every session of the account) before this run."
         )
