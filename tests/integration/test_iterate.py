@@ -211,7 +211,7 @@ def test_up_refuses_to_keep_a_node_no_watchdog_would_delete(tmp_path, home, proj
         timeout=240,
         env=env(TPUWIZARD_SANDBOX_FAULTS="sa_no_delete=1"),
     )
-    assert refused.returncode == 1
+    assert refused.returncode == 2  # a refusal before any create (issue 55.11), not a failure
     assert "Refusing to keep" in refused.stderr and "roles/tpu.admin" in refused.stderr
     assert "To allow the watchdog: gcloud" in refused.stderr  # said by the check before create
     assert sandbox_is_empty(home) and ledger_all_gone(home)
