@@ -124,6 +124,13 @@ def torn_lines(seen: ColabSeenLike) -> list[str]:
     return [f"{seen.session} was NOT verified stopped: {why}."]
 
 
+# The wizard's Notebook step, where Packages were typed for Colab (issue 55.11).
+NO_PACKAGES = (
+    "Colab's CLI installs no packages (the runtime keeps its own): clear Packages, or run it on "
+    "Kaggle, which installs them at the kernel's start."
+)
+
+
 def practice_line(why: str) -> str:
     """Why a Colab run is practice, and (without the program) how to make it real."""
     line = f"[practice] Using the local Colab stand-in because {why}: nothing reaches Colab."

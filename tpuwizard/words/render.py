@@ -311,7 +311,7 @@ def render_status(
     not_yet = "not running yet" if practice else "not billing yet"
 
     out = console()
-    rows = [
+    rows: list[tuple[str, ...]] = [
         (
             f"{b.resource.name}: {' + '.join(b.parts)}" if b.parts else b.resource.name,
             kind_words(b.resource.kind, b.parts),
