@@ -77,6 +77,19 @@ def test_up_run_twice_a_failing_script_and_down(tmp_path, home, project):
     assert kept_line in second.stderr and "It deletes itself after 30 minutes" in second.stderr
     assert "installing" not in second.stderr + second.stdout  # no bootstrap, no verifier
     assert "PASS" not in second.stderr + second.stdout
+    # Issue 55.11: status's table says how the kept node ends, as its Kept line under it does.
+    status = subprocess.run(
+        tpuwizard_cmd("status", "--sandbox"),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env(),
+    )
+    assert status.returncode == 0, status.stderr
+    said = " ".join(status.stdout.split())
+    assert said.count("It deletes itself after 30 minutes without a run, at the latest") == 2
+    assert "ends: It deletes itself" in said  # the row's (a pipe is 80 columns: one record)
 
     script.write_text("print('about to fail', flush=True)\nraise SystemExit(3)\n")
     (project / "data.txt").unlink()
@@ -211,7 +224,7 @@ def test_up_refuses_to_keep_a_node_no_watchdog_would_delete(tmp_path, home, proj
         timeout=240,
         env=env(TPUWIZARD_SANDBOX_FAULTS="sa_no_delete=1"),
     )
-    assert refused.returncode == 1
+    assert refused.returncode == 2  # a refusal before any create (issue 55.11), not a failure
     assert "Refusing to keep" in refused.stderr and "roles/tpu.admin" in refused.stderr
     assert "To allow the watchdog: gcloud" in refused.stderr  # said by the check before create
     assert sandbox_is_empty(home) and ledger_all_gone(home)

@@ -47,6 +47,13 @@ def test_a_project_with_nothing_in_the_way_passes_every_check(sandbox):
     assert {n: c.verdict for n, c in checks.items() if c.verdict is not Verdict.PASS} == {}
 
 
+def test_flex_start_in_practice_reads_the_preemptible_quota_the_sandbox_defines(sandbox):
+    """Issue 55.7: practice's Flex preflight said UNKNOWN Quota (an id the sandbox lacked)."""
+    checks = checks_against(sandbox, None, route="flex", zone="us-west4-a")
+    assert {n: c.verdict for n, c in checks.items() if c.verdict is not Verdict.PASS} == {}
+    assert "TPUV5sPreemptibleLitepodPerProjectPerRegionForTPUAPI" in checks["Quota"].detail
+
+
 @pytest.mark.parametrize(
     ("faults", "ask_fields", "name", "words", "fix"),
     [

@@ -1,6 +1,7 @@
 """Issue 36: a practice worker asking for another JAX than tpuwizard's (``--jax``) runs the Python
 a real worker runs, 3.12 (found on this computer, never downloaded), with its own packages; with
-none found it stays on tpuwizard's Python and says so in one line. The packages here are tiny
+none found it stays on tpuwizard's Python. Either way one line says what the worker is, its JAX
+and its Python (issue 55.7). The packages here are tiny
 stand-ins served from a local index (the real jax 0.12.0.1 was run by hand: docs/guides/
 packages.md), so nothing is downloaded."""
 
@@ -29,7 +30,7 @@ from tpuwizard.core.remote.packages import install_script
 from tpuwizard.sandbox.workers import envs as worker_envs
 from tpuwizard.sandbox.workers import image
 from tpuwizard.sandbox.workers import tools as worker_tools
-from tpuwizard.sandbox.workers.python import find_worker_python
+from tpuwizard.sandbox.workers.python import find_worker_python, python_version
 
 OTHER = "0.12.0.1"
 
@@ -73,9 +74,13 @@ def test_another_jax_gets_a_python_312_venv_with_its_own_packages(sandbox, local
     assert result.code == 0, result.stdout + result.stderr
     # The worker environment is built once, said once, and the venv links to it.
     assert result.stderr.count(f"building the worker environment for jax {OTHER}") == 1
-    assert f"made again on Python 3.12 ({python})" in result.stderr
+    # Issue 55.7: one line says what the worker is, none how practice got it.
+    said = [line for line in result.stderr.splitlines() if line.startswith("sandbox: ")]
+    assert said == [
+        f"sandbox: practice worker: JAX {OTHER} on Python {python_version(python)}, as on a TPU VM"
+    ]
     shared = worker_envs.built_env(Path(os.environ[worker_envs.ENVS_ENV]), "3.12", OTHER)
-    assert shared is not None and f"worker environment {shared}" in result.stderr
+    assert shared is not None
     versions = markers(result.stdout)[-1]
     assert versions["jax"] == OTHER and versions["numpy"] == "9.9"  # its own, not tpuwizard's
     site = f"{VENV}/lib/python3.12/site-packages"
@@ -109,7 +114,13 @@ def test_tpuwizards_own_jax_runs_on_its_python_with_its_packages(sandbox):
     vm = worker(sandbox)
     result = vm.run(0, f"bash -c {shlex.quote(bootstrap_script(sandbox_plan().with_jax(own)))}")
     assert result.code == 0, result.stdout + result.stderr
-    assert "worker environment" not in result.stderr and "made again" not in result.stderr
+    assert "worker environment" not in result.stderr and "download" not in result.stderr
+    python = sys.version.split()[0]
+    said = [line for line in result.stderr.splitlines() if line.startswith("sandbox: ")]
+    assert said == [
+        f"sandbox: practice worker: JAX {own} on Python {python} (tpuwizard's own; a TPU VM's "
+        "uv gives it 3.12)"
+    ]
     versions = markers(result.stdout)[-1]
     assert versions["jax"] == own and versions["python"] == sys.version.split()[0]
 
@@ -132,8 +143,8 @@ def test_with_no_python_312_the_worker_says_so_and_stays_on_tpuwizards(monkeypat
     said = capsys.readouterr().err.splitlines()
     own = sys.version.split()[0]
     assert said == [
-        f"sandbox: jax {OTHER} is not tpuwizard's own (0.10.2), and no Python 3.12 is on this "
-        f"computer for uv to find: this worker stays on tpuwizard's Python {own}"
+        f"sandbox: practice worker: JAX {OTHER} on Python {own} (tpuwizard's own: a TPU VM's uv "
+        "gives it 3.12, which this computer lacks)"
     ]
     assert installed  # the install goes on, where uv says why it cannot
 

@@ -32,6 +32,12 @@ async def test_run_it_on_colab_for_me_streams_the_run_and_ends_on_the_summary(
         await next_step(pilot)
         await on_screen(pilot, "NotebookScreen")
         app.screen.query_one("#kaggle-script").value = str(script)
+        # Issue 55.11: Colab's CLI installs no packages; the step says so, and runs nothing.
+        app.screen.query_one("#free-packages").value = "optax"
+        await press(pilot, "#colab-run")
+        said = app.screen.query_one("#kaggle-said")
+        await until(pilot, lambda: "installs no packages" in str(said.render()), 30, "refusal")
+        app.screen.query_one("#free-packages").value = ""
         await press(pilot, "#colab-run")
         await on_screen(pilot, "ColabRunScreen", 30)
         log = app.screen.query_one("#kaggle-log")

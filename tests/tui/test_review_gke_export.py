@@ -1,5 +1,6 @@
 """Review's "Take this to GKE" (F6): the plan as reviewed, written for xpk, a JobSet or SkyPilot
-beside the script, the dialog saying where; a slice too small for the state is replaced by the
+into a folder of its own in the script's folder (export-TARGET, issue 55.9), the dialog saying
+where; a slice too small for the state is replaced by the
 smallest that holds it; what the engine or the rules refuse is said, and nothing is written."""
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def _shown(app, selector: str) -> str:
 
 
 @pytest.mark.parametrize("size", [(80, 24), (100, 32)])
-async def test_f6_writes_the_jobset_beside_the_script_and_says_where(tmp_path, size):
+async def test_f6_writes_the_jobset_into_its_own_folder_and_says_where(tmp_path, size):
     from tpuwizard.tui.screens.review import ReviewScreen
 
     script = tmp_path / "train.py"
@@ -51,7 +52,8 @@ async def test_f6_writes_the_jobset_beside_the_script_and_says_where(tmp_path, s
         await press(pilot, "#gke-write")
         await until(pilot, lambda: "Wrote" in _shown(app, "#gke-written"), 30, "the files said")
         words = _shown(app, "#gke-written")
-        written = tmp_path / "my-run.jobset.yaml"
+        written = tmp_path / "export-jobset" / "my-run.jobset.yaml"
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["export-jobset", "train.py"]
         assert str(written) in words and "nothing was created" in words
         assert "tpuwizard_job.sh" in words and "tpu_verify.py" in words
         jobset = yaml.safe_load(written.read_text())
@@ -59,7 +61,7 @@ async def test_f6_writes_the_jobset_beside_the_script_and_says_where(tmp_path, s
         assert jobset["spec"]["replicatedJobs"][0]["replicas"] == 1
         pod = jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
         assert pod["nodeSelector"]["cloud.google.com/gke-spot"] == "true"  # Review's route
-        job = (tmp_path / "tpuwizard_job.sh").read_text()
+        job = (tmp_path / "export-jobset" / "tpuwizard_job.sh").read_text()
         assert "optax" in job and "train.py" in job  # Review's packages and script
         assert f"jax[tpu]=={newest}" in job  # Review's worker JAX
         await pilot.press("escape")
@@ -91,7 +93,7 @@ async def test_a_slice_too_small_is_replaced_by_the_larger_one_and_refusals_are_
         app.screen.query_one("#gke-slices", Input).value = "2"
         await press(pilot, "#gke-write")
         await until(pilot, lambda: "Wrote" in _shown(app, "#gke-written"), 30, "the files said")
-        commands = (tmp_path / "tpuwizard-run-xpk.sh").read_text()
+        commands = (tmp_path / "export-xpk" / "tpuwizard-run-xpk.sh").read_text()
         assert "--tpu-type tpu7x-64 --num-slices 2 --spot" in commands
         assert "--project" not in commands  # practice's project is no real one
 
@@ -120,7 +122,9 @@ async def test_the_optional_queue_priority_and_reservation_reach_the_jobset(tmp_
         app.screen.query_one("#gke-reservation", Input).value = "my-reservation"
         await press(pilot, "#gke-write")
         await until(pilot, lambda: "Wrote" in _shown(app, "#gke-written"), 30, "the files said")
-        jobset = yaml.safe_load((tmp_path / "tpuwizard-run.jobset.yaml").read_text())
+        jobset = yaml.safe_load(
+            (tmp_path / "export-jobset" / "tpuwizard-run.jobset.yaml").read_text()
+        )
         assert jobset["metadata"]["labels"] == {"kueue.x-k8s.io/queue-name": "team-a"}
         pod = jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
         assert pod["priorityClassName"] == "high"

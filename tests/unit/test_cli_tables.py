@@ -218,3 +218,30 @@ def test_status_says_what_a_route_2b_slice_and_its_parts_are(monkeypatch, capsys
     assert "resize request is Route 2B's Flex-start ask" in out
     render_status([_found(kept=False)], "estimate")
     assert "managed instance group" not in capsys.readouterr().out  # a TPU API node: no note
+
+
+@pytest.mark.parametrize("columns", ["200", "80"])
+def test_status_says_how_a_kept_node_ends_in_its_row_as_its_kept_line(monkeypatch, capsys, columns):
+    """Issue 55.11: status's table had no deadline for a kept node, only the Kept line under it;
+    its row says words/kept_end.py's one sentence, the same as that line's."""
+    import time
+
+    from tpuwizard.session.kept.lines import KeptInfo
+    from tpuwizard.words.kept_end import kept_info_line
+    from tpuwizard.words.render import kept_ends, render_status
+
+    monkeypatch.setenv("COLUMNS", columns)
+    now = time.time()
+    info = KeptInfo(
+        "tpuwizard-20261129-154550-c2a0", "us-central1-a", "v5litepod-4", "READY", now, 0.1,
+        1.2, now + 3600, 1800.0, None, practice=True,
+    )  # fmt: skip
+    ends = kept_ends([info])
+    sentence = ends[info.name]
+    assert sentence.startswith("It deletes itself after 30 minutes without a run, at the latest")
+    assert sentence in kept_info_line(info)  # one sentence, said alike in both places
+    render_status([_found(kept=True), _found(kept=False, name="b")], "estimate", ends=ends)
+    out = " ".join(capsys.readouterr().out.split())
+    assert sentence in out and "ends" in out
+    render_status([_found(kept=False, name="b")], "estimate", ends=ends)
+    assert "ends" not in capsys.readouterr().out.split()  # no kept node listed: no column

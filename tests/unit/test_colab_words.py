@@ -6,7 +6,12 @@ import re
 
 import pytest
 
-from tpuwizard.core.launch.events.colab import ColabPlanned, ColabSessionReady, ColabSessionStopped
+from tpuwizard.core.launch.events.colab import (
+    ColabAccount,
+    ColabPlanned,
+    ColabSessionReady,
+    ColabSessionStopped,
+)
 from tpuwizard.core.launch.events.kaggle import KernelPlanned
 from tpuwizard.core.launch.events.summary import RunSummary
 from tpuwizard.words.colab_text import colab_chip
@@ -83,3 +88,37 @@ def test_a_session_colab_lists_with_other_hardware_says_what_it_gave():
     assert "colab sessions lists its hardware as NONE, not the v5e1 asked for" in other
     [unsaid] = describe(ColabSessionReady("tpuwizard-r1", "tpu-s-1", ""))
     assert "is ready:" in unsaid
+
+
+@pytest.mark.parametrize(
+    ("account", "said", "unsaid"),
+    [
+        (
+            ColabAccount("0.7.5", ("usage",), practice=True),
+            "The practice stand-in of colab CLI 0.7.5 (PyPI's) has no usage command",
+            "lacks",
+        ),
+        (
+            ColabAccount("0.7.5", ("usage",)),
+            "colab CLI 0.7.5 lacks usage (google-colab-cli 0.8.0 has it)",
+            "stand-in",
+        ),
+        (
+            ColabAccount("0.8.0", (), 3.0, 0.1, 1, practice=True),
+            "The practice stand-in of colab CLI 0.8.0: the practice account has 3.00",
+            "your Colab account",
+        ),
+        (
+            ColabAccount("0.8.0", (), 3.0, 0.1, 1),
+            "colab CLI 0.8.0: your Colab account has 3.00 compute units",
+            "practice",
+        ),
+    ],
+)
+def test_the_cli_version_is_the_stand_ins_in_practice(
+    account: ColabAccount, said: str, unsaid: str
+) -> None:
+    """Issue 55.7: with no colab program here, "colab CLI 0.7.5 lacks usage" named a program
+    that is not installed; practice says the version is the stand-in's."""
+    words = " ".join(" ".join(describe(account)).split())
+    assert said in words and unsaid not in words

@@ -625,7 +625,8 @@ CASES = [
         "cli",
         ev.CompileCache(1, 3, False),
         [
-            "compile cache: 2 entries new beside 1 kept (part of this run compiled again)",
+            "compile cache: 2 entries new beside 1 kept (compiles the cache did not hold yet; "
+            "a next run of the same code reads them)",
         ],
     ),
     (

@@ -8,6 +8,7 @@ users are told to run. Regenerate on purpose only:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shlex
@@ -59,17 +60,19 @@ FILES = {"xpk": "xpk.sh", "jobset": "jobset.yaml", "skypilot": "skypilot.yaml"}
 HOSTILE = ("$(touch pwned)", "`touch pwned`", "a'b\"c", "; rm -rf ~ #", "two words", "x\ny", "")
 
 
-def _plan(name: str):
+def _plan(name: str, folder: str = "export-xpk"):
+    """The plan, placed in the export's folder ``folder`` (core/handover/place.py)."""
     spec = PLANS[name]
-    return make_plan(
+    plan = make_plan(
         spec["accelerator"], **{k: v for k, v in spec.items() if k != "accelerator"}, **COMMON
     )
+    return dataclasses.replace(plan, folder=folder)
 
 
 def _text(target: str, name: str) -> str:
     """The target's text, or its refusal (SkyPilot cannot take every plan), as held in a file."""
     try:
-        return render(target, _plan(name))
+        return render(target, _plan(name, f"export-{target}"))
     except BadInput as err:
         return f"refused: {err}\n"
 
@@ -116,14 +119,20 @@ def test_the_job_installs_the_workers_jax_chosen_from_the_table() -> None:
     assert f"jax[tpu]=={DEFAULT.version}" in job_script(make_plan("v5p-16"))
 
 
-def test_every_target_runs_the_same_job_file() -> None:
-    plan = _plan("v5litepod-16-spot")
-    assert "--command 'bash tpuwizard_job.sh'" in xpk.workload_create(plan, dry_run=False)
+def test_every_target_runs_the_same_job_file_from_the_exports_folder() -> None:
+    """Issue 55.9: the job and the verifier sit in the export's folder, which each target names
+    from the folder shipped (xpk writes its JobSet there too, not beside the script)."""
+    plan = _plan("v5litepod-16-spot", "my export")
+    create = xpk.workload_create(plan, dry_run=False)
+    assert "--command 'bash '\"'\"'my export/tpuwizard_job.sh'\"'\"''" in create
+    assert "--output-manifest-file 'my export/tpuwizard-run-jobset.yaml'" in create
     containers = jobset.manifest(plan)["spec"]["replicatedJobs"][0]["template"]["spec"][  # type: ignore[index,call-overload]
         "template"
     ]["spec"]["containers"]
-    assert containers[0]["command"] == ["bash", "tpuwizard_job.sh"]
-    assert skypilot.task(plan)["run"] == "bash tpuwizard_job.sh"
+    assert containers[0]["command"] == ["bash", "my export/tpuwizard_job.sh"]
+    assert skypilot.task(plan)["run"] == "bash 'my export/tpuwizard_job.sh'"
+    assert " -u 'my export/tpu_verify.py' " in job_script(plan)
+    assert skypilot.launch_line(plan).endswith(" 'my export/tpuwizard-run.sky.yaml'")
 
 
 @pytest.fixture(scope="module")

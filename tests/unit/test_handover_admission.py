@@ -220,7 +220,7 @@ def test_the_cli_writes_them_and_its_json_says_them(
     (tmp_path / "train.py").write_text("print('hi')\n")
     args = ["export", "--to", "jobset", "--accelerator", "v5p-16", "--script", "train.py",
             "--queue", "team-a", "--priority", "high", "--reservation", "my-reservation",
-            "--out", "run.jobset.yaml", "--json"]  # fmt: skip
+            "--out", "run", "--json"]  # fmt: skip
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     plan = json.loads(result.stdout)["plan"]
@@ -229,7 +229,7 @@ def test_the_cli_writes_them_and_its_json_says_them(
         "high",
         "my-reservation",
     )
-    document = yaml.safe_load((tmp_path / "run.jobset.yaml").read_text())
+    document = yaml.safe_load((tmp_path / "run" / "tpuwizard-run.jobset.yaml").read_text())
     assert document["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "team-a"
 
 

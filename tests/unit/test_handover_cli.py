@@ -50,7 +50,7 @@ def test_a_hostile_script_name_is_refused_before_anything_is_written(here: Path)
     )
     assert result.exit_code == 2, result.output
     assert "Script name" in result.output
-    assert not (here / "pwned").exists() and not (here / "tpuwizard_job.sh").exists()
+    assert sorted(p.name for p in here.iterdir()) == sorted([hostile.name, "train.py"])
 
 
 def test_export_writes_the_target_and_the_folder_it_ships(here: Path) -> None:
@@ -58,24 +58,32 @@ def test_export_writes_the_target_and_the_folder_it_ships(here: Path) -> None:
         main,
         [
             "export", "--to", "jobset", "--accelerator", "v5p-16", "--slices", "2",
-            "--script", "train.py", "--with", "optax", "--max-run", "60", "--out", "js.yaml",
+            "--script", "train.py", "--with", "optax", "--max-run", "60", "--out", "gke",
             "--", "--lr", "3e-4; echo no",
         ],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    loaded = yaml.safe_load((here / "js.yaml").read_text())
+    # Issue 55.9: every file in the export's own folder, none beside the script.
+    assert sorted(p.name for p in here.iterdir()) == ["gke", "train.py"]
+    loaded = yaml.safe_load((here / "gke" / "tpuwizard-run.jobset.yaml").read_text())
     assert loaded["spec"]["replicatedJobs"][0]["replicas"] == 2
-    job = (here / "tpuwizard_job.sh").read_text()
+    job = (here / "gke" / "tpuwizard_job.sh").read_text()
     assert "train.py --lr '3e-4; echo no'" in job and "optax" in job
-    assert (here / "tpu_verify.py").read_text().startswith(('"""', "#"))
-    assert "nothing was created" in result.stderr
+    assert " -u gke/tpu_verify.py " in job  # found from the folder shipped
+    assert (here / "gke" / "tpu_verify.py").read_text().startswith(('"""', "#"))
+    assert " ".join(result.stderr.split()) == (
+        "Wrote gke/: tpuwizard-run.jobset.yaml (the JobSet YAML), tpu_verify.py (the "
+        "verifier), tpuwizard_job.sh (the job every VM runs). Nothing was created; read the "
+        "header of tpuwizard-run.jobset.yaml for the idle cost and teardown."
+    )
+    assert result.stdout == ""  # --out holds the text
 
 
 def test_skypilot_refuses_what_its_tpu_path_cannot_make(here: Path) -> None:
     result = CliRunner().invoke(main, ["export", "--to", "skypilot", "--accelerator", "tpu7x-16"])
     assert result.exit_code == 2
     assert "Use --to xpk or --to jobset" in result.output
-    assert not (here / "tpuwizard_job.sh").exists()
+    assert sorted(p.name for p in here.iterdir()) == ["train.py"]
 
 
 def test_fit_names_the_smallest_larger_slice_and_export(here: Path) -> None:
@@ -106,9 +114,10 @@ def test_json_holds_the_plan_the_files_the_idle_bills_and_the_teardown(here: Pat
     assert (plan["topology"], plan["vms_per_slice"], plan["processes"]) == ("2x2x2", 2, 4)
     assert plan["script_args"] == ["--lr", "0.1"] and plan["max_restarts"] == 1
     assert plan["jax"] == jax_versions.DEFAULT.version  # the table's default, said
-    assert [Path(f["path"]).name for f in document["files"]] == [
-        "tpu_verify.py",
-        "tpuwizard_job.sh",
+    assert [f["path"] for f in document["files"]] == [
+        "export-xpk/tpu_verify.py",
+        "export-xpk/tpuwizard_job.sh",
+        "export-xpk/tpuwizard-run-xpk.sh",
     ]
     assert all(Path(f["path"]).is_file() for f in document["files"])
     # The same bills and lines as the text's header, as data.
@@ -126,16 +135,50 @@ def test_json_holds_the_plan_the_files_the_idle_bills_and_the_teardown(here: Pat
 def test_json_with_out_names_the_file_instead_of_holding_its_text(here: Path) -> None:
     result = CliRunner().invoke(
         main,
-        ["export", "--to", "skypilot", "--accelerator", "v6e-8", "--out", "t.yaml", "--json"],
+        ["export", "--to", "skypilot", "--accelerator", "v6e-8", "--out", "sky", "--json"],
     )
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
     assert "text" not in document
-    assert document["files"][-1] == {"path": "t.yaml", "what": "the SkyPilot task"}
+    task = {"path": "sky/tpuwizard-run.sky.yaml", "what": "the SkyPilot task"}
+    assert document["files"][-1] == task
     assert document["teardown"][0] == "sky down tpuwizard-run"
     assert len(document["idle_bills"]) == 1  # no cluster: the slice alone bills
-    # The launch line in the file names the file it is in.
-    assert "#   sky launch --down -c tpuwizard-run t.yaml\n" in (here / "t.yaml").read_text()
+
+
+def test_skypilots_launch_line_names_the_task_it_wrote(here: Path) -> None:
+    """Issue 55.9: `sky launch ... tpuwizard-run.sky.yaml` named a file written only with
+    --out. Without --out the task is in export-skypilot/, printed too, and its header names
+    every file written."""
+    result = CliRunner().invoke(
+        main, ["export", "--to", "skypilot", "--accelerator", "v6e-8", "--script", "train.py"]
+    )
+    assert result.exit_code == 0, result.output
+    task = (here / "export-skypilot" / "tpuwizard-run.sky.yaml").read_text()
+    assert result.stdout == task
+    line = "#   sky launch --down -c tpuwizard-run export-skypilot/tpuwizard-run.sky.yaml\n"
+    assert line in task
+    assert (
+        "# This export wrote three files into export-skypilot/: tpuwizard-run.sky.yaml (this "
+        "task), tpu_verify.py (the verifier) and tpuwizard_job.sh (the job every VM runs).\n"
+    ) in task
+    assert sorted(p.name for p in (here / "export-skypilot").iterdir()) == [
+        "tpu_verify.py",
+        "tpuwizard-run.sky.yaml",
+        "tpuwizard_job.sh",
+    ]
+    assert yaml.safe_load(task)["run"] == "bash export-skypilot/tpuwizard_job.sh"
+
+
+def test_out_naming_a_file_is_refused_saying_the_folder_to_give(here: Path) -> None:
+    """--out named the target's file before issue 55.9; such a name is refused (exit 2) with
+    the folder to give, nothing written."""
+    result = CliRunner().invoke(main, ["export", "--accelerator", "v6e-8", "--out", "gke.sh"])
+    assert result.exit_code == 2, result.output
+    words = " ".join(result.output.split())
+    assert "--out gke.sh names a file; --out names the folder" in words
+    assert "Give a folder, e.g. --out gke, or leave --out out for export-xpk." in words
+    assert sorted(p.name for p in here.iterdir()) == ["train.py"]
 
 
 @pytest.mark.parametrize(

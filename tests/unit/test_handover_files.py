@@ -52,99 +52,111 @@ def refused(result: object, words: str) -> str:
     return message
 
 
-@pytest.mark.parametrize("force", [[], ["--force"]])
-def test_a_script_named_like_the_verifier_is_refused_and_kept(here: Path, force: list) -> None:
-    """F7: export --script s1/tpu_verify.py replaced the user's script with the verifier."""
+def test_a_script_named_like_the_verifier_is_kept_and_the_export_has_its_own_folder(
+    here: Path,
+) -> None:
+    """F7: export --script s1/tpu_verify.py replaced the user's script with the verifier; now
+    the verifier goes into s1/export-xpk/ (issue 55.9), never beside the script."""
     (here / "s1").mkdir()
     (here / "s1" / "tpu_verify.py").write_text(USER)
+    result = export("--script", "s1/tpu_verify.py")
+    assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
+    assert (here / "s1" / "tpu_verify.py").read_text() == USER
+    assert sorted(p.name for p in (here / "s1").iterdir()) == ["export-xpk", "tpu_verify.py"]
+    assert sorted(p.name for p in (here / "s1" / "export-xpk").iterdir()) == [
+        "tpu_verify.py",
+        "tpuwizard-run-xpk.sh",
+        "tpuwizard_job.sh",
+    ]
+
+
+@pytest.mark.parametrize("force", [[], ["--force"]])
+def test_a_hard_link_to_the_script_in_the_exports_folder_is_refused(
+    here: Path, force: list
+) -> None:
+    """F7: export --out train.py made train.py the xpk plan; the same file under the export's
+    folder (a hard link) is still the script."""
+    (here / "export-xpk").mkdir()
+    os.link(here / "train.py", here / "export-xpk" / "tpu_verify.py")
     before = tree(here)
-    message = refused(
-        export("--script", "s1/tpu_verify.py", "--out", "s1/x.sh", *force), "is your script"
-    )
+    message = refused(export("--script", "train.py", *force), "is your script")
     assert "Rename your script" in message
     assert tree(here) == before
 
 
 @pytest.mark.parametrize("force", [[], ["--force"]])
-def test_out_naming_the_script_or_a_hard_link_to_it_is_refused(here: Path, force: list) -> None:
-    """F7: export --script train.py --out train.py made train.py the xpk plan."""
-    os.link(here / "train.py", here / "same.py")
-    before = tree(here)
-    for out in ("train.py", "./train.py", "same.py"):
-        message = refused(export("--script", "train.py", "--out", out, *force), "is your script")
-        assert "choose another --out" in message.lower()
-    assert tree(here) == before
-
-
-@pytest.mark.parametrize("force", [[], ["--force"]])
-@pytest.mark.parametrize("place", ["tpuwizard_job.sh", "tpu_verify.py", "out.sh"])
+@pytest.mark.parametrize("place", ["tpuwizard_job.sh", "tpu_verify.py", "tpuwizard-run-xpk.sh"])
 def test_a_link_is_never_written_through_nor_replaced(here: Path, force: list, place: str) -> None:
     """F7: a link s2/tpuwizard_job.sh -> ../victim.txt made export overwrite victim.txt."""
     (here / "victim.txt").write_text("victim\n")
-    (here / "s2").mkdir()
+    (here / "s2" / "out").mkdir(parents=True)
     (here / "s2" / "train.py").write_text(USER)
-    (here / "s2" / place).symlink_to("../victim.txt")
+    (here / "s2" / "out" / place).symlink_to("../../victim.txt")
     before = tree(here)
-    result = export("--script", "s2/train.py", "--out", "s2/out.sh", *force)
+    result = export("--script", "s2/train.py", "--out", "s2/out", *force)
     message = refused(result, "is a symbolic link")
-    assert "../victim.txt" in message and "Remove the link" in message
+    assert "../../victim.txt" in message and "Remove the link" in message
     assert tree(here) == before  # the victim, the link, and no other file written
 
 
-@pytest.mark.parametrize("out", ["tpu_verify.py", "./tpuwizard_job.sh", "sub/../tpu_verify.py"])
-def test_out_on_a_file_export_writes_beside_the_script_is_refused(here: Path, out: str) -> None:
-    (here / "sub").mkdir()
+@pytest.mark.parametrize("force", [[], ["--force"]])
+def test_an_exports_folder_that_is_a_link_is_refused(here: Path, force: list) -> None:
+    (here / "elsewhere").mkdir()
+    (here / "export-xpk").symlink_to("elsewhere")
     before = tree(here)
-    message = refused(
-        export("--script", "train.py", "--out", out, "--force"), "is where tpuwizard writes"
-    )
-    assert "choose another --out" in message
+    message = refused(export("--script", "train.py", *force), "export-xpk is a symbolic link")
+    assert "Remove the link, or choose another --out" in message
     assert tree(here) == before
 
 
 def test_a_file_of_the_users_is_kept_unless_force(here: Path) -> None:
-    (here / "mine.sh").write_text("my own notes\n")
+    (here / "mine").mkdir()
+    (here / "mine" / "tpuwizard-run-xpk.sh").write_text("my own notes\n")
     before = tree(here)
-    message = refused(export("--script", "train.py", "--out", "mine.sh"), "did not write it")
-    assert "add --force to overwrite it" in message
+    message = refused(export("--script", "train.py", "--out", "mine"), "did not write it")
+    assert "choose another --out, or add --force to overwrite it" in message
     assert tree(here) == before
-    result = export("--script", "train.py", "--out", "mine.sh", "--force")
+    result = export("--script", "train.py", "--out", "mine", "--force")
     assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
-    assert (here / "mine.sh").read_text().startswith("# xpk ")
+    assert (here / "mine" / "tpuwizard-run-xpk.sh").read_text().startswith("# xpk ")
     assert (here / "train.py").read_text() == USER
 
 
-def test_a_verifier_or_job_file_of_the_users_beside_the_script_is_kept_unless_force(
+def test_a_verifier_or_job_file_of_the_users_in_the_folder_is_kept_unless_force(
     here: Path,
 ) -> None:
-    (here / "tpuwizard_job.sh").write_text("echo my own job\n")
+    (here / "export-xpk").mkdir()
+    (here / "export-xpk" / "tpuwizard_job.sh").write_text("echo my own job\n")
     before = tree(here)
     message = refused(export("--script", "train.py"), "tpuwizard_job.sh exists")
-    assert "put your script in a folder of its own" in message and "--force" in message
+    assert "choose another --out" in message and "--force" in message
     assert tree(here) == before
     assert export("--script", "train.py", "--force").exit_code == 0  # type: ignore[attr-defined]
-    assert written_by_tpuwizard(here / "tpuwizard_job.sh")
+    assert written_by_tpuwizard(here / "export-xpk" / "tpuwizard_job.sh")
 
 
 def test_a_second_export_rewrites_the_files_the_first_wrote(here: Path) -> None:
-    for target, out in [("xpk", "plan.sh"), ("jobset", "plan.yaml"), ("skypilot", "sky.yaml")]:
-        first = export("--to", target, "--script", "train.py", "--out", out)
+    files = {"xpk": "tpuwizard-run-xpk.sh", "jobset": "tpuwizard-run.jobset.yaml"}
+    for target in ("xpk", "jobset", "skypilot"):
+        text = here / "plan" / files.get(target, "tpuwizard-run.sky.yaml")
+        first = export("--to", target, "--script", "train.py", "--out", "plan")
         assert first.exit_code == 0, first.output  # type: ignore[attr-defined]
-        assert written_by_tpuwizard(here / out)
-        again = export("--to", target, "--script", "train.py", "--out", out, "--name", "run-2")
+        assert written_by_tpuwizard(text)
+        again = export("--to", target, "--script", "train.py", "--out", "plan", "--cluster", "c-2")
         assert again.exit_code == 0, again.output  # type: ignore[attr-defined]
-        assert "run-2" in (here / out).read_text()
-    assert written_by_tpuwizard(here / "tpu_verify.py")
-    assert written_by_tpuwizard(here / "tpuwizard_job.sh")
+        assert "c-2" in text.read_text() or target == "skypilot"
+    assert written_by_tpuwizard(here / "plan" / "tpu_verify.py")
+    assert written_by_tpuwizard(here / "plan" / "tpuwizard_job.sh")
+    assert sorted(p.name for p in here.iterdir()) == ["plan", "train.py"]
     assert (here / "train.py").read_text() == USER
-    assert not [p for p in here.iterdir() if p.name.startswith(".tpuwizard-export-")]
+    assert not [p for p in (here / "plan").iterdir() if p.name.startswith(".tpuwizard-export-")]
 
 
 def test_a_non_utf8_argument_leaves_every_file_as_it_was(here: Path) -> None:
     """F7: `-- $'e\\x9bf'` crashed (exit 3) and left tpuwizard_job.sh empty."""
     assert export("--script", "train.py").exit_code == 0  # type: ignore[attr-defined]
     before = tree(here)
-    result = export("--to", "jobset", "--script", "train.py", "--out", "js.yaml", "--", "e\udc9bf")
+    result = export("--to", "jobset", "--script", "train.py", "--out", "js", "--", "e\udc9bf")
     refused(result, "not UTF-8 text")
     assert tree(here) == before
 
@@ -152,7 +164,7 @@ def test_a_non_utf8_argument_leaves_every_file_as_it_was(here: Path) -> None:
 def test_a_disk_that_fails_part_way_leaves_every_file_as_it_was(
     here: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert export("--script", "train.py", "--out", "plan.sh").exit_code == 0  # type: ignore[attr-defined]
+    assert export("--script", "train.py", "--out", "plan").exit_code == 0  # type: ignore[attr-defined]
     before = tree(here)
     real, calls = os.fsync, []
 
@@ -163,7 +175,7 @@ def test_a_disk_that_fails_part_way_leaves_every_file_as_it_was(
         real(fd)
 
     monkeypatch.setattr(os, "fsync", full)
-    result = export("--script", "train.py", "--out", "plan.sh", "--max-restarts", "1")
+    result = export("--script", "train.py", "--out", "plan", "--max-restarts", "1")
     message = refused(result, "No space left on device")
     assert "Nothing was written" in message
     assert tree(here) == before  # no stage left behind either
@@ -181,9 +193,9 @@ def test_a_rename_that_fails_says_what_was_written_before_it(
         real(src, dst)
 
     monkeypatch.setattr(os, "replace", refuse_second)
-    message = refused(export("--script", "train.py", "--out", "plan.sh"), "Cannot write")
-    assert "Written before it: plan.sh" in message  # --out is renamed first
-    assert not [p for p in here.iterdir() if p.name.startswith(".tpuwizard-export-")]
+    message = refused(export("--script", "train.py", "--out", "plan"), "Cannot write")
+    assert "Written before it: plan/tpuwizard-run-xpk.sh" in message  # the text is renamed first
+    assert not [p for p in (here / "plan").iterdir() if p.name.startswith(".tpuwizard-export-")]
 
 
 KILLED = """
@@ -203,9 +215,9 @@ main()
 
 def test_an_export_killed_between_renames_leaves_only_whole_files(here: Path) -> None:
     """A SIGKILL after two of three renames: each name holds a whole file, old or new."""
-    assert export("--script", "train.py", "--out", "plan.sh").exit_code == 0  # type: ignore[attr-defined]
+    assert export("--script", "train.py", "--out", "plan").exit_code == 0  # type: ignore[attr-defined]
     old = tree(here)
-    args = ["export", "--accelerator", "v6e-16", "--script", "train.py", "--out", "plan.sh"]
+    args = ["export", "--accelerator", "v6e-16", "--script", "train.py", "--out", "plan"]
     run = subprocess.run(
         [sys.executable, "-c", KILLED, *args],
         cwd=here,
@@ -216,23 +228,25 @@ def test_an_export_killed_between_renames_leaves_only_whole_files(here: Path) ->
     assert run.returncode == -9, run.stderr
     now = tree(here)
     (stage,) = set(now) - set(old)  # the third file, staged whole and never renamed
-    assert stage.startswith(".tpuwizard-export-") and now.pop(stage) == old["tpu_verify.py"]
+    assert stage.startswith("plan/.tpuwizard-export-")
+    assert now.pop(stage) == old["plan/tpu_verify.py"]
     changed = [name for name in now if now[name] != old[name]]
-    assert changed == ["plan.sh", "tpuwizard_job.sh"]
-    assert b"v6e-16" in now["plan.sh"] and b"v6e-16" in now["tpuwizard_job.sh"]
+    assert changed == ["plan/tpuwizard-run-xpk.sh", "plan/tpuwizard_job.sh"]
+    assert all(b"v6e-16" in now[name] for name in changed)
     assert all(now[name] for name in now)
     # The next export clears a stage a killed one left (one a minute old: not another's now).
-    assert export("--script", "train.py", "--out", "plan.sh").exit_code == 0  # type: ignore[attr-defined]
+    assert export("--script", "train.py", "--out", "plan").exit_code == 0  # type: ignore[attr-defined]
     assert (here / stage).exists()  # too recent: it may be another export's, at work
     os.utime(here / stage, (0, 0))
-    assert export("--script", "train.py", "--out", "plan.sh").exit_code == 0  # type: ignore[attr-defined]
+    assert export("--script", "train.py", "--out", "plan").exit_code == 0  # type: ignore[attr-defined]
     assert tree(here) == old
 
 
 def test_a_fifo_or_a_folder_in_the_way_is_refused_without_waiting(here: Path) -> None:
-    os.mkfifo(here / "pipe.sh")
-    (here / "folder.sh").mkdir()
-    for out, words in [("pipe.sh", "is not a regular file"), ("folder.sh", "is a folder")]:
+    (here / "o1").mkdir()
+    os.mkfifo(here / "o1" / "tpuwizard-run-xpk.sh")
+    (here / "o2" / "tpuwizard-run-xpk.sh").mkdir(parents=True)
+    for out, words in [("o1", "is not a regular file"), ("o2", "is a folder")]:
         args = ["export", "--accelerator", "v6e-16", "--script", "train.py", "--out", out]
         run = subprocess.run(
             [sys.executable, "-m", "tpuwizard", *args, "--force"],
@@ -243,7 +257,13 @@ def test_a_fifo_or_a_folder_in_the_way_is_refused_without_waiting(here: Path) ->
             env=clean_env(TPUWIZARD_HOME=str(here.parent / "home")),
         )
         assert run.returncode == 2 and words in run.stderr, run.stderr
-    assert sorted(p.name for p in here.iterdir()) == ["folder.sh", "pipe.sh", "train.py"]
+    assert sorted(str(p.relative_to(here)) for p in here.rglob("*")) == [
+        "o1",
+        "o1/tpuwizard-run-xpk.sh",
+        "o2",
+        "o2/tpuwizard-run-xpk.sh",
+        "train.py",
+    ]
 
 
 def test_written_by_tpuwizard_reads_only_the_head_of_a_regular_file(tmp_path: Path) -> None:
@@ -264,20 +284,21 @@ def test_two_outputs_on_one_place_are_refused_before_anything_is_written(tmp_pat
         Output(tmp_path / "a.txt", "one\n", "the first", "fix one"),
         Output(tmp_path / "sub" / ".." / "a.txt", "two\n", "the second", "fix two", chosen=True),
     ]
-    with pytest.raises(BadInput, match="is where tpuwizard writes the first beside your script"):
+    with pytest.raises(BadInput, match="is where tpuwizard writes the first: fix two"):
         write_files(outputs)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sub"]
 
 
 def test_the_wizards_take_to_gke_keeps_a_file_of_the_users(tmp_path: Path) -> None:
-    """Review's F6 writes NAME-xpk.sh beside the script: a file of the user's there is named
-    and kept (the wizard has no --force)."""
+    """Review's F6 writes NAME-xpk.sh into export-xpk/ in the script's folder: a file of the
+    user's there is named and kept (the wizard has no --force)."""
     from tpuwizard.tui.screens.gke_export import write_for
     from tpuwizard.tui.state import WizardState
 
     script = tmp_path / "train.py"
     script.write_text(USER)
-    (tmp_path / "tpuwizard-run-xpk.sh").write_text("my notes\n")
+    (tmp_path / "export-xpk").mkdir()
+    (tmp_path / "export-xpk" / "tpuwizard-run-xpk.sh").write_text("my notes\n")
     state = WizardState(practice=True, zone="us-central1-a", route="vm", script=script)
     before = tree(tmp_path)
     with pytest.raises(BadInput) as err:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from click.testing import CliRunner
 
 from tests.unit.test_handover import CRD
 from tpuwizard.cli import main
+from tpuwizard.core.handover.job import JOB_FILENAME
 from tpuwizard.core.handover.yaml_text import comment, dump
 
 HOSTILE = {
@@ -55,6 +57,12 @@ IMAGES = (
     "[::1]:5000/x/y:z",
 )
 # The keys each YAML target's one document has.
+# Each target's text in the export's folder (issue 55.9), for the workload tpuwizard-run.
+TEXT_FILES = {
+    "xpk": "tpuwizard-run-xpk.sh",
+    "jobset": "tpuwizard-run.jobset.yaml",
+    "skypilot": "tpuwizard-run.sky.yaml",
+}
 KEYS = {
     "jobset": {"apiVersion", "kind", "metadata", "spec"},
     "skypilot": {"name", "resources", "workdir", "run"},
@@ -73,8 +81,8 @@ def _files(folder: Path) -> dict[str, bytes]:
 
 
 def _run(folder: Path, target: str, option: str | None, value: str) -> tuple[list[str], object]:
-    """Export into ``folder`` with ``option`` set to ``value`` (None: as a script argument); the
-    arguments given and click's result."""
+    """Export into ``folder``/plan.out (or --out ``value``) with ``option`` set to ``value``
+    (None: as a script argument); the arguments given and click's result."""
     out = "plan.out"
     args = ["export", "--to", target, "--accelerator", "v5litepod-16", "--json"]
     script = "train.py"
@@ -132,7 +140,7 @@ def _job_words(job: str, scratch: Path) -> tuple[list[str], list[str]]:
     python.write_text(f"#!{sys.executable}\nimport json, sys\nprint(json.dumps(sys.argv[1:]))\n")
     python.chmod(0o755)
     lines = job.split("\n")
-    verifier = max(at for at, line in enumerate(lines) if " tpu_verify.py " in line)
+    verifier = max(at for at, line in enumerate(lines) if "tpu_verify.py" in line)
     argv = json.loads(_bash("\n".join(lines[verifier + 1 :]), scratch))
     (printf,) = [line for line in lines if line.startswith("printf '%s\\n' ")] or [""]
     if not printf:
@@ -153,7 +161,8 @@ def _check_written(
     is export's --json document, which must hold it too."""
     plan = json.loads(stdout)["plan"]
     assert plan["script_args"] == ([value] if option is None else [])
-    out = folder / (value if option == "--out" else "plan.out")
+    place = folder / (value if option == "--out" else "plan.out")
+    out = place / TEXT_FILES[target]
     text = out.read_bytes().decode("utf-8")  # as written: read_text would turn \r into \n
     comments = [line for line in text.split("\n") if line.startswith("#")]
     if target == "xpk":
@@ -170,10 +179,11 @@ def _check_written(
             assert container["image"] == (value if option == "--image" else "python:3.12")
         else:
             (launch,) = [line for line in comments if line.startswith("#   sky launch")]
-            assert shlex.split(launch[1:])[-1] == str(Path(out.name))
+            inside = Path(os.path.relpath(out.resolve(), folder.resolve())).as_posix()
+            assert shlex.split(launch[1:])[-1] == inside
     # The job every VM runs: one word per argument and per package, as bash reads them.
-    _bash_n(folder / "tpuwizard_job.sh")
-    job = (folder / "tpuwizard_job.sh").read_bytes().decode("utf-8")
+    _bash_n(place / JOB_FILENAME)
+    job = (place / JOB_FILENAME).read_bytes().decode("utf-8")
     with tempfile.TemporaryDirectory() as scratch:
         argv, packages = _job_words(job, Path(scratch))
     assert argv == ["-u", "train.py", *([value] if option is None else [])]
@@ -222,7 +232,8 @@ def test_a_hostile_value_reads_back_unchanged_or_is_refused_with_nothing_written
         assert error["kind"] == "bad_input" and error["message"]
         return
     assert result.exit_code == 0, (args, result.output)  # type: ignore[attr-defined]
-    assert made | {value} >= {"tpu_verify.py", "tpuwizard_job.sh"}
+    place = Path(value if option == "--out" else "plan.out")
+    assert made >= {str(place / "tpu_verify.py"), str(place / JOB_FILENAME)}
     assert not [name for name in made if name.startswith(".tpuwizard-export-")]
     _check_written(tmp_path, target, option, value, result.stdout, jobset_schema)  # type: ignore[attr-defined]
 
@@ -262,7 +273,8 @@ def test_admission_names_at_the_edge_of_their_rules_reach_the_jobset(
     _, result = _run(tmp_path, "jobset", option, value)
     assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
     _check_written(tmp_path, "jobset", option, value, result.stdout, jobset_schema)  # type: ignore[attr-defined]
-    document = _one_document((tmp_path / "plan.out").read_text("utf-8"), "jobset")
+    text = (tmp_path / "plan.out" / TEXT_FILES["jobset"]).read_text("utf-8")
+    document = _one_document(text, "jobset")
     pod = document["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
     found = {
         "--queue": document["metadata"].get("labels", {}).get("kueue.x-k8s.io/queue-name"),
@@ -291,11 +303,12 @@ def test_script_arguments_of_every_kind_reach_the_job_as_typed(
 
 
 @pytest.mark.parametrize("key", ["subshell", "quotes", "mapping", "unicode", "document"])
-def test_an_out_file_with_an_odd_printable_name_is_written_and_named_quoted(
+def test_an_out_folder_with_an_odd_printable_name_is_written_and_named_quoted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str, jobset_schema
 ) -> None:
-    """--out names a file: a printable name is taken (SkyPilot's header names it, quoted); one
-    with a line break or a control character is refused (the parametrized test above)."""
+    """--out names the export's folder: a printable name is taken (SkyPilot's header names the
+    task in it, quoted); one with a line break or a control character is refused (the
+    parametrized test above)."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "train.py").write_text("print('hi')\n")
     _, result = _run(tmp_path, "skypilot", "--out", HOSTILE[key])

@@ -91,3 +91,26 @@ def test_the_tpu_api_s_guessed_ids_say_they_are_by_analogy():
     v6e = "TPUV6EPerProjectPerRegionForTPUAPI"
     rest = FakeRest({f"{tpu}/{v6e}": info(v6e, 64)})
     assert "analogy" not in quota.read_quota(ask(), reach(rest)).check.detail
+
+
+@pytest.mark.parametrize(
+    ("accelerator", "route", "wanted"),
+    [
+        ("v5litepod-4", "flex", "TPUV5sPreemptibleLitepodPerProjectPerRegionForTPUAPI"),
+        ("v5litepod-4", "spot", "TPUV5sPreemptibleLitepodPerProjectPerRegionForTPUAPI"),
+        ("v5litepod-4", "vm", "TPUV5sLitepodServingPerProjectPerRegionForTPUAPI"),
+        ("v5litepod-16", "vm", "TPUV5sLitepodPerProjectPerRegionForTPUAPI"),
+        ("v6e-8", "flex", "TPUV6EPreemptiblePerProjectPerRegionForTPUAPI"),
+        ("v6e-8", "vm", "TPUV6EPerProjectPerRegionForTPUAPI"),
+    ],
+)
+def test_the_sandbox_defines_the_tpu_api_quota_the_preflight_asks(accelerator, route, wanted):
+    """Issue 55.7: practice's Flex preflight said UNKNOWN for v5e's preemptible quota, an id the
+    sandbox did not define (it made its own, TPUV5SLITEPODPreemptible...). The sandbox's ids are
+    Google's, so the preflight's region-wide id is one it answers, and creates count against it."""
+    bucket = quota.tpu_api_bucket(ask(accelerator=accelerator, route=route))
+    generation = "v5e" if accelerator.startswith("v5lite") else "v6e"
+    assert quota.TPU_API_QUOTAS[(generation, bucket)][0] == wanted
+    defined = {q.quota_id for q in quota_limits.quotas(quota_limits.TPU_SERVICE)}
+    assert wanted in defined
+    assert quota_limits.node_quota(accelerator, route != "vm") == wanted

@@ -91,6 +91,28 @@ def test_caches_environments_and_runs_are_never_sent(tmp_path):
     assert names == ["main.py"] and left.secrets == [] and left.ignored == 0
 
 
+def test_an_exports_folder_is_never_sent_and_a_look_alike_is(tmp_path, monkeypatch):
+    """Issue 55.9: an export's folder (export-xpk/, or any --out) holds the job file export
+    wrote: it is for an engine, not the next launch. A job file without export's line is sent."""
+    from click.testing import CliRunner
+
+    from tpuwizard.cli import main
+
+    root = tmp_path / "lesson"
+    root.mkdir()
+    (root / "main.py").write_text("print(1)\n")
+    monkeypatch.chdir(root)
+    for out in ([], ["--out", "gke/plan"]):
+        made = CliRunner().invoke(
+            main, ["export", "--accelerator", "v5p-16", "--script", "main.py", *out]
+        )
+        assert made.exit_code == 0, made.output
+    (root / "mine").mkdir()
+    (root / "mine" / "tpuwizard_job.sh").write_text("echo my own job\n")
+    names, left = sent(root)
+    assert names == ["main.py", "mine/tpuwizard_job.sh"] and left.ignored == 0
+
+
 def test_tpuwizardignore_takes_gitignore_patterns_with_negations(tmp_path):
     root = tmp_path / "lesson"
     (root / "data").mkdir(parents=True)

@@ -51,7 +51,11 @@ def worker(tmp_path, monkeypatch):
     make_wheel(wheels, "numpy", "10.0", "__version__ = '10.0'\n")
     make_wheel(wheels, "newplot", "1.0", "import numpy\n", requires=("numpy>=10",))
     # The Python 3.12 a worker asking for another JAX gets: tpuwizard's own stands in.
-    finder = SimpleNamespace(WORKER_PYTHON=PY, find_worker_python=lambda uv: sys.executable)
+    finder = SimpleNamespace(
+        WORKER_PYTHON=PY,
+        find_worker_python=lambda uv: sys.executable,
+        python_version=lambda python: sys.version.split()[0],
+    )
     monkeypatch.setattr(worker_tools, "_worker_python", lambda: finder)
     venv = tmp_path / "home" / "venv"
     subprocess.run([uv, "venv", "--quiet", "--python", sys.executable, str(venv)], check=True)

@@ -97,11 +97,12 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
             }
         )
     else:
-        from tpuwizard.words.render import render_status
+        from tpuwizard.words.render import kept_ends, render_status
 
         if found:
             flex = any(b.resource.route == Route.FLEX for b in found)  # its caveat only where shown
-            render_status(shown, cost.label(flex), practice=session.practice)
+            ends = kept_ends(kept.infos)  # a kept node's row says how it ends, as its Kept line
+            render_status(shown, cost.label(flex), practice=session.practice, ends=ends)
         elif not found.unchecked and (kaggle or colab):  # listed above: they exist, unbilled
             show("No Cloud TPU you created with tpuwizard exists any more: none is billing.")
         elif not found.unchecked:

@@ -108,20 +108,25 @@ class JsonErrors(click.Command):
     "VMs take none).",
 )
 @click.option(
-    "--out", type=click.Path(path_type=Path), help="Write to FILE instead of standard output."
+    "--out",
+    type=click.Path(path_type=Path),
+    metavar="FOLDER",
+    help="The folder the export writes its three files into (the target's text, tpu_verify.py, "
+    "tpuwizard_job.sh), inside the script's folder, which the engine ships. Default: "
+    "export-TARGET there; without --out the text is also printed.",
 )
 @click.option(
     "--force",
     is_flag=True,
-    help="Overwrite a file in the way that tpuwizard did not write (--out, or a tpu_verify.py "
-    "or tpuwizard_job.sh of yours beside the script). Never your script, never through a link.",
+    help="Overwrite a file of yours in the export's folder that tpuwizard did not write. Never "
+    "your script, never through a link.",
 )
 @click.option(
     "--json",
     "as_json",
     is_flag=True,
     help="Print one JSON document: the plan, the files written, what bills while idle and the "
-    "teardown lines (the target's text too, where --out does not hold it).",
+    "teardown lines (the target's text too, without --out).",
 )
 # `export --script train.py -- --lr 3e-4`: after `--`, the script's own arguments, unchanged.
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- SCRIPT_ARGS...]")
@@ -151,7 +156,8 @@ def export(
 ) -> None:
     """Hand the plan to GKE (xpk or a JobSet) or SkyPilot: write the commands, with what bills
     while idle and how to tear down. Nothing is created."""
-    from tpuwizard.core.handover.export import export_document, render, write_export
+    from tpuwizard.core.handover.export import export_document, placed, render, write_export
+    from tpuwizard.core.handover.place import export_place
     from tpuwizard.core.handover.plan import make_plan
 
     if script_args and script is None:
@@ -180,22 +186,22 @@ def export(
         priority=priority,
         reservation=reservation,
     )
-    # Before any file is written: it may refuse the pair.
-    text = render(target, plan, image, str(out) if out is not None else None)
-    folder = script.parent if script is not None else Path(".")
+    place = export_place(target, out, script)
+    plan = placed(plan, place)
+    text = render(target, plan, image)  # before any file is written: it may refuse the pair
     written = write_export(
-        target, plan, text, folder, out, force=force, force_hint=", or add --force to overwrite it"
+        target, plan, text, place, force=force, force_hint=", or add --force to overwrite it"
     )
     if as_json:
         print_json(export_document(target, plan, written, None if out is not None else text))
         return
-    for file in written:
-        if file.path == out:
-            say(
-                f"Wrote {out}: nothing was created; read its header for the idle cost and teardown."
-            )
-        else:
-            say(f"Wrote {file.path} (every target runs it from that folder).")
+    *shipped, main = written
+    say(
+        f"Wrote {place.folder}/: {main.path.name} ({main.what}), "
+        + ", ".join(f"{w.path.name} ({w.what})" for w in shipped)
+        + ". Nothing was created; read the header of "
+        + f"{main.path.name} for the idle cost and teardown."
+    )
     if out is None:
         click.echo(text, nl=False)
 

@@ -159,7 +159,7 @@ def up(
     prices = PricesBeside(session)  # as launch's: the cached read's or the offline table's now
     click.get_current_context().call_on_close(prices.finish)  # none lands after the command
     # Every rule before any call (exit 2); the checks before create (a FAIL exits 3; auto may
-    # move to Compute Engine, then without --idle); a node nothing would delete: exit 1.
+    # move to Compute Engine, then without --idle); a node nothing would delete: exit 2.
     prepared = session.prepare(answers, preflight=not no_preflight, prices=prices)
     checked = checked_or_exit(prepared, as_json)
     for line in prepared.notes:

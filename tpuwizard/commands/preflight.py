@@ -23,7 +23,7 @@ from tpuwizard.commands.common import (
 )
 from tpuwizard.core.cloud.backends import Transport
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED
+from tpuwizard.core.exit_codes import EXIT_BAD_INPUT, EXIT_CLOUD
 from tpuwizard.core.routes import CLOUD_ROUTES, Route
 
 if TYPE_CHECKING:
@@ -115,8 +115,9 @@ def lines(result: PreflightResult) -> list[str]:
 def checked_or_exit(prepared: Prepared, as_json: bool) -> CheckedPlan:
     """The pipeline before create's answer (:meth:`Session.prepare`) on the command line: the
     preflight's lines (a FAIL exits 3, nothing created); a node kept for runs that nothing would
-    delete exits 1, naming the flag that keeps it anyway; any other refusal or question exits 2
-    with each reason in the command line's words (a question's names the flag that answers it).
+    delete exits 2 (a refusal before any create, answered by the flag it names, as every
+    question here; issue 55.11); any other refusal or question exits 2 with each reason in the
+    command line's words (a question's names the flag that answers it).
     Else the checked plan a launch starts from."""
     from tpuwizard.core.errors import PlanRefused
     from tpuwizard.session.prepare.outcomes import Ask, Question, Ready
@@ -142,5 +143,5 @@ def checked_or_exit(prepared: Prepared, as_json: bool) -> CheckedPlan:
             say(line)
         flag = choice_words(outcome.answer, "cli")
         say(f"(Give {flag} to keep it anyway; then only `tpuwizard down` ends it.)")
-        sys.exit(EXIT_FAILED)
+        sys.exit(EXIT_BAD_INPUT)
     raise PlanRefused(list(prepared.reasons))

@@ -157,13 +157,25 @@ def stockout(zone: str, code: int = 8) -> dict[str, Any]:
     }
 
 
+# v5e's TPU API quota ids, on-demand and preemptible (spot, Flex-start: gb:26), as users'
+# `gcloud quotas info` reads name them (2025-26): "Litepod" after "Preemptible", not v6e's pattern.
+# An id of the sandbox's own making here was one no preflight asks for (issue 55.7).
+_V5E_QUOTA = {
+    False: "TPUV5sLitepodPerProjectPerRegionForTPUAPI",
+    True: "TPUV5sPreemptibleLitepodPerProjectPerRegionForTPUAPI",
+}
+
+
 def quota_name(accelerator: str, spot: bool) -> str:
     """A quota metric in Google's naming (gb:42 'TPUV6EPreemptiblePerProjectPerRegionForTPUAPI');
-    single-host v5e counts against the serving bucket (gb:42)."""
+    single-host v5e on demand counts against the serving bucket (gb:42); ``spot``: preemptible
+    quota, which Flex-start draws on too (gb:26)."""
     slice_ = catalog.parse_accelerator(accelerator)
     if slice_.generation.key == "v5e" and slice_.chips in (1, 4, 8) and not spot:
         return "TPUV5sLitepodServingPerProjectPerRegionForTPUAPI"
-    generation = slice_.generation.key.upper().replace("V5E", "V5SLITEPOD")
+    if slice_.generation.key == "v5e":
+        return _V5E_QUOTA[spot]
+    generation = slice_.generation.key.upper()
     return f"TPU{generation}{'Preemptible' if spot else ''}PerProjectPerRegionForTPUAPI"
 
 

@@ -23,10 +23,14 @@ async def free_route(app: Any) -> None:  # app: the TpuWizard app
         )
         if not isinstance(chosen, tuple):
             return  # back to the Route step
-        where, script = chosen
+        where, script, packages = chosen
         app.state.take_notebook(script)
         if where == "kaggle":
-            route = kaggle_route_for(script, app.force_sandbox, runs)
+            try:  # a folder too large, say: the words, and the notebook step again
+                route = kaggle_route_for(script, app.force_sandbox, runs, packages=packages)
+            except BadInput as err:
+                app.notify(str(err), severity="warning", timeout=20)
+                continue
             run_screen = KaggleRunScreen(route)
             break
         from tpuwizard.session.free.colab import colab_route_for

@@ -145,6 +145,13 @@ def torn_lines(seen: ColabSeenLike) -> list[str]:
     return [f"{seen.session} was NOT verified stopped: {why}."]
 
 
+# The wizard's Notebook step, where Packages were typed for Colab (issue 55.11).
+NO_PACKAGES = (
+    "Colab's CLI installs no packages (the runtime keeps its own): clear Packages, or run it on "
+    "Kaggle, which installs them at the kernel's start."
+)
+
+
 def practice_line(why: str) -> str:
     """Why a Colab run is practice, and (without the program) how to make it real."""
     line = f"[practice] Using the local Colab stand-in because {why}: nothing reaches Colab."
@@ -159,8 +166,15 @@ def practice_line(why: str) -> str:
 def account_lines(event: ColabAccount) -> list[str]:
     """The colab CLI's version, what it lacks, and the account's balance and rate."""
     version = f"colab CLI {event.version}" if event.version else "The colab CLI (no version said)"
+    if event.practice:  # no colab program here: the stand-in's version is no fact of this computer
+        version = f"The practice stand-in of {version}"
     lines = list(POLICY_LINES)  # before anything is asked of Colab
-    if event.lacks:
+    if event.lacks and event.practice:
+        lines.append(
+            f"{version} (PyPI's) has no usage command, so no compute units are shown here; with "
+            "google-colab-cli 0.8.0 a real run shows your account's."
+        )
+    elif event.lacks:
         lacks = ", ".join(event.lacks)
         lines.append(
             f"{version} lacks {lacks} (google-colab-cli 0.8.0 has it): the account's compute "
@@ -170,7 +184,8 @@ def account_lines(event: ColabAccount) -> list[str]:
         lines.append(f"{version}: colab usage failed: {event.usage_problem}.")
     if event.balance is not None and event.rate_hourly is not None:
         lines.append(
-            f"{version}: your Colab account has {event.balance:.2f} compute units, spending "
+            f"{version}: {'the practice' if event.practice else 'your Colab'} account has "
+            f"{event.balance:.2f} compute units, spending "
             f"{event.rate_hourly:.2f}/hr now, with {event.assignments} active assignment(s) "
             "(every session of the account) before this run."
         )

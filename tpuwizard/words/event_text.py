@@ -411,9 +411,11 @@ def compile_cache_words(event: ev.CompileCache) -> str:
     if event.before == 0:
         return f"compile cache: cold, {count(added, 'compile')} saved on the node for the next run"
     if added > 0:
+        # New entries are compiles the cache lacked: an edited step, or code never run here
+        # (watch's first run of a script); the count cannot tell which (issue 55.11).
         return (
             f"compile cache: {entries(added)} new beside {event.before} kept "
-            "(part of this run compiled again)"
+            "(compiles the cache did not hold yet; a next run of the same code reads them)"
         )
     return f"compile cache: {entries(event.before)} before this run, {event.after} after"
 

@@ -1,5 +1,6 @@
 """What a front end says of the preflight before a create (``launch``, ``up``, plain mode): each
-check's line, then why nothing was created, or how SSH will log in under OS Login."""
+check's line, then why nothing was created, or how SSH will log in under OS Login; and the
+wizard's Account step's count of the project's checks."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import TYPE_CHECKING
 from tpuwizard.words.oslogin_text import IMPORT_CHOSEN
 
 if TYPE_CHECKING:
+    from tpuwizard.core.preflight.model import Check
     from tpuwizard.session.preflight import PreflightResult
 
 
@@ -24,3 +26,17 @@ def before_create_lines(result: PreflightResult, skip_hint: str = "") -> list[st
     elif result.imports_login_key:
         lines.append(IMPORT_CHOSEN)
     return lines
+
+
+def project_preflight_words(project: str, checks: list[Check]) -> str:
+    """The Account step's preflight: a line of counts, then each FAIL with its fix (what would
+    refuse the TPU later). It runs the project's checks alone, so it says why `preflight` and
+    Create count more (the slice's quota and the zone's offer, issue 55.7)."""
+    counts = {v: sum(c.verdict.value == v for c in checks) for v in ("PASS", "UNKNOWN", "FAIL")}
+    head = (
+        f"Preflight of {project}: "
+        + ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+        + " (the project's checks; the slice's quota and the zone's offer are checked at Create, "
+        "once both are chosen)"
+    )
+    return "\n".join([head, *(f"  {c.line()}" for c in checks if c.failed)])

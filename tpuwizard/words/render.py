@@ -20,7 +20,10 @@ from tpuwizard.core.plan.fit import SliceFit, gib_text
 from tpuwizard.words import figures
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from tpuwizard.core.plan.catalog import Slice
+    from tpuwizard.session.kept.lines import KeptInfo
 
 # The price each route pays, in the words launch uses for the routes.
 ROUTE_PRICE = {
@@ -277,9 +280,29 @@ def render_zones(
 ROUTE_WORDS = {"vm": "on demand", "spot": "spot", "flex": "Flex-start"}
 
 
+def kept_ends(infos: Sequence[KeptInfo]) -> dict[str, str]:
+    """How each kept node ends without you, by name, for status's table: words/kept_end.py's
+    one sentence, as its Kept line says it (issue 55.11: the table had no deadline)."""
+    from tpuwizard.core.deadlines import EndedBy
+    from tpuwizard.words.kept_end import kept_end_sentence
+
+    ends = {}
+    for info in infos:
+        idle_minutes = info.idle_s / 60 if info.idle_s else None
+        by = None if idle_minutes or info.max_deadline else EndedBy.NOTHING
+        ends[info.name] = kept_end_sentence(idle_minutes, info.max_deadline, by, info.practice)
+    return ends
+
+
 def render_status(
-    found: list, cost_label: str, title: str | None = None, practice: bool = False
+    found: list,
+    cost_label: str,
+    title: str | None = None,
+    practice: bool = False,
+    ends: Mapping[str, str] | None = None,
 ) -> None:
+    """The resources that may still bill; ``ends``: how each kept node among them ends (an
+    ``ends`` column, only where one is listed)."""
     from tpuwizard.words import bill_words
     from tpuwizard.words.figures import spent
 
@@ -288,7 +311,7 @@ def render_status(
     not_yet = "not running yet" if practice else "not billing yet"
 
     out = console()
-    rows = [
+    rows: list[tuple[str, ...]] = [
         (
             f"{b.resource.name}: {' + '.join(b.parts)}" if b.parts else b.resource.name,
             kind_words(b.resource.kind, b.parts),
@@ -302,8 +325,12 @@ def render_status(
         for b in found
     ]
     so_far = "cost if real" if practice else "cost so far"  # practice bills nothing
-    headers = ("name", "kind", "backend", "zone", "type", "state", "age", so_far)
-    print_table(out, title, headers, rows)
+    headers: tuple[str, ...] = ("name", "kind", "backend", "zone", "type", "state", "age", so_far)
+    wrap: tuple[str, ...] = ()
+    if ends and any(b.resource.name in ends for b in found):
+        headers, wrap = (*headers, "ends"), ("ends",)
+        rows = [(*row, ends.get(b.resource.name, "-")) for row, b in zip(rows, found, strict=True)]
+    print_table(out, title, headers, rows, wrap)
     for line in parts_notes(found):
         out.print(f"[dim]{line}[/]")
     out.print(f"[dim]Costs are an {cost_label}. {delete_words(found, practice)}[/]")

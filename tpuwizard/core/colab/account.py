@@ -13,19 +13,22 @@ from tpuwizard.core.colab.program import ColabCallFailed, ColabProgram, lacking
 from tpuwizard.core.launch.events.colab import ColabAccount, ColabAssignmentsAfter
 
 
-def read_account(program: ColabProgram) -> ColabAccount:
-    """The CLI's version, what it lacks, and the account's usage where it has ``usage``."""
+def read_account(program: ColabProgram, practice: bool = False) -> ColabAccount:
+    """The CLI's version, what it lacks, and the account's usage where it has ``usage``;
+    ``practice``: the program is the practice stand-in, which plays a version."""
     version = program.version()
     lacks = lacking(version)
     if "usage" in lacks:
-        return ColabAccount(version, lacks)
+        return ColabAccount(version, lacks, practice=practice)
     try:
         usage = program.usage()
     except ColabCallFailed as err:
-        return ColabAccount(version, lacks, usage_problem=err.detail or err.kind)
+        return ColabAccount(version, lacks, usage_problem=err.detail or err.kind, practice=practice)
     if usage is None:  # a version it did not name, and no usage command
-        return ColabAccount(version, ("usage",))
-    return ColabAccount(version, lacks, usage.balance, usage.rate_hourly, usage.assignments)
+        return ColabAccount(version, ("usage",), practice=practice)
+    return ColabAccount(
+        version, lacks, usage.balance, usage.rate_hourly, usage.assignments, practice=practice
+    )
 
 
 def assignments_after(program: ColabProgram, before: int) -> ColabAssignmentsAfter:

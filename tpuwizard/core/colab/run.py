@@ -135,7 +135,7 @@ def run_session(
         run.packed.sent,
         run.practice_why,
     )
-    account = read_account(program)  # read only: before anything is asked of Colab
+    account = read_account(program, run.practice)  # read only: before anything is asked of Colab
     yield account
     ok, code = False, EXIT_CLOUD
     ledger.record("intent", run.session, run.run_id, practice=run.practice, pid=os.getpid())

@@ -1,21 +1,24 @@
-"""One entry for the hand-over: a target's text for a checked plan, the files the folder shipped
-to the engine needs beside the script (the verifier and the job script), writing them, and the
-whole hand-over as one JSON document (``export --json``)."""
+"""One entry for the hand-over: a target's text for a checked plan, the files the engine needs
+with it (the verifier and the job script), writing all three into the export's own folder
+(core/handover/place.py), and the whole hand-over as one JSON document (``export --json``)."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
 from tpuwizard.core.evidence.verifier import VERIFIER_FILENAME, verifier_source
+from tpuwizard.core.export_marks import JOB_FILENAME
 from tpuwizard.core.handover import jobset, skypilot, xpk
 from tpuwizard.core.handover.files import Output, write_files
 from tpuwizard.core.handover.idle import UNGUARDED, Bill, cluster_bills
-from tpuwizard.core.handover.job import JOB_FILENAME, job_script
+from tpuwizard.core.handover.job import job_script
+from tpuwizard.core.handover.place import ExportPlace
 from tpuwizard.core.handover.plan import HandoverPlan
 from tpuwizard.core.plan.jax_versions import DEFAULT
 
-# What each target's text is, and the file name it gets where none is given (the wizard's).
+# What each target's text is; its file's name in the export's folder is default_file's.
 TARGET_WORDS = {
     "xpk": "the xpk commands",
     "jobset": "the JobSet YAML",
@@ -24,23 +27,26 @@ TARGET_WORDS = {
 
 
 def default_file(target: str, plan: HandoverPlan) -> str:
+    """The name of the target's text in the export's folder."""
     if target == "xpk":
-        return f"{plan.workload}-xpk.sh"
+        return xpk.commands_file(plan)
     if target == "jobset":
-        return f"{plan.workload}.jobset.yaml"  # not xpk's manifest file name: both may be there
+        return jobset.manifest_file(plan)
     return skypilot.task_file(plan)
 
 
-def render(
-    target: str, plan: HandoverPlan, image: str | None = None, path: str | None = None
-) -> str:
-    """The text for ``target`` (xpk, jobset or skypilot); an impossible pair raises BadInput.
-    ``path``: where the text goes, for the line that names its own file (``sky launch``)."""
+def placed(plan: HandoverPlan, place: ExportPlace) -> HandoverPlan:
+    """The plan with the export's folder, as the job and the header name it."""
+    return dataclasses.replace(plan, folder=place.relative)
+
+
+def render(target: str, plan: HandoverPlan, image: str | None = None) -> str:
+    """The text for ``target`` (xpk, jobset or skypilot); an impossible pair raises BadInput."""
     if target == "xpk":
         return xpk.render(plan)
     if target == "jobset":
         return jobset.render(plan, jobset.DEFAULT_IMAGE if image is None else image)
-    return skypilot.render(plan, path)
+    return skypilot.render(plan)
 
 
 def bills(target: str, plan: HandoverPlan) -> list[Bill]:
@@ -74,29 +80,29 @@ def write_export(
     target: str,
     plan: HandoverPlan,
     text: str,
-    folder: Path,
-    out: Path | None,
+    place: ExportPlace,
     *,
     force: bool = False,
     force_hint: str = "",
-    out_fix: str = "choose another --out",
+    fix: str = "choose another --out",
 ) -> list[Written]:
-    """Write the folder's files (beside the script) and, where ``out`` is given, the target's
-    text: all of them or none (core/handover/files.py: never over the script, a link or a file
-    tpuwizard did not write unless ``force``). A refusal raises :class:`BadInput` naming the file
-    and ``out_fix``, what to do instead about ``out``."""
+    """Write the verifier, the job and the target's text (last) into the export's folder, made
+    where missing: all of them or none (core/handover/files.py: never over the script, a link or
+    a file tpuwizard did not write unless ``force``). A refusal raises :class:`BadInput` naming
+    the file and ``fix``, what to do instead."""
     outputs = [
         Output(
-            folder / filename,
+            place.folder / filename,
             content,
             "the verifier" if filename == VERIFIER_FILENAME else "the job every VM runs",
-            "put your script in a folder of its own",
+            fix,
         )
         for filename, content in folder_files(plan).items()
     ]
-    if out is not None:
-        outputs.append(Output(out, text, TARGET_WORDS[target], out_fix, chosen=True))
-    script = folder / plan.script if plan.script is not None else None
+    outputs.append(
+        Output(place.folder / default_file(target, plan), text, TARGET_WORDS[target], fix)
+    )
+    script = place.shipped / plan.script if plan.script is not None else None
     write_files(outputs, script=script, force=force, force_hint=force_hint)
     return [Written(o.path, o.what) for o in outputs]
 

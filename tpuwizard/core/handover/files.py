@@ -25,22 +25,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tpuwizard.core.errors import BadInput, shown
+from tpuwizard.core.export_marks import file_head, marked_head
 
-# The line every file export writes carries near its top (the header's, the job script's); how an
-# earlier export's file is known again. The verifier is known by its own opening lines.
-MARKER = "Written by tpuwizard export"
+# An earlier export's file is known by core/export_marks.py's line near its top (the header's,
+# the job script's); the verifier by its own opening lines.
 _STAGE = re.compile(r"\.tpuwizard-export-[0-9a-f]{12}\.tmp")
 # A stage this old is a killed export's: a live one renames its stages within a second.
 _STALE_SECONDS = 60
-_HEAD_BYTES = 4096
-_HEAD_LINES = 8
 
 
 @dataclass(frozen=True)
 class Output:
     """One file to write: where, its text, what it is (for messages), what to do instead when
     its place is taken (``fix``, e.g. "choose another --out"), and whether the user named the
-    place (``chosen``: --out) or tpuwizard did (the files beside the script)."""
+    place (``chosen``) or tpuwizard did (the files in the export's folder)."""
 
     path: Path
     text: str
@@ -58,22 +56,10 @@ def _verifier_opening() -> str:
 def written_by_tpuwizard(path: Path) -> bool:
     """Whether the regular file at ``path`` is one tpuwizard's export wrote (its first lines
     read, at most 4 KiB; a link, a FIFO or anything unreadable is not)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
+    head = file_head(path)
+    if head is None:
         return False
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return False
-        head = os.read(fd, _HEAD_BYTES).decode("utf-8", "replace")
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-    lines = head.splitlines()[:_HEAD_LINES]
-    return any(line.startswith(f"# {MARKER}") for line in lines) or head.startswith(
-        _verifier_opening()
-    )
+    return marked_head(path) is not None or head.startswith(_verifier_opening())
 
 
 def _key(path: Path) -> tuple[str, str]:
@@ -183,15 +169,20 @@ def write_files(
     for output in outputs:
         other = seen.setdefault(_key(output.path), output)
         if other is not output:
-            raise BadInput(
-                f"{output.path} is where tpuwizard writes {other.what} beside your script: "
-                f"{output.fix}."
-            )
+            raise BadInput(f"{output.path} is where tpuwizard writes {other.what}: {output.fix}.")
     try:
         mine = script.stat() if script is not None else None
     except OSError:
         mine = None
     ready = [(o, _checked(o, mine, force, force_hint)) for o in outputs]
+    for folder in dict.fromkeys(o.path.parent for o in outputs):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)  # the export's own folder, made once checked
+        except OSError as err:
+            raise BadInput(
+                f"Cannot make the folder {folder} ({err.strerror}): {outputs[0].fix}. Nothing was "
+                "written."
+            ) from None
     staged: list[tuple[Output, Path]] = []
     try:
         for output, data in ready:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tpuwizard.core.handover.files import MARKER
+from tpuwizard.core.export_marks import MARKER
 from tpuwizard.core.handover.plan import HandoverPlan
 from tpuwizard.core.plan import catalog, cost
 from tpuwizard.core.routes import Route

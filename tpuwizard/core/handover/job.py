@@ -11,7 +11,7 @@ The verifier prints its receipt as a ``TPUWIZARD {json}`` line, so each VM's log
 from __future__ import annotations
 
 from tpuwizard.core.evidence.verifier import VERIFIER_FILENAME
-from tpuwizard.core.handover.files import MARKER
+from tpuwizard.core.export_marks import JOB_FILENAME, MARKER
 from tpuwizard.core.handover.plan import HandoverPlan
 from tpuwizard.core.launch.plan.packages import PackageSpec, package_names
 from tpuwizard.core.launch.workers.distributed import script_command
@@ -21,9 +21,26 @@ from tpuwizard.core.remote.bootstrap import VENV, BootstrapPlan, bootstrap_scrip
 from tpuwizard.core.remote.packages import install_commands
 from tpuwizard.core.remote.transports import REMOTE_DIR, shell
 
-JOB_FILENAME = "tpuwizard_job.sh"
 # Seconds the verifier waits for every process of the slice to join: launch's (Runtime).
 JOIN_TIMEOUT = 300
+
+
+def shipped_path(plan: HandoverPlan, name: str) -> str:
+    """``name`` in the export's folder, as the job finds it from the folder shipped."""
+    return name if plan.folder == "." else f"{plan.folder}/{name}"
+
+
+def files_note(plan: HandoverPlan, own: str, what: str) -> str:
+    """The header's line naming exactly the files this export wrote (``own``: the target's)."""
+    return (
+        f"This export wrote three files into {plan.folder}/: {own} ({what}), {VERIFIER_FILENAME} "
+        f"(the verifier) and {JOB_FILENAME} (the job every VM runs)."
+    )
+
+
+def job_command(plan: HandoverPlan) -> list[str]:
+    """How every target starts the job, from the folder shipped."""
+    return ["bash", shipped_path(plan, JOB_FILENAME)]
 
 
 def receipt_path(plan: HandoverPlan) -> str:
@@ -41,7 +58,7 @@ def verifier_command(plan: HandoverPlan) -> str:
     return shell(
         f"{VENV}/bin/python",
         "-u",
-        VERIFIER_FILENAME,
+        shipped_path(plan, VERIFIER_FILENAME),
         "--expect",
         "tpu",
         "--min-devices",

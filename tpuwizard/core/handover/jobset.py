@@ -18,7 +18,7 @@ import re
 from tpuwizard.core.errors import BadInput, shown
 from tpuwizard.core.handover import admission, workload_policy
 from tpuwizard.core.handover.idle import cluster_bills, header
-from tpuwizard.core.handover.job import JOB_FILENAME
+from tpuwizard.core.handover.job import files_note, job_command
 from tpuwizard.core.handover.plan import HandoverPlan
 from tpuwizard.core.handover.yaml_text import Value, comment, dump
 from tpuwizard.core.remote.transports import shell
@@ -90,7 +90,7 @@ def manifest(plan: HandoverPlan, image: str = DEFAULT_IMAGE) -> dict[str, Value]
         {
             "name": "jax-tpu",
             "image": image,
-            "command": ["bash", JOB_FILENAME],
+            "command": list[Value](job_command(plan)),
             "securityContext": {"privileged": True},
             "resources": {"limits": {"google.com/tpu": gke.chips_per_vm}},
         }
@@ -119,6 +119,12 @@ def manifest(plan: HandoverPlan, image: str = DEFAULT_IMAGE) -> dict[str, Value]
             ],
         },
     }
+
+
+def manifest_file(plan: HandoverPlan) -> str:
+    """The file the export writes the JobSet to, in its folder (not xpk's manifest file name:
+    both may be there)."""
+    return f"{plan.workload}.jobset.yaml"
 
 
 def teardown(plan: HandoverPlan) -> list[str]:
@@ -170,9 +176,10 @@ def notes(plan: HandoverPlan, image: str) -> list[str]:
         *admission.install_order(),
         *admission.admission_notes(plan.queue, plan.priority, plan.reservation),
         *node_pool_notes(plan),
-        f"The image ({image}) must hold your folder ({plan.script or 'your code'}, "
-        f"tpu_verify.py, {JOB_FILENAME}) in its working directory: xpk's --script-dir builds "
-        "such an image (tpuwizard export --to xpk); give it with --image.",
+        files_note(plan, manifest_file(plan), "this JobSet"),
+        f"The image ({image}) must hold your folder ({plan.script or 'your code'} and "
+        f"{plan.folder}/) in its working directory: xpk's --script-dir builds such an image "
+        "(tpuwizard export --to xpk); give it with --image.",
         deadline,
         "Apply on a cluster with TPU node pools of this accelerator and topology: "
         "kubectl apply -f THIS_FILE. Each VM's log holds the verifier's receipt line.",

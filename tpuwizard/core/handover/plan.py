@@ -49,6 +49,9 @@ class HandoverPlan:
     queue: str | None = None  # a Kueue LocalQueue
     priority: str | None = None  # a Kubernetes PriorityClass
     reservation: str | None = None  # a Compute Engine reservation of the project
+    # The export's own folder, relative to the folder shipped (core/handover/place.py): where the
+    # job and the verifier are found from the script's folder.
+    folder: str = "."
 
     @property
     def slice(self) -> catalog.Slice:

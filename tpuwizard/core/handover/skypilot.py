@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.handover.idle import ROUTE_WORDS, Bill, header, tpu_price_source
-from tpuwizard.core.handover.job import JOB_FILENAME
+from tpuwizard.core.handover.job import files_note, job_command, shipped_path
 from tpuwizard.core.handover.plan import HandoverPlan
 from tpuwizard.core.handover.yaml_text import Value, comment, dump
 from tpuwizard.core.plan import cost
@@ -61,9 +61,12 @@ def task_file(plan: HandoverPlan) -> str:
     return f"{plan.workload}.sky.yaml"
 
 
-def launch_line(plan: HandoverPlan, path: str | None = None) -> str:
-    """``--down``: SkyPilot tears the cluster down once the job ends."""
-    return shell("sky", "launch", "--down", "-c", plan.workload, path or task_file(plan))
+def launch_line(plan: HandoverPlan) -> str:
+    """``--down``: SkyPilot tears the cluster down once the job ends. Run from the folder
+    shipped, where the task is in the export's folder."""
+    return shell(
+        "sky", "launch", "--down", "-c", plan.workload, shipped_path(plan, task_file(plan))
+    )
 
 
 def task(plan: HandoverPlan) -> dict[str, Value]:
@@ -82,7 +85,7 @@ def task(plan: HandoverPlan) -> dict[str, Value]:
         "name": plan.workload,
         "resources": resources,
         "workdir": ".",
-        "run": shell("bash", JOB_FILENAME),
+        "run": shell(*job_command(plan)),
     }
 
 
@@ -106,14 +109,15 @@ def teardown(plan: HandoverPlan) -> list[str]:
     ]
 
 
-def render(plan: HandoverPlan, path: str | None = None) -> str:
+def render(plan: HandoverPlan) -> str:
     check(plan)
     head = header(f"SkyPilot task for {plan.slice.name}.", plan, bills(plan), teardown(plan))
     notes = [
         FROZEN_API,
-        f"Run from the folder that holds {plan.script or 'your code'}, tpu_verify.py and "
-        f"{JOB_FILENAME} (SkyPilot copies it, workdir: .):",
-        f"  {launch_line(plan, path)}",
+        files_note(plan, task_file(plan), "this task"),
+        f"Run from the folder that holds {plan.script or 'your code'} and {plan.folder}/ "
+        "(SkyPilot copies it, workdir: .):",
+        f"  {launch_line(plan)}",
         "No deadline: SkyPilot has none for a task; --max-run is not enforced here."
         if plan.max_run_minutes is not None
         else "No deadline: the task runs until it ends.",

@@ -14,7 +14,7 @@ from tpuwizard.core.handover import workload_policy
 from tpuwizard.core.handover.admission import XPK_PRIORITIES
 from tpuwizard.core.handover.gke import XPK_VERSION
 from tpuwizard.core.handover.idle import CPU_POOL_NODES, cluster_bills, header
-from tpuwizard.core.handover.job import JOB_FILENAME
+from tpuwizard.core.handover.job import files_note, job_command, shipped_path
 from tpuwizard.core.handover.plan import HandoverPlan
 from tpuwizard.core.handover.yaml_text import comment
 from tpuwizard.core.remote.transports import shell
@@ -48,8 +48,15 @@ def _capacity(plan: HandoverPlan) -> list[str]:
     return [CAPACITY_FLAG[plan.route]]
 
 
+def commands_file(plan: HandoverPlan) -> str:
+    """The file the export writes these commands to, in its folder."""
+    return f"{plan.workload}-xpk.sh"
+
+
 def manifest_file(plan: HandoverPlan) -> str:
-    return f"{plan.workload}-jobset.yaml"
+    """Where xpk writes the JobSet it would apply: in the export's folder, not beside the
+    script."""
+    return shipped_path(plan, f"{plan.workload}-jobset.yaml")
 
 
 def _where(plan: HandoverPlan) -> list[str]:
@@ -90,7 +97,7 @@ def workload_create(plan: HandoverPlan, dry_run: bool) -> str:
         "--script-dir",
         ".",
         "--command",
-        shell("bash", JOB_FILENAME),
+        shell(*job_command(plan)),
         "--max-restarts",
         str(plan.max_restarts),
         *(["--priority", plan.priority] if plan.priority is not None else []),
@@ -135,8 +142,9 @@ def notes(plan: HandoverPlan) -> list[str]:
         else "No deadline: the workload runs until it ends or you delete it."
     )
     lines = [
-        f"Run these from the folder that holds {plan.script or 'your code'}, tpu_verify.py and "
-        f"{JOB_FILENAME}: xpk's --script-dir . builds an image of it (xpk {XPK_VERSION}).",
+        files_note(plan, commands_file(plan), "these commands"),
+        f"Run these from the folder that holds {plan.script or 'your code'} and {plan.folder}/: "
+        f"xpk's --script-dir . builds an image of it (xpk {XPK_VERSION}).",
         deadline,
         f"A failed run is restarted whole up to {plan.max_restarts} time(s) (--max-restarts).",
         f"Kueue: xpk labels the JobSet with its LocalQueue {XPK_QUEUE}; the Pods' priority "

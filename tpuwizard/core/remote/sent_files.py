@@ -10,7 +10,8 @@ walks, so they agree by construction. Left out, in this order:
    negation (``!.env``) cannot bring one back: they are left out before the ignore file is
    read, and each is named to the user.
 2. What is never the experiment: version control, environments, caches, run outputs
-   (:data:`NEVER_SENT_DIRS`), and tpuwizard's own state folder when ``TPUWIZARD_HOME`` is inside.
+   (:data:`NEVER_SENT_DIRS`), an export's folder (it holds the job file ``tpuwizard export``
+   wrote), and tpuwizard's own state folder when ``TPUWIZARD_HOME`` is inside.
 3. What the folder's own ``.tpuwizardignore`` names, with ``.gitignore``'s patterns (pathspec's
    GitIgnoreSpec): only the one at the folder's top is read.
 4. What is not a regular file (a FIFO, a socket, a device), and every symbolic link but the
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tpuwizard.core.export_marks import is_export_folder
 from tpuwizard.core.remote.secret_rules import holds_a_secret, secret_by_name
 
 if TYPE_CHECKING:
@@ -138,6 +140,8 @@ def walk(root: Path, script: str | None = None, left: LeftOut | None = None) -> 
                 left.secrets.append(rel + "/")
             elif d in NEVER_SENT_DIRS or here / d == own_state or (here / d).is_symlink():
                 continue
+            elif is_export_folder(here / d):
+                continue  # what tpuwizard export wrote for an engine (core/handover/place.py)
             elif spec is not None and spec.match_file(rel + "/"):
                 left.ignored += 1
             else:

@@ -66,6 +66,21 @@ def _pyenv_versions(version: str) -> list[Path]:
     return sorted(found, key=lambda p: int(p.parent.parent.name.rsplit(".", 1)[1]), reverse=True)
 
 
+def python_version(python: str) -> str:
+    """``python``'s full version (3.12.1), else the version asked of it."""
+    try:
+        done = subprocess.run(
+            [python, "-I", "-S", "-c", "import platform; print(platform.python_version())"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return WORKER_PYTHON
+    found = done.stdout.strip()
+    return found if done.returncode == 0 and found else WORKER_PYTHON
+
+
 @functools.cache
 def find_worker_python(uv: str | None, version: str = WORKER_PYTHON) -> str | None:
     """A Python ``version`` on this computer: ``python3.12`` on PATH, pyenv's, else one uv finds

@@ -152,12 +152,8 @@ def uv(image: dict[str, Any], args: list[str]) -> int:
     if args[:1] == ["venv"]:
         at = _option(args, "--python")
         if at is not None and _managed_python_request(args[at]):
-            # gb:56 a real VM downloads this Python; the sandbox hands over tpuwizard's own.
-            print(
-                f"sandbox: uv would download CPython {args[at]} here; it gets tpuwizard's "
-                f"Python {sys.version.split()[0]} instead",
-                file=sys.stderr,
-            )
+            # gb:56 a real VM downloads this Python; the sandbox hands over tpuwizard's own (the
+            # JAX install below says which Python the worker ends on, in one line).
             args[at] = image["python"]
     elif args[:2] == ["pip", "install"]:
         at = _option(args, "--python")
@@ -166,18 +162,36 @@ def uv(image: dict[str, Any], args: list[str]) -> int:
             return install_other_jax(image, args, args[at], other, env)
         if at is not None:
             layer_packages(image, args[at])
+            if pinned_jax(args) is not None:
+                say_worker(
+                    image["jax"],
+                    f"{sys.version.split()[0]} (tpuwizard's own; a TPU VM's uv gives it "
+                    f"{_worker_python().WORKER_PYTHON})",
+                )
         return uv_install(image, args, env)
     os.execve(image["uv"], [image["uv"], *args], env)
     return 127  # not reached
 
 
-def other_jax(image: dict[str, Any], args: list[str]) -> str | None:
-    """The jax version an install pins, where it is not the one tpuwizard's environment has."""
+def pinned_jax(args: list[str]) -> str | None:
+    """The jax version an install pins (the bootstrap's ``jax[tpu]==X``), if it pins one."""
     for arg in args:
         pinned = re.fullmatch(r"jax(?:\[[\w,]+\])?==([\w.]+)", arg)
-        if pinned and image.get("jax") and pinned.group(1) != image["jax"]:
+        if pinned:
             return pinned.group(1)
     return None
+
+
+def other_jax(image: dict[str, Any], args: list[str]) -> str | None:
+    """The jax version an install pins, where it is not the one tpuwizard's environment has."""
+    pinned = pinned_jax(args)
+    return pinned if pinned and image.get("jax") and pinned != image["jax"] else None
+
+
+def say_worker(jax: str, python: str) -> None:
+    """The one line a practice worker says about itself (issue 55.7): its JAX and its Python;
+    how the sandbox got them stays out of it."""
+    sys.stderr.write(f"sandbox: practice worker: JAX {jax} on Python {python}\n")
 
 
 def _worker_python() -> Any:
@@ -211,10 +225,10 @@ def install_other_jax(
     python = finder.find_worker_python(image["uv"])
     own = sys.version.split()[0]
     if python is None:
-        sys.stderr.write(
-            f"sandbox: jax {version} is not tpuwizard's own ({image['jax']}), and no Python "
-            f"{finder.WORKER_PYTHON} is on this computer for uv to find: this worker stays on "
-            f"tpuwizard's Python {own}\n"
+        say_worker(
+            version,
+            f"{own} (tpuwizard's own: a TPU VM's uv gives it {finder.WORKER_PYTHON}, which this "
+            "computer lacks)",
         )
         return uv_install(image, args, env)
     cache = image.get("uv_cache")
@@ -235,17 +249,9 @@ def install_other_jax(
                 "computer and try again.\n"
             )
             return 1
-    sys.stderr.write(
-        f"sandbox: jax {version} is not tpuwizard's own ({image['jax']}): this worker's venv "
-        "(on tpuwizard's Python, above) is made again on Python "
-        f"{finder.WORKER_PYTHON} ({python}), as a real VM's uv provides "
-        f"it, with the packages of this computer's worker environment {shared}\n"
-        if shared is not None
-        else f"sandbox: jax {version} is not tpuwizard's own ({image['jax']}), and this computer "
-        f"has no worker environment for it: this worker's venv (on tpuwizard's Python, "
-        "above) is made again on Python "
-        f"{finder.WORKER_PYTHON} ({python}), its packages from this computer's uv cache\n"
-    )
+    # The environment's packages (``shared``) or, with none, this computer's uv cache: how
+    # practice gets them is not what the worker is, so the line says only the latter.
+    say_worker(version, f"{finder.python_version(python)}, as on a TPU VM")
     venv = Path(venv_python).parent.parent
     made = subprocess.run(
         [image["uv"], "venv", "--quiet", "--clear", "--python", python, str(venv)],

@@ -28,6 +28,7 @@ from tpuwizard.session.signals import StopSignals, signal_name
 
 if TYPE_CHECKING:
     from tpuwizard.core.kaggle.records import KernelSeen
+    from tpuwizard.core.launch.plan.packages import PackageSpec
 
 KAGGLE_FAULTS_ENV = "TPUWIZARD_KAGGLE_FAULTS"  # practice: the stand-in's faults
 POLL_ENV = "TPUWIZARD_KAGGLE_POLL"  # seconds between status reads (default 5)
@@ -127,10 +128,12 @@ def kaggle_route_for(
     runs: Path,
     fetch: tuple[str, ...] = (),
     max_run_minutes: float | None = None,
+    packages: tuple[PackageSpec, ...] = (),
 ) -> KaggleRoute:
     """A run of ``script`` on Kaggle's TPU (the stand-in in practice: asked for with
     ``sandbox``, or without Kaggle credentials), checked before any call: :class:`BadInput`
-    for a missing script or a folder too large."""
+    for a missing script, a bad package or a folder too large. ``packages``: installed at the
+    kernel's start."""
     from tpuwizard.core.kaggle.kernel import machine_shape
     from tpuwizard.core.kaggle.run import prepare_run
     from tpuwizard.session.session import new_run
@@ -147,6 +150,7 @@ def kaggle_route_for(
         run_id,
         run_dir,
         why is not None,
+        packages=packages,
         practice_why=why or "",
     )
     return KaggleRoute(why is not None, run)

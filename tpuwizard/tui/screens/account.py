@@ -19,6 +19,7 @@ from tpuwizard.session.practice.sandbox import PRACTICE_PROJECT
 from tpuwizard.tui.answers import AccountAnswer
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.widgets.typed_input import TypedInput
+from tpuwizard.words.preflight_text import project_preflight_words
 
 if TYPE_CHECKING:
     from tpuwizard.core.preflight.model import Check
@@ -100,7 +101,9 @@ class AccountScreen(WizardScreen[AccountAnswer]):
     def show_preflight(self, checks: list[Check]) -> None:
         # Next may have been pressed already: neither UNKNOWN nor FAIL holds the walk.
         with contextlib.suppress(NoMatches):
-            self.query_one("#preflight", Static).update(preflight_words(self.project, checks))
+            self.query_one("#preflight", Static).update(
+                project_preflight_words(self.project, checks)
+            )
 
     @on(Switch.Changed, "#practice")
     def say_practice(self, event: Switch.Changed) -> None:
@@ -133,10 +136,3 @@ def practice_label(on: bool) -> str:
     if on:
         return "Practice mode: ON (local sandbox, nothing real, nothing billed)"
     return "Practice mode: OFF (real: creates billed resources)"
-
-
-def preflight_words(project: str, checks: list[Check]) -> str:
-    """A line of counts, then each FAIL with its fix (what would refuse the TPU later)."""
-    counts = {v: sum(c.verdict.value == v for c in checks) for v in ("PASS", "UNKNOWN", "FAIL")}
-    head = f"Preflight of {project}: " + ", ".join(f"{n} {v}" for v, n in counts.items() if n)
-    return "\n".join([head, *(f"  {c.line()}" for c in checks if c.failed)])

@@ -49,8 +49,9 @@ class GkeExportScreen(ModalScreen["list[Written] | None"]):
         with Vertical(id="dialog"):
             yield Static(
                 "[b]Take this to GKE[/b]: tpuwizard writes the commands or files for the "
-                "engine you choose, beside your script. It creates nothing, and its ledger, "
-                "deadline and verified teardown stop there." + (f"\n{why}" if why else ""),
+                "engine you choose into a folder of their own in your script's folder. It "
+                "creates nothing, and its ledger, deadline and verified teardown stop there."
+                + (f"\n{why}" if why else ""),
                 id="gke-intro",
             )
             with RadioSet(id="target"):
@@ -137,7 +138,8 @@ def write_for(
 ) -> list[Written]:
     """Check the plan with the core's rules (BadInput says what to change) and write it.
     ``admission``: the queue, priority class and reservation typed (an empty one: not given)."""
-    from tpuwizard.core.handover.export import default_file, render, write_export
+    from tpuwizard.core.handover.export import placed, render, write_export
+    from tpuwizard.core.handover.place import export_place
     from tpuwizard.core.handover.plan import make_plan
     from tpuwizard.core.launch.plan.packages import package_problems
     from tpuwizard.words.choice_words import all_words
@@ -164,19 +166,24 @@ def write_for(
         priority=typed.get("priority") or None,
         reservation=typed.get("reservation") or None,
     )
-    folder = state.script.parent if state.script is not None else Path.cwd()
-    name = default_file(target, plan)  # in the folder the engine runs from
-    text = render(target, plan, path=name)  # before any file is written: it may refuse the pair
-    # No --force here: a file of the user's in the way is named, and left as it is.
+    # No --out here: the export's own folder in the script's folder (core/handover/place.py).
     fix = "change the Name on Review (the file is named after it)"
-    return write_export(target, plan, text, folder, folder / name, out_fix=fix)
+    place = export_place(target, None, state.script, fix="move it away")
+    plan = placed(plan, place)
+    text = render(target, plan)  # before any file is written: it may refuse the pair
+    # No --force here: a file of the user's in the way is named, and left as it is.
+    return write_export(target, plan, text, place, fix=fix)
 
 
 def written_words(written: list[Written]) -> str:
     """Where the files are, the target's first; nothing was created by writing them."""
     *shipped, main = written
     lines = [f"Wrote {main.what}: [b]{shown_path(main.path)}[/b] (nothing was created)."]
-    lines.append("Beside it: " + ", ".join(f"{w.path.name} ({w.what})" for w in shipped) + ".")
+    lines.append(
+        "Beside it, in its own folder: "
+        + ", ".join(f"{w.path.name} ({w.what})" for w in shipped)
+        + "."
+    )
     lines.append("Its header says what bills while idle and how to tear down.")
     return "\n".join(lines)
 

@@ -14,6 +14,7 @@ from tpuwizard.core.errors import BadInput
 from tpuwizard.core.evidence import notebook
 from tpuwizard.core.evidence.receipt import check_receipt, load_receipt
 from tpuwizard.core.launch.events.colab import COLAB_FREE_TPU
+from tpuwizard.core.launch.plan.packages import PackageSpec, specs_from_field
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.widgets.typed_input import TypedInput
 from tpuwizard.words.colab_text import colab_chip
@@ -28,9 +29,10 @@ def platform_label(title: str, chosen: bool) -> str:
     return f"{title} (chosen)" if chosen else title
 
 
-class NotebookScreen(WizardScreen[tuple[str, Path]]):
-    """Dismissed with where to run the script ("kaggle" or "colab") and the script ("Run it on
-    Kaggle for me", "Run it on Colab for me"), or BACK."""
+class NotebookScreen(WizardScreen["tuple[str, Path, tuple[PackageSpec, ...]]"]):
+    """Dismissed with where to run the script ("kaggle" or "colab"), the script and the packages
+    to install first (Kaggle's only: "Run it on Kaggle for me", "Run it on Colab for me"), or
+    BACK."""
 
     STEP = "Notebook"
     HELP = (
@@ -39,7 +41,9 @@ class NotebookScreen(WizardScreen[tuple[str, Path]]):
         "receipt.json here to check that it proves a TPU run. Or let tpuwizard run your script "
         "on Kaggle's TPU for you (Kaggle credentials needed; without them it practises against "
         "a local stand-in), or on Colab's through Google's colab CLI (without it, and without "
-        "its sign-in, it practises against a local stand-in)."
+        "its sign-in, it practises against a local stand-in). Kaggle installs the Packages "
+        "you give (and a requirements.txt beside the script) at the kernel's start, beside its "
+        "own JAX; Colab's CLI installs none."
     )
 
     def __init__(self, folder: Path, script: Path | None = None) -> None:
@@ -63,6 +67,9 @@ class NotebookScreen(WizardScreen[tuple[str, Path]]):
             yield Button("Check the receipt", id="check")
         yield Static(id="result")
         yield Label("Or your script, run on Kaggle's (or Colab's) TPU by tpuwizard")
+        packages = TypedInput(placeholder="optax, flax (Kaggle only)", id="free-packages")
+        packages.border_title = "Packages: Kaggle installs them; Colab cannot"
+        yield packages
         with Horizontal(id="kaggle-row"):
             default = str(self.script) if self.script else "main.py"
             yield TypedInput(value=default, placeholder="main.py", id="kaggle-script")
@@ -120,9 +127,34 @@ class NotebookScreen(WizardScreen[tuple[str, Path]]):
     def run_on(self, where: str) -> None:
         typed = self.query_one("#kaggle-script", Input).value.strip()
         script = Path(typed).expanduser()
+        said = self.query_one("#kaggle-said", Static)
         if not typed or not script.is_file():
-            self.query_one("#kaggle-said", Static).update(
+            said.update(
                 f"[b]No such file:[/b] {typed or '(empty)'}. Give the path of your Python script."
             )
             return
-        self.dismiss((where, script))
+        asked = self.query_one("#free-packages", Input).value
+        try:
+            packages = free_route_packages(where, asked, script)
+        except BadInput as err:
+            said.update(f"[b]Not run:[/b] {err}")
+            return
+        self.dismiss((where, script, packages))
+
+
+def free_route_packages(where: str, typed: str, script: Path) -> tuple[PackageSpec, ...]:
+    """The Packages field (and a requirements.txt beside the script) for a free route: Kaggle
+    installs them at the kernel's start; Colab's CLI installs none, so a typed one is refused
+    there. A package Kaggle's rules refuse raises :class:`BadInput` saying why."""
+    from tpuwizard.core.kaggle.run import check_packages
+    from tpuwizard.core.launch.plan.packages import gather_packages
+    from tpuwizard.words.colab_text import NO_PACKAGES
+
+    typed_specs = specs_from_field(typed)
+    if where == "colab":
+        if typed_specs:
+            raise BadInput(NO_PACKAGES)
+        return ()
+    specs = (*typed_specs, *gather_packages((), (), script).specs)
+    check_packages(specs)  # Kaggle's rules, as launch --route kaggle --with says them
+    return specs

@@ -19,7 +19,8 @@
 #
 # tpuwizard no longer guards this run: no ledger record, no deadline of its own, no watchdog and no verified teardown past this hand-over. Nothing here deletes what these commands create; run the teardown lines yourself and list what is left afterwards.
 #
-# Run these from the folder that holds train.py, tpu_verify.py and tpuwizard_job.sh: xpk's --script-dir . builds an image of it (xpk 1.16.0).
+# This export wrote three files into export-xpk/: tpuwizard-run-xpk.sh (these commands), tpu_verify.py (the verifier) and tpuwizard_job.sh (the job every VM runs).
+# Run these from the folder that holds train.py and export-xpk/: xpk's --script-dir . builds an image of it (xpk 1.16.0).
 # Your --max-run of 120 minutes is NOT enforced: xpk has no deadline flag. Delete the workload yourself, or use --to jobset, which sets it as each Job's activeDeadlineSeconds.
 # A failed run is restarted whole up to 2 time(s) (--max-restarts).
 # Kueue: xpk labels the JobSet with its LocalQueue multislice-queue; the Pods' priority class is medium (xpk default) (--priority: very-low, low, medium, high, very-high).
@@ -30,8 +31,8 @@
 #    xpk cluster adapt --cluster tpuwizard --zone us-central1-c --tpu-type tpu7x-16 --num-slices 1 --on-demand
 xpk cluster create --cluster tpuwizard --zone us-central1-c --tpu-type tpu7x-16 --num-slices 1 --on-demand --default-pool-cpu-num-nodes 1
 
-# 2. Write the JobSet to tpuwizard-run-jobset.yaml and read it; nothing is applied.
-xpk workload create --cluster tpuwizard --zone us-central1-c --workload tpuwizard-run --tpu-type tpu7x-16 --num-slices 1 --script-dir . --command 'bash tpuwizard_job.sh' --max-restarts 2 --output-manifest-file tpuwizard-run-jobset.yaml --dry-run
+# 2. Write the JobSet to export-xpk/tpuwizard-run-jobset.yaml and read it; nothing is applied.
+xpk workload create --cluster tpuwizard --zone us-central1-c --workload tpuwizard-run --tpu-type tpu7x-16 --num-slices 1 --script-dir . --command 'bash export-xpk/tpuwizard_job.sh' --max-restarts 2 --output-manifest-file export-xpk/tpuwizard-run-jobset.yaml --dry-run
 
 # 3. Run it: bootstrap, verifier (its receipt line is in each VM's log), your script.
-xpk workload create --cluster tpuwizard --zone us-central1-c --workload tpuwizard-run --tpu-type tpu7x-16 --num-slices 1 --script-dir . --command 'bash tpuwizard_job.sh' --max-restarts 2 --output-manifest-file tpuwizard-run-jobset.yaml
+xpk workload create --cluster tpuwizard --zone us-central1-c --workload tpuwizard-run --tpu-type tpu7x-16 --num-slices 1 --script-dir . --command 'bash export-xpk/tpuwizard_job.sh' --max-restarts 2 --output-manifest-file export-xpk/tpuwizard-run-jobset.yaml

@@ -46,5 +46,5 @@ print('"'"'TPUWIZARD '"'"' + json.dumps({'"'"'kind'"'"': '"'"'versions'"'"', '"'
 export COURSE_EXPECT_PLATFORM=tpu
 export JAX_PLATFORMS=tpu
 export TPUWIZARD_RUN_ID=tpuwizard-run
-.tpuwizard/venv/bin/python -u tpu_verify.py --expect tpu --min-devices 4 --receipt .tpuwizard/runs/tpuwizard-run/receipt.json --package optax --num-processes 4 --global-devices 16 --join-timeout 300 || exit $?
+.tpuwizard/venv/bin/python -u export-xpk/tpu_verify.py --expect tpu --min-devices 4 --receipt .tpuwizard/runs/tpuwizard-run/receipt.json --package optax --num-processes 4 --global-devices 16 --join-timeout 300 || exit $?
 .tpuwizard/venv/bin/python -u train.py --steps 100 || exit $?

@@ -72,6 +72,7 @@ class ColabAccount(Event):
     rate_hourly: float | None = None
     assignments: int | None = None
     usage_problem: str = ""  # usage was there but failed: what it said
+    practice: bool = False  # the practice stand-in answered (it plays a version), not Google's
 
 
 @dataclass(frozen=True)

@@ -121,7 +121,8 @@ EVENT_GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
         "`--route colab`, right after `colab_planned`: the colab CLI's `version`, the commands "
         "it lacks (`lacks`: `usage` before 0.8.0), and where it has `usage`, the account's "
         "`balance` (compute units), `rate_hourly` and active `assignments` (every session of "
-        "the account); `usage_problem` where usage failed",
+        "the account); `usage_problem` where usage failed; `practice` where the practice "
+        "stand-in answered (it plays a version)",
         ("launch",),
     ),
     "colab_assignments_after": (
