@@ -248,7 +248,12 @@ def test_everything_after_script_reaches_the_script_unchanged(here, monkeypatch,
         assert fetch == ("out.txt",)  # tpuwizard's own option, before SCRIPT
         return 0
 
-    monkeypatch.setattr(iterate, "open_kept", lambda session, node: SimpleNamespace(name="n"))
+    def no_new_packages(specs: tuple) -> None:
+        assert specs == ()  # a --with after SCRIPT is the script's: nothing to check
+        return None
+
+    kept = SimpleNamespace(name="n", check_packages=no_new_packages)
+    monkeypatch.setattr(iterate, "open_kept", lambda session, node: kept)
     monkeypatch.setattr(iterate, "_run_once", run_once)
 
     def watch_loop(kept, script, once, debounce):
