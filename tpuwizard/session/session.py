@@ -288,6 +288,17 @@ class Session:
         if self.practice and not self.clouds.opened and not practice_mode.is_practice():
             practice_mode.start_lasting_sandbox()
 
+    def keep_practice_alive(self) -> None:
+        """A node was handed over: in practice the sandbox that holds it must outlive this
+        process, whatever ends it next (a stop signal just after, its watchdog's call long
+        after). One this process serves moves now to a lasting sandbox on the same port and
+        token (a price read may have started it before the plan's keep could start a lasting
+        one); a lasting one serves already."""
+        with self._sandbox_lock:
+            server = self._sandbox_server
+            if server is not None and practice_mode.hand_over(server):
+                self._sandbox_server = None
+
     def close(self) -> None:
         """The front end is ending and no launch of it is running. In practice, whatever still
         exists (a node kept, leftovers left running) moves to a lasting sandbox, so it lives on
