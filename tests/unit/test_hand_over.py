@@ -158,3 +158,36 @@ def test_without_a_hand_over_nothing_holds_the_signals_after_the_block(tmp_path,
             pass
     assert held == [] and handle.handed_over is None and deleted == ["Delete now"]
     assert signal.getsignal(signal.SIGTERM) == before
+
+
+@pytest.mark.parametrize(
+    ("practice", "in_process", "elsewhere", "done"),
+    [
+        # a price read opened this process's sandbox first: it moves to a lasting one now, on
+        # its port and token, before the node is made (never two servers on one state)
+        (True, True, False, ["moved, always"]),
+        (True, False, False, ["lasting started"]),  # nothing opened yet: a lasting one
+        (True, False, True, []),  # a lasting (or `sandbox serve`) one serves already
+        (False, False, False, []),  # Google: nothing of practice
+    ],
+)
+def test_a_keep_puts_the_practice_node_in_a_sandbox_that_outlives_the_command(
+    monkeypatch, practice, in_process, elsewhere, done
+):
+    from tpuwizard.session.practice import sandbox as practice_mode
+
+    calls: list[str] = []
+    server = object()
+    monkeypatch.setattr(
+        practice_mode,
+        "hand_over",
+        lambda s, always=False: calls.append("moved, always" if always and s is server else "?"),
+    )
+    monkeypatch.setattr(
+        practice_mode, "start_lasting_sandbox", lambda: calls.append("lasting started")
+    )
+    monkeypatch.setattr(practice_mode, "is_practice", lambda: elsewhere)
+    session = Session(practice=practice)
+    session._sandbox_server = server if in_process else None
+    session.prepare_to_keep()
+    assert calls == done and session._sandbox_server is None

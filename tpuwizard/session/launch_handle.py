@@ -192,8 +192,6 @@ class LaunchHandle:
                 write_outcome(self.plan.run_dir, item, self.summary, self.cancel)
             yield item
         thread.join()
-        if self.handed_over is not None:  # before a later stop can end this process
-            self.session.keep_practice_alive()
 
     def _stopped_before_hand_over(self) -> bool:
         """A stop (a signal, Delete now) came before the launch's Kept event reached the front

@@ -53,8 +53,6 @@ class SessionServices(Protocol):
         self, resources: Sequence[Resource], others_confirmed: bool = False
     ) -> list[TeardownResult]: ...
 
-    def keep_practice_alive(self) -> None: ...
-
 
 class Reaches(Protocol):
     """What the preflight reads through: the project, practice or real, and the clouds."""

@@ -284,20 +284,19 @@ class Session:
 
     def prepare_to_keep(self) -> None:
         """A kept node outlives this process; in practice, so must the sandbox that holds it
-        (its watchdog calls it after this command has exited)."""
-        if self.practice and not self.clouds.opened and not practice_mode.is_practice():
-            practice_mode.start_lasting_sandbox()
-
-    def keep_practice_alive(self) -> None:
-        """A node was handed over: in practice the sandbox that holds it must outlive this
-        process, whatever ends it next (a stop signal just after, its watchdog's call long
-        after). One this process serves moves now to a lasting sandbox on the same port and
-        token (a price read may have started it before the plan's keep could start a lasting
-        one); a lasting one serves already."""
+        (its watchdog calls it after this command has exited, and a stop signal just after the
+        hand-over ends this process). Under the sandbox lock, so that a price read opening the
+        cloud meanwhile starts no sandbox of its own: one it started already moves now to a
+        lasting sandbox on the same port and token (its clients go on working), so two servers
+        never serve the same state and the node is never made in the one that ends with us."""
+        if not self.practice:
+            return
         with self._sandbox_lock:
-            server = self._sandbox_server
-            if server is not None and practice_mode.hand_over(server):
-                self._sandbox_server = None
+            server, self._sandbox_server = self._sandbox_server, None
+            if server is not None:
+                practice_mode.hand_over(server, always=True)
+            elif not practice_mode.is_practice():
+                practice_mode.start_lasting_sandbox()
 
     def close(self) -> None:
         """The front end is ending and no launch of it is running. In practice, whatever still
