@@ -62,21 +62,31 @@ def kept_said(out: Stopped, command: str) -> bool:
 def hold_words_and_outcome(out: Stopped, root: Path, command: str, handed: bool) -> None:
     """The words match what happened, and the summary and exit code say the signal."""
     home, words = root / "state", said(out)
-    assert out.reached and out.code == 143, words[-600:]
+    assert out.reached, words[-600:]
     assert kept_said(out, command) == handed, words[-600:]
-    if handed:  # kept: said so, with what ends it, and listed from the lasting practice cloud
-        assert HANDED in words and DELETING not in words
-        assert "Its watchdog deletes it at" in words.split(HANDED, 1)[1]
-        listed = [r["name"] for r in status(root, TPUWIZARD_HOME=str(home))]
-        assert listed == sorted(sandbox_names(home)) and len(listed) == 1
-    else:  # deleted: said so, verified, nothing of it left
+    if not handed:  # deleted: said so, verified, nothing of it left
+        assert out.code == 143, words[-600:]
         assert DELETING in words and HANDED not in words
-        assert "verified gone" in words.lower()
+        assert "verified gone" in words.lower() and "is up and kept" not in words
         assert sandbox_is_empty(home) and ledger_all_gone(home)
-    if command == "launch --keep":
-        assert "Exit code 143." in words  # the summary, after the hand-over too
-    else:
-        assert ("is up and kept" in words) == handed
+        assert command == "up" or "Exit code 143." in words  # launch's summary
+        return
+    # Kept: listed from the lasting practice cloud after the command, whenever the signal came.
+    there = sandbox_names(home)
+    assert len(there) == 1
+    assert there <= {r["name"] for r in status(root, TPUWIZARD_HOME=str(home))}
+    assert command != "up" or "is up and kept" in words
+    if HANDED not in words:
+        # The signal landed once the command had said everything, its last line the Kept
+        # one, as it exited (on a loaded machine the drill's signal can come that late).
+        assert out.code in (0, 143) and words.rstrip().splitlines()[-1].startswith(
+            "[practice] Kept: "
+        ), words[-600:]
+        return
+    assert out.code == 143 and DELETING not in words, words[-600:]
+    after = words.split(HANDED, 1)[1]
+    assert "Its watchdog deletes it at" in after
+    assert "Exit code 143." in words  # the summary's, or the stop's own words after it
 
 
 @pytest.mark.parametrize("command", ["launch --keep", "up"])
@@ -103,18 +113,21 @@ def test_launch_keep_stopped_just_after_kept_keeps_the_node_and_says_so(tmp_path
         out = stopped(tmp_path, "launch --keep", trigger)
         hold_words_and_outcome(out, tmp_path, "launch --keep", handed=True)
         (finished,) = [e for e in json_events(out) if e["event"] == "finished"]
-        assert finished["exit_code"] == 143 and len(finished["remaining"]) == 1
+        # Its code is the signal's where the signal landed before it was printed; after it, the
+        # summary, or the stop's own words, said "Exit code 143." (hold_words_and_outcome).
+        assert finished["exit_code"] in (0, 143) and len(finished["remaining"]) == 1
     finally:
         clean_up(tmp_path / "state", tmp_path)
 
 
 def test_up_stopped_just_after_kept_leaves_a_node_its_watchdog_still_deletes(tmp_path):
     # Issue 52 item 4: the node outlives the command that the signal ended, in the lasting
-    # practice cloud, and its watchdog (idle 12 s) reaches it there.
+    # practice cloud, and its watchdog (idle 30 s: status, under load, comes first) reaches
+    # it there.
     home = tmp_path / "state"
     trigger = lambda stream, line: stream == "err" and line.startswith("Kept ")  # noqa: E731
     try:
-        out = stopped(tmp_path, "up", trigger, "--idle", "0.2")
+        out = stopped(tmp_path, "up", trigger, "--idle", "0.5")
         hold_words_and_outcome(out, tmp_path, "up", handed=True)
         wait_until(lambda: not sandbox_names(home), 120, "the idle watchdog's delete", 0.5)
     finally:

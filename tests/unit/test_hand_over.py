@@ -83,9 +83,9 @@ def start(tmp_path):
         # a stop while the launch works: before the hand-over, it deletes (said so)
         (ev.ScriptLine, signal.SIGINT, False, LAUNCH_STOP_WORDS, 130),
         # a stop as "Kept" is printed: the node is the user's, kept (said so, with its end)
-        (ev.Kept, signal.SIGTERM, True, handed_over_stop_words(KEPT), 143),
+        (ev.Kept, signal.SIGTERM, True, handed_over_stop_words(KEPT, 143), 143),
         # a stop after Done: kept too, and the summary's code is the signal's
-        (ev.Finished, signal.SIGHUP, True, handed_over_stop_words(KEPT), 129),
+        (ev.Finished, signal.SIGHUP, True, handed_over_stop_words(KEPT, 129), 129),
     ],
 )
 def test_the_kept_event_decides_what_a_stop_does_and_says(
@@ -138,7 +138,9 @@ def test_a_stop_after_the_block_keeps_the_node_and_exits_128_plus_n(tmp_path, mo
     with pytest.raises(SystemExit) as ended:
         signal.raise_signal(signal.SIGTERM)  # as the command says its last lines
     assert ended.value.code == 143 and deleted == []
-    assert said == [f"\nSIGTERM: {handed_over_stop_words(KEPT)}"]
+    # The summary was said already, with another code: the last line says this one.
+    assert said == [f"\nSIGTERM: {handed_over_stop_words(KEPT, 143)}"]
+    assert said[0].endswith("even if this laptop sleeps. Exit code 143.")
     signal.raise_signal(signal.SIGHUP)  # a second one is absorbed
     held[0]()
     assert signal.getsignal(signal.SIGTERM) == before

@@ -450,5 +450,6 @@ def follow_launch(
             show_event(handle.finished, as_json)
             code = handle.finished.exit_code
         priced()
+        handle.settle_stop_after_hand_over()  # one that landed meanwhile: the summary says it
         show_summary(handle.summary, as_json, [k.name for k in handle.summary.kept])
     return received, code

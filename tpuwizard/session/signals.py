@@ -14,6 +14,7 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
@@ -82,12 +83,13 @@ class StopSignals:
 def stop_on_signals(
     handle: LaunchHandle,
     announce: Callable[[str], None],
-    kept_words: Callable[[Kept], str],
+    kept_words: Callable[[Kept, int], str],
     hold_until: Callable[[Callable[[], None]], object] | None = None,
 ) -> Iterator[list[int]]:
     """While inside, a stop signal before the hand-over (``handle.handed_over``) cancels the
     launch at once (its teardown follows, said with ``LAUNCH_STOP_WORDS``); one after it keeps
-    the node, said with ``kept_words`` of its Kept event. However the block is left (an error
+    the node, said with ``kept_words`` of its Kept event and the exit code (a summary said
+    before the signal landed said another). However the block is left (an error
     of the front end's included), the launch's thread has ended by then: a launch that is still
     going is stopped (what it created deleted) and waited for.
 
@@ -99,7 +101,7 @@ def stop_on_signals(
 
     def stop(signum: int) -> str:
         kept = handle.stop_for_signal(signum, signal.Signals(signum).name)
-        return LAUNCH_STOP_WORDS if kept is None else kept_words(kept)
+        return LAUNCH_STOP_WORDS if kept is None else kept_words(kept, for_signal(signum))
 
     signals = StopSignals(announce, LAUNCH_STOP_WORDS, stop)
     with signals:
@@ -112,20 +114,25 @@ def stop_on_signals(
             # Left in place by StopSignals' exit (as what it restores), so that no moment
             # passes with the default handlers; put back at the command's end.
             before = signals.previous
-            signals.previous = dict.fromkeys(STOP_SIGNALS, _exit_kept(announce, kept_words(kept)))
+            late = _exit_kept(announce, partial(kept_words, kept))
+            signals.previous = dict.fromkeys(STOP_SIGNALS, late)
             hold_until(lambda: _put_back(before))
 
 
-def _exit_kept(announce: Callable[[str], None], words: str) -> Callable[[int, Any], None]:
-    """A handler for after the hand-over: the first stop signal says ``words`` (the node stays
-    kept) and ends the command with 128 + N; later ones are absorbed."""
+def _exit_kept(
+    announce: Callable[[str], None], words: Callable[[int], str]
+) -> Callable[[int, Any], None]:
+    """A handler for after the hand-over: the first stop signal says ``words`` of the exit code
+    (the node stays kept; the summary said another code) and ends the command with 128 + N;
+    later ones are absorbed."""
     came: list[int] = []
 
     def exit_kept(signum: int, _frame: FrameType | None) -> None:
         came.append(signum)
         if len(came) == 1:
-            quietly(announce, f"\n{signal.Signals(signum).name}: {words}")
-            raise SystemExit(for_signal(signum))
+            code = for_signal(signum)
+            quietly(announce, f"\n{signal.Signals(signum).name}: {words(code)}")
+            raise SystemExit(code)
 
     return exit_kept
 

@@ -580,9 +580,11 @@ NOT_KEPT_WORDS = {
 }
 
 
-def handed_over_stop_words(event: ev.Kept) -> str:
-    """A stop signal after the node was handed over: it stays, and what ends it."""
-    return f"{event.name} was handed over already: it stays kept.{kept_guard_words(event)}"
+def handed_over_stop_words(event: ev.Kept, exit_code: int | None = None) -> str:
+    """A stop signal after the node was handed over: it stays, and what ends it; with
+    ``exit_code``, the code the command now ends with (its summary was said already)."""
+    ended = f" Exit code {exit_code}." if exit_code is not None else ""
+    return f"{event.name} was handed over already: it stays kept.{kept_guard_words(event)}{ended}"
 
 
 def kept_guard_words(event: ev.Kept) -> str:
