@@ -134,8 +134,9 @@ def pytest_configure(config: pytest.Config) -> None:
 # and every behaviour in them is also proven against the in-memory cloud on every run.
 # TPUWIZARD_DRILL=all runs them all (before a release, or when a change touches them).
 ROTATING_PER_RUN: dict[str, int] = {
-    "signal-drill": 10,  # of 46: a stop signal at each point of launch, up, run, the wizard,
-    # and while a stall is waited for or handled, or Autocheckpoint's v2alpha1 create is made
+    "signal-drill": 10,  # of 51: a stop signal at each point of launch, up, run, the wizard,
+    # and while a stall is waited for or handled, or Autocheckpoint's v2alpha1 create is made;
+    # just before and just after the hand-over (Kept), and a keep whose bootstrap fails
     "program-fit": 4,  # of 16: fit --program compiling real JAX programs per topology
     "resume-e2e": 3,  # of 12: spot runs preempted (or sent SIGTERM) and resumed bit for bit,
     # in the wizard too

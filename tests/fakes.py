@@ -439,3 +439,13 @@ def checked(plan: Any) -> Any:
     asked = LaunchAnswers(plan.slice, plan.zone, plan.project, plan.route, plan.backend)
     choice = BackendChoice(plan.backend, "", "")
     return CheckedPlan(asked, plan, choice, ready_timeout_s(plan.route))
+
+
+def proven_workers(monkeypatch: Any) -> None:
+    """The in-memory workers set up and pass the verifier (a :class:`FakeTransport` runs
+    nothing): a launch that keeps its node hands it over only once it is proven
+    (core/launch/lifecycle/ending.py), so a test of what a kept node leaves needs this."""
+    from tpuwizard.core.launch.lifecycle.on_workers import WorkerSteps
+
+    monkeypatch.setattr(WorkerSteps, "bootstrap", lambda self, transport: None)
+    monkeypatch.setattr(WorkerSteps, "verify", lambda self, t: setattr(self, "receipt_ok", True))

@@ -239,23 +239,20 @@ def run_case(case: Case, root: Path, delay: float = 0.3, create_delay: float = 2
     try:
         stopped = stop_at(argv, cwd, environ, trigger, case.sig)
         if handed_over(case, stopped):
-            # Said Kept before the signal landed: the node was the user's to keep. Nothing of
-            # this launch may be left billing unsaid, so only the exit code is held here; in
-            # practice the kept node may go with the practice cloud the signal ends.
-            return judge(
-                case, stopped, home, cwd, left_expected=min(len(sandbox_names(home)), 1), kept=True
-            )
+            # Said Kept before the signal landed: the node was handed over, so the stop keeps
+            # it (said so), and the lasting practice cloud holds it after the command.
+            return judge(case, stopped, home, cwd, left_expected=1, kept=True)
         return judge(case, stopped, home, cwd, left_expected=0)
     finally:
         clean_up(home, cwd)
 
 
 def handed_over(case: Case, stopped: Stopped) -> bool:
-    """Whether ``launch --keep`` said Kept before the signal stopped it.
+    """Whether ``launch --keep`` said Kept (its hand-over) before the signal stopped it.
 
     The "receipt" point is a line the launch prints and goes on from: on a loaded machine the
     hand-over can come before the signal lands, and a node handed over stays (the user asked
-    to keep it). Not said Kept, a stop deletes it: that is what the drill holds."""
+    to keep it). Not said Kept, a stop deletes it: the drill holds both (issue 56 item 5)."""
     if case.command != "launch --keep" or case.sig not in STOP_SIGNALS:
         return False
     kept = ev.Kept.event_name()

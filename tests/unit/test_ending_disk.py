@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.fakes import MemoryCloud, checked
+from tests.fakes import MemoryCloud, checked, proven_workers
 from tests.unit.test_launch_safety import RUN, ZONE, make_plan, make_runtime
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.exit_codes import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_TEARDOWN
@@ -60,7 +60,8 @@ def of(events, kind):
     return [e for e in events if isinstance(e, kind)]
 
 
-def test_a_keep_the_disk_refuses_keeps_the_node_says_it_bills_and_exits_4(tmp_path):
+def test_a_keep_the_disk_refuses_keeps_the_node_says_it_bills_and_exits_4(tmp_path, monkeypatch):
+    proven_workers(monkeypatch)
     cloud = MemoryCloud()
     code, events, summary, ledger = run(tmp_path, cloud, "kept", keep=True)
     assert (ZONE, "tpu-a") in cloud.nodes and cloud.nodes[(ZONE, "tpu-a")].state == "READY"
@@ -127,6 +128,7 @@ def test_an_intent_the_disk_refuses_creates_nothing_and_exits_2(tmp_path):
 
 
 def test_a_launch_that_dies_in_its_ending_says_what_the_cloud_still_lists(tmp_path, monkeypatch):
+    proven_workers(monkeypatch)
     """Whatever breaks the ending, "Nothing was created" is never said beside a node the
     cloud lists: the handle checks this launch's records against it."""
     from tpuwizard.session import runtime as session_runtime
@@ -155,7 +157,8 @@ def test_a_launch_that_dies_in_its_ending_says_what_the_cloud_still_lists(tmp_pa
     assert RUN in finished.run_dir
 
 
-def test_teardown_says_verified_gone_and_where_a_refused_gone_record_is_held(tmp_path):
+def test_teardown_says_verified_gone_and_where_a_refused_gone_record_is_held(tmp_path, monkeypatch):
+    proven_workers(monkeypatch)
     """`down` and `teardown`: the verdict is the cloud's list's; the held record is said."""
     from pathlib import Path
 

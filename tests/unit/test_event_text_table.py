@@ -838,6 +838,37 @@ CASES = [
     ),
     (
         "cli",
+        ev.NotKept("tpuwizard-k", ev.NotKeptBecause.UNGUARDED),
+        [
+            (
+                "Not kept: tpuwizard-k's watchdog, which the plan promised, was never armed "
+                "(the run ended first, or arming failed); deleting it now, verified by listing "
+                "(only --no-watchdog keeps a node unguarded)."
+            ),
+        ],
+    ),
+    (
+        "cli",
+        ev.NotKept("tpuwizard-k", ev.NotKeptBecause.NEVER_CREATED),
+        [
+            (
+                "Not kept: tpuwizard-k was never seen created, so nothing of this run is handed "
+                "over; deleting whatever of it may exist, verified by listing."
+            ),
+        ],
+    ),
+    (
+        "cli",
+        ev.NotKept("tpuwizard-k", ev.NotKeptBecause.UNPROVEN),
+        [
+            (
+                "Not kept: tpuwizard-k failed its setup or its checks (said above), so no run "
+                "could use it; deleting it now, verified by listing."
+            ),
+        ],
+    ),
+    (
+        "cli",
         ev.Kept("tpuwizard-k", "us-central1-a", "tpuwizard down tpuwizard-k", 4.8),
         [
             (

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import pytest
 
-from tests.fakes import MemoryCloud
+from tests.fakes import MemoryCloud, proven_workers
 from tests.unit.test_launch_safety import RUN, ZONE, make_plan, make_runtime
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.launch.events import launch_events as ev
@@ -91,8 +91,9 @@ def test_a_refusing_disk_leaves_the_earlier_file_whole(tmp_path, monkeypatch):
 
 
 @pytest.fixture
-def kept(tmp_path):
+def kept(tmp_path, monkeypatch):
     """A launch that kept its node, as `up` does: its run folder and the cloud that holds it."""
+    proven_workers(monkeypatch)
     cloud = MemoryCloud()
     plan = replace(make_plan(tmp_path), keep=True)
     rt = make_runtime(tmp_path, cloud)

@@ -208,9 +208,14 @@ def test_keep_asked_for_by_the_user_stands_even_though_it_stops_the_launch(tmp_p
     assert on_disk(tmp_path)[-1] == ("tpu-a", RUN, "kept")
 
 
-def test_a_kept_flex_start_node_records_the_deadline_google_ends_it_at(tmp_path):
+def test_a_kept_flex_start_node_records_the_deadline_google_ends_it_at(tmp_path, monkeypatch):
     from dataclasses import replace
 
+    from tpuwizard.core.launch.lifecycle.on_workers import WorkerSteps
+
+    # Set up and verified (only a proven node is handed over: test_keep_guarded.py).
+    monkeypatch.setattr(WorkerSteps, "bootstrap", lambda self, transport: None)
+    monkeypatch.setattr(WorkerSteps, "verify", lambda self, t: setattr(self, "receipt_ok", True))
     plan = replace(make_plan(tmp_path, "flex"), keep=True, max_run_minutes=30)
     events: list = []
     run_launch(plan, make_runtime(tmp_path, MemoryCloud()), events.append, CancelToken())

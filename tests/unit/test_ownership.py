@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from google.api_core import exceptions as gx
 
-from tests.fakes import MemoryCloud, foreign_node
+from tests.fakes import FakeTransport, MemoryCloud, foreign_node, proven_workers
 from tpuwizard.core.cloud.types import OWNER_LABEL, RUN_LABEL, NodeRequest
 from tpuwizard.core.errors import RemoteError
 from tpuwizard.core.launch.events import launch_events as ev
@@ -23,8 +23,8 @@ def unreachable(node: object) -> object:
     raise RemoteError("the workers cannot be reached (the test stops here)")
 
 
-def launch(tmp_path, cloud, ledger, run_id="run-2", **plan_fields):
-    rt = Runtime(cloud, ledger, unreachable, BootstrapPlan(), poll=0.0, owner=OURS)
+def launch(tmp_path, cloud, ledger, run_id="run-2", reach=unreachable, **plan_fields):
+    rt = Runtime(cloud, ledger, reach, BootstrapPlan(), poll=0.0, owner=OURS)
     plan = LaunchPlan("v5litepod-4", ZONE, PROJECT, run_id, tmp_path / run_id, **plan_fields)
     seen: list[ev.Event] = []
     code = run_launch(plan, rt, seen.append)
@@ -67,10 +67,16 @@ def test_a_409_on_a_hand_made_node_never_deletes_it_even_when_the_next_read_fail
     assert seen[-1].remaining == []  # type: ignore[attr-defined]
 
 
-def test_a_spot_launch_on_the_name_of_a_kept_request_leaves_it_and_its_record_alone(tmp_path):
+def test_a_spot_launch_on_the_name_of_a_kept_request_leaves_it_and_its_record_alone(
+    tmp_path, monkeypatch
+):
+    proven_workers(monkeypatch)  # the first launch is set up and verified: it keeps its request
     cloud = MemoryCloud(project=PROJECT)
     ledger = Ledger(tmp_path / "ledger.jsonl")
-    code, _ = launch(tmp_path, cloud, ledger, "run-1", name="mine", route="spot", keep=True)
+    reached = lambda node: FakeTransport(len(node.endpoints))  # noqa: E731
+    code, _ = launch(
+        tmp_path, cloud, ledger, "run-1", reached, name="mine", route="spot", keep=True
+    )
     kept = cloud.queued[(ZONE, "mine-qr")]
     code, seen = launch(tmp_path, cloud, ledger, "run-2", name="mine", route="spot")
     assert code == 3

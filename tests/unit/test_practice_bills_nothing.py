@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import pytest
 
-from tests.fakes import MemoryCloud
+from tests.fakes import MemoryCloud, proven_workers
 from tests.unit.test_launch_safety import ZONE, make_plan, make_runtime
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.launch.events import launch_events as ev
@@ -67,7 +67,8 @@ def said(events: list[ev.Event], practice: bool) -> list[str]:
 
 
 @pytest.mark.parametrize("practice", [True, False])
-def test_one_decision_says_what_bills_and_practice_bills_nothing(tmp_path, practice):
+def test_one_decision_says_what_bills_and_practice_bills_nothing(tmp_path, monkeypatch, practice):
+    proven_workers(monkeypatch)
     lines = said(kept_launch(tmp_path, practice), practice)
     claims = [line for line in lines if BILLS.search(line)]
     if practice:

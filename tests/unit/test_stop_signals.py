@@ -32,6 +32,7 @@ from tpuwizard.session.signals import (
     exit_code,
     stop_on_signals,
 )
+from tpuwizard.words.event_text import handed_over_stop_words
 
 
 class GoneTerminal(io.StringIO):
@@ -171,7 +172,7 @@ def test_a_hangup_during_the_script_deletes_once_and_exits_129_on_a_gone_termina
     fake_launch(monkeypatch, deleted, hang_up=True)
     handle = start(tmp_path)
     code = 0
-    with stop_on_signals(handle, say) as received:
+    with stop_on_signals(handle, say, handed_over_stop_words) as received:
         for event in handle.events():
             show_event(event, as_json=False)
             if isinstance(event, ev.Finished):
@@ -200,7 +201,7 @@ def test_a_front_end_that_fails_mid_launch_leaves_only_after_the_launch_stopped(
     deleted: list[str] = []
     fake_launch(monkeypatch, deleted)
     handle = start(tmp_path)
-    with pytest.raises(RuntimeError), stop_on_signals(handle, eio):
+    with pytest.raises(RuntimeError), stop_on_signals(handle, eio, handed_over_stop_words):
         for _event in handle.events():
             raise RuntimeError("a bug in the front end")
     assert not handle.running  # no thread of it outlives its command with a node alive

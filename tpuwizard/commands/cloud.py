@@ -44,6 +44,8 @@ from tpuwizard.core.exit_codes import EXIT_CLOUD
 from tpuwizard.core.routes import Route
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from tpuwizard.core.launch.plan.answers import LaunchAnswers
     from tpuwizard.core.launch.plan.checked import CheckedPlan
     from tpuwizard.session.launch_handle import LaunchHandle
@@ -268,9 +270,7 @@ def launch(
     for line in before_create_notes(prepared, checked):
         (say if as_json else click.echo)(line)
     handle = session.start_launch(checked)
-    received, code = follow_launch(handle, as_json)
-    prices.finish()  # the summary names the prices its figures were priced at
-    show_summary(handle.summary, as_json, [k.name for k in handle.summary.kept])
+    received, code = follow_launch(handle, as_json, prices.finish)
     sys.exit(exit_code(received, code))
 
 
@@ -422,28 +422,35 @@ def before_create_notes(prepared: Prepared, checked: CheckedPlan) -> list[str]:
     return notes + (prepared.watchdog.lines() if prepared.watchdog is not None else [])
 
 
-def follow_launch(handle: LaunchHandle, as_json: bool) -> tuple[list[int], int]:
-    """Each event said as it comes (its Finished last); a stop signal deletes what --keep kept
-    before it was handed over. Returns the stop signals received and the launch's exit code."""
+def follow_launch(
+    handle: LaunchHandle, as_json: bool, priced: Callable[[], None]
+) -> tuple[list[int], int]:
+    """Each event said as it comes (its Finished last), then the summary (``priced`` first: it
+    names the prices its figures were priced at). A stop signal before the hand-over deletes
+    what --keep kept as it landed; one after it keeps the node, and the summary still comes.
+    Returns the stop signals received and the launch's exit code."""
     from tpuwizard.core.launch.events.launch_events import Finished, Kept
     from tpuwizard.session.signals import stop_on_signals
+    from tpuwizard.words.event_text import handed_over_stop_words
 
     code = EXIT_CLOUD
-    with stop_on_signals(handle, say) as received:
-        ended: list[Finished] = []  # after a stop signal, Finished says 128 + it already
+    hold = click.get_current_context().call_on_close
+    with stop_on_signals(handle, say, handed_over_stop_words, hold) as received:
         for event in handle.events():
-            if isinstance(event, Finished):
-                ended.append(event)  # said last: a stop may yet delete what --keep kept
-            elif not (received and isinstance(event, Kept)):  # a stop came first: not kept
+            if isinstance(event, Kept) and handle.handed_over is not event:
+                continue  # a stop came first: not kept (deleted below)
+            if not isinstance(event, Finished):  # said last: a stop may yet delete what --keep kept
                 show_event(event, as_json)
-        # --keep hands the node over with the summary below: a stop before it deletes, as
-        # during the launch and as `up`'s does, so "deleting what this run created" holds.
-        for event in handle.delete_kept_after_stop() if received else ():
-            if isinstance(event, Finished):
-                ended.append(event)
-            else:
+        # --keep hands the node over with its Kept event: a stop before it deletes, as during
+        # the launch and as `up`'s does, so "deleting what this run created" holds.
+        for event in handle.delete_kept_after_stop():
+            if not isinstance(event, Finished):
                 show_event(event, as_json)
-        for event in ended[-1:]:
-            show_event(event, as_json)
-            code = event.exit_code
+        handle.settle_stop_after_hand_over()
+        if handle.finished is not None:
+            show_event(handle.finished, as_json)
+            code = handle.finished.exit_code
+        priced()
+        handle.settle_stop_after_hand_over()  # one that landed meanwhile: the summary says it
+        show_summary(handle.summary, as_json, [k.name for k in handle.summary.kept])
     return received, code

@@ -164,9 +164,11 @@ def up(
     checked = checked_or_exit(prepared, as_json)
     for line in prepared.notes:
         say(line)
-    kept, unrecorded = keep_when_up(session, session.start_launch(checked), as_json)
+    kept, unrecorded, stopped = keep_when_up(session, session.start_launch(checked), as_json)
     if as_json:  # the node is handed over: its Kept event is the stream's last line
         click.echo(json.dumps(json_event(kept)))
+    if stopped is not None:  # a stop signal after the hand-over: kept, and 128 + N
+        sys.exit(stopped)
     if unrecorded:
         sys.exit(EXIT_TEARDOWN)
 
@@ -224,55 +226,60 @@ def up_answers(
     )
 
 
-def keep_when_up(session: Session, handle: LaunchHandle, as_json: bool) -> tuple[ev.Kept, bool]:
+def keep_when_up(
+    session: Session, handle: LaunchHandle, as_json: bool
+) -> tuple[ev.Kept, bool, int | None]:
     """Follow up's launch to its kept node and hand it over: its first heartbeat, and the lines
-    that say how to use it and how it ends. A launch that did not keep it (or a stop signal
-    before the hand-over) deletes what it made and exits. Returns its Kept event, and whether
-    the disk refused its kept record (kept all the same: said, exit 4)."""
+    that say how to use it and how it ends. The hand-over is the launch's Kept event
+    (``handle.handed_over``): a launch that did not keep it, or a stop signal before it,
+    deletes what it made and exits; a stop after it keeps the node, says so, and the lines
+    still come before the exit (128 + N). Returns its Kept event, whether the disk refused its
+    kept record (kept all the same: said, exit 4), and the code a stop signal after the
+    hand-over ends the command with (None: none came)."""
     from tpuwizard.session.signals import exit_code, stop_on_signals
+    from tpuwizard.words.event_text import handed_over_stop_words
 
     plan = handle.plan
-    with stop_on_signals(handle, say) as received:
-        kept, unrecorded, code = _up_events(handle, as_json)
-        handed = kept is not None and (code == EXIT_OK or (unrecorded and code == EXIT_TEARDOWN))
-        # Until the last line below is printed the node has not been handed over: a stop
-        # signal now still means delete, as it did during the launch.
-        if not received and handed and not unrecorded:  # (a refusing disk: no beat's book)
+    hold = click.get_current_context().call_on_close
+    with stop_on_signals(handle, say, handed_over_stop_words, hold) as received:
+        unrecorded, code = _up_events(handle, as_json)
+        handed = handle.handed_over
+        if handed is None:  # not kept, or a stop came first: nothing of it may stay
+            delete_kept(session, plan.node_name, plan.run_id)
+            sys.exit(exit_code(received, code if code != EXIT_OK else EXIT_FAILED))
+        if not received and not unrecorded:  # (a refusing disk: no beat's book)
             kept_node = open_kept(session, plan.node_name)  # preempted already: deleted, said
             with cloud_errors():
                 kept_node.heartbeat()  # the idle time counts from now
-        if received or not handed or kept is None:
-            delete_kept(session, plan.node_name)
-            sys.exit(exit_code(received, code if code != EXIT_OK else EXIT_FAILED))
-        kept_said(kept.node or kept.name)  # its Kept line said how it ends and what ends it
+        kept_said(handed.node or handed.name)  # its Kept line said how it ends and what ends it
         for line in _kept_lines(plan, session.practice, unrecorded):
             say(line)
-    return kept, unrecorded
+    # A stop after the hand-over: kept, said; the command exits 128 + N once it has said all.
+    return handed, unrecorded, exit_code(received, code) if received else None
 
 
-def _up_events(handle: LaunchHandle, as_json: bool) -> tuple[ev.Kept | None, bool, int]:
-    """Each event said as it comes (Kept's JSON line waits for the hand-over); a watchdog that
-    could not be armed deletes the node. Returns the Kept event, whether the disk refused its
-    record, and the launch's exit code."""
+def _up_events(handle: LaunchHandle, as_json: bool) -> tuple[bool, int]:
+    """Each event said as it comes (Kept's JSON line waits for the hand-over; a Kept a stop
+    came before is not said: it is deleted); a watchdog that could not be armed deletes the
+    node. Returns whether the disk refused its kept record, and the launch's exit code."""
     from tpuwizard.core.launch.events import launch_events as ev
 
-    kept: ev.Kept | None = None
     unrecorded = False  # the disk refused its kept record: kept all the same, said, exit 4
     code = EXIT_CLOUD
     for event in handle.events():
+        if isinstance(event, ev.Kept) and handle.handed_over is not event:
+            continue  # a stop came first: not handed over, deleted after the stream
         # Kept's JSON line is the last one, printed once the node is handed over.
         show_event(event, as_json and not isinstance(event, ev.Kept), result=False)
         if isinstance(event, ev.Watchdog) and not event.armed:
             say("Refusing to keep a node that nothing would delete: deleting it now.")
             say("(Give --no-watchdog to keep it anyway; then only `tpuwizard down` ends it.)")
             handle.delete_now("the idle-deadline watchdog could not be armed")
-        elif isinstance(event, ev.Kept):
-            kept = event
         elif isinstance(event, ev.LedgerRecordHeld) and event.op == "kept":
             unrecorded = True
         elif isinstance(event, ev.Finished):
             code = event.exit_code
-    return kept, unrecorded, code
+    return unrecorded, code
 
 
 def _kept_lines(plan: LaunchPlan, practice: bool, unrecorded: bool) -> list[str]:

@@ -16,12 +16,18 @@ if TYPE_CHECKING:
     from tpuwizard.session.session import Session
 
 
-def delete_kept(session: Session, name: str) -> None:
+def delete_kept(session: Session, name: str, run_id: str | None = None) -> None:
     """Delete the kept node ``name`` and verify it is gone (a failed ``up``, or the end of a
-    watch); a node that failed its setup or verification is no use for iterating."""
+    watch); a node that failed its setup or verification is no use for iterating. With
+    ``run_id``, only that run's record: another run's node of the same name (two ``up --name
+    X`` at once) is that run's."""
     from tpuwizard.words.bill_words import may_still_bill
 
-    entries = [e for e in session.kept.entries() if name in (e.resource.name, e.resource.node_id)]
+    entries = [
+        e
+        for e in session.kept.entries()
+        if name in (e.resource.name, e.resource.node_id) and run_id in (None, e.resource.run_id)
+    ]
     for result in session.delete([e.resource for e in entries]):
         may = may_still_bill(session.practice)
         verdict = "verified gone" if result.verified else f"NOT verified gone; {may}"

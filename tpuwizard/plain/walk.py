@@ -59,6 +59,7 @@ from tpuwizard.words.course_text import fetch_note
 from tpuwizard.words.event_text import (
     SCRIPT_TAIL,
     describe,
+    handed_over_stop_words,
     refusal_text,
 )
 from tpuwizard.words.figures import count, price_footnote
@@ -413,7 +414,7 @@ class PlainWizard:
 
     def launch(self, handle: LaunchHandle) -> int:
         code = 3
-        with stop_on_signals(handle, self.say) as received:
+        with stop_on_signals(handle, self.say, handed_over_stop_words) as received:
             for event in handle.events():
                 raw = isinstance(event, BootstrapLine | VerifierLine | ScriptLine)
                 for line in describe(event, "plain"):

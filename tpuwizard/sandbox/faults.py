@@ -48,6 +48,10 @@ Keys:
   unauthenticated=N     the next N requests answer 401
   read_error=N          the next N reads (GET requests) answer 500: an internal error, which the
                         client does not retry
+  bootstrap_fail=N      the next N VMs to boot (a node's workers together, or a Compute Engine
+                        instance) fail every bootstrap: their uv installs nothing, with uv's words
+                        for a full boot disk (os error 28); SSH and the watchdog, which install
+                        nothing, work. Whatever packages were asked for
 
 What the preflight reads (docs/preflight-sandbox.md has every path and body). These change the
 project, not the next N requests, and none of the counted keys above answer the preflight's APIs
@@ -154,6 +158,7 @@ COUNTED = (
     "create_rate",
     "unauthenticated",
     "read_error",
+    "bootstrap_fail",
     "staging_error",
     "vm_failure",
 )

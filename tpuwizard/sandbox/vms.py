@@ -147,8 +147,12 @@ class VirtualMachines:
         # google-behaviour.md:52-56: the VMs run Google's image (Python 3.10, no venv, no uv);
         # :14 without external addresses they have no route to package indexes either.
         external = bool(node.get("networkConfig", {}).get("enableExternalIps"))
+        node["_install_fails"] = self.faults.take("bootstrap_fail")
         image.install_image(
-            self.worker_home(node["name"], 0).parent, self.routes_out(node, external), self.wheels
+            self.worker_home(node["name"], 0).parent,
+            self.routes_out(node, external),
+            self.wheels,
+            node["_install_fails"],
         )
 
     def routes_out(self, resource: dict[str, Any], external: bool) -> bool:
@@ -168,7 +172,8 @@ class VirtualMachines:
         node["networkEndpoints"] = google.endpoints(len(node["networkEndpoints"]), external)
         if node.get("_booted"):
             folder = self.worker_home(node["name"], 0).parent
-            image.install_image(folder, self.routes_out(node, external), self.wheels)
+            fails = bool(node.get("_install_fails"))
+            image.install_image(folder, self.routes_out(node, external), self.wheels, fails)
 
     def remove_node(self, name: str) -> None:
         """The node ``name`` is gone: its record, and its VMs with their processes and folders."""
@@ -192,7 +197,10 @@ class VirtualMachines:
         folder = self.instance_folder(record["_name"])
         (folder / "w0").mkdir(parents=True, exist_ok=True)
         image.install_image(
-            folder, self.routes_out({"name": record["_name"]}, external), self.wheels
+            folder,
+            self.routes_out({"name": record["_name"]}, external),
+            self.wheels,
+            self.faults.take("bootstrap_fail"),
         )
 
     def stop_instance(self, name: str, remove: bool) -> None:

@@ -39,6 +39,10 @@ class LaunchHandle:
         self.reruns: Reruns | None = None
         self.exit_after_stop: int | None = None  # the code the process exits with after a stop
         self.exit_after_keep: int | None = None  # ... and after the user's Keep, once kept
+        # The hand-over: the launch's Kept event, once it reached the front end with no stop
+        # before it. The one fact a stop signal reads: before it, a stop deletes what this
+        # launch created; after it, the node is the user's and the stop keeps it.
+        self.handed_over: ev.Kept | None = None
         self._thread: threading.Thread | None = None
 
     @property
@@ -85,10 +89,28 @@ class LaunchHandle:
             self.exit_after_stop = exit_code
         self.cancel.set(reason)
 
-    def stop_for_signal(self, signum: int, name: str) -> None:
-        """A stop signal: delete now; the process exits 128 + the first signal. One after the
-        launch kept its node, before the front end handed it over: ``delete_kept_after_stop``."""
-        self.delete_now(name, for_signal(signum))
+    def stop_for_signal(self, signum: int, name: str) -> ev.Kept | None:
+        """A stop signal; the process exits 128 + the first one either way. Before the
+        hand-over it deletes now (one that lands as the launch keeps its node, before the
+        hand-over: ``delete_kept_after_stop``); returns None then. After it, the node stays
+        kept: returns its Kept event, and the launch's ``Finished`` says the code."""
+        if self.handed_over is None:
+            self.delete_now(name, for_signal(signum))
+            return None
+        if self.exit_after_stop is None:
+            self.exit_after_stop = for_signal(signum)
+        return self.handed_over
+
+    def settle_stop_after_hand_over(self) -> None:
+        """A stop signal after the hand-over that came after ``Finished`` too: ``Finished``,
+        the summary and ``outcome.json`` say the code the process exits with."""
+        finished, code = self.finished, self.exit_after_stop
+        if self.handed_over is None or finished is None or code is None:
+            return
+        if finished.exit_code != code:
+            self.finished = dataclasses.replace(finished, ok=False, exit_code=code)
+            self.summary.finished = self.finished
+            write_outcome(self.plan.run_dir, self.finished, self.summary, self.cancel)
 
     def stop_and_wait(self) -> None:
         """However its front end ends, the launch has ended before it does: one still going
@@ -161,6 +183,8 @@ class LaunchHandle:
                 continue
             if isinstance(item, ev.Finished):
                 item = self._with_exit_code(item)
+            if isinstance(item, ev.Kept) and not self._stopped_before_hand_over():
+                self.handed_over = item  # from here a stop keeps it
             self.session.billing.apply(item)
             self.summary.apply(item)
             if isinstance(item, ev.Finished):
@@ -169,13 +193,21 @@ class LaunchHandle:
             yield item
         thread.join()
 
+    def _stopped_before_hand_over(self) -> bool:
+        """A stop (a signal, Delete now) came before the launch's Kept event reached the front
+        end: what the launch kept as the stop landed is deleted (``delete_kept_after_stop``).
+        The user's own Keep (the wizard's) is no such stop."""
+        return self.cancel.is_set() and not self.cancel.keep
+
     def delete_kept_after_stop(self) -> Iterator[ev.Event]:
         """A stop signal after the launch kept its node (``plan.keep``: ``launch --keep``) but
         before the front end handed it over: the stop means delete, as it does for ``up``.
         Deletes what this launch kept, verified, and yields what became of each, then a
         ``Finished`` that says what is left. A Keep the user chose (the wizard's) stands."""
-        stopped = self.cancel.is_set() and self.exit_after_stop is not None
-        if not stopped or self.finished is None or self.cancel.keep or not self.plan.keep:
+        stopped = self._stopped_before_hand_over() and self.exit_after_stop is not None
+        if not stopped or self.handed_over is not None or self.finished is None:
+            return
+        if not self.plan.keep:
             return
         kept = [
             e.resource

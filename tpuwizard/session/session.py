@@ -286,14 +286,20 @@ class Session:
 
     def prepare_to_keep(self) -> None:
         """A kept node outlives this process; in practice, so must the sandbox that holds it
-        (its watchdog calls it after this command has exited).
-
-        Under the lock that opening a cloud takes: a price read or a heartbeat opening the cloud
-        on a thread at the same moment would otherwise start a second sandbox in this process,
-        and the node, its client and its watchdog's token could each be another one's (the
-        watchdog then refused with 401, or left calling a port nobody serves any more)."""
+        (its watchdog calls it after this command has exited, and a stop signal just after the
+        hand-over ends this process). Under the lock that opening a cloud takes, so that a price
+        read opening the cloud meanwhile starts no sandbox of its own: one it started already
+        moves now to a lasting sandbox on the same port and token (its clients go on working).
+        Two servers never serve the same state, and the node, its client and its watchdog's token
+        are never each another one's (the watchdog was refused with 401, or called a port nobody
+        served any more: the CI's red run)."""
+        if not self.practice:
+            return
         with self._sandbox_lock:
-            if self.practice and not self.clouds.opened and not practice_mode.is_practice():
+            server, self._sandbox_server = self._sandbox_server, None
+            if server is not None:
+                practice_mode.hand_over(server, always=True)
+            elif not self.clouds.opened and not practice_mode.is_practice():
                 practice_mode.start_lasting_sandbox()
 
     def close(self) -> None:

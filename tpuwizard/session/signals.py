@@ -14,6 +14,7 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,7 @@ from tpuwizard.session.gone_terminal import quietly
 
 if TYPE_CHECKING:
     from tpuwizard.core.cancel import CancelToken
+    from tpuwizard.core.launch.events.launch_events import Kept
     from tpuwizard.session.launch_handle import LaunchHandle
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -39,7 +41,7 @@ class StopSignals:
         self,
         announce: Callable[[str], None],
         words: str,
-        on_stop: Callable[[int], None] | None = None,
+        on_stop: Callable[[int], str | None] | None = None,
         absorb_after: bool = True,
     ) -> None:
         self.announce, self.words, self.on_stop = announce, words, on_stop
@@ -59,11 +61,12 @@ class StopSignals:
             return  # absorbed: the stop under way is the first signal's
         self.first = signum
         self.ended.set()
+        words = self.words
         try:
-            if self.on_stop is not None:
-                self.on_stop(signum)  # before any word: a terminal may block or fail
+            if self.on_stop is not None:  # before any word: a terminal may block or fail
+                words = self.on_stop(signum) or words  # what the stop does decides its words
         finally:
-            quietly(self.announce, f"\n{signal.Signals(signum).name}: {self.words}")
+            quietly(self.announce, f"\n{signal.Signals(signum).name}: {words}")
 
     def __enter__(self) -> StopSignals:
         self.previous = {sig: signal.signal(sig, self._signalled) for sig in STOP_SIGNALS}
@@ -77,22 +80,66 @@ class StopSignals:
 
 
 @contextmanager
-def stop_on_signals(handle: LaunchHandle, announce: Callable[[str], None]) -> Iterator[list[int]]:
-    """While inside, a stop signal cancels the launch at once (its teardown follows). However
-    the block is left (an error of the front end's included), the launch's thread has ended by
-    then: a launch that is still going is stopped (what it created deleted) and waited for.
+def stop_on_signals(
+    handle: LaunchHandle,
+    announce: Callable[[str], None],
+    kept_words: Callable[[Kept, int], str],
+    hold_until: Callable[[Callable[[], None]], object] | None = None,
+) -> Iterator[list[int]]:
+    """While inside, a stop signal before the hand-over (``handle.handed_over``) cancels the
+    launch at once (its teardown follows, said with ``LAUNCH_STOP_WORDS``); one after it keeps
+    the node, said with ``kept_words`` of its Kept event and the exit code (a summary said
+    before the signal landed said another). However the block is left (an error
+    of the front end's included), the launch's thread has ended by then: a launch that is still
+    going is stopped (what it created deleted) and waited for.
 
-    Yields the list of signals received: the front end exits with 128 + the first one.
+    Yields the list of signals received: the front end exits with 128 + the first one. With
+    ``hold_until`` (a command's: its context's ``call_on_close``), a node handed over stays
+    guarded to the command's end: a stop signal after the block says it stays kept and exits
+    128 + N, never the raw signal's death.
     """
 
-    def stop(signum: int) -> None:
-        handle.stop_for_signal(signum, signal.Signals(signum).name)
+    def stop(signum: int) -> str:
+        kept = handle.stop_for_signal(signum, signal.Signals(signum).name)
+        return LAUNCH_STOP_WORDS if kept is None else kept_words(kept, for_signal(signum))
 
-    with StopSignals(announce, LAUNCH_STOP_WORDS, stop) as signals:
+    signals = StopSignals(announce, LAUNCH_STOP_WORDS, stop)
+    with signals:
         try:
             yield signals.received
         finally:
             handle.stop_and_wait()
+        kept = handle.handed_over
+        if kept is not None and signals.first is None and hold_until is not None:
+            # Left in place by StopSignals' exit (as what it restores), so that no moment
+            # passes with the default handlers; put back at the command's end.
+            before = signals.previous
+            late = _exit_kept(announce, partial(kept_words, kept))
+            signals.previous = dict.fromkeys(STOP_SIGNALS, late)
+            hold_until(lambda: _put_back(before))
+
+
+def _exit_kept(
+    announce: Callable[[str], None], words: Callable[[int], str]
+) -> Callable[[int, Any], None]:
+    """A handler for after the hand-over: the first stop signal says ``words`` of the exit code
+    (the node stays kept; the summary said another code) and ends the command with 128 + N;
+    later ones are absorbed."""
+    came: list[int] = []
+
+    def exit_kept(signum: int, _frame: FrameType | None) -> None:
+        came.append(signum)
+        if len(came) == 1:
+            code = for_signal(signum)
+            quietly(announce, f"\n{signal.Signals(signum).name}: {words(code)}")
+            raise SystemExit(code)
+
+    return exit_kept
+
+
+def _put_back(handlers: dict[int, Any]) -> None:
+    for sig, handler in handlers.items():
+        signal.signal(sig, handler)
 
 
 def exit_code(received: list[int], code: int) -> int:

@@ -218,6 +218,8 @@ def _ending_lines(event: ev.Event, audience: Audience) -> list[str] | None:
             return [
                 f"Kept {event.name} in {event.zone} on purpose: {runs}.{kept_guard_words(event)}"
             ]
+        case ev.NotKept():
+            return [NOT_KEPT_WORDS[event.because].format(name=event.name)]
         case ev.LedgerRecordHeld():
             return [held_record_words(event)]
         case ev.DeletingOnRequest():
@@ -556,6 +558,31 @@ def held_record_words(event: ev.LedgerRecordHeld) -> str:
         f"The ledger {event.ledger} could not record that {event.name} {said} "
         f"({event.reason}): {where}."
     )
+
+
+# Why a node the plan was to keep is deleted instead (the teardown's own lines follow).
+NOT_KEPT_WORDS = {
+    ev.NotKeptBecause.NEVER_CREATED: (
+        "Not kept: {name} was never seen created, so nothing of this run is handed over; "
+        "deleting whatever of it may exist, verified by listing."
+    ),
+    ev.NotKeptBecause.UNPROVEN: (
+        "Not kept: {name} failed its setup or its checks (said above), so no run could use "
+        "it; deleting it now, verified by listing."
+    ),
+    ev.NotKeptBecause.UNGUARDED: (
+        "Not kept: {name}'s watchdog, which the plan promised, was never armed (the run "
+        "ended first, or arming failed); deleting it now, verified by listing (only "
+        "--no-watchdog keeps a node unguarded)."
+    ),
+}
+
+
+def handed_over_stop_words(event: ev.Kept, exit_code: int | None = None) -> str:
+    """A stop signal after the node was handed over: it stays, and what ends it; with
+    ``exit_code``, the code the command now ends with (its summary was said already)."""
+    ended = f" Exit code {exit_code}." if exit_code is not None else ""
+    return f"{event.name} was handed over already: it stays kept.{kept_guard_words(event)}{ended}"
 
 
 def kept_guard_words(event: ev.Kept) -> str:

@@ -112,9 +112,12 @@ def uv_cache_dir() -> str:
     return str(Path(base) / "uv")
 
 
-def install_image(node_folder: Path, external: bool, wheels: Path | None = None) -> None:
+def install_image(
+    node_folder: Path, external: bool, wheels: Path | None = None, install_fails: bool = False
+) -> None:
     """Write the image's ``bin`` (python3, curl, wget) and the settings its tools read;
-    ``wheels``: the local folder its uv finds added packages in."""
+    ``wheels``: the local folder its uv finds added packages in; ``install_fails``: its uv
+    installs nothing (the fault bootstrap_fail)."""
     folder = image_folder(node_folder)
     bin_dir = folder / "bin"
     bin_dir.mkdir(parents=True, exist_ok=True)
@@ -136,6 +139,7 @@ def install_image(node_folder: Path, external: bool, wheels: Path | None = None)
                 "uv_cache": uv_cache_dir(),
                 # ... and installs it once per computer, shared by every worker asking for it.
                 "worker_envs": str(worker_envs.envs_folder()),
+                "install_fails": install_fails,
             }
         )
     )

@@ -46,6 +46,12 @@ UV_NO_ROUTE = (
     "  Caused by: tcp connect error: Network is unreachable (os error 101)\n"
     "  Caused by: Network is unreachable (os error 101)\n"
 )
+# The fault bootstrap_fail: uv's words when a wheel cannot be written (a full boot disk).
+NO_SPACE = (
+    "error: Failed to install: numpy-2.2.6-cp310-cp310-manylinux_2_17_x86_64.whl (numpy==2.2.6)\n"
+    "  Caused by: failed to write to file `/home/tpuwizard/.tpuwizard/venv/lib/python3.10/"
+    "site-packages/numpy/core/_multiarray_umath.so`: No space left on device (os error 28)\n"
+)
 
 
 def pip(image: dict[str, Any], args: list[str]) -> int:
@@ -156,6 +162,9 @@ def uv(image: dict[str, Any], args: list[str]) -> int:
             # JAX install below says which Python the worker ends on, in one line).
             args[at] = image["python"]
     elif args[:2] == ["pip", "install"]:
+        if image.get("install_fails"):  # the fault bootstrap_fail (sandbox/faults.py)
+            sys.stderr.write(NO_SPACE)
+            return 2
         at = _option(args, "--python")
         other = other_jax(image, args)
         if at is not None and other:

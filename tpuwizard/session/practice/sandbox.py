@@ -244,14 +244,15 @@ def start_lasting_sandbox(timeout: float = 30.0, port: int = 0, token: str | Non
     raise RuntimeError(f"the practice sandbox did not start; see {folder / 'lasting-sandbox.log'}")
 
 
-def hand_over(server) -> bool:  # server: SandboxServer
+def hand_over(server, always: bool = False) -> bool:  # server: SandboxServer
     """This process is ending while its sandbox holds a node, a queued resource or an instance:
     hand them to a lasting sandbox on the same port and token, as Google would go on serving
     them. A node kept in the wizard has a watchdog that calls this endpoint at its deadline;
-    without this it would call a server that no longer exists. True when handed over."""
+    without this it would call a server that no longer exists. ``always``: even while it holds
+    nothing (a node to keep is about to be made). True when handed over."""
     with server.state.lock:
         holds = server.state.holds_resources()
-    if not holds:
+    if not holds and not always:
         return False
     port, token = server.server_address[1], server.token
     server.shutdown()

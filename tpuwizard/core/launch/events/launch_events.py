@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from tpuwizard.core.choices import Said
@@ -365,6 +366,23 @@ class Kept(Event):
     receipt: str | None = None
     price_at_most_usd: float | None = None  # as Planned's
     practice: bool = False  # the plan's: practice bills nothing, and its words say so
+
+
+class NotKeptBecause(StrEnum):
+    """Why a launch that was to keep its node (``up``, ``launch --keep``) deletes it instead."""
+
+    NEVER_CREATED = "never_created"  # the create never showed a node of this run existing
+    UNGUARDED = "unguarded"  # the watchdog the plan promised was never armed
+    UNPROVEN = "unproven"  # its setup or its verifier failed: nothing to hand over
+
+
+@dataclass(frozen=True)
+class NotKept(Event):
+    """The launch was to keep its node, and does not: it is deleted (and verified gone) now,
+    because keeping it would break what the plan promised (``because`` says which)."""
+
+    name: str
+    because: NotKeptBecause
 
 
 @dataclass(frozen=True)

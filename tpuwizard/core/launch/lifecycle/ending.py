@@ -19,7 +19,7 @@ from typing import Any
 from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
 from tpuwizard.core.cloud.protocol import Cloud
 from tpuwizard.core.deadlines import EndedBy
-from tpuwizard.core.exit_codes import EXIT_OK, EXIT_TEARDOWN
+from tpuwizard.core.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_TEARDOWN
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.kept.record import KeptRecord
 from tpuwizard.core.launch.lifecycle.launch_state import LaunchContext, LaunchState
@@ -64,6 +64,7 @@ class EndingInput:
     route: str
     accelerator: str  # as asked: cost.json says it
     keep: bool  # the plan's --keep (``up``): hand the node over at the end of the run
+    watchdog: bool  # the plan promised a watchdog: a node is handed over only once it is armed
     idle_minutes: float | None  # a kept node's idle time, once its watchdog is armed
     max_run_s: int  # a kept node's deadline where Google's cannot be read back
     google_ends_it: bool  # Google ends the node at its deadline (the plan's DeadlineKeeper)
@@ -95,7 +96,11 @@ class Ending:
 
     def finish(self, code: int) -> int:
         resource = self.state.resource
-        if resource is not None and self.kept_at_end():
+        because = self.not_kept_because() if resource is not None else None
+        if resource is not None and because is not None:
+            self.emit(ev.NotKept(resource.name, because))  # then deleted, verified, below
+            code = EXIT_FAILED if code == EXIT_OK else code  # what was asked was not done
+        if resource is not None and because is None and self.kept_at_end():
             if not self.keep(resource):  # kept and billing, said; its record not in the ledger
                 code = EXIT_TEARDOWN
         else:
@@ -162,6 +167,27 @@ class Ending:
         if self.cancel.keep:
             return True
         return self.given.keep and not self.cancel.is_set()
+
+    def not_kept_because(self) -> ev.NotKeptBecause | None:
+        """Why a node the plan was to keep (``plan.keep``, no stop) must be deleted instead: it
+        was never seen created (the create failed, or another run holds the name), the
+        watchdog the plan promised was never armed (the run ended before it could be, or
+        arming failed), or its setup or verifier failed (a node no run can use; a failure of
+        the user's script after that is theirs to look into, and it is kept). None where it
+        may be kept, or where the plan does not keep it. A node
+        with no watchdog by the user's choice (``--no-watchdog``) or ended by Google's own
+        deadline is kept as asked; a Keep the user chose (the wizard's) is settled apart."""
+        state, given = self.state, self.given
+        if not given.keep or self.cancel.is_set() or state.went_away is not None:
+            return None
+        if state.created_at is None:
+            return ev.NotKeptBecause.NEVER_CREATED
+        guarded = state.watchdog_deadline is not None or given.google_ends_it
+        if given.watchdog and not guarded:
+            return ev.NotKeptBecause.UNGUARDED
+        if not state.proven:
+            return ev.NotKeptBecause.UNPROVEN
+        return None
 
     def keep(self, resource: Resource) -> bool:
         """Detach: nothing of ours will delete it later; the ledger says so, with any deadline.

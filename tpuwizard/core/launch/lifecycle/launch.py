@@ -151,13 +151,16 @@ class Launch:
                 self.emit(ev.SshReady(transport.workers))
                 self.cancel.check()
                 stage = "bootstrap"
-                workers.bootstrap(transport)
+                # Armed at the first SSH, before anything that can fail on the node: a node the
+                # plan keeps is handed over only with the guard its plan line promised.
                 if self.plan.watchdog:
                     self.arm_watchdog(transport)
             with self.holding(transport):
                 if stage != "script":
+                    workers.bootstrap(transport)
                     stage = "verify"
                     workers.verify(transport)
+                    state.proven = workers.receipt_ok
                 if self.plan.script is not None:
                     stage = "script"
                     run_script_with_reruns(workers, transport, self.rt.reruns, self.deadline())
@@ -304,6 +307,7 @@ class LaunchAttempts:
         state.node = state.transport = None
         state.created_at = state.costing_since = state.gone_at = None
         state.watchdog_deadline = state.receipt = None
+        state.proven = False
         state.running_jobs.clear()
 
     def run_again(self) -> None:

@@ -30,6 +30,9 @@ class LaunchState:
     gone_at: float | None = None  # verified gone
     watchdog_deadline: float | None = None  # once the on-VM watchdog is armed
     receipt: str | None = None  # the verifier's receipt here, once saved
+    # Set up and every check of the verifier passed: a node fit to hand over (a kept one
+    # that failed either is deleted; a failure of the user's script after it is theirs).
+    proven: bool = False
     # The node went away under a step (Google preempted it, someone deleted it): its watchdog
     # went with its VM, so there is nothing to keep, only a request or a husk to delete.
     went_away: Exception | None = None

@@ -44,6 +44,7 @@ def ending_input(plan: LaunchPlan, rt: Runtime) -> EndingInput:
         route=plan.route,
         accelerator=plan.accelerator,
         keep=plan.keep,
+        watchdog=plan.watchdog,
         idle_minutes=plan.idle_minutes,
         max_run_s=plan.max_run_s,
         google_ends_it=plan.deadline_keeper.googles is not None,
