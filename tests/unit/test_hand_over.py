@@ -21,6 +21,7 @@ from tpuwizard.session import runtime
 from tpuwizard.session.session import Session
 from tpuwizard.session.signals import LAUNCH_STOP_WORDS, STOP_SIGNALS, exit_code, stop_on_signals
 from tpuwizard.words.event_text import handed_over_stop_words
+from tpuwizard.words.kept_end import end_it_words, kept_end_sentence
 from tpuwizard.words.summary_text import summary_lines
 
 NAME = "tpu-kept"
@@ -111,13 +112,15 @@ def test_the_kept_event_decides_what_a_stop_does_and_says(
     assert handle.finished is not None and handle.finished.exit_code == code
     summary = "\n".join(summary_lines(handle.summary))
     assert f"Exit code {code}." in summary
-    assert (f"{NAME}." in summary and "Delete it with:" in summary) == handed
+    assert (end_it_words(NAME, KEPT.practice) in summary) == handed  # its one command
 
 
 def test_the_handed_over_words_say_it_stays_and_what_ends_it():
     words = handed_over_stop_words(KEPT)
     assert words.startswith(f"{NAME} was handed over already: it stays kept.")
-    assert "Its watchdog deletes it at" in words
+    # Its end and its one command, each in the one sentence every view of a kept node says.
+    end = kept_end_sentence(KEPT.idle_minutes, KEPT.deadline, KEPT.ended_by, KEPT.practice)
+    assert end in words and end_it_words(NAME, KEPT.practice) in words
     unguarded = handed_over_stop_words(replace(KEPT, ended_by=EndedBy.NOTHING, deadline=None))
     assert "No watchdog guards it" in unguarded
 
@@ -140,7 +143,7 @@ def test_a_stop_after_the_block_keeps_the_node_and_exits_128_plus_n(tmp_path, mo
     assert ended.value.code == 143 and deleted == []
     # The summary was said already, with another code: the last line says this one.
     assert said == [f"\nSIGTERM: {handed_over_stop_words(KEPT, 143)}"]
-    assert said[0].endswith("even if this laptop sleeps. Exit code 143.")
+    assert said[0].endswith(f"{end_it_words(NAME, KEPT.practice)} Exit code 143.")
     signal.raise_signal(signal.SIGHUP)  # a second one is absorbed
     held[0]()
     assert signal.getsignal(signal.SIGTERM) == before
