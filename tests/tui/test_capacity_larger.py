@@ -13,12 +13,12 @@ async def test_capacity_names_the_larger_slice_and_export_when_nothing_listed_ho
     app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
     async with app.run_test(size=size) as pilot:
         await walk_to_capacity(pilot)
-        app.screen.query_one("#size", Input).value = "3000"
+        app.screen.query_one("#size", Input).value = "3100"
 
         def verdict() -> str:
             return " ".join(str(app.screen.query_one("#verdict").render()).split())
 
-        await until(pilot, lambda: "None of these holds 3000.0 GiB" in verdict(), what="the fit")
+        await until(pilot, lambda: "None of these holds 3100.0 GiB" in verdict(), what="the fit")
         assert "smallest single slice that does: tpu7x-64 (32 chips, 8 VMs" in verdict()
         assert "launch can make it" in verdict() and "export" not in verdict()  # one answer
         next_button = app.screen.query_one("#next").region  # the longer verdict hides nothing

@@ -73,7 +73,7 @@ async def test_a_slice_too_small_is_replaced_by_the_larger_one_and_refusals_are_
 
     script = tmp_path / "train.py"
     script.write_text("print('hi')\n")
-    state = _state(script, state_gib=3000.0)
+    state = _state(script, state_gib=3100.0)
     app = Harness(lambda: ReviewScreen(state), state)
     async with app.run_test(size=(80, 24)) as pilot:
         await on_screen(pilot, "ReviewScreen", 30)

@@ -87,10 +87,10 @@ def test_skypilot_refuses_what_its_tpu_path_cannot_make(here: Path) -> None:
 
 
 def test_fit_names_the_smallest_larger_slice_and_export(here: Path) -> None:
-    result = CliRunner().invoke(main, ["fit", "3000"])
+    result = CliRunner().invoke(main, ["fit", "3100"])
     assert result.exit_code == 0, result.output
     words = " ".join(result.stdout.split())
-    assert "None of the slices above holds 3000.0 GiB sharded" in words
+    assert "None of the slices above holds 3100.0 GiB sharded" in words
     assert (
         "The smallest single slice that does is tpu7x-64 (32 chips, 8 VMs, not in the table "
         "above)" in words
