@@ -24,6 +24,7 @@ from tpuwizard.tui.answers import GuardsAnswer, ReviewAnswer
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.screens.review_folder import folder_agreed, show_folder
 from tpuwizard.tui.state import WizardState
+from tpuwizard.tui.step_notes import StepNotes
 from tpuwizard.tui.widgets.typed_input import TypedInput
 from tpuwizard.tui.widgets.worker_jax import JaxPicker, WorkerJax
 from tpuwizard.words.choice_words import all_words
@@ -82,6 +83,7 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         # watchdog's check, what the route and type offer.
         self.outlook = state.looked_ahead()
         self.told_course_report = False  # the note on tpu-report.txt, said once
+        self.notes = StepNotes()  # Review's notes on its fields: they go when Review does
         self.told_secrets: tuple[str, ...] = ()  # the secrets named last (said when they change)
         self.short_deep_label = False  # set as the switches are made
         self.guards = GuardsAnswer(state.stall_minutes, state.autocheckpoint)  # F4's
@@ -187,6 +189,9 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         # Below 32 rows the run folder is said on the summary at the end, so Create fits 80x24.
         self.query_one("#run-folder", Static).display = event.size.height >= 32
 
+    def on_unmount(self) -> None:
+        self.notes.withdraw(self.app)
+
     def on_mount(self) -> None:
         self.ready = True
         self.show_problems()
@@ -273,7 +278,7 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         note = fetch_note(answers.fetch)
         if note and not self.told_course_report:
             self.told_course_report = True
-            self.notify(note, title="Files to copy back", timeout=30)
+            self.notes.say(self.app, note, "Files to copy back")
         self.told_secrets = show_folder(self, answers.script, self.told_secrets)  # its size
         if self.query("#checkpoints"):
             self.query_one("#checkpoints", Input).border_subtitle = resume_field_words(
