@@ -1,5 +1,6 @@
-"""The status bar at 80 columns keeps the node's name: the step is shortened to its number
-(a step without a number, to nothing) before the names go (issue 55, item 10: "RUNNING 25s ~$0.03 if real" named nothing)."""
+"""The status bar at 80 columns keeps the node's name: the step is shortened to its number (a
+step without a number, to nothing) before the names go (issue 55, item 10: the bar said
+"RUNNING 25s ~$0.03 if real", naming nothing)."""
 
 from __future__ import annotations
 

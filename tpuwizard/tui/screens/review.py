@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
-from textual import events, on, work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
@@ -174,20 +174,17 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
                     RESUME_TITLE,
                 )
         yield Static(id="deadline-words")
-        yield Static(f"Run folder: {shown_folder(s.run_dir)}/<run id>", id="run-folder")
         yield Static(id="error")
-        # The stall guard and Autocheckpoint (F4) in the row Create's margin had: as tall as
-        # before, so 80x24 still holds Create.
-        yield Static(id="guards")
+        # The stall guard and Autocheckpoint (F4) in the row Create's margin had, the session's
+        # run folder beside them: as tall as before, so 80x24 still holds Create.
+        with Horizontal(id="guards-row"):
+            yield Static(id="guards")
+            yield Static(f"Run folder: {shown_folder(s.run_dir)}/<run id>", id="run-folder")
         with Horizontal(classes="row"):  # the worker's JAX beside Create: 80x24 holds both
             yield Button("Create", id="create", variant="success")
             yield WorkerJax(s.jax, id="worker-jax")
 
     ready = False  # fields post Changed while they mount; check once all of them exist
-
-    def on_resize(self, event: events.Resize) -> None:
-        # Below 32 rows the run folder is said on the summary at the end, so Create fits 80x24.
-        self.query_one("#run-folder", Static).display = event.size.height >= 32
 
     def on_unmount(self) -> None:
         self.notes.withdraw(self.app)
