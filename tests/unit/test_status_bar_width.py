@@ -30,31 +30,31 @@ def created_not_running() -> BillingState:
 
 
 @pytest.mark.parametrize(
-    ("billing", "step", "practice", "expected"),
+    ("make", "step", "practice", "expected"),
     [
         (
-            running(25),
+            lambda: running(25),
             "6 Provision",
             True,
             "PRACTICE | 6 | RUNNING " + NAME + " 25s ~$0.03 if real",
         ),
-        (running(25), "8 Your script", True, "PRACTICE | 8 | RUNNING " + NAME + " 25s"),
-        (running(25), "8 Your script", False, "8 Your script | BILLING " + NAME + " 25s"),
-        (running(5000), "9 Teardown", True, "PRACTICE | 9 | RUNNING " + NAME + " 5000s"),
-        (created_not_running(), "6 Provision", True, "PRACTICE | 6 | EXISTS " + NAME),
-        (running(25), "Notebook", True, "PRACTICE | RUNNING " + NAME),
-        (BillingState(), "1 Route", True, "PRACTICE | 1 Route | Nothing is billing"),
+        (lambda: running(25), "8 Your script", True, "PRACTICE | 8 | RUNNING " + NAME + " 25s"),
+        (lambda: running(25), "8 Your script", False, "8 Your script | BILLING " + NAME + " 25s"),
+        (lambda: running(5000), "9 Teardown", True, "PRACTICE | 9 | RUNNING " + NAME + " 5000s"),
+        (created_not_running, "6 Provision", True, "PRACTICE | 6 | EXISTS " + NAME),
+        (lambda: running(25), "Notebook", True, "PRACTICE | RUNNING " + NAME),
+        (BillingState, "1 Route", True, "PRACTICE | 1 Route | Nothing is billing"),
     ],
 )
-def test_the_bar_at_80_columns_keeps_the_name(billing, step, practice, expected):
-    text = bar_text(billing, step, practice, AT_80)
+def test_the_bar_at_80_columns_keeps_the_name(make, step, practice, expected):
+    text = bar_text(make(), step, practice, AT_80)  # made now: its seconds are the test's
     assert text.startswith(expected) and len(text) <= AT_80, (len(text), text)
 
 
 def test_the_whole_step_stays_where_it_fits_and_the_names_go_last():
-    billing = running(25)
-    wide = bar_text(billing, "8 Your script", True, 100 - 4)
+    wide = bar_text(running(25), "8 Your script", True, 100 - 4)
     assert wide.startswith("PRACTICE | 8 Your script | RUNNING " + NAME)
-    narrow = bar_text(billing, "8 Your script", True, 60)  # no room for the name at all
+    narrow = bar_text(running(25), "8 Your script", True, 60)  # no room for the name at all
     assert narrow == "PRACTICE | 8 Your script | RUNNING 25s ~$0.03 if real"
-    assert bar_text(billing, "Kaggle", True, 60) == "PRACTICE | Kaggle | RUNNING 25s ~$0.03 if real"
+    unnumbered = bar_text(running(25), "Kaggle", True, 60)
+    assert unnumbered == "PRACTICE | Kaggle | RUNNING 25s ~$0.03 if real"
