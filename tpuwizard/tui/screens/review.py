@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
-from textual import events, on, work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
@@ -24,6 +24,7 @@ from tpuwizard.tui.answers import GuardsAnswer, ReviewAnswer
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.screens.review_folder import folder_agreed, show_folder
 from tpuwizard.tui.state import WizardState
+from tpuwizard.tui.step_notes import StepNotes
 from tpuwizard.tui.widgets.typed_input import TypedInput
 from tpuwizard.tui.widgets.worker_jax import JaxPicker, WorkerJax
 from tpuwizard.words.choice_words import all_words
@@ -82,6 +83,7 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         # watchdog's check, what the route and type offer.
         self.outlook = state.looked_ahead()
         self.told_course_report = False  # the note on tpu-report.txt, said once
+        self.notes = StepNotes()  # Review's notes on its fields: they go when Review does
         self.told_secrets: tuple[str, ...] = ()  # the secrets named last (said when they change)
         self.short_deep_label = False  # set as the switches are made
         self.guards = GuardsAnswer(state.stall_minutes, state.autocheckpoint)  # F4's
@@ -172,20 +174,20 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
                     RESUME_TITLE,
                 )
         yield Static(id="deadline-words")
-        yield Static(f"Run folder: {shown_folder(s.run_dir)}/<run id>", id="run-folder")
         yield Static(id="error")
-        # The stall guard and Autocheckpoint (F4) in the row Create's margin had: as tall as
-        # before, so 80x24 still holds Create.
-        yield Static(id="guards")
+        # The stall guard and Autocheckpoint (F4) in the row Create's margin had, the session's
+        # run folder beside them: as tall as before, so 80x24 still holds Create.
+        with Horizontal(id="guards-row"):
+            yield Static(id="guards")
+            yield Static(f"Run folder: {shown_folder(s.run_dir)}/<run id>", id="run-folder")
         with Horizontal(classes="row"):  # the worker's JAX beside Create: 80x24 holds both
             yield Button("Create", id="create", variant="success")
             yield WorkerJax(s.jax, id="worker-jax")
 
     ready = False  # fields post Changed while they mount; check once all of them exist
 
-    def on_resize(self, event: events.Resize) -> None:
-        # Below 32 rows the run folder is said on the summary at the end, so Create fits 80x24.
-        self.query_one("#run-folder", Static).display = event.size.height >= 32
+    def on_unmount(self) -> None:
+        self.notes.withdraw(self.app)
 
     def on_mount(self) -> None:
         self.ready = True
@@ -273,7 +275,7 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         note = fetch_note(answers.fetch)
         if note and not self.told_course_report:
             self.told_course_report = True
-            self.notify(note, title="Files to copy back", timeout=30)
+            self.notes.say(self.app, note, "Files to copy back")
         self.told_secrets = show_folder(self, answers.script, self.told_secrets)  # its size
         if self.query("#checkpoints"):
             self.query_one("#checkpoints", Input).border_subtitle = resume_field_words(

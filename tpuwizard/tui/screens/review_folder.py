@@ -22,7 +22,7 @@ def show_folder(screen: Any, script: Path | None, told: tuple[str, ...]) -> tupl
     screen.query_one("#script", Input).border_subtitle = escape(words)
     if sent is None or not sent.secrets or sent.secrets == told:
         return told
-    screen.notify(escape(secrets_note(sent)), title="Your script's folder", timeout=30)
+    screen.notes.say(screen.app, escape(secrets_note(sent)), "Your script's folder")
     return sent.secrets
 
 

@@ -91,9 +91,17 @@ class StatusBar(Widget):
 
     def render(self) -> Content:
         app = host(self)
-        practice = "PRACTICE | " if app.state.practice else ""
-        billing, real = app.billing, not app.state.practice
-        text = f"{practice}{self.step} | {meter_text(billing, practice=not real)}"
-        if len(text) > self.size.width - 2:  # the meter must never fall off the bar
-            text = f"{practice}{self.step} | {meter_text(billing, False, not real)}"
-        return Content(text)
+        return Content(bar_text(app.billing, self.step, app.state.practice, self.size.width - 2))
+
+
+def bar_text(billing: BillingState, step: str, practice: bool, width: int) -> str:
+    """The bar's line within ``width`` where it can be: the step shortened to its number (a
+    step without one, to nothing) first, then the names dropped, so that at 80 columns the
+    running node keeps its name."""
+    banner = "PRACTICE | " if practice else ""
+    number = step.split(" ", 1)[0]
+    heads = [f"{banner}{step} | ", f"{banner}{number} | " if number.isdigit() else banner]
+    texts = [
+        head + meter_text(billing, names, practice) for names in (True, False) for head in heads
+    ]
+    return next((text for text in texts if len(text) <= width), texts[-1])
