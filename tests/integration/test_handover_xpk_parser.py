@@ -66,7 +66,9 @@ def test_every_xpk_command_parses_with_xpk_1_16s_parser(tmp_path: Path) -> None:
         dry = parsed[xpk.workload_create(plan, dry_run=True)]
         assert dry["dry_run"] is True and dry["output_manifest_file"] == xpk.manifest_file(plan)
         real = parsed[xpk.workload_create(plan, dry_run=False)]
-        assert real["dry_run"] is False and real["command"] == "bash tpuwizard_job.sh"
+        # The job in the export's own folder, started from the folder shipped (issue 55).
+        job = f"bash {plan.folder}/tpuwizard_job.sh"
+        assert real["dry_run"] is False and real["command"] == job
         assert real["max_restarts"] == str(plan.max_restarts) and real["script_dir"] == "."
         assert real["workload"] == plan.workload and real["num_slices"] == plan.slices
         assert real["priority"] == (plan.priority or "medium")  # xpk's default when not given

@@ -22,6 +22,9 @@ print("never woken", flush=True)
 
 SAVES_A_CHECKPOINT = """
 import pathlib, signal, sys, time
+if pathlib.Path("ckpt/step_1/state.txt").exists():  # run again after the warning: resumed
+    print("resumed from step_1", flush=True)
+    sys.exit(0)
 def on_term(signum, frame):
     pathlib.Path("ckpt/step_1").mkdir(parents=True, exist_ok=True)
     pathlib.Path("ckpt/step_1/state.txt").write_text("saved before maintenance")
@@ -66,9 +69,12 @@ def test_a_resumable_spot_run_gets_autocheckpoint_and_saves_on_the_warning(tmp_p
     )  # fmt: skip
     assert code == 0, stderr
     assert "Autocheckpoint: on" in stderr  # the queued request went through v2alpha1
-    (finished,) = [e for e in events if e["event"] == "script_finished"]
-    assert finished["sigterm"] == [0]
-    assert "Your script got SIGTERM on worker 0" in stderr
+    # The warning's SIGTERM seen: never Done; the script runs again there, from its save
+    # (issue 56, item 4), and that run ends by itself.
+    warned, resumed = [e for e in events if e["event"] == "script_finished"]
+    assert warned["sigterm"] == [0] and not resumed["sigterm"] and resumed["exit_code"] == 0
+    assert [e["event"] for e in events].count("running_again") == 1
+    assert "Your script got SIGTERM on worker 0" in stderr and "resumed from step_1" in stderr
     fetched = [Path(e["path"]) for e in events if e["event"] == "file_fetched"]
-    assert [p.read_text() for p in fetched] == ["saved before maintenance"]
+    assert {p.read_text() for p in fetched} == {"saved before maintenance"}
     assert sandbox_is_empty(home)

@@ -47,8 +47,7 @@ async def test_the_lines_arrive_and_next_still_goes_on():
         shown = " ".join(shown.split())
         # Issue 55.7: the count says why `preflight` counts more (5 PASS here, 7 there).
         assert (
-            "Preflight of my-project: 1 PASS, 1 UNKNOWN, 1 FAIL (the project's checks; the "
-            "slice's quota and the zone's offer are checked at Create, once both are chosen)"
+            "Project preflight of my-project: 1 PASS, 1 UNKNOWN, 1 FAIL (quota, zone: at Create)"
         ) in shown
         assert "gcloud billing projects link p" in shown and "could not tell" not in shown
         assert threads and threads[0] is not threading.main_thread()

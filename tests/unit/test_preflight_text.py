@@ -8,18 +8,15 @@ import pytest
 from tpuwizard.core.preflight.model import Check, Verdict
 from tpuwizard.words.preflight_text import project_preflight_words
 
-WHY = (
-    "(the project's checks; the slice's quota and the zone's offer are checked at Create, once "
-    "both are chosen)"
-)
+WHY = "(quota, zone: at Create)"
 
 
 @pytest.mark.parametrize(
     ("verdicts", "head"),
     [
-        ([Verdict.PASS] * 5, "Preflight of p-1: 5 PASS"),
-        ([Verdict.PASS, Verdict.UNKNOWN], "Preflight of p-1: 1 PASS, 1 UNKNOWN"),
-        ([Verdict.FAIL, Verdict.PASS], "Preflight of p-1: 1 PASS, 1 FAIL"),
+        ([Verdict.PASS] * 5, "Project preflight of p-1: 5 PASS"),
+        ([Verdict.PASS, Verdict.UNKNOWN], "Project preflight of p-1: 1 PASS, 1 UNKNOWN"),
+        ([Verdict.FAIL, Verdict.PASS], "Project preflight of p-1: 1 PASS, 1 FAIL"),
     ],
 )
 def test_the_count_says_which_checks_it_counts(verdicts: list[Verdict], head: str) -> None:

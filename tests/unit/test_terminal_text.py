@@ -84,7 +84,10 @@ def test_plain_mode_prints_the_workers_lines_harmlessly():
     stream = [ev.ScriptLine(0, HOSTILE), ev.FileFetched(NAME), ev.Finished(True, 0, "r", None)]
     # A launch that has ended by the time its events are read: nothing to stop or wait for.
     handle = SimpleNamespace(
-        events=lambda: iter(stream), summary=RunSummary(), stop_and_wait=lambda: None
+        events=lambda: iter(stream),
+        summary=RunSummary(),
+        stop_and_wait=lambda: None,
+        handed_over=None,  # nothing was kept: a stop would delete
     )
     wizard = PlainWizard(echo=printed.append)
     wizard.say_kept = lambda: None  # type: ignore[method-assign]  # no ledger here

@@ -104,7 +104,9 @@ def test_a_receipt_gives_program_fit_its_usable_figure(tmp_path):
 
 
 def test_fit_json_says_where_each_usable_figure_comes_from():
-    result = CliRunner().invoke(main, ["fit", "1", "--json", "--slices", "v5litepod-1,v5p-8"])
+    slices = "v5litepod-1,v5p-8,tpu7x-8"
+    result = CliRunner().invoke(main, ["fit", "1", "--json", "--slices", slices])
     rows = {s["name"]: s for s in json.loads(result.stdout)["slices"]}
     assert rows["v5litepod-1"]["usable_from"] == "catalog"
-    assert rows["v5p-8"]["usable_from"] == "unconfirmed"
+    assert rows["v5p-8"]["usable_from"] == "catalog"  # the compiler's limit, sourced (issue 54)
+    assert rows["tpu7x-8"]["usable_from"] == "unconfirmed"  # the one generation without one

@@ -33,10 +33,10 @@ def project_preflight_words(project: str, checks: list[Check]) -> str:
     refuse the TPU later). It runs the project's checks alone, so it says why `preflight` and
     Create count more (the slice's quota and the zone's offer, issue 55.7)."""
     counts = {v: sum(c.verdict.value == v for c in checks) for v in ("PASS", "UNKNOWN", "FAIL")}
+    # One line at 80 columns: the step holds it without a scroll (a practice project's name).
     head = (
-        f"Preflight of {project}: "
+        f"Project preflight of {project}: "
         + ", ".join(f"{n} {v}" for v, n in counts.items() if n)
-        + " (the project's checks; the slice's quota and the zone's offer are checked at Create, "
-        "once both are chosen)"
+        + " (quota, zone: at Create)"
     )
     return "\n".join([head, *(f"  {c.line()}" for c in checks if c.failed)])

@@ -79,7 +79,7 @@ class AccountScreen(WizardScreen[AccountAnswer]):
         project.border_title = "Project id"
         yield project
         if self.preflight is not None and self.project:
-            yield Static(f"Preflight of {self.project}: checking…", id="preflight")
+            yield Static(f"Project preflight of {self.project}: checking…", id="preflight")
         yield Static(id="error")
         yield Button("Next", id="next", variant="primary")
 

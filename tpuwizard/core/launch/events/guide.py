@@ -279,6 +279,12 @@ EVENT_GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
         "it was kept on purpose and keeps billing; `up --json`'s last line",
         ("launch", "up"),
     ),
+    "not_kept": (
+        "the launch was to keep node `name` and does not: it is deleted and verified gone, "
+        "because it was never seen created, the watchdog its plan promised was never armed, or "
+        "its setup or verifier failed (`because`: never_created, unguarded, unproven)",
+        ("launch", "up"),
+    ),
     "ledger_record_held": (
         "this computer's disk refused a ledger record (full, read-only): `op` says which, of the "
         "resource `name`; it is held in `kept_in` (null: only in the command's memory) and moved "

@@ -25,7 +25,7 @@ from tpuwizard.core.launch.workers.distributed import (
     launcher_source,
     script_command,
 )
-from tpuwizard.core.launch.workers.missing_module import MissingModuleWatch
+from tpuwizard.core.launch.workers.missing_module import SeesLines
 from tpuwizard.core.plan import catalog
 from tpuwizard.core.remote.fetch import FetchOutcome, fetch_matching
 from tpuwizard.core.remote.jobs import (
@@ -178,7 +178,7 @@ def run_script_job(
     cancel: CancelToken,
     on_start: Callable[[int, Job], None] | None = None,
     output: Path | None = None,
-    watch: MissingModuleWatch | None = None,
+    watch: SeesLines | None = None,
 ) -> ScriptEnd:
     """Run the script on every worker, each line a :class:`ScriptLine`, then
     :class:`ScriptFinished`; returns how it ended (:class:`ScriptEnd`).

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Protocol
 
 from tpuwizard.core.launch.plan.packages import HELD
 
@@ -27,6 +28,12 @@ PACKAGE_OF_MODULE = {
     "dateutil": "python-dateutil",
     "bs4": "beautifulsoup4",
 }
+
+
+class SeesLines(Protocol):
+    """What a job's output is shown to as it comes (a missing module's watch, the script's)."""
+
+    def see(self, text: str) -> None: ...
 
 
 class MissingModuleWatch:

@@ -9,16 +9,25 @@ from tpuwizard.core.cloud.diagnose.tpu_text import TpuError, TpuErrorWatch
 from tpuwizard.core.launch.workers.missing_module import MissingModuleWatch
 
 
-class ScriptOutputWatch(MissingModuleWatch):
-    """Reads the script's lines as they come: the first missing module, and what the TPU said."""
+class ScriptOutputWatch:
+    """Reads the script's lines as they come: the first missing module, and what the TPU said.
+    Each reader is held whole, as an attribute (no class inherits another module's)."""
 
     def __init__(self, script: Path | None = None) -> None:
-        super().__init__(script)
+        self.missing = MissingModuleWatch(script)
         self._tpu = TpuErrorWatch()
 
     def see(self, text: str) -> None:
-        super().see(text)
+        self.missing.see(text)
         self._tpu.see(text)
+
+    @property
+    def module(self) -> str | None:
+        return self.missing.module
+
+    @property
+    def package(self) -> str | None:
+        return self.missing.package
 
     @property
     def tpu_error(self) -> TpuError | None:

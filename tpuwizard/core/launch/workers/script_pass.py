@@ -18,7 +18,7 @@ from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.resume.checkpoint_copier import ResumeSetup, resumed_run
 from tpuwizard.core.launch.workers.distributed import JoinTimeouts
 from tpuwizard.core.launch.workers.jobs import ScriptJob, fetch_files, run_script_job
-from tpuwizard.core.launch.workers.missing_module import MissingModuleWatch
+from tpuwizard.core.launch.workers.missing_module import SeesLines
 from tpuwizard.core.remote.jobs import Job, fan_out
 from tpuwizard.core.remote.sync import (
     WORK_DIR,
@@ -102,7 +102,7 @@ class PassResult:
 def run_then_fetch(
     transport: Transport,
     step: ScriptPass,
-    watch: MissingModuleWatch,
+    watch: SeesLines,
     emit: Callable[[ev.Event], None],
     cancel: CancelToken,
     on_start: Callable[[int, Job], None] | None = None,
