@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 import yaml
 
-from tests.unit.test_handover import jobset_schema  # noqa: F401  (the CRD's schema, a fixture)
+from tests.unit.test_handover import CRD
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.handover import gcluster
 from tpuwizard.core.handover.plan import make_plan
@@ -29,6 +29,14 @@ SUBMIT_FLAGS = {
 }  # fmt: skip
 BOOLEAN_FLAGS = {"--gke-disable-parallel-containers", "--await-job-completion", "--verbose"}
 POLICY = "cloud.google.com/placement-policy-name"
+
+
+@pytest.fixture(scope="module")
+def jobset_schema() -> jsonschema.Draft7Validator:
+    """The JobSet v0.10.1 CRD's v1alpha2 schema, as test_handover.py checks --to jobset's."""
+    crd = yaml.safe_load(CRD.read_text("utf-8"))
+    (version,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1alpha2"]
+    return jsonschema.Draft7Validator(version["schema"]["openAPIV3Schema"])
 
 
 def _flags(words: list[str]) -> dict[str, str | bool]:
