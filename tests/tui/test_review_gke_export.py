@@ -96,6 +96,13 @@ async def test_a_slice_too_small_is_replaced_by_the_larger_one_and_refusals_are_
         commands = (tmp_path / "export-xpk" / "tpuwizard-run-xpk.sh").read_text()
         assert "--tpu-type tpu7x-64 --num-slices 2 --spot" in commands
         assert "--project" not in commands  # practice's project is no real one
+        await press(pilot, "#gke-gcluster")  # the fourth choice: Cluster Toolkit
+        await press(pilot, "#gke-write")
+        folder = tmp_path / "export-gcluster"
+        await until(pilot, lambda: (folder / "tpuwizard-run-gcluster.sh").exists(), 30, "gcluster")
+        submit = (folder / "tpuwizard-run-gcluster.sh").read_text()
+        assert "--compute-type tpu7x-standard-4t --topology 2x4x4 --num-slices 2" in submit
+        assert (folder / "tpuwizard-run-gcluster.jobset.yaml").is_file()
 
 
 async def test_the_optional_queue_priority_and_reservation_reach_the_jobset(tmp_path):

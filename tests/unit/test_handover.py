@@ -56,7 +56,12 @@ PLANS = {
     ),
     "v6e-16-reserved": dict(accelerator="v6e-16", priority="very-high", reservation="my-res-2"),
 }
-FILES = {"xpk": "xpk.sh", "jobset": "jobset.yaml", "skypilot": "skypilot.yaml"}
+FILES = {
+    "xpk": "xpk.sh",
+    "jobset": "jobset.yaml",
+    "skypilot": "skypilot.yaml",
+    "gcluster": "gcluster.sh",
+}
 HOSTILE = ("$(touch pwned)", "`touch pwned`", "a'b\"c", "; rm -rf ~ #", "two words", "x\ny", "")
 
 

@@ -200,3 +200,37 @@ def test_json_refusals_exit_2_with_a_json_error_and_write_nothing(
     assert error["kind"] == "bad_input" and words in error["message"], error
     assert words in result.stderr  # the words stay where a person reads them
     assert sorted(p.name for p in here.iterdir()) == ["train.py"]
+
+
+def test_gcluster_json_writes_the_commands_and_the_jobset_beside_them(here: Path) -> None:
+    """``export --to gcluster --json`` as a user runs it: a process of its own, no gcloud, no
+    cloud call; four files, the JobSet beside the commands, and the teardown as data."""
+    result = export(
+        "--to", "gcluster", "--accelerator", "tpu7x-16", "--script", "train.py",
+        "--max-restarts", "2", "--json", cwd=here,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["target"] == "gcluster" and document["applied"] is False
+    assert [(f["path"], f["what"]) for f in document["files"]] == [
+        ("export-gcluster/tpu_verify.py", "the verifier"),
+        ("export-gcluster/tpuwizard_job.sh", "the job every VM runs"),
+        ("export-gcluster/tpuwizard-run-gcluster.jobset.yaml", "the JobSet it stands for"),
+        ("export-gcluster/tpuwizard-run-gcluster.sh", "the Cluster Toolkit commands"),
+    ]
+    commands = (here / "export-gcluster" / "tpuwizard-run-gcluster.sh").read_text()
+    assert document["text"] == commands
+    submit = [line for line in commands.splitlines() if line.startswith("gcluster job submit")]
+    assert len(submit) == 2 and submit[0].endswith("--dry-run-out " + (
+        "export-gcluster/tpuwizard-run-gcluster-dry-run.yaml"
+    ))  # fmt: skip
+    assert "--compute-type tpu7x-standard-4t --topology 2x2x2" in submit[1]
+    assert "--restarts 2" in submit[1] and "--gke-disable-parallel-containers" in submit[1]
+    jobset = yaml.safe_load(
+        (here / "export-gcluster" / "tpuwizard-run-gcluster.jobset.yaml").read_text()
+    )
+    assert jobset["spec"]["failurePolicy"]["maxRestarts"] == 2
+    assert document["teardown"][0] == (
+        "gcluster job cancel tpuwizard-run --cluster tpuwizard --location us-central1-c"
+    )
+    assert all(f"  {line}" in commands for line in document["teardown"])

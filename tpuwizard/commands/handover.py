@@ -1,5 +1,5 @@
-"""``tpuwizard export``: the same plan, written for GKE (xpk, a JobSet) or SkyPilot. It only
-writes files: no cloud call, in practice as in real mode."""
+"""``tpuwizard export``: the same plan, written for GKE (xpk, a JobSet, Cluster Toolkit) or
+SkyPilot. It only writes files: no cloud call, in practice as in real mode."""
 
 from __future__ import annotations
 
@@ -42,10 +42,11 @@ class JsonErrors(click.Command):
 @click.option(
     "--to",
     "target",
-    type=click.Choice(["xpk", "jobset", "skypilot"]),
+    type=click.Choice(["xpk", "jobset", "skypilot", "gcluster"]),
     default="xpk",
     show_default=True,
-    help="xpk commands (and the JobSet they apply), a JobSet YAML for GKE, or a SkyPilot task.",
+    help="xpk commands (and the JobSet they apply), a JobSet YAML for GKE, a SkyPilot task, or "
+    "a Cluster Toolkit gcluster job submit (and the JobSet it stands for).",
 )
 @click.option("--accelerator", required=True, help="TPU type of one slice, e.g. v5litepod-16.")
 @click.option(
@@ -82,8 +83,8 @@ class JsonErrors(click.Command):
     type=Whole(),
     default=0,
     show_default=True,
-    help="How many times the engine restarts a failed run (xpk's --max-restarts, the JobSet's "
-    "failurePolicy.maxRestarts).",
+    help="How many times the engine restarts a failed run (xpk's --max-restarts, gcluster's "
+    "--restarts, the JobSet's failurePolicy.maxRestarts).",
 )
 @click.option("--image", help="--to jobset: a container image holding your folder.")
 @click.option(
@@ -154,8 +155,8 @@ def export(
     as_json: bool,
     script_args: tuple[str, ...],
 ) -> None:
-    """Hand the plan to GKE (xpk or a JobSet) or SkyPilot: write the commands, with what bills
-    while idle and how to tear down. Nothing is created."""
+    """Hand the plan to GKE (xpk, a JobSet or Cluster Toolkit) or SkyPilot: write the commands,
+    with what bills while idle and how to tear down. Nothing is created."""
     from tpuwizard.core.handover.export import export_document, placed, render, write_export
     from tpuwizard.core.handover.place import export_place
     from tpuwizard.core.handover.plan import make_plan
@@ -165,7 +166,9 @@ def export(
     if script is not None and not _is_file(script):
         raise BadInput(f"No file {shown(str(script), 80)}: give --script the path of your script.")
     if image is not None and target != "jobset":
-        raise BadInput("--image is for --to jobset (xpk builds its image from the folder).")
+        raise BadInput(
+            "--image is for --to jobset (xpk and gcluster build their image from the folder)."
+        )
     specs = asked_packages(with_specs, requirements, script)
     check_packages(specs)
     plan = make_plan(

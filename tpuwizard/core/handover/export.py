@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tpuwizard.core.evidence.verifier import VERIFIER_FILENAME, verifier_source
 from tpuwizard.core.export_marks import JOB_FILENAME
-from tpuwizard.core.handover import jobset, skypilot, xpk
+from tpuwizard.core.handover import gcluster, jobset, skypilot, xpk
 from tpuwizard.core.handover.files import Output, write_files
 from tpuwizard.core.handover.idle import UNGUARDED, Bill, cluster_bills
 from tpuwizard.core.handover.job import job_script
@@ -23,6 +23,7 @@ TARGET_WORDS = {
     "xpk": "the xpk commands",
     "jobset": "the JobSet YAML",
     "skypilot": "the SkyPilot task",
+    "gcluster": "the Cluster Toolkit commands",
 }
 
 
@@ -32,6 +33,8 @@ def default_file(target: str, plan: HandoverPlan) -> str:
         return xpk.commands_file(plan)
     if target == "jobset":
         return jobset.manifest_file(plan)
+    if target == "gcluster":
+        return gcluster.commands_file(plan)
     return skypilot.task_file(plan)
 
 
@@ -41,9 +44,12 @@ def placed(plan: HandoverPlan, place: ExportPlace) -> HandoverPlan:
 
 
 def render(target: str, plan: HandoverPlan, image: str | None = None) -> str:
-    """The text for ``target`` (xpk, jobset or skypilot); an impossible pair raises BadInput."""
+    """The text for ``target`` (xpk, jobset, skypilot or gcluster); an impossible pair raises
+    BadInput."""
     if target == "xpk":
         return xpk.render(plan)
+    if target == "gcluster":
+        return gcluster.render(plan)
     if target == "jobset":
         return jobset.render(plan, jobset.DEFAULT_IMAGE if image is None else image)
     return skypilot.render(plan)
@@ -60,12 +66,27 @@ def teardown(target: str, plan: HandoverPlan) -> list[str]:
         return xpk.teardown(plan)
     if target == "jobset":
         return jobset.teardown(plan)
+    if target == "gcluster":
+        return gcluster.teardown(plan)
     return skypilot.teardown(plan)
 
 
 def folder_files(plan: HandoverPlan) -> dict[str, str]:
     """File name -> text, for the folder the engine ships: every target runs these."""
     return {VERIFIER_FILENAME: verifier_source(), JOB_FILENAME: job_script(plan)}
+
+
+def beside_files(target: str, plan: HandoverPlan) -> list[tuple[str, str, str]]:
+    """(file name, text, what it is) the target writes beside its text: gcluster's JobSet."""
+    if target == "gcluster":
+        return [
+            (
+                gcluster.manifest_file(plan),
+                gcluster.render_manifest(plan),
+                "the JobSet it stands for",
+            )
+        ]
+    return []
 
 
 @dataclass(frozen=True)
@@ -86,10 +107,10 @@ def write_export(
     force_hint: str = "",
     fix: str = "choose another --out",
 ) -> list[Written]:
-    """Write the verifier, the job and the target's text (last) into the export's folder, made
-    where missing: all of them or none (core/handover/files.py: never over the script, a link or
-    a file tpuwizard did not write unless ``force``). A refusal raises :class:`BadInput` naming
-    the file and ``fix``, what to do instead."""
+    """Write the verifier, the job, what the target writes beside its text, and its text (last)
+    into the export's folder, made where missing: all of them or none (core/handover/files.py:
+    never over the script, a link or a file tpuwizard did not write unless ``force``). A refusal
+    raises :class:`BadInput` naming the file and ``fix``, what to do instead."""
     outputs = [
         Output(
             place.folder / filename,
@@ -98,6 +119,10 @@ def write_export(
             fix,
         )
         for filename, content in folder_files(plan).items()
+    ]
+    outputs += [
+        Output(place.folder / filename, content, what, fix)
+        for filename, content, what in beside_files(target, plan)
     ]
     outputs.append(
         Output(place.folder / default_file(target, plan), text, TARGET_WORDS[target], fix)

@@ -20,7 +20,7 @@ from tpuwizard.core.plan import catalog
 from tpuwizard.core.plan.jax_versions import jax_problems
 from tpuwizard.core.routes import Route
 
-TARGETS = ("xpk", "jobset", "skypilot")
+TARGETS = ("xpk", "jobset", "skypilot", "gcluster")
 ROUTES = ("vm", "spot", "flex")
 MAX_SLICES = 64
 # xpk's name_type (xpk/parser/validators.py): a DNS label of at most 40 characters.

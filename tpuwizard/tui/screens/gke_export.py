@@ -20,7 +20,12 @@ if TYPE_CHECKING:
     from tpuwizard.core.handover.export import Written
     from tpuwizard.tui.state import WizardState
 
-TARGETS = (("xpk", "xpk commands"), ("jobset", "JobSet YAML"), ("skypilot", "SkyPilot task"))
+TARGETS = (
+    ("xpk", "xpk commands"),
+    ("jobset", "JobSet YAML"),
+    ("skypilot", "SkyPilot task"),
+    ("gcluster", "Cluster Toolkit"),
+)
 WORKLOAD = "tpuwizard-run"  # the workload's name where Review's Name is empty
 # The optional admission fields: (id and make_plan's keyword, title, placeholder).
 ADMISSION = (
