@@ -141,13 +141,10 @@ def not_ascii(
 ) -> None:
     """Refuse digits outside ASCII (``--max-run １``): Python's ``float`` and ``int`` read them
     as numbers, so a value pasted from a full-width keyboard would pass unseen."""
+    from tpuwizard.words.typed_numbers import not_ascii_words
+
     if isinstance(value, str) and not value.isascii():
-        kind.fail(
-            f"{shown(value)} is not {kind.wanted()}: type it with the digits 0-9 (it holds "
-            "characters outside ASCII, such as full-width digits).",
-            param,
-            ctx,
-        )
+        kind.fail(not_ascii_words(shown(value), kind.wanted()), param, ctx)
 
 
 def _valid_project(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:

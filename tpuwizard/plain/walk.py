@@ -70,6 +70,7 @@ from tpuwizard.words.sent_text import folder_lines, size_words
 from tpuwizard.words.session_text import practice_words, survey_words
 from tpuwizard.words.summary_text import summary_lines
 from tpuwizard.words.text_wrap import wrap_paragraph
+from tpuwizard.words.typed_numbers import typed_number
 
 if TYPE_CHECKING:
     from tpuwizard.core.launch.plan.packages import PackageSpec
@@ -447,10 +448,7 @@ class PlainWizard:
 
 def _minutes(text: str) -> None:
     """The core's deadline bounds, as every front end checks them."""
-    try:
-        minutes = float(text)
-    except ValueError:
-        raise BadInput(f"A number of minutes, {deadline_bounds_text()}.") from None
+    minutes = typed_number(text, f"a number of minutes from {deadline_bounds_text()}")
     problem = deadline_problem(minutes)
     if problem:
         raise BadInput(problem)
