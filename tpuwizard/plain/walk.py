@@ -119,6 +119,15 @@ class PlainWizard:
     def run(self) -> int:
         ctx = gcloud_config.discover()
         session = self.session = Session.for_walk(self.sandbox, self.runs, ctx)
+        try:
+            return self.walk(session, ctx)
+        finally:
+            # However the walk ends (done, an error, Ctrl+C), no launch of it runs by now
+            # (create waits for its thread); in practice, what is kept or left lives on.
+            session.close()
+
+    def walk(self, session: Session, ctx: gcloud_config.GcloudContext) -> int:
+        """The questions, from the route to the launch; returns the exit code."""
         if session.practice:
             self.say(practice_words(session.mode))
         self.say_kept()  # an earlier `up` may still be billing: say so before anything else
