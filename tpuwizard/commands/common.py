@@ -357,6 +357,14 @@ def cloud_errors(
         raise click.exceptions.Exit(EXIT_CLOUD) from None
 
 
+def at_command_end() -> Callable[[Callable[[], None]], object]:
+    """Where a command's stop handlers are put back (``stop_on_signals``' ``hold_until``): at
+    the close of the root context, after every close callback of the command (a price read
+    let land, or any registered later): a stop signal during them still ends the command with
+    128 + N and its words, never by the raw signal with no word said."""
+    return click.get_current_context().find_root().call_on_close
+
+
 def open_session(project: str | None, sandbox: bool, runs: Path | None = None) -> Session:
     """The session for a command, practice or real as :meth:`Session.decide` says."""
     from tpuwizard.session.session import Session
