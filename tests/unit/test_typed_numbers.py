@@ -92,7 +92,7 @@ def test_typed_number_reads_ascii_numbers(typed: str, number: float) -> None:
     ],
 )
 def test_typed_number_refuses_what_is_no_finite_ascii_number(typed: str, said: str) -> None:
-    with pytest.raises(BadInput, match="^") as refused:
+    with pytest.raises(BadInput) as refused:
         typed_number(typed, "a number")
     assert str(refused.value) == said
 
