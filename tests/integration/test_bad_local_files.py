@@ -69,3 +69,20 @@ def test_a_practice_state_file_that_is_no_file_is_said_at_once(tmp_path, home, p
             assert "Move that file aside" in err or "move that file aside" in err
     finally:
         end_practice(home)
+
+
+@pytest.mark.rotating("colab-e2e")
+def test_a_colab_stand_in_state_file_that_is_no_file_is_said_at_once(tmp_path):
+    """Issue 56, item 3: a FIFO in place of the Colab stand-in's state hung every `colab` call
+    (the launch, then its stop); now each call says what the file is and the launch ends."""
+    from tests.integration.colab_helpers import launch, make_project, practice_home, user_env
+
+    project, env = make_project(tmp_path), user_env(tmp_path)
+    state = practice_home(tmp_path) / "state.json"
+    state.parent.mkdir(parents=True)
+    os.mkfifo(state)
+    code, _, err = launch(project, env, "--script", "main.py", timeout=120)
+    assert code == 4, err  # nothing created, and the stop could not be checked: said so
+    assert f"The practice Colab stand-in cannot read its state file {state}: it is a named " in err
+    assert "NOT verified stopped" in err and "Traceback" not in err
+    assert state.is_fifo()  # left as it was

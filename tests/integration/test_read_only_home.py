@@ -87,6 +87,12 @@ def test_status_and_down_list_and_delete_from_a_read_only_home(tmp_path, home, s
     assert [k["name"] for k in json.loads(shown.stdout)["kept"]] == ["ro1"]
     said = " ".join(shown.stderr.split())
     assert f"{home} is read-only" in said, said
+    # The refused zone's note cannot be remembered in a read-only home: at most once a run,
+    # never "Said once" (issue 56). A second run says it again, as its words promise.
+    for run in (shown, cli_read_only(home, tmp_path, served, "status", "--sandbox")):
+        said = " ".join(run.stderr.split())
+        assert said.count("Not searched: europe-west1-b.") == 1, said  # the sandbox refuses it
+        assert "Said once" not in said and "Not noted as said" in said, said
 
     down = cli_read_only(home, tmp_path, served, "down", "ro1", "--yes", "--sandbox")
     said = " ".join(down.stderr.split())

@@ -280,3 +280,31 @@ def test_plain_says_the_folder_it_sends_and_asks_with_no_first_above_50_mb(
     assert bool(planned) == created, text
     if not created:
         assert code == 0 and "Nothing was created." in text
+
+
+@pytest.mark.parametrize(
+    ("keys", "ends_by"),
+    [
+        ("\r\r\r\x1b[B\r\r\r", None),  # the notebook written: done, exit 0
+        ("\r\r", EOFError),  # the input ended mid-walk: an error
+        ("\r\x03", KeyboardInterrupt),  # Ctrl+C at a question
+    ],
+    ids=["done", "error", "ctrl-c"],
+)
+def test_plain_mode_closes_its_session_however_the_walk_ends(tmp_path, keys, ends_by):
+    """Issue 56: plain mode never closed its session, so in practice nothing handed what it
+    kept or left to a lasting sandbox, and a thread left running could start another."""
+    with create_pipe_input() as inp:
+        inp.send_text(keys)
+        inp.close()
+        wizard = PlainWizard(
+            sandbox=True, run_dir=tmp_path / "runs", input=inp, output=DummyOutput(), echo=print
+        )
+        if ends_by is None:
+            assert wizard.run() == 0
+        else:
+            with pytest.raises(ends_by):
+                wizard.run()
+    assert wizard.session is not None
+    with pytest.raises(LookupError, match="the session has ended"):
+        wizard.session.cloud_for("tpu-api")

@@ -92,7 +92,10 @@ async def test_where_autocheckpoint_cannot_be_the_dialog_says_why_and_checks_the
             str(s.render()) for s in dialog.query(Static)
         )
         field = dialog.query_one("#stall-minutes", Input)
-        for typed, said in (("-1", "must be a number of minutes"), ("soon", "not 'soon'")):
+        for typed, said in (
+            ("-1", "must be a number of minutes"),
+            ("soon", "'soon' is not a number"),
+        ):
             field.value = typed
             field.focus()
             await pilot.press("enter")  # Enter in the field is OK

@@ -239,3 +239,59 @@ def test_ssh_ends_its_shell_on_a_hangup_keeps_the_node_and_exits_129(tmp_path, m
     hangup.join()
     assert result.exit_code == 129, result.output
     assert "SIGHUP: ending the shell (the node stays)." in result.output
+
+
+LATE_SIGNAL_CHILD = """
+import os, signal, sys, time
+import click
+from tpuwizard.commands.common import at_command_end, say
+from tpuwizard.session.signals import stop_on_signals
+
+class HandedOver:  # a launch whose node was handed over; its thread has ended
+    handed_over = "node-1"
+    def stop_for_signal(self, signum, name):
+        raise AssertionError("no stop before the hand-over here")
+    def stop_and_wait(self):
+        pass
+
+def late_signal():  # a close callback of the command's, as a price read's end is
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(0.5)  # the handler runs here, inside the callback
+    print("the close callback ran on", flush=True)
+
+@click.group()
+def cli():
+    pass
+
+@cli.command()
+def up():
+    click.get_current_context().call_on_close(late_signal)  # registered first: runs last
+    words = lambda kept, code: f"{kept} stays kept; exit {code}."
+    with stop_on_signals(HandedOver(), say, words, at_command_end()):
+        pass
+    say("Summary: node-1 is kept. Exit code 0.")
+    sys.exit(0)
+
+cli()
+"""
+
+
+def test_a_signal_inside_a_close_callback_after_the_hand_over_exits_128_n_with_its_words():
+    """Issue 56: the handlers were put back before the command's other close callbacks ran, so
+    a SIGTERM during one ended the command by the raw signal (-15), with no word said."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    child = subprocess.run(
+        [sys.executable, "-c", LATE_SIGNAL_CHILD, "up"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    said = child.stdout + child.stderr
+    assert child.returncode == 143, (child.returncode, said)
+    assert "Summary: node-1 is kept. Exit code 0." in said
+    assert "SIGTERM: node-1 stays kept; exit 143." in said

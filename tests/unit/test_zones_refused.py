@@ -55,5 +55,39 @@ def test_a_refused_zone_is_said_once_per_project_and_another_failure_every_time(
 def test_status_having_said_it_zones_does_not_say_it_again(session):
     from tpuwizard.commands.choosing import first_time_refused
 
-    assert first_time_refused("practice-project", [BAD]) == [BAD]  # as status said it
+    assert first_time_refused("practice-project", [BAD]) == ([BAD], True)  # as status said it
     assert BAD not in zones().output
+
+
+def test_a_memory_that_cannot_be_written_says_it_once_a_run_and_claims_no_memory(home):
+    """Issue 56: with a read-only home, `status` said "Said once" on every run. Where the
+    memory cannot be written it is said at most once in a command run, never as remembered."""
+    import os
+
+    import click
+
+    from tpuwizard.commands.choosing import first_time_refused, say_refused_once
+    from tpuwizard.core import paths
+
+    # The memory's temporary file cannot be made (a folder holds its name): the write fails.
+    (paths.state_dir() / f"refused-zones-said.{os.getpid()}.tmp").mkdir(parents=True)
+    assert first_time_refused("p", [BAD]) == ([BAD], False)
+
+    @click.command()
+    def twice() -> None:  # two surveys in one command run (both backends of `status`)
+        say_refused_once("p", [BAD], "nothing can be there", "skipped_zones")
+        say_refused_once("p", [BAD, BROKEN], "nothing can be there", "skipped_zones")
+
+    for _run in range(2):  # each run says each zone once: nothing remembers it between runs
+        said = " ".join(CliRunner().invoke(twice, []).stderr.split())
+        assert said.count(f"Not searched: {BAD}.") == 1 and said.count(BROKEN) == 1, said
+        assert "Said once" not in said and "Not noted as said" in said, said
+        assert "the next command says it again; --json lists it under skipped_zones" in said
+
+
+def test_an_unreadable_memory_is_not_claimed_either(home):
+    from tpuwizard.commands.choosing import first_time_refused
+    from tpuwizard.core import paths
+
+    (paths.state_dir() / "refused-zones-said.json").mkdir(parents=True)  # no file: unreadable
+    assert first_time_refused("p", [BAD, BROKEN]) == ([BAD, BROKEN], False)

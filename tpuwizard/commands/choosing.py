@@ -52,26 +52,48 @@ def say_refused_once(project: str | None, zones: Sequence[str], so: str, json_ke
     """Zones Google says ``project`` may not use: that answer is the same every time, so it is
     said once per project (``status``, ``teardown`` and ``zones`` share the memory), and again
     only for a zone not said before; ``so``: what follows for the command, ``json_key``: where
-    its ``--json`` always lists them."""
-    new = first_time_refused(project or "", zones)
-    if new:
-        them = "it" if len(new) == 1 else "them"
-        say(
-            f"Not searched: {', '.join(new)}. Google says your project may not use {them}, so "
-            f"{so}. (Said once; --json lists {them} under {json_key}.)"
-        )
+    its ``--json`` always lists them. Where the memory cannot be written (a read-only home), it
+    is said at most once in this command run, and never claimed to be remembered."""
+    said_here = _said_this_run()
+    new, remembered = first_time_refused(project or "", zones)
+    new = [z for z in new if (project, z) not in said_here]
+    if not new:
+        return
+    said_here.update((project, z) for z in new)
+    them = "it" if len(new) == 1 else "them"
+    memory = (
+        "Said once"
+        if remembered
+        else "Not noted as said: the state folder could not be written, so the next command "
+        "says it again"
+    )
+    say(
+        f"Not searched: {', '.join(new)}. Google says your project may not use {them}, so "
+        f"{so}. ({memory}; --json lists {them} under {json_key}.)"
+    )
 
 
-def first_time_refused(project: str, zones: Sequence[str]) -> list[str]:
-    """Of ``zones`` (refused to ``project``), those not said before; remembered in the state
-    folder. A memory that cannot be read or written costs only a repeat."""
+def _said_this_run() -> set[tuple[str | None, str]]:
+    """The refused zones said in this command run (the click context tree's shared ``meta``;
+    outside a command, a memory of this call's own)."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return set()
+    said: set[tuple[str | None, str]] = ctx.meta.setdefault("tpuwizard.refused_zones_said", set())
+    return said
+
+
+def first_time_refused(project: str, zones: Sequence[str]) -> tuple[list[str], bool]:
+    """Of ``zones`` (refused to ``project``), those not said before, and whether the memory in
+    the state folder now holds them. A memory that cannot be read or written costs a repeat
+    (every zone is new, and not remembered)."""
     import json
     import os
 
     from tpuwizard.core import paths, untrusted
 
     if not zones:
-        return []
+        return [], True
     try:
         memory = paths.state_dir() / "refused-zones-said.json"
         said = (  # untrusted input (core/untrusted.py): a FIFO there must not hang the command
@@ -87,9 +109,9 @@ def first_time_refused(project: str, zones: Sequence[str]) -> list[str]:
                 os.replace(temporary, memory)  # a FIFO in its place is replaced, not written
             finally:
                 temporary.unlink(missing_ok=True)
-        return new
+        return new, True
     except (OSError, ValueError, AttributeError, TypeError, BadInput):
-        return list(zones)
+        return list(zones), False
 
 
 def confirm_theirs(theirs: list, yes: bool, other_owner: bool, command: str = "teardown") -> None:

@@ -16,6 +16,7 @@ from tpuwizard.commands.common import (
     Whole,
     Words,
     asked_slice,
+    at_command_end,
     backend_option,
     open_session,
     project_option,
@@ -434,7 +435,7 @@ def follow_launch(
     from tpuwizard.words.event_text import handed_over_stop_words
 
     code = EXIT_CLOUD
-    hold = click.get_current_context().call_on_close
+    hold = at_command_end()
     with stop_on_signals(handle, say, handed_over_stop_words, hold) as received:
         for event in handle.events():
             if isinstance(event, Kept) and handle.handed_over is not event:

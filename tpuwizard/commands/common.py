@@ -141,13 +141,10 @@ def not_ascii(
 ) -> None:
     """Refuse digits outside ASCII (``--max-run １``): Python's ``float`` and ``int`` read them
     as numbers, so a value pasted from a full-width keyboard would pass unseen."""
+    from tpuwizard.words.typed_numbers import not_ascii_words
+
     if isinstance(value, str) and not value.isascii():
-        kind.fail(
-            f"{shown(value)} is not {kind.wanted()}: type it with the digits 0-9 (it holds "
-            "characters outside ASCII, such as full-width digits).",
-            param,
-            ctx,
-        )
+        kind.fail(not_ascii_words(shown(value), kind.wanted()), param, ctx)
 
 
 def _valid_project(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
@@ -358,6 +355,14 @@ def cloud_errors(
 
         say(diagnosis_text(diagnose(err, context)))  # type: ignore[arg-type]
         raise click.exceptions.Exit(EXIT_CLOUD) from None
+
+
+def at_command_end() -> Callable[[Callable[[], None]], object]:
+    """Where a command's stop handlers are put back (``stop_on_signals``' ``hold_until``): at
+    the close of the root context, after every close callback of the command (a price read
+    let land, or any registered later): a stop signal during them still ends the command with
+    128 + N and its words, never by the raw signal with no word said."""
+    return click.get_current_context().find_root().call_on_close
 
 
 def open_session(project: str | None, sandbox: bool, runs: Path | None = None) -> Session:

@@ -18,6 +18,7 @@ from tpuwizard.commands.common import (
     Whole,
     Words,
     asked_slice,
+    at_command_end,
     backend_option,
     check_script,
     cloud_errors,
@@ -240,7 +241,7 @@ def keep_when_up(
     from tpuwizard.words.event_text import handed_over_stop_words
 
     plan = handle.plan
-    hold = click.get_current_context().call_on_close
+    hold = at_command_end()
     with stop_on_signals(handle, say, handed_over_stop_words, hold) as received:
         unrecorded, code = _up_events(handle, as_json)
         handed = handle.handed_over

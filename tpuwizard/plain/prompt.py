@@ -93,11 +93,9 @@ def stall_check(text: str) -> None:
     from tpuwizard.core.launch.plan.guard_rules import guard_problems
     from tpuwizard.core.launch.plan.parts import Guards
     from tpuwizard.words.choice_words import all_words
+    from tpuwizard.words.typed_numbers import typed_number
 
-    try:
-        minutes = float(text)
-    except ValueError:
-        raise BadInput("A number of minutes, 0 or more (0 turns the stall guard off).") from None
+    minutes = typed_number(text, "a number of minutes, 0 or more (0 turns the stall guard off)")
     problems = all_words(guard_problems(Guards(stall_minutes=minutes)), "plain")
     if problems:
         raise BadInput(problems[0])

@@ -70,6 +70,7 @@ from tpuwizard.words.sent_text import folder_lines, size_words
 from tpuwizard.words.session_text import practice_words, survey_words
 from tpuwizard.words.summary_text import summary_lines
 from tpuwizard.words.text_wrap import wrap_paragraph
+from tpuwizard.words.typed_numbers import typed_number
 
 if TYPE_CHECKING:
     from tpuwizard.core.launch.plan.packages import PackageSpec
@@ -118,6 +119,15 @@ class PlainWizard:
     def run(self) -> int:
         ctx = gcloud_config.discover()
         session = self.session = Session.for_walk(self.sandbox, self.runs, ctx)
+        try:
+            return self.walk(session, ctx)
+        finally:
+            # However the walk ends (done, an error, Ctrl+C), no launch of it runs by now
+            # (create waits for its thread); in practice, what is kept or left lives on.
+            session.close()
+
+    def walk(self, session: Session, ctx: gcloud_config.GcloudContext) -> int:
+        """The questions, from the route to the launch; returns the exit code."""
         if session.practice:
             self.say(practice_words(session.mode))
         self.say_kept()  # an earlier `up` may still be billing: say so before anything else
@@ -447,10 +457,7 @@ class PlainWizard:
 
 def _minutes(text: str) -> None:
     """The core's deadline bounds, as every front end checks them."""
-    try:
-        minutes = float(text)
-    except ValueError:
-        raise BadInput(f"A number of minutes, {deadline_bounds_text()}.") from None
+    minutes = typed_number(text, f"a number of minutes from {deadline_bounds_text()}")
     problem = deadline_problem(minutes)
     if problem:
         raise BadInput(problem)

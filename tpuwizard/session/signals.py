@@ -94,9 +94,9 @@ def stop_on_signals(
     going is stopped (what it created deleted) and waited for.
 
     Yields the list of signals received: the front end exits with 128 + the first one. With
-    ``hold_until`` (a command's: its context's ``call_on_close``), a node handed over stays
-    guarded to the command's end: a stop signal after the block says it stays kept and exits
-    128 + N, never the raw signal's death.
+    ``hold_until`` (a command's ``at_command_end``: after its close callbacks), a node handed
+    over stays guarded to the command's end: a stop signal after the block says it stays kept
+    and exits 128 + N, never the raw signal's death.
     """
 
     def stop(signum: int) -> str:

@@ -27,6 +27,7 @@ from pathlib import Path
 from tpuwizard.sandbox.colab.execution import exec_command
 from tpuwizard.sandbox.colab.state import (
     FAULTS_ENV,
+    StateUnreadable,
     colab_home,
     locked_state,
     log_call,
@@ -273,7 +274,11 @@ def main(argv: list[str] | None = None) -> int:
         "exec": exec_command,
         "usage": usage,
     }
-    return int(commands[args.command](home, faults, args))
+    try:
+        return int(commands[args.command](home, faults, args))
+    except StateUnreadable as err:  # as a service that cannot answer: said, exit 1
+        say_err(str(err))
+        return 1
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -28,10 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from tpuwizard.core.evidence.verifier import cpu_device_env
+from tpuwizard.core.untrusted import MIB, NotASmallFile, loads, open_regular, read_fd
 
 HOME_ENV = "TPUWIZARD_COLAB_HOME"
 FAULTS_ENV = "TPUWIZARD_COLAB_FAULTS"
 ENV_KEY_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # execution.py's ENV_KEY_REGEX
+STATE_LIMIT_BYTES = 16 * MIB  # a few sessions' records: far more is no state of the stand-in's
 
 
 def parse_colab_faults(spec: str | None) -> dict[str, str]:
@@ -57,15 +59,43 @@ def runtime_root(home: Path, endpoint: str) -> Path:
     return home / "runtimes" / endpoint
 
 
+class StateUnreadable(Exception):
+    """The stand-in's state file is no small JSON file of its own (a FIFO would hang its read,
+    ``/dev/zero`` never end it): said by every command, and left as it is."""
+
+    def __init__(self, path: Path, why: str) -> None:
+        super().__init__(
+            f"[colab] The practice Colab stand-in cannot read its state file {path}: {why}. Move "
+            "that file aside: the stand-in then starts with no runtimes (its sessions are "
+            f"forgotten; their disks stay under {path.parent / 'runtimes'})."
+        )
+
+
 @contextlib.contextmanager
 def locked_state(home: Path) -> Iterator[dict[str, Any]]:
-    """The state, read and written back under an exclusive lock."""
+    """The state, read (at most STATE_LIMIT_BYTES, of a regular file only) and written back
+    under an exclusive lock; StateUnreadable for a file that is no such state."""
     path = home / "state.json"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    try:
+        fd = open_regular(path, os.O_RDWR)
+    except NotASmallFile as err:  # a FIFO, a device
+        raise StateUnreadable(path, err.why) from None
+    except IsADirectoryError:  # open_regular's own words; O_RDWR fails before its check
+        raise StateUnreadable(path, "it is a folder, not a regular file") from None
+    except OSError as err:
+        raise StateUnreadable(path, err.strerror or str(err)) from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        raw = os.read(fd, 10_000_000) or b"{}"
-        state = json.loads(raw)
+        try:
+            state = loads(read_fd(fd, STATE_LIMIT_BYTES, path) or b"{}", max_depth=None)
+            if not isinstance(state, dict):
+                raise ValueError("it holds no JSON object")
+        except NotASmallFile as err:
+            raise StateUnreadable(path, err.why) from None
+        except ValueError as err:
+            raise StateUnreadable(path, f"it is damaged ({err})") from None
         state.setdefault("server", {})  # endpoint -> accelerator, variant, shape
         state.setdefault("local", {})  # name -> endpoint, accelerator, running, pids
         state.setdefault("execs", 0)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import signal
 import subprocess
@@ -35,7 +34,10 @@ from typing import Any
 
 from tpuwizard.core.evidence.verifier import cpu_device_env
 from tpuwizard.core.kaggle.records import PracticeSession
+from tpuwizard.core.untrusted import MIB, read_json
 from tpuwizard.sandbox.kaggle.keeper import LOCK_FILE, OUTPUT_FILE, STATE_FILE
+
+SESSION_STATE_LIMIT = MIB  # the keeper writes a few fields: more is none of its files
 
 KEEPER = str(Path(__file__).with_name("keeper.py"))  # run as a file: see its docstring
 STOP_WAIT_S = 10.0  # a keeper asked to end its session is given this long
@@ -219,9 +221,10 @@ class _LogLines:
 
 
 def _read_state(folder: Path) -> dict[str, Any]:
-    """The keeper's ``session.json``; {} where there is none (it never started) or it is torn."""
+    """The keeper's ``session.json``; {} where there is none (it never started), it is torn, or
+    it is no small file (a FIFO would hang the read, ``/dev/zero`` never end it)."""
     try:
-        data = json.loads((folder / STATE_FILE).read_text())
+        data = read_json(folder / STATE_FILE, SESSION_STATE_LIMIT, max_depth=None)
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

@@ -150,15 +150,16 @@ def write_for(
     from tpuwizard.words.choice_words import all_words
 
     typed = admission or {}
-    if not slices.isdigit():
-        raise BadInput(f"Slices must be a whole number such as 1 or 2, not {slices!r}.")
+    from tpuwizard.words.typed_numbers import typed_whole
+
+    count = typed_whole(slices, "a whole number of slices such as 1 or 2")
     specs = state.package_request().specs
     problems = all_words(package_problems(specs), "wizard")
     if problems:
         raise BadInput(" ".join(problems))
     plan = make_plan(
         accelerator,
-        slices=int(slices),
+        slices=count,
         route=state.route,
         packages=[s.text for s in specs],
         script=state.script.name if state.script is not None else None,

@@ -17,6 +17,7 @@ from textual.widgets import Button, Input, Label, Static, Switch
 from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.cloud.diagnose.tpu7x_access import access_note
 from tpuwizard.core.deadlines import STALL_TIMEOUT_MIN, EndedBy
+from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN, LaunchPlan
 from tpuwizard.core.launch.plan.packages import AUTO_FILE, COURSE_PACKAGES
 from tpuwizard.core.plan import cost, fit
@@ -33,9 +34,19 @@ from tpuwizard.words.figures import count, money
 from tpuwizard.words.guard_text import STALL_TITLE, guards_line
 from tpuwizard.words.resume_text import RESUME_HELP, RESUME_PLACEHOLDER, RESUME_TITLE
 from tpuwizard.words.resume_text import field_words as resume_field_words
+from tpuwizard.words.typed_numbers import typed_number
 
 if TYPE_CHECKING:
     from tpuwizard.session.prepare.outcomes import Outlook
+
+
+def deadline_typed(text: str) -> tuple[float, str | None]:
+    """The Deadline field's minutes, and what is wrong with what was typed (None: nothing).
+    What is no number is -1 minutes, which the plan refuses with the deadline's bounds."""
+    try:
+        return typed_number(text, "a number of minutes"), None
+    except BadInput as err:
+        return -1.0, f"Deadline: {err}"
 
 
 class ReviewScreen(WizardScreen[ReviewAnswer]):
@@ -198,11 +209,7 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         """What the fields say now, in WizardState's terms."""
         name = self.query_one("#name", Input).value.strip() or None
         script = self.query_one("#script", Input).value.strip()
-        deadline = self.query_one("#max-run", Input).value.strip()
-        try:
-            max_run: float | None = float(deadline)
-        except ValueError:
-            max_run = -1.0  # not a number: problems() says what the deadline must be
+        max_run: float | None = deadline_typed(self.query_one("#max-run", Input).value)[0]
         fetch = tuple(
             p.strip() for p in self.query_one("#fetch", Input).value.split(",") if p.strip()
         )
@@ -242,7 +249,8 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         """Every rule the plan would break, and the questions in the way, from the session's
         pipeline (the same stages the launch runs, calling nothing), in the wizard's words."""
         candidate = self.state.reviewed(self.answers())
-        return all_words(candidate.previewed().reasons, "wizard")
+        typed = deadline_typed(self.query_one("#max-run", Input).value)[1]
+        return ([typed] if typed else []) + all_words(candidate.previewed().reasons, "wizard")
 
     @on(Input.Changed)
     @on(Switch.Changed)

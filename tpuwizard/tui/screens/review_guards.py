@@ -14,6 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static, Switch
 
 from tpuwizard.core.deadlines import STALL_TIMEOUT_MIN
+from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.plan.guard_rules import guard_problems
 from tpuwizard.core.launch.plan.parts import Guards
 from tpuwizard.tui.answers import GuardsAnswer
@@ -24,6 +25,7 @@ from tpuwizard.words.guard_text import (
     STALL_HELP,
     STALL_TITLE,
 )
+from tpuwizard.words.typed_numbers import typed_number
 
 CANNOT = (
     f"{AUTOCHECKPOINT_TITLE}: not for this run. Google offers it to TPU-API nodes of v2, v3, "
@@ -35,10 +37,12 @@ def autocheckpoint_label(on: bool) -> str:
     return f"{AUTOCHECKPOINT_TITLE} {'ON' if on else 'OFF'}"
 
 
+STALL_WANTED = "a number of minutes, 0 or more (0 turns it off)"
+
+
 def minutes_typed(text: str) -> float | None:
-    """The field's minutes; empty is the default (None). Raises ValueError for no number."""
-    text = text.strip()
-    return None if not text else float(text)
+    """The field's minutes; empty is the default (None). BadInput says what is not a number."""
+    return None if not text.strip() else typed_number(text, STALL_WANTED)
 
 
 class GuardsDialog(ModalScreen["GuardsAnswer | None"]):
@@ -98,11 +102,8 @@ class GuardsDialog(ModalScreen["GuardsAnswer | None"]):
         typed = self.query_one("#stall-minutes", Input).value
         try:
             minutes = minutes_typed(typed)
-        except ValueError:
-            return (
-                f"{STALL_TITLE}: a number of minutes, 0 or more (0 turns it off), not "
-                f"'{typed.strip()}'."
-            )
+        except BadInput as err:
+            return f"{STALL_TITLE}: {err}"
         problems = all_words(guard_problems(Guards(stall_minutes=minutes)), "wizard")
         if problems:
             return problems[0]
