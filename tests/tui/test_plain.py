@@ -220,7 +220,7 @@ def test_plain_spot_asks_resume_after_preemption_into_the_same_plan_field(tmp_pa
     assert planned, "\n".join(lines)
     (plan,) = planned
     assert plan.route == "spot" and plan.checkpoints == "ckpt" and plan.problems() == []
-    assert [spec.text for spec in plan.packages] == ["optax"]
+    assert [spec.text for spec in plan.workload.packages] == ["optax"]
     assert plan.autocheckpoint is False and not plan.autocheckpoint_on
     assert plan.guards.stall_minutes == 30
 

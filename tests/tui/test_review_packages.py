@@ -45,7 +45,7 @@ async def test_f2_puts_the_course_packages_into_the_field_and_the_plan(size):
         await pilot.press("f2")  # a second press adds nothing twice
         assert field.value.split() == ["tinypkg", *COURSE_PACKAGES]
         plan = state.reviewed(screen.answers()).preview()
-        assert [p.text for p in plan.packages] == ["tinypkg", *COURSE_PACKAGES]
+        assert [p.text for p in plan.workload.packages] == ["tinypkg", *COURSE_PACKAGES]
         assert not screen.query_one("#create", Button).disabled
 
 
@@ -80,6 +80,6 @@ async def test_a_requirements_file_beside_the_script_is_said_on_the_field(tmp_pa
         await until(pilot, lambda: field.border_subtitle, 30, "the file said on the field")
         assert "requirements.txt" in str(field.border_subtitle)
         plan = state.reviewed(screen.answers()).preview()
-        assert [(p.text, p.origin) for p in plan.packages] == [
+        assert [(p.text, p.origin) for p in plan.workload.packages] == [
             ("tinypkg", "requirements.txt beside the script, line 1")
         ]

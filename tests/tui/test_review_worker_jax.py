@@ -47,7 +47,7 @@ async def test_review_shows_the_default_and_f3_picks_another_version(monkeypatch
         assert f"(default {DEFAULT.version})" in _words(app)
         assert f"This computer has JAX {DEFAULT.version}: results here may differ" in _words(app)
         plan = state.reviewed(app.screen.answers()).preview()
-        assert plan.jax == newest and not plan.problems()
+        assert plan.workload.jax == newest and not plan.problems()
         await pilot.press("f3")  # Esc in the picker changes nothing
         await on_screen(pilot, "JaxPicker", 30)
         await pilot.press("escape")

@@ -48,7 +48,6 @@ def plan_refuses_flex(tmp_path, accelerator: str, zone: str, backend: str) -> bo
         project="practice-project",
         run_id="20261201-120000-zz01",
         route="flex",
-        script=None,
         backend=backend,
         run_dir=tmp_path,
     )

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.launch.plan.parts import Workload
 from tpuwizard.core.remote import sync
 
 
@@ -42,7 +43,7 @@ def plan_for(script: Path) -> LaunchPlan:
         project="course-project",
         run_id="r1",
         run_dir=script.parent / "runs" / "r1",
-        script=script,
+        workload=Workload(script=script),
     )
 
 

@@ -25,6 +25,7 @@ from tpuwizard.core.launch.lifecycle.launch import run_launch
 from tpuwizard.core.launch.lifecycle.on_workers import WorkerSteps
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.packages import PackageSpec
+from tpuwizard.core.launch.plan.parts import Workload
 from tpuwizard.core.launch.records.ledger import Entry, Ledger, Resource
 from tpuwizard.core.paths import owner_label
 from tpuwizard.core.remote.checkpoints import CheckpointSet, CheckpointsHome, file_sha256
@@ -68,7 +69,7 @@ def up(session: Session, tmp_path: Path) -> str:
         name="dev",
         keep=True,
         max_run_minutes=45,
-        packages=(PackageSpec("einops", "--with"),),
+        workload=Workload(packages=(PackageSpec("einops", "--with"),)),
     )
     events: list[ev.Event] = []
     rt = replace(  # labelled as up labels it: this install's owner (run and ssh check it)

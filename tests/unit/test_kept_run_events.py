@@ -25,6 +25,7 @@ from tpuwizard.core.launch.lifecycle.launch_state import LaunchContext, LaunchSt
 from tpuwizard.core.launch.lifecycle.on_workers import WorkerSteps
 from tpuwizard.core.launch.lifecycle.part_inputs import worker_input
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.launch.plan.parts import Workload
 from tpuwizard.core.launch.records.ledger import Entry, Resource
 from tpuwizard.core.remote.sync import LocalFolder
 from tpuwizard.core.remote.transports import LocalTransport
@@ -94,9 +95,7 @@ def launch_script(transport: LocalTransport, tmp_path: Path, script: Path) -> li
         "p",
         "r1",
         tmp_path / "launch",
-        script=script,
-        script_args=("a",),
-        fetch=("out.txt",),
+        workload=Workload(script=script, script_args=("a",), fetch=("out.txt",)),
     )
     rt = make_runtime(tmp_path, MemoryCloud())  # CPU devices; it names no coordinator
     ctx = LaunchContext(events.append, CancelToken(), LaunchState(plan.zone))

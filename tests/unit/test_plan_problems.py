@@ -8,7 +8,7 @@ import pytest
 
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan, attach_problems
-from tpuwizard.core.launch.plan.parts import Reach
+from tpuwizard.core.launch.plan.parts import Reach, Workload
 from tpuwizard.words.choice_words import all_words
 
 
@@ -27,7 +27,11 @@ def plan(tmp_path: Path, **changes) -> LaunchPlan:
 def test_a_good_plan_has_no_problems(tmp_path):
     script = tmp_path / "main.py"
     script.write_text("print('hi')\n")
-    good = plan(tmp_path, script=script, fetch=("out/*.json", "report.txt"), max_run_minutes=30)
+    good = plan(
+        tmp_path,
+        workload=Workload(script=script, fetch=("out/*.json", "report.txt")),
+        max_run_minutes=30,
+    )
     assert good.problems() == []
     assert good.validate().chips == 4
 
@@ -35,9 +39,9 @@ def test_a_good_plan_has_no_problems(tmp_path):
 @pytest.mark.parametrize(
     ("changes", "words"),
     [
-        ({"fetch": ("/etc/passwd",)}, "relative"),
-        ({"fetch": ("../secrets/*",)}, "relative"),
-        ({"fetch": ("a/../../b",)}, "relative"),
+        ({"workload": Workload(fetch=("/etc/passwd",))}, "relative"),
+        ({"workload": Workload(fetch=("../secrets/*",))}, "relative"),
+        ({"workload": Workload(fetch=("a/../../b",))}, "relative"),
         ({"route": "spot", "name": "a" + "b" * 60}, "60 characters"),
         ({"route": "flex", "name": "a" + "b" * 62}, "60 characters"),
         ({"project": "Not A Project"}, "project"),
@@ -53,7 +57,7 @@ def test_a_good_plan_has_no_problems(tmp_path):
         ({"route": "flex", "accelerator": "v5litepod-16"}, "only in us-west4-a"),
         ({"route": "flex", "accelerator": "v4-8"}, "in no zone"),
         ({"reach": Reach(service_account="runner")}, "not a service account email"),
-        ({"script": Path("/nonexistent/main.py")}, "does not exist"),
+        ({"workload": Workload(script=Path("/nonexistent/main.py"))}, "does not exist"),
     ],
 )
 def test_each_rule_is_a_problem_with_a_message(tmp_path, changes, words):
@@ -67,12 +71,14 @@ def test_each_rule_is_a_problem_with_a_message(tmp_path, changes, words):
 def test_an_unsafe_script_name_is_refused_before_anything_is_created(tmp_path):
     script = tmp_path / "my script;rm.py"
     script.write_text("print('hi')\n")
-    problems = plan(tmp_path, script=script).problems()
+    problems = plan(tmp_path, workload=Workload(script=script)).problems()
     assert any("letters, digits" in p for p in problems)
 
 
 def test_every_problem_is_reported_at_once(tmp_path):
-    problems = plan(tmp_path, fetch=("/abs",), route="spot", name="a" * 62).problems()
+    problems = plan(
+        tmp_path, workload=Workload(fetch=("/abs",)), route="spot", name="a" * 62
+    ).problems()
     assert len(problems) >= 2
 
 
@@ -156,7 +162,7 @@ def test_a_script_name_the_upload_would_refuse_is_refused_before_create(tmp_path
 
     script = tmp_path / name
     script.write_text("print('hi')\n")
-    problems = all_words(plan(tmp_path, script=script).problems(), "cli")
+    problems = all_words(plan(tmp_path, workload=Workload(script=script)).problems(), "cli")
     assert len(problems) == 1 and "rename the file" in problems[0], problems
     with pytest.raises(BadInput):
         safe_relative(f".tpuwizard/runs/r1/{name}")  # what the upload would have said, late
@@ -168,7 +174,7 @@ def test_every_name_problems_accepts_the_upload_accepts_too(tmp_path):
     for name in ["main.py", "_x.py", "train-2.py", "a.b.py", "9.py"]:
         script = tmp_path / name
         script.write_text("")
-        assert plan(tmp_path, script=script).problems() == []
+        assert plan(tmp_path, workload=Workload(script=script)).problems() == []
         assert safe_relative(f".tpuwizard/runs/r1/{name}")
 
 
@@ -178,19 +184,24 @@ def test_a_linked_script_is_followed_and_a_dangling_link_is_named(tmp_path):
     target.write_text("print('v3')\n")
     link = tmp_path / "train.py"
     link.symlink_to(target)
-    assert plan(tmp_path, script=link).problems() == []  # its target's content goes, as train.py
+    assert (
+        plan(tmp_path, workload=Workload(script=link)).problems() == []
+    )  # its target's content goes, as train.py
     target.unlink()
-    problems = plan(tmp_path, script=link).problems()
+    problems = plan(tmp_path, workload=Workload(script=link)).problems()
     assert len(problems) == 1 and f"is a link to {target}, which does not exist" in problems[0]
 
 
 def test_script_arguments_without_a_script_are_a_problem(tmp_path):
-    problems = plan(tmp_path, script_args=("--lr", "3e-4")).problems()
+    problems = plan(tmp_path, workload=Workload(script_args=("--lr", "3e-4"))).problems()
     assert len(problems) == 1 and "no script is given: add --script FILE" in problems[0]
     assert "'--lr 3e-4'" in problems[0]
     script = tmp_path / "main.py"
     script.write_text("")
-    assert plan(tmp_path, script=script, script_args=("--lr", "3e-4")).problems() == []
+    assert (
+        plan(tmp_path, workload=Workload(script=script, script_args=("--lr", "3e-4"))).problems()
+        == []
+    )
 
 
 @pytest.mark.parametrize(
@@ -222,7 +233,7 @@ def test_a_bad_project_id_is_named_safely_in_its_message(tmp_path, project, show
 def test_a_script_that_is_not_there_names_where_it_was_looked_for(
     tmp_path, monkeypatch, asked, said
 ):
-    from tpuwizard.core.launch.plan.launch_plan import script_problems
+    from tpuwizard.core.launch.plan.workload_rules import script_problems
 
     (tmp_path / "course").mkdir()
     monkeypatch.chdir(tmp_path)

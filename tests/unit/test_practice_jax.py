@@ -89,7 +89,8 @@ def test_the_launch_says_the_build_as_it_starts_it(tmp_path):
     """The line the chooser says on its way (an environment being built) reaches the launch's
     events before the bootstrap, and the chooser is asked once per launch."""
     cloud = MemoryCloud()
-    plan = replace(make_plan(tmp_path, "vm"), jax=NEEDS_312)
+    plan = make_plan(tmp_path, "vm")
+    plan = replace(plan, workload=replace(plan.workload, jax=NEEDS_312))
     rt = make_runtime(tmp_path, cloud)
     asked: list[str | None] = []
 
@@ -107,7 +108,8 @@ def test_the_launch_says_the_build_as_it_starts_it(tmp_path):
 
 def test_the_launch_says_it_before_the_bootstrap_and_pins_the_fallback(tmp_path, no_python_312):
     cloud = MemoryCloud()
-    plan = replace(make_plan(tmp_path, "vm"), jax=NEEDS_312)
+    plan = make_plan(tmp_path, "vm")
+    plan = replace(plan, workload=replace(plan.workload, jax=NEEDS_312))
     rt = make_runtime(tmp_path, cloud)
     rt.worker_jax = chooser.practice_jax
     ctx = LaunchContext(lambda e: None, CancelToken(), LaunchState(plan.zone))

@@ -22,6 +22,7 @@ from tpuwizard.core.launch.lifecycle import launch as lifecycle
 from tpuwizard.core.launch.lifecycle.ending import Ending
 from tpuwizard.core.launch.lifecycle.provision import ProvisionInput
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.launch.plan.parts import Workload
 from tpuwizard.core.launch.plan.resume_rules import DELETE_ALLOWANCE_MINUTES
 from tpuwizard.core.launch.records.ledger import Resource
 from tpuwizard.core.plan import catalog, cost
@@ -45,7 +46,7 @@ def spot_plan(tmp_path: Path, run_id: str = "r2", **changes: object) -> LaunchPl
         run_dir=tmp_path / "runs" / run_id,
         route="spot",
         name="tpu-a",
-        script=script,
+        workload=Workload(script=script),
         checkpoints="ckpt",
     )
     return replace(base, **changes)  # type: ignore[arg-type]

@@ -18,6 +18,7 @@ from tpuwizard.core.launch.lifecycle.launch_state import LaunchContext, LaunchSt
 from tpuwizard.core.launch.lifecycle.on_workers import WorkerSteps
 from tpuwizard.core.launch.lifecycle.part_inputs import worker_input
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.launch.plan.parts import Workload
 from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.core.remote import sync
 from tpuwizard.core.remote.sync import LocalFolder, folder_problems
@@ -67,8 +68,7 @@ def by_launch(script: Path, transport: LocalTransport, run_dir: Path) -> list[ev
         project="course-project",
         run_id="r1",
         run_dir=run_dir,
-        script=script,
-        script_args=("--steps", "8"),
+        workload=Workload(script=script, script_args=("--steps", "8")),
     )
     rt = make_runtime(run_dir, MemoryCloud())  # CPU devices; it names no coordinator
     ctx = LaunchContext(events.append, CancelToken(), LaunchState(plan.zone))
@@ -143,7 +143,7 @@ def test_a_script_in_the_home_folder_or_the_root_is_refused_with_the_fix(tmp_pat
         project="course-project",
         run_id="r1",
         run_dir=tmp_path / "runs" / "r1",
-        script=tmp_path / "main.py",
+        workload=Workload(script=tmp_path / "main.py"),
     )
     (problem,) = plan.problems()
     assert "your home folder" in problem and "Put the script in its own folder" in problem
@@ -170,7 +170,7 @@ def test_a_folder_over_the_limit_is_refused_by_the_plan_with_the_same_exclusions
         project="course-project",
         run_id="r1",
         run_dir=tmp_path / "runs" / "r1",
-        script=folder / "main.py",
+        workload=Workload(script=folder / "main.py"),
     )
     assert plan.problems() == []
     (folder / "data.bin").write_bytes(b"x" * 2000)
@@ -205,7 +205,7 @@ def test_the_plan_line_says_how_much_of_the_folder_goes_and_what_stays(tmp_path)
         project="course-project",
         run_id="r1",
         run_dir=tmp_path / "runs" / "r1",
-        script=folder / "main.py",
+        workload=Workload(script=folder / "main.py"),
     )
     events: list[ev.Event] = []
     run_launch(plan, make_runtime(tmp_path / "runs", MemoryCloud()), events.append, CancelToken())

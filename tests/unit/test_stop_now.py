@@ -14,6 +14,7 @@ from tests.fakes import checked
 from tests.waiting import wait_until
 from tpuwizard.core.cancel import Cancelled, CancelToken
 from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.plan.parts import Workload
 from tpuwizard.core.remote.jobs import Job, follow_job, start_job, stop_job
 from tpuwizard.core.remote.transports import LocalTransport
 
@@ -132,7 +133,7 @@ def test_a_plan_with_problems_ends_with_failed_and_exit_2_before_any_call(tmp_pa
         "tpuwizard-practice",
         "r1",
         tmp_path / "r1",
-        fetch=("../../etc/*",),
+        workload=Workload(fetch=("../../etc/*",)),
     )
     seen: list[ev.Event] = []
 

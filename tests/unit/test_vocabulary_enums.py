@@ -15,6 +15,7 @@ from tpuwizard.commands.common import Words
 from tpuwizard.core.cloud.backends import Backend, Transport, Via
 from tpuwizard.core.launch.plan.answers import LaunchAnswers
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan, plan_for_run
+from tpuwizard.core.launch.plan.parts import Workload
 from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.core.routes import CLOUD_ROUTES, Route
 
@@ -41,7 +42,13 @@ def test_the_words_on_disk_and_in_json_are_unchanged():
 def test_a_plan_carries_every_answer_and_the_backend_decided_for_them():
     v6e = parse_accelerator("v6e-4")
     answers = LaunchAnswers(
-        v6e, "us-east5-b", "p", Route.FLEX, Backend.AUTO, watchdog=None, jax="0.6.2"
+        v6e,
+        "us-east5-b",
+        "p",
+        Route.FLEX,
+        Backend.AUTO,
+        watchdog=None,
+        workload=Workload(jax="0.6.2"),
     )
     plan = plan_for_run("r1", Path("runs/r1"), answers, Backend.COMPUTE)
     plan_fields = {f.name for f in fields(LaunchPlan)}

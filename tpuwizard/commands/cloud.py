@@ -370,7 +370,7 @@ def launch_answers(
     """launch's options as the answers the session's pipeline takes, each parsed here once
     (the command line's edge): exit 2 for what cannot be read."""
     from tpuwizard.core.launch.plan.answers import LaunchAnswers
-    from tpuwizard.core.launch.plan.parts import Guards, Reach
+    from tpuwizard.core.launch.plan.parts import Guards, Reach, Workload
 
     if accelerator is None:
         raise BadInput("Missing option '--accelerator' (a TPU type, e.g. v5litepod-4).")
@@ -381,11 +381,15 @@ def launch_answers(
         project=project or "",
         route=route,
         name=name,
-        script=script,
-        script_args=script_args,
-        fetch=fetch,
-        packages=asked_packages(with_specs, requirements, script),
-        jax=jax,
+        workload=Workload(
+            script,
+            script_args,
+            fetch,
+            asked_packages(with_specs, requirements, script),
+            jax,
+            precision,
+            trace,
+        ),
         keep=keep,
         max_run_minutes=max_run,
         watchdog=watchdog,
@@ -398,8 +402,6 @@ def launch_answers(
         autocheckpoint=autocheckpoint,
         budget_usd=budget,
         resume_from=resume_from,
-        precision=precision,
-        trace=trace,
         reach=Reach(transport, internal_ips, service_account),
         backend=backend,
         queue_wait_minutes=queue_wait,
@@ -417,7 +419,7 @@ def before_create_notes(prepared: Prepared, checked: CheckedPlan) -> list[str]:
 
     plan = checked.plan
     notes = [f"Backend: {checked.backend.reason}"] if checked.backend.reason else []
-    notes += [note] if (note := fetch_note(plan.fetch)) else []
+    notes += [note] if (note := fetch_note(plan.workload.fetch)) else []
     notes += [autocheckpoint_note(plan)] if plan.autocheckpoint_on else []
     notes += prepared.notes
     return notes + (prepared.watchdog.lines() if prepared.watchdog is not None else [])

@@ -391,7 +391,7 @@ def asked_slice(accelerator: str) -> Slice:
 
 def check_script(script: Path) -> None:
     """Before anything reaches the node: the rules the workers would otherwise refuse late."""
-    from tpuwizard.core.launch.plan.launch_plan import script_problems
+    from tpuwizard.core.launch.plan.workload_rules import script_problems
 
     problems = script_problems(script)
     if problems:

@@ -26,7 +26,7 @@ from tpuwizard.core.launch.events.launch_events import (
 )
 from tpuwizard.core.launch.plan.answers import LaunchAnswers
 from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN, autocheckpoint_serves
-from tpuwizard.core.launch.plan.parts import Guards
+from tpuwizard.core.launch.plan.parts import Guards, Workload
 from tpuwizard.core.plan import catalog, routes
 from tpuwizard.core.remote.sync import folder_sent_if_fine
 from tpuwizard.core.routes import Route
@@ -218,13 +218,15 @@ class PlainWizard:
         packages, jax = self.ask_packages(script)
         return replace(
             answers,
-            script=Path(script) if script else None,
-            fetch=tuple(p.strip() for p in fetch.split(",") if p.strip()),
-            packages=packages,
-            jax=jax,
+            workload=Workload(
+                script=Path(script) if script else None,
+                fetch=tuple(p.strip() for p in fetch.split(",") if p.strip()),
+                packages=packages,
+                jax=jax,
+                precision=deep,
+                trace=deep,
+            ),
             watchdog=watchdog,
-            precision=deep,
-            trace=deep,
             checkpoints=checkpoints,
             autocheckpoint=autocheckpoint,
             guards=Guards(stall_minutes=stall_minutes),
@@ -276,7 +278,7 @@ class PlainWizard:
         """The deadline in words and what goes to the workers, then "Create?"."""
         assert draft.watchdog is not None
         self.say(draft.watchdog.deadline_line())
-        sent = folder_sent_if_fine(answers.script)  # above 50 MB the question says it
+        sent = folder_sent_if_fine(answers.workload.script)  # above 50 MB the question says it
         for line in folder_lines(sent, "to each worker"):
             self.say(line)
         large = f", and send {size_words(sent.size)} to it," if sent and sent.large else ""

@@ -23,16 +23,16 @@ from typing import TYPE_CHECKING
 from tpuwizard.core.remote.package_check import PackageCheck, Verdict, resolve
 
 if TYPE_CHECKING:
-    from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+    from tpuwizard.core.launch.plan.parts import Workload
 
 VM_PYTHON = "3.12"
 VM_PLATFORM = "x86_64-manylinux_2_35"
 
 
-def check_plan_packages(plan: LaunchPlan, practice: bool) -> PackageCheck:
-    """Resolve ``plan``'s added packages beside its JAX for its worker (nothing to do without
-    packages: no uv is run)."""
-    return check_packages([spec.text for spec in plan.packages], plan.jax, practice)
+def check_plan_packages(workload: Workload, practice: bool) -> PackageCheck:
+    """Resolve ``workload``'s added packages beside its JAX for its worker (nothing to do
+    without packages: no uv is run)."""
+    return check_packages([spec.text for spec in workload.packages], workload.jax, practice)
 
 
 def check_packages(specs: list[str], jax: str | None, practice: bool) -> PackageCheck:

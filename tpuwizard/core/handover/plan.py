@@ -15,7 +15,7 @@ from tpuwizard.core.deadlines import deadline_problem
 from tpuwizard.core.errors import BadInput, shown
 from tpuwizard.core.handover import admission
 from tpuwizard.core.handover.gke import GkeSlice, gke_slice
-from tpuwizard.core.launch.plan.launch_plan import safe_script_name
+from tpuwizard.core.launch.plan.workload_rules import safe_script_name
 from tpuwizard.core.plan import catalog
 from tpuwizard.core.plan.jax_versions import jax_problems
 from tpuwizard.core.routes import Route

@@ -276,10 +276,10 @@ class Pipeline:
         )
 
         assert self.plan is not None
-        if not self.plan.packages:
+        if not self.plan.workload.packages:
             return ()
-        found = check_plan_packages(self.plan, self.practice)
-        specs = [spec.text for spec in self.plan.packages]
+        found = check_plan_packages(self.plan.workload, self.practice)
+        specs = [spec.text for spec in self.plan.workload.packages]
         refusal = package_refusal(found, specs)
         if refusal is None and (note := package_note(found, specs)):
             self.package_note = note

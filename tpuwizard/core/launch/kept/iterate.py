@@ -18,12 +18,12 @@ from tpuwizard.core.cancel import Cancelled, CancelToken
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from tpuwizard.core.launch.events import launch_events as ev
-from tpuwizard.core.launch.plan.launch_plan import (
+from tpuwizard.core.launch.plan.packages import PackageSpec, package_problems
+from tpuwizard.core.launch.plan.workload_rules import (
     safe_fetch_pattern,
     safe_script_name,
     script_problems,
 )
-from tpuwizard.core.launch.plan.packages import PackageSpec, package_problems
 from tpuwizard.core.launch.resume.checkpoint_copier import ResumeSetup
 from tpuwizard.core.launch.workers.add_packages import install_packages
 from tpuwizard.core.launch.workers.compile_cache import CacheCount, cache_env, count_entries

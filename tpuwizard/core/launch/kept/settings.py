@@ -10,8 +10,7 @@ from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.launch.kept.record import KeptRecord
 from tpuwizard.core.launch.plan.answers import LaunchAnswers
 from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN, LaunchPlan
-from tpuwizard.core.launch.plan.packages import PackageSpec
-from tpuwizard.core.launch.plan.parts import Reach
+from tpuwizard.core.launch.plan.parts import Reach, Workload
 from tpuwizard.core.launch.plan.zone_rules import zones_from
 from tpuwizard.core.launch.records.ledger import Entry
 from tpuwizard.core.routes import Route
@@ -29,8 +28,7 @@ def kept_settings(plan: LaunchPlan) -> dict[str, Any]:
         "max_run_minutes": plan.max_run,
         **plan.reach.record(),
         "queue_wait_minutes": plan.queue_wait_minutes,
-        "packages": [[p.text, p.origin] for p in plan.packages],
-        "jax": plan.jax,
+        **plan.workload.record(),
     }
 
 
@@ -58,8 +56,7 @@ def replacement_answers(entry: Entry) -> LaunchAnswers:
         reach=Reach.from_record(settings),
         backend=Backend(r.backend),  # as it was made: the replacement is made there too
         queue_wait_minutes=settings.get("queue_wait_minutes"),
-        packages=tuple(PackageSpec(text, origin) for text, origin in settings.get("packages", ())),
-        jax=settings.get("jax"),
+        workload=Workload.from_record(settings),
     )
 
 

@@ -98,12 +98,16 @@ class Launch:
                     plan.max_run,
                     self.rt.practice,
                     str(plan.run_dir),
-                    plan.fetch,
+                    plan.workload.fetch,
                     plan.budget_usd,
                     cost.at_most_hourly(self.slice, plan.route, plan.zone),
                     plan.max_restarts + 1 if plan.checkpoints is not None else None,
                     *cost.price_origin(self.slice, plan.route, plan.zone),
-                    folder=folder_sent(plan.script) if plan.script is not None else None,
+                    folder=(
+                        folder_sent(plan.workload.script)
+                        if plan.workload.script is not None
+                        else None
+                    ),
                 )
             )
             if not plan.watchdog:  # nothing better will come: Keep keeps at once, as it is
@@ -161,7 +165,7 @@ class Launch:
                     stage = "verify"
                     workers.verify(transport)
                     state.proven = workers.receipt_ok
-                if self.plan.script is not None:
+                if self.plan.workload.script is not None:
                     stage = "script"
                     run_script_with_reruns(workers, transport, self.rt.reruns, self.deadline())
             if quiet_gone and workers.script_sigterm and not self.cancel.is_set():

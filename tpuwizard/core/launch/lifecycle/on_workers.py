@@ -26,8 +26,9 @@ from tpuwizard.core.evidence.receipt import parse_marker_line
 from tpuwizard.core.evidence.verifier import VERIFIER_FILENAME, verifier_flags, verifier_source
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.lifecycle.launch_state import LaunchContext
-from tpuwizard.core.launch.plan.launch_plan import safe_script_name
-from tpuwizard.core.launch.plan.packages import PackageSpec, package_names
+from tpuwizard.core.launch.plan.packages import package_names
+from tpuwizard.core.launch.plan.parts import Workload
+from tpuwizard.core.launch.plan.workload_rules import safe_script_name
 from tpuwizard.core.launch.resume.checkpoint_copier import ResumeSetup
 from tpuwizard.core.launch.workers.distributed import (
     LAUNCHER_PATH,
@@ -77,19 +78,14 @@ class WorkerInput:
     slice: Slice
     # The bootstrap: the runtime's plan pinned to --jax (in practice, what the chooser says).
     bootstrap: BootstrapPlan
-    jax: str | None
+    # What runs there: the venv's JAX and packages, the verifier's extra checks (precision,
+    # trace), the user's script, its arguments and the files it fetches back (parts.py).
+    workload: Workload
     worker_jax: JaxChooser | None  # practice only
-    packages: tuple[PackageSpec, ...]
-    # The verifier: which devices it expects, its extra checks, how multi-host workers join.
+    # The verifier: which devices it expects, how multi-host workers join.
     expect: str
-    precision: bool
-    trace: bool
     explicit_coordinator: bool  # the sandbox names the coordinator; on Cloud TPU JAX finds it
     join_timeout: int
-    # The user's script, its arguments and the files it fetches back.
-    script: Path | None
-    script_args: tuple[str, ...]
-    fetch: tuple[str, ...]
     # The stall guard's timeout in seconds (--stall-timeout; None: no guard) and the join's
     # timeouts the launcher gives the script's jax.distributed.initialize().
     stall_s: float | None = None
@@ -128,9 +124,9 @@ class WorkerSteps:
         if (said := self._worker_version()[1]) is not None:
             self.emit(ev.BootstrapLine(0, said, self.slice.vms))
         self.bootstrap_failures, self.bootstrap_lines, self.packages_failed = {}, {}, []
-        specs = [s.text for s in self.given.packages]
+        specs = [s.text for s in self.given.workload.packages]
         script = bootstrap_script(
-            self.worker_jax, install_commands(specs), package_names(self.given.packages)
+            self.worker_jax, install_commands(specs), package_names(self.given.workload.packages)
         )
         code = self._job(transport, job, shell("bash", "-c", script), {}, self._bootstrap_line)
         if self.packages_failed:
@@ -155,9 +151,9 @@ class WorkerSteps:
         saying so on the way)."""
         choose = self.given.worker_jax
         if choose is None:
-            return self.given.jax, None
+            return self.given.workload.jax, None
         if self._chosen_jax is None:
-            self._chosen_jax = choose(self.given.jax, self._say)
+            self._chosen_jax = choose(self.given.workload.jax, self._say)
         return self._chosen_jax
 
     def _say(self, line: str) -> None:
@@ -222,12 +218,12 @@ class WorkerSteps:
         )
 
         def command(worker: int) -> str:
-            extras = verifier_flags(precision=given.precision, trace=given.trace)
-            for name in package_names(given.packages):  # their versions go in the receipt
+            extras = verifier_flags(precision=given.workload.precision, trace=given.workload.trace)
+            for name in package_names(given.workload.packages):  # their versions go in the receipt
                 extras += ["--package", name]
             laptop = jax_versions.laptop_jax()
             extras += ["--laptop-jax", laptop] if laptop else []
-            if given.trace:
+            if given.workload.trace:
                 extras += ["--trace-dir", f"{self.remote_run}/{self._trace_dir(worker)}"]
             # Through the launcher, as the script: a stack on SIGUSR1 and the join's marks, for
             # the stall guard.
@@ -285,7 +281,7 @@ class WorkerSteps:
             saved[worker] = local
             data = load_receipt(local)
             self.receipt_ok = check_receipt(data, given.expect, None).ok
-            if given.trace:
+            if given.workload.trace:
                 self._fetch_trace(transport, worker, data)
             if transport.workers == 1:
                 self.state.receipt = str(local)
@@ -356,7 +352,7 @@ class WorkerSteps:
         )
 
         given = self.given
-        script = given.script
+        script = given.workload.script
         assert script is not None
         self.script_sigterm = ()
         if self._folder is None:
@@ -366,11 +362,11 @@ class WorkerSteps:
         step = ScriptPass(
             Job(f"script-{given.run_id}"),
             safe_script_name(script.name),
-            given.script_args,
+            given.workload.script_args,
             self._coordinator(),  # a bare jax.distributed.initialize() joins them
             self._env(),
             given.run_dir / OUTPUT_FILE,
-            given.fetch,
+            given.workload.fetch,
             paths.fetched_files(given.run_dir),
             self.resume,
             self._slice_address(),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from functools import cached_property, partial
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,13 +14,12 @@ from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.cloud import gcloud_config, google_errors
 from tpuwizard.core.cloud.backends import Backend, Via
 from tpuwizard.core.deadlines import READY_TIMEOUT_S, EndedBy, deadline_problem
-from tpuwizard.core.errors import BadInput, PlanRefused, shown
+from tpuwizard.core.errors import BadInput, PlanRefused
 from tpuwizard.core.launch.plan.backend_rules import backend_problems
 from tpuwizard.core.launch.plan.deadline_keeper import FLEX_START, DeadlineKeeper
 from tpuwizard.core.launch.plan.guard_rules import guard_problems
 from tpuwizard.core.launch.plan.idle_rules import idle_problems
-from tpuwizard.core.launch.plan.packages import PackageSpec, package_problems
-from tpuwizard.core.launch.plan.parts import Guards, Reach
+from tpuwizard.core.launch.plan.parts import Guards, Reach, Workload
 from tpuwizard.core.launch.plan.reach_rules import account_problems, reach_problems
 from tpuwizard.core.launch.plan.resume_rules import (
     DEFAULT_CHECKPOINT_EVERY_S,
@@ -28,9 +27,9 @@ from tpuwizard.core.launch.plan.resume_rules import (
     resume_problems,
 )
 from tpuwizard.core.launch.plan.via_rules import via_problems
+from tpuwizard.core.launch.plan.workload_rules import workload_problems
 from tpuwizard.core.launch.plan.zone_rules import zones_problems
-from tpuwizard.core.plan import catalog, jax_versions
-from tpuwizard.core.remote.sync import folder_problems
+from tpuwizard.core.plan import catalog
 from tpuwizard.core.routes import CLOUD_ROUTES, Route
 
 # The generations Google's Autocheckpoint (Preview) serves, on the TPU API only.
@@ -78,16 +77,12 @@ class LaunchPlan:
     run_dir: Path
     route: Route = Route.VM
     name: str | None = None
-    script: Path | None = None
-    # The script's own arguments (``launch --script FILE -- ARGS``), passed to it unchanged.
-    script_args: tuple[str, ...] = ()
-    fetch: tuple[str, ...] = ()
+    # What runs on the workers: the script, its arguments and files, the venv (parts.py).
+    workload: Workload = field(default_factory=Workload)
     keep: bool = False
     max_run_minutes: float | None = None
     watchdog: bool = False
     failover: bool = False
-    precision: bool = False  # the verifier's fp32/bf16/int8 precision profile
-    trace: bool = False  # a jax.profiler trace from every worker, copied into run_dir
     # How the workers are reached and the node's service account (parts.py, reach_rules.py).
     reach: Reach = field(default_factory=Reach)
     # A kept node for iterating (``tpuwizard up``): the watchdog also deletes it after this many
@@ -98,8 +93,6 @@ class LaunchPlan:
     backend: Backend = Backend.TPU_API
     # Flex-start: how long to wait for capacity (--queue-wait); None: the route's default.
     queue_wait_minutes: float | None = None
-    # Packages added to the worker venv beside the pinned JAX (plan/packages.py).
-    packages: tuple[PackageSpec, ...] = ()
     # --zones: the zones to try, in order (``zone`` is the first); with ``fan_out`` the create
     # goes to all of them at once (plan/zone_rules.py has their rules).
     zones: tuple[str, ...] = ()
@@ -115,9 +108,6 @@ class LaunchPlan:
     # --resume-from RUN_ID: that run's latest complete checkpoint set is the first resume point.
     budget_usd: float | None = None
     resume_from: str | None = None
-    # --jax VERSION: the worker's jax[tpu], one of the table's (core/plan/jax_versions.py);
-    # None: the table's default.
-    jax: str | None = None
     # --via: how Compute Engine's Flex-start VM is asked for (plan/via_rules.py): "auto", or
     # "resize-request" (the course's Route 2B: a template, a MIG of size 0, a resize request).
     via: Via = Via.AUTO
@@ -296,19 +286,8 @@ class LaunchPlan:
                 "the watchdog is for the vm and spot routes."
             )
         found.extend(account_problems(self.reach, self.project))
-        if self.script is not None:
-            found.extend(script_problems(self.script))
-        elif self.script_args:
-            # Only the command line takes them (after `--`), so its words are the only ones.
-            found.append(
-                f"Arguments {shown(' '.join(self.script_args))} are for a script, but no "
-                "script is given: add --script FILE, or leave the arguments out."
-            )
-        found.extend(package_problems(self.packages))
-        found.extend(jax_versions.jax_problems(self.jax))
+        found.extend(workload_problems(self.workload))
         found.extend(resume_problems(self))
-        for pattern in self.fetch:
-            check(partial(safe_fetch_pattern, pattern))
         folder = paths.folder_problem(self.run_dir, "The run folder ({0})")
         if folder:
             found.append(phrase(folder, Choice("run_dir")))
@@ -383,65 +362,3 @@ def flex_problems(slice_: catalog.Slice, zone: str, backend: str = "auto") -> li
             Choice("route", "spot,vm"),
         )
     ]
-
-
-def missing_script_words(script: Path) -> str:
-    """Where a script that is not there was looked for, and the fix: a relative path is read
-    from the folder tpuwizard was started in, which need not be the one that holds it."""
-    if script.is_dir():
-        return f"Script {script} is a folder, not a file: name the Python file in it to run."
-    folder = script.absolute().parent
-    looked = f"{folder} does not exist" if not folder.is_dir() else f"{folder} has no {script.name}"
-    return (
-        f"Script {script} is not there: {looked}. Run tpuwizard from the folder that holds "
-        "your script (cd to it first), or give the script's full path."
-    )
-
-
-def script_problems(script: Path) -> list[str]:
-    """Why ``script`` cannot be run on the workers, before anything is created.
-
-    A link is followed: its target's content goes to the workers under the link's name (the
-    user named the link to run it), so only a link to nothing is a problem."""
-    found = []
-    if script.is_symlink() and not script.exists():
-        found.append(
-            f"Script {script} is a link to {script.readlink()}, which does not exist: "
-            "point it at your script, or name the script itself."
-        )
-    elif not script.is_file():
-        found.append(missing_script_words(script))
-    try:
-        safe_script_name(script.name)
-    except BadInput as err:
-        found.append(str(err))
-    if not found:  # its folder goes with it, as `tpuwizard run` sends it
-        found.extend(folder_problems(script))
-    return found
-
-
-def safe_script_name(name: str) -> str:
-    """The name the script gets on the workers: the same rule as every remote path
-    (transports.safe_relative), so the upload can never refuse it after the create."""
-    if (
-        not name
-        or name.startswith((".", "-"))  # hidden, or read as an option on the worker
-        or not all((c.isascii() and c.isalnum()) or c in "._-" for c in name)
-    ):
-        raise BadInput(
-            f"Script name {shown(name)} must be ASCII letters, digits, '.', '_' and '-' only, "
-            "and start with a letter, a digit or '_' (a name starting with '-' reads as an "
-            "option): rename the file."
-        )
-    return name
-
-
-def safe_fetch_pattern(pattern: str) -> str:
-    """A glob of files the script writes, relative to its folder on the worker."""
-    parts = pattern.split("/")
-    if not pattern.strip() or pattern.startswith("/") or ".." in parts or "\n" in pattern:
-        raise BadInput(
-            f"Files to copy back ('{pattern}') must be a pattern relative to the script's "
-            "folder, such as out/*.json, without '..'."
-        )
-    return pattern

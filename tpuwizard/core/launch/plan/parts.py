@@ -9,9 +9,11 @@ that reads one (the workers, the kept nodes, the front ends) can hold it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from tpuwizard.core.cloud.backends import Transport
+from tpuwizard.core.launch.plan.packages import PackageSpec
 
 
 @dataclass(frozen=True)
@@ -51,4 +53,37 @@ class Reach:
             transport,
             bool(settings.get("internal_ips")),
             account if isinstance(account, str) else None,
+        )
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What runs on the workers: the script (None: the verifier alone) and its own arguments,
+    the files it writes that come home (globs relative to its folder), the packages added to
+    the worker venv, the worker's JAX (a version of core/plan/jax_versions.py's table; None:
+    its default), and the verifier's extras: the fp32/bf16/int8 precision profile and a
+    jax.profiler trace from every worker. workload_rules.py says which are refused."""
+
+    script: Path | None = None
+    script_args: tuple[str, ...] = ()
+    fetch: tuple[str, ...] = ()
+    packages: tuple[PackageSpec, ...] = ()
+    jax: str | None = None
+    precision: bool = False
+    trace: bool = False
+
+    def record(self) -> dict[str, Any]:
+        """What a kept node's record holds of it: the node's venv (its packages and JAX), which
+        a replacement node is made with; the script and its files are each run's own."""
+        return {"packages": [[p.text, p.origin] for p in self.packages], "jax": self.jax}
+
+    @classmethod
+    def from_record(cls, settings: dict[str, Any]) -> Workload:
+        """The node's venv back from a kept record's settings (one from before they were
+        recorded gives the defaults)."""
+        packages = settings.get("packages") or ()
+        jax = settings.get("jax")
+        return cls(
+            packages=tuple(PackageSpec(text, origin) for text, origin in packages),
+            jax=jax if isinstance(jax, str) else None,
         )

@@ -15,6 +15,7 @@ from typing import Protocol
 
 from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.errors import BadInput, shown
+from tpuwizard.core.launch.plan.parts import Workload
 from tpuwizard.core.launch.plan.route_offers import RESUME_ROUTES
 from tpuwizard.core.plan import catalog, cost
 from tpuwizard.core.remote.checkpoints import CheckpointsHome
@@ -59,7 +60,7 @@ class ResumeFields(Protocol):
     def run_id(self) -> str: ...
 
     @property
-    def script(self) -> Path | None: ...
+    def workload(self) -> Workload: ...
 
     @property
     def zone(self) -> str: ...
@@ -135,7 +136,7 @@ def resume_problems(plan: ResumeFields) -> list[Said]:
     problem = checkpoints_problem(plan.checkpoints)
     if problem:
         found.append(problem)
-    if plan.script is None:
+    if plan.workload.script is None:
         found.append(
             phrase(
                 "The checkpoints folder is the one your script saves into: give your script in "
