@@ -369,7 +369,7 @@ def launch_answers(
     """launch's options as the answers the session's pipeline takes, each parsed here once
     (the command line's edge): exit 2 for what cannot be read."""
     from tpuwizard.core.launch.plan.answers import LaunchAnswers
-    from tpuwizard.core.launch.plan.parts import Guards, Reach
+    from tpuwizard.core.launch.plan.parts import Deadline, Guards, Reach
 
     if accelerator is None:
         raise BadInput("Missing option '--accelerator' (a TPU type, e.g. v5litepod-4).")
@@ -385,9 +385,13 @@ def launch_answers(
         fetch=fetch,
         packages=asked_packages(with_specs, requirements, script),
         jax=jax,
-        keep=keep,
-        max_run_minutes=max_run,
-        watchdog=watchdog,
+        deadline=Deadline(
+            max_run,
+            watchdog,
+            queue_wait_minutes=queue_wait,
+            ready_timeout_s=ready_timeout,
+            keep=keep,
+        ),
         failover=failover,
         zones=zone_list,
         fan_out=fan_out,
@@ -401,10 +405,8 @@ def launch_answers(
         trace=trace,
         reach=Reach(transport, internal_ips, service_account),
         backend=backend,
-        queue_wait_minutes=queue_wait,
         via=via,
         guards=Guards(stall_timeout, join_timeout, heartbeat_timeout),
-        ready_timeout_s=ready_timeout,
     )
 
 

@@ -170,7 +170,7 @@ class WizardState:
         """What these answers ask for one launch (the session mints the run and adds what the
         pipeline found: Session.prepare)."""
         from tpuwizard.core.launch.plan.answers import LaunchAnswers
-        from tpuwizard.core.launch.plan.parts import Guards
+        from tpuwizard.core.launch.plan.parts import Deadline, Guards
 
         answers = LaunchAnswers(
             accelerator=self.slice,  # Capacity's answer, parsed once per answer
@@ -182,8 +182,7 @@ class WizardState:
             script=self.script,
             fetch=self.fetch,
             packages=self.package_request().specs,
-            max_run_minutes=self.max_run_minutes,
-            watchdog=self.watchdog,
+            deadline=Deadline(self.max_run_minutes, self.watchdog),
             precision=self.deep_checks,
             trace=self.deep_checks,
             jax=self.jax,

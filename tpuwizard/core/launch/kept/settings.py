@@ -11,7 +11,7 @@ from tpuwizard.core.launch.kept.record import KeptRecord
 from tpuwizard.core.launch.plan.answers import LaunchAnswers
 from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN, LaunchPlan
 from tpuwizard.core.launch.plan.packages import PackageSpec
-from tpuwizard.core.launch.plan.parts import Reach
+from tpuwizard.core.launch.plan.parts import Deadline, Reach
 from tpuwizard.core.launch.plan.zone_rules import zones_from
 from tpuwizard.core.launch.records.ledger import Entry
 from tpuwizard.core.routes import Route
@@ -24,11 +24,8 @@ def kept_settings(plan: LaunchPlan) -> dict[str, Any]:
         "zones": list(plan.zones),
         "failover": plan.failover,
         "fan_out": plan.fan_out,
-        "watchdog": plan.watchdog,
-        "idle_minutes": plan.idle_minutes,
-        "max_run_minutes": plan.max_run,
+        **plan.deadline.record(plan.max_run),
         **plan.reach.record(),
-        "queue_wait_minutes": plan.queue_wait_minutes,
         "packages": [[p.text, p.origin] for p in plan.packages],
         "jax": plan.jax,
     }
@@ -51,13 +48,9 @@ def replacement_answers(entry: Entry) -> LaunchAnswers:
         failover=bool(settings.get("failover")),
         zones=zones_from(zones, r.zone) if zones else (),
         fan_out=bool(settings.get("fan_out")),
-        keep=True,
-        max_run_minutes=settings.get("max_run_minutes"),
-        watchdog=bool(settings.get("watchdog", idle_s is not None)),
-        idle_minutes=settings.get("idle_minutes", idle_s / 60 if idle_s else None),
+        deadline=Deadline.from_record(settings, idle_s),
         reach=Reach.from_record(settings),
         backend=Backend(r.backend),  # as it was made: the replacement is made there too
-        queue_wait_minutes=settings.get("queue_wait_minutes"),
         packages=tuple(PackageSpec(text, origin) for text, origin in settings.get("packages", ())),
         jax=settings.get("jax"),
     )
