@@ -319,7 +319,7 @@ def test_the_deadline_bounds_agree(launches):
     by_plain, _ = plain_launch(launches, keys)
     by_wizard = in_wizard(launches, deadline="0.5").reached
     assert by_wizard is not None
-    assert {r.plan.max_run_minutes for r in (by_cli, by_plain, by_wizard)} == {0.5}
+    assert {r.plan.deadline.max_run_minutes for r in (by_cli, by_plain, by_wizard)} == {0.5}
     # Past 7 days: every front end refuses it with the core's one sentence, before any create.
     refusal = deadline_problem(10081)
     assert refusal is not None

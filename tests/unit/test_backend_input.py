@@ -12,7 +12,7 @@ import pytest
 from tests.unit.test_cli_bad_input import _no_sandbox, here, refused  # noqa: F401 (fixtures)
 from tpuwizard.core.launch.plan.backend_rules import queue_wait_seconds
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
-from tpuwizard.core.launch.plan.parts import Reach
+from tpuwizard.core.launch.plan.parts import Deadline, Reach
 
 V6E = ["--sandbox", "--accelerator", "v6e-4", "--zone", "us-east5-b"]
 
@@ -82,14 +82,17 @@ def test_a_compute_engine_slice_s_deadline_is_not_said_to_be_google_s():
 
 
 def test_a_deadline_under_thirty_seconds_is_refused_on_compute_engine_only():
-    assert any("30 seconds" in p for p in plan(backend="compute", max_run_minutes=0.2).problems())
-    assert not plan(backend="tpu-api", max_run_minutes=0.2).problems()
+    assert any(
+        "30 seconds" in p for p in plan(backend="compute", deadline=Deadline(0.2)).problems()
+    )
+    assert not plan(backend="tpu-api", deadline=Deadline(0.2)).problems()
 
 
 def test_the_queue_wait_defaults_to_two_hours_and_only_for_flex_start():
-    assert queue_wait_seconds(plan(route="flex")) == 7200.0
-    assert queue_wait_seconds(plan(route="flex", queue_wait_minutes=0)) == 0.0
-    assert queue_wait_seconds(plan(route="vm")) is None
+    flex, vm = plan(route="flex"), plan(route="vm")
+    assert queue_wait_seconds(flex, Deadline()) == 7200.0
+    assert queue_wait_seconds(flex, Deadline(queue_wait_minutes=0)) == 0.0
+    assert queue_wait_seconds(vm, Deadline(queue_wait_minutes=30)) is None
 
 
 def test_zones_narrowed_to_a_backend_lists_only_where_it_offers_the_type_with_a_price():
@@ -114,10 +117,22 @@ def test_zones_narrowed_to_a_backend_lists_only_where_it_offers_the_type_with_a_
 def test_a_zero_queue_wait_on_compute_engine_says_it_gets_googles_smallest():
     from tpuwizard.session.backend import backend_notes
 
-    (note,) = backend_notes(plan(backend="compute", route="flex", queue_wait_minutes=0))
+    (note,) = backend_notes(
+        plan(backend="compute", route="flex", deadline=Deadline(queue_wait_minutes=0))
+    )
     assert "at least 90 s" in note
-    assert backend_notes(plan(backend="tpu-api", route="flex", queue_wait_minutes=0)) == []
-    assert backend_notes(plan(backend="compute", route="flex", queue_wait_minutes=30)) == []
+    assert (
+        backend_notes(
+            plan(backend="tpu-api", route="flex", deadline=Deadline(queue_wait_minutes=0))
+        )
+        == []
+    )
+    assert (
+        backend_notes(
+            plan(backend="compute", route="flex", deadline=Deadline(queue_wait_minutes=30))
+        )
+        == []
+    )
     (nat,) = backend_notes(plan(backend="compute", reach=Reach(internal_ips=True)))
     assert "Cloud NAT" in nat
 
@@ -149,4 +164,6 @@ def test_a_kept_slice_on_compute_engine_is_refused_nothing_would_end_its_mig(
 
 def test_an_unkept_slice_on_compute_engine_and_a_kept_single_vm_are_allowed():
     assert plan(backend="compute", accelerator="v6e-16").problems() == []
-    assert plan(backend="compute", accelerator="v6e-8", keep=True).problems() == []
+    assert (
+        plan(backend="compute", accelerator="v6e-8", deadline=Deadline(keep=True)).problems() == []
+    )

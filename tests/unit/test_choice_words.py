@@ -21,7 +21,7 @@ from tpuwizard.core.cloud.diagnose.remote import remote_diagnosis
 from tpuwizard.core.cloud.iam import decide
 from tpuwizard.core.errors import PlanRefused, RemoteError, Unreachable
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan, attach_problems
-from tpuwizard.core.launch.plan.parts import Reach
+from tpuwizard.core.launch.plan.parts import Deadline, Reach
 from tpuwizard.core.launch.workers.watchdog import account_notice, not_armed
 from tpuwizard.core.plan import catalog
 from tpuwizard.words.choice_words import AUDIENCES, choice_words, words
@@ -94,21 +94,23 @@ def said_with_choices(tmp_path: Path) -> list[Phrase]:
     problems = [
         *_plan(tmp_path, route="flex", zone="europe-west4-b").problems(),
         *_plan(tmp_path, route="spot", failover=True).problems(),
-        *attach_problems(_plan(tmp_path, watchdog=True), ACT_AS_REFUSED),
+        *attach_problems(_plan(tmp_path, deadline=Deadline(watchdog=True)), ACT_AS_REFUSED),
         *attach_problems(
             _plan(tmp_path, reach=Reach(service_account="sa@p.iam.gserviceaccount.com")),
             ACT_AS_REFUSED,
         ),
         *_plan(tmp_path, run_dir=file / "runs").problems(),
         # A spot run that resumes: its folder, its script, its route and its deadline.
-        *_plan(tmp_path, route="vm", checkpoints="../x", max_run_minutes=5).problems(),
+        *_plan(tmp_path, route="vm", checkpoints="../x", deadline=Deadline(5)).problems(),
         # How the workers are reached, and a kept node's idle deadline (plan_reach, plan_idle).
         *_plan(
             tmp_path, accelerator="v6e-4", backend="compute", reach=Reach(Transport.GCLOUD)
         ).problems(),
         *_plan(tmp_path, reach=Reach(internal_ips=True)).problems(),
-        *_plan(tmp_path, route="flex", zone="us-east5-a", idle_minutes=10.0).problems(),
-        *_plan(tmp_path, idle_minutes=10.0).problems(),
+        *_plan(
+            tmp_path, route="flex", zone="us-east5-a", deadline=Deadline(idle_minutes=10.0)
+        ).problems(),
+        *_plan(tmp_path, deadline=Deadline(idle_minutes=10.0)).problems(),
     ]
     notices = [account_notice("p", None).detail, not_armed("p", None, "tpu.nodes.delete")]
     phrases = [s for s in [*steps, *problems, *notices] if isinstance(s, Phrase)]

@@ -13,6 +13,7 @@ import pytest
 from tpuwizard.core.deadlines import EndedBy
 from tpuwizard.core.launch.plan.deadline_keeper import DeadlineKeeper
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.launch.plan.parts import Deadline
 from tpuwizard.session.watchdog import default_watchdog
 
 
@@ -34,7 +35,14 @@ def test_who_ends_a_node_at_its_deadline(
     assert keeper.googles == googles and keeper.ended_by is ended_by
     assert keeper.by_max_run_duration is max_run_duration
     plan = LaunchPlan(
-        "v6e-4", "us-east5-b", "p", "r1", Path("/tmp/r1"), route, backend=backend, watchdog=watchdog
+        "v6e-4",
+        "us-east5-b",
+        "p",
+        "r1",
+        Path("/tmp/r1"),
+        route,
+        backend=backend,
+        deadline=Deadline(watchdog=watchdog),
     )
     assert plan.deadline_keeper == keeper
     # Every front end's switch starts off where Google keeps the deadline.

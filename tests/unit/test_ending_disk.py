@@ -19,6 +19,7 @@ from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.events.summary import RunSummary
 from tpuwizard.core.launch.lifecycle.ending import Ending
 from tpuwizard.core.launch.lifecycle.launch import run_launch
+from tpuwizard.core.launch.plan.parts import Deadline
 from tpuwizard.core.launch.records import ledger_file
 from tpuwizard.core.launch.records.billing_state import BillingState
 from tpuwizard.core.launch.records.ledger import Ledger
@@ -44,7 +45,7 @@ def refusing(*ops: str):
 
 
 def run(tmp_path, cloud, *refused: str, keep: bool = False):
-    plan = replace(make_plan(tmp_path), keep=keep)
+    plan = replace(make_plan(tmp_path), deadline=Deadline(keep=keep))
     rt = make_runtime(tmp_path, cloud)
     (tmp_path / "tmp").mkdir(exist_ok=True)
     rt.ledger = Ledger(rt.ledger.path, tmp_path / "tmp", refusing(*refused))
@@ -135,7 +136,7 @@ def test_a_launch_that_dies_in_its_ending_says_what_the_cloud_still_lists(tmp_pa
     from tpuwizard.session.launch_handle import LaunchHandle
 
     cloud = MemoryCloud()
-    plan = replace(make_plan(tmp_path), keep=True)
+    plan = replace(make_plan(tmp_path), deadline=Deadline(keep=True))
     rt = make_runtime(tmp_path, cloud)
 
     def broken_keep(self, resource):

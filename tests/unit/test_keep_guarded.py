@@ -17,6 +17,7 @@ from tpuwizard.core.errors import RemoteError
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.lifecycle import launch as lifecycle
 from tpuwizard.core.launch.lifecycle.on_workers import WorkerSteps
+from tpuwizard.core.launch.plan.parts import Deadline
 from tpuwizard.core.launch.records.ledger import Resource
 from tpuwizard.words.event_text import describe
 
@@ -59,7 +60,7 @@ def keep_launch(
     monkeypatch.setattr(WorkerSteps, "bootstrap", bootstrap)
     monkeypatch.setattr(WorkerSteps, "verify", verify)
     cloud = MemoryCloud.faulty(faults) if faults else MemoryCloud()
-    plan = replace(make_plan(tmp_path, route), keep=True, watchdog=watchdog)
+    plan = replace(make_plan(tmp_path, route), deadline=Deadline(watchdog=watchdog, keep=True))
     events: list[ev.Event] = []
     code = lifecycle.run_launch(plan, make_runtime(tmp_path, cloud), events.append, CancelToken())
     return code, events, steps, cloud
@@ -102,7 +103,7 @@ def test_a_create_never_seen_to_produce_a_node_is_never_kept(tmp_path):
     # The create kept answering 503 (G9's unavailable=40), or another run holds the name: the
     # intent is recorded, the create's answer never came.
     cloud = MemoryCloud()
-    plan = replace(make_plan(tmp_path), keep=True, watchdog=True)
+    plan = replace(make_plan(tmp_path), deadline=Deadline(watchdog=True, keep=True))
     events: list[ev.Event] = []
     launch = lifecycle.Launch(plan, make_runtime(tmp_path, cloud), events.append, CancelToken())
     resource = Resource("node", plan.project, ZONE, "tpu-a", plan.accelerator, plan.run_id)

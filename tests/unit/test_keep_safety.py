@@ -13,6 +13,7 @@ from tests.unit.test_launch_safety import ZONE, make_plan, make_runtime
 from tpuwizard.core.cancel import KEEP_PENDING, KEEP_SAFE, KEEP_UNSAFE, Cancelled, CancelToken
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.lifecycle import launch as lifecycle
+from tpuwizard.core.launch.plan.parts import Deadline
 from tpuwizard.core.launch.records.ledger import Resource
 from tpuwizard.words.event_text import describe
 
@@ -40,7 +41,7 @@ def test_keep_asked_after_arming_failed_is_not_kept_but_answered_unsafe():
 
 
 def launch_at_arming(tmp_path):
-    plan = replace(make_plan(tmp_path), watchdog=True)
+    plan = replace(make_plan(tmp_path), deadline=Deadline(watchdog=True))
     events: list[ev.Event] = []
     launch = lifecycle.Launch(
         plan, make_runtime(tmp_path, MemoryCloud()), events.append, CancelToken()

@@ -25,7 +25,7 @@ from tpuwizard.core.launch.lifecycle.launch import run_launch
 from tpuwizard.core.launch.lifecycle.on_workers import WorkerSteps
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.packages import PackageSpec
-from tpuwizard.core.launch.plan.parts import Workload
+from tpuwizard.core.launch.plan.parts import Deadline, Workload
 from tpuwizard.core.launch.records.ledger import Entry, Ledger, Resource
 from tpuwizard.core.paths import owner_label
 from tpuwizard.core.remote.checkpoints import CheckpointSet, CheckpointsHome, file_sha256
@@ -67,8 +67,7 @@ def up(session: Session, tmp_path: Path) -> str:
         run_dir=tmp_path / "runs" / "up-1",
         route="spot",
         name="dev",
-        keep=True,
-        max_run_minutes=45,
+        deadline=Deadline(45, keep=True),
         workload=Workload(packages=(PackageSpec("einops", "--with"),)),
     )
     events: list[ev.Event] = []

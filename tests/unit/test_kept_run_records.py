@@ -17,6 +17,7 @@ from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.events.summary import RunSummary
 from tpuwizard.core.launch.kept.record import KeptRecord
 from tpuwizard.core.launch.lifecycle.launch import run_launch
+from tpuwizard.core.launch.plan.parts import Deadline
 from tpuwizard.core.launch.records import run_files
 from tpuwizard.session.run_outcome import OUTCOME_FILE, close_kept_run, write_outcome
 from tpuwizard.session.session import Session
@@ -95,7 +96,7 @@ def kept(tmp_path, monkeypatch):
     """A launch that kept its node, as `up` does: its run folder and the cloud that holds it."""
     proven_workers(monkeypatch)
     cloud = MemoryCloud()
-    plan = replace(make_plan(tmp_path), keep=True)
+    plan = replace(make_plan(tmp_path), deadline=Deadline(keep=True))
     rt = make_runtime(tmp_path, cloud)
     events: list[ev.Event] = []
     cancel = CancelToken()

@@ -13,6 +13,7 @@ from tests.waiting import wait_until
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.lifecycle.launch import Launch
+from tpuwizard.core.launch.plan.parts import Deadline
 from tpuwizard.core.launch.workers.watchdog import HEARTBEAT_FILE
 from tpuwizard.core.remote.transports import Result
 
@@ -34,7 +35,9 @@ def beats(transport: FakeTransport) -> int:
 
 
 def kept_launch(tmp_path, idle_minutes, events):
-    plan = dataclasses.replace(make_plan(tmp_path), watchdog=True, idle_minutes=idle_minutes)
+    plan = dataclasses.replace(
+        make_plan(tmp_path), deadline=Deadline(watchdog=True, idle_minutes=idle_minutes)
+    )
     return Launch(plan, make_runtime(tmp_path, MemoryCloud()), events.append, CancelToken())
 
 

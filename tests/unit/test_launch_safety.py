@@ -14,6 +14,7 @@ from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_TEARDOWN
 from tpuwizard.core.launch.lifecycle.launch import run_launch
 from tpuwizard.core.launch.lifecycle.runtime import Runtime
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.launch.plan.parts import Deadline
 from tpuwizard.core.launch.records.ledger import Ledger
 from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.core.remote.bootstrap import sandbox_plan
@@ -180,7 +181,7 @@ def keep_launch(tmp_path, cloud, cancel, route="vm"):
     """A launch whose plan says keep (``up``, ``launch --keep``)."""
     from dataclasses import replace
 
-    plan = replace(make_plan(tmp_path, route), keep=True)
+    plan = replace(make_plan(tmp_path, route), deadline=Deadline(keep=True))
     events: list = []
     code = run_launch(plan, make_runtime(tmp_path, cloud), events.append, cancel)
     return code, [type(e).__name__ for e in events]
@@ -216,7 +217,7 @@ def test_a_kept_flex_start_node_records_the_deadline_google_ends_it_at(tmp_path,
     # Set up and verified (only a proven node is handed over: test_keep_guarded.py).
     monkeypatch.setattr(WorkerSteps, "bootstrap", lambda self, transport: None)
     monkeypatch.setattr(WorkerSteps, "verify", lambda self, t: setattr(self, "receipt_ok", True))
-    plan = replace(make_plan(tmp_path, "flex"), keep=True, max_run_minutes=30)
+    plan = replace(make_plan(tmp_path, "flex"), deadline=Deadline(30, keep=True))
     events: list = []
     run_launch(plan, make_runtime(tmp_path, MemoryCloud()), events.append, CancelToken())
     (kept,) = [e for e in events if type(e).__name__ == "Kept"]
@@ -240,7 +241,7 @@ def test_a_spot_node_preempted_during_a_kept_launch_is_deleted_not_kept(tmp_path
 
     rt.make_transport = preempted_once_reached
     events: list = []
-    plan = replace(make_plan(tmp_path, "spot"), keep=True)
+    plan = replace(make_plan(tmp_path, "spot"), deadline=Deadline(keep=True))
     code = run_launch(plan, rt, events.append, CancelToken())
     names = [type(e).__name__ for e in events]
     assert "Kept" not in names and "TeardownVerified" in names

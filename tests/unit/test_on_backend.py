@@ -13,6 +13,7 @@ from tpuwizard.core.launch.plan.advice import refused, with_choice
 from tpuwizard.core.launch.plan.answers import LaunchAnswers
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.on_backend import on_backend
+from tpuwizard.core.launch.plan.parts import Deadline
 from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.core.preflight.model import passed
 from tpuwizard.core.preflight.quota import QuotaReading
@@ -33,9 +34,7 @@ def kept_for_runs(tmp_path: Path) -> LaunchPlan:
         "r1",
         tmp_path / "r1",
         route=Route.SPOT,
-        keep=True,
-        watchdog=True,
-        idle_minutes=30.0,
+        deadline=Deadline(watchdog=True, idle_minutes=30.0, keep=True),
     )
 
 
@@ -43,7 +42,11 @@ def test_a_plan_moved_to_compute_engine_has_no_watchdog_and_no_idle_time(tmp_pat
     plan = kept_for_runs(tmp_path)
     assert on_backend(plan, Backend.TPU_API) is plan
     moved = on_backend(plan, Backend.COMPUTE)
-    assert (moved.backend, moved.watchdog, moved.idle_minutes) == (Backend.COMPUTE, False, None)
+    assert (moved.backend, moved.watchdog, moved.deadline.idle_minutes) == (
+        Backend.COMPUTE,
+        False,
+        None,
+    )
     assert moved.problems() == []  # Google's max run duration is its deadline there
     back = on_backend(moved, Backend.TPU_API)
     assert back.backend is Backend.TPU_API and not back.watchdog  # nothing turned on unasked
@@ -57,13 +60,19 @@ def test_advice_naming_compute_engine_moves_the_plan_the_same_way(tmp_path):
 
 
 def test_the_pipeline_moves_auto_to_compute_engine_by_quota_without_the_watchdog(tmp_path):
-    answers = LaunchAnswers(V6E, ZONE, PROJECT, Route.SPOT, keep=True, iterate=True)
+    answers = LaunchAnswers(
+        V6E, ZONE, PROJECT, Route.SPOT, deadline=Deadline(keep=True, iterate=True)
+    )
     reading = QuotaReading(passed("Quota", "covers 4 chips"), 64)
     found = Outlook(Route.SPOT, None, quota=reading)  # what a look ahead read
     pipe = Pipeline(answers, ("r1", tmp_path / "r1"), PROJECT, True, known=found)
     assert pipe.run_stages((Stage.BACKEND, Stage.DEFAULTS, Stage.PROBLEMS)) == GoOn()
-    assert pipe.plan is not None and pipe.plan.watchdog and pipe.plan.idle_minutes == 30.0
+    assert pipe.plan is not None and pipe.plan.watchdog and pipe.plan.deadline.idle_minutes == 30.0
     assert pipe.stage_preflight() == GoOn()  # a preview's: the look ahead's reading decides
     assert pipe.choice is not None and "covers 4 chips" in pipe.choice.reason
     plan = pipe.plan
-    assert (plan.backend, plan.watchdog, plan.idle_minutes) == (Backend.COMPUTE, False, None)
+    assert (plan.backend, plan.watchdog, plan.deadline.idle_minutes) == (
+        Backend.COMPUTE,
+        False,
+        None,
+    )

@@ -16,6 +16,7 @@ import pytest
 
 from tests.waiting import wait_until
 from tpuwizard.core.cloud.endpoint import ENDPOINT_ENV, TOKEN_ENV
+from tpuwizard.core.launch.plan.parts import Deadline
 from tpuwizard.session.practice import sandbox as practice_sandbox
 from tpuwizard.session.session import Session
 
@@ -112,7 +113,9 @@ def test_a_kept_launchs_lasting_sandbox_starts_before_its_price_read(sandboxes, 
             raise AssertionError("no --budget was asked")
 
     session = Session(True, runs=tmp_path / "runs")
-    asked = LaunchAnswers(parse_accelerator("v5litepod-1"), "us-central1-a", keep=True)
+    asked = LaunchAnswers(
+        parse_accelerator("v5litepod-1"), "us-central1-a", deadline=Deadline(keep=True)
+    )
     with pytest.raises(PriceReadStarted):
         session.prepare(asked, preflight=False, prices=Prices())
     assert started == ["lasting", "price read"]

@@ -11,6 +11,7 @@ from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.lifecycle.launch import run_launch
 from tpuwizard.core.launch.lifecycle.runtime import Runtime
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.launch.plan.parts import Deadline
 from tpuwizard.core.launch.records.ledger import Ledger, Resource
 from tpuwizard.core.launch.teardown.verified import delete_and_verify, reconcile
 from tpuwizard.core.plan.catalog import parse_accelerator
@@ -75,7 +76,14 @@ def test_a_spot_launch_on_the_name_of_a_kept_request_leaves_it_and_its_record_al
     ledger = Ledger(tmp_path / "ledger.jsonl")
     reached = lambda node: FakeTransport(len(node.endpoints))  # noqa: E731
     code, _ = launch(
-        tmp_path, cloud, ledger, "run-1", reached, name="mine", route="spot", keep=True
+        tmp_path,
+        cloud,
+        ledger,
+        "run-1",
+        reached,
+        name="mine",
+        route="spot",
+        deadline=Deadline(keep=True),
     )
     kept = cloud.queued[(ZONE, "mine-qr")]
     code, seen = launch(tmp_path, cloud, ledger, "run-2", name="mine", route="spot")

@@ -23,6 +23,7 @@ from tpuwizard.core.errors import RemoteError
 from tpuwizard.core.launch.lifecycle.launch import run_launch
 from tpuwizard.core.launch.lifecycle.runtime import Runtime
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.launch.plan.parts import Deadline
 from tpuwizard.core.launch.records.ledger import Ledger
 from tpuwizard.core.launch.teardown.verified import delete_and_verify, reconcile
 from tpuwizard.core.remote.bootstrap import BootstrapPlan
@@ -122,7 +123,7 @@ def test_never_deletes_what_it_did_not_create_and_never_forgets_what_it_did(
             tmp_path / f"runs-{seed}" / str(i),
             route=spec["route"],
             name=spec["name"],
-            keep=spec["keep"],
+            deadline=Deadline(keep=spec["keep"]),
         )
         with contextlib.suppress(Crash):  # the process died; the next launch is a new process
             run_launch(plan, runtime(cloud, ledger), lambda e: None)

@@ -8,7 +8,7 @@ import pytest
 
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan, attach_problems
-from tpuwizard.core.launch.plan.parts import Reach, Workload
+from tpuwizard.core.launch.plan.parts import Deadline, Reach, Workload
 from tpuwizard.words.choice_words import all_words
 
 
@@ -30,7 +30,7 @@ def test_a_good_plan_has_no_problems(tmp_path):
     good = plan(
         tmp_path,
         workload=Workload(script=script, fetch=("out/*.json", "report.txt")),
-        max_run_minutes=30,
+        deadline=Deadline(30),
     )
     assert good.problems() == []
     assert good.validate().chips == 4
@@ -50,9 +50,9 @@ def test_a_good_plan_has_no_problems(tmp_path):
         ({"zone": "mars-central1-a; rm -rf /"}, "zone"),
         ({"accelerator": "v9-4000"}, "v9-4000"),
         ({"route": "ondemand"}, "route"),
-        ({"max_run_minutes": -1.0}, "deadline"),
-        ({"max_run_minutes": 20000.0}, "deadline"),
-        ({"watchdog": True, "route": "flex"}, "watchdog"),
+        ({"deadline": Deadline(-1.0)}, "deadline"),
+        ({"deadline": Deadline(20000.0)}, "deadline"),
+        ({"deadline": Deadline(watchdog=True), "route": "flex"}, "watchdog"),
         ({"route": "flex", "zone": "us-east5-a"}, "only in us-west4-a, us-central1-a"),
         ({"route": "flex", "accelerator": "v5litepod-16"}, "only in us-west4-a"),
         ({"route": "flex", "accelerator": "v4-8"}, "in no zone"),
@@ -139,19 +139,19 @@ def test_a_plan_attaching_an_account_the_check_says_you_may_not_attach_is_refuse
         asked = plan(tmp_path, **changes)
         return asked.problems() + attach_problems(asked, check)
 
-    refused = all_words(problems(no_act_as, watchdog=True), "cli")
+    refused = all_words(problems(no_act_as, deadline=Deadline(watchdog=True)), "cli")
     assert len(refused) == 1 and "you may not attach its service account" in refused[0]
     assert "--no-watchdog" in refused[0] and "roles/iam.serviceAccountUser" in refused[0]
     # Off, nothing is attached: the create is safe and the plan may run.
-    assert problems(no_act_as, watchdog=False) == []
+    assert problems(no_act_as, deadline=Deadline(watchdog=False)) == []
     # A named account is attached whatever the watchdog: refused too, without "switch it off".
     named = problems(no_act_as, reach=Reach(service_account=account))
     assert len(named) == 1 and "--no-watchdog" not in all_words(named, "cli")[0]
     # The account may not delete, but may be attached: the create is safe (the watchdog is
     # then not armed after create, and says so).
-    assert problems(no_delete, watchdog=True) == []
+    assert problems(no_delete, deadline=Deadline(watchdog=True)) == []
     # A finding, not the plan's: the plan alone is refused nothing.
-    assert plan(tmp_path, watchdog=True).problems() == []
+    assert plan(tmp_path, deadline=Deadline(watchdog=True)).problems() == []
 
 
 @pytest.mark.parametrize("name", ["-x.py", "--help.py", "café.py", "a b.py"])

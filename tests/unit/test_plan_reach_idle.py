@@ -12,7 +12,7 @@ from tests.unit.test_cli_bad_input import UP, _no_sandbox, here, refused  # noqa
 from tpuwizard.core.cloud.backends import Transport
 from tpuwizard.core.launch.plan.deadline_keeper import DeadlineKeeper
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
-from tpuwizard.core.launch.plan.parts import Reach
+from tpuwizard.core.launch.plan.parts import Deadline, Reach
 from tpuwizard.words.choice_words import all_words
 
 
@@ -62,15 +62,15 @@ def test_an_unknown_transport_is_refused_where_it_is_read(home, here):  # noqa: 
     ],
 )
 def test_an_idle_deadline_where_google_s_is_the_only_one_is_refused(fields, whose):
-    words = cli(plan(idle_minutes=10.0, **fields))
+    words = cli(plan(deadline=Deadline(idle_minutes=10.0), **fields))
     assert f"--idle needs the on-VM watchdog, which {whose} does not have" in words
     assert "--max-run MINUTES" in words and "leave --idle out" in words
     assert plan(**fields).problems() == []  # without it the plan may run
 
 
 def test_an_idle_deadline_without_the_watchdog_is_refused_and_with_it_allowed():
-    assert "which this plan goes without" in cli(plan(idle_minutes=10.0))
-    assert plan(idle_minutes=10.0, watchdog=True).problems() == []
+    assert "which this plan goes without" in cli(plan(deadline=Deadline(idle_minutes=10.0)))
+    assert plan(deadline=Deadline(watchdog=True, idle_minutes=10.0)).problems() == []
 
 
 def test_whose_deadline_is_said_once():

@@ -18,6 +18,7 @@ from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.events.summary import RunSummary
 from tpuwizard.core.launch.lifecycle.launch import run_launch
+from tpuwizard.core.launch.plan.parts import Deadline
 from tpuwizard.core.launch.records.billing_state import BillingState
 from tpuwizard.core.launch.teardown.verified import TeardownResult
 from tpuwizard.session.kept.lines import kept_info
@@ -40,7 +41,7 @@ BILLS = re.compile(
 def kept_launch(tmp_path, practice: bool):
     """A launch that keeps its node (as `up` does), with the runtime's practice or real."""
     cloud = MemoryCloud()
-    plan = replace(make_plan(tmp_path), keep=True)
+    plan = replace(make_plan(tmp_path), deadline=Deadline(keep=True))
     rt = replace(make_runtime(tmp_path, cloud), practice=practice)
     events: list[ev.Event] = []
     run_launch(plan, rt, events.append, CancelToken())

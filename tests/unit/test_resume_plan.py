@@ -9,7 +9,7 @@ import pytest
 
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
-from tpuwizard.core.launch.plan.parts import Workload
+from tpuwizard.core.launch.plan.parts import Deadline, Workload
 from tpuwizard.core.launch.plan.resume_rules import parse_duration
 from tpuwizard.words.choice_words import all_words
 
@@ -68,7 +68,7 @@ def test_checkpoints_need_a_script_and_the_spot_route(tmp_path):
     assert any("--script" in p for p in cli(plan(tmp_path, workload=Workload())))
     assert any("--route spot" in p for p in cli(plan(tmp_path, route="vm")))
     assert any("--max-restarts" in p for p in cli(plan(tmp_path, max_restarts=-1)))
-    assert any("--max-run 10 or more" in p for p in cli(plan(tmp_path, max_run_minutes=5)))
+    assert any("--max-run 10 or more" in p for p in cli(plan(tmp_path, deadline=Deadline(5))))
     alone = cli(plan(tmp_path, checkpoints=None, max_restarts=5))
     assert any("add --checkpoints" in p for p in alone)
 
@@ -76,7 +76,7 @@ def test_checkpoints_need_a_script_and_the_spot_route(tmp_path):
 def test_the_wizard_says_its_own_fields_for_the_script_and_the_deadline(tmp_path):
     no_script = all_words(plan(tmp_path, workload=Workload()).problems(), "wizard")
     assert any('the "Your script" field on Review' in p for p in no_script)
-    short = all_words(plan(tmp_path, max_run_minutes=5).problems(), "wizard")
+    short = all_words(plan(tmp_path, deadline=Deadline(5)).problems(), "wizard")
     assert any('10 or more in the "Deadline (minutes)" field' in p for p in short)
 
 

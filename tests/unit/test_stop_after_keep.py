@@ -12,6 +12,7 @@ from types import SimpleNamespace
 from tests.fakes import checked
 from tests.unit.test_launch_safety import ZONE, make_plan
 from tpuwizard.core.launch.events import launch_events as ev
+from tpuwizard.core.launch.plan.parts import Deadline
 from tpuwizard.core.launch.records.billing_state import BillingState
 from tpuwizard.core.launch.records.ledger import Ledger, Resource
 from tpuwizard.core.launch.teardown.verified import TeardownResult
@@ -21,7 +22,7 @@ from tpuwizard.words.summary_text import summary_lines
 
 def kept_launch(tmp_path, keep: bool = True):
     """A launch that ran to its end and kept its node: its events folded, its ledger record."""
-    plan = replace(make_plan(tmp_path), keep=keep)
+    plan = replace(make_plan(tmp_path), deadline=Deadline(keep=keep))
     ledger = Ledger(tmp_path / "ledger.jsonl")
     resource = Resource("node", plan.project, ZONE, "tpu-a", plan.accelerator, plan.run_id)
     deleted: list[Resource] = []

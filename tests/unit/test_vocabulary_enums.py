@@ -15,7 +15,7 @@ from tpuwizard.commands.common import Words
 from tpuwizard.core.cloud.backends import Backend, Transport, Via
 from tpuwizard.core.launch.plan.answers import LaunchAnswers
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan, plan_for_run
-from tpuwizard.core.launch.plan.parts import Workload
+from tpuwizard.core.launch.plan.parts import Deadline, Workload
 from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.core.routes import CLOUD_ROUTES, Route
 
@@ -47,18 +47,16 @@ def test_a_plan_carries_every_answer_and_the_backend_decided_for_them():
         "p",
         Route.FLEX,
         Backend.AUTO,
-        watchdog=None,
+        deadline=Deadline(),
         workload=Workload(jax="0.6.2"),
     )
     plan = plan_for_run("r1", Path("runs/r1"), answers, Backend.COMPUTE)
     plan_fields = {f.name for f in fields(LaunchPlan)}
     assert plan.accelerator == "v6e-4" and plan.slice == v6e  # the plan holds its name
     for f in fields(LaunchAnswers):
-        if f.name in ("ready_timeout_s", "iterate"):  # asked of the launch, not of its node
-            assert f.name not in plan_fields, f.name
-            continue
         assert f.name in plan_fields, f"LaunchPlan has no {f.name}"
-        if f.name not in ("backend", "watchdog", "accelerator"):
+        if f.name not in ("backend", "deadline", "accelerator"):
             assert getattr(plan, f.name) == getattr(answers, f.name), f.name
     assert plan.backend is Backend.COMPUTE  # the decided one, never auto
+    assert plan.deadline == Deadline(watchdog=False)  # the part as decided
     assert plan.watchdog is False  # None (the default) is decided off until a check says on

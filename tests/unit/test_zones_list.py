@@ -18,6 +18,7 @@ from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.lifecycle.launch import Launch, run_launch
 from tpuwizard.core.launch.lifecycle.launch_state import LaunchState
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.launch.plan.parts import Deadline
 from tpuwizard.core.launch.records.attempts import (
     CUT_SHORT,
     NO_CAPACITY,
@@ -85,12 +86,12 @@ def test_compute_engine_spot_and_flex_fail_over(tmp_path):
     flex = plan(tmp_path, zones=flex_zones, accelerator="v6e-4", route="flex", backend="compute")
     assert flex.problems() == []
     # Each zone is probed with a zero queue wait: a longer one has no place.
-    assert "zero queue wait" in problems(replace(flex, queue_wait_minutes=30.0))
+    assert "zero queue wait" in problems(replace(flex, deadline=Deadline(queue_wait_minutes=30.0)))
     # Every zone of a Flex-start list must offer Flex-start on the plan's backend: on Compute
     # Engine wherever the machine type is, on the TPU API only in its own Flex-start zones.
     more = replace(flex, zones=(*flex_zones, "us-east5-b"))
     assert "Flex-start" not in problems(more)
-    said = problems(replace(more, backend="tpu-api", watchdog=None))
+    said = problems(replace(more, backend="tpu-api", deadline=Deadline(watchdog=None)))
     assert "Flex-start is not offered for v6e-4 in us-east5-b" in said
 
 
@@ -119,7 +120,10 @@ def test_a_flex_start_probe_on_compute_engine_asks_for_a_zero_queue_wait(tmp_pat
     alone = plan(
         tmp_path, zones=(), zone="us-east5-a", accelerator="v6e-4", route="flex", backend="compute"
     )
-    assert sent_queue_wait(tmp_path / "b", replace(alone, queue_wait_minutes=0.0)) == 0.0
+    assert (
+        sent_queue_wait(tmp_path / "b", replace(alone, deadline=Deadline(queue_wait_minutes=0.0)))
+        == 0.0
+    )
     assert sent_queue_wait(tmp_path / "c", alone) == 7200.0  # the default, 2 h
 
 

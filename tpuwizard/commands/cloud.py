@@ -370,7 +370,7 @@ def launch_answers(
     """launch's options as the answers the session's pipeline takes, each parsed here once
     (the command line's edge): exit 2 for what cannot be read."""
     from tpuwizard.core.launch.plan.answers import LaunchAnswers
-    from tpuwizard.core.launch.plan.parts import Guards, Reach, Workload
+    from tpuwizard.core.launch.plan.parts import Deadline, Guards, Reach, Workload
 
     if accelerator is None:
         raise BadInput("Missing option '--accelerator' (a TPU type, e.g. v5litepod-4).")
@@ -390,9 +390,13 @@ def launch_answers(
             precision,
             trace,
         ),
-        keep=keep,
-        max_run_minutes=max_run,
-        watchdog=watchdog,
+        deadline=Deadline(
+            max_run,
+            watchdog,
+            queue_wait_minutes=queue_wait,
+            ready_timeout_s=ready_timeout,
+            keep=keep,
+        ),
         failover=failover,
         zones=zone_list,
         fan_out=fan_out,
@@ -404,10 +408,8 @@ def launch_answers(
         resume_from=resume_from,
         reach=Reach(transport, internal_ips, service_account),
         backend=backend,
-        queue_wait_minutes=queue_wait,
         via=via,
         guards=Guards(stall_timeout, join_timeout, heartbeat_timeout),
-        ready_timeout_s=ready_timeout,
     )
 
 

@@ -43,7 +43,7 @@ from tpuwizard.commands.zone_options import zones_asked, zones_options
 from tpuwizard.core.cloud.backends import Backend, Transport
 from tpuwizard.core.deadlines import READY_TIMEOUT_S, deadline_bounds_text
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK, EXIT_TEARDOWN, for_signal
-from tpuwizard.core.launch.plan.parts import Guards, Reach, Workload
+from tpuwizard.core.launch.plan.parts import Deadline, Guards, Reach, Workload
 from tpuwizard.core.routes import CLOUD_ROUTES, Route
 
 if TYPE_CHECKING:
@@ -213,16 +213,18 @@ def up_answers(
         failover=failover,
         zones=zone_list,
         fan_out=fan_out,
-        keep=True,
-        iterate=True,
-        max_run_minutes=max_run,
-        watchdog=False if no_watchdog else None,
-        idle_minutes=idle,
+        deadline=Deadline(
+            max_run,
+            watchdog=False if no_watchdog else None,
+            idle_minutes=idle,
+            queue_wait_minutes=queue_wait,
+            ready_timeout_s=ready_timeout,
+            keep=True,
+            iterate=True,
+        ),
         reach=Reach(transport, internal_ips, service_account),
         backend=backend,
-        queue_wait_minutes=queue_wait,
         workload=Workload(packages=asked_packages(with_specs, requirements), jax=jax),
-        ready_timeout_s=ready_timeout,
     )
 
 

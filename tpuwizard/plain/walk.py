@@ -26,7 +26,7 @@ from tpuwizard.core.launch.events.launch_events import (
 )
 from tpuwizard.core.launch.plan.answers import LaunchAnswers
 from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN, autocheckpoint_serves
-from tpuwizard.core.launch.plan.parts import Guards, Workload
+from tpuwizard.core.launch.plan.parts import Deadline, Guards, Workload
 from tpuwizard.core.plan import catalog, routes
 from tpuwizard.core.remote.sync import folder_sent_if_fine
 from tpuwizard.core.routes import Route
@@ -167,7 +167,7 @@ class PlainWizard:
                 check=_minutes,
             )
         )
-        return LaunchAnswers(slice_, zone, project, route, name=name, max_run_minutes=minutes)
+        return LaunchAnswers(slice_, zone, project, route, name=name, deadline=Deadline(minutes))
 
     def look_ahead(self, session: Session, answers: LaunchAnswers) -> Outlook:
         """What the session decides of the answers so far (the backend, reading Compute
@@ -226,7 +226,7 @@ class PlainWizard:
                 precision=deep,
                 trace=deep,
             ),
-            watchdog=watchdog,
+            deadline=replace(answers.deadline, watchdog=watchdog),
             checkpoints=checkpoints,
             autocheckpoint=autocheckpoint,
             guards=Guards(stall_minutes=stall_minutes),
@@ -272,7 +272,8 @@ class PlainWizard:
             outcome = draft.outcome
             if not (isinstance(outcome, Question) and outcome.ask is Ask.WITHOUT_WATCHDOG):
                 raise PlanRefused(list(draft.reasons))
-            answers = replace(answers, watchdog=self.ask_watchdog(False))
+            deadline = replace(answers.deadline, watchdog=self.ask_watchdog(False))
+            answers = replace(answers, deadline=deadline)
 
     def ready_to_create(self, answers: LaunchAnswers, draft: Prepared) -> bool:
         """The deadline in words and what goes to the workers, then "Create?"."""

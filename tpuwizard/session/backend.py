@@ -45,7 +45,7 @@ def backend_notes(plan: LaunchPlan, nat_checked: bool = False) -> list[str]:
     notes = []
     if note := access_note(plan.known_slice):
         notes.append(f"{note}.")
-    wait = plan.queue_wait_minutes
+    wait = plan.deadline.queue_wait_minutes
     if plan.route == Route.FLEX and wait is not None and wait * 60 < FLEX_MIN_WAIT_S:
         notes.append(
             f"Compute Engine waits at least {FLEX_MIN_WAIT_S} s for Flex-start capacity (a "

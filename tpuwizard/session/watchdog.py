@@ -75,6 +75,11 @@ def default_watchdog(route: str, check: WatchdogCheck | None, backend: str = "tp
     return route in WATCHDOG_ROUTES and (check is None or check.arm_by_default)
 
 
+def _with_watchdog(plan: LaunchPlan, on: bool) -> LaunchPlan:
+    """``plan`` with its watchdog decided ``on`` or off."""
+    return dataclasses.replace(plan, deadline=dataclasses.replace(plan.deadline, watchdog=on))
+
+
 def choose_watchdog(
     session: AsksWatchdog,
     plan: LaunchPlan,
@@ -87,18 +92,18 @@ def choose_watchdog(
     check says nothing would delete is the keep stage's question). ``known``: the check's answer
     already asked (a walk's), which says why the watchdog is off where the user left it off."""
     if plan.deadline_keeper.by_max_run_duration:  # Google's deadline: nothing to arm
-        decided = dataclasses.replace(plan, watchdog=bool(asked))
+        decided = _with_watchdog(plan, bool(asked))
         decided.validate()  # --watchdog here is refused, saying why
         return WatchdogChoice(decided, None, None)
     if plan.route not in WATCHDOG_ROUTES:
-        return WatchdogChoice(dataclasses.replace(plan, watchdog=False), None, None)
+        return WatchdogChoice(_with_watchdog(plan, False), None, None)
     if asked is False:
         said_no = known is not None and known.can_arm is False
         why = known.reason if known is not None and said_no else "the watchdog was switched off"
-        return WatchdogChoice(dataclasses.replace(plan, watchdog=False), None, why)
+        return WatchdogChoice(_with_watchdog(plan, False), None, why)
     check = session.watchdog_check(plan.reach.service_account)
     on = bool(asked) or kept_for_runs or default_watchdog(plan.route, check)
-    decided = dataclasses.replace(plan, watchdog=on)
+    decided = _with_watchdog(plan, on)
     # An account the caller may not attach: refused now, with every way on.
     if problems := decided.problems() + attach_problems(decided, check):
         raise PlanRefused(problems)

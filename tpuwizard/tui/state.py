@@ -170,7 +170,7 @@ class WizardState:
         """What these answers ask for one launch (the session mints the run and adds what the
         pipeline found: Session.prepare)."""
         from tpuwizard.core.launch.plan.answers import LaunchAnswers
-        from tpuwizard.core.launch.plan.parts import Guards, Workload
+        from tpuwizard.core.launch.plan.parts import Deadline, Guards, Workload
 
         answers = LaunchAnswers(
             accelerator=self.slice,  # Capacity's answer, parsed once per answer
@@ -187,8 +187,7 @@ class WizardState:
                 precision=self.deep_checks,
                 trace=self.deep_checks,
             ),
-            max_run_minutes=self.max_run_minutes,
-            watchdog=self.watchdog,
+            deadline=Deadline(self.max_run_minutes, self.watchdog),
             guards=Guards(stall_minutes=self.stall_minutes),
             # Wanted: the plan's default (on where the node can have it); else off.
             autocheckpoint=None if self.autocheckpoint else False,

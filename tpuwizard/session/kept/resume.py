@@ -220,10 +220,10 @@ class KeptAttempts:
         # Logged in to as up chose (session/login.py): under OS Login the key stays in the
         # profile until the old node's deadline, which the new node's never passes.
         login, os_login = recorded_login(old.entry)
-        answers = replace(
-            replacement_answers(old.entry),
-            max_run_minutes=float(math.floor(self.minutes)),  # never past the old deadline
-        )
+        answers = replacement_answers(old.entry)
+        # Never past the old deadline.
+        bounded = replace(answers.deadline, max_run_minutes=float(math.floor(self.minutes)))
+        answers = replace(answers, deadline=bounded)
         # The plan's reach rules hold for its reach: the transport up logged in with.
         answers = replace(
             answers, reach=replace(answers.reach, transport=Transport(login.transport))

@@ -92,7 +92,9 @@ def look_ahead(
     from tpuwizard.session.prepare.stages import serving
     from tpuwizard.session.watchdog import default_watchdog
 
-    answers = dataclasses.replace(answers, watchdog=None)
+    answers = dataclasses.replace(
+        answers, deadline=dataclasses.replace(answers.deadline, watchdog=None)
+    )
     project = session.project or "" if session is not None else answers.project
     practice = session.practice if session is not None else False
     pipe = Pipeline(answers, ("look", Path("look")), project, practice, session)

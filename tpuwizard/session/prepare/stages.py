@@ -72,8 +72,8 @@ def compute_ok(answers: LaunchAnswers) -> bool:
     are the TPU API's)."""
     return (
         answers.reach.transport != Transport.GCLOUD
-        and answers.watchdog is not True
-        and answers.idle_minutes is None
+        and answers.deadline.watchdog is not True
+        and answers.deadline.idle_minutes is None
     )
 
 
@@ -172,7 +172,7 @@ class Pipeline:
         """The session, for a stage that calls the cloud. A kept node outlives this process:
         before the first call, so must the practice sandbox that will hold it."""
         assert self.session is not None, "a preview calls nothing"
-        if self.answers.keep and not self.readied:
+        if self.answers.deadline.keep and not self.readied:
             self.session.prepare_to_keep()
             self.readied = True
         return self.session
@@ -216,24 +216,24 @@ class Pipeline:
                     "`gcloud config set compute/zone ZONE`.",
                 ),
             )
-        watchdog = a.watchdog
+        asked_end = a.deadline
+        watchdog = asked_end.watchdog
         if watchdog is None:  # decided by the check (the watchdog stage); kept for runs: on
             googles = DeadlineKeeper(a.route, self.choice.backend).googles
-            watchdog = a.iterate and googles is None
-        idle = a.idle_minutes
-        if idle is None and a.iterate and watchdog:
+            watchdog = asked_end.iterate and googles is None
+        idle = asked_end.idle_minutes
+        if idle is None and asked_end.iterate and watchdog:
             idle = UP_IDLE_MINUTES
         filled = dataclasses.replace(
             a,
             zone=zone,
             project=a.project or self.project,
             failover=a.failover or bool(a.zones),
-            watchdog=watchdog,
-            idle_minutes=idle,
+            deadline=dataclasses.replace(asked_end, watchdog=watchdog, idle_minutes=idle),
         )
         run_id, run_dir = self.run
         self.plan = plan_for_run(run_id, run_dir, filled, self.choice.backend)
-        asked = a.ready_timeout_s
+        asked = asked_end.ready_timeout_s
         self.ready_timeout = asked if asked is not None else ready_timeout_s(a.route)
         return GO
 
@@ -345,10 +345,14 @@ class Pipeline:
         known = self.known.watchdog_check if self.known is not None else None
         asks = self._calls() if self.session is not None else KnownCheck(known)
         try:
-            self.watchdog_choice = choose_watchdog(asks, plan, a.watchdog, a.iterate, known)
+            self.watchdog_choice = choose_watchdog(
+                asks, plan, a.deadline.watchdog, a.deadline.iterate, known
+            )
         except PlanRefused as err:
             check = asks.watchdog_check(plan.reach.service_account)
-            off = dataclasses.replace(plan, watchdog=False)
+            off = dataclasses.replace(
+                plan, deadline=dataclasses.replace(plan.deadline, watchdog=False)
+            )
             if plan.deadline_keeper.googles is None and not (
                 off.problems() or attach_problems(off, check)
             ):
@@ -371,14 +375,14 @@ class Pipeline:
         a, plan, choice = self.answers, self.plan, self.watchdog_choice
         assert plan is not None
         check = choice.check if choice is not None else None
-        if a.iterate and plan.watchdog and check is not None and check.can_arm is False:
+        if a.deadline.iterate and plan.watchdog and check is not None and check.can_arm is False:
             why: tuple[Said, ...] = (
                 f"Refusing to keep a node that nothing would delete: {check.reason}.",
             )
             if check.fix:
                 why += (f"To allow the watchdog: {check.fix}",)
             return Question(Stage.KEEP, Ask.KEEP_UNWATCHED, why, WATCHDOG_OFF)
-        if a.keep and self.session is not None:
+        if a.deadline.keep and self.session is not None:
             self._calls().kept.settle(plan.node_name)
         return GO
 

@@ -10,7 +10,7 @@ from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.launch.kept.record import KeptRecord
 from tpuwizard.core.launch.plan.answers import LaunchAnswers
 from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN, LaunchPlan
-from tpuwizard.core.launch.plan.parts import Reach, Workload
+from tpuwizard.core.launch.plan.parts import Deadline, Reach, Workload
 from tpuwizard.core.launch.plan.zone_rules import zones_from
 from tpuwizard.core.launch.records.ledger import Entry
 from tpuwizard.core.routes import Route
@@ -23,11 +23,8 @@ def kept_settings(plan: LaunchPlan) -> dict[str, Any]:
         "zones": list(plan.zones),
         "failover": plan.failover,
         "fan_out": plan.fan_out,
-        "watchdog": plan.watchdog,
-        "idle_minutes": plan.idle_minutes,
-        "max_run_minutes": plan.max_run,
+        **plan.deadline.record(plan.max_run),
         **plan.reach.record(),
-        "queue_wait_minutes": plan.queue_wait_minutes,
         **plan.workload.record(),
     }
 
@@ -49,13 +46,9 @@ def replacement_answers(entry: Entry) -> LaunchAnswers:
         failover=bool(settings.get("failover")),
         zones=zones_from(zones, r.zone) if zones else (),
         fan_out=bool(settings.get("fan_out")),
-        keep=True,
-        max_run_minutes=settings.get("max_run_minutes"),
-        watchdog=bool(settings.get("watchdog", idle_s is not None)),
-        idle_minutes=settings.get("idle_minutes", idle_s / 60 if idle_s else None),
+        deadline=Deadline.from_record(settings, idle_s),
         reach=Reach.from_record(settings),
         backend=Backend(r.backend),  # as it was made: the replacement is made there too
-        queue_wait_minutes=settings.get("queue_wait_minutes"),
         workload=Workload.from_record(settings),
     )
 

@@ -202,7 +202,7 @@ class Launch:
         The idle time of ``up --idle`` starts when the watchdog is armed; the verifier (and a
         slow machine) can outlast a short one, and the node must not be deleted under its own
         launch. A missed beat is said as a bootstrap line; the run goes on."""
-        if not (self.plan.watchdog and self.plan.idle_minutes):
+        if not (self.plan.watchdog and self.plan.deadline.idle_minutes):
             return contextlib.nullcontext()
 
         def said(problem: str) -> None:
@@ -214,7 +214,7 @@ class Launch:
             except Exception as err:  # the first beat too: a missed one is no failure
                 said(f"heartbeat not sent: {err}")
 
-        return heartbeats(beat, heartbeat_interval(self.plan.idle_minutes * 60), said)
+        return heartbeats(beat, heartbeat_interval(self.plan.deadline.idle_minutes * 60), said)
 
     def arm_watchdog(self, transport: Transport) -> None:
         """Arm the on-VM watchdog, and settle a Keep asked for meanwhile by how that went."""
@@ -222,7 +222,8 @@ class Launch:
         assert state.resource is not None and state.created_at is not None
         deadline = self.deadline() or state.created_at + self.plan.max_run_s
         account = self.plan.reach.service_account
-        idle_s = self.plan.idle_minutes * 60 if self.plan.idle_minutes else None
+        idle = self.plan.deadline.idle_minutes
+        idle_s = idle * 60 if idle else None
         if arm_watchdog(
             transport, state.resource, deadline, self.rt.watchdog, self.emit, account, idle_s
         ):
@@ -276,7 +277,8 @@ class LaunchAttempts:
         launch = self.launch
         launch.chain_deadline = time.time() + minutes * 60
         # The next create's --max-run: as the plan would say it with these minutes.
-        max_run_s = replace(launch.plan, max_run_minutes=minutes).max_run_s
+        bounded = replace(launch.plan.deadline, max_run_minutes=minutes)
+        max_run_s = replace(launch.plan, deadline=bounded).max_run_s
         given = launch.provisioner.given
         launch.provisioner.given = replace(given, max_run_s=max_run_s)
 

@@ -45,7 +45,7 @@ def ending_input(plan: LaunchPlan, rt: Runtime) -> EndingInput:
         accelerator=plan.accelerator,
         keep=plan.keep,
         watchdog=plan.watchdog,
-        idle_minutes=plan.idle_minutes,
+        idle_minutes=plan.deadline.idle_minutes,
         max_run_s=plan.max_run_s,
         google_ends_it=plan.deadline_keeper.googles is not None,
         # The whole plan's settings, on purpose: a kept node's record holds what `up` asked
@@ -90,7 +90,7 @@ def provision_input(plan: LaunchPlan, rt: Runtime) -> ProvisionInput:
         autocheckpoint=plan.autocheckpoint_on,
         max_run_s=plan.max_run_s,
         # A probe (Flex-start failing over on Compute Engine) asks with a zero wait.
-        capacity_wait_s=0.0 if probes(plan) else queue_wait_seconds(plan),
+        capacity_wait_s=0.0 if probes(plan) else queue_wait_seconds(plan, plan.deadline),
         zones=plan.zones,
         fails_over=fails_over(plan),
         fan_out=fan_out_input(plan, rt),

@@ -35,9 +35,10 @@ def with_choice(plan: LaunchPlan, choice: Choice) -> list[LaunchPlan]:
     if c == "backend":  # as the session's pipeline moves a plan there: one rule
         return [on_backend(plan, Backend(v or Backend.TPU_API))]
     if c == "route" and v:
-        return [replace(plan, route=r, queue_wait_minutes=None) for r in v.split(",")]
+        waitless = replace(plan.deadline, queue_wait_minutes=None)
+        return [replace(plan, route=r, deadline=waitless) for r in v.split(",")]
     if c == "watchdog" and v == "off":
-        return [replace(plan, watchdog=False)]
+        return [replace(plan, deadline=replace(plan.deadline, watchdog=False))]
     return []
 
 

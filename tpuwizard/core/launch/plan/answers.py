@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tpuwizard.core.cloud.backends import Backend, Via
-from tpuwizard.core.launch.plan.parts import Guards, Reach, Workload
+from tpuwizard.core.launch.plan.parts import Deadline, Guards, Reach, Workload
 from tpuwizard.core.launch.plan.resume_rules import DEFAULT_CHECKPOINT_EVERY_S, DEFAULT_MAX_RESTARTS
 from tpuwizard.core.plan.catalog import Slice
 from tpuwizard.core.routes import Route
@@ -31,13 +31,10 @@ class LaunchAnswers:
     backend: Backend = Backend.AUTO
     name: str | None = None
     workload: Workload = field(default_factory=Workload)
-    keep: bool = False
-    max_run_minutes: float | None = None
-    watchdog: bool | None = None
+    # When and how the node ends, as asked (parts.py).
+    deadline: Deadline = field(default_factory=Deadline)
     failover: bool = False
     reach: Reach = field(default_factory=Reach)
-    idle_minutes: float | None = None
-    queue_wait_minutes: float | None = None
     zones: tuple[str, ...] = ()
     fan_out: bool = False
     checkpoints: str | None = None
@@ -51,8 +48,3 @@ class LaunchAnswers:
     autocheckpoint: bool | None = None
     # The stall guard and the join's timeouts (issue 47): each None leaves its default.
     guards: Guards = field(default_factory=Guards)
-    # Asked of the launch, not of the node (no field of its plan): the wait for READY (None: the
-    # route's), and whether the node is kept for runs (``up``: its idle deadline defaults to
-    # 30 minutes where a watchdog keeps it, and a watchdog that cannot be armed is a question).
-    ready_timeout_s: float | None = None
-    iterate: bool = False

@@ -19,6 +19,7 @@ from tpuwizard.core.errors import BadInput
 from tpuwizard.core.routes import Route
 
 if TYPE_CHECKING:
+    from tpuwizard.core.launch.plan.parts import Deadline
     from tpuwizard.core.plan.catalog import Slice
 
 
@@ -41,9 +42,6 @@ class BackendFields(Protocol):
     def max_run(self) -> float: ...
 
     @property
-    def queue_wait_minutes(self) -> float | None: ...
-
-    @property
     def route(self) -> str: ...
 
     @property
@@ -56,8 +54,9 @@ QUEUE_WAIT_MAX_MINUTES: dict[str, float] = {COMPUTE: 120.0}
 DEFAULT_QUEUE_WAIT_MINUTES = 120.0
 
 
-def backend_problems(plan: BackendFields) -> list[Said]:
-    """Why ``plan`` cannot run on its backend; empty when it can."""
+def backend_problems(plan: BackendFields, deadline: Deadline) -> list[Said]:
+    """Why ``plan`` cannot run on its backend (``deadline``: its queue wait); empty when it
+    can."""
     from tpuwizard.core.cloud import backend_choice
 
     if plan.backend not in BACKENDS:
@@ -70,7 +69,7 @@ def backend_problems(plan: BackendFields) -> list[Said]:
         backend_choice.choose_backend(slice_, plan.route, plan.backend, None)
     except BadInput as err:
         found.append(str(err))
-    wait = plan.queue_wait_minutes
+    wait = deadline.queue_wait_minutes
     if wait is not None and plan.route != Route.FLEX:
         found.append(
             f"--queue-wait is Flex-start's wait for capacity; the {plan.route} route has none: "
@@ -121,9 +120,10 @@ def _kept_slice_refused(plan: BackendFields) -> str:
     )
 
 
-def queue_wait_seconds(plan: BackendFields) -> float | None:
-    """How long a Flex-start request may wait for capacity; None for the other routes."""
+def queue_wait_seconds(plan: BackendFields, deadline: Deadline) -> float | None:
+    """How long a Flex-start request may wait for capacity (``deadline``: its queue wait);
+    None for the other routes."""
     if plan.route != Route.FLEX:
         return None
-    minutes = plan.queue_wait_minutes
+    minutes = deadline.queue_wait_minutes
     return (DEFAULT_QUEUE_WAIT_MINUTES if minutes is None else minutes) * 60.0

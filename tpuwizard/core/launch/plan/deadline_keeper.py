@@ -4,7 +4,7 @@ record and every front end.
 
 Google keeps the deadline of Flex-start (its run duration, on either backend) and of Compute
 Engine (each VM's max run duration, DELETE at the end: compute-engine.md): there is no on-VM
-watchdog there, so no idle deadline either (plan/idle_rules.py). Elsewhere (the vm and spot
+watchdog there, so no idle deadline either (plan/deadline_rules.py). Elsewhere (the vm and spot
 routes on the TPU API) the on-VM watchdog deletes the node at its deadline, when it is on.
 """
 

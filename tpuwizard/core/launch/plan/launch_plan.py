@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,13 +13,13 @@ from tpuwizard.core import paths
 from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.cloud import gcloud_config, google_errors
 from tpuwizard.core.cloud.backends import Backend, Via
-from tpuwizard.core.deadlines import READY_TIMEOUT_S, EndedBy, deadline_problem
+from tpuwizard.core.deadlines import READY_TIMEOUT_S, EndedBy
 from tpuwizard.core.errors import BadInput, PlanRefused
 from tpuwizard.core.launch.plan.backend_rules import backend_problems
 from tpuwizard.core.launch.plan.deadline_keeper import FLEX_START, DeadlineKeeper
+from tpuwizard.core.launch.plan.deadline_rules import deadline_problems, watchdog_problems
 from tpuwizard.core.launch.plan.guard_rules import guard_problems
-from tpuwizard.core.launch.plan.idle_rules import idle_problems
-from tpuwizard.core.launch.plan.parts import Guards, Reach, Workload
+from tpuwizard.core.launch.plan.parts import Deadline, Guards, Reach, Workload
 from tpuwizard.core.launch.plan.reach_rules import account_problems, reach_problems
 from tpuwizard.core.launch.plan.resume_rules import (
     DEFAULT_CHECKPOINT_EVERY_S,
@@ -79,20 +79,14 @@ class LaunchPlan:
     name: str | None = None
     # What runs on the workers: the script, its arguments and files, the venv (parts.py).
     workload: Workload = field(default_factory=Workload)
-    keep: bool = False
-    max_run_minutes: float | None = None
-    watchdog: bool = False
+    # When and how the node ends, as decided: its watchdog on or off (parts.py, deadline_rules.py).
+    deadline: Deadline = field(default_factory=lambda: Deadline(watchdog=False))
     failover: bool = False
     # How the workers are reached and the node's service account (parts.py, reach_rules.py).
     reach: Reach = field(default_factory=Reach)
-    # A kept node for iterating (``tpuwizard up``): the watchdog also deletes it after this many
-    # minutes without a heartbeat from run, watch, ssh or the wizard.
-    idle_minutes: float | None = None
     # Which API creates it (core/cloud/backends.py), decided before the plan is made
     # (Session.choose_backend: --backend, or auto by the support matrix).
     backend: Backend = Backend.TPU_API
-    # Flex-start: how long to wait for capacity (--queue-wait); None: the route's default.
-    queue_wait_minutes: float | None = None
     # --zones: the zones to try, in order (``zone`` is the first); with ``fan_out`` the create
     # goes to all of them at once (plan/zone_rules.py has their rules).
     zones: tuple[str, ...] = ()
@@ -143,6 +137,16 @@ class LaunchPlan:
         return self.name or f"tpuwizard-{self.run_id}"
 
     @property
+    def watchdog(self) -> bool:
+        """Is the on-VM watchdog on (as decided: the deadline part's, read in many places)."""
+        return bool(self.deadline.watchdog)
+
+    @property
+    def keep(self) -> bool:
+        """Is the node kept after the run (``launch --keep``, ``up``): the deadline part's."""
+        return self.deadline.keep
+
+    @property
     def attaches_account(self) -> bool:
         """The create attaches a service account: the watchdog's scope, or a named account."""
         return self.watchdog or self.reach.service_account is not None
@@ -150,7 +154,7 @@ class LaunchPlan:
     @property
     def max_run(self) -> float:
         """Minutes the node may run: ``--max-run``, else the route's default."""
-        return self.max_run_minutes or DEFAULT_MAX_RUN[self.route]
+        return self.deadline.max_run_minutes or DEFAULT_MAX_RUN[self.route]
 
     @property
     def max_run_s(self) -> int:
@@ -258,7 +262,7 @@ class LaunchPlan:
             )
         if self.route == Route.FLEX and not refusal and self.known_slice is not None:
             found.extend(flex_problems(self.known_slice, self.zone, self.backend))
-        found.extend(backend_problems(self))
+        found.extend(backend_problems(self, self.deadline))
         found.extend(guard_problems(self.guards))
         if self.autocheckpoint and self.known_slice is not None:
             if self.checkpoints is None:
@@ -274,17 +278,9 @@ class LaunchPlan:
                 )
         found.extend(via_problems(self))
         found.extend(reach_problems(self.reach, self.known_slice, self.backend))
-        found.extend(idle_problems(self))
-        for minutes, what in ((self.max_run_minutes, "deadline"), (self.idle_minutes, "idle time")):
-            problem = deadline_problem(minutes, what)
-            if problem:
-                found.append(problem)
-        found.extend(zones_problems(self))
-        if self.watchdog and self.deadline_keeper.googles == FLEX_START:
-            found.append(
-                "Flex-start already ends at its deadline (its maxRunDuration): "
-                "the watchdog is for the vm and spot routes."
-            )
+        found.extend(deadline_problems(self.deadline, self.route, self.backend))
+        found.extend(zones_problems(self, self.deadline))
+        found.extend(watchdog_problems(self.deadline, self.deadline_keeper))
         found.extend(account_problems(self.reach, self.project))
         found.extend(workload_problems(self.workload))
         found.extend(resume_problems(self))
@@ -312,7 +308,7 @@ def plan_for_run(
     planned = {f.name for f in fields(LaunchPlan)}
     asked = {f.name: getattr(answers, f.name) for f in fields(answers) if f.name in planned}
     asked.update(accelerator=answers.accelerator.name, backend=backend)
-    asked.update(watchdog=bool(answers.watchdog))
+    asked.update(deadline=replace(answers.deadline, watchdog=bool(answers.deadline.watchdog)))
     return LaunchPlan(run_id=run_id, run_dir=run_dir, **asked)
 
 

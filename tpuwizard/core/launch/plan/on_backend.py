@@ -22,5 +22,6 @@ def on_backend(plan: LaunchPlan, backend: Backend) -> LaunchPlan:
         return plan
     moved = dataclasses.replace(plan, backend=backend)
     if moved.deadline_keeper.by_max_run_duration:
-        moved = dataclasses.replace(moved, watchdog=False, idle_minutes=None)
+        ended = dataclasses.replace(moved.deadline, watchdog=False, idle_minutes=None)
+        moved = dataclasses.replace(moved, deadline=ended)
     return moved

@@ -87,3 +87,55 @@ class Workload:
             packages=tuple(PackageSpec(text, origin) for text, origin in packages),
             jax=jax if isinstance(jax, str) else None,
         )
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """When and how the node ends: its deadline (``max_run_minutes``; None: the route's), the
+    on-VM watchdog that deletes it then (as asked, None leaves it to the route and the check
+    before create; as decided, on or off), a kept node's idle deadline, Flex-start's wait for
+    capacity (None: the route's), the wait for READY (None: the route's), whether the node is
+    kept after the run (``launch --keep``, ``up``), and whether it is kept for runs (``up``:
+    its watchdog on and its idle deadline 30 minutes by default). deadline_rules.py says
+    which of them a plan may not ask for."""
+
+    max_run_minutes: float | None = None
+    watchdog: bool | None = None
+    idle_minutes: float | None = None
+    queue_wait_minutes: float | None = None
+    ready_timeout_s: float | None = None
+    keep: bool = False
+    iterate: bool = False
+
+    def record(self, max_run: float) -> dict[str, Any]:
+        """What a kept node's record holds of it, with ``max_run``, the deadline the plan
+        decided (the route's where none was asked), under the keys older versions wrote. The
+        wait for READY and ``up``'s defaults are the launch's, not the node's: not recorded."""
+        return {
+            "watchdog": bool(self.watchdog),
+            "idle_minutes": self.idle_minutes,
+            "max_run_minutes": max_run,
+            "queue_wait_minutes": self.queue_wait_minutes,
+        }
+
+    @classmethod
+    def from_record(cls, settings: dict[str, Any], idle_s: float | None = None) -> Deadline:
+        """The part back from a kept node's record (so kept): its settings, or, for a record
+        from before they were recorded, the watchdog's idle time ``idle_s`` recorded with the
+        node (a watchdog on where it has one) and the route's defaults."""
+        watchdog = settings.get("watchdog", idle_s is not None)
+        idle = settings.get("idle_minutes", idle_s / 60 if idle_s else None)
+        return cls(
+            max_run_minutes=_minutes(settings.get("max_run_minutes")),
+            watchdog=bool(watchdog),
+            idle_minutes=_minutes(idle),
+            queue_wait_minutes=_minutes(settings.get("queue_wait_minutes")),
+            keep=True,
+        )
+
+
+def _minutes(value: object) -> float | None:
+    """A number of minutes from a record; anything else (a record we did not write) none."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)

@@ -13,7 +13,7 @@ way there.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.cloud import gcloud_config, google_errors
@@ -21,6 +21,9 @@ from tpuwizard.core.cloud.backends import COMPUTE
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.plan import catalog
 from tpuwizard.core.routes import Route
+
+if TYPE_CHECKING:
+    from tpuwizard.core.launch.plan.parts import Deadline
 
 
 class ZoneFields(Protocol):
@@ -40,9 +43,6 @@ class ZoneFields(Protocol):
 
     @property
     def fan_out(self) -> bool: ...
-
-    @property
-    def queue_wait_minutes(self) -> float | None: ...
 
     @property
     def route(self) -> str: ...
@@ -79,8 +79,9 @@ def probes(plan: ZoneFields) -> bool:
     return fails_over(plan) and plan.backend == COMPUTE and plan.route == Route.FLEX
 
 
-def zones_problems(plan: ZoneFields) -> list[Said]:
-    """Why ``plan``'s zones cannot be used as asked; empty when they can."""
+def zones_problems(plan: ZoneFields, deadline: Deadline) -> list[Said]:
+    """Why ``plan``'s zones cannot be used as asked (``deadline``: its queue wait); empty when
+    they can."""
     found: list[Said] = []
     for zone in sorted({z for z in plan.zones if plan.zones.count(z) > 1}):
         found.append(f"{zone} is listed more than once in --zones: list each zone once.")
@@ -109,7 +110,7 @@ def zones_problems(plan: ZoneFields) -> list[Said]:
                 Choice("failover", "name"),
             )
         )
-    if probes(plan) and plan.queue_wait_minutes:
+    if probes(plan) and deadline.queue_wait_minutes:
         found.append(
             "Failing over on Flex-start probes each zone with a zero queue wait (Google's "
             "shortest, 90 s), so a --queue-wait has no place: leave it out, or add --fan-out "
