@@ -26,7 +26,7 @@ from tpuwizard.core.launch.events.launch_events import (
 )
 from tpuwizard.core.launch.plan.answers import LaunchAnswers
 from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN, autocheckpoint_serves
-from tpuwizard.core.launch.plan.parts import Guards
+from tpuwizard.core.launch.plan.parts import Guards, Resume
 from tpuwizard.core.plan import catalog, routes
 from tpuwizard.core.remote.sync import folder_sent_if_fine
 from tpuwizard.core.routes import Route
@@ -215,8 +215,7 @@ class PlainWizard:
             watchdog=watchdog,
             precision=deep,
             trace=deep,
-            checkpoints=checkpoints,
-            autocheckpoint=autocheckpoint,
+            resume=Resume(checkpoints, autocheckpoint=autocheckpoint),
             guards=Guards(stall_minutes=stall_minutes),
         )
 
