@@ -294,27 +294,29 @@ class LaunchPlan:
             )
         found.extend(package_problems(self.packages))
         found.extend(jax_versions.jax_problems(self.jax))
-        found.extend(
-            resume_problems(
-                self.resume,
-                slice_=self.known_slice,
-                accelerator=self.accelerator,
-                route=self.route,
-                zone=self.zone,
-                script=self.script,
-                keep=self.keep,
-                # An unknown route has no deadline to check (its own rule above reports it).
-                max_run=self.max_run if self.route in DEFAULT_MAX_RUN else None,
-                run_dir=self.run_dir,
-                run_id=self.run_id,
-            )
-        )
+        found.extend(self._resume_problems())
         for pattern in self.fetch:
             check(partial(safe_fetch_pattern, pattern))
         folder = paths.folder_problem(self.run_dir, "The run folder ({0})")
         if folder:
             found.append(phrase(folder, Choice("run_dir")))
         return found
+
+    def _resume_problems(self) -> list[Said]:
+        """The Resume part's rules, given what they read of the rest of the plan."""
+        return resume_problems(
+            self.resume,
+            slice_=self.known_slice,
+            accelerator=self.accelerator,
+            route=self.route,
+            zone=self.zone,
+            script=self.script,
+            keep=self.keep,
+            # An unknown route has no deadline to check (its own rule reports it).
+            max_run=self.max_run if self.route in DEFAULT_MAX_RUN else None,
+            run_dir=self.run_dir,
+            run_id=self.run_id,
+        )
 
     def validate(self) -> catalog.Slice:
         """Raise :class:`PlanRefused` naming every problem; return the slice when there are
