@@ -219,9 +219,9 @@ def test_plain_spot_asks_resume_after_preemption_into_the_same_plan_field(tmp_pa
     _code, lines = run_plain(tmp_path, keys, then_close=True)
     assert planned, "\n".join(lines)
     (plan,) = planned
-    assert plan.route == "spot" and plan.checkpoints == "ckpt" and plan.problems() == []
+    assert plan.route == "spot" and plan.resume.checkpoints == "ckpt" and plan.problems() == []
     assert [spec.text for spec in plan.workload.packages] == ["optax"]
-    assert plan.autocheckpoint is False and not plan.autocheckpoint_on
+    assert plan.resume.autocheckpoint is False and not plan.autocheckpoint_on
     assert plan.guards.stall_minutes == 30
 
 

@@ -33,14 +33,14 @@ async def test_spot_review_offers_resume_after_preemption_inside_80x24(tmp_path)
         field = screen.query_one("#checkpoints", Input)
         assert field.border_title == "Resume after preemption" and field.border_subtitle == "off"
         assert screen.answers().checkpoints == ""
-        assert state.reviewed(screen.answers()).preview().checkpoints is None
+        assert state.reviewed(screen.answers()).preview().resume.checkpoints is None
         field.value = "ckpt"
         await pilot.pause()
         for selector in ("#checkpoints", "#script", "#create"):
             assert whole_on_screen(app, selector), selector
         assert field.border_subtitle == "every 1m; 3 restarts"  # the plan's own defaults
         plan = state.reviewed(screen.answers()).preview()
-        assert plan.checkpoints == "ckpt" and plan.problems() == []
+        assert plan.resume.checkpoints == "ckpt" and plan.problems() == []
         assert not screen.query_one("#create", Button).disabled
         field.value = "../elsewhere"
         await pilot.pause()
@@ -59,7 +59,7 @@ async def test_other_routes_have_no_resume_field_and_launch_no_chain(tmp_path):
     async with app.run_test(size=(80, 24)) as pilot:
         await on_screen(pilot, "ReviewScreen", 30)
         assert not app.screen.query("#checkpoints")
-        assert state.reviewed(app.screen.answers()).preview().checkpoints is None
+        assert state.reviewed(app.screen.answers()).preview().resume.checkpoints is None
 
 
 @pytest.mark.rotating("resume-e2e")

@@ -46,7 +46,7 @@ async def test_a_spot_run_that_resumes_offers_autocheckpoint_and_the_dialog_feed
         await until(pilot, lambda: "30 min" in guards_words(app), 30, "the line changed")
         assert guards_words(app) == "Stall guard 30 min, Autocheckpoint OFF; F4: change."
         answers = state.reviewed(app.screen.answers()).plan_answers()
-        assert answers.guards.stall_minutes == 30 and answers.autocheckpoint is False
+        assert answers.guards.stall_minutes == 30 and answers.resume.autocheckpoint is False
         plan = state.reviewed(app.screen.answers()).preview()
         assert plan.guards.stall_minutes == 30 and not plan.autocheckpoint_on
         assert plan.problems() == []

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+from tpuwizard.core.launch.plan.parts import Resume
 
 
 def plan(**fields) -> LaunchPlan:
@@ -19,7 +20,7 @@ def plan(**fields) -> LaunchPlan:
         run_dir=Path("/tmp/r1"),
         route="spot",
         backend="tpu-api",
-        checkpoints="ckpt",
+        resume=Resume("ckpt"),
     )
     return LaunchPlan(**{**base, **fields})  # type: ignore[arg-type]
 
@@ -29,8 +30,8 @@ def plan(**fields) -> LaunchPlan:
     [
         ({}, True),
         ({"accelerator": "v4-8", "zone": "us-central2-b"}, True),
-        ({"autocheckpoint": False}, False),
-        ({"checkpoints": None}, False),
+        ({"resume": Resume("ckpt", autocheckpoint=False)}, False),
+        ({"resume": Resume()}, False),
         ({"accelerator": "v6e-4", "zone": "us-east5-b"}, False),
         ({"backend": "compute"}, False),
     ],
@@ -46,8 +47,11 @@ def test_the_front_ends_offer_it_by_the_plans_one_rule():
     from tpuwizard.core.launch.plan.launch_plan import autocheckpoint_serves
     from tpuwizard.core.plan.catalog import parse_accelerator
 
-    assert plan().autocheckpoint_offered and plan(autocheckpoint=False).autocheckpoint_offered
-    assert not plan(checkpoints=None).autocheckpoint_offered  # nothing to save into
+    assert (
+        plan().autocheckpoint_offered
+        and plan(resume=Resume("ckpt", autocheckpoint=False)).autocheckpoint_offered
+    )
+    assert not plan(resume=Resume()).autocheckpoint_offered  # nothing to save into
     for name in ("v2-8", "v3-8", "v4-8", "v5litepod-1"):
         assert autocheckpoint_serves(parse_accelerator(name), Backend.TPU_API), name
     for name in ("v5p-8", "v6e-4"):
@@ -58,22 +62,28 @@ def test_the_front_ends_offer_it_by_the_plans_one_rule():
         offered = plan(**fields).autocheckpoint_offered
         refused = any(
             "--autocheckpoint is for" in str(p)
-            for p in plan(**fields, autocheckpoint=True).problems()
+            for p in plan(**fields, resume=Resume("ckpt", autocheckpoint=True)).problems()
         )
         assert offered is not refused, fields
 
 
 def test_asking_for_it_where_it_cannot_be_is_refused_saying_why():
-    said = " ".join(str(p) for p in plan(accelerator="v6e-4", autocheckpoint=True).problems())
+    said = " ".join(
+        str(p)
+        for p in plan(accelerator="v6e-4", resume=Resume("ckpt", autocheckpoint=True)).problems()
+    )
     assert "--autocheckpoint is for TPU-API nodes of v2, v3, v4 and v5e only" in said
-    said = " ".join(str(p) for p in plan(checkpoints=None, autocheckpoint=True).problems())
+    said = " ".join(str(p) for p in plan(resume=Resume(autocheckpoint=True)).problems())
     assert "--autocheckpoint needs --checkpoints DIR" in said
-    assert not any("autocheckpoint" in str(p) for p in plan(autocheckpoint=True).problems())
+    assert not any(
+        "autocheckpoint" in str(p)
+        for p in plan(resume=Resume("ckpt", autocheckpoint=True)).problems()
+    )
 
 
 def test_the_launch_says_autocheckpoint_is_on_and_what_the_script_must_do():
     from tpuwizard.words.course_text import autocheckpoint_note
 
-    said = autocheckpoint_note(plan())
+    said = autocheckpoint_note(plan().resume)
     assert "Autocheckpoint: on" in said and "--no-autocheckpoint" in said
     assert "SIGTERM" in said and "ckpt/" in said

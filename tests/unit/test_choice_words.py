@@ -21,7 +21,7 @@ from tpuwizard.core.cloud.diagnose.remote import remote_diagnosis
 from tpuwizard.core.cloud.iam import decide
 from tpuwizard.core.errors import PlanRefused, RemoteError, Unreachable
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan, attach_problems
-from tpuwizard.core.launch.plan.parts import Deadline, Reach
+from tpuwizard.core.launch.plan.parts import Deadline, Reach, Resume
 from tpuwizard.core.launch.workers.watchdog import account_notice, not_armed
 from tpuwizard.core.plan import catalog
 from tpuwizard.words.choice_words import AUDIENCES, choice_words, words
@@ -101,7 +101,7 @@ def said_with_choices(tmp_path: Path) -> list[Phrase]:
         ),
         *_plan(tmp_path, run_dir=file / "runs").problems(),
         # A spot run that resumes: its folder, its script, its route and its deadline.
-        *_plan(tmp_path, route="vm", checkpoints="../x", deadline=Deadline(5)).problems(),
+        *_plan(tmp_path, route="vm", resume=Resume("../x"), deadline=Deadline(5)).problems(),
         # How the workers are reached, and a kept node's idle deadline (plan_reach, plan_idle).
         *_plan(
             tmp_path, accelerator="v6e-4", backend="compute", reach=Reach(Transport.GCLOUD)

@@ -22,7 +22,7 @@ from tpuwizard.core.launch.lifecycle import launch as lifecycle
 from tpuwizard.core.launch.lifecycle.ending import Ending
 from tpuwizard.core.launch.lifecycle.provision import ProvisionInput
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
-from tpuwizard.core.launch.plan.parts import Workload
+from tpuwizard.core.launch.plan.parts import Resume, Workload
 from tpuwizard.core.launch.plan.resume_rules import DELETE_ALLOWANCE_MINUTES
 from tpuwizard.core.launch.records.ledger import Resource
 from tpuwizard.core.plan import catalog, cost
@@ -47,7 +47,7 @@ def spot_plan(tmp_path: Path, run_id: str = "r2", **changes: object) -> LaunchPl
         route="spot",
         name="tpu-a",
         workload=Workload(script=script),
-        checkpoints="ckpt",
+        resume=Resume("ckpt"),
     )
     return replace(base, **changes)  # type: ignore[arg-type]
 
@@ -100,7 +100,7 @@ def test_each_attempt_gets_what_is_left_of_the_budget_and_none_starts_past_it(
     tmp_path, monkeypatch
 ):
     budget = round(usd_for(30 + DELETE_ALLOWANCE_MINUTES), 4)
-    plan = spot_plan(tmp_path, budget_usd=budget)
+    plan = spot_plan(tmp_path, resume=Resume("ckpt", budget_usd=budget))
     code, events, made, _ = run_chain(monkeypatch, plan, [15.0, 10.0], tmp_path)
     assert code == EXIT_CLOUD
     # The first attempt's deadline is what the budget buys, not --max-run's 120 minutes; the
@@ -130,7 +130,7 @@ def test_each_attempt_gets_what_is_left_of_the_budget_and_none_starts_past_it(
 
 
 def test_without_a_budget_the_chain_ends_by_max_restarts_and_says_so(tmp_path, monkeypatch):
-    plan = spot_plan(tmp_path, max_restarts=1)
+    plan = spot_plan(tmp_path, resume=Resume("ckpt", max_restarts=1))
     code, events, made, _ = run_chain(monkeypatch, plan, [5.0, 5.0], tmp_path)
     assert code == EXIT_CLOUD and len(made) == 2
     assert made[0].max_run_s == pytest.approx(120 * 60, abs=6)
@@ -164,7 +164,7 @@ def earlier_run(tmp_path: Path, run_id: str = "r1") -> CheckpointSet:
 
 def test_resume_from_puts_the_earlier_runs_set_first_and_links_the_chains(tmp_path, monkeypatch):
     earlier_run(tmp_path)
-    plan = spot_plan(tmp_path, resume_from="r1")
+    plan = spot_plan(tmp_path, resume=Resume("ckpt", from_run="r1"))
     code, _, _, resumed_from = run_chain(monkeypatch, plan, [], tmp_path)
     assert code == EXIT_OK and resumed_from == ["step_000008"]
     copied = plan.run_dir / "checkpoints" / "step_000008" / "state.npz"
@@ -189,7 +189,7 @@ def test_a_set_changed_at_home_is_refused_before_it_is_put_back(tmp_path, monkey
     (tmp_path / "runs" / "r1" / "checkpoints" / "step_000008" / "state.npz").write_bytes(
         b"eight steps IN"  # the same size: the plan's check passes, the sha256 does not
     )
-    plan = spot_plan(tmp_path, resume_from="r1")
+    plan = spot_plan(tmp_path, resume=Resume("ckpt", from_run="r1"))
     code, events, made, _ = run_chain(monkeypatch, plan, [], tmp_path)
     assert code != EXIT_OK and made == []  # no attempt, so nothing was created
     failed = next(e for e in events if isinstance(e, ev.Failed))
@@ -197,29 +197,31 @@ def test_a_set_changed_at_home_is_refused_before_it_is_put_back(tmp_path, monkey
 
 
 @pytest.mark.parametrize(
-    ("changes", "said"),
+    ("resume", "said"),
     [
-        ({"resume_from": "nope"}, "no run folder"),
-        ({"resume_from": "../r1"}, "not an earlier run's id"),
-        ({"resume_from": "r0"}, "no complete checkpoint set"),
-        ({"resume_from": "r1", "checkpoints": None}, "add --checkpoints"),
-        ({"budget_usd": 0.01}, "an attempt needs 10"),
-        ({"budget_usd": -1.0}, "positive number"),
-        ({"budget_usd": float("nan")}, "positive number"),
-        ({"budget_usd": 5.0, "checkpoints": None}, "add --checkpoints"),
+        (Resume("ckpt", from_run="nope"), "no run folder"),
+        (Resume("ckpt", from_run="../r1"), "not an earlier run's id"),
+        (Resume("ckpt", from_run="r0"), "no complete checkpoint set"),
+        (Resume(from_run="r1"), "add --checkpoints"),
+        (Resume("ckpt", budget_usd=0.01), "an attempt needs 10"),
+        (Resume("ckpt", budget_usd=-1.0), "positive number"),
+        (Resume("ckpt", budget_usd=float("nan")), "positive number"),
+        (Resume(budget_usd=5.0), "add --checkpoints"),
     ],
 )
-def test_bad_budgets_and_runs_to_resume_are_refused_before_any_call(tmp_path, changes, said):
+def test_bad_budgets_and_runs_to_resume_are_refused_before_any_call(tmp_path, resume, said):
     earlier_run(tmp_path)
     (tmp_path / "runs" / "r0").mkdir()  # a run folder with nothing come home
-    problems = [str(p) for p in spot_plan(tmp_path, **changes).problems()]
+    problems = [str(p) for p in spot_plan(tmp_path, resume=resume).problems()]
     assert any(said in p for p in problems), problems
 
 
 def test_a_set_with_a_file_gone_is_refused_by_the_plan(tmp_path):
     earlier_run(tmp_path)
     (tmp_path / "runs" / "r1" / "checkpoints" / "step_000008" / "state.npz").unlink()
-    problems = [str(p) for p in spot_plan(tmp_path, resume_from="r1").problems()]
+    problems = [
+        str(p) for p in spot_plan(tmp_path, resume=Resume("ckpt", from_run="r1")).problems()
+    ]
     assert any("lacks state.npz" in p for p in problems), problems
 
 
@@ -243,7 +245,9 @@ class _Poisoned:
 @pytest.mark.parametrize("hourly", [float("nan"), -20.0, 0.0, float("inf")])
 def test_a_budget_is_never_held_by_a_figure_that_is_no_price(tmp_path, monkeypatch, hourly):
     monkeypatch.setattr(cost, "_catalog", _Poisoned(hourly))
-    problems = [str(p) for p in spot_plan(tmp_path, budget_usd=1.0).problems()]
+    problems = [
+        str(p) for p in spot_plan(tmp_path, resume=Resume("ckpt", budget_usd=1.0)).problems()
+    ]
     (problem,) = [p for p in problems if "--budget" in p]
     assert "--budget cannot be held" in problem and "is not a usable figure" in problem, problem
     assert "give --budget -" not in problem
@@ -256,7 +260,7 @@ def test_a_price_lost_before_the_first_attempt_creates_nothing(tmp_path, monkeyp
     from tpuwizard.core.launch.resume import chain as resume_chain
 
     monkeypatch.setattr(resume_chain, "budget_minutes", lambda *args: None)
-    plan = spot_plan(tmp_path, budget_usd=round(usd_for(60), 4))
+    plan = spot_plan(tmp_path, resume=Resume("ckpt", budget_usd=round(usd_for(60), 4)))
     code, events, made, _ = run_chain(monkeypatch, plan, [], tmp_path)
     assert code == EXIT_BAD_INPUT and made == []
     failed = next(e for e in events if isinstance(e, ev.Failed))
@@ -274,7 +278,7 @@ def test_a_price_lost_between_attempts_starts_no_new_one(tmp_path, monkeypatch):
         return resume_rules.budget_minutes(*args) if len(calls) == 1 else None
 
     monkeypatch.setattr(resume_chain, "budget_minutes", priced_once)
-    plan = spot_plan(tmp_path, budget_usd=round(usd_for(60), 4))
+    plan = spot_plan(tmp_path, resume=Resume("ckpt", budget_usd=round(usd_for(60), 4)))
     code, _, made, _ = run_chain(monkeypatch, plan, [5.0], tmp_path)
     assert code == EXIT_CLOUD and len(made) == 1  # preempted once, and no second TPU
     chain = json.loads((plan.run_dir / CHAIN_FILE).read_text())

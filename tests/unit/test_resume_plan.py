@@ -9,7 +9,7 @@ import pytest
 
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
-from tpuwizard.core.launch.plan.parts import Deadline, Workload
+from tpuwizard.core.launch.plan.parts import Deadline, Resume, Workload
 from tpuwizard.core.launch.plan.resume_rules import parse_duration
 from tpuwizard.words.choice_words import all_words
 
@@ -26,14 +26,14 @@ def plan(tmp_path: Path, **changes: object) -> LaunchPlan:
         run_dir=tmp_path / "runs" / "r1",
         route="spot",
         workload=Workload(script=script),
-        checkpoints="ckpt",
+        resume=Resume("ckpt"),
     )
     return replace(base, **changes)  # type: ignore[arg-type]
 
 
 def test_a_folder_inside_the_scripts_folder_is_accepted(tmp_path):
     assert plan(tmp_path).problems() == []
-    assert plan(tmp_path, checkpoints="out/ckpt").problems() == []
+    assert plan(tmp_path, resume=Resume("out/ckpt")).problems() == []
 
 
 @pytest.mark.parametrize(
@@ -48,15 +48,15 @@ def test_a_folder_inside_the_scripts_folder_is_accepted(tmp_path):
     ],
 )
 def test_a_folder_outside_it_is_refused_with_what_to_type(tmp_path, folder, said):
-    problems = cli(plan(tmp_path, checkpoints=folder))
+    problems = cli(plan(tmp_path, resume=Resume(folder)))
     assert len(problems) == 1 and said in problems[0] and "such as checkpoints" in problems[0]
     assert problems[0].startswith("--checkpoints ")
     # The wizard names its field, plain mode its question; neither names a flag.
-    (wizard,) = all_words(plan(tmp_path, checkpoints=folder).problems(), "wizard")
+    (wizard,) = all_words(plan(tmp_path, resume=Resume(folder)).problems(), "wizard")
     assert said in wizard
     assert 'in the "Resume after preemption" field on Review' in wizard
     assert "--" not in wizard
-    (plain,) = all_words(plan(tmp_path, checkpoints=folder).problems(), "plain")
+    (plain,) = all_words(plan(tmp_path, resume=Resume(folder)).problems(), "plain")
     assert "the Resume after preemption question" in plain and "--" not in plain
 
 
@@ -67,9 +67,11 @@ def cli(p: LaunchPlan) -> list[str]:
 def test_checkpoints_need_a_script_and_the_spot_route(tmp_path):
     assert any("--script" in p for p in cli(plan(tmp_path, workload=Workload())))
     assert any("--route spot" in p for p in cli(plan(tmp_path, route="vm")))
-    assert any("--max-restarts" in p for p in cli(plan(tmp_path, max_restarts=-1)))
+    assert any(
+        "--max-restarts" in p for p in cli(plan(tmp_path, resume=Resume("ckpt", max_restarts=-1)))
+    )
     assert any("--max-run 10 or more" in p for p in cli(plan(tmp_path, deadline=Deadline(5))))
-    alone = cli(plan(tmp_path, checkpoints=None, max_restarts=5))
+    alone = cli(plan(tmp_path, resume=Resume(max_restarts=5)))
     assert any("add --checkpoints" in p for p in alone)
 
 

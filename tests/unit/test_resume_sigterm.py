@@ -25,6 +25,7 @@ from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.events.summary import RunSummary
 from tpuwizard.core.launch.lifecycle.launch import run_launch
 from tpuwizard.core.launch.lifecycle.on_workers import WorkerSteps
+from tpuwizard.core.launch.plan.parts import Resume
 from tpuwizard.core.launch.resume.chain import AttemptEnd, NextStep, next_step
 from tpuwizard.core.remote.sync import LocalFolder
 from tpuwizard.session.kept.nodes import KeptNode
@@ -131,7 +132,7 @@ def test_a_sigterm_with_the_restarts_spent_is_a_failure_never_done(
     tmp_path, monkeypatch, exit_code
 ):
     code, events, _, run_dir = chain_of(
-        tmp_path, monkeypatch, [(exit_code, (0,), False)], max_restarts=0
+        tmp_path, monkeypatch, [(exit_code, (0,), False)], resume=Resume("ckpt", max_restarts=0)
     )
     assert code == EXIT_CLOUD
     (failed,) = [e for e in events if isinstance(e, ev.Failed)]

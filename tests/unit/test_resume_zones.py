@@ -13,7 +13,7 @@ from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_OK
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.lifecycle import launch as lifecycle
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
-from tpuwizard.core.launch.plan.parts import Workload
+from tpuwizard.core.launch.plan.parts import Resume, Workload
 from tpuwizard.core.launch.plan.zone_rules import zones_from
 
 A, B, C = "us-central1-b", "us-east1-d", "us-east5-a"  # each offers v6e-4
@@ -52,7 +52,7 @@ def test_a_stockout_on_recreate_moves_to_the_zone_after_the_preempted_ones(tmp_p
         route="spot",
         name="tpu-z",
         workload=Workload(script=script),
-        checkpoints="ckpt",
+        resume=Resume("ckpt"),
         zones=(A, B, C),
         failover=True,
         backend="compute",

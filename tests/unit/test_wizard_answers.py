@@ -26,9 +26,11 @@ def test_the_preview_takes_reviews_answers_and_leaves_the_state_alone():
     assert preview.accelerator == "v5litepod-4"  # the other steps' answers come along
     assert state.name is None and not state.watchdog and state.fetch == ()
     answers = preview.plan_answers()
-    assert answers.guards.stall_minutes == 30.0 and answers.autocheckpoint is False
+    assert answers.guards.stall_minutes == 30.0 and answers.resume.autocheckpoint is False
     assert state.plan_answers().guards.stall_minutes is None  # the default, untouched
-    assert state.plan_answers().autocheckpoint is None  # the plan's default: on where it can be
+    assert (
+        state.plan_answers().resume.autocheckpoint is None
+    )  # the plan's default: on where it can be
 
 
 def test_taking_reviews_answers_sets_every_field_it_has():

@@ -370,7 +370,7 @@ def launch_answers(
     """launch's options as the answers the session's pipeline takes, each parsed here once
     (the command line's edge): exit 2 for what cannot be read."""
     from tpuwizard.core.launch.plan.answers import LaunchAnswers
-    from tpuwizard.core.launch.plan.parts import Deadline, Guards, Reach, Workload
+    from tpuwizard.core.launch.plan.parts import Deadline, Guards, Reach, Resume, Workload
 
     if accelerator is None:
         raise BadInput("Missing option '--accelerator' (a TPU type, e.g. v5litepod-4).")
@@ -400,12 +400,14 @@ def launch_answers(
         failover=failover,
         zones=zone_list,
         fan_out=fan_out,
-        checkpoints=checkpoints,
-        checkpoint_every_s=checkpoint_every_seconds(checkpoint_every),
-        max_restarts=max_restarts_or_default(max_restarts),
-        autocheckpoint=autocheckpoint,
-        budget_usd=budget,
-        resume_from=resume_from,
+        resume=Resume(
+            checkpoints,
+            checkpoint_every_seconds(checkpoint_every),
+            max_restarts_or_default(max_restarts),
+            budget,
+            resume_from,
+            autocheckpoint,
+        ),
         reach=Reach(transport, internal_ips, service_account),
         backend=backend,
         via=via,
@@ -422,7 +424,7 @@ def before_create_notes(prepared: Prepared, checked: CheckedPlan) -> list[str]:
     plan = checked.plan
     notes = [f"Backend: {checked.backend.reason}"] if checked.backend.reason else []
     notes += [note] if (note := fetch_note(plan.workload.fetch)) else []
-    notes += [autocheckpoint_note(plan)] if plan.autocheckpoint_on else []
+    notes += [autocheckpoint_note(plan.resume)] if plan.autocheckpoint_on else []
     notes += prepared.notes
     return notes + (prepared.watchdog.lines() if prepared.watchdog is not None else [])
 

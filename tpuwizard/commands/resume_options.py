@@ -74,7 +74,7 @@ def resume_options(command: F) -> F:
 
 
 def max_restarts_or_default(asked: int | None) -> int:
-    from tpuwizard.core.launch.plan.resume_rules import DEFAULT_MAX_RESTARTS
+    from tpuwizard.core.launch.plan.parts import DEFAULT_MAX_RESTARTS
 
     return DEFAULT_MAX_RESTARTS if asked is None else asked
 

@@ -26,7 +26,7 @@ from tpuwizard.core.launch.events.launch_events import (
 )
 from tpuwizard.core.launch.plan.answers import LaunchAnswers
 from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN, autocheckpoint_serves
-from tpuwizard.core.launch.plan.parts import Deadline, Guards, Workload
+from tpuwizard.core.launch.plan.parts import Deadline, Guards, Resume, Workload
 from tpuwizard.core.plan import catalog, routes
 from tpuwizard.core.remote.sync import folder_sent_if_fine
 from tpuwizard.core.routes import Route
@@ -227,8 +227,7 @@ class PlainWizard:
                 trace=deep,
             ),
             deadline=replace(answers.deadline, watchdog=watchdog),
-            checkpoints=checkpoints,
-            autocheckpoint=autocheckpoint,
+            resume=Resume(checkpoints, autocheckpoint=autocheckpoint),
             guards=Guards(stall_minutes=stall_minutes),
         )
 

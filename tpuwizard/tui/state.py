@@ -170,7 +170,7 @@ class WizardState:
         """What these answers ask for one launch (the session mints the run and adds what the
         pipeline found: Session.prepare)."""
         from tpuwizard.core.launch.plan.answers import LaunchAnswers
-        from tpuwizard.core.launch.plan.parts import Deadline, Guards, Workload
+        from tpuwizard.core.launch.plan.parts import Deadline, Guards, Resume, Workload
 
         answers = LaunchAnswers(
             accelerator=self.slice,  # Capacity's answer, parsed once per answer
@@ -190,12 +190,12 @@ class WizardState:
             deadline=Deadline(self.max_run_minutes, self.watchdog),
             guards=Guards(stall_minutes=self.stall_minutes),
             # Wanted: the plan's default (on where the node can have it); else off.
-            autocheckpoint=None if self.autocheckpoint else False,
+            resume=Resume(autocheckpoint=None if self.autocheckpoint else False),
         )
         # Offered on the routes Google preempts; a folder typed there stays for going back.
         folder = self.checkpoints.strip()
         if folder and self.looked_ahead(answers).offers_resume:
-            answers = replace(answers, checkpoints=folder)
+            answers = replace(answers, resume=replace(answers.resume, checkpoints=folder))
         return answers
 
     def package_request(self) -> Any:

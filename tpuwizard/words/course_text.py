@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from tpuwizard.core.launch.plan.parts import Resume
     from tpuwizard.core.plan.catalog import Slice
 
 COURSE_REPORT = "tpu-report.txt"
@@ -82,15 +83,10 @@ def sigterm_words(workers: tuple[int, ...]) -> str:
     )
 
 
-class _Resumable(Protocol):
-    @property
-    def checkpoints(self) -> str | None: ...
-
-
-def autocheckpoint_note(plan: _Resumable) -> str:
+def autocheckpoint_note(resume: Resume) -> str:
     """Said before a launch whose node gets Autocheckpoint (launch_plan's autocheckpoint_on)."""
     return (
         "Autocheckpoint: on (Google's, Preview; --no-autocheckpoint turns it off). Before a "
         "maintenance event your script gets SIGTERM and up to 5 minutes: a handler that saves "
-        f"into {plan.checkpoints}/ keeps that progress (docs/guides/spot-resume.md)."
+        f"into {resume.checkpoints}/ keeps that progress (docs/guides/spot-resume.md)."
     )

@@ -260,7 +260,7 @@ class Pipeline:
                 self._calls()
             # The cached read's prices, or the offline table's (labelled), from the first line.
             self.prices.start()
-            if self.answers.budget_usd is not None:
+            if self.answers.resume.budget_usd is not None:
                 self.prices.wait(READ_TIMEOUT)  # a saved read set aside (or old) is read first
                 if found := self.plan.problems():
                     return Refusal(Stage.PROBLEMS, tuple(found))

@@ -287,7 +287,9 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         self.told_secrets = show_folder(self, answers.script, self.told_secrets)  # its size
         if self.query("#checkpoints"):
             self.query_one("#checkpoints", Input).border_subtitle = resume_field_words(
-                answers.checkpoints, candidate.checkpoint_every_s, candidate.max_restarts
+                answers.checkpoints,
+                candidate.resume.checkpoint_every_s,
+                candidate.resume.max_restarts,
             )
         self.query_one("#deadline-words", Static).update(words)
         offered = candidate.autocheckpoint_offered  # the plan's rule, as the CLI's

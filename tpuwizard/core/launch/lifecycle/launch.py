@@ -99,9 +99,9 @@ class Launch:
                     self.rt.practice,
                     str(plan.run_dir),
                     plan.workload.fetch,
-                    plan.budget_usd,
+                    plan.resume.budget_usd,
                     cost.at_most_hourly(self.slice, plan.route, plan.zone),
-                    plan.max_restarts + 1 if plan.checkpoints is not None else None,
+                    plan.resume.max_restarts + 1 if plan.resume.checkpoints is not None else None,
                     *cost.price_origin(self.slice, plan.route, plan.zone),
                     folder=(
                         folder_sent(plan.workload.script)
@@ -123,7 +123,7 @@ class Launch:
 
     def steps(self) -> int:
         """One attempt; or with --checkpoints, attempts until one ends other than gone."""
-        if self.plan.checkpoints is not None:
+        if self.plan.resume.checkpoints is not None:
             return launch_chain(self).run()
         return self.attempt()
 
@@ -327,19 +327,19 @@ class LaunchAttempts:
 
 def launch_chain(launch: Launch) -> ResumeChain:
     """The chain of ``launch``'s attempts; ``--max-run`` counts from now."""
-    plan = launch.plan
-    assert plan.checkpoints is not None
-    setup = ResumeChain.setup_for(plan.checkpoints, plan.run_dir, plan.checkpoint_every_s)
+    plan, resume = launch.plan, launch.plan.resume
+    assert resume.checkpoints is not None
+    setup = ResumeChain.setup_for(resume.checkpoints, plan.run_dir, resume.checkpoint_every_s)
     launch.workers.resume = setup
     limits = ChainLimits(
         plan.run_dir,
         plan.run_id,
-        plan.max_restarts,
+        resume.max_restarts,
         time.time() + plan.max_run_s,
         plan.slice,
         plan.route,
-        plan.budget_usd,
-        plan.resume_from,
-        earlier_run_folder(plan) if plan.resume_from is not None else None,
+        resume.budget_usd,
+        resume.from_run,
+        earlier_run_folder(resume, plan.run_dir) if resume.from_run is not None else None,
     )
     return ResumeChain(LaunchAttempts(launch), limits, setup)

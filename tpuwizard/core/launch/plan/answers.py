@@ -13,8 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tpuwizard.core.cloud.backends import Backend, Via
-from tpuwizard.core.launch.plan.parts import Deadline, Guards, Reach, Workload
-from tpuwizard.core.launch.plan.resume_rules import DEFAULT_CHECKPOINT_EVERY_S, DEFAULT_MAX_RESTARTS
+from tpuwizard.core.launch.plan.parts import Deadline, Guards, Reach, Resume, Workload
 from tpuwizard.core.plan.catalog import Slice
 from tpuwizard.core.routes import Route
 
@@ -37,14 +36,8 @@ class LaunchAnswers:
     reach: Reach = field(default_factory=Reach)
     zones: tuple[str, ...] = ()
     fan_out: bool = False
-    checkpoints: str | None = None
-    checkpoint_every_s: float = DEFAULT_CHECKPOINT_EVERY_S
-    max_restarts: int = DEFAULT_MAX_RESTARTS
-    budget_usd: float | None = None
-    resume_from: str | None = None
+    # How the run comes back after a preemption, Autocheckpoint with it (parts.py).
+    resume: Resume = field(default_factory=Resume)
     via: Via = Via.AUTO
-    # Autocheckpoint (issue 47): None leaves it to the plan's default (on with --checkpoints
-    # where Google offers it).
-    autocheckpoint: bool | None = None
     # The stall guard and the join's timeouts (issue 47): each None leaves its default.
     guards: Guards = field(default_factory=Guards)

@@ -19,13 +19,9 @@ from tpuwizard.core.launch.plan.backend_rules import backend_problems
 from tpuwizard.core.launch.plan.deadline_keeper import FLEX_START, DeadlineKeeper
 from tpuwizard.core.launch.plan.deadline_rules import deadline_problems, watchdog_problems
 from tpuwizard.core.launch.plan.guard_rules import guard_problems
-from tpuwizard.core.launch.plan.parts import Deadline, Guards, Reach, Workload
+from tpuwizard.core.launch.plan.parts import Deadline, Guards, Reach, Resume, Workload
 from tpuwizard.core.launch.plan.reach_rules import account_problems, reach_problems
-from tpuwizard.core.launch.plan.resume_rules import (
-    DEFAULT_CHECKPOINT_EVERY_S,
-    DEFAULT_MAX_RESTARTS,
-    resume_problems,
-)
+from tpuwizard.core.launch.plan.resume_rules import resume_problems
 from tpuwizard.core.launch.plan.via_rules import via_problems
 from tpuwizard.core.launch.plan.workload_rules import workload_problems
 from tpuwizard.core.launch.plan.zone_rules import zones_problems
@@ -91,17 +87,9 @@ class LaunchPlan:
     # goes to all of them at once (plan/zone_rules.py has their rules).
     zones: tuple[str, ...] = ()
     fan_out: bool = False
-    # --checkpoints DIR (relative to the script's folder on the worker): copied home while the
-    # script runs, put back on a new TPU after a preemption (plan/resume_rules.py, resume/chain.py).
-    checkpoints: str | None = None
-    checkpoint_every_s: float = DEFAULT_CHECKPOINT_EVERY_S
-    # --autocheckpoint / --no-autocheckpoint; None: on wherever it can be (autocheckpoint_on).
-    autocheckpoint: bool | None = None
-    max_restarts: int = DEFAULT_MAX_RESTARTS
-    # --budget USD: every attempt's estimated cost together stays within it (resume/chain.py);
-    # --resume-from RUN_ID: that run's latest complete checkpoint set is the first resume point.
-    budget_usd: float | None = None
-    resume_from: str | None = None
+    # --checkpoints DIR and the rest of a run that resumes after a preemption, Autocheckpoint
+    # with it (parts.py; plan/resume_rules.py, resume/chain.py).
+    resume: Resume = field(default_factory=Resume)
     # --via: how Compute Engine's Flex-start VM is asked for (plan/via_rules.py): "auto", or
     # "resize-request" (the course's Route 2B: a template, a MIG of size 0, a resize request).
     via: Via = Via.AUTO
@@ -117,14 +105,14 @@ class LaunchPlan:
     def autocheckpoint_offered(self) -> bool:
         """Is Autocheckpoint a choice for this run: it has --checkpoints and its node can have
         it (what the wizard and plain mode offer; on unless turned off)."""
-        return self.checkpoints is not None and self.autocheckpoint_can
+        return self.resume.checkpoints is not None and self.autocheckpoint_can
 
     @property
     def autocheckpoint_on(self) -> bool:
         """Is the node created with Autocheckpoint: by default wherever a run has --checkpoints
         and the node can have it (a script that saves on SIGTERM loses nothing to maintenance);
         --no-autocheckpoint turns it off, --autocheckpoint where it cannot be is refused."""
-        return self.autocheckpoint is not False and self.autocheckpoint_offered
+        return self.resume.autocheckpoint is not False and self.autocheckpoint_offered
 
     @property
     def course_route_2b(self) -> bool:
@@ -264,8 +252,8 @@ class LaunchPlan:
             found.extend(flex_problems(self.known_slice, self.zone, self.backend))
         found.extend(backend_problems(self, self.deadline))
         found.extend(guard_problems(self.guards))
-        if self.autocheckpoint and self.known_slice is not None:
-            if self.checkpoints is None:
+        if self.resume.autocheckpoint and self.known_slice is not None:
+            if self.resume.checkpoints is None:
                 found.append(
                     "--autocheckpoint needs --checkpoints DIR: Autocheckpoint warns your script "
                     "with SIGTERM so that it saves there, and a new TPU resumes from it."
@@ -283,11 +271,27 @@ class LaunchPlan:
         found.extend(watchdog_problems(self.deadline, self.deadline_keeper))
         found.extend(account_problems(self.reach, self.project))
         found.extend(workload_problems(self.workload))
-        found.extend(resume_problems(self))
+        found.extend(self._resume_problems())
         folder = paths.folder_problem(self.run_dir, "The run folder ({0})")
         if folder:
             found.append(phrase(folder, Choice("run_dir")))
         return found
+
+    def _resume_problems(self) -> list[Said]:
+        """The Resume part's rules, given what they read of the rest of the plan."""
+        return resume_problems(
+            self.resume,
+            slice_=self.known_slice,
+            accelerator=self.accelerator,
+            route=self.route,
+            zone=self.zone,
+            script=self.workload.script,
+            keep=self.keep,
+            # An unknown route has no deadline to check (its own rule reports it).
+            max_run=self.max_run if self.route in DEFAULT_MAX_RUN else None,
+            run_dir=self.run_dir,
+            run_id=self.run_id,
+        )
 
     def validate(self) -> catalog.Slice:
         """Raise :class:`PlanRefused` naming every problem; return the slice when there are

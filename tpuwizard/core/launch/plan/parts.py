@@ -139,3 +139,24 @@ def _minutes(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value)
+
+
+DEFAULT_CHECKPOINT_EVERY_S = 60.0
+DEFAULT_MAX_RESTARTS = 3
+
+
+@dataclass(frozen=True)
+class Resume:
+    """How a run comes back after Google preempts its spot TPU: the folder its script saves
+    checkpoints in (relative to the script's folder on the worker; None: the run does not
+    resume), how often they are copied home, how many times it starts again on a new TPU, the
+    US dollars every attempt together may bill (None: --max-run alone bounds it), the earlier
+    run whose latest complete set it starts from (its id), and Google's Autocheckpoint (None:
+    on wherever the node can have it). resume_rules.py says which values are refused."""
+
+    checkpoints: str | None = None
+    checkpoint_every_s: float = DEFAULT_CHECKPOINT_EVERY_S
+    max_restarts: int = DEFAULT_MAX_RESTARTS
+    budget_usd: float | None = None
+    from_run: str | None = None
+    autocheckpoint: bool | None = None

@@ -11,63 +11,16 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
-from typing import Protocol
 
 from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.errors import BadInput, shown
-from tpuwizard.core.launch.plan.parts import Workload
+from tpuwizard.core.launch.plan.parts import DEFAULT_MAX_RESTARTS, Resume
 from tpuwizard.core.launch.plan.route_offers import RESUME_ROUTES
 from tpuwizard.core.plan import catalog, cost
 from tpuwizard.core.remote.checkpoints import CheckpointsHome
 from tpuwizard.core.remote.transports import safe_relative
 from tpuwizard.core.untrusted import usable_amount
 
-
-class ResumeFields(Protocol):
-    """What these rules read of a plan (a :class:`LaunchPlan` has it all)."""
-
-    @property
-    def accelerator(self) -> str: ...
-
-    @property
-    def known_slice(self) -> catalog.Slice | None: ...
-
-    @property
-    def budget_usd(self) -> float | None: ...
-
-    @property
-    def checkpoints(self) -> str | None: ...
-
-    @property
-    def keep(self) -> bool: ...
-
-    @property
-    def max_restarts(self) -> int: ...
-
-    @property
-    def max_run(self) -> float: ...
-
-    @property
-    def resume_from(self) -> str | None: ...
-
-    @property
-    def route(self) -> str: ...
-
-    @property
-    def run_dir(self) -> Path: ...
-
-    @property
-    def run_id(self) -> str: ...
-
-    @property
-    def workload(self) -> Workload: ...
-
-    @property
-    def zone(self) -> str: ...
-
-
-DEFAULT_CHECKPOINT_EVERY_S = 60.0
-DEFAULT_MAX_RESTARTS = 3
 MAX_RESTARTS = 20
 MIN_ATTEMPT_MINUTES = 10.0  # no attempt starts with less time left before --max-run's end
 EVERY_BOUNDS_S = (1.0, 86400.0)
@@ -117,26 +70,40 @@ def checkpoints_problem(folder: str) -> Said | None:
     )
 
 
-def resume_problems(plan: ResumeFields) -> list[Said]:
-    """Why the plan's resume settings cannot run; empty when they can (or are not asked for)."""
-    if plan.checkpoints is None:
+def resume_problems(
+    resume: Resume,
+    *,
+    slice_: catalog.Slice | None,
+    accelerator: str,
+    route: str,
+    zone: str,
+    script: Path | None,
+    keep: bool,
+    max_run: float | None,
+    run_dir: Path,
+    run_id: str,
+) -> list[Said]:
+    """Why ``resume`` cannot run for a run of ``accelerator`` (``slice_``: parsed, or None) on
+    ``route`` in ``zone``, with ``script``, ``keep`` and ``max_run`` minutes (None: none to
+    check), in ``run_dir`` (run ``run_id``); empty when it can (or it is not asked for)."""
+    if resume.checkpoints is None:
         asked = [
             flag
             for flag, given in (
-                ("--max-restarts", plan.max_restarts != DEFAULT_MAX_RESTARTS),
-                ("--budget", plan.budget_usd is not None),
-                ("--resume-from", plan.resume_from is not None),
+                ("--max-restarts", resume.max_restarts != DEFAULT_MAX_RESTARTS),
+                ("--budget", resume.budget_usd is not None),
+                ("--resume-from", resume.from_run is not None),
             )
             if given
         ]
         return [f"{flag} is for a run that resumes: add --checkpoints DIR." for flag in asked]
     found: list[Said] = []
-    found.extend(budget_problems(plan))
-    found.extend(resume_from_problems(plan))
-    problem = checkpoints_problem(plan.checkpoints)
+    found.extend(budget_problems(resume, slice_, accelerator, route, zone))
+    found.extend(resume_from_problems(resume, run_dir, run_id))
+    problem = checkpoints_problem(resume.checkpoints)
     if problem:
         found.append(problem)
-    if plan.workload.script is None:
+    if script is None:
         found.append(
             phrase(
                 "The checkpoints folder is the one your script saves into: give your script in "
@@ -145,24 +112,24 @@ def resume_problems(plan: ResumeFields) -> list[Said]:
                 Choice("script"),
             )
         )
-    if plan.route not in RESUME_ROUTES:
+    if route not in RESUME_ROUTES:
         found.append(
             phrase(
                 "A run resumes after Google preempts its spot TPU; the "
-                f"{plan.route} route is not preempted that way: choose {{0}}, or leave out "
+                f"{route} route is not preempted that way: choose {{0}}, or leave out "
                 "{1}.",
                 Choice("route", ",".join(RESUME_ROUTES)),
                 Choice("checkpoints"),
             )
         )
-    if plan.keep:
+    if keep:
         found.append("--checkpoints with --keep is not supported yet: leave one of them out.")
-    if not 0 <= plan.max_restarts <= MAX_RESTARTS:
-        found.append(f"--max-restarts must be 0 to {MAX_RESTARTS}, not {plan.max_restarts}.")
-    if plan.max_run < MIN_ATTEMPT_MINUTES:
+    if not 0 <= resume.max_restarts <= MAX_RESTARTS:
+        found.append(f"--max-restarts must be 0 to {MAX_RESTARTS}, not {resume.max_restarts}.")
+    if max_run is not None and max_run < MIN_ATTEMPT_MINUTES:
         found.append(
             phrase(
-                f"A deadline of {plan.max_run:g} minutes leaves no attempt its "
+                f"A deadline of {max_run:g} minutes leaves no attempt its "
                 f"{MIN_ATTEMPT_MINUTES:g} minutes: give {{0}}.",
                 Choice("max_run", f"{MIN_ATTEMPT_MINUTES:g}"),
             )
@@ -180,62 +147,65 @@ def budget_minutes(slice_: catalog.Slice | None, route: str, zone: str, usd: flo
     return usd / per_hour * 60 - DELETE_ALLOWANCE_MINUTES
 
 
-def budget_problems(plan: ResumeFields) -> list[Said]:
-    """Why ``--budget`` cannot be held: not a positive sum, no usable price to hold it by, or
-    too little for one attempt's ten minutes."""
-    usd = plan.budget_usd
+def budget_problems(
+    resume: Resume, slice_: catalog.Slice | None, accelerator: str, route: str, zone: str
+) -> list[Said]:
+    """Why ``--budget`` cannot be held for ``accelerator`` (``slice_``: parsed, or None) on
+    ``route`` in ``zone``: not a positive sum, no usable price to hold it by, or too little for
+    one attempt's ten minutes."""
+    usd = resume.budget_usd
     if usd is None:
         return []
     if not math.isfinite(usd) or usd <= 0:
         return [f"--budget must be a positive number of US dollars, such as --budget 5, not {usd}."]
-    slice_ = plan.known_slice
-    minutes = budget_minutes(slice_, plan.route, plan.zone, usd)
+    minutes = budget_minutes(slice_, route, zone, usd)
     if slice_ is None or minutes is None:
-        figure = cost.hourly(slice_, plan.route, plan.zone) if slice_ is not None else None
+        figure = cost.hourly(slice_, route, zone) if slice_ is not None else None
         if slice_ is not None and figure is not None:  # no guard on money may run on it
-            source = cost.price_origin(slice_, plan.route, plan.zone)[0]
+            source = cost.price_origin(slice_, route, zone)[0]
             return [
-                f"--budget cannot be held: the price for {plan.accelerator} on the "
-                f"{plan.route} route in {plan.zone} is not a usable figure ({figure!r} US "
+                f"--budget cannot be held: the price for {accelerator} on the "
+                f"{route} route in {zone} is not a usable figure ({figure!r} US "
                 f"dollars per hour, from the {source}). Read the prices again (tpuwizard zones "
-                f"--accelerator {plan.accelerator} --refresh-prices), or leave --budget out "
+                f"--accelerator {accelerator} --refresh-prices), or leave --budget out "
                 "(--max-run bounds the run)."
             ]
         return [
-            f"--budget cannot be held: no price is known for {plan.accelerator} on the "
-            f"{plan.route} route in {plan.zone}. Leave --budget out (--max-run bounds the run), "
+            f"--budget cannot be held: no price is known for {accelerator} on the "
+            f"{route} route in {zone}. Leave --budget out (--max-run bounds the run), "
             "or choose a type and zone with a price (tpuwizard fit shows them)."
         ]
     if minutes < MIN_ATTEMPT_MINUTES:
-        per_hour = cost.hourly(slice_, plan.route, plan.zone) or 0.0
+        per_hour = cost.hourly(slice_, route, zone) or 0.0
         need = (MIN_ATTEMPT_MINUTES + DELETE_ALLOWANCE_MINUTES) / 60 * per_hour
         return [
-            f"--budget {usd:g} buys {max(0.0, minutes):.0f} minute(s) of {plan.accelerator} "
-            f"({plan.route}) at about ${per_hour:.2f}/h after {DELETE_ALLOWANCE_MINUTES:g} "
+            f"--budget {usd:g} buys {max(0.0, minutes):.0f} minute(s) of {accelerator} "
+            f"({route}) at about ${per_hour:.2f}/h after {DELETE_ALLOWANCE_MINUTES:g} "
             f"kept for its delete; an attempt needs {MIN_ATTEMPT_MINUTES:g}: give --budget "
             f"{math.ceil(need * 100) / 100:.2f} or more."
         ]
     return []
 
 
-def earlier_run_folder(plan: ResumeFields) -> Path:
-    """The folder of the run ``--resume-from`` names: beside this run's."""
-    assert plan.resume_from is not None
-    return plan.run_dir.parent / plan.resume_from
+def earlier_run_folder(resume: Resume, run_dir: Path) -> Path:
+    """The folder of the run ``--resume-from`` names: beside this run's, ``run_dir``."""
+    assert resume.from_run is not None
+    return run_dir.parent / resume.from_run
 
 
-def resume_from_problems(plan: ResumeFields) -> list[Said]:
-    """Why ``--resume-from RUN_ID`` cannot resume: not a run id, no such run, no complete set
-    copied home, or a set whose files are no longer all there."""
-    run_id = plan.resume_from
+def resume_from_problems(resume: Resume, run_dir: Path, this_run: str) -> list[Said]:
+    """Why ``--resume-from RUN_ID`` cannot resume run ``this_run`` (in ``run_dir``): not an
+    earlier run's id, no such run, no complete set copied home, or a set whose files are no
+    longer all there."""
+    run_id = resume.from_run
     if run_id is None:
         return []
-    if not _RUN_ID.fullmatch(run_id) or run_id == plan.run_id:
+    if not _RUN_ID.fullmatch(run_id) or run_id == this_run:
         return [
             f"--resume-from {shown(run_id)} is not an earlier run's id: give the id of a run "
             "folder in runs/, such as --resume-from 20261129-154550-c2a0."
         ]
-    folder = earlier_run_folder(plan)
+    folder = earlier_run_folder(resume, run_dir)
     if not folder.is_dir():
         return [
             f"--resume-from {run_id}: there is no run folder {folder}. Give the id of a run "
