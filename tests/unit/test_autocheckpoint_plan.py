@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.plans import launch_plan
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 
 
@@ -21,7 +22,7 @@ def plan(**fields) -> LaunchPlan:
         backend="tpu-api",
         checkpoints="ckpt",
     )
-    return LaunchPlan(**{**base, **fields})  # type: ignore[arg-type]
+    return launch_plan(**{**base, **fields})  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from tests.plans import changed, launch_plan
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.resume_rules import parse_duration
@@ -17,7 +17,7 @@ def plan(tmp_path: Path, **changes: object) -> LaunchPlan:
     script = tmp_path / "job" / "train.py"
     script.parent.mkdir(exist_ok=True)
     script.write_text("print('hi')\n")
-    base = LaunchPlan(
+    base = launch_plan(
         accelerator="v5litepod-4",
         zone="us-central1-a",
         project="practice-project",
@@ -27,7 +27,7 @@ def plan(tmp_path: Path, **changes: object) -> LaunchPlan:
         script=script,
         checkpoints="ckpt",
     )
-    return replace(base, **changes)  # type: ignore[arg-type]
+    return changed(base, **changes)
 
 
 def test_a_folder_inside_the_scripts_folder_is_accepted(tmp_path):

@@ -369,17 +369,24 @@ def launch_answers(
     """launch's options as the answers the session's pipeline takes, each parsed here once
     (the command line's edge): exit 2 for what cannot be read."""
     from tpuwizard.core.launch.plan.answers import LaunchAnswers
-    from tpuwizard.core.launch.plan.parts import Guards, Reach
+    from tpuwizard.core.launch.plan.parts import Guards, Reach, Where
 
     if accelerator is None:
         raise BadInput("Missing option '--accelerator' (a TPU type, e.g. v5litepod-4).")
     zone, zone_list = zones_asked(zone, zones)
     return LaunchAnswers(
-        accelerator=asked_slice(accelerator),
-        zone=zone,
-        project=project or "",
-        route=route,
-        name=name,
+        where=Where(
+            asked_slice(accelerator),
+            zone,
+            project or "",
+            route,
+            backend,
+            name,
+            zone_list,
+            failover,
+            fan_out,
+            via,
+        ),
         script=script,
         script_args=script_args,
         fetch=fetch,
@@ -388,9 +395,6 @@ def launch_answers(
         keep=keep,
         max_run_minutes=max_run,
         watchdog=watchdog,
-        failover=failover,
-        zones=zone_list,
-        fan_out=fan_out,
         checkpoints=checkpoints,
         checkpoint_every_s=checkpoint_every_seconds(checkpoint_every),
         max_restarts=max_restarts_or_default(max_restarts),
@@ -400,9 +404,7 @@ def launch_answers(
         precision=precision,
         trace=trace,
         reach=Reach(transport, internal_ips, service_account),
-        backend=backend,
         queue_wait_minutes=queue_wait,
-        via=via,
         guards=Guards(stall_timeout, join_timeout, heartbeat_timeout),
         ready_timeout_s=ready_timeout,
     )

@@ -42,7 +42,7 @@ from tpuwizard.commands.zone_options import zones_asked, zones_options
 from tpuwizard.core.cloud.backends import Backend, Transport
 from tpuwizard.core.deadlines import READY_TIMEOUT_S, deadline_bounds_text
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK, EXIT_TEARDOWN, for_signal
-from tpuwizard.core.launch.plan.parts import Guards, Reach
+from tpuwizard.core.launch.plan.parts import Guards, Reach, Where
 from tpuwizard.core.routes import CLOUD_ROUTES, Route
 
 if TYPE_CHECKING:
@@ -204,21 +204,23 @@ def up_answers(
 
     zone, zone_list = zones_asked(zone, zones)
     return LaunchAnswers(
-        accelerator=asked_slice(accelerator),
-        zone=zone,
-        project=project or "",
-        route=route,
-        name=name,
-        failover=failover,
-        zones=zone_list,
-        fan_out=fan_out,
+        where=Where(
+            asked_slice(accelerator),
+            zone,
+            project or "",
+            route,
+            backend,
+            name,
+            zone_list,
+            failover,
+            fan_out,
+        ),
         keep=True,
         iterate=True,
         max_run_minutes=max_run,
         watchdog=False if no_watchdog else None,
         idle_minutes=idle,
         reach=Reach(transport, internal_ips, service_account),
-        backend=backend,
         queue_wait_minutes=queue_wait,
         packages=asked_packages(with_specs, requirements),
         jax=jax,

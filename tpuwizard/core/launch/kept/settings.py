@@ -4,26 +4,23 @@ replacement is made from the record alone (the old node is gone by then)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.launch.kept.record import KeptRecord
 from tpuwizard.core.launch.plan.answers import LaunchAnswers
 from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN, LaunchPlan
 from tpuwizard.core.launch.plan.packages import PackageSpec
-from tpuwizard.core.launch.plan.parts import Reach
+from tpuwizard.core.launch.plan.parts import Reach, Where
 from tpuwizard.core.launch.plan.zone_rules import zones_from
 from tpuwizard.core.launch.records.ledger import Entry
-from tpuwizard.core.routes import Route
 
 
 def kept_settings(plan: LaunchPlan) -> dict[str, Any]:
     """The plan's settings that the resource record does not hold already (accelerator, zone,
     route, project and backend are the resource's own)."""
     return {
-        "zones": list(plan.zones),
-        "failover": plan.failover,
-        "fan_out": plan.fan_out,
+        **plan.where.record(),
         "watchdog": plan.watchdog,
         "idle_minutes": plan.idle_minutes,
         "max_run_minutes": plan.max_run,
@@ -42,21 +39,15 @@ def replacement_answers(entry: Entry) -> LaunchAnswers:
     does."""
     r, record = entry.resource, KeptRecord.of(entry)
     settings, idle_s = record.settings, record.idle_s
-    zones = tuple(settings.get("zones") or ())
+    where = Where.from_record(settings, r)
     return LaunchAnswers(
-        accelerator=r.slice,
-        zone=r.zone,
-        project=r.project,
-        route=Route(r.route),
-        failover=bool(settings.get("failover")),
-        zones=zones_from(zones, r.zone) if zones else (),
-        fan_out=bool(settings.get("fan_out")),
+        # A new node in the zone the old one was made in, then the zones after it.
+        replace(where, zones=zones_from(where.zones, r.zone) if where.zones else ()),
         keep=True,
         max_run_minutes=settings.get("max_run_minutes"),
         watchdog=bool(settings.get("watchdog", idle_s is not None)),
         idle_minutes=settings.get("idle_minutes", idle_s / 60 if idle_s else None),
         reach=Reach.from_record(settings),
-        backend=Backend(r.backend),  # as it was made: the replacement is made there too
         queue_wait_minutes=settings.get("queue_wait_minutes"),
         packages=tuple(PackageSpec(text, origin) for text, origin in settings.get("packages", ())),
         jax=settings.get("jax"),

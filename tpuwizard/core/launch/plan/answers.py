@@ -13,47 +13,35 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tpuwizard.core.cloud.backends import Backend, Via
 from tpuwizard.core.launch.plan.packages import PackageSpec
-from tpuwizard.core.launch.plan.parts import Guards, Reach
+from tpuwizard.core.launch.plan.parts import Guards, Reach, Where
 from tpuwizard.core.launch.plan.resume_rules import DEFAULT_CHECKPOINT_EVERY_S, DEFAULT_MAX_RESTARTS
-from tpuwizard.core.plan.catalog import Slice
-from tpuwizard.core.routes import Route
 
 
 @dataclass(frozen=True)
 class LaunchAnswers:
-    """One launch as asked. ``backend`` may be ``AUTO``; ``project`` "" is the session's;
-    ``watchdog`` None leaves it to the route's default."""
+    """One launch as asked. ``where.backend`` may be ``AUTO``; ``where.project`` "" is the
+    session's; ``watchdog`` None leaves it to the route's default."""
 
-    accelerator: Slice  # parsed once, where the front end read the name
-    zone: str = ""
-    project: str = ""
-    route: Route = Route.VM
-    backend: Backend = Backend.AUTO
-    name: str | None = None
+    where: Where  # the slice parsed once, where the front end read the name
     script: Path | None = None
     script_args: tuple[str, ...] = ()
     fetch: tuple[str, ...] = ()
     keep: bool = False
     max_run_minutes: float | None = None
     watchdog: bool | None = None
-    failover: bool = False
     precision: bool = False
     trace: bool = False
     reach: Reach = field(default_factory=Reach)
     idle_minutes: float | None = None
     queue_wait_minutes: float | None = None
     packages: tuple[PackageSpec, ...] = ()
-    zones: tuple[str, ...] = ()
-    fan_out: bool = False
     checkpoints: str | None = None
     checkpoint_every_s: float = DEFAULT_CHECKPOINT_EVERY_S
     max_restarts: int = DEFAULT_MAX_RESTARTS
     budget_usd: float | None = None
     resume_from: str | None = None
     jax: str | None = None
-    via: Via = Via.AUTO
     # Autocheckpoint (issue 47): None leaves it to the plan's default (on with --checkpoints
     # where Google offers it).
     autocheckpoint: bool | None = None

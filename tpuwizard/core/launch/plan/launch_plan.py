@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
-from functools import cached_property, partial
+from dataclasses import dataclass, field, fields, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tpuwizard.core import paths
 from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.cloud import gcloud_config, google_errors
-from tpuwizard.core.cloud.backends import Backend, Via
+from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.deadlines import READY_TIMEOUT_S, EndedBy, deadline_problem
 from tpuwizard.core.errors import BadInput, PlanRefused, shown
 from tpuwizard.core.launch.plan.backend_rules import backend_problems
@@ -20,7 +20,7 @@ from tpuwizard.core.launch.plan.deadline_keeper import FLEX_START, DeadlineKeepe
 from tpuwizard.core.launch.plan.guard_rules import guard_problems
 from tpuwizard.core.launch.plan.idle_rules import idle_problems
 from tpuwizard.core.launch.plan.packages import PackageSpec, package_problems
-from tpuwizard.core.launch.plan.parts import Guards, Reach
+from tpuwizard.core.launch.plan.parts import Guards, Reach, Where
 from tpuwizard.core.launch.plan.reach_rules import account_problems, reach_problems
 from tpuwizard.core.launch.plan.resume_rules import (
     DEFAULT_CHECKPOINT_EVERY_S,
@@ -68,16 +68,11 @@ def ready_timeout_s(route: str) -> float:
 
 @dataclass(frozen=True)
 class LaunchPlan:
-    # The accelerator type as answered (--accelerator, the wizard's, plain mode's): a plan may
-    # hold a name that is no TPU type, so that problems() says so beside every other problem.
-    # The plan parses it once (``slice``); what reads a plan reads that, never the name again.
-    accelerator: str
-    zone: str
-    project: str
+    # Where and what the node is (parts.py), its backend decided (never ``auto``): the slice
+    # was parsed where the name was read, so a plan never holds a name that is no TPU type.
+    where: Where
     run_id: str
     run_dir: Path
-    route: Route = Route.VM
-    name: str | None = None
     script: Path | None = None
     # The script's own arguments (``launch --script FILE -- ARGS``), passed to it unchanged.
     script_args: tuple[str, ...] = ()
@@ -85,7 +80,6 @@ class LaunchPlan:
     keep: bool = False
     max_run_minutes: float | None = None
     watchdog: bool = False
-    failover: bool = False
     precision: bool = False  # the verifier's fp32/bf16/int8 precision profile
     trace: bool = False  # a jax.profiler trace from every worker, copied into run_dir
     # How the workers are reached and the node's service account (parts.py, reach_rules.py).
@@ -93,17 +87,10 @@ class LaunchPlan:
     # A kept node for iterating (``tpuwizard up``): the watchdog also deletes it after this many
     # minutes without a heartbeat from run, watch, ssh or the wizard.
     idle_minutes: float | None = None
-    # Which API creates it (core/cloud/backends.py), decided before the plan is made
-    # (Session.choose_backend: --backend, or auto by the support matrix).
-    backend: Backend = Backend.TPU_API
     # Flex-start: how long to wait for capacity (--queue-wait); None: the route's default.
     queue_wait_minutes: float | None = None
     # Packages added to the worker venv beside the pinned JAX (plan/packages.py).
     packages: tuple[PackageSpec, ...] = ()
-    # --zones: the zones to try, in order (``zone`` is the first); with ``fan_out`` the create
-    # goes to all of them at once (plan/zone_rules.py has their rules).
-    zones: tuple[str, ...] = ()
-    fan_out: bool = False
     # --checkpoints DIR (relative to the script's folder on the worker): copied home while the
     # script runs, put back on a new TPU after a preemption (plan/resume_rules.py, resume/chain.py).
     checkpoints: str | None = None
@@ -118,16 +105,41 @@ class LaunchPlan:
     # --jax VERSION: the worker's jax[tpu], one of the table's (core/plan/jax_versions.py);
     # None: the table's default.
     jax: str | None = None
-    # --via: how Compute Engine's Flex-start VM is asked for (plan/via_rules.py): "auto", or
-    # "resize-request" (the course's Route 2B: a template, a MIG of size 0, a resize request).
-    via: Via = Via.AUTO
     # --stall-timeout, --join-timeout, --heartbeat-timeout: the workers' guards (parts.py).
     guards: Guards = field(default_factory=Guards)
 
     @property
+    def accelerator(self) -> str:
+        """The slice's name, as the words and the clouds say it."""
+        return self.where.slice.name
+
+    @property
+    def slice(self) -> catalog.Slice:
+        """The slice this plan makes."""
+        return self.where.slice
+
+    @property
+    def zone(self) -> str:
+        """The zone the node is made in (with --zones, the first tried)."""
+        return self.where.zone
+
+    @property
+    def project(self) -> str:
+        return self.where.project
+
+    @property
+    def route(self) -> Route:
+        return self.where.route
+
+    @property
+    def backend(self) -> Backend:
+        """The API that makes the node, decided before the plan was made."""
+        return self.where.backend
+
+    @property
     def autocheckpoint_can(self) -> bool:
         """Can the node have Autocheckpoint (:func:`autocheckpoint_serves`)."""
-        return autocheckpoint_serves(self.known_slice, self.backend)
+        return autocheckpoint_serves(self.slice, self.backend)
 
     @property
     def autocheckpoint_offered(self) -> bool:
@@ -150,7 +162,7 @@ class LaunchPlan:
 
     @property
     def node_name(self) -> str:
-        return self.name or f"tpuwizard-{self.run_id}"
+        return self.where.name or f"tpuwizard-{self.run_id}"
 
     @property
     def attaches_account(self) -> bool:
@@ -167,29 +179,6 @@ class LaunchPlan:
         """The same deadline in whole seconds, as the clouds are sent it and timers count it."""
         return int(self.max_run * 60)
 
-    @cached_property
-    def _parsed(self) -> catalog.Slice | catalog.UnknownAcceleratorError:
-        """The accelerator parsed, once per plan: its slice, or why the name is no TPU type."""
-        try:
-            return catalog.parse_accelerator(self.accelerator)
-        except catalog.UnknownAcceleratorError as err:
-            return err
-
-    @property
-    def known_slice(self) -> catalog.Slice | None:
-        """The slice, or None for a name that is no TPU type (which problems() reports)."""
-        parsed = self._parsed
-        return parsed if isinstance(parsed, catalog.Slice) else None
-
-    @property
-    def slice(self) -> catalog.Slice:
-        """The slice this plan makes; only a plan whose accelerator is known has one (a checked
-        plan always does: validate() refuses an unknown name)."""
-        parsed = self._parsed
-        if isinstance(parsed, catalog.UnknownAcceleratorError):
-            raise catalog.UnknownAcceleratorError(parsed.name, parsed.reason, parsed.suggestions)
-        return parsed
-
     @property
     def deadline_keeper(self) -> DeadlineKeeper:
         """Who ends the node at its deadline, Google or the watchdog, and how."""
@@ -197,7 +186,7 @@ class LaunchPlan:
 
     @property
     def _multi_host(self) -> bool:
-        return self.known_slice is not None and not self.known_slice.single_host
+        return not self.slice.single_host
 
     def deadline_words(self, now: float, why_no_watchdog: str | None = None) -> str:
         """What the deadline really does for this plan, in words (the clock is local time).
@@ -252,10 +241,8 @@ class LaunchPlan:
             except BadInput as err:
                 found.append(str(err))
 
-        if isinstance(self._parsed, catalog.UnknownAcceleratorError):
-            found.append(str(self._parsed))
         # TPU7x on the TPU API: backend_problems says so, with what to type instead.
-        refusal = google_errors.launchable(self.known_slice, self.backend)
+        refusal = google_errors.launchable(self.slice, self.backend)
         check(lambda: gcloud_config.validate_zone(self.zone))
         check(lambda: gcloud_config.validate_project(self.project))
         check(lambda: gcloud_config.validate_node_name(self.node_name))
@@ -266,11 +253,15 @@ class LaunchPlan:
                 "Names for spot and flex routes must be at most 60 characters "
                 "(the queued resource adds '-qr')."
             )
-        if self.route == Route.FLEX and not refusal and self.known_slice is not None:
-            found.extend(flex_problems(self.known_slice, self.zone, self.backend))
-        found.extend(backend_problems(self))
+        if self.route == Route.FLEX and not refusal:
+            found.extend(flex_problems(self.slice, self.zone, self.backend))
+        found.extend(
+            backend_problems(
+                self.where, self.keep, self.max_run, self.queue_wait_minutes, self.watchdog
+            )
+        )
         found.extend(guard_problems(self.guards))
-        if self.autocheckpoint and self.known_slice is not None:
+        if self.autocheckpoint:
             if self.checkpoints is None:
                 found.append(
                     "--autocheckpoint needs --checkpoints DIR: Autocheckpoint warns your script "
@@ -282,14 +273,14 @@ class LaunchPlan:
                     f"Autocheckpoint, Preview); {self.accelerator} on {self.backend} cannot have "
                     "it. Leave out --autocheckpoint."
                 )
-        found.extend(via_problems(self))
-        found.extend(reach_problems(self.reach, self.known_slice, self.backend))
+        found.extend(via_problems(self.where, self.keep, self.max_run))
+        found.extend(reach_problems(self.reach, self.slice, self.backend))
         found.extend(idle_problems(self))
         for minutes, what in ((self.max_run_minutes, "deadline"), (self.idle_minutes, "idle time")):
             problem = deadline_problem(minutes, what)
             if problem:
                 found.append(problem)
-        found.extend(zones_problems(self))
+        found.extend(zones_problems(self.where, self.queue_wait_minutes))
         if self.watchdog and self.deadline_keeper.googles == FLEX_START:
             found.append(
                 "Flex-start already ends at its deadline (its maxRunDuration): "
@@ -332,7 +323,7 @@ def plan_for_run(
     CheckedPlan's, not the plan's."""
     planned = {f.name for f in fields(LaunchPlan)}
     asked = {f.name: getattr(answers, f.name) for f in fields(answers) if f.name in planned}
-    asked.update(accelerator=answers.accelerator.name, backend=backend)
+    asked.update(where=replace(answers.where, backend=backend))
     asked.update(watchdog=bool(answers.watchdog))
     return LaunchPlan(run_id=run_id, run_dir=run_dir, **asked)
 

@@ -29,7 +29,7 @@ class ResumeFields(Protocol):
     def accelerator(self) -> str: ...
 
     @property
-    def known_slice(self) -> catalog.Slice | None: ...
+    def slice(self) -> catalog.Slice: ...
 
     @property
     def budget_usd(self) -> float | None: ...
@@ -187,7 +187,7 @@ def budget_problems(plan: ResumeFields) -> list[Said]:
         return []
     if not math.isfinite(usd) or usd <= 0:
         return [f"--budget must be a positive number of US dollars, such as --budget 5, not {usd}."]
-    slice_ = plan.known_slice
+    slice_: catalog.Slice | None = plan.slice
     minutes = budget_minutes(slice_, plan.route, plan.zone, usd)
     if slice_ is None or minutes is None:
         figure = cost.hourly(slice_, plan.route, plan.zone) if slice_ is not None else None
