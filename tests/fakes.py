@@ -436,7 +436,7 @@ def checked(plan: Any) -> Any:
     from tpuwizard.core.launch.plan.checked import CheckedPlan
     from tpuwizard.core.launch.plan.launch_plan import ready_timeout_s
 
-    asked = LaunchAnswers(plan.slice, plan.zone, plan.project, plan.route, plan.backend)
+    asked = LaunchAnswers(plan.where)
     choice = BackendChoice(plan.backend, "", "")
     return CheckedPlan(asked, plan, choice, ready_timeout_s(plan.route))
 

@@ -3,9 +3,9 @@ projects.get and getIamPolicy as Google does (google-behaviour.md "actAs", "On t
 
 import pytest
 
+from tests.plans import launch_plan
 from tpuwizard.core.cloud.iam import check_watchdog, default_account
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.sandbox.google import project_number
 from tpuwizard.session.session import Session
@@ -52,7 +52,7 @@ def _session_on(cloud):
 
 
 def _plan(tmp_path, route="vm"):
-    return LaunchPlan("v5litepod-1", "us-central1-a", "practice-project", "r1", tmp_path, route)
+    return launch_plan("v5litepod-1", "us-central1-a", "practice-project", "r1", tmp_path, route)
 
 
 def test_the_session_arms_by_default_where_the_check_says_yes(sandbox, tmp_path):

@@ -466,7 +466,7 @@ def test_the_same_answers_get_the_same_backend_from_compute_engine_s_quota(
     expected = Backend.TPU_API if faults else Backend.COMPUTE
     for answer in (by_wizard, by_plain, by_cli):
         assert isinstance(answer.outcome, Ready), answer.reasons
-        assert answer.answers.backend is Backend.AUTO  # as asked, everywhere
+        assert answer.answers.where.backend is Backend.AUTO  # as asked, everywhere
         assert answer.by_quota  # Compute Engine's quota reading decided it
         assert answer.outcome.checked.plan.backend is expected
     reasons = {a.backend.reason for a in (by_wizard, by_plain, by_cli) if a.backend}

@@ -8,12 +8,12 @@ if it truly is an edge, add it to EDGES saying which."""
 from __future__ import annotations
 
 import ast
-from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
 import pytest
 
+from tests.plans import changed, launch_plan
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.plan import catalog
 
@@ -32,10 +32,8 @@ EDGES = {
     "tui/state.py:WizardState.slice",
     # Plain mode's answer (the slice chosen), parsed once where its walk takes it.
     "plain/walk.py:PlainWizard.choose_where",
-    # A front end's answers reach the session as a Slice; the plan's one parse of its name, and
-    # the preflight's ask (made of a name, as `tpuwizard preflight` and a launch hand it).
-    "core/launch/plan/launch_plan.py:LaunchPlan._parsed",
-    "core/launch/plan/via_rules.py:Asked.known_slice",
+    # A front end's answers reach the session as a Slice, which the plan's Where holds; the
+    # preflight's ask is made of a name (as `tpuwizard preflight` and a launch hand it).
     "core/handover/plan.py:make_plan",  # export's options and the wizard's GKE answers, checked
     "core/preflight/ask.py:PreflightAsk.known_slice",
     "core/preflight/ask.py:PreflightAsk.slice",
@@ -115,8 +113,6 @@ def test_the_launch_reads_the_plans_slice_and_never_parses():
     # teardown: a plan, a ledger record or a Slice is what they are handed.
     launch = {c for c in callers("parse_accelerator") if c.startswith("core/launch/")}
     assert launch == {
-        "core/launch/plan/launch_plan.py:LaunchPlan._parsed",
-        "core/launch/plan/via_rules.py:Asked.known_slice",
         "core/launch/records/ledger.py:Resource.slice",
         # Not the launch: the folds of its events that the front ends read (what bills, the
         # run's summary), handed the name an event carries.
@@ -126,20 +122,19 @@ def test_the_launch_reads_the_plans_slice_and_never_parses():
 
 
 def plan(accelerator: str) -> LaunchPlan:
-    return LaunchPlan(accelerator, "us-central1-a", "p", "r1", Path("/tmp/r1"))
+    return launch_plan(accelerator, "us-central1-a", "p", "r1", Path("/tmp/r1"))
 
 
 def test_a_plan_holds_its_slice_and_a_changed_plan_its_own():
     first = plan("v5litepod-16")
-    assert first.slice == catalog.parse_accelerator("v5litepod-16") == first.known_slice
+    assert first.slice == catalog.parse_accelerator("v5litepod-16") == first.where.slice
     assert first.slice is first.slice  # parsed once, not per reader
-    assert replace(first, accelerator="v6e-4").slice.name == "v6e-4"
+    assert first.accelerator == "v5litepod-16"
+    assert changed(first, slice=catalog.parse_accelerator("v6e-4")).slice.name == "v6e-4"
 
 
-def test_an_unknown_name_is_said_once_among_the_plans_problems_and_has_no_slice():
-    unknown = plan("v9-8")
-    said = [str(p) for p in unknown.problems()]
-    assert sum("'v9-8' is not a TPU accelerator type" in p for p in said) == 1
-    assert unknown.known_slice is None
-    with pytest.raises(catalog.UnknownAcceleratorError):
-        _ = unknown.slice
+def test_an_unknown_name_is_refused_where_it_is_read_so_no_plan_holds_one():
+    # A plan's Where holds a Slice: the name is parsed at the edge that read it (the command
+    # line, a screen, plain mode, the ledger), which says it is no TPU type.
+    with pytest.raises(catalog.UnknownAcceleratorError, match="'v9-8' is not a TPU accelerator"):
+        plan("v9-8")

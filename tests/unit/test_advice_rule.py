@@ -4,11 +4,11 @@ Engine, which nothing here can reach, is refused before create (exit 2)."""
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
 
+from tests.plans import changed, launch_plan
 from tests.unit.test_cli_bad_input import _no_sandbox, here, refused  # noqa: F401 (fixtures)
 from tpuwizard.core.choices import Choice, Phrase
 from tpuwizard.core.cloud.backends import Transport
@@ -29,7 +29,7 @@ def plan(**fields) -> LaunchPlan:
         run_id="r1",
         run_dir=Path("/tmp/r1"),
     )
-    return LaunchPlan(**{**base, **fields})
+    return launch_plan(**{**base, **fields})
 
 
 PLANS = {
@@ -72,7 +72,7 @@ def test_no_diagnosis_names_a_choice_the_plan_would_refuse(which, error):
         accelerator=p.accelerator,
         route=p.route,
         backend=p.backend,
-        slice=p.known_slice,
+        slice=p.slice,
     )
     d = possible(diagnose(ERRORS[error](), ctx), p)
     for choice in named_choices(d):
@@ -118,8 +118,6 @@ def test_the_refusal_names_no_backend_that_cannot_make_the_type():
     assert problem.choices[0] == Choice("external_ips", "on")
     assert not refuses(v6e, problem.choices[0])
     assert (
-        dataclasses.replace(
-            v6e, backend="tpu-api", reach=Reach(Transport.GCLOUD, internal_ips=True)
-        ).problems()
+        changed(v6e, backend="tpu-api", reach=Reach(Transport.GCLOUD, internal_ips=True)).problems()
         == []
     )

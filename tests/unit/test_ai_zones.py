@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from tests.plans import launch_plan
 from tpuwizard.cli import main
 from tpuwizard.commands import zones as zones_command
 from tpuwizard.core.cloud import ai_zones
 from tpuwizard.core.cloud.backend_choice import zone_offers
 from tpuwizard.core.cloud.zones import ZoneSurvey
-from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.plan import catalog
 from tpuwizard.session.decision import ZoneAnswer
 from tpuwizard.session.session import Session
@@ -31,7 +31,7 @@ def test_the_catalog_lists_the_ai_zones_by_generation():
 
 def test_a_launch_naming_a_hidden_ai_zone_is_not_refused():
     base = dict(project="practice-project", run_id="r1", run_dir=Path("/tmp/r1"))
-    tpu7x = LaunchPlan(
+    tpu7x = launch_plan(
         "tpu7x-8",
         "us-central1-c",
         zones=("us-central1-c", "us-central1-ai1a"),
@@ -39,7 +39,7 @@ def test_a_launch_naming_a_hidden_ai_zone_is_not_refused():
         **base,  # type: ignore[arg-type]
     )
     assert tpu7x.problems() == []
-    v6e = LaunchPlan("v6e-4", "us-east5-a", zones=("us-east5-a", "us-south1-ai1b"), **base)  # type: ignore[arg-type]
+    v6e = launch_plan("v6e-4", "us-east5-a", zones=("us-east5-a", "us-south1-ai1b"), **base)  # type: ignore[arg-type]
     assert v6e.problems() == []
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.plans import launch_plan
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.parts import Resume
 
@@ -22,7 +23,7 @@ def plan(**fields) -> LaunchPlan:
         backend="tpu-api",
         resume=Resume("ckpt"),
     )
-    return LaunchPlan(**{**base, **fields})  # type: ignore[arg-type]
+    return launch_plan(**{**base, **fields})  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

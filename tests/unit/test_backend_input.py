@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.plans import launch_plan
 from tests.unit.test_cli_bad_input import _no_sandbox, here, refused  # noqa: F401 (fixtures)
 from tpuwizard.core.launch.plan.backend_rules import queue_wait_seconds
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
@@ -65,7 +66,7 @@ def plan(**fields) -> LaunchPlan:
         run_id="r1",
         run_dir=Path("/tmp/r1"),
     )
-    return LaunchPlan(**{**base, **fields})
+    return launch_plan(**{**base, **fields})
 
 
 def test_compute_engines_deadline_is_googles_in_the_words():
@@ -89,10 +90,10 @@ def test_a_deadline_under_thirty_seconds_is_refused_on_compute_engine_only():
 
 
 def test_the_queue_wait_defaults_to_two_hours_and_only_for_flex_start():
-    flex, vm = plan(route="flex"), plan(route="vm")
-    assert queue_wait_seconds(flex, Deadline()) == 7200.0
-    assert queue_wait_seconds(flex, Deadline(queue_wait_minutes=0)) == 0.0
-    assert queue_wait_seconds(vm, Deadline(queue_wait_minutes=30)) is None
+    flex = plan(route="flex").where
+    assert queue_wait_seconds(flex, None) == 7200.0
+    assert queue_wait_seconds(flex, 0) == 0.0
+    assert queue_wait_seconds(plan(route="vm").where, None) is None
 
 
 def test_zones_narrowed_to_a_backend_lists_only_where_it_offers_the_type_with_a_price():

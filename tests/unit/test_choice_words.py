@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.plans import launch_plan
 from tpuwizard.core.choices import CONTROLS, Choice, Phrase
 from tpuwizard.core.cloud.backends import Transport
 from tpuwizard.core.cloud.diagnose.capacity import preempted_diagnosis, stockout_diagnosis
@@ -63,7 +64,7 @@ ACT_AS_REFUSED = decide("p", "sa@p.iam.gserviceaccount.com", False, {"bindings":
 
 def _plan(tmp_path: Path, **changes) -> LaunchPlan:
     base = dict(accelerator="v5litepod-4", zone="us-central1-a", project="p", run_id="r1")
-    return LaunchPlan(**{**base, "run_dir": tmp_path / "runs", **changes})
+    return launch_plan(**{**base, "run_dir": tmp_path / "runs", **changes})
 
 
 def said_with_choices(tmp_path: Path) -> list[Phrase]:

@@ -2,6 +2,7 @@
 
 import time
 
+from tests.plans import launch_plan
 from tpuwizard.commands.planning import named_slices
 from tpuwizard.core.plan import catalog, cost
 
@@ -132,15 +133,14 @@ def test_route_zones_put_the_route_s_own_first_and_say_why_the_rest_are_not():
 
 
 def test_a_flex_start_fan_out_s_worst_case_is_at_most_on_demand_not_unknown(tmp_path):
-    from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
     from tpuwizard.core.launch.plan.zone_rules import worst_case_hourly
     from tpuwizard.core.plan import cost
 
     zones = ("us-east5-a", "us-east5-b")
     base = {"accelerator": "v6e-4", "zone": zones[0], "project": "p", "run_id": "r"}
-    flex = LaunchPlan(**base, run_dir=tmp_path, route="flex", zones=zones, fan_out=True)  # type: ignore[arg-type]
+    flex = launch_plan(**base, run_dir=tmp_path, route="flex", zones=zones, fan_out=True)  # type: ignore[arg-type]
     on_demand = sum(cost.hourly(catalog.parse_accelerator("v6e-4"), "vm", z) or 0 for z in zones)
-    assert worst_case_hourly(flex) == on_demand > 0
+    assert worst_case_hourly(flex.where) == on_demand > 0
 
 
 def test_the_flex_start_caveat_is_said_only_where_a_flex_start_figure_is_shown():

@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.plans import launch_plan
 from tpuwizard.core.deadlines import EndedBy
 from tpuwizard.core.launch.plan.deadline_keeper import DeadlineKeeper
-from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
-from tpuwizard.core.launch.plan.parts import Deadline
 from tpuwizard.session.watchdog import default_watchdog
 
 
@@ -34,15 +33,8 @@ def test_who_ends_a_node_at_its_deadline(
     keeper = DeadlineKeeper(route, backend, watchdog)
     assert keeper.googles == googles and keeper.ended_by is ended_by
     assert keeper.by_max_run_duration is max_run_duration
-    plan = LaunchPlan(
-        "v6e-4",
-        "us-east5-b",
-        "p",
-        "r1",
-        Path("/tmp/r1"),
-        route,
-        backend=backend,
-        deadline=Deadline(watchdog=watchdog),
+    plan = launch_plan(
+        "v6e-4", "us-east5-b", "p", "r1", Path("/tmp/r1"), route, backend=backend, watchdog=watchdog
     )
     assert plan.deadline_keeper == keeper
     # Every front end's switch starts off where Google keeps the deadline.

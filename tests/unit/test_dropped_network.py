@@ -11,6 +11,7 @@ import dataclasses
 import pytest
 
 from tests.fakes import MemoryCloud
+from tests.plans import changed
 from tests.unit.test_launch_safety import make_plan, make_runtime
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.exit_codes import EXIT_CLOUD
@@ -27,7 +28,7 @@ NAMES = {"tpu-api": "the Cloud TPU API", "compute": "Compute Engine"}
 
 def launch(tmp_path, backend: str, faults: str, **fields):
     accelerator, zone = BACKENDS[backend]
-    plan = dataclasses.replace(
+    plan = changed(
         make_plan(tmp_path, accelerator=accelerator), zone=zone, backend=backend, **fields
     )
     cloud = MemoryCloud.faulty(faults, backend=backend)

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from dataclasses import replace
 
 import pytest
 
 from tests.fakes import Crash, MemoryCloud
+from tests.plans import changed, launch_plan
 from tests.unit.test_launch_safety import make_runtime
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED
@@ -39,7 +39,7 @@ class SlowZoneCloud(MemoryCloud):
 
 
 def fan_plan(tmp_path, zones=ZONES, **changes) -> LaunchPlan:
-    plan = LaunchPlan(
+    plan = launch_plan(
         accelerator="v5litepod-1",
         zone=zones[0],
         project="practice-project",
@@ -50,7 +50,7 @@ def fan_plan(tmp_path, zones=ZONES, **changes) -> LaunchPlan:
         fan_out=True,
         failover=True,
     )
-    return replace(plan, **changes)
+    return changed(plan, **changes)
 
 
 def run(tmp_path, cloud, plan=None, cancel=None):

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
+from tests.plans import launch_plan
 from tpuwizard.core.choices import Phrase
 from tpuwizard.core.cloud.diagnose.capacity import stockout_diagnosis
 from tpuwizard.core.cloud.diagnose.diagnosis import Context
 from tpuwizard.core.cloud.google_errors import flex_zones
-from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.plan import catalog
 from tpuwizard.core.preflight.ask import PreflightAsk, Reach
 from tpuwizard.core.preflight.model import Verdict
@@ -42,7 +42,7 @@ def test_compute_engine_flex_start_is_where_the_machine_type_is():
 
 
 def plan_refuses_flex(tmp_path, accelerator: str, zone: str, backend: str) -> bool:
-    plan = LaunchPlan(
+    plan = launch_plan(
         accelerator=accelerator,
         zone=zone,
         project="practice-project",

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.plans import launch_plan
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.parts import Workload
 from tpuwizard.core.remote import sync
@@ -37,7 +38,7 @@ def walks(monkeypatch) -> tuple[Clock, list[Path]]:
 
 
 def plan_for(script: Path) -> LaunchPlan:
-    return LaunchPlan(
+    return launch_plan(
         accelerator="v5litepod-1",
         zone="us-central1-a",
         project="course-project",

@@ -13,10 +13,10 @@ from dataclasses import replace
 import pytest
 
 from tests.fakes import checked
+from tests.plans import launch_plan
 from tpuwizard.core.cancel import Cancelled
 from tpuwizard.core.deadlines import EndedBy
 from tpuwizard.core.launch.events import launch_events as ev
-from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.parts import Deadline
 from tpuwizard.session import runtime
 from tpuwizard.session.session import Session
@@ -73,7 +73,7 @@ def keeping_launch(monkeypatch, deleted: list[str], go: threading.Event) -> None
 
 
 def start(tmp_path):
-    plan = LaunchPlan("v5litepod-4", "us-central1-a", "tpuwizard-practice", "r1", tmp_path / "r1")
+    plan = launch_plan("v5litepod-4", "us-central1-a", "tpuwizard-practice", "r1", tmp_path / "r1")
     plan = replace(plan, deadline=Deadline(keep=True))
     plan.run_dir.mkdir()
     return Session(practice=True).start_launch(checked(plan))

@@ -11,6 +11,7 @@ import threading
 import pytest
 
 from tests.fakes import MemoryCloud, checked
+from tests.plans import launch_plan
 from tests.waiting import wait_until
 from tpuwizard.core import paths
 from tpuwizard.core.cloud.types import NodeRequest
@@ -137,7 +138,6 @@ def test_a_session_is_busy_while_it_deletes():
 
 
 def test_a_session_is_busy_while_its_launch_thread_runs(tmp_path, monkeypatch):
-    from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 
     release = threading.Event()
 
@@ -148,7 +148,7 @@ def test_a_session_is_busy_while_its_launch_thread_runs(tmp_path, monkeypatch):
     monkeypatch.setattr(runtime, "build_runtime", slow_start)
     monkeypatch.setattr(Session, "cloud_for", lambda self, backend: object())
     session = Session(practice=True)
-    plan = LaunchPlan("v5litepod-4", "us-central1-a", "tpuwizard-practice", "r1", tmp_path / "r1")
+    plan = launch_plan("v5litepod-4", "us-central1-a", "tpuwizard-practice", "r1", tmp_path / "r1")
     handle = session.start_launch(checked(plan))
     consumer = threading.Thread(target=lambda: list(handle.events()))
     consumer.start()

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.plans import launch_plan
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.kept.record import SETTINGS_FIELD
 from tpuwizard.core.launch.kept.settings import kept_settings, replacement_answers
-from tpuwizard.core.launch.plan.launch_plan import LaunchPlan, plan_for_run
-from tpuwizard.core.launch.plan.parts import Workload
+from tpuwizard.core.launch.plan.launch_plan import plan_for_run
 from tpuwizard.core.launch.records.ledger import Entry, Resource
 from tpuwizard.core.plan import jax_versions
 from tpuwizard.core.plan.jax_versions import DEFAULT, TABLE, jax_problems
@@ -50,9 +50,7 @@ def test_a_version_outside_the_table_is_a_problem_naming_every_version():
     (problem,) = jax_problems("0.13.0")
     for v in TABLE:
         assert v.version in problem
-    plan = LaunchPlan(
-        "v5litepod-1", "us-central1-a", "p", "r1", Path("runs/r1"), workload=Workload(jax="0.9.2")
-    )
+    plan = launch_plan("v5litepod-1", "us-central1-a", "p", "r1", Path("runs/r1"), jax="0.9.2")
     assert any("'0.9.2' is not in tpuwizard's table" in str(p) for p in plan.problems())
 
 
@@ -71,16 +69,16 @@ def test_the_plans_jax_replaces_the_pin_on_a_vm_and_in_practice():
 def test_a_kept_node_remembers_its_jax_for_a_replacement():
     """`run --checkpoints` makes a preempted kept node again from its record: with its JAX, or
     the new venv would not be the one the kept node's runs were verified on."""
-    plan = LaunchPlan(
-        "v5litepod-1", "us-central1-a", "p", "r1", Path("runs/r1"), workload=Workload(jax="0.11.2")
-    )
+    plan = launch_plan("v5litepod-1", "us-central1-a", "p", "r1", Path("runs/r1"), jax="0.11.2")
     settings = kept_settings(plan)
     assert settings["jax"] == "0.11.2"
     r = Resource("node", "p", "us-central1-a", "dev", "v5litepod-1", "r1", "vm", "dev")
     answers = replacement_answers(Entry(r, "kept", 1, 1, {SETTINGS_FIELD: settings}))
-    assert plan_for_run("r2", Path("x"), answers, answers.backend).workload.jax == "0.11.2"
+    assert plan_for_run("r2", Path("x"), answers, answers.where.backend).workload.jax == "0.11.2"
     answers = replacement_answers(Entry(r, "kept", 1, 1, {}))
-    assert plan_for_run("r2", Path("x"), answers, answers.backend).workload.jax is None  # default
+    assert (
+        plan_for_run("r2", Path("x"), answers, answers.where.backend).workload.jax is None
+    )  # default
 
 
 def test_the_versions_line_names_this_computers_jax_and_says_when_it_differs():

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes import MemoryCloud
+from tests.plans import launch_plan
 from tests.unit.test_launch_safety import ZONE, make_runtime
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.errors import BadInput, NodeGone
@@ -23,7 +24,6 @@ from tpuwizard.core.launch.kept.record import SETTINGS_FIELD
 from tpuwizard.core.launch.kept.settings import kept_chain_end
 from tpuwizard.core.launch.lifecycle.launch import run_launch
 from tpuwizard.core.launch.lifecycle.on_workers import WorkerSteps
-from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.packages import PackageSpec
 from tpuwizard.core.launch.plan.parts import Deadline, Workload
 from tpuwizard.core.launch.records.ledger import Entry, Ledger, Resource
@@ -59,7 +59,7 @@ def world(tmp_path, home, monkeypatch):
 
 def up(session: Session, tmp_path: Path) -> str:
     """`up --route spot --max-run 45 --with einops`, kept as `up` keeps it; its node's name."""
-    plan = LaunchPlan(
+    plan = launch_plan(
         accelerator=ACCELERATOR,
         zone=ZONE,
         project=session.project or "",

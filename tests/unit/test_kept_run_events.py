@@ -15,6 +15,7 @@ from types import SimpleNamespace
 import pytest
 
 from tests.fakes import MemoryCloud
+from tests.plans import launch_plan
 from tests.unit.test_json_events_table import event_table
 from tests.unit.test_launch_safety import make_runtime
 from tpuwizard.commands.common import show_event
@@ -24,7 +25,6 @@ from tpuwizard.core.launch.kept.heartbeat_book import HeartbeatBook
 from tpuwizard.core.launch.lifecycle.launch_state import LaunchContext, LaunchState
 from tpuwizard.core.launch.lifecycle.on_workers import WorkerSteps
 from tpuwizard.core.launch.lifecycle.part_inputs import worker_input
-from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.parts import Workload
 from tpuwizard.core.launch.records.ledger import Entry, Resource
 from tpuwizard.core.remote.sync import LocalFolder
@@ -89,7 +89,7 @@ def kept_run(transport: LocalTransport, tmp_path: Path, script: Path) -> list[ev
 def launch_script(transport: LocalTransport, tmp_path: Path, script: Path) -> list[ev.Event]:
     """The launch's own script step, on the same worker."""
     events: list[ev.Event] = []
-    plan = LaunchPlan(
+    plan = launch_plan(
         "v5litepod-1",
         "us-central1-a",
         "p",

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 import pytest
 
 from tests.fakes import FakeTransport, MemoryCloud
+from tests.plans import launch_plan
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_TEARDOWN
 from tpuwizard.core.launch.lifecycle.launch import run_launch
 from tpuwizard.core.launch.lifecycle.runtime import Runtime
-from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.parts import Deadline
 from tpuwizard.core.launch.records.ledger import Ledger
 from tpuwizard.core.plan.catalog import parse_accelerator
@@ -24,7 +24,7 @@ RUN = "20261129-152500-ab12"
 
 
 def make_plan(tmp_path, route="vm", accelerator="v5litepod-1"):
-    return LaunchPlan(
+    return launch_plan(
         accelerator=accelerator,
         zone=ZONE,
         project="practice-project",

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.plans import launch_plan
 from tpuwizard.core.choices import Choice
 from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.launch.plan.advice import refused, with_choice
 from tpuwizard.core.launch.plan.answers import LaunchAnswers
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.on_backend import on_backend
-from tpuwizard.core.launch.plan.parts import Deadline
+from tpuwizard.core.launch.plan.parts import Deadline, Where
 from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.core.preflight.model import passed
 from tpuwizard.core.preflight.quota import QuotaReading
@@ -27,7 +28,7 @@ V6E = parse_accelerator("v6e-4")
 
 def kept_for_runs(tmp_path: Path) -> LaunchPlan:
     """What `up` plans on the TPU API: its watchdog on, 30 idle minutes."""
-    return LaunchPlan(
+    return launch_plan(
         "v6e-4",
         ZONE,
         PROJECT,
@@ -61,7 +62,7 @@ def test_advice_naming_compute_engine_moves_the_plan_the_same_way(tmp_path):
 
 def test_the_pipeline_moves_auto_to_compute_engine_by_quota_without_the_watchdog(tmp_path):
     answers = LaunchAnswers(
-        V6E, ZONE, PROJECT, Route.SPOT, deadline=Deadline(keep=True, iterate=True)
+        Where(V6E, ZONE, PROJECT, Route.SPOT), deadline=Deadline(keep=True, iterate=True)
     )
     reading = QuotaReading(passed("Quota", "covers 4 chips"), 64)
     found = Outlook(Route.SPOT, None, quota=reading)  # what a look ahead read

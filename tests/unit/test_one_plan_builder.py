@@ -40,13 +40,14 @@ def test_a_run_id_is_minted_in_one_place():
 def test_the_session_plans_a_new_run_with_its_own_project_and_run_folder(tmp_path):
     from tpuwizard.core.cloud.backends import Backend
     from tpuwizard.core.launch.plan.answers import LaunchAnswers
+    from tpuwizard.core.launch.plan.parts import Where
     from tpuwizard.core.plan.catalog import parse_accelerator
     from tpuwizard.session.session import Session
 
     session = Session(practice=True, runs=tmp_path / "runs")
-    asked = LaunchAnswers(parse_accelerator("v5litepod-4"), "us-central1-a")
+    asked = LaunchAnswers(Where(parse_accelerator("v5litepod-4"), "us-central1-a"))
     first = session.plan_launch(asked, Backend.TPU_API)
-    elsewhere = LaunchAnswers(parse_accelerator("v5litepod-4"), "us-central1-a", "p2")
+    elsewhere = LaunchAnswers(Where(parse_accelerator("v5litepod-4"), "us-central1-a", "p2"))
     second = session.plan_launch(elsewhere, Backend.TPU_API)
     assert first.run_id != second.run_id
     assert first.run_dir == tmp_path / "runs" / first.run_id

@@ -99,6 +99,7 @@ def test_a_kept_launchs_lasting_sandbox_starts_before_its_price_read(sandboxes, 
     # `up` and `launch --keep`: the price read opens the cloud on a thread; the kept node's
     # sandbox is started before it, so the node never lives in one that ends with the command.
     from tpuwizard.core.launch.plan.answers import LaunchAnswers
+    from tpuwizard.core.launch.plan.parts import Where
     from tpuwizard.core.plan.catalog import parse_accelerator
 
     started, _, release = sandboxes
@@ -114,7 +115,7 @@ def test_a_kept_launchs_lasting_sandbox_starts_before_its_price_read(sandboxes, 
 
     session = Session(True, runs=tmp_path / "runs")
     asked = LaunchAnswers(
-        parse_accelerator("v5litepod-1"), "us-central1-a", deadline=Deadline(keep=True)
+        Where(parse_accelerator("v5litepod-1"), "us-central1-a"), deadline=Deadline(keep=True)
     )
     with pytest.raises(PriceReadStarted):
         session.prepare(asked, preflight=False, prices=Prices())

@@ -5,12 +5,12 @@ from __future__ import annotations
 from google.api_core import exceptions as gx
 
 from tests.fakes import FakeTransport, MemoryCloud, foreign_node, proven_workers
+from tests.plans import launch_plan
 from tpuwizard.core.cloud.types import OWNER_LABEL, RUN_LABEL, NodeRequest
 from tpuwizard.core.errors import RemoteError
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.lifecycle.launch import run_launch
 from tpuwizard.core.launch.lifecycle.runtime import Runtime
-from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.parts import Deadline
 from tpuwizard.core.launch.records.ledger import Ledger, Resource
 from tpuwizard.core.launch.teardown.verified import delete_and_verify, reconcile
@@ -26,7 +26,7 @@ def unreachable(node: object) -> object:
 
 def launch(tmp_path, cloud, ledger, run_id="run-2", reach=unreachable, **plan_fields):
     rt = Runtime(cloud, ledger, reach, BootstrapPlan(), poll=0.0, owner=OURS)
-    plan = LaunchPlan("v5litepod-4", ZONE, PROJECT, run_id, tmp_path / run_id, **plan_fields)
+    plan = launch_plan("v5litepod-4", ZONE, PROJECT, run_id, tmp_path / run_id, **plan_fields)
     seen: list[ev.Event] = []
     code = run_launch(plan, rt, seen.append)
     return code, seen

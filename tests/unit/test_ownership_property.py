@@ -18,11 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.fakes import Crash, MemoryCloud, foreign_node, foreign_queued, same_instance
+from tests.plans import launch_plan
 from tpuwizard.core.cloud.types import OWNER_LABEL, RUN_LABEL, NodeInfo, QueuedInfo
 from tpuwizard.core.errors import RemoteError
 from tpuwizard.core.launch.lifecycle.launch import run_launch
 from tpuwizard.core.launch.lifecycle.runtime import Runtime
-from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.parts import Deadline
 from tpuwizard.core.launch.records.ledger import Ledger
 from tpuwizard.core.launch.teardown.verified import delete_and_verify, reconcile
@@ -115,7 +115,7 @@ def test_never_deletes_what_it_did_not_create_and_never_forgets_what_it_did(
         faults.chance = {"read_error": spec["read_error"], "lost_create": spec["lost_create"]}
         after = spec["crash_after"]
         cloud.crash_at = None if after is None else len(cloud.calls) + after
-        plan = LaunchPlan(
+        plan = launch_plan(
             "v5litepod-4",
             ZONE,
             PROJECT,

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.plans import launch_plan
 from tpuwizard.core.cloud.diagnose.remote import remote_diagnosis
 from tpuwizard.core.errors import BadInput, PackagesFailed, ScriptFailed
-from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.packages import (
     COURSE_PACKAGES,
     PackageSpec,
@@ -20,7 +20,6 @@ from tpuwizard.core.launch.plan.packages import (
     read_requirements,
     specs_from_field,
 )
-from tpuwizard.core.launch.plan.parts import Workload
 from tpuwizard.core.launch.workers.missing_module import MissingModuleWatch, package_for
 from tpuwizard.core.plan.jax_versions import DEFAULT
 from tpuwizard.core.remote.bootstrap import BootstrapPlan, bootstrap_script
@@ -99,13 +98,8 @@ def test_the_plan_refuses_a_jax_line_from_a_file_and_says_which_line(tmp_path):
         ("optax", "reqs.txt line 2"),
         ("jax[tpu]", "reqs.txt line 4"),
     ]
-    plan = LaunchPlan(
-        "v5litepod-4",
-        "us-central1-a",
-        "p-123456",
-        "r",
-        tmp_path,
-        workload=Workload(packages=tuple(specs)),
+    plan = launch_plan(
+        "v5litepod-4", "us-central1-a", "p-123456", "r", tmp_path, packages=tuple(specs)
     )
     problems = [str(p) for p in plan.problems()]
     assert any("'jax[tpu]' (reqs.txt line 4) names jax" in p for p in problems), problems

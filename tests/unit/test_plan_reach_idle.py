@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.plans import launch_plan
 from tests.unit.test_cli_bad_input import UP, _no_sandbox, here, refused  # noqa: F401 (fixtures)
 from tpuwizard.core.cloud.backends import Transport
 from tpuwizard.core.launch.plan.deadline_keeper import DeadlineKeeper
@@ -24,7 +25,7 @@ def plan(**fields) -> LaunchPlan:
         run_id="r1",
         run_dir=Path("/tmp/r1"),
     )
-    return LaunchPlan(**{**base, **fields})
+    return launch_plan(**{**base, **fields})
 
 
 def cli(p: LaunchPlan) -> str:

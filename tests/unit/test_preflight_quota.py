@@ -1,6 +1,7 @@
 """The quota check: the bucket each backend and route draws on, its limit where the launch lands
 (region and zone), the shortfall's request line, and the room it leaves for ``--backend auto``."""
 
+from tests.plans import launch_plan
 from tests.unit.fake_rest import QUOTA_PROJECT, FakeRest, P, ask, disabled, reach
 from tpuwizard.core.preflight import quota
 from tpuwizard.core.preflight.model import Verdict
@@ -198,14 +199,13 @@ def test_fan_out_needs_quota_for_every_request_at_once():
 
 
 def test_fan_out_counts_the_requests_in_the_first_zone_s_region(tmp_path):
-    from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
     from tpuwizard.session.preflight import fan_out_in_region
 
     zones = ("us-east5-a", "us-east5-b", "europe-west4-a")
     base = {"accelerator": "v6e-4", "zone": zones[0], "project": P, "run_id": "r"}
-    plan = LaunchPlan(**base, run_dir=tmp_path, zones=zones, fan_out=True)  # type: ignore[arg-type]
+    plan = launch_plan(**base, run_dir=tmp_path, zones=zones, fan_out=True)  # type: ignore[arg-type]
     assert fan_out_in_region(plan) == 2  # europe-west4's request draws on that region's quota
-    failover = LaunchPlan(**base, run_dir=tmp_path, zones=zones)  # type: ignore[arg-type]
+    failover = launch_plan(**base, run_dir=tmp_path, zones=zones)  # type: ignore[arg-type]
     assert fan_out_in_region(failover) == 1  # one request at a time
 
 
@@ -213,6 +213,7 @@ def test_the_launch_is_told_when_the_quota_for_every_request_was_read(tmp_path, 
     from types import SimpleNamespace
 
     from tpuwizard.core.launch.plan.answers import LaunchAnswers
+    from tpuwizard.core.launch.plan.parts import Where
     from tpuwizard.core.plan.catalog import parse_accelerator
     from tpuwizard.core.preflight.model import passed, unknown
     from tpuwizard.session import preflight
@@ -229,7 +230,9 @@ def test_the_launch_is_told_when_the_quota_for_every_request_was_read(tmp_path, 
             return [check]
 
         monkeypatch.setattr(preflight, "checks", run)
-        answers = LaunchAnswers(parse_accelerator("v6e-4"), zones[0], P, zones=zones, fan_out=True)
+        answers = LaunchAnswers(
+            Where(parse_accelerator("v6e-4"), zones[0], P, zones=zones, fan_out=True)
+        )
         pipe = Pipeline(answers, ("r", tmp_path), P, True, SimpleNamespace())  # type: ignore[arg-type]
         for stage in (pipe.stage_backend, pipe.stage_defaults, pipe.stage_preflight):
             stage()

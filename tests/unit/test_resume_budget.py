@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from tests.fakes import MemoryCloud
+from tests.plans import changed, launch_plan
 from tests.unit.test_launch_safety import ZONE, make_runtime
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.errors import NodeGone
@@ -38,7 +38,7 @@ def spot_plan(tmp_path: Path, run_id: str = "r2", **changes: object) -> LaunchPl
     script = tmp_path / "job" / "train.py"
     script.parent.mkdir(exist_ok=True)
     script.write_text("print('hi')\n")
-    base = LaunchPlan(
+    base = launch_plan(
         accelerator=ACCELERATOR,
         zone=ZONE,
         project="practice-project",
@@ -49,7 +49,7 @@ def spot_plan(tmp_path: Path, run_id: str = "r2", **changes: object) -> LaunchPl
         workload=Workload(script=script),
         resume=Resume("ckpt"),
     )
-    return replace(base, **changes)  # type: ignore[arg-type]
+    return changed(base, **changes)
 
 
 def usd_for(minutes: float) -> float:

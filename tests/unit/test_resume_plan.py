@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from tests.plans import changed, launch_plan
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.parts import Deadline, Resume, Workload
@@ -18,7 +18,7 @@ def plan(tmp_path: Path, **changes: object) -> LaunchPlan:
     script = tmp_path / "job" / "train.py"
     script.parent.mkdir(exist_ok=True)
     script.write_text("print('hi')\n")
-    base = LaunchPlan(
+    base = launch_plan(
         accelerator="v5litepod-4",
         zone="us-central1-a",
         project="practice-project",
@@ -28,7 +28,7 @@ def plan(tmp_path: Path, **changes: object) -> LaunchPlan:
         workload=Workload(script=script),
         resume=Resume("ckpt"),
     )
-    return replace(base, **changes)  # type: ignore[arg-type]
+    return changed(base, **changes)
 
 
 def test_a_folder_inside_the_scripts_folder_is_accepted(tmp_path):

@@ -6,13 +6,13 @@ for (the first attempt's node is preempted once it is READY)."""
 from __future__ import annotations
 
 from tests.fakes import MemoryCloud
+from tests.plans import launch_plan
 from tests.unit.test_launch_safety import make_runtime
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.errors import NodeGone
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_OK
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.lifecycle import launch as lifecycle
-from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.parts import Resume, Workload
 from tpuwizard.core.launch.plan.zone_rules import zones_from
 
@@ -43,7 +43,7 @@ def test_a_stockout_on_recreate_moves_to_the_zone_after_the_preempted_ones(tmp_p
     script = tmp_path / "job" / "train.py"
     script.parent.mkdir()
     script.write_text("print('hi')\n")
-    plan = LaunchPlan(
+    plan = launch_plan(
         accelerator="v6e-4",
         zone=A,
         project="practice-project",

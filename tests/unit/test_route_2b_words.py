@@ -13,6 +13,7 @@ import pytest
 from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.launch.plan.answers import LaunchAnswers
 from tpuwizard.core.launch.plan.launch_plan import plan_for_run
+from tpuwizard.core.launch.plan.parts import Where
 from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.core.routes import Route
 from tpuwizard.words.course_text import route_2b_lines
@@ -58,7 +59,7 @@ def test_create_on_the_flex_route_says_route_2b_only_on_compute_engine(backend, 
     from tpuwizard.session.prepare.outcomes import Prepared, Ready
     from tpuwizard.tui.before_create import checked_plan
 
-    answers = LaunchAnswers(parse_accelerator("v6e-4"), "us-east5-a", "p", Route.FLEX)
+    answers = LaunchAnswers(Where(parse_accelerator("v6e-4"), "us-east5-a", "p", Route.FLEX))
     plan = plan_for_run("r1", Path("runs/r1"), answers, Backend(backend))
     passed = Prepared(answers, Ready(checked(plan)))  # what the session's pipeline let through
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes import MemoryCloud
+from tests.plans import launch_plan
 from tests.unit.test_launch_safety import make_runtime
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.launch.events import launch_events as ev
@@ -17,7 +18,6 @@ from tpuwizard.core.launch.kept.iterate import ScriptRun, run_script
 from tpuwizard.core.launch.lifecycle.launch_state import LaunchContext, LaunchState
 from tpuwizard.core.launch.lifecycle.on_workers import WorkerSteps
 from tpuwizard.core.launch.lifecycle.part_inputs import worker_input
-from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.parts import Workload
 from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.core.remote import sync
@@ -62,7 +62,7 @@ def script(tmp_path) -> Path:
 
 def by_launch(script: Path, transport: LocalTransport, run_dir: Path) -> list[ev.Event]:
     events: list[ev.Event] = []
-    plan = LaunchPlan(
+    plan = launch_plan(
         accelerator="v5litepod-16",  # 4 VMs of 4 chips; two worker homes are enough here
         zone="us-central1-a",
         project="course-project",
@@ -137,7 +137,7 @@ def test_a_second_run_into_the_same_file_is_appended_after_a_line_that_says_so(
 def test_a_script_in_the_home_folder_or_the_root_is_refused_with_the_fix(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
     (tmp_path / "main.py").write_text("print(1)\n")
-    plan = LaunchPlan(
+    plan = launch_plan(
         accelerator="v5litepod-1",
         zone="us-central1-a",
         project="course-project",
@@ -164,7 +164,7 @@ def test_a_folder_over_the_limit_is_refused_by_the_plan_with_the_same_exclusions
     (folder / "runs" / "old" / "output.txt").write_bytes(b"x" * 5000)  # runs/ never travels
     (folder / ".venv").mkdir()
     (folder / ".venv" / "big").write_bytes(b"x" * 5000)
-    plan = LaunchPlan(
+    plan = launch_plan(
         accelerator="v5litepod-1",
         zone="us-central1-a",
         project="course-project",
@@ -199,7 +199,7 @@ def test_the_plan_line_says_how_much_of_the_folder_goes_and_what_stays(tmp_path)
     (folder / "main.py").write_text("print(1)\n")
     with open(folder / "data.bin", "wb") as data:
         data.truncate(60_000_000)  # sparse: its size without the disk
-    plan = LaunchPlan(
+    plan = launch_plan(
         accelerator="v5litepod-1",
         zone="us-central1-a",
         project="course-project",

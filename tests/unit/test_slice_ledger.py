@@ -9,12 +9,12 @@ import json
 import pytest
 
 from tests.fakes import Crash, MemoryCloud
+from tests.plans import launch_plan
 from tests.unit.test_launch_safety import make_runtime
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.cloud.protocol import Part
 from tpuwizard.core.launch.lifecycle.launch import Launch
 from tpuwizard.core.launch.lifecycle.launch_state import LaunchState
-from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 
 ZONE = "us-east5-b"
 PARTS = [
@@ -47,7 +47,7 @@ def test_each_part_is_in_the_ledger_before_its_create_even_when_the_process_dies
         return None
 
     cloud.create_node = create_node  # type: ignore[method-assign]
-    p = LaunchPlan(
+    p = launch_plan(
         accelerator="v6e-16",
         zone=ZONE,
         project="practice-project",

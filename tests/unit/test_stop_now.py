@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes import checked
+from tests.plans import launch_plan
 from tests.waiting import wait_until
 from tpuwizard.core.cancel import Cancelled, CancelToken
 from tpuwizard.core.launch.events import launch_events as ev
@@ -106,7 +107,6 @@ def test_a_transport_command_in_flight_is_killed_by_a_cancel(worker):
 
 
 def test_a_launch_that_cannot_start_ends_with_failed_and_finished(tmp_path, monkeypatch):
-    from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
     from tpuwizard.session import runtime
     from tpuwizard.session.session import Session
 
@@ -116,7 +116,7 @@ def test_a_launch_that_cannot_start_ends_with_failed_and_finished(tmp_path, monk
     monkeypatch.setattr(runtime, "build_runtime", broken)
     session = Session(practice=True)
     monkeypatch.setattr(Session, "cloud_for", lambda self, backend: object())
-    plan = LaunchPlan("v5litepod-4", "us-central1-a", "tpuwizard-practice", "r1", tmp_path / "r1")
+    plan = launch_plan("v5litepod-4", "us-central1-a", "tpuwizard-practice", "r1", tmp_path / "r1")
     events = list(session.start_launch(checked(plan)).events())
     assert [type(e) for e in events] == [ev.Failed, ev.Finished]
     assert events[-1].exit_code == 3
@@ -125,9 +125,8 @@ def test_a_launch_that_cannot_start_ends_with_failed_and_finished(tmp_path, monk
 
 def test_a_plan_with_problems_ends_with_failed_and_exit_2_before_any_call(tmp_path, monkeypatch):
     from tpuwizard.core.launch.lifecycle.launch import run_launch
-    from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 
-    plan = LaunchPlan(
+    plan = launch_plan(
         "v5litepod-4",
         "us-central1-a",
         "tpuwizard-practice",

@@ -16,11 +16,11 @@ import time
 import pytest
 
 from tests.fakes import checked
+from tests.plans import launch_plan
 from tests.waiting import wait_until
 from tpuwizard.commands.common import say, show, show_event
 from tpuwizard.core.cancel import Cancelled
 from tpuwizard.core.launch.events import launch_events as ev
-from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.session import runtime
 from tpuwizard.session.gone_terminal import DroppingStream, drop_output_to_gone_terminals
 from tpuwizard.session.run_outcome import OUTCOME_FILE
@@ -159,7 +159,7 @@ def fake_launch(monkeypatch, deleted: list[str], hang_up: bool = False) -> None:
 
 
 def start(tmp_path):
-    plan = LaunchPlan("v5litepod-4", "us-central1-a", "tpuwizard-practice", "r1", tmp_path / "r1")
+    plan = launch_plan("v5litepod-4", "us-central1-a", "tpuwizard-practice", "r1", tmp_path / "r1")
     plan.run_dir.mkdir()
     return Session(practice=True).start_launch(checked(plan))
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from google.api_core import exceptions as gx
 
+from tests.plans import launch_plan
 from tests.unit.fake_rest import FakeRest, ask, reach
 from tpuwizard.core.cloud.diagnose.diagnosis import Context
 from tpuwizard.core.cloud.diagnose.failure import diagnose
@@ -31,7 +32,7 @@ def plan(**fields) -> LaunchPlan:
         run_id="r1",
         run_dir=Path("/tmp/r1"),
     )
-    return LaunchPlan(**{**base, **fields})  # type: ignore[arg-type]
+    return launch_plan(**{**base, **fields})  # type: ignore[arg-type]
 
 
 def test_tpu7x_is_launchable_on_compute_engine():

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes import MemoryCloud
+from tests.plans import launch_plan
 from tests.unit.test_launch_safety import make_runtime
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.cloud.diagnose.failure import diagnose
@@ -21,7 +22,6 @@ from tpuwizard.core.evidence.verifier import VERIFIER_FILENAME
 from tpuwizard.core.launch.lifecycle.launch_state import LaunchContext, LaunchState
 from tpuwizard.core.launch.lifecycle.on_workers import WorkerSteps
 from tpuwizard.core.launch.lifecycle.part_inputs import worker_input
-from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.parts import Guards
 from tpuwizard.core.launch.workers.stall import StallReport, why_no_stack
 from tpuwizard.core.remote.transports import REMOTE_DIR, LocalTransport
@@ -43,7 +43,7 @@ def worker(tmp_path: Path) -> LocalTransport:
 def test_a_verifier_that_hangs_is_ended_by_the_stall_guard_and_named(worker, tmp_path):
     run_dir = tmp_path / "launch"
     run_dir.mkdir()
-    plan = LaunchPlan(
+    plan = launch_plan(
         "v5litepod-1", "us-central1-a", "p", "r1", run_dir, guards=Guards(stall_minutes=0.05)
     )
     events: list[object] = []

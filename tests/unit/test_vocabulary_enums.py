@@ -5,7 +5,7 @@ members, and the words written to the ledger and --json stay the words they alwa
 from __future__ import annotations
 
 import json
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 
 import click
@@ -15,7 +15,7 @@ from tpuwizard.commands.common import Words
 from tpuwizard.core.cloud.backends import Backend, Transport, Via
 from tpuwizard.core.launch.plan.answers import LaunchAnswers
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan, plan_for_run
-from tpuwizard.core.launch.plan.parts import Deadline, Workload
+from tpuwizard.core.launch.plan.parts import Deadline, Where, Workload
 from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.core.routes import CLOUD_ROUTES, Route
 
@@ -42,11 +42,7 @@ def test_the_words_on_disk_and_in_json_are_unchanged():
 def test_a_plan_carries_every_answer_and_the_backend_decided_for_them():
     v6e = parse_accelerator("v6e-4")
     answers = LaunchAnswers(
-        v6e,
-        "us-east5-b",
-        "p",
-        Route.FLEX,
-        Backend.AUTO,
+        Where(v6e, "us-east5-b", "p", Route.FLEX, Backend.AUTO),
         deadline=Deadline(),
         workload=Workload(jax="0.6.2"),
     )
@@ -55,8 +51,9 @@ def test_a_plan_carries_every_answer_and_the_backend_decided_for_them():
     assert plan.accelerator == "v6e-4" and plan.slice == v6e  # the plan holds its name
     for f in fields(LaunchAnswers):
         assert f.name in plan_fields, f"LaunchPlan has no {f.name}"
-        if f.name not in ("backend", "deadline", "accelerator"):
+        if f.name not in ("where", "deadline"):
             assert getattr(plan, f.name) == getattr(answers, f.name), f.name
+    assert plan.where == replace(answers.where, backend=Backend.COMPUTE)
     assert plan.backend is Backend.COMPUTE  # the decided one, never auto
     assert plan.deadline == Deadline(watchdog=False)  # the part as decided
     assert plan.watchdog is False  # None (the default) is decided off until a check says on

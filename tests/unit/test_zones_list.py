@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.fakes import MemoryCloud
+from tests.plans import changed, launch_plan
 from tests.unit.test_cli_bad_input import LAUNCH, UP, refused
 from tests.unit.test_launch_safety import make_runtime
 from tpuwizard.cli import main
@@ -35,7 +36,7 @@ RUN = "20261201-120000-zz01"
 
 
 def plan(tmp_path, zones=("us-central1-a", "us-west1-c", "us-east5-a"), **changes) -> LaunchPlan:
-    made = LaunchPlan(
+    made = launch_plan(
         accelerator="v5litepod-1",
         zone=zones[0] if zones else "us-central1-a",
         project="practice-project",
@@ -45,7 +46,7 @@ def plan(tmp_path, zones=("us-central1-a", "us-west1-c", "us-east5-a"), **change
         zones=tuple(zones),
         failover=bool(zones),
     )
-    return replace(made, **changes)
+    return changed(made, **changes)
 
 
 def problems(p: LaunchPlan) -> str:
@@ -89,9 +90,9 @@ def test_compute_engine_spot_and_flex_fail_over(tmp_path):
     assert "zero queue wait" in problems(replace(flex, deadline=Deadline(queue_wait_minutes=30.0)))
     # Every zone of a Flex-start list must offer Flex-start on the plan's backend: on Compute
     # Engine wherever the machine type is, on the TPU API only in its own Flex-start zones.
-    more = replace(flex, zones=(*flex_zones, "us-east5-b"))
+    more = changed(flex, zones=(*flex_zones, "us-east5-b"))
     assert "Flex-start" not in problems(more)
-    said = problems(replace(more, backend="tpu-api", deadline=Deadline(watchdog=None)))
+    said = problems(changed(more, backend="tpu-api", deadline=Deadline(watchdog=None)))
     assert "Flex-start is not offered for v6e-4 in us-east5-b" in said
 
 

@@ -370,17 +370,24 @@ def launch_answers(
     """launch's options as the answers the session's pipeline takes, each parsed here once
     (the command line's edge): exit 2 for what cannot be read."""
     from tpuwizard.core.launch.plan.answers import LaunchAnswers
-    from tpuwizard.core.launch.plan.parts import Deadline, Guards, Reach, Resume, Workload
+    from tpuwizard.core.launch.plan.parts import Deadline, Guards, Reach, Resume, Where, Workload
 
     if accelerator is None:
         raise BadInput("Missing option '--accelerator' (a TPU type, e.g. v5litepod-4).")
     zone, zone_list = zones_asked(zone, zones)
     return LaunchAnswers(
-        accelerator=asked_slice(accelerator),
-        zone=zone,
-        project=project or "",
-        route=route,
-        name=name,
+        where=Where(
+            asked_slice(accelerator),
+            zone,
+            project or "",
+            route,
+            backend,
+            name,
+            zone_list,
+            failover,
+            fan_out,
+            via,
+        ),
         workload=Workload(
             script,
             script_args,
@@ -397,9 +404,6 @@ def launch_answers(
             ready_timeout_s=ready_timeout,
             keep=keep,
         ),
-        failover=failover,
-        zones=zone_list,
-        fan_out=fan_out,
         resume=Resume(
             checkpoints,
             checkpoint_every_seconds(checkpoint_every),
@@ -409,8 +413,6 @@ def launch_answers(
             autocheckpoint,
         ),
         reach=Reach(transport, internal_ips, service_account),
-        backend=backend,
-        via=via,
         guards=Guards(stall_timeout, join_timeout, heartbeat_timeout),
     )
 

@@ -43,7 +43,7 @@ from tpuwizard.commands.zone_options import zones_asked, zones_options
 from tpuwizard.core.cloud.backends import Backend, Transport
 from tpuwizard.core.deadlines import READY_TIMEOUT_S, deadline_bounds_text
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK, EXIT_TEARDOWN, for_signal
-from tpuwizard.core.launch.plan.parts import Deadline, Guards, Reach, Workload
+from tpuwizard.core.launch.plan.parts import Deadline, Guards, Reach, Where, Workload
 from tpuwizard.core.routes import CLOUD_ROUTES, Route
 
 if TYPE_CHECKING:
@@ -205,14 +205,17 @@ def up_answers(
 
     zone, zone_list = zones_asked(zone, zones)
     return LaunchAnswers(
-        accelerator=asked_slice(accelerator),
-        zone=zone,
-        project=project or "",
-        route=route,
-        name=name,
-        failover=failover,
-        zones=zone_list,
-        fan_out=fan_out,
+        where=Where(
+            asked_slice(accelerator),
+            zone,
+            project or "",
+            route,
+            backend,
+            name,
+            zone_list,
+            failover,
+            fan_out,
+        ),
         deadline=Deadline(
             max_run,
             watchdog=False if no_watchdog else None,
@@ -223,7 +226,6 @@ def up_answers(
             iterate=True,
         ),
         reach=Reach(transport, internal_ips, service_account),
-        backend=backend,
         workload=Workload(packages=asked_packages(with_specs, requirements), jax=jax),
     )
 

@@ -26,7 +26,7 @@ from tpuwizard.core.launch.events.launch_events import (
 )
 from tpuwizard.core.launch.plan.answers import LaunchAnswers
 from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN, autocheckpoint_serves
-from tpuwizard.core.launch.plan.parts import Deadline, Guards, Resume, Workload
+from tpuwizard.core.launch.plan.parts import Deadline, Guards, Resume, Where, Workload
 from tpuwizard.core.plan import catalog, routes
 from tpuwizard.core.remote.sync import folder_sent_if_fine
 from tpuwizard.core.routes import Route
@@ -167,7 +167,8 @@ class PlainWizard:
                 check=_minutes,
             )
         )
-        return LaunchAnswers(slice_, zone, project, route, name=name, deadline=Deadline(minutes))
+        where = Where(slice_, zone, project, route, name=name)
+        return LaunchAnswers(where, deadline=Deadline(minutes))
 
     def look_ahead(self, session: Session, answers: LaunchAnswers) -> Outlook:
         """What the session decides of the answers so far (the backend, reading Compute
@@ -178,7 +179,7 @@ class PlainWizard:
         assert outlook.backend is not None
         if outlook.backend.backend == Backend.COMPUTE:
             self.say(f"Made through Compute Engine: {outlook.backend.reason}")
-            if note := access_note(answers.accelerator):  # TPU7x: through the account team
+            if note := access_note(answers.where.slice):  # TPU7x: through the account team
                 self.say(f"{note}.")
         return outlook
 
@@ -212,7 +213,7 @@ class PlainWizard:
         checkpoints = self.ask_checkpoints(outlook.offers_resume, script)
         assert outlook.backend is not None  # a refused look ahead ended the walk
         autocheckpoint = self.ask_autocheckpoint(
-            answers.accelerator, outlook.backend.backend, checkpoints
+            answers.where.slice, outlook.backend.backend, checkpoints
         )
         stall_minutes = self.ask_stall(script)
         packages, jax = self.ask_packages(script)
@@ -282,7 +283,7 @@ class PlainWizard:
         for line in folder_lines(sent, "to each worker"):
             self.say(line)
         large = f", and send {size_words(sent.size)} to it," if sent and sent.large else ""
-        create = f"Create {answers.accelerator.name} in {answers.zone}{large} now?"
+        create = f"Create {answers.where.slice.name} in {answers.where.zone}{large} now?"
         return bool(self.ask(questionary.confirm(create, default=not large, **self.io)))
 
     def create(self, session: Session, answers: LaunchAnswers, outlook: Outlook) -> int:

@@ -43,7 +43,7 @@ def backend_notes(plan: LaunchPlan, nat_checked: bool = False) -> list[str]:
     if plan.backend != COMPUTE:
         return []
     notes = []
-    if note := access_note(plan.known_slice):
+    if note := access_note(plan.slice):
         notes.append(f"{note}.")
     wait = plan.deadline.queue_wait_minutes
     if plan.route == Route.FLEX and wait is not None and wait * 60 < FLEX_MIN_WAIT_S:

@@ -220,10 +220,10 @@ def fan_out_in_region(plan: LaunchPlan) -> int:
     quota of its own while they all exist. Zones in other regions draw on their own quotas."""
     from tpuwizard.core.preflight.ask import region_of
 
-    if not plan.fan_out or plan.zone is None:
+    if not plan.where.fan_out or plan.zone is None:
         return 1
     region = region_of(plan.zone)
-    return max(1, sum(region_of(z) == region for z in plan.zones))
+    return max(1, sum(region_of(z) == region for z in plan.where.zones))
 
 
 def project_checks(session: Reaches) -> list[Check]:

@@ -180,7 +180,8 @@ class Session:
         from tpuwizard.core.launch.plan.launch_plan import plan_for_run
 
         run_id, run_dir = self.new_run()
-        answers = replace(answers, project=answers.project or self.project or "")
+        where = replace(answers.where, project=answers.where.project or self.project or "")
+        answers = replace(answers, where=where)
         return plan_for_run(run_id, run_dir, answers, backend)
 
     def prepare(

@@ -46,6 +46,8 @@ async def checked_plan(
 
         deadline = checked.max_run
         screen.say(
-            route_2b_lines(checked.node_name, checked.zone, checked.slice, deadline, checked.via)
+            route_2b_lines(
+                checked.node_name, checked.zone, checked.slice, deadline, checked.where.via
+            )
         )
     return outcome.checked

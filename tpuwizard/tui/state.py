@@ -170,15 +170,17 @@ class WizardState:
         """What these answers ask for one launch (the session mints the run and adds what the
         pipeline found: Session.prepare)."""
         from tpuwizard.core.launch.plan.answers import LaunchAnswers
-        from tpuwizard.core.launch.plan.parts import Deadline, Guards, Resume, Workload
+        from tpuwizard.core.launch.plan.parts import Deadline, Guards, Resume, Where, Workload
 
         answers = LaunchAnswers(
-            accelerator=self.slice,  # Capacity's answer, parsed once per answer
-            zone=self.zone or "",
-            project=self.project or "",
-            route=Route(self.route),
-            backend=Backend(self.backend),
-            name=self.name,
+            where=Where(
+                self.slice,  # Capacity's answer, parsed once per answer
+                self.zone or "",
+                self.project or "",
+                Route(self.route),
+                Backend(self.backend),
+                self.name,
+            ),
             workload=Workload(
                 script=self.script,
                 fetch=self.fetch,

@@ -228,7 +228,7 @@ class KeptAttempts:
         answers = replace(
             answers, reach=replace(answers.reach, transport=Transport(login.transport))
         )
-        plan = session.plan_launch(answers, answers.backend)
+        plan = session.plan_launch(answers, answers.where.backend)
         run_id = plan.run_id
         cloud = session.cloud_for(plan.backend)
         runtime = build_runtime(cloud, session.practice, login.transport, os_login, login.account)

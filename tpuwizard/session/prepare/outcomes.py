@@ -107,7 +107,7 @@ class Prepared:
     @property
     def by_quota(self) -> bool:
         """``auto`` was decided by a Compute Engine quota reading (the reason says which way)."""
-        return self.quota is not None and self.answers.backend == Backend.AUTO
+        return self.quota is not None and self.answers.where.backend == Backend.AUTO
 
 
 @dataclass(frozen=True)

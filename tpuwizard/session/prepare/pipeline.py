@@ -66,13 +66,15 @@ def preview(
     quota reading, its watchdog check). Its end is a :class:`GoOn` where nothing stands in the
     way. Its plan is there even where the backend stage refused (on the backend asked), so a
     screen can show it beside the reasons."""
-    pipe = Pipeline(answers, ("preview", runs / "preview"), answers.project, practice, known=found)
+    pipe = Pipeline(
+        answers, ("preview", runs / "preview"), answers.where.project, practice, known=found
+    )
     outcome = pipe.run_stages()
     if pipe.plan is None and isinstance(outcome, Refusal) and outcome.stage is Stage.BACKEND:
         from tpuwizard.core.cloud.backend_choice import BackendChoice
         from tpuwizard.core.cloud.backends import TPU_API, Backend
 
-        asked = answers.backend
+        asked = answers.where.backend
         pipe.choice = BackendChoice(asked if asked != Backend.AUTO else TPU_API, "", "")
         pipe.stage_defaults()
     return _prepared(pipe, outcome)
@@ -95,18 +97,18 @@ def look_ahead(
     answers = dataclasses.replace(
         answers, deadline=dataclasses.replace(answers.deadline, watchdog=None)
     )
-    project = session.project or "" if session is not None else answers.project
+    project = session.project or "" if session is not None else answers.where.project
     practice = session.practice if session is not None else False
     pipe = Pipeline(answers, ("look", Path("look")), project, practice, session)
     outcome = pipe.run_stages((Stage.BACKEND,))
-    route, served = answers.route, serving(answers)
+    route, served = answers.where.route, serving(answers)
     if isinstance(outcome, Refusal) or pipe.choice is None:
         refusal = outcome if isinstance(outcome, Refusal) else None
         return Outlook(route, None, refusal, serves=served)
     choice, reading = pipe.choice, None
-    if pipe.pending and session is not None and answers.zone:
-        reading = compute_quota(session, answers.accelerator, answers.zone, route)
-        choice = by_quota(answers.accelerator, answers.zone, route, reading)
+    if pipe.pending and session is not None and answers.where.zone:
+        reading = compute_quota(session, answers.where.slice, answers.where.zone, route)
+        choice = by_quota(answers.where.slice, answers.where.zone, route, reading)
     if route in WATCHDOG_ROUTES and session is not None:
         # A check that cannot be made answers "not known" (the VM checks after create).
         check = session.watchdog_check(answers.reach.service_account)

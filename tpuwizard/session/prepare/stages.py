@@ -85,7 +85,7 @@ def serving(answers: LaunchAnswers) -> tuple[Backend, ...]:
     served = []
     for backend in BACKENDS:
         try:
-            decide_backend(answers.accelerator, answers.route, backend)
+            decide_backend(answers.where.slice, answers.where.route, backend)
         except BadInput:
             continue
         served.append(backend)
@@ -187,15 +187,15 @@ class Pipeline:
 
         a = self.answers
         try:
-            refuse_early(a.accelerator.name, a.backend, a.route, a.via)  # the course's words
-            self.choice = decide_backend(a.accelerator, a.route, a.backend)
+            refuse_early(a.where)  # the course's words
+            self.choice = decide_backend(a.where.slice, a.where.route, a.where.backend)
         except BadInput as err:
             return Refusal(Stage.BACKEND, _said(err))
         # A walk's look ahead read the quota before its last questions: its reading stands,
         # whatever was answered after it (the watchdog is asked only where the TPU API stays).
         read_ahead = self.known is not None and self.known.quota is not None
         ok = compute_ok(a) or read_ahead
-        self.pending = quota_decides(a.accelerator, a.backend, self.choice, ok)
+        self.pending = quota_decides(a.where.slice, a.where.backend, self.choice, ok)
         return GO
 
     def stage_defaults(self) -> Outcome:
@@ -204,37 +204,43 @@ class Pipeline:
         from tpuwizard.core.cloud import gcloud_config
         from tpuwizard.core.launch.plan.launch_plan import plan_for_run, ready_timeout_s
 
-        a = self.answers
+        a, where = self.answers, self.answers.where
         assert self.choice is not None
-        zone = a.zone or (a.zones[0] if a.zones else "") or gcloud_config.discover().zone
+        zone = (
+            where.zone or (where.zones[0] if where.zones else "") or gcloud_config.discover().zone
+        )
         if not zone:
             return Refusal(
                 Stage.DEFAULTS,
                 (
                     "No zone: give --zone or --zones (tpuwizard zones --accelerator "
-                    f"{a.accelerator.name} lists them) or run "
+                    f"{where.slice.name} lists them) or run "
                     "`gcloud config set compute/zone ZONE`.",
                 ),
             )
         asked_end = a.deadline
         watchdog = asked_end.watchdog
         if watchdog is None:  # decided by the check (the watchdog stage); kept for runs: on
-            googles = DeadlineKeeper(a.route, self.choice.backend).googles
+            googles = DeadlineKeeper(where.route, self.choice.backend).googles
             watchdog = asked_end.iterate and googles is None
         idle = asked_end.idle_minutes
         if idle is None and asked_end.iterate and watchdog:
             idle = UP_IDLE_MINUTES
+        decided = dataclasses.replace(
+            where,
+            zone=zone,
+            project=where.project or self.project,
+            failover=where.failover or bool(where.zones),
+        )
         filled = dataclasses.replace(
             a,
-            zone=zone,
-            project=a.project or self.project,
-            failover=a.failover or bool(a.zones),
+            where=decided,
             deadline=dataclasses.replace(asked_end, watchdog=watchdog, idle_minutes=idle),
         )
         run_id, run_dir = self.run
         self.plan = plan_for_run(run_id, run_dir, filled, self.choice.backend)
         asked = asked_end.ready_timeout_s
-        self.ready_timeout = asked if asked is not None else ready_timeout_s(a.route)
+        self.ready_timeout = asked if asked is not None else ready_timeout_s(where.route)
         return GO
 
     def stage_problems(self) -> Outcome:
@@ -328,7 +334,7 @@ class Pipeline:
         plan = self.plan
         assert plan is not None
         self.quota, self.pending = reading, False
-        self.choice = by_quota(self.answers.accelerator, plan.zone, plan.route, reading, at_once)
+        self.choice = by_quota(self.answers.where.slice, plan.zone, plan.route, reading, at_once)
         self.plan = on_backend(plan, self.choice.backend)
         if self.plan is not plan and (found := self.plan.problems()):
             return Refusal(Stage.PREFLIGHT, tuple(found))
@@ -397,7 +403,8 @@ class Pipeline:
         quota_read = result is not None and result.quota_read
         login_key = result is not None and result.imports_login_key
         # All of them only where every zone is in the one region the reading was for.
-        fan_out_checked = plan.fan_out and quota_read and fan_out_in_region(plan) == len(plan.zones)
+        one_region = fan_out_in_region(plan) == len(plan.where.zones)
+        fan_out_checked = plan.where.fan_out and quota_read and one_region
         check = self.watchdog_choice.check if self.watchdog_choice is not None else None
         return CheckedPlan(
             self.answers, plan, choice, self.ready_timeout, check, login_key, fan_out_checked

@@ -4,25 +4,22 @@ replacement is made from the record alone (the old node is gone by then)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.launch.kept.record import KeptRecord
 from tpuwizard.core.launch.plan.answers import LaunchAnswers
 from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN, LaunchPlan
-from tpuwizard.core.launch.plan.parts import Deadline, Reach, Workload
+from tpuwizard.core.launch.plan.parts import Deadline, Reach, Where, Workload
 from tpuwizard.core.launch.plan.zone_rules import zones_from
 from tpuwizard.core.launch.records.ledger import Entry
-from tpuwizard.core.routes import Route
 
 
 def kept_settings(plan: LaunchPlan) -> dict[str, Any]:
     """The plan's settings that the resource record does not hold already (accelerator, zone,
     route, project and backend are the resource's own)."""
     return {
-        "zones": list(plan.zones),
-        "failover": plan.failover,
-        "fan_out": plan.fan_out,
+        **plan.where.record(),
         **plan.deadline.record(plan.max_run),
         **plan.reach.record(),
         **plan.workload.record(),
@@ -37,18 +34,12 @@ def replacement_answers(entry: Entry) -> LaunchAnswers:
     does."""
     r, record = entry.resource, KeptRecord.of(entry)
     settings, idle_s = record.settings, record.idle_s
-    zones = tuple(settings.get("zones") or ())
+    where = Where.from_record(settings, r)
     return LaunchAnswers(
-        accelerator=r.slice,
-        zone=r.zone,
-        project=r.project,
-        route=Route(r.route),
-        failover=bool(settings.get("failover")),
-        zones=zones_from(zones, r.zone) if zones else (),
-        fan_out=bool(settings.get("fan_out")),
+        # A new node in the zone the old one was made in, then the zones after it.
+        replace(where, zones=zones_from(where.zones, r.zone) if where.zones else ()),
         deadline=Deadline.from_record(settings, idle_s),
         reach=Reach.from_record(settings),
-        backend=Backend(r.backend),  # as it was made: the replacement is made there too
         workload=Workload.from_record(settings),
     )
 

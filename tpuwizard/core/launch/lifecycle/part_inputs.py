@@ -33,7 +33,7 @@ def diagnosis_names(plan: LaunchPlan) -> Context:
         name=plan.node_name,
         route=plan.route,
         backend=plan.backend,
-        slice=plan.known_slice,
+        slice=plan.slice,
     )
 
 
@@ -63,12 +63,12 @@ def ending_input(plan: LaunchPlan, rt: Runtime) -> EndingInput:
 
 def fan_out_input(plan: LaunchPlan, rt: Runtime) -> FanOutInput | None:
     """--fan-out's requests; None for a launch that creates in one zone at a time."""
-    if not plan.fan_out:
+    if not plan.where.fan_out:
         return None
     return FanOutInput(
         node_name=plan.node_name,
-        zones=zones_of(plan),
-        worst_case_hourly=worst_case_hourly(plan),
+        zones=zones_of(plan.where),
+        worst_case_hourly=worst_case_hourly(plan.where),
         quota_checked=rt.fan_out_quota_checked,
         practice=rt.practice,
     )
@@ -82,7 +82,7 @@ def provision_input(plan: LaunchPlan, rt: Runtime) -> ProvisionInput:
         slice=plan.slice,
         route=plan.route,
         node_name=plan.node_name,
-        via=plan.via,
+        via=plan.where.via,
         about=diagnosis_names(plan),
         watchdog=plan.watchdog,
         service_account=plan.reach.service_account,
@@ -90,9 +90,13 @@ def provision_input(plan: LaunchPlan, rt: Runtime) -> ProvisionInput:
         autocheckpoint=plan.autocheckpoint_on,
         max_run_s=plan.max_run_s,
         # A probe (Flex-start failing over on Compute Engine) asks with a zero wait.
-        capacity_wait_s=0.0 if probes(plan) else queue_wait_seconds(plan, plan.deadline),
-        zones=plan.zones,
-        fails_over=fails_over(plan),
+        capacity_wait_s=(
+            0.0
+            if probes(plan.where)
+            else queue_wait_seconds(plan.where, plan.deadline.queue_wait_minutes)
+        ),
+        zones=plan.where.zones,
+        fails_over=fails_over(plan.where),
         fan_out=fan_out_input(plan, rt),
         cloud=rt.cloud,
         ledger=rt.ledger,

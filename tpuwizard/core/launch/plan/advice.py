@@ -16,6 +16,7 @@ from tpuwizard.core.cloud.backends import Backend, Transport
 from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.on_backend import on_backend
+from tpuwizard.core.routes import Route
 
 
 def with_choice(plan: LaunchPlan, choice: Choice) -> list[LaunchPlan]:
@@ -35,8 +36,12 @@ def with_choice(plan: LaunchPlan, choice: Choice) -> list[LaunchPlan]:
     if c == "backend":  # as the session's pipeline moves a plan there: one rule
         return [on_backend(plan, Backend(v or Backend.TPU_API))]
     if c == "route" and v:
+        where = plan.where
         waitless = replace(plan.deadline, queue_wait_minutes=None)
-        return [replace(plan, route=r, deadline=waitless) for r in v.split(",")]
+        return [
+            replace(plan, where=replace(where, route=Route(r)), deadline=waitless)
+            for r in v.split(",")
+        ]
     if c == "watchdog" and v == "off":
         return [replace(plan, deadline=replace(plan.deadline, watchdog=False))]
     return []

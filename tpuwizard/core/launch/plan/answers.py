@@ -12,32 +12,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tpuwizard.core.cloud.backends import Backend, Via
-from tpuwizard.core.launch.plan.parts import Deadline, Guards, Reach, Resume, Workload
-from tpuwizard.core.plan.catalog import Slice
-from tpuwizard.core.routes import Route
+from tpuwizard.core.launch.plan.parts import Deadline, Guards, Reach, Resume, Where, Workload
 
 
 @dataclass(frozen=True)
 class LaunchAnswers:
-    """One launch as asked. ``backend`` may be ``AUTO``; ``project`` "" is the session's;
-    ``watchdog`` None leaves it to the route's default."""
+    """One launch as asked. ``where.backend`` may be ``AUTO``; ``where.project`` "" is the
+    session's; ``deadline.watchdog`` None leaves it to the route's default."""
 
-    accelerator: Slice  # parsed once, where the front end read the name
-    zone: str = ""
-    project: str = ""
-    route: Route = Route.VM
-    backend: Backend = Backend.AUTO
-    name: str | None = None
+    where: Where  # the slice parsed once, where the front end read the name
     workload: Workload = field(default_factory=Workload)
     # When and how the node ends, as asked (parts.py).
     deadline: Deadline = field(default_factory=Deadline)
-    failover: bool = False
     reach: Reach = field(default_factory=Reach)
-    zones: tuple[str, ...] = ()
-    fan_out: bool = False
     # How the run comes back after a preemption, Autocheckpoint with it (parts.py).
     resume: Resume = field(default_factory=Resume)
-    via: Via = Via.AUTO
     # The stall guard and the join's timeouts (issue 47): each None leaves its default.
     guards: Guards = field(default_factory=Guards)

@@ -1,4 +1,4 @@
-"""The rules a plan must satisfy on its backend, before any cloud call (BackendFields.problems).
+"""The rules a plan must satisfy on its backend, before any cloud call (backend_problems).
 
 Compute Engine's bounds are Google's (compute-engine.md, "One VM"): a max run duration of 30 s
 to 120 days (Flex-start at most 7 days; tpuwizard's own bound is 7 days for every route), a
@@ -11,42 +11,16 @@ running tpuwizard deletes them, so ``up`` and ``launch --keep`` refuse one.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.cloud.backends import BACKENDS, COMPUTE, TPU_API
 from tpuwizard.core.errors import BadInput
+from tpuwizard.core.launch.plan.parts import Where
 from tpuwizard.core.routes import Route
 
 if TYPE_CHECKING:
-    from tpuwizard.core.launch.plan.parts import Deadline
     from tpuwizard.core.plan.catalog import Slice
-
-
-class BackendFields(Protocol):
-    """What these rules read of a plan (a :class:`LaunchPlan` has it all)."""
-
-    @property
-    def accelerator(self) -> str: ...
-
-    @property
-    def known_slice(self) -> Slice | None: ...
-
-    @property
-    def backend(self) -> str: ...
-
-    @property
-    def keep(self) -> bool: ...
-
-    @property
-    def max_run(self) -> float: ...
-
-    @property
-    def route(self) -> str: ...
-
-    @property
-    def watchdog(self) -> bool: ...
-
 
 COMPUTE_MIN_RUN_MINUTES = 0.5  # maxRunDuration's 30 s
 # Flex-start's requestValidForDuration: 2 h at most.
@@ -54,43 +28,48 @@ QUEUE_WAIT_MAX_MINUTES: dict[str, float] = {COMPUTE: 120.0}
 DEFAULT_QUEUE_WAIT_MINUTES = 120.0
 
 
-def backend_problems(plan: BackendFields, deadline: Deadline) -> list[Said]:
-    """Why ``plan`` cannot run on its backend (``deadline``: its queue wait); empty when it
-    can."""
+def backend_problems(
+    where: Where,
+    keep: bool,
+    max_run: float,
+    queue_wait_minutes: float | None,
+    watchdog: bool,
+) -> list[Said]:
+    """Why ``where`` cannot be had on its backend, for a node kept or not (``keep``) for
+    ``max_run`` minutes, waiting ``queue_wait_minutes`` for capacity, with a ``watchdog`` or
+    not; empty when it can."""
     from tpuwizard.core.cloud import backend_choice
 
-    if plan.backend not in BACKENDS:
-        return [f"Unknown backend '{plan.backend}'. Choose one of: auto, {', '.join(BACKENDS)}."]
+    if where.backend not in BACKENDS:
+        return [f"Unknown backend '{where.backend}'. Choose one of: auto, {', '.join(BACKENDS)}."]
     found: list[Said] = []
-    slice_ = plan.known_slice
-    if slice_ is None:
-        return []  # said once, by the accelerator rule
+    slice_ = where.slice
     try:
-        backend_choice.choose_backend(slice_, plan.route, plan.backend, None)
+        backend_choice.choose_backend(slice_, where.route, where.backend, None)
     except BadInput as err:
         found.append(str(err))
-    wait = deadline.queue_wait_minutes
-    if wait is not None and plan.route != Route.FLEX:
+    wait = queue_wait_minutes
+    if wait is not None and where.route != Route.FLEX:
         found.append(
-            f"--queue-wait is Flex-start's wait for capacity; the {plan.route} route has none: "
+            f"--queue-wait is Flex-start's wait for capacity; the {where.route} route has none: "
             "leave it out, or use --route flex."
         )
-    limit = QUEUE_WAIT_MAX_MINUTES.get(plan.backend)
+    limit = QUEUE_WAIT_MAX_MINUTES.get(where.backend)
     if wait is not None and (wait < 0 or (limit is not None and wait > limit)):
         most = f"{limit:g}" if limit is not None else "any number of"
         found.append(
             f"The queue wait must be 0 to {most} minutes on this backend (Google's limit for "
             f"Flex-start is 2 hours), not {wait:g}."
         )
-    if plan.backend != COMPUTE:
+    if where.backend != COMPUTE:
         return found
-    if plan.keep and not slice_.single_host:
-        found.append(_kept_slice_refused(plan))
-    if plan.max_run < COMPUTE_MIN_RUN_MINUTES:
+    if keep and not slice_.single_host:
+        found.append(_kept_slice_refused(slice_))
+    if max_run < COMPUTE_MIN_RUN_MINUTES:
         found.append(
             "Compute Engine's max run duration is at least 30 seconds: give --max-run 0.5 or more."
         )
-    if plan.watchdog:
+    if watchdog:
         found.append(
             phrase(
                 "Compute Engine deletes the VM at its deadline itself (its max run duration): "
@@ -101,18 +80,17 @@ def backend_problems(plan: BackendFields, deadline: Deadline) -> list[Said]:
     return found
 
 
-def _kept_slice_refused(plan: BackendFields) -> str:
+def _kept_slice_refused(slice_: Slice) -> str:
     """Why a kept slice on Compute Engine is refused, and the two ways that are kept safely."""
     from tpuwizard.core.cloud import backend_choice
 
-    assert plan.known_slice is not None, "only a known type's slice is refused"
-    gen = plan.known_slice.generation
+    gen = slice_.generation
     single = gen.name_for_chips(gen.single_host_max_chips)
     ways = [f"a single-host type (up to {single}), whose VM Compute Engine deletes at its deadline"]
-    if TPU_API in backend_choice.support_for(plan.known_slice).backends:
+    if TPU_API in backend_choice.support_for(slice_).backends:
         ways.append("--backend tpu-api, where the slice is one node and its watchdog deletes it")
     return (
-        f"A kept {plan.accelerator} on Compute Engine would outlive its deadline: at its max run "
+        f"A kept {slice_.name} on Compute Engine would outlive its deadline: at its max run "
         "duration the MIG deletes its VMs, but the MIG, its template and its workload policy stay "
         "until deleted, and nothing but a running tpuwizard deletes them. Keep "
         + " or ".join(ways)
@@ -120,10 +98,9 @@ def _kept_slice_refused(plan: BackendFields) -> str:
     )
 
 
-def queue_wait_seconds(plan: BackendFields, deadline: Deadline) -> float | None:
-    """How long a Flex-start request may wait for capacity (``deadline``: its queue wait);
-    None for the other routes."""
-    if plan.route != Route.FLEX:
+def queue_wait_seconds(where: Where, minutes: float | None) -> float | None:
+    """How long a Flex-start request may wait for capacity, ``minutes`` asked (None: the
+    default); None for the other routes."""
+    if where.route != Route.FLEX:
         return None
-    minutes = deadline.queue_wait_minutes
     return (DEFAULT_QUEUE_WAIT_MINUTES if minutes is None else minutes) * 60.0

@@ -5,21 +5,20 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
-from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tpuwizard.core import paths
 from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.cloud import gcloud_config, google_errors
-from tpuwizard.core.cloud.backends import Backend, Via
+from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.deadlines import READY_TIMEOUT_S, EndedBy
 from tpuwizard.core.errors import BadInput, PlanRefused
 from tpuwizard.core.launch.plan.backend_rules import backend_problems
 from tpuwizard.core.launch.plan.deadline_keeper import FLEX_START, DeadlineKeeper
 from tpuwizard.core.launch.plan.deadline_rules import deadline_problems, watchdog_problems
 from tpuwizard.core.launch.plan.guard_rules import guard_problems
-from tpuwizard.core.launch.plan.parts import Deadline, Guards, Reach, Resume, Workload
+from tpuwizard.core.launch.plan.parts import Deadline, Guards, Reach, Resume, Where, Workload
 from tpuwizard.core.launch.plan.reach_rules import account_problems, reach_problems
 from tpuwizard.core.launch.plan.resume_rules import resume_problems
 from tpuwizard.core.launch.plan.via_rules import via_problems
@@ -63,43 +62,55 @@ def ready_timeout_s(route: str) -> float:
 
 @dataclass(frozen=True)
 class LaunchPlan:
-    # The accelerator type as answered (--accelerator, the wizard's, plain mode's): a plan may
-    # hold a name that is no TPU type, so that problems() says so beside every other problem.
-    # The plan parses it once (``slice``); what reads a plan reads that, never the name again.
-    accelerator: str
-    zone: str
-    project: str
+    # Where and what the node is (parts.py), its backend decided (never ``auto``): the slice
+    # was parsed where the name was read, so a plan never holds a name that is no TPU type.
+    where: Where
     run_id: str
     run_dir: Path
-    route: Route = Route.VM
-    name: str | None = None
     # What runs on the workers: the script, its arguments and files, the venv (parts.py).
     workload: Workload = field(default_factory=Workload)
     # When and how the node ends, as decided: its watchdog on or off (parts.py, deadline_rules.py).
     deadline: Deadline = field(default_factory=lambda: Deadline(watchdog=False))
-    failover: bool = False
     # How the workers are reached and the node's service account (parts.py, reach_rules.py).
     reach: Reach = field(default_factory=Reach)
-    # Which API creates it (core/cloud/backends.py), decided before the plan is made
-    # (Session.choose_backend: --backend, or auto by the support matrix).
-    backend: Backend = Backend.TPU_API
-    # --zones: the zones to try, in order (``zone`` is the first); with ``fan_out`` the create
-    # goes to all of them at once (plan/zone_rules.py has their rules).
-    zones: tuple[str, ...] = ()
-    fan_out: bool = False
     # --checkpoints DIR and the rest of a run that resumes after a preemption, Autocheckpoint
     # with it (parts.py; plan/resume_rules.py, resume/chain.py).
     resume: Resume = field(default_factory=Resume)
-    # --via: how Compute Engine's Flex-start VM is asked for (plan/via_rules.py): "auto", or
-    # "resize-request" (the course's Route 2B: a template, a MIG of size 0, a resize request).
-    via: Via = Via.AUTO
     # --stall-timeout, --join-timeout, --heartbeat-timeout: the workers' guards (parts.py).
     guards: Guards = field(default_factory=Guards)
 
     @property
+    def accelerator(self) -> str:
+        """The slice's name, as the words and the clouds say it."""
+        return self.where.slice.name
+
+    @property
+    def slice(self) -> catalog.Slice:
+        """The slice this plan makes."""
+        return self.where.slice
+
+    @property
+    def zone(self) -> str:
+        """The zone the node is made in (with --zones, the first tried)."""
+        return self.where.zone
+
+    @property
+    def project(self) -> str:
+        return self.where.project
+
+    @property
+    def route(self) -> Route:
+        return self.where.route
+
+    @property
+    def backend(self) -> Backend:
+        """The API that makes the node, decided before the plan was made."""
+        return self.where.backend
+
+    @property
     def autocheckpoint_can(self) -> bool:
         """Can the node have Autocheckpoint (:func:`autocheckpoint_serves`)."""
-        return autocheckpoint_serves(self.known_slice, self.backend)
+        return autocheckpoint_serves(self.slice, self.backend)
 
     @property
     def autocheckpoint_offered(self) -> bool:
@@ -122,7 +133,7 @@ class LaunchPlan:
 
     @property
     def node_name(self) -> str:
-        return self.name or f"tpuwizard-{self.run_id}"
+        return self.where.name or f"tpuwizard-{self.run_id}"
 
     @property
     def watchdog(self) -> bool:
@@ -149,29 +160,6 @@ class LaunchPlan:
         """The same deadline in whole seconds, as the clouds are sent it and timers count it."""
         return int(self.max_run * 60)
 
-    @cached_property
-    def _parsed(self) -> catalog.Slice | catalog.UnknownAcceleratorError:
-        """The accelerator parsed, once per plan: its slice, or why the name is no TPU type."""
-        try:
-            return catalog.parse_accelerator(self.accelerator)
-        except catalog.UnknownAcceleratorError as err:
-            return err
-
-    @property
-    def known_slice(self) -> catalog.Slice | None:
-        """The slice, or None for a name that is no TPU type (which problems() reports)."""
-        parsed = self._parsed
-        return parsed if isinstance(parsed, catalog.Slice) else None
-
-    @property
-    def slice(self) -> catalog.Slice:
-        """The slice this plan makes; only a plan whose accelerator is known has one (a checked
-        plan always does: validate() refuses an unknown name)."""
-        parsed = self._parsed
-        if isinstance(parsed, catalog.UnknownAcceleratorError):
-            raise catalog.UnknownAcceleratorError(parsed.name, parsed.reason, parsed.suggestions)
-        return parsed
-
     @property
     def deadline_keeper(self) -> DeadlineKeeper:
         """Who ends the node at its deadline, Google or the watchdog, and how."""
@@ -179,7 +167,7 @@ class LaunchPlan:
 
     @property
     def _multi_host(self) -> bool:
-        return self.known_slice is not None and not self.known_slice.single_host
+        return not self.slice.single_host
 
     def deadline_words(self, now: float, why_no_watchdog: str | None = None) -> str:
         """What the deadline really does for this plan, in words (the clock is local time).
@@ -234,10 +222,8 @@ class LaunchPlan:
             except BadInput as err:
                 found.append(str(err))
 
-        if isinstance(self._parsed, catalog.UnknownAcceleratorError):
-            found.append(str(self._parsed))
         # TPU7x on the TPU API: backend_problems says so, with what to type instead.
-        refusal = google_errors.launchable(self.known_slice, self.backend)
+        refusal = google_errors.launchable(self.slice, self.backend)
         check(lambda: gcloud_config.validate_zone(self.zone))
         check(lambda: gcloud_config.validate_project(self.project))
         check(lambda: gcloud_config.validate_node_name(self.node_name))
@@ -248,11 +234,19 @@ class LaunchPlan:
                 "Names for spot and flex routes must be at most 60 characters "
                 "(the queued resource adds '-qr')."
             )
-        if self.route == Route.FLEX and not refusal and self.known_slice is not None:
-            found.extend(flex_problems(self.known_slice, self.zone, self.backend))
-        found.extend(backend_problems(self, self.deadline))
+        if self.route == Route.FLEX and not refusal:
+            found.extend(flex_problems(self.slice, self.zone, self.backend))
+        found.extend(
+            backend_problems(
+                self.where,
+                self.keep,
+                self.max_run,
+                self.deadline.queue_wait_minutes,
+                self.watchdog,
+            )
+        )
         found.extend(guard_problems(self.guards))
-        if self.resume.autocheckpoint and self.known_slice is not None:
+        if self.resume.autocheckpoint:
             if self.resume.checkpoints is None:
                 found.append(
                     "--autocheckpoint needs --checkpoints DIR: Autocheckpoint warns your script "
@@ -264,10 +258,10 @@ class LaunchPlan:
                     f"Autocheckpoint, Preview); {self.accelerator} on {self.backend} cannot have "
                     "it. Leave out --autocheckpoint."
                 )
-        found.extend(via_problems(self))
-        found.extend(reach_problems(self.reach, self.known_slice, self.backend))
+        found.extend(via_problems(self.where, self.keep, self.max_run))
+        found.extend(reach_problems(self.reach, self.slice, self.backend))
         found.extend(deadline_problems(self.deadline, self.route, self.backend))
-        found.extend(zones_problems(self, self.deadline))
+        found.extend(zones_problems(self.where, self.deadline.queue_wait_minutes))
         found.extend(watchdog_problems(self.deadline, self.deadline_keeper))
         found.extend(account_problems(self.reach, self.project))
         found.extend(workload_problems(self.workload))
@@ -281,7 +275,7 @@ class LaunchPlan:
         """The Resume part's rules, given what they read of the rest of the plan."""
         return resume_problems(
             self.resume,
-            slice_=self.known_slice,
+            slice_=self.slice,
             accelerator=self.accelerator,
             route=self.route,
             zone=self.zone,
@@ -311,7 +305,7 @@ def plan_for_run(
     CheckedPlan's, not the plan's."""
     planned = {f.name for f in fields(LaunchPlan)}
     asked = {f.name: getattr(answers, f.name) for f in fields(answers) if f.name in planned}
-    asked.update(accelerator=answers.accelerator.name, backend=backend)
+    asked.update(where=replace(answers.where, backend=backend))
     asked.update(deadline=replace(answers.deadline, watchdog=bool(answers.deadline.watchdog)))
     return LaunchPlan(run_id=run_id, run_dir=run_dir, **asked)
 

@@ -20,7 +20,7 @@ def on_backend(plan: LaunchPlan, backend: Backend) -> LaunchPlan:
     there). Its rules are not asked here: the caller asks ``problems()``."""
     if backend == plan.backend:
         return plan
-    moved = dataclasses.replace(plan, backend=backend)
+    moved = dataclasses.replace(plan, where=dataclasses.replace(plan.where, backend=backend))
     if moved.deadline_keeper.by_max_run_duration:
         ended = dataclasses.replace(moved.deadline, watchdog=False, idle_minutes=None)
         moved = dataclasses.replace(moved, deadline=ended)

@@ -10,10 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tpuwizard.core.cloud.backends import Transport
+from tpuwizard.core.cloud.backends import Backend, Transport, Via
 from tpuwizard.core.launch.plan.packages import PackageSpec
+from tpuwizard.core.plan.catalog import Slice
+from tpuwizard.core.routes import Route
+
+if TYPE_CHECKING:
+    from tpuwizard.core.launch.records.ledger import Resource
 
 
 @dataclass(frozen=True)
@@ -160,3 +165,45 @@ class Resume:
     budget_usd: float | None = None
     from_run: str | None = None
     autocheckpoint: bool | None = None
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where and what the node is: its slice, the zone it is made in (with ``--zones`` the zones
+    to try, in order, the zone first: serially with ``failover``, all at once with ``fan_out``),
+    the route, the API that makes it (``backend``: ``AUTO`` only as asked, decided in the plan)
+    and how Compute Engine is asked (``via``), the project ("" as asked: the session's) and the
+    node's name (None: one made of the run id). zone_rules.py, backend_rules.py and
+    via_rules.py say which are refused."""
+
+    slice: Slice  # parsed once, where a front end read the name (or the ledger the record)
+    zone: str = ""
+    project: str = ""
+    route: Route = Route.VM
+    backend: Backend = Backend.AUTO
+    name: str | None = None
+    zones: tuple[str, ...] = ()
+    failover: bool = False
+    fan_out: bool = False
+    via: Via = Via.AUTO
+
+    def record(self) -> dict[str, Any]:
+        """What a kept node's record holds of it beside its resource record, which holds the
+        type, zone, project, route, backend, via and name already."""
+        return {"zones": list(self.zones), "failover": self.failover, "fan_out": self.fan_out}
+
+    @classmethod
+    def from_record(cls, settings: dict[str, Any], made: Resource) -> Where:
+        """The part back from a kept node's resource record and settings (one from before the
+        settings were recorded: one zone, no failover). The name is left to the new run's."""
+        return cls(
+            made.slice,
+            made.zone,
+            made.project,
+            Route(made.route),
+            Backend(made.backend),  # as it was made: a replacement is made there too
+            zones=tuple(settings.get("zones") or ()),
+            failover=bool(settings.get("failover")),
+            fan_out=bool(settings.get("fan_out")),
+            via=Via(made.via),
+        )

@@ -11,71 +11,38 @@ the course's other single-host slice, or v5e through the TPU API's Flex-start.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import cached_property
-from typing import TYPE_CHECKING, Protocol
+from dataclasses import replace
 
 from tpuwizard.core.choices import Said
 from tpuwizard.core.cloud.backends import COMPUTE, VIA_AUTO, VIAS
 from tpuwizard.core.errors import BadInput
+from tpuwizard.core.launch.plan.parts import Where
 from tpuwizard.core.routes import Route
-
-if TYPE_CHECKING:
-    from tpuwizard.core.plan.catalog import Slice
 
 MIN_RUN_MINUTES = 10.0  # about-resize-requests-mig: "between 10 minutes and 7 days"
 COURSE_OTHER = "v6e-4"  # the course's other single-host slice; ct6e-standard-4t on Compute Engine
 
 
-class ViaFields(Protocol):
-    """What these rules read of a plan (a :class:`LaunchPlan` has it all)."""
-
-    @property
-    def accelerator(self) -> str: ...
-
-    @property
-    def known_slice(self) -> Slice | None: ...
-
-    @property
-    def backend(self) -> str: ...
-
-    @property
-    def route(self) -> str: ...
-
-    @property
-    def via(self) -> str: ...
-
-    @property
-    def keep(self) -> bool: ...
-
-    @property
-    def max_run(self) -> float: ...
-
-    @property
-    def fan_out(self) -> bool: ...
-
-
-def via_problems(plan: ViaFields) -> list[Said]:
-    """Why ``plan``'s --via cannot be; empty when it can (always for the default)."""
-    if plan.via == VIA_AUTO:
+def via_problems(where: Where, keep: bool = False, max_run: float = MIN_RUN_MINUTES) -> list[Said]:
+    """Why ``where``'s --via cannot be, on a node kept or not (``keep``) for ``max_run``
+    minutes; empty when it can (always for the default)."""
+    if where.via == VIA_AUTO:
         return []
-    if plan.via not in VIAS:
-        return [f"Unknown --via '{plan.via}'. Choose one of: {', '.join(VIAS)}."]
+    if where.via not in VIAS:
+        return [f"Unknown --via '{where.via}'. Choose one of: {', '.join(VIAS)}."]
     found: list[Said] = []
-    if plan.backend != COMPUTE:
+    if where.backend != COMPUTE:
         found.append(
             "--via resize-request is the course's Route 2B on Compute Engine (a MIG's resize "
-            f"request), which needs --backend compute (not {plan.backend}): add it, or leave "
+            f"request), which needs --backend compute (not {where.backend}): add it, or leave "
             "--via out."
         )
-    if plan.route != Route.FLEX:
+    if where.route != Route.FLEX:
         found.append(
             f"--via resize-request asks for a Flex-start VM (the course's Route 2B), not the "
-            f"{plan.route} route: use --route flex, or leave --via out."
+            f"{where.route} route: use --route flex, or leave --via out."
         )
-    s = plan.known_slice
-    if s is None:
-        return found  # said once, by the accelerator rule
+    s = where.slice
     if s.generation.key == "v5e":
         found.append(course_v5e_words(s.name))
     elif not s.single_host:
@@ -84,18 +51,18 @@ def via_problems(plan: ViaFields) -> list[Said]:
             f"multi-host slice of {s.vms} VMs, which tpuwizard makes in bulk mode, its default "
             "and Google's recommendation: leave --via out."
         )
-    if plan.keep:
+    if keep:
         found.append(
             "A kept TPU made by resize request would outlive its deadline: the MIG deletes the "
             "VM at the request's run duration, but the MIG and its template stay until deleted, "
             "and nothing but a running tpuwizard deletes them. Leave out --keep, or --via."
         )
-    if plan.max_run < MIN_RUN_MINUTES:
+    if max_run < MIN_RUN_MINUTES:
         found.append(
             "A resize request's run duration is 10 minutes to 7 days (Google's "
             "about-resize-requests-mig page): give --max-run 10 or more."
         )
-    if plan.fan_out:
+    if where.fan_out:
         found.append(
             "--via resize-request makes one MIG in one zone: leave out --fan-out (--zones "
             "with --failover tries the zones one at a time)."
@@ -117,33 +84,10 @@ def course_v5e_words(accelerator: str) -> str:
     )
 
 
-@dataclass(frozen=True)
-class Asked:
-    """What the command line asked, before the backend is decided (``auto`` may move a plan)."""
-
-    accelerator: str
-    backend: str
-    route: str
-    via: str
-    keep: bool = False
-    max_run: float = MIN_RUN_MINUTES
-    fan_out: bool = False
-
-    @cached_property
-    def known_slice(self) -> Slice | None:
-        """The type asked, parsed: the command line's answer, read here before any plan (an
-        edge: None for a name that is no TPU type, which the plan then reports)."""
-        from tpuwizard.core.plan import catalog
-
-        try:
-            return catalog.parse_accelerator(self.accelerator)
-        except catalog.UnknownAcceleratorError:
-            return None
-
-
-def refuse_early(accelerator: str, backend: str, route: str, via: str) -> None:
+def refuse_early(where: Where) -> None:
     """BadInput (exit 2, no call) for --via with a backend, route or type it does not fit, said
-    before the backend is decided: v5e with --backend compute gets the course's words."""
-    found = via_problems(Asked(accelerator, backend, route, via))
+    before the backend is decided: v5e with --backend compute gets the course's words. The
+    zones are the plan's to judge, with every other rule."""
+    found = via_problems(replace(where, fan_out=False))
     if found:
         raise BadInput(" ".join(str(f) for f in found))

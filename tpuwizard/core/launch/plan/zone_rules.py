@@ -1,5 +1,5 @@
 """The rules for a plan over several zones (``--zones``, ``--failover``, ``--fan-out``), before
-any cloud call (ZoneFields.problems), and what each attempt sends.
+any cloud call (zones_problems), and what each attempt sends.
 
 Serial failover moves on after a create that fails fast. That is already what a vm create does
 on both backends (a stockout ends its operation) and what a spot create does on Compute Engine
@@ -13,50 +13,17 @@ way there.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
-
 from tpuwizard.core.choices import Choice, Said, phrase
 from tpuwizard.core.cloud import gcloud_config, google_errors
 from tpuwizard.core.cloud.backends import COMPUTE
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.plan import catalog
+from tpuwizard.core.launch.plan.parts import Where
 from tpuwizard.core.routes import Route
 
-if TYPE_CHECKING:
-    from tpuwizard.core.launch.plan.parts import Deadline
 
-
-class ZoneFields(Protocol):
-    """What these rules read of a plan (a :class:`LaunchPlan` has it all)."""
-
-    @property
-    def accelerator(self) -> str: ...
-
-    @property
-    def known_slice(self) -> catalog.Slice | None: ...
-
-    @property
-    def backend(self) -> str: ...
-
-    @property
-    def failover(self) -> bool: ...
-
-    @property
-    def fan_out(self) -> bool: ...
-
-    @property
-    def route(self) -> str: ...
-
-    @property
-    def zone(self) -> str: ...
-
-    @property
-    def zones(self) -> tuple[str, ...]: ...
-
-
-def zones_of(plan: ZoneFields) -> tuple[str, ...]:
+def zones_of(where: Where) -> tuple[str, ...]:
     """The zones a launch may create in, in order: ``--zones``, else its one zone."""
-    return plan.zones or (plan.zone,)
+    return where.zones or (where.zone,)
 
 
 def zones_from(zones: tuple[str, ...], zone: str) -> tuple[str, ...]:
@@ -69,38 +36,38 @@ def zones_from(zones: tuple[str, ...], zone: str) -> tuple[str, ...]:
     return zones[at:] + zones[:at]
 
 
-def fails_over(plan: ZoneFields) -> bool:
+def fails_over(where: Where) -> bool:
     """Serial failover: after a stockout, the next zone (``--zones``' next, or any offering)."""
-    return (plan.failover or len(plan.zones) > 1) and not plan.fan_out
+    return (where.failover or len(where.zones) > 1) and not where.fan_out
 
 
-def probes(plan: ZoneFields) -> bool:
+def probes(where: Where) -> bool:
     """Does each attempt send the probe's zero queue wait (Compute Engine Flex-start, serial)?"""
-    return fails_over(plan) and plan.backend == COMPUTE and plan.route == Route.FLEX
+    return fails_over(where) and where.backend == COMPUTE and where.route == Route.FLEX
 
 
-def zones_problems(plan: ZoneFields, deadline: Deadline) -> list[Said]:
-    """Why ``plan``'s zones cannot be used as asked (``deadline``: its queue wait); empty when
-    they can."""
+def zones_problems(where: Where, queue_wait_minutes: float | None) -> list[Said]:
+    """Why ``where``'s zones cannot be used as asked (with the Flex-start queue wait asked);
+    empty when they can."""
     found: list[Said] = []
-    for zone in sorted({z for z in plan.zones if plan.zones.count(z) > 1}):
+    for zone in sorted({z for z in where.zones if where.zones.count(z) > 1}):
         found.append(f"{zone} is listed more than once in --zones: list each zone once.")
     bad = []
-    for zone in plan.zones:
+    for zone in where.zones:
         try:
             gcloud_config.validate_zone(zone)
         except BadInput as err:
             bad.append(zone)
             found.append(str(err))
-    if plan.zones and plan.zone != plan.zones[0]:
+    if where.zones and where.zone != where.zones[0]:
         found.append("--zones gives the zones in order: the launch's zone must be its first.")
-    found.extend(_offered_problems(plan, [z for z in plan.zones if z not in bad]))
-    if plan.fan_out and len(set(plan.zones)) < 2:
+    found.extend(_offered_problems(where, [z for z in where.zones if z not in bad]))
+    if where.fan_out and len(set(where.zones)) < 2:
         found.append(
             "--fan-out sends the create to every zone of --zones at once: give two or more, "
             "such as --zones us-central1-a,us-west1-c."
         )
-    if fails_over(plan) and plan.route != Route.VM and plan.backend != COMPUTE:
+    if fails_over(where) and where.route != Route.VM and where.backend != COMPUTE:
         found.append(
             phrase(
                 "{0} is for creates that fail fast: on the TPU API a spot or Flex-start request "
@@ -110,7 +77,7 @@ def zones_problems(plan: ZoneFields, deadline: Deadline) -> list[Said]:
                 Choice("failover", "name"),
             )
         )
-    if probes(plan) and deadline.queue_wait_minutes:
+    if probes(where) and queue_wait_minutes:
         found.append(
             "Failing over on Flex-start probes each zone with a zero queue wait (Google's "
             "shortest, 90 s), so a --queue-wait has no place: leave it out, or add --fan-out "
@@ -119,41 +86,36 @@ def zones_problems(plan: ZoneFields, deadline: Deadline) -> list[Said]:
     return found
 
 
-def _offered_problems(plan: ZoneFields, zones: list[str]) -> list[Said]:
+def _offered_problems(where: Where, zones: list[str]) -> list[Said]:
     """Each zone of ``--zones`` must offer the type (and Flex-start, on that route)."""
-    if plan.known_slice is None:
-        return []  # said once, by the accelerator rule
-    offered = plan.known_slice.offered_zones
+    offered = where.slice.offered_zones
     found: list[Said] = []
     missing = [z for z in zones if z not in offered]
     if missing:
         found.append(
-            f"{plan.accelerator} is not offered in {', '.join(missing)} (the catalog's zones for "
+            f"{where.slice.name} is not offered in {', '.join(missing)} (the catalog's zones for "
             f"it: {', '.join(offered)}): leave {'it' if len(missing) == 1 else 'them'} out of "
             "--zones."
         )
-    if plan.route == Route.FLEX and not google_errors.launchable(plan.known_slice, plan.backend):
-        flex = google_errors.flex_zones(plan.known_slice, plan.backend)
-        no_flex = [z for z in zones if z in offered and z not in flex and z != plan.zone]
-        if no_flex:  # the first zone's rule is ZoneFields's own (flex_problems)
+    if where.route == Route.FLEX and not google_errors.launchable(where.slice, where.backend):
+        flex = google_errors.flex_zones(where.slice, where.backend)
+        no_flex = [z for z in zones if z in offered and z not in flex and z != where.zone]
+        if no_flex:  # the first zone's rule is the plan's own (flex_problems)
             found.append(
-                f"Flex-start is not offered for {plan.accelerator} in {', '.join(no_flex)}: "
+                f"Flex-start is not offered for {where.slice.name} in {', '.join(no_flex)}: "
                 f"Google offers it only in {', '.join(flex) or 'no zone'}."
             )
     return found
 
 
-def worst_case_hourly(plan: ZoneFields) -> float | None:
+def worst_case_hourly(where: Where) -> float | None:
     """A fan-out's price per hour if every request got a node at once, until the losers are
     verified gone (Flex-start: at most on-demand's); None where a zone's price is unknown."""
     from tpuwizard.core.plan import cost
 
-    slice_ = plan.known_slice
-    if slice_ is None:
-        return None  # an unknown type: said once, by the accelerator rule
     total = 0.0
-    for zone in zones_of(plan):
-        hourly = cost.at_most_hourly(slice_, plan.route, zone)
+    for zone in zones_of(where):
+        hourly = cost.at_most_hourly(where.slice, where.route, zone)
         if hourly is None:
             return None
         total += hourly
