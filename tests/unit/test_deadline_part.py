@@ -16,7 +16,7 @@ from tpuwizard.core.launch.plan.answers import LaunchAnswers
 from tpuwizard.core.launch.plan.deadline_keeper import DeadlineKeeper
 from tpuwizard.core.launch.plan.deadline_rules import deadline_problems, watchdog_problems
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan, plan_for_run
-from tpuwizard.core.launch.plan.parts import Deadline
+from tpuwizard.core.launch.plan.parts import Deadline, Where
 from tpuwizard.core.launch.records.ledger import Entry, Resource
 from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.words.choice_words import all_words
@@ -35,7 +35,7 @@ def test_the_answers_deadline_reaches_the_plan_whole_with_its_watchdog_decided(a
         keep=True,
         iterate=True,
     )
-    answers = LaunchAnswers(V5E, "us-central1-a", deadline=deadline)
+    answers = LaunchAnswers(Where(V5E, "us-central1-a"), deadline=deadline)
     plan = plan_for_run("r1", Path("/tmp/r1"), answers, Backend.TPU_API)
     assert plan.deadline == Deadline(45.0, decided, 20.0, 5.0, 600.0, keep=True, iterate=True)
     assert plan.watchdog is decided and plan.keep and plan.max_run == 45.0
@@ -169,5 +169,5 @@ def test_a_kept_node_s_replacement_is_asked_with_the_deadline_its_old_record_hol
     entry = Entry(r, "kept", 1, 1, {SETTINGS_FIELD: old, "idle_s": 1200.0})
     answers = replacement_answers(entry)
     assert answers.deadline == Deadline(90.0, True, 20.0, keep=True)
-    plan = plan_for_run("r2", Path("/tmp/r2"), answers, answers.backend)
+    plan = plan_for_run("r2", Path("/tmp/r2"), answers, answers.where.backend)
     assert {key: kept_settings(plan)[key] for key in old} == {**old, "max_run_minutes": 90.0}

@@ -10,13 +10,14 @@ from typing import Any
 
 import pytest
 
+from tests.plans import launch_plan
 from tests.unit.test_resume_budget import earlier_run
 from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.launch.kept.record import SETTINGS_FIELD
 from tpuwizard.core.launch.kept.settings import kept_settings, replacement_answers
 from tpuwizard.core.launch.plan.answers import LaunchAnswers
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan, plan_for_run
-from tpuwizard.core.launch.plan.parts import Resume
+from tpuwizard.core.launch.plan.parts import Resume, Where
 from tpuwizard.core.launch.plan.resume_rules import earlier_run_folder, resume_problems
 from tpuwizard.core.launch.records.ledger import Entry, Resource
 from tpuwizard.core.plan.catalog import parse_accelerator
@@ -26,7 +27,7 @@ from tpuwizard.words.choice_words import all_words
 
 def test_the_answers_resume_reaches_the_plan_whole():
     resume = Resume("ckpt", 30.0, 2, 5.0, "r1", autocheckpoint=False)
-    asked = LaunchAnswers(parse_accelerator("v5litepod-4"), "us-central1-a", resume=resume)
+    asked = LaunchAnswers(Where(parse_accelerator("v5litepod-4"), "us-central1-a"), resume=resume)
     plan = plan_for_run("r2", Path("/tmp/r2"), asked, Backend.TPU_API)
     assert plan.resume is resume
 
@@ -109,11 +110,11 @@ def test_a_kept_nodes_replacement_never_resumes_by_itself(recorded):
     """A kept node's record holds what ``up`` asked (no --checkpoints there); ``run
     --checkpoints`` asks the resume for each run, so a replacement's answers hold none of it,
     whether the record is this version's or from before settings were recorded."""
-    plan = LaunchPlan("v5litepod-1", "us-central1-a", "p", "r1", Path("runs/r1"), route=Route.SPOT)
+    plan = launch_plan("v5litepod-1", "us-central1-a", "p", "r1", Path("runs/r1"), route=Route.SPOT)
     settings = kept_settings(plan)
     assert {f.name for f in fields(Resume)}.isdisjoint(settings)
     r = Resource("queued", "p", "us-central1-a", "dev", "v5litepod-1", "r1", "spot", "dev")
     extra = {SETTINGS_FIELD: settings} if recorded else {}
     answers = replacement_answers(Entry(r, "kept", 1, 1, extra))
     assert answers.resume == Resume()
-    assert plan_for_run("r2", Path("x"), answers, answers.backend).resume == Resume()
+    assert plan_for_run("r2", Path("x"), answers, answers.where.backend).resume == Resume()

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes import MemoryCloud
+from tests.plans import launch_plan
 from tests.unit.test_launch_safety import make_runtime
 from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.launch.kept.record import SETTINGS_FIELD
@@ -18,7 +19,7 @@ from tpuwizard.core.launch.lifecycle.part_inputs import worker_input
 from tpuwizard.core.launch.plan.answers import LaunchAnswers
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan, plan_for_run
 from tpuwizard.core.launch.plan.packages import PackageSpec
-from tpuwizard.core.launch.plan.parts import Workload
+from tpuwizard.core.launch.plan.parts import Where, Workload
 from tpuwizard.core.launch.plan.workload_rules import workload_problems
 from tpuwizard.core.launch.records.ledger import Entry, Resource
 from tpuwizard.core.plan.catalog import parse_accelerator
@@ -45,7 +46,9 @@ def test_the_workload_reaches_the_plan_and_the_workers_whole(tmp_path):
         precision=True,
         trace=True,
     )
-    asked = LaunchAnswers(parse_accelerator("v5litepod-4"), "us-central1-a", workload=workload)
+    asked = LaunchAnswers(
+        Where(parse_accelerator("v5litepod-4"), "us-central1-a"), workload=workload
+    )
     plan = plan_for_run("r1", tmp_path / "runs" / "r1", asked, Backend.TPU_API)
     assert plan.workload is workload
     assert worker_input(plan, make_runtime(tmp_path, MemoryCloud())).workload is workload
@@ -89,7 +92,7 @@ def test_each_workload_rule_is_a_problem_that_says_what_to_do(tmp_path, asked, w
 
 
 def test_the_plan_refuses_what_the_workload_s_rules_refuse(tmp_path):
-    plan = LaunchPlan(
+    plan = launch_plan(
         "v5litepod-4",
         "us-central1-a",
         "p",
@@ -111,7 +114,7 @@ def replacement_workload(settings: dict[str, object]) -> Workload:
 def test_the_kept_record_holds_the_node_s_venv_and_reads_it_back(tmp_path):
     workload = Workload(script_in(tmp_path), ("a",), ("out/*",), (EINOPS,), "0.11.2", True, True)
     assert workload.record() == {"packages": [["einops", "--with"]], "jax": "0.11.2"}
-    plan = LaunchPlan("v5litepod-1", "us-central1-a", "p", "r1", tmp_path, workload=workload)
+    plan = launch_plan("v5litepod-1", "us-central1-a", "p", "r1", tmp_path, workload=workload)
     # The script and its files are each run's own: a replacement node gets the venv alone.
     assert replacement_workload(kept_settings(plan)) == Workload(packages=(EINOPS,), jax="0.11.2")
 
