@@ -19,9 +19,9 @@ from __future__ import annotations
 import atexit
 import contextlib
 import fcntl
-import hashlib
 import os
 import stat
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -98,6 +98,33 @@ def _temp() -> Path:
     return Path(tempfile.gettempdir())
 
 
+# Where the system's temporary folder can be, in the order Python's tempfile documents for
+# gettempdir(): $TMPDIR, $TEMP, $TMP, then /tmp, /var/tmp, /usr/tmp, then the working folder.
+TEMP_ENV = ("TMPDIR", "TEMP", "TMP")
+TEMP_FOLDERS = ("/tmp", "/var/tmp", "/usr/tmp")
+
+
+def _temp_candidates() -> list[str]:
+    found = [folder for name in TEMP_ENV if (folder := os.environ.get(name))]
+    found += TEMP_FOLDERS
+    try:
+        found.append(os.getcwd())
+    except OSError:  # a working folder since deleted: tempfile tries "." then
+        found.append(os.curdir)
+    return found
+
+
+def nothing_held_anywhere() -> bool:
+    """True when no folder that can be the system's temporary folder holds this user's
+    fallback folder: then no line is held, and a read need not ask which folder it is
+    (importing tempfile and its probe, which writes a file there, cost a start with a kept
+    node about 3 ms). Once tempfile is loaded, asking it is free and honours its own setting."""
+    if "tempfile" in sys.modules:
+        return False
+    name = f"tpuwizard-{os.getuid()}"
+    return not any(os.path.lexists(os.path.join(d, name)) for d in _temp_candidates())
+
+
 def _private(folder: Path) -> bool:
     try:
         info = os.lstat(folder)
@@ -171,14 +198,28 @@ class LedgerFile:
         if create:
             folder = fallback_folder(self._base)
         else:
+            if self._base is None and nothing_held_anywhere():
+                return None
             base = self._base if self._base is not None else _temp()
             folder = base / f"tpuwizard-{os.getuid()}"
-            if not _private(folder):
+            if not _private(folder) or not self._any_held_in(folder):
                 return None
         if folder is None:
             return None
+        import hashlib  # here: loading OpenSSL costs a start about 2 ms, and few hold a line
+
         digest = hashlib.sha256(self._key.encode()).hexdigest()[:16]
         return folder / f"{self.path.name}.{digest}.held"
+
+    def _any_held_in(self, folder: Path) -> bool:
+        """Whether ``folder`` may hold this ledger's held file (one of its name is there), so
+        that the digest in that file's name is worth working out; where the folder cannot be
+        listed, opening the file says what is wrong, as before."""
+        start = f"{self.path.name}."
+        try:
+            return any(n.startswith(start) and n.endswith(".held") for n in os.listdir(folder))
+        except OSError:
+            return True
 
     def append(self, line: bytes, hold: bool = True) -> Held | None:
         """Append ``line`` after any held ones; None once it is in the ledger. A disk that
