@@ -1,5 +1,5 @@
 """Reading a ledger looks for held lines (tests/unit/test_ledger_held.py) without tempfile or
-hashlib where none can be held: every command reads the ledger at its end (issue 54, item 5)."""
+hashlib where none is held: every command reads the ledger at its end (issue 54, item 5)."""
 
 from __future__ import annotations
 
@@ -32,36 +32,47 @@ def places(tmp_path, monkeypatch):
     return named
 
 
+HELD = "ledger.jsonl.0123456789abcdef.held"  # a held file's name, its digest made up
+
+
 @pytest.mark.parametrize(
     ("where", "what", "nothing_held"),
     [
         (None, None, True),  # no fallback folder anywhere: nothing can be held
-        ("env", "folder", False),  # under $TMPDIR
-        ("fixed", "folder", False),  # under /tmp and its like
-        ("cwd", "folder", False),  # tempfile's last resort, the working folder
-        ("fixed", "link", False),  # a link there: tempfile is asked, and _private refuses it
-        ("env", "file", False),  # a file of that name: asked too, never trusted
+        ("fixed", "empty folder", True),  # its lines all moved into their ledgers since
+        ("fixed", "another ledger's", True),  # a Kaggle ledger's held file
+        ("env", "held", False),  # under $TMPDIR
+        ("fixed", "held", False),  # under /tmp and its like
+        ("cwd", "held", False),  # tempfile's last resort, the working folder
+        ("fixed", "link", False),  # a link to a folder holding one: tempfile is asked, and
+        # _private then refuses the link
+        ("env", "file", True),  # a file of the folder's name holds nothing
     ],
 )
-def test_a_fallback_folder_in_any_place_tempfile_can_answer_is_looked_at(
-    places, where, what, nothing_held
+def test_a_held_file_in_any_place_tempfile_can_answer_is_looked_for(
+    places, tmp_path, where, what, nothing_held
 ):
     if where is not None:
-        target = places[where] / FOLDER
-        if what == "folder":
-            target.mkdir()
-        elif what == "link":
-            target.symlink_to(places["env"])
+        folder = places[where] / FOLDER
+        if what == "link":
+            (tmp_path / "elsewhere").mkdir()
+            (tmp_path / "elsewhere" / HELD).write_text("")
+            folder.symlink_to(tmp_path / "elsewhere")
+        elif what == "file":
+            folder.write_text("")
         else:
-            target.write_text("")
-    assert nothing_held_anywhere() is nothing_held
+            folder.mkdir()
+            held = {"held": HELD, "another ledger's": f"kaggle-{HELD}"}.get(what)
+            if held:
+                (folder / held).write_text("")
+    assert nothing_held_anywhere("ledger.jsonl") is nothing_held
 
 
 def test_once_tempfile_is_loaded_its_own_answer_is_used(places, monkeypatch):
     import tempfile
 
     monkeypatch.setitem(sys.modules, "tempfile", tempfile)
-    assert nothing_held_anywhere() is False
+    assert nothing_held_anywhere("ledger.jsonl") is False
 
 
 def test_temp_env_names_and_folders_are_tempfiles_own():
@@ -126,5 +137,5 @@ def test_a_held_line_is_read_by_the_next_command_and_none_costs_no_lookup(tmp_pa
         "loaded": ["tempfile", "hashlib"],
     }
     assert not held[0].exists()
-    # The folder stays, empty: the next read asks tempfile where it is, but works out no name.
-    assert read_in_a_fresh_process(path, **args) == {"ops": ["kept"], "loaded": ["tempfile"]}
+    # The folder stays, empty: the next read asks neither again.
+    assert read_in_a_fresh_process(path, **args) == {"ops": ["kept"], "loaded": []}

@@ -114,15 +114,29 @@ def _temp_candidates() -> list[str]:
     return found
 
 
-def nothing_held_anywhere() -> bool:
-    """True when no folder that can be the system's temporary folder holds this user's
-    fallback folder: then no line is held, and a read need not ask which folder it is
-    (importing tempfile and its probe, which writes a file there, cost a start with a kept
-    node about 3 ms). Once tempfile is loaded, asking it is free and honours its own setting."""
+def nothing_held_anywhere(ledger_name: str) -> bool:
+    """True when no place that can be the system's temporary folder holds, in this user's
+    fallback folder, a held file of a ledger named ``ledger_name``: then a read need not ask
+    which place it is (importing tempfile and its probe, which writes a file there, and hashlib
+    for the file's name cost a start with a kept node about 5 ms). Once tempfile is loaded,
+    asking it is free and honours its own setting."""
     if "tempfile" in sys.modules:
         return False
-    name = f"tpuwizard-{os.getuid()}"
-    return not any(os.path.lexists(os.path.join(d, name)) for d in _temp_candidates())
+    folder = f"tpuwizard-{os.getuid()}"
+    return not any(_may_hold(os.path.join(d, folder), ledger_name) for d in _temp_candidates())
+
+
+def _may_hold(folder: str | Path, ledger_name: str) -> bool:
+    """Whether ``folder`` may hold a held file of a ledger named ``ledger_name``: one of that
+    name is there, or the folder is there but cannot be listed (opening the file says why)."""
+    start = f"{ledger_name}."
+    try:
+        names = os.listdir(folder)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError:
+        return True
+    return any(n.startswith(start) and n.endswith(".held") for n in names)
 
 
 def _private(folder: Path) -> bool:
@@ -198,11 +212,11 @@ class LedgerFile:
         if create:
             folder = fallback_folder(self._base)
         else:
-            if self._base is None and nothing_held_anywhere():
+            if self._base is None and nothing_held_anywhere(self.path.name):
                 return None
             base = self._base if self._base is not None else _temp()
             folder = base / f"tpuwizard-{os.getuid()}"
-            if not _private(folder) or not self._any_held_in(folder):
+            if not _private(folder) or not _may_hold(folder, self.path.name):
                 return None
         if folder is None:
             return None
@@ -210,16 +224,6 @@ class LedgerFile:
 
         digest = hashlib.sha256(self._key.encode()).hexdigest()[:16]
         return folder / f"{self.path.name}.{digest}.held"
-
-    def _any_held_in(self, folder: Path) -> bool:
-        """Whether ``folder`` may hold this ledger's held file (one of its name is there), so
-        that the digest in that file's name is worth working out; where the folder cannot be
-        listed, opening the file says what is wrong, as before."""
-        start = f"{self.path.name}."
-        try:
-            return any(n.startswith(start) and n.endswith(".held") for n in os.listdir(folder))
-        except OSError:
-            return True
 
     def append(self, line: bytes, hold: bool = True) -> Held | None:
         """Append ``line`` after any held ones; None once it is in the ledger. A disk that
