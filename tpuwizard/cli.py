@@ -62,8 +62,10 @@ def main(ctx: click.Context, sandbox: bool, plain: bool) -> None:
 
     Without a command, the wizard starts (in a terminal).
     """
+    from tpuwizard.session.collector import collect_from_here
     from tpuwizard.session.gone_terminal import drop_output_to_gone_terminals
 
+    collect_from_here()  # the command's module is loaded by now (click resolves it first)
     # A terminal closed (or a pipe's reader gone) while a command runs costs its lines only:
     # never the stop that deletes what it created, nor the exit code.
     drop_output_to_gone_terminals()

@@ -27,6 +27,9 @@ def run() -> None:
 
         drop_output_to_gone_terminals()
         sys.exit(run_wizard(WIZARD_LINES[line]))
+    from tpuwizard.session.collector import hold_during_start
+
+    hold_during_start()  # until the command's module is loaded: see session/collector.py
     from tpuwizard.cli import main
 
     main()

@@ -49,12 +49,14 @@ def test_fit_json_loads_no_heavy_package():
 # command's module is imported when it runs); the kept-node reader when nothing was recorded.
 # Since issue 38's last pass: the choices a refused plan names (tpuwizard.core.errors imports them
 # when one is refused) and the signal module (core/exit_codes.py holds the three numbers).
+# Issue 54: the Kept line's words when no node is kept.
 NOT_FOR_FIT = (
     "importlib.metadata",
     "difflib",
     "tpuwizard.session.kept.lines",
     "tpuwizard.core.choices",
     "signal",
+    "tpuwizard.words.kept_end",
 )
 OTHER_COMMANDS = ("cloud", "cleanup", "evidence", "handover", "iterate", "preflight", "zones")
 
@@ -83,10 +85,13 @@ def test_fit_json_says_a_kept_node_without_the_billing_state(tmp_path, monkeypat
     said, modules = run_probe(["fit", "48", "--json"])
     assert any(line.startswith("Kept: tpuwizard-ab12") for line in said)
     # Nor gcloud's configuration: reading a record back checks its names (core/cloud/names.py).
+    # Nor what decides practice or real without a practice ledger (issue 54). Where no line can
+    # be held, tempfile and hashlib stay unloaded too: tests/unit/test_ledger_held_lookup.py.
     unneeded = (
         "tpuwizard.core.launch.records.billing_state",
         "tpuwizard.session.kept.nodes",
         "tpuwizard.core.cloud.gcloud_config",
+        "tpuwizard.session.practice.sandbox",
     )
     assert [m for m in unneeded if m in modules] == []
 

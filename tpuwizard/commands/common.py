@@ -212,12 +212,13 @@ def kept_said(name: str) -> None:
 def say_kept_nodes() -> None:
     """One line per kept node on stderr, from the ledger (no cloud client, no jax), but those
     the command itself just described."""
-    from tpuwizard.words.kept_end import kept_info_line
-
     said = set(_SAID_KEPT)
     _SAID_KEPT.clear()
-    for info in _recorded_kept():
-        if info.name not in said:
+    unsaid = [info for info in _recorded_kept() if info.name not in said]
+    if unsaid:  # the words only for a line to say: most commands end with none
+        from tpuwizard.words.kept_end import kept_info_line
+
+        for info in unsaid:
             say(kept_info_line(info))
 
 

@@ -3,13 +3,15 @@ the heartbeat book alone.
 
 Apart from :mod:`~tpuwizard.session.kept.nodes` (which runs scripts on kept nodes and imports the
 launch machinery, about 100 ms), so that ``tpuwizard fit 48 --json`` still starts fast: this
-imports only the ledger reader, the price catalog and what decides practice or real.
+imports only the ledger reader and the price catalog, and what decides practice or real only
+where a practice ledger is there to decide about.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from tpuwizard.core import paths
 from tpuwizard.core.deadlines import idle_deadline  # not billing_state: every command reads it
@@ -17,7 +19,6 @@ from tpuwizard.core.launch.kept.heartbeat_book import HeartbeatBook
 from tpuwizard.core.launch.kept.record import KeptRecord
 from tpuwizard.core.launch.records.ledger import Entry, Ledger, Resource
 from tpuwizard.core.plan import cost
-from tpuwizard.session.practice import sandbox as practice_mode
 
 
 @dataclass(frozen=True)
@@ -68,15 +69,19 @@ def recorded_kept() -> list[KeptInfo]:
     state, out = paths.state_dir(), []
     for practice, folder in ((False, state), (True, state / "sandbox")):
         path = folder / "ledger.jsonl"
-        running = (
-            practice_mode.is_practice() or (folder / practice_mode.LASTING_SERVER_FILE).exists()
-        )
-        if not path.exists() or (practice and not running):
+        if not path.exists() or (practice and not _practice_cloud_runs(folder)):
             continue
         beats = HeartbeatBook(folder / "heartbeats.json").read()
         entries = [e for e in Ledger(path).open_entries() if e.op == "kept"]
         out += [kept_info(e, "not checked", beats, practice, checked=False) for e in entries]
     return out
+
+
+def _practice_cloud_runs(folder: Path) -> bool:
+    """Whether a practice cloud runs: this command's, or a lasting one in ``folder``."""
+    from tpuwizard.session.practice import sandbox as practice_mode
+
+    return practice_mode.is_practice() or (folder / practice_mode.LASTING_SERVER_FILE).exists()
 
 
 def kept_info(

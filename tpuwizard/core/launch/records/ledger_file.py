@@ -19,9 +19,9 @@ from __future__ import annotations
 import atexit
 import contextlib
 import fcntl
-import hashlib
 import os
 import stat
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -98,6 +98,47 @@ def _temp() -> Path:
     return Path(tempfile.gettempdir())
 
 
+# Where the system's temporary folder can be, in the order Python's tempfile documents for
+# gettempdir(): $TMPDIR, $TEMP, $TMP, then /tmp, /var/tmp, /usr/tmp, then the working folder.
+TEMP_ENV = ("TMPDIR", "TEMP", "TMP")
+TEMP_FOLDERS = ("/tmp", "/var/tmp", "/usr/tmp")
+
+
+def _temp_candidates() -> list[str]:
+    found = [folder for name in TEMP_ENV if (folder := os.environ.get(name))]
+    found += TEMP_FOLDERS
+    try:
+        found.append(os.getcwd())
+    except OSError:  # a working folder since deleted: tempfile tries "." then
+        found.append(os.curdir)
+    return found
+
+
+def nothing_held_anywhere(ledger_name: str) -> bool:
+    """True when no place that can be the system's temporary folder holds, in this user's
+    fallback folder, a held file of a ledger named ``ledger_name``: then a read need not ask
+    which place it is (importing tempfile and its probe, which writes a file there, and hashlib
+    for the file's name cost a start with a kept node about 5 ms). Once tempfile is loaded,
+    asking it is free and honours its own setting."""
+    if "tempfile" in sys.modules:
+        return False
+    folder = f"tpuwizard-{os.getuid()}"
+    return not any(_may_hold(os.path.join(d, folder), ledger_name) for d in _temp_candidates())
+
+
+def _may_hold(folder: str | Path, ledger_name: str) -> bool:
+    """Whether ``folder`` may hold a held file of a ledger named ``ledger_name``: one of that
+    name is there, or the folder is there but cannot be listed (opening the file says why)."""
+    start = f"{ledger_name}."
+    try:
+        names = os.listdir(folder)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError:
+        return True
+    return any(n.startswith(start) and n.endswith(".held") for n in names)
+
+
 def _private(folder: Path) -> bool:
     try:
         info = os.lstat(folder)
@@ -171,12 +212,16 @@ class LedgerFile:
         if create:
             folder = fallback_folder(self._base)
         else:
+            if self._base is None and nothing_held_anywhere(self.path.name):
+                return None
             base = self._base if self._base is not None else _temp()
             folder = base / f"tpuwizard-{os.getuid()}"
-            if not _private(folder):
+            if not _private(folder) or not _may_hold(folder, self.path.name):
                 return None
         if folder is None:
             return None
+        import hashlib  # here: loading OpenSSL costs a start about 2 ms, and few hold a line
+
         digest = hashlib.sha256(self._key.encode()).hexdigest()[:16]
         return folder / f"{self.path.name}.{digest}.held"
 
