@@ -150,7 +150,7 @@ def test_the_fault_names_who_holds_the_chip(value, held):
 
 
 def test_a_fault_naming_no_holder_is_refused():
-    with pytest.raises(BadInput, match="held_chip=mine.*ours or other"):
+    with pytest.raises(BadInput, match=r"held_chip=mine.*ours or other"):
         parse_faults("held_chip=mine")
 
 
