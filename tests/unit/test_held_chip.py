@@ -89,6 +89,15 @@ def test_the_listing_is_read_with_whose_each_holder_is(lines, expected):
     assert list(parse_listing(0, "\n".join(lines)).holders) == expected
 
 
+def test_the_listing_a_v5e_chip_gave_names_its_holder_and_job():
+    """The listing's whole output on a TPU v5e VM (the device machine, issue 54) while a JAX
+    process held the chip, its session's id in a job's pid file: VFIO's two files, one holder."""
+    text = (Path(__file__).parent / "data" / "held_chip" / "v5e_listing.txt").read_text()
+    (holder,) = parse_listing(0, text).holders
+    assert holder.pid == 2157 and holder.devices == ("/dev/vfio/1", "/dev/vfio/vfio")
+    assert holder.job == "run-x" and holder.command.startswith("/root/.pyenv/versions/3.11.7/")
+
+
 def test_a_worker_without_proc_says_so_instead_of_finding_nothing():
     listing = parse_listing(1, "X\n")
     assert listing.holders == () and listing.unlisted and "/proc" in listing.unlisted
