@@ -19,7 +19,9 @@ its core modules come from this checkout (PYTHONPATH), and nothing here opens a 
    is asked for its Python stack by SIGUSR1, as the guard asks a stalled worker;
 8. what the chip says of itself (scripts/device_check_tpu_words.py, issue 54): a step over its
    HBM and a second process while one holds the TPU, each read and diagnosed by the code that
-   reads a script's output in practice, the chip's lines kept whole (TPU only: skipped on a CPU).
+   reads a script's output in practice, the chip's lines kept whole (TPU only: skipped on a CPU);
+   and the held-chip listing `run` and `watch` make before a run on a kept node, which must name
+   the process holding the chip (on a CPU it runs against practice's stand-in, and is skipped).
 
 Without a TPU it says so in the JSON and exits 1, unless ``--allow-cpu`` (a practice run of every
 step on CPU devices, labelled so; what a TPU alone can show is skipped).
@@ -414,7 +416,7 @@ def main() -> int:
             else f"JAX did not start here: {seen.get('error')}"
         )
         return finish(report, out, started, 1)
-    from device_check_tpu_words import check_hbm, check_held
+    from device_check_tpu_words import check_hbm, check_held, check_held_listing
 
     from tpuwizard.core.plan.program_at_hand import slice_at_hand
 
@@ -457,6 +459,9 @@ def main() -> int:
         report["held_tpu"] = check_held(str(platform_name), slice_name)
         if report["held_tpu"]["ok"] is not None:
             steps["held_tpu"] = bool(report["held_tpu"]["ok"])
+        report["held_listing"] = check_held_listing(str(platform_name))
+        if report["held_listing"]["ok"] is not None:
+            steps["held_listing"] = bool(report["held_listing"]["ok"])
         write(report, out)
     if "tpu-tests" not in args.skip and on_tpu:
         report["tpu_tests"] = check_tpu_tests()

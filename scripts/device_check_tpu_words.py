@@ -3,7 +3,9 @@
 - ``hbm``: a step whose output alone is larger than the chip's HBM (``bytes_limit`` x 1.1), so
   the chip's own out-of-memory text is printed, read and diagnosed;
 - ``held``: one process holds the TPU (JAX started, then it waits) while a second starts JAX,
-  so libtpu's own words for a held chip are printed, read and diagnosed.
+  so libtpu's own words for a held chip are printed, read and diagnosed; and, while one holds it,
+  the listing that `run` and `watch` make before a run on a kept node
+  (``core/launch/workers/held_chip.py``) must name that process.
 
 Each is read by the code that reads a script's output in practice
 (``core/cloud/diagnose/tpu_text.py``) and said by the same diagnosis (``tpu_errors.py``); the
@@ -145,4 +147,79 @@ def check_held(platform_name: str, slice_name: str | None) -> dict[str, Any]:
         return said
     kind = (said.get("diagnosis") or {}).get("kind")
     said["ok"] = said["second_code"] != 0 and kind == "tpu_held"
+    return said
+
+
+def check_held_listing(platform_name: str) -> dict[str, Any]:
+    """While a process holds the chip, the held-chip listing of `run` and `watch` (the worker's
+    ``/proc/<pid>/fd`` read with its own ``find``, through the local transport) must name it.
+    A CPU has no device file: there the listing runs against practice's stand-in (a plain
+    process holding ``dev/accel0`` in a folder standing for a worker's home) and is skipped."""
+    import tempfile
+
+    from tpuwizard.core.launch.workers.held_chip import TPU_DEVICE_FILES
+    from tpuwizard.core.remote.transports import LocalTransport
+
+    on_tpu = platform_name == "tpu"
+    with tempfile.TemporaryDirectory() as worker_home:
+        home = Path(worker_home)
+        if on_tpu:
+            code, files = HOLDER, TPU_DEVICE_FILES
+            env = {**os.environ, "JAX_PLATFORMS": platform_name}
+        else:
+            (home / "dev").mkdir()
+            (home / "dev" / "accel0").touch()
+            code = f"import time; chip = open({str(home / 'dev' / 'accel0')!r}); " + (
+                "print('HOLDING', flush=True); time.sleep(600)"
+            )
+            files, env = ("~/dev/accel*",), dict(os.environ)
+        holder = subprocess.Popen(
+            [sys.executable, "-u", "-c", code],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        try:
+            said = _listed_while_held(holder, LocalTransport([home]), files)
+        finally:
+            holder.kill()
+            holder.wait(timeout=60)
+    if not on_tpu:
+        said.update(
+            skipped="a CPU has no device file to hold: the listing ran against practice's "
+            f"stand-in (found the holder: {said['found']}); only a TPU shows the chip's own",
+            ok=None,
+        )
+        return said
+    said["ok"] = said["found"]
+    return said
+
+
+def _listed_while_held(
+    holder: subprocess.Popen[str], transport: Any, files: tuple[str, ...]
+) -> dict[str, Any]:
+    """What the listing said while ``holder`` held the chip, and whether it named it."""
+    from tpuwizard.core.launch.workers.held_chip import list_holders
+
+    assert holder.stdout is not None
+    holding = ""  # libtpu's warnings may come first
+    while not holding.startswith("HOLDING"):
+        holding = holder.stdout.readline()
+        if not holding:
+            break
+    said: dict[str, Any] = {"holding": holding.strip(), "holder_pid": holder.pid}
+    if not holding.startswith("HOLDING"):
+        return {**said, "found": False, "why": "the first process never held the chip"}
+    start = time.perf_counter()
+    listings = list_holders(transport, files)
+    said["seconds"] = round(time.perf_counter() - start, 2)
+    holders = [h for listing in listings for h in listing.holders]
+    said["holders"] = [
+        {"pid": h.pid, "command": h.command[:200], "devices": list(h.devices), "ours": h.ours}
+        for h in holders
+    ]
+    said["unlisted"] = [listing.unlisted for listing in listings if listing.unlisted]
+    said["found"] = any(h.pid == holder.pid for h in holders)
     return said

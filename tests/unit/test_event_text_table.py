@@ -559,6 +559,31 @@ CASES = [
     ),
     (
         "cli",
+        ev.ChipHolderEnded("tpuwizard-k", 0, 4242, "python train.py", "run-r2", 10.0),
+        [
+            "worker 0: ended process 4242 (python train.py), which an earlier run of "
+            "tpuwizard's on tpuwizard-k left holding the TPU (its job run-r2): SIGTERM, then "
+            "SIGKILL after 10 s.",
+        ],
+    ),
+    (
+        "cli",
+        ev.ChipHeldGoingOn("tpuwizard-k", 1, 77, ""),
+        [
+            "worker 1: process 77 holds the TPU, and tpuwizard did not start it: going on as "
+            "you asked; your script may fail to start JAX there.",
+        ],
+    ),
+    (
+        "cli",
+        ev.ChipNotChecked("tpuwizard-k", 0, "the worker has no /proc to list processes from"),
+        [
+            "worker 0: who holds the TPU could not be listed (the worker has no /proc to list "
+            "processes from): going on unchecked there.",
+        ],
+    ),
+    (
+        "cli",
         ev.HeartbeatMissed("tpuwizard-k", "heartbeat not sent: timeout"),
         [
             "heartbeat not sent: timeout",

@@ -29,6 +29,7 @@ from tpuwizard.core.launch.plan.parts import Workload
 from tpuwizard.core.launch.records.ledger import Entry, Resource
 from tpuwizard.core.remote.sync import LocalFolder
 from tpuwizard.core.remote.transports import LocalTransport
+from tpuwizard.sandbox.workers.chip import STAND_IN_FILES
 from tpuwizard.session.kept.nodes import KeptNode
 from tpuwizard.session.session import new_run
 from tpuwizard.words.event_text import describe
@@ -64,7 +65,9 @@ def kept_node(transport: LocalTransport, tmp_path: Path) -> KeptNode:
     node.name, node.transport, node.idle_s = "tpu-k", transport, None
     node.entry = Entry(resource, "kept", 1, 1)
     node.node = SimpleNamespace(endpoints=["127.0.0.1"])  # type: ignore[assignment]
-    node.rt = SimpleNamespace(expect="cpu", explicit_coordinator=False)  # type: ignore[assignment]
+    node.rt = SimpleNamespace(  # type: ignore[assignment]
+        expect="cpu", explicit_coordinator=False, chip_files=STAND_IN_FILES
+    )
     session = SimpleNamespace(
         ledger=SimpleNamespace(path=tmp_path / "state" / "ledger.jsonl"),
         run_folder=lambda run_id: tmp_path / "runs" / run_id,

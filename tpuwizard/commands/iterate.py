@@ -330,23 +330,40 @@ def _run_once(
     packages: tuple[PackageSpec, ...] = (),
     checkpoints: CheckpointsAsked | None = None,
     guards: Guards | None = None,
+    even_if_held: bool = False,
 ) -> int:
     """One run on the kept node, its events shown as launch's are; returns its exit code."""
     from tpuwizard.core.cancel import Cancelled
     from tpuwizard.core.launch.events import launch_events as ev
     from tpuwizard.core.launch.kept.iterate import EXIT_STOPPED
     from tpuwizard.core.launch.kept.run_lock import NodeBusy
+    from tpuwizard.core.launch.workers.held_chip import ChipHeld
+    from tpuwizard.words.held_chip_text import chip_held_lines
 
     def show(event: ev.Event) -> None:  # the script's own lines are the result, on stdout
         show_event(event, as_json, result=isinstance(event, ev.ScriptLine))
 
     try:
-        with cloud_errors(passes=(NodeBusy, Cancelled)):
+        with cloud_errors(passes=(NodeBusy, ChipHeld, Cancelled)):
             return kept.run(
-                script, args, fetch, folder, show, cancel, wait, packages, checkpoints, guards
+                script,
+                args,
+                fetch,
+                folder,
+                show,
+                cancel,
+                wait,
+                packages,
+                checkpoints,
+                guards,
+                even_if_held,
             )
     except NodeBusy as busy:  # nothing was copied or started: the other run goes on
         say(str(busy))
+        return EXIT_FAILED
+    except ChipHeld as held:  # nothing was copied or started: as a busy node, exit 1
+        for line in chip_held_lines(held):
+            say(line)
         return EXIT_FAILED
     except Cancelled:  # stopped while waiting for the node: nothing was started
         return cancel.exit_code or EXIT_STOPPED
@@ -357,6 +374,12 @@ def _run_once(
 @click.option("--fetch", multiple=True, help="Glob of files to copy back into runs/<id>/files/.")
 @click.option(
     "--wait", is_flag=True, help="If another run is using the node, wait for it to end first."
+)
+@click.option(
+    "--even-if-held",
+    is_flag=True,
+    help="Run even when a process tpuwizard did not start holds the node's TPU (your script may "
+    "then fail to start JAX). One an earlier run of tpuwizard's left is ended either way.",
 )
 @packages_options
 @checkpoint_options
@@ -370,6 +393,7 @@ def run(
     node: str | None,
     fetch: tuple[str, ...],
     wait: bool,
+    even_if_held: bool,
     with_specs: tuple[str, ...],
     requirements: tuple[Path, ...],
     checkpoints: str | None,
@@ -416,6 +440,7 @@ def run(
                 packages,
                 resume,
                 Guards(stall_timeout, join_timeout, heartbeat_timeout),
+                even_if_held,
             )
         )
     sys.exit(code)  # then cli.py says what each kept node has cost and when it deletes itself
@@ -431,6 +456,12 @@ def run(
     show_default=True,
     help="Seconds of quiet.",
 )
+@click.option(
+    "--even-if-held",
+    is_flag=True,
+    help="Run even when a process tpuwizard did not start holds the node's TPU (your script may "
+    "then fail to start JAX). One an earlier run of tpuwizard's left is ended either way.",
+)
 @project_option
 @sandbox_option
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per event per line.")
@@ -440,6 +471,7 @@ def watch(
     node: str | None,
     fetch: tuple[str, ...],
     debounce: float,
+    even_if_held: bool,
     project: str | None,
     sandbox: bool,
     as_json: bool,
@@ -456,8 +488,11 @@ def watch(
     ended_by = watch_loop(
         kept,
         script,
-        # A save while another command runs on the node waits for it rather than failing.
-        lambda folder, token: _run_once(kept, script, args, fetch, folder, token, as_json, True),
+        # A save while another command runs on the node waits for it rather than failing; a
+        # held chip refuses that run only: the watch goes on, and the next save checks again.
+        lambda folder, token: _run_once(
+            kept, script, args, fetch, folder, token, as_json, True, even_if_held=even_if_held
+        ),
         debounce,
     )
     import signal

@@ -113,6 +113,11 @@ class _SizeCommand(click.Command):
     "run path, streamed and bounded by its deadline. A practice node's figures are its CPU's.",
 )
 @click.option(
+    "--even-if-held",
+    is_flag=True,
+    help="With --node: measure even when a process tpuwizard did not start holds the node's TPU.",
+)
+@click.option(
     "--sandbox",
     is_flag=True,
     help="With --json: the practice catalog's prices. With --node: the practice kept node.",
@@ -139,6 +144,7 @@ def fit(
     no_cache: bool,
     measure: bool,
     node: str | None,
+    even_if_held: bool,
     sandbox: bool,
     refresh_prices: bool,
     as_json: bool,
@@ -164,6 +170,7 @@ def fit(
             measure=measure and node is None,
             node=node,
             sandbox=sandbox,
+            even_if_held=even_if_held,
         )
         return
     state = _state_asked(size, params, recipe)
@@ -296,7 +303,7 @@ def _fit_state(
 
 
 def _measure_on_node(
-    planner: ProgramPlanner, chosen: list, node: str, sandbox: bool
+    planner: ProgramPlanner, chosen: list, node: str, sandbox: bool, even_if_held: bool = False
 ) -> Measurement:
     """``--measure --node``: the step measured on a kept node, its lines streamed on stderr;
     the planner's row for the node's slice carries it."""
@@ -305,7 +312,8 @@ def _measure_on_node(
     from tpuwizard.commands.common import open_session
     from tpuwizard.commands.kept_nodes import open_kept
     from tpuwizard.core.cancel import Cancelled
-    from tpuwizard.core.exit_codes import EXIT_INTERRUPTED
+    from tpuwizard.core.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED
+    from tpuwizard.core.launch.workers.held_chip import ChipHeld
     from tpuwizard.core.plan import program_at_hand
     from tpuwizard.session.signals import StopScriptOnSignals
     from tpuwizard.words.event_text import describe
@@ -334,7 +342,14 @@ def _measure_on_node(
                 planner.measure_steps,
                 show,
                 stop.token,
+                even_if_held,
             )
+        except ChipHeld as held:  # nothing was copied or started: as a run's, exit 1
+            from tpuwizard.words.held_chip_text import chip_held_lines
+
+            for line in chip_held_lines(held):
+                say(line)
+            sys.exit(EXIT_FAILED)
         except Cancelled:
             say(f"Measurement stopped ({stop.token.reason}); {kept.name} is kept.")
             sys.exit(stop.exit_code(EXIT_INTERRUPTED))
@@ -386,6 +401,7 @@ def _fit_program(
     worker_jax: str | None,
     node: str | None = None,
     sandbox: bool = False,
+    even_if_held: bool = False,
     **options: object,
 ) -> None:
     """``fit --program``: compile the user's step for each slice; rows appear as they finish."""
@@ -410,7 +426,7 @@ def _fit_program(
             run = planner.run_measurement()
             say(f"  {run.slice_name}: {run.label}")
         if node is not None:
-            run = _measure_on_node(planner, chosen, node, sandbox)
+            run = _measure_on_node(planner, chosen, node, sandbox, even_if_held)
             say(f"  {run.slice_name}: {run.label}")
         counting = planner.method == "shapes-only"  # nothing compiles: no time per slice
         if not as_json:

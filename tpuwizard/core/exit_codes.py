@@ -28,7 +28,8 @@ MEANINGS: tuple[tuple[str, str], ...] = (
         str(EXIT_FAILED),
         "the verifier or your script failed, or a `--fetch` file did not come back whole, "
         "or a node to keep (`up`, `launch --keep`) could not be kept with its watchdog and "
-        "was deleted instead",
+        "was deleted instead, or a run on a kept node was refused because another run or "
+        "another process (without `--even-if-held`) holds it",
     ),
     (str(EXIT_BAD_INPUT), "bad input: what was typed is wrong; nothing was asked of the cloud"),
     (str(EXIT_CLOUD), "the cloud refused or failed; a diagnosis says why and what to do"),

@@ -34,6 +34,12 @@ Keys:
                         signal goes to the job's wrapper, which passes it to the script. Once
                         per VM (a script run again there is left to finish); the VM stays
                         (what Google does next is not staged)
+  held_chip=WHO         worker 0's chip is held by a process that stays (once per VM, started at
+                        the next tick): WHO is other (a process tpuwizard did not start, as one
+                        started by hand over SSH) or ours (an earlier run's job, left running
+                        when its laptop lost the connection). A practice worker's chip is the
+                        stand-in file dev/accel0 in its home (sandbox/workers/chip.py), listed
+                        as a TPU VM's /dev/accel* and /dev/vfio/* are
   sa_no_delete=1        the VM's service account may not delete: testIamPermissions says so, and
                         the project's IAM policy gives the default compute account no role
                         (as in organisations created since May 2024, google-behaviour.md:67)
@@ -145,6 +151,7 @@ import threading
 from dataclasses import dataclass, field
 
 from tpuwizard.core.errors import BadInput
+from tpuwizard.sandbox.workers.chip import HeldChip
 
 COUNTED = (
     "unavailable",
@@ -223,6 +230,7 @@ class Faults:
     worker_stall: int | None = None  # this worker's script job is suspended once it starts
     verify_stall: int | None = None  # this worker's verifier job is suspended once it starts
     maintenance_sigterm: float | None = None  # SIGTERM to script jobs this long after start
+    held_chip: HeldChip | None = None  # worker 0's chip is held by such a process
     latency_ms: int = 0
     flex_pending: bool = False  # Compute Engine Flex-start inserts never get capacity
     slow_pending_delete: float | None = None  # deleting a PENDING instance takes this long
@@ -306,6 +314,8 @@ def parse_faults(spec: str | None, memory: bool = False) -> Faults:
                 faults.preempt_on_count = max(1, int(_amount(part, value, int)))
             elif key == "maintenance_sigterm":
                 faults.maintenance_sigterm = _amount(part, value)
+            elif key == "held_chip":
+                faults.held_chip = _held_chip(value)
             elif key == "slow_pending_delete":
                 faults.slow_pending_delete = _amount(part, value)
             elif key == "latency_ms":
@@ -336,6 +346,7 @@ def parse_faults(spec: str | None, memory: bool = False) -> Faults:
                         "worker_stall",
                         "verify_stall",
                         "maintenance_sigterm",
+                        "held_chip",
                         "flex_pending",
                         "slow_pending_delete",
                         *PREFLIGHT_KEYS,
@@ -357,6 +368,15 @@ def _amount(part: str, value: str, kind: type[float] | type[int] = float) -> flo
     if not math.isfinite(number) or number < 0:
         raise BadInput(f"Fault '{part}' needs a finite number of zero or more.")
     return number
+
+
+def _held_chip(value: str) -> HeldChip:
+    try:
+        return HeldChip(value)
+    except ValueError:
+        raise BadInput(
+            f"Fault 'held_chip={value}' needs ours or other: who holds worker 0's chip."
+        ) from None
 
 
 def _worker_glob(value: str) -> str:

@@ -104,6 +104,7 @@ class SandboxState:
         changed |= self.vms.preempt_spot(t)
         changed |= self.vms.stall_worker()
         self.vms.maintenance_sigterm(t)  # marks beside the VMs' homes, not in the state
+        self.vms.hold_chips()  # the same
         changed |= self.instances.advance_all(t)
         changed |= self.migs.advance_all(t)  # after the instances: it reads what they lost
         changed |= self.resize_requests.advance_all()  # after the MIGs: their VMs as they are

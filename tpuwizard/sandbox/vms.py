@@ -23,6 +23,7 @@ from tpuwizard.sandbox.faults import Faults
 from tpuwizard.sandbox.model import ApiError, worker_home
 from tpuwizard.sandbox.store import StateStore
 from tpuwizard.sandbox.workers import image
+from tpuwizard.sandbox.workers.chip import hold_chips, make_stand_in
 from tpuwizard.sandbox.workers.processes import end_worker_processes
 
 
@@ -130,6 +131,21 @@ class VirtualMachines:
                     with contextlib.suppress(ProcessLookupError, PermissionError):
                         os.kill(pid, signal.SIGTERM)
 
+    def hold_chips(self) -> None:
+        """With held_chip=WHO, worker 0 of every booted VM (a node's, an instance's) gets a process
+        holding its chip, once per VM (sandbox/workers/chip.py)."""
+        if self.faults.held_chip is None:
+            return
+        homes = [
+            self.worker_home(name, 0)
+            for name, node in self.store.data["nodes"].items()
+            if node.get("_booted")
+        ]
+        homes += [
+            self.instance_folder(name) / "w0" for name in self.store.data.get("instances", {})
+        ]
+        hold_chips(homes, self.faults.held_chip)
+
     def make_ready(self, node: dict[str, Any]) -> None:
         node["state"] = "READY"
         self.store.data.setdefault("ready_at", {})[node["name"]] = time.time()
@@ -144,6 +160,7 @@ class VirtualMachines:
         slice_ = catalog.parse_accelerator(node["acceleratorType"])
         for worker in range(slice_.vms):
             self.worker_home(node["name"], worker).mkdir(parents=True, exist_ok=True)
+            make_stand_in(self.worker_home(node["name"], worker))  # its chip
         # google-behaviour.md:52-56: the VMs run Google's image (Python 3.10, no venv, no uv);
         # :14 without external addresses they have no route to package indexes either.
         external = bool(node.get("networkConfig", {}).get("enableExternalIps"))
@@ -196,6 +213,7 @@ class VirtualMachines:
         is installed")."""
         folder = self.instance_folder(record["_name"])
         (folder / "w0").mkdir(parents=True, exist_ok=True)
+        make_stand_in(folder / "w0")  # its chip
         image.install_image(
             folder,
             self.routes_out({"name": record["_name"]}, external),

@@ -89,6 +89,8 @@ def build_runtime(
     state = paths.state_dir()
     known_hosts = state / "ssh" / "known_hosts"
     if is_practice:
+        from tpuwizard.sandbox.workers.chip import STAND_IN_FILES
+
         port = os.environ.get(practice.SSH_PORT_ENV)
         key, pub = ensure_key(state) if port else (None, "")
         choice, imported = choose_login(
@@ -126,6 +128,7 @@ def build_runtime(
                 make_sandbox,
                 sandbox_plan(),
                 expect="cpu",
+                chip_files=STAND_IN_FILES,  # a practice worker's chip is a file in its home
                 practice=True,
                 explicit_coordinator=True,
                 join_timeout=30,

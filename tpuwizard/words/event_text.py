@@ -36,6 +36,7 @@ from tpuwizard.words.choice_words import Audience, plain_data, words
 from tpuwizard.words.colab_text import colab_lines
 from tpuwizard.words.course_text import OUTPUT_WORDS, not_fetched_hint, sigterm_words
 from tpuwizard.words.figures import about, count, money
+from tpuwizard.words.held_chip_text import chip_event_lines
 from tpuwizard.words.kaggle_text import kaggle_lines
 from tpuwizard.words.kept_end import end_it_words, kept_end_sentence
 from tpuwizard.words.oslogin_text import login_key_words
@@ -253,6 +254,7 @@ _FAMILIES = (
     _creating_lines,
     _worker_lines,
     _script_lines,
+    lambda event, _audience: chip_event_lines(event),
     _resume_lines,
     _ending_lines,
     _free_route_lines,

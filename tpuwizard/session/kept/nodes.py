@@ -298,11 +298,13 @@ class KeptNode:
         packages: tuple[PackageSpec, ...] = (),
         checkpoints: CheckpointsAsked | None = None,
         guards: Guards | None = None,
+        even_if_held: bool = False,
     ) -> int:
         """Copy what changed, install the ``packages`` that are new, and run ``script`` on every
-        worker, under heartbeats, holding the
-        node's run lock (``NodeBusy`` when another run holds it, unless ``wait``); returns the
-        run's exit code. Everything it does reaches ``emit`` as the launch's events do, from
+        worker, under heartbeats, holding the node's run lock (``NodeBusy`` when another run holds
+        it, unless ``wait``); returns the run's exit code. First the chip is checked
+        (:meth:`check_chip`: ``ChipHeld`` when another process holds it, unless
+        ``even_if_held``). Everything it does reaches ``emit`` as the launch's events do, from
         :class:`RunStarted` to :class:`Finished` (after :class:`Failed` when the node went away
         or a command on it failed). With ``checkpoints`` (a spot node) the run survives the
         node's preemption: it is made again from ``up``'s settings (session/kept/resume.py)."""
@@ -344,6 +346,7 @@ class KeptNode:
             emit(ev.WaitingForNode(self.name, text))
 
         with run_lock(lock, self.name, command, wait, cancel, waiting):
+            self.check_chip(even_if_held, emit)  # under the lock: no run of ours is going on
             emit(ev.RunStarted(run_id, self.name, self.workers, str(run_dir)))
             run_dir.mkdir(parents=True, exist_ok=True)
             if checkpoints is not None:
@@ -356,6 +359,20 @@ class KeptNode:
             left, practice = [kept] if kept else [], self.nodes.session.practice
             emit(ev.Finished(code == EXIT_OK, code, str(run_dir), None, left, practice=practice))
             return code
+
+    def check_chip(self, even_if_held: bool, emit: Callable[[ev.Event], None]) -> None:
+        """Who holds the chip on every worker, before anything is copied (after the owner check
+        that opened this node): what an earlier run of ours left is ended; another's refuses
+        the run (``ChipHeld``) unless ``even_if_held`` (core/launch/workers/held_chip.py)."""
+        from tpuwizard.core.launch.workers.held_chip import check_chip
+
+        try:
+            check_chip(self.transport, self.name, self.rt.chip_files, even_if_held, emit)
+        except RemoteError as err:
+            gone = self._why(err, "when tpuwizard listed who holds its TPU")
+            if gone is None:
+                raise
+            raise gone from err
 
     def context(self) -> Context:
         """The node's words for a diagnosis."""
@@ -434,9 +451,11 @@ class KeptNode:
         steps: int,
         emit: Callable[[ev.Event], None],
         cancel: CancelToken,
+        even_if_held: bool = False,
     ) -> tuple[dict[str, Any], int]:
         """``fit --measure --node``: run the program's step on this node as a run runs (its run
-        lock, heartbeats, the folder copied, the job streamed), bounded by the node's deadline:
+        lock, the chip checked, heartbeats, the folder copied, the job streamed), bounded by the
+        node's deadline:
         the measurement is stopped when the deadline comes first. Returns what the measuring
         worker said and its exit code."""
         import threading
@@ -477,6 +496,7 @@ class KeptNode:
         with run_lock(
             lock, self.name, f"tpuwizard fit --measure {program.name}", False, cancel, waiting
         ):
+            self.check_chip(even_if_held, emit)
             if timer is not None:
                 timer.daemon = True
                 timer.start()

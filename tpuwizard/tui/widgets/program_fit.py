@@ -210,6 +210,7 @@ class ProgramFitScreen(ModalScreen[ProgramPick | None]):
     @work(thread=True, exclusive=True, group="program-measure")
     def measure_all(self, planner: program_fit.ProgramPlanner, name: str, token: Any) -> None:
         from tpuwizard.core.launch.events import launch_events as ev
+        from tpuwizard.core.launch.workers.held_chip import ChipHeld
         from tpuwizard.core.plan import program_at_hand
         from tpuwizard.words.program_table import measured_words
 
@@ -225,6 +226,13 @@ class ProgramFitScreen(ModalScreen[ProgramPick | None]):
                 planner.program, planner.function, planner.axes, planner.measure_steps, emit, token
             )
             run = program_at_hand.from_node(said, code, kept.entry.resource.slice)
+        except ChipHeld as held:  # nothing was copied or started
+            from tpuwizard.words.held_chip_text import GO_ON_MEASURE, chip_held_lines
+
+            self.app.call_from_thread(
+                self.measured, "\n".join(chip_held_lines(held, GO_ON_MEASURE))
+            )
+            return
         except Exception as err:  # a stop, the node gone, the program's own error: said
             words = "Stopped." if token.is_set() else f"Not measured on {name}: {err}"
             self.app.call_from_thread(self.measured, words)

@@ -53,6 +53,21 @@ EVENT_GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
         "`--failover` or `--zones`: a stockout moved the launch to the next zone",
         ("launch", "up"),
     ),
+    "chip_holder_ended": (
+        "before a run on a kept node: a process an earlier run of tpuwizard's left holding a "
+        "worker's TPU was ended (SIGTERM, then SIGKILL after `grace_s` seconds)",
+        ("run", "watch"),
+    ),
+    "chip_held_going_on": (
+        "`--even-if-held`: a process tpuwizard did not start holds a worker's TPU; the run goes "
+        "on as asked",
+        ("run", "watch"),
+    ),
+    "chip_not_checked": (
+        "before a run on a kept node: who holds a worker's TPU could not be listed (`why`); the "
+        "run goes on unchecked there",
+        ("run", "watch"),
+    ),
     "preempted": (
         "`--checkpoints`: the node went away under the script (`state` PREEMPTED, or null: simply"
         " gone)",

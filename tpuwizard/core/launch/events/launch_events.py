@@ -439,6 +439,40 @@ class WaitingForNode(Event):
 
 
 @dataclass(frozen=True)
+class ChipHolderEnded(Event):
+    """Before a run on a kept node: a process an earlier run of tpuwizard's left holding the TPU
+    of ``worker`` (its ``job`` on the worker) was ended: SIGTERM, then SIGKILL after ``grace_s``."""
+
+    node: str
+    worker: int
+    pid: int
+    command: str
+    job: str
+    grace_s: float
+
+
+@dataclass(frozen=True)
+class ChipHeldGoingOn(Event):
+    """``--even-if-held``: a process tpuwizard did not start holds the TPU of ``worker``; the
+    run goes on as asked, and the script may fail to start JAX there."""
+
+    node: str
+    worker: int
+    pid: int
+    command: str
+
+
+@dataclass(frozen=True)
+class ChipNotChecked(Event):
+    """Before a run on a kept node: who holds the TPU of ``worker`` could not be listed
+    (``why``); the run goes on unchecked there."""
+
+    node: str
+    worker: int
+    why: str
+
+
+@dataclass(frozen=True)
 class FolderProgress(Event):
     """A copy of the script's folder to a worker, on its way (a tar of 10 MB or more, said at
     each tenth of it): how many of its bytes are sent."""

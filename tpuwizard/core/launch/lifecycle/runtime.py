@@ -10,6 +10,7 @@ from tpuwizard.core.cloud.protocol import Cloud
 from tpuwizard.core.cloud.types import NodeInfo
 from tpuwizard.core.deadlines import READY_TIMEOUT_S
 from tpuwizard.core.launch.records.ledger import Ledger
+from tpuwizard.core.launch.workers.held_chip import TPU_DEVICE_FILES
 from tpuwizard.core.launch.workers.rerun import Reruns
 from tpuwizard.core.launch.workers.watchdog import WatchdogConfig
 from tpuwizard.core.remote.bootstrap import BootstrapPlan
@@ -25,6 +26,9 @@ class Runtime:
     make_transport: Callable[[NodeInfo], Transport]
     bootstrap: BootstrapPlan
     expect: str = "tpu"  # the sandbox runs on CPU devices and says so
+    # The chip's device files, listed for their holders before a run on a kept node: a TPU VM's
+    # /dev/accel* and /dev/vfio/*; a practice worker's stand-in (sandbox/workers/chip.py).
+    chip_files: tuple[str, ...] = TPU_DEVICE_FILES
     practice: bool = False
     ssh_metadata: dict[str, str] = field(default_factory=dict)
     poll: float = 2.0
