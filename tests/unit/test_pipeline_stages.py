@@ -244,14 +244,17 @@ def test_the_preflight_stage_goes_on_with_every_check_made(world):
         ("quota_limit=TPUV6EPerProjectPerRegionForTPUAPI:0", "v6e-4", ZONE, "FAIL    Quota"),
     ],
 )
+@pytest.mark.parametrize("kept", [{}, {"keep": True, "iterate": True}], ids=["launch", "up"])
 def test_the_preflight_stage_refuses_with_each_failed_check_s_line(
-    world, spec, accelerator, zone, line
+    world, spec, accelerator, zone, line, kept
 ):
     session = world(spec)
-    prepared = prepare(session, answers(accelerator, zone=zone, backend=Backend.TPU_API))
+    asked = answers(accelerator, zone=zone, backend=Backend.TPU_API, **kept)
+    prepared = prepare(session, asked)
     assert isinstance(prepared.outcome, Refusal) and prepared.outcome.stage is Stage.PREFLIGHT
     assert line in said(prepared.outcome)
     assert session.calls == ["list_accelerator_types"]  # read, never created
+    assert session.kept.settled == []  # a name kept before is left as it was
 
 
 def test_an_unknown_check_stops_nothing(world):
@@ -276,7 +279,7 @@ def test_no_preflight_makes_no_check_and_no_quota_reading(world):
     [
         ("", Backend.COMPUTE, "its on-demand quota in us-east5 covers 4 chips"),
         (f"quota_limit={COMPUTE_QUOTA}:0", Backend.TPU_API, "auto"),
-        (f"quota_limit={COMPUTE_QUOTA}@us-east5:2", Backend.TPU_API, "auto"),
+        (f"quota_limit={COMPUTE_QUOTA}@us-east5:2", Backend.TPU_API, "has room for 2 chips"),
         (f"quota_limit={COMPUTE_QUOTA}@europe-west4:0", Backend.COMPUTE, "covers 4 chips"),
     ],
 )
@@ -342,6 +345,22 @@ def test_the_watchdog_stage_decides_on_or_off_by_the_check(world, spec, changes,
         assert choice.why_not is not None and why_not in choice.why_not
 
 
+@pytest.mark.parametrize(
+    ("spec", "off"),
+    [
+        ("sa_no_delete=1", "Watchdog off: the VM's service account"),
+        ("no_act_as=1", "Watchdog off: you may not attach the service account"),
+    ],
+)
+def test_the_watchdog_off_by_the_check_says_why_and_what_the_deadline_does_then(world, spec, off):
+    prepared = prepare(world(spec), answers(backend=Backend.TPU_API))
+    assert isinstance(prepared.outcome, Ready) and not prepared.outcome.checked.plan.watchdog
+    assert prepared.watchdog is not None
+    first, *_, deadline = prepared.watchdog.lines(0)
+    assert first.startswith(off) and "To allow it: " in first
+    assert "only while tpuwizard runs, because" in deadline
+
+
 def test_the_watchdog_switched_off_asks_no_check(world):
     session = world()
     pipe = pipeline(session, answers(backend=Backend.TPU_API, watchdog=False))
@@ -352,8 +371,10 @@ def test_the_watchdog_switched_off_asks_no_check(world):
 @pytest.mark.parametrize(
     ("spec", "changes", "why"),
     [
-        ("sa_no_delete=1", {"watchdog": True}, "The watchdog cannot run"),  # asked on
-        ("no_act_as=1", {"watchdog": True}, "actAs"),  # its account may not be attached
+        # asked on, and the check says no: why, and the command that allows it
+        ("sa_no_delete=1", {"watchdog": True}, ("The watchdog cannot run", "roles/tpu.admin")),
+        # the account it needs may not be attached: Google would refuse the create
+        ("no_act_as=1", {"watchdog": True}, ("actAs", "roles/iam.serviceAccountUser")),
     ],
 )
 def test_the_watchdog_stage_asks_to_go_on_without_it(world, spec, changes, why):
@@ -362,7 +383,7 @@ def test_the_watchdog_stage_asks_to_go_on_without_it(world, spec, changes, why):
     question = prepared.outcome
     assert isinstance(question, Question) and question.stage is Stage.WATCHDOG
     assert (question.ask, question.answer) == (Ask.WITHOUT_WATCHDOG, WATCHDOG_OFF)
-    assert why in said(question)
+    assert all(words in said(question) for words in why), said(question)
     assert "create_node" not in session.calls
     yes = prepare(session, answers(**{"backend": Backend.TPU_API, **changes, "watchdog": False}))
     assert isinstance(yes.outcome, Ready) and not yes.outcome.checked.plan.watchdog
