@@ -9,6 +9,7 @@ Every answers here is built by :func:`answers`, the one place that knows LaunchA
 
 from __future__ import annotations
 
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from tests.memory_session import MemorySession
 from tpuwizard.core.cloud.backends import Backend, Transport, Via
 from tpuwizard.core.launch.plan.answers import LaunchAnswers
 from tpuwizard.core.launch.plan.launch_plan import ready_timeout_s
-from tpuwizard.core.launch.plan.parts import Reach
+from tpuwizard.core.launch.plan.parts import Deadline, Reach, Resume, Where
 from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.core.preflight.model import Verdict
 from tpuwizard.core.routes import Route
@@ -42,9 +43,24 @@ COMPUTE_QUOTA = "TPUS-PER-TPU-FAMILY-per-project-region"  # what v6e on Compute 
 
 def answers(accelerator: str = "v6e-4", **changes: Any) -> LaunchAnswers:
     """The one LaunchAnswers builder of this module: a v6e-4 in us-east5-a, auto, the vm route,
-    with ``changes`` (LaunchAnswers' fields by name)."""
-    fields: dict[str, Any] = {"zone": ZONE, **changes}
-    return LaunchAnswers(parse_accelerator(accelerator), **fields)
+    with ``changes`` named by the value (``zone=``, ``watchdog=``, ``budget_usd=``...), each put
+    into its part; a part given whole (``reach=``) is the answers' own."""
+    parts: dict[str, tuple[type[Any], dict[str, Any]]] = {
+        "where": (Where, {"slice": parse_accelerator(accelerator), "zone": ZONE}),
+        "deadline": (Deadline, {}),
+        "resume": (Resume, {}),
+    }
+    whole: dict[str, Any] = {}
+    for name, value in changes.items():
+        holder = next(
+            (h for h, (kind, _) in parts.items() if name in {f.name for f in fields(kind)}), None
+        )
+        if holder is None:
+            whole[name] = value
+        else:
+            parts[holder][1][name] = value
+    made = {holder: kind(**values) for holder, (kind, values) in parts.items()}
+    return LaunchAnswers(**made, **whole)
 
 
 @pytest.fixture
@@ -144,7 +160,7 @@ def test_the_defaults_stage_fills_the_zone(world, monkeypatch, changes, zone, fa
     monkeypatch.setenv("CLOUDSDK_COMPUTE_ZONE", "us-east5-c")
     pipe = pipeline(world(), answers(**changes, backend=Backend.TPU_API))
     assert through(pipe, Stage.DEFAULTS) == GoOn()
-    assert pipe.plan is not None and (pipe.plan.zone, pipe.plan.failover) == (zone, failover)
+    assert pipe.plan is not None and (pipe.plan.zone, pipe.plan.where.failover) == (zone, failover)
 
 
 def test_the_defaults_stage_refuses_without_any_zone_and_says_where_to_give_one(
@@ -176,7 +192,7 @@ def test_the_defaults_stage_gives_a_node_kept_for_runs_its_watchdog_and_idle_dea
     pipe = pipeline(world(), answers(**changes))
     assert through(pipe, Stage.DEFAULTS) == GoOn()
     assert pipe.plan is not None
-    assert (pipe.plan.watchdog, pipe.plan.idle_minutes) == (watchdog, idle)
+    assert (pipe.plan.watchdog, pipe.plan.deadline.idle_minutes) == (watchdog, idle)
 
 
 def test_the_defaults_stage_fills_the_project_and_the_wait_for_ready(world):
@@ -297,7 +313,11 @@ def test_auto_moved_to_compute_engine_leaves_the_watchdog_and_idle_deadline_behi
     prepared = prepare(world(), answers(route=Route.SPOT, keep=True, iterate=True))
     assert isinstance(prepared.outcome, Ready), prepared.reasons
     plan = prepared.outcome.checked.plan
-    assert (plan.backend, plan.watchdog, plan.idle_minutes) == (Backend.COMPUTE, False, None)
+    assert (plan.backend, plan.watchdog, plan.deadline.idle_minutes) == (
+        Backend.COMPUTE,
+        False,
+        None,
+    )
 
 
 def test_a_look_ahead_s_reading_stands_and_no_quota_is_read_again(world):
