@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 
 from tpuwizard.commands.common import Number, Whole, print_json, say
-from tpuwizard.commands.jax_option import jax_option
-from tpuwizard.commands.packages import asked_packages, check_packages, packages_options
+from tpuwizard.commands.options.jax import jax_option
+from tpuwizard.commands.options.packages import asked_packages, check_packages, packages_options
 from tpuwizard.core.deadlines import deadline_bounds_text
 from tpuwizard.core.errors import BadInput, shown
 
