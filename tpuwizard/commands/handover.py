@@ -94,9 +94,8 @@ def export(
     )
     place = export_place(target.to, target.out, script)
     plan = placed(plan, place)
-    text = render(
-        target.to, plan, target.image
-    )  # before any file is written: it may refuse the pair
+    # Rendered before any file is written: it may refuse the pair.
+    text = render(target.to, plan, target.image)
     written = write_export(
         target.to,
         plan,
