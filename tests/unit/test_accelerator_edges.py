@@ -24,7 +24,7 @@ EDGES = {
     # into the LaunchAnswers the session's pipeline takes).
     "commands/common.py:asked_slice",
     "commands/evidence.py:_asked_slice",
-    "commands/planning.py:named_slices",
+    "commands/options/fit.py:named_slices",
     "commands/preflight.py:preflight",
     "commands/zones.py:_asked",
     # The wizard's answer (Capacity's slice), parsed once per answer where its state holds

@@ -215,7 +215,7 @@ def test_teardown_and_down_help_each_describe_their_own_command_in_plain_words()
     ],
 )
 def test_fit_takes_accelerator_for_one_slice(slices, accelerator, said):
-    from tpuwizard.commands.planning import slices_or_accelerator
+    from tpuwizard.commands.options.fit import slices_or_accelerator
 
     if said is not None and " " in said:
         with pytest.raises(BadInput, match=re.escape(said)):

@@ -241,6 +241,7 @@ def test_everything_after_script_reaches_the_script_unchanged(here, monkeypatch,
         packages=(),
         resume=None,
         guards=None,
+        even_if_held=False,
     ):
         given.append(tuple(args))
         assert packages == ()  # a --with after SCRIPT is the script's

@@ -3,7 +3,7 @@
 import time
 
 from tests.plans import launch_plan
-from tpuwizard.commands.planning import named_slices
+from tpuwizard.commands.options.fit import named_slices
 from tpuwizard.core.plan import catalog, cost
 
 

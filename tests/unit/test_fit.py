@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tpuwizard.commands.planning import named_slices
+from tpuwizard.commands.options.fit import named_slices
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.plan import catalog, fit
 

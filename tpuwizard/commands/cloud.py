@@ -2,44 +2,34 @@
 
 from __future__ import annotations
 
+import functools
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from tpuwizard.commands.common import (
-    READY_TIMEOUT,
     Group,
     Number,
     Whole,
-    Words,
-    asked_slice,
     at_command_end,
-    backend_option,
     open_session,
-    project_option,
-    queue_wait_option,
     sandbox_option,
     say,
     show_event,
     show_summary,
-    transport_option,
 )
-from tpuwizard.commands.guard_options import guard_options
-from tpuwizard.commands.jax_option import jax_option
-from tpuwizard.commands.packages import asked_packages, packages_options
+from tpuwizard.commands.options.deadline import deadline_options
+from tpuwizard.commands.options.group import Command
+from tpuwizard.commands.options.guards import guard_options
+from tpuwizard.commands.options.reach import reach_options
+from tpuwizard.commands.options.resume import resume_options
+from tpuwizard.commands.options.where import where_options
+from tpuwizard.commands.options.workload import workload_options
 from tpuwizard.commands.preflight import checked_or_exit, no_preflight_option
-from tpuwizard.commands.resume_options import (
-    checkpoint_every_seconds,
-    max_restarts_or_default,
-    resume_options,
-)
 from tpuwizard.commands.script_args import ScriptArgsCommand, warn_own_options
-from tpuwizard.commands.zone_options import zones_asked, zones_options
-from tpuwizard.core.cloud.backends import VIA_AUTO, Backend, Transport, Via
-from tpuwizard.core.deadlines import READY_TIMEOUT_S, deadline_bounds_text
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.exit_codes import EXIT_CLOUD
 from tpuwizard.core.routes import Route
@@ -47,8 +37,8 @@ from tpuwizard.core.routes import Route
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from tpuwizard.core.launch.plan.answers import LaunchAnswers
     from tpuwizard.core.launch.plan.checked import CheckedPlan
+    from tpuwizard.core.launch.plan.parts import Deadline, Guards, Reach, Resume, Where, Workload
     from tpuwizard.session.launch_handle import LaunchHandle
     from tpuwizard.session.prepare.outcomes import Prepared
 
@@ -113,153 +103,61 @@ def _interrupt(signum: int, _frame: object) -> None:
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
+def free_routes_apart(command: Command) -> Command:
+    """``--route kaggle`` and ``--route colab`` take none of a TPU's parts: they run from the
+    options as typed, before any group builds its part (so that a TPU route's bad input is
+    never theirs), and ``--delete-kernel`` is Kaggle's alone."""
+
+    @functools.wraps(command)
+    def routed(**options: Any) -> Any:
+        warn_own_options(options["script_args"], "--")
+        if options["route"] in (Route.KAGGLE, Route.COLAB):
+            return launch_free(**options)
+        if options.pop("delete_kernel"):
+            raise BadInput(
+                "--delete-kernel goes with --route kaggle only: a TPU VM is always deleted."
+            )
+        return command(**options)
+
+    return click.option(
+        "--delete-kernel",
+        is_flag=True,
+        help="--route kaggle: delete the kernel once its output is back (default: it stays in "
+        "your Kaggle account as the run's record; it costs nothing).",
+    )(routed)
+
+
 @click.command(cls=ScriptArgsCommand)
-@click.option(
-    "--accelerator",
-    help="TPU type, e.g. v5litepod-4 (required, except with --route kaggle or colab).",
-)
-@click.option("--zone", help="Zone (default from gcloud config), e.g. us-central1-a.")
-@click.option(
-    "--route",
-    type=Words(Route),
-    default="vm",
-    show_default=True,
-    help="On-demand VM, spot, Flex-start (queued, bounded), kaggle: your script as a private "
-    "Kaggle kernel on Kaggle's free TPU, or colab: your script on a Colab TPU runtime through "
-    "Google's colab CLI.",
-)
-@project_option
-@click.option("--name", help="Node name (default tpuwizard-<run id>).")
-@click.option(
-    "--script", type=click.Path(path_type=Path), help="Your script to run after the verifier."
-)
-@click.option(
-    "--fetch",
-    "fetch",
-    multiple=True,
-    help="Glob of files your script writes, copied back to runs/<run id>/files/ (repeatable).",
-)
-@packages_options
-@jax_option
-@click.option("--keep", is_flag=True, help="Leave the node running at the end (it keeps billing).")
-@click.option(
-    "--delete-kernel",
-    is_flag=True,
-    help="--route kaggle: delete the kernel once its output is back (default: it stays in your "
-    "Kaggle account as the run's record; it costs nothing).",
-)
-@click.option(
-    "--max-run",
-    type=Number(unit="minutes"),
-    help=f"Deadline in minutes, {deadline_bounds_text()} (Flex-start's maxRunDuration; the "
-    "watchdog's deadline).",
-)
-@click.option(
-    "--watchdog/--no-watchdog",
-    default=None,
-    help="vm/spot: a process on the VM deletes it at the deadline, even if this computer is off. "
-    "Default: on where a check before create says it can run. --watchdog: on, and exit 2 if "
-    "the check says it cannot.",
-)
-@click.option("--failover", is_flag=True, help="On a stockout, try the next zones offering it.")
-@zones_options
+@free_routes_apart
+@where_options
+@workload_options
+@deadline_options
 @resume_options
-@click.option("--precision", is_flag=True, help="The verifier also measures fp32/bf16/int8 error.")
-@click.option(
-    "--trace", is_flag=True, help="The verifier also saves a profiler trace into the run folder."
-)
-@transport_option
-@click.option(
-    "--internal-ips",
-    is_flag=True,
-    help="No external addresses (then only --transport gcloud, through IAP, reaches the VMs).",
-)
-@click.option("--run-dir", type=click.Path(path_type=Path), help="Base folder for run folders.")
-@click.option(
-    "--ready-timeout",
-    type=READY_TIMEOUT,
-    help="Seconds to wait for the node (or queued resource) to be ready "
-    f"(default {READY_TIMEOUT_S:g} on every route; for Flex-start, the wait after --queue-wait).",
-)
-@click.option(
-    "--service-account",
-    metavar="EMAIL",
-    help="The node's service account (the watchdog deletes with it); default: the project's "
-    "Compute Engine default account, which has no roles in organisations made since May 2024.",
-)
-@backend_option
-@queue_wait_option
-@click.option(
-    "--via",
-    type=Words(Via),
-    default=VIA_AUTO.value,  # shown as typed ("auto"), not as the enum's name
-    show_default=True,
-    help="How Compute Engine's Flex-start VM is asked for. auto: one instance for a single-host "
-    "type, bulk mode (a BULK MIG, Google's recommendation) for a slice. resize-request: the "
-    "course's Route 2B, a FLEX_START template, a MIG of size 0 and a resize request for one VM "
-    "(needs --backend compute --route flex; tpuwizard deletes all three).",
-)
+@reach_options
 @guard_options
+@click.option("--run-dir", type=click.Path(path_type=Path), help="Base folder for run folders.")
 @no_preflight_option
 @sandbox_option
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per event per line.")
-# `launch --script train.py -- --lr 3e-4`: after `--`, the script's own arguments, unchanged.
-@click.argument("script_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- SCRIPT_ARGS...]")
 def launch(
-    accelerator: str | None,
-    zone: str | None,
-    route: Route,
-    project: str | None,
-    name: str | None,
-    script: Path | None,
-    fetch: tuple[str, ...],
-    with_specs: tuple[str, ...],
-    requirements: tuple[Path, ...],
-    jax: str | None,
-    keep: bool,
-    delete_kernel: bool,
-    max_run: float | None,
-    watchdog: bool | None,
-    failover: bool,
-    zones: str | None,
-    fan_out: bool,
-    checkpoints: str | None,
-    checkpoint_every: str,
-    max_restarts: int | None,
-    autocheckpoint: bool | None,
-    budget: float | None,
-    resume_from: str | None,
-    precision: bool,
-    trace: bool,
-    transport: Transport,
-    internal_ips: bool,
+    where: Where,
+    workload: Workload,
+    deadline: Deadline,
+    resume: Resume,
+    reach: Reach,
+    guards: Guards,
     run_dir: Path | None,
-    ready_timeout: float | None,
-    service_account: str | None,
-    backend: Backend,
-    queue_wait: float | None,
-    via: Via,
-    stall_timeout: float | None,
-    join_timeout: int | None,
-    heartbeat_timeout: int | None,
     no_preflight: bool,
     sandbox: bool,
     as_json: bool,
-    script_args: tuple[str, ...],
 ) -> None:
     """Create a TPU, verify JAX on it, run your script, copy results back, and tear it down."""
+    from tpuwizard.core.launch.plan.answers import LaunchAnswers
     from tpuwizard.session.prices import PricesBeside
     from tpuwizard.session.signals import exit_code
 
-    warn_own_options(script_args, "--")
-    options = click.get_current_context().params
-    if route in (Route.KAGGLE, Route.COLAB):
-        launch_free(**options)
-        return
-    if delete_kernel:
-        raise BadInput("--delete-kernel goes with --route kaggle only: a TPU VM is always deleted.")
-    answers = launch_answers(**options)
-    session = open_session(project, sandbox, run_dir)
+    answers = LaunchAnswers(where, workload, deadline, reach, resume, guards)
+    session = open_session(where.project or None, sandbox, run_dir)
     # The cached catalog read's prices, or the offline table's (labelled), from the first line;
     # the catalog's for every figure after a cold read lands beside the launch.
     prices = PricesBeside(session)
@@ -326,95 +224,6 @@ def launch_free(
         "--with/--requirements": bool(with_specs or requirements),
     }
     launch_on_colab(script, script_args, fetch, max_run, run_dir, sandbox, as_json, refused)
-
-
-def launch_answers(
-    *,
-    accelerator: str | None,
-    zone: str | None,
-    zones: str | None,
-    route: Route,
-    project: str | None,
-    name: str | None,
-    script: Path | None,
-    script_args: tuple[str, ...],
-    fetch: tuple[str, ...],
-    with_specs: tuple[str, ...],
-    requirements: tuple[Path, ...],
-    jax: str | None,
-    keep: bool,
-    max_run: float | None,
-    watchdog: bool | None,
-    failover: bool,
-    fan_out: bool,
-    checkpoints: str | None,
-    checkpoint_every: str,
-    max_restarts: int | None,
-    autocheckpoint: bool | None,
-    budget: float | None,
-    resume_from: str | None,
-    precision: bool,
-    trace: bool,
-    transport: Transport,
-    internal_ips: bool,
-    ready_timeout: float | None,
-    service_account: str | None,
-    backend: Backend,
-    queue_wait: float | None,
-    via: Via,
-    stall_timeout: float | None,
-    join_timeout: int | None,
-    heartbeat_timeout: int | None,
-    **_command_options: object,
-) -> LaunchAnswers:
-    """launch's options as the answers the session's pipeline takes, each parsed here once
-    (the command line's edge): exit 2 for what cannot be read."""
-    from tpuwizard.core.launch.plan.answers import LaunchAnswers
-    from tpuwizard.core.launch.plan.parts import Deadline, Guards, Reach, Resume, Where, Workload
-
-    if accelerator is None:
-        raise BadInput("Missing option '--accelerator' (a TPU type, e.g. v5litepod-4).")
-    zone, zone_list = zones_asked(zone, zones)
-    return LaunchAnswers(
-        where=Where(
-            asked_slice(accelerator),
-            zone,
-            project or "",
-            route,
-            backend,
-            name,
-            zone_list,
-            failover,
-            fan_out,
-            via,
-        ),
-        workload=Workload(
-            script,
-            script_args,
-            fetch,
-            asked_packages(with_specs, requirements, script),
-            jax,
-            precision,
-            trace,
-        ),
-        deadline=Deadline(
-            max_run,
-            watchdog,
-            queue_wait_minutes=queue_wait,
-            ready_timeout_s=ready_timeout,
-            keep=keep,
-        ),
-        resume=Resume(
-            checkpoints,
-            checkpoint_every_seconds(checkpoint_every),
-            max_restarts_or_default(max_restarts),
-            budget,
-            resume_from,
-            autocheckpoint,
-        ),
-        reach=Reach(transport, internal_ips, service_account),
-        guards=Guards(stall_timeout, join_timeout, heartbeat_timeout),
-    )
 
 
 def before_create_notes(prepared: Prepared, checked: CheckedPlan) -> list[str]:

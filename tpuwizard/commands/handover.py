@@ -3,15 +3,23 @@ SkyPilot. It only writes files: no cloud call, in practice as in real mode."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from tpuwizard.commands.common import Number, Whole, print_json, say
-from tpuwizard.commands.jax_option import jax_option
-from tpuwizard.commands.packages import asked_packages, check_packages, packages_options
-from tpuwizard.core.deadlines import deadline_bounds_text
-from tpuwizard.core.errors import BadInput, shown
+from tpuwizard.commands.common import print_json, say
+from tpuwizard.commands.options.export import (
+    admission_options,
+    job_options,
+    target_options,
+    where_options,
+    workload_options,
+)
+from tpuwizard.core.errors import BadInput
+
+if TYPE_CHECKING:
+    from tpuwizard.commands.options.export import Admission, ExportJob, ExportTarget, ExportWhere
+    from tpuwizard.core.launch.plan.parts import Workload
 
 
 class JsonErrors(click.Command):
@@ -39,89 +47,11 @@ class JsonErrors(click.Command):
 
 
 @click.command(cls=JsonErrors)
-@click.option(
-    "--to",
-    "target",
-    type=click.Choice(["xpk", "jobset", "skypilot", "gcluster"]),
-    default="xpk",
-    show_default=True,
-    help="xpk commands (and the JobSet they apply), a JobSet YAML for GKE, a SkyPilot task, or "
-    "a Cluster Toolkit gcluster job submit (and the JobSet it stands for).",
-)
-@click.option("--accelerator", required=True, help="TPU type of one slice, e.g. v5litepod-16.")
-@click.option(
-    "--slices",
-    type=Whole(),
-    default=1,
-    show_default=True,
-    help="Slices joined by Multislice: data-parallel copies, not room for a larger state.",
-)
-@click.option(
-    "--route",
-    type=click.Choice(["vm", "spot", "flex"]),
-    default="vm",
-    show_default=True,
-    help="On-demand, spot, or Flex-start capacity.",
-)
-@click.option("--zone", help="Zone (default: the first documented zone offering the slice).")
-@click.option("--project", help="Project (default: xpk's and gcloud's own).")
-@click.option("--cluster", default="tpuwizard", show_default=True, help="GKE cluster name.")
-@click.option("--name", default="tpuwizard-run", show_default=True, help="Workload name.")
-@click.option(
-    "--script", type=click.Path(path_type=Path), help="Your script to run after the verifier."
-)
-@packages_options
-@jax_option
-@click.option(
-    "--max-run",
-    type=Number(unit="minutes"),
-    help=f"Deadline of one attempt in minutes, {deadline_bounds_text()} (the JobSet's "
-    "activeDeadlineSeconds; xpk and SkyPilot have none, and the header says so).",
-)
-@click.option(
-    "--max-restarts",
-    type=Whole(),
-    default=0,
-    show_default=True,
-    help="How many times the engine restarts a failed run (xpk's --max-restarts, gcluster's "
-    "--restarts, the JobSet's failurePolicy.maxRestarts).",
-)
-@click.option("--image", help="--to jobset: a container image holding your folder.")
-@click.option(
-    "--queue",
-    metavar="NAME",
-    help="Kueue LocalQueue to submit to: the JobSet's kueue.x-k8s.io/queue-name label. Without "
-    "it, a cluster whose Kueue manages every job never starts the JobSet. --to jobset only "
-    "(xpk always names its own queue; SkyPilot's TPU VMs have none).",
-)
-@click.option(
-    "--priority",
-    metavar="CLASS",
-    help="Kubernetes PriorityClass of the Pods (priorityClassName), which Kueue takes as the "
-    "workload's priority; --to xpk takes very-low, low, medium, high or very-high (its "
-    "--priority). Not for SkyPilot.",
-)
-@click.option(
-    "--reservation",
-    metavar="NAME",
-    help="Compute Engine reservation of the project to take the TPUs from (with --route vm): "
-    "the JobSet's reservation node selectors, xpk's --reservation. Not for SkyPilot (its TPU "
-    "VMs take none).",
-)
-@click.option(
-    "--out",
-    type=click.Path(path_type=Path),
-    metavar="FOLDER",
-    help="The folder the export writes its three files into (the target's text, tpu_verify.py, "
-    "tpuwizard_job.sh), inside the script's folder, which the engine ships. Default: "
-    "export-TARGET there; without --out the text is also printed.",
-)
-@click.option(
-    "--force",
-    is_flag=True,
-    help="Overwrite a file of yours in the export's folder that tpuwizard did not write. Never "
-    "your script, never through a link.",
-)
+@workload_options
+@target_options
+@where_options
+@job_options
+@admission_options
 @click.option(
     "--json",
     "as_json",
@@ -129,31 +59,13 @@ class JsonErrors(click.Command):
     help="Print one JSON document: the plan, the files written, what bills while idle and the "
     "teardown lines (the target's text too, without --out).",
 )
-# `export --script train.py -- --lr 3e-4`: after `--`, the script's own arguments, unchanged.
-@click.argument("script_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- SCRIPT_ARGS...]")
 def export(
-    target: str,
-    accelerator: str,
-    slices: int,
-    route: str,
-    zone: str | None,
-    project: str | None,
-    cluster: str,
-    name: str,
-    script: Path | None,
-    with_specs: tuple[str, ...],
-    requirements: tuple[Path, ...],
-    jax: str | None,
-    max_run: float | None,
-    max_restarts: int,
-    image: str | None,
-    queue: str | None,
-    priority: str | None,
-    reservation: str | None,
-    out: Path | None,
-    force: bool,
+    workload: Workload,
+    target: ExportTarget,
+    where: ExportWhere,
+    job: ExportJob,
+    admission: Admission,
     as_json: bool,
-    script_args: tuple[str, ...],
 ) -> None:
     """Hand the plan to GKE (xpk, a JobSet or Cluster Toolkit) or SkyPilot: write the commands,
     with what bills while idle and how to tear down. Nothing is created."""
@@ -161,42 +73,41 @@ def export(
     from tpuwizard.core.handover.place import export_place
     from tpuwizard.core.handover.plan import make_plan
 
-    if script_args and script is None:
-        raise BadInput("Arguments after -- are the script's: give --script FILE too.")
-    if script is not None and not _is_file(script):
-        raise BadInput(f"No file {shown(str(script), 80)}: give --script the path of your script.")
-    if image is not None and target != "jobset":
-        raise BadInput(
-            "--image is for --to jobset (xpk and gcluster build their image from the folder)."
-        )
-    specs = asked_packages(with_specs, requirements, script)
-    check_packages(specs)
+    script = workload.script
     plan = make_plan(
-        accelerator,
-        slices=slices,
-        route=route,
-        packages=[s.text for s in specs],
+        where.accelerator,
+        slices=where.slices,
+        route=where.route,
+        packages=[s.text for s in workload.packages],
         script=script.name if script is not None else None,
-        script_args=script_args,
-        max_run_minutes=max_run,
-        max_restarts=max_restarts,
-        cluster=cluster,
-        workload=name,
-        zone=zone,
-        project=project,
-        jax=jax,
-        queue=queue,
-        priority=priority,
-        reservation=reservation,
+        script_args=workload.script_args,
+        max_run_minutes=job.max_run,
+        max_restarts=job.max_restarts,
+        cluster=admission.cluster,
+        workload=job.name,
+        zone=where.zone,
+        project=where.project,
+        jax=workload.jax,
+        queue=admission.queue,
+        priority=admission.priority,
+        reservation=admission.reservation,
     )
-    place = export_place(target, out, script)
+    place = export_place(target.to, target.out, script)
     plan = placed(plan, place)
-    text = render(target, plan, image)  # before any file is written: it may refuse the pair
+    # Rendered before any file is written: it may refuse the pair.
+    text = render(target.to, plan, target.image)
     written = write_export(
-        target, plan, text, place, force=force, force_hint=", or add --force to overwrite it"
+        target.to,
+        plan,
+        text,
+        place,
+        force=target.force,
+        force_hint=", or add --force to overwrite it",
     )
     if as_json:
-        print_json(export_document(target, plan, written, None if out is not None else text))
+        print_json(
+            export_document(target.to, plan, written, None if target.out is not None else text)
+        )
         return
     *shipped, main = written
     say(
@@ -205,13 +116,5 @@ def export(
         + ". Nothing was created; read the header of "
         + f"{main.path.name} for the idle cost and teardown."
     )
-    if out is None:
+    if target.out is None:
         click.echo(text, nl=False)
-
-
-def _is_file(path: Path) -> bool:
-    """Whether ``path`` is a file; a name too long or otherwise unreadable is not one."""
-    try:
-        return path.is_file()
-    except OSError:
-        return False

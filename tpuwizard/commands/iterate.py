@@ -13,43 +13,36 @@ from typing import TYPE_CHECKING
 import click
 
 from tpuwizard.commands.common import (
-    READY_TIMEOUT,
     Number,
     Whole,
-    Words,
-    asked_slice,
     at_command_end,
-    backend_option,
     check_script,
     cloud_errors,
     kept_said,
     open_session,
     project_option,
-    queue_wait_option,
     sandbox_option,
     say,
     show_event,
-    transport_option,
 )
-from tpuwizard.commands.guard_options import guard_options
-from tpuwizard.commands.jax_option import jax_option
 from tpuwizard.commands.kept_nodes import delete_kept, open_kept
 from tpuwizard.commands.kept_nodes import offer_teardown as _offer_teardown
-from tpuwizard.commands.packages import asked_packages, check_packages, packages_options
+from tpuwizard.commands.options.deadline import up_deadline_options
+from tpuwizard.commands.options.guards import guard_options
+from tpuwizard.commands.options.packages import asked_packages, check_packages, packages_options
+from tpuwizard.commands.options.reach import up_reach_options
+from tpuwizard.commands.options.resume import checkpoint_options, run_checkpoints
+from tpuwizard.commands.options.where import up_where_options
+from tpuwizard.commands.options.workload import up_workload_options
 from tpuwizard.commands.preflight import checked_or_exit, no_preflight_option
-from tpuwizard.commands.resume_options import checkpoint_options, run_checkpoints
 from tpuwizard.commands.script_args import ScriptArgsCommand, warn_own_options
-from tpuwizard.commands.zone_options import zones_asked, zones_options
-from tpuwizard.core.cloud.backends import Backend, Transport
-from tpuwizard.core.deadlines import READY_TIMEOUT_S, deadline_bounds_text
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK, EXIT_TEARDOWN, for_signal
 from tpuwizard.core.launch.plan.parts import Deadline, Guards, Reach, Where, Workload
-from tpuwizard.core.routes import CLOUD_ROUTES, Route
+from tpuwizard.core.routes import Route
 
 if TYPE_CHECKING:
     from tpuwizard.core.cancel import CancelToken
     from tpuwizard.core.launch.events import launch_events as ev
-    from tpuwizard.core.launch.plan.answers import LaunchAnswers
     from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
     from tpuwizard.core.launch.plan.packages import PackageSpec
     from tpuwizard.core.remote.sync import LocalFolder
@@ -66,56 +59,10 @@ SCRIPT_LAST = {"allow_interspersed_args": False}
 
 
 @click.command()
-@click.option("--accelerator", required=True, help="TPU type, e.g. v5litepod-4.")
-@click.option("--zone", help="Zone (default from gcloud config), e.g. us-central1-a.")
-@click.option(
-    "--route",
-    type=Words(Route, CLOUD_ROUTES),
-    default="vm",
-    show_default=True,
-    help="On-demand VM, spot (cheaper; Google may preempt it), or Flex-start (kept until its "
-    "Flex-start deadline).",
-)
-@project_option
-@click.option("--name", help="Node name (default tpuwizard-<run id>).")
-@click.option("--failover", is_flag=True, help="On a stockout, try the next zones offering it.")
-@zones_options
-@click.option(
-    "--idle",
-    type=Number(unit="minutes"),
-    help="Minutes without a run, watch, ssh or open wizard before the node deletes itself "
-    f"({deadline_bounds_text()}; default 30). The on-VM watchdog enforces it: not on "
-    "Flex-start or Compute Engine, whose deadline is Google's (--max-run).",
-)
-@click.option(
-    "--max-run",
-    type=Number(unit="minutes"),
-    help=f"Minutes until it deletes itself regardless ({deadline_bounds_text()}).",
-)
-@click.option(
-    "--no-watchdog",
-    is_flag=True,
-    help="Keep it even where no watchdog can be armed: then only `tpuwizard down` ends it.",
-)
-@transport_option
-@click.option(
-    "--ready-timeout",
-    type=READY_TIMEOUT,
-    default=int(READY_TIMEOUT_S),  # shown as 1800, not 1800.0
-    show_default=True,
-    help="Seconds to wait for the node to be ready.",
-)
-@click.option(
-    "--internal-ips",
-    is_flag=True,
-    help="No external address (Compute Engine: SSH reaches its internal address, from inside "
-    "its network; the TPU API: only --transport gcloud, through IAP).",
-)
-@click.option("--service-account", metavar="EMAIL", help="The VM's service account.")
-@packages_options
-@jax_option
-@backend_option
-@queue_wait_option
+@up_where_options
+@up_deadline_options
+@up_reach_options
+@up_workload_options
 @no_preflight_option
 @sandbox_option
 @click.option(
@@ -125,26 +72,10 @@ SCRIPT_LAST = {"allow_interspersed_args": False}
     help="One JSON object per event per line, as launch --json; the last is the kept node's.",
 )
 def up(
-    accelerator: str,
-    zone: str | None,
-    route: Route,
-    project: str | None,
-    name: str | None,
-    failover: bool,
-    zones: str | None,
-    fan_out: bool,
-    idle: float | None,
-    max_run: float | None,
-    no_watchdog: bool,
-    transport: Transport,
-    ready_timeout: float,
-    internal_ips: bool,
-    service_account: str | None,
-    with_specs: tuple[str, ...],
-    requirements: tuple[Path, ...],
-    jax: str | None,
-    backend: Backend,
-    queue_wait: float | None,
+    where: Where,
+    deadline: Deadline,
+    reach: Reach,
+    workload: Workload,
     no_preflight: bool,
     sandbox: bool,
     as_json: bool,
@@ -152,11 +83,12 @@ def up(
     """Create a TPU, set it up and verify it once, and keep it for `tpuwizard run`."""
     import json
 
+    from tpuwizard.core.launch.plan.answers import LaunchAnswers
     from tpuwizard.session.prices import PricesBeside
     from tpuwizard.words.event_text import json_event
 
-    answers = up_answers(**click.get_current_context().params)
-    session = open_session(project, sandbox)
+    answers = LaunchAnswers(where, workload, deadline, reach)
+    session = open_session(where.project or None, sandbox)
     prices = PricesBeside(session)  # as launch's: the cached read's or the offline table's now
     click.get_current_context().call_on_close(prices.finish)  # none lands after the command
     # Every rule before any call (exit 2); the checks before create (a FAIL exits 3; auto may
@@ -172,62 +104,6 @@ def up(
         sys.exit(stopped)
     if unrecorded:
         sys.exit(EXIT_TEARDOWN)
-
-
-def up_answers(
-    *,
-    accelerator: str,
-    zone: str | None,
-    zones: str | None,
-    route: Route,
-    project: str | None,
-    name: str | None,
-    failover: bool,
-    fan_out: bool,
-    idle: float | None,
-    max_run: float | None,
-    no_watchdog: bool,
-    transport: Transport,
-    ready_timeout: float,
-    internal_ips: bool,
-    service_account: str | None,
-    with_specs: tuple[str, ...],
-    requirements: tuple[Path, ...],
-    jax: str | None,
-    backend: Backend,
-    queue_wait: float | None,
-    **_command_options: object,
-) -> LaunchAnswers:
-    """up's options as the answers the session's pipeline takes: a node kept for runs, its
-    watchdog on unless --no-watchdog (the pipeline's defaults give it 30 idle minutes where a
-    watchdog keeps it, and none where Google's deadline is the only one)."""
-    from tpuwizard.core.launch.plan.answers import LaunchAnswers
-
-    zone, zone_list = zones_asked(zone, zones)
-    return LaunchAnswers(
-        where=Where(
-            asked_slice(accelerator),
-            zone,
-            project or "",
-            route,
-            backend,
-            name,
-            zone_list,
-            failover,
-            fan_out,
-        ),
-        deadline=Deadline(
-            max_run,
-            watchdog=False if no_watchdog else None,
-            idle_minutes=idle,
-            queue_wait_minutes=queue_wait,
-            ready_timeout_s=ready_timeout,
-            keep=True,
-            iterate=True,
-        ),
-        reach=Reach(transport, internal_ips, service_account),
-        workload=Workload(packages=asked_packages(with_specs, requirements), jax=jax),
-    )
 
 
 def keep_when_up(
@@ -399,9 +275,7 @@ def run(
     checkpoints: str | None,
     checkpoint_every: str,
     max_restarts: int | None,
-    stall_timeout: float | None,
-    join_timeout: int | None,
-    heartbeat_timeout: int | None,
+    guards: Guards,
     project: str | None,
     sandbox: bool,
     as_json: bool,
@@ -439,7 +313,7 @@ def run(
                 wait,
                 packages,
                 resume,
-                Guards(stall_timeout, join_timeout, heartbeat_timeout),
+                guards,
                 even_if_held,
             )
         )

@@ -32,7 +32,7 @@ def launch_on_kaggle(
 
     why = "a Kaggle kernel has no zone, nothing to keep and no checkpoint folder"
     script = check_free_route_input("kaggle", "Kaggle", why, refused, script)
-    from tpuwizard.commands.packages import asked_packages
+    from tpuwizard.commands.options.packages import asked_packages
 
     packages = asked_packages(with_specs, requirements, script)
     shape = machine_shape(accelerator)

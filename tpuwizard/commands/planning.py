@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from tpuwizard.commands.common import Number, Whole, print_json, say, split_list
+from tpuwizard.commands.common import print_json, say
+from tpuwizard.commands.options.fit import (
+    fit_rules_first,
+    program_options,
+    receipt_usable,
+    slices_options,
+    state_options,
+)
 from tpuwizard.core.errors import BadInput
 
 if TYPE_CHECKING:
-    from tpuwizard.core.plan.catalog import Slice
+    from tpuwizard.commands.options.fit import ProgramAsked, SlicesAsked
     from tpuwizard.core.plan.fit import TrainingState
     from tpuwizard.core.plan.program_at_hand import Measurement
     from tpuwizard.core.plan.program_fit import ProgramPlanner
@@ -35,88 +41,10 @@ class _SizeCommand(click.Command):
 
 
 @click.command(cls=_SizeCommand)
-@click.argument("size", required=False)
-@click.option("--params", help="Parameter count instead of a size: 7B, 350M, 1.5e9.")
-@click.option(
-    "--recipe",
-    default="bf16-adam",
-    show_default=True,
-    help="Bytes per parameter: adam-fp32 16, bf16-adam 12, mixed-adam 18, "
-    "inference-bf16 2, inference-int8 1.",
-)
-@click.option("--slices", help="Comma-separated slices to compare, e.g. v5litepod-4,v6e-4.")
-@click.option("--accelerator", help="One slice, as launch names it (the same as --slices NAME).")
-@click.option("--generation", help="Only these generations, e.g. v5e,v6e.")
-@click.option("--single-host", is_flag=True, help="Only slices that are one VM.")
-@click.option("--max-chips", type=Whole(), help="Only slices with at most this many chips.")
-@click.option(
-    "--usable",
-    type=Number(),
-    default=None,
-    help="Fraction of nominal HBM usable by your program, for every generation. Default: each "
-    "generation's usable HBM in tpuwizard's catalog (v5e 15.75 GiB per chip, measured; v6e "
-    "31.25 GiB and v4 30.75 GiB, from compile errors), else 0.94 of nominal, unconfirmed.",
-)
-@click.option(
-    "--receipt",
-    "receipt_file",
-    type=click.Path(path_type=Path),
-    help="A TPU receipt: its measured bytes_limit is the usable HBM for that generation "
-    "(with --program too).",
-)
-@click.option(
-    "--route",
-    type=click.Choice(["vm", "spot", "flex", "on-demand"]),
-    default="vm",
-    show_default=True,
-    help="Which price to show, by launch's route names: vm (on demand), spot, flex. "
-    "on-demand is accepted for vm.",
-)
-@click.option(
-    "--program",
-    type=click.Path(dir_okay=False),
-    help="Your training program: compile its step for each slice (see examples/).",
-)
-@click.option(
-    "--function",
-    "function_name",
-    default="tpuwizard_plan",
-    show_default=True,
-    help="With --program: the function that takes the mesh and returns (step, args).",
-)
-@click.option("--mesh", "mesh_axes", help="With --program: mesh axes, e.g. data=4,model=2.")
-@click.option(
-    "--method",
-    type=click.Choice(["auto", "tpu-compile", "shapes-only"]),
-    default="auto",
-    show_default=True,
-    help="With --program: compile with libtpu, or only count the state from the shapes.",
-)
-@click.option(
-    "--jax",
-    "worker_jax",
-    metavar="VERSION",
-    help="With --program: the worker's JAX from tpuwizard's table (default: its default), "
-    "said beside the JAX that compiles (this computer's).",
-)
-@click.option("--no-cache", is_flag=True, help="With --program: compile again, ignoring the cache.")
-@click.option(
-    "--measure",
-    is_flag=True,
-    help="With --program, on a TPU VM: also run the step on the TPU at hand and show its "
-    "measured peak HBM and step time beside the prediction (that slice's row only).",
-)
-@click.option(
-    "--node",
-    "node",
-    help="With --program --measure: measure on this kept node (from `tpuwizard up`) through its "
-    "run path, streamed and bounded by its deadline. A practice node's figures are its CPU's.",
-)
-@click.option(
-    "--even-if-held",
-    is_flag=True,
-    help="With --node: measure even when a process tpuwizard did not start holds the node's TPU.",
-)
+@fit_rules_first
+@state_options
+@slices_options
+@program_options
 @click.option(
     "--sandbox",
     is_flag=True,
@@ -125,151 +53,22 @@ class _SizeCommand(click.Command):
 @click.option("--refresh-prices", is_flag=True, help="With --json: read the Billing Catalog first.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def fit(
-    size: str | None,
-    params: str | None,
-    recipe: str,
-    slices: str | None,
-    accelerator: str | None,
-    generation: str | None,
-    single_host: bool,
-    max_chips: int | None,
-    usable: float | None,
-    receipt_file: Path | None,
-    route: str,
-    program: str | None,
-    function_name: str,
-    mesh_axes: str | None,
-    method: str,
-    worker_jax: str | None,
-    no_cache: bool,
-    measure: bool,
-    node: str | None,
-    even_if_held: bool,
+    state: TrainingState | None,
+    slices: SlicesAsked,
+    program: ProgramAsked | None,
     sandbox: bool,
     refresh_prices: bool,
     as_json: bool,
 ) -> None:
     """Which TPU slices hold a training state of SIZE (48, 48GiB, 51.5GB), or your program?"""
-    route = "vm" if route == "on-demand" else route  # one spelling of the routes everywhere
-    slices = slices_or_accelerator(slices, accelerator)
-    _check_together(size, params, program, worker_jax, measure, node)
     if program is not None:
-        reserve, chosen = _slices_asked(usable, slices, generation, single_host, max_chips)
-        _fit_program(
-            program,
-            chosen,
-            function=function_name,
-            mesh=mesh_axes,
-            method=None if method == "auto" else method,
-            reserve=reserve,
-            route=route,
-            use_cache=not no_cache,
-            as_json=as_json,
-            worker_jax=worker_jax,
-            receipt_usable=_receipt_usable(receipt_file),
-            measure=measure and node is None,
-            node=node,
-            sandbox=sandbox,
-            even_if_held=even_if_held,
-        )
-        return
-    state = _state_asked(size, params, recipe)
-    reserve, chosen = _slices_asked(usable, slices, generation, single_host, max_chips)
-    if not chosen:
-        raise BadInput(NO_SLICE)
-    measured = _receipt_usable(receipt_file)
-    _fit_state(state, chosen, reserve, route, measured, as_json, sandbox, refresh_prices)
-
-
-def slices_or_accelerator(slices: str | None, accelerator: str | None) -> str | None:
-    """``--accelerator NAME``, the name every other command takes, as ``--slices NAME``."""
-    if accelerator is None:
-        return slices
-    if slices is not None:
-        raise BadInput(
-            "Give --accelerator for one slice or --slices for several, not both: "
-            f"--slices {slices},{accelerator} compares them all."
-        )
-    if "," in accelerator:
-        raise BadInput(
-            f"--accelerator takes one slice; to compare several, give --slices {accelerator}."
-        )
-    return accelerator
-
-
-NO_SLICE = "No slice matches those filters: loosen --generation, --max-chips or --single-host."
-
-
-def _check_together(
-    size: str | None,
-    params: str | None,
-    program: str | None,
-    worker_jax: str | None,
-    measure: bool,
-    node: str | None,
-) -> None:
-    """The options that go only with others, and a state given once: each mistake is said
-    before anything is read, the first of them alone."""
-    if worker_jax is not None:
-        from tpuwizard.core.plan.jax_versions import jax_problems
-
-        if program is None:
-            raise BadInput(
-                "--jax is for --program: the worker's JAX, said beside the one that compiles."
-            )
-        if problems := jax_problems(worker_jax):
-            raise BadInput(problems[0])
-    if measure and program is None:
-        raise BadInput("--measure is for --program: it runs your training step on the TPU at hand.")
-    if node is not None and not measure:
-        raise BadInput("--node is for --program --measure: it measures your step on a kept node.")
-    if program is not None and (size is not None or params is not None):
-        raise BadInput("Give either --program FILE or a size (or --params), not both.")
-    if program is None and (size is None) == (params is None):
-        raise BadInput(
-            "Give either a state size (tpuwizard fit 48GiB) or --params 7B "
-            "[--recipe bf16-adam], not both and not neither."
-        )
-
-
-def _state_asked(size: str | None, params: str | None, recipe: str) -> TrainingState:
-    """The training state from SIZE or --params and --recipe; a size typed as a parameter
-    count is answered with the line to type instead."""
-    from tpuwizard.core.plan import fit as fitting
-
-    try:
-        return fitting.training_state(size, params, recipe)
-    except fitting.LooksLikeParams as err:
-        raise BadInput(f"{err} Type instead: tpuwizard fit {err.cli_line}") from None
-
-
-def _slices_asked(
-    usable: float | None,
-    slices: str | None,
-    generation: str | None,
-    single_host: bool,
-    max_chips: int | None,
-) -> tuple[float | None, list[Slice]]:
-    """``--usable`` as the reserve (None: each generation's own), and the slices to plan over:
-    those named (else the default ones), filtered."""
-    from tpuwizard.core.plan import fit as fitting
-
-    reserve = None if usable is None else 1 - _usable(usable)
-    chosen = fitting.select_slices(
-        named_slices(split_list(slices)), split_list(generation), single_host, max_chips
-    )
-    return reserve, chosen
+        _fit_program(program, slices, as_json, sandbox)
+    elif state is not None:  # the rules let exactly one of them through
+        _fit_state(state, slices, as_json, sandbox, refresh_prices)
 
 
 def _fit_state(
-    state: TrainingState,
-    chosen: list[Slice],
-    reserve: float | None,
-    route: str,
-    measured: dict[str, float],
-    as_json: bool,
-    sandbox: bool,
-    refresh_prices: bool,
+    state: TrainingState, slices: SlicesAsked, as_json: bool, sandbox: bool, refresh_prices: bool
 ) -> None:
     """``fit SIZE`` (or ``--params``): the state fitted over ``chosen``, cheapest first, as
     one JSON document (priced from the Billing Catalog's read) or a table and its verdict."""
@@ -277,7 +76,9 @@ def _fit_state(
     from tpuwizard.core.plan import fit as fitting
 
     found = fit_price_read(sandbox, refresh_prices) if as_json else (None, "")
-    fits = fitting.plan(state.gib, chosen, reserve, route, measured)
+    chosen = slices.some_chosen()
+    route = slices.route
+    fits = fitting.plan(state.gib, chosen, slices.reserve, route, receipt_usable(slices.receipt))
     if as_json:
         print_json(
             {
@@ -290,7 +91,7 @@ def _fit_state(
         return
     from tpuwizard.words.render import render_fit
 
-    verdict = _verdict(state.gib, fits, reserve, route)
+    verdict = _verdict(state.gib, fits, slices.reserve, route)
     render_fit(
         state.gib,
         state.bytes_per_param,
@@ -357,59 +158,36 @@ def _measure_on_node(
     return planner.measurement
 
 
-def named_slices(names: list[str] | None) -> list[Slice] | None:
-    """``--slices``, parsed where it is read; an unknown name raises :class:`BadInput`."""
-    from tpuwizard.core.plan import catalog
-
-    if not names:
-        return None
-    try:
-        return [catalog.parse_accelerator(name) for name in names]
-    except catalog.UnknownAcceleratorError as err:
-        raise BadInput(str(err)) from None
-
-
 def _verdict(state: float, fits: list, reserve: float | None, route: str) -> str:
     from tpuwizard.core.handover.larger import verdict_with_larger
 
     return verdict_with_larger(state, fits, reserve, route)
 
 
-def _receipt_usable(receipt_file: Path | None) -> dict[str, float]:
-    """``--receipt``: usable GiB per chip of the receipt's generation, measured by that TPU."""
-    if receipt_file is None:
-        return {}
-    from tpuwizard.core.evidence.receipt import load_receipt, usable_hbm_gib_per_chip
-
-    key, gib = usable_hbm_gib_per_chip(load_receipt(receipt_file))
-    say(f"Usable HBM per {key} chip from {receipt_file}: {gib:.2f} GiB (measured).")
-    return {key: gib}
-
-
-def _usable(usable: float) -> float:
-    if not (0 < usable <= 1):
-        raise BadInput(
-            f"--usable must be a fraction above 0 and at most 1, such as 0.94; got {usable}."
-        )
-    return usable
-
-
-def _fit_program(
-    program: str,
-    chosen: list,
-    as_json: bool,
-    worker_jax: str | None,
-    node: str | None = None,
-    sandbox: bool = False,
-    even_if_held: bool = False,
-    **options: object,
-) -> None:
+def _fit_program(asked: ProgramAsked, slices: SlicesAsked, as_json: bool, sandbox: bool) -> None:
     """``fit --program``: compile the user's step for each slice; rows appear as they finish."""
     from tpuwizard.core.plan import jax_versions, program_advice, program_fit, program_result
 
-    if not chosen:
-        raise BadInput(NO_SLICE)
-    planner = program_fit.ProgramPlanner(program, chosen, **options)  # type: ignore[arg-type]
+    # The program's branch reads --receipt (and says so) before it finds no slice.
+    measured = receipt_usable(slices.receipt)
+    program, chosen, worker_jax, node = (
+        asked.path,
+        slices.some_chosen(),
+        asked.worker_jax,
+        asked.node,
+    )
+    planner = program_fit.ProgramPlanner(
+        program,
+        chosen,
+        function=asked.function,
+        mesh=asked.mesh,
+        method=asked.method,
+        reserve=slices.reserve,
+        route=slices.route,
+        use_cache=asked.use_cache,
+        receipt_usable=measured,
+        measure=asked.measure and node is None,
+    )
     if planner.method == "shapes-only":
         say(
             "libtpu is not installed here, so nothing is compiled: the table counts only the "
@@ -426,7 +204,7 @@ def _fit_program(
             run = planner.run_measurement()
             say(f"  {run.slice_name}: {run.label}")
         if node is not None:
-            run = _measure_on_node(planner, chosen, node, sandbox, even_if_held)
+            run = _measure_on_node(planner, chosen, node, sandbox, asked.even_if_held)
             say(f"  {run.slice_name}: {run.label}")
         counting = planner.method == "shapes-only"  # nothing compiles: no time per slice
         if not as_json:
@@ -460,4 +238,4 @@ def _fit_program(
         return
     from tpuwizard.words.program_table import render_program_fit
 
-    render_program_fit(str(planner.program), planner.method, results, str(options["route"]), advice)
+    render_program_fit(str(planner.program), planner.method, results, slices.route, advice)

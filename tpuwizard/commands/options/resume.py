@@ -1,6 +1,7 @@
 """``--checkpoints``, ``--checkpoint-every`` and ``--max-restarts`` (launch's and run's; launch's
-also ``--budget`` and ``--resume-from``): a spot run that resumes after preemption. Read before
-any call; the plan's rules (plan/resume_rules.py) check the rest."""
+also ``--budget``, ``--resume-from`` and ``--autocheckpoint``, handed to it as its ``Resume``
+part): a spot run that resumes after preemption. Read before any call; the plan's rules
+(plan/resume_rules.py) check the rest."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from typing import TYPE_CHECKING, TypeVar
 import click
 
 from tpuwizard.commands.common import Number, Whole
+from tpuwizard.commands.options.group import option_group
 
 if TYPE_CHECKING:
+    from tpuwizard.core.launch.plan.parts import Resume
     from tpuwizard.session.kept.resume import CheckpointsAsked
 
 F = TypeVar("F", bound=Callable[..., object])
@@ -43,8 +46,8 @@ def checkpoint_options(command: F) -> F:
     )(command)
 
 
-def resume_options(command: F) -> F:
-    """The options of a resumable launch."""
+def _resume_only_options(command: F) -> F:
+    """``--budget``, ``--resume-from`` and ``--autocheckpoint``: launch's alone."""
     command = click.option(
         "--autocheckpoint/--no-autocheckpoint",
         "autocheckpoint",
@@ -70,7 +73,33 @@ def resume_options(command: F) -> F:
         help="With --checkpoints: every attempt's estimated cost together stays within it; each "
         "attempt's deadline is what is left of it, and none starts with under 10 minutes.",
     )(command)
-    return checkpoint_options(command)
+    return command
+
+
+def asked_resume(
+    checkpoints: str | None,
+    checkpoint_every: str,
+    max_restarts: int | None,
+    budget: float | None,
+    resume_from: str | None,
+    autocheckpoint: bool | None,
+) -> Resume:
+    """launch's part as asked, the copy interval read here (exit 2 for one it cannot read);
+    resume_rules.py checks the rest."""
+    from tpuwizard.core.launch.plan.parts import Resume
+
+    return Resume(
+        checkpoints,
+        checkpoint_every_seconds(checkpoint_every),
+        max_restarts_or_default(max_restarts),
+        budget,
+        resume_from,
+        autocheckpoint,
+    )
+
+
+# launch's: the part as ``resume``, in the order --help has always listed them.
+resume_options = option_group("resume", [checkpoint_options, _resume_only_options], asked_resume)
 
 
 def max_restarts_or_default(asked: int | None) -> int:
