@@ -31,6 +31,7 @@ from google.auth.credentials import AnonymousCredentials
 from requests.adapters import BaseAdapter
 
 from tests.fakes import MemoryCloud
+from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.cloud.compute.body import accelerator_of
 from tpuwizard.core.cloud.endpoint import GOOGLE_ENDPOINT
 from tpuwizard.core.cloud.iam import WatchdogCheck, check_watchdog, endpoints_for
@@ -182,7 +183,7 @@ class MemorySession:
         """A session over a world with the faults of a sandbox spec, e.g. ``"sa_no_delete=1"``."""
         faults = parse_faults(spec, memory=True)
         session = cls(runs, faults, install(monkeypatch, faults), **fields)
-        for backend in ("tpu-api", "compute"):
+        for backend in (Backend.TPU_API, Backend.COMPUTE):
             cloud = MemoryTypes(project=session.project or "", backend=backend, faults=faults)
             cloud.credentials = AnonymousCredentials()
             session.clouds[backend] = cloud
