@@ -34,7 +34,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Self
 
 from google.api_core import exceptions as gx
 
@@ -76,7 +76,7 @@ class MemoryCloud(MemoryWorld):
     """The ``Cloud`` protocol over the world of :class:`~tests.memory_world.MemoryWorld`."""
 
     @classmethod
-    def faulty(cls, spec: str, **fields: Any) -> MemoryCloud:
+    def faulty(cls, spec: str, **fields: Any) -> Self:
         """A cloud with the faults of a sandbox spec, e.g. ``"lying_delete=1"``."""
         return cls(faults=parse_faults(spec, memory=True), **fields)
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -82,14 +82,24 @@ class MemoryGoogle(BaseAdapter):
         self.faults = faults
         self.asked: list[tuple[str, str]] = []  # (method, path) of each read
 
-    def send(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
+    def send(
+        self,
+        request: requests.PreparedRequest,
+        stream: bool = False,
+        timeout: float | tuple[float | None, float | None] | None = None,
+        verify: bool | str = True,
+        cert: str | tuple[str, str] | None = None,
+        proxies: Mapping[str, str] | None = None,
+    ) -> requests.Response:
         url = urlsplit(request.url or "")
         method, path = request.method or "GET", url.path
         self.asked.append((method, path))
-        raw = request.body or b""
-        raw = raw.encode() if isinstance(raw, str) else raw
+        body = request.body or b""
+        raw = body.encode() if isinstance(body, str) else body
+        assert isinstance(raw, bytes), "Google's clients send a body whole, never streamed"
         if preflight_routes.serves(path):
-            quota_project = request.headers.get("x-goog-user-project")
+            quota = request.headers.get("x-goog-user-project")
+            quota_project = quota.decode() if isinstance(quota, bytes) else quota
             args = (self.state, method, path, url.query, raw, _no_token, quota_project)
             status, body = preflight_routes.answer(*args)
         elif compute_routes.serves(path):

@@ -118,7 +118,8 @@ def test_a_requirements_txt_beside_the_script_is_used_and_said_once(tmp_path):
     request = gather_packages(["optax"], [], script)
     assert [s.text for s in request.specs] == ["optax", "tinypkg"]
     assert request.auto_file == beside
-    assert "requirements.txt" in (request.auto_words() or "") and "tinypkg" in request.auto_words()
+    said = request.auto_words()
+    assert said is not None and "requirements.txt" in said and "tinypkg" in said
     named = gather_packages([], [beside], script)  # named with --requirements: not twice
     assert [s.text for s in named.specs] == ["tinypkg"] and named.auto_words() is None
     assert gather_packages([], [], tmp_path / "elsewhere" / "x.py").specs == ()

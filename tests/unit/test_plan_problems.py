@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,7 +15,7 @@ from tpuwizard.words.choice_words import all_words
 
 
 def plan(tmp_path: Path, **changes) -> LaunchPlan:
-    fields = {
+    fields: dict[str, Any] = {
         "accelerator": "v5litepod-4",
         "zone": "us-central1-a",
         "project": "tpuwizard-practice",
