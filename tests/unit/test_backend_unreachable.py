@@ -43,7 +43,7 @@ def _made_on(cloud: MemoryCloud, ledger: Ledger, name: str) -> Resource:
 @pytest.mark.parametrize("down", ["tpu-api", "compute"])
 def test_a_record_of_a_backend_that_cannot_be_read_is_unchecked_not_gone(tmp_path, down):
     ledger = Ledger(tmp_path / "ledger.jsonl")
-    up = "compute" if down == "tpu-api" else "tpu-api"
+    up = Backend.COMPUTE if down == "tpu-api" else Backend.TPU_API
     reachable = MemoryCloud(backend=up)
     # The record was made while its backend answered; now it does not.
     made = _made_on(MemoryCloud(backend=down), ledger, "kept-one")

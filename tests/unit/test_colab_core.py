@@ -136,7 +136,8 @@ def test_a_session_still_listed_after_stop_is_not_verified_and_stays_in_the_ledg
     assert events == [ColabSessionStopped("tpuwizard-r1", False, "colab sessions still lists it")]
     assert [r["kernel"] for r in ledger.held()] == ["tpuwizard-r1"]
     colab.stop_works = True
-    assert list(stop_session(colab, "tpuwizard-r1", "r1", ledger))[-1].verified
+    stopped = list(stop_session(colab, "tpuwizard-r1", "r1", ledger))[-1]
+    assert isinstance(stopped, ColabSessionStopped) and stopped.verified
     assert ledger.held() == []
 
 

@@ -47,7 +47,7 @@ def test_one_backend_opening_never_holds_up_the_other():
         if backend == "compute":
             compute_opening.set()
             compute_may_open.wait(30)
-        return MemoryCloud(backend=backend)
+        return MemoryCloud(backend=Backend(backend))
 
     book = CloudBook(open_cloud)
     opened: list[str] = []
