@@ -66,9 +66,7 @@ def test_a_vm_pending_past_its_queue_wait_and_five_minutes_is_given_up():
         cloud.wait_for_node(ZONE, NAME, None, seen.append, timeout=30, poll=0.001)
     # Not before, not much after.
     waited = err.value.waited_s
-    assert (
-        waited is not None and 600 + GRACE_S <= waited < 600 + GRACE_S + 40
-    )  # not before, not much after
+    assert waited is not None and 600 + GRACE_S <= waited < 600 + GRACE_S + 40
     assert err.value.state == "PENDING" and seen == ["PENDING"]
     d = diagnose(
         err.value,

@@ -99,9 +99,7 @@ def test_a_flex_slice_waits_out_no_capacity_until_its_queue_wait_then_expires():
         s.wait(ZONE, NAME, build, seen.append, timeout=30, poll=0.001, cancelled=None)
     # The queue wait, no sooner.
     waited = err.value.waited_s
-    assert (
-        waited is not None and 600 <= waited < 700 and clock.now >= 600
-    )  # the queue wait, no sooner
+    assert waited is not None and 600 <= waited < 700 and clock.now >= 600
     assert "--queue-wait" in (err.value.bound or "") and err.value.route == "flex"
     assert "RESIZING" in seen and "PROVISIONING" in seen  # waited, not failed at once
     d = diagnose(
