@@ -116,9 +116,8 @@ async def test_a_spot_run_preempted_once_resumes_and_the_wizard_shows_every_atte
         assert "final step 12" in screen_as(app, RunScreen).log_text()
         await press(pilot, "#end-runs")
         await on_screen(pilot, "SummaryScreen", 120)
-        summary = summary_lines(
-            screen_as(app, SummaryScreen).summary, "wizard"
-        )  # what the screen shows
+        # What the screen shows.
+        summary = summary_lines(screen_as(app, SummaryScreen).summary, "wizard")
         assert "  Attempts: 2 of at most 4" in summary
         first = next(line for line in summary if line.startswith("    1 in "))
         second = next(line for line in summary if line.startswith("    2 in "))
