@@ -18,7 +18,6 @@ from tests.tui.pilot_helpers import (
     until,
     walk_to_capacity,
 )
-from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.launch.records.ledger import Ledger
 from tpuwizard.tui.app import WizardApp
 from tpuwizard.tui.screens.review import ReviewScreen
@@ -101,10 +100,10 @@ async def test_a_v6e_made_through_compute_engine_from_review_to_nothing_billing(
         await until(pilot, lambda: app.screen.query_one("#watchdog", Switch).display, 5, "TPU API")
         off = text_of(app, "#deadline-words")
         assert "Made through the TPU API (Compute Engine OFF); both APIs serve v6e." in off, off
-        assert screen_as(app, ReviewScreen).answers().backend is Backend.TPU_API
+        assert screen_as(app, ReviewScreen).answers().backend == "tpu-api"
         app.screen.query_one("#compute", Switch).toggle()
         await until(pilot, lambda: AUTO_BY_QUOTA.search(text_of(app, "#deadline-words")), 5, "auto")
-        assert screen_as(app, ReviewScreen).answers().backend is Backend.AUTO
+        assert screen_as(app, ReviewScreen).answers().backend == "auto"
         words = text_of(app, "#deadline-words")
         # Which API, in the wizard's words: the switch, never the CLI's --backend.
         assert "--" not in words
@@ -154,6 +153,6 @@ async def test_review_says_auto_kept_the_tpu_api_where_compute_engine_s_quota_is
         assert "Made through the TPU API (auto: Compute Engine has quota for 2 of 4 chips)." in (
             words
         )
-        assert screen_as(app, ReviewScreen).answers().backend is Backend.AUTO
+        assert screen_as(app, ReviewScreen).answers().backend == "auto"
         for selector in ("#compute", "#deadline-words", "#create"):
             assert on_screen_whole(app, selector), selector
