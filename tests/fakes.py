@@ -34,7 +34,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Self
 
 from google.api_core import exceptions as gx
 
@@ -51,6 +51,7 @@ from tests.memory_world import (
     same_instance,
 )
 from tpuwizard.core.cloud import google_errors
+from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.cloud.protocol import NodeIdentity, Part
 from tpuwizard.core.cloud.tpu import states as tpu_states
 from tpuwizard.core.cloud.tpu.queued import QUEUE_WAITING, ended_error, route_of
@@ -75,12 +76,12 @@ class MemoryCloud(MemoryWorld):
     """The ``Cloud`` protocol over the world of :class:`~tests.memory_world.MemoryWorld`."""
 
     @classmethod
-    def faulty(cls, spec: str, **fields: Any) -> MemoryCloud:
+    def faulty(cls, spec: str, **fields: Any) -> Self:
         """A cloud with the faults of a sandbox spec, e.g. ``"lying_delete=1"``."""
         return cls(faults=parse_faults(spec, memory=True), **fields)
 
     def queues(self, route: str) -> bool:
-        return self.backend == "tpu-api" and route in ("spot", "flex")
+        return self.backend is Backend.TPU_API and route in ("spot", "flex")
 
     def _body(self, req: NodeRequest) -> dict[str, Any]:
         """The parts of the REST body that the sandbox's create faults look at."""

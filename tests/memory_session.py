@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -31,6 +31,7 @@ from google.auth.credentials import AnonymousCredentials
 from requests.adapters import BaseAdapter
 
 from tests.fakes import MemoryCloud
+from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.cloud.compute.body import accelerator_of
 from tpuwizard.core.cloud.endpoint import GOOGLE_ENDPOINT
 from tpuwizard.core.cloud.iam import WatchdogCheck, check_watchdog, endpoints_for
@@ -81,14 +82,24 @@ class MemoryGoogle(BaseAdapter):
         self.faults = faults
         self.asked: list[tuple[str, str]] = []  # (method, path) of each read
 
-    def send(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
+    def send(
+        self,
+        request: requests.PreparedRequest,
+        stream: bool = False,
+        timeout: float | tuple[float | None, float | None] | None = None,
+        verify: bool | str = True,
+        cert: str | tuple[str, str] | None = None,
+        proxies: Mapping[str, str] | None = None,
+    ) -> requests.Response:
         url = urlsplit(request.url or "")
         method, path = request.method or "GET", url.path
         self.asked.append((method, path))
-        raw = request.body or b""
-        raw = raw.encode() if isinstance(raw, str) else raw
+        body = request.body or b""
+        raw = body.encode() if isinstance(body, str) else body
+        assert isinstance(raw, bytes), "Google's clients send a body whole, never streamed"
         if preflight_routes.serves(path):
-            quota_project = request.headers.get("x-goog-user-project")
+            quota = request.headers.get("x-goog-user-project")
+            quota_project = quota.decode() if isinstance(quota, bytes) else quota
             args = (self.state, method, path, url.query, raw, _no_token, quota_project)
             status, body = preflight_routes.answer(*args)
         elif compute_routes.serves(path):
@@ -182,7 +193,7 @@ class MemorySession:
         """A session over a world with the faults of a sandbox spec, e.g. ``"sa_no_delete=1"``."""
         faults = parse_faults(spec, memory=True)
         session = cls(runs, faults, install(monkeypatch, faults), **fields)
-        for backend in ("tpu-api", "compute"):
+        for backend in (Backend.TPU_API, Backend.COMPUTE):
             cloud = MemoryTypes(project=session.project or "", backend=backend, faults=faults)
             cloud.credentials = AnonymousCredentials()
             session.clouds[backend] = cloud

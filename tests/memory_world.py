@@ -20,6 +20,7 @@ from google.api_core import exceptions as gx
 
 from tpuwizard.core.cancel import Cancelled
 from tpuwizard.core.cloud import google_errors
+from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.cloud.types import NodeInfo, NodeRequest, QueuedInfo
 from tpuwizard.core.plan import catalog
 from tpuwizard.core.plan.catalog import parse_accelerator
@@ -89,8 +90,8 @@ class MemoryWorld:
     """What the in-memory cloud holds, and its instruments (see tests/fakes.py)."""
 
     project: str = "practice-project"
-    # "compute": Compute Engine's shape, every route one instance (queues() is False for all).
-    backend: str = "tpu-api"
+    # COMPUTE: Compute Engine's shape, every route one instance (queues() is False for all).
+    backend: Backend = Backend.TPU_API
     faults: Faults = field(default_factory=Faults)
     delay: float = 0.0  # provisioning time, unless faults.slow_create says otherwise
     nodes: dict[Key, NodeInfo] = field(default_factory=dict)

@@ -5,8 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any, TypeVar
 
+from textual.app import App
+from textual.screen import Screen
 from textual.widgets import Button, RadioButton
+
+ScreenT = TypeVar("ScreenT", bound=Screen[Any])
 
 
 async def until(pilot, condition, seconds: float = 60.0, what: str = "") -> None:
@@ -27,6 +32,14 @@ async def until(pilot, condition, seconds: float = 60.0, what: str = "") -> None
 
 async def on_screen(pilot, name: str, seconds: float = 60.0) -> None:
     await until(pilot, lambda: type(pilot.app.screen).__name__ == name, seconds, name)
+
+
+def screen_as(app: App[Any], kind: type[ScreenT]) -> ScreenT:
+    """The screen on show, which the test knows is a ``kind``: what it reads of it is then
+    checked by mypy (``app.screen`` is any ``Screen``)."""
+    screen = app.screen
+    assert isinstance(screen, kind), f"on {type(screen).__name__}, not {kind.__name__}"
+    return screen
 
 
 class ShownScreens(list):

@@ -14,11 +14,14 @@ from tests.tui.pilot_helpers import (
     press,
     record_screens,
     sandbox_nodes,
+    screen_as,
     until,
     walk_to_capacity,
 )
 from tpuwizard.core.launch.records.ledger import Ledger
 from tpuwizard.tui.app import WizardApp
+from tpuwizard.tui.screens.review import ReviewScreen
+from tpuwizard.tui.widgets.hanging_lines import HangingLines
 
 ACCELERATOR = "v6e-4"
 GOOGLES_DEADLINE = re.compile(
@@ -97,10 +100,10 @@ async def test_a_v6e_made_through_compute_engine_from_review_to_nothing_billing(
         await until(pilot, lambda: app.screen.query_one("#watchdog", Switch).display, 5, "TPU API")
         off = text_of(app, "#deadline-words")
         assert "Made through the TPU API (Compute Engine OFF); both APIs serve v6e." in off, off
-        assert app.screen.answers().backend == "tpu-api"
+        assert screen_as(app, ReviewScreen).answers().backend == "tpu-api"
         app.screen.query_one("#compute", Switch).toggle()
         await until(pilot, lambda: AUTO_BY_QUOTA.search(text_of(app, "#deadline-words")), 5, "auto")
-        assert app.screen.answers().backend == "auto"
+        assert screen_as(app, ReviewScreen).answers().backend == "auto"
         words = text_of(app, "#deadline-words")
         # Which API, in the wizard's words: the switch, never the CLI's --backend.
         assert "--" not in words
@@ -116,10 +119,11 @@ async def test_a_v6e_made_through_compute_engine_from_review_to_nothing_billing(
         await on_screen(pilot, "SummaryScreen")
         assert "VerifyScreen" in shown, shown
         assert app.state.finished_code == 0 and app.state.receipt_ok, app.state.last_failure
-        assert Path(app.state.receipt_path).is_file()
+        receipt = app.state.receipt_path
+        assert receipt is not None and Path(receipt).is_file()
         assert not app.billing.may_bill()
         assert "Nothing is billing" in text_of(app, "#verdict")
-        assert "verified gone" in app.screen.query_one("#summary").plain
+        assert "verified gone" in app.screen.query_one("#summary", HangingLines).plain
 
         ledger = Ledger(home / "sandbox" / "ledger.jsonl")
         records = ledger.entries()
@@ -149,6 +153,6 @@ async def test_review_says_auto_kept_the_tpu_api_where_compute_engine_s_quota_is
         assert "Made through the TPU API (auto: Compute Engine has quota for 2 of 4 chips)." in (
             words
         )
-        assert app.screen.answers().backend == "auto"
+        assert screen_as(app, ReviewScreen).answers().backend == "auto"
         for selector in ("#compute", "#deadline-words", "#create"):
             assert on_screen_whole(app, selector), selector

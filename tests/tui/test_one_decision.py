@@ -27,6 +27,7 @@ from tests.tui.pilot_helpers import (
     next_step,
     on_screen,
     press,
+    screen_as,
     until,
     walk_to_capacity,
     walk_to_review,
@@ -45,6 +46,7 @@ from tpuwizard.session.practice.sandbox import PRACTICE_PROJECT
 from tpuwizard.session.prepare.outcomes import Prepared, Ready
 from tpuwizard.session.session import Session
 from tpuwizard.tui.app import WizardApp
+from tpuwizard.tui.screens.review import ReviewScreen
 
 ACCELERATOR, ZONE = "v5litepod-4", "us-central1-a"
 REAL_PROJECT = "my-real-project-1"  # gcloud's project: practice must not take it
@@ -195,7 +197,7 @@ async def wizard(
             if deadline is not None:
                 app.screen.query_one("#max-run", Input).value = deadline
                 await pilot.pause()
-            problems = app.screen.problems()
+            problems = screen_as(app, ReviewScreen).problems()
             if problems:
                 walk.review_problem = problems[0]
                 return walk

@@ -11,10 +11,19 @@ from pathlib import Path
 import pytest
 from textual.widgets import Button, Input, Static
 
-from tests.tui.pilot_helpers import on_screen, press, sandbox_nodes, until, walk_to_review
+from tests.tui.pilot_helpers import (
+    on_screen,
+    press,
+    sandbox_nodes,
+    screen_as,
+    until,
+    walk_to_review,
+)
 from tests.tui.test_review_packages import review_state, whole_on_screen
 from tests.tui.test_snapshots import Harness
 from tpuwizard.tui.app import WizardApp
+from tpuwizard.tui.screens.run import RunScreen
+from tpuwizard.tui.screens.summary import SummaryScreen
 from tpuwizard.words.summary_text import summary_lines
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "resumable_train.py"
@@ -29,7 +38,7 @@ async def test_spot_review_offers_resume_after_preemption_inside_80x24(tmp_path)
     app = Harness(lambda: ReviewScreen(state), state)
     async with app.run_test(size=(80, 24)) as pilot:
         await on_screen(pilot, "ReviewScreen", 30)
-        screen = app.screen
+        screen = screen_as(app, ReviewScreen)
         field = screen.query_one("#checkpoints", Input)
         assert field.border_title == "Resume after preemption" and field.border_subtitle == "off"
         assert screen.answers().checkpoints == ""
@@ -59,7 +68,8 @@ async def test_other_routes_have_no_resume_field_and_launch_no_chain(tmp_path):
     async with app.run_test(size=(80, 24)) as pilot:
         await on_screen(pilot, "ReviewScreen", 30)
         assert not app.screen.query("#checkpoints")
-        assert state.reviewed(app.screen.answers()).preview().resume.checkpoints is None
+        answers = screen_as(app, ReviewScreen).answers()
+        assert state.reviewed(answers).preview().resume.checkpoints is None
 
 
 @pytest.mark.rotating("resume-e2e")
@@ -103,10 +113,11 @@ async def test_a_spot_run_preempted_once_resumes_and_the_wizard_shows_every_atte
         # The first attempt's node is verified gone, and what it billed stays on the meter.
         assert app.billing.gone_cost_usd > 0
         await until(pilot, lambda: app.screen.query("#end-runs"), 120, "the resumed run's end")
-        assert "final step 12" in app.screen.log_text()
+        assert "final step 12" in screen_as(app, RunScreen).log_text()
         await press(pilot, "#end-runs")
         await on_screen(pilot, "SummaryScreen", 120)
-        summary = summary_lines(app.screen.summary, "wizard")  # what the screen shows
+        # What the screen shows.
+        summary = summary_lines(screen_as(app, SummaryScreen).summary, "wizard")
         assert "  Attempts: 2 of at most 4" in summary
         first = next(line for line in summary if line.startswith("    1 in "))
         second = next(line for line in summary if line.startswith("    2 in "))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from textual.widgets import Input, Static, Switch
 
-from tests.tui.pilot_helpers import on_screen, until
+from tests.tui.pilot_helpers import on_screen, screen_as, until
 from tests.tui.test_review_packages import review_state, whole_on_screen
 from tests.tui.test_snapshots import Harness
 from tpuwizard.core.cloud.iam import WatchdogCheck
@@ -31,7 +31,7 @@ async def test_a_spot_run_that_resumes_offers_autocheckpoint_and_the_dialog_feed
         for selector in ("#guards", "#create", "#checkpoints"):
             assert whole_on_screen(app, selector), selector
         assert guards_words(app) == "Stall guard 45 min, Autocheckpoint ON; F4: change."
-        assert state.reviewed(app.screen.answers()).preview().autocheckpoint_on
+        assert state.reviewed(screen_as(app, ReviewScreen).answers()).preview().autocheckpoint_on
 
         await pilot.press("f4")
         await on_screen(pilot, "GuardsDialog", 30)
@@ -45,9 +45,9 @@ async def test_a_spot_run_that_resumes_offers_autocheckpoint_and_the_dialog_feed
         await on_screen(pilot, "ReviewScreen", 30)
         await until(pilot, lambda: "30 min" in guards_words(app), 30, "the line changed")
         assert guards_words(app) == "Stall guard 30 min, Autocheckpoint OFF; F4: change."
-        answers = state.reviewed(app.screen.answers()).plan_answers()
+        answers = state.reviewed(screen_as(app, ReviewScreen).answers()).plan_answers()
         assert answers.guards.stall_minutes == 30 and answers.resume.autocheckpoint is False
-        plan = state.reviewed(app.screen.answers()).preview()
+        plan = state.reviewed(screen_as(app, ReviewScreen).answers()).preview()
         assert plan.guards.stall_minutes == 30 and not plan.autocheckpoint_on
         assert plan.problems() == []
 
@@ -107,7 +107,8 @@ async def test_where_autocheckpoint_cannot_be_the_dialog_says_why_and_checks_the
         await pilot.click("#ok")
         await on_screen(pilot, "ReviewScreen", 30)
         assert guards_words(app) == "Stall guard off; F4: change."
-        assert state.reviewed(app.screen.answers()).preview().guards.stall_minutes == 0
+        answers = screen_as(app, ReviewScreen).answers()
+        assert state.reviewed(answers).preview().guards.stall_minutes == 0
 
         await pilot.press("f4")
         await on_screen(pilot, "GuardsDialog", 30)

@@ -6,10 +6,11 @@ from __future__ import annotations
 import pytest
 from textual.widgets import Button, Input
 
-from tests.tui.pilot_helpers import on_screen, until
+from tests.tui.pilot_helpers import on_screen, screen_as, until
 from tests.tui.test_snapshots import Harness
 from tpuwizard.core.launch.plan.packages import COURSE_PACKAGES
 from tpuwizard.tui.state import WizardState
+from tpuwizard.tui.widgets.key_bar import KeyBar
 
 
 def review_state(**extra) -> WizardState:
@@ -35,10 +36,10 @@ async def test_f2_puts_the_course_packages_into_the_field_and_the_plan(size):
     app = Harness(lambda: ReviewScreen(state), state)
     async with app.run_test(size=size) as pilot:
         await on_screen(pilot, "ReviewScreen", 30)
-        screen = app.screen
+        screen = screen_as(app, ReviewScreen)
         for selector in ("#packages", "#name", "#max-run", "#create"):
             assert whole_on_screen(app, selector), selector
-        assert "f2" in app.screen.query_one("KeyBar").render().plain.lower()
+        assert "f2" in app.screen.query_one(KeyBar).render().plain.lower()
         await pilot.press("f2")
         field = screen.query_one("#packages", Input)
         assert field.value.split() == ["tinypkg", *COURSE_PACKAGES]
@@ -56,7 +57,7 @@ async def test_a_jax_package_disables_create_with_the_reason():
     app = Harness(lambda: ReviewScreen(state), state)
     async with app.run_test(size=(80, 24)) as pilot:
         await on_screen(pilot, "ReviewScreen", 30)
-        screen = app.screen
+        screen = screen_as(app, ReviewScreen)
         screen.query_one("#packages", Input).value = "optax jax[tpu]==0.4"
         create = screen.query_one("#create", Button)
         await until(pilot, lambda: create.disabled, 30, "Create disabled")
@@ -75,7 +76,7 @@ async def test_a_requirements_file_beside_the_script_is_said_on_the_field(tmp_pa
     app = Harness(lambda: ReviewScreen(state), state)
     async with app.run_test(size=(80, 24)) as pilot:
         await on_screen(pilot, "ReviewScreen", 30)
-        screen = app.screen
+        screen = screen_as(app, ReviewScreen)
         field = screen.query_one("#packages", Input)
         await until(pilot, lambda: field.border_subtitle, 30, "the file said on the field")
         assert "requirements.txt" in str(field.border_subtitle)

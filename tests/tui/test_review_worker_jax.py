@@ -6,11 +6,12 @@ from __future__ import annotations
 import pytest
 from textual.widgets import OptionList, Static
 
-from tests.tui.pilot_helpers import on_screen, until
+from tests.tui.pilot_helpers import on_screen, screen_as, until
 from tests.tui.test_review_packages import review_state
 from tests.tui.test_snapshots import Harness
 from tpuwizard.core.plan import jax_versions
 from tpuwizard.core.plan.jax_versions import DEFAULT, TABLE
+from tpuwizard.tui.widgets.key_bar import KeyBar
 
 
 def _words(app) -> str:
@@ -32,7 +33,7 @@ async def test_review_shows_the_default_and_f3_picks_another_version(monkeypatch
         assert "This computer" not in _words(app)  # the same version on both sides
         jax_region = app.screen.query_one("#worker-jax").region
         assert jax_region.height > 0 and jax_region.bottom <= size[1] - 1  # above the key bar
-        assert "f3" in app.screen.query_one("KeyBar").render().plain.lower()
+        assert "f3" in app.screen.query_one(KeyBar).render().plain.lower()
         await pilot.press("f3")
         await on_screen(pilot, "JaxPicker", 30)
         options = app.screen.query_one("#jax-versions", OptionList)
@@ -46,13 +47,13 @@ async def test_review_shows_the_default_and_f3_picks_another_version(monkeypatch
         await until(pilot, lambda: newest in _words(app), 30, "the version picked")
         assert f"(default {DEFAULT.version})" in _words(app)
         assert f"This computer has JAX {DEFAULT.version}: results here may differ" in _words(app)
-        plan = state.reviewed(app.screen.answers()).preview()
+        plan = state.reviewed(screen_as(app, ReviewScreen).answers()).preview()
         assert plan.workload.jax == newest and not plan.problems()
         await pilot.press("f3")  # Esc in the picker changes nothing
         await on_screen(pilot, "JaxPicker", 30)
         await pilot.press("escape")
         await on_screen(pilot, "ReviewScreen", 30)
-        assert app.screen.answers().jax == newest
+        assert screen_as(app, ReviewScreen).answers().jax == newest
 
 
 async def test_a_different_laptop_jax_is_said_with_the_default(monkeypatch):
@@ -64,4 +65,4 @@ async def test_a_different_laptop_jax_is_said_with_the_default(monkeypatch):
     async with app.run_test(size=(80, 24)) as pilot:
         await on_screen(pilot, "ReviewScreen", 30)
         assert "This computer has JAX 0.9.2: results here may differ" in _words(app)
-        assert app.screen.answers().jax is None  # the default: the plan's own
+        assert screen_as(app, ReviewScreen).answers().jax is None  # the default: the plan's own

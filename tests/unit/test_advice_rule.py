@@ -112,8 +112,9 @@ def test_the_refusal_names_no_backend_that_cannot_make_the_type():
     (problem,) = [x for x in p.problems() if isinstance(x, Phrase)]
     assert Choice("backend", "tpu-api") not in problem.choices
     v6e = plan(backend="compute", reach=Reach(internal_ips=True))
-    (problem,) = v6e.problems()
-    assert isinstance(problem, Phrase)
+    (said,) = v6e.problems()
+    assert isinstance(said, Phrase)
+    problem = said
     # Its two ways are taken: external addresses; or the TPU API with gcloud's IAP, together.
     assert problem.choices[0] == Choice("external_ips", "on")
     assert not refuses(v6e, problem.choices[0])

@@ -44,7 +44,7 @@ def test_a_launch_naming_a_hidden_ai_zone_is_not_refused():
 
 
 def test_hidden_ones_are_said_with_how_to_see_them_and_visible_ones_offered():
-    live = {"us-central1-c": []}
+    live: dict[str, list[str]] = {"us-central1-c": []}
     line = ai_zones.ai_zone_line(catalog.parse_accelerator("tpu7x-8"), live, "live")
     assert line is not None and "Not visible to this project: us-central1-ai1a" in line
     assert ai_zones.MANAGE_PAGE in line and "--zone us-central1-ai1a" in line

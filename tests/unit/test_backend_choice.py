@@ -174,7 +174,9 @@ def test_no_metric_where_no_source_names_one(accelerator):
 
 
 def test_the_dimensions_given_are_the_callers_own():
-    _, dims = bc.compute_quota_metric(sliced("v6e-4"), "vm")
+    metric = bc.compute_quota_metric(sliced("v6e-4"), "vm")
+    assert metric is not None
+    _, dims = metric
     dims["region"] = "us-east5"
     assert bc.compute_quota_metric(sliced("v6e-4"), "vm") == (
         "TPUS-PER-TPU-FAMILY-per-project-region",

@@ -14,6 +14,7 @@ from tests.unit.test_cli_bad_input import _no_sandbox, here, refused  # noqa: F4
 from tpuwizard.core.launch.plan.backend_rules import queue_wait_seconds
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.parts import Deadline, Reach
+from tpuwizard.words.choice_words import all_words
 
 V6E = ["--sandbox", "--accelerator", "v6e-4", "--zone", "us-east5-b"]
 
@@ -84,7 +85,8 @@ def test_a_compute_engine_slice_s_deadline_is_not_said_to_be_google_s():
 
 def test_a_deadline_under_thirty_seconds_is_refused_on_compute_engine_only():
     assert any(
-        "30 seconds" in p for p in plan(backend="compute", deadline=Deadline(0.2)).problems()
+        "30 seconds" in p
+        for p in all_words(plan(backend="compute", deadline=Deadline(0.2)).problems(), "cli")
     )
     assert not plan(backend="tpu-api", deadline=Deadline(0.2)).problems()
 

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from tests.fakes import MemoryCloud
 from tpuwizard.core import paths
+from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.launch.records.ledger import Ledger, Resource
 from tpuwizard.core.launch.teardown.survey import reconcile_backends
@@ -42,7 +43,7 @@ def _made_on(cloud: MemoryCloud, ledger: Ledger, name: str) -> Resource:
 @pytest.mark.parametrize("down", ["tpu-api", "compute"])
 def test_a_record_of_a_backend_that_cannot_be_read_is_unchecked_not_gone(tmp_path, down):
     ledger = Ledger(tmp_path / "ledger.jsonl")
-    up = "compute" if down == "tpu-api" else "tpu-api"
+    up = Backend.COMPUTE if down == "tpu-api" else Backend.TPU_API
     reachable = MemoryCloud(backend=up)
     # The record was made while its backend answered; now it does not.
     made = _made_on(MemoryCloud(backend=down), ledger, "kept-one")
@@ -65,11 +66,11 @@ def test_a_record_of_a_backend_that_cannot_be_read_is_unchecked_not_gone(tmp_pat
 def test_both_backends_unreachable_with_records_list_them_all_unchecked(tmp_path):
     ledger = Ledger(tmp_path / "ledger.jsonl")
     _made_on(MemoryCloud(), ledger, "on-tpu")
-    _made_on(MemoryCloud(backend="compute"), ledger, "on-compute")
+    _made_on(MemoryCloud(backend=Backend.COMPUTE), ledger, "on-compute")
     found = reconcile_backends(
         [
             ("tpu-api", lambda: UnreachableCloud()),
-            ("compute", lambda: UnreachableCloud(backend="compute")),
+            ("compute", lambda: UnreachableCloud(backend=Backend.COMPUTE)),
         ],
         ledger,
         [ZONE],
@@ -81,9 +82,9 @@ def test_both_backends_unreachable_with_records_list_them_all_unchecked(tmp_path
 
 def test_another_projects_record_is_not_said_unchecked(tmp_path):
     ledger = Ledger(tmp_path / "ledger.jsonl")
-    _made_on(MemoryCloud(backend="compute", project="other-project"), ledger, "elsewhere")
+    _made_on(MemoryCloud(backend=Backend.COMPUTE, project="other-project"), ledger, "elsewhere")
     found = reconcile_backends(
-        [("tpu-api", MemoryCloud), ("compute", lambda: UnreachableCloud(backend="compute"))],
+        [("tpu-api", MemoryCloud), ("compute", lambda: UnreachableCloud(backend=Backend.COMPUTE))],
         ledger,
         [ZONE],
         project="practice-project",
@@ -95,8 +96,8 @@ def _session_with_compute_down(monkeypatch) -> Session:
     from tpuwizard.commands import cleanup
 
     session = Session(practice=True, project="practice-project")
-    _made_on(MemoryCloud(backend="compute"), session.ledger, "ce1")
-    session.clouds.use(MemoryCloud(), UnreachableCloud(backend="compute"))
+    _made_on(MemoryCloud(backend=Backend.COMPUTE), session.ledger, "ce1")
+    session.clouds.use(MemoryCloud(), UnreachableCloud(backend=Backend.COMPUTE))
     monkeypatch.setattr(cleanup, "open_session", lambda project, sandbox: session)
     return session
 

@@ -31,7 +31,8 @@ def test_a_resource_exists_from_the_create_call_but_costs_nothing_until_ready():
     assert state.costing() == []
     assert state.cost_usd() == 0.0
     state.apply(ev.Provisioning("CREATING", 30.0, 0.0))
-    assert state.get(NAME).state == "CREATING" and state.costing() == []
+    billed = state.get(NAME)
+    assert billed is not None and billed.state == "CREATING" and state.costing() == []
 
 
 def test_a_refused_create_leaves_nothing():

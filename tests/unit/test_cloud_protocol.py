@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
@@ -34,7 +35,7 @@ def test_the_protocol_names_what_the_lifecycle_calls():
     )
 
 
-def parameters(function: object) -> list[tuple[str, object, object]]:
+def parameters(function: Callable[..., object]) -> list[tuple[str, object, object]]:
     return [(p.name, p.kind, p.default) for p in inspect.signature(function).parameters.values()]
 
 
@@ -133,11 +134,13 @@ def node_request(name: str = "tpu-a", spot: bool = False) -> NodeRequest:
 def test_a_node_is_creating_until_it_is_provisioned_then_ready():
     cloud = MemoryCloud(delay=0.5)  # long enough for the get right after the create
     operation = cloud.create_node(node_request())
-    assert cloud.get_node(ZONE, "tpu-a").state == "CREATING"
+    creating = cloud.get_node(ZONE, "tpu-a")
+    assert creating is not None and creating.state == "CREATING"
     states: list[str] = []
     node = cloud.wait_for_node(ZONE, "tpu-a", operation, states.append, poll=0.01)
     assert node.state == "READY" and states == ["CREATING", "READY"]
-    assert cloud.identity_of(node).uid == cloud.created[0].uid != ""
+    made = cloud.created[0]
+    assert isinstance(made, NodeInfo) and cloud.identity_of(node).uid == made.uid != ""
 
 
 def test_a_delete_while_the_node_is_being_made_is_refused_for_now():
@@ -199,7 +202,8 @@ def test_a_queued_request_for_a_taken_node_name_fails_and_leaves_that_node():
     cloud.create_queued(node_request(), "tpu-a-qr", "spot")
     with pytest.raises(CreateFailed):
         cloud.wait_for_queued(ZONE, "tpu-a-qr", poll=0.01)
-    assert cloud.get_queued(ZONE, "tpu-a-qr").state == "FAILED"
+    failed = cloud.get_queued(ZONE, "tpu-a-qr")
+    assert failed is not None and failed.state == "FAILED"
     cloud.delete_queued(ZONE, "tpu-a-qr")
     assert cloud.nodes[(ZONE, "tpu-a")] is theirs  # not the request's node: it stays
 

@@ -25,6 +25,7 @@ from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_TEARDOWN
 from tpuwizard.core.kaggle.ledger import KernelLedger
 from tpuwizard.core.launch.events.colab import ColabSessionStopped
 from tpuwizard.core.launch.events.launch_events import Failed, Finished, ScriptLine
+from tpuwizard.words.choice_words import all_words
 
 
 class FakeColab(ColabProgram):
@@ -121,7 +122,7 @@ def test_not_signed_in_makes_nothing_so_nothing_is_stopped(tmp_path):
     events = list(run_session(colab, a_run(tmp_path), ledger))
     [failed] = [e for e in events if isinstance(e, Failed)]
     assert failed.diagnosis.kind == "colab_sign_in"
-    assert "colab sessions" in failed.diagnosis.next_steps[0]
+    assert "colab sessions" in all_words(failed.diagnosis.next_steps, "cli")[0]
     assert [c[0] for c in colab.calls] == ["version", "new"] and ledger.held() == []
     assert isinstance(events[-1], Finished) and events[-1].exit_code == EXIT_CLOUD
 
@@ -135,7 +136,8 @@ def test_a_session_still_listed_after_stop_is_not_verified_and_stays_in_the_ledg
     assert events == [ColabSessionStopped("tpuwizard-r1", False, "colab sessions still lists it")]
     assert [r["kernel"] for r in ledger.held()] == ["tpuwizard-r1"]
     colab.stop_works = True
-    assert list(stop_session(colab, "tpuwizard-r1", "r1", ledger))[-1].verified
+    stopped = list(stop_session(colab, "tpuwizard-r1", "r1", ledger))[-1]
+    assert isinstance(stopped, ColabSessionStopped) and stopped.verified
     assert ledger.held() == []
 
 

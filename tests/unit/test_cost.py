@@ -37,6 +37,7 @@ def test_flex_start_has_no_figure_and_on_demand_is_its_sourced_bound_never_spot(
     assert cost.estimate(catalog.parse_accelerator("v5litepod-4"), "flex", 3600) is None
     # Google bills Flex-start at a discount on on-demand (catalog.toml, [flex_start_price]).
     on_demand = cost.hourly(catalog.parse_accelerator("v5litepod-4"), "vm", "us-central1-a")
+    assert on_demand is not None
     assert (
         cost.at_most_hourly(catalog.parse_accelerator("v5litepod-4"), "flex", "us-central1-a")
         == on_demand

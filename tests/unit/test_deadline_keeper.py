@@ -56,7 +56,9 @@ def test_ended_by_is_typed_where_it_is_held():
 
     assert get_type_hints(Kept)["ended_by"] is EndedBy
     assert get_type_hints(KeptRecord)["ended_by"] == EndedBy | None
-    assert get_type_hints(DeadlineKeeper.ended_by.fget)["return"] is EndedBy
+    ended_by = DeadlineKeeper.__dict__["ended_by"]
+    assert isinstance(ended_by, property) and ended_by.fget is not None
+    assert get_type_hints(ended_by.fget)["return"] is EndedBy
 
 
 def test_a_kept_record_reads_its_word_as_the_enum():

@@ -239,7 +239,8 @@ def test_a_15_5_gib_state_fits_v5litepod_1():
     assert not fit.fit_slice(15.8, catalog.parse_accelerator("v5litepod-1")).fits_sharded
     # And it is what the verdict suggests: v5e's price, not v6e-1's.
     fits = fit.plan(15.5, fit.select_slices(named_slices(["v5litepod-1", "v6e-1"])))
-    assert fit.cheapest_fitting(fits).name == "v5litepod-1"
+    cheapest = fit.cheapest_fitting(fits)
+    assert cheapest is not None and cheapest.name == "v5litepod-1"
     assert "fits sharded on v5litepod-1" in fit.verdict(15.5, fits)
 
 
@@ -303,10 +304,12 @@ def test_the_suggestion_is_the_cheapest_current_generation_slice_that_fits():
     fits = fit.plan(48, fit.select_slices(single_host=True))
     assert fits[0].name == "v5litepod-1" and not fits[0].fits_sharded
     # v2-8 is cheaper and fits, but v2 is an older generation: a beginner gets v5e.
-    assert fit.cheapest_fitting(fits).name == "v5litepod-4"
+    cheapest = fit.cheapest_fitting(fits)
+    assert cheapest is not None and cheapest.name == "v5litepod-4"
     assert "v5litepod-4" in fit.verdict(48, fits)
     old_only = fit.plan(48, fit.select_slices(named_slices(["v2-8", "v5litepod-1"])))
-    assert fit.cheapest_fitting(old_only).name == "v2-8"
+    cheapest = fit.cheapest_fitting(old_only)
+    assert cheapest is not None and cheapest.name == "v2-8"
     assert fit.cheapest_fitting(fit.plan(1e30, fit.select_slices(single_host=True))) is None
 
 

@@ -12,6 +12,7 @@ from tests.plans import launch_plan
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.parts import Workload
 from tpuwizard.core.remote import sync
+from tpuwizard.words.choice_words import all_words
 
 
 class Clock:
@@ -72,7 +73,7 @@ def test_a_changed_folder_is_walked_again_at_once(tmp_path, walks, monkeypatch):
     (script.parent / "data.bin").write_bytes(b"x" * 2000)
     # The new file changed the folder's mtime; set it apart too where the clock is coarse.
     os.utime(script.parent, ns=(before + 10**9, before + 10**9))
-    (problem,) = plan.problems()
+    (problem,) = all_words(plan.problems(), "cli")
     assert "holds more than" in problem and len(walked) == 2
 
 

@@ -22,7 +22,7 @@ def gcloud_dir(tmp_path):
 def test_active_configuration_file_gives_project_zone_and_account(gcloud_dir):
     ctx = gc.discover(env={"CLOUDSDK_CONFIG": str(gcloud_dir), "NO_GCE_CHECK": "true"})
     assert (ctx.project, ctx.zone, ctx.account) == ("from-config", "us-west1-c", "me@example.com")
-    assert ctx.configuration == "work" and "work" in ctx.project_source
+    assert ctx.configuration == "work" and "work" in (ctx.project_source or "")
 
 
 def test_precedence_flag_then_env_then_config_then_google_cloud_project(gcloud_dir):
@@ -81,11 +81,11 @@ def test_credentials_are_found_from_files(gcloud_dir, tmp_path):
     env = {"CLOUDSDK_CONFIG": str(gcloud_dir), "NO_GCE_CHECK": "true"}
     assert gc.find_credentials(env) is None
     (gcloud_dir / "application_default_credentials.json").write_text("{}")
-    assert "application-default login" in gc.find_credentials(env)
+    assert "application-default login" in (gc.find_credentials(env) or "")
     key = tmp_path / "sa.json"
     key.write_text("{}")
     env["GOOGLE_APPLICATION_CREDENTIALS"] = str(key)
-    assert "GOOGLE_APPLICATION_CREDENTIALS" in gc.find_credentials(env)
+    assert "GOOGLE_APPLICATION_CREDENTIALS" in (gc.find_credentials(env) or "")
     assert (
         gc.find_credentials(
             {"CLOUDSDK_CONFIG": str(tmp_path / "x"), "GCE_METADATA_HOST": "169.254.169.254"}

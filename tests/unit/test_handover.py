@@ -15,6 +15,7 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -38,14 +39,14 @@ GOLDEN = DATA / "handover"
 CRD = DATA / "jobset" / "jobset.x-k8s.io_jobsets.yaml"
 UPDATE = os.environ.get("TPUWIZARD_UPDATE_GOLDENS") == "1"
 
-COMMON = dict(
+COMMON: dict[str, Any] = dict(
     script="train.py",
     packages=("optax",),
     script_args=("--steps", "100"),
     max_run_minutes=120,
     max_restarts=2,
 )
-PLANS = {
+PLANS: dict[str, dict[str, Any]] = {
     "v5litepod-16-spot": dict(accelerator="v5litepod-16", route="spot"),
     "v6e-16-flex": dict(accelerator="v6e-16", route="flex"),
     "v5p-16-x2": dict(accelerator="v5p-16", slices=2),
@@ -131,9 +132,10 @@ def test_every_target_runs_the_same_job_file_from_the_exports_folder() -> None:
     create = xpk.workload_create(plan, dry_run=False)
     assert "--command 'bash '\"'\"'my export/tpuwizard_job.sh'\"'\"''" in create
     assert "--output-manifest-file 'my export/tpuwizard-run-jobset.yaml'" in create
-    containers = jobset.manifest(plan)["spec"]["replicatedJobs"][0]["template"]["spec"][  # type: ignore[index,call-overload]
-        "template"
-    ]["spec"]["containers"]
+    manifest: Any = jobset.manifest(plan)  # JSON, read along one path
+    containers = manifest["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"][
+        "containers"
+    ]
     assert containers[0]["command"] == ["bash", "my export/tpuwizard_job.sh"]
     assert skypilot.task(plan)["run"] == "bash 'my export/tpuwizard_job.sh'"
     assert " -u 'my export/tpu_verify.py' " in job_script(plan)
@@ -172,12 +174,12 @@ def test_the_jobset_is_valid_by_the_jobset_crd_and_reads_back_as_written(
 
 def test_the_crd_schema_refuses_a_wrong_jobset(jobset_schema: jsonschema.Draft7Validator) -> None:
     """The validation can fail: a count as text, or a replicated job without its name."""
-    bad = jobset.manifest(_plan("v5p-16-x2"))
-    bad["spec"]["replicatedJobs"][0]["replicas"] = "two"  # type: ignore[index,call-overload]
+    bad: Any = jobset.manifest(_plan("v5p-16-x2"))  # JSON, spoilt along one path
+    bad["spec"]["replicatedJobs"][0]["replicas"] = "two"
     with pytest.raises(jsonschema.ValidationError):
         jobset_schema.validate(bad)
     bad = jobset.manifest(_plan("v5p-16-x2"))
-    del bad["spec"]["replicatedJobs"][0]["name"]  # type: ignore[index,call-overload]
+    del bad["spec"]["replicatedJobs"][0]["name"]
     with pytest.raises(jsonschema.ValidationError):
         jobset_schema.validate(bad)
 

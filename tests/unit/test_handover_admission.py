@@ -24,7 +24,7 @@ from tpuwizard.core.handover import jobset, skypilot, workload_policy, xpk
 from tpuwizard.core.handover.export import render
 from tpuwizard.core.handover.plan import make_plan
 
-ADMITTED = dict(queue="team-a", priority="high", reservation="my-reservation")
+ADMITTED: dict[str, Any] = dict(queue="team-a", priority="high", reservation="my-reservation")
 
 
 @pytest.fixture(scope="module")
@@ -156,7 +156,7 @@ def test_xpk_takes_a_priority_of_its_own_and_a_reservation_as_the_clusters_capac
         (dict(priority="urgent"), "--priority urgent has no place in --to xpk"),
     ],
 )
-def test_xpk_refuses_what_it_has_no_place_for(kwargs: dict[str, str], words: str) -> None:
+def test_xpk_refuses_what_it_has_no_place_for(kwargs: dict[str, Any], words: str) -> None:
     with pytest.raises(BadInput) as err:
         render("xpk", make_plan("v5p-16", **kwargs))
     assert words in str(err.value)

@@ -22,7 +22,7 @@ from click.testing import CliRunner
 
 from tests.unit.test_handover import CRD
 from tpuwizard.cli import main
-from tpuwizard.core.handover.job import JOB_FILENAME
+from tpuwizard.core.export_marks import JOB_FILENAME
 from tpuwizard.core.handover.yaml_text import comment, dump
 
 HOSTILE = {

@@ -121,10 +121,10 @@ def test_fit_program_says_it_compiles_with_this_computers_jax_and_when_the_worke
     assert f"not the worker's {newest.version}" in other
     assert "fit uses the JAX installed beside tpuwizard" in other
     assert "can differ between JAX versions" in other
-    monkeypatch.setattr(jax_versions.sys, "version_info", (3, 11, 9))
+    monkeypatch.setattr("tpuwizard.core.plan.jax_versions.sys.version_info", (3, 11, 9))
     too_old = jax_versions.compile_words(newest.version, compiled=True)
     assert f"JAX {newest.version} needs Python 3.12 or newer (this is 3.11)" in too_old
-    monkeypatch.setattr(jax_versions.sys, "version_info", (3, 12, 1))
+    monkeypatch.setattr("tpuwizard.core.plan.jax_versions.sys.version_info", (3, 12, 1))
     assert "needs Python" not in jax_versions.compile_words(newest.version, compiled=True)
     monkeypatch.setattr(jax_versions, "laptop_jax", lambda: "0.9.2")
     assert f"JAX 0.9.2, not the worker's {default.version}" in jax_versions.compile_words(

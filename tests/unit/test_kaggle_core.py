@@ -26,6 +26,7 @@ from tpuwizard.core.launch.events.kaggle import (
     KernelPushed,
     KernelState,
 )
+from tpuwizard.words.choice_words import all_words
 
 # ---- credentials ----
 
@@ -428,8 +429,8 @@ def test_a_push_whose_answer_is_lost_and_that_did_not_land_ends_closed(tmp_path)
     assert "HTTP 404" not in said.explanation  # the 404 was the look for it, not the push's
     assert "No answer came (Connection reset by peer)" in said.explanation
     assert "A push Kaggle answers late can still land" in said.explanation
-    assert any("https://www.kaggle.com/code/" in step for step in said.next_steps)
-    assert any("kaggle kernels list --mine" in step for step in said.next_steps)
+    assert any("https://www.kaggle.com/code/" in step for step in all_words(said.next_steps, "cli"))
+    assert any("kaggle kernels list --mine" in step for step in all_words(said.next_steps, "cli"))
 
 
 def test_the_kernel_stays_unless_asked_and_a_delete_is_verified_by_asking_for_it(tmp_path):

@@ -93,7 +93,7 @@ class FakeNode:
         self.book[self.name] = 5000.0
 
 
-def fake_session(entries: list[Entry], failing: set[str], gone: set[str] = frozenset()):
+def fake_session(entries: list[Entry], failing: set[str], gone: frozenset[str] = frozenset()):
     book: dict[str, float] = {}
     kept_nodes = SimpleNamespace(
         entries=lambda: entries,

@@ -22,7 +22,7 @@ def test_what_keep_writes_is_what_every_reader_gets_back(tmp_path):
     written = KeptRecord(
         kept_at=1000.0,
         deadline=4600.0,
-        ended_by=EndedBy.GOOGLE.value,
+        ended_by=EndedBy.GOOGLE,
         idle_s=1800.0,
         settings={"max_run_minutes": 60, "zones": ["us-central1-a"]},
     )

@@ -165,7 +165,8 @@ def test_a_preempted_kept_node_is_made_again_from_ups_settings_and_the_run_resum
     assert kinds.count("Finished") == 1  # the run's own, not the recreate's
     replaced = next(e for e in events if isinstance(e, ev.KeptReplaced))
     assert (replaced.old_name, replaced.new_name) == (old, new)
-    assert events[-1] == replace(events[-1], remaining=[new])  # type: ignore[type-var]
+    assert isinstance(events[-1], ev.Finished)
+    assert events[-1] == replace(events[-1], remaining=[new])
 
     # The ledger: the old node gone (naming its replacement) before the new one's intent, and
     # the intent before the create.

@@ -85,7 +85,7 @@ def test_a_refusing_disk_leaves_the_earlier_file_whole(tmp_path, monkeypatch):
     def full(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(run_files.os, "replace", full)
+    monkeypatch.setattr("tpuwizard.core.launch.records.run_files.os.replace", full)
     assert run_files.write_record(folder / "cost.json", {"still_running": False}) is False
     assert (folder / "cost.json").read_text() == before
     assert sorted(p.name for p in folder.iterdir()) == ["cost.json", OUTCOME_FILE]
@@ -104,6 +104,7 @@ def kept(tmp_path, monkeypatch):
     summary = RunSummary()
     for event in events:
         summary.apply(event)
+    assert isinstance(events[-1], ev.Finished)
     write_outcome(plan.run_dir, events[-1], summary, cancel)  # as the session's handle does
     assert (ZONE, "tpu-a") in cloud.nodes
     return cloud, plan.run_dir

@@ -55,7 +55,7 @@ def test_heartbeats_go_to_worker_0_while_the_launch_holds_the_node_and_stop_afte
 
 
 def test_a_heartbeat_that_fails_is_said_and_the_launch_goes_on(tmp_path):
-    transport, events = TouchingTransport(), []
+    transport, events = TouchingTransport(), list[ev.Event]()
     transport.failing = True
     with kept_launch(tmp_path, 4 / 60, events).holding(transport):
         wait_until(lambda: beats(transport) >= 2, 30, "two heartbeats")

@@ -12,6 +12,7 @@ from tests.fakes import FakeTransport, MemoryCloud
 from tests.plans import launch_plan
 from tpuwizard.core.cancel import CancelToken
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_TEARDOWN
+from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.lifecycle.launch import run_launch
 from tpuwizard.core.launch.lifecycle.runtime import Runtime
 from tpuwizard.core.launch.plan.parts import Deadline
@@ -68,7 +69,7 @@ class Outcome:
 
 def launch(tmp_path, cloud, route="vm", cancel=None) -> Outcome:
     plan, rt = make_plan(tmp_path, route), make_runtime(tmp_path, cloud)
-    events = []
+    events: list[ev.Event] = []
     code = run_launch(plan, rt, events.append, cancel or CancelToken())
     return Outcome(code, events, Ledger(rt.ledger.path))
 

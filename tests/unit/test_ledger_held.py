@@ -185,10 +185,12 @@ def test_lines_held_in_memory_go_to_the_fallback_file_before_a_newer_one(path, t
     ledger = Ledger(path, place, disk)
     ledger.record("intent", node())
     disk.full = True
-    assert ledger.record("created", node()).kept_in is None
+    held = ledger.record("created", node())
+    assert held is not None and held.kept_in is None
     place.unlink()
     place.mkdir()  # now there is one: the older line goes there first, then the newer
-    assert ledger.record("kept", node()).kept_in is not None
+    held = ledger.record("kept", node())
+    assert held is not None and held.kept_in is not None
     disk.full = False
     assert on_file(path)[:1] == ["intent"] and ops(ledger) == [("tpu-a", "kept")]
     assert on_file(path) == ["intent", "created", "kept"]

@@ -80,7 +80,7 @@ def test_temp_env_names_and_folders_are_tempfiles_own():
     # tempfile's, read here only to hold this list to it).
     import tempfile
 
-    expected = tempfile._candidate_tempdir_list()
+    expected = tempfile._candidate_tempdir_list()  # type: ignore[attr-defined]  # private: no stub
     assert ledger_file._temp_candidates() == expected
 
 

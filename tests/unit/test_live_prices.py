@@ -39,7 +39,7 @@ def test_installed_catalog_prices_every_figure_with_its_source():
     assert price.hourly == pytest.approx(7.12)
     assert price.label.startswith("Cloud Billing Catalog, read ")
     assert price.note == ""
-    assert cost.catalog_source().startswith("the Cloud Billing Catalog's prices (read ")
+    assert (cost.catalog_source() or "").startswith("the Cloud Billing Catalog's prices (read ")
     assert "Cloud Billing Catalog" in cost.label()
 
 
@@ -75,7 +75,7 @@ def test_capacity_without_a_zone_takes_the_cheapest_region_the_catalog_prices():
     price = cost.zone_price(catalog.parse_accelerator("v6e-4"), "spot", None)
     assert price.hourly == pytest.approx(4 * 0.65)
     assert price.note == "in us-east1, its cheapest documented region"
-    (row,) = fit.plan(48, [fit.catalog.parse_accelerator("v6e-4")], route="spot")
+    (row,) = fit.plan(48, [catalog.parse_accelerator("v6e-4")], route="spot")
     assert row.price_per_hour_usd == pytest.approx(2.6)
 
 
@@ -85,7 +85,7 @@ def test_while_the_read_runs_the_offline_figure_stands_marked():
     price = cost.zone_price(catalog.parse_accelerator("v6e-4"), "spot", "us-east5-a")
     assert price.hourly == offline.hourly
     assert price.note.startswith(READING)
-    assert READING in cost.catalog_source()
+    assert READING in (cost.catalog_source() or "")
 
 
 def test_a_failed_read_says_why_beside_the_offline_figure():
@@ -96,7 +96,7 @@ def test_a_failed_read_says_why_beside_the_offline_figure():
         == cost.offline_zone_price(catalog.parse_accelerator("v6e-4"), "spot", "us-east5-a").hourly
     )
     assert "could not be read: the Cloud Billing API is not enabled" in price.note
-    assert "could not be read" in cost.catalog_source()
+    assert "could not be read" in (cost.catalog_source() or "")
 
 
 def test_without_a_zone_and_without_a_sku_the_list_price_stands_with_why():

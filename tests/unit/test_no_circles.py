@@ -84,10 +84,10 @@ def test_the_finder_sees_a_circle_through_a_type_checking_import():
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.b import B\n",
         "def f():\n    from pkg.a import A\n",
     )
-    graph = {"pkg.a": set(), "pkg.b": set()}
+    graph: dict[str, set[str]] = {"pkg.a": set(), "pkg.b": set()}
     for name, text in zip(graph, source, strict=True):
         for node in ast.walk(ast.parse(text)):
-            if isinstance(node, ast.ImportFrom):
+            if isinstance(node, ast.ImportFrom) and node.module is not None:
                 graph[name].add(node.module)
     assert circles(graph) == [["pkg.a", "pkg.b"]]
     assert circles({"a": {"b"}, "b": {"c"}, "c": set()}) == []

@@ -95,7 +95,7 @@ def test_a_refused_import_is_a_diagnosis_not_a_traceback():
 def launch_forgetting(tmp_path, cloud, forget):
     plan, rt = make_plan(tmp_path), make_runtime(tmp_path, cloud)
     rt.login_key, rt.forget_login_key = OUR_FINGERPRINT, forget
-    events = []
+    events: list[ev.Event] = []
     code = run_launch(plan, rt, events.append, CancelToken())
     return code, events
 

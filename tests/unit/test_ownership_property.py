@@ -27,13 +27,14 @@ from tpuwizard.core.launch.plan.parts import Deadline
 from tpuwizard.core.launch.records.ledger import Ledger
 from tpuwizard.core.launch.teardown.verified import delete_and_verify, reconcile
 from tpuwizard.core.remote.bootstrap import BootstrapPlan
+from tpuwizard.core.remote.transports import Transport
 from tpuwizard.sandbox.faults import Faults
 
 ZONE, PROJECT, OURS, THEIRS = "us-central1-a", "my-project", "0123456789abcdef", "fedcba9876543210"
 NAMES = ("node-a", "node-b")
 
 
-def unreachable(node: object) -> object:
+def unreachable(node: NodeInfo) -> Transport:
     raise RemoteError("the workers cannot be reached (the test stops here)")
 
 
@@ -107,7 +108,7 @@ def test_never_deletes_what_it_did_not_create_and_never_forgets_what_it_did(
             cloud.add(foreign_queued(ZONE, f"{name}-qr", name, labels))
         else:
             cloud.add(foreign_node(ZONE, name, labels))
-    theirs = [*cloud.nodes.values(), *cloud.queued.values()]
+    theirs: list[NodeInfo | QueuedInfo] = [*cloud.nodes.values(), *cloud.queued.values()]
     ledger = Ledger(tmp_path / f"ledger-{seed}-{len(launches)}.jsonl")
     ledger.path.unlink(missing_ok=True)
 
@@ -156,7 +157,8 @@ def test_never_deletes_what_it_did_not_create_and_never_forgets_what_it_did(
             assert not same_instance(live(cloud, item), item), f"{item.name} is gone but exists"
     # 3. Nothing of ours exists that the ledger does not say was kept (a queued resource's node
     #    is recorded as its request).
-    for item in [*cloud.nodes.values(), *cloud.queued.values()]:
+    existing: list[NodeInfo | QueuedInfo] = [*cloud.nodes.values(), *cloud.queued.values()]
+    for item in existing:
         if item.labels.get(OWNER_LABEL) != OURS:
             continue
         if isinstance(item, NodeInfo) and item.queued_resource:

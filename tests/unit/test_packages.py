@@ -44,13 +44,13 @@ def spec(text: str) -> PackageSpec:
     ],
 )
 def test_a_requirement_naming_jax_jaxlib_or_libtpu_is_refused_with_the_reason(text):
-    (problem,) = package_problems([spec(text)])
+    (problem,) = all_words(package_problems([spec(text)]), "cli")
     assert "names " in problem and "jax[tpu]==" in problem and "Remove that line" in problem
 
 
 @pytest.mark.parametrize("text", ["-e .", "--index-url https://x.example", "-r other.txt", "a b"])
 def test_options_and_odd_lines_are_not_requirements(text):
-    (problem,) = package_problems([spec(text)])
+    (problem,) = all_words(package_problems([spec(text)]), "cli")
     assert "is not a package requirement" in problem
 
 
@@ -85,7 +85,7 @@ def test_ordinary_requirements_pass(text):
     ],
 )
 def test_a_direct_reference_to_this_computer_is_refused(text, where):
-    (problem,) = package_problems([spec(text)])
+    (problem,) = all_words(package_problems([spec(text)]), "cli")
     assert where in problem and "a file or address of this computer" in problem, problem
     assert "the TPU VM installs its packages itself, and it is not there" in problem
 
@@ -118,7 +118,8 @@ def test_a_requirements_txt_beside_the_script_is_used_and_said_once(tmp_path):
     request = gather_packages(["optax"], [], script)
     assert [s.text for s in request.specs] == ["optax", "tinypkg"]
     assert request.auto_file == beside
-    assert "requirements.txt" in (request.auto_words() or "") and "tinypkg" in request.auto_words()
+    said = request.auto_words()
+    assert said is not None and "requirements.txt" in said and "tinypkg" in said
     named = gather_packages([], [beside], script)  # named with --requirements: not twice
     assert [s.text for s in named.specs] == ["tinypkg"] and named.auto_words() is None
     assert gather_packages([], [], tmp_path / "elsewhere" / "x.py").specs == ()
@@ -301,7 +302,7 @@ def test_a_practice_worker_downloads_from_the_index_this_computer_s_pip_names():
     ["foo; touch MARKER", "foo>=1 bar", "foo[bar", "foo ==", "foo; os_name == posix", "foo @"],
 )
 def test_a_line_that_is_not_pep_508_is_not_a_requirement(text):
-    (problem,) = package_problems([spec(text)])
+    (problem,) = all_words(package_problems([spec(text)]), "cli")
     assert "is not a package requirement" in problem
 
 

@@ -420,7 +420,7 @@ def test_the_watchdog_stage_refuses_an_account_named_that_may_not_be_attached(wo
 # -- the keep -----------------------------------------------------------------------------------
 def test_the_keep_stage_asks_before_keeping_a_node_nothing_would_delete(world):
     session = world("sa_no_delete=1")
-    kept = {"backend": Backend.TPU_API, "keep": True, "iterate": True}
+    kept: dict[str, Any] = {"backend": Backend.TPU_API, "keep": True, "iterate": True}
     prepared = prepare(session, answers(**kept))
     question = prepared.outcome
     assert isinstance(question, Question) and question.stage is Stage.KEEP

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,7 +15,7 @@ from tpuwizard.words.choice_words import all_words
 
 
 def plan(tmp_path: Path, **changes) -> LaunchPlan:
-    fields = {
+    fields: dict[str, Any] = {
         "accelerator": "v5litepod-4",
         "zone": "us-central1-a",
         "project": "tpuwizard-practice",
@@ -70,7 +71,7 @@ def test_each_rule_is_a_problem_with_a_message(tmp_path, changes, words):
 def test_an_unsafe_script_name_is_refused_before_anything_is_created(tmp_path):
     script = tmp_path / "my script;rm.py"
     script.write_text("print('hi')\n")
-    problems = plan(tmp_path, workload=Workload(script=script)).problems()
+    problems = all_words(plan(tmp_path, workload=Workload(script=script)).problems(), "cli")
     assert any("letters, digits" in p for p in problems)
 
 
@@ -186,12 +187,14 @@ def test_a_linked_script_is_followed_and_a_dangling_link_is_named(tmp_path):
         plan(tmp_path, workload=Workload(script=link)).problems() == []
     )  # its target's content goes, as train.py
     target.unlink()
-    problems = plan(tmp_path, workload=Workload(script=link)).problems()
+    problems = all_words(plan(tmp_path, workload=Workload(script=link)).problems(), "cli")
     assert len(problems) == 1 and f"is a link to {target}, which does not exist" in problems[0]
 
 
 def test_script_arguments_without_a_script_are_a_problem(tmp_path):
-    problems = plan(tmp_path, workload=Workload(script_args=("--lr", "3e-4"))).problems()
+    problems = all_words(
+        plan(tmp_path, workload=Workload(script_args=("--lr", "3e-4"))).problems(), "cli"
+    )
     assert len(problems) == 1 and "no script is given: add --script FILE" in problems[0]
     assert "'--lr 3e-4'" in problems[0]
     script = tmp_path / "main.py"
@@ -212,7 +215,7 @@ def test_script_arguments_without_a_script_are_a_problem(tmp_path):
     ],
 )
 def test_a_bad_project_id_is_named_safely_in_its_message(tmp_path, project, shown):
-    problems = plan(tmp_path, project=project).problems()
+    problems = all_words(plan(tmp_path, project=project).problems(), "cli")
     assert len(problems) == 1 and problems[0].startswith(f"{shown} is not a valid project id")
     assert "\n" not in problems[0]
 

@@ -5,6 +5,7 @@ back to the offline table, saying why; and the session's reader, which calls onl
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
 
@@ -137,7 +138,7 @@ def reads(monkeypatch, tmp_path):
 
     monkeypatch.setattr(paths, "cache_dir", lambda: tmp_path)
     monkeypatch.setattr(prices, "_where", lambda session: ("http://127.0.0.1:1", None))
-    state = {"count": 0, "fail": None}
+    state: dict[str, Any] = {"count": 0, "fail": None}
 
     def read(endpoint, credentials, timeout=30.0):
         state["count"] += 1

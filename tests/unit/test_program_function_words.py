@@ -10,13 +10,14 @@ from pathlib import Path
 import pytest
 
 from tpuwizard.core.plan import fit, program_fit
+from tpuwizard.core.plan.program_result import ProgramInputError
 
 
 def test_a_program_without_its_function_is_told_without_a_flag(tmp_path):
     program = tmp_path / "train.py"
     program.write_text("def plan(mesh):\n    pass\n")
     planner = program_fit.ProgramPlanner(str(program), fit.select_slices(single_host=True)[:1])
-    with pytest.raises(program_fit.ProgramInputError) as raised:
+    with pytest.raises(ProgramInputError) as raised:
         list(planner.results())
     assert raised.value.kind == "no-function"
     words = str(raised.value)

@@ -35,7 +35,8 @@ PLACEMENT = str(REPO / "examples" / "placement.py")
     ],
 )
 def test_the_devices_at_hand_are_a_catalog_slice(kind, devices, name):
-    assert slice_at_hand({"device_kind": kind, "devices": devices}).name == name
+    found = slice_at_hand({"device_kind": kind, "devices": devices})
+    assert found is not None and found.name == name
 
 
 def test_devices_that_are_no_slice_are_none():

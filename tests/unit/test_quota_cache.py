@@ -43,7 +43,8 @@ def test_a_kept_limit_never_stands_in_for_the_live_one(tmp_path):
         ask(), kept_reach(FakeRest({f"{TPU}/{NAME}": region_info(NAME, 0)}), path)
     )
     assert lowered.check.verdict is Verdict.FAIL and lowered.room == 0
-    assert quota_cache.load(path).limit(P, NAME, "us-east5")[0] == 0  # the newest read kept
+    kept = quota_cache.load(path).limit(P, NAME, "us-east5")
+    assert kept is not None and kept[0] == 0  # the newest read kept
 
 
 def test_a_torn_or_foreign_file_is_no_answer(tmp_path):

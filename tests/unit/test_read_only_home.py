@@ -29,7 +29,7 @@ def unwritable(home, monkeypatch) -> Path:
             return False
         return real(path, mode, *args, **kwargs)
 
-    monkeypatch.setattr(paths.os, "access", access)
+    monkeypatch.setattr("tpuwizard.core.paths.os.access", access)
     return home
 
 

@@ -16,7 +16,8 @@ class FakeLaunch:
     """Runs a script whose exit codes come from a list; records what it emits."""
 
     def __init__(self, codes: list[int]) -> None:
-        self.codes, self.runs, self.events = list(codes), 0, []
+        self.codes, self.runs = list(codes), 0
+        self.events: list[ev.Event] = []
         self.cancel = CancelToken()
         self.script_exit_code: int | None = None
 

@@ -118,7 +118,7 @@ def test_each_attempt_gets_what_is_left_of_the_budget_and_none_starts_past_it(
     finished = events[-1]
     assert isinstance(finished, ev.Finished)
     assert finished.cost_usd == pytest.approx(usd_for(25), abs=0.01)
-    assert finished.cost_usd <= budget
+    assert finished.cost_usd is not None and finished.cost_usd <= budget
     planned = next(e for e in events if isinstance(e, ev.Planned))
     assert planned.budget_usd == budget
     assert "budget $" in describe(planned)[0]

@@ -114,8 +114,8 @@ def test_the_meter_counts_the_earlier_attempts_billing():
 
 
 def test_a_leftovers_teardown_is_not_this_launchs_cost():
+    from tpuwizard.core.launch.records.billable import Billable
     from tpuwizard.core.launch.records.ledger import Resource
-    from tpuwizard.core.launch.teardown.verified import Billable
 
     billing = BillingState()
     billing.apply(planned())

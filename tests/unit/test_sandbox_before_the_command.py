@@ -31,6 +31,7 @@ def asked(monkeypatch) -> list[bool]:
 
 def takes_sandbox(name: str) -> bool:
     command = main.get_command(click.Context(main), name)
+    assert command is not None, name
     return any(p.name == "sandbox" for p in command.params)
 
 

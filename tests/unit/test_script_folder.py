@@ -23,6 +23,7 @@ from tpuwizard.core.plan.catalog import parse_accelerator
 from tpuwizard.core.remote import sync
 from tpuwizard.core.remote.sync import LocalFolder, folder_problems
 from tpuwizard.core.remote.transports import LocalTransport
+from tpuwizard.words.choice_words import all_words
 from tpuwizard.words.event_text import describe
 from tpuwizard.words.summary_text import summary_lines
 
@@ -145,7 +146,7 @@ def test_a_script_in_the_home_folder_or_the_root_is_refused_with_the_fix(tmp_pat
         run_dir=tmp_path / "runs" / "r1",
         workload=Workload(script=tmp_path / "main.py"),
     )
-    (problem,) = plan.problems()
+    (problem,) = all_words(plan.problems(), "cli")
     assert "your home folder" in problem and "Put the script in its own folder" in problem
     (root,) = folder_problems(Path("/main.py"))
     assert "the root folder /" in root
@@ -174,7 +175,7 @@ def test_a_folder_over_the_limit_is_refused_by_the_plan_with_the_same_exclusions
     )
     assert plan.problems() == []
     (folder / "data.bin").write_bytes(b"x" * 2000)
-    (problem,) = plan.problems()
+    (problem,) = all_words(plan.problems(), "cli")
     assert "holds more than" in problem and "move data sets out" in problem
 
 

@@ -12,6 +12,7 @@ from tests.fakes import Crash, MemoryCloud
 from tests.plans import launch_plan
 from tests.unit.test_launch_safety import make_runtime
 from tpuwizard.core.cancel import CancelToken
+from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.cloud.protocol import Part
 from tpuwizard.core.launch.lifecycle.launch import Launch
 from tpuwizard.core.launch.lifecycle.launch_state import LaunchState
@@ -32,7 +33,7 @@ def ledger_lines(rt) -> list[dict]:
 def test_each_part_is_in_the_ledger_before_its_create_even_when_the_process_dies(
     tmp_path, crash_after
 ):
-    cloud = MemoryCloud(backend="compute")
+    cloud = MemoryCloud(backend=Backend.COMPUTE)
     rt = make_runtime(tmp_path, cloud)
     seen: list[list[str]] = []
 

@@ -18,6 +18,7 @@ from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.plan.parts import Workload
 from tpuwizard.core.remote.jobs import Job, follow_job, start_job, stop_job
 from tpuwizard.core.remote.transports import LocalTransport
+from tpuwizard.words.choice_words import all_words
 
 CHATTY = "for i in $(seq 600); do echo tick $i; sleep 1; done"
 
@@ -119,7 +120,7 @@ def test_a_launch_that_cannot_start_ends_with_failed_and_finished(tmp_path, monk
     plan = launch_plan("v5litepod-4", "us-central1-a", "tpuwizard-practice", "r1", tmp_path / "r1")
     events = list(session.start_launch(checked(plan)).events())
     assert [type(e) for e in events] == [ev.Failed, ev.Finished]
-    assert events[-1].exit_code == 3
+    assert isinstance(events[-1], ev.Finished) and events[-1].exit_code == 3
     assert not session.billing.may_bill()
 
 
@@ -142,4 +143,5 @@ def test_a_plan_with_problems_ends_with_failed_and_exit_2_before_any_call(tmp_pa
 
     assert run_launch(plan, NoCloud(), seen.append) == 2  # type: ignore[arg-type]
     assert [type(e) for e in seen] == [ev.Failed, ev.Finished]
-    assert any("relative" in step for step in seen[0].diagnosis.next_steps)
+    assert isinstance(seen[0], ev.Failed)
+    assert any("relative" in step for step in all_words(seen[0].diagnosis.next_steps, "cli"))

@@ -9,6 +9,7 @@ import threading
 from tests.fakes import MemoryCloud
 from tpuwizard.core import paths
 from tpuwizard.core.cloud.ai_zones import with_ai_zones
+from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.cloud.types import NodeInfo
 from tpuwizard.core.launch.records.ledger import Ledger, Resource
 from tpuwizard.core.launch.teardown.survey import reconcile_backends
@@ -29,7 +30,7 @@ def test_the_backends_are_surveyed_at_once(tmp_path):
         # One after the other, the TPU API would be asked only once this had returned.
         if not tpu_asked.wait(60):
             raise TimeoutError("the TPU API was not asked while Compute Engine opened")
-        return MemoryCloud(backend="compute")
+        return MemoryCloud(backend=Backend.COMPUTE)
 
     found = reconcile_backends(
         [("compute", open_compute), ("tpu-api", TpuApi)],
@@ -46,7 +47,7 @@ def test_one_backend_opening_never_holds_up_the_other():
         if backend == "compute":
             compute_opening.set()
             compute_may_open.wait(30)
-        return MemoryCloud(backend=backend)
+        return MemoryCloud(backend=Backend(backend))
 
     book = CloudBook(open_cloud)
     opened: list[str] = []

@@ -7,6 +7,7 @@ from __future__ import annotations
 from google.api_core import exceptions
 
 from tests.fakes import MemoryCloud
+from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.cloud.protocol import Surveyed
 from tpuwizard.core.cloud.types import MANAGED_BY, OWNER_LABEL, NodeInfo
 from tpuwizard.core.launch.records.ledger import Ledger
@@ -35,7 +36,7 @@ class Everywhere(MemoryCloud):
 
 
 def test_the_survey_everywhere_is_asked_and_what_it_could_not_read_is_skipped(tmp_path):
-    found = reconcile(Everywhere(backend="compute"), Ledger(tmp_path / "l.jsonl"), owner="me")
+    found = reconcile(Everywhere(backend=Backend.COMPUTE), Ledger(tmp_path / "l.jsonl"), owner="me")
     assert [(b.resource.name, b.resource.zone, b.mine) for b in found] == [
         ("tpu-a", "us-east5-a", True)
     ]
@@ -45,6 +46,6 @@ def test_the_survey_everywhere_is_asked_and_what_it_could_not_read_is_skipped(tm
 
 
 def test_zones_named_keep_the_survey_to_them(tmp_path):
-    cloud = Everywhere(backend="compute")
+    cloud = Everywhere(backend=Backend.COMPUTE)
     found = reconcile(cloud, Ledger(tmp_path / "l.jsonl"), ["us-west4-a"], owner="me")
     assert list(found) == [] and set(found.skipped) == {"us-west4-a"}

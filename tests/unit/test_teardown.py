@@ -9,6 +9,7 @@ from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.launch.records.ledger import Ledger, Resource
 from tpuwizard.core.launch.teardown.verified import delete_and_verify, reconcile
 from tpuwizard.core.plan.catalog import parse_accelerator
+from tpuwizard.words.choice_words import all_words
 
 ZONE = "us-central1-a"
 
@@ -84,7 +85,7 @@ def test_a_delete_that_keeps_lying_ends_unverified_and_the_ledger_keeps_it_open(
     assert not result.verified
     assert cloud.count("delete_node") == 3
     assert result.diagnosis is not None and result.diagnosis.kind == "not_gone"
-    assert "tpuwizard teardown tpu-a" in " ".join(result.diagnosis.next_steps)
+    assert "tpuwizard teardown tpu-a" in " ".join(all_words(result.diagnosis.next_steps, "cli"))
     assert last_op(ledger, resource) == "created"
     assert [e.resource for e in Ledger(ledger.path).open_entries()] == [resource]
 

@@ -61,7 +61,8 @@ def test_each_chip_text_is_read_from_its_whole_traceback(
 def test_the_holder_is_named_where_the_text_names_it():
     assert watched("pid_in_use.txt").holder_pid == 2718466
     assert watched("vfio_busy.txt").device_file == "/dev/vfio/0"
-    assert read_tpu_error("open(/dev/accel0): Device or resource busy").device_file == "/dev/accel0"
+    busy = read_tpu_error("open(/dev/accel0): Device or resource busy")
+    assert busy is not None and busy.device_file == "/dev/accel0"
     lockfile = watched("v5e_lockfile.txt")
     assert lockfile.holder_pid is None and lockfile.device_file is None
     # The chip's first line of it is kept, whole, with libtpu's own advice.
@@ -168,6 +169,7 @@ def test_every_documented_code_is_said_with_its_meaning_and_page(code):
 
 def test_a_code_without_a_page_read_here_is_named_with_its_page_only():
     found = read_tpu_error("See https://openxla.org/xla/errors/error_0301 for more details.")
+    assert found is not None
     d = tpu_error_diagnosis(found, None)
     assert d.title == "XLA error E0301" and "error_0301" in d.explanation
 

@@ -12,6 +12,7 @@ from google.api_core import exceptions as gx
 from tests.fakes import MemoryCloud
 from tests.unit.test_launch_safety import launch
 from tpuwizard.core import paths
+from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.cloud.types import NodeRequest
 from tpuwizard.core.launch.records.ledger import Ledger, Resource
 from tpuwizard.core.launch.teardown.survey import reconcile_backends
@@ -62,7 +63,7 @@ def _made_on(cloud: MemoryCloud, ledger: Ledger, name: str) -> Resource:
 
 def test_a_compute_record_is_never_called_gone_because_the_tpu_api_does_not_know_it(tmp_path):
     ledger = Ledger(tmp_path / "ledger.jsonl")
-    tpu, compute = MemoryCloud(), MemoryCloud(backend="compute")
+    tpu, compute = MemoryCloud(), MemoryCloud(backend=Backend.COMPUTE)
     _made_on(compute, ledger, "on-compute")
     _made_on(tpu, ledger, "on-tpu")
     found = reconcile_backends(
@@ -92,7 +93,7 @@ def test_a_backend_that_cannot_be_surveyed_is_one_line_and_the_other_still_count
     tpu = MemoryCloud()
     _made_on(tpu, ledger, "on-tpu")
     found = reconcile_backends(
-        [("tpu-api", lambda: tpu), ("compute", lambda: UnlistableCloud(backend="compute"))],
+        [("tpu-api", lambda: tpu), ("compute", lambda: UnlistableCloud(backend=Backend.COMPUTE))],
         ledger,
         [ZONE],
         paths.owner_label(),
@@ -104,12 +105,12 @@ def test_a_backend_that_cannot_be_surveyed_is_one_line_and_the_other_still_count
 def test_nothing_surveyable_is_an_error_not_an_empty_answer(tmp_path):
     ledger = Ledger(tmp_path / "ledger.jsonl")
     with pytest.raises(gx.Forbidden):
-        reconcile_backends([("compute", lambda: UnlistableCloud(backend="compute"))], ledger)
+        reconcile_backends([("compute", lambda: UnlistableCloud(backend=Backend.COMPUTE))], ledger)
 
 
 def test_teardown_deletes_through_the_backend_that_made_it(tmp_path):
     session = Session(practice=True, project="practice-project")
-    tpu, compute = MemoryCloud(), MemoryCloud(backend="compute")
+    tpu, compute = MemoryCloud(), MemoryCloud(backend=Backend.COMPUTE)
     session.clouds.use(tpu, compute)
     resource = _made_on(compute, session.ledger, "on-compute")
     (result,) = session.delete([resource])
@@ -127,7 +128,7 @@ def test_status_deletes_a_compute_vm_google_stopped_and_says_so(monkeypatch):
     from tpuwizard.commands import cleanup
 
     session = Session(practice=True, project="practice-project")
-    tpu, compute = MemoryCloud(), MemoryCloud(backend="compute")
+    tpu, compute = MemoryCloud(), MemoryCloud(backend=Backend.COMPUTE)
     session.clouds.use(tpu, compute)
     monkeypatch.setattr(cleanup, "open_session", lambda project, sandbox: session)
     _made_on(compute, session.ledger, "stopped-vm")
@@ -148,7 +149,7 @@ def test_a_running_compute_vm_is_listed_not_deleted(monkeypatch):
     from tpuwizard.commands import cleanup
 
     session = Session(practice=True, project="practice-project")
-    compute = MemoryCloud(backend="compute")
+    compute = MemoryCloud(backend=Backend.COMPUTE)
     session.clouds.use(compute)
     monkeypatch.setattr(cleanup, "open_session", lambda project, sandbox: session)
     _made_on(compute, session.ledger, "busy-vm")
@@ -167,7 +168,7 @@ def test_teardown_json_says_which_backend_each_result_was_on(monkeypatch):
     from tpuwizard.commands import cleanup
 
     session = Session(practice=True, project="practice-project")
-    compute = MemoryCloud(backend="compute")
+    compute = MemoryCloud(backend=Backend.COMPUTE)
     session.clouds.use(compute)
     monkeypatch.setattr(cleanup, "open_session", lambda project, sandbox: session)
     _made_on(compute, session.ledger, "vm-a")
@@ -182,7 +183,7 @@ def test_no_compute_engine_call_at_all_until_the_ledger_holds_a_compute_engine_r
 
     session = Session(practice=True, project="practice-project")
     opened: list[str] = []
-    clouds = {"tpu-api": MemoryCloud(), "compute": MemoryCloud(backend="compute")}
+    clouds = {"tpu-api": MemoryCloud(), "compute": MemoryCloud(backend=Backend.COMPUTE)}
 
     def open_cloud(backend: str) -> MemoryCloud:
         opened.append(backend)  # opening is the first thing a survey of a backend does

@@ -46,7 +46,7 @@ def build(folder: Path, wheels: Path | None, said: list[str]) -> Path:
 
 
 def test_the_environment_is_built_once_said_once_and_read_only(tmp_path, wheels):
-    folder, said = tmp_path / "envs", []
+    folder, said = tmp_path / "envs", list[str]()
     env = build(folder, wheels, said)
     assert env == folder / f"py{PY}-jax{JAX}" and (env / worker_envs.MARKER).is_file()
     (line,) = said
@@ -75,7 +75,7 @@ def test_a_torn_build_is_never_used_and_is_built_again(tmp_path, wheels):
 
 
 def test_a_second_builder_waits_on_the_lock_and_takes_the_first_ones(tmp_path, wheels, monkeypatch):
-    folder, said = tmp_path / "envs", []
+    folder, said = tmp_path / "envs", list[str]()
     folder.mkdir()
     asked: list[int] = []
     real_built_env = worker_envs.built_env
@@ -111,7 +111,7 @@ def test_an_unreachable_index_fails_in_practices_words(tmp_path):
 def test_an_environment_changed_since_it_was_built_is_built_again_under_the_lock(tmp_path, wheels):
     """Issue 49: the damage a worker's install did (numpy's files rewritten, then a folder of
     them deleted) is seen by the digest of its files, and the next ask builds it again."""
-    folder, said = tmp_path / "envs", []
+    folder, said = tmp_path / "envs", list[str]()
     env = build(folder, wheels, said)
     numpy = worker_envs.env_site(env) / "numpy" / "__init__.py"
     numpy.chmod(0o644)
@@ -131,7 +131,7 @@ def test_an_environment_changed_since_it_was_built_is_built_again_under_the_lock
 def test_one_built_before_the_digest_is_kept_where_it_imports_and_built_again_where_not(
     tmp_path, wheels
 ):
-    folder, said = tmp_path / "envs", []
+    folder, said = tmp_path / "envs", list[str]()
     env = build(folder, wheels, said)
     marker = env / worker_envs.MARKER
     marker.write_text(json.dumps({"jax": JAX, "python": sys.executable}) + "\n")  # an old one's
@@ -154,7 +154,7 @@ def test_a_file_in_the_environment_s_place_is_replaced_and_no_build_is_left(
 ):
     """A file (or a dangling link) where the environment should be: it is replaced by the
     build, and no .building-PID folder (570 MB for the real JAX) stays behind."""
-    folder, said = tmp_path / "envs", []
+    folder, said = tmp_path / "envs", list[str]()
     folder.mkdir()
     target = folder / f"py{PY}-jax{JAX}"
     if stand_in == "file":
@@ -170,7 +170,7 @@ def test_a_file_in_the_environment_s_place_is_replaced_and_no_build_is_left(
 def test_a_build_that_cannot_be_put_in_place_leaves_no_copy_and_names_the_folder(
     tmp_path, wheels, monkeypatch
 ):
-    folder, said = tmp_path / "envs", []
+    folder, said = tmp_path / "envs", list[str]()
 
     def refused(self: Path, to: Path) -> None:
         raise PermissionError(13, "Permission denied")

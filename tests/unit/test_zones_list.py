@@ -15,6 +15,7 @@ from tests.unit.test_cli_bad_input import LAUNCH, UP, refused
 from tests.unit.test_launch_safety import make_runtime
 from tpuwizard.cli import main
 from tpuwizard.core.cancel import CancelToken
+from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.lifecycle.launch import Launch, run_launch
 from tpuwizard.core.launch.lifecycle.launch_state import LaunchState
@@ -98,7 +99,7 @@ def test_compute_engine_spot_and_flex_fail_over(tmp_path):
 
 # -- what each attempt sends ---------------------------------------------------------------
 def sent_queue_wait(tmp_path, p: LaunchPlan) -> float | None:
-    cloud = MemoryCloud(backend="compute")
+    cloud = MemoryCloud(backend=Backend.COMPUTE)
     sent = []
     original = cloud.create_node
 
