@@ -410,9 +410,7 @@ class PlainWizard:
         offering = answer.survey.offering(accelerator)
         if not offering:
             raise BadInput(f"No zone offers {accelerator}.")
-        offering = answer.by_recent_success(accelerator, offering)
-        unconfirmed = zones.unconfirmed_zones(answer.survey, slice_)
-        rows = zones.route_zones(slice_, route, offering, unconfirmed)
+        rows = answer.route_rows(slice_, route)
         where = survey_words(answer)
         self.say(f"Zones offering {accelerator} ({where}). {zones.OFFERED_NOTE}")
         choices = zone_choices(rows)
