@@ -296,7 +296,7 @@ def _kept_lines(plan: LaunchPlan, practice: bool, unrecorded: bool) -> list[str]
         f"  run your script:  tpuwizard run{sandbox_flag} {script}",
         f"  re-run on save:   tpuwizard watch{sandbox_flag} {script}",
     ]
-    if plan.route == Route.SPOT:
+    if plan.where.resumes:
         lines.append(
             f"  survive preemption: tpuwizard run{sandbox_flag} --checkpoints DIR {script}"
         )

@@ -89,7 +89,7 @@ def look_ahead(
     and the watchdog's check (asked of ``session`` on the routes with a watchdog; ``check``
     where there is no session, as a screen shown on its own has). The walk's watchdog answer
     is not asked yet: auto is decided as if none was given."""
-    from tpuwizard.core.launch.plan.route_offers import RESUME_ROUTES, WATCHDOG_ROUTES
+    from tpuwizard.core.launch.plan.route_offers import WATCHDOG_ROUTES
     from tpuwizard.session.preflight import by_quota, compute_quota
     from tpuwizard.session.prepare.stages import serving
     from tpuwizard.session.watchdog import default_watchdog
@@ -121,7 +121,7 @@ def look_ahead(
         reading,
         check,
         default_watchdog(route, check) if route in WATCHDOG_ROUTES else False,
-        route in RESUME_ROUTES,
+        answers.where.resumes,
         served,
     )
 

@@ -187,6 +187,13 @@ class Where:
     fan_out: bool = False
     via: Via = Via.AUTO
 
+    @property
+    def resumes(self) -> bool:
+        """The route resumes a run after a preemption (``--checkpoints``): Google preempts it."""
+        from tpuwizard.core.launch.plan.route_offers import RESUME_ROUTES
+
+        return self.route in RESUME_ROUTES
+
     def record(self) -> dict[str, Any]:
         """What a kept node's record holds of it beside its resource record, which holds the
         type, zone, project, route, backend, via and name already."""
