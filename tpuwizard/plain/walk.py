@@ -25,7 +25,7 @@ from tpuwizard.core.launch.events.launch_events import (
     VerifierLine,
 )
 from tpuwizard.core.launch.plan.answers import LaunchAnswers
-from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN, autocheckpoint_serves
+from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN
 from tpuwizard.core.launch.plan.parts import Deadline, Guards, Resume, Where, Workload
 from tpuwizard.core.plan import catalog, routes
 from tpuwizard.core.remote.sync import folder_sent_if_fine
@@ -211,10 +211,9 @@ class PlainWizard:
         if note := fetch_note(fetch.split(",")):
             self.say(note)
         checkpoints = self.ask_checkpoints(outlook.offers_resume, script)
-        assert outlook.backend is not None  # a refused look ahead ended the walk
-        autocheckpoint = self.ask_autocheckpoint(
-            answers.where.slice, outlook.backend.backend, checkpoints
-        )
+        resume = Resume(checkpoints)
+        if outlook.offers_autocheckpoint(answers.where, resume):
+            resume = Resume(checkpoints, autocheckpoint=self.ask_autocheckpoint())
         stall_minutes = self.ask_stall(script)
         packages, jax = self.ask_packages(script)
         return replace(
@@ -228,7 +227,7 @@ class PlainWizard:
                 trace=deep,
             ),
             deadline=replace(answers.deadline, watchdog=watchdog),
-            resume=Resume(checkpoints, autocheckpoint=autocheckpoint),
+            resume=resume,
             guards=Guards(stall_minutes=stall_minutes),
         )
 
@@ -306,13 +305,10 @@ class PlainWizard:
             return None
         return self.text(resume_question(), check=checkpoints_check).strip() or None
 
-    def ask_autocheckpoint(
-        self, slice_: catalog.Slice, backend: Backend, checkpoints: str | None
-    ) -> bool | None:
-        """Where the run resumes from checkpoints on a node that can have it (the plan's rule):
-        Google's Autocheckpoint, on unless answered no (None: the plan's default)."""
-        if checkpoints is None or not autocheckpoint_serves(slice_, backend):
-            return None
+    def ask_autocheckpoint(self) -> bool | None:
+        """Where the session's look ahead offers it (a run that resumes from checkpoints on a
+        node that can have it): Google's Autocheckpoint, on unless answered no (None: the
+        plan's default)."""
         wanted = self.ask(questionary.confirm(autocheckpoint_question(), default=True, **self.io))
         return None if wanted else False
 

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from tpuwizard.core.launch.plan.answers import LaunchAnswers
     from tpuwizard.core.launch.plan.checked import CheckedPlan
     from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+    from tpuwizard.core.launch.plan.parts import Resume, Where
     from tpuwizard.core.preflight.quota import QuotaReading
     from tpuwizard.session.preflight import PreflightResult
     from tpuwizard.session.watchdog import WatchdogChoice
@@ -130,6 +131,18 @@ class Outlook:
     def by_quota(self) -> bool:
         """Auto was decided by a Compute Engine quota reading (the reason says which way)."""
         return self.quota is not None
+
+    def offers_autocheckpoint(self, where: Where, resume: Resume) -> bool:
+        """Autocheckpoint is a choice for a run of ``where`` with ``resume`` on the backend
+        decided: the plan's rule (``LaunchPlan.autocheckpoint_offered``), asked before the plan
+        is made."""
+        from dataclasses import replace
+
+        from tpuwizard.core.launch.plan.launch_plan import autocheckpoint_offered
+
+        if self.backend is None:
+            return False
+        return autocheckpoint_offered(replace(where, backend=self.backend.backend), resume)
 
     def has_watchdog(self, backend: Backend | None = None) -> bool:
         """The route has an on-VM watchdog on ``backend`` (None: the one decided); where Google

@@ -42,6 +42,12 @@ def autocheckpoint_serves(known: catalog.Slice | None, backend: Backend) -> bool
     )
 
 
+def autocheckpoint_offered(where: Where, resume: Resume) -> bool:
+    """Is Autocheckpoint a choice for a run: it has --checkpoints and its node (``where``, on
+    the backend decided) can have it. What the wizard and plain mode offer, and the plan's."""
+    return resume.checkpoints is not None and autocheckpoint_serves(where.slice, where.backend)
+
+
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.iam import WatchdogCheck
     from tpuwizard.core.launch.plan.answers import LaunchAnswers
@@ -116,7 +122,7 @@ class LaunchPlan:
     def autocheckpoint_offered(self) -> bool:
         """Is Autocheckpoint a choice for this run: it has --checkpoints and its node can have
         it (what the wizard and plain mode offer; on unless turned off)."""
-        return self.resume.checkpoints is not None and self.autocheckpoint_can
+        return autocheckpoint_offered(self.where, self.resume)
 
     @property
     def autocheckpoint_on(self) -> bool:
