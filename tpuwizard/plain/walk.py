@@ -25,7 +25,6 @@ from tpuwizard.core.launch.events.launch_events import (
     VerifierLine,
 )
 from tpuwizard.core.launch.plan.answers import LaunchAnswers
-from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN
 from tpuwizard.core.launch.plan.parts import Deadline, Guards, Resume, Where, Workload
 from tpuwizard.core.plan import catalog, routes
 from tpuwizard.core.remote.sync import folder_sent_if_fine
@@ -163,7 +162,7 @@ class PlainWizard:
         minutes = float(
             self.text(
                 f"Deadline in minutes ({deadline_bounds_text()})",
-                str(DEFAULT_MAX_RUN[route]),
+                f"{Deadline().max_run(route):g}",  # the route's default
                 check=_minutes,
             )
         )

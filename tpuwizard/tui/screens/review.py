@@ -18,8 +18,9 @@ from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.cloud.diagnose.tpu7x_access import access_note
 from tpuwizard.core.deadlines import STALL_TIMEOUT_MIN, EndedBy
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN, LaunchPlan
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.packages import AUTO_FILE, COURSE_PACKAGES
+from tpuwizard.core.launch.plan.parts import Deadline
 from tpuwizard.core.plan import cost, fit
 from tpuwizard.tui.answers import GuardsAnswer, ReviewAnswer
 from tpuwizard.tui.screens.base import WizardScreen
@@ -136,9 +137,7 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
                 TypedInput(value=s.name or "", placeholder="tpuwizard-<run id>", id="name"), "Name"
             )
             yield _titled(
-                TypedInput(
-                    value=f"{s.max_run_minutes or DEFAULT_MAX_RUN[s.route]:g}", id="max-run"
-                ),
+                TypedInput(value=f"{Deadline(s.max_run_minutes).max_run(s.route):g}", id="max-run"),
                 "Deadline (minutes)",
             )
             yield _titled(

@@ -18,7 +18,15 @@ from tpuwizard.core.launch.plan.backend_rules import backend_problems
 from tpuwizard.core.launch.plan.deadline_keeper import FLEX_START, DeadlineKeeper
 from tpuwizard.core.launch.plan.deadline_rules import deadline_problems, watchdog_problems
 from tpuwizard.core.launch.plan.guard_rules import guard_problems
-from tpuwizard.core.launch.plan.parts import Deadline, Guards, Reach, Resume, Where, Workload
+from tpuwizard.core.launch.plan.parts import (
+    DEFAULT_MAX_RUN,
+    Deadline,
+    Guards,
+    Reach,
+    Resume,
+    Where,
+    Workload,
+)
 from tpuwizard.core.launch.plan.reach_rules import account_problems, reach_problems
 from tpuwizard.core.launch.plan.resume_rules import resume_problems
 from tpuwizard.core.launch.plan.via_rules import via_problems
@@ -54,7 +62,6 @@ if TYPE_CHECKING:
 
 ROUTES = CLOUD_ROUTES  # the routes a plan makes a node on
 # A service account's email: what Google accepts in Node.serviceAccount.email.
-DEFAULT_MAX_RUN = {"vm": 120, "spot": 120, "flex": 240}  # minutes
 
 
 def ready_timeout_s(route: str) -> float:
@@ -158,8 +165,12 @@ class LaunchPlan:
 
     @property
     def max_run(self) -> float:
-        """Minutes the node may run: ``--max-run``, else the route's default."""
-        return self.deadline.max_run_minutes or DEFAULT_MAX_RUN[self.route]
+        """Minutes the node may run: ``--max-run``, else the route's default (the Deadline
+        part's rule); a plan's route makes a node, so it has one."""
+        minutes = self.deadline.max_run(self.route)
+        if minutes is None:
+            raise KeyError(f"no deadline on the {self.route} route")
+        return minutes
 
     @property
     def max_run_s(self) -> int:
