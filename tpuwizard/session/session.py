@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
     from tpuwizard.core.launch.records.ledger import Ledger, Resource
     from tpuwizard.core.launch.teardown.verified import Found, TeardownResult
+    from tpuwizard.session.kept.check import KeptCheck
     from tpuwizard.session.kept.nodes import KeptNodes
     from tpuwizard.session.launch_handle import LaunchHandle
     from tpuwizard.session.prepare.outcomes import Outlook, Prepared
@@ -319,6 +320,16 @@ class Session:
         from tpuwizard.session.kept.nodes import KeptNodes
 
         return KeptNodes(self)
+
+    def check_kept(self) -> KeptCheck:
+        """Every kept node that still exists (:meth:`KeptNodes.check`: one Google preempted is
+        deleted now). Where the ledger records none, the kept-node machinery is not loaded
+        and nothing is called."""
+        from tpuwizard.session.kept.check import KeptCheck
+
+        if not any(e.op == "kept" for e in self.ledger.open_entries()):
+            return KeptCheck([], [])
+        return self.kept.check()
 
     # -- leftovers --------------------------------------------------------------------------
     def find_leftovers(self, zones: list[str] | None = None) -> Found:
