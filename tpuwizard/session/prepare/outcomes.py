@@ -132,6 +132,11 @@ class Outlook:
         """Auto was decided by a Compute Engine quota reading (the reason says which way)."""
         return self.quota is not None
 
+    def serves_asked(self, asked: Backend) -> bool:
+        """A backend asked (Review's switch, kept from an earlier type or route) can make this
+        type on this route; auto always can."""
+        return asked == Backend.AUTO or asked in self.serves
+
     def offers_autocheckpoint(self, where: Where, resume: Resume) -> bool:
         """Autocheckpoint is a choice for a run of ``where`` with ``resume`` on the backend
         decided: the plan's rule (``LaunchPlan.autocheckpoint_offered``), asked before the plan
