@@ -33,3 +33,33 @@ def outlook(decided: Backend | None, serves: tuple[Backend, ...]) -> Outlook:
 )
 def test_a_backend_asked_for_another_type_is_kept_only_where_it_still_serves(asked, serves, kept):
     assert outlook(TPU, serves).serves_asked(asked) is kept
+
+
+@pytest.mark.parametrize(
+    ("decided", "asked", "made"),
+    [
+        (GCE, AUTO, GCE),  # auto's is the one decided
+        (TPU, AUTO, TPU),
+        (None, AUTO, TPU),  # refused: the TPU API's, so the screen still shows one
+        (GCE, TPU, TPU),  # moved off auto's choice: as asked
+        (None, GCE, GCE),
+    ],
+)
+def test_the_backend_an_answer_makes(decided, asked, made):
+    assert outlook(decided, BOTH).made_by(asked) is made
+
+
+@pytest.mark.parametrize(
+    ("decided", "on_compute", "asked"),
+    [
+        (GCE, True, AUTO),  # the switch shows auto's choice: asked as auto
+        (TPU, False, AUTO),
+        (GCE, False, TPU),  # switched off auto's Compute Engine: the TPU API
+        (TPU, True, GCE),  # switched on over auto's TPU API: Compute Engine
+        (None, False, AUTO),  # refused: the switch shows the TPU API
+    ],
+)
+def test_review_s_compute_engine_switch_as_asked(decided, on_compute, asked):
+    found = outlook(decided, BOTH)
+    assert found.asked_by_switch(on_compute) is asked
+    assert found.made_by(asked) is (GCE if on_compute else TPU)  # and it makes what it shows

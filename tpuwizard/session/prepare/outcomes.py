@@ -132,6 +132,20 @@ class Outlook:
         """Auto was decided by a Compute Engine quota reading (the reason says which way)."""
         return self.quota is not None
 
+    def made_by(self, asked: Backend) -> Backend:
+        """The backend an answer of ``asked`` makes: auto's is the one decided (the TPU API's
+        where the look ahead refused, so a screen still shows one)."""
+        if asked != Backend.AUTO:
+            return asked
+        return self.backend.backend if self.backend is not None else Backend.TPU_API
+
+    def asked_by_switch(self, on_compute: bool) -> Backend:
+        """Review's Compute Engine switch as asked: auto while it shows what auto decided, else
+        the backend it was moved to."""
+        if on_compute == (self.made_by(Backend.AUTO) == Backend.COMPUTE):
+            return Backend.AUTO
+        return Backend.COMPUTE if on_compute else Backend.TPU_API
+
     def serves_asked(self, asked: Backend) -> bool:
         """A backend asked (Review's switch, kept from an earlier type or route) can make this
         type on this route; auto always can."""
