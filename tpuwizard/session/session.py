@@ -203,6 +203,13 @@ class Session:
 
         return prepare(self, answers, preflight=preflight, prices=prices, found=found)
 
+    def preflight_only(self, answers: LaunchAnswers) -> Prepared:
+        """The checks before create for ``answers``, with the backend and the zone decided as
+        a launch decides them (``tpuwizard preflight``); nothing is made."""
+        from tpuwizard.session.prepare.pipeline import preflight_only
+
+        return preflight_only(self, answers)
+
     def look_ahead(self, answers: LaunchAnswers) -> Outlook:
         """What the pipeline decides of a walk's answers before its last questions: the backend
         (auto's Compute Engine quota read where it decides), the watchdog's check and default."""

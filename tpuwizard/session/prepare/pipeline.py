@@ -7,6 +7,8 @@ same answers get the same backend, refusals and questions everywhere:
   backend (auto's quota read where it decides), the watchdog's check and default.
 - :func:`preview`: every stage without a call, from what a look ahead found (Review, as the
   user types; plain mode before it asks to create).
+- :func:`preflight_only` (``Session.preflight_only``): the stages up to the checks before
+  create and the checks, nothing made (``tpuwizard preflight``).
 """
 
 from __future__ import annotations
@@ -77,6 +79,24 @@ def preview(
         asked = answers.where.backend
         pipe.choice = BackendChoice(asked if asked != Backend.AUTO else TPU_API, "", "")
         pipe.stage_defaults()
+    return _prepared(pipe, outcome)
+
+
+def preflight_only(session: PreparesLaunches, answers: LaunchAnswers) -> Prepared:
+    """``tpuwizard preflight``: the stages a launch runs up to its checks before create (the
+    backend, auto's quota read where it waits on it; the zone, gcloud's where none is given)
+    and the checks, with nothing made. Its ``preflight`` is None where a stage refused first;
+    a zone no API accepts is BadInput before any call."""
+    from tpuwizard.core.cloud import gcloud_config
+
+    pipe = Pipeline(
+        answers, ("preflight", Path("preflight")), session.project or "", session.practice, session
+    )
+    outcome = pipe.run_stages((Stage.BACKEND, Stage.DEFAULTS))
+    if isinstance(outcome, GoOn):
+        assert pipe.plan is not None
+        gcloud_config.validate_zone(pipe.plan.zone)  # gcloud's as well as one typed
+        outcome = pipe.run_stages((Stage.PREFLIGHT,))
     return _prepared(pipe, outcome)
 
 
