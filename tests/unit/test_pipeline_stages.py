@@ -364,6 +364,16 @@ def test_preflight_alone_refuses_a_zone_no_api_accepts_before_any_call(world):
     assert session.reads.asked == [] and session.calls == []
 
 
+def test_the_account_step_s_project_checks_ask_of_no_slice_or_zone(world):
+    from tpuwizard.session.preflight import project_checks
+
+    session = world("no_billing=1")
+    found = {c.name: c for c in project_checks(session)}
+    assert {"Credentials", "APIs enabled", "Billing"} <= set(found)
+    assert found["Billing"].failed and "Quota" not in found and "Offered in zone" not in found
+    assert session.calls == []
+
+
 def test_a_look_ahead_s_reading_stands_and_no_quota_is_read_again(world):
     session = world(f"quota_limit={COMPUTE_QUOTA}:0")  # this world would say the TPU API
     ahead = look_ahead(answers(), session)
