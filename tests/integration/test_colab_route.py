@@ -122,6 +122,8 @@ def test_the_real_path_expects_tpu_so_a_cpu_runtime_fails_and_the_script_never_r
         (("--script", "main.py", "--zone", "us-central1-a"), "--zone cannot be used"),
         (("--script", "main.py", "--accelerator", "v5litepod-8"), "--accelerator cannot"),
         (("--script", "main.py", "--keep"), "--keep cannot be used with --route colab"),
+        # Colab's CLI installs no packages (session/free/packages.py's rule)
+        (("--script", "main.py", "--with", "optax"), "--with/--requirements cannot be used"),
         (
             (
                 "--max-run",

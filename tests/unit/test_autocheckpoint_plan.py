@@ -42,8 +42,9 @@ def test_autocheckpoint_is_on_by_default_only_where_google_offers_it(fields, on)
 
 
 def test_the_front_ends_offer_it_by_the_plans_one_rule():
-    """What the wizard (LaunchPlan.autocheckpoint_offered) and plain mode
-    (autocheckpoint_serves) offer is the rule the CLI refuses --autocheckpoint by."""
+    """What the wizard (LaunchPlan.autocheckpoint_offered) and plain mode (the look ahead's
+    Outlook.offers_autocheckpoint, the same rule) offer is the rule the CLI refuses
+    --autocheckpoint by."""
     from tpuwizard.core.cloud.backends import Backend
     from tpuwizard.core.launch.plan.launch_plan import autocheckpoint_serves
     from tpuwizard.core.plan.catalog import parse_accelerator
@@ -88,3 +89,35 @@ def test_the_launch_says_autocheckpoint_is_on_and_what_the_script_must_do():
     said = autocheckpoint_note(plan().resume)
     assert "Autocheckpoint: on" in said and "--no-autocheckpoint" in said
     assert "SIGTERM" in said and "ckpt/" in said
+
+
+@pytest.mark.parametrize(
+    ("accelerator", "backend", "resume", "offered"),
+    [
+        ("v5litepod-4", "tpu-api", Resume("ckpt"), True),
+        ("v4-8", "tpu-api", Resume("ckpt", autocheckpoint=False), True),  # offered, turned off
+        ("v5litepod-4", "tpu-api", Resume(), False),  # nothing to save into
+        ("v6e-4", "tpu-api", Resume("ckpt"), False),  # a generation Google does not serve
+        ("v5litepod-4", "compute", Resume("ckpt"), False),  # not on Compute Engine
+        ("v5litepod-4", None, Resume("ckpt"), False),  # the backend refused: nothing to offer
+    ],
+)
+def test_the_look_ahead_offers_it_by_the_plans_rule_on_the_backend_it_decided(
+    accelerator, backend, resume, offered
+):
+    """Plain mode asks Autocheckpoint before the plan is made: the look ahead answers it on
+    the backend it decided (the answers' own is still auto), as the plan will."""
+    from dataclasses import replace
+
+    from tpuwizard.core.cloud.backend_choice import BackendChoice
+    from tpuwizard.core.cloud.backends import Backend
+    from tpuwizard.core.routes import Route
+    from tpuwizard.session.prepare.outcomes import Outlook
+
+    asked = plan(accelerator=accelerator, backend="auto", resume=resume)
+    choice = BackendChoice(Backend(backend), "", "") if backend else None
+    outlook = Outlook(Route.SPOT, choice)
+    assert outlook.offers_autocheckpoint(asked.where, resume) is offered
+    if choice is not None:
+        decided = replace(asked, where=replace(asked.where, backend=choice.backend))
+        assert decided.autocheckpoint_offered is offered

@@ -19,6 +19,7 @@ from tpuwizard.core.launch.plan.launch_plan import LaunchPlan, plan_for_run
 from tpuwizard.core.launch.plan.parts import Deadline, Where
 from tpuwizard.core.launch.records.ledger import Entry, Resource
 from tpuwizard.core.plan.catalog import parse_accelerator
+from tpuwizard.core.routes import Route
 from tpuwizard.words.choice_words import all_words
 
 V5E = parse_accelerator("v5litepod-4")
@@ -171,3 +172,27 @@ def test_a_kept_node_s_replacement_is_asked_with_the_deadline_its_old_record_hol
     assert answers.deadline == Deadline(90.0, True, 20.0, keep=True)
     plan = plan_for_run("r2", Path("/tmp/r2"), answers, answers.where.backend)
     assert {key: kept_settings(plan)[key] for key in old} == {**old, "max_run_minutes": 90.0}
+
+
+@pytest.mark.parametrize(
+    ("asked", "route", "minutes"),
+    [
+        (None, "vm", 120),
+        (None, "spot", 120),
+        (None, "flex", 240),  # Flex-start's own default, not spot's
+        (45.0, "vm", 45.0),
+        (45.0, "flex", 45.0),
+        (None, "kaggle", None),  # a free route's deadline is its own
+        (None, "notebook", None),  # the wizard's first step, before a cloud route
+        (30.0, "kaggle", 30.0),
+    ],
+)
+def test_the_deadline_part_says_how_long_a_node_may_run_on_a_route(asked, route, minutes):
+    # The wizard's Deadline field, its quit guard and plain mode's question show this; the
+    # plan's deadline is the same rule.
+    assert Deadline(asked).max_run(route) == minutes
+    if minutes is not None and route in ("vm", "spot", "flex"):
+        asked_where = Where(V5E, "us-central1-a", route=Route(route))
+        answers = LaunchAnswers(asked_where, deadline=Deadline(asked))
+        plan = plan_for_run("r1", Path("/tmp/r1"), answers, Backend.TPU_API)
+        assert plan.max_run == minutes

@@ -313,6 +313,23 @@ def test_the_suggestion_is_the_cheapest_current_generation_slice_that_fits():
     assert fit.cheapest_fitting(fit.plan(1e30, fit.select_slices(single_host=True))) is None
 
 
+@pytest.mark.parametrize(
+    ("state_gib", "chosen", "expected"),
+    [
+        (48, None, "v5litepod-4"),  # nothing chosen yet: the cheapest current one that fits
+        (48, "v6e-4", "v6e-4"),  # the slice chosen before, while it still fits
+        (48, "v2-8", "v2-8"),  # chosen before, though the suggestion passes over v2
+        (48, "v5litepod-1", "v5litepod-4"),  # chosen before, too small now: the cheapest
+        (48, "v9-1", "v5litepod-4"),  # a name the table does not hold: as if none
+        (1e30, "v6e-4", "v6e-4"),  # nothing fits: the one chosen before stands
+        (1e30, None, "v5litepod-1"),  # nothing fits, nothing chosen: the first row
+    ],
+)
+def test_the_slice_question_starts_on_the_slice_chosen_while_it_fits(state_gib, chosen, expected):
+    fits = fit.plan(state_gib, fit.select_slices(single_host=True))
+    assert fit.preselected(fits, chosen).name == expected
+
+
 def test_a_slice_that_does_not_fit_says_by_how_much():
     state = fit.state_from_params(7e9, "adam-fp32")
     small = fit.fit_slice(state, catalog.parse_accelerator("v5litepod-4"))

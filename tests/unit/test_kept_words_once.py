@@ -9,11 +9,13 @@ import time
 
 import pytest
 
-from tpuwizard.commands.iterate import next_script
+from tests.plans import launch_plan
+from tpuwizard.commands.iterate import _kept_lines, next_script
 from tpuwizard.core.deadlines import EndedBy
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.events.summary import RunSummary
 from tpuwizard.core.launch.records.billing_state import Billed
+from tpuwizard.core.routes import Route
 from tpuwizard.session.kept.lines import KeptInfo
 from tpuwizard.words.event_text import describe
 from tpuwizard.words.kept_end import end_it_words, kept_end_sentence, kept_info_line
@@ -96,3 +98,13 @@ def test_the_next_step_names_a_script_in_the_folder_or_script(tmp_path, files, n
     for name in files:
         (tmp_path / name).write_text("print(1)\n")
     assert next_script(tmp_path) == named
+
+
+@pytest.mark.parametrize(
+    ("route", "offered"), [(Route.SPOT, True), (Route.VM, False), (Route.FLEX, False)]
+)
+def test_up_offers_checkpoints_on_the_routes_that_resume(tmp_path, monkeypatch, route, offered):
+    monkeypatch.chdir(tmp_path)
+    plan = launch_plan("v5litepod-1", ZONE, "p", "r1", tmp_path, route, name=NAME)
+    lines = _kept_lines(plan, practice=True, unrecorded=False)
+    assert any("--checkpoints DIR" in line for line in lines) is offered

@@ -207,3 +207,12 @@ def test_a_kept_plan_records_where_under_the_keys_old_versions_wrote():
         "failover": False,
         "fan_out": False,
     }
+
+
+@pytest.mark.parametrize(
+    ("route", "resumes"),
+    [(Route.VM, False), (Route.SPOT, True), (Route.FLEX, False), (Route.KAGGLE, False)],
+)
+def test_the_where_part_says_whether_its_route_resumes_after_a_preemption(route, resumes):
+    # `up` offers --checkpoints, and the wizard its Checkpoints question, on these routes only.
+    assert Where(parse_accelerator("v5litepod-4"), route=route).resumes is resumes

@@ -33,7 +33,7 @@ from tpuwizard.session.prepare.outcomes import (
     Refusal,
     Stage,
 )
-from tpuwizard.session.prepare.pipeline import look_ahead, prepare, preview
+from tpuwizard.session.prepare.pipeline import look_ahead, preflight_only, prepare, preview
 from tpuwizard.session.prepare.stages import UP_IDLE_MINUTES, WATCHDOG_OFF, Pipeline
 
 ZONE = "us-east5-a"  # v6e's: both backends serve it there, so auto waits on the quota
@@ -171,7 +171,7 @@ def test_the_defaults_stage_refuses_without_any_zone_and_says_where_to_give_one(
     session = world()
     outcome = through(pipeline(session, answers(zone="")), Stage.DEFAULTS)
     assert isinstance(outcome, Refusal) and outcome.stage is Stage.DEFAULTS
-    assert "No zone: give --zone or --zones" in said(outcome)
+    assert "No zone: give --zone (" in said(outcome)
     assert "tpuwizard zones --accelerator v6e-4" in said(outcome)
     assert session.reads.asked == [] and session.calls == []
 
@@ -318,6 +318,60 @@ def test_auto_moved_to_compute_engine_leaves_the_watchdog_and_idle_deadline_behi
         False,
         None,
     )
+
+
+# -- tpuwizard preflight: the stages up to the checks, nothing made ----------------------------
+@pytest.mark.parametrize(
+    ("spec", "accelerator", "changes", "stage", "backend", "failed"),
+    [
+        ("", "v6e-4", {}, None, Backend.COMPUTE, ""),  # auto: the quota covers it
+        # gcloud's SSH needs the TPU API: no reading, as the launch's stage (not the command's
+        # own narrower rule)
+        ("", "v6e-4", {"reach": Reach(transport=Transport.GCLOUD)}, None, Backend.TPU_API, ""),
+        (
+            "no_billing=1",
+            "v6e-4",
+            {"backend": Backend.TPU_API},
+            Stage.PREFLIGHT,
+            Backend.TPU_API,
+            "FAIL    Billing",
+        ),
+        ("", "v6e-4", {"zone": ""}, Stage.DEFAULTS, None, ""),  # no zone, none in gcloud's
+        ("", "tpu7x-8", {"backend": Backend.TPU_API}, Stage.BACKEND, None, ""),  # impossible
+    ],
+)
+def test_preflight_alone_decides_as_a_launch_does_and_makes_nothing(
+    world, monkeypatch, tmp_path, spec, accelerator, changes, stage, backend, failed
+):
+    monkeypatch.delenv("CLOUDSDK_COMPUTE_ZONE", raising=False)
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "no-gcloud-config"))
+    session = world(spec)
+    prepared = preflight_only(session, answers(accelerator, **changes))
+    outcome = prepared.outcome
+    assert (outcome.stage if isinstance(outcome, Refusal) else None) is stage, prepared.reasons
+    result = prepared.preflight
+    assert (result.choice.backend if result and result.choice else None) is backend
+    assert (result is not None and any(failed in c.line() for c in result.failures)) is bool(failed)
+    assert [c for c in session.calls if c != "list_accelerator_types"] == []  # nothing made
+
+
+def test_preflight_alone_refuses_a_zone_no_api_accepts_before_any_call(world):
+    from tpuwizard.core.errors import BadInput
+
+    session = world()
+    with pytest.raises(BadInput):
+        preflight_only(session, answers(zone="Us_East5-a; rm"))
+    assert session.reads.asked == [] and session.calls == []
+
+
+def test_the_account_step_s_project_checks_ask_of_no_slice_or_zone(world):
+    from tpuwizard.session.preflight import project_checks
+
+    session = world("no_billing=1")
+    found = {c.name: c for c in project_checks(session)}
+    assert {"Credentials", "APIs enabled", "Billing"} <= set(found)
+    assert found["Billing"].failed and "Quota" not in found and "Offered in zone" not in found
+    assert session.calls == []
 
 
 def test_a_look_ahead_s_reading_stands_and_no_quota_is_read_again(world):

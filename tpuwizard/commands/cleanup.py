@@ -54,7 +54,6 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     from tpuwizard.commands.kaggle_records import kaggle_status
     from tpuwizard.core.cloud.diagnose.diagnosis import Context
     from tpuwizard.core.plan import cost
-    from tpuwizard.session.kept.check import KeptCheck
 
     _work_read_only()
     kaggle, kaggle_unchecked = kaggle_status(as_json)  # its own ledger, its own credentials
@@ -67,11 +66,7 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
     if book[0] is None and book[1] != NOT_READ:  # a saved read set aside: said, not hidden
         say(f"Prices: the offline table's figures, because {book[1]}.")
     with cloud_errors(Context(project=session.project)):
-        kept = (  # first: a preempted kept node is deleted, not listed
-            session.kept.check()
-            if any(e.op == "kept" for e in session.ledger.open_entries())
-            else KeptCheck([], [])  # none recorded: the kept-node machinery is not loaded
-        )
+        kept = session.check_kept()  # first: a preempted kept node is deleted, not listed
         found = session.find_leftovers()
     shown = list(found)
     say_skipped(found, session.project)

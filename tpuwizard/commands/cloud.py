@@ -214,14 +214,16 @@ def launch_free(
         )
         return
     from tpuwizard.commands.colab_launch import launch_on_colab
+    from tpuwizard.session.free.packages import takes_packages
 
+    packages_asked = bool(with_specs or requirements)
     refused = {
         "--accelerator": accelerator is not None,
         "--zone": zone is not None,
         "--keep": keep,
         "--checkpoints": bool(checkpoints),
         "--delete-kernel": delete_kernel,
-        "--with/--requirements": bool(with_specs or requirements),
+        "--with/--requirements": packages_asked and not takes_packages(route),
     }
     launch_on_colab(script, script_args, fetch, max_run, run_dir, sandbox, as_json, refused)
 

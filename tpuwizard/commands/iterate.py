@@ -38,7 +38,6 @@ from tpuwizard.commands.preflight import checked_or_exit, no_preflight_option
 from tpuwizard.commands.script_args import ScriptArgsCommand, warn_own_options
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK, EXIT_TEARDOWN, for_signal
 from tpuwizard.core.launch.plan.parts import Deadline, Guards, Reach, Where, Workload
-from tpuwizard.core.routes import Route
 
 if TYPE_CHECKING:
     from tpuwizard.core.cancel import CancelToken
@@ -172,7 +171,7 @@ def _kept_lines(plan: LaunchPlan, practice: bool, unrecorded: bool) -> list[str]
         f"  run your script:  tpuwizard run{sandbox_flag} {script}",
         f"  re-run on save:   tpuwizard watch{sandbox_flag} {script}",
     ]
-    if plan.route == Route.SPOT:
+    if plan.where.resumes:
         lines.append(
             f"  survive preemption: tpuwizard run{sandbox_flag} --checkpoints DIR {script}"
         )

@@ -32,9 +32,15 @@ def launch_on_kaggle(
 
     why = "a Kaggle kernel has no zone, nothing to keep and no checkpoint folder"
     script = check_free_route_input("kaggle", "Kaggle", why, refused, script)
-    from tpuwizard.commands.options.packages import asked_packages
+    from tpuwizard.core.launch.plan.packages import gather_packages
+    from tpuwizard.core.routes import Route
+    from tpuwizard.session.free.packages import free_route_packages
 
-    packages = asked_packages(with_specs, requirements, script)
+    asked = gather_packages(with_specs).specs  # --with; the files are the rule's to read
+    request = free_route_packages(Route.KAGGLE, asked, requirements, script)
+    if words := request.auto_words():
+        say(words)
+    packages = request.specs
     shape = machine_shape(accelerator)
     # As the wizard and plain mode: without Kaggle credentials, practice (the first line says
     # why), never a refusal of the README's first example.

@@ -12,6 +12,7 @@ import click
 
 from tpuwizard.commands.common import (
     Words,
+    asked_slice,
     backend_option,
     open_session,
     print_json,
@@ -21,8 +22,7 @@ from tpuwizard.commands.common import (
     show,
     transport_option,
 )
-from tpuwizard.core.cloud.backends import Transport
-from tpuwizard.core.errors import BadInput
+from tpuwizard.core.cloud.backends import Backend, Transport
 from tpuwizard.core.exit_codes import EXIT_BAD_INPUT, EXIT_CLOUD
 from tpuwizard.core.routes import CLOUD_ROUTES, Route
 
@@ -71,32 +71,20 @@ def preflight(
     as_json: bool,
 ) -> None:
     """Check what would refuse a launch, before anything is created (exit 3 on any FAIL)."""
-    from tpuwizard.core.cloud import gcloud_config
-    from tpuwizard.core.plan import catalog
-    from tpuwizard.session.preflight import run_preflight
+    from tpuwizard.core.errors import PlanRefused
+    from tpuwizard.core.launch.plan.answers import LaunchAnswers
+    from tpuwizard.core.launch.plan.parts import Reach, Where
 
-    try:
-        slice_ = catalog.parse_accelerator(accelerator)  # --accelerator, parsed once here
-    except catalog.UnknownAcceleratorError as err:
-        raise BadInput(str(err)) from None
-    zone = zone or gcloud_config.discover().zone
-    if not zone:
-        raise BadInput(
-            "No zone: give --zone (tpuwizard zones --accelerator "
-            f"{accelerator} lists them) or run `gcloud config set compute/zone ZONE`."
-        )
-    gcloud_config.validate_zone(zone)
+    slice_ = asked_slice(accelerator)  # --accelerator, parsed once here
+    where = Where(slice_, zone or "", route=Route(route), backend=Backend(backend))
+    asked = LaunchAnswers(where, reach=Reach(Transport(transport), internal_ips=internal_ips))
     session = open_session(project, sandbox)
-    result = run_preflight(  # an impossible pair: exit 2 before any call
-        session,
-        slice_,
-        zone,
-        route,
-        backend,
-        internal_ips,
-        transport,
-        compute_ok=transport != Transport.GCLOUD,
-    )
+    # The zone (gcloud's where none is given) and the backend, as a launch's stages decide
+    # them: a refusal there (no zone, an impossible pair) is exit 2 before any call.
+    prepared = session.preflight_only(asked)
+    result = prepared.preflight
+    if result is None:
+        raise PlanRefused(list(prepared.reasons))
     if as_json:
         print_json(result.as_json())
     else:

@@ -102,7 +102,7 @@ class SliceQuestions:
             )
             for f in fits
         ]
-        best = fit.cheapest_fitting(fits) or fits[0]
+        best = fit.preselected(fits)  # the wizard's rule; plain mode asks the slice once
         while True:
             name = self.asker.select(
                 "Slice", choices, next(c for c in choices if c.value == best.name)

@@ -25,7 +25,6 @@ from tpuwizard.core.launch.events.launch_events import (
     VerifierLine,
 )
 from tpuwizard.core.launch.plan.answers import LaunchAnswers
-from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN, autocheckpoint_serves
 from tpuwizard.core.launch.plan.parts import Deadline, Guards, Resume, Where, Workload
 from tpuwizard.core.plan import catalog, routes
 from tpuwizard.core.remote.sync import folder_sent_if_fine
@@ -163,7 +162,7 @@ class PlainWizard:
         minutes = float(
             self.text(
                 f"Deadline in minutes ({deadline_bounds_text()})",
-                str(DEFAULT_MAX_RUN[route]),
+                f"{Deadline().max_run(route):g}",  # the route's default
                 check=_minutes,
             )
         )
@@ -211,10 +210,9 @@ class PlainWizard:
         if note := fetch_note(fetch.split(",")):
             self.say(note)
         checkpoints = self.ask_checkpoints(outlook.offers_resume, script)
-        assert outlook.backend is not None  # a refused look ahead ended the walk
-        autocheckpoint = self.ask_autocheckpoint(
-            answers.where.slice, outlook.backend.backend, checkpoints
-        )
+        resume = Resume(checkpoints)
+        if outlook.offers_autocheckpoint(answers.where, resume):
+            resume = Resume(checkpoints, autocheckpoint=self.ask_autocheckpoint())
         stall_minutes = self.ask_stall(script)
         packages, jax = self.ask_packages(script)
         return replace(
@@ -228,7 +226,7 @@ class PlainWizard:
                 trace=deep,
             ),
             deadline=replace(answers.deadline, watchdog=watchdog),
-            resume=Resume(checkpoints, autocheckpoint=autocheckpoint),
+            resume=resume,
             guards=Guards(stall_minutes=stall_minutes),
         )
 
@@ -306,13 +304,10 @@ class PlainWizard:
             return None
         return self.text(resume_question(), check=checkpoints_check).strip() or None
 
-    def ask_autocheckpoint(
-        self, slice_: catalog.Slice, backend: Backend, checkpoints: str | None
-    ) -> bool | None:
-        """Where the run resumes from checkpoints on a node that can have it (the plan's rule):
-        Google's Autocheckpoint, on unless answered no (None: the plan's default)."""
-        if checkpoints is None or not autocheckpoint_serves(slice_, backend):
-            return None
+    def ask_autocheckpoint(self) -> bool | None:
+        """Where the session's look ahead offers it (a run that resumes from checkpoints on a
+        node that can have it): Google's Autocheckpoint, on unless answered no (None: the
+        plan's default)."""
         wanted = self.ask(questionary.confirm(autocheckpoint_question(), default=True, **self.io))
         return None if wanted else False
 
@@ -410,9 +405,7 @@ class PlainWizard:
         offering = answer.survey.offering(accelerator)
         if not offering:
             raise BadInput(f"No zone offers {accelerator}.")
-        offering = answer.by_recent_success(accelerator, offering)
-        unconfirmed = zones.unconfirmed_zones(answer.survey, slice_)
-        rows = zones.route_zones(slice_, route, offering, unconfirmed)
+        rows = answer.route_rows(slice_, route)
         where = survey_words(answer)
         self.say(f"Zones offering {accelerator} ({where}). {zones.OFFERED_NOTE}")
         choices = zone_choices(rows)

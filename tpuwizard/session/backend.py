@@ -3,7 +3,7 @@
 ``--backend`` (or the wizard's choice) is asked of the support matrix
 (:func:`tpuwizard.core.cloud.backend_choice.choose_backend`) before any cloud call, so an
 impossible pair is a bad input (exit 2) that names what to type. ``auto`` needs Compute Engine's
-quota for v5p and v6e: the preflight reads it (session/preflight.py ``decide_with_quota``); without
+quota for v5p and v6e: the preflight stage reads it (session/prepare/stages.py); without
 a reading (``--no-preflight``, or it could not be read) auto keeps those on the TPU API and says so.
 """
 

@@ -16,8 +16,9 @@ from tpuwizard.session.practice import sandbox as practice_mode
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.gcloud_config import GcloudContext
-    from tpuwizard.core.cloud.zones import ZoneSurvey
+    from tpuwizard.core.cloud.zones import RouteZone, ZoneSurvey
     from tpuwizard.core.launch.records.attempts import Attempt
+    from tpuwizard.core.plan.catalog import Slice
 
 # Why practice: asked for (--sandbox), already pointed at a sandbox (TPUWIZARD_TPU_ENDPOINT, as
 # `tpuwizard sandbox serve` says to export), or no Google credentials; "real" otherwise.
@@ -105,6 +106,19 @@ class ZoneAnswer:
         from tpuwizard.core.launch.records.attempts import order_zones
 
         return order_zones(zones, [a for a in self.attempts if a.accelerator == accelerator])
+
+    def route_rows(
+        self, slice_: Slice, route: str, zones: list[str] | None = None
+    ) -> list[RouteZone]:
+        """The zones offering ``slice_`` (or ``zones``, already narrowed) in the one order every
+        front end shows: those that lately had capacity first, then ``route``'s usable ones, the
+        cheapest first, the unconfirmed ones after the rest; those it cannot use last, with why."""
+        from tpuwizard.core.cloud.zones import route_zones, unconfirmed_zones
+
+        offering = self.survey.offering(slice_.name) if zones is None else zones
+        offering = self.by_recent_success(slice_.name, offering)
+        unconfirmed = unconfirmed_zones(self.survey, slice_)
+        return route_zones(slice_, route, offering, unconfirmed)
 
     def last_tried(self, accelerator: str) -> dict[str, str]:
         """Per zone tried lately: "no capacity 12 min ago", "ready 3 h ago"."""

@@ -1,7 +1,7 @@
 """The preflight for every front end: the session's credentials and endpoints, the ``auto``
 backend decided with Compute Engine's quota reading, then every check at once. The pipeline
-before create (session/prepare/) calls these parts in its stages; ``tpuwizard preflight`` and the
-wizard's Account step call them whole.
+before create (session/prepare/) calls these parts in its stages (``tpuwizard preflight`` runs
+those stages alone); the wizard's Account step calls the project's checks.
 
 Read-only, and it never raises for the cloud's sake: a preflight that cannot be made at all is
 one UNKNOWN line, and UNKNOWN never stops a launch. A FAIL does, before any create.
@@ -135,65 +135,6 @@ def by_quota(
     return decide_backend(slice_, route, AUTO, room, region_of(zone))
 
 
-def decide_with_quota(
-    session: Reaches,
-    slice_: Slice,
-    zone: str,
-    route: str,
-    asked: str,
-    compute_ok: bool = True,
-    at_once: int = 1,
-) -> tuple[BackendChoice, QuotaReading | None]:
-    """``--backend auto`` for a type both backends serve: Compute Engine when its quota in the
-    zone's region is read and covers the chips (``compute_ok`` False: the other flags need the
-    TPU API, so no reading is made). Returns the choice and the reading, if one was made."""
-    from tpuwizard.session.backend import decide_backend
-
-    first = decide_backend(slice_, route, asked)
-    if not quota_decides(slice_, Backend(asked), first, compute_ok):
-        return first, None
-    reading = compute_quota(session, slice_, zone, route, at_once)
-    return by_quota(slice_, zone, route, reading, at_once), reading
-
-
-def run_preflight(
-    session: Reaches,
-    slice_: Slice | None,
-    zone: str | None,
-    route: str = "vm",
-    asked: str = AUTO,
-    internal_ips: bool = False,
-    transport: str = "ssh",
-    compute_ok: bool = True,
-    at_once: int = 1,
-) -> PreflightResult:
-    """Every check for a launch of ``slice_`` in ``zone`` (None, None: the project's checks
-    alone, on the TPU API), the backend decided first (``tpuwizard preflight``). Never raises
-    for the cloud's sake."""
-    from tpuwizard.session.backend import decide_backend
-
-    choice: BackendChoice | None = None
-    try:
-        reading = None
-        if slice_ is not None and zone is not None:
-            choice, reading = decide_with_quota(
-                session, slice_, zone, route, asked, compute_ok, at_once
-            )
-        elif asked != AUTO:
-            choice = None if slice_ is None else decide_backend(slice_, route, asked)
-    except BadInput:
-        raise
-    except Exception as err:  # no preflight could be made: say why, stop nothing
-        return PreflightResult(choice, [_not_made(err)])
-    backend = choice.backend if choice else (Backend(asked) if asked != AUTO else TPU_API)
-    made = reading.check if reading is not None and backend == COMPUTE else None
-    name = slice_.name if slice_ is not None else None
-    ask = PreflightAsk(
-        session.project or "", name, zone, route, backend, internal_ips, transport, at_once
-    )
-    return PreflightResult(choice, checks(session, ask, made))
-
-
 def checks(session: Reaches, ask: PreflightAsk, made: Check | None = None) -> list[Check]:
     """Every check of ``ask`` (its backend decided), the quota's line ``made`` already where
     the reading that decided the backend is it. Never raises for the cloud's sake."""
@@ -229,4 +170,4 @@ def fan_out_in_region(plan: LaunchPlan) -> int:
 def project_checks(session: Reaches) -> list[Check]:
     """The project's own checks (credentials, APIs, billing, OS Login, external IPs), as the
     wizard's Account step shows them: no slice or zone asked about yet."""
-    return run_preflight(session, None, None).checks
+    return checks(session, PreflightAsk(session.project or "", None, None, "vm", TPU_API))

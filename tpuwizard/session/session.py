@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
     from tpuwizard.core.launch.records.ledger import Ledger, Resource
     from tpuwizard.core.launch.teardown.verified import Found, TeardownResult
+    from tpuwizard.session.kept.check import KeptCheck
     from tpuwizard.session.kept.nodes import KeptNodes
     from tpuwizard.session.launch_handle import LaunchHandle
     from tpuwizard.session.prepare.outcomes import Outlook, Prepared
@@ -202,6 +203,13 @@ class Session:
 
         return prepare(self, answers, preflight=preflight, prices=prices, found=found)
 
+    def preflight_only(self, answers: LaunchAnswers) -> Prepared:
+        """The checks before create for ``answers``, with the backend and the zone decided as
+        a launch decides them (``tpuwizard preflight``); nothing is made."""
+        from tpuwizard.session.prepare.pipeline import preflight_only
+
+        return preflight_only(self, answers)
+
     def look_ahead(self, answers: LaunchAnswers) -> Outlook:
         """What the pipeline decides of a walk's answers before its last questions: the backend
         (auto's Compute Engine quota read where it decides), the watchdog's check and default."""
@@ -319,6 +327,16 @@ class Session:
         from tpuwizard.session.kept.nodes import KeptNodes
 
         return KeptNodes(self)
+
+    def check_kept(self) -> KeptCheck:
+        """Every kept node that still exists (:meth:`KeptNodes.check`: one Google preempted is
+        deleted now). Where the ledger records none, the kept-node machinery is not loaded
+        and nothing is called."""
+        from tpuwizard.session.kept.check import KeptCheck
+
+        if not any(e.op == "kept" for e in self.ledger.open_entries()):
+            return KeptCheck([], [])
+        return self.kept.check()
 
     # -- leftovers --------------------------------------------------------------------------
     def find_leftovers(self, zones: list[str] | None = None) -> Found:

@@ -1,7 +1,8 @@
 """The zones ``tpuwizard zones`` shows: those offering a type (or every type), narrowed to a
-backend, in the order the wizard shows them (the zones that lately had capacity first, then
-the route's usable ones, the cheapest first), with what the attempt history and the Billing
-Catalog say of each. The command renders it; ``--offline`` builds it from the catalog alone.
+backend, in the one order every front end shows (``ZoneAnswer.route_rows``: the zones that
+lately had capacity first, then the route's usable ones, the cheapest first), with what the
+attempt history and the Billing Catalog say of each. The command renders it;
+``--offline`` builds it from the catalog alone.
 """
 
 from __future__ import annotations
@@ -116,9 +117,8 @@ def _ordered_offers(
     order = answer.by_recent_success(accelerator, [o.zone for o in offers])
     offers.sort(key=lambda o: order.index(o.zone))
     unusable = None
-    if query.route:  # the route's usable zones first, the cheapest first
-        unconfirmed = zone_survey.unconfirmed_zones(survey, slice_)
-        rows = zone_survey.route_zones(slice_, query.route, [o.zone for o in offers], unconfirmed)
+    if query.route:  # the route's order, as the wizard's Zones step shows it
+        rows = answer.route_rows(slice_, query.route, [o.zone for o in offers])
         unusable = {r.zone: r.unusable for r in rows}
         ranked = list(unusable)
     else:  # the cheapest first; among equal prices, the one that lately had capacity

@@ -21,6 +21,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
+from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.launch.records.billing_state import BillingState
 from tpuwizard.tui.hangup import Hangup, safe_driver
 from tpuwizard.tui.held_keys import HeldKeys
@@ -229,8 +230,8 @@ class WizardApp(App[int]):
         s = self.state
         s.outlook = None
         outlook = await asyncio.to_thread(self.session.look_ahead, s.plan_answers())
-        if s.backend != "auto" and s.backend not in outlook.serves:
-            s.backend = "auto"
+        if not outlook.serves_asked(Backend(s.backend)):
+            s.backend = Backend.AUTO
             outlook = await asyncio.to_thread(self.session.look_ahead, s.plan_answers())
         s.outlook, s.watchdog_check = outlook, outlook.watchdog_check
         key = (s.project or "", s.route)

@@ -357,6 +357,16 @@ def cheapest_fitting(fits: list[SliceFit]) -> SliceFit | None:
     return candidates[0] if candidates else None
 
 
+def preselected(fits: list[SliceFit], chosen: str | None = None) -> SliceFit:
+    """The row a slice question starts on (``fits`` from :func:`plan`, never empty): the slice
+    ``chosen`` before, while it still holds the state; else the cheapest that does; else the
+    one chosen before, or the first."""
+    before = next((f for f in fits if f.name == chosen), None)
+    if before is not None and before.fits_sharded:
+        return before
+    return cheapest_fitting(fits) or before or fits[0]
+
+
 def slice_verdict(state_gib: float, f: SliceFit) -> str:
     """Whether ``f`` holds the state, and by how much it falls short when it does not."""
     if f.fits_sharded:

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from tpuwizard.core.launch.plan.answers import LaunchAnswers
     from tpuwizard.core.launch.plan.checked import CheckedPlan
     from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
+    from tpuwizard.core.launch.plan.parts import Resume, Where
     from tpuwizard.core.preflight.quota import QuotaReading
     from tpuwizard.session.preflight import PreflightResult
     from tpuwizard.session.watchdog import WatchdogChoice
@@ -130,6 +131,37 @@ class Outlook:
     def by_quota(self) -> bool:
         """Auto was decided by a Compute Engine quota reading (the reason says which way)."""
         return self.quota is not None
+
+    def made_by(self, asked: Backend) -> Backend:
+        """The backend an answer of ``asked`` makes: auto's is the one decided (the TPU API's
+        where the look ahead refused, so a screen still shows one)."""
+        if asked != Backend.AUTO:
+            return asked
+        return self.backend.backend if self.backend is not None else Backend.TPU_API
+
+    def asked_by_switch(self, on_compute: bool) -> Backend:
+        """Review's Compute Engine switch as asked: auto while it shows what auto decided, else
+        the backend it was moved to."""
+        if on_compute == (self.made_by(Backend.AUTO) == Backend.COMPUTE):
+            return Backend.AUTO
+        return Backend.COMPUTE if on_compute else Backend.TPU_API
+
+    def serves_asked(self, asked: Backend) -> bool:
+        """A backend asked (Review's switch, kept from an earlier type or route) can make this
+        type on this route; auto always can."""
+        return asked == Backend.AUTO or asked in self.serves
+
+    def offers_autocheckpoint(self, where: Where, resume: Resume) -> bool:
+        """Autocheckpoint is a choice for a run of ``where`` with ``resume`` on the backend
+        decided: the plan's rule (``LaunchPlan.autocheckpoint_offered``), asked before the plan
+        is made."""
+        from dataclasses import replace
+
+        from tpuwizard.core.launch.plan.launch_plan import autocheckpoint_offered
+
+        if self.backend is None:
+            return False
+        return autocheckpoint_offered(replace(where, backend=self.backend.backend), resume)
 
     def has_watchdog(self, backend: Backend | None = None) -> bool:
         """The route has an on-VM watchdog on ``backend`` (None: the one decided); where Google

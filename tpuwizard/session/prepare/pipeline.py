@@ -7,6 +7,8 @@ same answers get the same backend, refusals and questions everywhere:
   backend (auto's quota read where it decides), the watchdog's check and default.
 - :func:`preview`: every stage without a call, from what a look ahead found (Review, as the
   user types; plain mode before it asks to create).
+- :func:`preflight_only` (``Session.preflight_only``): the stages up to the checks before
+  create and the checks, nothing made (``tpuwizard preflight``).
 """
 
 from __future__ import annotations
@@ -80,6 +82,24 @@ def preview(
     return _prepared(pipe, outcome)
 
 
+def preflight_only(session: PreparesLaunches, answers: LaunchAnswers) -> Prepared:
+    """``tpuwizard preflight``: the stages a launch runs up to its checks before create (the
+    backend, auto's quota read where it waits on it; the zone, gcloud's where none is given)
+    and the checks, with nothing made. Its ``preflight`` is None where a stage refused first;
+    a zone no API accepts is BadInput before any call."""
+    from tpuwizard.core.cloud import gcloud_config
+
+    pipe = Pipeline(
+        answers, ("preflight", Path("preflight")), session.project or "", session.practice, session
+    )
+    outcome = pipe.run_stages((Stage.BACKEND, Stage.DEFAULTS))
+    if isinstance(outcome, GoOn):
+        assert pipe.plan is not None
+        gcloud_config.validate_zone(pipe.plan.zone)  # gcloud's as well as one typed
+        outcome = pipe.run_stages((Stage.PREFLIGHT,))
+    return _prepared(pipe, outcome)
+
+
 def look_ahead(
     answers: LaunchAnswers,
     session: PreparesLaunches | None = None,
@@ -89,7 +109,7 @@ def look_ahead(
     and the watchdog's check (asked of ``session`` on the routes with a watchdog; ``check``
     where there is no session, as a screen shown on its own has). The walk's watchdog answer
     is not asked yet: auto is decided as if none was given."""
-    from tpuwizard.core.launch.plan.route_offers import RESUME_ROUTES, WATCHDOG_ROUTES
+    from tpuwizard.core.launch.plan.route_offers import WATCHDOG_ROUTES
     from tpuwizard.session.preflight import by_quota, compute_quota
     from tpuwizard.session.prepare.stages import serving
     from tpuwizard.session.watchdog import default_watchdog
@@ -121,7 +141,7 @@ def look_ahead(
         reading,
         check,
         default_watchdog(route, check) if route in WATCHDOG_ROUTES else False,
-        route in RESUME_ROUTES,
+        answers.where.resumes,
         served,
     )
 

@@ -213,7 +213,8 @@ class Pipeline:
             return Refusal(
                 Stage.DEFAULTS,
                 (
-                    "No zone: give --zone or --zones (tpuwizard zones --accelerator "
+                    # launch's, up's and preflight's words: preflight has no --zones
+                    "No zone: give --zone (tpuwizard zones --accelerator "
                     f"{where.slice.name} lists them) or run "
                     "`gcloud config set compute/zone ZONE`.",
                 ),

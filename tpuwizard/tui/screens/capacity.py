@@ -151,7 +151,7 @@ class CapacityScreen(WizardScreen[CapacityAnswer]):
                 price_cell(f.price_per_hour_usd, "", f.price_at_most_usd),
                 key=f.name,
             )
-        table.move_cursor(row=self.fits.index(self.preselected()))
+        table.move_cursor(row=self.fits.index(fit.preselected(self.fits, self.accelerator)))
         note = price_notes(self.fits)
         from tpuwizard.core.handover.larger import verdict_with_larger
 
@@ -195,13 +195,6 @@ class CapacityScreen(WizardScreen[CapacityAnswer]):
         except Exception:  # an unreadable ledger: nothing offered, the CLI still works
             return None
         return node_id(entries[0].resource) if len(entries) == 1 else None
-
-    def preselected(self) -> fit.SliceFit:
-        """The slice chosen before, while it still holds the state; else the cheapest that does."""
-        chosen = next((f for f in self.fits if f.name == self.accelerator), None)
-        if chosen is not None and chosen.fits_sharded:
-            return chosen
-        return fit.cheapest_fitting(self.fits) or chosen or self.fits[0]
 
     @on(DataTable.RowHighlighted)
     def remember(self, event: DataTable.RowHighlighted) -> None:

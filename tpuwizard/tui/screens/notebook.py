@@ -15,9 +15,11 @@ from tpuwizard.core.evidence import notebook
 from tpuwizard.core.evidence.receipt import check_receipt, load_receipt
 from tpuwizard.core.launch.events.colab import COLAB_FREE_TPU
 from tpuwizard.core.launch.plan.packages import PackageSpec, specs_from_field
+from tpuwizard.core.routes import Route
+from tpuwizard.session.free.packages import NoPackagesHere, free_route_packages
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.widgets.typed_input import TypedInput
-from tpuwizard.words.colab_text import colab_chip
+from tpuwizard.words.colab_text import NO_PACKAGES, colab_chip
 
 PLATFORMS = {
     "colab": f"Google Colab ({colab_chip(COLAB_FREE_TPU)})",
@@ -29,7 +31,7 @@ def platform_label(title: str, chosen: bool) -> str:
     return f"{title} (chosen)" if chosen else title
 
 
-class NotebookScreen(WizardScreen["tuple[str, Path, tuple[PackageSpec, ...]]"]):
+class NotebookScreen(WizardScreen[tuple[str, Path, tuple[PackageSpec, ...]]]):
     """Dismissed with where to run the script ("kaggle" or "colab"), the script and the packages
     to install first (Kaggle's only: "Run it on Kaggle for me", "Run it on Colab for me"), or
     BACK."""
@@ -133,28 +135,13 @@ class NotebookScreen(WizardScreen["tuple[str, Path, tuple[PackageSpec, ...]]"]):
                 f"[b]No such file:[/b] {typed or '(empty)'}. Give the path of your Python script."
             )
             return
-        asked = self.query_one("#free-packages", Input).value
+        asked = specs_from_field(self.query_one("#free-packages", Input).value)
         try:
-            packages = free_route_packages(where, asked, script)
+            packages = free_route_packages(Route(where), asked, (), script).specs
+        except NoPackagesHere:  # Colab's: the field to clear
+            said.update(f"[b]Not run:[/b] {NO_PACKAGES}")
+            return
         except BadInput as err:
             said.update(f"[b]Not run:[/b] {err}")
             return
         self.dismiss((where, script, packages))
-
-
-def free_route_packages(where: str, typed: str, script: Path) -> tuple[PackageSpec, ...]:
-    """The Packages field (and a requirements.txt beside the script) for a free route: Kaggle
-    installs them at the kernel's start; Colab's CLI installs none, so a typed one is refused
-    there. A package Kaggle's rules refuse raises :class:`BadInput` saying why."""
-    from tpuwizard.core.kaggle.run import check_packages
-    from tpuwizard.core.launch.plan.packages import gather_packages
-    from tpuwizard.words.colab_text import NO_PACKAGES
-
-    typed_specs = specs_from_field(typed)
-    if where == "colab":
-        if typed_specs:
-            raise BadInput(NO_PACKAGES)
-        return ()
-    specs = (*typed_specs, *gather_packages((), (), script).specs)
-    check_packages(specs)  # Kaggle's rules, as launch --route kaggle --with says them
-    return specs

@@ -18,8 +18,9 @@ from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.cloud.diagnose.tpu7x_access import access_note
 from tpuwizard.core.deadlines import STALL_TIMEOUT_MIN, EndedBy
 from tpuwizard.core.errors import BadInput
-from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN, LaunchPlan
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.packages import AUTO_FILE, COURSE_PACKAGES
+from tpuwizard.core.launch.plan.parts import Deadline
 from tpuwizard.core.plan import cost, fit
 from tpuwizard.tui.answers import GuardsAnswer, ReviewAnswer
 from tpuwizard.tui.screens.base import WizardScreen
@@ -136,9 +137,7 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
                 TypedInput(value=s.name or "", placeholder="tpuwizard-<run id>", id="name"), "Name"
             )
             yield _titled(
-                TypedInput(
-                    value=f"{s.max_run_minutes or DEFAULT_MAX_RUN[s.route]:g}", id="max-run"
-                ),
+                TypedInput(value=f"{Deadline(s.max_run_minutes).max_run(s.route):g}", id="max-run"),
                 "Deadline (minutes)",
             )
             yield _titled(
@@ -147,7 +146,7 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
             )
         with Horizontal(classes="row"):  # the switches on one row: 80x24 holds the screen
             outlook = self.outlook
-            backend = self.backend_of(s.backend)
+            backend = outlook.made_by(Backend(s.backend))
             on_compute = backend == Backend.COMPUTE
             if both_backends(outlook):  # the watchdog is the TPU API's: it shows only there
                 yield Switch(value=on_compute, id="compute")
@@ -215,12 +214,9 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         )
         backend = self.state.backend
         if self.query("#compute"):  # as asked (auto) while it shows the session's choice
-            on = self.query_one("#compute", Switch).value
-            backend = "auto"
-            if on != (self.backend_of("auto") == Backend.COMPUTE):
-                backend = "compute" if on else "tpu-api"
+            backend = self.outlook.asked_by_switch(self.query_one("#compute", Switch).value)
         watchdog = bool(self.query("#watchdog")) and self.query_one("#watchdog", Switch).value
-        watchdog = watchdog and self.outlook.has_watchdog(self.backend_of(backend))
+        watchdog = watchdog and self.outlook.has_watchdog(self.outlook.made_by(Backend(backend)))
         return ReviewAnswer(
             name=name,
             max_run_minutes=max_run,
@@ -238,13 +234,6 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
             autocheckpoint=self.guards.autocheckpoint,
         )
 
-    def backend_of(self, asked: str) -> Backend:
-        """The backend ``asked`` makes: auto's is the one the session decided on the way here."""
-        chosen = self.outlook.backend
-        if asked == "auto":
-            return chosen.backend if chosen is not None else Backend.TPU_API
-        return Backend(asked)
-
     def problems(self) -> list[str]:
         """Every rule the plan would break, and the questions in the way, from the session's
         pipeline (the same stages the launch runs, calling nothing), in the wizard's words."""
@@ -258,7 +247,7 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         if not self.ready:
             return
         answers = self.answers()
-        on_compute = self.backend_of(answers.backend) == Backend.COMPUTE
+        on_compute = self.outlook.made_by(Backend(answers.backend)) == Backend.COMPUTE
         if self.query("#compute-label"):
             self.query_one("#compute-label", Label).update(compute_label(on_compute))
         if self.query("#watchdog-label"):
@@ -396,11 +385,11 @@ def backend_words(state: WizardState, answers: ReviewAnswer, outlook: Outlook) -
     why where Compute Engine's quota decided it) or as the switch was moved."""
     if outlook.backend is None:
         return ""  # an impossible pair: the problems say why
-    asked = answers.backend
-    chosen = outlook.backend.backend if asked == "auto" else Backend(asked)
+    asked = Backend(answers.backend)
+    chosen = outlook.made_by(asked)
     api = "Compute Engine" if chosen == Backend.COMPUTE else "the TPU API"
     generation = state.slice.generation.key
-    if both_backends(outlook) and asked == "auto":
+    if both_backends(outlook) and asked == Backend.AUTO:
         why = outlook.backend.short if outlook.by_quota else f"both APIs serve {generation}"
         return f"Made through {api} (auto: {why})."
     if both_backends(outlook):  # the switch was moved off auto's choice

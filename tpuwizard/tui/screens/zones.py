@@ -10,13 +10,7 @@ from textual import events, on, work
 from textual.app import ComposeResult
 from textual.widgets import Button, DataTable, Static
 
-from tpuwizard.core.cloud.zones import (
-    OFFERED_NOTE,
-    RouteZone,
-    ZoneSurvey,
-    route_zones,
-    unconfirmed_zones,
-)
+from tpuwizard.core.cloud.zones import OFFERED_NOTE, RouteZone, ZoneSurvey
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.plan import catalog
 from tpuwizard.session.decision import ZoneAnswer
@@ -92,15 +86,10 @@ class ZonesScreen(WizardScreen[str]):
 
     def show(self, survey: ZoneSurvey, label: str, answer: ZoneAnswer | None = None) -> None:
         self.shown = (survey, label, answer)
-        offering = survey.offering(self.accelerator)
-        tried: dict[str, str] = {}
-        if answer is not None:
-            offering = answer.by_recent_success(self.accelerator, offering)
-            tried = answer.last_tried(self.accelerator)
-        # The route's usable zones first, the cheapest first, unconfirmed ones after (among
-        # equal prices that order stands: the zone that lately had capacity first).
-        unconfirmed = unconfirmed_zones(survey, self.slice)
-        self.rows = route_zones(self.slice, self.route, offering, unconfirmed)
+        # No answer: the survey could not run, and its empty table offers no zone.
+        answer = answer or ZoneAnswer(survey, practice=False)
+        tried = answer.last_tried(self.accelerator)
+        self.rows = answer.route_rows(self.slice, self.route)
         self.zones = [r.zone for r in self.rows]
         self.query_one("#source", Static).update(f"Source: {label}")
         table = self.query_one(DataTable)

@@ -9,7 +9,7 @@ from typing import Any
 
 from tpuwizard.core.launch.kept.record import KeptRecord
 from tpuwizard.core.launch.plan.answers import LaunchAnswers
-from tpuwizard.core.launch.plan.launch_plan import DEFAULT_MAX_RUN, LaunchPlan
+from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.parts import Deadline, Reach, Where, Workload
 from tpuwizard.core.launch.plan.zone_rules import zones_from
 from tpuwizard.core.launch.records.ledger import Entry
@@ -50,9 +50,8 @@ def kept_chain_end(entry: Entry, now: float) -> float:
     record = KeptRecord.of(entry)
     if record.deadline:
         return record.deadline
-    minutes = record.settings.get("max_run_minutes") or DEFAULT_MAX_RUN.get(
-        entry.resource.route, 120
-    )
+    asked = Deadline(record.settings.get("max_run_minutes"))
+    minutes = asked.max_run(entry.resource.route) or 120  # an unknown route: up's own
     return now + float(minutes) * 60
 
 

@@ -18,7 +18,15 @@ from tpuwizard.core.launch.plan.backend_rules import backend_problems
 from tpuwizard.core.launch.plan.deadline_keeper import FLEX_START, DeadlineKeeper
 from tpuwizard.core.launch.plan.deadline_rules import deadline_problems, watchdog_problems
 from tpuwizard.core.launch.plan.guard_rules import guard_problems
-from tpuwizard.core.launch.plan.parts import Deadline, Guards, Reach, Resume, Where, Workload
+from tpuwizard.core.launch.plan.parts import (
+    DEFAULT_MAX_RUN,
+    Deadline,
+    Guards,
+    Reach,
+    Resume,
+    Where,
+    Workload,
+)
 from tpuwizard.core.launch.plan.reach_rules import account_problems, reach_problems
 from tpuwizard.core.launch.plan.resume_rules import resume_problems
 from tpuwizard.core.launch.plan.via_rules import via_problems
@@ -42,13 +50,18 @@ def autocheckpoint_serves(known: catalog.Slice | None, backend: Backend) -> bool
     )
 
 
+def autocheckpoint_offered(where: Where, resume: Resume) -> bool:
+    """Is Autocheckpoint a choice for a run: it has --checkpoints and its node (``where``, on
+    the backend decided) can have it. What the wizard and plain mode offer, and the plan's."""
+    return resume.checkpoints is not None and autocheckpoint_serves(where.slice, where.backend)
+
+
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.iam import WatchdogCheck
     from tpuwizard.core.launch.plan.answers import LaunchAnswers
 
 ROUTES = CLOUD_ROUTES  # the routes a plan makes a node on
 # A service account's email: what Google accepts in Node.serviceAccount.email.
-DEFAULT_MAX_RUN = {"vm": 120, "spot": 120, "flex": 240}  # minutes
 
 
 def ready_timeout_s(route: str) -> float:
@@ -116,7 +129,7 @@ class LaunchPlan:
     def autocheckpoint_offered(self) -> bool:
         """Is Autocheckpoint a choice for this run: it has --checkpoints and its node can have
         it (what the wizard and plain mode offer; on unless turned off)."""
-        return self.resume.checkpoints is not None and self.autocheckpoint_can
+        return autocheckpoint_offered(self.where, self.resume)
 
     @property
     def autocheckpoint_on(self) -> bool:
@@ -152,8 +165,12 @@ class LaunchPlan:
 
     @property
     def max_run(self) -> float:
-        """Minutes the node may run: ``--max-run``, else the route's default."""
-        return self.deadline.max_run_minutes or DEFAULT_MAX_RUN[self.route]
+        """Minutes the node may run: ``--max-run``, else the route's default (the Deadline
+        part's rule); a plan's route makes a node, so it has one."""
+        minutes = self.deadline.max_run(self.route)
+        if minutes is None:
+            raise KeyError(f"no deadline on the {self.route} route")
+        return minutes
 
     @property
     def max_run_s(self) -> int:

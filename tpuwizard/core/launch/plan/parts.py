@@ -94,6 +94,10 @@ class Workload:
         )
 
 
+# The minutes a node may run where no --max-run is asked, on the routes that make a node.
+DEFAULT_MAX_RUN: dict[str, float] = {Route.VM: 120, Route.SPOT: 120, Route.FLEX: 240}
+
+
 @dataclass(frozen=True)
 class Deadline:
     """When and how the node ends: its deadline (``max_run_minutes``; None: the route's), the
@@ -111,6 +115,11 @@ class Deadline:
     ready_timeout_s: float | None = None
     keep: bool = False
     iterate: bool = False
+
+    def max_run(self, route: str) -> float | None:
+        """Minutes a node on ``route`` may run: as asked, else the route's default; None on a
+        route that makes no node (a free route's deadline is its own)."""
+        return self.max_run_minutes or DEFAULT_MAX_RUN.get(route)
 
     def record(self, max_run: float) -> dict[str, Any]:
         """What a kept node's record holds of it, with ``max_run``, the deadline the plan
@@ -186,6 +195,13 @@ class Where:
     failover: bool = False
     fan_out: bool = False
     via: Via = Via.AUTO
+
+    @property
+    def resumes(self) -> bool:
+        """The route resumes a run after a preemption (``--checkpoints``): Google preempts it."""
+        from tpuwizard.core.launch.plan.route_offers import RESUME_ROUTES
+
+        return self.route in RESUME_ROUTES
 
     def record(self) -> dict[str, Any]:
         """What a kept node's record holds of it beside its resource record, which holds the
