@@ -78,7 +78,7 @@ class QuitGuard(ModalScreen[str | None]):
 
         state = host(self).state
         now = self.still_there(self.undecided)
-        minutes = state.max_run_minutes or DEFAULT_MAX_RUN.get(state.route)
+        minutes = state.deadline.max_run_minutes or DEFAULT_MAX_RUN.get(state.route)
         deadline = state.watchdog_deadline
         return guard_until_words(now, state.launching, deadline, minutes, state.practice)
 
