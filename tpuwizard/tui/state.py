@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tpuwizard.core import paths
 from tpuwizard.core.cloud.backends import Backend
@@ -15,13 +15,14 @@ from tpuwizard.core.routes import Route
 if TYPE_CHECKING:
     # Imported where used, after the first screen (see WizardApp): both take long to import.
     from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
+    from tpuwizard.core.cloud.iam import WatchdogCheck
     from tpuwizard.core.launch.events import launch_events as ev
     from tpuwizard.core.launch.plan.answers import LaunchAnswers
     from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
     from tpuwizard.core.launch.plan.packages import PackageRequest
     from tpuwizard.core.plan.catalog import Slice
     from tpuwizard.session.prepare.outcomes import Outlook, Prepared
-    from tpuwizard.tui.answers import ReviewAnswer
+    from tpuwizard.tui.answers import ProgramPick, ReviewAnswer
 
 
 FREE_NOTEBOOK = "notebook"  # the first step's card of the free notebooks (core/plan/routes.py)
@@ -42,19 +43,19 @@ class WizardState:
     account: str | None = None
     credentials: str | None = None
     state_gib: float = 48.0
-    # The slice picked from "From my program"'s table: Review says the program's figures on it
-    # (a tui.answers.ProgramPick), not the size box's; None once a size is chosen instead.
-    program_pick: Any = None
+    # The slice picked from "From my program"'s table: Review says the program's figures on it,
+    # not the size box's; None once a size is chosen instead.
+    program_pick: ProgramPick | None = None
     params: str = ""  # a parameter count typed instead of a size ("7B"), with its recipe
     recipe: str = "bf16-adam"
     accelerator: str = ""  # empty until chosen: capacity preselects the cheapest that fits
-    # The check before create (a core WatchdogCheck), asked once on the way to Review; the
-    # switch starts at its answer. The key says which project and route it was asked for.
-    watchdog_check: Any = None
+    # The check before create, asked once on the way to Review; the switch starts at its
+    # answer. The key says which project and route it was asked for.
+    watchdog_check: WatchdogCheck | None = None
     watchdog_checked_for: tuple[str, str] | None = None
-    # What the session's pipeline decided of these answers on the way to Review (an Outlook:
-    # the backend, with auto's quota reading, and the watchdog's check).
-    outlook: Any = None
+    # What the session's pipeline decided of these answers on the way to Review: the backend,
+    # with auto's quota reading, and the watchdog's check.
+    outlook: Outlook | None = None
     # Review's answers (tui/answers.py ReviewAnswer), as the launch's parts: the node's name
     # and the API asked for (the rest of Where is the other steps'), and the parts whole.
     name: str | None = None
