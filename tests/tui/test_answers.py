@@ -70,7 +70,7 @@ async def test_new_launch_starts_at_route_with_the_new_route_s_defaults(
         await on_screen(pilot, "RouteScreen")
         await pilot.press("right")  # spot, whose deadline is 120 minutes
         await refused_launch_summary(pilot)
-        assert app.state.route == "spot" and app.state.max_run_minutes == 120
+        assert app.state.route == "spot" and app.state.deadline.max_run_minutes == 120
         shown = record_screens(app)
         await press(pilot, "#again")
         await on_screen(pilot, "RouteScreen", 30)

@@ -4,6 +4,7 @@ from textual.widgets import DataTable, Input, Static
 
 from tests.tui.pilot_helpers import next_step, on_screen, until, walk_to_capacity
 from tpuwizard.core.plan import catalog
+from tpuwizard.core.routes import Route
 from tpuwizard.tui.app import WizardApp
 from tpuwizard.tui.widgets.choice import Choice
 from tpuwizard.tui.widgets.route_cards import CHOSEN, RECOMMENDED, RouteCards
@@ -243,7 +244,11 @@ async def test_review_says_why_flex_start_has_only_a_bound_never_unknown(tmp_pat
 
     for route, said in (("flex", "At most $4.80/h in this zone"), ("vm", "/h in this zone")):
         state = WizardState(
-            practice=True, project="p", zone="us-central1-a", accelerator="v5litepod-4", route=route
+            practice=True,
+            project="p",
+            zone="us-central1-a",
+            accelerator="v5litepod-4",
+            route=Route(route),
         )
         app = Harness(lambda state=state: ReviewScreen(state), state)
         async with app.run_test(size=SIZE) as pilot:

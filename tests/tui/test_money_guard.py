@@ -25,6 +25,7 @@ from tests.tui.pilot_helpers import (
 )
 from tests.waiting import wait_until_async
 from tpuwizard.core.launch.records.ledger import Ledger
+from tpuwizard.core.routes import Route
 from tpuwizard.tui.app import WizardApp
 
 SIZE = (100, 32)
@@ -116,7 +117,7 @@ async def test_review_refuses_a_long_name_on_spot(tmp_path):
     app = WizardApp(run_dir=tmp_path / "runs", check_leftovers=False)
     async with app.run_test(size=SIZE) as pilot:
         await walk_to_review(pilot)
-        app.state.route = "spot"
+        app.state.route = Route.SPOT
         app.screen.query_one("#name", Input).value = "a" + "b" * 61  # 62 characters
         create = app.screen.query_one("#create", Button)
         await until(pilot, lambda: create.disabled, 30, "the long name refused")

@@ -12,6 +12,7 @@ from textual.widgets import Input
 from tests.tui.pilot_helpers import on_screen
 from tests.tui.test_review_packages import review_state
 from tests.tui.test_snapshots import Harness
+from tpuwizard.core.launch.plan.parts import Workload
 
 
 async def test_a_script_run_on_kaggle_does_not_fill_reviews_field(tmp_path):
@@ -29,7 +30,7 @@ async def test_a_script_run_on_kaggle_does_not_fill_reviews_field(tmp_path):
 
 
 def test_the_notebook_step_starts_with_reviews_script_until_it_has_its_own(tmp_path):
-    state = review_state(script=Path("train.py"))
+    state = review_state(workload=Workload(script=Path("train.py")))
     assert state.notebook_default() == Path("train.py")
     state.take_notebook(Path("main.py"))
-    assert state.notebook_default() == Path("main.py") and state.script == Path("train.py")
+    assert state.notebook_default() == Path("main.py") and state.workload.script == Path("train.py")

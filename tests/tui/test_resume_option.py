@@ -21,6 +21,8 @@ from tests.tui.pilot_helpers import (
 )
 from tests.tui.test_review_packages import review_state, whole_on_screen
 from tests.tui.test_snapshots import Harness
+from tpuwizard.core.launch.plan.parts import Resume, Workload
+from tpuwizard.core.routes import Route
 from tpuwizard.tui.app import WizardApp
 from tpuwizard.tui.screens.run import RunScreen
 from tpuwizard.tui.screens.summary import SummaryScreen
@@ -34,14 +36,14 @@ async def test_spot_review_offers_resume_after_preemption_inside_80x24(tmp_path)
 
     script = tmp_path / "train.py"
     script.write_text("print('hi')\n")
-    state = review_state(route="spot", script=script)
+    state = review_state(route=Route.SPOT, workload=Workload(script=script))
     app = Harness(lambda: ReviewScreen(state), state)
     async with app.run_test(size=(80, 24)) as pilot:
         await on_screen(pilot, "ReviewScreen", 30)
         screen = screen_as(app, ReviewScreen)
         field = screen.query_one("#checkpoints", Input)
         assert field.border_title == "Resume after preemption" and field.border_subtitle == "off"
-        assert screen.answers().checkpoints == ""
+        assert screen.answers().resume.checkpoints is None
         assert state.reviewed(screen.answers()).preview().resume.checkpoints is None
         field.value = "ckpt"
         await pilot.pause()
@@ -63,7 +65,7 @@ async def test_other_routes_have_no_resume_field_and_launch_no_chain(tmp_path):
     from tpuwizard.tui.screens.review import ReviewScreen
 
     # A folder typed on spot, then Back to another route: it is not offered, and not planned.
-    state = review_state(route="vm", checkpoints="ckpt")
+    state = review_state(route=Route.VM, resume=Resume("ckpt"))
     app = Harness(lambda: ReviewScreen(state), state)
     async with app.run_test(size=(80, 24)) as pilot:
         await on_screen(pilot, "ReviewScreen", 30)

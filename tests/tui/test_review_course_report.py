@@ -8,6 +8,7 @@ from textual.widgets import Input
 from tests.tui.pilot_helpers import on_screen, press, until
 from tests.tui.test_review_packages import review_state
 from tests.tui.test_snapshots import Harness
+from tpuwizard.core.launch.plan.parts import Workload
 
 
 async def test_tpu_report_txt_under_files_to_copy_back_is_explained(tmp_path):
@@ -15,7 +16,7 @@ async def test_tpu_report_txt_under_files_to_copy_back_is_explained(tmp_path):
 
     script = tmp_path / "main.py"
     script.write_text("print('hi')\n")
-    state = review_state(script=script)
+    state = review_state(workload=Workload(script=script))
     app = Harness(lambda: ReviewScreen(state), state)
     async with app.run_test(size=(80, 24)) as pilot:
         await on_screen(pilot, "ReviewScreen", 30)
@@ -46,7 +47,7 @@ async def test_the_note_goes_with_review_and_covers_no_button_after_the_script_e
 
     script = tmp_path / "main.py"
     script.write_text("print('hi')\n")
-    state = review_state(script=script)
+    state = review_state(workload=Workload(script=script))
     app = Harness(lambda: ReviewScreen(state), state)
     async with app.run_test(size=(80, 24), notifications=True) as pilot:  # toasts drawn
         await on_screen(pilot, "ReviewScreen", 30)

@@ -12,6 +12,7 @@ from textual.widgets import Input, Static
 from tests.tui.pilot_helpers import on_screen, press, until
 from tests.tui.test_review_packages import review_state
 from tests.tui.test_snapshots import Harness
+from tpuwizard.core.launch.plan.parts import Workload
 
 
 def lesson(tmp_path: Path, data_bytes: int) -> Path:
@@ -28,7 +29,7 @@ def lesson(tmp_path: Path, data_bytes: int) -> Path:
 async def test_a_large_folder_is_said_and_asked_about_on_create(tmp_path, size):
     from tpuwizard.tui.screens.review import ReviewScreen
 
-    state = review_state(script=lesson(tmp_path, 60_000_000))
+    state = review_state(workload=Workload(script=lesson(tmp_path, 60_000_000)))
     app = Harness(lambda: ReviewScreen(state), state)
     async with app.run_test(size=size) as pilot:
         await on_screen(pilot, "ReviewScreen", 30)
@@ -55,7 +56,7 @@ async def test_a_large_folder_is_said_and_asked_about_on_create(tmp_path, size):
 async def test_a_small_folder_creates_without_a_question(tmp_path):
     from tpuwizard.tui.screens.review import ReviewScreen
 
-    state = review_state(script=lesson(tmp_path, 1000))
+    state = review_state(workload=Workload(script=lesson(tmp_path, 1000)))
     app = Harness(lambda: ReviewScreen(state), state)
     async with app.run_test(size=(80, 24)) as pilot:
         await on_screen(pilot, "ReviewScreen", 30)

@@ -11,7 +11,10 @@ from textual.widgets import Input, Static
 
 from tests.tui.pilot_helpers import on_screen, press, until
 from tests.tui.test_snapshots import Harness
+from tpuwizard.core.launch.plan.packages import PackageSpec
+from tpuwizard.core.launch.plan.parts import Workload
 from tpuwizard.core.plan.jax_versions import TABLE
+from tpuwizard.core.routes import Route
 from tpuwizard.tui.state import WizardState
 
 
@@ -21,8 +24,8 @@ def _state(script, **extra) -> WizardState:
         project="tpuwizard-practice",
         zone="us-central1-a",
         accelerator="v5litepod-4",
-        route="spot",
-        script=script,
+        route=Route.SPOT,
+        workload=Workload(script=script),
     )
     return WizardState(**{**fields, **extra})
 
@@ -38,7 +41,8 @@ async def test_f6_writes_the_jobset_into_its_own_folder_and_says_where(tmp_path,
     script = tmp_path / "train.py"
     script.write_text("print('hi')\n")
     newest = TABLE[-1].version
-    state = _state(script, packages="optax", jax=newest)
+    packages = (PackageSpec("optax", "the Packages field"),)
+    state = _state(script, workload=Workload(script=script, packages=packages, jax=newest))
     app = Harness(lambda: ReviewScreen(state), state)
     async with app.run_test(size=size) as pilot:
         await on_screen(pilot, "ReviewScreen", 30)
@@ -112,7 +116,7 @@ async def test_the_optional_queue_priority_and_reservation_reach_the_jobset(tmp_
 
     script = tmp_path / "train.py"
     script.write_text("print('hi')\n")
-    state = _state(script, route="vm")
+    state = _state(script, route=Route.VM)
     app = Harness(lambda: ReviewScreen(state), state)
     async with app.run_test(size=(80, 24)) as pilot:
         await on_screen(pilot, "ReviewScreen", 30)

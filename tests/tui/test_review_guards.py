@@ -11,6 +11,8 @@ from tests.tui.pilot_helpers import on_screen, screen_as, until
 from tests.tui.test_review_packages import review_state, whole_on_screen
 from tests.tui.test_snapshots import Harness
 from tpuwizard.core.cloud.iam import WatchdogCheck
+from tpuwizard.core.launch.plan.parts import Resume, Workload
+from tpuwizard.core.routes import Route
 
 
 def guards_words(app) -> str:
@@ -24,7 +26,7 @@ async def test_a_spot_run_that_resumes_offers_autocheckpoint_and_the_dialog_feed
 
     script = tmp_path / "train.py"
     script.write_text("print('hi')\n")
-    state = review_state(route="spot", script=script, checkpoints="ckpt")
+    state = review_state(route=Route.SPOT, workload=Workload(script=script), resume=Resume("ckpt"))
     app = Harness(lambda: ReviewScreen(state), state)
     async with app.run_test(size=(80, 24)) as pilot:
         await on_screen(pilot, "ReviewScreen", 30)
@@ -76,9 +78,9 @@ async def test_where_autocheckpoint_cannot_be_the_dialog_says_why_and_checks_the
         project="tpuwizard-practice",
         zone="us-central1-a",
         accelerator=accelerator,
-        route=route,
-        checkpoints=checkpoints,
-        script=script,
+        route=Route(route),
+        resume=Resume(checkpoints or None),
+        workload=Workload(script=script),
     )
     app = Harness(lambda: ReviewScreen(state), state)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -129,7 +131,12 @@ async def test_the_guards_line_keeps_create_on_an_80x24_screen_at_its_fullest(tm
     check = WatchdogCheck(
         False, "it may not delete", "1-compute@x.example", fix="gcloud ...", short="it may not"
     )
-    state = review_state(route="spot", script=script, checkpoints="ckpt", watchdog_check=check)
+    state = review_state(
+        route=Route.SPOT,
+        workload=Workload(script=script),
+        resume=Resume("ckpt"),
+        watchdog_check=check,
+    )
     app = Harness(lambda: ReviewScreen(state), state)
     async with app.run_test(size=(80, 24)) as pilot:
         await on_screen(pilot, "ReviewScreen", 30)

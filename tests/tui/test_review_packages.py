@@ -8,7 +8,8 @@ from textual.widgets import Button, Input
 
 from tests.tui.pilot_helpers import on_screen, screen_as, until
 from tests.tui.test_snapshots import Harness
-from tpuwizard.core.launch.plan.packages import COURSE_PACKAGES
+from tpuwizard.core.launch.plan.packages import COURSE_PACKAGES, PackageSpec
+from tpuwizard.core.launch.plan.parts import Workload
 from tpuwizard.tui.state import WizardState
 from tpuwizard.tui.widgets.key_bar import KeyBar
 
@@ -32,7 +33,9 @@ def whole_on_screen(app, selector: str) -> bool:
 async def test_f2_puts_the_course_packages_into_the_field_and_the_plan(size):
     from tpuwizard.tui.screens.review import ReviewScreen
 
-    state = review_state(packages="tinypkg")
+    state = review_state(
+        workload=Workload(packages=(PackageSpec("tinypkg", "the Packages field"),))
+    )
     app = Harness(lambda: ReviewScreen(state), state)
     async with app.run_test(size=size) as pilot:
         await on_screen(pilot, "ReviewScreen", 30)
@@ -72,7 +75,7 @@ async def test_a_requirements_file_beside_the_script_is_said_on_the_field(tmp_pa
     script = tmp_path / "main.py"
     script.write_text("import tinypkg\n")
     (tmp_path / "requirements.txt").write_text("tinypkg  # from the wheel folder\n")
-    state = review_state(script=script)
+    state = review_state(workload=Workload(script=script))
     app = Harness(lambda: ReviewScreen(state), state)
     async with app.run_test(size=(80, 24)) as pilot:
         await on_screen(pilot, "ReviewScreen", 30)

@@ -9,6 +9,7 @@ from textual.widgets import OptionList, Static
 from tests.tui.pilot_helpers import on_screen, screen_as, until
 from tests.tui.test_review_packages import review_state
 from tests.tui.test_snapshots import Harness
+from tpuwizard.core.launch.plan.parts import Workload
 from tpuwizard.core.plan import jax_versions
 from tpuwizard.core.plan.jax_versions import DEFAULT, TABLE
 from tpuwizard.tui.widgets.key_bar import KeyBar
@@ -53,16 +54,18 @@ async def test_review_shows_the_default_and_f3_picks_another_version(monkeypatch
         await on_screen(pilot, "JaxPicker", 30)
         await pilot.press("escape")
         await on_screen(pilot, "ReviewScreen", 30)
-        assert screen_as(app, ReviewScreen).answers().jax == newest
+        assert screen_as(app, ReviewScreen).answers().workload.jax == newest
 
 
 async def test_a_different_laptop_jax_is_said_with_the_default(monkeypatch):
     from tpuwizard.tui.screens.review import ReviewScreen
 
     monkeypatch.setattr(jax_versions, "laptop_jax", lambda: "0.9.2")
-    state = review_state(jax=None)
+    state = review_state(workload=Workload(jax=None))
     app = Harness(lambda: ReviewScreen(state), state)
     async with app.run_test(size=(80, 24)) as pilot:
         await on_screen(pilot, "ReviewScreen", 30)
         assert "This computer has JAX 0.9.2: results here may differ" in _words(app)
-        assert screen_as(app, ReviewScreen).answers().jax is None  # the default: the plan's own
+        assert (
+            screen_as(app, ReviewScreen).answers().workload.jax is None
+        )  # the default: the plan's own

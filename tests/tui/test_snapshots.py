@@ -114,6 +114,7 @@ def test_zones(snap_compare, size):
 
 def test_review(snap_compare, size):
     from tpuwizard.core.cloud.iam import WatchdogCheck
+    from tpuwizard.core.launch.plan.parts import Deadline
     from tpuwizard.tui.screens.review import ReviewScreen
 
     state = WizardState(
@@ -123,7 +124,7 @@ def test_review(snap_compare, size):
         name="jax-course-tpu-01",
         accelerator="v5litepod-4",
         # As the wizard leaves it after the check before create said yes: armed by default.
-        watchdog=True,
+        deadline=Deadline(watchdog=True),
         watchdog_check=WatchdogCheck(True, "it has roles/editor", "1-compute@x.example"),
     )
     assert snap_compare(Harness(lambda: ReviewScreen(state), state), terminal_size=size)

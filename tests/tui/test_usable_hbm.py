@@ -8,6 +8,8 @@ from textual.widgets import Input, Static
 
 from tests.tui.pilot_helpers import on_screen, until, walk_to_capacity
 from tests.tui.test_snapshots import Harness
+from tpuwizard.core.launch.plan.parts import Workload
+from tpuwizard.core.routes import Route
 from tpuwizard.tui.app import WizardApp
 from tpuwizard.tui.screens.gke_export import suggested_slice
 from tpuwizard.tui.state import WizardState
@@ -36,7 +38,8 @@ async def test_review_says_15_5_gib_fits_v5litepod_1(tmp_path):
 
     script = tmp_path / "train.py"
     script.write_text("print('hi')\n")
-    state = _state(accelerator="v5litepod-1", route="spot", script=script, state_gib=15.5)
+    workload = Workload(script=script)
+    state = _state(accelerator="v5litepod-1", route=Route.SPOT, workload=workload, state_gib=15.5)
     app = Harness(lambda: ReviewScreen(state), state)
     async with app.run_test(size=(100, 32)) as pilot:
         await on_screen(pilot, "ReviewScreen", 30)

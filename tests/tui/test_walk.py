@@ -261,7 +261,7 @@ async def test_the_deeper_checks_switch_brings_back_precision_and_a_trace(tmp_pa
         app.screen.query_one("#deep-checks", Switch).toggle()  # what a click on it does
         await press(pilot, "#create")
         await until(pilot, lambda: app.state.finished_code is not None, 120, "the end")
-        assert app.state.deep_checks and app.state.finished_code == 0
+        assert app.state.workload.precision and app.state.finished_code == 0
         receipt = json.loads(Path(app.state.receipt_path).read_text())
         assert receipt["precision"]["bf16"]["max_rel_error"] > 0
         run = Path(app.state.receipt_path).parent

@@ -292,6 +292,7 @@ def test_two_outputs_on_one_place_are_refused_before_anything_is_written(tmp_pat
 def test_the_wizards_take_to_gke_keeps_a_file_of_the_users(tmp_path: Path) -> None:
     """Review's F6 writes NAME-xpk.sh into export-xpk/ in the script's folder: a file of the
     user's there is named and kept (the wizard has no --force)."""
+    from tpuwizard.core.launch.plan.parts import Workload
     from tpuwizard.tui.screens.gke_export import write_for
     from tpuwizard.tui.state import WizardState
 
@@ -299,7 +300,7 @@ def test_the_wizards_take_to_gke_keeps_a_file_of_the_users(tmp_path: Path) -> No
     script.write_text(USER)
     (tmp_path / "export-xpk").mkdir()
     (tmp_path / "export-xpk" / "tpuwizard-run-xpk.sh").write_text("my notes\n")
-    state = WizardState(practice=True, zone="us-central1-a", route="vm", script=script)
+    state = WizardState(practice=True, zone="us-central1-a", workload=Workload(script=script))
     before = tree(tmp_path)
     with pytest.raises(BadInput) as err:
         write_for(state, "xpk", "v5litepod-16", "1")

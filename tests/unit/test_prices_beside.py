@@ -117,6 +117,7 @@ def test_a_quote_s_json_carries_its_sku():
 
 
 def test_a_missing_sku_beside_the_list_price_says_in_this_region_once():
+    from tpuwizard.core.cloud.backends import Backend
     from tpuwizard.tui.screens.review import price_line
     from tpuwizard.tui.state import WizardState
 
@@ -125,7 +126,7 @@ def test_a_missing_sku_beside_the_list_price_says_in_this_region_once():
     assert "no on-demand SKU for v6e in this region" in note
     cost.use_catalog(BookPrices(BOOK))
     state = WizardState(
-        route="vm", accelerator="v6e-4", zone="europe-west4-a", backend="compute", project="p"
+        accelerator="v6e-4", zone="europe-west4-a", backend=Backend.COMPUTE, project="p"
     )
     line = price_line(state)
     assert line.count("in this region") == 1, line

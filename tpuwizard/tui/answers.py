@@ -7,7 +7,9 @@ need these (issue 38: the first frame imports nothing it does not draw).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
+
+from tpuwizard.core.cloud.backends import Backend
+from tpuwizard.core.launch.plan.parts import Deadline, Guards, Resume, Workload
 
 
 @dataclass(frozen=True)
@@ -40,22 +42,18 @@ class CapacityAnswer:
 
 @dataclass(frozen=True)
 class ReviewAnswer:
-    """The Review step's answers: the launch's name, deadline, script and switches."""
+    """The Review step's answers, as the launch's parts (core/launch/plan/parts.py): the node's
+    name and the API asked for (auto, or Review's switch where both serve it; the rest of
+    ``Where`` is the other steps'), and the parts Review asks whole."""
 
     name: str | None
-    max_run_minutes: float | None  # -1 when what was typed is not a number (a plan problem)
-    watchdog: bool
-    deep_checks: bool
-    script: Path | None
-    fetch: tuple[str, ...]
-    backend: str = "auto"  # auto, tpu-api or compute (Review's switch where both serve it)
-    packages: str = ""  # the Packages field: requirements separated by spaces
-    checkpoints: str = ""  # Resume after preemption: the checkpoints folder; empty: off
-    jax: str | None = None  # the worker's jax[tpu] from tpuwizard's table; None: its default
-    # F4's dialog (GuardsAnswer): the stall guard's minutes (None: its default; 0: off), and
-    # Autocheckpoint wanted where the node can have it.
-    stall_minutes: float | None = None
-    autocheckpoint: bool = True
+    backend: Backend
+    deadline: Deadline  # its minutes -1 when what was typed is not a number (a plan problem)
+    # The script, its files, the Packages field's requirements (a requirements.txt beside the
+    # script is added with the plan), the worker's JAX, and the deeper checks (precision, trace).
+    workload: Workload
+    guards: Guards  # F4's dialog (GuardsAnswer)
+    resume: Resume  # the checkpoints folder (None: off), and F4's Autocheckpoint
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import contextlib
 import functools
 import signal
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -29,7 +30,11 @@ from tpuwizard.tui.screens.base import BACK
 from tpuwizard.tui.state import WizardState
 
 if TYPE_CHECKING:
+    from textual.worker import Worker
+
     from tpuwizard.core.cloud import gcloud_config
+    from tpuwizard.core.launch.events.summary import RunSummary
+    from tpuwizard.session.launch_handle import LaunchHandle
 
 HERE = Path(__file__).parent
 
@@ -56,14 +61,14 @@ class WizardApp(App[int]):
         self.state = WizardState()
         self.runs = run_dir  # the base of run folders asked for; the session says the default
         self.session: Any = None  # tpuwizard.session.Session, made when the walk starts
-        self.handle: Any = None  # the running launch (a LaunchHandle), if any
-        self.last_summary: Any = None  # the last launch's RunSummary: printed on the way out
+        self.handle: LaunchHandle | None = None  # the running launch, if any
+        self.last_summary: RunSummary | None = None  # the last launch's: printed on the way out
         self.guard_open = False
         self.leaving: int | None = None  # the exit code, once a way out was chosen
         self.signal_received: int | None = None
         self.heartbeats: Any = None  # KeptHeartbeats: the kept nodes' heartbeats while open
         self.kept_beat_s: float | None = None  # their longest wait (None: the session's 60 s)
-        self.leftover_check: Any = None  # the worker checking for earlier runs' resources
+        self.leftover_check: Worker[None] | None = None  # checking for earlier runs' resources
         self.connected = threading.Event()  # the cloud chosen on Account is open (set each time)
         self.connecting = threading.Lock()  # one connect at a time (tui/leftover_check.py)
         self.held_keys = HeldKeys()  # typed while no step is on screen: the next step's
@@ -124,7 +129,7 @@ class WizardApp(App[int]):
             if result == BACK:
                 step = max(0, step - 1)
                 continue
-            if step == 0 and self.state.route == "notebook":
+            if step == 0 and self.state.free_notebook:
                 from tpuwizard.tui.free_route import free_route
 
                 await free_route(self)  # a notebook, or a run on Kaggle and its Summary
@@ -143,7 +148,7 @@ class WizardApp(App[int]):
         from tpuwizard.tui.screens.route import RouteScreen
 
         shown = self.push_screen(
-            RouteScreen(self.state.route, self.state.route_answers), wait_for_dismiss=True
+            RouteScreen(self.state.route_card, self.state.route_answers), wait_for_dismiss=True
         )
         # Once the first step is drawn, not before: the check opens the cloud in a thread (the
         # client library, or the practice sandbox), and would slow the drawing down.
@@ -173,12 +178,12 @@ class WizardApp(App[int]):
         self.run_worker(connect_after_leftovers(self, self.connected), group="connect")
         return result
 
-    def start_leftover_check(self) -> Any:
+    def start_leftover_check(self) -> Worker[None] | None:
         """Look for earlier runs' resources, beside the walk (once); the worker, if asked for."""
         if self.check_leftovers and self.leftover_check is None:
             from tpuwizard.tui.leftover_check import offer_leftovers
 
-            self.leftover_check = self.run_worker(offer_leftovers(self, self), group="leftovers")
+            self.leftover_check = self.run_worker(offer_leftovers(self), group="leftovers")
         return self.leftover_check
 
     def start_heartbeats(self) -> None:
@@ -230,15 +235,16 @@ class WizardApp(App[int]):
         s = self.state
         s.outlook = None
         outlook = await asyncio.to_thread(self.session.look_ahead, s.plan_answers())
-        if not outlook.serves_asked(Backend(s.backend)):
+        if not outlook.serves_asked(s.backend):
             s.backend = Backend.AUTO
             outlook = await asyncio.to_thread(self.session.look_ahead, s.plan_answers())
         s.outlook, s.watchdog_check = outlook, outlook.watchdog_check
         key = (s.project or "", s.route)
         if not outlook.watchdog_route:  # no watchdog on this route: the session's answer
-            s.watchdog, s.watchdog_checked_for = False, None
+            s.deadline, s.watchdog_checked_for = replace(s.deadline, watchdog=False), None
         elif s.watchdog_checked_for != key:
-            s.watchdog, s.watchdog_checked_for = outlook.watchdog_default, key
+            s.deadline = replace(s.deadline, watchdog=outlook.watchdog_default)
+            s.watchdog_checked_for = key
 
     # -- the launch -------------------------------------------------------------------------
     async def run_launch(self) -> str | None:
@@ -308,7 +314,7 @@ class WizardApp(App[int]):
         finally:
             self.call_from_thread(self.finish, code, self.goodbye())
 
-    def goodbye(self, summary: Any = None) -> str | None:
+    def goodbye(self, summary: RunSummary | None = None) -> str | None:
         """The last words printed on exit: the run's summary (the last launch's unless one is
         given), what still bills, how to delete."""
         from tpuwizard.tui.farewell import farewell

@@ -5,17 +5,18 @@ FAIL shows its fix and creates nothing; an UNKNOWN never stops it."""
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tpuwizard.core.launch.plan.answers import LaunchAnswers
     from tpuwizard.core.launch.plan.checked import CheckedPlan
     from tpuwizard.session.prepare.outcomes import Outlook
+    from tpuwizard.tui.host import WizardHost
     from tpuwizard.tui.screens.run import ProvisionScreen
 
 
 async def checked_plan(
-    app: Any, screen: ProvisionScreen, answers: LaunchAnswers, found: Outlook | None
+    app: WizardHost, screen: ProvisionScreen, answers: LaunchAnswers, found: Outlook | None
 ) -> CheckedPlan | None:
     """The plan the pipeline let through (its key imported into the OS Login profile where OS
     Login is on), the preflight's lines said on ``screen``; None when it refused: a FAIL is

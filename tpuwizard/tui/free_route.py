@@ -6,12 +6,16 @@ Apart from app.py, which is at its size limit."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tpuwizard.tui.host import WizardHost
 
 
-async def free_route(app: Any) -> None:  # app: the TpuWizard app
+async def free_route(app: WizardHost) -> None:
     from tpuwizard.core.errors import BadInput
     from tpuwizard.session.free.kaggle import kaggle_route_for
+    from tpuwizard.tui.screens.base import BACK
     from tpuwizard.tui.screens.free_run import KaggleRunScreen
     from tpuwizard.tui.screens.notebook import NotebookScreen
     from tpuwizard.tui.screens.summary import SummaryScreen
@@ -43,6 +47,7 @@ async def free_route(app: Any) -> None:  # app: the TpuWizard app
             continue
         break
     summary = await app.push_screen_wait(run_screen)
+    assert summary is not BACK, "a run on Kaggle or Colab is followed to its end: no Back"
     app.last_summary = summary
     screen = SummaryScreen(summary)
     await app.push_screen(screen)

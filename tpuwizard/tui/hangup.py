@@ -26,6 +26,7 @@ from textual.drivers.linux_driver import LinuxDriver
 from tpuwizard.session.gone_terminal import GONE_ERRNOS
 
 if TYPE_CHECKING:
+    from textual.app import App
     from textual.driver import Driver
 
 SHUTDOWN_GRACE_S = 2.0  # for Textual's own shutdown, before the exit is forced
@@ -74,7 +75,7 @@ class TerminalOutput:
 class HangupSafeDriver(LinuxDriver):
     """Textual's Linux and macOS driver, for a terminal that may go away while the app runs."""
 
-    def __init__(self, app: Any, **kwargs: Any) -> None:
+    def __init__(self, app: App[Any], **kwargs: Any) -> None:
         super().__init__(app, **kwargs)
         if self._file is not None:  # None without a stderr, where Textual cannot run anyway
             self._file = TerminalOutput(self._file, self.terminal_gone)  # type: ignore[assignment]

@@ -3,18 +3,17 @@ chooses to keep it without one (then only a teardown ends it)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tpuwizard.core.cancel import KEEP_PENDING, KEEP_UNSAFE
 
 if TYPE_CHECKING:
-    from textual.app import App
-
     from tpuwizard.core.launch.events import launch_events as ev
     from tpuwizard.session.launch_handle import LaunchHandle
+    from tpuwizard.tui.host import WizardHost
 
 
-def keep_launch(app: App[Any], handle: LaunchHandle, name: str, leaving: int) -> None:
+def keep_launch(app: WizardHost, handle: LaunchHandle, name: str, leaving: int) -> None:
     """Ask the launch to keep its node; say when that waits for the watchdog, ask when it
     cannot have one. The launch's Finished then ends the wizard (exit code ``leaving``), as for
     any Keep."""
@@ -29,7 +28,9 @@ def keep_launch(app: App[Any], handle: LaunchHandle, name: str, leaving: int) ->
         ask_keep_without_watchdog(app, handle, name, leaving)
 
 
-def ask_keep_without_watchdog(app: App[Any], handle: LaunchHandle, name: str, leaving: int) -> None:
+def ask_keep_without_watchdog(
+    app: WizardHost, handle: LaunchHandle, name: str, leaving: int
+) -> None:
     """The watchdog could not be armed: Delete now (the safe answer, Esc too) or keep anyway."""
     from tpuwizard.tui.screens.confirm import ConfirmScreen
 
@@ -51,7 +52,7 @@ def ask_keep_without_watchdog(app: App[Any], handle: LaunchHandle, name: str, le
     )
 
 
-def while_leaving(app: App[Any], handle: LaunchHandle, event: ev.Event, leaving: int) -> None:
+def while_leaving(app: WizardHost, handle: LaunchHandle, event: ev.Event, leaving: int) -> None:
     """An event after a way out was chosen: only a Keep that lost its watchdog needs the user."""
     from tpuwizard.core.launch.events import launch_events as ev
 

@@ -6,16 +6,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from tpuwizard.session.kept.heartbeats import LONGEST_BEAT_S, KeptHeartbeats
 
+if TYPE_CHECKING:
+    from tpuwizard.tui.host import WizardHost
 
-def start_heartbeats(app: Any) -> KeptHeartbeats:
+
+def start_heartbeats(app: WizardHost) -> KeptHeartbeats:
     """Start heartbeats for ``app.session``'s kept nodes; call on the App's event loop."""
     loop = asyncio.get_running_loop()
 
-    def soon(callback: Any, *args: Any, **kwargs: Any) -> None:
+    def soon(callback: Callable[..., None], *args: Any, **kwargs: Any) -> None:
         # Never blocks the heartbeat thread on the App (which may be exiting, or be joining it).
         with contextlib.suppress(RuntimeError):  # the loop has closed: the App is gone
             loop.call_soon_threadsafe(lambda: callback(*args, **kwargs))

@@ -9,13 +9,15 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tpuwizard.core.launch.events import launch_events as ev
+    from tpuwizard.core.launch.events.summary import RunSummary
+    from tpuwizard.tui.host import WizardHost
 
 
 class LaunchView:
     """The screens of one launch. ``app`` is the wizard: its state, its session, and its
     ``handle`` (the running launch, which its quit guard and signals reach too)."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: WizardHost) -> None:
         self.app = app
         self.screen: Any = None  # the phase's screen on show
         self.pending: Any = None  # the next phase's screen, while a dialog covers this one
@@ -36,31 +38,32 @@ class LaunchView:
         checked = await checked_plan(app, self.screen, s.plan_answers(), s.outlook)
         if checked is None:
             return "review"  # refused: nothing was created, Review shows again
-        app.handle = app.session.start_launch(checked, reruns=True)
-        async for event in app.handle.async_events():
+        handle = app.handle = app.session.start_launch(checked, reruns=True)
+        async for event in handle.async_events():
             s.apply(event)
             app.refresh_status()
             if app.leaving is not None:  # on the way out: the guard's choice is carried out
                 from tpuwizard.tui.keeping import while_leaving
 
-                while_leaving(app, app.handle, event, app.leaving)
+                while_leaving(app, handle, event, app.leaving)
                 continue
-            await self.show(event)
-        summary = app.last_summary = app.handle.summary
+            await self.show(event, handle.summary.recovering)
+        summary = app.last_summary = handle.summary
         app.handle = None
         if app.leaving is not None:
             app.finish(app.leaving, app.goodbye(summary))
             return None
         return await self.summary(summary)
 
-    async def show(self, event: ev.Event) -> None:
+    async def show(self, event: ev.Event, recovering: bool) -> None:
         """On its phase's screen: the next phase's screen replaces the current one only when
         ours is on top (switch_screen replaces the top screen), so an open dialog (the quit
-        guard, help) is never replaced; its events wait and are shown when it comes up."""
+        guard, help) is never replaced; its events wait and are shown when it comes up.
+        ``recovering``: a spot run makes a new node (run.py's phase_screen says what follows)."""
         from tpuwizard.tui.screens.run import phase_screen
 
         app = self.app
-        phase = phase_screen(event, self.pending or self.screen, app.handle.summary.recovering)
+        phase = phase_screen(event, self.pending or self.screen, recovering)
         if phase is not self.screen:
             self.pending = phase
             self.backlog.append(event)
@@ -73,7 +76,7 @@ class LaunchView:
         elif self.pending is None:
             self.screen.show(event)
 
-    async def summary(self, summary: Any) -> str | None:
+    async def summary(self, summary: RunSummary) -> str | None:
         """The Summary, once no dialog covers the last phase, and the way on chosen there."""
         from tpuwizard.tui.screens.summary import SummaryScreen
 

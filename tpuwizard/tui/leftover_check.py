@@ -6,35 +6,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING
 
 from textual.worker import WorkerCancelled
 
 if TYPE_CHECKING:
-    from textual.app import App
+    from tpuwizard.tui.host import WizardHost
 
 
-class WalkParts(Protocol):
-    """What the check and the connect use of the wizard besides its screens (the WizardApp
-    has them all): the session and the answers, the lock one connect at a time holds, the
-    leftover check's worker, and the steps that start it, start the kept nodes' heartbeats
-    and redraw the status bar."""
-
-    session: Any
-    state: Any
-    leftover_check: Any
-
-    @property
-    def connecting(self) -> threading.Lock: ...
-
-    def start_leftover_check(self) -> Any: ...
-
-    def start_heartbeats(self) -> None: ...
-
-    def refresh_status(self) -> None: ...
-
-
-def connect(app: WalkParts) -> None:
+def connect(app: WizardHost) -> None:
     """Point the session at the mode and project chosen, and open the cloud."""
     with app.connecting:  # the leftover check's and the walk's: one at a time
         app.session.switch(app.state.practice, app.state.project)
@@ -42,7 +22,7 @@ def connect(app: WalkParts) -> None:
         assert app.session.cloud is not None
 
 
-async def connect_after_leftovers(app: WalkParts, connected: threading.Event) -> None:
+async def connect_after_leftovers(app: WizardHost, connected: threading.Event) -> None:
     """Open the cloud chosen on Account beside the walk (Capacity needs none), after the
     leftover check, which connects too: one connect at a time. ``connected`` is set then,
     however it ends (a failed open is the Zones step's to say). Then the Billing Catalog is
@@ -52,41 +32,42 @@ async def connect_after_leftovers(app: WalkParts, connected: threading.Event) ->
 
     reading_prices()
     try:
-        if app.start_leftover_check() is not None:
+        check = app.start_leftover_check()
+        if check is not None:
             with contextlib.suppress(WorkerCancelled):  # the wizard is closing
-                await app.leftover_check.wait()
+                await check.wait()
         await asyncio.to_thread(connect, app)
     finally:
         connected.set()
     await read_prices(app)
 
 
-async def offer_leftovers(app: App[Any], walk: WalkParts) -> None:
+async def offer_leftovers(app: WizardHost) -> None:
     """Look for what earlier runs left billing, and offer to delete it (Delete now or leave
     it running); a zone that cannot be checked is said, never taken for nothing there."""
     from tpuwizard.tui.screens.leftovers import LeftoversScreen
     from tpuwizard.words.event_text import unchecked_text
 
     try:
-        await asyncio.to_thread(connect, walk)
-        found = await asyncio.to_thread(walk.session.find_leftovers)
+        await asyncio.to_thread(connect, app)
+        found = await asyncio.to_thread(app.session.find_leftovers)
     except Exception as err:  # no project yet, or no network: the walk goes on
-        walk.session.billing.leftover_check_failed()
-        walk.refresh_status()
+        app.session.billing.leftover_check_failed()
+        app.refresh_status()
         app.notify(f"Could not check for leftovers: {err}", severity="warning")
-        walk.start_heartbeats()
+        app.start_heartbeats()
         return
     # Not reached when the wizard closed meanwhile (the worker is cancelled): nothing to beat.
-    walk.start_heartbeats()
-    walk.refresh_status()
+    app.start_heartbeats()
+    app.refresh_status()
     for item in found.unchecked:  # a zone that refused: said, never taken for "nothing there"
-        text = unchecked_text(item.resource, item.diagnosis, "wizard", walk.session.practice)
+        text = unchecked_text(item.resource, item.diagnosis, "wizard", app.session.practice)
         app.notify(text, severity="warning", timeout=30)
-    found = [b for b in found if not b.kept]  # kept on purpose: the status bar shows them
-    if not found:
+    left = [b for b in found if not b.kept]  # kept on purpose: the status bar shows them
+    if not left:
         return
-    if await app.push_screen_wait(LeftoversScreen(found)):
-        results = await asyncio.to_thread(walk.session.delete, [b.resource for b in found])
+    if await app.push_screen_wait(LeftoversScreen(left)):
+        results = await asyncio.to_thread(app.session.delete, [b.resource for b in left])
         for result in results:
             word = "verified gone" if result.verified else "NOT verified gone"
             app.notify(
@@ -94,5 +75,5 @@ async def offer_leftovers(app: App[Any], walk: WalkParts) -> None:
                 severity="information" if result.verified else "error",
             )
     else:
-        walk.session.leave([b.resource.name for b in found])
-    walk.refresh_status()
+        app.session.leave([b.resource.name for b in left])
+    app.refresh_status()

@@ -5,10 +5,13 @@ lands (no screen waits for it), then every screen that shows a price redraws wit
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tpuwizard.tui.host import WizardHost
 
 
-async def read_prices(app: Any) -> None:
+async def read_prices(app: WizardHost) -> None:
     """Read (or take the cached read of) the catalog for the session's cloud off the UI thread,
     then tell each screen on the stack that shows prices (``prices_changed``)."""
     from tpuwizard.session.prices import catalog_prices, use_prices

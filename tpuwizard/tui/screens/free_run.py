@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.widgets import Static
 
 from tpuwizard.core.launch.events import launch_events as ev
@@ -47,7 +47,7 @@ class KaggleRunScreen(WizardScreen[RunSummary]):
         self.route = route
         self.summary = RunSummary()
         self.gone = threading.Event()  # the screen was removed (the wizard quit)
-        self.app_: Any = None
+        self.app_: App[Any] | None = None  # the app, for the thread that follows the run
         self.last_state: str | None = None  # Kaggle's last state for the session, as shown
         self.unwritten: list[str] = []  # lines for the log, waiting for it to have a width
 
@@ -80,10 +80,11 @@ class KaggleRunScreen(WizardScreen[RunSummary]):
 
     def tell(self, call: Callable[..., object], *args: object) -> bool:
         """``call`` on the app's thread; False once the screen or the app is gone."""
-        if self.gone.is_set():
+        app = self.app_
+        if self.gone.is_set() or app is None:
             return False
         try:
-            self.app_.call_from_thread(call, *args)
+            app.call_from_thread(call, *args)
         except RuntimeError:  # the app stopped between the check and the call
             return False
         return True

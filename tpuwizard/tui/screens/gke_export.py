@@ -153,7 +153,7 @@ def write_for(
     from tpuwizard.words.typed_numbers import typed_whole
 
     count = typed_whole(slices, "a whole number of slices such as 1 or 2")
-    specs = state.package_request().specs
+    specs, script = state.package_request().specs, state.workload.script
     problems = all_words(package_problems(specs), "wizard")
     if problems:
         raise BadInput(" ".join(problems))
@@ -162,19 +162,19 @@ def write_for(
         slices=count,
         route=state.route,
         packages=[s.text for s in specs],
-        script=state.script.name if state.script is not None else None,
-        max_run_minutes=state.max_run_minutes,
+        script=script.name if script is not None else None,
+        max_run_minutes=state.deadline.max_run_minutes,
         workload=state.name or WORKLOAD,
         zone=state.zone,
         project=None if state.practice else state.project,  # practice's project is no real one
-        jax=state.jax,  # Review's worker JAX (F3)
+        jax=state.workload.jax,  # Review's worker JAX (F3)
         queue=typed.get("queue") or None,
         priority=typed.get("priority") or None,
         reservation=typed.get("reservation") or None,
     )
     # No --out here: the export's own folder in the script's folder (core/handover/place.py).
     fix = "change the Name on Review (the file is named after it)"
-    place = export_place(target, None, state.script, fix="move it away")
+    place = export_place(target, None, script, fix="move it away")
     plan = placed(plan, place)
     text = render(target, plan)  # before any file is written: it may refuse the pair
     # No --force here: a file of the user's in the way is named, and left as it is.

@@ -4,7 +4,7 @@ public call cancels it. Nothing bills money there; the weekly TPU quota is spent
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import on
 from textual.app import ComposeResult
@@ -15,10 +15,13 @@ from textual.widgets import Button, Static
 
 from tpuwizard.words.kaggle_text import held_lines
 
+if TYPE_CHECKING:
+    from tpuwizard.tui.host import WizardHost
+
 LEAVE = "Quit, leave it on Kaggle"
 
 
-def guard_kaggle_quit(app: Any) -> bool:  # app: the WizardApp
+def guard_kaggle_quit(app: WizardHost) -> bool:
     """Open the guard when the Kaggle run on screen pushed a kernel that may still run; False
     (nothing to guard) otherwise."""
     from tpuwizard.tui.screens.free_run import KaggleRunScreen

@@ -73,12 +73,11 @@ class QuitGuard(ModalScreen[str | None]):
     def until_words(self) -> str:
         """What ends what is kept: the launch's watchdog, once armed, as the parting line says;
         Google, for Flex-start; a node kept earlier, its deadline; else only a delete."""
-        from tpuwizard.core.launch.plan.parts import Deadline
         from tpuwizard.words.kept_text import guard_until_words
 
         state = host(self).state
         now = self.still_there(self.undecided)
-        minutes = Deadline(state.max_run_minutes).max_run(state.route)
+        minutes = state.deadline.max_run(state.route)
         deadline = state.watchdog_deadline
         return guard_until_words(now, state.launching, deadline, minutes, state.practice)
 

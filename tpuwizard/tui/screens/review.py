@@ -19,10 +19,11 @@ from tpuwizard.core.cloud.diagnose.tpu7x_access import access_note
 from tpuwizard.core.deadlines import STALL_TIMEOUT_MIN, EndedBy
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
-from tpuwizard.core.launch.plan.packages import AUTO_FILE, COURSE_PACKAGES
-from tpuwizard.core.launch.plan.parts import Deadline
+from tpuwizard.core.launch.plan.packages import AUTO_FILE, COURSE_PACKAGES, specs_from_field
+from tpuwizard.core.launch.plan.parts import Deadline, Guards, Resume, Workload
 from tpuwizard.core.plan import cost, fit
 from tpuwizard.tui.answers import GuardsAnswer, ReviewAnswer
+from tpuwizard.tui.host import host
 from tpuwizard.tui.screens.base import WizardScreen
 from tpuwizard.tui.screens.review_folder import folder_agreed, show_folder
 from tpuwizard.tui.state import WizardState
@@ -98,7 +99,9 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         self.notes = StepNotes()  # Review's notes on its fields: they go when Review does
         self.told_secrets: tuple[str, ...] = ()  # the secrets named last (said when they change)
         self.short_deep_label = False  # set as the switches are made
-        self.guards = GuardsAnswer(state.stall_minutes, state.autocheckpoint)  # F4's
+        self.guards = GuardsAnswer(
+            state.guards.stall_minutes, state.resume.autocheckpoint is not False
+        )
 
     def summary_text(self) -> str:
         s = self.state
@@ -137,11 +140,11 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
                 TypedInput(value=s.name or "", placeholder="tpuwizard-<run id>", id="name"), "Name"
             )
             yield _titled(
-                TypedInput(value=f"{Deadline(s.max_run_minutes).max_run(s.route):g}", id="max-run"),
+                TypedInput(value=f"{s.deadline.max_run(s.route):g}", id="max-run"),
                 "Deadline (minutes)",
             )
             yield _titled(
-                TypedInput(value=s.packages, placeholder="none added", id="packages"),
+                TypedInput(value=typed_packages(s), placeholder="none added", id="packages"),
                 "Packages (f2: course)",
             )
         with Horizontal(classes="row"):  # the switches on one row: 80x24 holds the screen
@@ -152,34 +155,39 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
                 yield Switch(value=on_compute, id="compute")
                 yield Label(compute_label(on_compute), id="compute-label", classes="switch-label")
             if outlook.watchdog_route:
-                on = s.watchdog and outlook.has_watchdog(backend)
-                yield Switch(value=on, id="watchdog")
-                yield Label(watchdog_label(s.watchdog), id="watchdog-label", classes="switch-label")
-            yield Switch(value=s.deep_checks, id="deep-checks")
+                watchdog = bool(s.deadline.watchdog)
+                yield Switch(value=watchdog and outlook.has_watchdog(backend), id="watchdog")
+                yield Label(watchdog_label(watchdog), id="watchdog-label", classes="switch-label")
+            deep_checks = s.workload.precision  # the deeper checks: precision and trace
+            yield Switch(value=deep_checks, id="deep-checks")
             # Beside a third switch its words are short (F1 says what it adds): 100 columns
             # hold the row whole.
             self.short_deep_label = both_backends(outlook) and outlook.watchdog_route
             yield Label(
-                deep_checks_label(s.deep_checks, self.short_deep_label),
+                deep_checks_label(deep_checks, self.short_deep_label),
                 id="deep-checks-label",
                 classes="switch-label",
             )
         with Horizontal(classes="row"):
             script = TypedInput(
-                value=str(s.script or ""), placeholder="path/to/main.py", id="script"
+                value=str(s.workload.script or ""), placeholder="path/to/main.py", id="script"
             )
             script.border_subtitle = "optional"
             # Short titles: beside spot's third field they still fit 80 columns whole.
             yield _titled(script, "Your script")
             yield _titled(
                 # An example, not a default: left empty, nothing is copied back (said below).
-                TypedInput(value=",".join(s.fetch), placeholder="e.g. reports/*.json", id="fetch"),
+                TypedInput(
+                    value=",".join(s.workload.fetch), placeholder="e.g. reports/*.json", id="fetch"
+                ),
                 "Files to copy back",
             )
             if self.outlook.offers_resume:  # Google preempts spot TPUs: the run can come back
                 yield _titled(
                     TypedInput(
-                        value=s.checkpoints, placeholder=RESUME_PLACEHOLDER, id="checkpoints"
+                        value=s.resume.checkpoints or "",
+                        placeholder=RESUME_PLACEHOLDER,
+                        id="checkpoints",
                     ),
                     RESUME_TITLE,
                 )
@@ -192,7 +200,7 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
             yield Static(f"Run folder: {shown_folder(s.run_dir)}/<run id>", id="run-folder")
         with Horizontal(classes="row"):  # the worker's JAX beside Create: 80x24 holds both
             yield Button("Create", id="create", variant="success")
-            yield WorkerJax(s.jax, id="worker-jax")
+            yield WorkerJax(s.workload.jax, id="worker-jax")
 
     ready = False  # fields post Changed while they mount; check once all of them exist
 
@@ -205,7 +213,7 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         self.query_one("#name", Input).focus()
 
     def answers(self) -> ReviewAnswer:
-        """What the fields say now, in WizardState's terms."""
+        """What the fields say now, as the launch's parts: each value parsed here, once."""
         name = self.query_one("#name", Input).value.strip() or None
         script = self.query_one("#script", Input).value.strip()
         max_run: float | None = deadline_typed(self.query_one("#max-run", Input).value)[0]
@@ -216,22 +224,28 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         if self.query("#compute"):  # as asked (auto) while it shows the session's choice
             backend = self.outlook.asked_by_switch(self.query_one("#compute", Switch).value)
         watchdog = bool(self.query("#watchdog")) and self.query_one("#watchdog", Switch).value
-        watchdog = watchdog and self.outlook.has_watchdog(self.outlook.made_by(Backend(backend)))
+        watchdog = watchdog and self.outlook.has_watchdog(self.outlook.made_by(backend))
+        deep_checks = self.query_one("#deep-checks", Switch).value
+        folder = ""
+        if self.query("#checkpoints"):
+            folder = self.query_one("#checkpoints", Input).value.strip()
         return ReviewAnswer(
             name=name,
-            max_run_minutes=max_run,
-            watchdog=watchdog,
-            deep_checks=self.query_one("#deep-checks", Switch).value,
-            script=Path(script).expanduser() if script else None,
-            fetch=fetch,
             backend=backend,
-            packages=self.query_one("#packages", Input).value.strip(),
-            checkpoints=self.query_one("#checkpoints", Input).value.strip()
-            if self.query("#checkpoints")
-            else "",
-            jax=self.query_one("#worker-jax", WorkerJax).jax,
-            stall_minutes=self.guards.stall_minutes,
-            autocheckpoint=self.guards.autocheckpoint,
+            deadline=Deadline(max_run, watchdog),
+            workload=Workload(
+                script=Path(script).expanduser() if script else None,
+                fetch=fetch,
+                packages=specs_from_field(self.query_one("#packages", Input).value),
+                jax=self.query_one("#worker-jax", WorkerJax).jax,
+                precision=deep_checks,
+                trace=deep_checks,
+            ),
+            guards=Guards(stall_minutes=self.guards.stall_minutes),
+            # Wanted: the plan's default (on where the node can have it); else off.
+            resume=Resume(
+                folder or None, autocheckpoint=None if self.guards.autocheckpoint else False
+            ),
         )
 
     def problems(self) -> list[str]:
@@ -251,11 +265,12 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         if self.query("#compute-label"):
             self.query_one("#compute-label", Label).update(compute_label(on_compute))
         if self.query("#watchdog-label"):
-            self.query_one("#watchdog-label", Label).update(watchdog_label(answers.watchdog))
+            watchdog = bool(answers.deadline.watchdog)
+            self.query_one("#watchdog-label", Label).update(watchdog_label(watchdog))
             # Compute Engine deletes the VM at its deadline itself: no watchdog to switch.
             self.query_one("#watchdog-label", Label).display = not on_compute
             self.query_one("#watchdog", Switch).display = not on_compute
-        deep = deep_checks_label(answers.deep_checks, self.short_deep_label)
+        deep = deep_checks_label(answers.workload.precision, self.short_deep_label)
         self.query_one("#deep-checks-label", Label).update(deep)
         auto = self.state.reviewed(answers).package_request().auto_file
         # The file beside the script is used unasked: its field says so, on its lower border.
@@ -268,15 +283,15 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
         # On the field's border, so that 80x24 still holds Create: what comes back, or that
         # nothing will (its grey example is not a default).
         fetch = self.query_one("#fetch", Input)
-        fetch.border_subtitle = copy_back_words(answers.script, answers.fetch)
-        note = fetch_note(answers.fetch)
+        fetch.border_subtitle = copy_back_words(answers.workload.script, answers.workload.fetch)
+        note = fetch_note(answers.workload.fetch)
         if note and not self.told_course_report:
             self.told_course_report = True
             self.notes.say(self.app, note, "Files to copy back")
-        self.told_secrets = show_folder(self, answers.script, self.told_secrets)  # its size
+        self.told_secrets = show_folder(self, answers.workload.script, self.told_secrets)
         if self.query("#checkpoints"):
             self.query_one("#checkpoints", Input).border_subtitle = resume_field_words(
-                answers.checkpoints,
+                answers.resume.checkpoints or "",
                 candidate.resume.checkpoint_every_s,
                 candidate.resume.max_restarts,
             )
@@ -370,8 +385,13 @@ class ReviewScreen(WizardScreen[ReviewAnswer]):
     @work(exclusive=True, group="review-create")
     async def send_folder(self, answers: ReviewAnswer) -> None:
         """Create; a folder over the large mark is asked about first."""
-        if await folder_agreed(self.app, answers.script):
+        if await folder_agreed(host(self), answers.workload.script):
             self.dismiss(answers)
+
+
+def typed_packages(state: WizardState) -> str:
+    """The Packages field as it was answered: its requirements, separated by spaces."""
+    return " ".join(spec.text for spec in state.workload.packages)
 
 
 def both_backends(outlook: Outlook) -> bool:

@@ -5,13 +5,16 @@ workers takes billed time)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 from textual.widgets import Input
 
 from tpuwizard.core.remote.sync import folder_sent_if_fine
 from tpuwizard.words.sent_text import field_words, large_question, secrets_note, size_words
+
+if TYPE_CHECKING:
+    from tpuwizard.tui.host import WizardHost
 
 
 def show_folder(screen: Any, script: Path | None, told: tuple[str, ...]) -> tuple[str, ...]:
@@ -26,7 +29,7 @@ def show_folder(screen: Any, script: Path | None, told: tuple[str, ...]) -> tupl
     return sent.secrets
 
 
-async def folder_agreed(app: Any, script: Path | None) -> bool:
+async def folder_agreed(app: WizardHost, script: Path | None) -> bool:
     """True unless the folder is over the large mark and the user chose Back."""
     from tpuwizard.tui.screens.confirm import ConfirmScreen
 
@@ -34,4 +37,5 @@ async def folder_agreed(app: Any, script: Path | None) -> bool:
     if sent is None or not sent.large:
         return True
     ask = ConfirmScreen(large_question(sent), f"Send {size_words(sent.size)}", "Back")
-    return bool(await app.push_screen_wait(ask))
+    agreed = await app.push_screen_wait(ask)
+    return agreed

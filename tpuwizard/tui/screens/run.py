@@ -271,7 +271,7 @@ class ScriptScreen(RunScreen):
             handle.end_runs()
             return
         if event.button.id == "edit-rerun":
-            self.edit_script(host(self).state.script)
+            self.edit_script(host(self).state.workload.script)
         added = f" (adding {packages} first)" if packages else ""
         self.pending.append(f"--- running your script again{added} ---")
         handle.run_again(packages)

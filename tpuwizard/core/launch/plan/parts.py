@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tpuwizard.core.cloud.backends import Backend, Transport, Via
-from tpuwizard.core.launch.plan.packages import PackageSpec
 from tpuwizard.core.plan.catalog import Slice
 from tpuwizard.core.routes import Route
 
 if TYPE_CHECKING:
+    # Read where a record is: the wizard holds parts from its first frame, which the
+    # requirement parser's imports would slow down.
+    from tpuwizard.core.launch.plan.packages import PackageSpec
     from tpuwizard.core.launch.records.ledger import Resource
 
 
@@ -86,6 +88,8 @@ class Workload:
     def from_record(cls, settings: dict[str, Any]) -> Workload:
         """The node's venv back from a kept record's settings (one from before they were
         recorded gives the defaults)."""
+        from tpuwizard.core.launch.plan.packages import PackageSpec
+
         packages = settings.get("packages") or ()
         jax = settings.get("jax")
         return cls(
