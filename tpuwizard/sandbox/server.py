@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from tpuwizard.sandbox import google, iam_routes, locations, preflight_routes
+from tpuwizard.sandbox import google, iam_routes, locations, node_log, preflight_routes
 from tpuwizard.sandbox.compute import batch as compute_batch
 from tpuwizard.sandbox.compute import routes as compute_routes
 from tpuwizard.sandbox.faults import ConnectionDropped, parse_faults, reset_connection
@@ -69,12 +69,14 @@ def as_version(node: dict[str, Any], version: str) -> dict[str, Any]:
 class Handler(BaseHTTPRequestHandler):
     server: SandboxServer
     protocol_version = "HTTP/1.1"
+    _status = 0  # the last answer's HTTP status, for the watchdog's log
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # quiet: tests and the wizard own the terminal
 
     def do_GET(self) -> None:
         self._dispatch("GET")
+        self._note_watchdog("GET")
 
     def do_POST(self) -> None:
         try:  # fault reset_create (creates are POSTs): no answer, the connection reset
@@ -84,6 +86,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_DELETE(self) -> None:
         self._dispatch("DELETE")
+        self._note_watchdog("DELETE")
 
     def do_PATCH(self) -> None:
         self._dispatch("PATCH")
@@ -174,7 +177,22 @@ class Handler(BaseHTTPRequestHandler):
     def _reply(self, status: int, payload: dict[str, Any]) -> None:
         self._send(status, "application/json; charset=UTF-8", json.dumps(payload).encode())
 
+    def _note_watchdog(self, method: str) -> None:
+        """A watchdog's call, in its resource's log (node_log.py): which server answered what."""
+        server = self.server
+        served_by = f"pid {os.getpid()} port {server.server_address[1]}"
+
+        def holds(resource: str) -> bool:
+            with server.state.lock:
+                data = server.state.data
+                return resource in data["nodes"] or resource in data["queued"]
+
+        agent = self.headers.get("User-Agent", "")
+        path = urlsplit(self.path).path
+        server.watchdog_calls.answered(agent, method, path, self._status, served_by, holds)
+
     def _send(self, status: int, content_type: str, data: bytes) -> None:
+        self._status = status
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
@@ -311,6 +329,7 @@ class SandboxServer(ThreadingHTTPServer):
         self.api = Api(state)
         self.token = token  # None: open (tests that build a server by hand); else required
         self.connections = OpenConnections()
+        self.watchdog_calls = node_log.WatchdogCalls(state.home)
         super().__init__((LOOPBACK, port), Handler)
 
     def get_request(self) -> tuple[Any, Any]:
