@@ -69,12 +69,14 @@ def keep_consoles(home: Path, resource: str, node_folder: Path, why: str) -> Non
         try:  # written on the VM, where the user's script runs too: read bounded, no FIFO
             if not job_log.is_file():
                 continue
+            start = max(0, job_log.stat().st_size - MAX_CONSOLE_BYTES)
             with job_log.open("rb") as f:
-                f.seek(max(0, job_log.stat().st_size - MAX_CONSOLE_BYTES))
-                text = f.read(MAX_CONSOLE_BYTES).decode("utf-8", "replace")
+                f.seek(start)
+                lines = f.read(MAX_CONSOLE_BYTES).decode("utf-8", "replace").splitlines()
         except OSError:
             continue
-        note(home, resource, "watchdog_console", job=job_log.parent.name, lines=text.splitlines())
+        lines = lines[1:] if start else lines  # the first one read is cut: the rest are whole
+        note(home, resource, "watchdog_console", job=job_log.parent.name, lines=lines)
     note(home, resource, "vms_ended", why=why)
 
 
