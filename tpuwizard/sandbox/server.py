@@ -29,7 +29,7 @@ from tpuwizard.sandbox.compute import routes as compute_routes
 from tpuwizard.sandbox.faults import ConnectionDropped, parse_faults, reset_connection
 from tpuwizard.sandbox.injected import answer_lost, injected_error
 from tpuwizard.sandbox.model import WORKERS_RE, ApiError, error_body, page, worker_locations
-from tpuwizard.sandbox.serving import OpenConnections
+from tpuwizard.sandbox.serving import Answering, OpenConnections
 from tpuwizard.sandbox.state import SandboxState
 from tpuwizard.sandbox.tpu.gcloud_methods import ROUTES as GCLOUD_ROUTES
 from tpuwizard.sandbox.tpu.gcloud_methods import GcloudMethods
@@ -75,21 +75,25 @@ class Handler(BaseHTTPRequestHandler):
         pass  # quiet: tests and the wizard own the terminal
 
     def do_GET(self) -> None:
-        self._dispatch("GET")
+        with self.server.answering.one():
+            self._dispatch("GET")
         self._note_watchdog("GET")
 
     def do_POST(self) -> None:
-        try:  # fault reset_create (creates are POSTs): no answer, the connection reset
-            self._dispatch("POST")
-        except ConnectionDropped:
-            self.close_connection = reset_connection(self.connection)
+        with self.server.answering.one():
+            try:  # fault reset_create (creates are POSTs): no answer, the connection reset
+                self._dispatch("POST")
+            except ConnectionDropped:
+                self.close_connection = reset_connection(self.connection)
 
     def do_DELETE(self) -> None:
-        self._dispatch("DELETE")
+        with self.server.answering.one():
+            self._dispatch("DELETE")
         self._note_watchdog("DELETE")
 
     def do_PATCH(self) -> None:
-        self._dispatch("PATCH")
+        with self.server.answering.one():
+            self._dispatch("PATCH")
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """What http.server refuses itself (a verb no route has, a bad request line) is answered
@@ -329,6 +333,7 @@ class SandboxServer(ThreadingHTTPServer):
         self.api = Api(state)
         self.token = token  # None: open (tests that build a server by hand); else required
         self.connections = OpenConnections()
+        self.answering = Answering()
         self.watchdog_calls = node_log.WatchdogCalls(state.home)
         super().__init__((LOOPBACK, port), Handler)
 
@@ -344,6 +349,15 @@ class SandboxServer(ThreadingHTTPServer):
     def server_close(self) -> None:
         super().server_close()
         self.connections.end_all()
+
+    def stop_after_answers(self, wait_s: float = 10.0) -> None:
+        """Stop serving for a hand-over: accept nothing new, let the answers being written
+        finish (up to ``wait_s``), then close every connection. Closing at once cut the calls in
+        flight (3 of 4 wizard hand-overs under load cut a watchdog's look); one cut after its
+        headers ended the watchdog before it retried every failed call."""
+        self.shutdown()
+        self.answering.wait_until_none(wait_s)
+        self.server_close()
 
     @property
     def endpoint(self) -> str:
