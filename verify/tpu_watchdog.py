@@ -56,8 +56,8 @@ USER_AGENT = "tpu_watchdog/1"
 # What one call can fail with short of an HTTP status: no connection, a timeout, an answer cut
 # short (a connection closed after the headers: IncompleteRead; before the status line:
 # BadStatusLine), a body that is not JSON. Each is one failed attempt, tried again: none may end
-# the watchdog (an answer cut short by a server going away killed it, and nothing deleted the
-# node at its deadline).
+# the watchdog (an answer cut short, as a server going away can cut it, raised IncompleteRead,
+# which nothing caught: the watchdog died, and nothing deleted the node at its deadline).
 CALL_FAILED = (urllib.error.URLError, OSError, ValueError, http.client.HTTPException)
 
 

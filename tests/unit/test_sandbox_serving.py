@@ -30,10 +30,10 @@ def test_stopping_the_server_ends_the_connections_clients_kept_open(tmp_path):
 
 
 def test_a_hand_over_lets_the_answer_in_flight_finish_before_it_closes(tmp_path):
-    # 3 of 4 wizard hand-overs under load cut a watchdog's look in flight ("Connection reset by
-    # peer"); one cut after its headers ended the watchdog (IncompleteRead) until it learnt to
-    # retry any failed call. The slow answer here is one being written when the hand-over comes
-    # (latency_ms holds it 1.5 s: longer than a stop takes to end the serving loop).
+    # Most wizard hand-overs under load reset a watchdog's look ("Connection reset by peer", 5
+    # of 9); an answer cut after its headers ended the watchdog (IncompleteRead) until it
+    # retried any failed call. The slow answer here is one being written when the hand-over
+    # comes (latency_ms holds it 1.5 s: longer than a stop takes to end the serving loop).
     import time
 
     server = make_server(tmp_path / "sandbox", delay=0, faults="latency_ms=1500")

@@ -352,9 +352,10 @@ class SandboxServer(ThreadingHTTPServer):
 
     def stop_after_answers(self, wait_s: float = 10.0) -> None:
         """Stop serving for a hand-over: accept nothing new, let the answers being written
-        finish (up to ``wait_s``), then close every connection. Closing at once cut the calls in
-        flight (3 of 4 wizard hand-overs under load cut a watchdog's look); one cut after its
-        headers ended the watchdog before it retried every failed call."""
+        finish (up to ``wait_s``), then close every connection. Closing at once also cut an
+        answer being written, and one cut after its headers ended the watchdog that asked
+        (IncompleteRead) before it retried every failed call. A call still waiting to be
+        accepted is reset, before any answer: the caller tries again."""
         self.shutdown()
         self.answering.wait_until_none(wait_s)
         self.server_close()
