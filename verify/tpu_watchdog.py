@@ -28,10 +28,15 @@ so. In practice the "VM" is a process on the user's computer and an API that doe
 a practice cloud that was switched off: ``--give-up-before-deadline`` counts from the last answer
 in every phase, so it ends soon after, whatever its deadline.
 
-Every report is a line ``TPUWIZARD {json}`` with ``"kind": "watchdog"``.
+Every report is a line ``TPUWIZARD {json}`` with ``"kind": "watchdog"`` and when it was said
+(``"at"``, seconds since the epoch): armed (with its deadline), each error, a change in how the
+API answers its looks while it waits (an error, then answering again: said once, not at every
+look), the delete accepted, deleted, or given up. Its requests name it (``User-Agent``), so the
+API's side can tell its calls from others'.
 """
 
 import argparse
+import http.client
 import json
 import os
 import sys
@@ -45,8 +50,20 @@ METADATA_TOKEN = (
 )
 
 
+USER_AGENT = "tpu_watchdog/1"
+
+
+# What one call can fail with short of an HTTP status: no connection, a timeout, an answer cut
+# short (a connection closed after the headers: IncompleteRead; before the status line:
+# BadStatusLine), a body that is not JSON. Each is one failed attempt, tried again: none may end
+# the watchdog (an answer cut short, as a server going away can cut it, raised IncompleteRead,
+# which nothing caught: the watchdog died, and nothing deleted the node at its deadline).
+CALL_FAILED = (urllib.error.URLError, OSError, ValueError, http.client.HTTPException)
+
+
 def report(**payload):
-    print(MARKER + json.dumps(dict(kind="watchdog", **payload), sort_keys=True), flush=True)
+    said = dict(kind="watchdog", at=round(time.time(), 2), **payload)
+    print(MARKER + json.dumps(said, sort_keys=True), flush=True)
 
 
 def token(source):
@@ -61,7 +78,7 @@ def token(source):
 
 
 def call(method, url, source, body=None):
-    headers = {"Content-Type": "application/json"}
+    headers = {"Content-Type": "application/json", "User-Agent": USER_AGENT}
     bearer = token(source)
     if bearer:
         headers["Authorization"] = "Bearer " + bearer
@@ -123,8 +140,8 @@ def delete_resource(args):
         if err.code == 404:
             return True
         report(ok=False, action="delete", error="HTTP %d" % err.code)
-    except (urllib.error.URLError, OSError) as err:
-        report(ok=False, action="delete", error=str(err))
+    except CALL_FAILED as err:
+        report(ok=False, action="delete", error=failure(err))
     return False
 
 
@@ -136,8 +153,8 @@ def gone(args):
         if err.code == 404:
             return True
         report(ok=False, action="confirm", error="HTTP %d" % err.code)
-    except (urllib.error.URLError, OSError) as err:
-        report(ok=False, action="confirm", error=str(err))
+    except CALL_FAILED as err:
+        report(ok=False, action="confirm", error=failure(err))
     return False
 
 
@@ -225,10 +242,11 @@ def main(argv=None):
     parts = args.resource.split("/")
     if len(parts) != 6 or parts[4] not in ("nodes", "queuedResources"):
         parser.error("--resource must look like projects/P/locations/Z/nodes/N")
-    try:
-        missing = missing_permissions(args)
-    except (urllib.error.URLError, OSError, ValueError) as err:
-        report(ok=False, action="check", error=str(err))
+    if args.deadline is None and not args.check_only:
+        parser.error("--deadline is required unless --check-only")
+    args.last_answer = time.time()
+    missing = checked(args)
+    if missing is None:
         return 3
     if missing:
         report(ok=False, action="check", missing=missing)
@@ -236,8 +254,6 @@ def main(argv=None):
     report(ok=True, action="check")
     if args.check_only:
         return 0
-    if args.deadline is None:
-        parser.error("--deadline is required unless --check-only")
     started = args.last_answer = time.time()  # the check just answered
     report(ok=True, action="armed", deadline=args.deadline, idle_seconds=args.idle_seconds)
     why = wait_for_ending(args, started, gone=lambda: already_gone(args))
@@ -265,15 +281,61 @@ def main(argv=None):
     return 4
 
 
+def checked(args):
+    """The permissions missing to delete (empty: none), or None when the check got no answer.
+    Started to guard (not ``--check-only``), an API that does not answer the check is asked
+    again, as every later call is: the launch's own check just answered, and a watchdog that
+    ended on one lost answer would guard nothing while the launch says it is armed. An HTTP
+    error is the API's answer: it ends the check either way."""
+    while True:
+        try:
+            return missing_permissions(args)
+        except urllib.error.HTTPError as err:
+            report(ok=False, action="check", error=str(err))
+            return None
+        except CALL_FAILED as err:
+            report(ok=False, action="check", error=failure(err))
+            if args.check_only or lost_api(args, time.time()):
+                return None
+        time.sleep(args.retry)
+
+
+def failure(err):
+    """A failed call in words: its class too, where its text alone says little (IncompleteRead
+    gives only byte counts)."""
+    text, name = str(err), type(err).__name__
+    if isinstance(err, http.client.HTTPException) and not text.startswith(name):
+        return "%s: %s" % (name, text) if text else name
+    return text
+
+
 def already_gone(args):
     """True when the API says the resource no longer exists (404 on a read)."""
     try:
         answered(args, "GET", "%s/v2/%s" % (args.endpoint, args.resource))
     except urllib.error.HTTPError as err:
-        return err.code == 404
-    except (urllib.error.URLError, OSError, ValueError):
+        if err.code == 404:
+            return True
+        note_look(args, "HTTP %d" % err.code)
         return False
+    except CALL_FAILED as err:
+        note_look(args, failure(err))
+        return False
+    note_look(args, None)
     return False
+
+
+def note_look(args, error):
+    """Say how the API answered a look (``error``, or None: it answered) when that differs from
+    the last look's: a refused token or an API gone quiet shows in the log when it starts and
+    when it ends, not once per look."""
+    if error == getattr(args, "look_error", None):
+        return
+    args.look_error = error
+    if error is None:
+        report(ok=True, action="look", answered=True)
+    else:
+        report(ok=False, action="look", error=error)
 
 
 if __name__ == "__main__":

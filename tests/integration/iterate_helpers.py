@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 from tests.conftest import tpuwizard_cmd
@@ -102,3 +103,21 @@ def end_practice(home: Path) -> None:
     for folder in ("workers", "instances"):  # the TPU API's nodes, Compute Engine's instances
         for node in (home / "sandbox" / folder).glob("*/*/*"):
             end_worker_processes(node)
+
+
+def watchdog_story(home: Path) -> str:
+    """What the practice watchdogs under ``home`` met, for a test that waited on their delete
+    in vain: each node's own log (sandbox/node_log.py), the watchdog jobs' logs of nodes still
+    there, and the lasting sandbox's log. Says whether a watchdog was refused, never armed,
+    killed, gave up, or was late."""
+    sandbox = home / "sandbox"
+    parts = [f"now {time.time():.2f}"]
+    logs = sorted((sandbox / "node-logs").glob("**/*.log"))
+    logs += sorted((sandbox / "workers").glob("*/*/*/w0/.tpuwizard/jobs/watchdog-*/log"))
+    logs += [sandbox / "lasting-sandbox.log"]
+    for log in logs:
+        with contextlib.suppress(OSError):
+            parts.append(
+                f"--- {log.relative_to(sandbox)}\n{log.read_text(errors='replace')[-8000:]}"
+            )
+    return "\n".join(parts)

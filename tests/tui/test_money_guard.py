@@ -223,7 +223,7 @@ async def test_a_node_kept_in_practice_outlives_the_wizard_and_its_watchdog_stil
     # The watchdog on the node calls the practice cloud at its deadline. The wizard's own
     # sandbox ends with the wizard, so keeping must hand the cloud to a lasting one at the same
     # address, or "deleted at HH:MM even if this laptop sleeps" would be a false promise.
-    from tests.integration.iterate_helpers import stop_lasting_sandbox
+    from tests.integration.iterate_helpers import stop_lasting_sandbox, watchdog_story
     from tpuwizard.core.cloud.endpoint import ENDPOINT_ENV
 
     script = tmp_path / "long.py"
@@ -248,7 +248,10 @@ async def test_a_node_kept_in_practice_outlives_the_wizard_and_its_watchdog_stil
         lasting = json.loads((home / "sandbox" / "server.json").read_text())
         assert lasting["endpoint"] == os.environ[ENDPOINT_ENV]  # where the watchdog calls
         assert node.name in {n.rsplit("/", 1)[-1] for n in sandbox_nodes(home)}
-        await wait_until_async(lambda: sandbox_nodes(home) == {}, 120, "the watchdog's delete")
+        try:
+            await wait_until_async(lambda: sandbox_nodes(home) == {}, 120, "the watchdog's delete")
+        except AssertionError as err:  # which it was: refused, never armed, killed, late
+            raise AssertionError(f"{err}\n{watchdog_story(home)}") from None
     finally:
         stop_lasting_sandbox(home)
 

@@ -27,3 +27,34 @@ def test_stopping_the_server_ends_the_connections_clients_kept_open(tmp_path):
     handlers[0].join(timeout=60)
     assert not handlers[0].is_alive()
     client.close()
+
+
+def test_a_hand_over_lets_the_answer_in_flight_finish_before_it_closes(tmp_path):
+    # Most wizard hand-overs under load reset a watchdog's look ("Connection reset by peer", 5
+    # of 9); an answer cut after its headers ended the watchdog (IncompleteRead) until it
+    # retried any failed call. The slow answer here is one being written when the hand-over
+    # comes (latency_ms holds it 1.5 s: longer than a stop takes to end the serving loop).
+    import time
+
+    server = make_server(tmp_path / "sandbox", delay=0, faults="latency_ms=1500")
+    start_in_thread(server)
+    answers: list[object] = []
+
+    def look() -> None:
+        client = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=10)
+        try:
+            client.request("GET", "/v2/projects/p/locations/us-central1-a/nodes/n")
+            response = client.getresponse()
+            answers.append((response.status, response.read()[:1]))
+        except (OSError, http.client.HTTPException) as err:
+            answers.append(err)
+        finally:
+            client.close()
+
+    caller = threading.Thread(target=look)
+    caller.start()
+    while not server.answering.count:  # the look is being answered
+        time.sleep(0.01)
+    server.stop_after_answers()
+    caller.join(timeout=30)
+    assert answers == [(404, b"{")]  # the whole answer: the sandbox holds no such node

@@ -63,3 +63,30 @@ def test_another_nodes_processes_are_left_running(tmp_path):
         assert _alive(pid)
     finally:
         os.kill(pid, 9)
+
+
+def test_a_stale_pid_file_does_not_end_the_group_that_now_has_its_number(tmp_path):
+    # A job's pid file outlives the job; once the pid numbers came round, its number named
+    # another process's group (another node's watchdog, a lasting sandbox): SIGKILLed.
+    mine, theirs = tmp_path / "workers" / "mine", tmp_path / "workers" / "theirs"
+    (theirs / "w0").mkdir(parents=True)
+    pid = _detached_child(theirs / "w0")  # leads its own group: pgid == pid
+    job = mine / "w0" / ".tpuwizard" / "jobs" / "bootstrap"
+    job.mkdir(parents=True)
+    (job / "pid").write_text(f"{pid}\n")  # the bootstrap ended long ago; its number came round
+    try:
+        end_worker_processes(mine)
+        assert _alive(pid)
+    finally:
+        os.kill(pid, 9)
+
+
+def test_a_job_group_whose_leader_is_the_vms_is_ended(tmp_path):
+    node = tmp_path / "workers" / "p" / "z" / "dev3"
+    (node / "w0").mkdir(parents=True)
+    pid = _detached_child(node / "w0")
+    job = node / "w0" / ".tpuwizard" / "jobs" / "run-1"
+    job.mkdir(parents=True)
+    (job / "pid").write_text(f"{pid}\n")
+    end_worker_processes(node)
+    wait_until(lambda: not _alive(pid), 30, "the job's group ended")

@@ -23,13 +23,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from tpuwizard.sandbox import google, iam_routes, locations, preflight_routes
+from tpuwizard.sandbox import google, iam_routes, locations, node_log, preflight_routes
 from tpuwizard.sandbox.compute import batch as compute_batch
 from tpuwizard.sandbox.compute import routes as compute_routes
 from tpuwizard.sandbox.faults import ConnectionDropped, parse_faults, reset_connection
 from tpuwizard.sandbox.injected import answer_lost, injected_error
 from tpuwizard.sandbox.model import WORKERS_RE, ApiError, error_body, page, worker_locations
-from tpuwizard.sandbox.serving import OpenConnections
+from tpuwizard.sandbox.serving import Answering, OpenConnections
 from tpuwizard.sandbox.state import SandboxState
 from tpuwizard.sandbox.tpu.gcloud_methods import ROUTES as GCLOUD_ROUTES
 from tpuwizard.sandbox.tpu.gcloud_methods import GcloudMethods
@@ -69,24 +69,31 @@ def as_version(node: dict[str, Any], version: str) -> dict[str, Any]:
 class Handler(BaseHTTPRequestHandler):
     server: SandboxServer
     protocol_version = "HTTP/1.1"
+    _status = 0  # the last answer's HTTP status, for the watchdog's log
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # quiet: tests and the wizard own the terminal
 
     def do_GET(self) -> None:
-        self._dispatch("GET")
+        with self.server.answering.one():
+            self._dispatch("GET")
+        self._note_watchdog("GET")
 
     def do_POST(self) -> None:
-        try:  # fault reset_create (creates are POSTs): no answer, the connection reset
-            self._dispatch("POST")
-        except ConnectionDropped:
-            self.close_connection = reset_connection(self.connection)
+        with self.server.answering.one():
+            try:  # fault reset_create (creates are POSTs): no answer, the connection reset
+                self._dispatch("POST")
+            except ConnectionDropped:
+                self.close_connection = reset_connection(self.connection)
 
     def do_DELETE(self) -> None:
-        self._dispatch("DELETE")
+        with self.server.answering.one():
+            self._dispatch("DELETE")
+        self._note_watchdog("DELETE")
 
     def do_PATCH(self) -> None:
-        self._dispatch("PATCH")
+        with self.server.answering.one():
+            self._dispatch("PATCH")
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """What http.server refuses itself (a verb no route has, a bad request line) is answered
@@ -174,7 +181,22 @@ class Handler(BaseHTTPRequestHandler):
     def _reply(self, status: int, payload: dict[str, Any]) -> None:
         self._send(status, "application/json; charset=UTF-8", json.dumps(payload).encode())
 
+    def _note_watchdog(self, method: str) -> None:
+        """A watchdog's call, in its resource's log (node_log.py): which server answered what."""
+        server = self.server
+        served_by = f"pid {os.getpid()} port {server.server_address[1]}"
+
+        def holds(resource: str) -> bool:
+            with server.state.lock:
+                data = server.state.data
+                return resource in data["nodes"] or resource in data["queued"]
+
+        agent = self.headers.get("User-Agent", "")
+        path = urlsplit(self.path).path
+        server.watchdog_calls.answered(agent, method, path, self._status, served_by, holds)
+
     def _send(self, status: int, content_type: str, data: bytes) -> None:
+        self._status = status
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
@@ -311,6 +333,8 @@ class SandboxServer(ThreadingHTTPServer):
         self.api = Api(state)
         self.token = token  # None: open (tests that build a server by hand); else required
         self.connections = OpenConnections()
+        self.answering = Answering()
+        self.watchdog_calls = node_log.WatchdogCalls(state.home)
         super().__init__((LOOPBACK, port), Handler)
 
     def get_request(self) -> tuple[Any, Any]:
@@ -325,6 +349,16 @@ class SandboxServer(ThreadingHTTPServer):
     def server_close(self) -> None:
         super().server_close()
         self.connections.end_all()
+
+    def stop_after_answers(self, wait_s: float = 10.0) -> None:
+        """Stop serving for a hand-over: accept nothing new, let the answers being written
+        finish (up to ``wait_s``), then close every connection. Closing at once also cut an
+        answer being written, and one cut after its headers ended the watchdog that asked
+        (IncompleteRead) before it retried every failed call. A call still waiting to be
+        accepted is reset, before any answer: the caller tries again."""
+        self.shutdown()
+        self.answering.wait_until_none(wait_s)
+        self.server_close()
 
     @property
     def endpoint(self) -> str:

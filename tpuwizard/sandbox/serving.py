@@ -11,6 +11,7 @@ import contextlib
 import socket
 import threading
 import weakref
+from collections.abc import Iterator
 from typing import Any, Protocol
 
 
@@ -41,6 +42,36 @@ class OpenConnections:
         for connection in still:
             with contextlib.suppress(OSError):
                 connection.shutdown(socket.SHUT_RDWR)
+
+
+class Answering:
+    """How many requests a server is answering now (not the connections idle between
+    requests), so that a stop can let those answers finish before it closes the connections."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._count = 0
+
+    @contextlib.contextmanager
+    def one(self) -> Iterator[None]:
+        with self._changed:
+            self._count += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._count -= 1
+                self._changed.notify_all()
+
+    @property
+    def count(self) -> int:
+        with self._changed:
+            return self._count
+
+    def wait_until_none(self, timeout: float) -> bool:
+        """True once no answer is being written; False when ``timeout`` came first."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self._count == 0, timeout)
 
 
 # Weak: a server stopped and dropped is forgotten; a serving one is held by its thread.

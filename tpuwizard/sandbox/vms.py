@@ -17,7 +17,7 @@ from typing import Any
 
 from tpuwizard.core import untrusted
 from tpuwizard.core.plan import catalog
-from tpuwizard.sandbox import google, oslogin
+from tpuwizard.sandbox import google, node_log, oslogin
 from tpuwizard.sandbox.compute import google as compute_google
 from tpuwizard.sandbox.faults import Faults
 from tpuwizard.sandbox.model import ApiError, worker_home
@@ -196,6 +196,7 @@ class VirtualMachines:
         """The node ``name`` is gone: its record, and its VMs with their processes and folders."""
         if self.store.data["nodes"].pop(name, None) is not None:
             folder = self.worker_home(name, 0).parent
+            node_log.keep_consoles(self.store.home, name, folder, "the node was removed")
             # A deleted VM takes its processes with it: end the jobs started in its homes
             # (each leads its own process group, its id in the job's pid file).
             end_worker_processes(folder)
@@ -242,7 +243,9 @@ class VirtualMachines:
             with self.store.transaction():
                 nodes = self.store.data["nodes"]
                 for name in nodes:
-                    end_worker_processes(self.worker_home(name, 0).parent)
+                    folder = self.worker_home(name, 0).parent
+                    node_log.keep_consoles(self.store.home, name, folder, "the sandbox stopped")
+                    end_worker_processes(folder)
                 instances = self.store.data.get("instances", {})
                 for name in instances:
                     end_worker_processes(self.instance_folder(name))

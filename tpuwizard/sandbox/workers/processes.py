@@ -33,7 +33,7 @@ def end_worker_processes(node_folder: Path) -> None:
             pgid = int(untrusted.read_text(pid_file, 64).strip())
         except (OSError, ValueError):
             continue
-        if pgid > 1:
+        if pgid > 1 and _leads_a_vm_group(pgid, node_folder):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pgid, signal.SIGKILL)
     for _ in range(ROUNDS):
@@ -43,6 +43,25 @@ def end_worker_processes(node_folder: Path) -> None:
         for pid in left:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
+
+
+def _leads_a_vm_group(pgid: int, node_folder: Path) -> bool:
+    """Whether group ``pgid`` is still this VM's job: its leader was started with a ``HOME``
+    within ``node_folder``. A pid file outlives its job, and its number comes round again for
+    another process (pid_max is 32768 on many machines, used up in minutes under test load):
+    killing by the number alone ended other processes' groups, a lasting practice sandbox or
+    another node's watchdog among them. Where there is no ``/proc``, the number is all there is.
+    A group whose leader is gone is not killed by number: its processes still carry the VM's
+    ``HOME`` and are found by :func:`vm_processes`."""
+    if not PROC.is_dir():
+        return True
+    try:
+        home = _started_home(PROC / str(pgid))
+    except OSError:  # no such process now, or another user's: not this VM's to end
+        return False
+    if not home:  # a zombie's environment is empty
+        return False
+    return _within(Path(home).resolve(), node_folder.resolve())
 
 
 def vm_processes(node_folder: Path) -> Iterator[int]:

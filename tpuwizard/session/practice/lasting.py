@@ -35,6 +35,7 @@ def main() -> int:
     server = practice.make_sandbox_server(port=port, token=token)
     folder = server.state.home
     start_in_thread(server)
+    _said(f"serving {server.endpoint}" + (" (taken over from a command ending)" if port else ""))
     info = folder / practice.LASTING_SERVER_FILE
     # Its faults too: a later command asking for others is told they do not apply.
     _write_info(info, server, os.environ.get(practice.FAULTS_ENV, ""))
@@ -45,6 +46,7 @@ def main() -> int:
         while True:
             time.sleep(0.5)
             if not folder.is_dir() or _no_longer_mine(info):
+                _said("ending: its state folder or server.json is no longer its own")
                 return 0
             asked = take_request(folder)  # a command's own faults (none): a rehearsal's end
             if asked is not None:
@@ -60,6 +62,7 @@ def main() -> int:
             elif empty_since is None:
                 empty_since = time.monotonic()
             elif time.monotonic() - empty_since >= linger and _withdrawn(folder, info):
+                _said(f"ending: it has held nothing for {linger:g} s")
                 return 0
     finally:
         if not _no_longer_mine(info):
@@ -80,7 +83,13 @@ def _serve_also(port: int, token: str) -> Any:
         print(f"could not serve port {port} for a sandbox handing over: {err}", flush=True)
         return None
     start_in_thread(server)
+    _said(f"serving {server.endpoint} too (taken over from a command ending)")
     return server
+
+
+def _said(text: str) -> None:
+    """A line in lasting-sandbox.log (this process's output): when, which process, what."""
+    print(f"{time.time():.2f} pid {os.getpid()}: {text}", flush=True)
 
 
 def _withdrawn(folder: Path, info: Path) -> bool:

@@ -255,8 +255,9 @@ def hand_over(server, always: bool = False) -> bool:  # server: SandboxServer
     if not holds and not always:
         return False
     port, token = server.server_address[1], server.token
-    server.shutdown()
-    server.server_close()  # the state is on disk: the lasting one reads it from there
+    # The answers in flight finish first (a watchdog's call among them); the state is on disk:
+    # the lasting one reads it from there.
+    server.stop_after_answers()
     if not attach_lasting_sandbox():
         start_lasting_sandbox(port=port, token=token)
         return True
