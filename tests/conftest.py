@@ -99,11 +99,12 @@ def stop_left_serving(serving_before: set[int]) -> None:
     (left serving, each one's clock kept ticking on a folder no test uses any more, and its
     threads and sockets held for the rest of the worker's life)."""
     from tpuwizard.sandbox import serving as sandbox_serving
-    from tpuwizard.sandbox.kaggle.server import KaggleStandIn
 
     for left in sandbox_serving.served_in_threads():
         if id(left) in serving_before:
             continue
+        from tpuwizard.sandbox.kaggle.server import KaggleStandIn  # where one is left only
+
         if isinstance(left, KaggleStandIn):  # its kernels' processes too
             left.switch_off()
         else:  # a SandboxServer's own switch_off stops its VMs, not its serving
