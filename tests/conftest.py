@@ -1,6 +1,7 @@
 import gc
 import os
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -76,19 +77,8 @@ def _isolated_state(tmp_path, monkeypatch, request):
 
     serving_before = set(map(id, sandbox_serving.served_in_threads()))
     yield
-    # A sandbox a test started in this process ends with the test, as it would with the process
-    # (left serving, each one's clock kept ticking on a folder no test uses any more).
-    for left in sandbox_serving.served_in_threads():
-        if id(left) not in serving_before:
-            if hasattr(left, "switch_off"):  # Kaggle's stand-in: its kernels' processes too
-                left.switch_off()
-            else:
-                left.shutdown()
-                left.server_close()
-    # Clients of those servers hold their sockets until collected; past 1,024 descriptors,
-    # select() (prompt_toolkit's pipe input among others) refuses to watch a new one.
-    if _open_descriptors() > FEW_DESCRIPTORS:
-        gc.collect()
+    stop_left_serving(serving_before)
+    collect_leftover_clients()
     # A practice node kept or left running lives on in a lasting sandbox, as it would at Google;
     # a test's one ends with the test, and so do its nodes' jobs: none outlives the suite.
     from tests.integration.iterate_helpers import end_practice
@@ -101,6 +91,45 @@ def _isolated_state(tmp_path, monkeypatch, request):
             "\n".join(foreign) + "\n(that test must end what it started: close its session, "
             "stop its walk or heartbeats, wait for its threads)",
             pytrace=False,
+        )
+
+
+def stop_left_serving(serving_before: set[int]) -> None:
+    """A sandbox a test started in this process ends with the test, as it would with the process
+    (left serving, each one's clock kept ticking on a folder no test uses any more, and its
+    threads and sockets held for the rest of the worker's life)."""
+    from tpuwizard.sandbox import serving as sandbox_serving
+
+    for left in sandbox_serving.served_in_threads():
+        if id(left) in serving_before:
+            continue
+        from tpuwizard.sandbox.kaggle.server import KaggleStandIn  # where one is left only
+
+        if isinstance(left, KaggleStandIn):  # its kernels' processes too
+            left.switch_off()
+        else:  # a SandboxServer's own switch_off stops its VMs, not its serving
+            left.shutdown()
+            left.server_close()
+
+
+_descriptors_after_collect = [0]
+
+
+def collect_leftover_clients() -> None:
+    """Clients of stopped servers hold their sockets until collected; past 1,024 descriptors,
+    select() (prompt_toolkit's pipe input among others) refuses to watch a new one. A full
+    collection costs ~0.3 s in a worker that has imported JAX and Textual: made once
+    FEW_DESCRIPTORS more are open than after the last one, not after every test while
+    descriptors something still holds keep the count high."""
+    if _open_descriptors() - _descriptors_after_collect[0] <= FEW_DESCRIPTORS:
+        return
+    gc.collect()
+    _descriptors_after_collect[0] = held = _open_descriptors()
+    if held > FEW_DESCRIPTORS:  # not garbage: something still holds them (said, not hidden)
+        warnings.warn(
+            f"{held} descriptors are still open after a full collection: a test before this "
+            "one left them held (a server, a thread, a file); ls -l /proc/self/fd names them",
+            stacklevel=2,
         )
 
 

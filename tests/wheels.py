@@ -13,6 +13,8 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from tpuwizard.sandbox.serving import STOP_POLL_S  # its shutdown() waits that long, not 0.5 s
+
 
 def make_wheel(
     folder: Path, name: str, version: str, code: str = "", requires: tuple[str, ...] = ()
@@ -59,7 +61,9 @@ def served_index(folder: Path) -> Iterator[str]:
         (listing / "index.html").write_text(f"<html><body>\n{links}</body></html>\n")
     handler = functools.partial(_QuietHandler, directory=str(folder))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": STOP_POLL_S}, daemon=True
+    )
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/simple"

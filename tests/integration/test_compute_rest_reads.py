@@ -26,7 +26,7 @@ from tpuwizard.core.cloud.diagnose.diagnosis import Context
 from tpuwizard.core.cloud.diagnose.failure import diagnose
 from tpuwizard.core.cloud.types import MANAGED_BY
 from tpuwizard.sandbox.server import make_server
-from tpuwizard.sandbox.serving import start_in_thread
+from tpuwizard.sandbox.serving import STOP_POLL_S, start_in_thread
 
 
 @pytest.fixture
@@ -140,7 +140,8 @@ class Refusing(BaseHTTPRequestHandler):
 @pytest.fixture
 def refusing():
     server = ThreadingHTTPServer(("127.0.0.1", 0), Refusing)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    serving = {"poll_interval": STOP_POLL_S}  # its shutdown() waits that long, not 0.5 s
+    threading.Thread(target=server.serve_forever, kwargs=serving, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
     server.server_close()

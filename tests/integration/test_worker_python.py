@@ -27,6 +27,7 @@ from tpuwizard.core.remote.bootstrap import (
     sandbox_plan,
 )
 from tpuwizard.core.remote.packages import install_script
+from tpuwizard.sandbox.serving import STOP_POLL_S
 from tpuwizard.sandbox.workers import envs as worker_envs
 from tpuwizard.sandbox.workers import image
 from tpuwizard.sandbox.workers import tools as worker_tools
@@ -53,7 +54,8 @@ def local_index(tmp_path, monkeypatch):
         (listing / "index.html").write_text(f"<html><body>{link}</body></html>\n")
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    serving = {"poll_interval": STOP_POLL_S}  # its shutdown() waits that long, not 0.5 s
+    threading.Thread(target=server.serve_forever, kwargs=serving, daemon=True).start()
     monkeypatch.setenv("PIP_INDEX_URL", f"http://127.0.0.1:{server.server_address[1]}/simple")
     monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))  # not this user's cache
     # Not this computer's shared environments (the suite's holds the real jax OTHER).

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any
 
 from tpuwizard.core.cloud import google_errors
@@ -71,6 +71,13 @@ class ComputeLibrary:
         return getattr(compute_v1, name)
 
 
+def rest_client(endpoint: str, credentials: Any, kind: Any) -> Any:
+    """A google-cloud-compute client of ``kind`` over REST to ``endpoint``."""
+    return kind(
+        credentials=credentials, transport="rest", client_options={"api_endpoint": endpoint}
+    )
+
+
 class ComputeCloud:
     """The ``Cloud`` protocol on Compute Engine: TPU VM instances, waited on and deleted through
     this endpoint's zonal operations, and the "verified gone" checks."""
@@ -98,13 +105,12 @@ class ComputeCloud:
         self._pending: dict[tuple[str, str], PendingLimit] = {}  # Flex-start VMs' waits
         self.clock = time.monotonic  # the Flex-start waits' (a test's own)
         # Multi-host slices (a workload policy, a template, a MIG): a part, not a base class.
+        # A partial, not this cloud's own method: a cycle through it kept every dropped
+        # ComputeCloud (and its HTTP connections' sockets) until the next full collection.
+        self._client = partial(rest_client, self.endpoint, credentials)
         self.slices = ComputeSlices(
             self.compute_v1, project, self._client, timeout, self.retry, reads=self.reads
         )
-
-    def _client(self, kind: Any) -> Any:
-        options = {"api_endpoint": self.endpoint}
-        return kind(credentials=self.credentials, transport="rest", client_options=options)
 
     @cached_property
     def instances(self) -> Any:

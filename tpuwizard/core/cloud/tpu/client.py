@@ -13,6 +13,7 @@ that is set, else anonymous credentials.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Callable
@@ -45,6 +46,29 @@ from tpuwizard.core.errors import CreateFailed, QueueExpired, WaitTimedOut
 from tpuwizard.core.routes import Route
 
 
+def location_parent(project: str, zone: str) -> str:
+    """projects/P/locations/Z"""
+    return f"projects/{project}/locations/{zone}"
+
+
+def node_proto(tpu_v2: Any, req: NodeRequest, queued: bool = False) -> Any:
+    """The node a request asks for, as the v2 client takes it."""
+    node = tpu_v2.Node(
+        accelerator_type=req.accelerator_type,
+        runtime_version=req.runtime,
+        labels=req.labels,
+        metadata=req.metadata,
+        # As gcloud does: external addresses unless --internal-ips.
+        network_config=tpu_v2.NetworkConfig(enable_external_ips=req.external_ips),
+    )
+    if req.spot and not queued:  # a spot queued resource says so with spot {} alone
+        node.scheduling_config = tpu_v2.SchedulingConfig(spot=True)
+    account = req.service_account_body
+    if account is not None:
+        node.service_account = tpu_v2.ServiceAccount(**account)
+    return node
+
+
 class TpuCloud:
     """The ``Cloud`` protocol on the TPU API: nodes here, queued resources through
     :class:`QueuedCalls`, and the waits and "verified gone" checks over both."""
@@ -75,6 +99,8 @@ class TpuCloud:
             transport="rest",
             client_options={"api_endpoint": self.endpoint},
         )
+        # Partials, not this cloud's own methods: a cycle through them kept every dropped
+        # TpuCloud (and its HTTP connections' sockets) until the next full collection.
         self.queued_calls = QueuedCalls(
             self.client,
             tpu_v2,
@@ -82,8 +108,8 @@ class TpuCloud:
             credentials,
             timeout,
             self.retry,
-            self.parent,
-            self._node_proto,
+            functools.partial(location_parent, project),
+            functools.partial(node_proto, tpu_v2),
         )
 
     def queues(self, route: str) -> bool:
@@ -92,7 +118,7 @@ class TpuCloud:
 
     # -- names ------------------------------------------------------------------------------
     def parent(self, zone: str) -> str:
-        return f"projects/{self.project}/locations/{zone}"
+        return location_parent(self.project, zone)
 
     def node_path(self, zone: str, node_id: str) -> str:
         return f"{self.parent(zone)}/nodes/{node_id}"
@@ -131,22 +157,6 @@ class TpuCloud:
         return [r.version for r in pager]
 
     # -- nodes ------------------------------------------------------------------------------
-    def _node_proto(self, req: NodeRequest, queued: bool = False) -> Any:
-        node = self.tpu_v2.Node(
-            accelerator_type=req.accelerator_type,
-            runtime_version=req.runtime,
-            labels=req.labels,
-            metadata=req.metadata,
-            # As gcloud does: external addresses unless --internal-ips.
-            network_config=self.tpu_v2.NetworkConfig(enable_external_ips=req.external_ips),
-        )
-        if req.spot and not queued:  # a spot queued resource says so with spot {} alone
-            node.scheduling_config = self.tpu_v2.SchedulingConfig(spot=True)
-        account = req.service_account_body
-        if account is not None:
-            node.service_account = self.tpu_v2.ServiceAccount(**account)
-        return node
-
     def create_node(self, req: NodeRequest, on_part: Callable[[Part], None] | None = None) -> Any:
         """Start creating a node; returns the operation to hand to :meth:`wait_for_node`.
 
@@ -164,7 +174,7 @@ class TpuCloud:
             return self.client.create_node(
                 parent=self.parent(req.zone),
                 node_id=req.node_id,
-                node=self._node_proto(req),
+                node=node_proto(self.tpu_v2, req),
                 timeout=self.timeout,
             )
 
