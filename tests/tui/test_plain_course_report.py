@@ -51,4 +51,4 @@ def test_plain_asks_the_workers_jax_with_the_script_and_refuses_one_outside_the_
         + "\r"  # create
     )
     _code, lines = run_plain(tmp_path, keys, then_close=True)
-    assert planned and planned[0].jax == "0.12.0.1", "\n".join(lines)
+    assert planned and planned[0].workload.jax == "0.12.0.1", "\n".join(lines)

@@ -25,7 +25,6 @@ EDGES = {
     "commands/common.py:asked_slice",
     "commands/evidence.py:_asked_slice",
     "commands/options/fit.py:named_slices",
-    "commands/preflight.py:preflight",
     "commands/zones.py:_asked",
     # The wizard's answer (Capacity's slice), parsed once per answer where its state holds
     # it: Review, Zones and the GKE export read the state's Slice.

@@ -17,11 +17,15 @@ from tpuwizard.session import collector
 # was loaded and the start's objects frozen by then.
 ENTRY = """
 import gc, json, sys
-seen = []
-gc.callbacks.append(lambda phase, info: phase == "start" and seen.append(
+seen, watching = [], []
+gc.callbacks.append(lambda phase, info: phase == "start" and watching and seen.append(
     (gc.get_freeze_count() > 0, {module!r} in sys.modules)))
 sys.argv = ["tpuwizard", *{line!r}]
+# Imported before the watch: a collection while this entry imports them is the interpreter's,
+# before the console script's first line (the start holds collections from its own first step).
 from tpuwizard.start import run
+import tpuwizard.session.collector
+watching.append(True)
 try:
     run()
 except SystemExit as done:
