@@ -66,6 +66,11 @@ def test_who_can_give_a_stack():
     ended = Probe(None, {}, True, True, False)
     assert "ended" in (why_no_stack(ended) or "")
     assert why_no_stack(Probe(10, {"42": "S"}, False, True, False)) is None
+    # Stopped as its wrapper forks: no launcher yet, every process of the group suspended.
+    early = Probe(10, {}, False, False, False, "", {"41": "T"})
+    assert why_no_stack(early) == "no stack: its script is suspended (stopped), so it cannot answer"
+    running = Probe(10, {}, False, False, False, "", {"41": "S"})
+    assert "did not start through tpuwizard's launcher" in (why_no_stack(running) or "")
 
 
 def test_the_report_names_the_stall_the_workers_and_their_lines():
@@ -140,6 +145,38 @@ def test_the_probe_reads_a_job_group_cpu_and_a_suspended_launcher(tmp_path):
         stopped = look("stack")
         assert stopped.cpu == look().cpu and stopped.stack == ""  # a stopped one is not asked
         assert "suspended" in (why_no_stack(stopped) or "")
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_the_probe_sees_a_job_suspended_before_its_launcher_started(tmp_path):
+    """The job's wrapper stopped before it started the launcher (SIGSTOP as it forks): the
+    probe finds no launcher, and every process of the group stopped."""
+    job = tmp_path / ".tpuwizard" / "jobs" / "script-x"
+    job.mkdir(parents=True)
+    proc = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        (job / "pid").write_text(str(proc.pid))
+        os.kill(proc.pid, signal.SIGSTOP)
+        env = {**os.environ, "HOME": str(tmp_path)}
+
+        def look() -> Probe:
+            out = subprocess.run(
+                [sys.executable, "-c", PROBE, ".tpuwizard/jobs/script-x", "stack"],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+            found = parse_probe(out)
+            assert found is not None, out
+            return found
+
+        wait_until(lambda: look().group == {str(proc.pid): "T"}, timeout=30)
+        found = look()
+        assert found.launchers == {} and found.stack == ""
+        assert "suspended" in (why_no_stack(found) or "")
     finally:
         proc.kill()
         proc.wait()

@@ -46,7 +46,7 @@ LAST_LINES = 5
 PROBE = r"""
 import json, os, signal, sys, time
 folder, mode = os.path.expanduser("~/" + sys.argv[1]), sys.argv[2]
-out = {"cpu": None, "launchers": {}, "ended": os.path.exists(folder + "/exit")}
+out = {"cpu": None, "launchers": {}, "group": {}, "ended": os.path.exists(folder + "/exit")}
 out["joining"] = os.path.exists(folder + "/joining")
 out["joined"] = os.path.exists(folder + "/joined")
 try:
@@ -64,6 +64,7 @@ if pgid is not None:
             if int(fields[2]) != pgid:
                 continue
             total += int(fields[11]) + int(fields[12])
+            out["group"][pid] = fields[0]
             cmd = open("/proc/%s/cmdline" % pid, "rb").read().split(b"\0")
             if any(part.endswith(b"tpu_launch.py") for part in cmd):
                 out["launchers"][pid] = fields[0]
@@ -103,6 +104,9 @@ class Probe:
     joining: bool  # the script called jax.distributed.initialize
     joined: bool  # ... and it returned
     stack: str = ""
+    # every process of the job's group and its state: a job suspended before its launcher
+    # started (the wrapper stopped as it forks) has no launcher, only stopped processes
+    group: dict[str, str] = field(default_factory=dict)
 
 
 def parse_probe(text: str) -> Probe | None:
@@ -119,6 +123,7 @@ def parse_probe(text: str) -> Probe | None:
                 bool(data.get("joining")),
                 bool(data.get("joined")),
                 str(data.get("stack") or ""),
+                {str(k): str(v) for k, v in (data.get("group") or {}).items()},
             )
     return None
 
@@ -246,6 +251,8 @@ def why_no_stack(found: Probe | None, phase: StalledIn = StalledIn.SCRIPT) -> st
     if not found.launchers:
         if found.ended or found.cpu is None:
             return f"no stack: {its}'s process has ended"
+        if found.group and set(found.group.values()) <= {"T", "t"}:
+            return f"no stack: {its} is suspended (stopped), so it cannot answer"
         return f"no stack: {its} did not start through tpuwizard's launcher"
     if states <= {"T", "t"}:
         return f"no stack: {its} is suspended (stopped), so it cannot answer"
