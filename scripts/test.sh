@@ -24,5 +24,8 @@ site="$(mktemp -d)"
 NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$site"
 rm -rf "$site"
 # Three workers (PYTEST_WORKERS to change; 0 runs in this process): most tests wait on sandboxes,
-# SSH and JAX processes rather than the CPU, so three share a 2-core machine well.
-.venv/bin/python -m pytest -n "${PYTEST_WORKERS:-3}" "$@"
+# SSH and JAX processes rather than the CPU, so three share a 2-core machine well. worksteal: a
+# worker that runs out takes half of another's queue; xdist's default hands out fixed chunks, and
+# the worker left with the slow end-to-end drills ran alone for minutes (1018 s of pytest on two
+# quiet cores, for 627 s of tests per worker).
+.venv/bin/python -m pytest -n "${PYTEST_WORKERS:-3}" --dist worksteal "$@"
