@@ -163,15 +163,22 @@ def test_the_defaults_stage_fills_the_zone(world, monkeypatch, changes, zone, fa
     assert pipe.plan is not None and (pipe.plan.zone, pipe.plan.where.failover) == (zone, failover)
 
 
+@pytest.mark.parametrize(
+    ("takes_zones", "give"),
+    [(True, "No zone: give --zone or --zones ("), (False, "No zone: give --zone (")],
+    ids=["launch and up", "preflight (no --zones)"],
+)
 def test_the_defaults_stage_refuses_without_any_zone_and_says_where_to_give_one(
-    world, monkeypatch, tmp_path
+    world, monkeypatch, tmp_path, takes_zones, give
 ):
     monkeypatch.delenv("CLOUDSDK_COMPUTE_ZONE", raising=False)
     monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "no-gcloud-config"))
     session = world()
-    outcome = through(pipeline(session, answers(zone="")), Stage.DEFAULTS)
+    pipe = pipeline(session, answers(zone=""))
+    pipe.takes_zones = takes_zones
+    outcome = through(pipe, Stage.DEFAULTS)
     assert isinstance(outcome, Refusal) and outcome.stage is Stage.DEFAULTS
-    assert "No zone: give --zone (" in said(outcome)
+    assert give in said(outcome)
     assert "tpuwizard zones --accelerator v6e-4" in said(outcome)
     assert session.reads.asked == [] and session.calls == []
 

@@ -28,12 +28,12 @@ from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.kept.record import REPLACED_BY_FIELD
 from tpuwizard.core.launch.kept.settings import kept_chain_end, replacement_answers
 from tpuwizard.core.launch.plan.resume_rules import MAX_RESTARTS, checkpoints_problem
+from tpuwizard.core.launch.plan.route_offers import RESUME_ROUTES
 from tpuwizard.core.launch.records.ledger import Resource
 from tpuwizard.core.launch.resume.chain import AttemptEnd, ChainLimits, ResumeChain
 from tpuwizard.core.launch.resume.checkpoint_copier import ResumeSetup
 from tpuwizard.core.plan import cost
 from tpuwizard.core.remote.sync import LocalFolder
-from tpuwizard.core.routes import Route
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.diagnose.diagnosis import Context
@@ -104,7 +104,7 @@ def resume_problems(resource: Resource, asked: CheckpointsAsked | None) -> list[
     if asked is None:
         return []
     found = checkpoints_asked_problems(asked)
-    if resource.route != Route.SPOT:
+    if resource.route not in RESUME_ROUTES:
         found.append(
             f"--checkpoints resumes a run after Google preempts its spot TPU; {resource.name} "
             f"is on the {resource.route} route, not preempted that way: leave --checkpoints "

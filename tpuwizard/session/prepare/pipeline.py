@@ -90,7 +90,12 @@ def preflight_only(session: PreparesLaunches, answers: LaunchAnswers) -> Prepare
     from tpuwizard.core.cloud import gcloud_config
 
     pipe = Pipeline(
-        answers, ("preflight", Path("preflight")), session.project or "", session.practice, session
+        answers,
+        ("preflight", Path("preflight")),
+        session.project or "",
+        session.practice,
+        session,
+        takes_zones=False,
     )
     outcome = pipe.run_stages((Stage.BACKEND, Stage.DEFAULTS))
     if isinstance(outcome, GoOn):

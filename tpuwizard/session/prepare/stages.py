@@ -147,6 +147,7 @@ class Pipeline:
     quota: QuotaReading | None = None
     plan: LaunchPlan | None = None
     ready_timeout: float = READY_TIMEOUT_S
+    takes_zones: bool = True  # the command has --zones (preflight has not): its refusal names it
     result: PreflightResult | None = None
     watchdog_choice: WatchdogChoice | None = None
     readied: bool = False
@@ -213,9 +214,8 @@ class Pipeline:
             return Refusal(
                 Stage.DEFAULTS,
                 (
-                    # launch's, up's and preflight's words: preflight has no --zones
-                    "No zone: give --zone (tpuwizard zones --accelerator "
-                    f"{where.slice.name} lists them) or run "
+                    f"No zone: give --zone{' or --zones' if self.takes_zones else ''} "
+                    f"(tpuwizard zones --accelerator {where.slice.name} lists them) or run "
                     "`gcloud config set compute/zone ZONE`.",
                 ),
             )
