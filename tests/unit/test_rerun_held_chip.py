@@ -27,6 +27,7 @@ from tpuwizard.core.remote.transports import LocalTransport
 from tpuwizard.sandbox.workers.chip import LEFT_JOB, STAND_IN_FILES, HeldChip, hold_chip
 from tpuwizard.session.launch_handle import LaunchHandle
 from tpuwizard.words.event_text import describe
+from tpuwizard.words.held_chip_text import rerun_refused_verdict
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="lists from /proc")
 
@@ -102,9 +103,10 @@ def test_another_s_holder_refuses_run_again_until_run_anyway(tmp_path, answers, 
             ANYWAY in answers
         )
         for refused in [e for e in events if isinstance(e, ev.ScriptDone) and e.chip_held]:
-            assert refused.chip_held == ev.ChipHeldRefusal(
-                "tpu-a", (ev.ChipHolding(0, pid, refused.chip_held.holders[0].command),)
-            )
+            held = refused.chip_held
+            assert held is not None and (held.node, held.unended) == ("tpu-a", False)
+            assert [(h.worker, h.pid) for h in held.holders] == [(0, pid)]
+            assert held.holders[0].command.startswith(sys.executable)  # its command line
             assert refused.exit_code == 0 and refused.can_rerun  # the last run's result stands
             said = "\n".join(describe(refused, "wizard"))
             assert "tpu-a's TPU is held by a process tpuwizard did not start" in said
@@ -124,3 +126,24 @@ def test_an_earlier_run_s_holder_is_ended_before_run_again_and_said(tmp_path):
     assert events.index(ended) < second_start  # ended before the script ran again
     (line,) = describe(ended, "wizard")  # the words `run` says
     assert line.startswith(f"worker 0: ended process {pid} (") and "SIGTERM, then SIGKILL" in line
+
+
+@pytest.mark.parametrize(
+    "refusal, said",
+    [
+        (
+            ev.ChipHeldRefusal("tpu-a", (ev.ChipHolding(0, 77, "x"), ev.ChipHolding(1, 88, ""))),
+            "Your script did not run: process 77 on worker 0 and process 88 on worker 1 hold the "
+            "TPU, and tpuwizard did not start them (only one process at a time may use a TPU). "
+            "End them (the log says how), then Run again; or Run anyway (your script may fail to "
+            "start JAX); or Tear down.",
+        ),
+        (
+            ev.ChipHeldRefusal("tpu-a", (ev.ChipHolding(0, 42, "python"),), unended=True),
+            "Your script did not run: tpu-a's TPU is still held by a process an earlier run "
+            "left, which SIGKILL did not end. Tear down, then launch again.",
+        ),
+    ],
+)
+def test_the_script_step_says_why_the_rerun_did_not_run(refusal, said):
+    assert rerun_refused_verdict(refusal) == said

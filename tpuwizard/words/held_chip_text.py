@@ -115,10 +115,11 @@ def rerun_refused_verdict(refusal: ev.ChipHeldRefusal) -> str:
             f"Your script did not run: {refusal.node}'s TPU is still held by a process an "
             "earlier run left, which SIGKILL did not end. Tear down, then launch again."
         )
-    held = ", ".join(f"process {h.pid} on worker {h.worker}" for h in refusal.holders)
+    held = " and ".join(f"process {h.pid} on worker {h.worker}" for h in refusal.holders)
+    holds, it = ("holds", "it") if len(refusal.holders) == 1 else ("hold", "them")
     return (
-        f"Your script did not run: {held} holds the TPU, and tpuwizard did not start it "
-        f"({ONE_AT_A_TIME}). End it (the log says how), then Run again; or Run anyway (your "
+        f"Your script did not run: {held} {holds} the TPU, and tpuwizard did not start {it} "
+        f"({ONE_AT_A_TIME}). End {it} (the log says how), then Run again; or Run anyway (your "
         "script may fail to start JAX); or Tear down."
     )
 
