@@ -240,3 +240,55 @@ async def test_delete_now_at_the_rerun_choice_after_a_good_run_is_no_failure(
     assert message is not None and "Deleted at your request after your script finished." in message
     assert "Failed" not in message and "Stopped" not in message
     assert sandbox_nodes(home) == {}
+
+
+def chip_holders(home) -> list[int]:
+    """Who holds worker 0's chip (its practice stand-in) now, listed as a rerun lists them."""
+    from tpuwizard.core.launch.workers.held_chip import listing_command, parse_listing
+    from tpuwizard.core.remote.transports import LocalTransport
+    from tpuwizard.sandbox.workers.chip import STAND_IN_FILES
+
+    workers = list(home.glob("sandbox/workers/*/*/*/w0"))
+    if not workers:
+        return []
+    said = LocalTransport(workers).run(0, listing_command(STAND_IN_FILES)).stdout
+    return [h.pid for h in parse_listing(0, said).holders]
+
+
+async def test_run_again_is_refused_while_another_holds_the_tpu_and_run_anyway_runs_it(
+    tmp_path, home, monkeypatch
+):
+    """Issue 54, item 3: a process tpuwizard did not start holds the chip (as one started by
+    hand over SSH): Run again says who and how to end it, runs nothing and keeps the node;
+    Run anyway runs the script all the same, the holder left as it is."""
+    monkeypatch.setenv("TPUWIZARD_SANDBOX_FAULTS", "held_chip=other")
+    script = tmp_path / "train.py"
+    script.write_text("print('version', 1, flush=True)\n")
+    app = WizardApp(run_dir=tmp_path / "runs")
+    async with app.run_test(size=SIZE) as pilot:
+        await launch_until_the_rerun_choices(pilot, script)
+        screen = app.screen
+        await until(pilot, lambda: chip_holders(home), 60, "the fault's process on the chip")
+        (pid,) = chip_holders(home)
+        (node,) = app.billing.existing()
+        assert not screen.query("#run-anyway")  # offered only after a refusal
+        script.write_text("print('version', 2, flush=True)\n")
+        await press(pilot, "#run-again")
+        await until(pilot, lambda: screen.query("#run-anyway"), 60, "Run anyway")
+        await until(pilot, lambda: not screen.pending, 30, "the log written")
+        log = " ".join(screen.log_text().split())
+        assert f"{node.name}'s TPU is held by a process tpuwizard did not start" in log
+        assert f"worker 0: process {pid} (" in log and f"then kill {pid}" in log
+        assert "version 2" not in log  # nothing ran
+        verdict = str(screen.query_one("#script-verdict").render())
+        assert f"Your script did not run: process {pid} on worker 0 holds the TPU" in verdict
+        assert [n.name for n in app.billing.existing()] == [node.name]  # kept, as it was
+        await press(pilot, "#run-anyway")
+        await until(pilot, lambda: "version 2" in screen.log_text(), 60, "the run anyway")
+        await until(pilot, lambda: screen.query("#run-again"), 60, "the choices again")
+        assert not screen.query("#run-anyway")  # this run was not refused
+        assert f"worker 0: process {pid} (" in screen.log_text()  # said as it went on
+        assert chip_holders(home) == [pid]  # not tpuwizard's to end
+        await press(pilot, "#end-runs")
+        await until(pilot, lambda: not app.billing.existing(), 60, "verified teardown")
+    assert sandbox_nodes(home) == {}

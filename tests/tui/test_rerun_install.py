@@ -32,9 +32,11 @@ class Handle:
         self.reruns = Reruns()
         self.summary = RunSummary()
         self.asked: list[str] = []
+        self.anyway: list[bool] = []  # each answer's even_if_held
 
-    def run_again(self, packages: str = "") -> None:
+    def run_again(self, packages: str = "", even_if_held: bool = False) -> None:
         self.asked.append(packages)
+        self.anyway.append(even_if_held)
 
 
 def test_the_install_of_a_run_again_stays_on_the_script_step():
@@ -77,3 +79,34 @@ async def test_a_failed_install_keeps_the_names_and_says_the_script_did_not_run(
         assert "Run 2: installing flaxx failed" in log
         run_again = screen.query_one("#run-again")
         await until(pilot, lambda: app.focused is run_again, what="Run again focused")
+
+
+async def test_run_anyway_is_offered_after_a_held_tpu_refused_the_rerun_and_forwarded():
+    """Issue 54, item 3, on every run (the walk through the sandbox is in test_rerun.py): Run
+    anyway comes only after a refusal that going on can pass, forwards even_if_held, and the
+    packages typed for the refused run stay in the field."""
+    app = Harness(ScriptScreen)
+    app.handle = Handle()  # type: ignore[attr-defined]
+    held = ev.ChipHeldRefusal("tpu-a", (ev.ChipHolding(0, 77, "jupyter"),))
+    async with app.run_test(size=(100, 32)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        screen.show(ev.ScriptDone(0, True, 3000.0))
+        await pilot.pause()
+        assert not screen.query("#run-anyway")
+        screen.query_one("#rerun-packages", Input).value = "flax"
+        await press(pilot, "#run-again")
+        screen.show(ev.ScriptDone(0, True, 2900.0, run=2, chip_held=held))
+        await until(pilot, lambda: screen.query("#run-anyway"), what="Run anyway")
+        assert screen.query_one("#rerun-packages", Input).value == "flax"  # kept for the next
+        verdict = " ".join(str(screen.query_one("#script-verdict").render()).split())
+        assert verdict.startswith("Your script did not run: process 77 on worker 0 holds the TPU")
+        await press(pilot, "#run-anyway")
+        assert app.handle.asked == ["flax", "flax"]  # type: ignore[attr-defined]
+        assert app.handle.anyway == [False, True]  # type: ignore[attr-defined]
+        assert "(Run anyway)" in screen.log_text()
+        # A holder of ours that SIGKILL did not end: going on cannot pass it, so no Run anyway.
+        stuck = ev.ChipHeldRefusal("tpu-a", (ev.ChipHolding(0, 42, "python"),), unended=True)
+        screen.show(ev.ScriptDone(0, True, 2800.0, run=3, chip_held=stuck))
+        await until(pilot, lambda: screen.query("#run-again"), what="the choices")
+        assert not screen.query("#run-anyway")

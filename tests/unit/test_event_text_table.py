@@ -355,6 +355,50 @@ CASES = [
         ],
     ),
     (
+        "wizard",
+        ev.ScriptDone(
+            0,
+            True,
+            None,
+            run=2,
+            chip_held=ev.ChipHeldRefusal(
+                "tpu-a", (ev.ChipHolding(0, 77, "jupyter kernel"), ev.ChipHolding(1, 88, ""))
+            ),
+        ),
+        [
+            "tpu-a's TPU is held by a process tpuwizard did not start, and only one process at "
+            "a time may use a TPU: your script would fail to start JAX there. Nothing was "
+            "copied or started.",
+            "  worker 0: process 77 (jupyter kernel)",
+            "  To end it: press Shell (worker 0), then kill 77 (sudo kill 77 if it is another "
+            "user's; kill -9 77 if it will not end).",
+            "  worker 1: process 88",
+            "  It is on worker 1, which the wizard's Shell does not open (it opens worker 0).",
+            "  Or press Run anyway (your script may then fail to start JAX), or Tear down and "
+            "launch again for a fresh node.",
+            "Run it again, edit and rerun, open a shell, or tear down.",
+        ],
+    ),
+    (
+        "wizard",
+        ev.ScriptDone(
+            1,
+            True,
+            None,
+            run=2,
+            chip_held=ev.ChipHeldRefusal("tpu-a", (ev.ChipHolding(0, 42, "python"),), True),
+        ),
+        [
+            "tpu-a's TPU is still held by a process an earlier run of tpuwizard's left there, "
+            "which SIGTERM and SIGKILL did not end (a process stuck in the chip's driver ends "
+            "only with its VM): only one process at a time may use a TPU. Nothing was copied or "
+            "started.",
+            "  worker 0: process 42 (python)",
+            "  Tear down, then launch again for a fresh node.",
+            "Run it again, edit and rerun, open a shell, or tear down.",
+        ],
+    ),
+    (
         "cli",
         ev.ScriptDone(1, True, 90.0, not_installed=("nosuchpkg",), run=3),
         [

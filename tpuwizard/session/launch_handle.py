@@ -50,13 +50,15 @@ class LaunchHandle:
         """The launch's thread is alive: it may be creating, or deleting in its teardown."""
         return self._thread is not None and self._thread.is_alive()
 
-    def run_again(self, packages: str = "") -> None:
+    def run_again(self, packages: str = "", even_if_held: bool = False) -> None:
         """After ``ScriptDone``: run the script again (its file is read again), first adding
         ``packages`` (typed as Review's Packages field takes them) to the running node.
-        Raises :class:`PlanRefused` for a package that cannot go there; nothing is asked then."""
+        Raises :class:`PlanRefused` for a package that cannot go there; nothing is asked then.
+        Who holds the TPU is checked first: a process tpuwizard did not start refuses the run
+        (the next ``ScriptDone``'s ``chip_held``) unless ``even_if_held`` (Run anyway)."""
         specs = self.check_packages(packages)
         if self.reruns is not None:
-            self.reruns.answer(True, specs)
+            self.reruns.answer(True, specs, even_if_held)
 
     @staticmethod
     def check_packages(packages: str) -> tuple[PackageSpec, ...]:

@@ -36,7 +36,7 @@ from tpuwizard.words.choice_words import Audience, plain_data, words
 from tpuwizard.words.colab_text import colab_lines
 from tpuwizard.words.course_text import OUTPUT_WORDS, not_fetched_hint, sigterm_words
 from tpuwizard.words.figures import about, count, money
-from tpuwizard.words.held_chip_text import chip_event_lines
+from tpuwizard.words.held_chip_text import chip_event_lines, rerun_refused_lines
 from tpuwizard.words.kaggle_text import kaggle_lines
 from tpuwizard.words.kept_end import end_it_words, kept_end_sentence
 from tpuwizard.words.oslogin_text import login_key_words
@@ -341,11 +341,14 @@ def _versions_lines(event: ev.Versions) -> list[str]:
 
 
 def _script_done_lines(event: ev.ScriptDone) -> list[str]:
-    """After a run of the script: packages that did not install, and the choices that remain."""
+    """After a run of the script: a rerun refused as the TPU is held, packages that did not
+    install, and the choices that remain."""
     # ScriptFinished, just before, has said how it exited; a rerun whose packages did
     # not install never ran: said here, with why (uv's lines are just above).
     failed = []
-    if event.not_installed:
+    if event.chip_held is not None:  # the rerun was refused before anything was touched
+        failed = rerun_refused_lines(event.chip_held)
+    elif event.not_installed:
         title = f": {event.diagnosis.title}" if event.diagnosis else ""
         failed = [
             f"Run {event.run}: installing {' '.join(event.not_installed)} failed{title}. "

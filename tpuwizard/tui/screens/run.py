@@ -35,6 +35,7 @@ from tpuwizard.words.event_text import (
     zone_listed_lines,
 )
 from tpuwizard.words.figures import about
+from tpuwizard.words.held_chip_text import RUN_ANYWAY_LINE, rerun_refused_verdict
 from tpuwizard.words.resume_text import attempt_words
 
 if TYPE_CHECKING:
@@ -66,6 +67,7 @@ class RunScreen(WizardScreen[None]):
         super().__init__()
         self.pending: list[str] = []
         self.offered_at: tuple[float, float | None] = (0.0, None)  # the last offer: when, left
+        self.packages_asked = ""  # the packages the last Run again was given
 
     def on_mount(self) -> None:
         # Lines are written in batches: one Log update per 50 ms keeps keys answered however
@@ -208,9 +210,17 @@ class ScriptScreen(RunScreen):
             self.offered_at = (time.monotonic(), event.seconds_left)  # said again after a shell
             # Mounted only when offered, so the screen is unchanged while the script runs;
             # Run again has the focus, so Enter runs it again and Tab goes along the choices.
-            # A rerun's packages that did not install stay in the field, to be corrected.
+            # A rerun's packages that did not install stay in the field, to be corrected; a
+            # rerun refused as the TPU is held leaves the ones it was given.
             asked = " ".join(event.not_installed) or event.missing_package or ""
+            if event.chip_held is not None:
+                asked = self.packages_asked
             run_again = Button("Run again", id="run-again", variant="primary")
+            # Beside them, after a refusal that going on can pass (another's process holds the
+            # TPU, not one of ours that would not end): Run anyway.
+            held = event.chip_held
+            anyway = [Button("Run anyway", id="run-anyway", variant="warning")]
+            anyway = anyway if held is not None and not held.unended else []
             mounting = self.query_one("#body").mount(
                 Input(
                     value=asked,
@@ -219,6 +229,7 @@ class ScriptScreen(RunScreen):
                 ),
                 Horizontal(
                     run_again,
+                    *anyway,
                     Button("Edit and rerun", id="edit-rerun"),
                     Button("Shell", id="open-shell", tooltip="A shell on worker 0; exit to return"),
                     Button("Tear down", id="end-runs", variant="error"),
@@ -232,6 +243,10 @@ class ScriptScreen(RunScreen):
         on the Summary after teardown."""
         verdict = self.query_one("#script-verdict", Static)
         verdict.display = event.exit_code != 0 or bool(event.not_installed)
+        if event.chip_held is not None:
+            verdict.display = True
+            verdict.update(f"[b]{escape(rerun_refused_verdict(event.chip_held))}[/b]")
+            return
         if event.not_installed:
             verdict.update(not_installed_words(event))
             return
@@ -253,7 +268,7 @@ class ScriptScreen(RunScreen):
         await mounting
         button.focus()
 
-    @on(Button.Pressed, "#run-again, #edit-rerun, #end-runs")
+    @on(Button.Pressed, "#run-again, #run-anyway, #edit-rerun, #end-runs")
     def rerun_chosen(self, event: Button.Pressed) -> None:
         handle = getattr(self.app, "handle", None)
         if handle is None:
@@ -273,8 +288,12 @@ class ScriptScreen(RunScreen):
         if event.button.id == "edit-rerun":
             self.edit_script(host(self).state.workload.script)
         added = f" (adding {packages} first)" if packages else ""
-        self.pending.append(f"--- running your script again{added} ---")
-        handle.run_again(packages)
+        anyway = event.button.id == "run-anyway"
+        self.pending.append(
+            RUN_ANYWAY_LINE if anyway else f"--- running your script again{added} ---"
+        )
+        self.packages_asked = packages  # the field's again, should this run be refused
+        handle.run_again(packages, even_if_held=anyway)
 
     @on(Button.Pressed, "#open-shell")
     def open_shell(self) -> None:

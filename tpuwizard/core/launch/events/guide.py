@@ -54,13 +54,14 @@ EVENT_GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
         ("launch", "up"),
     ),
     "chip_holder_ended": (
-        "before a run on a kept node: a process an earlier run of tpuwizard's left holding a "
-        "worker's TPU was ended (SIGTERM, then SIGKILL after `grace_s` seconds)",
+        "before a run on a kept node (and the wizard's Run again): a process an earlier run of "
+        "tpuwizard's left holding a worker's TPU was ended (SIGTERM, then SIGKILL after "
+        "`grace_s` seconds)",
         ("run", "watch"),
     ),
     "chip_held_going_on": (
-        "`--even-if-held`: a process tpuwizard did not start holds a worker's TPU; the run goes "
-        "on as asked",
+        "`--even-if-held` (the wizard's Run anyway): a process tpuwizard did not start holds a "
+        "worker's TPU; the run goes on as asked",
         ("run", "watch"),
     ),
     "chip_not_checked": (
@@ -231,7 +232,10 @@ EVENT_GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
         "`diagnosis`: why a run that failed did, while the node is still there; "
         "`missing_package`: the package that provides a module the script could not import; "
         "`not_installed`: the packages a rerun was to add first, which did not install "
-        "(`diagnosis` says why; the script did not run); `run`: 1 for the first run",
+        "(`diagnosis` says why; the script did not run); `run`: 1 for the first run; "
+        "`chip_held`: a rerun refused before anything was touched, `{node, holders: [{worker, "
+        "pid, command}], unended}`, as processes tpuwizard did not start hold the TPU (or, "
+        "`unended`, an earlier run's that SIGKILL did not end); else null",
         ("launch",),
     ),
     "deleting_on_request": (

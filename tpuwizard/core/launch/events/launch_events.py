@@ -219,13 +219,35 @@ class ScriptLine(Event):
 
 
 @dataclass(frozen=True)
+class ChipHolding:
+    """A process holding the TPU of ``worker``, as a refused rerun names it (not an event)."""
+
+    worker: int
+    pid: int
+    command: str  # its command line ("" where it had none)
+
+
+@dataclass(frozen=True)
+class ChipHeldRefusal:
+    """Why a rerun did not start (not an event: ScriptDone's ``chip_held``): ``holders`` hold the
+    TPU of ``node``, processes tpuwizard did not start, or (``unended``) an earlier run's that
+    SIGKILL did not end. Nothing was copied, installed or started; the node is as it was."""
+
+    node: str
+    holders: tuple[ChipHolding, ...]
+    unended: bool = False
+
+
+@dataclass(frozen=True)
 class ScriptDone(Event):
     """The script ended; with ``can_rerun`` the launch waits to be told: again, or teardown.
     ``diagnosis``: why a run that failed did, said while the node is still there;
     ``missing_package``: the package that provides a module it could not import.
     ``not_installed``: the packages this run was to add first, which did not install
     (``diagnosis`` says why): the script did not run this time, and ``exit_code`` is still the
-    last run's. ``run``: which run of the script this was (1 the first, 2 the first rerun)."""
+    last run's. ``run``: which run of the script this was (1 the first, 2 the first rerun).
+    ``chip_held``: this rerun was refused before anything was touched, as the TPU is held
+    (the run goes on only when asked to run anyway); ``exit_code`` is still the last run's."""
 
     exit_code: int
     can_rerun: bool
@@ -234,6 +256,7 @@ class ScriptDone(Event):
     missing_package: str | None = None
     not_installed: tuple[str, ...] = ()
     run: int = 1
+    chip_held: ChipHeldRefusal | None = None
 
 
 @dataclass(frozen=True)

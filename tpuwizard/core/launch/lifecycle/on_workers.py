@@ -37,6 +37,7 @@ from tpuwizard.core.launch.workers.distributed import (
     launcher_source,
     slice_coordinator,
 )
+from tpuwizard.core.launch.workers.held_chip import TPU_DEVICE_FILES, check_chip
 from tpuwizard.core.launch.workers.jobs import (
     OUTPUT_FILE,
     run_on_workers,
@@ -90,6 +91,8 @@ class WorkerInput:
     # timeouts the launcher gives the script's jax.distributed.initialize().
     stall_s: float | None = None
     join_timeouts: JoinTimeouts = field(default_factory=JoinTimeouts)
+    # The chip's device files, whose holders are listed before a rerun (Runtime.chip_files).
+    chip_files: tuple[str, ...] = TPU_DEVICE_FILES
 
 
 class WorkerSteps:
@@ -341,6 +344,14 @@ class WorkerSteps:
                     payload["boundary"],
                 )
             )
+
+    def check_chip(self, transport: Transport, even_if_held: bool) -> None:
+        """Before the script runs again on this node: who holds its TPU on every worker, as
+        before a run on a kept node (held_chip.py): an earlier run's holder is ended; another's
+        raises ``ChipHeld`` unless ``even_if_held``."""
+        node = self.state.node
+        name = node.name if node is not None else self.given.run_id
+        check_chip(transport, name, self.given.chip_files, even_if_held, self.emit)
 
     def run_script(self, transport: Transport) -> None:
         """Copy the script's folder (what changed since the last copy: a rerun sends only the

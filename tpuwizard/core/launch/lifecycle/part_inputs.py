@@ -122,4 +122,5 @@ def worker_input(plan: LaunchPlan, rt: Runtime) -> WorkerInput:
         join_timeout=rt.join_timeout,
         stall_s=stall_seconds(plan.guards.stall_minutes),
         join_timeouts=JoinTimeouts.of(plan.guards.join_timeout_s, plan.guards.heartbeat_timeout_s),
+        chip_files=rt.chip_files,
     )

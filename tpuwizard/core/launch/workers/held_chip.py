@@ -84,6 +84,11 @@ class ChipHeld(Exception):
         named = ", ".join(f"worker {h.worker} process {h.pid}" for h in self.holders)
         super().__init__(f"{node}'s TPU is held by another process ({named})")
 
+    def refusal(self) -> ev.ChipHeldRefusal:
+        """This refusal as an event states it (a rerun's ScriptDone: the launch goes on)."""
+        held = tuple(ev.ChipHolding(h.worker, h.pid, h.command) for h in self.holders)
+        return ev.ChipHeldRefusal(self.node, held, self.unended)
+
 
 def _pattern(device_file: str) -> str:
     """A ``find -lname`` pattern: an absolute one as it is, ``~/...`` under the worker's home as
