@@ -3,6 +3,7 @@ client survives it. Every test drives ``TpuCloud`` (the real google-cloud-tpu cl
 
 import json
 import subprocess
+from typing import Any
 
 import pytest
 import requests
@@ -118,14 +119,11 @@ def test_flex_start_only_where_google_offers_it_and_only_in_v2alpha1(sandbox):
     assert "not offered" in caught.value.message
     with pytest.raises(gx.BadRequest):  # serving (1/4/8 chips) only in us-central1-a
         cloud.create_queued(request("f2", "v5litepod-16"), "f2-qr", "flex", 3600)
-    body = {
-        "tpu": {"nodeSpec": [{"parent": cloud.parent(ZONE), "nodeId": "f3", "node": {}}]},
+    node = {"acceleratorType": "v5litepod-4", "runtimeVersion": "v2-alpha-tpuv5-lite"}
+    body: dict[str, Any] = {
+        "tpu": {"nodeSpec": [{"parent": cloud.parent(ZONE), "nodeId": "f3", "node": node}]},
         "provisioningModel": "FLEX_START",
         "runDuration": {"maxRunDuration": "60s"},
-    }
-    body["tpu"]["nodeSpec"][0]["node"] = {
-        "acceleratorType": "v5litepod-4",
-        "runtimeVersion": "v2-alpha-tpuv5-lite",
     }
     v2 = requests.post(
         f"{server.endpoint}/v2/{cloud.parent(ZONE)}/queuedResources?queuedResourceId=f3-qr",

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,9 +22,9 @@ from tpuwizard.core.preflight.run import run_preflight
 PROJECT = "practice-project"
 
 
-def checks_against(sandbox, faults: str | None, **ask_fields):
+def checks_against(sandbox, faults: str | None, **ask_fields: Any):
     server, cloud = sandbox(faults)
-    fields = {"accelerator": "v5litepod-4", "zone": "us-central1-a", "route": "vm"}
+    fields: dict[str, Any] = {"accelerator": "v5litepod-4", "zone": "us-central1-a", "route": "vm"}
     fields.update(ask_fields)
     fields.setdefault("backend", "tpu-api")
     ask = PreflightAsk(PROJECT, **fields)
@@ -36,7 +37,7 @@ def checks_against(sandbox, faults: str | None, **ask_fields):
     reach = Reach(
         Rest(cloud.credentials),
         Endpoints.all_at(server.endpoint),
-        lambda: lister.accelerator_types(ask.zone),
+        lambda: lister.accelerator_types(ask.zone or ""),
         practice=True,
     )
     return {c.name: c for c in run_preflight(ask, reach, passed("Credentials", "practice"))}

@@ -15,7 +15,14 @@ from tests.integration.launch_helpers import launch, ledger_all_gone, sandbox_is
 from tpuwizard.core.errors import BadInput, RemoteError
 from tpuwizard.core.remote.jobs import Job, follow_job, start_job
 from tpuwizard.core.remote.ssh_keys import ensure_key
-from tpuwizard.core.remote.transports import LocalTransport, Raw, SshTransport, safe_relative, shell
+from tpuwizard.core.remote.transports import (
+    LocalTransport,
+    Raw,
+    SshTransport,
+    Transport,
+    safe_relative,
+    shell,
+)
 
 COUNT = 40
 NUMBERED = f"for i in $(seq 1 {COUNT}); do echo line $i; sleep 0.05; done"
@@ -34,23 +41,31 @@ def ssh_transport(sshd, tmp_path, home=None):
     )
 
 
-class DroppingTransport:
+class DroppingTransport(Transport):
     """Wraps a transport and kills the follower's connection after a few lines, twice."""
 
-    def __init__(self, inner, drops=(5, 17)):
-        self.inner, self.drops, self.current = inner, list(drops), None
+    def __init__(self, inner: Transport, drops: tuple[int, ...] = (5, 17)) -> None:
+        self.inner, self.drops = inner, list(drops)
+        self.current: subprocess.Popen[bytes] | None = None
         self.workers = inner.workers
 
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
+    def argv(self, worker: int, command: str) -> list[str]:
+        return self.inner.argv(worker, command)
 
-    def popen(self, worker, command):
+    def env(self, worker: int) -> dict[str, str] | None:
+        return self.inner.env(worker)
+
+    def cwd(self, worker: int) -> str | None:
+        return self.inner.cwd(worker)
+
+    def popen(self, worker: int, command: str) -> subprocess.Popen[bytes]:
         self.current = self.inner.popen(worker, command)
         return self.current
 
-    def on_line(self, seen):
+    def on_line(self, seen: list[str]) -> None:
         if self.drops and len(seen) == self.drops[0]:
             self.drops.pop(0)
+            assert self.current is not None
             self.current.kill()  # the connection drops; the job goes on
 
 
@@ -144,7 +159,7 @@ def test_launch_over_a_real_sshd(sshd, tmp_path):
 
 # -- quoting: nothing a user types can change the meaning of a remote command ------------------
 words = st.text(
-    alphabet=st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), max_size=40
+    alphabet=st.characters(blacklist_characters="\x00", blacklist_categories=["Cs"]), max_size=40
 )
 
 

@@ -16,6 +16,7 @@ from tpuwizard.core.launch.plan.parts import Workload
 from tpuwizard.core.plan.jax_versions import TABLE
 from tpuwizard.core.routes import Route
 from tpuwizard.tui.state import WizardState
+from tpuwizard.tui.widgets.key_bar import KeyBar
 
 
 def _state(script, **extra) -> WizardState:
@@ -47,7 +48,7 @@ async def test_f6_writes_the_jobset_into_its_own_folder_and_says_where(tmp_path,
     async with app.run_test(size=size) as pilot:
         await on_screen(pilot, "ReviewScreen", 30)
         app.screen.query_one("#name", Input).value = "my-run"
-        assert "f6" in app.screen.query_one("KeyBar").render().plain.lower()
+        assert "f6" in app.screen.query_one(KeyBar).render().plain.lower()
         await pilot.press("f6")
         await on_screen(pilot, "GkeExportScreen", 30)
         write = app.screen.query_one("#gke-write").region

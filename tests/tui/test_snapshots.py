@@ -160,7 +160,7 @@ def test_verify_with_a_failed_boundary(snap_compare, size):
 def test_script(snap_compare, size):
     from tpuwizard.tui.screens.run import ScriptScreen
 
-    feed = [ev.ScriptLine(0, f"step {i}: loss {1 / (i + 1):.3f}") for i in range(5)]
+    feed: list[ev.Event] = [ev.ScriptLine(0, f"step {i}: loss {1 / (i + 1):.3f}") for i in range(5)]
     feed.append(ev.FileFetched("runs/demo/files/reports/result.txt"))
     assert snap_compare(
         Harness(ScriptScreen, billing_state(), feed, demo_billing()), terminal_size=size

@@ -5,6 +5,7 @@ set found goes on, no set refuses with uv's reason, an index out of reach is "no
 from __future__ import annotations
 
 import subprocess
+from typing import cast
 
 import pytest
 
@@ -80,11 +81,11 @@ def kept_node(settings: dict, practice: bool):
     from types import SimpleNamespace
 
     from tpuwizard.core.launch.records.ledger import Entry, Resource
-    from tpuwizard.session.kept.nodes import KeptNode
+    from tpuwizard.session.kept.nodes import KeptNode, KeptNodes
 
     r = Resource("node", "p", "us-central1-a", "node-a", "v5litepod-1", "r1")
     node = KeptNode.__new__(KeptNode)
-    node.nodes = SimpleNamespace(session=SimpleNamespace(practice=practice))
+    node.nodes = cast(KeptNodes, SimpleNamespace(session=SimpleNamespace(practice=practice)))
     node.entry = Entry(r, "kept", 1000.0, 900.0, {"settings": settings})
     node.name = "node-a"
     return node
