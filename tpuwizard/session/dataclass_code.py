@@ -52,7 +52,7 @@ class ModuleCodes:
         code = self.kept.get(source)
         if code is None:
             # As exec compiles a text: its file name, and no __future__ flags of this module.
-            code = compile(source, "<string>", "exec", dont_inherit=True)
+            code = self.kept[source] = compile(source, "<string>", "exec", dont_inherit=True)
             self.compiled = True
         self.used[source] = code
         return code
