@@ -104,6 +104,21 @@ def test_a_class_from_kept_code_is_the_class_python_makes(
     assert kept_file.stat().st_mtime_ns == written
 
 
+def test_each_text_is_compiled_once_in_a_process(tmp_path, monkeypatch):
+    compiled: list[str] = []
+
+    def counting(source: str, *args: object, **kwargs: object) -> object:
+        compiled.append(source)
+        return compile(source, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(dataclass_code, "compile", counting, raising=False)
+    book = CodeBook()
+    make(SHAPES["frozen"], "tpuwizard.probe", tmp_path, monkeypatch, book)
+    first = len(compiled)
+    make(SHAPES["frozen"], "tpuwizard.probe", tmp_path, monkeypatch, book)
+    assert first == 6 and len(compiled) == first  # frozen: six methods, each compiled once
+
+
 def test_a_changed_class_is_compiled_again_and_its_old_texts_dropped(
     tmp_path, monkeypatch, writes_bytecode
 ):
