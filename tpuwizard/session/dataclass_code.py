@@ -3,14 +3,14 @@ module's bytecode.
 
 Python 3.11 and 3.12 make each generated method (``__init__``, ``__repr__``, ``__eq__``,
 ``__hash__``, a frozen class's ``__setattr__`` and ``__delattr__``) by writing its source and
-calling ``exec`` on it: parsed and compiled again in every process. On ``tpuwizard fit 48
---json``'s start that is 72 sources, 36 KB, about a seventh of the command's instructions with
-a kept node in the ledger (callgrind; issue 54). A class's texts are the same in every start
-(its fields, in order), so the command line's entry keeps their compiled code as Python keeps a
-module's: one file per module, beside its bytecode (``ledger.cpython-311.dataclasses`` beside
-``ledger.cpython-311.pyc``), checked against this Python's magic number, read when the module
-makes its first dataclass, written only where bytecode is (not under PYTHONDONTWRITEBYTECODE,
-not where the folder cannot be written).
+calling ``exec`` on it (3.13 one text per class): parsed and compiled again in every process.
+On ``tpuwizard fit 48 --json``'s start that is 72 texts, 36 KB, about a sixth of the command's
+instructions with a kept node in the ledger (51 M of 296 M, callgrind; issue 54). A class's
+texts are the same in every start (its fields, in order), so the command line's entry keeps
+their compiled code as Python keeps a module's: one file per module, beside its bytecode
+(``ledger.cpython-311.dataclasses`` beside ``ledger.cpython-311.pyc``), checked against this
+Python's magic number, read when the module makes its first dataclass, written only where
+bytecode is (not under PYTHONDONTWRITEBYTECODE, not where the folder cannot be written).
 
 A text is looked up whole, so a changed class (a field added) is a text not yet kept: compiled
 as before, and the module's file written again at exit with the texts it used. Running the kept
