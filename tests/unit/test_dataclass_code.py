@@ -215,14 +215,25 @@ try:
 except SystemExit:
     pass
 book = dataclasses.exec.__self__
-print(json.dumps(sorted(book.modules)), file=sys.stderr)
+compiled = [name for name, codes in book.modules.items() if codes.compiled]
+print(json.dumps({"served": sorted(book.modules), "compiled": compiled}), file=sys.stderr)
 """
 
 
-def test_the_command_lines_entry_serves_its_dataclasses(tmp_path):
-    env = {**os.environ, "TPUWIZARD_HOME": str(tmp_path), "PYTHONDONTWRITEBYTECODE": "1"}
-    done = subprocess.run(
-        [sys.executable, "-c", ENTRY], capture_output=True, text=True, env=env, check=True
-    )
-    served = json.loads(done.stderr.strip().splitlines()[-1])
-    assert "tpuwizard.core.plan.catalog" in served and "tpuwizard.core.plan.fit" in served
+def test_the_command_lines_entry_compiles_once_and_the_next_start_reads(tmp_path):
+    # Bytecode, and the code kept beside it, under tmp_path: the checkout's folders stay as
+    # they are.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(TPUWIZARD_HOME=str(tmp_path / "home"), PYTHONPYCACHEPREFIX=str(tmp_path / "pyc"))
+    starts = []
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, "-c", ENTRY], capture_output=True, text=True, env=env, check=True
+        )
+        starts.append(json.loads(done.stderr.strip().splitlines()[-1]))
+    first, second = starts
+    assert {"tpuwizard.core.plan.catalog", "tpuwizard.core.plan.fit"} <= set(first["served"])
+    assert set(first["compiled"]) == set(first["served"])  # nothing kept yet: all compiled
+    assert second["served"] == first["served"] and second["compiled"] == []
+    kept = sorted(p.name for p in (tmp_path / "pyc").rglob(f"*{SUFFIX}"))
+    assert f"catalog.{sys.implementation.cache_tag}{SUFFIX}" in kept
