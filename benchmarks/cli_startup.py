@@ -12,7 +12,12 @@ issue 38's was 3x): `fit 48 --json` at most 2.5x bare Python, in both cases. Res
 they depend on (a fallback folder for held ledger lines under /tmp): docs/performance.md.
 
 Bytecode is compiled first, as a pip install leaves it: with PYTHONDONTWRITEBYTECODE set (as on
-this project's machines) every start would otherwise compile tpuwizard's modules again.
+this project's machines) every start would otherwise compile tpuwizard's modules again. The two
+warm-up runs also write what the first start after an install writes beside the bytecode: the
+catalog's JSON copy and the dataclasses' compiled methods (tpuwizard/session/dataclass_code.py).
+
+``--callgrind`` counts instructions instead (valgrind's callgrind, one run per case): the load of
+a shared machine moves the times, not these counts.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ from __future__ import annotations
 import argparse
 import compileall
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -36,6 +43,7 @@ GOAL = 2.5  # issue 54 (issue 38's was 3.0)
 FIT_JSON = ["-m", "tpuwizard", "fit", "48", "--json"]
 FIT_TABLE = ["-m", "tpuwizard", "fit", "48"]
 NODE = "tpuwizard-ab12"  # the name tests.unit.test_kept_lines.keep gives it
+FIT_LABELS = ("fit 48 --json, no kept node", "fit 48 --json, one kept node")
 
 
 def timed(args: list[str], env: dict[str, str]) -> tuple[float, str]:
@@ -46,9 +54,33 @@ def timed(args: list[str], env: dict[str, str]) -> tuple[float, str]:
     return time.perf_counter() - start, done.stderr
 
 
+def instructions(args: list[str], env: dict[str, str]) -> int:
+    """How many instructions the interpreter ran for ``args``, counted by callgrind."""
+    valgrind = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
+    done = subprocess.run(
+        [*valgrind, sys.executable, *args], env=env, check=True, capture_output=True, text=True
+    )
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if found is None:
+        sys.exit(f"callgrind gave no count for {args}: {done.stderr[-500:]}")
+    return int(found.group(1))
+
+
+def count_instructions(cases: dict[str, tuple[list[str], str, bool]], base: dict[str, str]) -> None:
+    if shutil.which("valgrind") is None:
+        sys.exit("--callgrind needs valgrind (apt-get install valgrind)")
+    bare = instructions(["-c", "pass"], dict(base, TPUWIZARD_HOME=cases[FIT_LABELS[0]][1]))
+    print(f"{'python -c pass':30s} {bare / 1e6:7.1f} M instructions")
+    for label in FIT_LABELS:
+        argv, home, _ = cases[label]
+        count = instructions(argv, dict(base, TPUWIZARD_HOME=home))
+        print(f"{label:30s} {count / 1e6:7.1f} M instructions   {count / bare:.2f}x bare Python")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=21)
+    parser.add_argument("--callgrind", action="store_true", help="count instructions instead")
     args = parser.parse_args()
     source = Path(tpuwizard.__file__).resolve().parent
     for folder in (source, source.parent / "verify"):
@@ -58,10 +90,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as empty, tempfile.TemporaryDirectory() as kept:
         keep(Path(kept))  # as `tpuwizard up` leaves it: idle 30 min, a 2-hour deadline
         cases = {
-            "fit 48 --json, no kept node": (FIT_JSON, empty, False),
-            "fit 48 --json, one kept node": (FIT_JSON, kept, True),
+            FIT_LABELS[0]: (FIT_JSON, empty, False),
+            FIT_LABELS[1]: (FIT_JSON, kept, True),
             "fit 48 (table), no kept node": (FIT_TABLE, empty, False),
         }
+        if args.callgrind:
+            for argv, home, _ in cases.values():  # the first start writes what later ones read
+                timed(argv, dict(base, TPUWIZARD_HOME=home))
+            count_instructions(cases, base)
+            return
         bare_env = dict(base, TPUWIZARD_HOME=empty)
         bare: list[float] = []
         times: dict[str, list[float]] = {label: [] for label in cases}

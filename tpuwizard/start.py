@@ -30,6 +30,9 @@ def run() -> None:
     from tpuwizard.session.collector import hold_during_start
 
     hold_during_start()  # until the command's module is loaded: see session/collector.py
+    from tpuwizard.session.dataclass_code import keep_during_command
+
+    keep_during_command()  # the dataclasses' methods, compiled by an earlier start
     from tpuwizard.cli import main
 
     main()

@@ -49,7 +49,8 @@ def test_fit_json_loads_no_heavy_package():
 # command's module is imported when it runs); the kept-node reader when nothing was recorded.
 # Since issue 38's last pass: the choices a refused plan names (tpuwizard.core.errors imports them
 # when one is refused) and the signal module (core/exit_codes.py holds the three numbers).
-# Issue 54: the Kept line's words when no node is kept.
+# Issue 54: the Kept line's words when no node is kept; the backends' and transports' words
+# (their options live with the options of the commands that create, not in commands/common.py).
 NOT_FOR_FIT = (
     "importlib.metadata",
     "difflib",
@@ -57,6 +58,7 @@ NOT_FOR_FIT = (
     "tpuwizard.core.choices",
     "signal",
     "tpuwizard.words.kept_end",
+    "tpuwizard.core.cloud.backends",
 )
 OTHER_COMMANDS = ("cloud", "cleanup", "evidence", "handover", "iterate", "preflight", "zones")
 

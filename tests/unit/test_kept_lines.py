@@ -71,6 +71,7 @@ def test_the_kept_line_imports_only_the_ledger_reader(home):
     assert launch <= LINE_ONLY_LAUNCH_MODULES, sorted(launch - LINE_ONLY_LAUNCH_MODULES)
     assert "tpuwizard.core.launch.lifecycle.launch" not in modules
     assert "tpuwizard.session.kept.nodes" not in modules
+    assert "tpuwizard.core.cloud.backends" not in modules  # the backends' words: not for a line
     assert not [m for m in modules if m.startswith("tpuwizard.core.remote")]
 
 

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import click
 
-from tpuwizard.core.cloud.backends import Backend, Transport
 from tpuwizard.core.errors import BadInput, shown
 from tpuwizard.core.exit_codes import EXIT_BAD_INPUT, EXIT_CLOUD, EXIT_INTERRUPTED
 from tpuwizard.core.terminal_text import visible_lines
@@ -168,15 +167,6 @@ project_option = click.option(
 # How long to wait for a node or queued resource: above zero, and at most a week (a wait that
 # long is a mistake; Flex-start's default is 6 hours).
 READY_TIMEOUT = Number(0, 7 * 24 * 3600, unit="seconds", above=True)
-backend_option = click.option(
-    "--backend",
-    type=Words(Backend),
-    default=Backend.AUTO.value,
-    show_default=True,
-    help="Which Google API makes the TPU: the Cloud TPU API, or Compute Engine (v5p, v6e, "
-    "TPU7x; Google deletes the VM at its deadline itself). auto: by generation (the "
-    "documentation's Compute Engine guide).",
-)
 queue_wait_option = click.option(
     "--queue-wait",
     type=Number(0, 7 * 24 * 60, unit="minutes"),
@@ -184,13 +174,6 @@ queue_wait_option = click.option(
     "Engine; 0: only if capacity is there now). --ready-timeout is then the wait after it. "
     "On Compute Engine a VM still PENDING 5 minutes after the queue wait is given up and "
     "deleted; a slice's MIG has no wait of Google's, so tpuwizard deletes it at the queue wait.",
-)
-transport_option = click.option(
-    "--transport",
-    type=Words(Transport),
-    default=Transport.SSH.value,
-    show_default=True,
-    help="gcloud for projects that enforce OS Login.",
 )
 
 

@@ -13,15 +13,15 @@ import click
 from tpuwizard.commands.common import (
     Words,
     asked_slice,
-    backend_option,
     open_session,
     print_json,
     project_option,
     sandbox_option,
     say,
     show,
-    transport_option,
 )
+from tpuwizard.commands.options.reach import transport_option
+from tpuwizard.commands.options.where import backend_option
 from tpuwizard.core.cloud.backends import Backend, Transport
 from tpuwizard.core.exit_codes import EXIT_BAD_INPUT, EXIT_CLOUD
 from tpuwizard.core.routes import CLOUD_ROUTES, Route

@@ -8,12 +8,21 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tpuwizard.commands.common import transport_option
+from tpuwizard.commands.common import Words
 from tpuwizard.commands.options.group import option_group
 from tpuwizard.core.cloud.backends import Transport
 
 if TYPE_CHECKING:
     from tpuwizard.core.launch.plan.parts import Reach
+
+# Here, not in commands/common.py: every command's start imports that module (see where.py).
+transport_option = click.option(
+    "--transport",
+    type=Words(Transport),
+    default=Transport.SSH.value,
+    show_default=True,
+    help="gcloud for projects that enforce OS Login.",
+)
 
 
 def asked_reach(transport: Transport, internal_ips: bool, service_account: str | None) -> Reach:

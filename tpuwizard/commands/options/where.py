@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import click
 
-from tpuwizard.commands.common import Words, asked_slice, backend_option, project_option
+from tpuwizard.commands.common import Words, asked_slice, project_option
 from tpuwizard.commands.options.group import option_group
 from tpuwizard.core.cloud.backends import VIA_AUTO, Backend, Via
 from tpuwizard.core.errors import BadInput
@@ -21,6 +21,18 @@ if TYPE_CHECKING:
     from tpuwizard.core.launch.plan.parts import Where
 
 F = TypeVar("F", bound=Callable[..., object])
+
+# Here, not in commands/common.py beside the other shared options: every command's start imports
+# that module, and the backends' words only the commands that create (and preflight).
+backend_option = click.option(
+    "--backend",
+    type=Words(Backend),
+    default=Backend.AUTO.value,
+    show_default=True,
+    help="Which Google API makes the TPU: the Cloud TPU API, or Compute Engine (v5p, v6e, "
+    "TPU7x; Google deletes the VM at its deadline itself). auto: by generation (the "
+    "documentation's Compute Engine guide).",
+)
 
 
 def zones_options(command: F) -> F:
