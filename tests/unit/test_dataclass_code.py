@@ -116,7 +116,8 @@ def test_each_text_is_compiled_once_in_a_process(tmp_path, monkeypatch):
     make(SHAPES["frozen"], "tpuwizard.probe", tmp_path, monkeypatch, book)
     first = len(compiled)
     make(SHAPES["frozen"], "tpuwizard.probe", tmp_path, monkeypatch, book)
-    assert first == 6 and len(compiled) == first  # frozen: six methods, each compiled once
+    # frozen: six methods, a text each (3.13 writes one text for the whole class)
+    assert first == (1 if sys.version_info >= (3, 13) else 6) and len(compiled) == first
 
 
 def test_a_changed_class_is_compiled_again_and_its_old_texts_dropped(
@@ -136,7 +137,7 @@ def test_a_changed_class_is_compiled_again_and_its_old_texts_dropped(
     new = set(read_codes(path))
     old_init = {t for t in old if "def __init__" in t}
     assert old_init and not old_init & new  # the file holds the texts the module uses now
-    assert [t for t in new if "def __init__" in t and "(self,'c',c)" in t]
+    assert [t for t in new if "def __init__" in t and "'c'" in t]
 
 
 @pytest.mark.parametrize(
