@@ -24,7 +24,6 @@ held: :class:`~tpuwizard.core.errors.LedgerUnwritable` is raised, and nothing is
 from __future__ import annotations
 
 import contextlib
-
 import json
 import os
 import time
