@@ -235,12 +235,23 @@ def test_a_left_practice_kaggle_kernel_is_listed_and_closed_from_a_read_only_hom
     settings = {**served, "HOME": str(tmp_path / "user"), "TPUWIZARD_KAGGLE_POLL": "0.1"}
     events = killed_launch(tmp_path, settings, "kaggle", '"state": "RUNNING"')
     [pushed] = [e for e in events if e["event"] == "kernel_pushed"]
+    try:
+        _left_kernel_listed_then_closed(tmp_path, home, settings, pushed["kernel"])
+    finally:  # a failed check leaves no kernel running to its session limit
+        for state in (home / "kaggle-sandbox" / "kernels").glob("*/v*/session.json"):
+            group = json.loads(state.read_text()).get("group")
+            if isinstance(group, int) and group > 1 and _group_alive(group):
+                os.killpg(group, signal.SIGKILL)
 
+
+def _left_kernel_listed_then_closed(
+    tmp_path: Path, home: Path, settings: dict[str, str], pushed: str
+) -> None:
     shown = cli_read_only(home, tmp_path, settings, "status", "--sandbox", "--json")
     assert shown.returncode == 0, said(shown)
     [kernel] = json.loads(shown.stdout)["kaggle_kernels"]
     assert (kernel["kernel"], kernel["state"], kernel["may_run"]) == (
-        pushed["kernel"], "RUNNING", True
+        pushed, "RUNNING", True
     )  # fmt: skip
     assert f"{home} is read-only" in said(shown)
 
@@ -275,6 +286,18 @@ def test_a_left_practice_colab_session_in_a_read_only_home_is_said_unchecked_not
     session = planned["session"]
     stand_in = home / "colab-sandbox"
     before = (stand_in / "state.json").read_text()
+    try:
+        _left_session_said_not_stopped(tmp_path, home, settings, session, before)
+    finally:  # writable again: stopped, whatever the checks above found (no cell left running)
+        stopped = writable(tmp_path, settings, "teardown", "--all", "--yes", "--sandbox")
+    assert stopped.returncode == 0, said(stopped)
+    assert f"Stopped {session}: colab sessions no longer lists it." in said(stopped)
+
+
+def _left_session_said_not_stopped(
+    tmp_path: Path, home: Path, settings: dict[str, str], session: str, before: str
+) -> None:
+    stand_in = home / "colab-sandbox"
 
     shown = cli_read_only(home, tmp_path, settings, "status", "--sandbox", "--json")
     assert shown.returncode == 3, said(shown)
@@ -288,7 +311,3 @@ def test_a_left_practice_colab_session_in_a_read_only_home_is_said_unchecked_not
     )
     assert f"`tpuwizard teardown {session} --sandbox` stops it" in said(ended)
     assert (stand_in / "state.json").read_text() == before  # untouched: still running
-
-    stopped = writable(tmp_path, settings, "teardown", "--all", "--yes", "--sandbox")
-    assert stopped.returncode == 0, said(stopped)
-    assert f"Stopped {session}: colab sessions no longer lists it." in said(stopped)
