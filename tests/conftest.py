@@ -169,9 +169,10 @@ ROTATING_PER_RUN: dict[str, int] = {
     "program-fit": 4,  # of 16: fit --program compiling real JAX programs per topology
     "resume-e2e": 3,  # of 12: spot runs preempted (or sent SIGTERM) and resumed bit for bit,
     # in the wizard too
-    "kept-node-e2e": 6,  # of 36: up, run, watch, ssh, down; Run again, Keep, idle, OS Login,
+    "kept-node-e2e": 6,  # of 39: up, run, watch, ssh, down; Run again, Keep, idle, OS Login,
     # fit --measure --node (refused before SSH, stopped by SIGINT), another's ledger record,
-    # a read-only home, a run folder closed by status, secrets on the TPU route, a held TPU
+    # a read-only home (with OS Login keys, Kaggle kernels, Colab sessions), a run folder
+    # closed by status, secrets on the TPU route, a held TPU
     # (its words after the run; and a holder found before it, ended or refused, also before
     # the wizard's Run again, then Run anyway),
     # a --max-run deadline passing in the open wizard

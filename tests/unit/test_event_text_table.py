@@ -1016,7 +1016,7 @@ CASES = [
                 "The ledger /home/u/.tpuwizard/ledger.jsonl could not record that "
                 "tpuwizard-r1 was created (No space left on device): the record is "
                 "kept in /tmp/held.jsonl meanwhile (tpuwizard reads it from there) and "
-                "moved into the ledger once the disk has room."
+                "moved into the ledger by the first command that can write it again."
             ),
         ],
     ),
@@ -1029,8 +1029,8 @@ CASES = [
             (
                 "The ledger /home/u/.tpuwizard/ledger.jsonl could not record that "
                 "tpuwizard-r1 is renamed (Read-only file system): the record is held "
-                "in this command's memory only, and written if the disk has room "
-                "before it ends; else tpuwizard status finds tpuwizard-r1 from its "
+                "in this command's memory only, and written if the ledger can be "
+                "written before it ends; else tpuwizard status finds tpuwizard-r1 from its "
                 "earlier record, as something that may still bill."
             ),
         ],

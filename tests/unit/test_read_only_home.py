@@ -87,3 +87,104 @@ def test_a_practice_cloud_that_would_serve_from_a_read_only_home_is_refused_firs
     # One served elsewhere (`sandbox serve`, its address exported) holds its own state.
     monkeypatch.setenv("TPUWIZARD_TPU_ENDPOINT", "http://127.0.0.1:9")
     assert Session.open(sandbox=True).practice
+
+
+def test_a_practice_kaggle_kernel_s_keeper_lock_is_read_without_a_write(tmp_path, monkeypatch):
+    """`status` and `teardown` ask whether a keeper holds the kernel's lock: a read-only home
+    refuses a file opened for writing (EROFS, which root meets too), so the lock is taken
+    through a read-only descriptor (flock needs no write)."""
+    import errno
+    import fcntl
+
+    from tpuwizard.sandbox.kaggle import sessions
+
+    folder = tmp_path / "kernels" / "ada__tpuwizard-r1" / "v1"
+    folder.mkdir(parents=True)
+    (folder / sessions.LOCK_FILE).touch()
+    real_open = os.open
+
+    def read_only_disk(path, flags, *args, **kwargs):
+        if flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT):
+            raise OSError(errno.EROFS, "Read-only file system", str(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    keeper = real_open(folder / sessions.LOCK_FILE, os.O_RDONLY)
+    monkeypatch.setattr(sessions.os, "open", read_only_disk)
+    try:
+        assert not sessions.session_on_disk(tmp_path / "kernels", "ada/tpuwizard-r1").runs
+        fcntl.flock(keeper, fcntl.LOCK_EX)  # a keeper runs the session
+        assert sessions.session_on_disk(tmp_path / "kernels", "ada/tpuwizard-r1").runs
+    finally:
+        os.close(keeper)
+
+
+def test_a_practice_colab_session_in_a_read_only_home_is_said_not_checked_nor_stopped(
+    unwritable,
+):
+    """The practice Colab stand-in writes its state on every call (a listing too): from a
+    read-only home it is not called; the session is said unchecked (status) and NOT stopped
+    (teardown), with where it is and what stops it, and its record stays open."""
+    from tpuwizard.session.free.colab import colab_ledger, practice_home
+    from tpuwizard.session.free.colab_records import held_on_colab, tear_down_sessions
+    from tpuwizard.words.colab_text import held_lines, torn_lines
+
+    allow_read_only_home()
+    # As a killed launch leaves it (written through: this process's writes are not refused).
+    colab_ledger().record("intent", "tpuwizard-r1", "r1", practice=True, pid=None)
+    colab_ledger().record("pushed", "tpuwizard-r1", "r1", endpoint="e1")
+    [seen] = held_on_colab()
+    assert (seen.session, seen.state, seen.detail) == (
+        "tpuwizard-r1", "read-only-home", str(practice_home())
+    )  # fmt: skip
+    said = held_lines(seen)[0]
+    assert "could not be checked" in said and str(practice_home()) in said
+    assert "`tpuwizard teardown tpuwizard-r1 --sandbox` stops it" in said
+    [torn] = tear_down_sessions(colab_ledger().held())
+    assert torn.stopped is False and torn_lines(torn)[0].startswith("tpuwizard-r1 was NOT stopped")
+    assert not (practice_home() / "calls.log").exists()  # the stand-in was never called
+    assert [r["kernel"] for r in colab_ledger().held()] == ["tpuwizard-r1"]
+
+
+def test_a_ledger_whose_folder_cannot_be_made_reads_empty_holds_records_and_refuses_intents(
+    tmp_path, monkeypatch
+):
+    """A read-only home that never held the practice ledger (`home/sandbox` cannot be made):
+    `status` reads no records rather than stopping; a `gone` is held; an `intent` is refused,
+    so nothing could be created unrecorded."""
+    import errno
+
+    from tpuwizard.core.errors import LedgerUnwritable
+    from tpuwizard.core.launch.records.ledger import Ledger, Resource
+
+    folder = tmp_path / "home" / "sandbox"
+    real_mkdir = Path.mkdir
+
+    def read_only_disk(self, *args, **kwargs):
+        if self == folder:
+            raise OSError(errno.EROFS, "Read-only file system", str(self))
+        return real_mkdir(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", read_only_disk)
+    (tmp_path / "tmp").mkdir()
+    ledger = Ledger(folder / "ledger.jsonl", fallback_base=tmp_path / "tmp")
+    assert ledger.open_entries() == []
+    node = Resource("node", "p", "us-central1-a", "n1", "v5litepod-1", "r1")
+    held = ledger.record("gone", node)
+    assert (
+        held is not None
+        and held.kept_in is not None
+        and held.kept_in.parent.parent == (tmp_path / "tmp")
+    )
+    with pytest.raises(LedgerUnwritable):
+        ledger.record("intent", node)
+    assert not folder.exists()
+
+
+def test_a_read_only_home_without_an_install_id_writes_none_and_owns_nothing(unwritable):
+    """Every create makes the install id first: a read-only home without one made nothing.
+    Its owner label is this process's alone (stable in it), matching no label, and no id is
+    written (the write would fail: `status` stopped there)."""
+    allow_read_only_home()
+    label = paths.owner_label()
+    assert label == paths.owner_label() and len(label) == 16
+    assert not list(unwritable.glob("*install-id*"))

@@ -61,7 +61,6 @@ def status(project: str | None, sandbox: bool, as_json: bool) -> None:
 
     colab, colab_unchecked = colab_status(as_json)  # its own ledger, its own program
     session = open_session(project, sandbox)
-    _say_read_only()
     book = use_cached_prices(session)  # every cost at the cached catalog read's prices, no call
     if book[0] is None and book[1] != NOT_READ:  # a saved read set aside: said, not hidden
         say(f"Prices: the offline table's figures, because {book[1]}.")
@@ -155,7 +154,6 @@ def teardown(
         return
     free = _end_free_routes(yes) if everything else FreeEnded()
     session = open_session(project, sandbox)
-    _say_read_only()
     if not name and not everything:
         name = _only_kept_node(session)
     choice = _chosen(session, name, everything, zone)
@@ -176,18 +174,14 @@ def teardown(
 
 
 def _work_read_only() -> None:
-    """A read-only home does not stop what lists and deletes (issue 56, item 8)."""
-    from tpuwizard.session.ledgers import allow_read_only_home
-
-    allow_read_only_home()
-
-
-def _say_read_only() -> None:
-    """Once the session is open (a practice cloud in a read-only home refuses there, exit 2):
-    the home is read-only, and where this command's records are held meanwhile."""
-    from tpuwizard.session.ledgers import read_only_home
+    """A read-only home does not stop what lists and deletes (issue 56, item 8); said first,
+    with where this command's records are held meanwhile: the free routes' records (Kaggle's,
+    Colab's) are closed before the TPUs' session opens. (A practice cloud in the home then
+    refuses with its own words, exit 2.)"""
+    from tpuwizard.session.ledgers import allow_read_only_home, read_only_home
     from tpuwizard.words.session_text import read_only_home_words
 
+    allow_read_only_home()
     if (read_only := read_only_home()) is not None:
         say(read_only_home_words(*read_only))
 

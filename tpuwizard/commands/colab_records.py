@@ -55,7 +55,8 @@ def colab_status(as_json: bool) -> tuple[list[dict[str, Any]], bool]:
         for one in seen:
             for line in held_lines(one):
                 show(line)  # checked with colab: part of status's answer, so on stdout
-    return [one.to_dict() for one in seen], any(one.state == "unchecked" for one in seen)
+    unchecked = any(one.state in ("unchecked", "read-only-home") for one in seen)
+    return [one.to_dict() for one in seen], unchecked
 
 
 def colab_named(name: str) -> list[dict[str, Any]]:

@@ -150,6 +150,11 @@ def owner_label() -> str:
     import secrets
 
     path = state_dir() / "install-id"
+    if not path.exists() and read_only_home() is not None:
+        # Every create makes the id first: a read-only home without one made nothing, so no
+        # label is this install's. An id for this process alone matches none (never written).
+        unwritten = _UNWRITTEN_ID.setdefault("id", secrets.token_hex(16).encode())
+        return hashlib.sha256(unwritten).hexdigest()[:16]
     if not path.exists():
         tmp = path.with_name(f".install-id.{os.getpid()}.{secrets.token_hex(4)}")
         tmp.write_text(secrets.token_hex(16) + "\n")
@@ -165,6 +170,7 @@ def owner_label() -> str:
     return hashlib.sha256(install_id).hexdigest()[:16]
 
 
+_UNWRITTEN_ID: dict[str, bytes] = {}  # owner_label's id where a read-only home holds none
 _INSTALL_ID_BYTES = 4096  # made as 32 hex digits; more is read no further
 
 

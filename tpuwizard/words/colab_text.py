@@ -132,7 +132,22 @@ def held_lines(seen: ColabSeenLike) -> list[str]:
             ]
         case "gone":
             return [f"{practice}Colab session {seen.session}: gone (colab no longer lists it)."]
+        case "read-only-home":
+            return [
+                f"{practice}Colab session {seen.session} could not be checked: "
+                + _read_only_stand_in(seen)
+            ]
     return [f"{practice}Colab session {seen.session} could not be checked: {seen.detail}."]
+
+
+def _read_only_stand_in(seen: ColabSeenLike) -> str:
+    """The practice stand-in's state is in a read-only TPUWIZARD_HOME (``detail``: where)."""
+    return (
+        f"the practice Colab stand-in keeps it in {seen.detail}, and TPUWIZARD_HOME is "
+        "read-only, so the stand-in can neither list nor stop it from there (it may still run; "
+        "practice bills nothing). Once the home is writable again, "
+        f"`tpuwizard teardown {seen.session} --sandbox` stops it."
+    )
 
 
 def torn_lines(seen: ColabSeenLike) -> list[str]:
@@ -141,6 +156,8 @@ def torn_lines(seen: ColabSeenLike) -> list[str]:
         return [f"{seen.session}: its launch still runs and stops it itself; not touched."]
     if seen.stopped:
         return [f"Stopped {seen.session}: colab sessions no longer lists it."]
+    if seen.state == "read-only-home":
+        return [f"{seen.session} was NOT stopped: " + _read_only_stand_in(seen)]
     why = seen.detail or "colab sessions still lists it"
     return [f"{seen.session} was NOT verified stopped: {why}."]
 

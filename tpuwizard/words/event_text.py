@@ -546,17 +546,18 @@ _RECORD_WORDS = {
 
 
 def held_record_words(event: ev.LedgerRecordHeld) -> str:
-    """A ledger record the disk refused: which, why, and where it is until the disk allows."""
+    """A ledger record the disk refused: which, why, and where it is until the ledger takes it
+    (a full disk and a read-only home alike: "has room" would be untrue of the second)."""
     said = _RECORD_WORDS.get(event.op, f"is {event.op}")
     if event.kept_in:
         where = (
             f"the record is kept in {event.kept_in} meanwhile (tpuwizard reads it from there) "
-            "and moved into the ledger once the disk has room"
+            "and moved into the ledger by the first command that can write it again"
         )
     else:
         where = (
-            "the record is held in this command's memory only, and written if the disk has "
-            f"room before it ends; else tpuwizard status finds {event.name} from its earlier "
+            "the record is held in this command's memory only, and written if the ledger can "
+            f"be written before it ends; else tpuwizard status finds {event.name} from its earlier "
             "record, as something that may still bill"
         )
     return (

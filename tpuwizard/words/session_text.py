@@ -57,6 +57,7 @@ def read_only_home_words(home: Path, held_in: Path | None) -> str:
     )
     return (
         f"TPUWIZARD_HOME {home} is read-only: listing, deleting and verifying go ahead, and "
-        f"what this command records in the ledger is held {where} until a command can write "
+        f"what this command records in its ledgers (the TPUs', Kaggle's, Colab's) is held "
+        f"{where} until a command can write "
         "the home again, which moves it in."
     )

@@ -231,9 +231,11 @@ def _read_state(folder: Path) -> dict[str, Any]:
 
 
 def _lock_held(path: Path) -> bool:
-    """Whether a keeper holds the session's lock: its session may still run."""
+    """Whether a keeper holds the session's lock: its session may still run. Opened for
+    reading: flock needs no write, and a read-only home (``status`` and ``teardown`` work
+    from one) refuses a file opened for writing."""
     try:
-        fd = os.open(path, os.O_RDWR)
+        fd = os.open(path, os.O_RDONLY)
     except FileNotFoundError:
         return False
     try:

@@ -9,11 +9,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from tpuwizard.core import paths
 from tpuwizard.core.colab.program import ColabCallFailed, ColabProgram
 from tpuwizard.core.colab.run import stop_session
 from tpuwizard.core.kaggle.ledger import writer_alive
 from tpuwizard.core.launch.events.colab import ColabSessionStopped
-from tpuwizard.session.free.colab import colab_ledger, program_for
+from tpuwizard.session.free.colab import colab_ledger, practice_home, program_for
 
 PREFIX = "tpuwizard-"
 
@@ -25,7 +26,9 @@ class ColabSeen:
     session: str
     run_id: str
     practice: bool
-    state: str  # "running", "launch-running" (its launch still runs), "gone", "unchecked"
+    # "running", "launch-running" (its launch still runs), "gone", "unchecked", or
+    # "read-only-home": the practice stand-in's state is in a read-only home (``detail``: where)
+    state: str
     detail: str = ""
     stopped: bool | None = None  # teardown: stopped and verified gone by listing
 
@@ -42,14 +45,14 @@ def records_named(name: str) -> list[dict[str, Any]]:
     return [r for r in held_records() if r["kernel"] == name]
 
 
-def _look(record: dict[str, Any], programs: dict[bool, ColabProgram | None]) -> ColabSeen:
+def _look(record: dict[str, Any], programs: dict[bool, ColabProgram | ColabSeen]) -> ColabSeen:
     """Is it listed? A session no longer listed is recorded gone."""
     name, run_id, practice = str(record["kernel"]), str(record["run_id"]), bool(record["practice"])
     if writer_alive(record.get("pid")):
         return ColabSeen(name, run_id, practice, "launch-running")
-    program = programs.get(practice)
-    if program is None:
-        return ColabSeen(name, run_id, practice, "unchecked", "the colab CLI is not installed")
+    program = programs[practice]
+    if isinstance(program, ColabSeen):  # no program to ask: why, as each session is seen
+        return ColabSeen(name, run_id, practice, program.state, program.detail)
     try:
         listed = program.sessions(timeout_s=60)
     except ColabCallFailed as err:
@@ -63,8 +66,21 @@ def _look(record: dict[str, Any], programs: dict[bool, ColabProgram | None]) -> 
     return ColabSeen(name, run_id, practice, "gone")
 
 
-def _programs(records: list[dict[str, Any]]) -> dict[bool, ColabProgram | None]:
-    return {practice: program_for(practice) for practice in {bool(r["practice"]) for r in records}}
+def _programs(records: list[dict[str, Any]]) -> dict[bool, ColabProgram | ColabSeen]:
+    """The program that answers for each kind of record, or what a session is seen as without
+    one (its name and run left blank)."""
+    return {practice: _program(practice) for practice in {bool(r["practice"]) for r in records}}
+
+
+def _program(practice: bool) -> ColabProgram | ColabSeen:
+    if practice and paths.read_only_home() is not None:
+        # The stand-in writes its state (and its calls' log) on every call, even a listing:
+        # from a read-only home it cannot answer, nor stop what it runs (issue 56, item 8).
+        return ColabSeen("", "", True, "read-only-home", str(practice_home()))
+    program = program_for(practice)
+    if program is None:
+        return ColabSeen("", "", practice, "unchecked", "the colab CLI is not installed")
+    return program
 
 
 def held_on_colab() -> list[ColabSeen]:
@@ -80,8 +96,8 @@ def tear_down_sessions(records: list[dict[str, Any]]) -> list[ColabSeen]:
     results = []
     for record in records:
         seen = _look(record, programs)
-        program = programs.get(seen.practice)
-        if seen.state != "running" or program is None:
+        program = programs[seen.practice]
+        if seen.state != "running" or not isinstance(program, ColabProgram):
             results.append(ColabSeen(**{**seen.to_dict(), "stopped": seen.state == "gone"}))
             continue
         stops = list(stop_session(program, seen.session, seen.run_id, colab_ledger()))

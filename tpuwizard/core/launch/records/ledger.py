@@ -23,6 +23,7 @@ held: :class:`~tpuwizard.core.errors.LedgerUnwritable` is raised, and nothing is
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -105,7 +106,11 @@ class Ledger:
         """``fallback_base``: where refused records are held (the system's temporary folder);
         ``append``: how a line reaches the file (a test makes the disk refuse through it)."""
         self.path = path
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # A folder that cannot be made (a read-only home that never held this ledger: `status`
+        # and `down` work from one) reads as no ledger; a record is then held, an intent
+        # refused (LedgerUnwritable), each by the append that meets the disk's refusal.
+        with contextlib.suppress(OSError):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
         self.file = LedgerFile(path, fallback_base, append)
         self.unreadable: list[tuple[int, str]] = []  # (line number, why) from the last read
 
