@@ -24,9 +24,12 @@ async def until(pilot, condition, seconds: float = 60.0, what: str = "") -> None
         await asyncio.sleep(0.05)
     state = getattr(pilot.app, "state", None)
     failure = getattr(state, "last_failure", None)  # why a launch ended early, when one did
+    log = getattr(pilot.app.screen, "log_text", None)  # a step that streams: its last lines
+    shown = "\n".join(log().splitlines()[-25:]) if callable(log) else ""
     raise AssertionError(
         f"timed out waiting for {what}; on {type(pilot.app.screen).__name__}"
         + (f"; the launch failed: {failure}" if failure else "")
+        + (f"; its log ends:\n{shown}" if shown else "")
     )
 
 

@@ -269,10 +269,10 @@ class ScriptScreen(RunScreen):
         button.focus()
 
     @on(Button.Pressed, "#run-again, #run-anyway, #edit-rerun, #end-runs")
-    def rerun_chosen(self, event: Button.Pressed) -> None:
+    async def rerun_chosen(self, event: Button.Pressed) -> None:
         handle = getattr(self.app, "handle", None)
-        if handle is None:
-            return
+        if handle is None or not self.query("#rerun-choices"):
+            return  # a second press while the first one's choices leave
         packages = self.query_one("#rerun-packages", Input).value.strip()
         if event.button.id != "end-runs":
             try:  # checked before anything is asked of the node: a wrong one is said here
@@ -280,8 +280,10 @@ class ScriptScreen(RunScreen):
             except BadInput as err:
                 self.notify(refusal_text(err, "wizard"), severity="warning")
                 return
-        self.query_one("#rerun-choices", Horizontal).remove()
-        self.query_one("#rerun-packages", Input).remove()
+        # Gone before the launch is asked: a rerun refused at once (a held TPU) offers its
+        # choices under the same ids, and a mount beside ones still leaving mounts only some.
+        await self.query_one("#rerun-choices", Horizontal).remove()
+        await self.query_one("#rerun-packages", Input).remove()
         if event.button.id == "end-runs":
             handle.end_runs()
             return
