@@ -313,11 +313,15 @@ def check_launcher(platform_name: str, out: Path) -> dict[str, Any]:
     said["holding"] = holding.strip()
     stack_file, stack = job / "stack", ""
     if holding.startswith("HOLDING"):
-        proc.send_signal(signal.SIGUSR1)
-        deadline = time.monotonic() + 30
+        # Asked again each second: the line is out as print returns, so a first signal can
+        # find the script still on its print line, before it waits (seen once beside load).
+        deadline, asked = time.monotonic() + 30, 0.0
         while time.monotonic() < deadline and "waiting_forever" not in stack:
-            stack = stack_file.read_text() if stack_file.exists() else ""
+            if time.monotonic() - asked >= 1.0:
+                proc.send_signal(signal.SIGUSR1)
+                asked = time.monotonic()
             time.sleep(0.2)
+            stack = stack_file.read_text() if stack_file.exists() else ""
     said["stack_alive_after"] = proc.poll() is None  # faulthandler dumps; it does not kill
     proc.kill()
     proc.wait(timeout=60)
