@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from tests.waiting import wait_until
-from tpuwizard.core.errors import WorkersStalled
+from tpuwizard.core.errors import StalledIn, WorkersStalled
 from tpuwizard.core.launch.workers.stall import (
     PROBE,
     Probe,
@@ -90,6 +90,36 @@ def test_the_report_names_the_stall_the_workers_and_their_lines():
     assert "w0's last lines: starting" in lines and "w2 printed nothing" in lines
     assert "w0's stack: x.py:3 in <module>" in lines
     assert "w2's stack: no stack: its script is suspended" in lines
+
+
+@pytest.mark.parametrize(
+    ("stalled", "not_joined", "in_join", "named", "waiting"),
+    [
+        # w2 suspended before the join; w1 waited in it long enough to be silent too.
+        ([1, 2], [2], [0, 1, 3], [2], [1]),
+        ([2], [2], [0, 1, 3], [2], []),
+        # Everyone silent waits in the join; the one missing is busy elsewhere: name them all.
+        ([0, 1], [2], [0, 1], [0, 1], []),
+        # No worker missing from the join: a hang inside it (or after) names every silent one.
+        ([0, 1], [], [0, 1], [0, 1], []),
+    ],
+)
+def test_a_worker_waiting_in_the_join_is_not_blamed_for_the_one_that_never_came(
+    stalled: list[int],
+    not_joined: list[int],
+    in_join: list[int],
+    named: list[int],
+    waiting: list[int],
+) -> None:
+    report = StallReport(60, stalled, {}, {}, not_joined, [], StalledIn.SCRIPT, in_join)
+    assert report.blamed == named and report.waiting == waiting
+    names = ", ".join(f"w{w}" for w in named)
+    headline = report.headline()
+    assert headline[0].startswith(f"stalled: {names} printed nothing")
+    line = "silent too, waiting in jax.distributed.initialize for them: "
+    assert [h for h in headline if h.startswith(line)] == (
+        [line + ", ".join(f"w{w}" for w in waiting)] if waiting else []
+    )
 
 
 def test_a_stack_is_shortened_to_the_script_frames_innermost_first():

@@ -171,10 +171,26 @@ class StallReport:
     not_joined: list[int]  # workers that never called jax.distributed.initialize
     joined: list[int] = field(default_factory=list)
     phase: StalledIn = StalledIn.SCRIPT  # whose job it watched
+    in_join: list[int] = field(default_factory=list)  # called initialize, not yet returned
+
+    @property
+    def waiting(self) -> list[int]:
+        """Stalled workers waiting in jax.distributed.initialize for one that never reached it:
+        they are silent because of it. Empty when every stalled worker waits (the one they wait
+        for is busy elsewhere): then all of them are named."""
+        if not self.not_joined:
+            return []
+        waiting = [w for w in self.stalled if w in self.in_join]
+        return waiting if len(waiting) < len(self.stalled) else []
+
+    @property
+    def blamed(self) -> list[int]:
+        """The stalled workers the headline names: those not waiting for another."""
+        return [w for w in self.stalled if w not in self.waiting]
 
     def headline(self) -> list[str]:
         minutes = f"{self.timeout_s / 60:g}"
-        names = ", ".join(f"w{w}" for w in self.stalled)
+        names = ", ".join(f"w{w}" for w in self.blamed)
         where = " in the verifier" if self.phase is StalledIn.VERIFIER else ""
         before = ", before your script started" if self.phase is StalledIn.VERIFIER else ""
         lines = [
@@ -184,6 +200,9 @@ class StallReport:
         if self.not_joined:
             never = ", ".join(f"w{w}" for w in self.not_joined)
             lines.append(f"never reached jax.distributed.initialize: {never}")
+        if self.waiting:
+            waiting = ", ".join(f"w{w}" for w in self.waiting)
+            lines.append(f"silent too, waiting in jax.distributed.initialize for them: {waiting}")
         return lines
 
     def lines(self) -> list[str]:
@@ -306,7 +325,7 @@ class StallGuard:
         """Raise :class:`WorkersStalled` when the guard ended the run."""
         if self.report is not None:
             report = self.report
-            raise WorkersStalled(report.stalled, report.text(), report.lines(), report.phase)
+            raise WorkersStalled(report.blamed, report.text(), report.lines(), report.phase)
 
     def _watch(self) -> None:
         while not self._done.wait(self.poll_s):
@@ -329,6 +348,7 @@ class StallGuard:
         stacks: dict[int, str] = {}
         not_joined: list[int] = []
         joined: list[int] = []
+        in_join: list[int] = []
         for worker, found in enumerate(looks):
             assert found is None or isinstance(found, Probe)
             why = why_no_stack(found, self.phase)
@@ -340,12 +360,14 @@ class StallGuard:
                 not_joined.append(worker)
             if found is not None and found.joined:
                 joined.append(worker)
+            elif found is not None and found.joining:
+                in_join.append(worker)
         if len(not_joined) == len(looks):
             not_joined = []  # no worker called initialize: the script does not join a slice
         with self._lock:
             last = {w: list(lines) for w, lines in self.lines.items()}
         self.report = StallReport(
-            self.timeout_s, stalled, last, stacks, not_joined, joined, self.phase
+            self.timeout_s, stalled, last, stacks, not_joined, joined, self.phase, in_join
         )
         # Ending the jobs ends their followers, so the run returns and raises.
         fan_out(self.transport, lambda w: stop_job(self.transport, w, self.job))
