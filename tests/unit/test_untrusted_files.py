@@ -44,6 +44,27 @@ def test_a_file_past_its_bound_is_refused_and_one_at_it_is_read(tmp_path):
     assert refused.value.too_large and "larger than 1 KiB" in refused.value.why
 
 
+@pytest.mark.parametrize(
+    "data",
+    [b"{}", b"\xef\xbb\xbf{}", b"\xef\xbb\xbf\xef\xbb\xbf{}", b"caf\xc3\xa9", b""],
+)
+def test_text_is_read_as_the_utf_8_sig_codec_reads_it(tmp_path: Path, data: bytes) -> None:
+    """One leading byte-order mark dropped (a file saved by Notepad), a second one kept."""
+    path = tmp_path / "f"
+    path.write_bytes(data)
+    assert untrusted.read_text(path, 1024) == data.decode("utf-8-sig")
+
+
+# Two bytes of a mark and nothing else: the codec reads "" (as if the file were still being
+# written); read here as what it is, no UTF-8.
+@pytest.mark.parametrize("data", [b"\xff{}", b"\xef\xbb\xbf\xff", b"\xef\xbb"])
+def test_text_that_is_no_utf_8_is_a_value_error(tmp_path: Path, data: bytes) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(data)
+    with pytest.raises(UnicodeDecodeError):
+        untrusted.read_text(path, 1024)
+
+
 def test_json_past_its_depth_a_key_twice_and_nan_are_refused_not_crashes():
     with pytest.raises(untrusted.BadJson, match="nests deeper than 16"):
         untrusted.loads(nested(100_000))  # Python's own parser: RecursionError

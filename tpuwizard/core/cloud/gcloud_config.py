@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tpuwizard.core import untrusted
-from tpuwizard.core.cloud.names import NAME_RE, PROJECT_RE, ZONE_RE
+from tpuwizard.core.cloud.names import is_project_id, is_resource_name, is_zone
 from tpuwizard.core.errors import BadInput, shown
 
 DMI_PRODUCT = Path("/sys/class/dmi/id/product_name")
@@ -202,7 +202,7 @@ def has_credentials(env: Mapping[str, str] | None = None) -> bool:
 
 
 def validate_project(project: str) -> str:
-    if not PROJECT_RE.fullmatch(project or ""):
+    if not is_project_id(project or ""):
         raise BadInput(
             f"{shown(project)} is not a valid project id: it must be 6-30 characters of lower-case "
             "letters, digits and hyphens, start with a letter and not end with a hyphen. "
@@ -212,7 +212,7 @@ def validate_project(project: str) -> str:
 
 
 def validate_zone(zone: str) -> str:
-    if not ZONE_RE.fullmatch(zone or ""):
+    if not is_zone(zone or ""):
         raise BadInput(
             f"{shown(zone)} is not a zone name: zones look like us-central1-a "
             "(region, then a letter) or us-central1-ai1a (an AI zone). `tpuwizard zones` lists "
@@ -222,7 +222,7 @@ def validate_zone(zone: str) -> str:
 
 
 def validate_node_name(name: str) -> str:
-    if not NAME_RE.fullmatch(name or ""):
+    if not is_resource_name(name or ""):
         raise BadInput(
             f"{shown(name)} is not a valid TPU name: use 1-63 lower-case letters, digits and "
             "hyphens, starting with a letter and not ending with a hyphen (e.g. jax-course-tpu-01)."

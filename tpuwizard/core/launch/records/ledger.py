@@ -238,16 +238,16 @@ def _depth_over(value: object, limit: int) -> bool:
 
 def _unaddressable(r: Resource) -> str | None:
     """Why no API call could name this resource (a '/' in a name, an unknown zone...)."""
-    from tpuwizard.core.cloud.names import NAME_RE, PROJECT_RE, ZONE_RE
+    from tpuwizard.core.cloud.names import is_project_id, is_resource_name, is_zone
 
     if r.kind not in ("node", "queued"):
         return f"unknown kind {r.kind!r}"
-    for what, value, pattern in (
-        ("project", r.project, PROJECT_RE),
-        ("zone", r.zone, ZONE_RE),
-        ("name", r.name, NAME_RE),
+    for what, value, rule in (
+        ("project", r.project, is_project_id),
+        ("zone", r.zone, is_zone),
+        ("name", r.name, is_resource_name),
     ):
-        if not isinstance(value, str) or not pattern.fullmatch(value):
+        if not isinstance(value, str) or not rule(value):
             return f"invalid {what} {value!r}"
     if not isinstance(r.run_id, str) or not isinstance(r.accelerator, str):
         return "missing or malformed fields"
