@@ -55,6 +55,15 @@ def test_bad_names_suggest_the_nearest_valid_name(bad, suggestion):
     assert bad in str(err.value)
 
 
+@pytest.mark.parametrize(
+    "bad", ["v4-٨", "v5litepod-４", "v5-litepod-4", "-4", "v4-", "v4_8", "v4-8a"]
+)
+def test_a_name_is_a_generation_a_hyphen_and_ascii_digits(bad: str) -> None:
+    """Digits of another script are no size of Google's (int() would read "٨" as 8)."""
+    with pytest.raises(UnknownAcceleratorError):
+        parse_accelerator(bad)
+
+
 def test_v4_4_explains_that_names_count_tensorcores():
     with pytest.raises(UnknownAcceleratorError, match="count TensorCores"):
         parse_accelerator("v4-4")

@@ -33,6 +33,33 @@ def test_bad_sizes_say_what_to_type(text):
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        "48",
+        " 48 ",
+        "0048",
+        "48\n",
+        "\t7\v",
+        "48 GiB",
+        "\u300048",
+        "48\u3000",
+        "٤٨",
+        "４８",
+        "",
+        " ",
+    ],
+)
+def test_a_bare_number_read_without_the_pattern_reads_as_the_pattern_reads_it(text: str) -> None:
+    """The shortcut for a whole number (fit's start compiles no pattern for ``fit 48``) gives
+    what the pattern gives, and refuses what it refuses (an ideographic space, Arabic-Indic
+    or full-width digits)."""
+    import re
+
+    match = re.match(fit._SIZE_PATTERN, text, re.IGNORECASE | re.ASCII)
+    assert fit._size_parts(text) == ((match.group(1), match.group(2)) if match else None)
+
+
+@pytest.mark.parametrize(
     ("text", "count"),
     [("7B", 7e9), ("350M", 350e6), ("1.5e9", 1.5e9), ("125000000", 1.25e8), ("70b", 70e9)],
 )

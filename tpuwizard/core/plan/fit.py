@@ -72,9 +72,9 @@ _PARAM_SUFFIXES = ("k", "m", "b", "t")
 _BARE_MIN_GIB = 1 / 1024
 _BARE_MAX_GIB = 1e6
 # ASCII only: ``\d`` and ``float`` would take full-width digits ("４８GiB") as numbers.
-_SIZE_RE = re.compile(
-    r"^\s*([+-]?[0-9]*\.?[0-9]+(?:e[+-]?\d+)?)\s*([a-z]*)\s*$", re.IGNORECASE | re.ASCII
-)
+# Compiled (and kept by re) on the first size that is not a bare whole number: see _size_parts.
+_SIZE_PATTERN = r"^\s*([+-]?[0-9]*\.?[0-9]+(?:e[+-]?\d+)?)\s*([a-z]*)\s*$"
+_ASCII_SPACE = " \t\n\r\f\v"  # what \s is under re.ASCII
 # Compiled (and kept by re) on the first count asked for: fit's start is paid by every `fit 48`.
 _PARAMS_PATTERN = r"^\s*([+-]?[0-9]*\.?[0-9]+(?:e[+-]?\d+)?)\s*([kmbt]?)\s*$"
 _PARAM_SCALE = {"": 1, "k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
@@ -107,17 +107,17 @@ def parse_size_gib(text: str) -> float:
     What looks like a parameter count (``7B``, ``350M``, ``1.5K``, or a bare number under 1 MiB
     or of a million GiB and more) raises :class:`LooksLikeParams`.
     """
-    match = _SIZE_RE.match(str(text))
-    unit = match.group(2).lower() if match else ""
-    if match and unit in _PARAM_SUFFIXES:
-        number = match.group(1)
+    parts = _size_parts(str(text))
+    number, unit = parts if parts else ("", "")
+    unit = unit.lower()
+    if parts and unit in _PARAM_SUFFIXES:
         raise LooksLikeParams(text, f"{number}{unit.upper()}", "looks like a parameter count")
-    if not match or unit not in _UNITS:
+    if not parts or unit not in _UNITS:
         raise BadInput(
             f"'{text}' is not a size. Type a number of GiB such as 48, or a number with a "
             "unit: 48GiB, 51.5GB, 512MiB, 1.5TiB."
         )
-    gib = float(match.group(1)) * _UNITS[unit] / 2**30
+    gib = float(number) * _UNITS[unit] / 2**30
     if not math.isfinite(gib):
         raise BadInput(f"'{text}' is too large: not a finite number. Type a size such as 48GiB.")
     if gib <= 0:
@@ -128,8 +128,19 @@ def parse_size_gib(text: str) -> float:
             "GiB (48), with a unit (512MiB), or give the model's parameter count instead (7B)."
         )
     if not unit and gib >= _BARE_MAX_GIB:
-        raise LooksLikeParams(text, match.group(1), "would be a million GiB or more")
+        raise LooksLikeParams(text, number, "would be a million GiB or more")
     return gib
+
+
+def _size_parts(text: str) -> tuple[str, str] | None:
+    """A size's number and unit as typed, or None where ``text`` is none. A bare whole number
+    (``48``, what most type) is read without the pattern: compiling it cost every ``fit``'s
+    start 0.2 ms. It is what the pattern reads from such a text, so one rule decides both."""
+    bare = text.strip(_ASCII_SPACE)
+    if bare.isascii() and bare.isdigit():
+        return bare, ""
+    match = re.match(_SIZE_PATTERN, text, re.IGNORECASE | re.ASCII)
+    return (match.group(1), match.group(2)) if match else None
 
 
 def parse_params(text: str) -> float:
