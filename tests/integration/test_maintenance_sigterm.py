@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.integration.launch_helpers import launch, sandbox_is_empty
 
 SCRIPT = """
@@ -77,4 +79,44 @@ def test_a_resumable_spot_run_gets_autocheckpoint_and_saves_on_the_warning(tmp_p
     assert "Your script got SIGTERM on worker 0" in stderr and "resumed from step_1" in stderr
     fetched = [Path(e["path"]) for e in events if e["event"] == "file_fetched"]
     assert {p.read_text() for p in fetched} == {"saved before maintenance"}
+    assert sandbox_is_empty(home)
+
+
+def script_lines(events: list[dict]) -> list[str]:
+    return [e["text"] for e in events if e["event"] == "script_line"]
+
+
+@pytest.mark.parametrize("who", ["ours", "other"])
+def test_before_the_script_runs_again_on_its_node_the_chip_is_checked(
+    tmp_path: Path, home, who: str
+) -> None:
+    """held_chip=WHO: a process holds worker 0's chip stand-in from the VM's start. The first
+    run is not checked (a fresh node: nothing of a run of ours can be there) and practice's
+    script never opens the chip; after the warning's SIGTERM, the chip is listed before the
+    script runs again there: ours is ended and the run resumes; another's ends the chain, the
+    script not run again, and the node is deleted."""
+    script = tmp_path / "train.py"
+    script.write_text(SAVES_A_CHECKPOINT)
+    code, events, stderr = launch(
+        tmp_path,
+        "--accelerator", "v5litepod-1", "--route", "spot", "--script", str(script),
+        "--checkpoints", "ckpt",
+        TPUWIZARD_SANDBOX_FAULTS=f"maintenance_sigterm=2;held_chip={who}",
+    )  # fmt: skip
+    kinds = [e["event"] for e in events]
+    assert kinds.count("running_again") == 1, stderr
+    if who == "ours":
+        assert code == 0, stderr
+        (ended,) = [e for e in events if e["event"] == "chip_holder_ended"]
+        assert ended["worker"] == 0 and ended["job"] == "run-practice-left-behind"
+        assert kinds.index("running_again") < kinds.index("chip_holder_ended")
+        assert "resumed from step_1" in script_lines(events)
+    else:
+        assert code == 1, stderr
+        assert kinds.count("script_finished") == 1  # the run before the warning alone
+        (failed,) = [e for e in events if e["event"] == "failed"]
+        assert failed["stage"] == "script" and failed["diagnosis"]["kind"] == "tpu_held"
+        assert "which tpuwizard did not start" in failed["diagnosis"]["explanation"]
+        assert "chip_holder_ended" not in kinds and script_lines(events) == ["training"]
+    assert any(e["event"] == "teardown_verified" for e in events)
     assert sandbox_is_empty(home)

@@ -27,6 +27,7 @@ from tpuwizard.core.launch.lifecycle.launch import run_launch
 from tpuwizard.core.launch.lifecycle.on_workers import WorkerSteps
 from tpuwizard.core.launch.plan.parts import Resume
 from tpuwizard.core.launch.resume.chain import AttemptEnd, NextStep, next_step
+from tpuwizard.core.launch.workers.held_chip import ChipHeld, Holder
 from tpuwizard.core.remote.sync import LocalFolder
 from tpuwizard.session.kept.nodes import KeptNode
 from tpuwizard.session.kept.resume import CheckpointsAsked
@@ -192,3 +193,116 @@ def test_run_checkpoints_on_a_kept_node_follows_the_same_rule(
         assert ran_on[1] != first and "KeptReplaced" in kinds and "RunningAgain" not in kinds
     else:
         assert ran_on == [first, first] and "RunningAgain" in kinds and "Recreating" not in kinds
+
+
+HOLDER = Holder(0, 4242, "python hold.py", ("/dev/vfio/0",), None)
+
+
+@pytest.mark.parametrize("held", [None, "other", "unended"])
+def test_before_a_launchs_script_runs_again_on_its_node_the_chip_is_checked(
+    tmp_path, monkeypatch, held
+):
+    """The same-node attempt checks the chip first (a holder of ours is ended there:
+    held_chip.py; None here); another's, or one of ours SIGKILL did not end, ends the chain
+    with the script not run again, and the launch deletes its node as after any failure."""
+    checks: list[bool] = []
+
+    def check_chip(self: WorkerSteps, transport: object, even_if_held: bool) -> None:
+        checks.append(even_if_held)
+        if held is not None:
+            raise ChipHeld("tpu-a", [HOLDER], unended=held == "unended")
+
+    monkeypatch.setattr(WorkerSteps, "check_chip", check_chip)
+    code, events, cloud, run_dir = chain_of(tmp_path, monkeypatch, [(0, (0,), False)])
+    assert checks == [False]  # once: before the second run, not before the first
+    assert sum(isinstance(e, ev.RunningAgain) for e in events) == 1
+    if held is None:
+        assert code == EXIT_OK and endings(run_dir) == ["sigterm", "finished"]
+        return
+    assert code == EXIT_FAILED
+    (failed,) = [e for e in events if isinstance(e, ev.Failed)]
+    d = failed.diagnosis
+    assert (failed.stage, d.kind, d.title) == (
+        "script",
+        "tpu_held",
+        "Another process holds the TPU",
+    )
+    assert (
+        "was to run again on tpu-a" in d.explanation and "process 4242 on worker 0" in d.explanation
+    )
+    assert any("--resume-from" in str(step) for step in d.next_steps)
+    assert endings(run_dir) == ["sigterm", "failed"]
+    attempts = json.loads((run_dir / CHAIN_FILE).read_text())["attempts"]
+    assert attempts[0]["script_exit"] == 0  # the first run's
+    assert attempts[1]["script_exit"] is None  # not the first run's again: it did not run
+    assert any(isinstance(e, ev.TeardownVerified) for e in events) and cloud.nodes == {}
+
+
+def _sigterm_then_done(runs: list[str]):
+    """A stand-in for the script's run on the node: the first gets Autocheckpoint's SIGTERM
+    (the node stays READY), the next ends by itself."""
+
+    def run_once(self: KeptNode, plan, folder, emit, cancel):
+        runs.append(self.name)
+        emit(ev.ScriptFinished(0, None, (0,) if len(runs) == 1 else ()))
+        return EXIT_OK, None
+
+    return run_once
+
+
+@pytest.mark.parametrize("held", [None, "other", "unended"])
+def test_before_the_script_runs_again_on_its_node_the_chip_is_checked(
+    world, tmp_path, monkeypatch, held
+):
+    """The chain's second attempt on the same node (its script got SIGTERM, the node READY)
+    checks the chip first, as `run` did before the first: a holder of ours is ended there
+    (held_chip.py; None here), another's, or one of ours SIGKILL did not end, ends the chain
+    with the node kept and the script not run again."""
+    _, session = world
+    node = up(session, tmp_path)
+    runs: list[str] = []
+    checks: list[bool] = []
+
+    def check_chip(self: KeptNode, even_if_held, emit):
+        checks.append(even_if_held)
+        if held is not None and len(checks) == 2:
+            holder = Holder(0, 4242, "python hold.py", ("/dev/vfio/0",), None)
+            raise ChipHeld(self.name, [holder], unended=held == "unended")
+
+    monkeypatch.setattr(KeptNode, "run_once", _sigterm_then_done(runs))
+    monkeypatch.setattr(KeptNode, "check_chip", check_chip)
+    events: list[ev.Event] = []
+    train = script(tmp_path)
+    code = session.kept.open(None).run(
+        train,
+        (),
+        (),
+        LocalFolder.of_script(train),
+        events.append,
+        CancelToken(),
+        checkpoints=CheckpointsAsked("ckpt", 60.0, 3),
+        even_if_held=True,
+    )
+    assert checks == [True, True]  # before the run, and before it ran again; as asked
+    assert sum(isinstance(e, ev.RunningAgain) for e in events) == 1
+    assert isinstance(events[-1], ev.Finished) and events[-1].remaining == [node]
+    if held is None:
+        assert code == EXIT_OK and runs == [node, node]
+        return
+    assert code == EXIT_FAILED and runs == [node]  # not run again: JAX could not have started
+    (failed,) = [e for e in events if isinstance(e, ev.Failed)]
+    d = failed.diagnosis
+    assert (failed.stage, d.kind, d.title) == (
+        "script",
+        "tpu_held",
+        "Another process holds the TPU",
+    )
+    assert f"was to run again on {node}" in d.explanation
+    assert "process 4242 on worker 0" in d.explanation
+    assert "worker 0: process 4242 (python hold.py)" in d.next_steps
+    if held == "other":
+        assert "which tpuwizard did not start" in d.explanation
+        assert f"End it: tpuwizard ssh --node {node} --worker 0, then kill 4242." in d.next_steps
+    else:
+        assert "which SIGTERM and SIGKILL did not end" in d.explanation
+        assert "tpuwizard down, then tpuwizard up, for a fresh node." in d.next_steps

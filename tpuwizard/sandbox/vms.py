@@ -23,7 +23,7 @@ from tpuwizard.sandbox.faults import Faults
 from tpuwizard.sandbox.model import ApiError, worker_home
 from tpuwizard.sandbox.store import StateStore
 from tpuwizard.sandbox.workers import image
-from tpuwizard.sandbox.workers.chip import hold_chips, make_stand_in
+from tpuwizard.sandbox.workers.chip import LEFT_JOB, hold_chips, make_stand_in
 from tpuwizard.sandbox.workers.processes import end_worker_processes
 
 
@@ -115,6 +115,8 @@ class VirtualMachines:
         for kind in ("workers", "instances"):
             for job in (self.store.home / kind).glob("*/*/*/w*/.tpuwizard/jobs/*"):
                 if not job.name.startswith(("script-", "run-")) or (job / "exit").exists():
+                    continue
+                if job.name == LEFT_JOB:  # held_chip=ours's earlier run: not the script's job
                     continue
                 home = job.parents[2]
                 sent = home.parent / f".maintenance-sigterm-{home.name}"

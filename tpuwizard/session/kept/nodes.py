@@ -350,7 +350,9 @@ class KeptNode:
             emit(ev.RunStarted(run_id, self.name, self.workers, str(run_dir)))
             run_dir.mkdir(parents=True, exist_ok=True)
             if checkpoints is not None:
-                code, kept = run_resumable(self, plan, folder, emit, cancel, checkpoints)
+                code, kept = run_resumable(
+                    self, plan, folder, emit, cancel, checkpoints, even_if_held
+                )
             else:
                 code, gone = self.run_once(plan, folder, emit, cancel)
                 if gone is not None:

@@ -23,7 +23,7 @@ from tpuwizard.core.choices import Said
 from tpuwizard.core.cloud.backends import Transport
 from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
 from tpuwizard.core.cloud.diagnose.failure import diagnose
-from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_OK
+from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.launch.kept.record import REPLACED_BY_FIELD
 from tpuwizard.core.launch.kept.settings import kept_chain_end, replacement_answers
@@ -53,7 +53,8 @@ class KeptNodesView(Protocol):
 
 class ResumableNode(Protocol):
     """What the chain uses of a kept node (:class:`~tpuwizard.session.kept.nodes.KeptNode`): its
-    record, its name, one run of the script on it, and what a diagnosis needs."""
+    record, its name, one run of the script on it, who holds its chip, and what a diagnosis
+    needs."""
 
     @property
     def nodes(self) -> KeptNodesView: ...
@@ -71,6 +72,8 @@ class ResumableNode(Protocol):
         emit: Callable[[ev.Event], None],
         cancel: CancelToken,
     ) -> tuple[int, Exception | None]: ...
+
+    def check_chip(self, even_if_held: bool, emit: Callable[[ev.Event], None]) -> None: ...
 
     def context(self) -> Context: ...
 
@@ -124,12 +127,15 @@ class KeptAttempts:
         folder: LocalFolder,
         emit: Callable[[ev.Event], None],
         cancel: CancelToken,
+        even_if_held: bool = False,
     ) -> None:
         self.node: ResumableNode | None = node
         self.last: ResumableNode = node  # the node of the last attempt (gone, once it went)
         self.run, self.folder, self.emit, self.cancel = run, folder, emit, cancel
         self.session = node.nodes.session
         self.minutes = 0.0
+        self.even_if_held = even_if_held  # run's --even-if-held: for each run on the node
+        self.again = False  # the next attempt runs the script again on the last one's node
 
     @property
     def zone(self) -> str:
@@ -146,6 +152,9 @@ class KeptAttempts:
                 return made
             self.node, receipt = made
         node = self.last = self.node
+        again, self.again = self.again, False
+        if again and (held := self._chip_checked(node)) is not None:
+            return held
         finished: list[ev.ScriptFinished] = []
 
         def heard(event: ev.Event) -> None:
@@ -161,6 +170,26 @@ class KeptAttempts:
         return AttemptEnd(
             code, gone, self.zone, node.name, receipt, exit_code, self.cancel.is_set(), sigterm
         )
+
+    def _chip_checked(self, node: ResumableNode) -> AttemptEnd | None:
+        """Before the script runs again on ``node``: what its last run left holding the chip is
+        ended (core/launch/workers/held_chip.py); None to go on, else how the attempt ended (a
+        process not ours holds it, or the node went away, or the listing failed)."""
+        from tpuwizard.core.errors import NodeGone, QueueSuspended, RemoteError
+        from tpuwizard.core.launch.workers.held_chip import ChipHeld, held_before_rerun
+
+        stopped = self.cancel.is_set()
+        try:
+            node.check_chip(self.even_if_held, self.emit)
+        except ChipHeld as held:  # the chain ends: the script would fail to start JAX
+            self.emit(ev.Failed("script", held_before_rerun(held, kept=True)))
+            return AttemptEnd(EXIT_FAILED, None, self.zone, node.name, None, None, stopped)
+        except (NodeGone, QueueSuspended) as gone:  # preempted meanwhile: the chain's next step
+            return AttemptEnd(EXIT_CLOUD, gone, self.zone, node.name, None, None, stopped)
+        except RemoteError as err:
+            self.emit(ev.Failed("script", diagnose(err, node.context())))
+            return AttemptEnd(EXIT_CLOUD, None, self.zone, node.name, None, None, stopped)
+        return None
 
     def _fate(self, node: ResumableNode) -> Exception | None:
         """What the listing says of ``node`` after its script got SIGTERM: gone (preempted,
@@ -202,7 +231,8 @@ class KeptAttempts:
         self.node = None
 
     def run_again(self) -> None:
-        """The next attempt runs on the same node: it stays ``self.node``."""
+        """The next attempt runs on the same node (it stays ``self.node``), its chip checked."""
+        self.again = True
 
     def gone_diagnosis(self, gone: Exception) -> Diagnosis:
         return diagnose(gone, self.last.context())
@@ -286,6 +316,7 @@ def run_resumable(
     emit: Callable[[ev.Event], None],
     cancel: CancelToken,
     asked: CheckpointsAsked,
+    even_if_held: bool = False,
 ) -> tuple[int, str | None]:
     """The run's chain on ``node`` and its replacements: the exit code, and the kept node
     at the end (None when none is)."""
@@ -298,6 +329,6 @@ def run_resumable(
         node.entry.resource.slice,
         node.entry.resource.route,
     )
-    attempts = KeptAttempts(node, run, folder, emit, cancel)
+    attempts = KeptAttempts(node, run, folder, emit, cancel, even_if_held)
     code = ResumeChain(attempts, limits, run.resume).run()
     return code, attempts.node.name if attempts.node is not None else None

@@ -46,6 +46,7 @@ from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.resume_rules import earlier_run_folder
 from tpuwizard.core.launch.resume.chain import AttemptEnd, ChainLimits, ResumeChain
 from tpuwizard.core.launch.workers.heartbeat import heartbeat_interval, heartbeats, send_heartbeat
+from tpuwizard.core.launch.workers.held_chip import ChipHeld, held_before_rerun
 from tpuwizard.core.launch.workers.rerun import run_script_with_reruns
 from tpuwizard.core.launch.workers.watchdog import arm_watchdog
 from tpuwizard.core.plan import cost
@@ -139,12 +140,13 @@ class Launch:
         ``quiet_gone`` (the chain's): a node that went away is kept in ``self.gone``, not said
         as Failed, nor is a script whose job recorded a SIGTERM while its node stayed READY
         (the chain runs it again, or says why not). ``again``: only the script, on the node
-        the last attempt ran it on."""
+        the last attempt ran it on, once its chip is checked (held_chip.py)."""
         stage, state, workers = "provision", self.state, self.workers
         self.gone = state.went_away = None
         try:
             if again and state.transport is not None:
                 transport, stage = state.transport, "script"
+                workers.script_exit_code, workers.script_sigterm = None, ()  # not yet run again
             else:
                 node = self.provisioner.provision()
                 transport = self.rt.make_transport(node)
@@ -165,6 +167,8 @@ class Launch:
                     stage = "verify"
                     workers.verify(transport)
                     state.proven = workers.receipt_ok
+                else:  # again: what the last run left holding the TPU is ended; another's stops
+                    workers.check_chip(transport, even_if_held=False)
                 if self.plan.workload.script is not None:
                     stage = "script"
                     run_script_with_reruns(workers, transport, self.rt.reruns, self.deadline())
@@ -175,6 +179,9 @@ class Launch:
                 if self.gone is not None:
                     return EXIT_CLOUD
             return EXIT_OK if workers.receipt_ok and not workers.fetch_incomplete else EXIT_FAILED
+        except ChipHeld as held:  # the script did not run again: the chain ends here
+            self.emit(ev.Failed(stage, held_before_rerun(held, kept=False)))
+            return EXIT_FAILED
         except Exception as err:  # every failure becomes a diagnosis, never a traceback
             if self.cancel.is_set():  # a stop, or a command the stop broke: the stop is the news
                 if not self.cancel.keep:

@@ -17,6 +17,11 @@ its id is written to the job's ``pid`` file under ``.tpuwizard/jobs/``. A holder
 script detached into a session of its own cannot be told from another's: it is named, never
 ended.
 
+The same check comes before a spot run's script runs again on its node after a SIGTERM (the
+chain's next attempt there, a launch's or a kept node's): what the last attempt left holding the
+chip is ended; another's ends the chain (:func:`held_before_rerun`), as the script would fail to
+start JAX there.
+
 What this cannot know: a process that opens the chip after the check; another user's process
 where the worker's user may not read it (the listing runs as root where ``sudo -n`` lets it, as
 Google's TPU VM images do).
@@ -29,6 +34,7 @@ import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
 from tpuwizard.core.launch.events import launch_events as ev
 from tpuwizard.core.remote.jobs import Job, fan_out, stop_job
 from tpuwizard.core.remote.transports import REMOTE_DIR, Transport
@@ -238,3 +244,44 @@ def check_chip(
         emit(ev.ChipHolderEnded(node, h.worker, h.pid, h.command, h.job or "", grace))
     for h in decision.others:
         emit(ev.ChipHeldGoingOn(node, h.worker, h.pid, h.command))
+
+
+def held_before_rerun(err: ChipHeld, kept: bool) -> Diagnosis:
+    """A spot run's script was to run again on its node (its last run got SIGTERM and the node
+    stayed READY), and the chip was held there: by another's process, or (``err.unended``) by
+    one of ours SIGKILL did not end. The script did not run again; a launch's node is then
+    deleted, a kept node kept (``kept``)."""
+    held = ", ".join(f"process {h.pid} on worker {h.worker}" for h in err.holders)
+    if err.unended:
+        who = f"{held}, left by your script's last run, which SIGTERM and SIGKILL did not end"
+    else:
+        who = f"{held}, which tpuwizard did not start"
+    steps: list[str] = [
+        f"worker {h.worker}: process {h.pid}" + (f" ({h.command})" if h.command else "")
+        for h in err.holders
+    ]
+    if kept and not err.unended:
+        steps += [
+            f"End it: tpuwizard ssh --node {err.node} --worker {h.worker}, then kill {h.pid}."
+            for h in err.holders
+        ]
+        steps.append(
+            "Then tpuwizard run it again with --checkpoints (what it saved is still in its "
+            "folder on the node); or tpuwizard down, then tpuwizard up, for a fresh node."
+        )
+    elif kept:
+        steps.append("tpuwizard down, then tpuwizard up, for a fresh node.")
+    else:
+        steps.append(
+            "This node is deleted. Launch again with --checkpoints and --resume-from this "
+            "run's id (its folder's name): the new node starts from its last complete "
+            "checkpoint set that came home."
+        )
+    return Diagnosis(
+        "tpu_held",
+        "Another process holds the TPU",
+        f"Your script got SIGTERM and was to run again on {err.node}, but its TPU was held by "
+        f"{who}, and only one process at a time may use a TPU: it would have failed to start "
+        "JAX there, so it did not run again.",
+        list(steps),
+    )
