@@ -1,6 +1,7 @@
 """Practice's maintenance warning end to end (issue 47 item 5): the fault sends SIGTERM to the
 script's job, the script's handler saves a file, the file comes back with --fetch, and the
-summary says the script got SIGTERM; nothing is left billing."""
+summary says the script got SIGTERM; nothing is left billing. And before the script runs again
+on its node, the chip is checked (issue 54, item 3): a launch's and a kept node's run."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.iterate_helpers import json_events, run, up
 from tests.integration.launch_helpers import launch, sandbox_is_empty
 
 SCRIPT = """
@@ -120,3 +122,57 @@ def test_before_the_script_runs_again_on_its_node_the_chip_is_checked(
         assert "chip_holder_ended" not in kinds and script_lines(events) == ["training"]
     assert any(e["event"] == "teardown_verified" for e in events)
     assert sandbox_is_empty(home)
+
+
+# On the warning, the handler leaves a child saving in a process group of its own (still in the
+# job's session) that holds the chip: practice's stand-in, ~/dev/accel0 on the worker.
+LEAVES_A_HOLDER = """
+import os, pathlib, signal, subprocess, sys, time
+if pathlib.Path("ckpt/step_1/state.txt").exists():
+    print("resumed from step_1", flush=True)
+    sys.exit(0)
+HOLD = "import os, time; chip = open(os.path.expanduser('~/dev/accel0'), 'rb'); time.sleep(600)"
+def on_term(signum, frame):
+    pathlib.Path("ckpt/step_1").mkdir(parents=True, exist_ok=True)
+    pathlib.Path("ckpt/step_1/state.txt").write_text("saved before maintenance")
+    subprocess.Popen([sys.executable, "-c", HOLD], process_group=0)
+    sys.exit(0)
+signal.signal(signal.SIGTERM, on_term)
+print("training", flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_kept_nodes_run_ends_what_its_last_run_left_holding_the_chip(
+    tmp_path: Path, home, project: Path
+) -> None:
+    """`run --checkpoints` on a kept spot node: the warning's SIGTERM, the handler's child left
+    holding the chip; before the script runs again there, that child is found as the earlier
+    run's (its session is the job's), ended and said, and the run resumes on the same node."""
+    (project / "train.py").write_text(LEAVES_A_HOLDER)
+    # The practice cloud a kept node lives in keeps the faults it started with: up's and run's.
+    faults = {
+        "TPUWIZARD_SANDBOX_FAULTS": "maintenance_sigterm=2",
+        "TPUWIZARD_SANDBOX_DELAY": "0.05",
+    }
+    kept = up(tmp_path, "--route", "spot", **faults)
+    done = run(
+        tmp_path,
+        "--json",
+        "--checkpoints",
+        "ckpt",
+        str(project / "train.py"),
+        timeout=240,
+        **faults,
+    )
+    events = json_events(done.stdout)
+    kinds = [e["event"] for e in events]
+    assert done.returncode == 0, (done.stderr, kinds)
+    assert kinds.count("running_again") == 1 and "kept_replaced" not in kinds
+    (ended,) = [e for e in events if e["event"] == "chip_holder_ended"]
+    assert (
+        ended["node"] == kept["node"] and ended["worker"] == 0 and ended["job"].startswith("run-")
+    )
+    assert kinds.index("running_again") < kinds.index("chip_holder_ended")
+    assert f"left holding the TPU (its job {ended['job']})" in done.stderr
+    assert script_lines(events)[-1] == "resumed from step_1"
