@@ -148,6 +148,24 @@ def test_a_sigterm_with_the_restarts_spent_is_a_failure_never_done(
     assert chain["stopped"]["by"] == "max_restarts"
 
 
+def run_checkpoints(session, tmp_path, even_if_held: bool = False) -> tuple[int, list[ev.Event]]:
+    """`run --checkpoints ckpt` of the kept node (its runs stood in for by the test): the exit
+    code and the events."""
+    events: list[ev.Event] = []
+    train = script(tmp_path)
+    code = session.kept.open(None).run(
+        train,
+        (),
+        (),
+        LocalFolder.of_script(train),
+        events.append,
+        CancelToken(),
+        checkpoints=CheckpointsAsked("ckpt", 60.0, 3),
+        even_if_held=even_if_held,
+    )
+    return code, events
+
+
 @pytest.mark.parametrize(("exit_code", "preempted"), [(0, False), (143, False), (0, True)])
 def test_run_checkpoints_on_a_kept_node_follows_the_same_rule(
     world,
@@ -175,17 +193,7 @@ def test_run_checkpoints_on_a_kept_node_follows_the_same_rule(
         return EXIT_OK, None
 
     monkeypatch.setattr(KeptNode, "run_once", run_once)
-    events: list[ev.Event] = []
-    train = script(tmp_path)
-    code = session.kept.open(None).run(
-        train,
-        (),
-        (),
-        LocalFolder.of_script(train),
-        events.append,
-        CancelToken(),
-        checkpoints=CheckpointsAsked("ckpt", 60.0, 3),
-    )
+    code, events = run_checkpoints(session, tmp_path)
     assert code == EXIT_OK
     kinds = [type(e).__name__ for e in events]
     assert ran_on[0] == first and len(ran_on) == 2
@@ -271,18 +279,7 @@ def test_before_the_script_runs_again_on_its_node_the_chip_is_checked(
 
     monkeypatch.setattr(KeptNode, "run_once", _sigterm_then_done(runs))
     monkeypatch.setattr(KeptNode, "check_chip", check_chip)
-    events: list[ev.Event] = []
-    train = script(tmp_path)
-    code = session.kept.open(None).run(
-        train,
-        (),
-        (),
-        LocalFolder.of_script(train),
-        events.append,
-        CancelToken(),
-        checkpoints=CheckpointsAsked("ckpt", 60.0, 3),
-        even_if_held=True,
-    )
+    code, events = run_checkpoints(session, tmp_path, even_if_held=True)
     assert checks == [True, True]  # before the run, and before it ran again; as asked
     assert sum(isinstance(e, ev.RunningAgain) for e in events) == 1
     assert isinstance(events[-1], ev.Finished) and events[-1].remaining == [node]
