@@ -18,6 +18,7 @@ from tests.unit.test_kept_resume import script, up
 from tests.unit.test_launch_safety import ZONE, make_runtime
 from tests.unit.test_resume_budget import spot_plan
 from tpuwizard.core.cancel import CancelToken
+from tpuwizard.core.cloud.diagnose.diagnosis import Diagnosis
 from tpuwizard.core.errors import NodeGone, ScriptFailed
 from tpuwizard.core.evidence.chain import CHAIN_FILE, check_chain
 from tpuwizard.core.exit_codes import EXIT_CLOUD, EXIT_FAILED, EXIT_OK
@@ -206,6 +207,22 @@ def test_run_checkpoints_on_a_kept_node_follows_the_same_rule(
 HOLDER = Holder(0, 4242, "python hold.py", ("/dev/vfio/0",), None)
 
 
+def held_diagnosis(events: list[ev.Event], node: str) -> Diagnosis:
+    """The one Failed of a chain that ended on a held chip, said as the chip's own words are:
+    who holds it, where the script was to run again."""
+    (failed,) = [e for e in events if isinstance(e, ev.Failed)]
+    d = failed.diagnosis
+    assert (failed.stage, d.kind, d.title) == (
+        "script",
+        "tpu_held",
+        "Another process holds the TPU",
+    )
+    assert f"was to run again on {node}" in d.explanation
+    assert "process 4242 on worker 0" in d.explanation
+    assert "worker 0: process 4242 (python hold.py)" in d.next_steps
+    return d
+
+
 @pytest.mark.parametrize("held", [None, "other", "unended"])
 def test_before_a_launchs_script_runs_again_on_its_node_the_chip_is_checked(
     tmp_path, monkeypatch, held
@@ -228,16 +245,7 @@ def test_before_a_launchs_script_runs_again_on_its_node_the_chip_is_checked(
         assert code == EXIT_OK and endings(run_dir) == ["sigterm", "finished"]
         return
     assert code == EXIT_FAILED
-    (failed,) = [e for e in events if isinstance(e, ev.Failed)]
-    d = failed.diagnosis
-    assert (failed.stage, d.kind, d.title) == (
-        "script",
-        "tpu_held",
-        "Another process holds the TPU",
-    )
-    assert (
-        "was to run again on tpu-a" in d.explanation and "process 4242 on worker 0" in d.explanation
-    )
+    d = held_diagnosis(events, "tpu-a")
     assert any("--resume-from" in str(step) for step in d.next_steps)
     assert endings(run_dir) == ["sigterm", "failed"]
     attempts = json.loads((run_dir / CHAIN_FILE).read_text())["attempts"]
@@ -287,16 +295,7 @@ def test_before_the_script_runs_again_on_its_node_the_chip_is_checked(
         assert code == EXIT_OK and runs == [node, node]
         return
     assert code == EXIT_FAILED and runs == [node]  # not run again: JAX could not have started
-    (failed,) = [e for e in events if isinstance(e, ev.Failed)]
-    d = failed.diagnosis
-    assert (failed.stage, d.kind, d.title) == (
-        "script",
-        "tpu_held",
-        "Another process holds the TPU",
-    )
-    assert f"was to run again on {node}" in d.explanation
-    assert "process 4242 on worker 0" in d.explanation
-    assert "worker 0: process 4242 (python hold.py)" in d.next_steps
+    d = held_diagnosis(events, node)
     if held == "other":
         assert "which tpuwizard did not start" in d.explanation
         assert f"End it: tpuwizard ssh --node {node} --worker 0, then kill 4242." in d.next_steps
