@@ -5,11 +5,12 @@
 Two cases, each in its own TPUWIZARD_HOME: no kept node, and one kept node in the ledger, made
 by the tests' own `keep` (tests/unit/test_kept_lines.py), so the command ends with its `Kept:`
 line on stderr, as every command does while one bills. The table form (`fit 48`, rich) is timed
-too, and `python -c "import click"`: the floor every click command line starts from. Each run starts a fresh interpreter; runs are paired (bare Python, then each tpuwizard
-command, in turn) so that a busy moment of this shared machine falls on both sides of a ratio.
-Each time is a median, and each ratio the median of the run-by-run ratios. The goal (issue 54;
-issue 38's was 3x): `fit 48 --json` at most 2.5x bare Python, in both cases. Results and what
-they depend on (a fallback folder for held ledger lines under /tmp): docs/performance.md.
+too, and `python -c "import click"`: the floor every click command line starts from. Each run
+starts a fresh interpreter; runs are paired (bare Python, then each command, in turn) so that a
+busy moment of this shared machine falls on both sides of a ratio. Each time is a median, and
+each ratio the median of the run-by-run ratios. The goal (issue 54; issue 38's was 3x):
+`fit 48 --json` at most 2.5x bare Python, in both cases. Results and what they depend on (a
+fallback folder for held ledger lines under /tmp): docs/performance.md.
 
 Bytecode is compiled first, as a pip install leaves it: with PYTHONDONTWRITEBYTECODE set (as on
 this project's machines) every start would otherwise compile tpuwizard's modules again. The two

@@ -14,10 +14,12 @@ import pytest
 
 from tests.conftest import tpuwizard_cmd
 from tests.integration.launch_helpers import env, sandbox_is_empty
+from tpuwizard.core.cloud.backends import Backend, Transport
 from tpuwizard.core.preflight.ask import PreflightAsk, Reach
 from tpuwizard.core.preflight.model import Verdict, passed
 from tpuwizard.core.preflight.rest import Endpoints, Rest
 from tpuwizard.core.preflight.run import run_preflight
+from tpuwizard.core.routes import Route
 
 PROJECT = "practice-project"
 
@@ -27,8 +29,12 @@ def checks_against(sandbox, faults: str | None, **ask_fields: Any):
     fields: dict[str, Any] = {"accelerator": "v5litepod-4", "zone": "us-central1-a", "route": "vm"}
     fields.update(ask_fields)
     fields.setdefault("backend", "tpu-api")
+    # The table's words parsed as the CLI parses them: the ask holds members.
+    fields["route"], fields["backend"] = Route(fields["route"]), Backend(fields["backend"])
+    if "transport" in fields:
+        fields["transport"] = Transport(fields["transport"])
     ask = PreflightAsk(PROJECT, **fields)
-    if ask.backend == "compute":
+    if ask.backend == Backend.COMPUTE:
         from tpuwizard.core.cloud.compute.client import ComputeCloud
 
         lister = ComputeCloud(PROJECT, endpoint=server.endpoint, retry_deadline=5)

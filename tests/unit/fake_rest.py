@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.preflight.ask import PreflightAsk, Reach
 from tpuwizard.core.preflight.rest import Answer, Endpoints
+from tpuwizard.core.routes import Route
 
 BASE = "http://google.invalid"
 P = "my-project"
@@ -81,8 +83,8 @@ def reach(rest: FakeRest | None, offered: list[str] | Exception | None = None) -
 def ask(
     accelerator: str | None = "v6e-4",
     zone: str | None = "us-east5-a",
-    route: str = "vm",
-    backend: str = "tpu-api",
+    route: Route = Route.VM,
+    backend: Backend = Backend.TPU_API,
     **extra: Any,
 ) -> PreflightAsk:
     return PreflightAsk(P, accelerator, zone, route, backend, **extra)

@@ -9,6 +9,7 @@ import pytest
 
 from tests.plans import launch_plan
 from tpuwizard.core.choices import Phrase
+from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.cloud.diagnose.capacity import stockout_diagnosis
 from tpuwizard.core.cloud.diagnose.diagnosis import Context
 from tpuwizard.core.cloud.google_errors import flex_zones
@@ -17,6 +18,7 @@ from tpuwizard.core.preflight.ask import PreflightAsk, Reach
 from tpuwizard.core.preflight.model import Verdict
 from tpuwizard.core.preflight.offer import check_offered
 from tpuwizard.core.preflight.rest import Endpoints
+from tpuwizard.core.routes import Route
 
 CASES = [
     (accelerator, zone, backend)
@@ -56,7 +58,7 @@ def plan_refuses_flex(tmp_path, accelerator: str, zone: str, backend: str) -> bo
 
 
 def preflight_refuses_flex(accelerator: str, zone: str, backend: str) -> bool:
-    ask = PreflightAsk("p", accelerator, zone, "flex", backend)
+    ask = PreflightAsk("p", accelerator, zone, Route.FLEX, Backend(backend))
     everything = [accelerator, accelerator.split("-")[0] + "-4"]  # the zone lists every type
     reach = Reach(None, Endpoints(), lambda: everything)
     check = check_offered(ask, reach)
@@ -96,7 +98,7 @@ def test_the_stockout_advice_offers_flex_start_where_that_backend_has_it():
 
 
 def test_the_preflights_flex_refusal_points_at_the_listing_of_flex_zones():
-    ask = PreflightAsk("p", "v5litepod-4", "us-west1-c", "flex", "tpu-api")
+    ask = PreflightAsk("p", "v5litepod-4", "us-west1-c", Route.FLEX, Backend.TPU_API)
     reach = Reach(None, Endpoints(), lambda: ["v5litepod-4"])
     check = check_offered(ask, reach)
     assert check.verdict is Verdict.FAIL and "Flex-start" in check.detail

@@ -5,6 +5,7 @@ what a refused read of the check's own API says."""
 from google.api_core import exceptions as gx
 
 from tests.unit.fake_rest import QUOTA_PROJECT, FakeRest, P, ask, disabled, error, reach
+from tpuwizard.core.cloud.backends import Backend, Transport
 from tpuwizard.core.preflight import access, network, offer, oslogin
 from tpuwizard.core.preflight.model import Verdict
 from tpuwizard.core.preflight.oslogin import OsLoginFacts, judge
@@ -40,7 +41,7 @@ def test_apis_pass_when_enabled_and_fail_with_the_enable_command():
     on = FakeRest({f"{SU}/tpu.googleapis.com": {"state": "ENABLED"}})
     assert access.check_apis(ask(), reach(on)).verdict is Verdict.PASS
     off = FakeRest({f"{SU}/compute.googleapis.com": {"state": "DISABLED"}})
-    check = access.check_apis(ask(backend="compute"), reach(off))
+    check = access.check_apis(ask(backend=Backend.COMPUTE), reach(off))
     assert check.verdict is Verdict.FAIL
     assert check.fix == f"gcloud services enable compute.googleapis.com --project {P}"
 
@@ -128,23 +129,25 @@ def test_os_login_2fa_with_tpuwizards_ssh_fails_toward_gcloud_transport():
 def test_os_login_off_or_through_gcloud_imports_nothing():
     assert oslogin.check_os_login(ask(), reach(os_login_rest())).launch_does is None
     rest = os_login_rest(meta=[("enable-oslogin", "TRUE")])
-    assert oslogin.check_os_login(ask(transport="gcloud"), reach(rest)).launch_does is None
+    assert oslogin.check_os_login(ask(transport=Transport.GCLOUD), reach(rest)).launch_does is None
 
 
 def test_os_login_on_with_gcloud_transport_passes():
     rest = os_login_rest(meta=[("enable-oslogin", "true")])
-    assert oslogin.check_os_login(ask(transport="gcloud"), reach(rest)).verdict is Verdict.PASS
+    assert (
+        oslogin.check_os_login(ask(transport=Transport.GCLOUD), reach(rest)).verdict is Verdict.PASS
+    )
 
 
 def test_os_login_2fa_fails_saying_use_transport_gcloud():
     rest = os_login_rest(meta=[("enable-oslogin", "TRUE"), ("enable-oslogin-2fa", "TRUE")])
-    check = oslogin.check_os_login(ask(transport="gcloud"), reach(rest))
+    check = oslogin.check_os_login(ask(transport=Transport.GCLOUD), reach(rest))
     assert check.verdict is Verdict.FAIL and "use --transport gcloud" in check.detail
 
 
 def test_os_login_on_without_the_permission_fails_with_the_role_grant():
     rest = os_login_rest(meta=[("enable-oslogin", "TRUE")], permissions=())
-    check = oslogin.check_os_login(ask(transport="gcloud"), reach(rest))
+    check = oslogin.check_os_login(ask(transport=Transport.GCLOUD), reach(rest))
     assert check.verdict is Verdict.FAIL and "roles/compute.osLogin" in (check.fix or "")
     assert ("POST", TEST_IAM, {"permissions": ["compute.instances.osLogin"]}) in rest.asked
 
@@ -186,7 +189,7 @@ def test_external_ip_policy_unreadable_is_unknown():
 
 def test_internal_ips_need_cloud_nat_in_the_region():
     nat = FakeRest({ROUTERS: {"items": [{"name": "r", "nats": [{"name": "n"}]}]}})
-    internal = ask(backend="compute", internal_ips=True)
+    internal = ask(backend=Backend.COMPUTE, internal_ips=True)
     assert network.check_internal_ips(internal, reach(nat)).verdict is Verdict.PASS
     none = FakeRest({ROUTERS: {"items": [{"name": "r"}]}})
     check = network.check_internal_ips(internal, reach(none))
@@ -194,7 +197,7 @@ def test_internal_ips_need_cloud_nat_in_the_region():
 
 
 def test_internal_ips_through_iap_need_a_firewall_rule_for_iap():
-    internal = ask(internal_ips=True, transport="gcloud")
+    internal = ask(internal_ips=True, transport=Transport.GCLOUD)
     routers = {"items": [{"nats": [{"name": "n"}]}]}
     closed = FakeRest(
         {
@@ -243,7 +246,7 @@ def iap_ready(permission_answer):
 
 
 def test_iap_without_the_tunnel_user_role_fails_with_the_grant():
-    internal = ask(internal_ips=True, transport="gcloud")
+    internal = ask(internal_ips=True, transport=Transport.GCLOUD)
     # Google answers only the asked permissions the caller holds: none, an empty object.
     check = network.check_internal_ips(internal, reach(iap_ready({})))
     assert check.verdict is Verdict.FAIL and "IAP-secured Tunnel User" in check.detail
@@ -251,7 +254,7 @@ def test_iap_without_the_tunnel_user_role_fails_with_the_grant():
 
 
 def test_iap_role_unreadable_is_unknown_never_a_fail():
-    internal = ask(internal_ips=True, transport="gcloud")
+    internal = ask(internal_ips=True, transport=Transport.GCLOUD)
     refused = error(403, "PERMISSION_DENIED", "The caller does not have permission")
     check = network.check_internal_ips(internal, reach(iap_ready(refused)))
     assert check.verdict is Verdict.UNKNOWN and "Tunnel User role is not known" in check.detail
@@ -271,7 +274,7 @@ def test_offered_passes_fails_with_the_zones_command_or_is_unknown():
 def test_a_compute_engine_slice_is_offered_where_its_vm_machine_type_is():
     # Compute Engine lists machine types per VM: a v6e-16 slice is a MIG of v6e-4 VMs.
     rest = FakeRest()
-    slice_ask = ask(backend="compute", accelerator="v6e-16")
+    slice_ask = ask(backend=Backend.COMPUTE, accelerator="v6e-16")
     assert offer.check_offered(slice_ask, reach(rest, ["v6e-1", "v6e-4"])).verdict is Verdict.PASS
     assert offer.check_offered(slice_ask, reach(rest, ["v6e-1"])).verdict is Verdict.FAIL
     # The TPU API lists the slice itself: no such stand-in there.

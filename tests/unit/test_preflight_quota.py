@@ -3,8 +3,10 @@
 
 from tests.plans import launch_plan
 from tests.unit.fake_rest import QUOTA_PROJECT, FakeRest, P, ask, disabled, reach
+from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.preflight import quota
 from tpuwizard.core.preflight.model import Verdict
+from tpuwizard.core.routes import Route
 
 TPU = f"/v1/projects/{P}/locations/global/services/tpu.googleapis.com/quotaInfos"
 CE = f"/v1/projects/{P}/locations/global/services/compute.googleapis.com/quotaInfos"
@@ -26,8 +28,10 @@ def region_info(quota_id, value, region="us-east5"):
 def test_each_route_draws_on_its_bucket():
     assert quota.tpu_api_bucket(ask("v5litepod-4", "us-central1-a")) == "serving"
     assert quota.tpu_api_bucket(ask("v5litepod-16", "us-central1-a")) == "standard"
-    assert quota.tpu_api_bucket(ask("v5litepod-4", "us-central1-a", route="spot")) == "preemptible"
-    assert quota.tpu_api_bucket(ask(route="flex")) == "preemptible"
+    assert (
+        quota.tpu_api_bucket(ask("v5litepod-4", "us-central1-a", route=Route.SPOT)) == "preemptible"
+    )
+    assert quota.tpu_api_bucket(ask(route=Route.FLEX)) == "preemptible"
 
 
 def test_enough_quota_passes_and_reports_the_room():
@@ -41,7 +45,7 @@ def test_enough_quota_passes_and_reports_the_room():
 def test_a_shortfall_names_the_metric_the_numbers_and_the_request_line():
     name = "TPUV6EPreemptiblePerProjectPerRegionForTPUAPI"
     rest = FakeRest({f"{TPU}/{name}": region_info(name, 0)})
-    reading = quota.read_quota(ask(route="spot"), reach(rest))
+    reading = quota.read_quota(ask(route=Route.SPOT), reach(rest))
     check = reading.check
     assert check.verdict is Verdict.FAIL and reading.room == 0
     assert (
@@ -83,12 +87,14 @@ def test_compute_engine_reads_its_family_quota_with_the_family_dimension():
         ({"region": "us-east5", "tpu_family": "CT6E"}, 0),
         dims=("region", "tpu_family"),
     )
-    reading = quota.read_quota(ask(backend="compute"), reach(FakeRest({f"{CE}/{name}": body})))
+    reading = quota.read_quota(
+        ask(backend=Backend.COMPUTE), reach(FakeRest({f"{CE}/{name}": body}))
+    )
     assert reading.check.verdict is Verdict.FAIL and reading.room == 0
     assert "--dimensions=region=us-east5,tpu_family=CT6E" in (reading.check.fix or "")
     spot = "PREEMPTIBLE-TPU-V6E-per-project-region"
     rest = FakeRest({f"{CE}/{spot}": region_info(spot, 8)})
-    assert quota.read_quota(ask(backend="compute", route="spot"), reach(rest)).room == 8
+    assert quota.read_quota(ask(backend=Backend.COMPUTE, route=Route.SPOT), reach(rest)).room == 8
 
 
 def test_unlimited_passes():
@@ -147,7 +153,7 @@ def test_compute_engine_subtracts_the_usage_regions_get_reports_by_its_enum_metr
     region = f"/compute/v1/projects/{P}/regions/us-central1"
     body = region_info(lite, 8, "us-central1")
     rest = FakeRest({f"{CE}/{lite}": body, region: region_quotas(cpus, used)})
-    v5e = ask("v5litepod-4", "us-central1-a", backend="compute")
+    v5e = ask("v5litepod-4", "us-central1-a", backend=Backend.COMPUTE)
     reading = quota.read_quota(v5e, reach(rest))
     check = reading.check
     # 8 allowed, 6 in use: the 4 chips asked for do not fit, though the limit alone would say so.
@@ -166,7 +172,7 @@ def test_no_usage_is_read_by_a_name_outside_compute_v1s_enum():
     # nor even asked: v6e has no metric in the enum, so its usage is not known, never 0.
     invented = {"metric": "PREEMPTIBLE_TPU_V6E", "limit": 8.0, "usage": 6.0}
     rest = FakeRest({f"{CE}/{SPOT_V6E}": spot_metric(8), REGION: region_quotas(invented)})
-    reading = quota.read_quota(ask(backend="compute", route="spot"), reach(rest))
+    reading = quota.read_quota(ask(backend=Backend.COMPUTE, route=Route.SPOT), reach(rest))
     assert reading.check.verdict is Verdict.PASS and reading.room == 8
     assert "usage not known" in reading.check.detail and "6 used" not in reading.check.detail
     assert all(path != REGION for _, path, _ in rest.asked)
@@ -181,7 +187,7 @@ def test_where_no_usage_is_reported_the_line_says_so():
     # Compute Engine whose regions.get cannot be read: the limit alone, said as such.
     lite = "TPU-LITE-PODSLICE-V5-per-project-region"
     refused = FakeRest({f"{CE}/{lite}": region_info(lite, 8, "us-central1")})  # regions.get: 404
-    v5e = ask("v5litepod-4", "us-central1-a", backend="compute")
+    v5e = ask("v5litepod-4", "us-central1-a", backend=Backend.COMPUTE)
     check = quota.read_quota(v5e, reach(refused)).check
     assert check.verdict is Verdict.PASS and "usage not known" in check.detail
 

@@ -9,8 +9,10 @@ import pytest
 
 from tests.unit.fake_rest import FakeRest, P, ask, reach
 from tpuwizard.core.cloud import quota_ids
+from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.preflight import quota
 from tpuwizard.core.preflight.model import Verdict
+from tpuwizard.core.routes import Route
 from tpuwizard.sandbox import quota_limits
 
 CE = f"/v1/projects/{P}/locations/global/services/compute.googleapis.com/quotaInfos"
@@ -48,7 +50,7 @@ def info(quota_id, value, **dims):
 def test_flex_start_reads_every_candidate_and_says_which_governs_and_why():
     family = info(FAMILY, 0, tpu_family="CT6E")
     rest = FakeRest({f"{CE}/{SPOT_V6E}": info(SPOT_V6E, 16), f"{CE}/{FAMILY}": family})
-    reading = quota.read_quota(ask(backend="compute", route="flex"), reach(rest))
+    reading = quota.read_quota(ask(backend=Backend.COMPUTE, route=Route.FLEX), reach(rest))
     detail = reading.check.detail
     # The preemptible pool governs (the documented rule); the family one is read and shown.
     assert reading.check.verdict is Verdict.PASS and reading.room == 16
@@ -60,7 +62,7 @@ def test_flex_start_reads_every_candidate_and_says_which_governs_and_why():
 def test_a_candidate_the_project_lacks_passes_the_governing_role_on():
     # v5p on-demand: one report names TPU-V5P-per-project-region, another the family quota.
     rest = FakeRest({f"{CE}/{FAMILY}": info(FAMILY, 2, tpu_family="CT5P")})
-    reading = quota.read_quota(ask("v5p-8", "us-east5-a", backend="compute"), reach(rest))
+    reading = quota.read_quota(ask("v5p-8", "us-east5-a", backend=Backend.COMPUTE), reach(rest))
     check = reading.check
     assert check.verdict is Verdict.FAIL and reading.room == 2
     assert f"{FAMILY} governs" in check.detail
@@ -69,7 +71,7 @@ def test_a_candidate_the_project_lacks_passes_the_governing_role_on():
 
 
 def test_none_of_the_candidates_found_is_unknown_naming_them():
-    reading = quota.read_quota(ask(backend="compute", route="flex"), reach(FakeRest()))
+    reading = quota.read_quota(ask(backend=Backend.COMPUTE, route=Route.FLEX), reach(FakeRest()))
     assert reading.check.verdict is Verdict.UNKNOWN and reading.room is None
     assert SPOT_V6E in reading.check.detail and FAMILY in reading.check.detail
 
@@ -77,7 +79,7 @@ def test_none_of_the_candidates_found_is_unknown_naming_them():
 @pytest.mark.parametrize(("accelerator", "zone"), [("tpu7x-8", "us-central1-c")])
 def test_a_generation_no_report_names_is_unknown_never_guessed(accelerator, zone):
     rest = FakeRest()
-    reading = quota.read_quota(ask(accelerator, zone, backend="compute"), reach(rest))
+    reading = quota.read_quota(ask(accelerator, zone, backend=Backend.COMPUTE), reach(rest))
     assert reading.check.verdict is Verdict.UNKNOWN and "no source names" in reading.check.detail
     assert rest.asked == []
 

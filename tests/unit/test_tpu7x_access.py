@@ -10,6 +10,7 @@ from google.api_core import exceptions as gx
 
 from tests.plans import launch_plan
 from tests.unit.fake_rest import FakeRest, ask, reach
+from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.cloud.diagnose.diagnosis import Context
 from tpuwizard.core.cloud.diagnose.failure import diagnose
 from tpuwizard.core.cloud.diagnose.tpu7x_access import ACCESS_NOTE, ACCESS_PAGE, access_note
@@ -54,7 +55,9 @@ def test_the_account_team_note_is_on_the_plan_line_and_in_the_preflight():
         ACCESS_NOTE in n
         for n in backend_notes(plan(accelerator="v6e-4", backend="compute", zone="us-east5-b"))
     )
-    check = quota.read_quota(ask("tpu7x-8", ZONE7, backend="compute"), reach(FakeRest())).check
+    check = quota.read_quota(
+        ask("tpu7x-8", ZONE7, backend=Backend.COMPUTE), reach(FakeRest())
+    ).check
     assert check.verdict is Verdict.UNKNOWN and ACCESS_PAGE in check.detail
     v6e, tpu7x = catalog.parse_accelerator("v6e-4"), catalog.parse_accelerator("tpu7x-16")
     assert access_note(v6e) is None and access_note(tpu7x) == ACCESS_NOTE

@@ -16,6 +16,7 @@ from tpuwizard.core.cloud.backends import AUTO, COMPUTE, TPU_API, Backend
 from tpuwizard.core.errors import BadInput
 from tpuwizard.core.preflight.ask import PreflightAsk, Reach
 from tpuwizard.core.preflight.model import Check, Verdict, passed, unknown
+from tpuwizard.core.routes import Route
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.backend_choice import BackendChoice
@@ -111,7 +112,7 @@ def quota_decides(
 
 
 def compute_quota(
-    session: Reaches, slice_: Slice, zone: str, route: str, at_once: int = 1
+    session: Reaches, slice_: Slice, zone: str, route: Route, at_once: int = 1
 ) -> QuotaReading:
     """Compute Engine's quota for ``slice_`` in ``zone``'s region: the reading ``auto``
     decides by (its check is the preflight's quota line when the launch goes there)."""
@@ -170,4 +171,4 @@ def fan_out_in_region(plan: LaunchPlan) -> int:
 def project_checks(session: Reaches) -> list[Check]:
     """The project's own checks (credentials, APIs, billing, OS Login, external IPs), as the
     wizard's Account step shows them: no slice or zone asked about yet."""
-    return checks(session, PreflightAsk(session.project or "", None, None, "vm", TPU_API))
+    return checks(session, PreflightAsk(session.project or "", None, None, Route.VM, TPU_API))

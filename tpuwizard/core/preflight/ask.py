@@ -7,8 +7,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from tpuwizard.core.cloud.backends import Backend, Transport
 from tpuwizard.core.plan import catalog
 from tpuwizard.core.preflight.rest import Endpoints, Rest
+from tpuwizard.core.routes import Route
 
 
 @dataclass(frozen=True)
@@ -19,10 +21,10 @@ class PreflightAsk:
     project: str
     accelerator: str | None
     zone: str | None
-    route: str  # vm, spot or flex
-    backend: str
+    route: Route  # vm, spot or flex
+    backend: Backend
     internal_ips: bool = False
-    transport: str = "ssh"  # ssh: tpuwizard's key in the VM's metadata; gcloud: gcloud's SSH
+    transport: Transport = Transport.SSH  # tpuwizard's key in the VM's metadata, or gcloud's SSH
     # Requests sent together in the zone's region (--fan-out): each takes its own quota.
     at_once: int = 1
 
