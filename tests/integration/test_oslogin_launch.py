@@ -32,3 +32,21 @@ def test_a_launch_under_os_login_imports_its_key_and_deletes_it_after_teardown(s
     assert profiles and all(keys == {} for keys in profiles.values())  # imported, then deleted
     assert sandbox_is_empty(home) and ledger_all_gone(home)
     assert sshd.authorized_keys.read_text() == ""
+
+
+def test_a_practice_launch_without_sshd_promises_no_key_under_os_login(tmp_path):
+    """Without an OpenSSH server, practice reaches its workers through a local shell: nothing
+    logs in, so the preflight says no key is imported (it used to promise an import), no key
+    reaches the OS Login profile, and there is none to delete after teardown."""
+    home = Path(os.environ["TPUWIZARD_HOME"])
+    code, events, stderr = launch(
+        tmp_path, "--accelerator", "v5litepod-1", TPUWIZARD_SANDBOX_FAULTS="oslogin=1"
+    )
+    assert code == 0, stderr
+    said = stderr + json.dumps(events)
+    assert "imports its SSH key" not in said
+    assert "local shell, not SSH, so no key is imported" in said
+    assert not [e for e in events if e["event"] == "login_key_forgotten"]
+    state = json.loads((home / "sandbox" / "state.json").read_text())
+    assert all(keys == {} for keys in state.get("oslogin", {}).values())  # none was imported
+    assert sandbox_is_empty(home) and ledger_all_gone(home)

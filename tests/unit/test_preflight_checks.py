@@ -119,6 +119,20 @@ def test_os_login_on_by_metadata_or_policy_passes_because_tpuwizard_imports_its_
         assert check.launch_does == oslogin.IMPORT_KEY
 
 
+def test_os_login_on_where_nothing_logs_in_promises_no_import():
+    """Practice without an OpenSSH server reaches its workers through a local shell: the line
+    must not say a key is imported (nothing imports one), and the launch is not told to."""
+    for rest in (os_login_rest(meta=[("enable-oslogin", "TRUE")]), os_login_rest(policy=True)):
+        check = oslogin.check_os_login(ask(ssh_login=False), reach(rest))
+        assert check.verdict is Verdict.PASS and check.launch_does is None
+        assert "local shell, not SSH, so no key is imported" in check.detail
+    # What the project would refuse of a real login is still said: practice rehearses it.
+    two_factor = os_login_rest(meta=[("enable-oslogin", "TRUE"), ("enable-oslogin-2fa", "TRUE")])
+    assert oslogin.check_os_login(ask(ssh_login=False), reach(two_factor)).verdict is Verdict.FAIL
+    off = oslogin.check_os_login(ask(ssh_login=False), reach(os_login_rest()))
+    assert off.verdict is Verdict.PASS and off.launch_does is None
+
+
 def test_os_login_2fa_with_tpuwizards_ssh_fails_toward_gcloud_transport():
     rest = os_login_rest(meta=[("enable-oslogin", "TRUE"), ("enable-oslogin-2fa", "TRUE")])
     check = oslogin.check_os_login(ask(), reach(rest))

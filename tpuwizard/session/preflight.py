@@ -168,7 +168,19 @@ def fan_out_in_region(plan: LaunchPlan) -> int:
     return max(1, sum(region_of(z) == region for z in plan.where.zones))
 
 
+def logs_in(session: Reaches) -> bool:
+    """Whether a launch of this session logs in to its workers: always for real; in practice
+    only with an OpenSSH server paired (else a local shell reaches them, and OS Login asks no
+    key of tpuwizard)."""
+    from tpuwizard.session.practice import sandbox as practice
+
+    return not session.practice or practice.ssh_port() is not None
+
+
 def project_checks(session: Reaches) -> list[Check]:
     """The project's own checks (credentials, APIs, billing, OS Login, external IPs), as the
     wizard's Account step shows them: no slice or zone asked about yet."""
-    return checks(session, PreflightAsk(session.project or "", None, None, Route.VM, TPU_API))
+    ask = PreflightAsk(
+        session.project or "", None, None, Route.VM, TPU_API, ssh_login=logs_in(session)
+    )
+    return checks(session, ask)

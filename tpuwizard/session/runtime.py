@@ -91,7 +91,7 @@ def build_runtime(
     if is_practice:
         from tpuwizard.sandbox.workers.chip import STAND_IN_FILES
 
-        port = os.environ.get(practice.SSH_PORT_ENV)
+        port = practice.ssh_port()
         key, pub = ensure_key(state) if port else (None, "")
         choice, imported = choose_login(
             cloud, True, transport, pub, getpass.getuser(), os_login, account
@@ -107,11 +107,11 @@ def build_runtime(
             image_path = worker_path(homes[0].parent)
             if port and key is not None:
                 return SshTransport(
-                    check_reachable(node, int(port)),
+                    check_reachable(node, port),
                     user,
                     key,
                     known_hosts,
-                    int(port),
+                    port,
                     homes=[str(h) for h in homes],
                     host_key_aliases=host_key_aliases(node.uid, len(node.endpoints)),
                     path=image_path,

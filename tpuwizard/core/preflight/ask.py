@@ -27,6 +27,9 @@ class PreflightAsk:
     transport: Transport = Transport.SSH  # tpuwizard's key in the VM's metadata, or gcloud's SSH
     # Requests sent together in the zone's region (--fan-out): each takes its own quota.
     at_once: int = 1
+    # False where the workers are reached without a login (practice without an OpenSSH server:
+    # a local shell), so no key is imported for them whatever OS Login says.
+    ssh_login: bool = True
 
     @property
     def region(self) -> str:

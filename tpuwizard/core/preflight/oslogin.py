@@ -9,7 +9,9 @@ factor is asked, which tpuwizard's SSH cannot answer. The caller also needs
 With tpuwizard's own SSH on such a project, the launch imports its key into the caller's OS Login
 profile (users.importSshPublicKey, :mod:`tpuwizard.core.cloud.oslogin`) and logs in as the POSIX
 user that answers: a PASS whose ``launch_does`` is :data:`IMPORT_KEY`. With a second factor it
-cannot log in, and ``--transport gcloud`` (gcloud's SSH handles OS Login) is the way in.
+cannot log in, and ``--transport gcloud`` (gcloud's SSH handles OS Login) is the way in. Where
+nothing logs in at all (practice without an OpenSSH server: a local shell), nothing is imported,
+and the PASS says so rather than promising an import.
 """
 
 from __future__ import annotations
@@ -136,6 +138,13 @@ def judge(ask: PreflightAsk, facts: OsLoginFacts) -> Check:
         )
     if ask.transport == Transport.GCLOUD:
         return passed(NAME, f"{on}: --transport gcloud logs in through OS Login")
+    if not ask.ssh_login:
+        return passed(
+            NAME,
+            f"{on}: practice reaches its workers through a local shell, not SSH, so no key is "
+            "imported (with an OpenSSH server paired, or on a real VM, tpuwizard imports its "
+            "key into your OS Login profile and logs in as your POSIX user)",
+        )
     imports = passed(
         NAME,
         f"{on}: the VM ignores the ssh-keys in its metadata, so tpuwizard imports its key into "

@@ -63,6 +63,13 @@ def read_only_home_refused() -> None:
     )
 
 
+def ssh_port() -> int | None:
+    """The loopback port of the OpenSSH server practice workers are reached through, or None:
+    then a local shell reaches them, and nothing logs in (no key is put anywhere for them)."""
+    port = os.environ.get(SSH_PORT_ENV)
+    return int(port) if port else None
+
+
 def make_sandbox_server(
     faults: str | None = None, delay: float | None = None, port: int = 0, token: str | None = None
 ):  # -> SandboxServer
@@ -77,7 +84,7 @@ def make_sandbox_server(
         faults=faults if faults is not None else os.environ.get(FAULTS_ENV),
         delay=delay,
         authorized_keys=Path(keys) if keys else None,
-        ssh_port=int(os.environ.get(SSH_PORT_ENV) or 22),
+        ssh_port=ssh_port() or 22,
         port=port,
         token=token or new_token(),
     )

@@ -296,7 +296,12 @@ class Pipeline:
         """The checks before create; auto's Compute Engine quota reading decides it first (it
         is the quota line then), and may move the plan there. A FAIL refuses."""
         from tpuwizard.core.preflight.ask import PreflightAsk
-        from tpuwizard.session.preflight import PreflightResult, checks, fan_out_in_region
+        from tpuwizard.session.preflight import (
+            PreflightResult,
+            checks,
+            fan_out_in_region,
+            logs_in,
+        )
 
         reading = self.known.quota if self.known is not None else None
         if self.session is None or not self.preflight_on:  # a preview, or --no-preflight
@@ -320,6 +325,7 @@ class Pipeline:
             plan.reach.internal_ips,
             plan.reach.transport,
             at_once,
+            logs_in(session),
         )
         self.result = PreflightResult(self.choice, checks(session, ask, made))
         if self.result.failures:
