@@ -147,3 +147,5 @@ def test_an_earlier_run_s_holder_is_ended_before_run_again_and_said(tmp_path):
 )
 def test_the_script_step_says_why_the_rerun_did_not_run(refusal, said):
     assert rerun_refused_verdict(refusal) == said
+    # The words offer Run anyway exactly where the screen shows it (the refusal's own rule).
+    assert refusal.going_on_passes is ("Run anyway" in said)

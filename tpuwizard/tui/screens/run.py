@@ -216,11 +216,10 @@ class ScriptScreen(RunScreen):
             if event.chip_held is not None:
                 asked = self.packages_asked
             run_again = Button("Run again", id="run-again", variant="primary")
-            # Beside them, after a refusal that going on can pass (another's process holds the
-            # TPU, not one of ours that would not end): Run anyway.
+            # Beside them, after a refusal that going on can pass: Run anyway.
             held = event.chip_held
             anyway = [Button("Run anyway", id="run-anyway", variant="warning")]
-            anyway = anyway if held is not None and not held.unended else []
+            anyway = anyway if held is not None and held.going_on_passes else []
             mounting = self.query_one("#body").mount(
                 Input(
                     value=asked,

@@ -237,6 +237,13 @@ class ChipHeldRefusal:
     holders: tuple[ChipHolding, ...]
     unended: bool = False
 
+    @property
+    def going_on_passes(self) -> bool:
+        """Whether asking to go on (Run anyway, ``--even-if-held``) passes this refusal: past
+        another's process it does; one of ours that SIGKILL did not end refuses every run
+        (held_chip.check_chip), so no front end offers it."""
+        return not self.unended
+
 
 @dataclass(frozen=True)
 class ScriptDone(Event):
