@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -137,6 +138,20 @@ def test_a_stack_is_shortened_to_the_script_frames_innermost_first():
     assert short_stack(stack) == "distributed.py:212 in initialize < train.py:3 in <module>"
 
 
+def probe_in(home: Path, mode: str) -> Probe:
+    """PROBE run as a worker runs it, over the job ``script-x`` under ``home``."""
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, ".tpuwizard/jobs/script-x", mode],
+        env={**os.environ, "HOME": str(home)},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    found = parse_probe(out)
+    assert found is not None, out
+    return found
+
+
 def test_the_probe_reads_a_job_group_cpu_and_a_suspended_launcher(tmp_path):
     """PROBE as a worker runs it: a job that leads its own group, its launcher stopped."""
     job = tmp_path / ".tpuwizard" / "jobs" / "script-x"
@@ -152,19 +167,9 @@ def test_the_probe_reads_a_job_group_cpu_and_a_suspended_launcher(tmp_path):
     proc = subprocess.Popen([sys.executable, str(launcher), str(done)], start_new_session=True)
     try:
         (job / "pid").write_text(str(proc.pid))
-        env = {**os.environ, "HOME": str(tmp_path)}
 
         def look(mode: str = "cpu") -> Probe:
-            out = subprocess.run(
-                [sys.executable, "-c", PROBE, ".tpuwizard/jobs/script-x", mode],
-                env=env,
-                capture_output=True,
-                text=True,
-                check=True,
-            ).stdout
-            found = parse_probe(out)
-            assert found is not None, out
-            return found
+            return probe_in(tmp_path, mode)
 
         wait_until(done.exists, timeout=30)
         wait_until(lambda: look().launchers == {str(proc.pid): "S"}, timeout=30)  # asleep
@@ -189,22 +194,8 @@ def test_the_probe_sees_a_job_suspended_before_its_launcher_started(tmp_path):
     try:
         (job / "pid").write_text(str(proc.pid))
         os.kill(proc.pid, signal.SIGSTOP)
-        env = {**os.environ, "HOME": str(tmp_path)}
-
-        def look() -> Probe:
-            out = subprocess.run(
-                [sys.executable, "-c", PROBE, ".tpuwizard/jobs/script-x", "stack"],
-                env=env,
-                capture_output=True,
-                text=True,
-                check=True,
-            ).stdout
-            found = parse_probe(out)
-            assert found is not None, out
-            return found
-
-        wait_until(lambda: look().group == {str(proc.pid): "T"}, timeout=30)
-        found = look()
+        wait_until(lambda: probe_in(tmp_path, "stack").group == {str(proc.pid): "T"}, timeout=30)
+        found = probe_in(tmp_path, "stack")
         assert found.launchers == {} and found.stack == ""
         assert "suspended" in (why_no_stack(found) or "")
     finally:
