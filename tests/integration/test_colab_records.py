@@ -5,10 +5,14 @@ verified by listing."""
 
 from __future__ import annotations
 
+import errno
 import os
+from pathlib import Path
 
 import pytest
 
+import tpuwizard.session.free.colab_records as records
+from tpuwizard.core.kaggle.ledger import KernelLedger
 from tpuwizard.session.free.colab import colab_ledger, practice_program
 from tpuwizard.session.free.colab_records import held_on_colab, records_named, tear_down_sessions
 from tpuwizard.words.colab_text import held_lines, torn_lines
@@ -63,3 +67,35 @@ def test_a_session_colab_no_longer_lists_is_recorded_gone_without_a_stop(state):
     practice_program().stop("tpuwizard-r3")  # ended elsewhere (the CLI, or Colab reclaimed it)
     [seen] = held_on_colab()
     assert seen.state == "gone" and colab_ledger().held() == []
+
+
+def test_a_stop_whose_record_the_disk_refuses_is_still_verified_and_the_record_said(
+    state, tmp_path, monkeypatch
+):
+    """The disk takes the session's records, then refuses (full, or a home made read-only):
+    `teardown` still says it stopped (verified by listing), and says beside it that its record
+    is held and where; `status` of one gone meanwhile says the same of its closing record."""
+    _made("tpuwizard-r4", "r4")
+    _made("tpuwizard-r5", "r5")
+    (tmp_path / "tmp").mkdir()
+
+    def refuse(path: Path, data: bytes) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    refusing = KernelLedger(colab_ledger().path, tmp_path / "tmp", refuse)
+    monkeypatch.setattr(records, "colab_ledger", lambda: refusing)
+
+    [torn] = tear_down_sessions(records_named("tpuwizard-r4"))
+    assert torn.stopped and "tpuwizard-r4" not in _names()
+    said = torn_lines(torn)
+    assert said[0] == "Stopped tpuwizard-r4: colab sessions no longer lists it."
+    [held] = torn.unrecorded
+    assert held.op == "deleted" and held.kept_in is not None
+    assert said[1].startswith(f"The ledger {refusing.path} could not record that tpuwizard-r4 is")
+    assert f"kept in {held.kept_in}" in said[1]
+    assert torn.to_dict()["records_held"][0]["kept_in"] == held.kept_in
+
+    practice_program().stop("tpuwizard-r5")  # ended elsewhere
+    [seen] = [s for s in held_on_colab() if s.session == "tpuwizard-r5"]
+    assert seen.state == "gone" and [h.op for h in seen.unrecorded] == ["deleted"]
+    assert "could not record that tpuwizard-r5 is gone" in held_lines(seen)[1]

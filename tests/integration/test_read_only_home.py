@@ -268,6 +268,8 @@ def _left_kernel_listed_then_closed(
     [held] = held_files(tmp_path, "kaggle-ledger.jsonl")
     assert json.loads(held.read_text())["op"] == "deleted"
     assert f"held in {held.parent}" in said(closed)  # where its record is, said
+    [record] = kernel["records_held"]  # and with the kernel it closed
+    assert (record["op"], record["kept_in"]) == ("deleted", str(held))
 
     after = writable(tmp_path, settings, "status", "--sandbox", "--json")
     assert after.returncode == 0 and json.loads(after.stdout)["kaggle_kernels"] == []

@@ -4,6 +4,7 @@ deleted."""
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from tpuwizard.core.kaggle.records import (
     practice_kernel,
     tear_down,
 )
+from tpuwizard.words.kaggle_text import held_lines, torn_lines
 
 
 class Kaggle:
@@ -241,3 +243,63 @@ def test_a_command_that_ended_unreaped_is_not_still_running():
     finally:
         child.wait()
     assert not writer_alive(child.pid)
+
+
+def refusing_ledger(tmp_path: Path, *records: tuple[str, str, str]) -> KernelLedger:
+    """A Kaggle ledger whose disk takes the records given, then refuses every other (a full
+    disk, a home turned read-only): each refused one is held under ``tmp_path / "tmp"``."""
+    written = _ledger(tmp_path, *records)
+    full = OSError(errno.ENOSPC, "No space left on device")
+
+    def refuse(path: Path, data: bytes) -> None:
+        raise full
+
+    return KernelLedger(written.path, tmp_path / "tmp", refuse)
+
+
+def test_a_record_the_disk_refuses_is_said_with_the_kernel_by_status_and_teardown(tmp_path):
+    """`status` closes or ends a kernel's record, `teardown` records its delete: where the disk
+    refuses, each says so beside the kernel (and where the record is held), in its words and its
+    --json, rather than only the kernel's state."""
+    (tmp_path / "tmp").mkdir()
+    ledger = refusing_ledger(tmp_path, ("intent", "ada/tpuwizard-r1", "r1"))
+    gone = check_kernel(Kaggle(), ledger, held_kernels(ledger)[0])  # Kaggle: not found
+    [held] = gone.unrecorded
+    assert (held.name, held.op, held.reason) == (
+        "ada/tpuwizard-r1",
+        "deleted",
+        "No space left on device",
+    )
+    assert held.kept_in is not None and Path(held.kept_in).parent.parent == tmp_path / "tmp"
+    [line] = [x for x in held_lines(gone) if x.startswith("The ledger")]
+    assert "could not record that ada/tpuwizard-r1 is gone (No space left on device)" in line
+    assert f"kept in {held.kept_in}" in line
+    assert gone.to_dict()["records_held"] == [
+        {"op": "deleted", "reason": "No space left on device", "ledger": str(ledger.path),
+         "kept_in": held.kept_in}
+    ]  # fmt: skip
+
+    ended = refusing_ledger(tmp_path / "e", ("pushed", "ada/tpuwizard-r2", "r2"))
+    kaggle = Kaggle()
+    kaggle.states["ada/tpuwizard-r2"] = "COMPLETE"
+    torn = tear_down(kaggle, ended, held_kernels(ended)[0])
+    assert torn.verified and [h.op for h in torn.seen.unrecorded] == ["ended", "deleted"]
+    said = torn_lines(torn)
+    assert (
+        said[0]
+        == "Deleted ada/tpuwizard-r2 from your Kaggle account, and Kaggle no longer finds it."
+    )
+    assert [x.split(" (")[0] for x in said[1:]] == [
+        f"The ledger {ended.path} could not record that ada/tpuwizard-r2 has ended",
+        f"The ledger {ended.path} could not record that ada/tpuwizard-r2 is gone",
+    ]
+    assert [h["op"] for h in torn.to_dict()["records_held"]] == ["ended", "deleted"]
+
+
+def test_records_the_disk_takes_add_nothing_to_what_is_said(tmp_path):
+    ledger = _ledger(tmp_path, ("ended", "ada/tpuwizard-r1", "r1"))
+    kaggle = Kaggle()
+    kaggle.states["ada/tpuwizard-r1"] = "COMPLETE"
+    torn = tear_down(kaggle, ledger, held_kernels(ledger)[0])
+    assert torn.seen.unrecorded == () and "records_held" not in torn.to_dict()
+    assert len(torn_lines(torn)) == 1

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from tpuwizard.core.launch.events.colab import (
     COLAB_FREE_TPU,
@@ -13,7 +13,11 @@ from tpuwizard.core.launch.events.colab import (
     ColabSessionStopped,
     cloud_type,
 )
+from tpuwizard.words.held_record_text import held_record_words
 from tpuwizard.words.sent_text import folder_lines
+
+if TYPE_CHECKING:
+    from tpuwizard.core.launch.events.launch_events import LedgerRecordHeld
 
 ColabEvent = (
     ColabPlanned | ColabSessionReady | ColabSessionStopped | ColabAccount | ColabAssignmentsAfter
@@ -46,6 +50,8 @@ class ColabSeenLike(Protocol):
     def detail(self) -> str: ...
     @property
     def stopped(self) -> bool | None: ...
+    @property
+    def unrecorded(self) -> tuple[LedgerRecordHeld, ...]: ...
 
 
 def colab_chip(label: str, with_label: bool = False) -> str:
@@ -116,7 +122,12 @@ def colab_lines(event: ColabEvent) -> list[str]:
 
 
 def held_lines(seen: ColabSeenLike) -> list[str]:
-    """``status``: one session of the Colab ledger, as the colab CLI listed it."""
+    """``status``: one session of the Colab ledger, as the colab CLI listed it, and any record
+    of it this look could not write."""
+    return [*_seen_lines(seen), *map(held_record_words, seen.unrecorded)]
+
+
+def _seen_lines(seen: ColabSeenLike) -> list[str]:
     flag = " --sandbox" if seen.practice else ""
     practice = "[practice] " if seen.practice else ""
     match seen.state:
@@ -151,7 +162,11 @@ def _read_only_stand_in(seen: ColabSeenLike) -> str:
 
 
 def torn_lines(seen: ColabSeenLike) -> list[str]:
-    """``teardown``: what became of one session."""
+    """``teardown``: what became of one session, and any record of it the disk refused."""
+    return [*_torn_lines(seen), *map(held_record_words, seen.unrecorded)]
+
+
+def _torn_lines(seen: ColabSeenLike) -> list[str]:
     if seen.state == "launch-running":
         return [f"{seen.session}: its launch still runs and stops it itself; not touched."]
     if seen.stopped:

@@ -37,6 +37,7 @@ from tpuwizard.words.colab_text import colab_lines
 from tpuwizard.words.course_text import OUTPUT_WORDS, not_fetched_hint, sigterm_words
 from tpuwizard.words.figures import about, count, money
 from tpuwizard.words.held_chip_text import chip_event_lines, rerun_refused_lines
+from tpuwizard.words.held_record_text import held_record_words
 from tpuwizard.words.kaggle_text import kaggle_lines
 from tpuwizard.words.kept_end import end_it_words, kept_end_sentence
 from tpuwizard.words.oslogin_text import login_key_words
@@ -531,39 +532,6 @@ def refusal_text(err: BadInput, audience: Audience = "cli") -> str:
     if isinstance(err, PlanRefused):
         return " ".join(words(p, audience) for p in err.problems)
     return str(err)
-
-
-# What a held record says of its resource, in words.
-_RECORD_WORDS = {
-    "created": "was created",
-    "kept": "is kept",
-    "delete_pending": "is being deleted",
-    "gone": "is verified gone",
-    "pushed": "was pushed",  # a Kaggle kernel; a Colab session: made
-    "ended": "has ended",
-    "deleted": "is gone",
-}
-
-
-def held_record_words(event: ev.LedgerRecordHeld) -> str:
-    """A ledger record the disk refused: which, why, and where it is until the ledger takes it
-    (a full disk and a read-only home alike: "has room" would be untrue of the second)."""
-    said = _RECORD_WORDS.get(event.op, f"is {event.op}")
-    if event.kept_in:
-        where = (
-            f"the record is kept in {event.kept_in} meanwhile (tpuwizard reads it from there) "
-            "and moved into the ledger by the first command that can write it again"
-        )
-    else:
-        where = (
-            "the record is held in this command's memory only, and written if the ledger can "
-            f"be written before it ends; else tpuwizard status finds {event.name} from its earlier "
-            "record, as something that may still bill"
-        )
-    return (
-        f"The ledger {event.ledger} could not record that {event.name} {said} "
-        f"({event.reason}): {where}."
-    )
 
 
 # Why a node the plan was to keep is deleted instead (the teardown's own lines follow).

@@ -12,6 +12,7 @@ from tpuwizard.core.launch.events.kaggle import (
     KernelPushed,
     KernelState,
 )
+from tpuwizard.words.held_record_text import held_record_words
 from tpuwizard.words.sent_text import folder_lines
 
 if TYPE_CHECKING:  # status's and teardown's results: their module is not imported at start
@@ -134,7 +135,12 @@ def _until(ends_by: float) -> str:
 
 
 def held_lines(seen: KernelSeen) -> list[str]:
-    """``status``: one kernel the Kaggle ledger holds, as Kaggle answered for it now."""
+    """``status``: one kernel the Kaggle ledger holds, as Kaggle answered for it now, and any
+    record of it this look could not write."""
+    return [*_seen_lines(seen), *map(held_record_words, seen.unrecorded)]
+
+
+def _seen_lines(seen: KernelSeen) -> list[str]:
     record = seen.record
     if record.practice:
         return _practice_held_lines(seen)
@@ -194,13 +200,18 @@ def _practice_held_lines(seen: KernelSeen) -> list[str]:
 
 
 def torn_lines(torn: KernelTorn) -> list[str]:
-    """``teardown``: one kernel, deleted and verified gone, or why not."""
+    """``teardown``: one kernel, deleted and verified gone, or why not; and any record of it
+    the disk refused."""
+    return [*_torn_lines(torn), *map(held_record_words, torn.seen.unrecorded)]
+
+
+def _torn_lines(torn: KernelTorn) -> list[str]:
     kernel = torn.seen.record.kernel
     if torn.seen.record.practice:
         if torn.verified:
             return [f"[practice] {kernel}: {torn.detail}; nothing is left to delete."]
         if torn.seen.may_run and not torn.seen.held_by_command:
-            return [f"[practice] {kernel}: not deleted: {torn.detail}.", *held_lines(torn.seen)]
+            return [f"[practice] {kernel}: not deleted: {torn.detail}.", *_seen_lines(torn.seen)]
         return [f"[practice] {kernel}: not deleted: {torn.detail}."]
     if torn.verified:
         return [f"Deleted {kernel} from your Kaggle account, and Kaggle no longer finds it."]

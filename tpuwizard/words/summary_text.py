@@ -13,12 +13,12 @@ from tpuwizard.words.choice_words import Audience
 from tpuwizard.words.course_text import OUTPUT_WORDS, not_fetched_hint, sigterm_words
 from tpuwizard.words.event_text import (
     SCRIPT_TAIL,
-    held_record_words,
     kept_guard_words,
     next_steps,
     zone_listed_lines,
 )
 from tpuwizard.words.figures import about
+from tpuwizard.words.held_record_text import held_record_words
 from tpuwizard.words.resume_text import attempt_lines
 
 

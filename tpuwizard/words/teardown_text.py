@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tpuwizard.words import bill_words
-from tpuwizard.words.event_text import diagnosis_text, held_record_words
+from tpuwizard.words.event_text import diagnosis_text
+from tpuwizard.words.held_record_text import held_record_words
 from tpuwizard.words.oslogin_text import login_key_words
 
 if TYPE_CHECKING:

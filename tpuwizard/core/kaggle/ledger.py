@@ -22,7 +22,9 @@ from tpuwizard.core.errors import LedgerUnwritable
 from tpuwizard.core.launch.records.ledger_file import Appender, Held, LedgerFile, append_lines
 
 if TYPE_CHECKING:
-    from tpuwizard.core.launch.events.launch_events import Event
+    from collections.abc import Sequence
+
+    from tpuwizard.core.launch.events.launch_events import LedgerRecordHeld
 
 OPS = ("intent", "pushed", "ended", "deleted")
 LEDGER_FILE = "kaggle-ledger.jsonl"  # in tpuwizard's state folder
@@ -102,7 +104,7 @@ def unreadable(path: Path) -> str | None:
     return None
 
 
-def said_held(held: Held | None, kernel: str, op: str) -> list[Event]:
+def said_held(held: Held | None, kernel: str, op: str) -> list[LedgerRecordHeld]:
     """The event that says the disk refused ``op``'s record of ``kernel`` (a Kaggle kernel, a
     Colab session) and where it is held; none once it was written."""
     if held is None:
@@ -110,6 +112,19 @@ def said_held(held: Held | None, kernel: str, op: str) -> list[Event]:
     from tpuwizard.core.launch.events.launch_events import LedgerRecordHeld
 
     return [LedgerRecordHeld(kernel, op, *held.facts())]
+
+
+def held_as_json(unrecorded: Sequence[LedgerRecordHeld]) -> dict[str, Any]:
+    """``records_held`` for a ``--json`` document (``status``, ``teardown``): each record the
+    disk refused, and where it is held (null: this command's memory); nothing when none was."""
+    if not unrecorded:
+        return {}
+    return {
+        "records_held": [
+            {"op": h.op, "reason": h.reason, "ledger": h.ledger, "kept_in": h.kept_in}
+            for h in unrecorded
+        ]
+    }
 
 
 def writer_alive(pid: object) -> bool:

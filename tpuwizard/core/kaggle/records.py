@@ -10,12 +10,15 @@ kernel's session when the kernel is deleted is not documented.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tpuwizard.core.kaggle.kernel import kernel_name
-from tpuwizard.core.kaggle.ledger import KernelLedger
+from tpuwizard.core.kaggle.ledger import KernelLedger, held_as_json, said_held
 from tpuwizard.core.kaggle.protocol import KaggleCallFailed, Kernels
 from tpuwizard.core.kaggle.run import ENDED, delete_verified
+
+if TYPE_CHECKING:
+    from tpuwizard.core.launch.events.launch_events import LedgerRecordHeld
 
 PAGE = "https://www.kaggle.com/code/"
 
@@ -84,6 +87,9 @@ class KernelSeen:
     # session left running after its command ended
     held_by_command: bool = False
     group: int | None = None
+    # The records this look wrote that the disk refused (held until it takes them): said as a
+    # launch says them, so a closed record is never silently one only this computer's memory has.
+    unrecorded: tuple[LedgerRecordHeld, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -97,6 +103,7 @@ class KernelSeen:
             "gone": self.gone,
             "problem": self.problem,
             **({"process_group": self.group} if self.group is not None else {}),
+            **held_as_json(self.unrecorded),
         }
 
 
@@ -110,12 +117,15 @@ def check_kernel(kernels: Kernels, ledger: KernelLedger, record: KernelRecord) -
         state, _ = kernels.status(record.kernel)
     except KaggleCallFailed as err:
         if err.status == 404:
-            ledger.record("deleted", record.kernel, record.run_id, why="Kaggle: not found")
-            return KernelSeen(record, None, False, gone=True)
+            held = ledger.record("deleted", record.kernel, record.run_id, why="Kaggle: not found")
+            unrecorded = tuple(said_held(held, record.kernel, "deleted"))
+            return KernelSeen(record, None, False, gone=True, unrecorded=unrecorded)
         return KernelSeen(record, None, open_session, problem=f"not checked: {err.detail}")
+    unrecorded = ()
     if state in ENDED and open_session:
-        ledger.record("ended", record.kernel, record.run_id, state=state)
-    return KernelSeen(record, state, state not in ENDED)
+        held = ledger.record("ended", record.kernel, record.run_id, state=state)
+        unrecorded = tuple(said_held(held, record.kernel, "ended"))
+    return KernelSeen(record, state, state not in ENDED, unrecorded=unrecorded)
 
 
 @dataclass(frozen=True)
@@ -145,14 +155,15 @@ def practice_kernel(
         started = session.state is not None
         may_run = record.op != "ended" and not started  # queued in its command's stand-in
         return KernelSeen(record, session.state or "QUEUED", may_run, held_by_command=True)
-    ledger.record(
+    held = ledger.record(
         "deleted",
         record.kernel,
         record.run_id,
         why="the practice stand-in ended with its command, and no process of its session runs",
         state=session.state,
     )
-    return KernelSeen(record, session.state, False, gone=True)
+    unrecorded = tuple(said_held(held, record.kernel, "deleted"))
+    return KernelSeen(record, session.state, False, gone=True, unrecorded=unrecorded)
 
 
 @dataclass(frozen=True)
@@ -178,5 +189,8 @@ def tear_down(kernels: Kernels, ledger: KernelLedger, record: KernelRecord) -> K
         return KernelTorn(seen, False, "its session still runs, and no public call cancels it")
     deleted = delete_verified(kernels, record.kernel)
     if deleted.verified:
-        ledger.record("deleted", record.kernel, record.run_id, why="teardown")
+        held = ledger.record("deleted", record.kernel, record.run_id, why="teardown")
+        seen = replace(
+            seen, unrecorded=(*seen.unrecorded, *said_held(held, record.kernel, "deleted"))
+        )
     return KernelTorn(seen, deleted.verified, deleted.detail)

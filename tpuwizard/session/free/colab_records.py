@@ -6,14 +6,15 @@ own session), then verified by listing."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from tpuwizard.core import paths
 from tpuwizard.core.colab.program import ColabCallFailed, ColabProgram
 from tpuwizard.core.colab.run import stop_session
-from tpuwizard.core.kaggle.ledger import writer_alive
+from tpuwizard.core.kaggle.ledger import held_as_json, said_held, writer_alive
 from tpuwizard.core.launch.events.colab import ColabSessionStopped
+from tpuwizard.core.launch.events.launch_events import LedgerRecordHeld
 from tpuwizard.session.free.colab import colab_ledger, practice_home, program_for
 
 PREFIX = "tpuwizard-"
@@ -31,9 +32,13 @@ class ColabSeen:
     state: str
     detail: str = ""
     stopped: bool | None = None  # teardown: stopped and verified gone by listing
+    # The records of it the disk refused (held until it takes them), said with it.
+    unrecorded: tuple[LedgerRecordHeld, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        found = asdict(self)
+        del found["unrecorded"]
+        return {**found, **held_as_json(self.unrecorded)}
 
 
 def held_records() -> list[dict[str, Any]]:
@@ -62,8 +67,10 @@ def _look(record: dict[str, Any], programs: dict[bool, ColabProgram | ColabSeen]
         return ColabSeen(name, run_id, practice, "running")
     if endpoint is None and any(s.name == "?" for s in listed):
         return ColabSeen(name, run_id, practice, "unchecked", "a runtime with no name is listed")
-    colab_ledger().record("deleted", name, run_id, why="colab sessions no longer lists it")
-    return ColabSeen(name, run_id, practice, "gone")
+    held = colab_ledger().record("deleted", name, run_id, why="colab sessions no longer lists it")
+    return ColabSeen(
+        name, run_id, practice, "gone", unrecorded=tuple(said_held(held, name, "deleted"))
+    )
 
 
 def _programs(records: list[dict[str, Any]]) -> dict[bool, ColabProgram | ColabSeen]:
@@ -98,13 +105,15 @@ def tear_down_sessions(records: list[dict[str, Any]]) -> list[ColabSeen]:
         seen = _look(record, programs)
         program = programs[seen.practice]
         if seen.state != "running" or not isinstance(program, ColabProgram):
-            results.append(ColabSeen(**{**seen.to_dict(), "stopped": seen.state == "gone"}))
+            results.append(replace(seen, stopped=seen.state == "gone"))
             continue
         stops = list(stop_session(program, seen.session, seen.run_id, colab_ledger()))
-        last = stops[-1] if stops else None
-        stopped = isinstance(last, ColabSessionStopped) and last.verified
-        detail = last.detail if isinstance(last, ColabSessionStopped) else ""
+        # Its verdict, and after it the record the disk may have refused (not the last event).
+        said = [e for e in stops if isinstance(e, ColabSessionStopped)]
+        stopped = bool(said) and said[-1].verified
+        detail = said[-1].detail if said else ""
+        held = tuple(e for e in stops if isinstance(e, LedgerRecordHeld))
         results.append(
-            ColabSeen(seen.session, seen.run_id, seen.practice, "running", detail, stopped)
+            ColabSeen(seen.session, seen.run_id, seen.practice, "running", detail, stopped, held)
         )
     return results
