@@ -86,76 +86,92 @@ def build_runtime(
     ``os_login`` (OS Login is on, tpuwizard's own SSH): its key is in ``account``'s OS Login
     profile (the caller's by default) until then, imported where it is not, and SSH logs in as
     the POSIX user that answers (:func:`~tpuwizard.session.login.choose_login`)."""
+    if is_practice:
+        return _practice_runtime(cloud, transport, os_login, account)
+    return _real_runtime(cloud, transport, os_login, account)
+
+
+def _practice_runtime(
+    cloud: Any, transport: str, os_login: OsLoginAsk | None, account: str | None
+) -> Runtime:
+    """The sandbox's: its workers over loopback SSH where an OpenSSH server is paired, else a
+    local shell; CPU JAX; the watchdog as a local process."""
+    from tpuwizard.sandbox.workers.chip import STAND_IN_FILES
+
     state = paths.state_dir()
     known_hosts = state / "ssh" / "known_hosts"
-    if is_practice:
-        from tpuwizard.sandbox.workers.chip import STAND_IN_FILES
+    port = practice.ssh_port()
+    key, pub = ensure_key(state) if port else (None, "")
+    choice, imported = choose_login(
+        cloud, True, transport, pub, getpass.getuser(), os_login, account
+    )
+    user = choice.username or getpass.getuser()
+    sandbox_token = os.environ.get(TOKEN_ENV, "")
 
-        port = practice.ssh_port()
-        key, pub = ensure_key(state) if port else (None, "")
-        choice, imported = choose_login(
-            cloud, True, transport, pub, getpass.getuser(), os_login, account
-        )
-        user = choice.username or getpass.getuser()
-        sandbox_token = os.environ.get(TOKEN_ENV, "")
+    def make_sandbox(node: NodeInfo) -> Transport:
+        from tpuwizard.sandbox.workers.image import worker_path
 
-        def make_sandbox(node: NodeInfo) -> Transport:
-            from tpuwizard.sandbox.workers.image import worker_path
+        homes = sandbox_worker_homes(cloud, node)
+        # The workers run the sandbox's stand-in of Google's image (Python 3.10, no uv).
+        image_path = worker_path(homes[0].parent)
+        if port and key is not None:
+            return SshTransport(
+                check_reachable(node, port),
+                user,
+                key,
+                known_hosts,
+                port,
+                homes=[str(h) for h in homes],
+                host_key_aliases=host_key_aliases(node.uid, len(node.endpoints)),
+                path=image_path,
+            )
+        # The local shell stands in for SSH to a worker's external address: a worker
+        # without one is as unreachable from here as it would be from a laptop.
+        check_reachable(node, None)
+        return LocalTransport(homes, image_path)
 
-            homes = sandbox_worker_homes(cloud, node)
-            # The workers run the sandbox's stand-in of Google's image (Python 3.10, no uv).
-            image_path = worker_path(homes[0].parent)
-            if port and key is not None:
-                return SshTransport(
-                    check_reachable(node, port),
-                    user,
-                    key,
-                    known_hosts,
-                    port,
-                    homes=[str(h) for h in homes],
-                    host_key_aliases=host_key_aliases(node.uid, len(node.endpoints)),
-                    path=image_path,
-                )
-            # The local shell stands in for SSH to a worker's external address: a worker
-            # without one is as unreachable from here as it would be from a laptop.
-            check_reachable(node, None)
-            return LocalTransport(homes, image_path)
-
-        return with_login_key(
-            Runtime(
-                cloud,
-                ledger_for(True),
-                make_sandbox,
-                sandbox_plan(),
-                expect="cpu",
-                chip_files=STAND_IN_FILES,  # a practice worker's chip is a file in its home
-                practice=True,
-                explicit_coordinator=True,
-                join_timeout=30,
-                # The watchdog runs as a local process; the sandbox's token reaches it in a file
-                # on worker 0, as a VM's token comes from its metadata server, not in its env.
-                watchdog=WatchdogConfig(
-                    python=sys.executable,
-                    endpoint=cloud.endpoint,
-                    iam_endpoint=cloud.endpoint,
-                    token=f"file:{REMOTE_DIR}/metadata-token" if sandbox_token else "none",
-                    token_secret=sandbox_token or None,
-                    retry=0.5,
-                    # No answer from the sandbox for this long: it was switched off, and its VMs
-                    # with it (a hand-over to a lasting sandbox takes seconds, not minutes).
-                    give_up_after=120.0,
-                    give_up_before_deadline=True,
-                ),
-                ssh_metadata={"ssh-keys": f"{user}:{pub}"} if pub else {},
-                poll=0.25,
-                reachable_timeout=30,
-                owner=paths.owner_label(),
-                worker_jax=practice_jax,
+    return with_login_key(
+        Runtime(
+            cloud,
+            ledger_for(True),
+            make_sandbox,
+            sandbox_plan(),
+            expect="cpu",
+            chip_files=STAND_IN_FILES,  # a practice worker's chip is a file in its home
+            practice=True,
+            explicit_coordinator=True,
+            join_timeout=30,
+            # The watchdog runs as a local process; the sandbox's token reaches it in a file
+            # on worker 0, as a VM's token comes from its metadata server, not in its env.
+            watchdog=WatchdogConfig(
+                python=sys.executable,
+                endpoint=cloud.endpoint,
+                iam_endpoint=cloud.endpoint,
+                token=f"file:{REMOTE_DIR}/metadata-token" if sandbox_token else "none",
+                token_secret=sandbox_token or None,
+                retry=0.5,
+                # No answer from the sandbox for this long: it was switched off, and its VMs
+                # with it (a hand-over to a lasting sandbox takes seconds, not minutes).
+                give_up_after=120.0,
+                give_up_before_deadline=True,
             ),
-            choice,
-            imported,
-        )
+            ssh_metadata={"ssh-keys": f"{user}:{pub}"} if pub else {},
+            poll=0.25,
+            reachable_timeout=30,
+            owner=paths.owner_label(),
+            worker_jax=practice_jax,
+        ),
+        choice,
+        imported,
+    )
 
+
+def _real_runtime(
+    cloud: Any, transport: str, os_login: OsLoginAsk | None, account: str | None
+) -> Runtime:
+    """Google's: tpuwizard's own SSH to the workers' addresses (or gcloud's), TPU JAX."""
+    state = paths.state_dir()
+    known_hosts = state / "ssh" / "known_hosts"
     key, pub = ensure_key(state)
     choice, imported = choose_login(cloud, False, transport, pub, REMOTE_USER, os_login, account)
     remote_user = choice.username or REMOTE_USER

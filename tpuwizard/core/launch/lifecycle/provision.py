@@ -156,38 +156,10 @@ class Provisioner:
         one request's of a fan-out, which ``cancelled`` ends when another wins)."""
         given = self.given
         stopped = cancelled or self.cancel.is_set
-        req = NodeRequest(
-            zone=zone,
-            node_id=given.node_name,
-            slice=given.slice,
-            run_id=given.run_id,
-            metadata=dict(given.ssh_metadata),
-            spot=given.route == Route.SPOT,
-            cloud_platform_scope=given.watchdog,
-            service_account=given.service_account,
-            external_ips=not given.internal_ips,
-            autocheckpoint=given.autocheckpoint,
-            queue_wait_s=self.queue_wait_s,
-            owner=given.owner,
-            route=given.route,
-            max_run_s=given.max_run_s,
-            via=given.via,
-        )
+        req = self._request(zone)
         queued = given.cloud.queues(given.route)
         name = f"{given.node_name}-qr" if queued else given.node_name
-        resource = Resource(
-            "queued" if queued else "node",
-            given.project,
-            zone,
-            name,
-            given.accelerator,
-            given.run_id,
-            given.route,
-            given.node_name if queued else None,
-            given.owner,
-            given.cloud.backend,
-            given.via,
-        )
+        resource = self._resource(zone, name, queued)
         self.cancel.check()
         if stopped():
             raise Cancelled("another zone's request was ready first")
@@ -206,6 +178,82 @@ class Provisioner:
         operation = self._create_checked(req, resource, name, state)
         self._record("created", resource)
         state.created_at = started
+        node = self._ready(zone, name, queued, operation, started, state, stopped)
+        state.costing_since = time.time()
+        self.emit(
+            ev.BillingStarted(
+                name,
+                state.costing_since,
+                cost.hourly(given.slice, given.route, zone),
+                zone,
+                cost.at_most_hourly(given.slice, given.route, zone),
+                *cost.price_origin(given.slice, given.route, zone),
+                given.practice,
+            )
+        )
+        if len(node.endpoints) != given.slice.vms:
+            raise RemoteError(
+                f"{given.accelerator} has {given.slice.vms} VMs but the node reports "
+                f"{len(node.endpoints)} workers"
+            )
+        state.node = node
+        # Its server-side identity: later commands touch only this very node, never another
+        # that takes its name after it is gone.
+        server = given.cloud.identity_of(node)
+        self._record("created", resource, **identity(server.uid, server.create_time))
+        return node
+
+    def _request(self, zone: str) -> NodeRequest:
+        """What the cloud is asked to make in ``zone``: the launch's node, as planned."""
+        given = self.given
+        return NodeRequest(
+            zone=zone,
+            node_id=given.node_name,
+            slice=given.slice,
+            run_id=given.run_id,
+            metadata=dict(given.ssh_metadata),
+            spot=given.route == Route.SPOT,
+            cloud_platform_scope=given.watchdog,
+            service_account=given.service_account,
+            external_ips=not given.internal_ips,
+            autocheckpoint=given.autocheckpoint,
+            queue_wait_s=self.queue_wait_s,
+            owner=given.owner,
+            route=given.route,
+            max_run_s=given.max_run_s,
+            via=given.via,
+        )
+
+    def _resource(self, zone: str, name: str, queued: bool) -> Resource:
+        """The ledger's resource for it: the node, or the queued resource that makes it."""
+        given = self.given
+        return Resource(
+            "queued" if queued else "node",
+            given.project,
+            zone,
+            name,
+            given.accelerator,
+            given.run_id,
+            given.route,
+            given.node_name if queued else None,
+            given.owner,
+            given.cloud.backend,
+            given.via,
+        )
+
+    def _ready(
+        self,
+        zone: str,
+        name: str,
+        queued: bool,
+        operation: object,
+        started: float,
+        state: LaunchState,
+        stopped: Callable[[], bool],
+    ) -> NodeInfo:
+        """Wait for the node made in ``zone`` to be READY (a queued resource's first, for its
+        capacity); a create that fails is cleaned up before the failure is raised."""
+        given = self.given
 
         def on_state(status: str) -> None:
             # Nothing costs until READY: a node being made or a request waiting costs nothing.
@@ -244,28 +292,6 @@ class Provisioner:
             # before trying elsewhere, so failover never leaves a trail.
             self.teardown(state)
             raise
-        state.costing_since = time.time()
-        self.emit(
-            ev.BillingStarted(
-                name,
-                state.costing_since,
-                cost.hourly(given.slice, given.route, zone),
-                zone,
-                cost.at_most_hourly(given.slice, given.route, zone),
-                *cost.price_origin(given.slice, given.route, zone),
-                given.practice,
-            )
-        )
-        if len(node.endpoints) != given.slice.vms:
-            raise RemoteError(
-                f"{given.accelerator} has {given.slice.vms} VMs but the node reports "
-                f"{len(node.endpoints)} workers"
-            )
-        state.node = node
-        # Its server-side identity: later commands touch only this very node, never another
-        # that takes its name after it is gone.
-        server = given.cloud.identity_of(node)
-        self._record("created", resource, **identity(server.uid, server.create_time))
         return node
 
     def _record(self, op: str, resource: Resource, **extra: object) -> None:
