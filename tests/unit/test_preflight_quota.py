@@ -239,7 +239,7 @@ def test_the_launch_is_told_when_the_quota_for_every_request_was_read(tmp_path, 
         answers = LaunchAnswers(
             Where(parse_accelerator("v6e-4"), zones[0], P, zones=zones, fan_out=True)
         )
-        pipe = Pipeline(answers, ("r", tmp_path), P, True, SimpleNamespace())  # type: ignore[arg-type]
+        pipe = Pipeline(answers, ("r", tmp_path), P, True, SimpleNamespace(practice=False))  # type: ignore[arg-type]
         for stage in (pipe.stage_backend, pipe.stage_defaults, pipe.stage_preflight):
             stage()
         return pipe.checked().fan_out_quota_checked
