@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from tests.plans import launch_plan
+from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.deadlines import EndedBy
 from tpuwizard.core.launch.plan.deadline_keeper import DeadlineKeeper
+from tpuwizard.core.routes import Route
 from tpuwizard.session.watchdog import default_watchdog
 
 
@@ -30,7 +32,7 @@ from tpuwizard.session.watchdog import default_watchdog
 def test_who_ends_a_node_at_its_deadline(
     route, backend, watchdog, googles, ended_by, max_run_duration
 ):
-    keeper = DeadlineKeeper(route, backend, watchdog)
+    keeper = DeadlineKeeper(Route(route), Backend(backend), watchdog)  # the table's words, parsed
     assert keeper.googles == googles and keeper.ended_by is ended_by
     assert keeper.by_max_run_duration is max_run_duration
     plan = launch_plan(
@@ -38,7 +40,7 @@ def test_who_ends_a_node_at_its_deadline(
     )
     assert plan.deadline_keeper == keeper
     # Every front end's switch starts off where Google keeps the deadline.
-    assert not (googles and default_watchdog(route, None, backend))
+    assert not (googles and default_watchdog(keeper.route, None, keeper.backend))
 
 
 def test_the_words_on_disk_are_the_ledgers_own():

@@ -76,7 +76,7 @@ IDLE_BOUNDS = "The idle time must be between"
     ],
 )
 def test_the_deadline_rules(deadline, route, backend, said):
-    found = all_words(deadline_problems(deadline, route, backend), "cli")
+    found = all_words(deadline_problems(deadline, Route(route), Backend(backend)), "cli")
     assert len(found) == len(said), found
     for words, expected in zip(found, said, strict=True):
         assert expected in words
@@ -97,7 +97,9 @@ def test_a_watchdog_is_refused_where_flex_start_keeps_the_deadline(
     watchdog, route, backend, refused
 ):
     deadline = Deadline(watchdog=watchdog)
-    found = watchdog_problems(deadline, DeadlineKeeper(route, backend, bool(watchdog)))
+    found = watchdog_problems(
+        deadline, DeadlineKeeper(Route(route), Backend(backend), bool(watchdog))
+    )
     assert bool(found) is refused
     assert all("Flex-start already ends at its deadline" in str(p) for p in found)
 

@@ -10,10 +10,11 @@ import pytest
 
 from tests.plans import launch_plan
 from tests.unit.test_cli_bad_input import UP, _no_sandbox, here, refused  # noqa: F401 (fixtures)
-from tpuwizard.core.cloud.backends import Transport
+from tpuwizard.core.cloud.backends import Backend, Transport
 from tpuwizard.core.launch.plan.deadline_keeper import DeadlineKeeper
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
 from tpuwizard.core.launch.plan.parts import Deadline, Reach
+from tpuwizard.core.routes import Route
 from tpuwizard.words.choice_words import all_words
 
 
@@ -75,10 +76,10 @@ def test_an_idle_deadline_without_the_watchdog_is_refused_and_with_it_allowed():
 
 
 def test_whose_deadline_is_said_once():
-    assert DeadlineKeeper("flex", "tpu-api").googles == "Flex-start"
-    assert DeadlineKeeper("flex", "compute").googles == "Flex-start"
-    assert DeadlineKeeper("spot", "compute").googles == "Compute Engine"
-    assert DeadlineKeeper("vm", "tpu-api", watchdog=True).googles is None
+    assert DeadlineKeeper(Route.FLEX, Backend.TPU_API).googles == "Flex-start"
+    assert DeadlineKeeper(Route.FLEX, Backend.COMPUTE).googles == "Flex-start"
+    assert DeadlineKeeper(Route.SPOT, Backend.COMPUTE).googles == "Compute Engine"
+    assert DeadlineKeeper(Route.VM, Backend.TPU_API, watchdog=True).googles is None
 
 
 def test_up_refuses_an_idle_deadline_on_flex_start_before_any_call(home, here):  # noqa: F811

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from tpuwizard.core.launch.plan.launch_plan import LaunchPlan
     from tpuwizard.core.launch.records.ledger import Ledger, Resource
     from tpuwizard.core.launch.teardown.verified import Found, TeardownResult
+    from tpuwizard.core.routes import Route
     from tpuwizard.session.kept.check import KeptCheck
     from tpuwizard.session.kept.nodes import KeptNodes
     from tpuwizard.session.launch_handle import LaunchHandle
@@ -268,7 +269,7 @@ class Session:
                 service_account or "the project's default compute account",
             )
 
-    def default_watchdog(self, route: str, check: WatchdogCheck | None) -> bool:
+    def default_watchdog(self, route: Route, check: WatchdogCheck | None) -> bool:
         """The watchdog switch before the user touches it (:func:`watchdog.default_watchdog`)."""
         from tpuwizard.session.watchdog import default_watchdog
 

@@ -17,10 +17,12 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from tpuwizard.core.cloud.backends import Backend
 from tpuwizard.core.errors import BadInput, PlanRefused
 from tpuwizard.core.launch.plan.deadline_keeper import DeadlineKeeper
 from tpuwizard.core.launch.plan.launch_plan import LaunchPlan, attach_problems
 from tpuwizard.core.launch.plan.route_offers import WATCHDOG_ROUTES
+from tpuwizard.core.routes import Route
 
 if TYPE_CHECKING:
     from tpuwizard.core.cloud.iam import WatchdogCheck
@@ -65,7 +67,9 @@ def check_words(check: WatchdogCheck) -> str:
     )
 
 
-def default_watchdog(route: str, check: WatchdogCheck | None, backend: str = "tpu-api") -> bool:
+def default_watchdog(
+    route: Route, check: WatchdogCheck | None, backend: Backend = Backend.TPU_API
+) -> bool:
     """The switch before anyone touches it, the same in every front end: on where the route has
     a watchdog and the check before create did not say no. A check that could not be made says
     "not known", and then it is on too: the VM checks again after create and says if it cannot

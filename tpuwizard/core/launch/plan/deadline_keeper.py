@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tpuwizard.core.cloud.backends import COMPUTE
+from tpuwizard.core.cloud.backends import COMPUTE, Backend
 from tpuwizard.core.deadlines import EndedBy
 from tpuwizard.core.routes import Route
 
@@ -24,8 +24,8 @@ FLEX_START, COMPUTE_ENGINE = "Flex-start", "Compute Engine"
 class DeadlineKeeper:
     """Who ends a node at its deadline, and how, for ``route`` on ``backend``."""
 
-    route: str
-    backend: str
+    route: Route
+    backend: Backend
     watchdog: bool = False
 
     @property

@@ -16,10 +16,12 @@ from tpuwizard.core.deadlines import deadline_problem
 from tpuwizard.core.launch.plan.deadline_keeper import FLEX_START, DeadlineKeeper
 
 if TYPE_CHECKING:
+    from tpuwizard.core.cloud.backends import Backend
     from tpuwizard.core.launch.plan.parts import Deadline
+    from tpuwizard.core.routes import Route
 
 
-def idle_problems(deadline: Deadline, route: str, backend: str) -> list[Said]:
+def idle_problems(deadline: Deadline, route: Route, backend: Backend) -> list[Said]:
     """Why ``deadline``'s idle deadline cannot be kept on ``route`` and ``backend``; empty when
     it can (or there is none)."""
     if deadline.idle_minutes is None:
@@ -47,7 +49,7 @@ def idle_problems(deadline: Deadline, route: str, backend: str) -> list[Said]:
     return []
 
 
-def deadline_problems(deadline: Deadline, route: str, backend: str) -> list[Said]:
+def deadline_problems(deadline: Deadline, route: Route, backend: Backend) -> list[Said]:
     """The idle deadline's rules, then the deadline's and the idle time's bounds."""
     found = idle_problems(deadline, route, backend)
     bounds = ((deadline.max_run_minutes, "deadline"), (deadline.idle_minutes, "idle time"))
